@@ -1,0 +1,185 @@
+package core
+
+import "fmt"
+
+// Kind is what sort of answer a question wants.
+type Kind string
+
+const (
+	KindClarification Kind = "clarification" // free text
+	KindDecision      Kind = "decision"      // pick one of 2+ options, each with its trade-offs
+	KindApproval      Kind = "approval"      // approve or deny one gated tool call
+	KindForm          Kind = "form"          // 1-4 multiple-choice items, each with a free-text fallback
+)
+
+var kinds = []Kind{KindClarification, KindDecision, KindApproval, KindForm}
+
+func (k Kind) String() string { return string(k) }
+
+// ParseKind accepts exactly the four kind names.
+func ParseKind(s string) (Kind, error) {
+	for _, k := range kinds {
+		if string(k) == s {
+			return k, nil
+		}
+	}
+	return "", Errorf(CodeInvalid, "parse kind", "kind %q is not one of clarification, decision, approval, form", s)
+}
+
+// State is where a question is in its life. Open is the only state that
+// changes; every other state is final.
+type State string
+
+const (
+	StateOpen      State = "open"
+	StateAnswered  State = "answered"
+	StateDeclined  State = "declined"
+	StateTimedOut  State = "timed_out"
+	StateExpired   State = "expired"
+	StateCancelled State = "cancelled"
+)
+
+var states = []State{StateOpen, StateAnswered, StateDeclined, StateTimedOut, StateExpired, StateCancelled}
+
+func (s State) String() string { return string(s) }
+
+// Closed reports whether s is final.
+func (s State) Closed() bool { return s != StateOpen && s != "" }
+
+// ParseState accepts exactly the six state names.
+func ParseState(s string) (State, error) {
+	for _, st := range states {
+		if string(st) == s {
+			return st, nil
+		}
+	}
+	return "", Errorf(CodeInvalid, "parse state", "state %q is not one of open, answered, declined, timed_out, expired, cancelled", s)
+}
+
+// Reversibility is how costly the choice behind a question is to undo. An
+// asker must say; a stored record that predates the field reads as
+// Unclassified and is never guessed.
+type Reversibility string
+
+const (
+	Reversible    Reversibility = "reversible"
+	HardToReverse Reversibility = "hard_to_reverse"
+	Unclassified  Reversibility = "unclassified"
+)
+
+func (r Reversibility) String() string { return string(r) }
+
+// ParseReversibility accepts the two values an asker may give. Unclassified
+// is refused: it is what old records read as, not a choice.
+func ParseReversibility(s string) (Reversibility, error) {
+	switch Reversibility(s) {
+	case Reversible, HardToReverse:
+		return Reversibility(s), nil
+	case "":
+		return "", Errorf(CodeInvalid, "parse reversibility", "reversibility is required: reversible or hard_to_reverse")
+	}
+	return "", Errorf(CodeInvalid, "parse reversibility", "reversibility %q is not reversible or hard_to_reverse", s)
+}
+
+// TimeoutPolicy says what happens when a question's deadline passes.
+type TimeoutPolicy string
+
+const (
+	// OnTimeoutDeny closes the question as timed_out: the agent hears that
+	// nobody answered, never that a human denied.
+	OnTimeoutDeny TimeoutPolicy = "deny"
+	// OnTimeoutEscalate notifies the route's escalation route once and
+	// extends the deadline; the next timeout denies.
+	OnTimeoutEscalate TimeoutPolicy = "escalate"
+	// OnTimeoutReask notifies the same route again and extends the
+	// deadline, at most MaxReasks times; then it denies.
+	OnTimeoutReask TimeoutPolicy = "reask"
+)
+
+func (p TimeoutPolicy) String() string { return string(p) }
+
+// ParseTimeoutPolicy maps "" to the default, deny.
+func ParseTimeoutPolicy(s string) (TimeoutPolicy, error) {
+	switch TimeoutPolicy(s) {
+	case "":
+		return OnTimeoutDeny, nil
+	case OnTimeoutDeny, OnTimeoutEscalate, OnTimeoutReask:
+		return TimeoutPolicy(s), nil
+	}
+	return "", Errorf(CodeInvalid, "parse on_timeout", "on_timeout %q is not one of deny, escalate, reask", s)
+}
+
+// Surface is a door a decider comes through. Chat surfaces are where cards
+// are posted; api and console are answer-only; system and agent are the
+// bridge itself (timeouts, expiry) and the asking agent (cancel).
+type Surface string
+
+const (
+	SurfaceSlack    Surface = "slack"
+	SurfaceDiscord  Surface = "discord"
+	SurfaceTelegram Surface = "telegram"
+	SurfaceAPI      Surface = "api"
+	SurfaceConsole  Surface = "console"
+	SurfaceSystem   Surface = "system"
+	SurfaceAgent    Surface = "agent"
+)
+
+// ChatSurfaces are the surfaces that hold cards and so have outboxes.
+var ChatSurfaces = []Surface{SurfaceSlack, SurfaceDiscord, SurfaceTelegram}
+
+func (s Surface) String() string { return string(s) }
+
+// IsChat reports whether cards are posted on s.
+func (s Surface) IsChat() bool {
+	for _, c := range ChatSurfaces {
+		if c == s {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseSurface accepts the surfaces a human can answer through.
+func ParseSurface(s string) (Surface, error) {
+	switch Surface(s) {
+	case SurfaceSlack, SurfaceDiscord, SurfaceTelegram, SurfaceAPI, SurfaceConsole:
+		return Surface(s), nil
+	}
+	return "", Errorf(CodeInvalid, "parse surface", "surface %q is not one of slack, discord, telegram, api, console", s)
+}
+
+// EventKind names an entry of the append-only event log.
+type EventKind string
+
+const (
+	EventAsked        EventKind = "asked"
+	EventNotified     EventKind = "notified" // a card was posted; payload has its message reference
+	EventReminded     EventKind = "reminded"
+	EventEscalated    EventKind = "escalated"
+	EventItemAnswered EventKind = "item_answered" // one form item answered; the form stays open until all are
+	EventAnswered     EventKind = "answered"
+	EventDeclined     EventKind = "declined"
+	EventTimedOut     EventKind = "timed_out"
+	EventExpired      EventKind = "expired"
+	EventCancelled    EventKind = "cancelled"
+	EventRefused      EventKind = "refused" // an attempt that changed nothing, and why
+)
+
+func (k EventKind) String() string { return string(k) }
+
+// closeEvent is the event kind recorded when a question enters state s.
+func closeEvent(s State) EventKind {
+	switch s {
+	case StateAnswered:
+		return EventAnswered
+	case StateDeclined:
+		return EventDeclined
+	case StateTimedOut:
+		return EventTimedOut
+	case StateExpired:
+		return EventExpired
+	case StateCancelled:
+		return EventCancelled
+	}
+	panic(fmt.Sprintf("core: no close event for state %q", s))
+}

@@ -1,0 +1,117 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is the small vocabulary every door maps to its own reply: the HTTP
+// API to a status, a chat adapter to a private note. Only Internal is worth
+// logging; the others are the caller's doing.
+type Code string
+
+const (
+	CodeInvalid   Code = "invalid"   // the input breaks a rule; nothing changed
+	CodeNotFound  Code = "not_found" // unknown id, or an id the caller may not see
+	CodeForbidden Code = "forbidden" // the caller may not do this; nothing changed
+	CodeConflict  Code = "conflict"  // the question is not in a state that allows this
+	CodeInternal  Code = "internal"  // our fault: the store failed, a bug
+)
+
+// Error carries a code, a human message that is safe to show to the caller,
+// the operation that failed and, for internal errors, the cause.
+type Error struct {
+	Code    Code
+	Op      string
+	Message string
+	Err     error
+}
+
+func (e *Error) Error() string {
+	switch {
+	case e.Err != nil && e.Message != "":
+		return fmt.Sprintf("%s: %s: %v", e.Op, e.Message, e.Err)
+	case e.Err != nil:
+		return fmt.Sprintf("%s: %v", e.Op, e.Err)
+	default:
+		return fmt.Sprintf("%s: %s", e.Op, e.Message)
+	}
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf builds a coded error with a formatted, caller-safe message.
+func Errorf(code Code, op, format string, args ...any) error {
+	return &Error{Code: code, Op: op, Message: fmt.Sprintf(format, args...)}
+}
+
+// Internal wraps a cause the caller cannot act on.
+func Internal(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce *Error
+	if errors.As(err, &ce) {
+		return err // already coded: keep the original code
+	}
+	return &Error{Code: CodeInternal, Op: op, Err: err}
+}
+
+// ErrorCode reports the code of err, CodeInternal for an uncoded error and
+// "" for nil.
+func ErrorCode(err error) Code {
+	if err == nil {
+		return ""
+	}
+	var ce *Error
+	if errors.As(err, &ce) {
+		return ce.Code
+	}
+	if errors.Is(err, ErrClosed) {
+		return CodeConflict
+	}
+	return CodeInternal
+}
+
+// ErrorMessage is the caller-safe text of err: the message of a coded error,
+// and a generic line for anything internal, whose cause stays in the logs.
+func ErrorMessage(err error) string {
+	var ce *Error
+	if errors.As(err, &ce) && ce.Code != CodeInternal && ce.Message != "" {
+		return ce.Message
+	}
+	var closed *ClosedError
+	if errors.As(err, &closed) {
+		return closed.Error()
+	}
+	return "internal error"
+}
+
+// ErrNotFound is what stores return for an id they do not hold. Doors must
+// answer an id the caller may not see with this same error (law 6).
+var ErrNotFound = &Error{Code: CodeNotFound, Op: "lookup", Message: "no such question"}
+
+// ClosedError tells a loser the truth: the question was already closed, by
+// whom, when and how (law 2). It is returned with CodeConflict.
+type ClosedError struct {
+	Question *Question
+}
+
+func (e *ClosedError) Error() string {
+	r := e.Question.Resolution
+	if r == nil {
+		return fmt.Sprintf("question %s is %s", e.Question.ID, e.Question.State)
+	}
+	who := r.Decider.Name
+	if who == "" {
+		who = string(r.Decider.Surface)
+	}
+	return fmt.Sprintf("question %s was already closed by %s at %s as %s",
+		e.Question.ID, who, r.At.UTC().Format("2006-01-02T15:04:05Z"), r.State)
+}
+
+// Is lets errors.Is(err, ErrClosed) match any ClosedError.
+func (e *ClosedError) Is(target error) bool { return target == ErrClosed }
+
+// ErrClosed matches every ClosedError through errors.Is.
+var ErrClosed = errors.New("question already closed")

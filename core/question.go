@@ -1,0 +1,248 @@
+package core
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Question is one parked question and, once closed, its outcome.
+type Question struct {
+	ID            string        `json:"id"`
+	Kind          Kind          `json:"kind"`
+	Agent         string        `json:"agent"`
+	RunID         string        `json:"run_id"`
+	ToolCallID    string        `json:"tool_call_id,omitempty"`
+	Labels        Labels        `json:"labels,omitzero"`
+	Text          string        `json:"question"`
+	Context       string        `json:"context,omitempty"`
+	Reversibility Reversibility `json:"reversibility"`
+	Route         string        `json:"route"`
+
+	Options []Option   `json:"options,omitempty"` // decision
+	Items   []FormItem `json:"items,omitempty"`   // form
+	Call    *ToolCall  `json:"call,omitempty"`    // approval
+
+	CreatedAt time.Time     `json:"created_at"`
+	Deadline  time.Time     `json:"deadline"`
+	Timeout   time.Duration `json:"timeout"` // how far each escalation or re-ask extends the deadline
+	OnTimeout TimeoutPolicy `json:"on_timeout"`
+	MaxReasks int           `json:"max_reasks,omitempty"`
+	// Renotified counts escalations and re-asks so far; the timeout policy
+	// reads it to know when to stop extending.
+	Renotified int `json:"renotified,omitempty"`
+
+	State State `json:"state"`
+	// Answers holds the form items answered so far, in item order. They are
+	// stored one by one, so a half-answered form survives a restart.
+	Answers []ItemAnswer `json:"answers,omitempty"`
+	// Messages are the cards posted for this question, so they can be
+	// edited after a restart and on any replica.
+	Messages   []MessageRef `json:"messages,omitempty"`
+	Resolution *Resolution  `json:"resolution,omitempty"`
+}
+
+// Labels are free-form tags shown on cards and filterable by operators.
+type Labels struct {
+	Project string `json:"project,omitempty"`
+	Task    string `json:"task,omitempty"`
+}
+
+// Option is one choice of a decision.
+type Option struct {
+	ID          string `json:"id"`
+	Title       string `json:"title"`
+	Writeup     string `json:"writeup"` // the trade-offs; what the agent resumes with when picked
+	Recommended bool   `json:"recommended,omitempty"`
+}
+
+// FormItem is one multiple-choice question of a form. Every item also takes
+// free text, for when no option fits.
+type FormItem struct {
+	ID       string       `json:"id"`
+	Question string       `json:"question"`
+	Options  []FormOption `json:"options"`
+}
+
+// FormOption is one choice of a form item.
+type FormOption struct {
+	ID          string `json:"id"`
+	Label       string `json:"label"`
+	Description string `json:"description,omitempty"`
+	Recommended bool   `json:"recommended,omitempty"`
+}
+
+// ToolCall is the gated call an approval is about. ArgumentsSHA256 is the
+// digest of the canonical arguments; it is echoed in the resolution so the
+// agent can check that exactly these arguments were approved.
+type ToolCall struct {
+	Tool            string          `json:"tool"`
+	Arguments       json.RawMessage `json:"arguments"`
+	ArgumentsSHA256 string          `json:"arguments_sha256"`
+}
+
+// ItemAnswer is one answered form item: an option, or free text.
+type ItemAnswer struct {
+	ItemID   string    `json:"item_id"`
+	OptionID string    `json:"option_id,omitempty"`
+	Text     string    `json:"text,omitempty"`
+	Decider  Decider   `json:"decider"`
+	At       time.Time `json:"at"`
+}
+
+// Decider is a person (or the bridge) acting on a question. ID is the
+// platform's own id (a Slack user id, a Telegram user id, an API token's
+// name); Name is their display name, untrusted and fenced on the way out.
+// Roles are the platform roles or groups they hold at the time of the act;
+// they are checked, not stored.
+type Decider struct {
+	Surface Surface  `json:"surface"`
+	ID      string   `json:"id,omitempty"`
+	Name    string   `json:"name,omitempty"`
+	Roles   []string `json:"-"`
+}
+
+// System is the decider for what the bridge does on its own: timeouts,
+// expiry at the end of a run.
+var System = Decider{Surface: SurfaceSystem, ID: "askbridge", Name: "askbridge"}
+
+// Resolution is the one recorded outcome of a closed question.
+type Resolution struct {
+	State   State     `json:"state"`
+	Decider Decider   `json:"decider"`
+	At      time.Time `json:"at"`
+	// Answer is the clarification's text or the chosen option's write-up.
+	Answer   string `json:"answer,omitempty"`
+	OptionID string `json:"option_id,omitempty"`
+	// Approved is set for an approval: true for approve, false for deny.
+	Approved *bool  `json:"approved,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	// ArgumentsSHA256 echoes the approval's argument digest.
+	ArgumentsSHA256 string `json:"arguments_sha256,omitempty"`
+}
+
+// MessageRef is a card posted on a chat surface: enough to edit it later.
+type MessageRef struct {
+	Surface Surface `json:"surface"`
+	Room    string  `json:"room"` // Slack channel, Discord channel, Telegram chat id
+	ID      string  `json:"id"`   // Slack ts, Discord message id, Telegram message id
+	// Delivery is the key of the delivery that posted it; a second card
+	// for the same key is a recognisable repeat (law 4).
+	Delivery string    `json:"delivery"`
+	At       time.Time `json:"at"`
+}
+
+// Open reports whether the question can still change.
+func (q *Question) Open() bool { return q.State == StateOpen }
+
+// Item returns the form item with the given id.
+func (q *Question) Item(id string) (FormItem, bool) {
+	for _, it := range q.Items {
+		if it.ID == id {
+			return it, true
+		}
+	}
+	return FormItem{}, false
+}
+
+// Option returns the decision option with the given id.
+func (q *Question) Option(id string) (Option, bool) {
+	for _, o := range q.Options {
+		if o.ID == id {
+			return o, true
+		}
+	}
+	return Option{}, false
+}
+
+// Answered returns the answer already recorded for a form item.
+func (q *Question) Answered(itemID string) (ItemAnswer, bool) {
+	for _, a := range q.Answers {
+		if a.ItemID == itemID {
+			return a, true
+		}
+	}
+	return ItemAnswer{}, false
+}
+
+// Normalize fills what a stored record may lack, so that readers never
+// guess: a record without a reversibility reads as Unclassified.
+func (q *Question) Normalize() {
+	if q.Reversibility == "" {
+		q.Reversibility = Unclassified
+	}
+}
+
+// Caps on sizes. They keep cards within every platform's limits once cut
+// and keep a single question from filling the store.
+const (
+	MaxIDLen        = 128 // agent, run id, tool call id, option and item ids, labels, route
+	MaxTextLen      = 4000
+	MaxContextLen   = 8000
+	MaxTitleLen     = 150
+	MaxWriteupLen   = 2000
+	MaxAnswerLen    = 8000
+	MaxReasonLen    = 2000
+	MaxOptions      = 10 // decision options
+	MaxItems        = 4
+	MinItemOptions  = 2
+	MaxItemOptions  = 4
+	MaxToolLen      = 128
+	MaxArgumentsLen = 16 << 10
+	MaxReasks       = 10
+)
+
+func blank(s string) bool { return strings.TrimSpace(s) == "" }
+
+func checkLen(op, field, s string, max int) error {
+	if !utf8.ValidString(s) {
+		return Errorf(CodeInvalid, op, "%s is not valid UTF-8", field)
+	}
+	if n := utf8.RuneCountInString(s); n > max {
+		return Errorf(CodeInvalid, op, "%s is %d characters; the limit is %d", field, n, max)
+	}
+	return nil
+}
+
+func checkID(op, field, s string, required bool) error {
+	if required && blank(s) {
+		return Errorf(CodeInvalid, op, "%s is required", field)
+	}
+	return checkLen(op, field, s, MaxIDLen)
+}
+
+// CanonicalArguments returns the canonical form of a JSON value: keys
+// sorted, no insignificant whitespace, numbers as written. Two requests
+// that mean the same arguments hash the same.
+func CanonicalArguments(raw json.RawMessage) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, Errorf(CodeInvalid, "canonical arguments", "arguments are not valid JSON: %v", err)
+	}
+	if dec.More() {
+		return nil, Errorf(CodeInvalid, "canonical arguments", "arguments hold more than one JSON value")
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, Internal("canonical arguments", err)
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// ArgumentsDigest is the hex SHA-256 of the canonical arguments.
+func ArgumentsDigest(raw json.RawMessage) (string, []byte, error) {
+	c, err := CanonicalArguments(raw)
+	if err != nil {
+		return "", nil, err
+	}
+	sum := sha256.Sum256(c)
+	return hex.EncodeToString(sum[:]), c, nil
+}

@@ -1,0 +1,62 @@
+package core
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"slices"
+)
+
+// Room is a place on a chat surface where a route's cards are posted: a
+// Slack or Discord channel id, a Telegram chat id.
+type Room struct {
+	Surface Surface `json:"surface" yaml:"surface"`
+	ID      string  `json:"id" yaml:"id"`
+}
+
+// Route names where a question is posted and who may decide it. Deciders
+// are listed per surface; an entry is a platform user id, "role:<id>" for
+// anyone holding that role or group, or "*" for anyone the surface has
+// authenticated. A surface the route does not list refuses everyone
+// (fail closed).
+type Route struct {
+	Name     string               `json:"name" yaml:"-"`
+	Rooms    []Room               `json:"rooms,omitempty" yaml:"rooms"`
+	Deciders map[Surface][]string `json:"deciders,omitempty" yaml:"deciders"`
+	// EscalateTo names the route a timed-out question with the escalate
+	// policy is posted to; its deciders may then answer too.
+	EscalateTo string `json:"escalate_to,omitempty" yaml:"escalate_to"`
+}
+
+// Allows reports whether d may decide on this route through d.Surface.
+func (r Route) Allows(d Decider) bool {
+	if d.ID == "" {
+		return false
+	}
+	for _, entry := range r.Deciders[d.Surface] {
+		switch {
+		case entry == "*":
+			return true
+		case entry == d.ID:
+			return true
+		case len(entry) > 5 && entry[:5] == "role:" && slices.Contains(d.Roles, entry[5:]):
+			return true
+		}
+	}
+	return false
+}
+
+// ActorDigest is how the event log names a person: an HMAC of their
+// surface and platform id under a key from configuration. The same person
+// always digests the same, so the log can be grouped by actor, yet it names
+// nobody to whoever reads it without the key.
+func ActorDigest(key []byte, d Decider) string {
+	if d.ID == "" {
+		return ""
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(d.Surface))
+	m.Write([]byte{0})
+	m.Write([]byte(d.ID))
+	return hex.EncodeToString(m.Sum(nil)[:16])
+}

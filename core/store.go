@@ -1,0 +1,194 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Event is one entry of the append-only log. Seq is assigned by the store
+// and strictly increases (purging old events leaves gaps); Actor is an HMAC digest of the platform
+// id, never the id itself, so the log can be shared without naming people.
+type Event struct {
+	Seq        int64           `json:"seq"`
+	QuestionID string          `json:"question_id"`
+	RunID      string          `json:"run_id,omitempty"`
+	At         time.Time       `json:"at"`
+	Kind       EventKind       `json:"kind"`
+	Actor      string          `json:"actor,omitempty"`
+	Surface    Surface         `json:"surface,omitempty"`
+	Reason     string          `json:"reason,omitempty"`
+	Payload    json.RawMessage `json:"payload,omitempty"`
+}
+
+// DeliveryKind is what a delivery asks a chat adapter to do.
+type DeliveryKind string
+
+const (
+	DeliverPost     DeliveryKind = "post"     // post the question's card in Room
+	DeliverUpdate   DeliveryKind = "update"   // edit the card Message to the question's current state
+	DeliverRemind   DeliveryKind = "remind"   // post a reminder for a still-open question in Room
+	DeliverEscalate DeliveryKind = "escalate" // post the card in an escalation route's Room
+	DeliverDigest   DeliveryKind = "digest"   // post a "while you were away" digest of Route since Since
+)
+
+// Delivery is one unit of outbound work for a chat adapter. It is stored
+// in the same atomic step as the change that caused it (law 3) and drained
+// at least once (law 4).
+type Delivery struct {
+	// ID is the store's handle for Ack; empty until stored.
+	ID string `json:"-"`
+	// Key identifies the delivery across retries: a card recorded with the
+	// same key is a repeat, not a new card.
+	Key        string       `json:"key"`
+	Kind       DeliveryKind `json:"kind"`
+	Surface    Surface      `json:"surface"`
+	Room       string       `json:"room,omitempty"`
+	QuestionID string       `json:"question_id,omitempty"`
+	Message    *MessageRef  `json:"message,omitempty"` // update: the card to edit
+	Route      string       `json:"route,omitempty"`   // digest
+	Since      time.Time    `json:"since,omitzero"`    // digest
+	CreatedAt  time.Time    `json:"created_at"`
+	// Attempts is how many times the store has handed this delivery out,
+	// this time included; above one it is a retry.
+	Attempts int `json:"-"`
+}
+
+// Transition is one atomic change of a question, applied by Store.Resolve
+// only if the question is still open.
+//
+// When Resolution is set the question closes with it. When Items is set
+// those form items are recorded first; a form closes (with Resolution's
+// decider and time, state answered) only once every item has an answer,
+// and until then Resolution is ignored. A transition that records or
+// closes anything also enqueues an update delivery for every card of the
+// question and wakes its waiters.
+type Transition struct {
+	QuestionID string
+	Items      []ItemAnswer
+	Resolution *Resolution
+	// Event is appended when the question closes (its kind matches the
+	// resolution's state); ItemEvent is appended for every recorded item
+	// batch that does not close the form.
+	Event     Event
+	ItemEvent Event
+	// Now is when the transition happens (the injected clock), used for
+	// the update deliveries and indexes.
+	Now time.Time
+}
+
+// Renotice re-posts a still-open question and moves its deadline: a
+// reminder after downtime, an escalation or a re-ask.
+type Renotice struct {
+	QuestionID string
+	// IfDeadline makes the change conditional: it applies only while the
+	// stored deadline equals this instant, so replicas racing on the same
+	// timeout act once. Zero means unconditional.
+	IfDeadline time.Time
+	// Deadline is the new deadline; zero keeps the current one.
+	Deadline time.Time
+	// Count increments Question.Renotified when true.
+	Count      bool
+	Event      Event
+	Deliveries []Delivery
+	Now        time.Time
+}
+
+// TimeIndex names a time-ordered index of questions.
+type TimeIndex string
+
+const (
+	ByCreated TimeIndex = "created"
+	ByClosed  TimeIndex = "closed"
+)
+
+// Store is everything core needs from persistence. Times handed to a store
+// are UTC with millisecond precision, and come back Equal.
+//
+// Store is everything core needs from persistence, as small pieces so that
+// each caller can ask for only what it uses. Every method that changes a
+// question is one atomic operation (law 1).
+type Store interface {
+	Questions
+	EventLog
+	Outbox
+	Waker
+	// Beat records now as the bridge's heartbeat and returns the previous
+	// one (zero on the first beat). It is one atomic swap, so of several
+	// replicas booting together exactly one sees the old heartbeat.
+	Beat(ctx context.Context, now time.Time) (time.Time, error)
+	// Ping reports whether the store is reachable.
+	Ping(ctx context.Context) error
+	Close() error
+}
+
+// Questions are the question records, their transitions and queries.
+type Questions interface {
+	// Create stores q (state open), its asked event and its deliveries in
+	// one atomic step. It fails with CodeConflict, changing nothing, if
+	// q.ID exists or q.RunID has ended.
+	Create(ctx context.Context, q *Question, asked Event, out []Delivery) error
+	// Get returns ErrNotFound for an unknown id.
+	Get(ctx context.Context, id string) (*Question, error)
+	// Resolve applies t if the question is open. If it is not, nothing
+	// changes and the error is a *ClosedError carrying the question as
+	// stored. A form item that already has an answer fails with
+	// CodeConflict and changes nothing. The returned question is the state
+	// after the transition.
+	Resolve(ctx context.Context, t Transition) (*Question, error)
+	// Renotify applies r if the question is open (else *ClosedError) and,
+	// when r.IfDeadline is set, only if the deadline still matches (else
+	// CodeConflict).
+	Renotify(ctx context.Context, r Renotice) (*Question, error)
+	// RecordMessage stores a posted card on the question and appends
+	// notified. A second call with the same ref.Delivery changes nothing
+	// and returns the question as stored, so a repeat is recognisable.
+	RecordMessage(ctx context.Context, id string, ref MessageRef, notified Event) (*Question, error)
+	// EndRun marks runID ended at the given time (later asks for it are
+	// refused) and returns the ids of its open questions. Ending a run
+	// twice keeps the first time.
+	EndRun(ctx context.Context, runID string, at time.Time) ([]string, error)
+	// ListOpen lists open questions, hard-to-reverse first, then oldest
+	// first, then by id; cursor is "" for the first page and next is ""
+	// after the last.
+	ListOpen(ctx context.Context, cursor string, limit int) (qs []*Question, next string, err error)
+	// Between lists questions whose created (or closed) time is in
+	// [from, to), oldest first, at most limit.
+	Between(ctx context.Context, idx TimeIndex, from, to time.Time, limit int) ([]*Question, error)
+	// Due returns ids of open questions whose deadline is at or before now,
+	// earliest first, at most limit.
+	Due(ctx context.Context, now time.Time, limit int) ([]string, error)
+	// Purge drops at most limit questions closed before cutoff, with their
+	// events, and returns how many it dropped.
+	Purge(ctx context.Context, cutoff time.Time, limit int) (int, error)
+}
+
+// EventLog is the append-only audit log.
+type EventLog interface {
+	// Append adds an event that goes with no state change (refused).
+	Append(ctx context.Context, e Event) (Event, error)
+	// Events returns events with Seq > since, in order, at most limit.
+	Events(ctx context.Context, since int64, limit int) ([]Event, error)
+}
+
+// Outbox hands deliveries to chat adapters, at least once.
+type Outbox interface {
+	// Enqueue stores deliveries that belong to no question transition (a
+	// digest).
+	Enqueue(ctx context.Context, out []Delivery) error
+	// Claim hands out up to max deliveries for surface to consumer: first
+	// those another consumer claimed more than minIdle ago and never
+	// acked (it is presumed dead), then new ones. With none available it
+	// waits up to block for new ones.
+	Claim(ctx context.Context, surface Surface, consumer string, max int, minIdle, block time.Duration) ([]Delivery, error)
+	// Ack marks a delivery done; it will not be handed out again.
+	Ack(ctx context.Context, surface Surface, id string) error
+}
+
+// Waker wakes waiters when a question changes, without polling.
+type Waker interface {
+	// Watch returns a channel that receives (without blocking the store)
+	// after any change to question id, and a function to stop watching.
+	// Callers watch first, then read, so no change is missed.
+	Watch(id string) (<-chan struct{}, func())
+}

@@ -179,7 +179,8 @@ type Outbox interface {
 	// Claim hands out up to max deliveries for surface to consumer: first
 	// those another consumer claimed more than minIdle ago and never
 	// acked (it is presumed dead), then new ones. With none available it
-	// waits up to block for new ones.
+	// waits up to block for new ones; block <= 0 returns at once (it never
+	// means "wait forever").
 	Claim(ctx context.Context, surface Surface, consumer string, max int, minIdle, block time.Duration) ([]Delivery, error)
 	// Ack marks a delivery done; it will not be handed out again.
 	Ack(ctx context.Context, surface Surface, id string) error

@@ -1,11 +1,14 @@
 // Package storetest is the one conformance suite every core.Store must
 // pass. A store's own test calls Run with a Harness; the suite is black-box
-// and speaks only core's interface, so the embedded store and the Redis
-// store are held to exactly the same behaviour.
+// and speaks only core's interfaces, so the embedded store and the Redis
+// store are held to exactly the same behaviour. Most cases drive the store
+// through core.Service, the way the bridge does, so the suite also proves
+// that the chokepoint and the store agree.
 package storetest
 
 import (
 	"testing"
+	"time"
 
 	"github.com/askbridge/askbridge/core"
 )
@@ -26,7 +29,163 @@ func Run(t *testing.T, h Harness) {
 	}
 }
 
-var cases []struct {
+type testCase struct {
 	name string
 	run  func(t *testing.T, h Harness)
+}
+
+// cases is filled by each file of the suite in its init, so a behaviour and
+// its helpers live together.
+var cases []testCase
+
+func register(name string, run func(t *testing.T, h Harness)) {
+	cases = append(cases, testCase{name, run})
+}
+
+// epoch is where every simulated clock starts.
+var epoch = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+
+// Routes every case runs with: a default route answerable through the API,
+// a chat route posted to Slack and Telegram that escalates to a Discord
+// on-call route.
+func routes() map[string]core.Route {
+	return map[string]core.Route{
+		core.DefaultRoute: {Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}}},
+		"ops": {
+			Rooms: []core.Room{{Surface: core.SurfaceSlack, ID: "C1"}, {Surface: core.SurfaceTelegram, ID: "-1001"}},
+			Deciders: map[core.Surface][]string{
+				core.SurfaceSlack: {"U1", "role:S-leads"},
+				core.SurfaceAPI:   {"*"},
+			},
+			EscalateTo: "oncall",
+		},
+		"oncall": {
+			Rooms:    []core.Room{{Surface: core.SurfaceDiscord, ID: "D9"}},
+			Deciders: map[core.Surface][]string{core.SurfaceDiscord: {"boss"}},
+		},
+	}
+}
+
+// env is one store with a service and a simulated clock over it.
+type env struct {
+	t     *testing.T
+	h     Harness
+	store core.Store
+	svc   *core.Service
+	clock *core.SimClock
+}
+
+func newEnv(t *testing.T, h Harness) *env {
+	t.Helper()
+	e := &env{t: t, h: h, store: h.Open(t), clock: core.NewSimClock(epoch)}
+	e.svc = e.service()
+	t.Cleanup(func() { e.store.Close() })
+	return e
+}
+
+func (e *env) service() *core.Service {
+	e.t.Helper()
+	svc, err := core.New(e.store, core.Config{Routes: routes(), ActorKey: []byte("storetest-key")}, e.clock)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return svc
+}
+
+// restart closes and reopens the store, as a crash and a boot would.
+func (e *env) restart() {
+	e.t.Helper()
+	e.store = e.h.Reopen(e.t, e.store)
+	e.svc = e.service()
+}
+
+func (e *env) ask(in core.AskInput) *core.Question {
+	e.t.Helper()
+	q, err := e.svc.Ask(e.t.Context(), in)
+	if err != nil {
+		e.t.Fatalf("ask: %v", err)
+	}
+	return q
+}
+
+func (e *env) get(id string) *core.Question {
+	e.t.Helper()
+	q, err := e.svc.Get(e.t.Context(), id)
+	if err != nil {
+		e.t.Fatalf("get %s: %v", id, err)
+	}
+	return q
+}
+
+// events returns every event of one question, in order.
+func (e *env) events(id string) []core.Event {
+	e.t.Helper()
+	all, err := e.store.Events(e.t.Context(), 0, 100000)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var out []core.Event
+	for _, ev := range all {
+		if ev.QuestionID == id {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+func kindsOf(evs []core.Event) []core.EventKind {
+	out := make([]core.EventKind, len(evs))
+	for i, ev := range evs {
+		out[i] = ev.Kind
+	}
+	return out
+}
+
+// claimAll drains what is available for a surface without waiting.
+func (e *env) claimAll(s core.Surface, consumer string) []core.Delivery {
+	e.t.Helper()
+	var out []core.Delivery
+	for {
+		ds, err := e.store.Claim(e.t.Context(), s, consumer, 100, time.Hour, 0)
+		if err != nil {
+			e.t.Fatalf("claim %s: %v", s, err)
+		}
+		if len(ds) == 0 {
+			return out
+		}
+		out = append(out, ds...)
+		for _, d := range ds {
+			if err := e.store.Ack(e.t.Context(), s, d.ID); err != nil {
+				e.t.Fatal(err)
+			}
+		}
+	}
+}
+
+func clarification(run string) core.AskInput {
+	return core.AskInput{Kind: core.KindClarification, Agent: "agent-a", RunID: run, ToolCallID: "call-1",
+		Text: "Which region should the new bucket live in?", Reversibility: core.HardToReverse}
+}
+
+func decision(route string) core.AskInput {
+	return core.AskInput{Kind: core.KindDecision, Agent: "agent-a", RunID: "run-1", ToolCallID: "call-2",
+		Labels: core.Labels{Project: "billing", Task: "migrate"}, Route: route,
+		Text: "Which database for the ledger?", Context: "Write-heavy, 2 TB.", Reversibility: core.HardToReverse,
+		Options: []core.Option{
+			{ID: "pg", Title: "PostgreSQL", Writeup: "Known, strong consistency; sharding later is work.", Recommended: true},
+			{ID: "ddb", Title: "DynamoDB", Writeup: "Scales out; queries are constrained."},
+		}}
+}
+
+func form() core.AskInput {
+	return core.AskInput{Kind: core.KindForm, Agent: "agent-a", RunID: "run-1", Route: "ops",
+		Text: "Two choices for the release", Reversibility: core.Reversible,
+		Items: []core.FormItem{
+			{ID: "day", Question: "Which day?", Options: []core.FormOption{{ID: "mon", Label: "Monday", Recommended: true}, {ID: "fri", Label: "Friday"}}},
+			{ID: "notes", Question: "Release notes?", Options: []core.FormOption{{ID: "short", Label: "Short"}, {ID: "long", Label: "Long"}}},
+		}}
+}
+
+func apiDecider(id string) core.Decider {
+	return core.Decider{Surface: core.SurfaceAPI, ID: id, Name: "Operator " + id}
 }

@@ -42,12 +42,7 @@ func ResumeOf(q *Question) (fence.Resume, error) {
 			in.Structured.ChosenOptionID = r.OptionID
 		case KindApproval:
 			in.Structured.Approved = r.Approved
-			in.Structured.ArgumentsSHA256 = r.ArgumentsSHA256
-			if r.Approved != nil && *r.Approved {
-				in.Body = "approved"
-			} else {
-				in.Body = "denied"
-			}
+			in.Structured.ArgumentsSHA256 = r.ArgumentsSHA256 // fence words the verdict from these
 		case KindForm:
 			for _, a := range q.Answers {
 				in.Items = append(in.Items, fence.ItemAnswer{ItemID: a.ItemID, OptionID: a.OptionID, Text: a.Text})

@@ -288,7 +288,7 @@ func testBoot(t *testing.T, h Harness) {
 	e.clock.Advance(2 * time.Hour)
 	e.restart()
 	rep, err := e.svc.Boot(t.Context())
-	if err != nil || rep.Reminded != 2 || rep.Down != 2*time.Hour || rep.Digests != 2 {
+	if err != nil || rep.Reminded != 2 || rep.Down != 2*time.Hour || rep.Digests != 3 { // one per room: slack, telegram, discord
 		t.Fatalf("boot after downtime: %+v, %v", rep, err)
 	}
 	for _, id := range []string{q1.ID, q2.ID} {

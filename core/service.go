@@ -598,8 +598,14 @@ func (s *Service) Wait(ctx context.Context, id string) (*Question, error) {
 	ch, stop := s.store.Watch(id)
 	defer stop()
 	for {
-		q, err := s.Get(ctx, id)
-		if err != nil || !q.Open() {
+		// A caller whose deadline has already passed still gets the
+		// question as it stands, so read with a context that has not ended.
+		readCtx := ctx
+		if ctx.Err() != nil {
+			readCtx = context.WithoutCancel(ctx)
+		}
+		q, err := s.Get(readCtx, id)
+		if err != nil || !q.Open() || ctx.Err() != nil {
 			return q, err
 		}
 		select {

@@ -102,11 +102,10 @@ const (
 	ByClosed  TimeIndex = "closed"
 )
 
-// Store is everything core needs from persistence. Times handed to a store
-// are UTC with millisecond precision, and come back Equal.
-//
 // Store is everything core needs from persistence, as small pieces so that
-// each caller can ask for only what it uses. Every method that changes a
+// each caller can ask for only what it uses. Times handed to a store are
+// UTC with millisecond precision, and come back Equal. A limit <= 0 means
+// no limit, except for Claim, where max <= 0 is invalid. Every method that changes a
 // question is one atomic operation (law 1).
 type Store interface {
 	Questions
@@ -142,14 +141,17 @@ type Questions interface {
 	Renotify(ctx context.Context, r Renotice) (*Question, error)
 	// RecordMessage stores a posted card on the question and appends
 	// notified. A second call with the same ref.Delivery changes nothing
-	// and returns the question as stored, so a repeat is recognisable.
+	// and returns the question as stored, so a repeat is recognisable. A
+	// card recorded after its question closed (its post raced the close)
+	// gets an update delivery in the same step, so it does not show "open"
+	// for ever.
 	RecordMessage(ctx context.Context, id string, ref MessageRef, notified Event) (*Question, error)
 	// EndRun marks runID ended at the given time (later asks for it are
 	// refused) and returns the ids of its open questions. Ending a run
 	// twice keeps the first time.
 	EndRun(ctx context.Context, runID string, at time.Time) ([]string, error)
-	// ListOpen lists open questions, hard-to-reverse first, then oldest
-	// first, then by id; cursor is "" for the first page and next is ""
+	// ListOpen lists open questions, hard-to-reverse first (unclassified
+	// ones sort with reversible ones), then oldest first, then by id; cursor is "" for the first page and next is ""
 	// after the last.
 	ListOpen(ctx context.Context, cursor string, limit int) (qs []*Question, next string, err error)
 	// Between lists questions whose created (or closed) time is in

@@ -22,6 +22,7 @@ func init() {
 	register("ApprovalEchoesArgumentDigest", testApproval)
 	register("RecordMessageIsIdempotentAndCloseEditsCards", testMessages)
 	register("WaitWakesOnClose", testWait)
+	register("CardRecordedAfterCloseIsEdited", testLateCard)
 	register("BadInputChangesNothing", testBadInput)
 }
 
@@ -371,5 +372,25 @@ func testBadInput(t *testing.T, h Harness) {
 	}
 	if got := e.get(q.ID); got.State != core.StateOpen {
 		t.Fatal("an invalid answer closed the question")
+	}
+}
+
+// testLateCard: a card whose post raced the close is recorded after it, and
+// must still be edited to show the outcome.
+func testLateCard(t *testing.T, h Harness) {
+	e := newEnv(t, h)
+	q := e.ask(decision("ops"))
+	e.claimAll(core.SurfaceSlack, "c")
+	if _, err := e.svc.Answer(t.Context(), core.AnswerInput{QuestionID: q.ID, Decider: apiDecider("op"), OptionID: "pg"}); err != nil {
+		t.Fatal(err)
+	}
+	ref := core.MessageRef{Surface: core.SurfaceSlack, Room: "C1", ID: "1700000000.000300", Delivery: q.ID + ":post:slack:C1"}
+	got, err := e.svc.RecordMessage(t.Context(), q.ID, ref)
+	if err != nil || got.State != core.StateAnswered || len(got.Messages) != 1 {
+		t.Fatalf("late record: %+v, %v", got, err)
+	}
+	ds := e.claimAll(core.SurfaceSlack, "c")
+	if len(ds) != 1 || ds[0].Kind != core.DeliverUpdate || ds[0].Message == nil || ds[0].Message.ID != ref.ID {
+		t.Fatalf("deliveries after a late card: %+v", ds)
 	}
 }

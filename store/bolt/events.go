@@ -1,0 +1,52 @@
+package bolt
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// Append adds an event that goes with no state change.
+func (s *Store) Append(ctx context.Context, e core.Event) (core.Event, error) {
+	var stored core.Event
+	err := s.update(ctx, "append", func(tx *bbolt.Tx) error {
+		var err error
+		stored, err = appendEvent(tx, e)
+		return err
+	})
+	if err != nil {
+		return core.Event{}, err
+	}
+	return stored, nil
+}
+
+// Events returns events with Seq > since, in order, at most limit (all
+// when limit <= 0).
+func (s *Store) Events(_ context.Context, since int64, limit int) ([]core.Event, error) {
+	from := uint64(1)
+	if since > 0 {
+		from = uint64(since) + 1
+	}
+	var evs []core.Event
+	err := s.view("events", func(tx *bbolt.Tx) error {
+		evs = nil
+		c := tx.Bucket(bucketEvents).Cursor()
+		for k, v := c.Seek(u64(from)); k != nil; k, v = c.Next() {
+			if limit > 0 && len(evs) == limit {
+				break
+			}
+			var e core.Event
+			if err := json.Unmarshal(v, &e); err != nil {
+				return fmt.Errorf("decode event %d: %w", seqOfSuffix(k), err)
+			}
+			e.Seq = int64(seqOfSuffix(k))
+			evs = append(evs, e)
+		}
+		return nil
+	})
+	return evs, err
+}

@@ -1,0 +1,159 @@
+package bolt
+
+// Every bucket name and key encoding of the store lives in this file, so the
+// on-disk layout can be read in one place.
+//
+// Layout (top-level buckets):
+//
+//	meta                  "schema" -> decimal schema version; "heartbeat" -> time (binary)
+//	questions             id -> questionRecord (JSON)
+//	open                  rank(1) | created ms(8) | id -> ""     open questions, listing order
+//	created               created ms(8) | id -> ""               every stored question
+//	closed                closed ms(8) | id -> ""                closed questions
+//	deadline              deadline ms(8) | id -> ""              open questions with a deadline
+//	runs                  run id -> runRecord (JSON)             ended runs
+//	run-open              len(run)(2) | run | id -> ""           open questions of each run
+//	events                seq(8) -> core.Event (JSON)            the append-only log
+//	question-events       len(id)(2) | id | seq(8) -> ""         events of each stored question
+//	loose-events          at ms(8) | seq(8) -> ""                events whose question is not stored
+//	outbox/<surface>      seq(8) -> outboxRecord (JSON)          deliveries, with their lease
+//	leases/<surface>      claimed-at ns(8) | seq(8) -> ""        leased deliveries, oldest claim first
+//
+// Integers are big-endian. Times in keys are signed and stored with the
+// sign bit flipped, so byte order is time order even before 1970.
+
+import (
+	"encoding/binary"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+var (
+	bucketMeta           = []byte("meta")
+	bucketQuestions      = []byte("questions")
+	bucketOpen           = []byte("open")
+	bucketCreated        = []byte("created")
+	bucketClosed         = []byte("closed")
+	bucketDeadline       = []byte("deadline")
+	bucketRuns           = []byte("runs")
+	bucketRunOpen        = []byte("run-open")
+	bucketEvents         = []byte("events")
+	bucketQuestionEvents = []byte("question-events")
+	bucketLooseEvents    = []byte("loose-events")
+
+	// fixedBuckets are created when the file is opened; the per-surface
+	// outbox buckets are created on first use.
+	fixedBuckets = [][]byte{
+		bucketMeta, bucketQuestions, bucketOpen, bucketCreated, bucketClosed,
+		bucketDeadline, bucketRuns, bucketRunOpen, bucketEvents,
+		bucketQuestionEvents, bucketLooseEvents,
+	}
+
+	metaSchema    = []byte("schema")
+	metaHeartbeat = []byte("heartbeat")
+)
+
+// schemaVersion is written to meta and to every JSON record. A file or a
+// record from a newer version is refused rather than misread.
+const schemaVersion = 1
+
+func outboxBucket(s core.Surface) []byte { return []byte("outbox/" + string(s)) }
+func leaseBucket(s core.Surface) []byte  { return []byte("leases/" + string(s)) }
+
+// u64 is the 8-byte big-endian form of a sequence number.
+func u64(v uint64) []byte {
+	b := make([]byte, 8)
+	binary.BigEndian.PutUint64(b, v)
+	return b
+}
+
+func sortable(v int64) uint64 { return uint64(v) ^ (1 << 63) }
+
+// msKey is a time at millisecond precision, ordered by time.
+func msKey(t time.Time) []byte { return u64(sortable(t.UnixMilli())) }
+
+// timeIDKey orders by time, then by id.
+func timeIDKey(t time.Time, id string) []byte {
+	return append(msKey(t), id...)
+}
+
+// idOfTimeKey is the id part of a timeIDKey.
+func idOfTimeKey(k []byte) string { return string(k[8:]) }
+
+// openRank puts hard-to-reverse questions first; reversible and
+// unclassified ones share the second rank.
+func openRank(r core.Reversibility) byte {
+	if r == core.HardToReverse {
+		return 0
+	}
+	return 1
+}
+
+// openKey is the position of q in the open listing.
+func openKey(q *core.Question) []byte {
+	k := make([]byte, 0, 1+8+len(q.ID))
+	k = append(k, openRank(q.Reversibility))
+	k = append(k, msKey(q.CreatedAt)...)
+	return append(k, q.ID...)
+}
+
+func idOfOpenKey(k []byte) string { return string(k[9:]) }
+
+// prefixed is a length-prefixed string, so that one value can never be
+// read as the prefix of another.
+func prefixed(s string) ([]byte, error) {
+	if len(s) > math.MaxUint16 {
+		return nil, core.Errorf(core.CodeInvalid, "bolt key", "%d-byte key part is too long", len(s))
+	}
+	b := make([]byte, 2, 2+len(s))
+	binary.BigEndian.PutUint16(b, uint16(len(s)))
+	return append(b, s...), nil
+}
+
+// runOpenKey places id in run's open set; runOpenPrefix scans that set.
+func runOpenKey(run, id string) ([]byte, error) {
+	p, err := runOpenPrefix(run)
+	if err != nil {
+		return nil, err
+	}
+	return append(p, id...), nil
+}
+
+func runOpenPrefix(run string) ([]byte, error) { return prefixed(run) }
+
+// questionEventKey ties event seq to question id.
+func questionEventKey(id string, seq uint64) ([]byte, error) {
+	p, err := prefixed(id)
+	if err != nil {
+		return nil, err
+	}
+	return append(p, u64(seq)...), nil
+}
+
+func questionEventPrefix(id string) ([]byte, error) { return prefixed(id) }
+
+func seqOfSuffix(k []byte) uint64 { return binary.BigEndian.Uint64(k[len(k)-8:]) }
+
+// looseEventKey orders an event without a stored question by its time.
+func looseEventKey(at time.Time, seq uint64) []byte {
+	return append(msKey(at), u64(seq)...)
+}
+
+// leaseKey orders leased deliveries by claim time (nanoseconds), then seq.
+func leaseKey(at time.Time, seq uint64) []byte {
+	return append(u64(sortable(at.UnixNano())), u64(seq)...)
+}
+
+// deliveryID is the handle of an outbox entry given to Ack.
+func deliveryID(seq uint64) string { return strconv.FormatUint(seq, 10) }
+
+func parseDeliveryID(id string) (uint64, error) {
+	seq, err := strconv.ParseUint(id, 10, 64)
+	if err != nil || deliveryID(seq) != id || seq == 0 {
+		return 0, core.Errorf(core.CodeInvalid, "ack", "delivery id %q is not one of this store's", id)
+	}
+	return seq, nil
+}

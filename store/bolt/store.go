@@ -1,0 +1,331 @@
+// Package bolt is the embedded single-file core.Store, the zero-setup
+// default. It keeps everything in one bbolt file and gives a single process
+// the same behaviour the Redis store gives several replicas: every
+// transition is one bbolt write transaction (where Redis runs one Lua
+// script), waiters and outbox consumers are woken in-process after the
+// commit, and the file lock keeps a second process out.
+//
+// Writes check their context before they begin; once begun, a transaction
+// runs to its end. Reads are local and short and do not look at their
+// context at all, so a caller whose deadline has just passed can still
+// read the state it was waiting for (core.Service.Wait does exactly that).
+package bolt
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// DefaultTimeout is how long Open waits for the file lock when
+// Options.Timeout is zero.
+const DefaultTimeout = 2 * time.Second
+
+// Options tune Open. The zero value is ready to use.
+type Options struct {
+	// Timeout bounds the wait for the file lock, so a second process
+	// gets a clear error instead of hanging. Zero means DefaultTimeout.
+	Timeout time.Duration
+	// Now is the wall clock used for outbox leases and for deliveries
+	// enqueued without a time. Nil means time.Now. Tests inject a
+	// simulated clock to age leases without sleeping.
+	Now func() time.Time
+	// NoSync skips fsync on commit. It trades durability for speed and is
+	// meant for tests only.
+	NoSync bool
+}
+
+// Store is the bbolt-backed core.Store. It is safe for concurrent use.
+type Store struct {
+	db      *bbolt.DB
+	path    string
+	now     func() time.Time
+	watches watchers
+	ready   signals
+
+	// waiting, when set by a test, is called each time a Claim is about
+	// to block, so tests can act on a blocked Claim without sleeping.
+	waiting func()
+
+	done      chan struct{} // closed by Close: releases blocked Claims
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var _ core.Store = (*Store)(nil)
+
+// ErrStoreClosed is the cause of errors from a store after Close.
+var ErrStoreClosed = errors.New("bolt store is closed")
+
+// errNoChange rolls back a write transaction that found nothing to write,
+// so that no commit (and no fsync) is paid for it.
+var errNoChange = errors.New("no change")
+
+// Open opens (creating if needed) the store file at path.
+func Open(path string, opts Options) (*Store, error) {
+	const op = "open bolt store"
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: timeout, NoSync: opts.NoSync})
+	if errors.Is(err, bbolt.ErrTimeout) {
+		return nil, core.Internal(op, fmt.Errorf("%s is locked by another process (waited %s): is another askbridge running on it?", path, timeout))
+	}
+	if err != nil {
+		return nil, core.Internal(op, fmt.Errorf("%s: %w", path, err))
+	}
+	err = db.Update(func(tx *bbolt.Tx) error {
+		for _, name := range fixedBuckets {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
+		}
+		meta := tx.Bucket(bucketMeta)
+		if v := meta.Get(metaSchema); v != nil {
+			n, err := strconv.Atoi(string(v))
+			if err != nil || n > schemaVersion {
+				return fmt.Errorf("%s has schema version %q; this askbridge reads up to %d", path, v, schemaVersion)
+			}
+			return nil
+		}
+		return meta.Put(metaSchema, []byte(strconv.Itoa(schemaVersion)))
+	})
+	if err != nil {
+		_ = db.Close()
+		return nil, core.Internal(op, err)
+	}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &Store{db: db, path: path, now: now, done: make(chan struct{})}, nil
+}
+
+// Path is the file the store was opened on.
+func (s *Store) Path() string { return s.path }
+
+// Close releases blocked Claims and closes the file. It is safe to call
+// more than once.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.done)
+		s.closeErr = s.db.Close()
+	})
+	return s.closeErr
+}
+
+// Ping reports whether the file is open and readable.
+func (s *Store) Ping(_ context.Context) error {
+	return s.view("ping", func(*bbolt.Tx) error { return nil })
+}
+
+// Beat swaps the heartbeat: it stores now and returns the previous one.
+func (s *Store) Beat(ctx context.Context, now time.Time) (time.Time, error) {
+	var prev time.Time
+	err := s.update(ctx, "beat", func(tx *bbolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		if v := meta.Get(metaHeartbeat); v != nil {
+			if err := prev.UnmarshalBinary(v); err != nil {
+				return err
+			}
+		}
+		b, err := now.MarshalBinary()
+		if err != nil {
+			return err
+		}
+		return meta.Put(metaHeartbeat, b)
+	})
+	if err != nil {
+		return time.Time{}, err
+	}
+	return prev, nil
+}
+
+// update runs fn in one write transaction: everything fn writes commits
+// together or not at all. A coded core error or errNoChange from fn rolls
+// back; errNoChange then reads as success.
+func (s *Store) update(ctx context.Context, op string, fn func(*bbolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	err := s.db.Update(fn)
+	if errors.Is(err, errNoChange) {
+		return nil
+	}
+	return s.wrap(op, err)
+}
+
+func (s *Store) view(op string, fn func(*bbolt.Tx) error) error {
+	return s.wrap(op, s.db.View(fn))
+}
+
+// wrap keeps core's errors as they are and makes the rest internal.
+func (s *Store) wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce *core.Error
+	var closed *core.ClosedError
+	if errors.As(err, &ce) || errors.As(err, &closed) {
+		return err
+	}
+	if errors.Is(err, bbolt.ErrDatabaseNotOpen) {
+		err = ErrStoreClosed
+	}
+	return core.Internal("bolt "+op, err)
+}
+
+// Records are JSON with a version, so a later askbridge can migrate them
+// and an older one refuses them instead of misreading.
+
+type questionRecord struct {
+	V int            `json:"v"`
+	Q *core.Question `json:"q"`
+}
+
+type runRecord struct {
+	V       int       `json:"v"`
+	EndedAt time.Time `json:"ended_at"`
+}
+
+type lease struct {
+	Consumer string    `json:"consumer"`
+	At       time.Time `json:"at"`
+	Attempts int       `json:"attempts"`
+}
+
+type outboxRecord struct {
+	V        int           `json:"v"`
+	Delivery core.Delivery `json:"delivery"`
+	Lease    *lease        `json:"lease,omitempty"`
+}
+
+func checkVersion(what string, v int) error {
+	if v > schemaVersion {
+		return fmt.Errorf("%s record has version %d; this askbridge reads up to %d", what, v, schemaVersion)
+	}
+	return nil
+}
+
+func encodeQuestion(q *core.Question) ([]byte, error) {
+	return json.Marshal(questionRecord{V: schemaVersion, Q: q})
+}
+
+func decodeQuestion(b []byte) (*core.Question, error) {
+	var r questionRecord
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("decode question: %w", err)
+	}
+	if err := checkVersion("question", r.V); err != nil {
+		return nil, err
+	}
+	if r.Q == nil {
+		return nil, errors.New("decode question: empty record")
+	}
+	r.Q.Normalize()
+	return r.Q, nil
+}
+
+func decodeOutbox(b []byte) (*outboxRecord, error) {
+	var r outboxRecord
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("decode delivery: %w", err)
+	}
+	if err := checkVersion("delivery", r.V); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// watchers is the in-process Waker: a set of buffered channels per
+// question id, sent to without blocking after a commit.
+type watchers struct {
+	mu sync.Mutex
+	m  map[string]map[chan struct{}]struct{}
+}
+
+// Watch returns a channel that receives after any committed change to
+// question id, and a function to stop watching.
+func (s *Store) Watch(id string) (<-chan struct{}, func()) {
+	w := &s.watches
+	ch := make(chan struct{}, 1)
+	w.mu.Lock()
+	if w.m == nil {
+		w.m = make(map[string]map[chan struct{}]struct{})
+	}
+	set := w.m[id]
+	if set == nil {
+		set = make(map[chan struct{}]struct{})
+		w.m[id] = set
+	}
+	set[ch] = struct{}{}
+	w.mu.Unlock()
+	return ch, func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if set := w.m[id]; set != nil {
+			delete(set, ch)
+			if len(set) == 0 {
+				delete(w.m, id)
+			}
+		}
+	}
+}
+
+func (w *watchers) wake(id string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for ch := range w.m[id] {
+		select {
+		case ch <- struct{}{}:
+		default: // a wake-up is already pending; one is enough
+		}
+	}
+}
+
+// signals tells blocked Claims that a surface's outbox has new entries.
+// Each surface has a channel that is closed on enqueue and replaced by the
+// next waiter, so a Claim never polls.
+type signals struct {
+	mu sync.Mutex
+	m  map[core.Surface]chan struct{}
+}
+
+// wait returns the channel that will be closed by the next enqueue to
+// surface. Take it before looking at the outbox, so nothing is missed.
+func (g *signals) wait(surface core.Surface) <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.m == nil {
+		g.m = make(map[core.Surface]chan struct{})
+	}
+	ch := g.m[surface]
+	if ch == nil {
+		ch = make(chan struct{})
+		g.m[surface] = ch
+	}
+	return ch
+}
+
+func (g *signals) fire(surfaces map[core.Surface]bool) {
+	if len(surfaces) == 0 {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for surface := range surfaces {
+		if ch := g.m[surface]; ch != nil {
+			close(ch)
+			delete(g.m, surface)
+		}
+	}
+}

@@ -1,0 +1,181 @@
+package bolt
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// effects is what a transaction must announce once it has committed:
+// the questions whose watchers wake and the surfaces whose Claims wake.
+type effects struct {
+	ids      []string
+	surfaces map[core.Surface]bool
+}
+
+func (e *effects) changed(id string) { e.ids = append(e.ids, id) }
+
+func (e *effects) enqueued(s core.Surface) {
+	if e.surfaces == nil {
+		e.surfaces = make(map[core.Surface]bool)
+	}
+	e.surfaces[s] = true
+}
+
+// announce runs after the commit: durable before visible (law 3).
+func (s *Store) announce(e *effects) {
+	for _, id := range e.ids {
+		s.watches.wake(id)
+	}
+	s.ready.fire(e.surfaces)
+}
+
+// getQuestion reads a question inside tx; ErrNotFound if absent.
+func getQuestion(tx *bbolt.Tx, id string) (*core.Question, error) {
+	v := tx.Bucket(bucketQuestions).Get([]byte(id))
+	if v == nil {
+		return nil, core.ErrNotFound
+	}
+	return decodeQuestion(v)
+}
+
+// putQuestion writes q and returns it as a reader will see it, so the
+// caller gets exactly what Get would return.
+func putQuestion(tx *bbolt.Tx, q *core.Question) (*core.Question, error) {
+	b, err := encodeQuestion(q)
+	if err != nil {
+		return nil, err
+	}
+	if err := tx.Bucket(bucketQuestions).Put([]byte(q.ID), b); err != nil {
+		return nil, err
+	}
+	return decodeQuestion(b)
+}
+
+// indexOpen adds q to the indexes of open questions.
+func indexOpen(tx *bbolt.Tx, q *core.Question) error {
+	if err := tx.Bucket(bucketOpen).Put(openKey(q), nil); err != nil {
+		return err
+	}
+	if !q.Deadline.IsZero() {
+		if err := tx.Bucket(bucketDeadline).Put(timeIDKey(q.Deadline, q.ID), nil); err != nil {
+			return err
+		}
+	}
+	k, err := runOpenKey(q.RunID, q.ID)
+	if err != nil {
+		return err
+	}
+	return tx.Bucket(bucketRunOpen).Put(k, nil)
+}
+
+// unindexOpen drops q (as stored before it closed) from those indexes.
+func unindexOpen(tx *bbolt.Tx, q *core.Question) error {
+	if err := tx.Bucket(bucketOpen).Delete(openKey(q)); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketDeadline).Delete(timeIDKey(q.Deadline, q.ID)); err != nil {
+		return err
+	}
+	k, err := runOpenKey(q.RunID, q.ID)
+	if err != nil {
+		return err
+	}
+	return tx.Bucket(bucketRunOpen).Delete(k)
+}
+
+// appendEvent assigns the next seq to e and stores it, indexed under its
+// question (so Purge drops it with the question) or, for an event about
+// no stored question, by time (so Purge drops it by age).
+func appendEvent(tx *bbolt.Tx, e core.Event) (core.Event, error) {
+	events := tx.Bucket(bucketEvents)
+	seq, err := events.NextSequence()
+	if err != nil {
+		return core.Event{}, err
+	}
+	e.Seq = int64(seq)
+	b, err := json.Marshal(e)
+	if err != nil {
+		return core.Event{}, fmt.Errorf("encode event: %w", err)
+	}
+	if err := events.Put(u64(seq), b); err != nil {
+		return core.Event{}, err
+	}
+	if e.QuestionID != "" && tx.Bucket(bucketQuestions).Get([]byte(e.QuestionID)) != nil {
+		k, err := questionEventKey(e.QuestionID, seq)
+		if err != nil {
+			return core.Event{}, err
+		}
+		return e, tx.Bucket(bucketQuestionEvents).Put(k, nil)
+	}
+	return e, tx.Bucket(bucketLooseEvents).Put(looseEventKey(e.At, seq), nil)
+}
+
+// eventFor completes an event of question q with what the store knows.
+func eventFor(e core.Event, q *core.Question, kind core.EventKind, now time.Time) core.Event {
+	if e.QuestionID == "" {
+		e.QuestionID = q.ID
+	}
+	if e.RunID == "" {
+		e.RunID = q.RunID
+	}
+	if e.Kind == "" {
+		e.Kind = kind
+	}
+	if e.At.IsZero() {
+		e.At = now
+	}
+	return e
+}
+
+// checkDeliveries refuses, before anything is written, deliveries that
+// have no outbox to go to.
+func checkDeliveries(op string, out []core.Delivery) error {
+	for i, d := range out {
+		if d.Surface == "" {
+			return core.Errorf(core.CodeInvalid, op, "delivery %d has no surface", i)
+		}
+	}
+	return nil
+}
+
+// enqueue appends d to its surface's outbox.
+func enqueue(tx *bbolt.Tx, d core.Delivery, eff *effects) error {
+	ob, err := tx.CreateBucketIfNotExists(outboxBucket(d.Surface))
+	if err != nil {
+		return err
+	}
+	seq, err := ob.NextSequence()
+	if err != nil {
+		return err
+	}
+	d.ID, d.Attempts = "", 0
+	b, err := json.Marshal(outboxRecord{V: schemaVersion, Delivery: d})
+	if err != nil {
+		return fmt.Errorf("encode delivery: %w", err)
+	}
+	if err := ob.Put(u64(seq), b); err != nil {
+		return err
+	}
+	eff.enqueued(d.Surface)
+	return nil
+}
+
+// enqueueUpdate asks the card ref to be edited to q's current state. The
+// key names the event that caused it, so it is unique per change and card.
+func enqueueUpdate(tx *bbolt.Tx, q *core.Question, cause int64, card int, now time.Time, eff *effects) error {
+	m := q.Messages[card]
+	return enqueue(tx, core.Delivery{
+		Key:        fmt.Sprintf("%s/update/%d/%d", q.ID, cause, card),
+		Kind:       core.DeliverUpdate,
+		Surface:    m.Surface,
+		Room:       m.Room,
+		QuestionID: q.ID,
+		Message:    &m,
+		CreatedAt:  now,
+	}, eff)
+}

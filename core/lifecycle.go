@@ -76,7 +76,7 @@ func (s *Service) renotify(ctx context.Context, q *Question, kind EventKind, rea
 	_, err := s.store.Renotify(ctx, Renotice{
 		QuestionID: q.ID,
 		IfDeadline: q.Deadline,
-		Deadline:   now.Add(q.Timeout),
+		Deadline:   now.Add(time.Duration(q.Timeout)),
 		Count:      true,
 		Event: Event{QuestionID: q.ID, RunID: q.RunID, At: now, Kind: kind,
 			Actor: s.digest(System), Surface: SurfaceSystem, Reason: reason},

@@ -170,7 +170,7 @@ func (s *Service) Ask(ctx context.Context, in AskInput) (*Question, error) {
 		Items:         in.Items,
 		CreatedAt:     now,
 		Deadline:      now.Add(timeout),
-		Timeout:       timeout,
+		Timeout:       Duration(timeout),
 		OnTimeout:     in.OnTimeout,
 		MaxReasks:     in.MaxReasks,
 		State:         StateOpen,
@@ -528,21 +528,18 @@ func (s *Service) Decline(ctx context.Context, id string, d Decider) (Outcome, e
 		build: s.systemClose(StateDeclined, d, DeclineReason)})
 }
 
-// Cancel withdraws a question on behalf of the agent that asked it. owner
-// is the calling agent; "" lets an operator cancel any question.
-func (s *Service) Cancel(ctx context.Context, id, owner, reason string) (Outcome, error) {
+// Cancel withdraws a question. by is who withdraws it (the asking agent,
+// or an operator); owner, when set, is the agent that must have asked it,
+// and any other agent's question reads as unknown (law 6).
+func (s *Service) Cancel(ctx context.Context, id string, by Decider, owner, reason string) (Outcome, error) {
 	if err := checkLen("cancel", "reason", reason, MaxReasonLen); err != nil {
 		return Outcome{}, err
 	}
-	if reason == "" {
-		reason = "withdrawn by the asking agent"
+	if strings.TrimSpace(reason) == "" {
+		reason = "withdrawn by " + string(by.Surface) + " " + by.ID
 	}
-	actor := Decider{Surface: SurfaceAgent, ID: owner, Name: owner}
-	if owner == "" {
-		actor = Decider{Surface: SurfaceAPI, ID: "operator", Name: "operator"}
-	}
-	return s.resolve(ctx, attempt{op: "cancel", id: id, door: doorAgent, owner: owner, actor: actor,
-		build: s.systemClose(StateCancelled, actor, reason)})
+	return s.resolve(ctx, attempt{op: "cancel", id: id, door: doorAgent, owner: owner, actor: by,
+		build: s.systemClose(StateCancelled, by, reason)})
 }
 
 // EndRun marks a run ended and expires its open questions, each through the

@@ -65,7 +65,7 @@ func question(offset time.Duration, rev core.Reversibility) *core.Question {
 		Route:         "default",
 		CreatedAt:     at,
 		Deadline:      at.Add(time.Hour),
-		Timeout:       time.Hour,
+		Timeout:       core.Duration(time.Hour),
 		OnTimeout:     core.OnTimeoutDeny,
 		State:         core.StateOpen,
 	}

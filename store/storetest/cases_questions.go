@@ -181,10 +181,10 @@ func testDeclineCancel(t *testing.T, h Harness) {
 	}
 	q2 := e.ask(clarification("run-1"))
 	// Another agent cannot see the question, let alone cancel it.
-	if _, err := e.svc.Cancel(t.Context(), q2.ID, "agent-b", ""); !errors.Is(err, core.ErrNotFound) {
+	if _, err := e.svc.Cancel(t.Context(), q2.ID, agentDecider("agent-b"), "agent-b", ""); !errors.Is(err, core.ErrNotFound) {
 		t.Fatalf("cancel by another agent: %v, want not found", err)
 	}
-	o, err = e.svc.Cancel(t.Context(), q2.ID, "agent-a", "found the answer in the docs")
+	o, err = e.svc.Cancel(t.Context(), q2.ID, agentDecider("agent-a"), "agent-a", "found the answer in the docs")
 	if err != nil || o.Question.State != core.StateCancelled || o.Question.Resolution.Reason != "found the answer in the docs" {
 		t.Fatalf("cancel: %+v, %v", o, err)
 	}

@@ -189,3 +189,7 @@ func form() core.AskInput {
 func apiDecider(id string) core.Decider {
 	return core.Decider{Surface: core.SurfaceAPI, ID: id, Name: "Operator " + id}
 }
+
+func agentDecider(name string) core.Decider {
+	return core.Decider{Surface: core.SurfaceAgent, ID: name, Name: name}
+}

@@ -1,0 +1,217 @@
+package httpapi_test
+
+// Benchmarks of the issue's figures. They run only with -bench (never in
+// plain `go test`); see NOTES_FOR_LEAD.md for the commands.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/askbridge/askbridge/adapters/httpapi"
+	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/store/bolt"
+)
+
+// benchEnv is the API over a bolt store on a real listener, with an HTTP
+// client that keeps a connection per parked waiter.
+type benchEnv struct {
+	store *watchedStore
+	srv   *httptest.Server
+	hc    *http.Client
+}
+
+func newBenchEnv(b *testing.B, noSync bool, watchBuf int) *benchEnv {
+	b.Helper()
+	st, err := bolt.Open(filepath.Join(b.TempDir(), "askbridge.db"), bolt.Options{NoSync: noSync})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = st.Close() })
+	ws := &watchedStore{Store: st, watching: make(chan string, watchBuf)}
+	svc, err := core.New(ws, core.Config{
+		Routes:   map[string]core.Route{core.DefaultRoute: {Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}}}},
+		ActorKey: []byte("bench actor key"),
+	}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(httpapi.New(svc, httpapi.Options{Tokens: tokens, Log: zerolog.Nop()}))
+	b.Cleanup(srv.Close)
+	tr := &http.Transport{MaxIdleConns: 4096, MaxIdleConnsPerHost: 4096, IdleConnTimeout: time.Minute}
+	b.Cleanup(tr.CloseIdleConnections)
+	return &benchEnv{store: ws, srv: srv, hc: &http.Client{Transport: tr}}
+}
+
+// post sends a JSON body as tok and fails on any status but want.
+func (e *benchEnv) post(tb testing.TB, path string, tok httpapi.Token, body []byte, want int) []byte {
+	req, _ := http.NewRequest("POST", e.srv.URL+path, bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+tok.Secret)
+	resp, err := e.hc.Do(req)
+	if err != nil {
+		tb.Error(err)
+		return nil
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != want {
+		tb.Errorf("POST %s: %d %s", path, resp.StatusCode, out)
+	}
+	return out
+}
+
+var benchAsk = func() []byte {
+	b, _ := json.Marshal(client.AskRequest{
+		Kind: core.KindClarification, Question: "Which database should the service use?",
+		Reversibility: core.Reversible, RunID: "bench-run", ToolCallID: "toolu_01",
+		Timeout: client.Duration(time.Hour),
+	})
+	return b
+}()
+
+func (e *benchEnv) ask(tb testing.TB) string {
+	var q core.Question
+	if err := json.Unmarshal(e.post(tb, "/v1/questions", agentA, benchAsk, 201), &q); err != nil {
+		tb.Fatal(err)
+	}
+	return q.ID
+}
+
+// benchWaiters is how many long polls stay parked while answers are timed;
+// ASKBRIDGE_BENCH_WAITERS overrides it.
+func benchWaiters() int {
+	if n, err := strconv.Atoi(os.Getenv("ASKBRIDGE_BENCH_WAITERS")); err == nil && n > 0 {
+		return n
+	}
+	return 1000
+}
+
+// BenchmarkAnswerToWake times, for each answer, the span from sending the
+// answer POST until the long poll parked on that question has returned
+// its response, with benchWaiters() long polls parked throughout (each
+// answered waiter is replaced by a fresh one, untimed). It reports the
+// 50th and 99th percentiles and the worst.
+func BenchmarkAnswerToWake(b *testing.B) {
+	for _, mode := range []struct {
+		name   string
+		noSync bool
+	}{{"fsync", false}, {"nosync", true}} {
+		b.Run(mode.name, func(b *testing.B) { benchAnswerToWake(b, mode.noSync) })
+	}
+}
+
+func benchAnswerToWake(b *testing.B, noSync bool) {
+	n := benchWaiters()
+	e := newBenchEnv(b, noSync, n+16)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer func() { cancel(); wg.Wait() }()
+
+	woke := map[string]chan time.Time{}
+	var mu sync.Mutex
+	park := func() string {
+		id := e.ask(b)
+		ch := make(chan time.Time, 1)
+		mu.Lock()
+		woke[id] = ch
+		mu.Unlock()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequestWithContext(ctx, "GET", e.srv.URL+"/v1/questions/"+id+"/wait?timeout=5m", nil)
+			req.Header.Set("Authorization", "Bearer "+agentA.Secret)
+			resp, err := e.hc.Do(req)
+			if err != nil {
+				return // cancelled at the end
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			ch <- time.Now()
+		}()
+		return id
+	}
+	awaitParked := func(want int) {
+		for range want {
+			<-e.store.watching
+		}
+	}
+	queue := make([]string, 0, n)
+	for range n {
+		queue = append(queue, park())
+	}
+	awaitParked(n)
+
+	answer := []byte(`{"answer":"Postgres"}`)
+	lat := make([]time.Duration, 0, b.N)  // answer sent -> long poll returned
+	post := make([]time.Duration, 0, b.N) // answer sent -> answer's own response
+	b.ResetTimer()
+	for range b.N {
+		id := queue[0]
+		queue = queue[1:]
+		t0 := time.Now()
+		e.post(b, "/v1/questions/"+id+"/answer", operator, answer, 200)
+		post = append(post, time.Since(t0))
+		mu.Lock()
+		ch := woke[id]
+		delete(woke, id)
+		mu.Unlock()
+		lat = append(lat, (<-ch).Sub(t0))
+
+		b.StopTimer()
+		queue = append(queue, park())
+		awaitParked(1)
+		b.StartTimer()
+	}
+	b.StopTimer()
+	pct := func(d []time.Duration, p float64) float64 {
+		return float64(d[min(len(d)-1, int(p*float64(len(d))))].Microseconds())
+	}
+	slices.Sort(lat)
+	slices.Sort(post)
+	b.ReportMetric(pct(lat, 0.50), "p50-µs")
+	b.ReportMetric(pct(lat, 0.99), "p99-µs")
+	b.ReportMetric(pct(lat, 1), "max-µs")
+	// The answer's own round trip (most of it the store's commit), to
+	// tell the commit from the wake-up in the figures above.
+	b.ReportMetric(pct(post, 0.50), "answer-p50-µs")
+	b.ReportMetric(pct(post, 0.99), "answer-p99-µs")
+	b.ReportMetric(float64(n), "parked")
+}
+
+// BenchmarkAskHTTP is asks per second through HTTP, from parallel clients,
+// each ask a full POST /v1/questions (auth, decode, validate, one store
+// transaction, encode).
+func BenchmarkAskHTTP(b *testing.B) {
+	for _, mode := range []struct {
+		name   string
+		noSync bool
+	}{{"fsync", false}, {"nosync", true}} {
+		b.Run(mode.name, func(b *testing.B) {
+			e := newBenchEnv(b, mode.noSync, 1)
+			var asked atomic.Int64
+			b.ResetTimer()
+			start := time.Now()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					e.post(b, "/v1/questions", agentA, benchAsk, 201)
+					asked.Add(1)
+				}
+			})
+			b.ReportMetric(float64(asked.Load())/time.Since(start).Seconds(), "asks/s")
+		})
+	}
+}

@@ -1,0 +1,361 @@
+// Package client is the Go client of askbridge's HTTP API, and the home of
+// the API's wire types, which the server uses too.
+//
+// An agent asks, then waits:
+//
+//	c := client.New("http://127.0.0.1:8080", os.Getenv("ASKBRIDGE_TOKEN"))
+//	q, err := c.Ask(ctx, client.AskRequest{...})
+//	res, err := c.Wait(ctx, q.ID) // blocks until a human answers, or ctx ends
+//	// res.Resume.Text is fenced text for the model; res.Anthropic and
+//	// res.OpenAI are the same, shaped as each API's tool result.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DefaultPollTimeout is how long each long poll of Wait asks the server to
+// hold the request. The server caps it at its own maximum.
+const DefaultPollTimeout = 60 * time.Second
+
+// Client calls one askbridge server with one bearer token. It is safe for
+// concurrent use.
+type Client struct {
+	base  string
+	token string
+	hc    *http.Client
+	poll  time.Duration
+}
+
+// Option configures a Client.
+type Option func(*Client)
+
+// WithHTTPClient sets the http.Client requests go through. It should have
+// no Timeout shorter than the poll timeout, or long polls fail; contexts
+// bound each call instead.
+func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.hc = hc } }
+
+// WithPollTimeout sets how long each long poll of Wait lasts.
+func WithPollTimeout(d time.Duration) Option { return func(c *Client) { c.poll = d } }
+
+// New returns a client of the server at baseURL (scheme, host and any path
+// prefix, such as "http://127.0.0.1:8080") presenting token.
+func New(baseURL, token string, opts ...Option) *Client {
+	c := &Client{base: strings.TrimRight(baseURL, "/"), token: token, hc: http.DefaultClient, poll: DefaultPollTimeout}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// Error is a response other than success: the HTTP status and the API's
+// error code and message. Code is one of core's codes (invalid, not_found,
+// forbidden, conflict, internal), or "" when the body was not the API's
+// (a proxy's error page, say).
+type Error struct {
+	Status  int
+	Code    string
+	Message string
+}
+
+func (e *Error) Error() string {
+	if e.Code == "" {
+		return fmt.Sprintf("askbridge: HTTP %d: %s", e.Status, e.Message)
+	}
+	return fmt.Sprintf("askbridge: HTTP %d %s: %s", e.Status, e.Code, e.Message)
+}
+
+// Ask parks a question and returns it as stored. The asking agent is the
+// token's name.
+func (c *Client) Ask(ctx context.Context, req AskRequest) (*Question, error) {
+	return call[Question](ctx, c, http.MethodPost, "/v1/questions", nil, req)
+}
+
+// Get returns a question.
+func (c *Client) Get(ctx context.Context, id string) (*Question, error) {
+	return call[Question](ctx, c, http.MethodGet, "/v1/questions/"+url.PathEscape(id), nil, nil)
+}
+
+// WaitOnce long-polls once: it returns when the question closes or after
+// timeout (capped by the server), with State "open" in the latter case.
+func (c *Client) WaitOnce(ctx context.Context, id string, timeout time.Duration) (*WaitResponse, error) {
+	q := url.Values{"timeout": {timeout.String()}}
+	return call[WaitResponse](ctx, c, http.MethodGet, "/v1/questions/"+url.PathEscape(id)+"/wait", q, nil)
+}
+
+// Wait long-polls until the question closes and returns its resume, or
+// returns ctx's error once ctx ends. It rides out transient failures (the
+// connection dropping, a 502, 503 or 504 while a replica restarts) by
+// trying again with a growing pause; any other error ends it.
+func (c *Client) Wait(ctx context.Context, id string) (*WaitResponse, error) {
+	pause := 250 * time.Millisecond
+	for {
+		res, err := c.WaitOnce(ctx, id, c.poll)
+		switch {
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case err == nil && res.State != "open":
+			return res, nil
+		case err == nil:
+			pause = 250 * time.Millisecond
+			continue
+		case !transient(err):
+			return nil, err
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+		pause = min(2*pause, 5*time.Second)
+	}
+}
+
+// transient reports whether a failed long poll is worth repeating.
+func transient(err error) bool {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Status == http.StatusBadGateway || e.Status == http.StatusServiceUnavailable || e.Status == http.StatusGatewayTimeout
+	}
+	return true // no response at all: the connection failed
+}
+
+// List returns a page of open questions, hard-to-reverse first, then
+// oldest. Pass the previous page's NextCursor for the next; limit 0 takes
+// the server's default.
+func (c *Client) List(ctx context.Context, cursor string, limit int) (*ListResponse, error) {
+	q := url.Values{"state": {"open"}}
+	if cursor != "" {
+		q.Set("cursor", cursor)
+	}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	return call[ListResponse](ctx, c, http.MethodGet, "/v1/questions", q, nil)
+}
+
+// Answer records an answer and returns exactly what was recorded. A
+// question someone else closed first gives an *Error with status 409 whose
+// message says who closed it, when and how.
+func (c *Client) Answer(ctx context.Context, id string, req AnswerRequest) (*Outcome, error) {
+	return call[Outcome](ctx, c, http.MethodPost, "/v1/questions/"+url.PathEscape(id)+"/answer", nil, req)
+}
+
+// Decline closes the question without an answer; the agent resumes with a
+// fixed text telling it to proceed on its own judgement.
+func (c *Client) Decline(ctx context.Context, id string) (*Outcome, error) {
+	return call[Outcome](ctx, c, http.MethodPost, "/v1/questions/"+url.PathEscape(id)+"/decline", nil, nil)
+}
+
+// Cancel withdraws a question; reason may be empty.
+func (c *Client) Cancel(ctx context.Context, id, reason string) (*Outcome, error) {
+	var body any
+	if reason != "" {
+		body = CancelRequest{Reason: reason}
+	}
+	return call[Outcome](ctx, c, http.MethodPost, "/v1/questions/"+url.PathEscape(id)+"/cancel", nil, body)
+}
+
+// EndRun ends a run and returns the ids of the open questions it expired.
+func (c *Client) EndRun(ctx context.Context, runID string) (*EndRunResponse, error) {
+	return call[EndRunResponse](ctx, c, http.MethodPost, "/v1/runs/"+url.PathEscape(runID)+"/end", nil, nil)
+}
+
+// DigestQuery selects a digest. Since is required; a zero Until means now.
+// Decider is "surface:id" (such as "slack:U123"); Route names one route.
+type DigestQuery struct {
+	Since, Until time.Time
+	Decider      string
+	Route        string
+}
+
+// Digest returns what was asked and closed in [Since, Until), and what is
+// still open.
+func (c *Client) Digest(ctx context.Context, dq DigestQuery) (*Digest, error) {
+	q := url.Values{"since": {dq.Since.UTC().Format(time.RFC3339)}}
+	if !dq.Until.IsZero() {
+		q.Set("until", dq.Until.UTC().Format(time.RFC3339))
+	}
+	if dq.Decider != "" {
+		q.Set("decider", dq.Decider)
+	}
+	if dq.Route != "" {
+		q.Set("route", dq.Route)
+	}
+	return call[Digest](ctx, c, http.MethodGet, "/v1/digest", q, nil)
+}
+
+// DirectiveQuery selects the directive text. Tier "" is the full text.
+type DirectiveQuery struct {
+	Autonomy, Tier, Role, Department string
+}
+
+// Directive returns the standing "ask rather than guess" text for a
+// system prompt.
+func (c *Client) Directive(ctx context.Context, dq DirectiveQuery) (string, error) {
+	q := url.Values{"autonomy": {dq.Autonomy}}
+	for k, v := range map[string]string{"tier": dq.Tier, "role": dq.Role, "department": dq.Department} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	out, err := call[DirectiveResponse](ctx, c, http.MethodGet, "/v1/directive", q, nil)
+	if err != nil {
+		return "", err
+	}
+	return out.Text, nil
+}
+
+// Events returns the events after seq since that the log holds now (the
+// stream is read without following it).
+func (c *Client) Events(ctx context.Context, since int64) ([]Event, error) {
+	var out []Event
+	_, err := c.stream(ctx, since, false, func(e Event) error {
+		out = append(out, e)
+		return nil
+	})
+	return out, err
+}
+
+// Follow calls fn for every event after seq since, then for each new one
+// as it is logged, until ctx ends (it then returns ctx's error) or fn
+// fails. A dropped stream is resumed from the last event seen, with a
+// growing pause, so a server restart loses nothing.
+func (c *Client) Follow(ctx context.Context, since int64, fn func(Event) error) error {
+	pause := 250 * time.Millisecond
+	for {
+		last, err := c.stream(ctx, since, true, fn)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if last > since {
+			since, pause = last, 250*time.Millisecond
+		}
+		var fnErr *callbackError
+		if errors.As(err, &fnErr) {
+			return fnErr.err
+		}
+		if err != nil && !transient(err) {
+			var e *Error
+			if errors.As(err, &e) {
+				return err // refused (a bad token, say): retrying will not help
+			}
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		pause = min(2*pause, 5*time.Second)
+	}
+}
+
+// callbackError marks an error returned by the caller's function, which
+// ends Follow instead of being retried.
+type callbackError struct{ err error }
+
+func (e *callbackError) Error() string { return e.err.Error() }
+
+// stream reads one SSE response, calling fn per event, and returns the
+// last sequence number it saw.
+func (c *Client) stream(ctx context.Context, since int64, follow bool, fn func(Event) error) (int64, error) {
+	q := url.Values{"since": {strconv.FormatInt(since, 10)}, "follow": {strconv.FormatBool(follow)}}
+	resp, err := c.send(ctx, http.MethodGet, "/v1/events", q, nil)
+	if err != nil {
+		return since, err
+	}
+	defer resp.Body.Close()
+	last := since
+	err = readSSE(resp.Body, func(m sseMessage) error {
+		var e Event
+		if err := json.Unmarshal([]byte(m.data), &e); err != nil {
+			return fmt.Errorf("askbridge: event %s: %w", m.id, err)
+		}
+		if err := fn(e); err != nil {
+			return &callbackError{err}
+		}
+		last = e.Seq
+		return nil
+	})
+	return last, err
+}
+
+// call sends body as JSON (none when nil) and decodes a success as T.
+func call[T any](ctx context.Context, c *Client, method, path string, q url.Values, body any) (*T, error) {
+	resp, err := c.send(ctx, method, path, q, body)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	out := new(T)
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return nil, fmt.Errorf("askbridge: %s %s: decoding the response: %w", method, path, err)
+	}
+	return out, nil
+}
+
+// send makes the request and turns an error status into an *Error. On
+// success the caller closes the body.
+func (c *Client) send(ctx context.Context, method, path string, q url.Values, body any) (*http.Response, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, fmt.Errorf("askbridge: encoding the request: %w", err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	u := c.base + path
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return nil, fmt.Errorf("askbridge: %w", err)
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("askbridge: %s %s: %w", method, path, err)
+	}
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	return nil, errorFrom(resp)
+}
+
+// errorFrom reads an error response, ours or anyone's.
+func errorFrom(resp *http.Response) error {
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	var eb ErrorBody
+	if json.Unmarshal(raw, &eb) == nil && eb.Error.Code != "" {
+		return &Error{Status: resp.StatusCode, Code: string(eb.Error.Code), Message: eb.Error.Message}
+	}
+	msg := strings.TrimSpace(string(raw))
+	if len(msg) > 200 {
+		msg = msg[:200] + "..."
+	}
+	if msg == "" {
+		msg = http.StatusText(resp.StatusCode)
+	}
+	return &Error{Status: resp.StatusCode, Message: msg}
+}

@@ -1,0 +1,151 @@
+package client
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/fence"
+)
+
+// The wire types of the HTTP API live here, in one place, and the server
+// (package httpapi) decodes and encodes these very types, so the two sides
+// cannot drift apart. They live in the client package rather than in
+// httpapi so that an agent importing the client does not pull in the
+// server, its logger and its routing.
+//
+// Domain objects are core's own types, aliased: core.Question's JSON is
+// the API's question, and a second copy would only be a second place to
+// forget a field.
+
+// Question is a question as the API returns it.
+type Question = core.Question
+
+// Event is one entry of the event log as the events stream carries it.
+type Event = core.Event
+
+// Digest is what GET /v1/digest returns.
+type Digest = core.Digest
+
+// Resume is the fenced text an agent's model resumes with, and the same
+// result as data.
+type Resume = fence.Resume
+
+// ItemAnswer answers one form item: an option id, or free text.
+type ItemAnswer = core.ItemInput
+
+// Duration is a time.Duration that travels as a Go duration string such as
+// "30m" or "1h30m".
+type Duration time.Duration
+
+// MarshalJSON writes the duration as a string, "0s" for zero.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Duration(d).String())
+}
+
+// UnmarshalJSON reads a Go duration string.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("timeout must be a string holding a Go duration such as \"30m\"")
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("timeout %q is not a Go duration such as \"30m\" or \"1h30m\"", s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// AskRequest is the body of POST /v1/questions. The asking agent is the
+// token's name; there is no field for it.
+type AskRequest struct {
+	Kind          core.Kind          `json:"kind"`
+	Question      string             `json:"question"`
+	Context       string             `json:"context,omitempty"`
+	Reversibility core.Reversibility `json:"reversibility"`
+	Route         string             `json:"route,omitempty"`
+	RunID         string             `json:"run_id"`
+	ToolCallID    string             `json:"tool_call_id,omitempty"`
+	Options       []core.Option      `json:"options,omitempty"`   // decision
+	Items         []core.FormItem    `json:"items,omitempty"`     // form
+	Tool          string             `json:"tool,omitempty"`      // approval
+	Arguments     json.RawMessage    `json:"arguments,omitempty"` // approval
+	Timeout       Duration           `json:"timeout,omitzero"`    // zero takes the server's default
+	OnTimeout     core.TimeoutPolicy `json:"on_timeout,omitempty"`
+	MaxReasks     int                `json:"max_reasks,omitempty"`
+	Labels        core.Labels        `json:"labels,omitzero"`
+}
+
+// AnswerRequest is the body of POST /v1/questions/{id}/answer.
+//
+//   - clarification: Answer.
+//   - decision: ChosenOptionID, and Answer as an optional note.
+//   - approval: ChosenOptionID "approve" or "deny", and Answer as an
+//     optional reason.
+//   - form: Items, one or several at a time.
+type AnswerRequest struct {
+	Answer         string       `json:"answer,omitempty"`
+	ChosenOptionID string       `json:"chosen_option_id,omitempty"`
+	Items          []ItemAnswer `json:"items,omitempty"`
+}
+
+// CancelRequest is the optional body of POST /v1/questions/{id}/cancel.
+type CancelRequest struct {
+	Reason string `json:"reason,omitempty"`
+}
+
+// Outcome is what answer, decline and cancel return: the question exactly
+// as recorded, and whether this request closed it (false when a form item
+// was recorded and the form is still open).
+type Outcome struct {
+	Question *Question `json:"question"`
+	Closed   bool      `json:"closed"`
+}
+
+// WaitResponse is what GET /v1/questions/{id}/wait returns. While the
+// question is open, State is "open" and the resume fields are absent. Once
+// it has closed, Resume holds what the agent resumes with, and Anthropic
+// and OpenAI hold the same text shaped as each API's tool result for the
+// question's tool_call_id (absent when the question has none).
+type WaitResponse struct {
+	QuestionID string                     `json:"question_id"`
+	ToolCallID string                     `json:"tool_call_id,omitempty"`
+	State      core.State                 `json:"state"`
+	Resume     *Resume                    `json:"resume,omitempty"`
+	Anthropic  *fence.AnthropicToolResult `json:"anthropic,omitempty"`
+	OpenAI     *fence.OpenAIToolResult    `json:"openai,omitempty"`
+	Question   *Question                  `json:"question"`
+}
+
+// ListResponse is what GET /v1/questions returns. NextCursor is "" after
+// the last page.
+type ListResponse struct {
+	Questions  []*Question `json:"questions"`
+	NextCursor string      `json:"next_cursor"`
+}
+
+// EndRunResponse is what POST /v1/runs/{run_id}/end returns: the ids of the
+// questions the end of the run expired.
+type EndRunResponse struct {
+	RunID   string   `json:"run_id"`
+	Expired []string `json:"expired"`
+}
+
+// DirectiveResponse is what GET /v1/directive returns.
+type DirectiveResponse struct {
+	Text string `json:"text"`
+}
+
+// ErrorBody is every error response: {"error":{"code","message"}}. Code is
+// one of core's codes (invalid, not_found, forbidden, conflict, internal).
+type ErrorBody struct {
+	Error ErrorDetail `json:"error"`
+}
+
+// ErrorDetail is the inside of ErrorBody.
+type ErrorDetail struct {
+	Code    core.Code `json:"code"`
+	Message string    `json:"message"`
+}

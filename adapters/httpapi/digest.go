@@ -1,0 +1,110 @@
+package httpapi
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/directive"
+)
+
+// digest is "what did you ask me while I was away": since is required,
+// until defaults to now; decider (surface:id) keeps the questions that
+// decider may answer, route keeps one route's.
+func (s *Server) digest(w http.ResponseWriter, r *http.Request) {
+	v := r.URL.Query()
+	since, err := timeParam(v.Get("since"), "since", true)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	until, err := timeParam(v.Get("until"), "until", false)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var d *core.Decider
+	if raw := v.Get("decider"); raw != "" {
+		surface, id, ok := strings.Cut(raw, ":")
+		sf, perr := core.ParseSurface(surface)
+		if !ok || perr != nil || strings.TrimSpace(id) == "" {
+			s.fail(w, r, invalid("decider %q must be surface:id, with surface one of slack, discord, telegram, api, console", raw))
+			return
+		}
+		d = &core.Decider{Surface: sf, ID: id, Name: id}
+	}
+	out, err := s.svc.Digest(r.Context(), since, until, d, v.Get("route"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	// Lists are [] rather than null, so clients can range without a check.
+	for _, l := range []*[]*core.Question{&out.Asked, &out.Closed, &out.Open} {
+		if *l == nil {
+			*l = []*core.Question{}
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func timeParam(raw, name string, required bool) (time.Time, error) {
+	if raw == "" {
+		if required {
+			return time.Time{}, invalid("%s is required: an RFC 3339 time such as 2026-01-02T15:04:05Z", name)
+		}
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339, raw)
+	if err != nil {
+		return time.Time{}, invalid("%s %q is not an RFC 3339 time such as 2026-01-02T15:04:05Z", name, raw)
+	}
+	return t, nil
+}
+
+// directive returns the standing "ask rather than guess" text for an
+// agent's autonomy level and tier (full when absent), with the
+// operator's extras for its role and department.
+func (s *Server) directive(w http.ResponseWriter, r *http.Request) {
+	v := r.URL.Query()
+	raw := v.Get("autonomy")
+	if raw == "" {
+		s.fail(w, r, invalid("autonomy is required: one of %s", joinAutonomies()))
+		return
+	}
+	a, err := directive.ParseAutonomy(raw)
+	if err != nil {
+		s.fail(w, r, invalid("autonomy %q is not one of %s", raw, joinAutonomies()))
+		return
+	}
+	t := directive.TierFull
+	if raw := v.Get("tier"); raw != "" {
+		if t, err = directive.ParseTier(raw); err != nil {
+			s.fail(w, r, invalid("tier %q is not one of %s", raw, joinTiers()))
+			return
+		}
+	}
+	text, err := directive.Text(a, t, v.Get("role"), v.Get("department"), s.extras)
+	if err != nil {
+		s.fail(w, r, core.Internal("directive", err)) // extras were checked in New
+		return
+	}
+	writeJSON(w, http.StatusOK, client.DirectiveResponse{Text: text})
+}
+
+func joinAutonomies() string {
+	names := make([]string, len(directive.Autonomies))
+	for i, a := range directive.Autonomies {
+		names[i] = string(a)
+	}
+	return strings.Join(names, ", ")
+}
+
+func joinTiers() string {
+	names := make([]string, len(directive.Tiers))
+	for i, t := range directive.Tiers {
+		names[i] = string(t)
+	}
+	return strings.Join(names, ", ")
+}

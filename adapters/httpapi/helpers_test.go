@@ -1,0 +1,211 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/askbridge/askbridge/adapters/httpapi"
+	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/directive"
+	"github.com/askbridge/askbridge/store/bolt"
+)
+
+// The test tokens, one per role, and a second agent.
+var (
+	agentA   = httpapi.Token{Name: "agent-a", Secret: "secret-agent-a-0123456789", Role: httpapi.RoleAgent}
+	agentB   = httpapi.Token{Name: "agent-b", Secret: "secret-agent-b-0123456789", Role: httpapi.RoleAgent}
+	operator = httpapi.Token{Name: "ops-alice", Secret: "secret-operator-0123456789", Role: httpapi.RoleOperator}
+	observer = httpapi.Token{Name: "watcher", Secret: "secret-observer-0123456789", Role: httpapi.RoleObserver}
+	admin    = httpapi.Token{Name: "root", Secret: "secret-admin-000123456789", Role: httpapi.RoleAdmin}
+	tokens   = []httpapi.Token{agentA, agentB, operator, observer, admin}
+)
+
+// watchedStore is the real bolt store, with a note sent each time a waiter
+// starts watching a question, so a test can answer once the waiter is
+// parked rather than guessing with a sleep.
+type watchedStore struct {
+	*bolt.Store
+	watching chan string
+}
+
+func (s *watchedStore) Watch(id string) (<-chan struct{}, func()) {
+	ch, stop := s.Store.Watch(id)
+	select {
+	case s.watching <- id:
+	default:
+	}
+	return ch, stop
+}
+
+type env struct {
+	t        *testing.T
+	store    *watchedStore
+	svc      *core.Service
+	api      *httpapi.Server
+	srv      *httptest.Server
+	logs     *syncBuffer
+	clients  map[string]*client.Client
+	deadline time.Duration
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// newEnv runs the API over a bolt store in a temp dir, on a real HTTP
+// listener.
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "askbridge.db"), bolt.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	ws := &watchedStore{Store: st, watching: make(chan string, 64)}
+	svc, err := core.New(ws, core.Config{
+		Routes: map[string]core.Route{
+			core.DefaultRoute: {Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}}},
+			"locked":          {Deciders: map[core.Surface][]string{core.SurfaceAPI: {"someone-else"}}},
+		},
+		ActorKey: []byte("test actor key"),
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	h := httpapi.New(svc, httpapi.Options{
+		Tokens:  tokens,
+		Log:     zerolog.New(logs).Level(zerolog.DebugLevel),
+		MaxWait: time.Minute,
+		Extras:  []directive.Extra{{ID: "db", Text: "Never drop a table without asking.", Scope: directive.ScopeDepartment, Value: "data"}},
+	})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	e := &env{t: t, store: ws, svc: svc, api: h, srv: srv, logs: logs, clients: map[string]*client.Client{}, deadline: 30 * time.Second}
+	for _, tok := range tokens {
+		e.clients[tok.Name] = client.New(srv.URL, tok.Secret, client.WithHTTPClient(srv.Client()))
+	}
+	return e
+}
+
+// as returns a client presenting tok.
+func (e *env) as(tok httpapi.Token) *client.Client { return e.clients[tok.Name] }
+
+// ctx bounds a test step so that a broken wake-up fails the test instead
+// of hanging it. It is a guard, not a timing assertion.
+func (e *env) ctx() context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), e.deadline)
+	e.t.Cleanup(cancel)
+	return ctx
+}
+
+// raw is one HTTP exchange, for what the client hides: statuses, exact
+// bodies, headers.
+type raw struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (e *env) do(method, path string, tok *httpapi.Token, body string, hdr ...string) raw {
+	e.t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(e.ctx(), method, e.srv.URL+path, rd)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if tok != nil {
+		req.Header.Set("Authorization", "Bearer "+tok.Secret)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := e.srv.Client().Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return raw{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+// errorOf decodes an error body, failing the test if it is not one.
+func errorOf(t *testing.T, r raw) client.ErrorDetail {
+	t.Helper()
+	var eb client.ErrorBody
+	if err := json.Unmarshal(r.body, &eb); err != nil || eb.Error.Code == "" {
+		t.Fatalf("not an error body (status %d): %s", r.status, r.body)
+	}
+	return eb.Error
+}
+
+// clarification is a valid ask of the simplest kind.
+func clarification(run string) client.AskRequest {
+	return client.AskRequest{
+		Kind:          core.KindClarification,
+		Question:      "Which database should the service use?",
+		Context:       "We have Postgres in prod and SQLite in tests.",
+		Reversibility: core.HardToReverse,
+		RunID:         run,
+		ToolCallID:    "toolu_01",
+		Timeout:       client.Duration(30 * time.Minute),
+	}
+}
+
+// ask parks a clarification as tok and returns its id.
+func (e *env) ask(tok httpapi.Token, run string) string {
+	e.t.Helper()
+	q, err := e.as(tok).Ask(e.ctx(), clarification(run))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return q.ID
+}
+
+// parked waits until a waiter watches id (the store has been asked to
+// wake it).
+func (e *env) parked(id string) {
+	e.t.Helper()
+	ctx := e.ctx()
+	for {
+		select {
+		case got := <-e.store.watching:
+			if got == id {
+				return
+			}
+		case <-ctx.Done():
+			e.t.Fatalf("no waiter parked on %s", id)
+		}
+	}
+}

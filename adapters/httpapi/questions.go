@@ -1,0 +1,257 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/core"
+)
+
+// ask parks a question on behalf of the calling token, which is the
+// asking agent.
+func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
+	var req client.AskRequest
+	if !s.decode(w, r, &req, true) {
+		return
+	}
+	q, err := s.svc.Ask(r.Context(), core.AskInput{
+		Kind:          req.Kind,
+		Agent:         caller(r).Name,
+		RunID:         req.RunID,
+		ToolCallID:    req.ToolCallID,
+		Labels:        req.Labels,
+		Text:          req.Question,
+		Context:       req.Context,
+		Reversibility: req.Reversibility,
+		Route:         req.Route,
+		Options:       req.Options,
+		Items:         req.Items,
+		Tool:          req.Tool,
+		Arguments:     req.Arguments,
+		Timeout:       time.Duration(req.Timeout),
+		OnTimeout:     req.OnTimeout,
+		MaxReasks:     req.MaxReasks,
+	})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Location", "/v1/questions/"+url.PathEscape(q.ID))
+	writeJSON(w, http.StatusCreated, q)
+}
+
+// visible returns the question if the caller may see it. An agent sees
+// only the questions it asked; any other question reads exactly like an
+// unknown id (law 6).
+func (s *Server) visible(ctx context.Context, tok Token, id string) (*core.Question, error) {
+	q, err := s.svc.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if tok.Role == RoleAgent && q.Agent != tok.Name {
+		return nil, core.ErrNotFound
+	}
+	return q, nil
+}
+
+func (s *Server) get(w http.ResponseWriter, r *http.Request) {
+	q, err := s.visible(r.Context(), caller(r), r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, q)
+}
+
+// waitSlack is how much longer than the wait itself the write deadline of
+// a wait response is allowed, so a server-wide WriteTimeout shorter than
+// MaxWait does not cut long polls.
+const waitSlack = 30 * time.Second
+
+// wait long-polls: it returns as soon as the store wakes the question's
+// waiters with a close, or when the timeout passes with the question
+// still open (200, state open, no resume).
+func (s *Server) wait(w http.ResponseWriter, r *http.Request) {
+	timeout, err := s.waitTimeout(r.URL.Query())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	id := r.PathValue("id")
+	q, err := s.visible(r.Context(), caller(r), id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if q.Open() && timeout > 0 {
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(timeout + waitSlack))
+		ctx, cancel := context.WithTimeout(r.Context(), timeout)
+		undrain := context.AfterFunc(s.draining, cancel)
+		q, err = s.svc.Wait(ctx, id)
+		undrain()
+		cancel()
+		if r.Context().Err() != nil {
+			return // the caller went away; nobody to answer
+		}
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
+	resp, err := waitResponse(q)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// waitTimeout reads ?timeout: a Go duration, DefaultWait when absent,
+// capped at MaxWait.
+func (s *Server) waitTimeout(v url.Values) (time.Duration, error) {
+	d := DefaultWait
+	if raw := v.Get("timeout"); raw != "" {
+		var err error
+		if d, err = time.ParseDuration(raw); err != nil {
+			return 0, invalid("timeout %q is not a Go duration such as \"60s\"", raw)
+		}
+		if d < 0 {
+			return 0, invalid("timeout must not be negative")
+		}
+	}
+	return min(d, s.maxWait), nil
+}
+
+// waitResponse is the wait body for q: with the resume once it is closed.
+func waitResponse(q *core.Question) (client.WaitResponse, error) {
+	resp := client.WaitResponse{QuestionID: q.ID, ToolCallID: q.ToolCallID, State: q.State, Question: q}
+	if q.Open() {
+		return resp, nil
+	}
+	res, err := core.ResumeOf(q)
+	if err != nil {
+		return client.WaitResponse{}, err
+	}
+	resp.Resume = &res
+	if q.ToolCallID != "" {
+		a, o := res.Anthropic(q.ToolCallID), res.OpenAI(q.ToolCallID)
+		resp.Anthropic, resp.OpenAI = &a, &o
+	}
+	return resp, nil
+}
+
+// maxListLimit is the largest page core serves.
+const maxListLimit = 500
+
+func (s *Server) list(w http.ResponseWriter, r *http.Request) {
+	v := r.URL.Query()
+	if st := v.Get("state"); st != "" && st != string(core.StateOpen) {
+		s.fail(w, r, invalid("state %q is not supported: only state=open can be listed (use the events or the digest for closed questions)", st))
+		return
+	}
+	limit := 50
+	if raw := v.Get("limit"); raw != "" {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 1 || n > maxListLimit {
+			s.fail(w, r, invalid("limit %q must be a whole number from 1 to %d", raw, maxListLimit))
+			return
+		}
+		limit = n
+	}
+	qs, next, err := s.svc.ListOpen(r.Context(), v.Get("cursor"), limit)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if qs == nil {
+		qs = []*core.Question{}
+	}
+	writeJSON(w, http.StatusOK, client.ListResponse{Questions: qs, NextCursor: next})
+}
+
+// decider is how an API token decides: its name is both id and name.
+func decider(tok Token) core.Decider {
+	return core.Decider{Surface: core.SurfaceAPI, ID: tok.Name, Name: tok.Name}
+}
+
+func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
+	var req client.AnswerRequest
+	if !s.decode(w, r, &req, true) {
+		return
+	}
+	o, err := s.svc.Answer(r.Context(), core.AnswerInput{
+		QuestionID: r.PathValue("id"),
+		Decider:    decider(caller(r)),
+		Text:       req.Answer,
+		OptionID:   req.ChosenOptionID,
+		Items:      req.Items,
+	})
+	s.outcome(w, r, o, err)
+}
+
+// decline takes no body: the agent resumes with a fixed server-owned text,
+// so anything sent along would be silently dropped, and is refused.
+func (s *Server) decline(w http.ResponseWriter, r *http.Request) {
+	if !s.noBody(w, r, "decline takes no request body: a declined question resumes the agent with a fixed text") {
+		return
+	}
+	o, err := s.svc.Decline(r.Context(), r.PathValue("id"), decider(caller(r)))
+	s.outcome(w, r, o, err)
+}
+
+// cancel withdraws a question: an agent its own (others read as unknown),
+// an operator or admin any.
+func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
+	var req client.CancelRequest
+	if !s.decode(w, r, &req, false) {
+		return
+	}
+	tok := caller(r)
+	by := core.Decider{Surface: core.SurfaceAgent, ID: tok.Name, Name: tok.Name}
+	if tok.Role != RoleAgent {
+		by.Surface = core.SurfaceAPI // an operator withdrawing someone's question
+	}
+	o, err := s.svc.Cancel(r.Context(), r.PathValue("id"), by, owner(tok), req.Reason)
+	s.outcome(w, r, o, err)
+}
+
+// owner limits an agent to its own questions; "" lets the rest act on any.
+func owner(tok Token) string {
+	if tok.Role == RoleAgent {
+		return tok.Name
+	}
+	return ""
+}
+
+// outcome writes what was recorded, or the error; a loser hears who
+// closed the question, when and how (409).
+func (s *Server) outcome(w http.ResponseWriter, r *http.Request, o core.Outcome, err error) {
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, client.Outcome{Question: o.Question, Closed: o.Closed})
+}
+
+// endRun expires the open questions of a run: an agent's own, or, for an
+// admin, everyone's.
+func (s *Server) endRun(w http.ResponseWriter, r *http.Request) {
+	if !s.decode(w, r, &struct{}{}, false) {
+		return
+	}
+	run := r.PathValue("run_id")
+	outs, err := s.svc.EndRun(r.Context(), run, owner(caller(r)))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ids := make([]string, 0, len(outs))
+	for _, o := range outs {
+		ids = append(ids, o.Question.ID)
+	}
+	writeJSON(w, http.StatusOK, client.EndRunResponse{RunID: run, Expired: ids})
+}

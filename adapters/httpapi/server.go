@@ -1,0 +1,293 @@
+// Package httpapi is askbridge's HTTP API for agents and operators: ask a
+// question, long-poll until it closes, answer, decline, cancel, end a run,
+// follow the event log as Server-Sent Events, read digests and the prompt
+// directive. It translates between HTTP and core; every change of a
+// question goes through core.Service.
+//
+// Everything under /v1 needs a bearer token; /healthz and /readyz do not.
+// Errors are {"error":{"code","message"}} with core's codes mapped to
+// statuses (invalid 400, not_found 404, forbidden 403, conflict 409,
+// internal 500), plus 401 for a missing or unknown token, 405 for a method a
+// route does not take and 413 for a body over MaxBodyBytes. The wire types
+// are in package client, which the server shares.
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/directive"
+)
+
+// Defaults for Options' zero values, and for a wait that names no timeout.
+const (
+	DefaultMaxWait = 5 * time.Minute
+	DefaultWait    = 60 * time.Second
+)
+
+// Options configure a Server.
+type Options struct {
+	// Tokens are the bearer tokens the API accepts.
+	Tokens []Token
+	// Log receives one line per request (method, path, status, duration,
+	// token name) and the causes of internal errors. Never secrets, never
+	// bodies.
+	Log zerolog.Logger
+	// MaxWait caps ?timeout on a wait; zero means DefaultMaxWait.
+	MaxWait time.Duration
+	// Extras are the operator's own directives, appended by GET
+	// /v1/directive to the agents they match.
+	Extras []directive.Extra
+}
+
+// Validate checks the options as New will, so that a program can report a
+// bad configuration as an error rather than a panic.
+func (o Options) Validate() error {
+	if err := validateTokens(o.Tokens); err != nil {
+		return fmt.Errorf("httpapi: %w", err)
+	}
+	if o.MaxWait < 0 {
+		return errors.New("httpapi: max wait must not be negative")
+	}
+	if err := directive.ValidateExtras(o.Extras); err != nil {
+		return fmt.Errorf("httpapi: %w", err)
+	}
+	return nil
+}
+
+// Server is the API as an http.Handler.
+type Server struct {
+	svc     *core.Service
+	log     zerolog.Logger
+	keys    *keyring
+	maxWait time.Duration
+	extras  []directive.Extra
+	// api routes /v1; mux routes the probes and whatever Handle mounts.
+	// Keeping them apart means a handler mounted at "/" never swallows an
+	// unknown /v1 path, and 404 versus 405 under /v1 stays the API's own.
+	api *http.ServeMux
+	mux *http.ServeMux
+
+	// eventPoll is how often a following events stream re-reads the log.
+	eventPoll time.Duration
+	// keepAlive is how long a following events stream may stay silent
+	// before it sends a comment line to keep proxies from closing it.
+	keepAlive time.Duration
+
+	// draining ends when Drain is called: parked waits and events streams
+	// end with it.
+	draining context.Context
+	drain    context.CancelFunc
+}
+
+// New returns the API over svc. It panics if opts do not pass Validate: a
+// program should call Validate first when it loads its configuration.
+func New(svc *core.Service, opts Options) *Server {
+	if err := opts.Validate(); err != nil {
+		panic(err)
+	}
+	if opts.MaxWait == 0 {
+		opts.MaxWait = DefaultMaxWait
+	}
+	s := &Server{
+		svc:       svc,
+		log:       opts.Log,
+		keys:      newKeyring(opts.Tokens),
+		maxWait:   opts.MaxWait,
+		extras:    append([]directive.Extra(nil), opts.Extras...),
+		api:       http.NewServeMux(),
+		mux:       http.NewServeMux(),
+		eventPoll: 250 * time.Millisecond,
+		keepAlive: 15 * time.Second,
+	}
+	s.draining, s.drain = context.WithCancel(context.Background())
+	s.routes()
+	return s
+}
+
+// routes lists every route with the roles that may use it. Admin may use
+// them all. Which questions a role sees is each handler's business (an
+// agent sees only its own).
+func (s *Server) routes() {
+	s.v1("POST /v1/questions", "ask questions", s.ask, RoleAgent)
+	s.v1("GET /v1/questions", "list questions", s.list, RoleOperator, RoleObserver)
+	s.v1("GET /v1/questions/{id}", "read questions", s.get, RoleAgent, RoleOperator, RoleObserver)
+	s.v1("GET /v1/questions/{id}/wait", "wait on questions", s.wait, RoleAgent)
+	s.v1("POST /v1/questions/{id}/answer", "answer questions", s.answer, RoleOperator)
+	s.v1("POST /v1/questions/{id}/decline", "decline questions", s.decline, RoleOperator)
+	s.v1("POST /v1/questions/{id}/cancel", "cancel questions", s.cancel, RoleAgent, RoleOperator)
+	s.v1("POST /v1/runs/{run_id}/end", "end runs", s.endRun, RoleAgent)
+	s.v1("GET /v1/events", "read events", s.events, RoleOperator, RoleObserver)
+	s.v1("GET /v1/digest", "read digests", s.digest, RoleOperator, RoleObserver)
+	s.v1("GET /v1/directive", "read the directive", s.directive, RoleAgent, RoleOperator, RoleObserver)
+	s.mux.HandleFunc("GET /healthz", s.healthz)
+	s.mux.HandleFunc("GET /readyz", s.readyz)
+}
+
+// v1 registers an authenticated route that the given roles (and admin)
+// may use. Authentication itself happens in ServeHTTP for all of /v1.
+func (s *Server) v1(pattern, action string, h http.HandlerFunc, roles ...Role) {
+	s.api.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		tok := caller(r)
+		for _, role := range roles {
+			if tok.Role.includes(role) {
+				h(w, r)
+				return
+			}
+		}
+		writeErrorStatus(w, http.StatusForbidden, core.CodeForbidden,
+			fmt.Sprintf("a token with role %s may not %s", tok.Role, action))
+	})
+}
+
+// Handle mounts another handler beside the API (the MCP endpoint, the
+// console), so one listener serves them all. Patterns follow http.ServeMux.
+// A pattern under /v1/ gets the API's bearer authentication before h runs
+// (the API's own routes win where both match); anything else is h's own
+// business.
+func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
+
+// Authenticate returns the token r presents as "Authorization: Bearer
+// ...", for handlers mounted outside /v1 (the MCP endpoint, say) that take
+// the same tokens. Routes under /v1 are authenticated already.
+func (s *Server) Authenticate(r *http.Request) (Token, bool) {
+	secret, ok := bearer(r)
+	if !ok {
+		return Token{}, false
+	}
+	return s.keys.find(secret)
+}
+
+// Drain ends every parked wait (it answers 200 with the question as it
+// stands, still open, and a client simply polls again, on another replica
+// if need be) and every events stream, now and for requests still to
+// come. Call it before http.Server.Shutdown, which would otherwise wait up
+// to MaxWait for long polls to finish.
+func (s *Server) Drain() { s.drain() }
+
+// ServeHTTP authenticates /v1, routes, and logs one line per request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec := &recorder{ResponseWriter: w, status: http.StatusOK}
+	var tokenName string
+	defer func() {
+		ev := s.log.Info()
+		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
+			ev = s.log.Debug() // probes every few seconds would drown the rest
+		}
+		ev.Str("method", r.Method).Str("path", r.URL.Path).Int("status", rec.status).
+			Dur("duration", time.Since(start)).Str("token", tokenName).Msg("http request")
+	}()
+
+	if r.URL.Path == "/v1" || strings.HasPrefix(r.URL.Path, "/v1/") {
+		tok, ok := s.Authenticate(r)
+		if !ok {
+			rec.Header().Set("WWW-Authenticate", `Bearer realm="askbridge"`)
+			writeErrorStatus(rec, http.StatusUnauthorized, core.CodeForbidden, "a valid bearer token is required")
+			return
+		}
+		tokenName = tok.Name
+		r = r.WithContext(withCaller(r.Context(), tok))
+		if _, pattern := s.api.Handler(r); pattern != "" {
+			s.api.ServeHTTP(rec, r)
+			return
+		}
+		if _, pattern := s.mux.Handler(r); strings.HasPrefix(patternPath(pattern), "/v1") {
+			s.mux.ServeHTTP(rec, r) // mounted under /v1 by Handle
+			return
+		}
+		s.noRoute(rec, r)
+		return
+	}
+	s.mux.ServeHTTP(rec, r)
+}
+
+// noRoute answers a /v1 request no route matches in the API's JSON shape,
+// keeping the mux's choice between 404 and 405 (and its Allow header).
+func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
+	h, _ := s.api.Handler(r) // the mux's own 404 or 405 handler: no side effects
+	probe := &probe{header: http.Header{}, status: http.StatusOK}
+	h.ServeHTTP(probe, r)
+	if probe.status == http.StatusMethodNotAllowed {
+		w.Header().Set("Allow", probe.header.Get("Allow"))
+		writeErrorStatus(w, http.StatusMethodNotAllowed, core.CodeInvalid,
+			fmt.Sprintf("%s is not allowed here; allowed: %s", r.Method, probe.header.Get("Allow")))
+		return
+	}
+	writeErrorStatus(w, http.StatusNotFound, core.CodeNotFound, "no such route")
+}
+
+// patternPath is the path part of a ServeMux pattern ("GET /v1/x" ->
+// "/v1/x"), "" for none.
+func patternPath(p string) string {
+	if i := strings.IndexByte(p, '/'); i >= 0 {
+		return p[i:]
+	}
+	return ""
+}
+
+// probe captures what the mux's fallback handler would have written.
+type probe struct {
+	header http.Header
+	status int
+}
+
+func (p *probe) Header() http.Header         { return p.header }
+func (p *probe) Write(b []byte) (int, error) { return len(b), nil }
+func (p *probe) WriteHeader(status int)      { p.status = status }
+
+// recorder remembers the status for the access log. It passes Flush and
+// the rest of http.ResponseController's methods through to the writer it
+// wraps.
+type recorder struct {
+	http.ResponseWriter
+	status      int
+	wroteHeader bool
+}
+
+func (r *recorder) WriteHeader(status int) {
+	if !r.wroteHeader {
+		r.status, r.wroteHeader = status, true
+	}
+	r.ResponseWriter.WriteHeader(status)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	r.wroteHeader = true
+	return r.ResponseWriter.Write(b)
+}
+
+func (r *recorder) Flush() {
+	r.wroteHeader = true
+	_ = http.NewResponseController(r.ResponseWriter).Flush()
+}
+
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// healthz answers 200 while the process serves.
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readyzTimeout bounds the store ping, so a hung store reads as not ready
+// rather than hanging the probe.
+const readyzTimeout = 2 * time.Second
+
+// readyz answers 200 when the store answers a ping, 503 otherwise.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), readyzTimeout)
+	defer cancel()
+	if err := s.svc.Store().Ping(ctx); err != nil {
+		s.log.Warn().Err(err).Msg("readyz: the store is not reachable")
+		writeErrorStatus(w, http.StatusServiceUnavailable, core.CodeInternal, "the store is not reachable")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}

@@ -1,0 +1,148 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/store/bolt"
+)
+
+func service(t *testing.T) *core.Service {
+	t.Helper()
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "askbridge.db"), bolt.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	svc, err := core.New(st, core.Config{
+		Routes:   map[string]core.Route{core.DefaultRoute: {Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}}}},
+		ActorKey: []byte("test actor key"),
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
+// flaky fails its first failures waits with err, then waits for real.
+type flaky struct {
+	ServiceBackend
+	failures int32
+	err      error
+	calls    atomic.Int32
+}
+
+func (f *flaky) Wait(ctx context.Context, id string) (*core.Question, error) {
+	if f.calls.Add(1) <= f.failures {
+		return nil, f.err
+	}
+	return f.ServiceBackend.Wait(ctx, id)
+}
+
+func newHandler(b Backend) *handler {
+	return &handler{b: b, opts: Options{WaitSlice: time.Millisecond}.withDefaults(), run: "run-test"}
+}
+
+var question = clarificationInput{Question: "Which way?", Reversibility: reversibility(core.Reversible)}
+
+func TestCallEndedLeavesQuestionParked(t *testing.T) {
+	svc := service(t)
+	h := newHandler(ServiceBackend{Svc: svc, Agent: "a"})
+	ctx, cancel := context.WithCancel(context.Background())
+	type out struct {
+		res *mcpsdk.CallToolResult
+		r   Result
+		err error
+	}
+	done := make(chan out, 1)
+	go func() {
+		res, r, err := h.call(ctx, nil, question)
+		done <- out{res, r, err}
+	}()
+	var id string
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for deadline := time.Now().Add(30 * time.Second); id == ""; {
+		qs, _, err := svc.ListOpen(context.Background(), "", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(qs) == 1 {
+			id = qs[0].ID
+		} else if time.Now().After(deadline) {
+			t.Fatal("no question was parked")
+		} else {
+			<-tick.C
+		}
+	}
+	cancel()
+	o := <-done
+	if o.err != nil || o.res == nil || !o.res.IsError {
+		t.Fatalf("got %+v, %v; want an error result", o.res, o.err)
+	}
+	text := o.res.Content[0].(*mcpsdk.TextContent).Text
+	if !strings.Contains(text, id) || !strings.Contains(text, "still parked") {
+		t.Errorf("error text %q does not say that question %s stays parked", text, id)
+	}
+	if o.r.QuestionID != id || o.r.State != core.StateOpen {
+		t.Errorf("structured result is %+v", o.r)
+	}
+	if q, err := svc.Get(context.Background(), id); err != nil || !q.Open() {
+		t.Errorf("question is %v, %v; want open", q, err)
+	}
+}
+
+func TestWaitRetriesInternalErrors(t *testing.T) {
+	svc := service(t)
+	b := &flaky{ServiceBackend: ServiceBackend{Svc: svc, Agent: "a"}, failures: maxWaitFailures - 1, err: errors.New("connection refused")}
+	h := newHandler(b)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	q, err := b.Ask(ctx, core.AskInput{Kind: core.KindClarification, RunID: "r", Text: "Which way?", Reversibility: core.Reversible})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Answer(ctx, core.AnswerInput{QuestionID: q.ID, Decider: core.Decider{Surface: core.SurfaceAPI, ID: "op"}, Text: "left"}); err != nil {
+		t.Fatal(err)
+	}
+	res, r, err := h.await(ctx, nil, q)
+	if err != nil || res.IsError || r.State != core.StateAnswered {
+		t.Fatalf("after %d failed waits: %+v, %+v, %v; want the answer", maxWaitFailures-1, res, r, err)
+	}
+}
+
+func TestWaitGivesUpAfterRepeatedFailures(t *testing.T) {
+	svc := service(t)
+	b := &flaky{ServiceBackend: ServiceBackend{Svc: svc, Agent: "a"}, failures: maxWaitFailures, err: errors.New("connection refused")}
+	h := newHandler(b)
+	ctx := context.Background()
+	q, err := b.Ask(ctx, core.AskInput{Kind: core.KindClarification, RunID: "r", Text: "Which way?", Reversibility: core.Reversible})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, r, err := h.await(ctx, nil, q)
+	if err != nil || res == nil || !res.IsError || r.State != core.StateOpen {
+		t.Fatalf("got %+v, %+v, %v; want a parked error result", res, r, err)
+	}
+	text := res.Content[0].(*mcpsdk.TextContent).Text
+	if !strings.Contains(text, q.ID) || strings.Contains(text, "connection refused") {
+		t.Errorf("error text %q: want the id and no internal detail", text)
+	}
+}
+
+func TestWaitOnUnknownQuestionIsAToolError(t *testing.T) {
+	b := &flaky{ServiceBackend: ServiceBackend{Svc: service(t), Agent: "a"}, failures: 1, err: core.ErrNotFound}
+	h := newHandler(b)
+	_, _, err := h.await(context.Background(), nil, &core.Question{ID: "aaaaaaaaaaaaaaaaa", State: core.StateOpen})
+	if err == nil || err.Error() != "no such question" {
+		t.Fatalf("got %v, want the caller-safe not-found message", err)
+	}
+}

@@ -1,0 +1,284 @@
+package main
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/askbridge/askbridge/adapters/httpapi"
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/directive"
+	"go.yaml.in/yaml/v3"
+)
+
+// Settings is everything askbridge reads at start: environment variables
+// for addresses and secrets, and one optional YAML file for routes,
+// tokens and policies. It is checked once, at load.
+type Settings struct {
+	Addr       string // ASKBRIDGE_ADDR
+	DataDir    string // ASKBRIDGE_DATA_DIR
+	ConfigPath string // ASKBRIDGE_CONFIG
+	RedisURL   Secret // REDIS_URL: may carry a password
+	ActorKey   Secret // ASKBRIDGE_ACTOR_KEY
+	LogLevel   string // ASKBRIDGE_LOG_LEVEL
+	LogFormat  string // ASKBRIDGE_LOG_FORMAT: auto, console or json
+	File       File
+}
+
+// File is the YAML configuration (ASKBRIDGE_CONFIG).
+type File struct {
+	Routes     map[string]RouteFile `yaml:"routes"`
+	Tokens     []TokenFile          `yaml:"tokens"`
+	Policies   Policies             `yaml:"policies"`
+	Directives []directive.Extra    `yaml:"directives"`
+}
+
+// RouteFile is one route: where its cards go and who may decide.
+type RouteFile struct {
+	Rooms      []core.Room         `yaml:"rooms"`
+	Deciders   map[string][]string `yaml:"deciders"`
+	EscalateTo string              `yaml:"escalate_to"`
+}
+
+// TokenFile is one API bearer token. The secret is given inline or, better,
+// named by an environment variable so the file can be committed.
+type TokenFile struct {
+	Name     string `yaml:"name"`
+	Role     string `yaml:"role"`
+	Token    Secret `yaml:"token"`
+	TokenEnv string `yaml:"token_env"`
+}
+
+// Policies are core's limits and periods.
+type Policies struct {
+	DefaultTimeout    Duration `yaml:"default_timeout"`
+	MaxTimeout        Duration `yaml:"max_timeout"`
+	DowntimeThreshold Duration `yaml:"downtime_threshold"`
+	Retention         Duration `yaml:"retention"`
+	Shards            int      `yaml:"shards"`
+}
+
+// Duration reads "90s", "24h" or "30d" style values from YAML.
+type Duration time.Duration
+
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := parseDuration(n.Value)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// parseDuration is time.ParseDuration plus a whole-day suffix, because
+// retention is naturally said in days.
+func parseDuration(s string) (time.Duration, error) {
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		var days int
+		if _, err := fmt.Sscanf(n, "%d", &days); err != nil || days < 0 || fmt.Sprint(days) != n {
+			return 0, fmt.Errorf("%q is not a duration", s)
+		}
+		return time.Duration(days) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%q is not a duration", s)
+	}
+	return d, nil
+}
+
+// Secret is a string that never shows in logs or error messages.
+type Secret string
+
+func (Secret) String() string                  { return "REDACTED" }
+func (Secret) GoString() string                { return "REDACTED" }
+func (Secret) MarshalText() ([]byte, error)    { return []byte("REDACTED"), nil }
+func (s Secret) Reveal() string                { return string(s) }
+func (s *Secret) UnmarshalText(b []byte) error { *s = Secret(b); return nil }
+
+// LoadSettings reads the environment (through getenv) and the YAML file it
+// names. Every error names the variable or key at fault.
+func LoadSettings(getenv func(string) string) (Settings, error) {
+	s := Settings{
+		Addr:       getenv("ASKBRIDGE_ADDR"),
+		DataDir:    getenv("ASKBRIDGE_DATA_DIR"),
+		ConfigPath: getenv("ASKBRIDGE_CONFIG"),
+		RedisURL:   Secret(getenv("REDIS_URL")),
+		ActorKey:   Secret(getenv("ASKBRIDGE_ACTOR_KEY")),
+		LogLevel:   getenv("ASKBRIDGE_LOG_LEVEL"),
+		LogFormat:  getenv("ASKBRIDGE_LOG_FORMAT"),
+	}
+	if s.Addr == "" {
+		s.Addr = "127.0.0.1:8080"
+	}
+	if s.DataDir == "" {
+		s.DataDir = "askbridge-data"
+	}
+	switch s.LogFormat {
+	case "", "auto", "console", "json":
+	default:
+		return s, fmt.Errorf("ASKBRIDGE_LOG_FORMAT: %q is not auto, console or json", s.LogFormat)
+	}
+	if s.ConfigPath != "" {
+		raw, err := os.ReadFile(s.ConfigPath)
+		if err != nil {
+			return s, fmt.Errorf("ASKBRIDGE_CONFIG: %w", err)
+		}
+		if s.File, err = parseFile(raw, getenv); err != nil {
+			return s, fmt.Errorf("%s: %w", s.ConfigPath, err)
+		}
+	}
+	return s, nil
+}
+
+// parseFile decodes and checks the YAML file. Unknown keys are errors:
+// a misspelt key silently ignored is a policy silently not applied.
+func parseFile(raw []byte, getenv func(string) string) (File, error) {
+	var f File
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) { // io.EOF: an empty file
+		return f, err
+	}
+	for name, r := range f.Routes {
+		key := "routes." + name
+		if name == "" {
+			return f, fmt.Errorf("routes: a route needs a name")
+		}
+		for i, room := range r.Rooms {
+			if !room.Surface.IsChat() {
+				return f, fmt.Errorf("%s.rooms[%d].surface: %q is not slack, discord or telegram", key, i, room.Surface)
+			}
+			if room.ID == "" {
+				return f, fmt.Errorf("%s.rooms[%d].id is required", key, i)
+			}
+		}
+		for surface, ids := range r.Deciders {
+			if _, err := core.ParseSurface(surface); err != nil {
+				return f, fmt.Errorf("%s.deciders.%s: not a surface: slack, discord, telegram, api or console", key, surface)
+			}
+			for j, id := range ids {
+				if strings.TrimSpace(id) == "" {
+					return f, fmt.Errorf("%s.deciders.%s[%d] is empty", key, surface, j)
+				}
+			}
+		}
+		if r.EscalateTo != "" {
+			if _, ok := f.Routes[r.EscalateTo]; !ok {
+				return f, fmt.Errorf("%s.escalate_to: no route named %q", key, r.EscalateTo)
+			}
+		}
+	}
+	names := map[string]bool{}
+	for i, t := range f.Tokens {
+		key := fmt.Sprintf("tokens[%d]", i)
+		if t.Name == "" {
+			return f, fmt.Errorf("%s.name is required", key)
+		}
+		if names[t.Name] {
+			return f, fmt.Errorf("%s.name %q is used twice", key, t.Name)
+		}
+		names[t.Name] = true
+		if _, err := httpapi.ParseRole(t.Role); err != nil {
+			return f, fmt.Errorf("%s.role: %q is not agent, operator, observer or admin", key, t.Role)
+		}
+		switch {
+		case t.Token != "" && t.TokenEnv != "":
+			return f, fmt.Errorf("%s: give token or token_env, not both", key)
+		case t.TokenEnv != "":
+			v := getenv(t.TokenEnv)
+			if v == "" {
+				return f, fmt.Errorf("%s.token_env: environment variable %s is empty", key, t.TokenEnv)
+			}
+			f.Tokens[i].Token = Secret(v)
+		case t.Token == "":
+			return f, fmt.Errorf("%s: token or token_env is required", key)
+		}
+		if len(f.Tokens[i].Token) < 16 {
+			return f, fmt.Errorf("%s: the token must be at least 16 characters", key)
+		}
+	}
+	p := f.Policies
+	if p.Shards < 0 || p.Shards > core.MaxShards {
+		return f, fmt.Errorf("policies.shards: must be between 1 and %d", core.MaxShards)
+	}
+	if p.MaxTimeout != 0 && p.DefaultTimeout > p.MaxTimeout {
+		return f, fmt.Errorf("policies.default_timeout: longer than policies.max_timeout")
+	}
+	if err := directive.ValidateExtras(f.Directives); err != nil {
+		return f, fmt.Errorf("directives: %w", err)
+	}
+	return f, nil
+}
+
+// coreConfig turns the file into core's configuration. With no routes
+// configured there is one default route, answerable through the API and
+// the console by anyone holding a token that may answer.
+func (s Settings) coreConfig(actorKey []byte) core.Config {
+	cfg := core.Config{
+		Routes:            map[string]core.Route{},
+		ActorKey:          actorKey,
+		DefaultTimeout:    time.Duration(s.File.Policies.DefaultTimeout),
+		MaxTimeout:        time.Duration(s.File.Policies.MaxTimeout),
+		DowntimeThreshold: time.Duration(s.File.Policies.DowntimeThreshold),
+		Retention:         time.Duration(s.File.Policies.Retention),
+		Shards:            s.File.Policies.Shards,
+	}
+	for name, r := range s.File.Routes {
+		deciders := map[core.Surface][]string{}
+		for surface, ids := range r.Deciders {
+			deciders[core.Surface(surface)] = ids
+		}
+		cfg.Routes[name] = core.Route{Name: name, Rooms: r.Rooms, Deciders: deciders, EscalateTo: r.EscalateTo}
+	}
+	if len(cfg.Routes) == 0 {
+		cfg.Routes[core.DefaultRoute] = core.Route{Name: core.DefaultRoute, Deciders: map[core.Surface][]string{
+			core.SurfaceAPI: {"*"}, core.SurfaceConsole: {"*"},
+		}}
+	}
+	return cfg
+}
+
+// readOrCreateSecret returns the secret kept in path, creating it (mode
+// 0600, 32 random bytes as hex) on first use. created is true when it did.
+func readOrCreateSecret(path string) (secret string, created bool, err error) {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		v := strings.TrimSpace(string(b))
+		if v == "" {
+			return "", false, fmt.Errorf("%s is empty: delete it to have a new one made", path)
+		}
+		return v, false, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return "", false, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", false, err
+	}
+	var raw [32]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", false, err
+	}
+	v := hex.EncodeToString(raw[:])
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		if errors.Is(err, fs.ErrExist) { // another process made it first
+			return readOrCreateSecret(path)
+		}
+		return "", false, err
+	}
+	if _, err := f.WriteString(v + "\n"); err != nil {
+		f.Close()
+		return "", false, err
+	}
+	return v, true, f.Close()
+}

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseFileNamesTheBadKey(t *testing.T) {
+	env := func(k string) string {
+		if k == "OPS_TOKEN" {
+			return "ops-token-0123456789"
+		}
+		return ""
+	}
+	tests := []struct {
+		name, yaml, want string
+	}{
+		{"unknown top-level key", "routez: {}", "field routez not found"},
+		{"unknown route key", "routes: {a: {room: []}}", "field room not found"},
+		{"bad room surface", "routes: {a: {rooms: [{surface: irc, id: x}]}}", "routes.a.rooms[0].surface"},
+		{"missing room id", "routes: {a: {rooms: [{surface: slack}]}}", "routes.a.rooms[0].id is required"},
+		{"bad decider surface", "routes: {a: {deciders: {email: [x]}}}", "routes.a.deciders.email"},
+		{"unknown escalation", "routes: {a: {escalate_to: b}}", "routes.a.escalate_to"},
+		{"token without role", "tokens: [{name: x, token: abcdefghijklmnopq}]", "tokens[0].role"},
+		{"token too short", "tokens: [{name: x, role: agent, token: short}]", "tokens[0]: the token must be at least 16"},
+		{"empty token env", "tokens: [{name: x, role: agent, token_env: NOPE}]", "tokens[0].token_env: environment variable NOPE is empty"},
+		{"duplicate token name", "tokens: [{name: x, role: agent, token_env: OPS_TOKEN}, {name: x, role: agent, token_env: OPS_TOKEN}]", "tokens[1].name"},
+		{"bad duration", "policies: {retention: soon}", "not a duration"},
+		{"bad shards", "policies: {shards: 99}", "policies.shards"},
+		{"bad directive", "directives: [{id: x, text: '', scope: all}]", "directives"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseFile([]byte(tt.yaml), env)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseFileGood(t *testing.T) {
+	env := func(k string) string { return map[string]string{"OPS_TOKEN": "ops-token-0123456789"}[k] }
+	f, err := parseFile([]byte(`
+routes:
+  infra:
+    rooms: [{surface: slack, id: C1}]
+    deciders: {slack: [U1, "role:S1"], api: [ops]}
+    escalate_to: oncall
+  oncall: {deciders: {api: ["*"]}}
+tokens:
+  - {name: ops, role: operator, token_env: OPS_TOKEN}
+policies: {retention: 7d, default_timeout: 90m}
+`), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Tokens[0].Token.Reveal() != "ops-token-0123456789" || time.Duration(f.Policies.Retention) != 7*24*time.Hour {
+		t.Fatalf("parsed %+v", f)
+	}
+	cfg := Settings{File: f}.coreConfig([]byte("k"))
+	if _, ok := cfg.Routes["default"]; ok || cfg.Routes["infra"].EscalateTo != "oncall" {
+		t.Fatalf("routes %+v", cfg.Routes)
+	}
+	// An empty file is a valid, empty configuration with the default route.
+	f, err = parseFile(nil, env)
+	if err != nil || len(Settings{File: f}.coreConfig([]byte("k")).Routes) != 1 {
+		t.Fatalf("empty file: %+v, %v", f, err)
+	}
+}
+
+func TestSecretsNeverPrint(t *testing.T) {
+	s := Secret("hunter2-is-my-password")
+	for _, out := range []string{fmt.Sprint(s), fmt.Sprintf("%v %s %#v", s, s, s), fmt.Sprintf("%+v", TokenFile{Token: s})} {
+		if strings.Contains(out, "hunter2") {
+			t.Fatalf("a secret printed: %q", out)
+		}
+	}
+}

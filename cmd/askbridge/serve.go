@@ -1,0 +1,208 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/askbridge/askbridge/adapters/httpapi"
+	"github.com/askbridge/askbridge/adapters/mcp"
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/store/bolt"
+	redisstore "github.com/askbridge/askbridge/store/redis"
+	"github.com/rs/zerolog"
+	"golang.org/x/sync/errgroup"
+)
+
+// Main is the server program: Run starts it and returns once it listens,
+// Close stops it. Tests run the real program this way, on 127.0.0.1:0 and a
+// temporary data directory.
+type Main struct {
+	Settings Settings
+	Stdout   io.Writer // where the first-start notice goes
+	Log      zerolog.Logger
+	Clock    core.Clock // nil: the wall clock
+	Loops    core.Loops
+
+	// Set by Run.
+	URL        string // http://host:port of the listener
+	AdminToken string
+	StoreKind  string // "embedded" or "redis"
+	Service    *core.Service
+
+	store    core.Store
+	api      *httpapi.Server
+	server   *http.Server
+	cancel   context.CancelFunc
+	group    *errgroup.Group
+	closeErr error
+}
+
+// adminTokenName is the name the admin token acts under in the API and the
+// event log.
+const adminTokenName = "admin"
+
+// Run opens the store, boots core (re-notifying after downtime), and
+// serves the API until Close.
+func (m *Main) Run(ctx context.Context) (err error) {
+	s := m.Settings
+	if m.Stdout == nil {
+		m.Stdout = io.Discard
+	}
+	if err := os.MkdirAll(s.DataDir, 0o700); err != nil {
+		return fmt.Errorf("ASKBRIDGE_DATA_DIR: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			m.Close()
+		}
+	}()
+
+	if s.RedisURL != "" {
+		st, err := redisstore.Open(ctx, s.RedisURL.Reveal(), redisstore.Options{Shards: s.File.Policies.Shards})
+		if err != nil {
+			return fmt.Errorf("REDIS_URL: %w", err)
+		}
+		m.store, m.StoreKind = st, "redis"
+	} else {
+		path := filepath.Join(s.DataDir, "askbridge.db")
+		st, err := bolt.Open(path, bolt.Options{})
+		if err != nil {
+			return fmt.Errorf("embedded store %s: %w", path, err)
+		}
+		m.store, m.StoreKind = st, "embedded"
+	}
+
+	actorKey := s.ActorKey.Reveal()
+	if actorKey == "" {
+		if actorKey, _, err = readOrCreateSecret(filepath.Join(s.DataDir, "actor.key")); err != nil {
+			return fmt.Errorf("actor key: %w", err)
+		}
+	}
+	svc, err := core.New(m.store, s.coreConfig([]byte(actorKey)), m.Clock)
+	if err != nil {
+		return err
+	}
+	m.Service = svc
+
+	admin, created, err := readOrCreateSecret(filepath.Join(s.DataDir, "admin.token"))
+	if err != nil {
+		return fmt.Errorf("admin token: %w", err)
+	}
+	m.AdminToken = admin
+	tokens := []httpapi.Token{{Name: adminTokenName, Secret: admin, Role: httpapi.RoleAdmin}}
+	for _, t := range s.File.Tokens {
+		role, _ := httpapi.ParseRole(t.Role) // checked at load
+		tokens = append(tokens, httpapi.Token{Name: t.Name, Secret: t.Token.Reveal(), Role: role})
+	}
+
+	boot, err := svc.Boot(ctx)
+	if err != nil {
+		return err
+	}
+	if boot.Down > 0 {
+		m.Log.Info().Dur("away", boot.Down).Int("reminded", boot.Reminded).Int("digests", boot.Digests).
+			Msg("was away longer than the downtime threshold: open questions re-notified")
+	}
+
+	opts := httpapi.Options{Tokens: tokens, Log: m.Log, Extras: s.File.Directives}
+	if err := opts.Validate(); err != nil {
+		return err
+	}
+	api := httpapi.New(svc, opts)
+	m.api = api
+	mux := http.NewServeMux()
+	mux.Handle("/", api)
+	mux.Handle("/mcp", agentsOnly(api, mcp.HTTPHandler(mcp.ServiceBackend{Svc: svc}, mcp.Options{
+		Version: versionString(),
+		Caller:  func(r *http.Request) string { return agentName(r.Context()) },
+	})))
+
+	ln, err := net.Listen("tcp", s.Addr)
+	if err != nil {
+		return fmt.Errorf("ASKBRIDGE_ADDR: %w", err)
+	}
+	m.URL = "http://" + ln.Addr().String()
+	// No WriteTimeout: long polls and MCP tool calls stay open until a
+	// human answers; they are bounded by their own timeouts instead.
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	m.server = srv
+
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	m.cancel = cancel
+	g, gctx := errgroup.WithContext(runCtx)
+	m.group = g
+	g.Go(func() error {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
+	g.Go(func() error {
+		return svc.Run(gctx, m.Loops, func(err error) { m.Log.Error().Err(err).Msg("background pass failed") })
+	})
+
+	m.Log.Info().Str("store", m.StoreKind).Str("url", m.URL).Msg("askbridge is serving")
+	if created {
+		fmt.Fprintf(m.Stdout, "\naskbridge is running on the %s store at %s\n", m.StoreKind, m.URL)
+		fmt.Fprintf(m.Stdout, "admin token (shown once; kept in %s):\n  %s\n\n",
+			filepath.Join(s.DataDir, "admin.token"), admin)
+	}
+	return nil
+}
+
+type agentKey struct{}
+
+// agentsOnly lets through requests that carry an API token with the agent
+// role (or admin), and puts its name in the context: an MCP tool call asks
+// in the name of the agent whose token made it.
+func agentsOnly(api *httpapi.Server, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok, ok := api.Authenticate(r)
+		if !ok {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="askbridge"`)
+			http.Error(w, "a valid bearer token is required", http.StatusUnauthorized)
+			return
+		}
+		if tok.Role != httpapi.RoleAgent && tok.Role != httpapi.RoleAdmin {
+			http.Error(w, "the MCP tools are for agent tokens", http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), agentKey{}, tok.Name)))
+	})
+}
+
+func agentName(ctx context.Context) string {
+	name, _ := ctx.Value(agentKey{}).(string)
+	return name
+}
+
+// Close stops serving (finishing requests for up to five seconds), stops
+// the background loops and closes the store, in reverse order of start.
+func (m *Main) Close() error {
+	if m.api != nil {
+		m.api.Drain() // parked long polls return "open" now instead of holding up the shutdown
+	}
+	if m.server != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		m.closeErr = errors.Join(m.closeErr, m.server.Shutdown(ctx))
+		cancel()
+		m.server = nil
+	}
+	if m.cancel != nil {
+		m.cancel()
+		m.closeErr = errors.Join(m.closeErr, m.group.Wait())
+		m.cancel = nil
+	}
+	if m.store != nil {
+		m.closeErr = errors.Join(m.closeErr, m.store.Close())
+		m.store = nil
+	}
+	return m.closeErr
+}

@@ -1,0 +1,176 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Courier carries deliveries to one chat platform. Each chat adapter
+// implements it; Deliver drives it from the outbox. A Courier renders from
+// the question as it stands when the delivery runs, so an update always
+// shows the latest state, however late it runs.
+type Courier interface {
+	Surface() Surface
+	// Post puts q's card in room and returns the posted message. Kind is
+	// DeliverPost or DeliverEscalate (an escalation posts the card in the
+	// escalation route's room).
+	Post(ctx context.Context, q *Question, room string, kind DeliveryKind) (MessageRef, error)
+	// Update edits a card to show q as it now stands: progress of a form,
+	// or who answered what and when, with the buttons removed.
+	Update(ctx context.Context, q *Question, card MessageRef) error
+	// Remind posts a reminder of a still-open q in room.
+	Remind(ctx context.Context, q *Question, room string) error
+	// Digest posts a "while you were away" summary in room.
+	Digest(ctx context.Context, d Digest, room string) error
+}
+
+// RetryAfter is returned by a Courier when the platform asked it to slow
+// down; Deliver pauses that long before the next delivery.
+type RetryAfter struct {
+	After time.Duration
+	Err   error
+}
+
+func (e *RetryAfter) Error() string { return "rate limited: " + e.Err.Error() }
+func (e *RetryAfter) Unwrap() error { return e.Err }
+
+// Permanent marks a Courier error that retrying cannot fix (the channel is
+// gone, the bot was removed): the delivery is dropped and reported.
+type Permanent struct{ Err error }
+
+func (e *Permanent) Error() string { return "permanent: " + e.Err.Error() }
+func (e *Permanent) Unwrap() error { return e.Err }
+
+// DeliverOptions tune the outbox loop.
+type DeliverOptions struct {
+	Consumer string        // this replica's consumer name
+	Batch    int           // deliveries claimed at once; default 10
+	MinIdle  time.Duration // a claim idle this long is presumed dead; default 1m
+	Block    time.Duration // how long a claim waits for new work; default 5s
+	// MaxAttempts drops a delivery after this many hand-outs; default 8.
+	MaxAttempts int
+	// OnError hears every failed delivery (for logs); may be nil.
+	OnError func(d Delivery, err error)
+}
+
+// Deliver drains the outbox for c's surface until ctx ends: at least once
+// (a delivery is acked only after it succeeded, so a crash hands it to
+// another consumer), and never silently twice (a post whose card is already
+// recorded under the same delivery key is not posted again).
+func (s *Service) Deliver(ctx context.Context, c Courier, o DeliverOptions) error {
+	if o.Consumer == "" {
+		o.Consumer = "askbridge"
+	}
+	if o.Batch <= 0 {
+		o.Batch = 10
+	}
+	if o.MinIdle <= 0 {
+		o.MinIdle = time.Minute
+	}
+	if o.Block <= 0 {
+		o.Block = 5 * time.Second
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 8
+	}
+	report := o.OnError
+	if report == nil {
+		report = func(Delivery, error) {}
+	}
+	surface := c.Surface()
+	for ctx.Err() == nil {
+		ds, err := s.store.Claim(ctx, surface, o.Consumer, o.Batch, o.MinIdle, o.Block)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			report(Delivery{Surface: surface}, Internal("claim", err))
+			if !sleep(ctx, time.Second) {
+				return nil
+			}
+			continue
+		}
+		for _, d := range ds {
+			err := s.deliverOne(ctx, c, d)
+			var ra *RetryAfter
+			var perm *Permanent
+			switch {
+			case err == nil:
+			case errors.As(err, &perm) || d.Attempts >= o.MaxAttempts:
+				report(d, err) // dropped: retrying cannot help, or has not
+			case errors.As(err, &ra):
+				report(d, err)
+				if !sleep(ctx, ra.After) {
+					return nil
+				}
+				continue // not acked: handed out again after MinIdle
+			default:
+				report(d, err)
+				continue
+			}
+			if err := s.store.Ack(ctx, surface, d.ID); err != nil && ctx.Err() == nil {
+				report(d, Internal("ack", err))
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Service) deliverOne(ctx context.Context, c Courier, d Delivery) error {
+	if d.Kind == DeliverDigest {
+		dg, err := s.Digest(ctx, d.Since, d.CreatedAt, nil, d.Route)
+		if err != nil {
+			return err
+		}
+		if len(dg.Asked)+len(dg.Closed)+len(dg.Open) == 0 {
+			return nil // nothing happened: no digest to post
+		}
+		return c.Digest(ctx, dg, d.Room)
+	}
+	q, err := s.Get(ctx, d.QuestionID)
+	if ErrorCode(err) == CodeNotFound {
+		return &Permanent{Err: err} // purged meanwhile
+	}
+	if err != nil {
+		return err
+	}
+	switch d.Kind {
+	case DeliverPost, DeliverEscalate:
+		for _, m := range q.Messages {
+			if m.Delivery == d.Key {
+				return nil // posted before a crash: a recognised repeat
+			}
+		}
+		ref, err := c.Post(ctx, q, d.Room, d.Kind)
+		if err != nil {
+			return err
+		}
+		ref.Delivery = d.Key
+		_, err = s.RecordMessage(ctx, q.ID, ref)
+		return err
+	case DeliverUpdate:
+		if d.Message == nil {
+			return &Permanent{Err: errors.New("update delivery without a message")}
+		}
+		return c.Update(ctx, q, *d.Message)
+	case DeliverRemind:
+		if !q.Open() {
+			return nil // answered before the reminder went out
+		}
+		return c.Remind(ctx, q, d.Room)
+	}
+	return &Permanent{Err: errors.New("unknown delivery kind " + string(d.Kind))}
+}
+
+// sleep waits d or until ctx ends; it reports whether ctx is still live.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

@@ -1,0 +1,75 @@
+package core_test
+
+import (
+	"testing"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+func TestRefRoundTrip(t *testing.T) {
+	id := core.NewID(3)
+	for _, r := range []core.Ref{
+		{QuestionID: id, Item: -1, Action: core.RefOption, Option: 9},
+		{QuestionID: id, Item: 3, Action: core.RefOption, Option: 3},
+		{QuestionID: id, Item: -1, Action: core.RefApprove},
+		{QuestionID: id, Item: -1, Action: core.RefDeny},
+		{QuestionID: id, Item: 0, Action: core.RefText},
+		{QuestionID: id, Item: -1, Action: core.RefDecline},
+	} {
+		s := r.Encode()
+		if len(s) != core.RefLen || len(s) > 64 {
+			t.Fatalf("%+v encodes to %q", r, s)
+		}
+		got, err := core.DecodeRef(s)
+		if err != nil || got != r {
+			t.Fatalf("decode %q = %+v, %v; want %+v", s, got, err, r)
+		}
+	}
+	for _, bad := range []core.Ref{
+		{QuestionID: "nope", Item: -1, Action: core.RefOption},
+		{QuestionID: id, Item: -2, Action: core.RefOption},
+		{QuestionID: id, Item: -1, Action: 'z'},
+		{QuestionID: id, Item: -1, Action: core.RefOption, Option: 99},
+	} {
+		if s := bad.Encode(); s != "" {
+			t.Fatalf("%+v encoded to %q", bad, s)
+		}
+	}
+}
+
+func TestAnswerForChecksTheQuestion(t *testing.T) {
+	q := &core.Question{ID: core.NewID(0), Kind: core.KindDecision, Options: []core.Option{{ID: "a"}, {ID: "b"}}}
+	d := core.Decider{Surface: core.SurfaceSlack, ID: "U1"}
+	in, err := core.AnswerFor(q, core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefOption, Option: 1}, d, "")
+	if err != nil || in.OptionID != "b" {
+		t.Fatalf("%+v %v", in, err)
+	}
+	for _, r := range []core.Ref{
+		{QuestionID: q.ID, Item: -1, Action: core.RefOption, Option: 2},
+		{QuestionID: q.ID, Item: -1, Action: core.RefApprove},
+		{QuestionID: q.ID, Item: 0, Action: core.RefOption},
+		{QuestionID: core.NewID(0), Item: -1, Action: core.RefOption},
+	} {
+		if _, err := core.AnswerFor(q, r, d, ""); core.ErrorCode(err) != core.CodeInvalid {
+			t.Fatalf("ref %+v: %v, want invalid", r, err)
+		}
+	}
+}
+
+// FuzzDecodeRef: any string either is refused or decodes to a ref that
+// encodes back to exactly that string.
+func FuzzDecodeRef(f *testing.F) {
+	f.Add(core.Ref{QuestionID: core.NewID(1), Item: 2, Action: core.RefOption, Option: 1}.Encode())
+	f.Add("1o-0aaaaaaaaaaaaaaaaa")
+	f.Add("")
+	f.Add("2o-0aaaaaaaaaaaaaaaaa")
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := core.DecodeRef(s)
+		if err != nil {
+			return
+		}
+		if r.Encode() != s {
+			t.Fatalf("%q decoded to %+v which encodes to %q", s, r, r.Encode())
+		}
+	})
+}

@@ -1,0 +1,273 @@
+// Package redistest starts private redis-server processes for tests.
+//
+// Each server listens on a free 127.0.0.1 port, keeps nothing on disk
+// (--save "" --appendonly no) and is killed when the test ends, so tests
+// never touch a shared Redis and never flush someone else's data. A missing
+// redis-server is a test failure, never a skip: CI must not pass by running
+// nothing.
+package redistest
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// InstallHint says how to get redis-server when it is missing.
+const InstallHint = "redis-server is not on PATH; install it (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis)"
+
+// startTimeout bounds how long a server may take to answer PING.
+const startTimeout = 15 * time.Second
+
+// Server is one private redis-server process.
+type Server struct {
+	addr    string
+	cluster bool
+	cmd     *exec.Cmd
+	out     *lockedBuffer
+	exited  chan struct{}
+	once    sync.Once
+}
+
+// Start starts a standalone redis-server for the test and stops it when
+// the test ends. It fails the test if redis-server is missing or does not
+// come up.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	s, err := StartServer(t.TempDir())
+	if err != nil {
+		t.Fatalf("redistest: %v", err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// StartCluster starts a one-node Redis Cluster that serves all 16384
+// slots, for the test. Scripts whose keys span slots fail on it with
+// CROSSSLOT, exactly as on a real cluster.
+func StartCluster(t testing.TB) *Server {
+	t.Helper()
+	s, err := StartClusterServer(t.TempDir())
+	if err != nil {
+		t.Fatalf("redistest: %v", err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// StartServer starts a standalone redis-server with its working directory
+// in dir and returns once it answers PING. It is for TestMain, where there
+// is no testing.TB: the caller must Close the server.
+func StartServer(dir string) (*Server, error) {
+	return start(dir, false)
+}
+
+// StartClusterServer is StartCluster for TestMain: the caller must Close
+// the server.
+func StartClusterServer(dir string) (*Server, error) {
+	return start(dir, true)
+}
+
+func start(dir string, cluster bool) (*Server, error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, errors.New(InstallHint)
+	}
+	// Another process may take the free port between our probe and the
+	// server's bind; a few tries make that race harmless.
+	var lastErr error
+	for range 5 {
+		s, err := launch(bin, dir, cluster)
+		if err == nil {
+			return s, nil
+		}
+		lastErr = err
+	}
+	return nil, lastErr
+}
+
+func launch(bin, dir string, cluster bool) (*Server, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	args := []string{
+		"--port", strconv.Itoa(port),
+		"--bind", "127.0.0.1",
+		"--save", "",
+		"--appendonly", "no",
+		"--dir", dir,
+		"--daemonize", "no",
+		"--loglevel", "warning",
+	}
+	if cluster {
+		args = append(args,
+			"--cluster-enabled", "yes",
+			"--cluster-config-file", fmt.Sprintf("nodes-%d.conf", port))
+	}
+	s := &Server{
+		addr:    net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		cluster: cluster,
+		out:     &lockedBuffer{},
+		exited:  make(chan struct{}),
+	}
+	s.cmd = exec.Command(bin, args...)
+	s.cmd.Stdout = s.out
+	s.cmd.Stderr = s.out
+	s.cmd.SysProcAttr = sysProcAttr()
+	if err := s.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start redis-server: %w", err)
+	}
+	go func() {
+		_ = s.cmd.Wait()
+		close(s.exited)
+	}()
+	if err := s.waitReady(); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if cluster {
+		if err := s.assignSlots(); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Addr is the server's host:port.
+func (s *Server) Addr() string { return s.addr }
+
+// URL is the server's redis:// URL.
+func (s *Server) URL() string { return "redis://" + s.addr }
+
+// Close kills the server and waits for it to exit. It is safe to call more
+// than once.
+func (s *Server) Close() {
+	s.once.Do(func() {
+		if s.cmd.Process != nil {
+			_ = s.cmd.Process.Kill()
+		}
+		<-s.exited
+	})
+}
+
+// Do sends one command on a fresh connection and returns its reply: a
+// status or an integer as its text, a bulk string's contents, a server
+// error as an error. Arrays are not read. It is for setup, not for the
+// code under test, which brings its own client.
+func (s *Server) Do(args ...string) (string, error) {
+	conn, err := net.DialTimeout("tcp", s.addr, time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	if _, err := conn.Write([]byte(b.String())); err != nil {
+		return "", err
+	}
+	r := bufio.NewReader(conn)
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return "", err
+	}
+	line = strings.TrimRight(line, "\r\n")
+	if strings.HasPrefix(line, "$") {
+		n, err := strconv.Atoi(line[1:])
+		if err != nil || n < 0 {
+			return "", nil
+		}
+		buf := make([]byte, n+2)
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return "", err
+		}
+		return string(buf[:n]), nil
+	}
+	switch {
+	case strings.HasPrefix(line, "-"):
+		return "", errors.New(line[1:])
+	case strings.HasPrefix(line, "+"), strings.HasPrefix(line, ":"):
+		return line[1:], nil
+	}
+	return line, nil
+}
+
+func (s *Server) waitReady() error {
+	deadline := time.Now().Add(startTimeout)
+	for {
+		select {
+		case <-s.exited:
+			return fmt.Errorf("redis-server on %s exited during start: %s", s.addr, strings.TrimSpace(s.out.String()))
+		default:
+		}
+		if reply, err := s.Do("PING"); err == nil && reply == "PONG" {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("redis-server on %s did not answer PING within %s: %s", s.addr, startTimeout, strings.TrimSpace(s.out.String()))
+		}
+		time.Sleep(20 * time.Millisecond) // polling a starting process, not a test assertion
+	}
+}
+
+func (s *Server) assignSlots() error {
+	if _, err := s.Do("CLUSTER", "ADDSLOTSRANGE", "0", "16383"); err != nil {
+		return fmt.Errorf("assign cluster slots: %w", err)
+	}
+	deadline := time.Now().Add(startTimeout)
+	for {
+		info, err := s.Do("CLUSTER", "INFO")
+		if err == nil && strings.Contains(info, "cluster_state:ok") {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("cluster on %s not ok within %s: %q %v", s.addr, startTimeout, info, err)
+		}
+		time.Sleep(20 * time.Millisecond) // polling a starting process, not a test assertion
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// lockedBuffer collects the server's output for error messages; the
+// process writes it while a test may read it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.buf.Len() > 64<<10 {
+		return len(p), nil // keep the head; it says why a start failed
+	}
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

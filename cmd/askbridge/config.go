@@ -31,6 +31,16 @@ type Settings struct {
 	LogLevel   string // ASKBRIDGE_LOG_LEVEL
 	LogFormat  string // ASKBRIDGE_LOG_FORMAT: auto, console or json
 	File       File
+	// Getenv reads the platform adapters' own variables (tokens, API
+	// URLs); tests give a map instead of the process environment.
+	Getenv func(string) string `yaml:"-"`
+}
+
+func (s Settings) env(key string) string {
+	if s.Getenv == nil {
+		return ""
+	}
+	return s.Getenv(key)
 }
 
 // File is the YAML configuration (ASKBRIDGE_CONFIG).
@@ -115,6 +125,7 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 		ActorKey:   Secret(getenv("ASKBRIDGE_ACTOR_KEY")),
 		LogLevel:   getenv("ASKBRIDGE_LOG_LEVEL"),
 		LogFormat:  getenv("ASKBRIDGE_LOG_FORMAT"),
+		Getenv:     getenv,
 	}
 	if s.Addr == "" {
 		s.Addr = "127.0.0.1:8080"

@@ -38,11 +38,30 @@ type Main struct {
 
 	store    core.Store
 	api      *httpapi.Server
+	chats    []chatAdapter
+	consumer string
 	server   *http.Server
 	cancel   context.CancelFunc
 	group    *errgroup.Group
 	closeErr error
 }
+
+// chatAdapter is a chat platform as the program runs it: a courier for the
+// outbox, an inbound transport (Socket Mode, the gateway, long polling)
+// and any HTTP endpoints the platform calls.
+type chatAdapter interface {
+	core.Courier
+	// Run receives clicks and replies until ctx ends, then returns nil.
+	// An adapter that only takes HTTP callbacks just waits for ctx.
+	Run(ctx context.Context) error
+	// Mount adds the adapter's HTTP endpoints to the program's mux.
+	Mount(mux *http.ServeMux)
+}
+
+// chatAdapters open each chat platform from the settings; each returns nil
+// when its platform is not configured. Each platform's file registers its
+// opener in init, so adding a platform touches no other file.
+var chatAdapters []func(ctx context.Context, s Settings, svc *core.Service, log zerolog.Logger) (chatAdapter, error)
 
 // adminTokenName is the name the admin token acts under in the API and the
 // event log.
@@ -124,6 +143,21 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		Caller:  func(r *http.Request) string { return agentName(r.Context()) },
 	})))
 
+	host, _ := os.Hostname()
+	m.consumer = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), randomHex(3))
+	for _, open := range chatAdapters {
+		c, err := open(ctx, s, svc, m.Log)
+		if err != nil {
+			return err
+		}
+		if c == nil {
+			continue // not configured
+		}
+		c.Mount(mux)
+		m.chats = append(m.chats, c)
+		m.Log.Info().Str("surface", string(c.Surface())).Msg("chat adapter on")
+	}
+
 	ln, err := net.Listen("tcp", s.Addr)
 	if err != nil {
 		return fmt.Errorf("ASKBRIDGE_ADDR: %w", err)
@@ -147,6 +181,15 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	g.Go(func() error {
 		return svc.Run(gctx, m.Loops, func(err error) { m.Log.Error().Err(err).Msg("background pass failed") })
 	})
+
+	for _, c := range m.chats {
+		g.Go(func() error { return c.Run(gctx) })
+		g.Go(func() error {
+			return svc.Deliver(gctx, c, core.DeliverOptions{Consumer: m.consumer, OnError: func(d core.Delivery, err error) {
+				m.Log.Warn().Err(err).Str("surface", string(c.Surface())).Str("delivery", d.Key).Int("attempts", d.Attempts).Msg("delivery failed")
+			}})
+		})
+	}
 
 	m.Log.Info().Str("store", m.StoreKind).Str("url", m.URL).Msg("askbridge is serving")
 	if created {

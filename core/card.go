@@ -1,0 +1,143 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// The helpers below are the platform-neutral wording of a card, so Slack,
+// Discord and Telegram say the same things in their own markup. They hold
+// human text (names, answers) that chat platforms show to people; it is
+// never sent to a model, which gets the fenced resume instead.
+
+// KindTitle is a card's heading word for q's kind.
+func KindTitle(k Kind) string {
+	switch k {
+	case KindDecision:
+		return "Decision needed"
+	case KindApproval:
+		return "Approval needed"
+	case KindForm:
+		return "Questions"
+	}
+	return "Question"
+}
+
+// HardToReverseMarker is the plain marker shown on hard-to-reverse cards.
+const HardToReverseMarker = "HARD TO REVERSE"
+
+// Progress reports how many of a form's items are answered.
+func Progress(q *Question) (done, total int) { return len(q.Answers), len(q.Items) }
+
+// DeciderLabel names who acted, for people: the display name, else the id.
+func DeciderLabel(d Decider) string {
+	switch {
+	case d.Surface == SurfaceSystem:
+		return "askbridge"
+	case d.Name != "":
+		return d.Name
+	case d.ID != "":
+		return d.ID
+	}
+	return "someone"
+}
+
+// ChoiceLabel is what was chosen, for people: the option's title, the
+// approval verdict, or the form's answers, one per line.
+func ChoiceLabel(q *Question) string {
+	r := q.Resolution
+	if r == nil {
+		return ""
+	}
+	switch q.Kind {
+	case KindDecision:
+		if o, ok := q.Option(r.OptionID); ok {
+			return o.Title
+		}
+	case KindApproval:
+		if r.Approved != nil && *r.Approved {
+			return "Approved"
+		}
+		return "Denied"
+	case KindForm:
+		var lines []string
+		for _, a := range q.Answers {
+			it, _ := q.Item(a.ItemID)
+			v := a.Text
+			for _, o := range it.Options {
+				if o.ID == a.OptionID {
+					v = o.Label
+				}
+			}
+			lines = append(lines, fmt.Sprintf("%s: %s", it.Question, v))
+		}
+		return strings.Join(lines, "\n")
+	}
+	return r.Answer
+}
+
+// OutcomeLine is the one line a closed card shows: who closed it, how and
+// when. It is the same on every surface (law 2 applies to cards too).
+func OutcomeLine(q *Question) string {
+	r := q.Resolution
+	if r == nil {
+		return ""
+	}
+	at := r.At.UTC().Format("2006-01-02 15:04 UTC")
+	who := DeciderLabel(r.Decider)
+	switch q.State {
+	case StateAnswered:
+		return fmt.Sprintf("Answered by %s on %s via %s", who, at, r.Decider.Surface)
+	case StateDeclined:
+		return fmt.Sprintf("Declined by %s on %s via %s: the agent will proceed on its own judgement", who, at, r.Decider.Surface)
+	case StateTimedOut:
+		return fmt.Sprintf("Timed out on %s: %s", at, TimeoutReason)
+	case StateExpired:
+		return fmt.Sprintf("Expired on %s: %s", at, ExpiredReason)
+	case StateCancelled:
+		return fmt.Sprintf("Withdrawn by %s on %s", who, at)
+	}
+	return ""
+}
+
+// RefusalNote is the private note a clicker gets when their click changed
+// nothing: the truth about why, in a sentence.
+func RefusalNote(err error) string {
+	var closed *ClosedError
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &closed):
+		q := closed.Question
+		switch q.State {
+		case StateExpired:
+			return "This question expired: " + ExpiredReason + ". Your answer was not recorded."
+		case StateTimedOut:
+			return "This question timed out: " + TimeoutReason + ". Your answer was not recorded."
+		}
+		return "Already closed. " + OutcomeLine(q) + ". Your answer was not recorded."
+	case ErrorCode(err) == CodeForbidden:
+		return "You are not one of the people who may answer this question. Nothing was recorded."
+	case ErrorCode(err) == CodeNotFound:
+		return "This question no longer exists."
+	case ErrorCode(err) == CodeInternal:
+		return "askbridge could not record that just now; please try again."
+	}
+	return ErrorMessage(err)
+}
+
+// Age is how long ago t was, rounded for a card ("3m", "2h").
+func Age(now, t time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
+}

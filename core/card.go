@@ -28,6 +28,13 @@ func KindTitle(k Kind) string {
 // HardToReverseMarker is the plain marker shown on hard-to-reverse cards.
 const HardToReverseMarker = "HARD TO REVERSE"
 
+// Headings every surface starts the matching post with, so people (and the
+// shared scenarios) recognise them wherever they read.
+const (
+	ReminderHeading = "Still waiting for an answer"
+	DigestHeading   = "While you were away"
+)
+
 // Progress reports how many of a form's items are answered.
 func Progress(q *Question) (done, total int) { return len(q.Answers), len(q.Items) }
 

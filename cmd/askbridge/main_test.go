@@ -32,6 +32,8 @@ var backends = []backend{
 	}},
 }
 
+// The tokens every test program accepts; the chat scenarios' Program
+// carries agentA and opTok.
 const (
 	agentA = "agent-a-token-0123456789"
 	agentB = "agent-b-token-0123456789"
@@ -41,6 +43,14 @@ const (
 
 // start runs the real program on 127.0.0.1:0 with a temporary data dir.
 func start(t *testing.T, s Settings) *Main {
+	t.Helper()
+	return startClock(t, s, nil)
+}
+
+// startClock is start with the program's clock injected (nil: the wall
+// clock), for the chat scenarios' downtime and timeouts. It keeps
+// s.File.Routes, so a driver can add its route.
+func startClock(t *testing.T, s Settings, clock core.Clock) *Main {
 	t.Helper()
 	if s.DataDir == "" {
 		s.DataDir = t.TempDir()
@@ -52,7 +62,7 @@ func start(t *testing.T, s Settings) *Main {
 		{Name: "ops", Role: "operator", Token: opTok},
 		{Name: "dash", Role: "observer", Token: obsTok},
 	}
-	m := &Main{Settings: s, Log: zerolog.Nop(), Loops: core.Loops{Tick: 20 * time.Millisecond}}
+	m := &Main{Settings: s, Log: zerolog.Nop(), Clock: clock, Loops: core.Loops{Tick: 20 * time.Millisecond}}
 	if err := m.Run(t.Context()); err != nil {
 		t.Fatalf("run: %v", err)
 	}

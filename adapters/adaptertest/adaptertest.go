@@ -1,0 +1,93 @@
+// Package adaptertest holds the end-to-end scenarios every chat adapter
+// passes, through one test driver with one implementation per platform.
+// Each scenario runs the real program against a local fake of the
+// platform's API: the agent asks and waits over the HTTP API, people click
+// and reply on the fake platform, and the scenario checks what the agent
+// got, what the cards show and what the event log recorded.
+package adaptertest
+
+import (
+	"testing"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// Program is the running askbridge a driver started.
+type Program struct {
+	URL           string // the HTTP API
+	AgentToken    string // a token with the agent role
+	OperatorToken string // a token with the operator role
+}
+
+// User is a person on the platform.
+type User struct {
+	ID   string
+	Name string // display name; cards show it once they answer
+}
+
+// Card is a question's message as the fake platform holds it.
+type Card struct {
+	Room string
+	ID   string // the platform's message id (a Slack ts, a Discord or Telegram message id)
+	// Text is every visible text of the message, flattened into one
+	// string (blocks, embeds, content), for substring checks.
+	Text    string
+	Buttons []Button // the message's clickable controls, in order
+}
+
+// Button is one control on a card.
+type Button struct {
+	Label string
+	Value string // what the platform sends back on a click: an encoded core.Ref
+}
+
+// Post is any message the bot posted in the room that is not a card
+// (reminders, digests, thread replies, prompts).
+type Post struct {
+	Text string
+}
+
+// Forgery is a way to tamper with an inbound request.
+type Forgery int
+
+const (
+	BadSignature   Forgery = iota // the platform's signature or secret is wrong
+	StaleTimestamp                // signed correctly, but too old
+)
+
+// Driver is one platform's side of the scenarios. Every method fails the
+// test itself on error; waits are bounded.
+type Driver interface {
+	Surface() core.Surface
+	// Start runs the real program, wired to a fresh fake of the platform
+	// and a fresh store, with clock as its clock. Route "ops" posts to the
+	// driver's room and lets Allowed and Allowed2 decide on this surface
+	// (and not Stranger); the operator token may decide through the API.
+	// The downtime threshold is at most one hour.
+	Start(t *testing.T, clock core.Clock) Program
+	// Restart stops the program and starts it again on the same store,
+	// fake and clock (the fake keeps its messages).
+	Restart(t *testing.T) Program
+	Allowed() User
+	Allowed2() User
+	Stranger() User
+	// Card waits until the card of question id satisfies cond, and
+	// returns it. Use cond to wait for an edit; a nil cond takes the card
+	// as it is once it exists.
+	Card(t *testing.T, id string, cond func(Card) bool) Card
+	// Click presses b as u, the way the platform delivers a click, and
+	// returns the text the platform showed u alone about it (an ephemeral
+	// message, a callback answer), or "" if none.
+	Click(t *testing.T, u User, c Card, b Button) string
+	// Reply sends free text as u answering card c the platform's way (a
+	// thread reply, a reply to a prompt, a modal). For a form it answers
+	// the item whose free-text button is b; otherwise b is nil.
+	Reply(t *testing.T, u User, c Card, b *Button, text string)
+	// Forge sends a click on b with the given tampering and returns the
+	// HTTP status the program answered. applies is false when the platform
+	// has no such check (Telegram has no timestamps): status is then 0.
+	Forge(t *testing.T, u User, c Card, b Button, f Forgery) (status int, applies bool)
+	// Posts waits until the bot's non-card posts in the room satisfy cond,
+	// and returns them.
+	Posts(t *testing.T, cond func([]Post) bool) []Post
+}

@@ -26,6 +26,7 @@ var cliCommands = map[string]command{
 	"questions": cmdQuestions,
 	"answer":    cmdAnswer,
 	"decline":   cmdDecline,
+	"wait":      cmdWait,
 	"events":    cmdEvents,
 	"mcp":       cmdMCP,
 }
@@ -185,14 +186,39 @@ func cmdAsk(ctx context.Context, args []string, getenv func(string) string, _ io
 		}
 		return fail(stderr, err)
 	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
+	printResume(stdout, res, *asJSON)
+	return exitCode(res)
+}
+
+// cmdWait waits on a question asked earlier (by "ask --no-wait", or by an
+// MCP call the client gave up on) and prints its resume like ask does.
+func cmdWait(ctx context.Context, args []string, getenv func(string) string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("wait", stderr, "wait ID [--json]")
+	asJSON := fs.Bool("json", false, "print the whole wait response as JSON")
+	id, ok := parseWithID(fs, args, stderr)
+	if !ok {
+		return exitUsage
+	}
+	c, err := newClient(getenv)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	res, err := c.Wait(ctx, id)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	printResume(stdout, res, *asJSON)
+	return exitCode(res)
+}
+
+func printResume(w io.Writer, res *client.WaitResponse, asJSON bool) {
+	if asJSON {
+		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		enc.Encode(res)
 	} else if res.Resume != nil {
-		fmt.Fprintln(stdout, res.Resume.Text)
+		fmt.Fprintln(w, res.Resume.Text)
 	}
-	return exitCode(res)
 }
 
 // exitCode maps an outcome to the exit code of "askbridge ask".

@@ -32,6 +32,7 @@ const usage = `askbridge: let an AI agent stop and ask a human.
   askbridge questions             list open questions
   askbridge answer ID [flags]     answer a question
   askbridge decline ID            decline a question
+  askbridge wait ID               wait for a question asked earlier and print its resume
   askbridge events [--follow]     print the event log
   askbridge mcp                   serve the MCP tools over stdio
   askbridge version               print the version

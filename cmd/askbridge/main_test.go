@@ -234,6 +234,18 @@ func TestCLILoop(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the ask never returned")
 	}
+	// Waiting again by id prints the same resume; the event log shows the
+	// question's life.
+	out.Reset()
+	errb.Reset()
+	if c := run(t.Context(), []string{"wait", id}, env, nil, &out, &errb); c != exitAnswered || out.String() != askOut.String() {
+		t.Fatalf("wait %s: %d %q, want the ask's output %q", id, c, out.String(), askOut.String())
+	}
+	out.Reset()
+	if c := run(t.Context(), []string{"events"}, env, nil, &out, &errb); c != 0 ||
+		!strings.Contains(out.String(), `"kind":"asked"`) || !strings.Contains(out.String(), `"kind":"answered"`) {
+		t.Fatalf("events: %d %s", c, out.String())
+	}
 	// The answered question is gone from the list; decline of it is refused
 	// honestly.
 	out.Reset()
@@ -277,5 +289,52 @@ func TestZeroSetupServeWritesAdminToken(t *testing.T) {
 	defer m2.Close()
 	if strings.Contains(stdout.String(), m2.AdminToken) || m2.AdminToken != m.AdminToken {
 		t.Fatalf("second start: printed %q", stdout.String())
+	}
+}
+
+func TestCLIAskExitCodes(t *testing.T) {
+	m := start(t, Settings{})
+	env := func(k string) string {
+		return map[string]string{"ASKBRIDGE_URL": m.URL, "ASKBRIDGE_TOKEN": m.AdminToken}[k]
+	}
+	var out, errb bytes.Buffer
+	// An approval asked without waiting, then denied: wait exits 7.
+	if c := run(t.Context(), []string{"ask", "--no-wait", "--reversibility", "hard_to_reverse", "--question", "Drop the table?",
+		"--tool", "sql.exec", "--args", `{"sql":"DROP TABLE t"}`}, env, nil, &out, &errb); c != 0 {
+		t.Fatalf("ask --no-wait: %d %s", c, errb.String())
+	}
+	id := strings.TrimSpace(out.String())
+	if !core.ValidID(id) {
+		t.Fatalf("ask --no-wait printed %q", id)
+	}
+	out.Reset()
+	if c := run(t.Context(), []string{"answer", id, "--option", "deny", "--text", "not today"}, env, nil, &out, &errb); c != 0 {
+		t.Fatalf("answer: %d %s", c, errb.String())
+	}
+	out.Reset()
+	if c := run(t.Context(), []string{"wait", id}, env, nil, &out, &errb); c != exitDenied || !strings.Contains(out.String(), "not today") {
+		t.Fatalf("wait on a denied approval: %d %q", c, out.String())
+	}
+	// A decision declined: exit 3. A bad flag: exit 2 and nothing asked.
+	out.Reset()
+	if c := run(t.Context(), []string{"ask", "--no-wait", "--reversibility", "reversible", "--question", "Tabs or spaces?",
+		"--option", "tabs|Tabs|one char per level", "--option", "spaces|Spaces|what the repo uses", "--recommend", "spaces"}, env, nil, &out, &errb); c != 0 {
+		t.Fatalf("ask decision: %d %s", c, errb.String())
+	}
+	id = strings.TrimSpace(out.String())
+	if c := run(t.Context(), []string{"decline", id}, env, nil, &out, &errb); c != 0 {
+		t.Fatalf("decline: %d %s", c, errb.String())
+	}
+	out.Reset()
+	if c := run(t.Context(), []string{"wait", id}, env, nil, &out, &errb); c != exitDeclined || !strings.Contains(out.String(), "DECLINED") {
+		t.Fatalf("wait on a declined decision: %d %q", c, out.String())
+	}
+	errb.Reset()
+	if c := run(t.Context(), []string{"ask", "--option", "broken"}, env, nil, &out, &errb); c != exitUsage || !strings.Contains(errb.String(), "id|title|trade-offs") {
+		t.Fatalf("bad --option: %d %q", c, errb.String())
+	}
+	errb.Reset()
+	if c := run(t.Context(), []string{"ask", "--question", "no reversibility"}, env, nil, &out, &errb); c != exitError || !strings.Contains(errb.String(), "reversibility is required") {
+		t.Fatalf("missing reversibility: %d %q", c, errb.String())
 	}
 }

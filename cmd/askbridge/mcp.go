@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"io"
+	"log/slog"
 	"time"
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
@@ -17,12 +19,24 @@ import (
 type clientBackend struct{ c *client.Client }
 
 func (b clientBackend) Ask(ctx context.Context, in core.AskInput) (*core.Question, error) {
-	return b.c.Ask(ctx, client.AskRequest{
+	q, err := b.c.Ask(ctx, client.AskRequest{
 		Kind: in.Kind, Question: in.Text, Context: in.Context, Reversibility: in.Reversibility,
 		Route: in.Route, RunID: in.RunID, ToolCallID: in.ToolCallID, Options: in.Options, Items: in.Items,
 		Tool: in.Tool, Arguments: in.Arguments, Timeout: client.Duration(in.Timeout),
 		OnTimeout: in.OnTimeout, MaxReasks: in.MaxReasks, Labels: in.Labels,
 	})
+	return q, coded(err)
+}
+
+// coded turns the server's refusal into core's error, so the MCP tool
+// shows the agent the server's own message ("a decision needs exactly one
+// recommended option") instead of a generic internal error.
+func coded(err error) error {
+	var e *client.Error
+	if errors.As(err, &e) && e.Code != "" && e.Code != string(core.CodeInternal) {
+		return &core.Error{Code: core.Code(e.Code), Op: "askbridge server", Message: e.Message}
+	}
+	return err
 }
 
 // Wait long-polls until the question closes or ctx ends; then, as the
@@ -34,7 +48,7 @@ func (b clientBackend) Wait(ctx context.Context, id string) (*core.Question, err
 			return b.c.Get(context.WithoutCancel(ctx), id)
 		}
 		if err != nil {
-			return nil, err
+			return nil, coded(err)
 		}
 		if res.State != core.StateOpen {
 			return res.Question, nil
@@ -54,7 +68,8 @@ func cmdMCP(ctx context.Context, args []string, getenv func(string) string, stdi
 	if err != nil {
 		return fail(stderr, err)
 	}
-	if err := mcp.ServeStdio(ctx, clientBackend{c}, mcp.Options{RunID: *run, Route: *route, Version: versionString()}); err != nil && ctx.Err() == nil {
+	log := slog.New(slog.NewTextHandler(stderr, nil)) // stdout carries the protocol
+	if err := mcp.ServeStdio(ctx, clientBackend{c}, mcp.Options{RunID: *run, Route: *route, Version: versionString(), Logger: log}); err != nil && ctx.Err() == nil {
 		return fail(stderr, err)
 	}
 	return 0

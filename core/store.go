@@ -195,3 +195,20 @@ type Waker interface {
 	// Callers watch first, then read, so no change is missed.
 	Watch(id string) (<-chan struct{}, func())
 }
+
+// Values is small shared state that adapters keep across restarts and
+// replicas: a long poller's offset, and the lease that lets one replica
+// alone poll. Keys are namespaced by their user ("telegram:<bot>:offset").
+type Values interface {
+	// Value returns what key holds, or "" if nothing.
+	Value(ctx context.Context, key string) (string, error)
+	// SetValue stores val under key, without expiry.
+	SetValue(ctx context.Context, key, val string) error
+	// Lease takes or renews key for owner until ttl passes, atomically: it
+	// reports true if the key was free, expired or already owner's (whose
+	// expiry then moves to now+ttl), and false if another owner holds it.
+	Lease(ctx context.Context, key, owner string, ttl time.Duration) (bool, error)
+	// Release drops owner's lease on key, so a successor need not wait
+	// for it to expire; releasing a lease one does not hold does nothing.
+	Release(ctx context.Context, key, owner string) error
+}

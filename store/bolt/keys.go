@@ -18,6 +18,8 @@ package bolt
 //	loose-events          at ms(8) | seq(8) -> ""                events whose question is not stored
 //	outbox/<surface>      seq(8) -> outboxRecord (JSON)          deliveries, with their lease
 //	leases/<surface>      claimed-at ns(8) | seq(8) -> ""        leased deliveries, oldest claim first
+//	values                key -> value                           adapters' shared state (core.Values)
+//	value-leases          key -> leaseRecord (JSON)              adapters' leases (core.Values)
 //
 // Integers are big-endian. Times in keys are signed and stored with the
 // sign bit flipped, so byte order is time order even before 1970.
@@ -43,6 +45,8 @@ var (
 	bucketEvents         = []byte("events")
 	bucketQuestionEvents = []byte("question-events")
 	bucketLooseEvents    = []byte("loose-events")
+	bucketValues         = []byte("values")
+	bucketLeasesKV       = []byte("value-leases")
 
 	// fixedBuckets are created when the file is opened; the per-surface
 	// outbox buckets are created on first use.

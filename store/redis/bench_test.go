@@ -1,0 +1,168 @@
+package redis_test
+
+import (
+	"context"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/askbridge/askbridge/core"
+	redisstore "github.com/askbridge/askbridge/store/redis"
+)
+
+// resolvers is how many goroutines race in the benchmarks.
+const resolvers = 50
+
+var (
+	benchOnce   sync.Once
+	benchClient *goredis.Client
+)
+
+// sharedClient is the one client both benchmarks go through, so that
+// BenchmarkSet is the baseline of BenchmarkResolve: same client, same
+// pool, same server, same concurrency. It lives as long as the binary.
+func sharedClient() *goredis.Client {
+	benchOnce.Do(func() {
+		benchClient = goredis.NewClient(&goredis.Options{Addr: server.Addr()})
+	})
+	return benchClient
+}
+
+// setParallelism makes RunParallel use at least resolvers goroutines
+// (parallelism x GOMAXPROCS; exactly 50 on 2 or 5 or 10 cores).
+func setParallelism(b *testing.B) {
+	procs := runtime.GOMAXPROCS(0)
+	b.SetParallelism((resolvers + procs - 1) / procs)
+}
+
+// flush empties the private test server once a benchmark round is done,
+// so rounds do not pile up data.
+func flush(b *testing.B) {
+	if err := sharedClient().FlushAll(context.Background()).Err(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkResolve measures the chokepoint: 50 goroutines each closing
+// questions (one per op, created beforehand with one card, so each close
+// also enqueues a card edit, appends its event and publishes a wake-up).
+func BenchmarkResolve(b *testing.B) {
+	ctx := context.Background()
+	s, err := redisstore.New(ctx, sharedClient(), redisstore.Options{Prefix: randomPrefix()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer flush(b)
+	defer s.Close()
+
+	qs := make([]*core.Question, b.N)
+	var wg sync.WaitGroup
+	var setupErr atomic.Value
+	const workers = 16
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < b.N; i += workers {
+				q := question(0, "run-bench", t0)
+				ref := core.MessageRef{Surface: core.SurfaceSlack, Room: "C1", ID: strconv.Itoa(i), Delivery: q.ID + ":post", At: t0}
+				if err := s.Create(ctx, q, event(q, core.EventAsked, t0), []core.Delivery{post(q, core.SurfaceSlack, "C1")}); err != nil {
+					setupErr.Store(err)
+					return
+				}
+				if _, err := s.RecordMessage(ctx, q.ID, ref, event(q, core.EventNotified, t0)); err != nil {
+					setupErr.Store(err)
+					return
+				}
+				qs[i] = q
+			}
+		}()
+	}
+	wg.Wait()
+	if err := setupErr.Load(); err != nil {
+		b.Fatal(err)
+	}
+
+	setParallelism(b)
+	var next atomic.Int64
+	at := t0.Add(time.Minute)
+	resetServerStats(b)
+	runtime.GC() // not the setup's garbage in the timed part
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			q := qs[next.Add(1)-1]
+			if _, err := s.Resolve(ctx, answer(q, "op", at)); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	reportServerTime(b, "evalsha")
+}
+
+// BenchmarkSet is the floor: a plain SET through the same client, with
+// the same 50 goroutines.
+func BenchmarkSet(b *testing.B) {
+	ctx := context.Background()
+	c := sharedClient()
+	defer flush(b)
+	prefix := randomPrefix() + ":set:"
+	setParallelism(b)
+	var next atomic.Int64
+	resetServerStats(b)
+	runtime.GC() // not the setup's garbage in the timed part
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			i := next.Add(1)
+			if err := c.Set(ctx, prefix+strconv.FormatInt(i, 10), "answered", 0).Err(); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	reportServerTime(b, "set")
+}
+
+// resetServerStats zeroes the server's command statistics and turns off
+// the tests' slot check (it would add client work the benchmark is not
+// about) for the rest of the benchmark.
+func resetServerStats(b *testing.B) {
+	prev := redisstore.SetScriptHook(nil)
+	b.Cleanup(func() { redisstore.SetScriptHook(prev) })
+	if err := sharedClient().ConfigResetStat(context.Background()).Err(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// reportServerTime reports the server's own time per call of cmd, from
+// INFO commandstats: what one op costs Redis, apart from the client and
+// the network.
+func reportServerTime(b *testing.B, cmd string) {
+	info, err := sharedClient().Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+cmd+":")
+		if !ok {
+			continue
+		}
+		for _, kv := range strings.Split(rest, ",") {
+			if v, ok := strings.CutPrefix(kv, "usec_per_call="); ok {
+				if f, err := strconv.ParseFloat(v, 64); err == nil {
+					b.ReportMetric(f, "server-µs/op")
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,120 @@
+package redis
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// Append adds an event that goes with no state change. An event of a
+// question this store holds lands in that question's shard and is purged
+// with it; any other lands in shard 0 and is purged by its time.
+func (s *Store) Append(ctx context.Context, e core.Event) (core.Event, error) {
+	const op = "redis append"
+	if e.Kind == "" {
+		return e, core.Errorf(core.CodeInvalid, op, "an event needs a kind")
+	}
+	shard, ok := s.shardOf(e.QuestionID)
+	qkey, qevents := s.k.tag(0)+":q:", s.k.tag(0)+":qe:" // never exist: the id is empty
+	if ok {
+		qkey, qevents = s.k.question(e.QuestionID), s.k.questionEvents(e.QuestionID)
+	} else {
+		shard = 0
+	}
+	ev, err := renderEvent(e)
+	if err != nil {
+		return e, core.Internal(op, err)
+	}
+	r, err := s.run(ctx, appendScript,
+		[]string{s.k.events(shard), s.k.seq(shard), qkey, qevents, s.k.loose(shard)},
+		shard, s.timed, "", ev, msString(e.At))
+	if err != nil {
+		return e, core.Internal(op, err)
+	}
+	e.Seq = s.seq(r.n, shard)
+	return e, nil
+}
+
+// Events reads events with Seq > since (all of them for limit <= 0) from
+// every shard's stream and merges them by Seq. With one shard Seq is a plain counter and the read
+// is exact; with several, see NOTES_FOR_LEAD.md.
+func (s *Store) Events(ctx context.Context, since int64, limit int) ([]core.Event, error) {
+	const op = "redis events"
+	cmds := make([]*goredis.XMessageSliceCmd, s.shards)
+	_, err := s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		for shard := range s.shards {
+			if limit > 0 {
+				cmds[shard] = p.XRangeN(ctx, s.k.events(shard), s.eventStart(since, shard), "+", int64(limit))
+			} else {
+				cmds[shard] = p.XRange(ctx, s.k.events(shard), s.eventStart(since, shard), "+")
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, core.Internal(op, err)
+	}
+	var out []core.Event
+	for shard, c := range cmds {
+		for _, m := range c.Val() {
+			e, err := s.decodeEvent(m, shard)
+			if err != nil {
+				return nil, core.Internal(op, err)
+			}
+			out = append(out, e)
+		}
+	}
+	slices.SortFunc(out, func(a, b core.Event) int { return compareInt(a.Seq, b.Seq) })
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// eventStart is the exclusive XRANGE start of a shard's events with
+// Seq > since. A shard's stream ids are "<n>-<shard>" with
+// Seq = n*shards + shard, so Seq > since exactly when
+// n > floor((since-shard)/shards).
+func (s *Store) eventStart(since int64, shard int) string {
+	d := since - int64(shard)
+	n := d / int64(s.shards)
+	if d%int64(s.shards) != 0 && d < 0 {
+		n-- // floor, not truncation
+	}
+	if n < 0 {
+		return "-"
+	}
+	return "(" + strconv.FormatInt(n, 10) + "-" + strconv.Itoa(shard)
+}
+
+func (s *Store) decodeEvent(m goredis.XMessage, shard int) (core.Event, error) {
+	var e core.Event
+	raw, _ := m.Values["e"].(string)
+	if err := json.Unmarshal([]byte(raw), &e); err != nil {
+		return e, fmt.Errorf("event %s: %w", m.ID, err)
+	}
+	head, _, _ := strings.Cut(m.ID, "-")
+	n, err := strconv.ParseInt(head, 10, 64)
+	if err != nil {
+		return e, fmt.Errorf("event id %s: %w", m.ID, err)
+	}
+	e.Seq = s.seq(n, shard)
+	return e, nil
+}
+
+func compareInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

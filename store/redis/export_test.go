@@ -1,0 +1,15 @@
+package redis
+
+// SetScriptHook lets the black-box tests see the keys of every script
+// call (to check that each stays in one cluster slot). It returns the
+// hook it replaces. Set it only while no store is in use.
+func SetScriptHook(f func(name string, keys []string)) (prev func(name string, keys []string)) {
+	prev, scriptHook = scriptHook, f
+	return prev
+}
+
+// Slot is the Redis Cluster hash slot of a key.
+func Slot(key string) int { return slot(key) }
+
+// Stopped is closed once the store's subscriber goroutine has returned.
+func Stopped(s *Store) <-chan struct{} { return s.stopped }

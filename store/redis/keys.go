@@ -1,0 +1,85 @@
+package redis
+
+import (
+	"strconv"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// keys builds every Redis key and channel name the store uses; no other
+// file spells one. Everything of shard N carries the hash tag
+// {<prefix>:s<N>}, and a script only ever touches one shard, so on Redis
+// Cluster every script's keys share one slot.
+//
+//	{ab:s0}:q:<id>          hash: one question (see record.go for fields)
+//	{ab:s0}:qe:<id>         list: stream ids of the question's events
+//	{ab:s0}:events          stream: the shard's event log, ids "<n>-<shard>"
+//	{ab:s0}:seq             string: the shard's event counter
+//	{ab:s0}:open            zset (lex): open questions in listing order
+//	{ab:s0}:created         zset: question id by created ms
+//	{ab:s0}:closed          zset: question id by closed ms
+//	{ab:s0}:deadline        zset: open question id by deadline ms
+//	{ab:s0}:runq            zset (lex): "<run>\0<id>" for open questions
+//	{ab:s0}:runs            hash: ended run -> ended ms
+//	{ab:s0}:loose           zset: stream ids of events with no question, by ms
+//	{ab:s0}:out:<surface>   stream: the shard's outbox for a chat surface
+//	{ab:s0}:wake            pub/sub channel: ids of changed questions
+//	{ab:s0}:beat            string: the bridge's heartbeat (shard 0 only)
+//	{ab:s0}:v:<key>         string: an adapter's shared value (shard 0 only)
+//	{ab:s0}:l:<key>         string with TTL: an adapter's lease holder (shard 0 only)
+type keys struct {
+	prefix string
+}
+
+func (k keys) tag(shard int) string {
+	return "{" + k.prefix + ":s" + strconv.Itoa(shard) + "}"
+}
+
+// question and questionEvents take a valid id: its first character names
+// its shard.
+func (k keys) question(id string) string {
+	return k.tag(core.ShardOf(id)) + ":q:" + id
+}
+
+func (k keys) questionEvents(id string) string {
+	return k.tag(core.ShardOf(id)) + ":qe:" + id
+}
+
+func (k keys) events(shard int) string   { return k.tag(shard) + ":events" }
+func (k keys) seq(shard int) string      { return k.tag(shard) + ":seq" }
+func (k keys) open(shard int) string     { return k.tag(shard) + ":open" }
+func (k keys) created(shard int) string  { return k.tag(shard) + ":created" }
+func (k keys) closed(shard int) string   { return k.tag(shard) + ":closed" }
+func (k keys) deadline(shard int) string { return k.tag(shard) + ":deadline" }
+func (k keys) runOpen(shard int) string  { return k.tag(shard) + ":runq" }
+func (k keys) runs(shard int) string     { return k.tag(shard) + ":runs" }
+func (k keys) loose(shard int) string    { return k.tag(shard) + ":loose" }
+func (k keys) wake(shard int) string     { return k.tag(shard) + ":wake" }
+func (k keys) beat() string              { return k.tag(0) + ":beat" }
+func (k keys) value(key string) string   { return k.tag(0) + ":v:" + key }
+func (k keys) lease(key string) string   { return k.tag(0) + ":l:" + key }
+
+func (k keys) outbox(shard int, s core.Surface) string {
+	return k.tag(shard) + ":out:" + string(s)
+}
+
+// outboxes are the shard's outbox streams in core.ChatSurfaces order, the
+// order surfaceList names them to the scripts.
+func (k keys) outboxes(shard int) []string {
+	out := make([]string, len(core.ChatSurfaces))
+	for i, s := range core.ChatSurfaces {
+		out[i] = k.outbox(shard, s)
+	}
+	return out
+}
+
+// index is the time index of a shard.
+func (k keys) index(shard int, idx core.TimeIndex) (string, bool) {
+	switch idx {
+	case core.ByCreated:
+		return k.created(shard), true
+	case core.ByClosed:
+		return k.closed(shard), true
+	}
+	return "", false
+}

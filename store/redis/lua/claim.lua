@@ -1,0 +1,65 @@
+-- claim.lua: hand out deliveries of one outbox stream to a consumer:
+-- first those another consumer has held longer than min idle without
+-- acking (it is presumed dead), then new ones, never blocking. Reading the
+-- delivery count in the same step keeps Attempts honest under races.
+--
+-- KEYS[1]  outbox stream
+--
+-- ARGV[1]  consumer group
+-- ARGV[2]  consumer
+-- ARGV[3]  min idle ms
+-- ARGV[4]  most deliveries to hand out (> 0)
+--
+-- Returns {C_OK, 0, {}, list} with list = id, delivery JSON, attempts,
+-- repeated: reclaimed deliveries first, then new ones.
+
+local stream, group, consumer = KEYS[1], ARGV[1], ARGV[2]
+local want = tonumber(ARGV[4])
+local out = {}
+local got = 0
+
+local function field(fields, name)
+  for i = 1, #fields, 2 do
+    if fields[i] == name then
+      return fields[i + 1]
+    end
+  end
+  return nil
+end
+
+-- XAUTOCLAIM scans a bounded part of the pending list per call; a few
+-- rounds reach far enough without letting one claim hold the server long.
+local cursor = '0-0'
+for _ = 1, 8 do
+  local r = redis.call('XAUTOCLAIM', stream, group, consumer, ARGV[3], cursor, 'COUNT', want - got)
+  cursor = r[1]
+  for _, m in ipairs(r[2]) do
+    local d = m[2] and field(m[2], 'd')
+    if d then
+      local p = redis.call('XPENDING', stream, group, m[1], m[1], 1)
+      local attempts = (p[1] and p[1][4]) or 1
+      out[#out + 1] = m[1]
+      out[#out + 1] = d
+      out[#out + 1] = tostring(attempts)
+      got = got + 1
+    end
+  end
+  if got >= want or cursor == '0-0' then
+    break
+  end
+end
+
+if got < want then
+  local r = redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', want - got, 'STREAMS', stream, '>')
+  if r then
+    for _, m in ipairs(r[1][2]) do
+      local d = m[2] and field(m[2], 'd')
+      if d then
+        out[#out + 1] = m[1]
+        out[#out + 1] = d
+        out[#out + 1] = '1'
+      end
+    end
+  end
+end
+return {C_OK, 0, {}, out}

@@ -1,0 +1,76 @@
+-- common.lua: constants and helpers shared by the scripts. The Go side
+-- prepends this file to every script, so each transition is still one
+-- EVAL touching one shard. Nothing here runs on its own: it only defines.
+--
+-- Return codes (every script replies {code, n, fields, list}):
+local C_OK = 1             -- done; n, fields and list as the script says
+local C_NOT_FOUND = 2      -- no such question
+local C_NOT_OPEN = 3       -- the question is closed; fields = its hash
+local C_EXISTS = 4         -- a question with this id exists
+local C_RUN_ENDED = 5      -- the question's run has ended
+local C_ITEM_ANSWERED = 6  -- a given form item already has an answer; fields = its hash
+local C_DEADLINE_MOVED = 7 -- the deadline is not the one expected; fields = its hash
+--
+-- Scripts that append events or enqueue deliveries take, as their first
+-- ARGV:
+--   ARGV[1] the shard number: the sequence part of every event stream id
+--   ARGV[2] "1" when the store runs several shards: event numbers then
+--           follow the server clock (microseconds) so that readers merging
+--           shards see them roughly in time order; "0" for a plain counter
+--   ARGV[3] the chat surfaces, space-separated, naming the outbox streams
+--           that end KEYS, in that order ("" for scripts without outboxes)
+
+-- outboxes maps each surface named in ARGV[3] to its stream in KEYS,
+-- starting at KEYS[first].
+local function outboxes(first)
+  local t, i = {}, first
+  for s in string.gmatch(ARGV[3], '%S+') do
+    t[s] = KEYS[i]
+    i = i + 1
+  end
+  return t
+end
+
+-- append_event adds one event (Go-rendered JSON) to the shard's event
+-- stream under id "<n>-<shard>", n strictly increasing per shard, records
+-- that id on the question's event list (if list is given, so that purge
+-- can find it) and returns n.
+local function append_event(stream, seqkey, list, ejson)
+  local n = redis.call('INCR', seqkey)
+  if ARGV[2] == '1' then
+    local t = redis.call('TIME')
+    local us = tonumber(t[1]) * 1000000 + tonumber(t[2])
+    if us > n then
+      n = us
+      redis.call('SET', seqkey, string.format('%.0f', n))
+    end
+  end
+  local id = string.format('%.0f', n) .. '-' .. ARGV[1]
+  redis.call('XADD', stream, id, 'e', ejson)
+  if list then
+    redis.call('RPUSH', list, id)
+  end
+  return n
+end
+
+-- enqueue_update adds an update delivery for card i of the question. The
+-- card's delivery fragment ("kind":"update",...,"message":{...}) was
+-- rendered by Go when the card was recorded; only the key and time are
+-- added here.
+local function enqueue_update(q, id, boxes, created, ver, i)
+  local card = redis.call('HMGET', q, 'ms:' .. i, 'm:' .. i)
+  local box = card[1] and boxes[card[1]]
+  if box and card[2] then
+    redis.call('XADD', box, '*', 'd',
+      '{"key":"' .. id .. '/update/' .. ver .. '/' .. i .. '","created_at":' .. created .. ',' .. card[2] .. '}')
+  end
+end
+
+-- enqueue_updates bumps the question's version and enqueues an update
+-- delivery for each of its nm recorded cards.
+local function enqueue_updates(q, id, boxes, created, nm)
+  local ver = redis.call('HINCRBY', q, 'ver', 1)
+  for i = 1, nm do
+    enqueue_update(q, id, boxes, created, ver, i)
+  end
+end

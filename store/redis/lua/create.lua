@@ -1,0 +1,54 @@
+-- create.lua: store a new open question, its asked event and its
+-- deliveries, in one step (law 3).
+--
+-- KEYS[1]  question hash          KEYS[6]  created index (zset, ms)
+-- KEYS[2]  question's event ids   KEYS[7]  deadline index (zset, ms)
+-- KEYS[3]  event stream           KEYS[8]  run-open index (zset, lex "<run>\0<id>")
+-- KEYS[4]  event counter          KEYS[9]  ended runs (hash run -> ms)
+-- KEYS[5]  open index (zset, lex) KEYS[10..] outbox streams, as ARGV[3]
+--
+-- ARGV[1..3] shard, several-shards flag, surfaces (see common.lua)
+-- ARGV[4]  question id            ARGV[9]  deadline ms, "" for none
+-- ARGV[5]  run id                 ARGV[10] renotified count
+-- ARGV[6]  question document JSON ARGV[11] number of form items
+-- ARGV[7]  open index member      ARGV[12] asked event JSON
+-- ARGV[8]  created ms             ARGV[13] n deliveries, then n pairs:
+--                                          surface, delivery JSON
+--
+-- Returns {C_OK, event n}         created
+--         {C_EXISTS}              the id is taken; nothing changed
+--         {C_RUN_ENDED}           the run has ended; nothing changed
+-- An unknown surface is a script error, raised before any write.
+
+local id = ARGV[4]
+local run = ARGV[5]
+local boxes = outboxes(10)
+local nd = tonumber(ARGV[13])
+for i = 0, nd - 1 do
+  if not boxes[ARGV[14 + 2 * i]] then
+    return redis.error_reply('askbridge: no outbox for surface ' .. ARGV[14 + 2 * i])
+  end
+end
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return {C_EXISTS, 0, {}, {}}
+end
+if redis.call('HEXISTS', KEYS[9], run) == 1 then
+  return {C_RUN_ENDED, 0, {}, {}}
+end
+
+redis.call('HSET', KEYS[1],
+  'doc', ARGV[6], 'state', 'open', 'run', run, 'om', ARGV[7],
+  'created', ARGV[8], 'renot', ARGV[10], 'ni', ARGV[11],
+  'na', 0, 'nm', 0, 'ver', 0)
+if ARGV[9] ~= '' then
+  redis.call('HSET', KEYS[1], 'deadline', ARGV[9])
+  redis.call('ZADD', KEYS[7], ARGV[9], id)
+end
+redis.call('ZADD', KEYS[5], 0, ARGV[7])
+redis.call('ZADD', KEYS[6], ARGV[8], id)
+redis.call('ZADD', KEYS[8], 0, run .. '\0' .. id)
+local n = append_event(KEYS[3], KEYS[4], KEYS[2], ARGV[12])
+for i = 0, nd - 1 do
+  redis.call('XADD', boxes[ARGV[14 + 2 * i]], '*', 'd', ARGV[15 + 2 * i])
+end
+return {C_OK, n, {}, {}}

@@ -1,0 +1,46 @@
+-- purge.lua: drop closed questions of one shard, each with its events and
+-- index entries, and loose events, all from before a cutoff (law 9). The
+-- Go side picks the candidates; each is checked again here, so a question
+-- is only dropped if it is still closed before the cutoff.
+--
+-- KEYS[1]  closed index           KEYS[3]  event stream
+-- KEYS[2]  created index          KEYS[4]  loose events
+-- KEYS[5..] pairs: question hash, question's event ids
+--
+-- ARGV[1]  cutoff ms (exclusive)
+-- ARGV[2]  most loose events to drop
+-- ARGV[3..] question ids, one per KEYS pair
+--
+-- Returns {C_OK, questions dropped, {}, {loose events dropped}}
+
+local cutoff = tonumber(ARGV[1])
+
+local function xdel(ids)
+  for i = 1, #ids, 500 do
+    redis.call('XDEL', KEYS[3], unpack(ids, i, math.min(i + 499, #ids)))
+  end
+end
+
+local dropped = 0
+for j = 3, #ARGV do
+  local id = ARGV[j]
+  local q = KEYS[5 + 2 * (j - 3)]
+  local list = KEYS[6 + 2 * (j - 3)]
+  local score = redis.call('ZSCORE', KEYS[1], id)
+  if score and tonumber(score) < cutoff then
+    xdel(redis.call('LRANGE', list, 0, -1))
+    redis.call('DEL', q, list)
+    redis.call('ZREM', KEYS[1], id)
+    redis.call('ZREM', KEYS[2], id)
+    dropped = dropped + 1
+  end
+end
+
+local loose = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', '(' .. ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+if #loose > 0 then
+  xdel(loose)
+  for i = 1, #loose, 500 do
+    redis.call('ZREM', KEYS[4], unpack(loose, i, math.min(i + 499, #loose)))
+  end
+end
+return {C_OK, dropped, {}, {tostring(#loose)}}

@@ -1,0 +1,40 @@
+-- record_message.lua: remember a posted card so it can be edited later on
+-- any replica, and append the notified event. Idempotent on the card's
+-- delivery key: a repeat changes nothing (law 4). A card recorded after
+-- the question closed gets an update delivery at once, so it does not go
+-- on showing an open question.
+--
+-- KEYS[1]  question hash          KEYS[3]  event stream
+-- KEYS[2]  question's event ids   KEYS[4]  event counter
+--                                 KEYS[5..] outbox streams, as ARGV[3]
+--
+-- ARGV[1..3] shard, several-shards flag, surfaces (see common.lua)
+-- ARGV[4]  question id            ARGV[8]  card's update-delivery fragment
+-- ARGV[5]  wake-up channel                 (JSON members without braces)
+-- ARGV[6]  card's delivery key    ARGV[9]  notified event JSON, "" for none
+-- ARGV[7]  card's surface         ARGV[10] card time as JSON string
+--
+-- Returns {C_OK, 0, fields}  recorded, or a repeat; fields = the hash
+--         {C_NOT_FOUND}      no such question
+
+local q = KEYS[1]
+local id = ARGV[4]
+local state = redis.call('HGET', q, 'state')
+if not state then
+  return {C_NOT_FOUND, 0, {}, {}}
+end
+if redis.call('HEXISTS', q, 'md:' .. ARGV[6]) == 1 then
+  return {C_OK, 0, redis.call('HGETALL', q), {}}
+end
+
+local i = redis.call('HINCRBY', q, 'nm', 1)
+redis.call('HSET', q, 'm:' .. i, ARGV[8], 'ms:' .. i, ARGV[7], 'md:' .. ARGV[6], i)
+if ARGV[9] ~= '' then
+  append_event(KEYS[3], KEYS[4], KEYS[2], ARGV[9])
+end
+if state ~= 'open' then
+  local ver = redis.call('HINCRBY', q, 'ver', 1)
+  enqueue_update(q, id, outboxes(5), ARGV[10], ver, i)
+end
+redis.call('PUBLISH', ARGV[5], id)
+return {C_OK, 0, redis.call('HGETALL', q), {}}

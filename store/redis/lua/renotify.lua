@@ -1,0 +1,56 @@
+-- renotify.lua: re-post a still-open question and move its deadline (a
+-- reminder, an escalation, a re-ask), optionally only while the deadline
+-- is still the one the caller saw, so racing replicas act once.
+--
+-- KEYS[1]  question hash          KEYS[4]  event counter
+-- KEYS[2]  question's event ids   KEYS[5]  deadline index
+-- KEYS[3]  event stream           KEYS[6..] outbox streams, as ARGV[3]
+--
+-- ARGV[1..3] shard, several-shards flag, surfaces (see common.lua)
+-- ARGV[4]  question id            ARGV[8]  "1" to count a renotice
+-- ARGV[5]  wake-up channel        ARGV[9]  event JSON, "" for none
+-- ARGV[6]  expected deadline ms,  ARGV[10] n deliveries, then n pairs:
+--          "" for unconditional            surface, delivery JSON
+-- ARGV[7]  new deadline ms, "" to keep it
+--
+-- Returns {C_OK, 0, fields}              applied; fields = the hash after it
+--         {C_NOT_FOUND}                  no such question
+--         {C_NOT_OPEN, 0, fields}        closed; nothing changed
+--         {C_DEADLINE_MOVED, 0, fields}  deadline differs; nothing changed
+-- An unknown surface is a script error, raised before any write.
+
+local q = KEYS[1]
+local id = ARGV[4]
+local boxes = outboxes(6)
+local nd = tonumber(ARGV[10])
+for i = 0, nd - 1 do
+  if not boxes[ARGV[11 + 2 * i]] then
+    return redis.error_reply('askbridge: no outbox for surface ' .. ARGV[11 + 2 * i])
+  end
+end
+local state = redis.call('HGET', q, 'state')
+if not state then
+  return {C_NOT_FOUND, 0, {}, {}}
+end
+if state ~= 'open' then
+  return {C_NOT_OPEN, 0, redis.call('HGETALL', q), {}}
+end
+if ARGV[6] ~= '' and redis.call('HGET', q, 'deadline') ~= ARGV[6] then
+  return {C_DEADLINE_MOVED, 0, redis.call('HGETALL', q), {}}
+end
+
+if ARGV[7] ~= '' then
+  redis.call('HSET', q, 'deadline', ARGV[7])
+  redis.call('ZADD', KEYS[5], ARGV[7], id)
+end
+if ARGV[8] == '1' then
+  redis.call('HINCRBY', q, 'renot', 1)
+end
+if ARGV[9] ~= '' then
+  append_event(KEYS[3], KEYS[4], KEYS[2], ARGV[9])
+end
+for i = 0, nd - 1 do
+  redis.call('XADD', boxes[ARGV[11 + 2 * i]], '*', 'd', ARGV[12 + 2 * i])
+end
+redis.call('PUBLISH', ARGV[5], id)
+return {C_OK, 0, redis.call('HGETALL', q), {}}

@@ -1,0 +1,243 @@
+package redis
+
+import (
+	"context"
+	"encoding/json"
+	"hash/fnv"
+	"strconv"
+	"strings"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// Enqueue stores deliveries that belong to no question: each goes to the
+// shard its key hashes to (its question's shard when it names one), all
+// of one shard in one MULTI.
+func (s *Store) Enqueue(ctx context.Context, out []core.Delivery) error {
+	const op = "redis enqueue"
+	byShard := make(map[int][]goredis.XAddArgs)
+	for _, d := range out {
+		if !d.Surface.IsChat() {
+			return core.Errorf(core.CodeInvalid, op, "deliveries go to chat surfaces, not %q", d.Surface)
+		}
+		b, err := json.Marshal(&d)
+		if err != nil {
+			return core.Internal(op, err)
+		}
+		shard := s.deliveryShard(d)
+		byShard[shard] = append(byShard[shard], goredis.XAddArgs{
+			Stream: s.k.outbox(shard, d.Surface),
+			Values: []any{"d", string(b)},
+		})
+	}
+	for _, adds := range byShard {
+		_, err := s.client.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+			for i := range adds {
+				p.XAdd(ctx, &adds[i])
+			}
+			return nil
+		})
+		if err != nil {
+			return core.Internal(op, err)
+		}
+	}
+	return nil
+}
+
+func (s *Store) deliveryShard(d core.Delivery) int {
+	if sh, ok := s.shardOf(d.QuestionID); ok {
+		return sh
+	}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(d.Key))
+	return int(h.Sum32() % uint32(s.shards))
+}
+
+// Claim hands out deliveries of one surface: first, shard by shard,
+// those idle longer than minIdle (their consumer is presumed dead) and
+// new ones, without blocking; then, if there were none, it blocks up to
+// block for new ones.
+func (s *Store) Claim(ctx context.Context, surface core.Surface, consumer string, max int, minIdle, block time.Duration) ([]core.Delivery, error) {
+	const op = "redis claim"
+	if !surface.IsChat() {
+		return nil, core.Errorf(core.CodeInvalid, op, "only chat surfaces have outboxes, not %q", surface)
+	}
+	if consumer == "" {
+		return nil, core.Errorf(core.CodeInvalid, op, "a consumer name is required")
+	}
+	if max <= 0 {
+		return nil, core.Errorf(core.CodeInvalid, op, "a claim must ask for at least one delivery, not %d", max)
+	}
+	var out []core.Delivery
+	first := int(s.claimTurn.Add(1)) % s.shards
+	for i := 0; i < s.shards && len(out) < max; i++ {
+		shard := (first + i) % s.shards
+		got, err := s.claimShard(ctx, shard, surface, consumer, max-len(out), minIdle)
+		if err != nil {
+			return nil, core.Internal(op, err)
+		}
+		out = append(out, got...)
+	}
+	if len(out) > 0 || block <= 0 {
+		return out, nil
+	}
+	out, err := s.blockRead(ctx, surface, consumer, max, block, first)
+	if err != nil {
+		return nil, core.Internal(op, err)
+	}
+	return out, nil
+}
+
+func (s *Store) claimShard(ctx context.Context, shard int, surface core.Surface, consumer string, max int, minIdle time.Duration) ([]core.Delivery, error) {
+	stream := s.k.outbox(shard, surface)
+	r, err := s.run(ctx, claimScript, []string{stream}, s.group, consumer, minIdle.Milliseconds(), max)
+	if isNoGroup(err) {
+		// The stream was deleted behind our back (FLUSHALL, say): make the
+		// group again and retry once.
+		if err = s.createGroup(ctx, stream); err == nil {
+			r, err = s.run(ctx, claimScript, []string{stream}, s.group, consumer, minIdle.Milliseconds(), max)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]core.Delivery, 0, len(r.list)/3)
+	for i := 0; i+2 < len(r.list); i += 3 {
+		attempts, _ := strconv.Atoi(r.list[i+2])
+		out = append(out, decodeDelivery(shard, surface, r.list[i], r.list[i+1], attempts))
+	}
+	return out, nil
+}
+
+// blockRead waits for new deliveries with XREADGROUP BLOCK. One shard:
+// one call. Several shards on one server (standalone, Sentinel): one call
+// over all their streams. Several shards on a cluster, where a command
+// may not span slots: each shard in turn, with a slice of the time.
+func (s *Store) blockRead(ctx context.Context, surface core.Surface, consumer string, max int, block time.Duration, first int) ([]core.Delivery, error) {
+	read := func(shards []int, wait time.Duration) ([]core.Delivery, error) {
+		streams := make([]string, 0, 2*len(shards))
+		for _, sh := range shards {
+			streams = append(streams, s.k.outbox(sh, surface))
+		}
+		for range shards {
+			streams = append(streams, ">")
+		}
+		args := &goredis.XReadGroupArgs{
+			Group: s.group, Consumer: consumer, Streams: streams,
+			Count: int64(max), Block: max1ms(wait),
+		}
+		res, err := s.client.XReadGroup(ctx, args).Result()
+		if isNoGroup(err) {
+			for _, sh := range shards {
+				if err := s.createGroup(ctx, s.k.outbox(sh, surface)); err != nil {
+					return nil, err
+				}
+			}
+			res, err = s.client.XReadGroup(ctx, args).Result()
+		}
+		if err == goredis.Nil {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		var out []core.Delivery
+		for _, st := range res {
+			shard := -1
+			for _, sh := range shards {
+				if s.k.outbox(sh, surface) == st.Stream {
+					shard = sh
+				}
+			}
+			for _, m := range st.Messages {
+				raw, _ := m.Values["d"].(string)
+				out = append(out, decodeDelivery(shard, surface, m.ID, raw, 1))
+			}
+		}
+		return out, nil
+	}
+
+	if s.shards == 1 || !s.cluster {
+		all := make([]int, s.shards)
+		for i := range all {
+			all[i] = (first + i) % s.shards
+		}
+		return read(all, block)
+	}
+	deadline := time.Now().Add(block)
+	slice := block / time.Duration(s.shards)
+	for i := 0; ; i++ {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil, nil
+		}
+		out, err := read([]int{(first + i) % s.shards}, min(slice, left))
+		if err != nil || len(out) > 0 {
+			return out, err
+		}
+	}
+}
+
+// max1ms keeps a positive wait from rounding to BLOCK 0, which would wait
+// forever.
+func max1ms(d time.Duration) time.Duration {
+	if d < time.Millisecond {
+		return time.Millisecond
+	}
+	return d
+}
+
+// decodeDelivery reads a stored delivery. One that does not decode (a
+// bug, or a hand-edited stream) is still handed out, with its id and no
+// kind, rather than failing every claim after it: the outbox loop reports
+// a delivery it cannot carry out and acks it.
+func decodeDelivery(shard int, surface core.Surface, streamID, raw string, attempts int) core.Delivery {
+	var d core.Delivery
+	if err := json.Unmarshal([]byte(raw), &d); err != nil {
+		d = core.Delivery{Key: "undecodable:" + streamID, Surface: surface}
+	}
+	d.ID = strconv.Itoa(shard) + "/" + streamID
+	d.Attempts = attempts
+	return d
+}
+
+// Ack removes a delivery: XACK takes it off the consumer's pending list,
+// XDEL out of the stream, in one MULTI.
+func (s *Store) Ack(ctx context.Context, surface core.Surface, id string) error {
+	const op = "redis ack"
+	if !surface.IsChat() {
+		return core.Errorf(core.CodeInvalid, op, "only chat surfaces have outboxes, not %q", surface)
+	}
+	head, streamID, ok := strings.Cut(id, "/")
+	shard, err := strconv.Atoi(head)
+	if !ok || err != nil || shard < 0 || shard >= s.shards || !validStreamID(streamID) {
+		return core.Errorf(core.CodeInvalid, op, "delivery id %q is not one this store handed out", id)
+	}
+	stream := s.k.outbox(shard, surface)
+	_, err = s.client.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+		p.XAck(ctx, stream, s.group, streamID)
+		p.XDel(ctx, stream, streamID)
+		return nil
+	})
+	if err != nil {
+		return core.Internal(op, err)
+	}
+	return nil
+}
+
+func validStreamID(id string) bool {
+	a, b, ok := strings.Cut(id, "-")
+	if !ok {
+		return false
+	}
+	_, err1 := strconv.ParseUint(a, 10, 64)
+	_, err2 := strconv.ParseUint(b, 10, 64)
+	return err1 == nil && err2 == nil
+}
+
+func isNoGroup(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "NOGROUP")
+}

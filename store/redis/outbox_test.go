@@ -1,0 +1,162 @@
+package redis_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/askbridge/askbridge/core"
+	redisstore "github.com/askbridge/askbridge/store/redis"
+)
+
+// TestOutboxReclaimFromDeadConsumer: a consumer claims and dies without
+// acking; another takes the delivery over once it has been idle past
+// minIdle, and sees it as a retry. A minIdle of zero makes "idle long
+// enough" true at once, so no waiting is needed.
+func TestOutboxReclaimFromDeadConsumer(t *testing.T) {
+	s := newStore(t, redisstore.Options{})
+	ctx := t.Context()
+	q := question(0, "run-1", t0)
+	mustCreate(t, s, q, post(q, core.SurfaceSlack, "C1"), post(q, core.SurfaceSlack, "C2"))
+
+	first, err := s.Claim(ctx, core.SurfaceSlack, "doomed", 1, time.Hour, 0)
+	if err != nil || len(first) != 1 || first[0].Attempts != 1 || first[0].Room != "C1" {
+		t.Fatalf("doomed claims: %+v, %v", first, err)
+	}
+	// Another consumer gets the other, new delivery, not the leased one.
+	second, err := s.Claim(ctx, core.SurfaceSlack, "heir", 10, time.Hour, 0)
+	if err != nil || len(second) != 1 || second[0].Room != "C2" {
+		t.Fatalf("heir's first claim: %+v, %v", second, err)
+	}
+	if err := s.Ack(ctx, core.SurfaceSlack, second[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if ds, err := s.Claim(ctx, core.SurfaceSlack, "heir", 10, time.Hour, 0); err != nil || len(ds) != 0 {
+		t.Fatalf("claim while leased: %+v, %v", ds, err)
+	}
+	// doomed is presumed dead: heir reclaims, as a retry.
+	got, err := s.Claim(ctx, core.SurfaceSlack, "heir", 10, 0, 0)
+	if err != nil || len(got) != 1 || got[0].Key != first[0].Key || got[0].Attempts != 2 {
+		t.Fatalf("reclaim: %+v, %v", got, err)
+	}
+	// heir dies too; a third consumer sees the third attempt.
+	got, err = s.Claim(ctx, core.SurfaceSlack, "third", 10, 0, 0)
+	if err != nil || len(got) != 1 || got[0].Attempts != 3 {
+		t.Fatalf("second reclaim: %+v, %v", got, err)
+	}
+	if err := s.Ack(ctx, core.SurfaceSlack, got[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	// Acked: gone for good, also for a late ack by the dead consumer.
+	if err := s.Ack(ctx, core.SurfaceSlack, first[0].ID); err != nil {
+		t.Fatalf("late ack: %v", err)
+	}
+	if ds, err := s.Claim(ctx, core.SurfaceSlack, "fourth", 10, 0, 0); err != nil || len(ds) != 0 {
+		t.Fatalf("after ack: %+v, %v", ds, err)
+	}
+}
+
+func TestOutboxInput(t *testing.T) {
+	s := newStore(t, redisstore.Options{})
+	ctx := t.Context()
+	for _, id := range []string{"", "x", "0/abc", "7/1-0", "0/1-0/2", "-1/1-0"} {
+		if err := s.Ack(ctx, core.SurfaceSlack, id); core.ErrorCode(err) != core.CodeInvalid {
+			t.Errorf("ack %q: %v, want invalid", id, err)
+		}
+	}
+	if _, err := s.Claim(ctx, core.SurfaceAPI, "c", 1, 0, 0); core.ErrorCode(err) != core.CodeInvalid {
+		t.Errorf("claim on the API: %v", err)
+	}
+	if err := s.Enqueue(ctx, []core.Delivery{{Key: "k", Surface: core.SurfaceConsole}}); core.ErrorCode(err) != core.CodeInvalid {
+		t.Errorf("enqueue to the console: %v", err)
+	}
+	for _, max := range []int{0, -1} {
+		if _, err := s.Claim(ctx, core.SurfaceSlack, "c", max, 0, time.Hour); core.ErrorCode(err) != core.CodeInvalid {
+			t.Errorf("claim of %d: %v, want invalid", max, err)
+		}
+	}
+	if _, err := s.Claim(ctx, core.SurfaceSlack, "", 1, 0, 0); core.ErrorCode(err) != core.CodeInvalid {
+		t.Errorf("claim without a consumer: %v, want invalid", err)
+	}
+}
+
+// TestOutboxBlockingClaimAcrossShards: with several shards on one
+// server, a blocked claim is woken by a delivery in any shard.
+func TestOutboxBlockingClaimAcrossShards(t *testing.T) {
+	s := newStore(t, redisstore.Options{Shards: 4})
+	ctx := t.Context()
+	for shard := range 4 {
+		done := make(chan []core.Delivery, 1)
+		go func() {
+			ds, _ := s.Claim(ctx, core.SurfaceTelegram, "waiter", 10, time.Hour, 10*time.Second)
+			done <- ds
+		}()
+		q := question(shard, "run-1", t0)
+		mustCreate(t, s, q, post(q, core.SurfaceTelegram, "T"))
+		select {
+		case ds := <-done:
+			if len(ds) != 1 || ds[0].QuestionID != q.ID {
+				t.Fatalf("shard %d: woken claim %+v", shard, ds)
+			}
+			if err := s.Ack(ctx, core.SurfaceTelegram, ds[0].ID); err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatalf("shard %d: blocked claim never returned", shard)
+		}
+	}
+	// Nothing there: a short block returns empty.
+	start := time.Now()
+	ds, err := s.Claim(ctx, core.SurfaceTelegram, "waiter", 10, time.Hour, 50*time.Millisecond)
+	if err != nil || len(ds) != 0 || time.Since(start) < 50*time.Millisecond {
+		t.Fatalf("empty claim: %v, %v after %s", ds, err, time.Since(start))
+	}
+}
+
+// TestOutboxSurvivesLostGroup: if the streams vanish (a FLUSHALL, a
+// failover to an empty replica), claims recreate the group.
+func TestOutboxSurvivesLostGroup(t *testing.T) {
+	c := newClient(t)
+	prefix := randomPrefix()
+	s := newStoreOn(t, c, redisstore.Options{Prefix: prefix})
+	ctx := context.Background()
+	keys, err := c.Keys(ctx, "{"+prefix+":s0}:out:*").Result()
+	if err != nil || len(keys) != 3 {
+		t.Fatalf("outbox streams: %v, %v", keys, err)
+	}
+	if err := c.Del(ctx, keys...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if ds, err := s.Claim(ctx, core.SurfaceSlack, "c", 1, time.Hour, 0); err != nil || len(ds) != 0 {
+		t.Fatalf("claim without group: %v, %v", ds, err)
+	}
+	if ds, err := s.Claim(ctx, core.SurfaceDiscord, "c", 1, time.Hour, 10*time.Millisecond); err != nil || len(ds) != 0 {
+		t.Fatalf("blocking claim without group: %v, %v", ds, err)
+	}
+}
+
+// TestOutboxUndecodableEntry: a corrupt entry is handed out without a
+// kind (the outbox loop reports and acks it) instead of failing every
+// claim behind it.
+func TestOutboxUndecodableEntry(t *testing.T) {
+	c := newClient(t)
+	prefix := randomPrefix()
+	s := newStoreOn(t, c, redisstore.Options{Prefix: prefix})
+	ctx := t.Context()
+	if err := c.XAdd(ctx, &goredis.XAddArgs{Stream: "{" + prefix + ":s0}:out:slack", Values: []any{"d", "{not json"}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	q := question(0, "run-1", t0)
+	mustCreate(t, s, q, post(q, core.SurfaceSlack, "C1"))
+	ds, err := s.Claim(ctx, core.SurfaceSlack, "c", 10, time.Hour, 0)
+	if err != nil || len(ds) != 2 || ds[0].Kind != "" || ds[0].ID == "" || ds[1].QuestionID != q.ID {
+		t.Fatalf("claim: %+v, %v", ds, err)
+	}
+	for _, d := range ds {
+		if err := s.Ack(ctx, core.SurfaceSlack, d.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

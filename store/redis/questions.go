@@ -1,0 +1,475 @@
+package redis
+
+import (
+	"cmp"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strconv"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// Create stores q as open, its asked event and its deliveries in one
+// script.
+func (s *Store) Create(ctx context.Context, q *core.Question, asked core.Event, out []core.Delivery) error {
+	const op = "redis create"
+	shard, ok := s.shardOf(q.ID)
+	if !ok {
+		return core.Errorf(core.CodeInvalid, op, "question id %q names no shard of this store", q.ID)
+	}
+	doc := *q
+	doc.State = core.StateOpen
+	doc.Answers, doc.Messages, doc.Resolution = nil, nil, nil
+	docJSON, err := json.Marshal(&doc)
+	if err != nil {
+		return core.Internal(op, err)
+	}
+	askedJSON, err := renderEvent(asked)
+	if err != nil {
+		return core.Internal(op, err)
+	}
+	deadline := ""
+	if !q.Deadline.IsZero() {
+		deadline = msString(q.Deadline)
+	}
+	args := []any{
+		shard, s.timed, surfaceList,
+		q.ID, q.RunID, docJSON, openMember(q), msString(q.CreatedAt), deadline,
+		q.Renotified, len(q.Items), askedJSON,
+	}
+	if args, err = appendDeliveries(op, args, out); err != nil {
+		return err
+	}
+	keys := append([]string{
+		s.k.question(q.ID), s.k.questionEvents(q.ID), s.k.events(shard), s.k.seq(shard),
+		s.k.open(shard), s.k.created(shard), s.k.deadline(shard), s.k.runOpen(shard), s.k.runs(shard),
+	}, s.k.outboxes(shard)...)
+	r, err := s.run(ctx, createScript, keys, args...)
+	if err != nil {
+		return core.Internal(op, err)
+	}
+	_, err = s.outcome(op, q.ID, r)
+	return err
+}
+
+// Get reads one question.
+func (s *Store) Get(ctx context.Context, id string) (*core.Question, error) {
+	const op = "redis get"
+	if _, ok := s.shardOf(id); !ok {
+		return nil, core.ErrNotFound
+	}
+	// One short read, bounded by the client's own timeouts, is not
+	// abandoned when ctx ends: core.Service.Wait reports the question as
+	// it stands after its caller's context is done and reads it with that
+	// context (see NOTES_FOR_LEAD.md).
+	f, err := s.client.HGetAll(context.WithoutCancel(ctx), s.k.question(id)).Result()
+	if err != nil {
+		return nil, core.Internal(op, err)
+	}
+	if len(f) == 0 {
+		return nil, core.ErrNotFound
+	}
+	q, err := decodeQuestion(f)
+	if err != nil {
+		return nil, core.Internal(op, err)
+	}
+	return q, nil
+}
+
+// Resolve is the chokepoint: one script compares the state, records the
+// items, closes, appends the event, enqueues the card updates and
+// publishes the wake-up.
+func (s *Store) Resolve(ctx context.Context, t core.Transition) (*core.Question, error) {
+	const op = "redis resolve"
+	shard, ok := s.shardOf(t.QuestionID)
+	if !ok {
+		return nil, core.ErrNotFound
+	}
+	var state, resJSON, closeJSON, itemJSON string
+	if t.Resolution != nil {
+		res := *t.Resolution
+		if len(t.Items) > 0 {
+			res.State = core.StateAnswered // a form closes as answered
+		}
+		if !res.State.Closed() {
+			return nil, core.Errorf(core.CodeInvalid, op, "a resolution must close the question, not leave it %q", res.State)
+		}
+		b, err := json.Marshal(&res)
+		if err != nil {
+			return nil, core.Internal(op, err)
+		}
+		state, resJSON = string(res.State), string(b)
+		if closeJSON, err = renderEvent(t.Event); err != nil {
+			return nil, core.Internal(op, err)
+		}
+	}
+	if len(t.Items) > 0 {
+		var err error
+		if itemJSON, err = renderEvent(t.ItemEvent); err != nil {
+			return nil, core.Internal(op, err)
+		}
+	}
+	now, err := json.Marshal(t.Now)
+	if err != nil {
+		return nil, core.Internal(op, err)
+	}
+	args := []any{
+		shard, s.timed, surfaceList,
+		t.QuestionID, s.k.wake(shard), now, msString(t.Now),
+		state, resJSON, closeJSON, itemJSON, len(t.Items),
+	}
+	for _, a := range t.Items {
+		b, err := json.Marshal(&a)
+		if err != nil {
+			return nil, core.Internal(op, err)
+		}
+		args = append(args, a.ItemID, b)
+	}
+	keys := append([]string{
+		s.k.question(t.QuestionID), s.k.questionEvents(t.QuestionID), s.k.events(shard), s.k.seq(shard),
+		s.k.open(shard), s.k.deadline(shard), s.k.runOpen(shard), s.k.closed(shard),
+	}, s.k.outboxes(shard)...)
+	r, err := s.run(ctx, resolveScript, keys, args...)
+	if err != nil {
+		return nil, core.Internal(op, err)
+	}
+	q, err := s.outcome(op, t.QuestionID, r)
+	if err == nil {
+		s.wake(t.QuestionID) // local waiters need not wait for the round trip through pub/sub
+	}
+	return q, err
+}
+
+// Renotify re-posts a still-open question and moves its deadline.
+func (s *Store) Renotify(ctx context.Context, rn core.Renotice) (*core.Question, error) {
+	const op = "redis renotify"
+	shard, ok := s.shardOf(rn.QuestionID)
+	if !ok {
+		return nil, core.ErrNotFound
+	}
+	var ifDeadline, deadline, count string
+	if !rn.IfDeadline.IsZero() {
+		ifDeadline = msString(rn.IfDeadline)
+	}
+	if !rn.Deadline.IsZero() {
+		deadline = msString(rn.Deadline)
+	}
+	if rn.Count {
+		count = "1"
+	}
+	ev, err := renderEvent(rn.Event)
+	if err != nil {
+		return nil, core.Internal(op, err)
+	}
+	args := []any{
+		shard, s.timed, surfaceList,
+		rn.QuestionID, s.k.wake(shard), ifDeadline, deadline, count, ev,
+	}
+	if args, err = appendDeliveries(op, args, rn.Deliveries); err != nil {
+		return nil, err
+	}
+	keys := append([]string{
+		s.k.question(rn.QuestionID), s.k.questionEvents(rn.QuestionID), s.k.events(shard), s.k.seq(shard),
+		s.k.deadline(shard),
+	}, s.k.outboxes(shard)...)
+	r, err := s.run(ctx, renotifyScript, keys, args...)
+	if err != nil {
+		return nil, core.Internal(op, err)
+	}
+	q, err := s.outcome(op, rn.QuestionID, r)
+	if err == nil {
+		s.wake(rn.QuestionID)
+	}
+	return q, err
+}
+
+// RecordMessage stores a posted card, once per delivery key.
+func (s *Store) RecordMessage(ctx context.Context, id string, ref core.MessageRef, notified core.Event) (*core.Question, error) {
+	const op = "redis record message"
+	shard, ok := s.shardOf(id)
+	if !ok {
+		return nil, core.ErrNotFound
+	}
+	if !ref.Surface.IsChat() {
+		return nil, core.Errorf(core.CodeInvalid, op, "cards are posted on chat surfaces, not %q", ref.Surface)
+	}
+	card, err := renderCard(id, ref)
+	if err != nil {
+		return nil, core.Internal(op, err)
+	}
+	ev, err := renderEvent(notified)
+	if err != nil {
+		return nil, core.Internal(op, err)
+	}
+	at, err := json.Marshal(ref.At)
+	if err != nil {
+		return nil, core.Internal(op, err)
+	}
+	keys := append([]string{
+		s.k.question(id), s.k.questionEvents(id), s.k.events(shard), s.k.seq(shard),
+	}, s.k.outboxes(shard)...)
+	r, err := s.run(ctx, recordMessageScript, keys,
+		shard, s.timed, surfaceList,
+		id, s.k.wake(shard), ref.Delivery, string(ref.Surface), card, ev, at)
+	if err != nil {
+		return nil, core.Internal(op, err)
+	}
+	q, err := s.outcome(op, id, r)
+	if err == nil {
+		s.wake(id)
+	}
+	return q, err
+}
+
+// EndRun marks the run ended in every shard and collects its open
+// questions. Each shard's step is atomic with the creates of that shard,
+// and a question lives in one shard, so every question of the run is
+// either refused at create or listed here.
+func (s *Store) EndRun(ctx context.Context, runID string, at time.Time) ([]string, error) {
+	const op = "redis end run"
+	var ids []string
+	for shard := range s.shards {
+		r, err := s.run(ctx, endRunScript, []string{s.k.runs(shard), s.k.runOpen(shard)}, runID, msString(at))
+		if err != nil {
+			return nil, core.Internal(op, err)
+		}
+		if r.code != codeOK {
+			return nil, core.Internal(op, errors.New("end run: unexpected code "+strconv.FormatInt(r.code, 10)))
+		}
+		ids = append(ids, r.list...)
+	}
+	return ids, nil
+}
+
+// ListOpen pages through the open index; the cursor is the last member
+// returned, so ties in time never make a page skip or repeat.
+func (s *Store) ListOpen(ctx context.Context, cursor string, limit int) ([]*core.Question, string, error) {
+	const op = "redis list open"
+	start := "-"
+	if cursor != "" {
+		b, err := base64.RawURLEncoding.DecodeString(cursor)
+		if err != nil || !validOpenMember(string(b)) {
+			return nil, "", core.Errorf(core.CodeInvalid, op, "bad cursor")
+		}
+		start = "(" + string(b)
+	}
+	count := int64(0) // no limit
+	if limit > 0 {
+		count = int64(limit) + 1 // one more tells whether there is a next page
+	}
+	cmds := make([]*goredis.StringSliceCmd, s.shards)
+	_, err := s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		for shard := range s.shards {
+			cmds[shard] = p.ZRangeArgs(ctx, goredis.ZRangeArgs{Key: s.k.open(shard), Start: start, Stop: "+", ByLex: true, Count: count})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, "", core.Internal(op, err)
+	}
+	var members []string
+	for _, c := range cmds {
+		members = append(members, c.Val()...)
+	}
+	slices.Sort(members)
+	next := ""
+	if limit > 0 && len(members) > limit {
+		members = members[:limit]
+		next = base64.RawURLEncoding.EncodeToString([]byte(members[limit-1]))
+	}
+	ids := make([]string, 0, len(members))
+	for _, m := range members {
+		if validOpenMember(m) {
+			ids = append(ids, m[19:])
+		}
+	}
+	qs, err := s.load(ctx, ids)
+	if err != nil {
+		return nil, "", core.Internal(op, err)
+	}
+	// A question closed since the index was read is no longer open.
+	qs = slices.DeleteFunc(qs, func(q *core.Question) bool { return !q.Open() })
+	return qs, next, nil
+}
+
+// Between lists questions by created or closed time in [from, to).
+func (s *Store) Between(ctx context.Context, idx core.TimeIndex, from, to time.Time, limit int) ([]*core.Question, error) {
+	const op = "redis between"
+	if _, ok := s.k.index(0, idx); !ok {
+		return nil, core.Errorf(core.CodeInvalid, op, "no time index %q", idx)
+	}
+	if !from.Before(to) {
+		return nil, nil
+	}
+	ids, err := s.rangeByScore(ctx, func(shard int) string { k, _ := s.k.index(shard, idx); return k },
+		msString(from), "("+msString(to), limit)
+	if err != nil {
+		return nil, core.Internal(op, err)
+	}
+	qs, err := s.load(ctx, ids)
+	if err != nil {
+		return nil, core.Internal(op, err)
+	}
+	return qs, nil
+}
+
+// Due lists open questions whose deadline is at or before now.
+func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]string, error) {
+	const op = "redis due"
+	ids, err := s.rangeByScore(ctx, s.k.deadline, "-inf", msString(now), limit)
+	if err != nil {
+		return nil, core.Internal(op, err)
+	}
+	return ids, nil
+}
+
+// rangeByScore reads up to limit members (all for limit <= 0) of a score
+// index from every shard and merges them by score, then id.
+func (s *Store) rangeByScore(ctx context.Context, key func(shard int) string, lo, hi string, limit int) ([]string, error) {
+	limit = max(limit, 0) // 0: no LIMIT
+	cmds := make([]*goredis.ZSliceCmd, s.shards)
+	_, err := s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		for shard := range s.shards {
+			cmds[shard] = p.ZRangeArgsWithScores(ctx, goredis.ZRangeArgs{Key: key(shard), Start: lo, Stop: hi, ByScore: true, Count: int64(limit)})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var all []goredis.Z
+	for _, c := range cmds {
+		all = append(all, c.Val()...)
+	}
+	slices.SortFunc(all, func(a, b goredis.Z) int {
+		if c := cmp.Compare(a.Score, b.Score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Member.(string), b.Member.(string))
+	})
+	if limit > 0 && len(all) > limit {
+		all = all[:limit]
+	}
+	ids := make([]string, len(all))
+	for i, z := range all {
+		ids[i] = z.Member.(string)
+	}
+	return ids, nil
+}
+
+// load reads questions in the given order, skipping any that are gone.
+func (s *Store) load(ctx context.Context, ids []string) ([]*core.Question, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	cmds := make([]*goredis.MapStringStringCmd, len(ids))
+	_, err := s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		for i, id := range ids {
+			cmds[i] = p.HGetAll(ctx, s.k.question(id))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	qs := make([]*core.Question, 0, len(ids))
+	for _, c := range cmds {
+		if len(c.Val()) == 0 {
+			continue // purged meanwhile
+		}
+		q, err := decodeQuestion(c.Val())
+		if err != nil {
+			return nil, err
+		}
+		qs = append(qs, q)
+	}
+	return qs, nil
+}
+
+// purgeBatch bounds the questions (and loose events) one purge script
+// drops, so no single script holds the server long.
+const purgeBatch = 500
+
+// Purge drops up to limit (all, for limit <= 0) questions closed before
+// cutoff, with their events, shard by shard, in batches. Candidates are
+// read first and checked again inside the script, so a purge never drops
+// what it should not.
+func (s *Store) Purge(ctx context.Context, cutoff time.Time, limit int) (int, error) {
+	const op = "redis purge"
+	total := 0
+	for shard := range s.shards {
+		for {
+			want := purgeBatch
+			if limit > 0 {
+				if total >= limit {
+					return total, nil
+				}
+				want = min(want, limit-total)
+			}
+			ids, err := s.client.ZRangeArgs(ctx, goredis.ZRangeArgs{
+				Key: s.k.closed(shard), Start: "-inf", Stop: "(" + msString(cutoff), ByScore: true, Count: int64(want),
+			}).Result()
+			if err != nil {
+				return total, core.Internal(op, err)
+			}
+			keys := []string{s.k.closed(shard), s.k.created(shard), s.k.events(shard), s.k.loose(shard)}
+			args := []any{msString(cutoff), purgeBatch}
+			for _, id := range ids {
+				if sh, ok := s.shardOf(id); !ok || sh != shard {
+					continue
+				}
+				keys = append(keys, s.k.question(id), s.k.questionEvents(id))
+				args = append(args, id)
+			}
+			r, err := s.run(ctx, purgeScript, keys, args...)
+			if err != nil {
+				return total, core.Internal(op, err)
+			}
+			total += int(r.n)
+			loose := 0
+			if len(r.list) > 0 {
+				loose, _ = strconv.Atoi(r.list[0])
+			}
+			// Done with the shard when a batch came up short; a batch
+			// whose candidates were all taken meanwhile is done too.
+			if (len(ids) < want || r.n == 0) && loose < purgeBatch {
+				break
+			}
+		}
+	}
+	return total, nil
+}
+
+// appendDeliveries adds deliveries to a script's ARGV as surface, JSON
+// pairs, preceded by their count.
+func appendDeliveries(op string, args []any, out []core.Delivery) ([]any, error) {
+	args = append(args, len(out))
+	for _, d := range out {
+		if !d.Surface.IsChat() {
+			return nil, core.Errorf(core.CodeInvalid, op, "deliveries go to chat surfaces, not %q", d.Surface)
+		}
+		b, err := json.Marshal(&d)
+		if err != nil {
+			return nil, core.Internal(op, err)
+		}
+		args = append(args, string(d.Surface), b)
+	}
+	return args, nil
+}
+
+// renderEvent renders an event for a script; an event without a kind is
+// "" (none). The store assigns Seq, so the one given is dropped.
+func renderEvent(e core.Event) (string, error) {
+	if e.Kind == "" {
+		return "", nil
+	}
+	e.Seq = 0
+	b, err := json.Marshal(&e)
+	return string(b), err
+}

@@ -1,0 +1,222 @@
+// Package redis is the production core.Store, on Redis: standalone,
+// Sentinel or Cluster through go-redis's UniversalClient (Redis 6.2 or
+// later; 7.0+ recommended).
+//
+// Every change of a question is one Lua script over keys of one shard
+// (see keys.go), so it is atomic and, on a cluster, stays in one hash
+// slot. A question's id names its shard. Events are a stream per shard;
+// the outbox is a stream per shard and chat surface, read by a consumer
+// group so a dead replica's deliveries are reclaimed by another; wake-ups
+// travel over one pub/sub subscription per Store.
+//
+// Callers import it under another name:
+//
+//	import redisstore "github.com/askbridge/askbridge/store/redis"
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+var _ core.Store = (*Store)(nil)
+
+// Options configure a Store. The zero value is usable.
+type Options struct {
+	// Prefix starts every key and channel; default "ab". Stores with
+	// different prefixes share a Redis without seeing each other.
+	Prefix string
+	// Shards is how many shards questions, events and outboxes are split
+	// into; default 1, at most core.MaxShards. One shard suits standalone
+	// Redis and Sentinel; on a cluster, more shards spread the load over
+	// nodes. It must not change while data is kept: ids and event numbers
+	// are placed by it.
+	Shards int
+	// Group is the outbox consumer group; default "askbridge".
+	Group string
+}
+
+func (o *Options) fill() error {
+	if o.Prefix == "" {
+		o.Prefix = "ab"
+	}
+	if strings.ContainsAny(o.Prefix, "{} \t\r\n") {
+		return core.Errorf(core.CodeInvalid, "redis store", "key prefix %q may not contain braces or spaces", o.Prefix)
+	}
+	if o.Shards == 0 {
+		o.Shards = 1
+	}
+	if o.Shards < 1 || o.Shards > core.MaxShards {
+		return core.Errorf(core.CodeInvalid, "redis store", "shards is %d; it must be between 1 and %d", o.Shards, core.MaxShards)
+	}
+	if o.Group == "" {
+		o.Group = "askbridge"
+	}
+	return nil
+}
+
+// Store is a core.Store on Redis. It is safe for concurrent use.
+type Store struct {
+	client  goredis.UniversalClient
+	owned   bool // Open made the client, so Close closes it
+	k       keys
+	shards  int
+	group   string
+	cluster bool
+	timed   string // ARGV flag: event numbers follow the clock (several shards)
+
+	ps        *goredis.PubSub
+	done      chan struct{} // closed by Close: the subscriber should stop
+	stopped   chan struct{} // closed by the subscriber when it has stopped
+	closeOnce sync.Once
+	closeErr  error
+
+	mu       sync.Mutex
+	watchers map[string]map[*watcher]struct{}
+
+	claimTurn atomic.Uint32 // rotates the shard a claim starts at
+}
+
+// Open connects to the Redis at url (redis:// or rediss://, as go-redis's
+// ParseURL reads it) and returns a Store that closes the connection on
+// Close. For Sentinel or Cluster, build a UniversalClient and call New.
+func Open(ctx context.Context, url string, opts Options) (*Store, error) {
+	o, err := goredis.ParseURL(url)
+	if err != nil {
+		return nil, core.Errorf(core.CodeInvalid, "redis open", "bad Redis URL: %v", err)
+	}
+	client := goredis.NewClient(o)
+	s, err := New(ctx, client, opts)
+	if err != nil {
+		_ = client.Close()
+		return nil, err
+	}
+	s.owned = true
+	return s, nil
+}
+
+// New returns a Store on client. It creates the outbox consumer groups
+// and subscribes to wake-ups, returning only once the subscription is
+// confirmed, so no change made after New returns goes unannounced. The
+// caller keeps ownership of client: Close does not close it.
+func New(ctx context.Context, client goredis.UniversalClient, opts Options) (*Store, error) {
+	const op = "redis store"
+	if err := opts.fill(); err != nil {
+		return nil, err
+	}
+	s := &Store{
+		client:   client,
+		k:        keys{prefix: opts.Prefix},
+		shards:   opts.Shards,
+		group:    opts.Group,
+		timed:    "0",
+		done:     make(chan struct{}),
+		stopped:  make(chan struct{}),
+		watchers: make(map[string]map[*watcher]struct{}),
+	}
+	if s.shards > 1 {
+		s.timed = "1"
+	}
+	switch client.(type) {
+	case *goredis.ClusterClient:
+		s.cluster = true
+	case *goredis.Ring:
+		// A Ring subscribes on the one ring member its first channel hashes
+		// to, so wake-ups published in the other shards would never arrive.
+		if s.shards > 1 {
+			return nil, core.Errorf(core.CodeInvalid, op, "a go-redis Ring supports one shard only; use a ClusterClient for several")
+		}
+	}
+	if err := client.Ping(ctx).Err(); err != nil {
+		return nil, core.Internal(op, fmt.Errorf("ping: %w", err))
+	}
+	for shard := range s.shards {
+		for _, box := range s.k.outboxes(shard) {
+			if err := s.createGroup(ctx, box); err != nil {
+				return nil, core.Internal(op, err)
+			}
+		}
+	}
+	if err := s.subscribe(ctx); err != nil {
+		return nil, core.Internal(op, err)
+	}
+	return s, nil
+}
+
+// createGroup makes the consumer group of an outbox stream (and the
+// stream), reading from its start so nothing enqueued before is skipped.
+func (s *Store) createGroup(ctx context.Context, stream string) error {
+	err := s.client.XGroupCreateMkStream(ctx, stream, s.group, "0").Err()
+	if err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
+		return fmt.Errorf("create consumer group on %s: %w", stream, err)
+	}
+	return nil
+}
+
+// Close stops the wake-up subscriber and, if Open made the client, closes
+// it. It is safe to call more than once.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.done)
+		if err := s.ps.Close(); err != nil && !errors.Is(err, goredis.ErrClosed) {
+			s.closeErr = err
+		}
+		<-s.stopped
+		s.wakeAll() // whoever still waits should look again, and find the store closed
+		if s.owned {
+			if err := s.client.Close(); err != nil && s.closeErr == nil {
+				s.closeErr = err
+			}
+		}
+	})
+	return s.closeErr
+}
+
+// Ping reports whether Redis answers.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.client.Ping(ctx).Err(); err != nil {
+		return core.Internal("redis ping", err)
+	}
+	return nil
+}
+
+// Beat swaps the heartbeat in one SET ... GET.
+func (s *Store) Beat(ctx context.Context, now time.Time) (time.Time, error) {
+	const op = "redis beat"
+	old, err := s.client.SetArgs(ctx, s.k.beat(), msString(now), goredis.SetArgs{Get: true}).Result()
+	if errors.Is(err, goredis.Nil) {
+		return time.Time{}, nil
+	}
+	if err != nil {
+		return time.Time{}, core.Internal(op, err)
+	}
+	v, err := strconv.ParseInt(old, 10, 64)
+	if err != nil {
+		return time.Time{}, core.Internal(op, fmt.Errorf("stored heartbeat %q: %w", old, err))
+	}
+	return fromMS(v), nil
+}
+
+// shardOf returns the shard of a question id, or false if the id is not
+// shaped like one or names a shard this store does not have.
+func (s *Store) shardOf(id string) (int, bool) {
+	sh := core.ShardOf(id)
+	return sh, sh >= 0 && sh < s.shards
+}
+
+// seq turns a shard's event number into the Seq core sees. With one shard
+// they are the same; with several, the shard is folded in so that every
+// Seq is unique and a shard's Seqs increase.
+func (s *Store) seq(n int64, shard int) int64 {
+	return n*int64(s.shards) + int64(shard)
+}

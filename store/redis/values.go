@@ -1,0 +1,47 @@
+package redis
+
+import (
+	"context"
+	"errors"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+var _ core.Values = (*Store)(nil)
+
+// Value returns what key holds, or "" if nothing.
+func (s *Store) Value(ctx context.Context, key string) (string, error) {
+	v, err := s.client.Get(ctx, s.k.value(key)).Result()
+	if errors.Is(err, goredis.Nil) {
+		return "", nil
+	}
+	return v, err
+}
+
+// SetValue stores val under key, without expiry.
+func (s *Store) SetValue(ctx context.Context, key, val string) error {
+	return s.client.Set(ctx, s.k.value(key), val, 0).Err()
+}
+
+// Lease takes or renews key for owner; lease.lua makes it atomic. Expiry
+// runs on the Redis server's clock, so replicas' clocks need not agree.
+func (s *Store) Lease(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {
+	if ttl < time.Millisecond {
+		return false, core.Errorf(core.CodeInvalid, "lease", "a lease lasts at least a millisecond")
+	}
+	r, err := s.run(ctx, leaseScript, []string{s.k.lease(key)}, 0, "", "", owner, ttl.Milliseconds())
+	if err != nil {
+		return false, core.Internal("lease", err)
+	}
+	return r.n == 1, nil
+}
+
+// Release drops owner's lease on key.
+func (s *Store) Release(ctx context.Context, key, owner string) error {
+	_, err := s.run(ctx, releaseScript, []string{s.k.lease(key)}, 0, "", "", owner)
+	return core.Internal("release", err)
+}

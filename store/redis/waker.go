@@ -1,0 +1,144 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+)
+
+const (
+	// healthEvery is how long the subscriber waits for a message before it
+	// pings its connection, so a silently dead connection is noticed.
+	healthEvery = 30 * time.Second
+	// retryPause spaces reconnection attempts after a subscriber error.
+	retryPause = 200 * time.Millisecond
+)
+
+type watcher struct {
+	ch chan struct{}
+}
+
+// Watch returns a channel that receives after any change to question id
+// made by this or any other Store on the same Redis and prefix, and a
+// function to stop watching. The channel holds one signal; a waiter that
+// is slow to look sees one signal for several changes, never none.
+func (s *Store) Watch(id string) (<-chan struct{}, func()) {
+	w := &watcher{ch: make(chan struct{}, 1)}
+	s.mu.Lock()
+	m := s.watchers[id]
+	if m == nil {
+		m = make(map[*watcher]struct{})
+		s.watchers[id] = m
+	}
+	m[w] = struct{}{}
+	s.mu.Unlock()
+	var once sync.Once
+	return w.ch, func() {
+		once.Do(func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if m := s.watchers[id]; m != nil {
+				delete(m, w)
+				if len(m) == 0 {
+					delete(s.watchers, id)
+				}
+			}
+		})
+	}
+}
+
+// wake signals every watcher of id without blocking.
+func (s *Store) wake(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for w := range s.watchers[id] {
+		signal(w.ch)
+	}
+}
+
+// wakeAll signals every watcher: after a reconnection wake-ups may have
+// been lost, and a spurious wake-up only costs a read.
+func (s *Store) wakeAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, m := range s.watchers {
+		for w := range m {
+			signal(w.ch)
+		}
+	}
+}
+
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// subscribe opens the Store's one subscription, to every shard's wake-up
+// channel, waits for Redis to confirm each channel, and starts listen.
+func (s *Store) subscribe(ctx context.Context) error {
+	chans := make([]string, s.shards)
+	for i := range chans {
+		chans[i] = s.k.wake(i)
+	}
+	ps := s.client.Subscribe(ctx, chans...)
+	for range chans {
+		v, err := ps.Receive(ctx)
+		if err != nil {
+			_ = ps.Close()
+			return fmt.Errorf("subscribe to wake-ups: %w", err)
+		}
+		if _, ok := v.(*goredis.Subscription); !ok {
+			_ = ps.Close()
+			return fmt.Errorf("subscribe to wake-ups: unexpected %T before confirmation", v)
+		}
+	}
+	s.ps = ps
+	go s.listen()
+	return nil
+}
+
+// listen fans wake-ups out to watchers until Close. go-redis reconnects
+// and resubscribes by itself after a connection error; the confirmations
+// that follow a resubscription wake every watcher, since messages
+// published meanwhile are lost.
+func (s *Store) listen() {
+	defer close(s.stopped)
+	ctx := context.Background()
+	for {
+		v, err := s.ps.ReceiveTimeout(ctx, healthEvery)
+		select {
+		case <-s.done:
+			return
+		default:
+		}
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				_ = s.ps.Ping(ctx) // a failed ping marks the connection bad; the next receive reconnects
+				continue
+			}
+			s.wakeAll()
+			t := time.NewTimer(retryPause)
+			select {
+			case <-s.done:
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			continue
+		}
+		switch m := v.(type) {
+		case *goredis.Message:
+			s.wake(m.Payload)
+		case *goredis.Subscription:
+			s.wakeAll()
+		}
+	}
+}

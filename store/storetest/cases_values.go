@@ -1,0 +1,86 @@
+package storetest
+
+import (
+	"sync"
+	"testing"
+	"time"
+)
+
+func init() {
+	register("ValuesAndLeases", testValues)
+}
+
+func testValues(t *testing.T, h Harness) {
+	e := newEnv(t, h)
+	ctx := t.Context()
+	if v, err := e.store.Value(ctx, "telegram:1:offset"); err != nil || v != "" {
+		t.Fatalf("unset value: %q, %v", v, err)
+	}
+	if err := e.store.SetValue(ctx, "telegram:1:offset", "1042"); err != nil {
+		t.Fatal(err)
+	}
+	e.restart()
+	if v, err := e.store.Value(ctx, "telegram:1:offset"); err != nil || v != "1042" {
+		t.Fatalf("value after restart: %q, %v", v, err)
+	}
+
+	// Ten replicas race for one lease: exactly one gets it.
+	var mu sync.Mutex
+	var holders []string
+	var wg sync.WaitGroup
+	for i := range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			owner := string(rune('a' + i))
+			ok, err := e.store.Lease(ctx, "telegram:1:poller", owner, time.Hour)
+			if err != nil {
+				t.Error(err)
+			}
+			if ok {
+				mu.Lock()
+				holders = append(holders, owner)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if len(holders) != 1 {
+		t.Fatalf("lease holders %v, want exactly one", holders)
+	}
+	holder, other := holders[0], "someone-else"
+	if ok, err := e.store.Lease(ctx, "telegram:1:poller", holder, time.Hour); err != nil || !ok {
+		t.Fatalf("the holder could not renew: %v, %v", ok, err)
+	}
+	// Releasing a lease one does not hold changes nothing.
+	if err := e.store.Release(ctx, "telegram:1:poller", other); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := e.store.Lease(ctx, "telegram:1:poller", other, time.Hour); ok {
+		t.Fatal("a lease held by another was taken")
+	}
+	if err := e.store.Release(ctx, "telegram:1:poller", holder); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := e.store.Lease(ctx, "telegram:1:poller", other, time.Hour); err != nil || !ok {
+		t.Fatalf("a released lease could not be taken: %v, %v", ok, err)
+	}
+	// An expired lease is free. Expiry is the store's own clock, so wait
+	// for a short one, bounded.
+	if ok, _ := e.store.Lease(ctx, "short", "a", 20*time.Millisecond); !ok {
+		t.Fatal("a free lease was refused")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ok, err := e.store.Lease(ctx, "short", "b", time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("an expired lease was never freed")
+		}
+	}
+}

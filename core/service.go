@@ -617,8 +617,11 @@ func (s *Service) Wait(ctx context.Context, id string) (*Question, error) {
 
 // ListOpen lists open questions, hard-to-reverse first, then oldest first.
 func (s *Service) ListOpen(ctx context.Context, cursor string, limit int) ([]*Question, string, error) {
-	if limit <= 0 || limit > 500 {
+	switch {
+	case limit <= 0:
 		limit = 50
+	case limit > 500:
+		limit = 500 // a page, not a dump: callers follow the cursor
 	}
 	qs, next, err := s.store.ListOpen(ctx, cursor, limit)
 	if err != nil {

@@ -109,9 +109,11 @@ func (s *Service) Deliver(ctx context.Context, c Courier, o DeliverOptions) erro
 				report(d, err)
 				continue
 			}
-			if err := s.store.Ack(ctx, surface, d.ID); err != nil && ctx.Err() == nil {
+			actx, cancel := settle(ctx) // done is done, even while stopping
+			if err := s.store.Ack(actx, surface, d.ID); err != nil {
 				report(d, Internal("ack", err))
 			}
+			cancel()
 		}
 	}
 	return nil
@@ -146,8 +148,12 @@ func (s *Service) deliverOne(ctx context.Context, c Courier, d Delivery) error {
 		if err != nil {
 			return err
 		}
+		// The card exists now: record it even if we are shutting down,
+		// or it would never be edited and the retry would post it again.
+		rctx, cancel := settle(ctx)
+		defer cancel()
 		ref.Delivery = d.Key
-		_, err = s.RecordMessage(ctx, q.ID, ref)
+		_, err = s.RecordMessage(rctx, q.ID, ref)
 		return err
 	case DeliverUpdate:
 		if d.Message == nil {
@@ -161,6 +167,13 @@ func (s *Service) deliverOne(ctx context.Context, c Courier, d Delivery) error {
 		return c.Remind(ctx, q, d.Room)
 	}
 	return &Permanent{Err: errors.New("unknown delivery kind " + string(d.Kind))}
+}
+
+// settle is a context for the bookkeeping that must follow work already
+// done on a platform (recording a posted card, acking a delivery): it
+// outlives ctx's cancellation, bounded by a few seconds.
+func settle(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 }
 
 // sleep waits d or until ctx ends; it reports whether ctx is still live.

@@ -1,0 +1,301 @@
+// Package slack is askbridge's Slack adapter: it posts each question as a
+// Block Kit card whose buttons carry only an opaque core.Ref, takes clicks
+// and thread replies over Socket Mode or HTTP (Events API and
+// Interactivity), hands every one of them to core, and edits every card
+// once its question closes.
+//
+// The adapter writes no state of its own: a thread reply finds its question
+// by reading the thread's root message (the card carries its question's
+// id), so clicks and replies work after a restart and on any replica.
+package slack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/rs/zerolog"
+	"github.com/slack-go/slack"
+)
+
+// DefaultAPIURL is Slack's Web API. The SDK appends method names to it, so
+// it ends with a slash.
+const DefaultAPIURL = "https://slack.com/api/"
+
+// Options configure the adapter. BotToken is required, and at least one of
+// AppToken (Socket Mode) and SigningSecret (HTTP endpoints).
+type Options struct {
+	BotToken      string // xoxb-…: every Web API call
+	AppToken      string // xapp-…: Socket Mode; empty leaves it off
+	SigningSecret string // verifies HTTP requests; empty mounts no endpoints
+	APIURL        string // default DefaultAPIURL
+	HTTPClient    *http.Client
+	Log           zerolog.Logger
+	// PingInterval is how long Socket Mode waits for Slack's ping before
+	// it takes the connection for dead; 0 is the SDK's default (30s).
+	PingInterval time.Duration
+	// CacheTTL bounds how long user-group members and display names are
+	// reused; 0 is one minute.
+	CacheTTL time.Duration
+	// AckBudget bounds the work done before answering an HTTP request
+	// (Slack waits 3 s); 0 is 2.5 s.
+	AckBudget time.Duration
+}
+
+// Adapter is the Slack surface. It implements core.Courier and is run by
+// the program as a chat adapter (Run and Mount).
+type Adapter struct {
+	svc  *core.Service
+	api  *slack.Client
+	opts Options
+	log  zerolog.Logger
+
+	botUser atomic.Pointer[string] // our user id, from auth.test
+	botID   atomic.Pointer[string] // our bot id, from auth.test
+
+	notes   chan note
+	cards   *cache[cardInfo] // "channel ts" → the card's question
+	members *cache[[]string] // user-group id → member user ids
+	names   *cache[string]   // user id → display name
+	seen    *seenSet         // event ids already handled
+
+	work sync.WaitGroup // inbound handlers started by Socket Mode
+	sema chan struct{}  // bounds them
+}
+
+var _ core.Courier = (*Adapter)(nil)
+
+// New checks o and returns the adapter. It makes no network call: Run
+// learns the bot's own user id.
+func New(svc *core.Service, o Options) (*Adapter, error) {
+	if svc == nil {
+		return nil, errors.New("slack: a core service is required")
+	}
+	if strings.TrimSpace(o.BotToken) == "" {
+		return nil, errors.New("slack: a bot token is required")
+	}
+	if o.AppToken == "" && o.SigningSecret == "" {
+		return nil, errors.New("slack: an app-level token (Socket Mode) or a signing secret (HTTP) is required")
+	}
+	if o.APIURL == "" {
+		o.APIURL = DefaultAPIURL
+	}
+	if !strings.HasSuffix(o.APIURL, "/") {
+		o.APIURL += "/" // the SDK concatenates method names
+	}
+	if o.CacheTTL <= 0 {
+		o.CacheTTL = time.Minute
+	}
+	if o.AckBudget <= 0 {
+		o.AckBudget = 2500 * time.Millisecond
+	}
+	opts := []slack.Option{slack.OptionAPIURL(o.APIURL)}
+	if o.HTTPClient != nil {
+		opts = append(opts, slack.OptionHTTPClient(o.HTTPClient))
+	}
+	if o.AppToken != "" {
+		opts = append(opts, slack.OptionAppLevelToken(o.AppToken))
+	}
+	a := &Adapter{
+		svc:     svc,
+		api:     slack.New(o.BotToken, opts...),
+		opts:    o,
+		log:     o.Log.With().Str("surface", "slack").Logger(),
+		notes:   make(chan note, 256),
+		cards:   newCache[cardInfo](4096, time.Hour),
+		members: newCache[[]string](256, o.CacheTTL),
+		names:   newCache[string](4096, 10*o.CacheTTL),
+		seen:    newSeenSet(4096),
+		sema:    make(chan struct{}, 16),
+	}
+	return a, nil
+}
+
+// Surface is Slack.
+func (a *Adapter) Surface() core.Surface { return core.SurfaceSlack }
+
+// Run learns the bot's user id, sends private notes, and receives Socket
+// Mode events when an app token is set, until ctx ends.
+func (a *Adapter) Run(ctx context.Context) error {
+	a.whoAmI(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { a.sendNotes(ctx) })
+	if a.opts.AppToken != "" {
+		wg.Go(func() { a.runSocket(ctx) })
+	}
+	wg.Wait()
+	a.work.Wait()
+	return nil
+}
+
+// whoAmI asks auth.test for our user id, so our own thread posts are
+// never read as answers (they also carry a bot_id, which is checked too).
+func (a *Adapter) whoAmI(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	res, err := a.api.AuthTestContext(ctx)
+	if err != nil {
+		a.log.Warn().Err(err).Msg("auth.test failed; our own messages are recognised by their bot id only")
+		return
+	}
+	a.botUser.Store(&res.UserID)
+	a.botID.Store(&res.BotID)
+}
+
+func (a *Adapter) isMe(user string) bool {
+	me := a.botUser.Load()
+	return me != nil && *me != "" && *me == user
+}
+
+// isOurBot reports whether a message with this bot_id was posted by us.
+func (a *Adapter) isOurBot(botID string) bool {
+	me := a.botID.Load()
+	return me != nil && *me != "" && *me == botID
+}
+
+// cardInfo is what is known of a thread's root message: the question it
+// is the card of ("" for none) and whether we know we posted it.
+type cardInfo struct {
+	id   string
+	ours bool
+}
+
+// note is a private message to one person, sent after the request that
+// caused it was acknowledged.
+type note struct {
+	channel, user, threadTS, text string
+}
+
+func (a *Adapter) queueNote(n note) {
+	if n.text == "" || n.user == "" || n.channel == "" {
+		return
+	}
+	select {
+	case a.notes <- n:
+	default:
+		a.log.Warn().Msg("private note dropped: too many waiting")
+	}
+}
+
+func (a *Adapter) sendNotes(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case n := <-a.notes:
+			m := Note(n.text)
+			opts := []slack.MsgOption{slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...)}
+			if n.threadTS != "" {
+				opts = append(opts, slack.MsgOptionTS(n.threadTS))
+			}
+			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			if _, err := a.api.PostEphemeralContext(cctx, n.channel, n.user, opts...); err != nil && ctx.Err() == nil {
+				a.log.Warn().Err(err).Msg("private note not sent")
+			}
+			cancel()
+		}
+	}
+}
+
+// cache is a small map with a lifetime per entry and a bound on its size
+// (when full it starts over: it only saves API calls).
+type cache[V any] struct {
+	mu  sync.Mutex
+	ttl time.Duration
+	max int
+	m   map[string]cacheEntry[V]
+}
+
+type cacheEntry[V any] struct {
+	v  V
+	at time.Time
+}
+
+func newCache[V any](max int, ttl time.Duration) *cache[V] {
+	return &cache[V]{ttl: ttl, max: max, m: map[string]cacheEntry[V]{}}
+}
+
+func (c *cache[V]) get(k string) (V, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[k]
+	if !ok || time.Since(e.at) > c.ttl {
+		var zero V
+		return zero, false
+	}
+	return e.v, true
+}
+
+func (c *cache[V]) put(k string, v V) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) >= c.max {
+		clear(c.m)
+	}
+	c.m[k] = cacheEntry[V]{v: v, at: time.Now()}
+}
+
+// seenSet remembers the last n event ids, so an event Slack retries is
+// handled once by this replica.
+type seenSet struct {
+	mu   sync.Mutex
+	m    map[string]bool
+	ring []string
+	next int
+}
+
+func newSeenSet(n int) *seenSet { return &seenSet{m: map[string]bool{}, ring: make([]string, n)} }
+
+// first reports whether id is new, and remembers it.
+func (s *seenSet) first(id string) bool {
+	if id == "" {
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m[id] {
+		return false
+	}
+	if old := s.ring[s.next]; old != "" {
+		delete(s.m, old)
+	}
+	s.ring[s.next] = id
+	s.next = (s.next + 1) % len(s.ring)
+	s.m[id] = true
+	return true
+}
+
+func cardKey(channel, ts string) string { return channel + " " + ts }
+
+// errSlack names the Slack error codes after which retrying a delivery
+// cannot help: the channel or message is gone, or we are not in it.
+var permanentErrors = map[string]bool{
+	"channel_not_found":   true,
+	"not_in_channel":      true,
+	"is_archived":         true,
+	"message_not_found":   true,
+	"cant_update_message": true,
+	"edit_window_closed":  true,
+	"invalid_blocks":      true,
+	"msg_blocks_too_long": true,
+	"restricted_action":   true,
+}
+
+// deliveryErr maps a Web API error to what core.Deliver understands.
+func deliveryErr(op string, err error) error {
+	var rl *slack.RateLimitedError
+	if errors.As(err, &rl) {
+		return &core.RetryAfter{After: rl.RetryAfter, Err: fmt.Errorf("slack %s: %w", op, err)}
+	}
+	var se slack.SlackErrorResponse
+	if errors.As(err, &se) && permanentErrors[se.Err] {
+		return &core.Permanent{Err: fmt.Errorf("slack %s: %w", op, err)}
+	}
+	return fmt.Errorf("slack %s: %w", op, err)
+}

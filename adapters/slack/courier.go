@@ -1,0 +1,65 @@
+package slack
+
+import (
+	"context"
+	"strings"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/slack-go/slack"
+)
+
+// Post puts q's card in room (a channel id; a user id opens a DM, whose
+// D… id Slack returns and the card is recorded under).
+func (a *Adapter) Post(ctx context.Context, q *core.Question, room string, kind core.DeliveryKind) (core.MessageRef, error) {
+	m := Card(q, kind == core.DeliverEscalate)
+	ch, ts, err := a.api.PostMessageContext(ctx, room, slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...))
+	if err != nil {
+		return core.MessageRef{}, deliveryErr("chat.postMessage", err)
+	}
+	a.cards.put(cardKey(ch, ts), cardInfo{id: q.ID, ours: true})
+	return core.MessageRef{Surface: core.SurfaceSlack, Room: ch, ID: ts}, nil
+}
+
+// Update edits a card to show q as it stands. The blocks are always sent:
+// chat.update keeps blocks it is not given, so a text-only edit would
+// leave the buttons clickable.
+func (a *Adapter) Update(ctx context.Context, q *core.Question, card core.MessageRef) error {
+	m := Card(q, strings.Contains(card.Delivery, ":escalate:"))
+	_, _, _, err := a.api.UpdateMessageContext(ctx, card.Room, card.ID, slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...))
+	if err != nil {
+		return deliveryErr("chat.update", err)
+	}
+	return nil
+}
+
+// Remind posts a reminder in the thread of q's card in room (broadcast to
+// the channel, so it is seen), or, with no card there, as a message of its
+// own.
+func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) error {
+	var card *core.MessageRef
+	for i, m := range q.Messages {
+		if m.Surface == core.SurfaceSlack && m.Room == room {
+			card = &q.Messages[i]
+		}
+	}
+	m := Reminder(q, card != nil)
+	opts := []slack.MsgOption{slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...)}
+	target := room
+	if card != nil {
+		target = card.Room
+		opts = append(opts, slack.MsgOptionTS(card.ID), slack.MsgOptionBroadcast())
+	}
+	if _, _, err := a.api.PostMessageContext(ctx, target, opts...); err != nil {
+		return deliveryErr("chat.postMessage", err)
+	}
+	return nil
+}
+
+// Digest posts a "while you were away" summary in room.
+func (a *Adapter) Digest(ctx context.Context, d core.Digest, room string) error {
+	m := Digest(d)
+	if _, _, err := a.api.PostMessageContext(ctx, room, slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...)); err != nil {
+		return deliveryErr("chat.postMessage", err)
+	}
+	return nil
+}

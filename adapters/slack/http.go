@@ -1,0 +1,132 @@
+package slack
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
+)
+
+// Paths of the HTTP endpoints, to configure in the Slack app as the Event
+// Subscriptions request URL and the Interactivity request URL.
+const (
+	EventsPath        = "/slack/events"
+	InteractivityPath = "/slack/interactivity"
+)
+
+// maxBody bounds what a Slack request may send us.
+const maxBody = 1 << 20
+
+// Mount adds the Events API and Interactivity endpoints when a signing
+// secret is configured; without one the adapter takes Socket Mode only
+// and mounts nothing.
+func (a *Adapter) Mount(mux *http.ServeMux) {
+	if a.opts.SigningSecret == "" {
+		return
+	}
+	mux.HandleFunc("POST "+EventsPath, a.serveEvents)
+	mux.HandleFunc("POST "+InteractivityPath, a.serveInteractivity)
+}
+
+// verified reads the body of a request and checks Slack's signature over
+// it, with the five-minute window on the timestamp. Anything else gets a
+// 401 and is never looked at further.
+func (a *Adapter) verified(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		http.Error(w, "request body unreadable or too large", http.StatusRequestEntityTooLarge)
+		return nil, false
+	}
+	sv, err := slack.NewSecretsVerifier(r.Header, a.opts.SigningSecret)
+	if err == nil {
+		_, _ = sv.Write(body)
+		err = sv.Ensure()
+	}
+	if err != nil {
+		a.log.Debug().Err(err).Msg("refused an unsigned or stale request")
+		http.Error(w, "invalid signature", http.StatusUnauthorized)
+		return nil, false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return body, true
+}
+
+// serveInteractivity takes a button press: core is called before the
+// answer (it is quick), the private note is sent after.
+func (a *Adapter) serveInteractivity(w http.ResponseWriter, r *http.Request) {
+	if _, ok := a.verified(w, r); !ok {
+		return
+	}
+	ic, err := slack.InteractionCallbackParse(r)
+	if err != nil {
+		http.Error(w, "not an interaction payload", http.StatusBadRequest)
+		return
+	}
+	c, ok := clickOf(ic)
+	if !ok {
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), a.opts.AckBudget)
+	text := a.onClick(ctx, c)
+	cancel()
+	w.WriteHeader(http.StatusOK)
+	a.queueNote(note{channel: c.channel, user: c.user, text: text})
+}
+
+// serveEvents takes Events API callbacks: the URL check, and messages
+// (thread replies). An event Slack retries is handled once.
+func (a *Adapter) serveEvents(w http.ResponseWriter, r *http.Request) {
+	body, ok := a.verified(w, r)
+	if !ok {
+		return
+	}
+	ev, err := slackevents.ParseEvent(json.RawMessage(body), slackevents.OptionNoVerifyToken())
+	if err != nil {
+		http.Error(w, "not an Events API payload", http.StatusBadRequest)
+		return
+	}
+	switch ev.Type {
+	case slackevents.URLVerification:
+		var v slackevents.EventsAPIURLVerificationEvent
+		if err := json.Unmarshal(body, &v); err != nil {
+			http.Error(w, "bad url_verification", http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = io.WriteString(w, v.Challenge)
+		return
+	case slackevents.CallbackEvent:
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), a.opts.AckBudget)
+		n := a.onEvent(ctx, ev)
+		cancel()
+		w.WriteHeader(http.StatusOK)
+		a.queueNote(n)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// onEvent handles one Events API callback, from either transport, and
+// returns the private note to send, if any.
+func (a *Adapter) onEvent(ctx context.Context, ev slackevents.EventsAPIEvent) note {
+	if cb, ok := ev.Data.(*slackevents.EventsAPICallbackEvent); ok && !a.seen.first(cb.EventID) {
+		a.log.Debug().Str("event", cb.EventID).Msg("event ignored: already handled")
+		return note{}
+	}
+	me, ok := ev.InnerEvent.Data.(*slackevents.MessageEvent)
+	if !ok {
+		a.log.Debug().Str("type", ev.InnerEvent.Type).Msg("event ignored: not a message")
+		return note{}
+	}
+	rep, ok := a.replyOf(me)
+	if !ok {
+		a.log.Debug().Str("subtype", me.SubType).Msg("message event ignored: not a person's thread reply")
+		return note{}
+	}
+	return note{channel: rep.channel, user: rep.user, threadTS: rep.threadTS, text: a.onReply(ctx, rep)}
+}

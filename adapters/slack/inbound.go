@@ -1,0 +1,314 @@
+package slack
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
+)
+
+// click is a button press, reduced to what the adapter reads from it.
+type click struct {
+	user, userName string
+	channel        string
+	messageTS      string
+	value          string // the button's value: an encoded core.Ref, or junk
+}
+
+// clickOf turns an interaction payload into a click; anything but a button
+// press on a message is not one.
+func clickOf(ic slack.InteractionCallback) (click, bool) {
+	if ic.Type != slack.InteractionTypeBlockActions || len(ic.ActionCallback.BlockActions) == 0 {
+		return click{}, false
+	}
+	act := ic.ActionCallback.BlockActions[0]
+	if act == nil || act.Type != "button" && act.Type != "" {
+		return click{}, false
+	}
+	c := click{user: ic.User.ID, userName: ic.User.Name, channel: ic.Channel.ID,
+		messageTS: ic.Container.MessageTs, value: act.Value}
+	if c.channel == "" {
+		c.channel = ic.Container.ChannelID
+	}
+	if c.messageTS == "" {
+		c.messageTS = ic.Message.Timestamp
+	}
+	if c.user == "" {
+		return click{}, false
+	}
+	return c, true
+}
+
+// reply is a thread reply, reduced to what the adapter reads from it.
+type reply struct {
+	user, channel, ts, threadTS, text string
+}
+
+// replyOf turns a message event into a reply when it is a person's
+// message in a thread; our own posts, other bots, edits, deletions and
+// top-level messages are not.
+func (a *Adapter) replyOf(ev *slackevents.MessageEvent) (reply, bool) {
+	if ev == nil || ev.BotID != "" || ev.User == "" || a.isMe(ev.User) {
+		return reply{}, false
+	}
+	if ev.SubType != "" && ev.SubType != "thread_broadcast" {
+		return reply{}, false
+	}
+	if ev.ThreadTimeStamp == "" || ev.ThreadTimeStamp == ev.TimeStamp {
+		return reply{}, false
+	}
+	text := strings.TrimSpace(unescape(ev.Text))
+	if text == "" {
+		return reply{}, false
+	}
+	return reply{user: ev.User, channel: ev.Channel, ts: ev.TimeStamp, threadTS: ev.ThreadTimeStamp, text: text}, true
+}
+
+// onClick hands a click to core and returns the private note the clicker
+// gets: what was recorded, or the truth about why nothing was.
+func (a *Adapter) onClick(ctx context.Context, c click) string {
+	ref, err := core.DecodeRef(c.value)
+	if err != nil {
+		return core.RefusalNote(err)
+	}
+	q, err := a.svc.Get(ctx, ref.QuestionID)
+	if err != nil {
+		return a.refusal(err)
+	}
+	d := a.decider(ctx, q, c.user, c.userName)
+	var out core.Outcome
+	switch ref.Action {
+	case core.RefDecline:
+		out, err = a.svc.Decline(ctx, q.ID, d)
+	case core.RefText:
+		return "To answer in your own words, reply in this card's thread."
+	default:
+		var in core.AnswerInput
+		if in, err = core.AnswerFor(q, ref, d, ""); err == nil {
+			out, err = a.svc.Answer(ctx, in)
+		}
+	}
+	if err != nil {
+		return a.refusal(err)
+	}
+	return recorded(out.Question, ref)
+}
+
+// onReply hands a thread reply on a card to core: the answer of a
+// clarification, or the free-text answer of a form's first unanswered
+// item. A reply in any other thread, or on a decision or approval, changes
+// nothing. It returns the private note for the replier ("" for none: a
+// reply from someone who may not answer is ignored, core records it).
+func (a *Adapter) onReply(ctx context.Context, r reply) string {
+	card := a.cardQuestion(ctx, r.channel, r.threadTS)
+	id := card.id
+	if id == "" {
+		a.log.Debug().Str("channel", r.channel).Msg("thread reply ignored: the thread is not a card")
+		return ""
+	}
+	q, err := a.svc.Get(ctx, id)
+	if err != nil || !card.ours && !hasCard(q, r.channel, r.threadTS) {
+		// Neither posted by us nor recorded as a card: a look-alike.
+		a.log.Debug().Err(err).Str("question", id).Msg("thread reply ignored: no such card recorded")
+		return ""
+	}
+	if q.Kind != core.KindClarification && q.Kind != core.KindForm {
+		a.log.Debug().Str("question", id).Msg("thread reply ignored: the question takes no free text")
+		return ""
+	}
+	d := a.decider(ctx, q, r.user, "")
+	for attempt := 0; ; attempt++ {
+		ref := core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefText}
+		if q.Kind == core.KindForm {
+			ref.Item = firstUnanswered(q)
+		}
+		in, err := core.AnswerFor(q, ref, d, r.text)
+		if err == nil {
+			var out core.Outcome
+			if out, err = a.svc.Answer(ctx, in); err == nil {
+				return recordedReply(out.Question, ref)
+			}
+		}
+		switch {
+		case core.ErrorCode(err) == core.CodeForbidden:
+			return ""
+		case core.ErrorCode(err) == core.CodeConflict && q.Kind == core.KindForm && q.Open() && attempt < 2:
+			// Someone answered that item meanwhile: take the next one.
+			if q, err = a.svc.Get(ctx, id); err != nil {
+				return a.refusal(err)
+			}
+			continue
+		}
+		return a.refusal(err)
+	}
+}
+
+// refusal is the private note for an attempt that changed nothing; our
+// own failures are logged (without the person or their text).
+func (a *Adapter) refusal(err error) string {
+	if core.ErrorCode(err) == core.CodeInternal {
+		a.log.Error().Err(err).Msg("answer not recorded")
+	}
+	return core.RefusalNote(err)
+}
+
+// recorded tells a clicker what their click recorded.
+func recorded(q *core.Question, ref core.Ref) string {
+	if q == nil {
+		return "Recorded."
+	}
+	switch ref.Action {
+	case core.RefDecline:
+		return "Recorded: you declined. The agent will proceed on its own judgement."
+	case core.RefApprove:
+		return "Recorded: approved."
+	case core.RefDeny:
+		return "Recorded: denied."
+	}
+	if q.Kind == core.KindForm && ref.Item >= 0 && ref.Item < len(q.Items) {
+		it := q.Items[ref.Item]
+		label := ""
+		if ref.Option < len(it.Options) {
+			label = it.Options[ref.Option].Label
+		}
+		done, total := core.Progress(q)
+		return fmt.Sprintf("Recorded: %s → %s (%d/%d answered).", cut(it.Question, 200), label, done, total)
+	}
+	if ref.Option < len(q.Options) {
+		return "Recorded your choice: " + q.Options[ref.Option].Title + "."
+	}
+	return "Recorded."
+}
+
+func recordedReply(q *core.Question, ref core.Ref) string {
+	if q != nil && q.Kind == core.KindForm && ref.Item >= 0 && ref.Item < len(q.Items) {
+		done, total := core.Progress(q)
+		return fmt.Sprintf("Recorded your reply as the answer to: %s (%d/%d answered).", cut(q.Items[ref.Item].Question, 200), done, total)
+	}
+	return "Recorded your answer."
+}
+
+// firstUnanswered is the index of a form's first item without an answer,
+// or 0 when all have one (core then says the form is closed).
+func firstUnanswered(q *core.Question) int {
+	for i, it := range q.Items {
+		if _, ok := q.Answered(it.ID); !ok {
+			return i
+		}
+	}
+	return 0
+}
+
+// hasCard reports whether q recorded a Slack card at channel and ts.
+func hasCard(q *core.Question, channel, ts string) bool {
+	for _, m := range q.Messages {
+		if m.Surface == core.SurfaceSlack && m.Room == channel && m.ID == ts {
+			return true
+		}
+	}
+	return false
+}
+
+// cardQuestion finds the question whose card is the root of a thread, by
+// reading the root message (conversations.replies) and the question id
+// it carries; ours is set when the root was posted by our bot. Answers are
+// cached, not-a-card included, so a busy thread costs one read.
+func (a *Adapter) cardQuestion(ctx context.Context, channel, threadTS string) cardInfo {
+	key := cardKey(channel, threadTS)
+	if c, ok := a.cards.get(key); ok {
+		return c
+	}
+	msgs, _, _, err := a.api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
+		ChannelID: channel, Timestamp: threadTS, Limit: 1, Inclusive: true,
+	})
+	if err != nil {
+		a.log.Warn().Err(err).Msg("could not read a thread's root message")
+		return cardInfo{}
+	}
+	var c cardInfo
+	if len(msgs) > 0 && msgs[0].Timestamp == threadTS {
+		c.id, _ = QuestionOfCard(msgs[0].Blocks)
+		c.ours = c.id != "" && a.isOurBot(msgs[0].BotID)
+	}
+	a.cards.put(key, c)
+	return c
+}
+
+// decider maps a Slack user to core's decider: their id, display name,
+// and the user groups they are in among those the question's routes name
+// (role:S…). Core decides whether that is enough.
+func (a *Adapter) decider(ctx context.Context, q *core.Question, user, payloadName string) core.Decider {
+	return core.Decider{Surface: core.SurfaceSlack, ID: user, Name: a.name(ctx, user, payloadName), Roles: a.roles(ctx, q, user)}
+}
+
+// roles are the user groups, among those named as role:<id> by the
+// question's route or its escalation route, that user is in. A group that
+// cannot be read is left out: the check fails closed.
+func (a *Adapter) roles(ctx context.Context, q *core.Question, user string) []string {
+	routes := []string{q.Route}
+	if r, ok := a.svc.Route(q.Route); ok && r.EscalateTo != "" {
+		routes = append(routes, r.EscalateTo)
+	}
+	var groups []string
+	for _, name := range routes {
+		r, _ := a.svc.Route(name)
+		for _, e := range r.Deciders[core.SurfaceSlack] {
+			if g, ok := strings.CutPrefix(e, "role:"); ok && g != "" && !slices.Contains(groups, g) {
+				groups = append(groups, g)
+			}
+		}
+	}
+	var roles []string
+	for _, g := range groups {
+		members, ok := a.members.get(g)
+		if !ok {
+			var err error
+			members, err = a.api.GetUserGroupMembersContext(ctx, g)
+			if err != nil {
+				a.log.Warn().Err(err).Str("group", g).Msg("could not read a user group's members")
+				continue
+			}
+			a.members.put(g, members)
+		}
+		for _, m := range members {
+			if m == user {
+				roles = append(roles, g)
+				break
+			}
+		}
+	}
+	return roles
+}
+
+// name is the person's display name for cards and notes (users.info,
+// cached), else the name the payload carried, else nothing (cards then
+// show the id).
+func (a *Adapter) name(ctx context.Context, user, payloadName string) string {
+	if n, ok := a.names.get(user); ok {
+		return n
+	}
+	u, err := a.api.GetUserInfoContext(ctx, user)
+	if err != nil {
+		a.log.Debug().Err(err).Msg("users.info failed; using the name the event carried")
+		return payloadName
+	}
+	n := u.Profile.DisplayName
+	if n == "" {
+		n = u.RealName
+	}
+	if n == "" {
+		n = u.Profile.RealName
+	}
+	if n == "" {
+		n = u.Name
+	}
+	if n == "" {
+		n = payloadName
+	}
+	a.names.put(user, n)
+	return n
+}

@@ -1,0 +1,440 @@
+package slack
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/slack-go/slack"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+var t0 = time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
+
+const qid = "b234567abcdefghij"
+
+func base(kind core.Kind) *core.Question {
+	return &core.Question{
+		ID: qid, Kind: kind, Agent: "deploy-bot", RunID: "run-1", ToolCallID: "toolu_1",
+		Labels: core.Labels{Project: "billing", Task: "ledger <migration>"},
+		Text:   "Which database for the ledger?", Context: "Write-heavy, 2 TB, & growing.",
+		Reversibility: core.Reversible, Route: "ops",
+		CreatedAt: t0, Deadline: t0.Add(24 * time.Hour), State: core.StateOpen,
+	}
+}
+
+func decisionQ() *core.Question {
+	q := base(core.KindDecision)
+	q.Reversibility = core.HardToReverse
+	q.Options = []core.Option{
+		{ID: "pg", Title: "PostgreSQL", Writeup: "Known to the team; sharding later is work.", Recommended: true},
+		{ID: "ddb", Title: "DynamoDB", Writeup: "Scales out; ad-hoc queries are constrained."},
+	}
+	return q
+}
+
+func approvalQ() *core.Question {
+	q := base(core.KindApproval)
+	q.Text = "May I drop the staging tables?"
+	q.Context = ""
+	q.Reversibility = core.HardToReverse
+	q.Call = &core.ToolCall{Tool: "sql.exec", Arguments: json.RawMessage(`{"sql":"DROP TABLE a, b","target":"staging"}`),
+		ArgumentsSHA256: "3f2a9c1b7d5e4f60a1b2c3d4e5f60718293a4b5c6d7e8f9012345678abcdef01"}
+	return q
+}
+
+func formQ() *core.Question {
+	q := base(core.KindForm)
+	q.Text = "Release plan"
+	q.Context = ""
+	q.Items = []core.FormItem{
+		{ID: "day", Question: "Which day?", Options: []core.FormOption{
+			{ID: "mon", Label: "Monday", Description: "Quiet traffic", Recommended: true}, {ID: "fri", Label: "Friday"}}},
+		{ID: "notes", Question: "Release notes?", Options: []core.FormOption{{ID: "short", Label: "Short"}, {ID: "long", Label: "Long"}}},
+	}
+	return q
+}
+
+func clarificationQ() *core.Question {
+	q := base(core.KindClarification)
+	q.Text = "Which region for the bucket? <!channel> & friends"
+	return q
+}
+
+var alice = core.Decider{Surface: core.SurfaceSlack, ID: "U111", Name: "Alice"}
+
+func TestCardGolden(t *testing.T) {
+	formHalf := formQ()
+	formHalf.Answers = []core.ItemAnswer{{ItemID: "day", OptionID: "fri", Decider: alice, At: t0.Add(time.Minute)}}
+
+	decided := decisionQ()
+	decided.State = core.StateAnswered
+	decided.Resolution = &core.Resolution{State: core.StateAnswered, Decider: alice, At: t0.Add(5 * time.Minute), OptionID: "ddb",
+		Answer: "Scales out; ad-hoc queries are constrained."}
+
+	denied := approvalQ()
+	no := false
+	denied.State = core.StateAnswered
+	denied.Resolution = &core.Resolution{State: core.StateAnswered, Decider: alice, At: t0.Add(time.Minute), Approved: &no, Reason: "not today"}
+
+	answered := clarificationQ()
+	answered.State = core.StateAnswered
+	answered.Resolution = &core.Resolution{State: core.StateAnswered, Decider: alice, At: t0.Add(time.Minute), Answer: "eu-west-1 <b>"}
+
+	formDone := formQ()
+	formDone.Answers = []core.ItemAnswer{
+		{ItemID: "day", OptionID: "fri", Decider: alice, At: t0.Add(time.Minute)},
+		{ItemID: "notes", Text: "one line", Decider: alice, At: t0.Add(2 * time.Minute)},
+	}
+	formDone.State = core.StateAnswered
+	formDone.Resolution = &core.Resolution{State: core.StateAnswered, Decider: alice, At: t0.Add(2 * time.Minute)}
+
+	expired := decisionQ()
+	expired.State = core.StateExpired
+	expired.Resolution = &core.Resolution{State: core.StateExpired, Decider: core.System, At: t0.Add(time.Hour), Reason: core.ExpiredReason}
+
+	viaAPI := decisionQ()
+	viaAPI.State = core.StateAnswered
+	viaAPI.Resolution = &core.Resolution{State: core.StateAnswered, Decider: core.Decider{Surface: core.SurfaceAPI, ID: "ops", Name: "ops"},
+		At: t0.Add(time.Minute), OptionID: "pg"}
+
+	declined := clarificationQ()
+	declined.State = core.StateDeclined
+	declined.Resolution = &core.Resolution{State: core.StateDeclined, Decider: alice, At: t0.Add(time.Minute), Reason: core.DeclineReason}
+
+	for _, c := range []struct {
+		name      string
+		q         *core.Question
+		escalated bool
+	}{
+		{"decision_hard_to_reverse", decisionQ(), false},
+		{"decision_escalated", decisionQ(), true},
+		{"approval", approvalQ(), false},
+		{"form_open", formQ(), false},
+		{"form_progress", formHalf, false},
+		{"clarification", clarificationQ(), false},
+		{"closed_decision", decided, false},
+		{"closed_approval_denied", denied, false},
+		{"closed_clarification", answered, false},
+		{"closed_form", formDone, false},
+		{"closed_expired", expired, false},
+		{"closed_via_api", viaAPI, false},
+		{"closed_declined", declined, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := Card(c.q, c.escalated)
+			checkLimits(t, m)
+			golden(t, c.name, m)
+			if id, ok := QuestionOfCard(roundTrip(t, m.Blocks)); !ok || id != qid {
+				t.Fatalf("the card does not name its question: %q %v", id, ok)
+			}
+			if c.q.Open() == (len(buttons(m.Blocks)) == 0) {
+				t.Fatalf("open=%v but %d buttons", c.q.Open(), len(buttons(m.Blocks)))
+			}
+		})
+	}
+}
+
+func TestReminderAndDigestGolden(t *testing.T) {
+	q := decisionQ()
+	golden(t, "reminder_in_thread", Reminder(q, true))
+	golden(t, "reminder_alone", Reminder(q, false))
+	other := clarificationQ()
+	other.ID = "c234567abcdefghij"
+	golden(t, "digest", Digest(core.Digest{From: t0, To: t0.Add(3 * time.Hour), Asked: []*core.Question{q, other},
+		Open: []*core.Question{q, other}}))
+	golden(t, "note", Note(core.RefusalNote(core.Errorf(core.CodeForbidden, "answer", "no"))))
+}
+
+// TestCardSemantics checks what the golden files only show: buttons carry
+// exactly their ref, the recommended option is primary and marked, the
+// marker and labels are present, and user text is escaped.
+func TestCardSemantics(t *testing.T) {
+	m := Card(decisionQ(), false)
+	bs := buttons(m.Blocks)
+	if len(bs) != 3 {
+		t.Fatalf("%d buttons, want 2 options and decline", len(bs))
+	}
+	for _, b := range bs {
+		ref, err := core.DecodeRef(b.Value)
+		if err != nil || b.ActionID != b.Value || ref.QuestionID != qid {
+			t.Fatalf("button %+v does not carry exactly a ref", b)
+		}
+	}
+	if bs[0].Style != slack.StylePrimary || !strings.Contains(bs[0].Text.Text, "Recommended") || bs[1].Style != "" {
+		t.Fatalf("recommended option not marked: %+v %+v", bs[0], bs[1])
+	}
+	text := allText(m.Blocks)
+	for _, s := range []string{core.HardToReverseMarker, "deploy-bot", "billing", "ledger &lt;migration&gt;", "Known to the team", "&amp; growing"} {
+		if !strings.Contains(text, s) {
+			t.Errorf("card lacks %q:\n%s", s, text)
+		}
+	}
+	c := allText(Card(clarificationQ(), false).Blocks)
+	if strings.Contains(c, "<!channel>") || !strings.Contains(c, "&lt;!channel&gt;") {
+		t.Fatalf("mention not escaped:\n%s", c)
+	}
+	if strings.Contains(allText(Card(formQ(), false).Blocks), "Reversible") {
+		t.Fatal("a reversible question shows a marker")
+	}
+}
+
+// TestCardRefusesUnencodableRef: a button whose ref would be empty is not
+// drawn at all.
+func TestCardRefusesUnencodableRef(t *testing.T) {
+	q := decisionQ()
+	q.ID = "not-an-id"
+	if bs := buttons(Card(q, false).Blocks); len(bs) != 0 {
+		t.Fatalf("%d buttons drawn with an empty ref", len(bs))
+	}
+}
+
+// TestCardWorstCaseFitsSlack fills every field to core's maximum, with
+// characters that grow when escaped or count double, and checks every
+// Block Kit limit and the message's total size.
+func TestCardWorstCaseFitsSlack(t *testing.T) {
+	long := func(n int) string { return repeatRunes("&<😀>é", n) }
+	ids := func(i int) string { return strings.Repeat("x", core.MaxIDLen-3) + string(rune('a'+i)) + "zz" }
+	var opts []core.Option
+	for i := range core.MaxOptions {
+		opts = append(opts, core.Option{ID: ids(i), Title: long(core.MaxTitleLen), Writeup: long(core.MaxWriteupLen), Recommended: i == 3})
+	}
+	var items []core.FormItem
+	for i := range core.MaxItems {
+		var fo []core.FormOption
+		for j := range core.MaxItemOptions {
+			fo = append(fo, core.FormOption{ID: ids(j), Label: long(core.MaxTitleLen), Description: long(core.MaxWriteupLen), Recommended: j == 0})
+		}
+		items = append(items, core.FormItem{ID: ids(i), Question: long(core.MaxTextLen), Options: fo})
+	}
+	args, _ := json.Marshal(map[string]string{"k": long(core.MaxArgumentsLen / 8)})
+	mk := func(kind core.Kind) *core.Question {
+		q := base(kind)
+		q.Agent, q.Labels = long(core.MaxIDLen), core.Labels{Project: long(core.MaxIDLen), Task: long(core.MaxIDLen)}
+		q.Text, q.Context, q.Reversibility = long(core.MaxTextLen), long(core.MaxContextLen), core.HardToReverse
+		return q
+	}
+	dec, form, appr, clar := mk(core.KindDecision), mk(core.KindForm), mk(core.KindApproval), mk(core.KindClarification)
+	dec.Options, form.Items = opts, items
+	appr.Call = &core.ToolCall{Tool: long(core.MaxToolLen), Arguments: args, ArgumentsSHA256: strings.Repeat("a", 64)}
+	big := core.Decider{Surface: core.SurfaceSlack, ID: "U1", Name: long(200)}
+	halfForm := *form
+	for i := range 3 {
+		halfForm.Answers = append(halfForm.Answers, core.ItemAnswer{ItemID: items[i].ID, Text: long(core.MaxAnswerLen), Decider: big, At: t0})
+	}
+	closedClar := *clar
+	closedClar.State = core.StateAnswered
+	closedClar.Resolution = &core.Resolution{State: core.StateAnswered, Decider: big, At: t0, Answer: long(core.MaxAnswerLen), Reason: long(core.MaxReasonLen)}
+	closedForm := *form
+	closedForm.State = core.StateAnswered
+	closedForm.Resolution = &core.Resolution{State: core.StateAnswered, Decider: big, At: t0}
+	for i := range items {
+		closedForm.Answers = append(closedForm.Answers, core.ItemAnswer{ItemID: items[i].ID, Text: long(core.MaxAnswerLen), Decider: big, At: t0})
+	}
+	for name, q := range map[string]*core.Question{"decision": dec, "form": form, "form_half": &halfForm, "approval": appr,
+		"clarification": clar, "closed_clarification": &closedClar, "closed_form": &closedForm} {
+		t.Run(name, func(t *testing.T) {
+			m := Card(q, true)
+			checkLimits(t, m)
+			if n := jsonLen(m.Blocks); n > 11000 {
+				t.Fatalf("blocks are %d characters of JSON; keep them under 11000", n)
+			}
+		})
+	}
+	var many []*core.Question
+	for range 40 {
+		many = append(many, dec)
+	}
+	checkLimits(t, Digest(core.Digest{From: t0, To: t0.Add(time.Hour), Asked: many, Open: many}))
+	checkLimits(t, Reminder(dec, false))
+	checkLimits(t, Note(long(5000)))
+}
+
+func repeatRunes(unit string, n int) string {
+	rs := []rune(unit)
+	out := make([]rune, n)
+	for i := range out {
+		out[i] = rs[i%len(rs)]
+	}
+	return string(out)
+}
+
+// jsonLen is the size of the blocks' JSON as Slack counts it: without Go's
+// HTML escaping, in UTF-16 units.
+func jsonLen(blocks []slack.Block) int {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(blocks)
+	// slack-go's block types marshal themselves with HTML escaping.
+	return textLen(strings.NewReplacer(`\u0026`, "&", `\u003c`, "<", `\u003e`, ">").Replace(buf.String()))
+}
+
+func TestCutAndEscape(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"abc", 3, "abc"},
+		{"abcd", 3, "ab…"},
+		{"a<b", 10, "a&lt;b"},
+		{"a<b", 5, "a…"}, // never half an entity
+		{"😀😀😀", 4, "😀…"}, // emoji count twice
+		{"&&", 9, "&amp;…"},
+		{"\xff<", 10, "\uFFFD&lt;"},
+	} {
+		if got := esc(c.in, c.max); got != c.want || textLen(got) > c.max {
+			t.Errorf("esc(%q, %d) = %q, want %q", c.in, c.max, got, c.want)
+		}
+	}
+	if got := cut("héllo wörld", 6); got != "héllo…" {
+		t.Errorf("cut = %q", got)
+	}
+	if got := plain("  a\n\tb  ", 75); got != "a b" {
+		t.Errorf("plain = %q", got)
+	}
+}
+
+// checkLimits enforces Block Kit's documented limits on a rendered
+// message.
+func checkLimits(t *testing.T, m Message) {
+	t.Helper()
+	if len(m.Blocks) > maxBlocks {
+		t.Fatalf("%d blocks", len(m.Blocks))
+	}
+	if textLen(m.Text) > maxFallback {
+		t.Fatalf("fallback text is %d characters", textLen(m.Text))
+	}
+	ids := map[string]bool{}
+	for _, b := range m.Blocks {
+		raw, _ := json.Marshal(b)
+		var v struct {
+			BlockID string `json:"block_id"`
+		}
+		_ = json.Unmarshal(raw, &v)
+		if v.BlockID == "" || len(v.BlockID) > maxActionID || ids[v.BlockID] {
+			t.Fatalf("block_id %q empty, too long or repeated", v.BlockID)
+		}
+		ids[v.BlockID] = true
+		switch b := b.(type) {
+		case *slack.SectionBlock:
+			if n := textLen(b.Text.Text); n > maxSectionText {
+				t.Fatalf("section %s text is %d characters", b.BlockID, n)
+			}
+		case *slack.ContextBlock:
+			for _, el := range b.ContextElements.Elements {
+				if tx, ok := el.(*slack.TextBlockObject); ok && textLen(tx.Text) > maxSectionText {
+					t.Fatalf("context %s is %d characters", b.BlockID, textLen(tx.Text))
+				}
+			}
+		case *slack.ActionBlock:
+			if n := len(b.Elements.ElementSet); n > 25 {
+				t.Fatalf("actions %s has %d elements", b.BlockID, n)
+			}
+		}
+	}
+	actionIDs := map[string]bool{}
+	for _, b := range buttons(m.Blocks) {
+		if textLen(b.Text.Text) > maxButtonText || len(b.ActionID) > maxActionID || len(b.Value) > maxValue || actionIDs[b.ActionID] {
+			t.Fatalf("button %+v breaks a limit or repeats an action_id", b)
+		}
+		actionIDs[b.ActionID] = true
+	}
+}
+
+func buttons(blocks []slack.Block) []*slack.ButtonBlockElement {
+	var out []*slack.ButtonBlockElement
+	for _, b := range blocks {
+		switch b := b.(type) {
+		case *slack.SectionBlock:
+			if b != nil && b.Accessory != nil && b.Accessory.ButtonElement != nil {
+				out = append(out, b.Accessory.ButtonElement)
+			}
+		case *slack.ActionBlock:
+			if b.Elements == nil {
+				continue
+			}
+			for _, el := range b.Elements.ElementSet {
+				if btn, ok := el.(*slack.ButtonBlockElement); ok && btn != nil {
+					out = append(out, btn)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func allText(blocks []slack.Block) string {
+	raw, _ := json.Marshal(blocks)
+	var s strings.Builder
+	var walk func(any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				if str, ok := x.(string); ok && k == "text" {
+					s.WriteString(str + "\n")
+				} else {
+					walk(x)
+				}
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	var v any
+	_ = json.Unmarshal(raw, &v)
+	walk(v)
+	return s.String()
+}
+
+// roundTrip sends blocks through JSON as Slack would hand them back.
+func roundTrip(t *testing.T, blocks []slack.Block) slack.Blocks {
+	t.Helper()
+	raw, err := json.Marshal(blocks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out slack.Blocks
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// golden compares the message's JSON with testdata/<name>.golden.
+func golden(t *testing.T, name string, m Message) {
+	t.Helper()
+	got, err := json.MarshalIndent(struct {
+		Text   string        `json:"text"`
+		Blocks []slack.Block `json:"blocks"`
+	}{m.Text, m.Blocks}, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s differs from the golden file (run go test -update after checking):\n%s", path, got)
+	}
+}

@@ -47,7 +47,7 @@ type DeliverOptions struct {
 	Consumer string        // this replica's consumer name
 	Batch    int           // deliveries claimed at once; default 10
 	MinIdle  time.Duration // a claim idle this long is presumed dead; default 1m
-	Block    time.Duration // how long a claim waits for new work; default 5s
+	Block    time.Duration // how long a claim waits for new work; default 1s
 	// MaxAttempts drops a delivery after this many hand-outs; default 8.
 	MaxAttempts int
 	// OnError hears every failed delivery (for logs); may be nil.
@@ -69,7 +69,9 @@ func (s *Service) Deliver(ctx context.Context, c Courier, o DeliverOptions) erro
 		o.MinIdle = time.Minute
 	}
 	if o.Block <= 0 {
-		o.Block = 5 * time.Second
+		// Short, because a blocked claim on Redis does not notice ctx
+		// ending: this bounds how long a stopping bridge waits for it.
+		o.Block = time.Second
 	}
 	if o.MaxAttempts <= 0 {
 		o.MaxAttempts = 8

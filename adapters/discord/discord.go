@@ -1,0 +1,313 @@
+// Package discord is askbridge's Discord surface: questions become
+// messages with component buttons, free text comes in through modals, and
+// clicks arrive over the gateway or the HTTP interactions endpoint. Every
+// click is handed to core, which alone decides and records; the adapter
+// only translates.
+package discord
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/bwmarrin/discordgo"
+	"github.com/rs/zerolog"
+)
+
+// DefaultAPIURL is Discord's REST API base.
+const DefaultAPIURL = "https://discord.com/api/v10/"
+
+// Options configure the adapter.
+type Options struct {
+	// Token is the bot token (a "Bot " prefix is accepted and dropped).
+	Token string
+	// AppID, when set, must match every interaction's application id.
+	AppID string
+	// PublicKey verifies the HTTP interactions endpoint. Without it the
+	// endpoint is not mounted.
+	PublicKey ed25519.PublicKey
+	// APIURL is the REST base the SDK's requests are sent to; "" is
+	// DefaultAPIURL. Tests point it at a fake.
+	APIURL string
+	// Gateway connects to the gateway to receive interactions. Off, clicks
+	// come only through the HTTP endpoint.
+	Gateway bool
+	// RatePerSecond caps REST calls of the courier (Discord's global
+	// limit is 50/s per bot); 0 is 45, under the limit with room for the
+	// interaction callbacks, which do not count against it.
+	RatePerSecond int
+	// Now is the wall clock for the signature timestamp check; nil is
+	// time.Now.
+	Now func() time.Time
+	Log zerolog.Logger
+}
+
+// Adapter is the Discord courier and inbound transport.
+type Adapter struct {
+	svc    *core.Service
+	s      *discordgo.Session
+	opts   Options
+	log    zerolog.Logger
+	now    func() time.Time
+	bucket *tokenBucket
+	seen   *seenSet
+}
+
+var _ core.Courier = (*Adapter)(nil)
+
+// New builds the adapter; nothing is dialled until Run.
+func New(svc *core.Service, o Options) (*Adapter, error) {
+	tok := strings.TrimSpace(strings.TrimPrefix(o.Token, "Bot "))
+	if tok == "" {
+		return nil, errors.New("discord: a bot token is required")
+	}
+	if o.APIURL == "" {
+		o.APIURL = DefaultAPIURL
+	}
+	base, err := url.Parse(o.APIURL)
+	if err != nil || (base.Scheme != "https" && base.Scheme != "http") || base.Host == "" {
+		return nil, fmt.Errorf("discord: API URL %q is not an http(s) URL", o.APIURL)
+	}
+	if !strings.HasSuffix(base.Path, "/") {
+		base.Path += "/"
+	}
+	if o.PublicKey != nil && len(o.PublicKey) != ed25519.PublicKeySize {
+		return nil, fmt.Errorf("discord: the public key is %d bytes; an Ed25519 key is %d", len(o.PublicKey), ed25519.PublicKeySize)
+	}
+	if o.RatePerSecond <= 0 {
+		o.RatePerSecond = 45
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	s, err := discordgo.New("Bot " + tok)
+	if err != nil {
+		return nil, err
+	}
+	// A 429 comes back as *RateLimitError instead of an uncapped sleep
+	// inside the SDK; core's outbox waits and retries.
+	s.ShouldRetryOnRateLimit = false
+	s.Client = &http.Client{Timeout: 20 * time.Second, Transport: &rewrite{to: base, next: http.DefaultTransport}}
+	// Interactions need no intent; Guilds is the smallest useful set.
+	s.Identify.Intents = discordgo.IntentsGuilds
+	s.StateEnabled = false
+	routeSDKLogs(o.Log)
+	a := &Adapter{
+		svc: svc, s: s, opts: o, log: o.Log, now: o.Now,
+		bucket: newTokenBucket(o.RatePerSecond, o.Now),
+		seen:   newSeenSet(10000, 15*time.Minute),
+	}
+	return a, nil
+}
+
+// discordgo logs through one package variable; it is pointed once at the
+// latest adapter's logger, so its errors land in askbridge's log instead
+// of bare lines on stderr. Only its error and warning levels are enabled,
+// and those carry no tokens.
+var (
+	sdkLogOnce sync.Once
+	sdkLog     atomic.Pointer[zerolog.Logger]
+)
+
+func routeSDKLogs(l zerolog.Logger) {
+	sdkLog.Store(&l)
+	sdkLogOnce.Do(func() {
+		discordgo.Logger = func(level, _ int, format string, args ...any) {
+			l := sdkLog.Load()
+			ev := l.Debug()
+			switch level {
+			case discordgo.LogError:
+				ev = l.Error()
+			case discordgo.LogWarning:
+				ev = l.Warn()
+			}
+			ev.Str("sdk", "discordgo").Msg(fmt.Sprintf(format, args...))
+		}
+	})
+}
+
+// Session is the SDK session, for tests.
+func (a *Adapter) Session() *discordgo.Session { return a.s }
+
+// Surface is Discord.
+func (a *Adapter) Surface() core.Surface { return core.SurfaceDiscord }
+
+// rewrite sends the SDK's requests to the configured API base. discordgo
+// builds every URL from package variables fixed at init (the v9 API on
+// discord.com); swapping the prefix per request keeps those globals alone.
+type rewrite struct {
+	to   *url.URL
+	next http.RoundTripper
+}
+
+func (t *rewrite) RoundTrip(r *http.Request) (*http.Response, error) {
+	rest, ok := strings.CutPrefix(r.URL.String(), discordgo.EndpointAPI)
+	if !ok {
+		return t.next.RoundTrip(r)
+	}
+	u, err := url.Parse(t.to.String() + rest)
+	if err != nil {
+		return nil, err
+	}
+	r2 := r.Clone(r.Context())
+	r2.URL, r2.Host = u, ""
+	return t.next.RoundTrip(r2)
+}
+
+// Post puts q's card in a channel.
+func (a *Adapter) Post(ctx context.Context, q *core.Question, room string, kind core.DeliveryKind) (core.MessageRef, error) {
+	if err := a.bucket.wait(ctx); err != nil {
+		return core.MessageRef{}, err
+	}
+	m, err := a.s.ChannelMessageSendComplex(room, RenderPost(q, kind == core.DeliverEscalate), discordgo.WithContext(ctx))
+	if err != nil {
+		return core.MessageRef{}, classify(err)
+	}
+	return core.MessageRef{Surface: core.SurfaceDiscord, Room: room, ID: m.ID}, nil
+}
+
+// Update edits a card to show q as it stands.
+func (a *Adapter) Update(ctx context.Context, q *core.Question, card core.MessageRef) error {
+	if err := a.bucket.wait(ctx); err != nil {
+		return err
+	}
+	_, err := a.s.ChannelMessageEditComplex(RenderEdit(q, card), discordgo.WithContext(ctx))
+	return classify(err)
+}
+
+// Remind posts a reminder of an open question.
+func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) error {
+	if err := a.bucket.wait(ctx); err != nil {
+		return err
+	}
+	_, err := a.s.ChannelMessageSendComplex(room, RenderReminder(q, room), discordgo.WithContext(ctx))
+	return classify(err)
+}
+
+// Digest posts a "while you were away" summary.
+func (a *Adapter) Digest(ctx context.Context, d core.Digest, room string) error {
+	if err := a.bucket.wait(ctx); err != nil {
+		return err
+	}
+	_, err := a.s.ChannelMessageSendComplex(room, RenderDigest(d), discordgo.WithContext(ctx))
+	return classify(err)
+}
+
+// classify maps the SDK's errors to what core's outbox understands: slow
+// down, give up, or try again later.
+func classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	var rl *discordgo.RateLimitError
+	if errors.As(err, &rl) {
+		after := time.Second
+		if rl.RateLimit != nil && rl.TooManyRequests != nil && rl.RetryAfter > 0 {
+			after = rl.RetryAfter
+		}
+		return &core.RetryAfter{After: after, Err: err}
+	}
+	var re *discordgo.RESTError
+	if errors.As(err, &re) {
+		if re.Message != nil {
+			switch re.Message.Code {
+			case discordgo.ErrCodeUnknownChannel, discordgo.ErrCodeUnknownMessage,
+				discordgo.ErrCodeMissingAccess, discordgo.ErrCodeMissingPermissions:
+				return &core.Permanent{Err: err}
+			}
+		}
+		if re.Response != nil {
+			switch re.Response.StatusCode {
+			case http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound:
+				// The request itself is refused: sending it again
+				// cannot help.
+				return &core.Permanent{Err: err}
+			}
+		}
+	}
+	return err
+}
+
+// tokenBucket keeps the courier under Discord's global request rate.
+// discordgo's own limiter handles the per-route buckets from headers.
+type tokenBucket struct {
+	mu     sync.Mutex
+	rate   float64
+	burst  float64
+	tokens float64
+	last   time.Time
+	now    func() time.Time
+}
+
+func newTokenBucket(perSecond int, now func() time.Time) *tokenBucket {
+	return &tokenBucket{rate: float64(perSecond), burst: float64(perSecond), tokens: float64(perSecond), last: now(), now: now}
+}
+
+// wait takes a token, waiting for one if none is left.
+func (b *tokenBucket) wait(ctx context.Context) error {
+	for {
+		b.mu.Lock()
+		now := b.now()
+		b.tokens = min(b.burst, b.tokens+now.Sub(b.last).Seconds()*b.rate)
+		b.last = now
+		if b.tokens >= 1 {
+			b.tokens--
+			b.mu.Unlock()
+			return nil
+		}
+		need := time.Duration((1 - b.tokens) / b.rate * float64(time.Second))
+		b.mu.Unlock()
+		t := time.NewTimer(need)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// seenSet remembers interaction ids for a while, so a redelivered
+// interaction (a gateway resume replays events; a retried HTTP call) is
+// handled once. It is bounded: past max entries the oldest are forgotten,
+// and entries expire after ttl (an interaction token lives 15 minutes).
+// It is per process; see NOTES_FOR_LEAD.md on several replicas.
+type seenSet struct {
+	mu    sync.Mutex
+	max   int
+	ttl   time.Duration
+	at    map[string]time.Time
+	order []string
+}
+
+func newSeenSet(max int, ttl time.Duration) *seenSet {
+	return &seenSet{max: max, ttl: ttl, at: map[string]time.Time{}}
+}
+
+// first records id and reports whether it is new.
+func (s *seenSet) first(id string, now time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for len(s.order) > 0 {
+		oldest := s.order[0]
+		if len(s.order) < s.max && now.Sub(s.at[oldest]) < s.ttl {
+			break
+		}
+		delete(s.at, oldest)
+		s.order = s.order[1:]
+	}
+	if _, dup := s.at[id]; dup {
+		return false
+	}
+	s.at[id] = now
+	s.order = append(s.order, id)
+	return true
+}

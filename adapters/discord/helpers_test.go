@@ -1,0 +1,182 @@
+package discord
+
+import (
+	"context"
+	"encoding/hex"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge/adapters/discord/discordfake"
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/store/bolt"
+	"github.com/rs/zerolog"
+)
+
+// The people of the adapter's tests. Bob may decide through his role.
+var (
+	alice   = discordfake.User{ID: "111111111111111111", Name: "Alice"}
+	bob     = discordfake.User{ID: "222222222222222222", Name: "Bob", Roles: []string{"777777777777777777"}}
+	mallory = discordfake.User{ID: "333333333333333333", Name: "Mallory"}
+	roomID  = "345626669114982402"
+)
+
+// rig is an adapter on a real service (embedded store) wired to a fake
+// Discord, with its HTTP endpoint served on a local port.
+type rig struct {
+	t    *testing.T
+	fake *discordfake.Server
+	svc  *core.Service
+	a    *Adapter
+	url  string // the interactions endpoint
+}
+
+type rigOptions struct {
+	gateway bool
+	appID   string
+}
+
+func newRig(t *testing.T, o rigOptions) *rig {
+	t.Helper()
+	fake := discordfake.New()
+	t.Cleanup(fake.Close)
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "ab.db"), bolt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	svc, err := core.New(st, core.Config{
+		ActorKey: []byte("test-key"),
+		Routes: map[string]core.Route{"ops": {
+			Rooms:    []core.Room{{Surface: core.SurfaceDiscord, ID: roomID}},
+			Deciders: map[core.Surface][]string{core.SurfaceDiscord: {alice.ID, "role:777777777777777777"}, core.SurfaceAPI: {"ops"}},
+		}},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := hexKey(fake.PublicKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := New(svc, Options{Token: fake.Token, AppID: o.appID, PublicKey: key, APIURL: fake.APIURL(), Gateway: o.gateway, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	a.Mount(mux)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	r := &rig{t: t, fake: fake, svc: svc, a: a, url: srv.URL + InteractionsPath}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{}, 2)
+	go func() { a.Run(ctx); done <- struct{}{} }()
+	go func() { svc.Deliver(ctx, a, core.DeliverOptions{Block: 50 * time.Millisecond}); done <- struct{}{} }()
+	// Stop the adapter before the fake goes (cleanups run last-in first).
+	t.Cleanup(func() { cancel(); <-done; <-done })
+	return r
+}
+
+func hexKey(s string) ([]byte, error) { return hex.DecodeString(s) }
+
+// ask parks a question on route ops.
+func (r *rig) ask(in core.AskInput) *core.Question {
+	r.t.Helper()
+	in.Route, in.Agent = "ops", "agent-a"
+	if in.RunID == "" {
+		in.RunID = "run-1"
+	}
+	if in.Reversibility == "" {
+		in.Reversibility = core.HardToReverse
+	}
+	q, err := r.svc.Ask(r.t.Context(), in)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return q
+}
+
+// card waits for q's card in the fake to satisfy cond.
+func (r *rig) card(id string, cond func(discordfake.Message) bool) discordfake.Message {
+	r.t.Helper()
+	var got discordfake.Message
+	ok := r.fake.WaitFor(10*time.Second, func() bool {
+		q, err := r.svc.Get(context.Background(), id)
+		if err != nil || len(q.Messages) == 0 {
+			return false
+		}
+		m, found := r.fake.Message(q.Messages[0].ID)
+		got = m
+		return found && (cond == nil || cond(m))
+	})
+	if !ok {
+		r.t.Fatalf("card of %s never got there; last seen %+v", id, got)
+	}
+	return got
+}
+
+func (r *rig) button(m discordfake.Message, want core.Ref) discordfake.Button {
+	r.t.Helper()
+	for _, b := range m.Buttons() {
+		if b.CustomID == want.Encode() {
+			return b
+		}
+	}
+	r.t.Fatalf("no button %+v on %+v", want, m.Buttons())
+	return discordfake.Button{}
+}
+
+// post sends an interaction to the HTTP endpoint, signed, and wants 200.
+func (r *rig) post(in discordfake.Interaction) *discordfake.Response {
+	r.t.Helper()
+	status, resp, err := r.fake.Post(r.url, in, discordfake.Signed)
+	if err != nil || status != http.StatusOK || resp == nil {
+		r.t.Fatalf("interaction: %d %v", status, err)
+	}
+	return resp
+}
+
+func (r *rig) question(id string) *core.Question {
+	r.t.Helper()
+	q, err := r.svc.Get(r.t.Context(), id)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return q
+}
+
+func (r *rig) events(id string) []core.EventKind {
+	r.t.Helper()
+	evs, err := r.svc.Events(r.t.Context(), 0, 1000)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	var out []core.EventKind
+	for _, e := range evs {
+		if e.QuestionID == id {
+			out = append(out, e.Kind)
+		}
+	}
+	return out
+}
+
+func count(kinds []core.EventKind, k core.EventKind) int {
+	n := 0
+	for _, x := range kinds {
+		if x == k {
+			n++
+		}
+	}
+	return n
+}
+
+func decisionInput() core.AskInput {
+	return core.AskInput{Kind: core.KindDecision, Text: "Which database for the ledger?", Context: "Write-heavy, 2 TB.",
+		Labels: core.Labels{Project: "billing", Task: "ledger"},
+		Options: []core.Option{
+			{ID: "pg", Title: "PostgreSQL", Writeup: "Known; sharding later is work.", Recommended: true},
+			{ID: "ddb", Title: "DynamoDB", Writeup: "Scales out; queries are constrained."},
+		}}
+}

@@ -1,0 +1,185 @@
+package discord
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/bwmarrin/discordgo"
+)
+
+// inbound is an interaction reduced to what askbridge acts on: whose
+// click, on which ref, with what free text.
+type inbound struct {
+	// Submit is true for a modal submit (the text is in), false for a
+	// button click.
+	Submit  bool
+	Ref     core.Ref
+	Text    string
+	Decider core.Decider
+	// OnMessage is true when the interaction came from a message's
+	// component, so the response may edit that message in place.
+	OnMessage bool
+}
+
+// errNotOurs is an interaction askbridge did not ask for (a command, an
+// unknown component, an undecodable custom_id). It reads like an unknown
+// question to the clicker.
+var errNotOurs = core.ErrNotFound
+
+// parseInteraction translates an interaction at once into an inbound. It
+// trusts nothing: custom_ids go through core.DecodeRef, and a modal's
+// value is taken only from askbridge's own text input.
+func parseInteraction(i *discordgo.Interaction) (inbound, error) {
+	in := inbound{Decider: deciderOf(i), OnMessage: i.Message != nil}
+	// discordgo hands on an interaction whose data it could not parse
+	// (a component type newer than v0.29.0) with Data nil.
+	switch d := i.Data.(type) {
+	case discordgo.MessageComponentInteractionData:
+		if i.Type != discordgo.InteractionMessageComponent || d.ComponentType != discordgo.ButtonComponent {
+			return in, errNotOurs
+		}
+		r, err := core.DecodeRef(d.CustomID)
+		if err != nil {
+			return in, errNotOurs
+		}
+		in.Ref = r
+	case discordgo.ModalSubmitInteractionData:
+		if i.Type != discordgo.InteractionModalSubmit {
+			return in, errNotOurs
+		}
+		r, err := core.DecodeRef(d.CustomID)
+		if err != nil || !takesText(r) {
+			return in, errNotOurs
+		}
+		in.Ref, in.Submit = r, true
+		in.Text = modalText(d.Components)
+	default:
+		return in, errNotOurs
+	}
+	return in, nil
+}
+
+// takesText reports whether a ref's button collects free text in a modal.
+func takesText(r core.Ref) bool { return r.Action == core.RefText || r.Action == core.RefDeny }
+
+// modalText finds the value of askbridge's one text input in a submitted
+// modal (legacy ActionsRow + TextInput).
+func modalText(comps []discordgo.MessageComponent) string {
+	for _, c := range comps {
+		var row *discordgo.ActionsRow
+		switch v := c.(type) {
+		case *discordgo.ActionsRow:
+			row = v
+		case discordgo.ActionsRow:
+			row = &v
+		default:
+			continue
+		}
+		for _, cc := range row.Components {
+			var ti *discordgo.TextInput
+			switch v := cc.(type) {
+			case *discordgo.TextInput:
+				ti = v
+			case discordgo.TextInput:
+				ti = &v
+			}
+			if ti != nil && ti.CustomID == textInputID {
+				return strings.ToValidUTF8(ti.Value, "\uFFFD")
+			}
+		}
+	}
+	return ""
+}
+
+// deciderOf maps the clicker to a core decider: a guild member with the
+// roles the interaction carries (no REST call), or in a DM the user alone.
+// Who may decide is core's business.
+func deciderOf(i *discordgo.Interaction) core.Decider {
+	d := core.Decider{Surface: core.SurfaceDiscord}
+	var u *discordgo.User
+	if i.Member != nil && i.Member.User != nil {
+		u = i.Member.User
+		d.Roles = append([]string(nil), i.Member.Roles...)
+		d.Name = i.Member.Nick
+	} else if i.User != nil {
+		u = i.User
+	}
+	if u == nil {
+		return d
+	}
+	d.ID = u.ID
+	if d.Name == "" {
+		d.Name = u.GlobalName
+	}
+	if d.Name == "" {
+		d.Name = u.Username
+	}
+	d.Name = oneLine(d.Name)
+	return d
+}
+
+// respond handles one interaction from either transport and returns the
+// response to send within Discord's three seconds: the card edited in
+// place when the click counted, a modal when free text is needed, and a
+// private note when nothing changed.
+func (a *Adapter) respond(ctx context.Context, i *discordgo.Interaction) *discordgo.InteractionResponse {
+	if i.Type == discordgo.InteractionPing {
+		return &discordgo.InteractionResponse{Type: discordgo.InteractionResponsePong}
+	}
+	if a.opts.AppID != "" && i.AppID != "" && i.AppID != a.opts.AppID {
+		return RenderNote(core.RefusalNote(errNotOurs))
+	}
+	in, err := parseInteraction(i)
+	if err != nil {
+		return RenderNote(core.RefusalNote(err))
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2500*time.Millisecond)
+	defer cancel()
+	q, err := a.svc.Get(ctx, in.Ref.QuestionID)
+	if err != nil {
+		return a.refused(err)
+	}
+	// A button that collects text opens its modal, but only for someone
+	// who may answer a question that is still open: anyone else goes
+	// straight to the chokepoint below, which refuses and records why.
+	if !in.Submit && takesText(in.Ref) && q.Open() && a.svc.MayAnswer(q, in.Decider) {
+		if m, ok := RenderModal(q, in.Ref); ok {
+			return m
+		}
+		return RenderNote(core.RefusalNote(core.Errorf(core.CodeInvalid, "button", "the button does not fit this question")))
+	}
+	var out core.Outcome
+	if in.Ref.Action == core.RefDecline {
+		if in.Ref.QuestionID != q.ID {
+			return RenderNote(core.RefusalNote(errNotOurs))
+		}
+		out, err = a.svc.Decline(ctx, q.ID, in.Decider)
+	} else {
+		var ans core.AnswerInput
+		if ans, err = core.AnswerFor(q, in.Ref, in.Decider, in.Text); err == nil {
+			out, err = a.svc.Answer(ctx, ans)
+		}
+	}
+	if err != nil {
+		return a.refused(err)
+	}
+	// Who answered is in the event log, digested; the log names nobody.
+	a.log.Debug().Str("question", q.ID).Bool("closed", out.Closed).Msg("discord: answer recorded")
+	if in.OnMessage {
+		return RenderUpdate(out.Question)
+	}
+	return RenderNote("Recorded. " + core.OutcomeLine(out.Question))
+}
+
+// refused is the private note for a click that changed nothing. Internal
+// errors are logged; the rest are the clicker's news, not ours.
+func (a *Adapter) refused(err error) *discordgo.InteractionResponse {
+	var closed *core.ClosedError
+	if core.ErrorCode(err) == core.CodeInternal && !errors.As(err, &closed) {
+		a.log.Error().Err(err).Msg("discord: could not handle a click")
+	}
+	return RenderNote(core.RefusalNote(err))
+}

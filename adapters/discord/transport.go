@@ -1,0 +1,160 @@
+package discord
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+)
+
+// InteractionsPath is where Discord posts interactions when the app's
+// Interactions Endpoint URL points at askbridge.
+const InteractionsPath = "/discord/interactions"
+
+// maxSkew is how far a signed timestamp may be from now. discordgo's
+// VerifyInteraction checks the signature only; a replayed request older
+// than this is refused too.
+const maxSkew = 5 * time.Minute
+
+// maxBody bounds an interaction request.
+const maxBody = 1 << 20
+
+// Mount adds the HTTP interactions endpoint, when a public key is set.
+func (a *Adapter) Mount(mux *http.ServeMux) {
+	if a.opts.PublicKey == nil {
+		return
+	}
+	mux.Handle("POST "+InteractionsPath, http.HandlerFunc(a.serveInteraction))
+}
+
+// serveInteraction verifies, decodes and answers one interaction in the
+// HTTP response body. Anything unverified gets 401 and reaches nothing.
+func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+	if !discordgo.VerifyInteraction(r, a.opts.PublicKey) || !a.fresh(r.Header.Get("X-Signature-Timestamp")) {
+		http.Error(w, "invalid request signature", http.StatusUnauthorized)
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, "unreadable body", http.StatusBadRequest)
+		return
+	}
+	var i discordgo.Interaction
+	if err := json.Unmarshal(body, &i); err != nil {
+		a.log.Debug().Err(err).Msg("discord: an interaction did not decode")
+		http.Error(w, "malformed interaction", http.StatusBadRequest)
+		return
+	}
+	var resp *discordgo.InteractionResponse
+	switch {
+	case i.Type == discordgo.InteractionPing:
+		resp = &discordgo.InteractionResponse{Type: discordgo.InteractionResponsePong}
+	case !a.seen.first(i.ID, a.now()):
+		// Handled already: acknowledge without changing anything.
+		resp = &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredMessageUpdate}
+	default:
+		resp = a.respond(r.Context(), &i)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if err := json.NewEncoder(w).Encode(resp); err != nil {
+		a.log.Debug().Err(err).Msg("discord: could not write an interaction response")
+	}
+}
+
+// fresh reports whether a signed timestamp (Unix seconds) is within
+// maxSkew of now, either way.
+func (a *Adapter) fresh(ts string) bool {
+	sec, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil {
+		return false
+	}
+	d := a.now().Sub(time.Unix(sec, 0))
+	return d <= maxSkew && d >= -maxSkew
+}
+
+// Run receives interactions over the gateway until ctx ends. Without the
+// gateway it only waits: clicks then come through the HTTP endpoint.
+func (a *Adapter) Run(ctx context.Context) error {
+	if !a.opts.Gateway {
+		<-ctx.Done()
+		return nil
+	}
+	remove := a.s.AddHandler(func(s *discordgo.Session, ic *discordgo.InteractionCreate) {
+		a.onGateway(ctx, ic)
+	})
+	defer remove()
+	// discordgo reconnects an established session itself; this loop
+	// covers the first connection, so a Discord outage at start does not
+	// stop askbridge.
+	wait := time.Second
+	for {
+		err := a.s.Open()
+		if err == nil {
+			break
+		}
+		a.log.Warn().Err(err).Dur("retry_in", wait).Msg("discord: gateway connection failed")
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+		wait = min(2*wait, time.Minute)
+	}
+	a.log.Info().Msg("discord: gateway connected")
+	<-ctx.Done()
+	if err := a.s.Close(); err != nil {
+		a.log.Debug().Err(err).Msg("discord: gateway close")
+	}
+	return nil
+}
+
+// onGateway handles an INTERACTION_CREATE: dropped if seen before (a
+// resume can replay it), else answered through the callback endpoint.
+func (a *Adapter) onGateway(ctx context.Context, ic *discordgo.InteractionCreate) {
+	if ic == nil || ic.Interaction == nil || !a.seen.first(ic.ID, a.now()) {
+		return
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	resp := a.respond(ctx, ic.Interaction)
+	if err := a.s.InteractionRespond(ic.Interaction, resp, discordgo.WithContext(ctx)); err != nil {
+		// The callback URL holds the interaction's token: log the
+		// cause without it.
+		a.log.Warn().Str("error", redact(err)).Msg("discord: could not answer an interaction")
+	}
+}
+
+// redact describes an SDK error without the request URL, which for
+// interaction callbacks and webhooks carries a token.
+func redact(err error) string {
+	var rl *discordgo.RateLimitError
+	var re *discordgo.RESTError
+	var ue *url.Error
+	switch {
+	case errors.As(err, &rl):
+		return "rate limited"
+	case errors.As(err, &re):
+		msg := ""
+		if re.Response != nil {
+			msg = re.Response.Status
+		}
+		if re.Message != nil {
+			msg += fmt.Sprintf(" (code %d: %s)", re.Message.Code, re.Message.Message)
+		}
+		return msg
+	case errors.As(err, &ue):
+		return ue.Op + ": " + ue.Err.Error()
+	}
+	return err.Error()
+}

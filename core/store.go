@@ -143,9 +143,9 @@ type Questions interface {
 	// RecordMessage stores a posted card on the question and appends
 	// notified. A second call with the same ref.Delivery changes nothing
 	// and returns the question as stored, so a repeat is recognisable. A
-	// card recorded after its question closed (its post raced the close)
-	// gets an update delivery in the same step, so it does not show "open"
-	// for ever.
+	// card recorded after its question changed (closed, or form items
+	// answered, while the post was on its way) gets an update delivery in
+	// the same step, so it does not show a stale state for ever.
 	RecordMessage(ctx context.Context, id string, ref MessageRef, notified Event) (*Question, error)
 	// EndRun marks runID ended at the given time (later asks for it are
 	// refused) and returns the ids of its open questions. Ending a run

@@ -65,14 +65,16 @@ type Driver interface {
 	// (and not Stranger); the operator token may decide through the API.
 	// The downtime threshold is at most one hour.
 	Start(t *testing.T, clock core.Clock) Program
-	// Restart stops the program and starts it again on the same store,
-	// fake and clock (the fake keeps its messages).
-	Restart(t *testing.T) Program
+	// Restart stops the program, runs whileDown (nil: nothing), and starts
+	// it again on the same store, fake and clock (the fake keeps its
+	// messages). Moving the clock in whileDown is a downtime: no heartbeat
+	// can land in between.
+	Restart(t *testing.T, whileDown func()) Program
 	Allowed() User
 	Allowed2() User
 	Stranger() User
-	// Card waits until the card of question id satisfies cond, and
-	// returns it. Use cond to wait for an edit; a nil cond takes the card
+	// Card waits until the card of question id, posted and recorded by
+	// the program, satisfies cond, and returns it. Use cond to wait for an edit; a nil cond takes the card
 	// as it is once it exists.
 	Card(t *testing.T, id string, cond func(Card) bool) Card
 	// Click presses b as u, the way the platform delivers a click, and

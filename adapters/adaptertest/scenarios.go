@@ -55,7 +55,7 @@ func (w *world) use(p Program) {
 	w.ops = client.New(p.URL, p.OperatorToken)
 }
 
-func (w *world) restart() { w.use(w.d.Restart(w.t)) }
+func (w *world) restart() { w.use(w.d.Restart(w.t, nil)) }
 
 func (w *world) ask(req client.AskRequest) *client.Question {
 	w.t.Helper()
@@ -384,8 +384,7 @@ func downtime(t *testing.T, w *world) {
 	q2 := w.ask(client.AskRequest{Kind: core.KindClarification, Question: "Which region?"})
 	w.card(q1.ID)
 	w.card(q2.ID)
-	w.clock.Advance(3 * time.Hour)
-	w.restart()
+	w.use(w.d.Restart(t, func() { w.clock.Advance(3 * time.Hour) }))
 	posts := w.d.Posts(t, func(ps []Post) bool {
 		reminders, digests := 0, 0
 		for _, p := range ps {

@@ -79,9 +79,12 @@ func (d *discordDriver) program() adaptertest.Program {
 	return adaptertest.Program{URL: d.m.URL, AgentToken: agentA, OperatorToken: opTok}
 }
 
-func (d *discordDriver) Restart(t *testing.T) adaptertest.Program {
+func (d *discordDriver) Restart(t *testing.T, whileDown func()) adaptertest.Program {
 	if err := d.m.Close(); err != nil {
 		t.Fatalf("stop: %v", err)
+	}
+	if whileDown != nil {
+		whileDown()
 	}
 	d.m = dcStart(t, d.settings, d.clock)
 	return d.program()

@@ -186,6 +186,9 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		g.Go(func() error { return c.Run(gctx) })
 		g.Go(func() error {
 			return svc.Deliver(gctx, c, core.DeliverOptions{Consumer: m.consumer, OnError: func(d core.Delivery, err error) {
+				if gctx.Err() != nil {
+					return // cut short by the shutdown: it is handed out again after a restart
+				}
 				m.Log.Warn().Err(err).Str("surface", string(c.Surface())).Str("delivery", d.Key).Int("attempts", d.Attempts).Msg("delivery failed")
 			}})
 		})

@@ -74,9 +74,12 @@ func (d *slackDriver) Start(t *testing.T, clock core.Clock) adaptertest.Program 
 	return d.program()
 }
 
-func (d *slackDriver) Restart(t *testing.T) adaptertest.Program {
+func (d *slackDriver) Restart(t *testing.T, whileDown func()) adaptertest.Program {
 	if err := d.m.Close(); err != nil {
 		t.Fatalf("close: %v", err)
+	}
+	if whileDown != nil {
+		whileDown()
 	}
 	d.m = startWithClock(t, d.settings, d.clock)
 	return d.program()

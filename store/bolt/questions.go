@@ -301,7 +301,9 @@ func (s *Store) RecordMessage(ctx context.Context, id string, ref core.MessageRe
 		if err != nil {
 			return err
 		}
-		if !q.Open() {
+		// The card may have been drawn from the question before it
+		// changed (closed, or form items answered): edit it at once.
+		if !q.Open() || len(q.Answers) > 0 {
 			if err := enqueueUpdate(tx, q, ev.Seq, len(q.Messages)-1, ev.At, &eff); err != nil {
 				return err
 			}

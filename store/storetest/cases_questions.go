@@ -393,4 +393,21 @@ func testLateCard(t *testing.T, h Harness) {
 	if len(ds) != 1 || ds[0].Kind != core.DeliverUpdate || ds[0].Message == nil || ds[0].Message.ID != ref.ID {
 		t.Fatalf("deliveries after a late card: %+v", ds)
 	}
+
+	// The same for a form whose first item was answered while its card
+	// was on the way: the card must come to show the progress.
+	f := e.ask(form())
+	e.claimAll(core.SurfaceSlack, "c")
+	if _, err := e.svc.Answer(t.Context(), core.AnswerInput{QuestionID: f.ID, Decider: apiDecider("op"),
+		Items: []core.ItemInput{{ItemID: "day", OptionID: "mon"}}}); err != nil {
+		t.Fatal(err)
+	}
+	fref := core.MessageRef{Surface: core.SurfaceSlack, Room: "C1", ID: "1700000000.000400", Delivery: f.ID + ":post:slack:C1"}
+	if _, err := e.svc.RecordMessage(t.Context(), f.ID, fref); err != nil {
+		t.Fatal(err)
+	}
+	ds = e.claimAll(core.SurfaceSlack, "c")
+	if len(ds) != 1 || ds[0].Kind != core.DeliverUpdate || ds[0].Message == nil || ds[0].Message.ID != fref.ID {
+		t.Fatalf("deliveries after a late form card: %+v", ds)
+	}
 }

@@ -1,8 +1,9 @@
 -- record_message.lua: remember a posted card so it can be edited later on
 -- any replica, and append the notified event. Idempotent on the card's
 -- delivery key: a repeat changes nothing (law 4). A card recorded after
--- the question closed gets an update delivery at once, so it does not go
--- on showing an open question.
+-- the question changed (closed, or form items answered) gets an update
+-- delivery at once: it may have been drawn from the question as it was
+-- before, and must not go on showing that.
 --
 -- KEYS[1]  question hash          KEYS[3]  event stream
 -- KEYS[2]  question's event ids   KEYS[4]  event counter
@@ -32,7 +33,8 @@ redis.call('HSET', q, 'm:' .. i, ARGV[8], 'ms:' .. i, ARGV[7], 'md:' .. ARGV[6],
 if ARGV[9] ~= '' then
   append_event(KEYS[3], KEYS[4], KEYS[2], ARGV[9])
 end
-if state ~= 'open' then
+local answered = tonumber(redis.call('HGET', q, 'na') or '0')
+if state ~= 'open' or answered > 0 then
   local ver = redis.call('HINCRBY', q, 'ver', 1)
   enqueue_update(q, id, outboxes(5), ARGV[10], ver, i)
 end

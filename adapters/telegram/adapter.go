@@ -1,0 +1,356 @@
+// Package telegram is askbridge's Telegram surface: cards with inline
+// keyboards, free-text answers through ForceReply prompts, long polling or
+// a webhook for updates, and edits of every card once its question closes.
+// It translates and never writes state: every tap and reply goes to core.
+package telegram
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+	"github.com/rs/zerolog"
+)
+
+// Options configure an Adapter.
+type Options struct {
+	Token string // the bot token; never logged
+	// APIEndpoint is tgbotapi's endpoint format ("…/bot%s/%s"); default
+	// tgbotapi.APIEndpoint.
+	APIEndpoint string
+	// HTTPClient talks to the Bot API; default has timeouts. Its timeout
+	// must exceed PollTimeout.
+	HTTPClient *http.Client
+	// WebhookSecret turns webhook mode on: updates arrive at
+	// POST /telegram/webhook carrying it in X-Telegram-Bot-Api-Secret-Token.
+	WebhookSecret string
+	// WebhookURL is the public URL registered with setWebhook.
+	WebhookURL string
+	// KV holds the polling offset and lease (polling mode only); the
+	// store provides it.
+	KV core.Values
+	// Owner names this replica for the polling lease.
+	Owner string
+	// PollTimeout is getUpdates' long-poll timeout; default 10s.
+	PollTimeout time.Duration
+	// LeaseTTL is how long the polling lease lasts unrenewed; default and
+	// minimum 3×PollTimeout.
+	LeaseTTL time.Duration
+	// Limits are the send rates; zero means Telegram's published limits.
+	Limits Limits
+	Log    zerolog.Logger
+}
+
+// Adapter is the Telegram chat surface: a core.Courier plus the inbound
+// transports.
+type Adapter struct {
+	svc   *core.Service
+	opts  Options
+	bot   *tgbotapi.BotAPI // a template: each call uses a copy bound to its context
+	http  *http.Client
+	log   zerolog.Logger
+	lim   *limiter
+	seen  *recent
+	sleep func(ctx context.Context, d time.Duration) bool
+}
+
+var _ core.Courier = (*Adapter)(nil)
+
+// WebhookPath is where Telegram POSTs updates in webhook mode.
+const WebhookPath = "/telegram/webhook"
+
+// SecretHeader carries the webhook's secret token.
+const SecretHeader = "X-Telegram-Bot-Api-Secret-Token"
+
+// New checks opts, asks Telegram who the bot is (getMe) and returns the
+// adapter. Errors never contain the token.
+func New(ctx context.Context, svc *core.Service, opts Options) (*Adapter, error) {
+	if opts.Token == "" {
+		return nil, errors.New("telegram: a bot token is required")
+	}
+	if opts.APIEndpoint == "" {
+		opts.APIEndpoint = tgbotapi.APIEndpoint
+	}
+	if strings.Count(opts.APIEndpoint, "%s") != 2 {
+		return nil, fmt.Errorf("telegram: API endpoint %q must hold two %%s (token, method)", opts.APIEndpoint)
+	}
+	if opts.PollTimeout <= 0 {
+		opts.PollTimeout = 10 * time.Second
+	}
+	if opts.LeaseTTL < 3*opts.PollTimeout {
+		opts.LeaseTTL = 3 * opts.PollTimeout
+	}
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = &http.Client{Timeout: opts.PollTimeout + 20*time.Second}
+	}
+	if opts.WebhookSecret != "" {
+		if err := checkSecret(opts.WebhookSecret); err != nil {
+			return nil, err
+		}
+		if u, err := url.Parse(opts.WebhookURL); err != nil || u.Scheme == "" || u.Host == "" {
+			return nil, errors.New("telegram: webhook mode needs the public webhook URL")
+		}
+	} else if opts.KV == nil {
+		return nil, errors.New("telegram: polling mode needs the store's values for the offset and the lease")
+	}
+	if opts.Owner == "" {
+		opts.Owner = "askbridge"
+	}
+	a := &Adapter{svc: svc, opts: opts, http: opts.HTTPClient, log: opts.Log,
+		lim: newLimiter(opts.Limits), seen: newRecent(4096), sleep: sleepCtx}
+	gctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	bot, err := tgbotapi.NewBotAPIWithClient(opts.Token, opts.APIEndpoint, a.client(gctx))
+	if err != nil {
+		return nil, fmt.Errorf("telegram: getMe: %w", err)
+	}
+	a.bot = bot
+	return a, nil
+}
+
+// checkSecret applies Telegram's rule for secret_token: 1-256 characters
+// of A-Z, a-z, 0-9, _ and -.
+func checkSecret(s string) error {
+	if len(s) > 256 {
+		return errors.New("telegram: the webhook secret is longer than 256 characters")
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return errors.New("telegram: the webhook secret may hold only A-Z, a-z, 0-9, _ and -")
+		}
+	}
+	return nil
+}
+
+// Bot is the bot's own user, as getMe reported it.
+func (a *Adapter) Bot() tgbotapi.User { return a.bot.Self }
+
+// Surface implements core.Courier.
+func (a *Adapter) Surface() core.Surface { return core.SurfaceTelegram }
+
+// ctxClient binds tgbotapi's context-free requests to a context, and keeps
+// the token out of transport errors (tgbotapi puts it in the URL).
+type ctxClient struct {
+	ctx   context.Context
+	c     *http.Client
+	token string
+}
+
+func (c ctxClient) Do(r *http.Request) (*http.Response, error) {
+	resp, err := c.c.Do(r.WithContext(c.ctx))
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			red := *ue
+			red.URL = strings.ReplaceAll(ue.URL, c.token, "REDACTED")
+			return nil, &red
+		}
+		return nil, errors.New(strings.ReplaceAll(err.Error(), c.token, "REDACTED"))
+	}
+	return resp, nil
+}
+
+func (a *Adapter) client(ctx context.Context) ctxClient {
+	return ctxClient{ctx: ctx, c: a.http, token: a.opts.Token}
+}
+
+// api is the bot bound to ctx.
+func (a *Adapter) api(ctx context.Context) *tgbotapi.BotAPI {
+	b := *a.bot
+	b.Client = a.client(ctx)
+	return &b
+}
+
+// send sends c in chat within the rate limits.
+func (a *Adapter) send(ctx context.Context, chat int64, c tgbotapi.Chattable) (tgbotapi.Message, error) {
+	if err := a.lim.wait(ctx, chat); err != nil {
+		return tgbotapi.Message{}, err
+	}
+	m, err := a.api(ctx).Send(c)
+	return m, classify(err)
+}
+
+// classify maps Telegram's errors to what the outbox understands: slow
+// down, or give up on this delivery.
+func classify(err error) error {
+	var te *tgbotapi.Error
+	if err == nil || !errors.As(err, &te) {
+		return err
+	}
+	switch {
+	case te.Code == http.StatusTooManyRequests || te.RetryAfter > 0:
+		after := time.Duration(te.RetryAfter) * time.Second
+		if after < time.Second {
+			after = time.Second
+		}
+		return &core.RetryAfter{After: after, Err: err}
+	case te.Code == http.StatusForbidden, te.Code == http.StatusBadRequest, te.MigrateToChatID != 0:
+		// Blocked or kicked (403), chat not found, message gone, can't
+		// parse: sending the same again cannot work.
+		return &core.Permanent{Err: err}
+	}
+	return err
+}
+
+func notModified(err error) bool {
+	var te *tgbotapi.Error
+	return errors.As(err, &te) && strings.Contains(te.Message, "message is not modified")
+}
+
+func parseChat(room string) (int64, error) {
+	id, err := strconv.ParseInt(room, 10, 64)
+	if err != nil || id == 0 {
+		return 0, &core.Permanent{Err: fmt.Errorf("telegram: room %q is not a chat id", room)}
+	}
+	return id, nil
+}
+
+// Post implements core.Courier: the card, and for a clarification a
+// ForceReply prompt right after it.
+func (a *Adapter) Post(ctx context.Context, q *core.Question, room string, kind core.DeliveryKind) (core.MessageRef, error) {
+	chat, err := parseChat(room)
+	if err != nil {
+		return core.MessageRef{}, err
+	}
+	note := ""
+	if kind == core.DeliverEscalate {
+		note = "Escalated: nobody answered in time"
+	}
+	msg, err := RenderCard(q, chat, note)
+	if err != nil {
+		return core.MessageRef{}, &core.Permanent{Err: err}
+	}
+	sent, err := a.send(ctx, chat, msg)
+	if err != nil {
+		return core.MessageRef{}, err
+	}
+	ref := core.MessageRef{Surface: core.SurfaceTelegram, Room: room, ID: strconv.Itoa(sent.MessageID)}
+	if q.Kind == core.KindClarification && q.Open() {
+		// Best effort: the card takes replies too, so a lost prompt must
+		// not make the outbox post the card again.
+		prompt, err := RenderPrompt(q, core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefText}, chat, sent.MessageID, nil)
+		if err == nil {
+			_, err = a.send(ctx, chat, prompt)
+		}
+		if err != nil {
+			a.log.Warn().Err(err).Str("question", q.ID).Msg("telegram: reply prompt not sent")
+		}
+	}
+	return ref, nil
+}
+
+// Update implements core.Courier: the card shows q as it stands. An edit
+// to the same content counts as done.
+func (a *Adapter) Update(ctx context.Context, q *core.Question, card core.MessageRef) error {
+	chat, err := parseChat(card.Room)
+	if err != nil {
+		return err
+	}
+	id, err := strconv.Atoi(card.ID)
+	if err != nil || id <= 0 {
+		return &core.Permanent{Err: fmt.Errorf("telegram: message id %q is not a number", card.ID)}
+	}
+	e, err := RenderEdit(q, chat, id)
+	if err != nil {
+		return &core.Permanent{Err: err}
+	}
+	if err := a.lim.wait(ctx, chat); err != nil {
+		return err
+	}
+	_, err = a.api(ctx).Send(e)
+	if notModified(err) {
+		return nil
+	}
+	return classify(err)
+}
+
+// Remind implements core.Courier, replying to the card in room.
+func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) error {
+	chat, err := parseChat(room)
+	if err != nil {
+		return err
+	}
+	card := 0
+	for _, m := range q.Messages {
+		if m.Surface == core.SurfaceTelegram && m.Room == room {
+			card, _ = strconv.Atoi(m.ID)
+		}
+	}
+	_, err = a.send(ctx, chat, RenderReminder(q, chat, card))
+	return err
+}
+
+// Digest implements core.Courier.
+func (a *Adapter) Digest(ctx context.Context, d core.Digest, room string) error {
+	chat, err := parseChat(room)
+	if err != nil {
+		return err
+	}
+	_, err = a.send(ctx, chat, RenderDigest(d, chat))
+	return err
+}
+
+// Run receives updates until ctx ends: in webhook mode it registers the
+// webhook (retrying until Telegram takes it) and waits; otherwise it long
+// polls while it holds the polling lease.
+func (a *Adapter) Run(ctx context.Context) error {
+	if a.opts.WebhookSecret == "" {
+		return a.poll(ctx)
+	}
+	for attempt := 0; ctx.Err() == nil; attempt++ {
+		err := a.registerWebhook(ctx)
+		if err == nil {
+			a.log.Info().Msg("telegram: webhook registered")
+			break
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		a.log.Warn().Err(err).Msg("telegram: setWebhook failed; retrying")
+		if !a.sleep(ctx, backoff(attempt, err)) {
+			break
+		}
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// registerWebhook calls setWebhook with secret_token, which tgbotapi
+// v5.5.1's WebhookConfig lacks, through MakeRequest.
+func (a *Adapter) registerWebhook(ctx context.Context) error {
+	_, err := a.api(ctx).MakeRequest("setWebhook", tgbotapi.Params{
+		"url":             a.opts.WebhookURL,
+		"secret_token":    a.opts.WebhookSecret,
+		"allowed_updates": `["message","callback_query"]`,
+	})
+	return err
+}
+
+// backoff is how long to wait before attempt+1 after err: Telegram's
+// retry_after if it gave one, else doubling from 1s to 1 minute.
+func backoff(attempt int, err error) time.Duration {
+	var te *tgbotapi.Error
+	if errors.As(err, &te) && te.RetryAfter > 0 {
+		return time.Duration(te.RetryAfter) * time.Second
+	}
+	d := time.Second << min(attempt, 6)
+	return min(d, time.Minute)
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

@@ -1,0 +1,510 @@
+package telegram
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge/adapters/telegram/telegramfake"
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/store/bolt"
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+	"github.com/rs/zerolog"
+	"golang.org/x/time/rate"
+)
+
+const (
+	token  = "123456:TEST-token_abc"
+	secret = "s3cret-token_for-tests"
+	room   = int64(-1001234567890)
+)
+
+var (
+	userAlice   = tgbotapi.User{ID: 259760855, FirstName: "Alice", LastName: "Ops", UserName: "alice"}
+	userBob     = tgbotapi.User{ID: 311111111, FirstName: "Bob"}
+	userMallory = tgbotapi.User{ID: 666, FirstName: "Mallory"}
+)
+
+// env is one adapter wired to a real core on the embedded store and to
+// the fake Bot API, in webhook mode unless a KV is given.
+type env struct {
+	t     *testing.T
+	svc   *core.Service
+	fake  *telegramfake.Server
+	a     *Adapter
+	store core.Store
+	cards chan struct{}
+}
+
+var fastLimits = Limits{PerChat: rate.Inf, Global: rate.Inf, PerGroup: rate.Inf}
+
+func newEnv(t *testing.T, kv core.Values) *env {
+	t.Helper()
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "t.db"), bolt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	svc, err := core.New(st, core.Config{
+		ActorKey: []byte("k"),
+		Routes: map[string]core.Route{"ops": {
+			Rooms: []core.Room{{Surface: core.SurfaceTelegram, ID: strconv.FormatInt(room, 10)}},
+			Deciders: map[core.Surface][]string{
+				core.SurfaceTelegram: {strconv.FormatInt(userAlice.ID, 10), strconv.FormatInt(userBob.ID, 10)},
+				core.SurfaceAPI:      {"*"},
+			},
+		}},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := telegramfake.Start(t, token)
+	opts := Options{Token: token, APIEndpoint: fake.Endpoint(), Limits: fastLimits, Log: zerolog.Nop(), PollTimeout: time.Second}
+	if kv == nil {
+		opts.WebhookSecret, opts.WebhookURL = secret, "https://bridge.example/telegram/webhook"
+	} else {
+		opts.KV, opts.Owner = kv, "replica-1"
+	}
+	a, err := New(t.Context(), svc, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, svc: svc, fake: fake, a: a, store: st}
+	if kv == nil {
+		mux := http.NewServeMux()
+		a.Mount(mux)
+		srv := httptest.NewServer(mux)
+		t.Cleanup(srv.Close)
+		fake.SetWebhookTarget(srv.URL + WebhookPath)
+	}
+	return e
+}
+
+// run starts Run and the outbox loop until the test ends.
+func (e *env) run() {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); e.a.Run(ctx) }()
+	go func() {
+		defer wg.Done()
+		e.svc.Deliver(ctx, e.a, core.DeliverOptions{Block: 50 * time.Millisecond, MinIdle: time.Second})
+	}()
+	e.t.Cleanup(func() { cancel(); wg.Wait() })
+	if e.a.opts.WebhookSecret != "" && !e.fake.Wait(5*time.Second, func() bool { u, _, _ := e.fake.Webhook(); return u != "" }) {
+		e.t.Fatal("the webhook was never registered")
+	}
+}
+
+func (e *env) ask(in core.AskInput) *core.Question {
+	e.t.Helper()
+	in.Route, in.Agent, in.RunID = "ops", "deploy-bot", "run-1"
+	if in.Reversibility == "" {
+		in.Reversibility = core.HardToReverse
+	}
+	q, err := e.svc.Ask(e.t.Context(), in)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return q
+}
+
+func decisionInput() core.AskInput {
+	return core.AskInput{Kind: core.KindDecision, Text: "Which database?", Options: []core.Option{
+		{ID: "pg", Title: "PostgreSQL", Writeup: "Mature.", Recommended: true},
+		{ID: "sqlite", Title: "SQLite", Writeup: "Simple."},
+	}}
+}
+
+// card waits for q's card to satisfy cond. A card counts once core has
+// recorded it, as a person sees it only after it is posted (a tap racing
+// the record would leave a form's card without progress: see the notes).
+func (e *env) card(id string, cond func(telegramfake.Message) bool) telegramfake.Message {
+	e.t.Helper()
+	var got telegramfake.Message
+	ok := e.fake.Wait(10*time.Second, func() bool {
+		for _, m := range e.fake.Messages(room) {
+			if m.Keyboarded && e.isCard(m, id) {
+				got = m
+				return cond(m)
+			}
+		}
+		return false
+	})
+	if !ok {
+		e.t.Fatalf("card of %s: last seen %+v", id, got)
+	}
+	return got
+}
+
+func (e *env) isCard(m telegramfake.Message, id string) bool {
+	q, err := e.svc.Get(e.t.Context(), id)
+	if err != nil {
+		return false
+	}
+	for _, c := range q.Messages {
+		if c.ID == strconv.Itoa(m.ID) {
+			return true
+		}
+	}
+	return false
+}
+
+func buttonsData(m telegramfake.Message) string {
+	var b strings.Builder
+	for _, x := range m.Buttons() {
+		b.WriteString(x.Data + " ")
+	}
+	return b.String()
+}
+
+func findButton(t *testing.T, m telegramfake.Message, label string) telegramfake.Button {
+	t.Helper()
+	for _, b := range m.Buttons() {
+		if strings.Contains(b.Text, label) {
+			return b
+		}
+	}
+	t.Fatalf("no button %q on %+v", label, m.Buttons())
+	return telegramfake.Button{}
+}
+
+func (e *env) click(u tgbotapi.User, m telegramfake.Message, b telegramfake.Button) string {
+	e.t.Helper()
+	note, err := e.fake.Click(u, m.ChatID, m.ID, b.Data, 10*time.Second)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return note
+}
+
+func (e *env) wait(id string, cond func(*core.Question) bool) *core.Question {
+	e.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		q, err := e.svc.Get(e.t.Context(), id)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if cond(q) {
+			return q
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("question %s never reached the wanted state: %+v", id, q)
+		}
+		ch, stop := e.store.Watch(id)
+		select {
+		case <-ch:
+		case <-time.After(100 * time.Millisecond):
+		}
+		stop()
+	}
+}
+
+func (e *env) events(id string, kind core.EventKind) []core.Event {
+	ev, err := e.svc.Events(e.t.Context(), 0, 1000)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var out []core.Event
+	for _, x := range ev {
+		if x.QuestionID == id && x.Kind == kind {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func TestDecisionClickClosesAndEditsTheCard(t *testing.T) {
+	e := newEnv(t, nil)
+	e.run()
+	if _, sec, allowed := e.fake.Webhook(); sec != secret || allowed != `["message","callback_query"]` {
+		t.Fatalf("setWebhook got secret %q allowed %q", sec, allowed)
+	}
+	q := e.ask(decisionInput())
+	c := e.card(q.ID, func(m telegramfake.Message) bool { return len(m.Buttons()) == 3 })
+	if !strings.Contains(c.Text, core.HardToReverseMarker) || !strings.Contains(c.Text, "Which database?") {
+		t.Fatalf("card text %q", c.Text)
+	}
+	if note := e.click(userMallory, c, findButton(t, c, "SQLite")); !strings.Contains(note, "not one of the people") {
+		t.Fatalf("stranger was told %q", note)
+	}
+	if len(e.events(q.ID, core.EventRefused)) != 1 {
+		t.Fatal("the stranger's tap was not recorded as refused")
+	}
+	if note := e.click(userAlice, c, findButton(t, c, "SQLite")); note != "Recorded: SQLite" {
+		t.Fatalf("decider was told %q", note)
+	}
+	got := e.wait(q.ID, func(q *core.Question) bool { return !q.Open() })
+	if got.Resolution.OptionID != "sqlite" || got.Resolution.Decider.ID != "259760855" || got.Resolution.Decider.Name != "Alice Ops" {
+		t.Fatalf("resolution %+v", got.Resolution)
+	}
+	edited := e.card(q.ID, func(m telegramfake.Message) bool { return m.Edits > 0 })
+	if len(edited.Buttons()) != 0 || !strings.Contains(edited.Text, "Answered by Alice Ops") || !strings.Contains(edited.Text, "Chosen: SQLite") {
+		t.Fatalf("edited card %+v", edited)
+	}
+	// A late tap on the old card is told who won.
+	if note := e.click(userBob, c, findButton(t, c, "PostgreSQL")); !strings.HasPrefix(note, "Already closed. Answered by Alice Ops") || len(note) > MaxCallbackText*4 {
+		t.Fatalf("late tap was told %q", note)
+	}
+}
+
+func TestClarificationReplyToPrompt(t *testing.T) {
+	e := newEnv(t, nil)
+	e.run()
+	q := e.ask(core.AskInput{Kind: core.KindClarification, Text: "Which region?"})
+	var prompt telegramfake.Message
+	e.fake.Wait(10*time.Second, func() bool {
+		for _, m := range e.fake.Messages(room) {
+			if m.ForceReply != nil {
+				prompt = m
+				return true
+			}
+		}
+		return false
+	})
+	if prompt.ForceReply == nil || prompt.ReplyTo == 0 || !strings.HasSuffix(prompt.Text, "ref: 1t-0"+q.ID) {
+		t.Fatalf("prompt %+v", prompt)
+	}
+	// A user quoting the ref in their own message is not a prompt: ignored.
+	if _, err := e.fake.Reply(userAlice, room, 0, "ref: 1t-0"+q.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.fake.Reply(userMallory, room, prompt.ID, "us-east-1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.fake.Reply(userAlice, room, prompt.ID, "eu-west-1 <please>"); err != nil {
+		t.Fatal(err)
+	}
+	got := e.wait(q.ID, func(q *core.Question) bool { return !q.Open() })
+	if got.Resolution.Answer != "eu-west-1 <please>" || got.Resolution.Decider.ID != "259760855" {
+		t.Fatalf("resolution %+v", got.Resolution)
+	}
+	if len(e.events(q.ID, core.EventRefused)) != 1 {
+		t.Fatal("the stranger's reply was not recorded as refused")
+	}
+	card := e.card(q.ID, func(m telegramfake.Message) bool { return m.Edits > 0 })
+	if !strings.Contains(card.Text, "Answer: eu-west-1 <please>") || len(card.Buttons()) != 0 {
+		t.Fatalf("card after the reply %+v", card)
+	}
+	// A reply after the close is told the truth, as a reply.
+	before := len(e.fake.Messages(room))
+	if _, err := e.fake.Reply(userBob, room, card.ID, "too late"); err != nil {
+		t.Fatal(err)
+	}
+	e.fake.Wait(5*time.Second, func() bool { return len(e.fake.Messages(room)) > before })
+	msgs := e.fake.Messages(room)
+	if last := msgs[len(msgs)-1]; !strings.HasPrefix(last.Text, "Already closed. Answered by Alice Ops") {
+		t.Fatalf("late reply was told %q", last.Text)
+	}
+}
+
+func TestFormOptionThenSomethingElse(t *testing.T) {
+	e := newEnv(t, nil)
+	e.run()
+	q := e.ask(core.AskInput{Kind: core.KindForm, Text: "Release", Items: []core.FormItem{
+		{ID: "channel", Question: "Channel?", Options: []core.FormOption{{ID: "beta", Label: "Beta"}, {ID: "stable", Label: "Stable"}}},
+		{ID: "tone", Question: "Tone?", Options: []core.FormOption{{ID: "short", Label: "Short"}, {ID: "full", Label: "Full"}}},
+	}})
+	c := e.card(q.ID, func(m telegramfake.Message) bool { return len(m.Buttons()) > 0 })
+	if note := e.click(userAlice, c, findButton(t, c, "1. Beta")); note != "Recorded. 1 of 2 answered." {
+		t.Fatalf("first item: %q", note)
+	}
+	c = e.card(q.ID, func(m telegramfake.Message) bool { return strings.Contains(m.Text, "Answered 1/2") })
+	if strings.Contains(buttonsData(c), "1o0") {
+		t.Fatalf("the answered item's buttons stayed: %+v", c.Buttons())
+	}
+	if note := e.click(userBob, c, findButton(t, c, "2. Something else")); !strings.Contains(note, "Reply to the prompt") {
+		t.Fatalf("something else: %q", note)
+	}
+	var prompt telegramfake.Message
+	e.fake.Wait(5*time.Second, func() bool {
+		for _, m := range e.fake.Messages(room) {
+			if m.ForceReply != nil && m.ForceReply.Selective && strings.Contains(m.Text, "Tone?") {
+				prompt = m
+				return true
+			}
+		}
+		return false
+	})
+	if prompt.ID == 0 || prompt.ReplyTo != c.ID || !strings.HasPrefix(prompt.Text, "Bob, reply") {
+		t.Fatalf("prompt %+v", prompt)
+	}
+	if _, err := e.fake.Reply(userBob, room, prompt.ID, "cheerful"); err != nil {
+		t.Fatal(err)
+	}
+	got := e.wait(q.ID, func(q *core.Question) bool { return !q.Open() })
+	if len(got.Answers) != 2 || got.Answers[1].Text != "cheerful" || got.Answers[1].Decider.ID != "311111111" {
+		t.Fatalf("answers %+v", got.Answers)
+	}
+	e.card(q.ID, func(m telegramfake.Message) bool {
+		return len(m.Buttons()) == 0 && strings.Contains(m.Text, "Tone?: cheerful")
+	})
+}
+
+func TestWebhookSecretAndDuplicates(t *testing.T) {
+	e := newEnv(t, nil)
+	e.run()
+	q := e.ask(core.AskInput{Kind: core.KindApproval, Text: "Drop the table?", Tool: "sql", Arguments: []byte(`{"q":"DROP TABLE t"}`)})
+	c := e.card(q.ID, func(m telegramfake.Message) bool { return len(m.Buttons()) == 2 })
+	approve := findButton(t, c, "Approve")
+	for _, forged := range []string{"", "wrong", secret + "x"} {
+		u, qid, err := e.fake.CallbackUpdate(userAlice, room, c.ID, approve.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		status, err := e.fake.DeliverWithSecret(u, forged)
+		if err != nil || status != http.StatusUnauthorized {
+			t.Fatalf("secret %q: status %d, %v", forged, status, err)
+		}
+		if e.fake.Answered(qid) {
+			t.Fatal("a forged update was acted on")
+		}
+	}
+	if got, _ := e.svc.Get(t.Context(), q.ID); !got.Open() {
+		t.Fatal("a forged update changed the question")
+	}
+	// The same update delivered twice is handled once.
+	u, qid, err := e.fake.CallbackUpdate(userAlice, room, c.ID, approve.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u["update_id"] = 990001
+	if status, err := e.fake.Deliver(u); err != nil || status != http.StatusOK {
+		t.Fatalf("first delivery: %d %v", status, err)
+	}
+	if note, err := e.fake.CallbackAnswer(qid, time.Second); err != nil || note != "Recorded: Approved" {
+		t.Fatalf("approve: %q %v", note, err)
+	}
+	if status, err := e.fake.Deliver(u); err != nil || status != http.StatusOK {
+		t.Fatalf("second delivery: %d %v", status, err)
+	}
+	n := 0
+	for _, call := range e.fake.Calls() {
+		if call.Method == "answerCallbackQuery" && call.Form.Get("callback_query_id") == qid {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("the repeated update was answered %d times", n)
+	}
+	if got := len(e.events(q.ID, core.EventRefused)); got != 0 {
+		t.Fatalf("the repeated update reached core: %d refusals", got)
+	}
+}
+
+func TestUnknownButtonIsAnsweredTruthfully(t *testing.T) {
+	e := newEnv(t, nil)
+	e.run()
+	q := e.ask(decisionInput())
+	c := e.card(q.ID, func(m telegramfake.Message) bool { return len(m.Buttons()) > 0 })
+	for _, data := range []string{"tasks-settings", core.Ref{QuestionID: core.NewID(0), Item: -1, Action: core.RefOption}.Encode()} {
+		if note := e.click(userAlice, c, telegramfake.Button{Data: data}); note != "This question no longer exists." {
+			t.Fatalf("%q: told %q", data, note)
+		}
+	}
+}
+
+func TestCourierErrors(t *testing.T) {
+	e := newEnv(t, nil)
+	q := e.ask(decisionInput())
+	ctx := t.Context()
+	r := strconv.FormatInt(room, 10)
+
+	e.fake.FailNext("sendMessage", telegramfake.Failure{Code: 429, Description: "Too Many Requests: retry after 7", RetryAfter: 7})
+	_, err := e.a.Post(ctx, q, r, core.DeliverPost)
+	var ra *core.RetryAfter
+	if !errors.As(err, &ra) || ra.After != 7*time.Second {
+		t.Fatalf("429: %v", err)
+	}
+	e.fake.FailNext("sendMessage", telegramfake.Failure{Code: 403, Description: "Forbidden: bot was blocked by the user"})
+	var perm *core.Permanent
+	if _, err := e.a.Post(ctx, q, r, core.DeliverPost); !errors.As(err, &perm) {
+		t.Fatalf("403: %v", err)
+	}
+	e.fake.FailNext("sendMessage", telegramfake.Failure{Code: 400, Description: "Bad Request: chat not found"})
+	if _, err := e.a.Post(ctx, q, r, core.DeliverPost); !errors.As(err, &perm) {
+		t.Fatalf("chat not found: %v", err)
+	}
+	if _, err := e.a.Post(ctx, q, "general", core.DeliverPost); !errors.As(err, &perm) {
+		t.Fatalf("a room that is not a chat id: %v", err)
+	}
+	e.fake.FailNext("sendMessage", telegramfake.Failure{Code: 502, Description: "Bad Gateway"})
+	if _, err := e.a.Post(ctx, q, r, core.DeliverPost); err == nil || errors.As(err, &perm) || errors.As(err, &ra) {
+		t.Fatalf("502 must be retried: %v", err)
+	}
+	ref, err := e.a.Post(ctx, q, r, core.DeliverPost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same content again is "not modified" on Telegram: done.
+	if err := e.a.Update(ctx, q, ref); err != nil {
+		t.Fatalf("an unchanged edit: %v", err)
+	}
+	e.fake.FailNext("editMessageText", telegramfake.Failure{Code: 400, Description: "Bad Request: message to edit not found"})
+	if err := e.a.Update(ctx, q, ref); !errors.As(err, &perm) {
+		t.Fatalf("edit of a deleted message: %v", err)
+	}
+	// Transport errors never carry the token (tgbotapi puts it in the URL).
+	e.a.opts.APIEndpoint = "http://127.0.0.1:1/bot%s/%s"
+	e.a.bot.SetAPIEndpoint(e.a.opts.APIEndpoint)
+	_, err = e.a.Post(ctx, q, r, core.DeliverPost)
+	if err == nil || strings.Contains(err.Error(), token) || strings.Contains(err.Error(), "TEST-token") {
+		t.Fatalf("transport error %v", err)
+	}
+}
+
+func TestNewRefusesBadConfig(t *testing.T) {
+	fake := telegramfake.Start(t, token)
+	for name, o := range map[string]Options{
+		"no token":      {APIEndpoint: fake.Endpoint(), KV: newMemKV()},
+		"bad endpoint":  {Token: token, APIEndpoint: "http://x/", KV: newMemKV()},
+		"bad secret":    {Token: token, APIEndpoint: fake.Endpoint(), WebhookSecret: "no spaces allowed", WebhookURL: "https://x/y"},
+		"no url":        {Token: token, APIEndpoint: fake.Endpoint(), WebhookSecret: "ok"},
+		"no kv to poll": {Token: token, APIEndpoint: fake.Endpoint()},
+		"wrong token":   {Token: "999:nope", APIEndpoint: fake.Endpoint(), KV: newMemKV()},
+	} {
+		_, err := New(t.Context(), nil, o)
+		if err == nil {
+			t.Errorf("%s: accepted", name)
+		} else if strings.Contains(err.Error(), "nope") {
+			t.Errorf("%s: the error shows the token: %v", name, err)
+		}
+	}
+}
+
+// TestInlineCallbackFixture: the documented inline-message callback (no
+// message, foreign data) is answered, truthfully, and changes nothing.
+func TestInlineCallbackFixture(t *testing.T) {
+	e := newEnv(t, nil)
+	e.run()
+	raw, err := os.ReadFile("telegramfake/fixtures/telegram-update-callback-query-inline-docs.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var u map[string]any
+	if err := json.Unmarshal(raw, &u); err != nil {
+		t.Fatal(err)
+	}
+	if status, err := e.fake.Deliver(u); err != nil || status != http.StatusOK {
+		t.Fatalf("status %d, %v", status, err)
+	}
+	for _, c := range e.fake.Calls() {
+		if c.Method == "answerCallbackQuery" && c.Form.Get("callback_query_id") == "4382bfdwdsb323b2d9" {
+			if got := c.Form.Get("text"); got != "This question no longer exists." {
+				t.Fatalf("answered %q", got)
+			}
+			return
+		}
+	}
+	t.Fatal("the callback query was not answered")
+}

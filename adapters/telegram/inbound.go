@@ -1,0 +1,182 @@
+package telegram
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+)
+
+// handleTimeout bounds the work one update may take.
+const handleTimeout = 30 * time.Second
+
+// handle acts on one update: a tap on a card's button, or a reply.
+// Everything else (other messages, edits, joins) is not ours.
+func (a *Adapter) handle(ctx context.Context, u tgbotapi.Update) {
+	ctx, cancel := context.WithTimeout(ctx, handleTimeout)
+	defer cancel()
+	switch {
+	case u.CallbackQuery != nil:
+		a.onCallback(ctx, u.CallbackQuery)
+	case u.Message != nil:
+		a.onReply(ctx, u.Message)
+	}
+}
+
+// decider is who tapped or replied, as core knows people: the Telegram user
+// id. Telegram has no roles a bot can read cheaply, so Roles stays empty.
+func decider(u *tgbotapi.User) core.Decider {
+	return core.Decider{Surface: core.SurfaceTelegram, ID: strconv.FormatInt(u.ID, 10), Name: displayName(u)}
+}
+
+// onCallback always answers the callback query, with a short, truthful
+// status of what the tap did, and then does what may wait on the rate
+// limits (sending a reply prompt), so the tapper's spinner stops at once.
+func (a *Adapter) onCallback(ctx context.Context, cq *tgbotapi.CallbackQuery) {
+	note, then := a.tap(ctx, cq)
+	if _, err := a.api(ctx).Request(tgbotapi.NewCallback(cq.ID, cutPlain(note, MaxCallbackText))); err != nil {
+		a.log.Warn().Err(err).Msg("telegram: answerCallbackQuery failed")
+	}
+	if then != nil {
+		then(ctx)
+	}
+}
+
+// tap turns a tap into a call to core. It returns what to tell the tapper,
+// and what to do once they are told (or nil).
+func (a *Adapter) tap(ctx context.Context, cq *tgbotapi.CallbackQuery) (string, func(context.Context)) {
+	if cq.From == nil {
+		return core.RefusalNote(core.ErrNotFound), nil
+	}
+	r, err := core.DecodeRef(cq.Data)
+	if err != nil {
+		return core.RefusalNote(err), nil
+	}
+	q, err := a.svc.Get(ctx, r.QuestionID)
+	if err != nil {
+		a.logInternal(err, "get")
+		return core.RefusalNote(err), nil
+	}
+	d := decider(cq.From)
+	var out core.Outcome
+	switch r.Action {
+	case core.RefText:
+		return a.openPrompt(q, r, d, cq)
+	case core.RefDecline:
+		out, err = a.svc.Decline(ctx, q.ID, d)
+	default:
+		in, ferr := core.AnswerFor(q, r, d, "")
+		if ferr != nil {
+			return core.RefusalNote(ferr), nil
+		}
+		out, err = a.svc.Answer(ctx, in)
+	}
+	if err != nil {
+		a.logInternal(err, "answer")
+		return core.RefusalNote(err), nil
+	}
+	return recordedNote(out), nil
+}
+
+// recordedNote tells the tapper their answer counted.
+func recordedNote(o core.Outcome) string {
+	q := o.Question
+	if !o.Closed {
+		done, total := core.Progress(q)
+		return fmt.Sprintf("Recorded. %d of %d answered.", done, total)
+	}
+	switch q.State {
+	case core.StateDeclined:
+		return "Declined: the agent will proceed on its own judgement."
+	case core.StateAnswered:
+		if c := core.ChoiceLabel(q); c != "" {
+			return "Recorded: " + c
+		}
+	}
+	return "Recorded."
+}
+
+// openPrompt answers a "Reply to answer" or "Something else" tap with a
+// ForceReply prompt for the tapper. Core checks again when the reply comes.
+func (a *Adapter) openPrompt(q *core.Question, r core.Ref, d core.Decider, cq *tgbotapi.CallbackQuery) (string, func(context.Context)) {
+	switch {
+	case !q.Open():
+		return core.RefusalNote(&core.ClosedError{Question: q}), nil
+	case !a.svc.MayAnswer(q, d):
+		return core.RefusalNote(core.Errorf(core.CodeForbidden, "reply", "not a decider")), nil
+	case cq.Message == nil || cq.Message.Chat == nil:
+		return "Reply prompts work on the question's card in its chat only.", nil
+	}
+	if r.Item >= 0 && r.Item < len(q.Items) {
+		if _, done := q.Answered(q.Items[r.Item].ID); done {
+			return "That item is already answered.", nil
+		}
+	}
+	chat := cq.Message.Chat.ID
+	prompt, err := RenderPrompt(q, r, chat, cq.Message.MessageID, cq.From)
+	if err != nil {
+		return core.RefusalNote(core.ErrNotFound), nil
+	}
+	return "Reply to the prompt that follows with your answer.", func(ctx context.Context) {
+		if _, err := a.send(ctx, chat, prompt); err != nil {
+			a.log.Warn().Err(err).Str("question", q.ID).Msg("telegram: reply prompt not sent")
+		}
+	}
+}
+
+// onReply takes a reply to one of the bot's prompts (or to a
+// clarification's card) as the answer to exactly the question, and form
+// item, that message's ref names.
+func (a *Adapter) onReply(ctx context.Context, m *tgbotapi.Message) {
+	if m.From == nil || m.From.IsBot || m.Chat == nil {
+		return
+	}
+	r, ok := replyRef(m.ReplyToMessage, a.bot.Self.ID)
+	if !ok {
+		return // not a reply to one of our prompts
+	}
+	text := m.Text
+	if strings.TrimSpace(text) == "" {
+		return // a sticker or a photo: nothing to record
+	}
+	q, err := a.svc.Get(ctx, r.QuestionID)
+	if err != nil {
+		a.logInternal(err, "get")
+		return
+	}
+	in, err := core.AnswerFor(q, r, decider(m.From), text)
+	if err != nil {
+		return
+	}
+	_, err = a.svc.Answer(ctx, in)
+	switch {
+	case err == nil:
+		// The card's edit, through the outbox, is the confirmation.
+	case core.ErrorCode(err) == core.CodeForbidden:
+		// Refused and recorded by core; a group is not told about it.
+	case core.ErrorCode(err) == core.CodeInternal:
+		a.logInternal(err, "answer")
+	default:
+		// Closed, expired, already answered, blank: say so to the replier.
+		note := tgbotapi.NewMessage(m.Chat.ID, html.EscapeString(cutPlain(core.RefusalNote(err), 1000)))
+		note.ParseMode = tgbotapi.ModeHTML
+		note.ReplyToMessageID = m.MessageID
+		note.AllowSendingWithoutReply = true
+		if _, err := a.send(ctx, m.Chat.ID, note); err != nil {
+			a.log.Warn().Err(err).Msg("telegram: refusal note not sent")
+		}
+	}
+}
+
+func (a *Adapter) logInternal(err error, op string) {
+	var ce *core.ClosedError
+	if core.ErrorCode(err) == core.CodeInternal && !errors.As(err, &ce) {
+		a.log.Error().Err(err).Str("op", op).Msg("telegram: core failed")
+	}
+}

@@ -1,0 +1,220 @@
+package telegram
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge/adapters/telegram/telegramfake"
+	"github.com/askbridge/askbridge/core"
+)
+
+// memKV is an in-memory core.Values for the poller's unit tests only; the program
+// uses the store's.
+type memKV struct {
+	mu     sync.Mutex
+	vals   map[string]string
+	owners map[string]string
+	until  map[string]time.Time
+	sets   int
+	denied map[string]int // lease refusals by owner
+}
+
+func newMemKV() *memKV {
+	return &memKV{vals: map[string]string{}, owners: map[string]string{}, until: map[string]time.Time{}, denied: map[string]int{}}
+}
+
+func (m *memKV) Value(_ context.Context, k string) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.vals[k], nil
+}
+
+func (m *memKV) SetValue(_ context.Context, k, v string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.vals[k] = v
+	m.sets++
+	return nil
+}
+
+func (m *memKV) Lease(_ context.Context, k, owner string, ttl time.Duration) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if o := m.owners[k]; o != "" && o != owner && time.Now().Before(m.until[k]) {
+		m.denied[owner]++
+		return false, nil
+	}
+	m.owners[k], m.until[k] = owner, time.Now().Add(ttl)
+	return true, nil
+}
+
+func (m *memKV) Release(_ context.Context, k, owner string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.owners[k] == owner {
+		delete(m.owners, k)
+	}
+	return nil
+}
+
+func (m *memKV) refusals(owner string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.denied[owner]
+}
+
+// eventually waits up to five seconds for cond.
+func eventually(cond func() bool) bool {
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return true
+}
+
+func (m *memKV) value(k string) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.vals[k]
+}
+
+func countCalls(f *telegramfake.Server, method string) int {
+	n := 0
+	for _, c := range f.Calls() {
+		if c.Method == method {
+			n++
+		}
+	}
+	return n
+}
+
+// startRun runs the adapter (and the outbox) and returns a stop function
+// that waits for Run to return.
+func (e *env) startRun() func() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{}, 2)
+	go func() { e.a.Run(ctx); done <- struct{}{} }()
+	go func() {
+		e.svc.Deliver(ctx, e.a, core.DeliverOptions{Block: 50 * time.Millisecond, MinIdle: time.Second})
+		done <- struct{}{}
+	}()
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			cancel()
+			<-done
+			<-done
+		}
+	}
+	e.t.Cleanup(stop)
+	return stop
+}
+
+func TestPollingHandlesClicksAndKeepsTheOffset(t *testing.T) {
+	kv := newMemKV()
+	e := newEnv(t, kv)
+	stop := e.startRun()
+	q := e.ask(decisionInput())
+	c := e.card(q.ID, func(m telegramfake.Message) bool { return len(m.Buttons()) > 0 })
+	if note := e.click(userAlice, c, findButton(t, c, "PostgreSQL")); note != "Recorded: PostgreSQL" {
+		t.Fatalf("told %q", note)
+	}
+	e.wait(q.ID, func(q *core.Question) bool { return !q.Open() })
+	// The offset is stored right after the update is handled.
+	if !eventually(func() bool { n, _ := strconv.Atoi(kv.value(e.a.offsetKey())); return n > 0 }) {
+		t.Fatalf("offset not stored: %q", kv.value(e.a.offsetKey()))
+	}
+	if countCalls(e.fake, "deleteWebhook") != 1 {
+		t.Fatal("the poller did not clear a leftover webhook")
+	}
+	stop()
+	// Restart on the same KV: the handled click is not replayed, and a
+	// new one is received.
+	answers := countCalls(e.fake, "answerCallbackQuery")
+	a2, err := New(t.Context(), e.svc, e.a.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.a = a2
+	e.startRun()
+	q2 := e.ask(decisionInput())
+	c2 := e.card(q2.ID, func(m telegramfake.Message) bool { return len(m.Buttons()) > 0 })
+	if note := e.click(userBob, c2, findButton(t, c2, "SQLite")); note != "Recorded: SQLite" {
+		t.Fatalf("after restart told %q", note)
+	}
+	if got := countCalls(e.fake, "answerCallbackQuery"); got != answers+1 {
+		t.Fatalf("%d callback answers after the restart, want exactly the new one", got-answers)
+	}
+	if got := len(e.events(q.ID, core.EventRefused)); got != 0 {
+		t.Fatalf("the old click was replayed: %d refusals", got)
+	}
+}
+
+func TestPollingBacksOffOnConflict(t *testing.T) {
+	kv := newMemKV()
+	e := newEnv(t, kv)
+	var mu sync.Mutex
+	var slept []time.Duration
+	e.a.sleep = func(ctx context.Context, d time.Duration) bool {
+		mu.Lock()
+		slept = append(slept, d)
+		mu.Unlock()
+		return ctx.Err() == nil
+	}
+	conflict := telegramfake.Failure{Code: 409, Description: "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running"}
+	for range 4 {
+		e.fake.FailNext("getUpdates", conflict)
+	}
+	e.fake.FailNext("getUpdates", telegramfake.Failure{Code: 429, Description: "Too Many Requests: retry after 9", RetryAfter: 9})
+	e.startRun()
+	// After the failures, polling resumes: a click goes through.
+	q := e.ask(decisionInput())
+	c := e.card(q.ID, func(m telegramfake.Message) bool { return len(m.Buttons()) > 0 })
+	if note := e.click(userAlice, c, findButton(t, c, "SQLite")); note != "Recorded: SQLite" {
+		t.Fatalf("told %q", note)
+	}
+	mu.Lock()
+	got := append([]time.Duration(nil), slept...)
+	mu.Unlock()
+	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 9 * time.Second}
+	if len(got) < len(want) {
+		t.Fatalf("backed off %v, want %v", got, want)
+	}
+	for i, d := range want {
+		if got[i] != d {
+			t.Fatalf("backed off %v, want %v first", got, want)
+		}
+	}
+}
+
+func TestOnlyTheLeaseHolderPolls(t *testing.T) {
+	kv := newMemKV()
+	e1 := newEnv(t, kv)
+	stop1 := e1.startRun()
+	if !e1.fake.Wait(5*time.Second, func() bool { return countCalls(e1.fake, "getUpdates") > 0 }) {
+		t.Fatal("the first replica never polled")
+	}
+	e2 := newEnv(t, kv) // same bot id, its own fake: a second replica
+	e2.a.opts.Owner = "replica-2"
+	e2.a.opts.LeaseTTL = 300 * time.Millisecond
+	e2.startRun()
+	// While replica 1 holds the lease, replica 2 is refused it (several
+	// times) and never polls.
+	if !eventually(func() bool { return kv.refusals("replica-2") >= 3 }) {
+		t.Fatal("replica 2 never asked for the lease")
+	}
+	if n := countCalls(e2.fake, "getUpdates"); n != 0 {
+		t.Fatalf("replica 2 polled %d times without the lease", n)
+	}
+	stop1() // releases the lease
+	if !e2.fake.Wait(5*time.Second, func() bool { return countCalls(e2.fake, "getUpdates") > 0 }) {
+		t.Fatal("replica 2 did not take over after replica 1 stopped")
+	}
+}

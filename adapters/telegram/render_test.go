@@ -1,0 +1,375 @@
+package telegram
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge/adapters/telegram/telegramfake"
+	"github.com/askbridge/askbridge/core"
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+// recorder captures the form tgbotapi would POST, without a network.
+type recorder struct{ reqs []recorded }
+
+type recorded struct {
+	method string
+	form   url.Values
+}
+
+func (r *recorder) Do(req *http.Request) (*http.Response, error) {
+	body, _ := io.ReadAll(req.Body)
+	form, _ := url.ParseQuery(string(body))
+	r.reqs = append(r.reqs, recorded{method: req.URL.Path[strings.LastIndexByte(req.URL.Path, '/')+1:], form: form})
+	res := `{"ok":true,"result":{"message_id":7,"chat":{"id":-1001,"type":"supergroup"},"date":0,"text":""}}`
+	return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader(res)), Header: http.Header{}}, nil
+}
+
+// wire returns exactly what tgbotapi sends for c, as a readable text:
+// the method, then each form field (JSON fields indented).
+func wire(t *testing.T, c tgbotapi.Chattable) string {
+	t.Helper()
+	rec := &recorder{}
+	bot := &tgbotapi.BotAPI{Token: "TOKEN", Client: rec}
+	bot.SetAPIEndpoint("http://telegram.invalid/bot%s/%s")
+	if _, err := bot.Request(c); err != nil {
+		t.Fatal(err)
+	}
+	r := rec.reqs[0]
+	var b strings.Builder
+	b.WriteString("POST " + r.method + "\n")
+	keys := make([]string, 0, len(r.form))
+	for k := range r.form {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		v := r.form.Get(k)
+		if strings.HasPrefix(v, "{") {
+			var buf bytes.Buffer
+			if json.Indent(&buf, []byte(v), "", "  ") == nil {
+				v = buf.String()
+			}
+		}
+		b.WriteString("\n== " + k + "\n" + v + "\n")
+	}
+	return b.String()
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from the golden file (run with -update after checking):\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+var t0 = time.Date(2026, 3, 14, 9, 26, 53, 0, time.UTC)
+
+const goldenID = "aqmh4k2x7pzr5tvnb"
+
+func baseQuestion(kind core.Kind) *core.Question {
+	return &core.Question{
+		ID: goldenID, Kind: kind, Agent: "deploy-bot", RunID: "run-1",
+		Labels:        core.Labels{Project: "billing", Task: "migrate <invoices> & co"},
+		Text:          "Which region should the new bucket live in?",
+		Context:       "The old bucket is in us-east-1; most users are in the EU.",
+		Reversibility: core.Reversible, Route: "ops", State: core.StateOpen,
+		CreatedAt: t0, Deadline: t0.Add(time.Hour),
+	}
+}
+
+func decision() *core.Question {
+	q := baseQuestion(core.KindDecision)
+	q.Text = "Which database should the service use?"
+	q.Reversibility = core.HardToReverse
+	q.Options = []core.Option{
+		{ID: "pg", Title: "PostgreSQL", Writeup: "Mature, transactional; one more server to run.", Recommended: true},
+		{ID: "sqlite", Title: "SQLite", Writeup: "No server; single writer <b>only</b>."},
+	}
+	return q
+}
+
+func approval() *core.Question {
+	q := baseQuestion(core.KindApproval)
+	q.Text = "Run the migration on production?"
+	q.Reversibility = core.HardToReverse
+	q.Call = &core.ToolCall{Tool: "db.migrate", Arguments: json.RawMessage(`{"env":"prod","steps":["add_col","backfill"]}`), ArgumentsSHA256: "ab12"}
+	return q
+}
+
+func form() *core.Question {
+	q := baseQuestion(core.KindForm)
+	q.Text = "A few choices for the release"
+	q.Items = []core.FormItem{
+		{ID: "channel", Question: "Release channel?", Options: []core.FormOption{
+			{ID: "beta", Label: "Beta", Description: "Early adopters only", Recommended: true}, {ID: "stable", Label: "Stable"}}},
+		{ID: "notes", Question: "Release notes tone?", Options: []core.FormOption{
+			{ID: "short", Label: "Short"}, {ID: "full", Label: "Full"}}},
+	}
+	return q
+}
+
+func answered(q *core.Question, state core.State, res core.Resolution) *core.Question {
+	q.State = state
+	res.State = state
+	res.At = t0.Add(12 * time.Minute)
+	q.Resolution = &res
+	return q
+}
+
+var alice = core.Decider{Surface: core.SurfaceTelegram, ID: "259760855", Name: "Alice <Ops>"}
+
+func TestGoldenRequests(t *testing.T) {
+	const chat = -1001234567890
+	withProgress := form()
+	withProgress.Answers = []core.ItemAnswer{{ItemID: "channel", OptionID: "beta", Decider: alice, At: t0.Add(time.Minute)}}
+	formDone := form()
+	formDone.Answers = []core.ItemAnswer{
+		{ItemID: "channel", OptionID: "beta", Decider: alice, At: t0.Add(time.Minute)},
+		{ItemID: "notes", Text: "Friendly & brief", Decider: alice, At: t0.Add(2 * time.Minute)},
+	}
+	formDone = answered(formDone, core.StateAnswered, core.Resolution{Decider: alice})
+	approved := true
+	cases := []struct {
+		name string
+		req  func() (tgbotapi.Chattable, error)
+	}{
+		{"card_clarification", func() (tgbotapi.Chattable, error) { return RenderCard(baseQuestion(core.KindClarification), chat, "") }},
+		{"card_decision_hard_to_reverse", func() (tgbotapi.Chattable, error) { return RenderCard(decision(), chat, "") }},
+		{"card_approval", func() (tgbotapi.Chattable, error) { return RenderCard(approval(), chat, "") }},
+		{"card_form", func() (tgbotapi.Chattable, error) { return RenderCard(form(), chat, "") }},
+		{"card_escalated", func() (tgbotapi.Chattable, error) {
+			return RenderCard(approval(), chat, "Escalated: nobody answered in time")
+		}},
+		{"edit_form_progress", func() (tgbotapi.Chattable, error) { return RenderEdit(withProgress, chat, 4072) }},
+		{"edit_form_answered", func() (tgbotapi.Chattable, error) { return RenderEdit(formDone, chat, 4072) }},
+		{"edit_decision_answered", func() (tgbotapi.Chattable, error) {
+			return RenderEdit(answered(decision(), core.StateAnswered, core.Resolution{Decider: alice, OptionID: "sqlite", Answer: "No server"}), chat, 4072)
+		}},
+		{"edit_approval_denied_via_api", func() (tgbotapi.Chattable, error) {
+			no := !approved
+			return RenderEdit(answered(approval(), core.StateAnswered, core.Resolution{
+				Decider: core.Decider{Surface: core.SurfaceAPI, ID: "ops", Name: "ops"}, Approved: &no, Reason: "not on a Friday"}), chat, 4072)
+		}},
+		{"edit_clarification_answered", func() (tgbotapi.Chattable, error) {
+			return RenderEdit(answered(baseQuestion(core.KindClarification), core.StateAnswered, core.Resolution{Decider: alice, Answer: "eu-west-1, <obviously>"}), chat, 4072)
+		}},
+		{"edit_clarification_expired", func() (tgbotapi.Chattable, error) {
+			return RenderEdit(answered(baseQuestion(core.KindClarification), core.StateExpired, core.Resolution{Decider: core.System, Reason: core.ExpiredReason}), chat, 4072)
+		}},
+		{"edit_decision_declined", func() (tgbotapi.Chattable, error) {
+			return RenderEdit(answered(decision(), core.StateDeclined, core.Resolution{Decider: alice, Reason: core.DeclineReason}), chat, 4072)
+		}},
+		{"prompt_form_item", func() (tgbotapi.Chattable, error) {
+			q := form()
+			return RenderPrompt(q, core.Ref{QuestionID: q.ID, Item: 1, Action: core.RefText}, chat, 4072,
+				&tgbotapi.User{ID: 259760855, FirstName: "Alice", LastName: "<Ops>"})
+		}},
+		{"prompt_clarification", func() (tgbotapi.Chattable, error) {
+			q := baseQuestion(core.KindClarification)
+			return RenderPrompt(q, core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefText}, chat, 4072, nil)
+		}},
+		{"reminder", func() (tgbotapi.Chattable, error) { return RenderReminder(decision(), chat, 4072), nil }},
+		{"digest", func() (tgbotapi.Chattable, error) {
+			closed := answered(approval(), core.StateTimedOut, core.Resolution{Decider: core.System})
+			return RenderDigest(core.Digest{From: t0, To: t0.Add(3 * time.Hour), Asked: []*core.Question{decision(), closed},
+				Closed: []*core.Question{closed}, Open: []*core.Question{decision()}}, chat), nil
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req, err := c.req()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := wire(t, req)
+			golden(t, c.name, got)
+			checkWire(t, got)
+		})
+	}
+}
+
+// checkWire checks what Telegram would check of a rendered request.
+func checkWire(t *testing.T, w string) {
+	t.Helper()
+	text := fieldOf(w, "text")
+	plain, err := telegramfake.PlainText(text)
+	if err != nil {
+		t.Fatalf("the HTML does not parse: %v\n%s", err, text)
+	}
+	if units(text) > MaxText || strings.TrimSpace(plain) == "" {
+		t.Fatalf("text is %d units", units(text))
+	}
+	if mk := fieldOf(w, "reply_markup"); mk != "" {
+		var k tgbotapi.InlineKeyboardMarkup
+		_ = json.Unmarshal([]byte(mk), &k)
+		for _, row := range k.InlineKeyboard {
+			for _, b := range row {
+				if b.CallbackData == nil || len(*b.CallbackData) < 1 || len(*b.CallbackData) > MaxCallbackData {
+					t.Fatalf("button %q has bad callback_data", b.Text)
+				}
+				if _, err := core.DecodeRef(*b.CallbackData); err != nil {
+					t.Fatalf("button %q carries %q, not a ref", b.Text, *b.CallbackData)
+				}
+			}
+		}
+	}
+}
+
+func fieldOf(w, key string) string {
+	_, rest, ok := strings.Cut(w, "\n== "+key+"\n")
+	if !ok {
+		return ""
+	}
+	v, _, _ := strings.Cut(rest, "\n== ")
+	return strings.TrimSuffix(v, "\n")
+}
+
+func TestKeyboardByKind(t *testing.T) {
+	labels := func(q *core.Question) []string {
+		kb, err := keyboard(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, row := range kb.InlineKeyboard {
+			var r []string
+			for _, b := range row {
+				r = append(r, b.Text)
+			}
+			out = append(out, strings.Join(r, " | "))
+		}
+		return out
+	}
+	if got := labels(decision()); !slices.Equal(got, []string{"★ PostgreSQL (recommended)", "SQLite", LabelDecline}) {
+		t.Errorf("decision rows %q", got)
+	}
+	if got := labels(approval()); !slices.Equal(got, []string{LabelApprove + " | " + LabelDeny}) {
+		t.Errorf("approval rows %q", got)
+	}
+	if got := labels(baseQuestion(core.KindClarification)); !slices.Equal(got, []string{LabelReply, LabelDecline}) {
+		t.Errorf("clarification rows %q", got)
+	}
+	q := form()
+	q.Answers = []core.ItemAnswer{{ItemID: "channel", OptionID: "beta"}}
+	if got := labels(q); !slices.Equal(got, []string{"2. Short | 2. Full | 2. Something else", LabelDecline}) {
+		t.Errorf("form rows after item 1 %q", got)
+	}
+	closed := answered(decision(), core.StateAnswered, core.Resolution{Decider: alice, OptionID: "pg"})
+	if got := labels(closed); len(got) != 0 {
+		t.Errorf("a closed card keeps buttons %q", got)
+	}
+}
+
+func TestRefusesBadButtons(t *testing.T) {
+	q := decision()
+	q.ID = "not-an-id"
+	if _, err := RenderCard(q, 1, ""); !errors.Is(err, ErrBadButton) {
+		t.Fatalf("a card whose refs cannot be encoded rendered: %v", err)
+	}
+	if _, err := RenderEdit(q, 1, 2); !errors.Is(err, ErrBadButton) {
+		t.Fatalf("an edit whose refs cannot be encoded rendered: %v", err)
+	}
+	if _, err := button("x", core.Ref{QuestionID: goldenID, Item: -1, Action: 'z'}); !errors.Is(err, ErrBadButton) {
+		t.Fatalf("a button with an unknown action rendered: %v", err)
+	}
+	if _, err := RenderPrompt(decision(), core.Ref{QuestionID: goldenID, Item: -1, Action: core.RefOption}, 1, 2, nil); !errors.Is(err, ErrBadButton) {
+		t.Fatalf("a prompt for an option ref rendered: %v", err)
+	}
+}
+
+// TestLongTextsAreCutSafely: the longest texts core accepts, full of
+// characters that need escaping and of astral runes, still give a card
+// within 4096 units that parses, with its outcome and ref intact.
+func TestLongTextsAreCutSafely(t *testing.T) {
+	long := func(n int) string { return strings.Repeat("a<&>'𝄞", n/6) } // n runes at most
+	for _, kind := range []core.Kind{core.KindClarification, core.KindDecision, core.KindApproval, core.KindForm} {
+		var q *core.Question
+		switch kind {
+		case core.KindClarification:
+			q = baseQuestion(kind)
+		case core.KindDecision:
+			q = decision()
+			for i := range q.Options {
+				q.Options[i].Title, q.Options[i].Writeup = long(core.MaxTitleLen), long(core.MaxWriteupLen)
+			}
+		case core.KindApproval:
+			q = approval()
+			args, _ := json.Marshal(map[string]string{"sql": long(8000)})
+			q.Call.Arguments = args
+		case core.KindForm:
+			q = form()
+		}
+		q.Text, q.Context = long(core.MaxTextLen), long(core.MaxContextLen)
+		q.Agent, q.Labels.Project, q.Labels.Task = long(core.MaxIDLen), long(core.MaxIDLen), long(core.MaxIDLen)
+		for _, closed := range []bool{false, true} {
+			if closed {
+				q = answered(q, core.StateAnswered, core.Resolution{Decider: core.Decider{Surface: core.SurfaceTelegram, ID: "1", Name: long(128)},
+					Answer: long(core.MaxAnswerLen), Reason: long(core.MaxReasonLen), OptionID: "pg"})
+			}
+			e, err := RenderEdit(q, 1, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := units(e.Text); n > MaxText {
+				t.Fatalf("%s: %d units", kind, n)
+			}
+			plain, err := telegramfake.PlainText(e.Text)
+			if err != nil {
+				t.Fatalf("%s: %v", kind, err)
+			}
+			if closed && !strings.Contains(plain, "Answered by") {
+				t.Fatalf("%s: the outcome was cut off:\n%s", kind, plain)
+			}
+			if kind == core.KindClarification {
+				if r, ok := PromptRef(plain); !ok || r.QuestionID != q.ID {
+					t.Fatalf("the clarification's ref line was cut off")
+				}
+			}
+		}
+	}
+}
+
+func TestEscCutsWithinBudget(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"a<b", 10, "a&lt;b"},
+		{"a<b", 5, "a…"}, // "&lt;" does not fit whole with the ellipsis
+		{"𝄞𝄞𝄞", 4, "𝄞…"},
+		{"abc", 0, ""},
+		{"\xff", 5, "\uFFFD"},
+	} {
+		if got := esc(c.in, c.max); got != c.want {
+			t.Errorf("esc(%q, %d) = %q, want %q", c.in, c.max, got, c.want)
+		}
+	}
+	if got := cutPlain(strings.Repeat("é", 300), MaxCallbackText); units(got) != MaxCallbackText || !strings.HasSuffix(got, ellipsis) {
+		t.Errorf("cutPlain gave %d units", units(got))
+	}
+}

@@ -1,0 +1,95 @@
+package telegramfake
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+)
+
+// allowedTags are the tags Telegram's HTML parse mode accepts.
+var allowedTags = map[string]bool{
+	"b": true, "strong": true, "i": true, "em": true, "u": true, "ins": true,
+	"s": true, "strike": true, "del": true, "span": true, "tg-spoiler": true,
+	"a": true, "code": true, "pre": true, "blockquote": true,
+}
+
+// PlainText parses Telegram-style HTML the way the Bot API does for
+// parse_mode=HTML: only the supported tags, balanced, and only the four
+// named entities plus numeric ones. It returns the text a client shows
+// (and what a reply's reply_to_message.text carries), or an error worded
+// like Telegram's "can't parse entities".
+func PlainText(s string) (string, error) {
+	var out strings.Builder
+	var stack []string
+	for i := 0; i < len(s); {
+		switch c := s[i]; c {
+		case '<':
+			end := strings.IndexByte(s[i:], '>')
+			if end < 0 {
+				return "", fmt.Errorf("Bad Request: can't parse entities: unclosed start tag at byte offset %d", i)
+			}
+			tag := s[i+1 : i+end]
+			i += end + 1
+			if strings.HasPrefix(tag, "/") {
+				name := strings.TrimSpace(tag[1:])
+				if len(stack) == 0 || stack[len(stack)-1] != name {
+					return "", fmt.Errorf("Bad Request: can't parse entities: unexpected end tag %q", name)
+				}
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			name, attrs, _ := strings.Cut(tag, " ")
+			if !allowedTags[name] {
+				return "", fmt.Errorf("Bad Request: can't parse entities: unsupported start tag %q", name)
+			}
+			if name == "a" && !strings.HasPrefix(strings.TrimSpace(attrs), `href="`) {
+				return "", fmt.Errorf("Bad Request: can't parse entities: a tag without href")
+			}
+			stack = append(stack, name)
+		case '&':
+			end := strings.IndexByte(s[i:], ';')
+			if end < 0 {
+				return "", fmt.Errorf("Bad Request: can't parse entities: unterminated entity at byte offset %d", i)
+			}
+			ent := s[i+1 : i+end]
+			i += end + 1
+			switch {
+			case ent == "lt":
+				out.WriteByte('<')
+			case ent == "gt":
+				out.WriteByte('>')
+			case ent == "amp":
+				out.WriteByte('&')
+			case ent == "quot":
+				out.WriteByte('"')
+			case strings.HasPrefix(ent, "#x") || strings.HasPrefix(ent, "#X"):
+				n, err := strconv.ParseUint(ent[2:], 16, 32)
+				if err != nil {
+					return "", fmt.Errorf("Bad Request: can't parse entities: bad entity %q", ent)
+				}
+				out.WriteRune(rune(n))
+			case strings.HasPrefix(ent, "#"):
+				n, err := strconv.ParseUint(ent[1:], 10, 32)
+				if err != nil {
+					return "", fmt.Errorf("Bad Request: can't parse entities: bad entity %q", ent)
+				}
+				out.WriteRune(rune(n))
+			default:
+				return "", fmt.Errorf("Bad Request: can't parse entities: unsupported entity %q", ent)
+			}
+		case '>':
+			return "", fmt.Errorf("Bad Request: can't parse entities: unexpected '>' at byte offset %d", i)
+		default:
+			out.WriteByte(c)
+			i++
+		}
+	}
+	if len(stack) > 0 {
+		return "", fmt.Errorf("Bad Request: can't parse entities: can't find end tag corresponding to start tag %q", stack[len(stack)-1])
+	}
+	return out.String(), nil
+}
+
+// utf16Len is how Telegram counts a text's length.
+func utf16Len(s string) int { return len(utf16.Encode([]rune(s))) }

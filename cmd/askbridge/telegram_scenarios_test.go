@@ -1,0 +1,324 @@
+package main
+
+import (
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge/adapters/adaptertest"
+	"github.com/askbridge/askbridge/adapters/telegram"
+	"github.com/askbridge/askbridge/adapters/telegram/telegramfake"
+	"github.com/askbridge/askbridge/core"
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+	"github.com/rs/zerolog"
+)
+
+// TestTelegramScenarios runs the shared end-to-end scenarios against the
+// real program in webhook mode, with the real tgbotapi client talking to
+// telegramfake.
+func TestTelegramScenarios(t *testing.T) {
+	adaptertest.Run(t, &telegramDriver{})
+}
+
+const (
+	tgToken  = "7000001:AAH-telegram_test-token"
+	tgSecret = "webhook-secret_0123456789"
+	tgRoom   = int64(-1001234567890)
+)
+
+var (
+	tgAlice   = tgbotapi.User{ID: 259760855, FirstName: "Alice", LastName: "Ops", UserName: "alice_ops"}
+	tgBob     = tgbotapi.User{ID: 311111111, FirstName: "Bob", LastName: "Builder"}
+	tgMallory = tgbotapi.User{ID: 66666666, FirstName: "Mallory"}
+)
+
+// telegramDriver is Telegram's side of the shared scenarios.
+type telegramDriver struct {
+	fake     *telegramfake.Server
+	settings Settings
+	clock    core.Clock
+	main     *Main
+}
+
+func (d *telegramDriver) Surface() core.Surface { return core.SurfaceTelegram }
+
+func (d *telegramDriver) Start(t *testing.T, clock core.Clock) adaptertest.Program {
+	d.fake = telegramfake.Start(t, tgToken)
+	d.clock = clock
+	env := map[string]string{
+		"TELEGRAM_BOT_TOKEN":      tgToken,
+		"TELEGRAM_WEBHOOK_SECRET": tgSecret,
+		"TELEGRAM_WEBHOOK_URL":    "https://askbridge.example/telegram/webhook",
+		"TELEGRAM_API_URL":        d.fake.Endpoint(),
+	}
+	d.settings = Settings{
+		DataDir: t.TempDir(),
+		Getenv:  func(k string) string { return env[k] },
+		File: File{
+			Routes: map[string]RouteFile{"ops": {
+				Rooms: []core.Room{{Surface: core.SurfaceTelegram, ID: strconv.FormatInt(tgRoom, 10)}},
+				Deciders: map[string][]string{
+					"telegram": {tgID(tgAlice), tgID(tgBob)},
+					"api":      {"ops"},
+				},
+			}},
+			Policies: Policies{DowntimeThreshold: Duration(time.Hour)},
+		},
+	}
+	return d.boot(t)
+}
+
+// boot starts the program and points the fake's webhook deliveries at it.
+func (d *telegramDriver) boot(t *testing.T) adaptertest.Program {
+	t.Helper()
+	d.main = tgStart(t, d.settings, d.clock)
+	d.fake.SetWebhookTarget(d.main.URL + telegram.WebhookPath)
+	if !d.fake.Wait(10*time.Second, func() bool { _, s, _ := d.fake.Webhook(); return s == tgSecret }) {
+		t.Fatal("the program never registered its webhook with the secret token")
+	}
+	return adaptertest.Program{URL: d.main.URL, AgentToken: agentA, OperatorToken: opTok}
+}
+
+func (d *telegramDriver) Restart(t *testing.T, whileDown func()) adaptertest.Program {
+	t.Helper()
+	if err := d.main.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	if whileDown != nil {
+		whileDown()
+	}
+	return d.boot(t)
+}
+
+func tgID(u tgbotapi.User) string { return strconv.FormatInt(u.ID, 10) }
+
+func tgAsUser(u tgbotapi.User) adaptertest.User {
+	return adaptertest.User{ID: tgID(u), Name: strings.TrimSpace(u.FirstName + " " + u.LastName)}
+}
+
+func (d *telegramDriver) Allowed() adaptertest.User  { return tgAsUser(tgAlice) }
+func (d *telegramDriver) Allowed2() adaptertest.User { return tgAsUser(tgBob) }
+func (d *telegramDriver) Stranger() adaptertest.User { return tgAsUser(tgMallory) }
+
+// tgUser maps a scenario user back to the Telegram user the fake sends.
+func tgUser(t *testing.T, u adaptertest.User) tgbotapi.User {
+	for _, x := range []tgbotapi.User{tgAlice, tgBob, tgMallory} {
+		if tgID(x) == u.ID {
+			return x
+		}
+	}
+	t.Fatalf("unknown user %+v", u)
+	return tgbotapi.User{}
+}
+
+func tgCard(m telegramfake.Message) adaptertest.Card {
+	c := adaptertest.Card{Room: strconv.FormatInt(m.ChatID, 10), ID: strconv.Itoa(m.ID), Text: m.Text}
+	for _, b := range m.Buttons() {
+		c.Buttons = append(c.Buttons, adaptertest.Button{Label: b.Text, Value: b.Data})
+	}
+	return c
+}
+
+// isCardOf reports whether m is a card recorded on the question. A card
+// counts once recorded, as a person sees it only after it is posted: a
+// click racing the record would find no card to edit (see the notes).
+func (d *telegramDriver) isCardOf(m telegramfake.Message, recorded []string) bool {
+	return m.Keyboarded && slices.Contains(recorded, strconv.Itoa(m.ID))
+}
+
+func (d *telegramDriver) Card(t *testing.T, id string, cond func(adaptertest.Card) bool) adaptertest.Card {
+	t.Helper()
+	var last adaptertest.Card
+	ok := d.fake.Wait(15*time.Second, func() bool {
+		var recorded []string
+		if q, err := d.main.Service.Get(t.Context(), id); err == nil {
+			for _, m := range q.Messages {
+				if m.Surface == core.SurfaceTelegram {
+					recorded = append(recorded, m.ID)
+				}
+			}
+		}
+		for _, m := range d.fake.Messages(tgRoom) {
+			if d.isCardOf(m, recorded) {
+				last = tgCard(m)
+				return cond == nil || cond(last)
+			}
+		}
+		return false
+	})
+	if !ok {
+		t.Fatalf("card of %s never satisfied the condition; last seen %+v", id, last)
+	}
+	return last
+}
+
+func (d *telegramDriver) Click(t *testing.T, u adaptertest.User, c adaptertest.Card, b adaptertest.Button) string {
+	t.Helper()
+	id, _ := strconv.Atoi(c.ID)
+	chat, _ := strconv.ParseInt(c.Room, 10, 64)
+	note, err := d.fake.Click(tgUser(t, u), chat, id, b.Value, 15*time.Second)
+	if err != nil {
+		t.Fatalf("click: %v", err)
+	}
+	return note
+}
+
+// Reply taps the free-text button when there is one (which sends the
+// replier a ForceReply prompt) and replies to that prompt; without a
+// button it replies to the card itself.
+func (d *telegramDriver) Reply(t *testing.T, u adaptertest.User, c adaptertest.Card, b *adaptertest.Button, text string) {
+	t.Helper()
+	id, _ := strconv.Atoi(c.ID)
+	chat, _ := strconv.ParseInt(c.Room, 10, 64)
+	target := id
+	if b != nil {
+		before := len(d.fake.Messages(chat))
+		if note := d.Click(t, u, c, *b); !strings.Contains(note, "Reply to the prompt") {
+			t.Fatalf("tapping %q said %q", b.Label, note)
+		}
+		ok := d.fake.Wait(10*time.Second, func() bool {
+			for _, m := range d.fake.Messages(chat)[before:] {
+				if m.ForceReply != nil && strings.HasSuffix(m.Text, "ref: "+b.Value) {
+					target = m.ID
+					return true
+				}
+			}
+			return false
+		})
+		if !ok {
+			t.Fatal("no ForceReply prompt after tapping the free-text button")
+		}
+	}
+	status, err := d.fake.Reply(tgUser(t, u), chat, target, text)
+	if err != nil || status != http.StatusOK {
+		t.Fatalf("reply: %d %v", status, err)
+	}
+}
+
+// Forge sends the click with a wrong secret token. Telegram updates carry
+// no timestamp, so a stale one does not apply.
+func (d *telegramDriver) Forge(t *testing.T, u adaptertest.User, c adaptertest.Card, b adaptertest.Button, f adaptertest.Forgery) (int, bool) {
+	t.Helper()
+	if f != adaptertest.BadSignature {
+		return 0, false
+	}
+	id, _ := strconv.Atoi(c.ID)
+	chat, _ := strconv.ParseInt(c.Room, 10, 64)
+	upd, _, err := d.fake.CallbackUpdate(tgUser(t, u), chat, id, b.Value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, err := d.fake.DeliverWithSecret(upd, "forged-"+tgSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return status, true
+}
+
+// Posts are the bot's messages that are not cards: reminders, digests,
+// prompts and notes.
+func (d *telegramDriver) Posts(t *testing.T, cond func([]adaptertest.Post) bool) []adaptertest.Post {
+	t.Helper()
+	var posts []adaptertest.Post
+	ok := d.fake.Wait(20*time.Second, func() bool {
+		posts = posts[:0]
+		for _, m := range d.fake.Messages(tgRoom) {
+			if !m.Keyboarded {
+				posts = append(posts, adaptertest.Post{Text: m.Text})
+			}
+		}
+		return cond(posts)
+	})
+	if !ok {
+		t.Fatalf("posts never satisfied the condition: %+v", posts)
+	}
+	return posts
+}
+
+func TestOpenTelegramConfig(t *testing.T) {
+	fake := telegramfake.Start(t, tgToken)
+	svc := tgStart(t, Settings{DataDir: t.TempDir()}, nil).Service
+	open := func(env map[string]string) (chatAdapter, error) {
+		return openTelegram(t.Context(), Settings{Getenv: func(k string) string { return env[k] }}, svc, zerolog.Nop())
+	}
+	if a, err := open(nil); a != nil || err != nil {
+		t.Fatalf("no token: %v, %v; want the adapter off", a, err)
+	}
+	for _, c := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"TELEGRAM_BOT_TOKEN": "nocolon"}, "TELEGRAM_BOT_TOKEN"},
+		{map[string]string{"TELEGRAM_BOT_TOKEN": tgToken, "TELEGRAM_API_URL": "http://x/bot"}, "TELEGRAM_API_URL"},
+		{map[string]string{"TELEGRAM_BOT_TOKEN": tgToken, "TELEGRAM_API_URL": fake.Endpoint(), "TELEGRAM_WEBHOOK_SECRET": tgSecret}, "TELEGRAM_WEBHOOK_URL"},
+		{map[string]string{"TELEGRAM_BOT_TOKEN": tgToken, "TELEGRAM_API_URL": fake.Endpoint(), "TELEGRAM_WEBHOOK_SECRET": "has spaces",
+			"TELEGRAM_WEBHOOK_URL": "https://x/telegram/webhook"}, "TELEGRAM_WEBHOOK_SECRET"},
+		{map[string]string{"TELEGRAM_BOT_TOKEN": "999:wrong-secret-value", "TELEGRAM_API_URL": fake.Endpoint()}, "TELEGRAM_BOT_TOKEN"},
+	} {
+		_, err := open(c.env)
+		if err == nil || !strings.HasPrefix(err.Error(), c.want+":") {
+			t.Errorf("%v: %v; want an error naming %s", c.env, err, c.want)
+		}
+		if err != nil && (strings.Contains(err.Error(), "wrong-secret-value") || strings.Contains(err.Error(), "telegram_test-token")) {
+			t.Errorf("the error shows the token: %v", err)
+		}
+	}
+}
+
+// TestTelegramPollingMode runs the real program without a webhook secret:
+// it long-polls the fake, keeping its offset in the embedded store, and a
+// click still closes the question and edits the card.
+func TestTelegramPollingMode(t *testing.T) {
+	fake := telegramfake.Start(t, tgToken)
+	env := map[string]string{"TELEGRAM_BOT_TOKEN": tgToken, "TELEGRAM_API_URL": fake.Endpoint()}
+	s := Settings{DataDir: t.TempDir(), Getenv: func(k string) string { return env[k] }, File: File{
+		Routes: map[string]RouteFile{"ops": {
+			Rooms:    []core.Room{{Surface: core.SurfaceTelegram, ID: strconv.FormatInt(tgRoom, 10)}},
+			Deciders: map[string][]string{"telegram": {tgID(tgAlice)}},
+		}},
+	}}
+	d := &telegramDriver{fake: fake, settings: s}
+	d.main = tgStart(t, s, nil)
+	q, err := d.main.Service.Ask(t.Context(), core.AskInput{Kind: core.KindApproval, Agent: "a", RunID: "r", Route: "ops",
+		Text: "Deploy?", Reversibility: core.Reversible, Tool: "deploy", Arguments: []byte(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := d.Card(t, q.ID, func(c adaptertest.Card) bool { return len(c.Buttons) == 2 })
+	if note := d.Click(t, tgAsUser(tgAlice), c, c.Buttons[0]); note != "Recorded: Approved" {
+		t.Fatalf("told %q", note)
+	}
+	d.Card(t, q.ID, func(c adaptertest.Card) bool {
+		return len(c.Buttons) == 0 && strings.Contains(c.Text, "Answered by Alice Ops")
+	})
+	// The offset past the click is in the store, so a restart does not
+	// replay it.
+	values := d.main.Service.Store().(core.Values)
+	key := "telegram:" + strconv.FormatInt(telegramfake.Bot.ID, 10) + ":offset"
+	stored := func() bool { off, err := values.Value(t.Context(), key); return err == nil && off != "" && off != "0" }
+	if !fake.Wait(10*time.Second, stored) {
+		t.Fatal("no offset stored after the click")
+	}
+	answers := len(slices.DeleteFunc(fake.Calls(), func(c telegramfake.Call) bool { return c.Method != "answerCallbackQuery" }))
+	polls := len(fake.Calls())
+	if err := d.main.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d.main = tgStart(t, s, nil)
+	if !fake.Wait(10*time.Second, func() bool {
+		for _, c := range fake.Calls()[polls:] {
+			if c.Method == "getUpdates" && c.Form.Get("offset") != "" {
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatal("the restarted program did not poll from the stored offset")
+	}
+	if n := len(slices.DeleteFunc(fake.Calls(), func(c telegramfake.Call) bool { return c.Method != "answerCallbackQuery" })); n != answers {
+		t.Fatalf("the click was replayed after the restart: %d answers, was %d", n, answers)
+	}
+}

@@ -149,3 +149,101 @@ func ExampleClient_List() {
 	// reversible Rename the column?
 	// askbridge: HTTP 403 forbidden: a token with role agent may not list questions
 }
+
+func ExampleClient_Decline() {
+	url, stop := server()
+	defer stop()
+	ctx := context.Background()
+	agent := client.New(url, "agent-secret-0123456789")
+	human := client.New(url, "operator-secret-0123456789")
+
+	q, err := agent.Ask(ctx, client.AskRequest{Kind: core.KindDecision, Question: "Tabs or spaces?", Reversibility: core.Reversible, RunID: "run-8",
+		Options: []core.Option{
+			{ID: "tabs", Title: "Tabs", Writeup: "One character per level."},
+			{ID: "spaces", Title: "Spaces", Writeup: "What the repository already uses.", Recommended: true},
+		}})
+	if err != nil {
+		panic(err)
+	}
+	// A decline takes no text: the agent resumes with the server's own
+	// "proceed on your best judgement" text.
+	out, err := human.Decline(ctx, q.ID)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(out.Question.State)
+	res, err := agent.Get(ctx, q.ID)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(res.Resolution.Decider.Name)
+	// Output:
+	// declined
+	// alice
+}
+
+func ExampleClient_Cancel() {
+	url, stop := server()
+	defer stop()
+	ctx := context.Background()
+	agent := client.New(url, "agent-secret-0123456789")
+
+	q, err := agent.Ask(ctx, client.AskRequest{Kind: core.KindClarification, Question: "Which region?", Reversibility: core.HardToReverse, RunID: "run-9"})
+	if err != nil {
+		panic(err)
+	}
+	// The agent found the answer itself and withdraws the question.
+	out, err := agent.Cancel(ctx, q.ID, "found it in the runbook")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(out.Question.State, "-", out.Question.Resolution.Reason)
+	// Output:
+	// cancelled - found it in the runbook
+}
+
+func ExampleClient_EndRun() {
+	url, stop := server()
+	defer stop()
+	ctx := context.Background()
+	agent := client.New(url, "agent-secret-0123456789")
+	human := client.New(url, "operator-secret-0123456789")
+
+	q, err := agent.Ask(ctx, client.AskRequest{Kind: core.KindClarification, Question: "Retry the migration?", Reversibility: core.HardToReverse, RunID: "run-10"})
+	if err != nil {
+		panic(err)
+	}
+	// The run ends: its open questions expire, and a late answer is
+	// refused honestly.
+	ended, err := agent.EndRun(ctx, "run-10")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(len(ended.Expired), ended.Expired[0] == q.ID)
+	_, err = human.Answer(ctx, q.ID, client.AnswerRequest{Answer: "yes"})
+	fmt.Println(err.(*client.Error).Status)
+	// Output:
+	// 1 true
+	// 409
+}
+
+func ExampleClient_WaitOnce() {
+	url, stop := server()
+	defer stop()
+	ctx := context.Background()
+	agent := client.New(url, "agent-secret-0123456789")
+
+	q, err := agent.Ask(ctx, client.AskRequest{Kind: core.KindClarification, Question: "Ship on Friday?", Reversibility: core.HardToReverse, RunID: "run-11"})
+	if err != nil {
+		panic(err)
+	}
+	// One long poll that ends before anyone answers reports the question
+	// still open; Wait repeats it until the question closes.
+	res, err := agent.WaitOnce(ctx, q.ID, 10*time.Millisecond)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(res.State, res.Resume == nil)
+	// Output:
+	// open true
+}

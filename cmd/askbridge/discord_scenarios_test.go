@@ -71,7 +71,7 @@ func (d *discordDriver) Start(t *testing.T, clock core.Clock) adaptertest.Progra
 		}},
 		Policies: Policies{DowntimeThreshold: Duration(time.Hour)},
 	}
-	d.m = dcStart(t, d.settings, clock)
+	d.m = startClock(t, d.settings, clock)
 	return d.program()
 }
 
@@ -86,7 +86,7 @@ func (d *discordDriver) Restart(t *testing.T, whileDown func()) adaptertest.Prog
 	if whileDown != nil {
 		whileDown()
 	}
-	d.m = dcStart(t, d.settings, d.clock)
+	d.m = startClock(t, d.settings, d.clock)
 	return d.program()
 }
 

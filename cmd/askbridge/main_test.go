@@ -63,7 +63,8 @@ func startClock(t *testing.T, s Settings, clock core.Clock) *Main {
 		{Name: "ops", Role: "operator", Token: opTok},
 		{Name: "dash", Role: "observer", Token: obsTok},
 	}
-	m := &Main{Settings: s, Log: zerolog.Nop(), Clock: clock, Loops: core.Loops{Tick: 20 * time.Millisecond}}
+	m := &Main{Settings: s, Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel), Clock: clock,
+		Loops: core.Loops{Tick: 20 * time.Millisecond}}
 	if err := m.Run(t.Context()); err != nil {
 		t.Fatalf("run: %v", err)
 	}

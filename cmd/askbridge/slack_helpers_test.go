@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/askbridge/askbridge/adapters/adaptertest"
 	"github.com/askbridge/askbridge/adapters/slack"
@@ -13,22 +12,6 @@ import (
 	"github.com/rs/zerolog"
 	goslack "github.com/slack-go/slack"
 )
-
-// startWithClock runs the real program as start does, on the given clock.
-func startWithClock(t *testing.T, s Settings, clock core.Clock) *Main {
-	t.Helper()
-	s.Addr = "127.0.0.1:0"
-	s.File.Tokens = []TokenFile{
-		{Name: "agent-a", Role: "agent", Token: agentA},
-		{Name: "ops", Role: "operator", Token: opTok},
-	}
-	m := &Main{Settings: s, Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.DebugLevel), Clock: clock, Loops: core.Loops{Tick: 20 * time.Millisecond}}
-	if err := m.Run(t.Context()); err != nil {
-		t.Fatalf("run: %v", err)
-	}
-	t.Cleanup(func() { m.Close() })
-	return m
-}
 
 // slackCardOf reads which question a fake message is the card of, with
 // the adapter's own decoder.

@@ -70,7 +70,7 @@ func (d *slackDriver) Start(t *testing.T, clock core.Clock) adaptertest.Program 
 		},
 	}
 	d.clock = clock
-	d.m = startWithClock(t, d.settings, clock)
+	d.m = startClock(t, d.settings, clock)
 	return d.program()
 }
 
@@ -81,7 +81,7 @@ func (d *slackDriver) Restart(t *testing.T, whileDown func()) adaptertest.Progra
 	if whileDown != nil {
 		whileDown()
 	}
-	d.m = startWithClock(t, d.settings, d.clock)
+	d.m = startClock(t, d.settings, d.clock)
 	return d.program()
 }
 

@@ -74,7 +74,7 @@ func (d *telegramDriver) Start(t *testing.T, clock core.Clock) adaptertest.Progr
 // boot starts the program and points the fake's webhook deliveries at it.
 func (d *telegramDriver) boot(t *testing.T) adaptertest.Program {
 	t.Helper()
-	d.main = tgStart(t, d.settings, d.clock)
+	d.main = startClock(t, d.settings, d.clock)
 	d.fake.SetWebhookTarget(d.main.URL + telegram.WebhookPath)
 	if !d.fake.Wait(10*time.Second, func() bool { _, s, _ := d.fake.Webhook(); return s == tgSecret }) {
 		t.Fatal("the program never registered its webhook with the secret token")
@@ -240,7 +240,7 @@ func (d *telegramDriver) Posts(t *testing.T, cond func([]adaptertest.Post) bool)
 
 func TestOpenTelegramConfig(t *testing.T) {
 	fake := telegramfake.Start(t, tgToken)
-	svc := tgStart(t, Settings{DataDir: t.TempDir()}, nil).Service
+	svc := startClock(t, Settings{DataDir: t.TempDir()}, nil).Service
 	open := func(env map[string]string) (chatAdapter, error) {
 		return openTelegram(t.Context(), Settings{Getenv: func(k string) string { return env[k] }}, svc, zerolog.Nop())
 	}
@@ -281,7 +281,7 @@ func TestTelegramPollingMode(t *testing.T) {
 		}},
 	}}
 	d := &telegramDriver{fake: fake, settings: s}
-	d.main = tgStart(t, s, nil)
+	d.main = startClock(t, s, nil)
 	q, err := d.main.Service.Ask(t.Context(), core.AskInput{Kind: core.KindApproval, Agent: "a", RunID: "r", Route: "ops",
 		Text: "Deploy?", Reversibility: core.Reversible, Tool: "deploy", Arguments: []byte(`{}`)})
 	if err != nil {
@@ -307,7 +307,7 @@ func TestTelegramPollingMode(t *testing.T) {
 	if err := d.main.Close(); err != nil {
 		t.Fatal(err)
 	}
-	d.main = tgStart(t, s, nil)
+	d.main = startClock(t, s, nil)
 	if !fake.Wait(10*time.Second, func() bool {
 		for _, c := range fake.Calls()[polls:] {
 			if c.Method == "getUpdates" && c.Form.Get("offset") != "" {

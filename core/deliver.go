@@ -178,6 +178,17 @@ func settle(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 }
 
+// FirstSeen reports whether an inbound platform event (a Slack event id, a
+// Discord interaction id, a Telegram update id: key names it) is new to
+// every replica of the bridge within ttl, so a platform's redelivery is
+// handled once. If the store cannot say, the event counts as new: losing a
+// person's click is worse than handling it twice, and the chokepoint makes
+// a repeated click harmless.
+func (s *Service) FirstSeen(ctx context.Context, key string, ttl time.Duration) bool {
+	first, err := s.store.Once(ctx, "seen:"+key, ttl)
+	return first || err != nil
+}
+
 // sleep waits d or until ctx ends; it reports whether ctx is still live.
 func sleep(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)

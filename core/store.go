@@ -212,4 +212,8 @@ type Values interface {
 	// Release drops owner's lease on key, so a successor need not wait
 	// for it to expire; releasing a lease one does not hold does nothing.
 	Release(ctx context.Context, key, owner string) error
+	// Once reports whether key is seen for the first time within ttl, on
+	// any replica: the first call is true, every later one false until
+	// the key expires. Purge drops expired keys.
+	Once(ctx context.Context, key string, ttl time.Duration) (bool, error)
 }

@@ -391,25 +391,6 @@ func TestTokenBucket(t *testing.T) {
 	}
 }
 
-// TestSeenSet: ids are remembered until they expire, and the set is
-// bounded.
-func TestSeenSet(t *testing.T) {
-	s := newSeenSet(3, time.Minute)
-	t0 := time.Unix(0, 0)
-	if !s.first("a", t0) || s.first("a", t0.Add(time.Second)) {
-		t.Fatal("a repeat within the ttl was not caught")
-	}
-	if !s.first("a", t0.Add(2*time.Minute)) {
-		t.Fatal("an expired id is still remembered")
-	}
-	for _, id := range []string{"b", "c", "d", "e"} {
-		s.first(id, t0.Add(2*time.Minute))
-	}
-	if len(s.at) > 3 || len(s.order) > 3 {
-		t.Fatalf("the set grew past its bound: %d", len(s.at))
-	}
-}
-
 // TestNewRejectsBadOptions names what is wrong.
 func TestNewRejectsBadOptions(t *testing.T) {
 	for _, o := range []Options{{}, {Token: "t", APIURL: "ftp://x/"}, {Token: "t", PublicKey: []byte{1, 2}}} {

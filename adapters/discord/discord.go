@@ -58,7 +58,6 @@ type Adapter struct {
 	log    zerolog.Logger
 	now    func() time.Time
 	bucket *tokenBucket
-	seen   *seenSet
 }
 
 var _ core.Courier = (*Adapter)(nil)
@@ -103,7 +102,6 @@ func New(svc *core.Service, o Options) (*Adapter, error) {
 	a := &Adapter{
 		svc: svc, s: s, opts: o, log: o.Log, now: o.Now,
 		bucket: newTokenBucket(o.RatePerSecond, o.Now),
-		seen:   newSeenSet(10000, 15*time.Minute),
 	}
 	return a, nil
 }
@@ -273,41 +271,4 @@ func (b *tokenBucket) wait(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
-}
-
-// seenSet remembers interaction ids for a while, so a redelivered
-// interaction (a gateway resume replays events; a retried HTTP call) is
-// handled once. It is bounded: past max entries the oldest are forgotten,
-// and entries expire after ttl (an interaction token lives 15 minutes).
-// It is per process; see NOTES_FOR_LEAD.md on several replicas.
-type seenSet struct {
-	mu    sync.Mutex
-	max   int
-	ttl   time.Duration
-	at    map[string]time.Time
-	order []string
-}
-
-func newSeenSet(max int, ttl time.Duration) *seenSet {
-	return &seenSet{max: max, ttl: ttl, at: map[string]time.Time{}}
-}
-
-// first records id and reports whether it is new.
-func (s *seenSet) first(id string, now time.Time) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for len(s.order) > 0 {
-		oldest := s.order[0]
-		if len(s.order) < s.max && now.Sub(s.at[oldest]) < s.ttl {
-			break
-		}
-		delete(s.at, oldest)
-		s.order = s.order[1:]
-	}
-	if _, dup := s.at[id]; dup {
-		return false
-	}
-	s.at[id] = now
-	s.order = append(s.order, id)
-	return true
 }

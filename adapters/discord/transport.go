@@ -57,7 +57,7 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case i.Type == discordgo.InteractionPing:
 		resp = &discordgo.InteractionResponse{Type: discordgo.InteractionResponsePong}
-	case !a.seen.first(i.ID, a.now()):
+	case !a.firstSeen(r.Context(), i.ID):
 		// Handled already: acknowledge without changing anything.
 		resp = &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredMessageUpdate}
 	default:
@@ -118,10 +118,17 @@ func (a *Adapter) Run(ctx context.Context) error {
 	return nil
 }
 
+// firstSeen reports whether an interaction is new to every replica: a
+// gateway resume replays events, and a retried HTTP call repeats one. An
+// interaction token lives 15 minutes, so that is how long an id is kept.
+func (a *Adapter) firstSeen(ctx context.Context, id string) bool {
+	return a.svc.FirstSeen(ctx, "discord:interaction:"+id, 15*time.Minute)
+}
+
 // onGateway handles an INTERACTION_CREATE: dropped if seen before (a
 // resume can replay it), else answered through the callback endpoint.
 func (a *Adapter) onGateway(ctx context.Context, ic *discordgo.InteractionCreate) {
-	if ic == nil || ic.Interaction == nil || !a.seen.first(ic.ID, a.now()) {
+	if ic == nil || ic.Interaction == nil || !a.firstSeen(ctx, ic.ID) {
 		return
 	}
 	if ctx.Err() != nil {

@@ -63,7 +63,6 @@ type Adapter struct {
 	cards   *cache[cardInfo] // "channel ts" → the card's question
 	members *cache[[]string] // user-group id → member user ids
 	names   *cache[string]   // user id → display name
-	seen    *seenSet         // event ids already handled
 
 	work sync.WaitGroup // inbound handlers started by Socket Mode
 	sema chan struct{}  // bounds them
@@ -111,7 +110,6 @@ func New(svc *core.Service, o Options) (*Adapter, error) {
 		cards:   newCache[cardInfo](4096, time.Hour),
 		members: newCache[[]string](256, o.CacheTTL),
 		names:   newCache[string](4096, 10*o.CacheTTL),
-		seen:    newSeenSet(4096),
 		sema:    make(chan struct{}, 16),
 	}
 	return a, nil
@@ -239,36 +237,6 @@ func (c *cache[V]) put(k string, v V) {
 		clear(c.m)
 	}
 	c.m[k] = cacheEntry[V]{v: v, at: time.Now()}
-}
-
-// seenSet remembers the last n event ids, so an event Slack retries is
-// handled once by this replica.
-type seenSet struct {
-	mu   sync.Mutex
-	m    map[string]bool
-	ring []string
-	next int
-}
-
-func newSeenSet(n int) *seenSet { return &seenSet{m: map[string]bool{}, ring: make([]string, n)} }
-
-// first reports whether id is new, and remembers it.
-func (s *seenSet) first(id string) bool {
-	if id == "" {
-		return true
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.m[id] {
-		return false
-	}
-	if old := s.ring[s.next]; old != "" {
-		delete(s.m, old)
-	}
-	s.ring[s.next] = id
-	s.next = (s.next + 1) % len(s.ring)
-	s.m[id] = true
-	return true
 }
 
 func cardKey(channel, ts string) string { return channel + " " + ts }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
@@ -114,7 +115,10 @@ func (a *Adapter) serveEvents(w http.ResponseWriter, r *http.Request) {
 // onEvent handles one Events API callback, from either transport, and
 // returns the private note to send, if any.
 func (a *Adapter) onEvent(ctx context.Context, ev slackevents.EventsAPIEvent) note {
-	if cb, ok := ev.Data.(*slackevents.EventsAPICallbackEvent); ok && !a.seen.first(cb.EventID) {
+	// Slack retries an event it thinks was not acked; whichever replica
+	// gets the retry, the event is handled once.
+	if cb, ok := ev.Data.(*slackevents.EventsAPICallbackEvent); ok && cb.EventID != "" &&
+		!a.svc.FirstSeen(ctx, "slack:event:"+cb.EventID, time.Hour) {
 		a.log.Debug().Str("event", cb.EventID).Msg("event ignored: already handled")
 		return note{}
 	}

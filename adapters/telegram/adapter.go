@@ -35,7 +35,7 @@ type Options struct {
 	WebhookURL string
 	// KV holds the polling offset and lease (polling mode only); the
 	// store provides it.
-	KV core.Values
+	KV PollState
 	// Owner names this replica for the polling lease.
 	Owner string
 	// PollTimeout is getUpdates' long-poll timeout; default 10s.
@@ -57,7 +57,6 @@ type Adapter struct {
 	http  *http.Client
 	log   zerolog.Logger
 	lim   *limiter
-	seen  *recent
 	sleep func(ctx context.Context, d time.Duration) bool
 }
 
@@ -104,7 +103,7 @@ func New(ctx context.Context, svc *core.Service, opts Options) (*Adapter, error)
 		opts.Owner = "askbridge"
 	}
 	a := &Adapter{svc: svc, opts: opts, http: opts.HTTPClient, log: opts.Log,
-		lim: newLimiter(opts.Limits), seen: newRecent(4096), sleep: sleepCtx}
+		lim: newLimiter(opts.Limits), sleep: sleepCtx}
 	gctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	bot, err := tgbotapi.NewBotAPIWithClient(opts.Token, opts.APIEndpoint, a.client(gctx))

@@ -47,7 +47,7 @@ type env struct {
 
 var fastLimits = Limits{PerChat: rate.Inf, Global: rate.Inf, PerGroup: rate.Inf}
 
-func newEnv(t *testing.T, kv core.Values) *env {
+func newEnv(t *testing.T, kv PollState) *env {
 	t.Helper()
 	st, err := bolt.Open(filepath.Join(t.TempDir(), "t.db"), bolt.Options{})
 	if err != nil {

@@ -20,6 +20,15 @@ func (a *Adapter) leaseKey() string {
 	return "telegram:" + strconv.FormatInt(a.bot.Self.ID, 10) + ":poller"
 }
 
+// PollState is what the poller keeps in the store (core.Values has it):
+// the getUpdates offset, and the lease that lets one replica alone poll.
+type PollState interface {
+	Value(ctx context.Context, key string) (string, error)
+	SetValue(ctx context.Context, key, val string) error
+	Lease(ctx context.Context, key, owner string, ttl time.Duration) (bool, error)
+	Release(ctx context.Context, key, owner string) error
+}
+
 // The polling state lives in the store's core.Values: the getUpdates
 // offset under offsetKey, so a restart neither loses nor replays updates,
 // and the lease under leaseKey, so only one replica polls (Telegram

@@ -3,8 +3,9 @@ package telegram
 import (
 	"context"
 	"crypto/subtle"
+	"fmt"
 	"net/http"
-	"sync"
+	"time"
 )
 
 // maxUpdateBytes bounds a webhook body; updates are a few kilobytes.
@@ -36,44 +37,13 @@ func (a *Adapter) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "not an update", http.StatusBadRequest)
 		return
 	}
-	if !a.seen.add(u.UpdateID) {
+	// Telegram redelivers an update it thinks failed; whichever replica
+	// gets it, it is handled once.
+	if !a.svc.FirstSeen(r.Context(), fmt.Sprintf("telegram:%d:update:%d", a.bot.Self.ID, u.UpdateID), 24*time.Hour) {
 		w.WriteHeader(http.StatusOK) // a repeat: already handled
 		return
 	}
 	// The update is handled even if Telegram hangs up meanwhile.
 	a.handle(context.WithoutCancel(r.Context()), *u)
 	w.WriteHeader(http.StatusOK)
-}
-
-// recent is a bounded set of the last update ids seen, to drop webhook
-// redeliveries. It is in memory and per replica: after a restart, or on
-// another replica, a repeat is handled again, which core makes harmless
-// (a second tap is told the question is already closed).
-type recent struct {
-	mu   sync.Mutex
-	ids  map[int]struct{}
-	ring []int
-	next int
-}
-
-func newRecent(n int) *recent {
-	return &recent{ids: make(map[int]struct{}, n), ring: make([]int, 0, n)}
-}
-
-// add reports whether id is new, and remembers it.
-func (s *recent) add(id int) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.ids[id]; ok {
-		return false
-	}
-	if len(s.ring) < cap(s.ring) {
-		s.ring = append(s.ring, id)
-	} else {
-		delete(s.ids, s.ring[s.next])
-		s.ring[s.next] = id
-		s.next = (s.next + 1) % len(s.ring)
-	}
-	s.ids[id] = struct{}{}
-	return true
 }

@@ -50,11 +50,7 @@ func openTelegram(ctx context.Context, s Settings, svc *core.Service, log zerolo
 			return nil, errors.New("TELEGRAM_WEBHOOK_SECRET: 1-256 characters of A-Z, a-z, 0-9, _ and -")
 		}
 	} else {
-		values, ok := svc.Store().(core.Values)
-		if !ok {
-			return nil, errors.New("TELEGRAM_WEBHOOK_SECRET: this store cannot keep the polling offset and lease; set a webhook secret (and TELEGRAM_WEBHOOK_URL) to use webhook mode")
-		}
-		opts.KV = values
+		opts.KV = svc.Store() // every store keeps core.Values
 		host, _ := os.Hostname()
 		var b [4]byte
 		_, _ = rand.Read(b[:])

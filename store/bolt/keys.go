@@ -20,6 +20,7 @@ package bolt
 //	leases/<surface>      claimed-at ns(8) | seq(8) -> ""        leased deliveries, oldest claim first
 //	values                key -> value                           adapters' shared state (core.Values)
 //	value-leases          key -> leaseRecord (JSON)              adapters' leases (core.Values)
+//	once                  key -> expiry time (binary)            keys seen once (core.Values)
 //
 // Integers are big-endian. Times in keys are signed and stored with the
 // sign bit flipped, so byte order is time order even before 1970.
@@ -47,6 +48,7 @@ var (
 	bucketLooseEvents    = []byte("loose-events")
 	bucketValues         = []byte("values")
 	bucketLeasesKV       = []byte("value-leases")
+	bucketOnce           = []byte("once")
 
 	// fixedBuckets are created when the file is opened; the per-surface
 	// outbox buckets are created on first use.

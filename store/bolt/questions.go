@@ -497,7 +497,12 @@ func (s *Store) Purge(ctx context.Context, cutoff time.Time, limit int) (int, er
 				return err
 			}
 		}
-		if n == 0 && len(loose) == 0 {
+		// Keys seen once expire on the store's own clock, like leases.
+		onceDropped, err := purgeOnce(tx, s.now(), limit)
+		if err != nil {
+			return err
+		}
+		if n == 0 && len(loose) == 0 && onceDropped == 0 {
 			return errNoChange
 		}
 		return nil

@@ -3,6 +3,7 @@ package bolt
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/askbridge/askbridge/core"
@@ -82,3 +83,60 @@ func (s *Store) Release(ctx context.Context, key, owner string) error {
 		return nil
 	})
 }
+
+// Once records key with its expiry; a later call before the expiry is
+// refused. Purge drops expired keys (purgeOnce).
+func (s *Store) Once(ctx context.Context, key string, ttl time.Duration) (bool, error) {
+	first := false
+	err := s.update(ctx, "once", func(tx *bbolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(bucketOnce)
+		if err != nil {
+			return err
+		}
+		now := s.now()
+		if raw := b.Get([]byte(key)); raw != nil {
+			var until time.Time
+			if until.UnmarshalBinary(raw) == nil && now.Before(until) {
+				return nil
+			}
+		}
+		raw, err := now.Add(ttl).MarshalBinary()
+		if err != nil {
+			return err
+		}
+		first = true
+		return b.Put([]byte(key), raw)
+	})
+	return first, err
+}
+
+// purgeOnce drops expired Once keys, at most limit (<= 0: all), and says
+// how many.
+func purgeOnce(tx *bbolt.Tx, now time.Time, limit int) (int, error) {
+	b := tx.Bucket(bucketOnce)
+	if b == nil {
+		return 0, nil
+	}
+	var expired [][]byte
+	err := b.ForEach(func(k, v []byte) error {
+		var until time.Time
+		if until.UnmarshalBinary(v) != nil || !now.Before(until) {
+			expired = append(expired, append([]byte(nil), k...))
+		}
+		if limit > 0 && len(expired) >= limit {
+			return errStopScan
+		}
+		return nil
+	})
+	if err != nil && err != errStopScan {
+		return 0, err
+	}
+	for _, k := range expired {
+		if err := b.Delete(k); err != nil {
+			return 0, err
+		}
+	}
+	return len(expired), nil
+}
+
+var errStopScan = errors.New("stop scan")

@@ -27,6 +27,7 @@ import (
 //	{ab:s0}:beat            string: the bridge's heartbeat (shard 0 only)
 //	{ab:s0}:v:<key>         string: an adapter's shared value (shard 0 only)
 //	{ab:s0}:l:<key>         string with TTL: an adapter's lease holder (shard 0 only)
+//	{ab:s0}:o:<key>         string with TTL: a key seen once (shard 0 only)
 type keys struct {
 	prefix string
 }
@@ -58,6 +59,7 @@ func (k keys) wake(shard int) string     { return k.tag(shard) + ":wake" }
 func (k keys) beat() string              { return k.tag(0) + ":beat" }
 func (k keys) value(key string) string   { return k.tag(0) + ":v:" + key }
 func (k keys) lease(key string) string   { return k.tag(0) + ":l:" + key }
+func (k keys) once(key string) string    { return k.tag(0) + ":o:" + key }
 
 func (k keys) outbox(shard int, s core.Surface) string {
 	return k.tag(shard) + ":out:" + string(s)

@@ -45,3 +45,11 @@ func (s *Store) Release(ctx context.Context, key, owner string) error {
 	_, err := s.run(ctx, releaseScript, []string{s.k.lease(key)}, 0, "", "", owner)
 	return core.Internal("release", err)
 }
+
+// Once is SET NX with an expiry: Redis drops the key when it expires.
+func (s *Store) Once(ctx context.Context, key string, ttl time.Duration) (bool, error) {
+	if ttl < time.Millisecond {
+		return false, core.Errorf(core.CodeInvalid, "once", "a key lasts at least a millisecond")
+	}
+	return s.client.SetNX(ctx, s.k.once(key), "1", ttl).Result()
+}

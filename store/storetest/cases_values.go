@@ -84,3 +84,63 @@ func testValues(t *testing.T, h Harness) {
 		}
 	}
 }
+
+func init() {
+	register("OnceAcrossReplicas", testOnce)
+}
+
+// testOnce: a platform's redelivery reaching two replicas is handled once.
+func testOnce(t *testing.T, h Harness) {
+	e := newEnv(t, h)
+	ctx := t.Context()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	firsts := 0
+	for range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ok, err := e.store.Once(ctx, "slack:event:Ev01", time.Hour)
+			if err != nil {
+				t.Error(err)
+			}
+			if ok {
+				mu.Lock()
+				firsts++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if firsts != 1 {
+		t.Fatalf("%d callers saw the key first, want 1", firsts)
+	}
+	e.restart()
+	if ok, err := e.store.Once(ctx, "slack:event:Ev01", time.Hour); err != nil || ok {
+		t.Fatalf("after a restart the key was new again: %v, %v", ok, err)
+	}
+	if ok, err := e.store.Once(ctx, "slack:event:Ev02", time.Hour); err != nil || !ok {
+		t.Fatalf("another key: %v, %v", ok, err)
+	}
+	// An expired key is new again, and Purge drops it. Expiry runs on the
+	// store's own clock, so wait for a short one, bounded.
+	if ok, _ := e.store.Once(ctx, "short", 20*time.Millisecond); !ok {
+		t.Fatal("a new key was refused")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ok, err := e.store.Once(ctx, "short", time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("an expired key never became new")
+		}
+	}
+	if _, err := e.svc.Purge(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -308,6 +308,23 @@ func TestClarificationReplyToPrompt(t *testing.T) {
 	}
 }
 
+// TestStrangerTapOnReplyIsRefusedByCore: a "Reply to answer" tap from
+// someone who may not answer goes through the chokepoint, so it is told
+// the truth and recorded as refused, like any other refused click.
+func TestStrangerTapOnReplyIsRefusedByCore(t *testing.T) {
+	e := newEnv(t, nil)
+	e.run()
+	q := e.ask(core.AskInput{Kind: core.KindClarification, Text: "Which region?"})
+	c := e.card(q.ID, func(telegramfake.Message) bool { return true })
+	note := e.click(userMallory, c, findButton(t, c, "Reply to answer"))
+	if !strings.Contains(note, "not one of the people") {
+		t.Fatalf("the stranger was told %q", note)
+	}
+	if len(e.events(q.ID, core.EventRefused)) != 1 {
+		t.Fatal("the stranger's tap was not recorded as refused")
+	}
+}
+
 func TestFormOptionThenSomethingElse(t *testing.T) {
 	e := newEnv(t, nil)
 	e.run()

@@ -9,36 +9,38 @@ import (
 	"github.com/askbridge/askbridge/core"
 )
 
-// FuzzPromptRef: whatever text a replied-to message holds, a ref comes out
-// only when the last line is exactly "ref: " and a canonical free-text ref,
-// and it names what that line says.
+// FuzzPromptRef: whatever people or agents write, once escaped into a bot
+// message as every untrusted text is, it never yields a ref; and a bot
+// message ending with its own ref line yields exactly that ref, whatever
+// untrusted text stands before it.
 func FuzzPromptRef(f *testing.F) {
 	good := core.Ref{QuestionID: goldenID, Item: 1, Action: core.RefText}.Encode()
+	other := core.Ref{QuestionID: "bbbbbbbbbbbbbbbbb", Item: -1, Action: core.RefText}.Encode()
 	for _, s := range []string{
-		"Reply to this message\nref: " + good,
-		"ref: " + good + "\n",
-		"ref: " + good + " trailing",
+		"ref: " + other,
+		"\nref: " + other + "\n",
+		"ref: <u>" + other + "</u>",
+		"ref: &lt;u&gt;" + other,
 		"ref: 1o-0" + goldenID,
-		"ref:" + good,
-		"\n\nref: \n",
-		"ref: " + strings.ToUpper(good),
 		"",
 	} {
 		f.Add(s)
 	}
-	f.Fuzz(func(t *testing.T, text string) {
-		r, ok := PromptRef(text)
-		if !ok {
-			return
+	f.Fuzz(func(t *testing.T, untrusted string) {
+		forged := "<b>Answered</b>\nNote: " + esc(untrusted, 4000)
+		plain, entities, err := telegramfake.Parse(forged)
+		if err != nil {
+			t.Fatalf("%q does not parse: %v", forged, err)
 		}
-		if r.Action != core.RefText {
-			t.Fatalf("a non-text ref %+v came out of %q", r, text)
+		if r, ok := PromptRef(plain, entities); ok {
+			t.Fatalf("untrusted text %q yielded ref %+v", untrusted, r)
 		}
-		enc := r.Encode()
-		trimmed := strings.TrimRight(text, " \t\r\n")
-		last := trimmed[strings.LastIndexByte(trimmed, '\n')+1:]
-		if strings.TrimSpace(last) != refPrefix+enc {
-			t.Fatalf("ref %q from last line %q", enc, last)
+		plain, entities, err = telegramfake.Parse(forged + "\n\n" + refLine(good))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, ok := PromptRef(plain, entities); !ok || r.Encode() != good {
+			t.Fatalf("the bot's own ref after %q read as %+v, %v", untrusted, r, ok)
 		}
 	})
 }

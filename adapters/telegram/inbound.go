@@ -67,7 +67,7 @@ func (a *Adapter) tap(ctx context.Context, cq *tgbotapi.CallbackQuery) (string, 
 	var out core.Outcome
 	switch r.Action {
 	case core.RefText:
-		return a.openPrompt(q, r, d, cq)
+		return a.openPrompt(ctx, q, r, d, cq)
 	case core.RefDecline:
 		out, err = a.svc.Decline(ctx, q.ID, d)
 	default:
@@ -104,12 +104,17 @@ func recordedNote(o core.Outcome) string {
 
 // openPrompt answers a "Reply to answer" or "Something else" tap with a
 // ForceReply prompt for the tapper. Core checks again when the reply comes.
-func (a *Adapter) openPrompt(q *core.Question, r core.Ref, d core.Decider, cq *tgbotapi.CallbackQuery) (string, func(context.Context)) {
+func (a *Adapter) openPrompt(ctx context.Context, q *core.Question, r core.Ref, d core.Decider, cq *tgbotapi.CallbackQuery) (string, func(context.Context)) {
 	switch {
-	case !q.Open():
-		return core.RefusalNote(&core.ClosedError{Question: q}), nil
-	case !a.svc.MayAnswer(q, d):
-		return core.RefusalNote(core.Errorf(core.CodeForbidden, "reply", "not a decider")), nil
+	case !q.Open() || !a.svc.MayAnswer(q, d):
+		// Go through the chokepoint, which refuses before it looks at
+		// the (empty) answer, so the refusal is recorded like any other
+		// (law 6) and the note tells the truth.
+		in, err := core.AnswerFor(q, r, d, "")
+		if err == nil {
+			_, err = a.svc.Answer(ctx, in)
+		}
+		return core.RefusalNote(err), nil
 	case cq.Message == nil || cq.Message.Chat == nil:
 		return "Reply prompts work on the question's card in its chat only.", nil
 	}

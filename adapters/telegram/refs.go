@@ -2,39 +2,48 @@ package telegram
 
 import (
 	"strings"
+	"unicode/utf16"
 
 	"github.com/askbridge/askbridge/core"
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 )
 
-// PromptRef reads the ref from the last line of a message's text ("ref: "
-// and an encoded core.Ref), as a prompt or a clarification's card carries
-// it. Only a free-text ref (core.RefText) counts: a reply can never press
-// an option. The text is untrusted; anything else reads as no ref.
-func PromptRef(text string) (core.Ref, bool) {
-	text = strings.TrimRight(text, " \t\r\n")
-	line := text[strings.LastIndexByte(text, '\n')+1:]
-	s, ok := strings.CutPrefix(strings.TrimSpace(line), refPrefix)
-	if !ok {
-		return core.Ref{}, false
+// PromptRef reads the ref a bot message carries at its very end: "ref: "
+// and an encoded core.Ref that is underlined. Only the bot's own markup can
+// underline: everything people and agents write is HTML-escaped before it
+// is sent, so no text they control becomes an entity, and a ref typed into
+// an answer, a reason or a context reads as no ref. Only a free-text ref
+// (core.RefText) counts: a reply can never press an option.
+func PromptRef(text string, entities []tgbotapi.MessageEntity) (core.Ref, bool) {
+	u := utf16.Encode([]rune(strings.TrimRight(text, " \t\r\n")))
+	for _, e := range entities {
+		if e.Type != "underline" || e.Offset < 0 || e.Length <= 0 || e.Offset+e.Length != len(u) {
+			continue
+		}
+		before := string(utf16.Decode(u[:e.Offset]))
+		if !strings.HasSuffix(before, refPrefix) {
+			continue
+		}
+		r, err := core.DecodeRef(string(utf16.Decode(u[e.Offset:])))
+		if err != nil || r.Action != core.RefText {
+			continue
+		}
+		return r, true
 	}
-	r, err := core.DecodeRef(s)
-	if err != nil || r.Action != core.RefText {
-		return core.Ref{}, false
-	}
-	return r, true
+	return core.Ref{}, false
 }
 
 // replyRef finds which question (and form item) a reply answers, from the
 // message it replies to, which must be the bot's own: anyone can quote a
 // text carrying a ref, but only the bot's messages can be the target of a
-// reply that counts. The ref comes from the message's last line, or else
-// from its keyboard when that holds exactly one free-text button.
+// reply that counts. The ref comes from the message's underlined trailer
+// (see PromptRef), or else from its keyboard when that holds exactly one
+// free-text button.
 func replyRef(to *tgbotapi.Message, self int64) (core.Ref, bool) {
 	if to == nil || to.From == nil || to.From.ID != self || self == 0 {
 		return core.Ref{}, false
 	}
-	if r, ok := PromptRef(to.Text); ok {
+	if r, ok := PromptRef(to.Text, to.Entities); ok {
 		return r, true
 	}
 	if to.ReplyMarkup == nil {

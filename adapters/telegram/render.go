@@ -36,6 +36,10 @@ const (
 // survives restarts and works on any replica.
 const refPrefix = "ref: "
 
+// refLine is the trailer that carries a ref: underlined, which only our
+// markup can make (see PromptRef).
+func refLine(ref string) string { return refPrefix + "<u>" + ref + "</u>" }
+
 // ErrBadButton is returned when a button's value would not be a valid
 // callback_data: an empty ref (the ref could not be encoded) or one longer
 // than 64 bytes.
@@ -187,7 +191,7 @@ func trailer(q *core.Question) string {
 	}
 	if q.Kind == core.KindClarification {
 		if ref := (core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefText}).Encode(); ref != "" {
-			b.WriteString("\n\n" + refPrefix + ref)
+			b.WriteString("\n\n" + refLine(ref))
 		}
 	}
 	return b.String()
@@ -386,7 +390,7 @@ func RenderPrompt(q *core.Question, r core.Ref, chat int64, replyTo int, to *tgb
 	if r.Item >= 0 && r.Item < len(q.Items) {
 		about = q.Items[r.Item].Question
 	}
-	tail := "\n" + refPrefix + ref
+	tail := "\n" + refLine(ref)
 	d := newDoc(MaxText - units(tail))
 	if to != nil {
 		d.text(fmt.Sprintf(`<a href="tg://user?id=%d">`, to.ID), displayName(to), "</a>, ", 64)

@@ -337,7 +337,7 @@ func TestLongTextsAreCutSafely(t *testing.T) {
 			if n := units(e.Text); n > MaxText {
 				t.Fatalf("%s: %d units", kind, n)
 			}
-			plain, err := telegramfake.PlainText(e.Text)
+			plain, entities, err := telegramfake.Parse(e.Text)
 			if err != nil {
 				t.Fatalf("%s: %v", kind, err)
 			}
@@ -345,7 +345,7 @@ func TestLongTextsAreCutSafely(t *testing.T) {
 				t.Fatalf("%s: the outcome was cut off:\n%s", kind, plain)
 			}
 			if kind == core.KindClarification {
-				if r, ok := PromptRef(plain); !ok || r.QuestionID != q.ID {
+				if r, ok := PromptRef(plain, entities); !ok || r.QuestionID != q.ID {
 					t.Fatalf("the clarification's ref line was cut off")
 				}
 			}

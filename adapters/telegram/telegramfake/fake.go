@@ -45,6 +45,7 @@ type Message struct {
 	ID         int
 	HTML       string // the text as sent (parse_mode HTML)
 	Text       string // the text as Telegram shows it
+	Entities   []tgbotapi.MessageEntity
 	ParseMode  string
 	Keyboard   [][]Button // nil: none
 	ForceReply *tgbotapi.ForceReply
@@ -299,23 +300,23 @@ func badRequest(desc string) *Failure {
 }
 
 // parseText checks and converts a message text as Telegram would.
-func parseText(f url.Values) (plain string, fail *Failure) {
+func parseText(f url.Values) (plain string, entities []tgbotapi.MessageEntity, fail *Failure) {
 	text := f.Get("text")
 	plain = text
 	if f.Get("parse_mode") == tgbotapi.ModeHTML {
-		p, err := PlainText(text)
+		p, e, err := Parse(text)
 		if err != nil {
-			return "", &Failure{Code: 400, Description: err.Error()}
+			return "", nil, &Failure{Code: 400, Description: err.Error()}
 		}
-		plain = p
+		plain, entities = p, e
 	}
 	switch n := utf16Len(plain); {
 	case strings.TrimSpace(plain) == "":
-		return "", badRequest("message text is empty")
+		return "", nil, badRequest("message text is empty")
 	case n > 4096:
-		return "", badRequest("message is too long")
+		return "", nil, badRequest("message is too long")
 	}
-	return plain, nil
+	return plain, entities, nil
 }
 
 // parseMarkup reads reply_markup: an inline keyboard or a force reply.
@@ -363,7 +364,7 @@ func (s *Server) sendMessage(f url.Values) (any, *Failure) {
 	if err != nil || chat == 0 {
 		return nil, badRequest("chat not found")
 	}
-	plain, fail := parseText(f)
+	plain, entities, fail := parseText(f)
 	if fail != nil {
 		return nil, fail
 	}
@@ -378,7 +379,7 @@ func (s *Server) sendMessage(f url.Values) (any, *Failure) {
 		return nil, badRequest("replied message not found")
 	}
 	s.nextMsg++
-	m := &Message{ChatID: chat, ID: s.nextMsg, HTML: f.Get("text"), Text: plain, ParseMode: f.Get("parse_mode"),
+	m := &Message{ChatID: chat, ID: s.nextMsg, HTML: f.Get("text"), Text: plain, Entities: entities, ParseMode: f.Get("parse_mode"),
 		Keyboard: kb, ForceReply: fr, ReplyTo: replyTo, Date: s.now().Unix(), Keyboarded: len(kb) > 0}
 	s.msgs[chat] = append(s.msgs[chat], m)
 	s.notify()
@@ -388,7 +389,7 @@ func (s *Server) sendMessage(f url.Values) (any, *Failure) {
 func (s *Server) editMessageText(f url.Values) (any, *Failure) {
 	chat, _ := strconv.ParseInt(f.Get("chat_id"), 10, 64)
 	id, _ := strconv.Atoi(f.Get("message_id"))
-	plain, fail := parseText(f)
+	plain, entities, fail := parseText(f)
 	if fail != nil {
 		return nil, fail
 	}
@@ -411,7 +412,7 @@ func (s *Server) editMessageText(f url.Values) (any, *Failure) {
 	if m.HTML == f.Get("text") && m.ParseMode == f.Get("parse_mode") && equalKeyboards(m.Keyboard, kb) {
 		return nil, badRequest("message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message")
 	}
-	m.HTML, m.Text, m.ParseMode, m.Keyboard = f.Get("text"), plain, f.Get("parse_mode"), kb
+	m.HTML, m.Text, m.Entities, m.ParseMode, m.Keyboard = f.Get("text"), plain, entities, f.Get("parse_mode"), kb
 	m.Edits++
 	s.notify()
 	return wireMessage(m), nil
@@ -453,6 +454,9 @@ func wireMessage(m *Message) map[string]any {
 		"chat":       wireChat(m.ChatID),
 		"date":       m.Date,
 		"text":       m.Text,
+	}
+	if len(m.Entities) > 0 {
+		out["entities"] = m.Entities
 	}
 	if m.Keyboard != nil {
 		rows := [][]map[string]string{}

@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Code is the small vocabulary every door maps to its own reply: the HTTP
@@ -97,17 +98,38 @@ type ClosedError struct {
 	Question *Question
 }
 
+// Error names who closed the question by surface and platform id only:
+// ids are made by the platforms, while display names are chosen by people,
+// and this text reaches agents outside any fence (law 7). People get the
+// display name through OutcomeLine on their own surface.
 func (e *ClosedError) Error() string {
 	r := e.Question.Resolution
 	if r == nil {
 		return fmt.Sprintf("question %s is %s", e.Question.ID, e.Question.State)
 	}
-	who := r.Decider.Name
-	if who == "" {
+	who := "askbridge"
+	if r.Decider.Surface != SurfaceSystem {
 		who = string(r.Decider.Surface)
+		if r.Decider.ID != "" && safeID(r.Decider.ID) {
+			who += " " + r.Decider.ID
+		}
 	}
 	return fmt.Sprintf("question %s was already closed by %s at %s as %s",
 		e.Question.ID, who, r.At.UTC().Format("2006-01-02T15:04:05Z"), r.State)
+}
+
+// safeID reports whether a platform id is plain enough to print outside a
+// fence: letters, digits and a few separators, as every platform's ids are.
+func safeID(s string) bool {
+	if len(s) > 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-_.:@", c)) {
+			return false
+		}
+	}
+	return true
 }
 
 // Is lets errors.Is(err, ErrClosed) match any ClosedError.

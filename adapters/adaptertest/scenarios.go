@@ -218,9 +218,10 @@ func freeText(t *testing.T, w *world) {
 	u := w.d.Allowed()
 	w.d.Reply(t, u, c, b, "eu-west-1, next to the app servers")
 	res := w.woken(waiting)
-	if res.State != core.StateAnswered || res.Question.Resolution.Answer != "eu-west-1, next to the app servers" ||
-		res.Question.Resolution.Decider.ID != u.ID {
-		t.Fatalf("agent woke with %+v", res.Question.Resolution)
+	got := w.get(q.ID) // as an operator reads it; the agent gets people's words only fenced
+	if res.State != core.StateAnswered || got.Resolution.Answer != "eu-west-1, next to the app servers" ||
+		got.Resolution.Decider.ID != u.ID || !strings.Contains(res.Resume.Text, "eu-west-1, next to the app servers") {
+		t.Fatalf("agent woke with %+v; recorded %+v", res.Resume, got.Resolution)
 	}
 	w.closedCard(q.ID, u.Name)
 }

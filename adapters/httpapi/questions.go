@@ -59,12 +59,39 @@ func (s *Server) visible(ctx context.Context, tok Token, id string) (*core.Quest
 }
 
 func (s *Server) get(w http.ResponseWriter, r *http.Request) {
-	q, err := s.visible(r.Context(), caller(r), r.PathValue("id"))
+	tok := caller(r)
+	q, err := s.visible(r.Context(), tok, r.PathValue("id"))
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
+	if tok.Role == RoleAgent {
+		q = forAgent(q)
+	}
 	writeJSON(w, http.StatusOK, q)
+}
+
+// forAgent is the question as an agent may see it outside the fenced
+// resume (law 7): what people wrote (answers, reasons, notes, form free
+// text) and display names they chose are left out; the resume carries
+// them, fenced. What the server made stays: states, times, option ids,
+// the approval verdict and digest, and deciders' surfaces and ids.
+func forAgent(q *core.Question) *core.Question {
+	c := *q
+	c.Answers = make([]core.ItemAnswer, len(q.Answers))
+	for i, a := range q.Answers {
+		a.Text, a.Decider.Name = "", ""
+		c.Answers[i] = a
+	}
+	if q.Resolution != nil {
+		r := *q.Resolution
+		r.Decider.Name = ""
+		if r.Decider.Surface != core.SurfaceAgent { // an agent's own cancel reason is its own text
+			r.Answer, r.Reason = "", ""
+		}
+		c.Resolution = &r
+	}
+	return &c
 }
 
 // waitSlack is how much longer than the wait itself the write deadline of
@@ -107,6 +134,7 @@ func (s *Server) wait(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	resp.Question = forAgent(q) // waiting is for agents: human text only in the resume
 	writeJSON(w, http.StatusOK, resp)
 }
 

@@ -94,7 +94,7 @@ func TestAskWaitAnswer(t *testing.T) {
 	_, err = e.as(admin).Answer(e.ctx(), q.ID, client.AnswerRequest{Answer: "SQLite"})
 	var ce *client.Error
 	if !errors.As(err, &ce) || ce.Status != 409 || ce.Code != "conflict" ||
-		!strings.Contains(ce.Message, "already closed by "+operator.Name) || !strings.Contains(ce.Message, "as answered") {
+		!strings.Contains(ce.Message, "already closed by api "+operator.Name) || !strings.Contains(ce.Message, "as answered") {
 		t.Fatalf("second answer: %v", err)
 	}
 }

@@ -118,6 +118,17 @@ func TestAskWaitAnswer(t *testing.T) {
 		if !found {
 			t.Fatalf("the answer is not inside its fence intact:\n%s", res.Resume.Text)
 		}
+		// Outside the resume, an agent sees no human text (law 7); an
+		// operator sees the record.
+		if r := res.Question.Resolution; r.Answer != "" || r.Decider.Name != "" || r.Decider.ID != "ops" {
+			t.Fatalf("the agent's view carries human text: %+v", r)
+		}
+		if mine, err := agent.Get(t.Context(), q.ID); err != nil || mine.Resolution.Answer != "" {
+			t.Fatalf("the agent's GET carries the answer: %+v, %v", mine, err)
+		}
+		if rec, err := ops.Get(t.Context(), q.ID); err != nil || rec.Resolution.Answer != answer {
+			t.Fatalf("the operator's GET: %+v, %v", rec, err)
+		}
 		// Waiting again after the close returns the same resume.
 		again, err := agent.WaitOnce(t.Context(), q.ID, time.Second)
 		if err != nil || again.Resume == nil || again.Resume.Text != res.Resume.Text {
@@ -184,7 +195,7 @@ func TestRestartBetweenAskAndAnswer(t *testing.T) {
 		if _, err := client.New(m2.URL, opTok).Answer(t.Context(), q.ID, client.AnswerRequest{Answer: "ship"}); err != nil {
 			t.Fatal(err)
 		}
-		if res := <-waited; res == nil || res.State != core.StateAnswered || res.Question.Resolution.Answer != "ship" {
+		if res := <-waited; res == nil || res.State != core.StateAnswered || !strings.Contains(res.Resume.Text, "\nship\n") {
 			t.Fatalf("wait after restart: %+v", res)
 		}
 	})

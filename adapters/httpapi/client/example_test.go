@@ -172,14 +172,20 @@ func ExampleClient_Decline() {
 		panic(err)
 	}
 	fmt.Println(out.Question.State)
-	res, err := agent.Get(ctx, q.ID)
+	// Operators read who did it; an agent reads people's names and words
+	// only inside its fenced resume.
+	res, err := human.Get(ctx, q.ID)
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(res.Resolution.Decider.Name)
+	mine, err := agent.Get(ctx, q.ID)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%s %q %s\n", res.Resolution.Decider.Name, mine.Resolution.Decider.Name, mine.Resolution.Decider.ID)
 	// Output:
 	// declined
-	// alice
+	// alice "" alice
 }
 
 func ExampleClient_Cancel() {

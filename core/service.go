@@ -542,27 +542,31 @@ func (s *Service) Cancel(ctx context.Context, id string, by Decider, owner, reas
 		build: s.systemClose(StateCancelled, by, reason)})
 }
 
-// EndRun marks a run ended and expires its open questions, each through the
-// chokepoint with its own expired event. owner, when set, limits the expiry
-// to that agent's questions. A later answer to any of them is refused.
-func (s *Service) EndRun(ctx context.Context, runID, owner string) ([]Outcome, error) {
+// EndRun marks an agent's run ended and expires its open questions, each
+// through the chokepoint with its own expired event. A later answer to any
+// of them is refused, and so is a later ask into the run. Runs are each
+// agent's own: another agent's run of the same name is untouched.
+func (s *Service) EndRun(ctx context.Context, runID, agent string) ([]Outcome, error) {
 	const op = "end run"
 	if err := checkID(op, "run_id", runID, true); err != nil {
 		return nil, err
 	}
-	ids, err := s.store.EndRun(ctx, runID, s.now())
+	if err := checkID(op, "agent", agent, true); err != nil {
+		return nil, err
+	}
+	ids, err := s.store.EndRun(ctx, RunKey(agent, runID), s.now())
 	if err != nil {
 		return nil, Internal(op, err)
 	}
 	var out []Outcome
 	for _, id := range ids {
-		o, err := s.resolve(ctx, attempt{op: op, id: id, door: doorAgent, owner: owner, actor: System,
+		o, err := s.resolve(ctx, attempt{op: op, id: id, door: doorAgent, owner: agent, actor: System,
 			build: s.systemClose(StateExpired, System, ExpiredReason)})
 		switch {
 		case err == nil:
 			out = append(out, o)
 		case errors.Is(err, ErrClosed), ErrorCode(err) == CodeNotFound:
-			// closed meanwhile, or another agent's question in a shared run id
+			// closed or purged meanwhile
 		default:
 			return out, err
 		}

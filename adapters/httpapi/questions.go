@@ -272,7 +272,13 @@ func (s *Server) endRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	run := r.PathValue("run_id")
-	outs, err := s.svc.EndRun(r.Context(), run, owner(caller(r)))
+	// An agent ends its own runs; an admin names the agent (?agent=),
+	// or ends its own.
+	agent := caller(r).Name
+	if a := r.URL.Query().Get("agent"); a != "" && caller(r).Role == RoleAdmin {
+		agent = a
+	}
+	outs, err := s.svc.EndRun(r.Context(), run, agent)
 	if err != nil {
 		s.fail(w, r, err)
 		return

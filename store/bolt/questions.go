@@ -33,7 +33,7 @@ func (s *Store) Create(ctx context.Context, q *core.Question, asked core.Event, 
 		if tx.Bucket(bucketQuestions).Get([]byte(stored.ID)) != nil {
 			return core.Errorf(core.CodeConflict, op, "question %s already exists", stored.ID)
 		}
-		if tx.Bucket(bucketRuns).Get([]byte(stored.RunID)) != nil {
+		if tx.Bucket(bucketRuns).Get([]byte(core.RunKey(stored.Agent, stored.RunID))) != nil {
 			return core.Errorf(core.CodeConflict, op, "run %s has ended", stored.RunID)
 		}
 		if _, err := putQuestion(tx, &stored); err != nil {
@@ -321,8 +321,8 @@ func (s *Store) RecordMessage(ctx context.Context, id string, ref core.MessageRe
 	return out, nil
 }
 
-// EndRun marks runID ended (the first time wins) and returns the ids of
-// its open questions.
+// EndRun marks a run (its core.RunKey) ended, the first time winning,
+// and returns the ids of its open questions.
 func (s *Store) EndRun(ctx context.Context, runID string, at time.Time) ([]string, error) {
 	const op = "end run"
 	if runID == "" {

@@ -40,7 +40,7 @@ func (s *Store) Create(ctx context.Context, q *core.Question, asked core.Event, 
 	}
 	args := []any{
 		shard, s.timed, surfaceList,
-		q.ID, q.RunID, docJSON, openMember(q), msString(q.CreatedAt), deadline,
+		q.ID, core.RunKey(q.Agent, q.RunID), docJSON, openMember(q), msString(q.CreatedAt), deadline,
 		q.Renotified, len(q.Items), askedJSON,
 	}
 	if args, err = appendDeliveries(op, args, out); err != nil {

@@ -220,6 +220,20 @@ func testExpiry(t *testing.T, h Harness) {
 	if _, err := e.svc.Ask(t.Context(), clarification("run-x")); core.ErrorCode(err) != core.CodeConflict {
 		t.Fatalf("ask into an ended run: %v, want conflict", err)
 	}
+	// Runs are each agent's own: another agent's run of the same name is
+	// neither expired nor closed to asks, and it cannot end agent-a's.
+	b := clarification("run-y")
+	b.Agent = "agent-b"
+	qb := e.ask(b)
+	if outs, err := e.svc.EndRun(t.Context(), "run-y", "agent-b"); err != nil || len(outs) != 1 || outs[0].Question.ID != qb.ID {
+		t.Fatalf("agent-b ending its run-y: %+v, %v", outs, err)
+	}
+	if e.get(other.ID).State != core.StateOpen {
+		t.Fatal("agent-b's run end expired agent-a's question")
+	}
+	if _, err := e.svc.Ask(t.Context(), clarification("run-y")); err != nil {
+		t.Fatalf("agent-a asking in its own run-y after agent-b ended theirs: %v", err)
+	}
 }
 
 func testUnauthorised(t *testing.T, h Harness) {

@@ -425,13 +425,13 @@ func TestCancelAndEndRun(t *testing.T) {
 	if diff := cmp.Diff([]string{b1}, got.Expired); diff != "" || got.RunID != "run-2" {
 		t.Fatalf("agent-b ended run-2: %+v (%s)", got, diff)
 	}
-	got, err = e.as(admin).EndRun(ctx, "run-2")
+	got, err = a.EndRun(ctx, "run-2")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []string{a1, a2}
 	if diff := cmp.Diff(want, got.Expired, sortStrings); diff != "" {
-		t.Fatalf("admin ended run-2 (-want +got):\n%s", diff)
+		t.Fatalf("agent-a ended run-2 (-want +got):\n%s", diff)
 	}
 	w, err := a.Wait(ctx, a1)
 	if err != nil || w.State != core.StateExpired {

@@ -55,6 +55,10 @@ type Options struct {
 	// Requests must carry an "Authorization: Bearer" header when Caller is
 	// set.
 	Caller func(*http.Request) string
+	// Stop, when it ends, ends every call in progress the way a client's
+	// cancel does: the question stays parked and the result says so. The
+	// program ends it as it shuts down, so no call outlives the store.
+	Stop context.Context
 }
 
 func (o Options) withDefaults() Options {
@@ -116,6 +120,15 @@ func ServeStdio(ctx context.Context, b Backend, opts Options) error {
 // handler made per request loses them.
 func HTTPHandler(b Backend, opts Options) http.Handler {
 	s := NewServer(b, opts)
+	if opts.Stop != nil {
+		// Sessions hold a stream open to their client; a stopping server
+		// closes them, so its shutdown does not wait on idle streams.
+		context.AfterFunc(opts.Stop, func() {
+			for ss := range s.Sessions() {
+				_ = ss.Close()
+			}
+		})
+	}
 	var h http.Handler = mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return s },
 		&mcpsdk.StreamableHTTPOptions{Logger: opts.withDefaults().Logger})
 	if opts.Caller != nil {

@@ -25,6 +25,12 @@ type handler struct {
 }
 
 func (h *handler) call(ctx context.Context, req *mcpsdk.CallToolRequest, x asker) (*mcpsdk.CallToolResult, Result, error) {
+	if h.opts.Stop != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(h.opts.Stop, cancel)()
+	}
 	var raw json.RawMessage
 	if req != nil {
 		ctx = context.WithValue(ctx, extraKey{}, req.Extra)

@@ -118,3 +118,42 @@ func TestEventsFollow(t *testing.T) {
 		t.Fatalf("events --follow exited %d", c)
 	}
 }
+
+// TestCloseEndsMCPCalls: stopping the program ends a tool call that is
+// waiting for a human, promptly and with the question still parked, rather
+// than leaving it running against a closed store.
+func TestCloseEndsMCPCalls(t *testing.T) {
+	m := start(t, Settings{})
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	cs, err := mcpSession(ctx, m.URL, agentA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcpsdk.CallToolParams{Name: "request_clarification", Arguments: map[string]any{
+			"question": "Still there?", "reversibility": "reversible",
+		}})
+		done <- err
+	}()
+	ops := client.New(m.URL, opTok)
+	for parked := false; !parked; {
+		page, err := ops.List(ctx, "", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parked = len(page.Questions) == 1
+	}
+	// A call still running would hold the graceful shutdown past its
+	// grace period, and Close would report that.
+	if err := m.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the MCP call outlived the program")
+	}
+}

@@ -38,6 +38,7 @@ type Main struct {
 
 	store    core.Store
 	api      *httpapi.Server
+	stopMCP  context.CancelFunc
 	chats    []chatAdapter
 	consumer string
 	server   *http.Server
@@ -138,9 +139,12 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	m.api = api
 	mux := http.NewServeMux()
 	mux.Handle("/", api)
+	stopMCP, cancelMCP := context.WithCancel(context.Background())
+	m.stopMCP = cancelMCP
 	mux.Handle("/mcp", agentsOnly(api, mcp.HTTPHandler(mcp.ServiceBackend{Svc: svc}, mcp.Options{
 		Version: versionString(),
 		Caller:  func(r *http.Request) string { return agentName(r.Context()) },
+		Stop:    stopMCP,
 	})))
 
 	host, _ := os.Hostname()
@@ -232,12 +236,21 @@ func agentName(ctx context.Context) string {
 // Close stops serving (finishing requests for up to five seconds), stops
 // the background loops and closes the store, in reverse order of start.
 func (m *Main) Close() error {
+	// Parked long polls and MCP calls return now, the question still
+	// open, instead of holding up the shutdown; agents wait again later.
 	if m.api != nil {
-		m.api.Drain() // parked long polls return "open" now instead of holding up the shutdown
+		m.api.Drain()
+	}
+	if m.stopMCP != nil {
+		m.stopMCP()
 	}
 	if m.server != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		m.closeErr = errors.Join(m.closeErr, m.server.Shutdown(ctx))
+		if err := m.server.Shutdown(ctx); err != nil {
+			// Still busy after the grace period: cut the connections, so
+			// no handler outlives the store closed below.
+			m.closeErr = errors.Join(m.closeErr, err, m.server.Close())
+		}
 		cancel()
 		m.server = nil
 	}

@@ -27,13 +27,17 @@ func (s *Service) Tick(ctx context.Context) (TickReport, error) {
 	if err != nil {
 		return rep, Internal("tick", err)
 	}
+	// One question that cannot be read or moved must not hold up every
+	// other timeout: its error is reported and the pass goes on.
+	var errs []error
 	for _, id := range ids {
 		q, err := s.store.Get(ctx, id)
 		if ErrorCode(err) == CodeNotFound {
 			continue // purged meanwhile
 		}
 		if err != nil {
-			return rep, Internal("tick", err)
+			errs = append(errs, Internal("tick "+id, err))
+			continue
 		}
 		if !q.Open() || q.Deadline.After(now) {
 			continue
@@ -63,11 +67,11 @@ func (s *Service) Tick(ctx context.Context) (TickReport, error) {
 		}
 		// Losing a race to an answer or to another replica's tick is the
 		// normal case of running the ticker everywhere.
-		if err != nil && !errors.Is(err, ErrClosed) && ErrorCode(err) != CodeConflict {
-			return rep, err
+		if err != nil && !errors.Is(err, ErrClosed) && ErrorCode(err) != CodeConflict && ErrorCode(err) != CodeNotFound {
+			errs = append(errs, err)
 		}
 	}
-	return rep, nil
+	return rep, errors.Join(errs...)
 }
 
 // renotify extends a timed-out question's deadline by its timeout, counts
@@ -109,6 +113,15 @@ func (s *Service) Boot(ctx context.Context) (BootReport, error) {
 		return BootReport{}, Internal(op, err)
 	}
 	rep := BootReport{LastBeat: prev}
+	// If the re-notifying below fails part way, put the old beat back, so
+	// the next boot sees the downtime and finishes the job (repeats carry
+	// the same delivery keys, so they are recognisable).
+	restore := func(err error) (BootReport, error) {
+		if _, berr := s.store.Beat(context.WithoutCancel(ctx), prev); berr != nil {
+			err = errors.Join(err, Internal(op, berr))
+		}
+		return rep, err
+	}
 	if prev.IsZero() || now.Sub(prev) <= s.cfg.DowntimeThreshold {
 		return rep, nil
 	}
@@ -118,7 +131,7 @@ func (s *Service) Boot(ctx context.Context) (BootReport, error) {
 	for {
 		qs, next, err := s.store.ListOpen(ctx, cursor, 100)
 		if err != nil {
-			return rep, Internal(op, err)
+			return restore(Internal(op, err))
 		}
 		for _, q := range qs {
 			route := s.cfg.Routes[q.Route]
@@ -126,7 +139,7 @@ func (s *Service) Boot(ctx context.Context) (BootReport, error) {
 				QuestionID: q.ID,
 				Event: Event{QuestionID: q.ID, RunID: q.RunID, At: now, Kind: EventReminded,
 					Actor: s.digest(System), Surface: SurfaceSystem, Reason: reason},
-				Deliveries: roomDeliveries(q, route, DeliverRemind, "away"+now.Format("20060102T150405.000"), now),
+				Deliveries: roomDeliveries(q, route, DeliverRemind, "away"+prev.Format("20060102T150405.000"), now),
 				Now:        now,
 			})
 			switch {
@@ -134,7 +147,7 @@ func (s *Service) Boot(ctx context.Context) (BootReport, error) {
 				rep.Reminded++
 			case errors.Is(err, ErrClosed):
 			default:
-				return rep, Internal(op, err)
+				return restore(Internal(op, err))
 			}
 		}
 		if next == "" {
@@ -147,7 +160,7 @@ func (s *Service) Boot(ctx context.Context) (BootReport, error) {
 		route := s.cfg.Routes[name]
 		for _, room := range route.Rooms {
 			digests = append(digests, Delivery{
-				Key:     fmt.Sprintf("digest:%s:%s:%s:%s", name, room.Surface, room.ID, now.Format(time.RFC3339Nano)),
+				Key:     fmt.Sprintf("digest:%s:%s:%s:%s", name, room.Surface, room.ID, prev.Format(time.RFC3339Nano)),
 				Kind:    DeliverDigest,
 				Surface: room.Surface, Room: room.ID, Route: name, Since: prev, CreatedAt: now,
 			})
@@ -155,7 +168,7 @@ func (s *Service) Boot(ctx context.Context) (BootReport, error) {
 	}
 	if len(digests) > 0 {
 		if err := s.store.Enqueue(ctx, digests); err != nil {
-			return rep, Internal(op, err)
+			return restore(Internal(op, err))
 		}
 	}
 	rep.Digests = len(digests)

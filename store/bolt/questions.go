@@ -502,7 +502,11 @@ func (s *Store) Purge(ctx context.Context, cutoff time.Time, limit int) (int, er
 		if err != nil {
 			return err
 		}
-		if n == 0 && len(loose) == 0 && onceDropped == 0 {
+		runsDropped, err := purgeRuns(tx, cutoff)
+		if err != nil {
+			return err
+		}
+		if n == 0 && len(loose) == 0 && onceDropped == 0 && runsDropped == 0 {
 			return errNoChange
 		}
 		return nil
@@ -548,4 +552,27 @@ func dropQuestion(tx *bbolt.Tx, id string) error {
 		return err
 	}
 	return tx.Bucket(bucketQuestions).Delete([]byte(id))
+}
+
+// purgeRuns drops the markers of runs that ended before cutoff (law 9):
+// after the retention period an ask into such a run is no longer refused.
+func purgeRuns(tx *bbolt.Tx, cutoff time.Time) (int, error) {
+	b := tx.Bucket(bucketRuns)
+	var old [][]byte
+	err := b.ForEach(func(k, v []byte) error {
+		var r runRecord
+		if json.Unmarshal(v, &r) == nil && r.EndedAt.Before(cutoff) {
+			old = append(old, bytes.Clone(k))
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	for _, k := range old {
+		if err := b.Delete(k); err != nil {
+			return 0, err
+		}
+	}
+	return len(old), nil
 }

@@ -442,8 +442,41 @@ func (s *Store) Purge(ctx context.Context, cutoff time.Time, limit int) (int, er
 				break
 			}
 		}
+		if err := s.purgeRuns(ctx, shard, cutoff); err != nil {
+			return total, core.Internal(op, err)
+		}
 	}
 	return total, nil
+}
+
+// purgeRuns drops the markers of runs that ended before cutoff (law 9):
+// after the retention period an ask into such a run is no longer refused.
+// A marker never changes once set (the first end wins), so what the scan
+// read is what is dropped.
+func (s *Store) purgeRuns(ctx context.Context, shard int, cutoff time.Time) error {
+	key := s.k.runs(shard)
+	end := cutoff.UnixMilli()
+	var cursor uint64
+	for {
+		kvs, next, err := s.client.HScan(ctx, key, cursor, "", 500).Result()
+		if err != nil {
+			return err
+		}
+		var old []string
+		for i := 0; i+1 < len(kvs); i += 2 {
+			if ms, err := strconv.ParseInt(kvs[i+1], 10, 64); err == nil && ms < end {
+				old = append(old, kvs[i])
+			}
+		}
+		if len(old) > 0 {
+			if err := s.client.HDel(ctx, key, old...).Err(); err != nil {
+				return err
+			}
+		}
+		if cursor = next; cursor == 0 {
+			return nil
+		}
+	}
 }
 
 // appendDeliveries adds deliveries to a script's ARGV as surface, JSON

@@ -267,6 +267,22 @@ func testRetention(t *testing.T, h Harness) {
 	if n, err := e.svc.Purge(t.Context()); err != nil || n != 0 {
 		t.Fatalf("second purge: %d, %v", n, err)
 	}
+
+	// Ended runs are bounded too: within the retention period an ask into
+	// an ended run is refused; past it the marker is gone.
+	if _, err := e.svc.EndRun(t.Context(), "run-old", "agent-a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.Ask(t.Context(), clarification("run-old")); core.ErrorCode(err) != core.CodeConflict {
+		t.Fatalf("ask into a freshly ended run: %v", err)
+	}
+	e.clock.Advance(31 * 24 * time.Hour)
+	if _, err := e.svc.Purge(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.Ask(t.Context(), clarification("run-old")); err != nil {
+		t.Fatalf("the ended-run marker outlived retention: %v", err)
+	}
 }
 
 func testBoot(t *testing.T, h Harness) {

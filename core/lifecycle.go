@@ -205,8 +205,8 @@ type Loops struct {
 	Purge     time.Duration
 }
 
-// Run boots, then runs the ticker, the heartbeat and retention until ctx
-// ends. Errors of one pass are reported to onErr and the loop goes on: a
+// Run runs the ticker, the heartbeat and retention until ctx ends (call
+// Boot first, once). Errors of one pass are reported to onErr and the loop goes on: a
 // store that is briefly away must not stop the bridge.
 func (s *Service) Run(ctx context.Context, l Loops, onErr func(error)) error {
 	if l.Tick <= 0 {

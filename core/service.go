@@ -639,8 +639,11 @@ func (s *Service) ListOpen(ctx context.Context, cursor string, limit int) ([]*Qu
 
 // Events returns events after seq since.
 func (s *Service) Events(ctx context.Context, since int64, limit int) ([]Event, error) {
-	if limit <= 0 || limit > 1000 {
+	switch {
+	case limit <= 0:
 		limit = 100
+	case limit > 1000:
+		limit = 1000
 	}
 	ev, err := s.store.Events(ctx, since, limit)
 	return ev, Internal("events", err)
@@ -650,6 +653,9 @@ func (s *Service) Events(ctx context.Context, since int64, limit int) ([]Event, 
 // and returns the question as it stands: if it closed while the card was
 // on its way, the adapter edits the card at once.
 func (s *Service) RecordMessage(ctx context.Context, id string, ref MessageRef) (*Question, error) {
+	if ref.Delivery == "" || ref.ID == "" || !ref.Surface.IsChat() {
+		return nil, Errorf(CodeInvalid, "record message", "a card needs its surface, message id and delivery key")
+	}
 	ref.At = s.now()
 	payload, _ := json.Marshal(map[string]string{"surface": string(ref.Surface), "room": ref.Room, "message": ref.ID})
 	ev := Event{QuestionID: id, At: ref.At, Kind: EventNotified, Surface: ref.Surface, Payload: payload}

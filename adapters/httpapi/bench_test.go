@@ -1,7 +1,7 @@
 package httpapi_test
 
 // Benchmarks of the issue's figures. They run only with -bench (never in
-// plain `go test`); see NOTES_FOR_LEAD.md for the commands.
+// plain `go test`); see BENCHMARKS.md for the commands.
 
 import (
 	"bytes"

@@ -121,30 +121,24 @@ func (a *Adapter) onReply(ctx context.Context, r reply) string {
 		return ""
 	}
 	d := a.decider(ctx, q, r.user, "")
-	for attempt := 0; ; attempt++ {
-		ref := core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefText}
-		if q.Kind == core.KindForm {
-			ref.Item = firstUnanswered(q)
-		}
-		in, err := core.AnswerFor(q, ref, d, r.text)
-		if err == nil {
-			var out core.Outcome
-			if out, err = a.svc.Answer(ctx, in); err == nil {
-				return recordedReply(out.Question, ref)
-			}
-		}
-		switch {
-		case core.ErrorCode(err) == core.CodeForbidden:
-			return ""
-		case core.ErrorCode(err) == core.CodeConflict && q.Kind == core.KindForm && q.Open() && attempt < 2:
-			// Someone answered that item meanwhile: take the next one.
-			if q, err = a.svc.Get(ctx, id); err != nil {
-				return a.refusal(err)
-			}
-			continue
-		}
-		return a.refusal(err)
+	ref := core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefText}
+	if q.Kind == core.KindForm {
+		// A reply answers the item the replier saw as next. If someone
+		// answered it meanwhile, the reply is refused with a note rather
+		// than moved to another item it was not written for.
+		ref.Item = firstUnanswered(q)
 	}
+	in, err := core.AnswerFor(q, ref, d, r.text)
+	if err == nil {
+		var out core.Outcome
+		if out, err = a.svc.Answer(ctx, in); err == nil {
+			return recordedReply(out.Question, ref)
+		}
+	}
+	if core.ErrorCode(err) == core.CodeForbidden {
+		return "" // replies from people who may not answer are ignored (core recorded the refusal)
+	}
+	return a.refusal(err)
 }
 
 // refusal is the private note for an attempt that changed nothing; our

@@ -51,6 +51,9 @@ func (s *Store) Claim(ctx context.Context, surface core.Surface, consumer string
 	if max <= 0 {
 		return nil, core.Errorf(core.CodeInvalid, op, "max must be positive, not %d", max)
 	}
+	if !surface.IsChat() {
+		return nil, core.Errorf(core.CodeInvalid, op, "only chat surfaces have outboxes, not %q", surface)
+	}
 	var timeout <-chan time.Time
 	if block > 0 {
 		t := time.NewTimer(block)

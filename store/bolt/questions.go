@@ -18,8 +18,8 @@ import (
 // ended.
 func (s *Store) Create(ctx context.Context, q *core.Question, asked core.Event, out []core.Delivery) error {
 	const op = "create"
-	if q == nil || q.ID == "" {
-		return core.Errorf(core.CodeInvalid, op, "question has no id")
+	if q == nil || !core.ValidID(q.ID) {
+		return core.Errorf(core.CodeInvalid, op, "question has no valid id")
 	}
 	if err := checkDeliveries(op, out); err != nil {
 		return err

@@ -44,7 +44,9 @@ func (s *Store) Append(ctx context.Context, e core.Event) (core.Event, error) {
 
 // Events reads events with Seq > since (all of them for limit <= 0) from
 // every shard's stream and merges them by Seq. With one shard Seq is a plain counter and the read
-// is exact; with several, see NOTES_FOR_LEAD.md.
+// is exact; with several, a reader paging by Seq can miss an event that
+// lands in one shard below what it already read from another (the cursor
+// would need a position per shard).
 func (s *Store) Events(ctx context.Context, since int64, limit int) ([]core.Event, error) {
 	const op = "redis events"
 	cmds := make([]*goredis.XMessageSliceCmd, s.shards)

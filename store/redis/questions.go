@@ -67,7 +67,7 @@ func (s *Store) Get(ctx context.Context, id string) (*core.Question, error) {
 	// One short read, bounded by the client's own timeouts, is not
 	// abandoned when ctx ends: core.Service.Wait reports the question as
 	// it stands after its caller's context is done and reads it with that
-	// context (see NOTES_FOR_LEAD.md).
+	// context.
 	f, err := s.client.HGetAll(context.WithoutCancel(ctx), s.k.question(id)).Result()
 	if err != nil {
 		return nil, core.Internal(op, err)

@@ -213,6 +213,11 @@ func testOutboxHandover(t *testing.T, h Harness) {
 	if ds, err := e.store.Claim(ctx, core.SurfaceSlack, "heir", 10, 0, 0); err != nil || len(ds) != 0 {
 		t.Fatalf("after ack: %+v, %v", ds, err)
 	}
+	// Only chat surfaces have outboxes: asking for another is a mistake,
+	// said at once (not a wait that can never end well).
+	if _, err := e.store.Claim(ctx, core.SurfaceAPI, "heir", 10, 0, time.Hour); core.ErrorCode(err) != core.CodeInvalid {
+		t.Fatalf("claim on the api surface: %v, want invalid", err)
+	}
 	// A blocked claim is woken by a new delivery (or finds it at once if
 	// the delivery lands before the claim starts waiting).
 	e.claimAll(core.SurfaceTelegram, "drain") // the question's telegram post

@@ -20,10 +20,38 @@ type memKV struct {
 	until  map[string]time.Time
 	sets   int
 	denied map[string]int // lease refusals by owner
+	// changed is closed (and replaced) on every write, so tests wait for
+	// a state instead of polling for it.
+	changed chan struct{}
 }
 
 func newMemKV() *memKV {
-	return &memKV{vals: map[string]string{}, owners: map[string]string{}, until: map[string]time.Time{}, denied: map[string]int{}}
+	return &memKV{vals: map[string]string{}, owners: map[string]string{}, until: map[string]time.Time{}, denied: map[string]int{},
+		changed: make(chan struct{})}
+}
+
+// touch wakes waitFor; called with m.mu held.
+func (m *memKV) touch() {
+	close(m.changed)
+	m.changed = make(chan struct{})
+}
+
+// waitFor waits up to five seconds for cond, re-checking after each write.
+func (m *memKV) waitFor(cond func() bool) bool {
+	deadline := time.After(5 * time.Second)
+	for {
+		m.mu.Lock()
+		ch := m.changed
+		m.mu.Unlock()
+		if cond() {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			return cond()
+		}
+	}
 }
 
 func (m *memKV) Value(_ context.Context, k string) (string, error) {
@@ -37,6 +65,7 @@ func (m *memKV) SetValue(_ context.Context, k, v string) error {
 	defer m.mu.Unlock()
 	m.vals[k] = v
 	m.sets++
+	m.touch()
 	return nil
 }
 
@@ -45,9 +74,11 @@ func (m *memKV) Lease(_ context.Context, k, owner string, ttl time.Duration) (bo
 	defer m.mu.Unlock()
 	if o := m.owners[k]; o != "" && o != owner && time.Now().Before(m.until[k]) {
 		m.denied[owner]++
+		m.touch()
 		return false, nil
 	}
 	m.owners[k], m.until[k] = owner, time.Now().Add(ttl)
+	m.touch()
 	return true, nil
 }
 
@@ -64,18 +95,6 @@ func (m *memKV) refusals(owner string) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.denied[owner]
-}
-
-// eventually waits up to five seconds for cond.
-func eventually(cond func() bool) bool {
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return true
 }
 
 func (m *memKV) value(k string) string {
@@ -128,7 +147,7 @@ func TestPollingHandlesClicksAndKeepsTheOffset(t *testing.T) {
 	}
 	e.wait(q.ID, func(q *core.Question) bool { return !q.Open() })
 	// The offset is stored right after the update is handled.
-	if !eventually(func() bool { n, _ := strconv.Atoi(kv.value(e.a.offsetKey())); return n > 0 }) {
+	if !kv.waitFor(func() bool { n, _ := strconv.Atoi(kv.value(e.a.offsetKey())); return n > 0 }) {
 		t.Fatalf("offset not stored: %q", kv.value(e.a.offsetKey()))
 	}
 	if countCalls(e.fake, "deleteWebhook") != 1 {
@@ -207,7 +226,7 @@ func TestOnlyTheLeaseHolderPolls(t *testing.T) {
 	e2.startRun()
 	// While replica 1 holds the lease, replica 2 is refused it (several
 	// times) and never polls.
-	if !eventually(func() bool { return kv.refusals("replica-2") >= 3 }) {
+	if !kv.waitFor(func() bool { return kv.refusals("replica-2") >= 3 }) {
 		t.Fatal("replica 2 never asked for the lease")
 	}
 	if n := countCalls(e2.fake, "getUpdates"); n != 0 {

@@ -143,8 +143,15 @@ func (s *Service) deliverOne(ctx context.Context, c Courier, d Delivery) error {
 	case DeliverPost, DeliverEscalate:
 		for _, m := range q.Messages {
 			if m.Delivery == d.Key {
-				return nil // posted before a crash: a recognised repeat
+				return nil // posted and recorded before a crash: done
 			}
+		}
+		// Mark the attempt before posting: if a mark is already there, an
+		// earlier attempt got this far and may have posted a card it never
+		// recorded, and the new card's record says so.
+		first, err := s.store.Once(ctx, "posting:"+d.Key, 30*24*time.Hour)
+		if err != nil {
+			return err
 		}
 		ref, err := c.Post(ctx, q, d.Room, d.Kind)
 		if err != nil {
@@ -155,7 +162,7 @@ func (s *Service) deliverOne(ctx context.Context, c Courier, d Delivery) error {
 		rctx, cancel := settle(ctx)
 		defer cancel()
 		ref.Delivery = d.Key
-		_, err = s.RecordMessage(rctx, q.ID, ref)
+		_, err = s.recordMessage(rctx, q.ID, ref, !first)
 		return err
 	case DeliverUpdate:
 		if d.Message == nil {

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -126,6 +127,22 @@ func testDeliver(t *testing.T, h Harness) {
 	log = slack.waitFor(t, 3)
 	if log[2] != "post "+q2.ID+" C1" {
 		t.Fatalf("the replayed post was posted again: %v", log)
+	}
+	// The first card came from a second attempt (the first was rate
+	// limited), so its record says an earlier copy may exist; the second
+	// card's record does not.
+	e.waitUntil(q2.ID, func(q *core.Question) bool { return len(q.Messages) > 0 })
+	for id, want := range map[string]bool{q.ID: true, q2.ID: false} {
+		var notified []core.Event
+		for _, ev := range e.events(id) {
+			if ev.Kind == core.EventNotified {
+				notified = append(notified, ev)
+			}
+		}
+		var p struct{ Repeat bool }
+		if len(notified) != 1 || json.Unmarshal(notified[0].Payload, &p) != nil || p.Repeat != want {
+			t.Fatalf("%s: notified events %+v, want one with repeat %v", id, notified, want)
+		}
 	}
 }
 

@@ -1,5 +1,7 @@
 package redis
 
+import "time"
+
 // SetScriptHook lets the black-box tests see the keys of every script
 // call (to check that each stays in one cluster slot). It returns the
 // hook it replaces. Set it only while no store is in use.
@@ -13,3 +15,11 @@ func Slot(key string) int { return slot(key) }
 
 // Stopped is closed once the store's subscriber goroutine has returned.
 func Stopped(s *Store) <-chan struct{} { return s.stopped }
+
+// SetStaleConsumer sets how long an empty consumer may idle before a new
+// store removes it, and returns the old value.
+func SetStaleConsumer(d time.Duration) time.Duration {
+	prev := staleConsumer
+	staleConsumer = d
+	return prev
+}

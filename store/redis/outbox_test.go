@@ -160,3 +160,35 @@ func TestOutboxUndecodableEntry(t *testing.T) {
 		}
 	}
 }
+
+// TestStartPrunesEmptyConsumers: every process start names a new consumer;
+// a starting store removes the ones that hold nothing and have idled past
+// the limit, and keeps any that still hold deliveries.
+func TestStartPrunesEmptyConsumers(t *testing.T) {
+	ctx := t.Context()
+	opts := redisstore.Options{Prefix: randomPrefix()}
+	c := newClient(t)
+	s := newStoreOn(t, c, opts)
+	q := question(0, "run-1", t0)
+	mustCreate(t, s, q, post(q, core.SurfaceSlack, "C1"))
+	if ds, err := s.Claim(ctx, core.SurfaceSlack, "holder", 10, time.Hour, 0); err != nil || len(ds) != 1 {
+		t.Fatalf("claim: %v, %v", ds, err)
+	}
+	if ds, err := s.Claim(ctx, core.SurfaceSlack, "empty", 10, time.Hour, 0); err != nil || len(ds) != 0 {
+		t.Fatalf("claim: %v, %v", ds, err)
+	}
+	defer redisstore.SetStaleConsumer(redisstore.SetStaleConsumer(0))
+	newStoreOn(t, c, opts) // a replica starting
+	stream := "{" + opts.Prefix + ":s0}:out:slack"
+	cs, err := c.XInfoConsumers(ctx, stream, "askbridge").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, x := range cs {
+		names = append(names, x.Name)
+	}
+	if len(names) != 1 || names[0] != "holder" {
+		t.Fatalf("consumers after a start: %v, want only the one holding a delivery", names)
+	}
+}

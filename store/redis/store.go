@@ -145,12 +145,39 @@ func New(ctx context.Context, client goredis.UniversalClient, opts Options) (*St
 			if err := s.createGroup(ctx, box); err != nil {
 				return nil, core.Internal(op, err)
 			}
+			if err := s.pruneConsumers(ctx, box); err != nil {
+				return nil, core.Internal(op, err)
+			}
 		}
 	}
 	if err := s.subscribe(ctx); err != nil {
 		return nil, core.Internal(op, err)
 	}
 	return s, nil
+}
+
+// staleConsumer is how long a consumer that holds nothing may sit idle
+// before a starting replica removes it from the group. A variable so the
+// tests need not wait a day.
+var staleConsumer = 24 * time.Hour
+
+// pruneConsumers removes consumers that hold no pending deliveries and
+// have been idle a day: every process start names a new consumer, and the
+// group would otherwise grow for ever (law 9). A consumer with pending
+// entries is kept, so its work is reclaimed, never dropped.
+func (s *Store) pruneConsumers(ctx context.Context, stream string) error {
+	cs, err := s.client.XInfoConsumers(ctx, stream, s.group).Result()
+	if err != nil {
+		return fmt.Errorf("list consumers of %s: %w", stream, err)
+	}
+	for _, c := range cs {
+		if c.Pending == 0 && c.Idle >= staleConsumer {
+			if err := s.client.XGroupDelConsumer(ctx, stream, s.group, c.Name).Err(); err != nil {
+				return fmt.Errorf("remove consumer %s of %s: %w", c.Name, stream, err)
+			}
+		}
+	}
+	return nil
 }
 
 // createGroup makes the consumer group of an outbox stream (and the

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 )
@@ -100,7 +101,10 @@ func (s *Service) Deliver(ctx context.Context, c Courier, o DeliverOptions) erro
 			switch {
 			case err == nil:
 			case errors.As(err, &perm) || d.Attempts >= o.MaxAttempts:
-				report(d, err) // dropped: retrying cannot help, or has not
+				// Dropped: retrying cannot help, or has not. Recorded
+				// first, so whoever hears the report finds the record.
+				s.undelivered(ctx, d, err)
+				report(d, err)
 			case errors.As(err, &ra):
 				report(d, err)
 				if !sleep(ctx, ra.After) {
@@ -176,6 +180,23 @@ func (s *Service) deliverOne(ctx context.Context, c Courier, d Delivery) error {
 		return c.Remind(ctx, q, d.Room)
 	}
 	return &Permanent{Err: errors.New("unknown delivery kind " + string(d.Kind))}
+}
+
+// undelivered records a delivery given up on in the question's event log.
+// The reason is the platform's error, which carries no person's text.
+func (s *Service) undelivered(ctx context.Context, d Delivery, cause error) {
+	if d.QuestionID == "" {
+		return // a digest belongs to no question; the log line is its record
+	}
+	actx, cancel := settle(ctx)
+	defer cancel()
+	reason := cause.Error()
+	if len(reason) > 300 {
+		reason = reason[:300]
+	}
+	payload, _ := json.Marshal(map[string]any{"delivery": d.Key, "kind": d.Kind, "room": d.Room, "attempts": d.Attempts})
+	_, _ = s.store.Append(actx, Event{QuestionID: d.QuestionID, At: s.now(), Kind: EventUndelivered,
+		Surface: d.Surface, Reason: reason, Payload: payload})
 }
 
 // settle is a context for the bookkeeping that must follow work already

@@ -163,6 +163,10 @@ const (
 	EventExpired      EventKind = "expired"
 	EventCancelled    EventKind = "cancelled"
 	EventRefused      EventKind = "refused" // an attempt that changed nothing, and why
+	// EventUndelivered: a card, edit or reminder was given up on (the
+	// platform refused it for good, or every retry failed), so nobody is
+	// told it arrived when it did not (law 8).
+	EventUndelivered EventKind = "undelivered"
 )
 
 func (k EventKind) String() string { return string(k) }

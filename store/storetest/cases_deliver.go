@@ -14,6 +14,52 @@ import (
 
 func init() {
 	register("DeliverPostsOnceAndEditsEveryCard", testDeliver)
+	register("DeliveryGivenUpIsRecorded", testUndelivered)
+}
+
+// refusingCourier is a platform that refuses every post for good (the
+// channel is gone).
+type refusingCourier struct{ recordingCourier }
+
+func (c *refusingCourier) Post(context.Context, *core.Question, string, core.DeliveryKind) (core.MessageRef, error) {
+	return core.MessageRef{}, &core.Permanent{Err: errors.New("channel_not_found")}
+}
+
+// testUndelivered: a card the platform refuses for good is dropped, not
+// retried for ever, and the question's log says so (law 8).
+func testUndelivered(t *testing.T, h Harness) {
+	e := newEnv(t, h)
+	c := &refusingCourier{recordingCourier{surface: core.SurfaceSlack, changed: make(chan struct{}, 1)}}
+	dropped := make(chan core.Delivery, 4)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		e.svc.Deliver(ctx, c, core.DeliverOptions{Consumer: "c1", Block: 20 * time.Millisecond,
+			OnError: func(d core.Delivery, err error) { dropped <- d }})
+	}()
+	defer func() { cancel(); <-done }()
+	q := e.ask(decision("ops"))
+	select {
+	case d := <-dropped:
+		if d.QuestionID != q.ID || d.Kind != core.DeliverPost {
+			t.Fatalf("dropped %+v", d)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the refused post was never reported")
+	}
+	var got []core.Event
+	for _, ev := range e.events(q.ID) {
+		if ev.Kind == core.EventUndelivered {
+			got = append(got, ev)
+		}
+	}
+	if len(got) != 1 || got[0].Surface != core.SurfaceSlack || got[0].Reason == "" {
+		t.Fatalf("undelivered events %+v", got)
+	}
+	if ds := e.claimAll(core.SurfaceSlack, "c2"); len(ds) != 0 {
+		t.Fatalf("the dropped delivery is still in the outbox: %+v", ds)
+	}
 }
 
 // recordingCourier is a chat platform reduced to a log of what it was

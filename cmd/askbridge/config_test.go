@@ -2,9 +2,12 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/askbridge/askbridge/core"
 )
 
 func TestParseFileNamesTheBadKey(t *testing.T) {
@@ -77,5 +80,31 @@ func TestSecretsNeverPrint(t *testing.T) {
 		if strings.Contains(out, "hunter2") {
 			t.Fatalf("a secret printed: %q", out)
 		}
+	}
+}
+
+// TestREADMEConfigLoads keeps the README's example configuration honest:
+// it must load as written.
+func TestREADMEConfigLoads(t *testing.T) {
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(raw), "```yaml\n")
+	example, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("the README has no yaml example")
+	}
+	env := func(k string) string { return strings.ToLower(k) + "-0123456789abcdef" }
+	f, err := parseFile([]byte(example), env)
+	if err != nil {
+		t.Fatalf("the README's configuration does not load: %v", err)
+	}
+	if len(f.Routes) != 3 || len(f.Tokens) != 3 || len(f.Directives) != 1 {
+		t.Fatalf("parsed %d routes, %d tokens, %d directives", len(f.Routes), len(f.Tokens), len(f.Directives))
+	}
+	cfg := Settings{File: f}.coreConfig([]byte("k"))
+	if _, err := core.New(nil, cfg, nil); err != nil {
+		t.Fatalf("core refuses the README's routes: %v", err)
 	}
 }

@@ -2,13 +2,18 @@ package main
 
 import (
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/askbridge/askbridge/adapters/adaptertest"
+	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/adapters/telegram"
 	"github.com/askbridge/askbridge/adapters/telegram/telegramfake"
 	"github.com/askbridge/askbridge/core"
@@ -320,5 +325,53 @@ func TestTelegramPollingMode(t *testing.T) {
 	}
 	if n := len(slices.DeleteFunc(fake.Calls(), func(c telegramfake.Call) bool { return c.Method != "answerCallbackQuery" })); n != answers {
 		t.Fatalf("the click was replayed after the restart: %d answers, was %d", n, answers)
+	}
+}
+
+// TestTelegramLateStart: Telegram unreachable at start does not keep the
+// bridge down; the API works at once, and the card follows once Telegram
+// answers.
+func TestTelegramLateStart(t *testing.T) {
+	fake := telegramfake.Start(t, tgToken)
+	target, err := url.Parse(strings.SplitN(fake.Endpoint(), "/bot", 2)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var up atomic.Bool
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	gate := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !up.Load() {
+			// Down: the connection drops without an answer.
+			if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+				conn.Close()
+			}
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	defer gate.Close()
+
+	env := map[string]string{"TELEGRAM_BOT_TOKEN": tgToken, "TELEGRAM_API_URL": gate.URL + "/bot%s/%s"}
+	m := startClock(t, Settings{DataDir: t.TempDir(), Getenv: func(k string) string { return env[k] }, File: File{
+		Routes: map[string]RouteFile{"ops": {
+			Rooms:    []core.Room{{Surface: core.SurfaceTelegram, ID: strconv.FormatInt(tgRoom, 10)}},
+			Deciders: map[string][]string{"api": {"ops"}},
+		}},
+	}}, nil)
+	q, err := client.New(m.URL, agentA).Ask(t.Context(), client.AskRequest{Kind: core.KindClarification, Question: "Late?",
+		Reversibility: core.Reversible, RunID: "run-late", Route: "ops"})
+	if err != nil {
+		t.Fatalf("the API is not serving while Telegram is down: %v", err)
+	}
+	up.Store(true)
+	if !fake.Wait(30*time.Second, func() bool {
+		for _, msg := range fake.Messages(tgRoom) {
+			if strings.Contains(msg.Text, q.ID) {
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatal("the card never reached Telegram once it answered")
 	}
 }

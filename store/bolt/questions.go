@@ -85,17 +85,7 @@ func (s *Store) Get(_ context.Context, id string) (*core.Question, error) {
 // so, and enqueues an edit of every card, all in one transaction.
 func (s *Store) Resolve(ctx context.Context, t core.Transition) (*core.Question, error) {
 	const op = "resolve"
-	var (
-		out *core.Question
-		eff effects
-	)
-	err := s.update(ctx, op, func(tx *bbolt.Tx) error {
-		eff = effects{}
-		q, err := getQuestion(tx, t.QuestionID)
-		if err != nil {
-			return err
-		}
-		out = q
+	return s.mutate(ctx, op, t.QuestionID, func(tx *bbolt.Tx, q *core.Question, eff *effects) error {
 		if !q.Open() {
 			return &core.ClosedError{Question: q}
 		}
@@ -155,25 +145,17 @@ func (s *Store) Resolve(ctx context.Context, t core.Transition) (*core.Question,
 		} else {
 			ev = eventFor(t.ItemEvent, q, core.EventItemAnswered, t.Now)
 		}
-		if ev, err = appendEvent(tx, ev); err != nil {
+		ev, err := appendEvent(tx, ev)
+		if err != nil {
 			return err
 		}
 		for i := range q.Messages {
-			if err := enqueueUpdate(tx, q, ev.Seq, i, t.Now, &eff); err != nil {
+			if err := enqueueUpdate(tx, q, ev.Seq, i, t.Now, eff); err != nil {
 				return err
 			}
 		}
-		if out, err = putQuestion(tx, q); err != nil {
-			return err
-		}
-		eff.changed(q.ID)
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	s.announce(&eff)
-	return out, nil
 }
 
 // allAnswered reports whether every item of q is answered, counting the
@@ -211,17 +193,7 @@ func (s *Store) Renotify(ctx context.Context, r core.Renotice) (*core.Question, 
 	if err := checkDeliveries(op, r.Deliveries); err != nil {
 		return nil, err
 	}
-	var (
-		out *core.Question
-		eff effects
-	)
-	err := s.update(ctx, op, func(tx *bbolt.Tx) error {
-		eff = effects{}
-		q, err := getQuestion(tx, r.QuestionID)
-		if err != nil {
-			return err
-		}
-		out = q
+	return s.mutate(ctx, op, r.QuestionID, func(tx *bbolt.Tx, q *core.Question, eff *effects) error {
 		if !q.Open() {
 			return &core.ClosedError{Question: q}
 		}
@@ -251,21 +223,12 @@ func (s *Store) Renotify(ctx context.Context, r core.Renotice) (*core.Question, 
 			if d.CreatedAt.IsZero() {
 				d.CreatedAt = r.Now
 			}
-			if err := enqueue(tx, d, &eff); err != nil {
+			if err := enqueue(tx, d, eff); err != nil {
 				return err
 			}
 		}
-		if out, err = putQuestion(tx, q); err != nil {
-			return err
-		}
-		eff.changed(q.ID)
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	s.announce(&eff)
-	return out, nil
 }
 
 // RecordMessage stores a posted card and appends notified, once per
@@ -274,17 +237,7 @@ func (s *Store) Renotify(ctx context.Context, r core.Renotice) (*core.Question, 
 // delivery at once, so every card ends up showing the outcome.
 func (s *Store) RecordMessage(ctx context.Context, id string, ref core.MessageRef, notified core.Event) (*core.Question, error) {
 	const op = "record message"
-	var (
-		out *core.Question
-		eff effects
-	)
-	err := s.update(ctx, op, func(tx *bbolt.Tx) error {
-		eff = effects{}
-		q, err := getQuestion(tx, id)
-		if err != nil {
-			return err
-		}
-		out = q
+	return s.mutate(ctx, op, id, func(tx *bbolt.Tx, q *core.Question, eff *effects) error {
 		if ref.Delivery != "" {
 			for _, m := range q.Messages {
 				if m.Delivery == ref.Delivery {
@@ -304,21 +257,12 @@ func (s *Store) RecordMessage(ctx context.Context, id string, ref core.MessageRe
 		// The card may have been drawn from the question before it
 		// changed (closed, or form items answered): edit it at once.
 		if !q.Open() || len(q.Answers) > 0 {
-			if err := enqueueUpdate(tx, q, ev.Seq, len(q.Messages)-1, ev.At, &eff); err != nil {
+			if err := enqueueUpdate(tx, q, ev.Seq, len(q.Messages)-1, ev.At, eff); err != nil {
 				return err
 			}
 		}
-		if out, err = putQuestion(tx, q); err != nil {
-			return err
-		}
-		eff.changed(q.ID)
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	s.announce(&eff)
-	return out, nil
 }
 
 // EndRun marks a run (its core.RunKey) ended, the first time winning,

@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -32,6 +33,40 @@ func (s *Store) announce(e *effects) {
 		s.watches.wake(id)
 	}
 	s.ready.fire(e.surfaces)
+}
+
+// mutate is the shape of every transition of one question: in one write
+// transaction it reads the question, lets change edit it (and write what
+// else it must: indexes, events, outbox entries, noting them in eff), and
+// stores it; the wake-ups follow the commit (law 3). change may return
+// errNoChange or a coded error to leave everything as it was; the
+// question as read is then returned with the error.
+func (s *Store) mutate(ctx context.Context, op, id string, change func(tx *bbolt.Tx, q *core.Question, eff *effects) error) (*core.Question, error) {
+	var (
+		out *core.Question
+		eff effects
+	)
+	err := s.update(ctx, op, func(tx *bbolt.Tx) error {
+		eff = effects{}
+		q, err := getQuestion(tx, id)
+		if err != nil {
+			return err
+		}
+		out = q
+		if err := change(tx, q, &eff); err != nil {
+			return err
+		}
+		if out, err = putQuestion(tx, q); err != nil {
+			return err
+		}
+		eff.changed(q.ID)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.announce(&eff)
+	return out, nil
 }
 
 // getQuestion reads a question inside tx; ErrNotFound if absent.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/telegram/telegramfake"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/changes"
 )
 
 // memKV is an in-memory core.Values for the poller's unit tests only; the program
@@ -20,39 +21,20 @@ type memKV struct {
 	until  map[string]time.Time
 	sets   int
 	denied map[string]int // lease refusals by owner
-	// changed is closed (and replaced) on every write, so tests wait for
-	// a state instead of polling for it.
-	changed chan struct{}
+	// changes is notified on every write, so tests wait for a state
+	// instead of polling for it.
+	changes changes.Signal
 }
 
 func newMemKV() *memKV {
-	return &memKV{vals: map[string]string{}, owners: map[string]string{}, until: map[string]time.Time{}, denied: map[string]int{},
-		changed: make(chan struct{})}
+	return &memKV{vals: map[string]string{}, owners: map[string]string{}, until: map[string]time.Time{}, denied: map[string]int{}}
 }
 
-// touch wakes waitFor; called with m.mu held.
-func (m *memKV) touch() {
-	close(m.changed)
-	m.changed = make(chan struct{})
-}
+// touch wakes waitFor.
+func (m *memKV) touch() { m.changes.Notify() }
 
 // waitFor waits up to five seconds for cond, re-checking after each write.
-func (m *memKV) waitFor(cond func() bool) bool {
-	deadline := time.After(5 * time.Second)
-	for {
-		m.mu.Lock()
-		ch := m.changed
-		m.mu.Unlock()
-		if cond() {
-			return true
-		}
-		select {
-		case <-ch:
-		case <-deadline:
-			return cond()
-		}
-	}
-}
+func (m *memKV) waitFor(cond func() bool) bool { return m.changes.Wait(5*time.Second, 0, cond) }
 
 func (m *memKV) Value(_ context.Context, k string) (string, error) {
 	m.mu.Lock()

@@ -24,6 +24,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/askbridge/askbridge/internal/changes"
 	"github.com/gorilla/websocket"
 )
 
@@ -202,7 +203,7 @@ type Server struct {
 	onMessage map[string]string // interaction id -> message id, for UPDATE_MESSAGE
 	tokens    map[string]string // interaction id -> token
 	faults    []fault
-	changed   chan struct{}
+	changes   changes.Signal // notified on every change
 	conns     []*gwConn
 	identify  []json.RawMessage
 	seq       int64
@@ -218,7 +219,6 @@ func New() *Server {
 		Token: "fake-bot-token-" + randHex(8), AppID: "290926444748734465", GuildID: "290926798626357999",
 		pub: pub, priv: priv, next: 1_100_000_000_000_000_000,
 		byID: map[string]*Message{}, onMessage: map[string]string{}, tokens: map[string]string{},
-		changed: make(chan struct{}),
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/gw", s.serveGateway)
@@ -250,40 +250,18 @@ func (s *Server) PublicKey() string { return hex.EncodeToString(s.pub) }
 
 // Changed returns a channel that is closed at the next change (a message
 // posted or edited, a response received, a gateway identify).
-func (s *Server) Changed() <-chan struct{} {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.changed
-}
+func (s *Server) Changed() <-chan struct{} { return s.changes.C() }
 
 // WaitFor waits until cond holds, up to timeout; cond runs with no lock
-// held and may call any method.
+// held and may call any method. cond may also depend on state outside the
+// fake (what the bot recorded after a post), so it is re-checked on a short
+// tick too.
 func (s *Server) WaitFor(timeout time.Duration, cond func() bool) bool {
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	// cond may also depend on state outside the fake (what the bot
-	// recorded after a post), so it is re-checked on a short tick too.
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		ch := s.Changed()
-		if cond() {
-			return true
-		}
-		select {
-		case <-ch:
-		case <-tick.C:
-		case <-deadline.C:
-			return cond()
-		}
-	}
+	return s.changes.Wait(timeout, 10*time.Millisecond, cond)
 }
 
 // notify wakes waiters; the caller holds s.mu.
-func (s *Server) notify() {
-	close(s.changed)
-	s.changed = make(chan struct{})
-}
+func (s *Server) notify() { s.changes.Notify() }
 
 // Messages returns copies of the messages in a channel, oldest first.
 func (s *Server) Messages(channel string) []Message {

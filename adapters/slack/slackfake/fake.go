@@ -24,6 +24,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/askbridge/askbridge/internal/changes"
 	"github.com/gorilla/websocket"
 	"github.com/slack-go/slack/slacktest"
 )
@@ -83,7 +84,7 @@ type Fake struct {
 	srv *slacktest.Server
 
 	mu         sync.Mutex
-	changed    chan struct{} // closed and replaced on every change
+	changes    changes.Signal // notified on every change
 	base, seq  int64
 	messages   []*Message
 	ephemerals []Ephemeral
@@ -102,7 +103,6 @@ type Fake struct {
 // New starts a fake Slack on 127.0.0.1. Close stops it.
 func New() *Fake {
 	f := &Fake{
-		changed:   make(chan struct{}),
 		base:      time.Now().Unix(),
 		calls:     map[string]int{},
 		users:     map[string]User{},
@@ -220,31 +220,11 @@ func (f *Fake) Ephemerals() []Ephemeral {
 // fake (and every 20ms, for conditions that also read other state), and
 // reports whether it did within timeout.
 func (f *Fake) WaitFor(timeout time.Duration, cond func() bool) bool {
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		f.mu.Lock()
-		ch := f.changed
-		f.mu.Unlock()
-		if cond() {
-			return true
-		}
-		select {
-		case <-ch:
-		case <-tick.C:
-		case <-deadline.C:
-			return cond()
-		}
-	}
+	return f.changes.Wait(timeout, 20*time.Millisecond, cond)
 }
 
 // notify wakes WaitFor; called with f.mu held.
-func (f *Fake) notify() {
-	close(f.changed)
-	f.changed = make(chan struct{})
-}
+func (f *Fake) notify() { f.changes.Notify() }
 
 // nextTS mints a ts unique within the fake ("<seconds>.<6 digits>"), so
 // two posts in one second never share one. Called with f.mu held.

@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/internal/changes"
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 )
 
@@ -85,7 +86,7 @@ type Server struct {
 	srv   *httptest.Server
 
 	mu        sync.Mutex
-	changed   chan struct{}
+	changes   changes.Signal // notified on every change
 	calls     []Call
 	msgs      map[int64][]*Message
 	nextMsg   int
@@ -116,7 +117,6 @@ type query struct {
 func Start(t testing.TB, token string) *Server {
 	s := &Server{
 		Token:    token,
-		changed:  make(chan struct{}),
 		msgs:     map[int64][]*Message{},
 		nextMsg:  4071,
 		failures: map[string][]Failure{},
@@ -189,31 +189,11 @@ func (s *Server) Message(chat int64, id int) (Message, bool) {
 // cond held. cond is checked after every change to the fake, and every
 // 20ms for conditions that also read other state.
 func (s *Server) Wait(timeout time.Duration, cond func() bool) bool {
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		s.mu.Lock()
-		ch := s.changed
-		s.mu.Unlock()
-		if cond() {
-			return true
-		}
-		select {
-		case <-ch:
-		case <-tick.C:
-		case <-deadline.C:
-			return cond()
-		}
-	}
+	return s.changes.Wait(timeout, 20*time.Millisecond, cond)
 }
 
 // notify wakes Wait; call with mu held.
-func (s *Server) notify() {
-	close(s.changed)
-	s.changed = make(chan struct{})
-}
+func (s *Server) notify() { s.changes.Notify() }
 
 func (s *Server) find(chat int64, id int) *Message {
 	for _, m := range s.msgs[chat] {
@@ -704,7 +684,7 @@ func (s *Server) getUpdates(w http.ResponseWriter, r *http.Request, f url.Values
 			s.queue, s.queueIDs = s.queue[1:], s.queueIDs[1:]
 		}
 		batch := slices.Clone(s.queue)
-		ch := s.changed
+		ch := s.changes.C()
 		s.mu.Unlock()
 		if len(batch) > 0 {
 			if len(batch) > 100 {

@@ -64,11 +64,7 @@ func (s *Store) Get(ctx context.Context, id string) (*core.Question, error) {
 	if _, ok := s.shardOf(id); !ok {
 		return nil, core.ErrNotFound
 	}
-	// One short read, bounded by the client's own timeouts, is not
-	// abandoned when ctx ends: core.Service.Wait reports the question as
-	// it stands after its caller's context is done and reads it with that
-	// context.
-	f, err := s.client.HGetAll(context.WithoutCancel(ctx), s.k.question(id)).Result()
+	f, err := s.client.HGetAll(ctx, s.k.question(id)).Result()
 	if err != nil {
 		return nil, core.Internal(op, err)
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 )
 
 // The helpers below are the platform-neutral wording of a card, so Slack,
@@ -133,18 +132,4 @@ func RefusalNote(err error) string {
 		return "askbridge could not record that just now; please try again."
 	}
 	return ErrorMessage(err)
-}
-
-// Age is how long ago t was, rounded for a card ("3m", "2h").
-func Age(now, t time.Time) string {
-	d := now.Sub(t)
-	switch {
-	case d < time.Minute:
-		return "just now"
-	case d < time.Hour:
-		return fmt.Sprintf("%dm ago", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh ago", int(d.Hours()))
-	}
-	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
 }

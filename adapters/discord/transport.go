@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/bwmarrin/discordgo"
+
+	"github.com/askbridge/askbridge/adapters/internal/apierror"
+	"github.com/askbridge/askbridge/core"
 )
 
 // InteractionsPath is where Discord posts interactions when the app's
@@ -39,18 +42,18 @@ func (a *Adapter) Mount(mux *http.ServeMux) {
 func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 	if !discordgo.VerifyInteraction(r, a.opts.PublicKey) || !a.fresh(r.Header.Get("X-Signature-Timestamp")) {
-		http.Error(w, "invalid request signature", http.StatusUnauthorized)
+		apierror.Write(w, http.StatusUnauthorized, core.CodeForbidden, "invalid request signature")
 		return
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		http.Error(w, "unreadable body", http.StatusBadRequest)
+		apierror.Write(w, http.StatusBadRequest, core.CodeInvalid, "unreadable body")
 		return
 	}
 	var i discordgo.Interaction
 	if err := json.Unmarshal(body, &i); err != nil {
 		a.log.Debug().Err(err).Msg("discord: an interaction did not decode")
-		http.Error(w, "malformed interaction", http.StatusBadRequest)
+		apierror.Write(w, http.StatusBadRequest, core.CodeInvalid, "malformed interaction")
 		return
 	}
 	var resp *discordgo.InteractionResponse

@@ -36,7 +36,7 @@ var (
 // starts watching a question, so a test can answer once the waiter is
 // parked rather than guessing with a sleep.
 type watchedStore struct {
-	*bolt.Store
+	core.Store
 	watching chan string
 }
 
@@ -86,6 +86,12 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
+	return newEnvOn(t, st)
+}
+
+// newEnvOn runs the API over st, for the tests that hold on every store.
+func newEnvOn(t *testing.T, st core.Store) *env {
+	t.Helper()
 	ws := &watchedStore{Store: st, watching: make(chan string, 64)}
 	svc, err := core.New(ws, core.Config{
 		Routes: map[string]core.Route{

@@ -2,14 +2,17 @@ package httpapi
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 
-	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/askbridge/askbridge/adapters/internal/apierror"
 	"github.com/askbridge/askbridge/core"
 )
 
@@ -32,29 +35,20 @@ func statusOf(code core.Code) int {
 	}
 }
 
-// writeJSON writes v with status. HTML escaping is off so that resume text
-// reads as it is (the content type is JSON, and nosniff is set).
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		// Our own types always encode; reaching this is a bug.
-		http.Error(w, `{"error":{"code":"internal","message":"internal error"}}`, http.StatusInternalServerError)
-		return
-	}
-	h := w.Header()
-	h.Set("Content-Type", "application/json; charset=utf-8")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
-}
+// writeJSON writes v with status and the API's headers.
+func writeJSON(w http.ResponseWriter, status int, v any) { apierror.WriteJSON(w, status, v) }
 
 // writeErrorStatus writes the error body with an explicit status, for the
 // few statuses core's vocabulary does not produce (401, 405, 413, 503).
 func writeErrorStatus(w http.ResponseWriter, status int, code core.Code, msg string) {
-	writeJSON(w, status, client.ErrorBody{Error: client.ErrorDetail{Code: code, Message: msg}})
+	apierror.Write(w, status, code, msg)
+}
+
+// WriteError answers with askbridge's error shape, for handlers the
+// program mounts beside the API (the MCP endpoint's token check, say), so
+// they speak as the API does.
+func WriteError(w http.ResponseWriter, status int, code core.Code, msg string) {
+	apierror.Write(w, status, code, msg)
 }
 
 // fail answers with err mapped through core's vocabulary. Only internal
@@ -127,6 +121,14 @@ func (s *Server) bodyError(w http.ResponseWriter, r *http.Request, err error) bo
 	return false
 }
 
+// decodeJSON decodes b into dst with the strict rules every request body
+// follows. encoding/json would quietly turn bad UTF-8 into U+FFFD, let the
+// last of two equal keys win and match keys case-insensitively, so a body
+// could be stored as something its sender never wrote. The JSON v2
+// decoder refuses all three, and names where: invalid UTF-8 and duplicate
+// keys anywhere in the document (approval arguments included), and any
+// key that is not one of dst's fields spelled exactly (so "Question" is an
+// unknown field, not a second "question").
 func decodeJSON(b []byte, dst any, required bool) error {
 	if len(bytes.TrimSpace(b)) == 0 {
 		if required {
@@ -134,13 +136,8 @@ func decodeJSON(b []byte, dst any, required bool) error {
 		}
 		return nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
+	if err := jsonv2.Unmarshal(b, dst, jsonv2.RejectUnknownMembers(true)); err != nil {
 		return invalid("%s", jsonProblem(err))
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return invalid("the request body holds more than one JSON value")
 	}
 	return nil
 }
@@ -148,21 +145,72 @@ func decodeJSON(b []byte, dst any, required bool) error {
 // jsonProblem turns a decoding error into a message for the caller that
 // names the offending field where there is one.
 func jsonProblem(err error) string {
-	var syntax *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	msg := err.Error()
+	var syn *jsontext.SyntacticError
+	var sem *jsonv2.SemanticError
 	switch {
-	case errors.As(err, &syntax):
-		return fmt.Sprintf("the request body is not valid JSON (at byte %d): %s", syntax.Offset, strings.TrimPrefix(msg, "json: "))
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return "the request body is not valid JSON: it ends too early"
-	case errors.As(err, &typ):
-		if typ.Field != "" {
-			return fmt.Sprintf("field %q cannot be a JSON %s", typ.Field, typ.Value)
+	case errors.As(err, &syn):
+		at := fieldAt(syn.JSONPointer)
+		switch {
+		case errors.Is(syn.Err, jsontext.ErrDuplicateName):
+			// The pointer ends at the repeated key; name it in its object.
+			return fmt.Sprintf("the request body has a duplicate key %q%s", syn.JSONPointer.LastToken(), fieldAt(syn.JSONPointer.Parent()))
+		case strings.Contains(syn.Err.Error(), "invalid UTF-8"):
+			return fmt.Sprintf("the request body is not valid UTF-8%s", at)
+		case errors.Is(syn.Err, io.ErrUnexpectedEOF):
+			return "the request body is not valid JSON: it ends too early"
+		case strings.Contains(syn.Err.Error(), "after top-level value"):
+			return "the request body holds more than one JSON value"
 		}
-		return fmt.Sprintf("the request body must be a JSON object, not a JSON %s", typ.Value)
-	case strings.HasPrefix(msg, "json: unknown field "):
-		return "unknown field " + strings.TrimPrefix(msg, "json: unknown field ") + " in the request body"
+		return fmt.Sprintf("the request body is not valid JSON (at byte %d): %v%s", syn.ByteOffset, syn.Err, at)
+	case errors.As(err, &sem):
+		if errors.Is(sem.Err, jsonv2.ErrUnknownName) {
+			return fmt.Sprintf("unknown field %q in the request body", sem.JSONPointer.LastToken())
+		}
+		if sem.JSONPointer == "" {
+			return fmt.Sprintf("the request body must be a JSON object, not a JSON %s", kindName(sem.JSONKind))
+		}
+		if sem.Err != nil && sem.GoType == nil {
+			// A type's own UnmarshalJSON refused the value: its message
+			// says what is wrong (a timeout that is not a duration, say).
+			return fmt.Sprintf("field %q: %v", fieldPath(sem.JSONPointer), sem.Err)
+		}
+		if sem.Err != nil && !strings.Contains(sem.Err.Error(), "cannot unmarshal") {
+			return fmt.Sprintf("field %q: %v", fieldPath(sem.JSONPointer), sem.Err)
+		}
+		return fmt.Sprintf("field %q cannot be a JSON %s", fieldPath(sem.JSONPointer), kindName(sem.JSONKind))
 	}
-	return strings.TrimPrefix(msg, "json: ")
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+// fieldPath names a JSON pointer as the field path people write
+// ("/options/0/title" -> "options.0.title").
+func fieldPath(p jsontext.Pointer) string {
+	return strings.Join(slices.Collect(p.Tokens()), ".")
+}
+
+// fieldAt is " in field \"x\"" for a pointer into the body, "" for the root.
+func fieldAt(p jsontext.Pointer) string {
+	if p == "" {
+		return ""
+	}
+	return fmt.Sprintf(" in field %q", fieldPath(p))
+}
+
+// kindName spells a JSON kind as the JSON grammar names it.
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case 'n':
+		return "null"
+	case 'f', 't':
+		return "boolean"
+	case '"':
+		return "string"
+	case '0':
+		return "number"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	}
+	return "value"
 }

@@ -203,16 +203,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.mux.ServeHTTP(rec, r) // mounted under /v1 by Handle
 			return
 		}
-		s.noRoute(rec, r)
+		noRoute(s.api, rec, r)
+		return
+	}
+	if _, pattern := s.mux.Handler(r); pattern == "" {
+		// Outside /v1 too (the probes, the platforms' endpoints, a path
+		// nothing serves), a caller reads the one documented error shape.
+		noRoute(s.mux, rec, r)
 		return
 	}
 	s.mux.ServeHTTP(rec, r)
 }
 
-// noRoute answers a /v1 request no route matches in the API's JSON shape,
-// keeping the mux's choice between 404 and 405 (and its Allow header).
-func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
-	h, _ := s.api.Handler(r) // the mux's own 404 or 405 handler: no side effects
+// noRoute answers a request no route of mux matches in the API's JSON
+// shape, keeping the mux's choice between 404 and 405 (and its Allow
+// header).
+func noRoute(mux *http.ServeMux, w http.ResponseWriter, r *http.Request) {
+	h, _ := mux.Handler(r) // the mux's own 404 or 405 handler: no side effects
 	probe := &probe{header: http.Header{}, status: http.StatusOK}
 	h.ServeHTTP(probe, r)
 	if probe.status == http.StatusMethodNotAllowed {
@@ -284,7 +291,18 @@ const readyzTimeout = 2 * time.Second
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), readyzTimeout)
 	defer cancel()
-	if err := s.svc.Store().Ping(ctx); err != nil {
+	// A store client may not give up at the context's deadline (a stalled
+	// Redis holds a read until the client's own read timeout), so the
+	// probe waits for the ping or the bound, whichever comes first.
+	pinged := make(chan error, 1)
+	go func() { pinged <- s.svc.Store().Ping(ctx) }()
+	var err error
+	select {
+	case err = <-pinged:
+	case <-ctx.Done():
+		err = fmt.Errorf("no answer within %s", readyzTimeout)
+	}
+	if err != nil {
 		s.log.Warn().Err(err).Msg("readyz: the store is not reachable")
 		writeErrorStatus(w, http.StatusServiceUnavailable, core.CodeInternal, "the store is not reachable")
 		return

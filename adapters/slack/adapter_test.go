@@ -268,8 +268,12 @@ func TestHTTPVerification(t *testing.T) {
 		"future":       {URL: e.srv.URL + slack.InteractivityPath, Secret: secret, At: time.Now().Add(6 * time.Minute), ContentType: "application/x-www-form-urlencoded", Body: slackfake.InteractionForm(payload)},
 		"event forged": slackfake.Event(e.srv.URL+slack.EventsPath, "wrong", slackfake.URLVerification("x")),
 	} {
-		if status, _, err := r.Send(t.Context()); err != nil || status != http.StatusUnauthorized {
+		status, body, err := r.Send(t.Context())
+		if err != nil || status != http.StatusUnauthorized {
 			t.Errorf("%s: %d %v, want 401", name, status, err)
+		}
+		if !strings.Contains(body, `{"error":{"code":"forbidden","message":"invalid signature"}}`) {
+			t.Errorf("%s: the refusal is not in the error shape: %q", name, body)
 		}
 	}
 	// No signature headers at all.

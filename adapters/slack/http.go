@@ -10,6 +10,9 @@ import (
 
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
+
+	"github.com/askbridge/askbridge/adapters/internal/apierror"
+	"github.com/askbridge/askbridge/core"
 )
 
 // Paths of the HTTP endpoints, to configure in the Slack app as the Event
@@ -39,7 +42,7 @@ func (a *Adapter) Mount(mux *http.ServeMux) {
 func (a *Adapter) verified(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if err != nil {
-		http.Error(w, "request body unreadable or too large", http.StatusRequestEntityTooLarge)
+		apierror.Write(w, http.StatusRequestEntityTooLarge, core.CodeInvalid, "request body unreadable or too large")
 		return nil, false
 	}
 	sv, err := slack.NewSecretsVerifier(r.Header, a.opts.SigningSecret)
@@ -49,7 +52,7 @@ func (a *Adapter) verified(w http.ResponseWriter, r *http.Request) ([]byte, bool
 	}
 	if err != nil {
 		a.log.Debug().Err(err).Msg("refused an unsigned or stale request")
-		http.Error(w, "invalid signature", http.StatusUnauthorized)
+		apierror.Write(w, http.StatusUnauthorized, core.CodeForbidden, "invalid signature")
 		return nil, false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
@@ -64,7 +67,7 @@ func (a *Adapter) serveInteractivity(w http.ResponseWriter, r *http.Request) {
 	}
 	ic, err := slack.InteractionCallbackParse(r)
 	if err != nil {
-		http.Error(w, "not an interaction payload", http.StatusBadRequest)
+		apierror.Write(w, http.StatusBadRequest, core.CodeInvalid, "not an interaction payload")
 		return
 	}
 	c, ok := clickOf(ic)
@@ -88,14 +91,14 @@ func (a *Adapter) serveEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	ev, err := slackevents.ParseEvent(json.RawMessage(body), slackevents.OptionNoVerifyToken())
 	if err != nil {
-		http.Error(w, "not an Events API payload", http.StatusBadRequest)
+		apierror.Write(w, http.StatusBadRequest, core.CodeInvalid, "not an Events API payload")
 		return
 	}
 	switch ev.Type {
 	case slackevents.URLVerification:
 		var v slackevents.EventsAPIURLVerificationEvent
 		if err := json.Unmarshal(body, &v); err != nil {
-			http.Error(w, "bad url_verification", http.StatusBadRequest)
+			apierror.Write(w, http.StatusBadRequest, core.CodeInvalid, "bad url_verification")
 			return
 		}
 		w.Header().Set("Content-Type", "text/plain")

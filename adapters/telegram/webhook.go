@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/askbridge/askbridge/adapters/internal/apierror"
+	"github.com/askbridge/askbridge/core"
 )
 
 // maxUpdateBytes bounds a webhook body; updates are a few kilobytes.
@@ -28,13 +31,13 @@ func (a *Adapter) Mount(mux *http.ServeMux) {
 func (a *Adapter) serveWebhook(w http.ResponseWriter, r *http.Request) {
 	got := r.Header.Get(SecretHeader)
 	if subtle.ConstantTimeCompare([]byte(got), []byte(a.opts.WebhookSecret)) != 1 {
-		http.Error(w, "bad secret token", http.StatusUnauthorized)
+		apierror.Write(w, http.StatusUnauthorized, core.CodeForbidden, "bad secret token")
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxUpdateBytes)
 	u, err := a.bot.HandleUpdate(r)
 	if err != nil {
-		http.Error(w, "not an update", http.StatusBadRequest)
+		apierror.Write(w, http.StatusBadRequest, core.CodeInvalid, "not an update")
 		return
 	}
 	// Telegram redelivers an update it thinks failed; whichever replica

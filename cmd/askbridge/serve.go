@@ -11,13 +11,14 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/rs/zerolog"
+	"golang.org/x/sync/errgroup"
+
 	"github.com/askbridge/askbridge/adapters/httpapi"
 	"github.com/askbridge/askbridge/adapters/mcp"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/store/bolt"
 	redisstore "github.com/askbridge/askbridge/store/redis"
-	"github.com/rs/zerolog"
-	"golang.org/x/sync/errgroup"
 )
 
 // Main is the server program: Run starts it and returns once it listens,
@@ -217,11 +218,11 @@ func agentsOnly(api *httpapi.Server, h http.Handler) http.Handler {
 		tok, ok := api.Authenticate(r)
 		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="askbridge"`)
-			http.Error(w, "a valid bearer token is required", http.StatusUnauthorized)
+			httpapi.WriteError(w, http.StatusUnauthorized, core.CodeForbidden, "a valid bearer token is required")
 			return
 		}
 		if tok.Role != httpapi.RoleAgent && tok.Role != httpapi.RoleAdmin {
-			http.Error(w, "the MCP tools are for agent tokens", http.StatusForbidden)
+			httpapi.WriteError(w, http.StatusForbidden, core.CodeForbidden, "the MCP tools are for agent tokens")
 			return
 		}
 		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), agentKey{}, tok.Name)))

@@ -13,10 +13,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/askbridge/askbridge/adapters/telegram"
-	"github.com/askbridge/askbridge/core"
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 	"github.com/rs/zerolog"
+
+	"github.com/askbridge/askbridge/adapters/httpapi"
+	"github.com/askbridge/askbridge/adapters/telegram"
+	"github.com/askbridge/askbridge/core"
 )
 
 func init() { chatAdapters = append(chatAdapters, openTelegram) }
@@ -173,7 +175,7 @@ func (l *lateChat) Mount(mux *http.ServeMux) {
 			inner.ServeHTTP(w, r)
 			return
 		}
-		http.Error(w, "not ready", http.StatusServiceUnavailable)
+		httpapi.WriteError(w, http.StatusServiceUnavailable, core.CodeInternal, "the Telegram adapter is not ready yet")
 	})
 }
 

@@ -1,0 +1,160 @@
+package httpapi_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/redistest"
+	"github.com/askbridge/askbridge/store/bolt"
+	redisstore "github.com/askbridge/askbridge/store/redis"
+)
+
+// stores opens each store the API runs on, fresh per test.
+var stores = map[string]func(t *testing.T) core.Store{
+	"embedded": func(t *testing.T) core.Store {
+		st, err := bolt.Open(filepath.Join(t.TempDir(), "askbridge.db"), bolt.Options{NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		return st
+	},
+	"redis": func(t *testing.T) core.Store {
+		srv := redistest.Start(t)
+		st, err := redisstore.Open(context.Background(), srv.URL(), redisstore.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		return st
+	},
+}
+
+// snapshot is what a refused request must leave as it was: the open
+// questions and the whole event log.
+func snapshot(t *testing.T, st core.Store) any {
+	t.Helper()
+	ctx := context.Background()
+	open, _, err := st.ListOpen(ctx, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := st.Events(ctx, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return struct {
+		Open   []*core.Question
+		Events []core.Event
+	}{open, evs}
+}
+
+// TestStrictBodies holds every request body to what its sender wrote:
+// bytes that are not UTF-8, a key given twice and a key that matches a
+// field only case-insensitively are each refused by name, and the store is
+// left exactly as it was.
+func TestStrictBodies(t *testing.T) {
+	const ask = `"kind":"clarification","reversibility":"reversible","run_id":"r"`
+	cases := []struct {
+		name, body, want string
+		answer           bool
+	}{
+		{"bad UTF-8 in the question", "{" + ask + ",\"question\":\"Q\xff\xfe?\"}", `not valid UTF-8 in field "question"`, false},
+		{"bad UTF-8 in a key", "{" + ask + ",\"question\":\"Q?\",\"q\xffx\":1}", "not valid UTF-8", false},
+		{"bad UTF-8 deep in a form", "{" + ask + `,"question":"Q?","labels":{"project":"b` + "\xc3" + `"}}`, `not valid UTF-8 in field "labels.project"`, false},
+		{"bad UTF-8 in approval arguments", `{"kind":"approval","reversibility":"reversible","run_id":"r","question":"Q?","tool":"t","arguments":{"path":"/tmp/` + "\xed\xa0\x80" + `"}}`, `not valid UTF-8 in field "arguments.path"`, false},
+		{"a key twice", "{" + ask + `,"question":"first","question":"second"}`, `duplicate key "question"`, false},
+		{"a key twice in the arguments", `{"kind":"approval","reversibility":"reversible","run_id":"r","question":"Q?","tool":"t","arguments":{"a":1,"a":2}}`, `duplicate key "a" in field "arguments"`, false},
+		{"a key that differs only in case", "{" + ask + `,"question":"q?","Question":"other"}`, `unknown field "Question"`, false},
+		{"a field in the wrong case alone", `{"Kind":"clarification","reversibility":"reversible","run_id":"r","question":"q?"}`, `unknown field "Kind"`, false},
+		{"bad UTF-8 in an answer", "{\"answer\":\"eu-\xff\xfe-west\"}", `not valid UTF-8 in field "answer"`, true},
+		{"an answer key twice", `{"answer":"a","answer":"b"}`, `duplicate key "answer"`, true},
+		{"an answer key in the wrong case", `{"Answer":"a"}`, `unknown field "Answer"`, true},
+	}
+	for name, open := range stores {
+		t.Run(name, func(t *testing.T) {
+			e := newEnvOn(t, open(t))
+			id := e.ask(agentA, "run-1")
+			for _, c := range cases {
+				before := snapshot(t, e.store)
+				path, tok := "/v1/questions", &agentA
+				if c.answer {
+					path, tok = "/v1/questions/"+id+"/answer", &operator
+				}
+				r := e.do("POST", path, tok, c.body)
+				if r.status != 400 || !strings.Contains(errorOf(t, r).Message, c.want) {
+					t.Errorf("%s: %d %s, want a 400 saying %s", c.name, r.status, r.body, c.want)
+				}
+				if d := cmp.Diff(before, snapshot(t, e.store)); d != "" {
+					t.Errorf("%s: the refusal changed the store (-before +after):\n%s", c.name, d)
+				}
+			}
+			// The same bodies, written correctly, are taken: the refusals
+			// above were about the rules, not the content.
+			r := e.do("POST", "/v1/questions", &agentA, "{"+ask+`,"question":"Q\u00ff?"}`)
+			if r.status != 201 {
+				t.Errorf("a valid escaped body: %d %s", r.status, r.body)
+			}
+			r = e.do("POST", "/v1/questions/"+id+"/answer", &operator, `{"answer":"eu-west"}`)
+			if r.status != 200 {
+				t.Errorf("a valid answer: %d %s", r.status, r.body)
+			}
+		})
+	}
+}
+
+// TestOutsideV1SpeaksJSON: the probes and paths nothing serves answer in
+// the documented error shape too, with the mux's 404 or 405 and Allow.
+func TestOutsideV1SpeaksJSON(t *testing.T) {
+	e := newEnv(t)
+	for _, c := range []struct {
+		method, path string
+		status       int
+		allow        string
+	}{
+		{"POST", "/healthz", 405, "GET, HEAD"},
+		{"DELETE", "/readyz", 405, "GET, HEAD"},
+		{"GET", "/nothing-here", 404, ""},
+		{"GET", "/", 404, ""},
+	} {
+		r := e.do(c.method, c.path, nil, "")
+		if r.status != c.status || errorOf(t, r).Code == "" || r.header.Get("Allow") != c.allow {
+			t.Errorf("%s %s: %d Allow=%q %s, want %d Allow=%q", c.method, c.path, r.status, r.header.Get("Allow"), r.body, c.status, c.allow)
+		}
+		if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+			t.Errorf("%s %s: content type %q", c.method, c.path, ct)
+		}
+	}
+}
+
+// TestReadyzOnAStalledRedis: a Redis that takes commands but answers none
+// reads as not ready at the probe's own bound, not at the client's read
+// timeout and retries. The pause outlasts the bound, so a probe that
+// waited for Redis would log no "no answer within".
+func TestReadyzOnAStalledRedis(t *testing.T) {
+	srv := redistest.Start(t)
+	st, err := redisstore.Open(context.Background(), srv.URL(), redisstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	e := newEnvOn(t, st)
+	if r := e.do("GET", "/readyz", nil, ""); r.status != 200 {
+		t.Fatalf("readyz before the stall: %d %s", r.status, r.body)
+	}
+	if _, err := srv.Do("CLIENT", "PAUSE", "4000", "ALL"); err != nil {
+		t.Fatal(err)
+	}
+	r := e.do("GET", "/readyz", nil, "")
+	if r.status != 503 || errorOf(t, r).Code != "internal" {
+		t.Errorf("readyz on a stalled Redis: %d %s", r.status, r.body)
+	}
+	if !strings.Contains(e.logs.String(), "no answer within") {
+		t.Errorf("the probe did not give up at its bound; log:\n%s", e.logs.String())
+	}
+}

@@ -1,0 +1,51 @@
+// Package apierror writes askbridge's one error shape,
+// {"error":{"code":"...","message":"..."}}, for every HTTP endpoint the
+// adapters serve: the API, and the platforms' callback endpoints where the
+// platform leaves the response to us. One writer keeps the shape, the
+// headers and the codes the same on every door.
+package apierror
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// Body is the error response's JSON.
+type Body struct {
+	Error Detail `json:"error"`
+}
+
+// Detail is the error itself: one of core's codes and a sentence for
+// people.
+type Detail struct {
+	Code    core.Code `json:"code"`
+	Message string    `json:"message"`
+}
+
+// Write answers with status and the error body. HTML escaping is off so a
+// message reads as written; nosniff and no-store go with every answer.
+func Write(w http.ResponseWriter, status int, code core.Code, msg string) {
+	WriteJSON(w, status, Body{Error: Detail{Code: code, Message: msg}})
+}
+
+// WriteJSON writes v as the response with status and the API's headers.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		// Our own types always encode; reaching this is a bug.
+		status = http.StatusInternalServerError
+		buf.Reset()
+		buf.WriteString(`{"error":{"code":"internal","message":"internal error"}}` + "\n")
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}

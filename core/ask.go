@@ -25,6 +25,10 @@ type AskInput struct {
 	Timeout       time.Duration // 0 takes the configured default
 	OnTimeout     TimeoutPolicy // "" is deny
 	MaxReasks     int           // reask: how many times, 1 if unset
+	// IdempotencyKey is the caller's own key for asks that have no tool
+	// call id: repeats with the same key (by the same agent) get the first
+	// question back. See Idempotency.
+	IdempotencyKey string
 }
 
 // Validate reports the first rule the input breaks, as a CodeInvalid error
@@ -47,6 +51,9 @@ func (in AskInput) Validate() error {
 		if err := checkID(op, f.name, f.v, f.required); err != nil {
 			return err
 		}
+	}
+	if err := checkLen(op, "Idempotency-Key", in.IdempotencyKey, MaxIdempotencyKeyLen); err != nil {
+		return err
 	}
 	if blank(in.Text) {
 		return Errorf(CodeInvalid, op, "question must not be blank")

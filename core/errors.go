@@ -68,7 +68,7 @@ func ErrorCode(err error) Code {
 	if errors.As(err, &ce) {
 		return ce.Code
 	}
-	if errors.Is(err, ErrClosed) {
+	if errors.Is(err, ErrClosed) || errors.Is(err, ErrDuplicate) {
 		return CodeConflict
 	}
 	return CodeInternal

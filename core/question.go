@@ -44,6 +44,9 @@ type Question struct {
 	// edited after a restart and on any replica.
 	Messages   []MessageRef `json:"messages,omitempty"`
 	Resolution *Resolution  `json:"resolution,omitempty"`
+	// Idempotency is set when the ask can be repeated safely: a repeat
+	// gets this question back instead of parking a second one.
+	Idempotency *Idempotency `json:"idempotency,omitempty"`
 }
 
 // Labels are free-form tags shown on cards and filterable by operators.

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -176,6 +178,12 @@ func errorOf(t *testing.T, r raw) client.ErrorDetail {
 	return eb.Error
 }
 
+// calls numbers tool calls, so that asks meant as different questions are
+// not repeats of one another (an ask is idempotent per run and tool call).
+var calls atomic.Int64
+
+func nextCall() string { return fmt.Sprintf("toolu_%03d", calls.Add(1)) }
+
 // clarification is a valid ask of the simplest kind.
 func clarification(run string) client.AskRequest {
 	return client.AskRequest{
@@ -192,7 +200,9 @@ func clarification(run string) client.AskRequest {
 // ask parks a clarification as tok and returns its id.
 func (e *env) ask(tok httpapi.Token, run string) string {
 	e.t.Helper()
-	q, err := e.as(tok).Ask(e.ctx(), clarification(run))
+	req := clarification(run)
+	req.ToolCallID = nextCall()
+	q, err := e.as(tok).Ask(e.ctx(), req)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 	if !s.decode(w, r, &req, true) {
 		return
 	}
-	q, err := s.svc.Ask(r.Context(), core.AskInput{
+	q, repeat, err := s.svc.AskOrRepeat(r.Context(), core.AskInput{
 		Kind:          req.Kind,
 		Agent:         caller(r).Name,
 		RunID:         req.RunID,
@@ -35,13 +35,20 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 		Timeout:       time.Duration(req.Timeout),
 		OnTimeout:     req.OnTimeout,
 		MaxReasks:     req.MaxReasks,
+		// A retry after a lost response carries the same key and gets
+		// the question it parked, with 200 rather than 201.
+		IdempotencyKey: r.Header.Get("Idempotency-Key"),
 	})
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	w.Header().Set("Location", "/v1/questions/"+url.PathEscape(q.ID))
-	writeJSON(w, http.StatusCreated, q)
+	status := http.StatusCreated
+	if repeat {
+		status = http.StatusOK
+	}
+	writeJSON(w, status, q)
 }
 
 // visible returns the question if the caller may see it. An agent sees

@@ -468,6 +468,7 @@ func TestList(t *testing.T) {
 	var ids []string
 	for i := 0; i < 5; i++ {
 		req := clarification("run-1")
+		req.ToolCallID = nextCall()
 		req.Reversibility = core.Reversible
 		if i == 3 {
 			req.Reversibility = core.HardToReverse

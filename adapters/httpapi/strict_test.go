@@ -1,13 +1,19 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/internal/redistest"
 	"github.com/askbridge/askbridge/store/bolt"
@@ -156,5 +162,108 @@ func TestReadyzOnAStalledRedis(t *testing.T) {
 	}
 	if !strings.Contains(e.logs.String(), "no answer within") {
 		t.Errorf("the probe did not give up at its bound; log:\n%s", e.logs.String())
+	}
+}
+
+// TestAskIsIdempotent: a repeated ask (same run and tool call id, or the
+// same Idempotency-Key) gets 200 and the question already parked; another
+// body under the same key is a 409 that says so; nothing is parked twice.
+func TestAskIsIdempotent(t *testing.T) {
+	e := newEnv(t)
+	body := `{"kind":"clarification","question":"Which region?","reversibility":"reversible","run_id":"r1","tool_call_id":"toolu_idem"}`
+	first := e.do("POST", "/v1/questions", &agentA, body)
+	again := e.do("POST", "/v1/questions", &agentA, body)
+	var q1, q2 core.Question
+	if first.status != 201 || json.Unmarshal(first.body, &q1) != nil {
+		t.Fatalf("first ask: %d %s", first.status, first.body)
+	}
+	if again.status != 200 || json.Unmarshal(again.body, &q2) != nil || q2.ID != q1.ID {
+		t.Fatalf("repeat: %d %s, want 200 with %s", again.status, again.body, q1.ID)
+	}
+	if again.header.Get("Location") != first.header.Get("Location") {
+		t.Errorf("Location %q, want %q", again.header.Get("Location"), first.header.Get("Location"))
+	}
+	before := snapshot(t, e.store)
+	other := strings.Replace(body, "Which region?", "Which zone?", 1)
+	r := e.do("POST", "/v1/questions", &agentA, other)
+	if r.status != 409 || !strings.Contains(errorOf(t, r).Message, q1.ID) {
+		t.Errorf("another body, same tool call: %d %s", r.status, r.body)
+	}
+	if d := cmp.Diff(before, snapshot(t, e.store)); d != "" {
+		t.Errorf("the refused repeat changed the store:\n%s", d)
+	}
+
+	keyed := `{"kind":"clarification","question":"Ship it?","reversibility":"reversible","run_id":"r1"}`
+	k1 := e.do("POST", "/v1/questions", &agentA, keyed, "Idempotency-Key", "deploy-42")
+	k2 := e.do("POST", "/v1/questions", &agentA, keyed, "Idempotency-Key", "deploy-42")
+	if k1.status != 201 || k2.status != 200 || !bytes.Equal(k1.body, k2.body) {
+		t.Errorf("keyed asks: %d then %d\n%s\n%s", k1.status, k2.status, k1.body, k2.body)
+	}
+	r = e.do("POST", "/v1/questions", &agentA, strings.Replace(keyed, "Ship it?", "Roll back?", 1), "Idempotency-Key", "deploy-42")
+	if r.status != 409 || !strings.Contains(errorOf(t, r).Message, "Idempotency-Key") {
+		t.Errorf("another body under the key: %d %s", r.status, r.body)
+	}
+	// The key is the agent's own: another agent's same key parks anew.
+	if r := e.do("POST", "/v1/questions", &agentB, keyed, "Idempotency-Key", "deploy-42"); r.status != 201 {
+		t.Errorf("another agent's key: %d %s", r.status, r.body)
+	}
+}
+
+// lossyProxy stands in front of the API and loses the response to the
+// first ask it forwards: the ask is stored, the agent gets a 502, as when
+// a replica dies between storing and answering.
+type lossyProxy struct {
+	h    http.Handler
+	lost atomic.Int32
+}
+
+func (p *lossyProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == "POST" && r.URL.Path == "/v1/questions" && p.lost.Add(1) == 1 {
+		p.h.ServeHTTP(httptest.NewRecorder(), r)
+		http.Error(w, "bad gateway", http.StatusBadGateway)
+		return
+	}
+	p.h.ServeHTTP(w, r)
+}
+
+// TestClientRetriesAskSafely: the Go client sends an ask again after a
+// lost response, and the retry gets the question the first attempt
+// stored, with a tool call id and without one (the client then makes its
+// own Idempotency-Key).
+func TestClientRetriesAskSafely(t *testing.T) {
+	for name, req := range map[string]client.AskRequest{
+		"tool call id": clarification("run-1"),
+		"neither":      {Kind: core.KindClarification, Question: "Proceed?", Reversibility: core.Reversible, RunID: "run-1"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t)
+			p := &lossyProxy{h: e.api}
+			srv := httptest.NewServer(p)
+			t.Cleanup(srv.Close)
+			c := client.New(srv.URL, agentA.Secret)
+			q, err := c.Ask(e.ctx(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.lost.Load() < 2 {
+				t.Fatalf("the client did not retry (%d asks reached the proxy)", p.lost.Load())
+			}
+			open, _, err := e.store.ListOpen(e.ctx(), "", 0)
+			if err != nil || len(open) != 1 || open[0].ID != q.ID {
+				t.Fatalf("open questions %d (%v), want exactly the one returned, %s", len(open), err, q.ID)
+			}
+		})
+	}
+	// A refusal is not retried: it would fail the same way.
+	e := newEnv(t)
+	p := &lossyProxy{h: e.api}
+	p.lost.Store(1) // lose nothing
+	srv := httptest.NewServer(p)
+	t.Cleanup(srv.Close)
+	if _, err := client.New(srv.URL, agentA.Secret).Ask(e.ctx(), client.AskRequest{Kind: "riddle"}); err == nil {
+		t.Fatal("a bad ask was taken")
+	}
+	if n := p.lost.Load(); n != 2 {
+		t.Errorf("a 400 was sent %d times, want once", n-1)
 	}
 }

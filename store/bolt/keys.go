@@ -21,6 +21,7 @@ package bolt
 //	values                key -> value                           adapters' shared state (core.Values)
 //	value-leases          key -> leaseRecord (JSON)              adapters' leases (core.Values)
 //	once                  key -> expiry time (binary)            keys seen once (core.Values)
+//	idempotency           idempotency key -> question id         asks that may be repeated
 //
 // Integers are big-endian. Times in keys are signed and stored with the
 // sign bit flipped, so byte order is time order even before 1970.
@@ -49,13 +50,14 @@ var (
 	bucketValues         = []byte("values")
 	bucketLeasesKV       = []byte("value-leases")
 	bucketOnce           = []byte("once")
+	bucketIdempotency    = []byte("idempotency")
 
 	// fixedBuckets are created when the file is opened; the per-surface
 	// outbox buckets are created on first use.
 	fixedBuckets = [][]byte{
 		bucketMeta, bucketQuestions, bucketOpen, bucketCreated, bucketClosed,
 		bucketDeadline, bucketRuns, bucketRunOpen, bucketEvents,
-		bucketQuestionEvents, bucketLooseEvents,
+		bucketQuestionEvents, bucketLooseEvents, bucketIdempotency,
 	}
 
 	metaSchema    = []byte("schema")

@@ -33,6 +33,20 @@ func (s *Store) Create(ctx context.Context, q *core.Question, asked core.Event, 
 		if tx.Bucket(bucketQuestions).Get([]byte(stored.ID)) != nil {
 			return core.Errorf(core.CodeConflict, op, "question %s already exists", stored.ID)
 		}
+		// A repeat is checked before the run: a retry of an ask that was
+		// parked just before its run ended still gets its question back.
+		if idem := stored.Idempotency; idem != nil {
+			if id := tx.Bucket(bucketIdempotency).Get([]byte(idem.Key)); id != nil {
+				first, err := getQuestion(tx, string(id))
+				if err != nil {
+					return err
+				}
+				return &core.DuplicateError{Question: first}
+			}
+			if err := tx.Bucket(bucketIdempotency).Put([]byte(idem.Key), []byte(stored.ID)); err != nil {
+				return err
+			}
+		}
 		if tx.Bucket(bucketRuns).Get([]byte(core.RunKey(stored.Agent, stored.RunID))) != nil {
 			return core.Errorf(core.CodeConflict, op, "run %s has ended", stored.RunID)
 		}
@@ -494,6 +508,11 @@ func dropQuestion(tx *bbolt.Tx, id string) error {
 	}
 	if err := tx.Bucket(bucketCreated).Delete(timeIDKey(q.CreatedAt, q.ID)); err != nil {
 		return err
+	}
+	if q.Idempotency != nil {
+		if err := tx.Bucket(bucketIdempotency).Delete([]byte(q.Idempotency.Key)); err != nil {
+			return err
+		}
 	}
 	return tx.Bucket(bucketQuestions).Delete([]byte(id))
 }

@@ -175,7 +175,8 @@ func (s *Store) wrap(op string, err error) error {
 	}
 	var ce *core.Error
 	var closed *core.ClosedError
-	if errors.As(err, &ce) || errors.As(err, &closed) {
+	var dup *core.DuplicateError
+	if errors.As(err, &ce) || errors.As(err, &closed) || errors.As(err, &dup) {
 		return err
 	}
 	if errors.Is(err, bbolt.ErrDatabaseNotOpen) {

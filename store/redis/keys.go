@@ -22,6 +22,7 @@ import (
 //	{ab:s0}:runq            zset (lex): "<run>\0<id>" for open questions
 //	{ab:s0}:runs            hash: ended run -> ended ms
 //	{ab:s0}:loose           zset: stream ids of events with no question, by ms
+//	{ab:s0}:idem            hash: idempotency key -> id of the question asked with it
 //	{ab:s0}:out:<surface>   stream: the shard's outbox for a chat surface
 //	{ab:s0}:wake            pub/sub channel: ids of changed questions
 //	{ab:s0}:beat            string: the bridge's heartbeat (shard 0 only)
@@ -46,20 +47,21 @@ func (k keys) questionEvents(id string) string {
 	return k.tag(core.ShardOf(id)) + ":qe:" + id
 }
 
-func (k keys) events(shard int) string   { return k.tag(shard) + ":events" }
-func (k keys) seq(shard int) string      { return k.tag(shard) + ":seq" }
-func (k keys) open(shard int) string     { return k.tag(shard) + ":open" }
-func (k keys) created(shard int) string  { return k.tag(shard) + ":created" }
-func (k keys) closed(shard int) string   { return k.tag(shard) + ":closed" }
-func (k keys) deadline(shard int) string { return k.tag(shard) + ":deadline" }
-func (k keys) runOpen(shard int) string  { return k.tag(shard) + ":runq" }
-func (k keys) runs(shard int) string     { return k.tag(shard) + ":runs" }
-func (k keys) loose(shard int) string    { return k.tag(shard) + ":loose" }
-func (k keys) wake(shard int) string     { return k.tag(shard) + ":wake" }
-func (k keys) beat() string              { return k.tag(0) + ":beat" }
-func (k keys) value(key string) string   { return k.tag(0) + ":v:" + key }
-func (k keys) lease(key string) string   { return k.tag(0) + ":l:" + key }
-func (k keys) once(key string) string    { return k.tag(0) + ":o:" + key }
+func (k keys) events(shard int) string      { return k.tag(shard) + ":events" }
+func (k keys) seq(shard int) string         { return k.tag(shard) + ":seq" }
+func (k keys) open(shard int) string        { return k.tag(shard) + ":open" }
+func (k keys) created(shard int) string     { return k.tag(shard) + ":created" }
+func (k keys) closed(shard int) string      { return k.tag(shard) + ":closed" }
+func (k keys) deadline(shard int) string    { return k.tag(shard) + ":deadline" }
+func (k keys) runOpen(shard int) string     { return k.tag(shard) + ":runq" }
+func (k keys) runs(shard int) string        { return k.tag(shard) + ":runs" }
+func (k keys) loose(shard int) string       { return k.tag(shard) + ":loose" }
+func (k keys) idempotency(shard int) string { return k.tag(shard) + ":idem" }
+func (k keys) wake(shard int) string        { return k.tag(shard) + ":wake" }
+func (k keys) beat() string                 { return k.tag(0) + ":beat" }
+func (k keys) value(key string) string      { return k.tag(0) + ":v:" + key }
+func (k keys) lease(key string) string      { return k.tag(0) + ":l:" + key }
+func (k keys) once(key string) string       { return k.tag(0) + ":o:" + key }
 
 func (k keys) outbox(shard int, s core.Surface) string {
 	return k.tag(shard) + ":out:" + string(s)

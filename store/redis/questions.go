@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"time"
@@ -41,7 +42,7 @@ func (s *Store) Create(ctx context.Context, q *core.Question, asked core.Event, 
 	args := []any{
 		shard, s.timed, surfaceList,
 		q.ID, core.RunKey(q.Agent, q.RunID), docJSON, openMember(q), msString(q.CreatedAt), deadline,
-		q.Renotified, len(q.Items), askedJSON,
+		q.Renotified, len(q.Items), askedJSON, idemKey(q),
 	}
 	if args, err = appendDeliveries(op, args, out); err != nil {
 		return err
@@ -49,13 +50,31 @@ func (s *Store) Create(ctx context.Context, q *core.Question, asked core.Event, 
 	keys := append([]string{
 		s.k.question(q.ID), s.k.questionEvents(q.ID), s.k.events(shard), s.k.seq(shard),
 		s.k.open(shard), s.k.created(shard), s.k.deadline(shard), s.k.runOpen(shard), s.k.runs(shard),
+		s.k.idempotency(shard),
 	}, s.k.outboxes(shard)...)
 	r, err := s.run(ctx, createScript, keys, args...)
 	if err != nil {
 		return core.Internal(op, err)
 	}
+	if r.code == codeDuplicate && len(r.list) == 1 {
+		// The key was taken in the script, atomically; reading the first
+		// question afterwards is only to hand it back.
+		first, err := s.Get(ctx, r.list[0])
+		if err != nil {
+			return core.Internal(op, fmt.Errorf("the question %s holding the idempotency key: %w", r.list[0], err))
+		}
+		return &core.DuplicateError{Question: first}
+	}
 	_, err = s.outcome(op, q.ID, r)
 	return err
+}
+
+// idemKey is the idempotency key Create passes its script, "" for none.
+func idemKey(q *core.Question) string {
+	if q.Idempotency == nil {
+		return ""
+	}
+	return q.Idempotency.Key
 }
 
 // Get reads one question.
@@ -414,7 +433,7 @@ func (s *Store) Purge(ctx context.Context, cutoff time.Time, limit int) (int, er
 			if err != nil {
 				return total, core.Internal(op, err)
 			}
-			keys := []string{s.k.closed(shard), s.k.created(shard), s.k.events(shard), s.k.loose(shard)}
+			keys := []string{s.k.closed(shard), s.k.created(shard), s.k.events(shard), s.k.loose(shard), s.k.idempotency(shard)}
 			args := []any{msString(cutoff), purgeBatch}
 			for _, id := range ids {
 				if sh, ok := s.shardOf(id); !ok || sh != shard {

@@ -38,6 +38,7 @@ const (
 	codeRunEnded      = 5
 	codeItemAnswered  = 6
 	codeDeadlineMoved = 7
+	codeDuplicate     = 8
 )
 
 type script struct {

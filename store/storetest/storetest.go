@@ -7,6 +7,8 @@
 package storetest
 
 import (
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -162,13 +164,19 @@ func (e *env) claimAll(s core.Surface, consumer string) []core.Delivery {
 	}
 }
 
+// calls numbers tool calls: every ask of the suite is a new question, not
+// a repeat of an earlier one (asks are idempotent per run and tool call).
+var calls atomic.Int64
+
+func nextCall() string { return fmt.Sprintf("call-%d", calls.Add(1)) }
+
 func clarification(run string) core.AskInput {
-	return core.AskInput{Kind: core.KindClarification, Agent: "agent-a", RunID: run, ToolCallID: "call-1",
+	return core.AskInput{Kind: core.KindClarification, Agent: "agent-a", RunID: run, ToolCallID: nextCall(),
 		Text: "Which region should the new bucket live in?", Reversibility: core.HardToReverse}
 }
 
 func decision(route string) core.AskInput {
-	return core.AskInput{Kind: core.KindDecision, Agent: "agent-a", RunID: "run-1", ToolCallID: "call-2",
+	return core.AskInput{Kind: core.KindDecision, Agent: "agent-a", RunID: "run-1", ToolCallID: nextCall(),
 		Labels: core.Labels{Project: "billing", Task: "migrate"}, Route: route,
 		Text: "Which database for the ledger?", Context: "Write-heavy, 2 TB.", Reversibility: core.HardToReverse,
 		Options: []core.Option{

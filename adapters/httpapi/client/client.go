@@ -13,6 +13,8 @@ package client
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -77,8 +79,60 @@ func (e *Error) Error() string {
 
 // Ask parks a question and returns it as stored. The asking agent is the
 // token's name.
+//
+// Ask is safe to retry, and retries by itself: a request that failed on
+// the way (the connection dropped, a 5xx while a replica restarts or the
+// store stalls) is sent again, with a growing pause, up to askAttempts
+// times or until ctx ends. The server parks one question per agent, run
+// and tool call id, or per Idempotency-Key, so a retry of an ask that was
+// in fact stored gets that question back. An ask with neither gets a
+// random Idempotency-Key here, for its own retries.
 func (c *Client) Ask(ctx context.Context, req AskRequest) (*Question, error) {
-	return call[Question](ctx, c, http.MethodPost, "/v1/questions", nil, req)
+	key := req.IdempotencyKey
+	if key == "" && req.ToolCallID == "" {
+		key = randomKey()
+	}
+	hdr := http.Header{}
+	if key != "" {
+		hdr.Set("Idempotency-Key", key)
+	}
+	pause := 250 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		q, err := callWith[Question](ctx, c, http.MethodPost, "/v1/questions", nil, req, hdr)
+		if err == nil || attempt == askAttempts || ctx.Err() != nil || !retryableAsk(err) {
+			return q, err
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, err
+		case <-t.C:
+		}
+		pause = min(2*pause, 2*time.Second)
+	}
+}
+
+// askAttempts bounds Ask's retries: about four seconds of pauses, enough
+// to ride out a replica's restart without hiding a server that is down.
+const askAttempts = 5
+
+// retryableAsk reports whether a failed ask may be sent again: it never
+// got an answer, or got a 5xx. A 4xx is the request's own fault and would
+// fail the same way again.
+func retryableAsk(err error) bool {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Status >= 500
+	}
+	return true
+}
+
+// randomKey is an Idempotency-Key no other ask will have.
+func randomKey() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
 }
 
 // Get returns a question.
@@ -296,7 +350,12 @@ func (c *Client) stream(ctx context.Context, since int64, follow bool, fn func(E
 
 // call sends body as JSON (none when nil) and decodes a success as T.
 func call[T any](ctx context.Context, c *Client, method, path string, q url.Values, body any) (*T, error) {
-	resp, err := c.send(ctx, method, path, q, body)
+	return callWith[T](ctx, c, method, path, q, body, nil)
+}
+
+// callWith is call with extra request headers.
+func callWith[T any](ctx context.Context, c *Client, method, path string, q url.Values, body any, hdr http.Header) (*T, error) {
+	resp, err := c.sendWith(ctx, method, path, q, body, hdr)
 	if err != nil {
 		return nil, err
 	}
@@ -311,6 +370,11 @@ func call[T any](ctx context.Context, c *Client, method, path string, q url.Valu
 // send makes the request and turns an error status into an *Error. On
 // success the caller closes the body.
 func (c *Client) send(ctx context.Context, method, path string, q url.Values, body any) (*http.Response, error) {
+	return c.sendWith(ctx, method, path, q, body, nil)
+}
+
+// sendWith is send with extra request headers.
+func (c *Client) sendWith(ctx context.Context, method, path string, q url.Values, body any, hdr http.Header) (*http.Response, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -326,6 +390,9 @@ func (c *Client) send(ctx context.Context, method, path string, q url.Values, bo
 	req, err := http.NewRequestWithContext(ctx, method, u, rd)
 	if err != nil {
 		return nil, fmt.Errorf("askbridge: %w", err)
+	}
+	for k, v := range hdr {
+		req.Header[k] = v
 	}
 	req.Header.Set("Authorization", "Bearer "+c.token)
 	req.Header.Set("Accept", "application/json")

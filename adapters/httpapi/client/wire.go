@@ -76,6 +76,11 @@ type AskRequest struct {
 	OnTimeout     core.TimeoutPolicy `json:"on_timeout,omitempty"`
 	MaxReasks     int                `json:"max_reasks,omitempty"`
 	Labels        core.Labels        `json:"labels,omitzero"`
+	// IdempotencyKey goes as the Idempotency-Key header, not in the body:
+	// asks with the same key (by the same agent) park one question. Asks
+	// with a tool call id need none; they are idempotent per run and tool
+	// call id.
+	IdempotencyKey string `json:"-"`
 }
 
 // AnswerRequest is the body of POST /v1/questions/{id}/answer.

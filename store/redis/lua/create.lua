@@ -5,32 +5,46 @@
 -- KEYS[2]  question's event ids   KEYS[7]  deadline index (zset, ms)
 -- KEYS[3]  event stream           KEYS[8]  run-open index (zset, lex "<run>\0<id>")
 -- KEYS[4]  event counter          KEYS[9]  ended runs (hash run -> ms)
--- KEYS[5]  open index (zset, lex) KEYS[10..] outbox streams, as ARGV[3]
+-- KEYS[5]  open index (zset, lex) KEYS[10] idempotency keys (hash key -> id)
+--                                 KEYS[11..] outbox streams, as ARGV[3]
 --
 -- ARGV[1..3] shard, several-shards flag, surfaces (see common.lua)
 -- ARGV[4]  question id            ARGV[9]  deadline ms, "" for none
 -- ARGV[5]  run id                 ARGV[10] renotified count
 -- ARGV[6]  question document JSON ARGV[11] number of form items
 -- ARGV[7]  open index member      ARGV[12] asked event JSON
--- ARGV[8]  created ms             ARGV[13] n deliveries, then n pairs:
+-- ARGV[8]  created ms             ARGV[13] idempotency key, "" for none
+--                                 ARGV[14] n deliveries, then n pairs:
 --                                          surface, delivery JSON
 --
 -- Returns {C_OK, event n}         created
 --         {C_EXISTS}              the id is taken; nothing changed
+--         {C_DUPLICATE, 0, {}, {id}} the idempotency key is taken, by
+--                                 the question id;
+--                                 nothing changed (checked before the run,
+--                                 so a retry after the run ended still
+--                                 finds its question)
 --         {C_RUN_ENDED}           the run has ended; nothing changed
 -- An unknown surface is a script error, raised before any write.
 
 local id = ARGV[4]
 local run = ARGV[5]
-local boxes = outboxes(10)
-local nd = tonumber(ARGV[13])
+local idem = ARGV[13]
+local boxes = outboxes(11)
+local nd = tonumber(ARGV[14])
 for i = 0, nd - 1 do
-  if not boxes[ARGV[14 + 2 * i]] then
-    return redis.error_reply('askbridge: no outbox for surface ' .. ARGV[14 + 2 * i])
+  if not boxes[ARGV[15 + 2 * i]] then
+    return redis.error_reply('askbridge: no outbox for surface ' .. ARGV[15 + 2 * i])
   end
 end
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return {C_EXISTS, 0, {}, {}}
+end
+if idem ~= '' then
+  local first = redis.call('HGET', KEYS[10], idem)
+  if first then
+    return {C_DUPLICATE, 0, {}, {first}}
+  end
 end
 if redis.call('HEXISTS', KEYS[9], run) == 1 then
   return {C_RUN_ENDED, 0, {}, {}}
@@ -40,6 +54,10 @@ redis.call('HSET', KEYS[1],
   'doc', ARGV[6], 'state', 'open', 'run', run, 'om', ARGV[7],
   'created', ARGV[8], 'renot', ARGV[10], 'ni', ARGV[11],
   'na', 0, 'nm', 0, 'ver', 0)
+if idem ~= '' then
+  redis.call('HSET', KEYS[1], 'idem', idem)
+  redis.call('HSET', KEYS[10], idem, id)
+end
 if ARGV[9] ~= '' then
   redis.call('HSET', KEYS[1], 'deadline', ARGV[9])
   redis.call('ZADD', KEYS[7], ARGV[9], id)
@@ -49,6 +67,6 @@ redis.call('ZADD', KEYS[6], ARGV[8], id)
 redis.call('ZADD', KEYS[8], 0, run .. '\0' .. id)
 local n = append_event(KEYS[3], KEYS[4], KEYS[2], ARGV[12])
 for i = 0, nd - 1 do
-  redis.call('XADD', boxes[ARGV[14 + 2 * i]], '*', 'd', ARGV[15 + 2 * i])
+  redis.call('XADD', boxes[ARGV[15 + 2 * i]], '*', 'd', ARGV[16 + 2 * i])
 end
 return {C_OK, n, {}, {}}

@@ -5,7 +5,8 @@
 --
 -- KEYS[1]  closed index           KEYS[3]  event stream
 -- KEYS[2]  created index          KEYS[4]  loose events
--- KEYS[5..] pairs: question hash, question's event ids
+-- KEYS[5]  idempotency keys       KEYS[6..] pairs: question hash,
+--                                           question's event ids
 --
 -- ARGV[1]  cutoff ms (exclusive)
 -- ARGV[2]  most loose events to drop
@@ -24,11 +25,15 @@ end
 local dropped = 0
 for j = 3, #ARGV do
   local id = ARGV[j]
-  local q = KEYS[5 + 2 * (j - 3)]
-  local list = KEYS[6 + 2 * (j - 3)]
+  local q = KEYS[6 + 2 * (j - 3)]
+  local list = KEYS[7 + 2 * (j - 3)]
   local score = redis.call('ZSCORE', KEYS[1], id)
   if score and tonumber(score) < cutoff then
     xdel(redis.call('LRANGE', list, 0, -1))
+    local idem = redis.call('HGET', q, 'idem')
+    if idem then
+      redis.call('HDEL', KEYS[5], idem)
+    end
     redis.call('DEL', q, list)
     redis.call('ZREM', KEYS[1], id)
     redis.call('ZREM', KEYS[2], id)

@@ -1,0 +1,102 @@
+package core
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Idempotency makes an ask safe to repeat. An agent whose ask got no
+// answer (a dropped connection, a 5xx, a crash of the replica it spoke to)
+// cannot know whether the question was parked; it asks again, and must get
+// the question it already has rather than a second one that people would
+// be asked to answer with nobody waiting on it.
+//
+// An ask is scoped by its agent and either the caller's Idempotency-Key or,
+// without one, its run and tool call id. Key is the SHA-256 of that scope:
+// the store keeps one question per Key, checked in the same atomic step
+// that creates the question (law 1), so racing repeats on any replica park
+// once. Fingerprint is the SHA-256 of the ask itself, so a repeat that
+// differs from the first is told so instead of being answered with a
+// question about something else.
+type Idempotency struct {
+	Key         string `json:"key"`
+	Fingerprint string `json:"fingerprint"`
+}
+
+// MaxIdempotencyKeyLen caps a caller's Idempotency-Key.
+const MaxIdempotencyKeyLen = 255
+
+// DuplicateError is what Store.Create returns when a question with the
+// same idempotency key is already stored; it carries that question, and
+// nothing was changed.
+type DuplicateError struct {
+	Question *Question
+}
+
+// ErrDuplicate matches a *DuplicateError with errors.Is; its code is
+// CodeConflict.
+var ErrDuplicate = errors.New("already asked with this idempotency key")
+
+// Is makes errors.Is(err, ErrDuplicate) hold.
+func (e *DuplicateError) Is(target error) bool { return target == ErrDuplicate }
+
+func (e *DuplicateError) Error() string {
+	return fmt.Sprintf("question %s was already asked with this idempotency key", e.Question.ID)
+}
+
+// idempotencyOf is in's scope and fingerprint, or nil for an ask that has
+// neither an Idempotency-Key nor a tool call id (nothing says two such
+// asks are the same, so each parks).
+func idempotencyOf(in AskInput) (*Idempotency, error) {
+	var scope string
+	switch {
+	case in.IdempotencyKey != "":
+		scope = "key\x1f" + in.Agent + "\x1f" + in.IdempotencyKey
+	case in.ToolCallID != "":
+		scope = "call\x1f" + in.Agent + "\x1f" + in.RunID + "\x1f" + in.ToolCallID
+	default:
+		return nil, nil
+	}
+	body := in
+	body.IdempotencyKey = ""
+	if len(body.Arguments) > 0 {
+		canon, err := CanonicalArguments(body.Arguments)
+		if err != nil {
+			return nil, err
+		}
+		body.Arguments = canon
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		return nil, Internal("ask", err)
+	}
+	k, f := sha256.Sum256([]byte(scope)), sha256.Sum256(b)
+	return &Idempotency{Key: hex.EncodeToString(k[:]), Fingerprint: hex.EncodeToString(f[:])}, nil
+}
+
+// shard is where a question with this key lives: always the same shard for
+// the same key, so the store can check the key in the one-shard atomic
+// step that creates the question.
+func (i *Idempotency) shard(shards int) int {
+	b, _ := hex.DecodeString(i.Key)
+	return int(binary.BigEndian.Uint32(b[:4]) % uint32(shards))
+}
+
+// repeatOf decides what a repeated ask gets: the stored question if it is
+// the same ask, else a conflict that says what differs.
+func repeatOf(in AskInput, idem *Idempotency, dup *DuplicateError) (*Question, error) {
+	q := dup.Question
+	if q.Idempotency != nil && q.Idempotency.Fingerprint == idem.Fingerprint {
+		return q, nil
+	}
+	what := "tool call id " + in.ToolCallID + " in run " + in.RunID
+	if in.IdempotencyKey != "" {
+		what = "Idempotency-Key"
+	}
+	return nil, Errorf(CodeConflict, "ask",
+		"question %s was already asked with this %s, with a different body; use a new key to ask something else", q.ID, what)
+}

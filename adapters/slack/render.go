@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/askbridge/askbridge/adapters/internal/textlimit"
 	"github.com/askbridge/askbridge/core"
 	"github.com/slack-go/slack"
 )
@@ -204,7 +205,7 @@ func outcome(q *core.Question) string {
 
 // fallback is the notification text: what the card is about in a line.
 func fallback(q *core.Question) string {
-	s := core.KindTitle(q.Kind) + ": " + firstLine(q.Text)
+	s := core.KindTitle(q.Kind) + ": " + textlimit.FirstLine(q.Text)
 	if q.Reversibility == core.HardToReverse {
 		s = "[" + core.HardToReverseMarker + "] " + s
 	}
@@ -223,13 +224,13 @@ func Reminder(q *core.Question, inThread bool) Message {
 		s += " (answer by " + q.Deadline.UTC().Format(timeLayout) + ")"
 	}
 	if !inThread {
-		s += "\n" + esc(core.KindTitle(q.Kind)+" from "+q.Agent+": "+firstLine(q.Text), 400) + "  `" + q.ID + "`"
+		s += "\n" + esc(core.KindTitle(q.Kind)+" from "+q.Agent+": "+textlimit.FirstLine(q.Text), 400) + "  `" + q.ID + "`"
 		if q.Reversibility == core.HardToReverse {
 			s += "  ·  *" + core.HardToReverseMarker + "*"
 		}
 	}
 	return Message{
-		Text:   esc(core.ReminderHeading+": "+firstLine(q.Text), 300),
+		Text:   esc(core.ReminderHeading+": "+textlimit.FirstLine(q.Text), 300),
 		Blocks: []slack.Block{section("reminder", s, true)},
 	}
 }
@@ -248,7 +249,7 @@ func Digest(d core.Digest) Message {
 				fmt.Fprintf(&b, "\n…and %d more", len(d.Open)-digestListed)
 				break
 			}
-			line := "\n• `" + q.ID + "` " + esc(firstLine(q.Text), 140)
+			line := "\n• `" + q.ID + "` " + esc(textlimit.FirstLine(q.Text), 140)
 			if q.Reversibility == core.HardToReverse {
 				line += "  *" + core.HardToReverseMarker + "*"
 			}

@@ -2,7 +2,8 @@ package slack
 
 import (
 	"strings"
-	"unicode/utf8"
+
+	"github.com/askbridge/askbridge/adapters/internal/textlimit"
 )
 
 // Block Kit limits (docs.slack.dev, Block Kit reference).
@@ -15,97 +16,46 @@ const (
 	maxFallback    = 3000 // the notification text we send beside the blocks
 )
 
-// width is how many characters Slack counts for r. Slack measures text in
-// UTF-16 code units, so a character outside the Basic Multilingual Plane
-// (most emoji) counts twice; counting so keeps every cut under the limit.
-func width(r rune) int {
-	if r > 0xFFFF {
-		return 2
-	}
-	return 1
-}
+// Slack measures text in UTF-16 code units, so a character outside the
+// Basic Multilingual Plane (most emoji) counts twice; counting so keeps
+// every cut under the limit.
+const unit = textlimit.UTF16
 
 // textLen is the length of s as Slack counts it.
-func textLen(s string) int {
-	n := 0
-	for _, r := range s {
-		n += width(r)
-	}
-	return n
-}
+func textLen(s string) int { return unit.Len(s) }
 
-const ellipsis = "…"
+const ellipsis = textlimit.Ellipsis
 
-// cut shortens plain text to at most max characters, never splitting a
-// character, and marks the cut with an ellipsis.
-func cut(s string, max int) string {
-	if textLen(s) <= max {
-		return s
-	}
-	budget := max - 1 // the ellipsis
-	var b strings.Builder
-	for _, r := range s {
-		if budget-width(r) < 0 {
-			break
-		}
-		budget -= width(r)
-		b.WriteRune(r)
-	}
-	return b.String() + ellipsis
-}
+// cut shortens plain text to at most max characters.
+func cut(s string, max int) string { return unit.Cut(s, max) }
 
 // esc escapes text for Slack mrkdwn and cuts it to max characters after
 // escaping, never splitting an entity: the three characters Slack gives
 // meaning to (&, <, >) become entities, so untrusted text cannot mention
 // @channel, a user or a link by itself.
-func esc(s string, max int) string {
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\uFFFD")
-	}
-	full := escaper.Replace(s)
-	if textLen(full) <= max {
-		return full
-	}
-	var b strings.Builder
-	budget := max - 1 // the ellipsis
-	for _, r := range s {
-		piece := escaper.Replace(string(r))
-		w := textLen(piece)
-		if budget-w < 0 {
-			break
-		}
-		budget -= w
-		b.WriteString(piece)
-	}
-	return b.String() + ellipsis
-}
+func esc(s string, max int) string { return unit.CutEscaped(s, max, escapeRune) }
 
-var escaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+func escapeRune(_, r rune) string {
+	switch r {
+	case '&':
+		return "&amp;"
+	case '<':
+		return "&lt;"
+	case '>':
+		return "&gt;"
+	}
+	return string(r)
+}
 
 // plain cleans text for a plain_text object: Slack shows it as written,
-// so only the length needs care.
-func plain(s string, max int) string {
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\uFFFD")
-	}
-	return cut(strings.Join(strings.Fields(s), " "), max)
-}
+// so only the line and the length need care.
+func plain(s string, max int) string { return cut(textlimit.OneLine(s), max) }
 
 // code wraps text in a preformatted block, escaped and cut so that the
 // whole, fences included, fits max.
 func code(s string, max int) string {
 	s = strings.ReplaceAll(s, "```", "`\u200b`\u200b`") // a fence inside would end ours
 	return "```" + esc(s, max-6) + "```"
-}
-
-// firstLine is the first non-blank line of s.
-func firstLine(s string) string {
-	for line := range strings.SplitSeq(s, "\n") {
-		if strings.TrimSpace(line) != "" {
-			return strings.TrimSpace(line)
-		}
-	}
-	return ""
 }
 
 // unescape turns Slack's encoding of a typed message back into the text

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/askbridge/askbridge/adapters/internal/textlimit"
 	"github.com/askbridge/askbridge/adapters/telegram/telegramfake"
 	"github.com/askbridge/askbridge/core"
 )
@@ -61,7 +62,7 @@ func FuzzEsc(f *testing.F) {
 		if err != nil {
 			t.Fatalf("esc(%q) = %q does not parse: %v", s, e, err)
 		}
-		valid := strings.ToValidUTF8(s, "\uFFFD")
+		valid := textlimit.Clean(s)
 		if !strings.HasPrefix(valid, strings.TrimSuffix(plain, ellipsis)) || !utf8.ValidString(e) {
 			t.Fatalf("esc(%q) shows %q, not a prefix", s, plain)
 		}

@@ -7,9 +7,8 @@ import (
 	"fmt"
 	"html"
 	"strings"
-	"unicode/utf16"
-	"unicode/utf8"
 
+	"github.com/askbridge/askbridge/adapters/internal/textlimit"
 	"github.com/askbridge/askbridge/core"
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 )
@@ -45,66 +44,25 @@ func refLine(ref string) string { return refPrefix + "<u>" + ref + "</u>" }
 // than 64 bytes.
 var ErrBadButton = errors.New("telegram: refusing to render a button without a valid ref")
 
-// units is a text's length as Telegram counts it (UTF-16 code units).
-func units(s string) int {
-	n := 0
-	for _, r := range s {
-		n += utf16.RuneLen(r)
-		if r == utf8.RuneError {
-			n++ // counted generously
-		}
-	}
-	return n
-}
+// Telegram counts its limits in UTF-16 code units.
+const unit = textlimit.UTF16
+
+// units is a text's length as Telegram counts it.
+func units(s string) int { return unit.Len(s) }
 
 // ellipsis marks a cut text.
-const ellipsis = "…"
+const ellipsis = textlimit.Ellipsis
 
 // esc escapes s for parse_mode HTML and cuts it so the escaped text is at
 // most max units, never inside an entity or a rune; a cut text ends in an
 // ellipsis. max <= 0 gives "".
-func esc(s string, max int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	full := html.EscapeString(s)
-	if units(full) <= max {
-		return full
-	}
-	if max <= 0 {
-		return ""
-	}
-	budget := max - units(ellipsis)
-	var b strings.Builder
-	used := 0
-	for _, r := range s {
-		e := html.EscapeString(string(r))
-		if used+units(e) > budget {
-			break
-		}
-		b.WriteString(e)
-		used += units(e)
-	}
-	return b.String() + ellipsis
-}
+func esc(s string, max int) string { return unit.CutEscaped(s, max, escapeRune) }
+
+func escapeRune(_, r rune) string { return html.EscapeString(string(r)) }
 
 // cutPlain cuts unescaped text (button labels, callback answers,
 // placeholders) to max units, rune-safe.
-func cutPlain(s string, max int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if units(s) <= max {
-		return s
-	}
-	budget := max - units(ellipsis)
-	var b strings.Builder
-	used := 0
-	for _, r := range s {
-		if used+utf16.RuneLen(r) > budget {
-			break
-		}
-		b.WriteRune(r)
-		used += utf16.RuneLen(r)
-	}
-	return b.String() + ellipsis
-}
+func cutPlain(s string, max int) string { return unit.Cut(s, max) }
 
 // doc assembles a message's HTML within a budget of units. Markup is
 // trusted (ours); text is escaped and cut to fit. Once something does not

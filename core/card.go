@@ -1,7 +1,6 @@
 package core
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 )
@@ -26,6 +25,17 @@ func KindTitle(k Kind) string {
 
 // HardToReverseMarker is the plain marker shown on hard-to-reverse cards.
 const HardToReverseMarker = "HARD TO REVERSE"
+
+// UnclassifiedMarker is shown on a card whose stored record predates
+// reversibility: nobody said, and nobody guesses.
+const UnclassifiedMarker = "REVERSIBILITY NOT STATED"
+
+// EscalatedMarker is shown on a card posted to an escalation route.
+const EscalatedMarker = "Escalated: nobody answered in time"
+
+// RepeatMarker is shown on a card posted again after an attempt that may
+// have left an unrecorded copy in the room (law 4).
+const RepeatMarker = "Posted again: an earlier copy of this card may be above"
 
 // Headings every surface starts the matching post with, so people (and the
 // shared scenarios) recognise them wherever they read.
@@ -71,13 +81,7 @@ func ChoiceLabel(q *Question) string {
 		var lines []string
 		for _, a := range q.Answers {
 			it, _ := q.Item(a.ItemID)
-			v := a.Text
-			for _, o := range it.Options {
-				if o.ID == a.OptionID {
-					v = o.Label
-				}
-			}
-			lines = append(lines, fmt.Sprintf("%s: %s", it.Question, v))
+			lines = append(lines, fmt.Sprintf("%s: %s", it.Question, itemValue(it, a)))
 		}
 		return strings.Join(lines, "\n")
 	}
@@ -106,30 +110,4 @@ func OutcomeLine(q *Question) string {
 		return fmt.Sprintf("Withdrawn by %s on %s", who, at)
 	}
 	return ""
-}
-
-// RefusalNote is the private note a clicker gets when their click changed
-// nothing: the truth about why, in a sentence.
-func RefusalNote(err error) string {
-	var closed *ClosedError
-	switch {
-	case err == nil:
-		return ""
-	case errors.As(err, &closed):
-		q := closed.Question
-		switch q.State {
-		case StateExpired:
-			return "This question expired: " + ExpiredReason + ". Your answer was not recorded."
-		case StateTimedOut:
-			return "This question timed out: " + TimeoutReason + ". Your answer was not recorded."
-		}
-		return "Already closed. " + OutcomeLine(q) + ". Your answer was not recorded."
-	case ErrorCode(err) == CodeForbidden:
-		return "You are not one of the people who may answer this question. Nothing was recorded."
-	case ErrorCode(err) == CodeNotFound:
-		return "This question no longer exists."
-	case ErrorCode(err) == CodeInternal:
-		return "askbridge could not record that just now; please try again."
-	}
-	return ErrorMessage(err)
 }

@@ -13,12 +13,16 @@ import (
 // shows the latest state, however late it runs.
 type Courier interface {
 	Surface() Surface
-	// Post puts q's card in room and returns the posted message. Kind is
-	// DeliverPost or DeliverEscalate (an escalation posts the card in the
-	// escalation route's room).
-	Post(ctx context.Context, q *Question, room string, kind DeliveryKind) (MessageRef, error)
+	// Post puts q's card in card.Room and returns the posted message:
+	// card as given (its surface, room, kind, delivery key and repeat
+	// mark, which NewCard reads) with the platform's message id, and the
+	// room the platform names it by if that differs. Kind is DeliverPost
+	// or DeliverEscalate (an escalation posts the card in the escalation
+	// route's room).
+	Post(ctx context.Context, q *Question, card MessageRef) (MessageRef, error)
 	// Update edits a card to show q as it now stands: progress of a form,
-	// or who answered what and when, with the buttons removed.
+	// or who answered what and when, with the buttons removed. card is
+	// the recorded card, kind included, so its markers stay.
 	Update(ctx context.Context, q *Question, card MessageRef) error
 	// Remind posts a reminder of a still-open q in room.
 	Remind(ctx context.Context, q *Question, room string) error
@@ -157,7 +161,8 @@ func (s *Service) deliverOne(ctx context.Context, c Courier, d Delivery) error {
 		if err != nil {
 			return err
 		}
-		ref, err := c.Post(ctx, q, d.Room, d.Kind)
+		want := MessageRef{Surface: c.Surface(), Room: d.Room, Delivery: d.Key, Kind: d.Kind, Repeat: !first}
+		ref, err := c.Post(ctx, q, want)
 		if err != nil {
 			return err
 		}
@@ -165,8 +170,8 @@ func (s *Service) deliverOne(ctx context.Context, c Courier, d Delivery) error {
 		// or it would never be edited and the retry would post it again.
 		rctx, cancel := settle(ctx)
 		defer cancel()
-		ref.Delivery = d.Key
-		_, err = s.recordMessage(rctx, q.ID, ref, !first)
+		ref.Surface, ref.Delivery, ref.Kind, ref.Repeat = want.Surface, want.Delivery, want.Kind, want.Repeat
+		_, err = s.recordMessage(rctx, q.ID, ref, ref.Repeat)
 		return err
 	case DeliverUpdate:
 		if d.Message == nil {

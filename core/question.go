@@ -135,8 +135,15 @@ type MessageRef struct {
 	ID      string  `json:"id"`   // Slack ts, Discord message id, Telegram message id
 	// Delivery is the key of the delivery that posted it; a second card
 	// for the same key is a recognisable repeat (law 4).
-	Delivery string    `json:"delivery"`
-	At       time.Time `json:"at"`
+	Delivery string `json:"delivery"`
+	// Kind is what the card was posted as (DeliverPost, or
+	// DeliverEscalate in an escalation route's room), so every later
+	// edit keeps the card's markers.
+	Kind DeliveryKind `json:"kind,omitempty"`
+	// Repeat marks a card posted again after an earlier attempt that may
+	// have left an unrecorded copy in the room; the card says so.
+	Repeat bool      `json:"repeat,omitempty"`
+	At     time.Time `json:"at"`
 }
 
 // Open reports whether the question can still change.

@@ -330,13 +330,13 @@ func TestCourierErrors(t *testing.T) {
 	ctx := context.Background()
 
 	fake.Fail("POST", "messages", 429, `{"message":"You are being rate limited.","retry_after":1.5,"global":false}`, nil)
-	_, err = a.Post(ctx, q, "1", core.DeliverPost)
+	_, err = a.Post(ctx, q, core.MessageRef{Room: "1", Kind: core.DeliverPost})
 	var ra *core.RetryAfter
 	if !errors.As(err, &ra) || ra.After != 1500*time.Millisecond {
 		t.Fatalf("429: %v", err)
 	}
 	fake.Fail("POST", "messages", 404, `{"message":"Unknown Channel","code":10003}`, nil)
-	_, err = a.Post(ctx, q, "1", core.DeliverPost)
+	_, err = a.Post(ctx, q, core.MessageRef{Room: "1", Kind: core.DeliverPost})
 	var perm *core.Permanent
 	if !errors.As(err, &perm) {
 		t.Fatalf("unknown channel: %v", err)
@@ -351,13 +351,13 @@ func TestCourierErrors(t *testing.T) {
 		t.Fatalf("500: %v", err)
 	}
 	// And then it works, with the bot token, against the fake.
-	ref, err := a.Post(ctx, q, "1", core.DeliverPost)
+	ref, err := a.Post(ctx, q, core.MessageRef{Room: "1", Kind: core.DeliverPost})
 	if err != nil || ref.ID == "" || ref.Room != "1" || ref.Surface != core.SurfaceDiscord {
 		t.Fatalf("post: %+v %v", ref, err)
 	}
 	// A wrong token is refused by the fake and not retried as permanent.
 	bad, _ := New(nil, Options{Token: "wrong", APIURL: fake.APIURL()})
-	if _, err := bad.Post(ctx, q, "1", core.DeliverPost); err == nil {
+	if _, err := bad.Post(ctx, q, core.MessageRef{Room: "1", Kind: core.DeliverPost}); err == nil {
 		t.Fatal("a wrong token posted")
 	}
 }

@@ -161,7 +161,8 @@ func (t *rewrite) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // Post puts q's card in a channel.
-func (a *Adapter) Post(ctx context.Context, q *core.Question, room string, kind core.DeliveryKind) (core.MessageRef, error) {
+func (a *Adapter) Post(ctx context.Context, q *core.Question, card core.MessageRef) (core.MessageRef, error) {
+	room, kind := card.Room, card.Kind
 	if err := a.bucket.wait(ctx); err != nil {
 		return core.MessageRef{}, err
 	}

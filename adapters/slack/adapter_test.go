@@ -406,7 +406,7 @@ func TestCourierErrors(t *testing.T) {
 	q = e.get(q.ID)
 
 	e.fake.FailNext("chat.postMessage", slackfake.Failure{RetryAfter: 7})
-	_, err := e.a.Post(t.Context(), q, "C0OTHER", core.DeliverPost)
+	_, err := e.a.Post(t.Context(), q, core.MessageRef{Room: "C0OTHER", Kind: core.DeliverPost})
 	var ra *core.RetryAfter
 	if !errors.As(err, &ra) || ra.After != 7*time.Second {
 		t.Fatalf("rate limited post: %v", err)
@@ -417,7 +417,7 @@ func TestCourierErrors(t *testing.T) {
 	}
 	for _, code := range []string{"channel_not_found", "not_in_channel", "is_archived"} {
 		e.fake.SetChannelError("C0GONE", code)
-		_, err := e.a.Post(t.Context(), q, "C0GONE", core.DeliverPost)
+		_, err := e.a.Post(t.Context(), q, core.MessageRef{Room: "C0GONE", Kind: core.DeliverPost})
 		var perm *core.Permanent
 		if !errors.As(err, &perm) || !strings.Contains(err.Error(), code) {
 			t.Fatalf("%s: %v", code, err)

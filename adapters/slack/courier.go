@@ -10,9 +10,9 @@ import (
 
 // Post puts q's card in room (a channel id; a user id opens a DM, whose
 // D… id Slack returns and the card is recorded under).
-func (a *Adapter) Post(ctx context.Context, q *core.Question, room string, kind core.DeliveryKind) (core.MessageRef, error) {
-	m := Card(q, kind == core.DeliverEscalate)
-	ch, ts, err := a.api.PostMessageContext(ctx, room, slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...))
+func (a *Adapter) Post(ctx context.Context, q *core.Question, card core.MessageRef) (core.MessageRef, error) {
+	m := Card(q, card.Kind == core.DeliverEscalate)
+	ch, ts, err := a.api.PostMessageContext(ctx, card.Room, slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...))
 	if err != nil {
 		return core.MessageRef{}, deliveryErr("chat.postMessage", err)
 	}

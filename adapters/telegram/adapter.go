@@ -213,7 +213,8 @@ func parseChat(room string) (int64, error) {
 
 // Post implements core.Courier: the card, and for a clarification a
 // ForceReply prompt right after it.
-func (a *Adapter) Post(ctx context.Context, q *core.Question, room string, kind core.DeliveryKind) (core.MessageRef, error) {
+func (a *Adapter) Post(ctx context.Context, q *core.Question, card core.MessageRef) (core.MessageRef, error) {
+	room, kind := card.Room, card.Kind
 	chat, err := parseChat(room)
 	if err != nil {
 		return core.MessageRef{}, err

@@ -438,28 +438,28 @@ func TestCourierErrors(t *testing.T) {
 	r := strconv.FormatInt(room, 10)
 
 	e.fake.FailNext("sendMessage", telegramfake.Failure{Code: 429, Description: "Too Many Requests: retry after 7", RetryAfter: 7})
-	_, err := e.a.Post(ctx, q, r, core.DeliverPost)
+	_, err := e.a.Post(ctx, q, core.MessageRef{Room: r, Kind: core.DeliverPost})
 	var ra *core.RetryAfter
 	if !errors.As(err, &ra) || ra.After != 7*time.Second {
 		t.Fatalf("429: %v", err)
 	}
 	e.fake.FailNext("sendMessage", telegramfake.Failure{Code: 403, Description: "Forbidden: bot was blocked by the user"})
 	var perm *core.Permanent
-	if _, err := e.a.Post(ctx, q, r, core.DeliverPost); !errors.As(err, &perm) {
+	if _, err := e.a.Post(ctx, q, core.MessageRef{Room: r, Kind: core.DeliverPost}); !errors.As(err, &perm) {
 		t.Fatalf("403: %v", err)
 	}
 	e.fake.FailNext("sendMessage", telegramfake.Failure{Code: 400, Description: "Bad Request: chat not found"})
-	if _, err := e.a.Post(ctx, q, r, core.DeliverPost); !errors.As(err, &perm) {
+	if _, err := e.a.Post(ctx, q, core.MessageRef{Room: r, Kind: core.DeliverPost}); !errors.As(err, &perm) {
 		t.Fatalf("chat not found: %v", err)
 	}
-	if _, err := e.a.Post(ctx, q, "general", core.DeliverPost); !errors.As(err, &perm) {
+	if _, err := e.a.Post(ctx, q, core.MessageRef{Room: "general", Kind: core.DeliverPost}); !errors.As(err, &perm) {
 		t.Fatalf("a room that is not a chat id: %v", err)
 	}
 	e.fake.FailNext("sendMessage", telegramfake.Failure{Code: 502, Description: "Bad Gateway"})
-	if _, err := e.a.Post(ctx, q, r, core.DeliverPost); err == nil || errors.As(err, &perm) || errors.As(err, &ra) {
+	if _, err := e.a.Post(ctx, q, core.MessageRef{Room: r, Kind: core.DeliverPost}); err == nil || errors.As(err, &perm) || errors.As(err, &ra) {
 		t.Fatalf("502 must be retried: %v", err)
 	}
-	ref, err := e.a.Post(ctx, q, r, core.DeliverPost)
+	ref, err := e.a.Post(ctx, q, core.MessageRef{Room: r, Kind: core.DeliverPost})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -474,7 +474,7 @@ func TestCourierErrors(t *testing.T) {
 	// Transport errors never carry the token (tgbotapi puts it in the URL).
 	e.a.opts.APIEndpoint = "http://127.0.0.1:1/bot%s/%s"
 	e.a.bot.SetAPIEndpoint(e.a.opts.APIEndpoint)
-	_, err = e.a.Post(ctx, q, r, core.DeliverPost)
+	_, err = e.a.Post(ctx, q, core.MessageRef{Room: r, Kind: core.DeliverPost})
 	if err == nil || strings.Contains(err.Error(), token) || strings.Contains(err.Error(), "TEST-token") {
 		t.Fatalf("transport error %v", err)
 	}

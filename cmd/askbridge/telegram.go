@@ -134,12 +134,12 @@ func (l *lateChat) adapter(ctx context.Context) (chatAdapter, error) {
 
 func (l *lateChat) Surface() core.Surface { return l.surface }
 
-func (l *lateChat) Post(ctx context.Context, q *core.Question, room string, kind core.DeliveryKind) (core.MessageRef, error) {
+func (l *lateChat) Post(ctx context.Context, q *core.Question, card core.MessageRef) (core.MessageRef, error) {
 	a, err := l.adapter(ctx)
 	if err != nil {
 		return core.MessageRef{}, err
 	}
-	return a.Post(ctx, q, room, kind)
+	return a.Post(ctx, q, card)
 }
 
 func (l *lateChat) Update(ctx context.Context, q *core.Question, card core.MessageRef) error {

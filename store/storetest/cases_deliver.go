@@ -21,7 +21,7 @@ func init() {
 // channel is gone).
 type refusingCourier struct{ recordingCourier }
 
-func (c *refusingCourier) Post(context.Context, *core.Question, string, core.DeliveryKind) (core.MessageRef, error) {
+func (c *refusingCourier) Post(context.Context, *core.Question, core.MessageRef) (core.MessageRef, error) {
 	return core.MessageRef{}, &core.Permanent{Err: errors.New("channel_not_found")}
 }
 
@@ -84,7 +84,7 @@ func (c *recordingCourier) note(s string) {
 	}
 }
 
-func (c *recordingCourier) Post(_ context.Context, q *core.Question, room string, kind core.DeliveryKind) (core.MessageRef, error) {
+func (c *recordingCourier) Post(_ context.Context, q *core.Question, card core.MessageRef) (core.MessageRef, error) {
 	c.mu.Lock()
 	err := c.fail
 	c.fail = nil
@@ -92,8 +92,9 @@ func (c *recordingCourier) Post(_ context.Context, q *core.Question, room string
 	if err != nil {
 		return core.MessageRef{}, err
 	}
-	c.note(fmt.Sprintf("%s %s %s", kind, q.ID, room))
-	return core.MessageRef{Surface: c.surface, Room: room, ID: "m-" + q.ID}, nil
+	c.note(fmt.Sprintf("%s %s %s", card.Kind, q.ID, card.Room))
+	card.ID = "m-" + q.ID
+	return card, nil
 }
 
 func (c *recordingCourier) Update(_ context.Context, q *core.Question, m core.MessageRef) error {
@@ -153,6 +154,11 @@ func testDeliver(t *testing.T, h Harness) {
 	got := e.waitUntil(q.ID, func(q *core.Question) bool { return len(q.Messages) > 0 })
 	if got.Messages[0].ID != "m-"+q.ID || got.Messages[0].Delivery == "" {
 		t.Fatalf("recorded card %+v", got.Messages)
+	}
+	// What the card was posted as is stored with it, so edits keep its
+	// markers on every platform.
+	if m := got.Messages[0]; m.Kind != core.DeliverPost || m.Surface != core.SurfaceSlack || m.Room != "C1" {
+		t.Fatalf("recorded card %+v does not say what it was posted as", m)
 	}
 	if _, err := e.svc.Answer(t.Context(), core.AnswerInput{QuestionID: q.ID, Decider: apiDecider("op"), OptionID: "pg"}); err != nil {
 		t.Fatal(err)

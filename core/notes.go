@@ -1,0 +1,70 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+)
+
+// The notes below are what a person alone is told after they acted on a
+// card: what counted, or the truth about why nothing did. Every surface
+// sends these same sentences, in its own markup and within its own limits
+// (a cut keeps the start, so the start says the most).
+
+// RefusalNote is the private note a clicker gets when their click changed
+// nothing: the truth about why, in a sentence.
+func RefusalNote(err error) string {
+	var closed *ClosedError
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &closed):
+		q := closed.Question
+		switch q.State {
+		case StateExpired:
+			return "This question expired: " + ExpiredReason + ". Your answer was not recorded."
+		case StateTimedOut:
+			return "This question timed out: " + TimeoutReason + ". Your answer was not recorded."
+		}
+		return "Already closed. " + OutcomeLine(q) + ". Your answer was not recorded."
+	case ErrorCode(err) == CodeForbidden:
+		return "You are not one of the people who may answer this question. Nothing was recorded."
+	case ErrorCode(err) == CodeNotFound:
+		return "This question no longer exists."
+	case ErrorCode(err) == CodeInternal:
+		return "askbridge could not record that just now; please try again."
+	}
+	return ErrorMessage(err)
+}
+
+// RecordedNote is the private note a person gets when what they did
+// counted: r is the button they pressed (RefText for free text they
+// wrote) and q the question as it stands after it.
+func RecordedNote(q *Question, r Ref) string {
+	switch r.Action {
+	case RefDecline:
+		return "Recorded: you declined. The agent will proceed on its own judgement."
+	case RefApprove:
+		return "Recorded: Approved"
+	case RefDeny:
+		return "Recorded: Denied"
+	}
+	if q == nil {
+		return "Recorded."
+	}
+	if q.Kind == KindForm && r.Item >= 0 && r.Item < len(q.Items) {
+		it := q.Items[r.Item]
+		p := FormProgress{Done: len(q.Answers), Total: len(q.Items)}
+		if r.Action == RefText {
+			return fmt.Sprintf("Recorded (%s): your own answer to %s", p, it.Question)
+		}
+		label := ""
+		if r.Option < len(it.Options) {
+			label = it.Options[r.Option].Label
+		}
+		return fmt.Sprintf("Recorded (%s): %s → %s", p, it.Question, label)
+	}
+	if q.Kind == KindDecision && r.Action == RefOption && r.Option < len(q.Options) {
+		return "Recorded: " + q.Options[r.Option].Title
+	}
+	return "Recorded: your answer"
+}

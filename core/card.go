@@ -44,9 +44,6 @@ const (
 	DigestHeading   = "While you were away"
 )
 
-// Progress reports how many of a form's items are answered.
-func Progress(q *Question) (done, total int) { return len(q.Answers), len(q.Items) }
-
 // DeciderLabel names who acted, for people: the display name, else the id.
 func DeciderLabel(d Decider) string {
 	switch {

@@ -54,9 +54,9 @@ func TestCardActionsByKind(t *testing.T) {
 		want []string
 	}{
 		{core.KindClarification, []string{core.LabelAnswer, core.LabelDecline}},
-		{core.KindDecision, []string{"A (recommended)", "B", core.LabelDecline}},
+		{core.KindDecision, []string{"A (Recommended)", "B", core.LabelDecline}},
 		{core.KindApproval, []string{core.LabelApprove, core.LabelDeny, core.LabelDecline}},
-		{core.KindForm, []string{"1. Mon (recommended)", "1. Fri", "1. Something else", "2. Short", "2. Long", "2. Something else", core.LabelDecline}},
+		{core.KindForm, []string{"1. Mon (Recommended)", "1. Fri", "1. Something else", "2. Short", "2. Long", "2. Something else", core.LabelDecline}},
 	} {
 		q := cardQ(c.kind)
 		card := core.NewCard(q, core.MessageRef{Kind: core.DeliverPost})

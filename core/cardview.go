@@ -164,6 +164,9 @@ type Action struct {
 	Input Input
 }
 
+// Head is the part of Label a renderer may cut: all of it but Keep.
+func (a Action) Head() string { return strings.TrimSuffix(a.Label, a.Keep) }
+
 // Style is how a button stands out.
 type Style string
 
@@ -205,7 +208,7 @@ const (
 	LabelAnswer        = "Reply to answer"
 	LabelSomethingElse = "Something else"
 	// RecommendedNote ends the label of a recommended choice.
-	RecommendedNote = " (recommended)"
+	RecommendedNote = " (Recommended)"
 )
 
 // digestShown is how much of an argument digest a card shows.

@@ -162,15 +162,15 @@ func (t *rewrite) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // Post puts q's card in a channel.
 func (a *Adapter) Post(ctx context.Context, q *core.Question, card core.MessageRef) (core.MessageRef, error) {
-	room, kind := card.Room, card.Kind
 	if err := a.bucket.wait(ctx); err != nil {
 		return core.MessageRef{}, err
 	}
-	m, err := a.s.ChannelMessageSendComplex(room, RenderPost(q, kind == core.DeliverEscalate), discordgo.WithContext(ctx))
+	m, err := a.s.ChannelMessageSendComplex(card.Room, RenderPost(core.NewCard(q, card)), discordgo.WithContext(ctx))
 	if err != nil {
 		return core.MessageRef{}, classify(err)
 	}
-	return core.MessageRef{Surface: core.SurfaceDiscord, Room: room, ID: m.ID}, nil
+	card.Surface, card.ID = core.SurfaceDiscord, m.ID
+	return card, nil
 }
 
 // Update edits a card to show q as it stands.
@@ -178,7 +178,7 @@ func (a *Adapter) Update(ctx context.Context, q *core.Question, card core.Messag
 	if err := a.bucket.wait(ctx); err != nil {
 		return err
 	}
-	_, err := a.s.ChannelMessageEditComplex(RenderEdit(q, card), discordgo.WithContext(ctx))
+	_, err := a.s.ChannelMessageEditComplex(RenderEdit(core.NewCard(q, card), card), discordgo.WithContext(ctx))
 	return classify(err)
 }
 
@@ -187,7 +187,7 @@ func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) err
 	if err := a.bucket.wait(ctx); err != nil {
 		return err
 	}
-	_, err := a.s.ChannelMessageSendComplex(room, RenderReminder(q, room), discordgo.WithContext(ctx))
+	_, err := a.s.ChannelMessageSendComplex(room, RenderReminder(core.NewReminder(q, core.SurfaceDiscord, room)), discordgo.WithContext(ctx))
 	return classify(err)
 }
 

@@ -41,7 +41,7 @@ func checkTranslation(t *testing.T, i *discordgo.Interaction, customID string) {
 		if err == nil && (ans.QuestionID != q.ID || ans.Decider.ID != in.Decider.ID) {
 			t.Fatalf("answer %+v for %+v", ans, in.Ref)
 		}
-		if m, ok := RenderModal(q, in.Ref); ok {
+		if m, ok := RenderModal(core.NewCard(q, core.MessageRef{}), in.Ref); ok {
 			if m.Data.CustomID != customID || width(m.Data.Title) > maxModalTitle {
 				t.Fatalf("modal %+v", m.Data)
 			}

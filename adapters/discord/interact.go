@@ -20,8 +20,10 @@ type inbound struct {
 	Text    string
 	Decider core.Decider
 	// OnMessage is true when the interaction came from a message's
-	// component, so the response may edit that message in place.
+	// component, so the response may edit that message in place;
+	// MessageID is that message.
 	OnMessage bool
+	MessageID string
 }
 
 // errNotOurs is an interaction askbridge did not ask for (a command, an
@@ -34,6 +36,9 @@ var errNotOurs = core.ErrNotFound
 // value is taken only from askbridge's own text input.
 func parseInteraction(i *discordgo.Interaction) (inbound, error) {
 	in := inbound{Decider: deciderOf(i), OnMessage: i.Message != nil}
+	if i.Message != nil {
+		in.MessageID = i.Message.ID
+	}
 	// discordgo hands on an interaction whose data it could not parse
 	// (a component type newer than v0.29.0) with Data nil.
 	switch d := i.Data.(type) {
@@ -146,7 +151,7 @@ func (a *Adapter) respond(ctx context.Context, i *discordgo.Interaction) *discor
 	// who may answer a question that is still open: anyone else goes
 	// straight to the chokepoint below, which refuses and records why.
 	if !in.Submit && takesText(in.Ref) && q.Open() && a.svc.MayAnswer(q, in.Decider) {
-		if m, ok := RenderModal(q, in.Ref); ok {
+		if m, ok := RenderModal(core.NewCard(q, cardOf(q, in.MessageID)), in.Ref); ok {
 			return m
 		}
 		return RenderNote(core.RefusalNote(core.Errorf(core.CodeInvalid, "button", "the button does not fit this question")))
@@ -169,9 +174,21 @@ func (a *Adapter) respond(ctx context.Context, i *discordgo.Interaction) *discor
 	// Who answered is in the event log, digested; the log names nobody.
 	a.log.Debug().Str("question", q.ID).Bool("closed", out.Closed).Msg("discord: answer recorded")
 	if in.OnMessage {
-		return RenderUpdate(out.Question)
+		return RenderUpdate(core.NewCard(out.Question, cardOf(out.Question, in.MessageID)))
 	}
-	return RenderNote("Recorded. " + core.OutcomeLine(out.Question))
+	return RenderNote(core.RecordedNote(out.Question, in.Ref))
+}
+
+// cardOf is the recorded card that is the Discord message id, so an
+// in-place edit keeps what the card was posted as; a message not (yet)
+// recorded reads as a first post.
+func cardOf(q *core.Question, id string) core.MessageRef {
+	for _, m := range q.Messages {
+		if m.Surface == core.SurfaceDiscord && m.ID == id {
+			return m
+		}
+	}
+	return core.MessageRef{Surface: core.SurfaceDiscord, ID: id, Kind: core.DeliverPost}
 }
 
 // refused is the private note for a click that changed nothing. Internal

@@ -18,12 +18,11 @@ func noMentions() *discordgo.MessageAllowedMentions {
 	return &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{}}
 }
 
-// RenderPost is the message that puts q's card in a channel. escalated
-// marks a card posted to an escalation route's room.
-func RenderPost(q *core.Question, escalated bool) *discordgo.MessageSend {
+// RenderPost is the message that puts a card in a channel.
+func RenderPost(c core.Card) *discordgo.MessageSend {
 	return &discordgo.MessageSend{
-		Content:         cardContent(q, escalated),
-		Components:      cardComponents(q),
+		Content:         cardContent(c),
+		Components:      cardComponents(c),
 		AllowedMentions: noMentions(),
 	}
 }
@@ -32,9 +31,9 @@ func RenderPost(q *core.Question, escalated bool) *discordgo.MessageSend {
 // an open form, or the outcome with every button removed. It always sets
 // both content and components (an omitted field is kept by Discord; an
 // empty list removes the buttons).
-func RenderEdit(q *core.Question, card core.MessageRef) *discordgo.MessageEdit {
-	content := cardContent(q, false)
-	comps := cardComponents(q)
+func RenderEdit(c core.Card, card core.MessageRef) *discordgo.MessageEdit {
+	content := cardContent(c)
+	comps := cardComponents(c)
 	return &discordgo.MessageEdit{
 		ID:              card.ID,
 		Channel:         card.Room,
@@ -44,37 +43,31 @@ func RenderEdit(q *core.Question, card core.MessageRef) *discordgo.MessageEdit {
 	}
 }
 
-// RenderReminder is the post that reminds a room of a still-open q. It
-// replies to the card when one was posted in the same room, so people
-// jump to the buttons; it carries no buttons itself, because only cards
-// are edited when the question closes.
-func RenderReminder(q *core.Question, room string) *discordgo.MessageSend {
-	segs := []seg{
-		fixed("**" + core.ReminderHeading + "** · " + core.KindTitle(q.Kind)),
-	}
-	if q.Reversibility == core.HardToReverse {
-		segs = append(segs, fixed(" · ⚠️ **"+core.HardToReverseMarker+"**"))
-	}
-	segs = append(segs,
-		fixed("\n**"), text(q.Text, 1200), fixed("**"),
-		fixed("\nAsked by "), text(oneLine(q.Agent), 64),
-		fixed(" on "+stamp(q.CreatedAt)+"; the deadline is "+stamp(q.Deadline)+"."),
-	)
-	m := &discordgo.MessageSend{AllowedMentions: noMentions(), Components: []discordgo.MessageComponent{}}
-	var card *core.MessageRef
-	for i := range q.Messages {
-		if c := q.Messages[i]; c.Surface == core.SurfaceDiscord && c.Room == room {
-			card = &q.Messages[i]
+// RenderReminder is the post that reminds a room of a still-open question
+// (core.NewReminder). It replies to the card when one was posted in the
+// same room, so people jump to the buttons; it carries no buttons itself,
+// because only cards are edited when the question closes.
+func RenderReminder(c core.Card) *discordgo.MessageSend {
+	segs := []seg{fixed("**" + core.ReminderHeading + "** · " + c.Heading)}
+	for _, m := range c.Markers {
+		if m != core.MarkerReminder && m.Warning() {
+			segs = append(segs, fixed(" · ⚠️ **"+m.Text()+"**"))
 		}
 	}
-	if card != nil {
+	segs = append(segs,
+		fixed("\n**"), text(c.Text, 1200), fixed("**"),
+		fixed("\nAsked by "), text(oneLine(c.Meta.Agent), 64),
+		fixed(" on "+stamp(c.Meta.Asked)+"; the deadline is "+stamp(c.Meta.Deadline)+"."),
+	)
+	m := &discordgo.MessageSend{AllowedMentions: noMentions(), Components: []discordgo.MessageComponent{}}
+	if card := c.ReplyTo; card != nil {
 		no := false
 		m.Reference = &discordgo.MessageReference{MessageID: card.ID, ChannelID: card.Room, FailIfNotExists: &no}
 		segs = append(segs, fixed(" Answer on the card this replies to."))
 	} else {
-		segs = append(segs, fixed(" Answer with `askbridge answer "+q.ID+"` or through the API."))
+		segs = append(segs, fixed(" Answer with `askbridge answer "+c.QuestionID+"` or through the API."))
 	}
-	segs = append(segs, fixed(footer(q)))
+	segs = append(segs, fixed(footer(c.QuestionID)))
 	m.Content = fit(segs, maxContent)
 	return m
 }
@@ -119,118 +112,102 @@ func digestLine(q *core.Question) string {
 // stamp is how cards show a time: the same wording as core's outcome line.
 func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
 
-func footer(q *core.Question) string { return "\n\n-# askbridge question " + q.ID }
+func footer(id string) string { return "\n\n-# askbridge question " + id }
 
 // cardContent is the card's text: what is asked, by whom, for what, and
 // once closed, who answered what and when.
-func cardContent(q *core.Question, escalated bool) string {
-	head := "**" + core.KindTitle(q.Kind) + "**"
-	if escalated {
-		head += " · escalated: nobody answered on the first route in time"
+func cardContent(c core.Card) string {
+	segs := []seg{fixed("**" + c.Heading + "**")}
+	for _, m := range c.Markers {
+		if m.Warning() {
+			segs = append(segs, fixed("\n⚠️ **"+m.Text()+"**"))
+		} else {
+			segs = append(segs, fixed("\n*"+m.Text()+"*"))
+		}
 	}
-	segs := []seg{fixed(head)}
-	if q.Reversibility == core.HardToReverse {
-		segs = append(segs, fixed("\n⚠️ **"+core.HardToReverseMarker+"**"))
+	segs = append(segs, fixed("\nFrom "), text(oneLine(c.Meta.Agent), 64))
+	if c.Meta.RunID != "" {
+		segs = append(segs, fixed(" · run "), text(oneLine(c.Meta.RunID), 64))
 	}
-	segs = append(segs, fixed("\nFrom "), text(oneLine(q.Agent), 64))
-	if q.Labels.Project != "" {
-		segs = append(segs, fixed(" · project "), text(oneLine(q.Labels.Project), 64))
+	if c.Meta.Labels.Project != "" {
+		segs = append(segs, fixed(" · project "), text(oneLine(c.Meta.Labels.Project), 64))
 	}
-	if q.Labels.Task != "" {
-		segs = append(segs, fixed(" · task "), text(oneLine(q.Labels.Task), 64))
+	if c.Meta.Labels.Task != "" {
+		segs = append(segs, fixed(" · task "), text(oneLine(c.Meta.Labels.Task), 64))
 	}
-	if !q.Open() {
-		segs = append(segs, fixed("\n\n**"), text(q.Text, 600), fixed("**"))
-		segs = append(segs, outcomeSegs(q)...)
-		segs = append(segs, fixed(footer(q)))
-		return fit(segs, maxContent)
+	if !c.Meta.Deadline.IsZero() {
+		segs = append(segs, fixed(" · answer by "+stamp(c.Meta.Deadline)))
 	}
-	segs = append(segs, fixed("\n\n**"), text(q.Text, 1200), fixed("**"))
-	if strings.TrimSpace(q.Context) != "" {
-		segs = append(segs, fixed("\n"), text(q.Context, 1200))
-	}
-	switch q.Kind {
-	case core.KindDecision:
-		for i, o := range q.Options {
-			segs = append(segs, fixed(fmt.Sprintf("\n\n**%d. ", i+1)), text(oneLine(o.Title), 150), fixed("**"))
-			if o.Recommended {
-				segs = append(segs, fixed(" (recommended)"))
+	segs = append(segs, fixed("\n\n**"), text(c.Text, 1200), fixed("**"))
+	for _, s := range c.Sections {
+		switch s.Kind {
+		case core.SectionContext:
+			segs = append(segs, fixed("\n"), text(s.Body, 1200))
+		case core.SectionOption:
+			segs = append(segs, fixed(fmt.Sprintf("\n\n**%d. ", s.Index+1)), text(oneLine(s.Title), 150), fixed("**"))
+			if s.Recommended {
+				segs = append(segs, fixed(core.RecommendedNote))
 			}
-			segs = append(segs, fixed("\n"), text(o.Writeup, 1000))
-		}
-	case core.KindApproval:
-		if q.Call != nil {
-			segs = append(segs, fixed("\n\nTool: **"), text(oneLine(q.Call.Tool), 128), fixed("**\n"), code(string(q.Call.Arguments), 1200))
-		}
-	case core.KindForm:
-		for i, it := range q.Items {
-			segs = append(segs, fixed(fmt.Sprintf("\n\n**%d. ", i+1)), text(oneLine(it.Question), 300), fixed("**"))
-			if a, ok := q.Answered(it.ID); ok {
-				segs = append(segs, fixed(" ✅ "), text(oneLine(itemValue(it, a)), 300),
-					fixed(" (by "), text(oneLine(core.DeciderLabel(a.Decider)), 64), fixed(")"))
+			segs = append(segs, fixed("\n"), text(s.Body, 1000))
+		case core.SectionCall:
+			segs = append(segs, fixed("\n\nTool: **"), text(oneLine(s.Title), 128), fixed("**\n"), code(s.Body, 1200))
+			if s.Digest != "" {
+				segs = append(segs, fixed("\nsha256 `"+s.Digest+"…`"))
+			}
+		case core.SectionItem:
+			segs = append(segs, fixed(fmt.Sprintf("\n\n**%d. ", s.Index+1)), text(oneLine(s.Title), 300), fixed("**"))
+			if a := s.Answer; a != nil {
+				segs = append(segs, fixed(" ✅ "), text(oneLine(a.Text), 300), fixed(" (by "), text(oneLine(a.By), 64), fixed(")"))
 				continue
 			}
-			for _, o := range it.Options {
+			for _, o := range s.Choices {
 				segs = append(segs, fixed("\n• "), text(oneLine(o.Label), 100))
 				if o.Recommended {
-					segs = append(segs, fixed(" (recommended)"))
+					segs = append(segs, fixed(core.RecommendedNote))
 				}
 				if o.Description != "" {
 					segs = append(segs, fixed(" · "), text(oneLine(o.Description), 300))
 				}
 			}
+		default:
+			segs = append(segs, fixed("\n\n**"), text(oneLine(s.Title), 150), fixed("**\n"), text(s.Body, 1000))
 		}
-		done, total := core.Progress(q)
-		segs = append(segs, fixed(fmt.Sprintf("\n\nProgress: %d/%d answered", done, total)))
 	}
-	segs = append(segs, fixed(footer(q)))
+	if c.Progress != nil && c.Outcome == nil {
+		segs = append(segs, fixed("\n\n"+c.Progress.String()))
+	}
+	if c.Outcome != nil {
+		segs = append(segs, outcomeSegs(c.Outcome)...)
+	}
+	segs = append(segs, fixed(footer(c.QuestionID)))
 	return fit(segs, maxContent)
 }
 
 // outcomeSegs are the lines a closed card shows instead of its buttons.
-func outcomeSegs(q *core.Question) []seg {
+func outcomeSegs(o *core.CardOutcome) []seg {
 	mark := map[core.State]string{
 		core.StateAnswered: "✅", core.StateDeclined: "↩️", core.StateTimedOut: "⌛",
 		core.StateExpired: "⌛", core.StateCancelled: "✖️",
-	}[q.State]
-	segs := []seg{fixed("\n\n" + mark + " "), text(core.OutcomeLine(q), 400)}
-	r := q.Resolution
-	if r == nil || q.State != core.StateAnswered {
+	}[o.State]
+	segs := []seg{fixed("\n\n" + mark + " "), text(o.Line, 400)}
+	if o.Label == "" {
 		return segs
 	}
-	switch q.Kind {
-	case core.KindClarification:
-		segs = append(segs, fixed("\n**Answer:** "), text(r.Answer, 1200))
-	case core.KindDecision, core.KindApproval:
-		segs = append(segs, fixed("\n**Choice:** "), text(oneLine(core.ChoiceLabel(q)), 200))
-	case core.KindForm:
-		segs = append(segs, fixed("\n"), text(core.ChoiceLabel(q), 1200))
-	}
-	if r.Reason != "" {
-		segs = append(segs, fixed("\n**Reason:** "), text(r.Reason, 600))
+	segs = append(segs, fixed("\n**"+o.Label+":** "), text(o.Choice, 1200))
+	if o.Reason != "" {
+		segs = append(segs, fixed("\n**Reason:** "), text(o.Reason, 600))
 	}
 	return segs
 }
 
-// itemValue is what an answered form item shows: the option's label or
-// the free text.
-func itemValue(it core.FormItem, a core.ItemAnswer) string {
-	for _, o := range it.Options {
-		if o.ID == a.OptionID {
-			return o.Label
-		}
-	}
-	return a.Text
-}
-
-// cardComponents are the buttons of q as it stands: none once it is
-// closed (an empty list, so an edit removes them), and on an open form
-// only the rows of the items still unanswered.
-func cardComponents(q *core.Question) []discordgo.MessageComponent {
+// cardComponents are the card's buttons as rows: none once it is closed
+// (an empty list, so an edit removes them). Discord allows five buttons a
+// row and five rows: a decision's options share rows (core allows ten, so
+// two rows), every other section's buttons take a row of their own (a
+// form item has at most four options and its free-text button), and the
+// card's own buttons (decline) come last.
+func cardComponents(c core.Card) []discordgo.MessageComponent {
 	rows := []discordgo.MessageComponent{}
-	if !q.Open() {
-		return rows
-	}
 	addRows := func(buttons []discordgo.MessageComponent) {
 		for len(buttons) > 0 && len(rows) < maxRows {
 			n := min(len(buttons), maxButtonsPerRow)
@@ -238,85 +215,47 @@ func cardComponents(q *core.Question) []discordgo.MessageComponent {
 			buttons = buttons[n:]
 		}
 	}
-	skip := button("Skip: let the agent decide", discordgo.SecondaryButton,
-		core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefDecline})
-	switch q.Kind {
-	case core.KindClarification:
-		addRows(buttons(
-			button("Answer", discordgo.PrimaryButton, core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefText}),
-			skip,
-		))
-	case core.KindDecision:
-		var bs []*discordgo.Button
-		for i, o := range q.Options {
-			bs = append(bs, choiceButton(o.Title, o.Recommended, core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefOption, Option: i}))
+	var options []core.Action
+	for _, s := range c.Sections {
+		if s.Kind == core.SectionOption {
+			options = append(options, s.Actions...)
+			continue
 		}
-		addRows(buttons(bs...))
-		addRows(buttons(skip))
-	case core.KindApproval:
-		addRows(buttons(
-			button("Approve", discordgo.SuccessButton, core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefApprove}),
-			button("Deny…", discordgo.DangerButton, core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefDeny}),
-		))
-	case core.KindForm:
-		for i, it := range q.Items {
-			if _, done := q.Answered(it.ID); done {
-				continue
-			}
-			// Rows have no headings: each label starts with its
-			// item's number, as the card's text lists them.
-			num := fmt.Sprintf("%d · ", i+1)
-			var bs []*discordgo.Button
-			for j, o := range it.Options {
-				bs = append(bs, choiceButton(num+oneLine(o.Label), o.Recommended, core.Ref{QuestionID: q.ID, Item: i, Action: core.RefOption, Option: j}))
-			}
-			bs = append(bs, button(num+"Something else…", discordgo.SecondaryButton, core.Ref{QuestionID: q.ID, Item: i, Action: core.RefText}))
-			// One row per item: a row holds at most 4 options and
-			// the free-text button, which core's limits guarantee.
-			row := buttons(bs...)
-			if len(row) > maxButtonsPerRow {
-				row = append(row[:maxButtonsPerRow-1], row[len(row)-1])
-			}
-			if len(rows) < maxRows && len(row) > 0 {
-				rows = append(rows, discordgo.ActionsRow{Components: row})
-			}
+		addRows(buttons(options))
+		options = nil
+		row := buttons(s.Actions)
+		if len(row) > maxButtonsPerRow {
+			row = append(row[:maxButtonsPerRow-1], row[len(row)-1]) // keep the free-text button
 		}
-		addRows(buttons(skip))
+		addRows(row)
 	}
+	addRows(buttons(options))
+	addRows(buttons(c.Actions))
 	return rows
 }
 
-// choiceButton is an option's button; the recommended one stands out and
-// says so.
-func choiceButton(title string, recommended bool, r core.Ref) *discordgo.Button {
-	label := oneLine(title)
-	if label == "" {
-		label = fmt.Sprintf("Option %d", r.Option+1)
-	}
-	if !recommended {
-		return button(label, discordgo.SecondaryButton, r)
-	}
-	const suffix = " (recommended)"
-	return button(cut(label, maxLabel-width(suffix))+suffix, discordgo.SuccessButton, r)
-}
-
-// button draws a button whose custom_id is r's encoding and nothing else;
-// a ref that does not encode draws no button at all (nil).
-func button(label string, style discordgo.ButtonStyle, r core.Ref) *discordgo.Button {
-	id := r.Encode()
-	if id == "" || len(id) > maxCustomID {
-		return nil
-	}
-	return &discordgo.Button{Label: cut(label, maxLabel), Style: style, CustomID: id}
-}
-
-// buttons drops the buttons that could not be drawn.
-func buttons(bs ...*discordgo.Button) []discordgo.MessageComponent {
+// buttons draws the actions that can be drawn: a ref that does not encode
+// draws no button at all. An action that collects text opens a modal
+// when clicked (see RenderModal); its button looks like any other.
+func buttons(as []core.Action) []discordgo.MessageComponent {
 	out := []discordgo.MessageComponent{}
-	for _, b := range bs {
-		if b != nil {
-			out = append(out, *b)
+	for _, a := range as {
+		id := a.Ref.Encode()
+		if id == "" || len(id) > maxCustomID {
+			continue
 		}
+		label := unit.CutKeeping(oneLine(a.Head()), a.Keep, maxLabel)
+		if label == "" {
+			label = "Option"
+		}
+		style := discordgo.SecondaryButton
+		switch a.Style {
+		case core.StylePrimary:
+			style = discordgo.SuccessButton
+		case core.StyleDanger:
+			style = discordgo.DangerButton
+		}
+		out = append(out, discordgo.Button{Label: label, Style: style, CustomID: id})
 	}
 	return out
 }
@@ -325,27 +264,33 @@ func buttons(bs ...*discordgo.Button) []discordgo.MessageComponent {
 // modal's own custom_id carries the ref.
 const textInputID = "text"
 
-// RenderModal is the modal that collects free text for a ref: the answer
-// to a clarification, a form item's own answer, or the reason for a deny.
-// It is built from ActionsRow + TextInput, the only shape discordgo
-// v0.29.0 parses back. ok is false when the ref takes no free text.
-func RenderModal(q *core.Question, r core.Ref) (resp *discordgo.InteractionResponse, ok bool) {
+// RenderModal is the modal that collects free text for the card's action
+// r: the answer to a clarification, a form item's own answer, or the
+// reason for a deny. It is built from ActionsRow + TextInput, the only
+// shape discordgo v0.29.0 parses back. ok is false when the card has no
+// such action or it takes no free text.
+func RenderModal(c core.Card, r core.Ref) (resp *discordgo.InteractionResponse, ok bool) {
 	id := r.Encode()
 	if id == "" {
+		return nil, false
+	}
+	act, about, found := actionOf(c, r)
+	if !found || act.Input == core.InputNone {
 		return nil, false
 	}
 	var title, label, placeholder string
 	required, max := true, min(core.MaxAnswerLen, maxInputLength)
 	switch {
-	case r.Action == core.RefText && q.Kind == core.KindClarification && r.Item == -1:
-		title, label, placeholder = "Answer the question", oneLine(q.Text), "Your answer"
-	case r.Action == core.RefText && q.Kind == core.KindForm && r.Item >= 0 && r.Item < len(q.Items):
-		title, label, placeholder = "Your own answer", oneLine(q.Items[r.Item].Question), "When no option fits"
-	case r.Action == core.RefDeny && q.Kind == core.KindApproval:
-		title, label, placeholder = "Deny the tool call", "Reason (optional)", "Why not? The agent reads this."
+	case act.Input == core.InputOptional:
+		title, label, placeholder = act.Label, "Reason (optional)", "Why not? The agent reads this."
+		if r.Action == core.RefDeny {
+			title = "Deny the tool call"
+		}
 		required, max = false, min(core.MaxReasonLen, maxInputLength)
+	case r.Item >= 0:
+		title, label, placeholder = "Your own answer", oneLine(about), "When no option fits"
 	default:
-		return nil, false
+		title, label, placeholder = "Answer the question", oneLine(about), "Your answer"
 	}
 	if label == "" {
 		label = "Answer"
@@ -369,14 +314,35 @@ func RenderModal(q *core.Question, r core.Ref) (resp *discordgo.InteractionRespo
 	}, true
 }
 
+// actionOf finds the card's action carrying r, and what it is about: its
+// section's title (a form item's question), or else the question.
+func actionOf(c core.Card, r core.Ref) (core.Action, string, bool) {
+	for _, s := range c.Sections {
+		for _, a := range s.Actions {
+			if a.Ref == r {
+				if s.Kind == core.SectionItem {
+					return a, s.Title, true
+				}
+				return a, c.Text, true
+			}
+		}
+	}
+	for _, a := range c.Actions {
+		if a.Ref == r {
+			return a, c.Text, true
+		}
+	}
+	return core.Action{}, "", false
+}
+
 // RenderUpdate answers a click by editing the clicked card in the same
 // response (UPDATE_MESSAGE), with content and components both set.
-func RenderUpdate(q *core.Question) *discordgo.InteractionResponse {
+func RenderUpdate(c core.Card) *discordgo.InteractionResponse {
 	return &discordgo.InteractionResponse{
 		Type: discordgo.InteractionResponseUpdateMessage,
 		Data: &discordgo.InteractionResponseData{
-			Content:         cardContent(q, false),
-			Components:      cardComponents(q),
+			Content:         cardContent(c),
+			Components:      cardComponents(c),
 			AllowedMentions: noMentions(),
 		},
 	}

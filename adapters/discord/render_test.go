@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/adaptertest"
 	"github.com/askbridge/askbridge/core"
 	"github.com/bwmarrin/discordgo"
 )
@@ -25,6 +25,12 @@ var (
 // golden compares v's JSON, as discordgo sends it, with testdata/name.golden.
 func golden(t *testing.T, name string, v any) {
 	t.Helper()
+	adaptertest.GoldenFile(t, *update, filepath.Join("testdata", name+".golden"), goldenJSON(t, v))
+}
+
+// goldenJSON is v's JSON as discordgo sends it, indented.
+func goldenJSON(t *testing.T, v any) []byte {
+	t.Helper()
 	raw, err := discordgo.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
@@ -34,23 +40,7 @@ func golden(t *testing.T, name string, v any) {
 		t.Fatal(err)
 	}
 	buf.WriteByte('\n')
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(want, buf.Bytes()) {
-		t.Errorf("%s differs from the golden file (run with -update if the change is meant):\n%s", name, buf.String())
-	}
+	return buf.Bytes()
 }
 
 // The questions every renderer is checked on. Ids are fixed so the
@@ -109,62 +99,48 @@ func closeAs(q *core.Question, st core.State, d core.Decider, set func(*core.Res
 	return q
 }
 
-func TestGoldenPosts(t *testing.T) {
-	half := formQ()
-	half.Answers = []core.ItemAnswer{{ItemID: "day", OptionID: "fri", Decider: alicePublic, At: answered}}
-	for name, v := range map[string]any{
-		"post_clarification":    RenderPost(clarificationQ(), false),
-		"post_decision":         RenderPost(decisionQ(), false),
-		"post_approval":         RenderPost(approvalQ(), false),
-		"post_form":             RenderPost(formQ(), false),
-		"post_decision_escal":   RenderPost(decisionQ(), true),
-		"edit_form_progress":    RenderEdit(half, core.MessageRef{Room: "345626669114982402", ID: "844397162624450620"}),
-		"reminder":              RenderReminder(withCard(decisionQ()), "345626669114982402"),
-		"reminder_without_card": RenderReminder(decisionQ(), "345626669114982402"),
-	} {
-		t.Run(name, func(t *testing.T) { golden(t, name, v) })
+// post is q's card as first posted (escalated: in an escalation route's
+// room); edit is its edit of card as recorded.
+func post(q *core.Question, escalated bool) *discordgo.MessageSend {
+	m := core.MessageRef{Kind: core.DeliverPost}
+	if escalated {
+		m.Kind = core.DeliverEscalate
 	}
+	return RenderPost(core.NewCard(q, m))
 }
 
-func withCard(q *core.Question) *core.Question {
-	q.Messages = []core.MessageRef{{Surface: core.SurfaceDiscord, Room: "345626669114982402", ID: "844397162624450620"}}
-	return q
+func edit(q *core.Question, card core.MessageRef) *discordgo.MessageEdit {
+	return RenderEdit(core.NewCard(q, card), card)
 }
 
-func TestGoldenClosed(t *testing.T) {
-	yes, no := true, false
-	card := core.MessageRef{Room: "345626669114982402", ID: "844397162624450620"}
-	full := formQ()
-	full.Answers = []core.ItemAnswer{
-		{ItemID: "day", OptionID: "fri", Decider: alicePublic, At: answered},
-		{ItemID: "notes", Text: "Only the security fixes", Decider: alicePublic, At: answered},
-	}
-	for name, q := range map[string]*core.Question{
-		"closed_decision": closeAs(decisionQ(), core.StateAnswered, alicePublic, func(r *core.Resolution) {
-			r.OptionID, r.Answer = "ddb", "Scales out; queries are constrained."
-		}),
-		"closed_clarification": closeAs(clarificationQ(), core.StateAnswered, alicePublic, func(r *core.Resolution) { r.Answer = "eu-west-1, *next* to the app" }),
-		"closed_approval_denied": closeAs(approvalQ(), core.StateAnswered, alicePublic, func(r *core.Resolution) {
-			r.Approved, r.Reason = &no, "not on a Friday"
-		}),
-		"closed_approval_approved": closeAs(approvalQ(), core.StateAnswered, core.Decider{Surface: core.SurfaceAPI, ID: "ops", Name: "ops"}, func(r *core.Resolution) { r.Approved = &yes }),
-		"closed_form":              closeAs(full, core.StateAnswered, alicePublic, nil),
-		"closed_expired":           closeAs(decisionQ(), core.StateExpired, core.System, func(r *core.Resolution) { r.Reason = core.ExpiredReason }),
-		"closed_declined":          closeAs(clarificationQ(), core.StateDeclined, alicePublic, nil),
-	} {
-		t.Run(name, func(t *testing.T) {
-			e := RenderEdit(q, card)
-			if e.Components == nil || len(*e.Components) != 0 || e.Content == nil {
-				t.Fatal("a closed card's edit must set content and an empty component list")
+// TestCardFixtures renders the cards every platform is checked on into
+// golden files beside the other platforms' (adapters/adaptertest): a card
+// as its edit (which sets content and components both, and removes every
+// button once closed), a reminder as its post.
+func TestCardFixtures(t *testing.T) {
+	for _, f := range adaptertest.CardFixtures() {
+		t.Run(f.Name, func(t *testing.T) {
+			var v any
+			if f.Card.As == core.DeliverRemind {
+				r := RenderReminder(f.Card)
+				checkLimits(t, f.Card.QuestionID, r.Content, r.Components)
+				v = r
+			} else {
+				e := RenderEdit(f.Card, core.MessageRef{Room: f.Room, ID: "844397162624450620"})
+				if e.Components == nil || e.Content == nil || (f.Card.Outcome != nil) != (len(*e.Components) == 0) {
+					t.Fatal("an edit must set content and components, and a closed card's has no buttons")
+				}
+				checkLimits(t, f.Card.QuestionID, *e.Content, *e.Components)
+				v = e
 			}
-			golden(t, name, e)
+			adaptertest.Golden(t, *update, core.SurfaceDiscord, f.Name, goldenJSON(t, v))
 		})
 	}
 }
 
 func TestGoldenResponses(t *testing.T) {
 	modal := func(q *core.Question, r core.Ref) *discordgo.InteractionResponse {
-		m, ok := RenderModal(q, r)
+		m, ok := RenderModal(core.NewCard(q, core.MessageRef{}), r)
 		if !ok {
 			t.Fatalf("no modal for %+v", r)
 		}
@@ -176,7 +152,7 @@ func TestGoldenResponses(t *testing.T) {
 		"modal_clarification": modal(c, core.Ref{QuestionID: c.ID, Item: -1, Action: core.RefText}),
 		"modal_deny":          modal(a, core.Ref{QuestionID: a.ID, Item: -1, Action: core.RefDeny}),
 		"modal_form_item":     modal(f, core.Ref{QuestionID: f.ID, Item: 1, Action: core.RefText}),
-		"response_update":     RenderUpdate(closed),
+		"response_update":     RenderUpdate(core.NewCard(closed, core.MessageRef{})),
 		"response_note":       RenderNote(core.RefusalNote(&core.ClosedError{Question: closed})),
 		"digest": RenderDigest(core.Digest{From: asked, To: asked.Add(3 * time.Hour),
 			Asked: []*core.Question{decisionQ(), clarificationQ()}, Open: []*core.Question{decisionQ(), clarificationQ()},
@@ -195,15 +171,15 @@ func TestGoldenResponses(t *testing.T) {
 		{c, core.Ref{QuestionID: c.ID, Item: -1, Action: core.RefDeny}},
 		{a, core.Ref{QuestionID: a.ID, Item: -1, Action: core.RefText}},
 	} {
-		if _, ok := RenderModal(tc.q, tc.r); ok {
+		if _, ok := RenderModal(core.NewCard(tc.q, core.MessageRef{}), tc.r); ok {
 			t.Fatalf("modal for %+v on a %s", tc.r, tc.q.Kind)
 		}
 	}
 }
 
 // checkLimits fails if the message breaks a Discord limit or carries a
-// button whose custom_id is not a ref to q.
-func checkLimits(t *testing.T, q *core.Question, content string, comps []discordgo.MessageComponent) {
+// button whose custom_id is not a ref to question id.
+func checkLimits(t *testing.T, id string, content string, comps []discordgo.MessageComponent) {
 	t.Helper()
 	if n := width(content); n > maxContent {
 		t.Fatalf("content is %d wide", n)
@@ -219,7 +195,7 @@ func checkLimits(t *testing.T, q *core.Question, content string, comps []discord
 		for _, b := range row.Components {
 			btn := b.(discordgo.Button)
 			r, err := core.DecodeRef(btn.CustomID)
-			if err != nil || r.QuestionID != q.ID || len(btn.CustomID) > maxCustomID {
+			if err != nil || r.QuestionID != id || len(btn.CustomID) > maxCustomID {
 				t.Fatalf("button %q carries %q", btn.Label, btn.CustomID)
 			}
 			if btn.Label == "" || width(btn.Label) > maxLabel {
@@ -247,8 +223,8 @@ func TestLimitsWithHugeInputs(t *testing.T) {
 	for i := range core.MaxOptions {
 		q.Options = append(q.Options, core.Option{ID: fmt.Sprint(i), Title: long(core.MaxTitleLen), Writeup: long(core.MaxWriteupLen), Recommended: i == 3})
 	}
-	m := RenderPost(q, true)
-	checkLimits(t, q, m.Content, m.Components)
+	m := post(q, true)
+	checkLimits(t, q.ID, m.Content, m.Components)
 	if n := len(m.Components); n != 3 { // 10 options in two rows, then Skip
 		t.Fatalf("%d rows", n)
 	}
@@ -268,8 +244,8 @@ func TestLimitsWithHugeInputs(t *testing.T) {
 		}
 		f.Items = append(f.Items, it)
 	}
-	m = RenderPost(f, false)
-	checkLimits(t, f, m.Content, m.Components)
+	m = post(f, false)
+	checkLimits(t, f.ID, m.Content, m.Components)
 	if len(m.Components) != maxRows {
 		t.Fatalf("a full form has %d rows, want one per item and Skip", len(m.Components))
 	}
@@ -282,8 +258,8 @@ func TestLimitsWithHugeInputs(t *testing.T) {
 	a := approvalQ()
 	a.Text = long(core.MaxTextLen)
 	a.Call.Arguments = json.RawMessage(`{"sql":"` + strings.Repeat("```", 5000) + `"}`)
-	m = RenderPost(a, false)
-	checkLimits(t, a, m.Content, m.Components)
+	m = post(a, false)
+	checkLimits(t, a.ID, m.Content, m.Components)
 	if strings.Count(m.Content, "```") != 2 {
 		t.Fatalf("the arguments' fences leaked out of the code block:\n%s", m.Content)
 	}
@@ -292,13 +268,13 @@ func TestLimitsWithHugeInputs(t *testing.T) {
 		r.OptionID, r.Reason = "pg", long(core.MaxReasonLen)
 	})
 	closed.Text = long(core.MaxTextLen)
-	e := RenderEdit(closed, core.MessageRef{})
-	checkLimits(t, closed, *e.Content, *e.Components)
+	e := edit(closed, core.MessageRef{})
+	checkLimits(t, closed.ID, *e.Content, *e.Components)
 	if !strings.Contains(*e.Content, "Answered by") || !strings.Contains(*e.Content, "PostgreSQL") {
 		t.Fatalf("the outcome was crowded out:\n%s", *e.Content)
 	}
-	r := RenderReminder(q, "1")
-	checkLimits(t, q, r.Content, nil)
+	r := RenderReminder(core.NewReminder(q, core.SurfaceDiscord, "1"))
+	checkLimits(t, q.ID, r.Content, nil)
 	many := core.Digest{From: asked, To: answered}
 	for range 300 {
 		many.Open = append(many.Open, q)
@@ -310,12 +286,12 @@ func TestLimitsWithHugeInputs(t *testing.T) {
 
 // TestNoButtonWithoutRef: a ref that cannot encode draws nothing.
 func TestNoButtonWithoutRef(t *testing.T) {
-	if b := button("x", discordgo.PrimaryButton, core.Ref{QuestionID: "bad"}); b != nil {
+	if b := buttons([]core.Action{{Label: "x", Ref: core.Ref{QuestionID: "bad"}}}); len(b) != 0 {
 		t.Fatalf("drew %+v", b)
 	}
 	q := decisionQ()
 	q.ID = "not-an-id"
-	if m := RenderPost(q, false); len(m.Components) != 0 {
+	if m := post(q, false); len(m.Components) != 0 {
 		t.Fatalf("buttons for an undrawable ref: %+v", m.Components)
 	}
 }

@@ -2,7 +2,6 @@ package slack
 
 import (
 	"context"
-	"strings"
 
 	"github.com/askbridge/askbridge/core"
 	"github.com/slack-go/slack"
@@ -11,20 +10,21 @@ import (
 // Post puts q's card in room (a channel id; a user id opens a DM, whose
 // D… id Slack returns and the card is recorded under).
 func (a *Adapter) Post(ctx context.Context, q *core.Question, card core.MessageRef) (core.MessageRef, error) {
-	m := Card(q, card.Kind == core.DeliverEscalate)
+	m := Card(core.NewCard(q, card))
 	ch, ts, err := a.api.PostMessageContext(ctx, card.Room, slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...))
 	if err != nil {
 		return core.MessageRef{}, deliveryErr("chat.postMessage", err)
 	}
 	a.cards.put(cardKey(ch, ts), cardInfo{id: q.ID, ours: true})
-	return core.MessageRef{Surface: core.SurfaceSlack, Room: ch, ID: ts}, nil
+	card.Room, card.ID = ch, ts
+	return card, nil
 }
 
 // Update edits a card to show q as it stands. The blocks are always sent:
 // chat.update keeps blocks it is not given, so a text-only edit would
 // leave the buttons clickable.
 func (a *Adapter) Update(ctx context.Context, q *core.Question, card core.MessageRef) error {
-	m := Card(q, strings.Contains(card.Delivery, ":escalate:"))
+	m := Card(core.NewCard(q, card))
 	_, _, _, err := a.api.UpdateMessageContext(ctx, card.Room, card.ID, slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...))
 	if err != nil {
 		return deliveryErr("chat.update", err)
@@ -36,16 +36,11 @@ func (a *Adapter) Update(ctx context.Context, q *core.Question, card core.Messag
 // the channel, so it is seen), or, with no card there, as a message of its
 // own.
 func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) error {
-	var card *core.MessageRef
-	for i, m := range q.Messages {
-		if m.Surface == core.SurfaceSlack && m.Room == room {
-			card = &q.Messages[i]
-		}
-	}
-	m := Reminder(q, card != nil)
+	c := core.NewReminder(q, core.SurfaceSlack, room)
+	m := Reminder(c)
 	opts := []slack.MsgOption{slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...)}
 	target := room
-	if card != nil {
+	if card := c.ReplyTo; card != nil {
 		target = card.Room
 		opts = append(opts, slack.MsgOptionTS(card.ID), slack.MsgOptionBroadcast())
 	}

@@ -2,7 +2,6 @@ package slack
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -95,14 +94,14 @@ func (a *Adapter) onClick(ctx context.Context, c click) string {
 	if err != nil {
 		return a.refusal(err)
 	}
-	return recorded(out.Question, ref)
+	return core.RecordedNote(out.Question, ref)
 }
 
 // onReply hands a thread reply on a card to core: the answer of a
 // clarification, or the free-text answer of a form's first unanswered
 // item. A reply in any other thread, or on a decision or approval, changes
-// nothing. It returns the private note for the replier ("" for none: a
-// reply from someone who may not answer is ignored, core records it).
+// nothing. It returns the private note for the replier: what counted, or
+// why nothing did ("" for a reply that was not an answer at all).
 func (a *Adapter) onReply(ctx context.Context, r reply) string {
 	card := a.cardQuestion(ctx, r.channel, r.threadTS)
 	id := card.id
@@ -132,12 +131,11 @@ func (a *Adapter) onReply(ctx context.Context, r reply) string {
 	if err == nil {
 		var out core.Outcome
 		if out, err = a.svc.Answer(ctx, in); err == nil {
-			return recordedReply(out.Question, ref)
+			return core.RecordedNote(out.Question, ref)
 		}
 	}
-	if core.ErrorCode(err) == core.CodeForbidden {
-		return "" // replies from people who may not answer are ignored (core recorded the refusal)
-	}
+	// Refused replies get the same note as refused clicks, someone who
+	// may not answer included (core recorded the refusal either way).
 	return a.refusal(err)
 }
 
@@ -148,42 +146,6 @@ func (a *Adapter) refusal(err error) string {
 		a.log.Error().Err(err).Msg("answer not recorded")
 	}
 	return core.RefusalNote(err)
-}
-
-// recorded tells a clicker what their click recorded.
-func recorded(q *core.Question, ref core.Ref) string {
-	if q == nil {
-		return "Recorded."
-	}
-	switch ref.Action {
-	case core.RefDecline:
-		return "Recorded: you declined. The agent will proceed on its own judgement."
-	case core.RefApprove:
-		return "Recorded: approved."
-	case core.RefDeny:
-		return "Recorded: denied."
-	}
-	if q.Kind == core.KindForm && ref.Item >= 0 && ref.Item < len(q.Items) {
-		it := q.Items[ref.Item]
-		label := ""
-		if ref.Option < len(it.Options) {
-			label = it.Options[ref.Option].Label
-		}
-		done, total := core.Progress(q)
-		return fmt.Sprintf("Recorded: %s → %s (%d/%d answered).", cut(it.Question, 200), label, done, total)
-	}
-	if ref.Option < len(q.Options) {
-		return "Recorded your choice: " + q.Options[ref.Option].Title + "."
-	}
-	return "Recorded."
-}
-
-func recordedReply(q *core.Question, ref core.Ref) string {
-	if q != nil && q.Kind == core.KindForm && ref.Item >= 0 && ref.Item < len(q.Items) {
-		done, total := core.Progress(q)
-		return fmt.Sprintf("Recorded your reply as the answer to: %s (%d/%d answered).", cut(q.Items[ref.Item].Question, 200), done, total)
-	}
-	return "Recorded your answer."
 }
 
 // firstUnanswered is the index of a form's first item without an answer,

@@ -41,196 +41,216 @@ const headPrefix = "askbridge:"
 
 const timeLayout = "2006-01-02 15:04 UTC"
 
-// Card renders q as a card: its first post (escalated marks a post in an
-// escalation route's room) and every later edit. An open question gets its
-// buttons, one per choice, each carrying only an encoded core.Ref; a closed
-// one shows who closed it, how and when, and no buttons.
-func Card(q *core.Question, escalated bool) Message {
+// Card renders a core.Card: a question's first post (with its markers)
+// and every later edit. An open question gets its buttons, each carrying
+// only an encoded core.Ref; a closed one shows who closed it, how and
+// when, and no buttons.
+//
+// Slack takes free text as a reply in the card's thread, so an action
+// that collects text (a clarification's answer, a form item's own answer)
+// draws no button: the card says to reply in the thread instead.
+func Card(c core.Card) Message {
 	var blocks []slack.Block
 	add := func(b slack.Block) {
 		if b != nil {
 			blocks = append(blocks, b)
 		}
 	}
+	add(section(headPrefix+c.QuestionID, head(c), false))
+	add(ctxBlock("meta", metaLine(c)))
+	add(section("question", esc(c.Text, budgetQuestion), true))
 
-	head := "*" + core.KindTitle(q.Kind) + "*"
-	if q.Reversibility == core.HardToReverse {
-		head += "  ·  *" + core.HardToReverseMarker + "*"
-	}
-	if escalated && q.Open() {
-		head += "  ·  escalated: nobody answered in time"
-	}
-	add(section(headPrefix+q.ID, head, false))
-	add(ctxBlock("meta", metaLine(q)))
-	add(section("question", esc(q.Text, budgetQuestion), true))
-	if strings.TrimSpace(q.Context) != "" {
-		add(section("context", "_Context_\n"+esc(q.Context, budgetContext), true))
-	}
-
-	if !q.Open() {
-		add(section("outcome", outcome(q), true))
-		return Message{Text: fallback(q), Blocks: blocks}
-	}
-
-	switch q.Kind {
-	case core.KindDecision:
-		per := min(budgetOption, budgetOptions/max(1, len(q.Options)))
-		for i, o := range q.Options {
-			label := o.Title
-			style := slack.StyleDefault
-			text := "*" + esc(o.Title, core.MaxTitleLen) + "*"
-			if o.Recommended {
-				label = cut(plain(o.Title, maxButtonText), maxButtonText-len(" (Recommended)")) + " (Recommended)"
-				style = slack.StylePrimary
-				text += "  (Recommended)"
-			}
-			text += "\n" + esc(o.Writeup, max(0, per-textLen(text)-1))
-			b := button(core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefOption, Option: i}, label, style)
-			add(sectionWith(fmt.Sprintf("option-%d", i), text, b))
+	options := 0
+	for _, s := range c.Sections {
+		if s.Kind == core.SectionOption || s.Kind == core.SectionItem {
+			options++
 		}
-	case core.KindApproval:
-		add(section("call", approvalCall(q), true))
-		add(actions("choose",
-			button(core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefApprove}, "Approve", slack.StylePrimary),
-			button(core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefDeny}, "Deny", slack.StyleDanger)))
-	case core.KindForm:
-		done, total := core.Progress(q)
-		add(ctxBlock("progress", fmt.Sprintf("Answered %d/%d", done, total)))
-		per := min(budgetItemMax, budgetItems/max(1, len(q.Items)))
-		for i, it := range q.Items {
-			add(section(fmt.Sprintf("item-%d", i), formItem(q, it, i, per), true))
-			if _, answered := q.Answered(it.ID); answered {
-				continue
-			}
-			var bs []*slack.ButtonBlockElement
-			for j, o := range it.Options {
-				label, style := o.Label, slack.StyleDefault
-				if o.Recommended {
-					label = cut(plain(o.Label, maxButtonText), maxButtonText-len(" (Recommended)")) + " (Recommended)"
-					style = slack.StylePrimary
-				}
-				bs = append(bs, button(core.Ref{QuestionID: q.ID, Item: i, Action: core.RefOption, Option: j}, label, style))
-			}
-			add(actions(fmt.Sprintf("item-%d-choose", i), bs...))
-		}
-		add(ctxBlock("howto", "No option fits? Reply in this thread: your reply answers the first unanswered item."))
-	default: // clarification
-		add(ctxBlock("howto", "Reply in this thread to answer."))
 	}
-	add(actions("decline", button(core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefDecline}, "Decline: let the agent decide", slack.StyleDefault)))
-	return Message{Text: fallback(q), Blocks: blocks}
+	shown := false // the form's progress, above its first item
+	for _, s := range c.Sections {
+		switch s.Kind {
+		case core.SectionContext:
+			add(section("context", "_Context_\n"+esc(s.Body, budgetContext), true))
+		case core.SectionOption:
+			per := min(budgetOption, budgetOptions/max(1, options))
+			text := "*" + esc(s.Title, core.MaxTitleLen) + "*"
+			if s.Recommended {
+				text += core.RecommendedNote
+			}
+			text += "\n" + esc(s.Body, max(0, per-textLen(text)-1))
+			var b *slack.ButtonBlockElement
+			if len(s.Actions) > 0 {
+				b = button(s.Actions[0])
+			}
+			add(sectionWith(fmt.Sprintf("option-%d", s.Index), text, b))
+		case core.SectionCall:
+			add(section("call", approvalCall(s), true))
+			add(actions("choose", drawn(s.Actions)...))
+		case core.SectionItem:
+			if c.Progress != nil && !shown {
+				add(ctxBlock("progress", c.Progress.String()))
+				shown = true
+			}
+			per := min(budgetItemMax, budgetItems/max(1, options))
+			add(section(fmt.Sprintf("item-%d", s.Index), formItem(s, per), true))
+			add(actions(fmt.Sprintf("item-%d-choose", s.Index), drawn(s.Actions)...))
+		default:
+			add(section(string(s.Kind), "*"+esc(s.Title, core.MaxTitleLen)+"*\n"+esc(s.Body, budgetContext), true))
+		}
+	}
+	if c.Progress != nil && !shown && c.Outcome == nil {
+		add(ctxBlock("progress", c.Progress.String()))
+	}
+	if c.Outcome != nil {
+		add(section("outcome", outcome(c), true))
+		return Message{Text: fallback(c), Blocks: blocks}
+	}
+	if takesText(c) {
+		if c.Kind == core.KindForm {
+			add(ctxBlock("howto", "No option fits? Reply in this thread: your reply answers the first unanswered item."))
+		} else {
+			add(ctxBlock("howto", "Reply in this thread to answer."))
+		}
+	}
+	add(actions("decline", drawn(c.Actions)...))
+	return Message{Text: fallback(c), Blocks: blocks}
 }
 
-// metaLine says who asked, for what, until when, and the question's id.
-func metaLine(q *core.Question) string {
-	parts := []string{"Asked by *" + esc(q.Agent, budgetLabel) + "*"}
-	if q.Labels.Project != "" {
-		parts = append(parts, "project *"+esc(q.Labels.Project, budgetLabel)+"*")
+// takesText reports whether any of the card's actions collects free text.
+func takesText(c core.Card) bool {
+	for _, a := range c.Actions {
+		if a.Input == core.InputRequired {
+			return true
+		}
 	}
-	if q.Labels.Task != "" {
-		parts = append(parts, "task *"+esc(q.Labels.Task, budgetLabel)+"*")
+	for _, s := range c.Sections {
+		for _, a := range s.Actions {
+			if a.Input == core.InputRequired {
+				return true
+			}
+		}
 	}
-	if q.Open() && !q.Deadline.IsZero() {
-		parts = append(parts, "answer by "+q.Deadline.UTC().Format(timeLayout))
-	}
-	parts = append(parts, "`"+q.ID+"`")
-	return strings.Join(parts, "  ·  ")
+	return false
 }
 
-// approvalCall shows the gated tool call: its name, a bounded summary of
-// its canonical arguments and the start of their digest.
-func approvalCall(q *core.Question) string {
-	if q.Call == nil {
-		return "*Tool:* (missing)"
-	}
-	s := "*Tool:* `" + esc(q.Call.Tool, budgetLabel) + "`\n*Arguments:*\n" + code(string(q.Call.Arguments), budgetArgs)
-	if d := q.Call.ArgumentsSHA256; len(d) >= 12 {
-		s += "\nsha256 `" + d[:12] + "…`"
+// head is the card's first line: its heading and markers. Markers about
+// the choice itself are loud; those about the message are quiet.
+func head(c core.Card) string {
+	s := "*" + c.Heading + "*"
+	for _, m := range c.Markers {
+		if m.Warning() {
+			s += "  ·  *" + m.Text() + "*"
+		} else {
+			s += "  ·  _" + m.Text() + "_"
+		}
 	}
 	return s
 }
 
+// metaLine says who asked, for what, until when, and the question's id.
+func metaLine(c core.Card) string {
+	m := c.Meta
+	parts := []string{"Asked by *" + esc(m.Agent, budgetLabel) + "*"}
+	if m.RunID != "" {
+		parts = append(parts, "run *"+esc(m.RunID, budgetLabel)+"*")
+	}
+	if m.Labels.Project != "" {
+		parts = append(parts, "project *"+esc(m.Labels.Project, budgetLabel)+"*")
+	}
+	if m.Labels.Task != "" {
+		parts = append(parts, "task *"+esc(m.Labels.Task, budgetLabel)+"*")
+	}
+	if !m.Deadline.IsZero() {
+		parts = append(parts, "answer by "+m.Deadline.UTC().Format(timeLayout))
+	}
+	parts = append(parts, "`"+c.QuestionID+"`")
+	return strings.Join(parts, "  ·  ")
+}
+
+// approvalCall shows the gated tool call: its name, a bounded view of its
+// arguments and the start of their digest.
+func approvalCall(s core.Section) string {
+	out := "*Tool:* `" + esc(s.Title, budgetLabel) + "`\n*Arguments:*\n" + code(s.Body, budgetArgs)
+	if s.Digest != "" {
+		out += "\nsha256 `" + s.Digest + "…`"
+	}
+	return out
+}
+
 // formItem is one form item: its question, its options with their
 // descriptions and, once answered, the answer.
-func formItem(q *core.Question, it core.FormItem, i, budget int) string {
+func formItem(s core.Section, budget int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "*%d. %s*", i+1, esc(it.Question, budget/3))
-	perOpt := (budget - textLen(b.String())) / max(1, len(it.Options)+1)
-	for _, o := range it.Options {
+	fmt.Fprintf(&b, "*%d. %s*", s.Index+1, esc(s.Title, budget/3))
+	perOpt := (budget - textLen(b.String())) / max(1, len(s.Choices)+1)
+	for _, o := range s.Choices {
 		line := "\n• *" + esc(o.Label, min(perOpt/2, core.MaxTitleLen)) + "*"
 		if o.Recommended {
-			line += " (Recommended)"
+			line += core.RecommendedNote
 		}
 		if o.Description != "" {
 			line += " — " + esc(o.Description, max(0, perOpt-textLen(line)-3))
 		}
 		b.WriteString(line)
 	}
-	if a, ok := q.Answered(it.ID); ok {
-		v := a.Text
-		for _, o := range it.Options {
-			if o.ID == a.OptionID {
-				v = o.Label
-			}
-		}
-		fmt.Fprintf(&b, "\n*Answered:* %s  (by %s, %s)", esc(v, perOpt), esc(core.DeciderLabel(a.Decider), budgetLabel),
-			a.At.UTC().Format(timeLayout))
+	if a := s.Answer; a != nil {
+		fmt.Fprintf(&b, "\n*Answered:* %s  (by %s, %s)", esc(a.Text, perOpt), esc(a.By, budgetLabel), a.At.UTC().Format(timeLayout))
 	}
 	return b.String()
 }
 
 // outcome is a closed card's last section: who closed it, how and when,
 // and what was chosen.
-func outcome(q *core.Question) string {
-	s := "*" + esc(core.OutcomeLine(q), maxSectionText/4) + "*"
-	r := q.Resolution
-	if q.State != core.StateAnswered || r == nil {
+func outcome(c core.Card) string {
+	o := c.Outcome
+	s := "*" + esc(o.Line, maxSectionText/4) + "*"
+	if o.Label == "" {
 		return s
 	}
-	switch q.Kind {
-	case core.KindDecision:
-		s += "\nChosen: *" + esc(core.ChoiceLabel(q), core.MaxTitleLen) + "*"
-	case core.KindApproval:
-		s += "\nVerdict: *" + core.ChoiceLabel(q) + "*"
-	case core.KindForm:
-		s += "\n*Answers:*\n" + esc(core.ChoiceLabel(q), budgetAnswer)
+	switch c.Kind {
+	case core.KindClarification, core.KindForm: // people's words: a block of their own
+		s += "\n*" + o.Label + ":*\n" + esc(o.Choice, budgetAnswer)
 	default:
-		s += "\n*Answer:*\n" + esc(core.ChoiceLabel(q), budgetAnswer)
+		s += "\n" + o.Label + ": *" + esc(o.Choice, budgetAnswer) + "*"
 	}
-	if r.Reason != "" && q.Kind != core.KindForm {
-		s += "\nReason: " + esc(r.Reason, budgetAnswer/3)
+	if o.Reason != "" {
+		s += "\nReason: " + esc(o.Reason, budgetAnswer/3)
 	}
 	return s
 }
 
 // fallback is the notification text: what the card is about in a line.
-func fallback(q *core.Question) string {
-	s := core.KindTitle(q.Kind) + ": " + textlimit.FirstLine(q.Text)
-	if q.Reversibility == core.HardToReverse {
-		s = "[" + core.HardToReverseMarker + "] " + s
+func fallback(c core.Card) string {
+	s := c.Heading + ": " + textlimit.FirstLine(c.Text)
+	for _, m := range c.Markers {
+		if m.Warning() {
+			s = "[" + m.Text() + "] " + s
+		}
 	}
-	if !q.Open() {
-		s += " — " + core.OutcomeLine(q)
+	if c.Outcome != nil {
+		s += " — " + c.Outcome.Line
 	}
 	return esc(s, 300)
 }
 
-// Reminder renders a reminder of a still-open question. inThread is true
-// when it is posted in the card's thread (the card is right above it);
+// Reminder renders a reminder (core.NewReminder). With the card in the
+// same room it is posted in the card's thread, right under the card;
 // otherwise it names the question, since there is no card to point to.
-func Reminder(q *core.Question, inThread bool) Message {
+func Reminder(c core.Card) Message {
 	s := "*" + core.ReminderHeading + "*"
-	if !q.Deadline.IsZero() {
-		s += " (answer by " + q.Deadline.UTC().Format(timeLayout) + ")"
+	if !c.Meta.Deadline.IsZero() {
+		s += " (answer by " + c.Meta.Deadline.UTC().Format(timeLayout) + ")"
 	}
-	if !inThread {
-		s += "\n" + esc(core.KindTitle(q.Kind)+" from "+q.Agent+": "+textlimit.FirstLine(q.Text), 400) + "  `" + q.ID + "`"
-		if q.Reversibility == core.HardToReverse {
-			s += "  ·  *" + core.HardToReverseMarker + "*"
+	if c.ReplyTo == nil {
+		s += "\n" + esc(c.Heading+" from "+c.Meta.Agent+": "+textlimit.FirstLine(c.Text), 400) + "  `" + c.QuestionID + "`"
+	}
+	for _, m := range c.Markers {
+		if m != core.MarkerReminder && m.Warning() {
+			s += "  ·  *" + m.Text() + "*"
 		}
 	}
 	return Message{
-		Text:   esc(core.ReminderHeading+": "+textlimit.FirstLine(q.Text), 300),
+		Text:   esc(core.ReminderHeading+": "+textlimit.FirstLine(c.Text), 300),
 		Blocks: []slack.Block{section("reminder", s, true)},
 	}
 }
@@ -301,17 +321,33 @@ func actions(id string, bs ...*slack.ButtonBlockElement) slack.Block {
 	return slack.NewActionBlock(id, els...)
 }
 
-// button carries ref, encoded, as both its value and its action_id (refs
-// are unique within a card, and nothing else may ride on a button). A ref
-// that does not encode gets no button at all.
-func button(ref core.Ref, label string, style slack.Style) *slack.ButtonBlockElement {
-	v := ref.Encode()
+// drawn are the actions that draw a button on Slack: all but those that
+// collect text, which Slack takes as a thread reply.
+func drawn(as []core.Action) []*slack.ButtonBlockElement {
+	var out []*slack.ButtonBlockElement
+	for _, a := range as {
+		if a.Input != core.InputRequired {
+			out = append(out, button(a))
+		}
+	}
+	return out
+}
+
+// button carries the action's ref, encoded, as both its value and its
+// action_id (refs are unique within a card, and nothing else may ride on a
+// button). A ref that does not encode gets no button at all.
+func button(a core.Action) *slack.ButtonBlockElement {
+	v := a.Ref.Encode()
 	if v == "" {
 		return nil
 	}
-	b := slack.NewButtonBlockElement(v, v, slack.NewTextBlockObject(slack.PlainTextType, plain(label, maxButtonText), false, false))
-	if style != slack.StyleDefault {
-		b.WithStyle(style)
+	label := unit.CutKeeping(textlimit.OneLine(a.Head()), a.Keep, maxButtonText)
+	b := slack.NewButtonBlockElement(v, v, slack.NewTextBlockObject(slack.PlainTextType, label, false, false))
+	switch a.Style {
+	case core.StylePrimary:
+		b.WithStyle(slack.StylePrimary)
+	case core.StyleDanger:
+		b.WithStyle(slack.StyleDanger)
 	}
 	return b
 }

@@ -47,10 +47,6 @@ func escapeRune(_, r rune) string {
 	return string(r)
 }
 
-// plain cleans text for a plain_text object: Slack shows it as written,
-// so only the line and the length need care.
-func plain(s string, max int) string { return cut(textlimit.OneLine(s), max) }
-
 // code wraps text in a preformatted block, escaped and cut so that the
 // whole, fences included, fits max.
 func code(s string, max int) string {

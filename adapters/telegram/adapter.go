@@ -214,16 +214,12 @@ func parseChat(room string) (int64, error) {
 // Post implements core.Courier: the card, and for a clarification a
 // ForceReply prompt right after it.
 func (a *Adapter) Post(ctx context.Context, q *core.Question, card core.MessageRef) (core.MessageRef, error) {
-	room, kind := card.Room, card.Kind
-	chat, err := parseChat(room)
+	chat, err := parseChat(card.Room)
 	if err != nil {
 		return core.MessageRef{}, err
 	}
-	note := ""
-	if kind == core.DeliverEscalate {
-		note = "Escalated: nobody answered in time"
-	}
-	msg, err := RenderCard(q, chat, note)
+	c := core.NewCard(q, card)
+	msg, err := RenderCard(c, chat)
 	if err != nil {
 		return core.MessageRef{}, &core.Permanent{Err: err}
 	}
@@ -231,11 +227,12 @@ func (a *Adapter) Post(ctx context.Context, q *core.Question, card core.MessageR
 	if err != nil {
 		return core.MessageRef{}, err
 	}
-	ref := core.MessageRef{Surface: core.SurfaceTelegram, Room: room, ID: strconv.Itoa(sent.MessageID)}
+	card.Surface, card.ID = core.SurfaceTelegram, strconv.Itoa(sent.MessageID)
+	ref := card
 	if q.Kind == core.KindClarification && q.Open() {
 		// Best effort: the card takes replies too, so a lost prompt must
 		// not make the outbox post the card again.
-		prompt, err := RenderPrompt(q, core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefText}, chat, sent.MessageID, nil)
+		prompt, err := RenderPrompt(c, core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefText}, chat, sent.MessageID, nil)
 		if err == nil {
 			_, err = a.send(ctx, chat, prompt)
 		}
@@ -257,7 +254,7 @@ func (a *Adapter) Update(ctx context.Context, q *core.Question, card core.Messag
 	if err != nil || id <= 0 {
 		return &core.Permanent{Err: fmt.Errorf("telegram: message id %q is not a number", card.ID)}
 	}
-	e, err := RenderEdit(q, chat, id)
+	e, err := RenderEdit(core.NewCard(q, card), chat, id)
 	if err != nil {
 		return &core.Permanent{Err: err}
 	}
@@ -277,13 +274,7 @@ func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) err
 	if err != nil {
 		return err
 	}
-	card := 0
-	for _, m := range q.Messages {
-		if m.Surface == core.SurfaceTelegram && m.Room == room {
-			card, _ = strconv.Atoi(m.ID)
-		}
-	}
-	_, err = a.send(ctx, chat, RenderReminder(q, chat, card))
+	_, err = a.send(ctx, chat, RenderReminder(core.NewReminder(q, core.SurfaceTelegram, room), chat))
 	return err
 }
 

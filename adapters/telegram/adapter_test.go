@@ -333,7 +333,7 @@ func TestFormOptionThenSomethingElse(t *testing.T) {
 		{ID: "tone", Question: "Tone?", Options: []core.FormOption{{ID: "short", Label: "Short"}, {ID: "full", Label: "Full"}}},
 	}})
 	c := e.card(q.ID, func(m telegramfake.Message) bool { return len(m.Buttons()) > 0 })
-	if note := e.click(userAlice, c, findButton(t, c, "1. Beta")); note != "Recorded. 1 of 2 answered." {
+	if note := e.click(userAlice, c, findButton(t, c, "1. Beta")); note != "Recorded (Answered 1/2): Channel? → Beta" {
 		t.Fatalf("first item: %q", note)
 	}
 	c = e.card(q.ID, func(m telegramfake.Message) bool { return strings.Contains(m.Text, "Answered 1/2") })
@@ -372,7 +372,7 @@ func TestWebhookSecretAndDuplicates(t *testing.T) {
 	e := newEnv(t, nil)
 	e.run()
 	q := e.ask(core.AskInput{Kind: core.KindApproval, Text: "Drop the table?", Tool: "sql", Arguments: []byte(`{"q":"DROP TABLE t"}`)})
-	c := e.card(q.ID, func(m telegramfake.Message) bool { return len(m.Buttons()) == 2 })
+	c := e.card(q.ID, func(m telegramfake.Message) bool { return len(m.Buttons()) == 3 }) // approve, deny, decline
 	approve := findButton(t, c, "Approve")
 	for _, forged := range []string{"", "wrong", secret + "x"} {
 		u, qid, err := e.fake.CallbackUpdate(userAlice, room, c.ID, approve.Data)

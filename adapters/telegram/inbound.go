@@ -3,7 +3,6 @@ package telegram
 import (
 	"context"
 	"errors"
-	"fmt"
 	"html"
 	"strconv"
 	"strings"
@@ -81,25 +80,7 @@ func (a *Adapter) tap(ctx context.Context, cq *tgbotapi.CallbackQuery) (string, 
 		a.logInternal(err, "answer")
 		return core.RefusalNote(err), nil
 	}
-	return recordedNote(out), nil
-}
-
-// recordedNote tells the tapper their answer counted.
-func recordedNote(o core.Outcome) string {
-	q := o.Question
-	if !o.Closed {
-		done, total := core.Progress(q)
-		return fmt.Sprintf("Recorded. %d of %d answered.", done, total)
-	}
-	switch q.State {
-	case core.StateDeclined:
-		return "Declined: the agent will proceed on its own judgement."
-	case core.StateAnswered:
-		if c := core.ChoiceLabel(q); c != "" {
-			return "Recorded: " + c
-		}
-	}
-	return "Recorded."
+	return core.RecordedNote(out.Question, r), nil
 }
 
 // openPrompt answers a "Reply to answer" or "Something else" tap with a
@@ -124,7 +105,7 @@ func (a *Adapter) openPrompt(ctx context.Context, q *core.Question, r core.Ref, 
 		}
 	}
 	chat := cq.Message.Chat.ID
-	prompt, err := RenderPrompt(q, r, chat, cq.Message.MessageID, cq.From)
+	prompt, err := RenderPrompt(core.NewCard(q, core.MessageRef{}), r, chat, cq.Message.MessageID, cq.From)
 	if err != nil {
 		return core.RefusalNote(core.ErrNotFound), nil
 	}

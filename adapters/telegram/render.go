@@ -1,11 +1,10 @@
 package telegram
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"html"
+	"strconv"
 	"strings"
 
 	"github.com/askbridge/askbridge/adapters/internal/textlimit"
@@ -127,174 +126,143 @@ func stateIcon(s core.State) string {
 
 // trailer is what must survive any cut: the outcome of a closed question,
 // a form's progress, and a clarification's ref line.
-func trailer(q *core.Question) string {
+func trailer(c core.Card) string {
 	var b strings.Builder
-	if q.State.Closed() {
-		b.WriteString("\n\n" + stateIcon(q.State) + " <b>" + esc(core.OutcomeLine(q), 400) + "</b>")
-		if choice := core.ChoiceLabel(q); choice != "" && q.State == core.StateAnswered {
-			label := "Answer"
-			if q.Kind == core.KindDecision {
-				label = "Chosen"
-			}
-			b.WriteString("\n" + label + ": " + esc(choice, 1200))
+	if o := c.Outcome; o != nil {
+		b.WriteString("\n\n" + stateIcon(o.State) + " <b>" + esc(o.Line, 400) + "</b>")
+		if o.Label != "" {
+			b.WriteString("\n" + o.Label + ": " + esc(o.Choice, 1200))
 		}
-		if r := q.Resolution; r != nil && r.Reason != "" && q.State == core.StateAnswered {
-			b.WriteString("\nNote: " + esc(r.Reason, 300))
+		if o.Reason != "" {
+			b.WriteString("\nReason: " + esc(o.Reason, 300))
 		}
-	} else if q.Kind == core.KindForm {
-		done, total := core.Progress(q)
-		if done > 0 {
-			fmt.Fprintf(&b, "\n\n<i>Answered %d/%d</i>", done, total)
-		}
+	} else if c.Progress != nil {
+		b.WriteString("\n\n<i>" + c.Progress.String() + "</i>")
 	}
-	if q.Kind == core.KindClarification {
-		if ref := (core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefText}).Encode(); ref != "" {
+	if c.Kind == core.KindClarification {
+		if ref := (core.Ref{QuestionID: c.QuestionID, Item: -1, Action: core.RefText}).Encode(); ref != "" {
 			b.WriteString("\n\n" + refLine(ref))
 		}
 	}
 	return b.String()
 }
 
-// cardText is the card's HTML: kind, hard-to-reverse marker, who asks and
-// for what, the question, what to choose from, and the trailer.
-func cardText(q *core.Question, note string) string {
-	tail := trailer(q)
+// cardText is the card's HTML: kind and markers, who asks and for what,
+// the question, what to choose from, and the trailer. The context comes
+// last: what does not fit is left out from the end, and of all the parts
+// the context is the one a person can best do without.
+func cardText(c core.Card) string {
+	tail := trailer(c)
 	d := newDoc(MaxText - units(tail))
-	if note != "" {
-		d.markup("<i>" + note + "</i>\n")
+	d.markup("<b>" + html.EscapeString(c.Heading) + "</b>")
+	for _, m := range c.Markers {
+		if m.Warning() {
+			d.markup("\n⚠️ <b>" + html.EscapeString(m.Text()) + "</b>")
+		} else {
+			d.markup("\n<i>" + html.EscapeString(m.Text()) + "</i>")
+		}
 	}
-	d.markup("<b>" + html.EscapeString(core.KindTitle(q.Kind)) + "</b>")
-	if q.Reversibility == core.HardToReverse {
-		d.markup("\n⚠️ <b>" + core.HardToReverseMarker + "</b>")
+	d.text("\nAgent: <code>", c.Meta.Agent, "</code>", 150)
+	d.text("\nRun: <code>", c.Meta.RunID, "</code>", 150)
+	d.text("\nProject: ", c.Meta.Labels.Project, "", 150)
+	d.text("\nTask: ", c.Meta.Labels.Task, "", 150)
+	if !c.Meta.Deadline.IsZero() {
+		d.markup("\nAnswer by: " + c.Meta.Deadline.UTC().Format(timeLayout))
 	}
-	d.text("\nAgent: <code>", q.Agent, "</code>", 150)
-	d.text("\nProject: ", q.Labels.Project, "", 150)
-	d.text("\nTask: ", q.Labels.Task, "", 150)
-	d.text("\n\n<b>", q.Text, "</b>", 2000)
-	switch q.Kind {
-	case core.KindDecision:
-		d.markup("\n\n<b>Options</b>")
-		for i, o := range q.Options {
-			d.text(fmt.Sprintf("\n%d. <b>", i+1), o.Title, "</b>", 160)
-			if o.Recommended {
-				d.markup(" ★ recommended")
+	d.text("\n\n<b>", c.Text, "</b>", 2000)
+	options := false
+	for _, s := range c.Sections {
+		switch s.Kind {
+		case core.SectionContext:
+			// last, below
+		case core.SectionOption:
+			if !options {
+				d.markup("\n\n<b>Options</b>")
+				options = true
 			}
-			d.text("\n", o.Writeup, "", 400)
-		}
-	case core.KindApproval:
-		if q.Call != nil {
-			d.text("\n\nTool: <code>", q.Call.Tool, "</code>", 130)
-			d.text("\n<pre>", prettyJSON(q.Call.Arguments), "</pre>", 1200)
-		}
-	case core.KindForm:
-		for i, it := range q.Items {
-			d.text(fmt.Sprintf("\n\n<b>%d. ", i+1), it.Question, "</b>", 300)
-			if a, ok := q.Answered(it.ID); ok {
-				d.text(" ✓ ", itemAnswerLabel(it, a), "", 200)
+			d.text(fmt.Sprintf("\n%d. <b>", s.Index+1), s.Title, "</b>", 160)
+			if s.Recommended {
+				d.markup(html.EscapeString(core.RecommendedNote))
+			}
+			d.text("\n", s.Body, "", 400)
+		case core.SectionCall:
+			d.text("\n\nTool: <code>", s.Title, "</code>", 130)
+			d.text("\n<pre>", s.Body, "</pre>", 1200)
+			if s.Digest != "" {
+				d.markup("\nsha256 <code>" + html.EscapeString(s.Digest) + "…</code>")
+			}
+		case core.SectionItem:
+			d.text(fmt.Sprintf("\n\n<b>%d. ", s.Index+1), s.Title, "</b>", 300)
+			if a := s.Answer; a != nil {
+				d.text(" ✓ ", a.Text, "", 200)
 				continue
 			}
-			for _, o := range it.Options {
+			for _, o := range s.Choices {
 				d.text("\n• ", o.Label, "", 100)
 				if o.Recommended {
-					d.markup(" ★")
+					d.markup(html.EscapeString(core.RecommendedNote))
 				}
 				d.text(" — ", o.Description, "", 200)
 			}
+		default:
+			d.text("\n\n<b>", s.Title, "</b>", 160)
+			d.text("\n", s.Body, "", 400)
 		}
 	}
-	d.text("\n\n<i>", q.Context, "</i>", MaxText)
+	for _, s := range c.Sections {
+		if s.Kind == core.SectionContext {
+			d.text("\n\n<i>", s.Body, "</i>", MaxText)
+		}
+	}
 	return d.String() + tail
 }
 
-func itemAnswerLabel(it core.FormItem, a core.ItemAnswer) string {
-	for _, o := range it.Options {
-		if o.ID == a.OptionID {
-			return o.Label
-		}
-	}
-	return a.Text
-}
+const timeLayout = "2006-01-02 15:04 UTC"
 
-func prettyJSON(raw json.RawMessage) string {
-	var b bytes.Buffer
-	if err := json.Indent(&b, raw, "", "  "); err != nil {
-		return string(raw)
-	}
-	return b.String()
-}
-
-// button is one inline button carrying exactly r's encoding, or an error if
-// r cannot be a callback_data.
-func button(label string, r core.Ref) (tgbotapi.InlineKeyboardButton, error) {
-	data := r.Encode()
+// button is one inline button carrying exactly the action's ref, or an
+// error if the ref cannot be a callback_data.
+func button(a core.Action) (tgbotapi.InlineKeyboardButton, error) {
+	data := a.Ref.Encode()
 	if data == "" || len(data) > MaxCallbackData {
 		return tgbotapi.InlineKeyboardButton{}, ErrBadButton
 	}
-	return tgbotapi.NewInlineKeyboardButtonData(cutPlain(label, maxLabel), data), nil
+	return tgbotapi.NewInlineKeyboardButtonData(unit.CutKeeping(textlimit.OneLine(a.Head()), a.Keep, maxLabel), data), nil
 }
 
-// Button labels.
-const (
-	LabelReply   = "Reply to answer"
-	LabelApprove = "✅ Approve"
-	LabelDeny    = "❌ Deny"
-	LabelDecline = "Decline: agent decides"
-	LabelOther   = "Something else"
-)
-
-// keyboard is the inline keyboard of an open question: one row per
-// decision option or form item, Approve and Deny, or "Reply to answer".
-// A closed question has no rows (the buttons are removed).
-func keyboard(q *core.Question) (tgbotapi.InlineKeyboardMarkup, error) {
+// keyboard is the inline keyboard of a card: a row per decision option,
+// a row for the call's verdicts, a row per unanswered form item, then a
+// row per card action. A closed card has no rows (the buttons are
+// removed).
+//
+// Telegram has no modals. An action that needs text (a clarification's
+// answer, a form item's own answer) is a button that sends a ForceReply
+// prompt, and the reply is the answer; a deny, whose reason is optional,
+// records at once without one.
+func keyboard(c core.Card) (tgbotapi.InlineKeyboardMarkup, error) {
 	rows := [][]tgbotapi.InlineKeyboardButton{}
-	if !q.Open() {
-		return tgbotapi.InlineKeyboardMarkup{InlineKeyboard: rows}, nil
-	}
 	var err error
-	add := func(row ...tgbotapi.InlineKeyboardButton) { rows = append(rows, row) }
-	mk := func(label string, r core.Ref) tgbotapi.InlineKeyboardButton {
-		r.QuestionID = q.ID
-		b, e := button(label, r)
-		err = errors.Join(err, e)
-		return b
-	}
-	switch q.Kind {
-	case core.KindClarification:
-		add(mk(LabelReply, core.Ref{Item: -1, Action: core.RefText}))
-	case core.KindDecision:
-		for i, o := range q.Options {
-			label := o.Title
-			if o.Recommended {
-				label = "★ " + label + " (recommended)"
-			}
-			add(mk(label, core.Ref{Item: -1, Action: core.RefOption, Option: i}))
+	row := func(as ...core.Action) {
+		var r []tgbotapi.InlineKeyboardButton
+		for _, a := range as {
+			b, e := button(a)
+			err = errors.Join(err, e)
+			r = append(r, b)
 		}
-	case core.KindApproval:
-		add(mk(LabelApprove, core.Ref{Item: -1, Action: core.RefApprove}),
-			mk(LabelDeny, core.Ref{Item: -1, Action: core.RefDeny}))
-	case core.KindForm:
-		for i, it := range q.Items {
-			if _, done := q.Answered(it.ID); done {
-				continue
-			}
-			prefix := ""
-			if len(q.Items) > 1 {
-				prefix = fmt.Sprintf("%d. ", i+1)
-			}
-			var row []tgbotapi.InlineKeyboardButton
-			for j, o := range it.Options {
-				label := prefix + o.Label
-				if o.Recommended {
-					label += " ★"
-				}
-				row = append(row, mk(label, core.Ref{Item: i, Action: core.RefOption, Option: j}))
-			}
-			row = append(row, mk(prefix+LabelOther, core.Ref{Item: i, Action: core.RefText}))
-			add(row...)
+		if len(r) > 0 {
+			rows = append(rows, r)
 		}
 	}
-	if q.Kind != core.KindApproval {
-		add(mk(LabelDecline, core.Ref{Item: -1, Action: core.RefDecline}))
+	for _, s := range c.Sections {
+		if s.Kind == core.SectionOption {
+			for _, a := range s.Actions {
+				row(a)
+			}
+			continue
+		}
+		row(s.Actions...)
+	}
+	for _, a := range c.Actions {
+		row(a)
 	}
 	if err != nil {
 		return tgbotapi.InlineKeyboardMarkup{}, err
@@ -302,13 +270,12 @@ func keyboard(q *core.Question) (tgbotapi.InlineKeyboardMarkup, error) {
 	return tgbotapi.InlineKeyboardMarkup{InlineKeyboard: rows}, nil
 }
 
-// RenderCard is the sendMessage request that posts q's card in chat. note,
-// if set, is a trusted line shown above the card (an escalation).
-func RenderCard(q *core.Question, chat int64, note string) (tgbotapi.MessageConfig, error) {
-	m := tgbotapi.NewMessage(chat, cardText(q, note))
+// RenderCard is the sendMessage request that posts a card in chat.
+func RenderCard(c core.Card, chat int64) (tgbotapi.MessageConfig, error) {
+	m := tgbotapi.NewMessage(chat, cardText(c))
 	m.ParseMode = tgbotapi.ModeHTML
 	m.DisableWebPagePreview = true
-	kb, err := keyboard(q)
+	kb, err := keyboard(c)
 	if err != nil {
 		return m, err
 	}
@@ -319,34 +286,37 @@ func RenderCard(q *core.Question, chat int64, note string) (tgbotapi.MessageConf
 }
 
 // RenderEdit is the editMessageText request that brings card (chat, id) up
-// to date with q: a form's progress while open, or who answered what and
-// when once closed, with the buttons removed (an empty keyboard).
-func RenderEdit(q *core.Question, chat int64, id int) (tgbotapi.EditMessageTextConfig, error) {
-	kb, err := keyboard(q)
+// to date: a form's progress while open, or who answered what and when
+// once closed, with the buttons removed (an empty keyboard).
+func RenderEdit(c core.Card, chat int64, id int) (tgbotapi.EditMessageTextConfig, error) {
+	kb, err := keyboard(c)
 	if err != nil {
 		return tgbotapi.EditMessageTextConfig{}, err
 	}
-	e := tgbotapi.NewEditMessageTextAndMarkup(chat, id, cardText(q, ""), kb)
+	e := tgbotapi.NewEditMessageTextAndMarkup(chat, id, cardText(c), kb)
 	e.ParseMode = tgbotapi.ModeHTML
 	e.DisableWebPagePreview = true
 	return e, nil
 }
 
-// RenderPrompt is the ForceReply message that asks for free text: for a
-// clarification's answer or a form item's "something else". It replies to
-// the card (replyTo) and mentions who tapped (to, if any) so a selective
-// ForceReply opens their keyboard only. Its last line carries the ref.
-func RenderPrompt(q *core.Question, r core.Ref, chat int64, replyTo int, to *tgbotapi.User) (tgbotapi.MessageConfig, error) {
-	if r.Action != core.RefText || r.QuestionID != q.ID {
+// RenderPrompt is the ForceReply message that asks for free text for the
+// card's action r: a clarification's answer or a form item's "something
+// else". It replies to the card (replyTo) and mentions who tapped (to, if
+// any) so a selective ForceReply opens their keyboard only. Its last line
+// carries the ref.
+func RenderPrompt(c core.Card, r core.Ref, chat int64, replyTo int, to *tgbotapi.User) (tgbotapi.MessageConfig, error) {
+	if r.Action != core.RefText || r.QuestionID != c.QuestionID {
 		return tgbotapi.MessageConfig{}, ErrBadButton
 	}
 	ref := r.Encode()
 	if ref == "" {
 		return tgbotapi.MessageConfig{}, ErrBadButton
 	}
-	about := q.Text
-	if r.Item >= 0 && r.Item < len(q.Items) {
-		about = q.Items[r.Item].Question
+	about := c.Text
+	for _, s := range c.Sections {
+		if s.Kind == core.SectionItem && s.Index == r.Item {
+			about = s.Title
+		}
 	}
 	tail := "\n" + refLine(ref)
 	d := newDoc(MaxText - units(tail))
@@ -366,19 +336,25 @@ func RenderPrompt(q *core.Question, r core.Ref, chat int64, replyTo int, to *tgb
 	return m, nil
 }
 
-// RenderReminder is the reminder for a still-open q, as a reply to its
-// card in chat when there is one (cardID 0 when not).
-func RenderReminder(q *core.Question, chat int64, cardID int) tgbotapi.MessageConfig {
+// RenderReminder is the reminder of a still-open question
+// (core.NewReminder), as a reply to its card in chat when there is one.
+func RenderReminder(c core.Card, chat int64) tgbotapi.MessageConfig {
+	cardID := 0
+	if c.ReplyTo != nil {
+		cardID, _ = strconv.Atoi(c.ReplyTo.ID)
+	}
 	d := newDoc(MaxText)
 	d.markup("⏰ <b>" + core.ReminderHeading + "</b>")
-	if q.Reversibility == core.HardToReverse {
-		d.markup(" (⚠️ " + core.HardToReverseMarker + ")")
+	for _, m := range c.Markers {
+		if m != core.MarkerReminder && m.Warning() {
+			d.markup(" (⚠️ " + html.EscapeString(m.Text()) + ")")
+		}
 	}
-	d.markup("\n" + html.EscapeString(core.KindTitle(q.Kind)) + ": ")
-	d.text("", q.Text, "", 300)
+	d.markup("\n" + html.EscapeString(c.Heading) + ": ")
+	d.text("", c.Text, "", 300)
 	if cardID == 0 {
 		d.markup("\nThe question's card was not found here; answer it from askbridge's console or API: id ")
-		d.text("<code>", q.ID, "</code>", 40)
+		d.text("<code>", c.QuestionID, "</code>", 40)
 	}
 	m := tgbotapi.NewMessage(chat, d.String())
 	m.ParseMode = tgbotapi.ModeHTML
@@ -391,7 +367,7 @@ func RenderReminder(q *core.Question, chat int64, cardID int) tgbotapi.MessageCo
 func RenderDigest(dg core.Digest, chat int64) tgbotapi.MessageConfig {
 	d := newDoc(MaxText)
 	d.markup("📋 <b>" + core.DigestHeading + "</b>")
-	d.markup(fmt.Sprintf("\n%s to %s", dg.From.UTC().Format("2006-01-02 15:04 UTC"), dg.To.UTC().Format("2006-01-02 15:04 UTC")))
+	d.markup(fmt.Sprintf("\n%s to %s", dg.From.UTC().Format(timeLayout), dg.To.UTC().Format(timeLayout)))
 	d.markup(fmt.Sprintf("\nAsked: %d · Closed: %d · Still open: %d", len(dg.Asked), len(dg.Closed), len(dg.Open)))
 	section := func(title string, qs []*core.Question, closed bool) {
 		if len(qs) == 0 {

@@ -8,13 +8,14 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/adaptertest"
 	"github.com/askbridge/askbridge/adapters/telegram/telegramfake"
 	"github.com/askbridge/askbridge/core"
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
@@ -71,19 +72,7 @@ func wire(t *testing.T, c tgbotapi.Chattable) string {
 
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from the golden file (run with -update after checking):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	adaptertest.GoldenFile(t, *update, filepath.Join("testdata", name+".golden"), []byte(got))
 }
 
 var t0 = time.Date(2026, 3, 14, 9, 26, 53, 0, time.UTC)
@@ -142,57 +131,50 @@ func answered(q *core.Question, state core.State, res core.Resolution) *core.Que
 
 var alice = core.Decider{Surface: core.SurfaceTelegram, ID: "259760855", Name: "Alice <Ops>"}
 
+// cardOf is q's card as first posted.
+func cardOf(q *core.Question) core.Card {
+	return core.NewCard(q, core.MessageRef{Kind: core.DeliverPost})
+}
+
+// TestCardFixtures renders the cards every platform is checked on into
+// golden files beside the other platforms' (adapters/adaptertest): a card
+// as its edit, which is its post with the keyboard kept (an empty one
+// once closed), and a reminder as its post.
+func TestCardFixtures(t *testing.T) {
+	for _, f := range adaptertest.CardFixtures() {
+		t.Run(f.Name, func(t *testing.T) {
+			chat, err := strconv.ParseInt(f.Room, 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var req tgbotapi.Chattable = RenderReminder(f.Card, chat)
+			if f.Card.As != core.DeliverRemind {
+				if req, err = RenderEdit(f.Card, chat, 4072); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := wire(t, req)
+			checkWire(t, got)
+			adaptertest.Golden(t, *update, core.SurfaceTelegram, f.Name, []byte(got))
+		})
+	}
+}
+
 func TestGoldenRequests(t *testing.T) {
 	const chat = -1001234567890
-	withProgress := form()
-	withProgress.Answers = []core.ItemAnswer{{ItemID: "channel", OptionID: "beta", Decider: alice, At: t0.Add(time.Minute)}}
-	formDone := form()
-	formDone.Answers = []core.ItemAnswer{
-		{ItemID: "channel", OptionID: "beta", Decider: alice, At: t0.Add(time.Minute)},
-		{ItemID: "notes", Text: "Friendly & brief", Decider: alice, At: t0.Add(2 * time.Minute)},
-	}
-	formDone = answered(formDone, core.StateAnswered, core.Resolution{Decider: alice})
-	approved := true
 	cases := []struct {
 		name string
 		req  func() (tgbotapi.Chattable, error)
 	}{
-		{"card_clarification", func() (tgbotapi.Chattable, error) { return RenderCard(baseQuestion(core.KindClarification), chat, "") }},
-		{"card_decision_hard_to_reverse", func() (tgbotapi.Chattable, error) { return RenderCard(decision(), chat, "") }},
-		{"card_approval", func() (tgbotapi.Chattable, error) { return RenderCard(approval(), chat, "") }},
-		{"card_form", func() (tgbotapi.Chattable, error) { return RenderCard(form(), chat, "") }},
-		{"card_escalated", func() (tgbotapi.Chattable, error) {
-			return RenderCard(approval(), chat, "Escalated: nobody answered in time")
-		}},
-		{"edit_form_progress", func() (tgbotapi.Chattable, error) { return RenderEdit(withProgress, chat, 4072) }},
-		{"edit_form_answered", func() (tgbotapi.Chattable, error) { return RenderEdit(formDone, chat, 4072) }},
-		{"edit_decision_answered", func() (tgbotapi.Chattable, error) {
-			return RenderEdit(answered(decision(), core.StateAnswered, core.Resolution{Decider: alice, OptionID: "sqlite", Answer: "No server"}), chat, 4072)
-		}},
-		{"edit_approval_denied_via_api", func() (tgbotapi.Chattable, error) {
-			no := !approved
-			return RenderEdit(answered(approval(), core.StateAnswered, core.Resolution{
-				Decider: core.Decider{Surface: core.SurfaceAPI, ID: "ops", Name: "ops"}, Approved: &no, Reason: "not on a Friday"}), chat, 4072)
-		}},
-		{"edit_clarification_answered", func() (tgbotapi.Chattable, error) {
-			return RenderEdit(answered(baseQuestion(core.KindClarification), core.StateAnswered, core.Resolution{Decider: alice, Answer: "eu-west-1, <obviously>"}), chat, 4072)
-		}},
-		{"edit_clarification_expired", func() (tgbotapi.Chattable, error) {
-			return RenderEdit(answered(baseQuestion(core.KindClarification), core.StateExpired, core.Resolution{Decider: core.System, Reason: core.ExpiredReason}), chat, 4072)
-		}},
-		{"edit_decision_declined", func() (tgbotapi.Chattable, error) {
-			return RenderEdit(answered(decision(), core.StateDeclined, core.Resolution{Decider: alice, Reason: core.DeclineReason}), chat, 4072)
-		}},
 		{"prompt_form_item", func() (tgbotapi.Chattable, error) {
 			q := form()
-			return RenderPrompt(q, core.Ref{QuestionID: q.ID, Item: 1, Action: core.RefText}, chat, 4072,
+			return RenderPrompt(cardOf(q), core.Ref{QuestionID: q.ID, Item: 1, Action: core.RefText}, chat, 4072,
 				&tgbotapi.User{ID: 259760855, FirstName: "Alice", LastName: "<Ops>"})
 		}},
 		{"prompt_clarification", func() (tgbotapi.Chattable, error) {
 			q := baseQuestion(core.KindClarification)
-			return RenderPrompt(q, core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefText}, chat, 4072, nil)
+			return RenderPrompt(cardOf(q), core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefText}, chat, 4072, nil)
 		}},
-		{"reminder", func() (tgbotapi.Chattable, error) { return RenderReminder(decision(), chat, 4072), nil }},
 		{"digest", func() (tgbotapi.Chattable, error) {
 			closed := answered(approval(), core.StateTimedOut, core.Resolution{Decider: core.System})
 			return RenderDigest(core.Digest{From: t0, To: t0.Add(3 * time.Hour), Asked: []*core.Question{decision(), closed},
@@ -250,7 +232,7 @@ func fieldOf(w, key string) string {
 
 func TestKeyboardByKind(t *testing.T) {
 	labels := func(q *core.Question) []string {
-		kb, err := keyboard(q)
+		kb, err := keyboard(cardOf(q))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -264,18 +246,18 @@ func TestKeyboardByKind(t *testing.T) {
 		}
 		return out
 	}
-	if got := labels(decision()); !slices.Equal(got, []string{"★ PostgreSQL (recommended)", "SQLite", LabelDecline}) {
+	if got := labels(decision()); !slices.Equal(got, []string{"PostgreSQL" + core.RecommendedNote, "SQLite", core.LabelDecline}) {
 		t.Errorf("decision rows %q", got)
 	}
-	if got := labels(approval()); !slices.Equal(got, []string{LabelApprove + " | " + LabelDeny}) {
+	if got := labels(approval()); !slices.Equal(got, []string{core.LabelApprove + " | " + core.LabelDeny, core.LabelDecline}) {
 		t.Errorf("approval rows %q", got)
 	}
-	if got := labels(baseQuestion(core.KindClarification)); !slices.Equal(got, []string{LabelReply, LabelDecline}) {
+	if got := labels(baseQuestion(core.KindClarification)); !slices.Equal(got, []string{core.LabelAnswer, core.LabelDecline}) {
 		t.Errorf("clarification rows %q", got)
 	}
 	q := form()
 	q.Answers = []core.ItemAnswer{{ItemID: "channel", OptionID: "beta"}}
-	if got := labels(q); !slices.Equal(got, []string{"2. Short | 2. Full | 2. Something else", LabelDecline}) {
+	if got := labels(q); !slices.Equal(got, []string{"2. Short | 2. Full | 2. Something else", core.LabelDecline}) {
 		t.Errorf("form rows after item 1 %q", got)
 	}
 	closed := answered(decision(), core.StateAnswered, core.Resolution{Decider: alice, OptionID: "pg"})
@@ -287,16 +269,16 @@ func TestKeyboardByKind(t *testing.T) {
 func TestRefusesBadButtons(t *testing.T) {
 	q := decision()
 	q.ID = "not-an-id"
-	if _, err := RenderCard(q, 1, ""); !errors.Is(err, ErrBadButton) {
+	if _, err := RenderCard(cardOf(q), 1); !errors.Is(err, ErrBadButton) {
 		t.Fatalf("a card whose refs cannot be encoded rendered: %v", err)
 	}
-	if _, err := RenderEdit(q, 1, 2); !errors.Is(err, ErrBadButton) {
+	if _, err := RenderEdit(cardOf(q), 1, 2); !errors.Is(err, ErrBadButton) {
 		t.Fatalf("an edit whose refs cannot be encoded rendered: %v", err)
 	}
-	if _, err := button("x", core.Ref{QuestionID: goldenID, Item: -1, Action: 'z'}); !errors.Is(err, ErrBadButton) {
+	if _, err := button(core.Action{Label: "x", Ref: core.Ref{QuestionID: goldenID, Item: -1, Action: 'z'}}); !errors.Is(err, ErrBadButton) {
 		t.Fatalf("a button with an unknown action rendered: %v", err)
 	}
-	if _, err := RenderPrompt(decision(), core.Ref{QuestionID: goldenID, Item: -1, Action: core.RefOption}, 1, 2, nil); !errors.Is(err, ErrBadButton) {
+	if _, err := RenderPrompt(cardOf(decision()), core.Ref{QuestionID: goldenID, Item: -1, Action: core.RefOption}, 1, 2, nil); !errors.Is(err, ErrBadButton) {
 		t.Fatalf("a prompt for an option ref rendered: %v", err)
 	}
 }
@@ -330,7 +312,7 @@ func TestLongTextsAreCutSafely(t *testing.T) {
 				q = answered(q, core.StateAnswered, core.Resolution{Decider: core.Decider{Surface: core.SurfaceTelegram, ID: "1", Name: long(128)},
 					Answer: long(core.MaxAnswerLen), Reason: long(core.MaxReasonLen), OptionID: "pg"})
 			}
-			e, err := RenderEdit(q, 1, 2)
+			e, err := RenderEdit(cardOf(q), 1, 2)
 			if err != nil {
 				t.Fatal(err)
 			}

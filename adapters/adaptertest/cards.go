@@ -1,0 +1,189 @@
+package adaptertest
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// CardFixture is one card that every chat renderer is checked on. All
+// three platforms render the same fixtures into golden files side by side
+// (testdata/cards/<name>.<surface>.golden beside this file), so a reviewer
+// can diff one card across platforms.
+type CardFixture struct {
+	Name string
+	Card core.Card
+	// Room is the room the card or reminder is posted in; ReplyTo, when a
+	// reminder has one, is in the same room.
+	Room string
+}
+
+// fixtureID is every fixture's question id, so golden files are stable.
+const fixtureID = "b234567abcdefghij"
+
+var (
+	fixtureAsked = time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
+	fixtureAlice = core.Decider{Surface: core.SurfaceSlack, ID: "U111", Name: "Alice"}
+	fixtureBob   = core.Decider{Surface: core.SurfaceTelegram, ID: "222", Name: "Bob"}
+)
+
+func fixtureQ(kind core.Kind) *core.Question {
+	q := &core.Question{
+		ID: fixtureID, Kind: kind, Agent: "deploy-bot", RunID: "run-1", ToolCallID: "toolu_1",
+		Labels:        core.Labels{Project: "billing", Task: "ledger <migration>"},
+		Reversibility: core.Reversible, Route: "ops",
+		CreatedAt: fixtureAsked, Deadline: fixtureAsked.Add(24 * time.Hour), State: core.StateOpen,
+	}
+	switch kind {
+	case core.KindClarification:
+		q.Text = "Which region for the bucket? <!channel> & *friends*"
+		q.Context = "The app servers run in eu-west-1; the _old_ bucket was us_east_1."
+	case core.KindDecision:
+		q.Reversibility = core.HardToReverse
+		q.Text = "Which database for the ledger?"
+		q.Context = "Write-heavy, 2 TB, & growing 10% a month."
+		q.Options = []core.Option{
+			{ID: "pg", Title: "PostgreSQL", Writeup: "Known to the team; sharding later is work.", Recommended: true},
+			{ID: "ddb", Title: "DynamoDB", Writeup: "Scales out; ad-hoc queries are constrained."},
+		}
+	case core.KindApproval:
+		q.Reversibility = core.HardToReverse
+		q.Text = "May I drop the staging tables?"
+		q.Call = &core.ToolCall{Tool: "sql.exec", Arguments: json.RawMessage(`{"sql":"DROP TABLE a, b","target":"staging"}`),
+			ArgumentsSHA256: "3f2a9c1b7d5e4f60a1b2c3d4e5f60718293a4b5c6d7e8f9012345678abcdef01"}
+	case core.KindForm:
+		q.Text = "Release plan"
+		q.Items = []core.FormItem{
+			{ID: "day", Question: "Which day?", Options: []core.FormOption{
+				{ID: "mon", Label: "Monday", Description: "Quiet traffic", Recommended: true}, {ID: "fri", Label: "Friday"}}},
+			{ID: "notes", Question: "Release notes?", Options: []core.FormOption{{ID: "short", Label: "Short"}, {ID: "long", Label: "Long"}}},
+		}
+	}
+	return q
+}
+
+func closed(q *core.Question, st core.State, d core.Decider, set func(*core.Resolution)) *core.Question {
+	q.State = st
+	q.Resolution = &core.Resolution{State: st, Decider: d, At: fixtureAsked.Add(7 * time.Minute)}
+	if set != nil {
+		set(q.Resolution)
+	}
+	return q
+}
+
+// CardFixtures are the cards every renderer's golden files are made of:
+// each kind open, a form part answered, each way of closing, the markers
+// (on open and on closed cards, which is what an edit shows), and the two
+// kinds of reminder.
+func CardFixtures() []CardFixture {
+	// Numbers, so every platform can read them (a Telegram chat and message
+	// id must be; a Slack channel and ts need not look like this).
+	const room = "-1001234567890"
+	post := core.MessageRef{Room: room, ID: "844397162624450620", Kind: core.DeliverPost}
+	escalated := core.MessageRef{Room: room, ID: "844397162624450621", Kind: core.DeliverEscalate}
+	again := core.MessageRef{Room: room, ID: "844397162624450622", Kind: core.DeliverPost, Repeat: true}
+	yes, no := true, false
+
+	half := fixtureQ(core.KindForm)
+	half.Answers = []core.ItemAnswer{{ItemID: "day", OptionID: "fri", Decider: fixtureAlice, At: fixtureAsked.Add(time.Minute)}}
+	full := fixtureQ(core.KindForm)
+	full.Answers = []core.ItemAnswer{
+		{ItemID: "day", OptionID: "fri", Decider: fixtureAlice, At: fixtureAsked.Add(time.Minute)},
+		{ItemID: "notes", Text: "Only the *security* fixes", Decider: fixtureBob, At: fixtureAsked.Add(2 * time.Minute)},
+	}
+	full = closed(full, core.StateAnswered, fixtureBob, nil)
+	unclassified := fixtureQ(core.KindClarification)
+	unclassified.Reversibility = core.Unclassified
+	withCard := fixtureQ(core.KindDecision)
+	withCard.Messages = []core.MessageRef{{Surface: core.SurfaceSlack, Room: room, ID: "844397162624450620", Kind: core.DeliverPost}}
+
+	cards := []struct {
+		name string
+		q    *core.Question
+		m    core.MessageRef
+	}{
+		{"clarification_open", fixtureQ(core.KindClarification), post},
+		{"clarification_unclassified", unclassified, post},
+		{"decision_open", fixtureQ(core.KindDecision), post},
+		{"decision_escalated", fixtureQ(core.KindDecision), escalated},
+		{"decision_posted_again", fixtureQ(core.KindDecision), again},
+		{"approval_open", fixtureQ(core.KindApproval), post},
+		{"form_open", fixtureQ(core.KindForm), post},
+		{"form_progress", half, post},
+		{"clarification_answered", closed(fixtureQ(core.KindClarification), core.StateAnswered, fixtureAlice, func(r *core.Resolution) {
+			r.Answer = "eu-west-1, <b>next</b> to the app servers"
+		}), post},
+		{"decision_answered", closed(fixtureQ(core.KindDecision), core.StateAnswered, fixtureAlice, func(r *core.Resolution) {
+			r.OptionID, r.Answer = "ddb", "Scales out; ad-hoc queries are constrained."
+		}), post},
+		{"decision_escalated_answered", closed(fixtureQ(core.KindDecision), core.StateAnswered, fixtureBob, func(r *core.Resolution) {
+			r.OptionID = "pg"
+		}), escalated},
+		{"decision_answered_via_api", closed(fixtureQ(core.KindDecision), core.StateAnswered,
+			core.Decider{Surface: core.SurfaceAPI, ID: "ops", Name: "ops"}, func(r *core.Resolution) { r.OptionID = "pg" }), post},
+		{"approval_approved", closed(fixtureQ(core.KindApproval), core.StateAnswered, fixtureAlice, func(r *core.Resolution) {
+			r.Approved = &yes
+		}), post},
+		{"approval_denied", closed(fixtureQ(core.KindApproval), core.StateAnswered, fixtureAlice, func(r *core.Resolution) {
+			r.Approved, r.Reason = &no, "not on a Friday"
+		}), post},
+		{"form_answered", full, post},
+		{"clarification_declined", closed(fixtureQ(core.KindClarification), core.StateDeclined, fixtureAlice, func(r *core.Resolution) {
+			r.Reason = core.DeclineReason
+		}), post},
+		{"decision_timed_out", closed(fixtureQ(core.KindDecision), core.StateTimedOut, core.System, func(r *core.Resolution) {
+			r.Reason = core.TimeoutReason
+		}), post},
+		{"decision_expired", closed(fixtureQ(core.KindDecision), core.StateExpired, core.System, func(r *core.Resolution) {
+			r.Reason = core.ExpiredReason
+		}), post},
+	}
+	var out []CardFixture
+	for _, c := range cards {
+		out = append(out, CardFixture{Name: c.name, Card: core.NewCard(c.q, c.m), Room: room})
+	}
+	// Reminders: one in a room that holds the card, one in a room that
+	// does not. A reminder has the same shape on every surface; the card
+	// it points to is found among the surface's own, Slack's stands in.
+	out = append(out,
+		CardFixture{Name: "reminder_with_card", Card: core.NewReminder(withCard, core.SurfaceSlack, room), Room: room},
+		CardFixture{Name: "reminder_without_card", Card: core.NewReminder(fixtureQ(core.KindDecision), core.SurfaceSlack, room), Room: room},
+	)
+	return out
+}
+
+// Golden compares got with the golden file of fixture name on surface
+// (with update, it rewrites the file instead).
+func Golden(t *testing.T, update bool, surface core.Surface, name string, got []byte) {
+	t.Helper()
+	_, here, _, _ := runtime.Caller(0)
+	GoldenFile(t, update, filepath.Join(filepath.Dir(here), "testdata", "cards", name+"."+string(surface)+".golden"), got)
+}
+
+// GoldenFile compares got with the file at path, or with update rewrites
+// it: the one golden-file check every renderer's tests use.
+func GoldenFile(t *testing.T, update bool, path string, got []byte) {
+	t.Helper()
+	if update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (run go test -update after checking the change):\n%s", path, got)
+	}
+}

@@ -1,6 +1,10 @@
 package core
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // Kind is what sort of answer a question wants.
 type Kind string
@@ -124,28 +128,40 @@ const (
 	SurfaceAgent    Surface = "agent"
 )
 
-// ChatSurfaces are the surfaces that hold cards and so have outboxes.
+// ChatSurfaces are the surfaces that hold cards and so have outboxes. It
+// is the one list of chat platforms: configuration checks, the API's
+// messages and the stores' outboxes all follow it.
 var ChatSurfaces = []Surface{SurfaceSlack, SurfaceDiscord, SurfaceTelegram}
+
+// AnswerSurfaces are the surfaces a human can answer through: every chat
+// surface, then the API and the console.
+var AnswerSurfaces = append(slices.Clip(ChatSurfaces), SurfaceAPI, SurfaceConsole)
+
+// SurfaceNames lists surfaces for a person to read: "slack, discord or
+// telegram".
+func SurfaceNames(ss []Surface) string {
+	names := make([]string, len(ss))
+	for i, s := range ss {
+		names[i] = string(s)
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
 
 func (s Surface) String() string { return string(s) }
 
 // IsChat reports whether cards are posted on s.
-func (s Surface) IsChat() bool {
-	for _, c := range ChatSurfaces {
-		if c == s {
-			return true
-		}
-	}
-	return false
-}
+func (s Surface) IsChat() bool { return slices.Contains(ChatSurfaces, s) }
 
-// ParseSurface accepts the surfaces a human can answer through.
+// ParseSurface accepts the surfaces a human can answer through
+// (AnswerSurfaces).
 func ParseSurface(s string) (Surface, error) {
-	switch Surface(s) {
-	case SurfaceSlack, SurfaceDiscord, SurfaceTelegram, SurfaceAPI, SurfaceConsole:
+	if slices.Contains(AnswerSurfaces, Surface(s)) {
 		return Surface(s), nil
 	}
-	return "", Errorf(CodeInvalid, "parse surface", "surface %q is not one of slack, discord, telegram, api, console", s)
+	return "", Errorf(CodeInvalid, "parse surface", "surface %q is not %s", s, SurfaceNames(AnswerSurfaces))
 }
 
 // EventKind names an entry of the append-only event log.

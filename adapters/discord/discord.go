@@ -60,7 +60,7 @@ type Adapter struct {
 	bucket *tokenBucket
 }
 
-var _ core.Courier = (*Adapter)(nil)
+var _ core.ChatAdapter = (*Adapter)(nil)
 
 // New builds the adapter; nothing is dialled until Run.
 func New(svc *core.Service, o Options) (*Adapter, error) {

@@ -30,7 +30,7 @@ func (s *Server) digest(w http.ResponseWriter, r *http.Request) {
 		surface, id, ok := strings.Cut(raw, ":")
 		sf, perr := core.ParseSurface(surface)
 		if !ok || perr != nil || strings.TrimSpace(id) == "" {
-			s.fail(w, r, invalid("decider %q must be surface:id, with surface one of slack, discord, telegram, api, console", raw))
+			s.fail(w, r, invalid("decider %q must be surface:id, with surface %s", raw, core.SurfaceNames(core.AnswerSurfaces)))
 			return
 		}
 		d = &core.Decider{Surface: sf, ID: id, Name: id}

@@ -68,7 +68,7 @@ type Adapter struct {
 	sema chan struct{}  // bounds them
 }
 
-var _ core.Courier = (*Adapter)(nil)
+var _ core.ChatAdapter = (*Adapter)(nil)
 
 // New checks o and returns the adapter. It makes no network call: Run
 // learns the bot's own user id.

@@ -60,7 +60,7 @@ type Adapter struct {
 	sleep func(ctx context.Context, d time.Duration) bool
 }
 
-var _ core.Courier = (*Adapter)(nil)
+var _ core.ChatAdapter = (*Adapter)(nil)
 
 // WebhookPath is where Telegram POSTs updates in webhook mode.
 const WebhookPath = "/telegram/webhook"

@@ -166,7 +166,7 @@ func parseFile(raw []byte, getenv func(string) string) (File, error) {
 		}
 		for i, room := range r.Rooms {
 			if !room.Surface.IsChat() {
-				return f, fmt.Errorf("%s.rooms[%d].surface: %q is not slack, discord or telegram", key, i, room.Surface)
+				return f, fmt.Errorf("%s.rooms[%d].surface: %q is not %s", key, i, room.Surface, core.SurfaceNames(core.ChatSurfaces))
 			}
 			if room.ID == "" {
 				return f, fmt.Errorf("%s.rooms[%d].id is required", key, i)
@@ -174,7 +174,7 @@ func parseFile(raw []byte, getenv func(string) string) (File, error) {
 		}
 		for surface, ids := range r.Deciders {
 			if _, err := core.ParseSurface(surface); err != nil {
-				return f, fmt.Errorf("%s.deciders.%s: not a surface: slack, discord, telegram, api or console", key, surface)
+				return f, fmt.Errorf("%s.deciders.%s: not a surface: %s", key, surface, core.SurfaceNames(core.AnswerSurfaces))
 			}
 			for j, id := range ids {
 				if strings.TrimSpace(id) == "" {

@@ -48,21 +48,15 @@ type Main struct {
 	closeErr error
 }
 
-// chatAdapter is a chat platform as the program runs it: a courier for the
-// outbox, an inbound transport (Socket Mode, the gateway, long polling)
-// and any HTTP endpoints the platform calls.
-type chatAdapter interface {
-	core.Courier
-	// Run receives clicks and replies until ctx ends, then returns nil.
-	// An adapter that only takes HTTP callbacks just waits for ctx.
-	Run(ctx context.Context) error
-	// Mount adds the adapter's HTTP endpoints to the program's mux.
-	Mount(mux *http.ServeMux)
-}
+// chatAdapter is a chat platform as the program runs it: the contract in
+// core (a courier for the outbox, an inbound transport, any HTTP
+// endpoints the platform calls), named here for the openers.
+type chatAdapter = core.ChatAdapter
 
 // chatAdapters open each chat platform from the settings; each returns nil
 // when its platform is not configured. Each platform's file registers its
-// opener in init, so adding a platform touches no other file.
+// opener in init; the README's "Adding a platform" lists the few other
+// places a new platform touches.
 var chatAdapters []func(ctx context.Context, s Settings, svc *core.Service, log zerolog.Logger) (chatAdapter, error)
 
 // adminTokenName is the name the admin token acts under in the API and the

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -68,8 +69,16 @@ type recordingCourier struct {
 	surface core.Surface
 	mu      sync.Mutex
 	log     []string
-	fail    error // returned once by the next Post
+	fail    error             // returned once by the next Post
+	cards   []core.MessageRef // what each successful Post was handed
 	changed chan struct{}
+}
+
+// posted is what each successful Post was handed, in order.
+func (c *recordingCourier) posted() []core.MessageRef {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.cards)
 }
 
 func (c *recordingCourier) Surface() core.Surface { return c.surface }
@@ -88,6 +97,9 @@ func (c *recordingCourier) Post(_ context.Context, q *core.Question, card core.M
 	c.mu.Lock()
 	err := c.fail
 	c.fail = nil
+	if err == nil {
+		c.cards = append(c.cards, card)
+	}
 	c.mu.Unlock()
 	if err != nil {
 		return core.MessageRef{}, err
@@ -195,6 +207,14 @@ func testDeliver(t *testing.T, h Harness) {
 		if len(notified) != 1 || json.Unmarshal(notified[0].Payload, &p) != nil || p.Repeat != want {
 			t.Fatalf("%s: notified events %+v, want one with repeat %v", id, notified, want)
 		}
+		// The card itself was posted, and is recorded, with that mark,
+		// so every rendering of it says it may have an earlier copy.
+		if ms := e.get(id).Messages; len(ms) != 1 || ms[0].Repeat != want {
+			t.Fatalf("%s: recorded cards %+v, want one with repeat %v", id, ms, want)
+		}
+	}
+	if posted := slack.posted(); len(posted) != 2 || !posted[0].Repeat || posted[1].Repeat {
+		t.Fatalf("the courier was handed %+v; the first card is a repeat, the second is not", posted)
 	}
 }
 

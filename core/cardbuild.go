@@ -1,0 +1,202 @@
+package core
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// digestShown is how much of an argument digest a card shows.
+const digestShown = 12
+
+// NewCard is q's card as it stands, for the card m (as posted: its kind
+// and repeat mark decide the markers, so every edit keeps them).
+func NewCard(q *Question, m MessageRef) Card {
+	as := m.Kind
+	if as == "" {
+		as = postedAs(m)
+	}
+	c := Card{
+		QuestionID: q.ID, Kind: q.Kind, State: q.State, As: as,
+		Heading: KindTitle(q.Kind), Markers: markers(q, as, m.Repeat), Meta: meta(q), Text: q.Text,
+	}
+	if q.Context != "" {
+		c.Sections = append(c.Sections, Section{Kind: SectionContext, Body: q.Context})
+	}
+	open := q.Open()
+	ref := func(a RefAction, item, option int) Ref {
+		return Ref{QuestionID: q.ID, Item: item, Action: a, Option: option}
+	}
+	switch q.Kind {
+	case KindDecision:
+		if !open {
+			break
+		}
+		for i, o := range q.Options {
+			s := Section{Kind: SectionOption, Index: i, Title: o.Title, Body: o.Writeup, Recommended: o.Recommended}
+			s.Actions = []Action{choice(o.Title, o.Recommended, ref(RefOption, -1, i))}
+			c.Sections = append(c.Sections, s)
+		}
+	case KindApproval:
+		if q.Call == nil {
+			break
+		}
+		s := Section{Kind: SectionCall, Title: q.Call.Tool, Body: prettyJSON(q.Call.Arguments)}
+		if d := q.Call.ArgumentsSHA256; len(d) >= digestShown {
+			s.Digest = d[:digestShown]
+		}
+		if open {
+			s.Actions = []Action{
+				{Label: LabelApprove, Ref: ref(RefApprove, -1, 0), Style: StylePrimary},
+				{Label: LabelDeny, Ref: ref(RefDeny, -1, 0), Style: StyleDanger, Input: InputOptional},
+			}
+		}
+		c.Sections = append(c.Sections, s)
+	case KindForm:
+		done, total := len(q.Answers), len(q.Items)
+		c.Progress = &FormProgress{Done: done, Total: total}
+		if !open {
+			break
+		}
+		for i, it := range q.Items {
+			s := Section{Kind: SectionItem, Index: i, Title: it.Question}
+			for _, o := range it.Options {
+				s.Choices = append(s.Choices, Choice{Label: o.Label, Description: o.Description, Recommended: o.Recommended})
+			}
+			if a, ok := q.Answered(it.ID); ok {
+				s.Answer = &ItemAnswered{Text: itemValue(it, a), Own: a.OptionID == "", By: DeciderLabel(a.Decider),
+					Surface: a.Decider.Surface, At: a.At}
+			} else {
+				// Rows of buttons have no headings on some platforms, so
+				// a label names its item when there are several.
+				num := ""
+				if len(q.Items) > 1 {
+					num = fmt.Sprintf("%d. ", i+1)
+				}
+				for j, o := range it.Options {
+					s.Actions = append(s.Actions, choice(num+o.Label, o.Recommended, ref(RefOption, i, j)))
+				}
+				s.Actions = append(s.Actions, Action{Label: num + LabelSomethingElse, Ref: ref(RefText, i, 0),
+					Style: StyleDefault, Input: InputRequired})
+			}
+			c.Sections = append(c.Sections, s)
+		}
+	}
+	if open {
+		if q.Kind == KindClarification {
+			c.Actions = append(c.Actions, Action{Label: LabelAnswer, Ref: ref(RefText, -1, 0), Style: StylePrimary, Input: InputRequired})
+		}
+		c.Actions = append(c.Actions, Action{Label: LabelDecline, Ref: ref(RefDecline, -1, 0), Style: StyleDefault})
+	} else {
+		c.Outcome = outcome(q)
+	}
+	return c
+}
+
+// NewReminder is the reminder of a still-open q for room on surface: the
+// heading and markers of its card, what is asked and by when, and the
+// card it reminds of when that room holds one. It carries no buttons:
+// only cards are edited when the question closes.
+func NewReminder(q *Question, surface Surface, room string) Card {
+	c := Card{
+		QuestionID: q.ID, Kind: q.Kind, State: q.State, As: DeliverRemind,
+		Heading: KindTitle(q.Kind), Markers: markers(q, DeliverRemind, false), Meta: meta(q), Text: q.Text,
+	}
+	for i := range q.Messages {
+		if m := q.Messages[i]; m.Surface == surface && m.Room == room {
+			c.ReplyTo = &m
+		}
+	}
+	return c
+}
+
+// postedAs reads what a card recorded before cards stored their kind was
+// posted as: the delivery key, which core wrote, says whether it was an
+// escalation (roomDeliveries' purpose). Cards recorded since carry Kind.
+func postedAs(m MessageRef) DeliveryKind {
+	if strings.Contains(m.Delivery, ":escalate:") {
+		return DeliverEscalate
+	}
+	return DeliverPost
+}
+
+func markers(q *Question, as DeliveryKind, repeat bool) []Marker {
+	var ms []Marker
+	if as == DeliverRemind {
+		ms = append(ms, MarkerReminder)
+	}
+	switch q.Reversibility {
+	case HardToReverse:
+		ms = append(ms, MarkerHardToReverse)
+	case Unclassified, "":
+		ms = append(ms, MarkerUnclassified)
+	}
+	if as == DeliverEscalate {
+		ms = append(ms, MarkerEscalated)
+	}
+	if repeat {
+		ms = append(ms, MarkerRepeat)
+	}
+	return ms
+}
+
+func meta(q *Question) Meta {
+	m := Meta{Agent: q.Agent, RunID: q.RunID, Labels: q.Labels, Asked: q.CreatedAt}
+	if q.Open() {
+		m.Deadline = q.Deadline
+	}
+	return m
+}
+
+func choice(label string, recommended bool, r Ref) Action {
+	a := Action{Label: label, Ref: r, Style: StyleDefault}
+	if recommended {
+		a.Label, a.Keep, a.Style = label+RecommendedNote, RecommendedNote, StylePrimary
+	}
+	return a
+}
+
+func outcome(q *Question) *CardOutcome {
+	r := q.Resolution
+	if r == nil {
+		return &CardOutcome{State: q.State}
+	}
+	o := &CardOutcome{State: q.State, By: DeciderLabel(r.Decider), Surface: r.Decider.Surface, At: r.At, Line: OutcomeLine(q)}
+	if q.State != StateAnswered {
+		return o
+	}
+	o.Choice, o.Reason = ChoiceLabel(q), r.Reason
+	switch q.Kind {
+	case KindDecision:
+		o.Label = "Chosen"
+	case KindApproval:
+		o.Label = "Verdict"
+	case KindForm:
+		o.Label, o.Reason = "Answers", ""
+	default:
+		o.Label = "Answer"
+	}
+	return o
+}
+
+// itemValue is what an answered form item shows: the option's label or
+// the free text.
+func itemValue(it FormItem, a ItemAnswer) string {
+	for _, o := range it.Options {
+		if o.ID == a.OptionID {
+			return o.Label
+		}
+	}
+	return a.Text
+}
+
+// prettyJSON indents an approval's arguments for people; arguments that
+// are not JSON (never stored, but read defensively) show as they are.
+func prettyJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if err := json.Indent(&b, raw, "", "  "); err != nil {
+		return string(raw)
+	}
+	return b.String()
+}

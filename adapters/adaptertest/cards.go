@@ -148,6 +148,11 @@ func CardFixtures() []CardFixture {
 	for _, c := range cards {
 		out = append(out, CardFixture{Name: c.name, Card: core.NewCard(c.q, c.m), Room: room})
 	}
+	// A section kind no renderer knows yet (a quorum's tally, say) shows
+	// its title and body: new kinds of body part need no renderer first.
+	future := core.NewCard(fixtureQ(core.KindApproval), post)
+	future.Sections = append(future.Sections, core.Section{Kind: "tally", Title: "Approvals", Body: "1 of 2 approvals: Alice"})
+	out = append(out, CardFixture{Name: "approval_unknown_section", Card: future, Room: room})
 	// Reminders: one in a room that holds the card, one in a room that
 	// does not. A reminder has the same shape on every surface; the card
 	// it points to is found among the surface's own, Slack's stands in.

@@ -1,8 +1,11 @@
 package core
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"time"
 )
 
@@ -212,4 +215,116 @@ func validateItems(items []FormItem) error {
 		}
 	}
 	return nil
+}
+
+// Ask validates in and parks it: the question, its asked event and one post
+// delivery per room of its route are stored in one step (law 3).
+func (s *Service) Ask(ctx context.Context, in AskInput) (*Question, error) {
+	q, _, err := s.AskOrRepeat(ctx, in)
+	return q, err
+}
+
+// AskOrRepeat is Ask, and reports whether the ask was a repeat of one
+// already parked (same agent and Idempotency-Key, or same agent, run and
+// tool call id): then q is that question as stored, nothing new is parked,
+// and a repeat with a different body is a CodeConflict error instead.
+func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, repeat bool, err error) {
+	const op = "ask"
+	if in.Route == "" {
+		in.Route = DefaultRoute
+	}
+	if in.OnTimeout == "" {
+		in.OnTimeout = OnTimeoutDeny
+	}
+	if err := in.Validate(); err != nil {
+		return nil, false, err
+	}
+	route, ok := s.cfg.Routes[in.Route]
+	if !ok {
+		return nil, false, Errorf(CodeInvalid, op, "route %q is not configured", in.Route)
+	}
+	if in.OnTimeout == OnTimeoutEscalate && route.EscalateTo == "" {
+		return nil, false, Errorf(CodeInvalid, op, "on_timeout escalate needs route %q to name escalate_to", in.Route)
+	}
+	timeout := in.Timeout
+	if timeout == 0 {
+		timeout = s.cfg.DefaultTimeout
+	}
+	if timeout > s.cfg.MaxTimeout {
+		return nil, false, Errorf(CodeInvalid, op, "timeout %s is longer than the limit %s", timeout, s.cfg.MaxTimeout)
+	}
+	if in.OnTimeout == OnTimeoutReask && in.MaxReasks == 0 {
+		in.MaxReasks = 1
+	}
+
+	idem, err := idempotencyOf(in)
+	if err != nil {
+		return nil, false, err
+	}
+	shard := mrand.IntN(s.cfg.Shards)
+	if idem != nil {
+		shard = idem.shard(s.cfg.Shards)
+	}
+	now := s.now()
+	q = &Question{
+		ID:            NewID(shard),
+		Kind:          in.Kind,
+		Agent:         in.Agent,
+		RunID:         in.RunID,
+		ToolCallID:    in.ToolCallID,
+		Labels:        in.Labels,
+		Text:          in.Text,
+		Context:       in.Context,
+		Reversibility: in.Reversibility,
+		Route:         in.Route,
+		Options:       in.Options,
+		Items:         in.Items,
+		CreatedAt:     now,
+		Deadline:      now.Add(timeout),
+		Timeout:       Duration(timeout),
+		OnTimeout:     in.OnTimeout,
+		MaxReasks:     in.MaxReasks,
+		State:         StateOpen,
+		Idempotency:   idem,
+	}
+	if in.Kind == KindApproval {
+		sum, canon, err := ArgumentsDigest(in.Arguments)
+		if err != nil {
+			return nil, false, err
+		}
+		q.Call = &ToolCall{Tool: in.Tool, Arguments: canon, ArgumentsSHA256: sum}
+	}
+	asked := Event{
+		QuestionID: q.ID, RunID: q.RunID, At: now, Kind: EventAsked,
+		Actor: s.digest(Decider{Surface: SurfaceAgent, ID: q.Agent}), Surface: SurfaceAgent,
+	}
+	if err := s.store.Create(ctx, q, asked, roomDeliveries(q, route, DeliverPost, "post", now)); err != nil {
+		if dup, ok := errors.AsType[*DuplicateError](err); ok {
+			q, err := repeatOf(in, idem, dup)
+			return q, err == nil, err
+		}
+		if ErrorCode(err) == CodeConflict {
+			return nil, false, Errorf(CodeConflict, op, "%s", ErrorMessage(err))
+		}
+		return nil, false, Internal(op, err)
+	}
+	return q, false, nil
+}
+
+// roomDeliveries is one delivery per room of route. The key is stable for
+// the same question, purpose and room, so a repeat is recognisable.
+func roomDeliveries(q *Question, route Route, kind DeliveryKind, purpose string, now time.Time) []Delivery {
+	out := make([]Delivery, 0, len(route.Rooms))
+	for _, room := range route.Rooms {
+		out = append(out, Delivery{
+			Key:        fmt.Sprintf("%s:%s:%s:%s", q.ID, purpose, room.Surface, room.ID),
+			Kind:       kind,
+			Surface:    room.Surface,
+			Room:       room.ID,
+			QuestionID: q.ID,
+			Route:      route.Name,
+			CreatedAt:  now,
+		})
+	}
+	return out
 }

@@ -233,3 +233,29 @@ func sleep(ctx context.Context, d time.Duration) bool {
 		return true
 	}
 }
+
+// RecordMessage stores a card an adapter posted, with its notified event,
+// and returns the question as it stands: if it closed while the card was
+// on its way, the adapter edits the card at once.
+func (s *Service) RecordMessage(ctx context.Context, id string, ref MessageRef) (*Question, error) {
+	return s.recordMessage(ctx, id, ref, false)
+}
+
+// recordMessage records a card; repeat marks one posted again after an
+// earlier attempt may have posted a card that was never recorded (a crash
+// between the two), so the notified event says the room may hold an
+// earlier copy, which still answers but is not edited (law 4).
+func (s *Service) recordMessage(ctx context.Context, id string, ref MessageRef, repeat bool) (*Question, error) {
+	if ref.Delivery == "" || ref.ID == "" || !ref.Surface.IsChat() {
+		return nil, Errorf(CodeInvalid, "record message", "a card needs its surface, message id and delivery key")
+	}
+	ref.At = s.now()
+	payload, _ := json.Marshal(map[string]any{"surface": ref.Surface, "room": ref.Room, "message": ref.ID, "delivery": ref.Delivery,
+		"repeat": repeat})
+	ev := Event{QuestionID: id, At: ref.At, Kind: EventNotified, Surface: ref.Surface, Payload: payload}
+	if repeat {
+		ev.Reason = "posted again: an earlier attempt may have left an unrecorded copy in the room"
+	}
+	q, err := s.store.RecordMessage(ctx, id, ref, ev)
+	return q, Internal("record message", err)
+}

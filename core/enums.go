@@ -43,22 +43,10 @@ const (
 	StateCancelled State = "cancelled"
 )
 
-var states = []State{StateOpen, StateAnswered, StateDeclined, StateTimedOut, StateExpired, StateCancelled}
-
 func (s State) String() string { return string(s) }
 
 // Closed reports whether s is final.
 func (s State) Closed() bool { return s != StateOpen && s != "" }
-
-// ParseState accepts exactly the six state names.
-func ParseState(s string) (State, error) {
-	for _, st := range states {
-		if string(st) == s {
-			return st, nil
-		}
-	}
-	return "", Errorf(CodeInvalid, "parse state", "state %q is not one of open, answered, declined, timed_out, expired, cancelled", s)
-}
 
 // Reversibility is how costly the choice behind a question is to undo. An
 // asker must say; a stored record that predates the field reads as

@@ -295,7 +295,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	// Redis holds a read until the client's own read timeout), so the
 	// probe waits for the ping or the bound, whichever comes first.
 	pinged := make(chan error, 1)
-	go func() { pinged <- s.svc.Store().Ping(ctx) }()
+	go func() { pinged <- s.svc.Ping(ctx) }()
 	var err error
 	select {
 	case err = <-pinged:

@@ -56,7 +56,7 @@ func openTelegram(ctx context.Context, s Settings, svc *core.Service, log zerolo
 			return nil, errors.New("TELEGRAM_WEBHOOK_SECRET: 1-256 characters of A-Z, a-z, 0-9, _ and -")
 		}
 	} else {
-		opts.KV = svc.Store() // every store keeps core.Values
+		opts.KV = svc.Values()
 		host, _ := os.Hostname()
 		var b [4]byte
 		_, _ = rand.Read(b[:])

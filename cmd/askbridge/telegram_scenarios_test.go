@@ -301,7 +301,7 @@ func TestTelegramPollingMode(t *testing.T) {
 	})
 	// The offset past the click is in the store, so a restart does not
 	// replay it.
-	values := d.main.Service.Store().(core.Values)
+	values := d.main.Service.Values()
 	key := "telegram:" + strconv.FormatInt(telegramfake.Bot.ID, 10) + ":offset"
 	stored := func() bool { off, err := values.Value(t.Context(), key); return err == nil && off != "" && off != "0" }
 	if !fake.Wait(10*time.Second, stored) {

@@ -1,0 +1,170 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+)
+
+// ItemInput is one form item's answer: an option or free text.
+type ItemInput struct {
+	ItemID   string `json:"item_id"`
+	OptionID string `json:"option_id,omitempty"`
+	Text     string `json:"text,omitempty"`
+}
+
+// AnswerInput is a human's answer from any surface.
+type AnswerInput struct {
+	QuestionID string
+	Decider    Decider
+	// Text is the clarification's answer, an optional note on a decision,
+	// or an approval's optional reason.
+	Text string
+	// OptionID is the chosen decision option, or ApproveOption /
+	// DenyOption for an approval.
+	OptionID string
+	// Items answer form items, one or several at once.
+	Items []ItemInput
+}
+
+// The two choices of an approval, as option ids so that buttons and the
+// API address them like any other option.
+const (
+	ApproveOption = "approve"
+	DenyOption    = "deny"
+)
+
+// Answer records a human's answer. For a form it records the given items
+// and closes the question once every item has an answer.
+func (s *Service) Answer(ctx context.Context, in AnswerInput) (Outcome, error) {
+	return s.resolve(ctx, attempt{
+		op: "answer", id: in.QuestionID, door: doorHuman, actor: in.Decider,
+		build: func(q *Question, now time.Time) (Transition, error) {
+			return s.answerTransition(q, in, now)
+		},
+	})
+}
+
+func (s *Service) answerTransition(q *Question, in AnswerInput, now time.Time) (Transition, error) {
+	const op = "answer"
+	d := in.Decider
+	res := &Resolution{State: StateAnswered, Decider: publicDecider(d), At: now}
+	if q.Kind != KindForm && len(in.Items) > 0 {
+		return Transition{}, Errorf(CodeInvalid, op, "only a form takes item answers")
+	}
+	switch q.Kind {
+	case KindClarification:
+		if blank(in.Text) {
+			return Transition{}, Errorf(CodeInvalid, op, "the answer must not be blank")
+		}
+		if in.OptionID != "" {
+			return Transition{}, Errorf(CodeInvalid, op, "a clarification takes a text answer, not an option")
+		}
+		if err := checkLen(op, "answer", in.Text, MaxAnswerLen); err != nil {
+			return Transition{}, err
+		}
+		res.Answer = in.Text
+	case KindDecision:
+		if in.OptionID == "" {
+			return Transition{}, Errorf(CodeInvalid, op, "a decision is answered by choosing an option")
+		}
+		opt, ok := q.Option(in.OptionID)
+		if !ok {
+			return Transition{}, Errorf(CodeInvalid, op, "option %q is not one of this question's options", in.OptionID)
+		}
+		if err := checkLen(op, "note", in.Text, MaxReasonLen); err != nil {
+			return Transition{}, err
+		}
+		res.OptionID, res.Answer, res.Reason = opt.ID, opt.Writeup, strings.TrimSpace(in.Text)
+	case KindApproval:
+		var approved bool
+		switch in.OptionID {
+		case ApproveOption:
+			approved = true
+		case DenyOption:
+		default:
+			return Transition{}, Errorf(CodeInvalid, op, "an approval is answered with %q or %q", ApproveOption, DenyOption)
+		}
+		if err := checkLen(op, "reason", in.Text, MaxReasonLen); err != nil {
+			return Transition{}, err
+		}
+		res.Approved, res.Reason = &approved, strings.TrimSpace(in.Text)
+		res.ArgumentsSHA256 = q.Call.ArgumentsSHA256
+	case KindForm:
+		items, err := formItems(q, in, d, now)
+		if err != nil {
+			return Transition{}, err
+		}
+		payload, _ := json.Marshal(map[string]any{"items": itemIDs(items)})
+		return Transition{
+			Items:      items,
+			Resolution: res,
+			Event:      s.closeEvent(q, res, ""),
+			ItemEvent: Event{QuestionID: q.ID, RunID: q.RunID, At: now, Kind: EventItemAnswered,
+				Actor: s.digest(d), Surface: d.Surface, Payload: payload},
+		}, nil
+	}
+	return Transition{Resolution: res, Event: s.closeEvent(q, res, res.Reason)}, nil
+}
+
+// formItems checks a form answer: each item exists, is not answered yet,
+// and gets exactly one existing option or non-blank free text.
+func formItems(q *Question, in AnswerInput, d Decider, now time.Time) ([]ItemAnswer, error) {
+	const op = "answer"
+	if in.Text != "" || in.OptionID != "" {
+		return nil, Errorf(CodeInvalid, op, "a form is answered item by item")
+	}
+	if len(in.Items) == 0 {
+		return nil, Errorf(CodeInvalid, op, "the answer must name at least one form item")
+	}
+	seen := map[string]bool{}
+	out := make([]ItemAnswer, 0, len(in.Items))
+	for _, ii := range in.Items {
+		item, ok := q.Item(ii.ItemID)
+		if !ok {
+			return nil, Errorf(CodeInvalid, op, "item %q is not one of this form's items", ii.ItemID)
+		}
+		if seen[ii.ItemID] {
+			return nil, Errorf(CodeInvalid, op, "item %q is answered twice", ii.ItemID)
+		}
+		seen[ii.ItemID] = true
+		if prev, done := q.Answered(ii.ItemID); done {
+			return nil, Errorf(CodeConflict, op, "item %q was already answered at %s", ii.ItemID, prev.At.Format(time.RFC3339))
+		}
+		switch {
+		case ii.OptionID != "" && ii.Text != "":
+			return nil, Errorf(CodeInvalid, op, "item %q takes an option or free text, not both", ii.ItemID)
+		case ii.OptionID != "":
+			found := false
+			for _, o := range item.Options {
+				found = found || o.ID == ii.OptionID
+			}
+			if !found {
+				return nil, Errorf(CodeInvalid, op, "option %q is not one of item %q's options", ii.OptionID, ii.ItemID)
+			}
+		case blank(ii.Text):
+			return nil, Errorf(CodeInvalid, op, "item %q: the answer must not be blank", ii.ItemID)
+		default:
+			if err := checkLen(op, "items.text", ii.Text, MaxAnswerLen); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, ItemAnswer{ItemID: ii.ItemID, OptionID: ii.OptionID, Text: ii.Text, Decider: publicDecider(d), At: now})
+	}
+	return out, nil
+}
+
+func itemIDs(items []ItemAnswer) []string {
+	ids := make([]string, len(items))
+	for i, it := range items {
+		ids[i] = it.ItemID
+	}
+	return ids
+}
+
+// publicDecider is what a resolution keeps of a decider: roles are checked
+// at the moment of the act and not stored.
+func publicDecider(d Decider) Decider {
+	return Decider{Surface: d.Surface, ID: d.ID, Name: d.Name}
+}

@@ -1,0 +1,127 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+)
+
+// Config is the part of askbridge's configuration that core enforces.
+type Config struct {
+	// Routes by name. Every question names one; "" means DefaultRoute.
+	Routes map[string]Route
+	// ActorKey keys the HMAC that names actors in the event log.
+	ActorKey []byte
+	// DefaultTimeout is a question's deadline when the asker gives none.
+	DefaultTimeout time.Duration
+	// MaxTimeout caps what an asker may ask for.
+	MaxTimeout time.Duration
+	// DowntimeThreshold: after a longer gap between heartbeats, open
+	// questions are re-notified and a digest is posted at boot.
+	DowntimeThreshold time.Duration
+	// Retention is how long closed questions and their events are kept.
+	Retention time.Duration
+	// Shards is how many shards new ids are spread over (1 unless the
+	// store runs on a Redis Cluster).
+	Shards int
+}
+
+// DefaultRoute is the route a question takes when it names none.
+const DefaultRoute = "default"
+
+// Defaults for Config's zero values.
+const (
+	DefaultTimeout           = 24 * time.Hour
+	DefaultMaxTimeout        = 30 * 24 * time.Hour
+	DefaultDowntimeThreshold = 5 * time.Minute
+	DefaultRetention         = 30 * 24 * time.Hour
+)
+
+// Service is core: every door (chat adapters, the API, the CLI, the
+// ticker) calls it, and it alone changes questions.
+type Service struct {
+	store Store
+	cfg   Config
+	clock Clock
+}
+
+// New checks cfg and returns a Service over store.
+func New(store Store, cfg Config, clock Clock) (*Service, error) {
+	if clock == nil {
+		clock = RealClock{}
+	}
+	if cfg.DefaultTimeout == 0 {
+		cfg.DefaultTimeout = DefaultTimeout
+	}
+	if cfg.MaxTimeout == 0 {
+		cfg.MaxTimeout = DefaultMaxTimeout
+	}
+	if cfg.DowntimeThreshold == 0 {
+		cfg.DowntimeThreshold = DefaultDowntimeThreshold
+	}
+	if cfg.Retention == 0 {
+		cfg.Retention = DefaultRetention
+	}
+	if cfg.Shards == 0 {
+		cfg.Shards = 1
+	}
+	if cfg.Shards < 0 || cfg.Shards > MaxShards {
+		return nil, fmt.Errorf("core: shards must be between 1 and %d", MaxShards)
+	}
+	if len(cfg.ActorKey) == 0 {
+		return nil, errors.New("core: an actor key is required to digest actors in the event log")
+	}
+	routes := make(map[string]Route, len(cfg.Routes))
+	for name, r := range cfg.Routes {
+		r.Name = name
+		routes[name] = r
+	}
+	for name, r := range routes {
+		for _, room := range r.Rooms {
+			if !room.Surface.IsChat() {
+				return nil, fmt.Errorf("core: route %q: rooms[].surface %q is not a chat surface", name, room.Surface)
+			}
+		}
+		if r.EscalateTo != "" {
+			if _, ok := routes[r.EscalateTo]; !ok {
+				return nil, fmt.Errorf("core: route %q: escalate_to names unknown route %q", name, r.EscalateTo)
+			}
+		}
+	}
+	cfg.Routes = routes
+	return &Service{store: store, cfg: cfg, clock: clock}, nil
+}
+
+// Ping reports whether the store answers, for readiness probes.
+func (s *Service) Ping(ctx context.Context) error { return s.store.Ping(ctx) }
+
+// Values is the part of the store a door may keep its own state in (a
+// long poller's offset and lease). It is all of the store a door gets:
+// questions change through the Service alone (law 1), and the wrapper
+// keeps a caller from asserting its way back to the whole store.
+func (s *Service) Values() Values { return valuesOnly{s.store} }
+
+type valuesOnly struct{ Values }
+
+// Route returns a configured route.
+func (s *Service) Route(name string) (Route, bool) {
+	r, ok := s.cfg.Routes[name]
+	return r, ok
+}
+
+// now is the clock's time in the form stores keep: UTC, milliseconds.
+func (s *Service) now() time.Time { return s.clock.Now().UTC().Truncate(time.Millisecond) }
+
+func (s *Service) digest(d Decider) string { return ActorDigest(s.cfg.ActorKey, d) }
+
+// sortedRouteNames keeps boot-time work in a stable order.
+func (s *Service) sortedRouteNames() []string {
+	names := make([]string, 0, len(s.cfg.Routes))
+	for n := range s.cfg.Routes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

@@ -1,0 +1,71 @@
+package core
+
+import (
+	"context"
+	"time"
+)
+
+// Digest is "what did you ask me while I was away": questions asked and
+// closed in [From, To), and those still open.
+type Digest struct {
+	From   time.Time   `json:"from"`
+	To     time.Time   `json:"to"`
+	Asked  []*Question `json:"asked"`
+	Closed []*Question `json:"closed"`
+	Open   []*Question `json:"open"`
+}
+
+// digestLimit bounds each list of a digest; a digest is a summary.
+const digestLimit = 500
+
+// Digest summarises [from, to). With a decider, only questions on routes
+// that decider may answer are included; with route set, only that route's.
+func (s *Service) Digest(ctx context.Context, from, to time.Time, decider *Decider, route string) (Digest, error) {
+	const op = "digest"
+	if to.IsZero() {
+		to = s.now()
+	}
+	if !from.Before(to) {
+		return Digest{}, Errorf(CodeInvalid, op, "since must be before until")
+	}
+	keep := func(q *Question) bool {
+		if route != "" && q.Route != route {
+			return false
+		}
+		return decider == nil || s.allowed(q, *decider)
+	}
+	d := Digest{From: from.UTC(), To: to.UTC()}
+	for _, part := range []struct {
+		idx TimeIndex
+		dst *[]*Question
+	}{{ByCreated, &d.Asked}, {ByClosed, &d.Closed}} {
+		qs, err := s.store.Between(ctx, part.idx, from, to, digestLimit)
+		if err != nil {
+			return Digest{}, Internal(op, err)
+		}
+		*part.dst = filter(qs, keep)
+	}
+	cursor := ""
+	for len(d.Open) < digestLimit {
+		qs, next, err := s.store.ListOpen(ctx, cursor, 100)
+		if err != nil {
+			return Digest{}, Internal(op, err)
+		}
+		d.Open = append(d.Open, filter(qs, keep)...)
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	return d, nil
+}
+
+func filter(qs []*Question, keep func(*Question) bool) []*Question {
+	out := []*Question{}
+	for _, q := range qs {
+		if keep(q) {
+			out = append(out, q)
+		}
+	}
+	return out
+}

@@ -1,0 +1,218 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+)
+
+// DeclineReason is what a decline records as its reason. The agent's
+// resume text for a decline comes from fence, fenced, not from here.
+const DeclineReason = "the decider declined to choose"
+
+// TimeoutReason is the honest account of a timeout: nobody answered, which
+// is not the same as a human saying no.
+const TimeoutReason = "nobody answered before the deadline"
+
+// ExpiredReason is recorded when a question's run ends while it is open.
+const ExpiredReason = "the run this question belonged to has ended"
+
+// Outcome is what an attempt to change a question achieved. An attempt
+// that lost to an earlier close returns a *ClosedError instead.
+type Outcome struct {
+	// Question is the question as it stands after the attempt.
+	Question *Question
+	// Closed is true when this attempt closed the question; false when it
+	// recorded form items and the form is still open.
+	Closed bool
+}
+
+// door is who is knocking, which decides the checks the chokepoint runs.
+type door int
+
+const (
+	doorHuman  door = iota // a decider on a surface: the route must allow them
+	doorAgent              // the asking agent (cancel): it must own the question
+	doorSystem             // the bridge itself (timeout, expiry)
+)
+
+// attempt is one request to change a question, from any door.
+type attempt struct {
+	op    string
+	id    string
+	door  door
+	actor Decider
+	// owner, for the agent door, is the agent that must have asked the
+	// question; "" lets an operator act on any question.
+	owner string
+	// build turns the stored open question into the transition, or
+	// rejects the input with CodeInvalid.
+	build func(q *Question, now time.Time) (Transition, error)
+}
+
+// resolve is the chokepoint (law 1): every change of a question's state, from
+// every door, passes here. The checks run first (who may, what is valid),
+// then one atomic store operation decides; whoever loses a race is told who
+// won (law 2), and every refused attempt is recorded.
+func (s *Service) resolve(ctx context.Context, a attempt) (Outcome, error) {
+	if !ValidID(a.id) {
+		return Outcome{}, ErrNotFound
+	}
+	q, err := s.store.Get(ctx, a.id)
+	if err != nil {
+		if ErrorCode(err) == CodeNotFound {
+			return Outcome{}, ErrNotFound
+		}
+		return Outcome{}, Internal(a.op, err)
+	}
+	switch a.door {
+	case doorAgent:
+		// An agent that did not ask the question cannot see it, so it
+		// gets the same answer as for an unknown id (law 6).
+		if a.owner != "" && q.Agent != a.owner {
+			return Outcome{}, ErrNotFound
+		}
+	case doorHuman:
+		if !s.allowed(q, a.actor) {
+			s.refuse(ctx, q, a.actor, "not a decider for this question on "+string(a.actor.Surface))
+			return Outcome{}, Errorf(CodeForbidden, a.op, "you may not answer this question here")
+		}
+	}
+	if !q.Open() {
+		return Outcome{}, s.lost(ctx, a, q)
+	}
+	now := s.now()
+	t, err := a.build(q, now)
+	if err != nil {
+		return Outcome{}, err
+	}
+	t.QuestionID, t.Now = q.ID, now
+	after, err := s.store.Resolve(ctx, t)
+	if err != nil {
+		var closed *ClosedError
+		if errors.As(err, &closed) {
+			return Outcome{}, s.lost(ctx, a, closed.Question)
+		}
+		if ErrorCode(err) == CodeConflict {
+			return Outcome{}, Errorf(CodeConflict, a.op, "%s", ErrorMessage(err))
+		}
+		return Outcome{}, Internal(a.op, err)
+	}
+	return Outcome{Question: after, Closed: after.State.Closed()}, nil
+}
+
+// lost records a refused attempt on a closed question (unless the bridge
+// itself lost a race, which is routine) and tells the truth about it.
+func (s *Service) lost(ctx context.Context, a attempt, q *Question) error {
+	if a.door != doorSystem {
+		reason := "question already " + string(q.State)
+		if q.State == StateExpired {
+			reason = "question expired: " + ExpiredReason
+		}
+		s.refuse(ctx, q, a.actor, reason)
+	}
+	return &ClosedError{Question: q}
+}
+
+// refuse appends a refused event. The attempt has already failed; a store
+// error here must not turn the caller's honest refusal into an internal
+// error, so it is dropped (the store being down shows up everywhere else).
+func (s *Service) refuse(ctx context.Context, q *Question, d Decider, reason string) {
+	_, _ = s.store.Append(ctx, Event{
+		QuestionID: q.ID, RunID: q.RunID, At: s.now(), Kind: EventRefused,
+		Actor: s.digest(d), Surface: d.Surface, Reason: reason,
+	})
+}
+
+// allowed is the one authorisation check for humans on every surface (law
+// 6). A route missing from the configuration refuses everyone: fail closed.
+// Once a question has been escalated, the escalation route's deciders may
+// answer too.
+func (s *Service) allowed(q *Question, d Decider) bool {
+	route, ok := s.cfg.Routes[q.Route]
+	if !ok {
+		return false
+	}
+	if route.Allows(d) {
+		return true
+	}
+	if q.OnTimeout == OnTimeoutEscalate && q.Renotified > 0 && route.EscalateTo != "" {
+		if esc, ok := s.cfg.Routes[route.EscalateTo]; ok && esc.Allows(d) {
+			return true
+		}
+	}
+	return false
+}
+
+// MayAnswer reports whether d may answer q, for doors that want to show or
+// hide controls. The chokepoint checks again; this is never enough alone.
+func (s *Service) MayAnswer(q *Question, d Decider) bool { return s.allowed(q, d) }
+
+func (s *Service) closeEvent(q *Question, res *Resolution, reason string) Event {
+	return Event{
+		QuestionID: q.ID, RunID: q.RunID, At: res.At, Kind: closeEvent(res.State),
+		Actor: s.digest(res.Decider), Surface: res.Decider.Surface, Reason: reason,
+	}
+}
+
+// systemClose builds the transition for a close that carries no answer.
+func (s *Service) systemClose(state State, d Decider, reason string) func(*Question, time.Time) (Transition, error) {
+	return func(q *Question, now time.Time) (Transition, error) {
+		res := &Resolution{State: state, Decider: publicDecider(d), At: now, Reason: reason}
+		return Transition{Resolution: res, Event: s.closeEvent(q, res, reason)}, nil
+	}
+}
+
+// Decline closes the question without an answer; the agent resumes with a
+// fixed server-owned text telling it to proceed on its own judgement.
+func (s *Service) Decline(ctx context.Context, id string, d Decider) (Outcome, error) {
+	return s.resolve(ctx, attempt{op: "decline", id: id, door: doorHuman, actor: d,
+		build: s.systemClose(StateDeclined, d, DeclineReason)})
+}
+
+// Cancel withdraws a question. by is who withdraws it (the asking agent,
+// or an operator); owner, when set, is the agent that must have asked it,
+// and any other agent's question reads as unknown (law 6).
+func (s *Service) Cancel(ctx context.Context, id string, by Decider, owner, reason string) (Outcome, error) {
+	if err := checkLen("cancel", "reason", reason, MaxReasonLen); err != nil {
+		return Outcome{}, err
+	}
+	if strings.TrimSpace(reason) == "" {
+		reason = "withdrawn by " + string(by.Surface) + " " + by.ID
+	}
+	return s.resolve(ctx, attempt{op: "cancel", id: id, door: doorAgent, owner: owner, actor: by,
+		build: s.systemClose(StateCancelled, by, reason)})
+}
+
+// EndRun marks an agent's run ended and expires its open questions, each
+// through the chokepoint with its own expired event. A later answer to any
+// of them is refused, and so is a later ask into the run. Runs are each
+// agent's own: another agent's run of the same name is untouched.
+func (s *Service) EndRun(ctx context.Context, runID, agent string) ([]Outcome, error) {
+	const op = "end run"
+	if err := checkID(op, "run_id", runID, true); err != nil {
+		return nil, err
+	}
+	if err := checkID(op, "agent", agent, true); err != nil {
+		return nil, err
+	}
+	ids, err := s.store.EndRun(ctx, RunKey(agent, runID), s.now())
+	if err != nil {
+		return nil, Internal(op, err)
+	}
+	var out []Outcome
+	for _, id := range ids {
+		o, err := s.resolve(ctx, attempt{op: op, id: id, door: doorAgent, owner: agent, actor: System,
+			build: s.systemClose(StateExpired, System, ExpiredReason)})
+		switch {
+		case err == nil:
+			out = append(out, o)
+		case errors.Is(err, ErrClosed), ErrorCode(err) == CodeNotFound:
+			// closed or purged meanwhile
+		default:
+			return out, err
+		}
+	}
+	return out, nil
+}

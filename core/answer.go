@@ -102,7 +102,7 @@ func (s *Service) answerTransition(q *Question, in AnswerInput, now time.Time) (
 			Resolution: res,
 			Event:      s.closeEvent(q, res, ""),
 			ItemEvent: Event{QuestionID: q.ID, RunID: q.RunID, At: now, Kind: EventItemAnswered,
-				Actor: s.digest(d), Surface: d.Surface, Payload: payload},
+				Actor: s.pseudonym(d), Surface: d.Surface, Payload: payload},
 		}, nil
 	}
 	return Transition{Resolution: res, Event: s.closeEvent(q, res, res.Reason)}, nil

@@ -288,7 +288,7 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 		Idempotency:   idem,
 	}
 	if in.Kind == KindApproval {
-		sum, canon, err := ArgumentsDigest(in.Arguments)
+		sum, canon, err := HashArguments(in.Arguments)
 		if err != nil {
 			return nil, false, err
 		}
@@ -296,7 +296,7 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 	}
 	asked := Event{
 		QuestionID: q.ID, RunID: q.RunID, At: now, Kind: EventAsked,
-		Actor: s.digest(Decider{Surface: SurfaceAgent, ID: q.Agent}), Surface: SurfaceAgent,
+		Actor: s.pseudonym(Decider{Surface: SurfaceAgent, ID: q.Agent}), Surface: SurfaceAgent,
 	}
 	if err := s.store.Create(ctx, q, asked, roomDeliveries(q, route, DeliverPost, "post", now)); err != nil {
 		if dup, ok := errors.AsType[*DuplicateError](err); ok {

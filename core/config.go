@@ -71,7 +71,7 @@ func New(store Store, cfg Config, clock Clock) (*Service, error) {
 		return nil, fmt.Errorf("core: shards must be between 1 and %d", MaxShards)
 	}
 	if len(cfg.ActorKey) == 0 {
-		return nil, errors.New("core: an actor key is required to digest actors in the event log")
+		return nil, errors.New("core: an actor key is required to name actors in the event log")
 	}
 	routes := make(map[string]Route, len(cfg.Routes))
 	for name, r := range cfg.Routes {
@@ -114,7 +114,8 @@ func (s *Service) Route(name string) (Route, bool) {
 // now is the clock's time in the form stores keep: UTC, milliseconds.
 func (s *Service) now() time.Time { return s.clock.Now().UTC().Truncate(time.Millisecond) }
 
-func (s *Service) digest(d Decider) string { return ActorDigest(s.cfg.ActorKey, d) }
+// pseudonym names d in the event log (see Pseudonym).
+func (s *Service) pseudonym(d Decider) string { return Pseudonym(s.cfg.ActorKey, d) }
 
 // sortedRouteNames keeps boot-time work in a stable order.
 func (s *Service) sortedRouteNames() []string {

@@ -107,20 +107,20 @@ func TestAskValidateOtherKinds(t *testing.T) {
 }
 
 func TestCanonicalArguments(t *testing.T) {
-	a, _, err := core.ArgumentsDigest([]byte(`{"b": [1, 2.50, {"y":1,"x":"<&>"}], "a": null}`))
+	a, _, err := core.HashArguments([]byte(`{"b": [1, 2.50, {"y":1,"x":"<&>"}], "a": null}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, canon, err := core.ArgumentsDigest([]byte(`{"a":null,"b":[1,2.50,{"x":"<&>","y":1}]}`))
+	b, canon, err := core.HashArguments([]byte(`{"a":null,"b":[1,2.50,{"x":"<&>","y":1}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if a != b || string(canon) != `{"a":null,"b":[1,2.50,{"x":"<&>","y":1}]}` {
-		t.Fatalf("digests %s %s, canonical %s", a, b, canon)
+		t.Fatalf("hashes %s %s, canonical %s", a, b, canon)
 	}
-	c, _, _ := core.ArgumentsDigest([]byte(`{"a":null,"b":[2,1]}`))
+	c, _, _ := core.HashArguments([]byte(`{"a":null,"b":[2,1]}`))
 	if c == a {
-		t.Fatal("different arguments share a digest")
+		t.Fatal("different arguments share a hash")
 	}
 }
 
@@ -165,14 +165,14 @@ func TestIDs(t *testing.T) {
 	}
 }
 
-func TestActorDigest(t *testing.T) {
+func TestPseudonym(t *testing.T) {
 	d := core.Decider{Surface: core.SurfaceSlack, ID: "U1"}
-	a, b := core.ActorDigest([]byte("k1"), d), core.ActorDigest([]byte("k2"), d)
+	a, b := core.Pseudonym([]byte("k1"), d), core.Pseudonym([]byte("k2"), d)
 	if a == b || len(a) != 32 || strings.Contains(a, "U1") {
-		t.Fatalf("digests %q %q", a, b)
+		t.Fatalf("pseudonyms %q %q", a, b)
 	}
-	if core.ActorDigest([]byte("k1"), core.Decider{Surface: core.SurfaceDiscord, ID: "U1"}) == a {
-		t.Fatal("the same id on two surfaces digests the same")
+	if core.Pseudonym([]byte("k1"), core.Decider{Surface: core.SurfaceDiscord, ID: "U1"}) == a {
+		t.Fatal("the same id on two surfaces has the same pseudonym")
 	}
 }
 

@@ -131,7 +131,7 @@ func (s *Service) Deliver(ctx context.Context, c Courier, o DeliverOptions) erro
 
 func (s *Service) deliverOne(ctx context.Context, c Courier, d Delivery) error {
 	if d.Kind == DeliverDigest {
-		dg, err := s.Digest(ctx, d.Since, d.CreatedAt, nil, d.Route)
+		dg, err := s.Digest(ctx, DigestQuery{From: d.Since, To: d.CreatedAt, Route: d.Route})
 		if err != nil {
 			return err
 		}

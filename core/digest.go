@@ -18,10 +18,20 @@ type Digest struct {
 // digestLimit bounds each list of a digest; a digest is a summary.
 const digestLimit = 500
 
-// Digest summarises [from, to). With a decider, only questions on routes
-// that decider may answer are included; with route set, only that route's.
-func (s *Service) Digest(ctx context.Context, from, to time.Time, decider *Decider, route string) (Digest, error) {
+// DigestQuery selects what a digest covers.
+type DigestQuery struct {
+	// From and To bound the period, [From, To); a zero To means now.
+	From, To time.Time
+	// Decider, when set, keeps only questions that decider may answer.
+	Decider *Decider
+	// Route, when set, keeps only that route's questions.
+	Route string
+}
+
+// Digest summarises the period dq names, filtered as it says.
+func (s *Service) Digest(ctx context.Context, dq DigestQuery) (Digest, error) {
 	const op = "digest"
+	from, to := dq.From, dq.To
 	if to.IsZero() {
 		to = s.now()
 	}
@@ -29,10 +39,10 @@ func (s *Service) Digest(ctx context.Context, from, to time.Time, decider *Decid
 		return Digest{}, Errorf(CodeInvalid, op, "since must be before until")
 	}
 	keep := func(q *Question) bool {
-		if route != "" && q.Route != route {
+		if dq.Route != "" && q.Route != dq.Route {
 			return false
 		}
-		return decider == nil || s.allowed(q, *decider)
+		return dq.Decider == nil || s.allowed(q, *dq.Decider)
 	}
 	d := Digest{From: from.UTC(), To: to.UTC()}
 	for _, part := range []struct {

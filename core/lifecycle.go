@@ -83,7 +83,7 @@ func (s *Service) renotify(ctx context.Context, q *Question, kind EventKind, rea
 		Deadline:   now.Add(time.Duration(q.Timeout)),
 		Count:      true,
 		Event: Event{QuestionID: q.ID, RunID: q.RunID, At: now, Kind: kind,
-			Actor: s.digest(System), Surface: SurfaceSystem, Reason: reason},
+			Actor: s.pseudonym(System), Surface: SurfaceSystem, Reason: reason},
 		Deliveries: out,
 		Now:        now,
 	})
@@ -138,7 +138,7 @@ func (s *Service) Boot(ctx context.Context) (BootReport, error) {
 			_, err := s.store.Renotify(ctx, Renotice{
 				QuestionID: q.ID,
 				Event: Event{QuestionID: q.ID, RunID: q.RunID, At: now, Kind: EventReminded,
-					Actor: s.digest(System), Surface: SurfaceSystem, Reason: reason},
+					Actor: s.pseudonym(System), Surface: SurfaceSystem, Reason: reason},
 				Deliveries: roomDeliveries(q, route, DeliverRemind, "away"+prev.Format("20060102T150405.000"), now),
 				Now:        now,
 			})

@@ -80,7 +80,7 @@ type FormOption struct {
 }
 
 // ToolCall is the gated call an approval is about. ArgumentsSHA256 is the
-// digest of the canonical arguments; it is echoed in the resolution so the
+// hash of the canonical arguments (HashArguments); it is echoed in the resolution so the
 // agent can check that exactly these arguments were approved.
 type ToolCall struct {
 	Tool            string          `json:"tool"`
@@ -124,7 +124,7 @@ type Resolution struct {
 	// Approved is set for an approval: true for approve, false for deny.
 	Approved *bool  `json:"approved,omitempty"`
 	Reason   string `json:"reason,omitempty"`
-	// ArgumentsSHA256 echoes the approval's argument digest.
+	// ArgumentsSHA256 echoes the approval's argument hash.
 	ArgumentsSHA256 string `json:"arguments_sha256,omitempty"`
 }
 
@@ -247,8 +247,9 @@ func CanonicalArguments(raw json.RawMessage) ([]byte, error) {
 	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
-// ArgumentsDigest is the hex SHA-256 of the canonical arguments.
-func ArgumentsDigest(raw json.RawMessage) (string, []byte, error) {
+// HashArguments returns the hex SHA-256 of the canonical arguments, and
+// the canonical arguments themselves.
+func HashArguments(raw json.RawMessage) (string, []byte, error) {
 	c, err := CanonicalArguments(raw)
 	if err != nil {
 		return "", nil, err

@@ -121,7 +121,7 @@ func (s *Service) lost(ctx context.Context, a attempt, q *Question) error {
 func (s *Service) refuse(ctx context.Context, q *Question, d Decider, reason string) {
 	_, _ = s.store.Append(ctx, Event{
 		QuestionID: q.ID, RunID: q.RunID, At: s.now(), Kind: EventRefused,
-		Actor: s.digest(d), Surface: d.Surface, Reason: reason,
+		Actor: s.pseudonym(d), Surface: d.Surface, Reason: reason,
 	})
 }
 
@@ -152,7 +152,7 @@ func (s *Service) MayAnswer(q *Question, d Decider) bool { return s.allowed(q, d
 func (s *Service) closeEvent(q *Question, res *Resolution, reason string) Event {
 	return Event{
 		QuestionID: q.ID, RunID: q.RunID, At: res.At, Kind: closeEvent(res.State),
-		Actor: s.digest(res.Decider), Surface: res.Decider.Surface, Reason: reason,
+		Actor: s.pseudonym(res.Decider), Surface: res.Decider.Surface, Reason: reason,
 	}
 }
 
@@ -171,39 +171,62 @@ func (s *Service) Decline(ctx context.Context, id string, d Decider) (Outcome, e
 		build: s.systemClose(StateDeclined, d, DeclineReason)})
 }
 
-// Cancel withdraws a question. by is who withdraws it (the asking agent,
-// or an operator); owner, when set, is the agent that must have asked it,
-// and any other agent's question reads as unknown (law 6).
-func (s *Service) Cancel(ctx context.Context, id string, by Decider, owner, reason string) (Outcome, error) {
+// CancelInput withdraws a question. It is a struct, not four arguments,
+// because three of them are strings a caller could swap unnoticed.
+type CancelInput struct {
+	QuestionID string
+	// By is who withdraws it: the asking agent, or an operator.
+	By Decider
+	// Owner, when set, is the agent that must have asked the question;
+	// any other agent's question reads as unknown (law 6). "" lets an
+	// operator withdraw any question.
+	Owner string
+	// Reason is recorded with the close; blank records who withdrew it.
+	Reason string
+}
+
+// Cancel withdraws a question.
+func (s *Service) Cancel(ctx context.Context, in CancelInput) (Outcome, error) {
+	reason := in.Reason
 	if err := checkLen("cancel", "reason", reason, MaxReasonLen); err != nil {
 		return Outcome{}, err
 	}
 	if strings.TrimSpace(reason) == "" {
-		reason = "withdrawn by " + string(by.Surface) + " " + by.ID
+		reason = "withdrawn by " + string(in.By.Surface) + " " + in.By.ID
 	}
-	return s.resolve(ctx, attempt{op: "cancel", id: id, door: doorAgent, owner: owner, actor: by,
-		build: s.systemClose(StateCancelled, by, reason)})
+	return s.resolve(ctx, attempt{op: "cancel", id: in.QuestionID, door: doorAgent, owner: in.Owner, actor: in.By,
+		build: s.systemClose(StateCancelled, in.By, reason)})
 }
+
+// Run names one agent's run. Runs are each agent's own, so a run id never
+// travels without its agent, and the two cannot be swapped.
+type Run struct {
+	Agent string
+	ID    string
+}
+
+// Key is how stores name the run (RunKey).
+func (r Run) Key() string { return RunKey(r.Agent, r.ID) }
 
 // EndRun marks an agent's run ended and expires its open questions, each
 // through the chokepoint with its own expired event. A later answer to any
 // of them is refused, and so is a later ask into the run. Runs are each
 // agent's own: another agent's run of the same name is untouched.
-func (s *Service) EndRun(ctx context.Context, runID, agent string) ([]Outcome, error) {
+func (s *Service) EndRun(ctx context.Context, run Run) ([]Outcome, error) {
 	const op = "end run"
-	if err := checkID(op, "run_id", runID, true); err != nil {
+	if err := checkID(op, "run_id", run.ID, true); err != nil {
 		return nil, err
 	}
-	if err := checkID(op, "agent", agent, true); err != nil {
+	if err := checkID(op, "agent", run.Agent, true); err != nil {
 		return nil, err
 	}
-	ids, err := s.store.EndRun(ctx, RunKey(agent, runID), s.now())
+	ids, err := s.store.EndRun(ctx, run.Key(), s.now())
 	if err != nil {
 		return nil, Internal(op, err)
 	}
 	var out []Outcome
 	for _, id := range ids {
-		o, err := s.resolve(ctx, attempt{op: op, id: id, door: doorAgent, owner: agent, actor: System,
+		o, err := s.resolve(ctx, attempt{op: op, id: id, door: doorAgent, owner: run.Agent, actor: System,
 			build: s.systemClose(StateExpired, System, ExpiredReason)})
 		switch {
 		case err == nil:

@@ -46,11 +46,11 @@ func (r Route) Allows(d Decider) bool {
 	return false
 }
 
-// ActorDigest is how the event log names a person: an HMAC of their
+// Pseudonym is how the event log names a person: an HMAC of their
 // surface and platform id under a key from configuration. The same person
-// always digests the same, so the log can be grouped by actor, yet it names
-// nobody to whoever reads it without the key.
-func ActorDigest(key []byte, d Decider) string {
+// always gets the same pseudonym, so the log can be grouped by actor, yet
+// it names nobody to whoever reads it without the key.
+func Pseudonym(key []byte, d Decider) string {
 	if d.ID == "" {
 		return ""
 	}

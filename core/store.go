@@ -7,8 +7,9 @@ import (
 )
 
 // Event is one entry of the append-only log. Seq is assigned by the store
-// and strictly increases (purging old events leaves gaps); Actor is an HMAC digest of the platform
-// id, never the id itself, so the log can be shared without naming people.
+// and strictly increases (purging old events leaves gaps). Actor is the
+// actor's Pseudonym, never the platform id itself, so the log can be
+// shared without naming people.
 type Event struct {
 	Seq        int64           `json:"seq"`
 	QuestionID string          `json:"question_id"`

@@ -171,7 +171,7 @@ func (a *Adapter) respond(ctx context.Context, i *discordgo.Interaction) *discor
 	if err != nil {
 		return a.refused(err)
 	}
-	// Who answered is in the event log, digested; the log names nobody.
+	// Who answered is in the event log, by pseudonym; the log names nobody.
 	a.log.Debug().Str("question", q.ID).Bool("closed", out.Closed).Msg("discord: answer recorded")
 	if in.OnMessage {
 		return RenderUpdate(core.NewCard(out.Question, cardOf(out.Question, in.MessageID)))

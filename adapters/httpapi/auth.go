@@ -96,17 +96,17 @@ func validateTokens(tokens []Token) error {
 }
 
 // keyring finds the token a request presents. Secrets are kept as SHA-256
-// digests and compared in constant time against every token, so neither
+// sums and compared in constant time against every token, so neither
 // the length of a secret nor which token matched shows in the timing.
 type keyring struct {
-	tokens  []Token
-	digests [][sha256.Size]byte
+	tokens []Token
+	sums   [][sha256.Size]byte
 }
 
 func newKeyring(tokens []Token) *keyring {
 	k := &keyring{tokens: append([]Token(nil), tokens...)}
 	for _, t := range tokens {
-		k.digests = append(k.digests, sha256.Sum256([]byte(t.Secret)))
+		k.sums = append(k.sums, sha256.Sum256([]byte(t.Secret)))
 	}
 	return k
 }
@@ -115,8 +115,8 @@ func newKeyring(tokens []Token) *keyring {
 func (k *keyring) find(secret string) (Token, bool) {
 	got := sha256.Sum256([]byte(secret))
 	match := -1
-	for i := range k.digests {
-		if subtle.ConstantTimeCompare(got[:], k.digests[i][:]) == 1 {
+	for i := range k.sums {
+		if subtle.ConstantTimeCompare(got[:], k.sums[i][:]) == 1 {
 			match = i // no early return: every token is compared
 		}
 	}

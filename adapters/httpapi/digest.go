@@ -35,7 +35,7 @@ func (s *Server) digest(w http.ResponseWriter, r *http.Request) {
 		}
 		d = &core.Decider{Surface: sf, ID: id, Name: id}
 	}
-	out, err := s.svc.Digest(r.Context(), since, until, d, v.Get("route"))
+	out, err := s.svc.Digest(r.Context(), core.DigestQuery{From: since, To: until, Decider: d, Route: v.Get("route")})
 	if err != nil {
 		s.fail(w, r, err)
 		return

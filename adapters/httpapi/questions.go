@@ -82,7 +82,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 // resume (law 7): what people wrote (answers, reasons, notes, form free
 // text) and display names they chose are left out; the resume carries
 // them, fenced. What the server made stays: states, times, option ids,
-// the approval verdict and digest, and deciders' surfaces and ids.
+// the approval verdict and argument hash, and deciders' surfaces and ids.
 func forAgent(q *core.Question) *core.Question {
 	c := *q
 	c.Answers = make([]core.ItemAnswer, len(q.Answers))
@@ -250,7 +250,7 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
 	if tok.Role != RoleAgent {
 		by.Surface = core.SurfaceAPI // an operator withdrawing someone's question
 	}
-	o, err := s.svc.Cancel(r.Context(), r.PathValue("id"), by, owner(tok), req.Reason)
+	o, err := s.svc.Cancel(r.Context(), core.CancelInput{QuestionID: r.PathValue("id"), By: by, Owner: owner(tok), Reason: req.Reason})
 	s.outcome(w, r, o, err)
 }
 
@@ -285,7 +285,7 @@ func (s *Server) endRun(w http.ResponseWriter, r *http.Request) {
 	if a := r.URL.Query().Get("agent"); a != "" && caller(r).Role == RoleAdmin {
 		agent = a
 	}
-	outs, err := s.svc.EndRun(r.Context(), run, agent)
+	outs, err := s.svc.EndRun(r.Context(), core.Run{Agent: agent, ID: run})
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -307,7 +307,7 @@ func TestDecision(t *testing.T) {
 
 func TestApproval(t *testing.T) {
 	e := newEnv(t, mcp.Options{}, nil)
-	// 1e3 and an integer beyond 2^53 must reach the digest as written.
+	// 1e3 and an integer beyond 2^53 must reach the hash as written.
 	args := `{"path": "/srv/data", "recursive": true, "n": 1e3, "id": 123456789012345678901}`
 	ch := e.call(e.ctx, &mcpsdk.CallToolParams{Name: mcp.ToolApproval, Arguments: map[string]any{
 		"tool":      "delete_files",
@@ -315,7 +315,7 @@ func TestApproval(t *testing.T) {
 		"context":   "The disk is full and these are last year's exports.",
 	}})
 	q := e.parked()
-	sum, _, err := core.ArgumentsDigest(json.RawMessage(args))
+	sum, _, err := core.HashArguments(json.RawMessage(args))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ var (
 type reversibility string
 
 // arguments is the raw JSON of an approval's arguments, kept as written
-// for the canonical digest. It is an alias, so it keeps RawMessage's
+// for the canonical hash. It is an alias, so it keeps RawMessage's
 // decoding; schemaFor gives it the schema of a JSON object.
 type arguments = json.RawMessage
 
@@ -216,7 +216,7 @@ func (x decisionInput) ask(json.RawMessage) (core.AskInput, error) {
 
 // ask takes the arguments from the raw request when it can: the SDK
 // decodes and re-encodes tool input on its way in, which turns 1e3 into
-// 1000 and rounds integers beyond 2^53, and the digest must cover the
+// 1000 and rounds integers beyond 2^53, and the hash must cover the
 // arguments exactly as the agent wrote them.
 func (x approvalInput) ask(raw json.RawMessage) (core.AskInput, error) {
 	var orig struct {

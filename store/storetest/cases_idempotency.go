@@ -188,7 +188,7 @@ func testIdempotencyLifetime(t *testing.T, h Harness) {
 	e := newEnv(t, h)
 	in := clarification("run-9")
 	q := e.ask(in)
-	if _, err := e.svc.EndRun(t.Context(), "run-9", "agent-a"); err != nil {
+	if _, err := e.svc.EndRun(t.Context(), core.Run{Agent: "agent-a", ID: "run-9"}); err != nil {
 		t.Fatal(err)
 	}
 	// The run has ended, so a new ask is refused; but a repeat of the ask

@@ -19,7 +19,7 @@ func init() {
 	register("DeclineAndCancel", testDeclineCancel)
 	register("EndRunExpiresAndRefusesLateAnswers", testExpiry)
 	register("UnauthorisedAttemptChangesNothing", testUnauthorised)
-	register("ApprovalEchoesArgumentDigest", testApproval)
+	register("ApprovalEchoesArgumentHash", testApproval)
 	register("RecordMessageIsIdempotentAndCloseEditsCards", testMessages)
 	register("WaitWakesOnClose", testWait)
 	register("CardRecordedAfterCloseIsEdited", testLateCard)
@@ -181,10 +181,10 @@ func testDeclineCancel(t *testing.T, h Harness) {
 	}
 	q2 := e.ask(clarification("run-1"))
 	// Another agent cannot see the question, let alone cancel it.
-	if _, err := e.svc.Cancel(t.Context(), q2.ID, agentDecider("agent-b"), "agent-b", ""); !errors.Is(err, core.ErrNotFound) {
+	if _, err := e.svc.Cancel(t.Context(), core.CancelInput{QuestionID: q2.ID, By: agentDecider("agent-b"), Owner: "agent-b"}); !errors.Is(err, core.ErrNotFound) {
 		t.Fatalf("cancel by another agent: %v, want not found", err)
 	}
-	o, err = e.svc.Cancel(t.Context(), q2.ID, agentDecider("agent-a"), "agent-a", "found the answer in the docs")
+	o, err = e.svc.Cancel(t.Context(), core.CancelInput{QuestionID: q2.ID, By: agentDecider("agent-a"), Owner: "agent-a", Reason: "found the answer in the docs"})
 	if err != nil || o.Question.State != core.StateCancelled || o.Question.Resolution.Reason != "found the answer in the docs" {
 		t.Fatalf("cancel: %+v, %v", o, err)
 	}
@@ -197,7 +197,7 @@ func testExpiry(t *testing.T, h Harness) {
 	e := newEnv(t, h)
 	q := e.ask(clarification("run-x"))
 	other := e.ask(clarification("run-y"))
-	outs, err := e.svc.EndRun(t.Context(), "run-x", "agent-a")
+	outs, err := e.svc.EndRun(t.Context(), core.Run{Agent: "agent-a", ID: "run-x"})
 	if err != nil || len(outs) != 1 || outs[0].Question.ID != q.ID || outs[0].Question.State != core.StateExpired {
 		t.Fatalf("end run: %+v, %v", outs, err)
 	}
@@ -214,7 +214,7 @@ func testExpiry(t *testing.T, h Harness) {
 		t.Fatalf("events %v", got)
 	}
 	if evs[2].Reason == "" || evs[2].Actor == "" || evs[2].Actor == "late" {
-		t.Fatalf("refused event must say why and digest the actor: %+v", evs[2])
+		t.Fatalf("refused event must say why and name the actor by pseudonym: %+v", evs[2])
 	}
 	// The run stays ended: a new question for it is refused.
 	if _, err := e.svc.Ask(t.Context(), clarification("run-x")); core.ErrorCode(err) != core.CodeConflict {
@@ -225,7 +225,7 @@ func testExpiry(t *testing.T, h Harness) {
 	b := clarification("run-y")
 	b.Agent = "agent-b"
 	qb := e.ask(b)
-	if outs, err := e.svc.EndRun(t.Context(), "run-y", "agent-b"); err != nil || len(outs) != 1 || outs[0].Question.ID != qb.ID {
+	if outs, err := e.svc.EndRun(t.Context(), core.Run{Agent: "agent-b", ID: "run-y"}); err != nil || len(outs) != 1 || outs[0].Question.ID != qb.ID {
 		t.Fatalf("agent-b ending its run-y: %+v, %v", outs, err)
 	}
 	if e.get(other.ID).State != core.StateOpen {
@@ -269,10 +269,10 @@ func testApproval(t *testing.T, h Harness) {
 	in := core.AskInput{Kind: core.KindApproval, Agent: "agent-a", RunID: "run-1", Text: "Drop the staging table?",
 		Reversibility: core.HardToReverse, Tool: "sql.exec", Arguments: []byte(`{"sql": "DROP TABLE t", "db":"staging"}`)}
 	q := e.ask(in)
-	// Canonical: key order and spacing do not change the digest.
-	sum, _, err := core.ArgumentsDigest([]byte(`{"db":"staging","sql":"DROP TABLE t"}`))
+	// Canonical: key order and spacing do not change the hash.
+	sum, _, err := core.HashArguments([]byte(`{"db":"staging","sql":"DROP TABLE t"}`))
 	if err != nil || q.Call.ArgumentsSHA256 != sum {
-		t.Fatalf("digest %q, want %q (%v)", q.Call.ArgumentsSHA256, sum, err)
+		t.Fatalf("hash %q, want %q (%v)", q.Call.ArgumentsSHA256, sum, err)
 	}
 	o, err := e.svc.Answer(t.Context(), core.AnswerInput{QuestionID: q.ID, Decider: apiDecider("op"), OptionID: core.DenyOption, Text: "not on a Friday"})
 	if err != nil {

@@ -275,7 +275,7 @@ func testRetention(t *testing.T, h Harness) {
 
 	// Ended runs are bounded too: within the retention period an ask into
 	// an ended run is refused; past it the marker is gone.
-	if _, err := e.svc.EndRun(t.Context(), "run-old", "agent-a"); err != nil {
+	if _, err := e.svc.EndRun(t.Context(), core.Run{Agent: "agent-a", ID: "run-old"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.svc.Ask(t.Context(), clarification("run-old")); core.ErrorCode(err) != core.CodeConflict {
@@ -365,7 +365,7 @@ func testEventsBetween(t *testing.T, h Harness) {
 	if limited, _ := e.store.Events(t.Context(), 0, 1); len(limited) != 1 {
 		t.Fatalf("limit 1 gave %d", len(limited))
 	}
-	d, err := e.svc.Digest(t.Context(), mark, mark.Add(time.Minute), nil, "")
+	d, err := e.svc.Digest(t.Context(), core.DigestQuery{From: mark, To: mark.Add(time.Minute)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,7 +374,7 @@ func testEventsBetween(t *testing.T, h Harness) {
 	}
 	// For one decider: only routes they may answer.
 	slackLead := core.Decider{Surface: core.SurfaceSlack, ID: "U1"}
-	d, err = e.svc.Digest(t.Context(), epoch, mark.Add(time.Minute), &slackLead, "")
+	d, err = e.svc.Digest(t.Context(), core.DigestQuery{From: epoch, To: mark.Add(time.Minute), Decider: &slackLead})
 	if err != nil || len(d.Asked) != 1 || d.Asked[0].ID != q2.ID || len(d.Closed) != 0 {
 		t.Fatalf("digest for a slack decider: %+v, %v", d, err)
 	}

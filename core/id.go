@@ -6,9 +6,11 @@ import (
 	"strings"
 )
 
-// idAlphabet is lower-case base32 without padding: URL-, callback- and
-// custom_id-safe, and case-insensitive to read aloud.
-var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+// idAlphabet is lower-case base32: URL-, callback- and custom_id-safe,
+// and in one case, so an id reads aloud without spelling out capitals.
+const idAlphabet = "abcdefghijklmnopqrstuvwxyz234567"
+
+var idEncoding = base32.NewEncoding(idAlphabet).WithPadding(base32.NoPadding)
 
 // IDLen is the length of a question id: one shard character and 16
 // characters (80 bits) of randomness. Short enough that an id and an
@@ -38,7 +40,7 @@ func ShardOf(id string) int {
 	if !ValidID(id) {
 		return -1
 	}
-	return strings.IndexByte("abcdefghijklmnopqrstuvwxyz234567", id[0])
+	return strings.IndexByte(idAlphabet, id[0])
 }
 
 // ValidID reports whether s is shaped like a question id. Doors check it

@@ -1,0 +1,19 @@
+package core_test
+
+import (
+	"testing"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/coretest"
+	"github.com/askbridge/askbridge/store/storetest"
+)
+
+// TestChokepoint runs the store conformance suite on the embedded store
+// from here, so that core's own tests drive Ask, the resolve chokepoint,
+// the outbox loop and the ticker through a real store.
+func TestChokepoint(t *testing.T) {
+	storetest.Run(t, storetest.Harness{
+		Open:   func(t *testing.T) core.Store { return coretest.OpenStore(t) },
+		Reopen: func(t *testing.T, s core.Store) core.Store { return coretest.ReopenStore(t, s) },
+	})
+}

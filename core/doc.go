@@ -1,0 +1,70 @@
+// Package core is askbridge's domain and its one resolve chokepoint. Every
+// door (the chat adapters, the HTTP API, MCP, the CLI, the timeout ticker)
+// calls a [Service]; only the Service changes questions, and it does so
+// through the small [Store] interface declared here. core does no I/O of
+// its own and imports nothing of askbridge's but fence.
+//
+// # Where each law is kept
+//
+// The laws are in shared/DESIGN.md; each is kept in one place:
+//
+//  1. One chokepoint: [Service.Answer], [Service.Decline], [Service.Cancel],
+//     [Service.EndRun] and the timeouts of [Service.Tick] all build an
+//     attempt and pass it to Service.resolve (resolve.go), which runs the
+//     checks and then one atomic [Questions.Resolve]. Adapters only get [Service.Values] of the
+//     store, never the store itself.
+//  2. Exactly once: [Questions.Resolve] applies a [Transition] only to an
+//     open question; a loser gets a [*ClosedError] naming who closed it,
+//     how and when ([ErrClosed], [RefusalNote]).
+//  3. Durable before visible: [Service.Ask] stores the question, its asked
+//     event and its post deliveries in one [Questions.Create]; Resolve
+//     stores the answer before any waiter wakes ([Service.Wait]).
+//  4. At least once, never silently twice: [Service.Deliver] drains the
+//     [Outbox] and acks only after a [Courier] succeeded; a card recorded
+//     under the same [Delivery] key is not posted again, and a post that
+//     may have left an unrecorded copy says so in its notified event.
+//  5. Stateless buttons: a button carries a [Ref] ([Ref.Encode],
+//     [DecodeRef]); [AnswerFor] turns it into an [AnswerInput] against the
+//     stored question, on any replica, after any restart.
+//  6. Same door, same checks: Service.allowed is the one authorisation
+//     check ([Route.Allows], [Service.MayAnswer] for showing controls); an
+//     id that is malformed, unknown or not the caller's reads as
+//     [ErrNotFound].
+//  7. Fenced at the boundary: [ResumeOf] builds what the agent resumes with
+//     and puts every human-written string through fence.
+//  8. Honest recovery: timeouts, expiry, refusals and deliveries given up
+//     on are events of their own ([EventTimedOut], [EventExpired],
+//     [EventRefused], [EventUndelivered]); [Service.Boot] re-notifies after
+//     downtime.
+//  9. Bounded: [Service.Purge] drops closed questions after
+//     [Config].Retention; sizes are capped by the Max* constants.
+//
+// # The path of a click
+//
+// A person clicks a button on a card in Slack, Discord or Telegram:
+//
+//   - The adapter decodes the button's value with [DecodeRef], reads the
+//     question with [Service.Get], and maps the platform user to a
+//     [Decider] (with their roles at that moment).
+//   - [AnswerFor] turns the ref into an [AnswerInput] (or the adapter calls
+//     [Service.Decline]); the adapter calls [Service.Answer].
+//   - The chokepoint checks the decider against the question's [Route],
+//     validates the answer (answer.go), and calls [Questions.Resolve]. In
+//     one atomic step the store records the [Resolution] and its event,
+//     enqueues a [DeliverUpdate] for every card of the question, and wakes
+//     the question's [Waker] watchers.
+//   - The adapter tells the clicker what happened ([RefusalNote] when the
+//     click changed nothing). [Service.Wait], woken, returns the closed
+//     question to the agent's long poll or MCP call, which resumes with
+//     [ResumeOf]. [Service.Deliver] hands the update deliveries to each
+//     platform's [Courier], which edits the cards to show the outcome.
+//
+// # Files
+//
+// config.go holds [Config] and [New]; ask.go [AskInput] and [Service.Ask];
+// resolve.go the chokepoint and the closes without an answer; answer.go the
+// checks of an answer; reads.go [Service.Get], [Service.Wait] and the
+// listings; digest.go the "while you were away" [Digest]; deliver.go the
+// outbox loop; lifecycle.go the ticker, boot, heartbeat and retention;
+// store.go the [Store] interface every store implements.
+package core

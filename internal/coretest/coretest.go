@@ -1,0 +1,120 @@
+// Package coretest sets up core for tests: an embedded store in a
+// temporary directory, a core.Service with routes over it, and the reading
+// of one question's events. Every package's tests build their bridge with
+// it, so a change to how core is built is made once.
+package coretest
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/store/bolt"
+)
+
+// Options says what the Service is built with.
+type Options struct {
+	// Routes by name; nil is APIRoutes.
+	Routes map[string]core.Route
+	// Clock is the service's clock; nil is the wall clock.
+	Clock core.Clock
+}
+
+// ActorKey is the key tests name actors in the event log with.
+const ActorKey = "test actor key"
+
+// APIRoutes is the default route alone, which anyone with an API token may
+// answer: what a bridge with no configuration runs with.
+func APIRoutes() map[string]core.Route {
+	return map[string]core.Route{core.DefaultRoute: {Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}}}}
+}
+
+// OpenStore opens an empty embedded store in a temporary directory and
+// closes it when the test ends. It skips fsync: tests that prove
+// durability open their own.
+func OpenStore(t testing.TB) *bolt.Store {
+	t.Helper()
+	return openAt(t, filepath.Join(t.TempDir(), "askbridge.db"))
+}
+
+// ReopenStore closes an embedded store opened by OpenStore and opens the
+// same file again, as a restart would.
+func ReopenStore(t testing.TB, s core.Store) *bolt.Store {
+	t.Helper()
+	bs := s.(*bolt.Store)
+	if err := bs.Close(); err != nil {
+		t.Fatalf("close %s: %v", bs.Path(), err)
+	}
+	return openAt(t, bs.Path())
+}
+
+func openAt(t testing.TB, path string) *bolt.Store {
+	t.Helper()
+	s, err := bolt.Open(path, bolt.Options{NoSync: true})
+	if err != nil {
+		t.Fatalf("open %s: %v", path, err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// Service builds a core.Service over st, failing the test if core refuses
+// the options.
+func Service(t testing.TB, st core.Store, o Options) *core.Service {
+	t.Helper()
+	routes := o.Routes
+	if routes == nil {
+		routes = APIRoutes()
+	}
+	svc, err := core.New(st, core.Config{Routes: routes, ActorKey: []byte(ActorKey)}, o.Clock)
+	if err != nil {
+		t.Fatalf("core.New: %v", err)
+	}
+	return svc
+}
+
+// Open is OpenStore and Service together: a bridge's core on a fresh
+// embedded store.
+func Open(t testing.TB, o Options) (*core.Service, *bolt.Store) {
+	t.Helper()
+	st := OpenStore(t)
+	return Service(t, st, o), st
+}
+
+// EventReader reads the event log: a core.Service and a core.Store both do.
+type EventReader interface {
+	Events(ctx context.Context, since int64, limit int) ([]core.Event, error)
+}
+
+// EventsOf reads the whole log through r and returns question id's events,
+// in order.
+func EventsOf(t testing.TB, r EventReader, id string) []core.Event {
+	t.Helper()
+	all, err := r.Events(t.Context(), 0, 100000)
+	if err != nil {
+		t.Fatalf("events: %v", err)
+	}
+	return OfQuestion(all, id)
+}
+
+// OfQuestion keeps question id's events of evs, in order, for logs read some other
+// way (the HTTP client).
+func OfQuestion(evs []core.Event, id string) []core.Event {
+	var out []core.Event
+	for _, ev := range evs {
+		if ev.QuestionID == id {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// Kinds lists the kinds of evs, in order.
+func Kinds(evs []core.Event) []core.EventKind {
+	out := make([]core.EventKind, len(evs))
+	for i, ev := range evs {
+		out[i] = ev.Kind
+	}
+	return out
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/coretest"
 )
 
 // epoch is where every scenario's clock starts.
@@ -118,13 +119,7 @@ func (w *world) events(id string) []core.EventKind {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	var out []core.EventKind
-	for _, e := range evs {
-		if e.QuestionID == id {
-			out = append(out, e.Kind)
-		}
-	}
-	return out
+	return coretest.Kinds(coretest.OfQuestion(evs, id))
 }
 
 func count(kinds []core.EventKind, k core.EventKind) int {

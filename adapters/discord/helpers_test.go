@@ -5,13 +5,12 @@ import (
 	"encoding/hex"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/askbridge/askbridge/adapters/discord/discordfake"
 	"github.com/askbridge/askbridge/core"
-	"github.com/askbridge/askbridge/store/bolt"
+	"github.com/askbridge/askbridge/internal/coretest"
 	"github.com/rs/zerolog"
 )
 
@@ -42,21 +41,10 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	t.Helper()
 	fake := discordfake.New()
 	t.Cleanup(fake.Close)
-	st, err := bolt.Open(filepath.Join(t.TempDir(), "ab.db"), bolt.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	svc, err := core.New(st, core.Config{
-		ActorKey: []byte("test-key"),
-		Routes: map[string]core.Route{"ops": {
-			Rooms:    []core.Room{{Surface: core.SurfaceDiscord, ID: roomID}},
-			Deciders: map[core.Surface][]string{core.SurfaceDiscord: {alice.ID, "role:777777777777777777"}, core.SurfaceAPI: {"ops"}},
-		}},
-	}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc, _ := coretest.Open(t, coretest.Options{Routes: map[string]core.Route{"ops": {
+		Rooms:    []core.Room{{Surface: core.SurfaceDiscord, ID: roomID}},
+		Deciders: map[core.Surface][]string{core.SurfaceDiscord: {alice.ID, "role:777777777777777777"}, core.SurfaceAPI: {"ops"}},
+	}}})
 	key, err := hexKey(fake.PublicKey())
 	if err != nil {
 		t.Fatal(err)
@@ -149,17 +137,7 @@ func (r *rig) question(id string) *core.Question {
 
 func (r *rig) events(id string) []core.EventKind {
 	r.t.Helper()
-	evs, err := r.svc.Events(r.t.Context(), 0, 1000)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	var out []core.EventKind
-	for _, e := range evs {
-		if e.QuestionID == id {
-			out = append(out, e.Kind)
-		}
-	}
-	return out
+	return coretest.Kinds(coretest.EventsOf(r.t, r.svc, id))
 }
 
 func count(kinds []core.EventKind, k core.EventKind) int {

@@ -24,6 +24,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/httpapi"
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/coretest"
 	"github.com/askbridge/askbridge/store/bolt"
 )
 
@@ -43,13 +44,7 @@ func newBenchEnv(b *testing.B, noSync bool, watchBuf int) *benchEnv {
 	}
 	b.Cleanup(func() { _ = st.Close() })
 	ws := &watchedStore{Store: st, watching: make(chan string, watchBuf)}
-	svc, err := core.New(ws, core.Config{
-		Routes:   map[string]core.Route{core.DefaultRoute: {Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}}}},
-		ActorKey: []byte("bench actor key"),
-	}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	svc := coretest.Service(b, ws, coretest.Options{})
 	srv := httptest.NewServer(httpapi.New(svc, httpapi.Options{Tokens: tokens, Log: zerolog.Nop()}))
 	b.Cleanup(srv.Close)
 	tr := &http.Transport{MaxIdleConns: 4096, MaxIdleConnsPerHost: 4096, IdleConnTimeout: time.Minute}

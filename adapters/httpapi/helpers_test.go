@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,7 +20,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/directive"
-	"github.com/askbridge/askbridge/store/bolt"
+	"github.com/askbridge/askbridge/internal/coretest"
 )
 
 // The test tokens, one per role, and a second agent.
@@ -83,28 +82,16 @@ func (b *syncBuffer) String() string {
 // listener.
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	st, err := bolt.Open(filepath.Join(t.TempDir(), "askbridge.db"), bolt.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	return newEnvOn(t, st)
+	return newEnvOn(t, coretest.OpenStore(t))
 }
 
 // newEnvOn runs the API over st, for the tests that hold on every store.
 func newEnvOn(t *testing.T, st core.Store) *env {
 	t.Helper()
 	ws := &watchedStore{Store: st, watching: make(chan string, 64)}
-	svc, err := core.New(ws, core.Config{
-		Routes: map[string]core.Route{
-			core.DefaultRoute: {Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}}},
-			"locked":          {Deciders: map[core.Surface][]string{core.SurfaceAPI: {"someone-else"}}},
-		},
-		ActorKey: []byte("test actor key"),
-	}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	routes := coretest.APIRoutes()
+	routes["locked"] = core.Route{Deciders: map[core.Surface][]string{core.SurfaceAPI: {"someone-else"}}}
+	svc := coretest.Service(t, ws, coretest.Options{Routes: routes})
 	logs := &syncBuffer{}
 	h := httpapi.New(svc, httpapi.Options{
 		Tokens:  tokens,

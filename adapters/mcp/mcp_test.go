@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -17,7 +16,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/mcp"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/fence"
-	"github.com/askbridge/askbridge/store/bolt"
+	"github.com/askbridge/askbridge/internal/coretest"
 )
 
 const agent = "test-agent"
@@ -35,18 +34,7 @@ type env struct {
 
 func newService(t *testing.T) *core.Service {
 	t.Helper()
-	st, err := bolt.Open(filepath.Join(t.TempDir(), "askbridge.db"), bolt.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	svc, err := core.New(st, core.Config{
-		Routes:   map[string]core.Route{core.DefaultRoute: {Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}}}},
-		ActorKey: []byte("test actor key"),
-	}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc, _ := coretest.Open(t, coretest.Options{})
 	return svc
 }
 

@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,23 +11,12 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/askbridge/askbridge/core"
-	"github.com/askbridge/askbridge/store/bolt"
+	"github.com/askbridge/askbridge/internal/coretest"
 )
 
 func service(t *testing.T) *core.Service {
 	t.Helper()
-	st, err := bolt.Open(filepath.Join(t.TempDir(), "askbridge.db"), bolt.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	svc, err := core.New(st, core.Config{
-		Routes:   map[string]core.Route{core.DefaultRoute: {Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}}}},
-		ActorKey: []byte("test actor key"),
-	}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc, _ := coretest.Open(t, coretest.Options{})
 	return svc
 }
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,7 +14,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/slack"
 	"github.com/askbridge/askbridge/adapters/slack/slackfake"
 	"github.com/askbridge/askbridge/core"
-	"github.com/askbridge/askbridge/store/bolt"
+	"github.com/askbridge/askbridge/internal/coretest"
 	goslack "github.com/slack-go/slack"
 )
 
@@ -44,17 +43,10 @@ type env struct {
 
 func newEnv(t *testing.T, socket bool) *env {
 	t.Helper()
-	st, err := bolt.Open(filepath.Join(t.TempDir(), "db"), bolt.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := core.New(st, core.Config{ActorKey: []byte("key"), Routes: map[string]core.Route{
+	svc, _ := coretest.Open(t, coretest.Options{Routes: map[string]core.Route{
 		"ops": {Rooms: []core.Room{{Surface: core.SurfaceSlack, ID: room}},
 			Deciders: map[core.Surface][]string{core.SurfaceSlack: {alice.ID, "role:" + group}}},
-	}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	}})
 	fake := slackfake.New()
 	for _, u := range []slackfake.User{alice, bob, mallory} {
 		fake.AddUser(u)
@@ -80,7 +72,6 @@ func newEnv(t *testing.T, socket bool) *env {
 		wg.Wait()
 		srv.Close()
 		fake.Close()
-		st.Close()
 	})
 	return &env{t: t, fake: fake, svc: svc, a: a, srv: srv}
 }
@@ -473,12 +464,7 @@ func TestRemindAndDigest(t *testing.T) {
 }
 
 func TestNewChecksOptions(t *testing.T) {
-	st, err := bolt.Open(filepath.Join(t.TempDir(), "db"), bolt.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	svc, _ := core.New(st, core.Config{ActorKey: []byte("k")}, nil)
+	svc, _ := coretest.Open(t, coretest.Options{})
 	if _, err := slack.New(svc, slack.Options{BotToken: "xoxb"}); err == nil {
 		t.Fatal("no transport accepted")
 	}

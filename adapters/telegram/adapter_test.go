@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,7 +15,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/telegram/telegramfake"
 	"github.com/askbridge/askbridge/core"
-	"github.com/askbridge/askbridge/store/bolt"
+	"github.com/askbridge/askbridge/internal/coretest"
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 	"github.com/rs/zerolog"
 	"golang.org/x/time/rate"
@@ -49,24 +48,13 @@ var fastLimits = Limits{PerChat: rate.Inf, Global: rate.Inf, PerGroup: rate.Inf}
 
 func newEnv(t *testing.T, kv PollState) *env {
 	t.Helper()
-	st, err := bolt.Open(filepath.Join(t.TempDir(), "t.db"), bolt.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	svc, err := core.New(st, core.Config{
-		ActorKey: []byte("k"),
-		Routes: map[string]core.Route{"ops": {
-			Rooms: []core.Room{{Surface: core.SurfaceTelegram, ID: strconv.FormatInt(room, 10)}},
-			Deciders: map[core.Surface][]string{
-				core.SurfaceTelegram: {strconv.FormatInt(userAlice.ID, 10), strconv.FormatInt(userBob.ID, 10)},
-				core.SurfaceAPI:      {"*"},
-			},
-		}},
-	}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc, st := coretest.Open(t, coretest.Options{Routes: map[string]core.Route{"ops": {
+		Rooms: []core.Room{{Surface: core.SurfaceTelegram, ID: strconv.FormatInt(room, 10)}},
+		Deciders: map[core.Surface][]string{
+			core.SurfaceTelegram: {strconv.FormatInt(userAlice.ID, 10), strconv.FormatInt(userBob.ID, 10)},
+			core.SurfaceAPI:      {"*"},
+		},
+	}}})
 	fake := telegramfake.Start(t, token)
 	opts := Options{Token: token, APIEndpoint: fake.Endpoint(), Limits: fastLimits, Log: zerolog.Nop(), PollTimeout: time.Second}
 	if kv == nil {
@@ -211,13 +199,10 @@ func (e *env) wait(id string, cond func(*core.Question) bool) *core.Question {
 }
 
 func (e *env) events(id string, kind core.EventKind) []core.Event {
-	ev, err := e.svc.Events(e.t.Context(), 0, 1000)
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	e.t.Helper()
 	var out []core.Event
-	for _, x := range ev {
-		if x.QuestionID == id && x.Kind == kind {
+	for _, x := range coretest.EventsOf(e.t, e.svc, id) {
+		if x.Kind == kind {
 			out = append(out, x)
 		}
 	}

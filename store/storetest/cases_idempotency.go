@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/coretest"
 )
 
 func init() {
@@ -128,7 +129,7 @@ func testRepeatedAskRace(t *testing.T, h Harness) {
 	if fresh != 1 {
 		t.Fatalf("%d asks were told they parked a new question, want 1", fresh)
 	}
-	if got := kindsOf(e.events(ids[0])); !cmp.Equal(got, []core.EventKind{core.EventAsked}) {
+	if got := coretest.Kinds(e.events(ids[0])); !cmp.Equal(got, []core.EventKind{core.EventAsked}) {
 		t.Fatalf("events %v, want one asked", got)
 	}
 	open, _, err := e.store.ListOpen(t.Context(), "", 0)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/coretest"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -35,7 +36,7 @@ func testAsk(t *testing.T, h Harness) {
 	if diff := cmp.Diff(q, e.get(q.ID)); diff != "" {
 		t.Fatalf("stored question differs (-asked +stored):\n%s", diff)
 	}
-	if got := kindsOf(e.events(q.ID)); !cmp.Equal(got, []core.EventKind{core.EventAsked}) {
+	if got := coretest.Kinds(e.events(q.ID)); !cmp.Equal(got, []core.EventKind{core.EventAsked}) {
 		t.Fatalf("events = %v, want [asked]", got)
 	}
 	for _, s := range []core.Surface{core.SurfaceSlack, core.SurfaceTelegram} {
@@ -167,7 +168,7 @@ func testForm(t *testing.T, h Harness) {
 		t.Fatalf("answers (-want +got):\n%s", diff)
 	}
 	wantKinds := []core.EventKind{core.EventAsked, core.EventItemAnswered, core.EventAnswered}
-	if got := kindsOf(e.events(q.ID)); !cmp.Equal(got, wantKinds) {
+	if got := coretest.Kinds(e.events(q.ID)); !cmp.Equal(got, wantKinds) {
 		t.Fatalf("events %v, want %v", got, wantKinds)
 	}
 }
@@ -188,7 +189,7 @@ func testDeclineCancel(t *testing.T, h Harness) {
 	if err != nil || o.Question.State != core.StateCancelled || o.Question.Resolution.Reason != "found the answer in the docs" {
 		t.Fatalf("cancel: %+v, %v", o, err)
 	}
-	if got := kindsOf(e.events(q2.ID)); !cmp.Equal(got, []core.EventKind{core.EventAsked, core.EventCancelled}) {
+	if got := coretest.Kinds(e.events(q2.ID)); !cmp.Equal(got, []core.EventKind{core.EventAsked, core.EventCancelled}) {
 		t.Fatalf("events %v", got)
 	}
 }
@@ -210,7 +211,7 @@ func testExpiry(t *testing.T, h Harness) {
 		t.Fatalf("late answer: %v, want a ClosedError saying expired", err)
 	}
 	evs := e.events(q.ID)
-	if got := kindsOf(evs); !cmp.Equal(got, []core.EventKind{core.EventAsked, core.EventExpired, core.EventRefused}) {
+	if got := coretest.Kinds(evs); !cmp.Equal(got, []core.EventKind{core.EventAsked, core.EventExpired, core.EventRefused}) {
 		t.Fatalf("events %v", got)
 	}
 	if evs[2].Reason == "" || evs[2].Actor == "" || evs[2].Actor == "late" {
@@ -253,7 +254,7 @@ func testUnauthorised(t *testing.T, h Harness) {
 	if got := e.get(q.ID); got.State != core.StateOpen || got.Resolution != nil {
 		t.Fatalf("a refused attempt changed the question: %+v", got)
 	}
-	if got := kindsOf(e.events(q.ID)); !cmp.Equal(got, []core.EventKind{core.EventAsked, core.EventRefused, core.EventRefused}) {
+	if got := coretest.Kinds(e.events(q.ID)); !cmp.Equal(got, []core.EventKind{core.EventAsked, core.EventRefused, core.EventRefused}) {
 		t.Fatalf("events %v", got)
 	}
 	// A group member may answer through their role.
@@ -303,7 +304,7 @@ func testMessages(t *testing.T, h Harness) {
 	if _, err := e.svc.RecordMessage(t.Context(), q.ID, tg); err != nil {
 		t.Fatal(err)
 	}
-	if got := kindsOf(e.events(q.ID)); !cmp.Equal(got, []core.EventKind{core.EventAsked, core.EventNotified, core.EventNotified}) {
+	if got := coretest.Kinds(e.events(q.ID)); !cmp.Equal(got, []core.EventKind{core.EventAsked, core.EventNotified, core.EventNotified}) {
 		t.Fatalf("events %v", got)
 	}
 	e.claimAll(core.SurfaceTelegram, "c1")

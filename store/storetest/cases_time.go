@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/coretest"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -96,7 +97,7 @@ func testTimeoutEscalate(t *testing.T, h Harness) {
 		t.Fatalf("second timeout: %+v, want timed out", rep)
 	}
 	want := []core.EventKind{core.EventAsked, core.EventEscalated, core.EventTimedOut}
-	if got := kindsOf(e.events(q.ID)); !cmp.Equal(got, want) {
+	if got := coretest.Kinds(e.events(q.ID)); !cmp.Equal(got, want) {
 		t.Fatalf("events %v, want %v", got, want)
 	}
 }
@@ -261,7 +262,7 @@ func testRetention(t *testing.T, h Harness) {
 		t.Fatalf("purged question: %v", err)
 	}
 	if evs := e.events(old.ID); len(evs) != 0 {
-		t.Fatalf("purged question's events remain: %v", kindsOf(evs))
+		t.Fatalf("purged question's events remain: %v", coretest.Kinds(evs))
 	}
 	for _, id := range []string{stillOpen.ID, recent.ID} {
 		e.get(id)
@@ -313,7 +314,7 @@ func testBoot(t *testing.T, h Harness) {
 		t.Fatalf("boot after downtime: %+v, %v", rep, err)
 	}
 	for _, id := range []string{q1.ID, q2.ID} {
-		kinds := kindsOf(e.events(id))
+		kinds := coretest.Kinds(e.events(id))
 		if kinds[len(kinds)-1] != core.EventReminded {
 			t.Fatalf("%s events %v: want a reminder last", id, kinds)
 		}

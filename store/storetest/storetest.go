@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/coretest"
 )
 
 // Harness opens stores for the suite.
@@ -87,11 +88,7 @@ func newEnv(t *testing.T, h Harness) *env {
 
 func (e *env) service() *core.Service {
 	e.t.Helper()
-	svc, err := core.New(e.store, core.Config{Routes: routes(), ActorKey: []byte("storetest-key")}, e.clock)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return svc
+	return coretest.Service(e.t, e.store, coretest.Options{Routes: routes(), Clock: e.clock})
 }
 
 // restart closes and reopens the store, as a crash and a boot would.
@@ -122,25 +119,7 @@ func (e *env) get(id string) *core.Question {
 // events returns every event of one question, in order.
 func (e *env) events(id string) []core.Event {
 	e.t.Helper()
-	all, err := e.store.Events(e.t.Context(), 0, 100000)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	var out []core.Event
-	for _, ev := range all {
-		if ev.QuestionID == id {
-			out = append(out, ev)
-		}
-	}
-	return out
-}
-
-func kindsOf(evs []core.Event) []core.EventKind {
-	out := make([]core.EventKind, len(evs))
-	for i, ev := range evs {
-		out[i] = ev.Kind
-	}
-	return out
+	return coretest.EventsOf(e.t, e.store, id)
 }
 
 // claimAll drains what is available for a surface without waiting.

@@ -51,9 +51,13 @@ type Options struct {
 // Adapter is the Telegram chat surface: a core.Courier plus the inbound
 // transports.
 type Adapter struct {
-	svc   *core.Service
-	opts  Options
-	bot   *tgbotapi.BotAPI // a template: each call uses a copy bound to its context
+	svc  *core.Service
+	opts Options
+	// bot is a template: each call uses a copy bound to its context. Its
+	// Self is filled by getMe in Run, before ready is closed; nothing reads
+	// the template before then.
+	bot   *tgbotapi.BotAPI
+	ready chan struct{}
 	http  *http.Client
 	log   zerolog.Logger
 	lim   *limiter
@@ -68,9 +72,11 @@ const WebhookPath = "/telegram/webhook"
 // SecretHeader carries the webhook's secret token.
 const SecretHeader = "X-Telegram-Bot-Api-Secret-Token"
 
-// New checks opts, asks Telegram who the bot is (getMe) and returns the
-// adapter. Errors never contain the token.
-func New(ctx context.Context, svc *core.Service, opts Options) (*Adapter, error) {
+// New checks opts and returns the adapter. It makes no call to Telegram:
+// Run asks who the bot is, so a Telegram that cannot be reached at start
+// does not keep the rest of the bridge down. Errors never contain the
+// token.
+func New(svc *core.Service, opts Options) (*Adapter, error) {
 	if opts.Token == "" {
 		return nil, errors.New("telegram: a bot token is required")
 	}
@@ -102,16 +108,69 @@ func New(ctx context.Context, svc *core.Service, opts Options) (*Adapter, error)
 	if opts.Owner == "" {
 		opts.Owner = "askbridge"
 	}
-	a := &Adapter{svc: svc, opts: opts, http: opts.HTTPClient, log: opts.Log,
-		lim: newLimiter(opts.Limits), sleep: sleepCtx}
-	gctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	bot, err := tgbotapi.NewBotAPIWithClient(opts.Token, opts.APIEndpoint, a.client(gctx))
-	if err != nil {
-		return nil, fmt.Errorf("telegram: getMe: %w", err)
+	bot := &tgbotapi.BotAPI{Token: opts.Token, Buffer: 100}
+	bot.SetAPIEndpoint(opts.APIEndpoint)
+	return &Adapter{svc: svc, opts: opts, bot: bot, ready: make(chan struct{}), http: opts.HTTPClient, log: opts.Log,
+		lim: newLimiter(opts.Limits), sleep: sleepCtx}, nil
+}
+
+// errRefused is Run's error for a token Telegram does not accept:
+// retrying cannot help, and the bridge should not run half-configured.
+var errRefused = errors.New("telegram: getMe: Telegram refused the bot token")
+
+// hello asks Telegram who the bot is, retrying with a growing pause while
+// it cannot be reached, and then marks the adapter ready. It returns nil
+// if ctx ends first.
+func (a *Adapter) hello(ctx context.Context) error {
+	for attempt := 0; ; attempt++ {
+		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		self, err := a.api(cctx).GetMe()
+		cancel()
+		if err == nil {
+			a.bot.Self = self
+			close(a.ready)
+			return nil
+		}
+		var te *tgbotapi.Error
+		if errors.As(err, &te) && (te.Code == http.StatusUnauthorized || te.Code == http.StatusNotFound) {
+			return fmt.Errorf("%w: %s", errRefused, te.Message)
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		pause := backoff(attempt, err)
+		a.log.Warn().Err(err).Dur("retry_in", pause).Msg("telegram: not reachable; deliveries wait until getMe answers")
+		if !a.sleep(ctx, pause) {
+			return nil
+		}
 	}
-	a.bot = bot
-	return a, nil
+}
+
+// readyWait bounds how long a delivery waits for getMe before it is handed
+// back to the outbox; well under the outbox's idle limit, so no other
+// replica takes it over meanwhile.
+const readyWait = 20 * time.Second
+
+var errNotYet = errors.New("telegram: getMe has not answered since askbridge started")
+
+// started waits (bounded) until Run's getMe has answered, so a delivery
+// goes out as soon as Telegram answers rather than at its next retry.
+func (a *Adapter) started(ctx context.Context) error {
+	select {
+	case <-a.ready:
+		return nil
+	default:
+	}
+	t := time.NewTimer(readyWait)
+	defer t.Stop()
+	select {
+	case <-a.ready:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return &core.RetryAfter{After: time.Second, Err: errNotYet}
+	}
 }
 
 // checkSecret applies Telegram's rule for secret_token: 1-256 characters
@@ -128,7 +187,7 @@ func checkSecret(s string) error {
 	return nil
 }
 
-// Bot is the bot's own user, as getMe reported it.
+// Bot is the bot's own user, as getMe reported it once Run has started.
 func (a *Adapter) Bot() tgbotapi.User { return a.bot.Self }
 
 // Surface implements core.Courier.
@@ -167,8 +226,12 @@ func (a *Adapter) api(ctx context.Context) *tgbotapi.BotAPI {
 	return &b
 }
 
-// send sends c in chat within the rate limits.
+// send sends c in chat within the rate limits, once the adapter has
+// started.
 func (a *Adapter) send(ctx context.Context, chat int64, c tgbotapi.Chattable) (tgbotapi.Message, error) {
+	if err := a.started(ctx); err != nil {
+		return tgbotapi.Message{}, err
+	}
 	if err := a.lim.wait(ctx, chat); err != nil {
 		return tgbotapi.Message{}, err
 	}
@@ -258,6 +321,9 @@ func (a *Adapter) Update(ctx context.Context, q *core.Question, card core.Messag
 	if err != nil {
 		return &core.Permanent{Err: err}
 	}
+	if err := a.started(ctx); err != nil {
+		return err
+	}
 	if err := a.lim.wait(ctx, chat); err != nil {
 		return err
 	}
@@ -288,10 +354,15 @@ func (a *Adapter) Digest(ctx context.Context, d core.Digest, room string) error 
 	return err
 }
 
-// Run receives updates until ctx ends: in webhook mode it registers the
-// webhook (retrying until Telegram takes it) and waits; otherwise it long
-// polls while it holds the polling lease.
+// Run asks Telegram who the bot is (retrying until it answers; a refused
+// token is an error), then receives updates until ctx ends: in webhook
+// mode it registers the webhook (retrying until Telegram takes it) and
+// waits; otherwise it long polls while it holds the polling lease.
 func (a *Adapter) Run(ctx context.Context) error {
+	if err := a.hello(ctx); err != nil || ctx.Err() != nil {
+		return err
+	}
+	a.log.Info().Str("bot", a.bot.Self.UserName).Msg("telegram: getMe answered")
 	if a.opts.WebhookSecret == "" {
 		return a.poll(ctx)
 	}

@@ -62,7 +62,7 @@ func newEnv(t *testing.T, kv PollState) *env {
 	} else {
 		opts.KV, opts.Owner = kv, "replica-1"
 	}
-	a, err := New(t.Context(), svc, opts)
+	a, err := New(svc, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -420,6 +420,9 @@ func TestCourierErrors(t *testing.T) {
 	e := newEnv(t, nil)
 	q := e.ask(decisionInput())
 	ctx := t.Context()
+	if err := e.a.hello(ctx); err != nil { // what Run does first
+		t.Fatal(err)
+	}
 	r := strconv.FormatInt(room, 10)
 
 	e.fake.FailNext("sendMessage", telegramfake.Failure{Code: 429, Description: "Too Many Requests: retry after 7", RetryAfter: 7})
@@ -475,7 +478,12 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		"no kv to poll": {Token: token, APIEndpoint: fake.Endpoint()},
 		"wrong token":   {Token: "999:nope", APIEndpoint: fake.Endpoint(), KV: newMemKV()},
 	} {
-		_, err := New(t.Context(), nil, o)
+		a, err := New(nil, o)
+		if err == nil {
+			// New makes no call to Telegram: a token it refuses is
+			// found when Run asks who the bot is.
+			err = a.Run(t.Context())
+		}
 		if err == nil {
 			t.Errorf("%s: accepted", name)
 		} else if strings.Contains(err.Error(), "nope") {

@@ -139,7 +139,7 @@ func TestPollingHandlesClicksAndKeepsTheOffset(t *testing.T) {
 	// Restart on the same KV: the handled click is not replayed, and a
 	// new one is received.
 	answers := countCalls(e.fake, "answerCallbackQuery")
-	a2, err := New(t.Context(), e.svc, e.a.opts)
+	a2, err := New(e.svc, e.a.opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,20 +49,16 @@ const (
 // admin token from the local data directory, so the README's loop needs no
 // set-up.
 func newClient(getenv func(string) string) (*client.Client, error) {
-	url, token := getenv("ASKBRIDGE_URL"), getenv("ASKBRIDGE_TOKEN")
+	s, err := readEnv(getenv)
+	if err != nil {
+		return nil, err
+	}
+	url, token := s.Client.URL, s.Client.Token.Reveal()
 	if url == "" {
-		addr := getenv("ASKBRIDGE_ADDR")
-		if addr == "" {
-			addr = "127.0.0.1:8080"
-		}
-		url = "http://" + addr
+		url = "http://" + s.Addr
 	}
 	if token == "" {
-		dir := getenv("ASKBRIDGE_DATA_DIR")
-		if dir == "" {
-			dir = "askbridge-data"
-		}
-		path := filepath.Join(dir, "admin.token")
+		path := filepath.Join(s.DataDir, "admin.token")
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return nil, fmt.Errorf("no ASKBRIDGE_TOKEN, and no local admin token (%v): start the server with 'askbridge serve' or set ASKBRIDGE_URL and ASKBRIDGE_TOKEN", err)
@@ -70,6 +66,13 @@ func newClient(getenv func(string) string) (*client.Client, error) {
 		token = strings.TrimSpace(string(b))
 	}
 	return client.New(url, token), nil
+}
+
+// clientEnv is the CLI's own settings; they are plain strings, which
+// cannot fail to read.
+func clientEnv(getenv func(string) string) ClientSettings {
+	s, _ := readEnv(getenv)
+	return s.Client
 }
 
 // repeated collects a repeatable flag.
@@ -102,7 +105,7 @@ func cmdAsk(ctx context.Context, args []string, getenv func(string) string, _ io
 		context_  = fs.String("context", "", "what the human needs to know to answer")
 		rev       = fs.String("reversibility", "", "reversible or hard_to_reverse (required)")
 		route     = fs.String("route", "", "the route to post to (default: the default route)")
-		run       = fs.String("run", getenv("ASKBRIDGE_RUN_ID"), "the run id the question belongs to (default: $ASKBRIDGE_RUN_ID or a new one)")
+		run       = fs.String("run", clientEnv(getenv).RunID, "the run id the question belongs to (default: $ASKBRIDGE_RUN_ID or a new one)")
 		callID    = fs.String("tool-call-id", "", "the tool call id the answer resumes")
 		project   = fs.String("project", "", "project label")
 		task      = fs.String("task", "", "task label")

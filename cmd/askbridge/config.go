@@ -19,30 +19,6 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Settings is everything askbridge reads at start: environment variables
-// for addresses and secrets, and one optional YAML file for routes,
-// tokens and policies. It is checked once, at load.
-type Settings struct {
-	Addr       string // ASKBRIDGE_ADDR
-	DataDir    string // ASKBRIDGE_DATA_DIR
-	ConfigPath string // ASKBRIDGE_CONFIG
-	RedisURL   Secret // REDIS_URL: may carry a password
-	ActorKey   Secret // ASKBRIDGE_ACTOR_KEY
-	LogLevel   string // ASKBRIDGE_LOG_LEVEL
-	LogFormat  string // ASKBRIDGE_LOG_FORMAT: auto, console or json
-	File       File
-	// Getenv reads the platform adapters' own variables (tokens, API
-	// URLs); tests give a map instead of the process environment.
-	Getenv func(string) string `yaml:"-"`
-}
-
-func (s Settings) env(key string) string {
-	if s.Getenv == nil {
-		return ""
-	}
-	return s.Getenv(key)
-}
-
 // File is the YAML configuration (ASKBRIDGE_CONFIG).
 type File struct {
 	Routes     map[string]RouteFile `yaml:"routes"`
@@ -113,42 +89,6 @@ func (Secret) GoString() string                { return "REDACTED" }
 func (Secret) MarshalText() ([]byte, error)    { return []byte("REDACTED"), nil }
 func (s Secret) Reveal() string                { return string(s) }
 func (s *Secret) UnmarshalText(b []byte) error { *s = Secret(b); return nil }
-
-// LoadSettings reads the environment (through getenv) and the YAML file it
-// names. Every error names the variable or key at fault.
-func LoadSettings(getenv func(string) string) (Settings, error) {
-	s := Settings{
-		Addr:       getenv("ASKBRIDGE_ADDR"),
-		DataDir:    getenv("ASKBRIDGE_DATA_DIR"),
-		ConfigPath: getenv("ASKBRIDGE_CONFIG"),
-		RedisURL:   Secret(getenv("REDIS_URL")),
-		ActorKey:   Secret(getenv("ASKBRIDGE_ACTOR_KEY")),
-		LogLevel:   getenv("ASKBRIDGE_LOG_LEVEL"),
-		LogFormat:  getenv("ASKBRIDGE_LOG_FORMAT"),
-		Getenv:     getenv,
-	}
-	if s.Addr == "" {
-		s.Addr = "127.0.0.1:8080"
-	}
-	if s.DataDir == "" {
-		s.DataDir = "askbridge-data"
-	}
-	switch s.LogFormat {
-	case "", "auto", "console", "json":
-	default:
-		return s, fmt.Errorf("ASKBRIDGE_LOG_FORMAT: %q is not auto, console or json", s.LogFormat)
-	}
-	if s.ConfigPath != "" {
-		raw, err := os.ReadFile(s.ConfigPath)
-		if err != nil {
-			return s, fmt.Errorf("ASKBRIDGE_CONFIG: %w", err)
-		}
-		if s.File, err = parseFile(raw, getenv); err != nil {
-			return s, fmt.Errorf("%s: %w", s.ConfigPath, err)
-		}
-	}
-	return s, nil
-}
 
 // parseFile decodes and checks the YAML file. Unknown keys are errors:
 // a misspelt key silently ignored is a policy silently not applied.

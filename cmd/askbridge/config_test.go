@@ -8,7 +8,29 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/rs/zerolog"
 )
+
+// fromEnv is what LoadSettings makes of env, for tests that turn a
+// platform on.
+func fromEnv(t *testing.T, env map[string]string) Settings {
+	t.Helper()
+	s, err := LoadSettings(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// openWith loads env as LoadSettings does and opens a chat adapter with
+// the result, so a bad setting is reported wherever it is caught.
+func openWith(t *testing.T, open chatOpener, env map[string]string, svc *core.Service) (chatAdapter, error) {
+	s, err := LoadSettings(func(k string) string { return env[k] })
+	if err != nil {
+		return nil, err
+	}
+	return open(t.Context(), s, svc, zerolog.Nop())
+}
 
 func TestParseFileNamesTheBadKey(t *testing.T) {
 	env := func(k string) string {

@@ -11,7 +11,6 @@ import (
 	"github.com/askbridge/askbridge/adapters/adaptertest"
 	"github.com/askbridge/askbridge/adapters/discord/discordfake"
 	"github.com/askbridge/askbridge/core"
-	"github.com/rs/zerolog"
 )
 
 // The Discord side of the shared scenarios: the real program with the
@@ -60,7 +59,7 @@ func (d *discordDriver) Start(t *testing.T, clock core.Clock) adaptertest.Progra
 	d.clock = clock
 	d.settings = d.backend.settings(t) // a fresh store
 	d.settings.DataDir = t.TempDir()
-	d.settings.Getenv = func(k string) string { return env[k] }
+	d.settings.Discord = fromEnv(t, env).Discord
 	d.settings.File = File{
 		Routes: map[string]RouteFile{"ops": {
 			Rooms: []core.Room{{Surface: core.SurfaceDiscord, ID: dcRoom}},
@@ -226,7 +225,7 @@ func (d *discordDriver) Posts(t *testing.T, cond func([]adaptertest.Post) bool) 
 func TestOpenDiscordSettings(t *testing.T) {
 	const key = "e2c6ad5a9e0b8d2a6f0c1a7b3e4d5f60718293a4b5c6d7e8f90112233445566a"
 	open := func(env map[string]string) (chatAdapter, error) {
-		return openDiscord(t.Context(), Settings{Getenv: func(k string) string { return env[k] }}, nil, zerolog.Nop())
+		return openWith(t, openDiscord, env, nil)
 	}
 	if a, err := open(nil); a != nil || err != nil {
 		t.Fatalf("no token: %v %v", a, err)

@@ -90,8 +90,12 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		log.Error().Err(err).Msg("cannot start")
 		return 1
 	}
-	<-ctx.Done()
-	log.Info().Msg("stopping")
+	select {
+	case <-ctx.Done():
+		log.Info().Msg("stopping")
+	case <-m.Stopped():
+		log.Error().Msg("a part of askbridge failed; stopping the rest")
+	}
 	if err := m.Close(); err != nil && !errors.Is(err, context.Canceled) {
 		log.Error().Err(err).Msg("stopped with an error")
 		return 1

@@ -45,6 +45,7 @@ type Main struct {
 	server   *http.Server
 	cancel   context.CancelFunc
 	group    *errgroup.Group
+	stopped  <-chan struct{}
 	closeErr error
 }
 
@@ -57,7 +58,11 @@ type chatAdapter = core.ChatAdapter
 // when its platform is not configured. Each platform's file registers its
 // opener in init; the README's "Adding a platform" lists the few other
 // places a new platform touches.
-var chatAdapters []func(ctx context.Context, s Settings, svc *core.Service, log zerolog.Logger) (chatAdapter, error)
+var chatAdapters []chatOpener
+
+// chatOpener opens one chat platform from the settings, or returns nil
+// when the platform is not configured.
+type chatOpener func(ctx context.Context, s Settings, svc *core.Service, log zerolog.Logger) (chatAdapter, error)
 
 // adminTokenName is the name the admin token acts under in the API and the
 // event log.
@@ -142,8 +147,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		Stop:    stopMCP,
 	})))
 
-	host, _ := os.Hostname()
-	m.consumer = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), randomHex(3))
+	m.consumer = replicaName()
 	for _, open := range chatAdapters {
 		c, err := open(ctx, s, svc, m.Log)
 		if err != nil {
@@ -170,7 +174,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	m.cancel = cancel
 	g, gctx := errgroup.WithContext(runCtx)
-	m.group = g
+	m.group, m.stopped = g, gctx.Done()
 	g.Go(func() error {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			return err
@@ -201,6 +205,19 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}
 	return nil
 }
+
+// replicaName names this process among the bridge's replicas, for outbox
+// claims and leases: host, process id and a random part, so a restarted
+// process is a new claimant.
+func replicaName() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), randomHex(3))
+}
+
+// Stopped is closed once a part of the running program has failed (a chat
+// adapter whose platform refused its token, say) and the others are
+// stopping, or Close was called; Close then reports why.
+func (m *Main) Stopped() <-chan struct{} { return m.stopped }
 
 type agentKey struct{}
 

@@ -9,7 +9,6 @@ import (
 	"github.com/askbridge/askbridge/adapters/slack"
 	"github.com/askbridge/askbridge/adapters/slack/slackfake"
 	"github.com/askbridge/askbridge/core"
-	"github.com/rs/zerolog"
 	goslack "github.com/slack-go/slack"
 )
 
@@ -42,7 +41,7 @@ func TestOpenSlackSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	open := func(env map[string]string) (chatAdapter, error) {
-		return openSlack(t.Context(), Settings{Getenv: func(k string) string { return env[k] }}, svc, zerolog.Nop())
+		return openWith(t, openSlack, env, svc)
 	}
 	if a, err := open(nil); a != nil || err != nil {
 		t.Fatalf("without SLACK_BOT_TOKEN: %v %v", a, err)

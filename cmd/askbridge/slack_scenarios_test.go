@@ -57,7 +57,7 @@ func (d *slackDriver) Start(t *testing.T, clock core.Clock) adaptertest.Program 
 	}
 	d.settings = Settings{
 		DataDir: t.TempDir(),
-		Getenv:  func(k string) string { return env[k] },
+		Slack:   fromEnv(t, env).Slack,
 		File: File{
 			Routes: map[string]RouteFile{"ops": {
 				Rooms: []core.Room{{Surface: core.SurfaceSlack, ID: slackRoom}},

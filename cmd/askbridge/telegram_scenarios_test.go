@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -18,7 +19,6 @@ import (
 	"github.com/askbridge/askbridge/adapters/telegram/telegramfake"
 	"github.com/askbridge/askbridge/core"
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
-	"github.com/rs/zerolog"
 )
 
 // TestTelegramScenarios runs the shared end-to-end scenarios against the
@@ -60,8 +60,8 @@ func (d *telegramDriver) Start(t *testing.T, clock core.Clock) adaptertest.Progr
 		"TELEGRAM_API_URL":        d.fake.Endpoint(),
 	}
 	d.settings = Settings{
-		DataDir: t.TempDir(),
-		Getenv:  func(k string) string { return env[k] },
+		DataDir:  t.TempDir(),
+		Telegram: fromEnv(t, env).Telegram,
 		File: File{
 			Routes: map[string]RouteFile{"ops": {
 				Rooms: []core.Room{{Surface: core.SurfaceTelegram, ID: strconv.FormatInt(tgRoom, 10)}},
@@ -247,7 +247,7 @@ func TestOpenTelegramConfig(t *testing.T) {
 	fake := telegramfake.Start(t, tgToken)
 	svc := startClock(t, Settings{DataDir: t.TempDir()}, nil).Service
 	open := func(env map[string]string) (chatAdapter, error) {
-		return openTelegram(t.Context(), Settings{Getenv: func(k string) string { return env[k] }}, svc, zerolog.Nop())
+		return openWith(t, openTelegram, env, svc)
 	}
 	if a, err := open(nil); a != nil || err != nil {
 		t.Fatalf("no token: %v, %v; want the adapter off", a, err)
@@ -261,9 +261,14 @@ func TestOpenTelegramConfig(t *testing.T) {
 		{map[string]string{"TELEGRAM_BOT_TOKEN": tgToken, "TELEGRAM_API_URL": fake.Endpoint(), "TELEGRAM_WEBHOOK_SECRET": tgSecret}, "TELEGRAM_WEBHOOK_URL"},
 		{map[string]string{"TELEGRAM_BOT_TOKEN": tgToken, "TELEGRAM_API_URL": fake.Endpoint(), "TELEGRAM_WEBHOOK_SECRET": "has spaces",
 			"TELEGRAM_WEBHOOK_URL": "https://x/telegram/webhook"}, "TELEGRAM_WEBHOOK_SECRET"},
-		{map[string]string{"TELEGRAM_BOT_TOKEN": "999:wrong-secret-value", "TELEGRAM_API_URL": fake.Endpoint()}, "TELEGRAM_BOT_TOKEN"},
+		// Opening makes no call to Telegram: a token it refuses is
+		// found by the adapter's Run, which stops the program.
+		{map[string]string{"TELEGRAM_BOT_TOKEN": "999:wrong-secret-value", "TELEGRAM_API_URL": fake.Endpoint()}, "telegram: getMe"},
 	} {
-		_, err := open(c.env)
+		a, err := open(c.env)
+		if err == nil && a != nil {
+			err = a.Run(t.Context())
+		}
 		if err == nil || !strings.HasPrefix(err.Error(), c.want+":") {
 			t.Errorf("%v: %v; want an error naming %s", c.env, err, c.want)
 		}
@@ -279,7 +284,7 @@ func TestOpenTelegramConfig(t *testing.T) {
 func TestTelegramPollingMode(t *testing.T) {
 	fake := telegramfake.Start(t, tgToken)
 	env := map[string]string{"TELEGRAM_BOT_TOKEN": tgToken, "TELEGRAM_API_URL": fake.Endpoint()}
-	s := Settings{DataDir: t.TempDir(), Getenv: func(k string) string { return env[k] }, File: File{
+	s := Settings{DataDir: t.TempDir(), Telegram: fromEnv(t, env).Telegram, File: File{
 		Routes: map[string]RouteFile{"ops": {
 			Rooms:    []core.Room{{Surface: core.SurfaceTelegram, ID: strconv.FormatInt(tgRoom, 10)}},
 			Deciders: map[string][]string{"telegram": {tgID(tgAlice)}},
@@ -352,7 +357,7 @@ func TestTelegramLateStart(t *testing.T) {
 	defer gate.Close()
 
 	env := map[string]string{"TELEGRAM_BOT_TOKEN": tgToken, "TELEGRAM_API_URL": gate.URL + "/bot%s/%s"}
-	m := startClock(t, Settings{DataDir: t.TempDir(), Getenv: func(k string) string { return env[k] }, File: File{
+	m := startClock(t, Settings{DataDir: t.TempDir(), Telegram: fromEnv(t, env).Telegram, File: File{
 		Routes: map[string]RouteFile{"ops": {
 			Rooms:    []core.Room{{Surface: core.SurfaceTelegram, ID: strconv.FormatInt(tgRoom, 10)}},
 			Deciders: map[string][]string{"api": {"ops"}},
@@ -373,5 +378,27 @@ func TestTelegramLateStart(t *testing.T) {
 		return false
 	}) {
 		t.Fatal("the card never reached Telegram once it answered")
+	}
+}
+
+// TestServeStopsOnARefusedToken: a token Telegram refuses stops
+// "askbridge serve" with an error, rather than leaving a bridge that
+// cannot reach its platform running as if configured.
+func TestServeStopsOnARefusedToken(t *testing.T) {
+	fake := telegramfake.Start(t, tgToken)
+	env := map[string]string{
+		"ASKBRIDGE_ADDR": "127.0.0.1:0", "ASKBRIDGE_DATA_DIR": t.TempDir(), "ASKBRIDGE_LOG_FORMAT": "json",
+		"TELEGRAM_BOT_TOKEN": "999:wrong-secret-value", "TELEGRAM_API_URL": fake.Endpoint(),
+	}
+	// The bound only keeps a broken program from hanging the suite.
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	var stdout, stderr syncBuffer
+	code := run(ctx, []string{"serve"}, func(k string) string { return env[k] }, nil, &stdout, &stderr)
+	if code != 1 || ctx.Err() != nil {
+		t.Fatalf("serve returned %d (context: %v); want 1 on its own:\n%s", code, ctx.Err(), stderr.String())
+	}
+	if log := stderr.String(); !strings.Contains(log, "refused the bot token") || strings.Contains(log, "wrong-secret-value") {
+		t.Fatalf("the log does not say why, or shows the token:\n%s", log)
 	}
 }

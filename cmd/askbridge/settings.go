@@ -1,0 +1,223 @@
+package main
+
+import (
+	"crypto/ed25519"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/askbridge/askbridge/adapters/telegram"
+	"github.com/caarlos0/env/v11"
+)
+
+// Settings is everything askbridge reads at start: the environment
+// variables named in the tags below, each with its default there and
+// nowhere else, and the YAML file ASKBRIDGE_CONFIG names. LoadSettings
+// reads and checks it once; the rest of the program takes it as checked.
+type Settings struct {
+	Addr       string `env:"ASKBRIDGE_ADDR" envDefault:"127.0.0.1:8080"`
+	DataDir    string `env:"ASKBRIDGE_DATA_DIR" envDefault:"askbridge-data"`
+	ConfigPath string `env:"ASKBRIDGE_CONFIG"`
+	RedisURL   Secret `env:"REDIS_URL"` // may carry a password
+	ActorKey   Secret `env:"ASKBRIDGE_ACTOR_KEY"`
+	LogLevel   string `env:"ASKBRIDGE_LOG_LEVEL"`
+	LogFormat  string `env:"ASKBRIDGE_LOG_FORMAT" envDefault:"auto"` // auto, console or json
+
+	Slack    SlackSettings
+	Discord  DiscordSettings
+	Telegram TelegramSettings
+	Client   ClientSettings
+
+	File File `env:"-"`
+}
+
+// SlackSettings turn the Slack adapter on when BotToken is set. Clicks and
+// replies come over Socket Mode (AppToken), over HTTP (SigningSecret, at
+// /slack/events and /slack/interactivity), or both; one is required.
+type SlackSettings struct {
+	BotToken      Secret `env:"SLACK_BOT_TOKEN"`
+	AppToken      Secret `env:"SLACK_APP_TOKEN"`
+	SigningSecret Secret `env:"SLACK_SIGNING_SECRET"`
+	// APIURL points the SDK at another Web API base; checked, it ends in
+	// "/", as the SDK appends method names to it.
+	APIURL string `env:"SLACK_API_URL"`
+}
+
+// DiscordSettings turn the Discord adapter on when BotToken is set.
+type DiscordSettings struct {
+	BotToken Secret `env:"DISCORD_BOT_TOKEN"`
+	// AppID, when set, refuses interactions for another application.
+	AppID string `env:"DISCORD_APP_ID"`
+	// PublicKey (hex Ed25519) mounts POST /discord/interactions.
+	PublicKey string `env:"DISCORD_PUBLIC_KEY"`
+	// APIURL is the REST base; the adapter defaults to Discord's own.
+	APIURL string `env:"DISCORD_API_URL"`
+	// Gateway is on or off: off takes clicks only over HTTP.
+	Gateway string `env:"DISCORD_GATEWAY" envDefault:"on"`
+
+	// Set by the check, from the strings above.
+	gatewayOn bool
+	publicKey ed25519.PublicKey
+}
+
+// TelegramSettings turn the Telegram adapter on when BotToken is set.
+// WebhookSecret selects webhook mode (with WebhookURL, the public URL
+// Telegram POSTs to); without it the adapter long-polls, one replica at a
+// time. APIURL points it at another Bot API server, in tgbotapi's endpoint
+// format ("…/bot%s/%s").
+type TelegramSettings struct {
+	BotToken      Secret `env:"TELEGRAM_BOT_TOKEN"`
+	APIURL        string `env:"TELEGRAM_API_URL"`
+	WebhookSecret Secret `env:"TELEGRAM_WEBHOOK_SECRET"`
+	WebhookURL    string `env:"TELEGRAM_WEBHOOK_URL"`
+}
+
+// ClientSettings are what the CLI commands reach a server with. With no
+// URL they reach the local server (Addr) with the admin token kept in the
+// local data directory.
+type ClientSettings struct {
+	URL   string `env:"ASKBRIDGE_URL"`
+	Token Secret `env:"ASKBRIDGE_TOKEN"`
+	RunID string `env:"ASKBRIDGE_RUN_ID"`
+}
+
+// LoadSettings reads the environment (through getenv) and the YAML file it
+// names, and checks both. Every error names the variable or key at fault.
+func LoadSettings(getenv func(string) string) (Settings, error) {
+	s, err := readEnv(getenv)
+	if err != nil {
+		return s, err
+	}
+	if err := s.check(); err != nil {
+		return s, err
+	}
+	if s.ConfigPath != "" {
+		raw, err := os.ReadFile(s.ConfigPath)
+		if err != nil {
+			return s, fmt.Errorf("ASKBRIDGE_CONFIG: %w", err)
+		}
+		if s.File, err = parseFile(raw, getenv); err != nil {
+			return s, fmt.Errorf("%s: %w", s.ConfigPath, err)
+		}
+	}
+	return s, nil
+}
+
+// readEnv fills Settings from the variables its tags name, unchecked: the
+// CLI reads its few settings this way, so a server's broken platform
+// setting does not stop a client. Every value is trimmed, so a token
+// pasted with a trailing newline works the same on every platform; an
+// empty value counts as unset.
+func readEnv(getenv func(string) string) (Settings, error) {
+	var s Settings
+	params, err := env.GetFieldParams(&s)
+	if err != nil {
+		return s, err
+	}
+	vars := map[string]string{}
+	for _, p := range params {
+		if v := strings.TrimSpace(getenv(p.Key)); v != "" {
+			vars[p.Key] = v
+		}
+	}
+	err = env.ParseWithOptions(&s, env.Options{Environment: vars})
+	return s, err
+}
+
+// check is the one validation of the environment.
+func (s *Settings) check() error {
+	switch s.LogFormat {
+	case "auto", "console", "json":
+	default:
+		return fmt.Errorf("ASKBRIDGE_LOG_FORMAT: %q is not auto, console or json", s.LogFormat)
+	}
+	for _, c := range []func() error{s.Slack.check, s.Discord.check, s.Telegram.check} {
+		if err := c(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *SlackSettings) check() error {
+	if s.BotToken == "" {
+		return nil
+	}
+	if s.AppToken == "" && s.SigningSecret == "" {
+		return fmt.Errorf("SLACK_APP_TOKEN or SLACK_SIGNING_SECRET: one is required with SLACK_BOT_TOKEN " +
+			"(an app-level token for Socket Mode, or the signing secret for the HTTP endpoints)")
+	}
+	if s.AppToken != "" && !strings.HasPrefix(s.AppToken.Reveal(), "xapp-") {
+		return fmt.Errorf("SLACK_APP_TOKEN: an app-level token starts with xapp-")
+	}
+	if s.APIURL != "" {
+		if !httpURL(s.APIURL) {
+			return fmt.Errorf("SLACK_API_URL: %q is not an http(s) URL", s.APIURL)
+		}
+		if !strings.HasSuffix(s.APIURL, "/") {
+			s.APIURL += "/"
+		}
+	}
+	return nil
+}
+
+func (s *DiscordSettings) check() error {
+	if s.BotToken == "" {
+		return nil
+	}
+	if s.AppID != "" && strings.Trim(s.AppID, "0123456789") != "" {
+		return fmt.Errorf("DISCORD_APP_ID: %q is not a Discord id (a number)", s.AppID)
+	}
+	if s.APIURL != "" && !httpURL(s.APIURL) {
+		return fmt.Errorf("DISCORD_API_URL: %q is not an http(s) URL", s.APIURL)
+	}
+	if s.PublicKey != "" {
+		key, err := hex.DecodeString(s.PublicKey)
+		if err != nil || len(key) != ed25519.PublicKeySize {
+			return fmt.Errorf("DISCORD_PUBLIC_KEY: not a hex Ed25519 public key (%d hex characters, from the app's General Information page)", 2*ed25519.PublicKeySize)
+		}
+		s.publicKey = key
+	}
+	switch g := strings.ToLower(s.Gateway); g {
+	case "on", "true", "1", "yes":
+		s.gatewayOn = true
+	case "off", "false", "0", "no":
+		if s.publicKey == nil {
+			return fmt.Errorf("DISCORD_GATEWAY: off leaves no way to receive clicks unless DISCORD_PUBLIC_KEY is set for the HTTP endpoint")
+		}
+	default:
+		return fmt.Errorf("DISCORD_GATEWAY: %q is not on or off", g)
+	}
+	return nil
+}
+
+func (s *TelegramSettings) check() error {
+	if s.BotToken == "" {
+		return nil
+	}
+	if !strings.Contains(s.BotToken.Reveal(), ":") {
+		return fmt.Errorf("TELEGRAM_BOT_TOKEN: not a bot token (<bot id>:<secret>, from @BotFather)")
+	}
+	if e := s.APIURL; e != "" && strings.Count(e, "%s") != 2 {
+		return fmt.Errorf("TELEGRAM_API_URL: must hold two %%s, for the token and the method (https://api.telegram.org/bot%%s/%%s)")
+	}
+	if s.WebhookSecret == "" {
+		return nil
+	}
+	if !httpURL(s.WebhookURL) {
+		return fmt.Errorf("TELEGRAM_WEBHOOK_URL: webhook mode (TELEGRAM_WEBHOOK_SECRET is set) needs the public URL of %s", telegram.WebhookPath)
+	}
+	if sec := s.WebhookSecret.Reveal(); len(sec) > 256 || strings.Trim(sec, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-") != "" {
+		return fmt.Errorf("TELEGRAM_WEBHOOK_SECRET: 1-256 characters of A-Z, a-z, 0-9, _ and -")
+	}
+	return nil
+}
+
+// httpURL reports whether v is an absolute http or https URL with a host:
+// the one check every URL setting gets.
+func httpURL(v string) bool {
+	u, err := url.Parse(v)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}

@@ -130,3 +130,29 @@ func TestREADMEConfigLoads(t *testing.T) {
 		t.Fatalf("core refuses the README's routes: %v", err)
 	}
 }
+
+// TestSettingsDefaultsAndTrimming: defaults come from Settings' tags, and
+// every platform's values are trimmed alike, so a token pasted with a
+// newline works on Telegram as it does on Slack.
+func TestSettingsDefaultsAndTrimming(t *testing.T) {
+	s := fromEnv(t, nil)
+	if s.Addr != "127.0.0.1:8080" || s.DataDir != "askbridge-data" || s.LogFormat != "auto" || s.Discord.Gateway != "on" {
+		t.Fatalf("defaults: %+v", s)
+	}
+	s = fromEnv(t, map[string]string{
+		"TELEGRAM_BOT_TOKEN": " 7000001:secret\n", "SLACK_BOT_TOKEN": "xoxb-1\n", "SLACK_SIGNING_SECRET": " s ",
+		"ASKBRIDGE_ADDR": " 127.0.0.1:9 ", "ASKBRIDGE_DATA_DIR": "\t",
+	})
+	if s.Telegram.BotToken.Reveal() != "7000001:secret" || s.Slack.BotToken.Reveal() != "xoxb-1" || s.Slack.SigningSecret.Reveal() != "s" {
+		t.Fatal("a platform's values were not trimmed")
+	}
+	if s.Addr != "127.0.0.1:9" || s.DataDir != "askbridge-data" {
+		t.Fatalf("addr %q, data dir %q: a blank value must read as unset", s.Addr, s.DataDir)
+	}
+	for key, v := range map[string]string{"ASKBRIDGE_LOG_FORMAT": "xml", "TELEGRAM_API_URL": "http://x/bot"} {
+		env := map[string]string{key: v, "TELEGRAM_BOT_TOKEN": "1:x"}
+		if _, err := LoadSettings(func(k string) string { return env[k] }); err == nil || !strings.HasPrefix(err.Error(), key+":") {
+			t.Errorf("%s=%q: %v", key, v, err)
+		}
+	}
+}

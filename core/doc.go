@@ -61,7 +61,8 @@
 //
 // # Files
 //
-// config.go holds [Config] and [New]; ask.go [AskInput] and [Service.Ask];
+// config.go holds [Config] and [New]; ask.go [AskInput] and [Service.Ask],
+// with idempotency.go making a repeated ask return the question it parked;
 // resolve.go the chokepoint and the closes without an answer; answer.go the
 // checks of an answer; reads.go [Service.Get], [Service.Wait] and the
 // listings; digest.go the "while you were away" [Digest]; deliver.go the

@@ -4,9 +4,10 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/rs/zerolog"
+
 	"github.com/askbridge/askbridge/adapters/discord"
 	"github.com/askbridge/askbridge/core"
-	"github.com/rs/zerolog"
 )
 
 func init() { chatAdapters = append(chatAdapters, openDiscord) }

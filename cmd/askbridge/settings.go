@@ -8,8 +8,9 @@ import (
 	"os"
 	"strings"
 
-	"github.com/askbridge/askbridge/adapters/telegram"
 	"github.com/caarlos0/env/v11"
+
+	"github.com/askbridge/askbridge/adapters/telegram"
 )
 
 // Settings is everything askbridge reads at start: the environment

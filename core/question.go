@@ -146,6 +146,9 @@ type MessageRef struct {
 	At     time.Time `json:"at"`
 }
 
+// Run is the run the question was asked in.
+func (q *Question) Run() Run { return Run{Agent: q.Agent, ID: q.RunID} }
+
 // Open reports whether the question can still change.
 func (q *Question) Open() bool { return q.State == StateOpen }
 

@@ -205,8 +205,9 @@ type Run struct {
 	ID    string
 }
 
-// Key is how stores name the run (RunKey).
-func (r Run) Key() string { return RunKey(r.Agent, r.ID) }
+// Key is how stores name the run: its agent and id, so one agent can
+// never end, or block asks into, another agent's run of the same name.
+func (r Run) Key() string { return r.Agent + "\x1f" + r.ID }
 
 // EndRun marks an agent's run ended and expires its open questions, each
 // through the chokepoint with its own expired event. A later answer to any

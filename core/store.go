@@ -150,8 +150,8 @@ type Questions interface {
 	RecordMessage(ctx context.Context, id string, ref MessageRef, notified Event) (*Question, error)
 	// EndRun marks a run ended at the given time (later asks for it are
 	// refused) and returns the ids of its open questions. run is the run's
-	// key, RunKey(agent, run id): runs are each agent's own. Ending a run
-	// twice keeps the first time. Create checks RunKey(q.Agent, q.RunID).
+	// Run.Key: runs are each agent's own. Ending a run twice keeps the
+	// first time. Create checks q.Run().Key().
 	EndRun(ctx context.Context, run string, at time.Time) ([]string, error)
 	// ListOpen lists open questions, hard-to-reverse first (unclassified
 	// ones sort with reversible ones), then oldest first, then by id; cursor is "" for the first page and next is ""
@@ -219,7 +219,3 @@ type Values interface {
 	// the key expires. Purge drops expired keys.
 	Once(ctx context.Context, key string, ttl time.Duration) (bool, error)
 }
-
-// RunKey is how stores name a run: an agent's run id, so one agent can
-// never end, or block asks into, another agent's run of the same name.
-func RunKey(agent, runID string) string { return agent + "\x1f" + runID }

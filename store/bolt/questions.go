@@ -47,7 +47,7 @@ func (s *Store) Create(ctx context.Context, q *core.Question, asked core.Event, 
 				return err
 			}
 		}
-		if tx.Bucket(bucketRuns).Get([]byte(core.RunKey(stored.Agent, stored.RunID))) != nil {
+		if tx.Bucket(bucketRuns).Get([]byte(stored.Run().Key())) != nil {
 			return core.Errorf(core.CodeConflict, op, "run %s has ended", stored.RunID)
 		}
 		if _, err := putQuestion(tx, &stored); err != nil {
@@ -279,7 +279,7 @@ func (s *Store) RecordMessage(ctx context.Context, id string, ref core.MessageRe
 	})
 }
 
-// EndRun marks a run (its core.RunKey) ended, the first time winning,
+// EndRun marks a run (its core.Run key) ended, the first time winning,
 // and returns the ids of its open questions.
 func (s *Store) EndRun(ctx context.Context, runID string, at time.Time) ([]string, error) {
 	const op = "end run"

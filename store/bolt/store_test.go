@@ -576,10 +576,10 @@ func TestCreateConflictsChangeNothing(t *testing.T) {
 	if err := s.Create(ctx, q, asked(q), []core.Delivery{post(q, core.SurfaceSlack, "C2")}); core.ErrorCode(err) != core.CodeConflict {
 		t.Fatalf("duplicate id: %v, want conflict", err)
 	}
-	if _, err := s.EndRun(ctx, core.RunKey("agent-1", "run-1"), t0.Add(time.Minute)); err != nil {
+	if _, err := s.EndRun(ctx, core.Run{Agent: "agent-1", ID: "run-1"}.Key(), t0.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	ids, err := s.EndRun(ctx, core.RunKey("agent-1", "run-1"), t0.Add(time.Hour))
+	ids, err := s.EndRun(ctx, core.Run{Agent: "agent-1", ID: "run-1"}.Key(), t0.Add(time.Hour))
 	if err != nil || len(ids) != 1 || ids[0] != q.ID {
 		t.Fatalf("second EndRun = %v, %v; want the open question", ids, err)
 	}

@@ -101,7 +101,7 @@ func indexOpen(tx *bbolt.Tx, q *core.Question) error {
 			return err
 		}
 	}
-	k, err := runOpenKey(core.RunKey(q.Agent, q.RunID), q.ID)
+	k, err := runOpenKey(q.Run().Key(), q.ID)
 	if err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func unindexOpen(tx *bbolt.Tx, q *core.Question) error {
 	if err := tx.Bucket(bucketDeadline).Delete(timeIDKey(q.Deadline, q.ID)); err != nil {
 		return err
 	}
-	k, err := runOpenKey(core.RunKey(q.Agent, q.RunID), q.ID)
+	k, err := runOpenKey(q.Run().Key(), q.ID)
 	if err != nil {
 		return err
 	}

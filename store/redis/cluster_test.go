@@ -134,7 +134,7 @@ func TestCluster(t *testing.T) {
 		if n, err := s.Purge(ctx, t0.Add(2*time.Hour), 100); err != nil || n != len(qs) {
 			t.Fatalf("purge: %d, %v", n, err)
 		}
-		ended, err := s.EndRun(ctx, core.RunKey("agent-a", "run-2"), t0)
+		ended, err := s.EndRun(ctx, core.Run{Agent: "agent-a", ID: "run-2"}.Key(), t0)
 		if err != nil || len(ended) != 1 || ended[0] != late.ID {
 			t.Fatalf("end run: %v, %v", ended, err)
 		}

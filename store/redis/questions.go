@@ -41,7 +41,7 @@ func (s *Store) Create(ctx context.Context, q *core.Question, asked core.Event, 
 	}
 	args := []any{
 		shard, s.timed, surfaceList,
-		q.ID, core.RunKey(q.Agent, q.RunID), docJSON, openMember(q), msString(q.CreatedAt), deadline,
+		q.ID, q.Run().Key(), docJSON, openMember(q), msString(q.CreatedAt), deadline,
 		q.Renotified, len(q.Items), askedJSON, idemKey(q),
 	}
 	if args, err = appendDeliveries(op, args, out); err != nil {

@@ -47,7 +47,7 @@ func TestCreateCodes(t *testing.T) {
 	dup := question(0, "run-2", t0)
 	dup.ID = q.ID
 	ended := question(0, "run-ended", t0)
-	if _, err := s.EndRun(ctx, core.RunKey("agent-a", "run-ended"), t0); err != nil {
+	if _, err := s.EndRun(ctx, core.Run{Agent: "agent-a", ID: "run-ended"}.Key(), t0); err != nil {
 		t.Fatal(err)
 	}
 	badSurface := question(0, "run-1", t0)
@@ -136,7 +136,7 @@ func TestResolveCodes(t *testing.T) {
 		if due, _ := s.Due(ctx, t0.Add(24*time.Hour), 10); len(due) != 0 {
 			t.Fatalf("still due: %v", due)
 		}
-		if ids, _ := s.EndRun(ctx, core.RunKey("agent-a", "run-1"), at); len(ids) != 0 {
+		if ids, _ := s.EndRun(ctx, core.Run{Agent: "agent-a", ID: "run-1"}.Key(), at); len(ids) != 0 {
 			t.Fatalf("still open in its run: %v", ids)
 		}
 		closedQs, err := s.Between(ctx, core.ByClosed, at, at.Add(time.Millisecond), 10)
@@ -375,7 +375,7 @@ func TestEndRun(t *testing.T) {
 	for _, q := range []*core.Question{a, b, prefixed, other} {
 		mustCreate(t, s, q)
 	}
-	ids, err := s.EndRun(ctx, core.RunKey("agent-a", "run"), t0)
+	ids, err := s.EndRun(ctx, core.Run{Agent: "agent-a", ID: "run"}.Key(), t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,7 +383,7 @@ func TestEndRun(t *testing.T) {
 		t.Fatalf("open ids of the run (-want +got):\n%s", diff)
 	}
 	// Twice: same answer, still refused.
-	if again, err := s.EndRun(ctx, core.RunKey("agent-a", "run"), t0.Add(time.Hour)); err != nil || len(again) != 2 {
+	if again, err := s.EndRun(ctx, core.Run{Agent: "agent-a", ID: "run"}.Key(), t0.Add(time.Hour)); err != nil || len(again) != 2 {
 		t.Fatalf("second end: %v, %v", again, err)
 	}
 	if err := s.Create(ctx, question(0, "run", t0), core.Event{Kind: core.EventAsked}, nil); core.ErrorCode(err) != core.CodeConflict {

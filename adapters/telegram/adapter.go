@@ -146,31 +146,44 @@ func (a *Adapter) hello(ctx context.Context) error {
 	}
 }
 
-// readyWait bounds how long a delivery waits for getMe before it is handed
-// back to the outbox; well under the outbox's idle limit, so no other
-// replica takes it over meanwhile.
+// readyWait bounds how long a delivery or a webhook update waits for
+// getMe: well under the outbox's idle limit, so no other replica takes a
+// delivery over meanwhile, and under Telegram's wait for a webhook answer.
 const readyWait = 20 * time.Second
 
 var errNotYet = errors.New("telegram: getMe has not answered since askbridge started")
 
-// started waits (bounded) until Run's getMe has answered, so a delivery
-// goes out as soon as Telegram answers rather than at its next retry.
-func (a *Adapter) started(ctx context.Context) error {
+// awaitReady waits, at most readyWait, until Run's getMe has answered, and
+// reports whether it has. While Telegram answers, that is a moment at
+// start; while it cannot be reached, the caller gives up and is retried.
+func (a *Adapter) awaitReady(ctx context.Context) bool {
 	select {
 	case <-a.ready:
-		return nil
+		return true
 	default:
 	}
 	t := time.NewTimer(readyWait)
 	defer t.Stop()
 	select {
 	case <-a.ready:
-		return nil
+		return true
 	case <-ctx.Done():
-		return ctx.Err()
+		return false
 	case <-t.C:
-		return &core.RetryAfter{After: time.Second, Err: errNotYet}
+		return false
 	}
+}
+
+// started is awaitReady for deliveries, so one goes out as soon as
+// Telegram answers rather than at its next retry.
+func (a *Adapter) started(ctx context.Context) error {
+	if a.awaitReady(ctx) {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return &core.RetryAfter{After: time.Second, Err: errNotYet}
 }
 
 // checkSecret applies Telegram's rule for secret_token: 1-256 characters

@@ -26,19 +26,18 @@ func (a *Adapter) Mount(mux *http.ServeMux) {
 // serveWebhook checks the secret token in constant time (a mismatch is 401
 // and changes nothing), drops repeated update ids, and handles the update
 // before answering, so Telegram's retry of a failed delivery is the only
-// redelivery. Until Run's getMe has answered it is 503; after that,
-// anything past the secret check gets 200: a malformed or unwanted update
-// is not improved by Telegram retrying it.
+// redelivery. An update that arrives while Run's getMe is still on its way
+// waits for it (bounded, then 503). Anything else past the secret check
+// gets 200: a malformed or unwanted update is not improved by Telegram
+// retrying it.
 func (a *Adapter) serveWebhook(w http.ResponseWriter, r *http.Request) {
 	got := r.Header.Get(SecretHeader)
 	if subtle.ConstantTimeCompare([]byte(got), []byte(a.opts.WebhookSecret)) != 1 {
 		apierror.Write(w, http.StatusUnauthorized, core.CodeForbidden, "bad secret token")
 		return
 	}
-	select {
-	case <-a.ready:
-	default:
-		// getMe has not answered yet, so the bot's id, which keys the
+	if !a.awaitReady(r.Context()) {
+		// getMe has not answered, so the bot's id, which keys the
 		// update, is unknown: Telegram retries a 503.
 		apierror.Write(w, http.StatusServiceUnavailable, core.CodeInternal, "the Telegram adapter is not ready yet")
 		return

@@ -25,7 +25,7 @@ func ExampleNewCard() {
 		fmt.Println("marker:", m.Text())
 	}
 	for _, s := range card.Sections {
-		fmt.Printf("%s %s sha256 %s…\n", s.Kind, s.Title, s.Digest)
+		fmt.Printf("%s %s sha256 %s…\n", s.Kind, s.Title, s.Hash)
 		for _, a := range s.Actions {
 			fmt.Printf("  [%s] %s %s\n", a.Label, a.Style, a.Ref.Encode())
 		}

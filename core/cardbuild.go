@@ -7,8 +7,8 @@ import (
 	"strings"
 )
 
-// digestShown is how much of an argument digest a card shows.
-const digestShown = 12
+// hashShown is how much of an argument hash a card shows.
+const hashShown = 12
 
 // NewCard is q's card as it stands, for the card m (as posted: its kind
 // and repeat mark decide the markers, so every edit keeps them).
@@ -43,8 +43,8 @@ func NewCard(q *Question, m MessageRef) Card {
 			break
 		}
 		s := Section{Kind: SectionCall, Title: q.Call.Tool, Body: prettyJSON(q.Call.Arguments)}
-		if d := q.Call.ArgumentsSHA256; len(d) >= digestShown {
-			s.Digest = d[:digestShown]
+		if d := q.Call.ArgumentsSHA256; len(d) >= hashShown {
+			s.Hash = d[:hashShown]
 		}
 		if open {
 			s.Actions = []Action{

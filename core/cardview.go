@@ -100,7 +100,7 @@ type SectionKind string
 const (
 	SectionContext SectionKind = "context" // Body: the asker's context
 	SectionOption  SectionKind = "option"  // one decision option: Title, Body (its write-up), Recommended
-	SectionCall    SectionKind = "call"    // an approval's tool call: Title (the tool), Body (arguments, indented JSON), Digest
+	SectionCall    SectionKind = "call"    // an approval's tool call: Title (the tool), Body (arguments, indented JSON), Hash
 	SectionItem    SectionKind = "item"    // one form item: Title (its question), Choices, Answer once answered
 )
 
@@ -115,9 +115,9 @@ type Section struct {
 	Title       string
 	Body        string
 	Recommended bool
-	// Digest is the start of the call's argument digest (sha256, hex),
+	// Hash is the start of the call's argument hash (sha256, hex),
 	// enough to compare by eye; "" when there is none.
-	Digest  string
+	Hash    string
 	Choices []Choice
 	Answer  *ItemAnswered
 	// Actions are the buttons that belong to this section: an option's

@@ -53,11 +53,12 @@
 //     one atomic step the store records the [Resolution] and its event,
 //     enqueues a [DeliverUpdate] for every card of the question, and wakes
 //     the question's [Waker] watchers.
-//   - The adapter tells the clicker what happened ([RefusalNote] when the
-//     click changed nothing). [Service.Wait], woken, returns the closed
-//     question to the agent's long poll or MCP call, which resumes with
-//     [ResumeOf]. [Service.Deliver] hands the update deliveries to each
-//     platform's [Courier], which edits the cards to show the outcome.
+//   - The adapter tells the clicker what happened ([RecordedNote], or
+//     [RefusalNote] when the click changed nothing). [Service.Wait], woken,
+//     returns the closed question to the agent's long poll or MCP call,
+//     which resumes with [ResumeOf]. [Service.Deliver] hands the update
+//     deliveries to each platform's [Courier], which renders [NewCard] to
+//     show the outcome on every card.
 //
 // # Files
 //
@@ -66,6 +67,9 @@
 // resolve.go the chokepoint and the closes without an answer; answer.go the
 // checks of an answer; reads.go [Service.Get], [Service.Wait] and the
 // listings; digest.go the "while you were away" [Digest]; deliver.go the
-// outbox loop; lifecycle.go the ticker, boot, heartbeat and retention;
-// store.go the [Store] interface every store implements.
+// outbox loop and chat.go the [ChatAdapter] every chat platform meets;
+// cardview.go the platform-neutral [Card], cardbuild.go [NewCard] and
+// card.go and notes.go the wording every surface shares; lifecycle.go the
+// ticker, boot, heartbeat and retention; store.go the [Store] interface
+// every store implements.
 package core

@@ -151,8 +151,8 @@ func cardContent(c core.Card) string {
 			segs = append(segs, fixed("\n"), text(s.Body, 1000))
 		case core.SectionCall:
 			segs = append(segs, fixed("\n\nTool: **"), text(oneLine(s.Title), 128), fixed("**\n"), code(s.Body, 1200))
-			if s.Digest != "" {
-				segs = append(segs, fixed("\nsha256 `"+s.Digest+"…`"))
+			if s.Hash != "" {
+				segs = append(segs, fixed("\nsha256 `"+s.Hash+"…`"))
 			}
 		case core.SectionItem:
 			segs = append(segs, fixed(fmt.Sprintf("\n\n**%d. ", s.Index+1)), text(oneLine(s.Title), 300), fixed("**"))

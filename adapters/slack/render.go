@@ -168,11 +168,11 @@ func metaLine(c core.Card) string {
 }
 
 // approvalCall shows the gated tool call: its name, a bounded view of its
-// arguments and the start of their digest.
+// arguments and the start of their hash.
 func approvalCall(s core.Section) string {
 	out := "*Tool:* `" + esc(s.Title, budgetLabel) + "`\n*Arguments:*\n" + code(s.Body, budgetArgs)
-	if s.Digest != "" {
-		out += "\nsha256 `" + s.Digest + "…`"
+	if s.Hash != "" {
+		out += "\nsha256 `" + s.Hash + "…`"
 	}
 	return out
 }

@@ -188,8 +188,8 @@ func cardText(c core.Card) string {
 		case core.SectionCall:
 			d.text("\n\nTool: <code>", s.Title, "</code>", 130)
 			d.text("\n<pre>", s.Body, "</pre>", 1200)
-			if s.Digest != "" {
-				d.markup("\nsha256 <code>" + html.EscapeString(s.Digest) + "…</code>")
+			if s.Hash != "" {
+				d.markup("\nsha256 <code>" + html.EscapeString(s.Hash) + "…</code>")
 			}
 		case core.SectionItem:
 			d.text(fmt.Sprintf("\n\n<b>%d. ", s.Index+1), s.Title, "</b>", 300)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"sync"
 	"time"
 )
 
@@ -31,7 +33,8 @@ type Courier interface {
 }
 
 // RetryAfter is returned by a Courier when the platform asked it to slow
-// down; Deliver pauses that long before the next delivery.
+// down: that delivery is due again after After, and no sooner, while the
+// other deliveries go on.
 type RetryAfter struct {
 	After time.Duration
 	Err   error
@@ -47,22 +50,60 @@ type Permanent struct{ Err error }
 func (e *Permanent) Error() string { return "permanent: " + e.Err.Error() }
 func (e *Permanent) Unwrap() error { return e.Err }
 
+// NotSent marks a Courier error that the platform answered with, so
+// nothing was posted: the attempt can be retried without a card possibly
+// appearing twice. RetryAfter and Permanent are not-sent too. Any other
+// error (a timeout, a dropped connection) leaves it unknown whether the
+// platform acted.
+type NotSent struct{ Err error }
+
+func (e *NotSent) Error() string { return e.Err.Error() }
+func (e *NotSent) Unwrap() error { return e.Err }
+
+// notSent reports whether err says the platform did not act.
+func notSent(err error) bool {
+	var ns *NotSent
+	var ra *RetryAfter
+	var perm *Permanent
+	return errors.As(err, &ns) || errors.As(err, &ra) || errors.As(err, &perm)
+}
+
 // DeliverOptions tune the outbox loop.
 type DeliverOptions struct {
-	Consumer string        // this replica's consumer name
-	Batch    int           // deliveries claimed at once; default 10
-	MinIdle  time.Duration // a claim idle this long is presumed dead; default 1m
-	Block    time.Duration // how long a claim waits for new work; default 1s
-	// MaxAttempts drops a delivery after this many hand-outs; default 8.
+	Consumer string // this replica's consumer name
+	Batch    int    // deliveries claimed at once; default 10
+	// MinIdle is how long a claim may go without a heartbeat before its
+	// consumer is presumed dead and another takes it over; default 10s.
+	// A live consumer renews its claims every MinIdle/3 while it sends, so
+	// a slow send is never taken from it.
+	MinIdle time.Duration
+	Block   time.Duration // how long a claim waits for new work; default 1s
+	// MaxAttempts drops a delivery after this many attempts; default 8.
 	MaxAttempts int
+	// RetryWait is the wait after the first failed attempt that named no
+	// wait of its own, doubling with each attempt up to 2m; default 2s.
+	RetryWait time.Duration
+	// Budget, when set, holds sends to the budgets the courier names (it
+	// must implement Budgeted) across every replica sharing the store.
+	Budget Budget
 	// OnError hears every failed delivery (for logs); may be nil.
 	OnError func(d Delivery, err error)
 }
+
+// DefaultMinIdle is DeliverOptions.MinIdle's default: a dead replica's
+// deliveries are taken over within about this long.
+const DefaultMinIdle = 10 * time.Second
 
 // Deliver drains the outbox for c's surface until ctx ends: at least once
 // (a delivery is acked only after it succeeded, so a crash hands it to
 // another consumer), and never silently twice (a post whose card is already
 // recorded under the same delivery key is not posted again).
+//
+// One room waiting never holds up another: a delivery that must wait (a
+// platform's Retry-After, a spent budget, a back-off after a failure) goes
+// back to the outbox due at that time, and the loop carries on with the
+// rest. When ctx ends, what was claimed and not sent is handed back at
+// once, so another replica takes it without waiting for MinIdle.
 func (s *Service) Deliver(ctx context.Context, c Courier, o DeliverOptions) error {
 	if o.Consumer == "" {
 		o.Consumer = "askbridge"
@@ -71,7 +112,7 @@ func (s *Service) Deliver(ctx context.Context, c Courier, o DeliverOptions) erro
 		o.Batch = 10
 	}
 	if o.MinIdle <= 0 {
-		o.MinIdle = time.Minute
+		o.MinIdle = DefaultMinIdle
 	}
 	if o.Block <= 0 {
 		// Short, because a blocked claim on Redis does not notice ctx
@@ -81,52 +122,169 @@ func (s *Service) Deliver(ctx context.Context, c Courier, o DeliverOptions) erro
 	if o.MaxAttempts <= 0 {
 		o.MaxAttempts = 8
 	}
-	report := o.OnError
-	if report == nil {
-		report = func(Delivery, error) {}
+	if o.RetryWait <= 0 {
+		o.RetryWait = 2 * time.Second
+	}
+	if o.OnError == nil {
+		o.OnError = func(Delivery, error) {}
 	}
 	surface := c.Surface()
+	budgets, _ := c.(Budgeted)
+	if o.Budget == nil {
+		budgets = nil
+	}
+	defer func() {
+		lctx, cancel := settle(ctx)
+		defer cancel()
+		if err := s.store.Leave(lctx, surface, o.Consumer, 10*o.MinIdle); err != nil {
+			o.OnError(Delivery{Surface: surface}, Internal("leave", err))
+		}
+	}()
 	for ctx.Err() == nil {
 		ds, err := s.store.Claim(ctx, surface, o.Consumer, o.Batch, o.MinIdle, o.Block)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			report(Delivery{Surface: surface}, Internal("claim", err))
+			o.OnError(Delivery{Surface: surface}, Internal("claim", err))
 			if !sleep(ctx, time.Second) {
 				return nil
 			}
 			continue
 		}
-		for _, d := range ds {
-			err := s.deliverOne(ctx, c, d)
-			var ra *RetryAfter
-			var perm *Permanent
-			switch {
-			case err == nil:
-			case errors.As(err, &perm) || d.Attempts >= o.MaxAttempts:
-				// Dropped: retrying cannot help, or has not. Recorded
-				// first, so whoever hears the report finds the record.
-				s.undelivered(ctx, d, err)
-				report(d, err)
-			case errors.As(err, &ra):
-				report(d, err)
-				if !sleep(ctx, ra.After) {
-					return nil
-				}
-				continue // not acked: handed out again after MinIdle
-			default:
-				report(d, err)
-				continue
-			}
-			actx, cancel := settle(ctx) // done is done, even while stopping
-			if err := s.store.Ack(actx, surface, d.ID); err != nil {
-				report(d, Internal("ack", err))
-			}
-			cancel()
-		}
+		s.deliverBatch(ctx, c, budgets, ds, o)
 	}
 	return nil
+}
+
+// deliverBatch carries out one claimed batch, keeping its claims alive
+// while it works, and hands back whatever is left when ctx ends.
+func (s *Service) deliverBatch(ctx context.Context, c Courier, budgets Budgeted, ds []Delivery, o DeliverOptions) {
+	if len(ds) == 0 {
+		return
+	}
+	surface := c.Surface()
+	// pending is what the heartbeat keeps claimed: the deliveries of the
+	// batch not yet done.
+	var mu sync.Mutex
+	ids := make([]string, len(ds))
+	for i, d := range ds {
+		ids[i] = d.ID
+	}
+	pending := ids
+	beat, stopBeat := context.WithCancel(ctx)
+	beatDone := make(chan struct{})
+	go func() {
+		defer close(beatDone)
+		t := time.NewTicker(o.MinIdle / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-beat.Done():
+				return
+			case <-t.C:
+				mu.Lock()
+				ids := pending
+				mu.Unlock()
+				if err := s.store.Extend(beat, surface, o.Consumer, ids); err != nil && beat.Err() == nil {
+					o.OnError(Delivery{Surface: surface}, Internal("extend", err))
+				}
+			}
+		}
+	}()
+	defer func() {
+		stopBeat()
+		<-beatDone
+	}()
+
+	for i, d := range ds {
+		mu.Lock()
+		pending = ids[i:]
+		mu.Unlock()
+		if ctx.Err() != nil {
+			// Stopping: hand back what was not sent, uncounted, so
+			// another replica takes it now rather than after MinIdle.
+			for _, rest := range ds[i:] {
+				rest.Attempts--
+				s.retry(ctx, rest, o, 0)
+			}
+			return
+		}
+		if wait := s.spend(ctx, budgets, d, o); wait > 0 {
+			d.Attempts-- // not attempted
+			s.retry(ctx, d, o, wait)
+			continue
+		}
+		err := s.deliverOne(ctx, c, d)
+		var ra *RetryAfter
+		var perm *Permanent
+		switch {
+		case err == nil:
+		case errors.As(err, &perm) || d.Attempts >= o.MaxAttempts:
+			// Dropped: retrying cannot help, or has not. Recorded
+			// first, so whoever hears the report finds the record.
+			s.undelivered(ctx, d, err)
+			o.OnError(d, err)
+		case errors.As(err, &ra):
+			o.OnError(d, err)
+			s.retry(ctx, d, o, ra.After)
+			continue
+		default:
+			o.OnError(d, err)
+			s.retry(ctx, d, o, backoff(o.RetryWait, d.Attempts))
+			continue
+		}
+		actx, cancel := settle(ctx) // done is done, even while stopping
+		if err := s.store.Ack(actx, d.Surface, d.ID); err != nil {
+			o.OnError(d, Internal("ack", err))
+		}
+		cancel()
+	}
+}
+
+// spend takes d's sends from every budget its courier names, and reports
+// how long d must wait instead (0: go ahead). If the store cannot say, the
+// send goes ahead: the platform's own 429 is the backstop.
+func (s *Service) spend(ctx context.Context, budgets Budgeted, d Delivery, o DeliverOptions) time.Duration {
+	if budgets == nil {
+		return 0
+	}
+	for _, a := range budgets.Budgets(d) {
+		wait, err := o.Budget.Spend(ctx, a.Key, a.Limit)
+		if err != nil {
+			o.OnError(d, Internal("budget", err))
+			return 0
+		}
+		if wait > 0 {
+			return wait
+		}
+	}
+	return 0
+}
+
+// retry puts d back in the outbox, due after wait; it outlives ctx, as an
+// ack does, so a stopping replica still hands back what it holds.
+func (s *Service) retry(ctx context.Context, d Delivery, o DeliverOptions, wait time.Duration) {
+	rctx, cancel := settle(ctx)
+	defer cancel()
+	if d.Attempts < 0 {
+		d.Attempts = 0
+	}
+	if err := s.store.Retry(rctx, d, o.Consumer, wait); err != nil {
+		// Left claimed: it comes back to someone after MinIdle.
+		o.OnError(d, Internal("retry", err))
+	}
+}
+
+// backoff is the wait after a failed attempt that named no wait of its
+// own: base (2s by default), doubling, at most 2m, so eight attempts span
+// about four minutes, long enough to ride out a platform's brief outage.
+func backoff(base time.Duration, attempts int) time.Duration {
+	d := base
+	for i := 1; i < attempts && d < 2*time.Minute; i++ {
+		d *= 2
+	}
+	return min(d, 2*time.Minute)
 }
 
 func (s *Service) deliverOne(ctx context.Context, c Courier, d Delivery) error {
@@ -154,16 +312,25 @@ func (s *Service) deliverOne(ctx context.Context, c Courier, d Delivery) error {
 				return nil // posted and recorded before a crash: done
 			}
 		}
-		// Mark the attempt before posting: if a mark is already there, an
-		// earlier attempt got this far and may have posted a card it never
-		// recorded, and the new card's record says so.
-		first, err := s.store.Once(ctx, "posting:"+d.Key, 30*24*time.Hour)
+		// Mark the attempt before posting, as a lease this attempt holds:
+		// if another attempt's mark is there, that attempt got as far as
+		// the platform and may have posted a card it never recorded, and
+		// the new card's record says so. An attempt the platform refused
+		// posted nothing and takes its mark away, so its retry is not
+		// reported as a possible repeat.
+		mark, attempt := "posting:"+d.Key, fmt.Sprintf("%s#%d", d.ID, d.Attempts)
+		first, err := s.store.Lease(ctx, mark, attempt, 30*24*time.Hour)
 		if err != nil {
 			return err
 		}
 		want := MessageRef{Surface: c.Surface(), Room: d.Room, Delivery: d.Key, Kind: d.Kind, Repeat: !first}
 		ref, err := c.Post(ctx, q, want)
 		if err != nil {
+			if notSent(err) {
+				rctx, cancel := settle(ctx)
+				_ = s.store.Release(rctx, mark, attempt)
+				cancel()
+			}
 			return err
 		}
 		// The card exists now: record it even if we are shutting down,

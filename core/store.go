@@ -189,6 +189,23 @@ type Outbox interface {
 	Claim(ctx context.Context, surface Surface, consumer string, max int, minIdle, block time.Duration) ([]Delivery, error)
 	// Ack marks a delivery done; it will not be handed out again.
 	Ack(ctx context.Context, surface Surface, id string) error
+	// Retry hands a claimed delivery back to be handed out again after
+	// the given wait on the store's clock, and no sooner: a platform's
+	// Retry-After, a send budget's wait, a failed attempt's back-off, or
+	// zero for a stopping consumer handing back what it has not sent.
+	// d.Attempts is kept as the attempts made so far, so the next
+	// hand-out counts on from it. Only d's own consumer may retry it: a
+	// delivery another consumer took over meanwhile is left alone (nil).
+	Retry(ctx context.Context, d Delivery, consumer string, after time.Duration) error
+	// Extend tells the store that consumer is still working on the
+	// claimed deliveries ids, so that they do not look idle and are not
+	// taken over while a slow send is on its way.
+	Extend(ctx context.Context, surface Surface, consumer string, ids []string) error
+	// Leave forgets consumer once it holds nothing (a clean shutdown),
+	// and any other consumer of surface that holds nothing and has been
+	// idle longer than idle (one that died), so the set of consumers stays
+	// bounded.
+	Leave(ctx context.Context, surface Surface, consumer string, idle time.Duration) error
 }
 
 // Waker wakes waiters when a question changes, without polling.

@@ -230,6 +230,11 @@ func classify(err error) error {
 				// cannot help.
 				return &core.Permanent{Err: err}
 			}
+			if re.Response.StatusCode < 500 {
+				// Discord answered and refused: nothing was posted. (A
+				// 5xx may come after the message was made.)
+				return &core.NotSent{Err: err}
+			}
 		}
 	}
 	return err

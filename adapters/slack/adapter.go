@@ -123,7 +123,9 @@ func (a *Adapter) Surface() core.Surface { return core.SurfaceSlack }
 func (a *Adapter) Run(ctx context.Context) error {
 	a.whoAmI(ctx)
 	var wg sync.WaitGroup
-	wg.Go(func() { a.sendNotes(ctx) })
+	for range noteSenders {
+		wg.Go(func() { a.sendNotes(ctx) })
+	}
 	if a.opts.AppToken != "" {
 		wg.Go(func() { a.runSocket(ctx) })
 	}
@@ -174,12 +176,25 @@ func (a *Adapter) queueNote(n note) {
 	if n.text == "" || n.user == "" || n.channel == "" {
 		return
 	}
+	// A full queue slows the caller (the click is acked already) rather
+	// than dropping the note; only a queue that has not moved for
+	// noteWait (the adapter is stopping) gives up on it.
+	t := time.NewTimer(noteWait)
+	defer t.Stop()
 	select {
 	case a.notes <- n:
-	default:
-		a.log.Warn().Msg("private note dropped: too many waiting")
+	case <-t.C:
+		a.log.Warn().Msg("private note not sent: the note queue did not drain")
 	}
 }
+
+// noteWait bounds how long a note waits for room in the queue, and
+// noteSenders is how many notes go out at once: chat.postEphemeral is a
+// Tier 4 method, so a burst of clicks is answered in parallel.
+const (
+	noteWait    = time.Minute
+	noteSenders = 8
+)
 
 func (a *Adapter) sendNotes(ctx context.Context) {
 	for {
@@ -264,6 +279,10 @@ func deliveryErr(op string, err error) error {
 	var se slack.SlackErrorResponse
 	if errors.As(err, &se) && permanentErrors[se.Err] {
 		return &core.Permanent{Err: fmt.Errorf("slack %s: %w", op, err)}
+	}
+	if errors.As(err, &se) {
+		// Slack answered "ok": false: nothing was posted.
+		return &core.NotSent{Err: fmt.Errorf("slack %s: %w", op, err)}
 	}
 	return fmt.Errorf("slack %s: %w", op, err)
 }

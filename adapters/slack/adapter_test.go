@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,11 +12,12 @@ import (
 	"testing"
 	"time"
 
+	goslack "github.com/slack-go/slack"
+
 	"github.com/askbridge/askbridge/adapters/slack"
 	"github.com/askbridge/askbridge/adapters/slack/slackfake"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/internal/coretest"
-	goslack "github.com/slack-go/slack"
 )
 
 const (
@@ -474,5 +476,33 @@ func TestNewChecksOptions(t *testing.T) {
 	a, err := slack.New(svc, slack.Options{BotToken: "xoxb", SigningSecret: "s"})
 	if err != nil || a.Surface() != core.SurfaceSlack {
 		t.Fatal(err)
+	}
+}
+
+// TestBurstOfClicksGetsEveryNote: more clicks arrive at once than the
+// note queue holds; every clicker still gets a private note (a full queue
+// slows down, it never drops one).
+func TestBurstOfClicksGetsEveryNote(t *testing.T) {
+	e := newEnv(t, false)
+	q := e.ask(decision())
+	card := e.card(q.ID)
+	b := button(t, card, core.RefOption, -1, 0)
+	const clicks = 400 // the queue holds 256
+	// Each note takes Slack 20 ms: the clicks come faster than one sender
+	// could send their notes.
+	e.fake.SetLatency("chat.postEphemeral", 20*time.Millisecond)
+	var wg sync.WaitGroup
+	for range clicks {
+		wg.Go(func() {
+			status, _, err := slackfake.Click(e.srv.URL+slack.InteractivityPath, secret, slackfake.ClickPayload(mallory, card, b)).Send(t.Context())
+			if err != nil || status != http.StatusOK {
+				t.Errorf("click: %d %v", status, err)
+			}
+		})
+	}
+	wg.Wait()
+	e.until(fmt.Sprintf("%d notes", clicks), func() bool { return e.notesTo(mallory) >= clicks })
+	if n := e.notesTo(mallory); n != clicks {
+		t.Fatalf("%d notes for %d clicks", n, clicks)
 	}
 }

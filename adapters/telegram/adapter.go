@@ -271,7 +271,8 @@ func classify(err error) error {
 		// parse: sending the same again cannot work.
 		return &core.Permanent{Err: err}
 	}
-	return err
+	// The Bot API answered "ok": false: nothing was sent.
+	return &core.NotSent{Err: err}
 }
 
 func notModified(err error) bool {

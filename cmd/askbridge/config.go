@@ -50,6 +50,10 @@ type Policies struct {
 	DowntimeThreshold Duration `yaml:"downtime_threshold"`
 	Retention         Duration `yaml:"retention"`
 	Shards            int      `yaml:"shards"`
+	// OutboxIdle is how long a replica's claimed deliveries may go without
+	// its heartbeat before another replica takes them over (a crash);
+	// zero is core.DefaultMinIdle.
+	OutboxIdle Duration `yaml:"outbox_idle"`
 }
 
 // Duration reads "90s", "24h" or "30d" style values from YAML.
@@ -160,6 +164,9 @@ func parseFile(raw []byte, getenv func(string) string) (File, error) {
 	p := f.Policies
 	if p.Shards < 0 || p.Shards > core.MaxShards {
 		return f, fmt.Errorf("policies.shards: must be between 1 and %d", core.MaxShards)
+	}
+	if p.OutboxIdle < 0 || (p.OutboxIdle > 0 && time.Duration(p.OutboxIdle) < time.Second) {
+		return f, fmt.Errorf("policies.outbox_idle: must be at least 1s (a live replica renews its claims every third of it)")
 	}
 	if p.MaxTimeout != 0 && p.DefaultTimeout > p.MaxTimeout {
 		return f, fmt.Errorf("policies.default_timeout: longer than policies.max_timeout")

@@ -188,12 +188,17 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	for _, c := range m.chats {
 		g.Go(func() error { return c.Run(gctx) })
 		g.Go(func() error {
-			return svc.Deliver(gctx, c, core.DeliverOptions{Consumer: m.consumer, OnError: func(d core.Delivery, err error) {
+			// Both stores keep send budgets, shared by every replica on
+			// one Redis; a courier that names none spends from none.
+			budget, _ := m.store.(core.Budget)
+			o := core.DeliverOptions{Consumer: m.consumer, MinIdle: time.Duration(s.File.Policies.OutboxIdle), Budget: budget}
+			o.OnError = func(d core.Delivery, err error) {
 				if gctx.Err() != nil {
-					return // cut short by the shutdown: it is handed out again after a restart
+					return // cut short by the shutdown: handed back for another replica to take at once
 				}
 				m.Log.Warn().Err(err).Str("surface", string(c.Surface())).Str("delivery", d.Key).Int("attempts", d.Attempts).Msg("delivery failed")
-			}})
+			}
+			return svc.Deliver(gctx, c, o)
 		})
 	}
 

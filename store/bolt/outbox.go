@@ -64,15 +64,21 @@ func (s *Store) Claim(ctx context.Context, surface core.Surface, consumer string
 		// Take the signal before looking, so an enqueue that commits
 		// after the look still wakes us.
 		ready := s.ready.wait(surface)
-		got, err := s.claimOnce(ctx, surface, consumer, max, minIdle)
+		got, next, err := s.claimOnce(ctx, surface, consumer, max, minIdle)
 		if err != nil || len(got) > 0 || block <= 0 {
 			return got, err
 		}
 		if s.waiting != nil {
 			s.waiting()
 		}
+		// A retried delivery falling due wakes the claim too.
+		var due <-chan time.Time
+		if !next.IsZero() {
+			due = time.After(time.Until(next)) // collected once it fires or is dropped
+		}
 		select {
 		case <-ready:
+		case <-due:
 		case <-timeout:
 			return nil, nil
 		case <-ctx.Done():
@@ -89,11 +95,13 @@ type claimed struct {
 	oldLease []byte
 }
 
-// claimOnce leases what is available now, in one transaction.
-func (s *Store) claimOnce(ctx context.Context, surface core.Surface, consumer string, max int, minIdle time.Duration) ([]core.Delivery, error) {
+// claimOnce leases what is available now, in one transaction, and says
+// when the earliest retried delivery not yet due falls due (zero: none).
+func (s *Store) claimOnce(ctx context.Context, surface core.Surface, consumer string, max int, minIdle time.Duration) ([]core.Delivery, time.Time, error) {
 	var out []core.Delivery
+	var next time.Time
 	err := s.update(ctx, "claim", func(tx *bbolt.Tx) error {
-		out = nil
+		out, next = nil, time.Time{}
 		ob := tx.Bucket(outboxBucket(surface))
 		if ob == nil {
 			return errNoChange
@@ -141,6 +149,12 @@ func (s *Store) claimOnce(ctx context.Context, surface core.Surface, consumer st
 			if rec.Lease != nil {
 				continue
 			}
+			if rec.Due.After(now) {
+				if next.IsZero() || rec.Due.Before(next) {
+					next = rec.Due
+				}
+				continue
+			}
 			take = append(take, claimed{seq: seqOfSuffix(k), rec: rec})
 		}
 		if len(take) == 0 && len(stale) == 0 {
@@ -153,7 +167,7 @@ func (s *Store) claimOnce(ctx context.Context, surface core.Surface, consumer st
 			}
 		}
 		for _, t := range take {
-			attempts := 1
+			attempts := t.rec.Prior + 1
 			if t.oldLease != nil {
 				if err := lb.Delete(t.oldLease); err != nil {
 					return err
@@ -161,6 +175,7 @@ func (s *Store) claimOnce(ctx context.Context, surface core.Surface, consumer st
 				attempts = t.rec.Lease.Attempts + 1
 			}
 			t.rec.Lease = &lease{Consumer: consumer, At: now, Attempts: attempts}
+			t.rec.Due = time.Time{}
 			b, err := json.Marshal(t.rec)
 			if err != nil {
 				return err
@@ -178,7 +193,7 @@ func (s *Store) claimOnce(ctx context.Context, surface core.Surface, consumer st
 		}
 		return nil
 	})
-	return out, err
+	return out, next, err
 }
 
 // Ack deletes a delivery; acking an unknown or already acked one is a
@@ -211,4 +226,119 @@ func (s *Store) Ack(ctx context.Context, surface core.Surface, id string) error 
 		}
 		return ob.Delete(u64(seq))
 	})
+}
+
+// Retry takes the delivery back from consumer's lease and makes it due
+// after the wait. A delivery no longer leased to consumer (acked, or taken
+// over after consumer looked dead) is left alone.
+func (s *Store) Retry(ctx context.Context, d core.Delivery, consumer string, after time.Duration) error {
+	const op = "retry"
+	seq, err := parseDeliveryID(d.ID)
+	if err != nil {
+		return err
+	}
+	if after < 0 {
+		after = 0
+	}
+	var eff effects
+	err = s.update(ctx, op, func(tx *bbolt.Tx) error {
+		eff = effects{}
+		ob := tx.Bucket(outboxBucket(d.Surface))
+		if ob == nil {
+			return errNoChange
+		}
+		v := ob.Get(u64(seq))
+		if v == nil {
+			return errNoChange
+		}
+		rec, err := decodeOutbox(v)
+		if err != nil {
+			return err
+		}
+		if rec.Lease == nil || rec.Lease.Consumer != consumer {
+			return errNoChange
+		}
+		if lb := tx.Bucket(leaseBucket(d.Surface)); lb != nil {
+			if err := lb.Delete(leaseKey(rec.Lease.At, seq)); err != nil {
+				return err
+			}
+		}
+		rec.Lease, rec.Prior, rec.Due = nil, max(d.Attempts, 0), s.now().Add(after)
+		b, err := json.Marshal(rec)
+		if err != nil {
+			return err
+		}
+		if err := ob.Put(u64(seq), b); err != nil {
+			return err
+		}
+		eff.enqueued(d.Surface)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	s.announce(&eff)
+	return nil
+}
+
+// Extend renews consumer's leases on ids, so they do not look idle.
+func (s *Store) Extend(ctx context.Context, surface core.Surface, consumer string, ids []string) error {
+	const op = "extend"
+	seqs := make([]uint64, 0, len(ids))
+	for _, id := range ids {
+		seq, err := parseDeliveryID(id)
+		if err != nil {
+			return err
+		}
+		seqs = append(seqs, seq)
+	}
+	return s.update(ctx, op, func(tx *bbolt.Tx) error {
+		ob, lb := tx.Bucket(outboxBucket(surface)), tx.Bucket(leaseBucket(surface))
+		if ob == nil || lb == nil {
+			return errNoChange
+		}
+		now := s.now()
+		changed := false
+		for _, seq := range seqs {
+			v := ob.Get(u64(seq))
+			if v == nil {
+				continue
+			}
+			rec, err := decodeOutbox(v)
+			if err != nil {
+				return err
+			}
+			if rec.Lease == nil || rec.Lease.Consumer != consumer {
+				continue
+			}
+			if err := lb.Delete(leaseKey(rec.Lease.At, seq)); err != nil {
+				return err
+			}
+			rec.Lease.At = now
+			b, err := json.Marshal(rec)
+			if err != nil {
+				return err
+			}
+			if err := ob.Put(u64(seq), b); err != nil {
+				return err
+			}
+			if err := lb.Put(leaseKey(now, seq), nil); err != nil {
+				return err
+			}
+			changed = true
+		}
+		if !changed {
+			return errNoChange
+		}
+		return nil
+	})
+}
+
+// Leave has nothing to forget: the embedded store keeps no list of
+// consumers, only leases on deliveries, which Ack and Retry end.
+func (s *Store) Leave(ctx context.Context, surface core.Surface, consumer string, idle time.Duration) error {
+	if !surface.IsChat() {
+		return core.Errorf(core.CodeInvalid, "leave", "only chat surfaces have outboxes, not %q", surface)
+	}
+	return nil
 }

@@ -50,6 +50,7 @@ type Store struct {
 	now     func() time.Time
 	watches watchers
 	ready   signals
+	budgets budgets
 
 	// waiting, when set by a test, is called each time a Claim is about
 	// to block, so tests can act on a blocked Claim without sleeping.
@@ -208,6 +209,10 @@ type outboxRecord struct {
 	V        int           `json:"v"`
 	Delivery core.Delivery `json:"delivery"`
 	Lease    *lease        `json:"lease,omitempty"`
+	// Due is when a retried delivery may be handed out again; zero means
+	// now. Prior is how many attempts it had before its retry.
+	Due   time.Time `json:"due,omitzero"`
+	Prior int       `json:"prior,omitempty"`
 }
 
 func checkVersion(what string, v int) error {

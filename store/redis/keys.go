@@ -24,11 +24,15 @@ import (
 //	{ab:s0}:loose           zset: stream ids of events with no question, by ms
 //	{ab:s0}:idem            hash: idempotency key -> id of the question asked with it
 //	{ab:s0}:out:<surface>   stream: the shard's outbox for a chat surface
+//	{ab:s0}:later:<surface> zset: the outbox's retries, by the ms they fall due
 //	{ab:s0}:wake            pub/sub channel: ids of changed questions
 //	{ab:s0}:beat            string: the bridge's heartbeat (shard 0 only)
 //	{ab:s0}:v:<key>         string: an adapter's shared value (shard 0 only)
 //	{ab:s0}:l:<key>         string with TTL: an adapter's lease holder (shard 0 only)
 //	{ab:s0}:o:<key>         string with TTL: a key seen once (shard 0 only)
+//	rate:ab:budget:<key>    hash: a send budget (GCRA, kept by redis_rate,
+//	                        which adds "rate:"; no hash tag, so budgets
+//	                        spread over the cluster)
 type keys struct {
 	prefix string
 }
@@ -62,9 +66,14 @@ func (k keys) beat() string                 { return k.tag(0) + ":beat" }
 func (k keys) value(key string) string      { return k.tag(0) + ":v:" + key }
 func (k keys) lease(key string) string      { return k.tag(0) + ":l:" + key }
 func (k keys) once(key string) string       { return k.tag(0) + ":o:" + key }
+func (k keys) budget(key string) string     { return k.prefix + ":budget:" + key }
 
 func (k keys) outbox(shard int, s core.Surface) string {
 	return k.tag(shard) + ":out:" + string(s)
+}
+
+func (k keys) later(shard int, s core.Surface) string {
+	return k.tag(shard) + ":later:" + string(s)
 }
 
 // outboxes are the shard's outbox streams in core.ChatSurfaces order, the

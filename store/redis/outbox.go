@@ -71,45 +71,66 @@ func (s *Store) Claim(ctx context.Context, surface core.Surface, consumer string
 	if max <= 0 {
 		return nil, core.Errorf(core.CodeInvalid, op, "a claim must ask for at least one delivery, not %d", max)
 	}
-	var out []core.Delivery
-	first := int(s.claimTurn.Add(1)) % s.shards
-	for i := 0; i < s.shards && len(out) < max; i++ {
-		shard := (first + i) % s.shards
-		got, err := s.claimShard(ctx, shard, surface, consumer, max-len(out), minIdle)
+	deadline := time.Now().Add(block)
+	for {
+		var out []core.Delivery
+		next := time.Duration(-1) // until the earliest retry falls due
+		first := int(s.claimTurn.Add(1)) % s.shards
+		for i := 0; i < s.shards && len(out) < max; i++ {
+			shard := (first + i) % s.shards
+			got, due, err := s.claimShard(ctx, shard, surface, consumer, max-len(out), minIdle)
+			if err != nil {
+				return nil, core.Internal(op, err)
+			}
+			out = append(out, got...)
+			if due >= 0 && (next < 0 || due < next) {
+				next = due
+			}
+		}
+		left := time.Until(deadline)
+		if len(out) > 0 || block <= 0 || left <= 0 {
+			return out, nil
+		}
+		// Block for new entries, but no longer than until a retry falls
+		// due: only a claim moves it back onto the stream.
+		wait := left
+		if next >= 0 {
+			wait = min(wait, next+time.Millisecond)
+		}
+		out, err := s.blockRead(ctx, surface, consumer, max, wait, first)
 		if err != nil {
 			return nil, core.Internal(op, err)
 		}
-		out = append(out, got...)
+		if len(out) > 0 || ctx.Err() != nil {
+			return out, nil
+		}
 	}
-	if len(out) > 0 || block <= 0 {
-		return out, nil
-	}
-	out, err := s.blockRead(ctx, surface, consumer, max, block, first)
-	if err != nil {
-		return nil, core.Internal(op, err)
-	}
-	return out, nil
 }
 
-func (s *Store) claimShard(ctx context.Context, shard int, surface core.Surface, consumer string, max int, minIdle time.Duration) ([]core.Delivery, error) {
+func (s *Store) claimShard(ctx context.Context, shard int, surface core.Surface, consumer string, max int, minIdle time.Duration) ([]core.Delivery, time.Duration, error) {
 	stream := s.k.outbox(shard, surface)
-	r, err := s.run(ctx, claimScript, []string{stream}, s.group, consumer, minIdle.Milliseconds(), max)
+	keys := []string{stream, s.k.later(shard, surface)}
+	r, err := s.run(ctx, claimScript, keys, s.group, consumer, minIdle.Milliseconds(), max)
 	if isNoGroup(err) {
 		// The stream was deleted behind our back (FLUSHALL, say): make the
 		// group again and retry once.
 		if err = s.createGroup(ctx, stream); err == nil {
-			r, err = s.run(ctx, claimScript, []string{stream}, s.group, consumer, minIdle.Milliseconds(), max)
+			r, err = s.run(ctx, claimScript, keys, s.group, consumer, minIdle.Milliseconds(), max)
 		}
 	}
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	out := make([]core.Delivery, 0, len(r.list)/3)
 	for i := 0; i+2 < len(r.list); i += 3 {
 		attempts, _ := strconv.Atoi(r.list[i+2])
 		out = append(out, decodeDelivery(shard, surface, r.list[i], r.list[i+1], attempts))
 	}
-	return out, nil
+	due := time.Duration(-1)
+	if r.n >= 0 {
+		due = time.Duration(r.n) * time.Millisecond
+	}
+	return out, due, nil
 }
 
 // blockRead waits for new deliveries with XREADGROUP BLOCK. One shard:
@@ -154,7 +175,9 @@ func (s *Store) blockRead(ctx context.Context, surface core.Surface, consumer st
 			}
 			for _, m := range st.Messages {
 				raw, _ := m.Values["d"].(string)
-				out = append(out, decodeDelivery(shard, surface, m.ID, raw, 1))
+				prior, _ := m.Values["p"].(string) // a retry's earlier attempts
+				n, _ := strconv.Atoi(prior)
+				out = append(out, decodeDelivery(shard, surface, m.ID, raw, 1+n))
 			}
 		}
 		return out, nil
@@ -208,13 +231,9 @@ func decodeDelivery(shard int, surface core.Surface, streamID, raw string, attem
 // XDEL out of the stream, in one MULTI.
 func (s *Store) Ack(ctx context.Context, surface core.Surface, id string) error {
 	const op = "redis ack"
-	if !surface.IsChat() {
-		return core.Errorf(core.CodeInvalid, op, "only chat surfaces have outboxes, not %q", surface)
-	}
-	head, streamID, ok := strings.Cut(id, "/")
-	shard, err := strconv.Atoi(head)
-	if !ok || err != nil || shard < 0 || shard >= s.shards || !validStreamID(streamID) {
-		return core.Errorf(core.CodeInvalid, op, "delivery id %q is not one this store handed out", id)
+	shard, streamID, err := s.parseDeliveryID(op, surface, id)
+	if err != nil {
+		return err
 	}
 	stream := s.k.outbox(shard, surface)
 	_, err = s.client.TxPipelined(ctx, func(p goredis.Pipeliner) error {
@@ -226,6 +245,82 @@ func (s *Store) Ack(ctx context.Context, surface core.Surface, id string) error 
 		return core.Internal(op, err)
 	}
 	return nil
+}
+
+// Retry moves a claimed delivery from the stream to the shard's retries,
+// due after the wait; claims put it back on the stream when it falls due.
+func (s *Store) Retry(ctx context.Context, d core.Delivery, consumer string, after time.Duration) error {
+	const op = "redis retry"
+	shard, streamID, err := s.parseDeliveryID(op, d.Surface, d.ID)
+	if err != nil {
+		return err
+	}
+	stored := d
+	stored.ID, stored.Attempts = "", 0
+	b, err := json.Marshal(&stored)
+	if err != nil {
+		return core.Internal(op, err)
+	}
+	keys := []string{s.k.outbox(shard, d.Surface), s.k.later(shard, d.Surface)}
+	_, err = s.run(ctx, retryScript, keys, s.group, consumer, streamID, max(after, 0).Milliseconds(), max(d.Attempts, 0), b)
+	if err != nil {
+		return core.Internal(op, err)
+	}
+	return nil
+}
+
+// Extend renews consumer's claims on ids, shard by shard.
+func (s *Store) Extend(ctx context.Context, surface core.Surface, consumer string, ids []string) error {
+	const op = "redis extend"
+	byShard := make(map[int][]any)
+	for _, id := range ids {
+		shard, streamID, err := s.parseDeliveryID(op, surface, id)
+		if err != nil {
+			return err
+		}
+		byShard[shard] = append(byShard[shard], streamID)
+	}
+	for shard, sids := range byShard {
+		args := append([]any{s.group, consumer}, sids...)
+		if _, err := s.run(ctx, extendScript, []string{s.k.outbox(shard, surface)}, args...); err != nil {
+			return core.Internal(op, err)
+		}
+	}
+	return nil
+}
+
+// Leave removes consumer from every shard's group of surface once it holds
+// nothing, and any consumer that holds nothing and has idled past idle.
+func (s *Store) Leave(ctx context.Context, surface core.Surface, consumer string, idle time.Duration) error {
+	const op = "redis leave"
+	if !surface.IsChat() {
+		return core.Errorf(core.CodeInvalid, op, "only chat surfaces have outboxes, not %q", surface)
+	}
+	for shard := range s.shards {
+		stream := s.k.outbox(shard, surface)
+		_, err := s.run(ctx, leaveScript, []string{stream}, s.group, consumer, idle.Milliseconds())
+		if isNoGroup(err) {
+			continue // nothing was ever claimed there
+		}
+		if err != nil {
+			return core.Internal(op, err)
+		}
+	}
+	return nil
+}
+
+// parseDeliveryID splits a delivery id this store handed out into its
+// shard and stream id.
+func (s *Store) parseDeliveryID(op string, surface core.Surface, id string) (int, string, error) {
+	if !surface.IsChat() {
+		return 0, "", core.Errorf(core.CodeInvalid, op, "only chat surfaces have outboxes, not %q", surface)
+	}
+	head, streamID, ok := strings.Cut(id, "/")
+	shard, err := strconv.Atoi(head)
+	if !ok || err != nil || shard < 0 || shard >= s.shards || !validStreamID(streamID) {
+		return 0, "", core.Errorf(core.CodeInvalid, op, "delivery id %q is not one this store handed out", id)
+	}
+	return shard, streamID, nil
 }
 
 func validStreamID(id string) bool {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge/core"
@@ -190,5 +191,82 @@ func TestStartPrunesEmptyConsumers(t *testing.T) {
 	}
 	if len(names) != 1 || names[0] != "holder" {
 		t.Fatalf("consumers after a start: %v, want only the one holding a delivery", names)
+	}
+}
+
+// TestLeaveForgetsTheLeaverAndTheDead: a consumer that stops cleanly is
+// removed from the group at once; a consumer still holding a delivery is
+// kept whatever its idle time, so its work is reclaimed, never dropped.
+func TestLeaveForgetsTheLeaverAndTheDead(t *testing.T) {
+	c := newClient(t)
+	opts := redisstore.Options{Prefix: randomPrefix()}
+	s := newStoreOn(t, c, opts)
+	ctx := t.Context()
+	q := question(0, "run-1", t0)
+	mustCreate(t, s, q, post(q, core.SurfaceSlack, "C1"))
+	if ds, err := s.Claim(ctx, core.SurfaceSlack, "holder", 10, time.Hour, 0); err != nil || len(ds) != 1 {
+		t.Fatalf("claim: %v, %v", ds, err)
+	}
+	stream := "{" + opts.Prefix + ":s0}:out:slack"
+	for _, name := range []string{"leaver", "dead"} {
+		if err := c.XGroupCreateConsumer(ctx, stream, "askbridge", name).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	consumers := func() []string {
+		cs, err := c.XInfoConsumers(ctx, stream, "askbridge").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, x := range cs {
+			names = append(names, x.Name)
+		}
+		return names
+	}
+	// An idle limit of an hour: only the leaver goes.
+	if err := s.Leave(ctx, core.SurfaceSlack, "leaver", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if got := consumers(); !cmp.Equal(got, []string{"dead", "holder"}) {
+		t.Fatalf("after the leaver left: %v", got)
+	}
+	// An idle limit of zero: every consumer that holds nothing is dead.
+	if err := s.Leave(ctx, core.SurfaceSlack, "", 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := consumers(); !cmp.Equal(got, []string{"holder"}) {
+		t.Fatalf("after removing the dead: %v", got)
+	}
+}
+
+// TestBudgetIsSharedByReplicas: two stores on one Redis, as two replicas,
+// spend from one budget, so together they send at the platform's rate.
+func TestBudgetIsSharedByReplicas(t *testing.T) {
+	c := newClient(t)
+	opts := redisstore.Options{Prefix: randomPrefix()}
+	a, b := newStoreOn(t, c, opts), newStoreOn(t, newClient(t), opts)
+	l := core.Limit{Rate: 2, Per: time.Minute, Burst: 2}
+	sent := 0
+	for i := range 6 {
+		s := a
+		if i%2 == 1 {
+			s = b
+		}
+		w, err := s.Spend(t.Context(), "telegram:chat:-1001", l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w == 0 {
+			sent++
+		}
+	}
+	if sent != 2 {
+		t.Fatalf("two replicas sent %d times within a budget of 2", sent)
+	}
+	// Another prefix (another deployment on the same Redis) has its own.
+	other := newStoreOn(t, c, redisstore.Options{Prefix: randomPrefix()})
+	if w, err := other.Spend(t.Context(), "telegram:chat:-1001", l); err != nil || w != 0 {
+		t.Fatalf("another deployment's budget: wait %s, %v", w, err)
 	}
 }

@@ -27,6 +27,9 @@ var (
 	claimScript         = loadScript("claim")
 	leaseScript         = loadScript("lease")
 	releaseScript       = loadScript("release")
+	retryScript         = loadScript("retry")
+	extendScript        = loadScript("extend")
+	leaveScript         = loadScript("leave")
 )
 
 // Return codes, as common.lua defines them.

@@ -24,6 +24,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-redis/redis_rate/v10"
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge/core"
@@ -85,6 +86,8 @@ type Store struct {
 	watchers map[string]map[*watcher]struct{}
 
 	claimTurn atomic.Uint32 // rotates the shard a claim starts at
+
+	rate *redis_rate.Limiter // send budgets (Spend)
 }
 
 // Open connects to the Redis at url (redis:// or rediss://, as go-redis's
@@ -123,6 +126,7 @@ func New(ctx context.Context, client goredis.UniversalClient, opts Options) (*St
 		done:     make(chan struct{}),
 		stopped:  make(chan struct{}),
 		watchers: make(map[string]map[*watcher]struct{}),
+		rate:     redis_rate.NewLimiter(client),
 	}
 	if s.shards > 1 {
 		s.timed = "1"
@@ -157,25 +161,19 @@ func New(ctx context.Context, client goredis.UniversalClient, opts Options) (*St
 }
 
 // staleConsumer is how long a consumer that holds nothing may sit idle
-// before a starting replica removes it from the group. A variable so the
-// tests need not wait a day.
-var staleConsumer = 24 * time.Hour
+// before a starting replica removes it from the group. A live consumer
+// claims about every second, so ten minutes of silence means it is gone.
+// A variable so the tests need not wait.
+var staleConsumer = 10 * time.Minute
 
 // pruneConsumers removes consumers that hold no pending deliveries and
-// have been idle a day: every process start names a new consumer, and the
-// group would otherwise grow for ever (law 9). A consumer with pending
-// entries is kept, so its work is reclaimed, never dropped.
+// have been idle staleConsumer: a clean stop removes its own consumer, but
+// one that died cannot, and the group would otherwise grow for ever (law
+// 9). A consumer with pending entries is kept, so its work is reclaimed,
+// never dropped; the check and the removal are one script.
 func (s *Store) pruneConsumers(ctx context.Context, stream string) error {
-	cs, err := s.client.XInfoConsumers(ctx, stream, s.group).Result()
-	if err != nil {
-		return fmt.Errorf("list consumers of %s: %w", stream, err)
-	}
-	for _, c := range cs {
-		if c.Pending == 0 && c.Idle >= staleConsumer {
-			if err := s.client.XGroupDelConsumer(ctx, stream, s.group, c.Name).Err(); err != nil {
-				return fmt.Errorf("remove consumer %s of %s: %w", c.Name, stream, err)
-			}
-		}
+	if _, err := s.run(ctx, leaveScript, []string{stream}, s.group, "", staleConsumer.Milliseconds()); err != nil {
+		return fmt.Errorf("remove idle consumers of %s: %w", stream, err)
 	}
 	return nil
 }

@@ -150,7 +150,7 @@ func testDeliver(t *testing.T, h Harness) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		e.svc.Deliver(ctx, slack, core.DeliverOptions{Consumer: "c1", MinIdle: 10 * time.Millisecond, Block: 20 * time.Millisecond})
+		e.svc.Deliver(ctx, slack, core.DeliverOptions{Consumer: "c1", MinIdle: 10 * time.Millisecond, Block: 20 * time.Millisecond, RetryWait: 10 * time.Millisecond})
 	}()
 	defer func() { cancel(); <-done }()
 
@@ -192,11 +192,23 @@ func testDeliver(t *testing.T, h Harness) {
 	if log[2] != "post "+q2.ID+" C1" {
 		t.Fatalf("the replayed post was posted again: %v", log)
 	}
-	// The first card came from a second attempt (the first was rate
-	// limited), so its record says an earlier copy may exist; the second
-	// card's record does not.
-	e.waitUntil(q2.ID, func(q *core.Question) bool { return len(q.Messages) > 0 })
-	for id, want := range map[string]bool{q.ID: true, q2.ID: false} {
+	// A third card whose first attempt ended without an answer from the
+	// platform (a timeout, say: it may have posted).
+	slack.mu.Lock()
+	slack.fail = errors.New("read tcp: i/o timeout")
+	slack.mu.Unlock()
+	q3 := e.ask(decision("ops"))
+	log = slack.waitFor(t, 4)
+	if log[3] != "post "+q3.ID+" C1" {
+		t.Fatalf("log %v", log)
+	}
+	// The first card came from a second attempt, but the first was refused
+	// by the platform (rate limited), so nothing was posted then: its
+	// record is no repeat. The third card's first attempt may have posted,
+	// so its record says an earlier copy may exist. The second card was
+	// posted at the first attempt.
+	e.waitUntil(q3.ID, func(q *core.Question) bool { return len(q.Messages) > 0 })
+	for id, want := range map[string]bool{q.ID: false, q2.ID: false, q3.ID: true} {
 		var notified []core.Event
 		for _, ev := range e.events(id) {
 			if ev.Kind == core.EventNotified {
@@ -213,8 +225,8 @@ func testDeliver(t *testing.T, h Harness) {
 			t.Fatalf("%s: recorded cards %+v, want one with repeat %v", id, ms, want)
 		}
 	}
-	if posted := slack.posted(); len(posted) != 2 || !posted[0].Repeat || posted[1].Repeat {
-		t.Fatalf("the courier was handed %+v; the first card is a repeat, the second is not", posted)
+	if posted := slack.posted(); len(posted) != 3 || posted[0].Repeat || posted[1].Repeat || !posted[2].Repeat {
+		t.Fatalf("the courier was handed %+v; only the third card is a repeat", posted)
 	}
 }
 

@@ -98,6 +98,7 @@ type Fake struct {
 	envelopes  int
 	events     int
 	pingEvery  time.Duration
+	latency    map[string]time.Duration
 }
 
 // New starts a fake Slack on 127.0.0.1. Close stops it.
@@ -178,6 +179,17 @@ func (f *Fake) SetChannelError(channel, code string) {
 	} else {
 		f.chanErr[channel] = code
 	}
+	f.mu.Unlock()
+}
+
+// SetLatency makes every call of method take d before it answers, as a
+// busy platform does.
+func (f *Fake) SetLatency(method string, d time.Duration) {
+	f.mu.Lock()
+	if f.latency == nil {
+		f.latency = map[string]time.Duration{}
+	}
+	f.latency[method] = d
 	f.mu.Unlock()
 }
 
@@ -271,12 +283,14 @@ func (f *Fake) method(name string, h func(url.Values) any) http.HandlerFunc {
 		}
 		f.mu.Lock()
 		f.calls[name]++
+		delay := f.latency[name]
 		var fl *Failure
 		if q := f.fail[name]; len(q) > 0 {
 			fl = &q[0]
 			f.fail[name] = q[1:]
 		}
 		f.mu.Unlock()
+		time.Sleep(delay)
 		w.Header().Set("Content-Type", "application/json")
 		switch {
 		case fl != nil && fl.RetryAfter > 0:

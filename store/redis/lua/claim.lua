@@ -4,19 +4,34 @@
 -- delivery count in the same step keeps Attempts honest under races.
 --
 -- KEYS[1]  outbox stream
+-- KEYS[2]  the stream's retries waiting to fall due (zset, due ms;
+--          members "<prior attempts>|<old id>|<delivery JSON>")
 --
 -- ARGV[1]  consumer group
 -- ARGV[2]  consumer
 -- ARGV[3]  min idle ms
 -- ARGV[4]  most deliveries to hand out (> 0)
 --
--- Returns {C_OK, 0, {}, list} with list = id, delivery JSON, attempts,
--- repeated: reclaimed deliveries first, then new ones.
+-- Returns {C_OK, due, {}, list} with list = id, delivery JSON, attempts,
+-- repeated: reclaimed deliveries first, then new ones; due is how many ms
+-- until the next retry falls due, -1 for none. Retries that fell
+-- due are put back on the stream first, as new entries that remember
+-- their earlier attempts (field p).
 
 local stream, group, consumer = KEYS[1], ARGV[1], ARGV[2]
 local want = tonumber(ARGV[4])
 local out = {}
 local got = 0
+
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, want)
+for _, m in ipairs(due) do
+  local a = string.find(m, '|', 1, true)
+  local b = string.find(m, '|', a + 1, true)
+  redis.call('XADD', stream, '*', 'd', string.sub(m, b + 1), 'p', string.sub(m, 1, a - 1))
+  redis.call('ZREM', KEYS[2], m)
+end
 
 local function field(fields, name)
   for i = 1, #fields, 2 do
@@ -37,7 +52,7 @@ for _ = 1, 8 do
     local d = m[2] and field(m[2], 'd')
     if d then
       local p = redis.call('XPENDING', stream, group, m[1], m[1], 1)
-      local attempts = (p[1] and p[1][4]) or 1
+      local attempts = ((p[1] and p[1][4]) or 1) + tonumber(field(m[2], 'p') or '0')
       out[#out + 1] = m[1]
       out[#out + 1] = d
       out[#out + 1] = tostring(attempts)
@@ -57,9 +72,14 @@ if got < want then
       if d then
         out[#out + 1] = m[1]
         out[#out + 1] = d
-        out[#out + 1] = '1'
+        out[#out + 1] = tostring(1 + tonumber(field(m[2], 'p') or '0'))
       end
     end
   end
 end
-return {C_OK, 0, {}, out}
+local nxt = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+local due = -1
+if nxt[2] then
+  due = math.max(tonumber(nxt[2]) - now, 0)
+end
+return {C_OK, due, {}, out}

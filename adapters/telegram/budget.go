@@ -1,0 +1,41 @@
+package telegram
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// Telegram's published send limits, as budgets every replica spends from
+// (core.Budget): one message a second per chat, twenty a minute per group,
+// thirty a second in all. Bursts are 1, so no second ever holds more than
+// one message into a chat or more than thirty in all, and no minute more
+// than twenty into a group, whatever the number of replicas.
+var (
+	chatBudget   = core.Limit{Rate: 1, Per: time.Second}
+	groupBudget  = core.Limit{Rate: 20, Per: time.Minute}
+	globalBudget = core.Limit{Rate: 30, Per: time.Second}
+)
+
+var _ core.Budgeted = (*Adapter)(nil)
+
+// Budgets names what a delivery spends: its chat, its group (chats with
+// negative ids are groups), and the bot as a whole. The group limit is on
+// messages sent, so an edit of a card spends only from its chat and the
+// whole: the card shows its outcome a second after a click, not three.
+func (a *Adapter) Budgets(d core.Delivery) []core.Allowance {
+	out := []core.Allowance{{Key: "telegram:all", Limit: globalBudget}}
+	room := d.Room
+	if d.Message != nil && room == "" {
+		room = d.Message.Room
+	}
+	if room == "" {
+		return out
+	}
+	out = append(out, core.Allowance{Key: "telegram:chat:" + room, Limit: chatBudget})
+	if id, err := strconv.ParseInt(room, 10, 64); err == nil && id < 0 && d.Kind != core.DeliverUpdate {
+		out = append(out, core.Allowance{Key: "telegram:group:" + room, Limit: groupBudget})
+	}
+	return out
+}

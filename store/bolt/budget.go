@@ -1,0 +1,52 @@
+package bolt
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// budgets keeps send budgets in memory: the embedded store serves one
+// process, so the process is everyone who spends from them.
+type budgets struct {
+	mu sync.Mutex
+	m  map[budgetKey]*rate.Limiter
+}
+
+type budgetKey struct {
+	key   string
+	limit core.Limit
+}
+
+var _ core.Budget = (*Store)(nil)
+
+// Spend takes one send from key's budget if it has one now; otherwise it
+// takes nothing and says how long until it will.
+func (s *Store) Spend(ctx context.Context, key string, l core.Limit) (time.Duration, error) {
+	if l.Rate <= 0 || l.Per <= 0 {
+		return 0, core.Errorf(core.CodeInvalid, "spend", "limit for %q needs a positive rate and period", key)
+	}
+	b := &s.budgets
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.m == nil {
+		b.m = make(map[budgetKey]*rate.Limiter)
+	}
+	k := budgetKey{key, l}
+	lim := b.m[k]
+	if lim == nil {
+		lim = rate.NewLimiter(rate.Limit(float64(l.Rate)/l.Per.Seconds()), max(l.Burst, 1))
+		b.m[k] = lim
+	}
+	now := s.now()
+	r := lim.ReserveN(now, 1)
+	if d := r.DelayFrom(now); d > 0 {
+		r.CancelAt(now)
+		return d, nil
+	}
+	return 0, nil
+}

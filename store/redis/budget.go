@@ -1,0 +1,31 @@
+package redis
+
+import (
+	"context"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+var _ core.Budget = (*Store)(nil)
+
+// Spend takes one send from key's budget, kept in Redis as a GCRA bucket
+// so every replica spends from the same one: with N replicas the rate into
+// one room is still the platform's. If the bucket is empty nothing is
+// taken and the wait until it has a send is returned.
+func (s *Store) Spend(ctx context.Context, key string, l core.Limit) (time.Duration, error) {
+	const op = "redis spend"
+	if l.Rate <= 0 || l.Per <= 0 {
+		return 0, core.Errorf(core.CodeInvalid, op, "limit for %q needs a positive rate and period", key)
+	}
+	res, err := s.rate.Allow(ctx, s.k.budget(key), redis_rate.Limit{Rate: l.Rate, Burst: max(l.Burst, 1), Period: l.Per})
+	if err != nil {
+		return 0, core.Internal(op, err)
+	}
+	if res.Allowed > 0 {
+		return 0, nil
+	}
+	return max(res.RetryAfter, time.Millisecond), nil
+}

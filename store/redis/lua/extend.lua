@@ -1,0 +1,22 @@
+-- extend.lua: a consumer still working on its claimed deliveries renews
+-- them, so they do not look idle and are not taken over while a slow send
+-- is on its way. An entry another consumer holds is left alone: a
+-- consumer presumed dead does not take its work back.
+--
+-- KEYS[1]  outbox stream
+--
+-- ARGV[1]  consumer group
+-- ARGV[2]  consumer
+-- ARGV[3..] stream ids
+--
+-- Returns {C_OK, number renewed}
+
+local n = 0
+for i = 3, #ARGV do
+  local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1)
+  if p[1] and p[1][2] == ARGV[2] then
+    redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[i], 'JUSTID')
+    n = n + 1
+  end
+end
+return {C_OK, n, {}, {}}

@@ -40,6 +40,16 @@ type Options struct {
 	// Gateway connects to the gateway to receive interactions. Off, clicks
 	// come only through the HTTP endpoint.
 	Gateway bool
+	// Leases, when set, keeps the gateway on one replica at a time: the one
+	// holding the lease (core.Lead) under Owner. Every gateway connection
+	// receives every click, so without it each replica that connects
+	// handles each click (once, thanks to FirstSeen, but with work wasted).
+	Leases core.Leases
+	// Owner names this replica for the gateway lease.
+	Owner string
+	// LeaseTTL is the gateway lease's life unrenewed; default
+	// core.DefaultLeaseTTL.
+	LeaseTTL time.Duration
 	// RatePerSecond caps REST calls of the courier (Discord's global
 	// limit is 50/s per bot); 0 is 45, under the limit with room for the
 	// interaction callbacks, which do not count against it.

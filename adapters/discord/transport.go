@@ -2,6 +2,8 @@ package discord
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -83,8 +85,10 @@ func (a *Adapter) fresh(ts string) bool {
 	return d <= maxSkew && d >= -maxSkew
 }
 
-// Run receives interactions over the gateway until ctx ends. Without the
-// gateway it only waits: clicks then come through the HTTP endpoint.
+// Run receives interactions over the gateway until ctx ends, on this
+// replica while it holds the gateway lease (when Options.Leases is set).
+// Without the gateway it only waits: clicks then come through the HTTP
+// endpoint.
 func (a *Adapter) Run(ctx context.Context) error {
 	if !a.opts.Gateway {
 		<-ctx.Done()
@@ -94,9 +98,35 @@ func (a *Adapter) Run(ctx context.Context) error {
 		a.onGateway(ctx, ic)
 	})
 	defer remove()
-	// discordgo reconnects an established session itself; this loop
-	// covers the first connection, so a Discord outage at start does not
-	// stop askbridge.
+	if a.opts.Leases == nil {
+		a.connect(ctx)
+		return nil
+	}
+	core.Lead(ctx, a.opts.Leases, a.gatewayKey(), a.opts.Owner, a.opts.LeaseTTL, a.connect, func(held bool) {
+		if held {
+			a.log.Info().Msg("discord: this replica holds the gateway")
+		} else {
+			a.log.Info().Msg("discord: this replica no longer holds the gateway")
+		}
+	})
+	return nil
+}
+
+// gatewayKey names the gateway lease of this bot: by application id when
+// configured, else by a hash of the token (never the token itself).
+func (a *Adapter) gatewayKey() string {
+	if a.opts.AppID != "" {
+		return "discord:" + a.opts.AppID + ":gateway"
+	}
+	sum := sha256.Sum256([]byte(a.opts.Token))
+	return "discord:" + hex.EncodeToString(sum[:6]) + ":gateway"
+}
+
+// connect holds a gateway connection until ctx ends, then closes it.
+// discordgo reconnects an established session itself; this loop covers
+// the first connection, so a Discord outage at start does not stop
+// askbridge.
+func (a *Adapter) connect(ctx context.Context) {
 	wait := time.Second
 	for {
 		err := a.s.Open()
@@ -108,7 +138,7 @@ func (a *Adapter) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil
+			return
 		case <-t.C:
 		}
 		wait = min(2*wait, time.Minute)
@@ -118,7 +148,6 @@ func (a *Adapter) Run(ctx context.Context) error {
 	if err := a.s.Close(); err != nil {
 		a.log.Debug().Err(err).Msg("discord: gateway close")
 	}
-	return nil
 }
 
 // firstSeen reports whether an interaction is new to every replica: a

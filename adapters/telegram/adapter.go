@@ -40,8 +40,9 @@ type Options struct {
 	Owner string
 	// PollTimeout is getUpdates' long-poll timeout; default 10s.
 	PollTimeout time.Duration
-	// LeaseTTL is how long the polling lease lasts unrenewed; default and
-	// minimum 3×PollTimeout.
+	// LeaseTTL is how long the polling lease lasts unrenewed; default
+	// core.DefaultLeaseTTL. It is renewed beside the long poll, so it may
+	// be shorter than PollTimeout.
 	LeaseTTL time.Duration
 	// Limits are the send rates; zero means Telegram's published limits.
 	Limits Limits
@@ -89,8 +90,8 @@ func New(svc *core.Service, opts Options) (*Adapter, error) {
 	if opts.PollTimeout <= 0 {
 		opts.PollTimeout = 10 * time.Second
 	}
-	if opts.LeaseTTL < 3*opts.PollTimeout {
-		opts.LeaseTTL = 3 * opts.PollTimeout
+	if opts.LeaseTTL <= 0 {
+		opts.LeaseTTL = core.DefaultLeaseTTL
 	}
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = &http.Client{Timeout: opts.PollTimeout + 20*time.Second}

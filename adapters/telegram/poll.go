@@ -8,6 +8,8 @@ import (
 	"time"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+
+	"github.com/askbridge/askbridge/core"
 )
 
 // allowedUpdates are the update kinds the adapter handles.
@@ -34,20 +36,31 @@ type PollState interface {
 // and the lease under leaseKey, so only one replica polls (Telegram
 // answers a second poller with 409).
 
-// poll long-polls getUpdates in its own loop (tgbotapi's GetUpdatesChan
-// has no context, keeps the offset in memory and retries a 409 every 3s
-// for ever). Each round renews the lease first; a replica without it
-// waits. The offset is stored after each handled update.
+// poll long-polls getUpdates on whichever replica holds the polling
+// lease (core.Lead): the holder renews it every second or so, the others
+// try as often, so a poller that dies is replaced within about five
+// seconds, and one that stops releases the lease at once. tgbotapi's
+// GetUpdatesChan is not used: it has no context, keeps the offset in
+// memory and retries a 409 every 3s for ever.
 func (a *Adapter) poll(ctx context.Context) error {
-	kv, owner := a.opts.KV, a.opts.Owner
-	defer func() {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		if err := kv.Release(rctx, a.leaseKey(), owner); err != nil {
-			a.log.Warn().Err(err).Msg("telegram: releasing the polling lease failed")
+	core.Lead(ctx, a.opts.KV, a.leaseKey(), a.opts.Owner, a.opts.LeaseTTL, a.pollHeld, func(held bool) {
+		if held {
+			a.log.Info().Msg("telegram: this replica polls for updates")
+		} else {
+			a.log.Info().Msg("telegram: this replica no longer polls")
 		}
-	}()
-	leader, webhookCleared := false, false
+	})
+	return nil
+}
+
+// pollHeld polls while this replica holds the lease; ctx ends when it is
+// lost (the getUpdates in flight is cut short with it). The offset is
+// read from the store at each round and stored after each handled update,
+// so the next holder resumes where this one stopped; an update handled
+// just before a takeover is recognised by its id (FirstSeen).
+func (a *Adapter) pollHeld(ctx context.Context) {
+	kv := a.opts.KV
+	webhookCleared := false
 	failures := 0
 	fail := func(err error, what string) bool {
 		a.log.Warn().Err(err).Int("failures", failures+1).Msg("telegram: " + what)
@@ -56,32 +69,11 @@ func (a *Adapter) poll(ctx context.Context) error {
 		return a.sleep(ctx, d)
 	}
 	for ctx.Err() == nil {
-		ok, err := kv.Lease(ctx, a.leaseKey(), owner, a.opts.LeaseTTL)
-		if err != nil {
-			if ctx.Err() != nil || !fail(err, "polling lease") {
-				break
-			}
-			continue
-		}
-		if !ok {
-			if leader {
-				a.log.Info().Msg("telegram: another replica now polls")
-			}
-			leader = false
-			if !a.sleep(ctx, a.opts.LeaseTTL/3) {
-				break
-			}
-			continue
-		}
-		if !leader {
-			a.log.Info().Msg("telegram: this replica polls for updates")
-			leader = true
-		}
 		if !webhookCleared {
 			// A webhook left set makes every getUpdates fail with 409.
 			if _, err := a.api(ctx).Request(tgbotapi.DeleteWebhookConfig{}); err != nil {
 				if ctx.Err() != nil || !fail(err, "deleteWebhook") {
-					break
+					return
 				}
 				continue
 			}
@@ -90,7 +82,7 @@ func (a *Adapter) poll(ctx context.Context) error {
 		raw, err := kv.Value(ctx, a.offsetKey())
 		if err != nil {
 			if ctx.Err() != nil || !fail(err, "reading the polling offset") {
-				break
+				return
 			}
 			continue
 		}
@@ -102,41 +94,41 @@ func (a *Adapter) poll(ctx context.Context) error {
 		updates, err := a.api(ctx).GetUpdates(cfg)
 		if err != nil {
 			if ctx.Err() != nil {
-				break
+				return
 			}
 			var te *tgbotapi.Error
 			if errors.As(err, &te) && te.Code == http.StatusConflict {
 				// Another poller (or a webhook) has the token: back off,
 				// doubling, rather than fight it every round.
 				if !fail(err, "getUpdates conflict (another poller or a webhook)") {
-					break
+					return
 				}
 				continue
 			}
 			if !fail(err, "getUpdates") {
-				break
+				return
 			}
 			continue
 		}
 		failures = 0
-		renewed := time.Now()
 		for _, u := range updates {
 			if u.UpdateID < offset {
 				continue // already handled
 			}
-			if time.Since(renewed) > a.opts.LeaseTTL/3 {
-				if ok, err := kv.Lease(ctx, a.leaseKey(), owner, a.opts.LeaseTTL); err != nil || !ok {
-					break // lost the lease: the next holder fetches the rest
-				}
-				renewed = time.Now()
+			if ctx.Err() != nil {
+				return // lost the lease: the next holder fetches the rest
 			}
-			a.handle(ctx, u)
+			// An update taken in hand is seen through, even if the
+			// lease goes meanwhile, and its offset stored.
+			hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			a.handle(hctx, u)
 			offset = u.UpdateID + 1
-			if err := kv.SetValue(ctx, a.offsetKey(), strconv.Itoa(offset)); err != nil {
+			err := kv.SetValue(hctx, a.offsetKey(), strconv.Itoa(offset))
+			cancel()
+			if err != nil {
 				a.log.Warn().Err(err).Msg("telegram: storing the polling offset failed")
 				break
 			}
 		}
 	}
-	return nil
 }

@@ -219,3 +219,68 @@ func TestOnlyTheLeaseHolderPolls(t *testing.T) {
 		t.Fatal("replica 2 did not take over after replica 1 stopped")
 	}
 }
+
+// deadKV is a replica's view of the shared store once the replica has
+// died: nothing it does reaches the store any more, so its lease is
+// neither renewed nor released.
+type deadKV struct {
+	PollState
+	mu   sync.Mutex
+	dead bool
+}
+
+func (d *deadKV) kill() { d.mu.Lock(); d.dead = true; d.mu.Unlock() }
+
+func (d *deadKV) err() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.dead {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+func (d *deadKV) Lease(ctx context.Context, k, owner string, ttl time.Duration) (bool, error) {
+	if err := d.err(); err != nil {
+		return false, err
+	}
+	return d.PollState.Lease(ctx, k, owner, ttl)
+}
+
+func (d *deadKV) Release(ctx context.Context, k, owner string) error {
+	if err := d.err(); err != nil {
+		return err
+	}
+	return d.PollState.Release(ctx, k, owner)
+}
+
+// TestDeadPollerIsReplaced: the lease holder dies without releasing; it
+// stops polling once it can no longer renew, and the other replica takes
+// the lease when it lapses and handles a click that waited meanwhile.
+func TestDeadPollerIsReplaced(t *testing.T) {
+	shared := newMemKV()
+	dying := &deadKV{PollState: shared}
+	e1 := newEnv(t, dying)
+	e1.a.opts.LeaseTTL = 400 * time.Millisecond
+	e1.startRun()
+	if !e1.fake.Wait(5*time.Second, func() bool { return countCalls(e1.fake, "getUpdates") > 0 }) {
+		t.Fatal("the first replica never polled")
+	}
+	e2 := newEnv(t, shared)
+	e2.a.opts.Owner, e2.a.opts.LeaseTTL = "replica-2", 400*time.Millisecond
+	e2.startRun()
+	if !shared.waitFor(func() bool { return shared.refusals("replica-2") >= 2 }) {
+		t.Fatal("replica 2 never asked for the lease")
+	}
+	q := e2.ask(decisionInput())
+	c := e2.card(q.ID, func(m telegramfake.Message) bool { return len(m.Buttons()) > 0 })
+	dying.kill()
+	// The click waits in replica 2's queue until replica 2 polls.
+	if note := e2.click(userAlice, c, findButton(t, c, "PostgreSQL")); note != "Recorded: PostgreSQL" {
+		t.Fatalf("told %q", note)
+	}
+	e2.wait(q.ID, func(q *core.Question) bool { return !q.Open() })
+	if got := countCalls(e2.fake, "answerCallbackQuery"); got != 1 {
+		t.Fatalf("the click was answered %d times", got)
+	}
+}

@@ -19,14 +19,20 @@ func openDiscord(_ context.Context, s Settings, svc *core.Service, log zerolog.L
 	if c.BotToken == "" {
 		return nil, nil
 	}
-	a, err := discord.New(svc, discord.Options{
+	opts := discord.Options{
 		Token:     c.BotToken.Reveal(),
 		AppID:     c.AppID,
 		APIURL:    c.APIURL,
 		PublicKey: c.publicKey,
 		Gateway:   c.gatewayOn,
 		Log:       log.With().Str("surface", string(core.SurfaceDiscord)).Logger(),
-	})
+	}
+	if c.gatewayOn {
+		// One replica at a time holds the gateway (every connection gets
+		// every click); the others take over within seconds of its end.
+		opts.Leases, opts.Owner = svc.Values(), s.ReplicaID
+	}
+	a, err := discord.New(svc, opts)
 	if err != nil {
 		return nil, fmt.Errorf("DISCORD_BOT_TOKEN: %w", err)
 	}

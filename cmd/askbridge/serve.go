@@ -35,6 +35,7 @@ type Main struct {
 	URL        string // http://host:port of the listener
 	AdminToken string
 	StoreKind  string // "embedded" or "redis"
+	ReplicaID  string // this replica's name for leases (Settings.ReplicaID)
 	Service    *core.Service
 
 	store    core.Store
@@ -78,6 +79,12 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err := os.MkdirAll(s.DataDir, 0o700); err != nil {
 		return fmt.Errorf("ASKBRIDGE_DATA_DIR: %w", err)
 	}
+	if s.ReplicaID == "" {
+		if s.ReplicaID, err = stableReplicaID(s.DataDir); err != nil {
+			return fmt.Errorf("replica id: %w", err)
+		}
+	}
+	m.ReplicaID = s.ReplicaID
 	defer func() {
 		if err != nil {
 			m.Close()
@@ -209,6 +216,20 @@ func (m *Main) Run(ctx context.Context) (err error) {
 			filepath.Join(s.DataDir, "admin.token"), admin)
 	}
 	return nil
+}
+
+// stableReplicaID is this replica's name for leases when
+// ASKBRIDGE_REPLICA_ID is unset: the host name (a container's or pod's
+// own) and an id made once in the data directory. A replica restarted on
+// the same host and data keeps it, and so takes back its own lease at
+// once; two containers that share one data volume still differ by host.
+func stableReplicaID(dataDir string) (string, error) {
+	id, _, err := readOrCreateSecret(filepath.Join(dataDir, "replica.id"))
+	if err != nil {
+		return "", err
+	}
+	host, _ := os.Hostname()
+	return host + "-" + id[:12], nil
 }
 
 // replicaName names this process among the bridge's replicas, for outbox

@@ -25,6 +25,11 @@ type Settings struct {
 	ActorKey   Secret `env:"ASKBRIDGE_ACTOR_KEY"`
 	LogLevel   string `env:"ASKBRIDGE_LOG_LEVEL"`
 	LogFormat  string `env:"ASKBRIDGE_LOG_FORMAT" envDefault:"auto"` // auto, console or json
+	// ReplicaID names this replica for the leases of single connections
+	// (Telegram polling, the Discord gateway); "" makes one from the host
+	// name and an id kept in the data directory, so a restarted replica
+	// takes its own lease straight back.
+	ReplicaID string `env:"ASKBRIDGE_REPLICA_ID"`
 
 	Slack    SlackSettings
 	Discord  DiscordSettings

@@ -30,7 +30,7 @@ func openTelegram(_ context.Context, s Settings, svc *core.Service, log zerolog.
 		Log:           log.With().Str("surface", "telegram").Logger(),
 	}
 	if opts.WebhookSecret == "" {
-		opts.KV, opts.Owner = svc.Values(), replicaName()
+		opts.KV, opts.Owner = svc.Values(), s.ReplicaID
 	}
 	a, err := telegram.New(svc, opts)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -187,9 +188,9 @@ func benchAnswerToWake(b *testing.B, noSync bool) {
 	b.ReportMetric(float64(n), "parked")
 }
 
-// BenchmarkAskHTTP is asks per second through HTTP, from parallel clients,
-// each ask a full POST /v1/questions (auth, decode, validate, one store
-// transaction, encode).
+// BenchmarkAskHTTP is asks per second through HTTP, from 50 parallel
+// clients, each ask a full POST /v1/questions (auth, decode, validate, one
+// store transaction, encode).
 func BenchmarkAskHTTP(b *testing.B) {
 	for _, mode := range []struct {
 		name   string
@@ -198,6 +199,8 @@ func BenchmarkAskHTTP(b *testing.B) {
 		b.Run(mode.name, func(b *testing.B) {
 			e := newBenchEnv(b, mode.noSync, 1)
 			var asked atomic.Int64
+			procs := runtime.GOMAXPROCS(0)
+			b.SetParallelism((50 + procs - 1) / procs)
 			b.ResetTimer()
 			start := time.Now()
 			b.RunParallel(func(pb *testing.PB) {

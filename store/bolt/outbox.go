@@ -106,18 +106,20 @@ func (s *Store) claimOnce(ctx context.Context, surface core.Surface, consumer st
 		if ob == nil {
 			return errNoChange
 		}
-		lb, err := tx.CreateBucketIfNotExists(leaseBucket(surface))
-		if err != nil {
-			return err
-		}
+		// The lease bucket is made only once there is something to
+		// lease: errNoChange must come before any write.
+		lb := tx.Bucket(leaseBucket(surface))
 		now := s.now()
 		var take []claimed
 		var stale [][]byte
 
 		// Leases are ordered by claim time, so the first one that is not
 		// idle long enough ends the reclaim pass.
-		c := lb.Cursor()
-		for k, _ := c.First(); k != nil && len(take) < max; k, _ = c.Next() {
+		var c *bbolt.Cursor
+		if lb != nil {
+			c = lb.Cursor()
+		}
+		for k, _ := first(c); k != nil && len(take) < max; k, _ = c.Next() {
 			seq := seqOfSuffix(k)
 			v := ob.Get(u64(seq))
 			if v == nil {
@@ -160,6 +162,12 @@ func (s *Store) claimOnce(ctx context.Context, surface core.Surface, consumer st
 		if len(take) == 0 && len(stale) == 0 {
 			return errNoChange
 		}
+		if lb == nil {
+			var err error
+			if lb, err = tx.CreateBucket(leaseBucket(surface)); err != nil {
+				return err
+			}
+		}
 
 		for _, k := range stale {
 			if err := lb.Delete(k); err != nil {
@@ -194,6 +202,14 @@ func (s *Store) claimOnce(ctx context.Context, surface core.Surface, consumer st
 		return nil
 	})
 	return out, next, err
+}
+
+// first is c's first entry, or none when there is no bucket to scan.
+func first(c *bbolt.Cursor) ([]byte, []byte) {
+	if c == nil {
+		return nil, nil
+	}
+	return c.First()
 }
 
 // Ack deletes a delivery; acking an unknown or already acked one is a

@@ -31,7 +31,7 @@ func (s *Store) Create(ctx context.Context, q *core.Question, asked core.Event, 
 	err := s.update(ctx, op, func(tx *bbolt.Tx) error {
 		eff = effects{}
 		if tx.Bucket(bucketQuestions).Get([]byte(stored.ID)) != nil {
-			return core.Errorf(core.CodeConflict, op, "question %s already exists", stored.ID)
+			return refuse(core.Errorf(core.CodeConflict, op, "question %s already exists", stored.ID))
 		}
 		// A repeat is checked before the run: a retry of an ask that was
 		// parked just before its run ended still gets its question back.
@@ -48,7 +48,7 @@ func (s *Store) Create(ctx context.Context, q *core.Question, asked core.Event, 
 			}
 		}
 		if tx.Bucket(bucketRuns).Get([]byte(stored.Run().Key())) != nil {
-			return core.Errorf(core.CodeConflict, op, "run %s has ended", stored.RunID)
+			return refuse(core.Errorf(core.CodeConflict, op, "run %s has ended", stored.RunID))
 		}
 		if _, err := putQuestion(tx, &stored); err != nil {
 			return err
@@ -101,7 +101,7 @@ func (s *Store) Resolve(ctx context.Context, t core.Transition) (*core.Question,
 	const op = "resolve"
 	return s.mutate(ctx, op, t.QuestionID, func(tx *bbolt.Tx, q *core.Question, eff *effects) error {
 		if !q.Open() {
-			return &core.ClosedError{Question: q}
+			return refuse(&core.ClosedError{Question: q})
 		}
 		if len(t.Items) == 0 && t.Resolution == nil {
 			return errNoChange
@@ -112,7 +112,7 @@ func (s *Store) Resolve(ctx context.Context, t core.Transition) (*core.Question,
 		seen := make(map[string]bool, len(t.Items))
 		for _, a := range t.Items {
 			if _, done := q.Answered(a.ItemID); done || seen[a.ItemID] {
-				return core.Errorf(core.CodeConflict, op, "form item %s of question %s already has an answer", a.ItemID, q.ID)
+				return refuse(core.Errorf(core.CodeConflict, op, "form item %s of question %s already has an answer", a.ItemID, q.ID))
 			}
 			seen[a.ItemID] = true
 		}
@@ -129,7 +129,7 @@ func (s *Store) Resolve(ctx context.Context, t core.Transition) (*core.Question,
 			}
 		}
 		if res != nil && !res.State.Closed() {
-			return core.Errorf(core.CodeInvalid, op, "resolution state %q is not a closed state", res.State)
+			return refuse(core.Errorf(core.CodeInvalid, op, "resolution state %q is not a closed state", res.State))
 		}
 
 		if res != nil {
@@ -209,10 +209,10 @@ func (s *Store) Renotify(ctx context.Context, r core.Renotice) (*core.Question, 
 	}
 	return s.mutate(ctx, op, r.QuestionID, func(tx *bbolt.Tx, q *core.Question, eff *effects) error {
 		if !q.Open() {
-			return &core.ClosedError{Question: q}
+			return refuse(&core.ClosedError{Question: q})
 		}
 		if !r.IfDeadline.IsZero() && !q.Deadline.Equal(r.IfDeadline) {
-			return core.Errorf(core.CodeConflict, op, "the deadline of question %s has already moved", q.ID)
+			return refuse(core.Errorf(core.CodeConflict, op, "the deadline of question %s has already moved", q.ID))
 		}
 		if !r.Deadline.IsZero() {
 			deadlines := tx.Bucket(bucketDeadline)

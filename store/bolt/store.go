@@ -46,6 +46,7 @@ type Options struct {
 // Store is the bbolt-backed core.Store. It is safe for concurrent use.
 type Store struct {
 	db      *bbolt.DB
+	commits *committer
 	path    string
 	now     func() time.Time
 	watches watchers
@@ -66,8 +67,11 @@ var _ core.Store = (*Store)(nil)
 // ErrStoreClosed is the cause of errors from a store after Close.
 var ErrStoreClosed = errors.New("bolt store is closed")
 
-// errNoChange rolls back a write transaction that found nothing to write,
-// so that no commit (and no fsync) is paid for it.
+// errNoChange says a write function found nothing to write. Like a
+// refusal it must come before the function's first write: the function
+// then leaves its batch's transaction as it found it, and a batch of
+// nothing but no-ops is rolled back, so no commit (and no fsync) is paid
+// for it.
 var errNoChange = errors.New("no change")
 
 // Open opens (creating if needed) the store file at path.
@@ -108,16 +112,18 @@ func Open(path string, opts Options) (*Store, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return &Store{db: db, path: path, now: now, done: make(chan struct{})}, nil
+	return &Store{db: db, commits: newCommitter(db), path: path, now: now, done: make(chan struct{})}, nil
 }
 
 // Path is the file the store was opened on.
 func (s *Store) Path() string { return s.path }
 
-// Close releases blocked Claims and closes the file. It is safe to call
-// more than once.
+// Close lets the writes already submitted commit, refuses later ones,
+// releases blocked Claims and closes the file. It is safe to call more
+// than once.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		s.commits.stop()
 		close(s.done)
 		s.closeErr = s.db.Close()
 	})
@@ -151,14 +157,17 @@ func (s *Store) Beat(ctx context.Context, now time.Time) (time.Time, error) {
 	return prev, nil
 }
 
-// update runs fn in one write transaction: everything fn writes commits
-// together or not at all. A coded core error or errNoChange from fn rolls
-// back; errNoChange then reads as success.
+// update runs fn in a write transaction, shared with other writers' (see
+// committer): everything fn writes commits together or not at all, and
+// update returns once it is durable. fn must be safe to run again (it may
+// be, if a batch-mate fails) and return errNoChange or a refuse()d error
+// only before its first write; any other error undoes what it wrote.
+// errNoChange reads as success.
 func (s *Store) update(ctx context.Context, op string, fn func(*bbolt.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	err := s.db.Update(fn)
+	err := s.commits.do(fn)
 	if errors.Is(err, errNoChange) {
 		return nil
 	}

@@ -39,8 +39,8 @@ func (s *Store) announce(e *effects) {
 // transaction it reads the question, lets change edit it (and write what
 // else it must: indexes, events, outbox entries, noting them in eff), and
 // stores it; the wake-ups follow the commit (law 3). change may return
-// errNoChange or a coded error to leave everything as it was; the
-// question as read is then returned with the error.
+// errNoChange (the question as read is then returned) or a refuse()d
+// error, both before its first write, to leave everything as it was.
 func (s *Store) mutate(ctx context.Context, op, id string, change func(tx *bbolt.Tx, q *core.Question, eff *effects) error) (*core.Question, error) {
 	var (
 		out *core.Question
@@ -50,7 +50,7 @@ func (s *Store) mutate(ctx context.Context, op, id string, change func(tx *bbolt
 		eff = effects{}
 		q, err := getQuestion(tx, id)
 		if err != nil {
-			return err
+			return refuse(err) // nothing written yet
 		}
 		out = q
 		if err := change(tx, q, &eff); err != nil {

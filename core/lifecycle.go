@@ -2,8 +2,10 @@ package core
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -94,17 +96,41 @@ func (s *Service) renotify(ctx context.Context, q *Question, kind EventKind, rea
 type BootReport struct {
 	// LastBeat is the previous heartbeat; zero on a first start.
 	LastBeat time.Time
-	// Down is how long the bridge was away, when over the threshold.
-	Down     time.Duration
-	Reminded int
-	Digests  int
+	// Down is how long the bridge was away, when over the threshold: the
+	// open questions are then due to be re-notified, which CatchUp does
+	// in the background (Run starts it).
+	Down    time.Duration
+	Digests int
+}
+
+// awayKey is the Values key under which Boot records a downtime whose
+// re-notification is not finished, with how far it has gone; awayLease
+// is the lease that lets one replica at a time work through it.
+const (
+	awayKey   = "core:away"
+	awayLease = "core:away:lease"
+)
+
+// awayRecord is a downtime whose open questions are still to be
+// re-notified.
+type awayRecord struct {
+	// Since is the last heartbeat before the downtime; it names the
+	// reminders' delivery keys, so a repeat after a crash is recognisable.
+	Since time.Time `json:"since"`
+	// Booted is when the bridge came back: questions asked later were
+	// never missed and get no reminder.
+	Booted time.Time `json:"booted"`
+	// Cursor is the ListOpen position up to which reminders are stored.
+	Cursor string `json:"cursor,omitempty"`
 }
 
 // Boot runs once at start: it swaps the heartbeat and, if the bridge was
-// away longer than the threshold, re-notifies every open question and
-// enqueues one "while you were away" digest per room of each route. Of
-// several replicas booting together only the first sees the old beat, so
-// this happens once.
+// away longer than the threshold, records the downtime (CatchUp then
+// re-notifies every open question, in bounded batches, while the bridge
+// already serves) and enqueues one "while you were away" digest per room
+// of each route. Of several replicas booting together only the first sees
+// the old beat, so this happens once. Boot does a bounded amount of work
+// whatever the number of open questions, so the bridge is ready at once.
 func (s *Service) Boot(ctx context.Context) (BootReport, error) {
 	const op = "boot"
 	now := s.now()
@@ -113,9 +139,9 @@ func (s *Service) Boot(ctx context.Context) (BootReport, error) {
 		return BootReport{}, Internal(op, err)
 	}
 	rep := BootReport{LastBeat: prev}
-	// If the re-notifying below fails part way, put the old beat back, so
-	// the next boot sees the downtime and finishes the job (repeats carry
-	// the same delivery keys, so they are recognisable).
+	// If recording the downtime fails, put the old beat back, so the next
+	// boot sees the downtime and records it (repeats carry the same
+	// delivery keys, so they are recognisable).
 	restore := func(err error) (BootReport, error) {
 		if _, berr := s.store.Beat(context.WithoutCancel(ctx), prev); berr != nil {
 			err = errors.Join(err, Internal(op, berr))
@@ -126,34 +152,12 @@ func (s *Service) Boot(ctx context.Context) (BootReport, error) {
 		return rep, nil
 	}
 	rep.Down = now.Sub(prev)
-	reason := fmt.Sprintf("re-notified after askbridge was away for %s", rep.Down.Round(time.Second))
-	cursor := ""
-	for {
-		qs, next, err := s.store.ListOpen(ctx, cursor, 100)
-		if err != nil {
-			return restore(Internal(op, err))
-		}
-		for _, q := range qs {
-			route := s.cfg.Routes[q.Route]
-			_, err := s.store.Renotify(ctx, Renotice{
-				QuestionID: q.ID,
-				Event: Event{QuestionID: q.ID, RunID: q.RunID, At: now, Kind: EventReminded,
-					Actor: s.pseudonym(System), Surface: SurfaceSystem, Reason: reason},
-				Deliveries: roomDeliveries(q, route, DeliverRemind, "away"+prev.Format("20060102T150405.000"), now),
-				Now:        now,
-			})
-			switch {
-			case err == nil:
-				rep.Reminded++
-			case errors.Is(err, ErrClosed):
-			default:
-				return restore(Internal(op, err))
-			}
-		}
-		if next == "" {
-			break
-		}
-		cursor = next
+	rec, err := json.Marshal(awayRecord{Since: prev, Booted: now})
+	if err != nil {
+		return restore(Internal(op, err))
+	}
+	if err := s.store.SetValue(ctx, awayKey, string(rec)); err != nil {
+		return restore(Internal(op, err))
 	}
 	var digests []Delivery
 	for _, name := range s.sortedRouteNames() {
@@ -173,6 +177,113 @@ func (s *Service) Boot(ctx context.Context) (BootReport, error) {
 	}
 	rep.Digests = len(digests)
 	return rep, nil
+}
+
+// catchUpPage is how many open questions CatchUp reads, and records its
+// progress after; catchUpParallel is how many of their re-notifications
+// are in flight at once (the embedded store commits concurrent ones
+// together).
+const (
+	catchUpPage     = 100
+	catchUpParallel = 8
+)
+
+// catchUpLease is how long a replica holds the catch-up without renewing
+// it (it renews every page); a dead holder's share is taken over after it.
+const catchUpLease = time.Minute
+
+// CatchUp re-notifies the open questions that a downtime recorded by Boot
+// left waiting, a page at a time, recording after each page how far it
+// got, so a restart resumes rather than starts over. owner names the
+// caller for the lease that keeps two replicas from doing the same work.
+// It returns how many questions it reminded and whether the work is
+// finished (false when another replica holds it, or on error: call again
+// later). The reminders themselves go out through the outbox at each
+// platform's pace, like any delivery.
+func (s *Service) CatchUp(ctx context.Context, owner string) (reminded int, done bool, err error) {
+	const op = "catch up"
+	raw, err := s.store.Value(ctx, awayKey)
+	if err != nil || raw == "" {
+		return 0, err == nil, Internal(op, err)
+	}
+	var rec awayRecord
+	if err := json.Unmarshal([]byte(raw), &rec); err != nil {
+		return 0, false, Internal(op, fmt.Errorf("downtime record %q: %w", raw, err))
+	}
+	down := rec.Booted.Sub(rec.Since)
+	reason := fmt.Sprintf("re-notified after askbridge was away for %s", down.Round(time.Second))
+	purpose := "away" + rec.Since.Format("20060102T150405.000")
+	for {
+		held, err := s.store.Lease(ctx, awayLease, owner, catchUpLease)
+		if err != nil || !held {
+			return reminded, false, Internal(op, err)
+		}
+		qs, next, err := s.store.ListOpen(ctx, rec.Cursor, catchUpPage)
+		if err != nil {
+			return reminded, false, Internal(op, err)
+		}
+		n, err := s.remindAll(ctx, qs, rec.Booted, reason, purpose)
+		reminded += n
+		if err != nil {
+			return reminded, false, err
+		}
+		if next == "" {
+			break
+		}
+		rec.Cursor = next
+		b, err := json.Marshal(rec)
+		if err != nil {
+			return reminded, false, Internal(op, err)
+		}
+		if err := s.store.SetValue(ctx, awayKey, string(b)); err != nil {
+			return reminded, false, Internal(op, err)
+		}
+	}
+	if err := s.store.SetValue(ctx, awayKey, ""); err != nil {
+		return reminded, false, Internal(op, err)
+	}
+	return reminded, true, Internal(op, s.store.Release(ctx, awayLease, owner))
+}
+
+// remindAll re-notifies the questions of one page that were open before
+// booted, catchUpParallel at a time, and says how many it reminded. A
+// question closed or purged meanwhile is skipped.
+func (s *Service) remindAll(ctx context.Context, qs []*Question, booted time.Time, reason, purpose string) (int, error) {
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		reminded int
+		errs     []error
+	)
+	slots := make(chan struct{}, catchUpParallel)
+	for _, q := range qs {
+		if q.CreatedAt.After(booted) {
+			continue // asked after the bridge came back: nothing was missed
+		}
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			now := s.now()
+			_, err := s.store.Renotify(ctx, Renotice{
+				QuestionID: q.ID,
+				Event: Event{QuestionID: q.ID, RunID: q.RunID, At: now, Kind: EventReminded,
+					Actor: s.pseudonym(System), Surface: SurfaceSystem, Reason: reason},
+				Deliveries: roomDeliveries(q, s.cfg.Routes[q.Route], DeliverRemind, purpose, now),
+				Now:        now,
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				reminded++
+			case errors.Is(err, ErrClosed), ErrorCode(err) == CodeNotFound:
+			default:
+				errs = append(errs, Internal("remind "+q.ID, err))
+			}
+		})
+	}
+	wg.Wait()
+	return reminded, errors.Join(errs...)
 }
 
 // Beat records that the bridge is up.
@@ -205,8 +316,8 @@ type Loops struct {
 	Purge     time.Duration
 }
 
-// Run runs the ticker, the heartbeat and retention until ctx ends (call
-// Boot first, once). Errors of one pass are reported to onErr and the loop goes on: a
+// Run runs the ticker, the heartbeat, retention and, while a downtime's
+// re-notification is due, CatchUp, until ctx ends (call Boot first, once). Errors of one pass are reported to onErr and the loop goes on: a
 // store that is briefly away must not stop the bridge.
 func (s *Service) Run(ctx context.Context, l Loops, onErr func(error)) error {
 	if l.Tick <= 0 {
@@ -221,6 +332,9 @@ func (s *Service) Run(ctx context.Context, l Loops, onErr func(error)) error {
 	if onErr == nil {
 		onErr = func(error) {}
 	}
+	var catchUp sync.WaitGroup
+	defer catchUp.Wait()
+	catchUp.Go(func() { s.catchUpLoop(ctx, l.Tick, onErr) })
 	tick, beat, purge := time.NewTicker(l.Tick), time.NewTicker(l.Heartbeat), time.NewTicker(l.Purge)
 	defer tick.Stop()
 	defer beat.Stop()
@@ -241,6 +355,28 @@ func (s *Service) Run(ctx context.Context, l Loops, onErr func(error)) error {
 			if _, err := s.Purge(ctx); err != nil && ctx.Err() == nil {
 				onErr(err)
 			}
+		}
+	}
+}
+
+// catchUpLoop runs CatchUp until it is finished, trying again every
+// interval while another replica holds it or after an error.
+func (s *Service) catchUpLoop(ctx context.Context, interval time.Duration, onErr func(error)) {
+	owner := NewID(0) // this process, for the lease
+	for {
+		_, done, err := s.CatchUp(ctx, owner)
+		if ctx.Err() != nil || done {
+			return
+		}
+		if err != nil {
+			onErr(err)
+		}
+		t := time.NewTimer(interval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
 		}
 	}
 }

@@ -134,8 +134,8 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	if boot.Down > 0 {
-		m.Log.Info().Dur("away", boot.Down).Int("reminded", boot.Reminded).Int("digests", boot.Digests).
-			Msg("was away longer than the downtime threshold: open questions re-notified")
+		m.Log.Info().Dur("away", boot.Down).Int("digests", boot.Digests).
+			Msg("was away longer than the downtime threshold: open questions are being re-notified in the background")
 	}
 
 	opts := httpapi.Options{Tokens: tokens, Log: m.Log, Extras: s.File.Directives}

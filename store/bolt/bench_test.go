@@ -10,6 +10,7 @@ import (
 
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/store/bolt"
+	"github.com/askbridge/askbridge/store/storetest"
 )
 
 // BenchmarkResolve closes b.N distinct open questions, each with one
@@ -77,4 +78,21 @@ func benchResolve(b *testing.B, noSync bool) {
 	wg.Wait()
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "resolves/s")
+}
+
+// BenchmarkBoot is the boot with storetest.BenchOpen() open questions, no
+// downtime and after one (see storetest.BenchBoot), on a file seeded
+// without fsync and then opened as the bridge opens it.
+func BenchmarkBoot(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "boot.db")
+	storetest.BenchBoot(b, func(b *testing.B, seeding bool) core.Store {
+		s, err := bolt.Open(path, bolt.Options{NoSync: seeding})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !seeding {
+			b.Cleanup(func() { _ = s.Close() })
+		}
+		return s
+	})
 }

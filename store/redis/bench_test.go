@@ -14,6 +14,7 @@ import (
 
 	"github.com/askbridge/askbridge/core"
 	redisstore "github.com/askbridge/askbridge/store/redis"
+	"github.com/askbridge/askbridge/store/storetest"
 )
 
 // resolvers is how many goroutines race in the benchmarks.
@@ -165,4 +166,22 @@ func reportServerTime(b *testing.B, cmd string) {
 			}
 		}
 	}
+}
+
+// BenchmarkBoot is the boot with storetest.BenchOpen() open questions, no
+// downtime and after one (see storetest.BenchBoot).
+func BenchmarkBoot(b *testing.B) {
+	ctx := context.Background()
+	prefix := randomPrefix()
+	defer flush(b)
+	storetest.BenchBoot(b, func(b *testing.B, seeding bool) core.Store {
+		s, err := redisstore.New(ctx, sharedClient(), redisstore.Options{Prefix: prefix})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !seeding {
+			b.Cleanup(func() { _ = s.Close() })
+		}
+		return s
+	})
 }

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"testing"
@@ -19,6 +20,7 @@ func init() {
 	register("OutboxHandedOverAfterConsumerDies", testOutboxHandover)
 	register("RetentionDropsOldClosedQuestions", testRetention)
 	register("BootAfterDowntimeRemindsAndDigestsOnce", testBoot)
+	register("CatchUpResumesWhereItStopped", testCatchUpResumes)
 	register("EventsSinceAndBetween", testEventsBetween)
 }
 
@@ -293,7 +295,7 @@ func testRetention(t *testing.T, h Harness) {
 
 func testBoot(t *testing.T, h Harness) {
 	e := newEnv(t, h)
-	if rep, err := e.svc.Boot(t.Context()); err != nil || !rep.LastBeat.IsZero() || rep.Reminded != 0 {
+	if rep, err := e.svc.Boot(t.Context()); err != nil || !rep.LastBeat.IsZero() || rep.Down != 0 {
 		t.Fatalf("first boot: %+v, %v", rep, err)
 	}
 	q1, q2 := e.ask(decision("ops")), e.ask(clarification("run-1"))
@@ -304,14 +306,31 @@ func testBoot(t *testing.T, h Harness) {
 	e.claimAll(core.SurfaceSlack, "c")
 	e.claimAll(core.SurfaceTelegram, "c")
 	e.clock.Advance(time.Minute)
-	if rep, err := e.svc.Boot(t.Context()); err != nil || rep.Reminded != 0 || rep.Down != 0 {
+	if rep, err := e.svc.Boot(t.Context()); err != nil || rep.Down != 0 {
 		t.Fatalf("boot after a short gap: %+v, %v", rep, err)
+	}
+	if n, done, err := e.svc.CatchUp(t.Context(), "r1"); err != nil || n != 0 || !done {
+		t.Fatalf("catch-up with no downtime: %d, %v, %v", n, done, err)
 	}
 	e.clock.Advance(2 * time.Hour)
 	e.restart()
 	rep, err := e.svc.Boot(t.Context())
-	if err != nil || rep.Reminded != 2 || rep.Down != 2*time.Hour || rep.Digests != 3 { // one per room: slack, telegram, discord
+	if err != nil || rep.Down != 2*time.Hour || rep.Digests != 3 { // one per room: slack, telegram, discord
 		t.Fatalf("boot after downtime: %+v, %v", rep, err)
+	}
+	// Boot only records the downtime; the bridge serves before the
+	// reminders are stored, and a question asked now was never missed.
+	e.clock.Advance(time.Second)
+	fresh := e.ask(clarification("run-1"))
+	n, done, err := e.svc.CatchUp(t.Context(), "r1")
+	if err != nil || n != 2 || !done {
+		t.Fatalf("catch-up after downtime: %d reminded, done %v, %v; want 2", n, done, err)
+	}
+	if kinds := coretest.Kinds(e.events(fresh.ID)); len(kinds) != 1 {
+		t.Fatalf("a question asked after the boot was reminded: %v", kinds)
+	}
+	if n, done, err := e.svc.CatchUp(t.Context(), "r2"); err != nil || n != 0 || !done {
+		t.Fatalf("second catch-up: %d, %v, %v; want nothing left", n, done, err)
 	}
 	for _, id := range []string{q1.ID, q2.ID} {
 		kinds := coretest.Kinds(e.events(id))
@@ -336,7 +355,7 @@ func testBoot(t *testing.T, h Harness) {
 		t.Fatalf("slack got %d reminders and %d digests, want 1 and 1: %+v", reminds, digests, slack)
 	}
 	// A second replica booting right after sees a fresh beat: no repeat.
-	if rep, err := e.service().Boot(t.Context()); err != nil || rep.Reminded != 0 || rep.Digests != 0 {
+	if rep, err := e.service().Boot(t.Context()); err != nil || rep.Down != 0 || rep.Digests != 0 {
 		t.Fatalf("second boot: %+v, %v", rep, err)
 	}
 }
@@ -378,5 +397,69 @@ func testEventsBetween(t *testing.T, h Harness) {
 	d, err = e.svc.Digest(t.Context(), core.DigestQuery{From: epoch, To: mark.Add(time.Minute), Decider: &slackLead})
 	if err != nil || len(d.Asked) != 1 || d.Asked[0].ID != q2.ID || len(d.Closed) != 0 {
 		t.Fatalf("digest for a slack decider: %+v, %v", d, err)
+	}
+}
+
+// failingRenotify fails every Renotify after the first ok calls, as a
+// store going away part way through would.
+type failingRenotify struct {
+	core.Store
+	mu sync.Mutex
+	ok int
+}
+
+func (f *failingRenotify) Renotify(ctx context.Context, r core.Renotice) (*core.Question, error) {
+	f.mu.Lock()
+	pass := f.ok > 0
+	f.ok--
+	f.mu.Unlock()
+	if !pass {
+		return nil, errors.New("store went away")
+	}
+	return f.Store.Renotify(ctx, r)
+}
+
+// testCatchUpResumes: a catch-up cut short goes on after a restart from
+// the last page it finished, and every open question ends up reminded
+// exactly once.
+func testCatchUpResumes(t *testing.T, h Harness) {
+	e := newEnv(t, h)
+	if _, err := e.svc.Boot(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	const open, page = 130, 100 // page is core's catch-up page
+	ids := make([]string, open)
+	for i := range ids {
+		ids[i] = e.ask(clarification("run-1")).ID
+	}
+	e.clock.Advance(2 * time.Hour)
+	e.restart()
+	if rep, err := e.svc.Boot(t.Context()); err != nil || rep.Down != 2*time.Hour {
+		t.Fatalf("boot after downtime: %+v, %v", rep, err)
+	}
+	flaky := &failingRenotify{Store: e.store, ok: page}
+	cut, err := core.New(flaky, core.Config{Routes: routes(), ActorKey: []byte("storetest-key")}, e.clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, done, err := cut.CatchUp(t.Context(), "r1")
+	if err == nil || done || n != page {
+		t.Fatalf("cut-short catch-up: %d reminded, done %v, err %v; want %d and an error", n, done, err, page)
+	}
+	e.restart()
+	n, done, err = e.svc.CatchUp(t.Context(), "r1")
+	if err != nil || !done || n != open-page {
+		t.Fatalf("resumed catch-up: %d reminded, done %v, %v; want %d", n, done, err, open-page)
+	}
+	for _, id := range ids {
+		got := 0
+		for _, k := range coretest.Kinds(e.events(id)) {
+			if k == core.EventReminded {
+				got++
+			}
+		}
+		if got != 1 {
+			t.Fatalf("%s was reminded %d times, want once", id, got)
+		}
 	}
 }

@@ -1,0 +1,105 @@
+package storetest
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// BenchOpen is how many open questions the boot benchmark parks:
+// ASKBRIDGE_BENCH_OPEN, or 100,000.
+func BenchOpen() int {
+	if n, err := strconv.Atoi(os.Getenv("ASKBRIDGE_BENCH_OPEN")); err == nil && n > 0 {
+		return n
+	}
+	return 100_000
+}
+
+// catchUpper is core.Service's background re-notification, where the
+// service has it.
+type catchUpper interface {
+	CatchUp(ctx context.Context, owner string) (int, bool, error)
+}
+
+// BenchBoot measures how long a bridge takes to be ready (Boot returns,
+// so the program serves) with BenchOpen() open questions, after a short
+// gap and after a downtime that makes every question due for a reminder,
+// and how long the reminders then take to be stored behind it. open
+// returns the store: seeding is true for the one that is filled (it may
+// skip fsync; BenchBoot closes it) and false for the one that is timed,
+// which must see the same data. Run it with -benchtime 1x.
+func BenchBoot(b *testing.B, open func(b *testing.B, seeding bool) core.Store) {
+	ctx := context.Background()
+	n := BenchOpen()
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	seedStore := open(b, true)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	for range 16 {
+		wg.Go(func() {
+			for i := next.Add(1); i <= int64(n); i = next.Add(1) {
+				at := now.Add(-3 * time.Hour).Add(time.Duration(i) * time.Millisecond)
+				q := &core.Question{ID: core.NewID(0), Kind: core.KindClarification, Agent: "agent", RunID: "run-1",
+					Text: "Which region should the new cluster run in?", Reversibility: core.Reversible, Route: "ops",
+					CreatedAt: at, Deadline: at.Add(24 * time.Hour), Timeout: core.Duration(24 * time.Hour),
+					OnTimeout: core.OnTimeoutDeny, State: core.StateOpen}
+				if err := seedStore.Create(ctx, q, core.Event{QuestionID: q.ID, RunID: q.RunID, At: at, Kind: core.EventAsked}, nil); err != nil {
+					failed.Store(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err, _ := failed.Load().(error); err != nil {
+		b.Fatal(err)
+	}
+	if err := seedStore.Close(); err != nil {
+		b.Fatal(err)
+	}
+	st := open(b, false)
+	svc, err := core.New(st, core.Config{Routes: routes(), ActorKey: []byte("bench-key")}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	boot := func(b *testing.B, away time.Duration) {
+		if _, err := st.Beat(ctx, time.Now().Add(-away)); err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		rep, err := svc.Boot(ctx)
+		ready := time.Since(start)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if (rep.Down > 0) != (away > core.DefaultDowntimeThreshold) {
+			b.Fatalf("boot after %s reported downtime %s", away, rep.Down)
+		}
+		b.ReportMetric(float64(ready.Microseconds())/1000, "ready-ms")
+		b.ReportMetric(float64(n), "open")
+		if cu, ok := any(svc).(catchUpper); ok && rep.Down > 0 {
+			reminded, done, err := cu.CatchUp(ctx, "bench")
+			if err != nil || !done || reminded != n {
+				b.Fatalf("catch-up: %d of %d reminded, done %v, %v", reminded, n, done, err)
+			}
+			b.ReportMetric(time.Since(start).Seconds(), "caught-up-s")
+		}
+	}
+	b.Run("no-downtime", func(b *testing.B) {
+		for range b.N {
+			boot(b, time.Minute)
+		}
+	})
+	b.Run("after-downtime", func(b *testing.B) {
+		for range b.N {
+			boot(b, core.DefaultDowntimeThreshold+time.Hour)
+		}
+	})
+}

@@ -87,7 +87,7 @@ func (s *Service) resolve(ctx context.Context, a attempt) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	t.QuestionID, t.Now = q.ID, now
+	t.QuestionID, t.Now, t.Read = q.ID, now, q
 	after, err := s.store.Resolve(ctx, t)
 	if err != nil {
 		var closed *ClosedError

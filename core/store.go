@@ -76,6 +76,11 @@ type Transition struct {
 	// Now is when the transition happens (the injected clock), used for
 	// the update deliveries and indexes.
 	Now time.Time
+	// Read is the question as the caller read it just before, if it has
+	// it (core does). It is a hint, never trusted for the outcome: a store
+	// may answer with Read plus the transition when the stored question
+	// has not changed since, instead of reading it back.
+	Read *Question
 }
 
 // Renotice re-posts a still-open question and moves its deadline: a

@@ -86,6 +86,26 @@ func (k keys) outboxes(shard int) []string {
 	return out
 }
 
+// shardKeys are the keys of one shard that the transitions use, spelled
+// once per store rather than once per call.
+type shardKeys struct {
+	shard                                        int
+	events, seq, open, deadline, runOpen, closed string
+	wake                                         string
+	outboxes                                     []string
+}
+
+func (k keys) forShard(shard int) shardKeys {
+	return shardKeys{
+		shard: shard, events: k.events(shard), seq: k.seq(shard), open: k.open(shard),
+		deadline: k.deadline(shard), runOpen: k.runOpen(shard), closed: k.closed(shard),
+		wake: k.wake(shard), outboxes: k.outboxes(shard),
+	}
+}
+
+// shardKeys returns shard's keys (a shard of this store: shardOf checked it).
+func (s *Store) shardKeys(shard int) *shardKeys { return &s.sk[shard] }
+
 // index is the time index of a shard.
 func (k keys) index(shard int, idx core.TimeIndex) (string, bool) {
 	switch idx {

@@ -99,27 +99,34 @@ func (s *Store) Get(ctx context.Context, id string) (*core.Question, error) {
 
 // Resolve is the chokepoint: one script compares the state, records the
 // items, closes, appends the event, enqueues the card updates and
-// publishes the wake-up.
+// publishes the wake-up. When the caller hands in the question as it read
+// it (t.Read) and the script finds it unchanged, the script answers with
+// the new state only and the question after the transition is built here
+// from that copy, instead of being sent back and decoded a second time.
 func (s *Store) Resolve(ctx context.Context, t core.Transition) (*core.Question, error) {
 	const op = "redis resolve"
 	shard, ok := s.shardOf(t.QuestionID)
 	if !ok {
 		return nil, core.ErrNotFound
 	}
-	var state, resJSON, closeJSON, itemJSON string
+	var (
+		state, closeJSON, itemJSON string
+		res                        *core.Resolution
+		resJSON                    []byte
+	)
 	if t.Resolution != nil {
-		res := *t.Resolution
+		r := *t.Resolution
 		if len(t.Items) > 0 {
-			res.State = core.StateAnswered // a form closes as answered
+			r.State = core.StateAnswered // a form closes as answered
 		}
-		if !res.State.Closed() {
-			return nil, core.Errorf(core.CodeInvalid, op, "a resolution must close the question, not leave it %q", res.State)
+		if !r.State.Closed() {
+			return nil, core.Errorf(core.CodeInvalid, op, "a resolution must close the question, not leave it %q", r.State)
 		}
-		b, err := json.Marshal(&res)
-		if err != nil {
+		var err error
+		if resJSON, err = json.Marshal(&r); err != nil {
 			return nil, core.Internal(op, err)
 		}
-		state, resJSON = string(res.State), string(b)
+		state, res = string(r.State), &r
 		if closeJSON, err = renderEvent(t.Event); err != nil {
 			return nil, core.Internal(op, err)
 		}
@@ -130,15 +137,24 @@ func (s *Store) Resolve(ctx context.Context, t core.Transition) (*core.Question,
 			return nil, core.Internal(op, err)
 		}
 	}
-	now, err := json.Marshal(t.Now)
+	now, err := t.Now.MarshalJSON()
 	if err != nil {
 		return nil, core.Internal(op, err)
 	}
-	args := []any{
-		shard, s.timed, surfaceList,
-		t.QuestionID, s.k.wake(shard), now, msString(t.Now),
-		state, resJSON, closeJSON, itemJSON, len(t.Items),
+	read := t.Read
+	if read != nil && (read.ID != t.QuestionID || !read.Open()) {
+		read = nil // not a copy this transition can start from
 	}
+	fp := ""
+	if read != nil {
+		fp = fingerprint(read)
+	}
+	sk := s.shardKeys(shard)
+	args := make([]any, 0, 13+2*len(t.Items))
+	args = append(args,
+		sk.shard, s.timed, surfaceList,
+		t.QuestionID, sk.wake, now, msString(t.Now),
+		state, resJSON, closeJSON, itemJSON, fp, len(t.Items))
 	for _, a := range t.Items {
 		b, err := json.Marshal(&a)
 		if err != nil {
@@ -146,19 +162,59 @@ func (s *Store) Resolve(ctx context.Context, t core.Transition) (*core.Question,
 		}
 		args = append(args, a.ItemID, b)
 	}
-	keys := append([]string{
-		s.k.question(t.QuestionID), s.k.questionEvents(t.QuestionID), s.k.events(shard), s.k.seq(shard),
-		s.k.open(shard), s.k.deadline(shard), s.k.runOpen(shard), s.k.closed(shard),
-	}, s.k.outboxes(shard)...)
+	keys := make([]string, 0, 6+len(sk.outboxes))
+	keys = append(keys, s.k.question(t.QuestionID), s.k.questionEvents(t.QuestionID),
+		sk.events, sk.seq, sk.open, sk.closed)
+	keys = append(keys, sk.outboxes...)
 	r, err := s.run(ctx, resolveScript, keys, args...)
 	if err != nil {
 		return nil, core.Internal(op, err)
 	}
-	q, err := s.outcome(op, t.QuestionID, r)
-	if err == nil {
-		s.wake(t.QuestionID) // local waiters need not wait for the round trip through pub/sub
+	var q *core.Question
+	if r.code == codeOK && r.n == 1 && read != nil && len(r.list) == 1 {
+		q = applied(read, t.Items, core.State(r.list[0]), res)
+	} else if q, err = s.outcome(op, t.QuestionID, r); err != nil {
+		return nil, err
 	}
-	return q, err
+	s.wake(t.QuestionID) // local waiters need not wait for the round trip through pub/sub
+	return q, nil
+}
+
+// fingerprint is what of a question can change while it is open, as
+// resolve.lua spells it from the hash: cards, answered items, deadline
+// and renotices. An open question with the same fingerprint as a copy
+// read earlier is that copy (its document never changes).
+func fingerprint(q *core.Question) string {
+	deadline := ""
+	if !q.Deadline.IsZero() {
+		deadline = msString(q.Deadline)
+	}
+	return strconv.Itoa(len(q.Messages)) + " " + strconv.Itoa(len(q.Answers)) + " " + deadline + " " + strconv.Itoa(q.Renotified)
+}
+
+// applied is read after resolve.lua applied items and, if it closed the
+// question (state), res: what decodeQuestion would make of the hash.
+func applied(read *core.Question, items []core.ItemAnswer, state core.State, res *core.Resolution) *core.Question {
+	q := *read
+	if len(items) > 0 {
+		q.Answers = make([]core.ItemAnswer, 0, len(read.Answers)+len(items))
+		q.Answers = append(q.Answers, read.Answers...)
+		for _, a := range items {
+			a.Decider.Roles = nil // checked, never stored
+			q.Answers = append(q.Answers, a)
+		}
+		sortAnswers(&q)
+	}
+	if state.Closed() && res != nil {
+		r := *res
+		r.Decider.Roles = nil
+		if r.Approved != nil {
+			v := *r.Approved
+			r.Approved = &v
+		}
+		q.State, q.Resolution = state, &r
+	}
+	return &q
 }
 
 // Renotify re-posts a still-open question and moves its deadline.
@@ -257,9 +313,63 @@ func (s *Store) EndRun(ctx context.Context, runID string, at time.Time) ([]strin
 		if r.code != codeOK {
 			return nil, core.Internal(op, errors.New("end run: unexpected code "+strconv.FormatInt(r.code, 10)))
 		}
-		ids = append(ids, r.list...)
+		// The index keeps closed questions until they are read here (or
+		// purged): a close does not pay for removing them.
+		open, stale, err := s.openOnly(ctx, r.list)
+		if err != nil {
+			return nil, core.Internal(op, err)
+		}
+		if err := s.dropStale(ctx, stale, func(id string) (string, string) {
+			return s.k.runOpen(shard), runID + "\x00" + id
+		}); err != nil {
+			return nil, core.Internal(op, err)
+		}
+		ids = append(ids, open...)
 	}
 	return ids, nil
+}
+
+// openOnly splits ids into those of open questions and the rest (closed,
+// or gone), keeping their order, with one pipelined read.
+func (s *Store) openOnly(ctx context.Context, ids []string) (open, stale []string, err error) {
+	if len(ids) == 0 {
+		return nil, nil, nil
+	}
+	cmds := make([]*goredis.StringCmd, len(ids))
+	_, err = s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		for i, id := range ids {
+			cmds[i] = p.HGet(ctx, s.k.question(id), "state")
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, goredis.Nil) {
+		return nil, nil, err
+	}
+	for i, c := range cmds {
+		if c.Val() == string(core.StateOpen) {
+			open = append(open, ids[i])
+		} else if c.Err() == nil || errors.Is(c.Err(), goredis.Nil) {
+			stale = append(stale, ids[i])
+		}
+	}
+	return open, stale, nil
+}
+
+// dropStale removes index members of questions that are closed or gone.
+// A closed question never reopens, so removing its entry can race with
+// nothing; member gives each id's index key and member.
+func (s *Store) dropStale(ctx context.Context, ids []string, member func(id string) (key, m string)) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		for _, id := range ids {
+			k, m := member(id)
+			p.ZRem(ctx, k, m)
+		}
+		return nil
+	})
+	return err
 }
 
 // ListOpen pages through the open index; the cursor is the last member
@@ -334,14 +444,35 @@ func (s *Store) Between(ctx context.Context, idx core.TimeIndex, from, to time.T
 	return qs, nil
 }
 
-// Due lists open questions whose deadline is at or before now.
+// dueRounds bounds how often one Due call drops closed questions' entries
+// and reads again to fill its page.
+const dueRounds = 8
+
+// Due lists open questions whose deadline is at or before now. The
+// deadline index keeps closed questions until they come due (a close does
+// not pay for removing them), so Due drops the closed ones it meets and
+// reads again until its page is open questions only.
 func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]string, error) {
 	const op = "redis due"
-	ids, err := s.rangeByScore(ctx, s.k.deadline, "-inf", msString(now), limit)
-	if err != nil {
-		return nil, core.Internal(op, err)
+	for round := 1; ; round++ {
+		ids, err := s.rangeByScore(ctx, s.k.deadline, "-inf", msString(now), limit)
+		if err != nil {
+			return nil, core.Internal(op, err)
+		}
+		open, stale, err := s.openOnly(ctx, ids)
+		if err != nil {
+			return nil, core.Internal(op, err)
+		}
+		if err := s.dropStale(ctx, stale, func(id string) (string, string) {
+			sh, _ := s.shardOf(id)
+			return s.k.deadline(sh), id
+		}); err != nil {
+			return nil, core.Internal(op, err)
+		}
+		if len(stale) == 0 || limit <= 0 || len(ids) < limit || round == dueRounds {
+			return open, nil
+		}
 	}
-	return ids, nil
 }
 
 // rangeByScore reads up to limit members (all for limit <= 0) of a score
@@ -433,7 +564,8 @@ func (s *Store) Purge(ctx context.Context, cutoff time.Time, limit int) (int, er
 			if err != nil {
 				return total, core.Internal(op, err)
 			}
-			keys := []string{s.k.closed(shard), s.k.created(shard), s.k.events(shard), s.k.loose(shard), s.k.idempotency(shard)}
+			keys := []string{s.k.closed(shard), s.k.created(shard), s.k.events(shard), s.k.loose(shard), s.k.idempotency(shard),
+				s.k.deadline(shard), s.k.runOpen(shard)}
 			args := []any{msString(cutoff), purgeBatch}
 			for _, id := range ids {
 				if sh, ok := s.shardOf(id); !ok || sh != shard {

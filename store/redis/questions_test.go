@@ -3,6 +3,7 @@ package redis_test
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -629,5 +630,112 @@ func TestNoLimit(t *testing.T) {
 	}
 	if evs, err := s.Events(ctx, 0, 0); err != nil || len(evs) != 0 {
 		t.Fatalf("events after purge: %d, %v", len(evs), err)
+	}
+}
+
+// TestResolveFromRead: handed the question as the caller read it, Resolve
+// answers with exactly what a read after it returns, whether the stored
+// question is still that copy (the script then sends back only the state)
+// or has changed since (a card recorded meanwhile; the script then sends
+// the whole hash).
+func TestResolveFromRead(t *testing.T) {
+	ctx := t.Context()
+	at := t0.Add(time.Minute)
+	s := newStore(t, redisstore.Options{})
+	card := func(q *core.Question, n string) core.MessageRef {
+		return core.MessageRef{Surface: core.SurfaceSlack, Room: "C1", ID: n, Delivery: q.ID + ":post:" + n, At: t0}
+	}
+	record := func(q *core.Question, ref core.MessageRef) *core.Question {
+		got, err := s.RecordMessage(ctx, q.ID, ref, event(q, core.EventNotified, t0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	check := func(name string, got *core.Question, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if diff := cmp.Diff(mustGet(t, s, got.ID), got); diff != "" {
+			t.Fatalf("%s: Resolve's question differs from a read after it (-read +resolve):\n%s", name, diff)
+		}
+	}
+
+	q := question(0, "run-1", t0)
+	mustCreate(t, s, q)
+	read := record(q, card(q, "1"))
+	tr := answer(q, "ada", at)
+	tr.Read = read
+	got, err := s.Resolve(ctx, tr)
+	check("as read", got, err)
+	if got.State != core.StateAnswered || len(got.Messages) != 1 {
+		t.Fatalf("as read: %+v", got)
+	}
+
+	stale := question(0, "run-1", t0)
+	mustCreate(t, s, stale)
+	read = record(stale, card(stale, "1"))
+	record(stale, card(stale, "2")) // after the caller's read
+	tr = answer(stale, "ada", at)
+	tr.Read = read
+	got, err = s.Resolve(ctx, tr)
+	check("changed since the read", got, err)
+	if len(got.Messages) != 2 {
+		t.Fatalf("changed since the read: %d cards, want 2", len(got.Messages))
+	}
+	ds, err := s.Claim(ctx, core.SurfaceSlack, "c", 100, time.Hour, 0)
+	if err != nil || len(ds) != 3 {
+		t.Fatalf("claimed %d card updates, %v; want one per card of both questions (3)", len(ds), err)
+	}
+
+	form := formQuestion(0, "run-1", t0)
+	mustCreate(t, s, form)
+	read = record(form, card(form, "1"))
+	for i, it := range form.Items {
+		tr := answer(form, "ada", at)
+		tr.Items = []core.ItemAnswer{{ItemID: it.ID, OptionID: it.Options[0].ID,
+			Decider: core.Decider{Surface: core.SurfaceAPI, ID: "ada", Name: "Ada", Roles: []string{"lead"}}, At: at}}
+		tr.ItemEvent = event(form, core.EventItemAnswered, at)
+		tr.Read = read
+		got, err := s.Resolve(ctx, tr)
+		check("form item "+it.ID, got, err)
+		if closed := got.State.Closed(); closed != (i == len(form.Items)-1) {
+			t.Fatalf("after item %d of %d: state %s", i+1, len(form.Items), got.State)
+		}
+		read = got
+	}
+}
+
+// TestDueSkipsClosed: a close leaves its question in the deadline index;
+// Due drops such entries and still fills its page with open questions.
+func TestDueSkipsClosed(t *testing.T) {
+	ctx := t.Context()
+	s := newStore(t, redisstore.Options{})
+	var open []string
+	for i := range 6 {
+		q := question(0, "run-1", t0.Add(time.Duration(i)*time.Second))
+		q.Deadline = t0.Add(time.Hour + time.Duration(i)*time.Second)
+		mustCreate(t, s, q)
+		if i < 4 { // the earliest deadlines close
+			if _, err := s.Resolve(ctx, answer(q, "ada", t0.Add(time.Minute))); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		open = append(open, q.ID)
+	}
+	due, err := s.Due(ctx, t0.Add(2*time.Hour), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(open, due); diff != "" {
+		t.Fatalf("due (-want +got):\n%s", diff)
+	}
+	ids, err := s.EndRun(ctx, core.Run{Agent: "agent-a", ID: "run-1"}.Key(), t0.Add(2*time.Hour))
+	slices.Sort(ids)
+	slices.Sort(open)
+	if err != nil || !cmp.Equal(open, ids) {
+		t.Fatalf("end run listed %v, %v; want the open ones %v", ids, err, open)
 	}
 }

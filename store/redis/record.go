@@ -1,11 +1,12 @@
 package redis
 
 import (
+	"cmp"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -88,13 +89,9 @@ func decodeQuestion(f map[string]string) (*core.Question, error) {
 		}
 	}
 
-	// Answers in item order; any answer to an item the question does not
-	// list (there should be none) follows, by item id, rather than vanish.
 	q.Answers = nil
-	listed := make(map[string]bool, len(q.Items))
-	for _, it := range q.Items {
-		listed[it.ID] = true
-		if v, ok := f["a:"+it.ID]; ok {
+	for k, v := range f {
+		if _, ok := strings.CutPrefix(k, "a:"); ok {
 			a, err := decodeAnswer(q.ID, v)
 			if err != nil {
 				return nil, err
@@ -102,20 +99,7 @@ func decodeQuestion(f map[string]string) (*core.Question, error) {
 			q.Answers = append(q.Answers, a)
 		}
 	}
-	var extra []string
-	for k := range f {
-		if item, ok := strings.CutPrefix(k, "a:"); ok && !listed[item] {
-			extra = append(extra, k)
-		}
-	}
-	sort.Strings(extra)
-	for _, k := range extra {
-		a, err := decodeAnswer(q.ID, f[k])
-		if err != nil {
-			return nil, err
-		}
-		q.Answers = append(q.Answers, a)
-	}
+	sortAnswers(q)
 
 	// Cards in posting order.
 	q.Messages = nil
@@ -133,6 +117,31 @@ func decodeQuestion(f map[string]string) (*core.Question, error) {
 	}
 	q.Normalize()
 	return q, nil
+}
+
+// sortAnswers puts answers in item order; any answer to an item the
+// question does not list (there should be none) follows, by item id,
+// rather than vanish.
+func sortAnswers(q *core.Question) {
+	if len(q.Answers) < 2 {
+		return
+	}
+	rank := make(map[string]int, len(q.Items))
+	for i, it := range q.Items {
+		rank[it.ID] = i
+	}
+	pos := func(a core.ItemAnswer) int {
+		if i, ok := rank[a.ItemID]; ok {
+			return i
+		}
+		return len(q.Items)
+	}
+	slices.SortStableFunc(q.Answers, func(a, b core.ItemAnswer) int {
+		if c := cmp.Compare(pos(a), pos(b)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ItemID, b.ItemID)
+	})
 }
 
 func decodeAnswer(id, v string) (core.ItemAnswer, error) {

@@ -71,6 +71,7 @@ type Store struct {
 	client  goredis.UniversalClient
 	owned   bool // Open made the client, so Close closes it
 	k       keys
+	sk      []shardKeys // per shard, built once: the hot paths build no key strings
 	shards  int
 	group   string
 	cluster bool
@@ -130,6 +131,9 @@ func New(ctx context.Context, client goredis.UniversalClient, opts Options) (*St
 	}
 	if s.shards > 1 {
 		s.timed = "1"
+	}
+	for shard := range s.shards {
+		s.sk = append(s.sk, s.k.forShard(shard))
 	}
 	switch client.(type) {
 	case *goredis.ClusterClient:

@@ -54,24 +54,20 @@ local function append_event(stream, seqkey, list, ejson)
   return n
 end
 
--- enqueue_update adds an update delivery for card i of the question. The
--- card's delivery fragment ("kind":"update",...,"message":{...}) was
--- rendered by Go when the card was recorded; only the key and time are
--- added here.
-local function enqueue_update(q, id, boxes, created, ver, i)
-  local card = redis.call('HMGET', q, 'ms:' .. i, 'm:' .. i)
-  local box = card[1] and boxes[card[1]]
-  if box and card[2] then
+-- enqueue_card adds an update delivery for card i of the question, given
+-- the card's surface and its delivery fragment ("kind":"update",...,
+-- "message":{...}), rendered by Go when the card was recorded; only the
+-- key and time are added here.
+local function enqueue_card(boxes, id, created, ver, i, surface, fragment)
+  local box = surface and boxes[surface]
+  if box and fragment then
     redis.call('XADD', box, '*', 'd',
-      '{"key":"' .. id .. '/update/' .. ver .. '/' .. i .. '","created_at":' .. created .. ',' .. card[2] .. '}')
+      '{"key":"' .. id .. '/update/' .. ver .. '/' .. i .. '","created_at":' .. created .. ',' .. fragment .. '}')
   end
 end
 
--- enqueue_updates bumps the question's version and enqueues an update
--- delivery for each of its nm recorded cards.
-local function enqueue_updates(q, id, boxes, created, nm)
-  local ver = redis.call('HINCRBY', q, 'ver', 1)
-  for i = 1, nm do
-    enqueue_update(q, id, boxes, created, ver, i)
-  end
+-- enqueue_update is enqueue_card for card i as stored on the question.
+local function enqueue_update(q, id, boxes, created, ver, i)
+  local card = redis.call('HMGET', q, 'ms:' .. i, 'm:' .. i)
+  enqueue_card(boxes, id, created, ver, i, card[1], card[2])
 end

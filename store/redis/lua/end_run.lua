@@ -1,6 +1,8 @@
 -- end_run.lua: mark a run ended in one shard (keeping the first time) and
--- list the run's open questions there. Create checks the same hash in the
--- same shard, so a question is either refused or listed, never missed.
+-- list the run's questions in the run-open index there. Create checks the
+-- same hash in the same shard, so a question is either refused or listed,
+-- never missed. A close leaves its question in the index, so the list may
+-- hold closed questions too: the caller skips them.
 --
 -- KEYS[1]  ended runs (hash run -> ms)
 -- KEYS[2]  run-open index (zset, lex "<run>\0<id>")

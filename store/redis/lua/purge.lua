@@ -3,10 +3,14 @@
 -- Go side picks the candidates; each is checked again here, so a question
 -- is only dropped if it is still closed before the cutoff.
 --
--- KEYS[1]  closed index           KEYS[3]  event stream
--- KEYS[2]  created index          KEYS[4]  loose events
--- KEYS[5]  idempotency keys       KEYS[6..] pairs: question hash,
---                                           question's event ids
+-- KEYS[1]  closed index           KEYS[5]  idempotency keys
+-- KEYS[2]  created index          KEYS[6]  deadline index
+-- KEYS[3]  event stream           KEYS[7]  run-open index
+-- KEYS[4]  loose events
+-- KEYS[8..] pairs: question hash, question's event ids
+--
+-- A close leaves the question in the deadline and run-open indexes (their
+-- readers skip closed questions); the purge takes it out of them.
 --
 -- ARGV[1]  cutoff ms (exclusive)
 -- ARGV[2]  most loose events to drop
@@ -25,10 +29,15 @@ end
 local dropped = 0
 for j = 3, #ARGV do
   local id = ARGV[j]
-  local q = KEYS[6 + 2 * (j - 3)]
-  local list = KEYS[7 + 2 * (j - 3)]
+  local q = KEYS[8 + 2 * (j - 3)]
+  local list = KEYS[9 + 2 * (j - 3)]
   local score = redis.call('ZSCORE', KEYS[1], id)
   if score and tonumber(score) < cutoff then
+    local run = redis.call('HGET', q, 'run')
+    redis.call('ZREM', KEYS[6], id)
+    if run then
+      redis.call('ZREM', KEYS[7], run .. '\0' .. id)
+    end
     xdel(redis.call('LRANGE', list, 0, -1))
     local idem = redis.call('HGET', q, 'idem')
     if idem then

@@ -1,26 +1,36 @@
 -- resolve.lua: the chokepoint (laws 1 and 2). Applies one transition to a
 -- question only while it is open: records form items, closes it when the
 -- transition says so, appends the event, enqueues an update for every
--- card and publishes the wake-up, all in one step.
+-- card and publishes the wake-up, all in one step. Every field it needs
+-- is read with one HMGET and every field it writes goes in one HSET.
+-- The deadline and run-open indexes are left as they are: their readers
+-- (Due, EndRun) skip and drop members whose question is no longer open,
+-- and Purge drops the rest, so a close pays for neither.
 --
 -- KEYS[1]  question hash          KEYS[5]  open index
--- KEYS[2]  question's event ids   KEYS[6]  deadline index
--- KEYS[3]  event stream           KEYS[7]  run-open index
--- KEYS[4]  event counter          KEYS[8]  closed index (zset, ms)
---                                 KEYS[9..] outbox streams, as ARGV[3]
+-- KEYS[2]  question's event ids   KEYS[6]  closed index (zset, ms)
+-- KEYS[3]  event stream           KEYS[7..] outbox streams, as ARGV[3]
+-- KEYS[4]  event counter
 --
 -- ARGV[1..3] shard, several-shards flag, surfaces (see common.lua)
 -- ARGV[4]  question id            ARGV[9]  resolution JSON, "" for none
 -- ARGV[5]  wake-up channel        ARGV[10] close event JSON, "" for none
 -- ARGV[6]  now as JSON string     ARGV[11] item event JSON, "" for none
--- ARGV[7]  now ms                 ARGV[12] n items, then n pairs:
--- ARGV[8]  state when closing              item id, answer JSON
+-- ARGV[7]  now ms                 ARGV[12] the caller's fingerprint of the
+-- ARGV[8]  state when closing              question as it read it ("" for
+--                                          none): "nm na deadline renot"
+--                                 ARGV[13] n items, then n pairs:
+--                                          item id, answer JSON
 --
 -- With items, the question closes only once every item ("ni" of them)
 -- has an answer; until then the resolution is ignored and the item event
 -- is appended instead of the close event.
 --
--- Returns {C_OK, 0, fields}             applied; fields = the hash after it
+-- Returns {C_OK, 1, {}, {state}}        applied, and the question was as
+--                                       the caller read it: the caller
+--                                       applies the transition to its copy;
+--                                       state is the state after it
+--         {C_OK, 0, fields}             applied; fields = the hash after it
 --         {C_NOT_FOUND}                 no such question
 --         {C_NOT_OPEN, 0, fields}       closed already; nothing changed
 --         {C_ITEM_ANSWERED, 0, fields}  an item has an answer (or is given
@@ -28,7 +38,7 @@
 
 local q = KEYS[1]
 local id = ARGV[4]
-local f = redis.call('HMGET', q, 'state', 'run', 'om', 'ni', 'nm')
+local f = redis.call('HMGET', q, 'state', 'om', 'ni', 'nm', 'na', 'deadline', 'renot', 'ver', 'ms:1', 'm:1')
 local state = f[1]
 if not state then
   return {C_NOT_FOUND, 0, {}, {}}
@@ -36,45 +46,68 @@ end
 if state ~= 'open' then
   return {C_NOT_OPEN, 0, redis.call('HGETALL', q), {}}
 end
+local nm, na = f[4] or '0', f[5] or '0'
+local as_read = ARGV[12] ~= '' and ARGV[12] == nm .. ' ' .. na .. ' ' .. (f[6] or '') .. ' ' .. (f[7] or '0')
 
-local n = tonumber(ARGV[12])
+local n = tonumber(ARGV[13])
+local set = {q}
 local seen = {}
 for i = 0, n - 1 do
-  local item = ARGV[13 + 2 * i]
+  local item = ARGV[14 + 2 * i]
   if seen[item] or redis.call('HEXISTS', q, 'a:' .. item) == 1 then
     return {C_ITEM_ANSWERED, 0, redis.call('HGETALL', q), {}}
   end
   seen[item] = true
+  set[#set + 1] = 'a:' .. item
+  set[#set + 1] = ARGV[15 + 2 * i]
 end
 
-local answered = 0
-for i = 0, n - 1 do
-  redis.call('HSET', q, 'a:' .. ARGV[13 + 2 * i], ARGV[14 + 2 * i])
-end
-if n > 0 then
-  answered = redis.call('HINCRBY', q, 'na', n)
-end
-
+local answered = tonumber(na) + n
 local closing = ARGV[9] ~= ''
 if closing and n > 0 then
-  closing = answered >= tonumber(f[4] or '0')
-end
-
-if closing then
-  redis.call('HSET', q, 'state', ARGV[8], 'res', ARGV[9], 'closed', ARGV[7])
-  redis.call('ZREM', KEYS[5], f[3] or '')
-  redis.call('ZREM', KEYS[6], id)
-  redis.call('ZREM', KEYS[7], (f[2] or '') .. '\0' .. id)
-  redis.call('ZADD', KEYS[8], ARGV[7], id)
-  if ARGV[10] ~= '' then
-    append_event(KEYS[3], KEYS[4], KEYS[2], ARGV[10])
-  end
-elseif n > 0 and ARGV[11] ~= '' then
-  append_event(KEYS[3], KEYS[4], KEYS[2], ARGV[11])
+  closing = answered >= tonumber(f[3] or '0')
 end
 
 if closing or n > 0 then
-  enqueue_updates(q, id, outboxes(9), ARGV[6], tonumber(f[5] or '0'))
+  local ver = tonumber(f[8] or '0') + 1
+  set[#set + 1] = 'ver'
+  set[#set + 1] = ver
+  if n > 0 then
+    set[#set + 1] = 'na'
+    set[#set + 1] = answered
+  end
+  if closing then
+    state = ARGV[8]
+    set[#set + 1] = 'state'
+    set[#set + 1] = state
+    set[#set + 1] = 'res'
+    set[#set + 1] = ARGV[9]
+    set[#set + 1] = 'closed'
+    set[#set + 1] = ARGV[7]
+  end
+  redis.call('HSET', unpack(set))
+
+  if closing then
+    redis.call('ZREM', KEYS[5], f[2] or '')
+    redis.call('ZADD', KEYS[6], ARGV[7], id)
+    if ARGV[10] ~= '' then
+      append_event(KEYS[3], KEYS[4], KEYS[2], ARGV[10])
+    end
+  elseif ARGV[11] ~= '' then
+    append_event(KEYS[3], KEYS[4], KEYS[2], ARGV[11])
+  end
+
+  local boxes = outboxes(7)
+  for i = 1, tonumber(nm) do
+    if i == 1 then
+      enqueue_card(boxes, id, ARGV[6], ver, i, f[9], f[10])
+    else
+      enqueue_update(q, id, boxes, ARGV[6], ver, i)
+    end
+  end
   redis.call('PUBLISH', ARGV[5], id)
+end
+if as_read then
+  return {C_OK, 1, {}, {state}}
 end
 return {C_OK, 0, redis.call('HGETALL', q), {}}

@@ -7,14 +7,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -26,7 +30,9 @@ import (
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/internal/coretest"
+	"github.com/askbridge/askbridge/internal/redistest"
 	"github.com/askbridge/askbridge/store/bolt"
+	redisstore "github.com/askbridge/askbridge/store/redis"
 )
 
 // benchEnv is the API over a bolt store on a real listener, with an HTTP
@@ -212,4 +218,128 @@ func BenchmarkAskHTTP(b *testing.B) {
 			b.ReportMetric(float64(asked.Load())/time.Since(start).Seconds(), "asks/s")
 		})
 	}
+}
+
+// noteWatch is any store, with a note sent each time a waiter starts
+// watching a question, so the benchmark knows when its waiters are parked.
+type noteWatch struct {
+	core.Store
+	watching chan string
+}
+
+func (s *noteWatch) Watch(id string) (<-chan struct{}, func()) {
+	ch, stop := s.Store.Watch(id)
+	s.watching <- id
+	return ch, stop
+}
+
+// BenchmarkParkedWaiters measures what one parked long poll costs the
+// process: benchWaiters() questions are asked first (they are data, not
+// waiters), then as many long polls are parked on them, each on its own
+// raw TCP connection whose client side holds no goroutine and no buffer,
+// so nearly all that is measured is the server's. It reports, per waiter,
+// the growth of the Go heap in use, of goroutine stacks, and of the
+// resident set (anonymous and file-backed pages, from /proc/self/status),
+// on the embedded store (fsync) and on Redis; and the resident set's
+// growth counted from before the questions were asked. ASKBRIDGE_BENCH_HEAPPROFILE
+// names a file for a heap profile taken while they are parked.
+func BenchmarkParkedWaiters(b *testing.B) {
+	b.Run("bolt", func(b *testing.B) {
+		st, err := bolt.Open(filepath.Join(b.TempDir(), "askbridge.db"), bolt.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer st.Close()
+		benchParked(b, st)
+	})
+	b.Run("redis", func(b *testing.B) {
+		srv := redistest.Start(b)
+		st, err := redisstore.Open(context.Background(), srv.URL(), redisstore.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer st.Close()
+		benchParked(b, st)
+	})
+}
+
+func benchParked(b *testing.B, st core.Store) {
+	n := benchWaiters()
+	ctx := context.Background()
+	ws := &noteWatch{Store: st, watching: make(chan string, n)}
+	svc := coretest.Service(b, ws, coretest.Options{})
+	srv := httptest.NewServer(httpapi.New(svc, httpapi.Options{Tokens: tokens, Log: zerolog.Nop()}))
+	defer srv.Close()
+	for range b.N {
+		start := memNow()
+		ids := make([]string, n)
+		for i := range ids {
+			q, err := svc.Ask(ctx, core.AskInput{Kind: core.KindClarification, Agent: agentA.Name, RunID: "bench-run",
+				Text: "Which database should the service use?", Reversibility: core.Reversible, Timeout: time.Hour})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ids[i] = q.ID
+		}
+		before := memNow()
+		conns := make([]net.Conn, 0, n)
+		for _, id := range ids {
+			c, err := net.Dial("tcp", srv.Listener.Addr().String())
+			if err != nil {
+				b.Fatal(err)
+			}
+			fmt.Fprintf(c, "GET /v1/questions/%s/wait?timeout=5m HTTP/1.1\r\nHost: bench\r\nAuthorization: Bearer %s\r\n\r\n", id, agentA.Secret)
+			conns = append(conns, c)
+		}
+		for range n {
+			<-ws.watching
+		}
+		after := memNow()
+		if path := os.Getenv("ASKBRIDGE_BENCH_HEAPPROFILE"); path != "" {
+			f, err := os.Create(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := pprof.WriteHeapProfile(f); err != nil {
+				b.Fatal(err)
+			}
+			f.Close()
+		}
+		per := func(a, b int64) float64 { return float64(b-a) / float64(n) }
+		b.ReportMetric(per(before.heap, after.heap), "heap-B/waiter")
+		b.ReportMetric(per(before.stack, after.stack), "stack-B/waiter")
+		b.ReportMetric(per(before.anon, after.anon), "rss-anon-B/waiter")
+		b.ReportMetric(per(before.file, after.file), "rss-file-B/waiter")
+		b.ReportMetric(per(before.heap+before.stack, after.heap+after.stack), "go-B/waiter")
+		// The same from before the questions were asked: what a waiter
+		// and its question's data cost together (the file-backed pages
+		// of the embedded store are mostly the file itself).
+		b.ReportMetric(per(start.anon+start.file, after.anon+after.file), "rss-B/asked+waiter")
+		b.ReportMetric(per(start.file, after.file), "rss-file-B/asked+waiter")
+		for _, c := range conns {
+			c.Close()
+		}
+	}
+}
+
+type memSample struct{ heap, stack, anon, file int64 }
+
+// memNow collects garbage and samples the heap in use, the stacks and the
+// resident set.
+func memNow() memSample {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	m := memSample{heap: int64(ms.HeapInuse), stack: int64(ms.StackInuse)}
+	status, _ := os.ReadFile("/proc/self/status")
+	for _, line := range strings.Split(string(status), "\n") {
+		var kb int64
+		if _, err := fmt.Sscanf(line, "RssAnon: %d kB", &kb); err == nil {
+			m.anon = kb << 10
+		}
+		if _, err := fmt.Sscanf(line, "RssFile: %d kB", &kb); err == nil {
+			m.file = kb << 10
+		}
+	}
+	return m
 }

@@ -198,3 +198,83 @@ func BenchmarkBoot(b *testing.B) {
 		return s
 	})
 }
+
+// BenchmarkMemoryPerOpen reports Redis's own memory (INFO memory,
+// used_memory) per open question: each asked with one post delivery,
+// its card posted and recorded (so it has its asked and notified events
+// and one card), and the post delivered (acked), as a question waiting
+// for its answer is. ASKBRIDGE_BENCH_OPEN sets how many (default
+// 100,000); run it with -benchtime 1x.
+func BenchmarkMemoryPerOpen(b *testing.B) {
+	ctx := context.Background()
+	n := storetest.BenchOpen()
+	for range b.N {
+		flush(b)
+		s, err := redisstore.New(ctx, sharedClient(), redisstore.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		before := usedMemory(b)
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		var failed atomic.Value
+		for range 16 {
+			wg.Go(func() {
+				for i := next.Add(1); i <= int64(n); i = next.Add(1) {
+					at := t0.Add(time.Duration(i) * time.Millisecond)
+					q := question(0, "run-"+strconv.FormatInt(i%100, 10), at)
+					q.Text = "Which region should the new cluster run in? eu-west-1 is closest to most users, us-east-1 is cheaper."
+					if err := s.Create(ctx, q, event(q, core.EventAsked, at), []core.Delivery{post(q, core.SurfaceSlack, "C0123456789")}); err != nil {
+						failed.Store(err)
+						return
+					}
+					ref := core.MessageRef{Surface: core.SurfaceSlack, Room: "C0123456789", ID: "1700000000." + strconv.FormatInt(100000+i, 10),
+						Delivery: q.ID + ":post:slack:C0123456789", At: at}
+					if _, err := s.RecordMessage(ctx, q.ID, ref, event(q, core.EventNotified, at)); err != nil {
+						failed.Store(err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if err, _ := failed.Load().(error); err != nil {
+			b.Fatal(err)
+		}
+		for {
+			ds, err := s.Claim(ctx, core.SurfaceSlack, "bench", 1000, time.Hour, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(ds) == 0 {
+				break
+			}
+			for _, d := range ds {
+				if err := s.Ack(ctx, core.SurfaceSlack, d.ID); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.ReportMetric(float64(usedMemory(b)-before)/float64(n), "B/open-question")
+		_ = s.Close()
+	}
+}
+
+// usedMemory is the server's used_memory, in bytes.
+func usedMemory(b *testing.B) int64 {
+	info, err := sharedClient().Info(context.Background(), "memory").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return n
+		}
+	}
+	b.Fatal("no used_memory in INFO memory")
+	return 0
+}

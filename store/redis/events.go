@@ -22,9 +22,9 @@ func (s *Store) Append(ctx context.Context, e core.Event) (core.Event, error) {
 		return e, core.Errorf(core.CodeInvalid, op, "an event needs a kind")
 	}
 	shard, ok := s.shardOf(e.QuestionID)
-	qkey, qevents := s.k.tag(0)+":q:", s.k.tag(0)+":qe:" // never exist: the id is empty
+	qkey := s.k.tag(0) + ":q:" // never exists: the id is empty
 	if ok {
-		qkey, qevents = s.k.question(e.QuestionID), s.k.questionEvents(e.QuestionID)
+		qkey = s.k.question(e.QuestionID)
 	} else {
 		shard = 0
 	}
@@ -33,7 +33,7 @@ func (s *Store) Append(ctx context.Context, e core.Event) (core.Event, error) {
 		return e, core.Internal(op, err)
 	}
 	r, err := s.run(ctx, appendScript,
-		[]string{s.k.events(shard), s.k.seq(shard), qkey, qevents, s.k.loose(shard)},
+		[]string{s.k.events(shard), s.k.seq(shard), qkey, s.k.loose(shard)},
 		shard, s.timed, "", ev, msString(e.At))
 	if err != nil {
 		return e, core.Internal(op, err)

@@ -1,6 +1,10 @@
 package redis
 
-import "time"
+import (
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+)
 
 // SetScriptHook lets the black-box tests see the keys of every script
 // call (to check that each stays in one cluster slot). It returns the
@@ -23,3 +27,13 @@ func SetStaleConsumer(d time.Duration) time.Duration {
 	staleConsumer = d
 	return prev
 }
+
+// Keys names some of a store's keys, for tests that write records in an
+// earlier layout by hand.
+func Keys(s *Store, id string) (question, legacyEvents, events, seq, open, created, deadline, runOpen string) {
+	sh := s.sk[0]
+	return s.k.question(id), s.k.questionEvents(id), sh.events, sh.seq, sh.open, s.k.created(0), sh.deadline, sh.runOpen
+}
+
+// OpenMember is the open-index member of q.
+func OpenMember(q *core.Question) string { return openMember(q) }

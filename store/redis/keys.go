@@ -12,14 +12,18 @@ import (
 // Cluster every script's keys share one slot.
 //
 //	{ab:s0}:q:<id>          hash: one question (see record.go for fields)
-//	{ab:s0}:qe:<id>         list: stream ids of the question's events
+//	{ab:s0}:qe:<id>         list: stream ids of the question's events, in
+//	                        records written before the q hash's "ev" field
+//	                        (read and dropped by purge; no longer written)
 //	{ab:s0}:events          stream: the shard's event log, ids "<n>-<shard>"
 //	{ab:s0}:seq             string: the shard's event counter
 //	{ab:s0}:open            zset (lex): open questions in listing order
 //	{ab:s0}:created         zset: question id by created ms
 //	{ab:s0}:closed          zset: question id by closed ms
-//	{ab:s0}:deadline        zset: open question id by deadline ms
-//	{ab:s0}:runq            zset (lex): "<run>\0<id>" for open questions
+//	{ab:s0}:deadline        zset: question id by deadline ms; a close leaves
+//	                        its member to Due (which skips and drops it) or purge
+//	{ab:s0}:runq            zset (lex): "<run>\0<id>"; as deadline, a close
+//	                        leaves its member to EndRun or purge
 //	{ab:s0}:runs            hash: ended run -> ended ms
 //	{ab:s0}:loose           zset: stream ids of events with no question, by ms
 //	{ab:s0}:idem            hash: idempotency key -> id of the question asked with it
@@ -93,13 +97,19 @@ type shardKeys struct {
 	events, seq, open, deadline, runOpen, closed string
 	wake                                         string
 	outboxes                                     []string
+	questionPrefix                               string // + id: keys.question
+	// common and wakeArg are the scripts' leading ARGV (see common.lua)
+	// and the wake-up channel, boxed once.
+	common  [3]any
+	wakeArg any
 }
 
-func (k keys) forShard(shard int) shardKeys {
+func (k keys) forShard(shard int, timed string) shardKeys {
 	return shardKeys{
 		shard: shard, events: k.events(shard), seq: k.seq(shard), open: k.open(shard),
 		deadline: k.deadline(shard), runOpen: k.runOpen(shard), closed: k.closed(shard),
-		wake: k.wake(shard), outboxes: k.outboxes(shard),
+		wake: k.wake(shard), outboxes: k.outboxes(shard), questionPrefix: k.tag(shard) + ":q:",
+		common: [3]any{shard, timed, surfaceList}, wakeArg: k.wake(shard),
 	}
 }
 

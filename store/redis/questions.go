@@ -48,7 +48,7 @@ func (s *Store) Create(ctx context.Context, q *core.Question, asked core.Event, 
 		return err
 	}
 	keys := append([]string{
-		s.k.question(q.ID), s.k.questionEvents(q.ID), s.k.events(shard), s.k.seq(shard),
+		s.k.question(q.ID), s.k.events(shard), s.k.seq(shard),
 		s.k.open(shard), s.k.created(shard), s.k.deadline(shard), s.k.runOpen(shard), s.k.runs(shard),
 		s.k.idempotency(shard),
 	}, s.k.outboxes(shard)...)
@@ -151,9 +151,9 @@ func (s *Store) Resolve(ctx context.Context, t core.Transition) (*core.Question,
 	}
 	sk := s.shardKeys(shard)
 	args := make([]any, 0, 13+2*len(t.Items))
+	args = append(args, sk.common[:]...)
 	args = append(args,
-		sk.shard, s.timed, surfaceList,
-		t.QuestionID, sk.wake, now, msString(t.Now),
+		t.QuestionID, sk.wakeArg, now, msString(t.Now),
 		state, resJSON, closeJSON, itemJSON, fp, len(t.Items))
 	for _, a := range t.Items {
 		b, err := json.Marshal(&a)
@@ -162,9 +162,8 @@ func (s *Store) Resolve(ctx context.Context, t core.Transition) (*core.Question,
 		}
 		args = append(args, a.ItemID, b)
 	}
-	keys := make([]string, 0, 6+len(sk.outboxes))
-	keys = append(keys, s.k.question(t.QuestionID), s.k.questionEvents(t.QuestionID),
-		sk.events, sk.seq, sk.open, sk.closed)
+	keys := make([]string, 0, 5+len(sk.outboxes))
+	keys = append(keys, sk.questionPrefix+t.QuestionID, sk.events, sk.seq, sk.open, sk.closed)
 	keys = append(keys, sk.outboxes...)
 	r, err := s.run(ctx, resolveScript, keys, args...)
 	if err != nil {
@@ -246,8 +245,7 @@ func (s *Store) Renotify(ctx context.Context, rn core.Renotice) (*core.Question,
 		return nil, err
 	}
 	keys := append([]string{
-		s.k.question(rn.QuestionID), s.k.questionEvents(rn.QuestionID), s.k.events(shard), s.k.seq(shard),
-		s.k.deadline(shard),
+		s.k.question(rn.QuestionID), s.k.events(shard), s.k.seq(shard), s.k.deadline(shard),
 	}, s.k.outboxes(shard)...)
 	r, err := s.run(ctx, renotifyScript, keys, args...)
 	if err != nil {
@@ -283,7 +281,7 @@ func (s *Store) RecordMessage(ctx context.Context, id string, ref core.MessageRe
 		return nil, core.Internal(op, err)
 	}
 	keys := append([]string{
-		s.k.question(id), s.k.questionEvents(id), s.k.events(shard), s.k.seq(shard),
+		s.k.question(id), s.k.events(shard), s.k.seq(shard),
 	}, s.k.outboxes(shard)...)
 	r, err := s.run(ctx, recordMessageScript, keys,
 		shard, s.timed, surfaceList,

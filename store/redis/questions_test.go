@@ -1,14 +1,17 @@
 package redis_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge/core"
 	redisstore "github.com/askbridge/askbridge/store/redis"
@@ -737,5 +740,69 @@ func TestDueSkipsClosed(t *testing.T) {
 	slices.Sort(open)
 	if err != nil || !cmp.Equal(open, ids) {
 		t.Fatalf("end run listed %v, %v; want the open ones %v", ids, err, open)
+	}
+}
+
+// TestEarlierLayoutStillReads: a question written by an earlier version
+// (every counter stored, a "created" field, its event ids in a list of
+// their own) reads, closes and is purged with its events like a new one.
+func TestEarlierLayoutStillReads(t *testing.T) {
+	ctx := t.Context()
+	c := newClient(t)
+	s := newStoreOn(t, c, redisstore.Options{})
+	q := question(0, "run-1", t0)
+	q.Deadline = t0.Add(time.Hour)
+	qk, listK, evK, seqK, openK, createdK, deadlineK, runK := redisstore.Keys(s, q.ID)
+	doc, err := json.Marshal(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := q.Run().Key()
+	asked, _ := json.Marshal(event(q, core.EventAsked, t0))
+	om := redisstore.OpenMember(q)
+	ms := func(at time.Time) string { return strconv.FormatInt(at.UnixMilli(), 10) }
+	_, err = c.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+		p.HSet(ctx, qk, "doc", doc, "state", "open", "run", run, "om", om, "created", ms(t0),
+			"renot", 0, "ni", 0, "na", 0, "nm", 0, "ver", 0, "deadline", ms(q.Deadline))
+		p.Set(ctx, seqK, 1, 0)
+		p.XAdd(ctx, &goredis.XAddArgs{Stream: evK, ID: "1-0", Values: []any{"e", string(asked)}})
+		p.RPush(ctx, listK, "1-0")
+		p.ZAdd(ctx, openK, goredis.Z{Member: om})
+		p.ZAdd(ctx, createdK, goredis.Z{Score: float64(t0.UnixMilli()), Member: q.ID})
+		p.ZAdd(ctx, deadlineK, goredis.Z{Score: float64(q.Deadline.UnixMilli()), Member: q.ID})
+		p.ZAdd(ctx, runK, goredis.Z{Member: run + "\x00" + q.ID})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(q, mustGet(t, s, q.ID)); diff != "" {
+		t.Fatalf("earlier record read back (-want +got):\n%s", diff)
+	}
+	at := t0.Add(time.Minute)
+	tr := answer(q, "ada", at)
+	tr.Read = mustGet(t, s, q.ID)
+	got, err := s.Resolve(ctx, tr)
+	if err != nil || got.State != core.StateAnswered {
+		t.Fatalf("close: %+v, %v", got, err)
+	}
+	if diff := cmp.Diff([]core.EventKind{core.EventAsked, core.EventAnswered}, kinds(t, s, q.ID)); diff != "" {
+		t.Fatalf("events (-want +got):\n%s", diff)
+	}
+	if n, err := s.Purge(ctx, at.Add(time.Hour), 0); err != nil || n != 1 {
+		t.Fatalf("purge: %d, %v", n, err)
+	}
+	if evs, _ := s.Events(ctx, 0, 100); len(evs) != 0 {
+		t.Fatalf("events left after purge: %+v", evs)
+	}
+	for _, k := range []string{qk, listK} {
+		if n, _ := c.Exists(ctx, k).Result(); n != 0 {
+			t.Fatalf("%s left after purge", k)
+		}
+	}
+	for _, k := range []string{deadlineK, runK, openK, createdK} {
+		if n, _ := c.ZCard(ctx, k).Result(); n != 0 {
+			t.Fatalf("%s still has %d members after purge", k, n)
+		}
 	}
 }

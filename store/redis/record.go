@@ -24,7 +24,6 @@ import (
 //	renot        how many renotices were counted
 //	run          run id (for the run-open index)
 //	om           the question's member of the open index
-//	created      created ms
 //	closed       closed ms, once closed
 //	res          the resolution (JSON), once closed
 //	ni, na       form items asked, answered
@@ -36,6 +35,13 @@ import (
 //	ms:<n>       card n's surface, naming its outbox
 //	md:<key>     n of the card posted by delivery key (repeat detection)
 //	ver          changes so far, part of update delivery keys
+//	ev           stream ids of the question's events, space-separated (purge
+//	             drops them with the question)
+//
+// Counters that are zero (renot, ni, na, nm, ver) are not stored: a
+// missing one reads as 0. Records written by earlier versions store them
+// all, plus a "created" field nothing reads, and keep their event ids in a
+// list key of their own (keys.go); both layouts read the same.
 
 // cardFragment is the stored form of a card: an update delivery for it,
 // less the key and time that each transition adds.

@@ -133,7 +133,7 @@ func New(ctx context.Context, client goredis.UniversalClient, opts Options) (*St
 		s.timed = "1"
 	}
 	for shard := range s.shards {
-		s.sk = append(s.sk, s.k.forShard(shard))
+		s.sk = append(s.sk, s.k.forShard(shard, s.timed))
 	}
 	switch client.(type) {
 	case *goredis.ClusterClient:

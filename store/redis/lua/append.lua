@@ -1,9 +1,10 @@
 -- append.lua: append an event that goes with no state change (refused).
--- It is recorded on its question's event list when the question exists;
+-- It is recorded on its question's event list (the "ev" field) when the
+-- question exists;
 -- otherwise it is a loose event, indexed by time so purge can drop it.
 --
--- KEYS[1]  event stream           KEYS[4]  question's event ids
--- KEYS[2]  event counter          KEYS[5]  loose events (zset ms -> stream id)
+-- KEYS[1]  event stream           KEYS[4]  loose events (zset ms -> stream id)
+-- KEYS[2]  event counter
 -- KEYS[3]  question hash (a key that never exists when the event names
 --          no question of this store)
 --
@@ -13,9 +14,11 @@
 --
 -- Returns {C_OK, event n}
 
-if redis.call('EXISTS', KEYS[3]) == 1 then
-  return {C_OK, append_event(KEYS[1], KEYS[2], KEYS[4], ARGV[4]), {}, {}}
+local state = redis.call('HMGET', KEYS[3], 'state', 'ev')
+local n, eid = append_event(KEYS[1], KEYS[2], ARGV[4])
+if state[1] then
+  redis.call('HSET', KEYS[3], 'ev', with_event(state[2], eid))
+else
+  redis.call('ZADD', KEYS[4], ARGV[5], eid)
 end
-local n = append_event(KEYS[1], KEYS[2], nil, ARGV[4])
-redis.call('ZADD', KEYS[5], ARGV[5], string.format('%.0f', n) .. '-' .. ARGV[1])
 return {C_OK, n, {}, {}}

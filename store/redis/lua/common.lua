@@ -33,10 +33,9 @@ local function outboxes(first)
 end
 
 -- append_event adds one event (Go-rendered JSON) to the shard's event
--- stream under id "<n>-<shard>", n strictly increasing per shard, records
--- that id on the question's event list (if list is given, so that purge
--- can find it) and returns n.
-local function append_event(stream, seqkey, list, ejson)
+-- stream under id "<n>-<shard>", n strictly increasing per shard, and
+-- returns n and that id.
+local function append_event(stream, seqkey, ejson)
   local n = redis.call('INCR', seqkey)
   if ARGV[2] == '1' then
     local t = redis.call('TIME')
@@ -48,10 +47,16 @@ local function append_event(stream, seqkey, list, ejson)
   end
   local id = string.format('%.0f', n) .. '-' .. ARGV[1]
   redis.call('XADD', stream, id, 'e', ejson)
-  if list then
-    redis.call('RPUSH', list, id)
+  return n, id
+end
+
+-- with_event is a question's event list (its "ev" field: the stream ids
+-- of its events, space-separated, so purge can find them) with id added.
+local function with_event(ev, id)
+  if ev and ev ~= '' then
+    return ev .. ' ' .. id
   end
-  return n
+  return id
 end
 
 -- enqueue_card adds an update delivery for card i of the question, given

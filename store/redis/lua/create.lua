@@ -1,12 +1,12 @@
 -- create.lua: store a new open question, its asked event and its
 -- deliveries, in one step (law 3).
 --
--- KEYS[1]  question hash          KEYS[6]  created index (zset, ms)
--- KEYS[2]  question's event ids   KEYS[7]  deadline index (zset, ms)
--- KEYS[3]  event stream           KEYS[8]  run-open index (zset, lex "<run>\0<id>")
--- KEYS[4]  event counter          KEYS[9]  ended runs (hash run -> ms)
--- KEYS[5]  open index (zset, lex) KEYS[10] idempotency keys (hash key -> id)
---                                 KEYS[11..] outbox streams, as ARGV[3]
+-- KEYS[1]  question hash          KEYS[5]  created index (zset, ms)
+-- KEYS[2]  event stream           KEYS[6]  deadline index (zset, ms)
+-- KEYS[3]  event counter          KEYS[7]  run-open index (zset, lex "<run>\0<id>")
+-- KEYS[4]  open index (zset, lex) KEYS[8]  ended runs (hash run -> ms)
+--                                 KEYS[9]  idempotency keys (hash key -> id)
+--                                 KEYS[10..] outbox streams, as ARGV[3]
 --
 -- ARGV[1..3] shard, several-shards flag, surfaces (see common.lua)
 -- ARGV[4]  question id            ARGV[9]  deadline ms, "" for none
@@ -30,7 +30,7 @@
 local id = ARGV[4]
 local run = ARGV[5]
 local idem = ARGV[13]
-local boxes = outboxes(11)
+local boxes = outboxes(10)
 local nd = tonumber(ARGV[14])
 for i = 0, nd - 1 do
   if not boxes[ARGV[15 + 2 * i]] then
@@ -41,31 +41,40 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
   return {C_EXISTS, 0, {}, {}}
 end
 if idem ~= '' then
-  local first = redis.call('HGET', KEYS[10], idem)
+  local first = redis.call('HGET', KEYS[9], idem)
   if first then
     return {C_DUPLICATE, 0, {}, {first}}
   end
 end
-if redis.call('HEXISTS', KEYS[9], run) == 1 then
+if redis.call('HEXISTS', KEYS[8], run) == 1 then
   return {C_RUN_ENDED, 0, {}, {}}
 end
 
-redis.call('HSET', KEYS[1],
-  'doc', ARGV[6], 'state', 'open', 'run', run, 'om', ARGV[7],
-  'created', ARGV[8], 'renot', ARGV[10], 'ni', ARGV[11],
-  'na', 0, 'nm', 0, 'ver', 0)
+-- Counters that are zero are left out: readers take a missing one as 0.
+local n, eid = append_event(KEYS[2], KEYS[3], ARGV[12])
+local set = {KEYS[1], 'doc', ARGV[6], 'state', 'open', 'run', run, 'om', ARGV[7], 'ev', eid}
+if ARGV[10] ~= '0' then
+  set[#set + 1] = 'renot'
+  set[#set + 1] = ARGV[10]
+end
+if ARGV[11] ~= '0' then
+  set[#set + 1] = 'ni'
+  set[#set + 1] = ARGV[11]
+end
 if idem ~= '' then
-  redis.call('HSET', KEYS[1], 'idem', idem)
-  redis.call('HSET', KEYS[10], idem, id)
+  set[#set + 1] = 'idem'
+  set[#set + 1] = idem
+  redis.call('HSET', KEYS[9], idem, id)
 end
 if ARGV[9] ~= '' then
-  redis.call('HSET', KEYS[1], 'deadline', ARGV[9])
-  redis.call('ZADD', KEYS[7], ARGV[9], id)
+  set[#set + 1] = 'deadline'
+  set[#set + 1] = ARGV[9]
+  redis.call('ZADD', KEYS[6], ARGV[9], id)
 end
-redis.call('ZADD', KEYS[5], 0, ARGV[7])
-redis.call('ZADD', KEYS[6], ARGV[8], id)
-redis.call('ZADD', KEYS[8], 0, run .. '\0' .. id)
-local n = append_event(KEYS[3], KEYS[4], KEYS[2], ARGV[12])
+redis.call('HSET', unpack(set))
+redis.call('ZADD', KEYS[4], 0, ARGV[7])
+redis.call('ZADD', KEYS[5], ARGV[8], id)
+redis.call('ZADD', KEYS[7], 0, run .. '\0' .. id)
 for i = 0, nd - 1 do
   redis.call('XADD', boxes[ARGV[15 + 2 * i]], '*', 'd', ARGV[16 + 2 * i])
 end

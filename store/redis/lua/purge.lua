@@ -7,7 +7,8 @@
 -- KEYS[2]  created index          KEYS[6]  deadline index
 -- KEYS[3]  event stream           KEYS[7]  run-open index
 -- KEYS[4]  loose events
--- KEYS[8..] pairs: question hash, question's event ids
+-- KEYS[8..] pairs: question hash, the list of its event ids that
+--           records written before the "ev" field kept
 --
 -- A close leaves the question in the deadline and run-open indexes (their
 -- readers skip closed questions); the purge takes it out of them.
@@ -33,15 +34,21 @@ for j = 3, #ARGV do
   local list = KEYS[9 + 2 * (j - 3)]
   local score = redis.call('ZSCORE', KEYS[1], id)
   if score and tonumber(score) < cutoff then
-    local run = redis.call('HGET', q, 'run')
+    local f = redis.call('HMGET', q, 'run', 'ev', 'idem')
     redis.call('ZREM', KEYS[6], id)
-    if run then
-      redis.call('ZREM', KEYS[7], run .. '\0' .. id)
+    if f[1] then
+      redis.call('ZREM', KEYS[7], f[1] .. '\0' .. id)
     end
+    -- Event ids: the "ev" field, and the list that records written before
+    -- it existed kept them in.
+    local ids = {}
+    for eid in string.gmatch(f[2] or '', '%S+') do
+      ids[#ids + 1] = eid
+    end
+    xdel(ids)
     xdel(redis.call('LRANGE', list, 0, -1))
-    local idem = redis.call('HGET', q, 'idem')
-    if idem then
-      redis.call('HDEL', KEYS[5], idem)
+    if f[3] then
+      redis.call('HDEL', KEYS[5], f[3])
     end
     redis.call('DEL', q, list)
     redis.call('ZREM', KEYS[1], id)

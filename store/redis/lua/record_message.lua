@@ -5,9 +5,8 @@
 -- delivery at once: it may have been drawn from the question as it was
 -- before, and must not go on showing that.
 --
--- KEYS[1]  question hash          KEYS[3]  event stream
--- KEYS[2]  question's event ids   KEYS[4]  event counter
---                                 KEYS[5..] outbox streams, as ARGV[3]
+-- KEYS[1]  question hash          KEYS[3]  event counter
+-- KEYS[2]  event stream           KEYS[4..] outbox streams, as ARGV[3]
 --
 -- ARGV[1..3] shard, several-shards flag, surfaces (see common.lua)
 -- ARGV[4]  question id            ARGV[8]  card's update-delivery fragment
@@ -20,7 +19,8 @@
 
 local q = KEYS[1]
 local id = ARGV[4]
-local state = redis.call('HGET', q, 'state')
+local f = redis.call('HMGET', q, 'state', 'na', 'ev')
+local state = f[1]
 if not state then
   return {C_NOT_FOUND, 0, {}, {}}
 end
@@ -29,14 +29,16 @@ if redis.call('HEXISTS', q, 'md:' .. ARGV[6]) == 1 then
 end
 
 local i = redis.call('HINCRBY', q, 'nm', 1)
-redis.call('HSET', q, 'm:' .. i, ARGV[8], 'ms:' .. i, ARGV[7], 'md:' .. ARGV[6], i)
+local set = {q, 'm:' .. i, ARGV[8], 'ms:' .. i, ARGV[7], 'md:' .. ARGV[6], i}
 if ARGV[9] ~= '' then
-  append_event(KEYS[3], KEYS[4], KEYS[2], ARGV[9])
+  local _, eid = append_event(KEYS[2], KEYS[3], ARGV[9])
+  set[#set + 1] = 'ev'
+  set[#set + 1] = with_event(f[3], eid)
 end
-local answered = tonumber(redis.call('HGET', q, 'na') or '0')
-if state ~= 'open' or answered > 0 then
+redis.call('HSET', unpack(set))
+if state ~= 'open' or tonumber(f[2] or '0') > 0 then
   local ver = redis.call('HINCRBY', q, 'ver', 1)
-  enqueue_update(q, id, outboxes(5), ARGV[10], ver, i)
+  enqueue_update(q, id, outboxes(4), ARGV[10], ver, i)
 end
 redis.call('PUBLISH', ARGV[5], id)
 return {C_OK, 0, redis.call('HGETALL', q), {}}

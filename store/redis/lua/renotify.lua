@@ -2,9 +2,9 @@
 -- reminder, an escalation, a re-ask), optionally only while the deadline
 -- is still the one the caller saw, so racing replicas act once.
 --
--- KEYS[1]  question hash          KEYS[4]  event counter
--- KEYS[2]  question's event ids   KEYS[5]  deadline index
--- KEYS[3]  event stream           KEYS[6..] outbox streams, as ARGV[3]
+-- KEYS[1]  question hash          KEYS[3]  event counter
+-- KEYS[2]  event stream           KEYS[4]  deadline index
+--                                 KEYS[5..] outbox streams, as ARGV[3]
 --
 -- ARGV[1..3] shard, several-shards flag, surfaces (see common.lua)
 -- ARGV[4]  question id            ARGV[8]  "1" to count a renotice
@@ -21,33 +21,41 @@
 
 local q = KEYS[1]
 local id = ARGV[4]
-local boxes = outboxes(6)
+local boxes = outboxes(5)
 local nd = tonumber(ARGV[10])
 for i = 0, nd - 1 do
   if not boxes[ARGV[11 + 2 * i]] then
     return redis.error_reply('askbridge: no outbox for surface ' .. ARGV[11 + 2 * i])
   end
 end
-local state = redis.call('HGET', q, 'state')
+local f = redis.call('HMGET', q, 'state', 'deadline', 'ev')
+local state = f[1]
 if not state then
   return {C_NOT_FOUND, 0, {}, {}}
 end
 if state ~= 'open' then
   return {C_NOT_OPEN, 0, redis.call('HGETALL', q), {}}
 end
-if ARGV[6] ~= '' and redis.call('HGET', q, 'deadline') ~= ARGV[6] then
+if ARGV[6] ~= '' and f[2] ~= ARGV[6] then
   return {C_DEADLINE_MOVED, 0, redis.call('HGETALL', q), {}}
 end
 
+local set = {q}
 if ARGV[7] ~= '' then
-  redis.call('HSET', q, 'deadline', ARGV[7])
-  redis.call('ZADD', KEYS[5], ARGV[7], id)
+  set[#set + 1] = 'deadline'
+  set[#set + 1] = ARGV[7]
+  redis.call('ZADD', KEYS[4], ARGV[7], id)
+end
+if ARGV[9] ~= '' then
+  local _, eid = append_event(KEYS[2], KEYS[3], ARGV[9])
+  set[#set + 1] = 'ev'
+  set[#set + 1] = with_event(f[3], eid)
+end
+if #set > 1 then
+  redis.call('HSET', unpack(set))
 end
 if ARGV[8] == '1' then
   redis.call('HINCRBY', q, 'renot', 1)
-end
-if ARGV[9] ~= '' then
-  append_event(KEYS[3], KEYS[4], KEYS[2], ARGV[9])
 end
 for i = 0, nd - 1 do
   redis.call('XADD', boxes[ARGV[11 + 2 * i]], '*', 'd', ARGV[12 + 2 * i])

@@ -7,10 +7,9 @@
 -- (Due, EndRun) skip and drop members whose question is no longer open,
 -- and Purge drops the rest, so a close pays for neither.
 --
--- KEYS[1]  question hash          KEYS[5]  open index
--- KEYS[2]  question's event ids   KEYS[6]  closed index (zset, ms)
--- KEYS[3]  event stream           KEYS[7..] outbox streams, as ARGV[3]
--- KEYS[4]  event counter
+-- KEYS[1]  question hash          KEYS[4]  open index
+-- KEYS[2]  event stream           KEYS[5]  closed index (zset, ms)
+-- KEYS[3]  event counter          KEYS[6..] outbox streams, as ARGV[3]
 --
 -- ARGV[1..3] shard, several-shards flag, surfaces (see common.lua)
 -- ARGV[4]  question id            ARGV[9]  resolution JSON, "" for none
@@ -38,7 +37,7 @@
 
 local q = KEYS[1]
 local id = ARGV[4]
-local f = redis.call('HMGET', q, 'state', 'om', 'ni', 'nm', 'na', 'deadline', 'renot', 'ver', 'ms:1', 'm:1')
+local f = redis.call('HMGET', q, 'state', 'om', 'ni', 'nm', 'na', 'deadline', 'renot', 'ver', 'ms:1', 'm:1', 'ev')
 local state = f[1]
 if not state then
   return {C_NOT_FOUND, 0, {}, {}}
@@ -85,19 +84,22 @@ if closing or n > 0 then
     set[#set + 1] = 'closed'
     set[#set + 1] = ARGV[7]
   end
+  local ev
+  if closing then
+    redis.call('ZREM', KEYS[4], f[2] or '')
+    redis.call('ZADD', KEYS[5], ARGV[7], id)
+    ev = ARGV[10]
+  else
+    ev = ARGV[11]
+  end
+  if ev ~= '' then
+    local _, eid = append_event(KEYS[2], KEYS[3], ev)
+    set[#set + 1] = 'ev'
+    set[#set + 1] = with_event(f[11], eid)
+  end
   redis.call('HSET', unpack(set))
 
-  if closing then
-    redis.call('ZREM', KEYS[5], f[2] or '')
-    redis.call('ZADD', KEYS[6], ARGV[7], id)
-    if ARGV[10] ~= '' then
-      append_event(KEYS[3], KEYS[4], KEYS[2], ARGV[10])
-    end
-  elseif ARGV[11] ~= '' then
-    append_event(KEYS[3], KEYS[4], KEYS[2], ARGV[11])
-  end
-
-  local boxes = outboxes(7)
+  local boxes = outboxes(6)
   for i = 1, tonumber(nm) do
     if i == 1 then
       enqueue_card(boxes, id, ARGV[6], ver, i, f[9], f[10])

@@ -35,20 +35,24 @@ func (s *Store) Create(ctx context.Context, q *core.Question, asked core.Event, 
 		}
 		// A repeat is checked before the run: a retry of an ask that was
 		// parked just before its run ended still gets its question back.
-		if idem := stored.Idempotency; idem != nil {
+		idem := stored.Idempotency
+		if idem != nil {
 			if id := tx.Bucket(bucketIdempotency).Get([]byte(idem.Key)); id != nil {
 				first, err := getQuestion(tx, string(id))
 				if err != nil {
 					return err
 				}
-				return &core.DuplicateError{Question: first}
-			}
-			if err := tx.Bucket(bucketIdempotency).Put([]byte(idem.Key), []byte(stored.ID)); err != nil {
-				return err
+				return refuse(&core.DuplicateError{Question: first})
 			}
 		}
 		if tx.Bucket(bucketRuns).Get([]byte(stored.Run().Key())) != nil {
 			return refuse(core.Errorf(core.CodeConflict, op, "run %s has ended", stored.RunID))
+		}
+		// Every refusal is decided; the writes start here.
+		if idem != nil {
+			if err := tx.Bucket(bucketIdempotency).Put([]byte(idem.Key), []byte(stored.ID)); err != nil {
+				return err
+			}
 		}
 		if _, err := putQuestion(tx, &stored); err != nil {
 			return err

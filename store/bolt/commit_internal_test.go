@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	bbolt "go.etcd.io/bbolt"
 
@@ -244,5 +245,51 @@ func TestStoreCloseFinishesWrites(t *testing.T) {
 	defer s.Close()
 	if v, err := s.Value(ctx, "k"); err != nil || v != "v" {
 		t.Fatalf("value after reopen %q, %v", v, err)
+	}
+}
+
+// A create refused because its run has ended must leave its idempotency
+// key unstored even when it shares a commit with other writes: the
+// refusal is decided before the create's first write.
+func TestRefusedCreateSharingACommitStoresNothing(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "s.db"), Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	if _, err := s.EndRun(ctx, core.RunKey("agent", "ended"), at); err != nil {
+		t.Fatal(err)
+	}
+	ask := func(run, key string) *core.Question {
+		return &core.Question{ID: core.NewID(0), Kind: core.KindClarification, Agent: "agent", RunID: run,
+			Text: "Which?", Reversibility: core.Reversible, CreatedAt: at, State: core.StateOpen,
+			Idempotency: &core.Idempotency{Key: key, Fingerprint: "f"}}
+	}
+	const n = 40
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			q := ask("ended", fmt.Sprint("key-", i))
+			if err := s.Create(ctx, q, core.Event{QuestionID: q.ID, At: at, Kind: core.EventAsked}, nil); core.ErrorCode(err) != core.CodeConflict {
+				t.Errorf("create into an ended run: %v, want conflict", err)
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			if err := s.SetValue(ctx, fmt.Sprint("v", i), "x"); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range n {
+		q := ask("live", fmt.Sprint("key-", i))
+		if err := s.Create(ctx, q, core.Event{QuestionID: q.ID, At: at, Kind: core.EventAsked}, nil); err != nil {
+			t.Fatalf("key-%d after its refused create: %v, want a new question", i, err)
+		}
 	}
 }

@@ -121,10 +121,11 @@ func (s *Store) claimShard(ctx context.Context, shard int, surface core.Surface,
 	if err != nil {
 		return nil, 0, err
 	}
-	out := make([]core.Delivery, 0, len(r.list)/3)
-	for i := 0; i+2 < len(r.list); i += 3 {
-		attempts, _ := strconv.Atoi(r.list[i+2])
-		out = append(out, decodeDelivery(shard, surface, r.list[i], r.list[i+1], attempts))
+	out := make([]core.Delivery, 0, len(r.list)/6)
+	for i := 0; i+5 < len(r.list); i += 6 {
+		attempts, _ := strconv.Atoi(r.list[i+1])
+		e := entry{d: r.list[i+2], u: r.list[i+3], k: r.list[i+4], t: r.list[i+5]}
+		out = append(out, decodeDelivery(shard, surface, r.list[i], e, attempts))
 	}
 	due := time.Duration(-1)
 	if r.n >= 0 {
@@ -174,10 +175,14 @@ func (s *Store) blockRead(ctx context.Context, surface core.Surface, consumer st
 				}
 			}
 			for _, m := range st.Messages {
-				raw, _ := m.Values["d"].(string)
+				var e entry
+				e.d, _ = m.Values["d"].(string)
+				e.u, _ = m.Values["u"].(string)
+				e.k, _ = m.Values["k"].(string)
+				e.t, _ = m.Values["t"].(string)
 				prior, _ := m.Values["p"].(string) // a retry's earlier attempts
 				n, _ := strconv.Atoi(prior)
-				out = append(out, decodeDelivery(shard, surface, m.ID, raw, 1+n))
+				out = append(out, decodeDelivery(shard, surface, m.ID, e, 1+n))
 			}
 		}
 		return out, nil
@@ -213,13 +218,26 @@ func max1ms(d time.Duration) time.Duration {
 	return d
 }
 
+// entry is an outbox stream entry's fields. A delivery is stored whole
+// as JSON in d, or, for a card's update (enqueued by a script, which
+// writes no JSON), as the card's fragment (JSON members without braces)
+// in u, its key in k and its time as a JSON string in t.
+type entry struct{ d, u, k, t string }
+
 // decodeDelivery reads a stored delivery. One that does not decode (a
 // bug, or a hand-edited stream) is still handed out, with its id and no
 // kind, rather than failing every claim after it: the outbox loop reports
 // a delivery it cannot carry out and acks it.
-func decodeDelivery(shard int, surface core.Surface, streamID, raw string, attempts int) core.Delivery {
+func decodeDelivery(shard int, surface core.Surface, streamID string, e entry, attempts int) core.Delivery {
 	var d core.Delivery
-	if err := json.Unmarshal([]byte(raw), &d); err != nil {
+	var err error
+	if e.d != "" {
+		err = json.Unmarshal([]byte(e.d), &d)
+	} else if err = json.Unmarshal([]byte("{"+e.u+"}"), &d); err == nil {
+		d.Key = e.k
+		err = json.Unmarshal([]byte(e.t), &d.CreatedAt)
+	}
+	if err != nil {
 		d = core.Delivery{Key: "undecodable:" + streamID, Surface: surface}
 	}
 	d.ID = strconv.Itoa(shard) + "/" + streamID

@@ -2,6 +2,7 @@ package redis_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -268,5 +269,78 @@ func TestBudgetIsSharedByReplicas(t *testing.T) {
 	other := newStoreOn(t, c, redisstore.Options{Prefix: randomPrefix()})
 	if w, err := other.Spend(t.Context(), "telegram:chat:-1001", l); err != nil || w != 0 {
 		t.Fatalf("another deployment's budget: wait %s, %v", w, err)
+	}
+}
+
+// TestOutboxCardUpdateLayouts: a card's update enqueued by a close (its
+// parts in fields of their own) and one in the earlier layout (the whole
+// delivery as JSON, as entries written before still are) claim as the
+// same delivery; so does one that a waiting claim picks up.
+func TestOutboxCardUpdateLayouts(t *testing.T) {
+	c := newClient(t)
+	prefix := randomPrefix()
+	s := newStoreOn(t, c, redisstore.Options{Prefix: prefix})
+	ctx := t.Context()
+	q := question(0, "run-1", t0)
+	mustCreate(t, s, q)
+	ref := core.MessageRef{Surface: core.SurfaceSlack, Room: "C1", ID: "1700.1", Delivery: q.ID + ":post", At: t0}
+	if _, err := s.RecordMessage(ctx, q.ID, ref, event(q, core.EventNotified, t0)); err != nil {
+		t.Fatal(err)
+	}
+	at := t0.Add(time.Minute)
+	if _, err := s.Resolve(ctx, answer(q, "ada", at)); err != nil {
+		t.Fatal(err)
+	}
+	want := core.Delivery{Key: q.ID + "/update/1/1", Kind: core.DeliverUpdate, Surface: core.SurfaceSlack, Room: "C1",
+		QuestionID: q.ID, Message: &ref, CreatedAt: at, Attempts: 1}
+	old, _ := json.Marshal(want)
+	claimed := func(block time.Duration) core.Delivery {
+		t.Helper()
+		ds, err := s.Claim(ctx, core.SurfaceSlack, "c", 1, time.Hour, block)
+		if err != nil || len(ds) != 1 {
+			t.Fatalf("claim: %+v, %v", ds, err)
+		}
+		if err := s.Ack(ctx, core.SurfaceSlack, ds[0].ID); err != nil {
+			t.Fatal(err)
+		}
+		ds[0].ID = ""
+		return ds[0]
+	}
+	if diff := cmp.Diff(want, claimed(0)); diff != "" {
+		t.Fatalf("update from a close (-want +got):\n%s", diff)
+	}
+	if err := c.XAdd(ctx, &goredis.XAddArgs{Stream: "{" + prefix + ":s0}:out:slack", Values: []any{"d", string(old)}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, claimed(0)); diff != "" {
+		t.Fatalf("update in the earlier layout (-want +got):\n%s", diff)
+	}
+	// A claim already waiting when the close comes (it reads the entry
+	// itself when its blocking read gets it).
+	done := make(chan core.Delivery, 1)
+	go func() {
+		ds, err := s.Claim(ctx, core.SurfaceSlack, "c", 1, time.Hour, 10*time.Second)
+		if err != nil || len(ds) != 1 {
+			t.Errorf("blocking claim: %+v, %v", ds, err)
+			done <- core.Delivery{}
+			return
+		}
+		ds[0].ID = ""
+		done <- ds[0]
+	}()
+	q2 := question(0, "run-1", t0)
+	mustCreate(t, s, q2)
+	ref2 := ref
+	ref2.Delivery = q2.ID + ":post"
+	if _, err := s.RecordMessage(ctx, q2.ID, ref2, event(q2, core.EventNotified, t0)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Resolve(ctx, answer(q2, "ada", at)); err != nil {
+		t.Fatal(err)
+	}
+	want2 := want
+	want2.Key, want2.QuestionID, want2.Message = q2.ID+"/update/1/1", q2.ID, &ref2
+	if diff := cmp.Diff(want2, <-done); diff != "" {
+		t.Fatalf("update from a close, blocking claim (-want +got):\n%s", diff)
 	}
 }

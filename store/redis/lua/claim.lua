@@ -12,7 +12,8 @@
 -- ARGV[3]  min idle ms
 -- ARGV[4]  most deliveries to hand out (> 0)
 --
--- Returns {C_OK, due, {}, list} with list = id, delivery JSON, attempts,
+-- Returns {C_OK, due, {}, list} with list = id, attempts, then the
+-- entry's fields d, u, k and t ("" where absent; see outbox.go's entry),
 -- repeated: reclaimed deliveries first, then new ones; due is how many ms
 -- until the next retry falls due, -1 for none. Retries that fell
 -- due are put back on the stream first, as new entries that remember
@@ -33,13 +34,24 @@ for _, m in ipairs(due) do
   redis.call('ZREM', KEYS[2], m)
 end
 
-local function field(fields, name)
+-- add appends one entry to out if it carries a delivery; attempts are
+-- this stream entry's, to which a retry's earlier ones (field p) add.
+local function add(m, attempts)
+  local f = {}
+  local fields = m[2] or {}
   for i = 1, #fields, 2 do
-    if fields[i] == name then
-      return fields[i + 1]
-    end
+    f[fields[i]] = fields[i + 1]
   end
-  return nil
+  if not (f.d or f.u) then
+    return false
+  end
+  out[#out + 1] = m[1]
+  out[#out + 1] = tostring(attempts + tonumber(f.p or '0'))
+  out[#out + 1] = f.d or ''
+  out[#out + 1] = f.u or ''
+  out[#out + 1] = f.k or ''
+  out[#out + 1] = f.t or ''
+  return true
 end
 
 -- XAUTOCLAIM scans a bounded part of the pending list per call; a few
@@ -49,14 +61,11 @@ for _ = 1, 8 do
   local r = redis.call('XAUTOCLAIM', stream, group, consumer, ARGV[3], cursor, 'COUNT', want - got)
   cursor = r[1]
   for _, m in ipairs(r[2]) do
-    local d = m[2] and field(m[2], 'd')
-    if d then
+    if m[2] then
       local p = redis.call('XPENDING', stream, group, m[1], m[1], 1)
-      local attempts = ((p[1] and p[1][4]) or 1) + tonumber(field(m[2], 'p') or '0')
-      out[#out + 1] = m[1]
-      out[#out + 1] = d
-      out[#out + 1] = tostring(attempts)
-      got = got + 1
+      if add(m, (p[1] and p[1][4]) or 1) then
+        got = got + 1
+      end
     end
   end
   if got >= want or cursor == '0-0' then
@@ -68,12 +77,7 @@ if got < want then
   local r = redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', want - got, 'STREAMS', stream, '>')
   if r then
     for _, m in ipairs(r[1][2]) do
-      local d = m[2] and field(m[2], 'd')
-      if d then
-        out[#out + 1] = m[1]
-        out[#out + 1] = d
-        out[#out + 1] = tostring(1 + tonumber(field(m[2], 'p') or '0'))
-      end
+      add(m, 1)
     end
   end
 end

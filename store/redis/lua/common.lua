@@ -60,14 +60,14 @@ local function with_event(ev, id)
 end
 
 -- enqueue_card adds an update delivery for card i of the question, given
--- the card's surface and its delivery fragment ("kind":"update",...,
--- "message":{...}), rendered by Go when the card was recorded; only the
--- key and time are added here.
+-- the card's surface and its delivery fragment, rendered by Go when the
+-- card was recorded. The entry keeps the fragment, the delivery's key and
+-- its time (a JSON string) as fields of their own; Go puts them together
+-- when the delivery is claimed, so nothing here writes JSON.
 local function enqueue_card(boxes, id, created, ver, i, surface, fragment)
   local box = surface and boxes[surface]
   if box and fragment then
-    redis.call('XADD', box, '*', 'd',
-      '{"key":"' .. id .. '/update/' .. ver .. '/' .. i .. '","created_at":' .. created .. ',' .. fragment .. '}')
+    redis.call('XADD', box, '*', 'u', fragment, 'k', id .. '/update/' .. ver .. '/' .. i, 't', created)
   end
 end
 

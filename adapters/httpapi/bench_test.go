@@ -76,18 +76,24 @@ func (e *benchEnv) post(tb testing.TB, path string, tok httpapi.Token, body []by
 	return out
 }
 
-var benchAsk = func() []byte {
+// benchAsks numbers the benchmark's asks: each is a new tool call, so
+// none is taken for a repeat of another (asks are idempotent per agent,
+// run and tool call id).
+var benchAsks atomic.Int64
+
+// benchAsk is the body of a new ask.
+func benchAsk() []byte {
 	b, _ := json.Marshal(client.AskRequest{
 		Kind: core.KindClarification, Question: "Which database should the service use?",
-		Reversibility: core.Reversible, RunID: "bench-run", ToolCallID: "toolu_01",
+		Reversibility: core.Reversible, RunID: "bench-run", ToolCallID: "toolu_" + strconv.FormatInt(benchAsks.Add(1), 10),
 		Timeout: client.Duration(time.Hour),
 	})
 	return b
-}()
+}
 
 func (e *benchEnv) ask(tb testing.TB) string {
 	var q core.Question
-	if err := json.Unmarshal(e.post(tb, "/v1/questions", agentA, benchAsk, 201), &q); err != nil {
+	if err := json.Unmarshal(e.post(tb, "/v1/questions", agentA, benchAsk(), 201), &q); err != nil {
 		tb.Fatal(err)
 	}
 	return q.ID
@@ -211,7 +217,7 @@ func BenchmarkAskHTTP(b *testing.B) {
 			start := time.Now()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					e.post(b, "/v1/questions", agentA, benchAsk, 201)
+					e.post(b, "/v1/questions", agentA, benchAsk(), 201)
 					asked.Add(1)
 				}
 			})

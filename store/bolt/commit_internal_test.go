@@ -259,7 +259,7 @@ func TestRefusedCreateSharingACommitStoresNothing(t *testing.T) {
 	defer s.Close()
 	ctx := context.Background()
 	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
-	if _, err := s.EndRun(ctx, core.RunKey("agent", "ended"), at); err != nil {
+	if _, err := s.EndRun(ctx, core.Run{Agent: "agent", ID: "ended"}.Key(), at); err != nil {
 		t.Fatal(err)
 	}
 	ask := func(run, key string) *core.Question {

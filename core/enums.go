@@ -102,7 +102,8 @@ func ParseTimeoutPolicy(s string) (TimeoutPolicy, error) {
 }
 
 // Surface is a door a decider comes through. Chat surfaces are where cards
-// are posted; api and console are answer-only; system and agent are the
+// are posted; api, console and mcp (the person driving an agent host,
+// asked through MCP elicitation) are answer-only; system and agent are the
 // bridge itself (timeouts, expiry) and the asking agent (cancel).
 type Surface string
 
@@ -112,6 +113,7 @@ const (
 	SurfaceTelegram Surface = "telegram"
 	SurfaceAPI      Surface = "api"
 	SurfaceConsole  Surface = "console"
+	SurfaceMCP      Surface = "mcp"
 	SurfaceSystem   Surface = "system"
 	SurfaceAgent    Surface = "agent"
 )
@@ -122,8 +124,8 @@ const (
 var ChatSurfaces = []Surface{SurfaceSlack, SurfaceDiscord, SurfaceTelegram}
 
 // AnswerSurfaces are the surfaces a human can answer through: every chat
-// surface, then the API and the console.
-var AnswerSurfaces = append(slices.Clip(ChatSurfaces), SurfaceAPI, SurfaceConsole)
+// surface, then the API, the console and an agent's MCP host.
+var AnswerSurfaces = append(slices.Clip(ChatSurfaces), SurfaceAPI, SurfaceConsole, SurfaceMCP)
 
 // SurfaceNames lists surfaces for a person to read: "slack, discord or
 // telegram".

@@ -2,21 +2,71 @@ package mcp
 
 import (
 	"context"
+	"errors"
+	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/fence"
 )
 
-// Backend parks questions and waits for them. In the server it is
-// core.Service (through ServiceBackend, or a small adapter that fills in the
-// agent name); in `askbridge mcp` over stdio it is the HTTP client to a
-// running server.
+// Backend parks questions, waits for them and records what the host's user
+// answers. In the server it is core.Service (through ServiceBackend); in
+// `askbridge mcp` over stdio it is the HTTP client to a running server.
+// Either way the resume comes from the bridge as built, never rebuilt here,
+// so every transport returns the same words.
 type Backend interface {
 	// Ask parks a question and returns it as stored.
 	Ask(ctx context.Context, in core.AskInput) (*core.Question, error)
-	// Wait returns when the question is closed or ctx ends; in the second
-	// case the question comes back still open (or ctx's error comes back:
-	// both are read as "not answered yet").
-	Wait(ctx context.Context, id string) (*core.Question, error)
+	// Wait returns the question's status once it is closed, or after d
+	// with it still open (d 0: at once). A question another agent asked
+	// reads as unknown (core.ErrNotFound). If ctx ends first, ctx's error
+	// may come back: it reads as "not answered yet".
+	Wait(ctx context.Context, id string, d time.Duration) (Status, error)
+	// HostMayAnswer reports whether the person driving the agent's host
+	// may answer the open question there: its route lists the agent under
+	// the mcp surface.
+	HostMayAnswer(ctx context.Context, id string) (bool, error)
+	// AnswerInHost records the host's answer through the chokepoint, as
+	// the decider {mcp, <agent>}; the backend fills the decider. A question
+	// closed first gives a *core.ClosedError saying who closed it.
+	AnswerInHost(ctx context.Context, in core.AnswerInput) error
+}
+
+// Status is where a question stands, as its asking agent may see it.
+type Status struct {
+	QuestionID string
+	Kind       core.Kind
+	State      core.State
+	AskedAt    time.Time
+	// Resume is what the agent resumes with, exactly as the bridge built
+	// it; nil while the question is open.
+	Resume *fence.Resume
+}
+
+// UnavailableError is a backend that cannot reach the bridge. Its message
+// is for the model to read and act on: it names the server, the cause and
+// what to do ("start it with `askbridge serve`"). A wait that meets it
+// tries again before giving up; the question stays parked either way.
+type UnavailableError struct {
+	Message string
+	Err     error
+}
+
+func (e *UnavailableError) Error() string { return e.Message }
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
+// StatusOf is q's status, with the resume core builds once it is closed.
+func StatusOf(q *core.Question) (Status, error) {
+	st := Status{QuestionID: q.ID, Kind: q.Kind, State: q.State, AskedAt: q.CreatedAt}
+	if q.Open() {
+		return st, nil
+	}
+	r, err := core.ResumeOf(q)
+	if err != nil {
+		return Status{}, err
+	}
+	st.Resume = &r
+	return st, nil
 }
 
 // ServiceBackend is a Backend directly over core, for a server that runs
@@ -30,16 +80,82 @@ type ServiceBackend struct {
 
 var _ Backend = ServiceBackend{}
 
+func (b ServiceBackend) agent(ctx context.Context) string {
+	if b.Agent != "" {
+		return b.Agent
+	}
+	return CallerFrom(ctx)
+}
+
 // Ask parks in as Agent's question, or the caller's.
 func (b ServiceBackend) Ask(ctx context.Context, in core.AskInput) (*core.Question, error) {
-	in.Agent = b.Agent
-	if in.Agent == "" {
-		in.Agent = CallerFrom(ctx)
-	}
+	in.Agent = b.agent(ctx)
 	return b.Svc.Ask(ctx, in)
 }
 
-// Wait blocks on core until the question closes or ctx ends.
-func (b ServiceBackend) Wait(ctx context.Context, id string) (*core.Question, error) {
-	return b.Svc.Wait(ctx, id)
+// own returns the question if this agent asked it; any other reads as
+// unknown (law 6).
+func (b ServiceBackend) own(ctx context.Context, id string) (*core.Question, error) {
+	q, err := b.Svc.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if q.Agent != b.agent(ctx) {
+		return nil, core.ErrNotFound
+	}
+	return q, nil
+}
+
+// Wait blocks on core until the question closes or d passes.
+func (b ServiceBackend) Wait(ctx context.Context, id string, d time.Duration) (Status, error) {
+	q, err := b.own(ctx, id)
+	if err != nil {
+		return Status{}, err
+	}
+	if q.Open() && d > 0 {
+		wctx, cancel := context.WithTimeout(ctx, d)
+		q, err = b.Svc.Wait(wctx, id)
+		cancel()
+		if err != nil {
+			return Status{}, err
+		}
+		if q.Open() && ctx.Err() != nil {
+			return Status{}, ctx.Err()
+		}
+	}
+	return StatusOf(q)
+}
+
+func (b ServiceBackend) host(ctx context.Context) core.Decider {
+	a := b.agent(ctx)
+	return core.Decider{Surface: core.SurfaceMCP, ID: a, Name: a}
+}
+
+// HostMayAnswer asks core's one allowlist check.
+func (b ServiceBackend) HostMayAnswer(ctx context.Context, id string) (bool, error) {
+	q, err := b.own(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	return q.Open() && b.Svc.MayAnswer(q, b.host(ctx)), nil
+}
+
+// AnswerInHost answers as {mcp, agent} through the chokepoint.
+func (b ServiceBackend) AnswerInHost(ctx context.Context, in core.AnswerInput) error {
+	if _, err := b.own(ctx, in.QuestionID); err != nil {
+		return err
+	}
+	in.Decider = b.host(ctx)
+	_, err := b.Svc.Answer(ctx, in)
+	return err
+}
+
+// closedBy is the question a refused host answer lost to, if that is why
+// it was refused.
+func closedBy(err error) (*core.Question, bool) {
+	var c *core.ClosedError
+	if errors.As(err, &c) && c.Question != nil {
+		return c.Question, true
+	}
+	return nil, false
 }

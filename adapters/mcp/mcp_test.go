@@ -1,11 +1,14 @@
 package mcp_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -189,47 +192,89 @@ func TestListTools(t *testing.T) {
 	for _, tool := range res.Tools {
 		got[tool.Name] = tool
 	}
-	for _, name := range []string{mcp.ToolClarification, mcp.ToolDecision, mcp.ToolApproval, mcp.ToolQuestions} {
+	asking := []string{mcp.ToolClarification, mcp.ToolDecision, mcp.ToolApproval, mcp.ToolQuestions}
+	for _, name := range append(asking, mcp.ToolGetAnswer) {
 		if got[name] == nil {
 			t.Fatalf("tool %s is not listed", name)
 		}
 	}
-	if len(got) != 4 {
-		t.Fatalf("%d tools listed, want 4", len(got))
+	if len(got) != 5 {
+		t.Fatalf("%d tools listed, want 5", len(got))
 	}
 	type schema struct {
 		Required   []string `json:"required"`
 		Properties map[string]struct {
-			Enum    []string        `json:"enum"`
-			Default json.RawMessage `json:"default"`
+			Enum []string `json:"enum"`
 		} `json:"properties"`
 	}
-	read := func(name string) schema {
-		raw, _ := json.Marshal(got[name].InputSchema)
+	read := func(v any) schema {
+		raw, _ := json.Marshal(v)
 		var s schema
 		if err := json.Unmarshal(raw, &s); err != nil {
 			t.Fatal(err)
 		}
 		return s
 	}
-	for name, wantRequired := range map[string]bool{mcp.ToolClarification: true, mcp.ToolDecision: true, mcp.ToolApproval: false, mcp.ToolQuestions: false} {
-		s := read(name)
+	// reversibility is handled the same way by all four asking tools: a
+	// required enum, with no default that would guess for the model.
+	for _, name := range asking {
+		s := read(got[name].InputSchema)
 		if r := strings.Join(s.Properties["reversibility"].Enum, ","); r != "reversible,hard_to_reverse" {
 			t.Errorf("%s: reversibility enum is %q", name, r)
 		}
-		required := false
-		for _, f := range s.Required {
-			required = required || f == "reversibility"
+		if !slices.Contains(s.Required, "reversibility") {
+			t.Errorf("%s: reversibility is not required", name)
 		}
-		if required != wantRequired {
-			t.Errorf("%s: reversibility required = %v, want %v", name, required, wantRequired)
+		if strings.Contains(got[name].Description, "genuinely ambiguous") {
+			t.Errorf("%s: the when-to-ask policy is repeated in the description", name)
 		}
 	}
-	if d := string(read(mcp.ToolApproval).Properties["reversibility"].Default); d != `"hard_to_reverse"` {
-		t.Errorf("approval's reversibility defaults to %s", d)
+	if !strings.Contains(got[mcp.ToolDecision].Description, "ask_questions") ||
+		!strings.Contains(got[mcp.ToolDecision].Description, fmt.Sprintf("2 to %d options", core.MaxOptions)) {
+		t.Errorf("the decision tool does not say when to prefer ask_questions, or its option cap: %s", got[mcp.ToolDecision].Description)
 	}
-	if d := string(read(mcp.ToolQuestions).Properties["reversibility"].Default); d != `"reversible"` {
-		t.Errorf("ask_questions' reversibility defaults to %s", d)
+	if ins := e.cs.InitializeResult().Instructions; strings.Count(ins, "genuinely ambiguous") != 1 || !strings.Contains(ins, mcp.ToolGetAnswer) {
+		t.Errorf("the instructions do not hold the when-to-ask policy once: %s", ins)
+	}
+	// Each tool has its own output schema: every field described, state
+	// an enum, and no nullable type arrays anywhere.
+	states := "open,answered,declined,timed_out,expired,cancelled"
+	wantFields := map[string][]string{
+		mcp.ToolClarification: {"question_id", "state"},
+		mcp.ToolDecision:      {"question_id", "state", "chosen_option_id"},
+		mcp.ToolApproval:      {"question_id", "state", "approved", "arguments_sha256"},
+		mcp.ToolQuestions:     {"question_id", "state", "items"},
+		mcp.ToolGetAnswer:     {"question_id", "state", "kind", "waited_seconds", "chosen_option_id", "approved", "arguments_sha256", "items"},
+	}
+	for name, fields := range wantFields {
+		raw, _ := json.Marshal(got[name].OutputSchema)
+		var out struct {
+			Properties map[string]map[string]any `json:"properties"`
+		}
+		if err := json.Unmarshal(raw, &out); err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for f, p := range out.Properties {
+			names = append(names, f)
+			if d, _ := p["description"].(string); d == "" {
+				t.Errorf("%s: output field %s has no description", name, f)
+			}
+		}
+		slices.Sort(names)
+		slices.Sort(fields)
+		if !slices.Equal(names, fields) {
+			t.Errorf("%s: output fields %v, want %v", name, names, fields)
+		}
+		if e := read(got[name].OutputSchema).Properties["state"].Enum; strings.Join(e, ",") != states {
+			t.Errorf("%s: state enum is %v", name, e)
+		}
+		for _, sch := range []any{got[name].InputSchema, got[name].OutputSchema} {
+			raw, _ := json.Marshal(sch)
+			if bytes.Contains(raw, []byte(`"type":[`)) {
+				t.Errorf("%s: a schema has a type array: %s", name, raw)
+			}
+		}
 	}
 }
 
@@ -298,9 +343,10 @@ func TestApproval(t *testing.T) {
 	// 1e3 and an integer beyond 2^53 must reach the hash as written.
 	args := `{"path": "/srv/data", "recursive": true, "n": 1e3, "id": 123456789012345678901}`
 	ch := e.call(e.ctx, &mcpsdk.CallToolParams{Name: mcp.ToolApproval, Arguments: map[string]any{
-		"tool":      "delete_files",
-		"arguments": json.RawMessage(args),
-		"context":   "The disk is full and these are last year's exports.",
+		"tool":          "delete_files",
+		"arguments":     json.RawMessage(args),
+		"context":       "The disk is full and these are last year's exports.",
+		"reversibility": "hard_to_reverse",
 	}})
 	q := e.parked()
 	sum, _, err := core.HashArguments(json.RawMessage(args))
@@ -314,7 +360,7 @@ func TestApproval(t *testing.T) {
 		t.Errorf("stored arguments %s are not the ones sent", c)
 	}
 	if q.Reversibility != core.HardToReverse {
-		t.Errorf("approval's reversibility defaulted to %q", q.Reversibility)
+		t.Errorf("approval's reversibility is %q", q.Reversibility)
 	}
 	if !strings.Contains(q.Text, "delete_files") {
 		t.Errorf("default question text is %q", q.Text)
@@ -330,6 +376,7 @@ func TestApproval(t *testing.T) {
 func TestAskQuestions(t *testing.T) {
 	e := newEnv(t, mcp.Options{}, nil)
 	ch := e.call(e.ctx, &mcpsdk.CallToolParams{Name: mcp.ToolQuestions, Arguments: map[string]any{
+		"reversibility": "reversible",
 		"questions": []map[string]any{
 			{"question": "Which logger?", "options": []map[string]any{
 				{"label": "slog", "description": "standard library", "recommended": true},
@@ -460,12 +507,12 @@ func TestCoreValidationIsAToolError(t *testing.T) {
 		{mcp.ToolDecision, map[string]any{"question": "Which?", "reversibility": "reversible", "options": []map[string]any{
 			{"title": "A", "writeup": "a", "recommended": true}, {"title": "B", "writeup": "b", "recommended": true},
 		}}, "exactly one recommended option"},
-		{mcp.ToolQuestions, map[string]any{"questions": []map[string]any{
+		{mcp.ToolQuestions, map[string]any{"reversibility": "reversible", "questions": []map[string]any{
 			{"question": "Which?", "options": []map[string]any{{"label": "A"}, {"label": " "}}},
 		}}, "questions[0].options[1].label is required"},
 		{mcp.ToolClarification, map[string]any{"question": "Which?", "reversibility": "reversible", "project": strings.Repeat("p", 200)}, "project is 200 characters"},
-		{mcp.ToolClarification, map[string]any{"question": "Which?", "reversibility": "reversible", "timeout": "soon"}, `timeout "soon" is not a duration`},
-		{mcp.ToolApproval, map[string]any{"tool": "rm", "arguments": map[string]any{}, "timeout": "-1h"}, "timeout must not be negative"},
+		{mcp.ToolClarification, map[string]any{"question": "Which?", "reversibility": "reversible", "timeout": "soon"}, `timeout "soon" is not a duration: write a positive number with s, m, h or d, such as 90s, 30m, 2h or 1d`},
+		{mcp.ToolApproval, map[string]any{"tool": "rm", "arguments": map[string]any{}, "reversibility": "hard_to_reverse", "timeout": "-1h"}, `timeout "-1h" is not a duration`},
 	} {
 		res, err := e.cs.CallTool(e.ctx, &mcpsdk.CallToolParams{Name: c.tool, Arguments: c.args})
 		if err != nil {

@@ -24,19 +24,27 @@ type handler struct {
 	run  string // the run id of last resort, made once per server
 }
 
-func (h *handler) call(ctx context.Context, req *mcpsdk.CallToolRequest, x asker) (*mcpsdk.CallToolResult, Result, error) {
+// served is ctx for one tool call: ended by Options.Stop too, and carrying
+// the request's transport extras for the backend.
+func (h *handler) served(ctx context.Context, req *mcpsdk.CallToolRequest) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
 	if h.opts.Stop != nil {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(ctx)
-		defer cancel()
-		defer context.AfterFunc(h.opts.Stop, cancel)()
+		stop := context.AfterFunc(h.opts.Stop, cancel)
+		inner := cancel
+		cancel = func() { stop(); inner() }
 	}
-	var raw json.RawMessage
 	if req != nil {
 		ctx = context.WithValue(ctx, extraKey{}, req.Extra)
-		if req.Params != nil {
-			raw = req.Params.Arguments
-		}
+	}
+	return ctx, cancel
+}
+
+func (h *handler) call(ctx context.Context, req *mcpsdk.CallToolRequest, x asker) (*mcpsdk.CallToolResult, Result, error) {
+	ctx, cancel := h.served(ctx, req)
+	defer cancel()
+	var raw json.RawMessage
+	if req != nil && req.Params != nil {
+		raw = req.Params.Arguments
 	}
 	in, err := x.ask(raw)
 	if err != nil {
@@ -50,7 +58,23 @@ func (h *handler) call(ctx context.Context, req *mcpsdk.CallToolRequest, x asker
 	if err != nil {
 		return nil, Result{}, h.toolError(err)
 	}
-	return h.await(ctx, req, q)
+	stop := h.elicit(ctx, req, q)
+	defer stop()
+	return h.await(ctx, req, q.ID, -1)
+}
+
+// getAnswer serves get_answer: it looks the question up (waiting up to
+// wait_seconds), and parks nothing.
+func (h *handler) getAnswer(ctx context.Context, req *mcpsdk.CallToolRequest, in getAnswerInput) (*mcpsdk.CallToolResult, Result, error) {
+	ctx, cancel := h.served(ctx, req)
+	defer cancel()
+	if in.QuestionID == "" {
+		return nil, Result{}, invalid("question_id is required")
+	}
+	if in.WaitSeconds < 0 {
+		return nil, Result{}, invalid("wait_seconds must not be negative")
+	}
+	return h.await(ctx, req, in.QuestionID, min(time.Duration(in.WaitSeconds)*time.Second, MaxGetAnswerWait))
 }
 
 // runID is the run a question is bound to when the call names none.
@@ -66,37 +90,44 @@ func (h *handler) runID(req *mcpsdk.CallToolRequest) string {
 	return h.run
 }
 
-// await blocks until q closes, in slices of WaitSlice with a progress
-// notification before each, and returns its resume. If the call ends
-// first, the question stays parked and the result says so.
-func (h *handler) await(ctx context.Context, req *mcpsdk.CallToolRequest, q *core.Question) (*mcpsdk.CallToolResult, Result, error) {
-	id, start, failures := q.ID, time.Now(), 0
+// await waits until the question closes, in slices of WaitSlice with a
+// progress notification before each, and returns its resume. limit < 0
+// waits until it closes or the call ends (the asking tools: the call
+// ending leaves the question parked, and the result says so); otherwise
+// await returns the question's open status after limit (get_answer).
+func (h *handler) await(ctx context.Context, req *mcpsdk.CallToolRequest, id string, limit time.Duration) (*mcpsdk.CallToolResult, Result, error) {
+	start, failures := time.Now(), 0
 	for n := 0; ; n++ {
-		if q.State.Closed() {
-			return h.resume(q)
+		left := h.opts.WaitSlice
+		if limit >= 0 {
+			left = min(left, limit-time.Since(start))
+			left = max(left, 0)
 		}
-		h.progress(ctx, req, id, n, time.Since(start))
-		slice, cancel := context.WithTimeout(ctx, h.opts.WaitSlice)
-		got, err := h.b.Wait(slice, id)
-		cancel()
-		if err == nil && got != nil {
-			q = got
-			if q.State.Closed() {
-				continue // an answer that raced the end of the call still counts
+		if n > 0 || limit != 0 {
+			h.progress(ctx, req, id, n, time.Since(start))
+		}
+		st, err := h.b.Wait(ctx, id, left)
+		if err == nil {
+			failures = 0
+			if st.State.Closed() {
+				return h.resume(st) // an answer that raced the end of the call still counts
 			}
 		}
 		if ctx.Err() != nil {
 			return h.parked(id, "the tool call ended before anyone answered")
 		}
 		switch {
-		case err == nil, errors.Is(err, context.DeadlineExceeded):
-			// The slice ended (a backend may report that as an error).
-			failures = 0
-		case core.ErrorCode(err) == core.CodeInternal:
+		case err == nil:
+			if limit >= 0 && time.Since(start) >= limit {
+				return h.open(st)
+			}
+		case errors.Is(err, context.DeadlineExceeded):
+			// A backend may report the end of a slice as an error.
+		case transient(err):
 			failures++
 			h.opts.Logger.Warn("askbridge mcp: waiting for a question failed", "question", id, "attempt", failures, "err", err)
 			if failures >= maxWaitFailures {
-				return h.parked(id, "waiting for the answer failed: "+core.ErrorMessage(err))
+				return h.parked(id, "waiting for the answer failed: "+h.safeMessage(err))
 			}
 			if !h.pause(ctx) {
 				return h.parked(id, "the tool call ended before anyone answered")
@@ -106,6 +137,13 @@ func (h *handler) await(ctx context.Context, req *mcpsdk.CallToolRequest, q *cor
 			return nil, Result{}, h.toolError(err)
 		}
 	}
+}
+
+// transient reports whether a failed wait is worth repeating: the bridge
+// unreachable or failing on its side.
+func transient(err error) bool {
+	var u *UnavailableError
+	return errors.As(err, &u) || core.ErrorCode(err) == core.CodeInternal
 }
 
 // pause waits one slice, or less if ctx ends; it reports whether ctx is
@@ -142,39 +180,63 @@ func (h *handler) progress(ctx context.Context, req *mcpsdk.CallToolRequest, id 
 	}
 }
 
-// resume is the successful result of a closed question: the fenced text
-// for the model, and the structured result beside it.
-func (h *handler) resume(q *core.Question) (*mcpsdk.CallToolResult, Result, error) {
-	r, err := core.ResumeOf(q)
-	if err != nil {
-		return nil, Result{}, h.toolError(err)
+// resume is the successful result of a closed question: the resume the
+// bridge built, unchanged, as text for the model and data beside it.
+func (h *handler) resume(st Status) (*mcpsdk.CallToolResult, Result, error) {
+	if st.Resume == nil {
+		return nil, Result{}, h.toolError(core.Internal("mcp", fmt.Errorf("question %s is %s but came without a resume", st.QuestionID, st.State)))
 	}
-	st := r.Structured
+	s := st.Resume.Structured
 	out := Result{
-		QuestionID:      q.ID,
-		State:           q.State,
-		ChosenOptionID:  st.ChosenOptionID,
-		Approved:        st.Approved,
-		ArgumentsSHA256: st.ArgumentsSHA256,
-		Items:           st.Items,
+		QuestionID:      st.QuestionID,
+		State:           st.State,
+		Kind:            st.Kind,
+		ChosenOptionID:  s.ChosenOptionID,
+		Approved:        s.Approved,
+		ArgumentsSHA256: s.ArgumentsSHA256,
+		Items:           s.Items,
 	}
-	return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: r.Text}}}, out, nil
+	return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: st.Resume.Text}}}, out, nil
+}
+
+// open is get_answer's result for a question still open: not an error,
+// and only server-made text.
+func (h *handler) open(st Status) (*mcpsdk.CallToolResult, Result, error) {
+	waited := time.Duration(0)
+	if !st.AskedAt.IsZero() {
+		waited = max(time.Since(st.AskedAt), 0).Round(time.Second)
+	}
+	text := fmt.Sprintf("Question %s is still open: nobody has answered it yet (it has waited %s). "+
+		"Call %s again later with this question_id, or go on with other work; do not ask the same question again.", st.QuestionID, waited, ToolGetAnswer)
+	out := Result{QuestionID: st.QuestionID, State: core.StateOpen, Kind: st.Kind, WaitedSeconds: int64(waited / time.Second)}
+	return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: text}}}, out, nil
 }
 
 // parked is the error result of a call that ended while its question is
 // still open. Only the server-made id and server text are in it.
 func (h *handler) parked(id, why string) (*mcpsdk.CallToolResult, Result, error) {
 	text := fmt.Sprintf("Question %s is still parked and open: %s. Nobody has answered it yet. "+
-		"An answer given later is kept under this id and can be collected by it (askbridge's API and CLI wait on a question by id), so do not ask the same question again.", id, why)
+		"An answer given later is kept under this id: collect it with the %s tool (question_id %q), and do not ask the same question again.", id, why, ToolGetAnswer, id)
 	res := &mcpsdk.CallToolResult{IsError: true, Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: text}}}
 	return res, Result{QuestionID: id, State: core.StateOpen}, nil
 }
 
-// toolError is what a caller sees of err: core's caller-safe message, in
-// the tools' own field names. Internal detail goes to the log only.
+// safeMessage is what a caller may read of err: an unreachable bridge's
+// own message, or core's caller-safe message in the tools' field names.
+func (h *handler) safeMessage(err error) string {
+	var u *UnavailableError
+	if errors.As(err, &u) {
+		return u.Message
+	}
+	return fieldNames.Replace(core.ErrorMessage(err))
+}
+
+// toolError is what a caller sees of err. Internal detail goes to the log
+// only.
 func (h *handler) toolError(err error) error {
-	if core.ErrorCode(err) == core.CodeInternal {
+	var u *UnavailableError
+	if core.ErrorCode(err) == core.CodeInternal && !errors.As(err, &u) {
 		h.opts.Logger.Error("askbridge mcp: tool call failed", "err", err)
 	}
-	return errors.New(fieldNames.Replace(core.ErrorMessage(err)))
+	return errors.New(h.safeMessage(err))
 }

@@ -28,11 +28,11 @@ type flaky struct {
 	calls    atomic.Int32
 }
 
-func (f *flaky) Wait(ctx context.Context, id string) (*core.Question, error) {
+func (f *flaky) Wait(ctx context.Context, id string, d time.Duration) (Status, error) {
 	if f.calls.Add(1) <= f.failures {
-		return nil, f.err
+		return Status{}, f.err
 	}
-	return f.ServiceBackend.Wait(ctx, id)
+	return f.ServiceBackend.Wait(ctx, id, d)
 }
 
 func newHandler(b Backend) *handler {
@@ -101,7 +101,7 @@ func TestWaitRetriesInternalErrors(t *testing.T) {
 	if _, err := svc.Answer(ctx, core.AnswerInput{QuestionID: q.ID, Decider: core.Decider{Surface: core.SurfaceAPI, ID: "op"}, Text: "left"}); err != nil {
 		t.Fatal(err)
 	}
-	res, r, err := h.await(ctx, nil, q)
+	res, r, err := h.await(ctx, nil, q.ID, -1)
 	if err != nil || res.IsError || r.State != core.StateAnswered {
 		t.Fatalf("after %d failed waits: %+v, %+v, %v; want the answer", maxWaitFailures-1, res, r, err)
 	}
@@ -116,7 +116,7 @@ func TestWaitGivesUpAfterRepeatedFailures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, r, err := h.await(ctx, nil, q)
+	res, r, err := h.await(ctx, nil, q.ID, -1)
 	if err != nil || res == nil || !res.IsError || r.State != core.StateOpen {
 		t.Fatalf("got %+v, %+v, %v; want a parked error result", res, r, err)
 	}
@@ -129,8 +129,51 @@ func TestWaitGivesUpAfterRepeatedFailures(t *testing.T) {
 func TestWaitOnUnknownQuestionIsAToolError(t *testing.T) {
 	b := &flaky{ServiceBackend: ServiceBackend{Svc: service(t), Agent: "a"}, failures: 1, err: core.ErrNotFound}
 	h := newHandler(b)
-	_, _, err := h.await(context.Background(), nil, &core.Question{ID: "aaaaaaaaaaaaaaaaa", State: core.StateOpen})
+	_, _, err := h.await(context.Background(), nil, "aaaaaaaaaaaaaaaaa", -1)
 	if err == nil || err.Error() != "no such question" {
 		t.Fatalf("got %v, want the caller-safe not-found message", err)
+	}
+}
+
+// TestUnreachableServerIsNamed: a bridge that stays unreachable ends the
+// call with the backend's own message (the URL and the cause), which the
+// model can act on, and the question's id to collect it by later.
+func TestUnreachableServerIsNamed(t *testing.T) {
+	svc := service(t)
+	msg := "askbridge server at http://127.0.0.1:9 is not reachable (connection refused); start it with `askbridge serve`"
+	b := &flaky{ServiceBackend: ServiceBackend{Svc: svc, Agent: "a"}, failures: maxWaitFailures, err: &UnavailableError{Message: msg, Err: errors.New("dial tcp: connection refused")}}
+	h := newHandler(b)
+	ctx := context.Background()
+	q, err := b.Ask(ctx, core.AskInput{Kind: core.KindClarification, RunID: "r", Text: "Which way?", Reversibility: core.Reversible})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _, err := h.await(ctx, nil, q.ID, -1)
+	if err != nil || res == nil || !res.IsError {
+		t.Fatalf("got %+v, %v; want a parked error result", res, err)
+	}
+	text := res.Content[0].(*mcpsdk.TextContent).Text
+	if !strings.Contains(text, msg) || !strings.Contains(text, q.ID) || !strings.Contains(text, ToolGetAnswer) {
+		t.Errorf("error text %q: want the server's URL and cause, the id and get_answer", text)
+	}
+	if err := h.toolError(&UnavailableError{Message: msg}); err.Error() != msg {
+		t.Errorf("tool error %q, want %q", err, msg)
+	}
+}
+
+func TestParseTimeout(t *testing.T) {
+	for in, want := range map[string]time.Duration{
+		"90s": 90 * time.Second, "30m": 30 * time.Minute, "2h": 2 * time.Hour, "1d": 24 * time.Hour,
+		" 1D ": 24 * time.Hour, "1h30m": 90 * time.Minute, "1d12h": 36 * time.Hour, "7d": 7 * 24 * time.Hour,
+	} {
+		if got, err := parseTimeout(in); err != nil || got != want {
+			t.Errorf("parseTimeout(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "soon", "0s", "0d", "-5m", "1.5d", "d", "2 hours", "1dd"} {
+		_, err := parseTimeout(in)
+		if core.ErrorCode(err) != core.CodeInvalid || !strings.Contains(core.ErrorMessage(err), "90s, 30m, 2h or 1d") {
+			t.Errorf("parseTimeout(%q): %v; want a refusal naming the accepted forms", in, err)
+		}
 	}
 }

@@ -53,10 +53,7 @@ func newClient(getenv func(string) string) (*client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	url, token := s.Client.URL, s.Client.Token.Reveal()
-	if url == "" {
-		url = "http://" + s.Addr
-	}
+	url, token := serverURL(s), s.Client.Token.Reveal()
 	if token == "" {
 		path := filepath.Join(s.DataDir, "admin.token")
 		b, err := os.ReadFile(path)
@@ -66,6 +63,15 @@ func newClient(getenv func(string) string) (*client.Client, error) {
 		token = strings.TrimSpace(string(b))
 	}
 	return client.New(url, token), nil
+}
+
+// serverURL is the server the CLI talks to: ASKBRIDGE_URL, or the local
+// server's address.
+func serverURL(s Settings) string {
+	if s.Client.URL != "" {
+		return s.Client.URL
+	}
+	return "http://" + s.Addr
 }
 
 // clientEnv is the CLI's own settings; they are plain strings, which

@@ -4,8 +4,13 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
@@ -15,8 +20,18 @@ import (
 
 // clientBackend lets "askbridge mcp" (a process an agent host starts) park
 // questions on a running server: the stdio process holds no store of its
-// own, so any number of agents share one bridge.
-type clientBackend struct{ c *client.Client }
+// own, so any number of agents share one bridge. It hands the MCP adapter
+// the resume the server built, never one rebuilt from the agent's view of
+// the question (which leaves people's words out by design), so the stdio
+// tools return exactly what /mcp and the wait API return.
+type clientBackend struct {
+	c *client.Client
+	// url and tokenFrom name the server and where the token came from, for
+	// errors a model can act on.
+	url, tokenFrom string
+}
+
+var _ mcp.Backend = clientBackend{}
 
 func (b clientBackend) Ask(ctx context.Context, in core.AskInput) (*core.Question, error) {
 	q, err := b.c.Ask(ctx, client.AskRequest{
@@ -25,51 +40,149 @@ func (b clientBackend) Ask(ctx context.Context, in core.AskInput) (*core.Questio
 		Tool: in.Tool, Arguments: in.Arguments, Timeout: client.Duration(in.Timeout),
 		OnTimeout: in.OnTimeout, MaxReasks: in.MaxReasks, Labels: in.Labels,
 	})
-	return q, coded(err)
+	return q, b.coded(err)
+}
+
+// Wait long-polls until the question closes or d passes; the server may
+// cap one poll below d, so it polls again for what is left.
+func (b clientBackend) Wait(ctx context.Context, id string, d time.Duration) (mcp.Status, error) {
+	end := time.Now().Add(d)
+	for {
+		res, err := b.c.WaitOnce(ctx, id, max(time.Until(end), 0))
+		if err != nil {
+			if ctx.Err() != nil {
+				return mcp.Status{}, ctx.Err()
+			}
+			return mcp.Status{}, b.coded(err)
+		}
+		if res.State.Closed() || !time.Now().Before(end) {
+			st := mcp.Status{QuestionID: res.QuestionID, State: res.State, Resume: res.Resume}
+			if res.Question != nil {
+				st.Kind, st.AskedAt = res.Question.Kind, res.Question.CreatedAt
+			}
+			return st, nil
+		}
+	}
+}
+
+// HostMayAnswer asks the server, which alone knows the routes.
+func (b clientBackend) HostMayAnswer(ctx context.Context, id string) (bool, error) {
+	res, err := b.c.MCPDoor(ctx, id)
+	if err != nil {
+		return false, b.coded(err)
+	}
+	return res.MayAnswer, nil
+}
+
+// AnswerInHost records the host's answer on the server, which names the
+// decider after this process's token. A loser gets the question as it
+// was closed, read back, so the host hears who answered first.
+func (b clientBackend) AnswerInHost(ctx context.Context, in core.AnswerInput) error {
+	_, err := b.c.AnswerInHost(ctx, in.QuestionID, client.AnswerRequest{Answer: in.Text, ChosenOptionID: in.OptionID, Items: in.Items})
+	var e *client.Error
+	if errors.As(err, &e) && e.Status == http.StatusConflict {
+		if q, gerr := b.c.Get(ctx, in.QuestionID); gerr == nil && q.State.Closed() {
+			return &core.ClosedError{Question: q}
+		}
+	}
+	return b.coded(err)
 }
 
 // coded turns the server's refusal into core's error, so the MCP tool
 // shows the agent the server's own message ("a decision needs exactly one
-// recommended option") instead of a generic internal error.
-func coded(err error) error {
+// recommended option") instead of a generic internal error; a refused
+// token and an unreachable server get messages that say what to do.
+func (b clientBackend) coded(err error) error {
+	if err == nil {
+		return nil
+	}
 	var e *client.Error
-	if errors.As(err, &e) && e.Code != "" && e.Code != string(core.CodeInternal) {
+	if !errors.As(err, &e) {
+		return &mcp.UnavailableError{Err: err, Message: fmt.Sprintf(
+			"askbridge server at %s is not reachable (%s); start it with `askbridge serve`, or set ASKBRIDGE_URL to where it runs", b.url, cause(err))}
+	}
+	switch {
+	case e.Status == http.StatusUnauthorized:
+		return &core.Error{Code: core.CodeForbidden, Op: "askbridge server", Message: fmt.Sprintf(
+			"the askbridge server at %s refused the token from %s: set it to an agent token from the server's configuration", b.url, b.tokenFrom)}
+	case e.Status == http.StatusForbidden && e.Code == string(core.CodeForbidden) && strings.HasPrefix(e.Message, "a token with role"):
+		return &core.Error{Code: core.CodeForbidden, Op: "askbridge server", Message: fmt.Sprintf(
+			"the askbridge server at %s refused the token from %s: %s; the MCP tools need an agent token", b.url, b.tokenFrom, e.Message)}
+	case e.Code != "" && e.Code != string(core.CodeInternal):
 		return &core.Error{Code: core.Code(e.Code), Op: "askbridge server", Message: e.Message}
+	case e.Code == "":
+		// Not the API's answer: a proxy, or something else on the port.
+		return &mcp.UnavailableError{Err: err, Message: fmt.Sprintf(
+			"askbridge server at %s did not answer as askbridge (HTTP %d: %s); check ASKBRIDGE_URL", b.url, e.Status, e.Message)}
 	}
 	return err
 }
 
-// Wait long-polls until the question closes or ctx ends; then, as the
-// Backend contract says, it returns the question as it stands.
-func (b clientBackend) Wait(ctx context.Context, id string) (*core.Question, error) {
-	for {
-		res, err := b.c.WaitOnce(ctx, id, time.Minute)
-		if ctx.Err() != nil {
-			return b.c.Get(context.WithoutCancel(ctx), id)
-		}
-		if err != nil {
-			return nil, coded(err)
-		}
-		if res.State != core.StateOpen {
-			return res.Question, nil
-		}
+// cause names why a request got no response, in a few words.
+func cause(err error) string {
+	var dns *net.DNSError
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, syscall.ECONNRESET):
+		return "connection reset"
+	case errors.As(err, &dns):
+		return "no such host " + dns.Name
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, syscall.ETIMEDOUT):
+		return "timed out"
 	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		return op.Err.Error()
+	}
+	return err.Error()
+}
+
+// mcpLogLevel reads ASKBRIDGE_LOG_LEVEL for the stdio process. Its stderr
+// goes to the host's log panel, so by default it carries warnings and
+// errors only.
+func mcpLogLevel(raw string) (slog.Level, error) {
+	switch strings.ToLower(strings.TrimSpace(raw)) {
+	case "":
+		return slog.LevelWarn, nil
+	case "trace", "debug":
+		return slog.LevelDebug, nil
+	case "info":
+		return slog.LevelInfo, nil
+	case "warn", "warning":
+		return slog.LevelWarn, nil
+	case "error", "fatal", "panic":
+		return slog.LevelError, nil
+	}
+	return 0, fmt.Errorf("ASKBRIDGE_LOG_LEVEL: %q is not debug, info, warn or error", raw)
 }
 
 func cmdMCP(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	run := fs.String("run", getenv("ASKBRIDGE_RUN_ID"), "the run id questions belong to when a tool call gives none")
+	s, err := readEnv(getenv)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	run := fs.String("run", s.Client.RunID, "the run id questions belong to when a tool call gives none")
 	route := fs.String("route", "", "the route questions take when a tool call gives none")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
+	}
+	level, err := mcpLogLevel(s.LogLevel)
+	if err != nil {
+		return fail(stderr, err)
 	}
 	c, err := newClient(getenv)
 	if err != nil {
 		return fail(stderr, err)
 	}
-	log := slog.New(slog.NewTextHandler(stderr, nil)) // stdout carries the protocol
-	if err := mcp.ServeStdio(ctx, clientBackend{c}, mcp.Options{RunID: *run, Route: *route, Version: versionString(), Logger: log}); err != nil && ctx.Err() == nil {
+	b := clientBackend{c: c, url: serverURL(s), tokenFrom: "ASKBRIDGE_TOKEN"}
+	if s.Client.Token == "" {
+		b.tokenFrom = "the local admin token file (ASKBRIDGE_TOKEN is not set)"
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})) // stdout carries the protocol
+	if err := mcp.ServeStdio(ctx, b, mcp.Options{RunID: *run, Route: *route, Version: versionString(), Logger: log}); err != nil && ctx.Err() == nil {
 		return fail(stderr, err)
 	}
 	return 0

@@ -222,6 +222,20 @@ func (c *Client) Cancel(ctx context.Context, id, reason string) (*Outcome, error
 	return call[Outcome](ctx, c, http.MethodPost, "/v1/questions/"+url.PathEscape(id)+"/cancel", nil, body)
 }
 
+// MCPDoor reports whether the person driving this agent's MCP host may
+// answer the question in the host (see AnswerInHost).
+func (c *Client) MCPDoor(ctx context.Context, id string) (*MCPDoorResponse, error) {
+	return call[MCPDoorResponse](ctx, c, http.MethodGet, "/v1/questions/"+url.PathEscape(id)+"/mcp", nil, nil)
+}
+
+// AnswerInHost records an answer the person driving this agent's MCP host
+// gave there (through MCP elicitation): the decider is the mcp surface
+// with the token's name, and the route must allow it. A question someone
+// else closed first gives an *Error with status 409 saying who closed it.
+func (c *Client) AnswerInHost(ctx context.Context, id string, req AnswerRequest) (*Outcome, error) {
+	return call[Outcome](ctx, c, http.MethodPost, "/v1/questions/"+url.PathEscape(id)+"/mcp/answer", nil, req)
+}
+
 // EndRun ends a run and returns the ids of the open questions it expired.
 func (c *Client) EndRun(ctx context.Context, runID string) (*EndRunResponse, error) {
 	return call[EndRunResponse](ctx, c, http.MethodPost, "/v1/runs/"+url.PathEscape(runID)+"/end", nil, nil)

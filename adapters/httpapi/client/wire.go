@@ -154,3 +154,11 @@ type ErrorDetail struct {
 	Code    core.Code `json:"code"`
 	Message string    `json:"message"`
 }
+
+// MCPDoorResponse is what GET /v1/questions/{id}/mcp returns: whether the
+// person driving the agent's MCP host may answer the question there (it is
+// open, and its route lists the agent's token name under the mcp surface).
+type MCPDoorResponse struct {
+	QuestionID string `json:"question_id"`
+	MayAnswer  bool   `json:"may_answer"`
+}

@@ -1,0 +1,250 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// The host as one more door. When the client declares the elicitation
+// capability and the question's route lists the agent under the mcp
+// surface, a tool call also asks the person driving the host, through
+// elicitation/create, while the question waits for chat as usual. Whoever
+// answers first wins through core's chokepoint: if chat wins, the
+// elicitation is withdrawn (the SDK sends notifications/cancelled for it);
+// a host reply that arrives after all is refused, and the host is told who
+// answered. A host that declines leaves the question open for chat.
+//
+// Each kind's answer fits a flat form, and the form asks only for the
+// answer itself: never for credentials or anything else.
+
+// noop is what elicit returns when it asks nobody.
+func noop() {}
+
+// elicit asks the host's user about q, if the client and the route allow
+// it. The returned stop withdraws the elicitation and waits for it to end,
+// so nothing outlives the call.
+func (h *handler) elicit(ctx context.Context, req *mcpsdk.CallToolRequest, q *core.Question) (stop func()) {
+	if req == nil || req.Session == nil || !canElicit(req.Session) {
+		return noop
+	}
+	ok, err := h.b.HostMayAnswer(ctx, q.ID)
+	if err != nil {
+		h.opts.Logger.Warn("askbridge mcp: cannot tell whether the host may answer", "question", q.ID, "err", err)
+		return noop
+	}
+	if !ok {
+		return noop
+	}
+	f := formFor(q)
+	ectx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.askHost(ectx, ctx, req.Session, q, f)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
+// canElicit reports whether the client takes form elicitations.
+func canElicit(ss *mcpsdk.ServerSession) bool {
+	ip := ss.InitializeParams()
+	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
+		return false
+	}
+	e := ip.Capabilities.Elicitation
+	return e.Form != nil || e.URL == nil // {} means form, for clients before 2025-11-25
+}
+
+// askHost runs one elicitation and records the reply. ectx ends when the
+// question closes another way; the answer itself is recorded under the
+// call's ctx, so a reply already received is judged by the chokepoint
+// rather than dropped halfway.
+func (h *handler) askHost(ectx, ctx context.Context, ss *mcpsdk.ServerSession, q *core.Question, f hostForm) {
+	res, err := ss.Elicit(ectx, &mcpsdk.ElicitParams{Mode: "form", Message: f.message, RequestedSchema: f.schema})
+	switch {
+	case err != nil:
+		if ectx.Err() == nil {
+			h.opts.Logger.Warn("askbridge mcp: elicitation failed", "question", q.ID, "err", err)
+		}
+		return
+	case res.Action != "accept":
+		h.opts.Logger.Debug("askbridge mcp: the host did not answer", "question", q.ID, "action", res.Action)
+		return // declined or dismissed: the question waits for chat
+	}
+	in, err := f.answer(res.Content)
+	if err == nil {
+		in.QuestionID = q.ID
+		err = h.b.AnswerInHost(ctx, in)
+	}
+	if err == nil {
+		return
+	}
+	h.tellHost(ctx, ss, hostRefusal(q.ID, err))
+}
+
+// hostRefusal is what the host's user hears of a reply that was not
+// recorded: who closed the question first, or why the reply was refused.
+func hostRefusal(id string, err error) string {
+	if cq, ok := closedBy(err); ok && cq.Resolution != nil {
+		r := cq.Resolution
+		who := string(r.Decider.Surface)
+		if r.Decider.ID != "" {
+			who += " " + r.Decider.ID
+		}
+		at := r.At.UTC().Format("2006-01-02T15:04:05Z")
+		switch cq.State {
+		case core.StateAnswered:
+			return fmt.Sprintf("Your answer to question %s was not recorded: it was already answered by %s at %s.", id, who, at)
+		case core.StateDeclined:
+			return fmt.Sprintf("Your answer to question %s was not recorded: it was already declined by %s at %s.", id, who, at)
+		default:
+			return fmt.Sprintf("Your answer to question %s was not recorded: it was already closed as %s at %s.", id, cq.State, at)
+		}
+	}
+	return fmt.Sprintf("Your answer to question %s was not recorded: %s", id, core.ErrorMessage(err))
+}
+
+// tellHost sends the host a warning it can show its user. A client that
+// has not set a log level gets none (the SDK's rule); the refusal is in
+// the event log either way.
+func (h *handler) tellHost(ctx context.Context, ss *mcpsdk.ServerSession, msg string) {
+	h.opts.Logger.Info("askbridge mcp: "+msg, "surface", "mcp")
+	err := ss.Log(ctx, &mcpsdk.LoggingMessageParams{Level: "warning", Logger: "askbridge", Data: msg})
+	if err != nil {
+		h.opts.Logger.Debug("askbridge mcp: cannot tell the host", "err", err)
+	}
+}
+
+// hostForm is one question as an elicitation: the message and flat schema
+// shown to the host's user, and how to read their reply as an answer.
+type hostForm struct {
+	message string
+	schema  *jsonschema.Schema
+	answer  func(map[string]any) (core.AnswerInput, error)
+}
+
+// Property names of the forms.
+const (
+	fieldAnswer  = "answer"
+	fieldOption  = "option"
+	fieldNote    = "note"
+	fieldVerdict = "verdict"
+	fieldReason  = "reason"
+)
+
+func str(title, desc string, maxLen int) *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "string", Title: title, Description: desc, MaxLength: jsonschema.Ptr(maxLen)}
+}
+
+// choice is a single-select string whose options carry titles.
+func choice(title, desc string, ids, titles []string) *jsonschema.Schema {
+	s := &jsonschema.Schema{Type: "string", Title: title, Description: desc}
+	for i, id := range ids {
+		s.OneOf = append(s.OneOf, &jsonschema.Schema{Const: jsonschema.Ptr[any](id), Title: titles[i]})
+	}
+	return s
+}
+
+func object(required []string, props map[string]*jsonschema.Schema) *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "object", Properties: props, Required: required}
+}
+
+func text(content map[string]any, key string) string {
+	s, _ := content[key].(string)
+	return strings.TrimSpace(s)
+}
+
+// formFor is the elicitation for q's kind.
+func formFor(q *core.Question) hostForm {
+	var b strings.Builder
+	fmt.Fprintf(&b, "An agent asks (askbridge question %s; the question is posted to chat too, and the first answer counts):\n\n%s", q.ID, q.Text)
+	if q.Context != "" {
+		fmt.Fprintf(&b, "\n\n%s", q.Context)
+	}
+	f := hostForm{}
+	switch q.Kind {
+	case core.KindClarification:
+		f.schema = object([]string{fieldAnswer}, map[string]*jsonschema.Schema{
+			fieldAnswer: str("Your answer", "", core.MaxAnswerLen),
+		})
+		f.schema.Properties[fieldAnswer].MinLength = jsonschema.Ptr(1)
+		f.answer = func(c map[string]any) (core.AnswerInput, error) {
+			return core.AnswerInput{Text: text(c, fieldAnswer)}, nil
+		}
+	case core.KindDecision:
+		var ids, titles []string
+		for _, o := range q.Options {
+			title := o.Title
+			if o.Recommended {
+				title += " (recommended)"
+			}
+			ids, titles = append(ids, o.ID), append(titles, title)
+			fmt.Fprintf(&b, "\n\n%s: %s", title, o.Writeup)
+		}
+		f.schema = object([]string{fieldOption}, map[string]*jsonschema.Schema{
+			fieldOption: choice("Your choice", "", ids, titles),
+			fieldNote:   str("Note (optional)", "Anything the agent should know about your choice.", core.MaxReasonLen),
+		})
+		f.answer = func(c map[string]any) (core.AnswerInput, error) {
+			return core.AnswerInput{OptionID: text(c, fieldOption), Text: text(c, fieldNote)}, nil
+		}
+	case core.KindApproval:
+		if q.Call != nil {
+			fmt.Fprintf(&b, "\n\nTool: %s\nArguments: %s", q.Call.Tool, q.Call.Arguments)
+		}
+		f.schema = object([]string{fieldVerdict}, map[string]*jsonschema.Schema{
+			fieldVerdict: choice("Your verdict", "", []string{core.ApproveOption, core.DenyOption}, []string{"Approve this call", "Deny it"}),
+			fieldReason:  str("Reason (optional)", "Why, in a line.", core.MaxReasonLen),
+		})
+		f.answer = func(c map[string]any) (core.AnswerInput, error) {
+			return core.AnswerInput{OptionID: text(c, fieldVerdict), Text: text(c, fieldReason)}, nil
+		}
+	case core.KindForm:
+		props := map[string]*jsonschema.Schema{}
+		for i, it := range q.Items {
+			var ids, titles []string
+			for _, o := range it.Options {
+				title := o.Label
+				if o.Description != "" {
+					title += ": " + o.Description
+				}
+				if o.Recommended {
+					title += " (recommended)"
+				}
+				ids, titles = append(ids, o.ID), append(titles, title)
+			}
+			props[itemField(i)] = choice(it.Question, "Choose one, or answer in your own words below.", ids, titles)
+			props[itemField(i)+"_text"] = str("Or, in your own words", "", core.MaxAnswerLen)
+		}
+		f.schema = object(nil, props)
+		f.answer = func(c map[string]any) (core.AnswerInput, error) {
+			var in core.AnswerInput
+			for i, it := range q.Items {
+				a := core.ItemInput{ItemID: it.ID, OptionID: text(c, itemField(i))}
+				if a.OptionID == "" {
+					a.Text = text(c, itemField(i)+"_text")
+				}
+				if a.OptionID != "" || a.Text != "" {
+					in.Items = append(in.Items, a)
+				}
+			}
+			if len(in.Items) == 0 {
+				return in, invalid("no question was answered")
+			}
+			return in, nil
+		}
+	}
+	f.message = b.String()
+	return f
+}
+
+func itemField(i int) string { return fmt.Sprintf("q%d", i+1) }

@@ -211,6 +211,7 @@ func formFor(q *core.Question) hostForm {
 	case core.KindForm:
 		props := map[string]*jsonschema.Schema{}
 		for i, it := range q.Items {
+			fmt.Fprintf(&b, "\n\n%d. %s", i+1, it.Question)
 			var ids, titles []string
 			for _, o := range it.Options {
 				title := o.Label

@@ -37,17 +37,28 @@ type env struct {
 
 func newService(t *testing.T) *core.Service {
 	t.Helper()
-	svc, _ := coretest.Open(t, coretest.Options{})
+	svc, _ := coretest.Open(t, coretest.Options{Routes: map[string]core.Route{
+		// The host of the test agent may answer on the default route;
+		// chat-only lists no mcp decider, so it never elicits.
+		core.DefaultRoute: {Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}, core.SurfaceMCP: {agent, "alice"}}},
+		"chat-only":       {Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}}},
+	}})
 	return svc
 }
 
 // newEnv connects a client to the server over the in-memory transport.
 func newEnv(t *testing.T, opts mcp.Options, copts *mcpsdk.ClientOptions) *env {
 	t.Helper()
+	return newEnvWith(t, opts, copts, func(b mcp.ServiceBackend) mcp.Backend { return b })
+}
+
+// newEnvWith is newEnv with the backend wrapped.
+func newEnvWith(t *testing.T, opts mcp.Options, copts *mcpsdk.ClientOptions, wrap func(mcp.ServiceBackend) mcp.Backend) *env {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	svc := newService(t)
-	srv := mcp.NewServer(mcp.ServiceBackend{Svc: svc, Agent: agent}, opts)
+	srv := mcp.NewServer(wrap(mcp.ServiceBackend{Svc: svc, Agent: agent}), opts)
 	st, ct := mcpsdk.NewInMemoryTransports()
 	ss, err := srv.Connect(ctx, st, nil)
 	if err != nil {

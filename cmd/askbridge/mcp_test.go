@@ -736,3 +736,73 @@ func TestMCPStdioCancelSendsNoResponse(t *testing.T) {
 		t.Fatalf("get_answer after the cancel: %+v, %v", res, err)
 	}
 }
+
+// TestREADMEMCPSection keeps the README's MCP section honest: its route
+// loads and lets the named agent's host answer, and its two host
+// configurations are complete (the stdio command with its server and
+// token, the HTTP endpoint with the bearer header).
+func TestREADMEMCPSection(t *testing.T) {
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(raw), "\n## MCP\n")
+	section, _, _ = strings.Cut(section, "\n## ")
+	if !ok {
+		t.Fatal("the README has no MCP section")
+	}
+	blocks := func(lang string) []string {
+		var out []string
+		for rest := section; ; {
+			var b string
+			var found bool
+			if _, rest, found = strings.Cut(rest, "```"+lang+"\n"); !found {
+				return out
+			}
+			b, rest, _ = strings.Cut(rest, "```")
+			out = append(out, b)
+		}
+	}
+	yamls, jsons := blocks("yaml"), blocks("json")
+	if len(yamls) != 1 || len(jsons) != 2 {
+		t.Fatalf("%d yaml and %d json examples, want 1 and 2", len(yamls), len(jsons))
+	}
+	f, err := parseFile([]byte(yamls[0]), func(string) string { return "" })
+	if err != nil {
+		t.Fatalf("the MCP route does not load: %v", err)
+	}
+	route := Settings{File: f}.coreConfig([]byte("k")).Routes[core.DefaultRoute]
+	if !route.Allows(core.Decider{Surface: core.SurfaceMCP, ID: "build-agent"}) || route.Allows(core.Decider{Surface: core.SurfaceMCP, ID: "other-agent"}) {
+		t.Errorf("the README's route does not let exactly build-agent's host answer: %+v", route)
+	}
+	type server struct {
+		Command string            `json:"command"`
+		Args    []string          `json:"args"`
+		Env     map[string]string `json:"env"`
+		Type    string            `json:"type"`
+		URL     string            `json:"url"`
+		Headers map[string]string `json:"headers"`
+	}
+	var hosts []server
+	for _, b := range jsons {
+		var cfg struct {
+			MCPServers map[string]server `json:"mcpServers"`
+		}
+		dec := json.NewDecoder(strings.NewReader(b))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&cfg); err != nil || len(cfg.MCPServers) != 1 {
+			t.Fatalf("host configuration %v:\n%s", err, b)
+		}
+		hosts = append(hosts, cfg.MCPServers["askbridge"])
+	}
+	stdio, web := hosts[0], hosts[1]
+	if stdio.Command != "askbridge" || strings.Join(stdio.Args, " ") != "mcp" || stdio.Env["ASKBRIDGE_URL"] == "" || stdio.Env["ASKBRIDGE_TOKEN"] == "" {
+		t.Errorf("the stdio configuration is incomplete: %+v", stdio)
+	}
+	if _, err := mcpLogLevel(stdio.Env["ASKBRIDGE_LOG_LEVEL"]); err != nil {
+		t.Errorf("the stdio configuration's log level: %v", err)
+	}
+	if web.Type != "http" || !strings.HasSuffix(web.URL, "/mcp") || !strings.HasPrefix(web.Headers["Authorization"], "Bearer ") {
+		t.Errorf("the HTTP configuration is incomplete: %+v", web)
+	}
+}

@@ -90,6 +90,8 @@ func newEnvOn(t *testing.T, st core.Store) *env {
 	t.Helper()
 	ws := &watchedStore{Store: st, watching: make(chan string, 64)}
 	routes := coretest.APIRoutes()
+	// agent-a's MCP host (and admin's) may answer on the default route.
+	routes[core.DefaultRoute].Deciders[core.SurfaceMCP] = []string{"agent-a", "root"}
 	routes["locked"] = core.Route{Deciders: map[core.Surface][]string{core.SurfaceAPI: {"someone-else"}}}
 	svc := coretest.Service(t, ws, coretest.Options{Routes: routes})
 	logs := &syncBuffer{}

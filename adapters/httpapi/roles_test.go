@@ -39,6 +39,8 @@ func TestRoles(t *testing.T) {
 		{"events", "GET", "/v1/events?follow=false", "", no, ok, ok, ok},
 		{"digest", "GET", "/v1/digest?since=" + since, "", no, ok, ok, ok},
 		{"directive", "GET", "/v1/directive?autonomy=semi", "", ok, ok, ok, ok},
+		{"mcp door", "GET", "/v1/questions/{id}/mcp", "", ok, no, no, ok},
+		{"mcp answer", "POST", "/v1/questions/{id}/mcp/answer", `{"answer":"yes"}`, ok, no, no, ok},
 	}
 	n := 0
 	for _, rt := range routes {

@@ -1,0 +1,71 @@
+package httpapi_test
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/core"
+)
+
+// TestMCPDoor: an agent's MCP host may answer the agent's own questions
+// where the route lists the agent under mcp; the answer is recorded as
+// {mcp, agent} through the chokepoint, a second one hears who was first,
+// and another agent's question reads as unknown.
+func TestMCPDoor(t *testing.T) {
+	e := newEnv(t)
+	ctx := e.ctx()
+	a, b := e.as(agentA), e.as(agentB)
+	id := e.ask(agentA, "run-door")
+
+	if d, err := a.MCPDoor(ctx, id); err != nil || !d.MayAnswer || d.QuestionID != id {
+		t.Fatalf("door on the default route: %+v, %v", d, err)
+	}
+	locked := clarification("run-door")
+	locked.Route = "locked"
+	lq, err := a.Ask(ctx, locked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := a.MCPDoor(ctx, lq.ID); err != nil || d.MayAnswer {
+		t.Fatalf("door on a route without mcp: %+v, %v", d, err)
+	}
+	if _, err := a.AnswerInHost(ctx, lq.ID, client.AnswerRequest{Answer: "x"}); !hasStatus(err, http.StatusForbidden) {
+		t.Fatalf("host answer off the route: %v, want 403", err)
+	}
+
+	for _, other := range []string{id, "aaaaaaaaaaaaaaaaa"} {
+		if _, err := b.MCPDoor(ctx, other); !hasStatus(err, http.StatusNotFound) {
+			t.Errorf("agent-b's door on %s: %v, want 404", other, err)
+		}
+		if _, err := b.AnswerInHost(ctx, other, client.AnswerRequest{Answer: "mine"}); !hasStatus(err, http.StatusNotFound) {
+			t.Errorf("agent-b's host answer on %s: %v, want 404", other, err)
+		}
+	}
+
+	out, err := a.AnswerInHost(ctx, id, client.AnswerRequest{Answer: "from the host"})
+	if err != nil || !out.Closed {
+		t.Fatalf("host answer: %+v, %v", out, err)
+	}
+	if r := out.Question.Resolution; r.Decider.Surface != core.SurfaceMCP || r.Decider.ID != "agent-a" || r.Answer != "" {
+		t.Errorf("the agent's view of the host answer: %+v", r)
+	}
+	rec, err := e.as(operator).Get(ctx, id)
+	if err != nil || rec.Resolution.Answer != "from the host" {
+		t.Fatalf("recorded %+v, %v", rec.Resolution, err)
+	}
+	if d, err := a.MCPDoor(ctx, id); err != nil || d.MayAnswer {
+		t.Errorf("door on a closed question: %+v, %v", d, err)
+	}
+	_, err = a.AnswerInHost(ctx, id, client.AnswerRequest{Answer: "again"})
+	if !hasStatus(err, http.StatusConflict) || !strings.Contains(err.Error(), "already closed by mcp agent-a") {
+		t.Errorf("a second host answer: %v, want 409 naming the first", err)
+	}
+}
+
+func hasStatus(err error, status int) bool {
+	var e *client.Error
+	return errors.As(err, &e) && e.Status == status
+}

@@ -1,9 +1,12 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
+	"net/http"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -79,3 +82,99 @@ func (c *withholdingConn) Write(ctx context.Context, m jsonrpc.Message) error {
 	}
 	return c.Connection.Write(ctx, m)
 }
+
+// maxPeek is how much of a POST body cancelGate reads to tell calls and
+// cancellations apart; a larger body passes through unread.
+const maxPeek = 1 << 20
+
+// cancelGate does for streamable HTTP what withholding does for stdio. A
+// call's response travels on the event stream of the POST that carried
+// the call; once the client cancels that call (a notifications/cancelled
+// POST in the same session), nothing more is written to that stream.
+type cancelGate struct {
+	mu    sync.Mutex
+	calls map[gateKey]chan struct{} // closed once the call is cancelled
+}
+
+type gateKey struct {
+	session string
+	id      jsonrpc.ID
+}
+
+func newCancelGate() *cancelGate { return &cancelGate{calls: map[gateKey]chan struct{}{}} }
+
+// sessionHeader is the streamable transport's session id header.
+const sessionHeader = "Mcp-Session-Id"
+
+func (g *cancelGate) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		session := r.Header.Get(sessionHeader)
+		if r.Method != http.MethodPost || session == "" || r.Body == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, maxPeek))
+		r.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+		var req *jsonrpc.Request
+		if err == nil && len(body) < maxPeek {
+			if m, derr := jsonrpc.DecodeMessage(body); derr == nil {
+				req, _ = m.(*jsonrpc.Request)
+			}
+		}
+		switch {
+		case req == nil:
+		case req.IsCall():
+			key := gateKey{session, req.ID}
+			cancelled := make(chan struct{})
+			g.mu.Lock()
+			g.calls[key] = cancelled
+			g.mu.Unlock()
+			defer func() {
+				g.mu.Lock()
+				if g.calls[key] == cancelled {
+					delete(g.calls, key)
+				}
+				g.mu.Unlock()
+			}()
+			w = &gatedWriter{ResponseWriter: w, cancelled: cancelled}
+		case req.Method == cancelledMethod:
+			var p struct {
+				RequestID any `json:"requestId"`
+			}
+			if json.Unmarshal(req.Params, &p) == nil {
+				if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
+					key := gateKey{session, id}
+					g.mu.Lock()
+					if ch, ok := g.calls[key]; ok {
+						close(ch)
+						delete(g.calls, key)
+					}
+					g.mu.Unlock()
+				}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// gatedWriter drops what is written once its call is cancelled.
+type gatedWriter struct {
+	http.ResponseWriter
+	cancelled <-chan struct{}
+}
+
+func (w *gatedWriter) Write(p []byte) (int, error) {
+	select {
+	case <-w.cancelled:
+		return len(p), nil
+	default:
+		return w.ResponseWriter.Write(p)
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection (to flush and
+// to set deadlines).
+func (w *gatedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -147,8 +147,9 @@ func HTTPHandler(b Backend, opts Options) http.Handler {
 			}
 		})
 	}
-	var h http.Handler = mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return s },
-		&mcpsdk.StreamableHTTPOptions{Logger: opts.withDefaults().Logger})
+	// A call the client cancels gets no response on its stream.
+	h := newCancelGate().wrap(mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return s },
+		&mcpsdk.StreamableHTTPOptions{Logger: opts.withDefaults().Logger}))
 	if opts.Caller != nil {
 		// The SDK's bearer middleware is the one way to hand the SDK a
 		// caller: it records it as the token's user, carries it to the tool

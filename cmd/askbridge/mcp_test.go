@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -804,5 +806,87 @@ func TestREADMEMCPSection(t *testing.T) {
 	}
 	if web.Type != "http" || !strings.HasSuffix(web.URL, "/mcp") || !strings.HasPrefix(web.Headers["Authorization"], "Bearer ") {
 		t.Errorf("the HTTP configuration is incomplete: %+v", web)
+	}
+}
+
+// TestMCPHTTPCancelSendsNoResponse: over /mcp too, a call the client
+// cancels gets no response: its event stream ends without one, and the
+// question stays parked. The exchange is raw HTTP, so nothing on the
+// client's side can hide a response that was sent.
+func TestMCPHTTPCancelSendsNoResponse(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	m := start(t, Settings{})
+	session := ""
+	send := func(body string) (*http.Response, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.URL+"/mcp", strings.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Authorization", "Bearer "+agentA)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode/100 != 2 {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			return nil, fmt.Errorf("POST %s: %d %s", body, resp.StatusCode, b)
+		}
+		return resp, nil
+	}
+	post := func(body string) *http.Response {
+		t.Helper()
+		resp, err := send(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	init := post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	session = init.Header.Get("Mcp-Session-Id")
+	if b, _ := io.ReadAll(init.Body); session == "" || !strings.Contains(string(b), `"protocolVersion":"2025-11-25"`) {
+		t.Fatalf("initialize: session %q, %s", session, b)
+	}
+	init.Body.Close()
+	post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
+
+	// The call's stream ends once its handler has returned; what it carried
+	// up to then is all it will ever carry.
+	streamed := make(chan string, 1)
+	go func() {
+		call, err := send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"request_clarification","arguments":{"question":"Cancel me over HTTP?","reversibility":"reversible"}}}`)
+		if err != nil {
+			t.Errorf("the call: %v", err)
+			streamed <- ""
+			return
+		}
+		defer call.Body.Close()
+		b, err := io.ReadAll(call.Body)
+		if err != nil {
+			t.Errorf("reading the call's stream: %v", err)
+		}
+		streamed <- string(b)
+	}()
+	q := parkedAs(t, ctx, client.New(m.URL, opTok), "Cancel me over HTTP?")
+	post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"the user stopped it"}}`).Body.Close()
+	var stream string
+	select {
+	case stream = <-streamed:
+	case <-ctx.Done():
+		t.Fatal("the cancelled call's stream never ended")
+	}
+	if strings.Contains(stream, `"id":7`) {
+		t.Errorf("the cancelled call got a response:\n%s", stream)
+	}
+	got, err := client.New(m.URL, agentA).Get(ctx, q.ID)
+	if err != nil || got.State != core.StateOpen {
+		t.Fatalf("after the cancel the question is %+v, %v; want it parked", got, err)
 	}
 }

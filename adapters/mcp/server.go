@@ -133,6 +133,7 @@ func Serve(ctx context.Context, b Backend, opts Options, t mcpsdk.Transport) err
 // mounted at /mcp. The handler applies the SDK's protection against DNS
 // rebinding on loopback addresses; authentication is for the server to
 // put in front of it, and Options.Caller to hand the authenticated name on.
+// A call the client cancels gets no response.
 //
 // Build it once and mount it: MCP sessions live in the handler, so a
 // handler made per request loses them.

@@ -2,10 +2,12 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/askbridge/askbridge/core"
@@ -42,17 +44,33 @@ func (h *handler) elicit(ctx context.Context, req *mcpsdk.CallToolRequest, q *co
 		return noop
 	}
 	f := formFor(q)
-	ectx, cancel := context.WithCancel(ctx)
+	// The elicitation goes out on a context that carries the call's end
+	// but none of its values. Over streamable HTTP, a request tied to the
+	// call travels on the call's own stream, and so would the SDK's
+	// notifications/cancelled that withdraws it; that notice is sent after
+	// the SDK gives up the request, by when the call's result may have
+	// closed the stream, and the host would keep showing a form nobody
+	// reads. Untied, both travel on the session's standing stream, which
+	// outlives the call.
+	untied, cancelUntied := context.WithCancel(context.Background())
+	unlink := context.AfterFunc(ctx, cancelUntied)
+	tied, cancelTied := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		h.askHost(ectx, ctx, req.Session, q, f)
+		h.askHost(untied, tied, ctx, req.Session, q, f)
 	}()
 	return func() {
-		cancel()
+		unlink()
+		cancelUntied()
+		cancelTied()
 		<-done
 	}
 }
+
+// errRejected is the SDK's transport refusing to send a message, as it does
+// over streamable HTTP when the session has no standing stream.
+var errRejected = &jsonrpc.Error{Code: -32005}
 
 // canElicit reports whether the client takes form elicitations.
 func canElicit(ss *mcpsdk.ServerSession) bool {
@@ -64,12 +82,19 @@ func canElicit(ss *mcpsdk.ServerSession) bool {
 	return e.Form != nil || e.URL == nil // {} means form, for clients before 2025-11-25
 }
 
-// askHost runs one elicitation and records the reply. ectx ends when the
-// question closes another way; the answer itself is recorded under the
-// call's ctx, so a reply already received is judged by the chokepoint
-// rather than dropped halfway.
-func (h *handler) askHost(ectx, ctx context.Context, ss *mcpsdk.ServerSession, q *core.Question, f hostForm) {
-	res, err := ss.Elicit(ectx, &mcpsdk.ElicitParams{Mode: "form", Message: f.message, RequestedSchema: f.schema})
+// askHost runs one elicitation and records the reply. untied and tied end
+// when the question closes another way (see elicit); a client with no
+// standing stream is asked on the call's own. The answer itself is
+// recorded under the call's ctx, so a reply already received is judged by
+// the chokepoint rather than dropped halfway.
+func (h *handler) askHost(untied, tied, ctx context.Context, ss *mcpsdk.ServerSession, q *core.Question, f hostForm) {
+	params := &mcpsdk.ElicitParams{Mode: "form", Message: f.message, RequestedSchema: f.schema}
+	ectx := untied
+	res, err := ss.Elicit(ectx, params)
+	if errors.Is(err, errRejected) && untied.Err() == nil {
+		ectx = tied
+		res, err = ss.Elicit(ectx, params)
+	}
 	switch {
 	case err != nil:
 		if ectx.Err() == nil {

@@ -22,8 +22,9 @@ type elicitation struct {
 }
 
 // elicitor is a client that declares elicitation and hands each request
-// to the test.
-func elicitor() (*mcpsdk.ClientOptions, <-chan elicitation) {
+// to the test. Each is abandoned when the test ends, so a missed
+// withdrawal fails the test instead of holding it up.
+func elicitor(t *testing.T) (*mcpsdk.ClientOptions, <-chan elicitation) {
 	ch := make(chan elicitation, 4)
 	return &mcpsdk.ClientOptions{ElicitationHandler: func(ctx context.Context, req *mcpsdk.ElicitRequest) (*mcpsdk.ElicitResult, error) {
 		e := elicitation{ctx: ctx, req: req, reply: make(chan *mcpsdk.ElicitResult, 1)}
@@ -33,6 +34,8 @@ func elicitor() (*mcpsdk.ClientOptions, <-chan elicitation) {
 			return r, nil
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		case <-t.Context().Done():
+			return nil, t.Context().Err()
 		}
 	}}, ch
 }
@@ -106,7 +109,7 @@ func TestHostAnswersFirst(t *testing.T) {
 			}, nil, "Package name?"},
 	} {
 		t.Run(c.tool, func(t *testing.T) {
-			copts, asked := elicitor()
+			copts, asked := elicitor(t)
 			e := newEnv(t, mcp.Options{}, copts)
 			ch := e.call(e.ctx, &mcpsdk.CallToolParams{Name: c.tool, Arguments: c.args})
 			el := nextElicitation(t, e.ctx, asked)
@@ -143,7 +146,7 @@ func TestHostAnswersFirst(t *testing.T) {
 // elicitation is open; the elicitation is withdrawn and the call resumes
 // with chat's answer.
 func TestChatAnswersWhileHostIsAsked(t *testing.T) {
-	copts, asked := elicitor()
+	copts, asked := elicitor(t)
 	e := newEnv(t, mcp.Options{}, copts)
 	ch := e.call(e.ctx, &mcpsdk.CallToolParams{Name: mcp.ToolClarification, Arguments: map[string]any{
 		"question": "Which region?", "reversibility": "hard_to_reverse",
@@ -167,7 +170,7 @@ func TestChatAnswersWhileHostIsAsked(t *testing.T) {
 func TestHostDeclinesLeavesQuestionOpen(t *testing.T) {
 	for _, action := range []string{"decline", "cancel"} {
 		t.Run(action, func(t *testing.T) {
-			copts, asked := elicitor()
+			copts, asked := elicitor(t)
 			e := newEnv(t, mcp.Options{}, copts)
 			ch := e.call(e.ctx, &mcpsdk.CallToolParams{Name: mcp.ToolClarification, Arguments: map[string]any{
 				"question": "Which region?", "reversibility": "hard_to_reverse",
@@ -227,7 +230,7 @@ func (b lateHost) AnswerInHost(ctx context.Context, in core.AnswerInput) error {
 // by the chokepoint, the host is told who answered, and the call resumes
 // with chat's answer.
 func TestLateHostReplyIsRefused(t *testing.T) {
-	copts, asked := elicitor()
+	copts, asked := elicitor(t)
 	told := make(chan string, 4)
 	copts.LoggingMessageHandler = func(_ context.Context, r *mcpsdk.LoggingMessageRequest) {
 		s, _ := r.Params.Data.(string)

@@ -499,8 +499,10 @@ type hostElicitation struct {
 	reply chan *mcpsdk.ElicitResult
 }
 
-// eliciting is a host that shows elicitations to the test.
-func eliciting() (*mcpsdk.ClientOptions, <-chan hostElicitation) {
+// eliciting is a host that shows elicitations to the test; each is
+// abandoned when the test's ctx ends, so a missed withdrawal fails the test
+// instead of holding it up.
+func eliciting(test context.Context) (*mcpsdk.ClientOptions, <-chan hostElicitation) {
 	ch := make(chan hostElicitation, 4)
 	return &mcpsdk.ClientOptions{ElicitationHandler: func(ctx context.Context, req *mcpsdk.ElicitRequest) (*mcpsdk.ElicitResult, error) {
 		e := hostElicitation{ctx: ctx, req: req, reply: make(chan *mcpsdk.ElicitResult, 1)}
@@ -510,6 +512,8 @@ func eliciting() (*mcpsdk.ClientOptions, <-chan hostElicitation) {
 			return r, nil
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		case <-test.Done():
+			return nil, test.Err()
 		}
 	}}, ch
 }
@@ -524,7 +528,7 @@ func TestMCPHostDoor(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 			defer cancel()
 			b := startBridge(t)
-			copts, asked := eliciting()
+			copts, asked := eliciting(ctx)
 			cs := tr.connect(t, ctx, b, copts)
 			next := func(t *testing.T) hostElicitation {
 				t.Helper()

@@ -119,14 +119,7 @@ type asker interface {
 // ServeStdio serves the tools over stdin and stdout until ctx ends or the
 // client goes away. A request the client cancels gets no response.
 func ServeStdio(ctx context.Context, b Backend, opts Options) error {
-	return Serve(ctx, b, opts, &mcpsdk.StdioTransport{})
-}
-
-// Serve serves the tools over one connection made by t (stdio, or an
-// in-memory transport in tests) until ctx ends or the client goes away. A
-// request the client cancels gets no response.
-func Serve(ctx context.Context, b Backend, opts Options, t mcpsdk.Transport) error {
-	return NewServer(b, opts).Run(ctx, withholding{t, opts.withDefaults().Logger})
+	return NewServer(b, opts).Run(ctx, withholding{&mcpsdk.StdioTransport{}, opts.withDefaults().Logger})
 }
 
 // HTTPHandler serves the tools over the streamable HTTP transport, to be

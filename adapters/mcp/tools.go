@@ -164,7 +164,6 @@ func asApproval(r Result) approvalResult {
 	return approvalResult{r.outcome(), r.Approved, r.ArgumentsSHA256}
 }
 func asQuestions(r Result) questionsResult { return questionsResult{r.outcome(), r.Items} }
-func asAnswer(r Result) Result             { return r }
 
 // typeSchemas are the schemas inference cannot know: the enums, the
 // approval's arguments as an object, and a form answer's fields described.

@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/askbridge/askbridge/adapters/adaptertest"
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/adapters/slack/slackfake"
 	"github.com/askbridge/askbridge/core"
@@ -561,7 +562,9 @@ func TestMCPHostDoor(t *testing.T) {
 				if err != nil || rec.Resolution.Decider.Surface != core.SurfaceMCP || rec.Resolution.Decider.ID != "agent-a" {
 					t.Fatalf("recorded %+v, %v; want the decider {mcp, agent-a}", rec.Resolution, err)
 				}
-				// Chat is told the truth too: a late reply in Slack is refused.
+				// Chat is told the truth too: the card shows who answered,
+				// and a later answer is refused naming them.
+				b.slack.Card(t, q.ID, func(c adaptertest.Card) bool { return strings.Contains(c.Text, "via mcp") })
 				if _, err := b.ops.Answer(ctx, q.ID, client.AnswerRequest{Answer: "too late"}); !isStatus(err, http.StatusConflict) || !strings.Contains(err.Error(), "mcp agent-a") {
 					t.Errorf("a later API answer: %v; want 409 naming mcp agent-a", err)
 				}
@@ -637,6 +640,12 @@ func TestMCPStdioErrors(t *testing.T) {
 				if !strings.Contains(resultText(res), w) {
 					t.Errorf("tool error %q does not say %q", resultText(res), w)
 				}
+			}
+			// By default the host's log panel gets warnings and errors
+			// only: the SDK's own info lines (a session connected) stay out.
+			_ = cs.Close() // waits for the process to exit, so stderr is complete
+			if out := stderr.String(); strings.Contains(out, "level=INFO") || strings.Contains(out, "level=DEBUG") {
+				t.Errorf("stderr at the default level:\n%s", out)
 			}
 		})
 	}

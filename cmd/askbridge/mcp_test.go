@@ -236,7 +236,7 @@ func startBridge(t *testing.T) *bridge {
 	}
 	clock := core.NewSimClock(time.Now())
 	m := startClock(t, Settings{
-		Getenv: func(k string) string { return env[k] },
+		Slack: fromEnv(t, env).Slack,
 		File: File{Routes: map[string]RouteFile{core.DefaultRoute: {
 			Rooms:    []core.Room{{Surface: core.SurfaceSlack, ID: slackRoom}},
 			Deciders: map[string][]string{"slack": {slackAlice.ID}, "api": {"*"}, "mcp": {"agent-a"}},

@@ -35,6 +35,7 @@ const usage = `askbridge: let an AI agent stop and ask a human.
   askbridge wait ID               wait for a question asked earlier and print its resume
   askbridge events [--follow]     print the event log
   askbridge mcp                   serve the MCP tools over stdio
+  askbridge healthcheck           exit 0 when the local server is ready (for container health checks)
   askbridge version               print the version
 
 Run "askbridge COMMAND -h" for a command's flags. See README.md for settings.

@@ -1,0 +1,153 @@
+package deploy_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/compose-spec/compose-go/v2/cli"
+	"github.com/compose-spec/compose-go/v2/types"
+)
+
+// loadCompose loads deploy/compose.yaml with the compose specification's
+// own loader, interpolating from env only (never this machine's
+// environment or a developer's deploy/.env).
+func loadCompose(t *testing.T, env ...string) *types.Project {
+	t.Helper()
+	opts, err := cli.NewProjectOptions([]string{"compose.yaml"},
+		cli.WithWorkingDirectory("."), cli.WithEnv(env), cli.WithName("askbridge"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := opts.LoadProject(t.Context())
+	if err != nil {
+		t.Fatalf("loading compose.yaml: %v", err)
+	}
+	return p
+}
+
+func TestCompose(t *testing.T) {
+	p := loadCompose(t)
+	names := p.ServiceNames()
+	slices.Sort(names)
+	if !slices.Equal(names, []string{"askbridge", "redis"}) {
+		t.Fatalf("services %v; want askbridge and redis", names)
+	}
+	for _, v := range []string{"askbridge-data", "redis-data"} {
+		if _, ok := p.Volumes[v]; !ok {
+			t.Errorf("no named volume %s: %v", v, p.Volumes)
+		}
+	}
+
+	redis := p.Services["redis"]
+	if got := strings.Join(redis.Command, " "); !strings.Contains(got, "--appendonly yes") || !strings.Contains(got, "--appendfsync everysec") {
+		t.Errorf("redis command %q does not keep an append-only file synced every second", got)
+	}
+	checkVolume(t, redis, "redis-data", "/data")
+	checkHealth(t, redis, "CMD redis-cli ping")
+
+	ab := p.Services["askbridge"]
+	if ab.Build == nil {
+		t.Fatal("askbridge has no build section")
+	}
+	root, _ := filepath.Abs("..")
+	if ab.Build.Context != root || ab.Build.Dockerfile != "deploy/Dockerfile" {
+		t.Errorf("build context %q, dockerfile %q; want the repository root and deploy/Dockerfile", ab.Build.Context, ab.Build.Dockerfile)
+	}
+	checkVolume(t, ab, "askbridge-data", "/data")
+	checkHealth(t, ab, "CMD /usr/local/bin/askbridge healthcheck")
+	if dep, ok := ab.DependsOn["redis"]; !ok || dep.Condition != types.ServiceConditionHealthy {
+		t.Errorf("askbridge does not wait for a healthy redis: %+v", ab.DependsOn)
+	}
+	if v := ab.Environment["REDIS_URL"]; v == nil || *v != "redis://redis:6379/0" {
+		t.Errorf("REDIS_URL %v does not name the redis service", v)
+	}
+	if len(ab.EnvFiles) != 1 || filepath.Base(ab.EnvFiles[0].Path) != ".env" || bool(ab.EnvFiles[0].Required) {
+		t.Errorf("env_file %+v; want an optional .env, so a fresh clone starts", ab.EnvFiles)
+	}
+	cfgPath := ab.Environment["ASKBRIDGE_CONFIG"]
+	if len(ab.Configs) != 1 || cfgPath == nil || ab.Configs[0].Target != *cfgPath {
+		t.Errorf("configs %+v do not put the file where ASKBRIDGE_CONFIG (%v) says", ab.Configs, cfgPath)
+	} else if file := p.Configs[ab.Configs[0].Source].File; file != filepath.Join(root, "deploy", "askbridge.yaml") {
+		t.Errorf("the config file is %q", file)
+	} else if _, err := os.Stat(file); err != nil {
+		t.Error(err)
+	}
+	if !ab.ReadOnly || !slices.Contains(ab.CapDrop, "ALL") {
+		t.Errorf("askbridge: read_only %v, cap_drop %v", ab.ReadOnly, ab.CapDrop)
+	}
+	if len(ab.Ports) != 1 || ab.Ports[0].Target != 8080 || ab.Ports[0].HostIP != "127.0.0.1" || ab.Ports[0].Published != "8080" {
+		t.Errorf("ports %+v; want 127.0.0.1:8080 -> 8080 by default", ab.Ports)
+	}
+
+	// ASKBRIDGE_PUBLISH opens the port to the network when a platform has to
+	// reach it.
+	open := loadCompose(t, "ASKBRIDGE_PUBLISH=9000").Services["askbridge"].Ports
+	if len(open) != 1 || open[0].HostIP != "" || open[0].Published != "9000" {
+		t.Errorf("with ASKBRIDGE_PUBLISH=9000: ports %+v", open)
+	}
+}
+
+func checkVolume(t *testing.T, s types.ServiceConfig, source, target string) {
+	t.Helper()
+	for _, v := range s.Volumes {
+		if v.Type == types.VolumeTypeVolume && v.Source == source && v.Target == target {
+			return
+		}
+	}
+	t.Errorf("%s: no named volume %s at %s: %+v", s.Name, source, target, s.Volumes)
+}
+
+func checkHealth(t *testing.T, s types.ServiceConfig, want string) {
+	t.Helper()
+	if s.HealthCheck == nil || strings.Join(s.HealthCheck.Test, " ") != want || s.HealthCheck.Interval == nil {
+		t.Errorf("%s: health check %+v; want %q with an interval", s.Name, s.HealthCheck, want)
+	}
+}
+
+// readmeVariables are the environment variables the README documents: the
+// backquoted names in the first column of its tables.
+func readmeVariables(t *testing.T) []string {
+	t.Helper()
+	raw, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := regexp.MustCompile("`([A-Z][A-Z0-9_]+)`")
+	var out []string
+	for _, line := range strings.Split(string(raw), "\n") {
+		if !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		first, _, _ := strings.Cut(line[1:], "|")
+		for _, m := range name.FindAllStringSubmatch(first, -1) {
+			if !slices.Contains(out, m[1]) {
+				out = append(out, m[1])
+			}
+		}
+	}
+	if len(out) < 10 {
+		t.Fatalf("found only %v in the README's tables", out)
+	}
+	return out
+}
+
+func TestEnvExampleListsEveryVariable(t *testing.T) {
+	raw, err := os.ReadFile(".env.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	line := regexp.MustCompile(`(?m)^#? ?([A-Z][A-Z0-9_]+)=`)
+	for _, m := range line.FindAllStringSubmatch(string(raw), -1) {
+		listed[m[1]] = true
+	}
+	for _, v := range readmeVariables(t) {
+		if !listed[v] {
+			t.Errorf(".env.example does not list %s, which the README documents", v)
+		}
+	}
+}

@@ -1,0 +1,48 @@
+{{/* The release's base name, cut to Kubernetes' 63-character limit. */}}
+{{- define "askbridge.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "askbridge.selectorLabels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "askbridge.labels" -}}
+{{ include "askbridge.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Values.image.tag | default .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end -}}
+
+{{/* The Secret the pods read their variables from. */}}
+{{- define "askbridge.secretName" -}}
+{{- .Values.secret.existingSecret | default (include "askbridge.fullname" .) -}}
+{{- end -}}
+
+{{/* The configuration file's text. */}}
+{{- define "askbridge.config" -}}
+{{- if .Values.config -}}
+{{- toYaml .Values.config -}}
+{{- else -}}
+{{- .Files.Get "files/askbridge.yaml" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* on or off for DISCORD_GATEWAY. */}}
+{{- define "askbridge.discordGateway" -}}
+{{- $g := toString .Values.discord.gateway -}}
+{{- if eq $g "auto" -}}
+{{- if gt (int .Values.replicaCount) 1 }}off{{ else }}on{{ end -}}
+{{- else if or (eq $g "on") (eq $g "true") -}}
+on
+{{- else if or (eq $g "off") (eq $g "false") -}}
+off
+{{- else -}}
+{{- fail (printf "discord.gateway: %q is not auto, on or off" $g) -}}
+{{- end -}}
+{{- end -}}

@@ -1,0 +1,361 @@
+package deploy_test
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
+	"helm.sh/helm/v3/pkg/lint"
+	"helm.sh/helm/v3/pkg/lint/support"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/yaml"
+)
+
+const chartDir = "helm/askbridge"
+
+// manifests is one render of the chart, each object decoded into its
+// Kubernetes API type.
+type manifests struct {
+	deployment *appsv1.Deployment
+	service    *corev1.Service
+	configMap  *corev1.ConfigMap
+	secret     *corev1.Secret
+	pdb        *policyv1.PodDisruptionBudget
+	ingress    *networkingv1.Ingress
+	notes      string
+}
+
+func readValues(t *testing.T, file string) map[string]any {
+	t.Helper()
+	if file == "" {
+		return map[string]any{}
+	}
+	v, err := chartutil.ReadValuesFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// render is "helm template" through Helm's own chart loader and engine.
+func render(t *testing.T, values map[string]any) (*manifests, error) {
+	t.Helper()
+	ch, err := loader.Load(chartDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals, err := chartutil.ToRenderValues(ch, values,
+		chartutil.ReleaseOptions{Name: "ab", Namespace: "bridge", IsInstall: true, Revision: 1}, chartutil.DefaultCapabilities)
+	if err != nil {
+		return nil, err
+	}
+	files, err := engine.Render(ch, vals)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	m := &manifests{}
+	for _, name := range names {
+		base := path.Base(name)
+		switch {
+		case base == "NOTES.txt":
+			m.notes = files[name]
+			continue
+		case strings.HasPrefix(base, "_"):
+			continue
+		}
+		for i, doc := range strings.Split(files[name], "\n---") {
+			if strings.TrimSpace(doc) == "" {
+				continue
+			}
+			decode(t, fmt.Sprintf("%s#%d", name, i), doc, m)
+		}
+	}
+	return m, nil
+}
+
+// decode puts one rendered object into its typed field, strictly: a field
+// the API type does not have (a misspelt or misplaced key) fails, as it
+// would be dropped or refused by the API server.
+func decode(t *testing.T, where, doc string, m *manifests) {
+	t.Helper()
+	var tm metav1.TypeMeta
+	if err := yaml.Unmarshal([]byte(doc), &tm); err != nil {
+		t.Fatalf("%s: %v", where, err)
+	}
+	var into any
+	switch tm.APIVersion + " " + tm.Kind {
+	case "apps/v1 Deployment":
+		m.deployment = &appsv1.Deployment{}
+		into = m.deployment
+	case "v1 Service":
+		m.service = &corev1.Service{}
+		into = m.service
+	case "v1 ConfigMap":
+		m.configMap = &corev1.ConfigMap{}
+		into = m.configMap
+	case "v1 Secret":
+		m.secret = &corev1.Secret{}
+		into = m.secret
+	case "policy/v1 PodDisruptionBudget":
+		m.pdb = &policyv1.PodDisruptionBudget{}
+		into = m.pdb
+	case "networking.k8s.io/v1 Ingress":
+		m.ingress = &networkingv1.Ingress{}
+		into = m.ingress
+	default:
+		t.Fatalf("%s: unexpected object %s %s", where, tm.APIVersion, tm.Kind)
+	}
+	if err := yaml.UnmarshalStrict([]byte(doc), into); err != nil {
+		t.Fatalf("%s does not decode strictly into %s: %v\n%s", where, tm.Kind, err, doc)
+	}
+}
+
+func lintChart(t *testing.T, values map[string]any) {
+	t.Helper()
+	l := lint.All(chartDir, values, "bridge", false)
+	for _, msg := range l.Messages {
+		if msg.Severity >= support.WarningSev {
+			t.Errorf("helm lint: %s", msg)
+		}
+	}
+}
+
+func TestChartDefaults(t *testing.T) {
+	values := readValues(t, "")
+	lintChart(t, values)
+	m, err := render(t, values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, missing := range map[string]bool{
+		"Deployment": m.deployment == nil, "Service": m.service == nil, "ConfigMap": m.configMap == nil,
+		"Secret": m.secret == nil, "PodDisruptionBudget": m.pdb == nil,
+	} {
+		if missing {
+			t.Fatalf("no %s rendered", what)
+		}
+	}
+	if m.ingress != nil {
+		t.Error("an Ingress is rendered though ingress.enabled is false")
+	}
+	d := m.deployment
+	checkPod(t, m)
+	if *d.Spec.Replicas != 1 {
+		t.Errorf("replicas %d", *d.Spec.Replicas)
+	}
+	c := d.Spec.Template.Spec.Containers[0]
+	checkEnv(t, c, "REDIS_URL", "redis://redis:6379/0")
+	checkEnv(t, c, "DISCORD_GATEWAY", "on")
+	if c.EnvFrom[0].SecretRef.Name != m.secret.Name {
+		t.Errorf("the pods read Secret %q; the chart made %q", c.EnvFrom[0].SecretRef.Name, m.secret.Name)
+	}
+	if key := m.secret.StringData["ASKBRIDGE_ACTOR_KEY"]; len(key) != 64 {
+		t.Errorf("the chart's Secret has an actor key of %d characters; want 64", len(key))
+	}
+	file, err := os.ReadFile(chartDir + "/files/askbridge.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.configMap.Data["askbridge.yaml"]; strings.TrimSpace(got) != strings.TrimSpace(string(file)) {
+		t.Errorf("the ConfigMap holds\n%s\nnot files/askbridge.yaml", got)
+	}
+	if !strings.Contains(m.notes, "/data/admin.token") {
+		t.Errorf("NOTES do not say where the admin token is, with no tokens configured:\n%s", m.notes)
+	}
+}
+
+func TestChartReplicas(t *testing.T) {
+	values := readValues(t, chartDir+"/ci/replicas-values.yaml")
+	lintChart(t, values)
+	m, err := render(t, values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.secret != nil {
+		t.Error("a Secret is rendered though secret.existingSecret names one")
+	}
+	if m.ingress == nil {
+		t.Fatal("no Ingress rendered")
+	}
+	checkPod(t, m)
+	d := m.deployment
+	if *d.Spec.Replicas != 3 {
+		t.Errorf("replicas %d", *d.Spec.Replicas)
+	}
+	c := d.Spec.Template.Spec.Containers[0]
+	if c.Image != "registry.example.com/askbridge:v1.2.3" {
+		t.Errorf("image %q", c.Image)
+	}
+	if c.EnvFrom[0].SecretRef.Name != "askbridge-secrets" {
+		t.Errorf("the pods read Secret %q", c.EnvFrom[0].SecretRef.Name)
+	}
+	// Kubernetes expands $(REDIS_PASSWORD) from the variable defined before it.
+	pw := slices.IndexFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "REDIS_PASSWORD" })
+	url := slices.IndexFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "REDIS_URL" })
+	if pw < 0 || url < pw || c.Env[pw].ValueFrom.SecretKeyRef.Name != "askbridge-secrets" || c.Env[pw].ValueFrom.SecretKeyRef.Key != "REDIS_PASSWORD" {
+		t.Errorf("REDIS_PASSWORD does not come from the Secret before REDIS_URL: %+v", c.Env)
+	}
+	checkEnv(t, c, "REDIS_URL", "redis://:$(REDIS_PASSWORD)@redis-master.redis.svc.cluster.local:6379/0")
+	checkEnv(t, c, "DISCORD_GATEWAY", "off")
+	checkEnv(t, c, "ASKBRIDGE_LOG_LEVEL", "debug")
+
+	var cfg struct {
+		Tokens []struct {
+			Name     string
+			TokenEnv string `json:"token_env"`
+		}
+	}
+	if err := yaml.Unmarshal([]byte(m.configMap.Data["askbridge.yaml"]), &cfg); err != nil || len(cfg.Tokens) != 2 || cfg.Tokens[0].TokenEnv != "BUILD_AGENT_TOKEN" {
+		t.Errorf("the ConfigMap's tokens: %+v (%v)", cfg.Tokens, err)
+	}
+
+	ing := m.ingress
+	if *ing.Spec.IngressClassName != "nginx" || ing.Spec.TLS[0].SecretName != "askbridge-tls" || ing.Spec.TLS[0].Hosts[0] != "askbridge.example.com" {
+		t.Errorf("ingress spec %+v", ing.Spec)
+	}
+	var paths []string
+	for _, p := range ing.Spec.Rules[0].HTTP.Paths {
+		paths = append(paths, p.Path)
+		if p.Backend.Service.Name != m.service.Name || p.Backend.Service.Port.Number != m.service.Spec.Ports[0].Port {
+			t.Errorf("path %s goes to %+v, not the Service", p.Path, p.Backend.Service)
+		}
+	}
+	if want := []string{"/slack/events", "/slack/interactivity", "/discord/interactions", "/telegram/webhook"}; !slices.Equal(paths, want) {
+		t.Errorf("ingress paths %v; want %v (the console is off)", paths, want)
+	}
+	if !strings.Contains(m.notes, "Discord gateway is off") {
+		t.Errorf("NOTES do not say the gateway is off:\n%s", m.notes)
+	}
+}
+
+// checkPod checks what every render must have: probes on /healthz and
+// /readyz, a non-root pod with a read-only root filesystem, the config
+// file mounted where ASKBRIDGE_CONFIG points, and selectors (Deployment,
+// Service, PodDisruptionBudget) that pick the pods.
+func checkPod(t *testing.T, m *manifests) {
+	t.Helper()
+	d := m.deployment
+	pod := d.Spec.Template
+	if len(pod.Spec.Containers) != 1 {
+		t.Fatalf("%d containers", len(pod.Spec.Containers))
+	}
+	c := pod.Spec.Containers[0]
+	if c.LivenessProbe == nil || c.LivenessProbe.HTTPGet.Path != "/healthz" || c.LivenessProbe.HTTPGet.Port.String() != "http" {
+		t.Errorf("liveness probe %+v", c.LivenessProbe)
+	}
+	if c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet.Path != "/readyz" || c.ReadinessProbe.HTTPGet.Port.String() != "http" {
+		t.Errorf("readiness probe %+v", c.ReadinessProbe)
+	}
+	if len(c.Ports) == 0 || c.Ports[0].Name != "http" || c.Ports[0].ContainerPort != 8080 {
+		t.Errorf("ports %+v", c.Ports)
+	}
+	checkEnv(t, c, "ASKBRIDGE_ADDR", "0.0.0.0:8080")
+	ps, cs := pod.Spec.SecurityContext, c.SecurityContext
+	if ps == nil || ps.RunAsNonRoot == nil || !*ps.RunAsNonRoot || ps.RunAsUser == nil || *ps.RunAsUser == 0 {
+		t.Errorf("pod security context %+v does not run as non-root", ps)
+	}
+	if cs == nil || cs.ReadOnlyRootFilesystem == nil || !*cs.ReadOnlyRootFilesystem || cs.AllowPrivilegeEscalation == nil || *cs.AllowPrivilegeEscalation {
+		t.Errorf("container security context %+v", cs)
+	}
+	if c.Resources.Requests.Cpu().IsZero() || c.Resources.Requests.Memory().IsZero() {
+		t.Errorf("no resource requests: %+v", c.Resources)
+	}
+	mounts := map[string]string{}
+	for _, vm := range c.VolumeMounts {
+		mounts[vm.MountPath] = vm.Name
+	}
+	volumes := map[string]corev1.Volume{}
+	for _, v := range pod.Spec.Volumes {
+		volumes[v.Name] = v
+	}
+	if v, ok := volumes[mounts["/data"]]; !ok || v.EmptyDir == nil {
+		t.Errorf("/data is not a writable emptyDir: %+v", mounts)
+	}
+	var cfgPath string
+	for _, e := range c.Env {
+		if e.Name == "ASKBRIDGE_CONFIG" {
+			cfgPath = e.Value
+		}
+	}
+	if v, ok := volumes[mounts[path.Dir(cfgPath)]]; !ok || v.ConfigMap == nil || v.ConfigMap.Name != m.configMap.Name {
+		t.Errorf("ASKBRIDGE_CONFIG %q is not in the chart's ConfigMap: mounts %v", cfgPath, mounts)
+	} else if _, ok := m.configMap.Data[path.Base(cfgPath)]; !ok {
+		t.Errorf("the ConfigMap has no key %s", path.Base(cfgPath))
+	}
+	if _, ok := pod.Annotations["checksum/config"]; !ok {
+		t.Error("a changed config does not roll the pods (no checksum/config annotation)")
+	}
+
+	podLabels := labels.Set(pod.Labels)
+	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+	if err != nil || !sel.Matches(podLabels) {
+		t.Errorf("the Deployment's selector %v does not pick its pods %v", d.Spec.Selector, pod.Labels)
+	}
+	if !labels.SelectorFromSet(m.service.Spec.Selector).Matches(podLabels) {
+		t.Errorf("the Service's selector %v does not pick the pods", m.service.Spec.Selector)
+	}
+	if m.service.Spec.Ports[0].TargetPort.String() != "http" {
+		t.Errorf("the Service targets %v", m.service.Spec.Ports[0].TargetPort)
+	}
+	if m.pdb != nil {
+		sel, err := metav1.LabelSelectorAsSelector(m.pdb.Spec.Selector)
+		if err != nil || !sel.Matches(podLabels) {
+			t.Errorf("the PodDisruptionBudget's selector does not pick the pods")
+		}
+	}
+}
+
+func checkEnv(t *testing.T, c corev1.Container, name, want string) {
+	t.Helper()
+	for _, e := range c.Env {
+		if e.Name == name {
+			if e.Value != want {
+				t.Errorf("%s=%q; want %q", name, e.Value, want)
+			}
+			return
+		}
+	}
+	t.Errorf("%s is not set; want %q", name, want)
+}
+
+// Values that cannot work stop the render with an error that says why.
+func TestChartRefusesBadValues(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		values string
+		want   string
+	}{
+		{"replicas without tokens", "replicaCount: 2", "config.tokens"},
+		{"no redis", `redis: {address: ""}`, "redis.address is required"},
+		{"bad gateway", "discord: {gateway: sometimes}", `discord.gateway: "sometimes"`},
+		{"actor key in values", "secret: {values: {ASKBRIDGE_ACTOR_KEY: x}}", "secret.actorKey"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			vals, err := chartutil.ReadValues([]byte(c.values))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = render(t, vals)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("render error %v; want one saying %q", err, c.want)
+			}
+		})
+	}
+}

@@ -230,6 +230,7 @@ func (s *Service) Ask(ctx context.Context, in AskInput) (*Question, error) {
 // and a repeat with a different body is a CodeConflict error instead.
 func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, repeat bool, err error) {
 	const op = "ask"
+	defer func() { s.observeAsk(q, repeat, err) }()
 	if in.Route == "" {
 		in.Route = DefaultRoute
 	}

@@ -42,9 +42,10 @@ const (
 // Service is core: every door (chat adapters, the API, the CLI, the
 // ticker) calls it, and it alone changes questions.
 type Service struct {
-	store Store
-	cfg   Config
-	clock Clock
+	store    Store
+	cfg      Config
+	clock    Clock
+	observer Observer // nil: nobody listens (see observe.go)
 }
 
 // New checks cfg and returns a Service over store.

@@ -216,6 +216,7 @@ func (s *Service) deliverBatch(ctx context.Context, c Courier, budgets Budgeted,
 			continue
 		}
 		err := s.deliverOne(ctx, c, d)
+		s.observeDelivery(d, err, o.MaxAttempts)
 		var ra *RetryAfter
 		var perm *Permanent
 		switch {

@@ -26,7 +26,8 @@ func (s *Service) Wait(ctx context.Context, id string) (*Question, error) {
 	}
 	ch, stop := s.store.Watch(id)
 	defer stop()
-	for {
+	defer s.observePark()()
+	for sawOpen := false; ; sawOpen = true {
 		// A caller whose deadline has already passed still gets the
 		// question as it stands, so read with a context that has not ended.
 		readCtx := ctx
@@ -34,6 +35,7 @@ func (s *Service) Wait(ctx context.Context, id string) (*Question, error) {
 			readCtx = context.WithoutCancel(ctx)
 		}
 		q, err := s.Get(readCtx, id)
+		s.observeWake(q, sawOpen)
 		if err != nil || !q.Open() || ctx.Err() != nil {
 			return q, err
 		}

@@ -55,7 +55,8 @@ type attempt struct {
 // every door, passes here. The checks run first (who may, what is valid),
 // then one atomic store operation decides; whoever loses a race is told who
 // won (law 2), and every refused attempt is recorded.
-func (s *Service) resolve(ctx context.Context, a attempt) (Outcome, error) {
+func (s *Service) resolve(ctx context.Context, a attempt) (out Outcome, err error) {
+	defer func(start time.Time) { s.observeResolve(start, a, out, err) }(time.Now())
 	if !ValidID(a.id) {
 		return Outcome{}, ErrNotFound
 	}

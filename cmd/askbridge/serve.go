@@ -16,6 +16,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/httpapi"
 	"github.com/askbridge/askbridge/adapters/mcp"
+	"github.com/askbridge/askbridge/adapters/metrics"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/store/bolt"
 	redisstore "github.com/askbridge/askbridge/store/redis"
@@ -37,6 +38,8 @@ type Main struct {
 	StoreKind  string // "embedded" or "redis"
 	ReplicaID  string // this replica's name for leases (Settings.ReplicaID)
 	Service    *core.Service
+	Metrics    *metrics.Metrics
+	MetricsURL string // http://host:port of ASKBRIDGE_METRICS_ADDR's listener, if set
 
 	store    core.Store
 	api      *httpapi.Server
@@ -48,6 +51,9 @@ type Main struct {
 	group    *errgroup.Group
 	stopped  <-chan struct{}
 	closeErr error
+
+	metricsServer *http.Server
+	metricsLn     net.Listener
 }
 
 // chatAdapter is a chat platform as the program runs it: the contract in
@@ -112,7 +118,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 			return fmt.Errorf("actor key: %w", err)
 		}
 	}
-	svc, err := core.New(m.store, s.coreConfig([]byte(actorKey)), m.Clock)
+	svc, err := core.New(m.newMetrics(m.store), s.coreConfig([]byte(actorKey)), m.Clock)
 	if err != nil {
 		return err
 	}
@@ -146,13 +152,16 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	m.api = api
 	mux := http.NewServeMux()
 	mux.Handle("/", api)
+	if err := m.mountMetrics(mux, api, svc); err != nil {
+		return err
+	}
 	stopMCP, cancelMCP := context.WithCancel(context.Background())
 	m.stopMCP = cancelMCP
-	mux.Handle("/mcp", agentsOnly(api, mcp.HTTPHandler(mcp.ServiceBackend{Svc: svc}, mcp.Options{
+	mux.Handle("/mcp", m.Metrics.Streams("mcp", agentsOnly(api, mcp.HTTPHandler(mcp.ServiceBackend{Svc: svc}, mcp.Options{
 		Version: versionString(),
 		Caller:  func(r *http.Request) string { return agentName(r.Context()) },
 		Stop:    stopMCP,
-	})))
+	}))))
 
 	m.consumer = replicaName()
 	for _, open := range chatAdapters {
@@ -188,6 +197,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		}
 		return nil
 	})
+	g.Go(m.serveMetrics())
 	g.Go(func() error {
 		return svc.Run(gctx, m.Loops, func(err error) { m.Log.Error().Err(err).Msg("background pass failed") })
 	})
@@ -292,6 +302,7 @@ func (m *Main) Close() error {
 		cancel()
 		m.server = nil
 	}
+	m.closeErr = errors.Join(m.closeErr, m.closeMetrics())
 	if m.cancel != nil {
 		m.cancel()
 		m.closeErr = errors.Join(m.closeErr, m.group.Wait())

@@ -1,0 +1,310 @@
+// Package metrics is askbridge's Prometheus metrics: it hears core through
+// core.Observer, reads the store's gauges (open questions, outbox depth) at
+// scrape time, counts open streams and held leases, and serves the text
+// exposition format. Labels are fixed words and configured route names
+// only: never a question id, a person's id or free text.
+package metrics
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+const namespace = "askbridge"
+
+// Metrics is one program's metrics. New registers everything on its own
+// registry, so tests and several programs in one process do not collide.
+type Metrics struct {
+	reg *prometheus.Registry
+
+	asked        *prometheus.CounterVec
+	closed       *prometheus.CounterVec
+	timeToAnswer *prometheus.HistogramVec
+	refused      *prometheus.CounterVec
+	resolves     *prometheus.HistogramVec
+	woke         prometheus.Histogram
+	deliveries   *prometheus.CounterVec
+	retryAfter   *prometheus.HistogramVec
+	parked       prometheus.Gauge
+	streams      *prometheus.GaugeVec
+	leases       *prometheus.GaugeVec
+	store        *storeCollector
+}
+
+var _ core.Observer = (*Metrics)(nil)
+
+// Source is where the scrape-time gauges come from: the store's outbox
+// stats for the chat surfaces (nil: none). The open questions come from
+// SetOpen, since core exists only after the store is wrapped.
+type Source struct {
+	Outbox   core.OutboxStats
+	Surfaces []core.Surface
+	// Now is the clock the outbox age is measured with; nil: the wall clock.
+	Now func() time.Time
+}
+
+// New makes the metrics for a program of the given version reading src.
+func New(version string, src Source) *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry(), store: &storeCollector{src: src}}
+	f := func(c prometheus.Collector) { m.reg.MustRegister(c) }
+
+	// Time to answer first: how long people take is what matters most.
+	m.timeToAnswer = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: namespace, Name: "time_to_answer_seconds",
+		Help:    "Time from ask to close, by kind, route and closing state (answered, declined, timed_out, expired, cancelled).",
+		Buckets: []float64{5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 28800, 86400, 259200},
+	}, []string{"kind", "route", "state"})
+	m.asked = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "questions_asked_total",
+		Help: "Questions parked, by kind, route and reversibility (repeats of an ask are not counted).",
+	}, []string{"kind", "route", "reversibility"})
+	m.closed = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "questions_closed_total",
+		Help: "Questions closed, by closing state and the surface that closed them.",
+	}, []string{"state", "surface"})
+	m.refused = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "refusals_total",
+		Help: "Asks and answers refused, by door (ask, answer) and reason.",
+	}, []string{"door", "reason"})
+	m.resolves = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: namespace, Name: "resolve_duration_seconds",
+		Help:    "Passes through the resolve chokepoint and how long each took, by result; lost counts the attempts that came after a race was won.",
+		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+	}, []string{"result"})
+	m.woke = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Namespace: namespace, Name: "answer_to_wake_seconds",
+		Help:    "Time from a question's close to its parked waiter seeing it.",
+		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+	})
+	m.deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "deliveries_total",
+		Help: "Delivery attempts to chat platforms, by surface and result (sent, retried, rate_limited, given_up).",
+	}, []string{"surface", "result"})
+	m.retryAfter = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: namespace, Name: "platform_retry_after_seconds",
+		Help:    "Rate limits (429) from each platform and the Retry-After pause each asked for.",
+		Buckets: []float64{.1, .25, .5, 1, 2, 5, 10, 30, 60, 300},
+	}, []string{"surface"})
+	m.parked = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "parked_waits",
+		Help: "Callers blocked waiting for a question to close (API long polls and MCP tool calls).",
+	})
+	m.streams = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "open_streams",
+		Help: "Open long-lived HTTP requests, by door: events (the SSE event stream) and mcp (streamable-HTTP MCP requests).",
+	}, []string{"door"})
+	m.leases = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "leases_held",
+		Help: "1 while this replica holds the named lease (telegram: the polling lease), 0 otherwise.",
+	}, []string{"lease"})
+	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "build_info", Help: "Always 1; the version is a label.",
+	}, []string{"version"})
+	build.WithLabelValues(version).Set(1)
+
+	for _, c := range []prometheus.Collector{m.timeToAnswer, m.asked, m.closed, m.refused, m.resolves, m.woke,
+		m.deliveries, m.retryAfter, m.parked, m.streams, m.leases, build, m.store,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
+		f(c)
+	}
+	// The doors that exist show at zero from the start, so a dashboard
+	// and an alert see a series before its first event.
+	for _, d := range []string{"events", "mcp"} {
+		m.streams.WithLabelValues(d)
+	}
+	for _, s := range src.Surfaces {
+		for _, r := range []string{core.DeliverySent, core.DeliveryRetried, core.DeliveryRateLimited, core.DeliveryGivenUp} {
+			m.deliveries.WithLabelValues(string(s), r)
+		}
+	}
+	return m
+}
+
+// SetOpen names where the open questions are listed (core's ListOpen).
+// Call it before serving.
+func (m *Metrics) SetOpen(list func(ctx context.Context, cursor string, limit int) ([]*core.Question, string, error)) {
+	m.store.open = list
+}
+
+// Handler serves the metrics in Prometheus's text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+func reversibility(r core.Reversibility) string {
+	if r == "" {
+		return "unclassified"
+	}
+	return string(r)
+}
+
+func (m *Metrics) Asked(q *core.Question) {
+	m.asked.WithLabelValues(string(q.Kind), q.Route, reversibility(q.Reversibility)).Inc()
+}
+
+func (m *Metrics) Refused(door, reason string) { m.refused.WithLabelValues(door, reason).Inc() }
+
+func (m *Metrics) Resolved(result string, took time.Duration) {
+	m.resolves.WithLabelValues(result).Observe(took.Seconds())
+}
+
+func (m *Metrics) Closed(q *core.Question) {
+	if q == nil || q.Resolution == nil {
+		return
+	}
+	state := string(q.Resolution.State)
+	m.closed.WithLabelValues(state, string(q.Resolution.Decider.Surface)).Inc()
+	m.timeToAnswer.WithLabelValues(string(q.Kind), q.Route, state).Observe(q.Resolution.At.Sub(q.CreatedAt).Seconds())
+}
+
+func (m *Metrics) Delivered(s core.Surface, result string, retryAfter time.Duration) {
+	m.deliveries.WithLabelValues(string(s), result).Inc()
+	if result == core.DeliveryRateLimited {
+		m.retryAfter.WithLabelValues(string(s)).Observe(retryAfter.Seconds())
+	}
+}
+
+func (m *Metrics) Woke(after time.Duration) { m.woke.Observe(after.Seconds()) }
+
+func (m *Metrics) Parked(delta int) { m.parked.Add(float64(delta)) }
+
+// Streams counts h's requests in the open_streams gauge under door while
+// they are open.
+func (m *Metrics) Streams(door string, h http.Handler) http.Handler {
+	g := m.streams.WithLabelValues(door)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		g.Inc()
+		defer g.Dec()
+		h.ServeHTTP(w, r)
+	})
+}
+
+// WatchLeases returns st with the leases it grants reported in
+// leases_held, named by the key's first segment ("telegram:<bot>:lease" is
+// telegram), so a bot's id never becomes a label.
+func (m *Metrics) WatchLeases(st core.Store) core.Store { return &leaseStore{Store: st, m: m} }
+
+type leaseStore struct {
+	core.Store
+	m *Metrics
+}
+
+func leaseName(key string) string {
+	name, _, _ := strings.Cut(key, ":")
+	return name
+}
+
+func (l *leaseStore) Lease(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {
+	ok, err := l.Store.Lease(ctx, key, owner, ttl)
+	if err == nil {
+		v := 0.0
+		if ok {
+			v = 1
+		}
+		l.m.leases.WithLabelValues(leaseName(key)).Set(v)
+	}
+	return ok, err
+}
+
+func (l *leaseStore) Release(ctx context.Context, key, owner string) error {
+	err := l.Store.Release(ctx, key, owner)
+	if err == nil {
+		l.m.leases.WithLabelValues(leaseName(key)).Set(0)
+	}
+	return err
+}
+
+// storeCollector reads the store at scrape time: what is open, by route
+// and reversibility, and how deep each outbox is and how old its oldest
+// entry. Reading at scrape keeps every replica's numbers the store's
+// numbers, not the replica's own share.
+type storeCollector struct {
+	src  Source
+	mu   sync.Mutex // one scrape at a time reads the store
+	open func(ctx context.Context, cursor string, limit int) ([]*core.Question, string, error)
+}
+
+var (
+	openDesc = prometheus.NewDesc(namespace+"_open_questions",
+		"Open questions in the store, by route and reversibility.", []string{"route", "reversibility"}, nil)
+	depthDesc = prometheus.NewDesc(namespace+"_outbox_depth",
+		"Deliveries waiting in the store's outbox, by surface.", []string{"surface"}, nil)
+	ageDesc = prometheus.NewDesc(namespace+"_outbox_oldest_age_seconds",
+		"Age of the oldest delivery waiting in the outbox, by surface (0 when empty).", []string{"surface"}, nil)
+	scrapeErrDesc = prometheus.NewDesc(namespace+"_store_scrape_errors",
+		"1 when reading the store for this scrape failed (the store gauges are then missing).", nil, nil)
+)
+
+// maxOpenScan bounds the open-question scan of one scrape.
+const maxOpenScan = 20000
+
+func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- openDesc
+	ch <- depthDesc
+	ch <- ageDesc
+	ch <- scrapeErrDesc
+}
+
+func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	failed := 0.0
+	if c.open != nil {
+		if counts, err := c.countOpen(ctx); err != nil {
+			failed = 1
+		} else {
+			for k, n := range counts {
+				ch <- prometheus.MustNewConstMetric(openDesc, prometheus.GaugeValue, float64(n), k[0], k[1])
+			}
+		}
+	}
+	now := time.Now
+	if c.src.Now != nil {
+		now = c.src.Now
+	}
+	if c.src.Outbox != nil {
+		for _, s := range c.src.Surfaces {
+			st, err := c.src.Outbox.OutboxStat(ctx, s)
+			if err != nil {
+				failed = 1
+				continue
+			}
+			age := 0.0
+			if st.Depth > 0 && !st.Oldest.IsZero() {
+				age = max(0, now().Sub(st.Oldest).Seconds())
+			}
+			ch <- prometheus.MustNewConstMetric(depthDesc, prometheus.GaugeValue, float64(st.Depth), string(s))
+			ch <- prometheus.MustNewConstMetric(ageDesc, prometheus.GaugeValue, age, string(s))
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(scrapeErrDesc, prometheus.GaugeValue, failed)
+}
+
+func (c *storeCollector) countOpen(ctx context.Context) (map[[2]string]int, error) {
+	counts := map[[2]string]int{}
+	cursor, seen := "", 0
+	for {
+		qs, next, err := c.open(ctx, cursor, 500)
+		if err != nil {
+			return nil, err
+		}
+		for _, q := range qs {
+			counts[[2]string{q.Route, reversibility(q.Reversibility)}]++
+		}
+		seen += len(qs)
+		if next == "" || seen >= maxOpenScan {
+			return counts, nil
+		}
+		cursor = next
+	}
+}

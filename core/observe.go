@@ -1,0 +1,164 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Observer hears what core does, for metrics: it is told of every ask, every
+// pass through the chokepoint, every delivery attempt and every woken
+// waiter. Everything it receives is low-cardinality by construction: fixed
+// words, configured route names and durations; the question it is handed is
+// for its kind, route, reversibility and times, never for its text or ids.
+// Its methods are called inline and must not block.
+type Observer interface {
+	// Asked: q was parked (a repeat of an earlier ask is not a new ask).
+	Asked(q *Question)
+	// Refused: door ("ask" or "answer") turned an attempt away for reason,
+	// one of the Refused* words.
+	Refused(door, reason string)
+	// Resolved: one pass through the chokepoint, its Resolve* result and
+	// how long it took.
+	Resolved(result string, took time.Duration)
+	// Closed: q has just closed; its Resolution says how, by whom, when.
+	Closed(q *Question)
+	// Delivered: one delivery attempt for surface and its Delivery* result;
+	// retryAfter is the platform's requested pause when rate-limited.
+	Delivered(surface Surface, result string, retryAfter time.Duration)
+	// Woke: a parked waiter saw its question closed, after this long.
+	Woke(after time.Duration)
+	// Parked: delta is +1 when a waiter parks and -1 when it returns.
+	Parked(delta int)
+}
+
+// Results of one pass through the chokepoint.
+const (
+	ResolveClosed   = "closed"    // this attempt closed the question
+	ResolveRecorded = "recorded"  // form items recorded; the form is still open
+	ResolveLost     = "lost"      // the question had already closed: a lost race
+	ResolveRefused  = "forbidden" // this decider may not answer here
+	ResolveInvalid  = "invalid"   // the input broke a rule
+	ResolveNotFound = "not_found" // no such question (or not the caller's)
+	ResolveError    = "error"     // the store failed
+)
+
+// Reasons for a refusal.
+const (
+	RefusedInvalid   = "invalid"   // the input broke a rule
+	RefusedConflict  = "conflict"  // an ask into an ended run, or a repeat with another body
+	RefusedForbidden = "forbidden" // not a decider for this question here
+	RefusedClosed    = "closed"    // answered, declined, timed out or cancelled already
+	RefusedExpired   = "expired"   // the question's run has ended
+)
+
+// Results of one delivery attempt.
+const (
+	DeliverySent        = "sent"         // done and acked
+	DeliveryRetried     = "retried"      // failed; handed out again later
+	DeliveryRateLimited = "rate_limited" // the platform said slow down (429 and Retry-After)
+	DeliveryGivenUp     = "given_up"     // dropped: permanent, or out of attempts
+)
+
+// SetObserver makes o hear what s does from now on. Call it before s
+// serves anything; nil stops observing.
+func (s *Service) SetObserver(o Observer) { s.observer = o }
+
+// OutboxStat is how much one surface's outbox holds.
+type OutboxStat struct {
+	Depth  int       // deliveries not yet acked
+	Oldest time.Time // when the oldest of them was enqueued; zero if none
+}
+
+// OutboxStats is implemented by stores that can say how deep an outbox
+// is, for metrics.
+type OutboxStats interface {
+	OutboxStat(ctx context.Context, surface Surface) (OutboxStat, error)
+}
+
+// The hooks below keep each call site in core to one line.
+
+func (s *Service) observeAsk(q *Question, repeat bool, err error) {
+	o := s.observer
+	switch {
+	case o == nil:
+	case err == nil && !repeat:
+		o.Asked(q)
+	case ErrorCode(err) == CodeInvalid:
+		o.Refused("ask", RefusedInvalid)
+	case ErrorCode(err) == CodeConflict:
+		o.Refused("ask", RefusedConflict)
+	}
+}
+
+func (s *Service) observeResolve(start time.Time, a attempt, out Outcome, err error) {
+	o := s.observer
+	if o == nil {
+		return
+	}
+	result := ResolveError
+	var closed *ClosedError
+	switch {
+	case err == nil && out.Closed:
+		result = ResolveClosed
+		o.Closed(out.Question)
+	case err == nil:
+		result = ResolveRecorded
+	case errors.As(err, &closed):
+		result = ResolveLost
+		if a.door != doorSystem {
+			reason := RefusedClosed
+			if closed.Question != nil && closed.Question.State == StateExpired {
+				reason = RefusedExpired
+			}
+			o.Refused("answer", reason)
+		}
+	case ErrorCode(err) == CodeForbidden:
+		result = ResolveRefused
+		o.Refused("answer", RefusedForbidden)
+	case ErrorCode(err) == CodeInvalid, ErrorCode(err) == CodeConflict:
+		result = ResolveInvalid
+		o.Refused("answer", RefusedInvalid)
+	case ErrorCode(err) == CodeNotFound:
+		result = ResolveNotFound
+	}
+	o.Resolved(result, time.Since(start))
+}
+
+// observeDelivery mirrors Deliver's handling of a delivery's error.
+func (s *Service) observeDelivery(d Delivery, err error, maxAttempts int) {
+	o := s.observer
+	if o == nil {
+		return
+	}
+	var ra *RetryAfter
+	var perm *Permanent
+	switch {
+	case err == nil:
+		o.Delivered(d.Surface, DeliverySent, 0)
+	case errors.As(err, &perm) || d.Attempts >= maxAttempts:
+		o.Delivered(d.Surface, DeliveryGivenUp, 0)
+	case errors.As(err, &ra):
+		o.Delivered(d.Surface, DeliveryRateLimited, ra.After)
+	default:
+		o.Delivered(d.Surface, DeliveryRetried, 0)
+	}
+}
+
+// observeWake is told each question a waiter read; it reports a wake when
+// the waiter had seen the question open and now sees it closed.
+func (s *Service) observeWake(q *Question, sawOpen bool) {
+	if s.observer != nil && sawOpen && q != nil && !q.Open() && q.Resolution != nil {
+		s.observer.Woke(s.now().Sub(q.Resolution.At))
+	}
+}
+
+// observePark counts a parked waiter until the returned func is called.
+func (s *Service) observePark() func() {
+	o := s.observer
+	if o == nil {
+		return func() {}
+	}
+	o.Parked(1)
+	return func() { o.Parked(-1) }
+}

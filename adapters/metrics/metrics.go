@@ -45,6 +45,9 @@ var _ core.Observer = (*Metrics)(nil)
 // stats for the chat surfaces (nil: none). The open questions come from
 // SetOpen, since core exists only after the store is wrapped.
 type Source struct {
+	// Routes are the configured routes: each shows in open_questions,
+	// at zero when nothing is open on it.
+	Routes   []string
 	Outbox   core.OutboxStats
 	Surfaces []core.Surface
 	// Now is the clock the outbox age is measured with; nil: the wall clock.
@@ -115,8 +118,8 @@ func New(version string, src Source) *Metrics {
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
 		f(c)
 	}
-	// The doors that exist show at zero from the start, so a dashboard
-	// and an alert see a series before its first event.
+	// The series whose labels are known in advance show at zero from the
+	// start, so a dashboard and an alert see them before their first event.
 	for _, d := range []string{"events", "mcp"} {
 		m.streams.WithLabelValues(d)
 	}
@@ -124,7 +127,19 @@ func New(version string, src Source) *Metrics {
 		for _, r := range []string{core.DeliverySent, core.DeliveryRetried, core.DeliveryRateLimited, core.DeliveryGivenUp} {
 			m.deliveries.WithLabelValues(string(s), r)
 		}
+		m.retryAfter.WithLabelValues(string(s))
 	}
+	for _, r := range []string{core.ResolveClosed, core.ResolveRecorded, core.ResolveLost, core.ResolveRefused,
+		core.ResolveInvalid, core.ResolveNotFound, core.ResolveError} {
+		m.resolves.WithLabelValues(r)
+	}
+	for _, r := range []string{core.RefusedInvalid, core.RefusedConflict} {
+		m.refused.WithLabelValues("ask", r)
+	}
+	for _, r := range []string{core.RefusedForbidden, core.RefusedClosed, core.RefusedExpired, core.RefusedInvalid} {
+		m.refused.WithLabelValues("answer", r)
+	}
+	m.leases.WithLabelValues("telegram")
 	return m
 }
 
@@ -292,6 +307,11 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 
 func (c *storeCollector) countOpen(ctx context.Context) (map[[2]string]int, error) {
 	counts := map[[2]string]int{}
+	for _, r := range c.src.Routes {
+		for _, rev := range []core.Reversibility{core.Reversible, core.HardToReverse} {
+			counts[[2]string{r, string(rev)}] = 0
+		}
+	}
 	cursor, seen := "", 0
 	for {
 		qs, next, err := c.open(ctx, cursor, 500)

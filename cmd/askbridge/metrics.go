@@ -17,6 +17,9 @@ import (
 // leases it grants.
 func (m *Main) newMetrics(st core.Store) core.Store {
 	src := metrics.Source{Surfaces: core.ChatSurfaces}
+	for name := range m.Settings.coreConfig(nil).Routes {
+		src.Routes = append(src.Routes, name)
+	}
 	if os, ok := st.(core.OutboxStats); ok {
 		src.Outbox = os
 	}

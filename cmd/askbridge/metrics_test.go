@@ -3,23 +3,29 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/askbridge/askbridge/adapters/adaptertest"
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/adapters/telegram/telegramfake"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/redistest"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"github.com/rs/zerolog"
 )
 
 // scrape reads url's /metrics with token ("" for none) and parses it with
 // Prometheus's own text parser.
-func scrape(t *testing.T, url, token string) map[string]*dto.MetricFamily {
+func scrape(t testing.TB, url, token string) map[string]*dto.MetricFamily {
 	t.Helper()
 	fams, status := tryScrape(t, url, token)
 	if status != http.StatusOK {
@@ -28,7 +34,7 @@ func scrape(t *testing.T, url, token string) map[string]*dto.MetricFamily {
 	return fams
 }
 
-func tryScrape(t *testing.T, url, token string) (map[string]*dto.MetricFamily, int) {
+func tryScrape(t testing.TB, url, token string) (map[string]*dto.MetricFamily, int) {
 	t.Helper()
 	// Not t.Context(): the scenario checks scrape from a cleanup, after it ended.
 	req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, url+"/metrics", nil)
@@ -332,4 +338,153 @@ func TestMetricsDoors(t *testing.T) {
 	if v := value(got, "askbridge_open_questions"); v != 0 {
 		t.Errorf("open questions after the answer: %v", v)
 	}
+}
+
+// TestGrafanaDashboard loads deploy/grafana/askbridge.json and checks that
+// every metric its queries name is one the program exports (scraped after
+// an ask and an answer), and that every metric the program exports has a
+// panel.
+func TestGrafanaDashboard(t *testing.T) {
+	raw, err := os.ReadFile("../../deploy/grafana/askbridge.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Title      string
+		UID        string
+		Templating struct {
+			List []struct{ Name, Type, Query string }
+		}
+		Panels []struct {
+			Type, Title string
+			Datasource  *struct{ Type, UID string }
+			Targets     []struct{ Expr, RefID string }
+		}
+	}
+	if err := json.Unmarshal(raw, &dash); err != nil {
+		t.Fatalf("the dashboard is not valid JSON: %v", err)
+	}
+	if dash.Title == "" || dash.UID == "" || len(dash.Templating.List) == 0 || dash.Templating.List[0].Query != "prometheus" {
+		t.Errorf("title %q, uid %q, templating %+v", dash.Title, dash.UID, dash.Templating)
+	}
+
+	m := start(t, Settings{})
+	ctx := t.Context()
+	q, err := client.New(m.URL, agentA).Ask(ctx, client.AskRequest{Kind: core.KindClarification, Question: "Which region?", Reversibility: core.Reversible, RunID: "run-g"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.New(m.URL, opTok).Answer(ctx, q.ID, client.AnswerRequest{Answer: "eu-west-1"}); err != nil {
+		t.Fatal(err)
+	}
+	exported := map[string]*dto.MetricFamily{}
+	for name, f := range scrape(t, m.URL, obsTok) {
+		if strings.HasPrefix(name, "askbridge_") {
+			exported[name] = f
+		}
+	}
+
+	name := regexp.MustCompile(`askbridge_[a-z_]+`)
+	used := map[string]bool{}
+	for _, p := range dash.Panels {
+		if p.Type == "row" {
+			continue
+		}
+		if len(p.Targets) == 0 || p.Datasource == nil || p.Datasource.UID != "${datasource}" {
+			t.Errorf("panel %q: %d queries, datasource %+v", p.Title, len(p.Targets), p.Datasource)
+		}
+		for _, tg := range p.Targets {
+			for _, n := range name.FindAllString(tg.Expr, -1) {
+				base := n
+				for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+					if b, ok := strings.CutSuffix(n, suffix); ok && exported[b] != nil && exported[b].GetType() == dto.MetricType_HISTOGRAM {
+						base = b
+					}
+				}
+				if exported[base] == nil {
+					t.Errorf("panel %q queries %s, which the program does not export", p.Title, n)
+				}
+				used[base] = true
+			}
+		}
+	}
+	for n := range exported {
+		if !used[n] {
+			t.Errorf("%s is exported but no panel shows it", n)
+		}
+	}
+}
+
+// pollingSettings are two replicas' settings: Telegram in polling mode
+// against one fake, on one Redis, with one actor key.
+func pollingSettings(tb testing.TB) Settings {
+	fake := telegramfake.Start(tb, tgToken)
+	env := map[string]string{"TELEGRAM_BOT_TOKEN": tgToken, "TELEGRAM_API_URL": fake.Endpoint()}
+	return Settings{RedisURL: Secret(redistest.Start(tb).URL()), ActorKey: "shared-actor-key-0123456789",
+		Getenv: func(k string) string { return env[k] }}
+}
+
+// leaseHolders is how many of the running programs say they hold the
+// Telegram polling lease.
+func leaseHolders(t testing.TB, ms ...*Main) (n float64) {
+	for _, m := range ms {
+		if m == nil {
+			continue
+		}
+		n += value(scrape(t, m.URL, obsTok), "askbridge_leases_held", "lease", "telegram")
+	}
+	return n
+}
+
+// TestTelegramLeaseMetric: of two replicas polling one bot, exactly one
+// reports the lease.
+func TestTelegramLeaseMetric(t *testing.T) {
+	s := pollingSettings(t)
+	a, b := start(t, s), start(t, s)
+	for deadline := time.Now().Add(10 * time.Second); leaseHolders(t, a, b) != 1; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%v replicas report the polling lease, want 1", leaseHolders(t, a, b))
+		}
+	}
+	for _, m := range []*Main{a, b} {
+		if v := value(scrape(t, m.URL, obsTok), "askbridge_leases_held", "lease", "telegram"); v != 0 && v != 1 {
+			t.Errorf("leases_held = %v", v)
+		}
+	}
+}
+
+// BenchmarkTelegramFailover measures how long Telegram polling is without
+// a poller when the replica holding the lease stops gracefully (it
+// releases the lease; the other replica takes it at its next try): from
+// the holder's Close returning to the other reporting the lease.
+//
+//	go test -run '^$' -bench TelegramFailover -benchtime 3x ./cmd/askbridge/
+func BenchmarkTelegramFailover(b *testing.B) {
+	s := pollingSettings(b)
+	run := func() *Main {
+		s := s
+		s.DataDir, s.Addr = b.TempDir(), "127.0.0.1:0"
+		s.File.Tokens = []TokenFile{{Name: "dash", Role: "observer", Token: obsTok}}
+		m := &Main{Settings: s, Log: zerolog.Nop()}
+		if err := m.Run(b.Context()); err != nil {
+			b.Fatal(err)
+		}
+		return m
+	}
+	holder := run()
+	for b.Loop() {
+		b.StopTimer()
+		standby := run()
+		for leaseHolders(b, holder) != 1 {
+			time.Sleep(10 * time.Millisecond)
+		}
+		b.StartTimer()
+		holder.Close()
+		for leaseHolders(b, standby) != 1 {
+			time.Sleep(10 * time.Millisecond)
+		}
+		holder = standby
+	}
+	b.StopTimer()
+	holder.Close()
 }

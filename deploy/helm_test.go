@@ -299,6 +299,14 @@ func checkPod(t *testing.T, m *manifests) {
 	} else if _, ok := m.configMap.Data[path.Base(cfgPath)]; !ok {
 		t.Errorf("the ConfigMap has no key %s", path.Base(cfgPath))
 	}
+	// Metrics on their own port, announced to Prometheus.
+	if pod.Annotations["prometheus.io/scrape"] != "true" || pod.Annotations["prometheus.io/port"] != "9090" || pod.Annotations["prometheus.io/path"] != "/metrics" {
+		t.Errorf("scrape annotations %v", pod.Annotations)
+	}
+	checkEnv(t, c, "ASKBRIDGE_METRICS_ADDR", "0.0.0.0:9090")
+	if !slices.ContainsFunc(c.Ports, func(p corev1.ContainerPort) bool { return p.Name == "metrics" && p.ContainerPort == 9090 }) {
+		t.Errorf("no metrics port: %+v", c.Ports)
+	}
 	if _, ok := pod.Annotations["checksum/config"]; !ok {
 		t.Error("a changed config does not roll the pods (no checksum/config annotation)")
 	}

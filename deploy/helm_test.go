@@ -352,8 +352,11 @@ func TestChartRefusesBadValues(t *testing.T) {
 	}{
 		{"replicas without tokens", "replicaCount: 2", "config.tokens"},
 		{"no redis", `redis: {address: ""}`, "redis.address is required"},
-		{"bad gateway", "discord: {gateway: sometimes}", `discord.gateway: "sometimes"`},
+		{"bad gateway", "discord: {gateway: sometimes}", "/discord/gateway"},
 		{"actor key in values", "secret: {values: {ASKBRIDGE_ACTOR_KEY: x}}", "secret.actorKey"},
+		// values.schema.json: a misspelt or mistyped value is named.
+		{"misspelt value", "replicas: 3", "replicas"},
+		{"mistyped value", "replicaCount: three", "replicaCount"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			vals, err := chartutil.ReadValues([]byte(c.values))

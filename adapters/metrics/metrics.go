@@ -149,6 +149,9 @@ func (m *Metrics) SetOpen(list func(ctx context.Context, cursor string, limit in
 	m.store.open = list
 }
 
+// Gatherer is what Handler serves, for checks that read the values.
+func (m *Metrics) Gatherer() prometheus.Gatherer { return m.reg }
+
 // Handler serves the metrics in Prometheus's text format.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})

@@ -1,0 +1,122 @@
+package metrics_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge/adapters/metrics"
+	"github.com/askbridge/askbridge/core"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+var t0 = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+
+// outbox is a store's outbox gauge as a table.
+type outbox map[core.Surface]core.OutboxStat
+
+func (o outbox) OutboxStat(_ context.Context, s core.Surface) (core.OutboxStat, error) {
+	if st, ok := o[s]; ok {
+		return st, nil
+	}
+	return core.OutboxStat{}, errors.New("unreachable")
+}
+
+// The exposition is what a scraper reads: compare the lines for the
+// metrics that the observations touched.
+func TestObservationsAndGauges(t *testing.T) {
+	m := metrics.New("v1.2.3", metrics.Source{
+		Routes:   []string{"ops"},
+		Outbox:   outbox{core.SurfaceSlack: {Depth: 3, Oldest: t0.Add(-90 * time.Second)}, core.SurfaceTelegram: {}},
+		Surfaces: []core.Surface{core.SurfaceSlack, core.SurfaceTelegram},
+		Now:      func() time.Time { return t0 },
+	})
+	m.SetOpen(func(context.Context, string, int) ([]*core.Question, string, error) {
+		return []*core.Question{{Route: "ops", Reversibility: core.HardToReverse}, {Route: "ops"}}, "", nil
+	})
+	q := &core.Question{Kind: core.KindApproval, Route: "ops", Reversibility: core.Reversible, CreatedAt: t0,
+		State: core.StateAnswered, Resolution: &core.Resolution{State: core.StateAnswered, At: t0.Add(40 * time.Second),
+			Decider: core.Decider{Surface: core.SurfaceSlack, ID: "U123", Name: "Alice"}}}
+	m.Asked(q)
+	m.Closed(q)
+	m.Delivered(core.SurfaceSlack, core.DeliveryRateLimited, 2*time.Second)
+	m.Delivered(core.SurfaceSlack, core.DeliverySent, 0)
+	m.Refused("answer", core.RefusedForbidden)
+
+	want := `
+# HELP askbridge_questions_closed_total Questions closed, by closing state and the surface that closed them.
+# TYPE askbridge_questions_closed_total counter
+askbridge_questions_closed_total{state="answered",surface="slack"} 1
+# HELP askbridge_open_questions Open questions in the store, by route and reversibility.
+# TYPE askbridge_open_questions gauge
+askbridge_open_questions{reversibility="hard_to_reverse",route="ops"} 1
+askbridge_open_questions{reversibility="reversible",route="ops"} 0
+askbridge_open_questions{reversibility="unclassified",route="ops"} 1
+# HELP askbridge_outbox_depth Deliveries waiting in the store's outbox, by surface.
+# TYPE askbridge_outbox_depth gauge
+askbridge_outbox_depth{surface="slack"} 3
+askbridge_outbox_depth{surface="telegram"} 0
+# HELP askbridge_outbox_oldest_age_seconds Age of the oldest delivery waiting in the outbox, by surface (0 when empty).
+# TYPE askbridge_outbox_oldest_age_seconds gauge
+askbridge_outbox_oldest_age_seconds{surface="slack"} 90
+askbridge_outbox_oldest_age_seconds{surface="telegram"} 0
+# HELP askbridge_store_scrape_errors 1 when reading the store for this scrape failed (the store gauges are then missing).
+# TYPE askbridge_store_scrape_errors gauge
+askbridge_store_scrape_errors 0
+`
+	if err := testutil.GatherAndCompare(m.Gatherer(), strings.NewReader(want),
+		"askbridge_questions_closed_total", "askbridge_open_questions", "askbridge_outbox_depth",
+		"askbridge_outbox_oldest_age_seconds", "askbridge_store_scrape_errors"); err != nil {
+		t.Error(err)
+	}
+	fams := gather(t, m)
+	if h := fams["askbridge_time_to_answer_seconds"]; h != 1 {
+		t.Errorf("time to answer observations: %v", h)
+	}
+	if h := fams["askbridge_platform_retry_after_seconds"]; h != 1 {
+		t.Errorf("retry-after observations: %v", h)
+	}
+}
+
+// A store that cannot be read says so, and its gauges are left out rather
+// than shown as zero.
+func TestStoreUnreadable(t *testing.T) {
+	m := metrics.New("dev", metrics.Source{Outbox: outbox{}, Surfaces: []core.Surface{core.SurfaceSlack}})
+	m.SetOpen(func(context.Context, string, int) ([]*core.Question, string, error) {
+		return nil, "", errors.New("down")
+	})
+	fams := gather(t, m)
+	if fams["askbridge_store_scrape_errors"] != 1 {
+		t.Errorf("scrape errors: %v", fams["askbridge_store_scrape_errors"])
+	}
+	for _, name := range []string{"askbridge_open_questions", "askbridge_outbox_depth"} {
+		if _, ok := fams[name]; ok {
+			t.Errorf("%s is reported though the store could not be read", name)
+		}
+	}
+}
+
+// gather sums each family's series: a value, or a histogram's count.
+func gather(t *testing.T, m *metrics.Metrics) map[string]float64 {
+	t.Helper()
+	fams, err := m.Gatherer().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, f := range fams {
+		for _, s := range f.GetMetric() {
+			switch {
+			case s.Counter != nil:
+				out[f.GetName()] += s.Counter.GetValue()
+			case s.Gauge != nil:
+				out[f.GetName()] += s.Gauge.GetValue()
+			case s.Histogram != nil:
+				out[f.GetName()] += float64(s.Histogram.GetSampleCount())
+			}
+		}
+	}
+	return out
+}

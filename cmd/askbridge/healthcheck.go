@@ -38,8 +38,12 @@ func cmdHealthcheck(ctx context.Context, args []string, getenv func(string) stri
 	}
 	target := *url
 	if target == "" {
-		var err error
-		if target, err = readyURL(getenv("ASKBRIDGE_ADDR")); err != nil {
+		s, err := readEnv(getenv)
+		if err != nil {
+			fmt.Fprintln(stderr, "askbridge healthcheck:", err)
+			return exitUsage
+		}
+		if target, err = readyURL(s.Addr); err != nil {
 			fmt.Fprintln(stderr, "askbridge healthcheck: ASKBRIDGE_ADDR:", err)
 			return exitUsage
 		}
@@ -69,9 +73,6 @@ func cmdHealthcheck(ctx context.Context, args []string, getenv func(string) stri
 // readyURL is /readyz on the server's own port. A wildcard listen address
 // (0.0.0.0, [::] or none, as in a container) is reached over loopback.
 func readyURL(addr string) (string, error) {
-	if addr == "" {
-		addr = "127.0.0.1:8080"
-	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return "", err

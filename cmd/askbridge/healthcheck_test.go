@@ -75,7 +75,6 @@ func TestHealthcheckUsage(t *testing.T) {
 
 func TestReadyURL(t *testing.T) {
 	for addr, want := range map[string]string{
-		"":               "http://127.0.0.1:8080/readyz",
 		"0.0.0.0:8080":   "http://127.0.0.1:8080/readyz",
 		":9000":          "http://127.0.0.1:9000/readyz",
 		"[::]:8080":      "http://[::1]:8080/readyz",
@@ -86,5 +85,16 @@ func TestReadyURL(t *testing.T) {
 		if err != nil || got != want {
 			t.Errorf("readyURL(%q) = %q, %v; want %q", addr, got, err, want)
 		}
+	}
+}
+
+// With no ASKBRIDGE_ADDR, healthcheck asks the server's default address.
+func TestHealthcheckDefaultAddress(t *testing.T) {
+	s, err := readEnv(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := readyURL(s.Addr); err != nil || got != "http://127.0.0.1:8080/readyz" {
+		t.Errorf("readyURL(default) = %q, %v", got, err)
 	}
 }

@@ -41,7 +41,7 @@ func (m *Main) mountMetrics(mux *http.ServeMux, api *httpapi.Server, svc *core.S
 	mux.Handle("/metrics", observersOnly(api, mx.Handler()))
 	mux.Handle("/v1/events", mx.Streams("events", api))
 
-	addr := m.Settings.env("ASKBRIDGE_METRICS_ADDR")
+	addr := m.Settings.MetricsAddr
 	if addr == "" {
 		return nil
 	}

@@ -241,13 +241,7 @@ func TestMetricsAfterSlackScenarios(t *testing.T) {
 // gauges of what is open right now (parked waits, event streams, open
 // questions) and of refused asks.
 func TestMetricsDoors(t *testing.T) {
-	s := Settings{Getenv: func(k string) string {
-		if k == "ASKBRIDGE_METRICS_ADDR" {
-			return "127.0.0.1:0"
-		}
-		return ""
-	}}
-	m := start(t, s)
+	m := start(t, Settings{MetricsAddr: "127.0.0.1:0"})
 	for token, want := range map[string]int{"": 401, "wrong-token-0123456789": 401, agentA: 403, opTok: 200, obsTok: 200, m.AdminToken: 200} {
 		if _, got := tryScrape(t, m.URL, token); got != want {
 			t.Errorf("/metrics with token %q: %d, want %d", token, got, want)
@@ -419,9 +413,8 @@ func TestGrafanaDashboard(t *testing.T) {
 // against one fake, on one Redis, with one actor key.
 func pollingSettings(tb testing.TB) Settings {
 	fake := telegramfake.Start(tb, tgToken)
-	env := map[string]string{"TELEGRAM_BOT_TOKEN": tgToken, "TELEGRAM_API_URL": fake.Endpoint()}
 	return Settings{RedisURL: Secret(redistest.Start(tb).URL()), ActorKey: "shared-actor-key-0123456789",
-		Getenv: func(k string) string { return env[k] }}
+		Telegram: TelegramSettings{BotToken: Secret(tgToken), APIURL: fake.Endpoint()}}
 }
 
 // leaseHolders is how many of the running programs say they hold the

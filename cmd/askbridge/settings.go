@@ -30,6 +30,9 @@ type Settings struct {
 	// name and an id kept in the data directory, so a restarted replica
 	// takes its own lease straight back.
 	ReplicaID string `env:"ASKBRIDGE_REPLICA_ID"`
+	// MetricsAddr, when set, serves /metrics with no token on a listener
+	// of its own (see metrics.go).
+	MetricsAddr string `env:"ASKBRIDGE_METRICS_ADDR"`
 
 	Slack    SlackSettings
 	Discord  DiscordSettings

@@ -14,9 +14,11 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/adaptertest"
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/adapters/slack/slackfake"
 	"github.com/askbridge/askbridge/adapters/telegram/telegramfake"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/internal/redistest"
+	redisstore "github.com/askbridge/askbridge/store/redis"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -480,4 +482,66 @@ func BenchmarkTelegramFailover(b *testing.B) {
 	}
 	b.StopTimer()
 	holder.Close()
+}
+
+// BenchmarkOutboxTakeover measures how long a card waits when the replica
+// that claimed it dies before sending it: a consumer claims the post and
+// never sends, acks or hands it back (as a crashed replica would), and a
+// live program on the same Redis posts it once the claim has gone without
+// a heartbeat for policies.outbox_idle (10 s by default). The figure is
+// from that claim to the card on the Slack fake.
+//
+//	go test -run '^$' -bench OutboxTakeover -benchtime 3x ./cmd/askbridge/
+func BenchmarkOutboxTakeover(b *testing.B) {
+	redis := redistest.Start(b).URL()
+	fake := slackfake.New()
+	b.Cleanup(fake.Close)
+	s, err := LoadSettings(func(k string) string {
+		return map[string]string{"SLACK_BOT_TOKEN": "xoxb-test-bot-token", "SLACK_SIGNING_SECRET": slackSecret,
+			"SLACK_API_URL": fake.APIURL(), "REDIS_URL": redis, "ASKBRIDGE_ACTOR_KEY": "shared-actor-key-0123456789"}[k]
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s.Addr = "127.0.0.1:0"
+	s.File.Routes = map[string]RouteFile{"ops": {Rooms: []core.Room{{Surface: core.SurfaceSlack, ID: slackRoom}}}}
+	ctx := b.Context()
+	st, err := redisstore.Open(ctx, redis, redisstore.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	svc, err := core.New(st, s.coreConfig([]byte(s.ActorKey.Reveal())), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		q, err := svc.Ask(ctx, core.AskInput{Kind: core.KindClarification, Agent: "a", RunID: "r", Route: "ops",
+			Text: "Which region?", Reversibility: core.Reversible})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if got, err := st.Claim(ctx, core.SurfaceSlack, "crashed-replica", 10, core.DefaultMinIdle, 0); err != nil || len(got) != 1 {
+			b.Fatalf("the dead replica's claim: %d, %v", len(got), err)
+		}
+		s.DataDir = b.TempDir()
+		live := &Main{Settings: s, Log: zerolog.Nop()}
+		if err := live.Run(ctx); err != nil {
+			b.Fatal(err)
+		}
+		posted := fake.WaitFor(time.Minute, func() bool {
+			for _, m := range fake.Messages() {
+				if id, ok := slackCardOf(m); ok && id == q.ID {
+					return true
+				}
+			}
+			return false
+		})
+		b.StopTimer()
+		live.Close()
+		if !posted {
+			b.Fatal("the live replica never posted the dead one's card")
+		}
+		b.StartTimer()
+	}
 }

@@ -162,7 +162,6 @@ func TestChartDefaults(t *testing.T) {
 	}
 	c := d.Spec.Template.Spec.Containers[0]
 	checkEnv(t, c, "REDIS_URL", "redis://redis:6379/0")
-	checkEnv(t, c, "DISCORD_GATEWAY", "on")
 	if c.EnvFrom[0].SecretRef.Name != m.secret.Name {
 		t.Errorf("the pods read Secret %q; the chart made %q", c.EnvFrom[0].SecretRef.Name, m.secret.Name)
 	}
@@ -213,7 +212,6 @@ func TestChartReplicas(t *testing.T) {
 		t.Errorf("REDIS_PASSWORD does not come from the Secret before REDIS_URL: %+v", c.Env)
 	}
 	checkEnv(t, c, "REDIS_URL", "redis://:$(REDIS_PASSWORD)@redis-master.redis.svc.cluster.local:6379/0")
-	checkEnv(t, c, "DISCORD_GATEWAY", "off")
 	checkEnv(t, c, "ASKBRIDGE_LOG_LEVEL", "debug")
 
 	var cfg struct {
@@ -240,8 +238,8 @@ func TestChartReplicas(t *testing.T) {
 	if want := []string{"/slack/events", "/slack/interactivity", "/discord/interactions", "/telegram/webhook"}; !slices.Equal(paths, want) {
 		t.Errorf("ingress paths %v; want %v (the console is off)", paths, want)
 	}
-	if !strings.Contains(m.notes, "Discord gateway is off") {
-		t.Errorf("NOTES do not say the gateway is off:\n%s", m.notes)
+	if !strings.Contains(m.notes, "Mcp-Session-Id") {
+		t.Errorf("NOTES do not say how to route /mcp to several replicas:\n%s", m.notes)
 	}
 }
 
@@ -267,6 +265,10 @@ func checkPod(t *testing.T, m *manifests) {
 		t.Errorf("ports %+v", c.Ports)
 	}
 	checkEnv(t, c, "ASKBRIDGE_ADDR", "0.0.0.0:8080")
+	if i := slices.IndexFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "ASKBRIDGE_REPLICA_ID" }); i < 0 ||
+		c.Env[i].ValueFrom == nil || c.Env[i].ValueFrom.FieldRef.FieldPath != "metadata.name" {
+		t.Error("ASKBRIDGE_REPLICA_ID is not the pod's name")
+	}
 	ps, cs := pod.Spec.SecurityContext, c.SecurityContext
 	if ps == nil || ps.RunAsNonRoot == nil || !*ps.RunAsNonRoot || ps.RunAsUser == nil || *ps.RunAsUser == 0 {
 		t.Errorf("pod security context %+v does not run as non-root", ps)
@@ -352,7 +354,7 @@ func TestChartRefusesBadValues(t *testing.T) {
 	}{
 		{"replicas without tokens", "replicaCount: 2", "config.tokens"},
 		{"no redis", `redis: {address: ""}`, "redis.address is required"},
-		{"bad gateway", "discord: {gateway: sometimes}", "/discord/gateway"},
+		{"a value the chart does not have", "discord: {gateway: off}", "discord"},
 		{"actor key in values", "secret: {values: {ASKBRIDGE_ACTOR_KEY: x}}", "secret.actorKey"},
 		// values.schema.json: a misspelt or mistyped value is named.
 		{"misspelt value", "replicas: 3", "replicas"},

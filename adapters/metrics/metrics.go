@@ -106,7 +106,7 @@ func New(version string, src Source) *Metrics {
 	}, []string{"door"})
 	m.leases = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: namespace, Name: "leases_held",
-		Help: "1 while this replica holds the named lease (telegram: the polling lease), 0 otherwise.",
+		Help: "1 while this replica holds the named single-connection lease (telegram: polling; discord: the gateway), 0 otherwise.",
 	}, []string{"lease"})
 	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: namespace, Name: "build_info", Help: "Always 1; the version is a label.",
@@ -140,6 +140,7 @@ func New(version string, src Source) *Metrics {
 		m.refused.WithLabelValues("answer", r)
 	}
 	m.leases.WithLabelValues("telegram")
+	m.leases.WithLabelValues("discord")
 	return m
 }
 
@@ -205,9 +206,11 @@ func (m *Metrics) Streams(door string, h http.Handler) http.Handler {
 	})
 }
 
-// WatchLeases returns st with the leases it grants reported in
-// leases_held, named by the key's first segment ("telegram:<bot>:lease" is
-// telegram), so a bot's id never becomes a label.
+// WatchLeases returns st with the single-connection leases it grants
+// reported in leases_held. Those are named by their platform, the key's
+// first segment ("telegram:<bot>:lease" is telegram, "discord:<app>:gateway"
+// discord), so a bot's id never becomes a label; other leases (core's
+// per-delivery posting marks) are not counted.
 func (m *Metrics) WatchLeases(st core.Store) core.Store { return &leaseStore{Store: st, m: m} }
 
 type leaseStore struct {
@@ -215,14 +218,19 @@ type leaseStore struct {
 	m *Metrics
 }
 
+// leaseName is the platform a lease key belongs to, or "" for a key that
+// is not a single connection's lease.
 func leaseName(key string) string {
 	name, _, _ := strings.Cut(key, ":")
+	if s, err := core.ParseSurface(name); err != nil || !s.IsChat() {
+		return ""
+	}
 	return name
 }
 
 func (l *leaseStore) Lease(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {
 	ok, err := l.Store.Lease(ctx, key, owner, ttl)
-	if err == nil {
+	if err == nil && leaseName(key) != "" {
 		v := 0.0
 		if ok {
 			v = 1
@@ -234,7 +242,7 @@ func (l *leaseStore) Lease(ctx context.Context, key, owner string, ttl time.Dura
 
 func (l *leaseStore) Release(ctx context.Context, key, owner string) error {
 	err := l.Store.Release(ctx, key, owner)
-	if err == nil {
+	if err == nil && leaseName(key) != "" {
 		l.m.leases.WithLabelValues(leaseName(key)).Set(0)
 	}
 	return err

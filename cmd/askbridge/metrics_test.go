@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -233,6 +236,12 @@ func (d *metricsDriver) check(t *testing.T) {
 		fams = scrape(t, d.prog.URL, d.prog.OperatorToken)
 	}
 	noIDs(t, fams, people...)
+	// Only single connections' leases are counted, not core's posting marks.
+	for _, m := range fams["askbridge_leases_held"].GetMetric() {
+		if l := m.GetLabel()[0].GetValue(); l != "telegram" && l != "discord" {
+			t.Errorf("%s: leases_held{lease=%q}", name, l)
+		}
+	}
 }
 
 func TestMetricsAfterSlackScenarios(t *testing.T) {
@@ -542,6 +551,97 @@ func BenchmarkOutboxTakeover(b *testing.B) {
 		if !posted {
 			b.Fatal("the live replica never posted the dead one's card")
 		}
+		b.StartTimer()
+	}
+}
+
+// cutter is a TCP relay to Redis that can cut every connection at once and
+// refuse new ones: to a program behind it, Redis has vanished, so it can
+// neither renew nor release its leases, which is what a crashed replica
+// leaves behind.
+type cutter struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func newCutter(tb testing.TB, target string) *cutter {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c := &cutter{ln: ln}
+	go func() {
+		for {
+			in, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("tcp", target)
+			if err != nil {
+				in.Close()
+				continue
+			}
+			c.mu.Lock()
+			c.conns = append(c.conns, in, out)
+			c.mu.Unlock()
+			go func() { io.Copy(out, in); out.Close() }()
+			go func() { io.Copy(in, out); in.Close() }()
+		}
+	}()
+	tb.Cleanup(c.cut)
+	return c
+}
+
+func (c *cutter) addr() string { return c.ln.Addr().String() }
+
+func (c *cutter) cut() {
+	c.ln.Close()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, conn := range c.conns {
+		conn.Close()
+	}
+	c.conns = nil
+}
+
+// BenchmarkTelegramFailoverCrash is BenchmarkTelegramFailover with the
+// holder dying instead of stopping: its connection to Redis is cut, so its
+// lease is neither renewed nor released and has to lapse (core's
+// DefaultLeaseTTL) before the other replica can take it.
+//
+//	go test -run '^$' -bench TelegramFailoverCrash -benchtime 3x ./cmd/askbridge/
+func BenchmarkTelegramFailoverCrash(b *testing.B) {
+	s := pollingSettings(b)
+	redisAddr := strings.TrimPrefix(s.RedisURL.Reveal(), "redis://")
+	redisAddr, _, _ = strings.Cut(redisAddr, "/")
+	run := func(redisURL string) *Main {
+		s := s
+		s.RedisURL = Secret(redisURL)
+		s.DataDir, s.Addr = b.TempDir(), "127.0.0.1:0"
+		s.File.Tokens = []TokenFile{{Name: "dash", Role: "observer", Token: obsTok}}
+		m := &Main{Settings: s, Log: zerolog.Nop()}
+		if err := m.Run(b.Context()); err != nil {
+			b.Fatal(err)
+		}
+		return m
+	}
+	for b.Loop() {
+		b.StopTimer()
+		relay := newCutter(b, redisAddr)
+		holder := run("redis://" + relay.addr() + "/0")
+		for leaseHolders(b, holder) != 1 {
+			time.Sleep(10 * time.Millisecond)
+		}
+		standby := run(s.RedisURL.Reveal())
+		b.StartTimer()
+		relay.cut()
+		for leaseHolders(b, standby) != 1 {
+			time.Sleep(10 * time.Millisecond)
+		}
+		b.StopTimer()
+		standby.Close()
+		go holder.Close() // its store is gone: it stops in its own time
 		b.StartTimer()
 	}
 }

@@ -32,17 +32,3 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- .Files.Get "files/askbridge.yaml" -}}
 {{- end -}}
 {{- end -}}
-
-{{/* on or off for DISCORD_GATEWAY. */}}
-{{- define "askbridge.discordGateway" -}}
-{{- $g := toString .Values.discord.gateway -}}
-{{- if eq $g "auto" -}}
-{{- if gt (int .Values.replicaCount) 1 }}off{{ else }}on{{ end -}}
-{{- else if or (eq $g "on") (eq $g "true") -}}
-on
-{{- else if or (eq $g "off") (eq $g "false") -}}
-off
-{{- else -}}
-{{- fail (printf "discord.gateway: %q is not auto, on or off" $g) -}}
-{{- end -}}
-{{- end -}}

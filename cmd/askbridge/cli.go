@@ -22,14 +22,13 @@ type command func(ctx context.Context, args []string, getenv func(string) string
 
 // cliCommands are the commands that talk to a running server.
 var cliCommands = map[string]command{
-	"ask":         cmdAsk,
-	"questions":   cmdQuestions,
-	"answer":      cmdAnswer,
-	"decline":     cmdDecline,
-	"wait":        cmdWait,
-	"events":      cmdEvents,
-	"mcp":         cmdMCP,
-	"healthcheck": cmdHealthcheck,
+	"ask":       cmdAsk,
+	"questions": cmdQuestions,
+	"answer":    cmdAnswer,
+	"decline":   cmdDecline,
+	"wait":      cmdWait,
+	"events":    cmdEvents,
+	"mcp":       cmdMCP,
 }
 
 // Exit codes of "askbridge ask": a script can branch on the outcome without

@@ -120,9 +120,6 @@ func New(version string, src Source) *Metrics {
 	}
 	// The series whose labels are known in advance show at zero from the
 	// start, so a dashboard and an alert see them before their first event.
-	for _, d := range []string{"events", "mcp"} {
-		m.streams.WithLabelValues(d)
-	}
 	for _, s := range src.Surfaces {
 		for _, r := range []string{core.DeliverySent, core.DeliveryRetried, core.DeliveryRateLimited, core.DeliveryGivenUp} {
 			m.deliveries.WithLabelValues(string(s), r)
@@ -195,11 +192,22 @@ func (m *Metrics) Woke(after time.Duration) { m.woke.Observe(after.Seconds()) }
 
 func (m *Metrics) Parked(delta int) { m.parked.Add(float64(delta)) }
 
-// Streams counts h's requests in the open_streams gauge under door while
-// they are open.
-func (m *Metrics) Streams(door string, h http.Handler) http.Handler {
-	g := m.streams.WithLabelValues(door)
+// Streams counts, in open_streams, the requests to h that stay open: the
+// event stream (GET /v1/events, door events) and MCP's streamable HTTP
+// (/mcp, door mcp). Other requests pass untouched.
+func (m *Metrics) Streams(h http.Handler) http.Handler {
+	events, mcp := m.streams.WithLabelValues("events"), m.streams.WithLabelValues("mcp")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var g prometheus.Gauge
+		switch {
+		case r.URL.Path == "/v1/events" && r.Method == http.MethodGet:
+			g = events
+		case r.URL.Path == "/mcp" || strings.HasPrefix(r.URL.Path, "/mcp/"):
+			g = mcp
+		default:
+			h.ServeHTTP(w, r)
+			return
+		}
 		g.Inc()
 		defer g.Dec()
 		h.ServeHTTP(w, r)

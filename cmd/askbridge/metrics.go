@@ -31,7 +31,7 @@ func (m *Main) newMetrics(st core.Store) core.Store {
 }
 
 // mountMetrics puts /metrics on the API's listener for observer, operator
-// and admin tokens, counts the long-lived doors, and, when
+// and admin tokens and, when
 // ASKBRIDGE_METRICS_ADDR is set, opens a listener of its own that serves
 // /metrics with no token (for a scraper on a private network).
 func (m *Main) mountMetrics(mux *http.ServeMux, api *httpapi.Server, svc *core.Service) error {
@@ -39,7 +39,6 @@ func (m *Main) mountMetrics(mux *http.ServeMux, api *httpapi.Server, svc *core.S
 	mx.SetOpen(svc.ListOpen)
 	svc.SetObserver(mx)
 	mux.Handle("/metrics", observersOnly(api, mx.Handler()))
-	mux.Handle("/v1/events", mx.Streams("events", api))
 
 	addr := m.Settings.MetricsAddr
 	if addr == "" {

@@ -157,11 +157,11 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}
 	stopMCP, cancelMCP := context.WithCancel(context.Background())
 	m.stopMCP = cancelMCP
-	mux.Handle("/mcp", m.Metrics.Streams("mcp", agentsOnly(api, mcp.HTTPHandler(mcp.ServiceBackend{Svc: svc}, mcp.Options{
+	mux.Handle("/mcp", agentsOnly(api, mcp.HTTPHandler(mcp.ServiceBackend{Svc: svc}, mcp.Options{
 		Version: versionString(),
 		Caller:  func(r *http.Request) string { return agentName(r.Context()) },
 		Stop:    stopMCP,
-	}))))
+	})))
 
 	m.consumer = replicaName()
 	for _, open := range chatAdapters {
@@ -184,7 +184,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	m.URL = "http://" + ln.Addr().String()
 	// No WriteTimeout: long polls and MCP tool calls stay open until a
 	// human answers; they are bounded by their own timeouts instead.
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: m.Metrics.Streams(mux), ReadHeaderTimeout: 10 * time.Second}
 	m.server = srv
 
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))

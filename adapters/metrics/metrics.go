@@ -102,7 +102,7 @@ func New(version string, src Source) *Metrics {
 	})
 	m.streams = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: namespace, Name: "open_streams",
-		Help: "Open long-lived HTTP requests, by door: events (the SSE event stream) and mcp (streamable-HTTP MCP requests).",
+		Help: "Open long-lived HTTP requests, by door: events (the SSE event stream) and mcp (MCP over HTTP: tool calls in progress and each session's stream).",
 	}, []string{"door"})
 	m.leases = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: namespace, Name: "leases_held",

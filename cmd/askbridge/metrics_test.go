@@ -22,6 +22,7 @@ import (
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/internal/redistest"
 	redisstore "github.com/askbridge/askbridge/store/redis"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -289,8 +290,26 @@ func TestMetricsDoors(t *testing.T) {
 	defer resp.Body.Close()
 	bufio.NewReader(resp.Body).ReadString('\n') // the stream is open
 
+	// And an MCP tool call over HTTP, parked until the question closes.
+	cs, err := mcpSession(ctx, m.URL, agentA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	called := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(waitCtx, &mcpsdk.CallToolParams{Name: "request_clarification", Arguments: map[string]any{
+			"question": "Which zone?", "reversibility": "reversible", "run_id": "run-m",
+		}})
+		called <- err
+	}()
+
 	open := func(f map[string]*dto.MetricFamily) bool {
-		return value(f, "askbridge_parked_waits") == 1 && value(f, "askbridge_open_streams", "door", "events") == 1
+		// One scrape reads the series one after another, so wait for a
+		// scrape that saw the MCP call's ask and its park alike.
+		return value(f, "askbridge_parked_waits") == 2 && value(f, "askbridge_open_streams", "door", "events") == 1 &&
+			value(f, "askbridge_open_streams", "door", "mcp") >= 1 && value(f, "askbridge_open_questions") == 2 &&
+			value(f, "askbridge_questions_asked_total") == 2
 	}
 	var got map[string]*dto.MetricFamily
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
@@ -306,10 +325,9 @@ func TestMetricsDoors(t *testing.T) {
 		metric string
 		labels []string
 	}{
-		{1, "askbridge_questions_asked_total", []string{"kind", "clarification", "route", "default", "reversibility", "reversible"}},
+		{2, "askbridge_questions_asked_total", []string{"kind", "clarification", "route", "default", "reversibility", "reversible"}},
 		{1, "askbridge_refusals_total", []string{"door", "ask", "reason", core.RefusedInvalid}},
-		{1, "askbridge_open_questions", []string{"route", "default", "reversibility", "reversible"}},
-		{0, "askbridge_open_streams", []string{"door", "mcp"}},
+		{2, "askbridge_open_questions", []string{"route", "default", "reversibility", "reversible"}},
 		{0, "askbridge_store_scrape_errors", nil},
 	} {
 		if v := value(got, c.metric, c.labels...); v != c.want {
@@ -327,7 +345,7 @@ func TestMetricsDoors(t *testing.T) {
 		t.Fatal(err)
 	}
 	closed := func(f map[string]*dto.MetricFamily) bool {
-		return value(f, "askbridge_answer_to_wake_seconds") == 1 && value(f, "askbridge_parked_waits") == 0
+		return value(f, "askbridge_answer_to_wake_seconds") == 1 && value(f, "askbridge_parked_waits") == 1
 	}
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		if got = scrape(t, m.MetricsURL, ""); closed(got) || time.Now().After(deadline) {
@@ -340,8 +358,30 @@ func TestMetricsDoors(t *testing.T) {
 	if v := value(got, "askbridge_time_to_answer_seconds", "kind", "clarification", "route", "default", "state", "answered"); v != 1 {
 		t.Errorf("time to answer count %v", v)
 	}
-	if v := value(got, "askbridge_open_questions"); v != 0 {
-		t.Errorf("open questions after the answer: %v", v)
+	if v := value(got, "askbridge_open_questions"); v != 1 {
+		t.Errorf("open questions after the answer, the MCP one still open: %v", v)
+	}
+	// Answer the MCP call's question too: the call returns, and then the
+	// session closes, with the stream it held open.
+	page, err := ops.List(ctx, "", 10)
+	if err != nil || len(page.Questions) != 1 {
+		t.Fatalf("open questions: %v %v", page, err)
+	}
+	if _, err := ops.Answer(ctx, page.Questions[0].ID, client.AnswerRequest{Answer: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-called; err != nil {
+		t.Fatalf("the MCP call: %v", err)
+	}
+	cs.Close()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		got = scrape(t, m.MetricsURL, "")
+		if value(got, "askbridge_parked_waits") == 0 && value(got, "askbridge_open_streams", "door", "mcp") == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if value(got, "askbridge_parked_waits") != 0 || value(got, "askbridge_open_streams", "door", "mcp") != 0 {
+		t.Errorf("after the MCP call returned and its session closed: %s", summary(got))
 	}
 }
 

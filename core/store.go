@@ -222,13 +222,22 @@ type Waker interface {
 }
 
 // Values is small shared state that adapters keep across restarts and
-// replicas: a long poller's offset, and the lease that lets one replica
-// alone poll. Keys are namespaced by their user ("telegram:<bot>:offset").
+// replicas: a long poller's offset, the lease that lets one replica alone
+// poll, the console's sessions. Keys are namespaced by their user
+// ("telegram:<bot>:offset").
 type Values interface {
-	// Value returns what key holds, or "" if nothing.
+	// Value returns what key holds, or "" if nothing (or if it expired).
 	Value(ctx context.Context, key string) (string, error)
 	// SetValue stores val under key, without expiry.
 	SetValue(ctx context.Context, key, val string) error
+	// SetValueFor stores val under key until ttl passes (ttl must be at
+	// least a millisecond); setting it again moves the expiry, which is
+	// how an idle session lapses while a busy one lives on. Expiry runs
+	// on the store's clock, and Purge drops expired keys.
+	SetValueFor(ctx context.Context, key, val string, ttl time.Duration) error
+	// DeleteValue drops key, with or without expiry; a missing key is no
+	// error.
+	DeleteValue(ctx context.Context, key string) error
 	// Lease takes or renews key for owner until ttl passes, atomically: it
 	// reports true if the key was free, expired or already owner's (whose
 	// expiry then moves to now+ttl), and false if another owner holds it.

@@ -19,6 +19,7 @@ package bolt
 //	outbox/<surface>      seq(8) -> outboxRecord (JSON)          deliveries, with their lease
 //	leases/<surface>      claimed-at ns(8) | seq(8) -> ""        leased deliveries, oldest claim first
 //	values                key -> value                           adapters' shared state (core.Values)
+//	values-ttl            key -> expiry ms(8) | value            shared state that expires (core.Values)
 //	value-leases          key -> leaseRecord (JSON)              adapters' leases (core.Values)
 //	once                  key -> expiry time (binary)            keys seen once (core.Values)
 //	idempotency           idempotency key -> question id         asks that may be repeated
@@ -48,6 +49,7 @@ var (
 	bucketQuestionEvents = []byte("question-events")
 	bucketLooseEvents    = []byte("loose-events")
 	bucketValues         = []byte("values")
+	bucketValuesTTL      = []byte("values-ttl")
 	bucketLeasesKV       = []byte("value-leases")
 	bucketOnce           = []byte("once")
 	bucketIdempotency    = []byte("idempotency")

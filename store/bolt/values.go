@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"time"
@@ -18,27 +19,85 @@ type leaseRecord struct {
 	Until time.Time `json:"until"`
 }
 
-// Value returns what key holds, or "" if nothing.
+// Value returns what key holds, or "" if nothing. A key set with an
+// expiry reads "" once it has passed, before Purge gets to it.
 func (s *Store) Value(_ context.Context, key string) (string, error) {
 	var v string
 	err := s.db.View(func(tx *bbolt.Tx) error {
 		if b := tx.Bucket(bucketValues); b != nil {
-			v = string(b.Get([]byte(key)))
+			if raw := b.Get([]byte(key)); raw != nil {
+				v = string(raw)
+				return nil
+			}
+		}
+		if b := tx.Bucket(bucketValuesTTL); b != nil {
+			if until, val, ok := splitExpiring(b.Get([]byte(key))); ok && s.now().Before(until) {
+				v = string(val)
+			}
 		}
 		return nil
 	})
 	return v, err
 }
 
-// SetValue stores val under key.
+// SetValue stores val under key, dropping any expiry it had.
 func (s *Store) SetValue(ctx context.Context, key, val string) error {
 	return s.update(ctx, "set value", func(tx *bbolt.Tx) error {
+		if err := deleteValue(tx, key); err != nil {
+			return err
+		}
 		b, err := tx.CreateBucketIfNotExists(bucketValues)
 		if err != nil {
 			return err
 		}
 		return b.Put([]byte(key), []byte(val))
 	})
+}
+
+// SetValueFor stores val under key until ttl passes.
+func (s *Store) SetValueFor(ctx context.Context, key, val string, ttl time.Duration) error {
+	if ttl < time.Millisecond {
+		return core.Errorf(core.CodeInvalid, "set value", "a value lasts at least a millisecond")
+	}
+	return s.update(ctx, "set value", func(tx *bbolt.Tx) error {
+		if err := deleteValue(tx, key); err != nil {
+			return err
+		}
+		b, err := tx.CreateBucketIfNotExists(bucketValuesTTL)
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte(key), joinExpiring(s.now().Add(ttl), val))
+	})
+}
+
+// DeleteValue drops key from both value buckets.
+func (s *Store) DeleteValue(ctx context.Context, key string) error {
+	return s.update(ctx, "delete value", func(tx *bbolt.Tx) error { return deleteValue(tx, key) })
+}
+
+func deleteValue(tx *bbolt.Tx, key string) error {
+	for _, name := range [][]byte{bucketValues, bucketValuesTTL} {
+		if b := tx.Bucket(name); b != nil {
+			if err := b.Delete([]byte(key)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// joinExpiring and splitExpiring are an expiring value's record: its
+// expiry in Unix milliseconds (8 bytes), then the value.
+func joinExpiring(until time.Time, val string) []byte {
+	return append(u64(uint64(until.UnixMilli())), val...)
+}
+
+func splitExpiring(raw []byte) (time.Time, []byte, bool) {
+	if len(raw) < 8 {
+		return time.Time{}, nil, false
+	}
+	return time.UnixMilli(int64(binary.BigEndian.Uint64(raw[:8]))), raw[8:], true
 }
 
 // Lease takes or renews key for owner; one transaction makes it atomic.
@@ -110,17 +169,33 @@ func (s *Store) Once(ctx context.Context, key string, ttl time.Duration) (bool, 
 	return first, err
 }
 
-// purgeOnce drops expired Once keys, at most limit (<= 0: all), and says
-// how many.
+// purgeOnce drops expired Once keys and expired values, at most limit
+// (<= 0: all) of each, and says how many.
 func purgeOnce(tx *bbolt.Tx, now time.Time, limit int) (int, error) {
-	b := tx.Bucket(bucketOnce)
+	once, err := purgeExpired(tx, bucketOnce, now, limit, func(v []byte) (time.Time, bool) {
+		var until time.Time
+		return until, until.UnmarshalBinary(v) == nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	values, err := purgeExpired(tx, bucketValuesTTL, now, limit, func(v []byte) (time.Time, bool) {
+		until, _, ok := splitExpiring(v)
+		return until, ok
+	})
+	return once + values, err
+}
+
+// purgeExpired drops the keys of bucket whose expiry (read by expiry)
+// has passed or cannot be read.
+func purgeExpired(tx *bbolt.Tx, bucket []byte, now time.Time, limit int, expiry func([]byte) (time.Time, bool)) (int, error) {
+	b := tx.Bucket(bucket)
 	if b == nil {
 		return 0, nil
 	}
 	var expired [][]byte
 	err := b.ForEach(func(k, v []byte) error {
-		var until time.Time
-		if until.UnmarshalBinary(v) != nil || !now.Before(until) {
+		if until, ok := expiry(v); !ok || !now.Before(until) {
 			expired = append(expired, append([]byte(nil), k...))
 		}
 		if limit > 0 && len(expired) >= limit {

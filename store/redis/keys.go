@@ -31,7 +31,7 @@ import (
 //	{ab:s0}:later:<surface> zset: the outbox's retries, by the ms they fall due
 //	{ab:s0}:wake            pub/sub channel: ids of changed questions
 //	{ab:s0}:beat            string: the bridge's heartbeat (shard 0 only)
-//	{ab:s0}:v:<key>         string: an adapter's shared value (shard 0 only)
+//	{ab:s0}:v:<key>         string, TTL if set for a time: an adapter's shared value (shard 0 only)
 //	{ab:s0}:l:<key>         string with TTL: an adapter's lease holder (shard 0 only)
 //	{ab:s0}:o:<key>         string with TTL: a key seen once (shard 0 only)
 //	rate:ab:budget:<key>    hash: a send budget (GCRA, kept by redis_rate,

@@ -27,6 +27,20 @@ func (s *Store) SetValue(ctx context.Context, key, val string) error {
 	return s.client.Set(ctx, s.k.value(key), val, 0).Err()
 }
 
+// SetValueFor stores val under key with an expiry; Redis drops it when it
+// passes, on the server's clock. A plain SetValue later drops the expiry.
+func (s *Store) SetValueFor(ctx context.Context, key, val string, ttl time.Duration) error {
+	if ttl < time.Millisecond {
+		return core.Errorf(core.CodeInvalid, "set value", "a value lasts at least a millisecond")
+	}
+	return s.client.Set(ctx, s.k.value(key), val, ttl).Err()
+}
+
+// DeleteValue drops key.
+func (s *Store) DeleteValue(ctx context.Context, key string) error {
+	return s.client.Del(ctx, s.k.value(key)).Err()
+}
+
 // Lease takes or renews key for owner; lease.lua makes it atomic. Expiry
 // runs on the Redis server's clock, so replicas' clocks need not agree.
 func (s *Store) Lease(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {

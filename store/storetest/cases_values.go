@@ -144,3 +144,85 @@ func testOnce(t *testing.T, h Harness) {
 		t.Fatal(err)
 	}
 }
+
+func init() {
+	register("ExpiringValues", testExpiringValues)
+}
+
+// testExpiringValues: a value set for a time (a console session) reads
+// back until it lapses, across a restart; setting it again moves the
+// expiry; deleting it, or a plain SetValue, ends the expiry's hold on it.
+func testExpiringValues(t *testing.T, h Harness) {
+	e := newEnv(t, h)
+	ctx := t.Context()
+	if err := e.store.SetValueFor(ctx, "console:session:a", "alice", 0); err == nil {
+		t.Fatal("a zero lifetime was accepted")
+	}
+	if v, _ := e.store.Value(ctx, "console:session:a"); v != "" {
+		t.Fatalf("a refused set stored %q", v)
+	}
+	if err := e.store.SetValueFor(ctx, "console:session:a", "alice", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	e.restart()
+	if v, err := e.store.Value(ctx, "console:session:a"); err != nil || v != "alice" {
+		t.Fatalf("value after restart: %q, %v", v, err)
+	}
+	if err := e.store.DeleteValue(ctx, "console:session:a"); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := e.store.Value(ctx, "console:session:a"); v != "" {
+		t.Fatalf("a deleted value reads %q", v)
+	}
+	if err := e.store.DeleteValue(ctx, "never-set"); err != nil {
+		t.Fatalf("deleting a missing key: %v", err)
+	}
+
+	// A plain SetValue over an expiring one keeps it for good, and an
+	// expiring set over a plain one replaces it.
+	if err := e.store.SetValueFor(ctx, "k", "v1", 20*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.SetValue(ctx, "k", "v2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.SetValueFor(ctx, "plain", "p1", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := e.store.Value(ctx, "plain"); v != "p1" {
+		t.Fatalf("plain after an expiring set: %q", v)
+	}
+
+	// A short value lapses on the store's own clock; a renewed one does
+	// not. Wait for the short one, bounded.
+	if err := e.store.SetValueFor(ctx, "short", "s", 20*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.SetValueFor(ctx, "renewed", "r", 20*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.SetValueFor(ctx, "renewed", "r", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		v, err := e.store.Value(ctx, "short")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("an expiring value never lapsed")
+		}
+	}
+	if _, err := e.svc.Purge(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]string{"short": "", "renewed": "r", "k": "v2", "plain": "p1"} {
+		if v, err := e.store.Value(ctx, key); err != nil || v != want {
+			t.Errorf("%s after purge: %q, %v; want %q", key, v, err, want)
+		}
+	}
+}

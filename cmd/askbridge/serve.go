@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/askbridge/askbridge/adapters/console"
 	"github.com/askbridge/askbridge/adapters/httpapi"
 	"github.com/askbridge/askbridge/adapters/mcp"
 	"github.com/askbridge/askbridge/adapters/metrics"
@@ -43,6 +44,7 @@ type Main struct {
 
 	store    core.Store
 	api      *httpapi.Server
+	console  *console.Server
 	stopMCP  context.CancelFunc
 	chats    []chatAdapter
 	consumer string
@@ -150,6 +152,10 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}
 	api := httpapi.New(svc, opts)
 	m.api = api
+	if m.console, err = openConsole(s, svc, tokens, m.Log); err != nil {
+		return err
+	}
+	api.Handle("/", m.console) // everything the API and the probes do not take
 	mux := http.NewServeMux()
 	mux.Handle("/", api)
 	if err := m.mountMetrics(mux, api, svc); err != nil {
@@ -219,9 +225,10 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		})
 	}
 
-	m.Log.Info().Str("store", m.StoreKind).Str("url", m.URL).Msg("askbridge is serving")
+	m.Log.Info().Str("store", m.StoreKind).Str("url", m.URL).Str("console", m.URL+"/").Msg("askbridge is serving")
 	if created {
 		fmt.Fprintf(m.Stdout, "\naskbridge is running on the %s store at %s\n", m.StoreKind, m.URL)
+		fmt.Fprintf(m.Stdout, "console: %s/ (sign in with the admin token below)\n", m.URL)
 		fmt.Fprintf(m.Stdout, "admin token (shown once; kept in %s):\n  %s\n\n",
 			filepath.Join(s.DataDir, "admin.token"), admin)
 	}
@@ -288,6 +295,9 @@ func (m *Main) Close() error {
 	// open, instead of holding up the shutdown; agents wait again later.
 	if m.api != nil {
 		m.api.Drain()
+	}
+	if m.console != nil {
+		m.console.Drain() // its event streams, which pages resume elsewhere
 	}
 	if m.stopMCP != nil {
 		m.stopMCP()

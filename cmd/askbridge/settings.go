@@ -38,6 +38,7 @@ type Settings struct {
 	Discord  DiscordSettings
 	Telegram TelegramSettings
 	Client   ClientSettings
+	Console  ConsoleSettings
 
 	File File `env:"-"`
 }
@@ -142,7 +143,7 @@ func (s *Settings) check() error {
 	default:
 		return fmt.Errorf("ASKBRIDGE_LOG_FORMAT: %q is not auto, console or json", s.LogFormat)
 	}
-	for _, c := range []func() error{s.Slack.check, s.Discord.check, s.Telegram.check} {
+	for _, c := range []func() error{s.Slack.check, s.Discord.check, s.Telegram.check, s.Console.check} {
 		if err := c(); err != nil {
 			return err
 		}

@@ -1,0 +1,180 @@
+package console
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// The answer forms' fields, the same for every kind: text is a
+// clarification's answer, a decision's note or an approval's reason;
+// option is a decision's option or approve/deny; a form posts one item at
+// a time as item with item_option or item_text.
+const (
+	fieldText       = "text"
+	fieldOption     = "option"
+	fieldItem       = "item"
+	fieldItemOption = "item_option"
+	fieldItemText   = "item_text"
+	fieldReason     = "reason"
+)
+
+// answer records an answer of any kind through core, exactly as given.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, sess *session) {
+	if !sess.account.Role.mayAnswer() {
+		s.forbidden(w, r, "An observer token may look but not answer. Nothing was recorded.")
+		return
+	}
+	in := core.AnswerInput{
+		QuestionID: r.PathValue("id"),
+		Decider:    decider(sess.account),
+		Text:       r.PostFormValue(fieldText),
+		OptionID:   r.PostFormValue(fieldOption),
+	}
+	if item := r.PostFormValue(fieldItem); item != "" {
+		in.Items = []core.ItemInput{{ItemID: item, OptionID: r.PostFormValue(fieldItemOption), Text: r.PostFormValue(fieldItemText)}}
+	}
+	o, err := s.svc.Answer(r.Context(), in)
+	s.outcome(w, r, sess, in.QuestionID, o, err)
+}
+
+// decline takes nothing but the click: the agent resumes with a fixed
+// server-owned text, as on every other door.
+func (s *Server) decline(w http.ResponseWriter, r *http.Request, sess *session) {
+	if !sess.account.Role.mayAnswer() {
+		s.forbidden(w, r, "An observer token may look but not decline. Nothing was recorded.")
+		return
+	}
+	id := r.PathValue("id")
+	o, err := s.svc.Decline(r.Context(), id, decider(sess.account))
+	s.outcome(w, r, sess, id, o, err)
+}
+
+// cancel withdraws a question; only an admin may.
+func (s *Server) cancel(w http.ResponseWriter, r *http.Request, sess *session) {
+	if sess.account.Role != RoleAdmin {
+		s.forbidden(w, r, "Only an admin token may withdraw a question. Nothing was recorded.")
+		return
+	}
+	id := r.PathValue("id")
+	o, err := s.svc.Cancel(r.Context(), core.CancelInput{QuestionID: id, By: decider(sess.account), Reason: r.PostFormValue(fieldReason)})
+	s.outcome(w, r, sess, id, o, err)
+}
+
+// recorded is what a result page lists: exactly what the store now holds
+// of this answer.
+type recorded struct {
+	Label, Value string
+}
+
+// outcome renders the result of an attempt: what was recorded, or the
+// truth about why nothing was.
+func (s *Server) outcome(w http.ResponseWriter, r *http.Request, sess *session, id string, o core.Outcome, err error) {
+	v := viewer{Account: sess.account, CSRF: sess.CSRF}
+	data := map[string]any{}
+	status := http.StatusOK
+	var q *core.Question
+	var closed *core.ClosedError
+	switch {
+	case err == nil:
+		q = o.Question
+		data["Recorded"] = recordedOf(q)
+		data["Title"] = "Recorded"
+	case errors.As(err, &closed):
+		status, q = http.StatusConflict, closed.Question
+		data["Title"] = "Not recorded"
+		data["Problem"] = lostLine(q)
+	case core.ErrorCode(err) == core.CodeNotFound:
+		s.notFound(w, r)
+		return
+	case core.ErrorCode(err) == core.CodeForbidden:
+		status = http.StatusForbidden
+		data["Title"] = "Not recorded"
+		data["Problem"] = core.RefusalNote(err)
+	case core.ErrorCode(err) == core.CodeInvalid, core.ErrorCode(err) == core.CodeConflict:
+		status = http.StatusBadRequest
+		if core.ErrorCode(err) == core.CodeConflict {
+			status = http.StatusConflict
+		}
+		data["Title"] = "Not recorded"
+		data["Problem"] = core.ErrorMessage(err) + ". Nothing was recorded."
+	default:
+		s.internal(w, r, err)
+		return
+	}
+	if q == nil {
+		if q, err = s.svc.Get(r.Context(), id); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
+	data["Card"] = s.cardOf(q, v, "")
+	s.render(w, status, "result", s.page(sess, data))
+}
+
+// lostLine tells a race's loser who won: "already answered by … at … as …".
+func lostLine(q *core.Question) string {
+	res := q.Resolution
+	if res == nil {
+		return fmt.Sprintf("This question is already %s. Your answer was not recorded.", q.State)
+	}
+	verb := map[core.State]string{
+		core.StateAnswered: "answered", core.StateDeclined: "declined", core.StateTimedOut: "closed",
+		core.StateExpired: "closed", core.StateCancelled: "withdrawn",
+	}[q.State]
+	as := string(q.State)
+	if c := core.ChoiceLabel(q); c != "" && q.State == core.StateAnswered {
+		as += ": " + strings.ReplaceAll(c, "\n", "; ")
+	}
+	return fmt.Sprintf("Already %s by %s at %s as %s. Your answer was not recorded.",
+		verb, core.DeciderLabel(res.Decider), res.At.UTC().Format(timeFormat), as)
+}
+
+// recordedOf lists what the question holds of the viewer's act: the
+// resolution once closed, else the form items answered so far.
+func recordedOf(q *core.Question) []recorded {
+	var out []recorded
+	add := func(label, value string) {
+		if value != "" {
+			out = append(out, recorded{label, value})
+		}
+	}
+	add("State", string(q.State))
+	if res := q.Resolution; res != nil {
+		add("By", core.DeciderLabel(res.Decider)+" via "+string(res.Decider.Surface))
+		add("At", res.At.UTC().Format(timeFormat))
+		switch q.Kind {
+		case core.KindDecision:
+			if o, ok := q.Option(res.OptionID); ok && q.State == core.StateAnswered {
+				add("Option", o.Title)
+			}
+			add("Write-up sent to the agent", res.Answer)
+			add("Note", res.Reason)
+		case core.KindApproval:
+			if res.Approved != nil {
+				add("Verdict", map[bool]string{true: "approved", false: "denied"}[*res.Approved])
+			}
+			add("Reason", res.Reason)
+			add("Arguments SHA-256", res.ArgumentsSHA256)
+		default:
+			add("Answer", res.Answer)
+			add("Reason", res.Reason)
+		}
+	}
+	if q.Kind == core.KindForm {
+		for _, a := range q.Answers {
+			it, _ := q.Item(a.ItemID)
+			val := a.Text
+			for _, o := range it.Options {
+				if o.ID == a.OptionID {
+					val = o.Label
+				}
+			}
+			add(it.Question, val+" (by "+core.DeciderLabel(a.Decider)+" at "+a.At.UTC().Format(timeFormat)+")")
+		}
+	}
+	return out
+}

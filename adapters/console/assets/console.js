@@ -1,0 +1,161 @@
+// askbridge console: keeps the page live over the event stream. The server
+// renders every card; this only fetches a card again when its question
+// changes, and pauses the answer controls while the stream is down, so a
+// card that may be stale is never offered as answerable.
+(function () {
+  "use strict";
+  var body = document.body;
+  var src = body.getAttribute("data-stream");
+  if (!src || !window.EventSource) {
+    return;
+  }
+  var offline = document.getElementById("offline");
+  var list = document.getElementById("inbox");
+  var live = true;
+
+  function setLive(on) {
+    live = on;
+    body.classList.toggle("is-offline", !on);
+    if (offline) {
+      offline.hidden = on;
+    }
+    var sets = document.querySelectorAll(".card fieldset");
+    for (var i = 0; i < sets.length; i++) {
+      sets[i].disabled = !on;
+    }
+    body.setAttribute("data-live", on ? "yes" : "no");
+  }
+
+  function parse(html) {
+    var t = document.createElement("template");
+    t.innerHTML = html.trim();
+    return t.content.firstElementChild;
+  }
+
+  function count() {
+    if (!list) {
+      return;
+    }
+    var n = list.querySelectorAll(".card[data-state='open']").length;
+    var c = document.getElementById("open-count");
+    if (c) {
+      c.textContent = String(n);
+    }
+    var empty = document.getElementById("empty");
+    if (empty) {
+      empty.hidden = list.children.length > 0;
+    }
+  }
+
+  // insert places a new card where the API's order puts it.
+  function insert(card) {
+    var rank = card.getAttribute("data-rank");
+    var kids = list.children;
+    for (var i = 0; i < kids.length; i++) {
+      if (kids[i].getAttribute("data-rank") > rank) {
+        list.insertBefore(card, kids[i]);
+        return;
+      }
+    }
+    list.appendChild(card);
+  }
+
+  // pending holds one fetch per element, so a burst of events for one
+  // question fetches it once more, not once per event.
+  var pending = {};
+
+  function refresh(el) {
+    var url = el.getAttribute("data-src");
+    if (!url || pending[url]) {
+      if (url) {
+        pending[url] = "again";
+      }
+      return;
+    }
+    pending[url] = "busy";
+    fetch(url, { credentials: "same-origin", headers: { Accept: "text/html" } })
+      .then(function (resp) {
+        if (resp.status === 401) {
+          window.location.reload();
+          return null;
+        }
+        if (resp.status === 204 || resp.status === 404) {
+          return "";
+        }
+        if (!resp.ok) {
+          throw new Error("status " + resp.status);
+        }
+        return resp.text();
+      })
+      .then(function (html) {
+        if (html === null) {
+          return;
+        }
+        var cur = document.getElementById(el.id);
+        if (html === "") {
+          if (cur && list && list.contains(cur)) {
+            cur.remove();
+          }
+        } else if (cur) {
+          var next = parse(html);
+          next.querySelectorAll("fieldset").forEach(function (f) {
+            f.disabled = !live;
+          });
+          cur.replaceWith(next);
+          if (cur.classList.contains("stub")) {
+            next.remove();
+            insert(next);
+          }
+        }
+        count();
+      })
+      .catch(function () {
+        setLive(false);
+      })
+      .finally(function () {
+        var again = pending[url] === "again";
+        delete pending[url];
+        if (again) {
+          refresh(el);
+        }
+      });
+  }
+
+  function changed(id, kind) {
+    var els = document.querySelectorAll("[data-qid='" + CSS.escape(id) + "'][data-src]");
+    for (var i = 0; i < els.length; i++) {
+      refresh(els[i]);
+    }
+    if (els.length === 0 && list && kind === "asked") {
+      // A hidden stub stands in for the new card until it arrives.
+      var filter = list.getAttribute("data-filter");
+      var stub = document.createElement("article");
+      stub.id = "card-" + id;
+      stub.className = "card stub";
+      stub.hidden = true;
+      stub.setAttribute("data-qid", id);
+      stub.setAttribute("data-src", "/cards/" + encodeURIComponent(id) + (filter ? "?" + filter : ""));
+      list.appendChild(stub);
+      refresh(stub);
+    }
+  }
+
+  var es = new EventSource(src);
+  es.addEventListener("change", function (e) {
+    var d;
+    try {
+      d = JSON.parse(e.data);
+    } catch (err) {
+      return;
+    }
+    changed(d.question_id, d.kind);
+  });
+  es.addEventListener("ready", function () {
+    setLive(true);
+  });
+  es.addEventListener("error", function () {
+    // EventSource reconnects by itself, sending its Last-Event-ID, and the
+    // server replays what was missed before it says "ready" again.
+    setLive(false);
+  });
+})();

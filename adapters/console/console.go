@@ -1,0 +1,208 @@
+// Package console is askbridge's operator inbox: a web page, served on the
+// API's listener, where people see what agents are waiting on and answer
+// it. Pages are rendered on the server with html/template; a little plain
+// JavaScript follows the event log so cards change in place. Every answer
+// goes through core.Service like every other surface's.
+//
+// Sign-in exchanges a token for a session kept in the store (so it works on
+// every replica and outlives restarts) and named by an HttpOnly,
+// SameSite=Strict cookie; the token itself never reaches page script. Every
+// state change needs the session's CSRF token and a same-origin request.
+// Every asset is embedded and the Content-Security-Policy allows only this
+// origin and no inline script.
+package console
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// Role is what a signed-in token may do on the console.
+type Role string
+
+const (
+	// RoleObserver sees everything and answers nothing.
+	RoleObserver Role = "observer"
+	// RoleOperator answers and declines.
+	RoleOperator Role = "operator"
+	// RoleAdmin also cancels.
+	RoleAdmin Role = "admin"
+	// RoleAgent tokens are for agents; the console refuses them.
+	RoleAgent Role = "agent"
+)
+
+// mayAnswer reports whether the role may answer and decline at all; the
+// route's console deciders are checked on top, in core.
+func (r Role) mayAnswer() bool { return r == RoleOperator || r == RoleAdmin }
+
+// Account is a token as the console sees it: its name (the decider id),
+// its role, and a stamp that changes whenever its secret does, so a
+// session ends when its token is replaced.
+type Account struct {
+	Name  string
+	Role  Role
+	Stamp string
+}
+
+// Tokens is how the console knows who signs in; the program owns the
+// tokens and implements it.
+type Tokens interface {
+	// BySecret returns the account whose secret is presented.
+	BySecret(secret string) (Account, bool)
+	// ByName returns the account of that name as configured now, so a
+	// session outlives neither its token's removal nor a change of role.
+	ByName(name string) (Account, bool)
+}
+
+// DefaultIdle is how long a session lasts without use when Options give
+// no idle time.
+const DefaultIdle = 12 * time.Hour
+
+// Options configure a Server.
+type Options struct {
+	Tokens Tokens
+	// Values keeps sessions and last visits; nil takes the service's.
+	Values core.Values
+	// Idle is how long an unused session lives; zero means DefaultIdle.
+	Idle time.Duration
+	// Log receives internal errors only; never tokens or people's text.
+	Log zerolog.Logger
+	// Now is the clock for ages and last visits; nil is the wall clock.
+	Now func() time.Time
+}
+
+// Server is the console as an http.Handler.
+type Server struct {
+	svc    *core.Service
+	tokens Tokens
+	values core.Values
+	idle   time.Duration
+	log    zerolog.Logger
+	now    func() time.Time
+	pages  *template.Template
+	mux    *http.ServeMux
+	origin *http.CrossOriginProtection
+	assets http.Handler
+
+	// eventPoll is how often a stream re-reads the log; keepAlive how
+	// long it may stay silent before a comment keeps proxies from
+	// closing it.
+	eventPoll time.Duration
+	keepAlive time.Duration
+
+	// tailMu guards tail, the highest event seq seen so far: pages start
+	// their stream there, so reading it never rescans the whole log.
+	tailMu sync.Mutex
+	tail   int64
+
+	draining context.Context
+	drain    context.CancelFunc
+}
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed assets
+var assetFS embed.FS
+
+// New returns the console over svc.
+func New(svc *core.Service, opts Options) (*Server, error) {
+	if opts.Tokens == nil {
+		return nil, errors.New("console: Tokens is required")
+	}
+	if opts.Idle < 0 {
+		return nil, errors.New("console: the idle time must not be negative")
+	}
+	if opts.Idle == 0 {
+		opts.Idle = DefaultIdle
+	}
+	if opts.Values == nil {
+		opts.Values = svc.Values()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	pages, err := template.New("").Funcs(funcs).ParseFS(templateFS, "templates/*.html")
+	if err != nil {
+		return nil, fmt.Errorf("console: templates: %w", err)
+	}
+	sub, err := fs.Sub(assetFS, "assets")
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		svc: svc, tokens: opts.Tokens, values: opts.Values, idle: opts.Idle, log: opts.Log, now: opts.Now,
+		pages:     pages,
+		mux:       http.NewServeMux(),
+		origin:    http.NewCrossOriginProtection(),
+		assets:    http.StripPrefix("/assets/", http.FileServerFS(sub)),
+		eventPoll: 250 * time.Millisecond,
+		keepAlive: 15 * time.Second,
+	}
+	s.draining, s.drain = context.WithCancel(context.Background())
+	s.routes()
+	return s, nil
+}
+
+func (s *Server) routes() {
+	s.mux.HandleFunc("GET /{$}", s.inbox)
+	s.mux.HandleFunc("POST /signin", s.signIn)
+	s.mux.HandleFunc("POST /signout", s.signedIn(s.signOut))
+	s.mux.HandleFunc("GET /q/{id}", s.signedIn(s.question))
+	s.mux.HandleFunc("GET /q/{id}/part", s.signedIn(s.questionPart))
+	s.mux.HandleFunc("GET /cards/{id}", s.signedIn(s.card))
+	s.mux.HandleFunc("POST /q/{id}/answer", s.signedIn(s.answer))
+	s.mux.HandleFunc("POST /q/{id}/decline", s.signedIn(s.decline))
+	s.mux.HandleFunc("POST /q/{id}/cancel", s.signedIn(s.cancel))
+	s.mux.HandleFunc("GET /stream", s.signedIn(s.stream))
+	s.mux.Handle("GET /assets/", s.assets)
+	s.mux.HandleFunc("/", s.notFound)
+}
+
+// Drain ends every event stream, now and for requests still to come, so a
+// shutdown does not wait for them; pages reconnect, to another replica if
+// need be, and catch up from their last event.
+func (s *Server) Drain() { s.drain() }
+
+// csp allows this origin alone: no inline script or style, no frames, no
+// other site's assets, forms posting only here.
+const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
+	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// ServeHTTP sets the security headers every response carries, refuses
+// cross-origin state changes, and routes.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", csp)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	if err := s.origin.Check(r); err != nil {
+		s.forbidden(w, r, "This request came from another site, so it was refused and nothing changed.")
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// secure reports whether the browser reached us over TLS, directly or
+// through a proxy that says so. Believing the proxy header is safe here
+// because all it does is make the cookie stricter: a forged header can only
+// keep the cookie off plain HTTP.
+func secure(r *http.Request) bool {
+	if r.TLS != nil {
+		return true
+	}
+	return r.Header.Get("X-Forwarded-Proto") == "https"
+}

@@ -1,0 +1,251 @@
+package console
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// maxInbox bounds how many open questions one inbox page reads; a page,
+// not a dump.
+const maxInbox = 2000
+
+// inbox is the list of open questions, in the API's order, filtered by the
+// URL; without a session it is the sign-in form.
+func (s *Server) inbox(w http.ResponseWriter, r *http.Request) {
+	sess, err := s.current(w, r)
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	if sess == nil {
+		s.signInPage(w, r, http.StatusOK, "")
+		return
+	}
+	f, err := parseFilters(r.URL.Query())
+	if err != nil {
+		s.render(w, http.StatusBadRequest, "problem", s.page(sess, map[string]any{"Status": "Bad filter", "Message": err.Error()}))
+		return
+	}
+	ctx := r.Context()
+	// The stream starts at the log's tail as it was before the listing,
+	// so whatever changes after the listing reaches the page.
+	since, err := s.logTail(ctx)
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	v := viewer{Account: sess.account, CSRF: sess.CSRF}
+	var cards []cardView
+	truncated := false
+	cursor := ""
+	for read := 0; ; {
+		qs, next, err := s.svc.ListOpen(ctx, cursor, 500)
+		if err != nil {
+			s.internal(w, r, err)
+			return
+		}
+		for _, q := range qs {
+			if f.match(q) {
+				cards = append(cards, s.cardOf(q, v, f.Query()))
+			}
+		}
+		read += len(qs)
+		if next == "" {
+			break
+		}
+		if read >= maxInbox {
+			truncated = true
+			break
+		}
+		cursor = next
+	}
+	data := map[string]any{"Cards": cards, "Filters": f, "Truncated": truncated, "Stream": streamURL(since)}
+	if !sess.Away.IsZero() {
+		d, err := s.svc.Digest(ctx, core.DigestQuery{From: sess.Away, To: s.now()})
+		if err == nil {
+			data["Away"] = d
+		} else if core.ErrorCode(err) != core.CodeInvalid {
+			s.internal(w, r, err)
+			return
+		}
+		sess.Away = time.Time{} // shown once
+		if err := s.save(ctx, sess); err != nil {
+			s.internal(w, r, err)
+			return
+		}
+	}
+	s.render(w, http.StatusOK, "inbox", s.page(sess, data))
+}
+
+// logTail is the seq of the latest event. It reads on from the last tail
+// it found, so only the first call after a start walks the whole log.
+func (s *Server) logTail(ctx context.Context) (int64, error) {
+	s.tailMu.Lock()
+	defer s.tailMu.Unlock()
+	for {
+		evs, err := s.svc.Events(ctx, s.tail, 1000)
+		if err != nil {
+			return 0, err
+		}
+		if len(evs) > 0 {
+			s.tail = evs[len(evs)-1].Seq
+		}
+		if len(evs) < 1000 {
+			return s.tail, nil
+		}
+	}
+}
+
+// page adds what the layout needs to a page's data.
+func (s *Server) page(sess *session, data map[string]any) map[string]any {
+	data["Viewer"] = viewer{Account: sess.account, CSRF: sess.CSRF}
+	return data
+}
+
+// card is one card alone, for the page to swap in when its question
+// changes. A question the page's filters leave out answers 204, so the
+// page drops it.
+func (s *Server) card(w http.ResponseWriter, r *http.Request, sess *session) {
+	f, err := parseFilters(r.URL.Query())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	q, err := s.svc.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if !f.match(q) {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	s.render(w, http.StatusOK, "card", s.cardOf(q, viewer{Account: sess.account, CSRF: sess.CSRF}, f.Query()))
+}
+
+// historyView is a question's page: its card, its whole event history
+// and, once closed, the resume the agent got.
+type historyView struct {
+	Card   cardView
+	Events []core.Event
+	Resume string
+}
+
+func (s *Server) history(ctx context.Context, sess *session, id string) (historyView, error) {
+	q, err := s.svc.Get(ctx, id)
+	if err != nil {
+		return historyView{}, err
+	}
+	evs, err := s.questionEvents(ctx, q.ID)
+	if err != nil {
+		return historyView{}, err
+	}
+	h := historyView{Card: s.cardOf(q, viewer{Account: sess.account, CSRF: sess.CSRF}, ""), Events: evs}
+	h.Card.Src = ""
+	if !q.Open() {
+		res, err := core.ResumeOf(q)
+		if err != nil {
+			return historyView{}, err
+		}
+		h.Resume = res.Text
+	}
+	return h, nil
+}
+
+// questionEvents reads the log for one question's events. The log has no
+// index by question that core offers, so this walks it; retention keeps
+// the walk bounded.
+func (s *Server) questionEvents(ctx context.Context, id string) ([]core.Event, error) {
+	var out []core.Event
+	var since int64
+	for {
+		evs, err := s.svc.Events(ctx, since, 1000)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range evs {
+			if e.QuestionID == id {
+				out = append(out, e)
+			}
+		}
+		if len(evs) < 1000 {
+			return out, nil
+		}
+		since = evs[len(evs)-1].Seq
+	}
+}
+
+func (s *Server) question(w http.ResponseWriter, r *http.Request, sess *session) {
+	since, err := s.logTail(r.Context())
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	h, err := s.history(r.Context(), sess, r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.render(w, http.StatusOK, "question", s.page(sess, map[string]any{"H": h, "Stream": streamURL(since), "Title": h.Card.Q.Text}))
+}
+
+// questionPart is the changing part of a question's page, for the page to
+// swap in when the question changes.
+func (s *Server) questionPart(w http.ResponseWriter, r *http.Request, sess *session) {
+	h, err := s.history(r.Context(), sess, r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.render(w, http.StatusOK, "history", h)
+}
+
+// notFoundPage is the one answer for an unknown path, an unknown question
+// and a malformed id alike (law 6): the same bytes, whoever asks.
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	s.render(w, http.StatusNotFound, "problem", map[string]any{"Status": "Not found", "Message": "There is no such page or question."})
+}
+
+func (s *Server) forbidden(w http.ResponseWriter, r *http.Request, msg string) {
+	s.render(w, http.StatusForbidden, "problem", map[string]any{"Status": "Refused", "Message": msg})
+}
+
+func (s *Server) internal(w http.ResponseWriter, r *http.Request, err error) {
+	s.log.Error().Err(err).Str("method", r.Method).Str("path", r.URL.Path).Msg("console: internal error")
+	s.render(w, http.StatusInternalServerError, "problem", map[string]any{"Status": "Something went wrong",
+		"Message": "askbridge could not do that just now; please try again."})
+}
+
+// fail answers a read that core refused: an unknown question is the one
+// 404 page; anything else is internal.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	if core.ErrorCode(err) == core.CodeNotFound {
+		s.notFound(w, r)
+		return
+	}
+	s.internal(w, r, err)
+}
+
+// render executes a template into a buffer first, so a failure is a clean
+// 500 rather than half a page.
+func (s *Server) render(w http.ResponseWriter, status int, name string, data any) {
+	var buf bytes.Buffer
+	if err := s.pages.ExecuteTemplate(&buf, name, data); err != nil {
+		s.log.Error().Err(err).Str("template", name).Msg("console: render failed")
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+func streamURL(since int64) string { return "/stream?since=" + strconv.FormatInt(since, 10) }

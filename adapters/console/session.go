@@ -1,0 +1,217 @@
+package console
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// Cookie names. The session cookie names a session in the store; the
+// sign-in cookie carries the CSRF token of the sign-in form, before there
+// is a session to hold one.
+const (
+	sessionCookie = "askbridge_session"
+	signinCookie  = "askbridge_signin"
+)
+
+// session is what the store keeps of a signed-in browser, under a digest
+// of its cookie, so a copy of the store holds no usable cookie.
+type session struct {
+	Name    string    `json:"name"`
+	Stamp   string    `json:"stamp"`
+	CSRF    string    `json:"csrf"`
+	Created time.Time `json:"created"`
+	Seen    time.Time `json:"seen"`
+	// Away is the token's previous visit, set at sign-in and cleared once
+	// the "while you were away" banner has been shown.
+	Away time.Time `json:"away,omitzero"`
+
+	key     string  // store key, not stored
+	account Account // as configured now, not stored
+}
+
+func sessionKey(cookie string) string {
+	sum := sha256.Sum256([]byte(cookie))
+	return "console:session:" + hex.EncodeToString(sum[:])
+}
+
+func visitKey(name string) string { return "console:visit:" + name }
+
+func randomToken() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:]) // crypto/rand does not fail on supported platforms
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// current returns the request's live session, or nil. A session whose
+// token is gone, has a new secret or became an agent's reads as none. Use
+// moves its expiry, at most every renewEvery, so a busy page does not
+// write on every request.
+func (s *Server) current(w http.ResponseWriter, r *http.Request) (*session, error) {
+	c, err := r.Cookie(sessionCookie)
+	if err != nil || c.Value == "" {
+		return nil, nil
+	}
+	key := sessionKey(c.Value)
+	raw, err := s.values.Value(r.Context(), key)
+	if err != nil || raw == "" {
+		return nil, err
+	}
+	var sess session
+	if json.Unmarshal([]byte(raw), &sess) != nil {
+		return nil, nil // unreadable: treat as signed out
+	}
+	acct, ok := s.tokens.ByName(sess.Name)
+	if !ok || acct.Stamp != sess.Stamp || acct.Role == RoleAgent {
+		_ = s.values.DeleteValue(r.Context(), key)
+		return nil, nil
+	}
+	sess.key, sess.account = key, acct
+	if now := s.now(); now.Sub(sess.Seen) >= s.renewEvery() {
+		sess.Seen = now
+		if err := s.save(r.Context(), &sess); err != nil {
+			return nil, err
+		}
+		_ = s.values.SetValue(r.Context(), visitKey(sess.Name), now.UTC().Format(time.RFC3339Nano))
+		s.setCookie(w, r, sessionCookie, c.Value, s.idle)
+	}
+	return &sess, nil
+}
+
+// renewEvery is how stale a session's last use may get before a request
+// renews it: a small part of the idle time.
+func (s *Server) renewEvery() time.Duration { return min(s.idle/20, time.Minute) }
+
+func (s *Server) save(ctx context.Context, sess *session) error {
+	raw, err := json.Marshal(sess)
+	if err != nil {
+		return err
+	}
+	return s.values.SetValueFor(ctx, sess.key, string(raw), s.idle)
+}
+
+func (s *Server) setCookie(w http.ResponseWriter, r *http.Request, name, value string, life time.Duration) {
+	c := &http.Cookie{
+		Name: name, Value: value, Path: "/",
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: secure(r),
+		MaxAge: int(life / time.Second),
+	}
+	if life < 0 {
+		c.MaxAge = -1
+	}
+	http.SetCookie(w, c)
+}
+
+// signedIn runs h for a request with a live session; without one, a page
+// gets the sign-in form (401) and anything else a bare 401. A state change
+// also needs the session's CSRF token.
+func (s *Server) signedIn(h func(http.ResponseWriter, *http.Request, *session)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		sess, err := s.current(w, r)
+		if err != nil {
+			s.internal(w, r, err)
+			return
+		}
+		if sess == nil {
+			if r.Method == http.MethodGet && !strings.HasPrefix(r.URL.Path, "/cards/") &&
+				!strings.HasPrefix(r.URL.Path, "/stream") && !strings.HasSuffix(r.URL.Path, "/part") {
+				s.signInPage(w, r, http.StatusUnauthorized, "")
+				return
+			}
+			if r.Method != http.MethodGet {
+				s.forbidden(w, r, "You are signed out, so nothing changed. Sign in and try again.")
+				return
+			}
+			http.Error(w, "signed out", http.StatusUnauthorized)
+			return
+		}
+		if r.Method != http.MethodGet && !s.csrfOK(r, sess.CSRF) {
+			s.forbidden(w, r, "This form had no valid CSRF token, so it was refused and nothing changed. Reload the page and try again.")
+			return
+		}
+		h(w, r, sess)
+	}
+}
+
+// csrfOK compares the form's csrf field with want in constant time.
+func (s *Server) csrfOK(r *http.Request, want string) bool {
+	r.Body = http.MaxBytesReader(nil, r.Body, maxForm)
+	got := r.PostFormValue("csrf")
+	return want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+}
+
+// maxForm caps a posted form; the longest field core takes is well below.
+const maxForm = 256 << 10
+
+// signIn exchanges a token for a session. The sign-in form carries the
+// CSRF token of its cookie, so another site cannot sign a browser in to
+// an account of its choosing.
+func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
+	c, err := r.Cookie(signinCookie)
+	if err != nil || !s.csrfOK(r, c.Value) {
+		s.forbidden(w, r, "The sign-in form had expired, so it was refused. Reload the page and sign in again.")
+		return
+	}
+	acct, ok := s.tokens.BySecret(strings.TrimSpace(r.PostFormValue("token")))
+	if !ok {
+		s.signInPage(w, r, http.StatusUnauthorized, "That token is not one askbridge knows.")
+		return
+	}
+	if acct.Role == RoleAgent {
+		s.signInPage(w, r, http.StatusForbidden, "That is an agent's token. The console takes operator, observer and admin tokens.")
+		return
+	}
+	ctx := r.Context()
+	now := s.now()
+	cookie := randomToken()
+	sess := &session{Name: acct.Name, Stamp: acct.Stamp, CSRF: randomToken(), Created: now, Seen: now, key: sessionKey(cookie)}
+	if prev, err := s.values.Value(ctx, visitKey(acct.Name)); err != nil {
+		s.internal(w, r, err)
+		return
+	} else if t, err := time.Parse(time.RFC3339Nano, prev); err == nil && t.Before(now) {
+		sess.Away = t
+	}
+	if err := s.save(ctx, sess); err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	if err := s.values.SetValue(ctx, visitKey(acct.Name), now.UTC().Format(time.RFC3339Nano)); err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	s.setCookie(w, r, sessionCookie, cookie, s.idle)
+	s.setCookie(w, r, signinCookie, "", -1)
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// signOut ends the session in the store, for every replica at once.
+func (s *Server) signOut(w http.ResponseWriter, r *http.Request, sess *session) {
+	if err := s.values.DeleteValue(r.Context(), sess.key); err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	s.setCookie(w, r, sessionCookie, "", -1)
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// signInPage renders the sign-in form with a fresh CSRF cookie.
+func (s *Server) signInPage(w http.ResponseWriter, r *http.Request, status int, problem string) {
+	token := randomToken()
+	s.setCookie(w, r, signinCookie, token, time.Hour)
+	s.render(w, status, "signin", map[string]any{"CSRF": token, "Problem": problem})
+}
+
+// decider is how a console account decides: its token name is its id
+// and its name; its role lets routes say "role:operator" on the console.
+func decider(a Account) core.Decider {
+	return core.Decider{Surface: core.SurfaceConsole, ID: a.Name, Name: a.Name, Roles: []string{string(a.Role)}}
+}

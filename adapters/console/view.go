@@ -1,0 +1,184 @@
+package console
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// timeFormat is how every page writes a time: one zone for everyone.
+const timeFormat = "2006-01-02 15:04 UTC"
+
+var funcs = template.FuncMap{
+	"when": func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return t.UTC().Format(timeFormat)
+	},
+	"iso":  func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"list": func(s ...string) []string { return s },
+}
+
+// viewer is who a page is rendered for.
+type viewer struct {
+	Account Account
+	CSRF    string
+}
+
+func (v viewer) decider() core.Decider { return decider(v.Account) }
+
+// cardView is one question as a card shows it. Controls are present only
+// when the viewer may answer it (role and route) and it is open; the
+// server checks again on every post.
+type cardView struct {
+	Q          *core.Question
+	Rank       string
+	Heading    string
+	Hard       bool
+	Age        string
+	Rooms      []string
+	Outcome    string
+	Choice     string
+	Arguments  string
+	Options    []core.Option
+	Items      []itemView
+	Controls   bool
+	CanCancel  bool
+	NotDecider string
+	CSRF       string
+	// Src is where the page fetches this card again when it changes.
+	Src string
+}
+
+// itemView is one form item with who answered it, if anyone has.
+type itemView struct {
+	Item     core.FormItem
+	Answered bool
+	Answer   string
+	By       string
+	At       time.Time
+}
+
+// rank orders cards as the API lists open questions: hard to reverse
+// first, then oldest, then by id. The page inserts new cards by it.
+func rank(q *core.Question) string {
+	r := "1"
+	if q.Reversibility == core.HardToReverse {
+		r = "0"
+	}
+	return fmt.Sprintf("%s%016d%s", r, q.CreatedAt.UnixMilli(), q.ID)
+}
+
+func (s *Server) cardOf(q *core.Question, v viewer, query string) cardView {
+	q.Normalize()
+	c := cardView{
+		Q: q, Rank: rank(q), Heading: core.KindTitle(q.Kind), Hard: q.Reversibility == core.HardToReverse,
+		Age: age(s.now().Sub(q.CreatedAt)), Options: q.Options, CSRF: v.CSRF,
+		Src: "/cards/" + url.PathEscape(q.ID),
+	}
+	if query != "" {
+		c.Src += "?" + query
+	}
+	for _, m := range q.Messages {
+		c.Rooms = append(c.Rooms, string(m.Surface)+" "+m.Room)
+	}
+	if q.Call != nil {
+		var buf bytes.Buffer
+		if json.Indent(&buf, q.Call.Arguments, "", "  ") == nil {
+			c.Arguments = buf.String()
+		} else {
+			c.Arguments = string(q.Call.Arguments)
+		}
+	}
+	for _, it := range q.Items {
+		iv := itemView{Item: it}
+		if a, ok := q.Answered(it.ID); ok {
+			iv.Answered, iv.By, iv.At = true, core.DeciderLabel(a.Decider), a.At
+			iv.Answer = a.Text
+			for _, o := range it.Options {
+				if o.ID == a.OptionID {
+					iv.Answer = o.Label
+				}
+			}
+		}
+		c.Items = append(c.Items, iv)
+	}
+	if !q.Open() {
+		c.Outcome, c.Choice = core.OutcomeLine(q), core.ChoiceLabel(q)
+		return c
+	}
+	if v.Account.Role.mayAnswer() {
+		if s.svc.MayAnswer(q, v.decider()) {
+			c.Controls = true
+			c.CanCancel = v.Account.Role == RoleAdmin
+		} else {
+			c.NotDecider = fmt.Sprintf("Route %q does not list %s among its console deciders.", q.Route, v.Account.Name)
+		}
+	}
+	return c
+}
+
+// age is a short, rough duration for people: "just now", "5m", "3h", "2d".
+func age(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return strconv.Itoa(int(d/time.Minute)) + "m ago"
+	case d < 48*time.Hour:
+		return strconv.Itoa(int(d/time.Hour)) + "h ago"
+	}
+	return strconv.Itoa(int(d/(24*time.Hour))) + "d ago"
+}
+
+// filters are the inbox's URL filters, so a link can be shared.
+type filters struct {
+	Route, Kind, Agent, Project, Reversibility string
+}
+
+func parseFilters(v url.Values) (filters, error) {
+	f := filters{
+		Route: strings.TrimSpace(v.Get("route")), Kind: v.Get("kind"), Agent: strings.TrimSpace(v.Get("agent")),
+		Project: strings.TrimSpace(v.Get("project")), Reversibility: v.Get("reversibility"),
+	}
+	if f.Kind != "" {
+		if _, err := core.ParseKind(f.Kind); err != nil {
+			return f, fmt.Errorf("kind %q is not one of clarification, decision, approval, form", f.Kind)
+		}
+	}
+	switch core.Reversibility(f.Reversibility) {
+	case "", core.Reversible, core.HardToReverse, core.Unclassified:
+	default:
+		return f, fmt.Errorf("reversibility %q is not one of reversible, hard_to_reverse, unclassified", f.Reversibility)
+	}
+	return f, nil
+}
+
+func (f filters) match(q *core.Question) bool {
+	q.Normalize()
+	return (f.Route == "" || q.Route == f.Route) && (f.Kind == "" || string(q.Kind) == f.Kind) &&
+		(f.Agent == "" || q.Agent == f.Agent) && (f.Project == "" || q.Labels.Project == f.Project) &&
+		(f.Reversibility == "" || string(q.Reversibility) == f.Reversibility)
+}
+
+// Query is the filters as a URL query, "" when there are none.
+func (f filters) Query() string {
+	v := url.Values{}
+	for k, val := range map[string]string{"route": f.Route, "kind": f.Kind, "agent": f.Agent, "project": f.Project, "reversibility": f.Reversibility} {
+		if val != "" {
+			v.Set(k, val)
+		}
+	}
+	return v.Encode()
+}
+
+// Any reports whether any filter is set.
+func (f filters) Any() bool { return f != filters{} }

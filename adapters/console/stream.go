@@ -55,6 +55,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, _ *session) {
 		_ = rc.SetWriteDeadline(time.Now().Add(streamWriteDeadline))
 		return bw.Flush() == nil && rc.Flush() == nil
 	}
+	// A page that loses the stream tries again after a second, not the
+	// browser's default three.
+	_, _ = bw.WriteString("retry: 1000\n\n")
 	ready := false
 	tick := time.NewTicker(s.eventPoll)
 	defer tick.Stop()

@@ -47,6 +47,7 @@ type cardView struct {
 	Rooms      []string
 	Outcome    string
 	Choice     string
+	Reason     string
 	Arguments  string
 	Options    []core.Option
 	Items      []itemView
@@ -113,6 +114,9 @@ func (s *Server) cardOf(q *core.Question, v viewer, query string) cardView {
 	}
 	if !q.Open() {
 		c.Outcome, c.Choice = core.OutcomeLine(q), core.ChoiceLabel(q)
+		if r := q.Resolution; r != nil && (q.State == core.StateAnswered || q.State == core.StateCancelled) {
+			c.Reason = r.Reason // a note, a reason for a verdict or a withdrawal; a decline's is the server's own
+		}
 		return c
 	}
 	if v.Account.Role.mayAnswer() {

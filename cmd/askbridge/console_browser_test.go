@@ -1,0 +1,624 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"image/png"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/core"
+)
+
+// The browser tests drive Debian's chromium, headless, against the real
+// program. `.ci/run` installs chromium when it is missing.
+
+var updateShots = flag.Bool("update", false, "rewrite the console screenshots in adapters/console/testdata/screenshots/")
+
+const shotDir = "../../adapters/console/testdata/screenshots"
+
+// waitBound bounds every wait on a page condition; waits end as soon as
+// the condition holds.
+const waitBound = 60 * time.Second
+
+// chrome is one headless chromium; each tab gets its own browser
+// context, so its own cookies, as a second person's browser would.
+type chrome struct {
+	alloc context.Context
+}
+
+func newChrome(t *testing.T) *chrome {
+	t.Helper()
+	path := "/usr/bin/chromium"
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("chromium is not installed (apt-get install -y chromium; .ci/run does it): %v", err)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.NoFirstRun,
+		chromedp.UserDataDir(t.TempDir()),
+	)
+	alloc, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancel)
+	// Start the browser itself now, so tabs share it.
+	root, cancelRoot := chromedp.NewContext(alloc)
+	t.Cleanup(cancelRoot)
+	if err := chromedp.Do(root, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return &chrome{alloc: root}
+}
+
+// tab opens a page in a fresh browser context at the given size.
+func (c *chrome) tab(t *testing.T, width, height int64, mobile bool) context.Context {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(c.alloc, chromedp.WithNewBrowserContext())
+	t.Cleanup(cancel)
+	opts := []chromedp.EmulateViewportOption{chromedp.EmulateScale(1)}
+	if mobile {
+		opts = append(opts, chromedp.EmulateMobile, chromedp.EmulateScale(2))
+	}
+	// The first action opens the tab, and it lives as long as the context
+	// given to that action: so not one with a timeout.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, height, opts...)); err != nil {
+		t.Fatal(err)
+	}
+	return ctx
+}
+
+func do(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, waitBound)
+	defer cancel()
+	if err := chromedp.Do(c, steps...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func eval[T any](t *testing.T, ctx context.Context, expr string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		t.Fatalf("%s: %v", expr, err)
+	}
+	return v
+}
+
+// until waits for a JavaScript condition to hold on the page.
+func until(t *testing.T, ctx context.Context, cond string) {
+	t.Helper()
+	deadline := time.Now().Add(waitBound)
+	for {
+		c, cancel := context.WithDeadline(ctx, deadline)
+		_, err := chromedp.Run(c, chromedp.Poll[bool](cond, chromedp.WithPollingInterval(50*time.Millisecond),
+			chromedp.WithPollingTimeout(time.Until(deadline))))
+		cancel()
+		if err == nil {
+			return
+		}
+		// A navigation while polling ends the page the poll ran in; poll
+		// again in the new one.
+		if time.Now().After(deadline) || !strings.Contains(err.Error(), "context") || ctx.Err() != nil {
+			body, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
+			t.Fatalf("waiting for %s: %v\npage:\n%s", cond, err, body)
+		}
+	}
+}
+
+// submit clicks sel, which posts a form, and waits for the page it
+// leads to; it returns that page's status.
+func submit(t *testing.T, ctx context.Context, sel string) int64 {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, waitBound)
+	defer cancel()
+	resp, err := chromedp.RunResponse(c, chromedp.Click(chromedp.CSS(sel)))
+	if err != nil {
+		t.Fatalf("click %s: %v", sel, err)
+	}
+	return resp.Status
+}
+
+func goTo(t *testing.T, ctx context.Context, url string) {
+	t.Helper()
+	do(t, ctx, chromedp.Navigate(url))
+}
+
+// signIn signs a tab in with a token and waits for the inbox, live.
+func signIn(t *testing.T, ctx context.Context, base, token, name string) {
+	t.Helper()
+	goTo(t, ctx, base+"/")
+	do(t, ctx, chromedp.SendKeys(chromedp.ID("token"), token))
+	if status := submit(t, ctx, "#signin button"); status != http.StatusOK {
+		t.Fatalf("sign in as %s: %d", name, status)
+	}
+	until(t, ctx, fmt.Sprintf(`document.querySelector(".top .who") !== null && document.querySelector(".top .who").textContent.includes(%q)`, name))
+	waitLive(t, ctx)
+}
+
+func waitLive(t *testing.T, ctx context.Context) {
+	t.Helper()
+	until(t, ctx, `document.body.getAttribute("data-live") === "yes"`)
+}
+
+func card(id string) string { return "#card-" + id }
+
+func waitCard(t *testing.T, ctx context.Context, id, state string) {
+	t.Helper()
+	until(t, ctx, fmt.Sprintf(`(function(){ var c = document.querySelector(%q); return c !== null && c.getAttribute("data-state") === %q; })()`, card(id), state))
+}
+
+func ask(t *testing.T, c *client.Client, req client.AskRequest) *client.Question {
+	t.Helper()
+	if req.RunID == "" {
+		req.RunID = "run-browser"
+	}
+	if req.Reversibility == "" {
+		req.Reversibility = core.Reversible
+	}
+	q, err := c.Ask(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+func getQ(t *testing.T, c *client.Client, id string) *client.Question {
+	t.Helper()
+	q, err := c.Get(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+func TestConsoleInABrowser(t *testing.T) {
+	m := start(t, Settings{})
+	agent := client.New(m.URL, agentA)
+	ops := client.New(m.URL, opTok)
+	br := newChrome(t)
+
+	admin := br.tab(t, 1280, 900, false)
+	signIn(t, admin, m.URL, m.AdminToken, "admin")
+	// Marks the page, to prove later that nothing reloaded it.
+	eval[bool](t, admin, `window.askbridgeMarker = true`)
+
+	operator := br.tab(t, 1280, 900, false)
+	signIn(t, operator, m.URL, opTok, "ops")
+
+	t.Run("a question asked over the API appears without a reload", func(t *testing.T) {
+		q := ask(t, agent, client.AskRequest{Kind: core.KindClarification, Question: "Which region for the bucket?",
+			Context: "Customers are mostly in the EU.", Labels: core.Labels{Project: "storage"}})
+		waitCard(t, admin, q.ID, "open")
+		waitCard(t, operator, q.ID, "open")
+		if !eval[bool](t, admin, `window.askbridgeMarker === true`) {
+			t.Fatal("the page reloaded")
+		}
+		text := eval[string](t, admin, `document.querySelector("`+card(q.ID)+`").innerText`)
+		for _, want := range []string{"Which region for the bucket?", "Customers are mostly in the EU.", "storage", "agent-a", "run-browser", "default", "then deny"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("the card lacks %q:\n%s", want, text)
+			}
+		}
+
+		// Answer it here; the operator's page sees the card close live.
+		do(t, admin, chromedp.SendKeys(chromedp.ID("text-"+q.ID), "eu-west-1"))
+		if status := submit(t, admin, card(q.ID)+" form.answer button[type=submit]"); status != http.StatusOK {
+			t.Fatalf("answer: %d", status)
+		}
+		if rec := eval[string](t, admin, `document.getElementById("recorded").innerText`); !strings.Contains(rec, "eu-west-1") || !strings.Contains(rec, "admin via console") {
+			t.Fatalf("the response does not show what was recorded:\n%s", rec)
+		}
+		got := getQ(t, ops, q.ID)
+		if got.State != core.StateAnswered || got.Resolution.Answer != "eu-west-1" || got.Resolution.Decider.Surface != core.SurfaceConsole || got.Resolution.Decider.ID != "admin" {
+			t.Fatalf("recorded: %+v", got.Resolution)
+		}
+		waitCard(t, operator, q.ID, "answered")
+		if n := eval[int](t, operator, `document.querySelectorAll("`+card(q.ID)+` form").length`); n != 0 {
+			t.Fatalf("the closed card still has %d forms", n)
+		}
+		if line := eval[string](t, operator, `document.querySelector("`+card(q.ID)+` .outcome-line").innerText`); !strings.Contains(line, "Answered by admin") {
+			t.Fatalf("outcome: %q", line)
+		}
+	})
+
+	t.Run("an answer from the CLI and the API closes the card in the open page", func(t *testing.T) {
+		goTo(t, admin, m.URL+"/")
+		waitLive(t, admin)
+		q := ask(t, agent, client.AskRequest{Kind: core.KindClarification, Question: "Name the service?"})
+		waitCard(t, admin, q.ID, "open")
+		env := map[string]string{"ASKBRIDGE_URL": m.URL, "ASKBRIDGE_TOKEN": opTok}
+		var out, errOut bytes.Buffer
+		if code := run(t.Context(), []string{"answer", q.ID, "--text", "atlas"}, func(k string) string { return env[k] }, nil, &out, &errOut); code != 0 {
+			t.Fatalf("askbridge answer: %d %s", code, errOut.String())
+		}
+		waitCard(t, admin, q.ID, "answered")
+		if line := eval[string](t, admin, `document.querySelector("`+card(q.ID)+` .outcome-line").innerText`); !strings.Contains(line, "Answered by ops") || !strings.Contains(line, "via api") {
+			t.Fatalf("outcome: %q", line)
+		}
+
+		q2 := ask(t, agent, client.AskRequest{Kind: core.KindApproval, Question: "Restart the cache?", Tool: "restart", Arguments: []byte(`{"svc":"cache"}`)})
+		waitCard(t, admin, q2.ID, "open")
+		if _, err := ops.Answer(t.Context(), q2.ID, client.AnswerRequest{ChosenOptionID: core.DenyOption}); err != nil {
+			t.Fatal(err)
+		}
+		waitCard(t, admin, q2.ID, "answered")
+	})
+
+	t.Run("answer each kind", func(t *testing.T) {
+		goTo(t, admin, m.URL+"/")
+		waitLive(t, admin)
+		dec := ask(t, agent, client.AskRequest{Kind: core.KindDecision, Question: "Which queue?", Reversibility: core.HardToReverse, Options: []core.Option{
+			{ID: "kafka", Title: "Kafka", Writeup: "Durable and replayable; heavy to run.", Recommended: true},
+			{ID: "sqs", Title: "SQS", Writeup: "Managed and light; no replay."},
+		}})
+		appr := ask(t, agent, client.AskRequest{Kind: core.KindApproval, Question: "Run the migration?", Tool: "migrate",
+			Arguments: []byte(`{"db":"billing","steps":[1,2]}`)})
+		form := ask(t, agent, client.AskRequest{Kind: core.KindForm, Question: "Set-up", Items: []core.FormItem{
+			{ID: "region", Question: "Region?", Options: []core.FormOption{{ID: "eu", Label: "EU", Recommended: true}, {ID: "us", Label: "US"}}},
+			{ID: "size", Question: "Size?", Options: []core.FormOption{{ID: "s", Label: "Small"}, {ID: "l", Label: "Large"}}},
+		}})
+		decl := ask(t, agent, client.AskRequest{Kind: core.KindClarification, Question: "Anything to add?"})
+		canc := ask(t, agent, client.AskRequest{Kind: core.KindClarification, Question: "Obsolete?"})
+		for _, id := range []string{dec.ID, appr.ID, form.ID, decl.ID, canc.ID} {
+			waitCard(t, admin, id, "open")
+		}
+		// The hard-to-reverse decision is first, as the API lists it.
+		if first := eval[string](t, admin, `document.querySelector("#inbox .card[data-state=open]").id`); first != "card-"+dec.ID {
+			t.Fatalf("first open card is %s, want the hard-to-reverse decision", first)
+		}
+
+		// Decision: one button per option, recommended marked, and a note.
+		if rec := eval[string](t, admin, `document.querySelector("`+card(dec.ID)+` button[value=kafka]").innerText`); !strings.Contains(rec, "RECOMMENDED") || !strings.Contains(rec, "Durable and replayable") {
+			t.Fatalf("the kafka button: %q", rec)
+		}
+		do(t, admin, chromedp.SendKeys(chromedp.ID("note-"+dec.ID), "lighter for now"))
+		if status := submit(t, admin, card(dec.ID)+" button[value=sqs]"); status != http.StatusOK {
+			t.Fatalf("decision: %d", status)
+		}
+		if res := getQ(t, ops, dec.ID).Resolution; res.OptionID != "sqs" || res.Reason != "lighter for now" || res.Answer != "Managed and light; no replay." {
+			t.Fatalf("decision recorded: %+v", res)
+		}
+
+		// Approval: pretty arguments and the digest; deny with a reason.
+		goTo(t, admin, m.URL+"/")
+		waitLive(t, admin)
+		args := eval[string](t, admin, `document.querySelector("`+card(appr.ID)+` pre.args").textContent`)
+		if args != "{\n  \"db\": \"billing\",\n  \"steps\": [\n    1,\n    2\n  ]\n}" {
+			t.Fatalf("arguments:\n%s", args)
+		}
+		if d := eval[string](t, admin, `document.querySelector("`+card(appr.ID)+` .digest").innerText`); !strings.Contains(d, appr.Call.ArgumentsSHA256) {
+			t.Fatalf("digest: %q", d)
+		}
+		do(t, admin, chromedp.SendKeys(chromedp.ID("reason-"+appr.ID), "not during the sale"))
+		if status := submit(t, admin, card(appr.ID)+" button.deny"); status != http.StatusOK {
+			t.Fatalf("deny: %d", status)
+		}
+		if res := getQ(t, ops, appr.ID).Resolution; res.Approved == nil || *res.Approved || res.Reason != "not during the sale" || res.ArgumentsSHA256 != appr.Call.ArgumentsSHA256 {
+			t.Fatalf("approval recorded: %+v", res)
+		}
+		if rec := eval[string](t, admin, `document.getElementById("recorded").innerText`); !strings.Contains(rec, "denied") || !strings.Contains(rec, appr.Call.ArgumentsSHA256) {
+			t.Fatalf("the response: %s", rec)
+		}
+
+		// Form: the operator answers one item; the admin sees who, and
+		// answers the other with free text.
+		goTo(t, operator, m.URL+"/")
+		waitLive(t, operator)
+		do(t, operator, chromedp.Click(chromedp.CSS(card(form.ID)+` form[data-item=region] input[value=eu]`)))
+		if status := submit(t, operator, card(form.ID)+` form[data-item=region] button[type=submit]`); status != http.StatusOK {
+			t.Fatalf("form item: %d", status)
+		}
+		goTo(t, admin, m.URL+"/")
+		waitLive(t, admin)
+		until(t, admin, `document.querySelector("`+card(form.ID)+` li[data-item=region]").innerText.includes("answered by ops")`)
+		if n := eval[int](t, admin, `document.querySelectorAll("`+card(form.ID)+` form[data-item=region]").length`); n != 0 {
+			t.Fatal("an answered item is offered again")
+		}
+		do(t, admin, chromedp.SendKeys(chromedp.ID("other-"+form.ID+"-size"), "medium"))
+		if status := submit(t, admin, card(form.ID)+` form[data-item=size] button[type=submit]`); status != http.StatusOK {
+			t.Fatalf("form item 2: %d", status)
+		}
+		if got := getQ(t, ops, form.ID); got.State != core.StateAnswered || len(got.Answers) != 2 || got.Answers[1].Text != "medium" {
+			t.Fatalf("form recorded: %+v", got.Answers)
+		}
+
+		// Decline, and cancel (admins).
+		goTo(t, admin, m.URL+"/")
+		waitLive(t, admin)
+		if status := submit(t, admin, card(decl.ID)+` form.decline button`); status != http.StatusOK {
+			t.Fatalf("decline: %d", status)
+		}
+		goTo(t, admin, m.URL+"/")
+		waitLive(t, admin)
+		do(t, admin, chromedp.SendKeys(chromedp.CSS(card(canc.ID)+` form.cancel input[name=reason]`), "asked twice"))
+		if status := submit(t, admin, card(canc.ID)+` form.cancel button`); status != http.StatusOK {
+			t.Fatalf("cancel: %d", status)
+		}
+		if a, b := getQ(t, ops, decl.ID).State, getQ(t, ops, canc.ID); a != core.StateDeclined || b.State != core.StateCancelled || b.Resolution.Reason != "asked twice" {
+			t.Fatalf("decline %s, cancel %s %q", a, b.State, b.Resolution.Reason)
+		}
+	})
+
+	t.Run("a stale button tells the loser who won", func(t *testing.T) {
+		q := ask(t, agent, client.AskRequest{Kind: core.KindClarification, Question: "Raced?"})
+		goTo(t, admin, m.URL+"/q/"+q.ID) // the question's own page
+		waitLive(t, admin)
+		// Keep a copy of the form as it was, as a page that missed the
+		// change would hold it; the operator answers over the API; the
+		// page closes the card live; then the stale copy is posted.
+		eval[bool](t, admin, fmt.Sprintf(`(function(){ window.staleForm = document.querySelector(%q).cloneNode(true); return true; })()`, card(q.ID)+" form.answer"))
+		if _, err := ops.Answer(t.Context(), q.ID, client.AnswerRequest{Answer: "first"}); err != nil {
+			t.Fatal(err)
+		}
+		waitCard(t, admin, q.ID, "answered")
+		eval[bool](t, admin, `(function(){ var f = window.staleForm; f.querySelector("textarea").value = "second"; f.hidden = true; document.body.appendChild(f); f.submit(); return true; })()`)
+		until(t, admin, `document.getElementById("problem") !== null`)
+		if p := eval[string](t, admin, `document.getElementById("problem").innerText`); !strings.Contains(p, "Already answered by ops at ") || !strings.Contains(p, "as answered: first") {
+			t.Fatalf("the loser reads %q", p)
+		}
+		if got := getQ(t, ops, q.ID); got.Resolution.Answer != "first" {
+			t.Fatalf("the loser changed the answer: %q", got.Resolution.Answer)
+		}
+	})
+
+	t.Run("an observer has no controls", func(t *testing.T) {
+		q := ask(t, agent, client.AskRequest{Kind: core.KindApproval, Question: "Scale down?", Tool: "scale", Arguments: []byte(`{"n":1}`)})
+		obs := br.tab(t, 1280, 900, false)
+		signIn(t, obs, m.URL, obsTok, "dash")
+		waitCard(t, obs, q.ID, "open")
+		if n := eval[int](t, obs, `document.querySelectorAll("form[action*='/answer'], form[action*='/decline'], form[action*='/cancel'], button[name=option]").length`); n != 0 {
+			t.Fatalf("the observer has %d controls", n)
+		}
+		if !strings.Contains(eval[string](t, obs, `document.querySelector("`+card(q.ID)+`").innerText`), "Scale down?") {
+			t.Fatal("the observer does not see the question")
+		}
+	})
+
+	t.Run("a forged cross-site post is refused", func(t *testing.T) {
+		q := ask(t, agent, client.AskRequest{Kind: core.KindApproval, Question: "Delete the backups?", Tool: "rm", Arguments: []byte(`{"path":"/backups"}`)})
+		goTo(t, admin, m.URL+"/")
+		waitCard(t, admin, q.ID, "open")
+		// Even knowing the session's CSRF token, another origin's form is
+		// refused: the browser says where the post came from.
+		csrf := eval[string](t, admin, `document.querySelector("input[name=csrf]").value`)
+		evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprintf(w, `<!doctype html><form method="post" action="%s/q/%s/answer"><input type="hidden" name="csrf" value="%s">`+
+				`<input type="hidden" name="option" value="approve"><button id="go" type="submit">win a prize</button></form>`, m.URL, q.ID, csrf)
+		}))
+		defer evil.Close()
+		goTo(t, admin, evil.URL)
+		if status := submit(t, admin, "#go"); status != http.StatusForbidden {
+			t.Fatalf("the forged post got %d", status)
+		}
+		if got := getQ(t, ops, q.ID); got.State != core.StateOpen {
+			t.Fatalf("the forged post changed the question: %s", got.State)
+		}
+		evs, err := ops.Events(t.Context(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range evs {
+			if e.QuestionID == q.ID && e.Kind != core.EventAsked {
+				t.Fatalf("the forged post left an event: %+v", e)
+			}
+		}
+	})
+
+	t.Run("after a dropped connection the page catches up and never offers a stale card", func(t *testing.T) {
+		px := newCutProxy(t, strings.TrimPrefix(m.URL, "http://"))
+		tab := br.tab(t, 1280, 900, false)
+		signIn(t, tab, px.url, opTok, "ops")
+		q := ask(t, agent, client.AskRequest{Kind: core.KindClarification, Question: "Behind a flaky proxy?"})
+		waitCard(t, tab, q.ID, "open")
+		px.pause()
+		until(t, tab, `document.body.getAttribute("data-live") === "no"`)
+		if !eval[bool](t, tab, `document.querySelector("`+card(q.ID)+` fieldset").disabled && !document.getElementById("offline").hidden`) {
+			t.Fatal("the card stays answerable while the page cannot hear changes")
+		}
+		if _, err := ops.Answer(t.Context(), q.ID, client.AnswerRequest{Answer: "while you were cut off"}); err != nil {
+			t.Fatal(err)
+		}
+		px.resume()
+		waitCard(t, tab, q.ID, "answered")
+		waitLive(t, tab)
+	})
+
+	t.Run("the layout at phone width", func(t *testing.T) {
+		q := ask(t, agent, client.AskRequest{Kind: core.KindApproval, Question: "Approve from a phone?", Tool: "deploy",
+			Arguments: []byte(`{"service":"checkout","version":"2.14.0","regions":["eu-west-1","us-east-1"]}`)})
+		phone := br.tab(t, 390, 844, true)
+		signIn(t, phone, m.URL, opTok, "ops")
+		waitCard(t, phone, q.ID, "open")
+		if !eval[bool](t, phone, `window.innerWidth === 390 && document.documentElement.scrollWidth <= window.innerWidth`) {
+			t.Log(eval[string](t, phone, `Array.from(document.querySelectorAll("body *")).filter(function(e){ return e.getBoundingClientRect().right > 391; }).slice(0, 12).map(function(e){ return e.tagName + "." + e.className + " " + Math.round(e.getBoundingClientRect().right); }).join("\n")`))
+			t.Fatalf("the page scrolls sideways at phone width: %d > %d",
+				eval[int](t, phone, `document.documentElement.scrollWidth`), eval[int](t, phone, `window.innerWidth`))
+		}
+		// The approve button is a full-width target.
+		w := eval[float64](t, phone, `document.querySelector("`+card(q.ID)+` button.approve").getBoundingClientRect().width`)
+		if inner := eval[float64](t, phone, `window.innerWidth`); w < inner*0.7 {
+			t.Fatalf("the approve button is %.0fpx of %.0fpx", w, inner)
+		}
+		if status := submit(t, phone, card(q.ID)+" button.approve"); status != http.StatusOK {
+			t.Fatalf("approve from the phone: %d", status)
+		}
+		if res := getQ(t, ops, q.ID).Resolution; res.Approved == nil || !*res.Approved {
+			t.Fatalf("recorded: %+v", res)
+		}
+	})
+}
+
+// TestConsoleScreenshots renders the inbox on a desktop and a phone, and a
+// question's history, and keeps them under testdata with -update.
+func TestConsoleScreenshots(t *testing.T) {
+	m := start(t, Settings{})
+	agent := client.New(m.URL, agentA)
+	ops := client.New(m.URL, opTok)
+	br := newChrome(t)
+
+	ask(t, agent, client.AskRequest{Kind: core.KindDecision, Question: "Which message queue should the order service use?",
+		Reversibility: core.HardToReverse, Context: "Peak load is 2k orders a minute; the team runs no Kafka today.",
+		Labels: core.Labels{Project: "orders", Task: "queue"}, Options: []core.Option{
+			{ID: "kafka", Title: "Kafka", Writeup: "Durable and replayable; one more system to run.", Recommended: true},
+			{ID: "sqs", Title: "SQS", Writeup: "Managed and cheap; no replay, 256 KB messages."},
+		}})
+	appr := ask(t, agent, client.AskRequest{Kind: core.KindApproval, Question: "Run the billing migration in production?",
+		Reversibility: core.HardToReverse, Tool: "migrate", Labels: core.Labels{Project: "billing"},
+		Arguments: []byte(`{"database":"billing","steps":["add_column invoices.tax_id","backfill"],"dry_run":false}`)})
+	ask(t, agent, client.AskRequest{Kind: core.KindClarification, Question: "What should the new CLI flag be called?",
+		Context: "It turns off colour in the output.", Labels: core.Labels{Project: "cli"}})
+	form := ask(t, agent, client.AskRequest{Kind: core.KindForm, Question: "Set up the staging cluster", Labels: core.Labels{Project: "infra"},
+		Items: []core.FormItem{
+			{ID: "region", Question: "Which region?", Options: []core.FormOption{{ID: "eu", Label: "eu-west-1", Recommended: true}, {ID: "us", Label: "us-east-1"}}},
+			{ID: "size", Question: "Node size?", Options: []core.FormOption{{ID: "s", Label: "small"}, {ID: "m", Label: "medium", Recommended: true}}},
+		}})
+	if _, err := ops.Answer(t.Context(), form.ID, client.AnswerRequest{Items: []client.ItemAnswer{{ItemID: "region", OptionID: "eu"}}}); err != nil {
+		t.Fatal(err)
+	}
+
+	desk := br.tab(t, 1280, 1000, false)
+	signIn(t, desk, m.URL, m.AdminToken, "admin")
+	shot(t, desk, "inbox-desktop.png", 1280)
+
+	phone := br.tab(t, 390, 844, true)
+	signIn(t, phone, m.URL, opTok, "ops")
+	shot(t, phone, "inbox-phone.png", 780)
+
+	if _, err := ops.Answer(t.Context(), appr.ID, client.AnswerRequest{ChosenOptionID: core.ApproveOption, Answer: "the dry run was clean"}); err != nil {
+		t.Fatal(err)
+	}
+	// A late second answer leaves a refused attempt in the history.
+	if _, err := ops.Answer(t.Context(), appr.ID, client.AnswerRequest{ChosenOptionID: core.DenyOption}); err == nil {
+		t.Fatal("a second answer was accepted")
+	}
+	tall := br.tab(t, 1280, 1700, false)
+	signIn(t, tall, m.URL, m.AdminToken, "admin")
+	desk = tall
+	goTo(t, desk, m.URL+"/q/"+appr.ID)
+	until(t, desk, `document.querySelector(".history tbody tr") !== null && document.querySelector(".resume") !== null`)
+	shot(t, desk, "history.png", 1280)
+}
+
+// shot captures the page's viewport and checks it is a PNG of the given
+// width; with -update it is kept under testdata.
+func shot(t *testing.T, ctx context.Context, name string, width int) {
+	t.Helper()
+	buf, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(buf))
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if w := img.Bounds().Dx(); w != width {
+		t.Fatalf("%s is %dpx wide, want %d", name, w, width)
+	}
+	path := filepath.Join(shotDir, name)
+	if *updateShots {
+		if err := os.MkdirAll(shotDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, buf, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("%s is missing: run go test ./cmd/askbridge -run Screenshots -update", path)
+	}
+}
+
+// cutProxy forwards TCP to the program and can cut every connection and
+// refuse new ones, as a dropped network would, until resumed.
+type cutProxy struct {
+	url    string
+	target string
+	mu     sync.Mutex
+	paused bool
+	conns  map[net.Conn]bool
+}
+
+func newCutProxy(t *testing.T, target string) *cutProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &cutProxy{url: "http://" + ln.Addr().String(), target: target, conns: map[net.Conn]bool{}}
+	t.Cleanup(func() {
+		ln.Close()
+		p.pause()
+	})
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go p.serve(c)
+		}
+	}()
+	return p
+}
+
+func (p *cutProxy) serve(c net.Conn) {
+	p.mu.Lock()
+	if p.paused {
+		p.mu.Unlock()
+		c.Close()
+		return
+	}
+	up, err := net.Dial("tcp", p.target)
+	if err != nil {
+		p.mu.Unlock()
+		c.Close()
+		return
+	}
+	p.conns[c], p.conns[up] = true, true
+	p.mu.Unlock()
+	done := make(chan struct{}, 2)
+	go func() { _, _ = io.Copy(up, c); done <- struct{}{} }()
+	go func() { _, _ = io.Copy(c, up); done <- struct{}{} }()
+	<-done
+	c.Close()
+	up.Close()
+	p.mu.Lock()
+	delete(p.conns, c)
+	delete(p.conns, up)
+	p.mu.Unlock()
+}
+
+func (p *cutProxy) pause() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.paused = true
+	for c := range p.conns {
+		c.Close()
+	}
+}
+
+func (p *cutProxy) resume() {
+	p.mu.Lock()
+	p.paused = false
+	p.mu.Unlock()
+}

@@ -179,6 +179,10 @@ type EventLog interface {
 	Append(ctx context.Context, e Event) (Event, error)
 	// Events returns events with Seq > since, in order, at most limit.
 	Events(ctx context.Context, since int64, limit int) ([]Event, error)
+	// QuestionEvents returns the events of one stored question, in order,
+	// at most limit, read through the store's index of them rather than
+	// the whole log; an unknown id has none.
+	QuestionEvents(ctx context.Context, id string, limit int) ([]Event, error)
 }
 
 // Outbox hands deliveries to chat adapters, at least once.

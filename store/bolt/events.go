@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -44,6 +45,39 @@ func (s *Store) Events(_ context.Context, since int64, limit int) ([]core.Event,
 				return fmt.Errorf("decode event %d: %w", seqOfSuffix(k), err)
 			}
 			e.Seq = int64(seqOfSuffix(k))
+			evs = append(evs, e)
+		}
+		return nil
+	})
+	return evs, err
+}
+
+// QuestionEvents reads one question's events through its question-events
+// keys, in seq order, at most limit (all when limit <= 0).
+func (s *Store) QuestionEvents(_ context.Context, id string, limit int) ([]core.Event, error) {
+	prefix, err := questionEventPrefix(id)
+	if err != nil {
+		return nil, nil // no stored question has such an id
+	}
+	var evs []core.Event
+	err = s.view("question events", func(tx *bbolt.Tx) error {
+		evs = nil
+		events := tx.Bucket(bucketEvents)
+		c := tx.Bucket(bucketQuestionEvents).Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			if limit > 0 && len(evs) == limit {
+				break
+			}
+			seq := seqOfSuffix(k)
+			v := events.Get(u64(seq))
+			if v == nil {
+				continue
+			}
+			var e core.Event
+			if err := json.Unmarshal(v, &e); err != nil {
+				return fmt.Errorf("decode event %d: %w", seq, err)
+			}
+			e.Seq = int64(seq)
 			evs = append(evs, e)
 		}
 		return nil

@@ -3,6 +3,7 @@ package redis
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -119,4 +120,55 @@ func compareInt(a, b int64) int {
 		return 1
 	}
 	return 0
+}
+
+// QuestionEvents reads one question's events: the stream ids its record
+// keeps (the "ev" field, and the list key of records written before it),
+// then those entries of its shard's stream, in one pipeline each.
+func (s *Store) QuestionEvents(ctx context.Context, id string, limit int) ([]core.Event, error) {
+	const op = "redis question events"
+	shard, ok := s.shardOf(id)
+	if !ok || !core.ValidID(id) {
+		return nil, nil // no stored question has such an id
+	}
+	var field *goredis.StringCmd
+	var list *goredis.StringSliceCmd
+	_, err := s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		field = p.HGet(ctx, s.k.question(id), "ev")
+		list = p.LRange(ctx, s.k.questionEvents(id), 0, -1)
+		return nil
+	})
+	if err != nil && !errors.Is(err, goredis.Nil) {
+		return nil, core.Internal(op, err)
+	}
+	ids := append(list.Val(), strings.Fields(field.Val())...)
+	cmds := make([]*goredis.XMessageSliceCmd, len(ids))
+	_, err = s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		for i, sid := range ids {
+			cmds[i] = p.XRange(ctx, s.k.events(shard), sid, sid)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, core.Internal(op, err)
+	}
+	out := make([]core.Event, 0, len(ids))
+	seen := make(map[int64]bool, len(ids))
+	for _, c := range cmds {
+		for _, m := range c.Val() {
+			e, err := s.decodeEvent(m, shard)
+			if err != nil {
+				return nil, core.Internal(op, err)
+			}
+			if !seen[e.Seq] {
+				seen[e.Seq] = true
+				out = append(out, e)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b core.Event) int { return compareInt(a.Seq, b.Seq) })
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
 }

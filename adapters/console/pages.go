@@ -141,7 +141,7 @@ func (s *Server) history(ctx context.Context, sess *session, id string) (history
 	if err != nil {
 		return historyView{}, err
 	}
-	evs, err := s.questionEvents(ctx, q.ID)
+	evs, err := s.svc.QuestionEvents(ctx, q.ID, 0)
 	if err != nil {
 		return historyView{}, err
 	}
@@ -155,29 +155,6 @@ func (s *Server) history(ctx context.Context, sess *session, id string) (history
 		h.Resume = res.Text
 	}
 	return h, nil
-}
-
-// questionEvents reads the log for one question's events. The log has no
-// index by question that core offers, so this walks it; retention keeps
-// the walk bounded.
-func (s *Server) questionEvents(ctx context.Context, id string) ([]core.Event, error) {
-	var out []core.Event
-	var since int64
-	for {
-		evs, err := s.svc.Events(ctx, since, 1000)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range evs {
-			if e.QuestionID == id {
-				out = append(out, e)
-			}
-		}
-		if len(evs) < 1000 {
-			return out, nil
-		}
-		since = evs[len(evs)-1].Seq
-	}
 }
 
 func (s *Server) question(w http.ResponseWriter, r *http.Request, sess *session) {

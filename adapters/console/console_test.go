@@ -593,3 +593,24 @@ func TestFiltersLiveInTheURL(t *testing.T) {
 		t.Fatalf("a bad filter: %d", r.status)
 	}
 }
+
+func TestSignInReturnsToThePageThatAskedForIt(t *testing.T) {
+	e := newEnv(t, nil)
+	q := e.ask(core.AskInput{Text: "Linked from chat"})
+	b := e.browser(e.srv)
+	if r := b.get("/q/" + q.ID); r.status != http.StatusUnauthorized || !strings.Contains(r.body, `name="next" value="/q/`+q.ID+`"`) {
+		t.Fatalf("signed out: %d", r.status)
+	}
+	r := b.post("/signin", url.Values{"token": {opAlice.secret}, "next": {"/q/" + q.ID}})
+	if r.status != http.StatusSeeOther || r.header.Get("Location") != "/q/"+q.ID {
+		t.Fatalf("sign in: %d to %q", r.status, r.header.Get("Location"))
+	}
+	// Only paths of this site: anything else goes to the inbox.
+	for _, next := range []string{"//evil.example/x", "https://evil.example/", "/\\evil.example", "q/x", ""} {
+		c := e.browser(e.srv)
+		c.get("/")
+		if r := c.post("/signin", url.Values{"token": {opAlice.secret}, "next": {next}}); r.header.Get("Location") != "/" {
+			t.Errorf("next %q led to %q", next, r.header.Get("Location"))
+		}
+	}
+}

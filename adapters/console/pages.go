@@ -23,7 +23,7 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if sess == nil {
-		s.signInPage(w, r, http.StatusOK, "")
+		s.signInPage(w, r, http.StatusOK, "", "/")
 		return
 	}
 	f, err := parseFilters(r.URL.Query())

@@ -124,7 +124,7 @@ func (s *Server) signedIn(h func(http.ResponseWriter, *http.Request, *session)) 
 		if sess == nil {
 			if r.Method == http.MethodGet && !strings.HasPrefix(r.URL.Path, "/cards/") &&
 				!strings.HasPrefix(r.URL.Path, "/stream") && !strings.HasSuffix(r.URL.Path, "/part") {
-				s.signInPage(w, r, http.StatusUnauthorized, "")
+				s.signInPage(w, r, http.StatusUnauthorized, "", r.URL.RequestURI())
 				return
 			}
 			if r.Method != http.MethodGet {
@@ -162,12 +162,13 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	acct, ok := s.tokens.BySecret(strings.TrimSpace(r.PostFormValue("token")))
+	next := localPath(r.PostFormValue("next"))
 	if !ok {
-		s.signInPage(w, r, http.StatusUnauthorized, "That token is not one askbridge knows.")
+		s.signInPage(w, r, http.StatusUnauthorized, "That token is not one askbridge knows.", next)
 		return
 	}
 	if acct.Role == RoleAgent {
-		s.signInPage(w, r, http.StatusForbidden, "That is an agent's token. The console takes operator, observer and admin tokens.")
+		s.signInPage(w, r, http.StatusForbidden, "That is an agent's token. The console takes operator, observer and admin tokens.", next)
 		return
 	}
 	ctx := r.Context()
@@ -190,7 +191,16 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	}
 	s.setCookie(w, r, sessionCookie, cookie, s.idle)
 	s.setCookie(w, r, signinCookie, "", -1)
-	http.Redirect(w, r, "/", http.StatusSeeOther)
+	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+// localPath keeps a sign-in's way back to the page that asked for it
+// within this site: a path of ours, never another host ("//evil", "\\").
+func localPath(p string) string {
+	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.ContainsAny(p, "\\\r\n") {
+		return "/"
+	}
+	return p
 }
 
 // signOut ends the session in the store, for every replica at once.
@@ -203,11 +213,12 @@ func (s *Server) signOut(w http.ResponseWriter, r *http.Request, sess *session) 
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
-// signInPage renders the sign-in form with a fresh CSRF cookie.
-func (s *Server) signInPage(w http.ResponseWriter, r *http.Request, status int, problem string) {
+// signInPage renders the sign-in form with a fresh CSRF cookie; next is
+// where a successful sign-in goes.
+func (s *Server) signInPage(w http.ResponseWriter, r *http.Request, status int, problem, next string) {
 	token := randomToken()
 	s.setCookie(w, r, signinCookie, token, time.Hour)
-	s.render(w, status, "signin", map[string]any{"CSRF": token, "Problem": problem})
+	s.render(w, status, "signin", map[string]any{"CSRF": token, "Problem": problem, "Next": localPath(next)})
 }
 
 // decider is how a console account decides: its token name is its id

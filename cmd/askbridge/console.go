@@ -32,8 +32,12 @@ func (c *ConsoleSettings) check() error {
 
 // openConsole builds the operator console over the same tokens as the
 // API.
-func openConsole(s Settings, svc *core.Service, tokens []httpapi.Token, log zerolog.Logger) (*console.Server, error) {
-	c, err := console.New(svc, console.Options{Tokens: newConsoleTokens(tokens), Idle: s.Console.idle, Log: log})
+func openConsole(s Settings, svc *core.Service, tokens []httpapi.Token, clock core.Clock, log zerolog.Logger) (*console.Server, error) {
+	opts := console.Options{Tokens: newConsoleTokens(tokens), Idle: s.Console.idle, Log: log}
+	if clock != nil {
+		opts.Now = clock.Now // the program's clock, as core's, for ages and visits
+	}
+	c, err := console.New(svc, opts)
 	if err != nil {
 		return nil, fmt.Errorf("console: %w", err)
 	}

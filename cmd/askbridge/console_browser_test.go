@@ -219,7 +219,16 @@ func TestConsoleInABrowser(t *testing.T) {
 			}
 		}
 
-		// Answer it here; the operator's page sees the card close live.
+		// The agent waits; answering here wakes it, and the operator's
+		// page sees the card close live.
+		woke := make(chan *client.WaitResponse, 1)
+		go func() {
+			res, err := agent.Wait(t.Context(), q.ID)
+			if err != nil {
+				t.Error(err)
+			}
+			woke <- res
+		}()
 		do(t, admin, chromedp.SendKeys(chromedp.ID("text-"+q.ID), "eu-west-1"))
 		if status := submit(t, admin, card(q.ID)+" form.answer button[type=submit]"); status != http.StatusOK {
 			t.Fatalf("answer: %d", status)
@@ -230,6 +239,14 @@ func TestConsoleInABrowser(t *testing.T) {
 		got := getQ(t, ops, q.ID)
 		if got.State != core.StateAnswered || got.Resolution.Answer != "eu-west-1" || got.Resolution.Decider.Surface != core.SurfaceConsole || got.Resolution.Decider.ID != "admin" {
 			t.Fatalf("recorded: %+v", got.Resolution)
+		}
+		select {
+		case res := <-woke:
+			if res == nil || res.Resume == nil || !strings.Contains(res.Resume.Text, "eu-west-1") {
+				t.Fatalf("the agent woke with %+v", res)
+			}
+		case <-time.After(waitBound):
+			t.Fatal("the agent's wait did not return after the console's answer")
 		}
 		waitCard(t, operator, q.ID, "answered")
 		if n := eval[int](t, operator, `document.querySelectorAll("`+card(q.ID)+` form").length`); n != 0 {

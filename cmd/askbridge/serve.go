@@ -152,7 +152,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}
 	api := httpapi.New(svc, opts)
 	m.api = api
-	if m.console, err = openConsole(s, svc, tokens, m.Log); err != nil {
+	if m.console, err = openConsole(s, svc, tokens, m.Clock, m.Log); err != nil {
 		return err
 	}
 	api.Handle("/", m.console) // everything the API and the probes do not take

@@ -115,9 +115,9 @@ func until(t *testing.T, ctx context.Context, cond string) {
 		if err == nil {
 			return
 		}
-		// A navigation while polling ends the page the poll ran in; poll
-		// again in the new one.
-		if time.Now().After(deadline) || !strings.Contains(err.Error(), "context") || ctx.Err() != nil {
+		// A navigation while polling ends the page the poll ran in ("cannot
+		// find context", "target navigated"); poll again in the new one.
+		if time.Now().After(deadline) || ctx.Err() != nil {
 			body, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
 			t.Fatalf("waiting for %s: %v\npage:\n%s", cond, err, body)
 		}

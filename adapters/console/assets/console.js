@@ -13,11 +13,13 @@
   var list = document.getElementById("inbox");
   var live = true;
 
-  function setLive(on) {
+  // setLive enables the answer controls only while the page is known to
+  // be current; lost says whether to tell the reader the stream dropped.
+  function setLive(on, lost) {
     live = on;
     body.classList.toggle("is-offline", !on);
     if (offline) {
-      offline.hidden = on;
+      offline.hidden = on || !lost;
     }
     var sets = document.querySelectorAll(".card fieldset");
     for (var i = 0; i < sets.length; i++) {
@@ -110,7 +112,16 @@
         count();
       })
       .catch(function () {
-        setLive(false);
+        // This card may be behind: hold its controls and fetch it again.
+        var cur = document.getElementById(el.id);
+        if (cur) {
+          cur.querySelectorAll("fieldset").forEach(function (f) {
+            f.disabled = true;
+          });
+        }
+        window.setTimeout(function () {
+          refresh(el);
+        }, 1000);
       })
       .finally(function () {
         var again = pending[url] === "again";
@@ -140,6 +151,9 @@
     }
   }
 
+  // Until the stream has caught up with what changed since the page was
+  // rendered, the page may already be behind: hold the controls.
+  setLive(false, false);
   var es = new EventSource(src);
   es.addEventListener("change", function (e) {
     var d;
@@ -156,6 +170,6 @@
   es.addEventListener("error", function () {
     // EventSource reconnects by itself, sending its Last-Event-ID, and the
     // server replays what was missed before it says "ready" again.
-    setLive(false);
+    setLive(false, true);
   });
 })();

@@ -195,10 +195,17 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 }
 
 // localPath keeps a sign-in's way back to the page that asked for it
-// within this site: a path of ours, never another host ("//evil", "\\").
+// within this site: a path of ours, never another host ("//evil",
+// "/\\evil", or "/\t/evil", which browsers read as "//evil" once they
+// drop the tab).
 func localPath(p string) string {
-	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.ContainsAny(p, "\\\r\n") {
+	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.ContainsRune(p, '\\') {
 		return "/"
+	}
+	for _, c := range p {
+		if c < 0x20 || c == 0x7f {
+			return "/"
+		}
 	}
 	return p
 }

@@ -2,7 +2,6 @@ package console_test
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -93,7 +92,7 @@ func (s *spyValues) writes() []time.Duration {
 }
 
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	dir    string
 	store  *spyValues
 	svc    *core.Service
@@ -112,7 +111,7 @@ func openRoutes() map[string]core.Route {
 
 // newEnv runs the console over a bolt store in a temp dir, on a real HTTP
 // server.
-func newEnv(t *testing.T, routes map[string]core.Route, tune ...func(*console.Options)) *env {
+func newEnv(t testing.TB, routes map[string]core.Route, tune ...func(*console.Options)) *env {
 	t.Helper()
 	e := &env{t: t, dir: t.TempDir(), tokens: &tokens{}, clock: core.NewSimClock(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))}
 	e.tokens.set(opAlice, opBob, watcher, root, agentTok)
@@ -217,7 +216,7 @@ func (e *env) eventCount() int {
 
 // browser is one browser's cookies against a console server.
 type browser struct {
-	t    *testing.T
+	t    testing.TB
 	base string
 	c    *http.Client
 	csrf string
@@ -303,12 +302,4 @@ func (e *env) signedIn(tok testToken) *browser {
 		e.t.Fatalf("inbox after sign-in as %s: %d", tok.name, r.status)
 	}
 	return b
-}
-
-func mustJSON(t *testing.T, v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

@@ -221,27 +221,44 @@ func (s *Store) Ack(ctx context.Context, surface core.Surface, id string) error 
 		return err
 	}
 	return s.update(ctx, op, func(tx *bbolt.Tx) error {
-		ob := tx.Bucket(outboxBucket(surface))
-		if ob == nil {
-			return errNoChange
-		}
-		v := ob.Get(u64(seq))
-		if v == nil {
-			return errNoChange
-		}
-		rec, err := decodeOutbox(v)
-		if err != nil {
+		ob, rec, err := readOutbox(tx, surface, seq)
+		if rec == nil || err != nil {
 			return err
 		}
-		if rec.Lease != nil {
-			if lb := tx.Bucket(leaseBucket(surface)); lb != nil {
-				if err := lb.Delete(leaseKey(rec.Lease.At, seq)); err != nil {
-					return err
-				}
-			}
+		if err := dropLease(tx, surface, rec, seq); err != nil {
+			return err
 		}
 		return ob.Delete(u64(seq))
 	})
+}
+
+// readOutbox reads delivery seq of surface's outbox; a nil record (and
+// errNoChange) means there is none.
+func readOutbox(tx *bbolt.Tx, surface core.Surface, seq uint64) (*bbolt.Bucket, *outboxRecord, error) {
+	ob := tx.Bucket(outboxBucket(surface))
+	if ob == nil {
+		return nil, nil, errNoChange
+	}
+	v := ob.Get(u64(seq))
+	if v == nil {
+		return ob, nil, errNoChange
+	}
+	rec, err := decodeOutbox(v)
+	if err != nil {
+		return ob, nil, err
+	}
+	return ob, rec, nil
+}
+
+// dropLease removes rec's lease from the index of leases, if it has one.
+func dropLease(tx *bbolt.Tx, surface core.Surface, rec *outboxRecord, seq uint64) error {
+	if rec.Lease == nil {
+		return nil
+	}
+	if lb := tx.Bucket(leaseBucket(surface)); lb != nil {
+		return lb.Delete(leaseKey(rec.Lease.At, seq))
+	}
+	return nil
 }
 
 // Retry takes the delivery back from consumer's lease and makes it due
@@ -259,25 +276,15 @@ func (s *Store) Retry(ctx context.Context, d core.Delivery, consumer string, aft
 	var eff effects
 	err = s.update(ctx, op, func(tx *bbolt.Tx) error {
 		eff = effects{}
-		ob := tx.Bucket(outboxBucket(d.Surface))
-		if ob == nil {
-			return errNoChange
-		}
-		v := ob.Get(u64(seq))
-		if v == nil {
-			return errNoChange
-		}
-		rec, err := decodeOutbox(v)
-		if err != nil {
+		ob, rec, err := readOutbox(tx, d.Surface, seq)
+		if rec == nil || err != nil {
 			return err
 		}
 		if rec.Lease == nil || rec.Lease.Consumer != consumer {
 			return errNoChange
 		}
-		if lb := tx.Bucket(leaseBucket(d.Surface)); lb != nil {
-			if err := lb.Delete(leaseKey(rec.Lease.At, seq)); err != nil {
-				return err
-			}
+		if err := dropLease(tx, d.Surface, rec, seq); err != nil {
+			return err
 		}
 		rec.Lease, rec.Prior, rec.Due = nil, max(d.Attempts, 0), s.now().Add(after)
 		b, err := json.Marshal(rec)
@@ -316,18 +323,14 @@ func (s *Store) Extend(ctx context.Context, surface core.Surface, consumer strin
 		now := s.now()
 		changed := false
 		for _, seq := range seqs {
-			v := ob.Get(u64(seq))
-			if v == nil {
-				continue
-			}
-			rec, err := decodeOutbox(v)
-			if err != nil {
+			_, rec, err := readOutbox(tx, surface, seq)
+			if rec == nil && err != errNoChange {
 				return err
 			}
-			if rec.Lease == nil || rec.Lease.Consumer != consumer {
+			if rec == nil || rec.Lease == nil || rec.Lease.Consumer != consumer {
 				continue
 			}
-			if err := lb.Delete(leaseKey(rec.Lease.At, seq)); err != nil {
+			if err := dropLease(tx, surface, rec, seq); err != nil {
 				return err
 			}
 			rec.Lease.At = now

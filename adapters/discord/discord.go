@@ -8,9 +8,6 @@ package discord
 import (
 	"context"
 	"crypto/ed25519"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -20,10 +17,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/askbridge/askbridge/core"
 	"github.com/bwmarrin/discordgo"
 	"github.com/rs/zerolog"
-
-	"github.com/askbridge/askbridge/core"
 )
 
 // DefaultAPIURL is Discord's REST API base.
@@ -192,40 +188,8 @@ func (a *Adapter) Update(ctx context.Context, q *core.Question, card core.Messag
 	if err := a.bucket.wait(ctx); err != nil {
 		return err
 	}
-	edit := RenderEdit(core.NewCard(q, card), card)
-	if !a.svc.FirstSeen(ctx, shownKey(card.ID, *edit.Content, *edit.Components), shownTTL) {
-		// The click's own interaction response put exactly this on the
-		// card already: a second edit would change nothing.
-		return nil
-	}
-	_, err := a.s.ChannelMessageEditComplex(edit, discordgo.WithContext(ctx))
+	_, err := a.s.ChannelMessageEditComplex(RenderEdit(core.NewCard(q, card), card), discordgo.WithContext(ctx))
 	return classify(err)
-}
-
-// shownTTL is how long a card's inline update is remembered; the outbox's
-// update delivery for the same change follows within seconds.
-const shownTTL = 10 * time.Minute
-
-// shownKey names what a card shows: its message id and a hash of its
-// content and components, the same whether it was rendered for an
-// interaction response or for a REST edit.
-func shownKey(messageID, content string, comps []discordgo.MessageComponent) string {
-	b, _ := json.Marshal(struct {
-		C string                       `json:"c"`
-		K []discordgo.MessageComponent `json:"k"`
-	}{content, comps})
-	sum := sha256.Sum256(b)
-	return "discord:shown:" + messageID + ":" + hex.EncodeToString(sum[:12])
-}
-
-// shown records that an interaction response updated a card in place
-// (UPDATE_MESSAGE), so the outbox's edit of the same state is skipped:
-// one edit per change per card.
-func (a *Adapter) shown(ctx context.Context, i *discordgo.Interaction, resp *discordgo.InteractionResponse) {
-	if resp == nil || resp.Type != discordgo.InteractionResponseUpdateMessage || resp.Data == nil || i.Message == nil {
-		return
-	}
-	a.svc.FirstSeen(ctx, shownKey(i.Message.ID, resp.Data.Content, resp.Data.Components), shownTTL)
 }
 
 // Remind posts a reminder of an open question.

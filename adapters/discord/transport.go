@@ -71,9 +71,7 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	if err := json.NewEncoder(w).Encode(resp); err != nil {
 		a.log.Debug().Err(err).Msg("discord: could not write an interaction response")
-		return
 	}
-	a.shown(r.Context(), &i, resp)
 }
 
 // fresh reports whether a signed timestamp (Unix seconds) is within
@@ -173,9 +171,7 @@ func (a *Adapter) onGateway(ctx context.Context, ic *discordgo.InteractionCreate
 		// The callback URL holds the interaction's token: log the
 		// cause without it.
 		a.log.Warn().Str("error", redact(err)).Msg("discord: could not answer an interaction")
-		return
 	}
-	a.shown(ctx, ic.Interaction, resp)
 }
 
 // redact describes an SDK error without the request URL, which for

@@ -26,6 +26,10 @@ type AnswerInput struct {
 	OptionID string
 	// Items answer form items, one or several at once.
 	Items []ItemInput
+	// Arguments, with OptionID ApproveOption, approves the call with
+	// these arguments instead of those asked for: only the call's
+	// editable keys may differ (edit.go).
+	Arguments json.RawMessage
 }
 
 // The two choices of an approval, as option ids so that buttons and the
@@ -52,6 +56,9 @@ func (s *Service) answerTransition(q *Question, in AnswerInput, now time.Time) (
 	res := &Resolution{State: StateAnswered, Decider: publicDecider(d), At: now}
 	if q.Kind != KindForm && len(in.Items) > 0 {
 		return Transition{}, Errorf(CodeInvalid, op, "only a form takes item answers")
+	}
+	if q.Kind != KindApproval && len(in.Arguments) > 0 {
+		return Transition{}, Errorf(CodeInvalid, op, "only an approval takes edited arguments")
 	}
 	switch q.Kind {
 	case KindClarification:
@@ -91,6 +98,16 @@ func (s *Service) answerTransition(q *Question, in AnswerInput, now time.Time) (
 		}
 		res.Approved, res.Reason = &approved, strings.TrimSpace(in.Text)
 		res.ArgumentsSHA256 = q.Call.ArgumentsSHA256
+		if len(in.Arguments) > 0 {
+			if !approved {
+				return Transition{}, Errorf(CodeInvalid, op, "edited arguments go with %q, not %q", ApproveOption, DenyOption)
+			}
+			edit, err := editOf(q.Call, in.Arguments)
+			if err != nil {
+				return Transition{}, err
+			}
+			res.Edit = edit
+		}
 	case KindForm:
 		items, err := formItems(q, in, d, now)
 		if err != nil {

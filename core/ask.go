@@ -25,9 +25,12 @@ type AskInput struct {
 	Items         []FormItem
 	Tool          string
 	Arguments     json.RawMessage
-	Timeout       time.Duration // 0 takes the configured default
-	OnTimeout     TimeoutPolicy // "" is deny
-	MaxReasks     int           // reask: how many times, 1 if unset
+	// Editable lets an approver change these arguments (all, or some
+	// top-level keys) before approving.
+	Editable  *Editable
+	Timeout   time.Duration // 0 takes the configured default
+	OnTimeout TimeoutPolicy // "" is deny
+	MaxReasks int           // reask: how many times, 1 if unset
 	// IdempotencyKey is the caller's own key for asks that have no tool
 	// call id: repeats with the same key (by the same agent) get the first
 	// question back. See Idempotency.
@@ -83,6 +86,9 @@ func (in AskInput) Validate() error {
 	// Each kind takes its own fields and refuses the others', so a client
 	// that mixes them up hears about it instead of having fields ignored.
 	hasOptions, hasItems, hasTool := len(in.Options) > 0, len(in.Items) > 0, in.Tool != "" || len(in.Arguments) > 0
+	if in.Editable.Any() && in.Kind != KindApproval {
+		return Errorf(CodeInvalid, op, "only an approval's arguments can be editable")
+	}
 	switch in.Kind {
 	case KindClarification:
 		if hasOptions || hasItems || hasTool {
@@ -111,6 +117,9 @@ func (in AskInput) Validate() error {
 		}
 		if _, err := CanonicalArguments(in.Arguments); err != nil {
 			return Errorf(CodeInvalid, op, "%s", ErrorMessage(err))
+		}
+		if err := in.Editable.validate(in.Arguments); err != nil {
+			return err
 		}
 	case KindForm:
 		if hasOptions || hasTool {
@@ -294,6 +303,9 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 			return nil, false, err
 		}
 		q.Call = &ToolCall{Tool: in.Tool, Arguments: canon, ArgumentsSHA256: sum}
+		if in.Editable.Any() {
+			q.Call.Editable = in.Editable
+		}
 	}
 	asked := Event{
 		QuestionID: q.ID, RunID: q.RunID, At: now, Kind: EventAsked,

@@ -71,6 +71,9 @@ func ChoiceLabel(q *Question) string {
 		}
 	case KindApproval:
 		if r.Approved != nil && *r.Approved {
+			if r.Edit != nil {
+				return "Approved with changes: " + ChangesLine(r.Edit)
+			}
 			return "Approved"
 		}
 		return "Denied"

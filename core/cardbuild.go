@@ -42,14 +42,18 @@ func NewCard(q *Question, m MessageRef) Card {
 		if q.Call == nil {
 			break
 		}
-		s := Section{Kind: SectionCall, Title: q.Call.Tool, Body: prettyJSON(q.Call.Arguments)}
-		if d := q.Call.ArgumentsSHA256; len(d) >= hashShown {
+		args, sum := shownCall(q)
+		s := Section{Kind: SectionCall, Title: q.Call.Tool, Body: prettyJSON(args)}
+		if d := sum; len(d) >= hashShown {
 			s.Hash = d[:hashShown]
 		}
 		if open {
 			s.Actions = []Action{
 				{Label: LabelApprove, Ref: ref(RefApprove, -1, 0), Style: StylePrimary},
 				{Label: LabelDeny, Ref: ref(RefDeny, -1, 0), Style: StyleDanger, Input: InputOptional},
+			}
+			if q.Call.Editable.Any() {
+				s.Actions = append(s.Actions, editAction(q, s.Body))
 			}
 		}
 		c.Sections = append(c.Sections, s)

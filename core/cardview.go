@@ -160,6 +160,9 @@ type Action struct {
 	Ref   Ref
 	Style Style
 	Input Input
+	// Prefill is the text an input starts with: the arguments as asked,
+	// indented, for InputArguments.
+	Prefill string
 }
 
 // Head is the part of Label a renderer may cut: all of it but Keep.
@@ -181,6 +184,9 @@ const (
 	InputNone     Input = ""         // the click is the answer
 	InputRequired Input = "required" // the text is the answer (a clarification, a form item's own answer)
 	InputOptional Input = "optional" // the text is an optional reason (deny)
+	// InputArguments: the text is the call's arguments as edited, JSON,
+	// starting from Action.Prefill (edit and approve).
+	InputArguments Input = "arguments"
 )
 
 // CardOutcome is how a closed question ended, as its cards show it.
@@ -202,6 +208,7 @@ type CardOutcome struct {
 const (
 	LabelApprove       = "Approve"
 	LabelDeny          = "Deny"
+	LabelEditApprove   = "Edit and approve"
 	LabelDecline       = "Decline: let the agent decide"
 	LabelAnswer        = "Reply to answer"
 	LabelSomethingElse = "Something else"

@@ -45,6 +45,8 @@ func RecordedNote(q *Question, r Ref) string {
 		return "Recorded: you declined. The agent will proceed on its own judgement."
 	case RefApprove:
 		return "Recorded: Approved"
+	case RefEdit:
+		return "Recorded: " + ChoiceLabel(q)
 	case RefDeny:
 		return "Recorded: Denied"
 	}

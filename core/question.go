@@ -86,6 +86,9 @@ type ToolCall struct {
 	Tool            string          `json:"tool"`
 	Arguments       json.RawMessage `json:"arguments"`
 	ArgumentsSHA256 string          `json:"arguments_sha256"`
+	// Editable says which arguments an approver may change before
+	// approving (edit.go); nil: none.
+	Editable *Editable `json:"editable,omitempty"`
 }
 
 // ItemAnswer is one answered form item: an option, or free text.
@@ -126,6 +129,12 @@ type Resolution struct {
 	Reason   string `json:"reason,omitempty"`
 	// ArgumentsSHA256 echoes the approval's argument hash.
 	ArgumentsSHA256 string `json:"arguments_sha256,omitempty"`
+	// Edit is set when the approver changed the arguments before
+	// approving (edit.go): the call is approved with Edit.Arguments only.
+	Edit *ArgumentEdit `json:"edit,omitempty"`
+	// Standing is set when a standing approval closed the question at
+	// once (standing.go).
+	Standing *StandingUse `json:"standing,omitempty"`
 }
 
 // MessageRef is a card posted on a chat surface: enough to edit it later.

@@ -1,6 +1,9 @@
 package core
 
-import "strings"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // Ref is what a chat button carries: an opaque, versioned reference to one
 // choice on one question, and nothing else (law 5). It is never a command
@@ -26,6 +29,7 @@ const (
 	RefDeny    RefAction = 'd' // deny an approval
 	RefDecline RefAction = 'x' // decline the question
 	RefText    RefAction = 't' // open a free-text prompt (for item Item on a form)
+	RefEdit    RefAction = 'e' // edit an approval's arguments, then approve
 )
 
 // refVersion is the first character of every encoded ref. A new layout
@@ -48,7 +52,7 @@ func (r Ref) Encode() string {
 		return ""
 	}
 	switch r.Action {
-	case RefOption, RefApprove, RefDeny, RefDecline, RefText:
+	case RefOption, RefApprove, RefDeny, RefDecline, RefText, RefEdit:
 	default:
 		return ""
 	}
@@ -68,7 +72,7 @@ func DecodeRef(s string) (Ref, error) {
 	}
 	r := Ref{Action: RefAction(s[1]), QuestionID: s[4:], Item: -1}
 	switch r.Action {
-	case RefOption, RefApprove, RefDeny, RefDecline, RefText:
+	case RefOption, RefApprove, RefDeny, RefDecline, RefText, RefEdit:
 	default:
 		return Ref{}, ErrNotFound
 	}
@@ -99,6 +103,12 @@ func AnswerFor(q *Question, r Ref, d Decider, text string) (AnswerInput, error) 
 	switch {
 	case r.Action == RefApprove && q.Kind == KindApproval:
 		in.OptionID, in.Text = ApproveOption, text
+	case r.Action == RefEdit && q.Kind == KindApproval && r.Item == -1:
+		// The collected text is the edited arguments, as JSON.
+		if blank(text) {
+			return in, Errorf(CodeInvalid, op, "the edited arguments are missing: send them as a JSON object")
+		}
+		in.OptionID, in.Arguments = ApproveOption, json.RawMessage(strings.TrimSpace(text))
 	case r.Action == RefDeny && q.Kind == KindApproval:
 		in.OptionID, in.Text = DenyOption, text
 	case r.Action == RefOption && q.Kind == KindDecision && r.Item == -1:

@@ -43,6 +43,7 @@ func ResumeOf(q *Question) (fence.Resume, error) {
 		case KindApproval:
 			in.Structured.Approved = r.Approved
 			in.Structured.ArgumentsSHA256 = r.ArgumentsSHA256 // fence words the verdict from these
+			approvalResume(&in, r)
 		case KindForm:
 			for _, a := range q.Answers {
 				in.Items = append(in.Items, fence.ItemAnswer{ItemID: a.ItemID, OptionID: a.OptionID, Text: a.Text})

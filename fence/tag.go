@@ -45,6 +45,12 @@ var (
 	TagItemID = Tag{"askbridge-untrusted-item-id"}
 	// TagItemAnswer holds the free text given for one form item.
 	TagItemAnswer = Tag{"askbridge-untrusted-item-answer"}
+	// TagArguments holds tool-call arguments a person edited before
+	// approving them: JSON, but written by a person all the same.
+	TagArguments = Tag{"askbridge-untrusted-arguments"}
+	// TagToolCallID holds the id of one tool call of a batch, as the
+	// asking agent (or its model) made it.
+	TagToolCallID = Tag{"askbridge-untrusted-tool-call-id"}
 )
 
 // headerName is the trusted header's tag. It is not a region tag (nothing
@@ -53,7 +59,7 @@ var (
 const headerName = reservedPrefix + "-resume"
 
 var (
-	allTags   = []Tag{TagDeciderName, TagAnswer, TagReason, TagWriteup, TagDecline, TagOptionID, TagItemID, TagItemAnswer}
+	allTags   = []Tag{TagDeciderName, TagAnswer, TagReason, TagWriteup, TagDecline, TagOptionID, TagItemID, TagItemAnswer, TagArguments, TagToolCallID}
 	tagByName = mustIndexTags(allTags)
 )
 

@@ -85,6 +85,12 @@ type Driver interface {
 	// thread reply, a reply to a prompt, a modal). For a form it answers
 	// the item whose free-text button is b; otherwise b is nil.
 	Reply(t *testing.T, u User, c Card, b *Button, text string)
+	// Edit presses b ("Edit and approve") as u, fills the form the
+	// platform opens (a modal, or the bot's prompt to reply to) with
+	// args, and sends it. It returns the arguments the form started with
+	// as the platform shows them, and what the platform told u alone
+	// about the submission ("" when the card's edit is the only answer).
+	Edit(t *testing.T, u User, c Card, b Button, args string) (start, told string)
 	// Forge sends a click on b with the given tampering and returns the
 	// HTTP status the program answered. applies is false when the platform
 	// has no such check (Telegram has no timestamps): status is then 0.

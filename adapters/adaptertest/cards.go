@@ -100,6 +100,15 @@ func CardFixtures() []CardFixture {
 	full = closed(full, core.StateAnswered, fixtureBob, nil)
 	unclassified := fixtureQ(core.KindClarification)
 	unclassified.Reversibility = core.Unclassified
+	editable := fixtureQ(core.KindApproval)
+	editable.Call.Editable = &core.Editable{Keys: []string{"target"}}
+	edited := closed(fixtureQ(core.KindApproval), core.StateAnswered, fixtureAlice, func(r *core.Resolution) {
+		r.Approved, r.ArgumentsSHA256 = &yes, "3f2a9c1b7d5e4f60a1b2c3d4e5f60718293a4b5c6d7e8f9012345678abcdef01"
+		r.Edit = &core.ArgumentEdit{Arguments: json.RawMessage(`{"sql":"DROP TABLE a, b","target":"scratch"}`),
+			ArgumentsSHA256:      "9c1b7d5e4f60a1b2c3d4e5f60718293a4b5c6d7e8f9012345678abcdef013f2a",
+			AskedArgumentsSHA256: r.ArgumentsSHA256,
+			Changes:              []core.KeyChange{{Key: "target", Change: core.KeyChanged}}}
+	})
 	withCard := fixtureQ(core.KindDecision)
 	withCard.Messages = []core.MessageRef{{Surface: core.SurfaceSlack, Room: room, ID: "844397162624450620", Kind: core.DeliverPost}}
 
@@ -114,6 +123,8 @@ func CardFixtures() []CardFixture {
 		{"decision_escalated", fixtureQ(core.KindDecision), escalated},
 		{"decision_posted_again", fixtureQ(core.KindDecision), again},
 		{"approval_open", fixtureQ(core.KindApproval), post},
+		{"approval_editable", editable, post},
+		{"approval_edited", edited, post},
 		{"form_open", fixtureQ(core.KindForm), post},
 		{"form_progress", half, post},
 		{"clarification_answered", closed(fixtureQ(core.KindClarification), core.StateAnswered, fixtureAlice, func(r *core.Resolution) {

@@ -31,6 +31,7 @@ func Run(t *testing.T, d Driver) {
 		{"8_AnsweredOnAnotherSurface", otherSurface},
 		{"9_FormInTwoStepsAcrossRestart", formAcrossRestart},
 		{"10_DowntimeRemindsAndDigests", downtime},
+		{"11_EditBeforeApproving", editBeforeApproving},
 	} {
 		t.Run(s.name, func(t *testing.T) {
 			w := &world{t: t, d: d, clock: core.NewSimClock(epoch)}

@@ -68,7 +68,9 @@ func parseInteraction(i *discordgo.Interaction) (inbound, error) {
 }
 
 // takesText reports whether a ref's button collects free text in a modal.
-func takesText(r core.Ref) bool { return r.Action == core.RefText || r.Action == core.RefDeny }
+func takesText(r core.Ref) bool {
+	return r.Action == core.RefText || r.Action == core.RefDeny || r.Action == core.RefEdit
+}
 
 // modalText finds the value of askbridge's one text input in a submitted
 // modal (legacy ActionsRow + TextInput).
@@ -155,6 +157,10 @@ func (a *Adapter) respond(ctx context.Context, i *discordgo.Interaction) *discor
 			return m
 		}
 		return RenderNote(core.RefusalNote(core.Errorf(core.CodeInvalid, "button", "the button does not fit this question")))
+	}
+	if !in.Submit && in.Ref.Action == core.RefEdit {
+		// Nobody to open the modal for: say why, as the chokepoint would.
+		return a.refused(a.svc.Refusal(ctx, q, in.Decider))
 	}
 	var out core.Outcome
 	if in.Ref.Action == core.RefDecline {

@@ -278,9 +278,17 @@ func RenderModal(c core.Card, r core.Ref) (resp *discordgo.InteractionResponse, 
 	if !found || act.Input == core.InputNone {
 		return nil, false
 	}
-	var title, label, placeholder string
+	var title, label, placeholder, value string
 	required, max := true, min(core.MaxAnswerLen, maxInputLength)
 	switch {
+	case act.Input == core.InputArguments:
+		// The arguments as asked, to change in place; core checks the
+		// JSON and which keys changed on submit.
+		title, label, placeholder = core.LabelEditApprove, "Arguments (one JSON object)", "{}"
+		max = min(core.MaxArgumentsLen, maxInputLength)
+		if len(act.Prefill) <= max {
+			value = act.Prefill
+		}
 	case act.Input == core.InputOptional:
 		title, label, placeholder = act.Label, "Reason (optional)", "Why not? The agent reads this."
 		if r.Action == core.RefDeny {
@@ -308,6 +316,7 @@ func RenderModal(c core.Card, r core.Ref) (resp *discordgo.InteractionResponse, 
 					Placeholder: cut(placeholder, maxPlaceholder),
 					Required:    required,
 					MaxLength:   max,
+					Value:       value,
 				},
 			}}},
 		},

@@ -32,6 +32,7 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 		Items:         req.Items,
 		Tool:          req.Tool,
 		Arguments:     req.Arguments,
+		Editable:      req.Editable,
 		Timeout:       time.Duration(req.Timeout),
 		OnTimeout:     req.OnTimeout,
 		MaxReasks:     req.MaxReasks,
@@ -95,6 +96,11 @@ func forAgent(q *core.Question) *core.Question {
 		r.Decider.Name = ""
 		if r.Decider.Surface != core.SurfaceAgent { // an agent's own cancel reason is its own text
 			r.Answer, r.Reason = "", ""
+		}
+		if r.Edit != nil { // edited arguments are a person's writing: the resume carries them
+			e := *r.Edit
+			e.Arguments = nil
+			r.Edit = &e
 		}
 		c.Resolution = &r
 	}
@@ -224,6 +230,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 		Text:       req.Answer,
 		OptionID:   req.ChosenOptionID,
 		Items:      req.Items,
+		Arguments:  req.Arguments,
 	})
 	s.outcome(w, r, o, err)
 }

@@ -70,6 +70,18 @@ func (a *Adapter) serveInteractivity(w http.ResponseWriter, r *http.Request) {
 		apierror.Write(w, http.StatusBadRequest, core.CodeInvalid, "not an interaction payload")
 		return
 	}
+	if ic.Type == slack.InteractionTypeViewSubmission {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), a.opts.AckBudget)
+		resp, n := a.onSubmit(ctx, ic)
+		cancel()
+		if resp != nil {
+			writeJSON(w, resp)
+		} else {
+			w.WriteHeader(http.StatusOK)
+		}
+		a.queueNote(n)
+		return
+	}
 	c, ok := clickOf(ic)
 	if !ok {
 		w.WriteHeader(http.StatusOK)
@@ -136,4 +148,16 @@ func (a *Adapter) onEvent(ctx context.Context, ev slackevents.EventsAPIEvent) no
 		return note{}
 	}
 	return note{channel: rep.channel, user: rep.user, threadTS: rep.threadTS, text: a.onReply(ctx, rep)}
+}
+
+// writeJSON answers an interaction with a body Slack acts on (a modal's
+// errors).
+func writeJSON(w http.ResponseWriter, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		w.WriteHeader(http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(b)
 }

@@ -16,6 +16,7 @@ type click struct {
 	channel        string
 	messageTS      string
 	value          string // the button's value: an encoded core.Ref, or junk
+	trigger        string // lets the adapter open a modal for this click
 }
 
 // clickOf turns an interaction payload into a click; anything but a button
@@ -29,7 +30,7 @@ func clickOf(ic slack.InteractionCallback) (click, bool) {
 		return click{}, false
 	}
 	c := click{user: ic.User.ID, userName: ic.User.Name, channel: ic.Channel.ID,
-		messageTS: ic.Container.MessageTs, value: act.Value}
+		messageTS: ic.Container.MessageTs, value: act.Value, trigger: ic.TriggerID}
 	if c.channel == "" {
 		c.channel = ic.Container.ChannelID
 	}
@@ -85,6 +86,8 @@ func (a *Adapter) onClick(ctx context.Context, c click) string {
 		out, err = a.svc.Decline(ctx, q.ID, d)
 	case core.RefText:
 		return "To answer in your own words, reply in this card's thread."
+	case core.RefEdit:
+		return a.openEdit(ctx, q, ref, d, c)
 	default:
 		var in core.AnswerInput
 		if in, err = core.AnswerFor(q, ref, d, ""); err == nil {

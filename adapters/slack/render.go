@@ -322,7 +322,8 @@ func actions(id string, bs ...*slack.ButtonBlockElement) slack.Block {
 }
 
 // drawn are the actions that draw a button on Slack: all but those that
-// collect text, which Slack takes as a thread reply.
+// collect text, which Slack takes as a thread reply. Editing a call's
+// arguments is a button that opens a modal (EditView).
 func drawn(as []core.Action) []*slack.ButtonBlockElement {
 	var out []*slack.ButtonBlockElement
 	for _, a := range as {

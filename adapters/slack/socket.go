@@ -62,6 +62,12 @@ func (a *Adapter) socketEvents(ctx context.Context, sm *socketmode.Client, done 
 					a.handle(ctx, func(ctx context.Context) note { return a.onEvent(ctx, ev) })
 				}
 			case socketmode.EventTypeInteractive:
+				if ic, ok := evt.Data.(slack.InteractionCallback); ok && ic.Type == slack.InteractionTypeViewSubmission {
+					// A modal's errors ride on the ack itself, so the
+					// answer is taken before acking, within the budget.
+					a.submit(ctx, sm, evt, ic)
+					continue
+				}
 				a.ack(sm, evt)
 				if ic, ok := evt.Data.(slack.InteractionCallback); ok {
 					if c, ok := clickOf(ic); ok {
@@ -110,4 +116,24 @@ type debugLog struct{ log zerolog.Logger }
 func (l debugLog) Output(_ int, s string) error {
 	l.log.Debug().Str("sdk", "socketmode").Msg(s)
 	return nil
+}
+
+// submit takes a submitted modal and acks it with the modal's response
+// (its errors, or nothing to close it).
+func (a *Adapter) submit(ctx context.Context, sm *socketmode.Client, evt socketmode.Event, ic slack.InteractionCallback) {
+	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.opts.AckBudget)
+	resp, n := a.onSubmit(hctx, ic)
+	cancel()
+	if evt.Request != nil {
+		var err error
+		if resp != nil {
+			err = sm.Ack(*evt.Request, resp)
+		} else {
+			err = sm.Ack(*evt.Request)
+		}
+		if err != nil {
+			a.log.Warn().Err(err).Msg("socket mode ack failed")
+		}
+	}
+	a.queueNote(n)
 }

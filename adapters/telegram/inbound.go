@@ -65,7 +65,7 @@ func (a *Adapter) tap(ctx context.Context, cq *tgbotapi.CallbackQuery) (string, 
 	d := decider(cq.From)
 	var out core.Outcome
 	switch r.Action {
-	case core.RefText:
+	case core.RefText, core.RefEdit:
 		return a.openPrompt(ctx, q, r, d, cq)
 	case core.RefDecline:
 		out, err = a.svc.Decline(ctx, q.ID, d)
@@ -91,6 +91,9 @@ func (a *Adapter) openPrompt(ctx context.Context, q *core.Question, r core.Ref, 
 		// Go through the chokepoint, which refuses before it looks at
 		// the (empty) answer, so the refusal is recorded like any other
 		// (law 6) and the note tells the truth.
+		if r.Action == core.RefEdit {
+			return core.RefusalNote(a.svc.Refusal(ctx, q, d)), nil
+		}
 		in, err := core.AnswerFor(q, r, d, "")
 		if err == nil {
 			_, err = a.svc.Answer(ctx, in)
@@ -109,7 +112,11 @@ func (a *Adapter) openPrompt(ctx context.Context, q *core.Question, r core.Ref, 
 	if err != nil {
 		return core.RefusalNote(core.ErrNotFound), nil
 	}
-	return "Reply to the prompt that follows with your answer.", func(ctx context.Context) {
+	note := "Reply to the prompt that follows with your answer."
+	if r.Action == core.RefEdit {
+		note = "Reply to the prompt that follows with the arguments as JSON."
+	}
+	return note, func(ctx context.Context) {
 		if _, err := a.send(ctx, chat, prompt); err != nil {
 			a.log.Warn().Err(err).Str("question", q.ID).Msg("telegram: reply prompt not sent")
 		}

@@ -12,8 +12,9 @@ import (
 // and an encoded core.Ref that is underlined. Only the bot's own markup can
 // underline: everything people and agents write is HTML-escaped before it
 // is sent, so no text they control becomes an entity, and a ref typed into
-// an answer, a reason or a context reads as no ref. Only a free-text ref
-// (core.RefText) counts: a reply can never press an option.
+// an answer, a reason or a context reads as no ref. Only a ref that
+// collects text counts (core.RefText, and core.RefEdit, whose text is the
+// edited arguments): a reply can never press an option.
 func PromptRef(text string, entities []tgbotapi.MessageEntity) (core.Ref, bool) {
 	u := utf16.Encode([]rune(strings.TrimRight(text, " \t\r\n")))
 	for _, e := range entities {
@@ -25,7 +26,7 @@ func PromptRef(text string, entities []tgbotapi.MessageEntity) (core.Ref, bool) 
 			continue
 		}
 		r, err := core.DecodeRef(string(utf16.Decode(u[e.Offset:])))
-		if err != nil || r.Action != core.RefText {
+		if err != nil || r.Action != core.RefText && r.Action != core.RefEdit {
 			continue
 		}
 		return r, true

@@ -305,7 +305,7 @@ func RenderEdit(c core.Card, chat int64, id int) (tgbotapi.EditMessageTextConfig
 // any) so a selective ForceReply opens their keyboard only. Its last line
 // carries the ref.
 func RenderPrompt(c core.Card, r core.Ref, chat int64, replyTo int, to *tgbotapi.User) (tgbotapi.MessageConfig, error) {
-	if r.Action != core.RefText || r.QuestionID != c.QuestionID {
+	if r.Action != core.RefText && r.Action != core.RefEdit || r.QuestionID != c.QuestionID {
 		return tgbotapi.MessageConfig{}, ErrBadButton
 	}
 	ref := r.Encode()
@@ -320,20 +320,36 @@ func RenderPrompt(c core.Card, r core.Ref, chat int64, replyTo int, to *tgbotapi
 	}
 	tail := "\n" + refLine(ref)
 	d := newDoc(MaxText - units(tail))
+	if r.Action == core.RefEdit {
+		return editPrompt(c, r, d, tail, chat, replyTo, to)
+	}
+	askTo(d, to, "reply to this message with your answer to:")
+	d.text("\n<i>", about, "</i>", 500)
+	return promptMessage(chat, d.String()+tail, replyTo, to, "Your answer"), nil
+}
+
+// askTo starts a prompt: the tapper's mention (so a selective ForceReply
+// opens their keyboard only) and what to reply with, or that alone,
+// capitalised, when nobody tapped.
+func askTo(d *doc, to *tgbotapi.User, ask string) {
 	if to != nil {
 		d.text(fmt.Sprintf(`<a href="tg://user?id=%d">`, to.ID), displayName(to), "</a>, ", 64)
-		d.markup("reply to this message with your answer to:")
-	} else {
-		d.markup("Reply to this message with your answer to:")
+		d.markup(ask)
+		return
 	}
-	d.text("\n<i>", about, "</i>", 500)
-	m := tgbotapi.NewMessage(chat, d.String()+tail)
+	d.markup(strings.ToUpper(ask[:1]) + ask[1:])
+}
+
+// promptMessage is a ForceReply prompt of HTML text, in reply to the
+// card.
+func promptMessage(chat int64, html string, replyTo int, to *tgbotapi.User, placeholder string) tgbotapi.MessageConfig {
+	m := tgbotapi.NewMessage(chat, html)
 	m.ParseMode = tgbotapi.ModeHTML
 	m.ReplyToMessageID = replyTo
 	m.AllowSendingWithoutReply = true
 	m.ReplyMarkup = tgbotapi.ForceReply{ForceReply: true, Selective: to != nil,
-		InputFieldPlaceholder: cutPlain("Your answer", maxPlaceholder)}
-	return m, nil
+		InputFieldPlaceholder: cutPlain(placeholder, maxPlaceholder)}
+	return m
 }
 
 // RenderReminder is the reminder of a still-open question

@@ -253,3 +253,20 @@ func TestOpenDiscordSettings(t *testing.T) {
 		t.Fatal("the interactions endpoint is not mounted")
 	}
 }
+
+// Edit opens the edit modal with b and submits args in its one input.
+func (d *discordDriver) Edit(t *testing.T, u adaptertest.User, c adaptertest.Card, b adaptertest.Button, args string) (string, string) {
+	t.Helper()
+	du := d.user(t, u)
+	modal := d.send(t, d.fake.Click(du, c.ID, b.Value))
+	if modal.Type != discordfake.ResponseModal || len(modal.InputIDs()) != 1 {
+		t.Fatalf("the edit button answered %d, not a modal with one input: %s", modal.Type, modal.Data)
+	}
+	input := modal.InputIDs()[0]
+	resp := d.send(t, d.fake.Submit(du, c.ID, modal.CustomID(), map[string]string{input: args}))
+	told := ""
+	if resp.Type == discordfake.ResponseMessage && resp.Flags()&discordfake.FlagEphemeral != 0 {
+		told = dcVisible(resp.Content())
+	}
+	return modal.InputValues()[input], told
+}

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"net/http"
 	"testing"
 	"time"
+
+	slackgo "github.com/slack-go/slack"
 
 	"github.com/askbridge/askbridge/adapters/adaptertest"
 	"github.com/askbridge/askbridge/adapters/slack/slackfake"
@@ -220,4 +223,54 @@ func (d *slackDriver) Posts(t *testing.T, cond func([]adaptertest.Post) bool) []
 		t.Fatalf("the bot's posts never satisfied the scenario: %+v", posts)
 	}
 	return posts
+}
+
+// Edit clicks b the way Slack does (with a trigger id), submits the modal
+// the adapter opened with args, and returns the modal's starting text and
+// what Slack showed: the modal's error, or the private note.
+func (d *slackDriver) Edit(t *testing.T, u adaptertest.User, c adaptertest.Card, b adaptertest.Button, args string) (string, string) {
+	t.Helper()
+	msg, ok := d.fake.Message(c.Room, c.ID)
+	if !ok {
+		t.Fatalf("no message %s %s", c.Room, c.ID)
+	}
+	btn := slackfake.Button{ActionID: b.Value, Value: b.Value, Text: b.Label}
+	su := slackfake.User{ID: u.ID, Name: u.Name}
+	views := len(d.fake.Views())
+	status, body, err := slackfake.Click(d.m.URL+"/slack/interactivity", slackSecret, d.fake.ClickWithTrigger(su, msg, btn)).Send(t.Context())
+	if err != nil || status != http.StatusOK {
+		t.Fatalf("edit click answered %d: %s %v", status, body, err)
+	}
+	var v slackfake.View
+	if !d.fake.WaitFor(slackWait, func() bool {
+		vs := d.fake.Views()
+		if len(vs) > views {
+			v = vs[views]
+		}
+		return len(vs) > views
+	}) {
+		t.Fatalf("no modal opened after %s's edit click", u.Name)
+	}
+	if v.User != u.ID || len(v.Inputs()) != 1 {
+		t.Fatalf("modal for %s with inputs %+v", v.User, v.Inputs())
+	}
+	in := v.Inputs()[0]
+	before := len(d.ephemeralsFor(u.ID))
+	status, body, err = slackfake.Click(d.m.URL+"/slack/interactivity", slackSecret,
+		slackfake.SubmitPayload(su, v, map[string]string{in.BlockID: args})).Send(t.Context())
+	if err != nil || status != http.StatusOK {
+		t.Fatalf("modal submit answered %d: %s %v", status, body, err)
+	}
+	if body != "" {
+		var resp slackgo.ViewSubmissionResponse
+		if err := json.Unmarshal([]byte(body), &resp); err != nil || resp.ResponseAction != slackgo.RAErrors {
+			t.Fatalf("modal submit answered %q", body)
+		}
+		return in.Initial, resp.Errors[in.BlockID]
+	}
+	var notes []slackfake.Ephemeral
+	if !d.fake.WaitFor(slackWait, func() bool { notes = d.ephemeralsFor(u.ID); return len(notes) > before }) {
+		t.Fatalf("no private note after %s's edit", u.Name)
+	}
+	return in.Initial, notes[before].PlainText()
 }

@@ -402,3 +402,38 @@ func TestServeStopsOnARefusedToken(t *testing.T) {
 		t.Fatalf("the log does not say why, or shows the token:\n%s", log)
 	}
 }
+
+// Edit taps b, replies to the prompt it sends with args, and returns the
+// prompt's text and any note the bot sent about the reply (the webhook
+// is handled before it answers, so the note is in by then).
+func (d *telegramDriver) Edit(t *testing.T, u adaptertest.User, c adaptertest.Card, b adaptertest.Button, args string) (string, string) {
+	t.Helper()
+	chat, _ := strconv.ParseInt(c.Room, 10, 64)
+	before := len(d.fake.Messages(chat))
+	if note := d.Click(t, u, c, b); !strings.Contains(note, "Reply to the prompt") {
+		t.Fatalf("tapping %q said %q", b.Label, note)
+	}
+	var prompt telegramfake.Message
+	ok := d.fake.Wait(10*time.Second, func() bool {
+		for _, m := range d.fake.Messages(chat)[before:] {
+			if m.ForceReply != nil && strings.HasSuffix(m.Text, "ref: "+b.Value) {
+				prompt = m
+				return true
+			}
+		}
+		return false
+	})
+	if !ok {
+		t.Fatal("no ForceReply prompt after tapping the edit button")
+	}
+	after := len(d.fake.Messages(chat))
+	status, err := d.fake.Reply(tgUser(t, u), chat, prompt.ID, args)
+	if err != nil || status != http.StatusOK {
+		t.Fatalf("reply: %d %v", status, err)
+	}
+	var told []string
+	for _, m := range d.fake.Messages(chat)[after:] {
+		told = append(told, m.Text)
+	}
+	return prompt.Text, strings.Join(told, "\n")
+}

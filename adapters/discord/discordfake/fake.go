@@ -163,6 +163,30 @@ func (r Response) InputIDs() []string {
 	return out
 }
 
+// InputValues are the starting values of a modal response's text
+// inputs, by custom_id.
+func (r Response) InputValues() map[string]string {
+	var d struct {
+		Components []struct {
+			Components []struct {
+				Type     int    `json:"type"`
+				CustomID string `json:"custom_id"`
+				Value    string `json:"value"`
+			} `json:"components"`
+		} `json:"components"`
+	}
+	_ = json.Unmarshal(r.Data, &d)
+	out := map[string]string{}
+	for _, row := range d.Components {
+		for _, c := range row.Components {
+			if c.Type == 4 {
+				out[c.CustomID] = c.Value
+			}
+		}
+	}
+	return out
+}
+
 // Response types the fake understands.
 const (
 	ResponsePong          = 1

@@ -72,10 +72,13 @@ type AskRequest struct {
 	Items         []core.FormItem    `json:"items,omitempty"`     // form
 	Tool          string             `json:"tool,omitempty"`      // approval
 	Arguments     json.RawMessage    `json:"arguments,omitempty"` // approval
-	Timeout       Duration           `json:"timeout,omitzero"`    // zero takes the server's default
-	OnTimeout     core.TimeoutPolicy `json:"on_timeout,omitempty"`
-	MaxReasks     int                `json:"max_reasks,omitempty"`
-	Labels        core.Labels        `json:"labels,omitzero"`
+	// Editable lets approvers change the arguments before approving:
+	// true for all, or a list of top-level keys (approval).
+	Editable  *core.Editable     `json:"editable,omitempty"`
+	Timeout   Duration           `json:"timeout,omitzero"` // zero takes the server's default
+	OnTimeout core.TimeoutPolicy `json:"on_timeout,omitempty"`
+	MaxReasks int                `json:"max_reasks,omitempty"`
+	Labels    core.Labels        `json:"labels,omitzero"`
 	// IdempotencyKey goes as the Idempotency-Key header, not in the body:
 	// asks with the same key (by the same agent) park one question. Asks
 	// with a tool call id need none; they are idempotent per run and tool
@@ -88,12 +91,15 @@ type AskRequest struct {
 //   - clarification: Answer.
 //   - decision: ChosenOptionID, and Answer as an optional note.
 //   - approval: ChosenOptionID "approve" or "deny", and Answer as an
-//     optional reason.
+//     optional reason; Arguments with "approve" for edited arguments.
 //   - form: Items, one or several at a time.
 type AnswerRequest struct {
 	Answer         string       `json:"answer,omitempty"`
 	ChosenOptionID string       `json:"chosen_option_id,omitempty"`
 	Items          []ItemAnswer `json:"items,omitempty"`
+	// Arguments, with "approve", approves the call with these arguments
+	// instead: only its editable keys may differ.
+	Arguments json.RawMessage `json:"arguments,omitempty"`
 }
 
 // CancelRequest is the optional body of POST /v1/questions/{id}/cancel.

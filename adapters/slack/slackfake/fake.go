@@ -99,6 +99,8 @@ type Fake struct {
 	events     int
 	pingEvery  time.Duration
 	latency    map[string]time.Duration
+	triggers   map[string]string // trigger id → the user whose click issued it
+	views      []View
 }
 
 // New starts a fake Slack on 127.0.0.1. Close stops it.
@@ -125,6 +127,7 @@ func New() *Fake {
 		bind("conversations.replies", f.replies),
 		bind("usergroups.users.list", f.groupMembers),
 		bind("users.info", f.userInfo),
+		func(c slacktest.Customize) { c.Handle("/views.open", f.viewsOpen) },
 		func(c slacktest.Customize) { c.Handle("/apps.connections.open", f.connectionsOpen) },
 		func(c slacktest.Customize) { c.Handle("/link", f.socket) },
 	)

@@ -108,7 +108,15 @@ func decode(s string) string { return decoder.Replace(s) }
 // ClickPayload is the block_actions payload Slack sends when user presses
 // b on message m, built from the fixture with its user, channel, message
 // and action replaced.
-func ClickPayload(u User, m Message, b Button) []byte {
+func ClickPayload(u User, m Message, b Button) []byte { return clickPayload(u, m, b, "") }
+
+// ClickWithTrigger is ClickPayload with a fresh trigger id the fake will
+// take once in views.open, as a real click's is.
+func (f *Fake) ClickWithTrigger(u User, m Message, b Button) []byte {
+	return clickPayload(u, m, b, f.trigger(u.ID))
+}
+
+func clickPayload(u User, m Message, b Button, trigger string) []byte {
 	var p map[string]any
 	if err := json.Unmarshal(fixture("slack-block-actions.json"), &p); err != nil {
 		panic(err)
@@ -116,6 +124,9 @@ func ClickPayload(u User, m Message, b Button) []byte {
 	p["user"] = map[string]any{"id": u.ID, "username": strings.ToLower(u.Name), "name": strings.ToLower(u.Name), "team_id": TeamID}
 	p["container"] = map[string]any{"type": "message", "message_ts": m.TS, "channel_id": m.Channel, "is_ephemeral": false}
 	p["channel"] = map[string]any{"id": m.Channel}
+	if trigger != "" {
+		p["trigger_id"] = trigger
+	}
 	msg := wireMessage(&m)
 	msg["team"] = TeamID
 	p["message"] = msg

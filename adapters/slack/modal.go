@@ -1,0 +1,112 @@
+package slack
+
+import (
+	"context"
+
+	"github.com/slack-go/slack"
+
+	"github.com/askbridge/askbridge/adapters/internal/textlimit"
+	"github.com/askbridge/askbridge/core"
+)
+
+// Slack's limits on a modal (Block Kit reference).
+const (
+	maxModalTitle  = 24
+	maxInputLength = 3000 // plain_text_input max_length
+	maxErrorText   = 300
+	// editBlock names the one input of the edit modal, as block and
+	// action id alike.
+	editBlock = "arguments"
+)
+
+// EditView is the modal of "Edit and approve" for the card's action r:
+// the arguments as asked, in one multi-line input to change in place.
+// The ref rides as callback_id, and the card's channel as
+// private_metadata (for the private note), so the submission needs no
+// state of ours (law 5).
+// ok is false when the card has no such action.
+func EditView(c core.Card, r core.Ref, channel string) (slack.ModalViewRequest, bool) {
+	id := r.Encode()
+	var act *core.Action
+	tool := ""
+	for _, s := range c.Sections {
+		for i := range s.Actions {
+			if s.Actions[i].Ref == r && s.Actions[i].Input == core.InputArguments {
+				act, tool = &s.Actions[i], s.Title
+			}
+		}
+	}
+	if id == "" || act == nil {
+		return slack.ModalViewRequest{}, false
+	}
+	input := slack.NewPlainTextInputBlockElement(slack.NewTextBlockObject(slack.PlainTextType, "{}", false, false), editBlock)
+	input.Multiline = true
+	input.MaxLength = maxInputLength
+	if len(act.Prefill) <= maxInputLength {
+		input.InitialValue = act.Prefill
+	}
+	about := "*" + esc(tool, core.MaxToolLen) + "*: change the arguments, then approve. Only the keys the agent allows may change; askbridge says which if another one does."
+	return slack.ModalViewRequest{
+		Type:            slack.VTModal,
+		Title:           slack.NewTextBlockObject(slack.PlainTextType, core.LabelEditApprove, false, false), // within maxModalTitle
+		Submit:          slack.NewTextBlockObject(slack.PlainTextType, core.LabelApprove, false, false),
+		Close:           slack.NewTextBlockObject(slack.PlainTextType, "Cancel", false, false),
+		CallbackID:      id,
+		PrivateMetadata: channel,
+		Blocks: slack.Blocks{BlockSet: []slack.Block{
+			slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, about, false, false), nil, nil, slack.SectionBlockOptionBlockID("about")),
+			slack.NewInputBlock(editBlock, slack.NewTextBlockObject(slack.PlainTextType, "Arguments (one JSON object)", false, false), nil, input),
+		}},
+	}, true
+}
+
+// openEdit answers a click on "Edit and approve" by opening its modal,
+// for someone who may answer a question still open; anyone else hears
+// why not, as the chokepoint would tell them. It returns the private
+// note ("" once the modal is open: the modal is the answer).
+func (a *Adapter) openEdit(ctx context.Context, q *core.Question, ref core.Ref, d core.Decider, c click) string {
+	if err := a.svc.Refusal(ctx, q, d); err != nil {
+		return a.refusal(err)
+	}
+	v, ok := EditView(core.NewCard(q, core.MessageRef{}), ref, c.channel)
+	if !ok {
+		return core.RefusalNote(core.Errorf(core.CodeInvalid, "button", "the button does not fit this question"))
+	}
+	if _, err := a.api.OpenViewContext(ctx, c.trigger, v); err != nil {
+		a.log.Warn().Err(err).Str("question", q.ID).Msg("slack: edit modal not opened")
+		return "askbridge could not open the form just now; please try again."
+	}
+	return ""
+}
+
+// onSubmit takes a submitted edit modal to core. It returns the response
+// Slack shows in the modal (nil closes it: the answer counted) and the
+// private note for the channel.
+func (a *Adapter) onSubmit(ctx context.Context, ic slack.InteractionCallback) (*slack.ViewSubmissionResponse, note) {
+	ref, err := core.DecodeRef(ic.View.CallbackID)
+	if err != nil || ref.Action != core.RefEdit || ic.User.ID == "" {
+		return nil, note{} // not a modal of ours
+	}
+	channel := ic.View.PrivateMetadata
+	text := ""
+	if ic.View.State != nil {
+		text = ic.View.State.Values[editBlock][editBlock].Value
+	}
+	q, err := a.svc.Get(ctx, ref.QuestionID)
+	if err == nil {
+		d := a.decider(ctx, q, ic.User.ID, ic.User.Name)
+		var in core.AnswerInput
+		if in, err = core.AnswerFor(q, ref, d, text); err == nil {
+			var out core.Outcome
+			if out, err = a.svc.Answer(ctx, in); err == nil {
+				// The card itself is edited through the outbox.
+				return nil, note{channel: channel, user: ic.User.ID, text: core.RecordedNote(out.Question, ref)}
+			}
+		}
+	}
+	msg := textlimit.OneLine(a.refusal(err))
+	if r := []rune(msg); len(r) > maxErrorText {
+		msg = string(r[:maxErrorText-1]) + "…"
+	}
+	return slack.NewErrorsViewSubmissionResponse(map[string]string{editBlock: msg}), note{}
+}

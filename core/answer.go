@@ -30,6 +30,9 @@ type AnswerInput struct {
 	// these arguments instead of those asked for: only the call's
 	// editable keys may differ (edit.go).
 	Arguments json.RawMessage
+	// Standing, with ApproveOption, also grants a standing approval
+	// (standing.go): later matching asks close at once.
+	Standing *StandingRequest
 }
 
 // The two choices of an approval, as option ids so that buttons and the
@@ -42,12 +45,19 @@ const (
 // Answer records a human's answer. For a form it records the given items
 // and closes the question once every item has an answer.
 func (s *Service) Answer(ctx context.Context, in AnswerInput) (Outcome, error) {
-	return s.resolve(ctx, attempt{
+	o, err := s.resolve(ctx, attempt{
 		op: "answer", id: in.QuestionID, door: doorHuman, actor: in.Decider,
 		build: func(q *Question, now time.Time) (Transition, error) {
 			return s.answerTransition(q, in, now)
 		},
 	})
+	if err == nil && o.Closed && in.Standing != nil {
+		// The approve counts either way; a standing approval that could
+		// not be stored leaves o.Standing nil, and the note says only
+		// what was recorded.
+		o.Standing, _ = s.grantStanding(ctx, o.Question, in.Standing)
+	}
+	return o, err
 }
 
 func (s *Service) answerTransition(q *Question, in AnswerInput, now time.Time) (Transition, error) {
@@ -57,8 +67,8 @@ func (s *Service) answerTransition(q *Question, in AnswerInput, now time.Time) (
 	if q.Kind != KindForm && len(in.Items) > 0 {
 		return Transition{}, Errorf(CodeInvalid, op, "only a form takes item answers")
 	}
-	if q.Kind != KindApproval && len(in.Arguments) > 0 {
-		return Transition{}, Errorf(CodeInvalid, op, "only an approval takes edited arguments")
+	if q.Kind != KindApproval && (len(in.Arguments) > 0 || in.Standing != nil) {
+		return Transition{}, Errorf(CodeInvalid, op, "only an approval takes edited arguments or a standing approval")
 	}
 	switch q.Kind {
 	case KindClarification:
@@ -107,6 +117,9 @@ func (s *Service) answerTransition(q *Question, in AnswerInput, now time.Time) (
 				return Transition{}, err
 			}
 			res.Edit = edit
+		}
+		if err := checkStanding(q, in.Standing, approved); err != nil {
+			return Transition{}, err
 		}
 	case KindForm:
 		items, err := formItems(q, in, d, now)

@@ -306,12 +306,26 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 		if in.Editable.Any() {
 			q.Call.Editable = in.Editable
 		}
+		q.Call.Standing = standingOffer(q, route)
 	}
 	asked := Event{
 		QuestionID: q.ID, RunID: q.RunID, At: now, Kind: EventAsked,
 		Actor: s.pseudonym(Decider{Surface: SurfaceAgent, ID: q.Agent}), Surface: SurfaceAgent,
 	}
-	if err := s.store.Create(ctx, q, asked, roomDeliveries(q, route, DeliverPost, "post", now)); err != nil {
+	// A standing approval that covers the call closes it at once: it is
+	// parked without cards, then approved through the chokepoint. Should
+	// the bridge stop in between, the question stays open without cards
+	// until its deadline, and the agent hears it timed out: nothing is
+	// reported approved that was not.
+	st, err := s.standingFor(ctx, q, route)
+	if err != nil {
+		return nil, false, err
+	}
+	out := roomDeliveries(q, route, DeliverPost, "post", now)
+	if st != nil {
+		out = nil
+	}
+	if err := s.store.Create(ctx, q, asked, out); err != nil {
 		if dup, ok := errors.AsType[*DuplicateError](err); ok {
 			q, err := repeatOf(in, idem, dup)
 			return q, err == nil, err
@@ -320,6 +334,13 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 			return nil, false, Errorf(CodeConflict, op, "%s", ErrorMessage(err))
 		}
 		return nil, false, Internal(op, err)
+	}
+	if st != nil {
+		closed, err := s.closeByStanding(ctx, q, st)
+		if err != nil {
+			return nil, false, err
+		}
+		return closed, false, nil
 	}
 	return q, false, nil
 }

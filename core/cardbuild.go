@@ -55,6 +55,7 @@ func NewCard(q *Question, m MessageRef) Card {
 			if q.Call.Editable.Any() {
 				s.Actions = append(s.Actions, editAction(q, s.Body))
 			}
+			s.Actions = append(s.Actions, standingActions(q)...)
 		}
 		c.Sections = append(c.Sections, s)
 	case KindForm:

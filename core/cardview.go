@@ -206,9 +206,13 @@ type CardOutcome struct {
 
 // Button labels, the same on every surface.
 const (
-	LabelApprove       = "Approve"
-	LabelDeny          = "Deny"
-	LabelEditApprove   = "Edit and approve"
+	LabelApprove     = "Approve"
+	LabelDeny        = "Deny"
+	LabelEditApprove = "Edit and approve"
+	// LabelStandingRun approves and stops asking about the tool in the
+	// run; LabelStandingAgent's %d is the route's hours.
+	LabelStandingRun   = "Approve, and don't ask again for this tool in this run"
+	LabelStandingAgent = "Approve, and don't ask again for this tool for this agent for %d hours"
 	LabelDecline       = "Decline: let the agent decide"
 	LabelAnswer        = "Reply to answer"
 	LabelSomethingElse = "Something else"

@@ -85,6 +85,12 @@ func New(store Store, cfg Config, clock Clock) (*Service, error) {
 				return nil, fmt.Errorf("core: route %q: rooms[].surface %q is not a chat surface", name, room.Surface)
 			}
 		}
+		if r.StandingHours < 0 || r.StandingHours > MaxStandingHours {
+			return nil, fmt.Errorf("core: route %q: standing_hours must be between 0 and %d", name, MaxStandingHours)
+		}
+		if r.StandingHours > 0 && !r.StandingAllowed() {
+			return nil, fmt.Errorf("core: route %q: standing_hours is set but standing is false", name)
+		}
 		if r.EscalateTo != "" {
 			if _, ok := routes[r.EscalateTo]; !ok {
 				return nil, fmt.Errorf("core: route %q: escalate_to names unknown route %q", name, r.EscalateTo)

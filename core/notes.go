@@ -47,6 +47,8 @@ func RecordedNote(q *Question, r Ref) string {
 		return "Recorded: Approved"
 	case RefEdit:
 		return "Recorded: " + ChoiceLabel(q)
+	case RefStanding:
+		return standingNote(q, r)
 	case RefDeny:
 		return "Recorded: Denied"
 	}

@@ -89,6 +89,9 @@ type ToolCall struct {
 	// Editable says which arguments an approver may change before
 	// approving (edit.go); nil: none.
 	Editable *Editable `json:"editable,omitempty"`
+	// Standing is the standing approval its approvers may grant with it
+	// (standing.go), fixed at the ask; nil: none.
+	Standing *StandingOffer `json:"standing,omitempty"`
 }
 
 // ItemAnswer is one answered form item: an option, or free text.

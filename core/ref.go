@@ -30,6 +30,9 @@ const (
 	RefDecline RefAction = 'x' // decline the question
 	RefText    RefAction = 't' // open a free-text prompt (for item Item on a form)
 	RefEdit    RefAction = 'e' // edit an approval's arguments, then approve
+	// RefStanding approves and grants a standing approval: Option 0 for
+	// the rest of the run, 1 for the agent for the offered hours.
+	RefStanding RefAction = 's'
 )
 
 // refVersion is the first character of every encoded ref. A new layout
@@ -52,7 +55,7 @@ func (r Ref) Encode() string {
 		return ""
 	}
 	switch r.Action {
-	case RefOption, RefApprove, RefDeny, RefDecline, RefText, RefEdit:
+	case RefOption, RefApprove, RefDeny, RefDecline, RefText, RefEdit, RefStanding:
 	default:
 		return ""
 	}
@@ -72,7 +75,7 @@ func DecodeRef(s string) (Ref, error) {
 	}
 	r := Ref{Action: RefAction(s[1]), QuestionID: s[4:], Item: -1}
 	switch r.Action {
-	case RefOption, RefApprove, RefDeny, RefDecline, RefText, RefEdit:
+	case RefOption, RefApprove, RefDeny, RefDecline, RefText, RefEdit, RefStanding:
 	default:
 		return Ref{}, ErrNotFound
 	}
@@ -109,6 +112,12 @@ func AnswerFor(q *Question, r Ref, d Decider, text string) (AnswerInput, error) 
 			return in, Errorf(CodeInvalid, op, "the edited arguments are missing: send them as a JSON object")
 		}
 		in.OptionID, in.Arguments = ApproveOption, json.RawMessage(strings.TrimSpace(text))
+	case r.Action == RefStanding && q.Kind == KindApproval && r.Item == -1 && r.Option <= 1:
+		in.OptionID, in.Text = ApproveOption, text
+		in.Standing = &StandingRequest{Scope: StandingRun}
+		if r.Option == 1 {
+			in.Standing.Scope = StandingAgent
+		}
 	case r.Action == RefDeny && q.Kind == KindApproval:
 		in.OptionID, in.Text = DenyOption, text
 	case r.Action == RefOption && q.Kind == KindDecision && r.Item == -1:

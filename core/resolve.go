@@ -26,6 +26,9 @@ type Outcome struct {
 	// Closed is true when this attempt closed the question; false when it
 	// recorded form items and the form is still open.
 	Closed bool
+	// Standing is the standing approval the answer granted, if it asked
+	// for one.
+	Standing *Standing
 }
 
 // door is who is knocking, which decides the checks the chokepoint runs.
@@ -225,6 +228,9 @@ func (s *Service) EndRun(ctx context.Context, run Run) ([]Outcome, error) {
 	ids, err := s.store.EndRun(ctx, run.Key(), s.now())
 	if err != nil {
 		return nil, Internal(op, err)
+	}
+	if err := s.endRunStandings(ctx, run); err != nil {
+		return nil, err
 	}
 	var out []Outcome
 	for _, id := range ids {

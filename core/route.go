@@ -26,7 +26,17 @@ type Route struct {
 	// EscalateTo names the route a timed-out question with the escalate
 	// policy is posted to; its deciders may then answer too.
 	EscalateTo string `json:"escalate_to,omitempty" yaml:"escalate_to"`
+	// Standing: false forbids standing approvals on this route; unset or
+	// true allows the run-long one (standing.go).
+	Standing *bool `json:"standing,omitempty" yaml:"standing"`
+	// StandingHours > 0 also lets approvers grant one for the agent, for
+	// that many hours.
+	StandingHours int `json:"standing_hours,omitempty" yaml:"standing_hours"`
 }
+
+// StandingAllowed reports whether approvers on this route may grant
+// standing approvals.
+func (r Route) StandingAllowed() bool { return r.Standing == nil || *r.Standing }
 
 // Allows reports whether d may decide on this route through d.Surface.
 func (r Route) Allows(d Decider) bool {

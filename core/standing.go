@@ -1,6 +1,106 @@
 package core
 
-import "time"
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// A standing approval is an approver's "don't ask again": later approval
+// asks that match it (same agent, same run or within its window, same
+// tool and route, and optionally the same argument hash) close at once as
+// approved, without a card, and the agent's resume says a standing
+// approval covered them. A hard-to-reverse ask is never covered, whatever
+// the route says, and a route can forbid them outright.
+
+// StandingScope is how far a standing approval reaches.
+type StandingScope string
+
+const (
+	// StandingRun covers the rest of the run the approval was given in,
+	// and ends with it.
+	StandingRun StandingScope = "run"
+	// StandingAgent covers every run of the agent for a window of hours
+	// the route allows (Route.StandingHours).
+	StandingAgent StandingScope = "agent"
+)
+
+// Event kinds of standing approvals. Each is appended with the id of the
+// approval that granted it, so a question's log shows what its approval
+// went on to cover.
+const (
+	EventStandingGranted EventKind = "standing_granted"
+	EventStandingRevoked EventKind = "standing_revoked"
+	EventStandingEnded   EventKind = "standing_ended" // its run ended
+)
+
+// MaxStandingHours caps a route's standing window.
+const MaxStandingHours = 24 * 30
+
+// Standing is one standing approval as stored.
+type Standing struct {
+	ID    string        `json:"id"`
+	Scope StandingScope `json:"scope"`
+	Agent string        `json:"agent"`
+	// RunID is the run a StandingRun covers; "" for StandingAgent.
+	RunID string `json:"run_id,omitempty"`
+	Tool  string `json:"tool"`
+	Route string `json:"route"`
+	// ArgumentsSHA256, when set, limits it to calls with exactly these
+	// arguments.
+	ArgumentsSHA256 string `json:"arguments_sha256,omitempty"`
+	// QuestionID is the approval that granted it.
+	QuestionID string    `json:"question_id"`
+	GrantedBy  Decider   `json:"granted_by"`
+	GrantedAt  time.Time `json:"granted_at"`
+	// Until ends a StandingAgent's window; zero for StandingRun, which
+	// ends with its run.
+	Until time.Time `json:"until,omitzero"`
+}
+
+// Live reports whether s still covers asks at now.
+func (s Standing) Live(now time.Time) bool { return s.Until.IsZero() || now.Before(s.Until) }
+
+// RunKey is the Run.Key of the run a StandingRun covers; "" otherwise.
+func (s Standing) RunKey() string {
+	if s.Scope != StandingRun {
+		return ""
+	}
+	return Run{Agent: s.Agent, ID: s.RunID}.Key()
+}
+
+// Standings is where standing approvals are kept. Lists hold only those
+// live at now; stores may drop the rest.
+type Standings interface {
+	// PutStanding stores s (a new id).
+	PutStanding(ctx context.Context, s Standing) error
+	// ListStandings lists the standing approvals live at now, oldest
+	// first.
+	ListStandings(ctx context.Context, now time.Time) ([]Standing, error)
+	// DeleteStanding drops standing approval id and returns it as it was;
+	// ErrNotFound when there is none.
+	DeleteStanding(ctx context.Context, id string) (Standing, error)
+	// EndRunStandings drops the StandingRun approvals of run (its
+	// Run.Key) and returns them.
+	EndRunStandings(ctx context.Context, run string) ([]Standing, error)
+}
+
+// StandingOffer is what an approval's approvers may grant with it, fixed
+// at the ask from its route: a run-long standing approval, and, when
+// Hours > 0, one for the agent for that many hours.
+type StandingOffer struct {
+	Hours int `json:"hours,omitempty"`
+}
+
+// StandingRequest asks for a standing approval along with an approve.
+type StandingRequest struct {
+	Scope StandingScope `json:"scope"`
+	// SameArguments limits it to calls with the same arguments as this
+	// one (as approved, when edited).
+	SameArguments bool `json:"same_arguments,omitempty"`
+}
 
 // StandingUse is what a resolution keeps of the standing approval that
 // closed it: which one, and who granted it when.
@@ -8,4 +108,224 @@ type StandingUse struct {
 	ID        string    `json:"id"`
 	GrantedBy Decider   `json:"granted_by"`
 	GrantedAt time.Time `json:"granted_at"`
+}
+
+// standingOffer is what q's route lets its approvers grant, or nil: no
+// standing approval for a hard-to-reverse (or unclassified) call, nor on
+// a route that forbids them.
+func standingOffer(q *Question, route Route) *StandingOffer {
+	if q.Kind != KindApproval || q.Reversibility != Reversible || !route.StandingAllowed() {
+		return nil
+	}
+	return &StandingOffer{Hours: route.StandingHours}
+}
+
+// checkStanding is the answer's standing request checked against what the
+// ask offers.
+func checkStanding(q *Question, req *StandingRequest, approved bool) error {
+	const op = "answer"
+	if req == nil {
+		return nil
+	}
+	offer := (*StandingOffer)(nil)
+	if q.Call != nil {
+		offer = q.Call.Standing
+	}
+	switch {
+	case !approved:
+		return Errorf(CodeInvalid, op, "a standing approval goes with %q", ApproveOption)
+	case offer == nil:
+		return Errorf(CodeInvalid, op, "this approval cannot grant a standing approval (it is hard to reverse, or its route forbids them)")
+	case req.Scope == StandingRun:
+	case req.Scope == StandingAgent && offer.Hours > 0:
+	case req.Scope == StandingAgent:
+		return Errorf(CodeInvalid, op, "this approval's route allows standing approvals for the run only")
+	default:
+		return Errorf(CodeInvalid, op, "standing scope %q is not run or agent", req.Scope)
+	}
+	return nil
+}
+
+// grantStanding stores the standing approval an approve asked for, once
+// that approve has closed q, and records it. The approve counts either
+// way: a standing approval that could not be stored only means people
+// are asked again.
+func (s *Service) grantStanding(ctx context.Context, q *Question, req *StandingRequest) (*Standing, error) {
+	const op = "grant standing approval"
+	r := q.Resolution
+	st := Standing{
+		ID: "st-" + NewID(0), Scope: req.Scope, Agent: q.Agent, Tool: q.Call.Tool, Route: q.Route,
+		QuestionID: q.ID, GrantedBy: publicDecider(r.Decider), GrantedAt: r.At,
+	}
+	if req.Scope == StandingRun {
+		st.RunID = q.RunID
+	} else {
+		st.Until = r.At.Add(time.Duration(q.Call.Standing.Hours) * time.Hour)
+	}
+	if req.SameArguments {
+		st.ArgumentsSHA256 = q.Call.ArgumentsSHA256
+		if r.Edit != nil {
+			st.ArgumentsSHA256 = r.Edit.ArgumentsSHA256
+		}
+	}
+	if err := s.store.PutStanding(ctx, st); err != nil {
+		return nil, Internal(op, err)
+	}
+	s.standingEvent(ctx, st, EventStandingGranted, r.Decider, standingReason(st))
+	return &st, nil
+}
+
+func standingReason(st Standing) string {
+	what := "tool " + st.Tool
+	if st.ArgumentsSHA256 != "" {
+		what += " with arguments sha256:" + st.ArgumentsSHA256
+	}
+	if st.Scope == StandingRun {
+		return fmt.Sprintf("standing approval %s: %s, for the rest of run %s", st.ID, what, st.RunID)
+	}
+	return fmt.Sprintf("standing approval %s: %s, for agent %s until %s", st.ID, what, st.Agent, st.Until.UTC().Format(time.RFC3339))
+}
+
+// standingEvent appends one event about st to its granting question's
+// log. Like a refusal it goes with no state change, so a store error is
+// dropped rather than turning what happened into a failure.
+func (s *Service) standingEvent(ctx context.Context, st Standing, kind EventKind, by Decider, reason string) {
+	// The log names nobody (see Event): the grantor is the actor, by
+	// pseudonym, and not in the payload.
+	st.GrantedBy = Decider{Surface: st.GrantedBy.Surface}
+	payload, _ := json.Marshal(st)
+	_, _ = s.store.Append(ctx, Event{QuestionID: st.QuestionID, RunID: st.RunID, At: s.now(), Kind: kind,
+		Actor: s.pseudonym(by), Surface: by.Surface, Reason: reason, Payload: payload})
+}
+
+// standingFor finds a live standing approval that covers q, or nil.
+func (s *Service) standingFor(ctx context.Context, q *Question, route Route) (*Standing, error) {
+	if standingOffer(q, route) == nil {
+		return nil, nil
+	}
+	all, err := s.store.ListStandings(ctx, q.CreatedAt)
+	if err != nil {
+		return nil, Internal("ask", err)
+	}
+	for _, st := range all {
+		if st.Agent != q.Agent || st.Tool != q.Call.Tool || st.Route != q.Route || !st.Live(q.CreatedAt) {
+			continue
+		}
+		if st.Scope == StandingRun && st.RunID != q.RunID {
+			continue
+		}
+		if st.ArgumentsSHA256 != "" && st.ArgumentsSHA256 != q.Call.ArgumentsSHA256 {
+			continue
+		}
+		return &st, nil
+	}
+	return nil, nil
+}
+
+// closeByStanding closes a just-parked q as approved by st, through the
+// chokepoint like any other close.
+func (s *Service) closeByStanding(ctx context.Context, q *Question, st *Standing) (*Question, error) {
+	o, err := s.resolve(ctx, attempt{op: "standing approval", id: q.ID, door: doorSystem, actor: st.GrantedBy,
+		build: func(q *Question, now time.Time) (Transition, error) {
+			yes := true
+			d := publicDecider(st.GrantedBy)
+			d.Name = StandingLabel(*st)
+			res := &Resolution{State: StateAnswered, Decider: d, At: now, Approved: &yes,
+				ArgumentsSHA256: q.Call.ArgumentsSHA256,
+				Standing:        &StandingUse{ID: st.ID, GrantedBy: publicDecider(st.GrantedBy), GrantedAt: st.GrantedAt}}
+			ev := s.closeEvent(q, res, "covered by "+standingReason(*st))
+			return Transition{Resolution: res, Event: ev}, nil
+		}})
+	if err != nil {
+		return nil, err
+	}
+	return o.Question, nil
+}
+
+// StandingLabel names a standing approval for people: "standing approval
+// by Alice at 2026-06-01 09:00 UTC".
+func StandingLabel(st Standing) string {
+	return "standing approval by " + DeciderLabel(st.GrantedBy) + " at " + st.GrantedAt.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+// ListStandings lists the standing approvals live now, for operators.
+func (s *Service) ListStandings(ctx context.Context) ([]Standing, error) {
+	all, err := s.store.ListStandings(ctx, s.now())
+	if err != nil {
+		return nil, Internal("list standing approvals", err)
+	}
+	return all, nil
+}
+
+// RevokeStanding ends a standing approval at once: later asks are asked
+// again. by is the operator who revoked it.
+func (s *Service) RevokeStanding(ctx context.Context, id string, by Decider) (Standing, error) {
+	const op = "revoke standing approval"
+	st, err := s.store.DeleteStanding(ctx, id)
+	if ErrorCode(err) == CodeNotFound {
+		return Standing{}, ErrNotFound
+	}
+	if err != nil {
+		return Standing{}, Internal(op, err)
+	}
+	s.standingEvent(ctx, st, EventStandingRevoked, by, "revoked by "+DeciderLabel(by))
+	return st, nil
+}
+
+// endRunStandings ends the run-long standing approvals of run.
+func (s *Service) endRunStandings(ctx context.Context, run Run) error {
+	ended, err := s.store.EndRunStandings(ctx, run.Key())
+	if err != nil {
+		return Internal("end run", err)
+	}
+	for _, st := range ended {
+		s.standingEvent(ctx, st, EventStandingEnded, System, "the run it covered has ended")
+	}
+	return nil
+}
+
+// SortStandings orders standing approvals oldest first, then by id, the
+// order every store lists them in.
+func SortStandings(all []Standing) {
+	slices.SortFunc(all, func(a, b Standing) int {
+		if c := a.GrantedAt.Compare(b.GrantedAt); c != 0 {
+			return c
+		}
+		if a.ID < b.ID {
+			return -1
+		}
+		if a.ID > b.ID {
+			return 1
+		}
+		return 0
+	})
+}
+
+// standingActions are the buttons that approve and grant a standing
+// approval, as far as the ask offers them.
+func standingActions(q *Question) []Action {
+	offer := q.Call.Standing
+	if offer == nil {
+		return nil
+	}
+	ref := Ref{QuestionID: q.ID, Item: -1, Action: RefStanding}
+	out := []Action{{Label: LabelStandingRun, Ref: ref, Style: StyleDefault}}
+	if offer.Hours > 0 {
+		ref.Option = 1
+		out = append(out, Action{Label: fmt.Sprintf(LabelStandingAgent, offer.Hours), Ref: ref, Style: StyleDefault})
+	}
+	return out
+}
+
+// standingNote is the private note after an approve that granted a
+// standing approval.
+func standingNote(q *Question, r Ref) string {
+	if q == nil || q.Call == nil {
+		return "Recorded: Approved"
+	}
+	how := "for the rest of this run"
+	if r.Option == 1 && q.Call.Standing != nil {
+		how = fmt.Sprintf("for the next %d hours", q.Call.Standing.Hours)
+	}
+	return "Recorded: Approved. Later asks for " + q.Call.Tool + " by this agent are approved at once " + how + ", unless an operator revokes it."
 }

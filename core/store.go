@@ -119,6 +119,7 @@ type Store interface {
 	Outbox
 	Waker
 	Values
+	Standings
 	// Beat records now as the bridge's heartbeat and returns the previous
 	// one (zero on the first beat). It is one atomic swap, so of several
 	// replicas booting together exactly one sees the old heartbeat.

@@ -109,6 +109,9 @@ func CardFixtures() []CardFixture {
 			AskedArgumentsSHA256: r.ArgumentsSHA256,
 			Changes:              []core.KeyChange{{Key: "target", Change: core.KeyChanged}}}
 	})
+	standing := fixtureQ(core.KindApproval)
+	standing.Reversibility = core.Reversible
+	standing.Call.Standing = &core.StandingOffer{Hours: 8}
 	withCard := fixtureQ(core.KindDecision)
 	withCard.Messages = []core.MessageRef{{Surface: core.SurfaceSlack, Room: room, ID: "844397162624450620", Kind: core.DeliverPost}}
 
@@ -125,6 +128,7 @@ func CardFixtures() []CardFixture {
 		{"approval_open", fixtureQ(core.KindApproval), post},
 		{"approval_editable", editable, post},
 		{"approval_edited", edited, post},
+		{"approval_standing_offered", standing, post},
 		{"form_open", fixtureQ(core.KindForm), post},
 		{"form_progress", half, post},
 		{"clarification_answered", closed(fixtureQ(core.KindClarification), core.StateAnswered, fixtureAlice, func(r *core.Resolution) {

@@ -32,6 +32,7 @@ func Run(t *testing.T, d Driver) {
 		{"9_FormInTwoStepsAcrossRestart", formAcrossRestart},
 		{"10_DowntimeRemindsAndDigests", downtime},
 		{"11_EditBeforeApproving", editBeforeApproving},
+		{"12_StandingApprovalFromCard", standingFromCard},
 	} {
 		t.Run(s.name, func(t *testing.T) {
 			w := &world{t: t, d: d, clock: core.NewSimClock(epoch)}

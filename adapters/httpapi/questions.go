@@ -231,6 +231,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 		OptionID:   req.ChosenOptionID,
 		Items:      req.Items,
 		Arguments:  req.Arguments,
+		Standing:   req.Standing,
 	})
 	s.outcome(w, r, o, err)
 }
@@ -276,7 +277,7 @@ func (s *Server) outcome(w http.ResponseWriter, r *http.Request, o core.Outcome,
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, client.Outcome{Question: o.Question, Closed: o.Closed})
+	writeJSON(w, http.StatusOK, client.Outcome{Question: o.Question, Closed: o.Closed, Standing: o.Standing})
 }
 
 // endRun expires the open questions of a run: an agent's own, or, for an

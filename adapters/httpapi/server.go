@@ -126,6 +126,8 @@ func (s *Server) routes() {
 	s.v1("POST /v1/runs/{run_id}/end", "end runs", s.endRun, RoleAgent)
 	s.v1("GET /v1/questions/{id}/mcp", "read the MCP door", s.mcpDoor, RoleAgent)
 	s.v1("POST /v1/questions/{id}/mcp/answer", "answer through the MCP door", s.mcpAnswer, RoleAgent)
+	s.v1("GET /v1/approvals/standing", "list standing approvals", s.listStanding, RoleOperator, RoleObserver)
+	s.v1("POST /v1/approvals/standing/{id}/revoke", "revoke standing approvals", s.revokeStanding, RoleOperator)
 	s.v1("GET /v1/events", "read events", s.events, RoleOperator, RoleObserver)
 	s.v1("GET /v1/digest", "read digests", s.digest, RoleOperator, RoleObserver)
 	s.v1("GET /v1/directive", "read the directive", s.directive, RoleAgent, RoleOperator, RoleObserver)

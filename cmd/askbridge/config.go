@@ -32,6 +32,10 @@ type RouteFile struct {
 	Rooms      []core.Room         `yaml:"rooms"`
 	Deciders   map[string][]string `yaml:"deciders"`
 	EscalateTo string              `yaml:"escalate_to"`
+	// Standing: false forbids standing approvals on the route;
+	// StandingHours > 0 also allows them for an agent for that long.
+	Standing      *bool `yaml:"standing"`
+	StandingHours int   `yaml:"standing_hours"`
 }
 
 // TokenFile is one API bearer token. The secret is given inline or, better,
@@ -126,6 +130,12 @@ func parseFile(raw []byte, getenv func(string) string) (File, error) {
 				}
 			}
 		}
+		if r.StandingHours < 0 || r.StandingHours > core.MaxStandingHours {
+			return f, fmt.Errorf("%s.standing_hours must be between 0 and %d", key, core.MaxStandingHours)
+		}
+		if r.StandingHours > 0 && r.Standing != nil && !*r.Standing {
+			return f, fmt.Errorf("%s.standing_hours is set but standing is false", key)
+		}
 		if r.EscalateTo != "" {
 			if _, ok := f.Routes[r.EscalateTo]; !ok {
 				return f, fmt.Errorf("%s.escalate_to: no route named %q", key, r.EscalateTo)
@@ -195,7 +205,8 @@ func (s Settings) coreConfig(actorKey []byte) core.Config {
 		for surface, ids := range r.Deciders {
 			deciders[core.Surface(surface)] = ids
 		}
-		cfg.Routes[name] = core.Route{Name: name, Rooms: r.Rooms, Deciders: deciders, EscalateTo: r.EscalateTo}
+		cfg.Routes[name] = core.Route{Name: name, Rooms: r.Rooms, Deciders: deciders, EscalateTo: r.EscalateTo,
+			Standing: r.Standing, StandingHours: r.StandingHours}
 	}
 	if len(cfg.Routes) == 0 {
 		cfg.Routes[core.DefaultRoute] = core.Route{Name: core.DefaultRoute, Deciders: map[core.Surface][]string{

@@ -297,7 +297,7 @@ func TestTelegramPollingMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := d.Card(t, q.ID, func(c adaptertest.Card) bool { return len(c.Buttons) == 3 }) // approve, deny, decline
+	c := d.Card(t, q.ID, func(c adaptertest.Card) bool { return len(c.Buttons) == 4 }) // approve, deny, standing approve, decline
 	if note := d.Click(t, tgAsUser(tgAlice), c, c.Buttons[0]); note != "Recorded: Approved" {
 		t.Fatalf("told %q", note)
 	}

@@ -23,6 +23,7 @@ package bolt
 //	value-leases          key -> leaseRecord (JSON)              adapters' leases (core.Values)
 //	once                  key -> expiry time (binary)            keys seen once (core.Values)
 //	idempotency           idempotency key -> question id         asks that may be repeated
+//	standing              id -> core.Standing (JSON)             standing approvals
 //
 // Integers are big-endian. Times in keys are signed and stored with the
 // sign bit flipped, so byte order is time order even before 1970.
@@ -53,6 +54,7 @@ var (
 	bucketLeasesKV       = []byte("value-leases")
 	bucketOnce           = []byte("once")
 	bucketIdempotency    = []byte("idempotency")
+	bucketStanding       = []byte("standing")
 
 	// fixedBuckets are created when the file is opened; the per-surface
 	// outbox buckets are created on first use.

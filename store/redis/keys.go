@@ -34,6 +34,7 @@ import (
 //	{ab:s0}:v:<key>         string, TTL if set for a time: an adapter's shared value (shard 0 only)
 //	{ab:s0}:l:<key>         string with TTL: an adapter's lease holder (shard 0 only)
 //	{ab:s0}:o:<key>         string with TTL: a key seen once (shard 0 only)
+//	{ab:s0}:standing        hash: standing approval id -> core.Standing JSON (shard 0 only)
 //	rate:ab:budget:<key>    hash: a send budget (GCRA, kept by redis_rate,
 //	                        which adds "rate:"; no hash tag, so budgets
 //	                        spread over the cluster)
@@ -70,6 +71,7 @@ func (k keys) beat() string                 { return k.tag(0) + ":beat" }
 func (k keys) value(key string) string      { return k.tag(0) + ":v:" + key }
 func (k keys) lease(key string) string      { return k.tag(0) + ":l:" + key }
 func (k keys) once(key string) string       { return k.tag(0) + ":o:" + key }
+func (k keys) standing() string             { return k.tag(0) + ":standing" }
 func (k keys) budget(key string) string     { return k.prefix + ":budget:" + key }
 
 func (k keys) outbox(shard int, s core.Surface) string {

@@ -60,8 +60,11 @@ func routes() map[string]core.Route {
 				core.SurfaceSlack: {"U1", "role:S-leads"},
 				core.SurfaceAPI:   {"*"},
 			},
-			EscalateTo: "oncall",
+			EscalateTo:    "oncall",
+			StandingHours: 8,
 		},
+		// strict forbids standing approvals.
+		"strict": {Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}}, Standing: new(bool)},
 		"oncall": {
 			Rooms:    []core.Room{{Surface: core.SurfaceDiscord, ID: "D9"}},
 			Deciders: map[core.Surface][]string{core.SurfaceDiscord: {"boss"}},

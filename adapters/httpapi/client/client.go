@@ -207,6 +207,20 @@ func (c *Client) Answer(ctx context.Context, id string, req AnswerRequest) (*Out
 	return call[Outcome](ctx, c, http.MethodPost, "/v1/questions/"+url.PathEscape(id)+"/answer", nil, req)
 }
 
+// Standing lists the standing approvals live now.
+func (c *Client) Standing(ctx context.Context) ([]Standing, error) {
+	l, err := call[StandingList](ctx, c, http.MethodGet, "/v1/approvals/standing", nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	return l.Standing, nil
+}
+
+// RevokeStanding ends a standing approval: later asks are asked again.
+func (c *Client) RevokeStanding(ctx context.Context, id string) (*Standing, error) {
+	return call[Standing](ctx, c, http.MethodPost, "/v1/approvals/standing/"+url.PathEscape(id)+"/revoke", nil, nil)
+}
+
 // Decline closes the question without an answer; the agent resumes with a
 // fixed text telling it to proceed on its own judgement.
 func (c *Client) Decline(ctx context.Context, id string) (*Outcome, error) {

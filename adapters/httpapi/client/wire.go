@@ -100,6 +100,10 @@ type AnswerRequest struct {
 	// Arguments, with "approve", approves the call with these arguments
 	// instead: only its editable keys may differ.
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Standing, with "approve", also grants a standing approval: later
+	// asks for the same tool by the same agent, in this run ("run") or
+	// for the route's hours ("agent"), are approved at once.
+	Standing *core.StandingRequest `json:"standing,omitempty"`
 }
 
 // CancelRequest is the optional body of POST /v1/questions/{id}/cancel.
@@ -109,10 +113,21 @@ type CancelRequest struct {
 
 // Outcome is what answer, decline and cancel return: the question exactly
 // as recorded, and whether this request closed it (false when a form item
-// was recorded and the form is still open).
+// was recorded and the form is still open). Standing is the standing
+// approval an approve granted, when it asked for one.
 type Outcome struct {
 	Question *Question `json:"question"`
 	Closed   bool      `json:"closed"`
+	Standing *Standing `json:"standing,omitempty"`
+}
+
+// Standing is a standing approval as the API lists it.
+type Standing = core.Standing
+
+// StandingList is what GET /v1/approvals/standing returns: those live
+// now, oldest first.
+type StandingList struct {
+	Standing []Standing `json:"standing"`
 }
 
 // WaitResponse is what GET /v1/questions/{id}/wait returns. While the

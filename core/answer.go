@@ -33,6 +33,9 @@ type AnswerInput struct {
 	// Standing, with ApproveOption, also grants a standing approval
 	// (standing.go): later matching asks close at once.
 	Standing *StandingRequest
+	// Calls decide calls of a batch one by one; a batch answered with
+	// OptionID alone has it applied to every call still undecided.
+	Calls []CallDecision
 }
 
 // The two choices of an approval, as option ids so that buttons and the
@@ -45,12 +48,19 @@ const (
 // Answer records a human's answer. For a form it records the given items
 // and closes the question once every item has an answer.
 func (s *Service) Answer(ctx context.Context, in AnswerInput) (Outcome, error) {
-	o, err := s.resolve(ctx, attempt{
+	a := attempt{
 		op: "answer", id: in.QuestionID, door: doorHuman, actor: in.Decider,
 		build: func(q *Question, now time.Time) (Transition, error) {
+			if q.IsBatch() {
+				return s.batchTransition(q, in, now)
+			}
+			if len(in.Calls) > 0 {
+				return Transition{}, Errorf(CodeInvalid, "answer", "only a batch of tool calls takes calls")
+			}
 			return s.answerTransition(q, in, now)
 		},
-	})
+	}
+	o, err := s.resolveAll(ctx, in, a)
 	if err == nil && o.Closed && in.Standing != nil {
 		// The approve counts either way; a standing approval that could
 		// not be stored leaves o.Standing nil, and the note says only

@@ -27,7 +27,10 @@ type AskInput struct {
 	Arguments     json.RawMessage
 	// Editable lets an approver change these arguments (all, or some
 	// top-level keys) before approving.
-	Editable  *Editable
+	Editable *Editable
+	// Calls makes the approval a batch of 2 to 20 tool calls, each with
+	// its own id, tool and arguments, instead of Tool and Arguments.
+	Calls     []CallInput
 	Timeout   time.Duration // 0 takes the configured default
 	OnTimeout TimeoutPolicy // "" is deny
 	MaxReasks int           // reask: how many times, 1 if unset
@@ -85,7 +88,7 @@ func (in AskInput) Validate() error {
 
 	// Each kind takes its own fields and refuses the others', so a client
 	// that mixes them up hears about it instead of having fields ignored.
-	hasOptions, hasItems, hasTool := len(in.Options) > 0, len(in.Items) > 0, in.Tool != "" || len(in.Arguments) > 0
+	hasOptions, hasItems, hasTool := len(in.Options) > 0, len(in.Items) > 0, in.Tool != "" || len(in.Arguments) > 0 || len(in.Calls) > 0
 	if in.Editable.Any() && in.Kind != KindApproval {
 		return Errorf(CodeInvalid, op, "only an approval's arguments can be editable")
 	}
@@ -102,6 +105,12 @@ func (in AskInput) Validate() error {
 	case KindApproval:
 		if hasOptions || hasItems {
 			return Errorf(CodeInvalid, op, "an approval takes a tool and arguments, not options or items")
+		}
+		if len(in.Calls) > 0 {
+			if in.Tool != "" || len(in.Arguments) > 0 || in.Editable != nil {
+				return Errorf(CodeInvalid, op, "a batch takes calls, each with its own tool, arguments and editable keys, not tool or arguments of its own")
+			}
+			return validateCalls(in.Calls)
 		}
 		if blank(in.Tool) {
 			return Errorf(CodeInvalid, op, "tool is required for an approval")
@@ -297,7 +306,11 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 		State:         StateOpen,
 		Idempotency:   idem,
 	}
-	if in.Kind == KindApproval {
+	if in.Kind == KindApproval && len(in.Calls) > 0 {
+		if q.Calls, err = batchCalls(in.Calls); err != nil {
+			return nil, false, err
+		}
+	} else if in.Kind == KindApproval {
 		sum, canon, err := HashArguments(in.Arguments)
 		if err != nil {
 			return nil, false, err

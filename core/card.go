@@ -70,6 +70,9 @@ func ChoiceLabel(q *Question) string {
 			return o.Title
 		}
 	case KindApproval:
+		if q.IsBatch() {
+			return batchChoice(q)
+		}
 		if r.Approved != nil && *r.Approved {
 			if r.Edit != nil {
 				return "Approved with changes: " + ChangesLine(r.Edit)

@@ -39,6 +39,13 @@ func NewCard(q *Question, m MessageRef) Card {
 			c.Sections = append(c.Sections, s)
 		}
 	case KindApproval:
+		if q.IsBatch() {
+			c.Sections, c.Progress = append(c.Sections, batchSections(q)...), batchProgress(q)
+			if open {
+				c.Actions = append(c.Actions, batchAllActions(q)...)
+			}
+			break
+		}
 		if q.Call == nil {
 			break
 		}

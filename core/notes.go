@@ -40,6 +40,9 @@ func RefusalNote(err error) string {
 // counted: r is the button they pressed (RefText for free text they
 // wrote) and q the question as it stands after it.
 func RecordedNote(q *Question, r Ref) string {
+	if q != nil && q.IsBatch() && r.Action != RefDecline {
+		return batchNote(q, r)
+	}
 	switch r.Action {
 	case RefDecline:
 		return "Recorded: you declined. The agent will proceed on its own judgement."

@@ -23,9 +23,10 @@ type Question struct {
 	Reversibility Reversibility `json:"reversibility"`
 	Route         string        `json:"route"`
 
-	Options []Option   `json:"options,omitempty"` // decision
-	Items   []FormItem `json:"items,omitempty"`   // form
-	Call    *ToolCall  `json:"call,omitempty"`    // approval
+	Options []Option    `json:"options,omitempty"` // decision
+	Items   []FormItem  `json:"items,omitempty"`   // form
+	Call    *ToolCall   `json:"call,omitempty"`    // approval
+	Calls   []BatchCall `json:"calls,omitempty"`   // approval of a batch of tool calls (batch.go)
 
 	CreatedAt time.Time     `json:"created_at"`
 	Deadline  time.Time     `json:"deadline"`
@@ -94,13 +95,17 @@ type ToolCall struct {
 	Standing *StandingOffer `json:"standing,omitempty"`
 }
 
-// ItemAnswer is one answered form item: an option, or free text.
+// ItemAnswer is one answered form item: an option, or free text. A
+// batch's decided calls are recorded the same way (batch.go): ItemID is
+// the tool call id, OptionID approve or deny, Text the reason, and Edit
+// the arguments as approved when they were changed.
 type ItemAnswer struct {
-	ItemID   string    `json:"item_id"`
-	OptionID string    `json:"option_id,omitempty"`
-	Text     string    `json:"text,omitempty"`
-	Decider  Decider   `json:"decider"`
-	At       time.Time `json:"at"`
+	ItemID   string        `json:"item_id"`
+	OptionID string        `json:"option_id,omitempty"`
+	Text     string        `json:"text,omitempty"`
+	Edit     *ArgumentEdit `json:"edit,omitempty"`
+	Decider  Decider       `json:"decider"`
+	At       time.Time     `json:"at"`
 }
 
 // Decider is a person (or the bridge) acting on a question. ID is the

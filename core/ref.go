@@ -103,6 +103,9 @@ func AnswerFor(q *Question, r Ref, d Decider, text string) (AnswerInput, error) 
 	if r.QuestionID != q.ID {
 		return in, Errorf(CodeInvalid, op, "the button is not for this question")
 	}
+	if q.IsBatch() {
+		return batchAnswerFor(q, r, in, text)
+	}
 	switch {
 	case r.Action == RefApprove && q.Kind == KindApproval:
 		in.OptionID, in.Text = ApproveOption, text

@@ -41,6 +41,9 @@ func ResumeOf(q *Question) (fence.Resume, error) {
 			in.Body = r.Answer
 			in.Structured.ChosenOptionID = r.OptionID
 		case KindApproval:
+			if q.IsBatch() {
+				break // the calls' outcomes, below
+			}
 			in.Structured.Approved = r.Approved
 			in.Structured.ArgumentsSHA256 = r.ArgumentsSHA256 // fence words the verdict from these
 			approvalResume(&in, r)
@@ -53,6 +56,9 @@ func ResumeOf(q *Question) (fence.Resume, error) {
 		// fence fences its own fixed decline text; a decline carries no
 		// body and no reason of the decider's.
 		in.Reason = ""
+	}
+	if q.IsBatch() {
+		batchResume(&in, q)
 	}
 	res, err := fence.BuildResume(in)
 	if err != nil {

@@ -114,7 +114,7 @@ type StandingUse struct {
 // standing approval for a hard-to-reverse (or unclassified) call, nor on
 // a route that forbids them.
 func standingOffer(q *Question, route Route) *StandingOffer {
-	if q.Kind != KindApproval || q.Reversibility != Reversible || !route.StandingAllowed() {
+	if q.Kind != KindApproval || q.Call == nil || q.Reversibility != Reversible || !route.StandingAllowed() {
 		return nil
 	}
 	return &StandingOffer{Hours: route.StandingHours}

@@ -63,6 +63,20 @@ func checkApproval(in ResumeInput) error {
 	return nil
 }
 
+// undecidedCalls reports whether the result leaves any tool call
+// undecided: its own (one call's result), or any of a batch's.
+func undecidedCalls(st Structured) bool {
+	if st.Undecided {
+		return true
+	}
+	for _, c := range st.Calls {
+		if c.Approved == nil {
+			return true
+		}
+	}
+	return false
+}
+
 // writeCalls words a batch's outcomes: each call's id fenced (the agent's
 // model made it), then its outcome in server-made words.
 func writeCalls(m *message, calls []CallOutcome) {

@@ -265,7 +265,12 @@ func BuildResume(in ResumeInput) (Resume, error) {
 		m.region(Wrap(TagReason, in.Reason))
 	}
 
-	if in.Verb == VerbDeclined {
+	switch {
+	case in.Verb == VerbDeclined && undecidedCalls(in.Structured):
+		// A declined batch leaves calls nobody approved: proceeding on
+		// one's own judgement must not read as leave to make them.
+		m.line("The human declined to decide the tool calls above that are not decided: make none of them.")
+	case in.Verb == VerbDeclined:
 		// Fenced like everything else: a later "this one is trusted"
 		// branch is how unfenced text would creep back in.
 		m.line("What to do now follows:")

@@ -3,6 +3,7 @@ package adaptertest
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -112,6 +113,16 @@ func CardFixtures() []CardFixture {
 	standing := fixtureQ(core.KindApproval)
 	standing.Reversibility = core.Reversible
 	standing.Call.Standing = &core.StandingOffer{Hours: 8}
+	batch := fixtureQ(core.KindApproval)
+	batch.Reversibility, batch.Text, batch.Call = core.Reversible, "May I write these three files?", nil
+	for i, p := range []string{"a.txt", "b.txt", "c <d>.txt"} {
+		batch.Calls = append(batch.Calls, core.BatchCall{ToolCallID: fmt.Sprintf("toolu_%d", i+1), ToolCall: core.ToolCall{
+			Tool: "write_file", Arguments: json.RawMessage(`{"path":"` + p + `"}`), ArgumentsSHA256: fmt.Sprintf("%064d", i+1)}})
+	}
+	batch.Calls[2].Editable = &core.Editable{All: true}
+	batch.Answers = []core.ItemAnswer{{ItemID: "toolu_2", OptionID: core.DenyOption, Text: "not b", Decider: fixtureAlice, At: fixtureAsked.Add(time.Minute)}}
+	batchDone := closed(fixtureQ(core.KindApproval), core.StateTimedOut, core.System, func(r *core.Resolution) { r.Reason = core.TimeoutReason })
+	batchDone.Reversibility, batchDone.Text, batchDone.Call, batchDone.Calls, batchDone.Answers = batch.Reversibility, batch.Text, nil, batch.Calls, batch.Answers
 	withCard := fixtureQ(core.KindDecision)
 	withCard.Messages = []core.MessageRef{{Surface: core.SurfaceSlack, Room: room, ID: "844397162624450620", Kind: core.DeliverPost}}
 
@@ -129,6 +140,8 @@ func CardFixtures() []CardFixture {
 		{"approval_editable", editable, post},
 		{"approval_edited", edited, post},
 		{"approval_standing_offered", standing, post},
+		{"batch_partly_decided", batch, post},
+		{"batch_timed_out", batchDone, post},
 		{"form_open", fixtureQ(core.KindForm), post},
 		{"form_progress", half, post},
 		{"clarification_answered", closed(fixtureQ(core.KindClarification), core.StateAnswered, fixtureAlice, func(r *core.Resolution) {

@@ -150,9 +150,16 @@ func cardContent(c core.Card) string {
 			}
 			segs = append(segs, fixed("\n"), text(s.Body, 1000))
 		case core.SectionCall:
-			segs = append(segs, fixed("\n\nTool: **"), text(oneLine(s.Title), 128), fixed("**\n"), code(s.Body, 1200))
+			num := ""
+			if c.Progress != nil { // one call of a batch
+				num = fmt.Sprintf("%d. ", s.Index+1)
+			}
+			segs = append(segs, fixed("\n\n"+num+"Tool: **"), text(oneLine(s.Title), 128), fixed("**\n"), code(s.Body, 1200))
 			if s.Hash != "" {
 				segs = append(segs, fixed("\nsha256 `"+s.Hash+"…`"))
+			}
+			if a := s.Answer; a != nil {
+				segs = append(segs, fixed("\n✅ "), text(oneLine(a.Text), 300), fixed(" (by "), text(oneLine(a.By), 64), fixed(")"))
 			}
 		case core.SectionItem:
 			segs = append(segs, fixed(fmt.Sprintf("\n\n**%d. ", s.Index+1)), text(oneLine(s.Title), 300), fixed("**"))
@@ -207,6 +214,9 @@ func outcomeSegs(o *core.CardOutcome) []seg {
 // form item has at most four options and its free-text button), and the
 // card's own buttons (decline) come last.
 func cardComponents(c core.Card) []discordgo.MessageComponent {
+	if c.Kind == core.KindApproval && c.Progress != nil {
+		return batchComponents(c)
+	}
 	rows := []discordgo.MessageComponent{}
 	addRows := func(buttons []discordgo.MessageComponent) {
 		for len(buttons) > 0 && len(rows) < maxRows {

@@ -33,6 +33,7 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 		Tool:          req.Tool,
 		Arguments:     req.Arguments,
 		Editable:      req.Editable,
+		Calls:         req.Calls,
 		Timeout:       time.Duration(req.Timeout),
 		OnTimeout:     req.OnTimeout,
 		MaxReasks:     req.MaxReasks,
@@ -89,6 +90,11 @@ func forAgent(q *core.Question) *core.Question {
 	c.Answers = make([]core.ItemAnswer, len(q.Answers))
 	for i, a := range q.Answers {
 		a.Text, a.Decider.Name = "", ""
+		if a.Edit != nil { // a person's writing: the call's result carries it
+			e := *a.Edit
+			e.Arguments = nil
+			a.Edit = &e
+		}
 		c.Answers[i] = a
 	}
 	if q.Resolution != nil {
@@ -178,6 +184,17 @@ func waitResponse(q *core.Question) (client.WaitResponse, error) {
 		return client.WaitResponse{}, err
 	}
 	resp.Resume = &res
+	if q.IsBatch() {
+		results, err := core.CallResultsOf(q)
+		if err != nil {
+			return client.WaitResponse{}, err
+		}
+		for _, r := range results {
+			resp.Calls = append(resp.Calls, client.CallResult{ToolCallID: r.ToolCallID, Resume: r.Resume,
+				Anthropic: r.Resume.Anthropic(r.ToolCallID), OpenAI: r.Resume.OpenAI(r.ToolCallID)})
+		}
+		return resp, nil // the batch's own id, if any, is not a tool call's
+	}
 	if q.ToolCallID != "" {
 		a, o := res.Anthropic(q.ToolCallID), res.OpenAI(q.ToolCallID)
 		resp.Anthropic, resp.OpenAI = &a, &o
@@ -232,6 +249,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 		Items:      req.Items,
 		Arguments:  req.Arguments,
 		Standing:   req.Standing,
+		Calls:      req.Calls,
 	})
 	s.outcome(w, r, o, err)
 }

@@ -84,6 +84,11 @@ func Card(c core.Card) Message {
 			}
 			add(sectionWith(fmt.Sprintf("option-%d", s.Index), text, b))
 		case core.SectionCall:
+			if c.Progress != nil { // one call of a batch, numbered
+				add(section(fmt.Sprintf("call-%d", s.Index), fmt.Sprintf("*%d.* ", s.Index+1)+approvalCall(s), true))
+				add(actions(fmt.Sprintf("call-%d-choose", s.Index), drawn(s.Actions)...))
+				break
+			}
 			add(section("call", approvalCall(s), true))
 			add(actions("choose", drawn(s.Actions)...))
 		case core.SectionItem:
@@ -173,6 +178,9 @@ func approvalCall(s core.Section) string {
 	out := "*Tool:* `" + esc(s.Title, budgetLabel) + "`\n*Arguments:*\n" + code(s.Body, budgetArgs)
 	if s.Hash != "" {
 		out += "\nsha256 `" + s.Hash + "…`"
+	}
+	if a := s.Answer; a != nil { // a decided call of a batch
+		out += fmt.Sprintf("\n*Decided:* %s  (by %s, %s)", esc(a.Text, budgetLabel), esc(a.By, budgetLabel), a.At.UTC().Format(timeLayout))
 	}
 	return out
 }

@@ -186,10 +186,18 @@ func cardText(c core.Card) string {
 			}
 			d.text("\n", s.Body, "", 400)
 		case core.SectionCall:
-			d.text("\n\nTool: <code>", s.Title, "</code>", 130)
+			num := ""
+			if c.Progress != nil { // one call of a batch
+				num = fmt.Sprintf("%d. ", s.Index+1)
+			}
+			d.text("\n\n"+num+"Tool: <code>", s.Title, "</code>", 130)
 			d.text("\n<pre>", s.Body, "</pre>", 1200)
 			if s.Hash != "" {
 				d.markup("\nsha256 <code>" + html.EscapeString(s.Hash) + "…</code>")
+			}
+			if a := s.Answer; a != nil {
+				d.text("\n✓ ", a.Text, "", 200)
+				d.text(" (by ", a.By, ")", 64)
 			}
 		case core.SectionItem:
 			d.text(fmt.Sprintf("\n\n<b>%d. ", s.Index+1), s.Title, "</b>", 300)

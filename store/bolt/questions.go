@@ -176,28 +176,30 @@ func (s *Store) Resolve(ctx context.Context, t core.Transition) (*core.Question,
 	})
 }
 
-// allAnswered reports whether every item of q is answered, counting the
-// items being recorded now.
+// allAnswered reports whether every item of q (or call of a batch) is
+// answered, counting those being recorded now.
 func allAnswered(q *core.Question, now map[string]bool) bool {
-	for _, it := range q.Items {
-		if _, ok := q.Answered(it.ID); !ok && !now[it.ID] {
+	for _, id := range q.PartIDs() {
+		if _, ok := q.Answered(id); !ok && !now[id] {
 			return false
 		}
 	}
 	return true
 }
 
-// sortAnswers keeps answers in item order; answers to unknown items last.
+// sortAnswers keeps answers in item (or call) order; answers to unknown
+// items last.
 func sortAnswers(q *core.Question) {
-	pos := make(map[string]int, len(q.Items))
-	for i, it := range q.Items {
-		pos[it.ID] = i
+	ids := q.PartIDs()
+	pos := make(map[string]int, len(ids))
+	for i, id := range ids {
+		pos[id] = i
 	}
 	rank := func(id string) int {
 		if p, ok := pos[id]; ok {
 			return p
 		}
-		return len(q.Items)
+		return len(ids)
 	}
 	sort.SliceStable(q.Answers, func(i, j int) bool {
 		return rank(q.Answers[i].ItemID) < rank(q.Answers[j].ItemID)

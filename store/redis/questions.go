@@ -42,7 +42,7 @@ func (s *Store) Create(ctx context.Context, q *core.Question, asked core.Event, 
 	args := []any{
 		shard, s.timed, surfaceList,
 		q.ID, q.Run().Key(), docJSON, openMember(q), msString(q.CreatedAt), deadline,
-		q.Renotified, len(q.Items), askedJSON, idemKey(q),
+		q.Renotified, len(q.PartIDs()), askedJSON, idemKey(q),
 	}
 	if args, err = appendDeliveries(op, args, out); err != nil {
 		return err

@@ -132,15 +132,16 @@ func sortAnswers(q *core.Question) {
 	if len(q.Answers) < 2 {
 		return
 	}
-	rank := make(map[string]int, len(q.Items))
-	for i, it := range q.Items {
-		rank[it.ID] = i
+	ids := q.PartIDs() // form items, or a batch's calls
+	rank := make(map[string]int, len(ids))
+	for i, id := range ids {
+		rank[id] = i
 	}
 	pos := func(a core.ItemAnswer) int {
 		if i, ok := rank[a.ItemID]; ok {
 			return i
 		}
-		return len(q.Items)
+		return len(ids)
 	}
 	slices.SortStableFunc(q.Answers, func(a, b core.ItemAnswer) int {
 		if c := cmp.Compare(pos(a), pos(b)); c != 0 {

@@ -74,7 +74,11 @@ type AskRequest struct {
 	Arguments     json.RawMessage    `json:"arguments,omitempty"` // approval
 	// Editable lets approvers change the arguments before approving:
 	// true for all, or a list of top-level keys (approval).
-	Editable  *core.Editable     `json:"editable,omitempty"`
+	Editable *core.Editable `json:"editable,omitempty"`
+	// Calls makes an approval a batch of 2 to 20 tool calls, each with
+	// its tool_call_id, tool and arguments, posted as one card (instead
+	// of Tool and Arguments).
+	Calls     []core.CallInput   `json:"calls,omitempty"`
 	Timeout   Duration           `json:"timeout,omitzero"` // zero takes the server's default
 	OnTimeout core.TimeoutPolicy `json:"on_timeout,omitempty"`
 	MaxReasks int                `json:"max_reasks,omitempty"`
@@ -104,6 +108,9 @@ type AnswerRequest struct {
 	// asks for the same tool by the same agent, in this run ("run") or
 	// for the route's hours ("agent"), are approved at once.
 	Standing *core.StandingRequest `json:"standing,omitempty"`
+	// Calls decide calls of a batch one by one; a batch answered with
+	// ChosenOptionID alone has it applied to every call still undecided.
+	Calls []core.CallDecision `json:"calls,omitempty"`
 }
 
 // CancelRequest is the optional body of POST /v1/questions/{id}/cancel.
@@ -142,7 +149,20 @@ type WaitResponse struct {
 	Resume     *Resume                    `json:"resume,omitempty"`
 	Anthropic  *fence.AnthropicToolResult `json:"anthropic,omitempty"`
 	OpenAI     *fence.OpenAIToolResult    `json:"openai,omitempty"`
-	Question   *Question                  `json:"question"`
+	// Calls, for a closed batch, hold one result per tool call, in the
+	// batch's order, each bound to its own tool call id: hand them back
+	// to the model as the calls' tool results.
+	Calls    []CallResult `json:"calls,omitempty"`
+	Question *Question    `json:"question"`
+}
+
+// CallResult is one tool call's result of a closed batch, in both
+// shapes.
+type CallResult struct {
+	ToolCallID string                    `json:"tool_call_id"`
+	Resume     Resume                    `json:"resume"`
+	Anthropic  fence.AnthropicToolResult `json:"anthropic"`
+	OpenAI     fence.OpenAIToolResult    `json:"openai"`
 }
 
 // ListResponse is what GET /v1/questions returns. NextCursor is "" after

@@ -123,9 +123,12 @@ func cmdAsk(ctx context.Context, args []string, getenv func(string) string, _ io
 		maxReasks = fs.Int("max-reasks", 0, "reask: how many times")
 		noWait    = fs.Bool("no-wait", false, "print the question id and return without waiting")
 		asJSON    = fs.Bool("json", false, "print the whole wait response as JSON")
+		editable  = fs.String("editable", "", "approval: the argument keys approvers may change, comma-separated, or * for all")
 		options   repeated
 		items     repeated
+		calls     repeated
 	)
+	fs.Var(&calls, "call", "batch approval: a tool call as 'tool_call_id|tool|arguments JSON' (repeat, 2 to 20); end the id with * to make its arguments editable")
 	fs.Var(&options, "option", "decision: an option as 'id|title|trade-offs' (repeat; 2 or more)")
 	fs.Var(&items, "item", "form: an item as 'question|option|option*|...' (repeat, 1 to 4; * marks the recommended option)")
 	if err := fs.Parse(args); err != nil {
@@ -163,11 +166,26 @@ func cmdAsk(ctx context.Context, args []string, getenv func(string) string, _ io
 	if *tool != "" || *argsJSON != "" {
 		req.Tool, req.Arguments = *tool, json.RawMessage(*argsJSON)
 	}
+	if *editable != "" {
+		req.Editable = editableOf(*editable)
+	}
+	for _, spec := range calls {
+		parts := strings.SplitN(spec, "|", 3)
+		if len(parts) != 3 {
+			fmt.Fprintf(stderr, "askbridge ask: --call %q is not 'tool_call_id|tool|arguments JSON'\n", spec)
+			return exitUsage
+		}
+		ci := core.CallInput{ToolCallID: strings.TrimSuffix(parts[0], "*"), Tool: parts[1], Arguments: json.RawMessage(parts[2])}
+		if strings.HasSuffix(parts[0], "*") {
+			ci.Editable = &core.Editable{All: true}
+		}
+		req.Calls = append(req.Calls, ci)
+	}
 	if req.Kind == "" {
 		switch {
 		case len(req.Options) > 0:
 			req.Kind = core.KindDecision
-		case req.Tool != "" || len(req.Arguments) > 0:
+		case req.Tool != "" || len(req.Arguments) > 0 || len(req.Calls) > 0:
 			req.Kind = core.KindApproval
 		case len(req.Items) > 0:
 			req.Kind = core.KindForm
@@ -227,7 +245,25 @@ func printResume(w io.Writer, res *client.WaitResponse, asJSON bool) {
 		enc.Encode(res)
 	} else if res.Resume != nil {
 		fmt.Fprintln(w, res.Resume.Text)
+		// A batch: each call's own result, under its id.
+		for _, c := range res.Calls {
+			fmt.Fprintf(w, "\n== tool call %s\n%s\n", c.ToolCallID, c.Resume.Text)
+		}
 	}
+}
+
+// editableOf reads --editable: "*" for every key, else a comma list.
+func editableOf(s string) *core.Editable {
+	if strings.TrimSpace(s) == "*" {
+		return &core.Editable{All: true}
+	}
+	var keys []string
+	for _, k := range strings.Split(s, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			keys = append(keys, k)
+		}
+	}
+	return &core.Editable{Keys: keys}
 }
 
 // exitCode maps an outcome to the exit code of "askbridge ask".
@@ -303,17 +339,37 @@ func oneLine(s string, n int) string {
 }
 
 func cmdAnswer(ctx context.Context, args []string, getenv func(string) string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlags("answer", stderr, "answer ID (--text TEXT | --option ID | --item ITEM=OPTION ... | --item-text ITEM=TEXT ...)")
+	fs := newFlags("answer", stderr, "answer ID (--text TEXT | --option ID [--args JSON] [--standing run|agent] | --item ITEM=OPTION ... | --item-text ITEM=TEXT ... | --call ID=approve|deny ...)")
 	text := fs.String("text", "", "the answer; for a decision or approval, an optional note or reason")
 	option := fs.String("option", "", "the chosen option id; approve or deny for an approval")
-	var items, itemTexts repeated
+	argsJSON := fs.String("args", "", "approval: approve with these edited arguments (a JSON object)")
+	standing := fs.String("standing", "", "approval: also grant a standing approval, for the rest of the 'run' or for the 'agent'")
+	var items, itemTexts, calls repeated
 	fs.Var(&items, "item", "form: ITEM=OPTION (repeat)")
 	fs.Var(&itemTexts, "item-text", "form: ITEM=free text (repeat)")
+	fs.Var(&calls, "call", "batch: TOOL_CALL_ID=approve or TOOL_CALL_ID=deny (repeat); --option alone decides every call still undecided")
 	id, ok := parseWithID(fs, args, stderr)
 	if !ok {
 		return exitUsage
 	}
 	req := client.AnswerRequest{Answer: *text, ChosenOptionID: *option}
+	if *argsJSON != "" {
+		req.Arguments = json.RawMessage(*argsJSON)
+	}
+	if *standing != "" {
+		req.Standing = &core.StandingRequest{Scope: core.StandingScope(*standing)}
+	}
+	for _, kv := range calls {
+		k, v, found := strings.Cut(kv, "=")
+		if !found {
+			fmt.Fprintf(stderr, "askbridge answer: --call %q is not TOOL_CALL_ID=approve|deny\n", kv)
+			return exitUsage
+		}
+		req.Calls = append(req.Calls, core.CallDecision{ToolCallID: k, OptionID: v, Reason: *text})
+	}
+	if len(calls) > 0 {
+		req.Answer = ""
+	}
 	for _, spec := range [][2]any{{items, false}, {itemTexts, true}} {
 		for _, kv := range spec[0].(repeated) {
 			k, v, found := strings.Cut(kv, "=")

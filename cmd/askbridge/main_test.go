@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"context"
 	"errors"
 	"os"
@@ -376,3 +377,57 @@ func (b *syncBuffer) String() string {
 }
 
 func (b *syncBuffer) contains(s string) bool { return strings.Contains(b.String(), s) }
+
+// TestCLIBatchAndEdit: a batch asked from the CLI, one call denied and
+// the rest approved with --option, and wait printing each call's result
+// under its id; then an approval approved with edited arguments.
+func TestCLIBatchAndEdit(t *testing.T) {
+	m := start(t, Settings{})
+	env := func(k string) string {
+		return map[string]string{"ASKBRIDGE_URL": m.URL, "ASKBRIDGE_TOKEN": m.AdminToken}[k]
+	}
+	var out, errb bytes.Buffer
+	if c := run(t.Context(), []string{"ask", "--no-wait", "--reversibility", "reversible", "--question", "Write both?",
+		"--call", `call_a|write_file|{"path":"a"}`, "--call", `call_b*|write_file|{"path":"b"}`}, env, nil, &out, &errb); c != 0 {
+		t.Fatalf("ask a batch: %d %s", c, errb.String())
+	}
+	id := strings.TrimSpace(out.String())
+	if c := run(t.Context(), []string{"answer", id, "--call", "call_b=deny", "--text", "not b"}, env, nil, &out, &errb); c != 0 {
+		t.Fatalf("answer one call: %d %s", c, errb.String())
+	}
+	if c := run(t.Context(), []string{"answer", id, "--option", "approve"}, env, nil, &out, &errb); c != 0 {
+		t.Fatalf("approve the rest: %d %s", c, errb.String())
+	}
+	out.Reset()
+	if c := run(t.Context(), []string{"wait", id}, env, nil, &out, &errb); c != exitAnswered {
+		t.Fatalf("wait on the batch: %d %s", c, errb.String())
+	}
+	text := out.String()
+	a, b := strings.Index(text, "== tool call call_a"), strings.Index(text, "== tool call call_b")
+	if a < 0 || b < a || !strings.Contains(text[a:b], "The human approved the gated tool call.") || !strings.Contains(text[b:], "not b") {
+		t.Fatalf("the batch's results:\n%s", text)
+	}
+
+	out.Reset()
+	if c := run(t.Context(), []string{"ask", "--no-wait", "--reversibility", "reversible", "--question", "Move it?",
+		"--tool", "mv", "--args", `{"to":"x"}`, "--editable", "to"}, env, nil, &out, &errb); c != 0 {
+		t.Fatalf("ask: %d %s", c, errb.String())
+	}
+	id = strings.TrimSpace(out.String())
+	if c := run(t.Context(), []string{"answer", id, "--option", "approve", "--args", `{"to":"y"}`}, env, nil, &out, &errb); c != 0 {
+		t.Fatalf("approve with edits: %d %s", c, errb.String())
+	}
+	out.Reset()
+	if c := run(t.Context(), []string{"wait", id, "--json"}, env, nil, &out, &errb); c != exitAnswered {
+		t.Fatalf("wait: %d %s", c, errb.String())
+	}
+	var res client.WaitResponse
+	err := json.Unmarshal(out.Bytes(), &res)
+	var got []byte
+	if err == nil {
+		got, err = core.CanonicalArguments(res.Resume.Structured.ApprovedArguments)
+	}
+	if err != nil || !res.Resume.Structured.Edited || string(got) != `{"to":"y"}` {
+		t.Fatalf("the edited approval's resume: %v %s", err, out.String())
+	}
+}

@@ -41,6 +41,8 @@ type Status struct {
 	// Resume is what the agent resumes with, exactly as the bridge built
 	// it; nil while the question is open.
 	Resume *fence.Resume
+	// Calls are a closed batch's results, one per call.
+	Calls []core.CallResult
 }
 
 // UnavailableError is a backend that cannot reach the bridge. Its message
@@ -66,6 +68,11 @@ func StatusOf(q *core.Question) (Status, error) {
 		return Status{}, err
 	}
 	st.Resume = &r
+	if q.IsBatch() {
+		if st.Calls, err = core.CallResultsOf(q); err != nil {
+			return Status{}, err
+		}
+	}
 	return st, nil
 }
 

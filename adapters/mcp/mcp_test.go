@@ -253,9 +253,10 @@ func TestListTools(t *testing.T) {
 	wantFields := map[string][]string{
 		mcp.ToolClarification: {"question_id", "state"},
 		mcp.ToolDecision:      {"question_id", "state", "chosen_option_id"},
-		mcp.ToolApproval:      {"question_id", "state", "approved", "arguments_sha256"},
+		mcp.ToolApproval:      {"question_id", "state", "approved", "arguments_sha256", "edited", "approved_arguments", "calls"},
 		mcp.ToolQuestions:     {"question_id", "state", "items"},
-		mcp.ToolGetAnswer:     {"question_id", "state", "kind", "waited_seconds", "chosen_option_id", "approved", "arguments_sha256", "items"},
+		mcp.ToolGetAnswer: {"question_id", "state", "kind", "waited_seconds", "chosen_option_id", "approved", "arguments_sha256", "items",
+			"edited", "approved_arguments", "calls"},
 	}
 	for name, fields := range wantFields {
 		raw, _ := json.Marshal(got[name].OutputSchema)

@@ -39,7 +39,8 @@ var (
 		" If you can name the alternatives, use request_project_decision; for several small multiple-choice questions, use ask_questions."
 	descDecision = fmt.Sprintf("Put one decision to a human as 2 to %d options, each with a title and a write-up of what choosing it trades off, exactly one marked recommended, and wait for their pick. You resume with the chosen option's id and write-up, and any note the human adds.", core.MaxOptions) + blocks +
 		" Use it for one material choice whose trade-offs need explaining; for up to 4 quick multiple-choice questions at once, use ask_questions instead."
-	descApproval  = "Ask a human to approve or deny one specific tool call before you make it, and wait. Give the tool's name and the exact arguments you will pass: the approval covers only those arguments (their canonical SHA-256 comes back as arguments_sha256). If it is denied, or nobody answers, do not make the call." + blocks
+	descApproval = "Ask a human to approve or deny one specific tool call before you make it, and wait. Give the tool's name and the exact arguments you will pass: the approval covers only those arguments (their canonical SHA-256 comes back as arguments_sha256). If it is denied, or nobody answers, do not make the call. If the human changed the arguments (edited), make the call with approved_arguments only." +
+		fmt.Sprintf(" For %d to %d calls you would make in parallel, give calls instead of tool and arguments: one card, and each call's outcome comes back under its tool_call_id.", core.MinBatchCalls, core.MaxBatchCalls) + blocks
 	descQuestions = fmt.Sprintf("Ask a human %d to %d short multiple-choice questions in one interruption (%d to %d options each, at most one recommended per question; the human may answer any question in free text instead), and wait until every question has an answer.", 1, core.MaxItems, core.MinItemOptions, core.MaxItemOptions) + blocks
 	descGetAnswer = "Collect the answer to a question asked earlier, by the question_id a request_* or ask_questions call returned: use it when such a call ended before anyone answered (a timeout, a cancel, a restart of the host). It parks nothing new. If the question has closed, it returns the same result the asking call would have; if it is still open, it says so and how long it has waited. wait_seconds waits for the answer first, at most 300 seconds."
 )
@@ -84,12 +85,19 @@ type decisionInput struct {
 }
 
 type approvalInput struct {
-	Tool          string        `json:"tool" jsonschema:"The name of the tool you want to call."`
-	Arguments     arguments     `json:"arguments" jsonschema:"The exact arguments you will pass, as a JSON object ({} for none)."`
+	Tool          string        `json:"tool,omitempty" jsonschema:"The name of the tool you want to call. Required unless calls is given."`
+	Arguments     arguments     `json:"arguments,omitempty" jsonschema:"The exact arguments you will pass, as a JSON object ({} for none). Required unless calls is given."`
+	Calls         []batchCall   `json:"calls,omitempty" jsonschema:"Instead of tool and arguments: 2 to 20 tool calls you want to make in parallel, approved on one card, each with its own outcome."`
 	Question      string        `json:"question,omitempty" jsonschema:"What you are asking, in a line. Defaults to asking approval for the call."`
 	Context       string        `json:"context,omitempty" jsonschema:"Why you need the call, and what happens if it is denied."`
 	Reversibility reversibility `json:"reversibility" jsonschema:"How costly the call is to undo: reversible or hard_to_reverse."`
 	common
+}
+
+type batchCall struct {
+	ToolCallID string    `json:"tool_call_id" jsonschema:"Your id for this call (your model's tool call id): its outcome comes back under it."`
+	Tool       string    `json:"tool" jsonschema:"The name of the tool you want to call."`
+	Arguments  arguments `json:"arguments" jsonschema:"The exact arguments you will pass, as a JSON object ({} for none)."`
 }
 
 type formOption struct {
@@ -131,6 +139,15 @@ type Result struct {
 	Approved        *bool              `json:"approved,omitempty" jsonschema:"For an answered approval: true if the human approved the call, false if they denied it. Absent when nobody decided."`
 	ArgumentsSHA256 string             `json:"arguments_sha256,omitempty" jsonschema:"For an answered approval: the canonical SHA-256 of the arguments the verdict covers."`
 	Items           []fence.ItemAnswer `json:"items,omitempty" jsonschema:"For answered ask_questions: one answer per question, an option id or the human's own words."`
+	approvalExtra
+}
+
+// approvalExtra is what an approval returns beyond its verdict: edited
+// arguments, and a batch's calls.
+type approvalExtra struct {
+	Edited            bool                `json:"edited,omitempty" jsonschema:"True when the human changed the arguments before approving: make the call with approved_arguments only."`
+	ApprovedArguments arguments           `json:"approved_arguments,omitempty" jsonschema:"When edited: the only arguments the call may be made with (their SHA-256 is arguments_sha256)."`
+	Calls             []fence.CallOutcome `json:"calls,omitempty" jsonschema:"For a batch: one outcome per call, under its tool_call_id; approved is absent for a call nobody decided (do not make it)."`
 }
 
 // The other tools' structured content: each a part of Result, so that
@@ -149,6 +166,7 @@ type (
 		outcome
 		Approved        *bool  `json:"approved,omitempty" jsonschema:"When answered: true if the human approved the call, false if they denied it. Absent when nobody decided: then do not make the call."`
 		ArgumentsSHA256 string `json:"arguments_sha256,omitempty" jsonschema:"When answered: the canonical SHA-256 of the arguments the verdict covers."`
+		approvalExtra
 	}
 	questionsResult struct {
 		outcome
@@ -161,7 +179,7 @@ func (r Result) outcome() outcome { return outcome{QuestionID: r.QuestionID, Sta
 func asClarification(r Result) clarificationResult { return clarificationResult{r.outcome()} }
 func asDecision(r Result) decisionResult           { return decisionResult{r.outcome(), r.ChosenOptionID} }
 func asApproval(r Result) approvalResult {
-	return approvalResult{r.outcome(), r.Approved, r.ArgumentsSHA256}
+	return approvalResult{r.outcome(), r.Approved, r.ArgumentsSHA256, r.approvalExtra}
 }
 func asQuestions(r Result) questionsResult { return questionsResult{r.outcome(), r.Items} }
 
@@ -352,18 +370,41 @@ func (x decisionInput) ask(json.RawMessage) (core.AskInput, error) {
 func (x approvalInput) ask(raw json.RawMessage) (core.AskInput, error) {
 	var orig struct {
 		Arguments json.RawMessage `json:"arguments"`
+		Calls     []struct {
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"calls"`
 	}
-	if json.Unmarshal(raw, &orig) == nil && len(orig.Arguments) > 0 {
-		x.Arguments = orig.Arguments
+	if json.Unmarshal(raw, &orig) == nil {
+		if len(orig.Arguments) > 0 {
+			x.Arguments = orig.Arguments
+		}
+		for i := range min(len(orig.Calls), len(x.Calls)) {
+			if len(orig.Calls[i].Arguments) > 0 {
+				x.Calls[i].Arguments = orig.Calls[i].Arguments
+			}
+		}
 	}
 	r := x.Reversibility
 	text := x.Question
 	if strings.TrimSpace(text) == "" {
 		text = "Approve this call to " + x.Tool + "?"
+		if len(x.Calls) > 0 {
+			text = fmt.Sprintf("Approve these %d tool calls?", len(x.Calls))
+		}
 	}
 	in, err := x.base(core.KindApproval, text, x.Context, r)
 	if err != nil {
 		return in, err
+	}
+	if len(x.Calls) > 0 {
+		for i, c := range x.Calls {
+			if trimmed := strings.TrimSpace(string(c.Arguments)); trimmed != "" && trimmed[0] != '{' {
+				return in, invalid("calls[%d].arguments must be a JSON object ({} for none)", i)
+			}
+			in.Calls = append(in.Calls, core.CallInput{ToolCallID: c.ToolCallID, Tool: c.Tool, Arguments: c.Arguments})
+		}
+		in.Tool, in.Arguments = x.Tool, x.Arguments // core refuses a batch that also names its own
+		return in, nil
 	}
 	if trimmed := strings.TrimSpace(string(x.Arguments)); trimmed != "" && trimmed[0] != '{' {
 		return in, invalid("arguments must be a JSON object ({} for none)")

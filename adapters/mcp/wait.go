@@ -195,8 +195,13 @@ func (h *handler) resume(st Status) (*mcpsdk.CallToolResult, Result, error) {
 		Approved:        s.Approved,
 		ArgumentsSHA256: s.ArgumentsSHA256,
 		Items:           s.Items,
+		approvalExtra:   approvalExtra{Edited: s.Edited, ApprovedArguments: s.ApprovedArguments, Calls: s.Calls},
 	}
-	return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: st.Resume.Text}}}, out, nil
+	content := []mcpsdk.Content{&mcpsdk.TextContent{Text: st.Resume.Text}}
+	for _, c := range st.Calls { // a batch: each call's own result, fenced as the bridge built it
+		content = append(content, &mcpsdk.TextContent{Text: c.Resume.Text})
+	}
+	return &mcpsdk.CallToolResult{Content: content}, out, nil
 }
 
 // open is get_answer's result for a question still open: not an error,

@@ -60,6 +60,9 @@ func (b clientBackend) Wait(ctx context.Context, id string, d time.Duration) (mc
 			if res.Question != nil {
 				st.Kind, st.AskedAt = res.Question.Kind, res.Question.CreatedAt
 			}
+			for _, c := range res.Calls {
+				st.Calls = append(st.Calls, core.CallResult{ToolCallID: c.ToolCallID, Resume: c.Resume})
+			}
 			return st, nil
 		}
 	}

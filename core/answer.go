@@ -61,6 +61,9 @@ func (s *Service) Answer(ctx context.Context, in AnswerInput) (Outcome, error) {
 		},
 	}
 	o, err := s.resolveAll(ctx, in, a)
+	if err == nil && o.Question.IsBatch() {
+		o.Standings = s.grantCalls(ctx, o.Question, in.Calls)
+	}
 	if err == nil && o.Closed && in.Standing != nil {
 		// The approve counts either way; a standing approval that could
 		// not be stored leaves o.Standing nil, and the note says only

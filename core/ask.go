@@ -310,6 +310,7 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 		if q.Calls, err = batchCalls(in.Calls); err != nil {
 			return nil, false, err
 		}
+		batchOffers(q, route)
 	} else if in.Kind == KindApproval {
 		sum, canon, err := HashArguments(in.Arguments)
 		if err != nil {
@@ -334,8 +335,12 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 	if err != nil {
 		return nil, false, err
 	}
+	covered, err := s.batchCovered(ctx, q)
+	if err != nil {
+		return nil, false, err
+	}
 	out := roomDeliveries(q, route, DeliverPost, "post", now)
-	if st != nil {
+	if st != nil || q.IsBatch() && len(covered) == len(q.Calls) {
 		out = nil
 	}
 	if err := s.store.Create(ctx, q, asked, out); err != nil {
@@ -354,6 +359,13 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 			return nil, false, err
 		}
 		return closed, false, nil
+	}
+	if len(covered) > 0 {
+		after, err := s.decideByStanding(ctx, q, covered)
+		if err != nil {
+			return nil, false, err
+		}
+		return after, false, nil
 	}
 	return q, false, nil
 }

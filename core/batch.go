@@ -46,6 +46,9 @@ type CallDecision struct {
 	OptionID   string          `json:"option_id"`
 	Reason     string          `json:"reason,omitempty"`
 	Arguments  json.RawMessage `json:"arguments,omitempty"`
+	// Standing, with an approve, also grants a standing approval for
+	// this call's tool (standing.go).
+	Standing *StandingRequest `json:"standing,omitempty"`
 }
 
 // IsBatch reports whether q is a batch of tool calls.
@@ -178,6 +181,9 @@ func batchItems(q *Question, ds []CallDecision, d Decider, now time.Time) ([]Ite
 		if err := checkLen(op, "reason", cd.Reason, MaxReasonLen); err != nil {
 			return nil, err
 		}
+		if err := checkOffer(call.Standing, cd.Standing, cd.OptionID == ApproveOption); err != nil {
+			return nil, Errorf(CodeInvalid, op, "tool call %q: %s", cd.ToolCallID, ErrorMessage(err))
+		}
 		a := ItemAnswer{ItemID: cd.ToolCallID, OptionID: cd.OptionID, Text: strings.TrimSpace(cd.Reason), Decider: publicDecider(d), At: now}
 		if len(cd.Arguments) > 0 {
 			if cd.OptionID != ApproveOption {
@@ -304,6 +310,10 @@ func CallResultsOf(q *Question) ([]CallResult, error) {
 		}}
 		if a := co.Decision; a != nil {
 			in.Verb, in.DeciderName, in.Reason = fence.VerbAnswered, DeciderLabel(a.Decider), a.Text
+			if u := a.Standing; u != nil {
+				in.Structured.Standing = &fence.StandingNote{ID: u.ID, GrantedAt: u.GrantedAt.UTC().Format(time.RFC3339)}
+				in.DeciderName = DeciderLabel(u.GrantedBy)
+			}
 		} else {
 			in.Structured.Undecided = true
 			if q.Resolution.Decider.Surface != SurfaceSystem {
@@ -325,7 +335,7 @@ func batchAnswerFor(q *Question, r Ref, in AnswerInput, text string) (AnswerInpu
 	const op = "button"
 	opt := ""
 	switch r.Action {
-	case RefApprove, RefEdit:
+	case RefApprove, RefEdit, RefStanding:
 		opt = ApproveOption
 	case RefDeny:
 		opt = DenyOption
@@ -333,7 +343,7 @@ func batchAnswerFor(q *Question, r Ref, in AnswerInput, text string) (AnswerInpu
 		return in, Errorf(CodeInvalid, op, "the button does not fit this question")
 	}
 	if r.Item == -1 {
-		if r.Action == RefEdit {
+		if r.Action == RefEdit || r.Action == RefStanding {
 			return in, Errorf(CodeInvalid, op, "the button does not fit this question")
 		}
 		in.OptionID, in.Text = opt, text
@@ -343,6 +353,12 @@ func batchAnswerFor(q *Question, r Ref, in AnswerInput, text string) (AnswerInpu
 		return in, Errorf(CodeInvalid, op, "the tool call does not exist")
 	}
 	cd := CallDecision{ToolCallID: q.Calls[r.Item].ToolCallID, OptionID: opt, Reason: text}
+	if r.Action == RefStanding {
+		cd.Standing = &StandingRequest{Scope: StandingRun}
+		if r.Option == 1 {
+			cd.Standing.Scope = StandingAgent
+		}
+	}
 	if r.Action == RefEdit {
 		if blank(text) {
 			return in, Errorf(CodeInvalid, op, "the edited arguments are missing: send them as a JSON object")
@@ -386,6 +402,10 @@ func batchSections(q *Question) []Section {
 				ref.Action = RefEdit
 				s.Actions = append(s.Actions, Action{Label: num + LabelEditApprove, Ref: ref, Style: StyleDefault,
 					Input: InputArguments, Prefill: s.Body})
+			}
+			if co.Call.Standing != nil {
+				ref.Action = RefStanding
+				s.Actions = append(s.Actions, Action{Label: num + LabelStandingRun, Ref: ref, Style: StyleDefault})
 			}
 		}
 		out = append(out, s)
@@ -435,11 +455,97 @@ func batchNote(q *Question, r Ref) string {
 	p := batchProgress(q)
 	if r.Item >= 0 && r.Item < len(q.Calls) {
 		if a, ok := q.Answered(q.Calls[r.Item].ToolCallID); ok {
-			return fmt.Sprintf("Recorded (%s): %d. %s → %s", p, r.Item+1, q.Calls[r.Item].Tool, callVerdict(&a))
+			note := fmt.Sprintf("Recorded (%s): %d. %s → %s", p, r.Item+1, q.Calls[r.Item].Tool, callVerdict(&a))
+			if r.Action == RefStanding {
+				note += "; later asks for " + q.Calls[r.Item].Tool + " by this agent in this run are approved at once"
+			}
+			return note
 		}
 	}
 	if r.Action == RefDeny {
 		return fmt.Sprintf("Recorded (%s): denied every call still undecided", p)
 	}
 	return fmt.Sprintf("Recorded (%s): approved every call still undecided", p)
+}
+
+// batchOffers sets what each call of a batch lets its approvers grant: a
+// standing approval for the call's tool, on the terms of a single
+// approval (never for a hard-to-reverse batch, nor on a route that
+// forbids them).
+func batchOffers(q *Question, route Route) {
+	if q.Reversibility != Reversible || !route.StandingAllowed() {
+		return
+	}
+	for i := range q.Calls {
+		q.Calls[i].Standing = &StandingOffer{Hours: route.StandingHours}
+	}
+}
+
+// batchCovered finds, per call of a just-built batch, a live standing
+// approval that covers it.
+func (s *Service) batchCovered(ctx context.Context, q *Question) (map[int]Standing, error) {
+	if !q.IsBatch() || q.Calls[0].Standing == nil {
+		return nil, nil
+	}
+	all, err := s.store.ListStandings(ctx, q.CreatedAt)
+	if err != nil || len(all) == 0 {
+		return nil, err
+	}
+	covered := map[int]Standing{}
+	for i, c := range q.Calls {
+		if st := covering(all, q, c.ToolCall); st != nil {
+			covered[i] = *st
+		}
+	}
+	return covered, nil
+}
+
+// decideByStanding records the calls standing approvals cover, at once,
+// through the chokepoint; the batch closes if they are all of them.
+func (s *Service) decideByStanding(ctx context.Context, q *Question, covered map[int]Standing) (*Question, error) {
+	o, err := s.resolve(ctx, attempt{op: "standing approval", id: q.ID, door: doorSystem, actor: System,
+		build: func(q *Question, now time.Time) (Transition, error) {
+			var items []ItemAnswer
+			var last Decider
+			for i, c := range q.Calls {
+				st, ok := covered[i]
+				if !ok {
+					continue
+				}
+				d := publicDecider(st.GrantedBy)
+				d.Name, last = StandingLabel(st), d
+				items = append(items, ItemAnswer{ItemID: c.ToolCallID, OptionID: ApproveOption, Decider: d, At: now,
+					Standing: &StandingUse{ID: st.ID, GrantedBy: publicDecider(st.GrantedBy), GrantedAt: st.GrantedAt}})
+			}
+			res := &Resolution{State: StateAnswered, Decider: last, At: now}
+			payload, _ := json.Marshal(map[string]any{"calls": itemIDs(items), "standing": true})
+			return Transition{Items: items, Resolution: res, Event: s.closeEvent(q, res, "every call covered by a standing approval"),
+				ItemEvent: Event{QuestionID: q.ID, RunID: q.RunID, At: now, Kind: EventItemAnswered, Surface: SurfaceSystem,
+					Reason: "covered by standing approvals", Payload: payload}}, nil
+		}})
+	if err != nil {
+		return nil, err
+	}
+	return o.Question, nil
+}
+
+// grantCalls stores the standing approvals a batch's decisions asked for;
+// like a single approval's, one that cannot be stored only means people
+// are asked again.
+func (s *Service) grantCalls(ctx context.Context, q *Question, ds []CallDecision) []Standing {
+	var out []Standing
+	for _, cd := range ds {
+		if cd.Standing == nil {
+			continue
+		}
+		call, _, ok := q.batchCall(cd.ToolCallID)
+		a, done := q.Answered(cd.ToolCallID)
+		if !ok || !done || a.OptionID != ApproveOption {
+			continue
+		}
+		if st, err := s.grant(ctx, q, call.ToolCall, grantBy{Decider: a.Decider, At: a.At, Edit: a.Edit}, cd.Standing); err == nil {
+			out = append(out, *st)
+		}
+	}
+	return out
 }

@@ -104,8 +104,10 @@ type ItemAnswer struct {
 	OptionID string        `json:"option_id,omitempty"`
 	Text     string        `json:"text,omitempty"`
 	Edit     *ArgumentEdit `json:"edit,omitempty"`
-	Decider  Decider       `json:"decider"`
-	At       time.Time     `json:"at"`
+	// Standing is set on a call a standing approval decided at the ask.
+	Standing *StandingUse `json:"standing,omitempty"`
+	Decider  Decider      `json:"decider"`
+	At       time.Time    `json:"at"`
 }
 
 // Decider is a person (or the bridge) acting on a question. ID is the

@@ -27,8 +27,9 @@ type Outcome struct {
 	// recorded form items and the form is still open.
 	Closed bool
 	// Standing is the standing approval the answer granted, if it asked
-	// for one.
-	Standing *Standing
+	// for one; Standings those a batch's decisions granted.
+	Standing  *Standing
+	Standings []Standing
 }
 
 // door is who is knocking, which decides the checks the chokepoint runs.

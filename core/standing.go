@@ -131,6 +131,15 @@ func checkStanding(q *Question, req *StandingRequest, approved bool) error {
 	if q.Call != nil {
 		offer = q.Call.Standing
 	}
+	return checkOffer(offer, req, approved)
+}
+
+// checkOffer checks a standing request against what a call offers.
+func checkOffer(offer *StandingOffer, req *StandingRequest, approved bool) error {
+	const op = "answer"
+	if req == nil {
+		return nil
+	}
 	switch {
 	case !approved:
 		return Errorf(CodeInvalid, op, "a standing approval goes with %q", ApproveOption)
@@ -151,27 +160,39 @@ func checkStanding(q *Question, req *StandingRequest, approved bool) error {
 // way: a standing approval that could not be stored only means people
 // are asked again.
 func (s *Service) grantStanding(ctx context.Context, q *Question, req *StandingRequest) (*Standing, error) {
-	const op = "grant standing approval"
 	r := q.Resolution
+	return s.grant(ctx, q, *q.Call, grantBy{Decider: r.Decider, At: r.At, Edit: r.Edit}, req)
+}
+
+// grantBy is the approve a standing approval comes from.
+type grantBy struct {
+	Decider Decider
+	At      time.Time
+	Edit    *ArgumentEdit
+}
+
+// grant stores a standing approval for call of q, approved as by says.
+func (s *Service) grant(ctx context.Context, q *Question, call ToolCall, by grantBy, req *StandingRequest) (*Standing, error) {
+	const op = "grant standing approval"
 	st := Standing{
-		ID: "st-" + NewID(0), Scope: req.Scope, Agent: q.Agent, Tool: q.Call.Tool, Route: q.Route,
-		QuestionID: q.ID, GrantedBy: publicDecider(r.Decider), GrantedAt: r.At,
+		ID: "st-" + NewID(0), Scope: req.Scope, Agent: q.Agent, Tool: call.Tool, Route: q.Route,
+		QuestionID: q.ID, GrantedBy: publicDecider(by.Decider), GrantedAt: by.At,
 	}
 	if req.Scope == StandingRun {
 		st.RunID = q.RunID
 	} else {
-		st.Until = r.At.Add(time.Duration(q.Call.Standing.Hours) * time.Hour)
+		st.Until = by.At.Add(time.Duration(call.Standing.Hours) * time.Hour)
 	}
 	if req.SameArguments {
-		st.ArgumentsSHA256 = q.Call.ArgumentsSHA256
-		if r.Edit != nil {
-			st.ArgumentsSHA256 = r.Edit.ArgumentsSHA256
+		st.ArgumentsSHA256 = call.ArgumentsSHA256
+		if by.Edit != nil {
+			st.ArgumentsSHA256 = by.Edit.ArgumentsSHA256
 		}
 	}
 	if err := s.store.PutStanding(ctx, st); err != nil {
 		return nil, Internal(op, err)
 	}
-	s.standingEvent(ctx, st, EventStandingGranted, r.Decider, standingReason(st))
+	s.standingEvent(ctx, st, EventStandingGranted, by.Decider, standingReason(st))
 	return &st, nil
 }
 
@@ -207,19 +228,24 @@ func (s *Service) standingFor(ctx context.Context, q *Question, route Route) (*S
 	if err != nil {
 		return nil, Internal("ask", err)
 	}
+	return covering(all, q, *q.Call), nil
+}
+
+// covering is the first of all that covers call of q, or nil.
+func covering(all []Standing, q *Question, call ToolCall) *Standing {
 	for _, st := range all {
-		if st.Agent != q.Agent || st.Tool != q.Call.Tool || st.Route != q.Route || !st.Live(q.CreatedAt) {
+		if st.Agent != q.Agent || st.Tool != call.Tool || st.Route != q.Route || !st.Live(q.CreatedAt) {
 			continue
 		}
 		if st.Scope == StandingRun && st.RunID != q.RunID {
 			continue
 		}
-		if st.ArgumentsSHA256 != "" && st.ArgumentsSHA256 != q.Call.ArgumentsSHA256 {
+		if st.ArgumentsSHA256 != "" && st.ArgumentsSHA256 != call.ArgumentsSHA256 {
 			continue
 		}
-		return &st, nil
+		return &st
 	}
-	return nil, nil
+	return nil
 }
 
 // closeByStanding closes a just-parked q as approved by st, through the

@@ -17,6 +17,7 @@ func init() {
 	register("BatchApproveAllRacesPerCallDeny", testBatchRace)
 	register("BatchTimeoutLeavesUndecidedCallsHonest", testBatchTimeout)
 	register("BatchAskIsChecked", testBatchValidate)
+	register("BatchGrantsAndMeetsStandingApprovals", testBatchStanding)
 }
 
 // batch asks for n reversible writes on route ops, the first editable.
@@ -194,5 +195,63 @@ func testBatchValidate(t *testing.T, h Harness) {
 		if _, err := e.svc.Ask(t.Context(), in); core.ErrorCode(err) != core.CodeInvalid {
 			t.Errorf("%s: %v, want invalid", name, err)
 		}
+	}
+}
+
+// testBatchStanding is five parallel writes on one card: four approved,
+// the fifth's path edited and approved with "don't ask again in this
+// run". Five correct results, and nobody is asked about the tool again in
+// the run: a later batch and a later single ask close at once.
+func testBatchStanding(t *testing.T, h Harness) {
+	e := newEnv(t, h)
+	q := e.ask(batch(5))
+	if q.Calls[0].Standing == nil {
+		t.Fatal("a reversible batch on route ops offers no standing approval")
+	}
+	o, err := e.decide(q.ID, "alice", core.CallDecision{ToolCallID: q.Calls[0].ToolCallID, OptionID: core.ApproveOption,
+		Arguments: json.RawMessage(`{"path":"/srv/moved","body":"x"}`), Standing: &core.StandingRequest{Scope: core.StandingRun}})
+	if err != nil || len(o.Standings) != 1 || o.Standings[0].Tool != "write_file" {
+		t.Fatalf("edit, approve and grant: %+v, %v", o.Standings, err)
+	}
+	granted := o.Standings[0]
+	if o, err = e.all(q.ID, "alice", core.ApproveOption); err != nil || !o.Closed {
+		t.Fatalf("approve the other four: %+v, %v", o, err)
+	}
+	results, err := core.CallResultsOf(e.get(q.ID))
+	if err != nil || len(results) != 5 {
+		t.Fatalf("results: %d, %v", len(results), err)
+	}
+	for i, r := range results {
+		if r.ToolCallID != q.Calls[i].ToolCallID || r.Resume.Structured.Approved == nil || !*r.Resume.Structured.Approved {
+			t.Fatalf("result %d: %+v", i, r.Resume.Structured)
+		}
+	}
+	if !results[0].Resume.Structured.Edited {
+		t.Fatal("the edited call's result does not say so")
+	}
+	e.claimAll(core.SurfaceSlack, "c")
+
+	later := e.ask(batch(2))
+	if later.State != core.StateAnswered || len(later.Answers) != 2 || later.Answers[0].Standing == nil {
+		t.Fatalf("a later batch in the run: %s with %+v", later.State, later.Answers)
+	}
+	if ds := e.claimAll(core.SurfaceSlack, "c"); len(ds) != 0 {
+		t.Fatalf("a batch covered whole posted %d cards", len(ds))
+	}
+	lr, err := core.CallResultsOf(later)
+	if err != nil || lr[1].Resume.Structured.Standing == nil || !strings.Contains(lr[1].Resume.Text, "A standing approval answered this question at once") {
+		t.Fatalf("a covered call's result: %v\n%s", err, lr[1].Resume.Text)
+	}
+	covered(t, e.ask(writeCall("run-1", "/srv/single")), &granted)
+	// A batch that is only partly covered posts its card, with the
+	// covered calls decided.
+	mixed := batch(2)
+	mixed.Calls[1].Tool = "delete_file"
+	m := e.ask(mixed)
+	if !m.Open() || len(m.Answers) != 1 || m.Answers[0].ItemID != mixed.Calls[0].ToolCallID {
+		t.Fatalf("a partly covered batch: %s with %+v", m.State, m.Answers)
+	}
+	if ds := e.claimAll(core.SurfaceSlack, "c"); len(ds) != 1 {
+		t.Fatalf("a partly covered batch posted %d cards, want 1", len(ds))
 	}
 }

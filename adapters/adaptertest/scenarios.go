@@ -33,6 +33,7 @@ func Run(t *testing.T, d Driver) {
 		{"10_DowntimeRemindsAndDigests", downtime},
 		{"11_EditBeforeApproving", editBeforeApproving},
 		{"12_StandingApprovalFromCard", standingFromCard},
+		{"13_BatchOnOneCard", batchOnOneCard},
 	} {
 		t.Run(s.name, func(t *testing.T) {
 			w := &world{t: t, d: d, clock: core.NewSimClock(epoch)}

@@ -30,7 +30,9 @@ func batchOnOneCard(t *testing.T, w *world) {
 		{ToolCallID: q.Calls[1].ToolCallID, OptionID: core.DenyOption, Reason: "not f2"}}}); err != nil {
 		t.Fatal(err)
 	}
-	c = w.d.Card(t, q.ID, func(c Card) bool { return strings.Contains(c.Text, "Answered 2/3") && strings.Contains(c.Text, "Denied") })
+	c = w.d.Card(t, q.ID, func(c Card) bool {
+		return strings.Contains(c.Text, "Answered 2/3") && strings.Contains(c.Text, "Denied")
+	})
 	w.d.Click(t, u, c, w.button(c, core.RefApprove, -1, 0))
 	res := w.woken(waiting)
 	if res.State != core.StateAnswered || len(res.Calls) != 3 {

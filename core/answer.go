@@ -38,6 +38,7 @@ const (
 // Answer records a human's answer. For a form it records the given items
 // and closes the question once every item has an answer.
 func (s *Service) Answer(ctx context.Context, in AnswerInput) (Outcome, error) {
+	in.Decider = s.identify(in.Decider)
 	return s.resolve(ctx, attempt{
 		op: "answer", id: in.QuestionID, door: doorHuman, actor: in.Decider,
 		build: func(q *Question, now time.Time) (Transition, error) {
@@ -166,5 +167,5 @@ func itemIDs(items []ItemAnswer) []string {
 // publicDecider is what a resolution keeps of a decider: roles are checked
 // at the moment of the act and not stored.
 func publicDecider(d Decider) Decider {
-	return Decider{Surface: d.Surface, ID: d.ID, Name: d.Name}
+	return Decider{Surface: d.Surface, ID: d.ID, Name: d.Name, Person: d.Person}
 }

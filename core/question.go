@@ -101,11 +101,13 @@ type ItemAnswer struct {
 // platform's own id (a Slack user id, a Telegram user id, an API token's
 // name); Name is their display name, untrusted and fenced on the way out.
 // Roles are the platform roles or groups they hold at the time of the act;
-// they are checked, not stored.
+// they are checked, not stored. Person is the configured person the
+// account belongs to; core sets it (identify), whatever a caller passed.
 type Decider struct {
 	Surface Surface  `json:"surface"`
 	ID      string   `json:"id,omitempty"`
 	Name    string   `json:"name,omitempty"`
+	Person  string   `json:"person,omitempty"`
 	Roles   []string `json:"-"`
 }
 

@@ -18,11 +18,16 @@ type Room struct {
 // are listed per surface; an entry is a platform user id, "role:<id>" for
 // anyone holding that role or group, or "*" for anyone the surface has
 // authenticated. A surface the route does not list refuses everyone
-// (fail closed).
+// (fail closed). People entries ("person:alice", "group:infra-leads")
+// apply on every surface where the person has an account.
 type Route struct {
 	Name     string               `json:"name" yaml:"-"`
 	Rooms    []Room               `json:"rooms,omitempty" yaml:"rooms"`
 	Deciders map[Surface][]string `json:"deciders,omitempty" yaml:"deciders"`
+	People   []string             `json:"people,omitempty" yaml:"people"`
+	// persons is People expanded into person names by New; a route built
+	// by hand without New lets no person in through People (fail closed).
+	persons map[string]bool
 	// EscalateTo names the route a timed-out question with the escalate
 	// policy is posted to; its deciders may then answer too.
 	EscalateTo string `json:"escalate_to,omitempty" yaml:"escalate_to"`
@@ -32,6 +37,9 @@ type Route struct {
 func (r Route) Allows(d Decider) bool {
 	if d.ID == "" {
 		return false
+	}
+	if d.Person != "" && r.persons[d.Person] {
+		return true
 	}
 	for _, entry := range r.Deciders[d.Surface] {
 		switch {
@@ -47,14 +55,24 @@ func (r Route) Allows(d Decider) bool {
 }
 
 // Pseudonym is how the event log names a person: an HMAC of their
-// surface and platform id under a key from configuration. The same person
-// always gets the same pseudonym, so the log can be grouped by actor, yet
-// it names nobody to whoever reads it without the key.
+// surface and platform id under a key from configuration or, for an
+// account the configuration ties to a person, of that person, so their
+// acts on every surface share one actor. The same person always gets the
+// same pseudonym, so the log can be grouped by actor, yet it names nobody
+// to whoever reads it without the key.
 func Pseudonym(key []byte, d Decider) string {
 	if d.ID == "" {
 		return ""
 	}
 	m := hmac.New(sha256.New, key)
+	if d.Person != "" {
+		// "person" is no surface, so a person never shares a pseudonym
+		// with an account of the same name.
+		m.Write([]byte("person"))
+		m.Write([]byte{0})
+		m.Write([]byte(d.Person))
+		return hex.EncodeToString(m.Sum(nil)[:16])
+	}
 	m.Write([]byte(d.Surface))
 	m.Write([]byte{0})
 	m.Write([]byte(d.ID))

@@ -55,6 +55,14 @@ func TestParseFileNamesTheBadKey(t *testing.T) {
 		{"bad duration", "policies: {retention: soon}", "not a duration"},
 		{"bad shards", "policies: {shards: 99}", "policies.shards"},
 		{"bad directive", "directives: [{id: x, text: '', scope: all}]", "directives"},
+		{"an id claimed by two people", "people: {alice: {slack: U1}, bob: {slack: U1}}", `slack id "U1" is claimed by both "alice" and "bob"`},
+		{"an unknown person in a group", "people: {alice: {slack: U1}}\ngroups: {leads: [alice, zed]}", `groups.leads: no person named "zed"`},
+		{"an unknown person on a route", "routes: {a: {people: [person:zed]}}", `routes.a.people: no person named "zed"`},
+		{"an unknown group on a route", "routes: {a: {people: [group:leads]}}", `routes.a.people: no group named "leads"`},
+		{"a person among a surface's ids", "people: {alice: {slack: U1}}\nroutes: {a: {deciders: {slack: [person:alice]}}}", "routes.a.deciders.slack[0]"},
+		{"an unknown token of a person", "people: {alice: {tokens: [nope]}}", `people.alice.tokens[0]: no token named "nope"`},
+		{"a bad preferred surface", "people: {alice: {slack: U1, prefer: fax}}", "people.alice.prefer"},
+		{"an unknown person key", "people: {alice: {email: a@b}}", "field email not found"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -88,6 +96,33 @@ policies: {retention: 7d, default_timeout: 90m}
 	cfg := Settings{File: f}.coreConfig([]byte("k"))
 	if _, ok := cfg.Routes["default"]; ok || cfg.Routes["infra"].EscalateTo != "oncall" {
 		t.Fatalf("routes %+v", cfg.Routes)
+	}
+	// People: one person on three surfaces and the API, in a group that a
+	// route names.
+	f, err = parseFile([]byte(`
+people:
+  alice: {name: Alice Example, slack: U1, discord: "42", telegram: "77", tokens: [ops], dm: true, prefer: telegram}
+  bob: {slack: U2}
+groups: {leads: [alice, bob]}
+routes:
+  infra: {people: ["group:leads"], deciders: {slack: [U9]}}
+tokens:
+  - {name: ops, role: operator, token_env: OPS_TOKEN}
+`), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = Settings{File: f}.coreConfig([]byte("k"))
+	alice := cfg.People["alice"]
+	if alice.DisplayName != "Alice Example" || !alice.DM || alice.Prefer != core.SurfaceTelegram ||
+		alice.IDs[core.SurfaceDiscord][0] != "42" || alice.IDs[core.SurfaceConsole][0] != "ops" || alice.IDs[core.SurfaceAPI][0] != "ops" {
+		t.Fatalf("alice %+v", alice)
+	}
+	if got := cfg.Groups["leads"].Members; len(got) != 2 || cfg.Routes["infra"].People[0] != "group:leads" {
+		t.Fatalf("groups %+v routes %+v", cfg.Groups, cfg.Routes)
+	}
+	if _, err := core.New(nil, cfg, nil); err != nil {
+		t.Fatalf("core refuses what the file check passed: %v", err)
 	}
 	// An empty file is a valid, empty configuration with the default route.
 	f, err = parseFile(nil, env)

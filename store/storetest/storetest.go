@@ -66,7 +66,27 @@ func routes() map[string]core.Route {
 			Rooms:    []core.Room{{Surface: core.SurfaceDiscord, ID: "D9"}},
 			Deciders: map[core.Surface][]string{core.SurfaceDiscord: {"boss"}},
 		},
+		// leads names people, not accounts: Alice by name and the infra
+		// group, on every surface where they have an id. It posts no
+		// cards, so the cases that count cards per room are unchanged.
+		"leads": {People: []string{"person:alice", "group:infra"}},
 	}
+}
+
+// people every case runs with: Alice has an account on every surface,
+// Bob on Slack and Telegram, Carol on Discord alone; Bob and Carol are
+// the infra group.
+func people() (map[string]core.Person, map[string]core.Group) {
+	return map[string]core.Person{
+			"alice": {DisplayName: "Alice Example", IDs: map[core.Surface][]string{
+				core.SurfaceSlack: {"U-alice"}, core.SurfaceDiscord: {"1001"}, core.SurfaceTelegram: {"2001"},
+				core.SurfaceAPI: {"alice-token"},
+			}},
+			"bob":   {DisplayName: "Bob", IDs: map[core.Surface][]string{core.SurfaceSlack: {"U-bob"}, core.SurfaceTelegram: {"2002"}}},
+			"carol": {DisplayName: "Carol", IDs: map[core.Surface][]string{core.SurfaceDiscord: {"1003"}}},
+		}, map[string]core.Group{
+			"infra": {Members: []string{"bob", "carol"}},
+		}
 }
 
 // env is one store with a service and a simulated clock over it.
@@ -88,7 +108,8 @@ func newEnv(t *testing.T, h Harness) *env {
 
 func (e *env) service() *core.Service {
 	e.t.Helper()
-	return coretest.Service(e.t, e.store, coretest.Options{Routes: routes(), Clock: e.clock})
+	ppl, groups := people()
+	return coretest.Service(e.t, e.store, coretest.Options{Routes: routes(), Clock: e.clock, People: ppl, Groups: groups})
 }
 
 // restart closes and reopens the store, as a crash and a boot would.

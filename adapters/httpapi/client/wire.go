@@ -28,6 +28,9 @@ type Event = core.Event
 // Digest is what GET /v1/digest returns.
 type Digest = core.Digest
 
+// Directory is what GET /v1/people returns.
+type Directory = core.Directory
+
 // Resume is the fenced text an agent's model resumes with, and the same
 // result as data.
 type Resume = fence.Resume

@@ -12,6 +12,17 @@ import (
 	"github.com/askbridge/askbridge/core"
 )
 
+// TeamRoute is the route every driver configures that names people, not
+// accounts: group TeamGroup, whose members are person "alice" (the
+// driver's Allowed, displayed as TeamAlice) and person "bob" (Allowed2,
+// TeamBob). Stranger is nobody's account.
+const (
+	TeamRoute = "team"
+	TeamGroup = "team"
+	TeamAlice = "Alice Configured"
+	TeamBob   = "Bob Configured"
+)
+
 // Program is the running askbridge a driver started.
 type Program struct {
 	URL           string // the HTTP API
@@ -63,7 +74,8 @@ type Driver interface {
 	// and a fresh store, with clock as its clock. Route "ops" posts to the
 	// driver's room and lets Allowed and Allowed2 decide on this surface
 	// (and not Stranger); the operator token may decide through the API.
-	// The downtime threshold is at most one hour.
+	// The downtime threshold is at most one hour. Route TeamRoute posts
+	// to the same room and names people alone (see Team).
 	Start(t *testing.T, clock core.Clock) Program
 	// Restart stops the program, runs whileDown (nil: nothing), and starts
 	// it again on the same store, fake and clock (the fake keeps its

@@ -31,6 +31,7 @@ func Run(t *testing.T, d Driver) {
 		{"8_AnsweredOnAnotherSurface", otherSurface},
 		{"9_FormInTwoStepsAcrossRestart", formAcrossRestart},
 		{"10_DowntimeRemindsAndDigests", downtime},
+		{"11_PeopleByName", peopleByName},
 	} {
 		t.Run(s.name, func(t *testing.T) {
 			w := &world{t: t, d: d, clock: core.NewSimClock(epoch)}
@@ -56,11 +57,29 @@ func (w *world) use(p Program) {
 	w.ops = client.New(p.URL, p.OperatorToken)
 }
 
+// shown is the name cards give u: Allowed and Allowed2 are configured
+// people (see TeamRoute), shown by the name the operator gave them on
+// every route; anyone else by their platform name.
+func (w *world) shown(u User) string {
+	switch u.ID {
+	case w.d.Allowed().ID:
+		return TeamAlice
+	case w.d.Allowed2().ID:
+		return TeamBob
+	}
+	return u.Name
+}
+
 func (w *world) restart() { w.use(w.d.Restart(w.t, nil)) }
 
 func (w *world) ask(req client.AskRequest) *client.Question {
 	w.t.Helper()
-	req.Route = "ops"
+	return w.askOn("ops", req)
+}
+
+func (w *world) askOn(route string, req client.AskRequest) *client.Question {
+	w.t.Helper()
+	req.Route = route
 	if req.RunID == "" {
 		req.RunID = "run-1"
 	}
@@ -196,7 +215,7 @@ func clickWakes(t *testing.T, w *world) {
 	if !strings.Contains(res.Resume.Text, "Scales out; queries are constrained.") {
 		t.Fatalf("the agent did not get the chosen write-up:\n%s", res.Resume.Text)
 	}
-	w.closedCard(q.ID, u.Name, "DynamoDB")
+	w.closedCard(q.ID, w.shown(u), "DynamoDB")
 }
 
 // 2. a free-text answer in the thread or reply.
@@ -218,7 +237,7 @@ func freeText(t *testing.T, w *world) {
 		got.Resolution.Decider.ID != u.ID || !strings.Contains(res.Resume.Text, "eu-west-1, next to the app servers") {
 		t.Fatalf("agent woke with %+v; recorded %+v", res.Resume, got.Resolution)
 	}
-	w.closedCard(q.ID, u.Name)
+	w.closedCard(q.ID, w.shown(u))
 }
 
 // 3. a click from someone who may not answer: nothing changes, the
@@ -268,8 +287,8 @@ func doubleClicks(t *testing.T, w *world) {
 	if got.Resolution.Decider.ID == b.ID {
 		winner, loserNote = b, notes[0]
 	}
-	if !strings.Contains(loserNote, "Already closed") || !strings.Contains(loserNote, winner.Name) {
-		t.Fatalf("the loser was told %q; want who won (%s)", loserNote, winner.Name)
+	if !strings.Contains(loserNote, "Already closed") || !strings.Contains(loserNote, w.shown(winner)) {
+		t.Fatalf("the loser was told %q; want who won (%s)", loserNote, w.shown(winner))
 	}
 	// The winner clicks again: still one outcome, and told so.
 	again := w.d.Click(t, winner, c, w.button(c, core.RefOption, -1, 0))
@@ -279,7 +298,7 @@ func doubleClicks(t *testing.T, w *world) {
 	if n := count(w.events(q.ID), core.EventAnswered); n != 1 {
 		t.Fatalf("%d answered events, want 1", n)
 	}
-	w.closedCard(q.ID, winner.Name)
+	w.closedCard(q.ID, w.shown(winner))
 }
 
 // 5. a restart of askbridge between the ask and the click: the old button
@@ -293,7 +312,7 @@ func restartBetween(t *testing.T, w *world) {
 	if res := w.woken(waiting); res.State != core.StateAnswered || res.Resume.Structured.ChosenOptionID != "pg" {
 		t.Fatalf("after restart the agent woke with %+v", res)
 	}
-	w.closedCard(q.ID, w.d.Allowed().Name)
+	w.closedCard(q.ID, w.shown(w.d.Allowed()))
 }
 
 // 6. a forged signature and a stale timestamp: a 401, and no state change.
@@ -407,4 +426,29 @@ func downtime(t *testing.T, w *world) {
 			t.Fatalf("%s has %d reminded events, want 1", id, n)
 		}
 	}
+}
+
+// 11. a route that names people alone: a member answers with their
+// account on this surface, the card and the record show the configured
+// name (not the platform's), the agent gets it fenced, and a stranger is
+// refused.
+func peopleByName(t *testing.T, w *world) {
+	q := w.askOn(TeamRoute, decision())
+	waiting := w.wait(q.ID)
+	c := w.card(q.ID)
+	note := w.d.Click(t, w.d.Stranger(), c, w.button(c, core.RefOption, -1, 0))
+	if !strings.Contains(note, "not one of the people who may answer") {
+		t.Fatalf("the stranger was told %q", note)
+	}
+	w.d.Click(t, w.d.Allowed2(), c, w.button(c, core.RefOption, -1, 1))
+	res := w.woken(waiting)
+	got := w.get(q.ID)
+	d := got.Resolution.Decider
+	if res.State != core.StateAnswered || d.Person != "bob" || d.Name != TeamBob || d.ID != w.d.Allowed2().ID {
+		t.Fatalf("recorded %+v, want person bob as %q", d, TeamBob)
+	}
+	if !strings.Contains(res.Resume.Text, TeamBob) {
+		t.Fatalf("the agent was not told who answered:\n%s", res.Resume.Text)
+	}
+	w.closedCard(q.ID, TeamBob, "DynamoDB")
 }

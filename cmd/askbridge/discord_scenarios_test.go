@@ -70,6 +70,7 @@ func (d *discordDriver) Start(t *testing.T, clock core.Clock) adaptertest.Progra
 		}},
 		Policies: Policies{DowntimeThreshold: Duration(time.Hour)},
 	}
+	addTeam(&d.settings.File, core.SurfaceDiscord, dcRoom, d.Allowed(), d.Allowed2())
 	d.m = startClock(t, d.settings, clock)
 	return d.program()
 }

@@ -69,6 +69,7 @@ func (d *slackDriver) Start(t *testing.T, clock core.Clock) adaptertest.Program 
 			Policies: Policies{DowntimeThreshold: Duration(time.Hour)},
 		},
 	}
+	addTeam(&d.settings.File, core.SurfaceSlack, slackRoom, d.Allowed(), d.Allowed2())
 	d.clock = clock
 	d.m = startClock(t, d.settings, clock)
 	return d.program()

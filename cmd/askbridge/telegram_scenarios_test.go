@@ -73,6 +73,7 @@ func (d *telegramDriver) Start(t *testing.T, clock core.Clock) adaptertest.Progr
 			Policies: Policies{DowntimeThreshold: Duration(time.Hour)},
 		},
 	}
+	addTeam(&d.settings.File, core.SurfaceTelegram, strconv.FormatInt(tgRoom, 10), d.Allowed(), d.Allowed2())
 	return d.boot(t)
 }
 

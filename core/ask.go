@@ -299,7 +299,8 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 		QuestionID: q.ID, RunID: q.RunID, At: now, Kind: EventAsked,
 		Actor: s.pseudonym(Decider{Surface: SurfaceAgent, ID: q.Agent}), Surface: SurfaceAgent,
 	}
-	if err := s.store.Create(ctx, q, asked, roomDeliveries(q, route, DeliverPost, "post", now)); err != nil {
+	out := append(roomDeliveries(q, route, DeliverPost, "post", now), s.dmDeliveries(q, route, DeliverPost, "post", now)...)
+	if err := s.store.Create(ctx, q, asked, out); err != nil {
 		if dup, ok := errors.AsType[*DuplicateError](err); ok {
 			q, err := repeatOf(in, idem, dup)
 			return q, err == nil, err

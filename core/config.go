@@ -90,6 +90,9 @@ func New(store Store, cfg Config, clock Clock) (*Service, error) {
 		if r.persons, err = dir.members(name, r.People); err != nil {
 			return nil, fmt.Errorf("core: %w", err)
 		}
+		if err := checkReminders(r); err != nil {
+			return nil, fmt.Errorf("core: %w", err)
+		}
 		routes[name] = r
 	}
 	for name, r := range routes {

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"slices"
+	"time"
 )
 
 // Room is a place on a chat surface where a route's cards are posted: a
@@ -31,6 +32,11 @@ type Route struct {
 	// EscalateTo names the route a timed-out question with the escalate
 	// policy is posted to; its deciders may then answer too.
 	EscalateTo string `json:"escalate_to,omitempty" yaml:"escalate_to"`
+	// RemindEvery, when set, reminds the route's deciders of a question
+	// that stays open, every so long after it was asked, at most
+	// RemindMax times (DefaultRemindMax when zero). See remind.go.
+	RemindEvery time.Duration `json:"remind_every,omitempty" yaml:"remind_every"`
+	RemindMax   int           `json:"remind_max,omitempty" yaml:"remind_max"`
 }
 
 // Allows reports whether d may decide on this route through d.Surface.

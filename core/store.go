@@ -49,6 +49,7 @@ type Delivery struct {
 	Message    *MessageRef  `json:"message,omitempty"` // update: the card to edit
 	Route      string       `json:"route,omitempty"`   // digest
 	Since      time.Time    `json:"since,omitzero"`    // digest
+	Person     string       `json:"person,omitempty"`  // digest: one person's, across routes, in their DM
 	CreatedAt  time.Time    `json:"created_at"`
 	// Attempts is how many times the store has handed this delivery out,
 	// this time included; above one it is a retry.

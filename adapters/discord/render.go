@@ -60,6 +60,12 @@ func RenderReminder(c core.Card) *discordgo.MessageSend {
 		fixed(" on "+stamp(c.Meta.Asked)+"; the deadline is "+stamp(c.Meta.Deadline)+"."),
 	)
 	m := &discordgo.MessageSend{AllowedMentions: noMentions(), Components: []discordgo.MessageComponent{}}
+	if who, allowed := discordMentions(c.Mentions); who != "" {
+		// Only the people and roles named here are notified: nothing a
+		// person wrote into the question can ping anyone.
+		segs = append(segs, fixed("\n"+core.AwaitingLabel+": "+who))
+		m.AllowedMentions = allowed
+	}
 	if card := c.ReplyTo; card != nil {
 		no := false
 		m.Reference = &discordgo.MessageReference{MessageID: card.ID, ChannelID: card.Room, FailIfNotExists: &no}
@@ -70,6 +76,25 @@ func RenderReminder(c core.Card) *discordgo.MessageSend {
 	segs = append(segs, fixed(footer(c.QuestionID)))
 	m.Content = fit(segs, maxContent)
 	return m
+}
+
+// discordMentions writes a reminder's mentions as <@id> and <@&role>, and
+// the allowed mentions that let exactly those notify.
+func discordMentions(ms []core.Mention) (string, *discordgo.MessageAllowedMentions) {
+	allowed := noMentions()
+	var parts []string
+	for _, m := range ms {
+		switch {
+		case !m.Safe():
+		case m.Role:
+			parts = append(parts, "<@&"+m.ID+">")
+			allowed.Roles = append(allowed.Roles, m.ID)
+		default:
+			parts = append(parts, "<@"+m.ID+">")
+			allowed.Users = append(allowed.Users, m.ID)
+		}
+	}
+	return strings.Join(parts, " "), allowed
 }
 
 // RenderDigest is the "while you were away" post for one room.

@@ -37,6 +37,10 @@ type RouteFile struct {
 	Deciders   map[string][]string `yaml:"deciders"`
 	People     []string            `yaml:"people"`
 	EscalateTo string              `yaml:"escalate_to"`
+	// RemindEvery reminds the deciders of a question still open every so
+	// long, at most RemindMax times (core.DefaultRemindMax when unset).
+	RemindEvery Duration `yaml:"remind_every"`
+	RemindMax   int      `yaml:"remind_max"`
 }
 
 // PersonFile is one person: their account on each chat surface, the
@@ -179,6 +183,15 @@ func parseFile(raw []byte, getenv func(string) string) (File, error) {
 				return f, fmt.Errorf("%s.escalate_to: no route named %q", key, r.EscalateTo)
 			}
 		}
+		if every := time.Duration(r.RemindEvery); every != 0 && every < core.MinRemindEvery {
+			return f, fmt.Errorf("%s.remind_every: must be at least %s", key, core.MinRemindEvery)
+		}
+		if r.RemindMax < 0 || r.RemindMax > core.MaxReminders {
+			return f, fmt.Errorf("%s.remind_max: must be between 1 and %d", key, core.MaxReminders)
+		}
+		if r.RemindMax > 0 && r.RemindEvery == 0 {
+			return f, fmt.Errorf("%s.remind_max: set without remind_every", key)
+		}
 	}
 	names := map[string]bool{}
 	for i, t := range f.Tokens {
@@ -277,7 +290,8 @@ func (s Settings) coreConfig(actorKey []byte) core.Config {
 		for surface, ids := range r.Deciders {
 			deciders[core.Surface(surface)] = ids
 		}
-		cfg.Routes[name] = core.Route{Name: name, Rooms: r.Rooms, Deciders: deciders, People: r.People, EscalateTo: r.EscalateTo}
+		cfg.Routes[name] = core.Route{Name: name, Rooms: r.Rooms, Deciders: deciders, People: r.People, EscalateTo: r.EscalateTo,
+			RemindEvery: time.Duration(r.RemindEvery), RemindMax: r.RemindMax}
 	}
 	cfg.People, cfg.Groups = s.File.peopleConfig()
 	if len(cfg.Routes) == 0 {

@@ -62,6 +62,9 @@ func TestParseFileNamesTheBadKey(t *testing.T) {
 		{"a person among a surface's ids", "people: {alice: {slack: U1}}\nroutes: {a: {deciders: {slack: [person:alice]}}}", "routes.a.deciders.slack[0]"},
 		{"an unknown token of a person", "people: {alice: {tokens: [nope]}}", `people.alice.tokens[0]: no token named "nope"`},
 		{"a bad preferred surface", "people: {alice: {slack: U1, prefer: fax}}", "people.alice.prefer"},
+		{"reminders too often", "routes: {a: {remind_every: 10s}}", "routes.a.remind_every: must be at least 1m"},
+		{"too many reminders", "routes: {a: {remind_every: 1h, remind_max: 99}}", "routes.a.remind_max"},
+		{"a cap without reminders", "routes: {a: {remind_max: 2}}", "routes.a.remind_max: set without remind_every"},
 		{"an unknown person key", "people: {alice: {email: a@b}}", "field email not found"},
 	}
 	for _, tt := range tests {
@@ -105,7 +108,7 @@ people:
   bob: {slack: U2}
 groups: {leads: [alice, bob]}
 routes:
-  infra: {people: ["group:leads"], deciders: {slack: [U9]}}
+  infra: {people: ["group:leads"], deciders: {slack: [U9]}, remind_every: 2h, remind_max: 4}
 tokens:
   - {name: ops, role: operator, token_env: OPS_TOKEN}
 `), env)
@@ -118,7 +121,8 @@ tokens:
 		alice.IDs[core.SurfaceDiscord][0] != "42" || alice.IDs[core.SurfaceConsole][0] != "ops" || alice.IDs[core.SurfaceAPI][0] != "ops" {
 		t.Fatalf("alice %+v", alice)
 	}
-	if got := cfg.Groups["leads"].Members; len(got) != 2 || cfg.Routes["infra"].People[0] != "group:leads" {
+	if got := cfg.Groups["leads"].Members; len(got) != 2 || cfg.Routes["infra"].People[0] != "group:leads" ||
+		cfg.Routes["infra"].RemindEvery != 2*time.Hour || cfg.Routes["infra"].RemindMax != 4 {
 		t.Fatalf("groups %+v routes %+v", cfg.Groups, cfg.Routes)
 	}
 	if _, err := core.New(nil, cfg, nil); err != nil {

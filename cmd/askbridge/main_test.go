@@ -64,7 +64,7 @@ func startClock(t *testing.T, s Settings, clock core.Clock) *Main {
 		{Name: "dash", Role: "observer", Token: obsTok},
 	}
 	m := &Main{Settings: s, Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel), Clock: clock,
-		Loops: core.Loops{Tick: 20 * time.Millisecond}}
+		Loops: core.Loops{Tick: 20 * time.Millisecond, Remind: 20 * time.Millisecond}}
 	if err := m.Run(t.Context()); err != nil {
 		t.Fatalf("run: %v", err)
 	}

@@ -70,6 +70,12 @@ func routes() map[string]core.Route {
 		// group, on every surface where they have an id. It posts no
 		// cards, so the cases that count cards per room are unchanged.
 		"leads": {People: []string{"person:alice", "group:infra"}},
+		// nag reminds Alice and Bob hourly, twice at most; Bob takes DMs.
+		"nag": {
+			Rooms:       []core.Room{{Surface: core.SurfaceSlack, ID: "C3"}},
+			People:      []string{"person:alice", "person:bob"},
+			RemindEvery: time.Hour, RemindMax: 2,
+		},
 	}
 }
 
@@ -82,7 +88,8 @@ func people() (map[string]core.Person, map[string]core.Group) {
 				core.SurfaceSlack: {"U-alice"}, core.SurfaceDiscord: {"1001"}, core.SurfaceTelegram: {"2001"},
 				core.SurfaceAPI: {"alice-token"},
 			}},
-			"bob":   {DisplayName: "Bob", IDs: map[core.Surface][]string{core.SurfaceSlack: {"U-bob"}, core.SurfaceTelegram: {"2002"}}},
+			"bob": {DisplayName: "Bob", IDs: map[core.Surface][]string{core.SurfaceSlack: {"U-bob"}, core.SurfaceTelegram: {"2002"}},
+				DM: true, Prefer: core.SurfaceTelegram},
 			"carol": {DisplayName: "Carol", IDs: map[core.Surface][]string{core.SurfaceDiscord: {"1003"}}},
 		}, map[string]core.Group{
 			"infra": {Members: []string{"bob", "carol"}},

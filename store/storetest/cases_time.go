@@ -438,7 +438,7 @@ func testCatchUpResumes(t *testing.T, h Harness) {
 		t.Fatalf("boot after downtime: %+v, %v", rep, err)
 	}
 	flaky := &failingRenotify{Store: e.store, ok: page}
-	cut, err := core.New(flaky, core.Config{Routes: routes(), ActorKey: []byte("storetest-key")}, e.clock)
+	cut, err := core.New(flaky, config("storetest-key"), e.clock)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,6 +79,12 @@ func routes() map[string]core.Route {
 	}
 }
 
+// config is core's configuration for the suite's routes and people.
+func config(actorKey string) core.Config {
+	ppl, groups := people()
+	return core.Config{Routes: routes(), ActorKey: []byte(actorKey), People: ppl, Groups: groups}
+}
+
 // people every case runs with: Alice has an account on every surface,
 // Bob on Slack and Telegram, Carol on Discord alone; Bob and Carol are
 // the infra group.

@@ -39,12 +39,16 @@ const (
 // and closes the question once every item has an answer.
 func (s *Service) Answer(ctx context.Context, in AnswerInput) (Outcome, error) {
 	in.Decider = s.identify(in.Decider)
-	return s.resolve(ctx, attempt{
+	out, err := s.resolve(ctx, attempt{
 		op: "answer", id: in.QuestionID, door: doorHuman, actor: in.Decider,
 		build: func(q *Question, now time.Time) (Transition, error) {
 			return s.answerTransition(q, in, now)
 		},
 	})
+	if err != nil {
+		s.recordRefusedVote(ctx, in.QuestionID, in.Decider, err)
+	}
+	return out, err
 }
 
 func (s *Service) answerTransition(q *Question, in AnswerInput, now time.Time) (Transition, error) {
@@ -92,6 +96,11 @@ func (s *Service) answerTransition(q *Question, in AnswerInput, now time.Time) (
 		}
 		res.Approved, res.Reason = &approved, strings.TrimSpace(in.Text)
 		res.ArgumentsSHA256 = q.Call.ArgumentsSHA256
+	}
+	if q.Quorum > 1 && (q.Kind == KindApproval || q.Kind == KindDecision) {
+		return s.voteTransition(q, in, res, now)
+	}
+	switch q.Kind {
 	case KindForm:
 		items, err := formItems(q, in, d, now)
 		if err != nil {

@@ -28,6 +28,9 @@ type AskInput struct {
 	Timeout       time.Duration // 0 takes the configured default
 	OnTimeout     TimeoutPolicy // "" is deny
 	MaxReasks     int           // reask: how many times, 1 if unset
+	// Quorum asks for this many different people to agree, within what
+	// the route allows; 0 takes the route's.
+	Quorum int
 	// IdempotencyKey is the caller's own key for asks that have no tool
 	// call id: repeats with the same key (by the same agent) get the first
 	// question back. See Idempotency.
@@ -258,6 +261,10 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 		in.MaxReasks = 1
 	}
 
+	quorum, err := s.quorumOf(in, route)
+	if err != nil {
+		return nil, false, err
+	}
 	idem, err := idempotencyOf(in)
 	if err != nil {
 		return nil, false, err
@@ -285,6 +292,7 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 		Timeout:       Duration(timeout),
 		OnTimeout:     in.OnTimeout,
 		MaxReasks:     in.MaxReasks,
+		Quorum:        quorum,
 		State:         StateOpen,
 		Idempotency:   idem,
 	}

@@ -41,6 +41,9 @@ type Card struct {
 	Sections []Section
 	// Progress counts a form's answered items; nil for other kinds.
 	Progress *FormProgress
+	// Tally counts the votes of a question that needs several people to
+	// agree (TallyOf); nil without a quorum. Its lines hold names.
+	Tally *Tally
 	// Actions are the card's own buttons, after those of its sections:
 	// decline on every open question, and a clarification's answer.
 	// A closed card has none, anywhere.

@@ -93,6 +93,9 @@ func New(store Store, cfg Config, clock Clock) (*Service, error) {
 		if err := checkReminders(r); err != nil {
 			return nil, fmt.Errorf("core: %w", err)
 		}
+		if err := checkQuorum(r); err != nil {
+			return nil, fmt.Errorf("core: %w", err)
+		}
 		routes[name] = r
 	}
 	for name, r := range routes {

@@ -261,16 +261,21 @@ func (s *Service) Person(name string) (Person, bool) {
 	return p, ok
 }
 
-// ValidatePeople checks people, groups and the routes' people entries as
-// New will, so that a program can refuse a bad configuration file at load
-// with an error naming what is wrong.
+// ValidatePeople checks people, groups, the routes' people entries and
+// their quorum policies as New will, so that a program can refuse a bad
+// configuration file at load with an error naming what is wrong.
 func ValidatePeople(people map[string]Person, groups map[string]Group, routes map[string]Route) error {
 	dir, err := newDirectory(people, groups)
 	if err != nil {
 		return err
 	}
 	for _, name := range sortedKeys(routes) {
-		if _, err := dir.members(name, routes[name].People); err != nil {
+		r := routes[name]
+		r.Name = name
+		if r.persons, err = dir.members(name, r.People); err != nil {
+			return err
+		}
+		if err := checkQuorum(r); err != nil {
 			return err
 		}
 	}

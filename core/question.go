@@ -35,6 +35,10 @@ type Question struct {
 	// Renotified counts escalations and re-asks so far; the timeout policy
 	// reads it to know when to stop extending.
 	Renotified int `json:"renotified,omitempty"`
+	// Quorum, above 1, is how many different people must agree; Votes
+	// are theirs so far, one per person (quorum.go).
+	Quorum int    `json:"quorum,omitempty"`
+	Votes  []Vote `json:"votes,omitempty"`
 
 	State State `json:"state"`
 	// Answers holds the form items answered so far, in item order. They are

@@ -122,6 +122,9 @@ func actedOn(q *Question) actors {
 	for _, it := range q.Answers {
 		a.add(it.Decider)
 	}
+	for _, v := range q.Votes {
+		a.add(v.Decider)
+	}
 	return a
 }
 

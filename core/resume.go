@@ -53,6 +53,9 @@ func ResumeOf(q *Question) (fence.Resume, error) {
 		// body and no reason of the decider's.
 		in.Reason = ""
 	}
+	for _, v := range q.Votes {
+		in.Votes = append(in.Votes, fence.Vote{Name: DeciderLabel(v.Decider), Choice: v.Choice, Text: v.Text})
+	}
 	res, err := fence.BuildResume(in)
 	if err != nil {
 		return fence.Resume{}, Internal(op, err)

@@ -37,6 +37,13 @@ type Route struct {
 	// RemindMax times (DefaultRemindMax when zero). See remind.go.
 	RemindEvery time.Duration `json:"remind_every,omitempty" yaml:"remind_every"`
 	RemindMax   int           `json:"remind_max,omitempty" yaml:"remind_max"`
+	// Quorum is how many different people must agree to close an
+	// approval or a decision (1 when unset); an ask may ask for more, up
+	// to MaxQuorum (or, on a route of people alone, all of them). Deny
+	// says how an approval's denies count (quorum.go).
+	Quorum    int        `json:"quorum,omitempty" yaml:"quorum"`
+	MaxQuorum int        `json:"max_quorum,omitempty" yaml:"max_quorum"`
+	Deny      DenyPolicy `json:"deny,omitempty" yaml:"deny"`
 }
 
 // Allows reports whether d may decide on this route through d.Surface.

@@ -77,6 +77,14 @@ type Transition struct {
 	// Now is when the transition happens (the injected clock), used for
 	// the update deliveries and indexes.
 	Now time.Time
+	// Vote, when set, records one person's vote on a question with a
+	// quorum: refused with CodeConflict (AlreadyCounted) if a vote with
+	// the same Key is stored; else stored, and the question closes with
+	// Resolution only if the votes for Vote.Choice, this one included,
+	// reach Needed. VoteEvent is appended when it does not close.
+	Vote      *Vote
+	Needed    int
+	VoteEvent Event
 	// Read is the question as the caller read it just before, if it has
 	// it (core does). It is a hint, never trusted for the outcome: a store
 	// may answer with Read plus the transition when the stored question

@@ -201,6 +201,12 @@ func cardContent(c core.Card) string {
 	if c.Progress != nil && c.Outcome == nil {
 		segs = append(segs, fixed("\n\n"+c.Progress.String()))
 	}
+	if c.Tally != nil {
+		segs = append(segs, fixed("\n"))
+		for _, l := range c.Tally.Lines {
+			segs = append(segs, fixed("\n🗳 "), text(l, 300))
+		}
+	}
 	if c.Outcome != nil {
 		segs = append(segs, outcomeSegs(c.Outcome)...)
 	}

@@ -101,6 +101,9 @@ func Card(c core.Card) Message {
 	if c.Progress != nil && !shown && c.Outcome == nil {
 		add(ctxBlock("progress", c.Progress.String()))
 	}
+	if c.Tally != nil {
+		add(ctxBlock("tally", esc(strings.Join(c.Tally.Lines, "\n"), 600)))
+	}
 	if c.Outcome != nil {
 		add(section("outcome", outcome(c), true))
 		return Message{Text: fallback(c), Blocks: blocks}

@@ -128,6 +128,12 @@ func stateIcon(s core.State) string {
 // a form's progress, and a clarification's ref line.
 func trailer(c core.Card) string {
 	var b strings.Builder
+	if c.Tally != nil {
+		b.WriteString("\n")
+		for _, l := range c.Tally.Lines {
+			b.WriteString("\n🗳 " + esc(l, 300))
+		}
+	}
 	if o := c.Outcome; o != nil {
 		b.WriteString("\n\n" + stateIcon(o.State) + " <b>" + esc(o.Line, 400) + "</b>")
 		if o.Label != "" {

@@ -41,6 +41,12 @@ type RouteFile struct {
 	// long, at most RemindMax times (core.DefaultRemindMax when unset).
 	RemindEvery Duration `yaml:"remind_every"`
 	RemindMax   int      `yaml:"remind_max"`
+	// Quorum is how many different people must agree on an approval or
+	// a decision; an ask may ask for up to MaxQuorum. Deny is veto (one
+	// deny closes it) or count.
+	Quorum    int    `yaml:"quorum"`
+	MaxQuorum int    `yaml:"max_quorum"`
+	Deny      string `yaml:"deny"`
 }
 
 // PersonFile is one person: their account on each chat surface, the
@@ -192,6 +198,9 @@ func parseFile(raw []byte, getenv func(string) string) (File, error) {
 		if r.RemindMax > 0 && r.RemindEvery == 0 {
 			return f, fmt.Errorf("%s.remind_max: set without remind_every", key)
 		}
+		if _, err := core.ParseDenyPolicy(r.Deny); err != nil {
+			return f, fmt.Errorf("%s.deny: %q is not veto or count", key, r.Deny)
+		}
 	}
 	names := map[string]bool{}
 	for i, t := range f.Tokens {
@@ -266,7 +275,11 @@ func checkPeople(f File, tokens map[string]bool) error {
 				}
 			}
 		}
-		routes[name] = core.Route{People: r.People}
+		routes[name] = core.Route{Name: name, People: r.People, Deciders: map[core.Surface][]string{},
+			Quorum: r.Quorum, MaxQuorum: r.MaxQuorum, Deny: core.DenyPolicy(r.Deny)}
+		for surface, ids := range r.Deciders {
+			routes[name].Deciders[core.Surface(surface)] = ids
+		}
 	}
 	people, groups := f.peopleConfig()
 	return core.ValidatePeople(people, groups, routes)
@@ -291,7 +304,8 @@ func (s Settings) coreConfig(actorKey []byte) core.Config {
 			deciders[core.Surface(surface)] = ids
 		}
 		cfg.Routes[name] = core.Route{Name: name, Rooms: r.Rooms, Deciders: deciders, People: r.People, EscalateTo: r.EscalateTo,
-			RemindEvery: time.Duration(r.RemindEvery), RemindMax: r.RemindMax}
+			RemindEvery: time.Duration(r.RemindEvery), RemindMax: r.RemindMax,
+			Quorum: r.Quorum, MaxQuorum: r.MaxQuorum, Deny: core.DenyPolicy(r.Deny)}
 	}
 	cfg.People, cfg.Groups = s.File.peopleConfig()
 	if len(cfg.Routes) == 0 {

@@ -65,6 +65,9 @@ func TestParseFileNamesTheBadKey(t *testing.T) {
 		{"reminders too often", "routes: {a: {remind_every: 10s}}", "routes.a.remind_every: must be at least 1m"},
 		{"too many reminders", "routes: {a: {remind_every: 1h, remind_max: 99}}", "routes.a.remind_max"},
 		{"a cap without reminders", "routes: {a: {remind_max: 2}}", "routes.a.remind_max: set without remind_every"},
+		{"a bad deny policy", "routes: {a: {deny: maybe}}", "routes.a.deny"},
+		{"a quorum above the people", "people: {alice: {slack: U1}}\nroutes: {a: {people: [person:alice], quorum: 2}}", `route "a": a quorum of 2, but only 1 people`},
+		{"deny count on accounts", "routes: {a: {deciders: {slack: [U1]}, quorum: 2, deny: count}}", `route "a": deny count needs`},
 		{"an unknown person key", "people: {alice: {email: a@b}}", "field email not found"},
 	}
 	for _, tt := range tests {
@@ -109,6 +112,7 @@ people:
 groups: {leads: [alice, bob]}
 routes:
   infra: {people: ["group:leads"], deciders: {slack: [U9]}, remind_every: 2h, remind_max: 4}
+  pair: {people: ["group:leads"], quorum: 2, deny: count}
 tokens:
   - {name: ops, role: operator, token_env: OPS_TOKEN}
 `), env)
@@ -122,7 +126,8 @@ tokens:
 		t.Fatalf("alice %+v", alice)
 	}
 	if got := cfg.Groups["leads"].Members; len(got) != 2 || cfg.Routes["infra"].People[0] != "group:leads" ||
-		cfg.Routes["infra"].RemindEvery != 2*time.Hour || cfg.Routes["infra"].RemindMax != 4 {
+		cfg.Routes["infra"].RemindEvery != 2*time.Hour || cfg.Routes["infra"].RemindMax != 4 ||
+		cfg.Routes["pair"].Quorum != 2 || cfg.Routes["pair"].Deny != core.DenyCount {
 		t.Fatalf("groups %+v routes %+v", cfg.Groups, cfg.Routes)
 	}
 	if _, err := core.New(nil, cfg, nil); err != nil {

@@ -22,6 +22,11 @@ type Harness struct {
 	Open func(t *testing.T) core.Store
 	// Reopen closes s and opens the same data again, as a restart would.
 	Reopen func(t *testing.T, s core.Store) core.Store
+	// Replica, when set, opens another store on s's data with a
+	// connection of its own, as another replica of the bridge would; the
+	// suite closes neither. Nil means replicas share s (a store one
+	// process holds alone).
+	Replica func(t *testing.T, s core.Store) core.Store
 }
 
 // Run runs every behaviour of the suite as a subtest.
@@ -71,6 +76,10 @@ func routes() map[string]core.Route {
 		// cards, so the cases that count cards per room are unchanged.
 		"leads": {People: []string{"person:alice", "group:infra"}},
 		// nag reminds Alice and Bob hourly, twice at most; Bob takes DMs.
+		// two needs two of Alice, Bob and Carol; one deny vetoes.
+		// two-count counts denies: two of them close it denied.
+		"two":       {People: []string{"person:alice", "group:infra"}, Quorum: 2},
+		"two-count": {People: []string{"person:alice", "group:infra"}, Quorum: 2, Deny: core.DenyCount},
 		"nag": {
 			Rooms:       []core.Room{{Surface: core.SurfaceSlack, ID: "C3"}},
 			People:      []string{"person:alice", "person:bob"},

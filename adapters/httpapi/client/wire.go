@@ -78,7 +78,10 @@ type AskRequest struct {
 	Timeout       Duration           `json:"timeout,omitzero"`    // zero takes the server's default
 	OnTimeout     core.TimeoutPolicy `json:"on_timeout,omitempty"`
 	MaxReasks     int                `json:"max_reasks,omitempty"`
-	Labels        core.Labels        `json:"labels,omitzero"`
+	// Quorum asks for this many different people to agree (approvals
+	// and decisions), within what the route allows; 0 takes the route's.
+	Quorum int         `json:"quorum,omitempty"`
+	Labels core.Labels `json:"labels,omitzero"`
 	// IdempotencyKey goes as the Idempotency-Key header, not in the body:
 	// asks with the same key (by the same agent) park one question. Asks
 	// with a tool call id need none; they are idempotent per run and tool

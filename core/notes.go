@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // The notes below are what a person alone is told after they acted on a
@@ -40,6 +41,9 @@ func RefusalNote(err error) string {
 // counted: r is the button they pressed (RefText for free text they
 // wrote) and q the question as it stands after it.
 func RecordedNote(q *Question, r Ref) string {
+	if q != nil && q.Open() && q.Quorum > 1 && r.Action != RefDecline {
+		return "Recorded your vote (" + strings.Join(TallyOf(q).Lines, "; ") + "). The question stays open until enough people agree."
+	}
 	switch r.Action {
 	case RefDecline:
 		return "Recorded: you declined. The agent will proceed on its own judgement."

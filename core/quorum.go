@@ -77,7 +77,7 @@ func voteKey(d Decider) string {
 }
 
 // AlreadyCountedMessage is what a second vote by the same person is told.
-const AlreadyCountedMessage = "your vote on this question already counted; each person votes once, from whichever surface"
+const AlreadyCountedMessage = "Your vote on this question already counted: each person votes once, from whichever surface."
 
 // AlreadyCounted is the error a store returns for a vote by someone whose
 // vote it already holds, and the chokepoint for one it sees first.

@@ -14,8 +14,9 @@ import (
 
 // TeamRoute is the route every driver configures that names people, not
 // accounts: group TeamGroup, whose members are person "alice" (the
-// driver's Allowed, displayed as TeamAlice) and person "bob" (Allowed2,
-// TeamBob). Stranger is nobody's account.
+// driver's Allowed, displayed as TeamAlice, who takes DMs) and person
+// "bob" (Allowed2, TeamBob). It reminds every hour, at most twice.
+// Stranger is nobody's account.
 const (
 	TeamRoute = "team"
 	TeamGroup = "team"
@@ -56,6 +57,8 @@ type Button struct {
 // (reminders, digests, thread replies, prompts).
 type Post struct {
 	Text string
+	// Raw is the post as sent, markup included: where mentions are.
+	Raw string
 }
 
 // Forgery is a way to tamper with an inbound request.
@@ -89,6 +92,8 @@ type Driver interface {
 	// the program, satisfies cond, and returns it. Use cond to wait for an edit; a nil cond takes the card
 	// as it is once it exists.
 	Card(t *testing.T, id string, cond func(Card) bool) Card
+	// DM is Card for the copy of the card in u's direct messages.
+	DM(t *testing.T, u User, id string, cond func(Card) bool) Card
 	// Click presses b as u, the way the platform delivers a click, and
 	// returns the text the platform showed u alone about it (an ephemeral
 	// message, a callback answer), or "" if none.

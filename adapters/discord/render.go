@@ -60,18 +60,18 @@ func RenderReminder(c core.Card) *discordgo.MessageSend {
 		fixed(" on "+stamp(c.Meta.Asked)+"; the deadline is "+stamp(c.Meta.Deadline)+"."),
 	)
 	m := &discordgo.MessageSend{AllowedMentions: noMentions(), Components: []discordgo.MessageComponent{}}
-	if who, allowed := discordMentions(c.Mentions); who != "" {
-		// Only the people and roles named here are notified: nothing a
-		// person wrote into the question can ping anyone.
-		segs = append(segs, fixed("\n"+core.AwaitingLabel+": "+who))
-		m.AllowedMentions = allowed
-	}
 	if card := c.ReplyTo; card != nil {
 		no := false
 		m.Reference = &discordgo.MessageReference{MessageID: card.ID, ChannelID: card.Room, FailIfNotExists: &no}
 		segs = append(segs, fixed(" Answer on the card this replies to."))
 	} else {
 		segs = append(segs, fixed(" Answer with `askbridge answer "+c.QuestionID+"` or through the API."))
+	}
+	if who, allowed := discordMentions(c.Mentions); who != "" {
+		// Only the people and roles named here are notified: nothing a
+		// person wrote into the question can ping anyone.
+		segs = append(segs, fixed("\n"+core.AwaitingLabel+": "+who))
+		m.AllowedMentions = allowed
 	}
 	segs = append(segs, fixed(footer(c.QuestionID)))
 	m.Content = fit(segs, maxContent)

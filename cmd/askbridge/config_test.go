@@ -175,6 +175,32 @@ func TestREADMEConfigLoads(t *testing.T) {
 	}
 }
 
+// TestREADMEPeopleConfigLoads keeps the README's people example honest.
+func TestREADMEPeopleConfigLoads(t *testing.T) {
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(raw), "## People, quorum and reminders")
+	_, rest, ok2 := strings.Cut(rest, "```yaml\n")
+	example, _, ok3 := strings.Cut(rest, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("the README has no people example")
+	}
+	env := func(k string) string { return strings.ToLower(k) + "-0123456789abcdef" }
+	f, err := parseFile([]byte(example), env)
+	if err != nil {
+		t.Fatalf("the README's people example does not load: %v", err)
+	}
+	cfg := Settings{File: f}.coreConfig([]byte("k"))
+	if _, err := core.New(nil, cfg, nil); err != nil {
+		t.Fatalf("core refuses the README's people example: %v", err)
+	}
+	if r := cfg.Routes["infra"]; r.Quorum != 2 || len(cfg.People) != 2 || !cfg.People["alice"].DM {
+		t.Fatalf("parsed %+v", cfg)
+	}
+}
+
 // TestSettingsDefaultsAndTrimming: defaults come from Settings' tags, and
 // every platform's values are trimmed alike, so a token pasted with a
 // newline works on Telegram as it does on Slack.

@@ -29,8 +29,10 @@ type AskInput struct {
 	OnTimeout     TimeoutPolicy // "" is deny
 	MaxReasks     int           // reask: how many times, 1 if unset
 	// Quorum asks for this many different people to agree, within what
-	// the route allows; 0 takes the route's.
-	Quorum int
+	// the route allows; 0 takes the route's. Left out of the idempotency
+	// fingerprint when 0, so asks fingerprinted before it existed still
+	// match their repeats.
+	Quorum int `json:",omitempty"`
 	// IdempotencyKey is the caller's own key for asks that have no tool
 	// call id: repeats with the same key (by the same agent) get the first
 	// question back. See Idempotency.

@@ -383,6 +383,10 @@ func parseWithID(fs *flag.FlagSet, args []string, stderr io.Writer) (string, boo
 
 func printOutcome(w io.Writer, out *client.Outcome) {
 	q := out.Question
+	if !out.Closed && q.Quorum > 1 {
+		fmt.Fprintf(w, "recorded your vote on %s (%s); it stays open until %d people agree\n", q.ID, strings.Join(core.TallyOf(q).Lines, "; "), q.Quorum)
+		return
+	}
 	if !out.Closed {
 		fmt.Fprintf(w, "recorded %d of %d items of %s; the form stays open\n", len(q.Answers), len(q.Items), q.ID)
 		return

@@ -48,6 +48,7 @@ const (
 // Answer records a human's answer. For a form it records the given items
 // and closes the question once every item has an answer.
 func (s *Service) Answer(ctx context.Context, in AnswerInput) (Outcome, error) {
+	in.Decider = s.identify(in.Decider)
 	a := attempt{
 		op: "answer", id: in.QuestionID, door: doorHuman, actor: in.Decider,
 		build: func(q *Question, now time.Time) (Transition, error) {
@@ -61,6 +62,9 @@ func (s *Service) Answer(ctx context.Context, in AnswerInput) (Outcome, error) {
 		},
 	}
 	o, err := s.resolveAll(ctx, in, a)
+	if err != nil {
+		s.recordRefusedVote(ctx, in.QuestionID, in.Decider, err)
+	}
 	if err == nil && o.Question.IsBatch() {
 		o.Standings = s.grantCalls(ctx, o.Question, in.Calls)
 	}
@@ -134,6 +138,11 @@ func (s *Service) answerTransition(q *Question, in AnswerInput, now time.Time) (
 		if err := checkStanding(q, in.Standing, approved); err != nil {
 			return Transition{}, err
 		}
+	}
+	if q.Quorum > 1 && (q.Kind == KindApproval || q.Kind == KindDecision) {
+		return s.voteTransition(q, in, res, now)
+	}
+	switch q.Kind {
 	case KindForm:
 		items, err := formItems(q, in, d, now)
 		if err != nil {
@@ -209,5 +218,5 @@ func itemIDs(items []ItemAnswer) []string {
 // publicDecider is what a resolution keeps of a decider: roles are checked
 // at the moment of the act and not stored.
 func publicDecider(d Decider) Decider {
-	return Decider{Surface: d.Surface, ID: d.ID, Name: d.Name}
+	return Decider{Surface: d.Surface, ID: d.ID, Name: d.Name, Person: d.Person}
 }

@@ -26,14 +26,20 @@ type AskInput struct {
 	Tool          string
 	Arguments     json.RawMessage
 	// Editable lets an approver change these arguments (all, or some
-	// top-level keys) before approving.
-	Editable *Editable
+	// top-level keys) before approving. Like Calls and Quorum, it is left
+	// out of the idempotency fingerprint when unset.
+	Editable *Editable `json:",omitempty"`
 	// Calls makes the approval a batch of 2 to 20 tool calls, each with
 	// its own id, tool and arguments, instead of Tool and Arguments.
-	Calls     []CallInput
+	Calls     []CallInput   `json:",omitempty"`
 	Timeout   time.Duration // 0 takes the configured default
 	OnTimeout TimeoutPolicy // "" is deny
 	MaxReasks int           // reask: how many times, 1 if unset
+	// Quorum asks for this many different people to agree, within what
+	// the route allows; 0 takes the route's. Left out of the idempotency
+	// fingerprint when 0, so asks fingerprinted before it existed still
+	// match their repeats.
+	Quorum int `json:",omitempty"`
 	// IdempotencyKey is the caller's own key for asks that have no tool
 	// call id: repeats with the same key (by the same agent) get the first
 	// question back. See Idempotency.
@@ -276,6 +282,10 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 		in.MaxReasks = 1
 	}
 
+	quorum, err := s.quorumOf(in, route)
+	if err != nil {
+		return nil, false, err
+	}
 	idem, err := idempotencyOf(in)
 	if err != nil {
 		return nil, false, err
@@ -303,6 +313,7 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 		Timeout:       Duration(timeout),
 		OnTimeout:     in.OnTimeout,
 		MaxReasks:     in.MaxReasks,
+		Quorum:        quorum,
 		State:         StateOpen,
 		Idempotency:   idem,
 	}
@@ -339,7 +350,7 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 	if err != nil {
 		return nil, false, err
 	}
-	out := roomDeliveries(q, route, DeliverPost, "post", now)
+	out := append(roomDeliveries(q, route, DeliverPost, "post", now), s.dmDeliveries(q, route, DeliverPost, "post", now)...)
 	if st != nil || q.IsBatch() && len(covered) == len(q.Calls) {
 		out = nil
 	}

@@ -106,7 +106,7 @@ func OutcomeLine(q *Question) string {
 	case StateDeclined:
 		return fmt.Sprintf("Declined by %s on %s via %s: the agent will proceed on its own judgement", who, at, r.Decider.Surface)
 	case StateTimedOut:
-		return fmt.Sprintf("Timed out on %s: %s", at, TimeoutReason)
+		return fmt.Sprintf("Timed out on %s: %s", at, timeoutReason(q))
 	case StateExpired:
 		return fmt.Sprintf("Expired on %s: %s", at, ExpiredReason)
 	case StateCancelled:

@@ -20,6 +20,7 @@ func NewCard(q *Question, m MessageRef) Card {
 	c := Card{
 		QuestionID: q.ID, Kind: q.Kind, State: q.State, As: as,
 		Heading: KindTitle(q.Kind), Markers: markers(q, as, m.Repeat), Meta: meta(q), Text: q.Text,
+		Tally: TallyOf(q),
 	}
 	if q.Context != "" {
 		c.Sections = append(c.Sections, Section{Kind: SectionContext, Body: q.Context})

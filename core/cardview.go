@@ -41,6 +41,9 @@ type Card struct {
 	Sections []Section
 	// Progress counts a form's answered items; nil for other kinds.
 	Progress *FormProgress
+	// Tally counts the votes of a question that needs several people to
+	// agree (TallyOf); nil without a quorum. Its lines hold names.
+	Tally *Tally
 	// Actions are the card's own buttons, after those of its sections:
 	// decline on every open question, and a clarification's answer.
 	// A closed card has none, anywhere.
@@ -50,6 +53,36 @@ type Card struct {
 	// ReplyTo is, on a reminder, the card in the same room it reminds of
 	// (the latest one), or nil when that room holds none.
 	ReplyTo *MessageRef
+	// Mentions are, on a reminder, who on this surface may decide and has
+	// not acted yet, for the platform to notify (Service.Reminder).
+	Mentions []Mention
+}
+
+// AwaitingLabel starts a reminder's list of who it calls on.
+const AwaitingLabel = "Waiting for"
+
+// Safe reports whether the mention's id is plain letters, digits, '-' and
+// '_', as every platform's ids are: a renderer writes it into markup, so
+// anything else is left out rather than escaped into a broken mention.
+func (m Mention) Safe() bool {
+	if m.ID == "" || len(m.ID) > 64 {
+		return false
+	}
+	for _, r := range m.ID {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// Mention is one account or role a reminder calls on.
+type Mention struct {
+	// ID is the platform's user id, or its role or user group id.
+	ID   string
+	Role bool
+	// Name is the configured display name of a person, else "".
+	Name string
 }
 
 // Marker is a flag shown beside a card's heading.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -26,6 +27,10 @@ type Config struct {
 	// Shards is how many shards new ids are spread over (1 unless the
 	// store runs on a Redis Cluster).
 	Shards int
+	// People and Groups name people once across surfaces (people.go);
+	// routes refer to them by name.
+	People map[string]Person
+	Groups map[string]Group
 }
 
 // DefaultRoute is the route a question takes when it names none.
@@ -46,6 +51,7 @@ type Service struct {
 	cfg      Config
 	clock    Clock
 	observer Observer // nil: nobody listens (see observe.go)
+	dir      directory
 }
 
 // New checks cfg and returns a Service over store.
@@ -74,12 +80,32 @@ func New(store Store, cfg Config, clock Clock) (*Service, error) {
 	if len(cfg.ActorKey) == 0 {
 		return nil, errors.New("core: an actor key is required to name actors in the event log")
 	}
+	dir, err := newDirectory(cfg.People, cfg.Groups)
+	if err != nil {
+		return nil, fmt.Errorf("core: %w", err)
+	}
 	routes := make(map[string]Route, len(cfg.Routes))
 	for name, r := range cfg.Routes {
 		r.Name = name
+		if r.persons, err = dir.members(name, r.People); err != nil {
+			return nil, fmt.Errorf("core: %w", err)
+		}
+		if err := checkReminders(r); err != nil {
+			return nil, fmt.Errorf("core: %w", err)
+		}
+		if err := checkQuorum(r); err != nil {
+			return nil, fmt.Errorf("core: %w", err)
+		}
 		routes[name] = r
 	}
 	for name, r := range routes {
+		for sf, entries := range r.Deciders {
+			for _, e := range entries {
+				if strings.HasPrefix(e, PersonPrefix) || strings.HasPrefix(e, GroupPrefix) {
+					return nil, fmt.Errorf("core: route %q: deciders.%s: %q belongs in people, where it applies on every surface", name, sf, e)
+				}
+			}
+		}
 		for _, room := range r.Rooms {
 			if !room.Surface.IsChat() {
 				return nil, fmt.Errorf("core: route %q: rooms[].surface %q is not a chat surface", name, room.Surface)
@@ -98,7 +124,7 @@ func New(store Store, cfg Config, clock Clock) (*Service, error) {
 		}
 	}
 	cfg.Routes = routes
-	return &Service{store: store, cfg: cfg, clock: clock}, nil
+	return &Service{store: store, cfg: cfg, clock: clock, dir: dir}, nil
 }
 
 // Ping reports whether the store answers, for readiness probes.

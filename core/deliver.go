@@ -290,7 +290,10 @@ func backoff(base time.Duration, attempts int) time.Duration {
 
 func (s *Service) deliverOne(ctx context.Context, c Courier, d Delivery) error {
 	if d.Kind == DeliverDigest {
-		dg, err := s.Digest(ctx, DigestQuery{From: d.Since, To: d.CreatedAt, Route: d.Route})
+		dg, err := s.Digest(ctx, DigestQuery{From: d.Since, To: d.CreatedAt, Route: d.Route, Person: d.Person})
+		if ErrorCode(err) == CodeInvalid {
+			return &Permanent{Err: err} // a person no longer configured
+		}
 		if err != nil {
 			return err
 		}

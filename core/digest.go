@@ -22,8 +22,12 @@ const digestLimit = 500
 type DigestQuery struct {
 	// From and To bound the period, [From, To); a zero To means now.
 	From, To time.Time
-	// Decider, when set, keeps only questions that decider may answer.
+	// Decider, when set, keeps only questions that decider may answer,
+	// with the roles it carries counted like a click's.
 	Decider *Decider
+	// Person, when set, keeps only questions the configured person may
+	// answer from any of their accounts.
+	Person string
 	// Route, when set, keeps only that route's questions.
 	Route string
 }
@@ -38,11 +42,30 @@ func (s *Service) Digest(ctx context.Context, dq DigestQuery) (Digest, error) {
 	if !from.Before(to) {
 		return Digest{}, Errorf(CodeInvalid, op, "since must be before until")
 	}
+	var accounts []Decider
+	if dq.Decider != nil {
+		accounts = append(accounts, s.identify(*dq.Decider))
+	}
+	if dq.Person != "" {
+		if _, ok := s.dir.people[dq.Person]; !ok {
+			return Digest{}, Errorf(CodeInvalid, op, "no person named %q", dq.Person)
+		}
+		accounts = append(accounts, s.accounts(dq.Person)...)
+	}
+	filtered := dq.Decider != nil || dq.Person != ""
 	keep := func(q *Question) bool {
 		if dq.Route != "" && q.Route != dq.Route {
 			return false
 		}
-		return dq.Decider == nil || s.allowed(q, *dq.Decider)
+		if !filtered {
+			return true
+		}
+		for _, d := range accounts {
+			if s.allowed(q, d) {
+				return true
+			}
+		}
+		return false
 	}
 	d := Digest{From: from.UTC(), To: to.UTC()}
 	for _, part := range []struct {

@@ -70,6 +70,10 @@
 // outbox loop and chat.go the [ChatAdapter] every chat platform meets;
 // cardview.go the platform-neutral [Card], cardbuild.go [NewCard] and
 // card.go and notes.go the wording every surface shares; lifecycle.go the
-// ticker, boot, heartbeat and retention; store.go the [Store] interface
-// every store implements.
+// ticker, boot, heartbeat and retention; people.go the configured
+// [Person]s and groups and the one place an account becomes a person;
+// quorum.go the votes of questions that need several people ([Vote],
+// [TallyOf]); remind.go the reminders of routes with remind_every, the
+// direct messages and the per-person digests after downtime; store.go the
+// [Store] interface every store implements.
 package core

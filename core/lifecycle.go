@@ -62,7 +62,7 @@ func (s *Service) Tick(ctx context.Context) (TickReport, error) {
 			}
 		default:
 			_, err = s.resolve(ctx, attempt{op: "timeout", id: q.ID, door: doorSystem, actor: System,
-				build: s.systemClose(StateTimedOut, System, TimeoutReason)})
+				build: s.systemClose(StateTimedOut, System, timeoutReason(q))})
 			if err == nil {
 				rep.TimedOut++
 			}
@@ -127,8 +127,8 @@ type awayRecord struct {
 // Boot runs once at start: it swaps the heartbeat and, if the bridge was
 // away longer than the threshold, records the downtime (CatchUp then
 // re-notifies every open question, in bounded batches, while the bridge
-// already serves) and enqueues one "while you were away" digest per room
-// of each route. Of several replicas booting together only the first sees
+// already serves) and enqueues the "while you were away" digests
+// (awayDigests). Of several replicas booting together only the first sees
 // the old beat, so this happens once. Boot does a bounded amount of work
 // whatever the number of open questions, so the bridge is ready at once.
 func (s *Service) Boot(ctx context.Context) (BootReport, error) {
@@ -159,17 +159,7 @@ func (s *Service) Boot(ctx context.Context) (BootReport, error) {
 	if err := s.store.SetValue(ctx, awayKey, string(rec)); err != nil {
 		return restore(Internal(op, err))
 	}
-	var digests []Delivery
-	for _, name := range s.sortedRouteNames() {
-		route := s.cfg.Routes[name]
-		for _, room := range route.Rooms {
-			digests = append(digests, Delivery{
-				Key:     fmt.Sprintf("digest:%s:%s:%s:%s", name, room.Surface, room.ID, prev.Format(time.RFC3339Nano)),
-				Kind:    DeliverDigest,
-				Surface: room.Surface, Room: room.ID, Route: name, Since: prev, CreatedAt: now,
-			})
-		}
-	}
+	digests := s.awayDigests(prev, now)
 	if len(digests) > 0 {
 		if err := s.store.Enqueue(ctx, digests); err != nil {
 			return restore(Internal(op, err))
@@ -314,6 +304,7 @@ type Loops struct {
 	Tick      time.Duration // timeout ticker
 	Heartbeat time.Duration
 	Purge     time.Duration
+	Remind    time.Duration // reminders of routes with remind_every; default 10s
 }
 
 // Run runs the ticker, the heartbeat, retention and, while a downtime's
@@ -329,6 +320,9 @@ func (s *Service) Run(ctx context.Context, l Loops, onErr func(error)) error {
 	if l.Purge <= 0 {
 		l.Purge = time.Hour
 	}
+	if l.Remind <= 0 {
+		l.Remind = 10 * time.Second
+	}
 	if onErr == nil {
 		onErr = func(error) {}
 	}
@@ -339,6 +333,8 @@ func (s *Service) Run(ctx context.Context, l Loops, onErr func(error)) error {
 	defer tick.Stop()
 	defer beat.Stop()
 	defer purge.Stop()
+	remind := time.NewTicker(l.Remind)
+	defer remind.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -353,6 +349,10 @@ func (s *Service) Run(ctx context.Context, l Loops, onErr func(error)) error {
 			}
 		case <-purge.C:
 			if _, err := s.Purge(ctx); err != nil && ctx.Err() == nil {
+				onErr(err)
+			}
+		case <-remind.C:
+			if _, err := s.Remind(ctx); err != nil && ctx.Err() == nil {
 				onErr(err)
 			}
 		}

@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // The notes below are what a person alone is told after they acted on a
@@ -42,6 +43,9 @@ func RefusalNote(err error) string {
 func RecordedNote(q *Question, r Ref) string {
 	if q != nil && q.IsBatch() && r.Action != RefDecline {
 		return batchNote(q, r)
+	}
+	if q != nil && q.Open() && q.Quorum > 1 && r.Action != RefDecline {
+		return "Recorded your vote (" + strings.Join(TallyOf(q).Lines, "; ") + "). The question stays open until enough people agree."
 	}
 	switch r.Action {
 	case RefDecline:

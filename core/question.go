@@ -36,6 +36,10 @@ type Question struct {
 	// Renotified counts escalations and re-asks so far; the timeout policy
 	// reads it to know when to stop extending.
 	Renotified int `json:"renotified,omitempty"`
+	// Quorum, above 1, is how many different people must agree; Votes
+	// are theirs so far, one per person (quorum.go).
+	Quorum int    `json:"quorum,omitempty"`
+	Votes  []Vote `json:"votes,omitempty"`
 
 	State State `json:"state"`
 	// Answers holds the form items answered so far, in item order. They are
@@ -114,11 +118,13 @@ type ItemAnswer struct {
 // platform's own id (a Slack user id, a Telegram user id, an API token's
 // name); Name is their display name, untrusted and fenced on the way out.
 // Roles are the platform roles or groups they hold at the time of the act;
-// they are checked, not stored.
+// they are checked, not stored. Person is the configured person the
+// account belongs to; core sets it (identify), whatever a caller passed.
 type Decider struct {
 	Surface Surface  `json:"surface"`
 	ID      string   `json:"id,omitempty"`
 	Name    string   `json:"name,omitempty"`
+	Person  string   `json:"person,omitempty"`
 	Roles   []string `json:"-"`
 }
 

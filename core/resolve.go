@@ -79,6 +79,7 @@ func (s *Service) resolve(ctx context.Context, a attempt) (out Outcome, err erro
 			return Outcome{}, ErrNotFound
 		}
 	case doorHuman:
+		a.actor = s.identify(a.actor)
 		if !s.allowed(q, a.actor) {
 			s.refuse(ctx, q, a.actor, "not a decider for this question on "+string(a.actor.Surface))
 			return Outcome{}, Errorf(CodeForbidden, a.op, "you may not answer this question here")
@@ -152,7 +153,7 @@ func (s *Service) allowed(q *Question, d Decider) bool {
 
 // MayAnswer reports whether d may answer q, for doors that want to show or
 // hide controls. The chokepoint checks again; this is never enough alone.
-func (s *Service) MayAnswer(q *Question, d Decider) bool { return s.allowed(q, d) }
+func (s *Service) MayAnswer(q *Question, d Decider) bool { return s.allowed(q, s.identify(d)) }
 
 func (s *Service) closeEvent(q *Question, res *Resolution, reason string) Event {
 	return Event{
@@ -172,6 +173,7 @@ func (s *Service) systemClose(state State, d Decider, reason string) func(*Quest
 // Decline closes the question without an answer; the agent resumes with a
 // fixed server-owned text telling it to proceed on its own judgement.
 func (s *Service) Decline(ctx context.Context, id string, d Decider) (Outcome, error) {
+	d = s.identify(d)
 	return s.resolve(ctx, attempt{op: "decline", id: id, door: doorHuman, actor: d,
 		build: s.systemClose(StateDeclined, d, DeclineReason)})
 }

@@ -60,6 +60,9 @@ func ResumeOf(q *Question) (fence.Resume, error) {
 	if q.IsBatch() {
 		batchResume(&in, q)
 	}
+	for _, v := range q.Votes {
+		in.Votes = append(in.Votes, fence.Vote{Name: DeciderLabel(v.Decider), Choice: v.Choice, Text: v.Text})
+	}
 	res, err := fence.BuildResume(in)
 	if err != nil {
 		return fence.Resume{}, Internal(op, err)

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"slices"
+	"time"
 )
 
 // Room is a place on a chat surface where a route's cards are posted: a
@@ -18,11 +19,16 @@ type Room struct {
 // are listed per surface; an entry is a platform user id, "role:<id>" for
 // anyone holding that role or group, or "*" for anyone the surface has
 // authenticated. A surface the route does not list refuses everyone
-// (fail closed).
+// (fail closed). People entries ("person:alice", "group:infra-leads")
+// apply on every surface where the person has an account.
 type Route struct {
 	Name     string               `json:"name" yaml:"-"`
 	Rooms    []Room               `json:"rooms,omitempty" yaml:"rooms"`
 	Deciders map[Surface][]string `json:"deciders,omitempty" yaml:"deciders"`
+	People   []string             `json:"people,omitempty" yaml:"people"`
+	// persons is People expanded into person names by New; a route built
+	// by hand without New lets no person in through People (fail closed).
+	persons map[string]bool
 	// EscalateTo names the route a timed-out question with the escalate
 	// policy is posted to; its deciders may then answer too.
 	EscalateTo string `json:"escalate_to,omitempty" yaml:"escalate_to"`
@@ -32,6 +38,18 @@ type Route struct {
 	// StandingHours > 0 also lets approvers grant one for the agent, for
 	// that many hours.
 	StandingHours int `json:"standing_hours,omitempty" yaml:"standing_hours"`
+	// RemindEvery, when set, reminds the route's deciders of a question
+	// that stays open, every so long after it was asked, at most
+	// RemindMax times (DefaultRemindMax when zero). See remind.go.
+	RemindEvery time.Duration `json:"remind_every,omitempty" yaml:"remind_every"`
+	RemindMax   int           `json:"remind_max,omitempty" yaml:"remind_max"`
+	// Quorum is how many different people must agree to close an
+	// approval or a decision (1 when unset); an ask may ask for more, up
+	// to MaxQuorum (or, on a route of people alone, all of them). Deny
+	// says how an approval's denies count (quorum.go).
+	Quorum    int        `json:"quorum,omitempty" yaml:"quorum"`
+	MaxQuorum int        `json:"max_quorum,omitempty" yaml:"max_quorum"`
+	Deny      DenyPolicy `json:"deny,omitempty" yaml:"deny"`
 }
 
 // StandingAllowed reports whether approvers on this route may grant
@@ -42,6 +60,9 @@ func (r Route) StandingAllowed() bool { return r.Standing == nil || *r.Standing 
 func (r Route) Allows(d Decider) bool {
 	if d.ID == "" {
 		return false
+	}
+	if d.Person != "" && r.persons[d.Person] {
+		return true
 	}
 	for _, entry := range r.Deciders[d.Surface] {
 		switch {
@@ -57,14 +78,24 @@ func (r Route) Allows(d Decider) bool {
 }
 
 // Pseudonym is how the event log names a person: an HMAC of their
-// surface and platform id under a key from configuration. The same person
-// always gets the same pseudonym, so the log can be grouped by actor, yet
-// it names nobody to whoever reads it without the key.
+// surface and platform id under a key from configuration or, for an
+// account the configuration ties to a person, of that person, so their
+// acts on every surface share one actor. The same person always gets the
+// same pseudonym, so the log can be grouped by actor, yet it names nobody
+// to whoever reads it without the key.
 func Pseudonym(key []byte, d Decider) string {
 	if d.ID == "" {
 		return ""
 	}
 	m := hmac.New(sha256.New, key)
+	if d.Person != "" {
+		// "person" is no surface, so a person never shares a pseudonym
+		// with an account of the same name.
+		m.Write([]byte("person"))
+		m.Write([]byte{0})
+		m.Write([]byte(d.Person))
+		return hex.EncodeToString(m.Sum(nil)[:16])
+	}
 	m.Write([]byte(d.Surface))
 	m.Write([]byte{0})
 	m.Write([]byte(d.ID))

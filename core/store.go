@@ -49,6 +49,7 @@ type Delivery struct {
 	Message    *MessageRef  `json:"message,omitempty"` // update: the card to edit
 	Route      string       `json:"route,omitempty"`   // digest
 	Since      time.Time    `json:"since,omitzero"`    // digest
+	Person     string       `json:"person,omitempty"`  // digest: one person's, across routes, in their DM
 	CreatedAt  time.Time    `json:"created_at"`
 	// Attempts is how many times the store has handed this delivery out,
 	// this time included; above one it is a retry.
@@ -76,6 +77,14 @@ type Transition struct {
 	// Now is when the transition happens (the injected clock), used for
 	// the update deliveries and indexes.
 	Now time.Time
+	// Vote, when set, records one person's vote on a question with a
+	// quorum: refused with CodeConflict (AlreadyCounted) if a vote with
+	// the same Key is stored; else stored, and the question closes with
+	// Resolution only if the votes for Vote.Choice, this one included,
+	// reach Needed. VoteEvent is appended when it does not close.
+	Vote      *Vote
+	Needed    int
+	VoteEvent Event
 	// Read is the question as the caller read it just before, if it has
 	// it (core does). It is a hint, never trusted for the outcome: a store
 	// may answer with Read plus the transition when the stored question

@@ -65,6 +65,15 @@ type ItemAnswer struct {
 	Text     string `json:"text,omitempty"`
 }
 
+// Vote is one person's vote on a question that needed several: their
+// display name, the option they chose (an option id, or approve / deny)
+// and their words, all untrusted.
+type Vote struct {
+	Name   string `json:"name"`
+	Choice string `json:"choice"`
+	Text   string `json:"text,omitempty"`
+}
+
 // Structured is the result as data, returned beside the text so that an
 // agent's program can act on it without reading prose. Its strings are
 // still untrusted.
@@ -93,6 +102,7 @@ type Structured struct {
 	// Calls are a batch's outcomes, one per tool call, in the batch's
 	// order.
 	Calls []CallOutcome `json:"calls,omitempty"`
+	Votes []Vote        `json:"votes,omitempty"`
 }
 
 // ResumeInput is everything a resume message is made from. QuestionID and
@@ -120,6 +130,10 @@ type ResumeInput struct {
 	// fenced in the text. When Structured.Items is nil it is filled from
 	// here.
 	Items []ItemAnswer
+	// Votes, for a question that needed several people to agree, are
+	// every vote, in the order they came; each part is fenced. When
+	// Structured.Votes is nil it is filled from here.
+	Votes []Vote
 	// Structured is returned as data beside the text.
 	Structured Structured
 }
@@ -253,6 +267,17 @@ func BuildResume(in ResumeInput) (Resume, error) {
 		}
 	}
 
+	if len(in.Votes) > 0 {
+		m.line(trusted("This question needed several people to agree. " + strconv.Itoa(len(in.Votes)) + " voted; each vote follows as the voter's display name, the option they chose, and their words where they gave any:"))
+	}
+	for _, v := range in.Votes {
+		m.region(Wrap(TagDeciderName, CleanName(v.Name)))
+		m.region(Wrap(TagOptionID, v.Choice))
+		if v.Text != "" {
+			m.region(Wrap(TagReason, v.Text))
+		}
+	}
+
 	if in.Reason != "" {
 		switch in.Verb {
 		case VerbAnswered:
@@ -288,6 +313,17 @@ func BuildResume(in ResumeInput) (Resume, error) {
 			items[i] = it
 		}
 		st.Items = items
+	}
+	if st.Votes == nil && in.Votes != nil {
+		st.Votes = in.Votes
+	}
+	if st.Votes != nil {
+		votes := make([]Vote, len(st.Votes))
+		for i, v := range st.Votes {
+			v.Name, v.Text = CleanName(v.Name), CleanText(v.Text)
+			votes[i] = v
+		}
+		st.Votes = votes
 	}
 	return Resume{Text: m.String(), Structured: st}, nil
 }

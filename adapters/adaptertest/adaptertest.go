@@ -12,6 +12,18 @@ import (
 	"github.com/askbridge/askbridge/core"
 )
 
+// TeamRoute is the route every driver configures that names people, not
+// accounts: group TeamGroup, whose members are person "alice" (the
+// driver's Allowed, displayed as TeamAlice, who takes DMs) and person
+// "bob" (Allowed2, TeamBob). It reminds every hour, at most twice.
+// Stranger is nobody's account.
+const (
+	TeamRoute = "team"
+	TeamGroup = "team"
+	TeamAlice = "Alice Configured"
+	TeamBob   = "Bob Configured"
+)
+
 // Program is the running askbridge a driver started.
 type Program struct {
 	URL           string // the HTTP API
@@ -45,6 +57,8 @@ type Button struct {
 // (reminders, digests, thread replies, prompts).
 type Post struct {
 	Text string
+	// Raw is the post as sent, markup included: where mentions are.
+	Raw string
 }
 
 // Forgery is a way to tamper with an inbound request.
@@ -63,7 +77,8 @@ type Driver interface {
 	// and a fresh store, with clock as its clock. Route "ops" posts to the
 	// driver's room and lets Allowed and Allowed2 decide on this surface
 	// (and not Stranger); the operator token may decide through the API.
-	// The downtime threshold is at most one hour.
+	// The downtime threshold is at most one hour. Route TeamRoute posts
+	// to the same room and names people alone (see Team).
 	Start(t *testing.T, clock core.Clock) Program
 	// Restart stops the program, runs whileDown (nil: nothing), and starts
 	// it again on the same store, fake and clock (the fake keeps its
@@ -77,6 +92,8 @@ type Driver interface {
 	// the program, satisfies cond, and returns it. Use cond to wait for an edit; a nil cond takes the card
 	// as it is once it exists.
 	Card(t *testing.T, id string, cond func(Card) bool) Card
+	// DM is Card for the copy of the card in u's direct messages.
+	DM(t *testing.T, u User, id string, cond func(Card) bool) Card
 	// Click presses b as u, the way the platform delivers a click, and
 	// returns the text the platform showed u alone about it (an ephemeral
 	// message, a callback answer), or "" if none.

@@ -181,6 +181,24 @@ func CardFixtures() []CardFixture {
 	future := core.NewCard(fixtureQ(core.KindApproval), post)
 	future.Sections = append(future.Sections, core.Section{Kind: "tally", Title: "Approvals", Body: "1 of 2 approvals: Alice"})
 	out = append(out, CardFixture{Name: "approval_unknown_section", Card: future, Room: room})
+	// A quorum of two: one vote in, then both and closed. The tally shows
+	// who voted, with names as untrusted as any.
+	voting := fixtureQ(core.KindApproval)
+	voting.Quorum = 2
+	voting.Votes = []core.Vote{{Key: "person:alice", Choice: core.ApproveOption, Decider: fixtureAlice, At: voting.CreatedAt.Add(time.Minute)}}
+	voted := closed(fixtureQ(core.KindApproval), core.StateAnswered, fixtureBob, func(r *core.Resolution) { r.Approved = &yes })
+	voted.Quorum = 2
+	voted.Votes = append(append([]core.Vote(nil), voting.Votes...),
+		core.Vote{Key: "person:bob", Choice: core.ApproveOption, Text: "<b>ok</b>", Decider: fixtureBob, At: voting.CreatedAt.Add(2 * time.Minute)})
+	out = append(out,
+		CardFixture{Name: "approval_quorum_one_vote", Card: core.NewCard(voting, post), Room: room},
+		CardFixture{Name: "approval_quorum_approved", Card: core.NewCard(voted, post), Room: room},
+	)
+	// A reminder that calls on people and a role (Service.Reminder fills
+	// these from the route; ids that are not plain are left out).
+	calling := core.NewReminder(withCard, core.SurfaceSlack, room)
+	calling.Mentions = []core.Mention{{ID: "U111", Name: "Alice"}, {ID: "S0LEADS", Role: true}, {ID: "<!channel>"}}
+	out = append(out, CardFixture{Name: "reminder_calling_on", Card: calling, Room: room})
 	// Reminders: one in a room that holds the card, one in a room that
 	// does not. A reminder has the same shape on every surface; the card
 	// it points to is found among the surface's own, Slack's stands in.

@@ -31,9 +31,12 @@ func Run(t *testing.T, d Driver) {
 		{"8_AnsweredOnAnotherSurface", otherSurface},
 		{"9_FormInTwoStepsAcrossRestart", formAcrossRestart},
 		{"10_DowntimeRemindsAndDigests", downtime},
-		{"11_EditBeforeApproving", editBeforeApproving},
-		{"12_StandingApprovalFromCard", standingFromCard},
-		{"13_BatchOnOneCard", batchOnOneCard},
+		{"11_PeopleByName", peopleByName},
+		{"12_QuorumOfTwo", quorumOfTwo},
+		{"13_DMClickAndReminders", dmAndReminders},
+		{"14_EditBeforeApproving", editBeforeApproving},
+		{"15_StandingApprovalFromCard", standingFromCard},
+		{"16_BatchOnOneCard", batchOnOneCard},
 	} {
 		t.Run(s.name, func(t *testing.T) {
 			w := &world{t: t, d: d, clock: core.NewSimClock(epoch)}
@@ -59,11 +62,29 @@ func (w *world) use(p Program) {
 	w.ops = client.New(p.URL, p.OperatorToken)
 }
 
+// shown is the name cards give u: Allowed and Allowed2 are configured
+// people (see TeamRoute), shown by the name the operator gave them on
+// every route; anyone else by their platform name.
+func (w *world) shown(u User) string {
+	switch u.ID {
+	case w.d.Allowed().ID:
+		return TeamAlice
+	case w.d.Allowed2().ID:
+		return TeamBob
+	}
+	return u.Name
+}
+
 func (w *world) restart() { w.use(w.d.Restart(w.t, nil)) }
 
 func (w *world) ask(req client.AskRequest) *client.Question {
 	w.t.Helper()
-	req.Route = "ops"
+	return w.askOn("ops", req)
+}
+
+func (w *world) askOn(route string, req client.AskRequest) *client.Question {
+	w.t.Helper()
+	req.Route = route
 	if req.RunID == "" {
 		req.RunID = "run-1"
 	}
@@ -199,7 +220,7 @@ func clickWakes(t *testing.T, w *world) {
 	if !strings.Contains(res.Resume.Text, "Scales out; queries are constrained.") {
 		t.Fatalf("the agent did not get the chosen write-up:\n%s", res.Resume.Text)
 	}
-	w.closedCard(q.ID, u.Name, "DynamoDB")
+	w.closedCard(q.ID, w.shown(u), "DynamoDB")
 }
 
 // 2. a free-text answer in the thread or reply.
@@ -221,7 +242,7 @@ func freeText(t *testing.T, w *world) {
 		got.Resolution.Decider.ID != u.ID || !strings.Contains(res.Resume.Text, "eu-west-1, next to the app servers") {
 		t.Fatalf("agent woke with %+v; recorded %+v", res.Resume, got.Resolution)
 	}
-	w.closedCard(q.ID, u.Name)
+	w.closedCard(q.ID, w.shown(u))
 }
 
 // 3. a click from someone who may not answer: nothing changes, the
@@ -271,8 +292,8 @@ func doubleClicks(t *testing.T, w *world) {
 	if got.Resolution.Decider.ID == b.ID {
 		winner, loserNote = b, notes[0]
 	}
-	if !strings.Contains(loserNote, "Already closed") || !strings.Contains(loserNote, winner.Name) {
-		t.Fatalf("the loser was told %q; want who won (%s)", loserNote, winner.Name)
+	if !strings.Contains(loserNote, "Already closed") || !strings.Contains(loserNote, w.shown(winner)) {
+		t.Fatalf("the loser was told %q; want who won (%s)", loserNote, w.shown(winner))
 	}
 	// The winner clicks again: still one outcome, and told so.
 	again := w.d.Click(t, winner, c, w.button(c, core.RefOption, -1, 0))
@@ -282,7 +303,7 @@ func doubleClicks(t *testing.T, w *world) {
 	if n := count(w.events(q.ID), core.EventAnswered); n != 1 {
 		t.Fatalf("%d answered events, want 1", n)
 	}
-	w.closedCard(q.ID, winner.Name)
+	w.closedCard(q.ID, w.shown(winner))
 }
 
 // 5. a restart of askbridge between the ask and the click: the old button
@@ -296,7 +317,7 @@ func restartBetween(t *testing.T, w *world) {
 	if res := w.woken(waiting); res.State != core.StateAnswered || res.Resume.Structured.ChosenOptionID != "pg" {
 		t.Fatalf("after restart the agent woke with %+v", res)
 	}
-	w.closedCard(q.ID, w.d.Allowed().Name)
+	w.closedCard(q.ID, w.shown(w.d.Allowed()))
 }
 
 // 6. a forged signature and a stale timestamp: a 401, and no state change.
@@ -410,4 +431,91 @@ func downtime(t *testing.T, w *world) {
 			t.Fatalf("%s has %d reminded events, want 1", id, n)
 		}
 	}
+}
+
+// 11. a route that names people alone: a member answers with their
+// account on this surface, the card and the record show the configured
+// name (not the platform's), the agent gets it fenced, and a stranger is
+// refused.
+func peopleByName(t *testing.T, w *world) {
+	q := w.askOn(TeamRoute, decision())
+	waiting := w.wait(q.ID)
+	c := w.card(q.ID)
+	note := w.d.Click(t, w.d.Stranger(), c, w.button(c, core.RefOption, -1, 0))
+	if !strings.Contains(note, "not one of the people who may answer") {
+		t.Fatalf("the stranger was told %q", note)
+	}
+	w.d.Click(t, w.d.Allowed2(), c, w.button(c, core.RefOption, -1, 1))
+	res := w.woken(waiting)
+	got := w.get(q.ID)
+	d := got.Resolution.Decider
+	if res.State != core.StateAnswered || d.Person != "bob" || d.Name != TeamBob || d.ID != w.d.Allowed2().ID {
+		t.Fatalf("recorded %+v, want person bob as %q", d, TeamBob)
+	}
+	if !strings.Contains(res.Resume.Text, TeamBob) {
+		t.Fatalf("the agent was not told who answered:\n%s", res.Resume.Text)
+	}
+	w.closedCard(q.ID, TeamBob, "DynamoDB")
+}
+
+// 12. an approval that needs two people: the first vote is recorded and
+// shown on the card, a second click by the same person is told it
+// already counted, the second person's vote closes it, and the agent
+// hears who voted what; the DM copy shows the outcome too.
+func quorumOfTwo(t *testing.T, w *world) {
+	q := w.askOn(TeamRoute, client.AskRequest{Kind: core.KindApproval, Question: "Drop the staging table?",
+		Tool: "sql.exec", Arguments: []byte(`{"sql":"DROP TABLE t"}`), Quorum: 2})
+	waiting := w.wait(q.ID)
+	c := w.card(q.ID)
+	a, b := w.d.Allowed(), w.d.Allowed2()
+	// A platform that edits the card in place for the clicker (Discord)
+	// tells them nothing privately; the card below shows the vote.
+	if note := w.d.Click(t, a, c, w.button(c, core.RefApprove, -1, 0)); note != "" && !strings.Contains(note, "Recorded your vote") {
+		t.Fatalf("the first voter was told %q", note)
+	}
+	half := w.d.Card(t, q.ID, func(c Card) bool {
+		return len(c.Buttons) > 0 && strings.Contains(c.Text, "1 of 2 approvals: "+TeamAlice)
+	})
+	if note := w.d.Click(t, a, half, w.button(half, core.RefApprove, -1, 0)); !strings.Contains(note, "already counted") {
+		t.Fatalf("a second vote by the same person was told %q", note)
+	}
+	w.d.Click(t, b, half, w.button(half, core.RefApprove, -1, 0))
+	res := w.woken(waiting)
+	if res.State != core.StateAnswered || res.Resume.Structured.Approved == nil || !*res.Resume.Structured.Approved ||
+		len(res.Resume.Structured.Votes) != 2 {
+		t.Fatalf("the agent woke with %+v", res.Resume)
+	}
+	for _, name := range []string{TeamAlice, TeamBob} {
+		if !strings.Contains(res.Resume.Text, name) {
+			t.Fatalf("the resume does not say %s voted:\n%s", name, res.Resume.Text)
+		}
+	}
+	w.closedCard(q.ID, "2 of 2 approvals", TeamAlice, TeamBob)
+	w.d.DM(t, a, q.ID, func(c Card) bool { return len(c.Buttons) == 0 && strings.Contains(c.Text, "2 of 2 approvals") })
+}
+
+// 13. a person who takes DMs gets the card there too; an hour on, the
+// room is reminded, calling on both people by their accounts; a click in
+// the DM closes the question, and the room's card and the DM are edited.
+func dmAndReminders(t *testing.T, w *world) {
+	q := w.askOn(TeamRoute, decision())
+	waiting := w.wait(q.ID)
+	w.card(q.ID)
+	a, b := w.d.Allowed(), w.d.Allowed2()
+	dm := w.d.DM(t, a, q.ID, nil)
+	w.clock.Advance(time.Hour)
+	w.d.Posts(t, func(ps []Post) bool {
+		for _, p := range ps {
+			if strings.Contains(p.Text, core.ReminderHeading) && strings.Contains(p.Raw, a.ID) && strings.Contains(p.Raw, b.ID) {
+				return true
+			}
+		}
+		return false
+	})
+	w.d.Click(t, a, dm, w.button(dm, core.RefOption, -1, 1))
+	if res := w.woken(waiting); res.State != core.StateAnswered || res.Resume.Structured.ChosenOptionID != "ddb" {
+		t.Fatalf("after a click in the DM the agent woke with %+v", res)
+	}
+	w.closedCard(q.ID, TeamAlice, "DynamoDB")
+	w.d.DM(t, a, q.ID, func(c Card) bool { return len(c.Buttons) == 0 && strings.Contains(c.Text, "DynamoDB") })
 }

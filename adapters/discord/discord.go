@@ -175,12 +175,31 @@ func (a *Adapter) Post(ctx context.Context, q *core.Question, card core.MessageR
 	if err := a.bucket.wait(ctx); err != nil {
 		return core.MessageRef{}, err
 	}
-	m, err := a.s.ChannelMessageSendComplex(card.Room, RenderPost(core.NewCard(q, card)), discordgo.WithContext(ctx))
+	ch, err := a.channel(ctx, card.Room)
+	if err != nil {
+		return core.MessageRef{}, err
+	}
+	m, err := a.s.ChannelMessageSendComplex(ch, RenderPost(core.NewCard(q, card)), discordgo.WithContext(ctx))
 	if err != nil {
 		return core.MessageRef{}, classify(err)
 	}
-	card.Surface, card.ID = core.SurfaceDiscord, m.ID
+	card.Surface, card.Room, card.ID = core.SurfaceDiscord, ch, m.ID
 	return card, nil
+}
+
+// channel is the channel a delivery's room names: the room itself, or
+// for a person's DM room the DM channel Discord opens (or returns again)
+// for that user.
+func (a *Adapter) channel(ctx context.Context, room string) (string, error) {
+	user, ok := core.DMUser(room)
+	if !ok {
+		return room, nil
+	}
+	ch, err := a.s.UserChannelCreate(user, discordgo.WithContext(ctx))
+	if err != nil {
+		return "", classify(err)
+	}
+	return ch.ID, nil
 }
 
 // Update edits a card to show q as it stands.
@@ -197,7 +216,11 @@ func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) err
 	if err := a.bucket.wait(ctx); err != nil {
 		return err
 	}
-	_, err := a.s.ChannelMessageSendComplex(room, RenderReminder(core.NewReminder(q, core.SurfaceDiscord, room)), discordgo.WithContext(ctx))
+	ch, err := a.channel(ctx, room)
+	if err != nil {
+		return err
+	}
+	_, err = a.s.ChannelMessageSendComplex(ch, RenderReminder(a.svc.Reminder(q, core.SurfaceDiscord, ch)), discordgo.WithContext(ctx))
 	return classify(err)
 }
 
@@ -206,7 +229,11 @@ func (a *Adapter) Digest(ctx context.Context, d core.Digest, room string) error 
 	if err := a.bucket.wait(ctx); err != nil {
 		return err
 	}
-	_, err := a.s.ChannelMessageSendComplex(room, RenderDigest(d), discordgo.WithContext(ctx))
+	ch, err := a.channel(ctx, room)
+	if err != nil {
+		return err
+	}
+	_, err = a.s.ChannelMessageSendComplex(ch, RenderDigest(d), discordgo.WithContext(ctx))
 	return classify(err)
 }
 

@@ -67,9 +67,34 @@ func RenderReminder(c core.Card) *discordgo.MessageSend {
 	} else {
 		segs = append(segs, fixed(" Answer with `askbridge answer "+c.QuestionID+"` or through the API."))
 	}
+	if who, allowed := discordMentions(c.Mentions); who != "" {
+		// Only the people and roles named here are notified: nothing a
+		// person wrote into the question can ping anyone.
+		segs = append(segs, fixed("\n"+core.AwaitingLabel+": "+who))
+		m.AllowedMentions = allowed
+	}
 	segs = append(segs, fixed(footer(c.QuestionID)))
 	m.Content = fit(segs, maxContent)
 	return m
+}
+
+// discordMentions writes a reminder's mentions as <@id> and <@&role>, and
+// the allowed mentions that let exactly those notify.
+func discordMentions(ms []core.Mention) (string, *discordgo.MessageAllowedMentions) {
+	allowed := noMentions()
+	var parts []string
+	for _, m := range ms {
+		switch {
+		case !m.Safe():
+		case m.Role:
+			parts = append(parts, "<@&"+m.ID+">")
+			allowed.Roles = append(allowed.Roles, m.ID)
+		default:
+			parts = append(parts, "<@"+m.ID+">")
+			allowed.Users = append(allowed.Users, m.ID)
+		}
+	}
+	return strings.Join(parts, " "), allowed
 }
 
 // RenderDigest is the "while you were away" post for one room.
@@ -182,6 +207,12 @@ func cardContent(c core.Card) string {
 	}
 	if c.Progress != nil && c.Outcome == nil {
 		segs = append(segs, fixed("\n\n"+c.Progress.String()))
+	}
+	if c.Tally != nil {
+		segs = append(segs, fixed("\n"))
+		for _, l := range c.Tally.Lines {
+			segs = append(segs, fixed("\n🗳 "), text(l, 300))
+		}
 	}
 	if c.Outcome != nil {
 		segs = append(segs, outcomeSegs(c.Outcome)...)

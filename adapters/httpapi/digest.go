@@ -12,7 +12,10 @@ import (
 
 // digest is "what did you ask me while I was away": since is required,
 // until defaults to now; decider (surface:id) keeps the questions that
-// decider may answer, route keeps one route's.
+// decider may answer, holding the roles given as role (repeatable, or
+// comma-separated) since the API cannot ask a platform who holds what;
+// person keeps what a configured person may answer from any of their
+// accounts; route keeps one route's.
 func (s *Server) digest(w http.ResponseWriter, r *http.Request) {
 	v := r.URL.Query()
 	since, err := timeParam(v.Get("since"), "since", true)
@@ -33,9 +36,12 @@ func (s *Server) digest(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, r, invalid("decider %q must be surface:id, with surface %s", raw, core.SurfaceNames(core.AnswerSurfaces)))
 			return
 		}
-		d = &core.Decider{Surface: sf, ID: id, Name: id}
+		d = &core.Decider{Surface: sf, ID: id, Name: id, Roles: listParam(v["role"])}
+	} else if len(v["role"]) > 0 {
+		s.fail(w, r, invalid("role is given with decider: it says which roles that decider holds"))
+		return
 	}
-	out, err := s.svc.Digest(r.Context(), core.DigestQuery{From: since, To: until, Decider: d, Route: v.Get("route")})
+	out, err := s.svc.Digest(r.Context(), core.DigestQuery{From: since, To: until, Decider: d, Person: v.Get("person"), Route: v.Get("route")})
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -47,6 +53,24 @@ func (s *Server) digest(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// listParam reads a repeatable parameter that may also be comma-separated.
+func listParam(vals []string) []string {
+	var out []string
+	for _, v := range vals {
+		for _, part := range strings.Split(v, ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				out = append(out, part)
+			}
+		}
+	}
+	return out
+}
+
+// people lists the configured people and groups, without their accounts.
+func (s *Server) people(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.svc.People())
 }
 
 func timeParam(raw, name string, required bool) (time.Time, error) {

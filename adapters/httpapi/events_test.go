@@ -210,3 +210,58 @@ func TestDigestAndDirective(t *testing.T) {
 		}
 	}
 }
+
+// TestDigestPerPersonAndRole: person= keeps what a configured person may
+// answer anywhere; decider= counts the roles given with it.
+func TestDigestPerPersonAndRole(t *testing.T) {
+	e := newEnv(t)
+	start := time.Now().Add(-time.Minute).UTC()
+	ask := func(route string) string {
+		req := clarification("run-digest")
+		req.ToolCallID, req.Route = nextCall(), route
+		q, err := e.as(agentA).Ask(e.ctx(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return q.ID
+	}
+	leads, byRole := ask("leads"), ask("by-role")
+	open := func(dq client.DigestQuery) []string {
+		t.Helper()
+		dq.Since = start
+		d, err := e.as(observer).Digest(e.ctx(), dq)
+		if err != nil {
+			t.Fatalf("digest %+v: %v", dq, err)
+		}
+		var ids []string
+		for _, q := range d.Open {
+			ids = append(ids, q.ID)
+		}
+		return ids
+	}
+	if got := open(client.DigestQuery{Person: "alice"}); len(got) != 1 || got[0] != leads {
+		t.Fatalf("alice's digest %v, want %s", got, leads)
+	}
+	if got := open(client.DigestQuery{Decider: "slack:U-alice"}); len(got) != 1 || got[0] != leads {
+		t.Fatalf("alice's account's digest %v, want %s", got, leads)
+	}
+	if got := open(client.DigestQuery{Decider: "slack:U-other", Roles: []string{"S-leads"}}); len(got) != 1 || got[0] != byRole {
+		t.Fatalf("role holder's digest %v, want %s", got, byRole)
+	}
+	if got := open(client.DigestQuery{Decider: "slack:U-other"}); len(got) != 0 {
+		t.Fatalf("digest of a decider without the role: %v", got)
+	}
+	for _, c := range []struct{ query, want string }{
+		{"&person=mallory", `no person named "mallory"`},
+		{"&role=S-leads", "role is given with decider"},
+	} {
+		r := e.do("GET", "/v1/digest?since="+start.Format(time.RFC3339)+c.query, &operator, "")
+		if r.status != 400 || !strings.Contains(errorOf(t, r).Message, c.want) {
+			t.Errorf("digest%s: %d %s", c.query, r.status, r.body)
+		}
+	}
+	dir, err := e.as(observer).People(e.ctx())
+	if err != nil || len(dir.People) != 1 || dir.People[0].Name != "alice" || dir.People[0].Surfaces[0] != core.SurfaceSlack {
+		t.Fatalf("people: %+v, %v", dir, err)
+	}
+}

@@ -93,7 +93,11 @@ func newEnvOn(t *testing.T, st core.Store) *env {
 	// agent-a's MCP host (and admin's) may answer on the default route.
 	routes[core.DefaultRoute].Deciders[core.SurfaceMCP] = []string{"agent-a", "root"}
 	routes["locked"] = core.Route{Deciders: map[core.Surface][]string{core.SurfaceAPI: {"someone-else"}}}
-	svc := coretest.Service(t, ws, coretest.Options{Routes: routes})
+	routes["leads"] = core.Route{People: []string{"person:alice"}}
+	routes["by-role"] = core.Route{Deciders: map[core.Surface][]string{core.SurfaceSlack: {"role:S-leads"}}}
+	svc := coretest.Service(t, ws, coretest.Options{Routes: routes, People: map[string]core.Person{
+		"alice": {DisplayName: "Alice", IDs: map[core.Surface][]string{core.SurfaceSlack: {"U-alice"}}},
+	}})
 	logs := &syncBuffer{}
 	h := httpapi.New(svc, httpapi.Options{
 		Tokens:  tokens,

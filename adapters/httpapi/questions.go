@@ -37,6 +37,7 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 		Timeout:       time.Duration(req.Timeout),
 		OnTimeout:     req.OnTimeout,
 		MaxReasks:     req.MaxReasks,
+		Quorum:        req.Quorum,
 		// A retry after a lost response carries the same key and gets
 		// the question it parked, with 200 rather than 201.
 		IdempotencyKey: r.Header.Get("Idempotency-Key"),

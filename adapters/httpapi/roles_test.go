@@ -41,6 +41,7 @@ func TestRoles(t *testing.T) {
 		{"directive", "GET", "/v1/directive?autonomy=semi", "", ok, ok, ok, ok},
 		{"mcp door", "GET", "/v1/questions/{id}/mcp", "", ok, no, no, ok},
 		{"mcp answer", "POST", "/v1/questions/{id}/mcp/answer", `{"answer":"yes"}`, ok, no, no, ok},
+		{"people", "GET", "/v1/people", "", no, ok, ok, ok},
 	}
 	n := 0
 	for _, rt := range routes {

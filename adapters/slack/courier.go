@@ -7,11 +7,12 @@ import (
 	"github.com/slack-go/slack"
 )
 
-// Post puts q's card in room (a channel id; a user id opens a DM, whose
-// D… id Slack returns and the card is recorded under).
+// Post puts q's card in room (a channel id; a user id, or core's DM room
+// of one, opens a DM, whose D… id Slack returns and the card is recorded
+// under).
 func (a *Adapter) Post(ctx context.Context, q *core.Question, card core.MessageRef) (core.MessageRef, error) {
 	m := Card(core.NewCard(q, card))
-	ch, ts, err := a.api.PostMessageContext(ctx, card.Room, slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...))
+	ch, ts, err := a.api.PostMessageContext(ctx, slackRoom(card.Room), slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...))
 	if err != nil {
 		return core.MessageRef{}, deliveryErr("chat.postMessage", err)
 	}
@@ -36,10 +37,10 @@ func (a *Adapter) Update(ctx context.Context, q *core.Question, card core.Messag
 // the channel, so it is seen), or, with no card there, as a message of its
 // own.
 func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) error {
-	c := core.NewReminder(q, core.SurfaceSlack, room)
+	c := a.svc.Reminder(q, core.SurfaceSlack, room)
 	m := Reminder(c)
 	opts := []slack.MsgOption{slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...)}
-	target := room
+	target := slackRoom(room)
 	if card := c.ReplyTo; card != nil {
 		target = card.Room
 		opts = append(opts, slack.MsgOptionTS(card.ID), slack.MsgOptionBroadcast())
@@ -53,8 +54,17 @@ func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) err
 // Digest posts a "while you were away" summary in room.
 func (a *Adapter) Digest(ctx context.Context, d core.Digest, room string) error {
 	m := Digest(d)
-	if _, _, err := a.api.PostMessageContext(ctx, room, slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...)); err != nil {
+	if _, _, err := a.api.PostMessageContext(ctx, slackRoom(room), slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...)); err != nil {
 		return deliveryErr("chat.postMessage", err)
 	}
 	return nil
+}
+
+// slackRoom is where chat.postMessage posts for a delivery's room: a
+// person's DM room is their user id, which Slack opens as the DM.
+func slackRoom(room string) string {
+	if user, ok := core.DMUser(room); ok {
+		return user
+	}
+	return room
 }

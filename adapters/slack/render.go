@@ -106,6 +106,9 @@ func Card(c core.Card) Message {
 	if c.Progress != nil && !shown && c.Outcome == nil {
 		add(ctxBlock("progress", c.Progress.String()))
 	}
+	if c.Tally != nil {
+		add(ctxBlock("tally", esc(strings.Join(c.Tally.Lines, "\n"), 600)))
+	}
 	if c.Outcome != nil {
 		add(section("outcome", outcome(c), true))
 		return Message{Text: fallback(c), Blocks: blocks}
@@ -257,10 +260,29 @@ func Reminder(c core.Card) Message {
 			s += "  ·  *" + m.Text() + "*"
 		}
 	}
+	if who := slackMentions(c.Mentions); who != "" {
+		s += "\n" + core.AwaitingLabel + ": " + who
+	}
 	return Message{
 		Text:   esc(core.ReminderHeading+": "+textlimit.FirstLine(c.Text), 300),
 		Blocks: []slack.Block{section("reminder", s, true)},
 	}
+}
+
+// slackMentions writes a reminder's mentions in Slack's syntax: a user
+// as <@U…>, a user group as <!subteam^S…>, so Slack notifies them.
+func slackMentions(ms []core.Mention) string {
+	var parts []string
+	for _, m := range ms {
+		switch {
+		case !m.Safe():
+		case m.Role:
+			parts = append(parts, "<!subteam^"+m.ID+">")
+		default:
+			parts = append(parts, "<@"+m.ID+">")
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 // Digest renders "while you were away": counts, and the open questions by

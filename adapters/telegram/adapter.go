@@ -282,6 +282,9 @@ func notModified(err error) bool {
 }
 
 func parseChat(room string) (int64, error) {
+	if user, ok := core.DMUser(room); ok {
+		room = user // a private chat's id is its user's id
+	}
 	id, err := strconv.ParseInt(room, 10, 64)
 	if err != nil || id == 0 {
 		return 0, &core.Permanent{Err: fmt.Errorf("telegram: room %q is not a chat id", room)}
@@ -355,7 +358,7 @@ func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) err
 	if err != nil {
 		return err
 	}
-	_, err = a.send(ctx, chat, RenderReminder(core.NewReminder(q, core.SurfaceTelegram, room), chat))
+	_, err = a.send(ctx, chat, RenderReminder(a.svc.Reminder(q, core.SurfaceTelegram, room), chat))
 	return err
 }
 

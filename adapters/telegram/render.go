@@ -128,6 +128,12 @@ func stateIcon(s core.State) string {
 // a form's progress, and a clarification's ref line.
 func trailer(c core.Card) string {
 	var b strings.Builder
+	if c.Tally != nil {
+		b.WriteString("\n")
+		for _, l := range c.Tally.Lines {
+			b.WriteString("\n🗳 " + esc(l, 300))
+		}
+	}
 	if o := c.Outcome; o != nil {
 		b.WriteString("\n\n" + stateIcon(o.State) + " <b>" + esc(o.Line, 400) + "</b>")
 		if o.Label != "" {
@@ -376,6 +382,20 @@ func RenderReminder(c core.Card, chat int64) tgbotapi.MessageConfig {
 	}
 	d.markup("\n" + html.EscapeString(c.Heading) + ": ")
 	d.text("", c.Text, "", 300)
+	var who []string
+	for _, m := range c.Mentions {
+		// Telegram has no roles a bot can mention; people are linked by id.
+		if m.Safe() && !m.Role {
+			name := m.Name
+			if name == "" {
+				name = m.ID
+			}
+			who = append(who, `<a href="tg://user?id=`+m.ID+`">`+html.EscapeString(strings.Join(strings.Fields(name), " "))+`</a>`)
+		}
+	}
+	if len(who) > 0 {
+		d.markup("\n" + core.AwaitingLabel + ": " + strings.Join(who, ", "))
+	}
 	if cardID == 0 {
 		d.markup("\nThe question's card was not found here; answer it from askbridge's console or API: id ")
 		d.text("<code>", c.QuestionID, "</code>", 40)

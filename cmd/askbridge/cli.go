@@ -28,6 +28,7 @@ var cliCommands = map[string]command{
 	"decline":   cmdDecline,
 	"wait":      cmdWait,
 	"events":    cmdEvents,
+	"people":    cmdPeople,
 	"mcp":       cmdMCP,
 }
 
@@ -438,6 +439,10 @@ func parseWithID(fs *flag.FlagSet, args []string, stderr io.Writer) (string, boo
 
 func printOutcome(w io.Writer, out *client.Outcome) {
 	q := out.Question
+	if !out.Closed && q.Quorum > 1 {
+		fmt.Fprintf(w, "recorded your vote on %s (%s); it stays open until %d people agree\n", q.ID, strings.Join(core.TallyOf(q).Lines, "; "), q.Quorum)
+		return
+	}
 	if !out.Closed {
 		fmt.Fprintf(w, "recorded %d of %d items of %s; the form stays open\n", len(q.Answers), len(q.Items), q.ID)
 		return
@@ -471,6 +476,51 @@ func cmdEvents(ctx context.Context, args []string, getenv func(string) string, _
 	}
 	for _, e := range evs {
 		print(e)
+	}
+	return 0
+}
+
+// cmdPeople prints the configured people and groups: one line per person
+// (name, display name, surfaces, groups, whether they get DMs), then one
+// per group; --json prints the directory as the API returns it.
+func cmdPeople(ctx context.Context, args []string, getenv func(string) string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("people", stderr, "people [--json]")
+	asJSON := fs.Bool("json", false, "print the directory as JSON")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	c, err := newClient(getenv)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	dir, err := c.People(ctx)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	if *asJSON {
+		json.NewEncoder(stdout).Encode(dir)
+		return 0
+	}
+	if len(dir.People) == 0 {
+		fmt.Fprintln(stdout, "no people are configured")
+		return 0
+	}
+	for _, p := range dir.People {
+		surfaces := make([]string, len(p.Surfaces))
+		for i, sf := range p.Surfaces {
+			surfaces[i] = string(sf)
+		}
+		line := fmt.Sprintf("%-16s %-24s %s", p.Name, oneLine(p.DisplayName, 24), strings.Join(surfaces, ","))
+		if len(p.Groups) > 0 {
+			line += "  groups: " + strings.Join(p.Groups, ",")
+		}
+		if p.DM {
+			line += "  dm"
+		}
+		fmt.Fprintln(stdout, line)
+	}
+	for _, g := range dir.Groups {
+		fmt.Fprintf(stdout, "group %s: %s\n", g.Name, strings.Join(g.Members, ", "))
 	}
 	return 0
 }

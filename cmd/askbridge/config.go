@@ -21,21 +21,79 @@ import (
 
 // File is the YAML configuration (ASKBRIDGE_CONFIG).
 type File struct {
-	Routes     map[string]RouteFile `yaml:"routes"`
-	Tokens     []TokenFile          `yaml:"tokens"`
-	Policies   Policies             `yaml:"policies"`
-	Directives []directive.Extra    `yaml:"directives"`
+	Routes     map[string]RouteFile  `yaml:"routes"`
+	People     map[string]PersonFile `yaml:"people"`
+	Groups     map[string][]string   `yaml:"groups"`
+	Tokens     []TokenFile           `yaml:"tokens"`
+	Policies   Policies              `yaml:"policies"`
+	Directives []directive.Extra     `yaml:"directives"`
 }
 
-// RouteFile is one route: where its cards go and who may decide.
+// RouteFile is one route: where its cards go and who may decide. Deciders
+// are accounts per surface; People ("person:alice", "group:leads") are
+// people, on every surface where they have an account.
 type RouteFile struct {
 	Rooms      []core.Room         `yaml:"rooms"`
 	Deciders   map[string][]string `yaml:"deciders"`
+	People     []string            `yaml:"people"`
 	EscalateTo string              `yaml:"escalate_to"`
 	// Standing: false forbids standing approvals on the route;
 	// StandingHours > 0 also allows them for an agent for that long.
 	Standing      *bool `yaml:"standing"`
 	StandingHours int   `yaml:"standing_hours"`
+	// RemindEvery reminds the deciders of a question still open every so
+	// long, at most RemindMax times (core.DefaultRemindMax when unset).
+	RemindEvery Duration `yaml:"remind_every"`
+	RemindMax   int      `yaml:"remind_max"`
+	// Quorum is how many different people must agree on an approval or
+	// a decision; an ask may ask for up to MaxQuorum. Deny is veto (one
+	// deny closes it) or count.
+	Quorum    int    `yaml:"quorum"`
+	MaxQuorum int    `yaml:"max_quorum"`
+	Deny      string `yaml:"deny"`
+}
+
+// PersonFile is one person: their account on each chat surface, the
+// names of the tokens they use on the API and the console, the display
+// name the operator vouches for, and whether they want direct messages
+// (on Prefer, else the first chat surface they have).
+type PersonFile struct {
+	Name     string   `yaml:"name"`
+	Slack    string   `yaml:"slack"`
+	Discord  string   `yaml:"discord"`
+	Telegram string   `yaml:"telegram"`
+	Tokens   []string `yaml:"tokens"`
+	DM       bool     `yaml:"dm"`
+	Prefer   string   `yaml:"prefer"`
+}
+
+// person is the file's person in core's terms.
+func (p PersonFile) person() core.Person {
+	out := core.Person{DisplayName: p.Name, IDs: map[core.Surface][]string{}, DM: p.DM, Prefer: core.Surface(p.Prefer)}
+	for sf, id := range map[core.Surface]string{core.SurfaceSlack: p.Slack, core.SurfaceDiscord: p.Discord, core.SurfaceTelegram: p.Telegram} {
+		if id != "" {
+			out.IDs[sf] = []string{id}
+		}
+	}
+	if len(p.Tokens) > 0 {
+		// A token signs in on the API and on the console alike.
+		out.IDs[core.SurfaceAPI] = append([]string(nil), p.Tokens...)
+		out.IDs[core.SurfaceConsole] = append([]string(nil), p.Tokens...)
+	}
+	return out
+}
+
+// peopleConfig is the file's people and groups in core's terms.
+func (f File) peopleConfig() (map[string]core.Person, map[string]core.Group) {
+	people := make(map[string]core.Person, len(f.People))
+	for name, p := range f.People {
+		people[name] = p.person()
+	}
+	groups := make(map[string]core.Group, len(f.Groups))
+	for name, members := range f.Groups {
+		groups[name] = core.Group{Name: name, Members: members}
+	}
+	return people, groups
 }
 
 // TokenFile is one API bearer token. The secret is given inline or, better,
@@ -141,6 +199,18 @@ func parseFile(raw []byte, getenv func(string) string) (File, error) {
 				return f, fmt.Errorf("%s.escalate_to: no route named %q", key, r.EscalateTo)
 			}
 		}
+		if every := time.Duration(r.RemindEvery); every != 0 && every < core.MinRemindEvery {
+			return f, fmt.Errorf("%s.remind_every: must be at least %s", key, core.MinRemindEvery)
+		}
+		if r.RemindMax < 0 || r.RemindMax > core.MaxReminders {
+			return f, fmt.Errorf("%s.remind_max: must be between 1 and %d", key, core.MaxReminders)
+		}
+		if r.RemindMax > 0 && r.RemindEvery == 0 {
+			return f, fmt.Errorf("%s.remind_max: set without remind_every", key)
+		}
+		if _, err := core.ParseDenyPolicy(r.Deny); err != nil {
+			return f, fmt.Errorf("%s.deny: %q is not veto or count", key, r.Deny)
+		}
 	}
 	names := map[string]bool{}
 	for i, t := range f.Tokens {
@@ -171,6 +241,9 @@ func parseFile(raw []byte, getenv func(string) string) (File, error) {
 			return f, fmt.Errorf("%s: the token must be at least 16 characters", key)
 		}
 	}
+	if err := checkPeople(f, names); err != nil {
+		return f, err
+	}
 	p := f.Policies
 	if p.Shards < 0 || p.Shards > core.MaxShards {
 		return f, fmt.Errorf("policies.shards: must be between 1 and %d", core.MaxShards)
@@ -185,6 +258,41 @@ func parseFile(raw []byte, getenv func(string) string) (File, error) {
 		return f, fmt.Errorf("directives: %w", err)
 	}
 	return f, nil
+}
+
+// checkPeople checks the people, groups and routes' people entries the
+// way core will, and that every token a person names is configured (a
+// misspelt token name would quietly leave the person unrecognised).
+func checkPeople(f File, tokens map[string]bool) error {
+	for name, p := range f.People {
+		for i, tok := range p.Tokens {
+			if !tokens[tok] {
+				return fmt.Errorf("people.%s.tokens[%d]: no token named %q", name, i, tok)
+			}
+		}
+		if p.Prefer != "" {
+			if sf, err := core.ParseSurface(p.Prefer); err != nil || !sf.IsChat() {
+				return fmt.Errorf("people.%s.prefer: %q is not %s", name, p.Prefer, core.SurfaceNames(core.ChatSurfaces))
+			}
+		}
+	}
+	routes := make(map[string]core.Route, len(f.Routes))
+	for name, r := range f.Routes {
+		for surface, ids := range r.Deciders {
+			for j, id := range ids {
+				if strings.HasPrefix(id, core.PersonPrefix) || strings.HasPrefix(id, core.GroupPrefix) {
+					return fmt.Errorf("routes.%s.deciders.%s[%d]: %q goes in routes.%s.people, where it applies on every surface", name, surface, j, id, name)
+				}
+			}
+		}
+		routes[name] = core.Route{Name: name, People: r.People, Deciders: map[core.Surface][]string{},
+			Quorum: r.Quorum, MaxQuorum: r.MaxQuorum, Deny: core.DenyPolicy(r.Deny)}
+		for surface, ids := range r.Deciders {
+			routes[name].Deciders[core.Surface(surface)] = ids
+		}
+	}
+	people, groups := f.peopleConfig()
+	return core.ValidatePeople(people, groups, routes)
 }
 
 // coreConfig turns the file into core's configuration. With no routes
@@ -205,9 +313,12 @@ func (s Settings) coreConfig(actorKey []byte) core.Config {
 		for surface, ids := range r.Deciders {
 			deciders[core.Surface(surface)] = ids
 		}
-		cfg.Routes[name] = core.Route{Name: name, Rooms: r.Rooms, Deciders: deciders, EscalateTo: r.EscalateTo,
+		cfg.Routes[name] = core.Route{Name: name, Rooms: r.Rooms, Deciders: deciders, People: r.People, EscalateTo: r.EscalateTo,
+			RemindEvery: time.Duration(r.RemindEvery), RemindMax: r.RemindMax,
+			Quorum: r.Quorum, MaxQuorum: r.MaxQuorum, Deny: core.DenyPolicy(r.Deny),
 			Standing: r.Standing, StandingHours: r.StandingHours}
 	}
+	cfg.People, cfg.Groups = s.File.peopleConfig()
 	if len(cfg.Routes) == 0 {
 		cfg.Routes[core.DefaultRoute] = core.Route{Name: core.DefaultRoute, Deciders: map[core.Surface][]string{
 			core.SurfaceAPI: {"*"}, core.SurfaceConsole: {"*"},

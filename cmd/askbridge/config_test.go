@@ -55,6 +55,20 @@ func TestParseFileNamesTheBadKey(t *testing.T) {
 		{"bad duration", "policies: {retention: soon}", "not a duration"},
 		{"bad shards", "policies: {shards: 99}", "policies.shards"},
 		{"bad directive", "directives: [{id: x, text: '', scope: all}]", "directives"},
+		{"an id claimed by two people", "people: {alice: {slack: U1}, bob: {slack: U1}}", `slack id "U1" is claimed by both "alice" and "bob"`},
+		{"an unknown person in a group", "people: {alice: {slack: U1}}\ngroups: {leads: [alice, zed]}", `groups.leads: no person named "zed"`},
+		{"an unknown person on a route", "routes: {a: {people: [person:zed]}}", `routes.a.people: no person named "zed"`},
+		{"an unknown group on a route", "routes: {a: {people: [group:leads]}}", `routes.a.people: no group named "leads"`},
+		{"a person among a surface's ids", "people: {alice: {slack: U1}}\nroutes: {a: {deciders: {slack: [person:alice]}}}", "routes.a.deciders.slack[0]"},
+		{"an unknown token of a person", "people: {alice: {tokens: [nope]}}", `people.alice.tokens[0]: no token named "nope"`},
+		{"a bad preferred surface", "people: {alice: {slack: U1, prefer: fax}}", "people.alice.prefer"},
+		{"reminders too often", "routes: {a: {remind_every: 10s}}", "routes.a.remind_every: must be at least 1m"},
+		{"too many reminders", "routes: {a: {remind_every: 1h, remind_max: 99}}", "routes.a.remind_max"},
+		{"a cap without reminders", "routes: {a: {remind_max: 2}}", "routes.a.remind_max: set without remind_every"},
+		{"a bad deny policy", "routes: {a: {deny: maybe}}", "routes.a.deny"},
+		{"a quorum above the people", "people: {alice: {slack: U1}}\nroutes: {a: {people: [person:alice], quorum: 2}}", `route "a": a quorum of 2, but only 1 people`},
+		{"deny count on accounts", "routes: {a: {deciders: {slack: [U1]}, quorum: 2, deny: count}}", `route "a": deny count needs`},
+		{"an unknown person key", "people: {alice: {email: a@b}}", "field email not found"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -88,6 +102,36 @@ policies: {retention: 7d, default_timeout: 90m}
 	cfg := Settings{File: f}.coreConfig([]byte("k"))
 	if _, ok := cfg.Routes["default"]; ok || cfg.Routes["infra"].EscalateTo != "oncall" {
 		t.Fatalf("routes %+v", cfg.Routes)
+	}
+	// People: one person on three surfaces and the API, in a group that a
+	// route names.
+	f, err = parseFile([]byte(`
+people:
+  alice: {name: Alice Example, slack: U1, discord: "42", telegram: "77", tokens: [ops], dm: true, prefer: telegram}
+  bob: {slack: U2}
+groups: {leads: [alice, bob]}
+routes:
+  infra: {people: ["group:leads"], deciders: {slack: [U9]}, remind_every: 2h, remind_max: 4}
+  pair: {people: ["group:leads"], quorum: 2, deny: count}
+tokens:
+  - {name: ops, role: operator, token_env: OPS_TOKEN}
+`), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = Settings{File: f}.coreConfig([]byte("k"))
+	alice := cfg.People["alice"]
+	if alice.DisplayName != "Alice Example" || !alice.DM || alice.Prefer != core.SurfaceTelegram ||
+		alice.IDs[core.SurfaceDiscord][0] != "42" || alice.IDs[core.SurfaceConsole][0] != "ops" || alice.IDs[core.SurfaceAPI][0] != "ops" {
+		t.Fatalf("alice %+v", alice)
+	}
+	if got := cfg.Groups["leads"].Members; len(got) != 2 || cfg.Routes["infra"].People[0] != "group:leads" ||
+		cfg.Routes["infra"].RemindEvery != 2*time.Hour || cfg.Routes["infra"].RemindMax != 4 ||
+		cfg.Routes["pair"].Quorum != 2 || cfg.Routes["pair"].Deny != core.DenyCount {
+		t.Fatalf("groups %+v routes %+v", cfg.Groups, cfg.Routes)
+	}
+	if _, err := core.New(nil, cfg, nil); err != nil {
+		t.Fatalf("core refuses what the file check passed: %v", err)
 	}
 	// An empty file is a valid, empty configuration with the default route.
 	f, err = parseFile(nil, env)
@@ -128,6 +172,32 @@ func TestREADMEConfigLoads(t *testing.T) {
 	cfg := Settings{File: f}.coreConfig([]byte("k"))
 	if _, err := core.New(nil, cfg, nil); err != nil {
 		t.Fatalf("core refuses the README's routes: %v", err)
+	}
+}
+
+// TestREADMEPeopleConfigLoads keeps the README's people example honest.
+func TestREADMEPeopleConfigLoads(t *testing.T) {
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(raw), "## People, quorum and reminders")
+	_, rest, ok2 := strings.Cut(rest, "```yaml\n")
+	example, _, ok3 := strings.Cut(rest, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("the README has no people example")
+	}
+	env := func(k string) string { return strings.ToLower(k) + "-0123456789abcdef" }
+	f, err := parseFile([]byte(example), env)
+	if err != nil {
+		t.Fatalf("the README's people example does not load: %v", err)
+	}
+	cfg := Settings{File: f}.coreConfig([]byte("k"))
+	if _, err := core.New(nil, cfg, nil); err != nil {
+		t.Fatalf("core refuses the README's people example: %v", err)
+	}
+	if r := cfg.Routes["infra"]; r.Quorum != 2 || len(cfg.People) != 2 || !cfg.People["alice"].DM {
+		t.Fatalf("parsed %+v", cfg)
 	}
 }
 

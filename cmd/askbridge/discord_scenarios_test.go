@@ -70,6 +70,7 @@ func (d *discordDriver) Start(t *testing.T, clock core.Clock) adaptertest.Progra
 		}},
 		Policies: Policies{DowntimeThreshold: Duration(time.Hour)},
 	}
+	addTeam(&d.settings.File, core.SurfaceDiscord, dcRoom, d.Allowed(), d.Allowed2())
 	d.m = startClock(t, d.settings, clock)
 	return d.program()
 }
@@ -116,6 +117,17 @@ func dcCard(m discordfake.Message) adaptertest.Card {
 // recorded for it, then reads it from the fake.
 func (d *discordDriver) Card(t *testing.T, id string, cond func(adaptertest.Card) bool) adaptertest.Card {
 	t.Helper()
+	return d.cardIn(t, dcRoom, id, cond)
+}
+
+// DM is the card in the fake's DM channel with u.
+func (d *discordDriver) DM(t *testing.T, u adaptertest.User, id string, cond func(adaptertest.Card) bool) adaptertest.Card {
+	t.Helper()
+	return d.cardIn(t, discordfake.DMChannel(u.ID), id, cond)
+}
+
+func (d *discordDriver) cardIn(t *testing.T, room, id string, cond func(adaptertest.Card) bool) adaptertest.Card {
+	t.Helper()
 	var got adaptertest.Card
 	ok := d.fake.WaitFor(15*time.Second, func() bool {
 		q, err := d.m.Service.Get(context.Background(), id)
@@ -123,7 +135,7 @@ func (d *discordDriver) Card(t *testing.T, id string, cond func(adaptertest.Card
 			return false
 		}
 		for _, ref := range q.Messages {
-			if ref.Surface != core.SurfaceDiscord {
+			if ref.Surface != core.SurfaceDiscord || ref.Room != room {
 				continue
 			}
 			if m, found := d.fake.Message(ref.ID); found {
@@ -209,7 +221,7 @@ func (d *discordDriver) Posts(t *testing.T, cond func([]adaptertest.Post) bool) 
 		got = nil
 		for _, m := range d.fake.Messages(dcRoom) {
 			if !m.Card {
-				got = append(got, adaptertest.Post{Text: dcVisible(m.Content)})
+				got = append(got, adaptertest.Post{Text: dcVisible(m.Content), Raw: m.Content})
 			}
 		}
 		return cond(got)

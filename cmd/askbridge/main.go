@@ -34,6 +34,7 @@ const usage = `askbridge: let an AI agent stop and ask a human.
   askbridge decline ID            decline a question
   askbridge wait ID               wait for a question asked earlier and print its resume
   askbridge events [--follow]     print the event log
+  askbridge people                list the configured people and groups
   askbridge mcp                   serve the MCP tools over stdio
   askbridge healthcheck           exit 0 when the local server is ready (for container health checks)
   askbridge version               print the version

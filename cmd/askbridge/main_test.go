@@ -65,7 +65,7 @@ func startClock(t *testing.T, s Settings, clock core.Clock) *Main {
 		{Name: "dash", Role: "observer", Token: obsTok},
 	}
 	m := &Main{Settings: s, Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel), Clock: clock,
-		Loops: core.Loops{Tick: 20 * time.Millisecond}}
+		Loops: core.Loops{Tick: 20 * time.Millisecond, Remind: 20 * time.Millisecond}}
 	if err := m.Run(t.Context()); err != nil {
 		t.Fatalf("run: %v", err)
 	}
@@ -429,5 +429,46 @@ func TestCLIBatchAndEdit(t *testing.T) {
 	}
 	if err != nil || !res.Resume.Structured.Edited || string(got) != `{"to":"y"}` {
 		t.Fatalf("the edited approval's resume: %v %s", err, out.String())
+	}
+}
+
+// TestPeopleCommand: "askbridge people" prints the configured people and
+// groups from a running server, and none of their accounts.
+func TestPeopleCommand(t *testing.T) {
+	f, err := parseFile([]byte(`
+people:
+  alice: {name: Alice Example, slack: U-secret-1, telegram: "99123", dm: true}
+  bob: {discord: "88123"}
+groups: {leads: [alice, bob]}
+routes:
+  infra: {people: ["group:leads"]}
+`), func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := start(t, Settings{File: f})
+	env := func(k string) string {
+		switch k {
+		case "ASKBRIDGE_URL":
+			return m.URL
+		case "ASKBRIDGE_DATA_DIR":
+			return m.Settings.DataDir
+		}
+		return ""
+	}
+	var out, errb bytes.Buffer
+	if c := run(t.Context(), []string{"people"}, env, nil, &out, &errb); c != 0 {
+		t.Fatalf("people: %d %s", c, errb.String())
+	}
+	got := out.String()
+	for _, want := range []string{"alice", "Alice Example", "slack,telegram", "groups: leads", "dm", "bob", "discord", "group leads: alice, bob"} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("people printed\n%s\nwithout %q", got, want)
+		}
+	}
+	for _, secret := range []string{"U-secret-1", "99123", "88123"} {
+		if strings.Contains(got, secret) {
+			t.Fatalf("people printed account %s:\n%s", secret, got)
+		}
 	}
 }

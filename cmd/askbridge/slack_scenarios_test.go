@@ -72,6 +72,7 @@ func (d *slackDriver) Start(t *testing.T, clock core.Clock) adaptertest.Program 
 			Policies: Policies{DowntimeThreshold: Duration(time.Hour)},
 		},
 	}
+	addTeam(&d.settings.File, core.SurfaceSlack, slackRoom, d.Allowed(), d.Allowed2())
 	d.clock = clock
 	d.m = startClock(t, d.settings, clock)
 	return d.program()
@@ -94,11 +95,23 @@ func (d *slackDriver) program() adaptertest.Program {
 
 func (d *slackDriver) Card(t *testing.T, id string, cond func(adaptertest.Card) bool) adaptertest.Card {
 	t.Helper()
+	return d.cardIn(t, slackRoom, id, cond)
+}
+
+// DM is the card in u's direct messages: the fake opens a person's DM as
+// their id with D for U.
+func (d *slackDriver) DM(t *testing.T, u adaptertest.User, id string, cond func(adaptertest.Card) bool) adaptertest.Card {
+	t.Helper()
+	return d.cardIn(t, "D"+u.ID[1:], id, cond)
+}
+
+func (d *slackDriver) cardIn(t *testing.T, room, id string, cond func(adaptertest.Card) bool) adaptertest.Card {
+	t.Helper()
 	var card adaptertest.Card
 	recorded := false
 	ok := d.fake.WaitFor(slackWait, func() bool {
 		for _, m := range d.fake.Messages() {
-			if qid, ok := slackCardOf(m); ok && qid == id {
+			if qid, ok := slackCardOf(m); ok && qid == id && m.Channel == room {
 				card = toCard(m)
 				// A card counts once the program has recorded it too (it
 				// is recorded right after the post), so that a restart
@@ -215,7 +228,7 @@ func (d *slackDriver) Posts(t *testing.T, cond func([]adaptertest.Post) bool) []
 			if _, card := slackCardOf(m); card {
 				continue
 			}
-			posts = append(posts, adaptertest.Post{Text: m.PlainText()})
+			posts = append(posts, adaptertest.Post{Text: m.PlainText(), Raw: m.Text + string(m.Blocks)})
 		}
 		return cond(posts)
 	})

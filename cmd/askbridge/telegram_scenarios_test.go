@@ -73,6 +73,7 @@ func (d *telegramDriver) Start(t *testing.T, clock core.Clock) adaptertest.Progr
 			Policies: Policies{DowntimeThreshold: Duration(time.Hour)},
 		},
 	}
+	addTeam(&d.settings.File, core.SurfaceTelegram, strconv.FormatInt(tgRoom, 10), d.Allowed(), d.Allowed2())
 	return d.boot(t)
 }
 
@@ -96,6 +97,15 @@ func (d *telegramDriver) Restart(t *testing.T, whileDown func()) adaptertest.Pro
 		whileDown()
 	}
 	return d.boot(t)
+}
+
+// parseTgRoom reads a recorded card's room: a chat id, or a person's DM
+// room, whose private chat has their id.
+func parseTgRoom(room string) (int64, error) {
+	if user, ok := core.DMUser(room); ok {
+		room = user
+	}
+	return strconv.ParseInt(room, 10, 64)
 }
 
 func tgID(u tgbotapi.User) string { return strconv.FormatInt(u.ID, 10) }
@@ -136,17 +146,29 @@ func (d *telegramDriver) isCardOf(m telegramfake.Message, recorded []string) boo
 
 func (d *telegramDriver) Card(t *testing.T, id string, cond func(adaptertest.Card) bool) adaptertest.Card {
 	t.Helper()
+	return d.cardIn(t, tgRoom, id, cond)
+}
+
+// DM is the card in u's private chat with the bot, whose id is u's.
+func (d *telegramDriver) DM(t *testing.T, u adaptertest.User, id string, cond func(adaptertest.Card) bool) adaptertest.Card {
+	t.Helper()
+	chat, _ := strconv.ParseInt(u.ID, 10, 64)
+	return d.cardIn(t, chat, id, cond)
+}
+
+func (d *telegramDriver) cardIn(t *testing.T, chat int64, id string, cond func(adaptertest.Card) bool) adaptertest.Card {
+	t.Helper()
 	var last adaptertest.Card
 	ok := d.fake.Wait(15*time.Second, func() bool {
 		var recorded []string
 		if q, err := d.main.Service.Get(t.Context(), id); err == nil {
 			for _, m := range q.Messages {
-				if m.Surface == core.SurfaceTelegram {
+				if room, _ := parseTgRoom(m.Room); m.Surface == core.SurfaceTelegram && room == chat {
 					recorded = append(recorded, m.ID)
 				}
 			}
 		}
-		for _, m := range d.fake.Messages(tgRoom) {
+		for _, m := range d.fake.Messages(chat) {
 			if d.isCardOf(m, recorded) {
 				last = tgCard(m)
 				return cond == nil || cond(last)
@@ -232,7 +254,7 @@ func (d *telegramDriver) Posts(t *testing.T, cond func([]adaptertest.Post) bool)
 		posts = posts[:0]
 		for _, m := range d.fake.Messages(tgRoom) {
 			if !m.Keyboarded {
-				posts = append(posts, adaptertest.Post{Text: m.Text})
+				posts = append(posts, adaptertest.Post{Text: m.Text, Raw: m.HTML})
 			}
 		}
 		return cond(posts)

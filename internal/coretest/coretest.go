@@ -19,6 +19,9 @@ type Options struct {
 	Routes map[string]core.Route
 	// Clock is the service's clock; nil is the wall clock.
 	Clock core.Clock
+	// People and Groups are the configured people (none if nil).
+	People map[string]core.Person
+	Groups map[string]core.Group
 }
 
 // ActorKey is the key tests name actors in the event log with.
@@ -67,7 +70,7 @@ func Service(t testing.TB, st core.Store, o Options) *core.Service {
 	if routes == nil {
 		routes = APIRoutes()
 	}
-	svc, err := core.New(st, core.Config{Routes: routes, ActorKey: []byte(ActorKey)}, o.Clock)
+	svc, err := core.New(st, core.Config{Routes: routes, ActorKey: []byte(ActorKey), People: o.People, Groups: o.Groups}, o.Clock)
 	if err != nil {
 		t.Fatalf("core.New: %v", err)
 	}

@@ -107,7 +107,7 @@ func (s *Store) Resolve(ctx context.Context, t core.Transition) (*core.Question,
 		if !q.Open() {
 			return refuse(&core.ClosedError{Question: q})
 		}
-		if len(t.Items) == 0 && t.Resolution == nil {
+		if len(t.Items) == 0 && t.Resolution == nil && t.Vote == nil {
 			return errNoChange
 		}
 
@@ -132,6 +132,20 @@ func (s *Store) Resolve(ctx context.Context, t core.Transition) (*core.Question,
 				res.State = core.StateAnswered
 			}
 		}
+		if v := t.Vote; v != nil {
+			votes := 1
+			for _, prev := range q.Votes {
+				if prev.Key == v.Key {
+					return refuse(core.AlreadyCounted(op))
+				}
+				if prev.Choice == v.Choice {
+					votes++
+				}
+			}
+			if votes < t.Needed {
+				res = nil // the question closes at the vote that reaches the threshold
+			}
+		}
 		if res != nil && !res.State.Closed() {
 			return refuse(core.Errorf(core.CodeInvalid, op, "resolution state %q is not a closed state", res.State))
 		}
@@ -148,6 +162,15 @@ func (s *Store) Resolve(ctx context.Context, t core.Transition) (*core.Question,
 			q.Answers = append(q.Answers, a)
 		}
 		sortAnswers(q)
+		if v := t.Vote; v != nil {
+			vote := *v
+			vote.Decider.Roles = nil // checked, never stored
+			if vote.At.IsZero() {
+				vote.At = t.Now
+			}
+			q.Votes = append(q.Votes, vote)
+			core.SortVotes(q.Votes)
+		}
 		var ev core.Event
 		if res != nil {
 			if res.At.IsZero() {
@@ -160,6 +183,8 @@ func (s *Store) Resolve(ctx context.Context, t core.Transition) (*core.Question,
 			}
 			// Close events are named after the state they enter.
 			ev = eventFor(t.Event, q, core.EventKind(res.State), t.Now)
+		} else if t.Vote != nil {
+			ev = eventFor(t.VoteEvent, q, core.EventVoted, t.Now)
 		} else {
 			ev = eventFor(t.ItemEvent, q, core.EventItemAnswered, t.Now)
 		}
@@ -276,7 +301,7 @@ func (s *Store) RecordMessage(ctx context.Context, id string, ref core.MessageRe
 		}
 		// The card may have been drawn from the question before it
 		// changed (closed, or form items answered): edit it at once.
-		if !q.Open() || len(q.Answers) > 0 {
+		if !q.Open() || len(q.Answers) > 0 || len(q.Votes) > 0 {
 			if err := enqueueUpdate(tx, q, ev.Seq, len(q.Messages)-1, ev.At, eff); err != nil {
 				return err
 			}

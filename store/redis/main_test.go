@@ -125,6 +125,17 @@ func (h *harness) Open(t *testing.T) core.Store {
 	return h.open(t, h.client(t), redisstore.Options{Prefix: randomPrefix(), Shards: h.shards})
 }
 
+// Replica is another store on s's data, on a client of its own.
+func (h *harness) Replica(t *testing.T, s core.Store) core.Store {
+	h.mu.Lock()
+	hs, ok := h.stores[s]
+	h.mu.Unlock()
+	if !ok {
+		t.Fatalf("Replica of a store the harness did not open")
+	}
+	return newStoreOn(t, h.client(t), hs.opts)
+}
+
 func (h *harness) Reopen(t *testing.T, s core.Store) core.Store {
 	h.mu.Lock()
 	hs, ok := h.stores[s]

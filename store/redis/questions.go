@@ -137,24 +137,41 @@ func (s *Store) Resolve(ctx context.Context, t core.Transition) (*core.Question,
 			return nil, core.Internal(op, err)
 		}
 	}
+	var voteKey, choice string
+	var voteJSON []byte
+	if v := t.Vote; v != nil {
+		var err error
+		vv := *v
+		vv.Decider.Roles = nil // checked, never stored
+		if voteJSON, err = json.Marshal(&vv); err != nil {
+			return nil, core.Internal(op, err)
+		}
+		if itemJSON, err = renderEvent(t.VoteEvent); err != nil {
+			return nil, core.Internal(op, err)
+		}
+		voteKey, choice = v.Key, v.Choice
+	}
 	now, err := t.Now.MarshalJSON()
 	if err != nil {
 		return nil, core.Internal(op, err)
 	}
 	read := t.Read
-	if read != nil && (read.ID != t.QuestionID || !read.Open()) {
-		read = nil // not a copy this transition can start from
+	if read != nil && (read.ID != t.QuestionID || !read.Open() || t.Vote != nil) {
+		// not a copy this transition can start from; a vote's outcome
+		// depends on votes counted since, so it is read back
+		read = nil
 	}
 	fp := ""
 	if read != nil {
 		fp = fingerprint(read)
 	}
 	sk := s.shardKeys(shard)
-	args := make([]any, 0, 13+2*len(t.Items))
+	args := make([]any, 0, 17+2*len(t.Items))
 	args = append(args, sk.common[:]...)
 	args = append(args,
 		t.QuestionID, sk.wakeArg, now, msString(t.Now),
-		state, resJSON, closeJSON, itemJSON, fp, len(t.Items))
+		state, resJSON, closeJSON, itemJSON, fp,
+		voteKey, voteJSON, choice, t.Needed, len(t.Items))
 	for _, a := range t.Items {
 		b, err := json.Marshal(&a)
 		if err != nil {
@@ -180,15 +197,16 @@ func (s *Store) Resolve(ctx context.Context, t core.Transition) (*core.Question,
 }
 
 // fingerprint is what of a question can change while it is open, as
-// resolve.lua spells it from the hash: cards, answered items, deadline
-// and renotices. An open question with the same fingerprint as a copy
-// read earlier is that copy (its document never changes).
+// resolve.lua spells it from the hash: cards, answered items, deadline,
+// renotices and votes. An open question with the same fingerprint as a
+// copy read earlier is that copy (its document never changes).
 func fingerprint(q *core.Question) string {
 	deadline := ""
 	if !q.Deadline.IsZero() {
 		deadline = msString(q.Deadline)
 	}
-	return strconv.Itoa(len(q.Messages)) + " " + strconv.Itoa(len(q.Answers)) + " " + deadline + " " + strconv.Itoa(q.Renotified)
+	return strconv.Itoa(len(q.Messages)) + " " + strconv.Itoa(len(q.Answers)) + " " + deadline + " " + strconv.Itoa(q.Renotified) +
+		" " + strconv.Itoa(len(q.Votes))
 }
 
 // applied is read after resolve.lua applied items and, if it closed the

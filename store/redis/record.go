@@ -28,6 +28,8 @@ import (
 //	res          the resolution (JSON), once closed
 //	ni, na       form items asked, answered
 //	a:<item>     a form item's answer (JSON)
+//	v:<voter>    a vote (JSON), one per voter (core.Vote.Key)
+//	vc:<choice>  votes for one choice; nv votes in all
 //	nm           cards recorded
 //	m:<n>        card n as an update delivery without key and time (JSON
 //	             members without the braces), so a script can enqueue its
@@ -106,6 +108,18 @@ func decodeQuestion(f map[string]string) (*core.Question, error) {
 		}
 	}
 	sortAnswers(q)
+
+	q.Votes = nil
+	for k, v := range f {
+		if _, ok := strings.CutPrefix(k, "v:"); ok {
+			var vote core.Vote
+			if err := json.Unmarshal([]byte(v), &vote); err != nil {
+				return nil, fmt.Errorf("question %s vote %s: %w", q.ID, k, err)
+			}
+			q.Votes = append(q.Votes, vote)
+		}
+	}
+	core.SortVotes(q.Votes)
 
 	// Cards in posting order.
 	q.Messages = nil

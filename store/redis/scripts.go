@@ -42,6 +42,7 @@ const (
 	codeItemAnswered  = 6
 	codeDeadlineMoved = 7
 	codeDuplicate     = 8
+	codeVoted         = 9
 )
 
 type script struct {
@@ -145,6 +146,8 @@ func (s *Store) outcome(op, id string, r reply) (*core.Question, error) {
 		return nil, core.Errorf(core.CodeConflict, op, "the run of question %s has ended", id)
 	case codeItemAnswered:
 		return nil, core.Errorf(core.CodeConflict, op, "a form item of question %s already has an answer", id)
+	case codeVoted:
+		return nil, core.AlreadyCounted(op)
 	case codeDeadlineMoved:
 		return nil, core.Errorf(core.CodeConflict, op, "the deadline of question %s has moved", id)
 	}

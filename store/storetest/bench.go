@@ -65,7 +65,7 @@ func BenchBoot(b *testing.B, open func(b *testing.B, seeding bool) core.Store) {
 		b.Fatal(err)
 	}
 	st := open(b, false)
-	svc, err := core.New(st, core.Config{Routes: routes(), ActorKey: []byte("bench-key")}, nil)
+	svc, err := core.New(st, config("bench-key"), nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -315,7 +315,7 @@ func testBoot(t *testing.T, h Harness) {
 	e.clock.Advance(2 * time.Hour)
 	e.restart()
 	rep, err := e.svc.Boot(t.Context())
-	if err != nil || rep.Down != 2*time.Hour || rep.Digests != 3 { // one per room: slack, telegram, discord
+	if err != nil || rep.Down != 2*time.Hour || rep.Digests != 4 { // one per room of the routes naming accounts (slack, telegram, discord) and Bob's DM
 		t.Fatalf("boot after downtime: %+v, %v", rep, err)
 	}
 	// Boot only records the downtime; the bridge serves before the
@@ -438,7 +438,7 @@ func testCatchUpResumes(t *testing.T, h Harness) {
 		t.Fatalf("boot after downtime: %+v, %v", rep, err)
 	}
 	flaky := &failingRenotify{Store: e.store, ok: page}
-	cut, err := core.New(flaky, core.Config{Routes: routes(), ActorKey: []byte("storetest-key")}, e.clock)
+	cut, err := core.New(flaky, config("storetest-key"), e.clock)
 	if err != nil {
 		t.Fatal(err)
 	}

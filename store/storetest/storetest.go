@@ -22,6 +22,11 @@ type Harness struct {
 	Open func(t *testing.T) core.Store
 	// Reopen closes s and opens the same data again, as a restart would.
 	Reopen func(t *testing.T, s core.Store) core.Store
+	// Replica, when set, opens another store on s's data with a
+	// connection of its own, as another replica of the bridge would; the
+	// suite closes neither. Nil means replicas share s (a store one
+	// process holds alone).
+	Replica func(t *testing.T, s core.Store) core.Store
 }
 
 // Run runs every behaviour of the suite as a subtest.
@@ -69,7 +74,44 @@ func routes() map[string]core.Route {
 			Rooms:    []core.Room{{Surface: core.SurfaceDiscord, ID: "D9"}},
 			Deciders: map[core.Surface][]string{core.SurfaceDiscord: {"boss"}},
 		},
+		// leads names people, not accounts: Alice by name and the infra
+		// group, on every surface where they have an id. It posts no
+		// cards, so the cases that count cards per room are unchanged.
+		"leads": {People: []string{"person:alice", "group:infra"}},
+		// nag reminds Alice and Bob hourly, twice at most; Bob takes DMs.
+		// two needs two of Alice, Bob and Carol; one deny vetoes.
+		// two-count counts denies: two of them close it denied.
+		"two":       {People: []string{"person:alice", "group:infra"}, Quorum: 2},
+		"two-count": {People: []string{"person:alice", "group:infra"}, Quorum: 2, Deny: core.DenyCount},
+		"nag": {
+			Rooms:       []core.Room{{Surface: core.SurfaceSlack, ID: "C3"}},
+			People:      []string{"person:alice", "person:bob"},
+			RemindEvery: time.Hour, RemindMax: 2,
+		},
 	}
+}
+
+// config is core's configuration for the suite's routes and people.
+func config(actorKey string) core.Config {
+	ppl, groups := people()
+	return core.Config{Routes: routes(), ActorKey: []byte(actorKey), People: ppl, Groups: groups}
+}
+
+// people every case runs with: Alice has an account on every surface,
+// Bob on Slack and Telegram, Carol on Discord alone; Bob and Carol are
+// the infra group.
+func people() (map[string]core.Person, map[string]core.Group) {
+	return map[string]core.Person{
+			"alice": {DisplayName: "Alice Example", IDs: map[core.Surface][]string{
+				core.SurfaceSlack: {"U-alice"}, core.SurfaceDiscord: {"1001"}, core.SurfaceTelegram: {"2001"},
+				core.SurfaceAPI: {"alice-token"},
+			}},
+			"bob": {DisplayName: "Bob", IDs: map[core.Surface][]string{core.SurfaceSlack: {"U-bob"}, core.SurfaceTelegram: {"2002"}},
+				DM: true, Prefer: core.SurfaceTelegram},
+			"carol": {DisplayName: "Carol", IDs: map[core.Surface][]string{core.SurfaceDiscord: {"1003"}}},
+		}, map[string]core.Group{
+			"infra": {Members: []string{"bob", "carol"}},
+		}
 }
 
 // env is one store with a service and a simulated clock over it.
@@ -91,7 +133,8 @@ func newEnv(t *testing.T, h Harness) *env {
 
 func (e *env) service() *core.Service {
 	e.t.Helper()
-	return coretest.Service(e.t, e.store, coretest.Options{Routes: routes(), Clock: e.clock})
+	ppl, groups := people()
+	return coretest.Service(e.t, e.store, coretest.Options{Routes: routes(), Clock: e.clock, People: ppl, Groups: groups})
 }
 
 // restart closes and reopens the store, as a crash and a boot would.

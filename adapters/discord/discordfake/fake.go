@@ -399,10 +399,29 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		s.editMessage(w, parts[1], parts[3], body)
 	case r.Method == http.MethodPost && len(parts) == 4 && parts[0] == "interactions" && parts[3] == "callback":
 		s.callback(w, parts[1], parts[2], body)
+	case r.Method == http.MethodPost && path == "users/@me/channels":
+		s.openDM(w, body)
 	default:
 		apiError(w, http.StatusNotFound, 0, "404: Not Found")
 	}
 }
+
+// openDM is "Create DM": the DM channel with a user, the same one each
+// time, as Discord returns an existing DM rather than a new one.
+func (s *Server) openDM(w http.ResponseWriter, body []byte) {
+	var in struct {
+		RecipientID string `json:"recipient_id"`
+	}
+	if err := json.Unmarshal(body, &in); err != nil || in.RecipientID == "" {
+		apiError(w, http.StatusBadRequest, 50035, "Invalid Form Body: recipient_id")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"id": DMChannel(in.RecipientID), "type": 1,
+		"recipients": []map[string]any{{"id": in.RecipientID, "username": "user", "discriminator": "0"}}})
+}
+
+// DMChannel is the id of the fake's DM channel with a user.
+func DMChannel(user string) string { return "dm-" + user }
 
 func (s *Server) postMessage(w http.ResponseWriter, channel string, body []byte) {
 	var in struct {

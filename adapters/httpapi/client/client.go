@@ -256,10 +256,13 @@ func (c *Client) EndRun(ctx context.Context, runID string) (*EndRunResponse, err
 }
 
 // DigestQuery selects a digest. Since is required; a zero Until means now.
-// Decider is "surface:id" (such as "slack:U123"); Route names one route.
+// Decider is "surface:id" (such as "slack:U123"), holding Roles; Person
+// names a configured person; Route names one route.
 type DigestQuery struct {
 	Since, Until time.Time
 	Decider      string
+	Roles        []string
+	Person       string
 	Route        string
 }
 
@@ -273,10 +276,21 @@ func (c *Client) Digest(ctx context.Context, dq DigestQuery) (*Digest, error) {
 	if dq.Decider != "" {
 		q.Set("decider", dq.Decider)
 	}
+	for _, r := range dq.Roles {
+		q.Add("role", r)
+	}
+	if dq.Person != "" {
+		q.Set("person", dq.Person)
+	}
 	if dq.Route != "" {
 		q.Set("route", dq.Route)
 	}
 	return call[Digest](ctx, c, http.MethodGet, "/v1/digest", q, nil)
+}
+
+// People lists the configured people and groups, without their accounts.
+func (c *Client) People(ctx context.Context) (*Directory, error) {
+	return call[Directory](ctx, c, http.MethodGet, "/v1/people", nil, nil)
 }
 
 // DirectiveQuery selects the directive text. Tier "" is the full text.

@@ -28,6 +28,9 @@ type Event = core.Event
 // Digest is what GET /v1/digest returns.
 type Digest = core.Digest
 
+// Directory is what GET /v1/people returns.
+type Directory = core.Directory
+
 // Resume is the fenced text an agent's model resumes with, and the same
 // result as data.
 type Resume = fence.Resume
@@ -82,7 +85,10 @@ type AskRequest struct {
 	Timeout   Duration           `json:"timeout,omitzero"` // zero takes the server's default
 	OnTimeout core.TimeoutPolicy `json:"on_timeout,omitempty"`
 	MaxReasks int                `json:"max_reasks,omitempty"`
-	Labels    core.Labels        `json:"labels,omitzero"`
+	// Quorum asks for this many different people to agree (approvals
+	// and decisions), within what the route allows; 0 takes the route's.
+	Quorum int         `json:"quorum,omitempty"`
+	Labels core.Labels `json:"labels,omitzero"`
 	// IdempotencyKey goes as the Idempotency-Key header, not in the body:
 	// asks with the same key (by the same agent) park one question. Asks
 	// with a tool call id need none; they are idempotent per run and tool

@@ -1,7 +1,7 @@
 -- record_message.lua: remember a posted card so it can be edited later on
 -- any replica, and append the notified event. Idempotent on the card's
 -- delivery key: a repeat changes nothing (law 4). A card recorded after
--- the question changed (closed, or form items answered) gets an update
+-- the question changed (closed, form items answered, votes cast) gets an update
 -- delivery at once: it may have been drawn from the question as it was
 -- before, and must not go on showing that.
 --
@@ -19,7 +19,7 @@
 
 local q = KEYS[1]
 local id = ARGV[4]
-local f = redis.call('HMGET', q, 'state', 'na', 'ev')
+local f = redis.call('HMGET', q, 'state', 'na', 'ev', 'nv')
 local state = f[1]
 if not state then
   return {C_NOT_FOUND, 0, {}, {}}
@@ -36,7 +36,7 @@ if ARGV[9] ~= '' then
   set[#set + 1] = with_event(f[3], eid)
 end
 redis.call('HSET', unpack(set))
-if state ~= 'open' or tonumber(f[2] or '0') > 0 then
+if state ~= 'open' or tonumber(f[2] or '0') > 0 or tonumber(f[4] or '0') > 0 then
   local ver = redis.call('HINCRBY', q, 'ver', 1)
   enqueue_update(q, id, outboxes(4), ARGV[10], ver, i)
 end

@@ -17,13 +17,20 @@
 -- ARGV[6]  now as JSON string     ARGV[11] item event JSON, "" for none
 -- ARGV[7]  now ms                 ARGV[12] the caller's fingerprint of the
 -- ARGV[8]  state when closing              question as it read it ("" for
---                                          none): "nm na deadline renot"
---                                 ARGV[13] n items, then n pairs:
+--                                          none): "nm na deadline renot nv"
+--                                 ARGV[13] voter key, "" for no vote
+--                                 ARGV[14] vote JSON
+--                                 ARGV[15] the vote's choice
+--                                 ARGV[16] votes for that choice that close
+--                                 ARGV[17] n items, then n pairs:
 --                                          item id, answer JSON
 --
 -- With items, the question closes only once every item ("ni" of them)
 -- has an answer; until then the resolution is ignored and the item event
--- is appended instead of the close event.
+-- is appended instead of the close event. With a vote, the vote is kept
+-- under v:<voter> (refused if one is there), counted in vc:<choice> and
+-- nv, and the question closes only once vc:<choice> reaches ARGV[16];
+-- until then the vote event (ARGV[11]) is appended instead.
 --
 -- Returns {C_OK, 1, {}, {state}}        applied, and the question was as
 --                                       the caller read it: the caller
@@ -34,10 +41,12 @@
 --         {C_NOT_OPEN, 0, fields}       closed already; nothing changed
 --         {C_ITEM_ANSWERED, 0, fields}  an item has an answer (or is given
 --                                       twice); nothing changed
+--         {C_VOTED, 0, fields}          the voter's vote is already
+--                                       counted; nothing changed
 
 local q = KEYS[1]
 local id = ARGV[4]
-local f = redis.call('HMGET', q, 'state', 'om', 'ni', 'nm', 'na', 'deadline', 'renot', 'ver', 'ms:1', 'm:1', 'ev')
+local f = redis.call('HMGET', q, 'state', 'om', 'ni', 'nm', 'na', 'deadline', 'renot', 'ver', 'ms:1', 'm:1', 'ev', 'nv')
 local state = f[1]
 if not state then
   return {C_NOT_FOUND, 0, {}, {}}
@@ -46,19 +55,35 @@ if state ~= 'open' then
   return {C_NOT_OPEN, 0, redis.call('HGETALL', q), {}}
 end
 local nm, na = f[4] or '0', f[5] or '0'
-local as_read = ARGV[12] ~= '' and ARGV[12] == nm .. ' ' .. na .. ' ' .. (f[6] or '') .. ' ' .. (f[7] or '0')
+local nv = f[12] or '0'
+local as_read = ARGV[12] ~= '' and ARGV[12] == nm .. ' ' .. na .. ' ' .. (f[6] or '') .. ' ' .. (f[7] or '0') .. ' ' .. nv
 
-local n = tonumber(ARGV[13])
 local set = {q}
+local voted = ARGV[13] ~= ''
+local votes = 0
+if voted then
+  if redis.call('HEXISTS', q, 'v:' .. ARGV[13]) == 1 then
+    return {C_VOTED, 0, redis.call('HGETALL', q), {}}
+  end
+  votes = tonumber(redis.call('HGET', q, 'vc:' .. ARGV[15]) or '0') + 1
+  set[#set + 1] = 'v:' .. ARGV[13]
+  set[#set + 1] = ARGV[14]
+  set[#set + 1] = 'vc:' .. ARGV[15]
+  set[#set + 1] = votes
+  set[#set + 1] = 'nv'
+  set[#set + 1] = tonumber(nv) + 1
+end
+
+local n = tonumber(ARGV[17])
 local seen = {}
 for i = 0, n - 1 do
-  local item = ARGV[14 + 2 * i]
+  local item = ARGV[18 + 2 * i]
   if seen[item] or redis.call('HEXISTS', q, 'a:' .. item) == 1 then
     return {C_ITEM_ANSWERED, 0, redis.call('HGETALL', q), {}}
   end
   seen[item] = true
   set[#set + 1] = 'a:' .. item
-  set[#set + 1] = ARGV[15 + 2 * i]
+  set[#set + 1] = ARGV[19 + 2 * i]
 end
 
 local answered = tonumber(na) + n
@@ -66,8 +91,11 @@ local closing = ARGV[9] ~= ''
 if closing and n > 0 then
   closing = answered >= tonumber(f[3] or '0')
 end
+if closing and voted then
+  closing = votes >= tonumber(ARGV[16])
+end
 
-if closing or n > 0 then
+if closing or n > 0 or voted then
   local ver = tonumber(f[8] or '0') + 1
   set[#set + 1] = 'ver'
   set[#set + 1] = ver

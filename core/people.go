@@ -1,0 +1,283 @@
+package core
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Person is someone the configuration names once, with their accounts on
+// every surface: a route can then name the person rather than each
+// account, the event log names them by one pseudonym wherever they act,
+// and a quorum counts them once however many surfaces they vote from.
+type Person struct {
+	// Name is how routes and groups refer to the person ("alice").
+	Name string `json:"name"`
+	// DisplayName is the name the operator vouches for; cards show it in
+	// place of whatever the platform reports. It still reaches the agent
+	// fenced, like every name (law 7).
+	DisplayName string `json:"display_name,omitempty"`
+	// IDs are the person's accounts: a user id on each chat surface, and
+	// on the api and console surfaces the names of the tokens they sign
+	// in with. Each id belongs to at most one person.
+	IDs map[Surface][]string `json:"-"`
+	// DM asks for new questions and reminders as a direct message too,
+	// on Prefer (or the first chat surface they have an id on).
+	DM     bool    `json:"dm,omitempty"`
+	Prefer Surface `json:"prefer,omitempty"`
+}
+
+// Group names a set of people, so that a route can say "infra-leads".
+type Group struct {
+	Name    string   `json:"name"`
+	Members []string `json:"members"`
+}
+
+// Entries of Route.People.
+const (
+	PersonPrefix = "person:"
+	GroupPrefix  = "group:"
+)
+
+// directory is the configuration's people, indexed for the lookups the
+// chokepoint makes on every act.
+type directory struct {
+	people map[string]Person
+	groups map[string]Group
+	// byID maps a surface and account id to the person it belongs to.
+	byID map[Surface]map[string]string
+}
+
+// newDirectory checks people and groups and indexes them. Errors name what
+// is wrong in the configuration's own terms: the id claimed twice and both
+// people claiming it, the unknown member and its group.
+func newDirectory(people map[string]Person, groups map[string]Group) (directory, error) {
+	d := directory{people: map[string]Person{}, groups: map[string]Group{}, byID: map[Surface]map[string]string{}}
+	for _, name := range sortedKeys(people) {
+		p := people[name]
+		p.Name = name
+		if err := checkName("people", name); err != nil {
+			return d, err
+		}
+		if err := checkLen("people", "people."+name+".name", p.DisplayName, MaxTitleLen); err != nil {
+			return d, err
+		}
+		for surface, ids := range p.IDs {
+			if !slices.Contains(AnswerSurfaces, surface) {
+				return d, fmt.Errorf("people.%s: %q is not %s", name, surface, SurfaceNames(AnswerSurfaces))
+			}
+			if surface.IsChat() && len(ids) > 1 {
+				return d, fmt.Errorf("people.%s.%s: one account per chat surface, not %d", name, surface, len(ids))
+			}
+			for _, id := range ids {
+				if strings.TrimSpace(id) == "" {
+					return d, fmt.Errorf("people.%s.%s: an id is empty", name, surface)
+				}
+				if d.byID[surface] == nil {
+					d.byID[surface] = map[string]string{}
+				}
+				if other, ok := d.byID[surface][id]; ok {
+					if other == name {
+						return d, fmt.Errorf("people.%s.%s: id %q is listed twice", name, surface, id)
+					}
+					return d, fmt.Errorf("people: %s id %q is claimed by both %q and %q", surface, id, other, name)
+				}
+				d.byID[surface][id] = name
+			}
+		}
+		if p.Prefer != "" {
+			if !p.Prefer.IsChat() {
+				return d, fmt.Errorf("people.%s.prefer: %q is not %s", name, p.Prefer, SurfaceNames(ChatSurfaces))
+			}
+			if len(p.IDs[p.Prefer]) == 0 {
+				return d, fmt.Errorf("people.%s.prefer: %s, but no %s id is given", name, p.Prefer, p.Prefer)
+			}
+		}
+		if p.DM && p.dmSurface() == "" {
+			return d, fmt.Errorf("people.%s.dm: direct messages need an id on %s", name, SurfaceNames(ChatSurfaces))
+		}
+		d.people[name] = p
+	}
+	for _, name := range sortedKeys(groups) {
+		g := groups[name]
+		g.Name = name
+		if err := checkName("groups", name); err != nil {
+			return d, err
+		}
+		if len(g.Members) == 0 {
+			return d, fmt.Errorf("groups.%s: a group needs at least one person", name)
+		}
+		seen := map[string]bool{}
+		for _, m := range g.Members {
+			if _, ok := d.people[m]; !ok {
+				return d, fmt.Errorf("groups.%s: no person named %q", name, m)
+			}
+			if seen[m] {
+				return d, fmt.Errorf("groups.%s: %q is listed twice", name, m)
+			}
+			seen[m] = true
+		}
+		g.Members = slices.Clone(g.Members)
+		d.groups[name] = g
+	}
+	return d, nil
+}
+
+func checkName(section, name string) error {
+	if strings.TrimSpace(name) == "" || strings.ContainsAny(name, ": \t\n") || len(name) > MaxIDLen {
+		return fmt.Errorf("%s: %q is not a name (no spaces or colons, at most %d bytes)", section, name, MaxIDLen)
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// dmSurface is where the person's direct messages go.
+func (p Person) dmSurface() Surface {
+	if p.Prefer != "" {
+		return p.Prefer
+	}
+	for _, s := range ChatSurfaces {
+		if len(p.IDs[s]) > 0 {
+			return s
+		}
+	}
+	return ""
+}
+
+// members expands a route's people entries ("person:alice",
+// "group:infra-leads") into the set of person names they cover.
+func (d directory) members(route string, entries []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, e := range entries {
+		switch {
+		case strings.HasPrefix(e, PersonPrefix):
+			name := e[len(PersonPrefix):]
+			if _, ok := d.people[name]; !ok {
+				return nil, fmt.Errorf("routes.%s.people: no person named %q", route, name)
+			}
+			out[name] = true
+		case strings.HasPrefix(e, GroupPrefix):
+			name := e[len(GroupPrefix):]
+			g, ok := d.groups[name]
+			if !ok {
+				return nil, fmt.Errorf("routes.%s.people: no group named %q", route, name)
+			}
+			for _, m := range g.Members {
+				out[m] = true
+			}
+		default:
+			return nil, fmt.Errorf("routes.%s.people: %q is not person:<name> or group:<name>", route, e)
+		}
+	}
+	return out, nil
+}
+
+// identify is the one place a surface account becomes a person: the
+// chokepoint calls it on every act, so whatever an adapter passes in,
+// Person is what the configuration says (never what a caller claims) and
+// Name is the operator's trusted display name when there is one.
+func (s *Service) identify(d Decider) Decider {
+	d.Person = ""
+	name, ok := s.dir.byID[d.Surface][d.ID]
+	if !ok || d.ID == "" {
+		return d
+	}
+	d.Person = name
+	if p := s.dir.people[name]; p.DisplayName != "" {
+		d.Name = p.DisplayName
+	}
+	return d
+}
+
+// accounts are the deciders a person is on each surface they have an id
+// on, identified, for checks that ask "may this person act anywhere?".
+func (s *Service) accounts(person string) []Decider {
+	p, ok := s.dir.people[person]
+	if !ok {
+		return nil
+	}
+	var out []Decider
+	for _, sf := range AnswerSurfaces {
+		for _, id := range p.IDs[sf] {
+			out = append(out, s.identify(Decider{Surface: sf, ID: id}))
+		}
+	}
+	return out
+}
+
+// Directory is the configuration's people and groups as GET /v1/people
+// shows them: names, display names and which surfaces each person has an
+// account on, never the platform ids themselves.
+type Directory struct {
+	People []PersonView `json:"people"`
+	Groups []Group      `json:"groups"`
+}
+
+// PersonView is one person in a Directory.
+type PersonView struct {
+	Name        string    `json:"name"`
+	DisplayName string    `json:"display_name,omitempty"`
+	Surfaces    []Surface `json:"surfaces"`
+	Groups      []string  `json:"groups,omitempty"`
+	DM          bool      `json:"dm,omitempty"`
+}
+
+// People lists the configured people and groups, by name.
+func (s *Service) People() Directory {
+	out := Directory{People: []PersonView{}, Groups: []Group{}}
+	groupsOf := map[string][]string{}
+	for _, gname := range sortedKeys(s.dir.groups) {
+		g := s.dir.groups[gname]
+		out.Groups = append(out.Groups, Group{Name: g.Name, Members: slices.Clone(g.Members)})
+		for _, m := range g.Members {
+			groupsOf[m] = append(groupsOf[m], gname)
+		}
+	}
+	for _, name := range sortedKeys(s.dir.people) {
+		p := s.dir.people[name]
+		v := PersonView{Name: name, DisplayName: p.DisplayName, Surfaces: []Surface{}, Groups: groupsOf[name], DM: p.DM}
+		for _, sf := range AnswerSurfaces {
+			if len(p.IDs[sf]) > 0 {
+				v.Surfaces = append(v.Surfaces, sf)
+			}
+		}
+		out.People = append(out.People, v)
+	}
+	return out
+}
+
+// Person returns a configured person.
+func (s *Service) Person(name string) (Person, bool) {
+	p, ok := s.dir.people[name]
+	return p, ok
+}
+
+// ValidatePeople checks people, groups, the routes' people entries and
+// their quorum policies as New will, so that a program can refuse a bad
+// configuration file at load with an error naming what is wrong.
+func ValidatePeople(people map[string]Person, groups map[string]Group, routes map[string]Route) error {
+	dir, err := newDirectory(people, groups)
+	if err != nil {
+		return err
+	}
+	for _, name := range sortedKeys(routes) {
+		r := routes[name]
+		r.Name = name
+		if r.persons, err = dir.members(name, r.People); err != nil {
+			return err
+		}
+		if err := checkQuorum(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}

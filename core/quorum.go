@@ -1,0 +1,275 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// DenyPolicy says how denies count on an approval with a quorum.
+type DenyPolicy string
+
+const (
+	// DenyVeto (the default): one deny closes the question denied.
+	DenyVeto DenyPolicy = "veto"
+	// DenyCount: denies are counted like approvals, and the question
+	// closes denied once approval can no longer reach the quorum.
+	DenyCount DenyPolicy = "count"
+)
+
+func (p DenyPolicy) String() string { return string(p) }
+
+// ParseDenyPolicy maps "" to the default, veto.
+func ParseDenyPolicy(s string) (DenyPolicy, error) {
+	switch DenyPolicy(s) {
+	case "":
+		return DenyVeto, nil
+	case DenyVeto, DenyCount:
+		return DenyPolicy(s), nil
+	}
+	return "", Errorf(CodeInvalid, "parse deny", "deny %q is not veto or count", s)
+}
+
+// MaxQuorum caps a quorum: more is a vote, not a sign-off.
+const MaxQuorum = 100
+
+// EventVoted records one person's vote on a question with a quorum that
+// did not close it.
+const EventVoted EventKind = "voted"
+
+// Vote is one person's vote on a question with a quorum. Votes are kept
+// per person (Key), each with their own words, and reach the agent fenced.
+type Vote struct {
+	// Key is who voted, once per person however many surfaces they
+	// have: "person:<name>" for a configured person, else
+	// "<surface>:<id>" for an account.
+	Key string `json:"key"`
+	// Choice is the option id: a decision's option, or ApproveOption /
+	// DenyOption.
+	Choice string `json:"choice"`
+	// Text is the voter's reason or note, untrusted.
+	Text    string    `json:"text,omitempty"`
+	Decider Decider   `json:"decider"`
+	At      time.Time `json:"at"`
+}
+
+// SortVotes puts votes in the order they came (by time, to the
+// millisecond stores keep; votes of the same instant by voter), the
+// order stores return them in.
+func SortVotes(vs []Vote) {
+	slices.SortFunc(vs, func(a, b Vote) int {
+		if c := a.At.Compare(b.At); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Key, b.Key)
+	})
+}
+
+// voteKey names who votes: the person, so their accounts on every
+// surface are one vote, else the account.
+func voteKey(d Decider) string {
+	if d.Person != "" {
+		return PersonPrefix + d.Person
+	}
+	return string(d.Surface) + ":" + d.ID
+}
+
+// AlreadyCountedMessage is what a second vote by the same person is told.
+const AlreadyCountedMessage = "Your vote on this question already counted: each person votes once, from whichever surface."
+
+// AlreadyCounted is the error a store returns for a vote by someone whose
+// vote it already holds, and the chokepoint for one it sees first.
+func AlreadyCounted(op string) error { return Errorf(CodeConflict, op, AlreadyCountedMessage) }
+
+// checkQuorum checks a route's quorum policy against its people: a count
+// policy needs to know how many may vote, so its deciders must be people.
+func checkQuorum(r Route) error {
+	if _, err := ParseDenyPolicy(string(r.Deny)); err != nil {
+		return fmt.Errorf("route %q: deny %q is not veto or count", r.Name, r.Deny)
+	}
+	if r.Quorum < 0 || r.Quorum > MaxQuorum {
+		return fmt.Errorf("route %q: quorum must be between 1 and %d", r.Name, MaxQuorum)
+	}
+	if r.MaxQuorum < 0 || r.MaxQuorum > MaxQuorum || (r.MaxQuorum > 0 && r.MaxQuorum < r.quorum()) {
+		return fmt.Errorf("route %q: max_quorum must be between quorum and %d", r.Name, MaxQuorum)
+	}
+	if n, ok := r.voters(); ok && max(r.quorum(), r.MaxQuorum) > n {
+		return fmt.Errorf("route %q: a quorum of %d, but only %d people may decide", r.Name, max(r.quorum(), r.MaxQuorum), n)
+	}
+	if r.Deny == DenyCount {
+		if _, ok := r.voters(); !ok {
+			return fmt.Errorf("route %q: deny count needs the route's deciders to be people alone (routes.%s.people), to know how many may vote", r.Name, r.Name)
+		}
+	}
+	return nil
+}
+
+// quorum is the route's quorum, 1 when unset.
+func (r Route) quorum() int { return max(r.Quorum, 1) }
+
+// voters is how many people may decide on r, when that is known: its
+// deciders are people alone (no accounts, roles or "*").
+func (r Route) voters() (int, bool) {
+	for _, entries := range r.Deciders {
+		if len(entries) > 0 {
+			return 0, false
+		}
+	}
+	if len(r.persons) == 0 {
+		return 0, false
+	}
+	return len(r.persons), true
+}
+
+// quorumOf is the quorum a new question takes: the ask's, within what the
+// route allows (at least its quorum, at most max_quorum or, on a route of
+// people, how many they are), else the route's. Only approvals and
+// decisions are voted on.
+func (s *Service) quorumOf(in AskInput, route Route) (int, error) {
+	const op = "ask"
+	n := route.quorum()
+	if in.Quorum != 0 {
+		most := max(route.MaxQuorum, n)
+		if v, ok := route.voters(); ok && route.MaxQuorum == 0 {
+			most = v
+		}
+		if in.Quorum < n || in.Quorum > most {
+			return 0, Errorf(CodeInvalid, op, "quorum %d is outside what route %q allows: %d to %d", in.Quorum, route.Name, n, most)
+		}
+		n = in.Quorum
+	}
+	if n > 1 && in.Kind != KindApproval && in.Kind != KindDecision {
+		if in.Quorum > 1 {
+			return 0, Errorf(CodeInvalid, op, "only approvals and decisions take a quorum, not a %s", in.Kind)
+		}
+		n = 1 // the route's quorum applies to the kinds that vote
+	}
+	if n <= 1 {
+		return 0, nil
+	}
+	return n, nil
+}
+
+// voteTransition turns an answer to a question with a quorum into one
+// vote. The transition carries the resolution this vote closes the
+// question with if it is the one that reaches the threshold for its
+// choice; the store counts atomically and decides (law 1).
+func (s *Service) voteTransition(q *Question, in AnswerInput, res *Resolution, now time.Time) (Transition, error) {
+	const op = "answer"
+	d := publicDecider(in.Decider)
+	v := Vote{Key: voteKey(d), Choice: in.OptionID, Text: strings.TrimSpace(in.Text), Decider: d, At: now}
+	for _, prev := range q.Votes {
+		if prev.Key == v.Key {
+			return Transition{}, AlreadyCounted(op)
+		}
+	}
+	needed := q.Quorum
+	if q.Kind == KindApproval && v.Choice == DenyOption {
+		needed = s.denyThreshold(q)
+	}
+	payload := fmt.Appendf(nil, `{"choice":%q,"needed":%d}`, v.Choice, needed)
+	// The closing vote's words are its vote's, kept with every other
+	// vote, not the resolution's: the resume lists them all.
+	r := *res
+	r.Reason = ""
+	return Transition{
+		Vote:       &v,
+		Needed:     needed,
+		Resolution: &r,
+		Event:      s.closeEvent(q, &r, ""),
+		VoteEvent: Event{QuestionID: q.ID, RunID: q.RunID, At: now, Kind: EventVoted,
+			Actor: s.pseudonym(d), Surface: d.Surface, Payload: payload},
+	}, nil
+}
+
+// denyThreshold is how many denies close an approval denied: one under
+// veto; under count, as many as leave fewer possible approvals than the
+// quorum.
+func (s *Service) denyThreshold(q *Question) int {
+	route := s.cfg.Routes[q.Route]
+	if route.Deny != DenyCount {
+		return 1
+	}
+	n, ok := route.voters()
+	if !ok {
+		return 1 // checked at start; fail towards the safe side
+	}
+	return max(n-q.Quorum+1, 1)
+}
+
+// Tally is a question's votes as cards show them.
+type Tally struct {
+	Needed int
+	// Lines are the counts in words, the first the one that closes it:
+	// "1 of 2 approvals: Alice", "1 deny: Bob".
+	Lines []string
+}
+
+// TallyOf counts q's votes for its cards; nil without a quorum.
+func TallyOf(q *Question) *Tally {
+	if q.Quorum <= 1 {
+		return nil
+	}
+	t := &Tally{Needed: q.Quorum}
+	names := map[string][]string{}
+	for _, v := range q.Votes {
+		names[v.Choice] = append(names[v.Choice], DeciderLabel(v.Decider))
+	}
+	line := func(n int, what string, who []string) string {
+		s := fmt.Sprintf("%d of %d %s", n, q.Quorum, what)
+		if len(who) > 0 {
+			s += ": " + strings.Join(who, ", ")
+		}
+		return s
+	}
+	switch q.Kind {
+	case KindApproval:
+		t.Lines = append(t.Lines, line(len(names[ApproveOption]), "approvals", names[ApproveOption]))
+		if n := len(names[DenyOption]); n > 0 {
+			t.Lines = append(t.Lines, fmt.Sprintf("%d %s: %s", n, plural(n, "deny", "denies"), strings.Join(names[DenyOption], ", ")))
+		}
+	case KindDecision:
+		for _, o := range q.Options {
+			if who := names[o.ID]; len(who) > 0 || len(q.Votes) == 0 && o.Recommended {
+				t.Lines = append(t.Lines, line(len(who), "for "+o.Title, who))
+			}
+		}
+		if len(t.Lines) == 0 {
+			t.Lines = append(t.Lines, fmt.Sprintf("0 of %d votes", q.Quorum))
+		}
+	}
+	return t
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// QuorumTimeoutReason is the account of a timeout of a question with a
+// quorum: some may have voted, so it does not say nobody answered.
+const QuorumTimeoutReason = "the quorum was not reached before the deadline"
+
+// timeoutReason is the honest account of a timeout, with the votes a
+// question with a quorum had by then.
+func timeoutReason(q *Question) string {
+	if q.Quorum <= 1 {
+		return TimeoutReason
+	}
+	return QuorumTimeoutReason + " (" + strings.Join(TallyOf(q).Lines, "; ") + ")"
+}
+
+// recordRefusedVote records a second vote by the same person as refused,
+// like every attempt that changed nothing.
+func (s *Service) recordRefusedVote(ctx context.Context, id string, d Decider, err error) {
+	if ErrorCode(err) != CodeConflict || ErrorMessage(err) != AlreadyCountedMessage {
+		return
+	}
+	if q, gerr := s.store.Get(ctx, id); gerr == nil {
+		s.refuse(ctx, q, d, "vote already counted")
+	}
+}

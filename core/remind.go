@@ -1,0 +1,281 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Reminder policy limits.
+const (
+	// DefaultRemindMax is how many reminders a route with remind_every
+	// sends when it names no cap.
+	DefaultRemindMax = 3
+	// MaxReminders caps remind_max: past it, reminding is nagging.
+	MaxReminders = 20
+	// MinRemindEvery keeps reminders from flooding a room.
+	MinRemindEvery = time.Minute
+)
+
+// dmPrefix marks a delivery's room as a person's direct messages: the
+// rest is their account id on the delivery's surface, and each adapter
+// opens the conversation its platform's way.
+const dmPrefix = "@"
+
+// DMRoom is the room of a direct message to the account id.
+func DMRoom(id string) string { return dmPrefix + id }
+
+// DMUser reports whether room is a direct message, and to whom.
+func DMUser(room string) (string, bool) { return strings.CutPrefix(room, dmPrefix) }
+
+// checkReminders checks a route's reminder policy.
+func checkReminders(r Route) error {
+	switch {
+	case r.RemindEvery < 0 || (r.RemindEvery > 0 && r.RemindEvery < MinRemindEvery):
+		return fmt.Errorf("route %q: remind_every must be at least %s", r.Name, MinRemindEvery)
+	case r.RemindMax < 0 || r.RemindMax > MaxReminders:
+		return fmt.Errorf("route %q: remind_max must be between 1 and %d", r.Name, MaxReminders)
+	case r.RemindMax > 0 && r.RemindEvery == 0:
+		return fmt.Errorf("route %q: remind_max is set without remind_every", r.Name)
+	}
+	return nil
+}
+
+// remindMax is the route's cap on reminders.
+func (r Route) remindMax() int {
+	if r.RemindMax > 0 {
+		return r.RemindMax
+	}
+	return DefaultRemindMax
+}
+
+// routePeople are the people who may decide on route: those its people
+// entries name, and those whose account it lists, in name order.
+func (s *Service) routePeople(route Route) []Person {
+	names := map[string]bool{}
+	for n := range route.persons {
+		names[n] = true
+	}
+	for sf, entries := range route.Deciders {
+		for _, e := range entries {
+			if n, ok := s.dir.byID[sf][e]; ok {
+				names[n] = true
+			}
+		}
+	}
+	out := make([]Person, 0, len(names))
+	for _, n := range sortedKeys(names) {
+		out = append(out, s.dir.people[n])
+	}
+	return out
+}
+
+// dmDeliveries are the direct messages of a question's post or reminder
+// to the route's people who asked for them, each on their DM surface.
+func (s *Service) dmDeliveries(q *Question, route Route, kind DeliveryKind, purpose string, now time.Time) []Delivery {
+	var out []Delivery
+	for _, p := range s.routePeople(route) {
+		if !p.DM {
+			continue
+		}
+		sf := p.dmSurface()
+		out = append(out, Delivery{
+			Key:     fmt.Sprintf("%s:%s:dm:%s", q.ID, purpose, p.Name),
+			Kind:    kind,
+			Surface: sf, Room: DMRoom(p.IDs[sf][0]),
+			QuestionID: q.ID, Route: route.Name, CreatedAt: now,
+		})
+	}
+	return out
+}
+
+// actors are who has acted on a question without closing it: people by
+// name, and accounts not tied to a person by surface and id.
+type actors struct {
+	people   map[string]bool
+	accounts map[Surface]map[string]bool
+}
+
+func (a actors) add(d Decider) {
+	if d.Person != "" {
+		a.people[d.Person] = true
+		return
+	}
+	if a.accounts[d.Surface] == nil {
+		a.accounts[d.Surface] = map[string]bool{}
+	}
+	a.accounts[d.Surface][d.ID] = true
+}
+
+func (a actors) has(d Decider) bool {
+	if d.Person != "" {
+		return a.people[d.Person]
+	}
+	return a.accounts[d.Surface][d.ID]
+}
+
+// actedOn lists who has acted on q so far: answered a form item, voted.
+func actedOn(q *Question) actors {
+	a := actors{people: map[string]bool{}, accounts: map[Surface]map[string]bool{}}
+	for _, it := range q.Answers {
+		a.add(it.Decider)
+	}
+	for _, v := range q.Votes {
+		a.add(v.Decider)
+	}
+	return a
+}
+
+// Reminder is the reminder of a still-open q for room on surface
+// (NewReminder), calling on whoever there may decide and has not acted
+// yet: the route's people and listed accounts by id, its roles as roles.
+// Anyone-may ("*") routes have nobody to call on by name. A nil Service
+// (a courier built without one, in a test) calls on nobody.
+func (s *Service) Reminder(q *Question, surface Surface, room string) Card {
+	c := NewReminder(q, surface, room)
+	if s == nil {
+		return c
+	}
+	route, ok := s.cfg.Routes[q.Route]
+	if !ok {
+		return c
+	}
+	done := actedOn(q)
+	seen := map[string]bool{}
+	add := func(m Mention) {
+		key := fmt.Sprint(m.Role, m.ID)
+		if !seen[key] {
+			seen[key] = true
+			c.Mentions = append(c.Mentions, m)
+		}
+	}
+	for _, p := range s.routePeople(route) {
+		if done.people[p.Name] {
+			continue
+		}
+		for _, id := range p.IDs[surface] {
+			add(Mention{ID: id, Name: p.DisplayName})
+		}
+	}
+	for _, e := range route.Deciders[surface] {
+		switch {
+		case e == "*":
+		case strings.HasPrefix(e, "role:"):
+			add(Mention{ID: e[len("role:"):], Role: true})
+		default:
+			if d := s.identify(Decider{Surface: surface, ID: e}); !done.has(d) {
+				add(Mention{ID: e, Name: s.dir.people[d.Person].DisplayName})
+			}
+		}
+	}
+	return c
+}
+
+// Remind posts the reminders that are due: a question on a route with
+// remind_every gets its k-th reminder once k intervals have passed since
+// it was asked, up to the route's cap, while it stays open. Every replica
+// may run it: each reminder is claimed once in the store (Values.Once)
+// before it is enqueued, with its reminded event, in one Renotify. If
+// several intervals passed at once (the bridge was away), only the latest
+// is sent. It returns how many reminders it enqueued.
+func (s *Service) Remind(ctx context.Context) (int, error) {
+	const op = "remind"
+	reminding := false
+	for _, r := range s.cfg.Routes {
+		reminding = reminding || r.RemindEvery > 0
+	}
+	if !reminding {
+		return 0, nil
+	}
+	now := s.now()
+	// A claim must outlive the question: it is kept as long as a question
+	// can be open and then retained.
+	ttl := s.cfg.MaxTimeout + s.cfg.Retention
+	sent := 0
+	var errs []error
+	cursor := ""
+	for {
+		qs, next, err := s.store.ListOpen(ctx, cursor, 100)
+		if err != nil {
+			return sent, Internal(op, err)
+		}
+		for _, q := range qs {
+			route, ok := s.cfg.Routes[q.Route]
+			if !ok || route.RemindEvery <= 0 {
+				continue
+			}
+			k := min(int(now.Sub(q.CreatedAt)/route.RemindEvery), route.remindMax())
+			if k < 1 {
+				continue
+			}
+			first, err := s.store.Once(ctx, fmt.Sprintf("remind:%s:%d", q.ID, k), ttl)
+			if err != nil {
+				errs = append(errs, Internal(op, err))
+				continue
+			}
+			if !first {
+				continue
+			}
+			purpose := fmt.Sprintf("remind%d", k)
+			out := append(roomDeliveries(q, route, DeliverRemind, purpose, now), s.dmDeliveries(q, route, DeliverRemind, purpose, now)...)
+			_, err = s.store.Renotify(ctx, Renotice{
+				QuestionID: q.ID,
+				Event: Event{QuestionID: q.ID, RunID: q.RunID, At: now, Kind: EventReminded,
+					Actor: s.pseudonym(System), Surface: SurfaceSystem,
+					Reason: fmt.Sprintf("reminder %d of %d: still open %s after it was asked", k, route.remindMax(), now.Sub(q.CreatedAt).Round(time.Second))},
+				Deliveries: out,
+				Now:        now,
+			})
+			switch {
+			case err == nil:
+				sent++
+			case errors.Is(err, ErrClosed):
+				// answered meanwhile: no reminder due
+			default:
+				errs = append(errs, Internal(op, err))
+			}
+		}
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	return sent, errors.Join(errs...)
+}
+
+// awayDigests are the "while you were away" digests after a downtime that
+// began at since: one in each room of every route that names accounts
+// only, and for routes that name people, one direct message to each
+// person who asked for DMs, covering everything open for them across
+// every route, instead of one per room.
+func (s *Service) awayDigests(since, now time.Time) []Delivery {
+	var out []Delivery
+	for _, name := range s.sortedRouteNames() {
+		route := s.cfg.Routes[name]
+		if len(route.People) > 0 {
+			continue
+		}
+		for _, room := range route.Rooms {
+			out = append(out, Delivery{
+				Key:     fmt.Sprintf("digest:%s:%s:%s:%s", name, room.Surface, room.ID, since.Format(time.RFC3339Nano)),
+				Kind:    DeliverDigest,
+				Surface: room.Surface, Room: room.ID, Route: name, Since: since, CreatedAt: now,
+			})
+		}
+	}
+	for _, name := range sortedKeys(s.dir.people) {
+		p := s.dir.people[name]
+		if !p.DM {
+			continue
+		}
+		sf := p.dmSurface()
+		out = append(out, Delivery{
+			Key:     fmt.Sprintf("digest:person:%s:%s", name, since.Format(time.RFC3339Nano)),
+			Kind:    DeliverDigest,
+			Surface: sf, Room: DMRoom(p.IDs[sf][0]), Person: name, Since: since, CreatedAt: now,
+		})
+	}
+	return out
+}

@@ -466,7 +466,9 @@ func BenchmarkConcurrentWake(b *testing.B) {
 				}
 			}
 			slices.Sort(lat)
-			pct := func(p float64) float64 { return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Microseconds()) / 1000 }
+			pct := func(p float64) float64 {
+				return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Microseconds()) / 1000
+			}
 			b.ReportMetric(pct(0.50), "p50-ms")
 			b.ReportMetric(pct(0.99), "p99-ms")
 			b.ReportMetric(float64(n), "waiters")

@@ -1,0 +1,140 @@
+package bolt
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"time"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// Purge drops at most limit questions closed before cutoff with their
+// events and index entries, and as many events older than cutoff that
+// belong to no stored question (refusals of unknown ids).
+func (s *Store) Purge(ctx context.Context, cutoff time.Time, limit int) (int, error) {
+	const op = "purge"
+	var n int
+	err := s.update(ctx, op, func(tx *bbolt.Tx) error {
+		n = 0
+		end := msKey(cutoff)
+		var closed [][]byte
+		c := tx.Bucket(bucketClosed).Cursor()
+		for k, _ := c.First(); k != nil && bytes.Compare(k[:8], end) < 0; k, _ = c.Next() {
+			if limit > 0 && len(closed) == limit {
+				break
+			}
+			closed = append(closed, bytes.Clone(k))
+		}
+		for _, k := range closed {
+			if err := dropQuestion(tx, idOfTimeKey(k)); err != nil {
+				return err
+			}
+			if err := tx.Bucket(bucketClosed).Delete(k); err != nil {
+				return err
+			}
+		}
+		n = len(closed)
+
+		var loose [][]byte
+		c = tx.Bucket(bucketLooseEvents).Cursor()
+		for k, _ := c.First(); k != nil && bytes.Compare(k[:8], end) < 0; k, _ = c.Next() {
+			if limit > 0 && len(loose) == limit {
+				break
+			}
+			loose = append(loose, bytes.Clone(k))
+		}
+		for _, k := range loose {
+			if err := tx.Bucket(bucketEvents).Delete(u64(seqOfSuffix(k))); err != nil {
+				return err
+			}
+			if err := tx.Bucket(bucketLooseEvents).Delete(k); err != nil {
+				return err
+			}
+		}
+		// Keys seen once expire on the store's own clock, like leases.
+		onceDropped, err := purgeOnce(tx, s.now(), limit)
+		if err != nil {
+			return err
+		}
+		runsDropped, err := purgeRuns(tx, cutoff)
+		if err != nil {
+			return err
+		}
+		if n == 0 && len(loose) == 0 && onceDropped == 0 && runsDropped == 0 {
+			return errNoChange
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// dropQuestion deletes a question, its events and its index entries.
+func dropQuestion(tx *bbolt.Tx, id string) error {
+	q, err := getQuestion(tx, id)
+	if err == core.ErrNotFound {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	prefix, err := questionEventPrefix(id)
+	if err != nil {
+		return err
+	}
+	var keys [][]byte
+	c := tx.Bucket(bucketQuestionEvents).Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		keys = append(keys, bytes.Clone(k))
+	}
+	for _, k := range keys {
+		if err := tx.Bucket(bucketEvents).Delete(u64(seqOfSuffix(k))); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketQuestionEvents).Delete(k); err != nil {
+			return err
+		}
+	}
+	if q.Open() { // not reached through Purge; keeps the indexes whole regardless
+		if err := unindexOpen(tx, q); err != nil {
+			return err
+		}
+	}
+	if err := tx.Bucket(bucketCreated).Delete(timeIDKey(q.CreatedAt, q.ID)); err != nil {
+		return err
+	}
+	if q.Idempotency != nil {
+		if err := tx.Bucket(bucketIdempotency).Delete([]byte(q.Idempotency.Key)); err != nil {
+			return err
+		}
+	}
+	return tx.Bucket(bucketQuestions).Delete([]byte(id))
+}
+
+// purgeRuns drops the markers of runs that ended before cutoff (law 9):
+// after the retention period an ask into such a run is no longer refused.
+func purgeRuns(tx *bbolt.Tx, cutoff time.Time) (int, error) {
+	b := tx.Bucket(bucketRuns)
+	var old [][]byte
+	err := b.ForEach(func(k, v []byte) error {
+		var r runRecord
+		if json.Unmarshal(v, &r) == nil && r.EndedAt.Before(cutoff) {
+			old = append(old, bytes.Clone(k))
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	for _, k := range old {
+		if err := b.Delete(k); err != nil {
+			return 0, err
+		}
+	}
+	return len(old), nil
+}

@@ -1,0 +1,99 @@
+package redis
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// purgeBatch bounds the questions (and loose events) one purge script
+// drops, so no single script holds the server long.
+const purgeBatch = 500
+
+// Purge drops up to limit (all, for limit <= 0) questions closed before
+// cutoff, with their events, shard by shard, in batches. Candidates are
+// read first and checked again inside the script, so a purge never drops
+// what it should not.
+func (s *Store) Purge(ctx context.Context, cutoff time.Time, limit int) (int, error) {
+	const op = "redis purge"
+	total := 0
+	for shard := range s.shards {
+		for {
+			want := purgeBatch
+			if limit > 0 {
+				if total >= limit {
+					return total, nil
+				}
+				want = min(want, limit-total)
+			}
+			ids, err := s.client.ZRangeArgs(ctx, goredis.ZRangeArgs{
+				Key: s.k.closed(shard), Start: "-inf", Stop: "(" + msString(cutoff), ByScore: true, Count: int64(want),
+			}).Result()
+			if err != nil {
+				return total, core.Internal(op, err)
+			}
+			keys := []string{s.k.closed(shard), s.k.created(shard), s.k.events(shard), s.k.loose(shard), s.k.idempotency(shard),
+				s.k.deadline(shard), s.k.runOpen(shard)}
+			args := []any{msString(cutoff), purgeBatch}
+			for _, id := range ids {
+				if sh, ok := s.shardOf(id); !ok || sh != shard {
+					continue
+				}
+				keys = append(keys, s.k.question(id), s.k.questionEvents(id))
+				args = append(args, id)
+			}
+			r, err := s.run(ctx, purgeScript, keys, args...)
+			if err != nil {
+				return total, core.Internal(op, err)
+			}
+			total += int(r.n)
+			loose := 0
+			if len(r.list) > 0 {
+				loose, _ = strconv.Atoi(r.list[0])
+			}
+			// Done with the shard when a batch came up short; a batch
+			// whose candidates were all taken meanwhile is done too.
+			if (len(ids) < want || r.n == 0) && loose < purgeBatch {
+				break
+			}
+		}
+		if err := s.purgeRuns(ctx, shard, cutoff); err != nil {
+			return total, core.Internal(op, err)
+		}
+	}
+	return total, nil
+}
+
+// purgeRuns drops the markers of runs that ended before cutoff (law 9):
+// after the retention period an ask into such a run is no longer refused.
+// A marker never changes once set (the first end wins), so what the scan
+// read is what is dropped.
+func (s *Store) purgeRuns(ctx context.Context, shard int, cutoff time.Time) error {
+	key := s.k.runs(shard)
+	end := cutoff.UnixMilli()
+	var cursor uint64
+	for {
+		kvs, next, err := s.client.HScan(ctx, key, cursor, "", 500).Result()
+		if err != nil {
+			return err
+		}
+		var old []string
+		for i := 0; i+1 < len(kvs); i += 2 {
+			if ms, err := strconv.ParseInt(kvs[i+1], 10, 64); err == nil && ms < end {
+				old = append(old, kvs[i])
+			}
+		}
+		if len(old) > 0 {
+			if err := s.client.HDel(ctx, key, old...).Err(); err != nil {
+				return err
+			}
+		}
+		if cursor = next; cursor == 0 {
+			return nil
+		}
+	}
+}

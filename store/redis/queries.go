@@ -1,0 +1,223 @@
+package redis
+
+import (
+	"cmp"
+	"context"
+	"encoding/base64"
+	"errors"
+	"slices"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// openOnly splits ids into those of open questions and the rest (closed,
+// or gone), keeping their order, with one pipelined read.
+func (s *Store) openOnly(ctx context.Context, ids []string) (open, stale []string, err error) {
+	if len(ids) == 0 {
+		return nil, nil, nil
+	}
+	cmds := make([]*goredis.StringCmd, len(ids))
+	_, err = s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		for i, id := range ids {
+			cmds[i] = p.HGet(ctx, s.k.question(id), "state")
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, goredis.Nil) {
+		return nil, nil, err
+	}
+	for i, c := range cmds {
+		if c.Val() == string(core.StateOpen) {
+			open = append(open, ids[i])
+		} else if c.Err() == nil || errors.Is(c.Err(), goredis.Nil) {
+			stale = append(stale, ids[i])
+		}
+	}
+	return open, stale, nil
+}
+
+// dropStale removes index members of questions that are closed or gone.
+// A closed question never reopens, so removing its entry can race with
+// nothing; member gives each id's index key and member.
+func (s *Store) dropStale(ctx context.Context, ids []string, member func(id string) (key, m string)) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		for _, id := range ids {
+			k, m := member(id)
+			p.ZRem(ctx, k, m)
+		}
+		return nil
+	})
+	return err
+}
+
+// ListOpen pages through the open index; the cursor is the last member
+// returned, so ties in time never make a page skip or repeat.
+func (s *Store) ListOpen(ctx context.Context, cursor string, limit int) ([]*core.Question, string, error) {
+	const op = "redis list open"
+	start := "-"
+	if cursor != "" {
+		b, err := base64.RawURLEncoding.DecodeString(cursor)
+		if err != nil || !validOpenMember(string(b)) {
+			return nil, "", core.Errorf(core.CodeInvalid, op, "bad cursor")
+		}
+		start = "(" + string(b)
+	}
+	count := int64(0) // no limit
+	if limit > 0 {
+		count = int64(limit) + 1 // one more tells whether there is a next page
+	}
+	cmds := make([]*goredis.StringSliceCmd, s.shards)
+	_, err := s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		for shard := range s.shards {
+			cmds[shard] = p.ZRangeArgs(ctx, goredis.ZRangeArgs{Key: s.k.open(shard), Start: start, Stop: "+", ByLex: true, Count: count})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, "", core.Internal(op, err)
+	}
+	var members []string
+	for _, c := range cmds {
+		members = append(members, c.Val()...)
+	}
+	slices.Sort(members)
+	next := ""
+	if limit > 0 && len(members) > limit {
+		members = members[:limit]
+		next = base64.RawURLEncoding.EncodeToString([]byte(members[limit-1]))
+	}
+	ids := make([]string, 0, len(members))
+	for _, m := range members {
+		if validOpenMember(m) {
+			ids = append(ids, m[19:])
+		}
+	}
+	qs, err := s.load(ctx, ids)
+	if err != nil {
+		return nil, "", core.Internal(op, err)
+	}
+	// A question closed since the index was read is no longer open.
+	qs = slices.DeleteFunc(qs, func(q *core.Question) bool { return !q.Open() })
+	return qs, next, nil
+}
+
+// Between lists questions by created or closed time in [from, to).
+func (s *Store) Between(ctx context.Context, idx core.TimeIndex, from, to time.Time, limit int) ([]*core.Question, error) {
+	const op = "redis between"
+	if _, ok := s.k.index(0, idx); !ok {
+		return nil, core.Errorf(core.CodeInvalid, op, "no time index %q", idx)
+	}
+	if !from.Before(to) {
+		return nil, nil
+	}
+	ids, err := s.rangeByScore(ctx, func(shard int) string { k, _ := s.k.index(shard, idx); return k },
+		msString(from), "("+msString(to), limit)
+	if err != nil {
+		return nil, core.Internal(op, err)
+	}
+	qs, err := s.load(ctx, ids)
+	if err != nil {
+		return nil, core.Internal(op, err)
+	}
+	return qs, nil
+}
+
+// dueRounds bounds how often one Due call drops closed questions' entries
+// and reads again to fill its page.
+const dueRounds = 8
+
+// Due lists open questions whose deadline is at or before now. The
+// deadline index keeps closed questions until they come due (a close does
+// not pay for removing them), so Due drops the closed ones it meets and
+// reads again until its page is open questions only.
+func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]string, error) {
+	const op = "redis due"
+	for round := 1; ; round++ {
+		ids, err := s.rangeByScore(ctx, s.k.deadline, "-inf", msString(now), limit)
+		if err != nil {
+			return nil, core.Internal(op, err)
+		}
+		open, stale, err := s.openOnly(ctx, ids)
+		if err != nil {
+			return nil, core.Internal(op, err)
+		}
+		if err := s.dropStale(ctx, stale, func(id string) (string, string) {
+			sh, _ := s.shardOf(id)
+			return s.k.deadline(sh), id
+		}); err != nil {
+			return nil, core.Internal(op, err)
+		}
+		if len(stale) == 0 || limit <= 0 || len(ids) < limit || round == dueRounds {
+			return open, nil
+		}
+	}
+}
+
+// rangeByScore reads up to limit members (all for limit <= 0) of a score
+// index from every shard and merges them by score, then id.
+func (s *Store) rangeByScore(ctx context.Context, key func(shard int) string, lo, hi string, limit int) ([]string, error) {
+	limit = max(limit, 0) // 0: no LIMIT
+	cmds := make([]*goredis.ZSliceCmd, s.shards)
+	_, err := s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		for shard := range s.shards {
+			cmds[shard] = p.ZRangeArgsWithScores(ctx, goredis.ZRangeArgs{Key: key(shard), Start: lo, Stop: hi, ByScore: true, Count: int64(limit)})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var all []goredis.Z
+	for _, c := range cmds {
+		all = append(all, c.Val()...)
+	}
+	slices.SortFunc(all, func(a, b goredis.Z) int {
+		if c := cmp.Compare(a.Score, b.Score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Member.(string), b.Member.(string))
+	})
+	if limit > 0 && len(all) > limit {
+		all = all[:limit]
+	}
+	ids := make([]string, len(all))
+	for i, z := range all {
+		ids[i] = z.Member.(string)
+	}
+	return ids, nil
+}
+
+// load reads questions in the given order, skipping any that are gone.
+func (s *Store) load(ctx context.Context, ids []string) ([]*core.Question, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	cmds := make([]*goredis.MapStringStringCmd, len(ids))
+	_, err := s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		for i, id := range ids {
+			cmds[i] = p.HGetAll(ctx, s.k.question(id))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	qs := make([]*core.Question, 0, len(ids))
+	for _, c := range cmds {
+		if len(c.Val()) == 0 {
+			continue // purged meanwhile
+		}
+		q, err := decodeQuestion(c.Val())
+		if err != nil {
+			return nil, err
+		}
+		qs = append(qs, q)
+	}
+	return qs, nil
+}

@@ -9,65 +9,6 @@ import (
 	"time"
 )
 
-// Courier carries deliveries to one chat platform. Each chat adapter
-// implements it; Deliver drives it from the outbox. A Courier renders from
-// the question as it stands when the delivery runs, so an update always
-// shows the latest state, however late it runs.
-type Courier interface {
-	Surface() Surface
-	// Post puts q's card in card.Room and returns the posted message:
-	// card as given (its surface, room, kind, delivery key and repeat
-	// mark, which NewCard reads) with the platform's message id, and the
-	// room the platform names it by if that differs. Kind is DeliverPost
-	// or DeliverEscalate (an escalation posts the card in the escalation
-	// route's room).
-	Post(ctx context.Context, q *Question, card MessageRef) (MessageRef, error)
-	// Update edits a card to show q as it now stands: progress of a form,
-	// or who answered what and when, with the buttons removed. card is
-	// the recorded card, kind included, so its markers stay.
-	Update(ctx context.Context, q *Question, card MessageRef) error
-	// Remind posts a reminder of a still-open q in room.
-	Remind(ctx context.Context, q *Question, room string) error
-	// Digest posts a "while you were away" summary in room.
-	Digest(ctx context.Context, d Digest, room string) error
-}
-
-// RetryAfter is returned by a Courier when the platform asked it to slow
-// down: that delivery is due again after After, and no sooner, while the
-// other deliveries go on.
-type RetryAfter struct {
-	After time.Duration
-	Err   error
-}
-
-func (e *RetryAfter) Error() string { return "rate limited: " + e.Err.Error() }
-func (e *RetryAfter) Unwrap() error { return e.Err }
-
-// Permanent marks a Courier error that retrying cannot fix (the channel is
-// gone, the bot was removed): the delivery is dropped and reported.
-type Permanent struct{ Err error }
-
-func (e *Permanent) Error() string { return "permanent: " + e.Err.Error() }
-func (e *Permanent) Unwrap() error { return e.Err }
-
-// NotSent marks a Courier error that the platform answered with, so
-// nothing was posted: the attempt can be retried without a card possibly
-// appearing twice. RetryAfter and Permanent are not-sent too. Any other
-// error (a timeout, a dropped connection) leaves it unknown whether the
-// platform acted.
-type NotSent struct{ Err error }
-
-func (e *NotSent) Error() string { return e.Err.Error() }
-func (e *NotSent) Unwrap() error { return e.Err }
-
-// notSent reports whether err says the platform did not act.
-func notSent(err error) bool {
-	var ns *NotSent
-	var ra *RetryAfter
-	var perm *Permanent
-	return errors.As(err, &ns) || errors.As(err, &ra) || errors.As(err, &perm)
-}
-
 // DeliverOptions tune the outbox loop.
 type DeliverOptions struct {
 	Consumer string // this replica's consumer name

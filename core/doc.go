@@ -67,7 +67,13 @@
 // resolve.go the chokepoint and the closes without an answer; answer.go the
 // checks of an answer; reads.go [Service.Get], [Service.Wait] and the
 // listings; digest.go the "while you were away" [Digest]; deliver.go the
-// outbox loop and chat.go the [ChatAdapter] every chat platform meets;
+// outbox loop, courier.go the [Courier] it hands deliveries to and the
+// errors a Courier returns ([RetryAfter], [Permanent], [NotSent]), and
+// chat.go the [ChatAdapter] every chat platform meets; batch.go a batch
+// of tool calls asked at once, its validation and the standing approvals
+// that cover its calls, batchanswer.go the decisions on its calls,
+// batchresult.go their outcomes and per-call resumes ([CallOutcomes],
+// [CallResultsOf]) and batchcard.go its card;
 // cardview.go the platform-neutral [Card], cardbuild.go [NewCard] and
 // card.go and notes.go the wording every surface shares; lifecycle.go the
 // ticker, boot, heartbeat and retention; people.go the configured

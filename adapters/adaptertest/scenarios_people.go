@@ -1,0 +1,97 @@
+package adaptertest
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/core"
+)
+
+// 11. a route that names people alone: a member answers with their
+// account on this surface, the card and the record show the configured
+// name (not the platform's), the agent gets it fenced, and a stranger is
+// refused.
+func peopleByName(t *testing.T, w *world) {
+	q := w.askOn(TeamRoute, decision())
+	waiting := w.wait(q.ID)
+	c := w.card(q.ID)
+	note := w.d.Click(t, w.d.Stranger(), c, w.button(c, core.RefOption, -1, 0))
+	if !strings.Contains(note, "not one of the people who may answer") {
+		t.Fatalf("the stranger was told %q", note)
+	}
+	w.d.Click(t, w.d.Allowed2(), c, w.button(c, core.RefOption, -1, 1))
+	res := w.woken(waiting)
+	got := w.get(q.ID)
+	d := got.Resolution.Decider
+	if res.State != core.StateAnswered || d.Person != "bob" || d.Name != TeamBob || d.ID != w.d.Allowed2().ID {
+		t.Fatalf("recorded %+v, want person bob as %q", d, TeamBob)
+	}
+	if !strings.Contains(res.Resume.Text, TeamBob) {
+		t.Fatalf("the agent was not told who answered:\n%s", res.Resume.Text)
+	}
+	w.closedCard(q.ID, TeamBob, "DynamoDB")
+}
+
+// 12. an approval that needs two people: the first vote is recorded and
+// shown on the card, a second click by the same person is told it
+// already counted, the second person's vote closes it, and the agent
+// hears who voted what; the DM copy shows the outcome too.
+func quorumOfTwo(t *testing.T, w *world) {
+	q := w.askOn(TeamRoute, client.AskRequest{Kind: core.KindApproval, Question: "Drop the staging table?",
+		Tool: "sql.exec", Arguments: []byte(`{"sql":"DROP TABLE t"}`), Quorum: 2})
+	waiting := w.wait(q.ID)
+	c := w.card(q.ID)
+	a, b := w.d.Allowed(), w.d.Allowed2()
+	// A platform that edits the card in place for the clicker (Discord)
+	// tells them nothing privately; the card below shows the vote.
+	if note := w.d.Click(t, a, c, w.button(c, core.RefApprove, -1, 0)); note != "" && !strings.Contains(note, "Recorded your vote") {
+		t.Fatalf("the first voter was told %q", note)
+	}
+	half := w.d.Card(t, q.ID, func(c Card) bool {
+		return len(c.Buttons) > 0 && strings.Contains(c.Text, "1 of 2 approvals: "+TeamAlice)
+	})
+	if note := w.d.Click(t, a, half, w.button(half, core.RefApprove, -1, 0)); !strings.Contains(note, "already counted") {
+		t.Fatalf("a second vote by the same person was told %q", note)
+	}
+	w.d.Click(t, b, half, w.button(half, core.RefApprove, -1, 0))
+	res := w.woken(waiting)
+	if res.State != core.StateAnswered || res.Resume.Structured.Approved == nil || !*res.Resume.Structured.Approved ||
+		len(res.Resume.Structured.Votes) != 2 {
+		t.Fatalf("the agent woke with %+v", res.Resume)
+	}
+	for _, name := range []string{TeamAlice, TeamBob} {
+		if !strings.Contains(res.Resume.Text, name) {
+			t.Fatalf("the resume does not say %s voted:\n%s", name, res.Resume.Text)
+		}
+	}
+	w.closedCard(q.ID, "2 of 2 approvals", TeamAlice, TeamBob)
+	w.d.DM(t, a, q.ID, func(c Card) bool { return len(c.Buttons) == 0 && strings.Contains(c.Text, "2 of 2 approvals") })
+}
+
+// 13. a person who takes DMs gets the card there too; an hour on, the
+// room is reminded, calling on both people by their accounts; a click in
+// the DM closes the question, and the room's card and the DM are edited.
+func dmAndReminders(t *testing.T, w *world) {
+	q := w.askOn(TeamRoute, decision())
+	waiting := w.wait(q.ID)
+	w.card(q.ID)
+	a, b := w.d.Allowed(), w.d.Allowed2()
+	dm := w.d.DM(t, a, q.ID, nil)
+	w.clock.Advance(time.Hour)
+	w.d.Posts(t, func(ps []Post) bool {
+		for _, p := range ps {
+			if strings.Contains(p.Text, core.ReminderHeading) && strings.Contains(p.Raw, a.ID) && strings.Contains(p.Raw, b.ID) {
+				return true
+			}
+		}
+		return false
+	})
+	w.d.Click(t, a, dm, w.button(dm, core.RefOption, -1, 1))
+	if res := w.woken(waiting); res.State != core.StateAnswered || res.Resume.Structured.ChosenOptionID != "ddb" {
+		t.Fatalf("after a click in the DM the agent woke with %+v", res)
+	}
+	w.closedCard(q.ID, TeamAlice, "DynamoDB")
+	w.d.DM(t, a, q.ID, func(c Card) bool { return len(c.Buttons) == 0 && strings.Contains(c.Text, "DynamoDB") })
+}

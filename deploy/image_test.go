@@ -40,7 +40,7 @@ type buildah struct {
 func newBuildah(t *testing.T) buildah {
 	t.Helper()
 	if _, err := exec.LookPath("buildah"); err != nil {
-		t.Fatal("buildah is not installed (.ci/run installs it): apt-get install buildah")
+		t.Fatal("buildah is not installed (scripts/test installs it): apt-get install buildah")
 	}
 	cache, err := os.UserCacheDir()
 	if err != nil {

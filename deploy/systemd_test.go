@@ -17,7 +17,7 @@ import (
 // 0, so any output at all fails the test.
 func TestSystemdUnit(t *testing.T) {
 	if _, err := exec.LookPath("systemd-analyze"); err != nil {
-		t.Fatal("systemd-analyze is not installed (.ci/run installs it): apt-get install systemd")
+		t.Fatal("systemd-analyze is not installed (scripts/test installs it): apt-get install systemd")
 	}
 	unit, err := os.ReadFile("systemd/askbridge.service")
 	if err != nil {

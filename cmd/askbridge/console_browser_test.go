@@ -24,7 +24,7 @@ import (
 )
 
 // The browser tests drive Debian's chromium, headless, against the real
-// program. `.ci/run` installs chromium when it is missing.
+// program. scripts/test (which .ci/run calls) installs chromium when it is missing.
 
 var updateShots = flag.Bool("update", false, "rewrite the console screenshots in adapters/console/testdata/screenshots/")
 
@@ -44,7 +44,7 @@ func newChrome(t *testing.T) *chrome {
 	t.Helper()
 	path := "/usr/bin/chromium"
 	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("chromium is not installed (apt-get install -y chromium; .ci/run does it): %v", err)
+		t.Fatalf("chromium is not installed (apt-get install -y chromium; scripts/test does it): %v", err)
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(path),

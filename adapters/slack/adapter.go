@@ -13,15 +13,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
 	"github.com/rs/zerolog"
 	"github.com/slack-go/slack"
+
+	"github.com/askbridge/askbridge/core"
 )
 
 // DefaultAPIURL is Slack's Web API. The SDK appends method names to it, so
@@ -59,7 +61,7 @@ type Adapter struct {
 	botUser atomic.Pointer[string] // our user id, from auth.test
 	botID   atomic.Pointer[string] // our bot id, from auth.test
 
-	notes   chan note
+	notes   []chan note      // one queue per sender; a user's notes share one, in order
 	cards   *cache[cardInfo] // "channel ts" → the card's question
 	members *cache[[]string] // user-group id → member user ids
 	names   *cache[string]   // user id → display name
@@ -106,7 +108,7 @@ func New(svc *core.Service, o Options) (*Adapter, error) {
 		api:     slack.New(o.BotToken, opts...),
 		opts:    o,
 		log:     o.Log.With().Str("surface", "slack").Logger(),
-		notes:   make(chan note, 256),
+		notes:   noteQueues(),
 		cards:   newCache[cardInfo](4096, time.Hour),
 		members: newCache[[]string](256, o.CacheTTL),
 		names:   newCache[string](4096, 10*o.CacheTTL),
@@ -123,8 +125,8 @@ func (a *Adapter) Surface() core.Surface { return core.SurfaceSlack }
 func (a *Adapter) Run(ctx context.Context) error {
 	a.whoAmI(ctx)
 	var wg sync.WaitGroup
-	for range noteSenders {
-		wg.Go(func() { a.sendNotes(ctx) })
+	for _, q := range a.notes {
+		wg.Go(func() { a.sendNotes(ctx, q) })
 	}
 	if a.opts.AppToken != "" {
 		wg.Go(func() { a.runSocket(ctx) })
@@ -182,7 +184,7 @@ func (a *Adapter) queueNote(n note) {
 	t := time.NewTimer(noteWait)
 	defer t.Stop()
 	select {
-	case a.notes <- n:
+	case a.notes[noteQueue(n.user)] <- n:
 	case <-t.C:
 		a.log.Warn().Msg("private note not sent: the note queue did not drain")
 	}
@@ -196,12 +198,29 @@ const (
 	noteSenders = 8
 )
 
-func (a *Adapter) sendNotes(ctx context.Context) {
+// noteQueues are the senders' queues, 256 notes in all.
+func noteQueues() []chan note {
+	qs := make([]chan note, noteSenders)
+	for i := range qs {
+		qs[i] = make(chan note, 256/noteSenders)
+	}
+	return qs
+}
+
+// noteQueue is the queue of a user's notes: always the same one, so one
+// person's notes arrive in the order they were written.
+func noteQueue(user string) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(user))
+	return int(h.Sum32() % noteSenders)
+}
+
+func (a *Adapter) sendNotes(ctx context.Context, notes <-chan note) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case n := <-a.notes:
+		case n := <-notes:
 			m := Note(n.text)
 			opts := []slack.MsgOption{slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...)}
 			if n.threadTS != "" {

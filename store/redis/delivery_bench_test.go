@@ -213,11 +213,12 @@ func BenchmarkTakeover(b *testing.B) {
 				second := make(chan time.Time, 1)
 				ctx2, stop2 := context.WithCancel(context.Background())
 				done2 := make(chan struct{})
+				asked := &askedLeases{Leases: stores[1], refused: make(chan struct{}, 1)}
 				go func() {
-					core.Lead(ctx2, stores[1], key, "two", 0, func(ctx context.Context) { second <- time.Now(); <-ctx.Done() }, nil)
+					core.Lead(ctx2, asked, key, "two", 0, func(ctx context.Context) { second <- time.Now(); <-ctx.Done() }, nil)
 					close(done2)
 				}()
-				time.Sleep(100 * time.Millisecond) // the second is waiting
+				<-asked.refused // the second is waiting for the lease
 				gone := time.Now()
 				if s, ok := kv1.(*silenced); ok {
 					s.silence() // dead: no renewal, no release
@@ -260,4 +261,22 @@ func (s *silenced) Release(ctx context.Context, key, owner string) error {
 		return context.DeadlineExceeded
 	}
 	return s.Leases.Release(ctx, key, owner)
+}
+
+// askedLeases tells, once, that a lease was refused: the replica is
+// standing by.
+type askedLeases struct {
+	core.Leases
+	refused chan struct{}
+}
+
+func (a *askedLeases) Lease(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {
+	ok, err := a.Leases.Lease(ctx, key, owner, ttl)
+	if err == nil && !ok {
+		select {
+		case a.refused <- struct{}{}:
+		default:
+		}
+	}
+	return ok, err
 }

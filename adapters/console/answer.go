@@ -37,6 +37,10 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, sess *session) {
 	if item := r.PostFormValue(fieldItem); item != "" {
 		in.Items = []core.ItemInput{{ItemID: item, OptionID: r.PostFormValue(fieldItemOption), Text: r.PostFormValue(fieldItemText)}}
 	}
+	if err := approvalInput(r, &in); err != nil {
+		s.outcome(w, r, sess, in.QuestionID, core.Outcome{}, err)
+		return
+	}
 	o, err := s.svc.Answer(r.Context(), in)
 	s.outcome(w, r, sess, in.QuestionID, o, err)
 }
@@ -82,6 +86,14 @@ func (s *Server) outcome(w http.ResponseWriter, r *http.Request, sess *session, 
 	case err == nil:
 		q = o.Question
 		data["Recorded"] = recordedOf(q)
+		var granted []string
+		if o.Standing != nil {
+			granted = append(granted, grantedLine(*o.Standing))
+		}
+		for _, st := range o.Standings {
+			granted = append(granted, grantedLine(st))
+		}
+		data["Granted"] = granted
 		data["Title"] = "Recorded"
 	case errors.As(err, &closed):
 		status, q = http.StatusConflict, closed.Question
@@ -159,9 +171,31 @@ func recordedOf(q *core.Question) []recorded {
 			}
 			add("Reason", res.Reason)
 			add("Arguments SHA-256", res.ArgumentsSHA256)
+			if e := res.Edit; e != nil {
+				add("Changes", core.ChangesLine(e))
+				add("Approved arguments", string(e.Arguments))
+				add("Asked arguments SHA-256", e.AskedArgumentsSHA256)
+			}
+			if u := res.Standing; u != nil {
+				add("Standing approval", u.ID+" by "+core.DeciderLabel(u.GrantedBy))
+			}
 		default:
 			add("Answer", res.Answer)
 			add("Reason", res.Reason)
+		}
+	}
+	if q.IsBatch() {
+		// Each decided call in core's own words, as on every card.
+		for _, sec := range core.NewCard(q, core.MessageRef{Surface: core.SurfaceConsole}).Sections {
+			if sec.Kind != core.SectionCall || sec.Answer == nil || sec.Index >= len(q.Calls) {
+				continue
+			}
+			id := q.Calls[sec.Index].ToolCallID
+			val := sec.Answer.Text
+			if a, _ := q.Answered(id); a.Text != "" {
+				val += ": " + a.Text
+			}
+			add(fmt.Sprintf("%d. %s (%s)", sec.Index+1, sec.Title, id), val+" (by "+sec.Answer.By+" at "+sec.Answer.At.UTC().Format(timeFormat)+")")
 		}
 	}
 	if q.Kind == core.KindForm {

@@ -165,6 +165,8 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("POST /q/{id}/answer", s.signedIn(s.answer))
 	s.mux.HandleFunc("POST /q/{id}/decline", s.signedIn(s.decline))
 	s.mux.HandleFunc("POST /q/{id}/cancel", s.signedIn(s.cancel))
+	s.mux.HandleFunc("GET /standing", s.signedIn(s.standings))
+	s.mux.HandleFunc("POST /standing/{id}/revoke", s.signedIn(s.revokeStanding))
 	s.mux.HandleFunc("GET /stream", s.signedIn(s.stream))
 	s.mux.Handle("GET /assets/", s.assets)
 	s.mux.HandleFunc("/", s.notFound)

@@ -1,8 +1,6 @@
 package console
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"html/template"
 	"net/url"
@@ -23,8 +21,10 @@ var funcs = template.FuncMap{
 		}
 		return t.UTC().Format(timeFormat)
 	},
-	"iso":  func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-	"list": func(s ...string) []string { return s },
+	"iso":        func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"list":       func(s ...string) []string { return s },
+	"approveAll": func() string { return core.LabelApproveAll },
+	"denyAll":    func() string { return core.LabelDenyAll },
 }
 
 // viewer is who a page is rendered for.
@@ -39,18 +39,22 @@ func (v viewer) decider() core.Decider { return decider(v.Account) }
 // when the viewer may answer it (role and route) and it is open; the
 // server checks again on every post.
 type cardView struct {
-	Q          *core.Question
-	Rank       string
-	Heading    string
-	Hard       bool
-	Age        string
-	Rooms      []string
-	Outcome    string
-	Choice     string
-	Reason     string
-	Arguments  string
-	Options    []core.Option
-	Items      []itemView
+	Q       *core.Question
+	Rank    string
+	Heading string
+	Hard    bool
+	Age     string
+	Rooms   []string
+	Outcome string
+	Choice  string
+	Reason  string
+	Options []core.Option
+	Items   []itemView
+	// Call is a single approval's tool call; Calls a batch's, with
+	// Progress ("Answered 2/5") while some are decided.
+	Call       *callView
+	Calls      []callView
+	Progress   string
 	Controls   bool
 	CanCancel  bool
 	NotDecider string
@@ -91,14 +95,7 @@ func (s *Server) cardOf(q *core.Question, v viewer, query string) cardView {
 	for _, m := range q.Messages {
 		c.Rooms = append(c.Rooms, string(m.Surface)+" "+m.Room)
 	}
-	if q.Call != nil {
-		var buf bytes.Buffer
-		if json.Indent(&buf, q.Call.Arguments, "", "  ") == nil {
-			c.Arguments = buf.String()
-		} else {
-			c.Arguments = string(q.Call.Arguments)
-		}
-	}
+	callsOf(&c, q)
 	for _, it := range q.Items {
 		iv := itemView{Item: it}
 		if a, ok := q.Answered(it.ID); ok {

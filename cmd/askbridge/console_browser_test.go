@@ -509,7 +509,7 @@ func TestConsoleApprovalsInABrowser(t *testing.T) {
 		}
 
 		// A key that may not change is refused with core's words.
-		do(t, operator, chromedp.Clear(chromedp.CSS(editor)), chromedp.SendKeys(chromedp.CSS(editor), `{"path":"/srv/report.txt","content":"bye"}`))
+		do(t, operator, chromedp.Click(chromedp.CSS(card(q.ID)+" details.edit summary")), chromedp.Clear(chromedp.CSS(editor)), chromedp.SendKeys(chromedp.CSS(editor), `{"path":"/srv/report.txt","content":"bye"}`))
 		if status := submit(t, operator, card(q.ID)+" form.edit-form button.edit-approve"); status != http.StatusBadRequest {
 			t.Fatalf("a non-editable key: %d", status)
 		}
@@ -522,7 +522,7 @@ func TestConsoleApprovalsInABrowser(t *testing.T) {
 
 		goTo(t, operator, m.URL+"/")
 		waitLive(t, operator)
-		do(t, operator, chromedp.Clear(chromedp.CSS(editor)), chromedp.SendKeys(chromedp.CSS(editor), `{"path":"/srv/report-v2.txt","content":"hello"}`))
+		do(t, operator, chromedp.Click(chromedp.CSS(card(q.ID)+" details.edit summary")), chromedp.Clear(chromedp.CSS(editor)), chromedp.SendKeys(chromedp.CSS(editor), `{"path":"/srv/report-v2.txt","content":"hello"}`))
 		if status := submit(t, operator, card(q.ID)+" form.edit-form button.edit-approve"); status != http.StatusOK {
 			t.Fatalf("edit and approve: %d", status)
 		}

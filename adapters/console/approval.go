@@ -35,8 +35,8 @@ type callView struct {
 	// AskedSHA256 is the hash as asked, when an edit changed it.
 	AskedSHA256 string
 	Answer      *core.ItemAnswered
-	// Edit is the editor's label and starting text; "" when the call's
-	// arguments may not be edited.
+	// EditLabel and Prefill are the editor's button and starting text;
+	// "" when the call's arguments may not be edited (or it is decided).
 	EditLabel, Prefill string
 	// EditableKeys names what an edit may change, for the editor's label.
 	EditableKeys string

@@ -3,6 +3,7 @@ package deploy_test
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/x509"
 	"debug/buildinfo"
 	"debug/elf"
@@ -86,6 +87,15 @@ func goEnv(t *testing.T, key string) string {
 // toolchainImage makes (once per Go version) an image holding this
 // machine's Go installation and CA bundle, the stand-in for the official
 // Go image. It has no shell, which proves the Dockerfile needs none.
+// containerName is a working container's name no other test run on the
+// machine uses, so two runs (two worktrees, say) sharing the buildah
+// storage never act on each other's containers.
+func containerName(what string) string {
+	var r [4]byte
+	_, _ = rand.Read(r[:])
+	return fmt.Sprintf("askbridge-test-%s-%d-%x", what, os.Getpid(), r)
+}
+
 func toolchainImage(t *testing.T, b buildah) string {
 	t.Helper()
 	name := "localhost/askbridge-test/go:" + goEnv(t, "GOVERSION")
@@ -94,7 +104,7 @@ func toolchainImage(t *testing.T, b buildah) string {
 	}
 	goroot := goEnv(t, "GOROOT")
 	empty := t.TempDir()
-	c := b.run("from", "scratch")
+	c := b.run("from", "--name", containerName("toolchain"), "scratch")
 	defer b.run("rm", c)
 	b.run("copy", c, goroot, "/usr/local/go")
 	b.run("copy", c, "/etc/ssl/certs/ca-certificates.crt", "/etc/ssl/certs/ca-certificates.crt")
@@ -129,7 +139,9 @@ func TestImage(t *testing.T) {
 	}
 	proxy := filepath.Join(goEnv(t, "GOMODCACHE"), "cache", "download")
 
-	image := "localhost/askbridge-test/askbridge:" + imageVersion
+	// A tag of this run's own: the cleanup's forced rmi would otherwise
+	// take another run's containers of the same image with it.
+	image := "localhost/askbridge-test/askbridge:" + containerName(imageVersion)
 	b.run("build", "--isolation", "chroot", "--format", "docker", "--quiet",
 		"-f", "deploy/Dockerfile",
 		"--build-arg", "GO_IMAGE="+base,
@@ -168,7 +180,7 @@ func TestImage(t *testing.T) {
 		t.Errorf("healthcheck: %+v", cfg.Healthcheck)
 	}
 
-	ctr := b.run("from", "--quiet", image)
+	ctr := b.run("from", "--quiet", "--name", containerName("image"), image)
 	t.Cleanup(func() { b.cmd(context.Background(), "rm", ctr).Run() })
 	root := b.run("mount", ctr)
 	bin := filepath.Join(root, "usr/local/bin/askbridge")

@@ -148,16 +148,23 @@ func (s *Service) answerTransition(q *Question, in AnswerInput, now time.Time) (
 		if err != nil {
 			return Transition{}, err
 		}
-		payload, _ := json.Marshal(map[string]any{"items": itemIDs(items)})
-		return Transition{
-			Items:      items,
-			Resolution: res,
-			Event:      s.closeEvent(q, res, ""),
-			ItemEvent: Event{QuestionID: q.ID, RunID: q.RunID, At: now, Kind: EventItemAnswered,
-				Actor: s.pseudonym(d), Surface: d.Surface, Payload: payload},
-		}, nil
+		return s.partsTransition(q, "items", items, res, d, now), nil
 	}
 	return Transition{Resolution: res, Event: s.closeEvent(q, res, res.Reason)}, nil
+}
+
+// partsTransition records some of a question's parts (a form's items, a
+// batch's calls) and closes it with res once every part has an answer;
+// until then the item event, naming the parts under key, is appended.
+func (s *Service) partsTransition(q *Question, key string, items []ItemAnswer, res *Resolution, d Decider, now time.Time) Transition {
+	payload, _ := json.Marshal(map[string]any{key: itemIDs(items)})
+	return Transition{
+		Items:      items,
+		Resolution: res,
+		Event:      s.closeEvent(q, res, ""),
+		ItemEvent: Event{QuestionID: q.ID, RunID: q.RunID, At: now, Kind: EventItemAnswered,
+			Actor: s.pseudonym(d), Surface: d.Surface, Payload: payload},
+	}
 }
 
 // formItems checks a form answer: each item exists, is not answered yet,

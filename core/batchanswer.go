@@ -91,14 +91,7 @@ func (s *Service) batchTransition(q *Question, in AnswerInput, now time.Time) (T
 	}
 	d := in.Decider
 	res := &Resolution{State: StateAnswered, Decider: publicDecider(d), At: now}
-	payload, _ := json.Marshal(map[string]any{"calls": itemIDs(items)})
-	return Transition{
-		Items:      items,
-		Resolution: res,
-		Event:      s.closeEvent(q, res, ""),
-		ItemEvent: Event{QuestionID: q.ID, RunID: q.RunID, At: now, Kind: EventItemAnswered,
-			Actor: s.pseudonym(d), Surface: d.Surface, Payload: payload},
-	}, nil
+	return s.partsTransition(q, "calls", items, res, d, now), nil
 }
 
 // allRetries bounds how often "approve all" or "deny all" is tried again

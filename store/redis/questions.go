@@ -75,6 +75,9 @@ func (s *Store) Get(ctx context.Context, id string) (*core.Question, error) {
 	if _, ok := s.shardOf(id); !ok {
 		return nil, core.ErrNotFound
 	}
+	if q, ok := s.settledCopy(id); ok {
+		return q, nil
+	}
 	f, err := s.client.HGetAll(ctx, s.k.question(id)).Result()
 	if err != nil {
 		return nil, core.Internal(op, err)

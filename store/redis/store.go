@@ -85,6 +85,7 @@ type Store struct {
 
 	mu       sync.Mutex
 	watchers map[string]map[*watcher]struct{}
+	settled  map[string]*core.Question // see settledCopy
 
 	claimTurn atomic.Uint32 // rotates the shard a claim starts at
 
@@ -127,6 +128,7 @@ func New(ctx context.Context, client goredis.UniversalClient, opts Options) (*St
 		done:     make(chan struct{}),
 		stopped:  make(chan struct{}),
 		watchers: make(map[string]map[*watcher]struct{}),
+		settled:  make(map[string]*core.Question),
 		rate:     redis_rate.NewLimiter(client),
 	}
 	if s.shards > 1 {

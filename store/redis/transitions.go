@@ -105,7 +105,13 @@ func (s *Store) Resolve(ctx context.Context, t core.Transition) (*core.Question,
 	} else if q, err = s.outcome(op, t.QuestionID, r); err != nil {
 		return nil, err
 	}
-	s.wake(t.QuestionID) // local waiters need not wait for the round trip through pub/sub
+	// Local waiters need not wait for the round trip through pub/sub, and
+	// after a close they need not read the question back either.
+	if q.Open() {
+		s.wake(t.QuestionID)
+	} else {
+		s.wakeClosed(t.QuestionID, q)
+	}
 	return q, nil
 }
 

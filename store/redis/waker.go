@@ -9,6 +9,8 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/askbridge/askbridge/core"
 )
 
 const (
@@ -46,19 +48,66 @@ func (s *Store) Watch(id string) (<-chan struct{}, func()) {
 				delete(m, w)
 				if len(m) == 0 {
 					delete(s.watchers, id)
+					delete(s.settled, id)
 				}
 			}
 		})
 	}
 }
 
-// wake signals every watcher of id without blocking.
+// wake signals every watcher of id after this Store changed it. Whatever
+// settled copy of id is kept is now stale, so it goes.
 func (s *Store) wake(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	delete(s.settled, id)
+	s.signal(id)
+}
+
+// wakeClosed signals every watcher of id after this Store closed it, and
+// keeps q, the question as the close left it, for their reads (see
+// settledCopy).
+func (s *Store) wakeClosed(id string, q *core.Question) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.watchers[id]) > 0 {
+		s.settled[id] = q
+	}
+	s.signal(id)
+}
+
+// signal wakes id's watchers; s.mu is held.
+func (s *Store) signal(id string) {
 	for w := range s.watchers[id] {
 		signal(w.ch)
 	}
+}
+
+// settledCopy is the question as this Store's own close of it left it,
+// while a local watcher still waits on it: the waiters that close wakes
+// (often hundreds at once on a busy replica) then read it without a round
+// trip each. A closed question's state and resolution never change again;
+// what can (a card recorded after the close, here or on another replica)
+// is at worst as stale as the watchers' last read of it, and the copy is
+// dropped when the last watcher stops or this Store writes id again.
+func (s *Store) settledCopy(id string) (*core.Question, bool) {
+	s.mu.Lock()
+	q := s.settled[id]
+	s.mu.Unlock()
+	if q == nil {
+		return nil, false
+	}
+	c := *q
+	return &c, true
+}
+
+// wakeRemote signals id's watchers for a change published on Redis: by
+// another replica, or this Store's own echo, so a settled copy stays (a
+// question closes once, and only this Store's close leaves a copy).
+func (s *Store) wakeRemote(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.signal(id)
 }
 
 // wakeAll signals every watcher: after a reconnection wake-ups may have
@@ -136,7 +185,7 @@ func (s *Store) listen() {
 		}
 		switch m := v.(type) {
 		case *goredis.Message:
-			s.wake(m.Payload)
+			s.wakeRemote(m.Payload)
 		case *goredis.Subscription:
 			s.wakeAll()
 		}

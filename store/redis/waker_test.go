@@ -2,6 +2,7 @@ package redis_test
 
 import (
 	"context"
+	"reflect"
 	"testing"
 	"time"
 
@@ -144,5 +145,60 @@ func TestOptions(t *testing.T) {
 	}
 	if _, err := redisstore.Open(t.Context(), "redis://127.0.0.1:1?max_retries=-1&dial_timeout=200ms", redisstore.Options{}); core.ErrorCode(err) != core.CodeInternal {
 		t.Errorf("Open with nobody listening: %v", err)
+	}
+}
+
+// TestWokenWatchersReadTheClose: after this Store closes a question that
+// a local watcher waits on, reads of it are answered from the copy the
+// close left (the hash is deleted behind the store's back to show it),
+// equal to what a fresh read from Redis gives; the copy goes when the
+// last watcher stops, and when this Store writes the question again.
+func TestWokenWatchersReadTheClose(t *testing.T) {
+	prefix := randomPrefix()
+	a := newStore(t, redisstore.Options{Prefix: prefix})
+	b := newStore(t, redisstore.Options{Prefix: prefix}) // another replica: no copy
+	raw := newClient(t)
+	ctx := t.Context()
+
+	q := question(0, "run-1", t0)
+	mustCreate(t, a, q)
+	ch, stop := a.Watch(q.ID)
+	tr := answer(q, "ada", t0)
+	tr.Read = mustGet(t, a, q.ID)
+	if _, err := a.Resolve(ctx, tr); err != nil {
+		t.Fatal(err)
+	}
+	waitSignal(t, ch, "close")
+	got, want := mustGet(t, a, q.ID), mustGet(t, b, q.ID)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("the woken read differs from Redis:\n got %+v\nwant %+v", got, want)
+	}
+	key, _, _, _, _, _, _, _ := redisstore.Keys(a, q.ID)
+	if err := raw.Del(ctx, key).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustGet(t, a, q.ID); got.State != core.StateAnswered || got.Resolution == nil || got.Resolution.Answer != "from ada" {
+		t.Fatalf("while watched, read %+v, want the close's copy", got)
+	}
+	stop()
+	if _, err := a.Get(ctx, q.ID); core.ErrorCode(err) != core.CodeNotFound {
+		t.Fatalf("after the last watcher stopped: %v, want the record's absence from Redis", err)
+	}
+
+	// A write by this Store after the close drops the copy at once.
+	q2 := question(0, "run-1", t0)
+	mustCreate(t, a, q2)
+	ch2, stop2 := a.Watch(q2.ID)
+	defer stop2()
+	if _, err := a.Resolve(ctx, answer(q2, "ada", t0)); err != nil {
+		t.Fatal(err)
+	}
+	waitSignal(t, ch2, "close")
+	ref := core.MessageRef{Surface: core.SurfaceSlack, Room: "C", ID: "late", Delivery: "late"}
+	if _, err := a.RecordMessage(ctx, q2.ID, ref, core.Event{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustGet(t, a, q2.ID); len(got.Messages) != 1 || got.Messages[0].ID != "late" {
+		t.Fatalf("after a card recorded past the close, read %+v, want it", got.Messages)
 	}
 }

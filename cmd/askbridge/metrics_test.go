@@ -157,17 +157,40 @@ func (d *metricsDriver) checkAtEnd(t *testing.T) {
 // platform saw them, so the scenario can finish a moment before.
 func (d *metricsDriver) eventually(t *testing.T, what string, ok func(map[string]*dto.MetricFamily) bool) map[string]*dto.MetricFamily {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		fams := scrape(t, d.prog.URL, d.prog.OperatorToken)
-		if ok(fams) {
-			return fams
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("%s: never true; /metrics has %v", what, summary(fams))
-			return fams
-		}
-		time.Sleep(20 * time.Millisecond)
+	fams, held := scrapeUntil(t, d.prog.URL, d.prog.OperatorToken, ok)
+	if !held {
+		t.Errorf("%s: never true; /metrics has %v", what, summary(fams))
 	}
+	return fams
+}
+
+// scrapeUntil scrapes url until ok holds or 10 s pass, and returns the
+// last scrape and whether ok held.
+func scrapeUntil(t *testing.T, url, token string, ok func(map[string]*dto.MetricFamily) bool) (map[string]*dto.MetricFamily, bool) {
+	t.Helper()
+	var fams map[string]*dto.MetricFamily
+	held := scrapesUntil(10*time.Second, func() bool {
+		fams = scrape(t, url, token)
+		return ok(fams)
+	})
+	return fams, held
+}
+
+// scrapesUntil asks cond every 10 ms until it holds (true) or within passes
+// (false). Prometheus metrics are pulled, so a scrape is the only way to
+// see a counter or a lease gauge move: there is no event to wait on.
+func scrapesUntil(within time.Duration, cond func() bool) bool {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	giveUp := time.After(within)
+	for !cond() {
+		select {
+		case <-tick.C:
+		case <-giveUp:
+			return cond()
+		}
+	}
+	return true
 }
 
 func summary(fams map[string]*dto.MetricFamily) string {
@@ -311,13 +334,8 @@ func TestMetricsDoors(t *testing.T) {
 			value(f, "askbridge_open_streams", "door", "mcp") >= 1 && value(f, "askbridge_open_questions") == 2 &&
 			value(f, "askbridge_questions_asked_total") == 2
 	}
-	var got map[string]*dto.MetricFamily
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if got = scrape(t, m.MetricsURL, ""); open(got) || time.Now().After(deadline) {
-			break
-		}
-	}
-	if !open(got) {
+	got, held := scrapeUntil(t, m.MetricsURL, "", open)
+	if !held {
 		t.Errorf("with a wait parked and a stream open: %s", summary(got))
 	}
 	for _, c := range []struct {
@@ -347,12 +365,7 @@ func TestMetricsDoors(t *testing.T) {
 	closed := func(f map[string]*dto.MetricFamily) bool {
 		return value(f, "askbridge_answer_to_wake_seconds") == 1 && value(f, "askbridge_parked_waits") == 1
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if got = scrape(t, m.MetricsURL, ""); closed(got) || time.Now().After(deadline) {
-			break
-		}
-	}
-	if !closed(got) {
+	if got, held = scrapeUntil(t, m.MetricsURL, "", closed); !held {
 		t.Errorf("after the answer woke the wait: %s", summary(got))
 	}
 	if v := value(got, "askbridge_time_to_answer_seconds", "kind", "clarification", "route", "default", "state", "answered"); v != 1 {
@@ -374,13 +387,9 @@ func TestMetricsDoors(t *testing.T) {
 		t.Fatalf("the MCP call: %v", err)
 	}
 	cs.Close()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		got = scrape(t, m.MetricsURL, "")
-		if value(got, "askbridge_parked_waits") == 0 && value(got, "askbridge_open_streams", "door", "mcp") == 0 || time.Now().After(deadline) {
-			break
-		}
-	}
-	if value(got, "askbridge_parked_waits") != 0 || value(got, "askbridge_open_streams", "door", "mcp") != 0 {
+	if got, held = scrapeUntil(t, m.MetricsURL, "", func(f map[string]*dto.MetricFamily) bool {
+		return value(f, "askbridge_parked_waits") == 0 && value(f, "askbridge_open_streams", "door", "mcp") == 0
+	}); !held {
 		t.Errorf("after the MCP call returned and its session closed: %s", summary(got))
 	}
 }
@@ -480,15 +489,22 @@ func leaseHolders(t testing.TB, ms ...*Main) (n float64) {
 	return n
 }
 
+// holds waits until m reports the Telegram polling lease; a benchmark
+// times the wait, so it checks as often as scrapesUntil does.
+func holds(b *testing.B, m *Main) {
+	b.Helper()
+	if !scrapesUntil(30*time.Second, func() bool { return leaseHolders(b, m) == 1 }) {
+		b.Fatal("the replica never took the polling lease")
+	}
+}
+
 // TestTelegramLeaseMetric: of two replicas polling one bot, exactly one
 // reports the lease.
 func TestTelegramLeaseMetric(t *testing.T) {
 	s := pollingSettings(t)
 	a, b := start(t, s), start(t, s)
-	for deadline := time.Now().Add(10 * time.Second); leaseHolders(t, a, b) != 1; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%v replicas report the polling lease, want 1", leaseHolders(t, a, b))
-		}
+	if !scrapesUntil(10*time.Second, func() bool { return leaseHolders(t, a, b) == 1 }) {
+		t.Fatalf("%v replicas report the polling lease, want 1", leaseHolders(t, a, b))
 	}
 	for _, m := range []*Main{a, b} {
 		if v := value(scrape(t, m.URL, obsTok), "askbridge_leases_held", "lease", "telegram"); v != 0 && v != 1 {
@@ -519,14 +535,10 @@ func BenchmarkTelegramFailover(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
 		standby := run()
-		for leaseHolders(b, holder) != 1 {
-			time.Sleep(10 * time.Millisecond)
-		}
+		holds(b, holder)
 		b.StartTimer()
 		holder.Close()
-		for leaseHolders(b, standby) != 1 {
-			time.Sleep(10 * time.Millisecond)
-		}
+		holds(b, standby)
 		holder = standby
 	}
 	b.StopTimer()
@@ -670,15 +682,11 @@ func BenchmarkTelegramFailoverCrash(b *testing.B) {
 		b.StopTimer()
 		relay := newCutter(b, redisAddr)
 		holder := run("redis://" + relay.addr() + "/0")
-		for leaseHolders(b, holder) != 1 {
-			time.Sleep(10 * time.Millisecond)
-		}
+		holds(b, holder)
 		standby := run(s.RedisURL.Reveal())
 		b.StartTimer()
 		relay.cut()
-		for leaseHolders(b, standby) != 1 {
-			time.Sleep(10 * time.Millisecond)
-		}
+		holds(b, standby)
 		b.StopTimer()
 		standby.Close()
 		go holder.Close() // its store is gone: it stops in its own time

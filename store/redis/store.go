@@ -86,6 +86,9 @@ type Store struct {
 	mu       sync.Mutex
 	watchers map[string]map[*watcher]struct{}
 	settled  map[string]*core.Question // see settledCopy
+	// resolvingN counts this Store's close scripts in flight per watched
+	// question (see resolving).
+	resolvingN map[string]int
 
 	claimTurn atomic.Uint32 // rotates the shard a claim starts at
 
@@ -120,16 +123,17 @@ func New(ctx context.Context, client goredis.UniversalClient, opts Options) (*St
 		return nil, err
 	}
 	s := &Store{
-		client:   client,
-		k:        keys{prefix: opts.Prefix},
-		shards:   opts.Shards,
-		group:    opts.Group,
-		timed:    "0",
-		done:     make(chan struct{}),
-		stopped:  make(chan struct{}),
-		watchers: make(map[string]map[*watcher]struct{}),
-		settled:  make(map[string]*core.Question),
-		rate:     redis_rate.NewLimiter(client),
+		client:     client,
+		k:          keys{prefix: opts.Prefix},
+		shards:     opts.Shards,
+		group:      opts.Group,
+		timed:      "0",
+		done:       make(chan struct{}),
+		stopped:    make(chan struct{}),
+		watchers:   make(map[string]map[*watcher]struct{}),
+		settled:    make(map[string]*core.Question),
+		resolvingN: make(map[string]int),
+		rate:       redis_rate.NewLimiter(client),
 	}
 	if s.shards > 1 {
 		s.timed = "1"

@@ -95,23 +95,22 @@ func (s *Store) Resolve(ctx context.Context, t core.Transition) (*core.Question,
 	keys := make([]string, 0, 5+len(sk.outboxes))
 	keys = append(keys, sk.questionPrefix+t.QuestionID, sk.events, sk.seq, sk.open, sk.closed)
 	keys = append(keys, sk.outboxes...)
+	// Local waiters need not wait for the round trip through pub/sub, and
+	// after a close they need not read the question back either.
+	woken := s.resolving(t.QuestionID)
 	r, err := s.run(ctx, resolveScript, keys, args...)
 	if err != nil {
+		woken(nil) // the script may have run all the same
 		return nil, core.Internal(op, err)
 	}
 	var q *core.Question
 	if r.code == codeOK && r.n == 1 && read != nil && len(r.list) == 1 {
 		q = applied(read, t.Items, core.State(r.list[0]), res)
 	} else if q, err = s.outcome(op, t.QuestionID, r); err != nil {
+		woken(nil)
 		return nil, err
 	}
-	// Local waiters need not wait for the round trip through pub/sub, and
-	// after a close they need not read the question back either.
-	if q.Open() {
-		s.wake(t.QuestionID)
-	} else {
-		s.wakeClosed(t.QuestionID, q)
-	}
+	woken(q)
 	return q, nil
 }
 

@@ -101,12 +101,46 @@ func (s *Store) settledCopy(id string) (*core.Question, bool) {
 	return &c, true
 }
 
+// resolving is called before this Store runs the close script on id, and
+// the function it returns after, with the question as the script left it
+// (nil if that is unknown). Meanwhile the script's own wake-up, echoed
+// back through pub/sub, is not passed on to local watchers: it can arrive
+// before the script's reply, and would send them to Redis to read what
+// the reply is about to hand them (see settledCopy). The returned function
+// always wakes them, so nothing is lost if the reply never comes.
+func (s *Store) resolving(id string) (woken func(q *core.Question)) {
+	s.mu.Lock()
+	held := len(s.watchers[id]) > 0
+	if held {
+		s.resolvingN[id]++
+	}
+	s.mu.Unlock()
+	return func(q *core.Question) {
+		if held {
+			s.mu.Lock()
+			if s.resolvingN[id]--; s.resolvingN[id] <= 0 {
+				delete(s.resolvingN, id)
+			}
+			s.mu.Unlock()
+		}
+		if q != nil && !q.Open() {
+			s.wakeClosed(id, q)
+		} else {
+			s.wake(id)
+		}
+	}
+}
+
 // wakeRemote signals id's watchers for a change published on Redis: by
 // another replica, or this Store's own echo, so a settled copy stays (a
-// question closes once, and only this Store's close leaves a copy).
+// question closes once, and only this Store's close leaves a copy). While
+// this Store is itself closing id, its watchers hear of it from resolving.
 func (s *Store) wakeRemote(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.resolvingN[id] > 0 {
+		return
+	}
 	s.signal(id)
 }
 

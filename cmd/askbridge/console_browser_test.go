@@ -592,6 +592,59 @@ func TestConsoleApprovalsInABrowser(t *testing.T) {
 	})
 }
 
+// TestConsoleKeepsDrafts: when someone else acts on a question, the card
+// open in another page is drawn again, and what its reader had typed but
+// not sent, the fold they opened and their caret stay as they were.
+func TestConsoleKeepsDrafts(t *testing.T) {
+	m := start(t, Settings{})
+	agent := client.New(m.URL, agentA)
+	ops := client.New(m.URL, opTok)
+	br := newChrome(t)
+	operator := br.tab(t, 1280, 900, false)
+	signIn(t, operator, m.URL, opTok, "ops")
+
+	q := ask(t, agent, client.AskRequest{Kind: core.KindApproval, Question: "Apply two writes?", Calls: []core.CallInput{
+		{ToolCallID: "toolu_1", Tool: "write_file", Arguments: []byte(`{"path":"/a"}`)},
+		{ToolCallID: "toolu_2", Tool: "write_file", Arguments: []byte(`{"path":"/b"}`), Editable: &core.Editable{All: true}},
+	}})
+	waitLive(t, operator)
+	waitCard(t, operator, q.ID, "open")
+	reason, editor := "#reason-"+q.ID+"-toolu_2", "#args-"+q.ID+"-toolu_2"
+	do(t, operator, chromedp.Click(chromedp.CSS(card(q.ID)+" form.call-form[data-call=toolu_2] ~ details.edit summary")),
+		chromedp.Clear(chromedp.CSS(editor)), chromedp.SendKeys(chromedp.CSS(editor), `{"path":"/b2"}`),
+		chromedp.SendKeys(chromedp.CSS(reason), "checked with the owner"))
+	// Someone else decides the other call: the operator's card changes.
+	if _, err := ops.Answer(t.Context(), q.ID, client.AnswerRequest{Calls: []core.CallDecision{{ToolCallID: "toolu_1", OptionID: core.ApproveOption}}}); err != nil {
+		t.Fatal(err)
+	}
+	until(t, operator, `document.querySelector("`+card(q.ID)+` li[data-call=toolu_1].decided") !== null`)
+	if v := eval[string](t, operator, `document.querySelector("`+reason+`").value`); v != "checked with the owner" {
+		t.Errorf("the half-typed reason became %q", v)
+	}
+	if v := eval[string](t, operator, `document.querySelector("`+editor+`").value`); v != `{"path":"/b2"}` {
+		t.Errorf("the edited arguments became %q", v)
+	}
+	if !eval[bool](t, operator, `document.querySelector("`+editor+`").closest("details").open`) {
+		t.Error("the opened editor folded shut")
+	}
+	if id := eval[string](t, operator, `document.activeElement ? document.activeElement.id : ""`); id != strings.TrimPrefix(reason, "#") {
+		t.Errorf("the caret moved to %q", id)
+	}
+	// The draft is still the reader's to send.
+	if status := submit(t, operator, card(q.ID)+" form.call-form[data-call=toolu_2] button.approve"); status != http.StatusOK {
+		t.Fatalf("approve the second call: %d", status)
+	}
+	got := getQ(t, ops, q.ID)
+	if got.State != core.StateAnswered {
+		t.Fatalf("after both calls: %s", got.State)
+	}
+	for _, co := range core.CallOutcomes(got) {
+		if co.Call.ToolCallID == "toolu_2" && (co.Decision == nil || co.Decision.Text != "checked with the owner") {
+			t.Errorf("the second call's decision: %+v", co.Decision)
+		}
+	}
+}
+
 // TestConsoleScreenshots renders the inbox on a desktop and a phone, and a
 // question's history, and keeps them under testdata with -update.
 func TestConsoleScreenshots(t *testing.T) {

@@ -62,6 +62,69 @@
     list.appendChild(card);
   }
 
+  // fieldKey names a field alike in a card and in its fresh copy: by id,
+  // or else by its form and name (and value, for a choice).
+  function fieldKey(f) {
+    if (f.id) {
+      return "#" + f.id;
+    }
+    var form = f.form;
+    var k = form ? [form.getAttribute("action"), form.className, form.getAttribute("data-call"),
+      form.getAttribute("data-item")].join("|") : "";
+    k += "|" + f.name;
+    if (f.type === "radio" || f.type === "checkbox") {
+      k += "=" + f.value;
+    }
+    return k;
+  }
+
+  // foldKey names a fold by the first field with an id inside it.
+  function foldKey(d) {
+    var f = d.querySelector("[id]");
+    return f ? f.id : "";
+  }
+
+  // keepDraft carries what the reader has typed or chosen and not sent,
+  // the folds they opened and where their caret was, from a card over to
+  // its fresh copy. A card is drawn again whenever anyone acts on its
+  // question (one call of a batch, a vote), and a half-written reason or
+  // edited arguments must not be lost to someone else's click. Fields the
+  // fresh copy no longer has (the question closed) are let go.
+  function keepDraft(cur, next) {
+    var twins = {};
+    next.querySelectorAll("input, textarea").forEach(function (f) {
+      twins[fieldKey(f)] = f;
+    });
+    var focus = null;
+    cur.querySelectorAll("input, textarea").forEach(function (f) {
+      var twin = twins[fieldKey(f)];
+      if (f.type === "hidden" || !twin) {
+        return;
+      }
+      if (f.type === "radio" || f.type === "checkbox") {
+        if (f.checked !== f.defaultChecked) {
+          twin.checked = f.checked;
+        }
+      } else if (f.value !== f.defaultValue) {
+        twin.value = f.value;
+      }
+      if (f === document.activeElement) {
+        focus = { el: twin, from: f.selectionStart, to: f.selectionEnd };
+      }
+    });
+    var folds = {};
+    next.querySelectorAll("details").forEach(function (d) {
+      folds[foldKey(d)] = d;
+    });
+    cur.querySelectorAll("details[open]").forEach(function (d) {
+      var twin = folds[foldKey(d)];
+      if (twin) {
+        twin.open = true;
+      }
+    });
+    return focus;
+  }
+
   // pending holds one fetch per element, so a burst of events for one
   // question fetches it once more, not once per event.
   var pending = {};
@@ -103,7 +166,14 @@
           next.querySelectorAll("fieldset").forEach(function (f) {
             f.disabled = !live;
           });
+          var focus = keepDraft(cur, next);
           cur.replaceWith(next);
+          if (focus && !focus.el.matches(":disabled")) {
+            focus.el.focus();
+            if (focus.from !== null && focus.el.setSelectionRange) {
+              focus.el.setSelectionRange(focus.from, focus.to);
+            }
+          }
           if (cur.classList.contains("stub")) {
             next.remove();
             insert(next);

@@ -80,7 +80,18 @@ type Options struct {
 	Log zerolog.Logger
 	// Now is the clock for ages and last visits; nil is the wall clock.
 	Now func() time.Time
+	// SignIns, when set, bounds sign-in attempts per client address to
+	// SignInLimit, in the store, so the bound holds across replicas.
+	// Tokens are long and random; this keeps guessing slow all the same.
+	SignIns core.Budget
 }
+
+// SignInLimit is how many sign-in attempts one client address may make:
+// thirty at once, then one every two seconds. Every attempt counts, right
+// or wrong, so a right token is no test of whether the limit applies.
+// Behind a reverse proxy every browser shares the proxy's address, which
+// is why the burst is a team's morning of sign-ins, not one person's.
+var SignInLimit = core.Limit{Rate: 30, Per: time.Minute, Burst: 30}
 
 // Server is the console as an http.Handler.
 type Server struct {
@@ -105,6 +116,8 @@ type Server struct {
 	// their stream there, so reading it never rescans the whole log.
 	tailMu sync.Mutex
 	tail   int64
+
+	signIns core.Budget // see Options.SignIns
 
 	draining context.Context
 	drain    context.CancelFunc
@@ -143,6 +156,7 @@ func New(svc *core.Service, opts Options) (*Server, error) {
 	}
 	s := &Server{
 		svc: svc, tokens: opts.Tokens, values: opts.Values, idle: opts.Idle, log: opts.Log, now: opts.Now,
+		signIns:   opts.SignIns,
 		pages:     pages,
 		mux:       http.NewServeMux(),
 		origin:    http.NewCrossOriginProtection(),

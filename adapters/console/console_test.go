@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -81,6 +82,36 @@ func TestSignInExchangesATokenForASessionCookie(t *testing.T) {
 	b.c.Jar.SetCookies(mustURL(t, e.srv.URL), old)
 	if r := b.get("/q/" + e.ask(core.AskInput{Text: "x"}).ID); r.status != http.StatusUnauthorized || !strings.Contains(r.body, `action="/signin"`) {
 		t.Fatalf("a signed-out cookie still works: %d", r.status)
+	}
+}
+
+// TestSignInAttemptsAreBounded: past SignInLimit's burst, an address's
+// attempts are refused with 429 and Retry-After before any token is
+// looked at, so even the right one gets no session.
+func TestSignInAttemptsAreBounded(t *testing.T) {
+	e := newEnv(t, nil)
+	e.opts.SignIns = e.store
+	srv := e.serve()
+	b := e.browser(srv)
+	for i := range console.SignInLimit.Burst {
+		if r := b.signIn("not-a-token-at-all-000"); r.status != http.StatusUnauthorized {
+			t.Fatalf("attempt %d: %d, want 401", i+1, r.status)
+		}
+	}
+	r := b.signIn(opAlice.secret)
+	if r.status != http.StatusTooManyRequests || sessionCookie(t, r) != nil || !strings.Contains(r.body, "Too many sign-in attempts") {
+		t.Fatalf("past the limit, the right token: %d, cookie %v\n%s", r.status, sessionCookie(t, r), r.body)
+	}
+	if secs, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || secs < 1 {
+		t.Fatalf("Retry-After %q", r.header.Get("Retry-After"))
+	}
+	// Without a budget (the default) nothing is bounded.
+	plain := e.browser(e.srv)
+	for range console.SignInLimit.Burst + 1 {
+		plain.signIn("not-a-token-at-all-000")
+	}
+	if r := plain.signIn(opAlice.secret); r.status != http.StatusSeeOther {
+		t.Fatalf("without a budget: %d", r.status)
 	}
 }
 

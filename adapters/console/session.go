@@ -8,7 +8,11 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"math"
+	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -161,8 +165,18 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 		s.forbidden(w, r, "The sign-in form had expired, so it was refused. Reload the page and sign in again.")
 		return
 	}
-	acct, ok := s.tokens.BySecret(strings.TrimSpace(r.PostFormValue("token")))
 	next := localPath(r.PostFormValue("next"))
+	if wait, err := s.signInWait(r); err != nil {
+		s.internal(w, r, err)
+		return
+	} else if wait > 0 {
+		secs := int(math.Ceil(wait.Seconds()))
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		s.signInPage(w, r, http.StatusTooManyRequests,
+			fmt.Sprintf("Too many sign-in attempts from this address. Try again in %d seconds.", secs), next)
+		return
+	}
+	acct, ok := s.tokens.BySecret(strings.TrimSpace(r.PostFormValue("token")))
 	if !ok {
 		s.signInPage(w, r, http.StatusUnauthorized, "That token is not one askbridge knows.", next)
 		return
@@ -192,6 +206,20 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	s.setCookie(w, r, sessionCookie, cookie, s.idle)
 	s.setCookie(w, r, signinCookie, "", -1)
 	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+// signInWait spends one attempt from the budget of r's client address and
+// says how long until it has one, 0 if it had. The address is the peer's:
+// a forwarded-for header is the client's to write, so it is not trusted.
+func (s *Server) signInWait(r *http.Request) (time.Duration, error) {
+	if s.signIns == nil {
+		return 0, nil
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	return s.signIns.Spend(r.Context(), "console:signin:"+host, SignInLimit)
 }
 
 // localPath keeps a sign-in's way back to the page that asked for it

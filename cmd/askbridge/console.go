@@ -31,9 +31,9 @@ func (c *ConsoleSettings) check() error {
 }
 
 // openConsole builds the operator console over the same tokens as the
-// API.
-func openConsole(s Settings, svc *core.Service, tokens []httpapi.Token, clock core.Clock, log zerolog.Logger) (*console.Server, error) {
-	opts := console.Options{Tokens: newConsoleTokens(tokens), Idle: s.Console.idle, Log: log}
+// API, its sign-ins bounded by the store's budget (shared by replicas).
+func openConsole(s Settings, svc *core.Service, budget core.Budget, tokens []httpapi.Token, clock core.Clock, log zerolog.Logger) (*console.Server, error) {
+	opts := console.Options{Tokens: newConsoleTokens(tokens), Idle: s.Console.idle, Log: log, SignIns: budget}
 	if clock != nil {
 		opts.Now = clock.Now // the program's clock, as core's, for ages and visits
 	}

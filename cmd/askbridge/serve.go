@@ -152,7 +152,8 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}
 	api := httpapi.New(svc, opts)
 	m.api = api
-	if m.console, err = openConsole(s, svc, tokens, m.Clock, m.Log); err != nil {
+	budget, _ := m.store.(core.Budget)
+	if m.console, err = openConsole(s, svc, budget, tokens, m.Clock, m.Log); err != nil {
 		return err
 	}
 	api.Handle("/", m.console) // everything the API and the probes do not take

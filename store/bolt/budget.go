@@ -15,6 +15,23 @@ import (
 type budgets struct {
 	mu sync.Mutex
 	m  map[budgetKey]*rate.Limiter
+	// spends counts Spend calls since the last sweep (see sweep).
+	spends int
+}
+
+// sweepEvery is how many spends pass between sweeps of full budgets.
+const sweepEvery = 1024
+
+// sweep drops the budgets that are full again at now: a full limiter is
+// the same as a new one, so dropping it changes nothing but memory. Keys
+// can be many (the console budgets sign-ins per client address), and
+// without this every address ever seen would stay.
+func (b *budgets) sweep(now time.Time) {
+	for k, lim := range b.m {
+		if lim.TokensAt(now) >= float64(lim.Burst()) {
+			delete(b.m, k)
+		}
+	}
 }
 
 type budgetKey struct {
@@ -36,13 +53,17 @@ func (s *Store) Spend(ctx context.Context, key string, l core.Limit) (time.Durat
 	if b.m == nil {
 		b.m = make(map[budgetKey]*rate.Limiter)
 	}
+	now := s.now()
+	if b.spends++; b.spends >= sweepEvery {
+		b.spends = 0
+		b.sweep(now)
+	}
 	k := budgetKey{key, l}
 	lim := b.m[k]
 	if lim == nil {
 		lim = rate.NewLimiter(rate.Limit(float64(l.Rate)/l.Per.Seconds()), max(l.Burst, 1))
 		b.m[k] = lim
 	}
-	now := s.now()
 	r := lim.ReserveN(now, 1)
 	if d := r.DelayFrom(now); d > 0 {
 		r.CancelAt(now)

@@ -1,0 +1,211 @@
+package eventstream_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge/adapters/internal/eventstream"
+	"github.com/askbridge/askbridge/core"
+)
+
+// memLog is an event log in memory that a test appends to.
+type memLog struct {
+	mu    sync.Mutex
+	evs   []core.Event
+	reads int
+	fail  error
+}
+
+func (l *memLog) add(n int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for range n {
+		l.evs = append(l.evs, core.Event{Seq: int64(len(l.evs) + 1), QuestionID: "q", Kind: core.EventAsked})
+	}
+}
+
+func (l *memLog) read(_ context.Context, since int64, limit int) ([]core.Event, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.reads++
+	if l.fail != nil {
+		return nil, l.fail
+	}
+	var out []core.Event
+	for _, e := range l.evs {
+		if e.Seq > since && len(out) < limit {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+func writeID(w *bufio.Writer, e core.Event) bool {
+	_, _ = w.WriteString("id: " + strconv.FormatInt(e.Seq, 10) + "\ndata: x\n\n")
+	return true
+}
+
+// serve streams l with o from since, reading the first batch as a door
+// does, and returns the response's lines as they come.
+func serve(t *testing.T, l *memLog, since int64, o eventstream.Options) <-chan string {
+	t.Helper()
+	if o.Draining == nil {
+		o.Draining = context.Background()
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		evs, err := l.read(r.Context(), since, eventstream.Batch)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		eventstream.Serve(w, r, l.read, since, evs, o)
+	}))
+	t.Cleanup(srv.Close)
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL, nil)
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream; charset=utf-8" {
+		t.Fatalf("content type %q", ct)
+	}
+	lines := make(chan string, 4096)
+	go func() {
+		defer resp.Body.Close()
+		defer close(lines)
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if sc.Text() != "" {
+				lines <- sc.Text()
+			}
+		}
+	}()
+	return lines
+}
+
+func all(lines <-chan string) []string {
+	var out []string
+	for l := range lines {
+		out = append(out, l)
+	}
+	return out
+}
+
+// TestWhatTheLogHoldsInBatches: without following, the stream is every
+// event after since, in order, read a batch at a time, and then ends.
+func TestWhatTheLogHoldsInBatches(t *testing.T) {
+	l := &memLog{}
+	l.add(2*eventstream.Batch + 7)
+	got := all(serve(t, l, 3, eventstream.Options{Write: writeID}))
+	var ids []string
+	for _, line := range got {
+		if id, ok := strings.CutPrefix(line, "id: "); ok {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) != 2*eventstream.Batch+4 || ids[0] != "4" || ids[len(ids)-1] != strconv.Itoa(2*eventstream.Batch+7) {
+		t.Fatalf("%d ids, from %v to %v", len(ids), ids[0], ids[len(ids)-1])
+	}
+	if l.reads != 3 {
+		t.Fatalf("%d reads of the log, want 3 (the first, two more after full batches)", l.reads)
+	}
+}
+
+// TestSkippedEventsStillMoveTheClient: a batch whose last event says
+// nothing ends with an id line, so a reconnect does not ask for it again;
+// retry comes first and ready once the stream has caught up.
+func TestSkippedEventsStillMoveTheClient(t *testing.T) {
+	l := &memLog{}
+	l.add(4)
+	skipEven := func(w *bufio.Writer, e core.Event) bool {
+		if e.Seq%2 == 0 {
+			return false
+		}
+		return writeID(w, e)
+	}
+	lines := serve(t, l, 0, eventstream.Options{Write: skipEven, Retry: 1500 * time.Millisecond, Ready: true,
+		Follow: true, Poll: time.Hour, KeepAlive: time.Hour})
+	want := []string{"retry: 1500", "id: 1", "data: x", "id: 3", "data: x", "id: 4", "event: ready", "data: {}"}
+	for i, w := range want {
+		if got := <-lines; got != w {
+			t.Fatalf("line %d: %q, want %q", i, got, w)
+		}
+	}
+}
+
+// TestFollowing: a following stream carries what is appended later, says
+// it is alive while the log is quiet, and ends when the server drains.
+func TestFollowing(t *testing.T) {
+	l := &memLog{}
+	drain, stop := context.WithCancel(context.Background())
+	defer stop()
+	lines := serve(t, l, 0, eventstream.Options{Write: writeID, Follow: true, Poll: time.Millisecond, KeepAlive: 5 * time.Millisecond, Draining: drain})
+	until(t, lines, ": keep-alive")
+	l.add(2)
+	until(t, lines, "id: 2")
+	stop()
+	for range lines { // the response ends
+	}
+}
+
+// TestAFailedReadEndsTheStream: a read that fails after the stream began
+// is reported and ends the response.
+func TestAFailedReadEndsTheStream(t *testing.T) {
+	l := &memLog{}
+	l.add(1)
+	failed := make(chan error, 1)
+	lines := serve(t, l, 0, eventstream.Options{Write: writeID, Follow: true, Poll: time.Millisecond, KeepAlive: time.Hour,
+		Failed: func(err error) { failed <- err }})
+	until(t, lines, "id: 1")
+	l.mu.Lock()
+	l.fail = errors.New("store down")
+	l.mu.Unlock()
+	for range lines {
+	}
+	if err := <-failed; err == nil || err.Error() != "store down" {
+		t.Fatalf("failed with %v", err)
+	}
+}
+
+func until(t *testing.T, lines <-chan string, want string) {
+	t.Helper()
+	for line := range lines {
+		if line == want {
+			return
+		}
+	}
+	t.Fatalf("the stream ended before %q", want)
+}
+
+func TestSince(t *testing.T) {
+	for _, c := range []struct {
+		query, header string
+		want          int64
+		what          string
+		ok            bool
+	}{
+		{"", "", 0, "", true},
+		{"since=7", "", 7, "", true},
+		{"since=7", "9", 9, "", true},
+		{"since=-1", "", 0, `since "-1"`, false},
+		{"since=x", "", 0, `since "x"`, false},
+		{"since=7", "abc", 0, `the Last-Event-ID header "abc"`, false},
+	} {
+		r := httptest.NewRequest(http.MethodGet, "/?"+c.query, nil)
+		if c.header != "" {
+			r.Header.Set("Last-Event-ID", c.header)
+		}
+		n, what, ok := eventstream.Since(r)
+		if ok != c.ok || (ok && n != c.want) || (!ok && what != c.what) {
+			t.Errorf("%q %q: %d %q %v", c.query, c.header, n, what, ok)
+		}
+	}
+}

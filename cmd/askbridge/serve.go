@@ -152,6 +152,8 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}
 	api := httpapi.New(svc, opts)
 	m.api = api
+	// Both stores keep budgets, shared by every replica on one Redis: the
+	// outbox's send budgets and the console's sign-in attempts.
 	budget, _ := m.store.(core.Budget)
 	if m.console, err = openConsole(s, svc, budget, tokens, m.Clock, m.Log); err != nil {
 		return err
@@ -212,9 +214,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	for _, c := range m.chats {
 		g.Go(func() error { return c.Run(gctx) })
 		g.Go(func() error {
-			// Both stores keep send budgets, shared by every replica on
-			// one Redis; a courier that names none spends from none.
-			budget, _ := m.store.(core.Budget)
+			// A courier that names no budgets spends from none.
 			o := core.DeliverOptions{Consumer: m.consumer, MinIdle: time.Duration(s.File.Policies.OutboxIdle), Budget: budget}
 			o.OnError = func(d core.Delivery, err error) {
 				if gctx.Err() != nil {

@@ -36,6 +36,11 @@ type AnswerInput struct {
 	// Calls decide calls of a batch one by one; a batch answered with
 	// OptionID alone has it applied to every call still undecided.
 	Calls []CallDecision
+	// Shown is the card, by its message id on the decider's surface,
+	// that the caller's own response updates in place (a Discord click
+	// answered with UPDATE_MESSAGE): its update is held back
+	// (Outcome.Held) rather than sent by the outbox as well.
+	Shown string
 }
 
 // The two choices of an approval, as option ids so that buttons and the
@@ -50,7 +55,7 @@ const (
 func (s *Service) Answer(ctx context.Context, in AnswerInput) (Outcome, error) {
 	in.Decider = s.identify(in.Decider)
 	a := attempt{
-		op: "answer", id: in.QuestionID, door: doorHuman, actor: in.Decider,
+		op: "answer", id: in.QuestionID, door: doorHuman, actor: in.Decider, shown: in.Shown,
 		build: func(q *Question, now time.Time) (Transition, error) {
 			if q.IsBatch() {
 				return s.batchTransition(q, in, now)

@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/internal/coretest"
@@ -15,5 +16,8 @@ func TestChokepoint(t *testing.T) {
 	storetest.Run(t, storetest.Harness{
 		Open:   func(t *testing.T) core.Store { return coretest.OpenStore(t) },
 		Reopen: func(t *testing.T, s core.Store) core.Store { return coretest.ReopenStore(t, s) },
+		Clocked: func(t *testing.T, now func() time.Time) core.Store {
+			return coretest.OpenStoreOn(t, now)
+		},
 	})
 }

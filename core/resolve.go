@@ -30,6 +30,10 @@ type Outcome struct {
 	// for one; Standings those a batch's decisions granted.
 	Standing  *Standing
 	Standings []Standing
+	// Held is the update of the card the caller's response shows
+	// (AnswerInput.Shown), held back for the caller to drop once that
+	// response is delivered (Service.Delivered); nil if nothing was held.
+	Held *Held
 }
 
 // door is who is knocking, which decides the checks the chokepoint runs.
@@ -53,6 +57,9 @@ type attempt struct {
 	// build turns the stored open question into the transition, or
 	// rejects the input with CodeInvalid.
 	build func(q *Question, now time.Time) (Transition, error)
+	// shown is the card (message id on the actor's surface) the caller's
+	// response updates in place; "" for none.
+	shown string
 }
 
 // resolve is the chokepoint (law 1): every change of a question's state, from
@@ -94,6 +101,9 @@ func (s *Service) resolve(ctx context.Context, a attempt) (out Outcome, err erro
 		return Outcome{}, err
 	}
 	t.QuestionID, t.Now, t.Read = q.ID, now, q
+	if a.shown != "" {
+		t.Hold = newHeld(q.ID, a.actor.Surface, a.shown)
+	}
 	after, err := s.store.Resolve(ctx, t)
 	if err != nil {
 		var closed *ClosedError
@@ -105,7 +115,11 @@ func (s *Service) resolve(ctx context.Context, a attempt) (out Outcome, err erro
 		}
 		return Outcome{}, Internal(a.op, err)
 	}
-	return Outcome{Question: after, Closed: after.State.Closed()}, nil
+	out = Outcome{Question: after, Closed: after.State.Closed()}
+	if t.Hold != nil && t.Hold.showsCard(after) {
+		out.Held = t.Hold
+	}
+	return out, nil
 }
 
 // lost records a refused attempt on a closed question (unless the bridge
@@ -173,8 +187,15 @@ func (s *Service) systemClose(state State, d Decider, reason string) func(*Quest
 // Decline closes the question without an answer; the agent resumes with a
 // fixed server-owned text telling it to proceed on its own judgement.
 func (s *Service) Decline(ctx context.Context, id string, d Decider) (Outcome, error) {
+	return s.DeclineShown(ctx, id, d, "")
+}
+
+// DeclineShown is Decline from a caller whose own response shows the
+// card it was declined on (shown, its message id on d's surface; see
+// AnswerInput.Shown).
+func (s *Service) DeclineShown(ctx context.Context, id string, d Decider, shown string) (Outcome, error) {
 	d = s.identify(d)
-	return s.resolve(ctx, attempt{op: "decline", id: id, door: doorHuman, actor: d,
+	return s.resolve(ctx, attempt{op: "decline", id: id, door: doorHuman, actor: d, shown: shown,
 		build: s.systemClose(StateDeclined, d, DeclineReason)})
 }
 

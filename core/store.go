@@ -90,6 +90,13 @@ type Transition struct {
 	// may answer with Read plus the transition when the stored question
 	// has not changed since, instead of reading it back.
 	Read *Question
+	// Hold, when set, names the card whose update the caller's own
+	// response carries: if the transition enqueues updates, that card's
+	// is enqueued under Hold.Key and due only after Hold.For on the
+	// store's clock (as a Retry's wait is), for Outbox.DropHeld to take
+	// back. Every other card's update is enqueued as usual. A card the
+	// question does not have recorded holds nothing.
+	Hold *Held
 }
 
 // Renotice re-posts a still-open question and moves its deadline: a
@@ -220,6 +227,13 @@ type Outbox interface {
 	// claimed deliveries ids, so that they do not look idle and are not
 	// taken over while a slow send is on its way.
 	Extend(ctx context.Context, surface Surface, consumer string, ids []string) error
+	// DropHeld removes the update delivery a transition held back
+	// (Transition.Hold) once the caller's response carried it, and
+	// reports whether it did, in one atomic step. It leaves the delivery
+	// alone (false) if it has fallen due or been handed out, if the
+	// question has changed since the transition that held it, or if there
+	// is no such delivery (dropped already, or never held).
+	DropHeld(ctx context.Context, h Held) (bool, error)
 	// Leave forgets consumer once it holds nothing (a clean shutdown),
 	// and any other consumer of surface that holds nothing and has been
 	// idle longer than idle (one that died), so the set of consumers stays

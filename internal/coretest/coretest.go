@@ -8,6 +8,7 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/store/bolt"
@@ -52,9 +53,21 @@ func ReopenStore(t testing.TB, s core.Store) *bolt.Store {
 	return openAt(t, bs.Path())
 }
 
+// OpenStoreOn is OpenStore with the store's clock (outbox leases and due
+// times) set to now, so tests make deliveries fall due without sleeping.
+func OpenStoreOn(t testing.TB, now func() time.Time) *bolt.Store {
+	t.Helper()
+	return openWith(t, filepath.Join(t.TempDir(), "askbridge.db"), now)
+}
+
 func openAt(t testing.TB, path string) *bolt.Store {
 	t.Helper()
-	s, err := bolt.Open(path, bolt.Options{NoSync: true})
+	return openWith(t, path, nil)
+}
+
+func openWith(t testing.TB, path string, now func() time.Time) *bolt.Store {
+	t.Helper()
+	s, err := bolt.Open(path, bolt.Options{NoSync: true, Now: now})
 	if err != nil {
 		t.Fatalf("open %s: %v", path, err)
 	}

@@ -18,6 +18,7 @@ package bolt
 //	loose-events          at ms(8) | seq(8) -> ""                events whose question is not stored
 //	outbox/<surface>      seq(8) -> outboxRecord (JSON)          deliveries, with their lease
 //	leases/<surface>      claimed-at ns(8) | seq(8) -> ""        leased deliveries, oldest claim first
+//	held/<surface>        delivery key -> seq(8)                 held card updates not yet claimed (held.go)
 //	values                key -> value                           adapters' shared state (core.Values)
 //	values-ttl            key -> expiry ms(8) | value            shared state that expires (core.Values)
 //	value-leases          key -> leaseRecord (JSON)              adapters' leases (core.Values)
@@ -74,6 +75,7 @@ const schemaVersion = 1
 
 func outboxBucket(s core.Surface) []byte { return []byte("outbox/" + string(s)) }
 func leaseBucket(s core.Surface) []byte  { return []byte("leases/" + string(s)) }
+func heldBucket(s core.Surface) []byte   { return []byte("held/" + string(s)) }
 
 // u64 is the 8-byte big-endian form of a sequence number.
 func u64(v uint64) []byte {

@@ -71,10 +71,11 @@ func (s *Store) Claim(ctx context.Context, surface core.Surface, consumer string
 		if s.waiting != nil {
 			s.waiting()
 		}
-		// A retried delivery falling due wakes the claim too.
+		// A retried (or held) delivery falling due wakes the claim too,
+		// measured on the store's clock, which the due times are on.
 		var due <-chan time.Time
 		if !next.IsZero() {
-			due = time.After(time.Until(next)) // collected once it fires or is dropped
+			due = time.After(next.Sub(s.now())) // collected once it fires or is dropped
 		}
 		select {
 		case <-ready:
@@ -184,6 +185,9 @@ func (s *Store) claimOnce(ctx context.Context, surface core.Surface, consumer st
 			}
 			t.rec.Lease = &lease{Consumer: consumer, At: now, Attempts: attempts}
 			t.rec.Due = time.Time{}
+			if err := unhold(tx, surface, t.rec); err != nil {
+				return err
+			}
 			b, err := json.Marshal(t.rec)
 			if err != nil {
 				return err

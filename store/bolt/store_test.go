@@ -30,6 +30,9 @@ func TestConformance(t *testing.T) {
 			}
 			return openAt(t, path, bolt.Options{})
 		},
+		Clocked: func(t *testing.T, now func() time.Time) core.Store {
+			return openAt(t, filepath.Join(t.TempDir(), "askbridge.db"), bolt.Options{Now: now})
+		},
 	})
 }
 

@@ -17,6 +17,10 @@ import (
 // so, and enqueues an edit of every card, all in one transaction.
 func (s *Store) Resolve(ctx context.Context, t core.Transition) (*core.Question, error) {
 	const op = "resolve"
+	var due time.Time // when a held update falls due: fixed once, so a re-run holds it the same
+	if t.Hold != nil {
+		due = s.now().Add(t.Hold.For)
+	}
 	return s.mutate(ctx, op, t.QuestionID, func(tx *bbolt.Tx, q *core.Question, eff *effects) error {
 		if !q.Open() {
 			return refuse(&core.ClosedError{Question: q})
@@ -106,8 +110,14 @@ func (s *Store) Resolve(ctx context.Context, t core.Transition) (*core.Question,
 		if err != nil {
 			return err
 		}
+		held := heldCard(q, t.Hold)
 		for i := range q.Messages {
-			if err := enqueueUpdate(tx, q, ev.Seq, i, t.Now, eff); err != nil {
+			if i == held {
+				err = enqueueHeld(tx, q, i, t.Hold.Key, t.Now, due, eff)
+			} else {
+				err = enqueueUpdate(tx, q, ev.Seq, i, t.Now, eff)
+			}
+			if err != nil {
 				return err
 			}
 		}

@@ -180,37 +180,50 @@ func checkDeliveries(op string, out []core.Delivery) error {
 
 // enqueue appends d to its surface's outbox.
 func enqueue(tx *bbolt.Tx, d core.Delivery, eff *effects) error {
-	ob, err := tx.CreateBucketIfNotExists(outboxBucket(d.Surface))
+	_, err := enqueueRecord(tx, outboxRecord{Delivery: d}, eff)
+	return err
+}
+
+// enqueueRecord appends rec to its delivery's surface's outbox and
+// returns its seq.
+func enqueueRecord(tx *bbolt.Tx, rec outboxRecord, eff *effects) (uint64, error) {
+	ob, err := tx.CreateBucketIfNotExists(outboxBucket(rec.Delivery.Surface))
 	if err != nil {
-		return err
+		return 0, err
 	}
 	seq, err := ob.NextSequence()
 	if err != nil {
-		return err
+		return 0, err
 	}
-	d.ID, d.Attempts = "", 0
-	b, err := json.Marshal(outboxRecord{V: schemaVersion, Delivery: d})
+	rec.V = schemaVersion
+	rec.Delivery.ID, rec.Delivery.Attempts = "", 0
+	b, err := json.Marshal(rec)
 	if err != nil {
-		return fmt.Errorf("encode delivery: %w", err)
+		return 0, fmt.Errorf("encode delivery: %w", err)
 	}
 	if err := ob.Put(u64(seq), b); err != nil {
-		return err
+		return 0, err
 	}
-	eff.enqueued(d.Surface)
-	return nil
+	eff.enqueued(rec.Delivery.Surface)
+	return seq, nil
 }
 
 // enqueueUpdate asks the card ref to be edited to q's current state. The
 // key names the event that caused it, so it is unique per change and card.
 func enqueueUpdate(tx *bbolt.Tx, q *core.Question, cause int64, card int, now time.Time, eff *effects) error {
+	return enqueue(tx, updateOf(q, card, fmt.Sprintf("%s/update/%d/%d", q.ID, cause, card), now), eff)
+}
+
+// updateOf is the update delivery of card (an index into q.Messages).
+func updateOf(q *core.Question, card int, key string, now time.Time) core.Delivery {
 	m := q.Messages[card]
-	return enqueue(tx, core.Delivery{
-		Key:        fmt.Sprintf("%s/update/%d/%d", q.ID, cause, card),
+	return core.Delivery{
+		Key:        key,
 		Kind:       core.DeliverUpdate,
 		Surface:    m.Surface,
 		Room:       m.Room,
 		QuestionID: q.ID,
 		Message:    &m,
 		CreatedAt:  now,
-	}, eff)
+	}
 }

@@ -40,7 +40,7 @@ func TestCluster(t *testing.T) {
 
 	t.Run("conformance", func(t *testing.T) {
 		h := &harness{client: newCluster, shards: 4}
-		storetest.Run(t, storetest.Harness{Open: h.Open, Reopen: h.Reopen, Replica: h.Replica})
+		storetest.Run(t, storetest.Harness{Open: h.Open, Reopen: h.Reopen, Replica: h.Replica, Clocked: h.Clocked})
 	})
 
 	t.Run("shards merge", func(t *testing.T) {

@@ -28,7 +28,9 @@ import (
 //	{ab:s0}:loose           zset: stream ids of events with no question, by ms
 //	{ab:s0}:idem            hash: idempotency key -> id of the question asked with it
 //	{ab:s0}:out:<surface>   stream: the shard's outbox for a chat surface
-//	{ab:s0}:later:<surface> zset: the outbox's retries, by the ms they fall due
+//	{ab:s0}:later:<surface> zset: the outbox's retries, by the ms they fall due,
+//	                        and its held card updates ("h|<key>")
+//	{ab:s0}:held:<surface>  hash: a held card update's key -> its fields
 //	{ab:s0}:wake            pub/sub channel: ids of changed questions
 //	{ab:s0}:beat            string: the bridge's heartbeat (shard 0 only)
 //	{ab:s0}:v:<key>         string, TTL if set for a time: an adapter's shared value (shard 0 only)
@@ -80,6 +82,10 @@ func (k keys) outbox(shard int, s core.Surface) string {
 
 func (k keys) later(shard int, s core.Surface) string {
 	return k.tag(shard) + ":later:" + string(s)
+}
+
+func (k keys) held(shard int, s core.Surface) string {
+	return k.tag(shard) + ":held:" + string(s)
 }
 
 // outboxes are the shard's outbox streams in core.ChatSurfaces order, the

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
@@ -123,6 +124,11 @@ func (h *harness) open(t *testing.T, c goredis.UniversalClient, opts redisstore.
 
 func (h *harness) Open(t *testing.T) core.Store {
 	return h.open(t, h.client(t), redisstore.Options{Prefix: randomPrefix(), Shards: h.shards})
+}
+
+// Clocked is Open on a simulated clock for the outbox's due times.
+func (h *harness) Clocked(t *testing.T, now func() time.Time) core.Store {
+	return h.open(t, h.client(t), redisstore.Options{Prefix: randomPrefix(), Shards: h.shards, Now: now})
 }
 
 // Replica is another store on s's data, on a client of its own.

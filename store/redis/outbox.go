@@ -109,13 +109,13 @@ func (s *Store) Claim(ctx context.Context, surface core.Surface, consumer string
 
 func (s *Store) claimShard(ctx context.Context, shard int, surface core.Surface, consumer string, max int, minIdle time.Duration) ([]core.Delivery, time.Duration, error) {
 	stream := s.k.outbox(shard, surface)
-	keys := []string{stream, s.k.later(shard, surface)}
-	r, err := s.run(ctx, claimScript, keys, s.group, consumer, minIdle.Milliseconds(), max)
+	keys := []string{stream, s.k.later(shard, surface), s.k.held(shard, surface)}
+	r, err := s.run(ctx, claimScript, keys, s.group, consumer, minIdle.Milliseconds(), max, s.clock())
 	if isNoGroup(err) {
 		// The stream was deleted behind our back (FLUSHALL, say): make the
 		// group again and retry once.
 		if err = s.createGroup(ctx, stream); err == nil {
-			r, err = s.run(ctx, claimScript, keys, s.group, consumer, minIdle.Milliseconds(), max)
+			r, err = s.run(ctx, claimScript, keys, s.group, consumer, minIdle.Milliseconds(), max, s.clock())
 		}
 	}
 	if err != nil {
@@ -280,7 +280,7 @@ func (s *Store) Retry(ctx context.Context, d core.Delivery, consumer string, aft
 		return core.Internal(op, err)
 	}
 	keys := []string{s.k.outbox(shard, d.Surface), s.k.later(shard, d.Surface)}
-	_, err = s.run(ctx, retryScript, keys, s.group, consumer, streamID, max(after, 0).Milliseconds(), max(d.Attempts, 0), b)
+	_, err = s.run(ctx, retryScript, keys, s.group, consumer, streamID, max(after, 0).Milliseconds(), max(d.Attempts, 0), b, s.clock())
 	if err != nil {
 		return core.Internal(op, err)
 	}

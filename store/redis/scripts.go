@@ -30,6 +30,7 @@ var (
 	retryScript         = loadScript("retry")
 	extendScript        = loadScript("extend")
 	leaveScript         = loadScript("leave")
+	dropHeldScript      = loadScript("drop_held")
 )
 
 // Return codes, as common.lua defines them.

@@ -45,6 +45,11 @@ type Options struct {
 	Shards int
 	// Group is the outbox consumer group; default "askbridge".
 	Group string
+	// Now, when set, is the clock the outbox's due times are kept on
+	// (retries, held card updates). Nil means the Redis server's clock,
+	// which every replica shares; tests inject a simulated clock to make
+	// deliveries fall due without sleeping.
+	Now func() time.Time
 }
 
 func (o *Options) fill() error {
@@ -91,6 +96,7 @@ type Store struct {
 	resolvingN map[string]int
 
 	claimTurn atomic.Uint32 // rotates the shard a claim starts at
+	now       func() time.Time
 
 	rate *redis_rate.Limiter // send budgets (Spend)
 }
@@ -134,6 +140,7 @@ func New(ctx context.Context, client goredis.UniversalClient, opts Options) (*St
 		settled:    make(map[string]*core.Question),
 		resolvingN: make(map[string]int),
 		rate:       redis_rate.NewLimiter(client),
+		now:        opts.Now,
 	}
 	if s.shards > 1 {
 		s.timed = "1"
@@ -240,6 +247,15 @@ func (s *Store) Beat(ctx context.Context, now time.Time) (time.Time, error) {
 		return time.Time{}, core.Internal(op, fmt.Errorf("stored heartbeat %q: %w", old, err))
 	}
 	return fromMS(v), nil
+}
+
+// clock is the scripts' argument for the store's clock (common.lua's
+// clock_ms): "" for the server's own.
+func (s *Store) clock() string {
+	if s.now == nil {
+		return ""
+	}
+	return msString(s.now())
 }
 
 // shardOf returns the shard of a question id, or false if the id is not

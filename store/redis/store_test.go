@@ -12,5 +12,5 @@ import (
 // shares.
 func TestConformance(t *testing.T) {
 	h := &harness{client: func(t *testing.T) goredis.UniversalClient { return newClient(t) }}
-	storetest.Run(t, storetest.Harness{Open: h.Open, Reopen: h.Reopen, Replica: h.Replica})
+	storetest.Run(t, storetest.Harness{Open: h.Open, Reopen: h.Reopen, Replica: h.Replica, Clocked: h.Clocked})
 }

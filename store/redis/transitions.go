@@ -79,7 +79,7 @@ func (s *Store) Resolve(ctx context.Context, t core.Transition) (*core.Question,
 		fp = fingerprint(read)
 	}
 	sk := s.shardKeys(shard)
-	args := make([]any, 0, 17+2*len(t.Items))
+	args := make([]any, 0, 21+2*len(t.Items))
 	args = append(args, sk.common[:]...)
 	args = append(args,
 		t.QuestionID, sk.wakeArg, now, msString(t.Now),
@@ -92,9 +92,13 @@ func (s *Store) Resolve(ctx context.Context, t core.Transition) (*core.Question,
 		}
 		args = append(args, a.ItemID, b)
 	}
-	keys := make([]string, 0, 5+len(sk.outboxes))
+	keys := make([]string, 0, 7+len(sk.outboxes))
 	keys = append(keys, sk.questionPrefix+t.QuestionID, sk.events, sk.seq, sk.open, sk.closed)
 	keys = append(keys, sk.outboxes...)
+	if card := heldCard(t); card > 0 {
+		args = append(args, card, t.Hold.Key, t.Hold.For.Milliseconds(), s.clock())
+		keys = append(keys, s.k.later(shard, t.Hold.Surface), s.k.held(shard, t.Hold.Surface))
+	}
 	// Local waiters need not wait for the round trip through pub/sub, and
 	// after a close they need not read the question back either.
 	woken := s.resolving(t.QuestionID)

@@ -27,6 +27,10 @@ type Harness struct {
 	// suite closes neither. Nil means replicas share s (a store one
 	// process holds alone).
 	Replica func(t *testing.T, s core.Store) core.Store
+	// Clocked opens a fresh, empty store, as Open does, whose outbox
+	// keeps its due times (retries, held card updates) on now, so that
+	// the suite makes deliveries fall due by moving a simulated clock.
+	Clocked func(t *testing.T, now func() time.Time) core.Store
 }
 
 // Run runs every behaviour of the suite as a subtest.

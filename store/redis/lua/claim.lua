@@ -5,12 +5,15 @@
 --
 -- KEYS[1]  outbox stream
 -- KEYS[2]  the stream's retries waiting to fall due (zset, due ms;
---          members "<prior attempts>|<old id>|<delivery JSON>")
+--          members "<prior attempts>|<old id>|<delivery JSON>", or
+--          "h|<key>" for a held card update, see common.lua's hold_card)
+-- KEYS[3]  the held updates' fields (hash: key -> "<ver> <time> <fragment>")
 --
 -- ARGV[1]  consumer group
 -- ARGV[2]  consumer
 -- ARGV[3]  min idle ms
 -- ARGV[4]  most deliveries to hand out (> 0)
+-- ARGV[5]  the store's clock in ms, "" for the server's
 --
 -- Returns {C_OK, due, {}, list} with list = id, attempts, then the
 -- entry's fields d, u, k and t ("" where absent; see outbox.go's entry),
@@ -24,13 +27,23 @@ local want = tonumber(ARGV[4])
 local out = {}
 local got = 0
 
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = clock_ms(ARGV[5])
 local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, want)
 for _, m in ipairs(due) do
-  local a = string.find(m, '|', 1, true)
-  local b = string.find(m, '|', a + 1, true)
-  redis.call('XADD', stream, '*', 'd', string.sub(m, b + 1), 'p', string.sub(m, 1, a - 1))
+  if string.sub(m, 1, 2) == 'h|' then
+    local key = string.sub(m, 3)
+    local v = redis.call('HGET', KEYS[3], key)
+    if v then
+      local a = string.find(v, ' ', 1, true)
+      local b = string.find(v, ' ', a + 1, true)
+      redis.call('XADD', stream, '*', 'u', string.sub(v, b + 1), 'k', key, 't', string.sub(v, a + 1, b - 1))
+      redis.call('HDEL', KEYS[3], key)
+    end
+  else
+    local a = string.find(m, '|', 1, true)
+    local b = string.find(m, '|', a + 1, true)
+    redis.call('XADD', stream, '*', 'd', string.sub(m, b + 1), 'p', string.sub(m, 1, a - 1))
+  end
   redis.call('ZREM', KEYS[2], m)
 end
 

@@ -77,3 +77,28 @@ local function enqueue_update(q, id, boxes, created, ver, i)
   local card = redis.call('HMGET', q, 'ms:' .. i, 'm:' .. i)
   enqueue_card(boxes, id, created, ver, i, card[1], card[2])
 end
+
+-- clock_ms is the store's clock in ms, which every due time of the
+-- outbox's zsets of retries is on: the Go side's given value when the
+-- store runs on an injected clock (tests), else the server's TIME, which
+-- every replica shares.
+local function clock_ms(given)
+  if given and given ~= '' then
+    return tonumber(given)
+  end
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- hold_card enqueues a card's update held back for the caller's own
+-- response (core.Transition.Hold): not on the stream but in the zset of
+-- retries, as member "h|<key>", due after the hold, with the entry's
+-- fields kept in the held hash under the key as "<ver> <time> <fragment>"
+-- (ver: the question's changes when held, which the drop compares).
+-- claim.lua puts it on the stream once due; drop_held.lua takes it back.
+local function hold_card(later, held, key, due, ver, created, fragment)
+  if fragment then
+    redis.call('ZADD', later, due, 'h|' .. key)
+    redis.call('HSET', held, key, ver .. ' ' .. created .. ' ' .. fragment)
+  end
+end

@@ -24,6 +24,16 @@
 --                                 ARGV[16] votes for that choice that close
 --                                 ARGV[17] n items, then n pairs:
 --                                          item id, answer JSON
+--                                 then, after the pairs (h = 18 + 2n):
+--                                 ARGV[h]   card held for the caller's
+--                                           response (its n), 0 for none
+--                                 ARGV[h+1] the held update's key
+--                                 ARGV[h+2] the hold in ms
+--                                 ARGV[h+3] the store's clock in ms, ""
+--                                           for the server's
+-- With a held card, KEYS ends with that card's surface's zset of retries
+-- and held hash (after the outbox streams): its update is held there
+-- (common.lua's hold_card) instead of going on the stream.
 --
 -- With items, the question closes only once every item ("ni" of them)
 -- has an answer; until then the resolution is ignored and the item event
@@ -128,8 +138,16 @@ if closing or n > 0 or voted then
   redis.call('HSET', unpack(set))
 
   local boxes = outboxes(6)
+  local h = 18 + 2 * n
+  local held = tonumber(ARGV[h] or '0')
   for i = 1, tonumber(nm) do
-    if i == 1 then
+    if i == held then
+      local fragment = f[10]
+      if i > 1 then
+        fragment = redis.call('HGET', q, 'm:' .. i)
+      end
+      hold_card(KEYS[#KEYS - 1], KEYS[#KEYS], ARGV[h + 1], clock_ms(ARGV[h + 3]) + tonumber(ARGV[h + 2]), ver, ARGV[6], fragment)
+    elseif i == 1 then
       enqueue_card(boxes, id, ARGV[6], ver, i, f[9], f[10])
     else
       enqueue_update(q, id, boxes, ARGV[6], ver, i)

@@ -10,6 +10,8 @@
 -- ARGV[1]  consumer group         ARGV[4]  wait in ms (>= 0)
 -- ARGV[2]  consumer               ARGV[5]  attempts so far
 -- ARGV[3]  stream id              ARGV[6]  delivery JSON
+--                                 ARGV[7]  the store's clock in ms, ""
+--                                          for the server's
 --
 -- Returns {C_OK, 1} moved to the retries
 --         {C_OK, 0} not this consumer's (acked, or taken over meanwhile):
@@ -21,7 +23,5 @@ if not p[1] or p[1][2] ~= ARGV[2] then
 end
 redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
 redis.call('XDEL', KEYS[1], ARGV[3])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZADD', KEYS[2], now + tonumber(ARGV[4]), ARGV[5] .. '|' .. ARGV[3] .. '|' .. ARGV[6])
+redis.call('ZADD', KEYS[2], clock_ms(ARGV[7]) + tonumber(ARGV[4]), ARGV[5] .. '|' .. ARGV[3] .. '|' .. ARGV[6])
 return {C_OK, 1, {}, {}}

@@ -5,13 +5,16 @@ import (
 	"encoding/hex"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/askbridge/askbridge/adapters/discord/discordfake"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/internal/coretest"
-	"github.com/rs/zerolog"
+	"github.com/askbridge/askbridge/store/bolt"
 )
 
 // The people of the adapter's tests. Bob may decide through his role.
@@ -25,31 +28,53 @@ var (
 // rig is an adapter on a real service (embedded store) wired to a fake
 // Discord, with its HTTP endpoint served on a local port.
 type rig struct {
-	t    *testing.T
-	fake *discordfake.Server
-	svc  *core.Service
-	a    *Adapter
-	url  string // the interactions endpoint
+	t     *testing.T
+	fake  *discordfake.Server
+	svc   *core.Service
+	store *bolt.Store
+	a     *Adapter
+	url   string // the interactions endpoint
 }
 
 type rigOptions struct {
 	gateway bool
 	appID   string
+	// rooms are route ops's Discord rooms; nil is roomID alone.
+	rooms []string
+	// clock, when set, is the store's clock: held card updates fall due
+	// only when the test moves it.
+	clock *core.SimClock
+	// rate is the courier's REST calls per second; 0 is the default.
+	rate int
 }
 
 func newRig(t *testing.T, o rigOptions) *rig {
 	t.Helper()
 	fake := discordfake.New()
 	t.Cleanup(fake.Close)
-	svc, _ := coretest.Open(t, coretest.Options{Routes: map[string]core.Route{"ops": {
-		Rooms:    []core.Room{{Surface: core.SurfaceDiscord, ID: roomID}},
+	if o.rooms == nil {
+		o.rooms = []string{roomID}
+	}
+	var rooms []core.Room
+	for _, id := range o.rooms {
+		rooms = append(rooms, core.Room{Surface: core.SurfaceDiscord, ID: id})
+	}
+	var st *bolt.Store
+	if o.clock != nil {
+		st = coretest.OpenStoreOn(t, o.clock.Now)
+	} else {
+		st = coretest.OpenStore(t)
+	}
+	svc := coretest.Service(t, st, coretest.Options{Routes: map[string]core.Route{"ops": {
+		Rooms:    rooms,
 		Deciders: map[core.Surface][]string{core.SurfaceDiscord: {alice.ID, "role:777777777777777777"}, core.SurfaceAPI: {"ops"}},
 	}}})
 	key, err := hexKey(fake.PublicKey())
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := New(svc, Options{Token: fake.Token, AppID: o.appID, PublicKey: key, APIURL: fake.APIURL(), Gateway: o.gateway, Log: zerolog.Nop()})
+	a, err := New(svc, Options{Token: fake.Token, AppID: o.appID, PublicKey: key, APIURL: fake.APIURL(), Gateway: o.gateway,
+		RatePerSecond: o.rate, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +82,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	a.Mount(mux)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	r := &rig{t: t, fake: fake, svc: svc, a: a, url: srv.URL + InteractionsPath}
+	r := &rig{t: t, fake: fake, svc: svc, store: st, a: a, url: srv.URL + InteractionsPath}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{}, 2)
 	go func() { a.Run(ctx); done <- struct{}{} }()
@@ -68,6 +93,37 @@ func newRig(t *testing.T, o rigOptions) *rig {
 }
 
 func hexKey(s string) ([]byte, error) { return hex.DecodeString(s) }
+
+// outbox is how many Discord deliveries the store holds, held ones
+// included, until acked.
+func (r *rig) outbox() int {
+	r.t.Helper()
+	st, err := r.store.OutboxStat(context.Background(), core.SurfaceDiscord)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return st.Depth
+}
+
+// drained waits until the Discord outbox is empty: every update sent or
+// dropped.
+func (r *rig) drained() {
+	r.t.Helper()
+	if !r.fake.WaitFor(30*time.Second, func() bool { return r.outbox() == 0 }) {
+		r.t.Fatalf("the outbox still holds %d deliveries", r.outbox())
+	}
+}
+
+// patches counts the REST edits of one message.
+func (r *rig) patches(messageID string) int {
+	n := 0
+	for _, c := range r.fake.Calls() {
+		if c.Method == http.MethodPatch && strings.HasSuffix(c.Path, "/messages/"+messageID) {
+			n++
+		}
+	}
+	return n
+}
 
 // ask parks a question on route ops.
 func (r *rig) ask(in core.AskInput) *core.Question {

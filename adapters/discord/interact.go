@@ -131,58 +131,92 @@ func deciderOf(i *discordgo.Interaction) core.Decider {
 // respond handles one interaction from either transport and returns the
 // response to send within Discord's three seconds: the card edited in
 // place when the click counted, a modal when free text is needed, and a
-// private note when nothing changed.
-func (a *Adapter) respond(ctx context.Context, i *discordgo.Interaction) *discordgo.InteractionResponse {
+// private note when nothing changed. With the card edited in place it also
+// returns that card's update, held back in the outbox (core.Held): the
+// transport drops it (a.delivered) once the response has reached Discord,
+// so the card is edited once per change, not twice.
+func (a *Adapter) respond(ctx context.Context, i *discordgo.Interaction) (*discordgo.InteractionResponse, *core.Held) {
 	if i.Type == discordgo.InteractionPing {
-		return &discordgo.InteractionResponse{Type: discordgo.InteractionResponsePong}
-	}
-	if a.opts.AppID != "" && i.AppID != "" && i.AppID != a.opts.AppID {
-		return RenderNote(core.RefusalNote(errNotOurs))
+		return &discordgo.InteractionResponse{Type: discordgo.InteractionResponsePong}, nil
 	}
 	in, err := parseInteraction(i)
-	if err != nil {
-		return RenderNote(core.RefusalNote(err))
+	if err != nil || a.opts.AppID != "" && i.AppID != "" && i.AppID != a.opts.AppID {
+		return RenderNote(core.RefusalNote(errNotOurs)), nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2500*time.Millisecond)
 	defer cancel()
+	out, resp := a.act(ctx, in)
+	if resp != nil {
+		return resp, nil
+	}
+	// Who answered is in the event log, by pseudonym; the log names nobody.
+	a.log.Debug().Str("question", out.Question.ID).Bool("closed", out.Closed).Msg("discord: answer recorded")
+	if in.OnMessage {
+		return RenderUpdate(core.NewCard(out.Question, cardOf(out.Question, in.MessageID))), out.Held
+	}
+	return RenderNote(core.RecordedNote(out.Question, in.Ref)), nil
+}
+
+// act hands one parsed interaction to core. It returns what the click
+// recorded, or instead the response that ends it early (a modal to open,
+// or a refusal).
+func (a *Adapter) act(ctx context.Context, in inbound) (core.Outcome, *discordgo.InteractionResponse) {
 	q, err := a.svc.Get(ctx, in.Ref.QuestionID)
 	if err != nil {
-		return a.refused(err)
+		return core.Outcome{}, a.refused(err)
 	}
 	// A button that collects text opens its modal, but only for someone
 	// who may answer a question that is still open: anyone else goes
 	// straight to the chokepoint below, which refuses and records why.
 	if !in.Submit && takesText(in.Ref) && q.Open() && a.svc.MayAnswer(q, in.Decider) {
 		if m, ok := RenderModal(core.NewCard(q, cardOf(q, in.MessageID)), in.Ref); ok {
-			return m
+			return core.Outcome{}, m
 		}
-		return RenderNote(core.RefusalNote(core.Errorf(core.CodeInvalid, "button", "the button does not fit this question")))
+		return core.Outcome{}, RenderNote(core.RefusalNote(core.Errorf(core.CodeInvalid, "button", "the button does not fit this question")))
 	}
 	if !in.Submit && in.Ref.Action == core.RefEdit {
 		// Nobody to open the modal for: say why, as the chokepoint would.
-		return a.refused(a.svc.Refusal(ctx, q, in.Decider))
+		return core.Outcome{}, a.refused(a.svc.Refusal(ctx, q, in.Decider))
+	}
+	// A click on the card itself is answered by editing the card in the
+	// response, so core holds that card's update back.
+	shown := ""
+	if in.OnMessage {
+		shown = in.MessageID
 	}
 	var out core.Outcome
 	if in.Ref.Action == core.RefDecline {
 		if in.Ref.QuestionID != q.ID {
-			return RenderNote(core.RefusalNote(errNotOurs))
+			return core.Outcome{}, RenderNote(core.RefusalNote(errNotOurs))
 		}
-		out, err = a.svc.Decline(ctx, q.ID, in.Decider)
+		out, err = a.svc.DeclineShown(ctx, q.ID, in.Decider, shown)
 	} else {
 		var ans core.AnswerInput
 		if ans, err = core.AnswerFor(q, in.Ref, in.Decider, in.Text); err == nil {
+			ans.Shown = shown
 			out, err = a.svc.Answer(ctx, ans)
 		}
 	}
 	if err != nil {
-		return a.refused(err)
+		return core.Outcome{}, a.refused(err)
 	}
-	// Who answered is in the event log, by pseudonym; the log names nobody.
-	a.log.Debug().Str("question", q.ID).Bool("closed", out.Closed).Msg("discord: answer recorded")
-	if in.OnMessage {
-		return RenderUpdate(core.NewCard(out.Question, cardOf(out.Question, in.MessageID)))
+	return out, nil
+}
+
+// delivered tells core that a response carrying a held card update
+// reached Discord, so the outbox does not edit the card again. It runs
+// after the interaction is answered, so it outlives the request (Discord
+// may hang up as soon as it has the response), bounded by a few seconds.
+// If it fails, the held update falls due and edits the card once more.
+func (a *Adapter) delivered(ctx context.Context, h *core.Held) {
+	if h == nil {
+		return
 	}
-	return RenderNote(core.RecordedNote(out.Question, in.Ref))
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	if err := a.svc.Delivered(ctx, h); err != nil {
+		a.log.Debug().Err(err).Msg("discord: a card updated in place may be edited once more")
+	}
 }
 
 // cardOf is the recorded card that is the Discord message id, so an

@@ -59,6 +59,7 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var resp *discordgo.InteractionResponse
+	var held *core.Held
 	switch {
 	case i.Type == discordgo.InteractionPing:
 		resp = &discordgo.InteractionResponse{Type: discordgo.InteractionResponsePong}
@@ -66,12 +67,20 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 		// Handled already: acknowledge without changing anything.
 		resp = &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredMessageUpdate}
 	default:
-		resp = a.respond(r.Context(), &i)
+		resp, held = a.respond(r.Context(), &i)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	if err := json.NewEncoder(w).Encode(resp); err != nil {
 		a.log.Debug().Err(err).Msg("discord: could not write an interaction response")
+		return
 	}
+	// The held card update is dropped only once the response is on its
+	// way to Discord: written and flushed without error.
+	if err := http.NewResponseController(w).Flush(); err != nil {
+		a.log.Debug().Err(err).Msg("discord: could not flush an interaction response")
+		return
+	}
+	a.delivered(r.Context(), held)
 }
 
 // fresh reports whether a signed timestamp (Unix seconds) is within
@@ -166,12 +175,15 @@ func (a *Adapter) onGateway(ctx context.Context, ic *discordgo.InteractionCreate
 	if ctx.Err() != nil {
 		return
 	}
-	resp := a.respond(ctx, ic.Interaction)
+	resp, held := a.respond(ctx, ic.Interaction)
 	if err := a.s.InteractionRespond(ic.Interaction, resp, discordgo.WithContext(ctx)); err != nil {
 		// The callback URL holds the interaction's token: log the
-		// cause without it.
+		// cause without it. A held card update falls due and edits
+		// the card instead.
 		a.log.Warn().Str("error", redact(err)).Msg("discord: could not answer an interaction")
+		return
 	}
+	a.delivered(ctx, held)
 }
 
 // redact describes an SDK error without the request URL, which for

@@ -14,13 +14,20 @@ var _ core.OutboxStats = (*Store)(nil)
 // OutboxStat reports how many deliveries surface's outbox holds over all
 // shards and when the oldest was enqueued. Ack deletes an entry from its
 // stream, so a stream's length is what is still to be delivered, and its
-// first entry's id carries its enqueue time in milliseconds.
+// first entry's id carries its enqueue time in milliseconds. Deliveries
+// waiting to fall due (retries, held card updates) count too, as the
+// embedded store counts them; Oldest is of those on the streams.
 func (s *Store) OutboxStat(ctx context.Context, surface core.Surface) (core.OutboxStat, error) {
 	var st core.OutboxStat
 	if !surface.IsChat() {
 		return st, core.Errorf(core.CodeInvalid, "outbox stat", "only chat surfaces have outboxes, not %q", surface)
 	}
 	for shard := 0; shard < s.shards; shard++ {
+		later, err := s.client.ZCard(ctx, s.k.later(shard, surface)).Result()
+		if err != nil {
+			return st, core.Internal("outbox stat", err)
+		}
+		st.Depth += int(later)
 		stream := s.k.outbox(shard, surface)
 		n, err := s.client.XLen(ctx, stream).Result()
 		if err != nil {

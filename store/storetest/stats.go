@@ -67,6 +67,17 @@ func OutboxStat(t *testing.T, open func(t *testing.T) core.Store) {
 	if st := stat(core.SurfaceSlack); st.Depth != 1 {
 		t.Errorf("after two acks: depth %d, want 1", st.Depth)
 	}
+	// A delivery waiting to be retried is still to be delivered.
+	got, err = s.Claim(ctx, core.SurfaceSlack, "c1", 2, time.Minute, 0)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("claim the last: %d, %v", len(got), err)
+	}
+	if err := s.Retry(ctx, got[0], "c1", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if st := stat(core.SurfaceSlack); st.Depth != 1 {
+		t.Errorf("with a retry waiting: depth %d, want 1", st.Depth)
+	}
 	if _, err := stats.OutboxStat(ctx, core.SurfaceAPI); core.ErrorCode(err) != core.CodeInvalid {
 		t.Errorf("the api surface has no outbox: %v", err)
 	}

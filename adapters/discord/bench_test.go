@@ -1,0 +1,183 @@
+package discord_test
+
+// The click-burst benchmark. It runs only with -bench (never in plain
+// `go test`); see BENCHMARKS.md for the command.
+
+import (
+	"context"
+	"encoding/hex"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/askbridge/askbridge/adapters/discord"
+	"github.com/askbridge/askbridge/adapters/discord/discordfake"
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/redistest"
+	"github.com/askbridge/askbridge/store/bolt"
+	redisstore "github.com/askbridge/askbridge/store/redis"
+)
+
+// benchClicks signed clicks, one per open question's card, are sent
+// evenly within benchSpan.
+const (
+	benchClicks = 200
+	benchSpan   = time.Second
+	benchRoom   = "345626669114982402"
+)
+
+var benchUser = discordfake.User{ID: "111111111111111111", Name: "Alice"}
+
+// BenchmarkClickBurst posts benchClicks cards through the outbox, then
+// sends a signed click on each card to the HTTP interactions endpoint,
+// evenly within benchSpan, and waits until the outbox has drained. It
+// reports how many REST edits (PATCH) the clicked cards got after their
+// interaction responses had already updated them in place (redundant
+// edits: one edit per close per card is the goal), how long the outbox
+// took to drain after the last click was answered, and the clicks'
+// acknowledgement times, per store: the embedded store with fsync and
+// Redis.
+func BenchmarkClickBurst(b *testing.B) {
+	b.Run("bolt", func(b *testing.B) {
+		st, err := bolt.Open(filepath.Join(b.TempDir(), "askbridge.db"), bolt.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer st.Close()
+		benchClickBurst(b, st)
+	})
+	b.Run("redis", func(b *testing.B) {
+		srv := redistest.Start(b)
+		st, err := redisstore.Open(context.Background(), srv.URL(), redisstore.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer st.Close()
+		benchClickBurst(b, st)
+	})
+}
+
+func benchClickBurst(b *testing.B, st core.Store) {
+	ctx := context.Background()
+	svc, err := core.New(st, core.Config{ActorKey: []byte("key"), Routes: map[string]core.Route{
+		"ops": {Rooms: []core.Room{{Surface: core.SurfaceDiscord, ID: benchRoom}},
+			Deciders: map[core.Surface][]string{core.SurfaceDiscord: {benchUser.ID}}},
+	}}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	fake := discordfake.New()
+	defer fake.Close()
+	key, err := hex.DecodeString(fake.PublicKey())
+	if err != nil {
+		b.Fatal(err)
+	}
+	a, err := discord.New(svc, discord.Options{Token: fake.Token, PublicKey: key, APIURL: fake.APIURL(), Log: zerolog.Nop()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	a.Mount(mux)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	runCtx, stop := context.WithCancel(ctx)
+	var running sync.WaitGroup
+	running.Go(func() { _ = svc.Deliver(runCtx, a, core.DeliverOptions{}) })
+	defer func() { stop(); running.Wait() }()
+	http.DefaultTransport.(*http.Transport).MaxIdleConnsPerHost = benchClicks
+	depth := func() int {
+		s, err := st.(core.OutboxStats).OutboxStat(ctx, core.SurfaceDiscord)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s.Depth
+	}
+
+	var lat []time.Duration
+	var redundant, drain float64
+	for range b.N {
+		b.StopTimer()
+		ids := make([]string, benchClicks)
+		for i := range ids {
+			q, err := svc.Ask(ctx, core.AskInput{Agent: "agent", RunID: "run-1", Route: "ops", Kind: core.KindDecision,
+				Reversibility: core.Reversible, Text: "Which database?", Options: []core.Option{
+					{ID: "pg", Title: "PostgreSQL", Writeup: "Known.", Recommended: true},
+					{ID: "ddb", Title: "DynamoDB", Writeup: "Scales."}}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ids[i] = q.ID
+		}
+		// Every card posted and recorded, and nothing left to send.
+		cards := make([]string, benchClicks)
+		if !fake.WaitFor(5*time.Minute, func() bool {
+			for i, id := range ids {
+				if cards[i] != "" {
+					continue
+				}
+				q, err := svc.Get(ctx, id)
+				if err != nil || len(q.Messages) == 0 {
+					return false
+				}
+				cards[i] = q.Messages[0].ID
+			}
+			return depth() == 0
+		}) {
+			b.Fatal("the cards were never all posted")
+		}
+		clicks := make([]discordfake.Interaction, benchClicks)
+		for i, id := range ids {
+			value := core.Ref{QuestionID: id, Item: -1, Action: core.RefOption, Option: 0}.Encode()
+			clicks[i] = fake.Click(benchUser, cards[i], value)
+		}
+		before := len(fake.Calls())
+		acks := make([]time.Duration, benchClicks)
+		var wg sync.WaitGroup
+		tick := time.NewTicker(benchSpan / benchClicks)
+		b.StartTimer()
+		for i, in := range clicks {
+			if i > 0 {
+				<-tick.C
+			}
+			wg.Go(func() {
+				t := time.Now()
+				status, resp, err := fake.Post(srv.URL+discord.InteractionsPath, in, discordfake.Signed)
+				acks[i] = time.Since(t)
+				if err != nil || status != http.StatusOK || resp.Type != discordfake.ResponseUpdateMessage {
+					b.Errorf("click %d: %d, %v", i, status, err)
+				}
+			})
+		}
+		wg.Wait()
+		b.StopTimer()
+		tick.Stop()
+		answered := time.Now()
+		if !fake.WaitFor(5*time.Minute, func() bool { return depth() == 0 }) {
+			b.Fatal("the outbox never drained")
+		}
+		drain += float64(time.Since(answered).Milliseconds())
+		clicked := make(map[string]bool, benchClicks)
+		for _, id := range cards {
+			clicked[id] = true
+		}
+		for _, c := range fake.Calls()[before:] {
+			if c.Method == http.MethodPatch && clicked[c.Path[strings.LastIndexByte(c.Path, '/')+1:]] {
+				redundant++
+			}
+		}
+		lat = append(lat, acks...)
+	}
+	slices.Sort(lat)
+	at := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))]) / 1e6 }
+	b.ReportMetric(redundant/float64(b.N), "redundant-edits")
+	b.ReportMetric(drain/float64(b.N), "drain-ms")
+	b.ReportMetric(at(0.50), "ack-p50-ms")
+	b.ReportMetric(at(0.99), "ack-p99-ms")
+}

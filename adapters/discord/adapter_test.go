@@ -10,9 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bwmarrin/discordgo"
+
 	"github.com/askbridge/askbridge/adapters/discord/discordfake"
 	"github.com/askbridge/askbridge/core"
-	"github.com/bwmarrin/discordgo"
 )
 
 // TestClickOverHTTPAnswersAndEditsCard: the card is posted through the

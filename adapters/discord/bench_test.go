@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -20,9 +19,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/discord"
 	"github.com/askbridge/askbridge/adapters/discord/discordfake"
 	"github.com/askbridge/askbridge/core"
-	"github.com/askbridge/askbridge/internal/redistest"
-	"github.com/askbridge/askbridge/store/bolt"
-	redisstore "github.com/askbridge/askbridge/store/redis"
+	"github.com/askbridge/askbridge/internal/benchstore"
 )
 
 // benchClicks signed clicks, one per open question's card, are sent
@@ -44,25 +41,7 @@ var benchUser = discordfake.User{ID: "111111111111111111", Name: "Alice"}
 // took to drain after the last click was answered, and the clicks'
 // acknowledgement times, per store: the embedded store with fsync and
 // Redis.
-func BenchmarkClickBurst(b *testing.B) {
-	b.Run("bolt", func(b *testing.B) {
-		st, err := bolt.Open(filepath.Join(b.TempDir(), "askbridge.db"), bolt.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer st.Close()
-		benchClickBurst(b, st)
-	})
-	b.Run("redis", func(b *testing.B) {
-		srv := redistest.Start(b)
-		st, err := redisstore.Open(context.Background(), srv.URL(), redisstore.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer st.Close()
-		benchClickBurst(b, st)
-	})
-}
+func BenchmarkClickBurst(b *testing.B) { benchstore.Each(b, benchClickBurst) }
 
 func benchClickBurst(b *testing.B, st core.Store) {
 	ctx := context.Background()

@@ -6,8 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
 	"github.com/bwmarrin/discordgo"
+
+	"github.com/askbridge/askbridge/core"
 )
 
 // inbound is an interaction reduced to what askbridge acts on: whose

@@ -7,7 +7,6 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -19,9 +18,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/slack"
 	"github.com/askbridge/askbridge/adapters/slack/slackfake"
 	"github.com/askbridge/askbridge/core"
-	"github.com/askbridge/askbridge/internal/redistest"
-	"github.com/askbridge/askbridge/store/bolt"
-	redisstore "github.com/askbridge/askbridge/store/redis"
+	"github.com/askbridge/askbridge/internal/benchstore"
 )
 
 // burstClicks and burstSpan are the burst: 1,000 signed clicks
@@ -37,25 +34,7 @@ const (
 // HTTP response; the adapter answers only once core has stored the
 // answer). It reports the 50th and 99th percentiles and the worst, per
 // store: the embedded store with fsync (the real setting) and Redis.
-func BenchmarkClickBurst(b *testing.B) {
-	b.Run("bolt", func(b *testing.B) {
-		st, err := bolt.Open(filepath.Join(b.TempDir(), "askbridge.db"), bolt.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer st.Close()
-		benchClickBurst(b, st)
-	})
-	b.Run("redis", func(b *testing.B) {
-		srv := redistest.Start(b)
-		st, err := redisstore.Open(context.Background(), srv.URL(), redisstore.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer st.Close()
-		benchClickBurst(b, st)
-	})
-}
+func BenchmarkClickBurst(b *testing.B) { benchstore.Each(b, benchClickBurst) }
 
 func benchClickBurst(b *testing.B, st core.Store) {
 	ctx := context.Background()

@@ -46,6 +46,8 @@ type rigOptions struct {
 	clock *core.SimClock
 	// rate is the courier's REST calls per second; 0 is the default.
 	rate int
+	// now is the adapter's wall clock; nil is time.Now.
+	now func() time.Time
 }
 
 func newRig(t *testing.T, o rigOptions) *rig {
@@ -74,7 +76,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 		t.Fatal(err)
 	}
 	a, err := New(svc, Options{Token: fake.Token, AppID: o.appID, PublicKey: key, APIURL: fake.APIURL(), Gateway: o.gateway,
-		RatePerSecond: o.rate, Log: zerolog.Nop()})
+		RatePerSecond: o.rate, Now: o.now, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -178,3 +178,49 @@ func TestFailedResponseLeavesTheEditToTheOutbox(t *testing.T) {
 		t.Fatalf("card after the hold: %d edits, %d REST edits, %q", m.Edits, r.patches(card.ID), m.Content)
 	}
 }
+
+// TestLateHTTPResponseLeavesTheEditToTheOutbox: an HTTP response written
+// after Discord's three seconds may never have been applied, so it does
+// not drop the held update: the outbox edits the card once the hold has
+// passed. The adapter's clock moves two seconds each time it is read, so
+// the response is written four seconds after the request came in.
+func TestLateHTTPResponseLeavesTheEditToTheOutbox(t *testing.T) {
+	clock := core.NewSimClock(time.Now())
+	var mu sync.Mutex
+	var late bool
+	var wall time.Time
+	now := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		if !late {
+			return time.Now()
+		}
+		if wall.IsZero() {
+			wall = time.Now()
+		}
+		wall = wall.Add(2 * time.Second)
+		return wall
+	}
+	r := newRig(t, rigOptions{clock: clock, now: now})
+	q := r.ask(decisionInput())
+	card := r.card(q.ID, nil)
+	r.drained()
+	mu.Lock()
+	late = true
+	mu.Unlock()
+	b := r.button(card, core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefOption, Option: 1})
+	if resp := r.post(r.fake.Click(alice, card.ID, b.CustomID)); resp.Type != discordfake.ResponseUpdateMessage {
+		t.Fatalf("response %d %q", resp.Type, resp.Content())
+	}
+	if n := r.outbox(); n != 1 || r.patches(card.ID) != 0 {
+		t.Fatalf("after a late response: outbox %d, %d REST edits; want the held update waiting", n, r.patches(card.ID))
+	}
+	clock.Advance(core.ShownHold)
+	if !r.fake.WaitFor(10*time.Second, func() bool { return r.patches(card.ID) == 1 }) {
+		t.Fatal("the held update never edited the card")
+	}
+	r.drained()
+	if m, _ := r.fake.Message(card.ID); m.Edits != 2 || r.patches(card.ID) != 1 {
+		t.Fatalf("card: %d edits, %d REST edits; want the response's and the outbox's", m.Edits, r.patches(card.ID))
+	}
+}

@@ -31,6 +31,12 @@ const maxSkew = 5 * time.Minute
 // maxBody bounds an interaction request.
 const maxBody = 1 << 20
 
+// responseWindow is how long Discord waits for an interaction's response.
+// An HTTP response written later may reach a connection Discord has given
+// up on and never be applied, so it does not count as having updated the
+// card.
+const responseWindow = 3 * time.Second
+
 // Mount adds the HTTP interactions endpoint, when a public key is set.
 func (a *Adapter) Mount(mux *http.ServeMux) {
 	if a.opts.PublicKey == nil {
@@ -42,6 +48,7 @@ func (a *Adapter) Mount(mux *http.ServeMux) {
 // serveInteraction verifies, decodes and answers one interaction in the
 // HTTP response body. Anything unverified gets 401 and reaches nothing.
 func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
+	start := a.now()
 	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 	if !discordgo.VerifyInteraction(r, a.opts.PublicKey) || !a.fresh(r.Header.Get("X-Signature-Timestamp")) {
 		apierror.Write(w, http.StatusUnauthorized, core.CodeForbidden, "invalid request signature")
@@ -75,12 +82,14 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The held card update is dropped only once the response is on its
-	// way to Discord: written and flushed without error.
+	// way to Discord: written and flushed without error, in time.
 	if err := http.NewResponseController(w).Flush(); err != nil {
 		a.log.Debug().Err(err).Msg("discord: could not flush an interaction response")
 		return
 	}
-	a.delivered(r.Context(), held)
+	if a.now().Sub(start) < responseWindow {
+		a.delivered(r.Context(), held)
+	}
 }
 
 // fresh reports whether a signed timestamp (Unix seconds) is within

@@ -140,9 +140,12 @@ func (a *Adapter) respond(ctx context.Context, i *discordgo.Interaction) (*disco
 	if i.Type == discordgo.InteractionPing {
 		return &discordgo.InteractionResponse{Type: discordgo.InteractionResponsePong}, nil
 	}
-	in, err := parseInteraction(i)
-	if err != nil || a.opts.AppID != "" && i.AppID != "" && i.AppID != a.opts.AppID {
+	if a.opts.AppID != "" && i.AppID != "" && i.AppID != a.opts.AppID {
 		return RenderNote(core.RefusalNote(errNotOurs)), nil
+	}
+	in, err := parseInteraction(i)
+	if err != nil {
+		return RenderNote(core.RefusalNote(err)), nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2500*time.Millisecond)
 	defer cancel()

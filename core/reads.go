@@ -21,32 +21,84 @@ func (s *Service) Get(ctx context.Context, id string) (*Question, error) {
 // question as it then stands (open if ctx ended first). It is woken by the
 // store, never by polling.
 func (s *Service) Wait(ctx context.Context, id string) (*Question, error) {
+	w, err := s.Watch(id)
+	if err != nil {
+		return nil, err
+	}
+	defer w.Stop()
+	if q, err := w.Read(ctx); err != nil || !q.Open() || ctx.Err() != nil {
+		return q, err
+	}
+	return w.Wait(ctx)
+}
+
+// Watcher is one waiter's hold on a question, for a caller that parks the
+// wait itself (the HTTP API hands a long poll's connection to a goroutine
+// of its own rather than keep net/http's). It keeps the rule that makes a
+// wait safe: the store's watch is taken before the question is read, so a
+// close between the read and the park still wakes it. A Watcher is for one
+// goroutine at a time; the parked-waiters gauge counts it until Stop.
+type Watcher struct {
+	s       *Service
+	id      string
+	changed <-chan struct{}
+	stop    func()
+	unpark  func() // ends the park observePark counted
+	sawOpen bool   // a read has seen the question open: a close now is a wake
+}
+
+// Watch starts watching question id. Read it next: a change from now on
+// is never missed. A malformed id reads as an unknown one.
+func (s *Service) Watch(id string) (*Watcher, error) {
 	if !ValidID(id) {
 		return nil, ErrNotFound
 	}
 	ch, stop := s.store.Watch(id)
-	defer stop()
-	defer s.observePark()()
-	for sawOpen := false; ; sawOpen = true {
-		// A caller whose deadline has already passed still gets the
-		// question as it stands, so read with a context that has not ended.
-		readCtx := ctx
-		if ctx.Err() != nil {
-			readCtx = context.WithoutCancel(ctx)
+	return &Watcher{s: s, id: id, changed: ch, stop: stop, unpark: s.observePark()}, nil
+}
+
+// Changed receives after any change to the question since the last
+// receive (or since Watch); Read tells what changed.
+func (w *Watcher) Changed() <-chan struct{} { return w.changed }
+
+// Read returns the question as it stands. A caller whose deadline has
+// already passed still gets it, so it reads with a context that has not
+// ended. A close seen after an open one counts as a wake.
+func (w *Watcher) Read(ctx context.Context) (*Question, error) {
+	if ctx.Err() != nil {
+		ctx = context.WithoutCancel(ctx)
+	}
+	q, err := w.s.Get(ctx, w.id)
+	w.s.observeWake(q, w.sawOpen)
+	w.sawOpen = err == nil && q.Open()
+	return q, err
+}
+
+// Wait, after a Read that saw the question open, blocks until a change
+// shows it closed or ctx ends, and returns the question as it then stands.
+// The caller's deadline is not an error: the question is then returned
+// still open.
+func (w *Watcher) Wait(ctx context.Context) (*Question, error) {
+	for {
+		select {
+		case <-w.changed:
+		case <-ctx.Done():
 		}
-		q, err := s.Get(readCtx, id)
-		s.observeWake(q, sawOpen)
+		q, err := w.Read(ctx)
 		if err != nil || !q.Open() || ctx.Err() != nil {
 			return q, err
 		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			// The caller's deadline is not an error: report the question
-			// as it stands, read with a fresh context.
-			return s.Get(context.WithoutCancel(ctx), id)
-		}
 	}
+}
+
+// Stop ends the watch; calling it again does nothing.
+func (w *Watcher) Stop() {
+	if w.stop == nil {
+		return
+	}
+	w.stop()
+	w.stop = nil
+	w.unpark()
 }
 
 // ListOpen lists open questions, hard-to-reverse first, then oldest first.

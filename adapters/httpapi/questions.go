@@ -135,23 +135,55 @@ func (s *Server) wait(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if q.Open() && timeout > 0 {
-		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(timeout + waitSlack))
-		ctx, cancel := context.WithTimeout(r.Context(), timeout)
-		undrain := context.AfterFunc(s.draining, cancel)
-		q, err = s.svc.Wait(ctx, id)
-		undrain()
-		cancel()
+		var taken bool
+		q, taken, err = s.park(w, r, id, timeout)
+		if taken {
+			return // the parked wait answers on the connection it took over
+		}
 		if r.Context().Err() != nil {
 			return // the caller went away; nobody to answer
 		}
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
 	}
-	resp, err := waitResponse(q)
+	s.answerWait(w, r.Method, r.URL.Path, q, err)
+}
+
+// park waits on question id, open when last read, for at most timeout.
+// Where it can, it takes the connection over from net/http and leaves the
+// wait to a goroutine of its own, which answers (taken is then true: see
+// takeOver); otherwise it waits here, as any handler would, and returns
+// the question as it then stands.
+func (s *Server) park(w http.ResponseWriter, r *http.Request, id string, timeout time.Duration) (q *core.Question, taken bool, err error) {
+	watch, err := s.svc.Watch(id)
 	if err != nil {
-		s.fail(w, r, err)
+		return nil, false, err
+	}
+	// The watch comes first and the read second, so a close in between
+	// still wakes the wait.
+	if q, err = watch.Read(r.Context()); err != nil || !q.Open() {
+		watch.Stop()
+		return q, false, err
+	}
+	if s.takeOver(w, r, watch, timeout) {
+		return nil, true, nil
+	}
+	defer watch.Stop()
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(timeout + waitSlack))
+	ctx, cancel := context.WithTimeout(r.Context(), timeout)
+	defer cancel()
+	defer context.AfterFunc(s.draining, cancel)()
+	q, err = watch.Wait(ctx)
+	return q, false, err
+}
+
+// answerWait writes a wait's response: the question as it stands, or
+// err. method and path name the request in the log of an internal error.
+func (s *Server) answerWait(w http.ResponseWriter, method, path string, q *core.Question, err error) {
+	var resp client.WaitResponse
+	if err == nil {
+		resp, err = waitResponse(q)
+	}
+	if err != nil {
+		s.failAt(w, method, path, err)
 		return
 	}
 	resp.Question = forAgent(q) // waiting is for agents: human text only in the resume

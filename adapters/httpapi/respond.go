@@ -55,9 +55,15 @@ func WriteError(w http.ResponseWriter, status int, code core.Code, msg string) {
 // errors are logged: the rest are the caller's doing and are already in
 // the access log as a status.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	s.failAt(w, r.Method, r.URL.Path, err)
+}
+
+// failAt is fail for a request known by its method and path, as a wait
+// answering on a connection taken over from net/http knows it.
+func (s *Server) failAt(w http.ResponseWriter, method, path string, err error) {
 	code := core.ErrorCode(err)
 	if code == core.CodeInternal {
-		s.log.Error().Err(err).Str("method", r.Method).Str("path", r.URL.Path).Msg("internal error")
+		s.log.Error().Err(err).Str("method", method).Str("path", path).Msg("internal error")
 	}
 	writeErrorStatus(w, statusOf(code), code, core.ErrorMessage(err))
 }

@@ -13,9 +13,11 @@
 package httpapi
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -85,6 +87,9 @@ type Server struct {
 	// end with it.
 	draining context.Context
 	drain    context.CancelFunc
+	// taken counts the waits parked on connections taken over from
+	// net/http, for Drain to wait on.
+	taken takenWaits
 }
 
 // New returns the API over svc. It panics if opts do not pass Validate: a
@@ -174,21 +179,22 @@ func (s *Server) Authenticate(r *http.Request) (Token, bool) {
 // stands, still open, and a client simply polls again, on another replica
 // if need be) and every events stream, now and for requests still to
 // come. Call it before http.Server.Shutdown, which would otherwise wait up
-// to MaxWait for long polls to finish.
-func (s *Server) Drain() { s.drain() }
+// to MaxWait for long polls to finish. It returns once the waits whose
+// connections the API took over from net/http (see wait) have answered
+// and closed them, since Shutdown does not see those connections.
+func (s *Server) Drain() {
+	s.drain()
+	s.taken.close()
+}
 
 // ServeHTTP authenticates /v1, routes, and logs one line per request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
-	rec := &recorder{ResponseWriter: w, status: http.StatusOK}
-	var tokenName string
+	rec := &recorder{ResponseWriter: w, status: http.StatusOK,
+		line: accessLine{method: r.Method, path: r.URL.Path, start: time.Now()}}
 	defer func() {
-		ev := s.log.Info()
-		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
-			ev = s.log.Debug() // probes every few seconds would drown the rest
+		if !rec.taken { // a taken-over wait logs when it answers
+			s.logAccess(rec.line, rec.status)
 		}
-		ev.Str("method", r.Method).Str("path", r.URL.Path).Int("status", rec.status).
-			Dur("duration", time.Since(start)).Str("token", tokenName).Msg("http request")
 	}()
 
 	if r.URL.Path == "/v1" || strings.HasPrefix(r.URL.Path, "/v1/") {
@@ -198,7 +204,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeErrorStatus(rec, http.StatusUnauthorized, core.CodeForbidden, "a valid bearer token is required")
 			return
 		}
-		tokenName = tok.Name
+		rec.line.token = tok.Name
 		r = r.WithContext(withCaller(r.Context(), tok))
 		if _, pattern := s.api.Handler(r); pattern != "" {
 			s.api.ServeHTTP(rec, r)
@@ -262,6 +268,35 @@ type recorder struct {
 	http.ResponseWriter
 	status      int
 	wroteHeader bool
+	line        accessLine
+	// taken: the connection was taken over (takeOver), and the access log
+	// line is the taker's to write, with line, once it has answered.
+	taken bool
+}
+
+// takeOver hijacks the connection for a handler that answers on it after
+// it has returned.
+func (r *recorder) takeOver() (net.Conn, *bufio.ReadWriter, error) {
+	conn, brw, err := http.NewResponseController(r.ResponseWriter).Hijack()
+	r.taken = err == nil
+	return conn, brw, err
+}
+
+// accessLine is what the access log says of a request, gathered while it
+// is served.
+type accessLine struct {
+	method, path, token string
+	start               time.Time
+}
+
+// logAccess writes the access log line of a request answered with status.
+func (s *Server) logAccess(l accessLine, status int) {
+	ev := s.log.Info()
+	if l.path == "/healthz" || l.path == "/readyz" {
+		ev = s.log.Debug() // probes every few seconds would drown the rest
+	}
+	ev.Str("method", l.method).Str("path", l.path).Int("status", status).
+		Dur("duration", time.Since(l.start)).Str("token", l.token).Msg("http request")
 }
 
 func (r *recorder) WriteHeader(status int) {

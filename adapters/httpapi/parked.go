@@ -1,0 +1,207 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// A long poll parked in its handler costs what net/http keeps for a
+// connection in use: the serving goroutine's stack, a 4 KB buffered reader
+// and writer, the response's buffer, the request and its contexts (about
+// 28 KB in all, BENCHMARKS.md). Most of a wait is spent parked, so wait
+// takes the connection over instead (takeOver): net/http's goroutine and
+// buffers go, and what stays is the connection, the store's watch, a small
+// record and two goroutines that barely use their stacks, one sitting in
+// a select and one in a read that notices the client leaving.
+
+// takenWaits counts the waits parked on connections taken over from
+// net/http. http.Server.Shutdown does not see those connections, so Drain
+// ends the waits and waits for their answers here; once closed, it takes
+// no more, and waits are then answered in their handlers, at once.
+type takenWaits struct {
+	mu     sync.Mutex
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// add counts one more taken wait, unless Drain has begun.
+func (t *takenWaits) add() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return false
+	}
+	t.wg.Add(1)
+	return true
+}
+
+func (t *takenWaits) done() { t.wg.Done() }
+
+// close takes no more waits and waits for those taken to finish.
+func (t *takenWaits) close() {
+	t.mu.Lock()
+	t.closed = true
+	t.mu.Unlock()
+	t.wg.Wait()
+}
+
+// parked is a wait on a connection taken over from net/http: all it keeps
+// until it answers.
+type parked struct {
+	s      *Server
+	conn   net.Conn
+	watch  *core.Watcher
+	header http.Header // what was set on the response before the take-over; nil for nothing
+	line   accessLine
+	// ended receives the error that ended the connection's read: the
+	// read deadline, which is the wait's timeout, or the client leaving.
+	ended chan error
+}
+
+// takeOver hijacks the connection of a wait on an open question and parks
+// the wait on it, reporting whether it did. It does not on HTTP/2 (which
+// cannot hijack), for HEAD (whose response has no body), behind a writer
+// that cannot hijack or is not the API's own (the access log line would
+// be lost), or once Drain has begun; the handler then waits itself.
+func (s *Server) takeOver(w http.ResponseWriter, r *http.Request, watch *core.Watcher, timeout time.Duration) bool {
+	rec, ok := w.(*recorder)
+	if !ok || r.ProtoMajor != 1 || r.Method != http.MethodGet || !s.taken.add() {
+		return false
+	}
+	var header http.Header
+	if h := w.Header(); len(h) > 0 {
+		header = h.Clone()
+	}
+	conn, _, err := rec.takeOver()
+	if err != nil {
+		s.taken.done()
+		return false
+	}
+	// net/http's buffered reader goes too: whatever it holds beyond this
+	// request is a pipelined one, which stays unanswered, as HTTP/1.1
+	// allows of a response that closes the connection (the client sends
+	// it again on a new one).
+	p := &parked{s: s, conn: conn, watch: watch, header: header, line: rec.line, ended: make(chan error, 1)}
+	_ = conn.SetReadDeadline(time.Now().Add(timeout))
+	go p.read()
+	go p.run()
+	return true
+}
+
+// read reads the connection until it fails, which is how a client leaving
+// shows, or until the deadline set for the wait's timeout passes. Bytes
+// the client sends meanwhile are dropped (see takeOver).
+func (p *parked) read() {
+	b := make([]byte, 1)
+	for {
+		if _, err := p.conn.Read(b); err != nil {
+			p.ended <- err
+			return
+		}
+	}
+}
+
+// run parks until the question closes, the timeout passes, Drain is
+// called or the client leaves.
+func (p *parked) run() {
+	select {
+	case <-p.watch.Changed():
+		q, err := p.get()
+		if err == nil && q.Open() {
+			// Still open (a form's item was recorded, say): park again on
+			// a fresh goroutine, and leave the stack the read grew behind.
+			go p.run()
+			return
+		}
+		p.answer(q, err)
+	case err := <-p.ended:
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			p.leave()
+			return
+		}
+		p.answer(p.get())
+	case <-p.s.draining.Done():
+		p.answer(p.get())
+	}
+}
+
+// get reads the question as it stands, within waitSlack.
+func (p *parked) get() (*core.Question, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), waitSlack)
+	defer cancel()
+	return p.watch.Read(ctx)
+}
+
+// answer sends the wait's response, exactly as the handler would have
+// written it but for Connection: close, logs it and closes the connection.
+func (p *parked) answer(q *core.Question, err error) {
+	defer p.s.taken.done()
+	p.watch.Stop()
+	if p.header == nil {
+		p.header = http.Header{}
+	}
+	rw := &rendered{header: p.header}
+	p.s.answerWait(rw, p.line.method, p.line.path, q, err)
+	if err := rw.send(p.conn); err != nil {
+		p.s.log.Debug().Err(err).Str("path", p.line.path).Msg("wait: the response could not be sent")
+	}
+	p.s.logAccess(p.line, rw.status)
+	_ = p.conn.Close()
+}
+
+// leave ends a wait whose client has gone: nobody to answer. Its access
+// log line is what a handler whose caller left writes.
+func (p *parked) leave() {
+	defer p.s.taken.done()
+	p.watch.Stop()
+	_ = p.conn.Close()
+	p.s.logAccess(p.line, http.StatusOK)
+}
+
+// rendered is a response built in memory, for a connection taken over from
+// net/http.
+type rendered struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *rendered) Header() http.Header { return r.header }
+
+func (r *rendered) WriteHeader(status int) {
+	if r.status == 0 {
+		r.status = status
+	}
+}
+
+func (r *rendered) Write(b []byte) (int, error) {
+	r.WriteHeader(http.StatusOK)
+	return r.body.Write(b)
+}
+
+// send writes the response on conn as HTTP/1.1 with its Content-Length, a
+// Date as net/http sends, and Connection: close, within waitSlack.
+func (r *rendered) send(conn net.Conn) error {
+	r.WriteHeader(http.StatusOK)
+	r.header.Set("Date", time.Now().UTC().Format(http.TimeFormat))
+	resp := http.Response{
+		StatusCode: r.status, ProtoMajor: 1, ProtoMinor: 1, Header: r.header,
+		ContentLength: int64(r.body.Len()), Body: io.NopCloser(&r.body), Close: true,
+	}
+	var out bytes.Buffer
+	if err := resp.Write(&out); err != nil {
+		return err
+	}
+	_ = conn.SetWriteDeadline(time.Now().Add(waitSlack))
+	_, err := conn.Write(out.Bytes())
+	return err
+}

@@ -35,10 +35,12 @@ var (
 
 // watchedStore is the real bolt store, with a note sent each time a waiter
 // starts watching a question, so a test can answer once the waiter is
-// parked rather than guessing with a sleep.
+// parked rather than guessing with a sleep, and one each time a waiter
+// stops, so a test can see a waiter freed.
 type watchedStore struct {
 	core.Store
 	watching chan string
+	stopped  chan string
 }
 
 func (s *watchedStore) Watch(id string) (<-chan struct{}, func()) {
@@ -47,7 +49,13 @@ func (s *watchedStore) Watch(id string) (<-chan struct{}, func()) {
 	case s.watching <- id:
 	default:
 	}
-	return ch, stop
+	return ch, func() {
+		stop()
+		select {
+		case s.stopped <- id:
+		default:
+		}
+	}
 }
 
 type env struct {
@@ -88,7 +96,7 @@ func newEnv(t *testing.T) *env {
 // newEnvOn runs the API over st, for the tests that hold on every store.
 func newEnvOn(t *testing.T, st core.Store) *env {
 	t.Helper()
-	ws := &watchedStore{Store: st, watching: make(chan string, 64)}
+	ws := &watchedStore{Store: st, watching: make(chan string, 64), stopped: make(chan string, 64)}
 	routes := coretest.APIRoutes()
 	// agent-a's MCP host (and admin's) may answer on the default route.
 	routes[core.DefaultRoute].Deciders[core.SurfaceMCP] = []string{"agent-a", "root"}

@@ -205,8 +205,8 @@ func TestTakenWaitAnswersAsTheHandler(t *testing.T) {
 	}
 }
 
-// accessLine is one line of the API's access log.
-type accessLine struct {
+// logLine is one line of the API's access log.
+type logLine struct {
 	Message  string  `json:"message"`
 	Method   string  `json:"method"`
 	Path     string  `json:"path"`
@@ -216,11 +216,11 @@ type accessLine struct {
 }
 
 // accessLines returns the access log lines of requests for path.
-func accessLines(t *testing.T, e *env, path string) []accessLine {
+func accessLines(t *testing.T, e *env, path string) []logLine {
 	t.Helper()
-	var out []accessLine
+	var out []logLine
 	for _, raw := range strings.Split(strings.TrimSpace(e.logs.String()), "\n") {
-		var l accessLine
+		var l logLine
 		if err := json.Unmarshal([]byte(raw), &l); err != nil {
 			t.Fatalf("log line %q: %v", raw, err)
 		}
@@ -302,20 +302,20 @@ func TestDrainAnswersTakenWaits(t *testing.T) {
 // last item closes it.
 func TestTakenWaitThroughAFormsItems(t *testing.T) {
 	e := newEnv(t)
-	fq, err := e.as(agentA).Ask(e.ctx(), client.AskRequest{
-		Kind: core.KindForm, Question: "Deploy settings", Reversibility: core.Reversible, RunID: "run-1",
-		Items: []core.FormItem{
-			{ID: "region", Question: "Which region?", Options: []core.FormOption{{ID: "eu", Label: "EU"}, {ID: "us", Label: "US"}}},
-			{ID: "size", Question: "Which size?", Options: []core.FormOption{{ID: "s", Label: "Small"}, {ID: "l", Label: "Large"}}},
-		},
-	})
+	var items []core.FormItem
+	var answers []client.ItemAnswer
+	for _, id := range []string{"region", "size"} {
+		items = append(items, core.FormItem{ID: id, Question: "Which " + id + "?", Options: []core.FormOption{{ID: "a", Label: "A"}, {ID: "b", Label: "B"}}})
+		answers = append(answers, client.ItemAnswer{ItemID: id, OptionID: "a"})
+	}
+	fq, err := e.as(agentA).Ask(e.ctx(), client.AskRequest{Kind: core.KindForm, Question: "Deploy settings", Reversibility: core.Reversible, RunID: "run-1", Items: items})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv, tookOver := takingServer(t, e)
 	c := startWait(t, srv, fq.ID, "timeout=1m")
 	await(t, e, tookOver, "the take-over of the wait")
-	for _, item := range []client.ItemAnswer{{ItemID: "region", OptionID: "eu"}, {ItemID: "size", OptionID: "s"}} {
+	for _, item := range answers {
 		if _, err := e.as(operator).Answer(e.ctx(), fq.ID, client.AnswerRequest{Items: []client.ItemAnswer{item}}); err != nil {
 			t.Fatal(err)
 		}

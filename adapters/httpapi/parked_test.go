@@ -369,3 +369,27 @@ func TestWaitOverHTTP2WaitsInTheHandler(t *testing.T) {
 		t.Fatal("the wait over HTTP/2 did not return after the answer")
 	}
 }
+
+// TestPipelinedRequestAfterATakenWait: a request pipelined behind a wait
+// is not answered (the wait's response closes the connection, and HTTP/1.1
+// has the client send it again); the wait itself is answered as usual.
+func TestPipelinedRequestAfterATakenWait(t *testing.T) {
+	e := newEnv(t)
+	srv, tookOver := takingServer(t, e)
+	id := e.ask(agentA, "run-1")
+	c, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	req := fmt.Sprintf("GET /v1/questions/%s/wait?timeout=1m HTTP/1.1\r\nHost: askbridge\r\nAuthorization: Bearer %s\r\n\r\n", id, agentA.Secret)
+	fmt.Fprintf(c, "%sGET /healthz HTTP/1.1\r\nHost: askbridge\r\n\r\n", req) // one write: both arrive together
+	await(t, e, tookOver, "the take-over of the wait")
+	if _, err := e.as(operator).Answer(e.ctx(), id, client.AnswerRequest{Answer: "Postgres"}); err != nil {
+		t.Fatal(err)
+	}
+	r := readReply(t, e, c)
+	if r.status != 200 || !strings.Contains(string(r.body), `"state":"answered"`) || !r.close || !r.eof {
+		t.Fatalf("wait with a request pipelined behind it: %d %s (Connection: close %v, closed %v)", r.status, r.body, r.close, r.eof)
+	}
+}

@@ -29,10 +29,9 @@ import (
 	"github.com/askbridge/askbridge/adapters/httpapi"
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/benchstore"
 	"github.com/askbridge/askbridge/internal/coretest"
-	"github.com/askbridge/askbridge/internal/redistest"
 	"github.com/askbridge/askbridge/store/bolt"
-	redisstore "github.com/askbridge/askbridge/store/redis"
 )
 
 // benchEnv is the API over a bolt store on a real listener, with an HTTP
@@ -51,31 +50,6 @@ func newBenchEnv(b *testing.B, noSync bool, watchBuf int) *benchEnv {
 	}
 	b.Cleanup(func() { _ = st.Close() })
 	return newBenchEnvOn(b, st, watchBuf)
-}
-
-// benchStores opens each store for the benchmarks that compare them: the
-// embedded store (with fsync) and a private redis-server.
-var benchStores = []struct {
-	name string
-	open func(b *testing.B) core.Store
-}{
-	{"bolt", func(b *testing.B) core.Store {
-		st, err := bolt.Open(filepath.Join(b.TempDir(), "askbridge.db"), bolt.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { _ = st.Close() })
-		return st
-	}},
-	{"redis", func(b *testing.B) core.Store {
-		srv := redistest.Start(b)
-		st, err := redisstore.Open(context.Background(), srv.URL(), redisstore.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { _ = st.Close() })
-		return st
-	}},
 }
 
 // newBenchEnvOn is the API over st on a real listener.
@@ -280,25 +254,7 @@ func (s *noteWatch) Watch(id string) (<-chan struct{}, func()) {
 // on the embedded store (fsync) and on Redis; and the resident set's
 // growth counted from before the questions were asked. ASKBRIDGE_BENCH_HEAPPROFILE
 // names a file for a heap profile taken while they are parked.
-func BenchmarkParkedWaiters(b *testing.B) {
-	b.Run("bolt", func(b *testing.B) {
-		st, err := bolt.Open(filepath.Join(b.TempDir(), "askbridge.db"), bolt.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer st.Close()
-		benchParked(b, st)
-	})
-	b.Run("redis", func(b *testing.B) {
-		srv := redistest.Start(b)
-		st, err := redisstore.Open(context.Background(), srv.URL(), redisstore.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer st.Close()
-		benchParked(b, st)
-	})
-}
+func BenchmarkParkedWaiters(b *testing.B) { benchstore.Each(b, benchParked) }
 
 func benchParked(b *testing.B, st core.Store) {
 	n := benchWaiters()
@@ -385,93 +341,89 @@ func memNow() memSample {
 // operators, each answer a full POST /v1/questions/{id}/answer (auth,
 // decode, the chokepoint, encode) of a question asked beforehand.
 func BenchmarkAnswerHTTP(b *testing.B) {
-	for _, st := range benchStores {
-		b.Run(st.name, func(b *testing.B) {
-			e := newBenchEnvOn(b, st.open(b), 1)
-			ids := make(chan string, b.N)
-			for range b.N {
-				ids <- e.ask(b)
+	benchstore.Each(b, func(b *testing.B, st core.Store) {
+		e := newBenchEnvOn(b, st, 1)
+		ids := make(chan string, b.N)
+		for range b.N {
+			ids <- e.ask(b)
+		}
+		close(ids)
+		answer := []byte(`{"answer":"Postgres"}`)
+		procs := runtime.GOMAXPROCS(0)
+		b.SetParallelism((50 + procs - 1) / procs)
+		b.ResetTimer()
+		start := time.Now()
+		var answered atomic.Int64
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				e.post(b, "/v1/questions/"+<-ids+"/answer", operator, answer, 200)
+				answered.Add(1)
 			}
-			close(ids)
-			answer := []byte(`{"answer":"Postgres"}`)
-			procs := runtime.GOMAXPROCS(0)
-			b.SetParallelism((50 + procs - 1) / procs)
-			b.ResetTimer()
-			start := time.Now()
-			var answered atomic.Int64
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					e.post(b, "/v1/questions/"+<-ids+"/answer", operator, answer, 200)
-					answered.Add(1)
-				}
-			})
-			b.ReportMetric(float64(answered.Load())/time.Since(start).Seconds(), "answers/s")
 		})
-	}
+		b.ReportMetric(float64(answered.Load())/time.Since(start).Seconds(), "answers/s")
+	})
 }
 
 // BenchmarkConcurrentWake parks benchWaiters() long polls, then 50
 // operators answer all of them at once; it reports, per question, the
 // span from sending its answer to its long poll returning.
 func BenchmarkConcurrentWake(b *testing.B) {
-	for _, st := range benchStores {
-		b.Run(st.name, func(b *testing.B) {
-			n := benchWaiters()
-			e := newBenchEnvOn(b, st.open(b), n+16)
-			var lat []time.Duration
-			for range b.N {
-				b.StopTimer()
-				ids := make([]string, n)
-				woke := make([]chan time.Time, n)
-				var wg sync.WaitGroup
-				for i := range n {
-					ids[i], woke[i] = e.ask(b), make(chan time.Time, 1)
-					wg.Go(func() {
-						req, _ := http.NewRequest("GET", e.srv.URL+"/v1/questions/"+ids[i]+"/wait?timeout=5m", nil)
-						req.Header.Set("Authorization", "Bearer "+agentA.Secret)
-						resp, err := e.hc.Do(req)
-						if err != nil {
-							b.Error(err)
-							return
-						}
-						_, _ = io.Copy(io.Discard, resp.Body)
-						resp.Body.Close()
-						woke[i] <- time.Now()
-					})
-				}
-				for range n {
-					<-e.store.watching
-				}
-				b.StartTimer()
-				sent := make([]time.Time, n)
-				next := make(chan int, n)
-				for i := range n {
-					next <- i
-				}
-				close(next)
-				var answerers sync.WaitGroup
-				for range 50 {
-					answerers.Go(func() {
-						for i := range next {
-							sent[i] = time.Now()
-							e.post(b, "/v1/questions/"+ids[i]+"/answer", operator, []byte(`{"answer":"Postgres"}`), 200)
-						}
-					})
-				}
-				answerers.Wait()
-				wg.Wait()
-				b.StopTimer()
-				for i := range n {
-					lat = append(lat, (<-woke[i]).Sub(sent[i]))
-				}
+	benchstore.Each(b, func(b *testing.B, st core.Store) {
+		n := benchWaiters()
+		e := newBenchEnvOn(b, st, n+16)
+		var lat []time.Duration
+		for range b.N {
+			b.StopTimer()
+			ids := make([]string, n)
+			woke := make([]chan time.Time, n)
+			var wg sync.WaitGroup
+			for i := range n {
+				ids[i], woke[i] = e.ask(b), make(chan time.Time, 1)
+				wg.Go(func() {
+					req, _ := http.NewRequest("GET", e.srv.URL+"/v1/questions/"+ids[i]+"/wait?timeout=5m", nil)
+					req.Header.Set("Authorization", "Bearer "+agentA.Secret)
+					resp, err := e.hc.Do(req)
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					woke[i] <- time.Now()
+				})
 			}
-			slices.Sort(lat)
-			pct := func(p float64) float64 {
-				return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Microseconds()) / 1000
+			for range n {
+				<-e.store.watching
 			}
-			b.ReportMetric(pct(0.50), "p50-ms")
-			b.ReportMetric(pct(0.99), "p99-ms")
-			b.ReportMetric(float64(n), "waiters")
-		})
-	}
+			b.StartTimer()
+			sent := make([]time.Time, n)
+			next := make(chan int, n)
+			for i := range n {
+				next <- i
+			}
+			close(next)
+			var answerers sync.WaitGroup
+			for range 50 {
+				answerers.Go(func() {
+					for i := range next {
+						sent[i] = time.Now()
+						e.post(b, "/v1/questions/"+ids[i]+"/answer", operator, []byte(`{"answer":"Postgres"}`), 200)
+					}
+				})
+			}
+			answerers.Wait()
+			wg.Wait()
+			b.StopTimer()
+			for i := range n {
+				lat = append(lat, (<-woke[i]).Sub(sent[i]))
+			}
+		}
+		slices.Sort(lat)
+		pct := func(p float64) float64 {
+			return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Microseconds()) / 1000
+		}
+		b.ReportMetric(pct(0.50), "p50-ms")
+		b.ReportMetric(pct(0.99), "p99-ms")
+		b.ReportMetric(float64(n), "waiters")
+	})
 }

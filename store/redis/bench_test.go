@@ -63,7 +63,83 @@ func BenchmarkResolve(b *testing.B) {
 	}
 	defer flush(b)
 	defer s.Close()
+	qs := closable(b, s)
 
+	setParallelism(b)
+	var next atomic.Int64
+	at := t0.Add(time.Minute)
+	resetServerStats(b)
+	runtime.GC() // not the setup's garbage in the timed part
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			q := qs[next.Add(1)-1]
+			t := answer(q, "op", at)
+			t.Read = q
+			if _, err := s.Resolve(ctx, t); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	reportServerTime(b, "evalsha")
+}
+
+// BenchmarkResolveOneCaller is BenchmarkResolve with one caller: what a
+// close costs Redis when nothing else runs.
+func BenchmarkResolveOneCaller(b *testing.B) {
+	ctx := context.Background()
+	s, err := redisstore.New(ctx, sharedClient(), redisstore.Options{Prefix: randomPrefix()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer flush(b)
+	defer s.Close()
+	qs := closable(b, s)
+	at := t0.Add(time.Minute)
+	resetServerStats(b)
+	runtime.GC()
+	b.ResetTimer()
+	for _, q := range qs {
+		t := answer(q, "op", at)
+		t.Read = q
+		if _, err := s.Resolve(ctx, t); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	reportServerTime(b, "evalsha")
+}
+
+// BenchmarkGet reads one open question with one card, over and over.
+func BenchmarkGet(b *testing.B) {
+	ctx := context.Background()
+	s, err := redisstore.New(ctx, sharedClient(), redisstore.Options{Prefix: randomPrefix()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer flush(b)
+	defer s.Close()
+	q := question(0, "run-bench", t0)
+	q.Text = "Which region should the new cluster run in? eu-west-1 is closest to most users, us-east-1 is cheaper."
+	mustCreate(b, s, q)
+	ref := core.MessageRef{Surface: core.SurfaceSlack, Room: "C0123456789", ID: "1700000000.100200", Delivery: q.ID + ":post:slack:C0123456789", At: t0}
+	if _, err := s.RecordMessage(ctx, q.ID, ref, event(q, core.EventNotified, t0)); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.Get(ctx, q.ID); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// closable creates b.N open questions with one recorded card each, as
+// core would hand them to Resolve.
+func closable(b *testing.B, s *redisstore.Store) []*core.Question {
+	ctx := context.Background()
 	qs := make([]*core.Question, b.N)
 	var wg sync.WaitGroup
 	var setupErr atomic.Value
@@ -93,26 +169,7 @@ func BenchmarkResolve(b *testing.B) {
 	if err := setupErr.Load(); err != nil {
 		b.Fatal(err)
 	}
-
-	setParallelism(b)
-	var next atomic.Int64
-	at := t0.Add(time.Minute)
-	resetServerStats(b)
-	runtime.GC() // not the setup's garbage in the timed part
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			q := qs[next.Add(1)-1]
-			t := answer(q, "op", at)
-			t.Read = q
-			if _, err := s.Resolve(ctx, t); err != nil {
-				b.Error(err)
-				return
-			}
-		}
-	})
-	b.StopTimer()
-	reportServerTime(b, "evalsha")
+	return qs
 }
 
 // BenchmarkSet is the floor: a plain SET through the same client, with

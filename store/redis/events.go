@@ -2,7 +2,6 @@ package redis
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -98,9 +97,9 @@ func (s *Store) eventStart(since int64, shard int) string {
 }
 
 func (s *Store) decodeEvent(m goredis.XMessage, shard int) (core.Event, error) {
-	var e core.Event
 	raw, _ := m.Values["e"].(string)
-	if err := json.Unmarshal([]byte(raw), &e); err != nil {
+	e, err := readEvent(raw)
+	if err != nil {
 		return e, fmt.Errorf("event %s: %w", m.ID, err)
 	}
 	head, _, _ := strings.Cut(m.ID, "-")

@@ -12,6 +12,8 @@ import (
 // Cluster every script's keys share one slot.
 //
 //	{ab:s0}:q:<id>          hash: one question (see record.go for fields)
+//	{ab:s0}:d:<id>          string: the question's document (record.go);
+//	                        records written before it keep it in the hash
 //	{ab:s0}:qe:<id>         list: stream ids of the question's events, in
 //	                        records written before the q hash's "ev" field
 //	                        (read and dropped by purge; no longer written)
@@ -48,10 +50,14 @@ func (k keys) tag(shard int) string {
 	return "{" + k.prefix + ":s" + strconv.Itoa(shard) + "}"
 }
 
-// question and questionEvents take a valid id: its first character names
-// its shard.
+// question, document and questionEvents take a valid id: its first
+// character names its shard.
 func (k keys) question(id string) string {
 	return k.tag(core.ShardOf(id)) + ":q:" + id
+}
+
+func (k keys) document(id string) string {
+	return k.tag(core.ShardOf(id)) + ":d:" + id
 }
 
 func (k keys) questionEvents(id string) string {
@@ -106,6 +112,7 @@ type shardKeys struct {
 	wake                                         string
 	outboxes                                     []string
 	questionPrefix                               string // + id: keys.question
+	documentPrefix                               string // + id: keys.document
 	// common and wakeArg are the scripts' leading ARGV (see common.lua)
 	// and the wake-up channel, boxed once.
 	common  [3]any
@@ -117,7 +124,8 @@ func (k keys) forShard(shard int, timed string) shardKeys {
 		shard: shard, events: k.events(shard), seq: k.seq(shard), open: k.open(shard),
 		deadline: k.deadline(shard), runOpen: k.runOpen(shard), closed: k.closed(shard),
 		wake: k.wake(shard), outboxes: k.outboxes(shard), questionPrefix: k.tag(shard) + ":q:",
-		common: [3]any{shard, timed, surfaceList}, wakeArg: k.wake(shard),
+		documentPrefix: k.tag(shard) + ":d:",
+		common:         [3]any{shard, timed, surfaceList}, wakeArg: k.wake(shard),
 	}
 }
 

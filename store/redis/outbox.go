@@ -220,8 +220,8 @@ func max1ms(d time.Duration) time.Duration {
 
 // entry is an outbox stream entry's fields. A delivery is stored whole
 // as JSON in d, or, for a card's update (enqueued by a script, which
-// writes no JSON), as the card's fragment (JSON members without braces)
-// in u, its key in k and its time as a JSON string in t.
+// writes no JSON), as the card as stored (card.go) in u, its key in k and
+// its time as a JSON string in t.
 type entry struct{ d, u, k, t string }
 
 // decodeDelivery reads a stored delivery. One that does not decode (a
@@ -233,9 +233,8 @@ func decodeDelivery(shard int, surface core.Surface, streamID string, e entry, a
 	var err error
 	if e.d != "" {
 		err = json.Unmarshal([]byte(e.d), &d)
-	} else if err = json.Unmarshal([]byte("{"+e.u+"}"), &d); err == nil {
-		d.Key = e.k
-		err = json.Unmarshal([]byte(e.t), &d.CreatedAt)
+	} else {
+		d, err = cardUpdate(surface, e.u, e.k, e.t)
 	}
 	if err != nil {
 		d = core.Delivery{Key: "undecodable:" + streamID, Surface: surface}

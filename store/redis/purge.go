@@ -43,7 +43,7 @@ func (s *Store) Purge(ctx context.Context, cutoff time.Time, limit int) (int, er
 				if sh, ok := s.shardOf(id); !ok || sh != shard {
 					continue
 				}
-				keys = append(keys, s.k.question(id), s.k.questionEvents(id))
+				keys = append(keys, s.k.question(id), s.k.questionEvents(id), s.k.document(id))
 				args = append(args, id)
 			}
 			r, err := s.run(ctx, purgeScript, keys, args...)

@@ -198,22 +198,35 @@ func (s *Store) load(ctx context.Context, ids []string) ([]*core.Question, error
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	cmds := make([]*goredis.MapStringStringCmd, len(ids))
+	// A question's hash and document, in one round trip for all of them.
+	cmds := make([]struct {
+		hash *goredis.MapStringStringCmd
+		doc  *goredis.StringCmd
+	}, len(ids))
 	_, err := s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
 		for i, id := range ids {
-			cmds[i] = p.HGetAll(ctx, s.k.question(id))
+			cmds[i].hash = p.HGetAll(ctx, s.k.question(id))
+			cmds[i].doc = p.Get(ctx, s.k.document(id))
 		}
 		return nil
 	})
-	if err != nil {
+	if err != nil && !errors.Is(err, goredis.Nil) {
 		return nil, err
 	}
 	qs := make([]*core.Question, 0, len(ids))
-	for _, c := range cmds {
-		if len(c.Val()) == 0 {
+	for i, c := range cmds {
+		f, err := c.hash.Result()
+		if err != nil {
+			return nil, err
+		}
+		if len(f) == 0 {
 			continue // purged meanwhile
 		}
-		q, err := decodeQuestion(c.Val())
+		doc, err := c.doc.Result()
+		if err != nil && !errors.Is(err, goredis.Nil) {
+			return nil, err
+		}
+		q, err := decodeQuestion(ids[i], withDocument(f, doc, err == nil))
 		if err != nil {
 			return nil, err
 		}

@@ -16,10 +16,7 @@ func (s *Store) Create(ctx context.Context, q *core.Question, asked core.Event, 
 	if !ok {
 		return core.Errorf(core.CodeInvalid, op, "question id %q names no shard of this store", q.ID)
 	}
-	doc := *q
-	doc.State = core.StateOpen
-	doc.Answers, doc.Messages, doc.Resolution = nil, nil, nil
-	docJSON, err := json.Marshal(&doc)
+	docJSON, err := encodeDocument(q)
 	if err != nil {
 		return core.Internal(op, err)
 	}
@@ -42,7 +39,7 @@ func (s *Store) Create(ctx context.Context, q *core.Question, asked core.Event, 
 	keys := append([]string{
 		s.k.question(q.ID), s.k.events(shard), s.k.seq(shard),
 		s.k.open(shard), s.k.created(shard), s.k.deadline(shard), s.k.runOpen(shard), s.k.runs(shard),
-		s.k.idempotency(shard),
+		s.k.idempotency(shard), s.k.document(q.ID),
 	}, s.k.outboxes(shard)...)
 	r, err := s.run(ctx, createScript, keys, args...)
 	if err != nil {
@@ -78,18 +75,14 @@ func (s *Store) Get(ctx context.Context, id string) (*core.Question, error) {
 	if q, ok := s.settledCopy(id); ok {
 		return q, nil
 	}
-	f, err := s.client.HGetAll(ctx, s.k.question(id)).Result()
+	qs, err := s.load(ctx, []string{id})
 	if err != nil {
 		return nil, core.Internal(op, err)
 	}
-	if len(f) == 0 {
+	if len(qs) == 0 {
 		return nil, core.ErrNotFound
 	}
-	q, err := decodeQuestion(f)
-	if err != nil {
-		return nil, core.Internal(op, err)
-	}
-	return q, nil
+	return qs[0], nil
 }
 
 // appendDeliveries adds deliveries to a script's ARGV as surface, JSON
@@ -107,15 +100,4 @@ func appendDeliveries(op string, args []any, out []core.Delivery) ([]any, error)
 		args = append(args, string(d.Surface), b)
 	}
 	return args, nil
-}
-
-// renderEvent renders an event for a script; an event without a kind is
-// "" (none). The store assigns Seq, so the one given is dropped.
-func renderEvent(e core.Event) (string, error) {
-	if e.Kind == "" {
-		return "", nil
-	}
-	e.Seq = 0
-	b, err := json.Marshal(&e)
-	return string(b), err
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -14,71 +13,93 @@ import (
 	"github.com/askbridge/askbridge/core"
 )
 
-// A question is one hash. What never changes is one JSON document written
-// by Go ("doc"); what changes is kept in fields of its own that the
-// scripts compare and set without parsing JSON:
+// A question is one hash and one string. What never changes once written
+// is read only whole and kept in a string key of its own (keys.document):
+// the question's JSON document, written by Go, and once it is closed the
+// record separator (0x1e, which JSON never holds raw) and its resolution
+// (JSON). What changes is kept in fields of the hash that the scripts
+// compare and set without parsing JSON:
 //
-//	doc          the question as created (JSON)
 //	state        open | answered | declined | timed_out | expired | cancelled
 //	deadline     deadline in ms (absent: none)
 //	renot        how many renotices were counted
 //	run          run id (for the run-open index)
-//	om           the question's member of the open index
+//	om           the question's member of the open index less the ":<id>"
+//	             ending it (18 bytes: class and created time)
 //	closed       closed ms, once closed
-//	res          the resolution (JSON), once closed
 //	ni, na       form items asked, answered
 //	a:<item>     a form item's answer (JSON)
 //	v:<voter>    a vote (JSON), one per voter (core.Vote.Key)
 //	vc:<choice>  votes for one choice; nv votes in all
 //	nm           cards recorded
-//	m:<n>        card n as an update delivery without key and time (JSON
-//	             members without the braces), so a script can enqueue its
-//	             edit by concatenation
-//	ms:<n>       card n's surface, naming its outbox
-//	md:<key>     n of the card posted by delivery key (repeat detection)
+//	m:<n>, mk:<n>, ms:<n>  card n (card.go)
 //	ver          changes so far, part of update delivery keys
 //	ev           stream ids of the question's events, space-separated (purge
 //	             drops them with the question)
 //
 // Counters that are zero (renot, ni, na, nm, ver) are not stored: a
-// missing one reads as 0. Records written by earlier versions store them
-// all, plus a "created" field nothing reads, and keep their event ids in a
-// list key of their own (keys.go); both layouts read the same.
+// missing one reads as 0. While a question is open every field is short,
+// so Redis keeps the hash in its compact listpack encoding (values of at
+// most 64 bytes, hash-max-listpack-value), a few hundred bytes rather
+// than a hashtable's 1,500; that is why the document and the resolution,
+// some hundreds of bytes each, are not in it. The document leaves out
+// what the hash or the key says (id, state, deadline; storedDoc). Form
+// answers and votes are JSON of their own fields, so a form or a vote
+// makes the hash a hashtable.
+//
+// Records written by earlier versions read, close and purge the same:
+// their document is the hash's "doc" field (with id, state and deadline
+// in it) and their resolution its "res" field, their cards are fragments
+// (card.go) and their om is the whole member. The oldest also store every counter and a "created" field
+// nothing reads, and keep their event ids in a list key of their own
+// (keys.go). Readers hand decodeQuestion the hash with the document under
+// "doc" whichever way it was stored (withDocument, common.lua's record).
 
-// cardFragment is the stored form of a card: an update delivery for it,
-// less the key and time that each transition adds.
-type cardFragment struct {
-	Kind       core.DeliveryKind `json:"kind"`
-	Surface    core.Surface      `json:"surface"`
-	Room       string            `json:"room,omitempty"`
-	QuestionID string            `json:"question_id"`
-	Message    *core.MessageRef  `json:"message"`
+// storedDoc is the question document as stored: the question less what
+// the hash holds in fields of its own or the key says, which shadow the
+// question's (encoding/json prefers the shallower field), so they are
+// left out when empty and an earlier document's are read into them and
+// dropped.
+type storedDoc struct {
+	core.Question
+	ID       string     `json:"id,omitempty"`
+	State    core.State `json:"state,omitempty"`
+	Deadline *time.Time `json:"deadline,omitempty"`
 }
 
-func renderCard(id string, ref core.MessageRef) (string, error) {
-	b, err := json.Marshal(cardFragment{
-		Kind:       core.DeliverUpdate,
-		Surface:    ref.Surface,
-		Room:       ref.Room,
-		QuestionID: id,
-		Message:    &ref,
-	})
-	if err != nil {
-		return "", err
+// encodeDocument renders q's document as Create stores it.
+func encodeDocument(q *core.Question) ([]byte, error) {
+	doc := storedDoc{Question: *q}
+	doc.Answers, doc.Messages, doc.Resolution = nil, nil, nil
+	return json.Marshal(&doc)
+}
+
+// withDocument is f with the document, read from its own key, under
+// "doc" (unless f, written by an earlier version, has it already).
+func withDocument(f map[string]string, doc string, found bool) map[string]string {
+	if _, ok := f["doc"]; !ok && found && len(f) > 0 {
+		f["doc"] = doc
 	}
-	return string(b[1 : len(b)-1]), nil
+	return f
 }
 
-// decodeQuestion assembles a question from its hash.
-func decodeQuestion(f map[string]string) (*core.Question, error) {
+// decodeQuestion assembles question id from its hash f, which holds the
+// document under "doc".
+func decodeQuestion(id string, f map[string]string) (*core.Question, error) {
 	doc, ok := f["doc"]
 	if !ok {
-		return nil, errors.New("question record has no document")
+		return nil, fmt.Errorf("question %s record has no document", id)
 	}
-	q := new(core.Question)
-	if err := json.Unmarshal([]byte(doc), q); err != nil {
-		return nil, fmt.Errorf("question document: %w", err)
+	doc, res, closed := strings.Cut(doc, "\x1e")
+	if v, ok := f["res"]; ok { // a record that keeps its document in the hash
+		res, closed = v, true
 	}
+	d := new(storedDoc) // the question and its shadows in one allocation
+	if err := json.Unmarshal([]byte(doc), d); err != nil {
+		return nil, fmt.Errorf("question %s document: %w", id, err)
+	}
+	q := &d.Question
+	q.ID = id
 	q.State = core.State(f["state"])
 	q.Deadline = time.Time{}
 	if v, ok := f["deadline"]; ok {
@@ -90,9 +111,9 @@ func decodeQuestion(f map[string]string) (*core.Question, error) {
 	}
 	q.Renotified, _ = strconv.Atoi(f["renot"])
 	q.Resolution = nil
-	if v, ok := f["res"]; ok {
+	if closed {
 		q.Resolution = new(core.Resolution)
-		if err := json.Unmarshal([]byte(v), q.Resolution); err != nil {
+		if err := json.Unmarshal([]byte(res), q.Resolution); err != nil {
 			return nil, fmt.Errorf("question %s resolution: %w", q.ID, err)
 		}
 	}
@@ -125,15 +146,16 @@ func decodeQuestion(f map[string]string) (*core.Question, error) {
 	q.Messages = nil
 	nm, _ := strconv.Atoi(f["nm"])
 	for i := 1; i <= nm; i++ {
-		v, ok := f["m:"+strconv.Itoa(i)]
+		n := strconv.Itoa(i)
+		v, ok := f["m:"+n]
 		if !ok {
 			continue
 		}
-		var c cardFragment
-		if err := json.Unmarshal([]byte("{"+v+"}"), &c); err != nil || c.Message == nil {
-			return nil, fmt.Errorf("question %s card %d: %v", q.ID, i, err)
+		m, err := readCard(v, f["mk:"+n], core.Surface(f["ms:"+n]))
+		if err != nil {
+			return nil, fmt.Errorf("question %s card %d: %w", q.ID, i, err)
 		}
-		q.Messages = append(q.Messages, *c.Message)
+		q.Messages = append(q.Messages, m)
 	}
 	q.Normalize()
 	return q, nil

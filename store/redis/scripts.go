@@ -130,7 +130,7 @@ func (s *Store) outcome(op, id string, r reply) (*core.Question, error) {
 	var q *core.Question
 	if r.fields != nil {
 		var err error
-		if q, err = decodeQuestion(r.fields); err != nil {
+		if q, err = decodeQuestion(id, r.fields); err != nil {
 			return nil, core.Internal(op, err)
 		}
 	}

@@ -54,7 +54,7 @@ func TestKeysOfAShardShareASlot(t *testing.T) {
 	for shard := range core.MaxShards {
 		id := core.NewID(shard)
 		all := []string{
-			k.question(id), k.questionEvents(id),
+			k.question(id), k.document(id), k.questionEvents(id),
 			k.events(shard), k.seq(shard), k.open(shard), k.created(shard), k.closed(shard),
 			k.deadline(shard), k.runOpen(shard), k.runs(shard), k.loose(shard), k.wake(shard),
 		}

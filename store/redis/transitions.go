@@ -92,8 +92,11 @@ func (s *Store) Resolve(ctx context.Context, t core.Transition) (*core.Question,
 		}
 		args = append(args, a.ItemID, b)
 	}
-	keys := make([]string, 0, 7+len(sk.outboxes))
-	keys = append(keys, sk.questionPrefix+t.QuestionID, sk.events, sk.seq, sk.open, sk.closed)
+	// The question's two keys in one allocation.
+	both := sk.questionPrefix + t.QuestionID + sk.documentPrefix + t.QuestionID
+	qkey, dkey := both[:len(sk.questionPrefix)+len(t.QuestionID)], both[len(sk.questionPrefix)+len(t.QuestionID):]
+	keys := make([]string, 0, 8+len(sk.outboxes))
+	keys = append(keys, qkey, sk.events, sk.seq, sk.open, sk.closed, dkey)
 	keys = append(keys, sk.outboxes...)
 	if card := heldCard(t); card > 0 {
 		args = append(args, card, t.Hold.Key, t.Hold.For.Milliseconds(), s.clock())
@@ -186,6 +189,7 @@ func (s *Store) Renotify(ctx context.Context, rn core.Renotice) (*core.Question,
 	}
 	keys := append([]string{
 		s.k.question(rn.QuestionID), s.k.events(shard), s.k.seq(shard), s.k.deadline(shard),
+		s.k.document(rn.QuestionID),
 	}, s.k.outboxes(shard)...)
 	r, err := s.run(ctx, renotifyScript, keys, args...)
 	if err != nil {
@@ -208,7 +212,7 @@ func (s *Store) RecordMessage(ctx context.Context, id string, ref core.MessageRe
 	if !ref.Surface.IsChat() {
 		return nil, core.Errorf(core.CodeInvalid, op, "cards are posted on chat surfaces, not %q", ref.Surface)
 	}
-	card, err := renderCard(id, ref)
+	card, err := storeCard(id, ref)
 	if err != nil {
 		return nil, core.Internal(op, err)
 	}
@@ -221,7 +225,7 @@ func (s *Store) RecordMessage(ctx context.Context, id string, ref core.MessageRe
 		return nil, core.Internal(op, err)
 	}
 	keys := append([]string{
-		s.k.question(id), s.k.events(shard), s.k.seq(shard),
+		s.k.question(id), s.k.events(shard), s.k.seq(shard), s.k.document(id),
 	}, s.k.outboxes(shard)...)
 	r, err := s.run(ctx, recordMessageScript, keys,
 		shard, s.timed, surfaceList,

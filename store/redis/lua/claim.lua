@@ -7,7 +7,7 @@
 -- KEYS[2]  the stream's retries waiting to fall due (zset, due ms;
 --          members "<prior attempts>|<old id>|<delivery JSON>", or
 --          "h|<key>" for a held card update, see common.lua's hold_card)
--- KEYS[3]  the held updates' fields (hash: key -> "<ver> <time> <fragment>")
+-- KEYS[3]  the held updates' fields (hash: key -> "<ver> <time> <card>")
 --
 -- ARGV[1]  consumer group
 -- ARGV[2]  consumer

@@ -60,22 +60,45 @@ local function with_event(ev, id)
   return id
 end
 
+-- record is a question's hash as a script returns it: its fields, and
+-- its document (KEYS' document key d) under "doc" (records written before
+-- the document had a key of its own hold it in the hash).
+local function record(q, d)
+  local f = redis.call('HGETALL', q)
+  local doc = redis.call('GET', d)
+  if doc and #f > 0 then
+    f[#f + 1] = 'doc'
+    f[#f + 1] = doc
+  end
+  return f
+end
+
+-- card_value is what an update delivery carries of a card: its m:<i>
+-- value, then, if the card has one (earlier versions' cards do not), the
+-- unit separator and its mk:<i> value (see card.go).
+local function card_value(m, mk)
+  if m and mk then
+    return m .. '\31' .. mk
+  end
+  return m
+end
+
 -- enqueue_card adds an update delivery for card i of the question, given
--- the card's surface and its delivery fragment, rendered by Go when the
--- card was recorded. The entry keeps the fragment, the delivery's key and
--- its time (a JSON string) as fields of their own; Go puts them together
--- when the delivery is claimed, so nothing here writes JSON.
-local function enqueue_card(boxes, id, created, ver, i, surface, fragment)
+-- the card's surface and card_value, as recorded by Go. The entry keeps
+-- the card, the delivery's key and its time (a JSON string) as fields of
+-- their own; Go puts them together when the delivery is claimed, so
+-- nothing here writes JSON.
+local function enqueue_card(boxes, id, created, ver, i, surface, card)
   local box = surface and boxes[surface]
-  if box and fragment then
-    redis.call('XADD', box, '*', 'u', fragment, 'k', id .. '/update/' .. ver .. '/' .. i, 't', created)
+  if box and card then
+    redis.call('XADD', box, '*', 'u', card, 'k', id .. '/update/' .. ver .. '/' .. i, 't', created)
   end
 end
 
 -- enqueue_update is enqueue_card for card i as stored on the question.
 local function enqueue_update(q, id, boxes, created, ver, i)
-  local card = redis.call('HMGET', q, 'ms:' .. i, 'm:' .. i)
-  enqueue_card(boxes, id, created, ver, i, card[1], card[2])
+  local card = redis.call('HMGET', q, 'ms:' .. i, 'm:' .. i, 'mk:' .. i)
+  enqueue_card(boxes, id, created, ver, i, card[1], card_value(card[2], card[3]))
 end
 
 -- clock_ms is the store's clock in ms, which every due time of the
@@ -93,12 +116,13 @@ end
 -- hold_card enqueues a card's update held back for the caller's own
 -- response (core.Transition.Hold): not on the stream but in the zset of
 -- retries, as member "h|<key>", due after the hold, with the entry's
--- fields kept in the held hash under the key as "<ver> <time> <fragment>"
--- (ver: the question's changes when held, which the drop compares).
+-- fields kept in the held hash under the key as "<ver> <time> <card>"
+-- (ver: the question's changes when held, which the drop compares; card:
+-- card_value).
 -- claim.lua puts it on the stream once due; drop_held.lua takes it back.
-local function hold_card(later, held, key, due, ver, created, fragment)
-  if fragment then
+local function hold_card(later, held, key, due, ver, created, card)
+  if card then
     redis.call('ZADD', later, due, 'h|' .. key)
-    redis.call('HSET', held, key, ver .. ' ' .. created .. ' ' .. fragment)
+    redis.call('HSET', held, key, ver .. ' ' .. created .. ' ' .. card)
   end
 end

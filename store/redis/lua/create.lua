@@ -6,7 +6,8 @@
 -- KEYS[3]  event counter          KEYS[7]  run-open index (zset, lex "<run>\0<id>")
 -- KEYS[4]  open index (zset, lex) KEYS[8]  ended runs (hash run -> ms)
 --                                 KEYS[9]  idempotency keys (hash key -> id)
---                                 KEYS[10..] outbox streams, as ARGV[3]
+--                                 KEYS[10] question document (string)
+--                                 KEYS[11..] outbox streams, as ARGV[3]
 --
 -- ARGV[1..3] shard, several-shards flag, surfaces (see common.lua)
 -- ARGV[4]  question id            ARGV[9]  deadline ms, "" for none
@@ -30,7 +31,7 @@
 local id = ARGV[4]
 local run = ARGV[5]
 local idem = ARGV[13]
-local boxes = outboxes(10)
+local boxes = outboxes(11)
 local nd = tonumber(ARGV[14])
 for i = 0, nd - 1 do
   if not boxes[ARGV[15 + 2 * i]] then
@@ -52,7 +53,12 @@ end
 
 -- Counters that are zero are left out: readers take a missing one as 0.
 local n, eid = append_event(KEYS[2], KEYS[3], ARGV[12])
-local set = {KEYS[1], 'doc', ARGV[6], 'state', 'open', 'run', run, 'om', ARGV[7], 'ev', eid}
+-- The document has a key of its own, so that every field of the hash is
+-- short (record.go); om is the open index member less the ":<id>" that
+-- ends it.
+redis.call('SET', KEYS[10], ARGV[6])
+local om = string.sub(ARGV[7], 1, #ARGV[7] - #id - 1)
+local set = {KEYS[1], 'state', 'open', 'run', run, 'om', om, 'ev', eid}
 if ARGV[10] ~= '0' then
   set[#set + 1] = 'renot'
   set[#set + 1] = ARGV[10]

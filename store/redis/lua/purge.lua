@@ -7,15 +7,15 @@
 -- KEYS[2]  created index          KEYS[6]  deadline index
 -- KEYS[3]  event stream           KEYS[7]  run-open index
 -- KEYS[4]  loose events
--- KEYS[8..] pairs: question hash, the list of its event ids that
---           records written before the "ev" field kept
+-- KEYS[8..] triples: question hash, the list of its event ids that
+--           records written before the "ev" field kept, its document
 --
 -- A close leaves the question in the deadline and run-open indexes (their
 -- readers skip closed questions); the purge takes it out of them.
 --
 -- ARGV[1]  cutoff ms (exclusive)
 -- ARGV[2]  most loose events to drop
--- ARGV[3..] question ids, one per KEYS pair
+-- ARGV[3..] question ids, one per KEYS triple
 --
 -- Returns {C_OK, questions dropped, {}, {loose events dropped}}
 
@@ -30,8 +30,9 @@ end
 local dropped = 0
 for j = 3, #ARGV do
   local id = ARGV[j]
-  local q = KEYS[8 + 2 * (j - 3)]
-  local list = KEYS[9 + 2 * (j - 3)]
+  local q = KEYS[8 + 3 * (j - 3)]
+  local list = KEYS[9 + 3 * (j - 3)]
+  local doc = KEYS[10 + 3 * (j - 3)]
   local score = redis.call('ZSCORE', KEYS[1], id)
   if score and tonumber(score) < cutoff then
     local f = redis.call('HMGET', q, 'run', 'ev', 'idem')
@@ -50,7 +51,7 @@ for j = 3, #ARGV do
     if f[3] then
       redis.call('HDEL', KEYS[5], f[3])
     end
-    redis.call('DEL', q, list)
+    redis.call('DEL', q, list, doc)
     redis.call('ZREM', KEYS[1], id)
     redis.call('ZREM', KEYS[2], id)
     dropped = dropped + 1

@@ -5,31 +5,48 @@
 -- delivery at once: it may have been drawn from the question as it was
 -- before, and must not go on showing that.
 --
--- KEYS[1]  question hash          KEYS[3]  event counter
--- KEYS[2]  event stream           KEYS[4..] outbox streams, as ARGV[3]
+-- KEYS[1]  question hash          KEYS[4]  question document
+-- KEYS[2]  event stream           KEYS[5..] outbox streams, as ARGV[3]
+-- KEYS[3]  event counter
 --
 -- ARGV[1..3] shard, several-shards flag, surfaces (see common.lua)
--- ARGV[4]  question id            ARGV[8]  card's update-delivery fragment
--- ARGV[5]  wake-up channel                 (JSON members without braces)
--- ARGV[6]  card's delivery key    ARGV[9]  notified event JSON, "" for none
--- ARGV[7]  card's surface         ARGV[10] card time as JSON string
+-- ARGV[4]  question id            ARGV[8]  the card as stored (card.go)
+-- ARGV[5]  wake-up channel        ARGV[9]  notified event JSON, "" for none
+-- ARGV[6]  card's delivery key    ARGV[10] card time as JSON string
+-- ARGV[7]  card's surface
 --
 -- Returns {C_OK, 0, fields}  recorded, or a repeat; fields = the hash
 --         {C_NOT_FOUND}      no such question
 
 local q = KEYS[1]
 local id = ARGV[4]
-local f = redis.call('HMGET', q, 'state', 'na', 'ev', 'nv')
+local key = ARGV[6]
+local f = redis.call('HMGET', q, 'state', 'na', 'ev', 'nv', 'nm')
 local state = f[1]
 if not state then
   return {C_NOT_FOUND, 0, {}, {}}
 end
-if redis.call('HEXISTS', q, 'md:' .. ARGV[6]) == 1 then
-  return {C_OK, 0, redis.call('HGETALL', q), {}}
+-- A repeat: a card with this key is recorded, as its mk:<n> field or, on
+-- records written before that, as an md:<key> field.
+local nm = tonumber(f[5] or '0')
+local repeated = redis.call('HEXISTS', q, 'md:' .. key) == 1
+if nm > 0 and not repeated then
+  local fields = {}
+  for i = 1, nm do
+    fields[i] = 'mk:' .. i
+  end
+  for _, k in ipairs(redis.call('HMGET', q, unpack(fields))) do
+    if k == key then
+      repeated = true
+    end
+  end
+end
+if repeated then
+  return {C_OK, 0, record(q, KEYS[4]), {}}
 end
 
-local i = redis.call('HINCRBY', q, 'nm', 1)
-local set = {q, 'm:' .. i, ARGV[8], 'ms:' .. i, ARGV[7], 'md:' .. ARGV[6], i}
+local i = nm + 1
+local set = {q, 'nm', i, 'm:' .. i, ARGV[8], 'ms:' .. i, ARGV[7], 'mk:' .. i, key}
 if ARGV[9] ~= '' then
   local _, eid = append_event(KEYS[2], KEYS[3], ARGV[9])
   set[#set + 1] = 'ev'
@@ -38,7 +55,7 @@ end
 redis.call('HSET', unpack(set))
 if state ~= 'open' or tonumber(f[2] or '0') > 0 or tonumber(f[4] or '0') > 0 then
   local ver = redis.call('HINCRBY', q, 'ver', 1)
-  enqueue_update(q, id, outboxes(4), ARGV[10], ver, i)
+  enqueue_update(q, id, outboxes(5), ARGV[10], ver, i)
 end
 redis.call('PUBLISH', ARGV[5], id)
-return {C_OK, 0, redis.call('HGETALL', q), {}}
+return {C_OK, 0, record(q, KEYS[4]), {}}

@@ -4,7 +4,7 @@
 --
 -- KEYS[1]  question hash          KEYS[3]  event counter
 -- KEYS[2]  event stream           KEYS[4]  deadline index
---                                 KEYS[5..] outbox streams, as ARGV[3]
+-- KEYS[5]  question document      KEYS[6..] outbox streams, as ARGV[3]
 --
 -- ARGV[1..3] shard, several-shards flag, surfaces (see common.lua)
 -- ARGV[4]  question id            ARGV[8]  "1" to count a renotice
@@ -21,7 +21,7 @@
 
 local q = KEYS[1]
 local id = ARGV[4]
-local boxes = outboxes(5)
+local boxes = outboxes(6)
 local nd = tonumber(ARGV[10])
 for i = 0, nd - 1 do
   if not boxes[ARGV[11 + 2 * i]] then
@@ -34,10 +34,10 @@ if not state then
   return {C_NOT_FOUND, 0, {}, {}}
 end
 if state ~= 'open' then
-  return {C_NOT_OPEN, 0, redis.call('HGETALL', q), {}}
+  return {C_NOT_OPEN, 0, record(q, KEYS[5]), {}}
 end
 if ARGV[6] ~= '' and f[2] ~= ARGV[6] then
-  return {C_DEADLINE_MOVED, 0, redis.call('HGETALL', q), {}}
+  return {C_DEADLINE_MOVED, 0, record(q, KEYS[5]), {}}
 end
 
 local set = {q}
@@ -61,4 +61,4 @@ for i = 0, nd - 1 do
   redis.call('XADD', boxes[ARGV[11 + 2 * i]], '*', 'd', ARGV[12 + 2 * i])
 end
 redis.call('PUBLISH', ARGV[5], id)
-return {C_OK, 0, redis.call('HGETALL', q), {}}
+return {C_OK, 0, record(q, KEYS[5]), {}}

@@ -9,7 +9,8 @@
 --
 -- KEYS[1]  question hash          KEYS[4]  open index
 -- KEYS[2]  event stream           KEYS[5]  closed index (zset, ms)
--- KEYS[3]  event counter          KEYS[6..] outbox streams, as ARGV[3]
+-- KEYS[3]  event counter          KEYS[6]  question document
+--                                 KEYS[7..] outbox streams, as ARGV[3]
 --
 -- ARGV[1..3] shard, several-shards flag, surfaces (see common.lua)
 -- ARGV[4]  question id            ARGV[9]  resolution JSON, "" for none
@@ -56,13 +57,14 @@
 
 local q = KEYS[1]
 local id = ARGV[4]
-local f = redis.call('HMGET', q, 'state', 'om', 'ni', 'nm', 'na', 'deadline', 'renot', 'ver', 'ms:1', 'm:1', 'ev', 'nv')
+local f = redis.call('HMGET', q, 'state', 'om', 'ni', 'nm', 'na', 'deadline', 'renot', 'ver', 'ms:1', 'm:1', 'ev', 'nv',
+  'mk:1', 'doc')
 local state = f[1]
 if not state then
   return {C_NOT_FOUND, 0, {}, {}}
 end
 if state ~= 'open' then
-  return {C_NOT_OPEN, 0, redis.call('HGETALL', q), {}}
+  return {C_NOT_OPEN, 0, record(q, KEYS[6]), {}}
 end
 local nm, na = f[4] or '0', f[5] or '0'
 local nv = f[12] or '0'
@@ -73,7 +75,7 @@ local voted = ARGV[13] ~= ''
 local votes = 0
 if voted then
   if redis.call('HEXISTS', q, 'v:' .. ARGV[13]) == 1 then
-    return {C_VOTED, 0, redis.call('HGETALL', q), {}}
+    return {C_VOTED, 0, record(q, KEYS[6]), {}}
   end
   votes = tonumber(redis.call('HGET', q, 'vc:' .. ARGV[15]) or '0') + 1
   set[#set + 1] = 'v:' .. ARGV[13]
@@ -89,7 +91,7 @@ local seen = {}
 for i = 0, n - 1 do
   local item = ARGV[18 + 2 * i]
   if seen[item] or redis.call('HEXISTS', q, 'a:' .. item) == 1 then
-    return {C_ITEM_ANSWERED, 0, redis.call('HGETALL', q), {}}
+    return {C_ITEM_ANSWERED, 0, record(q, KEYS[6]), {}}
   end
   seen[item] = true
   set[#set + 1] = 'a:' .. item
@@ -117,14 +119,29 @@ if closing or n > 0 or voted then
     state = ARGV[8]
     set[#set + 1] = 'state'
     set[#set + 1] = state
-    set[#set + 1] = 'res'
-    set[#set + 1] = ARGV[9]
     set[#set + 1] = 'closed'
     set[#set + 1] = ARGV[7]
+    -- The resolution, longer than a listpack value and only ever read
+    -- whole, follows the document in its key (record.go), so the hash
+    -- stays compact; records that keep the document in the hash keep the
+    -- resolution there too. SET rather than APPEND: APPEND would leave
+    -- the string with as much room again.
+    if f[14] then
+      set[#set + 1] = 'res'
+      set[#set + 1] = ARGV[9]
+    else
+      redis.call('SET', KEYS[6], (redis.call('GET', KEYS[6]) or '') .. '\30' .. ARGV[9])
+    end
   end
   local ev
   if closing then
-    redis.call('ZREM', KEYS[4], f[2] or '')
+    -- om is the open index member less its ":<id>" ending (records
+    -- written before keep the whole member; record.go)
+    local om = f[2] or ''
+    if #om == 18 then
+      om = om .. ':' .. id
+    end
+    redis.call('ZREM', KEYS[4], om)
     redis.call('ZADD', KEYS[5], ARGV[7], id)
     ev = ARGV[10]
   else
@@ -137,18 +154,19 @@ if closing or n > 0 or voted then
   end
   redis.call('HSET', unpack(set))
 
-  local boxes = outboxes(6)
+  local boxes = outboxes(7)
   local h = 18 + 2 * n
   local held = tonumber(ARGV[h] or '0')
   for i = 1, tonumber(nm) do
     if i == held then
-      local fragment = f[10]
+      local card = card_value(f[10], f[13])
       if i > 1 then
-        fragment = redis.call('HGET', q, 'm:' .. i)
+        local c = redis.call('HMGET', q, 'm:' .. i, 'mk:' .. i)
+        card = card_value(c[1], c[2])
       end
-      hold_card(KEYS[#KEYS - 1], KEYS[#KEYS], ARGV[h + 1], clock_ms(ARGV[h + 3]) + tonumber(ARGV[h + 2]), ver, ARGV[6], fragment)
+      hold_card(KEYS[#KEYS - 1], KEYS[#KEYS], ARGV[h + 1], clock_ms(ARGV[h + 3]) + tonumber(ARGV[h + 2]), ver, ARGV[6], card)
     elseif i == 1 then
-      enqueue_card(boxes, id, ARGV[6], ver, i, f[9], f[10])
+      enqueue_card(boxes, id, ARGV[6], ver, i, f[9], card_value(f[10], f[13]))
     else
       enqueue_update(q, id, boxes, ARGV[6], ver, i)
     end
@@ -158,4 +176,4 @@ end
 if as_read then
   return {C_OK, 1, {}, {state}}
 end
-return {C_OK, 0, redis.call('HGETALL', q), {}}
+return {C_OK, 0, record(q, KEYS[6]), {}}

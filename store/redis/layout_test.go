@@ -1,0 +1,107 @@
+package redis_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/askbridge/askbridge/core"
+	redisstore "github.com/askbridge/askbridge/store/redis"
+)
+
+// TestQuestionIsCompact: a question with its cards keeps its hash in
+// Redis's listpack encoding (every value at most 64 bytes), open and
+// closed, its document and then its resolution in a key of its own; its
+// close finds its open index member from the shortened one the hash keeps.
+func TestQuestionIsCompact(t *testing.T) {
+	ctx := t.Context()
+	c := newClient(t)
+	s := newStoreOn(t, c, redisstore.Options{})
+	q := question(0, "run-1", t0)
+	q.Text = strings.Repeat("Which region should the new cluster run in? ", 4)
+	mustCreate(t, s, q, post(q, core.SurfaceSlack, "C0123456789"))
+	now := time.Date(2026, 3, 1, 9, 0, 1, 123456789, time.UTC) // a wall clock's nanoseconds
+	for _, ref := range []core.MessageRef{
+		{Surface: core.SurfaceSlack, Room: "C0123456789", ID: "1700000000.100200", Delivery: q.ID + ":post:slack:C0123456789", Kind: core.DeliverPost, At: now},
+		{Surface: core.SurfaceDiscord, Room: "1234567890123456789", ID: "1234567890123456789",
+			Delivery: q.ID + ":escalate:discord:1234567890123456789", Kind: core.DeliverEscalate, Repeat: true, At: now},
+	} {
+		if _, err := s.RecordMessage(ctx, q.ID, ref, event(q, core.EventNotified, now)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	qk, _, _, _, openK, _, _, _ := redisstore.Keys(s, q.ID)
+	if enc, err := c.ObjectEncoding(ctx, qk).Result(); err != nil || enc != "listpack" {
+		t.Fatalf("open question's hash is %q (%v), not listpack", enc, err)
+	}
+	doc := strings.Replace(qk, ":q:", ":d:", 1)
+	if v, err := c.Get(ctx, doc).Result(); err != nil || !strings.Contains(v, q.Text) {
+		t.Fatalf("document key %s: %q, %v", doc, v, err)
+	}
+	if n, _ := c.ZCard(ctx, openK).Result(); n != 1 {
+		t.Fatalf("open index has %d members", n)
+	}
+	tr := answer(q, "ada", t0.Add(time.Minute))
+	tr.Resolution.Answer = strings.Repeat("eu-west-1, for the users. ", 4)
+	if _, err := s.Resolve(ctx, tr); err != nil {
+		t.Fatal(err)
+	}
+	if enc, err := c.ObjectEncoding(ctx, qk).Result(); err != nil || enc != "listpack" {
+		t.Fatalf("closed question's hash is %q (%v), not listpack", enc, err)
+	}
+	got := mustGet(t, s, q.ID)
+	if got.State != core.StateAnswered || got.Resolution == nil || got.Resolution.Answer != tr.Resolution.Answer ||
+		!got.Resolution.At.Equal(tr.Resolution.At) || got.Text != q.Text {
+		t.Fatalf("closed question read back: %+v", got)
+	}
+	if n, _ := c.ZCard(ctx, openK).Result(); n != 0 {
+		t.Fatalf("open index has %d members after the close", n)
+	}
+}
+
+// TestBetweenCreatedOpenAndClosed: by created time, open and closed
+// questions of both classes and shards come in one order, before 1970
+// too, each once, up to the limit.
+func TestBetweenCreatedOpenAndClosed(t *testing.T) {
+	ctx := t.Context()
+	s := newStore(t, redisstore.Options{Shards: 2})
+	start := time.Date(1969, 12, 31, 23, 59, 0, 0, time.UTC)
+	var want []string
+	for i := range 8 {
+		q := question(i%2, "run-1", start.Add(time.Duration(i)*15*time.Second))
+		if i%3 == 0 {
+			q.Reversibility = core.HardToReverse
+		}
+		mustCreate(t, s, q)
+		if i%2 == 1 {
+			if _, err := s.Resolve(ctx, answer(q, "ada", t0)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want = append(want, q.ID)
+	}
+	ids := func(from, to time.Time, limit int) []string {
+		t.Helper()
+		qs, err := s.Between(ctx, core.ByCreated, from, to, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, q := range qs {
+			out = append(out, q.ID)
+		}
+		return out
+	}
+	end := start.Add(2 * time.Minute)
+	if diff := cmp.Diff(want, ids(start, end, 0)); diff != "" {
+		t.Fatalf("all (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want[:3], ids(start, end, 3)); diff != "" {
+		t.Fatalf("limit 3 (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want[2:6], ids(start.Add(30*time.Second), start.Add(90*time.Second), 10)); diff != "" {
+		t.Fatalf("[30s, 90s) (-want +got):\n%s", diff)
+	}
+}

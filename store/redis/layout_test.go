@@ -105,3 +105,42 @@ func TestBetweenCreatedOpenAndClosed(t *testing.T) {
 		t.Fatalf("[30s, 90s) (-want +got):\n%s", diff)
 	}
 }
+
+// TestHeldSecondCard: the held update of a card that is not the first
+// (the close reads its packed fields apart from the rest) is, once due,
+// the card as recorded, and the other card is edited at once.
+func TestHeldSecondCard(t *testing.T) {
+	ctx := t.Context()
+	clock := core.NewSimClock(t0)
+	s := newStore(t, redisstore.Options{Now: clock.Now})
+	q := question(0, "run-1", t0)
+	mustCreate(t, s, q)
+	tg := core.MessageRef{Surface: core.SurfaceTelegram, Room: "-1001", ID: "42", Delivery: q.ID + ":post:telegram:-1001", Kind: core.DeliverPost, At: t0}
+	dc := core.MessageRef{Surface: core.SurfaceDiscord, Room: "1234567890123456789", ID: "9876543210987654321",
+		Delivery: q.ID + ":post:discord:1234567890123456789", Kind: core.DeliverPost, At: t0}
+	var read *core.Question
+	for _, ref := range []core.MessageRef{tg, dc} {
+		var err error
+		if read, err = s.RecordMessage(ctx, q.ID, ref, event(q, core.EventNotified, t0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr := answer(q, "ada", t0.Add(time.Minute))
+	tr.Read = read
+	tr.Hold = &core.Held{QuestionID: q.ID, Surface: core.SurfaceDiscord, MessageID: dc.ID, Key: q.ID + "/update/held/1", For: time.Second}
+	if _, err := s.Resolve(ctx, tr); err != nil {
+		t.Fatal(err)
+	}
+	if ds := drain(t, s, core.SurfaceTelegram); len(ds) != 1 || ds[0].Message == nil || *ds[0].Message != tg {
+		t.Fatalf("telegram card's edit: %+v", ds)
+	}
+	if ds := drain(t, s, core.SurfaceDiscord); len(ds) != 0 {
+		t.Fatalf("held update claimed before its hold passed: %+v", ds)
+	}
+	clock.Advance(time.Second)
+	ds := drain(t, s, core.SurfaceDiscord)
+	if len(ds) != 1 || ds[0].Key != tr.Hold.Key || ds[0].Kind != core.DeliverUpdate || ds[0].QuestionID != q.ID ||
+		ds[0].Room != dc.Room || ds[0].Message == nil || *ds[0].Message != dc {
+		t.Fatalf("held update once due: %+v", ds)
+	}
+}

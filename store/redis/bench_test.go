@@ -57,12 +57,7 @@ func flush(b *testing.B) {
 // each handed the question as core would have read it.
 func BenchmarkResolve(b *testing.B) {
 	ctx := context.Background()
-	s, err := redisstore.New(ctx, sharedClient(), redisstore.Options{Prefix: randomPrefix()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer flush(b)
-	defer s.Close()
+	s := benchStore(b)
 	qs := closable(b, s)
 
 	setParallelism(b)
@@ -90,12 +85,7 @@ func BenchmarkResolve(b *testing.B) {
 // close costs Redis when nothing else runs.
 func BenchmarkResolveOneCaller(b *testing.B) {
 	ctx := context.Background()
-	s, err := redisstore.New(ctx, sharedClient(), redisstore.Options{Prefix: randomPrefix()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer flush(b)
-	defer s.Close()
+	s := benchStore(b)
 	qs := closable(b, s)
 	at := t0.Add(time.Minute)
 	resetServerStats(b)
@@ -115,12 +105,7 @@ func BenchmarkResolveOneCaller(b *testing.B) {
 // BenchmarkGet reads one open question with one card, over and over.
 func BenchmarkGet(b *testing.B) {
 	ctx := context.Background()
-	s, err := redisstore.New(ctx, sharedClient(), redisstore.Options{Prefix: randomPrefix()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer flush(b)
-	defer s.Close()
+	s := benchStore(b)
 	q := question(0, "run-bench", t0)
 	q.Text = "Which region should the new cluster run in? eu-west-1 is closest to most users, us-east-1 is cheaper."
 	mustCreate(b, s, q)
@@ -134,6 +119,18 @@ func BenchmarkGet(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// benchStore is a store of its own on the shared client, closed and the
+// server emptied when the benchmark round is done.
+func benchStore(b *testing.B) *redisstore.Store {
+	s, err := redisstore.New(context.Background(), sharedClient(), redisstore.Options{Prefix: randomPrefix()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { flush(b) })
+	b.Cleanup(func() { _ = s.Close() })
+	return s
 }
 
 // closable creates b.N open questions with one recorded card each, as

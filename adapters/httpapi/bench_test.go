@@ -57,7 +57,10 @@ func newBenchEnvOn(b *testing.B, st core.Store, watchBuf int) *benchEnv {
 	b.Helper()
 	ws := &watchedStore{Store: st, watching: make(chan string, watchBuf)}
 	svc := coretest.Service(b, ws, coretest.Options{})
-	srv := httptest.NewServer(httpapi.New(svc, httpapi.Options{Tokens: tokens, Log: zerolog.Nop()}))
+	api := httpapi.New(svc, httpapi.Options{Tokens: tokens, Log: zerolog.Nop()})
+	srv := httptest.NewUnstartedServer(api)
+	srv.Listener = api.Listener(srv.Listener) // as the program serves it
+	srv.Start()
 	b.Cleanup(srv.Close)
 	tr := &http.Transport{MaxIdleConns: 4096, MaxIdleConnsPerHost: 4096, IdleConnTimeout: time.Minute}
 	b.Cleanup(tr.CloseIdleConnections)

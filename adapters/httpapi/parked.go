@@ -62,10 +62,29 @@ type parked struct {
 	watch  *core.Watcher
 	header http.Header // what was set on the response before the take-over; nil for nothing
 	line   accessLine
-	// ended receives the error that ended the connection's read: the
-	// read deadline, which is the wait's timeout, or the client leaving.
-	ended chan error
+	// keepAlive is whether the request lets the connection serve another
+	// after the answer (HTTP/1.1, no Connection: close); pre holds bytes
+	// net/http had read past the request, the start of the next one.
+	keepAlive bool
+	pre       []byte
+	// ended receives how the connection's read ended: at the read
+	// deadline, which is the wait's timeout, or with the client leaving;
+	// end keeps it once received.
+	ended chan readEnd
+	end   *readEnd
 }
+
+// readEnd is how the read of a taken connection ended, with the bytes it
+// read meanwhile (a request sent behind the wait's).
+type readEnd struct {
+	err      error
+	got      []byte
+	overflow bool // more than maxBehind bytes came: the connection is not kept
+}
+
+// maxBehind bounds what a taken connection keeps of a request sent behind
+// the wait's, for the server to read once the connection is back.
+const maxBehind = 64 << 10
 
 // takeOver hijacks the connection of a wait on an open question and parks
 // the wait on it, reporting whether it did. It does not on HTTP/2 (which
@@ -81,16 +100,22 @@ func (s *Server) takeOver(w http.ResponseWriter, r *http.Request, watch *core.Wa
 	if h := w.Header(); len(h) > 0 {
 		header = h.Clone()
 	}
-	conn, _, err := rec.takeOver()
+	conn, brw, err := rec.takeOver()
 	if err != nil {
 		s.taken.done()
 		return false
 	}
-	// net/http's buffered reader goes too: whatever it holds beyond this
-	// request is a pipelined one, which stays unanswered, as HTTP/1.1
+	// net/http's buffered reader goes too. Whatever it holds beyond this
+	// request is a pipelined one: kept for the server if the connection
+	// goes back to it (reuse.go), else left unanswered, as HTTP/1.1
 	// allows of a response that closes the connection (the client sends
 	// it again on a new one).
-	p := &parked{s: s, conn: conn, watch: watch, header: header, line: rec.line, ended: make(chan error, 1)}
+	p := &parked{s: s, conn: conn, watch: watch, header: header, line: rec.line, ended: make(chan readEnd, 1),
+		keepAlive: r.ProtoAtLeast(1, 1) && !r.Close}
+	if n := brw.Reader.Buffered(); n > 0 {
+		b, _ := brw.Reader.Peek(n)
+		p.pre = append([]byte(nil), b...)
+	}
 	_ = conn.SetReadDeadline(time.Now().Add(timeout))
 	go p.read()
 	go p.run()
@@ -98,14 +123,22 @@ func (s *Server) takeOver(w http.ResponseWriter, r *http.Request, watch *core.Wa
 }
 
 // read reads the connection until it fails, which is how a client leaving
-// shows, or until the deadline set for the wait's timeout passes. Bytes
-// the client sends meanwhile are dropped (see takeOver).
+// shows, or until the deadline set for the wait's timeout passes (or set
+// to now, to take the connection back). Bytes the client sends meanwhile
+// are kept, up to maxBehind (see takeOver).
 func (p *parked) read() {
 	b := make([]byte, 1)
+	var end readEnd
 	for {
 		if _, err := p.conn.Read(b); err != nil {
-			p.ended <- err
+			end.err = err
+			p.ended <- end
 			return
+		}
+		if len(end.got) < maxBehind {
+			end.got = append(end.got, b[0])
+		} else {
+			end.overflow = true
 		}
 	}
 }
@@ -123,8 +156,9 @@ func (p *parked) run() {
 			return
 		}
 		p.answer(q, err)
-	case err := <-p.ended:
-		if !errors.Is(err, os.ErrDeadlineExceeded) {
+	case end := <-p.ended:
+		p.end = &end
+		if !errors.Is(end.err, os.ErrDeadlineExceeded) {
 			p.leave()
 			return
 		}
@@ -142,20 +176,52 @@ func (p *parked) get() (*core.Question, error) {
 }
 
 // answer sends the wait's response, exactly as the handler would have
-// written it but for Connection: close, logs it and closes the connection.
+// written it, and logs it. Then the connection goes back to the server if
+// the API is served through Listener, the request allows it and no Drain
+// has begun; else the response says Connection: close, and it is closed.
 func (p *parked) answer(q *core.Question, err error) {
 	defer p.s.taken.done()
 	p.watch.Stop()
 	if p.header == nil {
 		p.header = http.Header{}
 	}
+	rl := p.s.reuse.Load()
+	keep := rl != nil && p.keepAlive && p.s.draining.Err() == nil
 	rw := &rendered{header: p.header}
 	p.s.answerWait(rw, p.line.method, p.line.path, q, err)
-	if err := rw.send(p.conn); err != nil {
+	if err := rw.send(p.conn, !keep); err != nil {
+		keep = false
 		p.s.log.Debug().Err(err).Str("path", p.line.path).Msg("wait: the response could not be sent")
 	}
 	p.s.logAccess(p.line, rw.status)
+	if keep {
+		if c := p.reclaim(); c != nil {
+			rl.giveBack(c)
+			return
+		}
+	}
 	_ = p.conn.Close()
+}
+
+// reclaim ends the connection's read and returns the connection, with
+// what that read had taken of the next request, for the server to serve
+// again; nil if the client has left or sent too much meanwhile.
+func (p *parked) reclaim() net.Conn {
+	if p.end == nil {
+		_ = p.conn.SetReadDeadline(time.Now())
+		end := <-p.ended
+		p.end = &end
+	}
+	if !errors.Is(p.end.err, os.ErrDeadlineExceeded) || p.end.overflow {
+		return nil
+	}
+	if err := p.conn.SetDeadline(time.Time{}); err != nil {
+		return nil
+	}
+	if pre := append(p.pre, p.end.got...); len(pre) > 0 {
+		return &prefixConn{Conn: p.conn, pre: pre}
+	}
+	return p.conn
 }
 
 // leave ends a wait whose client has gone: nobody to answer. Its access
@@ -189,13 +255,14 @@ func (r *rendered) Write(b []byte) (int, error) {
 }
 
 // send writes the response on conn as HTTP/1.1 with its Content-Length, a
-// Date as net/http sends, and Connection: close, within waitSlack.
-func (r *rendered) send(conn net.Conn) error {
+// Date as net/http sends, and Connection: close if closing, within
+// waitSlack.
+func (r *rendered) send(conn net.Conn, closing bool) error {
 	r.WriteHeader(http.StatusOK)
 	r.header.Set("Date", time.Now().UTC().Format(http.TimeFormat))
 	resp := http.Response{
 		StatusCode: r.status, ProtoMajor: 1, ProtoMinor: 1, Header: r.header,
-		ContentLength: int64(r.body.Len()), Body: io.NopCloser(&r.body), Close: true,
+		ContentLength: int64(r.body.Len()), Body: io.NopCloser(&r.body), Close: closing,
 	}
 	var out bytes.Buffer
 	if err := resp.Write(&out); err != nil {

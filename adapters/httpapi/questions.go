@@ -122,8 +122,9 @@ const waitSlack = 30 * time.Second
 // wait long-polls: it returns as soon as the store wakes the question's
 // waiters with a close, or when the timeout passes with the question
 // still open (200, state open, no resume). A wait that parks over HTTP/1.x
-// is answered with Connection: close (see takeOver), so the client's next
-// request goes on a new connection.
+// is taken over from net/http (takeOver); its connection keeps alive after
+// the answer when the API is served through Listener, and is closed
+// (Connection: close) when it is not.
 func (s *Server) wait(w http.ResponseWriter, r *http.Request) {
 	timeout, err := s.waitTimeout(r.URL.Query())
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -90,6 +91,9 @@ type Server struct {
 	// taken counts the waits parked on connections taken over from
 	// net/http, for Drain to wait on.
 	taken takenWaits
+	// reuse, once Listener is called, takes parked waits' connections back
+	// to the server after their answers (reuse.go).
+	reuse atomic.Pointer[reuseListener]
 }
 
 // New returns the API over svc. It panics if opts do not pass Validate: a

@@ -67,17 +67,21 @@ func await[T any](t *testing.T, e *env, ch <-chan T, what string) T {
 }
 
 // startWait sends a wait on id as agent-a over a raw connection to srv,
-// which it returns unread.
-func startWait(t *testing.T, srv *httptest.Server, id, query string) net.Conn {
+// which it returns unread; behind, if given, goes in the same write, so
+// the requests arrive together (pipelined).
+func startWait(t *testing.T, srv *httptest.Server, id, query string, behind ...string) net.Conn {
 	t.Helper()
 	c, err := net.Dial("tcp", srv.Listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	fmt.Fprintf(c, "GET /v1/questions/%s/wait?%s HTTP/1.1\r\nHost: askbridge\r\nAuthorization: Bearer %s\r\n\r\n", id, query, agentA.Secret)
+	fmt.Fprintf(c, "GET /v1/questions/%s/wait?%s HTTP/1.1\r\nHost: askbridge\r\nAuthorization: Bearer %s\r\n\r\n%s", id, query, agentA.Secret, strings.Join(behind, ""))
 	return c
 }
+
+// healthz is a request to send behind a wait.
+const healthz = "GET /healthz HTTP/1.1\r\nHost: askbridge\r\n\r\n"
 
 // waitReply is one wait's response as it came over the wire.
 type waitReply struct {
@@ -377,13 +381,7 @@ func TestPipelinedRequestAfterATakenWait(t *testing.T) {
 	e := newEnv(t)
 	srv, tookOver := takingServer(t, e)
 	id := e.ask(agentA, "run-1")
-	c, err := net.Dial("tcp", srv.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	req := fmt.Sprintf("GET /v1/questions/%s/wait?timeout=1m HTTP/1.1\r\nHost: askbridge\r\nAuthorization: Bearer %s\r\n\r\n", id, agentA.Secret)
-	fmt.Fprintf(c, "%sGET /healthz HTTP/1.1\r\nHost: askbridge\r\n\r\n", req) // one write: both arrive together
+	c := startWait(t, srv, id, "timeout=1m", healthz)
 	await(t, e, tookOver, "the take-over of the wait")
 	if _, err := e.as(operator).Answer(e.ctx(), id, client.AnswerRequest{Answer: "Postgres"}); err != nil {
 		t.Fatal(err)

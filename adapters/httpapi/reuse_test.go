@@ -80,16 +80,10 @@ func TestRequestsBehindAKeptWait(t *testing.T) {
 	e := newEnv(t)
 	srv, tookOver := reusingServer(t, e)
 	id := e.ask(agentA, "run-1")
-	c, err := net.Dial("tcp", srv.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	c := startWait(t, srv, id, "timeout=1m", healthz)
 	if deadline, ok := e.ctx().Deadline(); ok {
 		_ = c.SetReadDeadline(deadline) // a guard against a hang, not a timing assertion
 	}
-	wait := fmt.Sprintf("GET /v1/questions/%s/wait?timeout=1m HTTP/1.1\r\nHost: askbridge\r\nAuthorization: Bearer %s\r\n\r\n", id, agentA.Secret)
-	fmt.Fprintf(c, "%sGET /healthz HTTP/1.1\r\nHost: askbridge\r\n\r\n", wait) // one write: both arrive together
 	await(t, e, tookOver, "the take-over of the wait")
 	fmt.Fprintf(c, "GET /readyz HTTP/1.1\r\nHost: askbridge\r\n\r\n") // while the wait is parked
 	if _, err := e.as(operator).Answer(e.ctx(), id, client.AnswerRequest{Answer: "Postgres"}); err != nil {

@@ -305,7 +305,11 @@ func (m *Main) Close() error {
 		m.stopMCP()
 	}
 	if m.server != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		// The grace period is longer than the 5 s for which Shutdown counts
+		// a connection that has not sent a request yet (one a client dialed
+		// and then had no use for) as busy, so such a connection delays a
+		// shutdown but does not make it fail.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		if err := m.server.Shutdown(ctx); err != nil {
 			// Still busy after the grace period: cut the connections, so
 			// no handler outlives the store closed below.

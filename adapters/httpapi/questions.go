@@ -59,6 +59,12 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 // unknown id (law 6).
 func (s *Server) visible(ctx context.Context, tok Token, id string) (*core.Question, error) {
 	q, err := s.svc.Get(ctx, id)
+	return seenBy(tok, q, err)
+}
+
+// seenBy is a read of a question as tok may see it: another agent's
+// question is an unknown one.
+func seenBy(tok Token, q *core.Question, err error) (*core.Question, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -132,50 +138,45 @@ func (s *Server) wait(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
-	q, err := s.visible(r.Context(), caller(r), id)
+	if timeout == 0 {
+		q, err := s.visible(r.Context(), caller(r), id)
+		s.answerWait(w, r.Method, r.URL.Path, q, err)
+		return
+	}
+	// The watch comes first and the read second, so a close in between
+	// still wakes the wait; that one read also says whether the caller
+	// may see the question at all.
+	watch, err := s.svc.Watch(id)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	if q.Open() && timeout > 0 {
-		var taken bool
-		q, taken, err = s.park(w, r, id, timeout)
-		if taken {
-			return // the parked wait answers on the connection it took over
-		}
-		if r.Context().Err() != nil {
-			return // the caller went away; nobody to answer
-		}
+	q, err := watch.Read(r.Context())
+	if q, err = seenBy(caller(r), q, err); err != nil || !q.Open() {
+		watch.Stop()
+		s.answerWait(w, r.Method, r.URL.Path, q, err)
+		return
+	}
+	if s.takeOver(w, r, watch, timeout) {
+		return // the parked wait answers on the connection it took over
+	}
+	q, err = s.park(w, r, watch, timeout)
+	if r.Context().Err() != nil {
+		return // the caller went away; nobody to answer
 	}
 	s.answerWait(w, r.Method, r.URL.Path, q, err)
 }
 
-// park waits on question id, open when last read, for at most timeout.
-// Where it can, it takes the connection over from net/http and leaves the
-// wait to a goroutine of its own, which answers (taken is then true: see
-// takeOver); otherwise it waits here, as any handler would, and returns
-// the question as it then stands.
-func (s *Server) park(w http.ResponseWriter, r *http.Request, id string, timeout time.Duration) (q *core.Question, taken bool, err error) {
-	watch, err := s.svc.Watch(id)
-	if err != nil {
-		return nil, false, err
-	}
-	// The watch comes first and the read second, so a close in between
-	// still wakes the wait.
-	if q, err = watch.Read(r.Context()); err != nil || !q.Open() {
-		watch.Stop()
-		return q, false, err
-	}
-	if s.takeOver(w, r, watch, timeout) {
-		return nil, true, nil
-	}
+// park waits in the handler, as any handler would, for a question watch
+// saw open, for at most timeout (or until Drain), and returns it as it
+// then stands. It is for the requests takeOver cannot take.
+func (s *Server) park(w http.ResponseWriter, r *http.Request, watch *core.Watcher, timeout time.Duration) (*core.Question, error) {
 	defer watch.Stop()
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(timeout + waitSlack))
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
 	defer context.AfterFunc(s.draining, cancel)()
-	q, err = watch.Wait(ctx)
-	return q, false, err
+	return watch.Wait(ctx)
 }
 
 // answerWait writes a wait's response: the question as it stands, or

@@ -40,9 +40,13 @@ func inHandler(t *testing.T, e *env) *httptest.Server {
 // the API takes over from net/http (StateHijacked), which it does once the
 // wait is watched and read open: a close, a timeout or Drain from then on
 // is the taken wait's to answer.
-func takingServer(t *testing.T, e *env) (*httptest.Server, <-chan struct{}) {
+// through, if given, wraps the server's listener (Server.Listener).
+func takingServer(t *testing.T, e *env, through ...func(net.Listener) net.Listener) (*httptest.Server, <-chan struct{}) {
 	taken := make(chan struct{}, 16)
 	srv := httptest.NewUnstartedServer(e.api)
+	for _, wrap := range through {
+		srv.Listener = wrap(srv.Listener)
+	}
 	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
 		if st == http.StateHijacked {
 			taken <- struct{}{}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
@@ -17,17 +16,7 @@ import (
 // reusingServer serves e's API through its Listener, as the program does,
 // and tells of each connection taken over by a wait.
 func reusingServer(t *testing.T, e *env) (*httptest.Server, <-chan struct{}) {
-	taken := make(chan struct{}, 16)
-	srv := httptest.NewUnstartedServer(e.api)
-	srv.Listener = e.api.Listener(srv.Listener)
-	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
-		if st == http.StateHijacked {
-			taken <- struct{}{}
-		}
-	}
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return srv, taken
+	return takingServer(t, e, e.api.Listener)
 }
 
 // TestTakenWaitKeepsItsConnection: served through Listener, a parked

@@ -71,7 +71,7 @@ func (s *Service) resolve(ctx context.Context, a attempt) (out Outcome, err erro
 	if !ValidID(a.id) {
 		return Outcome{}, ErrNotFound
 	}
-	q, err := s.store.Get(ctx, a.id)
+	q, err := s.store.ReadToChange(ctx, a.id)
 	if err != nil {
 		if ErrorCode(err) == CodeNotFound {
 			return Outcome{}, ErrNotFound

@@ -153,6 +153,15 @@ type Questions interface {
 	Create(ctx context.Context, q *Question, asked Event, out []Delivery) error
 	// Get returns ErrNotFound for an unknown id.
 	Get(ctx context.Context, id string) (*Question, error)
+	// ReadToChange returns the question a transition is to be built on:
+	// as Get does, or from a copy the store keeps of a question a local
+	// watcher waits on, which may trail a change made elsewhere by as long
+	// as that change's wake-up takes to arrive. It saves an answer's read
+	// when the asker's wait is on the same replica. Resolve checks such a
+	// copy against the stored question (still open, and unchanged in what
+	// can change while open), so a transition built on it is applied
+	// exactly as one built on Get's, or refused as closed.
+	ReadToChange(ctx context.Context, id string) (*Question, error)
 	// Resolve applies t if the question is open. If it is not, nothing
 	// changes and the error is a *ClosedError carrying the question as
 	// stored. A form item that already has an answer fails with

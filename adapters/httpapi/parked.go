@@ -187,12 +187,13 @@ func (p *parked) answer(q *core.Question, err error) {
 	}
 	rl := p.s.reuse.Load()
 	keep := rl != nil && p.keepAlive && p.s.draining.Err() == nil
-	rw := &rendered{header: p.header}
+	rw := &rendered{header: p.header, body: renderBuf()}
 	p.s.answerWait(rw, p.line.method, p.line.path, q, err)
 	if err := rw.send(p.conn, !keep); err != nil {
 		keep = false
 		p.s.log.Debug().Err(err).Str("path", p.line.path).Msg("wait: the response could not be sent")
 	}
+	putRenderBuf(rw.body)
 	p.s.logAccess(p.line, rw.status)
 	if keep {
 		if c := p.reclaim(); c != nil {
@@ -238,7 +239,27 @@ func (p *parked) leave() {
 type rendered struct {
 	header http.Header
 	status int
-	body   bytes.Buffer
+	body   *bytes.Buffer // from renderBuf
+}
+
+// renderBufs holds the buffers taken waits render their responses in. One
+// close can wake hundreds of waits at once, and each would otherwise grow
+// two buffers of its own, the body and the whole response, only to drop
+// them a moment later.
+var renderBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledRender is the largest buffer put back for reuse, so that one
+// huge response does not stay pinned in the pool.
+const maxPooledRender = 64 << 10
+
+func renderBuf() *bytes.Buffer { return renderBufs.Get().(*bytes.Buffer) }
+
+func putRenderBuf(b *bytes.Buffer) {
+	if b.Cap() > maxPooledRender {
+		return
+	}
+	b.Reset()
+	renderBufs.Put(b)
 }
 
 func (r *rendered) Header() http.Header { return r.header }
@@ -262,10 +283,13 @@ func (r *rendered) send(conn net.Conn, closing bool) error {
 	r.header.Set("Date", time.Now().UTC().Format(http.TimeFormat))
 	resp := http.Response{
 		StatusCode: r.status, ProtoMajor: 1, ProtoMinor: 1, Header: r.header,
-		ContentLength: int64(r.body.Len()), Body: io.NopCloser(&r.body), Close: closing,
+		ContentLength: int64(r.body.Len()), Body: io.NopCloser(r.body), Close: closing,
 	}
-	var out bytes.Buffer
-	if err := resp.Write(&out); err != nil {
+	out := renderBuf()
+	defer putRenderBuf(out)
+	// Room for the head and the body, so the body's copy does not grow it.
+	out.Grow(r.body.Len() + 1024)
+	if err := resp.Write(out); err != nil {
 		return err
 	}
 	_ = conn.SetWriteDeadline(time.Now().Add(waitSlack))

@@ -37,3 +37,13 @@ func Keys(s *Store, id string) (question, legacyEvents, events, seq, open, creat
 
 // OpenMember is the open-index member of q.
 func OpenMember(q *core.Question) string { return openMember(q) }
+
+// KeepFresh makes q s's fresh copy of q.ID, as a read of it would have
+// left it before a change made elsewhere whose wake-up is still on its
+// way. The question must be watched.
+func KeepFresh(s *Store, q *core.Question) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := *q
+	s.kept.fresh[q.ID] = &c
+}

@@ -90,7 +90,7 @@ type Store struct {
 
 	mu       sync.Mutex
 	watchers map[string]map[*watcher]struct{}
-	settled  map[string]*core.Question // see settledCopy
+	kept     copies // of watched questions, for the reads they cause
 	// resolvingN counts this Store's close scripts in flight per watched
 	// question (see resolving).
 	resolvingN map[string]int
@@ -137,7 +137,7 @@ func New(ctx context.Context, client goredis.UniversalClient, opts Options) (*St
 		done:       make(chan struct{}),
 		stopped:    make(chan struct{}),
 		watchers:   make(map[string]map[*watcher]struct{}),
-		settled:    make(map[string]*core.Question),
+		kept:       newCopies(),
 		resolvingN: make(map[string]int),
 		rate:       redis_rate.NewLimiter(client),
 		now:        opts.Now,

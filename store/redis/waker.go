@@ -48,7 +48,7 @@ func (s *Store) Watch(id string) (<-chan struct{}, func()) {
 				delete(m, w)
 				if len(m) == 0 {
 					delete(s.watchers, id)
-					delete(s.settled, id)
+					s.kept.forget(id)
 				}
 			}
 		})
@@ -56,11 +56,12 @@ func (s *Store) Watch(id string) (<-chan struct{}, func()) {
 }
 
 // wake signals every watcher of id after this Store changed it. Whatever
-// settled copy of id is kept is now stale, so it goes.
+// copy of id is kept is now stale, so it goes.
 func (s *Store) wake(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.settled, id)
+	delete(s.kept.settled, id)
+	s.kept.stale(id)
 	s.signal(id)
 }
 
@@ -71,8 +72,9 @@ func (s *Store) wakeClosed(id string, q *core.Question) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.watchers[id]) > 0 {
-		s.settled[id] = q
+		s.kept.settled[id] = q
 	}
+	s.kept.stale(id)
 	s.signal(id)
 }
 
@@ -81,24 +83,6 @@ func (s *Store) signal(id string) {
 	for w := range s.watchers[id] {
 		signal(w.ch)
 	}
-}
-
-// settledCopy is the question as this Store's own close of it left it,
-// while a local watcher still waits on it: the waiters that close wakes
-// (often hundreds at once on a busy replica) then read it without a round
-// trip each. A closed question's state and resolution never change again;
-// what can (a card recorded after the close, here or on another replica)
-// is at worst as stale as the watchers' last read of it, and the copy is
-// dropped when the last watcher stops or this Store writes id again.
-func (s *Store) settledCopy(id string) (*core.Question, bool) {
-	s.mu.Lock()
-	q := s.settled[id]
-	s.mu.Unlock()
-	if q == nil {
-		return nil, false
-	}
-	c := *q
-	return &c, true
 }
 
 // resolving is called before this Store runs the close script on id, and
@@ -133,11 +117,13 @@ func (s *Store) resolving(id string) (woken func(q *core.Question)) {
 
 // wakeRemote signals id's watchers for a change published on Redis: by
 // another replica, or this Store's own echo, so a settled copy stays (a
-// question closes once, and only this Store's close leaves a copy). While
-// this Store is itself closing id, its watchers hear of it from resolving.
+// question closes once, and only this Store's close leaves a copy) and a
+// fresh one goes. While this Store is itself closing id, its watchers
+// hear of it from resolving.
 func (s *Store) wakeRemote(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.kept.stale(id)
 	if s.resolvingN[id] > 0 {
 		return
 	}
@@ -145,10 +131,12 @@ func (s *Store) wakeRemote(id string) {
 }
 
 // wakeAll signals every watcher: after a reconnection wake-ups may have
-// been lost, and a spurious wake-up only costs a read.
+// been lost, and a spurious wake-up only costs a read. No fresh copy can
+// be trusted any more.
 func (s *Store) wakeAll() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.kept.staleAll()
 	for _, m := range s.watchers {
 		for w := range m {
 			signal(w.ch)

@@ -23,6 +23,7 @@ func init() {
 	register("ApprovalEchoesArgumentHash", testApproval)
 	register("RecordMessageIsIdempotentAndCloseEditsCards", testMessages)
 	register("WaitWakesOnClose", testWait)
+	register("ReadToChangeFollowsChanges", testReadToChange)
 	register("CardRecordedAfterCloseIsEdited", testLateCard)
 	register("BadInputChangesNothing", testBadInput)
 }
@@ -355,6 +356,47 @@ func testWait(t *testing.T, h Harness) {
 	w, err := e.svc.Wait(ctx, q2.ID)
 	if err != nil || w.State != core.StateOpen {
 		t.Fatalf("cancelled wait: %+v, %v", w, err)
+	}
+}
+
+// testReadToChange: what a transition is built on is the question as
+// stored, or a copy the store keeps for a local watcher, which a change
+// made elsewhere (on another replica, when the store has them) replaces
+// by the time that change's wake-up arrives.
+func testReadToChange(t *testing.T, h Harness) {
+	e := newEnv(t, h)
+	ctx := t.Context()
+	if _, err := e.store.ReadToChange(ctx, core.NewID(0)); core.ErrorCode(err) != core.CodeNotFound {
+		t.Fatalf("unknown id: %v, want not found", err)
+	}
+	q := e.ask(clarification("run-1"))
+	changed, stop := e.store.Watch(q.ID)
+	defer stop()
+	read := e.get(q.ID)
+	got, err := e.store.ReadToChange(ctx, q.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(read, got); diff != "" {
+		t.Fatalf("ReadToChange differs from Get (-get +read to change):\n%s", diff)
+	}
+	other := e.store
+	if h.Replica != nil {
+		other = h.Replica(t, e.store)
+	}
+	ppl, groups := people()
+	svc := coretest.Service(t, other, coretest.Options{Routes: routes(), Clock: e.clock, People: ppl, Groups: groups})
+	if _, err := svc.Answer(ctx, core.AnswerInput{QuestionID: q.ID, Decider: apiDecider("op"), Text: "us-east-2"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no wake-up for the answer")
+	}
+	got, err = e.store.ReadToChange(ctx, q.ID)
+	if err != nil || got.State != core.StateAnswered || got.Resolution == nil || got.Resolution.Answer != "us-east-2" {
+		t.Fatalf("after the answer's wake-up: %+v, %v; want it answered", got, err)
 	}
 }
 

@@ -198,18 +198,28 @@ func (s *Store) load(ctx context.Context, ids []string) ([]*core.Question, error
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	// A question's hash and document, in one round trip for all of them.
+	// A question's hash and document, in one round trip for all of them:
+	// queued on the autopipeliner before waiting for any, or else as one
+	// pipeline.
 	cmds := make([]struct {
 		hash *goredis.MapStringStringCmd
 		doc  *goredis.StringCmd
 	}, len(ids))
-	_, err := s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
+	var err error
+	if s.ap != nil {
 		for i, id := range ids {
-			cmds[i].hash = p.HGetAll(ctx, s.k.question(id))
-			cmds[i].doc = p.Get(ctx, s.k.document(id))
+			cmds[i].hash = s.ap.HGetAll(ctx, s.k.question(id))
+			cmds[i].doc = s.ap.Get(ctx, s.k.document(id))
 		}
-		return nil
-	})
+	} else {
+		_, err = s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
+			for i, id := range ids {
+				cmds[i].hash = p.HGetAll(ctx, s.k.question(id))
+				cmds[i].doc = p.Get(ctx, s.k.document(id))
+			}
+			return nil
+		})
+	}
 	if err != nil && !errors.Is(err, goredis.Nil) {
 		return nil, err
 	}

@@ -80,7 +80,11 @@ func (s *Store) run(ctx context.Context, sc script, keys []string, args ...any) 
 	if scriptHook != nil {
 		scriptHook(sc.name, keys)
 	}
-	v, err := sc.Run(ctx, s.client, keys, args...).Result()
+	var c goredis.Scripter = s.client
+	if s.ap != nil {
+		c = s.ap // see Store.ap
+	}
+	v, err := sc.Run(ctx, c, keys, args...).Result()
 	if err != nil {
 		return reply{}, fmt.Errorf("script %s: %w", sc.name, err)
 	}

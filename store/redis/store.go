@@ -73,7 +73,14 @@ func (o *Options) fill() error {
 
 // Store is a core.Store on Redis. It is safe for concurrent use.
 type Store struct {
-	client  goredis.UniversalClient
+	client goredis.UniversalClient
+	// ap is go-redis's autopipeliner on client (nil for a Ring, which has
+	// none). The hot paths, the transition scripts and the question reads,
+	// go through it: what concurrent callers send at once leaves in one
+	// write and comes back in one read, where each would otherwise take a
+	// connection and a round trip of its own, and Redis reads them in one
+	// go too. A lone command is sent at once, without waiting for company.
+	ap      *goredis.AutoPipeliner
 	owned   bool // Open made the client, so Close closes it
 	k       keys
 	sk      []shardKeys // per shard, built once: the hot paths build no key strings
@@ -161,6 +168,15 @@ func New(ctx context.Context, client goredis.UniversalClient, opts Options) (*St
 	if err := client.Ping(ctx).Err(); err != nil {
 		return nil, core.Internal(op, fmt.Errorf("ping: %w", err))
 	}
+	if c, ok := client.(autoPipelining); ok {
+		// The deferred face: a read's two commands are both queued before
+		// it waits, so they go in the same batch. The client keeps the
+		// autopipeliner and closes it when it closes. A client that cannot
+		// give one (a Ring says so) sends each command on its own.
+		if ap, err := c.AsyncAutoPipeline(); err == nil {
+			s.ap = ap
+		}
+	}
 	for shard := range s.shards {
 		for _, box := range s.k.outboxes(shard) {
 			if err := s.createGroup(ctx, box); err != nil {
@@ -175,6 +191,12 @@ func New(ctx context.Context, client goredis.UniversalClient, opts Options) (*St
 		return nil, core.Internal(op, err)
 	}
 	return s, nil
+}
+
+// autoPipelining is a client that may have an autopipeliner (go-redis's
+// Client and ClusterClient do; its Ring refuses).
+type autoPipelining interface {
+	AsyncAutoPipeline() (*goredis.AutoPipeliner, error)
 }
 
 // staleConsumer is how long a consumer that holds nothing may sit idle

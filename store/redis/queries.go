@@ -206,10 +206,12 @@ func (s *Store) load(ctx context.Context, ids []string) ([]*core.Question, error
 		doc  *goredis.StringCmd
 	}, len(ids))
 	var err error
-	if s.ap != nil {
+	ap := s.hotStart()
+	defer s.hotEnd()
+	if ap != nil {
 		for i, id := range ids {
-			cmds[i].hash = s.ap.HGetAll(ctx, s.k.question(id))
-			cmds[i].doc = s.ap.Get(ctx, s.k.document(id))
+			cmds[i].hash = ap.HGetAll(ctx, s.k.question(id))
+			cmds[i].doc = ap.Get(ctx, s.k.document(id))
 		}
 	} else {
 		_, err = s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {

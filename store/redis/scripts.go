@@ -81,10 +81,11 @@ func (s *Store) run(ctx context.Context, sc script, keys []string, args ...any) 
 		scriptHook(sc.name, keys)
 	}
 	var c goredis.Scripter = s.client
-	if s.ap != nil {
-		c = s.ap // see Store.ap
+	if ap := s.hotStart(); ap != nil {
+		c = ap
 	}
 	v, err := sc.Run(ctx, c, keys, args...).Result()
+	s.hotEnd()
 	if err != nil {
 		return reply{}, fmt.Errorf("script %s: %w", sc.name, err)
 	}

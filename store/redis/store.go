@@ -81,7 +81,8 @@ type Store struct {
 	// connection and a round trip of its own, and Redis reads them in one
 	// go too. A lone command is sent at once, without waiting for company.
 	ap      *goredis.AutoPipeliner
-	owned   bool // Open made the client, so Close closes it
+	hot     atomic.Int32 // hot-path calls in flight (hotStart)
+	owned   bool         // Open made the client, so Close closes it
 	k       keys
 	sk      []shardKeys // per shard, built once: the hot paths build no key strings
 	shards  int

@@ -95,14 +95,7 @@ func (s *Store) readEnds(id string, t *readTicket, q *core.Question) {
 
 // freshCopy is id's fresh copy, if one is kept (see copies).
 func (s *Store) freshCopy(id string) (*core.Question, bool) {
-	s.mu.Lock()
-	q := s.kept.fresh[id]
-	s.mu.Unlock()
-	if q == nil {
-		return nil, false
-	}
-	c := *q
-	return &c, true
+	return s.copyFrom(s.kept.fresh, id)
 }
 
 // settledCopy is the question as this Store's own close of it left it,
@@ -113,8 +106,14 @@ func (s *Store) freshCopy(id string) (*core.Question, bool) {
 // is at worst as stale as the watchers' last read of it, and the copy is
 // dropped when the last watcher stops or this Store writes id again.
 func (s *Store) settledCopy(id string) (*core.Question, bool) {
+	return s.copyFrom(s.kept.settled, id)
+}
+
+// copyFrom is a copy of what m, one of s.kept's maps, keeps of id; the
+// caller owns it.
+func (s *Store) copyFrom(m map[string]*core.Question, id string) (*core.Question, bool) {
 	s.mu.Lock()
-	q := s.kept.settled[id]
+	q := m[id]
 	s.mu.Unlock()
 	if q == nil {
 		return nil, false

@@ -88,6 +88,17 @@ func (s *Service) resolve(ctx context.Context, a attempt) (out Outcome, err erro
 	case doorHuman:
 		a.actor = s.identify(a.actor)
 		if !s.allowed(q, a.actor) {
+			// A copy ReadToChange kept may not yet show an escalation made
+			// on another replica (its renotice count trails), so a refusal
+			// is decided on the question as stored.
+			if q, err = s.store.Get(ctx, a.id); err != nil {
+				if ErrorCode(err) == CodeNotFound {
+					return Outcome{}, ErrNotFound
+				}
+				return Outcome{}, Internal(a.op, err)
+			}
+		}
+		if !s.allowed(q, a.actor) {
 			s.refuse(ctx, q, a.actor, "not a decider for this question on "+string(a.actor.Surface))
 			return Outcome{}, Errorf(CodeForbidden, a.op, "you may not answer this question here")
 		}

@@ -160,7 +160,10 @@ type Questions interface {
 	// when the asker's wait is on the same replica. Resolve checks such a
 	// copy against the stored question (still open, and unchanged in what
 	// can change while open), so a transition built on it is applied
-	// exactly as one built on Get's, or refused as closed.
+	// exactly as one built on Get's, or refused as closed. A copy can only
+	// lack a change, never hold one the store has not got (cards, item
+	// answers, votes, renotices), so core reads again with Get before it
+	// refuses on anything those decide.
 	ReadToChange(ctx context.Context, id string) (*Question, error)
 	// Resolve applies t if the question is open. If it is not, nothing
 	// changes and the error is a *ClosedError carrying the question as

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/coretest"
 	redisstore "github.com/askbridge/askbridge/store/redis"
 )
 
@@ -140,5 +141,45 @@ func TestResolveChecksAStaleCopy(t *testing.T) {
 	}
 	if got := mustGet(t, b, carded.ID); len(got.Messages) != 1 || got.State != core.StateAnswered {
 		t.Fatalf("stored: %+v", got)
+	}
+}
+
+// TestStaleCopyDoesNotRefuseAnEscalation: the escalation route's decider
+// may answer once another replica has escalated the question, even while
+// this replica's copy does not show the escalation yet; a refusal is
+// decided on the question as stored.
+func TestStaleCopyDoesNotRefuseAnEscalation(t *testing.T) {
+	prefix := randomPrefix()
+	a := newStore(t, redisstore.Options{Prefix: prefix})
+	b := newStore(t, redisstore.Options{Prefix: prefix})
+	ctx := t.Context()
+	routes := map[string]core.Route{
+		"ops":    {Deciders: map[core.Surface][]string{core.SurfaceAPI: {"ada"}}, EscalateTo: "oncall"},
+		"oncall": {Deciders: map[core.Surface][]string{core.SurfaceDiscord: {"boss"}}},
+	}
+	svc := coretest.Service(t, a, coretest.Options{Routes: routes})
+
+	q := question(0, "run-1", t0)
+	q.OnTimeout = core.OnTimeoutEscalate
+	mustCreate(t, a, q)
+	ch, stop := a.Watch(q.ID)
+	defer stop()
+	stale := mustGet(t, a, q.ID)
+	if _, err := b.Renotify(ctx, core.Renotice{QuestionID: q.ID, Count: true, Now: t0}); err != nil {
+		t.Fatal(err)
+	}
+	waitSignal(t, ch, "the escalation on the other replica")
+	redisstore.KeepFresh(a, stale) // as if that wake-up were still on its way
+
+	boss := core.Decider{Surface: core.SurfaceDiscord, ID: "boss", Name: "Boss"}
+	out, err := svc.Answer(ctx, core.AnswerInput{QuestionID: q.ID, Decider: boss, Text: "go ahead"})
+	if err != nil || out.Question.State != core.StateAnswered {
+		t.Fatalf("the escalation's decider: %+v, %v; want the answer taken", out, err)
+	}
+	stranger := core.Decider{Surface: core.SurfaceDiscord, ID: "someone"}
+	q2 := question(0, "run-1", t0)
+	mustCreate(t, a, q2)
+	if _, err := svc.Answer(ctx, core.AnswerInput{QuestionID: q2.ID, Decider: stranger, Text: "no"}); core.ErrorCode(err) != core.CodeForbidden {
+		t.Fatalf("a stranger: %v, want forbidden", err)
 	}
 }

@@ -14,7 +14,9 @@ func (s *Store) hotStart() *goredis.AutoPipeliner {
 	if s.ap == nil {
 		return nil
 	}
-	if s.hot.Add(1) == 1 {
+	// A closed autopipeliner (its client closed it) fails every command,
+	// so the client, whose own error is then the true one, is used.
+	if s.hot.Add(1) == 1 || s.ap.IsClosed() {
 		return nil
 	}
 	return s.ap

@@ -193,35 +193,50 @@ func (s *Store) rangeByScore(ctx context.Context, key func(shard int) string, lo
 	return ids, nil
 }
 
+// loadOne reads question id through the autopipeliner ap, with the read
+// script, so that its two keys are read at one moment; nil if it is gone.
+func (s *Store) loadOne(ctx context.Context, ap *goredis.AutoPipeliner, id string) ([]*core.Question, error) {
+	keys := []string{s.k.question(id), s.k.document(id)}
+	if scriptHook != nil {
+		scriptHook(readScript.name, keys)
+	}
+	v, err := s.runPipelined(ctx, ap, readScript, keys, nil)
+	if err != nil {
+		return nil, err
+	}
+	r, err := parseReply(readScript.name, v)
+	if err != nil || len(r.fields) == 0 {
+		return nil, err
+	}
+	q, err := decodeQuestion(id, r.fields)
+	if err != nil {
+		return nil, err
+	}
+	return []*core.Question{q}, nil
+}
+
 // load reads questions in the given order, skipping any that are gone.
 func (s *Store) load(ctx context.Context, ids []string) ([]*core.Question, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	// A question's hash and document, in one round trip for all of them:
-	// queued on the autopipeliner before waiting for any, or else as one
-	// pipeline.
+	ap := s.hotStart()
+	defer s.hotEnd()
+	if ap != nil && len(ids) == 1 {
+		return s.loadOne(ctx, ap, ids[0])
+	}
+	// A question's hash and document, in one round trip for all of them.
 	cmds := make([]struct {
 		hash *goredis.MapStringStringCmd
 		doc  *goredis.StringCmd
 	}, len(ids))
-	var err error
-	ap := s.hotStart()
-	defer s.hotEnd()
-	if ap != nil {
+	_, err := s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
 		for i, id := range ids {
-			cmds[i].hash = ap.HGetAll(ctx, s.k.question(id))
-			cmds[i].doc = ap.Get(ctx, s.k.document(id))
+			cmds[i].hash = p.HGetAll(ctx, s.k.question(id))
+			cmds[i].doc = p.Get(ctx, s.k.document(id))
 		}
-	} else {
-		_, err = s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
-			for i, id := range ids {
-				cmds[i].hash = p.HGetAll(ctx, s.k.question(id))
-				cmds[i].doc = p.Get(ctx, s.k.document(id))
-			}
-			return nil
-		})
-	}
+		return nil
+	})
 	if err != nil && !errors.Is(err, goredis.Nil) {
 		return nil, err
 	}

@@ -31,6 +31,7 @@ var (
 	extendScript        = loadScript("extend")
 	leaveScript         = loadScript("leave")
 	dropHeldScript      = loadScript("drop_held")
+	readScript          = loadScript("read")
 )
 
 // Return codes, as common.lua defines them.
@@ -48,6 +49,7 @@ const (
 
 type script struct {
 	name string
+	src  string // what the Script holds, for an EVAL through the autopipeliner
 	*goredis.Script
 }
 
@@ -60,7 +62,8 @@ func loadScript(name string) script {
 	if err != nil {
 		panic(err)
 	}
-	return script{name: name, Script: goredis.NewScript(string(common) + "\n" + string(body))}
+	src := string(common) + "\n" + string(body)
+	return script{name: name, src: src, Script: goredis.NewScript(src)}
 }
 
 // scriptHook, when set (by tests), sees the keys of every script call
@@ -80,16 +83,50 @@ func (s *Store) run(ctx context.Context, sc script, keys []string, args ...any) 
 	if scriptHook != nil {
 		scriptHook(sc.name, keys)
 	}
-	var c goredis.Scripter = s.client
+	var v any
+	var err error
 	if ap := s.hotStart(); ap != nil {
-		c = ap
+		v, err = s.runPipelined(ctx, ap, sc, keys, args)
+	} else {
+		v, err = sc.Run(ctx, s.client, keys, args...).Result()
 	}
-	v, err := sc.Run(ctx, c, keys, args...).Result()
 	s.hotEnd()
 	if err != nil {
 		return reply{}, fmt.Errorf("script %s: %w", sc.name, err)
 	}
 	return parseReply(sc.name, v)
+}
+
+// runPipelined runs sc through the autopipeliner ap and waits for it no
+// longer than ctx allows. A command once queued there runs whatever
+// becomes of its caller, so a caller that gives up learns only that, as
+// after a timeout on a connection of its own. A script Redis does not
+// have yet (after a restart or failover) is sent whole.
+func (s *Store) runPipelined(ctx context.Context, ap *goredis.AutoPipeliner, sc script, keys []string, args []any) (any, error) {
+	v, err := submitScript(ctx, ap, "evalsha", sc.Hash(), keys, args)
+	if goredis.HasErrorPrefix(err, "NOSCRIPT") {
+		return submitScript(ctx, ap, "eval", sc.src, keys, args)
+	}
+	return v, err
+}
+
+// submitScript queues one EVALSHA or EVAL (how, with what: the hash or
+// the source) on ap and waits for it within ctx.
+func submitScript(ctx context.Context, ap *goredis.AutoPipeliner, how, what string, keys []string, args []any) (any, error) {
+	a := make([]any, 0, 3+len(keys)+len(args))
+	a = append(a, how, what, len(keys))
+	for _, k := range keys {
+		a = append(a, k)
+	}
+	a = append(a, args...)
+	cmd := goredis.NewCmd(ctx, a...)
+	if len(keys) > 0 {
+		cmd.SetFirstKeyPos(3) // a cluster routes it by its first key
+	}
+	if err := ap.Submit(ctx, cmd).WaitContext(ctx); err != nil {
+		return nil, err
+	}
+	return cmd.Val(), nil
 }
 
 func parseReply(name string, v any) (reply, error) {

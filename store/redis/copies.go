@@ -75,8 +75,9 @@ func (s *Store) readStarts(id string) *readTicket {
 }
 
 // readEnds keeps q, what the read with ticket t returned, as id's fresh
-// copy if q is open, id is still watched, and neither a wake-up for id
-// nor a later read came in between.
+// copy if q is open, id is still watched, neither a wake-up for id nor a
+// later read came in between, and the subscription is not in doubt (see
+// distrust).
 func (s *Store) readEnds(id string, t *readTicket, q *core.Question) {
 	if t == nil {
 		return
@@ -87,7 +88,7 @@ func (s *Store) readEnds(id string, t *readTicket, q *core.Question) {
 		return
 	}
 	delete(s.kept.reads, id)
-	if q != nil && q.Open() && len(s.watchers[id]) > 0 {
+	if q != nil && q.Open() && len(s.watchers[id]) > 0 && s.subscribed.Load() {
 		c := *q // the caller owns q
 		s.kept.fresh[id] = &c
 	}

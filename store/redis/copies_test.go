@@ -11,6 +11,7 @@ import (
 // it was on its way, and only for a question still watched and open.
 func TestReadRacingAWakeUpKeepsNoCopy(t *testing.T) {
 	s := &Store{watchers: make(map[string]map[*watcher]struct{}), resolvingN: make(map[string]int), kept: newCopies()}
+	s.subscribed.Store(true)
 	open := &core.Question{ID: "q1", State: core.StateOpen}
 	ch, stop := s.Watch(open.ID)
 	defer stop()
@@ -43,6 +44,20 @@ func TestReadRacingAWakeUpKeepsNoCopy(t *testing.T) {
 	if _, ok := s.freshCopy(open.ID); ok {
 		t.Fatal("a fresh copy outlived a resubscription")
 	}
+
+	s.distrust() // the subscription's pong did not come back
+	tk = s.readStarts(open.ID)
+	s.readEnds(open.ID, tk, open)
+	if _, ok := s.freshCopy(open.ID); ok {
+		t.Fatal("a read was kept while the subscription was in doubt")
+	}
+	s.subscribed.Store(true) // something arrived again (listen)
+	tk = s.readStarts(open.ID)
+	s.readEnds(open.ID, tk, open)
+	if _, ok := s.freshCopy(open.ID); !ok {
+		t.Fatal("no copy was kept once the subscription answered again")
+	}
+	s.wakeAll()
 
 	closed := &core.Question{ID: open.ID, State: core.StateAnswered}
 	tk = s.readStarts(open.ID)

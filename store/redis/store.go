@@ -99,6 +99,9 @@ type Store struct {
 	mu       sync.Mutex
 	watchers map[string]map[*watcher]struct{}
 	kept     copies // of watched questions, for the reads they cause
+	// subscribed is false while the wake-up subscription may be losing
+	// messages (distrust); no fresh copy is kept meanwhile.
+	subscribed atomic.Bool
 	// resolvingN counts this Store's close scripts in flight per watched
 	// question (see resolving).
 	resolvingN map[string]int

@@ -171,6 +171,7 @@ func (s *Store) subscribe(ctx context.Context) error {
 		}
 	}
 	s.ps = ps
+	s.subscribed.Store(true)
 	go s.listen()
 	return nil
 }
@@ -182,6 +183,7 @@ func (s *Store) subscribe(ctx context.Context) error {
 func (s *Store) listen() {
 	defer close(s.stopped)
 	ctx := context.Background()
+	pinged := false // a ping is out and nothing has come back since
 	for {
 		v, err := s.ps.ReceiveTimeout(ctx, healthEvery)
 		select {
@@ -192,10 +194,17 @@ func (s *Store) listen() {
 		if err != nil {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
+				if pinged {
+					// Not even the pong came back: the connection may be
+					// half-open, its wake-ups lost, so no fresh copy is kept
+					// or trusted until something arrives again.
+					s.distrust()
+				}
 				_ = s.ps.Ping(ctx) // a failed ping marks the connection bad; the next receive reconnects
+				pinged = true
 				continue
 			}
-			s.wakeAll()
+			s.distrust()
 			t := time.NewTimer(retryPause)
 			select {
 			case <-s.done:
@@ -205,6 +214,8 @@ func (s *Store) listen() {
 			}
 			continue
 		}
+		pinged = false
+		s.subscribed.Store(true)
 		switch m := v.(type) {
 		case *goredis.Message:
 			s.wakeRemote(m.Payload)
@@ -212,4 +223,12 @@ func (s *Store) listen() {
 			s.wakeAll()
 		}
 	}
+}
+
+// distrust is wakeAll for a subscription that may have lost wake-ups and
+// may still be losing them: until a message or pong arrives again, no
+// read becomes a fresh copy (readEnds).
+func (s *Store) distrust() {
+	s.subscribed.Store(false)
+	s.wakeAll()
 }

@@ -134,6 +134,14 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 // and subscribes to wake-ups, returning only once the subscription is
 // confirmed, so no change made after New returns goes unannounced. The
 // caller keeps ownership of client: Close does not close it.
+//
+// Under load the Store sends through client's AsyncAutoPipeline, which
+// go-redis keeps one of per client: options the caller gave it first
+// (Options.AutoPipelineOptions) apply to the Store too, and should keep
+// its default ordered stream; if the caller closes it, the Store sends
+// straight through the client. A client that reads from replicas
+// (ReadOnly, RouteByLatency) is not for a Store: its reads must see the
+// writes that preceded them.
 func New(ctx context.Context, client goredis.UniversalClient, opts Options) (*Store, error) {
 	const op = "redis store"
 	if err := opts.fill(); err != nil {

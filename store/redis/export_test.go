@@ -47,3 +47,16 @@ func KeepFresh(s *Store, q *core.Question) {
 	c := *q
 	s.kept.fresh[q.ID] = &c
 }
+
+// SetHealthEvery sets how long the subscriber waits before it pings, and
+// then for the pong, and returns the old value. Set it only while no
+// store is open.
+func SetHealthEvery(d time.Duration) time.Duration {
+	prev := healthEvery
+	healthEvery = d
+	return prev
+}
+
+// Resubscriptions is how many times s replaced a subscription that
+// stopped answering.
+func Resubscriptions(s *Store) int64 { return s.resubscribed.Load() }

@@ -102,6 +102,8 @@ type Store struct {
 	// subscribed is false while the wake-up subscription may be losing
 	// messages (distrust); no fresh copy is kept meanwhile.
 	subscribed atomic.Bool
+	// resubscribed counts the subscriptions resubscribe made anew.
+	resubscribed atomic.Int64
 	// resolvingN counts this Store's close scripts in flight per watched
 	// question (see resolving).
 	resolvingN map[string]int
@@ -244,7 +246,7 @@ func (s *Store) createGroup(ctx context.Context, stream string) error {
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.done)
-		if err := s.ps.Close(); err != nil && !errors.Is(err, goredis.ErrClosed) {
+		if err := s.subscription().Close(); err != nil && !errors.Is(err, goredis.ErrClosed) {
 			s.closeErr = err
 		}
 		<-s.stopped

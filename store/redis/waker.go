@@ -13,12 +13,17 @@ import (
 	"github.com/askbridge/askbridge/core"
 )
 
+// healthEvery is how long the subscriber waits for a message before it
+// pings its connection, and then for the pong before it subscribes anew,
+// so a silently dead connection is noticed. A variable so the tests need
+// not wait.
+var healthEvery = 30 * time.Second
+
 const (
-	// healthEvery is how long the subscriber waits for a message before it
-	// pings its connection, so a silently dead connection is noticed.
-	healthEvery = 30 * time.Second
 	// retryPause spaces reconnection attempts after a subscriber error.
 	retryPause = 200 * time.Millisecond
+	// resubscribeWithin bounds making a new subscription.
+	resubscribeWithin = 5 * time.Second
 )
 
 type watcher struct {
@@ -154,6 +159,19 @@ func signal(ch chan struct{}) {
 // subscribe opens the Store's one subscription, to every shard's wake-up
 // channel, waits for Redis to confirm each channel, and starts listen.
 func (s *Store) subscribe(ctx context.Context) error {
+	ps, err := s.openSubscription(ctx)
+	if err != nil {
+		return err
+	}
+	s.ps = ps
+	s.subscribed.Store(true)
+	go s.listen()
+	return nil
+}
+
+// openSubscription subscribes to every shard's wake-up channel on a
+// connection of its own and returns once Redis has confirmed each.
+func (s *Store) openSubscription(ctx context.Context) (*goredis.PubSub, error) {
 	chans := make([]string, s.shards)
 	for i := range chans {
 		chans[i] = s.k.wake(i)
@@ -163,17 +181,54 @@ func (s *Store) subscribe(ctx context.Context) error {
 		v, err := ps.Receive(ctx)
 		if err != nil {
 			_ = ps.Close()
-			return fmt.Errorf("subscribe to wake-ups: %w", err)
+			return nil, fmt.Errorf("subscribe to wake-ups: %w", err)
 		}
 		if _, ok := v.(*goredis.Subscription); !ok {
 			_ = ps.Close()
-			return fmt.Errorf("subscribe to wake-ups: unexpected %T before confirmation", v)
+			return nil, fmt.Errorf("subscribe to wake-ups: unexpected %T before confirmation", v)
 		}
 	}
+	return ps, nil
+}
+
+// resubscribe replaces a subscription whose connection stopped answering
+// (a ping went unanswered for a whole interval): go-redis reconnects only
+// a connection that fails a write, and a half-open one takes writes for as
+// long as TCP keeps trying, while every wake-up is lost. The new
+// subscription may have missed some too, so every watcher looks again.
+// It reports whether listen should go on, with the new one or, if that
+// could not be made, the old one; false once the Store is closing.
+func (s *Store) resubscribe() bool {
+	ctx, cancel := context.WithTimeout(context.Background(), resubscribeWithin)
+	defer cancel()
+	ps, err := s.openSubscription(ctx)
+	if err != nil {
+		return true // try again after the next interval
+	}
+	s.mu.Lock()
+	select {
+	case <-s.done:
+		s.mu.Unlock()
+		_ = ps.Close()
+		return false
+	default:
+	}
+	old := s.ps
 	s.ps = ps
+	s.mu.Unlock()
+	_ = old.Close()
+	s.resubscribed.Add(1)
 	s.subscribed.Store(true)
-	go s.listen()
-	return nil
+	s.wakeAll()
+	return true
+}
+
+// subscription is the Store's current subscription (resubscribe
+// replaces it).
+func (s *Store) subscription() *goredis.PubSub {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ps
 }
 
 // listen fans wake-ups out to watchers until Close. go-redis reconnects
@@ -185,7 +240,8 @@ func (s *Store) listen() {
 	ctx := context.Background()
 	pinged := false // a ping is out and nothing has come back since
 	for {
-		v, err := s.ps.ReceiveTimeout(ctx, healthEvery)
+		ps := s.subscription()
+		v, err := ps.ReceiveTimeout(ctx, healthEvery)
 		select {
 		case <-s.done:
 			return
@@ -197,10 +253,16 @@ func (s *Store) listen() {
 				if pinged {
 					// Not even the pong came back: the connection may be
 					// half-open, its wake-ups lost, so no fresh copy is kept
-					// or trusted until something arrives again.
+					// or trusted until something arrives again, and the
+					// subscription is made anew.
 					s.distrust()
+					if !s.resubscribe() {
+						return
+					}
+					pinged = false
+					continue
 				}
-				_ = s.ps.Ping(ctx) // a failed ping marks the connection bad; the next receive reconnects
+				_ = ps.Ping(ctx) // a failed ping marks the connection bad; the next receive reconnects
 				pinged = true
 				continue
 			}

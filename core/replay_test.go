@@ -53,38 +53,3 @@ func TestReplayedCloseIsTheCallersWin(t *testing.T) {
 		t.Fatalf("a later answer by someone else: %v, want a conflict", err)
 	}
 }
-
-// TestReplayedFormItemsAreTheCallersToo: form items whose transition ran
-// twice are taken, both the one that leaves the form open (the second
-// run is refused as answered already) and the one that closes it (the
-// second run finds it closed).
-func TestReplayedFormItemsAreTheCallersToo(t *testing.T) {
-	st := coretest.OpenStore(t)
-	svc := coretest.Service(t, replayingStore{st}, coretest.Options{})
-	ctx := t.Context()
-	q, err := svc.Ask(ctx, core.AskInput{
-		Kind: core.KindForm, Agent: "agent-a", RunID: "run-1", Text: "Two choices for the release",
-		Reversibility: core.Reversible,
-		Items: []core.FormItem{
-			{ID: "day", Question: "Which day?", Options: []core.FormOption{{ID: "mon", Label: "Monday"}, {ID: "fri", Label: "Friday"}}},
-			{ID: "notes", Question: "Release notes?", Options: []core.FormOption{{ID: "short", Label: "Short"}, {ID: "long", Label: "Long"}}},
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ada := core.Decider{Surface: core.SurfaceAPI, ID: "ada", Name: "Ada"}
-	out, err := svc.Answer(ctx, core.AnswerInput{QuestionID: q.ID, Decider: ada, Items: []core.ItemInput{{ItemID: "day", OptionID: "fri"}}})
-	if err != nil || out.Closed || len(out.Question.Answers) != 1 || out.Question.Answers[0].OptionID != "fri" {
-		t.Fatalf("the replayed first item: %+v, %v; want it taken and the form open", out, err)
-	}
-	out, err = svc.Answer(ctx, core.AnswerInput{QuestionID: q.ID, Decider: ada, Items: []core.ItemInput{{ItemID: "notes", OptionID: "long"}}})
-	if err != nil || !out.Closed || len(out.Question.Answers) != 2 {
-		t.Fatalf("the replayed last item: %+v, %v; want it taken and the form closed", out, err)
-	}
-	// Someone answering an answered item is still refused.
-	bob := core.Decider{Surface: core.SurfaceAPI, ID: "bob", Name: "Bob"}
-	if _, err := svc.Answer(ctx, core.AnswerInput{QuestionID: q.ID, Decider: bob, Items: []core.ItemInput{{ItemID: "day", OptionID: "mon"}}}); err == nil {
-		t.Fatal("a later answer to an answered item was taken")
-	}
-}

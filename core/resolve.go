@@ -121,23 +121,16 @@ func (s *Service) resolve(ctx context.Context, a attempt) (out Outcome, err erro
 	if err != nil {
 		var closed *ClosedError
 		if errors.As(err, &closed) {
-			if ranBefore(closed.Question, t) {
-				// This very transition, run a second time: a store that lost
+			if closedBy(closed.Question, t) {
+				// This very close, run a second time: a store that lost
 				// the first run's reply (a connection that failed after
-				// sending) and retried finds the question changed by it.
+				// sending) and retried finds the question closed by it.
 				// The caller won; telling it that it lost would be false.
 				return Outcome{Question: closed.Question, Closed: true}, nil
 			}
 			return Outcome{}, s.lost(ctx, a, closed.Question)
 		}
 		if ErrorCode(err) == CodeConflict {
-			if len(t.Items) > 0 || t.Vote != nil {
-				// Refused as given already: by this very transition, if the
-				// store ran it twice (as above)?
-				if q, gerr := s.store.Get(ctx, a.id); gerr == nil && ranBefore(q, t) {
-					return Outcome{Question: q, Closed: q.State.Closed()}, nil
-				}
-			}
 			return Outcome{}, Errorf(CodeConflict, a.op, "%s", ErrorMessage(err))
 		}
 		return Outcome{}, Internal(a.op, err)
@@ -149,58 +142,22 @@ func (s *Service) resolve(ctx context.Context, a attempt) (out Outcome, err erro
 	return out, nil
 }
 
-// ranBefore reports whether q already holds what t brings, exactly as
-// the store keeps it (to the nanosecond, decider and all, less the roles
-// it never stores): t's vote, every one of t's form items, or else t's
-// resolution. Only a second run of t itself matches: another attempt by
-// the same person has its own time.
-func ranBefore(q *Question, t Transition) bool {
-	if q == nil {
+// closedBy reports whether q was closed by t itself: t closes with a
+// resolution (not by form items or a vote, which a second run refuses as
+// given already) and q's resolution is t's to the nanosecond, decider and
+// all, as the store keeps it.
+func closedBy(q *Question, t Transition) bool {
+	if q == nil || q.Resolution == nil || t.Resolution == nil || len(t.Items) > 0 || t.Vote != nil {
 		return false
 	}
-	switch {
-	case t.Vote != nil:
-		mine := *t.Vote
-		mine.Decider.Roles = nil
-		for _, v := range q.Votes {
-			if v.Key == mine.Key {
-				v.Decider.Roles = nil
-				return sameJSON(&mine, &v)
-			}
-		}
-		return false
-	case len(t.Items) > 0:
-		for _, mine := range t.Items {
-			mine.Decider.Roles = nil
-			found := false
-			for _, a := range q.Answers {
-				if a.ItemID == mine.ItemID {
-					a.Decider.Roles = nil
-					found = sameJSON(&mine, &a)
-					break
-				}
-			}
-			if !found {
-				return false
-			}
-		}
-		return true
-	case t.Resolution != nil && q.Resolution != nil:
-		mine, stored := *t.Resolution, *q.Resolution
-		mine.Decider.Roles, stored.Decider.Roles = nil, nil
-		return sameJSON(&mine, &stored)
-	}
-	return false
-}
-
-// sameJSON reports whether a and b encode alike.
-func sameJSON(a, b any) bool {
-	x, err := json.Marshal(a)
+	mine, stored := *t.Resolution, *q.Resolution
+	mine.Decider.Roles, stored.Decider.Roles = nil, nil // checked, never stored
+	a, err := json.Marshal(&mine)
 	if err != nil {
 		return false
 	}
-	y, err := json.Marshal(b)
-	return err == nil && bytes.Equal(x, y)
+	b, err := json.Marshal(&stored)
+	return err == nil && bytes.Equal(a, b)
 }
 
 // lost records a refused attempt on a closed question (unless the bridge

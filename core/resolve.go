@@ -1,9 +1,7 @@
 package core
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"time"
@@ -121,13 +119,6 @@ func (s *Service) resolve(ctx context.Context, a attempt) (out Outcome, err erro
 	if err != nil {
 		var closed *ClosedError
 		if errors.As(err, &closed) {
-			if closedBy(closed.Question, t) {
-				// This very close, run a second time: a store that lost
-				// the first run's reply (a connection that failed after
-				// sending) and retried finds the question closed by it.
-				// The caller won; telling it that it lost would be false.
-				return Outcome{Question: closed.Question, Closed: true}, nil
-			}
 			return Outcome{}, s.lost(ctx, a, closed.Question)
 		}
 		if ErrorCode(err) == CodeConflict {
@@ -140,24 +131,6 @@ func (s *Service) resolve(ctx context.Context, a attempt) (out Outcome, err erro
 		out.Held = t.Hold
 	}
 	return out, nil
-}
-
-// closedBy reports whether q was closed by t itself: t closes with a
-// resolution (not by form items or a vote, which a second run refuses as
-// given already) and q's resolution is t's to the nanosecond, decider and
-// all, as the store keeps it.
-func closedBy(q *Question, t Transition) bool {
-	if q == nil || q.Resolution == nil || t.Resolution == nil || len(t.Items) > 0 || t.Vote != nil {
-		return false
-	}
-	mine, stored := *t.Resolution, *q.Resolution
-	mine.Decider.Roles, stored.Decider.Roles = nil, nil // checked, never stored
-	a, err := json.Marshal(&mine)
-	if err != nil {
-		return false
-	}
-	b, err := json.Marshal(&stored)
-	return err == nil && bytes.Equal(a, b)
 }
 
 // lost records a refused attempt on a closed question (unless the bridge

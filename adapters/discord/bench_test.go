@@ -20,6 +20,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/discord/discordfake"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/internal/benchstore"
+	"github.com/askbridge/askbridge/internal/coretest"
 )
 
 // benchClicks signed clicks, one per open question's card, are sent
@@ -45,13 +46,10 @@ func BenchmarkClickBurst(b *testing.B) { benchstore.Each(b, benchClickBurst) }
 
 func benchClickBurst(b *testing.B, st core.Store) {
 	ctx := context.Background()
-	svc, err := core.New(st, core.Config{ActorKey: []byte("key"), Routes: map[string]core.Route{
+	svc := coretest.Service(b, st, coretest.Options{Routes: map[string]core.Route{
 		"ops": {Rooms: []core.Room{{Surface: core.SurfaceDiscord, ID: benchRoom}},
 			Deciders: map[core.Surface][]string{core.SurfaceDiscord: {benchUser.ID}}},
-	}}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	}})
 	fake := discordfake.New()
 	defer fake.Close()
 	key, err := hex.DecodeString(fake.PublicKey())
@@ -85,14 +83,7 @@ func benchClickBurst(b *testing.B, st core.Store) {
 		b.StopTimer()
 		ids := make([]string, benchClicks)
 		for i := range ids {
-			q, err := svc.Ask(ctx, core.AskInput{Agent: "agent", RunID: "run-1", Route: "ops", Kind: core.KindDecision,
-				Reversibility: core.Reversible, Text: "Which database?", Options: []core.Option{
-					{ID: "pg", Title: "PostgreSQL", Writeup: "Known.", Recommended: true},
-					{ID: "ddb", Title: "DynamoDB", Writeup: "Scales."}}})
-			if err != nil {
-				b.Fatal(err)
-			}
-			ids[i] = q.ID
+			ids[i] = benchstore.AskDecision(b, svc, "ops")
 		}
 		// Every card posted and recorded, and nothing left to send.
 		cards := make([]string, benchClicks)
@@ -117,26 +108,14 @@ func benchClickBurst(b *testing.B, st core.Store) {
 			clicks[i] = fake.Click(benchUser, cards[i], value)
 		}
 		before := len(fake.Calls())
-		acks := make([]time.Duration, benchClicks)
-		var wg sync.WaitGroup
-		tick := time.NewTicker(benchSpan / benchClicks)
 		b.StartTimer()
-		for i, in := range clicks {
-			if i > 0 {
-				<-tick.C
+		acks := benchstore.Burst(benchClicks, benchSpan, func(i int) {
+			status, resp, err := fake.Post(srv.URL+discord.InteractionsPath, clicks[i], discordfake.Signed)
+			if err != nil || status != http.StatusOK || resp.Type != discordfake.ResponseUpdateMessage {
+				b.Errorf("click %d: %d, %v", i, status, err)
 			}
-			wg.Go(func() {
-				t := time.Now()
-				status, resp, err := fake.Post(srv.URL+discord.InteractionsPath, in, discordfake.Signed)
-				acks[i] = time.Since(t)
-				if err != nil || status != http.StatusOK || resp.Type != discordfake.ResponseUpdateMessage {
-					b.Errorf("click %d: %d, %v", i, status, err)
-				}
-			})
-		}
-		wg.Wait()
+		})
 		b.StopTimer()
-		tick.Stop()
 		answered := time.Now()
 		if !fake.WaitFor(5*time.Minute, func() bool { return depth() == 0 }) {
 			b.Fatal("the outbox never drained")
@@ -154,9 +133,8 @@ func benchClickBurst(b *testing.B, st core.Store) {
 		lat = append(lat, acks...)
 	}
 	slices.Sort(lat)
-	at := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))]) / 1e6 }
 	b.ReportMetric(redundant/float64(b.N), "redundant-edits")
 	b.ReportMetric(drain/float64(b.N), "drain-ms")
-	b.ReportMetric(at(0.50), "ack-p50-ms")
-	b.ReportMetric(at(0.99), "ack-p99-ms")
+	b.ReportMetric(benchstore.Millis(lat, 0.50), "ack-p50-ms")
+	b.ReportMetric(benchstore.Millis(lat, 0.99), "ack-p99-ms")
 }

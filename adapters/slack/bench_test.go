@@ -19,6 +19,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/slack/slackfake"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/internal/benchstore"
+	"github.com/askbridge/askbridge/internal/coretest"
 )
 
 // burstClicks and burstSpan are the burst: 1,000 signed clicks
@@ -38,13 +39,10 @@ func BenchmarkClickBurst(b *testing.B) { benchstore.Each(b, benchClickBurst) }
 
 func benchClickBurst(b *testing.B, st core.Store) {
 	ctx := context.Background()
-	svc, err := core.New(st, core.Config{ActorKey: []byte("key"), Routes: map[string]core.Route{
+	svc := coretest.Service(b, st, coretest.Options{Routes: map[string]core.Route{
 		"ops": {Rooms: []core.Room{{Surface: core.SurfaceSlack, ID: room}},
 			Deciders: map[core.Surface][]string{core.SurfaceSlack: {alice.ID}}},
-	}}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	}})
 	fake := slackfake.New()
 	defer fake.Close()
 	fake.AddUser(alice)
@@ -70,43 +68,23 @@ func benchClickBurst(b *testing.B, st core.Store) {
 		b.StopTimer()
 		bodies := make([][]byte, burstClicks)
 		for i := range bodies {
-			q, err := svc.Ask(ctx, core.AskInput{Agent: "agent", RunID: "run-1", Route: "ops", Kind: core.KindDecision,
-				Reversibility: core.Reversible, Text: "Which database?", Options: []core.Option{
-					{ID: "pg", Title: "PostgreSQL", Writeup: "Known.", Recommended: true},
-					{ID: "ddb", Title: "DynamoDB", Writeup: "Scales."}}})
-			if err != nil {
-				b.Fatal(err)
-			}
+			id := benchstore.AskDecision(b, svc, "ops")
 			card := slackfake.Message{Channel: room, TS: "1700000000.000100"}
-			value := core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefOption, Option: 0}.Encode()
+			value := core.Ref{QuestionID: id, Item: -1, Action: core.RefOption, Option: 0}.Encode()
 			bodies[i] = slackfake.ClickPayload(alice, card, slackfake.Button{BlockID: "b", ActionID: value, Value: value})
 		}
-		lat := make([]time.Duration, burstClicks)
-		var wg sync.WaitGroup
-		gap := burstSpan / burstClicks
 		b.StartTimer()
-		pace := time.NewTicker(gap) // one click a gap: the burst spans burstSpan
-		for i, body := range bodies {
-			if i > 0 {
-				<-pace.C
+		lat := benchstore.Burst(burstClicks, burstSpan, func(i int) {
+			status, _, err := slackfake.Click(srv.URL+slack.InteractivityPath, secret, bodies[i]).Send(ctx)
+			if err != nil || status != http.StatusOK {
+				b.Errorf("click %d: %d, %v", i, status, err)
 			}
-			wg.Go(func() {
-				t := time.Now()
-				status, _, err := slackfake.Click(srv.URL+slack.InteractivityPath, secret, body).Send(ctx)
-				lat[i] = time.Since(t)
-				if err != nil || status != http.StatusOK {
-					b.Errorf("click %d: %d, %v", i, status, err)
-				}
-			})
-		}
-		pace.Stop()
-		wg.Wait()
+		})
 		b.StopTimer()
 		all = append(all, lat...)
 	}
 	slices.Sort(all)
-	at := func(p float64) float64 { return float64(all[int(p*float64(len(all)-1))]) / 1e6 }
-	b.ReportMetric(at(0.50), "ack-p50-ms")
-	b.ReportMetric(at(0.99), "ack-p99-ms")
-	b.ReportMetric(at(1), "ack-max-ms")
+	b.ReportMetric(benchstore.Millis(all, 0.50), "ack-p50-ms")
+	b.ReportMetric(benchstore.Millis(all, 0.99), "ack-p99-ms")
+	b.ReportMetric(benchstore.Millis(all, 1), "ack-max-ms")
 }

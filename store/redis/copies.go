@@ -41,7 +41,8 @@ func newCopies() copies {
 	}
 }
 
-// forget drops everything kept of id; its last watcher has stopped.
+// forget drops everything kept of id: its last watcher has stopped, or
+// this Store changed it.
 func (c *copies) forget(id string) {
 	delete(c.settled, id)
 	delete(c.fresh, id)

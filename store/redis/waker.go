@@ -65,8 +65,7 @@ func (s *Store) Watch(id string) (<-chan struct{}, func()) {
 func (s *Store) wake(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.kept.settled, id)
-	s.kept.stale(id)
+	s.kept.forget(id)
 	s.signal(id)
 }
 

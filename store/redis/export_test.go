@@ -60,3 +60,6 @@ func SetHealthEvery(d time.Duration) time.Duration {
 // Resubscriptions is how many times s replaced a subscription that
 // stopped answering.
 func Resubscriptions(s *Store) int64 { return s.resubscribed.Load() }
+
+// ResolveHash is the SHA1 of the resolve script, as EVALSHA names it.
+func ResolveHash() string { return resolveScript.Hash() }

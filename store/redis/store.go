@@ -16,6 +16,8 @@ package redis
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"strconv"
@@ -108,6 +110,10 @@ type Store struct {
 	// question (see resolving).
 	resolvingN map[string]int
 
+	// attempts names each call of Resolve (see attempt).
+	attemptPrefix string
+	attempts      atomic.Uint64
+
 	claimTurn atomic.Uint32 // rotates the shard a claim starts at
 	now       func() time.Time
 
@@ -163,6 +169,9 @@ func New(ctx context.Context, client goredis.UniversalClient, opts Options) (*St
 		rate:       redis_rate.NewLimiter(client),
 		now:        opts.Now,
 	}
+	var seed [8]byte
+	_, _ = rand.Read(seed[:]) // never fails (crypto/rand)
+	s.attemptPrefix = base64.RawURLEncoding.EncodeToString(seed[:]) + "."
 	if s.shards > 1 {
 		s.timed = "1"
 	}
@@ -306,4 +315,12 @@ func (s *Store) shardOf(id string) (int, bool) {
 // Seq is unique and a shard's Seqs increase.
 func (s *Store) seq(n int64, shard int) int64 {
 	return n*int64(s.shards) + int64(shard)
+}
+
+// attempt names one call of Resolve, uniquely among every store's calls:
+// a random prefix per Store and a count. resolve.lua keeps it with what
+// the call changed, so that when go-redis sends the script again after
+// losing its reply, the second run knows the first as its own.
+func (s *Store) attempt() string {
+	return s.attemptPrefix + strconv.FormatUint(s.attempts.Add(1), 36)
 }

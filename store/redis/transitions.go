@@ -79,7 +79,7 @@ func (s *Store) Resolve(ctx context.Context, t core.Transition) (*core.Question,
 		fp = fingerprint(read)
 	}
 	sk := s.shardKeys(shard)
-	args := make([]any, 0, 21+2*len(t.Items))
+	args := make([]any, 0, 22+2*len(t.Items))
 	args = append(args, sk.common[:]...)
 	args = append(args,
 		t.QuestionID, sk.wakeArg, now, msString(t.Now),
@@ -98,6 +98,7 @@ func (s *Store) Resolve(ctx context.Context, t core.Transition) (*core.Question,
 	keys := make([]string, 0, 8+len(sk.outboxes))
 	keys = append(keys, qkey, sk.events, sk.seq, sk.open, sk.closed, dkey)
 	keys = append(keys, sk.outboxes...)
+	args = append(args, s.attempt())
 	if card := heldCard(t); card > 0 {
 		args = append(args, card, t.Hold.Key, t.Hold.For.Milliseconds(), s.clock())
 		keys = append(keys, s.k.later(shard, t.Hold.Surface), s.k.held(shard, t.Hold.Surface))

@@ -26,11 +26,13 @@
 --                                 ARGV[17] n items, then n pairs:
 --                                          item id, answer JSON
 --                                 then, after the pairs (h = 18 + 2n):
---                                 ARGV[h]   card held for the caller's
+--                                 ARGV[h]   the attempt: an id unique to
+--                                           this call of Resolve
+--                                 ARGV[h+1] card held for the caller's
 --                                           response (its n), 0 for none
---                                 ARGV[h+1] the held update's key
---                                 ARGV[h+2] the hold in ms
---                                 ARGV[h+3] the store's clock in ms, ""
+--                                 ARGV[h+2] the held update's key
+--                                 ARGV[h+3] the hold in ms
+--                                 ARGV[h+4] the store's clock in ms, ""
 --                                           for the server's
 -- With a held card, KEYS ends with that card's surface's zset of retries
 -- and held hash (after the outbox streams): its update is held there
@@ -42,6 +44,14 @@
 -- under v:<voter> (refused if one is there), counted in vc:<choice> and
 -- nv, and the question closes only once vc:<choice> reaches ARGV[16];
 -- until then the vote event (ARGV[11]) is appended instead.
+--
+-- Every transition that changes the question adds its attempt to "at".
+-- A run that finds its own attempt there is the same call sent again
+-- (go-redis sends a command again when its reply was lost with the
+-- connection, and an autopipelined batch goes again whole): the first run
+-- applied it, so this one changes nothing and answers as applied, with
+-- the hash, rather than telling the caller it lost, voted or answered
+-- already.
 --
 -- Returns {C_OK, 1, {}, {state}}        applied, and the question was as
 --                                       the caller read it: the caller
@@ -58,13 +68,24 @@
 local q = KEYS[1]
 local id = ARGV[4]
 local f = redis.call('HMGET', q, 'state', 'om', 'ni', 'nm', 'na', 'deadline', 'renot', 'ver', 'ms:1', 'm:1', 'ev', 'nv',
-  'mk:1', 'doc')
+  'mk:1', 'doc', 'at')
 local state = f[1]
 if not state then
   return {C_NOT_FOUND, 0, {}, {}}
 end
+local n = tonumber(ARGV[17])
+local h = 18 + 2 * n
+local attempt = ARGV[h]
+-- refused returns the refusal code, or applied if this attempt was
+-- applied already (see above).
+local function refused(code)
+  if f[15] and string.find(' ' .. f[15] .. ' ', ' ' .. attempt .. ' ', 1, true) then
+    code = C_OK
+  end
+  return {code, 0, record(q, KEYS[6]), {}}
+end
 if state ~= 'open' then
-  return {C_NOT_OPEN, 0, record(q, KEYS[6]), {}}
+  return refused(C_NOT_OPEN)
 end
 local nm, na = f[4] or '0', f[5] or '0'
 local nv = f[12] or '0'
@@ -75,7 +96,7 @@ local voted = ARGV[13] ~= ''
 local votes = 0
 if voted then
   if redis.call('HEXISTS', q, 'v:' .. ARGV[13]) == 1 then
-    return {C_VOTED, 0, record(q, KEYS[6]), {}}
+    return refused(C_VOTED)
   end
   votes = tonumber(redis.call('HGET', q, 'vc:' .. ARGV[15]) or '0') + 1
   set[#set + 1] = 'v:' .. ARGV[13]
@@ -86,12 +107,11 @@ if voted then
   set[#set + 1] = tonumber(nv) + 1
 end
 
-local n = tonumber(ARGV[17])
 local seen = {}
 for i = 0, n - 1 do
   local item = ARGV[18 + 2 * i]
   if seen[item] or redis.call('HEXISTS', q, 'a:' .. item) == 1 then
-    return {C_ITEM_ANSWERED, 0, record(q, KEYS[6]), {}}
+    return refused(C_ITEM_ANSWERED)
   end
   seen[item] = true
   set[#set + 1] = 'a:' .. item
@@ -111,6 +131,8 @@ if closing or n > 0 or voted then
   local ver = tonumber(f[8] or '0') + 1
   set[#set + 1] = 'ver'
   set[#set + 1] = ver
+  set[#set + 1] = 'at'
+  set[#set + 1] = f[15] and f[15] .. ' ' .. attempt or attempt
   if n > 0 then
     set[#set + 1] = 'na'
     set[#set + 1] = answered
@@ -155,8 +177,7 @@ if closing or n > 0 or voted then
   redis.call('HSET', unpack(set))
 
   local boxes = outboxes(7)
-  local h = 18 + 2 * n
-  local held = tonumber(ARGV[h] or '0')
+  local held = tonumber(ARGV[h + 1] or '0')
   for i = 1, tonumber(nm) do
     if i == held then
       local card = card_value(f[10], f[13])
@@ -164,7 +185,7 @@ if closing or n > 0 or voted then
         local c = redis.call('HMGET', q, 'm:' .. i, 'mk:' .. i)
         card = card_value(c[1], c[2])
       end
-      hold_card(KEYS[#KEYS - 1], KEYS[#KEYS], ARGV[h + 1], clock_ms(ARGV[h + 3]) + tonumber(ARGV[h + 2]), ver, ARGV[6], card)
+      hold_card(KEYS[#KEYS - 1], KEYS[#KEYS], ARGV[h + 2], clock_ms(ARGV[h + 4]) + tonumber(ARGV[h + 3]), ver, ARGV[6], card)
     elseif i == 1 then
       enqueue_card(boxes, id, ARGV[6], ver, i, f[9], card_value(f[10], f[13]))
     else

@@ -1,0 +1,249 @@
+package redis_test
+
+import (
+	"bytes"
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/askbridge/askbridge/core"
+	redisstore "github.com/askbridge/askbridge/store/redis"
+)
+
+// cutter forwards TCP connections to a target. Once armed with a marker,
+// it lets the next command that carries the marker reach the target, then
+// drops that connection before the reply comes back: the command has run,
+// and the client has lost the reply, as when a connection fails at the
+// wrong moment. go-redis then sends the command again on a new connection.
+type cutter struct {
+	l      net.Listener
+	target string
+	mu     sync.Mutex
+	marker []byte // armed while set
+	cuts   atomic.Int64
+}
+
+func newCutter(t *testing.T, target string) *cutter {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &cutter{l: l, target: target}
+	t.Cleanup(func() { _ = l.Close() })
+	go p.serve()
+	return p
+}
+
+func (p *cutter) addr() string { return p.l.Addr().String() }
+
+// arm makes the next command carrying marker lose its reply.
+func (p *cutter) arm(marker string) {
+	p.mu.Lock()
+	p.marker = []byte(marker)
+	p.mu.Unlock()
+}
+
+func (p *cutter) serve() {
+	for {
+		c, err := p.l.Accept()
+		if err != nil {
+			return
+		}
+		u, err := net.Dial("tcp", p.target)
+		if err != nil {
+			_ = c.Close()
+			continue
+		}
+		cut := new(atomic.Bool)
+		go p.up(c, u, cut)
+		go p.down(u, c, cut)
+	}
+}
+
+// up copies the client's commands to the target, and marks the
+// connection for cutting when one carries the armed marker.
+func (p *cutter) up(c, u net.Conn, cut *atomic.Bool) {
+	defer c.Close()
+	defer u.Close()
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := c.Read(buf)
+		if n > 0 {
+			p.mu.Lock()
+			if p.marker != nil && bytes.Contains(buf[:n], p.marker) {
+				p.marker = nil
+				cut.Store(true)
+			}
+			p.mu.Unlock()
+			if _, werr := u.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// down copies the target's replies back, unless the connection is marked:
+// then the reply is dropped and both sides are closed.
+func (p *cutter) down(u, c net.Conn, cut *atomic.Bool) {
+	defer c.Close()
+	defer u.Close()
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := u.Read(buf)
+		if n > 0 && cut.Load() {
+			p.cuts.Add(1)
+			return
+		}
+		if n > 0 {
+			if _, werr := c.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// replayed is a store whose client reaches Redis through a cutter, and a
+// second store on the same keys that does not. Redis has the resolve
+// script by then, so the command whose reply is lost is one that ran (an
+// EVALSHA of a script Redis lacks runs nothing and is sent again whole).
+func replayed(t *testing.T) (*cutter, *redisstore.Store, *redisstore.Store) {
+	t.Helper()
+	p := newCutter(t, server.Addr())
+	prefix := randomPrefix()
+	c := goredis.NewClient(&goredis.Options{Addr: p.addr()})
+	t.Cleanup(func() { _ = c.Close() })
+	a, b := newStoreOn(t, c, redisstore.Options{Prefix: prefix}), newStore(t, redisstore.Options{Prefix: prefix})
+	warm := question(0, "run-warm", t0)
+	mustCreate(t, b, warm)
+	if _, err := b.Resolve(t.Context(), answer(warm, "ada", t0)); err != nil {
+		t.Fatal(err)
+	}
+	return p, a, b
+}
+
+// resolveLosingTheReply runs tr on s with the first run's reply lost,
+// and fails unless the reply was in fact lost once.
+func resolveLosingTheReply(t *testing.T, p *cutter, s *redisstore.Store, tr core.Transition) (*core.Question, error) {
+	t.Helper()
+	p.arm(redisstore.ResolveHash())
+	q, err := s.Resolve(t.Context(), tr)
+	if p.cuts.Swap(0) != 1 {
+		t.Fatal("the first run's reply was not lost: the test tests nothing")
+	}
+	return q, err
+}
+
+// TestReplayedCloseIsApplied: a close whose first run's reply was lost,
+// and which go-redis therefore ran again, is reported as applied (the
+// second run finds the question closed by the first), not as a loss; a
+// close by anyone else afterwards still loses.
+func TestReplayedCloseIsApplied(t *testing.T) {
+	p, a, b := replayed(t)
+	q := question(0, "run-1", t0)
+	mustCreate(t, b, q)
+	got, err := resolveLosingTheReply(t, p, a, answer(q, "ada", t0))
+	if err != nil {
+		t.Fatalf("the replayed close: %v; want it applied", err)
+	}
+	if got.State != core.StateAnswered || got.Resolution == nil || got.Resolution.Decider.ID != "ada" {
+		t.Fatalf("the replayed close returned %s %+v", got.State, got.Resolution)
+	}
+	var closed *core.ClosedError
+	if _, err := b.Resolve(t.Context(), answer(q, "bob", t0)); !errors.As(err, &closed) {
+		t.Fatalf("a close by someone else afterwards: %v, want it refused as closed", err)
+	}
+	n := 0
+	for _, k := range kinds(t, b, q.ID) {
+		if k == core.EventAnswered {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d answered events, want 1", n)
+	}
+}
+
+// TestReplayedVoteIsApplied: a vote whose reply was lost and which was
+// sent again is counted once and reported as counted, not as the voter's
+// second vote; the same voter's next attempt is refused as before.
+func TestReplayedVoteIsApplied(t *testing.T) {
+	p, a, b := replayed(t)
+	q := question(0, "run-1", t0)
+	mustCreate(t, b, q)
+	bob := decider("bob")
+	vote := core.Transition{QuestionID: q.ID, Now: t0, Needed: 2,
+		Vote:       &core.Vote{Key: "person:bob", Choice: core.ApproveOption, Decider: bob, At: t0},
+		Resolution: &core.Resolution{State: core.StateAnswered, Decider: bob, At: t0},
+		VoteEvent:  event(q, core.EventVoted, t0), Event: event(q, core.EventAnswered, t0)}
+	got, err := resolveLosingTheReply(t, p, a, vote)
+	if err != nil {
+		t.Fatalf("the replayed vote: %v; want it counted", err)
+	}
+	if !got.Open() || len(got.Votes) != 1 {
+		t.Fatalf("after the replayed vote: %s with %d votes", got.State, len(got.Votes))
+	}
+	if _, err := b.Resolve(t.Context(), vote); core.ErrorCode(err) != core.CodeConflict {
+		t.Fatalf("the same voter's next attempt: %v, want a conflict", err)
+	}
+}
+
+// TestReplayedItemsAreApplied: form items whose reply was lost and which
+// were sent again are recorded once and reported as recorded, not as
+// given already; another attempt at the same item is refused as before.
+func TestReplayedItemsAreApplied(t *testing.T) {
+	p, a, b := replayed(t)
+	q := formQuestion(0, "run-1", t0)
+	mustCreate(t, b, q)
+	ada := decider("ada")
+	items := core.Transition{QuestionID: q.ID, Now: t0,
+		Items:      []core.ItemAnswer{{ItemID: "day", OptionID: "fri", Decider: ada, At: t0}},
+		Resolution: &core.Resolution{State: core.StateAnswered, Decider: ada, At: t0},
+		ItemEvent:  event(q, core.EventItemAnswered, t0), Event: event(q, core.EventAnswered, t0)}
+	got, err := resolveLosingTheReply(t, p, a, items)
+	if err != nil {
+		t.Fatalf("the replayed items: %v; want them recorded", err)
+	}
+	if !got.Open() || len(got.Answers) != 1 || got.Answers[0].OptionID != "fri" {
+		t.Fatalf("after the replayed items: %s with %+v", got.State, got.Answers)
+	}
+	if _, err := b.Resolve(t.Context(), items); core.ErrorCode(err) != core.CodeConflict {
+		t.Fatalf("another attempt at the same item: %v, want a conflict", err)
+	}
+}
+
+// TestReplayedBatchIsApplied: closes sent together, whose shared reply
+// was lost, are each reported as applied when go-redis sends them again.
+func TestReplayedBatchIsApplied(t *testing.T) {
+	p, a, b := replayed(t)
+	qs := make([]*core.Question, 40)
+	for i := range qs {
+		qs[i] = question(0, "run-1", t0)
+		mustCreate(t, b, qs[i])
+	}
+	p.arm(redisstore.ResolveHash())
+	errs := make([]error, len(qs))
+	var wg sync.WaitGroup
+	for i, q := range qs {
+		wg.Go(func() { _, errs[i] = a.Resolve(t.Context(), answer(q, "ada", t0)) })
+	}
+	wg.Wait()
+	if p.cuts.Load() != 1 {
+		t.Fatal("no reply was lost: the test tests nothing")
+	}
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("close %d: %v; want it applied", i, err)
+		}
+	}
+}

@@ -114,19 +114,27 @@ type shardKeys struct {
 	questionPrefix                               string // + id: keys.question
 	documentPrefix                               string // + id: keys.document
 	// common and wakeArg are the scripts' leading ARGV (see common.lua)
-	// and the wake-up channel, boxed once.
-	common  [3]any
-	wakeArg any
+	// and the wake-up channel, boxed once; resolveKeys are resolve.lua's
+	// KEYS[2..5] and boxes its outbox streams, boxed once.
+	common      [3]any
+	wakeArg     any
+	resolveKeys [4]any
+	boxes       []any
 }
 
 func (k keys) forShard(shard int, timed string) shardKeys {
-	return shardKeys{
+	sk := shardKeys{
 		shard: shard, events: k.events(shard), seq: k.seq(shard), open: k.open(shard),
 		deadline: k.deadline(shard), runOpen: k.runOpen(shard), closed: k.closed(shard),
 		wake: k.wake(shard), outboxes: k.outboxes(shard), questionPrefix: k.tag(shard) + ":q:",
 		documentPrefix: k.tag(shard) + ":d:",
 		common:         [3]any{shard, timed, surfaceList}, wakeArg: k.wake(shard),
 	}
+	sk.resolveKeys = [4]any{sk.events, sk.seq, sk.open, sk.closed}
+	for _, box := range sk.outboxes {
+		sk.boxes = append(sk.boxes, box)
+	}
+	return sk
 }
 
 // shardKeys returns shard's keys (a shard of this store: shardOf checked it).

@@ -196,11 +196,11 @@ func (s *Store) rangeByScore(ctx context.Context, key func(shard int) string, lo
 // loadOne reads question id through the autopipeliner ap, with the read
 // script, so that its two keys are read at one moment; nil if it is gone.
 func (s *Store) loadOne(ctx context.Context, ap *goredis.AutoPipeliner, id string) ([]*core.Question, error) {
-	keys := []string{s.k.question(id), s.k.document(id)}
+	qkey, dkey := s.k.question(id), s.k.document(id)
 	if scriptHook != nil {
-		scriptHook(readScript.name, keys)
+		scriptHook(readScript.name, []string{qkey, dkey})
 	}
-	v, err := s.runPipelined(ctx, ap, readScript, keys, nil)
+	v, err := s.runPipelined(ctx, ap, readScript, append(scriptArgs(2, 0), qkey, dkey))
 	if err != nil {
 		return nil, err
 	}

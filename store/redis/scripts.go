@@ -49,8 +49,10 @@ const (
 
 type script struct {
 	name string
-	src  string // what the Script holds, for an EVAL through the autopipeliner
-	*goredis.Script
+	// The command's first arguments, each boxed once: EVALSHA and the
+	// hash, or, for a Redis that does not have the script yet, EVAL and
+	// the source.
+	sha, eval [2]any
 }
 
 func loadScript(name string) script {
@@ -63,8 +65,11 @@ func loadScript(name string) script {
 		panic(err)
 	}
 	src := string(common) + "\n" + string(body)
-	return script{name: name, src: src, Script: goredis.NewScript(src)}
+	return script{name: name, sha: [2]any{"evalsha", goredis.NewScript(src).Hash()}, eval: [2]any{"eval", src}}
 }
+
+// Hash is the script's SHA1, as EVALSHA names it.
+func (sc script) Hash() string { return sc.sha[1].(string) }
 
 // scriptHook, when set (by tests), sees the keys of every script call
 // before it runs.
@@ -83,12 +88,33 @@ func (s *Store) run(ctx context.Context, sc script, keys []string, args ...any) 
 	if scriptHook != nil {
 		scriptHook(sc.name, keys)
 	}
+	cmd := scriptArgs(len(keys), len(args))
+	for _, k := range keys {
+		cmd = append(cmd, k)
+	}
+	return s.runArgs(ctx, sc, append(cmd, args...))
+}
+
+// scriptArgs begins a script command of nkeys keys and nargs arguments:
+// room for the command and the script (filled in as it is sent), the
+// number of keys, and room for the keys and then the arguments, to be
+// appended.
+func scriptArgs(nkeys, nargs int) []any {
+	cmd := make([]any, 3, 3+nkeys+nargs)
+	cmd[2] = nkeys
+	return cmd
+}
+
+// runArgs runs sc with cmd, which scriptArgs began, and decodes its
+// reply. A caller with keys boxed already (Resolve's constant ones)
+// appends them as they are, which saves an allocation per key.
+func (s *Store) runArgs(ctx context.Context, sc script, cmd []any) (reply, error) {
 	var v any
 	var err error
 	if ap := s.hotStart(); ap != nil {
-		v, err = s.runPipelined(ctx, ap, sc, keys, args)
+		v, err = s.runPipelined(ctx, ap, sc, cmd)
 	} else {
-		v, err = sc.Run(ctx, s.client, keys, args...).Result()
+		v, err = s.runDirect(ctx, sc, cmd)
 	}
 	s.hotEnd()
 	if err != nil {
@@ -97,36 +123,59 @@ func (s *Store) run(ctx context.Context, sc script, keys []string, args ...any) 
 	return parseReply(sc.name, v)
 }
 
+// runDirect runs sc through the client, as go-redis's Script.Run does:
+// by hash, and whole if Redis does not have it (after a restart or
+// failover).
+func (s *Store) runDirect(ctx context.Context, sc script, cmd []any) (any, error) {
+	v, err := s.process(ctx, sc.sha, cmd)
+	if goredis.HasErrorPrefix(err, "NOSCRIPT") {
+		return s.process(ctx, sc.eval, cmd)
+	}
+	return v, err
+}
+
+func (s *Store) process(ctx context.Context, how [2]any, cmd []any) (any, error) {
+	cmd[0], cmd[1] = how[0], how[1]
+	c := newScriptCmd(ctx, cmd)
+	_ = s.client.Process(ctx, c)
+	return c.Result()
+}
+
 // runPipelined runs sc through the autopipeliner ap and waits for it no
 // longer than ctx allows. A command once queued there runs whatever
 // becomes of its caller, so a caller that gives up learns only that, as
 // after a timeout on a connection of its own. A script Redis does not
 // have yet (after a restart or failover) is sent whole.
-func (s *Store) runPipelined(ctx context.Context, ap *goredis.AutoPipeliner, sc script, keys []string, args []any) (any, error) {
-	v, err := submitScript(ctx, ap, "evalsha", sc.Hash(), keys, args)
+func (s *Store) runPipelined(ctx context.Context, ap *goredis.AutoPipeliner, sc script, cmd []any) (any, error) {
+	v, err := submitScript(ctx, ap, sc.sha, cmd)
 	if goredis.HasErrorPrefix(err, "NOSCRIPT") {
-		return submitScript(ctx, ap, "eval", sc.src, keys, args)
+		return submitScript(ctx, ap, sc.eval, cmd)
 	}
 	return v, err
 }
 
-// submitScript queues one EVALSHA or EVAL (how, with what: the hash or
-// the source) on ap and waits for it within ctx.
-func submitScript(ctx context.Context, ap *goredis.AutoPipeliner, how, what string, keys []string, args []any) (any, error) {
-	a := make([]any, 0, 3+len(keys)+len(args))
-	a = append(a, how, what, len(keys))
-	for _, k := range keys {
-		a = append(a, k)
-	}
-	a = append(a, args...)
-	cmd := goredis.NewCmd(ctx, a...)
-	if len(keys) > 0 {
-		cmd.SetFirstKeyPos(3) // a cluster routes it by its first key
-	}
-	if err := ap.Submit(ctx, cmd).WaitContext(ctx); err != nil {
+// submitScript queues the script command cmd, begun with how (EVALSHA
+// and the hash, or EVAL and the source), on ap and waits for it within
+// ctx.
+func submitScript(ctx context.Context, ap *goredis.AutoPipeliner, how [2]any, cmd []any) (any, error) {
+	cmd[0], cmd[1] = how[0], how[1]
+	c := newScriptCmd(ctx, cmd)
+	if err := ap.Submit(ctx, c).WaitContext(ctx); err != nil {
 		return nil, err
 	}
-	return cmd.Val(), nil
+	return c.Val(), nil
+}
+
+// newScriptCmd is the command for cmd. Each run gets a command of its
+// own, since a command keeps its result. They share cmd: the EVAL that
+// follows a refused EVALSHA replaces its first two arguments only once
+// the EVALSHA has had its reply.
+func newScriptCmd(ctx context.Context, cmd []any) *goredis.Cmd {
+	c := goredis.NewCmd(ctx, cmd...)
+	if cmd[2] != 0 {
+		c.SetFirstKeyPos(3) // a cluster routes it by its first key
+	}
+	return c
 }
 
 func parseReply(name string, v any) (reply, error) {

@@ -79,9 +79,31 @@ func (s *Store) Resolve(ctx context.Context, t core.Transition) (*core.Question,
 		fp = fingerprint(read)
 	}
 	sk := s.shardKeys(shard)
-	args := make([]any, 0, 22+2*len(t.Items))
-	args = append(args, sk.common[:]...)
-	args = append(args,
+	card := heldCard(t)
+	nkeys, nargs := 6+len(sk.boxes), 18+2*len(t.Items)
+	if card > 0 {
+		nkeys, nargs = nkeys+2, nargs+4
+	}
+	// The question's two keys in one allocation.
+	both := sk.questionPrefix + t.QuestionID + sk.documentPrefix + t.QuestionID
+	qkey, dkey := both[:len(sk.questionPrefix)+len(t.QuestionID)], both[len(sk.questionPrefix)+len(t.QuestionID):]
+	cmd := scriptArgs(nkeys, nargs)
+	cmd = append(cmd, qkey)
+	cmd = append(cmd, sk.resolveKeys[:]...)
+	cmd = append(cmd, dkey)
+	cmd = append(cmd, sk.boxes...)
+	if card > 0 {
+		cmd = append(cmd, s.k.later(shard, t.Hold.Surface), s.k.held(shard, t.Hold.Surface))
+	}
+	if scriptHook != nil {
+		keys := make([]string, 0, nkeys)
+		for _, k := range cmd[3:] {
+			keys = append(keys, k.(string))
+		}
+		scriptHook(resolveScript.name, keys)
+	}
+	cmd = append(cmd, sk.common[:]...)
+	cmd = append(cmd,
 		t.QuestionID, sk.wakeArg, now, msString(t.Now),
 		state, resJSON, closeJSON, itemJSON, fp,
 		voteKey, voteJSON, choice, t.Needed, len(t.Items))
@@ -90,23 +112,16 @@ func (s *Store) Resolve(ctx context.Context, t core.Transition) (*core.Question,
 		if err != nil {
 			return nil, core.Internal(op, err)
 		}
-		args = append(args, a.ItemID, b)
+		cmd = append(cmd, a.ItemID, b)
 	}
-	// The question's two keys in one allocation.
-	both := sk.questionPrefix + t.QuestionID + sk.documentPrefix + t.QuestionID
-	qkey, dkey := both[:len(sk.questionPrefix)+len(t.QuestionID)], both[len(sk.questionPrefix)+len(t.QuestionID):]
-	keys := make([]string, 0, 8+len(sk.outboxes))
-	keys = append(keys, qkey, sk.events, sk.seq, sk.open, sk.closed, dkey)
-	keys = append(keys, sk.outboxes...)
-	args = append(args, s.attempt())
-	if card := heldCard(t); card > 0 {
-		args = append(args, card, t.Hold.Key, t.Hold.For.Milliseconds(), s.clock())
-		keys = append(keys, s.k.later(shard, t.Hold.Surface), s.k.held(shard, t.Hold.Surface))
+	cmd = append(cmd, s.attempt())
+	if card > 0 {
+		cmd = append(cmd, card, t.Hold.Key, t.Hold.For.Milliseconds(), s.clock())
 	}
 	// Local waiters need not wait for the round trip through pub/sub, and
 	// after a close they need not read the question back either.
 	woken := s.resolving(t.QuestionID)
-	r, err := s.run(ctx, resolveScript, keys, args...)
+	r, err := s.runArgs(ctx, resolveScript, cmd)
 	if err != nil {
 		woken(nil) // the script may have run all the same
 		return nil, core.Internal(op, err)

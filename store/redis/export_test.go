@@ -63,3 +63,6 @@ func Resubscriptions(s *Store) int64 { return s.resubscribed.Load() }
 
 // ResolveHash is the SHA1 of the resolve script, as EVALSHA names it.
 func ResolveHash() string { return resolveScript.Hash() }
+
+// CreateHash is the SHA1 of the create script.
+func CreateHash() string { return createScript.Hash() }

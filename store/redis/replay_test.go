@@ -138,10 +138,42 @@ func resolveLosingTheReply(t *testing.T, p *cutter, s *redisstore.Store, tr core
 	t.Helper()
 	p.arm(redisstore.ResolveHash())
 	q, err := s.Resolve(t.Context(), tr)
+	mustHaveCut(t, p)
+	return q, err
+}
+
+func mustHaveCut(t *testing.T, p *cutter) {
+	t.Helper()
 	if p.cuts.Swap(0) != 1 {
 		t.Fatal("the first run's reply was not lost: the test tests nothing")
 	}
-	return q, err
+}
+
+// TestReplayedCreateIsApplied: an ask whose first run's reply was lost,
+// and which go-redis therefore sent again, is reported as created (the
+// second run finds the question the first stored), not as an id taken;
+// it is stored and announced once. Another question under the same id
+// is still refused.
+func TestReplayedCreateIsApplied(t *testing.T) {
+	p, a, b := replayed(t)
+	q := question(0, "run-1", t0)
+	p.arm(redisstore.CreateHash())
+	err := a.Create(t.Context(), q, event(q, core.EventAsked, t0), []core.Delivery{post(q, core.SurfaceSlack, "C1")})
+	mustHaveCut(t, p)
+	if err != nil {
+		t.Fatalf("the replayed create: %v; want it created", err)
+	}
+	if got := mustGet(t, b, q.ID); !got.Open() || got.Text != q.Text {
+		t.Fatalf("after the replayed create: %+v", got)
+	}
+	if k := kinds(t, b, q.ID); len(k) != 1 || k[0] != core.EventAsked {
+		t.Fatalf("events %v, want one asked", k)
+	}
+	other := *q
+	other.Text = "Which zone?"
+	if err := b.Create(t.Context(), &other, event(&other, core.EventAsked, t0), nil); core.ErrorCode(err) != core.CodeConflict {
+		t.Fatalf("another question under the same id: %v, want a conflict", err)
+	}
 }
 
 // TestReplayedCloseIsApplied: a close whose first run's reply was lost,

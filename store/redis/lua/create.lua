@@ -19,6 +19,13 @@
 --                                          surface, delivery JSON
 --
 -- Returns {C_OK, event n}         created
+--         {C_OK, 0}               created already by this very call, sent
+--                                 again: go-redis sends a command again
+--                                 when its reply was lost with the
+--                                 connection. The id is new to each
+--                                 call, so the question stored under it
+--                                 with this document is this call's;
+--                                 nothing changed
 --         {C_EXISTS}              the id is taken; nothing changed
 --         {C_DUPLICATE, 0, {}, {id}} the idempotency key is taken, by
 --                                 the question id;
@@ -39,6 +46,12 @@ for i = 0, nd - 1 do
   end
 end
 if redis.call('EXISTS', KEYS[1]) == 1 then
+  -- the document, once closed, is followed by the record separator and
+  -- the resolution (resolve.lua)
+  local doc = redis.call('GET', KEYS[10])
+  if doc and (doc == ARGV[6] or string.sub(doc, 1, #ARGV[6] + 1) == ARGV[6] .. '\30') then
+    return {C_OK, 0, {}, {}}
+  end
   return {C_EXISTS, 0, {}, {}}
 end
 if idem ~= '' then

@@ -135,5 +135,19 @@ func safeID(s string) bool {
 // Is lets errors.Is(err, ErrClosed) match any ClosedError.
 func (e *ClosedError) Is(target error) bool { return target == ErrClosed }
 
+// AppliedError is a store's answer to a transition it had applied
+// already and was handed again, when the question has closed since by
+// another attempt: a store that sends a command again after losing its
+// reply (store/redis) finds its own earlier change. The transition stands
+// (its vote or form items are recorded) and it did not close the
+// question. Question is the question as stored.
+type AppliedError struct {
+	Question *Question
+}
+
+func (e *AppliedError) Error() string {
+	return fmt.Sprintf("question %s: the transition was applied, and the question is %s since", e.Question.ID, e.Question.State)
+}
+
 // ErrClosed matches every ClosedError through errors.Is.
 var ErrClosed = errors.New("question already closed")

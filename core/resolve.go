@@ -121,6 +121,12 @@ func (s *Service) resolve(ctx context.Context, a attempt) (out Outcome, err erro
 		if errors.As(err, &closed) {
 			return Outcome{}, s.lost(ctx, a, closed.Question)
 		}
+		var applied *AppliedError
+		if errors.As(err, &applied) {
+			// Recorded, and closed since by someone else: this attempt
+			// did not close it, whatever the question says now.
+			return Outcome{Question: applied.Question}, nil
+		}
 		if ErrorCode(err) == CodeConflict {
 			return Outcome{}, Errorf(CodeConflict, a.op, "%s", ErrorMessage(err))
 		}

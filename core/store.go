@@ -169,7 +169,10 @@ type Questions interface {
 	// changes and the error is a *ClosedError carrying the question as
 	// stored. A form item that already has an answer fails with
 	// CodeConflict and changes nothing. The returned question is the state
-	// after the transition.
+	// after the transition. A store that may run one call's transition
+	// twice (sending it again after losing the reply) answers the second
+	// run as the first: the question as it now stands, or an
+	// *AppliedError if the first left it open and another closed it since.
 	Resolve(ctx context.Context, t Transition) (*Question, error)
 	// Renotify applies r if the question is open (else *ClosedError) and,
 	// when r.IfDeadline is set, only if the deadline still matches (else

@@ -37,8 +37,9 @@ import (
 //	ev           stream ids of the question's events, space-separated (purge
 //	             drops them with the question)
 //	at           the attempts (Store.attempt) that changed the question so
-//	             far, space-separated: one for a close, one more per item
-//	             batch or vote; how resolve.lua knows a run sent again
+//	             far, space-separated, one per close, item batch or vote,
+//	             the closing one ending in "!"; how resolve.lua knows a run
+//	             sent again
 //
 // Counters that are zero (renot, ni, na, nm, ver) are not stored: a
 // missing one reads as 0. While a question is open every field is short,

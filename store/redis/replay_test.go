@@ -25,6 +25,9 @@ type cutter struct {
 	mu     sync.Mutex
 	marker []byte // armed while set
 	cuts   atomic.Int64
+	// meanwhile, if set, runs once the marked command has run and before
+	// its connection is dropped, so before go-redis sends it again.
+	meanwhile func()
 }
 
 func newCutter(t *testing.T, target string) *cutter {
@@ -100,6 +103,9 @@ func (p *cutter) down(u, c net.Conn, cut *atomic.Bool) {
 		n, err := u.Read(buf)
 		if n > 0 && cut.Load() {
 			p.cuts.Add(1)
+			if p.meanwhile != nil {
+				p.meanwhile()
+			}
 			return
 		}
 		if n > 0 {
@@ -227,6 +233,41 @@ func TestReplayedVoteIsApplied(t *testing.T) {
 	}
 	if _, err := b.Resolve(t.Context(), vote); core.ErrorCode(err) != core.CodeConflict {
 		t.Fatalf("the same voter's next attempt: %v, want a conflict", err)
+	}
+}
+
+// TestReplayedVoteIsNotTheClose: a vote that did not close the question,
+// whose reply was lost, and which is sent again after another vote closed
+// it, is reported as applied and not closing (AppliedError), not as the
+// close: the close was the other voter's.
+func TestReplayedVoteIsNotTheClose(t *testing.T) {
+	p, a, b := replayed(t)
+	q := question(0, "run-1", t0)
+	mustCreate(t, b, q)
+	vote := func(who string) core.Transition {
+		d := decider(who)
+		return core.Transition{QuestionID: q.ID, Now: t0, Needed: 2,
+			Vote:       &core.Vote{Key: "person:" + who, Choice: core.ApproveOption, Decider: d, At: t0},
+			Resolution: &core.Resolution{State: core.StateAnswered, Decider: d, At: t0},
+			VoteEvent:  event(q, core.EventVoted, t0), Event: event(q, core.EventAnswered, t0)}
+	}
+	bob := make(chan error, 1)
+	p.meanwhile = func() {
+		_, err := b.Resolve(t.Context(), vote("bob"))
+		bob <- err
+	}
+	p.arm(redisstore.ResolveHash())
+	_, err := a.Resolve(t.Context(), vote("ada"))
+	mustHaveCut(t, p)
+	if bobErr := <-bob; bobErr != nil {
+		t.Fatalf("bob's closing vote: %v", bobErr)
+	}
+	var applied *core.AppliedError
+	if !errors.As(err, &applied) {
+		t.Fatalf("ada's vote, sent again after bob's closed the question: %v; want an AppliedError", err)
+	}
+	if got := applied.Question; got.State != core.StateAnswered || got.Resolution.Decider.ID != "bob" || len(got.Votes) != 2 {
+		t.Fatalf("the question with it: %s, closed by %+v, %d votes", got.State, got.Resolution, len(got.Votes))
 	}
 }
 

@@ -45,6 +45,7 @@ const (
 	codeDeadlineMoved = 7
 	codeDuplicate     = 8
 	codeVoted         = 9
+	codeApplied       = 10
 )
 
 type script struct {
@@ -240,6 +241,8 @@ func (s *Store) outcome(op, id string, r reply) (*core.Question, error) {
 		return nil, core.Errorf(core.CodeConflict, op, "a form item of question %s already has an answer", id)
 	case codeVoted:
 		return nil, core.AlreadyCounted(op)
+	case codeApplied:
+		return nil, &core.AppliedError{Question: q}
 	case codeDeadlineMoved:
 		return nil, core.Errorf(core.CodeConflict, op, "the deadline of question %s has moved", id)
 	}

@@ -12,6 +12,8 @@ local C_ITEM_ANSWERED = 6  -- a given form item already has an answer; fields = 
 local C_DEADLINE_MOVED = 7 -- the deadline is not the one expected; fields = its hash
 local C_DUPLICATE = 8      -- the idempotency key is taken; list = {that question's id}
 local C_VOTED = 9          -- this voter's vote is already counted; fields = its hash
+local C_APPLIED = 10       -- this very transition was applied already, and another
+                           -- closed the question since; fields = its hash
 --
 -- Scripts that append events or enqueue deliveries take, as their first
 -- ARGV:

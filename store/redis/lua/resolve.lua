@@ -45,25 +45,32 @@
 -- nv, and the question closes only once vc:<choice> reaches ARGV[16];
 -- until then the vote event (ARGV[11]) is appended instead.
 --
--- Every transition that changes the question adds its attempt to "at".
--- A run that finds its own attempt there is the same call sent again
--- (go-redis sends a command again when its reply was lost with the
--- connection, and an autopipelined batch goes again whole): the first run
--- applied it, so this one changes nothing and answers as applied, with
--- the hash, rather than telling the caller it lost, voted or answered
--- already.
+-- Every transition that changes the question adds its attempt to "at",
+-- marked with a "!" if it closed the question. A run that finds its own
+-- attempt there is the same call sent again (go-redis sends a command
+-- again when its reply was lost with the connection, and an autopipelined
+-- batch goes again whole): the first run applied it, so this one changes
+-- nothing. Rather than tell the caller it lost, voted or answered already,
+-- it answers as applied, with the hash; or, if the first run left the
+-- question open and another closed it since, with C_APPLIED, so that the
+-- caller is not told it closed it.
 --
 -- Returns {C_OK, 1, {}, {state}}        applied, and the question was as
 --                                       the caller read it: the caller
 --                                       applies the transition to its copy;
 --                                       state is the state after it
---         {C_OK, 0, fields}             applied; fields = the hash after it
+--         {C_OK, 0, fields}             applied, by this run or, sent
+--                                       again, by the first; fields = the
+--                                       hash as it now stands
 --         {C_NOT_FOUND}                 no such question
 --         {C_NOT_OPEN, 0, fields}       closed already; nothing changed
 --         {C_ITEM_ANSWERED, 0, fields}  an item has an answer (or is given
 --                                       twice); nothing changed
 --         {C_VOTED, 0, fields}          the voter's vote is already
 --                                       counted; nothing changed
+--         {C_APPLIED, 0, fields}        this transition was applied by an
+--                                       earlier run, and the question has
+--                                       closed since; nothing changed
 
 local q = KEYS[1]
 local id = ARGV[4]
@@ -76,11 +83,14 @@ end
 local n = tonumber(ARGV[17])
 local h = 18 + 2 * n
 local attempt = ARGV[h]
--- refused returns the refusal code, or applied if this attempt was
--- applied already (see above).
+-- refused returns the refusal code, or what this attempt's first run
+-- did if it was applied already (see above).
 local function refused(code)
-  if f[15] and string.find(' ' .. f[15] .. ' ', ' ' .. attempt .. ' ', 1, true) then
-    code = C_OK
+  local at = ' ' .. (f[15] or '') .. ' '
+  if string.find(at, ' ' .. attempt .. '! ', 1, true) then
+    code = C_OK -- it closed the question
+  elseif string.find(at, ' ' .. attempt .. ' ', 1, true) then
+    code = state == 'open' and C_OK or C_APPLIED
   end
   return {code, 0, record(q, KEYS[6]), {}}
 end
@@ -131,8 +141,12 @@ if closing or n > 0 or voted then
   local ver = tonumber(f[8] or '0') + 1
   set[#set + 1] = 'ver'
   set[#set + 1] = ver
+  local mine = attempt
+  if closing then
+    mine = attempt .. '!'
+  end
   set[#set + 1] = 'at'
-  set[#set + 1] = f[15] and f[15] .. ' ' .. attempt or attempt
+  set[#set + 1] = f[15] and f[15] .. ' ' .. mine or mine
   if n > 0 then
     set[#set + 1] = 'na'
     set[#set + 1] = answered

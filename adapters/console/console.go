@@ -20,6 +20,7 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -84,13 +85,20 @@ type Options struct {
 	// SignInLimit, in the store, so the bound holds across replicas.
 	// Tokens are long and random; this keeps guessing slow all the same.
 	SignIns core.Budget
+	// TrustedProxies are the reverse proxies in front of the console
+	// (ParseProxies reads a list). A request from one of them counts
+	// against the budget of the client its X-Forwarded-For names; from
+	// anywhere else the header is the client's own and is ignored. Empty,
+	// every request is its peer's.
+	TrustedProxies []netip.Prefix
 }
 
 // SignInLimit is how many sign-in attempts one client address may make:
 // thirty at once, then one every two seconds. Every attempt counts, right
 // or wrong, so a right token is no test of whether the limit applies.
-// Behind a reverse proxy every browser shares the proxy's address, which
-// is why the burst is a team's morning of sign-ins, not one person's.
+// Behind a reverse proxy that is not among Options.TrustedProxies every
+// browser shares the proxy's address, which is why the burst is a team's
+// morning of sign-ins, not one person's.
 var SignInLimit = core.Limit{Rate: 30, Per: time.Minute, Burst: 30}
 
 // Server is the console as an http.Handler.
@@ -117,7 +125,8 @@ type Server struct {
 	tailMu sync.Mutex
 	tail   int64
 
-	signIns core.Budget // see Options.SignIns
+	signIns core.Budget    // see Options.SignIns
+	proxies []netip.Prefix // see Options.TrustedProxies
 
 	draining context.Context
 	drain    context.CancelFunc
@@ -157,6 +166,7 @@ func New(svc *core.Service, opts Options) (*Server, error) {
 	s := &Server{
 		svc: svc, tokens: opts.Tokens, values: opts.Values, idle: opts.Idle, log: opts.Log, now: opts.Now,
 		signIns:   opts.SignIns,
+		proxies:   opts.TrustedProxies,
 		pages:     pages,
 		mux:       http.NewServeMux(),
 		origin:    http.NewCrossOriginProtection(),

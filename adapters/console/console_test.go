@@ -115,6 +115,54 @@ func TestSignInAttemptsAreBounded(t *testing.T) {
 	}
 }
 
+// TestSignInBudgetBehindATrustedProxy: behind a proxy the console
+// trusts, each client the proxy names has a budget of its own, so one
+// client's failed attempts do not lock out another's; from a peer it does
+// not trust, a forwarded-for header is ignored and cannot buy a fresh
+// budget.
+func TestSignInBudgetBehindATrustedProxy(t *testing.T) {
+	e := newEnv(t, nil)
+	e.opts.SignIns = e.store
+	proxies, err := console.ParseProxies("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.opts.TrustedProxies = proxies
+	behind := e.serve()
+	signInAs := func(b *browser, client, secret string) response {
+		b.t.Helper()
+		if r := b.get("/"); r.status != http.StatusOK {
+			b.t.Fatalf("sign-in page: %d", r.status)
+		}
+		return b.post("/signin", url.Values{"token": {secret}}, "X-Forwarded-For", "198.51.100.1, "+client)
+	}
+	guesser := e.browser(behind)
+	for range console.SignInLimit.Burst {
+		signInAs(guesser, "203.0.113.66", "not-a-token-at-all-000")
+	}
+	if r := signInAs(guesser, "203.0.113.66", opAlice.secret); r.status != http.StatusTooManyRequests {
+		t.Fatalf("the guessing client past its burst: %d, want 429", r.status)
+	}
+	// The left-most entry is the client's to write: it buys nothing.
+	if r := signInAs(e.browser(behind), "203.0.113.66", opAlice.secret); r.status != http.StatusTooManyRequests {
+		t.Fatalf("the same client, another browser: %d, want 429", r.status)
+	}
+	if r := signInAs(e.browser(behind), "203.0.113.77", opAlice.secret); r.status != http.StatusSeeOther {
+		t.Fatalf("another client behind the same proxy: %d, want signed in\n%s", r.status, r.body)
+	}
+
+	// A console that trusts no proxy counts the peer, whatever the header.
+	e.opts.TrustedProxies = nil
+	direct := e.serve()
+	b := e.browser(direct)
+	for i := range console.SignInLimit.Burst {
+		signInAs(b, "203.0.113."+strconv.Itoa(i), "not-a-token-at-all-000")
+	}
+	if r := signInAs(b, "203.0.113.99", opAlice.secret); r.status != http.StatusTooManyRequests {
+		t.Fatalf("a new forwarded-for from an untrusted peer bought a fresh budget: %d", r.status)
+	}
+}
+
 func mustURL(t *testing.T, raw string) *url.URL {
 	u, err := url.Parse(raw)
 	if err != nil {

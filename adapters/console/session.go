@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -209,17 +208,13 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 }
 
 // signInWait spends one attempt from the budget of r's client address and
-// says how long until it has one, 0 if it had. The address is the peer's:
-// a forwarded-for header is the client's to write, so it is not trusted.
+// says how long until it has one, 0 if it had. The address is the peer's,
+// or the one a trusted proxy says it forwarded (clientAddr).
 func (s *Server) signInWait(r *http.Request) (time.Duration, error) {
 	if s.signIns == nil {
 		return 0, nil
 	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	return s.signIns.Spend(r.Context(), "console:signin:"+host, SignInLimit)
+	return s.signIns.Spend(r.Context(), "console:signin:"+clientAddr(r, s.proxies), SignInLimit)
 }
 
 // localPath keeps a sign-in's way back to the page that asked for it

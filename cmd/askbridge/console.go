@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"fmt"
+	"net/netip"
 	"time"
 
 	"github.com/askbridge/askbridge/adapters/console"
@@ -17,8 +18,13 @@ import (
 type ConsoleSettings struct {
 	// Idle is how long an unused console session lasts, as a Go duration.
 	Idle string `env:"ASKBRIDGE_CONSOLE_IDLE" envDefault:"12h"`
+	// TrustedProxies are the reverse proxies in front of the console, as
+	// addresses or CIDR prefixes: sign-ins through them count against the
+	// budget of the client their X-Forwarded-For names.
+	TrustedProxies string `env:"ASKBRIDGE_TRUSTED_PROXIES"`
 
-	idle time.Duration // set by the check, from Idle
+	idle    time.Duration  // set by the check, from Idle
+	proxies []netip.Prefix // set by the check, from TrustedProxies
 }
 
 func (c *ConsoleSettings) check() error {
@@ -27,13 +33,17 @@ func (c *ConsoleSettings) check() error {
 		return fmt.Errorf("ASKBRIDGE_CONSOLE_IDLE: %q is not a duration of a minute or more, such as 8h", c.Idle)
 	}
 	c.idle = d
+	if c.proxies, err = console.ParseProxies(c.TrustedProxies); err != nil {
+		return fmt.Errorf("ASKBRIDGE_TRUSTED_PROXIES: %w", err)
+	}
 	return nil
 }
 
 // openConsole builds the operator console over the same tokens as the
 // API, its sign-ins bounded by the store's budget (shared by replicas).
 func openConsole(s Settings, svc *core.Service, budget core.Budget, tokens []httpapi.Token, clock core.Clock, log zerolog.Logger) (*console.Server, error) {
-	opts := console.Options{Tokens: newConsoleTokens(tokens), Idle: s.Console.idle, Log: log, SignIns: budget}
+	opts := console.Options{Tokens: newConsoleTokens(tokens), Idle: s.Console.idle, Log: log, SignIns: budget,
+		TrustedProxies: s.Console.proxies}
 	if clock != nil {
 		opts.Now = clock.Now // the program's clock, as core's, for ages and visits
 	}

@@ -58,3 +58,20 @@ func TestConsoleIdleSetting(t *testing.T) {
 		}
 	}
 }
+
+func TestTrustedProxiesSetting(t *testing.T) {
+	env := func(v string) func(string) string {
+		return func(k string) string { return map[string]string{"ASKBRIDGE_TRUSTED_PROXIES": v}[k] }
+	}
+	s, err := LoadSettings(env("10.0.0.0/8, 192.0.2.7"))
+	if err != nil || len(s.Console.proxies) != 2 || s.Console.proxies[1].String() != "192.0.2.7/32" {
+		t.Fatalf("two proxies: %v, %v", s.Console.proxies, err)
+	}
+	if s, err := LoadSettings(env("")); err != nil || len(s.Console.proxies) != 0 {
+		t.Fatalf("none: %v, %v", s.Console.proxies, err)
+	}
+	if _, err := LoadSettings(env("10.0.0.0/8, ingress.local")); err == nil ||
+		!strings.Contains(err.Error(), "ASKBRIDGE_TRUSTED_PROXIES") || !strings.Contains(err.Error(), "ingress.local") {
+		t.Fatalf("a host name: %v, want an error naming the setting and the entry", err)
+	}
+}

@@ -66,3 +66,6 @@ func ResolveHash() string { return resolveScript.Hash() }
 
 // CreateHash is the SHA1 of the create script.
 func CreateHash() string { return createScript.Hash() }
+
+// RenotifyHash is the SHA1 of the renotify script.
+func RenotifyHash() string { return renotifyScript.Hash() }

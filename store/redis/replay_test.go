@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
@@ -134,6 +135,9 @@ func replayed(t *testing.T) (*cutter, *redisstore.Store, *redisstore.Store) {
 	mustCreate(t, b, warm)
 	if _, err := b.Resolve(t.Context(), answer(warm, "ada", t0)); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := b.Renotify(t.Context(), core.Renotice{QuestionID: warm.ID, Now: t0}); !errors.Is(err, core.ErrClosed) {
+		t.Fatalf("renotifying a closed question: %v", err)
 	}
 	return p, a, b
 }
@@ -268,6 +272,36 @@ func TestReplayedVoteIsNotTheClose(t *testing.T) {
 	}
 	if got := applied.Question; got.State != core.StateAnswered || got.Resolution.Decider.ID != "bob" || len(got.Votes) != 2 {
 		t.Fatalf("the question with it: %s, closed by %+v, %d votes", got.State, got.Resolution, len(got.Votes))
+	}
+}
+
+// TestReplayedRenotifyIsApplied: a renotice whose reply was lost and
+// which was sent again is applied once (one count and one event, and the
+// posts enqueued with them) and reported as applied, not as a deadline
+// that moved; a later renotice by the same rule (the old deadline) is
+// still refused.
+func TestReplayedRenotifyIsApplied(t *testing.T) {
+	p, a, b := replayed(t)
+	q := question(0, "run-1", t0)
+	mustCreate(t, b, q)
+	later := t0.Add(2 * time.Hour)
+	rn := core.Renotice{QuestionID: q.ID, IfDeadline: q.Deadline, Deadline: later, Count: true, Now: t0,
+		Event:      event(q, core.EventReminded, t0),
+		Deliveries: []core.Delivery{post(q, core.SurfaceSlack, "C1")}}
+	p.arm(redisstore.RenotifyHash())
+	got, err := a.Renotify(t.Context(), rn)
+	mustHaveCut(t, p)
+	if err != nil {
+		t.Fatalf("the replayed renotice: %v; want it applied", err)
+	}
+	if got.Renotified != 1 || !got.Deadline.Equal(later) {
+		t.Fatalf("after the replayed renotice: renotified %d, deadline %s", got.Renotified, got.Deadline)
+	}
+	if k := kinds(t, b, q.ID); len(k) != 2 || k[1] != core.EventReminded {
+		t.Fatalf("events %v, want asked and one reminded", k)
+	}
+	if _, err := b.Renotify(t.Context(), rn); core.ErrorCode(err) != core.CodeConflict {
+		t.Fatalf("the same rule again: %v, want the deadline moved", err)
 	}
 }
 

@@ -203,6 +203,7 @@ func (s *Store) Renotify(ctx context.Context, rn core.Renotice) (*core.Question,
 	if args, err = appendDeliveries(op, args, rn.Deliveries); err != nil {
 		return nil, err
 	}
+	args = append(args, s.attempt())
 	keys := append([]string{
 		s.k.question(rn.QuestionID), s.k.events(shard), s.k.seq(shard), s.k.deadline(shard),
 		s.k.document(rn.QuestionID),

@@ -12,8 +12,18 @@
 -- ARGV[6]  expected deadline ms,  ARGV[10] n deliveries, then n pairs:
 --          "" for unconditional            surface, delivery JSON
 -- ARGV[7]  new deadline ms, "" to keep it
+-- then, after the pairs: ARGV[11 + 2n] the attempt, an id unique to this
+--          call of Renotify
 --
--- Returns {C_OK, 0, fields}              applied; fields = the hash after it
+-- The last renotice's attempt is kept in "rat". A run that finds its own
+-- there is the same call sent again (go-redis sends a command again when
+-- its reply was lost with the connection): the first run applied it, so
+-- this one changes nothing and answers as applied, rather than post the
+-- question again or say the deadline moved (it moved it).
+--
+-- Returns {C_OK, 0, fields}              applied (by this run or, sent
+--                                        again, by the first); fields =
+--                                        the hash as it now stands
 --         {C_NOT_FOUND}                  no such question
 --         {C_NOT_OPEN, 0, fields}        closed; nothing changed
 --         {C_DEADLINE_MOVED, 0, fields}  deadline differs; nothing changed
@@ -28,10 +38,14 @@ for i = 0, nd - 1 do
     return redis.error_reply('askbridge: no outbox for surface ' .. ARGV[11 + 2 * i])
   end
 end
-local f = redis.call('HMGET', q, 'state', 'deadline', 'ev')
+local attempt = ARGV[11 + 2 * nd]
+local f = redis.call('HMGET', q, 'state', 'deadline', 'ev', 'rat')
 local state = f[1]
 if not state then
   return {C_NOT_FOUND, 0, {}, {}}
+end
+if f[4] == attempt then
+  return {C_OK, 0, record(q, KEYS[5]), {}}
 end
 if state ~= 'open' then
   return {C_NOT_OPEN, 0, record(q, KEYS[5]), {}}
@@ -40,7 +54,7 @@ if ARGV[6] ~= '' and f[2] ~= ARGV[6] then
   return {C_DEADLINE_MOVED, 0, record(q, KEYS[5]), {}}
 end
 
-local set = {q}
+local set = {q, 'rat', attempt}
 if ARGV[7] ~= '' then
   set[#set + 1] = 'deadline'
   set[#set + 1] = ARGV[7]
@@ -51,9 +65,7 @@ if ARGV[9] ~= '' then
   set[#set + 1] = 'ev'
   set[#set + 1] = with_event(f[3], eid)
 end
-if #set > 1 then
-  redis.call('HSET', unpack(set))
-end
+redis.call('HSET', unpack(set))
 if ARGV[8] == '1' then
   redis.call('HINCRBY', q, 'renot', 1)
 end

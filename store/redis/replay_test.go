@@ -21,8 +21,7 @@ import (
 // and the client has lost the reply, as when a connection fails at the
 // wrong moment. go-redis then sends the command again on a new connection.
 type cutter struct {
-	l      net.Listener
-	target string
+	addr   string
 	mu     sync.Mutex
 	marker []byte // armed while set
 	cuts   atomic.Int64
@@ -33,40 +32,20 @@ type cutter struct {
 
 func newCutter(t *testing.T, target string) *cutter {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &cutter{l: l, target: target}
-	t.Cleanup(func() { _ = l.Close() })
-	go p.serve()
+	p := &cutter{}
+	p.addr = forwardTCP(t, target, func(c, u net.Conn) {
+		cut := new(atomic.Bool)
+		go p.up(c, u, cut)
+		go p.down(u, c, cut)
+	})
 	return p
 }
-
-func (p *cutter) addr() string { return p.l.Addr().String() }
 
 // arm makes the next command carrying marker lose its reply.
 func (p *cutter) arm(marker string) {
 	p.mu.Lock()
 	p.marker = []byte(marker)
 	p.mu.Unlock()
-}
-
-func (p *cutter) serve() {
-	for {
-		c, err := p.l.Accept()
-		if err != nil {
-			return
-		}
-		u, err := net.Dial("tcp", p.target)
-		if err != nil {
-			_ = c.Close()
-			continue
-		}
-		cut := new(atomic.Bool)
-		go p.up(c, u, cut)
-		go p.down(u, c, cut)
-	}
 }
 
 // up copies the client's commands to the target, and marks the
@@ -128,7 +107,7 @@ func replayed(t *testing.T) (*cutter, *redisstore.Store, *redisstore.Store) {
 	t.Helper()
 	p := newCutter(t, server.Addr())
 	prefix := randomPrefix()
-	c := goredis.NewClient(&goredis.Options{Addr: p.addr()})
+	c := goredis.NewClient(&goredis.Options{Addr: p.addr})
 	t.Cleanup(func() { _ = c.Close() })
 	a, b := newStoreOn(t, c, redisstore.Options{Prefix: prefix}), newStore(t, redisstore.Options{Prefix: prefix})
 	warm := question(0, "run-warm", t0)
@@ -216,6 +195,15 @@ func TestReplayedCloseIsApplied(t *testing.T) {
 	}
 }
 
+// approveVote is who's vote to approve q, which two votes close.
+func approveVote(q *core.Question, who string) core.Transition {
+	d := decider(who)
+	return core.Transition{QuestionID: q.ID, Now: t0, Needed: 2,
+		Vote:       &core.Vote{Key: "person:" + who, Choice: core.ApproveOption, Decider: d, At: t0},
+		Resolution: &core.Resolution{State: core.StateAnswered, Decider: d, At: t0},
+		VoteEvent:  event(q, core.EventVoted, t0), Event: event(q, core.EventAnswered, t0)}
+}
+
 // TestReplayedVoteIsApplied: a vote whose reply was lost and which was
 // sent again is counted once and reported as counted, not as the voter's
 // second vote; the same voter's next attempt is refused as before.
@@ -223,11 +211,7 @@ func TestReplayedVoteIsApplied(t *testing.T) {
 	p, a, b := replayed(t)
 	q := question(0, "run-1", t0)
 	mustCreate(t, b, q)
-	bob := decider("bob")
-	vote := core.Transition{QuestionID: q.ID, Now: t0, Needed: 2,
-		Vote:       &core.Vote{Key: "person:bob", Choice: core.ApproveOption, Decider: bob, At: t0},
-		Resolution: &core.Resolution{State: core.StateAnswered, Decider: bob, At: t0},
-		VoteEvent:  event(q, core.EventVoted, t0), Event: event(q, core.EventAnswered, t0)}
+	vote := approveVote(q, "bob")
 	got, err := resolveLosingTheReply(t, p, a, vote)
 	if err != nil {
 		t.Fatalf("the replayed vote: %v; want it counted", err)
@@ -248,20 +232,13 @@ func TestReplayedVoteIsNotTheClose(t *testing.T) {
 	p, a, b := replayed(t)
 	q := question(0, "run-1", t0)
 	mustCreate(t, b, q)
-	vote := func(who string) core.Transition {
-		d := decider(who)
-		return core.Transition{QuestionID: q.ID, Now: t0, Needed: 2,
-			Vote:       &core.Vote{Key: "person:" + who, Choice: core.ApproveOption, Decider: d, At: t0},
-			Resolution: &core.Resolution{State: core.StateAnswered, Decider: d, At: t0},
-			VoteEvent:  event(q, core.EventVoted, t0), Event: event(q, core.EventAnswered, t0)}
-	}
 	bob := make(chan error, 1)
 	p.meanwhile = func() {
-		_, err := b.Resolve(t.Context(), vote("bob"))
+		_, err := b.Resolve(t.Context(), approveVote(q, "bob"))
 		bob <- err
 	}
 	p.arm(redisstore.ResolveHash())
-	_, err := a.Resolve(t.Context(), vote("ada"))
+	_, err := a.Resolve(t.Context(), approveVote(q, "ada"))
 	mustHaveCut(t, p)
 	if bobErr := <-bob; bobErr != nil {
 		t.Fatalf("bob's closing vote: %v", bobErr)

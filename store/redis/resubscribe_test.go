@@ -17,44 +17,51 @@ import (
 // does: what is sent is taken and dropped, and nothing comes back, while
 // the connection stays open. Connections made later forward as before.
 type silencer struct {
-	l      net.Listener
-	target string
-	mu     sync.Mutex
-	quiet  []*atomic.Bool
+	addr  string
+	mu    sync.Mutex
+	quiet []*atomic.Bool
 }
 
 func newSilencer(t *testing.T, target string) *silencer {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &silencer{l: l, target: target}
-	t.Cleanup(func() { _ = l.Close() })
-	go p.serve()
-	return p
-}
-
-func (p *silencer) addr() string { return p.l.Addr().String() }
-
-func (p *silencer) serve() {
-	for {
-		c, err := p.l.Accept()
-		if err != nil {
-			return
-		}
-		u, err := net.Dial("tcp", p.target)
-		if err != nil {
-			_ = c.Close()
-			continue
-		}
+	p := &silencer{}
+	p.addr = forwardTCP(t, target, func(c, u net.Conn) {
 		quiet := new(atomic.Bool)
 		p.mu.Lock()
 		p.quiet = append(p.quiet, quiet)
 		p.mu.Unlock()
 		go forward(c, u, quiet)
 		go forward(u, c, quiet)
+	})
+	return p
+}
+
+// forwardTCP listens on a free loopback port until the test ends and
+// hands each connection accepted there, with a new one to target, to
+// handle, which forwards between them as it likes. It returns the
+// address it listens on.
+func forwardTCP(t *testing.T, target string, handle func(client, upstream net.Conn)) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			u, err := net.Dial("tcp", target)
+			if err != nil {
+				_ = c.Close()
+				continue
+			}
+			handle(c, u)
+		}
+	}()
+	return l.Addr().String()
 }
 
 // forward copies from src to dst until either closes, dropping what it
@@ -93,7 +100,7 @@ func TestHalfOpenSubscriptionIsReplaced(t *testing.T) {
 	t.Cleanup(func() { redisstore.SetHealthEvery(prev) }) // after the stores below close
 	p := newSilencer(t, server.Addr())
 	prefix := randomPrefix()
-	ca := goredis.NewClient(&goredis.Options{Addr: p.addr()})
+	ca := goredis.NewClient(&goredis.Options{Addr: p.addr})
 	t.Cleanup(func() { _ = ca.Close() })
 	a := newStoreOn(t, ca, redisstore.Options{Prefix: prefix})
 	b := newStore(t, redisstore.Options{Prefix: prefix}) // straight to Redis

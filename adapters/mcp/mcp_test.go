@@ -705,3 +705,42 @@ func TestHTTPSessionIsBoundToItsCaller(t *testing.T) {
 		t.Fatalf("another caller on alice's session: %v, want it refused as forbidden", err)
 	}
 }
+
+// TestIdleHTTPSessionIsClosed: a session that makes no request for
+// SessionIdle is closed, and its client is then told so; a session under
+// the default bound, idle as long, is still served.
+func TestIdleHTTPSessionIsClosed(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	svc := newService(t)
+	const idle = 200 * time.Millisecond
+	connect := func(opts mcp.Options) *mcpsdk.ClientSession {
+		t.Helper()
+		opts.Caller = agentOf
+		hs := httptest.NewServer(authenticate(mcp.HTTPHandler(mcp.ServiceBackend{Svc: svc}, opts)))
+		t.Cleanup(hs.Close)
+		b := &bearer{}
+		b.token.Store("tok-alice")
+		cs, err := httpClient(t, ctx, hs.URL, b, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cs.Close() })
+		if _, err := cs.ListTools(ctx, nil); err != nil {
+			t.Fatalf("a fresh session: %v", err)
+		}
+		return cs
+	}
+	short, long := connect(mcp.Options{SessionIdle: idle}), connect(mcp.Options{})
+	select { // both stay idle for five times the short bound
+	case <-time.After(5 * idle):
+	case <-ctx.Done():
+		t.Fatal(ctx.Err())
+	}
+	if _, err := short.ListTools(ctx, nil); err == nil {
+		t.Fatal("a session idle past SessionIdle was still served")
+	}
+	if _, err := long.ListTools(ctx, nil); err != nil {
+		t.Fatalf("a session idle well within the default bound: %v", err)
+	}
+}

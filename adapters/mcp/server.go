@@ -65,7 +65,19 @@ type Options struct {
 	// cancel does: the question stays parked and the result says so. The
 	// program ends it as it shuts down, so no call outlives the store.
 	Stop context.Context
+	// SessionIdle, for HTTPHandler only, is how long an MCP session may
+	// go without a request before the handler closes it; zero means
+	// DefaultSessionIdle. A call in progress counts as use, however long
+	// it waits. A client that comes back afterwards is told the session
+	// is gone (404) and, as MCP requires, opens a new one.
+	SessionIdle time.Duration
 }
+
+// DefaultSessionIdle is how long an idle MCP session lasts over HTTP.
+// Without a bound, the session of every client that went away without
+// closing it (a killed agent) would stay in memory for the life of the
+// process; a day is long enough for an agent that pauses overnight.
+const DefaultSessionIdle = 24 * time.Hour
 
 func (o Options) withDefaults() Options {
 	if o.WaitSlice <= 0 {
@@ -76,6 +88,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.SessionIdle <= 0 {
+		o.SessionIdle = DefaultSessionIdle
 	}
 	return o
 }
@@ -142,8 +157,9 @@ func HTTPHandler(b Backend, opts Options) http.Handler {
 		})
 	}
 	// A call the client cancels gets no response on its stream.
+	d := opts.withDefaults()
 	h := newCancelGate().wrap(mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return s },
-		&mcpsdk.StreamableHTTPOptions{Logger: opts.withDefaults().Logger}))
+		&mcpsdk.StreamableHTTPOptions{Logger: d.Logger, SessionTimeout: d.SessionIdle}))
 	if opts.Caller != nil {
 		// The SDK's bearer middleware is the one way to hand the SDK a
 		// caller: it records it as the token's user, carries it to the tool

@@ -91,9 +91,34 @@ const maxPeek = 1 << 20
 // call's response travels on the event stream of the POST that carried
 // the call; once the client cancels that call (a notifications/cancelled
 // POST in the same session), nothing more is written to that stream.
+//
+// It also ties each call to its POST. When that request ends before the
+// call does (the client was killed, or the connection dropped), no
+// response can reach the client any more, yet the SDK lets the call run
+// on (for protocol revisions before 2026-07-28), and a call that waits for
+// a person could wait for hours and hold its session open all that time.
+// So the gate names the POST in a header of its own (callHeader), and the
+// tool handler ends its call with the POST (postContext).
 type cancelGate struct {
 	mu    sync.Mutex
-	calls map[gateKey]chan struct{} // closed once the call is cancelled
+	calls map[gateKey]chan struct{}     // closed once the call is cancelled
+	posts map[string]context.Context // by callHeader: the POST carrying the call
+}
+
+// callHeader names, on a POST carrying a call, the gate's record of it.
+// The gate sets it; whatever a client sent under that name is replaced.
+const callHeader = "X-Askbridge-Call"
+
+// postContext is the context of the POST that carried the call whose
+// request had header h, or nil if there is none (not over HTTP, or the
+// POST has ended).
+func (g *cancelGate) postContext(h http.Header) context.Context {
+	if g == nil || h == nil {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.posts[h.Get(callHeader)]
 }
 
 type gateKey struct {
@@ -101,13 +126,16 @@ type gateKey struct {
 	id      jsonrpc.ID
 }
 
-func newCancelGate() *cancelGate { return &cancelGate{calls: map[gateKey]chan struct{}{}} }
+func newCancelGate() *cancelGate {
+	return &cancelGate{calls: map[gateKey]chan struct{}{}, posts: map[string]context.Context{}}
+}
 
 // sessionHeader is the streamable transport's session id header.
 const sessionHeader = "Mcp-Session-Id"
 
 func (g *cancelGate) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Del(callHeader) // the gate's to set, never the client's
 		session := r.Header.Get(sessionHeader)
 		if r.Method != http.MethodPost || session == "" || r.Body == nil {
 			next.ServeHTTP(w, r)
@@ -129,14 +157,18 @@ func (g *cancelGate) wrap(next http.Handler) http.Handler {
 		case req.IsCall():
 			key := gateKey{session, req.ID}
 			cancelled := make(chan struct{})
+			post := randomHex(12)
+			r.Header.Set(callHeader, post)
 			g.mu.Lock()
 			g.calls[key] = cancelled
+			g.posts[post] = r.Context()
 			g.mu.Unlock()
 			defer func() {
 				g.mu.Lock()
 				if g.calls[key] == cancelled {
 					delete(g.calls, key)
 				}
+				delete(g.posts, post)
 				g.mu.Unlock()
 			}()
 			w = &gatedWriter{ResponseWriter: w, cancelled: cancelled}

@@ -744,3 +744,73 @@ func TestIdleHTTPSessionIsClosed(t *testing.T) {
 		t.Fatalf("a session idle well within the default bound: %v", err)
 	}
 }
+
+// endedWaits is a real backend that says when a wait ends because its
+// call did.
+type endedWaits struct {
+	mcp.ServiceBackend
+	ended chan struct{}
+}
+
+func (e *endedWaits) Wait(ctx context.Context, id string, d time.Duration) (mcp.Status, error) {
+	st, err := e.ServiceBackend.Wait(ctx, id, d)
+	if ctx.Err() != nil {
+		select {
+		case e.ended <- struct{}{}:
+		default:
+		}
+	}
+	return st, err
+}
+
+// TestKilledClientsCallEnds: when the client of a waiting call is killed
+// (its connections drop, with no cancel sent), the call ends with its
+// request, its question stays parked for get_answer, and the session,
+// idle from then on, is closed: its id is then refused with 404.
+func TestKilledClientsCallEnds(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	svc := newService(t)
+	const idle = 200 * time.Millisecond
+	be := &endedWaits{ServiceBackend: mcp.ServiceBackend{Svc: svc}, ended: make(chan struct{}, 1)}
+	hs := httptest.NewServer(authenticate(mcp.HTTPHandler(be, mcp.Options{SessionIdle: idle, WaitSlice: 20 * time.Millisecond, Caller: agentOf})))
+	defer hs.Close()
+	b := &bearer{}
+	b.token.Store("tok-alice")
+	cs, err := httpClient(t, ctx, hs.URL, b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		_, _ = cs.CallTool(ctx, &mcpsdk.CallToolParams{Name: mcp.ToolClarification,
+			Arguments: map[string]any{"question": "Which region?", "reversibility": "hard_to_reverse"}})
+	}()
+	q := waitParked(t, ctx, svc)
+	hs.CloseClientConnections() // the agent is killed: its connections drop
+	select {
+	case <-be.ended:
+	case <-ctx.Done():
+		t.Fatal("the call of a client that is gone went on waiting")
+	}
+	if got, err := svc.Get(ctx, q.ID); err != nil || !got.Open() {
+		t.Fatalf("its question: %v, %v; want it still parked", got, err)
+	}
+	select { // idle from now on, for five times the bound
+	case <-time.After(5 * idle):
+	case <-ctx.Done():
+		t.Fatal(ctx.Err())
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, hs.URL, strings.NewReader(`{"jsonrpc":"2.0","id":99,"method":"tools/list"}`))
+	req.Header.Set("Authorization", "Bearer tok-alice")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", cs.ID())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("the session's id after it was idle past the bound: %d, want 404", resp.StatusCode)
+	}
+}

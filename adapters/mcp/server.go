@@ -68,9 +68,13 @@ type Options struct {
 	// SessionIdle, for HTTPHandler only, is how long an MCP session may
 	// go without a request before the handler closes it; zero means
 	// DefaultSessionIdle. A call in progress counts as use, however long
-	// it waits. A client that comes back afterwards is told the session
-	// is gone (404) and, as MCP requires, opens a new one.
+	// it waits, for as long as its client is connected: a call whose
+	// request ends (the client was killed) ends with it, leaving its
+	// question parked. A client that comes back after the session closed
+	// is told it is gone (404) and, as MCP requires, opens a new one.
 	SessionIdle time.Duration
+
+	gate *cancelGate // HTTPHandler's, so that calls end with their POST
 }
 
 // DefaultSessionIdle is how long an idle MCP session lasts over HTTP.
@@ -146,6 +150,8 @@ func ServeStdio(ctx context.Context, b Backend, opts Options) error {
 // Build it once and mount it: MCP sessions live in the handler, so a
 // handler made per request loses them.
 func HTTPHandler(b Backend, opts Options) http.Handler {
+	gate := newCancelGate()
+	opts.gate = gate
 	s := NewServer(b, opts)
 	if opts.Stop != nil {
 		// Sessions hold a stream open to their client; a stopping server
@@ -158,7 +164,7 @@ func HTTPHandler(b Backend, opts Options) http.Handler {
 	}
 	// A call the client cancels gets no response on its stream.
 	d := opts.withDefaults()
-	h := newCancelGate().wrap(mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return s },
+	h := gate.wrap(mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return s },
 		&mcpsdk.StreamableHTTPOptions{Logger: d.Logger, SessionTimeout: d.SessionIdle}))
 	if opts.Caller != nil {
 		// The SDK's bearer middleware is the one way to hand the SDK a

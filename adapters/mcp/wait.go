@@ -24,17 +24,26 @@ type handler struct {
 	run  string // the run id of last resort, made once per server
 }
 
-// served is ctx for one tool call: ended by Options.Stop too, and carrying
-// the request's transport extras for the backend.
+// served is ctx for one tool call: ended by Options.Stop too, and over
+// HTTP by the end of the POST that carried the call (cancelGate), and
+// carrying the request's transport extras for the backend.
 func (h *handler) served(ctx context.Context, req *mcpsdk.CallToolRequest) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(ctx)
-	if h.opts.Stop != nil {
-		stop := context.AfterFunc(h.opts.Stop, cancel)
+	endWith := func(other context.Context) {
+		stop := context.AfterFunc(other, cancel)
 		inner := cancel
 		cancel = func() { stop(); inner() }
 	}
+	if h.opts.Stop != nil {
+		endWith(h.opts.Stop)
+	}
 	if req != nil {
 		ctx = context.WithValue(ctx, extraKey{}, req.Extra)
+		if req.Extra != nil {
+			if post := h.opts.gate.postContext(req.Extra.Header); post != nil {
+				endWith(post) // the client is gone: nobody to answer
+			}
+		}
 	}
 	return ctx, cancel
 }

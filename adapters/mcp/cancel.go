@@ -101,7 +101,7 @@ const maxPeek = 1 << 20
 // tool handler ends its call with the POST (postContext).
 type cancelGate struct {
 	mu    sync.Mutex
-	calls map[gateKey]chan struct{}     // closed once the call is cancelled
+	calls map[gateKey]chan struct{}  // closed once the call is cancelled
 	posts map[string]context.Context // by callHeader: the POST carrying the call
 }
 

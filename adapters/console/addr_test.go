@@ -2,6 +2,7 @@ package console
 
 import (
 	"net/http/httptest"
+	"strings"
 	"net/netip"
 	"testing"
 )
@@ -27,8 +28,12 @@ func TestClientAddr(t *testing.T) {
 		{"no header", "10.1.2.3:5000", nil, trusted, "10.1.2.3"},
 		{"garbage stops at the proxy", "10.1.2.3:5000", []string{"203.0.113.9, not-an-address"}, trusted, "10.1.2.3"},
 		{"an entry with a port", "10.1.2.3:5000", []string{"203.0.113.9:443"}, trusted, "203.0.113.9"},
-		{"IPv6 peer", "[::1]:5000", []string{"2001:db8::5"}, trusted, "2001:db8::5"},
+		{"an IPv6 client counts by its /64", "[::1]:5000", []string{"2001:db8::5"}, trusted, "2001:db8::/64"},
+		{"another address in that /64", "[2001:db8::77]:5000", nil, trusted, "2001:db8::/64"},
 		{"IPv4 mapped in IPv6", "[::ffff:10.1.2.3]:5000", []string{"203.0.113.9"}, trusted, "203.0.113.9"},
+		{"a zone names no other client", "10.1.2.3:5000", []string{"fe80::1%a"}, trusted, "fe80::/64"},
+		{"empty items say nothing", "10.1.2.3:5000", []string{"203.0.113.9,, 10.0.0.1,"}, trusted, "203.0.113.9"},
+		{"past maxHops the walk stops", "10.1.2.3:5000", []string{"203.0.113.9" + strings.Repeat(", 10.0.0.1", maxHops)}, trusted, "10.0.0.1"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := httptest.NewRequest("POST", "/signin", nil)
@@ -44,7 +49,7 @@ func TestClientAddr(t *testing.T) {
 }
 
 func TestParseProxies(t *testing.T) {
-	got, err := ParseProxies(" 10.0.0.0/8,192.0.2.7\t2001:db8::/32  10.1.2.3/16 ")
+	got, err := ParseProxies(" 10.0.0.0/8,192.0.2.7\t2001:db8::/32,,  ::ffff:10.1.0.0/112 ")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +65,7 @@ func TestParseProxies(t *testing.T) {
 	if p, err := ParseProxies(""); err != nil || len(p) != 0 {
 		t.Fatalf("empty: %v, %v", p, err)
 	}
-	for _, bad := range []string{"10.0.0.0/33", "proxy.internal", "10.0.0", "10.0.0.0/8,,nope"} {
+	for _, bad := range []string{"10.0.0.0/33", "proxy.internal", "10.0.0", "10.0.0.0/8, nope", "10.1.2.3/8", "fe80::1%eth0", "fe80::1%eth0/64"} {
 		if _, err := ParseProxies(bad); err == nil {
 			t.Errorf("%q was accepted", bad)
 		}

@@ -89,7 +89,9 @@ type Options struct {
 	// (ParseProxies reads a list). A request from one of them counts
 	// against the budget of the client its X-Forwarded-For names; from
 	// anywhere else the header is the client's own and is ignored. Empty,
-	// every request is its peer's.
+	// every request is its peer's. Every address in these prefixes is
+	// believed about the header, so they should hold the proxies alone,
+	// not a network that clients share.
 	TrustedProxies []netip.Prefix
 }
 

@@ -2,8 +2,8 @@ package console
 
 import (
 	"net/http/httptest"
-	"strings"
 	"net/netip"
+	"strings"
 	"testing"
 )
 

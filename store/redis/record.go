@@ -40,7 +40,8 @@ import (
 //	             far, space-separated, one per close, item batch or vote,
 //	             the closing one ending in "!"; how resolve.lua knows a run
 //	             sent again
-//	rat          the last renotice's attempt, for renotify.lua likewise
+//	rat          the last three renotices' attempts, for renotify.lua
+//	             likewise
 //
 // Counters that are zero (renot, ni, na, nm, ver) are not stored: a
 // missing one reads as 0. While a question is open every field is short,

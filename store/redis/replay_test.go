@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -253,32 +254,48 @@ func TestReplayedVoteIsNotTheClose(t *testing.T) {
 }
 
 // TestReplayedRenotifyIsApplied: a renotice whose reply was lost and
-// which was sent again is applied once (one count and one event, and the
-// posts enqueued with them) and reported as applied, not as a deadline
-// that moved; a later renotice by the same rule (the old deadline) is
-// still refused.
+// which was sent again is applied once (one count and one event, which
+// its posts are enqueued with) and reported as applied, not as a deadline
+// that moved, also when another replica's renotice landed in between; a
+// later renotice by the same rule (the old deadline) is still refused.
 func TestReplayedRenotifyIsApplied(t *testing.T) {
-	p, a, b := replayed(t)
-	q := question(0, "run-1", t0)
-	mustCreate(t, b, q)
-	later := t0.Add(2 * time.Hour)
-	rn := core.Renotice{QuestionID: q.ID, IfDeadline: q.Deadline, Deadline: later, Count: true, Now: t0,
-		Event:      event(q, core.EventReminded, t0),
-		Deliveries: []core.Delivery{post(q, core.SurfaceSlack, "C1")}}
-	p.arm(redisstore.RenotifyHash())
-	got, err := a.Renotify(t.Context(), rn)
-	mustHaveCut(t, p)
-	if err != nil {
-		t.Fatalf("the replayed renotice: %v; want it applied", err)
-	}
-	if got.Renotified != 1 || !got.Deadline.Equal(later) {
-		t.Fatalf("after the replayed renotice: renotified %d, deadline %s", got.Renotified, got.Deadline)
-	}
-	if k := kinds(t, b, q.ID); len(k) != 2 || k[1] != core.EventReminded {
-		t.Fatalf("events %v, want asked and one reminded", k)
-	}
-	if _, err := b.Renotify(t.Context(), rn); core.ErrorCode(err) != core.CodeConflict {
-		t.Fatalf("the same rule again: %v, want the deadline moved", err)
+	for _, between := range []bool{false, true} {
+		p, a, b := replayed(t)
+		q := question(0, "run-1", t0)
+		mustCreate(t, b, q)
+		want := []core.EventKind{core.EventAsked, core.EventReminded}
+		if between {
+			other := make(chan error, 1)
+			p.meanwhile = func() {
+				_, err := b.Renotify(t.Context(), core.Renotice{QuestionID: q.ID, Now: t0, Event: event(q, core.EventReminded, t0)})
+				other <- err
+			}
+			defer func() {
+				if err := <-other; err != nil {
+					t.Errorf("the renotice in between: %v", err)
+				}
+			}()
+			want = append(want, core.EventReminded)
+		}
+		later := t0.Add(2 * time.Hour)
+		rn := core.Renotice{QuestionID: q.ID, IfDeadline: q.Deadline, Deadline: later, Count: true, Now: t0,
+			Event:      event(q, core.EventReminded, t0),
+			Deliveries: []core.Delivery{post(q, core.SurfaceSlack, "C1")}}
+		p.arm(redisstore.RenotifyHash())
+		got, err := a.Renotify(t.Context(), rn)
+		mustHaveCut(t, p)
+		if err != nil {
+			t.Fatalf("another renotice in between %v: the replayed renotice: %v; want it applied", between, err)
+		}
+		if got.Renotified != 1 || !got.Deadline.Equal(later) {
+			t.Fatalf("after the replayed renotice: renotified %d, deadline %s", got.Renotified, got.Deadline)
+		}
+		if k := kinds(t, b, q.ID); !slices.Equal(k, want) {
+			t.Fatalf("events %v, want %v", k, want)
+		}
+		if _, err := b.Renotify(t.Context(), rn); core.ErrorCode(err) != core.CodeConflict {
+			t.Fatalf("the same rule again: %v, want the deadline moved", err)
+		}
 	}
 }
 

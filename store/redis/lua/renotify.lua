@@ -15,7 +15,9 @@
 -- then, after the pairs: ARGV[11 + 2n] the attempt, an id unique to this
 --          call of Renotify
 --
--- The last renotice's attempt is kept in "rat". A run that finds its own
+-- The last three renotices' attempts are kept in "rat" (three, so that
+-- one from another replica landing in between does not hide the first
+-- run; they still fit a compact hash's value). A run that finds its own
 -- there is the same call sent again (go-redis sends a command again when
 -- its reply was lost with the connection): the first run applied it, so
 -- this one changes nothing and answers as applied, rather than post the
@@ -44,7 +46,7 @@ local state = f[1]
 if not state then
   return {C_NOT_FOUND, 0, {}, {}}
 end
-if f[4] == attempt then
+if f[4] and string.find(' ' .. f[4] .. ' ', ' ' .. attempt .. ' ', 1, true) then
   return {C_OK, 0, record(q, KEYS[5]), {}}
 end
 if state ~= 'open' then
@@ -54,7 +56,12 @@ if ARGV[6] ~= '' and f[2] ~= ARGV[6] then
   return {C_DEADLINE_MOVED, 0, record(q, KEYS[5]), {}}
 end
 
-local set = {q, 'rat', attempt}
+local kept = {}
+for a in string.gmatch(f[4] or '', '%S+') do
+  kept[#kept + 1] = a
+end
+kept[#kept + 1] = attempt
+local set = {q, 'rat', table.concat(kept, ' ', math.max(1, #kept - 2))}
 if ARGV[7] ~= '' then
   set[#set + 1] = 'deadline'
   set[#set + 1] = ARGV[7]

@@ -814,3 +814,41 @@ func TestKilledClientsCallEnds(t *testing.T) {
 		t.Fatalf("the session's id after it was idle past the bound: %d, want 404", resp.StatusCode)
 	}
 }
+
+// TestWaitingCallKeepsItsSession: a call waiting for an answer is use of
+// its session, however long it waits past SessionIdle while its client is
+// connected; the answer reaches it, and the session serves on.
+func TestWaitingCallKeepsItsSession(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	svc := newService(t)
+	const idle = 200 * time.Millisecond
+	hs := httptest.NewServer(authenticate(mcp.HTTPHandler(mcp.ServiceBackend{Svc: svc}, mcp.Options{SessionIdle: idle, WaitSlice: 20 * time.Millisecond, Caller: agentOf})))
+	defer hs.Close()
+	b := &bearer{}
+	b.token.Store("tok-alice")
+	cs, err := httpClient(t, ctx, hs.URL, b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	out := make(chan callResult, 1)
+	go func() {
+		res, err := cs.CallTool(ctx, &mcpsdk.CallToolParams{Name: mcp.ToolClarification,
+			Arguments: map[string]any{"question": "Which region?", "reversibility": "hard_to_reverse"}})
+		out <- callResult{res, err}
+	}()
+	q := waitParked(t, ctx, svc)
+	select { // the call waits five times the bound
+	case <-time.After(5 * idle):
+	case <-ctx.Done():
+		t.Fatal(ctx.Err())
+	}
+	if _, err := svc.Answer(ctx, core.AnswerInput{QuestionID: q.ID, Decider: operator, Text: "eu-west-1"}); err != nil {
+		t.Fatal(err)
+	}
+	resumed(t, result(t, ctx, out), q.ID, fence.VerbAnswered)
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatalf("the session after its call: %v", err)
+	}
+}

@@ -18,7 +18,6 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -31,6 +30,7 @@ import (
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/internal/benchstore"
 	"github.com/askbridge/askbridge/internal/coretest"
+	"github.com/askbridge/askbridge/internal/procmem"
 	"github.com/askbridge/askbridge/store/bolt"
 )
 
@@ -327,16 +327,7 @@ func memNow() memSample {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	m := memSample{heap: int64(ms.HeapInuse), stack: int64(ms.StackInuse)}
-	status, _ := os.ReadFile("/proc/self/status")
-	for _, line := range strings.Split(string(status), "\n") {
-		var kb int64
-		if _, err := fmt.Sscanf(line, "RssAnon: %d kB", &kb); err == nil {
-			m.anon = kb << 10
-		}
-		if _, err := fmt.Sscanf(line, "RssFile: %d kB", &kb); err == nil {
-			m.file = kb << 10
-		}
-	}
+	m.anon, m.file = procmem.Resident()
 	return m
 }
 

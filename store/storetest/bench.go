@@ -2,18 +2,17 @@ package storetest
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"runtime"
 	"runtime/debug"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/procmem"
 )
 
 // BenchOpen is how many open questions the boot benchmark parks:
@@ -104,29 +103,13 @@ func BenchBoot(b *testing.B, open func(b *testing.B, seeding bool) core.Store) {
 		// seeding's garbage collected and handed back first.
 		runtime.GC()
 		debug.FreeOSMemory()
-		anon, file := residentMB()
-		b.ReportMetric(anon, "rss-anon-MB")
-		b.ReportMetric(file, "rss-file-MB")
+		anon, file := procmem.Resident()
+		b.ReportMetric(float64(anon)/(1<<20), "rss-anon-MB")
+		b.ReportMetric(float64(file)/(1<<20), "rss-file-MB")
 	})
 	b.Run("after-downtime", func(b *testing.B) {
 		for range b.N {
 			boot(b, core.DefaultDowntimeThreshold+time.Hour)
 		}
 	})
-}
-
-// residentMB is the process's resident set, anonymous and file-backed
-// pages apart, in MB (from /proc/self/status; 0 where there is none).
-func residentMB() (anon, file float64) {
-	status, _ := os.ReadFile("/proc/self/status")
-	for _, line := range strings.Split(string(status), "\n") {
-		var kb float64
-		if _, err := fmt.Sscanf(line, "RssAnon: %f kB", &kb); err == nil {
-			anon = kb / 1024
-		}
-		if _, err := fmt.Sscanf(line, "RssFile: %f kB", &kb); err == nil {
-			file = kb / 1024
-		}
-	}
-	return anon, file
 }

@@ -594,21 +594,30 @@ func httpClient(t *testing.T, ctx context.Context, url string, b *bearer, copts 
 		Connect(ctx, &mcpsdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: b}, MaxRetries: -1}, nil)
 }
 
+// aliceOn opens an MCP session at url as alice (tok-alice), closed when
+// the test ends, and returns it with its bearer, whose token a test may
+// change.
+func aliceOn(t *testing.T, ctx context.Context, url string, copts *mcpsdk.ClientOptions) (*mcpsdk.ClientSession, *bearer) {
+	t.Helper()
+	b := &bearer{}
+	b.token.Store("tok-alice")
+	cs, err := httpClient(t, ctx, url, b, copts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs, b
+}
+
 func TestStreamableHTTP(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	svc := newService(t)
 	h := mcp.HTTPHandler(mcp.ServiceBackend{Svc: svc}, mcp.Options{WaitSlice: 20 * time.Millisecond, Version: "test", Caller: agentOf})
 	hs := httptest.NewServer(authenticate(h))
-	defer hs.Close()
+	t.Cleanup(hs.Close) // after the session's own cleanup
 	copts, progress := progressRecorder()
-	b := &bearer{}
-	b.token.Store("tok-alice")
-	cs, err := httpClient(t, ctx, hs.URL, b, copts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs, _ := aliceOn(t, ctx, hs.URL, copts)
 	if v := cs.InitializeResult(); v == nil || v.ServerInfo == nil || v.ServerInfo.Version != "test" {
 		t.Errorf("server info is %+v", v)
 	}
@@ -689,14 +698,8 @@ func TestHTTPSessionIsBoundToItsCaller(t *testing.T) {
 	defer cancel()
 	svc := newService(t)
 	hs := httptest.NewServer(authenticate(mcp.HTTPHandler(mcp.ServiceBackend{Svc: svc}, mcp.Options{Caller: agentOf})))
-	defer hs.Close()
-	b := &bearer{}
-	b.token.Store("tok-alice")
-	cs, err := httpClient(t, ctx, hs.URL, b, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	t.Cleanup(hs.Close) // after the session's own cleanup
+	cs, b := aliceOn(t, ctx, hs.URL, nil)
 	if _, err := cs.ListTools(ctx, nil); err != nil {
 		t.Fatalf("the session's own caller: %v", err)
 	}
@@ -719,13 +722,7 @@ func TestIdleHTTPSessionIsClosed(t *testing.T) {
 		opts.Caller = agentOf
 		hs := httptest.NewServer(authenticate(mcp.HTTPHandler(mcp.ServiceBackend{Svc: svc}, opts)))
 		t.Cleanup(hs.Close)
-		b := &bearer{}
-		b.token.Store("tok-alice")
-		cs, err := httpClient(t, ctx, hs.URL, b, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = cs.Close() })
+		cs, _ := aliceOn(t, ctx, hs.URL, nil)
 		if _, err := cs.ListTools(ctx, nil); err != nil {
 			t.Fatalf("a fresh session: %v", err)
 		}
@@ -774,13 +771,8 @@ func TestKilledClientsCallEnds(t *testing.T) {
 	const idle = 200 * time.Millisecond
 	be := &endedWaits{ServiceBackend: mcp.ServiceBackend{Svc: svc}, ended: make(chan struct{}, 1)}
 	hs := httptest.NewServer(authenticate(mcp.HTTPHandler(be, mcp.Options{SessionIdle: idle, WaitSlice: 20 * time.Millisecond, Caller: agentOf})))
-	defer hs.Close()
-	b := &bearer{}
-	b.token.Store("tok-alice")
-	cs, err := httpClient(t, ctx, hs.URL, b, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(hs.Close) // after the session's own cleanup
+	cs, _ := aliceOn(t, ctx, hs.URL, nil)
 	go func() {
 		_, _ = cs.CallTool(ctx, &mcpsdk.CallToolParams{Name: mcp.ToolClarification,
 			Arguments: map[string]any{"question": "Which region?", "reversibility": "hard_to_reverse"}})
@@ -824,14 +816,8 @@ func TestWaitingCallKeepsItsSession(t *testing.T) {
 	svc := newService(t)
 	const idle = 200 * time.Millisecond
 	hs := httptest.NewServer(authenticate(mcp.HTTPHandler(mcp.ServiceBackend{Svc: svc}, mcp.Options{SessionIdle: idle, WaitSlice: 20 * time.Millisecond, Caller: agentOf})))
-	defer hs.Close()
-	b := &bearer{}
-	b.token.Store("tok-alice")
-	cs, err := httpClient(t, ctx, hs.URL, b, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	t.Cleanup(hs.Close) // after the session's own cleanup
+	cs, _ := aliceOn(t, ctx, hs.URL, nil)
 	out := make(chan callResult, 1)
 	go func() {
 		res, err := cs.CallTool(ctx, &mcpsdk.CallToolParams{Name: mcp.ToolClarification,

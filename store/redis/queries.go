@@ -200,7 +200,7 @@ func (s *Store) loadOne(ctx context.Context, ap *goredis.AutoPipeliner, id strin
 	if scriptHook != nil {
 		scriptHook(readScript.name, []string{qkey, dkey})
 	}
-	v, err := s.runPipelined(ctx, ap, readScript, append(scriptArgs(2, 0), qkey, dkey))
+	v, err := s.runScript(ctx, ap, readScript, append(scriptArgs(2, 0), qkey, dkey))
 	if err != nil {
 		return nil, err
 	}

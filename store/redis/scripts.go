@@ -110,13 +110,7 @@ func scriptArgs(nkeys, nargs int) []any {
 // reply. A caller with keys boxed already (Resolve's constant ones)
 // appends them as they are, which saves an allocation per key.
 func (s *Store) runArgs(ctx context.Context, sc script, cmd []any) (reply, error) {
-	var v any
-	var err error
-	if ap := s.hotStart(); ap != nil {
-		v, err = s.runPipelined(ctx, ap, sc, cmd)
-	} else {
-		v, err = s.runDirect(ctx, sc, cmd)
-	}
+	v, err := s.runScript(ctx, s.hotStart(), sc, cmd)
 	s.hotEnd()
 	if err != nil {
 		return reply{}, fmt.Errorf("script %s: %w", sc.name, err)
@@ -124,59 +118,39 @@ func (s *Store) runArgs(ctx context.Context, sc script, cmd []any) (reply, error
 	return parseReply(sc.name, v)
 }
 
-// runDirect runs sc through the client, as go-redis's Script.Run does:
-// by hash, and whole if Redis does not have it (after a restart or
-// failover).
-func (s *Store) runDirect(ctx context.Context, sc script, cmd []any) (any, error) {
-	v, err := s.process(ctx, sc.sha, cmd)
+// runScript runs sc with cmd through the autopipeliner ap, or through the
+// client when ap is nil, as go-redis's Script.Run does: by hash, and
+// whole if Redis does not have it (after a restart or failover).
+func (s *Store) runScript(ctx context.Context, ap *goredis.AutoPipeliner, sc script, cmd []any) (any, error) {
+	v, err := s.send(ctx, ap, sc.sha, cmd)
 	if goredis.HasErrorPrefix(err, "NOSCRIPT") {
-		return s.process(ctx, sc.eval, cmd)
+		return s.send(ctx, ap, sc.eval, cmd)
 	}
 	return v, err
 }
 
-func (s *Store) process(ctx context.Context, how [2]any, cmd []any) (any, error) {
-	cmd[0], cmd[1] = how[0], how[1]
-	c := newScriptCmd(ctx, cmd)
-	_ = s.client.Process(ctx, c)
-	return c.Result()
-}
-
-// runPipelined runs sc through the autopipeliner ap and waits for it no
-// longer than ctx allows. A command once queued there runs whatever
-// becomes of its caller, so a caller that gives up learns only that, as
-// after a timeout on a connection of its own. A script Redis does not
-// have yet (after a restart or failover) is sent whole.
-func (s *Store) runPipelined(ctx context.Context, ap *goredis.AutoPipeliner, sc script, cmd []any) (any, error) {
-	v, err := submitScript(ctx, ap, sc.sha, cmd)
-	if goredis.HasErrorPrefix(err, "NOSCRIPT") {
-		return submitScript(ctx, ap, sc.eval, cmd)
-	}
-	return v, err
-}
-
-// submitScript queues the script command cmd, begun with how (EVALSHA
-// and the hash, or EVAL and the source), on ap and waits for it within
-// ctx.
-func submitScript(ctx context.Context, ap *goredis.AutoPipeliner, how [2]any, cmd []any) (any, error) {
-	cmd[0], cmd[1] = how[0], how[1]
-	c := newScriptCmd(ctx, cmd)
-	if err := ap.Submit(ctx, c).WaitContext(ctx); err != nil {
-		return nil, err
-	}
-	return c.Val(), nil
-}
-
-// newScriptCmd is the command for cmd. Each run gets a command of its
-// own, since a command keeps its result. They share cmd: the EVAL that
+// send sends cmd, begun with how (EVALSHA and the hash, or EVAL and the
+// source), and waits for its reply. Each send is a command of its own,
+// since a command keeps its result; they share cmd, as the EVAL that
 // follows a refused EVALSHA replaces its first two arguments only once
-// the EVALSHA has had its reply.
-func newScriptCmd(ctx context.Context, cmd []any) *goredis.Cmd {
+// the EVALSHA has had its reply. Through the autopipeliner the wait is
+// no longer than ctx allows: a command once queued there runs whatever
+// becomes of its caller, so a caller that gives up learns only that, as
+// after a timeout on a connection of its own.
+func (s *Store) send(ctx context.Context, ap *goredis.AutoPipeliner, how [2]any, cmd []any) (any, error) {
+	cmd[0], cmd[1] = how[0], how[1]
 	c := goredis.NewCmd(ctx, cmd...)
 	if cmd[2] != 0 {
 		c.SetFirstKeyPos(3) // a cluster routes it by its first key
 	}
-	return c
+	if ap == nil {
+		_ = s.client.Process(ctx, c)
+		return c.Result()
+	}
+	if err := ap.Submit(ctx, c).WaitContext(ctx); err != nil {
+		return nil, err
+	}
+	return c.Val(), nil
 }
 
 func parseReply(name string, v any) (reply, error) {

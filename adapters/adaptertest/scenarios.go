@@ -77,12 +77,12 @@ func (w *world) shown(u User) string {
 
 func (w *world) restart() { w.use(w.d.Restart(w.t, nil)) }
 
-func (w *world) ask(req client.AskRequest) *client.Question {
+func (w *world) ask(req client.AskRequest) *client.AgentQuestion {
 	w.t.Helper()
 	return w.askOn("ops", req)
 }
 
-func (w *world) askOn(route string, req client.AskRequest) *client.Question {
+func (w *world) askOn(route string, req client.AskRequest) *client.AgentQuestion {
 	w.t.Helper()
 	req.Route = route
 	if req.RunID == "" {

@@ -35,7 +35,10 @@ func standingFromCard(t *testing.T, w *world) {
 	// configured name of the person where the route knows people.
 	granter := core.DeciderLabel(w.get(q.ID).Resolution.Decider)
 	next := w.ask(write("/b", core.Reversible))
-	r := next.Resolution
+	if next.Resolution == nil || next.Resolution.StandingID == "" {
+		t.Fatalf("the agent's view of the covered ask names no standing approval: %+v", next.Resolution)
+	}
+	r := w.get(next.ID).Resolution
 	if next.State != core.StateAnswered || r == nil || r.Standing == nil || !strings.Contains(r.Decider.Name, "standing approval by "+granter+" at") {
 		t.Fatalf("the next ask came back %s with %+v", next.State, r)
 	}

@@ -49,9 +49,10 @@ func TestEditBeforeApproving(t *testing.T) {
 	if sum, _, _ := core.HashArguments(json.RawMessage(want)); st.ArgumentsSHA256 != sum {
 		t.Fatalf("resume hash %s, want the approved arguments' %s", st.ArgumentsSHA256, sum)
 	}
-	// The question an agent reads keeps the hashes and the changed keys,
-	// and leaves the person's writing to the fenced resume.
-	if ed := res.Question.Resolution.Edit; ed == nil || ed.Arguments != nil || len(ed.Changes) != 1 || ed.ArgumentsSHA256 != st.ArgumentsSHA256 {
+	// The question an agent reads keeps the hashes and leaves the
+	// person's writing (the arguments, and the keys they touched) to the
+	// fenced resume.
+	if ed := res.Question.Resolution.Edit; ed == nil || ed.ArgumentsSHA256 != st.ArgumentsSHA256 || ed.AskedArgumentsSHA256 != q.Call.ArgumentsSHA256 {
 		t.Fatalf("the agent's question shows the edit as %+v", ed)
 	}
 }

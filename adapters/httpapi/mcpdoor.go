@@ -49,8 +49,6 @@ func (s *Server) mcpAnswer(w http.ResponseWriter, r *http.Request) {
 	o, err := s.svc.Answer(r.Context(), core.AnswerInput{
 		QuestionID: q.ID, Decider: hostDecider(tok), Text: req.Answer, OptionID: req.ChosenOptionID, Items: req.Items,
 	})
-	if err == nil {
-		o.Question = forAgent(o.Question) // the agent's token: human text only in the resume
-	}
-	s.outcome(w, r, o, err)
+	s.outcome(w, r, o, err) // the agent's token: the agent's view
+
 }

@@ -49,7 +49,7 @@ func TestMCPDoor(t *testing.T) {
 	if err != nil || !out.Closed {
 		t.Fatalf("host answer: %+v, %v", out, err)
 	}
-	if r := out.Question.Resolution; r.Decider.Surface != core.SurfaceMCP || r.Decider.ID != "agent-a" || r.Answer != "" {
+	if r := out.Question.Resolution; r.Surface != core.SurfaceMCP || r.State != core.StateAnswered {
 		t.Errorf("the agent's view of the host answer: %+v", r)
 	}
 	rec, err := e.as(operator).Get(ctx, id)

@@ -51,7 +51,7 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 	if repeat {
 		status = http.StatusOK
 	}
-	writeJSON(w, status, q)
+	writeJSON(w, status, view(caller(r), q))
 }
 
 // visible returns the question if the caller may see it. An agent sees
@@ -81,43 +81,16 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if tok.Role == RoleAgent {
-		q = forAgent(q)
-	}
-	writeJSON(w, http.StatusOK, q)
+	writeJSON(w, http.StatusOK, view(tok, q))
 }
 
-// forAgent is the question as an agent may see it outside the fenced
-// resume (law 7): what people wrote (answers, reasons, notes, form free
-// text) and display names they chose are left out; the resume carries
-// them, fenced. What the server made stays: states, times, option ids,
-// the approval verdict and argument hash, and deciders' surfaces and ids.
-func forAgent(q *core.Question) *core.Question {
-	c := *q
-	c.Answers = make([]core.ItemAnswer, len(q.Answers))
-	for i, a := range q.Answers {
-		a.Text, a.Decider.Name = "", ""
-		if a.Edit != nil { // a person's writing: the call's result carries it
-			e := *a.Edit
-			e.Arguments = nil
-			a.Edit = &e
-		}
-		c.Answers[i] = a
+// view is q as tok may read it: an agent's token gets the allowlisted
+// agent's view (law 11), every other token the whole record.
+func view(tok Token, q *core.Question) any {
+	if tok.Role == RoleAgent {
+		return client.AgentView(q)
 	}
-	if q.Resolution != nil {
-		r := *q.Resolution
-		r.Decider.Name = ""
-		if r.Decider.Surface != core.SurfaceAgent { // an agent's own cancel reason is its own text
-			r.Answer, r.Reason = "", ""
-		}
-		if r.Edit != nil { // edited arguments are a person's writing: the resume carries them
-			e := *r.Edit
-			e.Arguments = nil
-			r.Edit = &e
-		}
-		c.Resolution = &r
-	}
-	return &c
+	return client.OperatorView(q)
 }
 
 // waitSlack is how much longer than the wait itself the write deadline of
@@ -190,7 +163,7 @@ func (s *Server) answerWait(w http.ResponseWriter, method, path string, q *core.
 		s.failAt(w, method, path, err)
 		return
 	}
-	resp.Question = forAgent(q) // waiting is for agents: human text only in the resume
+	resp.Question = client.AgentView(q) // waiting is for agents: human text only in the resume
 	writeJSON(w, http.StatusOK, resp)
 }
 
@@ -212,7 +185,7 @@ func (s *Server) waitTimeout(v url.Values) (time.Duration, error) {
 
 // waitResponse is the wait body for q: with the resume once it is closed.
 func waitResponse(q *core.Question) (client.WaitResponse, error) {
-	resp := client.WaitResponse{QuestionID: q.ID, ToolCallID: q.ToolCallID, State: q.State, Question: q}
+	resp := client.WaitResponse{QuestionID: q.ID, ToolCallID: q.ToolCallID, State: q.State}
 	if q.Open() {
 		return resp, nil
 	}
@@ -262,10 +235,11 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if qs == nil {
-		qs = []*core.Question{}
+	out := make([]*client.Question, len(qs))
+	for i, q := range qs {
+		out[i] = client.OperatorView(q)
 	}
-	writeJSON(w, http.StatusOK, client.ListResponse{Questions: qs, NextCursor: next})
+	writeJSON(w, http.StatusOK, client.ListResponse{Questions: out, NextCursor: next})
 }
 
 // decider is how an API token decides: its name is both id and name.
@@ -326,13 +300,18 @@ func owner(tok Token) string {
 }
 
 // outcome writes what was recorded, or the error; a loser hears who
-// closed the question, when and how (409).
+// closed the question, when and how (409). An agent's token gets the
+// agent's view of the question.
 func (s *Server) outcome(w http.ResponseWriter, r *http.Request, o core.Outcome, err error) {
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, client.Outcome{Question: o.Question, Closed: o.Closed, Standing: o.Standing})
+	if caller(r).Role == RoleAgent {
+		writeJSON(w, http.StatusOK, client.AgentOutcome{Question: client.AgentView(o.Question), Closed: o.Closed})
+		return
+	}
+	writeJSON(w, http.StatusOK, client.Outcome{Question: client.OperatorView(o.Question), Closed: o.Closed, Standing: o.Standing})
 }
 
 // endRun expires the open questions of a run: an agent's own, or, for an

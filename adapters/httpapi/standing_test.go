@@ -16,7 +16,7 @@ import (
 func TestStandingApprovals(t *testing.T) {
 	e := newEnv(t)
 	agent, ops := e.as(agentA), e.as(operator)
-	ask := func() *client.Question {
+	ask := func() *client.AgentQuestion {
 		t.Helper()
 		q, err := agent.Ask(e.ctx(), client.AskRequest{Kind: core.KindApproval, RunID: "run-1", ToolCallID: nextCall(),
 			Question: "Write it?", Reversibility: core.Reversible, Tool: "write_file", Arguments: json.RawMessage(`{"path":"a"}`)})
@@ -32,7 +32,7 @@ func TestStandingApprovals(t *testing.T) {
 		t.Fatalf("approve with standing: %+v, %v", out, err)
 	}
 	next := ask()
-	if next.State != core.StateAnswered || next.Resolution.Standing == nil || next.Resolution.Standing.ID != out.Standing.ID {
+	if next.State != core.StateAnswered || next.Resolution.StandingID != out.Standing.ID {
 		t.Fatalf("the covered ask came back %s with %+v", next.State, next.Resolution)
 	}
 	res, err := agent.WaitOnce(e.ctx(), next.ID, time.Second)

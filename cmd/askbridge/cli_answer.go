@@ -90,7 +90,7 @@ func cmdDecline(ctx context.Context, args []string, getenv func(string) string, 
 func printOutcome(w io.Writer, out *client.Outcome) {
 	q := out.Question
 	if !out.Closed && q.Quorum > 1 {
-		fmt.Fprintf(w, "recorded your vote on %s (%s); it stays open until %d people agree\n", q.ID, strings.Join(core.TallyOf(q).Lines, "; "), q.Quorum)
+		fmt.Fprintf(w, "recorded your vote on %s (%s); it stays open until %d people agree\n", q.ID, strings.Join(core.TallyOf(&core.Question{Kind: q.Kind, Options: q.Options, Quorum: q.Quorum, Votes: q.Votes}).Lines, "; "), q.Quorum)
 		return
 	}
 	if !out.Closed {

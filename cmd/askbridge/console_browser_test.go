@@ -166,7 +166,7 @@ func waitCard(t *testing.T, ctx context.Context, id, state string) {
 	until(t, ctx, fmt.Sprintf(`(function(){ var c = document.querySelector(%q); return c !== null && c.getAttribute("data-state") === %q; })()`, card(id), state))
 }
 
-func ask(t *testing.T, c *client.Client, req client.AskRequest) *client.Question {
+func ask(t *testing.T, c *client.Client, req client.AskRequest) *client.AgentQuestion {
 	t.Helper()
 	if req.RunID == "" {
 		req.RunID = "run-browser"
@@ -580,9 +580,15 @@ func TestConsoleApprovalsInABrowser(t *testing.T) {
 			t.Fatalf("after approve all: %s", got.State)
 		}
 		want := map[string]string{"toolu_1": "admin", "toolu_2": "ops", "toolu_3": "admin"}
-		for _, co := range core.CallOutcomes(got) {
-			if d := co.Decision; d == nil || d.OptionID != core.ApproveOption || d.Decider.ID != want[co.Call.ToolCallID] {
-				t.Fatalf("%s: %+v", co.Call.ToolCallID, co.Decision)
+		for _, c := range got.Calls {
+			var d *core.ItemAnswer
+			for i := range got.Answers {
+				if got.Answers[i].ItemID == c.ToolCallID {
+					d = &got.Answers[i]
+				}
+			}
+			if d == nil || d.OptionID != core.ApproveOption || d.Decider.ID != want[c.ToolCallID] {
+				t.Fatalf("%s: %+v", c.ToolCallID, d)
 			}
 		}
 		res := <-woke
@@ -638,7 +644,7 @@ func TestConsoleKeepsDrafts(t *testing.T) {
 	if got.State != core.StateAnswered {
 		t.Fatalf("after both calls: %s", got.State)
 	}
-	for _, co := range core.CallOutcomes(got) {
+	for _, co := range core.CallOutcomes(&core.Question{Calls: got.Calls, Answers: got.Answers}) {
 		if co.Call.ToolCallID == "toolu_2" && (co.Decision == nil || co.Decision.Text != "checked with the owner") {
 			t.Errorf("the second call's decision: %+v", co.Decision)
 		}

@@ -121,7 +121,7 @@ func TestAskWaitAnswer(t *testing.T) {
 		}
 		// Outside the resume, an agent sees no human text (law 7); an
 		// operator sees the record.
-		if r := res.Question.Resolution; r.Answer != "" || r.Decider.Name != "" || r.Decider.ID != "ops" {
+		if r := res.Question.Resolution; r.Surface != core.SurfaceAPI || r.State != core.StateAnswered {
 			t.Fatalf("the agent's view carries human text: %+v", r)
 		}
 		if mine, err := agent.Get(t.Context(), q.ID); err != nil || mine.Resolution.Answer != "" {

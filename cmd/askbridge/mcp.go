@@ -40,7 +40,46 @@ func (b clientBackend) Ask(ctx context.Context, in core.AskInput) (*core.Questio
 		Tool: in.Tool, Arguments: in.Arguments, Timeout: client.Duration(in.Timeout),
 		OnTimeout: in.OnTimeout, MaxReasks: in.MaxReasks, Labels: in.Labels,
 	})
-	return q, b.coded(err)
+	return fromAgentView(q), b.coded(err)
+}
+
+// fromAgentView is the agent's view of a question as the core question
+// the MCP door works with: only what the agent may see is filled, which
+// is all the door reads (kind, text, options, items, the call, and who
+// closed it by surface).
+func fromAgentView(v *client.AgentQuestion) *core.Question {
+	if v == nil {
+		return nil
+	}
+	q := &core.Question{ID: v.ID, Kind: v.Kind, Agent: v.Agent, RunID: v.RunID, ToolCallID: v.ToolCallID,
+		Labels: v.Labels, Text: v.Text, Context: v.Context, Reversibility: v.Reversibility, Route: v.Route,
+		CreatedAt: v.CreatedAt, Deadline: v.Deadline, Timeout: v.Timeout, OnTimeout: v.OnTimeout,
+		MaxReasks: v.MaxReasks, Renotified: v.Renotified, Quorum: v.Quorum, State: v.State}
+	for _, o := range v.Options {
+		q.Options = append(q.Options, core.Option{ID: o.ID, Title: o.Title, Writeup: o.Writeup, Recommended: o.Recommended})
+	}
+	for _, it := range v.Items {
+		fi := core.FormItem{ID: it.ID, Question: it.Question}
+		for _, o := range it.Options {
+			fi.Options = append(fi.Options, core.FormOption{ID: o.ID, Label: o.Label, Description: o.Description, Recommended: o.Recommended})
+		}
+		q.Items = append(q.Items, fi)
+	}
+	toolCall := func(c client.AgentToolCall) core.ToolCall {
+		return core.ToolCall{Tool: c.Tool, Arguments: c.Arguments, ArgumentsSHA256: c.ArgumentsSHA256, Editable: c.Editable, Standing: c.Standing}
+	}
+	if v.Call != nil {
+		c := toolCall(*v.Call)
+		q.Call = &c
+	}
+	for _, c := range v.Calls {
+		q.Calls = append(q.Calls, core.BatchCall{ToolCallID: c.ToolCallID, ToolCall: toolCall(c.AgentToolCall)})
+	}
+	if r := v.Resolution; r != nil {
+		q.Resolution = &core.Resolution{State: r.State, At: r.At, Decider: core.Decider{Surface: r.Surface},
+			OptionID: r.OptionID, Approved: r.Approved, ArgumentsSHA256: r.ArgumentsSHA256}
+	}
+	return q
 }
 
 // Wait long-polls until the question closes or d passes; the server may
@@ -84,8 +123,8 @@ func (b clientBackend) AnswerInHost(ctx context.Context, in core.AnswerInput) er
 	_, err := b.c.AnswerInHost(ctx, in.QuestionID, client.AnswerRequest{Answer: in.Text, ChosenOptionID: in.OptionID, Items: in.Items})
 	var e *client.Error
 	if errors.As(err, &e) && e.Status == http.StatusConflict {
-		if q, gerr := b.c.Get(ctx, in.QuestionID); gerr == nil && q.State.Closed() {
-			return &core.ClosedError{Question: q}
+		if res, gerr := b.c.WaitOnce(ctx, in.QuestionID, 0); gerr == nil && res.State.Closed() && res.Question != nil {
+			return &core.ClosedError{Question: fromAgentView(res.Question)}
 		}
 	}
 	return b.coded(err)

@@ -87,7 +87,7 @@ func (e *Error) Error() string {
 // and tool call id, or per Idempotency-Key, so a retry of an ask that was
 // in fact stored gets that question back. An ask with neither gets a
 // random Idempotency-Key here, for its own retries.
-func (c *Client) Ask(ctx context.Context, req AskRequest) (*Question, error) {
+func (c *Client) Ask(ctx context.Context, req AskRequest) (*AgentQuestion, error) {
 	key := req.IdempotencyKey
 	if key == "" && req.ToolCallID == "" {
 		key = randomKey()
@@ -98,7 +98,7 @@ func (c *Client) Ask(ctx context.Context, req AskRequest) (*Question, error) {
 	}
 	pause := 250 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		q, err := callWith[Question](ctx, c, http.MethodPost, "/v1/questions", nil, req, hdr)
+		q, err := callWith[AgentQuestion](ctx, c, http.MethodPost, "/v1/questions", nil, req, hdr)
 		if err == nil || attempt == askAttempts || ctx.Err() != nil || !retryableAsk(err) {
 			return q, err
 		}
@@ -135,7 +135,9 @@ func randomKey() string {
 	return hex.EncodeToString(b[:])
 }
 
-// Get returns a question.
+// Get returns a question. With an agent's token the server sends the
+// agent's view (AgentQuestion): only the fields the two views share are
+// filled.
 func (c *Client) Get(ctx context.Context, id string) (*Question, error) {
 	return call[Question](ctx, c, http.MethodGet, "/v1/questions/"+url.PathEscape(id), nil, nil)
 }
@@ -227,13 +229,15 @@ func (c *Client) Decline(ctx context.Context, id string) (*Outcome, error) {
 	return call[Outcome](ctx, c, http.MethodPost, "/v1/questions/"+url.PathEscape(id)+"/decline", nil, nil)
 }
 
-// Cancel withdraws a question; reason may be empty.
-func (c *Client) Cancel(ctx context.Context, id, reason string) (*Outcome, error) {
+// Cancel withdraws a question; reason may be empty. Cancelling is mostly
+// an agent's act, so the question comes back in the agent's view, which
+// an operator's token also decodes into (its other fields dropped).
+func (c *Client) Cancel(ctx context.Context, id, reason string) (*AgentOutcome, error) {
 	var body any
 	if reason != "" {
 		body = CancelRequest{Reason: reason}
 	}
-	return call[Outcome](ctx, c, http.MethodPost, "/v1/questions/"+url.PathEscape(id)+"/cancel", nil, body)
+	return call[AgentOutcome](ctx, c, http.MethodPost, "/v1/questions/"+url.PathEscape(id)+"/cancel", nil, body)
 }
 
 // MCPDoor reports whether the person driving this agent's MCP host may
@@ -246,8 +250,8 @@ func (c *Client) MCPDoor(ctx context.Context, id string) (*MCPDoorResponse, erro
 // gave there (through MCP elicitation): the decider is the mcp surface
 // with the token's name, and the route must allow it. A question someone
 // else closed first gives an *Error with status 409 saying who closed it.
-func (c *Client) AnswerInHost(ctx context.Context, id string, req AnswerRequest) (*Outcome, error) {
-	return call[Outcome](ctx, c, http.MethodPost, "/v1/questions/"+url.PathEscape(id)+"/mcp/answer", nil, req)
+func (c *Client) AnswerInHost(ctx context.Context, id string, req AnswerRequest) (*AgentOutcome, error) {
+	return call[AgentOutcome](ctx, c, http.MethodPost, "/v1/questions/"+url.PathEscape(id)+"/mcp/answer", nil, req)
 }
 
 // EndRun ends a run and returns the ids of the open questions it expired.

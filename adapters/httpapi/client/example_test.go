@@ -178,14 +178,14 @@ func ExampleClient_Decline() {
 	if err != nil {
 		panic(err)
 	}
-	mine, err := agent.Get(ctx, q.ID)
+	mine, err := agent.WaitOnce(ctx, q.ID, 0)
 	if err != nil {
 		panic(err)
 	}
-	fmt.Printf("%s %q %s\n", res.Resolution.Decider.Name, mine.Resolution.Decider.Name, mine.Resolution.Decider.ID)
+	fmt.Printf("%s %s\n", res.Resolution.Decider.Name, mine.Question.Resolution.Surface)
 	// Output:
 	// declined
-	// alice "" alice
+	// alice api
 }
 
 func ExampleClient_Cancel() {

@@ -15,12 +15,9 @@ import (
 // httpapi so that an agent importing the client does not pull in the
 // server, its logger and its routing.
 //
-// Domain objects are core's own types, aliased: core.Question's JSON is
-// the API's question, and a second copy would only be a second place to
-// forget a field.
-
-// Question is a question as the API returns it.
-type Question = core.Question
+// A question goes out as one of two types of its own (question.go): the
+// agent's allowlisted view and the operator's. The other domain objects
+// below are core's own types, aliased: none of them reaches an agent.
 
 // Event is one entry of the event log as the events stream carries it.
 type Event = core.Event
@@ -124,14 +121,21 @@ type CancelRequest struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// Outcome is what answer, decline and cancel return: the question exactly
-// as recorded, and whether this request closed it (false when a form item
-// was recorded and the form is still open). Standing is the standing
-// approval an approve granted, when it asked for one.
+// Outcome is what answer, decline and an operator's cancel return: the
+// question exactly as recorded, and whether this request closed it (false
+// when a form item was recorded and the form is still open). Standing is
+// the standing approval an approve granted, when it asked for one.
 type Outcome struct {
 	Question *Question `json:"question"`
 	Closed   bool      `json:"closed"`
 	Standing *Standing `json:"standing,omitempty"`
+}
+
+// AgentOutcome is what an agent's own cancel and its host's answer through
+// the MCP door return: Outcome with the agent's view of the question.
+type AgentOutcome struct {
+	Question *AgentQuestion `json:"question"`
+	Closed   bool           `json:"closed"`
 }
 
 // Standing is a standing approval as the API lists it.
@@ -158,8 +162,9 @@ type WaitResponse struct {
 	// Calls, for a closed batch, hold one result per tool call, in the
 	// batch's order, each bound to its own tool call id: hand them back
 	// to the model as the calls' tool results.
-	Calls    []CallResult `json:"calls,omitempty"`
-	Question *Question    `json:"question"`
+	Calls []CallResult `json:"calls,omitempty"`
+	// Question is the question as the agent may see it.
+	Question *AgentQuestion `json:"question"`
 }
 
 // CallResult is one tool call's result of a closed batch, in both

@@ -1,0 +1,283 @@
+package client
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// The API shows a question in two views, each a type of its own, built
+// field by field from core's question:
+//
+//   - AgentQuestion is what an agent's token reads (ask, read, wait,
+//     cancel, the MCP door). It is an allowlist (law 11): it holds what
+//     the agent wrote itself and what the server made (ids, states,
+//     times, verdicts, hashes), and nothing a person wrote or chose (an
+//     answer, a reason, a note, edited arguments, a display name, a
+//     platform id). Those reach the agent only inside the fenced resume.
+//     A field added to core.Question reaches no agent until someone adds
+//     it here on purpose.
+//   - Question is what operators and observers read: the whole record,
+//     people's words included, since they are people reading people.
+//
+// Where both views have a field, it has the same name and meaning, so a
+// reader that decodes the agent's view into Question gets the agent's
+// fields right and the rest empty.
+
+// AgentQuestion is a question as its asking agent may see it.
+type AgentQuestion struct {
+	ID            string             `json:"id"`
+	Kind          core.Kind          `json:"kind"`
+	Agent         string             `json:"agent"`
+	RunID         string             `json:"run_id"`
+	ToolCallID    string             `json:"tool_call_id,omitempty"`
+	Labels        core.Labels        `json:"labels,omitzero"`
+	Text          string             `json:"question"`
+	Context       string             `json:"context,omitempty"`
+	Reversibility core.Reversibility `json:"reversibility"`
+	Route         string             `json:"route"`
+
+	Options []AgentOption   `json:"options,omitempty"`
+	Items   []AgentFormItem `json:"items,omitempty"`
+	Call    *AgentToolCall  `json:"call,omitempty"`
+	Calls   []AgentCall     `json:"calls,omitempty"`
+
+	CreatedAt  time.Time          `json:"created_at"`
+	Deadline   time.Time          `json:"deadline"`
+	Timeout    core.Duration      `json:"timeout"`
+	OnTimeout  core.TimeoutPolicy `json:"on_timeout"`
+	MaxReasks  int                `json:"max_reasks,omitempty"`
+	Renotified int                `json:"renotified,omitempty"`
+	Quorum     int                `json:"quorum,omitempty"`
+	// Votes are the votes so far on a question with a quorum: which
+	// choice, when, on which surface; never who or why.
+	Votes []AgentVote `json:"votes,omitempty"`
+
+	State core.State `json:"state"`
+	// Answers are a form's answered items, or a batch's decided calls:
+	// which option, when, on which surface; free text, reasons and edited
+	// arguments are the resume's.
+	Answers    []AgentAnswer    `json:"answers,omitempty"`
+	Resolution *AgentResolution `json:"resolution,omitempty"`
+}
+
+// AgentOption is a decision's option, as the agent wrote it.
+type AgentOption struct {
+	ID          string `json:"id"`
+	Title       string `json:"title"`
+	Writeup     string `json:"writeup"`
+	Recommended bool   `json:"recommended,omitempty"`
+}
+
+// AgentFormItem is a form item, as the agent wrote it.
+type AgentFormItem struct {
+	ID       string            `json:"id"`
+	Question string            `json:"question"`
+	Options  []AgentFormOption `json:"options"`
+}
+
+// AgentFormOption is one choice of a form item, as the agent wrote it.
+type AgentFormOption struct {
+	ID          string `json:"id"`
+	Label       string `json:"label"`
+	Description string `json:"description,omitempty"`
+	Recommended bool   `json:"recommended,omitempty"`
+}
+
+// AgentToolCall is the gated call, as the agent asked for it.
+type AgentToolCall struct {
+	Tool            string          `json:"tool"`
+	Arguments       json.RawMessage `json:"arguments"`
+	ArgumentsSHA256 string          `json:"arguments_sha256"`
+	Editable        *core.Editable  `json:"editable,omitempty"`
+	// Standing is whether approvers may grant a standing approval with
+	// it: the route's offer, fixed at the ask.
+	Standing *core.StandingOffer `json:"standing,omitempty"`
+}
+
+// AgentCall is one call of a batch, as the agent asked for it.
+type AgentCall struct {
+	ToolCallID string `json:"tool_call_id"`
+	AgentToolCall
+}
+
+// AgentVote is one vote, without the voter or their words.
+type AgentVote struct {
+	Choice  string       `json:"choice"`
+	Surface core.Surface `json:"surface"`
+	At      time.Time    `json:"at"`
+}
+
+// AgentAnswer is one answered form item or decided batch call.
+type AgentAnswer struct {
+	ItemID   string       `json:"item_id"`
+	OptionID string       `json:"option_id,omitempty"`
+	Surface  core.Surface `json:"surface"`
+	At       time.Time    `json:"at"`
+	// Edited, for a batch call approved with changed arguments: the hash
+	// of the approved arguments (the arguments are in the call's result).
+	Edited *AgentEdit `json:"edit,omitempty"`
+	// StandingID is the standing approval that decided the call, if one
+	// did.
+	StandingID string `json:"standing_id,omitempty"`
+}
+
+// AgentEdit says that arguments were changed before approval, by their
+// hashes only.
+type AgentEdit struct {
+	ArgumentsSHA256      string `json:"arguments_sha256"`
+	AskedArgumentsSHA256 string `json:"asked_arguments_sha256"`
+}
+
+// AgentResolution is how the question closed, in server-made terms.
+type AgentResolution struct {
+	State core.State `json:"state"`
+	At    time.Time  `json:"at"`
+	// Surface is where the closing act came from (system for the bridge
+	// itself).
+	Surface         core.Surface `json:"surface"`
+	OptionID        string       `json:"option_id,omitempty"`
+	Approved        *bool        `json:"approved,omitempty"`
+	ArgumentsSHA256 string       `json:"arguments_sha256,omitempty"`
+	Edit            *AgentEdit   `json:"edit,omitempty"`
+	StandingID      string       `json:"standing_id,omitempty"`
+	// Reason is kept only for the agent's own cancel: it wrote it.
+	Reason string `json:"reason,omitempty"`
+}
+
+// AgentView is q as its asking agent may see it. It copies, field by
+// field, only what AgentQuestion names.
+func AgentView(q *core.Question) *AgentQuestion {
+	if q == nil {
+		return nil
+	}
+	v := &AgentQuestion{
+		ID: q.ID, Kind: q.Kind, Agent: q.Agent, RunID: q.RunID, ToolCallID: q.ToolCallID,
+		Labels: q.Labels, Text: q.Text, Context: q.Context, Reversibility: q.Reversibility, Route: q.Route,
+		CreatedAt: q.CreatedAt, Deadline: q.Deadline, Timeout: q.Timeout, OnTimeout: q.OnTimeout,
+		MaxReasks: q.MaxReasks, Renotified: q.Renotified, Quorum: q.Quorum, State: q.State,
+	}
+	for _, o := range q.Options {
+		v.Options = append(v.Options, AgentOption{ID: o.ID, Title: o.Title, Writeup: o.Writeup, Recommended: o.Recommended})
+	}
+	for _, it := range q.Items {
+		item := AgentFormItem{ID: it.ID, Question: it.Question, Options: []AgentFormOption{}}
+		for _, o := range it.Options {
+			item.Options = append(item.Options, AgentFormOption{ID: o.ID, Label: o.Label, Description: o.Description, Recommended: o.Recommended})
+		}
+		v.Items = append(v.Items, item)
+	}
+	if q.Call != nil {
+		c := agentCall(*q.Call)
+		v.Call = &c
+	}
+	for _, c := range q.Calls {
+		v.Calls = append(v.Calls, AgentCall{ToolCallID: c.ToolCallID, AgentToolCall: agentCall(c.ToolCall)})
+	}
+	for _, vt := range q.Votes {
+		v.Votes = append(v.Votes, AgentVote{Choice: vt.Choice, Surface: vt.Decider.Surface, At: vt.At})
+	}
+	for _, a := range q.Answers {
+		aa := AgentAnswer{ItemID: a.ItemID, OptionID: a.OptionID, Surface: a.Decider.Surface, At: a.At, Edited: agentEdit(a.Edit)}
+		if a.Standing != nil {
+			aa.StandingID = a.Standing.ID
+		}
+		v.Answers = append(v.Answers, aa)
+	}
+	if r := q.Resolution; r != nil {
+		ar := &AgentResolution{State: r.State, At: r.At, Surface: r.Decider.Surface, OptionID: r.OptionID,
+			ArgumentsSHA256: r.ArgumentsSHA256, Edit: agentEdit(r.Edit)}
+		if r.Approved != nil {
+			approved := *r.Approved
+			ar.Approved = &approved
+		}
+		if r.Standing != nil {
+			ar.StandingID = r.Standing.ID
+		}
+		if r.State == core.StateCancelled && r.Decider.Surface == core.SurfaceAgent && r.Decider.ID == q.Agent {
+			ar.Reason = r.Reason
+		}
+		v.Resolution = ar
+	}
+	return v
+}
+
+func agentCall(c core.ToolCall) AgentToolCall {
+	out := AgentToolCall{Tool: c.Tool, Arguments: c.Arguments, ArgumentsSHA256: c.ArgumentsSHA256}
+	if c.Editable != nil {
+		e := core.Editable{All: c.Editable.All, Keys: append([]string(nil), c.Editable.Keys...)}
+		out.Editable = &e
+	}
+	if c.Standing != nil {
+		s := *c.Standing
+		out.Standing = &s
+	}
+	return out
+}
+
+func agentEdit(e *core.ArgumentEdit) *AgentEdit {
+	if e == nil {
+		return nil
+	}
+	return &AgentEdit{ArgumentsSHA256: e.ArgumentsSHA256, AskedArgumentsSHA256: e.AskedArgumentsSHA256}
+}
+
+// Question is a question as operators and observers read it: the whole
+// record, people's words and names included.
+type Question struct {
+	ID            string             `json:"id"`
+	Kind          core.Kind          `json:"kind"`
+	Agent         string             `json:"agent"`
+	RunID         string             `json:"run_id"`
+	ToolCallID    string             `json:"tool_call_id,omitempty"`
+	Labels        core.Labels        `json:"labels,omitzero"`
+	Text          string             `json:"question"`
+	Context       string             `json:"context,omitempty"`
+	Reversibility core.Reversibility `json:"reversibility"`
+	Route         string             `json:"route"`
+
+	Options []core.Option    `json:"options,omitempty"`
+	Items   []core.FormItem  `json:"items,omitempty"`
+	Call    *core.ToolCall   `json:"call,omitempty"`
+	Calls   []core.BatchCall `json:"calls,omitempty"`
+
+	CreatedAt  time.Time          `json:"created_at"`
+	Deadline   time.Time          `json:"deadline"`
+	Timeout    core.Duration      `json:"timeout"`
+	OnTimeout  core.TimeoutPolicy `json:"on_timeout"`
+	MaxReasks  int                `json:"max_reasks,omitempty"`
+	Renotified int                `json:"renotified,omitempty"`
+	Quorum     int                `json:"quorum,omitempty"`
+	Votes      []core.Vote        `json:"votes,omitempty"`
+
+	State      core.State        `json:"state"`
+	Answers    []core.ItemAnswer `json:"answers,omitempty"`
+	Messages   []core.MessageRef `json:"messages,omitempty"`
+	Resolution *core.Resolution  `json:"resolution,omitempty"`
+}
+
+// OperatorView is q as operators and observers read it.
+func OperatorView(q *core.Question) *Question {
+	if q == nil {
+		return nil
+	}
+	return &Question{
+		ID: q.ID, Kind: q.Kind, Agent: q.Agent, RunID: q.RunID, ToolCallID: q.ToolCallID,
+		Labels: q.Labels, Text: q.Text, Context: q.Context, Reversibility: q.Reversibility, Route: q.Route,
+		Options: q.Options, Items: q.Items, Call: q.Call, Calls: q.Calls,
+		CreatedAt: q.CreatedAt, Deadline: q.Deadline, Timeout: q.Timeout, OnTimeout: q.OnTimeout,
+		MaxReasks: q.MaxReasks, Renotified: q.Renotified, Quorum: q.Quorum, Votes: q.Votes,
+		State: q.State, Answers: q.Answers, Messages: q.Messages, Resolution: q.Resolution,
+	}
+}
+
+// Open reports whether the question can still change.
+func (q *Question) Open() bool { return q.State == core.StateOpen }
+
+// IsBatch reports whether the question is the approval of a batch of
+// calls.
+func (q *Question) IsBatch() bool { return len(q.Calls) > 0 }
+
+// Open reports whether the question can still change.
+func (q *AgentQuestion) Open() bool { return q.State == core.StateOpen }

@@ -143,6 +143,18 @@ func (s *Server) routes() {
 	s.v1("GET /v1/directive", "read the directive", s.directive, RoleAgent, RoleOperator, RoleObserver)
 	s.mux.HandleFunc("GET /healthz", s.healthz)
 	s.mux.HandleFunc("GET /readyz", s.readyz)
+	// Any other method on a probe is the API's 405, not whatever a
+	// handler mounted at "/" (the console) would make of it.
+	s.mux.HandleFunc("/healthz", probeMethod)
+	s.mux.HandleFunc("/readyz", probeMethod)
+}
+
+// probeMethod refuses a probe's method other than GET (and HEAD) in the
+// API's error shape.
+func probeMethod(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Allow", "GET, HEAD")
+	writeErrorStatus(w, http.StatusMethodNotAllowed, core.CodeInvalid,
+		fmt.Sprintf("%s is not allowed here; allowed: GET, HEAD", r.Method))
 }
 
 // v1 registers an authenticated route that the given roles (and admin)

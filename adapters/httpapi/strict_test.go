@@ -136,6 +136,20 @@ func TestOutsideV1SpeaksJSON(t *testing.T) {
 			t.Errorf("%s %s: content type %q", c.method, c.path, ct)
 		}
 	}
+	// With a page mounted at "/" (as the console is), a probe's wrong
+	// method is still the API's 405, not the page's 404.
+	e.api.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "<html>not here</html>", http.StatusNotFound)
+	}))
+	for _, c := range [][2]string{{"POST", "/healthz"}, {"DELETE", "/readyz"}, {"PUT", "/healthz"}} {
+		r := e.do(c[0], c[1], nil, "")
+		if r.status != http.StatusMethodNotAllowed || errorOf(t, r).Code != core.CodeInvalid || r.header.Get("Allow") != "GET, HEAD" {
+			t.Errorf("%s %s beside a page at /: %d Allow=%q %s", c[0], c[1], r.status, r.header.Get("Allow"), r.body)
+		}
+	}
+	if r := e.do("GET", "/healthz", nil, ""); r.status != http.StatusOK {
+		t.Errorf("GET /healthz beside a page at /: %d", r.status)
+	}
 }
 
 // TestReadyzOnAStalledRedis: a Redis that takes commands but answers none

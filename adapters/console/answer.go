@@ -124,7 +124,7 @@ func (s *Server) outcome(w http.ResponseWriter, r *http.Request, sess *session, 
 		}
 	}
 	data["Card"] = s.cardOf(q, v, "")
-	s.render(w, status, "result", s.page(sess, data))
+	s.render(w, r, status, "result", s.page(sess, data))
 }
 
 // lostLine tells a race's loser who won: "already answered by … at … as …".

@@ -198,7 +198,7 @@ func (s *Server) standingsPage(w http.ResponseWriter, r *http.Request, sess *ses
 	for _, st := range all {
 		views = append(views, standingViewOf(st))
 	}
-	s.render(w, status, "standing", s.page(sess, map[string]any{
+	s.render(w, r, status, "standing", s.page(sess, map[string]any{
 		"Title": "Standing approvals", "Standings": views, "MayRevoke": sess.account.Role.mayAnswer(),
 		"Done": done, "Problem": problem,
 	}))

@@ -8,7 +8,8 @@
 // every replica and outlives restarts) and named by an HttpOnly,
 // SameSite=Strict cookie; the token itself never reaches page script. Every
 // state change needs the session's CSRF token and a same-origin request.
-// Every asset is embedded and the Content-Security-Policy allows only this
+// Every asset is embedded, linked by a name that carries its content's
+// hash (assets.go), and the Content-Security-Policy allows only this
 // origin and no inline script.
 package console
 
@@ -114,7 +115,7 @@ type Server struct {
 	pages  *template.Template
 	mux    *http.ServeMux
 	origin *http.CrossOriginProtection
-	assets http.Handler
+	assets *assets
 
 	// eventPoll is how often a stream re-reads the log; keepAlive how
 	// long it may stay silent before a comment keeps proxies from
@@ -157,13 +158,17 @@ func New(svc *core.Service, opts Options) (*Server, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	pages, err := template.New("").Funcs(funcs).ParseFS(templateFS, "templates/*.html")
-	if err != nil {
-		return nil, fmt.Errorf("console: templates: %w", err)
-	}
 	sub, err := fs.Sub(assetFS, "assets")
 	if err != nil {
 		return nil, err
+	}
+	files, err := loadAssets(sub)
+	if err != nil {
+		return nil, fmt.Errorf("console: assets: %w", err)
+	}
+	pages, err := template.New("").Funcs(funcs).Funcs(template.FuncMap{"asset": files.url}).ParseFS(templateFS, "templates/*.html")
+	if err != nil {
+		return nil, fmt.Errorf("console: templates: %w", err)
 	}
 	s := &Server{
 		svc: svc, tokens: opts.Tokens, values: opts.Values, idle: opts.Idle, log: opts.Log, now: opts.Now,
@@ -172,7 +177,7 @@ func New(svc *core.Service, opts Options) (*Server, error) {
 		pages:     pages,
 		mux:       http.NewServeMux(),
 		origin:    http.NewCrossOriginProtection(),
-		assets:    http.StripPrefix("/assets/", http.FileServerFS(sub)),
+		assets:    files,
 		eventPoll: 250 * time.Millisecond,
 		keepAlive: 15 * time.Second,
 	}
@@ -194,7 +199,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /standing", s.signedIn(s.standings))
 	s.mux.HandleFunc("POST /standing/{id}/revoke", s.signedIn(s.revokeStanding))
 	s.mux.HandleFunc("GET /stream", s.signedIn(s.stream))
-	s.mux.Handle("GET /assets/", s.assets)
+	s.mux.HandleFunc("GET /assets/{file}", s.serveAsset)
 	s.mux.HandleFunc("/", s.notFound)
 }
 

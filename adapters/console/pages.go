@@ -28,7 +28,7 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request) {
 	}
 	f, err := parseFilters(r.URL.Query())
 	if err != nil {
-		s.render(w, http.StatusBadRequest, "problem", s.page(sess, map[string]any{"Status": "Bad filter", "Message": err.Error()}))
+		s.render(w, r, http.StatusBadRequest, "problem", s.page(sess, map[string]any{"Status": "Bad filter", "Message": err.Error()}))
 		return
 	}
 	ctx := r.Context()
@@ -79,7 +79,7 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	s.render(w, http.StatusOK, "inbox", s.page(sess, data))
+	s.render(w, r, http.StatusOK, "inbox", s.page(sess, data))
 }
 
 // logTail is the seq of the latest event. It reads on from the last tail
@@ -125,7 +125,7 @@ func (s *Server) card(w http.ResponseWriter, r *http.Request, sess *session) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	s.render(w, http.StatusOK, "card", s.cardOf(q, viewer{Account: sess.account, CSRF: sess.CSRF}, f.Query()))
+	s.render(w, r, http.StatusOK, "card", s.cardOf(q, viewer{Account: sess.account, CSRF: sess.CSRF}, f.Query()))
 }
 
 // historyView is a question's page: its card, its whole event history
@@ -168,7 +168,7 @@ func (s *Server) question(w http.ResponseWriter, r *http.Request, sess *session)
 		s.fail(w, r, err)
 		return
 	}
-	s.render(w, http.StatusOK, "question", s.page(sess, map[string]any{"H": h, "Stream": streamURL(since), "Title": h.Card.Q.Text}))
+	s.render(w, r, http.StatusOK, "question", s.page(sess, map[string]any{"H": h, "Stream": streamURL(since), "Title": h.Card.Q.Text}))
 }
 
 // questionPart is the changing part of a question's page, for the page to
@@ -179,22 +179,22 @@ func (s *Server) questionPart(w http.ResponseWriter, r *http.Request, sess *sess
 		s.fail(w, r, err)
 		return
 	}
-	s.render(w, http.StatusOK, "history", h)
+	s.render(w, r, http.StatusOK, "history", h)
 }
 
 // notFoundPage is the one answer for an unknown path, an unknown question
 // and a malformed id alike (law 6): the same bytes, whoever asks.
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
-	s.render(w, http.StatusNotFound, "problem", map[string]any{"Status": "Not found", "Message": "There is no such page or question."})
+	s.render(w, r, http.StatusNotFound, "problem", map[string]any{"Status": "Not found", "Message": "There is no such page or question."})
 }
 
 func (s *Server) forbidden(w http.ResponseWriter, r *http.Request, msg string) {
-	s.render(w, http.StatusForbidden, "problem", map[string]any{"Status": "Refused", "Message": msg})
+	s.render(w, r, http.StatusForbidden, "problem", map[string]any{"Status": "Refused", "Message": msg})
 }
 
 func (s *Server) internal(w http.ResponseWriter, r *http.Request, err error) {
 	s.log.Error().Err(err).Str("method", r.Method).Str("path", r.URL.Path).Msg("console: internal error")
-	s.render(w, http.StatusInternalServerError, "problem", map[string]any{"Status": "Something went wrong",
+	s.render(w, r, http.StatusInternalServerError, "problem", map[string]any{"Status": "Something went wrong",
 		"Message": "askbridge could not do that just now; please try again."})
 }
 
@@ -209,8 +209,9 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // render executes a template into a buffer first, so a failure is a clean
-// 500 rather than half a page.
-func (s *Server) render(w http.ResponseWriter, status int, name string, data any) {
+// 500 rather than half a page; the page goes out gzipped to a client that
+// takes it.
+func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name string, data any) {
 	var buf bytes.Buffer
 	if err := s.pages.ExecuteTemplate(&buf, name, data); err != nil {
 		s.log.Error().Err(err).Str("template", name).Msg("console: render failed")
@@ -220,9 +221,15 @@ func (s *Server) render(w http.ResponseWriter, status int, name string, data any
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
-	h.Set("Content-Length", strconv.Itoa(buf.Len()))
+	h.Add("Vary", "Accept-Encoding")
+	page := buf.Bytes()
+	if acceptsGzip(r) {
+		page = compressed(page)
+		h.Set("Content-Encoding", "gzip")
+	}
+	h.Set("Content-Length", strconv.Itoa(len(page)))
 	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
+	_, _ = w.Write(page)
 }
 
 func streamURL(since int64) string { return "/stream?since=" + strconv.FormatInt(since, 10) }

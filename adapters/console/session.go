@@ -248,7 +248,7 @@ func (s *Server) signOut(w http.ResponseWriter, r *http.Request, sess *session) 
 func (s *Server) signInPage(w http.ResponseWriter, r *http.Request, status int, problem, next string) {
 	token := randomToken()
 	s.setCookie(w, r, signinCookie, token, time.Hour)
-	s.render(w, status, "signin", map[string]any{"CSRF": token, "Problem": problem, "Next": localPath(next)})
+	s.render(w, r, status, "signin", map[string]any{"CSRF": token, "Problem": problem, "Next": localPath(next)})
 }
 
 // decider is how a console account decides: its token name is its id

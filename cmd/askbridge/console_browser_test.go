@@ -466,11 +466,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		phone := br.tab(t, 390, 844, true)
 		signIn(t, phone, m.URL, opTok, "ops")
 		waitCard(t, phone, q.ID, "open")
-		if !eval[bool](t, phone, `window.innerWidth === 390 && document.documentElement.scrollWidth <= window.innerWidth`) {
-			t.Log(eval[string](t, phone, `Array.from(document.querySelectorAll("body *")).filter(function(e){ return e.getBoundingClientRect().right > 391; }).slice(0, 12).map(function(e){ return e.tagName + "." + e.className + " " + Math.round(e.getBoundingClientRect().right); }).join("\n")`))
-			t.Fatalf("the page scrolls sideways at phone width: %d > %d",
-				eval[int](t, phone, `document.documentElement.scrollWidth`), eval[int](t, phone, `window.innerWidth`))
-		}
+		fitsWidth(t, phone, "the inbox", 390)
 		// The approve button is a full-width target.
 		w := eval[float64](t, phone, `document.querySelector("`+card(q.ID)+` button.approve").getBoundingClientRect().width`)
 		if inner := eval[float64](t, phone, `window.innerWidth`); w < inner*0.7 {
@@ -483,6 +479,127 @@ func TestConsoleInABrowser(t *testing.T) {
 			t.Fatalf("recorded: %+v", res)
 		}
 	})
+}
+
+// TestConsoleAtPhoneWidthWithLongWords: words with no place to break (a
+// URL in a write-up, a path as a form option, a digest, a long question)
+// wrap inside a 390px screen rather than widen the page, on every page.
+func TestConsoleAtPhoneWidthWithLongWords(t *testing.T) {
+	m := start(t, Settings{})
+	agent := client.New(m.URL, agentA)
+	ops := client.New(m.URL, opTok)
+	br := newChrome(t)
+
+	word := func(prefix string) string { return prefix + strings.Repeat("abcdefghij", 11) }
+	url := "https://storage.example.com/" + word("buckets") + "/" + word("objects")
+	path := "/srv/" + word("data")
+	clar := ask(t, agent, client.AskRequest{Kind: core.KindClarification, Question: word("Which") + "?", Context: "See " + url,
+		Labels: core.Labels{Project: word("project"), Task: word("task")}})
+	dec := ask(t, agent, client.AskRequest{Kind: core.KindDecision, Question: "Where should " + path + " go?", Options: []core.Option{
+		{ID: "bucket", Title: word("Bucket"), Writeup: "Copy it to " + url + " as the runbook says.", Recommended: true},
+		{ID: "disk", Title: "Disk", Writeup: "Keep it at " + path},
+	}})
+	form := ask(t, agent, client.AskRequest{Kind: core.KindForm, Question: "Set-up of " + url, Items: []core.FormItem{
+		{ID: "dir", Question: "Which directory, " + path + " or the other?", Options: []core.FormOption{
+			{ID: "long", Label: path, Description: url, Recommended: true}, {ID: "short", Label: "/srv"}}},
+	}})
+	appr := ask(t, agent, client.AskRequest{Kind: core.KindApproval, Question: "Write " + path + "?", Tool: word("write_file"),
+		Arguments: []byte(`{"path":"` + path + `","source":"` + url + `"}`)})
+	// A standing approval for the long tool name fills /standing's table.
+	if _, err := ops.Answer(t.Context(), appr.ID, client.AnswerRequest{ChosenOptionID: core.ApproveOption, Answer: "see " + url,
+		Standing: &core.StandingRequest{Scope: core.StandingRun, SameArguments: true}}); err != nil {
+		t.Fatal(err)
+	}
+
+	phone := br.tab(t, 390, 844, true)
+	signIn(t, phone, m.URL, opTok, "ops")
+	for _, id := range []string{clar.ID, dec.ID, form.ID} {
+		waitCard(t, phone, id, "open")
+	}
+	fitsWidth(t, phone, "the inbox", 390)
+
+	// The same cards as an observer sees them: options listed, not buttons.
+	watcher := br.tab(t, 390, 844, true)
+	signIn(t, watcher, m.URL, obsTok, "dash")
+	waitCard(t, watcher, dec.ID, "open")
+	fitsWidth(t, watcher, "the observer's inbox", 390)
+
+	goTo(t, phone, m.URL+"/q/"+appr.ID)
+	until(t, phone, `document.querySelector(".history tbody tr") !== null && document.querySelector(".resume") !== null`)
+	fitsWidth(t, phone, "a question's history", 390)
+
+	goTo(t, phone, m.URL+"/standing")
+	until(t, phone, `document.querySelector(".standing-row") !== null`)
+	fitsWidth(t, phone, "/standing", 390)
+}
+
+// TestConsolePassesAxe runs axe-core over the sign-in page, an inbox with
+// cards of every kind (open, closed, recommended options, a hard-to-reverse
+// marker), a question's history and /standing.
+func TestConsolePassesAxe(t *testing.T) {
+	loadAxe(t)
+	m := start(t, Settings{})
+	agent := client.New(m.URL, agentA)
+	ops := client.New(m.URL, opTok)
+	br := newChrome(t)
+
+	// Its standing approval would approve later asks for its tool at once,
+	// so no card below asks for that tool.
+	granted := ask(t, agent, client.AskRequest{Kind: core.KindApproval, Question: "Rotate the logs?", Tool: "rotate_logs",
+		Arguments: []byte(`{"keep":7}`)})
+	if _, err := ops.Answer(t.Context(), granted.ID, client.AnswerRequest{ChosenOptionID: core.ApproveOption, Answer: "fine",
+		Standing: &core.StandingRequest{Scope: core.StandingRun}}); err != nil {
+		t.Fatal(err)
+	}
+	open := []*client.Question{
+		ask(t, agent, client.AskRequest{Kind: core.KindDecision, Question: "Which queue?", Reversibility: core.HardToReverse,
+			Context: "Peak load is 2k orders a minute.", Labels: core.Labels{Project: "orders"}, Options: []core.Option{
+				{ID: "kafka", Title: "Kafka", Writeup: "Durable and replayable.", Recommended: true},
+				{ID: "sqs", Title: "SQS", Writeup: "Managed; no replay."},
+			}}),
+		ask(t, agent, client.AskRequest{Kind: core.KindApproval, Question: "Run the migration?", Reversibility: core.HardToReverse,
+			Tool: "migrate", Arguments: []byte(`{"db":"billing"}`)}),
+		ask(t, agent, client.AskRequest{Kind: core.KindApproval, Question: "Edit the config?", Tool: "write_file",
+			Arguments: []byte(`{"path":"/etc/app.conf","content":"x"}`), Editable: &core.Editable{Keys: []string{"content"}}}),
+		ask(t, agent, client.AskRequest{Kind: core.KindApproval, Question: "Apply two writes?", Calls: []core.CallInput{
+			{ToolCallID: "toolu_1", Tool: "write_file", Arguments: []byte(`{"path":"/a"}`)},
+			{ToolCallID: "toolu_2", Tool: "chmod", Arguments: []byte(`{"path":"/b"}`)},
+		}}),
+		ask(t, agent, client.AskRequest{Kind: core.KindForm, Question: "Set up staging", Items: []core.FormItem{
+			{ID: "region", Question: "Which region?", Options: []core.FormOption{{ID: "eu", Label: "eu-west-1", Description: "closest", Recommended: true}, {ID: "us", Label: "us-east-1"}}},
+			{ID: "size", Question: "Node size?", Options: []core.FormOption{{ID: "s", Label: "small"}, {ID: "m", Label: "medium"}}},
+		}}),
+	}
+	closing := ask(t, agent, client.AskRequest{Kind: core.KindClarification, Question: "What should the flag be called?"})
+	open = append(open, closing)
+	if _, err := ops.Answer(t.Context(), open[4].ID, client.AnswerRequest{Items: []client.ItemAnswer{{ItemID: "region", OptionID: "eu"}}}); err != nil {
+		t.Fatal(err)
+	}
+
+	tab := br.tab(t, 1280, 900, false)
+	goTo(t, tab, m.URL+"/")
+	until(t, tab, `document.getElementById("signin") !== null`)
+	audit(t, tab, "the sign-in page")
+
+	signIn(t, tab, m.URL, m.AdminToken, "admin")
+	for _, q := range open {
+		waitCard(t, tab, q.ID, "open")
+	}
+	// A card that closes while the page is open, as the page redraws it.
+	if _, err := ops.Answer(t.Context(), closing.ID, client.AnswerRequest{Answer: "--no-color"}); err != nil {
+		t.Fatal(err)
+	}
+	waitCard(t, tab, closing.ID, "answered")
+	audit(t, tab, "the inbox")
+
+	goTo(t, tab, m.URL+"/q/"+granted.ID)
+	until(t, tab, `document.querySelector(".history tbody tr") !== null && document.querySelector(".resume") !== null`)
+	waitLive(t, tab)
+	audit(t, tab, "a question's history")
+
+	goTo(t, tab, m.URL+"/standing")
+	until(t, tab, `document.querySelector(".standing-row") !== null`)
+	audit(t, tab, "/standing")
 }
 
 // TestConsoleApprovalsInABrowser edits an approval's arguments before

@@ -551,7 +551,7 @@ func TestConsolePassesAxe(t *testing.T) {
 		Standing: &core.StandingRequest{Scope: core.StandingRun}}); err != nil {
 		t.Fatal(err)
 	}
-	open := []*client.Question{
+	open := []*client.AgentQuestion{
 		ask(t, agent, client.AskRequest{Kind: core.KindDecision, Question: "Which queue?", Reversibility: core.HardToReverse,
 			Context: "Peak load is 2k orders a minute.", Labels: core.Labels{Project: "orders"}, Options: []core.Option{
 				{ID: "kafka", Title: "Kafka", Writeup: "Durable and replayable.", Recommended: true},

@@ -22,11 +22,12 @@ type CallOutcome struct {
 	// DecidedBy is who decided the call: CloserPerson, or CloserStanding
 	// with Standing saying which standing approval; "" for a call nobody
 	// decided. Decider is the untrusted display name of the person who
-	// decided it or granted the standing approval; it goes into the text,
-	// fenced, and never into the data.
-	DecidedBy       Closer        `json:"decided_by,omitempty"`
+	// decided it or granted the standing approval. They word the text
+	// (the name fenced); none is part of the data's JSON, whose shape
+	// agents already read.
+	DecidedBy       Closer        `json:"-"`
 	Decider         string        `json:"-"`
-	Standing        *StandingNote `json:"standing,omitempty"`
+	Standing        *StandingNote `json:"-"`
 	ArgumentsSHA256 string        `json:"arguments_sha256,omitempty"`
 	// Edited: the approver changed the arguments; ApprovedArguments are
 	// the only ones the call may be made with, hashing to

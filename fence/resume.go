@@ -61,9 +61,9 @@ type ItemAnswer struct {
 	Text     string `json:"text,omitempty"`
 	// DecidedBy, on an item answered on its own (a form answered in
 	// parts), is CloserPerson; Decider is then that person's untrusted
-	// display name, which goes into the text fenced and never into the
-	// data.
-	DecidedBy Closer `json:"decided_by,omitempty"`
+	// display name. Both word the text (the name fenced); neither is part
+	// of the data's JSON, whose shape agents already read.
+	DecidedBy Closer `json:"-"`
 	Decider   string `json:"-"`
 }
 

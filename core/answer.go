@@ -85,7 +85,7 @@ func (s *Service) Answer(ctx context.Context, in AnswerInput) (Outcome, error) {
 func (s *Service) answerTransition(q *Question, in AnswerInput, now time.Time) (Transition, error) {
 	const op = "answer"
 	d := in.Decider
-	res := &Resolution{State: StateAnswered, Decider: publicDecider(d), At: now}
+	res := &Resolution{State: StateAnswered, ClosedBy: CloserPerson, Decider: publicDecider(d), At: now}
 	if q.Kind != KindForm && len(in.Items) > 0 {
 		return Transition{}, Errorf(CodeInvalid, op, "only a form takes item answers")
 	}
@@ -161,12 +161,16 @@ func (s *Service) answerTransition(q *Question, in AnswerInput, now time.Time) (
 // partsTransition records some of a question's parts (a form's items, a
 // batch's calls) and closes it with res once every part has an answer;
 // until then the item event, naming the parts under key, is appended.
+// Whichever part lands last, each part's decider is its own, so the
+// question closes as answered in parts.
 func (s *Service) partsTransition(q *Question, key string, items []ItemAnswer, res *Resolution, d Decider, now time.Time) Transition {
 	payload, _ := json.Marshal(map[string]any{key: itemIDs(items)})
+	r := *res
+	r.ClosedBy = CloserParts
 	return Transition{
 		Items:      items,
-		Resolution: res,
-		Event:      s.closeEvent(q, res, ""),
+		Resolution: &r,
+		Event:      s.closeEvent(q, &r, ""),
 		ItemEvent: Event{QuestionID: q.ID, RunID: q.RunID, At: now, Kind: EventItemAnswered,
 			Actor: s.pseudonym(d), Surface: d.Surface, Payload: payload},
 	}

@@ -178,7 +178,7 @@ func (s *Service) decideByStanding(ctx context.Context, q *Question, covered map
 				items = append(items, ItemAnswer{ItemID: c.ToolCallID, OptionID: ApproveOption, Decider: d, At: now,
 					Standing: &StandingUse{ID: st.ID, GrantedBy: publicDecider(st.GrantedBy), GrantedAt: st.GrantedAt}})
 			}
-			res := &Resolution{State: StateAnswered, Decider: last, At: now}
+			res := &Resolution{State: StateAnswered, ClosedBy: CloserParts, Decider: last, At: now}
 			payload, _ := json.Marshal(map[string]any{"calls": itemIDs(items), "standing": true})
 			return Transition{Items: items, Resolution: res, Event: s.closeEvent(q, res, "every call covered by a standing approval"),
 				ItemEvent: Event{QuestionID: q.ID, RunID: q.RunID, At: now, Kind: EventItemAnswered, Surface: SurfaceSystem,

@@ -38,6 +38,11 @@
 //     downtime.
 //  9. Bounded: [Service.Purge] drops closed questions after
 //     [Config].Retention; sizes are capped by the Max* constants.
+//  12. The truth about the closer: each closing transition records its
+//     [Closer] in [Resolution].ClosedBy, and each part its own
+//     ([ItemAnswer.DecidedBy]); [CloserOf] is the one reader (it also
+//     reads records stored before closers were), and [ResumeOf] and
+//     [CallResultsOf] word the resume from it (closer.go).
 //
 // # The path of a click
 //
@@ -76,7 +81,8 @@
 // [CallResultsOf]) and batchcard.go its card;
 // cardview.go the platform-neutral [Card], cardbuild.go [NewCard] and
 // card.go and notes.go the wording every surface shares; lifecycle.go the
-// ticker, boot, heartbeat and retention; people.go the configured
+// ticker, boot, heartbeat and retention; closer.go who or what closed a
+// question ([Closer], [CloserOf]); people.go the configured
 // [Person]s and groups and the one place an account becomes a person;
 // quorum.go the votes of questions that need several people ([Vote],
 // [TallyOf]); remind.go the reminders of routes with remind_every, the

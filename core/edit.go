@@ -201,7 +201,7 @@ func ChangesLine(e *ArgumentEdit) string {
 // approvalResume adds what an approval's resume says beyond its verdict:
 // the edited arguments, which alone may be used (the decision then covers
 // their hash, not the asked one's), and the standing approval that closed
-// it, with the grantor's name as the decider's.
+// it (its grantor is named by deciderName).
 func approvalResume(in *fence.ResumeInput, r *Resolution) {
 	if e := r.Edit; e != nil {
 		in.Structured.Edited = true
@@ -211,7 +211,6 @@ func approvalResume(in *fence.ResumeInput, r *Resolution) {
 	}
 	if st := r.Standing; st != nil {
 		in.Structured.Standing = &fence.StandingNote{ID: st.ID, GrantedAt: st.GrantedAt.UTC().Format(time.RFC3339)}
-		in.DeciderName = DeciderLabel(st.GrantedBy)
 	}
 }
 

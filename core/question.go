@@ -134,9 +134,13 @@ var System = Decider{Surface: SurfaceSystem, ID: "askbridge", Name: "askbridge"}
 
 // Resolution is the one recorded outcome of a closed question.
 type Resolution struct {
-	State   State     `json:"state"`
-	Decider Decider   `json:"decider"`
-	At      time.Time `json:"at"`
+	State State `json:"state"`
+	// ClosedBy is who or what closed the question (closer.go), set by
+	// whoever built the closing transition. Records stored before it
+	// existed have none: read it with CloserOf, never directly.
+	ClosedBy Closer    `json:"closed_by,omitempty"`
+	Decider  Decider   `json:"decider"`
+	At       time.Time `json:"at"`
 	// Answer is the clarification's text or the chosen option's write-up.
 	Answer   string `json:"answer,omitempty"`
 	OptionID string `json:"option_id,omitempty"`

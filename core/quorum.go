@@ -173,7 +173,7 @@ func (s *Service) voteTransition(q *Question, in AnswerInput, res *Resolution, n
 	// The closing vote's words are its vote's, kept with every other
 	// vote, not the resolution's: the resume lists them all.
 	r := *res
-	r.Reason = ""
+	r.Reason, r.ClosedBy = "", CloserQuorum
 	return Transition{
 		Vote:       &v,
 		Needed:     needed,

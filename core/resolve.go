@@ -193,10 +193,11 @@ func (s *Service) closeEvent(q *Question, res *Resolution, reason string) Event 
 	}
 }
 
-// systemClose builds the transition for a close that carries no answer.
-func (s *Service) systemClose(state State, d Decider, reason string) func(*Question, time.Time) (Transition, error) {
+// systemClose builds the transition for a close that carries no answer,
+// recording who or what closed it.
+func (s *Service) systemClose(state State, by Closer, d Decider, reason string) func(*Question, time.Time) (Transition, error) {
 	return func(q *Question, now time.Time) (Transition, error) {
-		res := &Resolution{State: state, Decider: publicDecider(d), At: now, Reason: reason}
+		res := &Resolution{State: state, ClosedBy: by, Decider: publicDecider(d), At: now, Reason: reason}
 		return Transition{Resolution: res, Event: s.closeEvent(q, res, reason)}, nil
 	}
 }
@@ -213,7 +214,7 @@ func (s *Service) Decline(ctx context.Context, id string, d Decider) (Outcome, e
 func (s *Service) DeclineShown(ctx context.Context, id string, d Decider, shown string) (Outcome, error) {
 	d = s.identify(d)
 	return s.resolve(ctx, attempt{op: "decline", id: id, door: doorHuman, actor: d, shown: shown,
-		build: s.systemClose(StateDeclined, d, DeclineReason)})
+		build: s.systemClose(StateDeclined, CloserDecline, d, DeclineReason)})
 }
 
 // CancelInput withdraws a question. It is a struct, not four arguments,
@@ -240,7 +241,7 @@ func (s *Service) Cancel(ctx context.Context, in CancelInput) (Outcome, error) {
 		reason = "withdrawn by " + string(in.By.Surface) + " " + in.By.ID
 	}
 	return s.resolve(ctx, attempt{op: "cancel", id: in.QuestionID, door: doorAgent, owner: in.Owner, actor: in.By,
-		build: s.systemClose(StateCancelled, in.By, reason)})
+		build: s.systemClose(StateCancelled, cancelCloser(in.By), in.By, reason)})
 }
 
 // Run names one agent's run. Runs are each agent's own, so a run id never
@@ -276,7 +277,7 @@ func (s *Service) EndRun(ctx context.Context, run Run) ([]Outcome, error) {
 	var out []Outcome
 	for _, id := range ids {
 		o, err := s.resolve(ctx, attempt{op: op, id: id, door: doorAgent, owner: run.Agent, actor: System,
-			build: s.systemClose(StateExpired, System, ExpiredReason)})
+			build: s.systemClose(StateExpired, CloserExpiry, System, ExpiredReason)})
 		switch {
 		case err == nil:
 			out = append(out, o)

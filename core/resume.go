@@ -16,8 +16,10 @@ var verbs = map[State]fence.Verb{
 // ResumeOf builds what the agent resumes with once q has closed: the
 // fenced text for its model and the structured result (law 7). Every
 // human-written string (answer, reason, note, display name, form text)
-// goes through fence; only the id and the verb are outside it. An open
-// question has no resume and gets CodeConflict.
+// goes through fence; only the id and the verb are outside it. The
+// wording comes from who or what closed q (CloserOf) and who decided
+// each of its parts (law 12). An open question has no resume and gets
+// CodeConflict.
 func ResumeOf(q *Question) (fence.Resume, error) {
 	const op = "resume"
 	verb, ok := verbs[q.State]
@@ -25,13 +27,10 @@ func ResumeOf(q *Question) (fence.Resume, error) {
 		return fence.Resume{}, Errorf(CodeConflict, op, "question %s is %s: there is nothing to resume with yet", q.ID, q.State)
 	}
 	r := q.Resolution
-	in := fence.ResumeInput{QuestionID: q.ID, Verb: verb, Reason: r.Reason}
-	if r.Decider.Surface != SurfaceSystem {
-		in.DeciderName = r.Decider.Name
-		if in.DeciderName == "" {
-			in.DeciderName = r.Decider.ID
-		}
-	}
+	closer := CloserOf(q)
+	in := fence.ResumeInput{QuestionID: q.ID, Verb: verb, Closer: closers[closer], Reason: r.Reason,
+		DeciderName: deciderName(r, closer)}
+	timeoutNote(&in, q, closer)
 	switch q.State {
 	case StateAnswered:
 		switch q.Kind {
@@ -47,15 +46,20 @@ func ResumeOf(q *Question) (fence.Resume, error) {
 			in.Structured.Approved = r.Approved
 			in.Structured.ArgumentsSHA256 = r.ArgumentsSHA256 // fence words the verdict from these
 			approvalResume(&in, r)
-		case KindForm:
-			for _, a := range q.Answers {
-				in.Items = append(in.Items, fence.ItemAnswer{ItemID: a.ItemID, OptionID: a.OptionID, Text: a.Text})
-			}
 		}
 	case StateDeclined:
 		// fence fences its own fixed decline text; a decline carries no
 		// body and no reason of the decider's.
 		in.Reason = ""
+	}
+	if q.Kind == KindForm {
+		// Every item answered so far, by whom: all of them once the form
+		// is answered, those given before it closed otherwise.
+		for _, a := range q.Answers {
+			in.Items = append(in.Items, fence.ItemAnswer{ItemID: a.ItemID, OptionID: a.OptionID, Text: a.Text,
+				DecidedBy: closers[a.DecidedBy()], Decider: DeciderLabel(a.Decider)})
+		}
+		in.People = people(q.Answers)
 	}
 	if q.IsBatch() {
 		batchResume(&in, q)
@@ -68,4 +72,47 @@ func ResumeOf(q *Question) (fence.Resume, error) {
 		return fence.Resume{}, Internal(op, err)
 	}
 	return res, nil
+}
+
+// deciderName is the display name of the person who acted on the
+// question as a whole, where one did: who answered or declined it, the
+// operator who withdrew it, who granted the standing approval that
+// covered it. Voters and the deciders of parts are named with their
+// votes and parts; the rest name nobody.
+func deciderName(r *Resolution, c Closer) string {
+	switch c {
+	case CloserPerson, CloserDecline, CloserOperatorCancel:
+		return DeciderLabel(r.Decider)
+	case CloserStanding:
+		if r.Standing != nil {
+			return DeciderLabel(r.Standing.GrantedBy)
+		}
+	}
+	return ""
+}
+
+// timeoutNote adds to a timeout's resume what the timeout policy did
+// before it gave up: escalated the question, or asked again.
+func timeoutNote(in *fence.ResumeInput, q *Question, c Closer) {
+	if c != CloserTimeout {
+		return
+	}
+	switch q.OnTimeout {
+	case OnTimeoutEscalate:
+		in.Escalated = q.Renotified > 0
+	case OnTimeoutReask:
+		in.Reasked = q.Renotified
+	}
+}
+
+// people is how many different people (each once, however many accounts)
+// answered parts.
+func people(parts []ItemAnswer) int {
+	seen := map[string]bool{}
+	for _, a := range parts {
+		if a.DecidedBy() == CloserPerson {
+			seen[voteKey(a.Decider)] = true
+		}
+	}
+	return len(seen)
 }

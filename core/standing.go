@@ -256,7 +256,7 @@ func (s *Service) closeByStanding(ctx context.Context, q *Question, st *Standing
 			yes := true
 			d := publicDecider(st.GrantedBy)
 			d.Name = StandingLabel(*st)
-			res := &Resolution{State: StateAnswered, Decider: d, At: now, Approved: &yes,
+			res := &Resolution{State: StateAnswered, ClosedBy: CloserStanding, Decider: d, At: now, Approved: &yes,
 				ArgumentsSHA256: q.Call.ArgumentsSHA256,
 				Standing:        &StandingUse{ID: st.ID, GrantedBy: publicDecider(st.GrantedBy), GrantedAt: st.GrantedAt}}
 			ev := s.closeEvent(q, res, "covered by "+standingReason(*st))

@@ -17,9 +17,18 @@ type StandingNote struct {
 // CallOutcome is one tool call's outcome in a batch, as data. Approved is
 // nil for a call nobody decided.
 type CallOutcome struct {
-	ToolCallID      string `json:"tool_call_id"`
-	Approved        *bool  `json:"approved,omitempty"`
-	ArgumentsSHA256 string `json:"arguments_sha256,omitempty"`
+	ToolCallID string `json:"tool_call_id"`
+	Approved   *bool  `json:"approved,omitempty"`
+	// DecidedBy is who decided the call: CloserPerson, or CloserStanding
+	// with Standing saying which standing approval; "" for a call nobody
+	// decided. Decider is the untrusted display name of the person who
+	// decided it or granted the standing approval. They word the text
+	// (the name fenced); none is part of the data's JSON, whose shape
+	// agents already read.
+	DecidedBy       Closer        `json:"-"`
+	Decider         string        `json:"-"`
+	Standing        *StandingNote `json:"-"`
+	ArgumentsSHA256 string        `json:"arguments_sha256,omitempty"`
 	// Edited: the approver changed the arguments; ApprovedArguments are
 	// the only ones the call may be made with, hashing to
 	// ArgumentsSHA256, and AskedArgumentsSHA256 is the first ask's.
@@ -43,11 +52,8 @@ func checkApproval(in ResumeInput) error {
 		}
 	}
 	if n := st.Standing; n != nil {
-		if err := checkQuestionID(n.ID); err != nil {
-			return fmt.Errorf("%w: standing approval id: %v", ErrInvalid, err)
-		}
-		if err := checkQuestionID(n.GrantedAt); err != nil {
-			return fmt.Errorf("%w: standing approval time: %v", ErrInvalid, err)
+		if err := checkStandingNote(*n); err != nil {
+			return fmt.Errorf("%w: %v", ErrInvalid, err)
 		}
 	}
 	for i, c := range st.Calls {
@@ -78,11 +84,20 @@ func undecidedCalls(st Structured) bool {
 }
 
 // writeCalls words a batch's outcomes: each call's id fenced (the agent's
-// model made it), then its outcome in server-made words.
+// model made it), who decided it, then its outcome in server-made words.
 func writeCalls(m *message, calls []CallOutcome) {
 	for i, c := range calls {
-		m.line(trusted("Tool call " + strconv.Itoa(i+1) + " of " + strconv.Itoa(len(calls)) + " of the batch: its id follows, then its outcome."))
+		m.line(trusted("Tool call " + strconv.Itoa(i+1) + " of " + strconv.Itoa(len(calls)) + " of the batch: its id follows, then who decided it and its outcome."))
 		m.region(Wrap(TagToolCallID, c.ToolCallID))
+		switch c.DecidedBy {
+		case CloserPerson:
+			m.line("A human decided it; their untrusted display name follows:")
+			m.region(Wrap(TagDeciderName, CleanName(c.Decider)))
+		case CloserStanding:
+			// checkCloser made sure the note's parts are plain.
+			m.line(trusted("A standing approval (id " + c.Standing.ID + ") approved it at once, and no human looked at it; the untrusted display name of the person who granted it at " + c.Standing.GrantedAt + " follows:"))
+			m.region(Wrap(TagDeciderName, CleanName(c.Decider)))
+		}
 		switch {
 		case c.Approved == nil:
 			m.line("Not decided before the batch closed: do not make this call.")

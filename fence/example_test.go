@@ -32,6 +32,7 @@ func ExampleBuildResume() {
 	r, err := fence.BuildResume(fence.ResumeInput{
 		QuestionID:  "b7xq4k2mz9pw3rt5a",
 		Verb:        fence.VerbAnswered,
+		Closer:      fence.CloserPerson,
 		DeciderName: "Alice",
 		Body:        "Ship it behind the flag.",
 	})

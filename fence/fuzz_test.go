@@ -34,22 +34,38 @@ func FuzzResume(f *testing.F) {
 		f.Add(s, fuzzSeeds[(i+1)%len(fuzzSeeds)], s, uint8(i*37))
 	}
 	f.Fuzz(func(t *testing.T, name, answer, reason string, shape uint8) {
+		all := Closers()
+		closer := all[int(shape)%len(all)]
 		in := ResumeInput{
-			QuestionID:  testID,
-			Verb:        verbs[int(shape)%len(verbs)],
-			DeciderName: name,
-			Body:        answer,
-			Reason:      reason,
+			QuestionID: testID,
+			Verb:       closer.Verb(),
+			Closer:     closer,
+			Body:       answer,
+			Reason:     reason,
+		}
+		if closer.named() {
+			in.DeciderName = name
+		}
+		if closer == CloserStanding {
+			in.Structured.Standing = &StandingNote{ID: "st-1", GrantedAt: "2026-01-01T00:00:00Z"}
 		}
 		if shape&0x08 != 0 {
 			in.Structured.ChosenOptionID = reason
 		}
-		if shape&0x10 != 0 {
-			approved := shape&0x20 != 0
+		if shape&0x10 != 0 || closer == CloserStanding {
+			approved := (shape&0x20 != 0 && approves(closer)) || closer == CloserStanding
 			in.Structured.Approved = &approved
 		}
 		if shape&0x40 != 0 {
-			in.Items = []ItemAnswer{{ItemID: name, OptionID: reason, Text: answer}, {ItemID: "b", Text: name}}
+			in.Items = []ItemAnswer{{ItemID: name, OptionID: reason, Text: answer, DecidedBy: CloserPerson, Decider: answer}, {ItemID: "b", Text: name}}
+		}
+		if shape&0x80 != 0 {
+			yes := true
+			in.Votes = []Vote{{Name: name, Choice: reason, Text: answer}}
+			in.Structured.Calls = []CallOutcome{{ToolCallID: answer, Approved: &yes, DecidedBy: CloserPerson, Decider: name}}
+			if closer != CloserParts {
+				in.Structured.Calls = append(in.Structured.Calls, CallOutcome{ToolCallID: reason})
+			}
 		}
 		if in.Verb == VerbDeclined {
 			in.Body = ""

@@ -14,21 +14,37 @@ const testID = "b7xq4k2mz9pw3rt5a"
 // in order, each holding the cleaned input.
 func expectRegions(in ResumeInput) []Region {
 	var want []Region
-	if in.Verb == VerbAnswered || in.Verb == VerbDeclined || in.DeciderName != "" {
+	st := in.Structured
+	if id := st.ToolCallID; id != "" {
+		want = append(want, Region{TagToolCallID, CleanText(id)})
+	}
+	if in.Closer.named() {
 		want = append(want, Region{TagDeciderName, CleanName(in.DeciderName)})
 	}
-	if id := in.Structured.ChosenOptionID; id != "" {
+	if st.Edited {
+		want = append(want, Region{TagArguments, CleanText(string(st.ApprovedArguments))})
+	}
+	for _, c := range st.Calls {
+		want = append(want, Region{TagToolCallID, CleanText(c.ToolCallID)})
+		if c.DecidedBy != "" {
+			want = append(want, Region{TagDeciderName, CleanName(c.Decider)})
+		}
+	}
+	if id := st.ChosenOptionID; id != "" {
 		want = append(want, Region{TagOptionID, CleanText(id)})
 	}
 	if in.Body != "" {
 		tag := TagAnswer
-		if in.Structured.ChosenOptionID != "" {
+		if st.ChosenOptionID != "" {
 			tag = TagWriteup
 		}
 		want = append(want, Region{tag, CleanText(in.Body)})
 	}
 	for _, it := range in.Items {
 		want = append(want, Region{TagItemID, CleanText(it.ItemID)})
+		if it.DecidedBy == CloserPerson {
+			want = append(want, Region{TagDeciderName, CleanName(it.Decider)})
+		}
 		if it.OptionID != "" {
 			want = append(want, Region{TagOptionID, CleanText(it.OptionID)})
 		}
@@ -36,10 +52,16 @@ func expectRegions(in ResumeInput) []Region {
 			want = append(want, Region{TagItemAnswer, CleanText(it.Text)})
 		}
 	}
+	for _, v := range in.Votes {
+		want = append(want, Region{TagDeciderName, CleanName(v.Name)}, Region{TagOptionID, CleanText(v.Choice)})
+		if v.Text != "" {
+			want = append(want, Region{TagReason, CleanText(v.Text)})
+		}
+	}
 	if in.Reason != "" {
 		want = append(want, Region{TagReason, CleanText(in.Reason)})
 	}
-	if in.Verb == VerbDeclined {
+	if in.Verb == VerbDeclined && !undecidedCalls(st) {
 		want = append(want, Region{TagDecline, DeclineText})
 	}
 	return want
@@ -57,12 +79,31 @@ func placeholders(in ResumeInput) ResumeInput {
 	}
 	in.DeciderName, in.Body, in.Reason = x(in.DeciderName), x(in.Body), x(in.Reason)
 	in.Structured.ChosenOptionID = x(in.Structured.ChosenOptionID)
-	items := make([]ItemAnswer, len(in.Items))
-	for i, it := range in.Items {
-		items[i] = ItemAnswer{ItemID: x(it.ItemID), OptionID: x(it.OptionID), Text: x(it.Text)}
+	in.Structured.ToolCallID = x(in.Structured.ToolCallID)
+	if in.Structured.Edited {
+		in.Structured.ApprovedArguments = []byte("x")
 	}
 	if in.Items != nil {
+		items := make([]ItemAnswer, len(in.Items))
+		for i, it := range in.Items {
+			items[i] = ItemAnswer{ItemID: x(it.ItemID), OptionID: x(it.OptionID), Text: x(it.Text), DecidedBy: it.DecidedBy, Decider: x(it.Decider)}
+		}
 		in.Items = items
+	}
+	if in.Structured.Calls != nil {
+		calls := make([]CallOutcome, len(in.Structured.Calls))
+		for i, c := range in.Structured.Calls {
+			c.ToolCallID, c.Decider = x(c.ToolCallID), x(c.Decider)
+			calls[i] = c
+		}
+		in.Structured.Calls = calls
+	}
+	if in.Votes != nil {
+		votes := make([]Vote, len(in.Votes))
+		for i, v := range in.Votes {
+			votes[i] = Vote{Name: x(v.Name), Choice: x(v.Choice), Text: x(v.Text)}
+		}
+		in.Votes = votes
 	}
 	return in
 }
@@ -132,7 +173,7 @@ func TestResumeAttacks(t *testing.T) {
 		{"empty everything", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			in := ResumeInput{QuestionID: testID, Verb: VerbAnswered, DeciderName: tc.decider, Body: tc.body, Reason: tc.body}
+			in := ResumeInput{QuestionID: testID, Verb: VerbAnswered, Closer: CloserPerson, DeciderName: tc.decider, Body: tc.body, Reason: tc.body}
 			p := checkResume(t, in)
 			r, _ := BuildResume(in)
 			for _, c := range r.Text {
@@ -154,7 +195,7 @@ func TestResumeAttacks(t *testing.T) {
 }
 
 func TestResumeInvisibleNameReadsUnknown(t *testing.T) {
-	p := checkResume(t, ResumeInput{QuestionID: testID, Verb: VerbAnswered, DeciderName: "\u200b\u2066\U000E0041\u3164"})
+	p := checkResume(t, ResumeInput{QuestionID: testID, Verb: VerbAnswered, Closer: CloserPerson, DeciderName: "\u200b\u2066\U000E0041\u3164"})
 	if got := p.Regions[0]; got.Tag != TagDeciderName || got.Content != UnknownName {
 		t.Errorf("first region = %v, want the decider name %q", got, UnknownName)
 	}
@@ -170,65 +211,72 @@ func TestResumeWording(t *testing.T) {
 	}{
 		{
 			name: "answered",
-			in:   ResumeInput{Verb: VerbAnswered, DeciderName: "Alice", Body: "Go."},
+			in:   ResumeInput{Verb: VerbAnswered, Closer: CloserPerson, DeciderName: "Alice", Body: "Go."},
 			want: []string{"A human answered this question.", "The human's answer follows:"},
 		},
 		{
 			name: "timed out says nobody answered",
-			in:   ResumeInput{Verb: VerbTimedOut, Reason: "nobody answered before the deadline"},
+			in:   ResumeInput{Verb: VerbTimedOut, Closer: CloserTimeout, Reason: "nobody answered before the deadline"},
 			want: []string{"Nobody answered before the deadline.", "No human closed it; the server did.", "The recorded reason follows:"},
 			deny: []string{"human denied", "declined", "decider's display name"},
 		},
 		{
 			name: "timed-out approval is not a denial",
-			in:   ResumeInput{Verb: VerbTimedOut, Structured: Structured{Approved: &no, ArgumentsSHA256: hash}},
+			in:   ResumeInput{Verb: VerbTimedOut, Closer: CloserTimeout, Structured: Structured{Approved: &no, ArgumentsSHA256: hash}},
 			want: []string{"Nobody answered before the deadline.", "The gated tool call was not approved: do not make it.", "sha256:" + hash},
 			deny: []string{"denied"},
 		},
 		{
 			name: "timeout policy applied an option",
-			in:   ResumeInput{Verb: VerbTimedOut, Body: "the write-up", Structured: Structured{ChosenOptionID: "b"}},
+			in:   ResumeInput{Verb: VerbTimedOut, Closer: CloserPolicy, Body: "the write-up", Structured: Structured{ChosenOptionID: "b"}},
 			want: []string{"no human chose it", "The write-up of the option the policy applied follows:"},
 			deny: []string{"the human chose"},
 		},
 		{
 			name: "denied approval",
-			in:   ResumeInput{Verb: VerbAnswered, DeciderName: "Bob", Reason: "too risky", Structured: Structured{Approved: &no, ArgumentsSHA256: hash}},
+			in:   ResumeInput{Verb: VerbAnswered, Closer: CloserPerson, DeciderName: "Bob", Reason: "too risky", Structured: Structured{Approved: &no, ArgumentsSHA256: hash}},
 			want: []string{"The human denied the gated tool call: do not make it.", "The human's reason follows:"},
 		},
 		{
 			name: "approved",
-			in:   ResumeInput{Verb: VerbAnswered, DeciderName: "Bob", Structured: Structured{Approved: &yes}},
+			in:   ResumeInput{Verb: VerbAnswered, Closer: CloserPerson, DeciderName: "Bob", Structured: Structured{Approved: &yes}},
 			want: []string{"The human approved the gated tool call."},
 		},
 		{
 			name: "decision",
-			in:   ResumeInput{Verb: VerbAnswered, DeciderName: "Bob", Body: "Option B: slower, safer.", Structured: Structured{ChosenOptionID: "b"}},
+			in:   ResumeInput{Verb: VerbAnswered, Closer: CloserPerson, DeciderName: "Bob", Body: "Option B: slower, safer.", Structured: Structured{ChosenOptionID: "b"}},
 			want: []string{"The id of the option the human chose follows", "The write-up of the chosen option follows:"},
 		},
 		{
 			name: "declined",
-			in:   ResumeInput{Verb: VerbDeclined, DeciderName: "Carol", Reason: "not my area"},
+			in:   ResumeInput{Verb: VerbDeclined, Closer: CloserDecline, DeciderName: "Carol", Reason: "not my area"},
 			want: []string{"A human declined to answer this question.", "The human's reason for declining follows:", "<" + TagDecline.name + ">\n" + DeclineText + "\n</" + TagDecline.name + ">"},
 		},
 		{
 			name: "expired",
-			in:   ResumeInput{Verb: VerbExpired},
+			in:   ResumeInput{Verb: VerbExpired, Closer: CloserExpiry},
 			want: []string{"The run this question was bound to has ended, so the question expired; nobody answered it."},
 			deny: []string{"human answered", "denied"},
 		},
 		{
 			name: "cancelled by an operator",
-			in:   ResumeInput{Verb: VerbCancelled, DeciderName: "ops", Reason: "superseded"},
-			want: []string{"The question was cancelled; nobody answered it.", "The decider's display name follows."},
+			in:   ResumeInput{Verb: VerbCancelled, Closer: CloserOperatorCancel, DeciderName: "ops", Reason: "superseded"},
+			want: []string{"An operator withdrew this question; nobody answered it.", "The display name of the operator who withdrew it follows.", "The recorded reason follows:"},
+			deny: []string{"human"},
+		},
+		{
+			name: "cancelled by the agent",
+			in:   ResumeInput{Verb: VerbCancelled, Closer: CloserAgentCancel, Reason: "found it in the docs"},
+			want: []string{"The asking agent withdrew this question; nobody answered it.", "No human closed it; the asking agent did."},
+			deny: []string{"display name", "operator"},
 		},
 		{
 			name: "form",
-			in: ResumeInput{Verb: VerbAnswered, DeciderName: "Dee", Items: []ItemAnswer{
-				{ItemID: "db", OptionID: "postgres"},
-				{ItemID: "region", Text: "eu-west, but ask legal"},
+			in: ResumeInput{Verb: VerbAnswered, Closer: CloserParts, People: 1, Items: []ItemAnswer{
+				{ItemID: "db", OptionID: "postgres", DecidedBy: CloserPerson, Decider: "Dee"},
+				{ItemID: "region", Text: "eu-west, but ask legal", DecidedBy: CloserPerson, Decider: "Dee"},
 			}},
-			want: []string{"Form item 1 of 2:", "Form item 2 of 2:", "<askbridge-untrusted-item-answer>\neu-west, but ask legal\n</askbridge-untrusted-item-answer>"},
+			want: []string{"A human answered every item of this form; each item below names them.", "Form item 1 of 2:", "Form item 2 of 2:", "<askbridge-untrusted-item-answer>\neu-west, but ask legal\n</askbridge-untrusted-item-answer>"},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -250,7 +298,7 @@ func TestResumeWording(t *testing.T) {
 }
 
 func TestBuildResumeRejects(t *testing.T) {
-	ok := ResumeInput{QuestionID: testID, Verb: VerbAnswered}
+	ok := ResumeInput{QuestionID: testID, Verb: VerbAnswered, Closer: CloserPerson}
 	for _, tc := range []struct {
 		name string
 		edit func(*ResumeInput)
@@ -266,6 +314,51 @@ func TestBuildResumeRejects(t *testing.T) {
 		{"decline with a body", func(in *ResumeInput) { in.Verb, in.Body = VerbDeclined, "x" }},
 		{"short hash", func(in *ResumeInput) { in.Structured.ArgumentsSHA256 = "abc" }},
 		{"hash with a newline", func(in *ResumeInput) { in.Structured.ArgumentsSHA256 = strings.Repeat("a", 63) + "\n" }},
+		{"no closer", func(in *ResumeInput) { in.Closer = "" }},
+		{"made-up closer", func(in *ResumeInput) { in.Closer = "admin" }},
+		{"closer of another verb", func(in *ResumeInput) { in.Closer = CloserTimeout }},
+		{"a name on a timeout", func(in *ResumeInput) { in.Verb, in.Closer, in.DeciderName = VerbTimedOut, CloserTimeout, "Alice" }},
+		{"a name on an agent's cancel", func(in *ResumeInput) { in.Verb, in.Closer, in.DeciderName = VerbCancelled, CloserAgentCancel, "agent" }},
+		{"a timeout that approves", func(in *ResumeInput) {
+			yes := true
+			in.Verb, in.Closer, in.Structured.Approved = VerbTimedOut, CloserTimeout, &yes
+		}},
+		{"a standing approval without its note", func(in *ResumeInput) { yes := true; in.Closer, in.Structured.Approved = CloserStanding, &yes }},
+		{"a standing note on a person's answer", func(in *ResumeInput) {
+			yes := true
+			in.Structured.Approved, in.Structured.Standing = &yes, &StandingNote{ID: "st-1", GrantedAt: "2026-01-01T00:00:00Z"}
+		}},
+		{"a standing approval that denies", func(in *ResumeInput) {
+			no := false
+			in.Closer, in.Structured.Approved, in.Structured.Standing = CloserStanding, &no, &StandingNote{ID: "st-1", GrantedAt: "2026-01-01T00:00:00Z"}
+		}},
+		{"a re-ask on an answer", func(in *ResumeInput) { in.Reasked = 2 }},
+		{"an escalation on an expiry", func(in *ResumeInput) { in.Verb, in.Closer, in.Escalated = VerbExpired, CloserExpiry, true }},
+		{"a form item of a standing approval", func(in *ResumeInput) {
+			in.Closer, in.Items = CloserParts, []ItemAnswer{{ItemID: "a", OptionID: "x", DecidedBy: CloserStanding}}
+		}},
+		{"a decided call with no decider", func(in *ResumeInput) {
+			yes := true
+			in.Closer, in.Structured.Calls = CloserParts, []CallOutcome{{ToolCallID: "c1", Approved: &yes}}
+		}},
+		{"an undecided call with a decider", func(in *ResumeInput) {
+			in.Verb, in.Closer, in.Structured.Calls = VerbTimedOut, CloserTimeout, []CallOutcome{{ToolCallID: "c1", DecidedBy: CloserPerson}}
+		}},
+		{"an undecided call of a batch answered in parts", func(in *ResumeInput) {
+			in.Closer, in.Structured.Calls = CloserParts, []CallOutcome{{ToolCallID: "c1"}}
+		}},
+		{"a call a standing approval denied", func(in *ResumeInput) {
+			no := false
+			in.Closer, in.Structured.Calls = CloserParts, []CallOutcome{{ToolCallID: "c1", Approved: &no, DecidedBy: CloserStanding, Standing: &StandingNote{ID: "st-1", GrantedAt: "t"}}}
+		}},
+		{"a call's standing note without the standing closer", func(in *ResumeInput) {
+			yes := true
+			in.Closer, in.Structured.Calls = CloserParts, []CallOutcome{{ToolCallID: "c1", Approved: &yes, DecidedBy: CloserPerson, Standing: &StandingNote{ID: "st-1", GrantedAt: "t"}}}
+		}},
+		{"a call's standing id with a quote", func(in *ResumeInput) {
+			yes := true
+			in.Closer, in.Structured.Calls = CloserParts, []CallOutcome{{ToolCallID: "c1", Approved: &yes, DecidedBy: CloserStanding, Standing: &StandingNote{ID: `st"`, GrantedAt: "t"}}}
+		}},
 	} {
 		in := ok
 		tc.edit(&in)
@@ -279,7 +372,7 @@ func TestBuildResumeRejects(t *testing.T) {
 }
 
 func TestParseResumeRejects(t *testing.T) {
-	good, err := BuildResume(ResumeInput{QuestionID: testID, Verb: VerbAnswered, DeciderName: "A", Body: "B"})
+	good, err := BuildResume(ResumeInput{QuestionID: testID, Verb: VerbAnswered, Closer: CloserPerson, DeciderName: "A", Body: "B"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,8 +402,8 @@ func TestParseResumeRejects(t *testing.T) {
 func TestStructuredResult(t *testing.T) {
 	yes := true
 	in := ResumeInput{
-		QuestionID: testID, Verb: VerbAnswered, DeciderName: "A",
-		Items:      []ItemAnswer{{ItemID: "db", Text: "pg\u200b\U000E0041"}},
+		QuestionID: testID, Verb: VerbAnswered, Closer: CloserParts, People: 1,
+		Items:      []ItemAnswer{{ItemID: "db", Text: "pg\u200b\U000E0041", DecidedBy: CloserPerson, Decider: "Alice"}},
 		Structured: Structured{Approved: &yes, ArgumentsSHA256: strings.Repeat("0", 64)},
 	}
 	r, err := BuildResume(in)
@@ -334,6 +427,9 @@ func TestStructuredResult(t *testing.T) {
 	}
 	if _, has := st["chosen_option_id"]; has {
 		t.Errorf("empty chosen_option_id is not omitted: %s", b)
+	}
+	if r.Structured.Items[0].Decider != "" || strings.Contains(string(b[strings.Index(string(b), `"structured"`):]), "Alice") {
+		t.Errorf("a decider's name reached the data: %s", b)
 	}
 
 	for _, tc := range []struct {

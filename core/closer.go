@@ -1,0 +1,111 @@
+package core
+
+import "github.com/askbridge/askbridge/fence"
+
+// Closer is who or what closed a question (law 12). Whoever builds the
+// closing transition records it in the resolution, so every resume is
+// worded from what happened rather than guessed from the state and a few
+// optional fields. A question answered in parts (a form, a batch) records
+// CloserParts, and each part says who decided it (ItemAnswer.DecidedBy).
+type Closer string
+
+const (
+	// CloserPerson: one person answered the question as a whole.
+	CloserPerson Closer = "person"
+	// CloserQuorum: the vote that reached what was needed closed it; the
+	// votes say who voted.
+	CloserQuorum Closer = "quorum"
+	// CloserStanding: a standing approval approved it at the ask; nobody
+	// looked at it (Resolution.Standing says which).
+	CloserStanding Closer = "standing"
+	// CloserParts: every form item or batch call has its own answer, each
+	// from a person or a standing approval (ItemAnswer.DecidedBy).
+	CloserParts Closer = "parts"
+	// CloserTimeout: the deadline passed, and the timeout policy had
+	// nothing left to try (deny, or after escalating or re-asking).
+	CloserTimeout Closer = "timeout"
+	// CloserDecline: a person declined to answer.
+	CloserDecline Closer = "decline"
+	// CloserAgentCancel: the asking agent withdrew it.
+	CloserAgentCancel Closer = "agent_cancel"
+	// CloserOperatorCancel: an operator withdrew it.
+	CloserOperatorCancel Closer = "operator_cancel"
+	// CloserExpiry: the run it was bound to ended.
+	CloserExpiry Closer = "expiry"
+)
+
+// closers maps each closer to fence's, which words the resume from it.
+var closers = map[Closer]fence.Closer{
+	CloserPerson:         fence.CloserPerson,
+	CloserQuorum:         fence.CloserQuorum,
+	CloserStanding:       fence.CloserStanding,
+	CloserParts:          fence.CloserParts,
+	CloserTimeout:        fence.CloserTimeout,
+	CloserDecline:        fence.CloserDecline,
+	CloserAgentCancel:    fence.CloserAgentCancel,
+	CloserOperatorCancel: fence.CloserOperatorCancel,
+	CloserExpiry:         fence.CloserExpiry,
+}
+
+func (c Closer) String() string { return string(c) }
+
+// ParseCloser accepts exactly the closers' names.
+func ParseCloser(s string) (Closer, error) {
+	if _, ok := closers[Closer(s)]; ok {
+		return Closer(s), nil
+	}
+	return "", Errorf(CodeInvalid, "parse closer", "closer %q is not one of person, quorum, standing, parts, timeout, decline, agent_cancel, operator_cancel, expiry", s)
+}
+
+// cancelCloser is who withdrew a question: the asking agent, through its
+// own door, or else an operator.
+func cancelCloser(by Decider) Closer {
+	if by.Surface == SurfaceAgent {
+		return CloserAgentCancel
+	}
+	return CloserOperatorCancel
+}
+
+// CloserOf is who or what closed q: the closer its resolution records,
+// or, for a record stored before closers were recorded, the one its other
+// fields show. It is the one place that reads an old record's closer;
+// "" while q is open.
+func CloserOf(q *Question) Closer {
+	r := q.Resolution
+	if r == nil {
+		return ""
+	}
+	if r.ClosedBy != "" {
+		return r.ClosedBy
+	}
+	switch r.State {
+	case StateAnswered:
+		switch {
+		case r.Standing != nil:
+			return CloserStanding
+		case q.IsBatch() || q.Kind == KindForm:
+			return CloserParts
+		case q.Quorum > 1:
+			return CloserQuorum
+		}
+		return CloserPerson
+	case StateDeclined:
+		return CloserDecline
+	case StateTimedOut:
+		return CloserTimeout
+	case StateExpired:
+		return CloserExpiry
+	case StateCancelled:
+		return cancelCloser(r.Decider)
+	}
+	return ""
+}
+
+// DecidedBy is who decided one part: a standing approval when it records
+// one, else the person who answered it.
+func (a ItemAnswer) DecidedBy() Closer {
+	if a.Standing != nil {
+		return CloserStanding
+	}
+	return CloserPerson
+}

@@ -56,6 +56,10 @@ func (s *Service) Answer(ctx context.Context, in AnswerInput) (Outcome, error) {
 	in.Decider = s.identify(in.Decider)
 	a := attempt{
 		op: "answer", id: in.QuestionID, door: doorHuman, actor: in.Decider, shown: in.Shown,
+		// "Approve all" and "deny all" decide the calls of a batch still
+		// undecided when read; a call decided meanwhile is left to its
+		// decision and the rest tried again.
+		again: len(in.Calls) == 0 && (in.OptionID == ApproveOption || in.OptionID == DenyOption),
 		build: func(q *Question, now time.Time) (Transition, error) {
 			if q.IsBatch() {
 				return s.batchTransition(q, in, now)
@@ -66,7 +70,7 @@ func (s *Service) Answer(ctx context.Context, in AnswerInput) (Outcome, error) {
 			return s.answerTransition(q, in, now)
 		},
 	}
-	o, err := s.resolveAll(ctx, in, a)
+	o, err := s.resolve(ctx, a)
 	if err != nil {
 		s.recordRefusedVote(ctx, in.QuestionID, in.Decider, err)
 	}

@@ -1,7 +1,6 @@
 package core
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"time"
@@ -92,24 +91,6 @@ func (s *Service) batchTransition(q *Question, in AnswerInput, now time.Time) (T
 	d := in.Decider
 	res := &Resolution{State: StateAnswered, Decider: publicDecider(d), At: now}
 	return s.partsTransition(q, "calls", items, res, d, now), nil
-}
-
-// allRetries bounds how often "approve all" or "deny all" is tried again
-// after another decision landed first: each try takes the calls still
-// undecided, so every call ends with exactly one outcome.
-const allRetries = 5
-
-// resolveAll resolves an answer, and when it decides every undecided call
-// of a batch at once and loses a call to a decision that landed first
-// (the only conflict it can meet), tries again with the calls left.
-func (s *Service) resolveAll(ctx context.Context, in AnswerInput, a attempt) (Outcome, error) {
-	all := len(in.Calls) == 0 && (in.OptionID == ApproveOption || in.OptionID == DenyOption)
-	for try := 0; ; try++ {
-		o, err := s.resolve(ctx, a)
-		if err == nil || !all || ErrorCode(err) != CodeConflict || try == allRetries {
-			return o, err
-		}
-	}
 }
 
 // batchAnswerFor is AnswerFor on a batch: a call's own approve, deny or

@@ -21,7 +21,7 @@ func batchSections(q *Question) []Section {
 		if d := co.Decision; d != nil && d.Edit != nil {
 			args, sum = d.Edit.Arguments, d.Edit.ArgumentsSHA256
 		}
-		s := Section{Kind: SectionCall, Index: i, Title: co.Call.Tool, Body: prettyJSON(args)}
+		s := Section{Kind: SectionCall, Index: i, Title: co.Call.Tool, Body: PrettyJSON(args)}
 		if len(sum) >= hashShown {
 			s.Hash = sum[:hashShown]
 		}

@@ -1,8 +1,6 @@
 package core
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -51,7 +49,7 @@ func NewCard(q *Question, m MessageRef) Card {
 			break
 		}
 		args, sum := shownCall(q)
-		s := Section{Kind: SectionCall, Title: q.Call.Tool, Body: prettyJSON(args)}
+		s := Section{Kind: SectionCall, Title: q.Call.Tool, Body: PrettyJSON(args)}
 		if d := sum; len(d) >= hashShown {
 			s.Hash = d[:hashShown]
 		}
@@ -202,14 +200,4 @@ func itemValue(it FormItem, a ItemAnswer) string {
 		}
 	}
 	return a.Text
-}
-
-// prettyJSON indents an approval's arguments for people; arguments that
-// are not JSON (never stored, but read defensively) show as they are.
-func prettyJSON(raw json.RawMessage) string {
-	var b bytes.Buffer
-	if err := json.Indent(&b, raw, "", "  "); err != nil {
-		return string(raw)
-	}
-	return b.String()
 }

@@ -83,6 +83,13 @@ const AlreadyCountedMessage = "Your vote on this question already counted: each 
 // vote it already holds, and the chokepoint for one it sees first.
 func AlreadyCounted(op string) error { return Errorf(CodeConflict, op, AlreadyCountedMessage) }
 
+// alreadyCounted reports whether err is AlreadyCounted's: a store says so
+// by its message, the one conflict of a transition that is not a part
+// decided first.
+func alreadyCounted(err error) bool {
+	return ErrorCode(err) == CodeConflict && ErrorMessage(err) == AlreadyCountedMessage
+}
+
 // checkQuorum checks a route's quorum policy against its people: a count
 // policy needs to know how many may vote, so its deciders must be people.
 func checkQuorum(r Route) error {
@@ -266,7 +273,7 @@ func timeoutReason(q *Question) string {
 // recordRefusedVote records a second vote by the same person as refused,
 // like every attempt that changed nothing.
 func (s *Service) recordRefusedVote(ctx context.Context, id string, d Decider, err error) {
-	if ErrorCode(err) != CodeConflict || ErrorMessage(err) != AlreadyCountedMessage {
+	if !alreadyCounted(err) {
 		return
 	}
 	if q, gerr := s.store.Get(ctx, id); gerr == nil {

@@ -60,18 +60,64 @@ type attempt struct {
 	// shown is the card (message id on the actor's surface) the caller's
 	// response updates in place; "" for none.
 	shown string
+	// again marks a build that takes whatever parts are still undecided
+	// when it reads ("approve all"): if the store refuses it because one
+	// of them was decided first, a fresh read may still succeed.
+	again bool
 }
+
+// againTries bounds how often an attempt marked again is tried after
+// losing a part to a decision that landed first: each try takes the parts
+// still undecided, so every part ends with exactly one outcome.
+const againTries = 6
 
 // resolve is the chokepoint (law 1): every change of a question's state, from
 // every door, passes here. The checks run first (who may, what is valid),
 // then one atomic store operation decides; whoever loses a race is told who
-// won (law 2), and every refused attempt is recorded.
+// won (law 2). However many tries an attempt takes, it is one attempt: it is
+// observed once, and a refusal is recorded once, here and not in a try.
 func (s *Service) resolve(ctx context.Context, a attempt) (out Outcome, err error) {
 	defer func(start time.Time) { s.observeResolve(start, a, out, err) }(time.Now())
+	for try := 1; ; try++ {
+		out, err = s.try(ctx, a, try > 1)
+		var taken *partTaken
+		if !errors.As(err, &taken) {
+			break
+		}
+		if err = taken.err; !a.again || try == againTries {
+			break
+		}
+	}
+	var closed *ClosedError
+	if errors.As(err, &closed) {
+		return Outcome{}, s.lost(ctx, a, closed.Question)
+	}
+	return out, err
+}
+
+// partTaken is a try's error when the store refused its transition only
+// because a part it decides (a form item, a batch call) was decided first:
+// for an attempt marked again, a fresh read may still succeed. resolve
+// unwraps it; no caller sees it.
+type partTaken struct{ err error }
+
+func (p *partTaken) Error() string { return p.err.Error() }
+func (p *partTaken) Unwrap() error { return p.err }
+
+// try is one pass of an attempt: one read, the checks, one store
+// operation. Only a lost part is tried again, so a refusal a try meets is
+// final: a closed question is recorded by resolve, once per attempt, and
+// a forbidden one here. A try after a lost part reads the question as
+// stored, not a local copy that may not show the decision it lost to yet.
+func (s *Service) try(ctx context.Context, a attempt, fresh bool) (Outcome, error) {
+	read := s.store.ReadToChange
+	if fresh {
+		read = s.store.Get
+	}
 	if !ValidID(a.id) {
 		return Outcome{}, ErrNotFound
 	}
-	q, err := s.store.ReadToChange(ctx, a.id)
+	q, err := read(ctx, a.id)
 	if err != nil {
 		if ErrorCode(err) == CodeNotFound {
 			return Outcome{}, ErrNotFound
@@ -104,7 +150,7 @@ func (s *Service) resolve(ctx context.Context, a attempt) (out Outcome, err erro
 		}
 	}
 	if !q.Open() {
-		return Outcome{}, s.lost(ctx, a, q)
+		return Outcome{}, &ClosedError{Question: q}
 	}
 	now := s.now()
 	t, err := a.build(q, now)
@@ -117,9 +163,8 @@ func (s *Service) resolve(ctx context.Context, a attempt) (out Outcome, err erro
 	}
 	after, err := s.store.Resolve(ctx, t)
 	if err != nil {
-		var closed *ClosedError
-		if errors.As(err, &closed) {
-			return Outcome{}, s.lost(ctx, a, closed.Question)
+		if errors.Is(err, ErrClosed) {
+			return Outcome{}, err
 		}
 		var applied *AppliedError
 		if errors.As(err, &applied) {
@@ -128,11 +173,15 @@ func (s *Service) resolve(ctx context.Context, a attempt) (out Outcome, err erro
 			return Outcome{Question: applied.Question}, nil
 		}
 		if ErrorCode(err) == CodeConflict {
-			return Outcome{}, Errorf(CodeConflict, a.op, "%s", ErrorMessage(err))
+			err = Errorf(CodeConflict, a.op, "%s", ErrorMessage(err))
+			if alreadyCounted(err) {
+				return Outcome{}, err
+			}
+			return Outcome{}, &partTaken{err}
 		}
 		return Outcome{}, Internal(a.op, err)
 	}
-	out = Outcome{Question: after, Closed: after.State.Closed()}
+	out := Outcome{Question: after, Closed: after.State.Closed()}
 	if t.Hold != nil && t.Hold.showsCard(after) {
 		out.Held = t.Hold
 	}

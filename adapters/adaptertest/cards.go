@@ -69,6 +69,20 @@ func fixtureQ(kind core.Kind) *core.Question {
 	return q
 }
 
+// asStored is raw as a question read back from a store holds it:
+// encoding/json wrote it, escaping &, < and > in a json.RawMessage.
+func asStored(raw string) json.RawMessage {
+	b, err := json.Marshal(core.ToolCall{Arguments: json.RawMessage(raw)})
+	if err != nil {
+		panic(err)
+	}
+	var c core.ToolCall
+	if err := json.Unmarshal(b, &c); err != nil {
+		panic(err)
+	}
+	return c.Arguments
+}
+
 func closed(q *core.Question, st core.State, d core.Decider, set func(*core.Resolution)) *core.Question {
 	q.State = st
 	q.Resolution = &core.Resolution{State: st, Decider: d, At: fixtureAsked.Add(7 * time.Minute)}
@@ -110,6 +124,15 @@ func CardFixtures() []CardFixture {
 			AskedArgumentsSHA256: r.ArgumentsSHA256,
 			Changes:              []core.KeyChange{{Key: "target", Change: core.KeyChanged}}}
 	})
+	// Arguments people must read as written: shell operators, markup,
+	// quotes and non-ASCII text, read back from a store, which escapes
+	// &, < and > in them (the card must not show \u0026).
+	shell := fixtureQ(core.KindApproval)
+	shell.Text = "May I run the deploy?"
+	shell.Call = &core.ToolCall{Tool: "shell.run",
+		Arguments:       asStored(`{"cmd":"make test && ./deploy.sh > deploy.log","note":"say \"hi\" to Zoë — 東京 <ops>","retries":2}`),
+		ArgumentsSHA256: "5e4f60a1b2c3d4e5f60718293a4b5c6d7e8f9012345678abcdef013f2a9c1b7d",
+		Editable:        &core.Editable{Keys: []string{"cmd"}}}
 	standing := fixtureQ(core.KindApproval)
 	standing.Reversibility = core.Reversible
 	standing.Call.Standing = &core.StandingOffer{Hours: 8}
@@ -139,6 +162,7 @@ func CardFixtures() []CardFixture {
 		{"approval_open", fixtureQ(core.KindApproval), post},
 		{"approval_editable", editable, post},
 		{"approval_edited", edited, post},
+		{"approval_shell_text", shell, post},
 		{"approval_standing_offered", standing, post},
 		{"batch_partly_decided", batch, post},
 		{"batch_timed_out", batchDone, post},

@@ -173,7 +173,7 @@ func recordedOf(q *core.Question) []recorded {
 			add("Arguments SHA-256", res.ArgumentsSHA256)
 			if e := res.Edit; e != nil {
 				add("Changes", core.ChangesLine(e))
-				add("Approved arguments", string(e.Arguments))
+				add("Approved arguments", core.PrettyJSON(e.Arguments))
 				add("Asked arguments SHA-256", e.AskedArgumentsSHA256)
 			}
 			if u := res.Standing; u != nil {

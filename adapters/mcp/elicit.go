@@ -224,7 +224,7 @@ func formFor(q *core.Question) hostForm {
 		}
 	case core.KindApproval:
 		if q.Call != nil {
-			fmt.Fprintf(&b, "\n\nTool: %s\nArguments: %s", q.Call.Tool, q.Call.Arguments)
+			fmt.Fprintf(&b, "\n\nTool: %s\nArguments: %s", q.Call.Tool, core.PrettyJSON(q.Call.Arguments))
 		}
 		f.schema = object([]string{fieldVerdict}, map[string]*jsonschema.Schema{
 			fieldVerdict: choice("Your verdict", "", []string{core.ApproveOption, core.DenyOption}, []string{"Approve this call", "Deny it"}),

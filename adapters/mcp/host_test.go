@@ -87,7 +87,7 @@ func TestHostAnswersFirst(t *testing.T) {
 					t.Errorf("note region %q", n)
 				}
 			}, []string{"option"}, "Managed; ties us to AWS."},
-		{mcp.ToolApproval, map[string]any{"tool": "drop_table", "arguments": map[string]any{"table": "users"}, "reversibility": "hard_to_reverse"},
+		{mcp.ToolApproval, map[string]any{"tool": "drop_table", "arguments": map[string]any{"table": "users <old> & co"}, "reversibility": "hard_to_reverse"},
 			map[string]any{"verdict": "deny", "reason": "not before the backup"},
 			func(t *testing.T, p fence.ParsedResume, st mcp.Result) {
 				if st.Approved == nil || *st.Approved {
@@ -96,7 +96,7 @@ func TestHostAnswersFirst(t *testing.T) {
 				if r, _ := region(p, fence.TagReason); r != "not before the backup" {
 					t.Errorf("reason region %q", r)
 				}
-			}, []string{"verdict"}, `"table":"users"`},
+			}, []string{"verdict"}, `"table": "users <old> & co"`},
 		{mcp.ToolQuestions, map[string]any{"reversibility": "reversible", "questions": []map[string]any{
 			{"question": "Which logger?", "options": []map[string]any{{"label": "slog"}, {"label": "zerolog"}}},
 			{"question": "Package name?", "options": []map[string]any{{"label": "ab"}, {"label": "askbridge"}}},

@@ -208,3 +208,37 @@ func TestEveryActOfAPersonNamedByNameAlone(t *testing.T) {
 		}
 	}
 }
+
+// TestRevokeByAPersonsAccount: a revoke is recorded as the person whose
+// account revoked it (their actor, their configured name), and a second
+// revoke is told there is no such standing approval.
+func TestRevokeByAPersonsAccount(t *testing.T) {
+	svc, st := coretest.Open(t, coretest.Options{
+		People: map[string]core.Person{"ops": {DisplayName: "Olga Ops", IDs: ids("console", "olga-token", "api", "olga-cli")}},
+	})
+	ctx := t.Context()
+	q, err := svc.Ask(ctx, core.AskInput{Kind: core.KindApproval, Agent: "a", RunID: "r", Text: "Write?",
+		Reversibility: core.Reversible, Tool: "write", Arguments: json.RawMessage(`{"path":"a"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := svc.Answer(ctx, core.AnswerInput{QuestionID: q.ID, Decider: core.Decider{Surface: core.SurfaceAPI, ID: "ci"},
+		OptionID: core.ApproveOption, Standing: &core.StandingRequest{Scope: core.StandingRun}})
+	if err != nil || o.Standing == nil {
+		t.Fatalf("grant: %+v, %v", o.Standing, err)
+	}
+	by := core.Decider{Surface: core.SurfaceConsole, ID: "olga-token", Name: "olga-token"}
+	if _, err := svc.RevokeStanding(ctx, o.Standing.ID, by); err != nil {
+		t.Fatal(err)
+	}
+	evs := coretest.EventsOf(t, st, q.ID)
+	last := evs[len(evs)-1]
+	person := core.Pseudonym([]byte(coretest.ActorKey), core.Decider{Surface: core.SurfaceAPI, ID: "olga-cli", Person: "ops"})
+	if last.Kind != core.EventStandingRevoked || last.Actor != person || !strings.Contains(last.Reason, "Olga Ops") {
+		t.Fatalf("the revoke was recorded as %+v, want person ops's actor and name", last)
+	}
+	_, err = svc.RevokeStanding(ctx, o.Standing.ID, by)
+	if core.ErrorCode(err) != core.CodeNotFound || !strings.Contains(core.ErrorMessage(err), "no standing approval "+o.Standing.ID) {
+		t.Fatalf("a second revoke: %v", err)
+	}
+}

@@ -53,7 +53,7 @@ const (
 // Answer records a human's answer. For a form it records the given items
 // and closes the question once every item has an answer.
 func (s *Service) Answer(ctx context.Context, in AnswerInput) (Outcome, error) {
-	in.Decider = s.identify(in.Decider)
+	in.Decider = s.identify(in.Decider).Decider
 	a := attempt{
 		op: "answer", id: in.QuestionID, door: doorHuman, actor: in.Decider, shown: in.Shown,
 		// "Approve all" and "deny all" decide the calls of a batch still

@@ -230,4 +230,23 @@ func TestClosedErrorTellsTheTruth(t *testing.T) {
 	if core.ErrorMessage(err) != want {
 		t.Fatalf("message %q, want %q", core.ErrorMessage(err), want)
 	}
+	// An account the configuration ties to a person is named as that
+	// person: a late voter wants to know who, not which token. The
+	// person's name is the operator's, not the account holder's.
+	q := closedBy(at, core.Decider{Surface: core.SurfaceAPI, ID: "bob-cli", Name: "Bob", Person: "bob"})
+	want = "question q was already closed by person bob on api at 2026-05-01T12:00:00Z as answered"
+	if got := core.ErrorMessage(&core.ClosedError{Question: q}); got != want {
+		t.Fatalf("message %q, want %q", got, want)
+	}
+	// A person's name that could not be printed safely falls back to the
+	// account.
+	q = closedBy(at, core.Decider{Surface: core.SurfaceAPI, ID: "bob-cli", Person: "bob<x>"})
+	if got := core.ErrorMessage(&core.ClosedError{Question: q}); !strings.Contains(got, "closed by api bob-cli at") {
+		t.Fatalf("message %q", got)
+	}
+}
+
+func closedBy(at time.Time, d core.Decider) *core.Question {
+	return &core.Question{ID: "q", State: core.StateAnswered,
+		Resolution: &core.Resolution{State: core.StateAnswered, At: at, Decider: d}}
 }

@@ -42,7 +42,7 @@ func (s *Service) Digest(ctx context.Context, dq DigestQuery) (Digest, error) {
 	if !from.Before(to) {
 		return Digest{}, Errorf(CodeInvalid, op, "since must be before until")
 	}
-	var accounts []Decider
+	var accounts []identified
 	if dq.Decider != nil {
 		accounts = append(accounts, s.identify(*dq.Decider))
 	}

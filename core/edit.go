@@ -237,12 +237,12 @@ func shownCall(q *Question) (json.RawMessage, string) {
 // later: someone who may not answer learns so before typing, and the
 // answer, when it comes, is checked again.
 func (s *Service) Refusal(ctx context.Context, q *Question, d Decider) error {
-	if !s.allowed(q, d) {
-		s.refuse(ctx, q, d, "not a decider for this question on "+string(d.Surface))
-		return Errorf(CodeForbidden, "answer", "you may not answer this question here")
+	who := s.identify(d)
+	if !s.allowed(q, who) {
+		return s.forbid(ctx, q, who, "answer")
 	}
 	if !q.Open() {
-		return s.lost(ctx, attempt{op: "answer", id: q.ID, door: doorHuman, actor: d}, q)
+		return s.lost(ctx, attempt{op: "answer", id: q.ID, door: doorHuman, actor: who.Decider}, q)
 	}
 	return nil
 }

@@ -98,21 +98,27 @@ type ClosedError struct {
 	Question *Question
 }
 
-// Error names who closed the question by surface and platform id only:
-// ids are made by the platforms, while display names are chosen by people,
-// and this text reaches agents outside any fence (law 7). People get the
-// display name through OutcomeLine on their own surface.
+// Error names who closed the question by names no person chose: the
+// configured person ("person bob on api") when the closer's account is
+// one, for whoever lost wants to know who beat them, not which of their
+// accounts; otherwise the surface and platform id. Display names are
+// chosen by people (or vouched for, free text), and this text reaches
+// agents outside any fence (law 7); people get the display name through
+// OutcomeLine on their own surface.
 func (e *ClosedError) Error() string {
 	r := e.Question.Resolution
 	if r == nil {
 		return fmt.Sprintf("question %s is %s", e.Question.ID, e.Question.State)
 	}
 	who := "askbridge"
-	if r.Decider.Surface != SurfaceSystem {
-		who = string(r.Decider.Surface)
-		if r.Decider.ID != "" && safeID(r.Decider.ID) {
-			who += " " + r.Decider.ID
-		}
+	switch d := r.Decider; {
+	case d.Surface == SurfaceSystem:
+	case d.Person != "" && safeID(d.Person):
+		who = "person " + d.Person + " on " + string(d.Surface)
+	case d.ID != "" && safeID(d.ID):
+		who = string(d.Surface) + " " + d.ID
+	default:
+		who = string(d.Surface)
 	}
 	return fmt.Sprintf("question %s was already closed by %s at %s as %s",
 		e.Question.ID, who, r.At.UTC().Format("2006-01-02T15:04:05Z"), r.State)

@@ -181,31 +181,39 @@ func (d directory) members(route string, entries []string) (map[string]bool, err
 	return out, nil
 }
 
-// identify is the one place a surface account becomes a person: the
-// chokepoint calls it on every act, so whatever an adapter passes in,
-// Person is what the configuration says (never what a caller claims) and
-// Name is the operator's trusted display name when there is one.
-func (s *Service) identify(d Decider) Decider {
+// identified is a decider whose account identify has looked up: Person
+// is the configuration's word, not a caller's. The permission check
+// (Service.allowed) takes nothing else, so a raw platform account cannot
+// reach a route's allowlist by accident, where a route that names only
+// people would refuse the very person it names.
+type identified struct{ Decider }
+
+// identify is the one place a surface account becomes a person: every
+// act goes through it before the permission check, so whatever an
+// adapter passes in, Person is what the configuration says (never what a
+// caller claims) and Name is the operator's trusted display name when
+// there is one.
+func (s *Service) identify(d Decider) identified {
 	d.Person = ""
 	name, ok := s.dir.byID[d.Surface][d.ID]
 	if !ok || d.ID == "" {
-		return d
+		return identified{d}
 	}
 	d.Person = name
 	if p := s.dir.people[name]; p.DisplayName != "" {
 		d.Name = p.DisplayName
 	}
-	return d
+	return identified{d}
 }
 
 // accounts are the deciders a person is on each surface they have an id
 // on, identified, for checks that ask "may this person act anywhere?".
-func (s *Service) accounts(person string) []Decider {
+func (s *Service) accounts(person string) []identified {
 	p, ok := s.dir.people[person]
 	if !ok {
 		return nil
 	}
-	var out []Decider
+	var out []identified
 	for _, sf := range AnswerSurfaces {
 		for _, id := range p.IDs[sf] {
 			out = append(out, s.identify(Decider{Surface: sf, ID: id}))

@@ -105,3 +105,140 @@ func TestPseudonymOfAPersonIsNotOfAnAccount(t *testing.T) {
 		t.Fatal("a person shares a pseudonym with an account named like them")
 	}
 }
+
+// TestEveryActOfAPersonNamedByNameAlone: on a route that names people
+// (person:, group:) and no account, each act of theirs is allowed from
+// their account, recorded as the person, and refused to a stranger with
+// a refused event; that includes Refusal, the check a door runs before
+// it opens an edit form, which once looked at the raw account.
+func TestEveryActOfAPersonNamedByNameAlone(t *testing.T) {
+	svc, st := coretest.Open(t, coretest.Options{
+		Routes: map[string]core.Route{"team": {People: []string{"person:alice", "group:leads"}}},
+		People: map[string]core.Person{
+			"alice": {DisplayName: "Alice", IDs: ids("slack", "U-alice")},
+			"bob":   {DisplayName: "Bob", IDs: ids("telegram", "42")},
+		},
+		Groups: map[string]core.Group{"leads": {Members: []string{"bob"}}},
+	})
+	ctx := t.Context()
+	alice := core.Decider{Surface: core.SurfaceSlack, ID: "U-alice", Name: "al1ce"}
+	bob := core.Decider{Surface: core.SurfaceTelegram, ID: "42"}
+	stranger := core.Decider{Surface: core.SurfaceSlack, ID: "U-mallory"}
+	ask := func(quorum int) *core.Question {
+		t.Helper()
+		q, err := svc.Ask(ctx, core.AskInput{Kind: core.KindApproval, Agent: "a", RunID: "r", Text: "Write?", Route: "team",
+			Reversibility: core.Reversible, Tool: "write", Arguments: json.RawMessage(`{"path":"a"}`),
+			Editable: &core.Editable{All: true}, Quorum: quorum})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return q
+	}
+	approve := func(q *core.Question, d core.Decider) core.AnswerInput {
+		return core.AnswerInput{QuestionID: q.ID, Decider: d, OptionID: core.ApproveOption}
+	}
+	acts := []struct {
+		name   string
+		quorum int
+		act    func(q *core.Question, d core.Decider) (core.Outcome, error)
+	}{
+		{"approve", 1, func(q *core.Question, d core.Decider) (core.Outcome, error) { return svc.Answer(ctx, approve(q, d)) }},
+		{"deny", 1, func(q *core.Question, d core.Decider) (core.Outcome, error) {
+			return svc.Answer(ctx, core.AnswerInput{QuestionID: q.ID, Decider: d, OptionID: core.DenyOption})
+		}},
+		{"vote", 2, func(q *core.Question, d core.Decider) (core.Outcome, error) { return svc.Answer(ctx, approve(q, d)) }},
+		{"edit", 1, func(q *core.Question, d core.Decider) (core.Outcome, error) {
+			// A door that opens a form asks first, then sends the answer.
+			if err := svc.Refusal(ctx, q, d); err != nil {
+				return core.Outcome{}, err
+			}
+			in := approve(q, d)
+			in.Arguments = json.RawMessage(`{"path":"b"}`)
+			return svc.Answer(ctx, in)
+		}},
+		{"decline", 1, func(q *core.Question, d core.Decider) (core.Outcome, error) { return svc.Decline(ctx, q.ID, d) }},
+		{"grant", 1, func(q *core.Question, d core.Decider) (core.Outcome, error) {
+			in := approve(q, d)
+			in.Standing = &core.StandingRequest{Scope: core.StandingRun, SameArguments: true}
+			o, err := svc.Answer(ctx, in)
+			if err == nil && (o.Standing == nil || o.Standing.GrantedBy.Person == "" ||
+				o.Standing.GrantedBy.Person != o.Question.Resolution.Decider.Person) {
+				t.Fatalf("the grant by %s: %+v, not by the approver's person", d.ID, o.Standing)
+			}
+			if err == nil {
+				if _, err := svc.RevokeStanding(ctx, o.Standing.ID, core.System); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return o, err
+		}},
+	}
+	for _, a := range acts {
+		for _, p := range []struct {
+			d      core.Decider
+			person string
+		}{{alice, "alice"}, {bob, "bob"}} {
+			t.Run(a.name+" by "+p.person, func(t *testing.T) {
+				q := ask(a.quorum)
+				if !svc.MayAnswer(q, p.d) {
+					t.Fatalf("MayAnswer refuses %s", p.person)
+				}
+				o, err := a.act(q, p.d)
+				if err != nil {
+					t.Fatalf("%s refused: %v", p.person, err)
+				}
+				var by core.Decider
+				if r := o.Question.Resolution; r != nil {
+					by = r.Decider
+				} else if len(o.Question.Votes) > 0 {
+					by = o.Question.Votes[0].Decider
+				}
+				if by.Person != p.person {
+					t.Fatalf("recorded as %+v, want person %s", by, p.person)
+				}
+				other := ask(a.quorum)
+				if _, err := a.act(other, stranger); core.ErrorCode(err) != core.CodeForbidden {
+					t.Fatalf("a stranger's %s: %v", a.name, err)
+				}
+				kinds := coretest.Kinds(coretest.EventsOf(t, st, other.ID))
+				if kinds[len(kinds)-1] != core.EventRefused {
+					t.Fatalf("the stranger's %s left events %v", a.name, kinds)
+				}
+			})
+		}
+	}
+}
+
+// TestRevokeByAPersonsAccount: a revoke is recorded as the person whose
+// account revoked it (their actor, their configured name), and a second
+// revoke is told there is no such standing approval.
+func TestRevokeByAPersonsAccount(t *testing.T) {
+	svc, st := coretest.Open(t, coretest.Options{
+		People: map[string]core.Person{"ops": {DisplayName: "Olga Ops", IDs: ids("console", "olga-token", "api", "olga-cli")}},
+	})
+	ctx := t.Context()
+	q, err := svc.Ask(ctx, core.AskInput{Kind: core.KindApproval, Agent: "a", RunID: "r", Text: "Write?",
+		Reversibility: core.Reversible, Tool: "write", Arguments: json.RawMessage(`{"path":"a"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := svc.Answer(ctx, core.AnswerInput{QuestionID: q.ID, Decider: core.Decider{Surface: core.SurfaceAPI, ID: "ci"},
+		OptionID: core.ApproveOption, Standing: &core.StandingRequest{Scope: core.StandingRun}})
+	if err != nil || o.Standing == nil {
+		t.Fatalf("grant: %+v, %v", o.Standing, err)
+	}
+	by := core.Decider{Surface: core.SurfaceConsole, ID: "olga-token", Name: "olga-token"}
+	if _, err := svc.RevokeStanding(ctx, o.Standing.ID, by); err != nil {
+		t.Fatal(err)
+	}
+	evs := coretest.EventsOf(t, st, q.ID)
+	last := evs[len(evs)-1]
+	person := core.Pseudonym([]byte(coretest.ActorKey), core.Decider{Surface: core.SurfaceAPI, ID: "olga-cli", Person: "ops"})
+	if last.Kind != core.EventStandingRevoked || last.Actor != person || !strings.Contains(last.Reason, "Olga Ops") {
+		t.Fatalf("the revoke was recorded as %+v, want person ops's actor and name", last)
+	}
+	_, err = svc.RevokeStanding(ctx, o.Standing.ID, by)
+	if core.ErrorCode(err) != core.CodeNotFound || !strings.Contains(core.ErrorMessage(err), "no standing approval "+o.Standing.ID) {
+		t.Fatalf("a second revoke: %v", err)
+	}
+}

@@ -165,7 +165,7 @@ func (s *Service) Reminder(q *Question, surface Surface, room string) Card {
 		case strings.HasPrefix(e, "role:"):
 			add(Mention{ID: e[len("role:"):], Role: true})
 		default:
-			if d := s.identify(Decider{Surface: surface, ID: e}); !done.has(d) {
+			if d := s.identify(Decider{Surface: surface, ID: e}).Decider; !done.has(d) {
 				add(Mention{ID: e, Name: s.dir.people[d.Person].DisplayName})
 			}
 		}

@@ -132,8 +132,9 @@ func (s *Service) try(ctx context.Context, a attempt, fresh bool) (Outcome, erro
 			return Outcome{}, ErrNotFound
 		}
 	case doorHuman:
-		a.actor = s.identify(a.actor)
-		if !s.allowed(q, a.actor) {
+		who := s.identify(a.actor)
+		a.actor = who.Decider
+		if !s.allowed(q, who) {
 			// A copy ReadToChange kept may not yet show an escalation made
 			// on another replica (its renotice count trails), so a refusal
 			// is decided on the question as stored.
@@ -144,9 +145,8 @@ func (s *Service) try(ctx context.Context, a attempt, fresh bool) (Outcome, erro
 				return Outcome{}, Internal(a.op, err)
 			}
 		}
-		if !s.allowed(q, a.actor) {
-			s.refuse(ctx, q, a.actor, "not a decider for this question on "+string(a.actor.Surface))
-			return Outcome{}, Errorf(CodeForbidden, a.op, "you may not answer this question here")
+		if !s.allowed(q, who) {
+			return Outcome{}, s.forbid(ctx, q, who, a.op)
 		}
 	}
 	if !q.Open() {
@@ -211,20 +211,31 @@ func (s *Service) refuse(ctx context.Context, q *Question, d Decider, reason str
 	})
 }
 
-// allowed is the one authorisation check for humans on every surface (law
-// 6). A route missing from the configuration refuses everyone: fail closed.
-// Once a question has been escalated, the escalation route's deciders may
-// answer too.
-func (s *Service) allowed(q *Question, d Decider) bool {
+// forbid records the refusal of someone q's route does not allow, and is
+// what they are told, the same from every door.
+func (s *Service) forbid(ctx context.Context, q *Question, who identified, op string) error {
+	s.refuse(ctx, q, who.Decider, "not a decider for this question on "+string(who.Surface))
+	return Errorf(CodeForbidden, op, "you may not answer this question here")
+}
+
+// allowed is the one permission check for every act of a person on a
+// question, on every surface (law 6): an answer, a vote, an edit, a
+// decline, and so the standing approval an approve grants; digests and
+// the doors' MayAnswer ask it too. It takes only an identified decider:
+// a route may name its people (person:, group:) rather than accounts,
+// and only identify knows whose an account is. A route missing from the
+// configuration refuses everyone: fail closed. Once a question has been
+// escalated, the escalation route's deciders may answer too.
+func (s *Service) allowed(q *Question, d identified) bool {
 	route, ok := s.cfg.Routes[q.Route]
 	if !ok {
 		return false
 	}
-	if route.Allows(d) {
+	if route.Allows(d.Decider) {
 		return true
 	}
 	if q.OnTimeout == OnTimeoutEscalate && q.Renotified > 0 && route.EscalateTo != "" {
-		if esc, ok := s.cfg.Routes[route.EscalateTo]; ok && esc.Allows(d) {
+		if esc, ok := s.cfg.Routes[route.EscalateTo]; ok && esc.Allows(d.Decider) {
 			return true
 		}
 	}
@@ -261,7 +272,7 @@ func (s *Service) Decline(ctx context.Context, id string, d Decider) (Outcome, e
 // card it was declined on (shown, its message id on d's surface; see
 // AnswerInput.Shown).
 func (s *Service) DeclineShown(ctx context.Context, id string, d Decider, shown string) (Outcome, error) {
-	d = s.identify(d)
+	d = s.identify(d).Decider
 	return s.resolve(ctx, attempt{op: "decline", id: id, door: doorHuman, actor: d, shown: shown,
 		build: s.systemClose(StateDeclined, CloserDecline, d, DeclineReason)})
 }

@@ -57,6 +57,9 @@ type Route struct {
 func (r Route) StandingAllowed() bool { return r.Standing == nil || *r.Standing }
 
 // Allows reports whether d may decide on this route through d.Surface.
+// It trusts d.Person, which only Service.identify may set; so every act
+// is checked through Service.allowed, and doors ask Service.MayAnswer,
+// never this with an account as the platform gave it.
 func (r Route) Allows(d Decider) bool {
 	if d.ID == "" {
 		return false

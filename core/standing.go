@@ -284,17 +284,35 @@ func (s *Service) ListStandings(ctx context.Context) ([]Standing, error) {
 }
 
 // RevokeStanding ends a standing approval at once: later asks are asked
-// again. by is the operator who revoked it.
+// again. by is who revoked it.
+//
+// Who may revoke is an operator, on any route, and the doors decide it by
+// role (the API's operator and admin tokens, the console's operators;
+// chat surfaces offer no revoke), not by the route's allowlist: revoking
+// grants nothing, it only makes the bridge ask people again, and an
+// operator must be able to stop a standing approval in a hurry on a
+// route that does not name them. Core's part is who it was: by is
+// identified like every actor, so the log names the person (their one
+// pseudonym, their configured name) whichever account they revoked from.
+//
+// A standing approval already revoked, ended with its run or past its
+// window is gone from the store, so revoking it is CodeNotFound, saying
+// so, and records nothing.
 func (s *Service) RevokeStanding(ctx context.Context, id string, by Decider) (Standing, error) {
 	const op = "revoke standing approval"
 	st, err := s.store.DeleteStanding(ctx, id)
 	if ErrorCode(err) == CodeNotFound {
-		return Standing{}, ErrNotFound
+		if !safeID(id) {
+			id = "by that id" // not ours, and not to be echoed back
+		}
+		return Standing{}, Errorf(CodeNotFound, op,
+			"there is no standing approval %s: it may have been revoked already, ended with its run, or passed its window", id)
 	}
 	if err != nil {
 		return Standing{}, Internal(op, err)
 	}
-	s.standingEvent(ctx, st, EventStandingRevoked, by, "revoked by "+DeciderLabel(by))
+	who := s.identify(by).Decider
+	s.standingEvent(ctx, st, EventStandingRevoked, who, "revoked by "+DeciderLabel(who))
 	return st, nil
 }
 

@@ -13,10 +13,11 @@ import (
 )
 
 // TeamRoute is the route every driver configures that names people, not
-// accounts: group TeamGroup, whose members are person "alice" (the
-// driver's Allowed, displayed as TeamAlice, who takes DMs) and person
-// "bob" (Allowed2, TeamBob). It reminds every hour, at most twice.
-// Stranger is nobody's account.
+// accounts: "person:alice" (the driver's Allowed, displayed as
+// TeamAlice, who takes DMs) and "group:" TeamGroup, whose one member is
+// person "bob" (Allowed2, TeamBob), so that each way of naming people is
+// what lets someone in. It reminds every hour, at most twice. Stranger
+// is nobody's account.
 const (
 	TeamRoute = "team"
 	TeamGroup = "team"
@@ -108,6 +109,10 @@ type Driver interface {
 	// as the platform shows them, and what the platform told u alone
 	// about the submission ("" when the card's edit is the only answer).
 	Edit(t *testing.T, u User, c Card, b Button, args string) (start, told string)
+	// Deny presses b (Deny) as u and sends the deny the platform's way:
+	// where the platform asks for an optional reason first (Discord's
+	// modal), it sends none. It returns what the platform told u alone.
+	Deny(t *testing.T, u User, c Card, b Button) string
 	// Forge sends a click on b with the given tampering and returns the
 	// HTTP status the program answered. applies is false when the platform
 	// has no such check (Telegram has no timestamps): status is then 0.

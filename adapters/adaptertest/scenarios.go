@@ -37,6 +37,7 @@ func Run(t *testing.T, d Driver) {
 		{"14_EditBeforeApproving", editBeforeApproving},
 		{"15_StandingApprovalFromCard", standingFromCard},
 		{"16_BatchOnOneCard", batchOnOneCard},
+		{"17_EveryActByName", everyActByName},
 	} {
 		t.Run(s.name, func(t *testing.T) {
 			w := &world{t: t, d: d, clock: core.NewSimClock(epoch)}

@@ -1,6 +1,8 @@
 package adaptertest
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -94,4 +96,67 @@ func dmAndReminders(t *testing.T, w *world) {
 	}
 	w.closedCard(q.ID, TeamAlice, "DynamoDB")
 	w.d.DM(t, a, q.ID, func(c Card) bool { return len(c.Buttons) == 0 && strings.Contains(c.Text, "DynamoDB") })
+}
+
+// 17. every act a card offers, on a route that names people alone (alice
+// by person:, bob by group:, no account): approve, deny, edit and
+// approve, decline, and an approve that grants a standing approval each
+// count from the person's account on this surface and are recorded as
+// that person. (Votes by name: 12.)
+func everyActByName(t *testing.T, w *world) {
+	a, b := w.d.Allowed(), w.d.Allowed2()
+	n := 0
+	approval := func() *client.Question {
+		n++
+		return w.askOn(TeamRoute, client.AskRequest{Kind: core.KindApproval, Question: "Write the report?",
+			ToolCallID: fmt.Sprintf("toolu_team%d", n), Reversibility: core.Reversible, Tool: "write_file",
+			Arguments: json.RawMessage(`{"path":"/srv/report.txt"}`), Editable: &core.Editable{Keys: []string{"path"}}})
+	}
+	yes, no := true, false
+	for _, c := range []struct {
+		act      string
+		u        User
+		person   string
+		do       func(u User, c Card)
+		state    core.State
+		approved *bool
+	}{
+		{"approve", a, "alice", func(u User, c Card) { w.d.Click(t, u, c, w.button(c, core.RefApprove, -1, 0)) }, core.StateAnswered, &yes},
+		{"deny", b, "bob", func(u User, c Card) { w.d.Deny(t, u, c, w.button(c, core.RefDeny, -1, 0)) }, core.StateAnswered, &no},
+		{"edit and approve", a, "alice", func(u User, c Card) {
+			if _, told := w.d.Edit(t, u, c, w.button(c, core.RefEdit, -1, 0), `{"path":"/srv/other.txt"}`); strings.Contains(told, "not one of") {
+				t.Fatalf("alice's edit was told %q", told)
+			}
+		}, core.StateAnswered, &yes},
+		{"edit and approve", b, "bob", func(u User, c Card) {
+			if _, told := w.d.Edit(t, u, c, w.button(c, core.RefEdit, -1, 0), `{"path":"/srv/other.txt"}`); strings.Contains(told, "not one of") {
+				t.Fatalf("bob's edit was told %q", told)
+			}
+		}, core.StateAnswered, &yes},
+		{"decline", a, "alice", func(u User, c Card) { w.d.Click(t, u, c, w.button(c, core.RefDecline, -1, 0)) }, core.StateDeclined, nil},
+		// Last: the grant covers this tool for the rest of the run.
+		{"grant a standing approval", b, "bob", func(u User, c Card) { w.d.Click(t, u, c, w.button(c, core.RefStanding, -1, 0)) }, core.StateAnswered, &yes},
+	} {
+		q := approval()
+		waiting := w.wait(q.ID)
+		c.do(c.u, w.card(q.ID))
+		res := w.woken(waiting)
+		got := w.get(q.ID).Resolution
+		if res.State != c.state || got == nil || got.Decider.Person != c.person || got.Decider.ID != c.u.ID {
+			t.Fatalf("%s by %s: the agent woke %s; recorded %+v, want person %s", c.act, c.person, res.State, got, c.person)
+		}
+		if c.approved != nil && (res.Resume.Structured.Approved == nil || *res.Resume.Structured.Approved != *c.approved) {
+			t.Fatalf("%s by %s: the agent woke with %+v", c.act, c.person, res.Resume.Structured)
+		}
+		if strings.HasPrefix(c.act, "edit") && (got.Edit == nil || !res.Resume.Structured.Edited) {
+			t.Fatalf("%s by %s: recorded %+v, with no edit", c.act, c.person, got)
+		}
+	}
+	list, err := w.ops.Standing(t.Context())
+	if err != nil || len(list) != 1 || list[0].GrantedBy.Person != "bob" {
+		t.Fatalf("standing approvals: %+v, %v; want one granted by bob", list, err)
+	}
+	if next := approval(); next.State != core.StateAnswered || next.Resolution == nil || next.Resolution.Standing == nil {
+		t.Fatalf("the next ask came back %s, not covered by bob's standing approval", next.State)
+	}
 }

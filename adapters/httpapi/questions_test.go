@@ -544,3 +544,25 @@ func TestDrainEndsParkedWaits(t *testing.T) {
 		t.Fatalf("wait after Drain: %+v, %v", res, err)
 	}
 }
+
+// TestLateCallerToldThePerson: a 409 for a question a configured person
+// closed names the person, not their account.
+func TestLateCallerToldThePerson(t *testing.T) {
+	e := newEnv(t)
+	agent := e.as(agentA)
+	q, err := agent.Ask(e.ctx(), client.AskRequest{Kind: core.KindClarification, RunID: "run-1", Route: "leads",
+		Question: "Which region?", Reversibility: core.HardToReverse})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice := core.Decider{Surface: core.SurfaceSlack, ID: "U-alice", Name: "al1ce"}
+	if _, err := e.svc.Answer(e.ctx(), core.AnswerInput{QuestionID: q.ID, Decider: alice, Text: "eu-west-1"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = agent.Cancel(e.ctx(), q.ID, "too slow")
+	var ce *client.Error
+	if !errors.As(err, &ce) || ce.Status != 409 ||
+		!strings.Contains(ce.Message, "already closed by person alice on slack at") || strings.Contains(ce.Message, "U-alice") {
+		t.Fatalf("a late cancel was told %v", err)
+	}
+}

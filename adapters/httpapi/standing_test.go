@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,7 +51,10 @@ func TestStandingApprovals(t *testing.T) {
 	if _, err := ops.RevokeStanding(e.ctx(), out.Standing.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ops.RevokeStanding(e.ctx(), out.Standing.ID); !errors.As(err, &apiErr) || apiErr.Status != http.StatusNotFound {
+	// Revoked is gone: a second revoke is told there is no such standing
+	// approval (not "no such question"), and why there may be none.
+	if _, err := ops.RevokeStanding(e.ctx(), out.Standing.ID); !errors.As(err, &apiErr) || apiErr.Status != http.StatusNotFound ||
+		!strings.Contains(apiErr.Message, "no standing approval "+out.Standing.ID) || !strings.Contains(apiErr.Message, "revoked") {
 		t.Fatalf("second revoke: %v", err)
 	}
 	if q := ask(); !q.Open() {

@@ -282,3 +282,19 @@ func (d *discordDriver) Edit(t *testing.T, u adaptertest.User, c adaptertest.Car
 	}
 	return modal.InputValues()[input], told
 }
+
+// Deny presses Deny, which opens a modal for an optional reason, and
+// submits it empty.
+func (d *discordDriver) Deny(t *testing.T, u adaptertest.User, c adaptertest.Card, b adaptertest.Button) string {
+	t.Helper()
+	du := d.user(t, u)
+	modal := d.send(t, d.fake.Click(du, c.ID, b.Value))
+	if modal.Type != discordfake.ResponseModal || len(modal.InputIDs()) != 1 {
+		t.Fatalf("Deny answered %d, not a modal with one input: %s", modal.Type, modal.Data)
+	}
+	resp := d.send(t, d.fake.Submit(du, c.ID, modal.CustomID(), map[string]string{modal.InputIDs()[0]: ""}))
+	if resp.Type == discordfake.ResponseMessage && resp.Flags()&discordfake.FlagEphemeral != 0 {
+		return dcVisible(resp.Content())
+	}
+	return ""
+}

@@ -9,8 +9,9 @@ import (
 
 // addTeam gives f what every driver's team route needs (see
 // adaptertest.TeamRoute): alice (who takes DMs) and bob as people with
-// their accounts on surface, in one group, and the route posting to room
-// that names the group alone and reminds hourly, twice at most.
+// their accounts on surface, bob in a group, and the route posting to
+// room that names alice and the group (no account) and reminds hourly,
+// twice at most.
 func addTeam(f *File, surface core.Surface, room string, alice, bob adaptertest.User) {
 	person := func(name string, u adaptertest.User) PersonFile {
 		p := PersonFile{Name: name}
@@ -32,10 +33,10 @@ func addTeam(f *File, surface core.Surface, room string, alice, bob adaptertest.
 	a.DM = true
 	f.People["alice"] = a
 	f.People["bob"] = person(adaptertest.TeamBob, bob)
-	f.Groups = map[string][]string{adaptertest.TeamGroup: {"alice", "bob"}}
+	f.Groups = map[string][]string{adaptertest.TeamGroup: {"bob"}}
 	f.Routes[adaptertest.TeamRoute] = RouteFile{
 		Rooms:       []core.Room{{Surface: surface, ID: room}},
-		People:      []string{core.GroupPrefix + adaptertest.TeamGroup},
+		People:      []string{core.PersonPrefix + "alice", core.GroupPrefix + adaptertest.TeamGroup},
 		RemindEvery: Duration(time.Hour), RemindMax: 2,
 	}
 }

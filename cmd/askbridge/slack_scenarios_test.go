@@ -287,3 +287,9 @@ func (d *slackDriver) Edit(t *testing.T, u adaptertest.User, c adaptertest.Card,
 	}
 	return in.Initial, notes[before].PlainText()
 }
+
+// Deny is a click: Slack's Deny takes no reason on the card.
+func (d *slackDriver) Deny(t *testing.T, u adaptertest.User, c adaptertest.Card, b adaptertest.Button) string {
+	t.Helper()
+	return d.Click(t, u, c, b)
+}

@@ -459,3 +459,9 @@ func (d *telegramDriver) Edit(t *testing.T, u adaptertest.User, c adaptertest.Ca
 	}
 	return prompt.Text, strings.Join(told, "\n")
 }
+
+// Deny is a tap: Telegram's Deny takes no reason on the card.
+func (d *telegramDriver) Deny(t *testing.T, u adaptertest.User, c adaptertest.Card, b adaptertest.Button) string {
+	t.Helper()
+	return d.Click(t, u, c, b)
+}

@@ -106,7 +106,7 @@ func dmAndReminders(t *testing.T, w *world) {
 func everyActByName(t *testing.T, w *world) {
 	a, b := w.d.Allowed(), w.d.Allowed2()
 	n := 0
-	approval := func() *client.Question {
+	approval := func() *client.AgentQuestion {
 		n++
 		return w.askOn(TeamRoute, client.AskRequest{Kind: core.KindApproval, Question: "Write the report?",
 			ToolCallID: fmt.Sprintf("toolu_team%d", n), Reversibility: core.Reversible, Tool: "write_file",
@@ -156,7 +156,7 @@ func everyActByName(t *testing.T, w *world) {
 	if err != nil || len(list) != 1 || list[0].GrantedBy.Person != "bob" {
 		t.Fatalf("standing approvals: %+v, %v; want one granted by bob", list, err)
 	}
-	if next := approval(); next.State != core.StateAnswered || next.Resolution == nil || next.Resolution.Standing == nil {
+	if next := approval(); next.State != core.StateAnswered || next.Resolution == nil || next.Resolution.StandingID != list[0].ID {
 		t.Fatalf("the next ask came back %s, not covered by bob's standing approval", next.State)
 	}
 }

@@ -134,6 +134,10 @@ type AgentEdit struct {
 type AgentResolution struct {
 	State core.State `json:"state"`
 	At    time.Time  `json:"at"`
+	// ClosedBy is who or what closed it: a person, a quorum, a standing
+	// approval, the parts' own deciders, a timeout, a decline, a cancel,
+	// the end of the run.
+	ClosedBy core.Closer `json:"closed_by"`
 	// Surface is where the closing act came from (system for the bridge
 	// itself).
 	Surface         core.Surface `json:"surface"`
@@ -186,7 +190,7 @@ func AgentView(q *core.Question) *AgentQuestion {
 		v.Answers = append(v.Answers, aa)
 	}
 	if r := q.Resolution; r != nil {
-		ar := &AgentResolution{State: r.State, At: r.At, Surface: r.Decider.Surface, OptionID: r.OptionID,
+		ar := &AgentResolution{State: r.State, At: r.At, ClosedBy: core.CloserOf(q), Surface: r.Decider.Surface, OptionID: r.OptionID,
 			ArgumentsSHA256: r.ArgumentsSHA256, Edit: agentEdit(r.Edit)}
 		if r.Approved != nil {
 			approved := *r.Approved
@@ -195,7 +199,7 @@ func AgentView(q *core.Question) *AgentQuestion {
 		if r.Standing != nil {
 			ar.StandingID = r.Standing.ID
 		}
-		if r.State == core.StateCancelled && r.Decider.Surface == core.SurfaceAgent && r.Decider.ID == q.Agent {
+		if ar.ClosedBy == core.CloserAgentCancel && r.Decider.ID == q.Agent {
 			ar.Reason = r.Reason
 		}
 		v.Resolution = ar

@@ -205,8 +205,8 @@ func (r agentReads) read(t *testing.T, ctx context.Context, mk *markers, id stri
 
 // TestNothingUnfencedReachesAnAgent is law 11's property test. It asks a
 // question of every kind and feature, plants a unique hostile marker in
-// every field a person writes and in every decider's display name (the
-// chat platform's own, and the configured people's, who stand behind the
+// every field a person writes and in every decider's display name (a
+// Slack user's own, and the configured people's, on Slack and behind the
 // API tokens), drives each to its end from each kind of door (the API,
 // Slack, the MCP host door, the clock, a cancel, the end of the run), and
 // then reads everything an agent can read about it (see agentReads). It
@@ -220,7 +220,9 @@ func (r agentReads) read(t *testing.T, ctx context.Context, mk *markers, id stri
 // agent's own editable ones, and arguments_sha256 binds them); in the
 // text they are fenced like everything else.
 //
-// A new kind or feature joins by adding a row to cases.
+// A new kind or feature joins by adding a row to cases. The MCP reads
+// are get_answer's, whose structured content is the whole of which each
+// asking tool's is a part.
 func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()

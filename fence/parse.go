@@ -84,3 +84,25 @@ func openingTag(l string) (Tag, bool) {
 	t, ok := tagByName[l[1:len(l)-1]]
 	return t, ok
 }
+
+// ParseRegion reads s as exactly one region made by Wrap (Fenced.String):
+// the opening line of a tag of ours, text holding no tag form, and the
+// same tag's closing line, nothing before or after. It gives back the
+// cleaned text that was wrapped. The fenced strings in a resume's data
+// (Structured) are read with it, and a string that does not parse is not
+// a region, whatever it looks like.
+func ParseRegion(s string) (Region, error) {
+	open, rest, ok := strings.Cut(s, "\n")
+	tag, isOpen := openingTag(open)
+	if !ok || !isOpen {
+		return Region{}, fmt.Errorf("%w: not a region: the first line is not an opening tag of ours", ErrMalformed)
+	}
+	body, ok := strings.CutSuffix(rest, "\n</"+tag.name+">")
+	if !ok {
+		return Region{}, fmt.Errorf("%w: region %s does not end with its closing line", ErrMalformed, tag.name)
+	}
+	if hasTagForm(body) {
+		return Region{}, fmt.Errorf("%w: region %s holds an unescaped tag", ErrMalformed, tag.name)
+	}
+	return Region{Tag: tag, Content: unescape(body)}, nil
+}

@@ -58,7 +58,11 @@ const DeclineText = "The human declined to answer this question. Proceed on your
 type ItemAnswer struct {
 	ItemID   string `json:"item_id"`
 	OptionID string `json:"option_id,omitempty"`
-	Text     string `json:"text,omitempty"`
+	// Text is the free text a person gave: raw in a ResumeInput, and in a
+	// Resume's Structured its fenced region (TagItemAnswer; read it back
+	// with ParseRegion), since hosts show structured data to the model
+	// as it is.
+	Text string `json:"text,omitempty"`
 	// DecidedBy, on an item answered on its own (a form answered in
 	// parts), is CloserPerson; Decider is then that person's untrusted
 	// display name. Both word the text (the name fenced); neither is part
@@ -69,7 +73,10 @@ type ItemAnswer struct {
 
 // Vote is one person's vote on a question that needed several: their
 // display name, the option they chose (an option id, or approve / deny)
-// and their words, all untrusted.
+// and their words, all untrusted. In a ResumeInput Name and Text are raw;
+// in a Resume's Structured each is its fenced region (TagDeciderName,
+// TagReason; read them back with ParseRegion), since hosts show
+// structured data to the model as it is.
 type Vote struct {
 	Name   string `json:"name"`
 	Choice string `json:"choice"`
@@ -77,8 +84,15 @@ type Vote struct {
 }
 
 // Structured is the result as data, returned beside the text so that an
-// agent's program can act on it without reading prose. Its strings are
-// still untrusted.
+// agent's program can act on it without reading prose. MCP hosts show it
+// to the model as it is, so it is fenced by construction like the text:
+// every string a person wrote or is named by (an item's free text, a
+// voter's name and words) is its own fenced region, never a bare string.
+// The one exception is ApprovedArguments, the arguments the call must be
+// made with: they are JSON data the agent's program passes on, limited
+// to the keys the agent itself made editable and bound by
+// ArgumentsSHA256; in the text they are fenced. The other strings are
+// server-made or the agent's own (option and item ids, hashes).
 type Structured struct {
 	ChosenOptionID string `json:"chosen_option_id,omitempty"`
 	Approved       *bool  `json:"approved,omitempty"`
@@ -330,7 +344,7 @@ func BuildResume(in ResumeInput) (Resume, error) {
 	if st.Items != nil {
 		items := make([]ItemAnswer, len(st.Items))
 		for i, it := range st.Items {
-			it.Text, it.Decider = CleanText(it.Text), "" // names go into the text, fenced, never into the data
+			it.Text, it.Decider = fencedData(TagItemAnswer, it.Text), "" // names go into the text, fenced, never into the data
 			items[i] = it
 		}
 		st.Items = items
@@ -349,12 +363,21 @@ func BuildResume(in ResumeInput) (Resume, error) {
 	if st.Votes != nil {
 		votes := make([]Vote, len(st.Votes))
 		for i, v := range st.Votes {
-			v.Name, v.Text = CleanName(v.Name), CleanText(v.Text)
+			v.Name, v.Text = Wrap(TagDeciderName, CleanName(v.Name)).String(), fencedData(TagReason, v.Text)
 			votes[i] = v
 		}
 		st.Votes = votes
 	}
 	return Resume{Text: m.String(), Structured: st}, nil
+}
+
+// fencedData is a person's words as Structured carries them: their
+// fenced region, or "" (omitted) when there are none.
+func fencedData(tag Tag, s string) string {
+	if s == "" {
+		return ""
+	}
+	return Wrap(tag, s).String()
 }
 
 // preamble tells the model how to read every region that follows.

@@ -383,7 +383,7 @@ func TestKindsAnswerEcho(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []fence.ItemAnswer{{ItemID: "region", OptionID: "eu"}, {ItemID: "size", Text: "medium, please"}}
+	want := []fence.ItemAnswer{{ItemID: "region", OptionID: "eu"}, {ItemID: "size", Text: fence.Wrap(fence.TagItemAnswer, "medium, please").String()}}
 	if diff := cmp.Diff(want, w.Resume.Structured.Items); diff != "" {
 		t.Errorf("form structured items (-want +got):\n%s", diff)
 	}

@@ -102,7 +102,7 @@ func TestHostAnswersFirst(t *testing.T) {
 			{"question": "Package name?", "options": []map[string]any{{"label": "ab"}, {"label": "askbridge"}}},
 		}}, map[string]any{"q1": "o2", "q2_text": "call it bridgekeeper"},
 			func(t *testing.T, p fence.ParsedResume, st mcp.Result) {
-				want := []fence.ItemAnswer{{ItemID: "q1", OptionID: "o2"}, {ItemID: "q2", Text: "call it bridgekeeper"}}
+				want := []fence.ItemAnswer{{ItemID: "q1", OptionID: "o2"}, {ItemID: "q2", Text: fence.Wrap(fence.TagItemAnswer, "call it bridgekeeper").String()}}
 				if len(st.Items) != 2 || st.Items[0] != want[0] || st.Items[1] != want[1] {
 					t.Errorf("items %+v", st.Items)
 				}

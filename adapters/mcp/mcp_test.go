@@ -413,7 +413,7 @@ func TestAskQuestions(t *testing.T) {
 	e.answer(core.AnswerInput{QuestionID: q.ID, Items: []core.ItemInput{{ItemID: "naming", Text: "call it bridgekeeper"}}})
 
 	_, st := resumed(t, result(t, e.ctx, ch), q.ID, fence.VerbAnswered)
-	want := []fence.ItemAnswer{{ItemID: "q1", OptionID: "o2"}, {ItemID: "naming", Text: "call it bridgekeeper"}}
+	want := []fence.ItemAnswer{{ItemID: "q1", OptionID: "o2"}, {ItemID: "naming", Text: fence.Wrap(fence.TagItemAnswer, "call it bridgekeeper").String()}}
 	if len(st.Items) != 2 || st.Items[0] != want[0] || st.Items[1] != want[1] {
 		t.Errorf("items are %+v, want %+v", st.Items, want)
 	}

@@ -58,12 +58,12 @@ func startClock(t *testing.T, s Settings, clock core.Clock) *Main {
 		s.DataDir = t.TempDir()
 	}
 	s.Addr = "127.0.0.1:0"
-	s.File.Tokens = []TokenFile{
+	s.File.Tokens = append([]TokenFile{
 		{Name: "agent-a", Role: "agent", Token: agentA},
 		{Name: "agent-b", Role: "agent", Token: agentB},
 		{Name: "ops", Role: "operator", Token: opTok},
 		{Name: "dash", Role: "observer", Token: obsTok},
-	}
+	}, s.File.Tokens...) // a test's own tokens come after these
 	m := &Main{Settings: s, Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel), Clock: clock,
 		Loops: core.Loops{Tick: 20 * time.Millisecond, Remind: 20 * time.Millisecond}}
 	if err := m.Run(t.Context()); err != nil {

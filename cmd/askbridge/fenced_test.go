@@ -217,10 +217,15 @@ func (r agentReads) read(t *testing.T, ctx context.Context, mk *markers, id stri
 // TestNothingUnfencedReachesAnAgent is law 11's property test. It asks a
 // question of every kind and feature, plants a unique hostile marker in
 // every field a person writes and in every decider's display name (a
-// Slack user's own, and the configured people's, on Slack and behind the
-// API tokens), drives each to its end from each kind of door (the API,
-// Slack, the MCP host door, the clock, a cancel, the end of the run), and
-// then reads everything an agent can read about it (see agentReads). It
+// Slack user's own; a Discord member's guild nickname, global_name, and
+// username alone; a Telegram user's first_name, last_name, and username
+// alone; and the configured people's, on Slack and behind the API and
+// console tokens), drives each to its end from each kind of door (the
+// API, Slack, Discord, Telegram, the console, the MCP host door, the
+// clock, a cancel, the end of the run), and then reads everything an
+// agent can read about it (see agentReads). One program runs all three
+// chat fakes; the Discord and Telegram drivers take this test's people
+// through their users field. It
 // fails if any marker appears outside a well-formed fenced region, and
 // if a marker never reached the agent fenced (a planted field that went
 // nowhere proves nothing).

@@ -280,8 +280,15 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 		"later": {Rooms: []core.Room{{Surface: core.SurfaceSlack, ID: slackRoom}}, Deciders: map[string][]string{"api": {"*"}}},
 		"desk":  {People: []string{core.PersonPrefix + "dora"}},
 	}
-	// Each Discord and Telegram row has a room of its own, so no row's
-	// card waits on another's send budget.
+	// Each Slack, Discord and Telegram row that clicks has a room of its
+	// own, so no row's card waits on another's send budget (the API's
+	// rows post theirs in slackRoom).
+	slRooms := map[string]string{"sl-pick": "C0FENCE001", "sl-deny": "C0FENCE002", "sl-quorum": "C0FENCE003"}
+	for name, room := range slRooms {
+		r := routes[core.DefaultRoute]
+		r.Rooms, r.EscalateTo = []core.Room{{Surface: core.SurfaceSlack, ID: room}}, ""
+		routes[name] = r
+	}
 	dcRooms := map[string]string{"dc-deny": "345626669114982410", "dc-quorum": "345626669114982411", "dc-form": "345626669114982412"}
 	for name, room := range dcRooms {
 		routes[name] = RouteFile{Rooms: []core.Room{{Surface: core.SurfaceDiscord, ID: room}}, MaxQuorum: 2,
@@ -418,10 +425,11 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 			}
 		}
 	}
-	click := func(action core.RefAction, option int) func(t *testing.T, id string) {
+	click := func(route string, action core.RefAction, option int) func(t *testing.T, id string) {
 		return func(t *testing.T, id string) {
 			t.Helper()
-			slack.Click(t, sam, slack.Card(t, id, nil), button(t, slack.Card(t, id, nil), action, option))
+			c := slack.cardIn(t, slRooms[route], id, nil)
+			slack.Click(t, sam, c, button(t, c, action, option))
 		}
 	}
 	advance := func(d time.Duration) func(t *testing.T, id string) {
@@ -504,14 +512,14 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 					t.Fatal(err)
 				}
 			}, core.StateAnswered},
-		{"decision clicked in Slack", decision, click(core.RefOption, 1), core.StateAnswered},
+		{"decision clicked in Slack", on("sl-pick", decision), click("sl-pick", core.RefOption, 1), core.StateAnswered},
 		{"decision answered with a note", decision,
 			answer(ops, client.AnswerRequest{ChosenOptionID: "ddb", Answer: mk.mk("a decision's note")}), core.StateAnswered},
 		{"approval approved with a reason", approval("deploy", `{"env":"prod"}`),
 			answer(ops, client.AnswerRequest{ChosenOptionID: core.ApproveOption, Answer: mk.mk("an approval's reason")}), core.StateAnswered},
 		{"approval denied with a reason", approval("drop_table", `{"table":"users"}`),
 			answer(ops2, client.AnswerRequest{ChosenOptionID: core.DenyOption, Answer: mk.mk("a deny reason")}), core.StateAnswered},
-		{"approval denied in Slack", approval("drop_table", `{"table":"orders"}`), click(core.RefDeny, 0), core.StateAnswered},
+		{"approval denied in Slack", on("sl-deny", approval("drop_table", `{"table":"orders"}`)), click("sl-deny", core.RefDeny, 0), core.StateAnswered},
 		{"approval approved with edits", approval("mv", `{"to":"x"}`, "to"),
 			answer(ops, client.AnswerRequest{ChosenOptionID: core.ApproveOption, Arguments: edited("an edited argument's value"), Answer: mk.mk("an edit's reason")}),
 			core.StateAnswered},
@@ -527,9 +535,9 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 			}}),
 			answer(ops, client.AnswerRequest{ChosenOptionID: core.ApproveOption, Answer: mk.mk("a batch's reason for the rest")}),
 		), core.StateAnswered},
-		{"quorum of two with notes", with(approval("rotate_keys", `{"all":true}`), func(r *client.AskRequest) { r.Quorum = 2 }), then(
+		{"quorum of two with notes", on("sl-quorum", with(approval("rotate_keys", `{"all":true}`), func(r *client.AskRequest) { r.Quorum = 2 })), then(
 			answer(ops2, client.AnswerRequest{ChosenOptionID: core.ApproveOption, Answer: mk.mk("a vote's note")}),
-			click(core.RefApprove, 0),
+			click("sl-quorum", core.RefApprove, 0),
 		), core.StateAnswered},
 		{"clarification answered by a reply in Telegram", on("tg-reply", clarify("Which cluster?")),
 			func(t *testing.T, id string) {

@@ -42,6 +42,8 @@ type discordDriver struct {
 	settings Settings
 	clock    core.Clock
 	m        *Main
+	// users are a test's own people, by id, looked up before dcUsers.
+	users map[string]discordfake.User
 }
 
 func (d *discordDriver) Surface() core.Surface { return core.SurfaceDiscord }
@@ -98,7 +100,10 @@ func (d *discordDriver) Stranger() adaptertest.User { return dcAsUser("290926798
 
 func (d *discordDriver) user(t *testing.T, u adaptertest.User) discordfake.User {
 	t.Helper()
-	du, ok := dcUsers[u.ID]
+	du, ok := d.users[u.ID]
+	if !ok {
+		du, ok = dcUsers[u.ID]
+	}
 	if !ok {
 		t.Fatalf("unknown user %+v", u)
 	}
@@ -287,12 +292,18 @@ func (d *discordDriver) Edit(t *testing.T, u adaptertest.User, c adaptertest.Car
 // submits it empty.
 func (d *discordDriver) Deny(t *testing.T, u adaptertest.User, c adaptertest.Card, b adaptertest.Button) string {
 	t.Helper()
+	return d.DenyWith(t, u, c, b, "")
+}
+
+// DenyWith presses Deny and submits reason in the modal it opens.
+func (d *discordDriver) DenyWith(t *testing.T, u adaptertest.User, c adaptertest.Card, b adaptertest.Button, reason string) string {
+	t.Helper()
 	du := d.user(t, u)
 	modal := d.send(t, d.fake.Click(du, c.ID, b.Value))
 	if modal.Type != discordfake.ResponseModal || len(modal.InputIDs()) != 1 {
 		t.Fatalf("Deny answered %d, not a modal with one input: %s", modal.Type, modal.Data)
 	}
-	resp := d.send(t, d.fake.Submit(du, c.ID, modal.CustomID(), map[string]string{modal.InputIDs()[0]: ""}))
+	resp := d.send(t, d.fake.Submit(du, c.ID, modal.CustomID(), map[string]string{modal.InputIDs()[0]: reason}))
 	if resp.Type == discordfake.ResponseMessage && resp.Flags()&discordfake.FlagEphemeral != 0 {
 		return dcVisible(resp.Content())
 	}

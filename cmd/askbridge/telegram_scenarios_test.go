@@ -46,6 +46,8 @@ type telegramDriver struct {
 	settings Settings
 	clock    core.Clock
 	main     *Main
+	// users are a test's own people, looked up before the package's.
+	users []tgbotapi.User
 }
 
 func (d *telegramDriver) Surface() core.Surface { return core.SurfaceTelegram }
@@ -118,9 +120,11 @@ func (d *telegramDriver) Allowed() adaptertest.User  { return tgAsUser(tgAlice) 
 func (d *telegramDriver) Allowed2() adaptertest.User { return tgAsUser(tgBob) }
 func (d *telegramDriver) Stranger() adaptertest.User { return tgAsUser(tgMallory) }
 
-// tgUser maps a scenario user back to the Telegram user the fake sends.
-func tgUser(t *testing.T, u adaptertest.User) tgbotapi.User {
-	for _, x := range []tgbotapi.User{tgAlice, tgBob, tgMallory} {
+// user maps a scenario user back to the Telegram user the fake sends:
+// one of the driver's own users, or of the package's.
+func (d *telegramDriver) user(t *testing.T, u adaptertest.User) tgbotapi.User {
+	t.Helper()
+	for _, x := range append(slices.Clip(d.users), tgAlice, tgBob, tgMallory) {
 		if tgID(x) == u.ID {
 			return x
 		}
@@ -186,7 +190,7 @@ func (d *telegramDriver) Click(t *testing.T, u adaptertest.User, c adaptertest.C
 	t.Helper()
 	id, _ := strconv.Atoi(c.ID)
 	chat, _ := strconv.ParseInt(c.Room, 10, 64)
-	note, err := d.fake.Click(tgUser(t, u), chat, id, b.Value, 15*time.Second)
+	note, err := d.fake.Click(d.user(t, u), chat, id, b.Value, 15*time.Second)
 	if err != nil {
 		t.Fatalf("click: %v", err)
 	}
@@ -219,7 +223,7 @@ func (d *telegramDriver) Reply(t *testing.T, u adaptertest.User, c adaptertest.C
 			t.Fatal("no ForceReply prompt after tapping the free-text button")
 		}
 	}
-	status, err := d.fake.Reply(tgUser(t, u), chat, target, text)
+	status, err := d.fake.Reply(d.user(t, u), chat, target, text)
 	if err != nil || status != http.StatusOK {
 		t.Fatalf("reply: %d %v", status, err)
 	}
@@ -234,7 +238,7 @@ func (d *telegramDriver) Forge(t *testing.T, u adaptertest.User, c adaptertest.C
 	}
 	id, _ := strconv.Atoi(c.ID)
 	chat, _ := strconv.ParseInt(c.Room, 10, 64)
-	upd, _, err := d.fake.CallbackUpdate(tgUser(t, u), chat, id, b.Value)
+	upd, _, err := d.fake.CallbackUpdate(d.user(t, u), chat, id, b.Value)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -449,7 +453,7 @@ func (d *telegramDriver) Edit(t *testing.T, u adaptertest.User, c adaptertest.Ca
 		t.Fatal("no ForceReply prompt after tapping the edit button")
 	}
 	after := len(d.fake.Messages(chat))
-	status, err := d.fake.Reply(tgUser(t, u), chat, prompt.ID, args)
+	status, err := d.fake.Reply(d.user(t, u), chat, prompt.ID, args)
 	if err != nil || status != http.StatusOK {
 		t.Fatalf("reply: %d %v", status, err)
 	}

@@ -40,8 +40,12 @@ const APIVersionPath = "/api/v10/"
 // User is a person clicking on the fake platform.
 type User struct {
 	ID    string
-	Name  string   // shown as the user's global name
+	Name  string   // shown as the user's global name; "" sends none (null)
 	Roles []string // the member's role ids in the guild
+	// Username is the account's username; "" derives one from Name.
+	Username string
+	// Nick is the member's nickname in the guild; "" sends none (null).
+	Nick string
 	// DM sends the interaction as from a direct message: a user and no
 	// member, so no roles.
 	DM bool
@@ -649,7 +653,11 @@ func (s *Server) Raw(body map[string]any) Interaction {
 // setUser puts u in the payload: a guild member with roles, or in a DM a
 // bare user.
 func setUser(v map[string]any, u User) {
-	user := map[string]any{"id": u.ID, "username": strings.ToLower(strings.ReplaceAll(u.Name, " ", "")), "global_name": u.Name,
+	username := u.Username
+	if username == "" {
+		username = strings.ToLower(strings.ReplaceAll(u.Name, " ", ""))
+	}
+	user := map[string]any{"id": u.ID, "username": username, "global_name": orNull(u.Name),
 		"discriminator": "0", "public_flags": 0, "avatar": nil}
 	if u.DM {
 		delete(v, "member")
@@ -665,9 +673,17 @@ func setUser(v map[string]any, u User) {
 	if member == nil {
 		member = map[string]any{}
 	}
-	member["user"], member["roles"], member["nick"] = user, roles, nil
+	member["user"], member["roles"], member["nick"] = user, roles, orNull(u.Nick)
 	v["member"] = member
 	delete(v, "user")
+}
+
+// orNull is s, or JSON null for "", as Discord sends a name not set.
+func orNull(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }
 
 // Signing is how Post signs a request.

@@ -157,6 +157,11 @@ func partNoun(q *Question) (noun, done string) {
 // answer: one person's, one standing approval's, or several of either.
 func partsLine(q *Question, at string) string {
 	gs := partGroups(q.Answers)
+	if len(gs) == 0 {
+		// A record without its parts can only name who closed it.
+		r := q.Resolution
+		return "Answered by " + DeciderLabel(r.Decider) + " on " + at + " via " + string(r.Decider.Surface)
+	}
 	if len(gs) == 1 {
 		g := gs[0]
 		if g.standing {

@@ -191,6 +191,7 @@ func TestOutcomeLineByKindAndCloser(t *testing.T) {
 			"Answered by Alice on " + at},
 		{"form/several people", core.KindForm, answered(core.CloserParts, outBob, lastOf(outPart("i1", "fri", outAlice), outPart("i2", "s", outBob))),
 			"Answered item by item on " + at + ": 1 by Alice, 1 by Bob"},
+		{"form/no parts recorded", core.KindForm, answered(core.CloserParts, outBob, nil), "Answered by Bob on " + at + " via telegram"},
 		{"form/timeout", core.KindForm, timedOut(nil), "Timed out on " + at + ": nobody answered before the deadline"},
 		{"form/timeout after a part", core.KindForm, timedOut(parts(outPart("i1", "fri", outAlice))),
 			"Timed out on " + at + " after 1 of 2 items had been answered (1 by Alice): nobody answered the rest before the deadline"},

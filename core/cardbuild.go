@@ -174,9 +174,8 @@ func outcome(q *Question) *CardOutcome {
 		return &CardOutcome{State: q.State}
 	}
 	o := &CardOutcome{State: q.State, Closer: CloserOf(q), At: r.At, Line: OutcomeLine(q)}
-	switch o.Closer {
-	case CloserPerson, CloserDecline, CloserOperatorCancel:
-		o.By, o.Surface = DeciderLabel(r.Decider), r.Decider.Surface
+	if d, ok := ClosingPerson(q); ok {
+		o.By, o.Surface = DeciderLabel(d), d.Surface
 	}
 	if q.State != StateAnswered {
 		return o

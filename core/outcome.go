@@ -50,6 +50,20 @@ func OutcomeLine(q *Question) string {
 	return ""
 }
 
+// ClosingPerson is the one person who closed q as a whole, where one
+// did: who answered or declined it, or the operator who withdrew it. A
+// quorum's voters, the deciders of parts, a standing approval's granter,
+// the bridge and the agent are not that person, so a surface that shows
+// "by" beside an outcome shows it only for these (OutcomeLine names the
+// rest).
+func ClosingPerson(q *Question) (Decider, bool) {
+	switch CloserOf(q) {
+	case CloserPerson, CloserDecline, CloserOperatorCancel:
+		return q.Resolution.Decider, true
+	}
+	return Decider{}, false
+}
+
 // PartBy names who decided one part of a form or a batch, for people: the
 // person who answered it, or the standing approval that decided it at
 // the ask (whose decider's name is the standing approval's label, which

@@ -123,7 +123,9 @@ type partGroup struct {
 	n        int
 	standing bool
 	surface  Surface
-	surfaces int // how many different surfaces this one acted from
+	// mixed: this one acted from more than one surface, so no one
+	// "via" is true of all its parts.
+	mixed bool
 }
 
 func partGroups(parts []ItemAnswer) []*partGroup {
@@ -139,11 +141,11 @@ func partGroups(parts []ItemAnswer) []*partGroup {
 		}
 		g := byKey[key]
 		if g == nil {
-			g = &partGroup{label: PartBy(a), standing: a.DecidedBy() == CloserStanding, surface: a.Decider.Surface, surfaces: 1}
+			g = &partGroup{label: PartBy(a), standing: a.DecidedBy() == CloserStanding, surface: a.Decider.Surface}
 			byKey[key] = g
 			out = append(out, g)
 		} else if g.surface != a.Decider.Surface {
-			g.surfaces++
+			g.mixed = true
 		}
 		g.n++
 	}
@@ -182,7 +184,7 @@ func partsLine(q *Question, at string) string {
 			return "Approved at once on " + at + " by " + g.label + "; nobody looked at these calls"
 		}
 		line := "Answered by " + g.label + " on " + at
-		if g.surfaces == 1 {
+		if !g.mixed {
 			line += " via " + string(g.surface)
 		}
 		return line

@@ -26,7 +26,7 @@ func batchSections(q *Question) []Section {
 			s.Hash = sum[:hashShown]
 		}
 		if d := co.Decision; d != nil {
-			s.Answer = &ItemAnswered{Text: callVerdict(d), By: DeciderLabel(d.Decider), Surface: d.Decider.Surface, At: d.At}
+			s.Answer = &ItemAnswered{Text: callVerdict(d), By: PartBy(*d), Surface: d.Decider.Surface, At: d.At}
 		} else if q.Open() {
 			num := fmt.Sprintf("%d. ", i+1)
 			ref := Ref{QuestionID: q.ID, Item: i}

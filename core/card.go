@@ -90,27 +90,3 @@ func ChoiceLabel(q *Question) string {
 	}
 	return r.Answer
 }
-
-// OutcomeLine is the one line a closed card shows: who closed it, how and
-// when. It is the same on every surface (law 2 applies to cards too).
-func OutcomeLine(q *Question) string {
-	r := q.Resolution
-	if r == nil {
-		return ""
-	}
-	at := r.At.UTC().Format("2006-01-02 15:04 UTC")
-	who := DeciderLabel(r.Decider)
-	switch q.State {
-	case StateAnswered:
-		return fmt.Sprintf("Answered by %s on %s via %s", who, at, r.Decider.Surface)
-	case StateDeclined:
-		return fmt.Sprintf("Declined by %s on %s via %s: the agent will proceed on its own judgement", who, at, r.Decider.Surface)
-	case StateTimedOut:
-		return fmt.Sprintf("Timed out on %s: %s", at, timeoutReason(q))
-	case StateExpired:
-		return fmt.Sprintf("Expired on %s: %s", at, ExpiredReason)
-	case StateCancelled:
-		return fmt.Sprintf("Withdrawn by %s on %s", who, at)
-	}
-	return ""
-}

@@ -76,7 +76,7 @@ func NewCard(q *Question, m MessageRef) Card {
 				s.Choices = append(s.Choices, Choice{Label: o.Label, Description: o.Description, Recommended: o.Recommended})
 			}
 			if a, ok := q.Answered(it.ID); ok {
-				s.Answer = &ItemAnswered{Text: itemValue(it, a), Own: a.OptionID == "", By: DeciderLabel(a.Decider),
+				s.Answer = &ItemAnswered{Text: itemValue(it, a), Own: a.OptionID == "", By: PartBy(a),
 					Surface: a.Decider.Surface, At: a.At}
 			} else {
 				// Rows of buttons have no headings on some platforms, so
@@ -173,7 +173,10 @@ func outcome(q *Question) *CardOutcome {
 	if r == nil {
 		return &CardOutcome{State: q.State}
 	}
-	o := &CardOutcome{State: q.State, By: DeciderLabel(r.Decider), Surface: r.Decider.Surface, At: r.At, Line: OutcomeLine(q)}
+	o := &CardOutcome{State: q.State, Closer: CloserOf(q), At: r.At, Line: OutcomeLine(q)}
+	if d, ok := ClosingPerson(q); ok {
+		o.By, o.Surface = DeciderLabel(d), d.Surface
+	}
 	if q.State != StateAnswered {
 		return o
 	}

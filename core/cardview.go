@@ -171,8 +171,10 @@ type ItemAnswered struct {
 	// Text is the chosen option's label, or the free text.
 	Text string
 	// Own is true for a free-text answer.
-	Own     bool
-	By      string // DeciderLabel of who answered
+	Own bool
+	// By is who decided it (PartBy): a person, or a standing approval,
+	// named with who granted it and when.
+	By      string
 	Surface Surface
 	At      time.Time
 }
@@ -224,11 +226,18 @@ const (
 
 // CardOutcome is how a closed question ended, as its cards show it.
 type CardOutcome struct {
-	State   State
-	By      string // DeciderLabel of who closed it
+	State State
+	// Closer is who or what closed it (CloserOf).
+	Closer Closer
+	// By and Surface name the one person who closed it as a whole (an
+	// answer, a decline, an operator's withdrawal): DeciderLabel. Both
+	// are "" when no one person did (a quorum, a standing approval,
+	// parts, the bridge, the agent); Line says who or what did.
+	By      string
 	Surface Surface
 	At      time.Time
-	// Line is OutcomeLine: who closed it, how and when, in one sentence.
+	// Line is OutcomeLine: who or what closed it, how and when, in one
+	// sentence.
 	Line string
 	// Label names Choice ("Chosen", "Verdict", "Answer", "Answers");
 	// both are "" when nothing was chosen (declined, timed out, ...).

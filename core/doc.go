@@ -42,7 +42,9 @@
 //     [Closer] in [Resolution].ClosedBy, and each part its own
 //     ([ItemAnswer.DecidedBy]); [CloserOf] is the one reader (it also
 //     reads records stored before closers were), and [ResumeOf] and
-//     [CallResultsOf] word the resume from it (closer.go).
+//     [CallResultsOf] word the resume from it (closer.go); [OutcomeLine]
+//     and [PartBy] word every card, console card and late clicker's
+//     note from it (outcome.go).
 //
 // # The path of a click
 //

@@ -19,14 +19,9 @@ func RefusalNote(err error) string {
 	case err == nil:
 		return ""
 	case errors.As(err, &closed):
-		q := closed.Question
-		switch q.State {
-		case StateExpired:
-			return "This question expired: " + ExpiredReason + ". Your answer was not recorded."
-		case StateTimedOut:
-			return "This question timed out: " + TimeoutReason + ". Your answer was not recorded."
-		}
-		return "Already closed. " + OutcomeLine(q) + ". Your answer was not recorded."
+		// The card's own outcome line: a timeout or an expiry after some
+		// parts or votes says so, like everything else that closed it.
+		return "Already closed. " + OutcomeLine(closed.Question) + ". Your answer was not recorded."
 	case ErrorCode(err) == CodeForbidden:
 		return "You are not one of the people who may answer this question. Nothing was recorded."
 	case ErrorCode(err) == CodeNotFound:

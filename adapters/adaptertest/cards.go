@@ -146,6 +146,24 @@ func CardFixtures() []CardFixture {
 	batch.Answers = []core.ItemAnswer{{ItemID: "toolu_2", OptionID: core.DenyOption, Text: "not b", Decider: fixtureAlice, At: fixtureAsked.Add(time.Minute)}}
 	batchDone := closed(fixtureQ(core.KindApproval), core.StateTimedOut, core.System, func(r *core.Resolution) { r.Reason = core.TimeoutReason })
 	batchDone.Reversibility, batchDone.Text, batchDone.Call, batchDone.Calls, batchDone.Answers = batch.Reversibility, batch.Text, nil, batch.Calls, batch.Answers
+	// Batches closed by standing approvals: every call by one granted
+	// before the ask (nobody looked at them), and one call so, the others
+	// by people.
+	grant := core.StandingUse{ID: "st-1", GrantedBy: fixtureAlice, GrantedAt: fixtureAsked.Add(-time.Hour)}
+	byStanding := func(id string) core.ItemAnswer {
+		d := grant.GrantedBy
+		d.Name = core.StandingLabel(core.Standing{GrantedBy: grant.GrantedBy, GrantedAt: grant.GrantedAt})
+		g := grant
+		return core.ItemAnswer{ItemID: id, OptionID: core.ApproveOption, Decider: d, At: fixtureAsked, Standing: &g}
+	}
+	batchStanding := closed(fixtureQ(core.KindApproval), core.StateAnswered, core.Decider{}, func(r *core.Resolution) { r.ClosedBy = core.CloserParts })
+	batchStanding.Reversibility, batchStanding.Text, batchStanding.Call, batchStanding.Calls = batch.Reversibility, batch.Text, nil, batch.Calls
+	batchStanding.Answers = []core.ItemAnswer{byStanding("toolu_1"), byStanding("toolu_2"), byStanding("toolu_3")}
+	batchStanding.Resolution.Decider, batchStanding.Resolution.At = batchStanding.Answers[2].Decider, fixtureAsked
+	batchMixed := closed(fixtureQ(core.KindApproval), core.StateAnswered, fixtureBob, func(r *core.Resolution) { r.ClosedBy = core.CloserParts })
+	batchMixed.Reversibility, batchMixed.Text, batchMixed.Call, batchMixed.Calls = batch.Reversibility, batch.Text, nil, batch.Calls
+	batchMixed.Answers = []core.ItemAnswer{byStanding("toolu_1"), batch.Answers[0],
+		{ItemID: "toolu_3", OptionID: core.ApproveOption, Decider: fixtureBob, At: fixtureAsked.Add(7 * time.Minute)}}
 	withCard := fixtureQ(core.KindDecision)
 	withCard.Messages = []core.MessageRef{{Surface: core.SurfaceSlack, Room: room, ID: "844397162624450620", Kind: core.DeliverPost}}
 
@@ -166,6 +184,8 @@ func CardFixtures() []CardFixture {
 		{"approval_standing_offered", standing, post},
 		{"batch_partly_decided", batch, post},
 		{"batch_timed_out", batchDone, post},
+		{"batch_standing", batchStanding, post},
+		{"batch_standing_and_people", batchMixed, post},
 		{"form_open", fixtureQ(core.KindForm), post},
 		{"form_progress", half, post},
 		{"clarification_answered", closed(fixtureQ(core.KindClarification), core.StateAnswered, fixtureAlice, func(r *core.Resolution) {
@@ -181,6 +201,12 @@ func CardFixtures() []CardFixture {
 			core.Decider{Surface: core.SurfaceAPI, ID: "ops", Name: "ops"}, func(r *core.Resolution) { r.OptionID = "pg" }), post},
 		{"approval_approved", closed(fixtureQ(core.KindApproval), core.StateAnswered, fixtureAlice, func(r *core.Resolution) {
 			r.Approved = &yes
+		}), post},
+		{"approval_standing_approved", closed(fixtureQ(core.KindApproval), core.StateAnswered, core.Decider{}, func(r *core.Resolution) {
+			g := grant
+			r.Decider = core.Decider{Surface: fixtureAlice.Surface, ID: fixtureAlice.ID,
+				Name: core.StandingLabel(core.Standing{GrantedBy: g.GrantedBy, GrantedAt: g.GrantedAt})}
+			r.ClosedBy, r.Approved, r.Standing, r.At = core.CloserStanding, &yes, &g, fixtureAsked
 		}), post},
 		{"approval_denied", closed(fixtureQ(core.KindApproval), core.StateAnswered, fixtureAlice, func(r *core.Resolution) {
 			r.Approved, r.Reason = &no, "not on a Friday"
@@ -214,9 +240,19 @@ func CardFixtures() []CardFixture {
 	voted.Quorum = 2
 	voted.Votes = append(append([]core.Vote(nil), voting.Votes...),
 		core.Vote{Key: "person:bob", Choice: core.ApproveOption, Text: "<b>ok</b>", Decider: fixtureBob, At: voting.CreatedAt.Add(2 * time.Minute)})
+	// A quorum of two on a decision: Alice and Bob for DynamoDB, ops for
+	// PostgreSQL; both of those for DynamoDB are named, not only the last.
+	decided := closed(fixtureQ(core.KindDecision), core.StateAnswered, fixtureBob, func(r *core.Resolution) { r.OptionID = "ddb" })
+	decided.Quorum = 2
+	decided.Votes = []core.Vote{
+		{Key: "person:alice", Choice: "ddb", Decider: fixtureAlice, At: decided.CreatedAt.Add(time.Minute)},
+		{Key: "api:ops", Choice: "pg", Decider: core.Decider{Surface: core.SurfaceAPI, ID: "ops", Name: "ops"}, At: decided.CreatedAt.Add(2 * time.Minute)},
+		{Key: "person:bob", Choice: "ddb", Decider: fixtureBob, At: decided.CreatedAt.Add(3 * time.Minute)},
+	}
 	out = append(out,
 		CardFixture{Name: "approval_quorum_one_vote", Card: core.NewCard(voting, post), Room: room},
 		CardFixture{Name: "approval_quorum_approved", Card: core.NewCard(voted, post), Room: room},
+		CardFixture{Name: "decision_quorum_decided", Card: core.NewCard(decided, post), Room: room},
 	)
 	// A reminder that calls on people and a role (Service.Reminder fills
 	// these from the route; ids that are not plain are left out).

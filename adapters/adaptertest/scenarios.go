@@ -344,7 +344,7 @@ func forged(t *testing.T, w *world) {
 }
 
 // 7. a click after the run ended: refused, and the clicker is told the
-// question expired and why.
+// question expired and why, in the card's own outcome line.
 func afterRunEnded(t *testing.T, w *world) {
 	q := w.ask(decision())
 	c := w.card(q.ID)
@@ -352,7 +352,7 @@ func afterRunEnded(t *testing.T, w *world) {
 		t.Fatal(err)
 	}
 	note := w.d.Click(t, w.d.Allowed(), c, w.button(c, core.RefOption, -1, 0))
-	if !strings.Contains(note, "expired") || !strings.Contains(note, core.ExpiredReason) {
+	if !strings.Contains(note, "Expired on") || !strings.Contains(note, core.ExpiredReason) || !strings.Contains(note, "not recorded") {
 		t.Fatalf("the clicker was told %q", note)
 	}
 	kinds := w.events(q.ID)

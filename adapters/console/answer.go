@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/askbridge/askbridge/core"
 )
@@ -98,7 +97,7 @@ func (s *Server) outcome(w http.ResponseWriter, r *http.Request, sess *session, 
 	case errors.As(err, &closed):
 		status, q = http.StatusConflict, closed.Question
 		data["Title"] = "Not recorded"
-		data["Problem"] = lostLine(q)
+		data["Problem"] = core.RefusalNote(err)
 	case core.ErrorCode(err) == core.CodeNotFound:
 		s.notFound(w, r)
 		return
@@ -127,24 +126,6 @@ func (s *Server) outcome(w http.ResponseWriter, r *http.Request, sess *session, 
 	s.render(w, r, status, "result", s.page(sess, data))
 }
 
-// lostLine tells a race's loser who won: "already answered by … at … as …".
-func lostLine(q *core.Question) string {
-	res := q.Resolution
-	if res == nil {
-		return fmt.Sprintf("This question is already %s. Your answer was not recorded.", q.State)
-	}
-	verb := map[core.State]string{
-		core.StateAnswered: "answered", core.StateDeclined: "declined", core.StateTimedOut: "closed",
-		core.StateExpired: "closed", core.StateCancelled: "withdrawn",
-	}[q.State]
-	as := string(q.State)
-	if c := core.ChoiceLabel(q); c != "" && q.State == core.StateAnswered {
-		as += ": " + strings.ReplaceAll(c, "\n", "; ")
-	}
-	return fmt.Sprintf("Already %s by %s at %s as %s. Your answer was not recorded.",
-		verb, core.DeciderLabel(res.Decider), res.At.UTC().Format(timeFormat), as)
-}
-
 // recordedOf lists what the question holds of the viewer's act: the
 // resolution once closed, else the form items answered so far.
 func recordedOf(q *core.Question) []recorded {
@@ -156,7 +137,13 @@ func recordedOf(q *core.Question) []recorded {
 	}
 	add("State", string(q.State))
 	if res := q.Resolution; res != nil {
-		add("By", core.DeciderLabel(res.Decider)+" via "+string(res.Decider.Surface))
+		// Who closed it in core's one wording: a person by name, anything
+		// else (a quorum, parts, a standing approval) as OutcomeLine says.
+		if d, ok := core.ClosingPerson(q); ok {
+			add("By", core.DeciderLabel(d)+" via "+string(d.Surface))
+		} else {
+			add("Closed", core.OutcomeLine(q))
+		}
 		add("At", res.At.UTC().Format(timeFormat))
 		switch q.Kind {
 		case core.KindDecision:
@@ -207,7 +194,7 @@ func recordedOf(q *core.Question) []recorded {
 					val = o.Label
 				}
 			}
-			add(it.Question, val+" (by "+core.DeciderLabel(a.Decider)+" at "+a.At.UTC().Format(timeFormat)+")")
+			add(it.Question, val+" (by "+core.PartBy(a)+" at "+a.At.UTC().Format(timeFormat)+")")
 		}
 	}
 	return out

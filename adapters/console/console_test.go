@@ -433,8 +433,8 @@ func TestARaceHasOneWinnerAndTheLosersHearWho(t *testing.T) {
 				t.Fatalf("the winner's page does not show what was recorded")
 			}
 		case http.StatusConflict:
-			want := "Already answered by " + got.Resolution.Decider.ID + " at " + got.Resolution.At.Format("2006-01-02 15:04 UTC") + " as answered: "
-			if !strings.Contains(r.body, want) {
+			want := "Already closed. Answered by " + core.DeciderLabel(got.Resolution.Decider) + " on " + got.Resolution.At.Format("2006-01-02 15:04 UTC") + " via console. Your answer was not recorded."
+			if !strings.Contains(r.body, want) || !strings.Contains(r.body, core.ChoiceLabel(got)) {
 				t.Fatalf("a loser's page lacks %q:\n%s", want, r.body)
 			}
 		default:
@@ -450,7 +450,8 @@ func TestARaceHasOneWinnerAndTheLosersHearWho(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := browsers[0].post("/q/"+q2.ID+"/answer", url.Values{"text": {"zeus"}})
-	if r.status != http.StatusConflict || !strings.Contains(r.body, "Already answered by ops-bot at ") || !strings.Contains(r.body, "as answered: atlas") {
+	if r.status != http.StatusConflict || !strings.Contains(r.body, "Already closed. Answered by ops-bot on ") || !strings.Contains(r.body, " via api. Your answer was not recorded.") ||
+		!strings.Contains(r.body, "atlas") {
 		t.Fatalf("loser after the API: %d\n%s", r.status, r.body)
 	}
 }
@@ -514,6 +515,16 @@ func TestEachKindRecordsExactlyWhatWasGiven(t *testing.T) {
 	}
 	if !strings.Contains(r.body, "Region?") || !strings.Contains(r.body, "medium, please") {
 		t.Fatal("the form's result does not show both items")
+	}
+	// Two people answered it: the result and a late answer both name
+	// each of them, in core's one outcome line, not Bob alone.
+	line := "Answered item by item on " + got.Resolution.At.UTC().Format("2006-01-02 15:04 UTC") + ": 1 by ops-alice, 1 by ops-bob"
+	if !strings.Contains(r.body, line) || strings.Contains(r.body, "ops-bob via console") {
+		t.Fatalf("the form's result does not say who answered it (%q):\n%s", line, r.body)
+	}
+	if r = b.post("/q/"+form.ID+"/answer", url.Values{"item": {"size"}, "item_option": {"s"}}); r.status != http.StatusConflict ||
+		!strings.Contains(r.body, "Already closed. "+line+". Your answer was not recorded.") {
+		t.Fatalf("a late answer to the form: %d\n%s", r.status, r.body)
 	}
 
 	decl := e.ask(core.AskInput{Text: "Anything?"})

@@ -99,7 +99,7 @@ func (s *Server) cardOf(q *core.Question, v viewer, query string) cardView {
 	for _, it := range q.Items {
 		iv := itemView{Item: it}
 		if a, ok := q.Answered(it.ID); ok {
-			iv.Answered, iv.By, iv.At = true, core.DeciderLabel(a.Decider), a.At
+			iv.Answered, iv.By, iv.At = true, core.PartBy(a), a.At
 			iv.Answer = a.Text
 			for _, o := range it.Options {
 				if o.ID == a.OptionID {

@@ -389,8 +389,14 @@ func TestConsoleInABrowser(t *testing.T) {
 		waitCard(t, admin, q.ID, "answered")
 		eval[bool](t, admin, `(function(){ var f = window.staleForm; f.querySelector("textarea").value = "second"; f.hidden = true; document.body.appendChild(f); f.submit(); return true; })()`)
 		until(t, admin, `document.getElementById("problem") !== null`)
-		if p := eval[string](t, admin, `document.getElementById("problem").innerText`); !strings.Contains(p, "Already answered by ops at ") || !strings.Contains(p, "as answered: first") {
+		// Core's one refusal note (the card's outcome line), and the card
+		// below it shows what won.
+		if p := eval[string](t, admin, `document.getElementById("problem").innerText`); !strings.Contains(p, "Already closed. Answered by ops on ") ||
+			!strings.Contains(p, " via api. Your answer was not recorded.") {
 			t.Fatalf("the loser reads %q", p)
+		}
+		if c := eval[string](t, admin, `document.querySelector("`+card(q.ID)+` .choice").innerText`); c != "first" {
+			t.Fatalf("the loser's page shows %q as what won", c)
 		}
 		if got := getQ(t, ops, q.ID); got.Resolution.Answer != "first" {
 			t.Fatalf("the loser changed the answer: %q", got.Resolution.Answer)

@@ -1,0 +1,245 @@
+package core
+
+import (
+	"fmt"
+	"strings"
+)
+
+// This file is the one wording, for people, of who or what closed a
+// question (law 12): every card's outcome line on every chat surface, the
+// console's closed card, digests and the note a late clicker gets read it
+// from here. It is worded from CloserOf and, for a form or a batch, from
+// each part's own decider (ItemAnswer.DecidedBy), never from
+// Resolution.Decider alone: that names only whoever acted last (the last
+// voter, the last part's decider), or the granter of a standing approval
+// as if they had looked at the call.
+
+// outcomeTime is how an outcome line writes a moment.
+const outcomeTime = "2006-01-02 15:04 UTC"
+
+// OutcomeLine is the one line a closed card shows: who or what closed it,
+// how and when. It is the same on every surface (law 2 applies to cards
+// too); "" while q is open.
+func OutcomeLine(q *Question) string {
+	r := q.Resolution
+	if r == nil {
+		return ""
+	}
+	at := r.At.UTC().Format(outcomeTime)
+	who, via := DeciderLabel(r.Decider), " via "+string(r.Decider.Surface)
+	switch CloserOf(q) {
+	case CloserPerson:
+		return "Answered by " + who + " on " + at + via
+	case CloserQuorum:
+		return quorumLine(q, at)
+	case CloserStanding:
+		return "Approved at once on " + at + " by " + standingBy(r.Standing) + "; nobody looked at this call"
+	case CloserParts:
+		return partsLine(q, at)
+	case CloserTimeout:
+		return "Timed out on " + at + progress(q) + ": " + timedOutWhy(q) + renotified(q)
+	case CloserDecline:
+		return "Declined by " + who + " on " + at + via + progress(q) + ": the agent will proceed on its own judgement"
+	case CloserAgentCancel:
+		return "Withdrawn by the agent on " + at + progress(q)
+	case CloserOperatorCancel:
+		return "Withdrawn by an operator (" + who + ") on " + at + via + progress(q)
+	case CloserExpiry:
+		return "Expired on " + at + progress(q) + ": " + ExpiredReason
+	}
+	return ""
+}
+
+// ClosingPerson is the one person who closed q as a whole, where one
+// did: who answered or declined it, or the operator who withdrew it. A
+// quorum's voters, the deciders of parts, a standing approval's granter,
+// the bridge and the agent are not that person, so a surface that shows
+// "by" beside an outcome shows it only for these (OutcomeLine names the
+// rest).
+func ClosingPerson(q *Question) (Decider, bool) {
+	switch CloserOf(q) {
+	case CloserPerson, CloserDecline, CloserOperatorCancel:
+		return q.Resolution.Decider, true
+	}
+	return Decider{}, false
+}
+
+// PartBy names who decided one part of a form or a batch, for people: the
+// person who answered it, or the standing approval that decided it at
+// the ask (whose decider's name is the standing approval's label, which
+// reads as if its granter had acted).
+func PartBy(a ItemAnswer) string {
+	if a.DecidedBy() == CloserStanding {
+		return standingBy(a.Standing)
+	}
+	return DeciderLabel(a.Decider)
+}
+
+// standingBy names a standing approval that decided something: who
+// granted it and when, so nobody reads it as that person's look at the
+// call.
+func standingBy(u *StandingUse) string {
+	if u == nil {
+		return "a standing approval"
+	}
+	return "a standing approval " + DeciderLabel(u.GrantedBy) + " granted on " + u.GrantedAt.UTC().Format(outcomeTime)
+}
+
+// quorumLine words a close by the vote that reached what was needed,
+// naming everyone whose vote went the way the question closed (the
+// tally beside it shows every vote).
+func quorumLine(q *Question, at string) string {
+	r := q.Resolution
+	choice, verdict := r.OptionID, "Decided"
+	if q.Kind == KindApproval {
+		choice, verdict = ApproveOption, "Approved"
+		if r.Approved == nil || !*r.Approved {
+			choice, verdict = DenyOption, "Denied"
+		}
+	}
+	var names []string
+	for _, v := range q.Votes {
+		if v.Choice == choice {
+			names = append(names, DeciderLabel(v.Decider))
+		}
+	}
+	if len(names) == 0 {
+		return verdict + " on " + at + " by a vote"
+	}
+	n := len(names)
+	count := fmt.Sprintf("%d of %d", n, q.Quorum)
+	if choice == DenyOption {
+		// One deny may be enough (a veto): counting it against the
+		// quorum of approvals would be wrong.
+		count = fmt.Sprintf("%d %s", n, plural(n, "deny", "denies"))
+	}
+	return verdict + " on " + at + " by " + count + ": " + strings.Join(names, ", ")
+}
+
+// partGroup is everyone, or every standing approval, who decided parts,
+// with how many, in the order they first appear.
+type partGroup struct {
+	label    string
+	n        int
+	standing bool
+	surface  Surface
+	// mixed: this one acted from more than one surface, so no one
+	// "via" is true of all its parts.
+	mixed bool
+}
+
+func partGroups(parts []ItemAnswer) []*partGroup {
+	var out []*partGroup
+	byKey := map[string]*partGroup{}
+	for _, a := range parts {
+		key := "person " + voteKey(a.Decider)
+		if a.DecidedBy() == CloserStanding {
+			key = "standing "
+			if a.Standing != nil {
+				key += a.Standing.ID
+			}
+		}
+		g := byKey[key]
+		if g == nil {
+			g = &partGroup{label: PartBy(a), standing: a.DecidedBy() == CloserStanding, surface: a.Decider.Surface}
+			byKey[key] = g
+			out = append(out, g)
+		} else if g.surface != a.Decider.Surface {
+			g.mixed = true
+		}
+		g.n++
+	}
+	return out
+}
+
+// breakdown is "2 by Alice, 1 by a standing approval Bob granted on ...".
+func breakdown(gs []*partGroup) string {
+	var s []string
+	for _, g := range gs {
+		s = append(s, fmt.Sprintf("%d by %s", g.n, g.label))
+	}
+	return strings.Join(s, ", ")
+}
+
+// partNoun is what q's parts are: a batch's calls or a form's items.
+func partNoun(q *Question) (noun, done string) {
+	if q.IsBatch() {
+		return "calls", "decided"
+	}
+	return "items", "answered"
+}
+
+// partsLine words a form or a batch every part of which got its own
+// answer: one person's, one standing approval's, or several of either.
+func partsLine(q *Question, at string) string {
+	gs := partGroups(q.Answers)
+	if len(gs) == 0 {
+		// A record without its parts can only name who closed it.
+		r := q.Resolution
+		return "Answered by " + DeciderLabel(r.Decider) + " on " + at + " via " + string(r.Decider.Surface)
+	}
+	if len(gs) == 1 {
+		g := gs[0]
+		if g.standing {
+			return "Approved at once on " + at + " by " + g.label + "; nobody looked at these calls"
+		}
+		line := "Answered by " + g.label + " on " + at
+		if !g.mixed {
+			line += " via " + string(g.surface)
+		}
+		return line
+	}
+	line := "Answered item by item on " + at + ": "
+	if q.IsBatch() {
+		line = "Decided call by call on " + at + ": "
+	}
+	line += breakdown(gs)
+	for _, g := range gs {
+		if !g.standing {
+			return line
+		}
+	}
+	return line + "; nobody looked at these calls"
+}
+
+// progress is how far a question that closed unanswered had got: the
+// parts decided before it closed and by whom, or the votes cast. It reads
+// after the close: "Timed out on ... after 1 of 3 calls had been decided
+// (1 by Alice)". "" when nothing had happened.
+func progress(q *Question) string {
+	switch {
+	case len(q.Answers) > 0:
+		noun, done := partNoun(q)
+		total := len(q.Items) + len(q.Calls)
+		return fmt.Sprintf(" after %d of %d %s had been %s (%s)", len(q.Answers), total, noun, done, breakdown(partGroups(q.Answers)))
+	case len(q.Votes) > 0 && q.Quorum > 1 && CloserOf(q) != CloserTimeout:
+		// A timeout's own reason already counts the votes (timeoutReason).
+		n := len(q.Votes)
+		return fmt.Sprintf(" after %d %s (%s)", n, plural(n, "vote", "votes"), strings.Join(TallyOf(q).Lines, "; "))
+	}
+	return ""
+}
+
+// timedOutWhy is why a timed-out question has no answer: nobody gave one,
+// nobody decided the parts still open, or the votes fell short.
+func timedOutWhy(q *Question) string {
+	if len(q.Answers) > 0 {
+		_, done := partNoun(q)
+		return "nobody " + done + " the rest before the deadline"
+	}
+	return timeoutReason(q)
+}
+
+// renotified is what the timeout policy tried before the question timed
+// out: an escalation to more deciders, or asking again.
+func renotified(q *Question) string {
+	switch {
+	case q.Renotified == 0:
+		return ""
+	case q.OnTimeout == OnTimeoutEscalate:
+		return ", though it had been escalated to more deciders"
+	case q.OnTimeout == OnTimeoutReask:
+		return fmt.Sprintf(", though it had been asked again %d %s", q.Renotified, plural(q.Renotified, "time", "times"))
+	}
+	return ""
+}

@@ -183,8 +183,8 @@ func cardContent(c core.Card) string {
 			if s.Hash != "" {
 				segs = append(segs, fixed("\nsha256 `"+s.Hash+"…`"))
 			}
-			if a := s.Answer; a != nil {
-				segs = append(segs, fixed("\n✅ "), text(oneLine(a.Text), 300), fixed(" (by "), text(oneLine(a.By), 64), fixed(")"))
+			if a := s.Answer; a != nil { // a decided call: approved or denied, so no check mark
+				segs = append(segs, fixed("\n**Decided:** "), text(oneLine(a.Text), 300), fixed(" (by "), text(oneLine(a.By), 64), fixed(")"))
 			}
 		case core.SectionItem:
 			segs = append(segs, fixed(fmt.Sprintf("\n\n**%d. ", s.Index+1)), text(oneLine(s.Title), 300), fixed("**"))

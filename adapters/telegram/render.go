@@ -201,8 +201,8 @@ func cardText(c core.Card) string {
 			if s.Hash != "" {
 				d.markup("\nsha256 <code>" + html.EscapeString(s.Hash) + "…</code>")
 			}
-			if a := s.Answer; a != nil {
-				d.text("\n✓ ", a.Text, "", 200)
+			if a := s.Answer; a != nil { // a decided call: approved or denied, so no check mark
+				d.text("\n<b>Decided:</b> ", a.Text, "", 200)
 				d.text(" (by ", a.By, ")", 64)
 			}
 		case core.SectionItem:

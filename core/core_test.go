@@ -244,6 +244,16 @@ func TestClosedErrorTellsTheTruth(t *testing.T) {
 	if got := core.ErrorMessage(&core.ClosedError{Question: q}); !strings.Contains(got, "closed by api bob-cli at") {
 		t.Fatalf("message %q", got)
 	}
+	// A standing approval closed it, not the person who once granted it
+	// (law 12): the message says so.
+	alice := core.Decider{Surface: core.SurfaceSlack, ID: "U1", Name: "standing approval by Alice", Person: "alice"}
+	q = closedBy(at, alice)
+	q.Resolution.ClosedBy = core.CloserStanding
+	q.Resolution.Standing = &core.StandingUse{ID: "st-7", GrantedBy: alice, GrantedAt: at.Add(-time.Hour)}
+	want = "question q was already closed by standing approval st-7 (granted by person alice on slack) at 2026-05-01T12:00:00Z as answered"
+	if got := core.ErrorMessage(&core.ClosedError{Question: q}); got != want {
+		t.Fatalf("message %q, want %q", got, want)
+	}
 }
 
 func closedBy(at time.Time, d core.Decider) *core.Question {

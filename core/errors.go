@@ -110,18 +110,31 @@ func (e *ClosedError) Error() string {
 	if r == nil {
 		return fmt.Sprintf("question %s is %s", e.Question.ID, e.Question.State)
 	}
-	who := "askbridge"
-	switch d := r.Decider; {
-	case d.Surface == SurfaceSystem:
-	case d.Person != "" && safeID(d.Person):
-		who = "person " + d.Person + " on " + string(d.Surface)
-	case d.ID != "" && safeID(d.ID):
-		who = string(d.Surface) + " " + d.ID
-	default:
-		who = string(d.Surface)
+	who := actorText(r.Decider)
+	if u := r.Standing; u != nil && CloserOf(e.Question) == CloserStanding {
+		// The standing approval closed it, not its granter (law 12).
+		who = "standing approval " + u.ID + " (granted by " + actorText(u.GrantedBy) + ")"
+		if !safeID(u.ID) {
+			who = "a standing approval (granted by " + actorText(u.GrantedBy) + ")"
+		}
 	}
 	return fmt.Sprintf("question %s was already closed by %s at %s as %s",
 		e.Question.ID, who, r.At.UTC().Format("2006-01-02T15:04:05Z"), r.State)
+}
+
+// actorText names d in text that reaches agents unfenced: by the person
+// the configuration ties the account to, else by surface and platform id,
+// never by a display name.
+func actorText(d Decider) string {
+	switch {
+	case d.Surface == SurfaceSystem:
+		return "askbridge"
+	case d.Person != "" && safeID(d.Person):
+		return "person " + d.Person + " on " + string(d.Surface)
+	case d.ID != "" && safeID(d.ID):
+		return string(d.Surface) + " " + d.ID
+	}
+	return string(d.Surface)
 }
 
 // safeID reports whether a platform id is plain enough to print outside a

@@ -138,8 +138,9 @@ type AgentResolution struct {
 	// approval, the parts' own deciders, a timeout, a decline, a cancel,
 	// the end of the run.
 	ClosedBy core.Closer `json:"closed_by"`
-	// Surface is where the closing act came from (system for the bridge
-	// itself).
+	// Surface is where the closing act came from: system for the bridge
+	// itself, and for a standing approval, which the bridge applied at
+	// the ask (its granter acted earlier, elsewhere).
 	Surface         core.Surface `json:"surface"`
 	OptionID        string       `json:"option_id,omitempty"`
 	Approved        *bool        `json:"approved,omitempty"`
@@ -198,6 +199,9 @@ func AgentView(q *core.Question) *AgentQuestion {
 		}
 		if r.Standing != nil {
 			ar.StandingID = r.Standing.ID
+		}
+		if ar.ClosedBy == core.CloserStanding {
+			ar.Surface = core.SurfaceSystem
 		}
 		if ar.ClosedBy == core.CloserAgentCancel && r.Decider.ID == q.Agent {
 			ar.Reason = r.Reason

@@ -69,7 +69,9 @@ func viewCases() map[string]core.Question {
 
 	q = base("std", core.KindApproval)
 	q.Call = &core.ToolCall{Tool: "write_file", Arguments: json.RawMessage(`{"path":"a"}`), ArgumentsSHA256: sum}
-	q.Resolution = &core.Resolution{State: core.StateAnswered, Decider: core.Decider{Surface: core.SurfaceSystem, ID: "askbridge", Name: "standing approval by " + alice.Name},
+	// As core records it: the granter's account, named after the grant.
+	q.Resolution = &core.Resolution{State: core.StateAnswered, ClosedBy: core.CloserStanding,
+		Decider: core.Decider{Surface: alice.Surface, ID: alice.ID, Name: "standing approval by " + alice.Name, Person: alice.Person},
 		At: asked, Approved: &yes, ArgumentsSHA256: sum, Standing: &core.StandingUse{ID: "st-1", GrantedBy: alice, GrantedAt: asked.Add(-time.Hour)}}
 	cases["approval-standing"] = q
 

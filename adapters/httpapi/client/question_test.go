@@ -72,7 +72,7 @@ func viewCases() map[string]core.Question {
 	// As core records it: the granter's account, named after the grant.
 	q.Resolution = &core.Resolution{State: core.StateAnswered, ClosedBy: core.CloserStanding,
 		Decider: core.Decider{Surface: alice.Surface, ID: alice.ID, Name: "standing approval by " + alice.Name, Person: alice.Person},
-		At: asked, Approved: &yes, ArgumentsSHA256: sum, Standing: &core.StandingUse{ID: "st-1", GrantedBy: alice, GrantedAt: asked.Add(-time.Hour)}}
+		At:      asked, Approved: &yes, ArgumentsSHA256: sum, Standing: &core.StandingUse{ID: "st-1", GrantedBy: alice, GrantedAt: asked.Add(-time.Hour)}}
 	cases["approval-standing"] = q
 
 	q = base("form", core.KindForm)

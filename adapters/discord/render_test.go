@@ -1,7 +1,6 @@
 package discord
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -35,12 +34,12 @@ func goldenJSON(t *testing.T, v any) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	if err := json.Indent(&buf, raw, "", "  "); err != nil {
-		t.Fatal(err)
+	if !json.Valid(raw) {
+		t.Fatalf("not JSON: %s", raw)
 	}
-	buf.WriteByte('\n')
-	return buf.Bytes()
+	// Indented, and with & < > as written, so a golden reads as the
+	// person sees it.
+	return []byte(core.PrettyJSON(raw) + "\n")
 }
 
 // The questions every renderer is checked on. Ids are fixed so the

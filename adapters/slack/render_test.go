@@ -373,14 +373,16 @@ func roundTrip(t *testing.T, blocks []slack.Block) slack.Blocks {
 // goldenJSON is the message as the golden files hold it.
 func goldenJSON(t *testing.T, m Message) []byte {
 	t.Helper()
-	got, err := json.MarshalIndent(struct {
+	got, err := json.Marshal(struct {
 		Text   string        `json:"text"`
 		Blocks []slack.Block `json:"blocks"`
-	}{m.Text, m.Blocks}, "", "  ")
+	}{m.Text, m.Blocks})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return append(got, '\n')
+	// Indented, and with & < > as written, so a golden reads as the
+	// person sees it.
+	return []byte(core.PrettyJSON(got) + "\n")
 }
 
 // golden compares the message's JSON with testdata/<name>.golden.

@@ -109,3 +109,17 @@ func (a ItemAnswer) DecidedBy() Closer {
 	}
 	return CloserPerson
 }
+
+// ClosingSurface is where the act that closed q came from: the closing
+// decider's surface, except for a standing approval, which the bridge
+// applied at the ask (its granter acted earlier, elsewhere), so
+// SurfaceSystem. "" while q is open.
+func ClosingSurface(q *Question) Surface {
+	if q.Resolution == nil {
+		return ""
+	}
+	if CloserOf(q) == CloserStanding {
+		return SurfaceSystem
+	}
+	return q.Resolution.Decider.Surface
+}

@@ -177,7 +177,7 @@ func (m *Metrics) Closed(q *core.Question) {
 		return
 	}
 	state := string(q.Resolution.State)
-	m.closed.WithLabelValues(state, string(q.Resolution.Decider.Surface)).Inc()
+	m.closed.WithLabelValues(state, string(core.ClosingSurface(q))).Inc()
 	m.timeToAnswer.WithLabelValues(string(q.Kind), q.Route, state).Observe(q.Resolution.At.Sub(q.CreatedAt).Seconds())
 }
 

@@ -41,6 +41,12 @@ func TestObservationsAndGauges(t *testing.T) {
 			Decider: core.Decider{Surface: core.SurfaceSlack, ID: "U123", Name: "Alice"}}}
 	m.Asked(q)
 	m.Closed(q)
+	// A standing approval closed this one at the ask: the bridge did,
+	// not its granter's Slack account.
+	m.Closed(&core.Question{Kind: core.KindApproval, Route: "ops", CreatedAt: t0, State: core.StateAnswered,
+		Resolution: &core.Resolution{State: core.StateAnswered, At: t0, ClosedBy: core.CloserStanding,
+			Decider:  core.Decider{Surface: core.SurfaceSlack, ID: "U123", Name: "standing approval by Alice"},
+			Standing: &core.StandingUse{ID: "st-1", GrantedBy: core.Decider{Surface: core.SurfaceSlack, ID: "U123"}, GrantedAt: t0}}})
 	m.Delivered(core.SurfaceSlack, core.DeliveryRateLimited, 2*time.Second)
 	m.Delivered(core.SurfaceSlack, core.DeliverySent, 0)
 	m.Refused("answer", core.RefusedForbidden)
@@ -49,6 +55,7 @@ func TestObservationsAndGauges(t *testing.T) {
 # HELP askbridge_questions_closed_total Questions closed, by closing state and the surface that closed them.
 # TYPE askbridge_questions_closed_total counter
 askbridge_questions_closed_total{state="answered",surface="slack"} 1
+askbridge_questions_closed_total{state="answered",surface="system"} 1
 # HELP askbridge_open_questions Open questions in the store, by route and reversibility.
 # TYPE askbridge_open_questions gauge
 askbridge_open_questions{reversibility="hard_to_reverse",route="ops"} 1
@@ -72,7 +79,7 @@ askbridge_store_scrape_errors 0
 		t.Error(err)
 	}
 	fams := gather(t, m)
-	if h := fams["askbridge_time_to_answer_seconds"]; h != 1 {
+	if h := fams["askbridge_time_to_answer_seconds"]; h != 2 {
 		t.Errorf("time to answer observations: %v", h)
 	}
 	if h := fams["askbridge_platform_retry_after_seconds"]; h != 1 {

@@ -191,7 +191,7 @@ func AgentView(q *core.Question) *AgentQuestion {
 		v.Answers = append(v.Answers, aa)
 	}
 	if r := q.Resolution; r != nil {
-		ar := &AgentResolution{State: r.State, At: r.At, ClosedBy: core.CloserOf(q), Surface: r.Decider.Surface, OptionID: r.OptionID,
+		ar := &AgentResolution{State: r.State, At: r.At, ClosedBy: core.CloserOf(q), Surface: core.ClosingSurface(q), OptionID: r.OptionID,
 			ArgumentsSHA256: r.ArgumentsSHA256, Edit: agentEdit(r.Edit)}
 		if r.Approved != nil {
 			approved := *r.Approved
@@ -199,9 +199,6 @@ func AgentView(q *core.Question) *AgentQuestion {
 		}
 		if r.Standing != nil {
 			ar.StandingID = r.Standing.ID
-		}
-		if ar.ClosedBy == core.CloserStanding {
-			ar.Surface = core.SurfaceSystem
 		}
 		if ar.ClosedBy == core.CloserAgentCancel && r.Decider.ID == q.Agent {
 			ar.Reason = r.Reason

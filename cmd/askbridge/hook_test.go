@@ -204,3 +204,71 @@ func TestHookCommandRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestREADMEHookConfigs keeps the README's host configurations honest:
+// each is JSON, names a host askbridge speaks, and gives the host a
+// timeout longer than askbridge's own wait, so askbridge (not the host)
+// is the one that gives up and withdraws its question.
+func TestREADMEHookConfigs(t *testing.T) {
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(raw), "## Approve Claude Code and Codex from chat")
+	if !ok {
+		t.Fatal("the README has no hook section")
+	}
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	blocks := strings.Split(sec, "```json\n")[1:]
+	if len(blocks) != 3 {
+		t.Fatalf("%d JSON examples in the hook section, want 3 (Claude Code command and HTTP, Codex)", len(blocks))
+	}
+	for i, b := range blocks {
+		b, _, _ = strings.Cut(b, "```")
+		var cfg struct {
+			Hooks map[string][]struct {
+				Hooks []struct {
+					Type, Command, URL string
+					Timeout            float64
+					Headers            map[string]string
+					AllowedEnvVars     []string
+				}
+			}
+		}
+		if err := json.Unmarshal([]byte(b), &cfg); err != nil {
+			t.Fatalf("example %d is not JSON: %v", i, err)
+		}
+		for event, groups := range cfg.Hooks {
+			if event != "PermissionRequest" {
+				t.Fatalf("example %d hooks %s", i, event)
+			}
+			for _, g := range groups {
+				for _, h := range g.Hooks {
+					wait := 5 * time.Minute // the API's longest wait
+					switch h.Type {
+					case "command":
+						args := strings.Fields(h.Command)
+						if len(args) != 4 || args[0] != "askbridge" || args[1] != "hook" || args[2] != "--host" || (args[3] != "claude-code" && args[3] != "codex") {
+							t.Fatalf("example %d command %q", i, h.Command)
+						}
+					case "http":
+						path, query, _ := strings.Cut(strings.TrimPrefix(h.URL, "http://127.0.0.1:8080"), "?")
+						if path != "/v1/hooks/claude-code" || h.Headers["Authorization"] != "Bearer $ASKBRIDGE_TOKEN" || len(h.AllowedEnvVars) != 1 || h.AllowedEnvVars[0] != "ASKBRIDGE_TOKEN" {
+							t.Fatalf("example %d http hook %+v", i, h)
+						}
+						if w, ok := strings.CutPrefix(query, "wait="); ok {
+							if wait, err = time.ParseDuration(w); err != nil {
+								t.Fatal(err)
+							}
+						}
+					default:
+						t.Fatalf("example %d hook type %q", i, h.Type)
+					}
+					if time.Duration(h.Timeout*float64(time.Second)) <= wait {
+						t.Fatalf("example %d: the host's timeout %vs is not above askbridge's wait %v", i, h.Timeout, wait)
+					}
+				}
+			}
+		}
+	}
+}

@@ -74,7 +74,9 @@ func (s *Server) hook(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	q, _, err := s.svc.AskOrRepeat(r.Context(), in)
+	// The ask is not cut short by the caller going away: a question
+	// stored as the caller left must still be seen, and withdrawn, below.
+	q, _, err := s.svc.AskOrRepeat(context.WithoutCancel(r.Context()), in)
 	if err != nil {
 		s.fail(w, r, err)
 		return

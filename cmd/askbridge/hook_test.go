@@ -14,6 +14,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/askbridge/askbridge/adapters/adaptertest"
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/core"
 )
@@ -270,5 +271,37 @@ func TestREADMEHookConfigs(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestHookApprovedFromSlack: a Claude Code Bash prompt is posted to Slack,
+// approved with a click, and `askbridge hook` prints allow; the card says
+// the prompt is hard to reverse and offers no "don't ask again".
+func TestHookApprovedFromSlack(t *testing.T) {
+	b := startBridge(t)
+	h := startHook(t, b.m, "claude-code", "claude-code/permission-request.bash.json")
+	id := parked(t, b.ops)
+	card := b.slack.Card(t, id, func(c adaptertest.Card) bool { return strings.Contains(c.Text, "rm -rf node_modules") })
+	if !strings.Contains(card.Text, core.HardToReverseMarker) || !strings.Contains(card.Text, "Claude Code asks permission to use Bash.") {
+		t.Fatalf("card %s", card.Text)
+	}
+	var approve *adaptertest.Button
+	for i, btn := range card.Buttons {
+		if btn.Label == core.LabelApprove {
+			approve = &card.Buttons[i]
+		}
+		if strings.HasPrefix(btn.Label, "Approve, and don't ask again") {
+			t.Fatalf("a hard-to-reverse prompt offers %q", btn.Label)
+		}
+	}
+	if approve == nil {
+		t.Fatalf("no %q button on %+v", core.LabelApprove, card)
+	}
+	b.slack.Click(t, slackAlice, card, *approve)
+	if code := h.exit(t); code != 0 {
+		t.Fatalf("exit %d: %s", code, h.stderr.String())
+	}
+	if got, want := h.stdout.String(), `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}`; got != want {
+		t.Fatalf("stdout %s, want %s", got, want)
 	}
 }

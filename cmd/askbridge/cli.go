@@ -7,8 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
@@ -26,6 +24,7 @@ var cliCommands = map[string]command{
 	"events":    cmdEvents,
 	"people":    cmdPeople,
 	"mcp":       cmdMCP,
+	"hook":      cmdHook,
 }
 
 // Exit codes of "askbridge ask": a script can branch on the outcome without
@@ -46,20 +45,11 @@ const (
 // admin token from the local data directory, so the README's loop needs no
 // set-up.
 func newClient(getenv func(string) string) (*client.Client, error) {
-	s, err := readEnv(getenv)
+	base, token, err := clientTarget(getenv)
 	if err != nil {
 		return nil, err
 	}
-	url, token := serverURL(s), s.Client.Token.Reveal()
-	if token == "" {
-		path := filepath.Join(s.DataDir, "admin.token")
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return nil, fmt.Errorf("no ASKBRIDGE_TOKEN, and no local admin token (%v): start the server with 'askbridge serve' or set ASKBRIDGE_URL and ASKBRIDGE_TOKEN", err)
-		}
-		token = strings.TrimSpace(string(b))
-	}
-	return client.New(url, token), nil
+	return client.New(base, token), nil
 }
 
 // serverURL is the server the CLI talks to: ASKBRIDGE_URL, or the local

@@ -1,0 +1,264 @@
+// Package hooks translates agent hosts' own permission prompts (Claude
+// Code's and Codex's hooks) into approval asks, and a closed approval back
+// into the decision JSON the host reads from the hook. It does no I/O: the
+// HTTP endpoint (adapters/httpapi) and the "askbridge hook" command carry
+// the bytes.
+//
+// The formats are the hosts' own (see testdata/SOURCES). Fields a host
+// sends that askbridge does not use are accepted, since hosts add fields
+// over time; a required field that is missing or of the wrong type is
+// refused with a core.CodeInvalid error naming it.
+package hooks
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"path"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// Host is an agent host whose hooks askbridge speaks.
+type Host string
+
+// The hosts, as they appear in POST /v1/hooks/{host} and --host.
+const (
+	ClaudeCode Host = "claude-code"
+	Codex      Host = "codex"
+)
+
+// Hosts lists every host, in the order messages name them.
+var Hosts = []Host{ClaudeCode, Codex}
+
+// ParseHost reads a host's name.
+func ParseHost(s string) (Host, error) {
+	switch h := Host(s); h {
+	case ClaudeCode, Codex:
+		return h, nil
+	}
+	return "", core.Errorf(core.CodeNotFound, "hook", "host %q is not one of claude-code, codex", s)
+}
+
+// String returns the host's name.
+func (h Host) String() string { return string(h) }
+
+// title is how a card names the host.
+func (h Host) title() string {
+	if h == Codex {
+		return "Codex"
+	}
+	return "Claude Code"
+}
+
+// Event is the hook event a prompt came from.
+type Event string
+
+// The events askbridge answers.
+const (
+	// PermissionRequest runs when the host is about to show its own
+	// permission prompt.
+	PermissionRequest Event = "PermissionRequest"
+	// PreToolUse runs before every call of a matched tool, for teams that
+	// want every call asked, not only the ones the host would prompt for.
+	PreToolUse Event = "PreToolUse"
+)
+
+// Prompt is one hook input, read.
+type Prompt struct {
+	Host      Host
+	Event     Event
+	SessionID string
+	Tool      string
+	// Input is the tool input exactly as the host sent it.
+	Input json.RawMessage
+	// ToolUseID is the host's id of the tool call, where it sends one.
+	ToolUseID string
+	// TurnID is Codex's turn, where sent.
+	TurnID string
+	Cwd    string
+}
+
+// op names hook errors.
+const op = "hook"
+
+func invalid(format string, args ...any) error {
+	return core.Errorf(core.CodeInvalid, op, format, args...)
+}
+
+// Parse reads a host's hook input. It refuses an event askbridge does not
+// answer for that host, with a message saying so.
+func Parse(h Host, body []byte) (Prompt, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+		return Prompt{}, invalid("the body is not a %s hook input: want a JSON object", h)
+	}
+	p := Prompt{Host: h}
+	var event string
+	for _, f := range []struct {
+		name     string
+		dst      *string
+		required bool
+		max      int
+	}{
+		{"hook_event_name", &event, true, 64},
+		{"session_id", &p.SessionID, true, core.MaxIDLen},
+		{"tool_name", &p.Tool, true, core.MaxToolLen},
+		{"tool_use_id", &p.ToolUseID, false, core.MaxIDLen},
+		{"turn_id", &p.TurnID, false, core.MaxIDLen},
+		{"cwd", &p.Cwd, false, 4096},
+	} {
+		if err := str(fields, f.name, f.dst, f.required, f.max); err != nil {
+			return Prompt{}, err
+		}
+	}
+	p.Event = Event(event)
+	switch {
+	case p.Event == PermissionRequest:
+	case p.Event == PreToolUse && h == ClaudeCode:
+	case p.Event == PreToolUse && h == Codex:
+		// Codex's PreToolUse takes only a deny (its parser refuses
+		// permissionDecision allow and ask), so an approval could never
+		// be returned.
+		return Prompt{}, invalid("hook_event_name PreToolUse is not supported for codex yet: Codex accepts only a deny from a PreToolUse hook, so use its PermissionRequest hook")
+	default:
+		return Prompt{}, invalid("hook_event_name %q is not supported for %s: askbridge answers PermissionRequest and PreToolUse", event, h)
+	}
+	raw, ok := fields["tool_input"]
+	if !ok {
+		return Prompt{}, invalid("tool_input is required")
+	}
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' {
+		return Prompt{}, invalid("tool_input must be a JSON object")
+	}
+	p.Input = raw
+	return p, nil
+}
+
+// str reads one string field.
+func str(fields map[string]json.RawMessage, name string, dst *string, required bool, max int) error {
+	raw, ok := fields[name]
+	if !ok || string(raw) == "null" {
+		if required {
+			return invalid("%s is required", name)
+		}
+		return nil
+	}
+	if err := json.Unmarshal(raw, dst); err != nil {
+		return invalid("%s must be a string", name)
+	}
+	if required && strings.TrimSpace(*dst) == "" {
+		return invalid("%s must not be blank", name)
+	}
+	if len(*dst) > max {
+		return invalid("%s is %d bytes; the limit is %d", name, len(*dst), max)
+	}
+	return nil
+}
+
+// Editable reports whether an approver may change the input before
+// approving. Claude Code takes an updated input and runs the tool with it;
+// Codex fails closed on one, so its prompts offer no edit.
+func (p Prompt) Editable() bool { return p.Host == ClaudeCode }
+
+// ToolCallID is the host's tool use id where it sends one; otherwise a
+// digest of the prompt (host, session, turn, tool and canonical input), so
+// a host that runs the hook again for the same prompt finds the same
+// question.
+func (p Prompt) ToolCallID() (string, error) {
+	if p.ToolUseID != "" {
+		return p.ToolUseID, nil
+	}
+	canon, err := core.CanonicalArguments(p.Input)
+	if err != nil {
+		return "", invalid("tool_input: %s", core.ErrorMessage(err))
+	}
+	h := sha256.New()
+	for _, part := range []string{string(p.Host), string(p.Event), p.SessionID, p.TurnID, p.Tool} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	h.Write(canon)
+	return "hook-" + hex.EncodeToString(h.Sum(nil))[:40], nil
+}
+
+// Ask is the approval the prompt becomes, asked by agent on route ("" the
+// default). The host does not say how hard the call is to reverse, so
+// without a rule it is hard to reverse: the card says so and no standing
+// approval covers it.
+func (p Prompt) Ask(agent, route string) (core.AskInput, error) {
+	id, err := p.ToolCallID()
+	if err != nil {
+		return core.AskInput{}, err
+	}
+	in := core.AskInput{
+		Kind:          core.KindApproval,
+		Agent:         agent,
+		RunID:         p.SessionID,
+		ToolCallID:    id,
+		Labels:        core.Labels{Project: project(p.Cwd)},
+		Text:          p.text(),
+		Context:       p.context(),
+		Reversibility: core.HardToReverse,
+		Route:         route,
+		Tool:          p.Tool,
+		Arguments:     p.Input,
+	}
+	if p.Editable() {
+		in.Editable = &core.Editable{All: true}
+	}
+	return in, nil
+}
+
+func (p Prompt) text() string {
+	if p.Event == PreToolUse {
+		return fmt.Sprintf("%s is about to use %s. Allow it?", p.Host.title(), p.Tool)
+	}
+	return fmt.Sprintf("%s asks permission to use %s.", p.Host.title(), p.Tool)
+}
+
+// context carries the working directory and the tool input's own
+// description (Claude Code's Bash sends one; Codex sends the request's
+// justification), capped to what a question takes.
+func (p Prompt) context() string {
+	var parts []string
+	if p.Cwd != "" {
+		parts = append(parts, "Working directory: "+p.Cwd)
+	}
+	var in struct {
+		Description string `json:"description"`
+	}
+	if json.Unmarshal(p.Input, &in) == nil && strings.TrimSpace(in.Description) != "" {
+		parts = append(parts, in.Description)
+	}
+	return truncate(strings.Join(parts, "\n"), core.MaxContextLen)
+}
+
+// project is the last element of the working directory, as a label.
+func project(cwd string) string {
+	if strings.TrimSpace(cwd) == "" {
+		return ""
+	}
+	base := path.Base(strings.ReplaceAll(cwd, `\`, "/"))
+	if base == "/" || base == "." {
+		return ""
+	}
+	return truncate(base, core.MaxIDLen)
+}
+
+// truncate cuts s to at most n bytes on a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	for !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s
+}

@@ -144,7 +144,7 @@ func TestEveryCloserHasWords(t *testing.T) {
 			t.Errorf("closer %s has no verb", c)
 		}
 		switch c {
-		case CloserPerson, CloserQuorum, CloserStanding, CloserParts:
+		case CloserPerson, CloserQuorum, CloserStanding, CloserParts, CloserRule: // each closes with a decision, worded by its own opening
 		default:
 			if unanswered[c].alone == "" || unanswered[c].after == "" {
 				t.Errorf("closer %s has no words for a close without an answer", c)

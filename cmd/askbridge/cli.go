@@ -26,6 +26,7 @@ var cliCommands = map[string]command{
 	"events":    cmdEvents,
 	"people":    cmdPeople,
 	"mcp":       cmdMCP,
+	"policy":    cmdPolicy,
 }
 
 // Exit codes of "askbridge ask": a script can branch on the outcome without

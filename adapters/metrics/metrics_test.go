@@ -41,6 +41,10 @@ func TestObservationsAndGauges(t *testing.T) {
 			Decider: core.Decider{Surface: core.SurfaceSlack, ID: "U123", Name: "Alice"}}}
 	m.Asked(q)
 	m.Closed(q)
+	denied := &core.Question{Kind: core.KindApproval, Route: "ops", Reversibility: core.Reversible,
+		Rule: &core.RuleUse{Route: "ops", Index: 3, Decide: core.DecideDeny}}
+	m.Asked(denied)
+	m.Asked(denied)
 	m.Delivered(core.SurfaceSlack, core.DeliveryRateLimited, 2*time.Second)
 	m.Delivered(core.SurfaceSlack, core.DeliverySent, 0)
 	m.Refused("answer", core.RefusedForbidden)
@@ -49,6 +53,9 @@ func TestObservationsAndGauges(t *testing.T) {
 # HELP askbridge_questions_closed_total Questions closed, by closing state and the surface that closed them.
 # TYPE askbridge_questions_closed_total counter
 askbridge_questions_closed_total{state="answered",surface="slack"} 1
+# HELP askbridge_policy_decisions_total Asks a route's policy rule decided, by route, rule (its index, from 0) and decision (allow, deny, ask).
+# TYPE askbridge_policy_decisions_total counter
+askbridge_policy_decisions_total{decision="deny",route="ops",rule="3"} 2
 # HELP askbridge_open_questions Open questions in the store, by route and reversibility.
 # TYPE askbridge_open_questions gauge
 askbridge_open_questions{reversibility="hard_to_reverse",route="ops"} 1
@@ -67,7 +74,7 @@ askbridge_outbox_oldest_age_seconds{surface="telegram"} 0
 askbridge_store_scrape_errors 0
 `
 	if err := testutil.GatherAndCompare(m.Gatherer(), strings.NewReader(want),
-		"askbridge_questions_closed_total", "askbridge_open_questions", "askbridge_outbox_depth",
+		"askbridge_questions_closed_total", "askbridge_policy_decisions_total", "askbridge_open_questions", "askbridge_outbox_depth",
 		"askbridge_outbox_oldest_age_seconds", "askbridge_store_scrape_errors"); err != nil {
 		t.Error(err)
 	}

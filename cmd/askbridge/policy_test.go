@@ -102,3 +102,33 @@ func TestServeStopsOnABadRule(t *testing.T) {
 		t.Fatalf("the error does not name the rule and the position:\n%s", log)
 	}
 }
+
+// TestREADMEPolicyExample keeps the README's policy rules honest: the
+// example loads, and its own "policy test" line is what the command
+// prints.
+func TestREADMEPolicyExample(t *testing.T) {
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(raw), "## Policy rules: ask only when it matters")
+	_, rest, ok2 := strings.Cut(rest, "```yaml\n")
+	example, rest, ok3 := strings.Cut(rest, "```")
+	_, rest, ok4 := strings.Cut(rest, "$ echo '")
+	ask, rest, ok5 := strings.Cut(rest, "' | askbridge policy test\n")
+	printed, _, ok6 := strings.Cut(rest, "\n")
+	if !ok || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 {
+		t.Fatal("the README has no policy example")
+	}
+	cfg := filepath.Join(t.TempDir(), "askbridge.yaml")
+	if err := os.WriteFile(cfg, []byte(example), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := run(t.Context(), []string{"policy", "test", "--config", cfg}, func(string) string { return "" }, strings.NewReader(ask), &out, &errb); code != 0 {
+		t.Fatalf("policy test: exit %d: %s", code, errb.String())
+	}
+	if got := strings.TrimSpace(out.String()); got != strings.TrimSpace(printed) {
+		t.Fatalf("policy test printed\n%s\nthe README says\n%s", got, printed)
+	}
+}

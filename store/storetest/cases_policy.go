@@ -160,6 +160,19 @@ func testPolicyRules(t *testing.T, h Harness) {
 	if q := e.repeat(again); q.ID != ids["deny with the rule's reason"] || q.State != core.StateAnswered {
 		t.Errorf("a repeat of a denied ask got %s (%s)", q.ID, q.State)
 	}
+
+	// After "don't ask again for this tool in this run", the run's calls
+	// to that tool are approved at once, and one a rule sends on to two
+	// people as hard to reverse is still asked of them.
+	first := e.ask(guardedCall("shell", `{"command":"make test"}`))
+	e.approveStanding(first.ID, core.StandingRequest{Scope: core.StandingRun})
+	if q := e.ask(guardedCall("shell", `{"command":"make lint"}`)); core.CloserOf(q) != core.CloserStanding {
+		t.Errorf("a call the standing approval covers: %s, closed by %q", q.State, core.CloserOf(q))
+	}
+	if q := e.ask(guardedCall("shell", `{"command":"rm -rf build"}`)); q.State != core.StateOpen || q.Route != "two" || q.Quorum != 2 ||
+		q.Reversibility != core.HardToReverse {
+		t.Errorf("rm -rf after a standing approval: %s on %s, quorum %d, %s; want asked of two on two", q.State, q.Route, q.Quorum, q.Reversibility)
+	}
 }
 
 func contains(lines []string, s string) bool {

@@ -356,11 +356,12 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 		Reason: verdict.askedReason(),
 	}
 	decided := verdict.Rule != nil && verdict.Rule.Decide != DecideAsk
-	// A standing approval that covers the call closes it at once: it is
-	// parked without cards, then approved through the chokepoint. Should
-	// the bridge stop in between, the question stays open without cards
-	// until its deadline, and the agent hears it timed out: nothing is
-	// reported approved that was not.
+	// A policy rule's allow or deny, or else a standing approval that
+	// covers the call, closes it at once: it is parked without cards,
+	// then closed through the chokepoint. Should the bridge stop in
+	// between, the question stays open without cards until its deadline,
+	// and the agent hears it timed out: nothing is reported approved that
+	// was not.
 	var st *Standing
 	if !decided {
 		if st, err = s.standingFor(ctx, q, route); err != nil {

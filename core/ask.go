@@ -268,6 +268,19 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 	if !ok {
 		return nil, false, Errorf(CodeInvalid, op, "route %q is not configured", in.Route)
 	}
+	// The route's policy rules come first (law 13): allow and deny close
+	// the question below, and ask reshapes it, after which it is checked
+	// as any ask is.
+	verdict := evalRules(route, in)
+	if r := verdict.Rule; r != nil && r.Decide == DecideAsk {
+		r.shape(&in)
+		if err := in.Validate(); err != nil {
+			return nil, false, err
+		}
+		if route, ok = s.cfg.Routes[in.Route]; !ok {
+			return nil, false, Errorf(CodeInvalid, op, "route %q is not configured", in.Route)
+		}
+	}
 	if in.OnTimeout == OnTimeoutEscalate && route.EscalateTo == "" {
 		return nil, false, Errorf(CodeInvalid, op, "on_timeout escalate needs route %q to name escalate_to", in.Route)
 	}
@@ -317,6 +330,10 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 		State:         StateOpen,
 		Idempotency:   idem,
 	}
+	if verdict.Rule != nil {
+		use := verdict.Use
+		q.Rule = &use
+	}
 	if in.Kind == KindApproval && len(in.Calls) > 0 {
 		if q.Calls, err = batchCalls(in.Calls); err != nil {
 			return nil, false, err
@@ -336,22 +353,27 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 	asked := Event{
 		QuestionID: q.ID, RunID: q.RunID, At: now, Kind: EventAsked,
 		Actor: s.pseudonym(Decider{Surface: SurfaceAgent, ID: q.Agent}), Surface: SurfaceAgent,
+		Reason: verdict.askedReason(),
 	}
-	// A standing approval that covers the call closes it at once: it is
-	// parked without cards, then approved through the chokepoint. Should
-	// the bridge stop in between, the question stays open without cards
-	// until its deadline, and the agent hears it timed out: nothing is
-	// reported approved that was not.
-	st, err := s.standingFor(ctx, q, route)
-	if err != nil {
-		return nil, false, err
+	decided := verdict.Rule != nil && verdict.Rule.Decide != DecideAsk
+	// A policy rule's allow or deny, or else a standing approval that
+	// covers the call, closes it at once: it is parked without cards,
+	// then closed through the chokepoint. Should the bridge stop in
+	// between, the question stays open without cards until its deadline,
+	// and the agent hears it timed out: nothing is reported approved that
+	// was not.
+	var st *Standing
+	if !decided {
+		if st, err = s.standingFor(ctx, q, route); err != nil {
+			return nil, false, err
+		}
 	}
 	covered, err := s.batchCovered(ctx, q)
 	if err != nil {
 		return nil, false, err
 	}
 	out := append(roomDeliveries(q, route, DeliverPost, "post", now), s.dmDeliveries(q, route, DeliverPost, "post", now)...)
-	if st != nil || q.IsBatch() && len(covered) == len(q.Calls) {
+	if decided || st != nil || q.IsBatch() && len(covered) == len(q.Calls) {
 		out = nil
 	}
 	if err := s.store.Create(ctx, q, asked, out); err != nil {
@@ -363,6 +385,13 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 			return nil, false, Errorf(CodeConflict, op, "%s", ErrorMessage(err))
 		}
 		return nil, false, Internal(op, err)
+	}
+	if decided {
+		closed, err := s.closeByRule(ctx, q, verdict)
+		if err != nil {
+			return nil, false, err
+		}
+		return closed, false, nil
 	}
 	if st != nil {
 		closed, err := s.closeByStanding(ctx, q, st)

@@ -32,6 +32,9 @@ const (
 	CloserOperatorCancel Closer = "operator_cancel"
 	// CloserExpiry: the run it was bound to ended.
 	CloserExpiry Closer = "expiry"
+	// CloserPolicy: a route's policy rule allowed or denied the call at
+	// the ask; nobody looked at it (Resolution.Policy says which rule).
+	CloserPolicy Closer = "policy"
 )
 
 // closers maps each closer to fence's, which words the resume from it.
@@ -45,6 +48,7 @@ var closers = map[Closer]fence.Closer{
 	CloserAgentCancel:    fence.CloserAgentCancel,
 	CloserOperatorCancel: fence.CloserOperatorCancel,
 	CloserExpiry:         fence.CloserExpiry,
+	CloserPolicy:         fence.CloserRule,
 }
 
 func (c Closer) String() string { return string(c) }
@@ -54,7 +58,7 @@ func ParseCloser(s string) (Closer, error) {
 	if _, ok := closers[Closer(s)]; ok {
 		return Closer(s), nil
 	}
-	return "", Errorf(CodeInvalid, "parse closer", "closer %q is not one of person, quorum, standing, parts, timeout, decline, agent_cancel, operator_cancel, expiry", s)
+	return "", Errorf(CodeInvalid, "parse closer", "closer %q is not one of person, quorum, standing, parts, timeout, decline, agent_cancel, operator_cancel, expiry, policy", s)
 }
 
 // cancelCloser is who withdrew a question: the asking agent, through its

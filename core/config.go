@@ -123,6 +123,16 @@ func New(store Store, cfg Config, clock Clock) (*Service, error) {
 			}
 		}
 	}
+	names := make(map[string]bool, len(routes))
+	for name := range routes {
+		names[name] = true
+	}
+	for name, r := range routes {
+		if r.Rules, err = CompileRules(name, r.Rules, names, cfg.MaxTimeout); err != nil {
+			return nil, fmt.Errorf("core: %w", err)
+		}
+		routes[name] = r
+	}
 	cfg.Routes = routes
 	return &Service{store: store, cfg: cfg, clock: clock, dir: dir}, nil
 }

@@ -45,6 +45,10 @@
 //     [CallResultsOf] word the resume from it (closer.go); [OutcomeLine]
 //     and [PartBy] word every card, console card and late clicker's
 //     note from it (outcome.go).
+//  13. Policy before people: a route's [Rule]s, CEL conditions compiled
+//     by [New] ([CompileRules]), decide a single-call approval at the ask
+//     (rules.go): allow and deny close it through the chokepoint with
+//     [CloserPolicy] and the rule in [Resolution].Policy; ask reshapes it.
 //
 // # The path of a click
 //

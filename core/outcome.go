@@ -46,6 +46,8 @@ func OutcomeLine(q *Question) string {
 		return "Withdrawn by an operator (" + who + ") on " + at + via + progress(q)
 	case CloserExpiry:
 		return "Expired on " + at + progress(q) + ": " + ExpiredReason
+	case CloserPolicy:
+		return policyLine(r, at)
 	}
 	return ""
 }
@@ -242,4 +244,18 @@ func renotified(q *Question) string {
 		return fmt.Sprintf(", though it had been asked again %d %s", q.Renotified, plural(q.Renotified, "time", "times"))
 	}
 	return ""
+}
+
+// policyLine words a close by a route's policy rule: allowed or denied at
+// the ask, by which rule, nobody having looked.
+func policyLine(r *Resolution, at string) string {
+	how := "Denied"
+	if r.Approved != nil && *r.Approved {
+		how = "Approved"
+	}
+	by := "a policy rule"
+	if r.Policy != nil {
+		by = r.Policy.Label()
+	}
+	return how + " at once on " + at + " by " + by + "; nobody looked at this call"
 }

@@ -52,6 +52,9 @@ type Question struct {
 	// Idempotency is set when the ask can be repeated safely: a repeat
 	// gets this question back instead of parking a second one.
 	Idempotency *Idempotency `json:"idempotency,omitempty"`
+	// Rule is the route's policy rule that decided the ask, when one did:
+	// shaped it (ask), or closed it at once (allow, deny).
+	Rule *RuleUse `json:"rule,omitempty"`
 }
 
 // Labels are free-form tags shown on cards and filterable by operators.
@@ -155,6 +158,9 @@ type Resolution struct {
 	// Standing is set when a standing approval closed the question at
 	// once (standing.go).
 	Standing *StandingUse `json:"standing,omitempty"`
+	// Policy is set when a route's policy rule closed the question at the
+	// ask (CloserPolicy; rules.go): which rule.
+	Policy *RuleUse `json:"policy,omitempty"`
 }
 
 // MessageRef is a card posted on a chat surface: enough to edit it later.

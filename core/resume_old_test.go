@@ -93,12 +93,12 @@ func TestCloserOfOldRecords(t *testing.T) {
 
 func TestParseCloser(t *testing.T) {
 	for _, c := range []core.Closer{core.CloserPerson, core.CloserQuorum, core.CloserStanding, core.CloserParts, core.CloserTimeout,
-		core.CloserDecline, core.CloserAgentCancel, core.CloserOperatorCancel, core.CloserExpiry} {
+		core.CloserDecline, core.CloserAgentCancel, core.CloserOperatorCancel, core.CloserExpiry, core.CloserPolicy} {
 		if got, err := core.ParseCloser(c.String()); got != c || err != nil {
 			t.Errorf("ParseCloser(%q) = %q, %v", c, got, err)
 		}
 	}
-	for _, s := range []string{"", "Person", "policy", "admin"} {
+	for _, s := range []string{"", "Person", "rule", "admin"} {
 		if _, err := core.ParseCloser(s); core.ErrorCode(err) != core.CodeInvalid {
 			t.Errorf("ParseCloser(%q): %v, want invalid", s, err)
 		}

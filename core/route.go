@@ -50,6 +50,9 @@ type Route struct {
 	Quorum    int        `json:"quorum,omitempty" yaml:"quorum"`
 	MaxQuorum int        `json:"max_quorum,omitempty" yaml:"max_quorum"`
 	Deny      DenyPolicy `json:"deny,omitempty" yaml:"deny"`
+	// Rules decide an approval asked on this route before a person sees
+	// it, first match wins (rules.go); New compiles them.
+	Rules []Rule `json:"-" yaml:"-"`
 }
 
 // StandingAllowed reports whether approvers on this route may grant

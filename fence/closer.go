@@ -36,6 +36,10 @@ const (
 	CloserOperatorCancel Closer = "operator_cancel"
 	// CloserExpiry: the run the question was bound to ended.
 	CloserExpiry Closer = "expiry"
+	// CloserRule: a policy rule the server's operator configured decided
+	// the gated tool call at the ask, allowing or denying it; nobody
+	// looked at it. Reason, when given, is the rule's reason.
+	CloserRule Closer = "rule"
 )
 
 // closerVerb is the one verb each closer closes a question with.
@@ -50,13 +54,14 @@ var closerVerb = map[Closer]Verb{
 	CloserAgentCancel:    VerbCancelled,
 	CloserOperatorCancel: VerbCancelled,
 	CloserExpiry:         VerbExpired,
+	CloserRule:           VerbAnswered,
 }
 
 // Closers lists every closer, for callers that map their own onto these
 // and for tests.
 func Closers() []Closer {
 	return []Closer{CloserPerson, CloserQuorum, CloserStanding, CloserParts, CloserPolicy, CloserTimeout,
-		CloserDecline, CloserAgentCancel, CloserOperatorCancel, CloserExpiry}
+		CloserDecline, CloserAgentCancel, CloserOperatorCancel, CloserExpiry, CloserRule}
 }
 
 // Verb is the verb a question closed by c closes with; "" for no closer.
@@ -92,6 +97,9 @@ func checkCloser(in ResumeInput) error {
 	if a := st.Approved; a != nil && *a && !approves(in.Closer) {
 		return fmt.Errorf("%w: nobody approved a question closed by %s", ErrInvalid, in.Closer)
 	}
+	if in.Closer == CloserRule && (st.Approved == nil || len(st.Calls) > 0 || st.Edited) {
+		return fmt.Errorf("%w: a policy rule decides one tool call, unedited, and nothing else", ErrInvalid)
+	}
 	if (in.Escalated || in.Reasked > 0) && v != VerbTimedOut {
 		return fmt.Errorf("%w: escalations and re-asks are told only of a timeout", ErrInvalid)
 	}
@@ -126,7 +134,7 @@ func checkCloser(in ResumeInput) error {
 // tool call: people, a standing approval, a policy, or parts (each call
 // decided by a person or a standing approval).
 func approves(c Closer) bool {
-	return c == CloserPerson || c == CloserQuorum || c == CloserStanding || c == CloserParts || c == CloserPolicy
+	return c == CloserPerson || c == CloserQuorum || c == CloserStanding || c == CloserParts || c == CloserPolicy || c == CloserRule
 }
 
 // progress is how far an unfinished question got before it closed, in
@@ -195,6 +203,8 @@ func writeOpening(m *message, in ResumeInput) {
 		m.line("A standing approval answered this question at once; no human looked at this call.")
 	case CloserParts:
 		m.line(partsLine(in))
+	case CloserRule:
+		m.line("A policy rule of this server decided this question at once, when it was asked; no human looked at this call.")
 	default:
 		u := unanswered[in.Closer]
 		if in.Structured.Undecided {
@@ -276,6 +286,9 @@ func writeWho(m *message, in ResumeInput) {
 		return
 	case CloserTimeout, CloserPolicy, CloserExpiry:
 		m.line("No human closed it; the server did.")
+		return
+	case CloserRule:
+		m.line("No human closed it; the server did, by a rule its operator configured.")
 		return
 	default:
 		return

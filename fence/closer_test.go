@@ -1,6 +1,7 @@
 package fence
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -42,6 +43,12 @@ func TestResumeOpenings(t *testing.T) {
 		{"policy", ResumeInput{Verb: VerbTimedOut, Closer: CloserPolicy, Structured: Structured{Approved: &yes}},
 			"Nobody answered before the deadline.", nil,
 			[]string{"No human closed it; the server did.", "No human approved the gated tool call; the question's policy allowed it when the question closed without an answer."}},
+		{"rule allows", ResumeInput{Verb: VerbAnswered, Closer: CloserRule, Structured: Structured{Approved: &yes, ArgumentsSHA256: h}},
+			"A policy rule of this server decided this question at once, when it was asked; no human looked at this call.", nil,
+			[]string{"No human closed it; the server did, by a rule its operator configured.", "The policy rule allowed the gated tool call; no human approved it."}},
+		{"rule denies", ResumeInput{Verb: VerbAnswered, Closer: CloserRule, Reason: "No network.", Structured: Structured{Approved: &no, ArgumentsSHA256: h}},
+			"A policy rule of this server decided this question at once, when it was asked; no human looked at this call.", nil,
+			[]string{"The policy rule denied the gated tool call: do not make it.", "The rule's reason, as the server's operator wrote it, follows:"}},
 		{"timeout", ResumeInput{Verb: VerbTimedOut, Closer: CloserTimeout},
 			"Nobody answered before the deadline.", nil, []string{"No human closed it; the server did."}},
 		{"timeout after an escalation", ResumeInput{Verb: VerbTimedOut, Closer: CloserTimeout, Escalated: true},
@@ -144,7 +151,7 @@ func TestEveryCloserHasWords(t *testing.T) {
 			t.Errorf("closer %s has no verb", c)
 		}
 		switch c {
-		case CloserPerson, CloserQuorum, CloserStanding, CloserParts:
+		case CloserPerson, CloserQuorum, CloserStanding, CloserParts, CloserRule: // each closes with a decision, worded by its own opening
 		default:
 			if unanswered[c].alone == "" || unanswered[c].after == "" {
 				t.Errorf("closer %s has no words for a close without an answer", c)
@@ -152,6 +159,24 @@ func TestEveryCloserHasWords(t *testing.T) {
 			if undecidedCall[c] == "" {
 				t.Errorf("closer %s has no words for an undecided call", c)
 			}
+		}
+	}
+}
+
+// TestRuleCloserRefusesWhatItCannotWord: a policy rule decides one tool
+// call at the ask, as itself: no name, no edit, no calls, no other verb.
+func TestRuleCloserRefusesWhatItCannotWord(t *testing.T) {
+	yes := true
+	for name, in := range map[string]ResumeInput{
+		"no approval":   {Verb: VerbAnswered, Closer: CloserRule, Body: "an answer"},
+		"a name":        {Verb: VerbAnswered, Closer: CloserRule, DeciderName: "Alice", Structured: Structured{Approved: &yes}},
+		"another verb":  {Verb: VerbTimedOut, Closer: CloserRule, Structured: Structured{Approved: &yes}},
+		"a batch":       {Verb: VerbAnswered, Closer: CloserRule, Structured: Structured{Approved: &yes, Calls: []CallOutcome{{ToolCallID: "c1"}}}},
+		"a standing id": {Verb: VerbAnswered, Closer: CloserRule, Structured: Structured{Approved: &yes, Standing: &StandingNote{ID: "st-1", GrantedAt: "x"}}},
+	} {
+		in.QuestionID = testID
+		if _, err := BuildResume(in); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: %v, want ErrInvalid", name, err)
 		}
 	}
 }

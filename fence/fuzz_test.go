@@ -52,14 +52,15 @@ func FuzzResume(f *testing.F) {
 		if shape&0x08 != 0 {
 			in.Structured.ChosenOptionID = reason
 		}
-		if shape&0x10 != 0 || closer == CloserStanding {
+		// A standing approval and a policy rule always decide a call.
+		if shape&0x10 != 0 || closer == CloserStanding || closer == CloserRule {
 			approved := (shape&0x20 != 0 && approves(closer)) || closer == CloserStanding
 			in.Structured.Approved = &approved
 		}
 		if shape&0x40 != 0 {
 			in.Items = []ItemAnswer{{ItemID: name, OptionID: reason, Text: answer, DecidedBy: CloserPerson, Decider: answer}, {ItemID: "b", Text: name}}
 		}
-		if shape&0x80 != 0 {
+		if shape&0x80 != 0 && closer != CloserRule { // a rule decides one call, never a batch
 			yes := true
 			in.Votes = []Vote{{Name: name, Choice: reason, Text: answer}}
 			in.Structured.Calls = []CallOutcome{{ToolCallID: answer, Approved: &yes, DecidedBy: CloserPerson, Decider: name}}

@@ -227,6 +227,10 @@ func BuildResume(in ResumeInput) (Resume, error) {
 		switch {
 		case in.Closer == CloserStanding:
 			m.line("The standing approval approved the gated tool call.")
+		case in.Closer == CloserRule && *a:
+			m.line("The policy rule allowed the gated tool call; no human approved it.")
+		case in.Closer == CloserRule:
+			m.line("The policy rule denied the gated tool call: do not make it.")
 		case human && *a && in.Structured.Edited:
 			m.line(trusted(who + " approved the gated tool call with changes: make it with the approved arguments that follow, and only those, never with the arguments first asked for."))
 		case human && *a:
@@ -319,6 +323,8 @@ func BuildResume(in ResumeInput) (Resume, error) {
 			m.line("The human's reason follows:")
 		case CloserDecline:
 			m.line("The human's reason for declining follows:")
+		case CloserRule:
+			m.line("The rule's reason, as the server's operator wrote it, follows:")
 		default:
 			m.line("The recorded reason follows:")
 		}

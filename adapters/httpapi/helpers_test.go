@@ -103,6 +103,11 @@ func newEnvOn(t *testing.T, st core.Store) *env {
 	routes["locked"] = core.Route{Deciders: map[core.Surface][]string{core.SurfaceAPI: {"someone-else"}}}
 	routes["leads"] = core.Route{People: []string{"person:alice"}}
 	routes["by-role"] = core.Route{Deciders: map[core.Surface][]string{core.SurfaceSlack: {"role:S-leads"}}}
+	// guarded's policy rules decide some approvals at the ask (policy_test.go).
+	routes["guarded"] = core.Route{Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}}, Rules: []core.Rule{
+		{Name: "network", When: `tool == "fetch"`, Decide: core.DecideDeny, Reason: "No network access from this repository."},
+		{When: `tool == "read_file"`, Decide: core.DecideAllow},
+	}}
 	svc := coretest.Service(t, ws, coretest.Options{Routes: routes, People: map[string]core.Person{
 		"alice": {DisplayName: "Alice", IDs: map[core.Surface][]string{core.SurfaceSlack: {"U-alice"}}},
 	}})

@@ -8,6 +8,7 @@ package metrics
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -27,6 +28,7 @@ type Metrics struct {
 
 	asked        *prometheus.CounterVec
 	closed       *prometheus.CounterVec
+	rules        *prometheus.CounterVec
 	timeToAnswer *prometheus.HistogramVec
 	refused      *prometheus.CounterVec
 	resolves     *prometheus.HistogramVec
@@ -73,6 +75,10 @@ func New(version string, src Source) *Metrics {
 		Namespace: namespace, Name: "questions_closed_total",
 		Help: "Questions closed, by closing state and the surface that closed them.",
 	}, []string{"state", "surface"})
+	m.rules = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "policy_decisions_total",
+		Help: "Asks a route's policy rule decided, by route, rule (its index, from 0) and decision (allow, deny, ask).",
+	}, []string{"route", "rule", "decision"})
 	m.refused = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: namespace, Name: "refusals_total",
 		Help: "Asks and answers refused, by door (ask, answer) and reason.",
@@ -113,7 +119,7 @@ func New(version string, src Source) *Metrics {
 	}, []string{"version"})
 	build.WithLabelValues(version).Set(1)
 
-	for _, c := range []prometheus.Collector{m.timeToAnswer, m.asked, m.closed, m.refused, m.resolves, m.woke,
+	for _, c := range []prometheus.Collector{m.timeToAnswer, m.asked, m.closed, m.rules, m.refused, m.resolves, m.woke,
 		m.deliveries, m.retryAfter, m.parked, m.streams, m.leases, build, m.store,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
 		f(c)
@@ -164,6 +170,11 @@ func reversibility(r core.Reversibility) string {
 
 func (m *Metrics) Asked(q *core.Question) {
 	m.asked.WithLabelValues(string(q.Kind), q.Route, reversibility(q.Reversibility)).Inc()
+	if r := q.Rule; r != nil {
+		// The route is the one the rule belongs to, which an ask rule
+		// may have moved the question away from.
+		m.rules.WithLabelValues(r.Route, strconv.Itoa(r.Index), string(r.Decide)).Inc()
+	}
 }
 
 func (m *Metrics) Refused(door, reason string) { m.refused.WithLabelValues(door, reason).Inc() }

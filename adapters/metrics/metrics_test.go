@@ -47,6 +47,10 @@ func TestObservationsAndGauges(t *testing.T) {
 		Resolution: &core.Resolution{State: core.StateAnswered, At: t0, ClosedBy: core.CloserStanding,
 			Decider:  core.Decider{Surface: core.SurfaceSlack, ID: "U123", Name: "standing approval by Alice"},
 			Standing: &core.StandingUse{ID: "st-1", GrantedBy: core.Decider{Surface: core.SurfaceSlack, ID: "U123"}, GrantedAt: t0}}})
+	denied := &core.Question{Kind: core.KindApproval, Route: "ops", Reversibility: core.Reversible,
+		Rule: &core.RuleUse{Route: "ops", Index: 3, Decide: core.DecideDeny}}
+	m.Asked(denied)
+	m.Asked(denied)
 	m.Delivered(core.SurfaceSlack, core.DeliveryRateLimited, 2*time.Second)
 	m.Delivered(core.SurfaceSlack, core.DeliverySent, 0)
 	m.Refused("answer", core.RefusedForbidden)
@@ -56,6 +60,9 @@ func TestObservationsAndGauges(t *testing.T) {
 # TYPE askbridge_questions_closed_total counter
 askbridge_questions_closed_total{state="answered",surface="slack"} 1
 askbridge_questions_closed_total{state="answered",surface="system"} 1
+# HELP askbridge_policy_decisions_total Asks a route's policy rule decided, by route, rule (its index, from 0) and decision (allow, deny, ask).
+# TYPE askbridge_policy_decisions_total counter
+askbridge_policy_decisions_total{decision="deny",route="ops",rule="3"} 2
 # HELP askbridge_open_questions Open questions in the store, by route and reversibility.
 # TYPE askbridge_open_questions gauge
 askbridge_open_questions{reversibility="hard_to_reverse",route="ops"} 1
@@ -74,7 +81,7 @@ askbridge_outbox_oldest_age_seconds{surface="telegram"} 0
 askbridge_store_scrape_errors 0
 `
 	if err := testutil.GatherAndCompare(m.Gatherer(), strings.NewReader(want),
-		"askbridge_questions_closed_total", "askbridge_open_questions", "askbridge_outbox_depth",
+		"askbridge_questions_closed_total", "askbridge_policy_decisions_total", "askbridge_open_questions", "askbridge_outbox_depth",
 		"askbridge_outbox_oldest_age_seconds", "askbridge_store_scrape_errors"); err != nil {
 		t.Error(err)
 	}

@@ -25,6 +25,7 @@ var cliCommands = map[string]command{
 	"people":    cmdPeople,
 	"mcp":       cmdMCP,
 	"hook":      cmdHook,
+	"policy":    cmdPolicy,
 }
 
 // Exit codes of "askbridge ask": a script can branch on the outcome without

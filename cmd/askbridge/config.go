@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -51,6 +53,33 @@ type RouteFile struct {
 	Quorum    int    `yaml:"quorum"`
 	MaxQuorum int    `yaml:"max_quorum"`
 	Deny      string `yaml:"deny"`
+	// Rules are the route's policy rules, checked in order when an
+	// approval is asked on it; the first that matches decides.
+	Rules []RuleFile `yaml:"rules"`
+}
+
+// RuleFile is one policy rule: a CEL condition, and what to decide when
+// it holds (allow, deny, or ask: the default, shaped by route,
+// reversibility, quorum and timeout).
+type RuleFile struct {
+	Name          string   `yaml:"name"`
+	When          string   `yaml:"when"`
+	Decide        string   `yaml:"decide"`
+	Reason        string   `yaml:"reason"`
+	Route         string   `yaml:"route"`
+	Reversibility string   `yaml:"reversibility"`
+	Quorum        int      `yaml:"quorum"`
+	Timeout       Duration `yaml:"timeout"`
+}
+
+// rules is the route's rules as core takes them.
+func (r RouteFile) rules() []core.Rule {
+	out := make([]core.Rule, len(r.Rules))
+	for i, f := range r.Rules {
+		out[i] = core.Rule{Name: f.Name, When: f.When, Decide: core.Decision(f.Decide), Reason: f.Reason,
+			Route: f.Route, Reversibility: core.Reversibility(f.Reversibility), Quorum: f.Quorum, Timeout: time.Duration(f.Timeout)}
+	}
+	return out
 }
 
 // PersonFile is one person: their account on each chat surface, the
@@ -254,6 +283,21 @@ func parseFile(raw []byte, getenv func(string) string) (File, error) {
 	if p.MaxTimeout != 0 && p.DefaultTimeout > p.MaxTimeout {
 		return f, fmt.Errorf("policies.default_timeout: longer than policies.max_timeout")
 	}
+	// Policy rules are compiled here, so a rule that does not compile or
+	// does not return a bool stops the server at load, naming the rule.
+	routeNames := map[string]bool{}
+	for name := range f.Routes {
+		routeNames[name] = true
+	}
+	maxTimeout := time.Duration(p.MaxTimeout)
+	if maxTimeout == 0 {
+		maxTimeout = core.DefaultMaxTimeout
+	}
+	for _, name := range slices.Sorted(maps.Keys(f.Routes)) {
+		if _, err := core.CompileRules(name, f.Routes[name].rules(), routeNames, maxTimeout); err != nil {
+			return f, err
+		}
+	}
 	if err := directive.ValidateExtras(f.Directives); err != nil {
 		return f, fmt.Errorf("directives: %w", err)
 	}
@@ -316,7 +360,7 @@ func (s Settings) coreConfig(actorKey []byte) core.Config {
 		cfg.Routes[name] = core.Route{Name: name, Rooms: r.Rooms, Deciders: deciders, People: r.People, EscalateTo: r.EscalateTo,
 			RemindEvery: time.Duration(r.RemindEvery), RemindMax: r.RemindMax,
 			Quorum: r.Quorum, MaxQuorum: r.MaxQuorum, Deny: core.DenyPolicy(r.Deny),
-			Standing: r.Standing, StandingHours: r.StandingHours}
+			Standing: r.Standing, StandingHours: r.StandingHours, Rules: r.rules()}
 	}
 	cfg.People, cfg.Groups = s.File.peopleConfig()
 	if len(cfg.Routes) == 0 {

@@ -69,6 +69,13 @@ func TestParseFileNamesTheBadKey(t *testing.T) {
 		{"a quorum above the people", "people: {alice: {slack: U1}}\nroutes: {a: {people: [person:alice], quorum: 2}}", `route "a": a quorum of 2, but only 1 people`},
 		{"deny count on accounts", "routes: {a: {deciders: {slack: [U1]}, quorum: 2, deny: count}}", `route "a": deny count needs`},
 		{"an unknown person key", "people: {alice: {email: a@b}}", "field email not found"},
+		{"a rule that does not compile", "routes: {a: {rules: [{when: 'tool == \"Read\"', decide: allow}, {when: 'tool == ', decide: allow}]}}",
+			"routes.a.rules[1].when: line 1, column 9: Syntax error"},
+		{"a rule that is not a bool", "routes: {a: {rules: [{when: 'args', decide: allow}]}}",
+			"routes.a.rules[0].when: the condition returns dyn; it must return bool"},
+		{"a rule on an unknown route", "routes: {a: {rules: [{when: 'true', route: b}]}}", `routes.a.rules[0].route: no route named "b"`},
+		{"a rule's bad decision", "routes: {a: {rules: [{when: 'true', decide: perhaps}]}}", `routes.a.rules[0].decide: "perhaps" is not allow, deny or ask`},
+		{"an unknown rule key", "routes: {a: {rules: [{if: 'true'}]}}", "field if not found"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

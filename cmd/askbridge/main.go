@@ -37,6 +37,7 @@ const usage = `askbridge: let an AI agent stop and ask a human.
   askbridge people                list the configured people and groups
   askbridge mcp                   serve the MCP tools over stdio
   askbridge hook --host H         answer an agent host's permission hook (claude-code, codex)
+  askbridge policy test [ASK.json] print which policy rule decides an ask, from the configuration
   askbridge healthcheck           exit 0 when the local server is ready (for container health checks)
   askbridge version               print the version
 

@@ -125,6 +125,8 @@ type env struct {
 	store core.Store
 	svc   *core.Service
 	clock *core.SimClock
+	// extra routes, beside routes(), for the cases that need their own.
+	extra map[string]core.Route
 }
 
 func newEnv(t *testing.T, h Harness) *env {
@@ -138,7 +140,11 @@ func newEnv(t *testing.T, h Harness) *env {
 func (e *env) service() *core.Service {
 	e.t.Helper()
 	ppl, groups := people()
-	return coretest.Service(e.t, e.store, coretest.Options{Routes: routes(), Clock: e.clock, People: ppl, Groups: groups})
+	all := routes()
+	for name, r := range e.extra {
+		all[name] = r
+	}
+	return coretest.Service(e.t, e.store, coretest.Options{Routes: all, Clock: e.clock, People: ppl, Groups: groups})
 }
 
 // restart closes and reopens the store, as a crash and a boot would.

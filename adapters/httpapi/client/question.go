@@ -260,6 +260,9 @@ type Question struct {
 	Answers    []core.ItemAnswer `json:"answers,omitempty"`
 	Messages   []core.MessageRef `json:"messages,omitempty"`
 	Resolution *core.Resolution  `json:"resolution,omitempty"`
+	// Rule is the route's policy rule that decided the ask, when one did:
+	// allowed or denied it at once, or shaped how it was asked.
+	Rule *core.RuleUse `json:"rule,omitempty"`
 }
 
 // OperatorView is q as operators and observers read it.
@@ -273,7 +276,7 @@ func OperatorView(q *core.Question) *Question {
 		Options: q.Options, Items: q.Items, Call: q.Call, Calls: q.Calls,
 		CreatedAt: q.CreatedAt, Deadline: q.Deadline, Timeout: q.Timeout, OnTimeout: q.OnTimeout,
 		MaxReasks: q.MaxReasks, Renotified: q.Renotified, Quorum: q.Quorum, Votes: q.Votes,
-		State: q.State, Answers: q.Answers, Messages: q.Messages, Resolution: q.Resolution,
+		State: q.State, Answers: q.Answers, Messages: q.Messages, Resolution: q.Resolution, Rule: q.Rule,
 	}
 }
 

@@ -75,6 +75,18 @@ func viewCases() map[string]core.Question {
 		At:      asked, Approved: &yes, ArgumentsSHA256: sum, Standing: &core.StandingUse{ID: "st-1", GrantedBy: alice, GrantedAt: asked.Add(-time.Hour)}}
 	cases["approval-standing"] = q
 
+	// A policy rule denied it at the ask. The rule's reason is operator
+	// config, not the agent's: the agent reads it in its resume, fenced,
+	// and its view shows only that a policy closed it.
+	no := false
+	q = base("pol", core.KindApproval)
+	q.Call = &core.ToolCall{Tool: "fetch", Arguments: json.RawMessage(`{"url":"https://example.com"}`), ArgumentsSHA256: sum}
+	rule := &core.RuleUse{Route: "default", Index: 1, Name: "network", Decide: core.DecideDeny}
+	q.Rule = rule
+	q.Resolution = &core.Resolution{State: core.StateAnswered, ClosedBy: core.CloserPolicy, Decider: core.System, At: asked,
+		Approved: &no, Reason: "No network access from this repository.", ArgumentsSHA256: sum, Policy: rule}
+	cases["approval-policy"] = q
+
 	q = base("form", core.KindForm)
 	q.Items = []core.FormItem{
 		{ID: "region", Question: "Region?", Options: []core.FormOption{{ID: "eu", Label: "EU", Recommended: true}, {ID: "us", Label: "US", Description: "cheaper"}}},

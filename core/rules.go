@@ -1,0 +1,369 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"cel.dev/cel-go/cel"
+)
+
+// Policy rules (law 13): a route's rules are checked in order when an
+// approval of one tool call is asked on it, and the first whose condition
+// holds decides before a person sees it. allow and deny close the
+// question at once, through the chokepoint, recorded like an answer with
+// CloserPolicy and the rule (Resolution.Policy); ask lets it be asked,
+// with the rule's route, reversibility, quorum and timeout in place of the
+// asker's. No rule matching asks as configured.
+//
+// Conditions are CEL expressions, compiled and type-checked when the
+// configuration loads, over these variables:
+//
+//	tool    string               the tool the approval is for
+//	args    dyn                  the call's arguments, as their JSON
+//	agent   string               the asking agent
+//	run     string               its run id
+//	labels  map(string, string)  "project" and "task"
+//	route   string               the route asked for
+//	kind    string               the question's kind ("approval")
+//
+// A condition that cannot be evaluated for an ask (a key its arguments
+// lack, say) stops the rules there: the ask is asked as configured, so a
+// broken rule never lets a call through. Batches, and questions of other
+// kinds, are asked as configured: no rule sees them.
+
+// Decision is what a rule decides.
+type Decision string
+
+const (
+	// DecideAllow approves the call at once; nobody is asked.
+	DecideAllow Decision = "allow"
+	// DecideDeny denies it at once, with the rule's reason.
+	DecideDeny Decision = "deny"
+	// DecideAsk asks people, shaped by the rule. It is what a rule with
+	// no decide does.
+	DecideAsk Decision = "ask"
+)
+
+// MaxRules caps a route's rules.
+const MaxRules = 200
+
+// ruleCost caps what one condition may cost to evaluate, in CEL's cost
+// units, so that no rule can stall an ask.
+const ruleCost = 1_000_000
+
+// Rule is one policy rule of a route.
+type Rule struct {
+	// Name, optional, names the rule in events, resumes and metrics.
+	Name string `json:"name,omitempty"`
+	// When is the CEL condition; it must return a bool.
+	When   string   `json:"when"`
+	Decide Decision `json:"decide,omitempty"`
+	// Reason is the operator's words for the decision: the agent reads
+	// them, fenced, after a deny.
+	Reason string `json:"reason,omitempty"`
+	// Route, Reversibility, Quorum and Timeout, on an ask, replace the
+	// asker's (each when set), and are then checked as any ask is.
+	Route         string        `json:"route,omitempty"`
+	Reversibility Reversibility `json:"reversibility,omitempty"`
+	Quorum        int           `json:"quorum,omitempty"`
+	Timeout       time.Duration `json:"timeout,omitempty"`
+
+	prg cel.Program
+}
+
+// RuleUse is what a question keeps of the rule that decided it: which
+// route's rule, its index there (from 0) and its name, and what it
+// decided.
+type RuleUse struct {
+	Route  string   `json:"route"`
+	Index  int      `json:"index"`
+	Name   string   `json:"name,omitempty"`
+	Decide Decision `json:"decide"`
+}
+
+// Label names the rule for people: `policy rule 2 of route "claude-code"
+// ("network")`.
+func (u RuleUse) Label() string {
+	s := "policy rule " + strconv.Itoa(u.Index) + " of route " + strconv.Quote(u.Route)
+	if u.Name != "" {
+		s += " (" + strconv.Quote(u.Name) + ")"
+	}
+	return s
+}
+
+// RuleError is a rule that cannot be used: the route and index naming
+// it, the field at fault, and what is wrong, with the position of a CEL
+// error (line and column, from 1) in its message.
+type RuleError struct {
+	Route string
+	Index int
+	Field string
+	Msg   string
+}
+
+func (e *RuleError) Error() string {
+	return fmt.Sprintf("routes.%s.rules[%d].%s: %s", e.Route, e.Index, e.Field, e.Msg)
+}
+
+var ruleEnv = sync.OnceValues(func() (*cel.Env, error) {
+	return cel.NewEnv(
+		cel.Variable("tool", cel.StringType),
+		cel.Variable("args", cel.DynType),
+		cel.Variable("agent", cel.StringType),
+		cel.Variable("run", cel.StringType),
+		cel.Variable("labels", cel.MapType(cel.StringType, cel.StringType)),
+		cel.Variable("route", cel.StringType),
+		cel.Variable("kind", cel.StringType),
+	)
+})
+
+// CompileRules checks route's rules and compiles their conditions.
+// routes are the configured route names, for the route an ask rule
+// names; nil skips that check. maxTimeout, when set, bounds a rule's
+// timeout. The first rule that cannot be used is a *RuleError.
+func CompileRules(route string, rules []Rule, routes map[string]bool, maxTimeout time.Duration) ([]Rule, error) {
+	if len(rules) > MaxRules {
+		return nil, &RuleError{Route: route, Index: MaxRules, Field: "when", Msg: fmt.Sprintf("a route takes at most %d rules", MaxRules)}
+	}
+	env, err := ruleEnv()
+	if err != nil {
+		return nil, fmt.Errorf("core: policy rules: %w", err)
+	}
+	out := make([]Rule, len(rules))
+	for i, r := range rules {
+		bad := func(field, format string, args ...any) error {
+			return &RuleError{Route: route, Index: i, Field: field, Msg: fmt.Sprintf(format, args...)}
+		}
+		if strings.TrimSpace(r.When) == "" {
+			return nil, bad("when", "a condition is required")
+		}
+		switch r.Decide {
+		case "", DecideAsk:
+			r.Decide = DecideAsk
+		case DecideAllow, DecideDeny:
+			if r.Route != "" || r.Reversibility != "" || r.Quorum != 0 || r.Timeout != 0 {
+				return nil, bad("decide", "%s closes the question at once: route, reversibility, quorum and timeout go with ask", r.Decide)
+			}
+		default:
+			return nil, bad("decide", "%q is not allow, deny or ask", r.Decide)
+		}
+		if r.Reversibility != "" {
+			if _, err := ParseReversibility(string(r.Reversibility)); err != nil {
+				return nil, bad("reversibility", "%q is not reversible or hard_to_reverse", r.Reversibility)
+			}
+		}
+		if r.Route != "" && routes != nil && !routes[r.Route] {
+			return nil, bad("route", "no route named %q", r.Route)
+		}
+		if r.Quorum < 0 || r.Quorum > MaxQuorum {
+			return nil, bad("quorum", "must be between 1 and %d", MaxQuorum)
+		}
+		if r.Timeout < 0 || maxTimeout > 0 && r.Timeout > maxTimeout {
+			return nil, bad("timeout", "must be positive and at most the max timeout, %s", maxTimeout)
+		}
+		if len(r.Reason) > MaxReasonLen {
+			return nil, bad("reason", "longer than %d bytes", MaxReasonLen)
+		}
+		ast, iss := env.Compile(r.When)
+		if iss != nil && iss.Err() != nil {
+			var msgs []string
+			for _, e := range iss.Errors() {
+				msgs = append(msgs, fmt.Sprintf("line %d, column %d: %s", e.Location.Line(), e.Location.Column()+1, e.Message))
+			}
+			return nil, bad("when", "%s", strings.Join(msgs, "; "))
+		}
+		if !ast.OutputType().IsExactType(cel.BoolType) {
+			return nil, bad("when", "the condition returns %s; it must return bool", ast.OutputType())
+		}
+		if r.prg, err = env.Program(ast, cel.CostLimit(ruleCost)); err != nil {
+			return nil, bad("when", "%v", err)
+		}
+		out[i] = r
+	}
+	return out, nil
+}
+
+// RuleVerdict is how a route's rules decide one ask: the rule that
+// matched (Rule nil when none did), or the error that stopped them.
+type RuleVerdict struct {
+	Rule *Rule
+	Use  RuleUse
+	// Err is a condition that could not be evaluated; the rules stopped
+	// there and the ask is asked as configured.
+	Err *RuleError
+}
+
+// ruleApplies reports whether rules see in at all: approvals of one tool
+// call.
+func ruleApplies(in AskInput) bool {
+	return in.Kind == KindApproval && len(in.Calls) == 0
+}
+
+// evalRules runs route's rules over in, first match wins.
+func evalRules(route Route, in AskInput) RuleVerdict {
+	if len(route.Rules) == 0 || !ruleApplies(in) {
+		return RuleVerdict{}
+	}
+	var args any = map[string]any{}
+	if len(in.Arguments) > 0 {
+		if err := json.Unmarshal(in.Arguments, &args); err != nil {
+			return RuleVerdict{Err: &RuleError{Route: route.Name, Field: "when", Msg: "the arguments are not JSON"}}
+		}
+	}
+	vars := map[string]any{
+		"tool": in.Tool, "args": args, "agent": in.Agent, "run": in.RunID,
+		"labels": map[string]string{"project": in.Labels.Project, "task": in.Labels.Task},
+		"route":  route.Name, "kind": string(in.Kind),
+	}
+	for i := range route.Rules {
+		r := &route.Rules[i]
+		if r.prg == nil {
+			return RuleVerdict{Err: &RuleError{Route: route.Name, Index: i, Field: "when", Msg: "not compiled"}}
+		}
+		out, _, err := r.prg.Eval(vars)
+		if err != nil {
+			return RuleVerdict{Err: &RuleError{Route: route.Name, Index: i, Field: "when", Msg: err.Error()}}
+		}
+		if ok, _ := out.Value().(bool); ok {
+			return RuleVerdict{Rule: r, Use: RuleUse{Route: route.Name, Index: i, Name: r.Name, Decide: r.Decide}}
+		}
+	}
+	return RuleVerdict{}
+}
+
+// shape applies an ask rule to in.
+func (r *Rule) shape(in *AskInput) {
+	if r.Route != "" {
+		in.Route = r.Route
+	}
+	if r.Reversibility != "" {
+		in.Reversibility = r.Reversibility
+	}
+	if r.Quorum != 0 {
+		in.Quorum = r.Quorum
+	}
+	if r.Timeout != 0 {
+		in.Timeout = r.Timeout
+	}
+}
+
+// shapeReason words what an ask rule changed, for the asked event.
+func (r *Rule) shapeReason(u RuleUse) string {
+	var parts []string
+	if r.Route != "" {
+		parts = append(parts, "route "+r.Route)
+	}
+	if r.Reversibility != "" {
+		parts = append(parts, "reversibility "+string(r.Reversibility))
+	}
+	if r.Quorum != 0 {
+		parts = append(parts, "quorum "+strconv.Itoa(r.Quorum))
+	}
+	if r.Timeout != 0 {
+		parts = append(parts, "timeout "+r.Timeout.String())
+	}
+	what := "asked as configured"
+	if len(parts) > 0 {
+		what = "asked with " + strings.Join(parts, ", ")
+	}
+	s := u.Label() + " matched: " + what
+	if r.Reason != "" {
+		s += ": " + r.Reason
+	}
+	return s
+}
+
+// Explain words a verdict for people trying rules (askbridge policy
+// test).
+func (v RuleVerdict) Explain() string {
+	switch {
+	case v.Err != nil:
+		return "a rule could not be evaluated, so the rules stopped and the ask is asked as configured: " + v.Err.Error()
+	case v.Rule == nil:
+		return "no rule matches: asked as configured"
+	}
+	r := v.Rule
+	switch r.Decide {
+	case DecideAllow:
+		s := v.Use.Label() + " allows it: approved at once, nobody is asked"
+		if r.Reason != "" {
+			s += " (" + r.Reason + ")"
+		}
+		return s
+	case DecideDeny:
+		s := v.Use.Label() + " denies it at once, nobody is asked"
+		if r.Reason != "" {
+			s += ": " + r.Reason
+		}
+		return s
+	}
+	return r.shapeReason(v.Use)
+}
+
+// Evaluate runs the rules of the route in would take (DefaultRoute when
+// it names none) over in, without asking anything: what askbridge policy
+// test shows. An unknown route is CodeInvalid.
+func (s *Service) Evaluate(in AskInput) (RuleVerdict, error) {
+	if in.Route == "" {
+		in.Route = DefaultRoute
+	}
+	route, ok := s.cfg.Routes[in.Route]
+	if !ok {
+		return RuleVerdict{}, Errorf(CodeInvalid, "policy test", "route %q is not configured", in.Route)
+	}
+	if !ruleApplies(in) {
+		return RuleVerdict{}, nil
+	}
+	return evalRules(route, in), nil
+}
+
+// askedReason is what the asked event records of the rules: the rule
+// that decided, or the one that could not be evaluated.
+func (v RuleVerdict) askedReason() string {
+	switch {
+	case v.Err != nil:
+		return "policy rules stopped, asked as configured: " + v.Err.Error()
+	case v.Rule == nil:
+		return ""
+	case v.Rule.Decide == DecideAsk:
+		return v.Rule.shapeReason(v.Use)
+	}
+	return v.Use.Label() + " decided it at the ask: " + string(v.Rule.Decide)
+}
+
+// closeByRule closes a just-parked approval as the rule that matched it
+// decided, through the chokepoint like any other close.
+func (s *Service) closeByRule(ctx context.Context, q *Question, v RuleVerdict) (*Question, error) {
+	r, use := v.Rule, v.Use
+	o, err := s.resolve(ctx, attempt{op: "policy rule", id: q.ID, door: doorSystem, actor: System,
+		build: func(q *Question, now time.Time) (Transition, error) {
+			if q.Call == nil {
+				return Transition{}, Errorf(CodeInvalid, "policy rule", "a policy rule decides one tool call")
+			}
+			approved := r.Decide == DecideAllow
+			reason := r.Reason
+			if reason == "" && !approved {
+				reason = "denied by " + use.Label()
+			}
+			res := &Resolution{State: StateAnswered, ClosedBy: CloserPolicy, Decider: publicDecider(System), At: now,
+				Approved: &approved, Reason: reason, ArgumentsSHA256: q.Call.ArgumentsSHA256, Policy: &use}
+			verb := "allowed"
+			if !approved {
+				verb = "denied"
+			}
+			why := use.Label() + " " + verb + " it; no person was asked"
+			if r.Reason != "" {
+				why += ": " + r.Reason
+			}
+			return Transition{Resolution: res, Event: s.closeEvent(q, res, why)}, nil
+		}})
+	if err != nil {
+		return nil, err
+	}
+	return o.Question, nil
+}

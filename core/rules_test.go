@@ -1,0 +1,87 @@
+package core_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/coretest"
+)
+
+// TestRulesCheckedAtLoad: a rule that cannot be used stops core from
+// starting, with an error naming the route, the rule's index and field,
+// and for a condition the position of the error in it.
+func TestRulesCheckedAtLoad(t *testing.T) {
+	cases := []struct {
+		name string
+		rule core.Rule
+		want string
+	}{
+		{"does not compile", core.Rule{When: `tool == "Bash" &&`},
+			`routes.guarded.rules[1].when: line 1, column 18: `},
+		{"an unknown variable", core.Rule{When: `tol == "Bash"`},
+			`routes.guarded.rules[1].when: line 1, column 1: undeclared reference to 'tol'`},
+		{"not a bool", core.Rule{When: `tool + "x"`},
+			`routes.guarded.rules[1].when: the condition returns string; it must return bool`},
+		{"no condition", core.Rule{When: " ", Decide: core.DecideAllow},
+			`routes.guarded.rules[1].when: a condition is required`},
+		{"an unknown decision", core.Rule{When: "true", Decide: "maybe"},
+			`routes.guarded.rules[1].decide: "maybe" is not allow, deny or ask`},
+		{"allow with a route", core.Rule{When: "true", Decide: core.DecideAllow, Route: "default"},
+			`routes.guarded.rules[1].decide: allow closes the question at once`},
+		{"an unknown route", core.Rule{When: "true", Route: "nowhere"},
+			`routes.guarded.rules[1].route: no route named "nowhere"`},
+		{"a bad reversibility", core.Rule{When: "true", Reversibility: "easy"},
+			`routes.guarded.rules[1].reversibility: "easy" is not reversible or hard_to_reverse`},
+		{"a timeout past the limit", core.Rule{When: "true", Timeout: 365 * 24 * time.Hour},
+			`routes.guarded.rules[1].timeout: must be positive and at most the max timeout`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			routes := coretest.APIRoutes()
+			routes["guarded"] = core.Route{Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}},
+				Rules: []core.Rule{{When: `tool == "read_file"`, Decide: core.DecideAllow}, c.rule}}
+			_, err := core.New(coretest.OpenStore(t), core.Config{Routes: routes, ActorKey: []byte("k")}, nil)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("New: %v; want an error containing %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestEvaluateExplains: what askbridge policy test prints for each kind
+// of verdict.
+func TestEvaluateExplains(t *testing.T) {
+	routes := coretest.APIRoutes()
+	routes["guarded"] = core.Route{Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}}, Rules: []core.Rule{
+		{Name: "reads", When: `tool == "read_file"`, Decide: core.DecideAllow},
+		{When: `tool == "fetch"`, Decide: core.DecideDeny, Reason: "No network."},
+		{When: `tool == "shell" && args.command.contains("rm")`, Reversibility: core.HardToReverse, Quorum: 2},
+		{When: `args.mode == "x"`, Decide: core.DecideAllow},
+	}}
+	svc := coretest.Service(t, coretest.OpenStore(t), coretest.Options{Routes: routes})
+	ask := func(tool, args string) core.AskInput {
+		return core.AskInput{Kind: core.KindApproval, Agent: "a", RunID: "r", Route: "guarded", Text: "ok?",
+			Reversibility: core.Reversible, Tool: tool, Arguments: []byte(args)}
+	}
+	for _, c := range []struct {
+		in   core.AskInput
+		want string
+	}{
+		{ask("read_file", `{}`), `policy rule 0 of route "guarded" ("reads") allows it: approved at once, nobody is asked`},
+		{ask("fetch", `{}`), `policy rule 1 of route "guarded" denies it at once, nobody is asked: No network.`},
+		{ask("shell", `{"command":"rm -rf /"}`), `policy rule 2 of route "guarded" matched: asked with reversibility hard_to_reverse, quorum 2`},
+		{ask("other", `{"mode":"y"}`), `no rule matches: asked as configured`},
+		{ask("other", `{}`), `a rule could not be evaluated, so the rules stopped and the ask is asked as configured: routes.guarded.rules[3].when: no such key: mode`},
+		{core.AskInput{Kind: core.KindClarification, Route: "guarded"}, `no rule matches: asked as configured`},
+	} {
+		v, err := svc.Evaluate(c.in)
+		if err != nil {
+			t.Fatalf("%s: %v", c.in.Tool, err)
+		}
+		if got := v.Explain(); got != c.want {
+			t.Errorf("%s %s: %q\nwant %q", c.in.Tool, c.in.Arguments, got, c.want)
+		}
+	}
+}

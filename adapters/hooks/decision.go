@@ -43,7 +43,7 @@ func Decide(p Prompt, q *core.Question) Decision {
 	}
 	res := q.Resolution
 	if !*res.Approved {
-		return Decision{Verdict: Deny, Message: denyMessage(res.Reason)}
+		return Decision{Verdict: Deny, Message: denyMessage(q, res.Reason)}
 	}
 	if res.Edit != nil {
 		if !p.Editable() || len(res.Edit.Arguments) == 0 {
@@ -56,13 +56,22 @@ func Decide(p Prompt, q *core.Question) Decision {
 	return Decision{Verdict: Allow}
 }
 
-// denyMessage tells the model a person refused the call; their reason,
-// a person's words, stays inside a fence.
-func denyMessage(reason string) string {
-	if strings.TrimSpace(reason) == "" {
-		return "A person denied this tool call in askbridge and gave no reason."
+// denyMessage tells the model who refused the call, worded from the
+// recorded closer (law 12): a person (or several, by quorum), or a policy
+// rule no person looked at. The reason (a person's words, or an
+// operator's rule text) stays inside a fence.
+func denyMessage(q *core.Question, reason string) string {
+	who, whose := "A person denied this tool call in askbridge", "Their"
+	switch core.CloserOf(q) {
+	case core.CloserPolicy:
+		who, whose = "An askbridge policy rule denied this tool call; no person looked at it", "Its"
+	case core.CloserQuorum:
+		who = "The people asked in askbridge denied this tool call"
 	}
-	return "A person denied this tool call in askbridge. Their reason:\n" + fence.Wrap(fence.TagReason, reason).String()
+	if strings.TrimSpace(reason) == "" {
+		return who + ", with no reason."
+	}
+	return who + ". " + whose + " reason:\n" + fence.Wrap(fence.TagReason, reason).String()
 }
 
 // noDecisionReason is what Claude Code's PreToolUse "ask" shows the person

@@ -88,6 +88,10 @@ func TestOutputs(t *testing.T) {
 		{"approve", closed(core.StateAnswered, &core.Resolution{State: core.StateAnswered, Approved: approved(true)}), Allow},
 		{"deny with a reason", closed(core.StateAnswered, &core.Resolution{State: core.StateAnswered, Approved: approved(false), Reason: injected}), Deny},
 		{"deny without a reason", closed(core.StateAnswered, &core.Resolution{State: core.StateAnswered, Approved: approved(false)}), Deny},
+		{"policy deny", closed(core.StateAnswered, &core.Resolution{State: core.StateAnswered, Approved: approved(false), ClosedBy: core.CloserPolicy,
+			Reason: "No network access from this repository.", Policy: &core.RuleUse{Route: "claude-code", Index: 3, Decide: core.DecideDeny}}), Deny},
+		{"policy allow", closed(core.StateAnswered, &core.Resolution{State: core.StateAnswered, Approved: approved(true), ClosedBy: core.CloserPolicy,
+			Policy: &core.RuleUse{Route: "claude-code", Index: 0, Decide: core.DecideAllow}}), Allow},
 		{"edit and approve", closed(core.StateAnswered, &core.Resolution{State: core.StateAnswered, Approved: approved(true), Edit: &core.ArgumentEdit{Arguments: edited}}), Allow},
 		{"standing approval", closed(core.StateAnswered, &core.Resolution{State: core.StateAnswered, Approved: approved(true), Standing: &core.StandingUse{}}), Allow},
 		{"decline", closed(core.StateDeclined, &core.Resolution{State: core.StateDeclined}), NoDecision},
@@ -167,6 +171,11 @@ func TestOutputs(t *testing.T) {
 				}
 				if want == Deny {
 					checkFenced(t, message, o.q.Resolution.Reason)
+					// Worded from the closer (law 12): a rule is not a person.
+					person := strings.HasPrefix(message, "A person denied")
+					if rule := o.q.Resolution.ClosedBy == core.CloserPolicy; person == rule || rule && !strings.Contains(message, "no person looked") {
+						t.Errorf("%s reads %q", o.name, message)
+					}
 				}
 			})
 		}

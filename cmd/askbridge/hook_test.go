@@ -36,6 +36,12 @@ func startHook(t *testing.T, m *Main, host, fixture string, args ...string) *hoo
 	if err != nil {
 		t.Fatal(err)
 	}
+	return startHookInput(t, m, host, raw, args...)
+}
+
+// startHookInput is startHook with the hook input given.
+func startHookInput(t *testing.T, m *Main, host string, raw []byte, args ...string) *hookProcess {
+	t.Helper()
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {
 		t.Fatal(err)
@@ -303,5 +309,71 @@ func TestHookApprovedFromSlack(t *testing.T) {
 	}
 	if got, want := h.stdout.String(), `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}`; got != want {
 		t.Fatalf("stdout %s, want %s", got, want)
+	}
+}
+
+// TestHookPolicyRules: a route's rules answer a host's prompt before any
+// person sees it, through the real `askbridge hook`: a `git status` is
+// allowed at once, a WebFetch denied with the rule's reason (and the
+// model told no person looked), and a `rm -rf` still parked for people.
+func TestHookPolicyRules(t *testing.T) {
+	s := Settings{}
+	s.File = File{Routes: map[string]RouteFile{
+		"default": {Deciders: map[string][]string{"api": {"*"}}},
+		"claude-code": {Deciders: map[string][]string{"api": {"*"}}, Rules: []RuleFile{
+			{Name: "status", When: `tool == "Bash" && args.command.startsWith("git status")`, Decide: "allow"},
+			{Name: "network", When: `tool == "WebFetch"`, Decide: "deny", Reason: "No network access from this repository."},
+		}},
+	}}
+	m := start(t, s)
+	ops := client.New(m.URL, opTok)
+	prompt := func(tool string, input map[string]any) *hookProcess {
+		t.Helper()
+		raw, err := os.ReadFile(filepath.Join(hookTestdata, "claude-code/permission-request.bash.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &fields); err != nil {
+			t.Fatal(err)
+		}
+		fields["tool_name"], _ = json.Marshal(tool)
+		fields["tool_input"], _ = json.Marshal(input)
+		in, err := json.Marshal(fields)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return startHookInput(t, m, "claude-code", in, "--route", "claude-code")
+	}
+
+	allowed := prompt("Bash", map[string]any{"command": "git status --short"})
+	if code := allowed.exit(t); code != 0 || !strings.Contains(allowed.stdout.String(), `"decision":{"behavior":"allow"}`) {
+		t.Fatalf("git status: exit %d, stdout %s, stderr %s", code, allowed.stdout.String(), allowed.stderr.String())
+	}
+	denied := prompt("WebFetch", map[string]any{"url": "https://example.com"})
+	if code := denied.exit(t); code != 0 || !strings.Contains(denied.stdout.String(), `"behavior":"deny"`) {
+		t.Fatalf("WebFetch: exit %d, stdout %s", code, denied.stdout.String())
+	}
+	out := denied.stdout.String()
+	if !strings.Contains(out, "An askbridge policy rule denied this tool call; no person looked at it") ||
+		!strings.Contains(out, "No network access from this repository.") {
+		t.Fatalf("WebFetch's deny does not say a rule decided it: %s", out)
+	}
+	// Neither reached a person: nothing is open, and no card was needed.
+	if list, err := ops.List(t.Context(), "", 50); err != nil || len(list.Questions) != 0 {
+		t.Fatalf("open after two rule decisions: %+v, %v", list, err)
+	}
+	// What no rule matches is asked as configured, and waits for a person.
+	asked := prompt("Bash", map[string]any{"command": "rm -rf build"})
+	id := parked(t, ops)
+	q, err := ops.Get(t.Context(), id)
+	if err != nil || q.Call == nil || q.Call.Tool != "Bash" {
+		t.Fatalf("parked %+v, %v", q, err)
+	}
+	if _, err := ops.Answer(t.Context(), id, client.AnswerRequest{ChosenOptionID: core.ApproveOption}); err != nil {
+		t.Fatal(err)
+	}
+	if code := asked.exit(t); code != 0 || !strings.Contains(asked.stdout.String(), `"behavior":"allow"`) {
+		t.Fatalf("rm -rf after a person approved: exit %d, stdout %s", code, asked.stdout.String())
 	}
 }

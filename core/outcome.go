@@ -41,7 +41,13 @@ func OutcomeLine(q *Question) string {
 	case CloserDecline:
 		return "Declined by " + who + " on " + at + via + progress(q) + ": the agent will proceed on its own judgement"
 	case CloserAgentCancel:
-		return "Withdrawn by the agent on " + at + progress(q)
+		line := "Withdrawn by the agent on " + at + progress(q)
+		if why := strings.TrimSpace(r.Reason); why != "" && r.Reason != defaultCancelReason(r.Decider) {
+			// The agent's own words, such as a hook's "answered at the
+			// host" when the person answered the host's prompt first.
+			line += ": " + why
+		}
+		return line
 	case CloserOperatorCancel:
 		return "Withdrawn by an operator (" + who + ") on " + at + via + progress(q)
 	case CloserExpiry:

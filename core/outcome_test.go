@@ -129,6 +129,12 @@ func TestOutcomeLineByKindAndCloser(t *testing.T) {
 		}), "Timed out on " + at + ": nobody answered before the deadline, though it had been asked again 2 times"},
 		{"clarification/decline", core.KindClarification, declined(nil), "Declined by Bob on " + at + " via telegram: the agent will proceed on its own judgement"},
 		{"clarification/agent cancel", core.KindClarification, agentCancel(nil), "Withdrawn by the agent on " + at},
+		{"clarification/agent cancel with a reason", core.KindClarification, agentCancel(func(q *core.Question, r *core.Resolution) {
+			r.Reason = "answered at the host"
+		}), "Withdrawn by the agent on " + at + ": answered at the host"},
+		{"clarification/agent cancel with the default reason", core.KindClarification, agentCancel(func(q *core.Question, r *core.Resolution) {
+			r.Reason = "withdrawn by " + string(r.Decider.Surface) + " " + r.Decider.ID
+		}), "Withdrawn by the agent on " + at},
 		{"clarification/operator cancel", core.KindClarification, opCancel(nil), "Withdrawn by an operator (ops) on " + at + " via api"},
 		{"clarification/expiry", core.KindClarification, expired(nil), "Expired on " + at + ": the run this question belonged to has ended"},
 

@@ -298,7 +298,7 @@ func (s *Service) Cancel(ctx context.Context, in CancelInput) (Outcome, error) {
 		return Outcome{}, err
 	}
 	if strings.TrimSpace(reason) == "" {
-		reason = "withdrawn by " + string(in.By.Surface) + " " + in.By.ID
+		reason = defaultCancelReason(in.By)
 	}
 	return s.resolve(ctx, attempt{op: "cancel", id: in.QuestionID, door: doorAgent, owner: in.Owner, actor: in.By,
 		build: s.systemClose(StateCancelled, cancelCloser(in.By), in.By, reason)})
@@ -348,4 +348,10 @@ func (s *Service) EndRun(ctx context.Context, run Run) ([]Outcome, error) {
 		}
 	}
 	return out, nil
+}
+
+// defaultCancelReason is what a cancel that gives no reason records: who
+// withdrew the question. Cards leave it out, since they say who already.
+func defaultCancelReason(by Decider) string {
+	return "withdrawn by " + string(by.Surface) + " " + by.ID
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,22 +68,20 @@ func startHookInput(t *testing.T, m *Main, host string, raw []byte, args ...stri
 	return h
 }
 
-// closedSoon is the question once it has closed (a guard of 30 s, not a
-// timing assertion).
-func closedSoon(t *testing.T, ops *client.Client, id string) *client.Question {
+// closedSoon is the question once it has closed, as its agent's long
+// poll wakes on the close (a guard of 30 s, not a timing assertion).
+func closedSoon(t *testing.T, m *Main, ops *client.Client, id string) *client.Question {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	for {
-		q, err := ops.Get(ctx, id)
-		if err != nil {
-			t.Fatalf("question %s: %v", id, err)
-		}
-		if !q.Open() {
-			return q
-		}
-		time.Sleep(10 * time.Millisecond)
+	if _, err := client.New(m.URL, agentA).Wait(ctx, id); err != nil {
+		t.Fatalf("waiting on %s: %v", id, err)
 	}
+	q, err := ops.Get(ctx, id)
+	if err != nil {
+		t.Fatalf("question %s: %v", id, err)
+	}
+	return q
 }
 
 // exit waits for the process and returns its exit code.
@@ -98,23 +97,30 @@ func (h *hookProcess) exit(t *testing.T) int {
 	return 0
 }
 
-// parked is the one open question, once the hook has parked it.
+// parked is the open question the hook of test t asked (its run is the
+// hook input's session, t's name), found as its asked event is logged.
 func parked(t *testing.T, ops *client.Client) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // a guard, not a timing assertion
 	defer cancel()
-	for ctx.Err() == nil {
-		l, err := ops.List(ctx, "", 10)
-		if err != nil {
-			t.Fatal(err)
+	var id string
+	found := errors.New("found")
+	err := ops.Follow(ctx, 0, func(ev client.Event) error {
+		if ev.Kind != core.EventAsked || ev.RunID != t.Name() {
+			return nil
 		}
-		if len(l.Questions) == 1 {
-			return l.Questions[0].ID
+		// A rule may have closed an earlier prompt of the same session
+		// at its ask: the one parked is the one still open.
+		if q, err := ops.Get(ctx, ev.QuestionID); err == nil && q.Open() {
+			id = ev.QuestionID
+			return found
 		}
-		time.Sleep(10 * time.Millisecond)
+		return nil
+	})
+	if !errors.Is(err, found) {
+		t.Fatalf("the hook never parked its question: %v", err)
 	}
-	t.Fatal("the hook never parked its question")
-	return ""
+	return id
 }
 
 func hookSchema(t *testing.T, name string) *jsonschema.Schema {
@@ -204,7 +210,7 @@ func TestHookCommand(t *testing.T) {
 			// Killed before the server's first byte, the hook only drops
 			// its request, and the server withdraws the question on its
 			// own, a moment after the process is gone.
-			q := closedSoon(t, ops, id)
+			q := closedSoon(t, m, ops, id)
 			if q.State != core.StateCancelled || q.Resolution == nil || q.Resolution.Reason != "answered at the host" {
 				t.Fatalf("question %+v %+v: want withdrawn, answered at the host", q, q.Resolution)
 			}

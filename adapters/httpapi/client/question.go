@@ -25,8 +25,9 @@ import (
 // reader that decodes the agent's view into Question gets the agent's
 // fields right and the rest empty.
 
-// AgentQuestion is a question as its asking agent may see it.
-type AgentQuestion struct {
+// Asked is what both views show alike of the ask itself: the agent's
+// own words and the ids and labels it asked under.
+type Asked struct {
 	ID            string             `json:"id"`
 	Kind          core.Kind          `json:"kind"`
 	Agent         string             `json:"agent"`
@@ -37,12 +38,11 @@ type AgentQuestion struct {
 	Context       string             `json:"context,omitempty"`
 	Reversibility core.Reversibility `json:"reversibility"`
 	Route         string             `json:"route"`
+}
 
-	Options []AgentOption   `json:"options,omitempty"`
-	Items   []AgentFormItem `json:"items,omitempty"`
-	Call    *AgentToolCall  `json:"call,omitempty"`
-	Calls   []AgentCall     `json:"calls,omitempty"`
-
+// Schedule is what both views show alike of the question's clock and
+// what it takes to close: server-made, or the agent's own choice.
+type Schedule struct {
 	CreatedAt  time.Time          `json:"created_at"`
 	Deadline   time.Time          `json:"deadline"`
 	Timeout    core.Duration      `json:"timeout"`
@@ -50,6 +50,28 @@ type AgentQuestion struct {
 	MaxReasks  int                `json:"max_reasks,omitempty"`
 	Renotified int                `json:"renotified,omitempty"`
 	Quorum     int                `json:"quorum,omitempty"`
+}
+
+func askedOf(q *core.Question) Asked {
+	return Asked{ID: q.ID, Kind: q.Kind, Agent: q.Agent, RunID: q.RunID, ToolCallID: q.ToolCallID,
+		Labels: q.Labels, Text: q.Text, Context: q.Context, Reversibility: q.Reversibility, Route: q.Route}
+}
+
+func scheduleOf(q *core.Question) Schedule {
+	return Schedule{CreatedAt: q.CreatedAt, Deadline: q.Deadline, Timeout: q.Timeout, OnTimeout: q.OnTimeout,
+		MaxReasks: q.MaxReasks, Renotified: q.Renotified, Quorum: q.Quorum}
+}
+
+// AgentQuestion is a question as its asking agent may see it.
+type AgentQuestion struct {
+	Asked
+
+	Options []AgentOption   `json:"options,omitempty"`
+	Items   []AgentFormItem `json:"items,omitempty"`
+	Call    *AgentToolCall  `json:"call,omitempty"`
+	Calls   []AgentCall     `json:"calls,omitempty"`
+
+	Schedule
 	// Votes are the votes so far on a question with a quorum: which
 	// choice, when, on which surface; never who or why.
 	Votes []AgentVote `json:"votes,omitempty"`
@@ -157,12 +179,7 @@ func AgentView(q *core.Question) *AgentQuestion {
 	if q == nil {
 		return nil
 	}
-	v := &AgentQuestion{
-		ID: q.ID, Kind: q.Kind, Agent: q.Agent, RunID: q.RunID, ToolCallID: q.ToolCallID,
-		Labels: q.Labels, Text: q.Text, Context: q.Context, Reversibility: q.Reversibility, Route: q.Route,
-		CreatedAt: q.CreatedAt, Deadline: q.Deadline, Timeout: q.Timeout, OnTimeout: q.OnTimeout,
-		MaxReasks: q.MaxReasks, Renotified: q.Renotified, Quorum: q.Quorum, State: q.State,
-	}
+	v := &AgentQuestion{Asked: askedOf(q), Schedule: scheduleOf(q), State: q.State}
 	for _, o := range q.Options {
 		v.Options = append(v.Options, AgentOption{ID: o.ID, Title: o.Title, Writeup: o.Writeup, Recommended: o.Recommended})
 	}
@@ -231,30 +248,15 @@ func agentEdit(e *core.ArgumentEdit) *AgentEdit {
 // Question is a question as operators and observers read it: the whole
 // record, people's words and names included.
 type Question struct {
-	ID            string             `json:"id"`
-	Kind          core.Kind          `json:"kind"`
-	Agent         string             `json:"agent"`
-	RunID         string             `json:"run_id"`
-	ToolCallID    string             `json:"tool_call_id,omitempty"`
-	Labels        core.Labels        `json:"labels,omitzero"`
-	Text          string             `json:"question"`
-	Context       string             `json:"context,omitempty"`
-	Reversibility core.Reversibility `json:"reversibility"`
-	Route         string             `json:"route"`
+	Asked
 
 	Options []core.Option    `json:"options,omitempty"`
 	Items   []core.FormItem  `json:"items,omitempty"`
 	Call    *core.ToolCall   `json:"call,omitempty"`
 	Calls   []core.BatchCall `json:"calls,omitempty"`
 
-	CreatedAt  time.Time          `json:"created_at"`
-	Deadline   time.Time          `json:"deadline"`
-	Timeout    core.Duration      `json:"timeout"`
-	OnTimeout  core.TimeoutPolicy `json:"on_timeout"`
-	MaxReasks  int                `json:"max_reasks,omitempty"`
-	Renotified int                `json:"renotified,omitempty"`
-	Quorum     int                `json:"quorum,omitempty"`
-	Votes      []core.Vote        `json:"votes,omitempty"`
+	Schedule
+	Votes []core.Vote `json:"votes,omitempty"`
 
 	State      core.State        `json:"state"`
 	Answers    []core.ItemAnswer `json:"answers,omitempty"`
@@ -271,11 +273,8 @@ func OperatorView(q *core.Question) *Question {
 		return nil
 	}
 	return &Question{
-		ID: q.ID, Kind: q.Kind, Agent: q.Agent, RunID: q.RunID, ToolCallID: q.ToolCallID,
-		Labels: q.Labels, Text: q.Text, Context: q.Context, Reversibility: q.Reversibility, Route: q.Route,
-		Options: q.Options, Items: q.Items, Call: q.Call, Calls: q.Calls,
-		CreatedAt: q.CreatedAt, Deadline: q.Deadline, Timeout: q.Timeout, OnTimeout: q.OnTimeout,
-		MaxReasks: q.MaxReasks, Renotified: q.Renotified, Quorum: q.Quorum, Votes: q.Votes,
+		Asked: askedOf(q), Options: q.Options, Items: q.Items, Call: q.Call, Calls: q.Calls,
+		Schedule: scheduleOf(q), Votes: q.Votes,
 		State: q.State, Answers: q.Answers, Messages: q.Messages, Resolution: q.Resolution, Rule: q.Rule,
 	}
 }

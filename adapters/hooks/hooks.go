@@ -65,6 +65,9 @@ const (
 	PermissionRequest Event = "PermissionRequest"
 	// PreToolUse runs before every call of a matched tool, for teams that
 	// want every call asked, not only the ones the host would prompt for.
+	// Codex takes only a deny from it: what askbridge approves then goes
+	// on to Codex's own approval policy, which may still ask at the
+	// keyboard.
 	PreToolUse Event = "PreToolUse"
 )
 
@@ -117,14 +120,8 @@ func Parse(h Host, body []byte) (Prompt, error) {
 		}
 	}
 	p.Event = Event(event)
-	switch {
-	case p.Event == PermissionRequest:
-	case p.Event == PreToolUse && h == ClaudeCode:
-	case p.Event == PreToolUse && h == Codex:
-		// Codex's PreToolUse takes only a deny (its parser refuses
-		// permissionDecision allow and ask), so an approval could never
-		// be returned.
-		return Prompt{}, invalid("hook_event_name PreToolUse is not supported for codex yet: Codex accepts only a deny from a PreToolUse hook, so use its PermissionRequest hook")
+	switch p.Event {
+	case PermissionRequest, PreToolUse:
 	default:
 		return Prompt{}, invalid("hook_event_name %q is not supported for %s: askbridge answers PermissionRequest and PreToolUse", event, h)
 	}

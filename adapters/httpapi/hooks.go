@@ -95,7 +95,8 @@ func (s *Server) hook(w http.ResponseWriter, r *http.Request) {
 			return // the caller went away; the question is withdrawn
 		}
 	}
-	out, err := hooks.Output(p, hooks.Decide(p, q))
+	covered := func() bool { return s.svc.EveryCallCovered(in) }
+	out, err := hooks.Output(p, hooks.Decide(p, q, covered))
 	if err != nil {
 		s.log.Error().Err(err).Str("path", r.URL.Path).Msg("hook output")
 		out = nil // no decision: the host's own prompt

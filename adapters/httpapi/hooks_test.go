@@ -88,6 +88,14 @@ func TestHookOutcomes(t *testing.T) {
 			_, err := ops.Decline(e.ctx(), id)
 			return err
 		}, `"permissionDecision":"ask"`},
+		{"deny, Codex PreToolUse", "codex", "codex/pre-tool-use.bash.json", func(id string) error {
+			_, err := ops.Answer(e.ctx(), id, client.AnswerRequest{ChosenOptionID: core.DenyOption})
+			return err
+		}, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"A person denied this tool call in askbridge, with no reason."}}`},
+		{"approve, Codex PreToolUse", "codex", "codex/pre-tool-use.bash.json", func(id string) error {
+			_, err := ops.Answer(e.ctx(), id, client.AnswerRequest{ChosenOptionID: core.ApproveOption})
+			return err
+		}, ""}, // Codex takes no allow from PreToolUse: its own policy goes on
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			// Each case its own session, so no two share a question.
@@ -134,7 +142,6 @@ func TestHookRefusals(t *testing.T) {
 		{"missing field", "/v1/hooks/claude-code", &agentA, `{"hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{}}`, 400, "session_id is required"},
 		{"wrong type", "/v1/hooks/codex", &agentA, `{"hook_event_name":"PermissionRequest","session_id":"s","tool_name":"Bash","tool_input":[]}`, 400, "tool_input must be a JSON object"},
 		{"not JSON", "/v1/hooks/claude-code", &agentA, `hello`, 400, ""},
-		{"codex PreToolUse", "/v1/hooks/codex", &agentA, hookFixture(t, "codex/pre-tool-use.bash.json"), 400, "not supported for codex yet"},
 		{"bad wait", "/v1/hooks/claude-code?wait=soon", &agentA, good, 400, `wait "soon"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {

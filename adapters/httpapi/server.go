@@ -96,11 +96,12 @@ type Server struct {
 	reuse atomic.Pointer[reuseListener]
 }
 
-// New returns the API over svc. It panics if opts do not pass Validate: a
-// program should call Validate first when it loads its configuration.
-func New(svc *core.Service, opts Options) *Server {
+// New returns the API over svc, or the error of opts' Validate. A program
+// that checks its configuration at load calls Validate then, so a bad
+// token list is reported before anything starts.
+func New(svc *core.Service, opts Options) (*Server, error) {
 	if err := opts.Validate(); err != nil {
-		panic(err)
+		return nil, err
 	}
 	if opts.MaxWait == 0 {
 		opts.MaxWait = DefaultMaxWait
@@ -118,7 +119,7 @@ func New(svc *core.Service, opts Options) *Server {
 	}
 	s.draining, s.drain = context.WithCancel(context.Background())
 	s.routes()
-	return s
+	return s, nil
 }
 
 // routes lists every route with the roles that may use it. Admin may use

@@ -146,11 +146,10 @@ func (m *Main) Run(ctx context.Context) (err error) {
 			Msg("was away longer than the downtime threshold: open questions are being re-notified in the background")
 	}
 
-	opts := httpapi.Options{Tokens: tokens, Log: m.Log, Extras: s.File.Directives}
-	if err := opts.Validate(); err != nil {
+	api, err := httpapi.New(svc, httpapi.Options{Tokens: tokens, Log: m.Log, Extras: s.File.Directives})
+	if err != nil {
 		return err
 	}
-	api := httpapi.New(svc, opts)
 	m.api = api
 	// Both stores keep budgets, shared by every replica on one Redis: the
 	// outbox's send budgets and the console's sign-in attempts.

@@ -142,7 +142,6 @@ func (s *Server) routes() {
 	s.v1("GET /v1/digest", "read digests", s.digest, RoleOperator, RoleObserver)
 	s.v1("GET /v1/people", "read people", s.people, RoleOperator, RoleObserver)
 	s.v1("GET /v1/directive", "read the directive", s.directive, RoleAgent, RoleOperator, RoleObserver)
-	s.v1("POST /v1/hooks/{host}", "answer hooks", s.hook, RoleAgent)
 	s.mux.HandleFunc("GET /healthz", s.healthz)
 	s.mux.HandleFunc("GET /readyz", s.readyz)
 	// Any other method on a probe is the API's 405, not whatever a

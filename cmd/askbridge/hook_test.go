@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -540,4 +542,44 @@ func TestHookAlwaysAllow(t *testing.T) {
 			t.Fatalf("Edit with don't ask again: %s, want %s", out, want)
 		}
 	})
+}
+
+// TestHookEndpointTokens: the HTTP hook is an agent's door: no token is a
+// 401 and an operator's a 403, in askbridge's error shape, and neither
+// parks anything; an agent's token is heard.
+func TestHookEndpointTokens(t *testing.T) {
+	m := start(t, Settings{})
+	body, err := os.ReadFile(filepath.Join(hookTestdata, "codex/permission-request.bash.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := func(tok string) (int, string) {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, m.URL+"/v1/hooks/codex?wait=1ms", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, b := post(""); code != http.StatusUnauthorized || !strings.Contains(b, `"code":"forbidden"`) {
+		t.Fatalf("no token: %d %s", code, b)
+	}
+	if code, b := post(opTok); code != http.StatusForbidden || !strings.Contains(b, "hooks are answered for agent tokens") {
+		t.Fatalf("an operator's token: %d %s", code, b)
+	}
+	ops := client.New(m.URL, opTok)
+	if list, err := ops.List(t.Context(), "", 50); err != nil || len(list.Questions) != 0 {
+		t.Fatalf("parked by refused hooks: %+v, %v", list, err)
+	}
+	if code, b := post(agentA); code != http.StatusOK || b != "" {
+		t.Fatalf("an agent's token, its wait run out: %d %q, want 200 and no decision", code, b)
+	}
 }

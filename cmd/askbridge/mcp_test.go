@@ -35,9 +35,13 @@ func (tok withToken) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
+// legacyMCP pins a client to 2025-11-25, the last revision with protocol
+// sessions, which hosts still speak; mcp_stateless_test.go tests 2026-07-28.
+var legacyMCP = &mcpsdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
+
 func mcpSession(ctx context.Context, url string, tok withToken) (*mcpsdk.ClientSession, error) {
 	return mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test", Version: "1"}, nil).
-		Connect(ctx, &mcpsdk.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: &http.Client{Transport: tok}, MaxRetries: -1}, nil)
+		Connect(ctx, &mcpsdk.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: &http.Client{Transport: tok}, MaxRetries: -1}, legacyMCP)
 }
 
 // TestMCPOverHTTP: the program's /mcp takes agent tokens only, asks in the
@@ -206,7 +210,7 @@ func stdioSession(t *testing.T, ctx context.Context, env map[string]string, copt
 	if wrap != nil {
 		tr = wrap(tr)
 	}
-	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test-host", Version: "1"}, copts).Connect(ctx, tr, nil)
+	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test-host", Version: "1"}, copts).Connect(ctx, tr, legacyMCP)
 	if err != nil {
 		return nil, stderr, err
 	}
@@ -262,7 +266,7 @@ var transports = []transport{
 	}},
 	{"http", func(t *testing.T, ctx context.Context, b *bridge, copts *mcpsdk.ClientOptions) *mcpsdk.ClientSession {
 		cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test-host", Version: "1"}, copts).Connect(ctx,
-			&mcpsdk.StreamableClientTransport{Endpoint: b.m.URL + "/mcp", HTTPClient: &http.Client{Transport: withToken(agentA)}, MaxRetries: -1}, nil)
+			&mcpsdk.StreamableClientTransport{Endpoint: b.m.URL + "/mcp", HTTPClient: &http.Client{Transport: withToken(agentA)}, MaxRetries: -1}, legacyMCP)
 		if err != nil {
 			t.Fatal(err)
 		}

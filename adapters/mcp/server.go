@@ -75,6 +75,9 @@ type Options struct {
 	// question parked. A client that comes back after the session closed
 	// is told it is gone (404) and, as MCP requires, opens a new one.
 	SessionIdle time.Duration
+	// TaskPoll is the poll interval a task suggests to its host; zero
+	// means DefaultTaskPoll.
+	TaskPoll time.Duration
 
 	gate *cancelGate // HTTPHandler's, so that calls end with their POST
 }
@@ -97,6 +100,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.SessionIdle <= 0 {
 		o.SessionIdle = DefaultSessionIdle
+	}
+	if o.TaskPoll <= 0 {
+		o.TaskPoll = DefaultTaskPoll
 	}
 	return o
 }
@@ -127,10 +133,15 @@ func NewServer(b Backend, opts Options) *mcpsdk.Server {
 	opts = opts.withDefaults()
 	h := &handler{b: b, opts: opts, run: "mcp-" + randomHex(8)}
 	s := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "askbridge", Title: "askbridge", Version: opts.Version},
-		&mcpsdk.ServerOptions{Instructions: instructions, Logger: opts.Logger, SupportedProtocolVersions: protocolVersions})
+		&mcpsdk.ServerOptions{Instructions: instructions, Logger: opts.Logger, SupportedProtocolVersions: protocolVersions,
+			Capabilities: &mcpsdk.ServerCapabilities{
+				Logging:    &mcpsdk.LoggingCapabilities{}, // the host door tells the host of a refused reply
+				Extensions: map[string]any{tasksExtension: map[string]any{}},
+			}})
 	for _, t := range tools() {
 		t.add(s, h, t.def)
 	}
+	h.addTasks(s)
 	return s
 }
 

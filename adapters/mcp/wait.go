@@ -67,6 +67,10 @@ func (h *handler) call(ctx context.Context, req *mcpsdk.CallToolRequest, x asker
 	if err != nil {
 		return nil, Result{}, h.toolError(err)
 	}
+	if slot := taskSlotFrom(ctx); slot != nil {
+		slot.q = q // a task: the middleware returns it, and the host follows it (tasks.go)
+		return h.open(Status{QuestionID: q.ID, Kind: q.Kind, AskedAt: q.CreatedAt})
+	}
 	stop := h.elicit(ctx, req, q)
 	defer stop()
 	return h.await(ctx, req, q.ID, -1)

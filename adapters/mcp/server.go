@@ -13,8 +13,15 @@
 // it as its structured content.
 //
 // When the client can elicit and the question's route lists the agent
-// under the mcp surface, the host's user is asked too (see elicit.go); the
-// first answer from any door wins in core.
+// under the mcp surface, the host's user is asked too: with a request of
+// the server's own on 2025-11-25 (elicit.go), as an input_required result
+// on 2026-07-28 (inputrequired.go), or through the task; the first answer
+// from any door wins in core.
+//
+// A 2026-07-28 client that declares the Tasks extension gets a task
+// instead of a blocking call (tasks.go). Over HTTP, 2026-07-28 requests
+// are served without sessions, and earlier clients keep theirs, on the
+// same path (HTTPHandler).
 package mcp
 
 import (

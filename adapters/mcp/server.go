@@ -137,6 +137,11 @@ const protocolStateless = "2026-07-28"
 // NewServer returns an MCP server with the five tools, each parking or
 // collecting its question through b.
 func NewServer(b Backend, opts Options) *mcpsdk.Server {
+	s, _ := newServer(b, opts)
+	return s
+}
+
+func newServer(b Backend, opts Options) (*mcpsdk.Server, *handler) {
 	opts = opts.withDefaults()
 	h := &handler{b: b, opts: opts, run: "mcp-" + randomHex(8)}
 	s := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "askbridge", Title: "askbridge", Version: opts.Version},
@@ -149,7 +154,7 @@ func NewServer(b Backend, opts Options) *mcpsdk.Server {
 		t.add(s, h, t.def)
 	}
 	h.addTasks(s)
-	return s
+	return s, h
 }
 
 // asker is a tool's input: it turns itself into a core question. raw is
@@ -178,7 +183,7 @@ func ServeStdio(ctx context.Context, b Backend, opts Options) error {
 func HTTPHandler(b Backend, opts Options) http.Handler {
 	gate := newCancelGate()
 	opts.gate = gate
-	s := NewServer(b, opts)
+	s, th := newServer(b, opts)
 	if opts.Stop != nil {
 		// Sessions hold a stream open to their client; a stopping server
 		// closes them, so its shutdown does not wait on idle streams.
@@ -200,6 +205,10 @@ func HTTPHandler(b Backend, opts Options) http.Handler {
 		&mcpsdk.StreamableHTTPOptions{Logger: d.Logger, Stateless: true, PropagateRequestCancellation: true})
 	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if newProtocol(r) {
+			if l := taskListenOf(r); l != nil {
+				th.listenTasks(w, r, l) // the SDK's listen knows no tasks (listen.go)
+				return
+			}
 			stateless.ServeHTTP(w, r)
 			return
 		}
@@ -221,6 +230,23 @@ func HTTPHandler(b Backend, opts Options) http.Handler {
 	return h
 }
 
+// peekBody returns up to maxPeek bytes of a POST's body, leaving the body
+// whole for the handler after; nil for anything else.
+func peekBody(r *http.Request) []byte {
+	if r.Method != http.MethodPost || r.Body == nil {
+		return nil
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxPeek))
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+	if err != nil {
+		return nil
+	}
+	return body
+}
+
 // versionHeader is the streamable transport's protocol version header.
 const versionHeader = "Mcp-Protocol-Version"
 
@@ -233,17 +259,10 @@ func newProtocol(r *http.Request) bool {
 	if v := r.Header.Get(versionHeader); v != "" {
 		return v >= protocolStateless
 	}
-	if r.Method != http.MethodPost || r.Body == nil || r.Header.Get(sessionHeader) != "" {
+	if r.Header.Get(sessionHeader) != "" {
 		return false
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxPeek))
-	r.Body = struct {
-		io.Reader
-		io.Closer
-	}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
-	if err != nil {
-		return false
-	}
+	body := peekBody(r)
 	var m struct {
 		Params struct {
 			Meta map[string]any `json:"_meta"`

@@ -79,9 +79,8 @@ func tasksCaps(withForms bool) map[string]any {
 	return c
 }
 
-// send posts one request and returns its result or error.
-func (c *taskClient) send(ctx context.Context, method, name string, params map[string]any) (json.RawMessage, error) {
-	c.t.Helper()
+// post sends one request and returns the HTTP response.
+func (c *taskClient) post(ctx context.Context, method, name string, params map[string]any) (*http.Response, int64, error) {
 	p := map[string]any{"_meta": map[string]any{
 		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
 		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "task-host", "version": "1"},
@@ -101,6 +100,41 @@ func (c *taskClient) send(ctx context.Context, method, name string, params map[s
 		req.Header.Set("Mcp-Name", name)
 	}
 	res, err := c.http.Do(req)
+	return res, id, err
+}
+
+// listen opens a subscriptions/listen stream for task ids; every message
+// on it arrives on the channel, which closes with the stream.
+func (c *taskClient) listen(ctx context.Context, ids ...string) (<-chan json.RawMessage, error) {
+	res, _, err := c.post(ctx, "subscriptions/listen", "", map[string]any{"notifications": map[string]any{"taskIds": ids}})
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan json.RawMessage, 16)
+	go func() {
+		defer close(out)
+		defer res.Body.Close()
+		if !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+			var b bytes.Buffer
+			_, _ = b.ReadFrom(res.Body)
+			out <- b.Bytes()
+			return
+		}
+		sc := bufio.NewScanner(res.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				out <- json.RawMessage(data)
+			}
+		}
+	}()
+	return out, nil
+}
+
+// send posts one request and returns its result or error.
+func (c *taskClient) send(ctx context.Context, method, name string, params map[string]any) (json.RawMessage, error) {
+	c.t.Helper()
+	res, id, err := c.post(ctx, method, name, params)
 	if err != nil {
 		return nil, err
 	}
@@ -254,3 +288,5 @@ func (s *schemaCheck) message(method string, m json.RawMessage) {
 		}
 	}
 }
+
+func jsonschemaDoc(b []byte) (any, error) { return jsonschema.UnmarshalJSON(bytes.NewReader(b)) }

@@ -64,6 +64,8 @@ type taskClient struct {
 	url  string
 	caps map[string]any
 	ids  atomic.Int64
+	// version is the protocol version sent; "" is 2026-07-28.
+	version string
 
 	// raw receives every response body's messages, for the schema checks.
 	raw func(method string, msg json.RawMessage)
@@ -81,8 +83,12 @@ func tasksCaps(withForms bool) map[string]any {
 
 // post sends one request and returns the HTTP response.
 func (c *taskClient) post(ctx context.Context, method, name string, params map[string]any) (*http.Response, int64, error) {
+	version := c.version
+	if version == "" {
+		version = "2026-07-28"
+	}
 	p := map[string]any{"_meta": map[string]any{
-		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+		"io.modelcontextprotocol/protocolVersion":    version,
 		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "task-host", "version": "1"},
 		"io.modelcontextprotocol/clientCapabilities": c.caps,
 	}}
@@ -94,7 +100,7 @@ func (c *taskClient) post(ctx context.Context, method, name string, params map[s
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Protocol-Version", version)
 	req.Header.Set("Mcp-Method", method)
 	if name != "" {
 		req.Header.Set("Mcp-Name", name)

@@ -543,3 +543,43 @@ func TestTaskNotifications(t *testing.T) {
 		t.Errorf("a listen without the extension: %+v (%v)", r.Error, err)
 	}
 }
+
+// TestNoTaskForSessions: a 2025-11-25 client gets no task even if its
+// capabilities name the extension (tasks are a 2026-07-28 shape): its
+// call blocks and returns the resume.
+func TestNoTaskForSessions(t *testing.T) {
+	e := newTaskEnv(t)
+	copts := &mcpsdk.ClientOptions{Capabilities: &mcpsdk.ClientCapabilities{Extensions: map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}}
+	cs := (&balancer{r: &replicas{urls: e.r.urls[:1]}, token: "tok-alice"}).connect(t, e.ctx, copts, legacy)
+	out := make(chan callResult, 1)
+	go func() {
+		res, err := cs.CallTool(e.ctx, &mcpsdk.CallToolParams{Name: mcp.ToolClarification, Arguments: map[string]any{"question": "Old?", "reversibility": "reversible"}})
+		out <- callResult{res, err}
+	}()
+	q := parkedWith(t, e.ctx, e.svc, "Old?")
+	e.answer(core.AnswerInput{QuestionID: q.ID, Text: "yes"})
+	resumed(t, result(t, e.ctx, out), q.ID, fence.VerbAnswered)
+}
+
+// TestUnsupportedProtocolVersion: a request of a revision askbridge does
+// not serve is refused with -32022, listing the revisions it does.
+func TestUnsupportedProtocolVersion(t *testing.T) {
+	e := newTaskEnv(t)
+	h := e.host("tok-alice", tasksCaps(false))
+	h.version = "2099-01-01"
+	_, err := h.callTool(e.ctx, mcp.ToolClarification, map[string]any{"question": "Future?", "reversibility": "reversible"})
+	var rerr *rpcError
+	if !errors.As(err, &rerr) || rerr.Code != -32022 || !strings.Contains(string(rerr.Data), "2026-07-28") {
+		t.Fatalf("a request of 2099-01-01: %v (%s)", err, dataOf(rerr))
+	}
+	if qs, _, _ := e.svc.ListOpen(e.ctx, "", 10); len(qs) != 0 {
+		t.Errorf("the refused request parked %d questions", len(qs))
+	}
+}
+
+func dataOf(e *rpcError) string {
+	if e == nil {
+		return ""
+	}
+	return string(e.Data)
+}

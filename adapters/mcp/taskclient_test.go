@@ -59,7 +59,7 @@ type wireInputRequest struct {
 // taskClient is one host speaking 2026-07-28 with the extension declared
 // (or not, with caps of its own).
 type taskClient struct {
-	t    *testing.T
+	t    testing.TB
 	http *http.Client
 	url  string
 	caps map[string]any
@@ -127,7 +127,7 @@ func (c *taskClient) listen(ctx context.Context, ids ...string) (<-chan json.Raw
 			return
 		}
 		sc := bufio.NewScanner(res.Body)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 		for sc.Scan() {
 			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
 				out <- json.RawMessage(data)
@@ -148,7 +148,7 @@ func (c *taskClient) send(ctx context.Context, method, name string, params map[s
 	var msgs []json.RawMessage
 	if strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
 		sc := bufio.NewScanner(res.Body)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 		for sc.Scan() {
 			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
 				msgs = append(msgs, json.RawMessage(data))
@@ -207,7 +207,7 @@ func (c *taskClient) cancel(ctx context.Context, id string) error {
 }
 
 // asTask reads a tools/call result that must be a task.
-func asTask(t *testing.T, raw json.RawMessage) wireTask {
+func asTask(t testing.TB, raw json.RawMessage) wireTask {
 	t.Helper()
 	var w wireTask
 	if err := json.Unmarshal(raw, &w); err != nil || w.ResultType != "task" || w.TaskID == "" {
@@ -242,7 +242,7 @@ func tasksSchema(t *testing.T, def string) *jsonschema.Schema {
 // schemaCheck validates a message's result against the definition its
 // method returns.
 type schemaCheck struct {
-	t    *testing.T
+	t    testing.TB
 	defs map[string]*jsonschema.Schema
 }
 

@@ -88,7 +88,7 @@ func taskRPC(ctx context.Context, base, token string, id int, method, name strin
 	}
 	var msgs [][]byte
 	sc := bufio.NewScanner(res.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	for sc.Scan() {
 		line := sc.Bytes()
 		if data, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
@@ -293,7 +293,7 @@ func startStdioHost(t *testing.T, ctx context.Context, env map[string]string) *s
 		t.Fatal(err)
 	}
 	h.lines = bufio.NewScanner(stdout)
-	h.lines.Buffer(make([]byte, 1<<20), 1<<20)
+	h.lines.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	return h
 }
 

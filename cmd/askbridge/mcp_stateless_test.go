@@ -20,6 +20,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/fence"
 	"github.com/askbridge/askbridge/internal/redistest"
 )
 
@@ -134,14 +135,14 @@ func taskReader(t *testing.T) func(json.RawMessage, error) taskOf {
 // TestMCPTaskAcrossReplicasAndRestart is the whole case: a host
 // speaking 2026-07-28 calls request_approval on one replica and gets a
 // task at once; polls it on another; the first replica restarts; an
-// operator approves on the second; and the restarted replica returns the
+// operator approves on a third; and the restarted replica returns the
 // human's answer. Then the SDK's own client, on 2026-07-28 with no
 // session, collects the same answer through both replicas in turn.
 func TestMCPTaskAcrossReplicasAndRestart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	s := Settings{RedisURL: Secret(redistest.Start(t).URL()), ActorKey: "shared-actor-key-0123456789"}
-	a, b := start(t, s), start(t, s)
+	a, b, c := start(t, s), start(t, s), start(t, s)
 	readTask := taskReader(t)
 
 	created := readTask(taskRPC(ctx, a.URL, agentA, 1, "tools/call", "request_approval", map[string]any{
@@ -165,7 +166,7 @@ func TestMCPTaskAcrossReplicasAndRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	a = start(t, s)
-	if _, err := client.New(b.URL, opTok).Answer(ctx, created.TaskID, client.AnswerRequest{ChosenOptionID: core.ApproveOption}); err != nil {
+	if _, err := client.New(c.URL, opTok).Answer(ctx, created.TaskID, client.AnswerRequest{ChosenOptionID: core.ApproveOption}); err != nil {
 		t.Fatal(err)
 	}
 	done := get(a, 4)
@@ -316,4 +317,83 @@ func (h *stdioHost) rpc(id int, method string, params map[string]any) (json.RawM
 func (h *stdioHost) stop() {
 	_ = h.cmd.Process.Kill()
 	_ = h.cmd.Wait()
+}
+
+// TestMCPHostDoorOn2026: on both transports, a host speaking 2026-07-28
+// (the SDK's client, which fulfils input_required results itself) is
+// asked through the call's result rather than a request of the server's
+// own: its answer comes back with the retried call and is recorded as
+// {mcp, agent-a}; when chat answers while the form is open, the retry
+// returns chat's answer.
+func TestMCPHostDoorOn2026(t *testing.T) {
+	current := &mcpsdk.ClientSessionOptions{ProtocolVersion: "2026-07-28"}
+	connect := map[string]func(t *testing.T, ctx context.Context, b *bridge, copts *mcpsdk.ClientOptions) *mcpsdk.ClientSession{
+		"stdio": func(t *testing.T, ctx context.Context, b *bridge, copts *mcpsdk.ClientOptions) *mcpsdk.ClientSession {
+			cmd := exec.Command(os.Args[0], "mcp")
+			for _, kv := range os.Environ() {
+				if !strings.HasPrefix(kv, "ASKBRIDGE_") {
+					cmd.Env = append(cmd.Env, kv)
+				}
+			}
+			cmd.Env = append(cmd.Env, asProgram+"=1", "ASKBRIDGE_URL="+b.m.URL, "ASKBRIDGE_TOKEN="+agentA)
+			cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test-host", Version: "1"}, copts).Connect(ctx, &mcpsdk.CommandTransport{Command: cmd}, current)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = cs.Close() })
+			return cs
+		},
+		"http": func(t *testing.T, ctx context.Context, b *bridge, copts *mcpsdk.ClientOptions) *mcpsdk.ClientSession {
+			cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test-host", Version: "1"}, copts).Connect(ctx,
+				&mcpsdk.StreamableClientTransport{Endpoint: b.m.URL + "/mcp", HTTPClient: &http.Client{Transport: withToken(agentA)}, MaxRetries: -1}, current)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = cs.Close() })
+			return cs
+		},
+	}
+	for name, connect := range connect {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+			defer cancel()
+			b := startBridge(t)
+			copts, asked := eliciting(ctx)
+			cs := connect(t, ctx, b, copts)
+			if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+				t.Fatalf("negotiated %s", v)
+			}
+			next := func() hostElicitation {
+				t.Helper()
+				select {
+				case e := <-asked:
+					return e
+				case <-ctx.Done():
+					t.Fatal("the host was never asked")
+					return hostElicitation{}
+				}
+			}
+
+			ch := callTool(ctx, cs, "request_clarification", map[string]any{"question": "Which region?", "reversibility": "hard_to_reverse"})
+			el := next()
+			q := parkedAs(t, ctx, b.ops, "Which region?")
+			el.reply <- &mcpsdk.ElicitResult{Action: "accept", Content: map[string]any{"answer": "eu-central-1"}}
+			res := toolResult(t, ctx, ch)
+			fenced(t, resultText(res), fence.VerbAnswered, map[fence.Tag]string{fence.TagAnswer: "eu-central-1", fence.TagDeciderName: "agent-a"})
+			if rec, err := b.ops.Get(ctx, q.ID); err != nil || rec.Resolution.Decider.Surface != core.SurfaceMCP || rec.Resolution.Decider.ID != "agent-a" {
+				t.Fatalf("recorded %+v, %v; want the decider {mcp, agent-a}", rec.Resolution, err)
+			}
+
+			ch = callTool(ctx, cs, "request_clarification", map[string]any{"question": "Which bucket?", "reversibility": "hard_to_reverse"})
+			el = next()
+			q = parkedAs(t, ctx, b.ops, "Which bucket?")
+			b.slack.Reply(t, slackAlice, b.slack.Card(t, q.ID, nil), nil, "the shared one")
+			if _, err := b.agent.WaitOnce(ctx, q.ID, 10*time.Second); err != nil {
+				t.Fatal(err)
+			}
+			el.reply <- &mcpsdk.ElicitResult{Action: "accept", Content: map[string]any{"answer": "a new one"}}
+			res = toolResult(t, ctx, ch)
+			fenced(t, resultText(res), fence.VerbAnswered, map[fence.Tag]string{fence.TagAnswer: "the shared one", fence.TagDeciderName: slackAlice.Name})
+		})
+	}
 }

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -50,8 +51,8 @@ type taskListen struct {
 // ids, or nil (the SDK serves everything else).
 func taskListenOf(r *http.Request) *taskListen {
 	body := peekBody(r)
-	if body == nil {
-		return nil
+	if !bytes.Contains(body, []byte(methodListen)) {
+		return nil // most requests: no need to decode them twice
 	}
 	var l taskListen
 	if json.Unmarshal(body, &l) != nil || l.Method != methodListen || len(l.ID) == 0 || len(l.Params.Notifications.TaskIDs) == 0 {

@@ -37,7 +37,9 @@ import (
 // The host's reply to the elicitation comes with tasks/update and goes
 // through the chokepoint like any answer; a reply that declines leaves the
 // question open for chat, and the request stays outstanding (a host shows
-// a request once, by its key). tasks/cancel withdraws the question.
+// a request once, by its key). tasks/cancel withdraws the question. Over
+// HTTP a host may listen for the tasks' ends instead of polling
+// (listen.go).
 
 // tasksExtension names the extension in capabilities.
 const tasksExtension = "io.modelcontextprotocol/tasks"

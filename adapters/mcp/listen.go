@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -64,6 +66,10 @@ func taskListenOf(r *http.Request) *taskListen {
 // listenTasks serves one task listen stream until its tasks have all
 // ended, the host closes it, or the server stops.
 func (h *handler) listenTasks(w http.ResponseWriter, r *http.Request, l *taskListen) {
+	if rebinding(r) {
+		http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
+		return
+	}
 	version, _ := l.Params.Meta[mcpsdk.MetaKeyProtocolVersion].(string)
 	if version == "" || version != r.Header.Get(versionHeader) {
 		writeRPCError(w, http.StatusBadRequest, l.ID, &jsonrpc.Error{Code: mcpsdk.CodeHeaderMismatch,
@@ -163,4 +169,25 @@ func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, e *jso
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": id, "error": e})
+}
+
+// rebinding reports a request that reached a loopback address under a
+// name that is not loopback: a page's DNS rebinding attack. The SDK's
+// handler refuses these; this path, which it does not serve, does too.
+func rebinding(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	return ok && local != nil && loopback(local.String()) && !loopback(r.Host)
+}
+
+// loopback reports whether addr (host, or host:port) names this machine.
+func loopback(addr string) bool {
+	host := addr
+	if h, _, err := net.SplitHostPort(addr); err == nil {
+		host = h
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
 }

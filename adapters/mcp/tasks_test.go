@@ -583,3 +583,30 @@ func dataOf(e *rpcError) string {
 	}
 	return string(e.Data)
 }
+
+// TestTaskListenRefusesRebinding: the listen that askbridge serves itself
+// refuses, as the SDK's handler does, a request that reached a loopback
+// address under another name (a page's DNS rebinding).
+func TestTaskListenRefusesRebinding(t *testing.T) {
+	e := newTaskEnv(t)
+	h := e.host("tok-alice", tasksCaps(false))
+	h.http = &http.Client{Transport: rehost{e.r.urls[0].Host}}
+	res, _, err := h.post(e.ctx, "subscriptions/listen", "", map[string]any{"notifications": map[string]any{"taskIds": []string{"x"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusForbidden {
+		t.Errorf("a rebound listen: HTTP %d, want 403", res.StatusCode)
+	}
+}
+
+// rehost sends a request to addr under the Host evil.example.
+type rehost struct{ addr string }
+
+func (r rehost) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.URL.Host, req.Host = r.addr, "evil.example"
+	req.Header.Set("Authorization", "Bearer tok-alice")
+	return http.DefaultTransport.RoundTrip(req)
+}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/adaptertest"
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/adapters/mcp"
 	"github.com/askbridge/askbridge/adapters/slack/slackfake"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/fence"
@@ -823,6 +824,15 @@ func TestREADMEMCPSection(t *testing.T) {
 	}
 	if web.Type != "http" || !strings.HasSuffix(web.URL, "/mcp") || !strings.HasPrefix(web.Headers["Authorization"], "Bearer ") {
 		t.Errorf("the HTTP configuration is incomplete: %+v", web)
+	}
+	// The tasks the section describes are the ones served.
+	if want := fmt.Sprintf("`pollIntervalMs: %d`", mcp.DefaultTaskPoll.Milliseconds()); !strings.Contains(section, want) {
+		t.Errorf("the README does not give the tasks' poll interval as %s", want)
+	}
+	for _, m := range []string{"`tasks/get`", "`tasks/update`", "`tasks/cancel`", "`-32602`", "`-32021`", "`subscriptions/listen`"} {
+		if !strings.Contains(section, m) {
+			t.Errorf("the README's tasks omit %s", m)
+		}
 	}
 }
 

@@ -28,6 +28,6 @@ func (a *Adapter) Budgets(d core.Delivery) []core.Allowance {
 	}
 	return []core.Allowance{
 		{Key: "email:all", Limit: allBudget},
-		{Key: "email:to:" + strings.ToLower(d.Room), Limit: recipientBudget},
+		{Key: "email:to:" + strings.ToLower(Recipient(d.Room)), Limit: recipientBudget},
 	}
 }

@@ -57,8 +57,10 @@ type Options struct {
 	// PublicURL is where people's browsers reach askbridge; the links
 	// are PublicURL + ActPath + token.
 	PublicURL string
-	// Signer signs the links; the server's key makes it.
-	Signer *actionlink.Signer
+	// Key is the server's key; the links are signed with a key derived
+	// from it, so every replica that shares it takes every replica's
+	// links.
+	Key []byte
 	// Now is the clock links expire by; nil is the wall clock.
 	Now func() time.Time
 	// RootCAs, when set, are the CAs trusted for the server's TLS
@@ -74,6 +76,7 @@ type Options struct {
 type Adapter struct {
 	svc    *core.Service
 	opts   Options
+	signer *actionlink.Signer
 	from   *mail.Address
 	client *gomail.Client
 	page   *actionlink.Page
@@ -89,8 +92,9 @@ func New(svc *core.Service, opts Options) (*Adapter, error) {
 	if opts.Host == "" {
 		return nil, errors.New("email: the SMTP host is required")
 	}
-	if opts.Signer == nil {
-		return nil, errors.New("email: a link signer is required")
+	signer, err := actionlink.NewSigner(opts.Key)
+	if err != nil {
+		return nil, fmt.Errorf("email: %w", err)
 	}
 	from, err := mail.ParseAddress(opts.From)
 	if err != nil {
@@ -129,8 +133,8 @@ func New(svc *core.Service, opts Options) (*Adapter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("email: %w", err)
 	}
-	a := &Adapter{svc: svc, opts: opts, from: from, client: client, log: opts.Log}
-	a.page = &actionlink.Page{Svc: svc, Signer: opts.Signer, Surface: core.SurfaceEmail, Prefix: ActPath,
+	a := &Adapter{svc: svc, opts: opts, signer: signer, from: from, client: client, log: opts.Log}
+	a.page = &actionlink.Page{Svc: svc, Signer: signer, Surface: core.SurfaceEmail, Prefix: ActPath,
 		ConfirmAddress: true, Now: opts.Now, Log: opts.Log}
 	return a, nil
 }
@@ -155,12 +159,13 @@ func (a *Adapter) Post(ctx context.Context, q *core.Question, card core.MessageR
 	if !q.Open() {
 		return card, &core.Permanent{Err: errors.New("not mailed: the question closed before the message went out")}
 	}
-	msg, err := a.cardMessage(q, core.NewCard(q, card), card.Room)
+	to := Recipient(card.Room)
+	msg, err := a.cardMessage(q, core.NewCard(q, card), to)
 	if err != nil {
 		return card, &core.Permanent{Err: err}
 	}
 	id := a.messageID(q.ID, card.Delivery)
-	if err := a.send(ctx, card.Room, id, "", msg); err != nil {
+	if err := a.send(ctx, to, id, "", msg); err != nil {
 		return card, err
 	}
 	card.ID = id
@@ -174,12 +179,13 @@ func (a *Adapter) Update(context.Context, *core.Question, core.MessageRef) error
 // Remind mails the card again with fresh links, in reply to the first
 // message sent to room, unless that recipient has already acted on it.
 func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) error {
-	if acted(q, room) {
+	to := Recipient(room)
+	if acted(q, to) {
 		return nil
 	}
 	card := core.NewCard(q, core.MessageRef{Surface: core.SurfaceEmail, Room: room, Kind: core.DeliverPost})
 	card.Markers = append([]core.Marker{core.MarkerReminder}, card.Markers...)
-	msg, err := a.cardMessage(q, card, room)
+	msg, err := a.cardMessage(q, card, to)
 	if err != nil {
 		return &core.Permanent{Err: err}
 	}
@@ -189,7 +195,7 @@ func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) err
 			first = m.ID
 		}
 	}
-	return a.send(ctx, room, a.messageID(q.ID, fmt.Sprintf("remind:%s:%d", room, time.Now().UnixNano())), first, msg)
+	return a.send(ctx, to, a.messageID(q.ID, fmt.Sprintf("remind:%s:%d", room, time.Now().UnixNano())), first, msg)
 }
 
 // Digest mails the "while you were away" summary to room.
@@ -198,12 +204,21 @@ func (a *Adapter) Digest(ctx context.Context, d core.Digest, room string) error 
 	if err != nil {
 		return &core.Permanent{Err: err}
 	}
-	return a.send(ctx, room, a.messageID("digest", room+d.From.String()), "", msg)
+	return a.send(ctx, Recipient(room), a.messageID("digest", room+d.From.String()), "", msg)
+}
+
+// Recipient is the address a room names: a route's recipient is the room
+// itself, a person's direct messages go to their address (core.DMRoom).
+func Recipient(room string) string {
+	if to, ok := core.DMUser(room); ok {
+		return to
+	}
+	return room
 }
 
 // cardMessage renders card for recipient to, with its links.
 func (a *Adapter) cardMessage(q *core.Question, card core.Card, to string) (Message, error) {
-	links, err := a.opts.Signer.Links(q, card, core.SurfaceEmail, to, a.opts.PublicURL+ActPath)
+	links, err := a.signer.Links(q, card, core.SurfaceEmail, to, a.opts.PublicURL+ActPath)
 	if err != nil {
 		return Message{}, err
 	}

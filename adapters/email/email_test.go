@@ -55,16 +55,13 @@ func newEnvTLS(t *testing.T, o emailfake.Options, mode string) *env {
 	fake := emailfake.Start(t, o)
 	host, port, _ := strings.Cut(fake.Addr, ":")
 	p, _ := strconv.Atoi(port)
-	signer, err := actionlink.NewSigner([]byte(key))
-	if err != nil {
-		t.Fatal(err)
-	}
+	var err error
 	e := &env{t: t, svc: svc, smtp: fake, errs: make(chan error, 100)}
 	mux := http.NewServeMux()
 	e.web = httptest.NewServer(mux)
 	t.Cleanup(e.web.Close)
 	e.a, err = email.New(svc, email.Options{Host: host, Port: p, TLS: mode, RootCAs: fake.Roots, Username: o.User, Password: o.Pass,
-		From: "askbridge <askbridge@bridge.example.test>", PublicURL: e.web.URL, Signer: signer, Log: zerolog.Nop()})
+		From: "askbridge <askbridge@bridge.example.test>", PublicURL: e.web.URL, Key: []byte(key), Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,6 +207,7 @@ func TestApprovalByEmail(t *testing.T) {
 	if _, body := do(t, http.MethodGet, link(t, m, core.LabelDeny), nil); !strings.Contains(body, "Answered by "+alice) {
 		t.Fatalf("a late click does not show the outcome:\n%s", body)
 	}
+	e.until(q.ID, func(q *core.Question) bool { return len(q.Messages) == 2 })
 	evs := coretest.EventsOf(t, e.svc, q.ID)
 	if count(evs, core.EventAnswered) != 1 || count(evs, core.EventNotified) != 2 {
 		t.Fatalf("events %v", coretest.Kinds(evs))
@@ -365,14 +363,13 @@ func TestAuthenticates(t *testing.T) {
 }
 
 func TestNewRefusesBadOptions(t *testing.T) {
-	signer, _ := actionlink.NewSigner([]byte(key))
-	good := email.Options{Host: "smtp.example.test", From: "askbridge@example.test", PublicURL: "https://bridge.example.test", Signer: signer}
+	good := email.Options{Host: "smtp.example.test", From: "askbridge@example.test", PublicURL: "https://bridge.example.test", Key: []byte(key)}
 	for name, mut := range map[string]func(*email.Options){
 		"no host":    func(o *email.Options) { o.Host = "" },
 		"bad from":   func(o *email.Options) { o.From = "not an address" },
 		"no url":     func(o *email.Options) { o.PublicURL = "" },
 		"bad tls":    func(o *email.Options) { o.TLS = "sometimes" },
-		"no signer":  func(o *email.Options) { o.Signer = nil },
+		"short key":  func(o *email.Options) { o.Key = []byte("short") },
 		"ftp public": func(o *email.Options) { o.PublicURL = "ftp://bridge" },
 	} {
 		o := good

@@ -63,7 +63,11 @@ type view struct {
 	Outcome  string
 	// Form is set while the link can still act.
 	Form *form
+	// Choices are a menu link's actions, each a link to its own page.
+	Choices []choice
 }
+
+type choice struct{ Label, URL string }
 
 type form struct {
 	Label   string
@@ -144,6 +148,10 @@ func (p *Page) show(w http.ResponseWriter, r *http.Request, token string) {
 		p.render(w, http.StatusOK, *closedView(q))
 		return
 	}
+	if c.Menu {
+		p.render(w, http.StatusOK, p.menu(q, c))
+		return
+	}
 	f, ok := p.formFor(q, c)
 	if !ok {
 		p.render(w, http.StatusOK, view{Title: "Nothing to do", Failed: true, Question: q.Text,
@@ -165,6 +173,12 @@ func (p *Page) act(w http.ResponseWriter, r *http.Request, token string) {
 	c, q, bad, status := p.claims(ctx, token)
 	if bad != nil {
 		p.render(w, status, *bad)
+		return
+	}
+	if c.Menu {
+		w.Header().Set("Allow", "GET, HEAD")
+		p.render(w, http.StatusMethodNotAllowed, view{Title: "Not recorded", Failed: true, Question: q.Text,
+			Message: "This link lists the choices; open it and pick one. Nothing was recorded."})
 		return
 	}
 	// A closed question still goes to the chokepoint, which refuses the
@@ -225,6 +239,23 @@ func (p *Page) act(w http.ResponseWriter, r *http.Request, token string) {
 		v.Outcome = core.OutcomeLine(out.Question)
 	}
 	p.render(w, http.StatusOK, v)
+}
+
+// menu lists every action of q for the menu link's recipient, each as its
+// own link (a path below Prefix, on this same server).
+func (p *Page) menu(q *core.Question, c Claims) view {
+	card := core.NewCard(q, core.MessageRef{Surface: c.Surface, Room: c.To, Kind: core.DeliverPost})
+	links, err := p.Signer.Links(q, card, c.Surface, c.To, p.Prefix)
+	v := view{Title: core.KindTitle(q.Kind), Question: q.Text}
+	if err != nil {
+		p.Log.Error().Err(err).Msg("actionlink: menu not signed")
+		v.Failed, v.Message = true, core.RefusalNote(core.Internal("menu", err))
+		return v
+	}
+	for _, l := range links {
+		v.Choices = append(v.Choices, choice{Label: l.Action.Label, URL: l.URL})
+	}
+	return v
 }
 
 // formFor finds the link's action on q's card as it stands: its label,

@@ -34,6 +34,10 @@ type Claims struct {
 	// To is the recipient: the decider id the answer is recorded under.
 	To      string
 	Expires time.Time
+	// Menu makes the link a list of every action on the question for To,
+	// each its own link, rather than one action (Ref is then the first
+	// action's): for a surface with room for few buttons.
+	Menu bool
 }
 
 // wire is the signed payload. Short keys: the token rides in a URL.
@@ -42,6 +46,7 @@ type wire struct {
 	Surface string `json:"s"`
 	To      string `json:"t"`
 	Expires int64  `json:"e"`
+	Menu    bool   `json:"m,omitempty"`
 }
 
 // Why a token is refused. Each is a sentence a person reads on the page.
@@ -82,7 +87,7 @@ func (s *Signer) Sign(c Claims) (string, error) {
 	if ref == "" || !c.Surface.IsChat() || c.To == "" || c.Expires.IsZero() {
 		return "", errors.New("actionlink: a token needs a ref, a surface, a recipient and an expiry")
 	}
-	payload, err := json.Marshal(wire{Ref: ref, Surface: string(c.Surface), To: c.To, Expires: c.Expires.Unix()})
+	payload, err := json.Marshal(wire{Ref: ref, Surface: string(c.Surface), To: c.To, Expires: c.Expires.Unix(), Menu: c.Menu})
 	if err != nil {
 		return "", err
 	}
@@ -123,7 +128,7 @@ func (s *Signer) Verify(token string, now time.Time) (Claims, error) {
 	if err != nil || w.To == "" || !core.Surface(w.Surface).IsChat() {
 		return Claims{}, ErrAltered
 	}
-	c := Claims{Ref: ref, Surface: core.Surface(w.Surface), To: w.To, Expires: time.Unix(w.Expires, 0).UTC()}
+	c := Claims{Ref: ref, Surface: core.Surface(w.Surface), To: w.To, Expires: time.Unix(w.Expires, 0).UTC(), Menu: w.Menu}
 	if !now.Before(c.Expires) {
 		return c, ErrExpired
 	}
@@ -149,4 +154,18 @@ func (s *Signer) Links(q *core.Question, card core.Card, surface core.Surface, t
 		out = append(out, Link{Action: a, URL: base + tok})
 	}
 	return out, nil
+}
+
+// MenuLink is the link to the page listing every action of card for to,
+// or "" when the card has none.
+func (s *Signer) MenuLink(q *core.Question, card core.Card, surface core.Surface, to, base string) (string, error) {
+	as := Actions(card)
+	if len(as) == 0 {
+		return "", nil
+	}
+	tok, err := s.Sign(Claims{Ref: as[0].Ref, Surface: surface, To: to, Expires: q.Deadline, Menu: true})
+	if err != nil {
+		return "", err
+	}
+	return base + tok, nil
 }

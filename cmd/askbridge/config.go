@@ -38,12 +38,6 @@ type File struct {
 type RouteFile struct {
 	Rooms      []core.Room         `yaml:"rooms"`
 	Deciders   map[string][]string `yaml:"deciders"`
-	// Email and Ntfy are the route's recipients on the one-way doors:
-	// addresses (or ntfy topics), or "person:" and "group:" entries for
-	// the people's own. They are rooms like any other (parseFile adds
-	// them to Rooms); who may decide is still Deciders and People.
-	Email []string `yaml:"email"`
-	Ntfy  []string `yaml:"ntfy"`
 	People     []string            `yaml:"people"`
 	EscalateTo string              `yaml:"escalate_to"`
 	// Standing: false forbids standing approvals on the route;
@@ -63,6 +57,13 @@ type RouteFile struct {
 	// Rules are the route's policy rules, checked in order when an
 	// approval is asked on it; the first that matches decides.
 	Rules []RuleFile `yaml:"rules"`
+
+	// Email and Ntfy are the route's recipients on the one-way doors:
+	// addresses (or ntfy topics), or "person:" and "group:" entries for
+	// the people's own. They are rooms like any other (parseFile adds
+	// them to Rooms); who may decide is still Deciders and People.
+	Email []string `yaml:"email"`
+	Ntfy  []string `yaml:"ntfy"`
 }
 
 // RuleFile is one policy rule: a CEL condition, and what to decide when

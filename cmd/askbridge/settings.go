@@ -40,11 +40,6 @@ type Settings struct {
 	Slack    SlackSettings
 	Discord  DiscordSettings
 	Telegram TelegramSettings
-	Email    EmailSettings
-	Ntfy     NtfySettings
-	// PublicURL is where people's browsers and phones reach this server:
-	// the one-way doors' links (email, ntfy) point below it.
-	PublicURL string `env:"ASKBRIDGE_PUBLIC_URL"`
 	Client   ClientSettings
 	Console  ConsoleSettings
 
@@ -52,6 +47,12 @@ type Settings struct {
 	// Clock is the program's clock, set by Run for the openers (links
 	// expire by it); nil is the wall clock.
 	Clock core.Clock `env:"-"`
+
+	// The one-way doors, and where people's browsers and phones reach
+	// this server: their links (email, ntfy) point below PublicURL.
+	Email     EmailSettings
+	Ntfy      NtfySettings
+	PublicURL string `env:"ASKBRIDGE_PUBLIC_URL"`
 }
 
 // SlackSettings turn the Slack adapter on when BotToken is set. Clicks and

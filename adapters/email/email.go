@@ -185,6 +185,8 @@ func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) err
 	}
 	card := core.NewCard(q, core.MessageRef{Surface: core.SurfaceEmail, Room: room, Kind: core.DeliverPost})
 	card.Markers = append([]core.Marker{core.MarkerReminder}, card.Markers...)
+	// Who it is still waiting for, as every surface's reminder says.
+	card.Mentions = a.svc.Reminder(q, core.SurfaceEmail, room).Mentions
 	msg, err := a.cardMessage(q, card, to)
 	if err != nil {
 		return &core.Permanent{Err: err}
@@ -200,7 +202,8 @@ func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) err
 
 // Digest mails the "while you were away" summary to room.
 func (a *Adapter) Digest(ctx context.Context, d core.Digest, room string) error {
-	msg, err := RenderDigest(d)
+	_, personal := core.DMUser(room)
+	msg, err := RenderDigest(d, personal)
 	if err != nil {
 		return &core.Permanent{Err: err}
 	}

@@ -49,6 +49,8 @@ type view struct {
 	Progress string
 	Outcome  *core.CardOutcome
 	Links    []link
+	// Waiting lists who a reminder calls on.
+	Waiting string
 	// Footer says how the links work, once, at the end.
 	Footer string
 }
@@ -94,6 +96,20 @@ func RenderCard(c core.Card, links Links) (Message, error) {
 		}
 	}
 	v.Meta = metaOf(c.Meta)
+	var waiting []string
+	for _, m := range c.Mentions {
+		switch {
+		case m.Role:
+			waiting = append(waiting, "role "+m.ID)
+		case m.Name != "":
+			waiting = append(waiting, m.Name+" <"+m.ID+">")
+		default:
+			waiting = append(waiting, m.ID)
+		}
+	}
+	if len(waiting) > 0 {
+		v.Waiting = core.AwaitingLabel + ": " + strings.Join(waiting, ", ")
+	}
 	var err error
 	linksOf := func(as []core.Action) []link {
 		var out []link
@@ -193,8 +209,10 @@ func render(subject string, v view) (Message, error) {
 }
 
 // RenderDigest is the "while you were away" email: what was asked,
-// closed and is still open over the period, one line each.
-func RenderDigest(d core.Digest) (Message, error) {
+// closed and is still open over the period, one line each. A personal
+// digest (a person's, across every route) says so in its subject, beside
+// a route's digest to the same address.
+func RenderDigest(d core.Digest, personal bool) (Message, error) {
 	v := view{Heading: core.DigestHeading,
 		Text: fmt.Sprintf("From %s to %s: %d asked, %d closed, %d still open.",
 			d.From.UTC().Format(timeLayout), d.To.UTC().Format(timeLayout), len(d.Asked), len(d.Closed), len(d.Open))}
@@ -210,5 +228,9 @@ func RenderDigest(d core.Digest) (Message, error) {
 	}
 	add("Still open", d.Open, func(q *core.Question) string { return " (answer by " + q.Deadline.UTC().Format(timeLayout) + ")" })
 	add("Closed", d.Closed, func(q *core.Question) string { return ": " + core.OutcomeLine(q) })
-	return render(core.DigestHeading, v)
+	subject := core.DigestHeading
+	if personal {
+		subject += ": what is open for you"
+	}
+	return render(subject, v)
 }

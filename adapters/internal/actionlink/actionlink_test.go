@@ -232,12 +232,12 @@ func TestRefusedLinksRecordNothing(t *testing.T) {
 	// Altered: the recipient swapped in the URL's payload, or any byte changed.
 	tok := strings.TrimPrefix(u, b.srv.URL+"/email/act/")
 	altered := b.srv.URL + "/email/act/" + tok[:len(tok)-2] + "AA"
-	if status, body := call(t, http.MethodPost, altered, url.Values{"address": {alice}}); status != http.StatusBadRequest || !strings.Contains(body, "changed") {
+	if status, body := call(t, http.MethodPost, altered, url.Values{"address": {alice}}); status != http.StatusUnauthorized || !strings.Contains(body, "changed") {
 		t.Fatalf("altered: %d\n%s", status, body)
 	}
 	// A link for another surface is not good here.
 	ntfy, _ := b.s.Sign(actionlink.Claims{Ref: core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefApprove}, Surface: core.SurfaceNtfy, To: alice, Expires: q.Deadline})
-	if status, _ := call(t, http.MethodPost, b.srv.URL+"/email/act/"+ntfy, url.Values{"address": {alice}}); status != http.StatusBadRequest {
+	if status, _ := call(t, http.MethodPost, b.srv.URL+"/email/act/"+ntfy, url.Values{"address": {alice}}); status != http.StatusUnauthorized {
 		t.Fatalf("an ntfy token at the email page: %d", status)
 	}
 	// Carol's own link: she is sent the question but may not decide.

@@ -61,6 +61,10 @@ type view struct {
 	// ended.
 	Question string
 	Outcome  string
+	// Choice is what was chosen, once closed; Parts how the question
+	// stands (decided parts, votes, progress).
+	Choice string
+	Parts  []string
 	// Form is set while the link can still act.
 	Form *form
 	// Choices are a menu link's actions, each a link to its own page.
@@ -111,7 +115,7 @@ func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (p *Page) claims(ctx context.Context, token string) (Claims, *core.Question, *view, int) {
 	c, err := p.Signer.Verify(token, p.now())
 	if errors.Is(err, ErrAltered) || (err == nil && c.Surface != p.Surface) {
-		return c, nil, &view{Title: "Link not valid", Failed: true, Message: sentence(ErrAltered) + " Nothing was recorded."}, http.StatusBadRequest
+		return c, nil, &view{Title: "Link not valid", Failed: true, Message: sentence(ErrAltered) + " Nothing was recorded."}, http.StatusUnauthorized
 	}
 	q, qerr := p.Svc.Get(ctx, c.Ref.QuestionID)
 	if qerr != nil {
@@ -132,8 +136,40 @@ func (p *Page) claims(ctx context.Context, token string) (Claims, *core.Question
 }
 
 func closedView(q *core.Question) *view {
-	return &view{Title: "Already closed", Failed: true, Question: q.Text, Outcome: core.OutcomeLine(q),
+	v := &view{Title: "Already closed", Failed: true, Question: q.Text,
 		Message: "This question is closed. Nothing more can be recorded."}
+	v.state(q)
+	return v
+}
+
+// state fills in how q stands, as its card would show it: the parts
+// decided so far, the votes, the progress, and once closed the outcome.
+func (v *view) state(q *core.Question) {
+	card := core.NewCard(q, core.MessageRef{Kind: core.DeliverPost})
+	for _, s := range card.Sections {
+		if a := s.Answer; a != nil {
+			line := s.Title + ": " + a.Text
+			if a.By != "" {
+				line += " (by " + a.By + ")"
+			}
+			v.Parts = append(v.Parts, line)
+		}
+	}
+	if card.Tally != nil {
+		v.Parts = append(v.Parts, card.Tally.Lines...)
+	}
+	if card.Progress != nil && card.Outcome == nil {
+		v.Parts = append(v.Parts, card.Progress.String())
+	}
+	if o := card.Outcome; o != nil {
+		v.Outcome = o.Line
+		if o.Label != "" {
+			v.Choice = o.Label + ": " + o.Choice
+		}
+		if o.Reason != "" {
+			v.Parts = append(v.Parts, "Reason: "+o.Reason)
+		}
+	}
 }
 
 // show renders what the link would do, and changes nothing.
@@ -158,7 +194,9 @@ func (p *Page) show(w http.ResponseWriter, r *http.Request, token string) {
 			Message: "This choice is no longer offered on the question. Nothing was recorded."})
 		return
 	}
-	p.render(w, http.StatusOK, view{Title: core.KindTitle(q.Kind), Question: q.Text, Form: &f})
+	v := view{Title: core.KindTitle(q.Kind), Question: q.Text, Form: &f}
+	v.state(q)
+	p.render(w, http.StatusOK, v)
 }
 
 // act records the link's action as its recipient, through the chokepoint.
@@ -225,7 +263,7 @@ func (p *Page) act(w http.ResponseWriter, r *http.Request, token string) {
 		}
 		v := view{Title: "Not recorded", Failed: true, Question: q.Text, Message: core.RefusalNote(err)}
 		if errors.As(err, &closed) {
-			v.Outcome = core.OutcomeLine(closed.Question)
+			v.state(closed.Question)
 		} else if code == core.CodeInvalid && ok {
 			// Shown again with what was typed, to be put right.
 			f.Text = text
@@ -235,8 +273,8 @@ func (p *Page) act(w http.ResponseWriter, r *http.Request, token string) {
 		return
 	}
 	v := view{Title: "Recorded", Question: q.Text, Message: core.RecordedNote(out.Question, c.Ref)}
-	if out.Question != nil && !out.Question.Open() {
-		v.Outcome = core.OutcomeLine(out.Question)
+	if out.Question != nil {
+		v.state(out.Question)
 	}
 	p.render(w, http.StatusOK, v)
 }
@@ -312,6 +350,11 @@ func sentence(err error) string {
 
 func (p *Page) render(w http.ResponseWriter, status int, v view) {
 	h := w.Header()
+	if status == http.StatusUnauthorized {
+		// The link is the credential; a browser shows the page, and
+		// prompts for nothing, for a scheme it does not know.
+		h.Set("WWW-Authenticate", `ActionLink realm="askbridge"`)
+	}
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	// The token is in the URL: never cached, never sent on as a referrer,
 	// never framed, never indexed.

@@ -68,6 +68,7 @@ type Options struct {
 // Adapter is the ntfy door: a core.Courier that publishes, and the page
 // its buttons reach.
 type Adapter struct {
+	svc    *core.Service
 	opts   Options
 	signer *actionlink.Signer
 	page   *actionlink.Page
@@ -78,7 +79,7 @@ type Adapter struct {
 var _ core.ChatAdapter = (*Adapter)(nil)
 
 // New checks opts and returns the adapter; it makes no call to ntfy.
-func New(svc actionlink.Service, opts Options) (*Adapter, error) {
+func New(svc *core.Service, opts Options) (*Adapter, error) {
 	for name, u := range map[string]string{"server": opts.ServerURL, "public": opts.PublicURL} {
 		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
 			return nil, fmt.Errorf("ntfy: the %s URL %q is not an http(s) URL", name, u)
@@ -93,7 +94,7 @@ func New(svc actionlink.Service, opts Options) (*Adapter, error) {
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = &http.Client{Timeout: 30 * time.Second}
 	}
-	return &Adapter{opts: opts, signer: signer, http: opts.HTTPClient, log: opts.Log,
+	return &Adapter{svc: svc, opts: opts, signer: signer, http: opts.HTTPClient, log: opts.Log,
 		page: &actionlink.Page{Svc: svc, Signer: signer, Surface: core.SurfaceNtfy, Prefix: ActPath, Now: opts.Now, Log: opts.Log}}, nil
 }
 
@@ -154,6 +155,8 @@ func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) err
 	}
 	card := core.NewCard(q, core.MessageRef{Surface: core.SurfaceNtfy, Room: topic, Kind: core.DeliverPost})
 	card.Markers = append([]core.Marker{core.MarkerReminder}, card.Markers...)
+	// Who it is still waiting for, as every surface's reminder says.
+	card.Mentions = a.svc.Reminder(q, core.SurfaceNtfy, room).Mentions
 	p, err := a.publication(q, card, topic)
 	if err != nil {
 		return &core.Permanent{Err: err}
@@ -164,7 +167,11 @@ func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) err
 
 // Digest publishes the "while you were away" summary.
 func (a *Adapter) Digest(ctx context.Context, d core.Digest, room string) error {
-	_, err := a.publish(ctx, RenderDigest(d, Topic(room)))
+	p := RenderDigest(d, Topic(room))
+	if _, personal := core.DMUser(room); personal {
+		p.Title += ": what is open for you"
+	}
+	_, err := a.publish(ctx, p)
 	return err
 }
 
@@ -262,6 +269,17 @@ func message(c core.Card) string {
 		}
 	}
 	b.WriteString(cut(c.Text, 1200) + "\n")
+	var waiting []string
+	for _, m := range c.Mentions {
+		if m.Name != "" {
+			waiting = append(waiting, m.Name+" ("+m.ID+")")
+		} else {
+			waiting = append(waiting, m.ID)
+		}
+	}
+	if len(waiting) > 0 {
+		b.WriteString(core.AwaitingLabel + ": " + cut(strings.Join(waiting, ", "), 300) + "\n")
+	}
 	for _, s := range c.Sections {
 		switch s.Kind {
 		case core.SectionContext:

@@ -190,8 +190,10 @@ func (p *Page) show(w http.ResponseWriter, r *http.Request, token string) {
 	}
 	f, ok := p.formFor(q, c)
 	if !ok {
-		p.render(w, http.StatusOK, view{Title: "Nothing to do", Failed: true, Question: q.Text,
-			Message: "This choice is no longer offered on the question. Nothing was recorded."})
+		v := view{Title: "Nothing to do", Failed: true, Question: q.Text,
+			Message: "This choice is no longer offered on the question. Nothing was recorded."}
+		v.state(q)
+		p.render(w, http.StatusOK, v)
 		return
 	}
 	v := view{Title: core.KindTitle(q.Kind), Question: q.Text, Form: &f}
@@ -285,6 +287,7 @@ func (p *Page) menu(q *core.Question, c Claims) view {
 	card := core.NewCard(q, core.MessageRef{Surface: c.Surface, Room: c.To, Kind: core.DeliverPost})
 	links, err := p.Signer.Links(q, card, c.Surface, c.To, p.Prefix)
 	v := view{Title: core.KindTitle(q.Kind), Question: q.Text}
+	v.state(q)
 	if err != nil {
 		p.Log.Error().Err(err).Msg("actionlink: menu not signed")
 		v.Failed, v.Message = true, core.RefusalNote(core.Internal("menu", err))

@@ -179,6 +179,9 @@ func TestApprovalByEmail(t *testing.T) {
 		m.Header.Get("Auto-Submitted") != "auto-generated" || m.MessageID == "" {
 		t.Fatalf("subject %q, headers %v", m.Subject, m.Header)
 	}
+	// Both copies are out before anyone acts (a copy still queued when
+	// the question closes is never sent: TestClosedBeforeSendingIsNotMailed).
+	e.until(q.ID, func(q *core.Question) bool { return len(q.Messages) == 2 })
 	if len(m.Links) != 3 { // approve, deny, decline
 		t.Fatalf("links %v", m.Links)
 	}
@@ -207,7 +210,6 @@ func TestApprovalByEmail(t *testing.T) {
 	if _, body := do(t, http.MethodGet, link(t, m, core.LabelDeny), nil); !strings.Contains(body, "Answered by "+alice) {
 		t.Fatalf("a late click does not show the outcome:\n%s", body)
 	}
-	e.until(q.ID, func(q *core.Question) bool { return len(q.Messages) == 2 })
 	evs := coretest.EventsOf(t, e.svc, q.ID)
 	if count(evs, core.EventAnswered) != 1 || count(evs, core.EventNotified) != 2 {
 		t.Fatalf("events %v", coretest.Kinds(evs))
@@ -418,5 +420,18 @@ func TestRenderRefusesMissingLinks(t *testing.T) {
 		if _, err := email.RenderCard(f.Card, email.Links{}); err == nil {
 			t.Fatalf("%s rendered without its links", f.Name)
 		}
+	}
+}
+
+// Sends spend from the room's budget and the relay's; an update sends
+// nothing, so it spends nothing.
+func TestBudgets(t *testing.T) {
+	e := newEnv(t)
+	post := e.a.Budgets(core.Delivery{Kind: core.DeliverPost, Room: core.DMRoom(alice)})
+	if len(post) != 2 || post[0].Key != "email:all" || post[1].Key != "email:to:"+core.DMRoom(alice) {
+		t.Fatalf("a post spends %+v", post)
+	}
+	if up := e.a.Budgets(core.Delivery{Kind: core.DeliverUpdate, Room: alice}); len(up) != 0 {
+		t.Fatalf("an update spends %+v", up)
 	}
 }

@@ -317,6 +317,12 @@ func message(c core.Card) string {
 		b.WriteString("\n" + o.Line + "\n")
 	}
 	b.WriteString("\nAgent: " + cut(c.Meta.Agent, 100))
+	if p := c.Meta.Labels.Project; p != "" {
+		b.WriteString(" · project " + cut(p, 100))
+	}
+	if t := c.Meta.Labels.Task; t != "" {
+		b.WriteString(" · task " + cut(t, 100))
+	}
 	if !c.Meta.Deadline.IsZero() {
 		b.WriteString(" · answer by " + c.Meta.Deadline.UTC().Format("2006-01-02 15:04 UTC"))
 	}
@@ -393,13 +399,15 @@ func refusal(res *http.Response, raw []byte) error {
 	return &core.Permanent{Err: err}
 }
 
-// Send budgets every replica together keeps to (core.Budget): one
-// notification a second to a topic and in all, which ntfy's default
-// request bucket (60, refilled one per five seconds) absorbs in bursts;
-// a server that still says 429 is waited out.
+// Send budgets every replica together keeps to (core.Budget): ntfy's
+// default request limit for one visitor in all (a bucket of 60, refilled
+// one every five seconds: docs.ntfy.sh/publish, "Limitations"), and at
+// most one a second into a room (a route's topic, or a person's own
+// copies) after a burst of three. A server that still answers 429 is
+// waited out.
 var (
-	topicBudget = core.Limit{Rate: 1, Per: time.Second}
-	allBudget   = core.Limit{Rate: 1, Per: time.Second}
+	topicBudget = core.Limit{Rate: 1, Per: time.Second, Burst: 3}
+	allBudget   = core.Limit{Rate: 12, Per: time.Minute, Burst: 60}
 )
 
 var _ core.Budgeted = (*Adapter)(nil)
@@ -409,5 +417,5 @@ func (a *Adapter) Budgets(d core.Delivery) []core.Allowance {
 	if d.Kind == core.DeliverUpdate || d.Room == "" {
 		return nil
 	}
-	return []core.Allowance{{Key: "ntfy:all", Limit: allBudget}, {Key: "ntfy:topic:" + Topic(d.Room), Limit: topicBudget}}
+	return []core.Allowance{{Key: "ntfy:all", Limit: allBudget}, {Key: "ntfy:room:" + d.Room, Limit: topicBudget}}
 }

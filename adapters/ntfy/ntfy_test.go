@@ -301,3 +301,16 @@ func TestNewRefusesBadOptions(t *testing.T) {
 	}
 	_ = io.Discard
 }
+
+// Sends spend from the room's budget and the server's, which is ntfy's
+// default for one visitor; an update publishes nothing.
+func TestBudgets(t *testing.T) {
+	e := newEnv(t, token)
+	post := e.a.Budgets(core.Delivery{Kind: core.DeliverRemind, Room: topic})
+	if len(post) != 2 || post[0].Key != "ntfy:all" || post[0].Limit.Burst != 60 || post[1].Key != "ntfy:room:"+topic {
+		t.Fatalf("a reminder spends %+v", post)
+	}
+	if up := e.a.Budgets(core.Delivery{Kind: core.DeliverUpdate, Room: topic}); len(up) != 0 {
+		t.Fatalf("an update spends %+v", up)
+	}
+}

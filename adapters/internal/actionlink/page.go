@@ -230,6 +230,14 @@ func (p *Page) act(w http.ResponseWriter, r *http.Request, token string) {
 		return
 	}
 	text := r.PostForm.Get("text")
+	if p.ConfirmAddress && !strings.EqualFold(strings.TrimSpace(r.PostForm.Get("address")), c.To) && !q.Open() {
+		// Nothing could be recorded anyway: say how it ended, as to
+		// anyone late, without an attempt in the recipient's name.
+		v := view{Title: "Not recorded", Failed: true, Question: q.Text, Message: core.RefusalNote(&core.ClosedError{Question: q})}
+		v.state(q)
+		p.render(w, http.StatusConflict, v)
+		return
+	}
 	if p.ConfirmAddress && !strings.EqualFold(strings.TrimSpace(r.PostForm.Get("address")), c.To) {
 		v := view{Title: "Not recorded", Failed: true, Question: q.Text,
 			Message: "This link was sent to " + Mask(c.To) + ", and the address given is not that one. " +

@@ -58,6 +58,9 @@ var (
 	ErrExpired = errors.New("this link has expired")
 )
 
+// b64 is how payloads and signatures are spelt in a token.
+var b64 = base64.RawURLEncoding.Strict()
+
 // keyLabel separates the links' key from every other use of the server's
 // key (the event log's pseudonyms).
 const keyLabel = "askbridge action links v1"
@@ -91,8 +94,8 @@ func (s *Signer) Sign(c Claims) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	p := base64.RawURLEncoding.EncodeToString(payload)
-	return p + "." + base64.RawURLEncoding.EncodeToString(s.mac(p)), nil
+	p := b64.EncodeToString(payload)
+	return p + "." + b64.EncodeToString(s.mac(p)), nil
 }
 
 func (s *Signer) mac(p string) []byte {
@@ -112,11 +115,13 @@ func (s *Signer) Verify(token string, now time.Time) (Claims, error) {
 	if !ok {
 		return Claims{}, ErrAltered
 	}
-	got, err := base64.RawURLEncoding.DecodeString(sig)
+	// Strict: one spelling per token, so no character can change
+	// (unused low bits of the last one included) and still verify.
+	got, err := b64.DecodeString(sig)
 	if err != nil || !hmac.Equal(got, s.mac(p)) {
 		return Claims{}, ErrAltered
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(p)
+	raw, err := b64.DecodeString(p)
 	if err != nil {
 		return Claims{}, ErrAltered
 	}

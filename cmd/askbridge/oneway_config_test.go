@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -87,6 +88,35 @@ func TestOneWaySettings(t *testing.T) {
 		a, err := open(t.Context(), s, nil, zerolog.Nop())
 		if err != nil || a == nil {
 			t.Fatalf("open: %v, %v", a, err)
+		}
+	}
+}
+
+// TestREADMEOneWayConfigLoads keeps the email and ntfy examples honest.
+func TestREADMEOneWayConfigLoads(t *testing.T) {
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for heading, want := range map[string]core.Room{
+		"### Email":                   {Surface: core.SurfaceEmail, ID: "carol@example.com"},
+		"### ntfy: push to the phone": {Surface: core.SurfaceNtfy, ID: "dave-approvals-7f3k"},
+	} {
+		_, rest, ok := strings.Cut(string(raw), "\n"+heading+"\n")
+		_, rest, ok2 := strings.Cut(rest, "```yaml\n")
+		example, _, ok3 := strings.Cut(rest, "```")
+		if !ok || !ok2 || !ok3 {
+			t.Fatalf("the README has no example under %s", heading)
+		}
+		f, err := parseFile([]byte(example), func(string) string { return "" })
+		if err != nil {
+			t.Fatalf("%s: %v", heading, err)
+		}
+		if !slices.Contains(f.Routes["infra"].Rooms, want) {
+			t.Fatalf("%s: rooms %+v lack %+v", heading, f.Routes["infra"].Rooms, want)
+		}
+		if _, err := core.New(nil, Settings{File: f}.coreConfig([]byte("key of sixteen bytes")), nil); err != nil {
+			t.Fatalf("%s: %v", heading, err)
 		}
 	}
 }

@@ -191,7 +191,8 @@ func TestGetNeverAnswersAndPostAnswersOnce(t *testing.T) {
 	u := b.link(q, alice, core.LabelApprove)
 	for range 3 { // a scanner, a preview, the person
 		status, body := call(t, http.MethodGet, u, nil)
-		if status != 200 || !strings.Contains(body, "Confirm: Approve") || !strings.Contains(body, "Drop the staging table?") {
+		if status != 200 || !strings.Contains(body, "Confirm: Approve") || !strings.Contains(body, "Drop the staging table?") ||
+			!strings.Contains(body, "Tool: sql.exec") || !strings.Contains(body, "a…@example.test") || strings.Contains(body, alice) {
 			t.Fatalf("GET: %d\n%s", status, body)
 		}
 	}

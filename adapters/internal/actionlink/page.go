@@ -65,6 +65,8 @@ type view struct {
 	// stands (decided parts, votes, progress).
 	Choice string
 	Parts  []string
+	// Call is an approval's tool and arguments.
+	Call string
 	// Form is set while the link can still act.
 	Form *form
 	// Choices are a menu link's actions, each a link to its own page.
@@ -147,6 +149,10 @@ func closedView(q *core.Question) *view {
 func (v *view) state(q *core.Question) {
 	card := core.NewCard(q, core.MessageRef{Kind: core.DeliverPost})
 	for _, s := range card.Sections {
+		if s.Kind == core.SectionCall && !q.IsBatch() {
+			// What an approval approves, on the page that approves it.
+			v.Call = "Tool: " + s.Title + "\n" + s.Body
+		}
 		if a := s.Answer; a != nil {
 			line := s.Title + ": " + a.Text
 			if a.By != "" {
@@ -316,7 +322,12 @@ func (p *Page) formFor(q *core.Question, c Claims) (form, bool) {
 		if a.Ref != c.Ref {
 			continue
 		}
-		f := form{Label: a.Label, Who: c.To, Input: a.Input, Text: a.Prefill, Address: p.ConfirmAddress}
+		who := c.To
+		if p.ConfirmAddress {
+			// Masked: whoever confirms types the address themselves.
+			who = Mask(c.To)
+		}
+		f := form{Label: a.Label, Who: who, Input: a.Input, Text: a.Prefill, Address: p.ConfirmAddress}
 		switch a.Input {
 		case core.InputRequired:
 			f.Prompt = "Your answer"

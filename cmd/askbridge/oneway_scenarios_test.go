@@ -24,7 +24,8 @@ import (
 // scenarios against the real program with the email door (a local SMTP
 // relay) and the ntfy door (a local ntfy server). Both are one-way: what
 // they sent cannot change, so a card here is the message as sent plus
-// what its links open to now (adaptertest.OneWay).
+// what its links open to now (how the question stands, its outcome once
+// closed), and its buttons are the links that still act.
 func TestEmailScenarios(t *testing.T) { adaptertest.Run(t, &onewayDriver{surface: core.SurfaceEmail}) }
 func TestNtfyScenarios(t *testing.T)  { adaptertest.Run(t, &onewayDriver{surface: core.SurfaceNtfy}) }
 

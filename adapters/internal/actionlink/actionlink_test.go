@@ -364,3 +364,16 @@ func BenchmarkSignVerify(b *testing.B) {
 		}
 	}
 }
+
+func TestMask(t *testing.T) {
+	for in, want := range map[string]string{
+		"alice@example.test": "a…@example.test",
+		"émile@example.fr":   "é…@example.fr",
+		"@example.test":      "another recipient",
+		"no-at-sign":         "another recipient",
+	} {
+		if got := actionlink.Mask(in); got != want {
+			t.Errorf("Mask(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

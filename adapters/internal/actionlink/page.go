@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/askbridge/askbridge/core"
 	"github.com/rs/zerolog"
@@ -358,10 +359,11 @@ func Actions(card core.Card) []core.Action {
 // first character of the local part and the domain.
 func Mask(addr string) string {
 	local, domain, ok := strings.Cut(addr, "@")
-	if !ok || local == "" {
+	first, _ := utf8.DecodeRuneInString(local)
+	if !ok || local == "" || first == utf8.RuneError {
 		return "another recipient"
 	}
-	return local[:1] + "…@" + domain
+	return string(first) + "…@" + domain
 }
 
 // sentence is err's text as a sentence.

@@ -56,19 +56,7 @@ func (s *Service) Answer(ctx context.Context, in AnswerInput) (Outcome, error) {
 	in.Decider = s.identify(in.Decider).Decider
 	a := attempt{
 		op: "answer", id: in.QuestionID, door: doorHuman, actor: in.Decider, shown: in.Shown,
-		// "Approve all" and "deny all" decide the calls of a batch still
-		// undecided when read; a call decided meanwhile is left to its
-		// decision and the rest tried again.
-		again: len(in.Calls) == 0 && (in.OptionID == ApproveOption || in.OptionID == DenyOption),
-		build: func(q *Question, now time.Time) (Transition, error) {
-			if q.IsBatch() {
-				return s.batchTransition(q, in, now)
-			}
-			if len(in.Calls) > 0 {
-				return Transition{}, Errorf(CodeInvalid, "answer", "only a batch of tool calls takes calls")
-			}
-			return s.answerTransition(q, in, now)
-		},
+		build: s.answerBuild(in),
 	}
 	o, err := s.resolve(ctx, a)
 	if err != nil {
@@ -84,6 +72,24 @@ func (s *Service) Answer(ctx context.Context, in AnswerInput) (Outcome, error) {
 		o.Standing, _ = s.grantStanding(ctx, o.Question, in.Standing)
 	}
 	return o, err
+}
+
+// answerBuild is what an answer asks of the question it is given, by
+// kind (clarification, decision, approval with its edit and standing
+// approval, form, batch) and feature (quorum). "Approve all" and "deny
+// all" decide the calls of a batch still undecided in q; a call decided
+// meanwhile makes the change stale, and the next try leaves it to its
+// decision.
+func (s *Service) answerBuild(in AnswerInput) func(q *Question, now time.Time) (Transition, error) {
+	return func(q *Question, now time.Time) (Transition, error) {
+		if q.IsBatch() {
+			return s.batchTransition(q, in, now)
+		}
+		if len(in.Calls) > 0 {
+			return Transition{}, Errorf(CodeInvalid, "answer", "only a batch of tool calls takes calls")
+		}
+		return s.answerTransition(q, in, now)
+	}
 }
 
 func (s *Service) answerTransition(q *Question, in AnswerInput, now time.Time) (Transition, error) {

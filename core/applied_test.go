@@ -14,14 +14,15 @@ import (
 // lost): with an AppliedError.
 type closesMeanwhile struct{ core.Store }
 
-func (s closesMeanwhile) Resolve(ctx context.Context, t core.Transition) (*core.Question, error) {
-	if _, err := s.Store.Resolve(ctx, t); err != nil {
+func (s closesMeanwhile) Commit(ctx context.Context, c core.Change) (*core.Question, error) {
+	if _, err := s.Store.Commit(ctx, c); err != nil {
 		return nil, err
 	}
 	bob := core.Decider{Surface: core.SurfaceAPI, ID: "bob", Name: "Bob"}
-	q, err := s.Store.Resolve(ctx, core.Transition{QuestionID: t.QuestionID, Now: t.Now,
-		Resolution: &core.Resolution{State: core.StateCancelled, Decider: bob, At: t.Now},
-		Event:      core.Event{QuestionID: t.QuestionID, At: t.Now, Kind: core.EventCancelled, Surface: core.SurfaceAPI}})
+	id := c.Question.ID
+	q, err := core.Apply(ctx, s.Store, core.Transition{QuestionID: id, Now: c.Now,
+		Resolution: &core.Resolution{State: core.StateCancelled, Decider: bob, At: c.Now},
+		Event:      core.Event{QuestionID: id, At: c.Now, Kind: core.EventCancelled, Surface: core.SurfaceAPI}})
 	if err != nil {
 		return nil, err
 	}

@@ -71,6 +71,10 @@ func ErrorCode(err error) Code {
 	if errors.Is(err, ErrClosed) || errors.Is(err, ErrDuplicate) {
 		return CodeConflict
 	}
+	var stale *StaleError
+	if errors.As(err, &stale) {
+		return CodeConflict
+	}
 	return CodeInternal
 }
 
@@ -166,6 +170,20 @@ type AppliedError struct {
 
 func (e *AppliedError) Error() string {
 	return fmt.Sprintf("question %s: the transition was applied, and the question is %s since", e.Question.ID, e.Question.State)
+}
+
+// StaleError is a store's refusal of a Change computed from a version
+// the question has moved on from: another change landed first, and
+// nothing was written. Question is the question as stored when the store
+// has it at hand (core computes the change again from it), else nil (core
+// reads it again). It is returned with CodeConflict; only the chokepoint
+// sees it, which tries again (resolve.go).
+type StaleError struct {
+	Question *Question
+}
+
+func (e *StaleError) Error() string {
+	return "the question changed since it was read"
 }
 
 // ErrClosed matches every ClosedError through errors.Is.

@@ -48,17 +48,6 @@ func newHeld(id string, surface Surface, messageID string) *Held {
 		Key: id + "/update/held/" + hex.EncodeToString(b[:]), For: ShownHold}
 }
 
-// showsCard reports whether q has the held card recorded: only then did
-// the store hold its update.
-func (h *Held) showsCard(q *Question) bool {
-	for _, m := range q.Messages {
-		if m.Surface == h.Surface && m.ID == h.MessageID {
-			return true
-		}
-	}
-	return false
-}
-
 // Delivered tells core that the caller's response carrying the held
 // card's update reached the platform (a gateway callback answered without
 // error, or an HTTP interaction's response written and flushed): the held

@@ -55,6 +55,12 @@ type Question struct {
 	// Rule is the route's policy rule that decided the ask, when one did:
 	// shaped it (ask), or closed it at once (allow, deny).
 	Rule *RuleUse `json:"rule,omitempty"`
+	// Version counts the changes stored so far: every change a store
+	// makes to the question moves it on by one, and a Change is written
+	// only while the question is still at the version it was computed
+	// from (Questions.Commit). Stores keep it beside the record; it is
+	// never part of the question's JSON.
+	Version int64 `json:"-"`
 }
 
 // Labels are free-form tags shown on cards and filterable by operators.

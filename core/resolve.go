@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"strings"
 	"time"
 )
@@ -55,37 +56,66 @@ type attempt struct {
 	// question; "" lets an operator act on any question.
 	owner string
 	// build turns the stored open question into the transition, or
-	// rejects the input with CodeInvalid.
+	// rejects the input with CodeInvalid. It may run more than once, each
+	// time on a newer question (see resolve), so it decides from q alone:
+	// "approve all" takes the calls still undecided in the q it is given.
 	build func(q *Question, now time.Time) (Transition, error)
 	// shown is the card (message id on the actor's surface) the caller's
 	// response updates in place; "" for none.
 	shown string
-	// again marks a build that takes whatever parts are still undecided
-	// when it reads ("approve all"): if the store refuses it because one
-	// of them was decided first, a fresh read may still succeed.
-	again bool
 }
 
-// againTries bounds how often an attempt marked again is tried after
-// losing a part to a decision that landed first: each try takes the parts
-// still undecided, so every part ends with exactly one outcome.
-const againTries = 6
+// staleTries bounds how often an attempt is computed again after another
+// change of its question landed first (a vote, a form item, a card, a
+// reminder). Each try reads the question as it now stands, so a hot
+// question's voters take turns; the bound only stops a livelock.
+const staleTries = 64
+
+// staleWait is the most a retry waits before it reads again, after its
+// jitter has grown; the first retries wait far less (backoff).
+const staleWait = 8 * time.Millisecond
+
+// staleBackoff waits before the try-th retry of a stale change: a random time
+// up to a bound that doubles with each try, to staleWait, so that the
+// attempts that collided spread out instead of colliding again.
+func staleBackoff(ctx context.Context, try int) {
+	limit := staleWait
+	if try < 14 {
+		limit = min(staleWait, time.Duration(50<<try)*time.Microsecond)
+	}
+	t := time.NewTimer(rand.N(limit) + time.Microsecond)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
 
 // resolve is the chokepoint (law 1): every change of a question's state, from
 // every door, passes here. The checks run first (who may, what is valid),
-// then one atomic store operation decides; whoever loses a race is told who
-// won (law 2). However many tries an attempt takes, it is one attempt: it is
-// observed once, and a refusal is recorded once, here and not in a try.
+// then Next computes the change and one atomic store operation writes it
+// if the question is still as read (law 10); whoever loses a race is told
+// who won (law 2). An attempt whose change went stale (another change
+// landed first) is computed again on the question as it now stands, a
+// bounded number of times: however many tries it takes, it is one
+// attempt, observed once, and a refusal is recorded once, here and not in
+// a try.
 func (s *Service) resolve(ctx context.Context, a attempt) (out Outcome, err error) {
 	defer func(start time.Time) { s.observeResolve(start, a, out, err) }(time.Now())
+	var q *Question // the question as the last try found it stored; nil: read it
 	for try := 1; ; try++ {
-		out, err = s.try(ctx, a, try > 1)
-		var taken *partTaken
-		if !errors.As(err, &taken) {
+		out, err = s.try(ctx, a, q, try > 1)
+		var stale *StaleError
+		if !errors.As(err, &stale) {
 			break
 		}
-		if err = taken.err; !a.again || try == againTries {
+		if try == staleTries || ctx.Err() != nil {
+			err = Errorf(CodeConflict, a.op, "question %s is changing too fast to take this; try again", a.id)
 			break
+		}
+		q = stale.Question
+		if q == nil || q.Open() {
+			staleBackoff(ctx, try) // contention: let the others through
 		}
 	}
 	var closed *ClosedError
@@ -95,34 +125,26 @@ func (s *Service) resolve(ctx context.Context, a attempt) (out Outcome, err erro
 	return out, err
 }
 
-// partTaken is a try's error when the store refused its transition only
-// because a part it decides (a form item, a batch call) was decided first:
-// for an attempt marked again, a fresh read may still succeed. resolve
-// unwraps it; no caller sees it.
-type partTaken struct{ err error }
-
-func (p *partTaken) Error() string { return p.err.Error() }
-func (p *partTaken) Unwrap() error { return p.err }
-
-// try is one pass of an attempt: one read, the checks, one store
-// operation. Only a lost part is tried again, so a refusal a try meets is
-// final: a closed question is recorded by resolve, once per attempt, and
-// a forbidden one here. A try after a lost part reads the question as
-// stored, not a local copy that may not show the decision it lost to yet.
-func (s *Service) try(ctx context.Context, a attempt, fresh bool) (Outcome, error) {
-	read := s.store.ReadToChange
-	if fresh {
-		read = s.store.Get
-	}
+// try is one pass of an attempt: one read (unless q, the question as the
+// store last had it, is given), the checks, Next and one Commit. A try
+// after a stale one reads the question as stored, not a local copy that
+// may not show the change it lost to yet.
+func (s *Service) try(ctx context.Context, a attempt, q *Question, again bool) (Outcome, error) {
 	if !ValidID(a.id) {
 		return Outcome{}, ErrNotFound
 	}
-	q, err := read(ctx, a.id)
-	if err != nil {
-		if ErrorCode(err) == CodeNotFound {
-			return Outcome{}, ErrNotFound
+	if q == nil {
+		read := s.store.ReadToChange
+		if again {
+			read = s.store.Get
 		}
-		return Outcome{}, Internal(a.op, err)
+		var err error
+		if q, err = read(ctx, a.id); err != nil {
+			if ErrorCode(err) == CodeNotFound {
+				return Outcome{}, ErrNotFound
+			}
+			return Outcome{}, Internal(a.op, err)
+		}
 	}
 	switch a.door {
 	case doorAgent:
@@ -138,6 +160,7 @@ func (s *Service) try(ctx context.Context, a attempt, fresh bool) (Outcome, erro
 			// A copy ReadToChange kept may not yet show an escalation made
 			// on another replica (its renotice count trails), so a refusal
 			// is decided on the question as stored.
+			var err error
 			if q, err = s.store.Get(ctx, a.id); err != nil {
 				if ErrorCode(err) == CodeNotFound {
 					return Outcome{}, ErrNotFound
@@ -157,13 +180,21 @@ func (s *Service) try(ctx context.Context, a attempt, fresh bool) (Outcome, erro
 	if err != nil {
 		return Outcome{}, err
 	}
-	t.QuestionID, t.Now, t.Read = q.ID, now, q
+	t.QuestionID, t.Now = q.ID, now
 	if a.shown != "" {
 		t.Hold = newHeld(q.ID, a.actor.Surface, a.shown)
 	}
-	after, err := s.store.Resolve(ctx, t)
+	c, err := Next(q, t)
 	if err != nil {
-		if errors.Is(err, ErrClosed) {
+		if ErrorCode(err) == CodeInternal {
+			return Outcome{}, Internal(a.op, err)
+		}
+		return Outcome{}, err
+	}
+	after, err := s.store.Commit(ctx, c)
+	if err != nil {
+		var stale *StaleError
+		if errors.As(err, &stale) || errors.Is(err, ErrClosed) {
 			return Outcome{}, err
 		}
 		var applied *AppliedError
@@ -172,20 +203,50 @@ func (s *Service) try(ctx context.Context, a attempt, fresh bool) (Outcome, erro
 			// did not close it, whatever the question says now.
 			return Outcome{Question: applied.Question}, nil
 		}
-		if ErrorCode(err) == CodeConflict {
-			err = Errorf(CodeConflict, a.op, "%s", ErrorMessage(err))
-			if alreadyCounted(err) {
-				return Outcome{}, err
-			}
-			return Outcome{}, &partTaken{err}
+		if ErrorCode(err) == CodeNotFound {
+			return Outcome{}, ErrNotFound
 		}
 		return Outcome{}, Internal(a.op, err)
 	}
-	out := Outcome{Question: after, Closed: after.State.Closed()}
-	if t.Hold != nil && t.Hold.showsCard(after) {
-		out.Held = t.Hold
+	out := Outcome{Question: after, Closed: c.Closes()}
+	if c.Held != nil {
+		out.Held = c.Hold
 	}
 	return out, nil
+}
+
+// Apply applies t to question t.QuestionID as st stores it and returns
+// the question after it, the way the chokepoint does but without its
+// checks of who may act: it reads the question (t.Read, if set, on the
+// first try), computes the change with Next and commits it, and when
+// another change landed first computes it again on the question as
+// stored, as often as resolve would. It is for driving a store directly
+// (stores' own tests and benchmarks); every door goes through a Service.
+func Apply(ctx context.Context, st interface {
+	Get(ctx context.Context, id string) (*Question, error)
+	Commit(ctx context.Context, c Change) (*Question, error)
+}, t Transition) (*Question, error) {
+	q := t.Read
+	for try := 1; ; try++ {
+		if q == nil {
+			var err error
+			if q, err = st.Get(ctx, t.QuestionID); err != nil {
+				return nil, err
+			}
+		}
+		c, err := Next(q, t)
+		if err != nil {
+			return nil, err
+		}
+		after, err := st.Commit(ctx, c)
+		var stale *StaleError
+		if !errors.As(err, &stale) || try == staleTries {
+			return after, err
+		}
+		if q = stale.Question; q == nil || q.Open() {
+			staleBackoff(ctx, try)
+		}
+	}
 }
 
 // lost records a refused attempt on a closed question (unless the bridge

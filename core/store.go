@@ -56,15 +56,17 @@ type Delivery struct {
 	Attempts int `json:"-"`
 }
 
-// Transition is one atomic change of a question, applied by Store.Resolve
-// only if the question is still open.
+// Transition is what one attempt asks of a question: form items or a
+// batch's calls to record, a vote to count, a resolution to close it with.
+// Next applies it to the question as read and decides what it comes to
+// (next.go); a store only writes the resulting Change.
 //
 // When Resolution is set the question closes with it. When Items is set
-// those form items are recorded first; a form closes (with Resolution's
-// decider and time, state answered) only once every item has an answer,
-// and until then Resolution is ignored. A transition that records or
-// closes anything also enqueues an update delivery for every card of the
-// question and wakes its waiters.
+// those parts are recorded first; a form or batch closes (with
+// Resolution's decider and time, state answered) only once every part has
+// an answer, and until then Resolution is ignored. A transition that
+// records or closes anything also updates every card of the question and
+// wakes its waiters.
 type Transition struct {
 	QuestionID string
 	Items      []ItemAnswer
@@ -75,27 +77,23 @@ type Transition struct {
 	Event     Event
 	ItemEvent Event
 	// Now is when the transition happens (the injected clock), used for
-	// the update deliveries and indexes.
+	// what it leaves without a time and for the card updates.
 	Now time.Time
 	// Vote, when set, records one person's vote on a question with a
 	// quorum: refused with CodeConflict (AlreadyCounted) if a vote with
-	// the same Key is stored; else stored, and the question closes with
+	// the same Key is counted; else counted, and the question closes with
 	// Resolution only if the votes for Vote.Choice, this one included,
 	// reach Needed. VoteEvent is appended when it does not close.
 	Vote      *Vote
 	Needed    int
 	VoteEvent Event
-	// Read is the question as the caller read it just before, if it has
-	// it (core does). It is a hint, never trusted for the outcome: a store
-	// may answer with Read plus the transition when the stored question
-	// has not changed since, instead of reading it back.
+	// Read, when set, is the question the transition is to be applied to,
+	// as its caller read it (Apply); a Change computed from it is written
+	// only if the question has not changed since.
 	Read *Question
 	// Hold, when set, names the card whose update the caller's own
-	// response carries: if the transition enqueues updates, that card's
-	// is enqueued under Hold.Key and due only after Hold.For on the
-	// store's clock (as a Retry's wait is), for Outbox.DropHeld to take
-	// back. Every other card's update is enqueued as usual. A card the
-	// question does not have recorded holds nothing.
+	// response carries: that card's update is held (Change.Held). A card
+	// the question does not have recorded holds nothing.
 	Hold *Held
 }
 
@@ -156,24 +154,25 @@ type Questions interface {
 	// ReadToChange returns the question a transition is to be built on:
 	// as Get does, or from a copy the store keeps of a question a local
 	// watcher waits on, which may trail a change made elsewhere by as long
-	// as that change's wake-up takes to arrive. It saves an answer's read
-	// when the asker's wait is on the same replica. Resolve checks such a
-	// copy against the stored question (still open, and unchanged in what
-	// can change while open), so a transition built on it is applied
-	// exactly as one built on Get's, or refused as closed. A copy can only
-	// lack a change, never hold one the store has not got (cards, item
-	// answers, votes, renotices), so core reads again with Get before it
-	// refuses on anything those decide.
+	// as that change's wake-up takes to arrive. Such a copy carries the
+	// version it was read at, so a Change computed from it is refused as
+	// stale by Commit, and core reads again; a copy can only lack a
+	// change, never hold one the store has not got, so core also reads
+	// again with Get before it refuses on what a copy shows.
 	ReadToChange(ctx context.Context, id string) (*Question, error)
-	// Resolve applies t if the question is open. If it is not, nothing
-	// changes and the error is a *ClosedError carrying the question as
-	// stored. A form item that already has an answer fails with
-	// CodeConflict and changes nothing. The returned question is the state
-	// after the transition. A store that may run one call's transition
-	// twice (sending it again after losing the reply) answers the second
-	// run as the first: the question as it now stands, or an
-	// *AppliedError if the first left it open and another closed it since.
-	Resolve(ctx context.Context, t Transition) (*Question, error)
+	// Commit writes c in one atomic step if the question is still at
+	// version c.From(): c.Question as its new state (its open and closed
+	// indexes with it), c.Events appended, c.Updates enqueued and c.Held
+	// enqueued due only after c.Hold.For on the store's clock, and the
+	// question's watchers woken. If the question has changed since, nothing
+	// changes and the error is a *StaleError (ErrNotFound if it is gone).
+	// The returned question is the state after the change. A store that
+	// may run one call twice (sending it again after losing the reply)
+	// answers the second run as the first: the question as it now stands,
+	// or an *AppliedError if the first left it open and another closed it
+	// since. Every other change of a question a store makes (Renotify,
+	// RecordMessage) moves its version on too.
+	Commit(ctx context.Context, c Change) (*Question, error)
 	// Renotify applies r if the question is open (else *ClosedError) and,
 	// when r.IfDeadline is set, only if the deadline still matches (else
 	// CodeConflict).

@@ -15,42 +15,17 @@ import (
 // claim that takes it clears both, so the index holds only what is still
 // waiting.
 
-// heldMark is what a held record remembers of its question: how far it
-// had changed (changes) when the update was held, so that a drop after a
-// later change leaves the update to run.
+// heldMark is what a held record remembers of its question: its version
+// when the update was held, so that a drop after a later change leaves
+// the update to run.
 type heldMark struct {
-	Changes int `json:"changes"`
+	Ver int64 `json:"ver"`
 }
 
-// changes counts what an applied transition adds to a question: every
-// one records items or a vote, or closes it, and none takes anything
-// away, so the count grows with each.
-func changes(q *core.Question) int {
-	n := len(q.Answers) + len(q.Votes)
-	if !q.Open() {
-		n++
-	}
-	return n
-}
-
-// heldCard is the index in q.Messages of the card h names, or -1.
-func heldCard(q *core.Question, h *core.Held) int {
-	if h == nil {
-		return -1
-	}
-	for i, m := range q.Messages {
-		if m.Surface == h.Surface && m.ID == h.MessageID {
-			return i
-		}
-	}
-	return -1
-}
-
-// enqueueHeld enqueues the update of card under key, due at due, and
-// indexes it for DropHeld.
-func enqueueHeld(tx *bbolt.Tx, q *core.Question, card int, key string, now, due time.Time, eff *effects) error {
-	d := updateOf(q, card, key, now)
-	seq, err := enqueueRecord(tx, outboxRecord{Delivery: d, Due: due, Held: &heldMark{Changes: changes(q)}}, eff)
+// enqueueHeld enqueues the held update d, due at due, marked with ver, the
+// version of the question that holds it, and indexes it for DropHeld.
+func enqueueHeld(tx *bbolt.Tx, d core.Delivery, ver int64, due time.Time, eff *effects) error {
+	seq, err := enqueueRecord(tx, outboxRecord{Delivery: d, Due: due, Held: &heldMark{Ver: ver}}, eff)
 	if err != nil {
 		return err
 	}
@@ -58,7 +33,7 @@ func enqueueHeld(tx *bbolt.Tx, q *core.Question, card int, key string, now, due 
 	if err != nil {
 		return err
 	}
-	return hb.Put([]byte(key), u64(seq))
+	return hb.Put([]byte(d.Key), u64(seq))
 }
 
 // unhold clears rec's held mark and index entry as a claim takes it.
@@ -105,7 +80,7 @@ func (s *Store) DropHeld(ctx context.Context, h core.Held) (bool, error) {
 		if err != nil && core.ErrorCode(err) != core.CodeNotFound {
 			return err
 		}
-		if q == nil || changes(q) != rec.Held.Changes {
+		if q == nil || q.Version != rec.Held.Ver {
 			return errNoChange // changed (or gone) since: the update runs
 		}
 		if err := ob.Delete(u64(seq)); err != nil {

@@ -186,7 +186,8 @@ func (s *Store) wrap(op string, err error) error {
 	var ce *core.Error
 	var closed *core.ClosedError
 	var dup *core.DuplicateError
-	if errors.As(err, &ce) || errors.As(err, &closed) || errors.As(err, &dup) {
+	var stale *core.StaleError
+	if errors.As(err, &ce) || errors.As(err, &closed) || errors.As(err, &dup) || errors.As(err, &stale) {
 		return err
 	}
 	if errors.Is(err, bbolt.ErrDatabaseNotOpen) {
@@ -201,6 +202,9 @@ func (s *Store) wrap(op string, err error) error {
 type questionRecord struct {
 	V int            `json:"v"`
 	Q *core.Question `json:"q"`
+	// Ver is the question's version (core.Question.Version), which its
+	// JSON leaves out; absent (0) on records never changed since create.
+	Ver int64 `json:"ver,omitempty"`
 }
 
 type runRecord struct {
@@ -235,7 +239,7 @@ func checkVersion(what string, v int) error {
 }
 
 func encodeQuestion(q *core.Question) ([]byte, error) {
-	return json.Marshal(questionRecord{V: schemaVersion, Q: q})
+	return json.Marshal(questionRecord{V: schemaVersion, Q: q, Ver: q.Version})
 }
 
 func decodeQuestion(b []byte) (*core.Question, error) {
@@ -250,6 +254,7 @@ func decodeQuestion(b []byte) (*core.Question, error) {
 		return nil, errors.New("decode question: empty record")
 	}
 	r.Q.Normalize()
+	r.Q.Version = r.Ver
 	return r.Q, nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"sort"
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
@@ -12,147 +11,80 @@ import (
 	"github.com/askbridge/askbridge/core"
 )
 
-// Resolve is the chokepoint's atomic step: it applies t only if the
-// question is open, records form items, closes the question when t says
-// so, and enqueues an edit of every card, all in one transaction.
-func (s *Store) Resolve(ctx context.Context, t core.Transition) (*core.Question, error) {
-	const op = "resolve"
-	var due time.Time // when a held update falls due: fixed once, so a re-run holds it the same
-	if t.Hold != nil {
-		due = s.now().Add(t.Hold.For)
+// Commit writes a change core computed (core.Next), in one transaction,
+// only while the question is still at the version it was computed from:
+// the next state, the indexes of open and closed questions, the events
+// and the card updates, the held one due only after its hold.
+func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, error) {
+	const op = "commit"
+	if c.Before == nil || c.Question == nil || c.Before.ID != c.Question.ID {
+		return nil, core.Errorf(core.CodeInvalid, op, "a change needs the question before and after it")
 	}
-	return s.mutate(ctx, op, t.QuestionID, func(tx *bbolt.Tx, q *core.Question, eff *effects) error {
-		if !q.Open() {
-			return refuse(&core.ClosedError{Question: q})
-		}
-		if len(t.Items) == 0 && t.Resolution == nil && t.Vote == nil {
-			return errNoChange
-		}
-
-		// Decide everything before the first write, so a refusal changes
-		// nothing.
-		seen := make(map[string]bool, len(t.Items))
-		for _, a := range t.Items {
-			if _, done := q.Answered(a.ItemID); done || seen[a.ItemID] {
-				return refuse(core.Errorf(core.CodeConflict, op, "form item %s of question %s already has an answer", a.ItemID, q.ID))
-			}
-			seen[a.ItemID] = true
-		}
-		var res *core.Resolution
-		if t.Resolution != nil {
-			r := *t.Resolution
-			res = &r
-		}
-		if len(t.Items) > 0 && res != nil {
-			if !allAnswered(q, seen) {
-				res = nil // a form closes only once every item has an answer
-			} else {
-				res.State = core.StateAnswered
-			}
-		}
-		if v := t.Vote; v != nil {
-			votes := 1
-			for _, prev := range q.Votes {
-				if prev.Key == v.Key {
-					return refuse(core.AlreadyCounted(op))
-				}
-				if prev.Choice == v.Choice {
-					votes++
-				}
-			}
-			if votes < t.Needed {
-				res = nil // the question closes at the vote that reaches the threshold
-			}
-		}
-		if res != nil && !res.State.Closed() {
-			return refuse(core.Errorf(core.CodeInvalid, op, "resolution state %q is not a closed state", res.State))
-		}
-
-		if res != nil {
-			if err := unindexOpen(tx, q); err != nil {
-				return err
-			}
-		}
-		for _, a := range t.Items {
-			if a.At.IsZero() {
-				a.At = t.Now
-			}
-			q.Answers = append(q.Answers, a)
-		}
-		sortAnswers(q)
-		if v := t.Vote; v != nil {
-			vote := *v
-			vote.Decider.Roles = nil // checked, never stored
-			if vote.At.IsZero() {
-				vote.At = t.Now
-			}
-			q.Votes = append(q.Votes, vote)
-			core.SortVotes(q.Votes)
-		}
-		var ev core.Event
-		if res != nil {
-			if res.At.IsZero() {
-				res.At = t.Now
-			}
-			q.State = res.State
-			q.Resolution = res
-			if err := tx.Bucket(bucketClosed).Put(timeIDKey(res.At, q.ID), nil); err != nil {
-				return err
-			}
-			// Close events are named after the state they enter.
-			ev = eventFor(t.Event, q, core.EventKind(res.State), t.Now)
-		} else if t.Vote != nil {
-			ev = eventFor(t.VoteEvent, q, core.EventVoted, t.Now)
-		} else {
-			ev = eventFor(t.ItemEvent, q, core.EventItemAnswered, t.Now)
-		}
-		ev, err := appendEvent(tx, ev)
+	if c.Question.Version != c.From()+1 {
+		return nil, core.Errorf(core.CodeInvalid, op, "a change from version %d makes version %d, not %d", c.From(), c.From()+1, c.Question.Version)
+	}
+	if c.Held != nil && c.Hold == nil {
+		return nil, core.Errorf(core.CodeInvalid, op, "a held update needs its hold")
+	}
+	if err := checkDeliveries(op, c.Updates); err != nil {
+		return nil, err
+	}
+	id := c.Question.ID
+	var due time.Time // when a held update falls due: fixed once, so a re-run holds it the same
+	if c.Held != nil {
+		due = s.now().Add(c.Hold.For)
+	}
+	var (
+		out *core.Question
+		eff effects
+	)
+	err := s.update(ctx, op, func(tx *bbolt.Tx) error {
+		eff = effects{}
+		stored, err := getQuestion(tx, id)
 		if err != nil {
+			return refuse(err)
+		}
+		if stored.Version != c.From() {
+			return refuse(&core.StaleError{Question: stored})
+		}
+		if stored.Open() && !c.Question.Open() {
+			if err := unindexOpen(tx, stored); err != nil {
+				return err
+			}
+			at := c.Now
+			if r := c.Question.Resolution; r != nil && !r.At.IsZero() {
+				at = r.At
+			}
+			if err := tx.Bucket(bucketClosed).Put(timeIDKey(at, id), nil); err != nil {
+				return err
+			}
+		}
+		if out, err = putQuestion(tx, c.Question); err != nil {
 			return err
 		}
-		held := heldCard(q, t.Hold)
-		for i := range q.Messages {
-			if i == held {
-				err = enqueueHeld(tx, q, i, t.Hold.Key, t.Now, due, eff)
-			} else {
-				err = enqueueUpdate(tx, q, ev.Seq, i, t.Now, eff)
-			}
-			if err != nil {
+		for _, e := range c.Events {
+			if _, err := appendEvent(tx, e); err != nil {
 				return err
 			}
 		}
+		for _, d := range c.Updates {
+			if err := enqueue(tx, d, &eff); err != nil {
+				return err
+			}
+		}
+		if c.Held != nil {
+			if err := enqueueHeld(tx, *c.Held, c.Question.Version, due, &eff); err != nil {
+				return err
+			}
+		}
+		eff.changed(id)
 		return nil
 	})
-}
-
-// allAnswered reports whether every item of q (or call of a batch) is
-// answered, counting those being recorded now.
-func allAnswered(q *core.Question, now map[string]bool) bool {
-	for _, id := range q.PartIDs() {
-		if _, ok := q.Answered(id); !ok && !now[id] {
-			return false
-		}
+	if err != nil {
+		return nil, err
 	}
-	return true
-}
-
-// sortAnswers keeps answers in item (or call) order; answers to unknown
-// items last.
-func sortAnswers(q *core.Question) {
-	ids := q.PartIDs()
-	pos := make(map[string]int, len(ids))
-	for i, id := range ids {
-		pos[id] = i
-	}
-	rank := func(id string) int {
-		if p, ok := pos[id]; ok {
-			return p
-		}
-		return len(ids)
-	}
-	sort.SliceStable(q.Answers, func(i, j int) bool {
-		return rank(q.Answers[i].ItemID) < rank(q.Answers[j].ItemID)
-	})
+	s.announce(&eff)
+	return out, nil
 }
 
 // Renotify applies r to an open question: moves its deadline, counts the
@@ -226,7 +158,7 @@ func (s *Store) RecordMessage(ctx context.Context, id string, ref core.MessageRe
 		// The card may have been drawn from the question before it
 		// changed (closed, or form items answered): edit it at once.
 		if !q.Open() || len(q.Answers) > 0 || len(q.Votes) > 0 {
-			if err := enqueueUpdate(tx, q, ev.Seq, len(q.Messages)-1, ev.At, eff); err != nil {
+			if err := enqueueUpdate(tx, q, q.Version+1, len(q.Messages)-1, ev.At, eff); err != nil {
 				return err
 			}
 		}

@@ -35,10 +35,12 @@ func (s *Store) announce(e *effects) {
 	s.ready.fire(e.surfaces)
 }
 
-// mutate is the shape of every transition of one question: in one write
-// transaction it reads the question, lets change edit it (and write what
-// else it must: indexes, events, outbox entries, noting them in eff), and
-// stores it; the wake-ups follow the commit (law 3). change may return
+// mutate is the shape of the changes of one question that core does not
+// compute whole (a renotice, a recorded card): in one write transaction
+// it reads the question, lets change edit it (and write what else it
+// must: indexes, events, outbox entries, noting them in eff), and stores
+// it one version on (so that a Change computed before goes stale); the
+// wake-ups follow the commit (law 3). change may return
 // errNoChange (the question as read is then returned) or a refuse()d
 // error, both before its first write, to leave everything as it was.
 func (s *Store) mutate(ctx context.Context, op, id string, change func(tx *bbolt.Tx, q *core.Question, eff *effects) error) (*core.Question, error) {
@@ -56,6 +58,7 @@ func (s *Store) mutate(ctx context.Context, op, id string, change func(tx *bbolt
 		if err := change(tx, q, &eff); err != nil {
 			return err
 		}
+		q.Version++
 		if out, err = putQuestion(tx, q); err != nil {
 			return err
 		}
@@ -208,10 +211,10 @@ func enqueueRecord(tx *bbolt.Tx, rec outboxRecord, eff *effects) (uint64, error)
 	return seq, nil
 }
 
-// enqueueUpdate asks the card ref to be edited to q's current state. The
-// key names the event that caused it, so it is unique per change and card.
-func enqueueUpdate(tx *bbolt.Tx, q *core.Question, cause int64, card int, now time.Time, eff *effects) error {
-	return enqueue(tx, updateOf(q, card, fmt.Sprintf("%s/update/%d/%d", q.ID, cause, card), now), eff)
+// enqueueUpdate asks card (an index into q.Messages) to be edited to q's
+// state at version ver, the change that causes it.
+func enqueueUpdate(tx *bbolt.Tx, q *core.Question, ver int64, card int, now time.Time, eff *effects) error {
+	return enqueue(tx, updateOf(q, card, core.UpdateKey(q.ID, ver, card), now), eff)
 }
 
 // updateOf is the update delivery of card (an index into q.Messages).

@@ -54,7 +54,11 @@ func flush(b *testing.B) {
 // BenchmarkResolve measures the chokepoint: 50 goroutines each closing
 // questions (one per op, created beforehand with one card, so each close
 // also enqueues a card edit, appends its event and publishes a wake-up),
-// each handed the question as core would have read it.
+// each handed the question as core would have read it. Beside the close's
+// server time it reports a minimal resolve-shaped script's, run as many
+// times by as many goroutines right after (minimal-µs/op), and the ratio
+// of the two (x-minimal): what the close's Lua costs over the least a
+// compare-and-set close can do.
 func BenchmarkResolve(b *testing.B) {
 	ctx := context.Background()
 	s := benchStore(b)
@@ -78,7 +82,53 @@ func BenchmarkResolve(b *testing.B) {
 		}
 	})
 	b.StopTimer()
-	reportServerTime(b, "evalsha")
+	closeTime := reportServerTime(b, "evalsha")
+	if minimal := minimalScriptTime(b, b.N); minimal > 0 {
+		b.ReportMetric(minimal, "minimal-µs/op")
+		b.ReportMetric(closeTime/minimal, "x-minimal")
+	}
+}
+
+// minimalScript is the least a close can do in Redis, shaped as resolve.lua
+// is: read the version, compare it, write the new state, append the event
+// and publish the wake-up.
+var minimalScript = goredis.NewScript(`
+local v = redis.call('HGET', KEYS[1], 'ver')
+if (v or '0') ~= ARGV[1] then
+  return 0
+end
+redis.call('HSET', KEYS[1], 'ver', tonumber(ARGV[1]) + 1, 'state', 'answered')
+redis.call('XADD', KEYS[2], '*', 'e', ARGV[2])
+redis.call('PUBLISH', KEYS[3], ARGV[3])
+return 1`)
+
+// minimalScriptTime runs minimalScript n times from the benchmark's 50
+// goroutines, each on a question hash of its own with an event the size
+// of a close's, and returns its server time per call.
+func minimalScriptTime(b *testing.B, n int) float64 {
+	ctx := context.Background()
+	c := sharedClient()
+	if err := minimalScript.Load(ctx, c).Err(); err != nil {
+		b.Fatal(err)
+	}
+	prefix := "{" + randomPrefix() + "}"
+	ev := `{"question_id":"aaaaaaaaaaaaaaaaa","run_id":"run-bench","at":"2026-03-01T09:01:00Z","kind":"answered","actor":"p-0123456789abcdef","surface":"api"}`
+	resetServerStats(b)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range resolvers {
+		wg.Go(func() {
+			for i := next.Add(1); i <= int64(n); i = next.Add(1) {
+				keys := []string{prefix + ":q:" + strconv.FormatInt(i, 10), prefix + ":events", prefix + ":wake"}
+				if err := minimalScript.EvalSha(ctx, c, keys, "0", ev, "aaaaaaaaaaaaaaaaa").Err(); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return serverTime(b, "evalsha", false)
 }
 
 // BenchmarkResolveOneCaller is BenchmarkResolve with one caller: what a
@@ -207,15 +257,26 @@ func resetServerStats(b *testing.B) {
 
 // reportServerTime reports the server's own time per call of cmd, from
 // INFO commandstats: what one op costs Redis, apart from the client and
-// the network.
-func reportServerTime(b *testing.B, cmd string) {
+// the network. It returns the figure (0 if there is none).
+func reportServerTime(b *testing.B, cmd string) float64 {
+	f := serverTime(b, cmd, true)
+	if f > 0 {
+		b.ReportMetric(f, "server-µs/op")
+	}
+	return f
+}
+
+// serverTime is the server's time per call of cmd since its statistics
+// were last reset, in µs. With save, the statistics also go to the file
+// ASKBRIDGE_BENCH_CMDSTATS names, if it does.
+func serverTime(b *testing.B, cmd string, save bool) float64 {
 	info, err := sharedClient().Info(context.Background(), "commandstats").Result()
 	if err != nil {
 		b.Fatal(err)
 	}
 	// Which commands the time went to: the last round's statistics, in
 	// the file ASKBRIDGE_BENCH_CMDSTATS names.
-	if path := os.Getenv("ASKBRIDGE_BENCH_CMDSTATS"); path != "" {
+	if path := os.Getenv("ASKBRIDGE_BENCH_CMDSTATS"); save && path != "" {
 		if err := os.WriteFile(path, []byte(info), 0o644); err != nil {
 			b.Fatal(err)
 		}
@@ -228,11 +289,12 @@ func reportServerTime(b *testing.B, cmd string) {
 		for _, kv := range strings.Split(rest, ",") {
 			if v, ok := strings.CutPrefix(kv, "usec_per_call="); ok {
 				if f, err := strconv.ParseFloat(v, 64); err == nil {
-					b.ReportMetric(f, "server-µs/op")
+					return f
 				}
 			}
 		}
 	}
+	return 0
 }
 
 // BenchmarkBoot is the boot with storetest.BenchOpen() open questions, no

@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"context"
 	"time"
 
 	"github.com/askbridge/askbridge/core"
@@ -69,3 +70,10 @@ func CreateHash() string { return createScript.Hash() }
 
 // RenotifyHash is the SHA1 of the renotify script.
 func RenotifyHash() string { return renotifyScript.Hash() }
+
+// Resolve applies t to the question as stored, as the chokepoint would
+// (core.Apply: Next, then Commit, again if it went stale), for the
+// black-box tests that drive the store with transitions of their own.
+func (s *Store) Resolve(ctx context.Context, t core.Transition) (*core.Question, error) {
+	return core.Apply(ctx, s, t)
+}

@@ -291,7 +291,8 @@ func TestOutboxCardUpdateLayouts(t *testing.T) {
 	if _, err := s.Resolve(ctx, answer(q, "ada", at)); err != nil {
 		t.Fatal(err)
 	}
-	want := core.Delivery{Key: q.ID + "/update/1/1", Kind: core.DeliverUpdate, Surface: core.SurfaceSlack, Room: "C1",
+	// The card made version 1, the close version 2.
+	want := core.Delivery{Key: q.ID + "/update/2/1", Kind: core.DeliverUpdate, Surface: core.SurfaceSlack, Room: "C1",
 		QuestionID: q.ID, Message: &ref, CreatedAt: at, Attempts: 1}
 	old, _ := json.Marshal(want)
 	claimed := func(block time.Duration) core.Delivery {
@@ -339,7 +340,7 @@ func TestOutboxCardUpdateLayouts(t *testing.T) {
 		t.Fatal(err)
 	}
 	want2 := want
-	want2.Key, want2.QuestionID, want2.Message = q2.ID+"/update/1/1", q2.ID, &ref2
+	want2.Key, want2.QuestionID, want2.Message = q2.ID+"/update/2/1", q2.ID, &ref2
 	if diff := cmp.Diff(want2, <-done); diff != "" {
 		t.Fatalf("update from a close, blocking claim (-want +got):\n%s", diff)
 	}

@@ -119,6 +119,7 @@ func TestResolveCodes(t *testing.T) {
 		want := *q
 		want.State = core.StateAnswered
 		want.Resolution = &core.Resolution{State: core.StateAnswered, Decider: decider("ada"), At: at, Answer: "from ada"}
+		want.Version = 1
 		if diff := cmp.Diff(&want, got); diff != "" {
 			t.Fatalf("after close (-want +got):\n%s", diff)
 		}

@@ -1,11 +1,9 @@
 package redis
 
 import (
-	"cmp"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -30,16 +28,19 @@ import (
 //	ni, na       form items asked, answered
 //	a:<item>     a form item's answer (JSON)
 //	v:<voter>    a vote (JSON), one per voter (core.Vote.Key)
-//	vc:<choice>  votes for one choice; nv votes in all
+//	nv           votes in all (earlier versions also kept vc:<choice>,
+//	             the votes for one choice)
 //	nm           cards recorded
 //	m:<n>, mk:<n>, ms:<n>  card n (card.go)
-//	ver          changes so far, part of update delivery keys
+//	ver          the question's version (core.Question.Version): every
+//	             script that changes the question moves it on by one, and
+//	             resolve.lua writes a change only while it is the one the
+//	             change was computed from; part of update delivery keys
 //	ev           stream ids of the question's events, space-separated (purge
 //	             drops them with the question)
 //	at           the attempts (Store.attempt) that changed the question so
-//	             far, space-separated, one per close, item batch or vote,
-//	             the closing one ending in "!"; how resolve.lua knows a run
-//	             sent again
+//	             far, space-separated, one per Commit, the closing one
+//	             ending in "!"; how resolve.lua knows a run sent again
 //	rat          the last three renotices' attempts, for renotify.lua
 //	             likewise
 //
@@ -116,6 +117,7 @@ func decodeQuestion(id string, f map[string]string) (*core.Question, error) {
 		q.Deadline = fromMS(ms)
 	}
 	q.Renotified, _ = strconv.Atoi(f["renot"])
+	q.Version, _ = strconv.ParseInt(f["ver"], 10, 64)
 	q.Resolution = nil
 	if closed {
 		q.Resolution = new(core.Resolution)
@@ -134,7 +136,7 @@ func decodeQuestion(id string, f map[string]string) (*core.Question, error) {
 			q.Answers = append(q.Answers, a)
 		}
 	}
-	sortAnswers(q)
+	core.SortAnswers(q)
 
 	q.Votes = nil
 	for k, v := range f {
@@ -165,32 +167,6 @@ func decodeQuestion(id string, f map[string]string) (*core.Question, error) {
 	}
 	q.Normalize()
 	return q, nil
-}
-
-// sortAnswers puts answers in item order; any answer to an item the
-// question does not list (there should be none) follows, by item id,
-// rather than vanish.
-func sortAnswers(q *core.Question) {
-	if len(q.Answers) < 2 {
-		return
-	}
-	ids := q.PartIDs() // form items, or a batch's calls
-	rank := make(map[string]int, len(ids))
-	for i, id := range ids {
-		rank[id] = i
-	}
-	pos := func(a core.ItemAnswer) int {
-		if i, ok := rank[a.ItemID]; ok {
-			return i
-		}
-		return len(ids)
-	}
-	slices.SortStableFunc(q.Answers, func(a, b core.ItemAnswer) int {
-		if c := cmp.Compare(pos(a), pos(b)); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ItemID, b.ItemID)
-	})
 }
 
 func decodeAnswer(id, v string) (core.ItemAnswer, error) {

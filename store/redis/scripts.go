@@ -41,11 +41,10 @@ const (
 	codeNotOpen       = 3
 	codeExists        = 4
 	codeRunEnded      = 5
-	codeItemAnswered  = 6
 	codeDeadlineMoved = 7
 	codeDuplicate     = 8
-	codeVoted         = 9
 	codeApplied       = 10
+	codeStale         = 11
 )
 
 type script struct {
@@ -211,10 +210,8 @@ func (s *Store) outcome(op, id string, r reply) (*core.Question, error) {
 		return nil, core.Errorf(core.CodeConflict, op, "question %s already exists", id)
 	case codeRunEnded:
 		return nil, core.Errorf(core.CodeConflict, op, "the run of question %s has ended", id)
-	case codeItemAnswered:
-		return nil, core.Errorf(core.CodeConflict, op, "a form item of question %s already has an answer", id)
-	case codeVoted:
-		return nil, core.AlreadyCounted(op)
+	case codeStale:
+		return nil, &core.StaleError{Question: q}
 	case codeApplied:
 		return nil, &core.AppliedError{Question: q}
 	case codeDeadlineMoved:

@@ -10,90 +10,57 @@ import (
 	"github.com/askbridge/askbridge/core"
 )
 
-// Resolve is the chokepoint: one script compares the state, records the
-// items, closes, appends the event, enqueues the card updates and
-// publishes the wake-up. When the caller hands in the question as it read
-// it (t.Read) and the script finds it unchanged, the script answers with
-// the new state only and the question after the transition is built here
-// from that copy, instead of being sent back and decoded a second time.
-func (s *Store) Resolve(ctx context.Context, t core.Transition) (*core.Question, error) {
-	const op = "redis resolve"
-	shard, ok := s.shardOf(t.QuestionID)
+// Commit writes a change core computed (core.Next) with one script
+// (resolve.lua) that checks the question is still at the version the
+// change was computed from and then only writes: the fields that changed,
+// the resolution, the indexes of open and closed questions, the events,
+// the card updates (the held one into its surface's zset of retries) and
+// the wake-up. On success the question after the change is core's own,
+// not read back.
+func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, error) {
+	const op = "redis commit"
+	if err := checkChange(op, c); err != nil {
+		return nil, err
+	}
+	q := c.Question
+	shard, ok := s.shardOf(q.ID)
 	if !ok {
 		return nil, core.ErrNotFound
 	}
-	var (
-		state, closeJSON, itemJSON string
-		res                        *core.Resolution
-		resJSON                    []byte
-	)
-	if t.Resolution != nil {
-		r := *t.Resolution
-		if len(t.Items) > 0 {
-			r.State = core.StateAnswered // a form closes as answered
-		}
-		if !r.State.Closed() {
-			return nil, core.Errorf(core.CodeInvalid, op, "a resolution must close the question, not leave it %q", r.State)
-		}
-		var err error
-		if resJSON, err = json.Marshal(&r); err != nil {
+	closing := c.Before.Open() && !q.Open()
+	var closeFlag, resJSON string
+	if closing {
+		b, err := json.Marshal(q.Resolution)
+		if err != nil {
 			return nil, core.Internal(op, err)
 		}
-		state, res = string(r.State), &r
-		if closeJSON, err = renderEvent(t.Event); err != nil {
-			return nil, core.Internal(op, err)
-		}
+		closeFlag, resJSON = "1", string(b)
 	}
-	if len(t.Items) > 0 {
-		var err error
-		if itemJSON, err = renderEvent(t.ItemEvent); err != nil {
-			return nil, core.Internal(op, err)
-		}
-	}
-	var voteKey, choice string
-	var voteJSON []byte
-	if v := t.Vote; v != nil {
-		var err error
-		vv := *v
-		vv.Decider.Roles = nil // checked, never stored
-		if voteJSON, err = json.Marshal(&vv); err != nil {
-			return nil, core.Internal(op, err)
-		}
-		if itemJSON, err = renderEvent(t.VoteEvent); err != nil {
-			return nil, core.Internal(op, err)
-		}
-		voteKey, choice = v.Key, v.Choice
-	}
-	now, err := t.Now.MarshalJSON()
+	fields, err := changedFields(c)
 	if err != nil {
 		return nil, core.Internal(op, err)
 	}
-	read := t.Read
-	if read != nil && (read.ID != t.QuestionID || !read.Open() || t.Vote != nil) {
-		// not a copy this transition can start from; a vote's outcome
-		// depends on votes counted since, so it is read back
-		read = nil
+	now, err := c.Now.MarshalJSON()
+	if err != nil {
+		return nil, core.Internal(op, err)
 	}
-	fp := ""
-	if read != nil {
-		fp = fingerprint(read)
-	}
+
 	sk := s.shardKeys(shard)
-	card := heldCard(t)
-	nkeys, nargs := 6+len(sk.boxes), 18+2*len(t.Items)
-	if card > 0 {
+	nkeys := 6 + len(sk.boxes)
+	nargs := 15 + len(fields) + len(c.Events) + 3*len(c.Updates)
+	if c.Held != nil {
 		nkeys, nargs = nkeys+2, nargs+4
 	}
 	// The question's two keys in one allocation.
-	both := sk.questionPrefix + t.QuestionID + sk.documentPrefix + t.QuestionID
-	qkey, dkey := both[:len(sk.questionPrefix)+len(t.QuestionID)], both[len(sk.questionPrefix)+len(t.QuestionID):]
+	both := sk.questionPrefix + q.ID + sk.documentPrefix + q.ID
+	qkey, dkey := both[:len(sk.questionPrefix)+len(q.ID)], both[len(sk.questionPrefix)+len(q.ID):]
 	cmd := scriptArgs(nkeys, nargs)
 	cmd = append(cmd, qkey)
 	cmd = append(cmd, sk.resolveKeys[:]...)
 	cmd = append(cmd, dkey)
 	cmd = append(cmd, sk.boxes...)
-	if card > 0 {
-		cmd = append(cmd, s.k.later(shard, t.Hold.Surface), s.k.held(shard, t.Hold.Surface))
+	if c.Held != nil {
+		cmd = append(cmd, s.k.later(shard, c.Held.Surface), s.k.held(shard, c.Held.Surface))
 	}
 	if scriptHook != nil {
 		keys := make([]string, 0, nkeys)
@@ -103,76 +70,140 @@ func (s *Store) Resolve(ctx context.Context, t core.Transition) (*core.Question,
 		scriptHook(resolveScript.name, keys)
 	}
 	cmd = append(cmd, sk.common[:]...)
-	cmd = append(cmd,
-		t.QuestionID, sk.wakeArg, now, msString(t.Now),
-		state, resJSON, closeJSON, itemJSON, fp,
-		voteKey, voteJSON, choice, t.Needed, len(t.Items))
-	for _, a := range t.Items {
-		b, err := json.Marshal(&a)
+	cmd = append(cmd, q.ID, sk.wakeArg, now, msString(c.Now), c.From(), s.attempt(), closeFlag, resJSON, len(fields)/2)
+	cmd = append(cmd, fields...)
+	cmd = append(cmd, len(c.Events))
+	for _, e := range c.Events {
+		ev, err := renderEvent(e)
 		if err != nil {
 			return nil, core.Internal(op, err)
 		}
-		cmd = append(cmd, a.ItemID, b)
+		cmd = append(cmd, ev)
 	}
-	cmd = append(cmd, s.attempt())
-	if card > 0 {
-		cmd = append(cmd, card, t.Hold.Key, t.Hold.For.Milliseconds(), s.clock())
+	cmd = append(cmd, len(c.Updates))
+	for _, d := range c.Updates {
+		u, err := updateValue(q.ID, d)
+		if err != nil {
+			return nil, core.Internal(op, err)
+		}
+		cmd = append(cmd, string(d.Surface), u, d.Key)
+	}
+	if c.Held != nil {
+		u, err := updateValue(q.ID, *c.Held)
+		if err != nil {
+			return nil, core.Internal(op, err)
+		}
+		cmd = append(cmd, u, c.Held.Key, c.Hold.For.Milliseconds(), s.clock())
 	}
 	// Local waiters need not wait for the round trip through pub/sub, and
 	// after a close they need not read the question back either.
-	woken := s.resolving(t.QuestionID)
+	woken := s.resolving(q.ID)
 	r, err := s.runArgs(ctx, resolveScript, cmd)
 	if err != nil {
 		woken(nil) // the script may have run all the same
 		return nil, core.Internal(op, err)
 	}
-	var q *core.Question
-	if r.code == codeOK && r.n == 1 && read != nil && len(r.list) == 1 {
-		q = applied(read, t.Items, core.State(r.list[0]), res)
-	} else if q, err = s.outcome(op, t.QuestionID, r); err != nil {
+	if r.code == codeOK && r.n == 1 {
+		woken(q)
+		return q, nil
+	}
+	after, err := s.outcome(op, q.ID, r)
+	if err != nil {
 		woken(nil)
 		return nil, err
 	}
-	woken(q)
-	return q, nil
+	woken(after)
+	return after, nil
 }
 
-// fingerprint is what of a question can change while it is open, as
-// resolve.lua spells it from the hash: cards, answered items, deadline,
-// renotices and votes. An open question with the same fingerprint as a
-// copy read earlier is that copy (its document never changes).
-func fingerprint(q *core.Question) string {
-	deadline := ""
-	if !q.Deadline.IsZero() {
-		deadline = msString(q.Deadline)
+// checkChange refuses, before anything is sent, a change that does not
+// hold together or that changes what only Renotify and RecordMessage
+// change (the deadline, the renotices, the cards), which resolve.lua
+// does not write.
+func checkChange(op string, c core.Change) error {
+	if c.Before == nil || c.Question == nil || c.Before.ID != c.Question.ID {
+		return core.Errorf(core.CodeInvalid, op, "a change needs the question before and after it")
 	}
-	return strconv.Itoa(len(q.Messages)) + " " + strconv.Itoa(len(q.Answers)) + " " + deadline + " " + strconv.Itoa(q.Renotified) +
-		" " + strconv.Itoa(len(q.Votes))
+	b, q := c.Before, c.Question
+	if q.Version != b.Version+1 {
+		return core.Errorf(core.CodeInvalid, op, "a change from version %d makes version %d, not %d", b.Version, b.Version+1, q.Version)
+	}
+	if !b.Open() || (!q.Open() && q.Resolution == nil) {
+		return core.Errorf(core.CodeInvalid, op, "a change starts from an open question, and a close has a resolution")
+	}
+	if !q.Deadline.Equal(b.Deadline) || q.Renotified != b.Renotified || len(q.Messages) != len(b.Messages) {
+		return core.Errorf(core.CodeInvalid, op, "a change of question %s may not move its deadline, renotices or cards", q.ID)
+	}
+	if c.Held != nil && c.Hold == nil {
+		return core.Errorf(core.CodeInvalid, op, "a held update needs its hold")
+	}
+	for _, d := range append(c.Updates[:len(c.Updates):len(c.Updates)], heldList(c)...) {
+		if !d.Surface.IsChat() || d.Message == nil {
+			return core.Errorf(core.CodeInvalid, op, "card updates go to cards on chat surfaces, not %q", d.Surface)
+		}
+	}
+	return nil
 }
 
-// applied is read after resolve.lua applied items and, if it closed the
-// question (state), res: what decodeQuestion would make of the hash.
-func applied(read *core.Question, items []core.ItemAnswer, state core.State, res *core.Resolution) *core.Question {
-	q := *read
-	if len(items) > 0 {
-		q.Answers = make([]core.ItemAnswer, 0, len(read.Answers)+len(items))
-		q.Answers = append(q.Answers, read.Answers...)
-		for _, a := range items {
-			a.Decider.Roles = nil // checked, never stored
-			q.Answers = append(q.Answers, a)
-		}
-		sortAnswers(&q)
+func heldList(c core.Change) []core.Delivery {
+	if c.Held == nil {
+		return nil
 	}
-	if state.Closed() && res != nil {
-		r := *res
-		r.Decider.Roles = nil
-		if r.Approved != nil {
-			v := *r.Approved
-			r.Approved = &v
+	return []core.Delivery{*c.Held}
+}
+
+// changedFields are the hash fields (name, value pairs) a change sets
+// besides those resolve.lua keeps itself (ver, at, ev, closed, res): the
+// parts answered and the votes counted since Before, their counts, and
+// the state.
+func changedFields(c core.Change) ([]any, error) {
+	b, q := c.Before, c.Question
+	var out []any
+	if len(q.Answers) != len(b.Answers) {
+		for _, a := range q.Answers {
+			if _, had := b.Answered(a.ItemID); had {
+				continue
+			}
+			v, err := json.Marshal(&a)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, "a:"+a.ItemID, v)
 		}
-		q.State, q.Resolution = state, &r
+		out = append(out, "na", len(q.Answers))
 	}
-	return &q
+	if len(q.Votes) != len(b.Votes) {
+		had := make(map[string]bool, len(b.Votes))
+		for _, v := range b.Votes {
+			had[v.Key] = true
+		}
+		for _, v := range q.Votes {
+			if had[v.Key] {
+				continue
+			}
+			j, err := json.Marshal(&v)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, "v:"+v.Key, j)
+		}
+		out = append(out, "nv", len(q.Votes))
+	}
+	if q.State != b.State {
+		out = append(out, "state", string(q.State))
+	}
+	return out, nil
+}
+
+// updateValue is what an update delivery of a card carries on the stream
+// (cardUpdate reads it): the card as stored (storeCard), then, for a
+// packed card, packSep and its delivery key (a fragment holds its key).
+func updateValue(id string, d core.Delivery) (string, error) {
+	v, err := storeCard(id, *d.Message)
+	if err != nil || isFragment(v) {
+		return v, err
+	}
+	return v + packSep + d.Message.Delivery, nil
 }
 
 // Renotify re-posts a still-open question and moves its deadline.

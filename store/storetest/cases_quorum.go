@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -122,12 +123,18 @@ func testQuorumDoubleVote(t *testing.T, h Harness) {
 		t.Fatalf("events %v: want the second attempt refused", kinds)
 	}
 	// The store refuses it on its own too, for the vote that raced past
-	// the chokepoint's check.
-	stale := *q // read before Bob's first vote
-	_, err = e.store.Resolve(t.Context(), core.Transition{QuestionID: q.ID, Now: epoch,
+	// the chokepoint's check: computed from the question as read before
+	// Bob's first vote, it is stale.
+	stale := *q
+	c, err := core.Next(&stale, core.Transition{QuestionID: q.ID, Now: epoch,
 		Vote: &core.Vote{Key: "person:bob", Choice: core.ApproveOption, Decider: bobSlack, At: epoch}, Needed: 2,
-		Resolution: &core.Resolution{State: core.StateAnswered, Decider: bobSlack, At: epoch}, Read: &stale})
-	if core.ErrorCode(err) != core.CodeConflict {
+		Resolution: &core.Resolution{State: core.StateAnswered, Decider: bobSlack, At: epoch}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.store.Commit(t.Context(), c)
+	var staleErr *core.StaleError
+	if core.ErrorCode(err) != core.CodeConflict || !errors.As(err, &staleErr) {
 		t.Fatalf("the store took a second vote by one voter: %v", err)
 	}
 	if got := e.get(q.ID); len(got.Votes) != 1 || !got.Open() {

@@ -8,12 +8,12 @@ local C_NOT_FOUND = 2      -- no such question
 local C_NOT_OPEN = 3       -- the question is closed; fields = its hash
 local C_EXISTS = 4         -- a question with this id exists
 local C_RUN_ENDED = 5      -- the question's run has ended
-local C_ITEM_ANSWERED = 6  -- a given form item already has an answer; fields = its hash
 local C_DEADLINE_MOVED = 7 -- the deadline is not the one expected; fields = its hash
 local C_DUPLICATE = 8      -- the idempotency key is taken; list = {that question's id}
-local C_VOTED = 9          -- this voter's vote is already counted; fields = its hash
 local C_APPLIED = 10       -- this very transition was applied already, and another
                            -- closed the question since; fields = its hash
+local C_STALE = 11         -- the question is not at the version the change was
+                           -- computed from; fields = its hash
 --
 -- Scripts that append events or enqueue deliveries take, as their first
 -- ARGV:
@@ -85,22 +85,18 @@ local function card_value(m, mk)
   return m
 end
 
--- enqueue_card adds an update delivery for card i of the question, given
--- the card's surface and card_value, as recorded by Go. The entry keeps
--- the card, the delivery's key and its time (a JSON string) as fields of
--- their own; Go puts them together when the delivery is claimed, so
--- nothing here writes JSON.
-local function enqueue_card(boxes, id, created, ver, i, surface, card)
-  local box = surface and boxes[surface]
+-- enqueue_update adds an update delivery for card i of the question (as
+-- stored on it) to its surface's outbox. The entry keeps the card
+-- (card_value), the delivery's key (core.UpdateKey) and its time (a JSON
+-- string) as fields of their own; Go puts them together when the
+-- delivery is claimed, so nothing here writes JSON. resolve.lua enqueues
+-- entries of the same shape that Go made.
+local function enqueue_update(q, id, boxes, created, ver, i)
+  local c = redis.call('HMGET', q, 'ms:' .. i, 'm:' .. i, 'mk:' .. i)
+  local box, card = c[1] and boxes[c[1]], card_value(c[2], c[3])
   if box and card then
     redis.call('XADD', box, '*', 'u', card, 'k', id .. '/update/' .. ver .. '/' .. i, 't', created)
   end
-end
-
--- enqueue_update is enqueue_card for card i as stored on the question.
-local function enqueue_update(q, id, boxes, created, ver, i)
-  local card = redis.call('HMGET', q, 'ms:' .. i, 'm:' .. i, 'mk:' .. i)
-  enqueue_card(boxes, id, created, ver, i, card[1], card_value(card[2], card[3]))
 end
 
 -- clock_ms is the store's clock in ms, which every due time of the

@@ -1,6 +1,7 @@
 -- record_message.lua: remember a posted card so it can be edited later on
 -- any replica, and append the notified event. Idempotent on the card's
--- delivery key: a repeat changes nothing (law 4). A card recorded after
+-- delivery key: a repeat changes nothing (law 4). A recorded card moves
+-- the question's version on, as every change does. A card recorded after
 -- the question changed (closed, form items answered, votes cast) gets an update
 -- delivery at once: it may have been drawn from the question as it was
 -- before, and must not go on showing that.
@@ -53,8 +54,9 @@ if ARGV[9] ~= '' then
   set[#set + 1] = with_event(f[3], eid)
 end
 redis.call('HSET', unpack(set))
+-- A recorded card is a change: a change computed before it goes stale.
+local ver = redis.call('HINCRBY', q, 'ver', 1)
 if state ~= 'open' or tonumber(f[2] or '0') > 0 or tonumber(f[4] or '0') > 0 then
-  local ver = redis.call('HINCRBY', q, 'ver', 1)
   enqueue_update(q, id, outboxes(5), ARGV[10], ver, i)
 end
 redis.call('PUBLISH', ARGV[5], id)

@@ -76,6 +76,8 @@ redis.call('HSET', unpack(set))
 if ARGV[8] == '1' then
   redis.call('HINCRBY', q, 'renot', 1)
 end
+-- A renotice is a change: a change computed before it goes stale.
+redis.call('HINCRBY', q, 'ver', 1)
 for i = 0, nd - 1 do
   redis.call('XADD', boxes[ARGV[11 + 2 * i]], '*', 'd', ARGV[12 + 2 * i])
 end

@@ -1,8 +1,9 @@
--- resolve.lua: the chokepoint (laws 1 and 2). Applies one transition to a
--- question only while it is open: records form items, closes it when the
--- transition says so, appends the event, enqueues an update for every
--- card and publishes the wake-up, all in one step. Every field it needs
--- is read with one HMGET and every field it writes goes in one HSET.
+-- resolve.lua: the chokepoint's write (laws 1, 2 and 10). Core computed
+-- the change (core.Next); this script only checks that the question is
+-- still at the version the change was computed from and then writes it,
+-- all in one step: the changed fields in one HSET, the resolution, the
+-- indexes of open and closed questions, the events, the card updates and
+-- the wake-up. It holds no rule of the close.
 -- The deadline and run-open indexes are left as they are: their readers
 -- (Due, EndRun) skip and drop members whose question is no longer open,
 -- and Purge drops the rest, so a close pays for neither.
@@ -11,204 +12,118 @@
 -- KEYS[2]  event stream           KEYS[5]  closed index (zset, ms)
 -- KEYS[3]  event counter          KEYS[6]  question document
 --                                 KEYS[7..] outbox streams, as ARGV[3]
---
--- ARGV[1..3] shard, several-shards flag, surfaces (see common.lua)
--- ARGV[4]  question id            ARGV[9]  resolution JSON, "" for none
--- ARGV[5]  wake-up channel        ARGV[10] close event JSON, "" for none
--- ARGV[6]  now as JSON string     ARGV[11] item event JSON, "" for none
--- ARGV[7]  now ms                 ARGV[12] the caller's fingerprint of the
--- ARGV[8]  state when closing              question as it read it ("" for
---                                          none): "nm na deadline renot nv"
---                                 ARGV[13] voter key, "" for no vote
---                                 ARGV[14] vote JSON
---                                 ARGV[15] the vote's choice
---                                 ARGV[16] votes for that choice that close
---                                 ARGV[17] n items, then n pairs:
---                                          item id, answer JSON
---                                 then, after the pairs (h = 18 + 2n):
---                                 ARGV[h]   the attempt: an id unique to
---                                           this call of Resolve
---                                 ARGV[h+1] card held for the caller's
---                                           response (its n), 0 for none
---                                 ARGV[h+2] the held update's key
---                                 ARGV[h+3] the hold in ms
---                                 ARGV[h+4] the store's clock in ms, ""
---                                           for the server's
 -- With a held card, KEYS ends with that card's surface's zset of retries
 -- and held hash (after the outbox streams): its update is held there
 -- (common.lua's hold_card) instead of going on the stream.
 --
--- With items, the question closes only once every item ("ni" of them)
--- has an answer; until then the resolution is ignored and the item event
--- is appended instead of the close event. With a vote, the vote is kept
--- under v:<voter> (refused if one is there), counted in vc:<choice> and
--- nv, and the question closes only once vc:<choice> reaches ARGV[16];
--- until then the vote event (ARGV[11]) is appended instead.
+-- ARGV[1..3] shard, several-shards flag, surfaces (see common.lua)
+-- ARGV[4]  question id            ARGV[9]  the attempt: an id unique to
+-- ARGV[5]  wake-up channel                 this call of Commit
+-- ARGV[6]  now as JSON string     ARGV[10] "1" if the change closes the
+-- ARGV[7]  now ms                          question, else ""
+-- ARGV[8]  the version the change ARGV[11] the resolution JSON when it
+--          was computed from               closes
+-- ARGV[12] nf, then nf pairs: hash field, value (what changed)
+-- then     ne, then ne events (JSON)
+-- then     nd, then nd triples: surface, card (card.go), delivery key
+-- then, with a held card: its card, its delivery key, the hold in ms, and
+--          the store's clock in ms ("" for the server's)
 --
--- Every transition that changes the question adds its attempt to "at",
--- marked with a "!" if it closed the question. A run that finds its own
--- attempt there is the same call sent again (go-redis sends a command
--- again when its reply was lost with the connection, and an autopipelined
--- batch goes again whole): the first run applied it, so this one changes
--- nothing. Rather than tell the caller it lost, voted or answered already,
+-- Every change adds its attempt to "at", marked with a "!" if it closed
+-- the question. A run that finds its own attempt there is the same call
+-- sent again (go-redis sends a command again when its reply was lost with
+-- the connection, and an autopipelined batch goes again whole): the first
+-- run applied it, so this one changes nothing. Rather than call it stale,
 -- it answers as applied, with the hash; or, if the first run left the
 -- question open and another closed it since, with C_APPLIED, so that the
 -- caller is not told it closed it.
 --
--- Returns {C_OK, 1, {}, {state}}        applied, and the question was as
---                                       the caller read it: the caller
---                                       applies the transition to its copy;
---                                       state is the state after it
---         {C_OK, 0, fields}             applied, by this run or, sent
---                                       again, by the first; fields = the
---                                       hash as it now stands
---         {C_NOT_FOUND}                 no such question
---         {C_NOT_OPEN, 0, fields}       closed already; nothing changed
---         {C_ITEM_ANSWERED, 0, fields}  an item has an answer (or is given
---                                       twice); nothing changed
---         {C_VOTED, 0, fields}          the voter's vote is already
---                                       counted; nothing changed
---         {C_APPLIED, 0, fields}        this transition was applied by an
---                                       earlier run, and the question has
---                                       closed since; nothing changed
+-- Returns {C_OK, 1}              written: the question is the change's
+--         {C_OK, 0, fields}      applied by this call's first run; fields =
+--                                the hash as it now stands
+--         {C_NOT_FOUND}          no such question
+--         {C_STALE, 0, fields}   the question is at another version (or
+--                                closed); nothing changed
+--         {C_APPLIED, 0, fields} applied by this call's first run, and
+--                                closed by another since; nothing changed
 
 local q = KEYS[1]
 local id = ARGV[4]
-local f = redis.call('HMGET', q, 'state', 'om', 'ni', 'nm', 'na', 'deadline', 'renot', 'ver', 'ms:1', 'm:1', 'ev', 'nv',
-  'mk:1', 'doc', 'at')
-local state = f[1]
-if not state then
+local f = redis.call('HMGET', q, 'state', 'ver', 'at', 'ev', 'om', 'doc')
+if not f[1] then
   return {C_NOT_FOUND, 0, {}, {}}
 end
-local n = tonumber(ARGV[17])
-local h = 18 + 2 * n
-local attempt = ARGV[h]
--- refused returns the refusal code, or what this attempt's first run
--- did if it was applied already (see above).
-local function refused(code)
-  local at = ' ' .. (f[15] or '') .. ' '
-  if string.find(at, ' ' .. attempt .. '! ', 1, true) then
-    code = C_OK -- it closed the question
+local attempt = ARGV[9]
+if f[3] then
+  local at = ' ' .. f[3] .. ' '
+  if string.find(at, ' ' .. attempt .. '! ', 1, true) or
+     (f[1] == 'open' and string.find(at, ' ' .. attempt .. ' ', 1, true)) then
+    return {C_OK, 0, record(q, KEYS[6]), {}}
   elseif string.find(at, ' ' .. attempt .. ' ', 1, true) then
-    code = state == 'open' and C_OK or C_APPLIED
+    return {C_APPLIED, 0, record(q, KEYS[6]), {}}
   end
-  return {code, 0, record(q, KEYS[6]), {}}
 end
-if state ~= 'open' then
-  return refused(C_NOT_OPEN)
-end
-local nm, na = f[4] or '0', f[5] or '0'
-local nv = f[12] or '0'
-local as_read = ARGV[12] ~= '' and ARGV[12] == nm .. ' ' .. na .. ' ' .. (f[6] or '') .. ' ' .. (f[7] or '0') .. ' ' .. nv
-
-local set = {q}
-local voted = ARGV[13] ~= ''
-local votes = 0
-if voted then
-  if redis.call('HEXISTS', q, 'v:' .. ARGV[13]) == 1 then
-    return refused(C_VOTED)
-  end
-  votes = tonumber(redis.call('HGET', q, 'vc:' .. ARGV[15]) or '0') + 1
-  set[#set + 1] = 'v:' .. ARGV[13]
-  set[#set + 1] = ARGV[14]
-  set[#set + 1] = 'vc:' .. ARGV[15]
-  set[#set + 1] = votes
-  set[#set + 1] = 'nv'
-  set[#set + 1] = tonumber(nv) + 1
+if f[1] ~= 'open' or (f[2] or '0') ~= ARGV[8] then
+  return {C_STALE, 0, record(q, KEYS[6]), {}}
 end
 
-local seen = {}
-for i = 0, n - 1 do
-  local item = ARGV[18 + 2 * i]
-  if seen[item] or redis.call('HEXISTS', q, 'a:' .. item) == 1 then
-    return refused(C_ITEM_ANSWERED)
-  end
-  seen[item] = true
-  set[#set + 1] = 'a:' .. item
-  set[#set + 1] = ARGV[19 + 2 * i]
+local ver = tonumber(ARGV[8]) + 1
+local closing = ARGV[10] == '1'
+local mine = attempt
+if closing then
+  mine = attempt .. '!'
 end
-
-local answered = tonumber(na) + n
-local closing = ARGV[9] ~= ''
-if closing and n > 0 then
-  closing = answered >= tonumber(f[3] or '0')
+local set = {q, 'ver', ver, 'at', f[3] and f[3] .. ' ' .. mine or mine}
+local i = 13
+for _ = 1, tonumber(ARGV[12]) do
+  set[#set + 1] = ARGV[i]
+  set[#set + 1] = ARGV[i + 1]
+  i = i + 2
 end
-if closing and voted then
-  closing = votes >= tonumber(ARGV[16])
-end
-
-if closing or n > 0 or voted then
-  local ver = tonumber(f[8] or '0') + 1
-  set[#set + 1] = 'ver'
-  set[#set + 1] = ver
-  local mine = attempt
-  if closing then
-    mine = attempt .. '!'
-  end
-  set[#set + 1] = 'at'
-  set[#set + 1] = f[15] and f[15] .. ' ' .. mine or mine
-  if n > 0 then
-    set[#set + 1] = 'na'
-    set[#set + 1] = answered
-  end
-  if closing then
-    state = ARGV[8]
-    set[#set + 1] = 'state'
-    set[#set + 1] = state
-    set[#set + 1] = 'closed'
-    set[#set + 1] = ARGV[7]
-    -- The resolution, longer than a listpack value and only ever read
-    -- whole, follows the document in its key (record.go), so the hash
-    -- stays compact; records that keep the document in the hash keep the
-    -- resolution there too. SET rather than APPEND: APPEND would leave
-    -- the string with as much room again.
-    if f[14] then
-      set[#set + 1] = 'res'
-      set[#set + 1] = ARGV[9]
-    else
-      redis.call('SET', KEYS[6], (redis.call('GET', KEYS[6]) or '') .. '\30' .. ARGV[9])
-    end
-  end
-  local ev
-  if closing then
-    -- om is the open index member less its ":<id>" ending (records
-    -- written before keep the whole member; record.go)
-    local om = f[2] or ''
-    if #om == 18 then
-      om = om .. ':' .. id
-    end
-    redis.call('ZREM', KEYS[4], om)
-    redis.call('ZADD', KEYS[5], ARGV[7], id)
-    ev = ARGV[10]
+if closing then
+  set[#set + 1] = 'closed'
+  set[#set + 1] = ARGV[7]
+  -- The resolution, longer than a listpack value and only ever read
+  -- whole, follows the document in its key (record.go), so the hash
+  -- stays compact; records that keep the document in the hash keep the
+  -- resolution there too. SET rather than APPEND: APPEND would leave the
+  -- string with as much room again.
+  if f[6] then
+    set[#set + 1] = 'res'
+    set[#set + 1] = ARGV[11]
   else
-    ev = ARGV[11]
+    redis.call('SET', KEYS[6], (redis.call('GET', KEYS[6]) or '') .. '\30' .. ARGV[11])
   end
-  if ev ~= '' then
-    local _, eid = append_event(KEYS[2], KEYS[3], ev)
-    set[#set + 1] = 'ev'
-    set[#set + 1] = with_event(f[11], eid)
+  -- om is the open index member less its ":<id>" ending (records written
+  -- before keep the whole member; record.go)
+  local om = f[5] or ''
+  if #om == 18 then
+    om = om .. ':' .. id
   end
-  redis.call('HSET', unpack(set))
+  redis.call('ZREM', KEYS[4], om)
+  redis.call('ZADD', KEYS[5], ARGV[7], id)
+end
+local ev = f[4]
+local ne = tonumber(ARGV[i])
+for j = i + 1, i + ne do
+  local _, eid = append_event(KEYS[2], KEYS[3], ARGV[j])
+  ev = with_event(ev, eid)
+end
+i = i + ne + 1
+if ne > 0 then
+  set[#set + 1] = 'ev'
+  set[#set + 1] = ev
+end
+redis.call('HSET', unpack(set))
 
-  local boxes = outboxes(7)
-  local held = tonumber(ARGV[h + 1] or '0')
-  for i = 1, tonumber(nm) do
-    if i == held then
-      local card = card_value(f[10], f[13])
-      if i > 1 then
-        local c = redis.call('HMGET', q, 'm:' .. i, 'mk:' .. i)
-        card = card_value(c[1], c[2])
-      end
-      hold_card(KEYS[#KEYS - 1], KEYS[#KEYS], ARGV[h + 2], clock_ms(ARGV[h + 4]) + tonumber(ARGV[h + 3]), ver, ARGV[6], card)
-    elseif i == 1 then
-      enqueue_card(boxes, id, ARGV[6], ver, i, f[9], card_value(f[10], f[13]))
-    else
-      enqueue_update(q, id, boxes, ARGV[6], ver, i)
-    end
-  end
-  redis.call('PUBLISH', ARGV[5], id)
+local boxes = outboxes(7)
+local nd = tonumber(ARGV[i])
+for j = i + 1, i + 3 * nd, 3 do
+  redis.call('XADD', boxes[ARGV[j]], '*', 'u', ARGV[j + 1], 'k', ARGV[j + 2], 't', ARGV[6])
 end
-if as_read then
-  return {C_OK, 1, {}, {state}}
+i = i + 3 * nd + 1
+if ARGV[i] then
+  hold_card(KEYS[#KEYS - 1], KEYS[#KEYS], ARGV[i + 1], clock_ms(ARGV[i + 3]) + tonumber(ARGV[i + 2]), ver, ARGV[6], ARGV[i])
 end
-return {C_OK, 0, record(q, KEYS[6]), {}}
+redis.call('PUBLISH', ARGV[5], id)
+return {C_OK, 1, {}, {}}

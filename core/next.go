@@ -1,0 +1,243 @@
+package core
+
+import (
+	"slices"
+	"strconv"
+	"time"
+)
+
+// The close in one place. An attempt builds a Transition: what it asks of
+// a question (items to record, a vote, a resolution). Next applies it to
+// the question as read and computes everything that follows, with no I/O:
+// the next state (whether a form or batch closes now, whether a vote
+// reaches its threshold), the event, and the card updates, the held one
+// included. A store then writes the Change in one atomic step, only if
+// the question is still at the version Next read (Questions.Commit):
+// stores hold no rule of the close.
+//
+// A new kind of question, or a new feature on one, writes its rules in
+// its attempt's build (answer.go, batchanswer.go, quorum.go, ...), which
+// says what the attempt asks, and, if what a transition asks must be
+// decided against the question as stored (a part answered, a vote
+// counted), here; next_test.go holds the table to extend. No store code
+// and no Lua changes.
+
+// Change is one transition of a question as Next computed it: what a
+// store writes, whole, in one atomic step (law 1, law 10).
+type Change struct {
+	// Before is the question the change was computed from, as read: the
+	// store writes the change only while the stored question is still at
+	// its version (From). A store that writes only what changed compares
+	// Question with it.
+	Before *Question
+	// Question is the question after the change. Its Version is From+1.
+	Question *Question
+	// Events are appended in order; the store assigns each its Seq.
+	Events []Event
+	// Updates are the card updates to enqueue: one for every card of the
+	// question but the held one.
+	Updates []Delivery
+	// Held is the update of the card the caller's own response shows
+	// (Transition.Hold), when the question has that card: enqueued under
+	// Hold.Key, due only after Hold.For on the store's clock, for
+	// Outbox.DropHeld to take back; nil when nothing is held.
+	Held *Delivery
+	Hold *Held
+	// Now is when the change happens (the injected clock).
+	Now time.Time
+}
+
+// From is the version of the question the change was computed from.
+func (c Change) From() int64 { return c.Before.Version }
+
+// Closes reports whether the change closes the question.
+func (c Change) Closes() bool { return !c.Question.Open() }
+
+// Next applies t to q, the question as read, and returns the whole
+// change: q itself is left as it is. It refuses, changing nothing, with a
+// *ClosedError if q is closed, CodeConflict if a part t answers already
+// has an answer (or is given twice) or t's voter has voted
+// (AlreadyCounted), and CodeInvalid if t records nothing or closes into a
+// state that is not a closed one.
+//
+// A form or batch closes with t's resolution (as answered, in parts) only
+// once every part has an answer; until then the item event is appended.
+// A vote closes the question only if the votes for its choice, this one
+// included, reach t.Needed; until then the vote event is appended.
+func Next(q *Question, t Transition) (Change, error) {
+	const op = "resolve"
+	if !q.Open() {
+		return Change{}, &ClosedError{Question: q}
+	}
+	if len(t.Items) == 0 && t.Resolution == nil && t.Vote == nil {
+		return Change{}, Errorf(CodeInvalid, op, "the transition of question %s records nothing", q.ID)
+	}
+	now := t.Now
+
+	// Decide everything before building anything.
+	seen := make(map[string]bool, len(t.Items))
+	for _, a := range t.Items {
+		if _, done := q.Answered(a.ItemID); done || seen[a.ItemID] {
+			return Change{}, Errorf(CodeConflict, op, "form item %s of question %s already has an answer", a.ItemID, q.ID)
+		}
+		seen[a.ItemID] = true
+	}
+	var res *Resolution
+	if t.Resolution != nil {
+		r := *t.Resolution
+		res = &r
+	}
+	if len(t.Items) > 0 && res != nil {
+		if !allAnswered(q, seen) {
+			res = nil // a form closes only once every item has an answer
+		} else {
+			res.State = StateAnswered
+		}
+	}
+	if v := t.Vote; v != nil {
+		votes := 1
+		for _, prev := range q.Votes {
+			if prev.Key == v.Key {
+				return Change{}, AlreadyCounted(op)
+			}
+			if prev.Choice == v.Choice {
+				votes++
+			}
+		}
+		if votes < t.Needed {
+			res = nil // the question closes at the vote that reaches the threshold
+		}
+	}
+	if res != nil && !res.State.Closed() {
+		return Change{}, Errorf(CodeInvalid, op, "resolution state %q is not a closed state", res.State)
+	}
+
+	n := *q
+	n.Version = q.Version + 1
+	if len(t.Items) > 0 {
+		n.Answers = make([]ItemAnswer, 0, len(q.Answers)+len(t.Items))
+		n.Answers = append(n.Answers, q.Answers...)
+		for _, a := range t.Items {
+			a.Decider.Roles = nil // checked, never stored
+			if a.At.IsZero() {
+				a.At = now
+			}
+			n.Answers = append(n.Answers, a)
+		}
+		SortAnswers(&n)
+	}
+	if v := t.Vote; v != nil {
+		vote := *v
+		vote.Decider.Roles = nil
+		if vote.At.IsZero() {
+			vote.At = now
+		}
+		n.Votes = make([]Vote, 0, len(q.Votes)+1)
+		n.Votes = append(append(n.Votes, q.Votes...), vote)
+		SortVotes(n.Votes)
+	}
+	var ev Event
+	switch {
+	case res != nil:
+		res.Decider.Roles = nil
+		if res.At.IsZero() {
+			res.At = now
+		}
+		if res.Approved != nil {
+			yes := *res.Approved
+			res.Approved = &yes
+		}
+		n.State, n.Resolution = res.State, res
+		ev = completeEvent(t.Event, q, closeEvent(res.State), now)
+	case t.Vote != nil:
+		ev = completeEvent(t.VoteEvent, q, EventVoted, now)
+	default:
+		ev = completeEvent(t.ItemEvent, q, EventItemAnswered, now)
+	}
+
+	c := Change{Before: q, Question: &n, Events: []Event{ev}, Now: now}
+	for i, m := range n.Messages {
+		if h := t.Hold; h != nil && c.Held == nil && m.Surface == h.Surface && m.ID == h.MessageID {
+			d := cardUpdate(&n, i, h.Key, now)
+			c.Held, c.Hold = &d, h
+			continue
+		}
+		c.Updates = append(c.Updates, cardUpdate(&n, i, UpdateKey(n.ID, n.Version, i), now))
+	}
+	return c, nil
+}
+
+// allAnswered reports whether every part of q (a form's items, a batch's
+// calls) has an answer, counting those being recorded now.
+func allAnswered(q *Question, now map[string]bool) bool {
+	for _, id := range q.PartIDs() {
+		if _, ok := q.Answered(id); !ok && !now[id] {
+			return false
+		}
+	}
+	return true
+}
+
+// SortAnswers keeps q's answers in part order (form items, or a batch's
+// calls), the order stores return them in; an answer to a part the
+// question does not list (there should be none) follows, by part id,
+// rather than vanish.
+func SortAnswers(q *Question) {
+	if len(q.Answers) < 2 {
+		return
+	}
+	ids := q.PartIDs()
+	rank := make(map[string]int, len(ids))
+	for i, id := range ids {
+		rank[id] = i
+	}
+	pos := func(a ItemAnswer) int {
+		if i, ok := rank[a.ItemID]; ok {
+			return i
+		}
+		return len(ids)
+	}
+	slices.SortStableFunc(q.Answers, func(a, b ItemAnswer) int {
+		if c := pos(a) - pos(b); c != 0 {
+			return c
+		}
+		switch {
+		case a.ItemID < b.ItemID:
+			return -1
+		case a.ItemID > b.ItemID:
+			return 1
+		}
+		return 0
+	})
+}
+
+// completeEvent fills what an event of question q may leave to the
+// transition: the question, its run, its kind and its time.
+func completeEvent(e Event, q *Question, kind EventKind, now time.Time) Event {
+	if e.QuestionID == "" {
+		e.QuestionID = q.ID
+	}
+	if e.RunID == "" {
+		e.RunID = q.RunID
+	}
+	if e.Kind == "" {
+		e.Kind = kind
+	}
+	if e.At.IsZero() {
+		e.At = now
+	}
+	return e
+}
+
+// UpdateKey is the key of the update of card i (an index into
+// q.Messages) that the change to version ver of question id enqueues:
+// unique per change and card.
+func UpdateKey(id string, ver int64, i int) string {
+	return id + "/update/" + strconv.FormatInt(ver, 10) + "/" + strconv.Itoa(i+1)
+}
+
+// cardUpdate is the update delivery of card i of q under key.
+func cardUpdate(q *Question, i int, key string, now time.Time) Delivery {
+	m := q.Messages[i]
+	return Delivery{Key: key, Kind: DeliverUpdate, Surface: m.Surface, Room: m.Room, QuestionID: q.ID, Message: &m, CreatedAt: now}
+}

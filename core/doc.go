@@ -11,13 +11,17 @@
 //  1. One chokepoint: [Service.Answer], [Service.Decline], [Service.Cancel],
 //     [Service.EndRun] and the timeouts of [Service.Tick] all build an
 //     attempt and pass it to Service.resolve (resolve.go), which runs the
-//     checks and then one atomic [Questions.Resolve]. Adapters only get [Service.Values] of the
+//     checks, computes the change with [Next] and writes it with one
+//     atomic [Questions.Commit]. Adapters only get [Service.Values] of the
 //     store, never the store itself.
-//  2. Exactly once: [Questions.Resolve] applies a [Transition] only to an
-//     open question; a loser gets a [*ClosedError] naming who closed it,
-//     how and when ([ErrClosed], [RefusalNote]).
+//  2. Exactly once: [Next] refuses a closed question with a
+//     [*ClosedError] naming who closed it, how and when ([ErrClosed],
+//     [RefusalNote]), and [Questions.Commit] writes a [Change] only while
+//     the question is at the version it was computed from; a change that
+//     went stale ([*StaleError]) is computed again on the question as
+//     stored, so of racing attempts exactly one closes it.
 //  3. Durable before visible: [Service.Ask] stores the question, its asked
-//     event and its post deliveries in one [Questions.Create]; Resolve
+//     event and its post deliveries in one [Questions.Create]; Commit
 //     stores the answer before any waiter wakes ([Service.Wait]).
 //  4. At least once, never silently twice: [Service.Deliver] drains the
 //     [Outbox] and acks only after a [Courier] succeeded; a card recorded
@@ -45,6 +49,14 @@
 //     [CallResultsOf] word the resume from it (closer.go); [OutcomeLine]
 //     and [PartBy] word every card, console card and late clicker's
 //     note from it (outcome.go).
+//  10. One transition: [Next] (next.go) is the one place the next state
+//     of a question is computed, for every kind and feature, with no I/O;
+//     stores hold no rule of it. A new kind of question, or a new feature
+//     on one, says what its attempt asks in its build (answerTransition
+//     in answer.go, batchTransition in batchanswer.go, voteTransition in
+//     quorum.go, systemClose in resolve.go), decides anything that must be
+//     checked against the question as stored in Next, and extends the
+//     table in next_test.go; no store code and no Lua change.
 //  13. Policy before people: a route's [Rule]s, CEL conditions compiled
 //     by [New] ([CompileRules]), decide a single-call approval at the ask
 //     (rules.go): allow and deny close it through the chokepoint with
@@ -60,10 +72,11 @@
 //   - [AnswerFor] turns the ref into an [AnswerInput] (or the adapter calls
 //     [Service.Decline]); the adapter calls [Service.Answer].
 //   - The chokepoint checks the decider against the question's [Route],
-//     validates the answer (answer.go), and calls [Questions.Resolve]. In
-//     one atomic step the store records the [Resolution] and its event,
-//     enqueues a [DeliverUpdate] for every card of the question, and wakes
-//     the question's [Waker] watchers.
+//     validates the answer (answer.go), and computes the [Change] with
+//     [Next]: the question with its [Resolution], the event, and a
+//     [DeliverUpdate] for every card of the question. [Questions.Commit]
+//     writes all of it in one atomic step, if the question is still as
+//     read, and wakes the question's [Waker] watchers.
 //   - The adapter tells the clicker what happened ([RecordedNote], or
 //     [RefusalNote] when the click changed nothing). [Service.Wait], woken,
 //     returns the closed question to the agent's long poll or MCP call,
@@ -75,7 +88,8 @@
 //
 // config.go holds [Config] and [New]; ask.go [AskInput] and [Service.Ask],
 // with idempotency.go making a repeated ask return the question it parked;
-// resolve.go the chokepoint and the closes without an answer; answer.go the
+// resolve.go the chokepoint, its retries and the closes without an
+// answer; next.go the one transition ([Next], [Change]); answer.go the
 // checks of an answer; reads.go [Service.Get], [Service.Wait] and the
 // listings; digest.go the "while you were away" [Digest]; deliver.go the
 // outbox loop, courier.go the [Courier] it hands deliveries to and the

@@ -112,7 +112,13 @@ func Next(q *Question, t Transition) (Change, error) {
 		return Change{}, Errorf(CodeInvalid, op, "resolution state %q is not a closed state", res.State)
 	}
 
-	n := *q
+	// The next question, its resolution and its event in one allocation.
+	next := &struct {
+		q   Question
+		res Resolution
+		ev  [1]Event
+	}{q: *q}
+	n := &next.q
 	n.Version = q.Version + 1
 	if len(t.Items) > 0 {
 		n.Answers = make([]ItemAnswer, 0, len(q.Answers)+len(t.Items))
@@ -124,7 +130,7 @@ func Next(q *Question, t Transition) (Change, error) {
 			}
 			n.Answers = append(n.Answers, a)
 		}
-		SortAnswers(&n)
+		SortAnswers(n)
 	}
 	if v := t.Vote; v != nil {
 		vote := *v
@@ -136,9 +142,11 @@ func Next(q *Question, t Transition) (Change, error) {
 		n.Votes = append(append(n.Votes, q.Votes...), vote)
 		SortVotes(n.Votes)
 	}
-	var ev Event
+	ev := &next.ev[0]
 	switch {
 	case res != nil:
+		next.res = *res
+		res = &next.res
 		res.Decider.Roles = nil
 		if res.At.IsZero() {
 			res.At = now
@@ -148,21 +156,24 @@ func Next(q *Question, t Transition) (Change, error) {
 			res.Approved = &yes
 		}
 		n.State, n.Resolution = res.State, res
-		ev = completeEvent(t.Event, q, closeEvent(res.State), now)
+		*ev = completeEvent(t.Event, q, closeEvent(res.State), now)
 	case t.Vote != nil:
-		ev = completeEvent(t.VoteEvent, q, EventVoted, now)
+		*ev = completeEvent(t.VoteEvent, q, EventVoted, now)
 	default:
-		ev = completeEvent(t.ItemEvent, q, EventItemAnswered, now)
+		*ev = completeEvent(t.ItemEvent, q, EventItemAnswered, now)
 	}
 
-	c := Change{Before: q, Question: &n, Events: []Event{ev}, Now: now}
-	for i, m := range n.Messages {
-		if h := t.Hold; h != nil && c.Held == nil && m.Surface == h.Surface && m.ID == h.MessageID {
-			d := cardUpdate(&n, i, h.Key, now)
+	c := Change{Before: q, Question: n, Events: next.ev[:], Now: now}
+	if len(n.Messages) > 0 {
+		c.Updates = make([]Delivery, 0, len(n.Messages))
+	}
+	for i := range n.Messages {
+		if h := t.Hold; h != nil && c.Held == nil && n.Messages[i].Surface == h.Surface && n.Messages[i].ID == h.MessageID {
+			d := cardUpdate(n, i, h.Key, now)
 			c.Held, c.Hold = &d, h
 			continue
 		}
-		c.Updates = append(c.Updates, cardUpdate(&n, i, UpdateKey(n.ID, n.Version, i), now))
+		c.Updates = append(c.Updates, cardUpdate(n, i, UpdateKey(n.ID, n.Version, i), now))
 	}
 	return c, nil
 }
@@ -236,8 +247,9 @@ func UpdateKey(id string, ver int64, i int) string {
 	return id + "/update/" + strconv.FormatInt(ver, 10) + "/" + strconv.Itoa(i+1)
 }
 
-// cardUpdate is the update delivery of card i of q under key.
+// cardUpdate is the update delivery of card i of q under key. Its
+// Message points at the card in q, which a change never alters.
 func cardUpdate(q *Question, i int, key string, now time.Time) Delivery {
-	m := q.Messages[i]
-	return Delivery{Key: key, Kind: DeliverUpdate, Surface: m.Surface, Room: m.Room, QuestionID: q.ID, Message: &m, CreatedAt: now}
+	m := &q.Messages[i]
+	return Delivery{Key: key, Kind: DeliverUpdate, Surface: m.Surface, Room: m.Room, QuestionID: q.ID, Message: m, CreatedAt: now}
 }

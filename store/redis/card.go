@@ -3,7 +3,10 @@ package redis
 import (
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
+	"time"
+	"unicode/utf8"
 
 	"github.com/askbridge/askbridge/core"
 )
@@ -70,6 +73,34 @@ func storeCard(id string, ref core.MessageRef) (string, error) {
 		return v, nil
 	}
 	return renderCard(id, ref)
+}
+
+// appendPackedCard appends ref packed, as storeCard stores it, to b, or
+// reports false if it does not pack (storeCard then renders a fragment).
+// It is storeCard's packed case without the intermediate strings.
+func appendPackedCard(b []byte, ref core.MessageRef) ([]byte, bool) {
+	if _, off := ref.At.Zone(); off != 0 || !time.Unix(0, ref.At.UnixNano()).Equal(ref.At) {
+		return nil, false // a time packTime writes as text: left to storeCard
+	}
+	for _, p := range [...]string{ref.Room, ref.ID, string(ref.Kind)} {
+		if strings.Contains(p, packSep) || !utf8.ValidString(p) {
+			return nil, false
+		}
+	}
+	if strings.HasPrefix(ref.Room, `"`) {
+		return nil, false // it would read as a fragment
+	}
+	if b == nil {
+		b = make([]byte, 0, len(ref.Room)+len(ref.ID)+len(ref.Kind)+len(ref.Delivery)+24)
+	}
+	b = append(append(b, ref.Room...), packSep...)
+	b = append(append(b, ref.ID...), packSep...)
+	b = append(strconv.AppendInt(b, ref.At.UnixNano(), 36), packSep...)
+	b = append(append(b, ref.Kind...), packSep...)
+	if ref.Repeat {
+		b = append(b, '1')
+	}
+	return b, true
 }
 
 // isFragment reports whether a stored card is a JSON fragment.

@@ -12,11 +12,11 @@ import "github.com/askbridge/askbridge/core"
 //     resolution never change again.
 //   - fresh: an open question as a read of it returned, kept only while no
 //     wake-up for it has arrived since that read was sent. Only
-//     ReadToChange hands it out, because a transition built on it is
-//     checked against Redis by its script (the state, and the fingerprint
-//     of what can change while a question is open): a copy that trails a
-//     change made elsewhere, by as long as that change's wake-up takes to
-//     arrive, costs at most the script sending the question back.
+//     ReadToChange hands it out, because a change computed from it is
+//     written only while the question is still at the copy's version
+//     (resolve.lua): a copy that trails a change made elsewhere, by as
+//     long as that change's wake-up takes to arrive, costs at most the
+//     script sending the question back as stale.
 //   - reads: for each watched id, the latest read on its way, so that a
 //     wake-up arriving while a read is out keeps that read from becoming a
 //     fresh copy (it may have read Redis before the change).

@@ -145,3 +145,33 @@ func TestEventsPack(t *testing.T) {
 		t.Fatal("an event whose payload is not JSON was stored")
 	}
 }
+
+// TestAppendPackedCard: a card packed straight into an update's bytes is
+// the card as storeCard stores it, and what does not pack is left to
+// storeCard.
+func TestAppendPackedCard(t *testing.T) {
+	at := time.Date(2026, 3, 1, 9, 0, 0, 123_000_000, time.UTC)
+	for _, ref := range []core.MessageRef{
+		{Surface: core.SurfaceSlack, Room: "C1", ID: "1700.1", Delivery: "k", Kind: core.DeliverPost, At: at},
+		{Surface: core.SurfaceDiscord, Room: "123456789012345678", ID: "987654321098765432", Kind: core.DeliverEscalate, Repeat: true, At: at},
+	} {
+		want, err := storeCard("q1", ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := appendPackedCard(nil, ref)
+		if !ok || string(got) != want {
+			t.Errorf("%+v: packed %q (%v), want %q", ref, got, ok, want)
+		}
+	}
+	for _, ref := range []core.MessageRef{
+		{Surface: core.SurfaceSlack, Room: "C\x1f1", ID: "1", At: at},
+		{Surface: core.SurfaceSlack, Room: `"C1`, ID: "1", At: at},
+		{Surface: core.SurfaceSlack, Room: "C1", ID: "1", At: at.In(time.FixedZone("x", 3600))},
+		{Surface: core.SurfaceTelegram, Room: "-100", ID: "42", At: time.Time{}.UTC()},
+	} {
+		if got, ok := appendPackedCard(nil, ref); ok {
+			t.Errorf("%+v packed as %q; want it left to storeCard", ref, got)
+		}
+	}
+}

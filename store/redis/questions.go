@@ -91,8 +91,9 @@ func (s *Store) Get(ctx context.Context, id string) (*core.Question, error) {
 
 // ReadToChange is Get, except that for a question a local watcher waits
 // on it may answer from the copy the watcher's last read left, without a
-// round trip (see copies): Resolve's script checks that copy against
-// Redis before it trusts it.
+// round trip (see copies): the copy carries the version it was read at,
+// so a change computed from a copy that trails is refused as stale by
+// Commit's script and computed again.
 func (s *Store) ReadToChange(ctx context.Context, id string) (*core.Question, error) {
 	if _, ok := s.shardOf(id); ok {
 		if q, ok := s.freshCopy(id); ok {

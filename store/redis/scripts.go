@@ -106,7 +106,7 @@ func scriptArgs(nkeys, nargs int) []any {
 }
 
 // runArgs runs sc with cmd, which scriptArgs began, and decodes its
-// reply. A caller with keys boxed already (Resolve's constant ones)
+// reply. A caller with keys boxed already (Commit's constant ones)
 // appends them as they are, which saves an allocation per key.
 func (s *Store) runArgs(ctx context.Context, sc script, cmd []any) (reply, error) {
 	v, err := s.runScript(ctx, s.hotStart(), sc, cmd)

@@ -110,7 +110,7 @@ type Store struct {
 	// question (see resolving).
 	resolvingN map[string]int
 
-	// attempts names each call of Resolve (see attempt).
+	// attempts names each call of Commit or Renotify (see attempt).
 	attemptPrefix string
 	attempts      atomic.Uint64
 
@@ -317,10 +317,11 @@ func (s *Store) seq(n int64, shard int) int64 {
 	return n*int64(s.shards) + int64(shard)
 }
 
-// attempt names one call of Resolve, uniquely among every store's calls:
-// a random prefix per Store and a count. resolve.lua keeps it with what
-// the call changed, so that when go-redis sends the script again after
-// losing its reply, the second run knows the first as its own.
+// attempt names one call of Commit or Renotify, uniquely among every
+// store's calls: a random prefix per Store and a count. resolve.lua (and
+// renotify.lua) keep it with what the call changed, so that when
+// go-redis sends the script again after losing its reply, the second run
+// knows the first as its own.
 func (s *Store) attempt() string {
 	return s.attemptPrefix + strconv.FormatUint(s.attempts.Add(1), 36)
 }

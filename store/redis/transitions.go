@@ -28,17 +28,13 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 		return nil, core.ErrNotFound
 	}
 	closing := c.Before.Open() && !q.Open()
-	var closeFlag, resJSON string
+	var closeFlag, resJSON any = "", ""
 	if closing {
 		b, err := json.Marshal(q.Resolution)
 		if err != nil {
 			return nil, core.Internal(op, err)
 		}
-		closeFlag, resJSON = "1", string(b)
-	}
-	fields, err := changedFields(c)
-	if err != nil {
-		return nil, core.Internal(op, err)
+		closeFlag, resJSON = "1", b
 	}
 	now, err := c.Now.MarshalJSON()
 	if err != nil {
@@ -47,7 +43,7 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 
 	sk := s.shardKeys(shard)
 	nkeys := 6 + len(sk.boxes)
-	nargs := 15 + len(fields) + len(c.Events) + 3*len(c.Updates)
+	nargs := 16 + 4*(len(q.Answers)-len(c.Before.Answers)+len(q.Votes)-len(c.Before.Votes)) + len(c.Events) + 3*len(c.Updates)
 	if c.Held != nil {
 		nkeys, nargs = nkeys+2, nargs+4
 	}
@@ -70,8 +66,10 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 		scriptHook(resolveScript.name, keys)
 	}
 	cmd = append(cmd, sk.common[:]...)
-	cmd = append(cmd, q.ID, sk.wakeArg, now, msString(c.Now), c.From(), s.attempt(), closeFlag, resJSON, len(fields)/2)
-	cmd = append(cmd, fields...)
+	cmd = append(cmd, q.ID, sk.wakeArg, now, msString(c.Now), c.From(), s.attempt(), closeFlag, resJSON)
+	if cmd, err = appendChangedFields(cmd, c); err != nil {
+		return nil, core.Internal(op, err)
+	}
 	cmd = append(cmd, len(c.Events))
 	for _, e := range c.Events {
 		ev, err := renderEvent(e)
@@ -86,7 +84,7 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 		if err != nil {
 			return nil, core.Internal(op, err)
 		}
-		cmd = append(cmd, string(d.Surface), u, d.Key)
+		cmd = append(cmd, boxOf(d.Surface), u, d.Key)
 	}
 	if c.Held != nil {
 		u, err := updateValue(q.ID, *c.Held)
@@ -152,13 +150,15 @@ func heldList(c core.Change) []core.Delivery {
 	return []core.Delivery{*c.Held}
 }
 
-// changedFields are the hash fields (name, value pairs) a change sets
-// besides those resolve.lua keeps itself (ver, at, ev, closed, res): the
-// parts answered and the votes counted since Before, their counts, and
-// the state.
-func changedFields(c core.Change) ([]any, error) {
+// appendChangedFields appends to a script's ARGV the hash fields (their
+// count, then name, value pairs) a change sets besides those resolve.lua
+// keeps itself (ver, at, ev, closed, res): the parts answered and the
+// votes counted since Before, their counts, and the state.
+func appendChangedFields(cmd []any, c core.Change) ([]any, error) {
 	b, q := c.Before, c.Question
-	var out []any
+	at := len(cmd)
+	cmd = append(cmd, 0)
+	n := 0
 	if len(q.Answers) != len(b.Answers) {
 		for _, a := range q.Answers {
 			if _, had := b.Answered(a.ItemID); had {
@@ -168,9 +168,11 @@ func changedFields(c core.Change) ([]any, error) {
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, "a:"+a.ItemID, v)
+			cmd = append(cmd, "a:"+a.ItemID, v)
+			n++
 		}
-		out = append(out, "na", len(q.Answers))
+		cmd = append(cmd, "na", len(q.Answers))
+		n++
 	}
 	if len(q.Votes) != len(b.Votes) {
 		had := make(map[string]bool, len(b.Votes))
@@ -185,25 +187,61 @@ func changedFields(c core.Change) ([]any, error) {
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, "v:"+v.Key, j)
+			cmd = append(cmd, "v:"+v.Key, j)
+			n++
 		}
-		out = append(out, "nv", len(q.Votes))
+		cmd = append(cmd, "nv", len(q.Votes))
+		n++
 	}
 	if q.State != b.State {
-		out = append(out, "state", string(q.State))
+		cmd = append(cmd, "state", stateArg(q.State))
+		n++
 	}
-	return out, nil
+	cmd[at] = n
+	return cmd, nil
+}
+
+// stateArgs are the closed states as script arguments, boxed once.
+var stateArgs = func() map[core.State]any {
+	m := make(map[core.State]any)
+	for _, st := range []core.State{core.StateAnswered, core.StateDeclined, core.StateTimedOut, core.StateExpired, core.StateCancelled} {
+		m[st] = string(st)
+	}
+	return m
+}()
+
+func stateArg(st core.State) any {
+	if v, ok := stateArgs[st]; ok {
+		return v
+	}
+	return string(st)
+}
+
+// boxOf is the number (from 1) of surface's outbox stream among those
+// that end resolve.lua's KEYS (keys.outboxes order); checkChange has
+// made sure surface is a chat surface.
+func boxOf(surface core.Surface) int {
+	for i, sf := range core.ChatSurfaces {
+		if sf == surface {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // updateValue is what an update delivery of a card carries on the stream
 // (cardUpdate reads it): the card as stored (storeCard), then, for a
 // packed card, packSep and its delivery key (a fragment holds its key).
-func updateValue(id string, d core.Delivery) (string, error) {
+// A packed card is written in one allocation.
+func updateValue(id string, d core.Delivery) ([]byte, error) {
+	if v, ok := appendPackedCard(nil, *d.Message); ok {
+		return append(append(v, packSep...), d.Message.Delivery...), nil
+	}
 	v, err := storeCard(id, *d.Message)
 	if err != nil || isFragment(v) {
-		return v, err
+		return []byte(v), err
 	}
-	return v + packSep + d.Message.Delivery, nil
+	return []byte(v + packSep + d.Message.Delivery), nil
 }
 
 // Renotify re-posts a still-open question and moves its deadline.

@@ -11,7 +11,8 @@
 -- KEYS[1]  question hash          KEYS[4]  open index
 -- KEYS[2]  event stream           KEYS[5]  closed index (zset, ms)
 -- KEYS[3]  event counter          KEYS[6]  question document
---                                 KEYS[7..] outbox streams, as ARGV[3]
+--                                 KEYS[7..] outbox streams, one per chat
+--                                          surface, as ARGV[3] names them
 -- With a held card, KEYS ends with that card's surface's zset of retries
 -- and held hash (after the outbox streams): its update is held there
 -- (common.lua's hold_card) instead of going on the stream.
@@ -25,7 +26,8 @@
 --          was computed from               closes
 -- ARGV[12] nf, then nf pairs: hash field, value (what changed)
 -- then     ne, then ne events (JSON)
--- then     nd, then nd triples: surface, card (card.go), delivery key
+-- then     nd, then nd triples: the outbox (its number among KEYS[7..]),
+--          card (card.go), delivery key
 -- then, with a held card: its card, its delivery key, the hold in ms, and
 --          the store's clock in ms ("" for the server's)
 --
@@ -116,10 +118,9 @@ if ne > 0 then
 end
 redis.call('HSET', unpack(set))
 
-local boxes = outboxes(7)
 local nd = tonumber(ARGV[i])
 for j = i + 1, i + 3 * nd, 3 do
-  redis.call('XADD', boxes[ARGV[j]], '*', 'u', ARGV[j + 1], 'k', ARGV[j + 2], 't', ARGV[6])
+  redis.call('XADD', KEYS[6 + tonumber(ARGV[j])], '*', 'u', ARGV[j + 1], 'k', ARGV[j + 2], 't', ARGV[6])
 end
 i = i + 3 * nd + 1
 if ARGV[i] then

@@ -44,7 +44,7 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 		if err != nil {
 			return refuse(err)
 		}
-		if stored.Version != c.From() {
+		if stored.Version != c.From() || !stored.Open() {
 			return refuse(&core.StaleError{Question: stored})
 		}
 		if stored.Open() && !c.Question.Open() {

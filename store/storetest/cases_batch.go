@@ -13,10 +13,10 @@ import (
 )
 
 func init() {
-	register("BatchDecidedCallByCallThenAll", testBatchByCall)
+	registerDomain("BatchDecidedCallByCallThenAll", testBatchByCall)
 	register("BatchApproveAllRacesPerCallDeny", testBatchRace)
-	register("BatchTimeoutLeavesUndecidedCallsHonest", testBatchTimeout)
-	register("BatchAskIsChecked", testBatchValidate)
+	registerDomain("BatchTimeoutLeavesUndecidedCallsHonest", testBatchTimeout)
+	registerDomain("BatchAskIsChecked", testBatchValidate)
 	register("BatchGrantsAndMeetsStandingApprovals", testBatchStanding)
 }
 

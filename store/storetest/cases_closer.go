@@ -8,7 +8,7 @@ import (
 )
 
 func init() {
-	register("EveryCloseRecordsItsCloser", testClosers)
+	registerDomain("EveryCloseRecordsItsCloser", testClosers)
 }
 
 // testClosers closes a question in every way the bridge can, each through

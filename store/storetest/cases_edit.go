@@ -10,9 +10,9 @@ import (
 )
 
 func init() {
-	register("EditedApprovalRecordsBothHashes", testEditedApproval)
-	register("EditOfAKeyNotEditableIsRefused", testEditRefused)
-	register("EditedStringStaysFenced", testEditFenced)
+	registerDomain("EditedApprovalRecordsBothHashes", testEditedApproval)
+	registerDomain("EditOfAKeyNotEditableIsRefused", testEditRefused)
+	registerDomain("EditedStringStaysFenced", testEditFenced)
 }
 
 // editable is an approval whose path and mode an approver may change.

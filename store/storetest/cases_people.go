@@ -10,8 +10,8 @@ import (
 )
 
 func init() {
-	register("PersonAnswersFromEverySurfaceAsOneActor", testPersonEverySurface)
-	register("GroupMembersMayAnswer", testGroupMembers)
+	registerDomain("PersonAnswersFromEverySurfaceAsOneActor", testPersonEverySurface)
+	registerDomain("GroupMembersMayAnswer", testGroupMembers)
 	register("DigestPerPerson", testDigestPerson)
 }
 

@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	register("PolicyRulesDecideAtTheAsk", testPolicyRules)
+	registerDomain("PolicyRulesDecideAtTheAsk", testPolicyRules)
 }
 
 // guardedRules are the "guarded" route's policy rules, in order.

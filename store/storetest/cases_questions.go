@@ -17,15 +17,15 @@ func init() {
 	register("ReopenKeepsQuestionAndDeliveries", testReopen)
 	register("RaceHundredResolvers", testRace)
 	register("FormAnsweredInTwoStepsAcrossRestart", testForm)
-	register("DeclineAndCancel", testDeclineCancel)
+	registerDomain("DeclineAndCancel", testDeclineCancel)
 	register("EndRunExpiresAndRefusesLateAnswers", testExpiry)
-	register("UnauthorisedAttemptChangesNothing", testUnauthorised)
-	register("ApprovalEchoesArgumentHash", testApproval)
+	registerDomain("UnauthorisedAttemptChangesNothing", testUnauthorised)
+	registerDomain("ApprovalEchoesArgumentHash", testApproval)
 	register("RecordMessageIsIdempotentAndCloseEditsCards", testMessages)
 	register("WaitWakesOnClose", testWait)
 	register("ReadToChangeFollowsChanges", testReadToChange)
 	register("CardRecordedAfterCloseIsEdited", testLateCard)
-	register("BadInputChangesNothing", testBadInput)
+	registerDomain("BadInputChangesNothing", testBadInput)
 }
 
 func testAsk(t *testing.T, h Harness) {

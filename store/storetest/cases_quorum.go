@@ -14,12 +14,12 @@ import (
 )
 
 func init() {
-	register("QuorumApprovalAcrossSurfaces", testQuorumApproval)
+	registerDomain("QuorumApprovalAcrossSurfaces", testQuorumApproval)
 	register("QuorumDoubleVoteCountsOnce", testQuorumDoubleVote)
-	register("QuorumVetoAndCount", testQuorumDeny)
-	register("QuorumDecision", testQuorumDecision)
-	register("QuorumAskWithinRoute", testQuorumAsk)
-	register("QuorumTimeoutSaysHowFarItGot", testQuorumTimeout)
+	registerDomain("QuorumVetoAndCount", testQuorumDeny)
+	registerDomain("QuorumDecision", testQuorumDecision)
+	registerDomain("QuorumAskWithinRoute", testQuorumAsk)
+	registerDomain("QuorumTimeoutSaysHowFarItGot", testQuorumTimeout)
 	register("QuorumRaceFiftyVotersThreeReplicas", testQuorumRace)
 }
 

@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	register("OneLateAttemptIsOneRefusal", testOneRefusal)
+	registerDomain("OneLateAttemptIsOneRefusal", testOneRefusal)
 }
 
 // tally is an observer that counts what it is told, by door and reason

@@ -4,6 +4,17 @@
 // store are held to exactly the same behaviour. Most cases drive the store
 // through core.Service, the way the bridge does, so the suite also proves
 // that the chokepoint and the store agree.
+//
+// Run holds what a store promises: atomic creates and commits, the
+// compare-and-set of a change against the version it was computed from,
+// exactly once under races across replicas, replay safety, ordering of
+// events and deliveries, durability across a reopen, the outbox, values
+// and leases, the indexes and queries. RunDomain holds the behaviours of
+// the close that core alone decides (each kind's and feature's rules and
+// wording through the chokepoint); since a store only writes core's
+// change, core runs them (TestChokepoint) on the embedded store, and the
+// stores do not run them again. core's next_test.go holds the rules
+// themselves as a table.
 package storetest
 
 import (
@@ -33,10 +44,19 @@ type Harness struct {
 	Clocked func(t *testing.T, now func() time.Time) core.Store
 }
 
-// Run runs every behaviour of the suite as a subtest.
+// Run runs every store promise of the suite as a subtest.
 func Run(t *testing.T, h Harness) {
 	t.Helper()
 	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { c.run(t, h) })
+	}
+}
+
+// RunDomain runs the behaviours of the close that core decides, through
+// core.Service on the store h opens, as subtests.
+func RunDomain(t *testing.T, h Harness) {
+	t.Helper()
+	for _, c := range domainCases {
 		t.Run(c.name, func(t *testing.T) { c.run(t, h) })
 	}
 }
@@ -46,12 +66,18 @@ type testCase struct {
 	run  func(t *testing.T, h Harness)
 }
 
-// cases is filled by each file of the suite in its init, so a behaviour and
-// its helpers live together.
-var cases []testCase
+// cases and domainCases are filled by each file of the suite in its init,
+// so a behaviour and its helpers live together.
+var cases, domainCases []testCase
 
+// register adds a store promise.
 func register(name string, run func(t *testing.T, h Harness)) {
 	cases = append(cases, testCase{name, run})
+}
+
+// registerDomain adds a behaviour of the close that core alone decides.
+func registerDomain(name string, run func(t *testing.T, h Harness)) {
+	domainCases = append(domainCases, testCase{name, run})
 }
 
 // epoch is where every simulated clock starts.

@@ -109,7 +109,11 @@ func (s *Service) resolve(ctx context.Context, a attempt) (out Outcome, err erro
 		if !errors.As(err, &stale) {
 			break
 		}
-		if try == staleTries || ctx.Err() != nil {
+		if ctx.Err() != nil {
+			err = Internal(a.op, ctx.Err())
+			break
+		}
+		if try == staleTries {
 			err = Errorf(CodeConflict, a.op, "question %s is changing too fast to take this; try again", a.id)
 			break
 		}

@@ -199,8 +199,8 @@ func TestNext(t *testing.T) {
 			build:     answer(AnswerInput{Decider: apiAda, OptionID: ApproveOption, Standing: &StandingRequest{Scope: StandingRun}}),
 			wantState: StateAnswered, wantEvent: EventAnswered,
 			check: func(t *testing.T, _ *Question, c Change) {
-				if r := c.Question.Resolution; r.ClosedBy != CloserPerson || r.Standing != nil {
-					t.Errorf("resolution %+v", r)
+				if r := c.Question.Resolution; r.ClosedBy != CloserPerson || r.Standing != nil || r.Grants == nil || r.Grants.Scope != StandingRun {
+					t.Errorf("resolution %+v; want the person's close recording the standing approval it grants", r)
 				}
 			}},
 		{name: "standing approval: with a deny is invalid", q: seed(KindApproval),

@@ -2,6 +2,10 @@
 -- It is recorded on its question's event list (the "ev" field) when the
 -- question exists;
 -- otherwise it is a loose event, indexed by time so purge can drop it.
+-- The event list is the log's index, not the question's state: nothing a
+-- change is computed from moves, so the question's version stays (a
+-- refusal recorded during a race does not make the winner's change
+-- stale), and resolve.lua extends the list as it stands when it writes.
 --
 -- KEYS[1]  event stream           KEYS[4]  loose events (zset ms -> stream id)
 -- KEYS[2]  event counter

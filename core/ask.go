@@ -271,9 +271,16 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 	// The route's policy rules come first (law 13): allow and deny close
 	// the question below, and ask reshapes it, after which it is checked
 	// as any ask is.
-	verdict := evalRules(route, in)
+	verdict, calls := evalRules(route, in), callVerdicts(route, in)
+	reshaped, err := shapeBatch(&in, calls)
+	if err != nil {
+		return nil, false, err
+	}
 	if r := verdict.Rule; r != nil && r.Decide == DecideAsk {
 		r.shape(&in)
+		reshaped = true
+	}
+	if reshaped {
 		if err := in.Validate(); err != nil {
 			return nil, false, err
 		}
@@ -339,6 +346,12 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 			return nil, false, err
 		}
 		batchOffers(q, route)
+		for i, v := range calls {
+			if v.Rule != nil {
+				use := v.Use
+				q.Calls[i].Rule = &use
+			}
+		}
 	} else if in.Kind == KindApproval {
 		sum, canon, err := HashArguments(in.Arguments)
 		if err != nil {
@@ -353,7 +366,7 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 	asked := Event{
 		QuestionID: q.ID, RunID: q.RunID, At: now, Kind: EventAsked,
 		Actor: s.pseudonym(Decider{Surface: SurfaceAgent, ID: q.Agent}), Surface: SurfaceAgent,
-		Reason: verdict.askedReason(),
+		Reason: verdict.askedReason() + callsReason(calls, in.Calls),
 	}
 	decided := verdict.Rule != nil && verdict.Rule.Decide != DecideAsk
 	// A policy rule's allow or deny, or else a standing approval that
@@ -368,12 +381,23 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 			return nil, false, err
 		}
 	}
+	// A batch's calls a rule allows or denies are decided at the ask;
+	// standing approvals cover what is left of them.
+	ruled := map[int]RuleVerdict{}
+	for i, v := range calls {
+		if v.Rule != nil && v.Rule.Decide != DecideAsk {
+			ruled[i] = v
+		}
+	}
 	covered, err := s.batchCovered(ctx, q)
 	if err != nil {
 		return nil, false, err
 	}
+	for i := range ruled {
+		delete(covered, i)
+	}
 	out := append(roomDeliveries(q, route, DeliverPost, "post", now), s.dmDeliveries(q, route, DeliverPost, "post", now)...)
-	if decided || st != nil || q.IsBatch() && len(covered) == len(q.Calls) {
+	if decided || st != nil || q.IsBatch() && len(covered)+len(ruled) == len(q.Calls) {
 		out = nil
 	}
 	if err := s.store.Create(ctx, q, asked, out); err != nil {
@@ -400,8 +424,8 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 		}
 		return closed, false, nil
 	}
-	if len(covered) > 0 {
-		after, err := s.decideByStanding(ctx, q, covered)
+	if len(covered) > 0 || len(ruled) > 0 {
+		after, err := s.decideAtAsk(ctx, q, ruled, covered)
 		if err != nil {
 			return nil, false, err
 		}

@@ -34,6 +34,9 @@ type CallInput struct {
 type BatchCall struct {
 	ToolCallID string `json:"tool_call_id"`
 	ToolCall
+	// Rule is the route's policy rule that matched this call at the ask
+	// (rules.go), if one did: it decided the call, or shaped the batch.
+	Rule *RuleUse `json:"rule,omitempty"`
 }
 
 // CallDecision decides one call of a batch: ApproveOption or DenyOption,
@@ -161,14 +164,29 @@ func (s *Service) batchCovered(ctx context.Context, q *Question) (map[int]Standi
 	return covered, nil
 }
 
-// decideByStanding records the calls standing approvals cover, at once,
-// through the chokepoint; the batch closes if they are all of them.
-func (s *Service) decideByStanding(ctx context.Context, q *Question, covered map[int]Standing) (*Question, error) {
-	o, err := s.resolve(ctx, attempt{op: "standing approval", id: q.ID, door: doorSystem, actor: System,
+// decideAtAsk records, at once and through the chokepoint, the calls of a
+// just-parked batch that were decided before anyone could look: by the
+// route's policy rules (ruled) or by standing approvals (covered; a call
+// a rule decided is not among them). The batch closes if that is all of
+// its calls.
+func (s *Service) decideAtAsk(ctx context.Context, q *Question, ruled map[int]RuleVerdict, covered map[int]Standing) (*Question, error) {
+	o, err := s.resolve(ctx, attempt{op: "decided at the ask", id: q.ID, door: doorSystem, actor: System,
 		build: func(q *Question, now time.Time) (Transition, error) {
 			var items []ItemAnswer
 			var last Decider
+			var byRule, byStanding []string
 			for i, c := range q.Calls {
+				if v, ok := ruled[i]; ok {
+					use, opt := v.Use, ApproveOption
+					if v.Rule.Decide == DecideDeny {
+						opt = DenyOption
+					}
+					d := publicDecider(System)
+					d.Name, last = use.Label(), d
+					items = append(items, ItemAnswer{ItemID: c.ToolCallID, OptionID: opt, Text: v.Rule.Reason, Decider: d, At: now, Policy: &use})
+					byRule = append(byRule, c.ToolCallID)
+					continue
+				}
 				st, ok := covered[i]
 				if !ok {
 					continue
@@ -177,12 +195,27 @@ func (s *Service) decideByStanding(ctx context.Context, q *Question, covered map
 				d.Name, last = StandingLabel(st), d
 				items = append(items, ItemAnswer{ItemID: c.ToolCallID, OptionID: ApproveOption, Decider: d, At: now,
 					Standing: &StandingUse{ID: st.ID, GrantedBy: publicDecider(st.GrantedBy), GrantedAt: st.GrantedAt}})
+				byStanding = append(byStanding, c.ToolCallID)
+			}
+			why := "covered by standing approvals"
+			switch {
+			case len(byStanding) == 0:
+				why = "decided by policy rules"
+			case len(byRule) > 0:
+				why = "decided by policy rules and covered by standing approvals"
 			}
 			res := &Resolution{State: StateAnswered, ClosedBy: CloserParts, Decider: last, At: now}
-			payload, _ := json.Marshal(map[string]any{"calls": itemIDs(items), "standing": true})
-			return Transition{Items: items, Resolution: res, Event: s.closeEvent(q, res, "every call covered by a standing approval"),
+			fields := map[string]any{"calls": itemIDs(items)}
+			if len(byStanding) > 0 {
+				fields["standing"] = true
+			}
+			if len(byRule) > 0 {
+				fields["policy"] = byRule
+			}
+			payload, _ := json.Marshal(fields)
+			return Transition{Items: items, Resolution: res, Event: s.closeEvent(q, res, "every call "+why),
 				ItemEvent: Event{QuestionID: q.ID, RunID: q.RunID, At: now, Kind: EventItemAnswered, Surface: SurfaceSystem,
-					Reason: "covered by standing approvals", Payload: payload}}, nil
+					Reason: why, Payload: payload}}, nil
 		}})
 	if err != nil {
 		return nil, err

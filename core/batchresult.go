@@ -35,6 +35,9 @@ func fenceCall(co CallOutcome) fence.CallOutcome {
 			fc.Standing = &fence.StandingNote{ID: u.ID, GrantedAt: u.GrantedAt.UTC().Format(time.RFC3339)}
 			fc.Decider = DeciderLabel(u.GrantedBy)
 		}
+		if a.Policy != nil {
+			fc.Decider, fc.RuleReason = "", a.Text
+		}
 		if e := a.Edit; e != nil {
 			fc.Edited, fc.ApprovedArguments = true, e.Arguments
 			fc.ArgumentsSHA256, fc.AskedArgumentsSHA256 = e.ArgumentsSHA256, e.AskedArgumentsSHA256

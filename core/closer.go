@@ -105,11 +105,14 @@ func CloserOf(q *Question) Closer {
 	return ""
 }
 
-// DecidedBy is who decided one part: a standing approval when it records
-// one, else the person who answered it.
+// DecidedBy is who decided one part: a standing approval or a policy rule
+// when it records one, else the person who answered it.
 func (a ItemAnswer) DecidedBy() Closer {
-	if a.Standing != nil {
+	switch {
+	case a.Standing != nil:
 		return CloserStanding
+	case a.Policy != nil:
+		return CloserPolicy
 	}
 	return CloserPerson
 }

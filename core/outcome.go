@@ -77,8 +77,11 @@ func ClosingPerson(q *Question) (Decider, bool) {
 // the ask (whose decider's name is the standing approval's label, which
 // reads as if its granter had acted).
 func PartBy(a ItemAnswer) string {
-	if a.DecidedBy() == CloserStanding {
+	switch a.DecidedBy() {
+	case CloserStanding:
 		return standingBy(a.Standing)
+	case CloserPolicy:
+		return a.Policy.Label()
 	}
 	return DeciderLabel(a.Decider)
 }
@@ -124,11 +127,14 @@ func quorumLine(q *Question, at string) string {
 	return verdict + " on " + at + " by " + count + ": " + strings.Join(names, ", ")
 }
 
-// partGroup is everyone, or every standing approval, who decided parts,
-// with how many, in the order they first appear.
+// partGroup is everyone, every standing approval, or every policy rule
+// that decided parts, with how many, in the order they first appear.
 type partGroup struct {
-	label    string
-	n        int
+	label string
+	n     int
+	// atAsk: a standing approval or a policy rule, which decided its
+	// parts when they were asked; nobody looked at them.
+	atAsk    bool
 	standing bool
 	surface  Surface
 	// mixed: this one acted from more than one surface, so no one
@@ -141,15 +147,19 @@ func partGroups(parts []ItemAnswer) []*partGroup {
 	byKey := map[string]*partGroup{}
 	for _, a := range parts {
 		key := "person " + voteKey(a.Decider)
-		if a.DecidedBy() == CloserStanding {
+		switch a.DecidedBy() {
+		case CloserStanding:
 			key = "standing "
 			if a.Standing != nil {
 				key += a.Standing.ID
 			}
+		case CloserPolicy:
+			key = "policy " + a.Policy.Label()
 		}
 		g := byKey[key]
 		if g == nil {
-			g = &partGroup{label: PartBy(a), standing: a.DecidedBy() == CloserStanding, surface: a.Decider.Surface}
+			by := a.DecidedBy()
+			g = &partGroup{label: PartBy(a), atAsk: by != CloserPerson, standing: by == CloserStanding, surface: a.Decider.Surface}
 			byKey[key] = g
 			out = append(out, g)
 		} else if g.surface != a.Decider.Surface {
@@ -191,6 +201,9 @@ func partsLine(q *Question, at string) string {
 		if g.standing {
 			return "Approved at once on " + at + " by " + g.label + "; nobody looked at these calls"
 		}
+		if g.atAsk {
+			return "Decided at once on " + at + " by " + g.label + "; nobody looked at these calls"
+		}
 		line := "Answered by " + g.label + " on " + at
 		if !g.mixed {
 			line += " via " + string(g.surface)
@@ -203,7 +216,7 @@ func partsLine(q *Question, at string) string {
 	}
 	line += breakdown(gs)
 	for _, g := range gs {
-		if !g.standing {
+		if !g.atAsk {
 			return line
 		}
 	}

@@ -41,7 +41,7 @@ func outPart(id, option string, d core.Decider) core.ItemAnswer {
 }
 
 // byStanding is call id approved by grant at the ask, recorded as
-// decideByStanding records it: the decider is the granter, named with the
+// decideAtAsk records it: the decider is the granter, named with the
 // grant's label.
 func byStanding(id string, grant core.StandingUse) core.ItemAnswer {
 	d := grant.GrantedBy

@@ -119,6 +119,9 @@ type ItemAnswer struct {
 	Edit     *ArgumentEdit `json:"edit,omitempty"`
 	// Standing is set on a call a standing approval decided at the ask.
 	Standing *StandingUse `json:"standing,omitempty"`
+	// Policy is set on a call a route's policy rule decided at the ask
+	// (rules.go); Text is then the rule's reason.
+	Policy *RuleUse `json:"policy,omitempty"`
 	Decider  Decider      `json:"decider"`
 	At       time.Time    `json:"at"`
 }

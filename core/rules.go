@@ -34,8 +34,15 @@ import (
 //
 // A condition that cannot be evaluated for an ask (a key its arguments
 // lack, say) stops the rules there: the ask is asked as configured, so a
-// broken rule never lets a call through. Batches, and questions of other
-// kinds, are asked as configured: no rule sees them.
+// broken rule never lets a call through. Questions of other kinds are
+// asked as configured: no rule sees them.
+//
+// A batch's calls are each run through the rules as an approval of that
+// one call would be. A call a rule allows or denies is decided at the ask,
+// as a part (ItemAnswer.Policy), so batching calls never slips one past a
+// deny; the batch closes at once if every call was decided so. The ask
+// rules its calls match shape the batch together, the strictest of each
+// winning (shapeBatch).
 
 // Decision is what a rule decides.
 type Decision string
@@ -243,6 +250,68 @@ func evalRules(route Route, in AskInput) RuleVerdict {
 	return RuleVerdict{}
 }
 
+// callVerdicts runs route's rules over each call of a batch ask, as over
+// an approval of that one call: one verdict per call (nil for an ask that
+// is not a batch, or a route with no rules).
+func callVerdicts(route Route, in AskInput) []RuleVerdict {
+	if len(route.Rules) == 0 || in.Kind != KindApproval || len(in.Calls) == 0 {
+		return nil
+	}
+	out := make([]RuleVerdict, len(in.Calls))
+	for i, c := range in.Calls {
+		one := in
+		one.Calls, one.ToolCallID, one.Tool, one.Arguments = nil, c.ToolCallID, c.Tool, c.Arguments
+		out[i] = evalRules(route, one)
+	}
+	return out
+}
+
+// shapeBatch applies the ask rules a batch's calls matched to in, the
+// strictest of each: hard to reverse if any says so (reversible only if
+// every call still to be asked matched a rule saying so), the largest
+// quorum, the shortest timeout, and the route they name, which must be
+// one. It reports whether it changed anything.
+func shapeBatch(in *AskInput, vs []RuleVerdict) (bool, error) {
+	routed := -1 // the call whose rule names the route
+	changed, hard, asked, reversible := false, false, 0, 0
+	for i := range vs {
+		r := vs[i].Rule
+		if r != nil && r.Decide != DecideAsk {
+			continue // decided at the ask: not asked of anyone
+		}
+		asked++
+		if r == nil {
+			continue
+		}
+		if r.Route != "" {
+			if routed >= 0 && vs[routed].Rule.Route != r.Route {
+				return false, Errorf(CodeInvalid, "ask", "%s sends call %q to route %q and %s sends call %q to route %q; a batch goes to one route: ask them apart",
+					vs[routed].Use.Label(), in.Calls[routed].ToolCallID, vs[routed].Rule.Route, vs[i].Use.Label(), in.Calls[i].ToolCallID, r.Route)
+			}
+			routed = i
+		}
+		switch r.Reversibility {
+		case HardToReverse:
+			in.Reversibility, changed, hard = HardToReverse, true, true
+		case Reversible:
+			reversible++
+		}
+		if r.Quorum > in.Quorum {
+			in.Quorum, changed = r.Quorum, true
+		}
+		if r.Timeout != 0 && (in.Timeout == 0 || r.Timeout < in.Timeout) {
+			in.Timeout, changed = r.Timeout, true
+		}
+	}
+	if asked > 0 && reversible == asked && !hard {
+		in.Reversibility, changed = Reversible, true
+	}
+	if routed >= 0 && in.Route != vs[routed].Rule.Route {
+		in.Route, changed = vs[routed].Rule.Route, true
+	}
+	return changed, nil
+}
+
 // shape applies an ask rule to in.
 func (r *Rule) shape(in *AskInput) {
 	if r.Route != "" {
@@ -327,6 +396,18 @@ func (s *Service) Evaluate(in AskInput) (RuleVerdict, error) {
 		return RuleVerdict{}, nil
 	}
 	return evalRules(route, in), nil
+}
+
+// callsReason is what the asked event records of the rules a batch's
+// calls matched, one clause per call ("" when none did).
+func callsReason(vs []RuleVerdict, calls []CallInput) string {
+	var parts []string
+	for i, v := range vs {
+		if why := v.askedReason(); why != "" {
+			parts = append(parts, fmt.Sprintf("call %q: %s", calls[i].ToolCallID, why))
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // askedReason is what the asked event records of the rules: the rule

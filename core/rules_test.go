@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -141,5 +142,113 @@ func TestEveryCallCovered(t *testing.T) {
 	}
 	if svc.EveryCallCovered(core.AskInput{Kind: core.KindDecision, Route: "hooks", Tool: "Read"}) {
 		t.Error("a decision: want not covered")
+	}
+}
+
+// TestBatchCallsDecidedByRules: each call of a batch goes through the
+// route's rules as an approval of that one call would: a call a rule
+// allows or denies is decided at the ask, as a part no person looked at,
+// so batching never slips a call past a deny; what is left is asked,
+// shaped by the strictest of the rules its calls matched; a batch whose
+// every call a rule decided closes at once, without cards.
+func TestBatchCallsDecidedByRules(t *testing.T) {
+	api := map[core.Surface][]string{core.SurfaceAPI: {"*"}}
+	routes := coretest.APIRoutes()
+	routes["leads"] = core.Route{Deciders: api}
+	routes["infra"] = core.Route{Deciders: api}
+	routes["guarded"] = core.Route{Deciders: api, Rooms: []core.Room{{Surface: core.SurfaceSlack, ID: "C1"}}, Rules: []core.Rule{
+		{Name: "reads", When: `tool == "read_file"`, Decide: core.DecideAllow},
+		{Name: "network", When: `tool == "fetch"`, Decide: core.DecideDeny, Reason: "No network."},
+		{When: `tool == "shell" && args.command.contains("rm")`, Reversibility: core.HardToReverse, Route: "leads"},
+		{When: `tool == "terraform"`, Route: "infra"},
+		{When: `tool == "write_file"`, Reversibility: core.Reversible},
+	}}
+	svc, st := coretest.Open(t, coretest.Options{Routes: routes})
+	ctx := t.Context()
+	call := func(id, tool, args string) core.CallInput {
+		return core.CallInput{ToolCallID: id, Tool: tool, Arguments: json.RawMessage(args)}
+	}
+	ask := func(run string, calls ...core.CallInput) (*core.Question, error) {
+		q, _, err := svc.AskOrRepeat(ctx, core.AskInput{Kind: core.KindApproval, Agent: "a", RunID: run, Route: "guarded",
+			Text: "These?", Reversibility: core.HardToReverse, Calls: calls})
+		return q, err
+	}
+
+	// A read allowed and a fetch denied at the ask; the write is asked,
+	// as reversible (its rule says so, and it is all that is left).
+	q, err := ask("r1", call("c1", "read_file", `{"path":"a"}`), call("c2", "fetch", `{"url":"x"}`), call("c3", "write_file", `{"path":"b"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !q.Open() || len(q.Answers) != 2 || q.Reversibility != core.Reversible || q.Route != "guarded" {
+		t.Fatalf("after the ask: open %v, %d parts decided, %s, route %s", q.Open(), len(q.Answers), q.Reversibility, q.Route)
+	}
+	for i, want := range []struct {
+		opt, text string
+	}{{core.ApproveOption, ""}, {core.DenyOption, "No network."}} {
+		a := q.Answers[i]
+		if a.Policy == nil || a.Policy.Index != i || a.OptionID != want.opt || a.Text != want.text || a.DecidedBy() != core.CloserPolicy {
+			t.Errorf("call %d decided %+v, want %s by rule %d", i, a, want.opt, i)
+		}
+	}
+	if q.Calls[2].Rule == nil || q.Calls[2].Rule.Index != 4 || q.Calls[2].Standing == nil {
+		t.Errorf("the asked call %+v: want its rule recorded and a standing offer (it is reversible)", q.Calls[2])
+	}
+	o, err := svc.Answer(ctx, core.AnswerInput{QuestionID: q.ID, Decider: core.Decider{Surface: core.SurfaceAPI, ID: "ops"},
+		Calls: []core.CallDecision{{ToolCallID: "c3", OptionID: core.ApproveOption}}})
+	if err != nil || !o.Closed {
+		t.Fatalf("answering the write: %+v, %v", o, err)
+	}
+	results, err := core.CallResultsOf(o.Question)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := results[1].Resume.Text; !strings.Contains(text, "no human looked at this call") ||
+		!strings.Contains(text, "The policy rule denied the gated tool call: do not make it.") || !strings.Contains(text, "No network.") {
+		t.Errorf("the denied fetch resumes with:\n%s", text)
+	}
+	whole, err := core.ResumeOf(o.Question)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"Policy rules of this server decided 2 of the 3 calls of this batch at once, with no human looking at them; a human decided the other 1.",
+		"A policy rule of this server decided it at once, when it was asked; no human looked at it.",
+		"The rule's reason, as the server's operator wrote it, follows:",
+	} {
+		if !strings.Contains(whole.Text, want) {
+			t.Errorf("the batch's resume lacks %q:\n%s", want, whole.Text)
+		}
+	}
+	if line := core.OutcomeLine(o.Question); !strings.Contains(line, `1 by policy rule 0 of route "guarded" ("reads")`) || !strings.Contains(line, "1 by ops") {
+		t.Errorf("outcome line %q", line)
+	}
+
+	// Every call decided by a rule: closed at once, and no card posted.
+	if ds, err := st.Claim(ctx, core.SurfaceSlack, "test", 100, time.Minute, 0); err != nil || len(ds) == 0 {
+		t.Fatalf("the first batch's card and its update: %d, %v", len(ds), err)
+	}
+	q, err = ask("r2", call("c1", "read_file", `{"path":"a"}`), call("c2", "fetch", `{"url":"x"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Open() || core.CloserOf(q) != core.CloserParts || !strings.HasSuffix(core.OutcomeLine(q), "nobody looked at these calls") {
+		t.Fatalf("a batch every call of which a rule decided: %s, %q", q.State, core.OutcomeLine(q))
+	}
+	if ds, err := st.Claim(ctx, core.SurfaceSlack, "test", 10, time.Minute, 0); err != nil || len(ds) != 0 {
+		t.Fatalf("cards for a batch nobody is asked about: %+v, %v", ds, err)
+	}
+
+	// A rm among the calls makes the batch hard to reverse, on the route
+	// its rule names.
+	q, err = ask("r3", call("c1", "shell", `{"command":"rm -rf build"}`), call("c2", "write_file", `{"path":"b"}`))
+	if err != nil || q.Reversibility != core.HardToReverse || q.Route != "leads" || q.Calls[0].Standing != nil {
+		t.Fatalf("a batch with a rm: %+v, %v", q, err)
+	}
+
+	// Two calls whose rules name two routes cannot be one batch.
+	_, err = ask("r4", call("c1", "shell", `{"command":"rm x"}`), call("c2", "terraform", `{}`))
+	if core.ErrorCode(err) != core.CodeInvalid || !strings.Contains(err.Error(), `sends call "c1" to route "leads"`) || !strings.Contains(err.Error(), `sends call "c2" to route "infra"`) {
+		t.Fatalf("two routes: %v", err)
 	}
 }

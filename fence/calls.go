@@ -19,15 +19,17 @@ type StandingNote struct {
 type CallOutcome struct {
 	ToolCallID string `json:"tool_call_id"`
 	Approved   *bool  `json:"approved,omitempty"`
-	// DecidedBy is who decided the call: CloserPerson, or CloserStanding
-	// with Standing saying which standing approval; "" for a call nobody
-	// decided. Decider is the untrusted display name of the person who
-	// decided it or granted the standing approval. They word the text
-	// (the name fenced); none is part of the data's JSON, whose shape
-	// agents already read.
+	// DecidedBy is who decided the call: CloserPerson, CloserStanding
+	// with Standing saying which standing approval, or CloserRule (a
+	// policy rule, at the ask, with RuleReason the operator's words for
+	// it); "" for a call nobody decided. Decider is the untrusted display
+	// name of the person who decided it or granted the standing approval.
+	// They word the text (names and reasons fenced); none is part of the
+	// data's JSON, whose shape agents already read.
 	DecidedBy       Closer        `json:"-"`
 	Decider         string        `json:"-"`
 	Standing        *StandingNote `json:"-"`
+	RuleReason      string        `json:"-"`
 	ArgumentsSHA256 string        `json:"arguments_sha256,omitempty"`
 	// Edited: the approver changed the arguments; ApprovedArguments are
 	// the only ones the call may be made with, hashing to
@@ -97,6 +99,12 @@ func writeCalls(m *message, calls []CallOutcome) {
 			// checkCloser made sure the note's parts are plain.
 			m.line(trusted("A standing approval (id " + c.Standing.ID + ") approved it at once, and no human looked at it; the untrusted display name of the person who granted it at " + c.Standing.GrantedAt + " follows:"))
 			m.region(Wrap(TagDeciderName, CleanName(c.Decider)))
+		case CloserRule:
+			m.line("A policy rule of this server decided it at once, when it was asked; no human looked at it.")
+			if c.RuleReason != "" {
+				m.line("The rule's reason, as the server's operator wrote it, follows:")
+				m.region(Wrap(TagReason, c.RuleReason))
+			}
 		}
 		switch {
 		case c.Approved == nil:

@@ -112,8 +112,10 @@ func checkCloser(in ResumeInput) error {
 		switch {
 		case (c.Approved == nil) != (c.DecidedBy == ""):
 			return fmt.Errorf("%w: calls[%d]: a call has an outcome exactly when it has a decider", ErrInvalid, i)
-		case c.DecidedBy != "" && c.DecidedBy != CloserPerson && c.DecidedBy != CloserStanding:
-			return fmt.Errorf("%w: calls[%d]: a call is decided by a person or a standing approval, not %q", ErrInvalid, i, c.DecidedBy)
+		case c.DecidedBy != "" && c.DecidedBy != CloserPerson && c.DecidedBy != CloserStanding && c.DecidedBy != CloserRule:
+			return fmt.Errorf("%w: calls[%d]: a call is decided by a person, a standing approval or a policy rule, not %q", ErrInvalid, i, c.DecidedBy)
+		case c.RuleReason != "" && c.DecidedBy != CloserRule:
+			return fmt.Errorf("%w: calls[%d]: a rule's reason goes with a call a policy rule decided", ErrInvalid, i)
 		case (c.Standing != nil) != (c.DecidedBy == CloserStanding):
 			return fmt.Errorf("%w: calls[%d]: a standing note goes with a call a standing approval decided", ErrInvalid, i)
 		case c.DecidedBy == CloserStanding && !*c.Approved:
@@ -231,28 +233,39 @@ func partsLine(in ResumeInput) trusted {
 		people = strconv.Itoa(in.People) + " people"
 	}
 	if calls := in.Structured.Calls; len(calls) > 0 {
-		standing, grants := 0, map[string]bool{}
+		// Calls decided at the ask, by standing approvals or by policy
+		// rules, are told apart from those people decided.
+		standing, ruled, grants := 0, 0, map[string]bool{}
 		for _, c := range calls {
-			if c.Standing != nil {
+			switch {
+			case c.Standing != nil:
 				standing++
 				grants[c.Standing.ID] = true
+			case c.DecidedBy == CloserRule:
+				ruled++
 			}
 		}
-		approvals := "Standing approvals"
-		if len(grants) == 1 {
-			approvals = "A standing approval"
-		}
+		auto := "Standing approvals"
 		switch {
-		case standing == len(calls):
-			return trusted(approvals + " decided every call of this batch at once; no human looked at them.")
-		case standing == 0 && in.People > 1:
+		case ruled > 0 && standing > 0:
+			auto = "Policy rules and standing approvals"
+		case ruled > 0:
+			auto = "Policy rules of this server"
+		case len(grants) == 1:
+			auto = "A standing approval"
+		}
+		atAsk := standing + ruled
+		switch {
+		case atAsk == len(calls):
+			return trusted(auto + " decided every call of this batch at once; no human looked at them.")
+		case atAsk == 0 && in.People > 1:
 			return trusted(people + " decided the calls of this batch between them; each call below names who decided it.")
-		case standing == 0:
+		case atAsk == 0:
 			return "A human decided every call of this batch; each call below names them."
 		}
-		return trusted(approvals + " decided " + strconv.Itoa(standing) + " of the " + strconv.Itoa(len(calls)) +
+		return trusted(auto + " decided " + strconv.Itoa(atAsk) + " of the " + strconv.Itoa(len(calls)) +
 			" calls of this batch at once, with no human looking at them; " + lower(people) + " decided the other " +
-			strconv.Itoa(len(calls)-standing) + ". Each call below says which.")
+			strconv.Itoa(len(calls)-atAsk) + ". Each call below says which.")
 	}
 	if in.People > 1 {
 		return trusted(people + " answered the items of this form between them; each item below names who answered it.")

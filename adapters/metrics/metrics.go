@@ -77,7 +77,7 @@ func New(version string, src Source) *Metrics {
 	}, []string{"state", "surface"})
 	m.rules = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: namespace, Name: "policy_decisions_total",
-		Help: "Asks a route's policy rule decided, by route, rule (its index, from 0) and decision (allow, deny, ask).",
+		Help: "Asks (and calls of a batch) a route's policy rule decided, by route, rule (its index, from 0) and decision (allow, deny, ask).",
 	}, []string{"route", "rule", "decision"})
 	m.refused = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: namespace, Name: "refusals_total",
@@ -170,10 +170,16 @@ func reversibility(r core.Reversibility) string {
 
 func (m *Metrics) Asked(q *core.Question) {
 	m.asked.WithLabelValues(string(q.Kind), q.Route, reversibility(q.Reversibility)).Inc()
+	// The route is the one the rule belongs to, which an ask rule may
+	// have moved the question away from. A batch counts each call a rule
+	// matched.
 	if r := q.Rule; r != nil {
-		// The route is the one the rule belongs to, which an ask rule
-		// may have moved the question away from.
 		m.rules.WithLabelValues(r.Route, strconv.Itoa(r.Index), string(r.Decide)).Inc()
+	}
+	for _, c := range q.Calls {
+		if r := c.Rule; r != nil {
+			m.rules.WithLabelValues(r.Route, strconv.Itoa(r.Index), string(r.Decide)).Inc()
+		}
 	}
 }
 

@@ -60,7 +60,7 @@ func TestObservationsAndGauges(t *testing.T) {
 # TYPE askbridge_questions_closed_total counter
 askbridge_questions_closed_total{state="answered",surface="slack"} 1
 askbridge_questions_closed_total{state="answered",surface="system"} 1
-# HELP askbridge_policy_decisions_total Asks a route's policy rule decided, by route, rule (its index, from 0) and decision (allow, deny, ask).
+# HELP askbridge_policy_decisions_total Asks (and calls of a batch) a route's policy rule decided, by route, rule (its index, from 0) and decision (allow, deny, ask).
 # TYPE askbridge_policy_decisions_total counter
 askbridge_policy_decisions_total{decision="deny",route="ops",rule="3"} 2
 # HELP askbridge_open_questions Open questions in the store, by route and reversibility.

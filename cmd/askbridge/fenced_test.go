@@ -589,6 +589,14 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 			func(*testing.T, string) {}, core.StateAnswered},
 		{"approval allowed by a policy rule", on("policy", approval("read_file", `{"path":"README.md"}`)),
 			func(*testing.T, string) {}, core.StateAnswered},
+		{"batch with calls decided by policy rules", on("policy", client.AskRequest{Kind: core.KindApproval, Question: "These?", Reversibility: core.Reversible,
+			Calls: []core.CallInput{
+				{ToolCallID: "call_fetch", Tool: "fetch", Arguments: json.RawMessage(`{"url":"https://example.com"}`)},
+				{ToolCallID: "call_read", Tool: "read_file", Arguments: json.RawMessage(`{"path":"go.mod"}`)},
+				{ToolCallID: "call_write", Tool: "write_file", Arguments: json.RawMessage(`{"path":"x"}`)},
+			}}),
+			answer(ops, client.AnswerRequest{Calls: []core.CallDecision{{ToolCallID: "call_write", OptionID: core.DenyOption, Reason: mk.mk("a batch call's reason beside rule-decided calls")}}}),
+			core.StateAnswered},
 		{"escalated, then answered", with(clarify("Who owns billing?"), func(r *client.AskRequest) {
 			r.Timeout, r.OnTimeout = client.Duration(time.Hour), core.OnTimeoutEscalate
 		}), then(escalated, answer(ops2, client.AnswerRequest{Answer: mk.mk("an answer after escalation")})), core.StateAnswered},

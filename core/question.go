@@ -121,9 +121,9 @@ type ItemAnswer struct {
 	Standing *StandingUse `json:"standing,omitempty"`
 	// Policy is set on a call a route's policy rule decided at the ask
 	// (rules.go); Text is then the rule's reason.
-	Policy *RuleUse `json:"policy,omitempty"`
-	Decider  Decider      `json:"decider"`
-	At       time.Time    `json:"at"`
+	Policy  *RuleUse  `json:"policy,omitempty"`
+	Decider Decider   `json:"decider"`
+	At      time.Time `json:"at"`
 }
 
 // Decider is a person (or the bridge) acting on a question. ID is the

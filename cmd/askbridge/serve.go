@@ -99,10 +99,14 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		}
 	}()
 
-	if s.RedisURL != "" {
-		st, err := redisstore.Open(ctx, s.RedisURL.Reveal(), redisstore.Options{Shards: s.File.Policies.Shards})
+	dial, redisVar, err := s.redisDial()
+	if err != nil {
+		return err
+	}
+	if redisVar != "" {
+		st, err := redisstore.Connect(ctx, dial, redisstore.Options{Shards: s.File.Policies.Shards})
 		if err != nil {
-			return fmt.Errorf("REDIS_URL: %w", err)
+			return fmt.Errorf("%s: %w", redisVar, err)
 		}
 		m.store, m.StoreKind = st, "redis"
 	} else {

@@ -21,10 +21,18 @@ type Settings struct {
 	Addr       string `env:"ASKBRIDGE_ADDR" envDefault:"127.0.0.1:8080"`
 	DataDir    string `env:"ASKBRIDGE_DATA_DIR" envDefault:"askbridge-data"`
 	ConfigPath string `env:"ASKBRIDGE_CONFIG"`
-	RedisURL   Secret `env:"REDIS_URL"` // may carry a password
-	ActorKey   Secret `env:"ASKBRIDGE_ACTOR_KEY"`
-	LogLevel   string `env:"ASKBRIDGE_LOG_LEVEL"`
-	LogFormat  string `env:"ASKBRIDGE_LOG_FORMAT" envDefault:"auto"` // auto, console or json
+	// At most one of the three Redis URLs is set; none runs the embedded
+	// store. Each is go-redis's own URL form (see redis.go); they may
+	// carry passwords.
+	RedisURL         Secret `env:"REDIS_URL"`          // one server
+	RedisSentinelURL Secret `env:"REDIS_SENTINEL_URL"` // Sentinels and master_name
+	RedisClusterURL  Secret `env:"REDIS_CLUSTER_URL"`  // a cluster's seed nodes
+	// RedisCAFile is a PEM file of the CA certificates a rediss:// server's
+	// certificate must chain to, for a private CA; "" trusts the system's.
+	RedisCAFile string `env:"REDIS_TLS_CA_FILE"`
+	ActorKey    Secret `env:"ASKBRIDGE_ACTOR_KEY"`
+	LogLevel    string `env:"ASKBRIDGE_LOG_LEVEL"`
+	LogFormat   string `env:"ASKBRIDGE_LOG_FORMAT" envDefault:"auto"` // auto, console or json
 	// ReplicaID names this replica for the leases of single connections
 	// (Telegram polling, the Discord gateway); "" makes one from the host
 	// name and an id kept in the data directory, so a restarted replica
@@ -142,6 +150,9 @@ func (s *Settings) check() error {
 	case "auto", "console", "json":
 	default:
 		return fmt.Errorf("ASKBRIDGE_LOG_FORMAT: %q is not auto, console or json", s.LogFormat)
+	}
+	if _, _, err := s.redisDial(); err != nil {
+		return err
 	}
 	for _, c := range []func() error{s.Slack.check, s.Discord.check, s.Telegram.check, s.Console.check} {
 		if err := c(); err != nil {

@@ -122,20 +122,10 @@ type Store struct {
 
 // Open connects to the Redis at url (redis:// or rediss://, as go-redis's
 // ParseURL reads it) and returns a Store that closes the connection on
-// Close. For Sentinel or Cluster, build a UniversalClient and call New.
+// Close. For Sentinel or Cluster, use Connect, or build a UniversalClient
+// and call New.
 func Open(ctx context.Context, url string, opts Options) (*Store, error) {
-	o, err := goredis.ParseURL(url)
-	if err != nil {
-		return nil, core.Errorf(core.CodeInvalid, "redis open", "bad Redis URL: %v", err)
-	}
-	client := goredis.NewClient(o)
-	s, err := New(ctx, client, opts)
-	if err != nil {
-		_ = client.Close()
-		return nil, err
-	}
-	s.owned = true
-	return s, nil
+	return Connect(ctx, Dial{Topology: Single, URL: url}, opts)
 }
 
 // New returns a Store on client. It creates the outbox consumer groups

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"crypto/x509"
+	"fmt"
+	"os"
+
+	redisstore "github.com/askbridge/askbridge/store/redis"
+)
+
+// redisDial reads the Redis settings: which of REDIS_URL,
+// REDIS_SENTINEL_URL and REDIS_CLUSTER_URL is set (at most one), that its
+// URL parses as go-redis reads that topology, and the CA file. It returns
+// the variable that is set, or "" when none is (the embedded store). Every error names the
+// variable at fault; none quotes a URL, which may hold a password.
+func (s *Settings) redisDial() (redisstore.Dial, string, error) {
+	var d redisstore.Dial
+	var name string
+	set := 0
+	for _, v := range []struct {
+		name string
+		url  Secret
+		t    redisstore.Topology
+	}{
+		{"REDIS_URL", s.RedisURL, redisstore.Single},
+		{"REDIS_SENTINEL_URL", s.RedisSentinelURL, redisstore.Sentinel},
+		{"REDIS_CLUSTER_URL", s.RedisClusterURL, redisstore.Cluster},
+	} {
+		if v.url == "" {
+			continue
+		}
+		set++
+		if set > 1 {
+			return d, "", fmt.Errorf("%s and %s: set one of REDIS_URL, REDIS_SENTINEL_URL and REDIS_CLUSTER_URL, not several", name, v.name)
+		}
+		name, d = v.name, redisstore.Dial{Topology: v.t, URL: v.url.Reveal()}
+	}
+	if set == 0 {
+		if s.RedisCAFile != "" {
+			return d, "", fmt.Errorf("REDIS_TLS_CA_FILE: set, but no Redis is (REDIS_URL, REDIS_SENTINEL_URL or REDIS_CLUSTER_URL)")
+		}
+		return d, "", nil
+	}
+	if s.RedisCAFile != "" {
+		pem, err := os.ReadFile(s.RedisCAFile)
+		if err != nil {
+			return d, "", fmt.Errorf("REDIS_TLS_CA_FILE: %w", err)
+		}
+		d.RootCAs = x509.NewCertPool()
+		if !d.RootCAs.AppendCertsFromPEM(pem) {
+			return d, "", fmt.Errorf("REDIS_TLS_CA_FILE: %s holds no PEM certificate", s.RedisCAFile)
+		}
+	}
+	// Parsing builds a client but dials nothing; it is closed at once.
+	c, err := d.Client()
+	if err != nil {
+		if s.RedisCAFile != "" && d.RootCAs != nil {
+			return d, "", fmt.Errorf("%s (with REDIS_TLS_CA_FILE): %w", name, err)
+		}
+		return d, "", fmt.Errorf("%s: %w", name, err)
+	}
+	_ = c.Close()
+	return d, name, nil
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	redisstore "github.com/askbridge/askbridge/store/redis"
+)
+
+func TestRedisSettingsNameTheBadVariable(t *testing.T) {
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, []byte("not a certificate"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"two topologies", map[string]string{"REDIS_URL": "redis://a:6379", "REDIS_CLUSTER_URL": "redis://b:7000"},
+			"REDIS_URL and REDIS_CLUSTER_URL: set one of"},
+		{"a bad scheme", map[string]string{"REDIS_URL": "http://a:6379"}, "REDIS_URL: redis dial: bad Redis URL"},
+		{"an unknown option", map[string]string{"REDIS_CLUSTER_URL": "redis://a:7000?colour=red"}, "REDIS_CLUSTER_URL: redis dial: bad Redis URL"},
+		{"a cluster reading replicas", map[string]string{"REDIS_CLUSTER_URL": "redis://a:7000?read_only=true"}, "REDIS_CLUSTER_URL: redis dial: read_only"},
+		{"Sentinel without a master", map[string]string{"REDIS_SENTINEL_URL": "redis://s1:26379?addr=s2:26379"}, "REDIS_SENTINEL_URL: redis dial: a Sentinel URL needs master_name="},
+		{"Sentinel reading replicas", map[string]string{"REDIS_SENTINEL_URL": "redis://s1:26379?master_name=m&replica_only=true"}, "REDIS_SENTINEL_URL: redis dial: replica_only"},
+		{"a CA without Redis", map[string]string{"REDIS_TLS_CA_FILE": ca}, "REDIS_TLS_CA_FILE: set, but no Redis is"},
+		{"a CA that is not PEM", map[string]string{"REDIS_URL": "rediss://a:6379", "REDIS_TLS_CA_FILE": ca}, "REDIS_TLS_CA_FILE: " + ca + " holds no PEM certificate"},
+		{"a CA file missing", map[string]string{"REDIS_URL": "rediss://a:6379", "REDIS_TLS_CA_FILE": ca + ".gone"}, "REDIS_TLS_CA_FILE: open"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := LoadSettings(func(k string) string { return tt.env[k] })
+			if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want it to start %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestRedisSettingsNeverQuoteThePassword(t *testing.T) {
+	for _, v := range []string{"REDIS_URL", "REDIS_SENTINEL_URL", "REDIS_CLUSTER_URL"} {
+		env := map[string]string{v: "redis://user:hunter2secret@a:port-is-not-a-number"}
+		_, err := LoadSettings(func(k string) string { return env[k] })
+		if err == nil || !strings.HasPrefix(err.Error(), v+": ") {
+			t.Fatalf("%s: err = %v, want it to name the variable", v, err)
+		}
+		if strings.Contains(err.Error(), "hunter2secret") {
+			t.Fatalf("%s: the error quotes the password: %v", v, err)
+		}
+	}
+}
+
+func TestRedisSettingsPickTheTopology(t *testing.T) {
+	tests := []struct {
+		env  map[string]string
+		name string
+		want redisstore.Topology
+	}{
+		{map[string]string{"REDIS_URL": "redis://a:6379/0"}, "REDIS_URL", redisstore.Single},
+		{map[string]string{"REDIS_SENTINEL_URL": "redis://s1:26379?master_name=m&addr=s2:26379&password=p"}, "REDIS_SENTINEL_URL", redisstore.Sentinel},
+		{map[string]string{"REDIS_CLUSTER_URL": "rediss://a:7000?addr=b:7000&dial_timeout=2s"}, "REDIS_CLUSTER_URL", redisstore.Cluster},
+		{map[string]string{}, "", redisstore.Single},
+	}
+	for _, tt := range tests {
+		s := fromEnv(t, tt.env)
+		d, name, err := s.redisDial()
+		if err != nil || name != tt.name || (name != "" && d.Topology != tt.want) {
+			t.Errorf("%v: got %v %q %v, want %v %q", tt.env, d.Topology, name, err, tt.want, tt.name)
+		}
+	}
+}

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"crypto/x509"
 	"fmt"
 	"os"
+
+	"github.com/rs/zerolog"
 
 	redisstore "github.com/askbridge/askbridge/store/redis"
 )
@@ -61,4 +64,32 @@ func (s *Settings) redisDial() (redisstore.Dial, string, error) {
 	}
 	_ = c.Close()
 	return d, name, nil
+}
+
+// logSpread says, on a cluster, how the shards spread over the primaries,
+// and warns when they are uneven: the busiest primary then carries more
+// than its part (README, "Choosing shards").
+func logSpread(ctx context.Context, st *redisstore.Store, log zerolog.Logger) {
+	if st.Topology() != redisstore.Cluster {
+		return
+	}
+	spread, err := st.Spread(ctx)
+	if err != nil {
+		log.Warn().Err(err).Msg("could not read how the shards spread over the cluster's primaries")
+		return
+	}
+	counts := zerolog.Dict()
+	lo, hi := -1, 0
+	for addr, shards := range spread {
+		counts.Int(addr, len(shards))
+		hi = max(hi, len(shards))
+		if lo < 0 || len(shards) < lo {
+			lo = len(shards)
+		}
+	}
+	ev := log.Info()
+	if hi > lo+1 {
+		ev = log.Warn()
+	}
+	ev.Dict("shards_per_primary", counts).Msg("shards over the cluster's primaries (primaries with none are not listed; move shard slots to even them out, see the README)")
 }

@@ -109,6 +109,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 			return fmt.Errorf("%s: %w", redisVar, err)
 		}
 		m.store, m.StoreKind = st, "redis"
+		logSpread(ctx, st, m.Log)
 	} else {
 		path := filepath.Join(s.DataDir, "askbridge.db")
 		st, err := bolt.Open(path, bolt.Options{})

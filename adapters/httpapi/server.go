@@ -360,8 +360,20 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		err = fmt.Errorf("no answer within %s", readyzTimeout)
 	}
 	if err != nil {
-		s.log.Warn().Err(err).Msg("readyz: the store is not reachable")
-		writeErrorStatus(w, http.StatusServiceUnavailable, core.CodeInternal, "the store is not reachable")
+		s.log.Warn().Err(err).Msg("readyz: the store is not ready")
+		// The store's own word on what is happening (a failover under
+		// way, a shard's primary not answering), which it words for an
+		// unauthenticated probe; else the generic line.
+		msg := "the store is not reachable"
+		var ce *core.Error
+		if errors.As(err, &ce) && ce.Message != "" {
+			msg = "the store is not ready: " + ce.Message
+		}
+		if core.Unavailable(err) {
+			unavailable(w, msg)
+			return
+		}
+		writeErrorStatus(w, http.StatusServiceUnavailable, core.CodeInternal, msg)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})

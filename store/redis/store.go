@@ -131,7 +131,10 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 // New returns a Store on client. It creates the outbox consumer groups
 // and subscribes to wake-ups, returning only once the subscription is
 // confirmed, so no change made after New returns goes unannounced. The
-// caller keeps ownership of client: Close does not close it.
+// caller keeps ownership of client: Close does not close it. New adds a
+// hook to client that marks the errors of a failover as
+// core.ErrUnavailable (failover.go); the client's other users see the
+// same errors, marked, with the same text.
 //
 // Under load the Store sends through client's AsyncAutoPipeline, which
 // go-redis keeps one of per client: options the caller gave it first
@@ -178,6 +181,10 @@ func New(ctx context.Context, client goredis.UniversalClient, opts Options) (*St
 			return nil, core.Errorf(core.CodeInvalid, op, "a go-redis Ring supports one shard only; use a ClusterClient for several")
 		}
 	}
+	// A failover's errors reach core marked (failover.go). The hook goes
+	// on the caller's client, before the autopipeliner is taken, which
+	// sees only hooks added before its commands.
+	client.AddHook(failoverHook{})
 	if err := client.Ping(ctx).Err(); err != nil {
 		return nil, core.Internal(op, fmt.Errorf("ping: %w", err))
 	}
@@ -259,12 +266,52 @@ func (s *Store) Close() error {
 	return s.closeErr
 }
 
-// Ping reports whether Redis answers.
+// Ping reports whether Redis can take writes: whether the primary of
+// every shard answers and is a primary still (ROLE). A replica that
+// answers where a primary should (a Sentinel failover under way, a
+// cluster's map not yet moved on) is not ready. The error's Message says
+// what is happening in words safe for an unauthenticated probe (no
+// addresses); a failover's is marked core.ErrUnavailable.
 func (s *Store) Ping(ctx context.Context) error {
-	if err := s.client.Ping(ctx).Err(); err != nil {
-		return core.Internal("redis ping", err)
+	const op = "redis ping"
+	type doer interface {
+		Do(ctx context.Context, args ...any) *goredis.Cmd
+	}
+	nodes := map[string]doer{}
+	what := map[string]string{}
+	if cc, ok := s.client.(*goredis.ClusterClient); ok {
+		for shard := range s.shards {
+			n, err := cc.MasterForKey(ctx, s.k.tag(shard))
+			if err != nil {
+				return pingError(op, "the cluster's map of slots cannot be read", err)
+			}
+			addr := n.Options().Addr
+			if _, seen := nodes[addr]; !seen {
+				nodes[addr], what[addr] = n, fmt.Sprintf("the primary of shard %d", shard)
+			}
+		}
+	} else {
+		nodes[""], what[""] = s.client, "the primary"
+	}
+	for addr, n := range nodes {
+		role, err := n.Do(ctx, "ROLE").Slice()
+		if err != nil {
+			return pingError(op, what[addr]+" does not answer", err)
+		}
+		if len(role) == 0 || role[0] != "master" {
+			return pingError(op, what[addr]+" answers as a replica: a failover is under way",
+				&unavailableError{fmt.Errorf("ROLE says %v", role)})
+		}
 	}
 	return nil
+}
+
+// pingError is Ping's error: msg says what is happening, err why.
+func pingError(op, msg string, err error) error {
+	if failingOver(err) {
+		err = markErr(err)
+	}
+	return &core.Error{Code: core.CodeInternal, Op: op, Message: msg, Err: err}
 }
 
 // Beat swaps the heartbeat in one SET ... GET.

@@ -5,6 +5,8 @@ import (
 	"crypto/x509"
 	"fmt"
 	"os"
+	"strconv"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -38,7 +40,13 @@ func (s *Settings) redisDial() (redisstore.Dial, string, error) {
 		}
 		name, d = v.name, redisstore.Dial{Topology: v.t, URL: v.url.Reveal()}
 	}
+	if err := s.readDurability(); err != nil {
+		return d, "", err
+	}
 	if set == 0 {
+		if s.durability.Replicas > 0 {
+			return d, "", fmt.Errorf("ASKBRIDGE_REDIS_DURABILITY: set, but no Redis is (REDIS_URL, REDIS_SENTINEL_URL or REDIS_CLUSTER_URL)")
+		}
 		if s.RedisCAFile != "" {
 			return d, "", fmt.Errorf("REDIS_TLS_CA_FILE: set, but no Redis is (REDIS_URL, REDIS_SENTINEL_URL or REDIS_CLUSTER_URL)")
 		}
@@ -92,4 +100,27 @@ func logSpread(ctx context.Context, st *redisstore.Store, log zerolog.Logger) {
 		ev = log.Warn()
 	}
 	ev.Dict("shards_per_primary", counts).Msg("shards over the cluster's primaries (primaries with none are not listed; move shard slots to even them out, see the README)")
+}
+
+// readDurability reads ASKBRIDGE_REDIS_DURABILITY (a number of replicas,
+// 0 for off) and ASKBRIDGE_REDIS_DURABILITY_TIMEOUT into s.durability.
+// Settings built by hand (tests) leave the strings empty: off, 1 s.
+func (s *Settings) readDurability() error {
+	d := redisstore.Durability{Timeout: time.Second}
+	if v := s.RedisDurability; v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("ASKBRIDGE_REDIS_DURABILITY: %q; it is the number of replicas that must hold each transition, 0 for off", v)
+		}
+		d.Replicas = n
+	}
+	if v := s.RedisDurabilityTimeout; v != "" {
+		t, err := time.ParseDuration(v)
+		if err != nil || t < time.Millisecond || t > redisstore.MaxDurabilityTimeout {
+			return fmt.Errorf("ASKBRIDGE_REDIS_DURABILITY_TIMEOUT: %q; a duration between 1ms and %s", v, redisstore.MaxDurabilityTimeout)
+		}
+		d.Timeout = t
+	}
+	s.durability = d
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	redisstore "github.com/askbridge/askbridge/store/redis"
 )
@@ -28,6 +29,10 @@ func TestRedisSettingsNameTheBadVariable(t *testing.T) {
 		{"Sentinel reading replicas", map[string]string{"REDIS_SENTINEL_URL": "redis://s1:26379?master_name=m&replica_only=true"}, "REDIS_SENTINEL_URL: redis dial: replica_only"},
 		{"a CA without Redis", map[string]string{"REDIS_TLS_CA_FILE": ca}, "REDIS_TLS_CA_FILE: set, but no Redis is"},
 		{"a CA that is not PEM", map[string]string{"REDIS_URL": "rediss://a:6379", "REDIS_TLS_CA_FILE": ca}, "REDIS_TLS_CA_FILE: " + ca + " holds no PEM certificate"},
+		{"durability without Redis", map[string]string{"ASKBRIDGE_REDIS_DURABILITY": "1"}, "ASKBRIDGE_REDIS_DURABILITY: set, but no Redis is"},
+		{"durability below zero", map[string]string{"REDIS_URL": "redis://a:6379", "ASKBRIDGE_REDIS_DURABILITY": "-1"}, "ASKBRIDGE_REDIS_DURABILITY: \"-1\""},
+		{"durability not a number", map[string]string{"REDIS_URL": "redis://a:6379", "ASKBRIDGE_REDIS_DURABILITY": "replica"}, "ASKBRIDGE_REDIS_DURABILITY: \"replica\""},
+		{"a wait too long", map[string]string{"REDIS_URL": "redis://a:6379", "ASKBRIDGE_REDIS_DURABILITY": "1", "ASKBRIDGE_REDIS_DURABILITY_TIMEOUT": "1m"}, "ASKBRIDGE_REDIS_DURABILITY_TIMEOUT: \"1m\""},
 		{"a CA file missing", map[string]string{"REDIS_URL": "rediss://a:6379", "REDIS_TLS_CA_FILE": ca + ".gone"}, "REDIS_TLS_CA_FILE: open"},
 	}
 	for _, tt := range tests {
@@ -66,9 +71,20 @@ func TestRedisSettingsPickTheTopology(t *testing.T) {
 	}
 	for _, tt := range tests {
 		s := fromEnv(t, tt.env)
+		if s.durability.Replicas != 0 || s.durability.Timeout != time.Second {
+			t.Errorf("%v: durability %+v, want off with the 1s default", tt.env, s.durability)
+		}
 		d, name, err := s.redisDial()
 		if err != nil || name != tt.name || (name != "" && d.Topology != tt.want) {
 			t.Errorf("%v: got %v %q %v, want %v %q", tt.env, d.Topology, name, err, tt.want, tt.name)
 		}
+	}
+}
+
+func TestRedisDurabilitySetting(t *testing.T) {
+	s := fromEnv(t, map[string]string{"REDIS_SENTINEL_URL": "redis://s1:26379?master_name=m",
+		"ASKBRIDGE_REDIS_DURABILITY": "1", "ASKBRIDGE_REDIS_DURABILITY_TIMEOUT": "250ms"})
+	if want := (redisstore.Durability{Replicas: 1, Timeout: 250 * time.Millisecond}); s.durability != want {
+		t.Fatalf("durability %+v, want %+v", s.durability, want)
 	}
 }

@@ -104,7 +104,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	if redisVar != "" {
-		st, err := redisstore.Connect(ctx, dial, redisstore.Options{Shards: s.File.Policies.Shards})
+		st, err := redisstore.Connect(ctx, dial, redisstore.Options{Shards: s.File.Policies.Shards, Durability: s.durability})
 		if err != nil {
 			return fmt.Errorf("%s: %w", redisVar, err)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/caarlos0/env/v11"
 
 	"github.com/askbridge/askbridge/adapters/telegram"
+	redisstore "github.com/askbridge/askbridge/store/redis"
 )
 
 // Settings is everything askbridge reads at start: the environment
@@ -30,9 +31,15 @@ type Settings struct {
 	// RedisCAFile is a PEM file of the CA certificates a rediss:// server's
 	// certificate must chain to, for a private CA; "" trusts the system's.
 	RedisCAFile string `env:"REDIS_TLS_CA_FILE"`
-	ActorKey    Secret `env:"ASKBRIDGE_ACTOR_KEY"`
-	LogLevel    string `env:"ASKBRIDGE_LOG_LEVEL"`
-	LogFormat   string `env:"ASKBRIDGE_LOG_FORMAT" envDefault:"auto"` // auto, console or json
+	// RedisDurability is how many replicas must hold each transition
+	// before its caller is told it succeeded (WAIT or WAITAOF; 0 is off),
+	// and RedisDurabilityTimeout how long to wait for them.
+	RedisDurability        string                `env:"ASKBRIDGE_REDIS_DURABILITY" envDefault:"0"`
+	RedisDurabilityTimeout string                `env:"ASKBRIDGE_REDIS_DURABILITY_TIMEOUT" envDefault:"1s"`
+	durability             redisstore.Durability // set by the check, from the two above
+	ActorKey               Secret                `env:"ASKBRIDGE_ACTOR_KEY"`
+	LogLevel               string                `env:"ASKBRIDGE_LOG_LEVEL"`
+	LogFormat              string                `env:"ASKBRIDGE_LOG_FORMAT" envDefault:"auto"` // auto, console or json
 	// ReplicaID names this replica for the leases of single connections
 	// (Telegram polling, the Discord gateway); "" makes one from the host
 	// name and an id kept in the data directory, so a restarted replica

@@ -185,6 +185,22 @@ func (s *Server) Close() {
 // error as an error, a flat array as its elements joined by spaces. It is for setup, not for the
 // code under test, which brings its own client.
 func (s *Server) Do(args ...string) (string, error) {
+	return s.do(nil, args)
+}
+
+// ReadReplica is Do on a replica: on a cluster's it sends READONLY first,
+// on the same connection, so the replica serves the read instead of
+// redirecting it to the primary.
+func (s *Server) ReadReplica(args ...string) (string, error) {
+	if !s.cluster {
+		return s.Do(args...)
+	}
+	return s.do([]string{"READONLY"}, args)
+}
+
+// do sends first (if any) and then args on one fresh connection, and
+// returns args' reply.
+func (s *Server) do(first, args []string) (string, error) {
 	conn, err := net.DialTimeout("tcp", s.addr, time.Second)
 	if err != nil {
 		return "", err
@@ -192,14 +208,24 @@ func (s *Server) Do(args ...string) (string, error) {
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
 	var b strings.Builder
-	fmt.Fprintf(&b, "*%d\r\n", len(args))
-	for _, a := range args {
-		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	for _, cmd := range [][]string{first, args} {
+		if cmd == nil {
+			continue
+		}
+		fmt.Fprintf(&b, "*%d\r\n", len(cmd))
+		for _, a := range cmd {
+			fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+		}
 	}
 	if _, err := conn.Write([]byte(b.String())); err != nil {
 		return "", err
 	}
 	r := bufio.NewReader(conn)
+	if first != nil {
+		if line, err := r.ReadString('\n'); err != nil || strings.HasPrefix(line, "-") {
+			return "", fmt.Errorf("%s: %q %v", first[0], line, err)
+		}
+	}
 	line, err := r.ReadString('\n')
 	if err != nil {
 		return "", err

@@ -402,3 +402,15 @@ func waitFor(timeout time.Duration, ok func() (bool, string)) error {
 		time.Sleep(50 * time.Millisecond) // polling processes that settle, not a test assertion
 	}
 }
+
+// ReplicaOf is a live replica of primary p, or nil.
+func (c *Cluster) ReplicaOf(p *Server) *Server {
+	for _, s := range c.live() {
+		role, err := s.Do("ROLE")
+		f := strings.Fields(role)
+		if err == nil && len(f) >= 3 && f[0] == "slave" && f[1]+":"+f[2] == p.addr {
+			return s
+		}
+	}
+	return nil
+}

@@ -191,7 +191,7 @@ func Connect(ctx context.Context, d Dial, opts Options) (*Store, error) {
 
 // Topology reports how the Store reaches Redis.
 func (s *Store) Topology() Topology {
-	switch c := s.client.(type) {
+	switch c := s.base().(type) {
 	case *goredis.ClusterClient:
 		return Cluster
 	case *goredis.Client:

@@ -16,7 +16,7 @@ import (
 // CLUSTER SETSLOT), each move carrying one shard's keys only.
 func (s *Store) Spread(ctx context.Context) (map[string][]int, error) {
 	out := map[string][]int{}
-	cc, ok := s.client.(*goredis.ClusterClient)
+	cc, ok := s.base().(*goredis.ClusterClient)
 	if !ok {
 		for shard := range s.shards {
 			out[""] = append(out[""], shard)

@@ -47,6 +47,11 @@ type Options struct {
 	Shards int
 	// Group is the outbox consumer group; default "askbridge".
 	Group string
+	// Durability, when on, makes each transition a caller is told
+	// succeeded wait for replicas first (durable.go). It sends each
+	// transition on a connection of its own, not through the
+	// autopipeliner, so it costs throughput as well as the wait.
+	Durability Durability
 	// Now, when set, is the clock the outbox's due times are kept on
 	// (retries, held card updates). Nil means the Redis server's clock,
 	// which every replica shares; tests inject a simulated clock to make
@@ -70,7 +75,7 @@ func (o *Options) fill() error {
 	if o.Group == "" {
 		o.Group = "askbridge"
 	}
-	return nil
+	return o.Durability.fill()
 }
 
 // Store is a core.Store on Redis. It is safe for concurrent use.
@@ -188,7 +193,15 @@ func New(ctx context.Context, client goredis.UniversalClient, opts Options) (*St
 	if err := client.Ping(ctx).Err(); err != nil {
 		return nil, core.Internal(op, fmt.Errorf("ping: %w", err))
 	}
-	if c, ok := client.(autoPipelining); ok {
+	if opts.Durability.Replicas > 0 {
+		// Each transition and its wait go out together on one connection
+		// (durable.go), which the autopipeliner cannot promise.
+		d, err := newDurableClient(ctx, client, opts.Durability)
+		if err != nil {
+			return nil, core.Internal(op, fmt.Errorf("durability: %w", err))
+		}
+		s.client = d
+	} else if c, ok := client.(autoPipelining); ok {
 		// The deferred face: a read's two commands are both queued before
 		// it waits, so they go in the same batch. The client keeps the
 		// autopipeliner and closes it when it closes. A client that cannot
@@ -279,7 +292,7 @@ func (s *Store) Ping(ctx context.Context) error {
 	}
 	nodes := map[string]doer{}
 	what := map[string]string{}
-	if cc, ok := s.client.(*goredis.ClusterClient); ok {
+	if cc, ok := s.base().(*goredis.ClusterClient); ok {
 		for shard := range s.shards {
 			n, err := cc.MasterForKey(ctx, s.k.tag(shard))
 			if err != nil {
@@ -291,7 +304,7 @@ func (s *Store) Ping(ctx context.Context) error {
 			}
 		}
 	} else {
-		nodes[""], what[""] = s.client, "the primary"
+		nodes[""], what[""] = s.base(), "the primary"
 	}
 	for addr, n := range nodes {
 		role, err := n.Do(ctx, "ROLE").Slice()

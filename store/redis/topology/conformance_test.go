@@ -1,7 +1,9 @@
 package topology_test
 
 import (
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/askbridge/askbridge/internal/redistest"
 	redisstore "github.com/askbridge/askbridge/store/redis"
@@ -20,6 +22,22 @@ func TestCluster(t *testing.T) {
 	})
 	t.Run("race", func(t *testing.T) { race(t, h) })
 	t.Run("a question's keys share a slot", func(t *testing.T) { keysOfAQuestion(t, c, h) })
+	t.Run("durable", func(t *testing.T) {
+		d := &harness{dial: h.dial, shards: h.shards, durability: redisstore.Durability{Replicas: 1, Timeout: 2 * time.Second}}
+		race(t, d)
+		durable(t, d, func(key string) *redistest.Server {
+			slot, err := c.Nodes[0].Do("CLUSTER", "KEYSLOT", key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, _ := strconv.Atoi(slot)
+			p, err := c.PrimaryOf(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c.ReplicaOf(p)
+		})
+	})
 }
 
 // TestSentinel runs the conformance suite and the replicas' race on a
@@ -32,4 +50,11 @@ func TestSentinel(t *testing.T) {
 		storetest.Run(t, storetest.Harness{Open: h.Open, Reopen: h.Reopen, Replica: h.Replica, Clocked: h.Clocked})
 	})
 	t.Run("race", func(t *testing.T) { race(t, h) })
+	t.Run("durable", func(t *testing.T) {
+		d := &harness{dial: h.dial, shards: h.shards, durability: redisstore.Durability{Replicas: 1, Timeout: 2 * time.Second}}
+		race(t, d)
+		durable(t, d, func(string) *redistest.Server { return ss.Data[1] })
+		tooFew := &harness{dial: h.dial, shards: h.shards, durability: redisstore.Durability{Replicas: 2, Timeout: 50 * time.Millisecond}}
+		maybeRecorded(t, tooFew)
+	})
 }

@@ -20,8 +20,9 @@ import (
 // harness opens stores for the conformance suite, each on a client of its
 // own dialled from dial.
 type harness struct {
-	dial   redisstore.Dial
-	shards int
+	dial       redisstore.Dial
+	shards     int
+	durability redisstore.Durability
 
 	mu   sync.Mutex
 	opts map[core.Store]redisstore.Options
@@ -55,11 +56,11 @@ func (h *harness) options(t *testing.T, s core.Store) redisstore.Options {
 }
 
 func (h *harness) Open(t *testing.T) core.Store {
-	return h.open(t, redisstore.Options{Prefix: randomPrefix(), Shards: h.shards})
+	return h.open(t, redisstore.Options{Prefix: randomPrefix(), Shards: h.shards, Durability: h.durability})
 }
 
 func (h *harness) Clocked(t *testing.T, now func() time.Time) core.Store {
-	return h.open(t, redisstore.Options{Prefix: randomPrefix(), Shards: h.shards, Now: now})
+	return h.open(t, redisstore.Options{Prefix: randomPrefix(), Shards: h.shards, Durability: h.durability, Now: now})
 }
 
 func (h *harness) Replica(t *testing.T, s core.Store) core.Store {

@@ -104,15 +104,9 @@ func (c *durableClient) Process(ctx context.Context, cmd goredis.Cmder) error {
 		cmd.SetErr(markErr(err))
 		return cmd.Err()
 	}
-	var wait goredis.Cmder
+	wait := c.waitCmd(ctx)
 	_, _ = node.Pipelined(ctx, func(p goredis.Pipeliner) error {
 		_ = p.Process(ctx, cmd)
-		ms := c.d.Timeout.Milliseconds()
-		if c.aof {
-			wait = goredis.NewIntSliceCmd(ctx, "waitaof", 1, c.d.Replicas, ms)
-		} else {
-			wait = goredis.NewIntCmd(ctx, "wait", c.d.Replicas, ms)
-		}
 		_ = p.Process(ctx, wait)
 		return nil
 	})
@@ -129,6 +123,33 @@ func (c *durableClient) Process(ctx context.Context, cmd goredis.Cmder) error {
 		return cmd.Err()
 	}
 	return nil
+}
+
+// Watch runs fn in a WATCH transaction as the client would and, once fn
+// has committed, waits on the transaction's own connection: the standing
+// approvals change this way, not by script.
+func (c *durableClient) Watch(ctx context.Context, fn func(*goredis.Tx) error, keys ...string) error {
+	return c.UniversalClient.Watch(ctx, func(tx *goredis.Tx) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		wait := c.waitCmd(ctx)
+		_ = tx.Process(ctx, wait)
+		if err := c.held(wait); err != nil {
+			return markErr(err)
+		}
+		return nil
+	}, keys...)
+}
+
+// waitCmd is the wait to send after a write: WAITAOF for the local AOF
+// and the replicas, or WAIT for the replicas.
+func (c *durableClient) waitCmd(ctx context.Context) goredis.Cmder {
+	ms := c.d.Timeout.Milliseconds()
+	if c.aof {
+		return goredis.NewIntSliceCmd(ctx, "waitaof", 1, c.d.Replicas, ms)
+	}
+	return goredis.NewIntCmd(ctx, "wait", c.d.Replicas, ms)
 }
 
 // held checks the wait's reply: enough replicas (and the local AOF) have

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/internal/coretest"
@@ -65,5 +66,14 @@ func maybeRecorded(t *testing.T, h *harness) {
 	if _, err := svc.Answer(ctx, core.AnswerInput{QuestionID: open[0].ID,
 		Decider: core.Decider{Surface: core.SurfaceAPI, ID: "ada", Name: "Ada"}, Text: "eu-west-1"}); !core.Unavailable(err) {
 		t.Fatalf("an answer two replicas could not confirm: %v, want a maybe-recorded error", err)
+	}
+	// A standing approval changes in a WATCH transaction, not a script.
+	grant := core.Standing{ID: "st-1", Scope: core.StandingAgent, Agent: "agent-a", Tool: "Bash", Route: core.DefaultRoute,
+		QuestionID: open[0].ID, GrantedAt: time.Now(), Until: time.Now().Add(time.Hour)}
+	if err := st.PutStanding(ctx, grant); !core.Unavailable(err) {
+		t.Fatalf("a standing approval two replicas could not confirm: %v, want a maybe-recorded error", err)
+	}
+	if got, err := st.ListStandings(ctx, time.Now()); err != nil || len(got) != 1 {
+		t.Fatalf("the standing approval is on the primary: %v %v", got, err)
 	}
 }

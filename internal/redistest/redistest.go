@@ -101,6 +101,9 @@ func serverArgs(port int, dir string, cluster bool, extra ...string) []string {
 		"--dir", dir,
 		"--daemonize", "no",
 		"--loglevel", "warning",
+		// DEBUG SLEEP lets a test hold a replica a second behind, as a
+		// loaded host would.
+		"--enable-debug-command", "local",
 	}
 	if cluster {
 		args = append(args,

@@ -105,7 +105,7 @@ func TestReplicatedClusterFailsOver(t *testing.T) {
 }
 
 func TestSentinelsFailOver(t *testing.T) {
-	ss := redistest.StartSentinels(t)
+	ss := redistest.StartSentinels(t, 1)
 	if got, want := ss.URL(), "redis://"+ss.Sentinels[0].Addr()+"?master_name=askbridge&addr="; !strings.HasPrefix(got, want) {
 		t.Fatalf("url %q, want it to start %q", got, want)
 	}

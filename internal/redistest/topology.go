@@ -224,23 +224,33 @@ func (c *Cluster) WaitHealthy() error {
 	})
 }
 
-// Sentinels is a primary and a replica watched by three Sentinels, which
-// fail the primary over to the replica when it dies.
+// Sentinels is a primary and its replicas watched by three Sentinels,
+// which fail the primary over to a replica when it dies.
 type Sentinels struct {
-	// Data are the primary and the replica at the start; roles change after
-	// a failover, the slice does not.
+	// Data are the primary and the replicas at the start; roles change
+	// after a failover, the slice does not.
 	Data      []*Server
 	Sentinels []*Server
 	// Master is the name the Sentinels monitor the primary by.
 	Master string
+	// link stands in front of the first primary (see link).
+	link *link
 }
 
-// StartSentinels starts a primary, a replica and three Sentinels, and
-// stops them when the test ends. It returns once every Sentinel sees the
-// replica and the other Sentinels.
-func StartSentinels(t testing.TB) *Sentinels {
+// HoldReplication stops the first primary's stream to its replicas from
+// arriving, for good, as a congested network would: the replicas fall
+// behind while the primary goes on acknowledging writes, and what it
+// acknowledges from then on is lost if it dies. (The first primary is
+// reached through a relay that holds it; after a failover, Sentinel
+// points everyone at the new primary's own address.)
+func (ss *Sentinels) HoldReplication() { ss.link.hold() }
+
+// StartSentinels starts a primary, replicas replicas of it and three
+// Sentinels, and stops them when the test ends. It returns once every
+// Sentinel sees the replicas and the other Sentinels.
+func StartSentinels(t testing.TB, replicas int) *Sentinels {
 	t.Helper()
-	s, err := startSentinels(t.TempDir())
+	s, err := startSentinels(t.TempDir(), replicas)
 	if err != nil {
 		t.Fatalf("redistest: %v", err)
 	}
@@ -248,7 +258,7 @@ func StartSentinels(t testing.TB) *Sentinels {
 	return s
 }
 
-func startSentinels(dir string) (*Sentinels, error) {
+func startSentinels(dir string, replicas int) (*Sentinels, error) {
 	ss := &Sentinels{Master: "askbridge"}
 	fail := func(err error) (*Sentinels, error) {
 		ss.Close()
@@ -259,19 +269,26 @@ func startSentinels(dir string) (*Sentinels, error) {
 		return fail(err)
 	}
 	ss.Data = append(ss.Data, primary)
-	host, pport, _ := strings.Cut(primary.addr, ":")
-	replica, err := startWith(dir, func(port int) ([]string, error) {
-		return serverArgs(port, dir, false, "--replicaof", host, pport), nil
-	})
+	l, err := newLink(primary.addr)
 	if err != nil {
 		return fail(err)
 	}
-	ss.Data = append(ss.Data, replica)
-	if err := waitFor(settleTimeout, func() (bool, string) {
-		info, err := replica.Do("INFO", "replication")
-		return err == nil && strings.Contains(info, "master_link_status:up"), info
-	}); err != nil {
-		return fail(fmt.Errorf("replica never synced: %w", err))
+	ss.link = l
+	host, pport, _ := strings.Cut(l.addr(), ":")
+	for range replicas {
+		replica, err := startWith(dir, func(port int) ([]string, error) {
+			return serverArgs(port, dir, false, "--replicaof", host, pport), nil
+		})
+		if err != nil {
+			return fail(err)
+		}
+		ss.Data = append(ss.Data, replica)
+		if err := waitFor(settleTimeout, func() (bool, string) {
+			info, err := replica.Do("INFO", "replication")
+			return err == nil && strings.Contains(info, "master_link_status:up"), info
+		}); err != nil {
+			return fail(fmt.Errorf("replica never synced: %w", err))
+		}
 	}
 	for range 3 {
 		s, err := startWith(dir, func(port int) ([]string, error) {
@@ -316,6 +333,9 @@ func (ss *Sentinels) Primary() (*Server, error) {
 			continue
 		}
 		addr := strings.Replace(reply, " ", ":", 1)
+		if addr == ss.link.addr() {
+			addr = ss.Data[0].addr
+		}
 		for _, d := range ss.Data {
 			if d.addr == addr {
 				return d, nil
@@ -347,10 +367,14 @@ func (ss *Sentinels) WaitHealthy() error {
 		if role, err := p.Do("ROLE"); err != nil || !strings.HasPrefix(role, "master") {
 			return false, "the named primary's role is " + role
 		}
+		named := p.addr // as the Sentinels name it
+		if p == ss.Data[0] {
+			named = ss.link.addr()
+		}
 		for _, s := range ss.Sentinels {
 			info, err := s.Do("INFO", "sentinel")
 			m := sentinelLine.FindStringSubmatch(info)
-			if err != nil || m == nil || m[1] != p.addr {
+			if err != nil || m == nil || m[1] != named {
 				return false, info
 			}
 			// A dead replica stays on the Sentinels' list, so it counts.
@@ -383,6 +407,9 @@ var sentinelLine = regexp.MustCompile(`status=ok,address=([^,]+),slaves=(\d+),se
 func (ss *Sentinels) Close() {
 	for _, s := range append(append([]*Server(nil), ss.Sentinels...), ss.Data...) {
 		s.Close()
+	}
+	if ss.link != nil {
+		ss.link.close()
 	}
 }
 

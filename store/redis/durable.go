@@ -99,7 +99,8 @@ func (c *durableClient) Process(ctx context.Context, cmd goredis.Cmder) error {
 	if len(args) < 4 || !acknowledged[fmt.Sprint(args[1])] {
 		return c.UniversalClient.Process(ctx, cmd)
 	}
-	node, err := c.nodeFor(ctx, fmt.Sprint(args[3]))
+	key := fmt.Sprint(args[3])
+	node, err := c.nodeFor(ctx, key)
 	if err != nil {
 		cmd.SetErr(markErr(err))
 		return cmd.Err()
@@ -107,6 +108,13 @@ func (c *durableClient) Process(ctx context.Context, cmd goredis.Cmder) error {
 	wait := c.waitCmd(ctx)
 	_, _ = node.Pipelined(ctx, func(p goredis.Pipeliner) error {
 		_ = p.Process(ctx, cmd)
+		// WAIT counts up to this connection's last write. A script that
+		// wrote nothing (a repeated ask finding its question, a retry
+		// finding its answer recorded) would leave that at an older write,
+		// and WAIT would vouch for what it found without knowing it is on
+		// a replica. A write of a marker in the same slot moves it past
+		// everything the primary holds, so the wait covers that too.
+		p.Set(ctx, markerKey(key), "1", 0)
 		_ = p.Process(ctx, wait)
 		return nil
 	})
@@ -123,6 +131,17 @@ func (c *durableClient) Process(ctx context.Context, cmd goredis.Cmder) error {
 		return cmd.Err()
 	}
 	return nil
+}
+
+// markerKey is the durability marker in the slot of key: the key's hash
+// tag, or the key itself when it has none.
+func markerKey(key string) string {
+	if i := strings.IndexByte(key, '{'); i >= 0 {
+		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
+			return key[i:i+j+2] + ":durable"
+		}
+	}
+	return "{" + key + "}:durable"
 }
 
 // Watch runs fn in a WATCH transaction as the client would and, once fn

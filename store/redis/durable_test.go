@@ -18,3 +18,14 @@ func TestWaitAOFNeedsSevenTwoAndAOF(t *testing.T) {
 		}
 	}
 }
+
+func TestMarkerKeySharesTheSlot(t *testing.T) {
+	for key, want := range map[string]string{
+		"{ab:s3}:q:abc": "{ab:s3}:durable",
+		"plain":         "{plain}:durable",
+	} {
+		if got := markerKey(key); got != want || slot(got) != slot(key) {
+			t.Errorf("markerKey(%q) = %q (slot %d), want %q (slot %d)", key, got, slot(got), want, slot(key))
+		}
+	}
+}

@@ -44,7 +44,7 @@ func TestCluster(t *testing.T) {
 // primary and a replica behind three Sentinels.
 func TestSentinel(t *testing.T) {
 	t.Parallel()
-	ss := redistest.StartSentinels(t)
+	ss := redistest.StartSentinels(t, 1)
 	h := &harness{dial: redisstore.Dial{Topology: redisstore.Sentinel, URL: ss.URL()}, shards: 1}
 	t.Run("conformance", func(t *testing.T) {
 		storetest.Run(t, storetest.Harness{Open: h.Open, Reopen: h.Reopen, Replica: h.Replica, Clocked: h.Clocked})

@@ -124,3 +124,13 @@ func (s *Settings) readDurability() error {
 	s.durability = d
 	return nil
 }
+
+// redisLog sends go-redis's own messages (a dial that failed, the primary
+// a Sentinel named) to the program's log at debug level, instead of raw
+// lines on stderr that would break a JSON log: what matters of a failover
+// is logged by askbridge itself (each 503, /readyz).
+type redisLog struct{ log zerolog.Logger }
+
+func (l redisLog) Printf(_ context.Context, format string, v ...any) {
+	l.log.Debug().Str("component", "go-redis").Msgf(format, v...)
+}

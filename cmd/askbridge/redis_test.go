@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	redisstore "github.com/askbridge/askbridge/store/redis"
 )
 
@@ -86,5 +88,15 @@ func TestRedisDurabilitySetting(t *testing.T) {
 		"ASKBRIDGE_REDIS_DURABILITY": "1", "ASKBRIDGE_REDIS_DURABILITY_TIMEOUT": "250ms"})
 	if want := (redisstore.Durability{Replicas: 1, Timeout: 250 * time.Millisecond}); s.durability != want {
 		t.Fatalf("durability %+v, want %+v", s.durability, want)
+	}
+}
+
+func TestGoRedisLogsThroughTheProgramsLog(t *testing.T) {
+	var buf strings.Builder
+	l := redisLog{zerolog.New(&buf).Level(zerolog.DebugLevel)}
+	l.Printf(t.Context(), "sentinel: selected addr=%s", "127.0.0.1:6379")
+	if got := buf.String(); !strings.Contains(got, `"level":"debug"`) || !strings.Contains(got, `"component":"go-redis"`) ||
+		!strings.Contains(got, `"message":"sentinel: selected addr=127.0.0.1:6379"`) {
+		t.Fatalf("logged %s", got)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	goredis "github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/errgroup"
 
@@ -104,6 +105,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	if redisVar != "" {
+		goredis.SetLogger(redisLog{m.Log})
 		st, err := redisstore.Connect(ctx, dial, redisstore.Options{Shards: s.File.Policies.Shards, Durability: s.durability})
 		if err != nil {
 			return fmt.Errorf("%s: %w", redisVar, err)

@@ -7,11 +7,14 @@
 package topology_test
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"sync"
 	"testing"
 	"time"
+
+	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge/core"
 	redisstore "github.com/askbridge/askbridge/store/redis"
@@ -80,3 +83,11 @@ func randomPrefix() string {
 	_, _ = rand.Read(b[:])
 	return "t" + hex.EncodeToString(b[:])
 }
+
+// go-redis logs each dial that fails and each Sentinel it picks; the
+// failovers here make many of both on purpose.
+func init() { goredis.SetLogger(quiet{}) }
+
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}

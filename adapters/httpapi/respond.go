@@ -62,7 +62,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 // answering on a connection taken over from net/http knows it.
 func (s *Server) failAt(w http.ResponseWriter, method, path string, err error) {
 	code := core.ErrorCode(err)
-	if code == core.CodeInternal && core.Unavailable(err) {
+	if code == core.CodeInternal && s.unavailable(err) {
 		// The store is failing over: not a failure of ours, and a retry
 		// in a moment will do (its outcome, if it was in fact recorded).
 		s.log.Warn().Err(err).Str("method", method).Str("path", path).Msg("the store is unavailable: answered 503")

@@ -154,6 +154,9 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}
 
 	opts := httpapi.Options{Tokens: tokens, Log: m.Log, Extras: s.File.Directives}
+	if m.StoreKind == "redis" {
+		opts.Unavailable = redisstore.Unavailable // a failover's errors: 503, not 500
+	}
 	if err := opts.Validate(); err != nil {
 		return err
 	}

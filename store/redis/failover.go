@@ -13,56 +13,23 @@ import (
 	"github.com/askbridge/askbridge/core"
 )
 
-// failoverHook marks, on every command the client sends, the errors a
-// failover or an unreachable server produces, so that they reach core as
-// core.ErrUnavailable (a retryable 503 at the API) rather than as a
-// failure of ours. It is one hook on the client, so every path of the
-// Store (scripts, reads, the outbox, budgets) is covered in one place; it
-// only looks at a command's result after the command ran, as go-redis
-// asks of a hook.
-type failoverHook struct{}
-
-func (failoverHook) DialHook(next goredis.DialHook) goredis.DialHook {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := next(ctx, network, addr)
-		if err != nil && failingOver(err) {
-			err = &unavailableError{err}
-		}
-		return c, err
-	}
+// Unavailable reports whether err, from this package's Store, says Redis
+// is failing over or briefly out of reach rather than that something is
+// broken: a caller may try again in a moment (the HTTP API's 503 with
+// Retry-After). It is how a program tells the two apart where it maps
+// errors to replies (httpapi.Options.Unavailable). Errors the Store marks
+// itself (a durable write not confirmed in time, a probe that found a
+// replica where the primary should be) also match core.ErrUnavailable.
+//
+// It classifies at the point of reply, not on every command: a hook on
+// the client would cost every command of the hot path its own goroutine
+// hop through the autopipeliner.
+func Unavailable(err error) bool {
+	return errors.Is(err, core.ErrUnavailable) || failingOver(err)
 }
 
-func (failoverHook) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
-	return func(ctx context.Context, cmd goredis.Cmder) error {
-		err := next(ctx, cmd)
-		mark(cmd)
-		if err != nil && failingOver(err) {
-			return markErr(err)
-		}
-		return err
-	}
-}
-
-func (failoverHook) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []goredis.Cmder) error {
-		err := next(ctx, cmds)
-		for _, c := range cmds {
-			mark(c)
-		}
-		if err != nil && failingOver(err) {
-			return markErr(err)
-		}
-		return err
-	}
-}
-
-// mark wraps cmd's error if a failover made it.
-func mark(cmd goredis.Cmder) {
-	if err := cmd.Err(); err != nil && failingOver(err) {
-		cmd.SetErr(markErr(err))
-	}
-}
-
+// markErr marks err as a failover's (core.ErrUnavailable), for the
+// errors the Store makes itself.
 func markErr(err error) error {
 	var u *unavailableError
 	if errors.As(err, &u) {

@@ -3,6 +3,7 @@ package redis
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -12,10 +13,11 @@ import (
 	"github.com/askbridge/askbridge/internal/redistest"
 )
 
-// TestFailoverErrorsAreMarked makes the errors a failover produces on
-// real servers, and some that are not a failover's, and checks which the
-// hook marks core.ErrUnavailable.
-func TestFailoverErrorsAreMarked(t *testing.T) {
+// TestFailoverErrorsAreUnavailable makes the errors a failover produces
+// on real servers, and some that are not a failover's, and checks which
+// Unavailable tells apart, as they come from go-redis and wrapped as the
+// Store and core wrap them.
+func TestFailoverErrorsAreUnavailable(t *testing.T) {
 	ctx := t.Context()
 	primary, replica := redistest.Start(t), redistest.Start(t)
 	host, port, _ := strings.Cut(primary.Addr(), ":")
@@ -24,7 +26,6 @@ func TestFailoverErrorsAreMarked(t *testing.T) {
 	}
 	client := func(addr string) *goredis.Client {
 		c := goredis.NewClient(&goredis.Options{Addr: addr, MaxRetries: -1})
-		c.AddHook(failoverHook{})
 		t.Cleanup(func() { _ = c.Close() })
 		return c
 	}
@@ -59,15 +60,16 @@ func TestFailoverErrorsAreMarked(t *testing.T) {
 		if tt.err == nil {
 			t.Fatalf("%s: no error", tt.name)
 		}
-		if got := core.Unavailable(tt.err); got != tt.want {
-			t.Errorf("%s: %v marked unavailable %v, want %v", tt.name, tt.err, got, tt.want)
-		}
-		// Marked or not, the cause is still what go-redis's own checks see.
-		if tt.want && strings.Contains(tt.name, "READONLY") && !goredis.IsReadOnlyError(tt.err) {
-			t.Errorf("%s: the mark hides READONLY from go-redis: %v", tt.name, tt.err)
+		wrapped := core.Internal("redis answer", fmt.Errorf("script resolve: %w", tt.err))
+		for _, err := range []error{tt.err, wrapped} {
+			if got := Unavailable(err); got != tt.want {
+				t.Errorf("%s: Unavailable(%v) = %v, want %v", tt.name, err, got, tt.want)
+			}
 		}
 	}
-	if errors.Is(onPrimary.Get(ctx, "missing").Err(), goredis.Nil) != true {
-		t.Error("the hook changed goredis.Nil")
+	// What the Store marks itself matches core's sentinel too.
+	marked := markErr(errors.New("ROLE says slave"))
+	if !core.Unavailable(marked) || !Unavailable(marked) || marked.Error() != "ROLE says slave" {
+		t.Errorf("a marked error: %v", marked)
 	}
 }

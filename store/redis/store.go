@@ -136,10 +136,8 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 // New returns a Store on client. It creates the outbox consumer groups
 // and subscribes to wake-ups, returning only once the subscription is
 // confirmed, so no change made after New returns goes unannounced. The
-// caller keeps ownership of client: Close does not close it. New adds a
-// hook to client that marks the errors of a failover as
-// core.ErrUnavailable (failover.go); the client's other users see the
-// same errors, marked, with the same text.
+// caller keeps ownership of client: Close does not close it. Which of its
+// errors mean "failing over, try again" Unavailable says (failover.go).
 //
 // Under load the Store sends through client's AsyncAutoPipeline, which
 // go-redis keeps one of per client: options the caller gave it first
@@ -186,10 +184,6 @@ func New(ctx context.Context, client goredis.UniversalClient, opts Options) (*St
 			return nil, core.Errorf(core.CodeInvalid, op, "a go-redis Ring supports one shard only; use a ClusterClient for several")
 		}
 	}
-	// A failover's errors reach core marked (failover.go). The hook goes
-	// on the caller's client, before the autopipeliner is taken, which
-	// sees only hooks added before its commands.
-	client.AddHook(failoverHook{})
 	if err := client.Ping(ctx).Err(); err != nil {
 		return nil, core.Internal(op, fmt.Errorf("ping: %w", err))
 	}

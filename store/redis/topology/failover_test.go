@@ -48,7 +48,7 @@ func startInstance(t *testing.T, d redisstore.Dial, o redisstore.Options, refuse
 	h := httpapi.New(svc, httpapi.Options{Tokens: []httpapi.Token{
 		{Name: "agent-a", Secret: agentToken, Role: httpapi.RoleAgent},
 		{Name: "ops", Secret: operatorToken, Role: httpapi.RoleOperator},
-	}})
+	}, Unavailable: redisstore.Unavailable})
 	in := &instance{store: st, svc: svc, fivehundreds: &atomic.Int64{}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &status{ResponseWriter: w}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +11,9 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/redistest"
 	redisstore "github.com/askbridge/askbridge/store/redis"
 )
 
@@ -99,4 +104,35 @@ func TestGoRedisLogsThroughTheProgramsLog(t *testing.T) {
 		!strings.Contains(got, `"message":"sentinel: selected addr=127.0.0.1:6379"`) {
 		t.Fatalf("logged %s", got)
 	}
+}
+
+// TestServeOnAClusterFromAnySeed runs the real program on a cluster of
+// three primaries, reached through a seed that serves none of the first
+// shard's slot, with three shards: it starts, and an ask and its answer
+// go through whichever primaries own their shards.
+func TestServeOnAClusterFromAnySeed(t *testing.T) {
+	c := redistest.StartReplicatedCluster(t, 3, 0)
+	s := Settings{RedisClusterURL: Secret("redis://" + c.Nodes[2].Addr())}
+	s.File.Policies.Shards = 3
+	m := start(t, s)
+	agent, ops := client.New(m.URL, agentA), client.New(m.URL, opTok)
+	for i := range 6 { // over every shard, likely; two per primary at most
+		q, err := agent.Ask(t.Context(), client.AskRequest{Kind: core.KindClarification, Question: "Which region?",
+			Reversibility: core.HardToReverse, RunID: "run-cluster", ToolCallID: fmt.Sprintf("call-%d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ops.Answer(t.Context(), q.ID, client.AnswerRequest{Answer: "eu-west-1"}); err != nil {
+			t.Fatal(err)
+		}
+		res, err := agent.WaitOnce(t.Context(), q.ID, 0)
+		if err != nil || res.State != core.StateAnswered {
+			t.Fatalf("wait on %s: %+v %v", q.ID, res, err)
+		}
+	}
+	resp, err := http.Get(m.URL + "/readyz")
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("readyz on the cluster: %v %v", resp, err)
+	}
+	resp.Body.Close()
 }

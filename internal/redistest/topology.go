@@ -441,3 +441,43 @@ func (c *Cluster) ReplicaOf(p *Server) *Server {
 	}
 	return nil
 }
+
+// Failover has the Sentinels fail the primary over by hand (SENTINEL
+// FAILOVER) and waits until another node is the primary and the set-up
+// has settled again; the old primary lives on as a replica.
+func (ss *Sentinels) Failover() error {
+	old, err := ss.Primary()
+	if err != nil {
+		return err
+	}
+	if _, err := ss.Sentinels[0].Do("SENTINEL", "FAILOVER", ss.Master); err != nil {
+		return err
+	}
+	if err := waitFor(settleTimeout, func() (bool, string) {
+		p, err := ss.Primary()
+		return err == nil && p != old, fmt.Sprint(p, err)
+	}); err != nil {
+		return fmt.Errorf("the primary never moved: %w", err)
+	}
+	return ss.WaitHealthy()
+}
+
+// Failover has a replica of primary p take over by hand (CLUSTER
+// FAILOVER) and waits until it serves as the primary and the cluster has
+// settled again; p lives on as its replica.
+func (c *Cluster) Failover(p *Server) error {
+	r := c.ReplicaOf(p)
+	if r == nil {
+		return fmt.Errorf("no replica of %s", p.addr)
+	}
+	if _, err := r.Do("CLUSTER", "FAILOVER"); err != nil {
+		return err
+	}
+	if err := waitFor(settleTimeout, func() (bool, string) {
+		role, err := r.Do("ROLE")
+		return err == nil && strings.HasPrefix(role, "master"), role
+	}); err != nil {
+		return fmt.Errorf("%s never took over: %w", r.addr, err)
+	}
+	return c.WaitHealthy()
+}

@@ -120,8 +120,9 @@ func failoverUnderLoad(t *testing.T, d redisstore.Dial, o redisstore.Options, f 
 		mu      sync.Mutex
 		res     = load{acked: map[string]string{}, maybe: map[string]string{}}
 		killed  time.Time
-		stalled int // answered (2xx or 503) at the stall, -1 before it
-		after0  int // acknowledged at the kill
+		stalled int  // answered (2xx or 503) at the stall, -1 before it
+		after0  int  // acknowledged once the kill is done
+		settled bool // the kill (or failover by hand) is done
 		stop    = make(chan struct{})
 		stopped sync.Once
 		waits   sync.WaitGroup
@@ -193,7 +194,7 @@ func failoverUnderLoad(t *testing.T, d redisstore.Dial, o redisstore.Options, f 
 				if killed.IsZero() && acked >= before && (f.stall == nil || stalled >= 0 && done >= stalled+f.lagged) {
 					killOnce.Do(func() { close(killAt) })
 				}
-				if !killed.IsZero() && acked >= after0+after {
+				if settled && acked >= after0+after {
 					stopped.Do(func() { close(stop) })
 				}
 				mu.Unlock()
@@ -227,9 +228,12 @@ func failoverUnderLoad(t *testing.T, d redisstore.Dial, o redisstore.Options, f 
 		break
 	}
 	mu.Lock()
-	killed, after0 = time.Now(), len(res.acked)
+	killed = time.Now()
 	mu.Unlock()
-	f.kill()
+	f.kill() // a failover by hand returns once it is done, the load going on meanwhile
+	mu.Lock()
+	after0, settled = len(res.acked), true
+	mu.Unlock()
 	wg.Wait()
 	if t.Failed() {
 		return res
@@ -405,6 +409,49 @@ func TestClusterFailoverUnderLoad(t *testing.T) {
 			if n.Addr() == busiest {
 				n.Close()
 			}
+		}
+	}}, false)
+}
+
+// TestSentinelManualFailoverUnderLoad has the Sentinels fail the primary
+// over by hand (SENTINEL FAILOVER) under load: the old primary lives on
+// and is made a replica, so writes still sent to it meet READONLY.
+//
+// Durability asks for both replicas here. SENTINEL FAILOVER does not stop
+// the old primary first: until it is demoted it goes on taking writes,
+// and the replica not promoted goes on confirming them; both then follow
+// the new primary and drop them. Asking for one replica, this test lost
+// acknowledged asks; asking for every replica, a write made after the
+// promotion cannot be confirmed (the promoted one has left) and gets an
+// honest 503. A kill needs only one (the most advanced replica is the one
+// promoted), and so does a cluster's CLUSTER FAILOVER, which pauses the
+// old primary's clients until its replica has caught up.
+func TestSentinelManualFailoverUnderLoad(t *testing.T) {
+	t.Parallel()
+	ss := redistest.StartSentinels(t, 2)
+	d := redisstore.Dial{Topology: redisstore.Sentinel, URL: ss.URL()}
+	failoverUnderLoad(t, d, redisstore.Options{Durability: redisstore.Durability{Replicas: 2, Timeout: time.Second}},
+		fault{kill: func() {
+			if err := ss.Failover(); err != nil {
+				t.Error(err)
+			}
+		}}, false)
+}
+
+// TestClusterManualFailoverUnderLoad has a replica of a cluster primary
+// take over by hand (CLUSTER FAILOVER) under load.
+func TestClusterManualFailoverUnderLoad(t *testing.T) {
+	t.Parallel()
+	c := redistest.StartReplicatedCluster(t, 3, 2)
+	d := redisstore.Dial{Topology: redisstore.Cluster, URL: c.URL()}
+	o := redisstore.Options{Shards: 6, Durability: redisstore.Durability{Replicas: 1, Timeout: time.Second}}
+	failoverUnderLoad(t, d, o, fault{kill: func() {
+		p, err := c.PrimaryOf(0)
+		if err == nil {
+			err = c.Failover(p)
+		}
+		if err != nil {
+			t.Error(err)
 		}
 	}}, false)
 }

@@ -119,7 +119,8 @@ func (c *durableClient) Process(ctx context.Context, cmd goredis.Cmder) error {
 		return nil
 	})
 	if err := cmd.Err(); err != nil {
-		// The node's own client has no failover hook: mark here.
+		// Marked, so the caller is asked to retry, and a cluster client
+		// reads its slot map again before the retry.
 		if failingOver(err) {
 			cmd.SetErr(markErr(err))
 			c.reload(ctx)

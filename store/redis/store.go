@@ -302,6 +302,15 @@ func (s *Store) Ping(ctx context.Context) error {
 	}
 	for addr, n := range nodes {
 		role, err := n.Do(ctx, "ROLE").Slice()
+		var rerr goredis.Error
+		if err != nil && errors.As(err, &rerr) && !failingOver(err) {
+			// ROLE refused (renamed, or not in an ACL's commands): whether
+			// the node answers is all that can be known.
+			if err := n.Do(ctx, "PING").Err(); err != nil {
+				return pingError(op, what[addr]+" does not answer", err)
+			}
+			continue
+		}
 		if err != nil {
 			return pingError(op, what[addr]+" does not answer", err)
 		}

@@ -188,3 +188,28 @@ func (nopObserver) Resolved(string, time.Duration)                {}
 func (nopObserver) Closed(*core.Question)                         {}
 func (nopObserver) Delivered(core.Surface, string, time.Duration) {}
 func (nopObserver) Woke(time.Duration)                            {}
+
+// TestReadyWhereRoleIsRefused: a server whose ACL refuses ROLE (as some
+// managed services do) is ready as long as it answers.
+func TestReadyWhereRoleIsRefused(t *testing.T) {
+	t.Parallel()
+	s := redistest.Start(t)
+	st, err := redisstore.Connect(t.Context(), redisstore.Dial{Topology: redisstore.Single, URL: s.URL()}, redisstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	if _, err := s.Do("ACL", "SETUSER", "default", "-role"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Do("ROLE"); err == nil || !strings.Contains(err.Error(), "NOPERM") {
+		t.Fatalf("ROLE is not refused: %v", err)
+	}
+	if err := st.Ping(t.Context()); err != nil {
+		t.Fatalf("ping where ROLE is refused: %v", err)
+	}
+	s.Close()
+	if err := st.Ping(t.Context()); !core.Unavailable(err) {
+		t.Fatalf("ping with the server gone: %v, want it marked unavailable", err)
+	}
+}

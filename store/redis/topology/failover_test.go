@@ -44,7 +44,12 @@ func startInstance(t *testing.T, d redisstore.Dial, o redisstore.Options, refuse
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	svc := coretest.Service(t, st, coretest.Options{})
+	// Every question's card goes to a Slack room, so the outbox is part
+	// of what a failover must keep.
+	svc := coretest.Service(t, st, coretest.Options{Routes: map[string]core.Route{core.DefaultRoute: {
+		Rooms:    []core.Room{{Surface: core.SurfaceSlack, ID: "C1"}},
+		Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}},
+	}}})
 	h := httpapi.New(svc, httpapi.Options{Tokens: []httpapi.Token{
 		{Name: "agent-a", Secret: agentToken, Role: httpapi.RoleAgent},
 		{Name: "ops", Secret: operatorToken, Role: httpapi.RoleOperator},
@@ -316,6 +321,33 @@ func failoverUnderLoad(t *testing.T, d redisstore.Dial, o redisstore.Options, f 
 		if st, ok := waitGot[id]; !ok || st != core.StateAnswered {
 			t.Errorf("the wait on acknowledged %s: %v %v", id, st, waitErr[id])
 		}
+	}
+	// The outbox goes on: every acknowledged question's card is there to
+	// be claimed, from any instance, after the failover; and a lease is
+	// taken.
+	carded := map[string]bool{}
+	for i := 0; ; i++ {
+		ds, err := ins[i%3].store.Claim(t.Context(), core.SurfaceSlack, fmt.Sprintf("courier-%d", i%3), 500, time.Hour, 0)
+		if err != nil {
+			t.Fatalf("claim after the failover: %v", err)
+		}
+		if len(ds) == 0 {
+			break
+		}
+		for _, d := range ds {
+			carded[d.QuestionID] = true
+			if err := ins[i%3].store.Ack(t.Context(), core.SurfaceSlack, d.ID); err != nil {
+				t.Fatalf("ack after the failover: %v", err)
+			}
+		}
+	}
+	for id := range res.acked {
+		if !carded[id] {
+			t.Errorf("acknowledged %s has no card in the outbox", id)
+		}
+	}
+	if ok, err := ins[1].store.Lease(t.Context(), "failover-check", "instance-1", time.Minute); err != nil || !ok {
+		t.Errorf("a lease after the failover: %v %v", ok, err)
 	}
 	for i, in := range ins {
 		if n := in.fivehundreds.Load(); n > 0 {

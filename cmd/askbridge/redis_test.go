@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/adapters/mcp"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/internal/redistest"
 	redisstore "github.com/askbridge/askbridge/store/redis"
@@ -135,4 +137,21 @@ func TestServeOnAClusterFromAnySeed(t *testing.T) {
 		t.Fatalf("readyz on the cluster: %v %v", resp, err)
 	}
 	resp.Body.Close()
+}
+
+// TestMCPOverTheAPIWaitsOutAFailover: the server's 503 for a store that is
+// failing over reaches the MCP tools as "unavailable", which a wait rides
+// out, not as a coded error that would end it.
+func TestMCPOverTheAPIWaitsOutAFailover(t *testing.T) {
+	b := clientBackend{url: "http://askbridge.example", tokenFrom: "ASKBRIDGE_TOKEN"}
+	err := b.coded(&client.Error{Status: http.StatusServiceUnavailable, Code: string(core.CodeUnavailable),
+		Message: core.UnavailableMessage, RetryAfter: time.Second})
+	var u *mcp.UnavailableError
+	if !errors.As(err, &u) || !strings.Contains(u.Message, "failing over") {
+		t.Fatalf("coded 503 unavailable = %#v, want an mcp.UnavailableError", err)
+	}
+	// Another 503 (a proxy's, say) is not mistaken for it.
+	if err := b.coded(&client.Error{Status: http.StatusServiceUnavailable, Message: "no upstream"}); errors.As(err, &u) && strings.Contains(u.Message, "failing over") {
+		t.Fatalf("a proxy's 503 read as a failover: %v", err)
+	}
 }

@@ -137,31 +137,38 @@ func (c *Cluster) Close() {
 // PrimaryOf is the live node that serves slot as a primary.
 func (c *Cluster) PrimaryOf(slot int) (*Server, error) {
 	for _, s := range c.live() {
-		nodes, err := s.Do("CLUSTER", "NODES")
-		if err != nil {
-			continue
+		if p, err := c.primaryOfOn(s, slot); err == nil {
+			return p, nil
 		}
-		for _, line := range strings.Split(nodes, "\n") {
-			f := strings.Fields(line)
-			if len(f) < 9 || !strings.Contains(f[2], "master") || strings.Contains(f[2], "fail") {
-				continue
-			}
-			for _, r := range f[8:] {
-				lo, hi, ok := strings.Cut(r, "-")
-				if !ok {
-					hi = lo
-				}
-				l, err1 := strconv.Atoi(lo)
-				h, err2 := strconv.Atoi(hi)
-				if err1 == nil && err2 == nil && slot >= l && slot <= h {
-					addr, _, _ := strings.Cut(f[1], "@")
-					return c.node(addr)
-				}
-			}
-		}
-		break
 	}
 	return nil, fmt.Errorf("no live primary serves slot %d", slot)
+}
+
+// primaryOfOn is the primary of slot as node s sees the cluster.
+func (c *Cluster) primaryOfOn(s *Server, slot int) (*Server, error) {
+	nodes, err := s.Do("CLUSTER", "NODES")
+	if err != nil {
+		return nil, err
+	}
+	for _, line := range strings.Split(nodes, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 9 || !strings.Contains(f[2], "master") || strings.Contains(f[2], "fail") {
+			continue
+		}
+		for _, r := range f[8:] {
+			lo, hi, ok := strings.Cut(r, "-")
+			if !ok {
+				hi = lo
+			}
+			l, err1 := strconv.Atoi(lo)
+			h, err2 := strconv.Atoi(hi)
+			if err1 == nil && err2 == nil && slot >= l && slot <= h {
+				addr, _, _ := strings.Cut(f[1], "@")
+				return c.node(addr)
+			}
+		}
+	}
+	return nil, fmt.Errorf("%s sees no primary serve slot %d", s.addr, slot)
 }
 
 // Primaries are the live nodes that are primaries now.
@@ -480,4 +487,64 @@ func (c *Cluster) Failover(p *Server) error {
 		return fmt.Errorf("%s never took over: %w", r.addr, err)
 	}
 	return c.WaitHealthy()
+}
+
+// MoveSlot moves a hash slot, with its keys, to the primary dst, as
+// redis-cli --cluster reshard does for the slots it picks: the two nodes
+// mark the slot importing and migrating, its keys go over with MIGRATE,
+// and then every primary is told its new owner. It returns once every
+// node agrees.
+func (c *Cluster) MoveSlot(slot int, dst *Server) error {
+	src, err := c.PrimaryOf(slot)
+	if err != nil {
+		return err
+	}
+	if src == dst {
+		return nil
+	}
+	sid, did := c.idOf(src), c.idOf(dst)
+	n := strconv.Itoa(slot)
+	if _, err := dst.Do("CLUSTER", "SETSLOT", n, "IMPORTING", sid); err != nil {
+		return fmt.Errorf("importing: %w", err)
+	}
+	if _, err := src.Do("CLUSTER", "SETSLOT", n, "MIGRATING", did); err != nil {
+		return fmt.Errorf("migrating: %w", err)
+	}
+	host, port, _ := strings.Cut(dst.addr, ":")
+	for {
+		keys, err := src.Do("CLUSTER", "GETKEYSINSLOT", n, "100")
+		if err != nil {
+			return err
+		}
+		if keys == "" {
+			break
+		}
+		args := append([]string{"MIGRATE", host, port, "", "0", "5000", "KEYS"}, strings.Fields(keys)...)
+		if _, err := src.Do(args...); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+	}
+	for _, s := range append([]*Server{dst, src}, c.Primaries()...) {
+		if _, err := s.Do("CLUSTER", "SETSLOT", n, "NODE", did); err != nil {
+			return fmt.Errorf("setslot node on %s: %w", s.addr, err)
+		}
+	}
+	return waitFor(settleTimeout, func() (bool, string) {
+		for _, s := range c.live() {
+			p, err := c.primaryOfOn(s, slot)
+			if err != nil || p != dst {
+				return false, fmt.Sprint(s.addr, " sees ", p, err)
+			}
+		}
+		return true, ""
+	})
+}
+
+func (c *Cluster) idOf(s *Server) string {
+	for i, n := range c.Nodes {
+		if n == s {
+			return c.ids[i]
+		}
+	}
+	return ""
 }

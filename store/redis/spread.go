@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"fmt"
 
 	goredis "github.com/redis/go-redis/v9"
 
@@ -23,12 +24,27 @@ func (s *Store) Spread(ctx context.Context) (map[string][]int, error) {
 		}
 		return out, nil
 	}
+	// Asked of the cluster, not read from the client's cached map, so a
+	// slot just moved is seen where it is now.
+	const op = "redis spread"
+	ranges, err := cc.ClusterSlots(ctx).Result()
+	if err != nil {
+		return nil, core.Internal(op, err)
+	}
 	for shard := range s.shards {
-		n, err := cc.MasterForKey(ctx, s.k.tag(shard))
+		slot, err := cc.ClusterKeySlot(ctx, s.k.tag(shard)).Result()
 		if err != nil {
-			return nil, core.Internal("redis spread", err)
+			return nil, core.Internal(op, err)
 		}
-		addr := n.Options().Addr
+		addr := ""
+		for _, r := range ranges {
+			if int64(r.Start) <= slot && slot <= int64(r.End) && len(r.Nodes) > 0 {
+				addr = r.Nodes[0].Addr
+			}
+		}
+		if addr == "" {
+			return nil, core.Internal(op, fmt.Errorf("no node serves slot %d (shard %d)", slot, shard))
+		}
 		out[addr] = append(out[addr], shard)
 	}
 	return out, nil

@@ -150,3 +150,61 @@ func slotOf(t *testing.T, n *redistest.Server, key string) int {
 	}
 	return s
 }
+
+// TestEvenTheSpreadByMovingSlots follows the README's advice on a live
+// store: twelve shards land 4/2/6 on three primaries; moving two shards'
+// slots (with their keys) from the busiest to the idlest makes it 4/4/4,
+// and the store, serving throughout, still has and closes every question.
+func TestEvenTheSpreadByMovingSlots(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	c := redistest.StartReplicatedCluster(t, 3, 0)
+	st, err := redisstore.Connect(ctx, redisstore.Dial{Topology: redisstore.Cluster, URL: c.URL()}, redisstore.Options{Shards: 12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	svc := coretest.Service(t, st, coretest.Options{})
+	var qs []*core.Question
+	for i := range 36 {
+		q, err := svc.Ask(ctx, core.AskInput{Kind: core.KindClarification, Agent: "agent-a", RunID: "run-spread",
+			ToolCallID: fmt.Sprintf("call-%d", i), Text: "Which region?", Reversibility: core.HardToReverse})
+		if err != nil {
+			t.Fatal(err)
+		}
+		qs = append(qs, q)
+	}
+	counts := func() map[*redistest.Server][]int {
+		spread, err := st.Spread(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[*redistest.Server][]int{}
+		for _, n := range c.Nodes {
+			out[n] = spread[n.Addr()]
+		}
+		return out
+	}
+	before := counts()
+	busiest, idlest := c.Nodes[2], c.Nodes[1]
+	if len(before[c.Nodes[0]]) != 4 || len(before[idlest]) != 2 || len(before[busiest]) != 6 {
+		t.Fatalf("twelve shards spread %v, want 4/2/6", before)
+	}
+	for _, shard := range before[busiest][:2] {
+		if err := c.MoveSlot(slotOf(t, busiest, fmt.Sprintf("{ab:s%d}", shard)), idlest); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after := counts()
+	for _, n := range c.Nodes {
+		if len(after[n]) != 4 {
+			t.Fatalf("after moving two slots the spread is %v, want 4/4/4", after)
+		}
+	}
+	for _, q := range qs {
+		if _, err := svc.Answer(ctx, core.AnswerInput{QuestionID: q.ID,
+			Decider: core.Decider{Surface: core.SurfaceAPI, ID: "ada", Name: "Ada"}, Text: "eu-west-1"}); err != nil {
+			t.Fatalf("answer %s (shard %d) after the move: %v", q.ID, core.ShardOf(q.ID), err)
+		}
+	}
+}

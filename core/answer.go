@@ -147,6 +147,7 @@ func (s *Service) answerTransition(q *Question, in AnswerInput, now time.Time) (
 		if err := checkStanding(q, in.Standing, approved); err != nil {
 			return Transition{}, err
 		}
+		res.Grants = in.Standing
 	}
 	if q.Quorum > 1 && (q.Kind == KindApproval || q.Kind == KindDecision) {
 		return s.voteTransition(q, in, res, now)

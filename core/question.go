@@ -161,6 +161,12 @@ type Resolution struct {
 	// Policy is set when a route's policy rule closed the question at the
 	// ask (CloserPolicy; rules.go): which rule.
 	Policy *RuleUse `json:"policy,omitempty"`
+	// Grants is the standing approval the approve that closed the question
+	// asked for along with it (standing.go), recorded in the close itself
+	// so that whoever reads the close sees it at once: a host that
+	// remembers approvals is told to (adapters/hooks). Whether it was
+	// stored shows in the standing_granted event.
+	Grants *StandingRequest `json:"grants_standing,omitempty"`
 }
 
 // MessageRef is a card posted on a chat surface: enough to edit it later.

@@ -85,3 +85,61 @@ func TestEvaluateExplains(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryCallCovered: a host may be told to stop asking about a tool
+// only when the route's rules leave every call of it, whatever its
+// arguments, to a standing approval or allow it; a rule that may ask one
+// call as hard to reverse, deny it or send it elsewhere says no.
+func TestEveryCallCovered(t *testing.T) {
+	api := map[core.Surface][]string{core.SurfaceAPI: {"*"}}
+	routes := coretest.APIRoutes()
+	routes["other"] = core.Route{Deciders: api}
+	routes["hooks"] = core.Route{Deciders: api, Rules: []core.Rule{
+		{When: `tool == "Read"`, Decide: core.DecideAllow},
+		{When: `tool == "Bash" && args.command.matches("rm -rf|git push --force")`, Reversibility: core.HardToReverse, Quorum: 2},
+		{When: `tool == "Bash"`, Reversibility: core.Reversible},
+		{When: `tool == "WebFetch" && args.url.startsWith("https://docs.")`, Decide: core.DecideAllow},
+		{When: `tool == "WebFetch"`, Decide: core.DecideDeny},
+		{When: `tool == "Edit" && labels.project == "infra"`, Route: "other", Reversibility: core.Reversible},
+		{When: `tool == "Edit" || tool == "Write"`, Reversibility: core.Reversible},
+		{When: `tool == "Grep" && args.pattern != ""`, Reversibility: core.Reversible},
+		{When: `tool == "Task" && run.startsWith("ci-")`, Decide: core.DecideDeny},
+		{When: `tool == "Task"`, Reversibility: core.Reversible},
+		{When: `tool == "Glob" && args.size() > 0`, Decide: core.DecideAllow},
+	}}
+	svc, err := core.New(coretest.OpenStore(t), core.Config{Routes: routes, ActorKey: []byte("k")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		tool, run string
+		asked     core.Reversibility
+		want      bool
+	}{
+		{"Read", "s1", core.HardToReverse, true},       // allowed outright
+		{"Bash", "s1", core.HardToReverse, false},      // a rm -rf may be asked as hard to reverse
+		{"WebFetch", "s1", core.HardToReverse, false},  // some fetches are denied
+		{"Edit", "s1", core.HardToReverse, false},      // some edits go to another route
+		{"Write", "s1", core.HardToReverse, true},      // every write asked as reversible
+		{"Grep", "s1", core.HardToReverse, false},      // an empty pattern falls through to the asker's hard_to_reverse
+		{"Grep", "s1", core.Reversible, true},          // ... which an asker saying reversible covers
+		{"Task", "ci-7", core.HardToReverse, false},    // denied in this run
+		{"Task", "s1", core.HardToReverse, true},       // the deny cannot match this run
+		{"Glob", "s1", core.HardToReverse, false},      // some globs reach the asker's default
+		{"Unmatched", "s1", core.Reversible, true},     // no rule: asked as the asker says
+		{"Unmatched", "s1", core.HardToReverse, false}, // ... hard to reverse
+	} {
+		in := core.AskInput{Kind: core.KindApproval, Agent: "a", RunID: c.run, Route: "hooks", Tool: c.tool, Reversibility: c.asked}
+		if got := svc.EveryCallCovered(in); got != c.want {
+			t.Errorf("%s in run %s asked %s: covered %v, want %v", c.tool, c.run, c.asked, got, c.want)
+		}
+	}
+	// A route with no rules leaves it to the asker; a batch or another
+	// kind is never covered.
+	if !svc.EveryCallCovered(core.AskInput{Kind: core.KindApproval, Tool: "x", Reversibility: core.Reversible}) {
+		t.Error("the default route, no rules, asked reversible: want covered")
+	}
+	if svc.EveryCallCovered(core.AskInput{Kind: core.KindDecision, Route: "hooks", Tool: "Read"}) {
+		t.Error("a decision: want not covered")
+	}
+}

@@ -30,13 +30,36 @@ type Decision struct {
 	Message string
 	// UpdatedInput replaces the tool input of an allow (Claude Code only).
 	UpdatedInput json.RawMessage
+	// Remember is the permission update an allow hands the host, so that
+	// it stops asking for what the approver said not to ask again
+	// (Claude Code's PermissionRequest only; see remember).
+	Remember []PermissionUpdate
+}
+
+// PermissionUpdate is one of Claude Code's permission update entries: here
+// always an allow rule for the host's session.
+type PermissionUpdate struct {
+	Type        string           `json:"type"`
+	Rules       []PermissionRule `json:"rules"`
+	Behavior    string           `json:"behavior"`
+	Destination string           `json:"destination"`
+}
+
+// PermissionRule is a Claude Code permission rule: a tool, and what of its
+// input the rule matches.
+type PermissionRule struct {
+	ToolName    string `json:"toolName"`
+	RuleContent string `json:"ruleContent,omitempty"`
 }
 
 // Decide reads q, the question p was asked as, as the host's answer.
 // Only an approve or a deny (by people, a quorum or a standing approval)
 // decides; a decline, a timeout, an expiry, a cancel or a question still
-// open leaves the prompt to the host.
-func Decide(p Prompt, q *core.Question) Decision {
+// open leaves the prompt to the host. toolCovered, when the approve also
+// granted a standing approval for the whole tool, asks whether the
+// route's rules would leave every call of the tool to such an approval
+// (core.Service.EveryCallCovered); nil is no.
+func Decide(p Prompt, q *core.Question, toolCovered func() bool) Decision {
 	none := Decision{Verdict: NoDecision}
 	if q == nil || q.Open() || q.State != core.StateAnswered || q.Resolution == nil || q.Resolution.Approved == nil {
 		return none
@@ -45,15 +68,54 @@ func Decide(p Prompt, q *core.Question) Decision {
 	if !*res.Approved {
 		return Decision{Verdict: Deny, Message: denyMessage(q, res.Reason)}
 	}
+	d := Decision{Verdict: Allow}
+	args := p.Input
 	if res.Edit != nil {
 		if !p.Editable() || len(res.Edit.Arguments) == 0 {
 			// The approver approved other arguments than the host can run;
 			// the host's own prompt is the honest fallback.
 			return none
 		}
-		return Decision{Verdict: Allow, UpdatedInput: res.Edit.Arguments}
+		d.UpdatedInput, args = res.Edit.Arguments, res.Edit.Arguments
 	}
-	return Decision{Verdict: Allow}
+	d.Remember = remember(p, res.Grants, args, toolCovered)
+	return d
+}
+
+// remember is the host's side of a standing approval granted with the
+// approve (nil for none): an allow rule for the host's session, so that
+// the host stops asking too. A rule the host keeps bypasses the hook
+// altogether, so it is given only where it covers no more than askbridge
+// would let through without a person:
+//
+//   - for the whole tool, only when the route's rules leave every call of
+//     it to a standing approval (toolCovered): with a rule that asks a
+//     rm -rf as hard to reverse, a host rule for every Bash call would let
+//     that one run unasked. Those calls still reach the hook, and the
+//     standing approval answers them at once, with nobody asked;
+//   - for the same arguments, only a Bash command with no wildcard, which
+//     Claude Code matches exactly.
+//
+// Codex fails closed on a permission update, and Claude Code's PreToolUse
+// takes none, so neither is given one.
+func remember(p Prompt, grant *core.StandingRequest, args json.RawMessage, toolCovered func() bool) []PermissionUpdate {
+	if grant == nil || p.Host != ClaudeCode || p.Event != PermissionRequest {
+		return nil
+	}
+	rule := PermissionRule{ToolName: p.Tool}
+	if grant.SameArguments {
+		var in struct {
+			Command *string `json:"command"`
+		}
+		if p.Tool != "Bash" || json.Unmarshal(args, &in) != nil || in.Command == nil ||
+			strings.TrimSpace(*in.Command) == "" || strings.ContainsAny(*in.Command, "*\n") {
+			return nil
+		}
+		rule.RuleContent = *in.Command
+	} else if toolCovered == nil || !toolCovered() {
+		return nil
+	}
+	return []PermissionUpdate{{Type: "addRules", Rules: []PermissionRule{rule}, Behavior: "allow", Destination: "session"}}
 }
 
 // denyMessage tells the model who refused the call, worded from the
@@ -97,16 +159,22 @@ func Output(p Prompt, d Decision) ([]byte, error) {
 	case Allow:
 		if p.Editable() {
 			dec.UpdatedInput = d.UpdatedInput
+			dec.UpdatedPermissions = d.Remember
 		}
 	}
 	return json.Marshal(permissionOutput{HookSpecificOutput: permissionSpecific{HookEventName: string(PermissionRequest), Decision: dec}})
 }
 
-// preToolUseOutput is Claude Code's PreToolUse answer (Parse refuses
-// Codex's). No decision is "ask": an empty output would let the host's
-// permission rules run the call unasked, which is not what a team that
-// hooked every call wants.
+// preToolUseOutput is a PreToolUse answer. Claude Code's no decision is
+// "ask": an empty output would let the host's permission rules run the
+// call unasked, which is not what a team that hooked every call wants.
+// Codex refuses a PreToolUse allow or ask (it fails the hook), so only a
+// deny is said; anything else is an empty output, and the call goes on to
+// Codex's own approval policy.
 func preToolUseOutput(p Prompt, d Decision) ([]byte, error) {
+	if p.Host == Codex && d.Verdict != Deny {
+		return nil, nil
+	}
 	out := preToolUseSpecific{HookEventName: string(PreToolUse)}
 	switch d.Verdict {
 	case Allow:
@@ -133,9 +201,10 @@ type permissionSpecific struct {
 }
 
 type permissionDecision struct {
-	Behavior     string          `json:"behavior"`
-	UpdatedInput json.RawMessage `json:"updatedInput,omitempty"`
-	Message      string          `json:"message,omitempty"`
+	Behavior           string             `json:"behavior"`
+	UpdatedInput       json.RawMessage    `json:"updatedInput,omitempty"`
+	UpdatedPermissions []PermissionUpdate `json:"updatedPermissions,omitempty"`
+	Message            string             `json:"message,omitempty"`
 }
 
 type preToolUseOutputWire struct {

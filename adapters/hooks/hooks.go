@@ -1,8 +1,10 @@
-// Package hooks translates agent hosts' own permission prompts (Claude
-// Code's and Codex's hooks) into approval asks, and a closed approval back
-// into the decision JSON the host reads from the hook. It does no I/O: the
-// HTTP endpoint (adapters/httpapi) and the "askbridge hook" command carry
-// the bytes.
+// Package hooks is the door of agent hosts' own permission prompts
+// (Claude Code's and Codex's hooks): it translates a hook input into an
+// approval ask, and the closed approval back into the decision JSON the
+// host reads from the hook. Handler serves the hosts' HTTP hooks (POST
+// /v1/hooks/{host}, mounted by the program behind the API's agent
+// tokens); the "askbridge hook" command is the hosts' command hook, a
+// client of that endpoint.
 //
 // The formats are the hosts' own (see testdata/SOURCES). Fields a host
 // sends that askbridge does not use are accepted, since hosts add fields
@@ -15,10 +17,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path"
 	"strings"
 	"unicode/utf8"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/askbridge/askbridge/core"
 )
@@ -65,6 +71,9 @@ const (
 	PermissionRequest Event = "PermissionRequest"
 	// PreToolUse runs before every call of a matched tool, for teams that
 	// want every call asked, not only the ones the host would prompt for.
+	// Codex takes only a deny from it: what askbridge approves then goes
+	// on to Codex's own approval policy, which may still ask at the
+	// keyboard.
 	PreToolUse Event = "PreToolUse"
 )
 
@@ -93,8 +102,18 @@ func invalid(format string, args ...any) error {
 // Parse reads a host's hook input. It refuses an event askbridge does not
 // answer for that host, with a message saying so.
 func Parse(h Host, body []byte) (Prompt, error) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+	// JSON v2 reads it strictly: two equal keys (anywhere, tool_input
+	// included) or bad UTF-8 would let the arguments bound by digest
+	// differ from what the host shows, so both are refused.
+	var fields map[string]jsontext.Value
+	if err := jsonv2.Unmarshal(body, &fields); err != nil || fields == nil {
+		var syn *jsontext.SyntacticError
+		switch {
+		case errors.As(err, &syn) && errors.Is(syn.Err, jsontext.ErrDuplicateName):
+			return Prompt{}, invalid("the body is not a %s hook input: it has a duplicate key %q", h, syn.JSONPointer.LastToken())
+		case errors.As(err, &syn) && strings.Contains(syn.Err.Error(), "invalid UTF-8"):
+			return Prompt{}, invalid("the body is not a %s hook input: it is not valid UTF-8", h)
+		}
 		return Prompt{}, invalid("the body is not a %s hook input: want a JSON object", h)
 	}
 	p := Prompt{Host: h}
@@ -117,14 +136,8 @@ func Parse(h Host, body []byte) (Prompt, error) {
 		}
 	}
 	p.Event = Event(event)
-	switch {
-	case p.Event == PermissionRequest:
-	case p.Event == PreToolUse && h == ClaudeCode:
-	case p.Event == PreToolUse && h == Codex:
-		// Codex's PreToolUse takes only a deny (its parser refuses
-		// permissionDecision allow and ask), so an approval could never
-		// be returned.
-		return Prompt{}, invalid("hook_event_name PreToolUse is not supported for codex yet: Codex accepts only a deny from a PreToolUse hook, so use its PermissionRequest hook")
+	switch p.Event {
+	case PermissionRequest, PreToolUse:
 	default:
 		return Prompt{}, invalid("hook_event_name %q is not supported for %s: askbridge answers PermissionRequest and PreToolUse", event, h)
 	}
@@ -136,12 +149,12 @@ func Parse(h Host, body []byte) (Prompt, error) {
 	if len(raw) == 0 || raw[0] != '{' {
 		return Prompt{}, invalid("tool_input must be a JSON object")
 	}
-	p.Input = raw
+	p.Input = json.RawMessage(raw)
 	return p, nil
 }
 
 // str reads one string field.
-func str(fields map[string]json.RawMessage, name string, dst *string, required bool, max int) error {
+func str(fields map[string]jsontext.Value, name string, dst *string, required bool, max int) error {
 	raw, ok := fields[name]
 	if !ok || string(raw) == "null" {
 		if required {

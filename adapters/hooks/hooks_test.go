@@ -109,6 +109,7 @@ func TestOutputs(t *testing.T) {
 		{ClaudeCode, "claude-code/pre-tool-use.bash.json", "claude-code/pre-tool-use.output.schema.json"},
 		{Codex, "codex/permission-request.bash.json", "codex/permission-request.command.output.schema.json"},
 		{Codex, "codex/permission-request.network.json", "codex/permission-request.command.output.schema.json"},
+		{Codex, "codex/pre-tool-use.bash.json", "codex/pre-tool-use.command.output.schema.json"},
 	}
 	for _, fx := range fixtures {
 		p, err := Parse(fx.host, fixture(t, fx.file))
@@ -118,7 +119,7 @@ func TestOutputs(t *testing.T) {
 		sc := schema(t, fx.schema)
 		for _, o := range outcomes {
 			t.Run(fx.file+"/"+o.name, func(t *testing.T) {
-				d := Decide(p, o.q)
+				d := Decide(p, o.q, nil)
 				want := o.want
 				if o.name == "edit and approve" && !p.Editable() {
 					want = NoDecision // never asked as editable; never answered with an edit
@@ -131,10 +132,15 @@ func TestOutputs(t *testing.T) {
 					t.Fatal(err)
 				}
 				if out == nil {
-					if p.Event != PermissionRequest || want != NoDecision {
+					// Exit 0 with an empty stdout: the host goes on as if
+					// no hook had run (its own prompt, or for Codex's
+					// PreToolUse, which takes nothing but a deny, its own
+					// approval policy).
+					codexPre := p.Host == Codex && p.Event == PreToolUse
+					if want == Deny || !codexPre && (p.Event != PermissionRequest || want != NoDecision) {
 						t.Fatalf("no output for %s %s", p.Event, want)
 					}
-					return // exit 0, empty stdout: the host's own prompt
+					return
 				}
 				validate(t, sc, out)
 				var got struct {
@@ -268,7 +274,6 @@ func TestParseRefuses(t *testing.T) {
 		{ClaudeCode, `{` + good + `,"tool_input":"ls"}`, "tool_input must be a JSON object"},
 		{ClaudeCode, `{` + good + `,"tool_input":{},"cwd":false}`, "cwd must be a string"},
 		{ClaudeCode, `{"hook_event_name":"PostToolUse","session_id":"s1","tool_name":"Bash","tool_input":{}}`, `hook_event_name "PostToolUse" is not supported`},
-		{Codex, string(fixture(t, "codex/pre-tool-use.bash.json")), "PreToolUse is not supported for codex yet"},
 	} {
 		_, err := Parse(c.host, []byte(c.body))
 		if err == nil || core.ErrorCode(err) != core.CodeInvalid || !strings.Contains(err.Error(), c.want) {
@@ -281,5 +286,93 @@ func TestParseRefuses(t *testing.T) {
 	}
 	if _, err := ParseHost("cursor"); core.ErrorCode(err) != core.CodeNotFound {
 		t.Fatalf("unknown host: %v", err)
+	}
+}
+
+// TestRemember: an approve that also said "don't ask again" hands Claude
+// Code's PermissionRequest a session rule only where the rule covers no
+// more than askbridge would let through without a person: the whole tool
+// when the route's rules leave every call of it to a standing approval,
+// or exactly these arguments for a Bash command with no wildcard. Codex
+// (which fails closed on one) and PreToolUse (which takes none) get none.
+func TestRemember(t *testing.T) {
+	bash := fixture(t, "claude-code/permission-request.bash.json")
+	withTool := func(tool, input string) []byte {
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(bash, &fields); err != nil {
+			t.Fatal(err)
+		}
+		fields["tool_name"], _ = json.Marshal(tool)
+		fields["tool_input"] = json.RawMessage(input)
+		b, _ := json.Marshal(fields)
+		return b
+	}
+	run := &core.StandingRequest{Scope: core.StandingRun}
+	same := &core.StandingRequest{Scope: core.StandingRun, SameArguments: true}
+	yes := func() bool { return true }
+	no := func() bool { return false }
+	approve := func(grant *core.StandingRequest, edit json.RawMessage) *core.Question {
+		res := &core.Resolution{State: core.StateAnswered, Approved: approved(true), Grants: grant}
+		if edit != nil {
+			res.Edit = &core.ArgumentEdit{Arguments: edit}
+		}
+		return closed(core.StateAnswered, res)
+	}
+	cases := []struct {
+		name    string
+		host    Host
+		input   []byte
+		q       *core.Question
+		covered func() bool
+		want    string // the updatedPermissions JSON; "" for none
+	}{
+		{"the whole tool, every call covered", ClaudeCode, bash, approve(run, nil), yes,
+			`[{"type":"addRules","rules":[{"toolName":"Bash"}],"behavior":"allow","destination":"session"}]`},
+		{"the whole tool, some call could be hard to reverse", ClaudeCode, bash, approve(run, nil), no, ""},
+		{"the whole tool, nobody asked the rules", ClaudeCode, bash, approve(run, nil), nil, ""},
+		{"for these arguments", ClaudeCode, bash, approve(same, nil), no,
+			`[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"rm -rf node_modules"}],"behavior":"allow","destination":"session"}]`},
+		{"for the arguments as edited", ClaudeCode, bash, approve(same, json.RawMessage(`{"command":"rm -rf node_modules/.cache"}`)), no,
+			`[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"rm -rf node_modules/.cache"}],"behavior":"allow","destination":"session"}]`},
+		{"a command with a wildcard", ClaudeCode, withTool("Bash", `{"command":"rm *.log"}`), approve(same, nil), yes, ""},
+		{"a command over two lines", ClaudeCode, withTool("Bash", `{"command":"make\nmake install"}`), approve(same, nil), yes, ""},
+		{"the same arguments of another tool", ClaudeCode, withTool("Edit", `{"file_path":"a.go"}`), approve(same, nil), yes, ""},
+		{"no standing approval", ClaudeCode, bash, approve(nil, nil), yes, ""},
+		{"codex", Codex, fixture(t, "codex/permission-request.bash.json"), approve(run, nil), yes, ""},
+		{"pre-tool-use", ClaudeCode, fixture(t, "claude-code/pre-tool-use.bash.json"), approve(run, nil), yes, ""},
+	}
+	sc := map[Host]map[Event]string{
+		ClaudeCode: {PermissionRequest: "claude-code/permission-request.output.schema.json", PreToolUse: "claude-code/pre-tool-use.output.schema.json"},
+		Codex:      {PermissionRequest: "codex/permission-request.command.output.schema.json"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := Parse(c.host, c.input)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := Decide(p, c.q, c.covered)
+			if d.Verdict != Allow {
+				t.Fatalf("verdict %q", d.Verdict)
+			}
+			out, err := Output(p, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			validate(t, schema(t, sc[c.host][p.Event]), out)
+			var got struct {
+				H struct {
+					Decision struct {
+						UpdatedPermissions json.RawMessage `json:"updatedPermissions"`
+					} `json:"decision"`
+				} `json:"hookSpecificOutput"`
+			}
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatal(err)
+			}
+			if string(got.H.Decision.UpdatedPermissions) != c.want || c.want == "" && bytes.Contains(out, []byte("updatedPermissions")) {
+				t.Fatalf("output %s, want updatedPermissions %s", out, c.want)
+			}
+		})
 	}
 }

@@ -57,7 +57,10 @@ func newBenchEnvOn(b *testing.B, st core.Store, watchBuf int) *benchEnv {
 	b.Helper()
 	ws := &watchedStore{Store: st, watching: make(chan string, watchBuf)}
 	svc := coretest.Service(b, ws, coretest.Options{})
-	api := httpapi.New(svc, httpapi.Options{Tokens: tokens, Log: zerolog.Nop()})
+	api, err := httpapi.New(svc, httpapi.Options{Tokens: tokens, Log: zerolog.Nop()})
+	if err != nil {
+		b.Fatal(err)
+	}
 	srv := httptest.NewUnstartedServer(api)
 	srv.Listener = api.Listener(srv.Listener) // as the program serves it
 	srv.Start()
@@ -264,7 +267,11 @@ func benchParked(b *testing.B, st core.Store) {
 	ctx := context.Background()
 	ws := &noteWatch{Store: st, watching: make(chan string, n)}
 	svc := coretest.Service(b, ws, coretest.Options{})
-	srv := httptest.NewServer(httpapi.New(svc, httpapi.Options{Tokens: tokens, Log: zerolog.Nop()}))
+	api, err := httpapi.New(svc, httpapi.Options{Tokens: tokens, Log: zerolog.Nop()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(api)
 	defer srv.Close()
 	for range b.N {
 		start := memNow()

@@ -112,12 +112,15 @@ func newEnvOn(t *testing.T, st core.Store) *env {
 		"alice": {DisplayName: "Alice", IDs: map[core.Surface][]string{core.SurfaceSlack: {"U-alice"}}},
 	}})
 	logs := &syncBuffer{}
-	h := httpapi.New(svc, httpapi.Options{
+	h, err := httpapi.New(svc, httpapi.Options{
 		Tokens:  tokens,
 		Log:     zerolog.New(logs).Level(zerolog.DebugLevel),
 		MaxWait: time.Minute,
 		Extras:  []directive.Extra{{ID: "db", Text: "Never drop a table without asking.", Scope: directive.ScopeDepartment, Value: "data"}},
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	e := &env{t: t, store: ws, svc: svc, api: h, srv: srv, logs: logs, clients: map[string]*client.Client{}, deadline: 30 * time.Second}

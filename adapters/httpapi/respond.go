@@ -20,20 +20,7 @@ import (
 const MaxBodyBytes = 1 << 20
 
 // statusOf maps core's vocabulary to HTTP.
-func statusOf(code core.Code) int {
-	switch code {
-	case core.CodeInvalid:
-		return http.StatusBadRequest
-	case core.CodeNotFound:
-		return http.StatusNotFound
-	case core.CodeForbidden:
-		return http.StatusForbidden
-	case core.CodeConflict:
-		return http.StatusConflict
-	default:
-		return http.StatusInternalServerError
-	}
-}
+func statusOf(code core.Code) int { return apierror.Status(code) }
 
 // writeJSON writes v with status and the API's headers.
 func writeJSON(w http.ResponseWriter, status int, v any) { apierror.WriteJSON(w, status, v) }
@@ -84,7 +71,7 @@ const retryAfter = "1"
 // unreachable, and the request may be sent again.
 func unavailable(w http.ResponseWriter, msg string) {
 	w.Header().Set("Retry-After", retryAfter)
-	writeErrorStatus(w, http.StatusServiceUnavailable, core.CodeUnavailable, msg)
+	writeErrorStatus(w, statusOf(core.CodeUnavailable), core.CodeUnavailable, msg)
 }
 
 // invalid is a coded CodeInvalid error for the API's own checks.

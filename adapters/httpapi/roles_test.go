@@ -180,6 +180,10 @@ func TestOptionsValidate(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v", c.name, err)
 		}
+		// New refuses the same options with the same error, and no server.
+		if srv, nerr := httpapi.New(nil, httpapi.Options{Tokens: c.toks}); srv != nil || nerr == nil || nerr.Error() != err.Error() {
+			t.Errorf("%s: New returned %v, %v", c.name, srv, nerr)
+		}
 		if err != nil && strings.Contains(err.Error(), good.Secret) {
 			t.Errorf("%s: the error shows a secret: %v", c.name, err)
 		}
@@ -191,7 +195,10 @@ func TestOptionsValidate(t *testing.T) {
 
 func TestHandleMountsBesideTheAPI(t *testing.T) {
 	e := newEnv(t)
-	srv := httpapi.New(e.svc, httpapi.Options{Tokens: tokens})
+	srv, err := httpapi.New(e.svc, httpapi.Options{Tokens: tokens})
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv.Handle("GET /mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("mcp")) }))
 	srv.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("console")) }))
 	srv.Handle("GET /v1/extra", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("extra")) }))

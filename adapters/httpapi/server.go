@@ -103,11 +103,12 @@ type Server struct {
 	reuse atomic.Pointer[reuseListener]
 }
 
-// New returns the API over svc. It panics if opts do not pass Validate: a
-// program should call Validate first when it loads its configuration.
-func New(svc *core.Service, opts Options) *Server {
+// New returns the API over svc, or the error of opts' Validate. A program
+// that checks its configuration at load calls Validate then, so a bad
+// token list is reported before anything starts.
+func New(svc *core.Service, opts Options) (*Server, error) {
 	if err := opts.Validate(); err != nil {
-		panic(err)
+		return nil, err
 	}
 	if opts.MaxWait == 0 {
 		opts.MaxWait = DefaultMaxWait
@@ -128,7 +129,7 @@ func New(svc *core.Service, opts Options) *Server {
 	}
 	s.draining, s.drain = context.WithCancel(context.Background())
 	s.routes()
-	return s
+	return s, nil
 }
 
 // routes lists every route with the roles that may use it. Admin may use
@@ -151,7 +152,6 @@ func (s *Server) routes() {
 	s.v1("GET /v1/digest", "read digests", s.digest, RoleOperator, RoleObserver)
 	s.v1("GET /v1/people", "read people", s.people, RoleOperator, RoleObserver)
 	s.v1("GET /v1/directive", "read the directive", s.directive, RoleAgent, RoleOperator, RoleObserver)
-	s.v1("POST /v1/hooks/{host}", "answer hooks", s.hook, RoleAgent)
 	s.mux.HandleFunc("GET /healthz", s.healthz)
 	s.mux.HandleFunc("GET /readyz", s.readyz)
 	// Any other method on a probe is the API's 405, not whatever a

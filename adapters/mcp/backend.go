@@ -30,6 +30,11 @@ type Backend interface {
 	// the decider {mcp, <agent>}; the backend fills the decider. A question
 	// closed first gives a *core.ClosedError saying who closed it.
 	AnswerInHost(ctx context.Context, in core.AnswerInput) error
+	// Withdraw cancels the agent's own open question through the
+	// chokepoint, as the agent, with reason (a host cancelling its task).
+	// A question closed first gives a *core.ClosedError; another agent's
+	// reads as unknown (core.ErrNotFound).
+	Withdraw(ctx context.Context, id, reason string) error
 }
 
 // Status is where a question stands, as its asking agent may see it.
@@ -38,6 +43,12 @@ type Status struct {
 	Kind       core.Kind
 	State      core.State
 	AskedAt    time.Time
+	// ClosedAt is when it closed; zero while it is open.
+	ClosedAt time.Time
+	// Question is the question as its agent may see it (kind, text,
+	// options, items, the call), for the host door's form; nil when the
+	// backend could not read it.
+	Question *core.Question
 	// Resume is what the agent resumes with, exactly as the bridge built
 	// it; nil while the question is open.
 	Resume *fence.Resume
@@ -59,9 +70,12 @@ func (e *UnavailableError) Unwrap() error { return e.Err }
 
 // StatusOf is q's status, with the resume core builds once it is closed.
 func StatusOf(q *core.Question) (Status, error) {
-	st := Status{QuestionID: q.ID, Kind: q.Kind, State: q.State, AskedAt: q.CreatedAt}
+	st := Status{QuestionID: q.ID, Kind: q.Kind, State: q.State, AskedAt: q.CreatedAt, Question: q}
 	if q.Open() {
 		return st, nil
+	}
+	if q.Resolution != nil {
+		st.ClosedAt = q.Resolution.At
 	}
 	r, err := core.ResumeOf(q)
 	if err != nil {
@@ -154,6 +168,14 @@ func (b ServiceBackend) AnswerInHost(ctx context.Context, in core.AnswerInput) e
 	}
 	in.Decider = b.host(ctx)
 	_, err := b.Svc.Answer(ctx, in)
+	return err
+}
+
+// Withdraw cancels the question as the agent, limited to its own.
+func (b ServiceBackend) Withdraw(ctx context.Context, id, reason string) error {
+	a := b.agent(ctx)
+	_, err := b.Svc.Cancel(ctx, core.CancelInput{QuestionID: id, Owner: a, Reason: reason,
+		By: core.Decider{Surface: core.SurfaceAgent, ID: a, Name: a}})
 	return err
 }
 

@@ -72,10 +72,11 @@ func (h *handler) elicit(ctx context.Context, req *mcpsdk.CallToolRequest, q *co
 // over streamable HTTP when the session has no standing stream.
 var errRejected = &jsonrpc.Error{Code: -32005}
 
-// canElicit reports whether the client takes form elicitations.
+// canElicit reports whether the client takes form elicitations as
+// requests of their own: clients of the revisions with sessions.
 func canElicit(ss *mcpsdk.ServerSession) bool {
 	ip := ss.InitializeParams()
-	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
+	if ip == nil || ip.ProtocolVersion >= protocolStateless || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
 		return false
 	}
 	e := ip.Capabilities.Elicitation

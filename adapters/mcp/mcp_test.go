@@ -24,6 +24,11 @@ import (
 
 const agent = "test-agent"
 
+// legacy pins a client to 2025-11-25, the last revision with protocol
+// sessions: the tests written for it keep testing it, while the SDK's
+// client would otherwise speak 2026-07-28 (see stateless_test.go).
+var legacy = &mcpsdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
+
 var operator = core.Decider{Surface: core.SurfaceAPI, ID: "op-1", Name: "Olivia Operator"}
 
 // env is one askbridge over a real bolt store, an MCP server over it and a
@@ -64,7 +69,7 @@ func newEnvWith(t *testing.T, opts mcp.Options, copts *mcpsdk.ClientOptions, wra
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test-client", Version: "1"}, copts).Connect(ctx, ct, nil)
+	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test-client", Version: "1"}, copts).Connect(ctx, ct, legacy)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -591,7 +596,7 @@ func (b *bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 func httpClient(t *testing.T, ctx context.Context, url string, b *bearer, copts *mcpsdk.ClientOptions) (*mcpsdk.ClientSession, error) {
 	t.Helper()
 	return mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test-client", Version: "1"}, copts).
-		Connect(ctx, &mcpsdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: b}, MaxRetries: -1}, nil)
+		Connect(ctx, &mcpsdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: b}, MaxRetries: -1}, legacy)
 }
 
 // aliceOn opens an MCP session at url as alice (tok-alice), closed when
@@ -665,7 +670,7 @@ func TestClientGoneLeavesQuestionParked(t *testing.T) {
 		t.Fatal(err)
 	}
 	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test-client", Version: "1"}, nil).
-		Connect(ctx, &mcpsdk.IOTransport{Reader: toClientR, Writer: toServerW}, nil)
+		Connect(ctx, &mcpsdk.IOTransport{Reader: toClientR, Writer: toServerW}, legacy)
 	if err != nil {
 		t.Fatal(err)
 	}

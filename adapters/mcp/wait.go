@@ -59,6 +59,10 @@ func (h *handler) call(ctx context.Context, req *mcpsdk.CallToolRequest, x asker
 	if err != nil {
 		return nil, Result{}, h.toolError(err)
 	}
+	stateless := speaksStateless(req)
+	if stateless && req.Params.RequestState != "" {
+		return h.retry(ctx, req, in.Kind) // the host's reply (inputrequired.go)
+	}
 	in.Route = h.opts.Route
 	if in.RunID == "" {
 		in.RunID = h.runID(req)
@@ -66,6 +70,13 @@ func (h *handler) call(ctx context.Context, req *mcpsdk.CallToolRequest, x asker
 	q, err := h.b.Ask(ctx, in)
 	if err != nil {
 		return nil, Result{}, h.toolError(err)
+	}
+	if slot := taskSlotFrom(ctx); slot != nil {
+		slot.q = q // a task: the middleware returns it, and the host follows it (tasks.go)
+		return h.open(Status{QuestionID: q.ID, Kind: q.Kind, AskedAt: q.CreatedAt})
+	}
+	if stateless && h.asksHost(ctx, req, q) {
+		return inputRequired(q, ""), Result{}, nil
 	}
 	stop := h.elicit(ctx, req, q)
 	defer stop()

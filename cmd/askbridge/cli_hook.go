@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/adapters/hooks"
-	"github.com/askbridge/askbridge/adapters/httpapi"
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/core"
 )
@@ -103,7 +102,7 @@ func cmdHook(ctx context.Context, args []string, getenv func(string) string, std
 	if resp.StatusCode != http.StatusOK {
 		return fail(stderr, fmt.Errorf("hook: %s", responseError(resp)))
 	}
-	id := resp.Header.Get(httpapi.HeaderQuestionID)
+	id := resp.Header.Get(hooks.HeaderQuestionID)
 	read := make(chan result, 1)
 	var out []byte
 	go func() {
@@ -135,7 +134,7 @@ func withdraw(base, token, id string, stderr io.Writer) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, err := client.New(base, token).Cancel(ctx, id, httpapi.ReasonAnsweredAtHost)
+	_, err := client.New(base, token).Cancel(ctx, id, hooks.ReasonAnsweredAtHost)
 	var apiErr *client.Error
 	if err != nil && !(errors.As(err, &apiErr) && apiErr.Status == http.StatusConflict) {
 		fmt.Fprintln(stderr, "askbridge: hook: withdrawing", id+":", err)

@@ -279,6 +279,11 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 			People: []string{core.PersonPrefix + "carol"}, MaxQuorum: 2, EscalateTo: "later"},
 		"later": {Rooms: []core.Room{{Surface: core.SurfaceSlack, ID: slackRoom}}, Deciders: map[string][]string{"api": {"*"}}},
 		"desk":  {People: []string{core.PersonPrefix + "dora"}},
+		// The operator's words in a rule reach the agent fenced too.
+		"policy": {Deciders: map[string][]string{"api": {"*"}}, Rules: []RuleFile{
+			{Name: "no-fetch", When: `tool == "fetch"`, Decide: "deny", Reason: mk.mk("a policy rule's deny reason")},
+			{Name: "reads", When: `tool == "read_file"`, Decide: "allow", Reason: mk.mk("a policy rule's allow reason")},
+		}},
 	}
 	// Each Slack, Discord and Telegram row that clicks has a room of its
 	// own, so no row's card waits on another's send budget (the API's
@@ -579,6 +584,10 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 			answer(ops, client.AnswerRequest{ChosenOptionID: core.ApproveOption, Answer: mk.mk("a standing grant's reason"), Standing: &core.StandingRequest{Scope: core.StandingRun}}),
 			core.StateAnswered},
 		{"approval a standing approval covered", with(approval("lint", `{"fix":true}`), func(r *client.AskRequest) { r.RunID, r.Reversibility = "run-standing", core.Reversible }),
+			func(*testing.T, string) {}, core.StateAnswered},
+		{"approval denied by a policy rule", on("policy", approval("fetch", `{"url":"https://example.com"}`)),
+			func(*testing.T, string) {}, core.StateAnswered},
+		{"approval allowed by a policy rule", on("policy", approval("read_file", `{"path":"README.md"}`)),
 			func(*testing.T, string) {}, core.StateAnswered},
 		{"escalated, then answered", with(clarify("Who owns billing?"), func(r *client.AskRequest) {
 			r.Timeout, r.OnTimeout = client.Duration(time.Hour), core.OnTimeoutEscalate

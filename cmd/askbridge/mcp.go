@@ -97,7 +97,10 @@ func (b clientBackend) Wait(ctx context.Context, id string, d time.Duration) (mc
 		if res.State.Closed() || !time.Now().Before(end) {
 			st := mcp.Status{QuestionID: res.QuestionID, State: res.State, Resume: res.Resume}
 			if res.Question != nil {
-				st.Kind, st.AskedAt = res.Question.Kind, res.Question.CreatedAt
+				st.Kind, st.AskedAt, st.Question = res.Question.Kind, res.Question.CreatedAt, fromAgentView(res.Question)
+				if r := res.Question.Resolution; r != nil {
+					st.ClosedAt = r.At
+				}
 			}
 			for _, c := range res.Calls {
 				st.Calls = append(st.Calls, core.CallResult{ToolCallID: c.ToolCallID, Resume: c.Resume})
@@ -124,6 +127,20 @@ func (b clientBackend) AnswerInHost(ctx context.Context, in core.AnswerInput) er
 	var e *client.Error
 	if errors.As(err, &e) && e.Status == http.StatusConflict {
 		if res, gerr := b.c.WaitOnce(ctx, in.QuestionID, 0); gerr == nil && res.State.Closed() && res.Question != nil {
+			return &core.ClosedError{Question: fromAgentView(res.Question)}
+		}
+	}
+	return b.coded(err)
+}
+
+// Withdraw cancels the question on the server, which names the agent
+// after this process's token and limits it to the agent's own. A loser
+// gets the question as it was closed, as AnswerInHost's does.
+func (b clientBackend) Withdraw(ctx context.Context, id, reason string) error {
+	_, err := b.c.Cancel(ctx, id, reason)
+	var e *client.Error
+	if errors.As(err, &e) && e.Status == http.StatusConflict {
+		if res, gerr := b.c.WaitOnce(ctx, id, 0); gerr == nil && res.State.Closed() && res.Question != nil {
 			return &core.ClosedError{Question: fromAgentView(res.Question)}
 		}
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/adaptertest"
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/adapters/mcp"
 	"github.com/askbridge/askbridge/adapters/slack/slackfake"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/fence"
@@ -35,9 +36,13 @@ func (tok withToken) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
+// legacyMCP pins a client to 2025-11-25, the last revision with protocol
+// sessions, which hosts still speak; mcp_stateless_test.go tests 2026-07-28.
+var legacyMCP = &mcpsdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
+
 func mcpSession(ctx context.Context, url string, tok withToken) (*mcpsdk.ClientSession, error) {
 	return mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test", Version: "1"}, nil).
-		Connect(ctx, &mcpsdk.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: &http.Client{Transport: tok}, MaxRetries: -1}, nil)
+		Connect(ctx, &mcpsdk.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: &http.Client{Transport: tok}, MaxRetries: -1}, legacyMCP)
 }
 
 // TestMCPOverHTTP: the program's /mcp takes agent tokens only, asks in the
@@ -206,7 +211,7 @@ func stdioSession(t *testing.T, ctx context.Context, env map[string]string, copt
 	if wrap != nil {
 		tr = wrap(tr)
 	}
-	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test-host", Version: "1"}, copts).Connect(ctx, tr, nil)
+	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test-host", Version: "1"}, copts).Connect(ctx, tr, legacyMCP)
 	if err != nil {
 		return nil, stderr, err
 	}
@@ -262,7 +267,7 @@ var transports = []transport{
 	}},
 	{"http", func(t *testing.T, ctx context.Context, b *bridge, copts *mcpsdk.ClientOptions) *mcpsdk.ClientSession {
 		cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test-host", Version: "1"}, copts).Connect(ctx,
-			&mcpsdk.StreamableClientTransport{Endpoint: b.m.URL + "/mcp", HTTPClient: &http.Client{Transport: withToken(agentA)}, MaxRetries: -1}, nil)
+			&mcpsdk.StreamableClientTransport{Endpoint: b.m.URL + "/mcp", HTTPClient: &http.Client{Transport: withToken(agentA)}, MaxRetries: -1}, legacyMCP)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -819,6 +824,15 @@ func TestREADMEMCPSection(t *testing.T) {
 	}
 	if web.Type != "http" || !strings.HasSuffix(web.URL, "/mcp") || !strings.HasPrefix(web.Headers["Authorization"], "Bearer ") {
 		t.Errorf("the HTTP configuration is incomplete: %+v", web)
+	}
+	// The tasks the section describes are the ones served.
+	if want := fmt.Sprintf("`pollIntervalMs: %d`", mcp.DefaultTaskPoll.Milliseconds()); !strings.Contains(section, want) {
+		t.Errorf("the README does not give the tasks' poll interval as %s", want)
+	}
+	for _, m := range []string{"`tasks/get`", "`tasks/update`", "`tasks/cancel`", "`-32602`", "`-32021`", "`subscriptions/listen`"} {
+		if !strings.Contains(section, m) {
+			t.Errorf("the README's tasks omit %s", m)
+		}
 	}
 }
 

@@ -9,16 +9,18 @@ import (
 	"os"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/hooks"
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/core"
 )
 
 // cmdPolicy is "askbridge policy test": it reads an ask (the API's
-// AskRequest, as JSON) and prints which of its route's policy rules
-// decides it and why, from the configuration alone, without a server,
-// so people can try rules before they trust them.
+// AskRequest, as JSON), or with --host a host's hook input, and prints
+// which of its route's policy rules decides it and why, from the
+// configuration alone, without a server, so people can try rules before
+// they trust them.
 func cmdPolicy(_ context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
-	const synopsis = "policy test [--config FILE] [--agent NAME] [ASK.json]  (the ask from stdin without ASK.json)"
+	const synopsis = "policy test [--config FILE] [--agent NAME] [--host claude-code|codex [--route R]] [INPUT.json]  (from stdin without INPUT.json)"
 	if len(args) == 0 || args[0] != "test" {
 		fmt.Fprintf(stderr, "usage: askbridge %s\n", synopsis)
 		return exitUsage
@@ -26,8 +28,13 @@ func cmdPolicy(_ context.Context, args []string, getenv func(string) string, std
 	fs := newFlags("policy test", stderr, synopsis)
 	config := fs.String("config", getenv("ASKBRIDGE_CONFIG"), "the configuration file (default $ASKBRIDGE_CONFIG)")
 	agent := fs.String("agent", "agent", "the asking agent's name, as its token would give it")
+	hostName := fs.String("host", "", "read a hook input of this agent host (claude-code or codex) instead of an ask")
+	route := fs.String("route", "", "with --host: the route the hook asks on, as askbridge hook --route")
 	if err := fs.Parse(args[1:]); err != nil || fs.NArg() > 1 {
 		return exitUsage
+	}
+	if *route != "" && *hostName == "" {
+		return fail(stderr, fmt.Errorf("policy test: --route goes with --host (an ask names its own route)"))
 	}
 	var file File
 	if *config != "" {
@@ -52,11 +59,9 @@ func cmdPolicy(_ context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return fail(stderr, err)
 	}
-	var req client.AskRequest
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return fail(stderr, fmt.Errorf("the ask is not an ask request: %w", err))
+	ask, err := policyInput(raw, *hostName, *agent, *route)
+	if err != nil {
+		return fail(stderr, err)
 	}
 	// Rules are evaluated from the configuration alone: the service is
 	// built without a store, and Evaluate reads none.
@@ -64,10 +69,6 @@ func cmdPolicy(_ context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return fail(stderr, err)
 	}
-	ask := core.AskInput{Kind: req.Kind, Agent: *agent, RunID: req.RunID, ToolCallID: req.ToolCallID, Labels: req.Labels,
-		Text: req.Question, Context: req.Context, Reversibility: req.Reversibility, Route: req.Route,
-		Options: req.Options, Items: req.Items, Tool: req.Tool, Arguments: req.Arguments, Editable: req.Editable,
-		Calls: req.Calls, Timeout: time.Duration(req.Timeout), OnTimeout: req.OnTimeout, MaxReasks: req.MaxReasks, Quorum: req.Quorum}
 	v, err := svc.Evaluate(ask)
 	if err != nil {
 		return fail(stderr, fmt.Errorf("%s", core.ErrorMessage(err)))
@@ -81,4 +82,34 @@ func cmdPolicy(_ context.Context, args []string, getenv func(string) string, std
 		fmt.Fprintln(stdout, v.Explain())
 	}
 	return 0
+}
+
+// policyInput reads what policy test evaluates: a hook input of host, as
+// the hook door would ask it, or else an ask request.
+func policyInput(raw []byte, host, agent, route string) (core.AskInput, error) {
+	if host != "" {
+		h, err := hooks.ParseHost(host)
+		if err != nil {
+			return core.AskInput{}, fmt.Errorf("policy test: --host: %s", core.ErrorMessage(err))
+		}
+		p, err := hooks.Parse(h, raw)
+		if err != nil {
+			return core.AskInput{}, fmt.Errorf("the input is not a %s hook input: %s", h, core.ErrorMessage(err))
+		}
+		ask, err := p.Ask(agent, route)
+		if err != nil {
+			return core.AskInput{}, fmt.Errorf("%s", core.ErrorMessage(err))
+		}
+		return ask, nil
+	}
+	var req client.AskRequest
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return core.AskInput{}, fmt.Errorf("the ask is not an ask request: %w", err)
+	}
+	return core.AskInput{Kind: req.Kind, Agent: agent, RunID: req.RunID, ToolCallID: req.ToolCallID, Labels: req.Labels,
+		Text: req.Question, Context: req.Context, Reversibility: req.Reversibility, Route: req.Route,
+		Options: req.Options, Items: req.Items, Tool: req.Tool, Arguments: req.Arguments, Editable: req.Editable,
+		Calls: req.Calls, Timeout: time.Duration(req.Timeout), OnTimeout: req.OnTimeout, MaxReasks: req.MaxReasks, Quorum: req.Quorum}, nil
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/askbridge/askbridge/core"
 )
 
 const policyYAML = `
@@ -80,6 +82,42 @@ func TestPolicyTest(t *testing.T) {
 	}
 }
 
+// TestPolicyTestHookInput: policy test reads a host's hook input as the
+// hook door asks it, so a rule can be tried on a pinned prompt.
+func TestPolicyTestHookInput(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "askbridge.yaml")
+	if err := os.WriteFile(cfg, []byte(policyYAML), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := func(k string) string { return map[string]string{"ASKBRIDGE_CONFIG": cfg}[k] }
+	fixture := filepath.Join(hookTestdata, "claude-code/permission-request.bash.json")
+	for _, c := range []struct {
+		args  []string
+		stdin string
+		code  int
+		want  string
+	}{
+		{[]string{"--host", "claude-code", "--route", "claude-code", fixture}, "", 0,
+			`policy rule 2 of route "claude-code" matched: asked with route infra-leads, reversibility hard_to_reverse`},
+		{[]string{"--host", "codex", "--route", "claude-code"}, `{"hook_event_name":"PermissionRequest","session_id":"s","tool_name":"Bash","tool_input":{"command":"git status"}}`, 0,
+			`policy rule 1 of route "claude-code" ("git-status") allows it`},
+		{[]string{"--host", "codex", "--route", "claude-code"}, `{"hook_event_name":"PermissionRequest","session_id":"s","tool_name":"Bash"}`, exitError,
+			"the input is not a codex hook input: tool_input is required"},
+		{[]string{"--host", "cursor"}, `{}`, exitError, `--host: host "cursor" is not one of claude-code, codex`},
+		{[]string{"--route", "claude-code"}, `{}`, exitError, "--route goes with --host"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(t.Context(), append([]string{"policy", "test"}, c.args...), env, strings.NewReader(c.stdin), &out, &errb)
+		got := out.String()
+		if code != 0 {
+			got = errb.String()
+		}
+		if code != c.code || !strings.Contains(got, c.want) {
+			t.Errorf("%v: exit %d, %q; want exit %d and %q", c.args, code, got, c.code, c.want)
+		}
+	}
+}
+
 // TestServeStopsOnABadRule: a rule that does not compile stops
 // "askbridge serve" at load with an error naming the rule and where in
 // its condition the error is.
@@ -130,5 +168,21 @@ func TestREADMEPolicyExample(t *testing.T) {
 	}
 	if got := strings.TrimSpace(out.String()); got != strings.TrimSpace(printed) {
 		t.Fatalf("policy test printed\n%s\nthe README says\n%s", got, printed)
+	}
+	// What the README says "don't ask again" hands Claude Code under this
+	// policy: a session rule for Edit, none for Bash.
+	file, err := parseFile([]byte(example), func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := core.New(nil, Settings{File: file}.coreConfig([]byte("k")), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tool, want := range map[string]bool{"Edit": true, "Write": true, "Bash": false, "WebFetch": false} {
+		in := core.AskInput{Kind: core.KindApproval, Agent: "a", RunID: "s", Route: "claude-code", Tool: tool, Reversibility: core.HardToReverse}
+		if got := svc.EveryCallCovered(in); got != want {
+			t.Errorf("the README's policy: every %s call covered %v, want %v", tool, got, want)
+		}
 	}
 }

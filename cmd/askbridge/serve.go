@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/askbridge/askbridge/adapters/console"
+	"github.com/askbridge/askbridge/adapters/hooks"
 	"github.com/askbridge/askbridge/adapters/httpapi"
 	"github.com/askbridge/askbridge/adapters/mcp"
 	"github.com/askbridge/askbridge/adapters/metrics"
@@ -157,10 +158,10 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if m.StoreKind == "redis" {
 		opts.Unavailable = redisstore.Unavailable // a failover's errors: 503, not 500
 	}
-	if err := opts.Validate(); err != nil {
+	api, err := httpapi.New(svc, opts)
+	if err != nil {
 		return err
 	}
-	api := httpapi.New(svc, opts)
 	m.api = api
 	// Both stores keep budgets, shared by every replica on one Redis: the
 	// outbox's send budgets and the console's sign-in attempts.
@@ -176,10 +177,18 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}
 	stopMCP, cancelMCP := context.WithCancel(context.Background())
 	m.stopMCP = cancelMCP
-	mux.Handle("/mcp", agentsOnly(api, mcp.HTTPHandler(mcp.ServiceBackend{Svc: svc}, mcp.Options{
+	mux.Handle("/mcp", agentsOnly(api, "the MCP tools are for agent tokens", mcp.HTTPHandler(mcp.ServiceBackend{Svc: svc}, mcp.Options{
 		Version: versionString(),
 		Caller:  func(r *http.Request) string { return agentName(r.Context()) },
 		Stop:    stopMCP,
+	})))
+	// The hosts' HTTP hooks: under /v1, so the API authenticates and logs
+	// them as its own; the door is the hooks adapter.
+	api.Handle("POST /v1/hooks/{host}", agentsOnly(api, "hooks are answered for agent tokens", hooks.Handler(svc, hooks.Options{
+		Agent:   func(r *http.Request) string { return agentName(r.Context()) },
+		MaxWait: httpapi.DefaultMaxWait,
+		Stop:    stopMCP,
+		Log:     m.Log,
 	})))
 
 	m.consumer = replicaName()
@@ -277,9 +286,10 @@ func (m *Main) Stopped() <-chan struct{} { return m.stopped }
 type agentKey struct{}
 
 // agentsOnly lets through requests that carry an API token with the agent
-// role (or admin), and puts its name in the context: an MCP tool call asks
-// in the name of the agent whose token made it.
-func agentsOnly(api *httpapi.Server, h http.Handler) http.Handler {
+// role (or admin), and puts its name in the context: an MCP tool call, or
+// a host's hook, asks in the name of the agent whose token made it. Other
+// tokens are refused with refusal.
+func agentsOnly(api *httpapi.Server, refusal string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tok, ok := api.Authenticate(r)
 		if !ok {
@@ -288,7 +298,7 @@ func agentsOnly(api *httpapi.Server, h http.Handler) http.Handler {
 			return
 		}
 		if tok.Role != httpapi.RoleAgent && tok.Role != httpapi.RoleAdmin {
-			httpapi.WriteError(w, http.StatusForbidden, core.CodeForbidden, "the MCP tools are for agent tokens")
+			httpapi.WriteError(w, http.StatusForbidden, core.CodeForbidden, refusal)
 			return
 		}
 		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), agentKey{}, tok.Name)))

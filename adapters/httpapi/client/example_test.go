@@ -38,13 +38,16 @@ func server() (string, func()) {
 	if err != nil {
 		panic(err)
 	}
-	api := httpapi.New(svc, httpapi.Options{
+	api, err := httpapi.New(svc, httpapi.Options{
 		Tokens: []httpapi.Token{
 			{Name: "release-bot", Secret: "agent-secret-0123456789", Role: httpapi.RoleAgent},
 			{Name: "alice", Secret: "operator-secret-0123456789", Role: httpapi.RoleOperator},
 		},
 		Log: zerolog.Nop(),
 	})
+	if err != nil {
+		panic(err)
+	}
 	srv := httptest.NewServer(api)
 	return srv.URL, func() {
 		srv.Close()

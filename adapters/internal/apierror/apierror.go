@@ -25,6 +25,24 @@ type Detail struct {
 	Message string    `json:"message"`
 }
 
+// Status maps core's vocabulary to HTTP, for every door alike.
+func Status(code core.Code) int {
+	switch code {
+	case core.CodeInvalid:
+		return http.StatusBadRequest
+	case core.CodeNotFound:
+		return http.StatusNotFound
+	case core.CodeForbidden:
+		return http.StatusForbidden
+	case core.CodeConflict:
+		return http.StatusConflict
+	case core.CodeUnavailable:
+		return http.StatusServiceUnavailable // with Retry-After: the store is failing over
+	default:
+		return http.StatusInternalServerError
+	}
+}
+
 // Write answers with status and the error body. HTML escaping is off so a
 // message reads as written; nosniff and no-store go with every answer.
 func Write(w http.ResponseWriter, status int, code core.Code, msg string) {

@@ -50,10 +50,13 @@ func startInstance(t *testing.T, d redisstore.Dial, o redisstore.Options, refuse
 		Rooms:    []core.Room{{Surface: core.SurfaceSlack, ID: "C1"}},
 		Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}},
 	}}})
-	h := httpapi.New(svc, httpapi.Options{Tokens: []httpapi.Token{
+	h, err := httpapi.New(svc, httpapi.Options{Tokens: []httpapi.Token{
 		{Name: "agent-a", Secret: agentToken, Role: httpapi.RoleAgent},
 		{Name: "ops", Secret: operatorToken, Role: httpapi.RoleOperator},
 	}, Unavailable: redisstore.Unavailable})
+	if err != nil {
+		t.Fatal(err)
+	}
 	in := &instance{store: st, svc: svc, fivehundreds: &atomic.Int64{}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &status{ResponseWriter: w}

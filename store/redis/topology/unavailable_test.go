@@ -29,8 +29,11 @@ func api(t *testing.T, st core.Store, refused chan<- struct{}) *httptest.Server 
 
 func apiOn(t *testing.T, svc *core.Service, refused chan<- struct{}) *httptest.Server {
 	t.Helper()
-	h := httpapi.New(svc, httpapi.Options{Tokens: []httpapi.Token{{Name: "agent-a", Secret: agentToken, Role: httpapi.RoleAgent}},
+	h, err := httpapi.New(svc, httpapi.Options{Tokens: []httpapi.Token{{Name: "agent-a", Secret: agentToken, Role: httpapi.RoleAgent}},
 		Unavailable: redisstore.Unavailable})
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &status{ResponseWriter: w}
 		h.ServeHTTP(rec, r)

@@ -1,0 +1,203 @@
+package hooks
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/askbridge/askbridge/adapters/internal/apierror"
+	"github.com/askbridge/askbridge/core"
+)
+
+// Headers of a hook's response, for the "askbridge hook" command and for
+// people reading a log; the hosts read only the body.
+const (
+	// HeaderQuestionID names the question the prompt was asked as. It is
+	// sent before the wait, so a command killed mid-wait can withdraw it.
+	HeaderQuestionID = "Askbridge-Question-Id"
+)
+
+// Why a hook's question is withdrawn.
+const (
+	// ReasonAnsweredAtHost: the host stopped waiting on the hook (it killed
+	// the command or closed the request), which it does when the person at
+	// the keyboard answered its own prompt first.
+	ReasonAnsweredAtHost = "answered at the host"
+	// reasonGaveUp: the hook's wait ran out, so the host is about to fall
+	// back to its own prompt.
+	reasonGaveUp = "no answer in time: left to the host's own prompt"
+)
+
+// MaxInputBytes caps a hook input, as the API caps a request body.
+const MaxInputBytes = 1 << 20
+
+// waitSlack is how long past its wait a hook's response may take to write.
+const waitSlack = 30 * time.Second
+
+// Service is what the hook door needs of core.
+type Service interface {
+	AskOrRepeat(ctx context.Context, in core.AskInput) (*core.Question, bool, error)
+	Watch(id string) (*core.Watcher, error)
+	Cancel(ctx context.Context, in core.CancelInput) (core.Outcome, error)
+	Get(ctx context.Context, id string) (*core.Question, error)
+	EveryCallCovered(in core.AskInput) bool
+}
+
+// Options configure the hook door.
+type Options struct {
+	// Agent is the agent whose token made r: whoever mounts the handler
+	// authenticates it (an agent token) before the handler runs.
+	Agent func(r *http.Request) string
+	// MaxWait bounds every wait, and is the wait when ?wait= is absent.
+	MaxWait time.Duration
+	// Stop, when done, ends every wait: the program is stopping, and the
+	// hosts fall back to their own prompts.
+	Stop context.Context
+	Log  zerolog.Logger
+}
+
+// Handler answers a host's HTTP hook, POST /v1/hooks/{host}: the body is
+// the host's hook input, asked as an approval by the calling agent; the
+// response is the host's decision JSON once the question closes, or an
+// empty body (no decision: the host asks at the keyboard) for a decline, a
+// timeout, an expiry or a cancel. ?route= names the route; ?wait= bounds
+// the wait (a Go duration, MaxWait at most and by default): set it a
+// little under the hook's own timeout. A question still open when the
+// wait ends, or when the caller goes away, is withdrawn, so nothing is
+// left parked that nobody waits for. Errors are askbridge's error shape.
+func Handler(svc Service, opts Options) http.Handler {
+	if opts.Stop == nil {
+		opts.Stop = context.Background()
+	}
+	return &door{svc: svc, opts: opts}
+}
+
+type door struct {
+	svc  Service
+	opts Options
+}
+
+func (d *door) fail(w http.ResponseWriter, r *http.Request, err error) {
+	code := core.ErrorCode(err)
+	if code == core.CodeInternal {
+		d.opts.Log.Error().Err(err).Str("path", r.URL.Path).Msg("hook")
+	}
+	apierror.Write(w, apierror.Status(code), code, core.ErrorMessage(err))
+}
+
+func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	host, err := ParseHost(r.PathValue("host"))
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	wait := d.opts.MaxWait
+	if raw := r.URL.Query().Get("wait"); raw != "" {
+		asked, err := time.ParseDuration(raw)
+		if err != nil || asked <= 0 {
+			d.fail(w, r, invalid("wait %q is not a positive Go duration such as \"550s\"", raw))
+			return
+		}
+		wait = min(asked, d.opts.MaxWait)
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxInputBytes))
+	if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
+		apierror.Write(w, http.StatusRequestEntityTooLarge, core.CodeInvalid, "the hook input is larger than the limit of 1 MiB")
+		return
+	}
+	if err != nil {
+		d.fail(w, r, invalid("could not read the hook input: %v", err))
+		return
+	}
+	p, err := Parse(host, body)
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	agent := d.opts.Agent(r)
+	in, err := p.Ask(agent, r.URL.Query().Get("route"))
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	// The ask is not cut short by the caller going away: a question
+	// stored as the caller left must still be seen, and withdrawn, below.
+	q, _, err := d.svc.AskOrRepeat(context.WithoutCancel(r.Context()), in)
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	w.Header().Set(HeaderQuestionID, q.ID)
+	w.Header().Set("Content-Type", "application/json")
+	if q.Open() {
+		// The status and the question's id go out now; the body (the
+		// decision, or nothing) once the question closes.
+		rc := http.NewResponseController(w)
+		_ = rc.SetWriteDeadline(time.Now().Add(wait + waitSlack))
+		w.WriteHeader(http.StatusOK)
+		_ = rc.Flush()
+		var gone bool
+		if q, gone = d.wait(r, agent, q, wait); gone {
+			return // the caller went away; the question is withdrawn
+		}
+	}
+	covered := func() bool { return d.svc.EveryCallCovered(in) }
+	out, err := Output(p, Decide(p, q, covered))
+	if err != nil {
+		d.opts.Log.Error().Err(err).Str("path", r.URL.Path).Msg("hook output")
+		out = nil // no decision: the host's own prompt
+	}
+	_, _ = w.Write(out)
+}
+
+// wait waits for q to close, for at most wait, and returns it as it then
+// stands, withdrawn if still open (nil if it cannot be read). gone reports
+// that the caller went away, its question withdrawn too.
+func (d *door) wait(r *http.Request, agent string, q *core.Question, wait time.Duration) (_ *core.Question, gone bool) {
+	watch, err := d.svc.Watch(q.ID)
+	if err == nil {
+		ctx, cancel := context.WithTimeout(r.Context(), wait)
+		stop := context.AfterFunc(d.opts.Stop, cancel)
+		var got *core.Question
+		if got, err = watch.Read(ctx); err == nil && got.Open() {
+			got, err = watch.Wait(ctx)
+		}
+		stop()
+		cancel()
+		watch.Stop()
+		if err == nil && got != nil && !got.Open() {
+			return got, false
+		}
+	}
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		d.opts.Log.Error().Err(err).Str("question", q.ID).Msg("hook wait")
+	}
+	if r.Context().Err() != nil {
+		d.withdraw(agent, q.ID, ReasonAnsweredAtHost)
+		return nil, true
+	}
+	return d.withdraw(agent, q.ID, reasonGaveUp), false
+}
+
+// withdraw cancels a hook's question for the agent that asked it, and
+// returns it as it then stands: closed by the cancel, or by whoever closed
+// it first.
+func (d *door) withdraw(agent, id, reason string) *core.Question {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	by := core.Decider{Surface: core.SurfaceAgent, ID: agent, Name: agent}
+	o, err := d.svc.Cancel(ctx, core.CancelInput{QuestionID: id, By: by, Owner: agent, Reason: reason})
+	if err == nil {
+		return o.Question
+	}
+	q, gerr := d.svc.Get(ctx, id)
+	if gerr != nil {
+		d.opts.Log.Error().Err(err).Str("question", id).Msg("hook withdraw")
+		return nil
+	}
+	return q
+}

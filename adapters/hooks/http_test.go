@@ -1,0 +1,249 @@
+package hooks_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge/adapters/hooks"
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/coretest"
+)
+
+const agent = "agent-a"
+
+// door is the hook door over a real core on the embedded store, mounted
+// as the program mounts it, with the caller already authenticated as
+// agent.
+type door struct {
+	t    *testing.T
+	svc  *core.Service
+	srv  *httptest.Server
+	stop context.CancelFunc
+}
+
+func newDoor(t *testing.T) *door {
+	t.Helper()
+	svc, _ := coretest.Open(t, coretest.Options{})
+	stop, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	mux := http.NewServeMux()
+	mux.Handle("POST /v1/hooks/{host}", hooks.Handler(svc, hooks.Options{
+		Agent: func(*http.Request) string { return agent }, MaxWait: time.Minute, Stop: stop,
+	}))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return &door{t: t, svc: svc, srv: srv, stop: cancel}
+}
+
+func hookFixture(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile("testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// call is a hook request in flight: the question id arrives with the
+// status, the decision with the body.
+type call struct {
+	resp *http.Response
+	id   string
+}
+
+func (d *door) post(ctx context.Context, path, body string) *http.Response {
+	d.t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	resp, err := d.srv.Client().Do(req)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	return resp
+}
+
+func (d *door) start(ctx context.Context, path, body string) call {
+	d.t.Helper()
+	resp := d.post(ctx, path, body)
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		d.t.Fatalf("hook status %d: %s", resp.StatusCode, b)
+	}
+	return call{resp: resp, id: resp.Header.Get(hooks.HeaderQuestionID)}
+}
+
+func (c call) body(t *testing.T) string {
+	t.Helper()
+	defer c.resp.Body.Close()
+	b, err := io.ReadAll(c.resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+var person = core.Decider{Surface: core.SurfaceAPI, ID: "ops", Name: "ops"}
+
+func (d *door) answer(id string, in core.AnswerInput) error {
+	in.QuestionID, in.Decider = id, person
+	_, err := d.svc.Answer(d.t.Context(), in)
+	return err
+}
+
+// A hook parks its prompt as an approval and answers with the host's
+// decision for every outcome a person can give.
+func TestHookOutcomes(t *testing.T) {
+	d := newDoor(t)
+	for _, c := range []struct {
+		name, host, fixture string
+		answer              func(id string) error
+		want                string // a substring of the body; "" for an empty body
+	}{
+		{"approve", "claude-code", "claude-code/permission-request.bash.json", func(id string) error {
+			return d.answer(id, core.AnswerInput{OptionID: core.ApproveOption})
+		}, `"decision":{"behavior":"allow"}`},
+		{"deny", "codex", "codex/permission-request.bash.json", func(id string) error {
+			return d.answer(id, core.AnswerInput{OptionID: core.DenyOption, Text: "not on a Friday"})
+		}, `"behavior":"deny","message":"A person denied this tool call in askbridge. Their reason:\n\u003caskbridge-untrusted-reason\u003e\nnot on a Friday\n`},
+		{"edit", "claude-code", "claude-code/pre-tool-use.bash.json", func(id string) error {
+			return d.answer(id, core.AnswerInput{OptionID: core.ApproveOption, Arguments: json.RawMessage(`{"command":"npm test -- --bail"}`)})
+		}, `"permissionDecision":"allow","permissionDecisionReason":"Approved in askbridge.","updatedInput":{"command":"npm test -- --bail"}`},
+		{"decline", "claude-code", "claude-code/permission-request.bash.json", func(id string) error {
+			_, err := d.svc.Decline(d.t.Context(), id, person)
+			return err
+		}, ""},
+		{"decline, PreToolUse", "claude-code", "claude-code/pre-tool-use.bash.json", func(id string) error {
+			_, err := d.svc.Decline(d.t.Context(), id, person)
+			return err
+		}, `"permissionDecision":"ask"`},
+		{"deny, Codex PreToolUse", "codex", "codex/pre-tool-use.bash.json", func(id string) error {
+			return d.answer(id, core.AnswerInput{OptionID: core.DenyOption})
+		}, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"A person denied this tool call in askbridge, with no reason."}}`},
+		{"approve, Codex PreToolUse", "codex", "codex/pre-tool-use.bash.json", func(id string) error {
+			return d.answer(id, core.AnswerInput{OptionID: core.ApproveOption})
+		}, ""}, // Codex takes no allow from PreToolUse: its own policy goes on
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			// Each case its own session, so no two share a question.
+			body := strings.Replace(hookFixture(t, c.fixture), `"session_id": "`, `"session_id": "`+strings.ReplaceAll(c.name, " ", "")+`-`, 1)
+			call := d.start(t.Context(), "/v1/hooks/"+c.host, body)
+			if call.id == "" {
+				t.Fatal("no question id with the status")
+			}
+			q, err := d.svc.Get(t.Context(), call.id)
+			if err != nil || q.Call == nil || q.Call.Tool != "Bash" || q.Reversibility != core.HardToReverse || q.Agent != agent {
+				t.Fatalf("parked %+v, %v", q, err)
+			}
+			if err := c.answer(call.id); err != nil {
+				t.Fatal(err)
+			}
+			got := call.body(t)
+			if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) {
+				t.Fatalf("body %s, want %q", got, c.want)
+			}
+			// The host running the hook again for the same prompt gets the
+			// same answer at once, from the same question.
+			again := d.start(t.Context(), "/v1/hooks/"+c.host, body)
+			if again.id != call.id || again.body(t) != got {
+				t.Fatal("a re-run did not find the same question")
+			}
+		})
+	}
+}
+
+// A body that is not the host's format is refused with a 400 naming the
+// field, in askbridge's error shape, and parks nothing.
+func TestHookRefusals(t *testing.T) {
+	d := newDoor(t)
+	good := hookFixture(t, "claude-code/permission-request.bash.json")
+	for _, c := range []struct {
+		name   string
+		path   string
+		body   string
+		status int
+		msg    string
+	}{
+		{"unknown host", "/v1/hooks/cursor", good, 404, `host "cursor" is not one of claude-code, codex`},
+		{"missing field", "/v1/hooks/claude-code", `{"hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{}}`, 400, "session_id is required"},
+		{"wrong type", "/v1/hooks/codex", `{"hook_event_name":"PermissionRequest","session_id":"s","tool_name":"Bash","tool_input":[]}`, 400, "tool_input must be a JSON object"},
+		{"not JSON", "/v1/hooks/claude-code", `hello`, 400, "not a claude-code hook input"},
+		{"a duplicate key in the input", "/v1/hooks/claude-code", `{"hook_event_name":"PermissionRequest","session_id":"s","tool_name":"Bash","tool_input":{"command":"ls","command":"rm -rf /"}}`, 400, `duplicate key "command"`},
+		{"bad UTF-8", "/v1/hooks/codex", "{\"hook_event_name\":\"PermissionRequest\",\"session_id\":\"s\",\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"ls \xff\"}}", 400, "not valid UTF-8"},
+		{"too large", "/v1/hooks/codex", `{"tool_input":{"x":"` + strings.Repeat("a", hooks.MaxInputBytes) + `"}}`, 413, "larger than the limit"},
+		{"bad wait", "/v1/hooks/claude-code?wait=soon", good, 400, `wait "soon"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			resp := d.post(t.Context(), c.path, c.body)
+			defer resp.Body.Close()
+			var e struct {
+				Error struct{ Code, Message string }
+			}
+			if err := json.NewDecoder(resp.Body).Decode(&e); err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != c.status || !strings.Contains(e.Error.Message, c.msg) {
+				t.Fatalf("status %d %+v, want %d and %q", resp.StatusCode, e, c.status, c.msg)
+			}
+		})
+	}
+	// Nothing was parked by any of them.
+	list, _, err := d.svc.ListOpen(t.Context(), "", 50)
+	if err != nil || len(list) != 0 {
+		t.Fatalf("parked %d questions, %v", len(list), err)
+	}
+}
+
+// A host that stops waiting (the person answered in the terminal first)
+// closes the request: the question is withdrawn, "answered at the host".
+func TestHookCallerGoneWithdraws(t *testing.T) {
+	d := newDoor(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	c := d.start(ctx, "/v1/hooks/claude-code", hookFixture(t, "claude-code/permission-request.bash.json"))
+	w, err := d.svc.Watch(c.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	cancel()
+	c.resp.Body.Close()
+	q, err := w.Wait(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.State != core.StateCancelled || q.Resolution == nil || q.Resolution.Reason != hooks.ReasonAnsweredAtHost {
+		t.Fatalf("question %+v %+v: want withdrawn, answered at the host", q, q.Resolution)
+	}
+}
+
+// A wait that runs out, or a program that stops, leaves the prompt to the
+// host and withdraws the question, so nothing stays parked that nobody
+// waits for.
+func TestHookWaitEnds(t *testing.T) {
+	d := newDoor(t)
+	c := d.start(t.Context(), "/v1/hooks/codex?wait=1ms", hookFixture(t, "codex/permission-request.network.json"))
+	if got := c.body(t); got != "" {
+		t.Fatalf("body %q, want none (no decision)", got)
+	}
+	q, err := d.svc.Get(t.Context(), c.id)
+	if err != nil || q.State != core.StateCancelled || q.Call.Editable != nil {
+		t.Fatalf("question %+v, %v", q, err)
+	}
+
+	c = d.start(t.Context(), "/v1/hooks/claude-code", hookFixture(t, "claude-code/permission-request.bash.json"))
+	d.stop()
+	if got := c.body(t); got != "" {
+		t.Fatalf("body %q after the stop, want none (no decision)", got)
+	}
+	if q, err := d.svc.Get(t.Context(), c.id); err != nil || q.State != core.StateCancelled {
+		t.Fatalf("question %+v after the stop, %v", q, err)
+	}
+}

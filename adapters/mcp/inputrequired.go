@@ -1,0 +1,93 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// The host door for 2026-07-28, which has no server-initiated requests:
+// a tool call whose question the host may answer (the route lists the
+// agent under mcp, and the client takes forms) parks the question and
+// returns at once an input_required result, the question as a form, with
+// the question's id as the request state. The client asks its user and
+// retries the call with the reply; the retry records it through the
+// chokepoint like any answer and returns the question's result. If chat
+// answered first, the reply is refused there and the retry returns the
+// closed result, which says who answered; a reply that declines leaves
+// the question to chat, and the retry waits for it as a plain call does.
+//
+// The request state is only an id: a retry may name only its own agent's
+// question (any other reads as unknown) of the tool's own kind, and a
+// reply can only do what the host could do with the form anyway.
+//
+// A client that declared the Tasks extension gets a task instead, whose
+// form travels through tasks/get and tasks/update (tasks.go); a client of
+// an earlier revision is asked with elicitation/create (elicit.go).
+
+// speaksStateless reports whether the request is a 2026-07-28 one.
+func speaksStateless(req *mcpsdk.CallToolRequest) bool {
+	return req != nil && req.Params != nil && req.ProtocolVersion() >= protocolStateless
+}
+
+// inputRequired is the first round of a call whose question the host may
+// answer: the form, and the question's id to come back with. note, when
+// set, heads the form (why an earlier reply was not recorded).
+func inputRequired(q *core.Question, note string) *mcpsdk.CallToolResult {
+	f := formFor(q)
+	msg := f.message
+	if note != "" {
+		msg = note + "\n\n" + msg
+	}
+	return &mcpsdk.CallToolResult{
+		InputRequests: mcpsdk.InputRequestMap{hostAnswerKey: &mcpsdk.ElicitParams{Mode: "form", Message: msg, RequestedSchema: f.schema}},
+		RequestState:  q.ID,
+	}
+}
+
+// asksHost reports whether a 2026-07-28 call should put q to its host.
+func (h *handler) asksHost(ctx context.Context, req *mcpsdk.CallToolRequest, q *core.Question) bool {
+	if !takesForms(req.ClientCapabilities()) {
+		return false
+	}
+	may, err := h.b.HostMayAnswer(ctx, q.ID)
+	if err != nil {
+		h.opts.Logger.Warn("askbridge mcp: cannot tell whether the host may answer", "question", q.ID, "err", err)
+		return false
+	}
+	return may
+}
+
+// retry serves the second round: the host's reply to the question named
+// by the request state, then the question's result.
+func (h *handler) retry(ctx context.Context, req *mcpsdk.CallToolRequest, kind core.Kind) (*mcpsdk.CallToolResult, Result, error) {
+	id := req.Params.RequestState
+	st, err := h.b.Wait(ctx, id, 0)
+	if err != nil {
+		return nil, Result{}, h.toolError(err)
+	}
+	if st.Kind != kind {
+		return nil, Result{}, invalid("requestState names a question this tool did not ask")
+	}
+	reply, _ := req.Params.InputResponses[hostAnswerKey].(*mcpsdk.ElicitResult)
+	if st.State.Closed() || reply == nil || reply.Action != "accept" || st.Question == nil {
+		return h.await(ctx, req, id, -1) // nothing to record: the closed result, or wait for chat
+	}
+	in, err := formFor(st.Question).answer(reply.Content)
+	if err == nil {
+		in.QuestionID = id
+		err = h.b.AnswerInHost(ctx, in)
+	}
+	if _, lost := closedBy(err); err != nil && !lost {
+		if core.ErrorCode(err) == core.CodeInternal || core.ErrorCode(err) == "" {
+			return nil, Result{}, h.toolError(err)
+		}
+		// The reply was refused (an option that is not one, say): ask again,
+		// saying why.
+		return inputRequired(st.Question, fmt.Sprintf("Your answer was not recorded: %s", h.safeMessage(err))), Result{}, nil
+	}
+	return h.await(ctx, req, id, -1)
+}

@@ -1,0 +1,193 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Task status notifications over streamable HTTP. A 2026-07-28 host
+// listens for them with subscriptions/listen naming task ids; the SDK's
+// listen knows no task ids, so such a request is served here, as the
+// extension and the subscriptions pattern say: the acknowledgement first
+// (with the ids agreed: the host's own tasks), then one notifications/tasks
+// per task when its question closes, the same task tasks/get would return
+// then, and, once every task named has ended, a graceful end of the
+// stream (the listen request's response). Like every task method it
+// reads the questions from the store: any replica serves it, and a stream
+// a replica drops is opened again on another. Hosts that do not listen
+// poll tasks/get.
+
+const (
+	methodListen  = "subscriptions/listen"
+	methodAcked   = "notifications/subscriptions/acknowledged"
+	methodTaskNtf = "notifications/tasks"
+	// maxListenTasks bounds the task ids one stream follows.
+	maxListenTasks = 100
+)
+
+// taskListen is a subscriptions/listen request that names task ids.
+type taskListen struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		Meta          map[string]any `json:"_meta"`
+		Notifications struct {
+			TaskIDs []string `json:"taskIds"`
+		} `json:"notifications"`
+	} `json:"params"`
+}
+
+// taskListenOf returns r's subscriptions/listen request if it names task
+// ids, or nil (the SDK serves everything else).
+func taskListenOf(r *http.Request) *taskListen {
+	body := peekBody(r)
+	if !bytes.Contains(body, []byte(methodListen)) {
+		return nil // most requests: no need to decode them twice
+	}
+	var l taskListen
+	if json.Unmarshal(body, &l) != nil || l.Method != methodListen || len(l.ID) == 0 || len(l.Params.Notifications.TaskIDs) == 0 {
+		return nil
+	}
+	return &l
+}
+
+// listenTasks serves one task listen stream until its tasks have all
+// ended, the host closes it, or the server stops.
+func (h *handler) listenTasks(w http.ResponseWriter, r *http.Request, l *taskListen) {
+	if rebinding(r) {
+		http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
+		return
+	}
+	version, _ := l.Params.Meta[mcpsdk.MetaKeyProtocolVersion].(string)
+	if version == "" || version != r.Header.Get(versionHeader) {
+		writeRPCError(w, http.StatusBadRequest, l.ID, &jsonrpc.Error{Code: mcpsdk.CodeHeaderMismatch,
+			Message: fmt.Sprintf("the %s header must match the request's _meta %q", versionHeader, mcpsdk.MetaKeyProtocolVersion)})
+		return
+	}
+	caps := capsOf(nil, l.Params.Meta)
+	if !declaresTasks(caps) {
+		writeRPCError(w, http.StatusOK, l.ID, missingCapability().(*jsonrpc.Error))
+		return
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	if h.opts.Stop != nil {
+		defer context.AfterFunc(h.opts.Stop, cancel)()
+	}
+	ctx = context.WithValue(ctx, extraKey{}, &mcpsdk.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context()), Header: r.Header})
+
+	var agreed []string
+	for _, id := range l.Params.Notifications.TaskIDs {
+		if len(agreed) == maxListenTasks || slices.Contains(agreed, id) {
+			continue
+		}
+		if _, err := h.ownTask(ctx, id); err == nil {
+			agreed = append(agreed, id) // another agent's, or an unknown id, is left out
+		}
+	}
+	sub := map[string]any{"io.modelcontextprotocol/subscriptionId": l.ID}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	var mu sync.Mutex
+	send := func(msg any) {
+		b, err := json.Marshal(msg)
+		if err != nil {
+			h.opts.Logger.Error("askbridge mcp: task notification not encoded", "err", err)
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		_, _ = fmt.Fprintf(w, "event: message\ndata: %s\n\n", b)
+		_ = http.NewResponseController(w).Flush()
+	}
+	send(map[string]any{"jsonrpc": "2.0", "method": methodAcked, "params": map[string]any{
+		"_meta": sub, "notifications": map[string]any{"taskIds": agreed}}})
+
+	var wg sync.WaitGroup
+	for _, id := range agreed {
+		wg.Go(func() {
+			t, ok := h.followTask(ctx, id, caps)
+			if ok {
+				send(map[string]any{"jsonrpc": "2.0", "method": methodTaskNtf, "params": taskNotice{Meta: sub, task: t}})
+			}
+		})
+	}
+	wg.Wait()
+	if r.Context().Err() == nil {
+		send(map[string]any{"jsonrpc": "2.0", "id": l.ID, "result": map[string]any{"resultType": resultComplete, "_meta": sub}})
+	}
+}
+
+// taskNotice is notifications/tasks' params: the task, with the stream's
+// subscription id.
+type taskNotice struct {
+	Meta map[string]any `json:"_meta"`
+	task
+}
+
+// followTask waits until the task's question closes and returns the task
+// then; false if ctx ended first or the question can no longer be read.
+func (h *handler) followTask(ctx context.Context, id string, caps *mcpsdk.ClientCapabilities) (task, bool) {
+	failures := 0
+	for ctx.Err() == nil {
+		st, err := h.b.Wait(ctx, id, h.opts.WaitSlice)
+		switch {
+		case err == nil && st.State.Closed():
+			t, err := h.taskOf(ctx, st, caps)
+			if err != nil {
+				h.opts.Logger.Warn("askbridge mcp: task notification not built", "task", id, "err", err)
+				return task{}, false
+			}
+			return t, true
+		case err == nil, errors.Is(err, context.DeadlineExceeded), ctx.Err() != nil:
+		case transient(err):
+			if failures++; failures >= maxWaitFailures || !h.pause(ctx) {
+				return task{}, false
+			}
+		default:
+			return task{}, false // purged, say: nothing more to tell
+		}
+	}
+	return task{}, false
+}
+
+// writeRPCError answers a request with a JSON-RPC error.
+func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, e *jsonrpc.Error) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": id, "error": e})
+}
+
+// rebinding reports a request that reached a loopback address under a
+// name that is not loopback: a page's DNS rebinding attack. The SDK's
+// handler refuses these; this path, which it does not serve, does too.
+func rebinding(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	return ok && local != nil && loopback(local.String()) && !loopback(r.Host)
+}
+
+// loopback reports whether addr (host, or host:port) names this machine.
+func loopback(addr string) bool {
+	host := addr
+	if h, _, err := net.SplitHostPort(addr); err == nil {
+		host = h
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,612 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/askbridge/askbridge/adapters/mcp"
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/fence"
+	"github.com/askbridge/askbridge/internal/coretest"
+)
+
+// TestTaskFixtures: the specification's own examples pass the pinned
+// schema, and the test's client reads them as the tests read askbridge.
+func TestTaskFixtures(t *testing.T) {
+	s := newSchemaCheck(t)
+	read := func(name string) json.RawMessage {
+		b, err := os.ReadFile(filepath.Join("testdata", "tasks", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for name, method := range map[string]string{
+		"create-task-response.json":             "tools/call",
+		"get-task-working-response.json":        "tasks/get",
+		"get-task-input-required-response.json": "tasks/get",
+		"get-task-completed-response.json":      "tasks/get",
+		"ack-response.json":                     "tasks/update",
+		"task-not-found-response.json":          "tasks/get",
+		"missing-capability-response.json":      "tasks/get",
+	} {
+		s.message(method, read(name))
+	}
+	var create struct{ Result json.RawMessage }
+	_ = json.Unmarshal(read("create-task-response.json"), &create)
+	if w := asTask(t, create.Result); w.Status != "working" || w.PollIntervalMs != 5000 {
+		t.Errorf("create-task-response reads as %+v", w)
+	}
+	var ir struct{ Result wireTask }
+	_ = json.Unmarshal(read("get-task-input-required-response.json"), &ir)
+	if r, ok := ir.Result.InputRequests["name"]; !ok || r.Method != "elicitation/create" || r.Params.Mode != "form" {
+		t.Errorf("input requests read as %+v", ir.Result.InputRequests)
+	}
+	var upd struct {
+		Method string
+		Params struct {
+			TaskID         string                     `json:"taskId"`
+			InputResponses map[string]json.RawMessage `json:"inputResponses"`
+		}
+	}
+	_ = json.Unmarshal(read("update-task-request.json"), &upd)
+	var reply mcpsdk.ElicitResult
+	if err := json.Unmarshal(upd.Params.InputResponses["name"], &reply); err != nil || reply.Action != "accept" || reply.Content["input"] != "Luca" {
+		t.Errorf("the update's response reads as %+v (%v)", reply, err)
+	}
+	var notFound struct{ Error rpcError }
+	_ = json.Unmarshal(read("task-not-found-response.json"), &notFound)
+	var missing struct{ Error rpcError }
+	_ = json.Unmarshal(read("missing-capability-response.json"), &missing)
+	if notFound.Error.Code != -32602 || missing.Error.Code != -32021 {
+		t.Errorf("error codes %d, %d", notFound.Error.Code, missing.Error.Code)
+	}
+}
+
+// taskEnv is askbridge over one store behind several replicas, and
+// hosts that speak the Tasks extension through a balancer.
+type taskEnv struct {
+	t      *testing.T
+	ctx    context.Context
+	svc    *core.Service
+	clock  *core.SimClock
+	r      *replicas
+	schema *schemaCheck
+}
+
+func newTaskEnv(t *testing.T) *taskEnv {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	clock := core.NewSimClock(time.Now())
+	svc, _ := coretest.Open(t, coretest.Options{Clock: clock, Routes: map[string]core.Route{
+		core.DefaultRoute: {Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}, core.SurfaceMCP: {"alice"}}},
+		"chat-only":       {Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}}},
+	}})
+	e := &taskEnv{t: t, ctx: ctx, svc: svc, clock: clock, schema: newSchemaCheck(t)}
+	e.r = newReplicas(t, svc, 3, mcp.Options{Caller: agentOf, TaskPoll: 250 * time.Millisecond, Version: "test"})
+	return e
+}
+
+// host is a host of agent token tok with caps, its requests balanced
+// over the replicas.
+func (e *taskEnv) host(token string, caps map[string]any) *taskClient {
+	c := &taskClient{t: e.t, http: &http.Client{Transport: &balancer{r: e.r, token: token}}, url: e.r.urls[0].String(), caps: caps}
+	c.raw = e.schema.message
+	return c
+}
+
+func (e *taskEnv) answer(in core.AnswerInput) {
+	e.t.Helper()
+	in.Decider = operator
+	if _, err := e.svc.Answer(e.ctx, in); err != nil {
+		e.t.Fatalf("answer: %v", err)
+	}
+}
+
+// completed reads the task's result as the asking tool's result.
+func completed(t *testing.T, w wireTask) *mcpsdk.CallToolResult {
+	t.Helper()
+	if w.Status != "completed" || w.Result == nil {
+		t.Fatalf("task is %s (%s), want completed with a result", w.Status, w.StatusMessage)
+	}
+	var res mcpsdk.CallToolResult
+	if err := json.Unmarshal(w.Result, &res); err != nil {
+		t.Fatalf("result %s: %v", w.Result, err)
+	}
+	return &res
+}
+
+// parkingCalls are the four tools that park, each with valid arguments.
+var parkingCalls = []struct {
+	tool string
+	args map[string]any
+	kind core.Kind
+}{
+	{mcp.ToolClarification, map[string]any{"question": "Which region?", "reversibility": "reversible"}, core.KindClarification},
+	{mcp.ToolDecision, map[string]any{"question": "Which queue?", "reversibility": "hard_to_reverse", "options": []map[string]any{
+		{"id": "sqs", "title": "SQS", "writeup": "Managed.", "recommended": true}, {"id": "nats", "title": "NATS", "writeup": "Ours to run."}}}, core.KindDecision},
+	{mcp.ToolApproval, map[string]any{"tool": "deploy", "arguments": map[string]any{"env": "prod"}, "reversibility": "hard_to_reverse"}, core.KindApproval},
+	{mcp.ToolQuestions, map[string]any{"reversibility": "reversible", "questions": []map[string]any{
+		{"id": "lang", "question": "Language?", "options": []map[string]any{{"id": "go", "label": "Go"}, {"id": "rs", "label": "Rust"}}}}}, core.KindForm},
+}
+
+// TestTaskPerTool: each parking tool returns a task at once to a host
+// that declares the extension; polling it through other replicas shows
+// it working, and once a person answers, completed with what the tool
+// would have returned, structured content and all. Every message passes
+// the pinned schema.
+func TestTaskPerTool(t *testing.T) {
+	e := newTaskEnv(t)
+	h := e.host("tok-alice", tasksCaps(false))
+	answers := map[core.Kind]core.AnswerInput{
+		core.KindClarification: {Text: "eu-west-1"},
+		core.KindDecision:      {OptionID: "sqs"},
+		core.KindApproval:      {OptionID: core.ApproveOption},
+		core.KindForm:          {Items: []core.ItemInput{{ItemID: "lang", OptionID: "go"}}},
+	}
+	for _, c := range parkingCalls {
+		t.Run(c.tool, func(t *testing.T) {
+			raw, err := h.callTool(e.ctx, c.tool, c.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := asTask(t, raw)
+			q, err := e.svc.Get(e.ctx, w.TaskID)
+			if err != nil || q.Kind != c.kind || q.Agent != "alice" || !q.Open() {
+				t.Fatalf("the task's question: %+v, %v", q, err)
+			}
+			if w.Status != "working" || w.PollIntervalMs != 250 || w.TTLMs != nil || w.CreatedAt == "" {
+				t.Errorf("created task %+v", w)
+			}
+			if got, err := h.get(e.ctx, w.TaskID); err != nil || got.Status != "working" || got.ResultType != "complete" {
+				t.Fatalf("polled: %+v, %v", got, err)
+			}
+			in := answers[c.kind]
+			in.QuestionID = q.ID
+			e.answer(in)
+			got, err := h.get(e.ctx, w.TaskID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := completed(t, got)
+			p, err := fence.ParseResume(res.Content[0].(*mcpsdk.TextContent).Text)
+			if err != nil || p.QuestionID != q.ID || p.Verb != fence.VerbAnswered {
+				t.Fatalf("result text: %+v, %v", p, err)
+			}
+			st := structured(t, res)
+			if st.QuestionID != q.ID || st.State != core.StateAnswered {
+				t.Errorf("structured content %+v", st)
+			}
+			switch c.kind {
+			case core.KindDecision:
+				if st.ChosenOptionID != "sqs" {
+					t.Errorf("chosen %q", st.ChosenOptionID)
+				}
+			case core.KindApproval:
+				if st.Approved == nil || !*st.Approved || st.ArgumentsSHA256 == "" {
+					t.Errorf("approval %+v", st)
+				}
+			case core.KindForm:
+				if len(st.Items) != 1 || st.Items[0].OptionID != "go" {
+					t.Errorf("items %+v", st.Items)
+				}
+			}
+			if _, ok := res.StructuredContent.(map[string]any)["kind"]; ok {
+				t.Errorf("the result has get_answer's fields, not the tool's own: %v", res.StructuredContent)
+			}
+		})
+	}
+}
+
+// TestTaskEndings: a task ends the way its question does: declined or
+// timed out (completed, with the resume that says so), withdrawn by its
+// host (tasks/cancel) or by an operator (cancelled).
+func TestTaskEndings(t *testing.T) {
+	e := newTaskEnv(t)
+	h := e.host("tok-alice", tasksCaps(false))
+	start := func() wireTask {
+		t.Helper()
+		raw, err := h.callTool(e.ctx, mcp.ToolClarification, map[string]any{"question": "Go?", "reversibility": "reversible", "timeout": "10m"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return asTask(t, raw)
+	}
+	get := func(id string) wireTask {
+		t.Helper()
+		w, err := h.get(e.ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+
+	declined := start()
+	if _, err := e.svc.Decline(e.ctx, declined.TaskID, operator); err != nil {
+		t.Fatal(err)
+	}
+	if st := structured(t, completed(t, get(declined.TaskID))); st.State != core.StateDeclined {
+		t.Errorf("declined task's state %s", st.State)
+	}
+
+	timedOut := start()
+	e.clock.Advance(11 * time.Minute)
+	if _, err := e.svc.Tick(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := structured(t, completed(t, get(timedOut.TaskID))); st.State != core.StateTimedOut {
+		t.Errorf("timed-out task's state %s", st.State)
+	}
+
+	byHost := start()
+	if err := h.cancel(e.ctx, byHost.TaskID); err != nil {
+		t.Fatal(err)
+	}
+	if w := get(byHost.TaskID); w.Status != "cancelled" || w.Result != nil {
+		t.Errorf("cancelled by the host: %+v", w)
+	}
+	q, _ := e.svc.Get(e.ctx, byHost.TaskID)
+	if q.State != core.StateCancelled || core.CloserOf(q) != core.CloserAgentCancel {
+		t.Errorf("the host's cancel left the question %s, closed by %s", q.State, core.CloserOf(q))
+	}
+	if err := h.cancel(e.ctx, byHost.TaskID); err != nil {
+		t.Errorf("cancelling a cancelled task again: %v, want an acknowledgement", err)
+	}
+
+	byOperator := start()
+	if _, err := e.svc.Cancel(e.ctx, core.CancelInput{QuestionID: byOperator.TaskID, By: operator}); err != nil {
+		t.Fatal(err)
+	}
+	if w := get(byOperator.TaskID); w.Status != "cancelled" {
+		t.Errorf("cancelled by an operator: %+v", w)
+	}
+	if err := h.cancel(e.ctx, declined.TaskID); err != nil {
+		t.Errorf("cancelling a completed task: %v, want an acknowledgement", err)
+	}
+	if st := structured(t, completed(t, get(declined.TaskID))); st.State != core.StateDeclined {
+		t.Errorf("a cancel after the close changed the outcome to %s", st.State)
+	}
+}
+
+// TestTaskHostDoor: for a host that takes forms, on a route that lists
+// its agent under mcp, the task asks the host (input_required, one form);
+// the host's reply through tasks/update is an answer recorded at the
+// chokepoint as {mcp, agent}. A reply that declines leaves the question
+// for chat; chat may answer first, and a late reply changes nothing.
+func TestTaskHostDoor(t *testing.T) {
+	e := newTaskEnv(t)
+	h := e.host("tok-alice", tasksCaps(true))
+	const key = "askbridge-host-answer"
+	ask := func() wireTask {
+		t.Helper()
+		raw, err := h.callTool(e.ctx, mcp.ToolDecision, map[string]any{"question": "Which queue?", "reversibility": "reversible",
+			"options": parkingCalls[1].args["options"]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return asTask(t, raw)
+	}
+
+	w := ask()
+	if w.Status != "input_required" {
+		t.Fatalf("created %+v, want input_required", w)
+	}
+	got, err := h.get(e.ctx, w.TaskID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, ok := got.InputRequests[key]
+	if got.Status != "input_required" || !ok || req.Method != "elicitation/create" || req.Params.Mode != "form" ||
+		!strings.Contains(req.Params.Message, "Which queue?") {
+		t.Fatalf("polled %+v", got)
+	}
+	// A decline leaves it for chat.
+	if err := h.update(e.ctx, w.TaskID, map[string]any{key: map[string]any{"action": "decline"}}); err != nil {
+		t.Fatal(err)
+	}
+	if q, _ := e.svc.Get(e.ctx, w.TaskID); !q.Open() {
+		t.Fatalf("a declined form closed the question: %s", q.State)
+	}
+	// A reply to a key never asked is ignored; a bad option is refused.
+	if err := h.update(e.ctx, w.TaskID, map[string]any{"other": map[string]any{"action": "accept", "content": map[string]any{"option": "sqs"}}}); err != nil {
+		t.Fatal(err)
+	}
+	var rerr *rpcError
+	if err := h.update(e.ctx, w.TaskID, map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"option": "kafka"}}}); !errors.As(err, &rerr) || rerr.Code != -32602 {
+		t.Fatalf("an unknown option: %v, want -32602", err)
+	}
+	if q, _ := e.svc.Get(e.ctx, w.TaskID); !q.Open() {
+		t.Fatalf("an unknown option closed the question: %s", q.State)
+	}
+	if err := h.update(e.ctx, w.TaskID, map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"option": "nats", "note": "we run it already"}}}); err != nil {
+		t.Fatal(err)
+	}
+	q, _ := e.svc.Get(e.ctx, w.TaskID)
+	if q.State != core.StateAnswered || q.Resolution.Decider.Surface != core.SurfaceMCP || q.Resolution.Decider.ID != "alice" {
+		t.Fatalf("after the host's reply: %s by %+v", q.State, q.Resolution)
+	}
+	done, err := h.get(e.ctx, w.TaskID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := structured(t, completed(t, done)); st.ChosenOptionID != "nats" {
+		t.Errorf("chosen %q", st.ChosenOptionID)
+	}
+
+	// Chat first: the host's late reply is acknowledged and changes nothing.
+	w2 := ask()
+	e.answer(core.AnswerInput{QuestionID: w2.TaskID, OptionID: "sqs"})
+	if err := h.update(e.ctx, w2.TaskID, map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"option": "nats"}}}); err != nil {
+		t.Fatal(err)
+	}
+	done2, _ := h.get(e.ctx, w2.TaskID)
+	if st := structured(t, completed(t, done2)); st.ChosenOptionID != "sqs" {
+		t.Errorf("a late host reply changed the outcome to %q", st.ChosenOptionID)
+	}
+}
+
+// TestTaskOwnershipAndErrors: another agent's task reads as an unknown
+// one (-32602, the same message), a host that did not declare the
+// extension gets -32021 for the task methods and a plain blocking call
+// for the tools, and a 2025-11-25 client gets no task.
+func TestTaskOwnershipAndErrors(t *testing.T) {
+	e := newTaskEnv(t)
+	alice := e.host("tok-alice", tasksCaps(false))
+	raw, err := alice.callTool(e.ctx, mcp.ToolClarification, map[string]any{"question": "Mine?", "reversibility": "reversible"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := asTask(t, raw)
+	mallory := e.host("tok-mallory", tasksCaps(true))
+	var theirs, unknown *rpcError
+	_, err1 := mallory.get(e.ctx, w.TaskID)
+	_, err2 := mallory.get(e.ctx, "no-such-task")
+	if !errors.As(err1, &theirs) || !errors.As(err2, &unknown) || theirs.Code != -32602 || theirs.Code != unknown.Code || theirs.Message != unknown.Message {
+		t.Fatalf("another agent's task: %v; an unknown one: %v; want the same -32602", err1, err2)
+	}
+	for _, err := range []error{
+		mallory.cancel(e.ctx, w.TaskID),
+		mallory.update(e.ctx, w.TaskID, map[string]any{"askbridge-host-answer": map[string]any{"action": "accept", "content": map[string]any{"answer": "yes"}}}),
+	} {
+		if !errors.As(err, &theirs) || theirs.Code != -32602 {
+			t.Errorf("another agent's task method: %v, want -32602", err)
+		}
+	}
+	if q, _ := e.svc.Get(e.ctx, w.TaskID); !q.Open() {
+		t.Fatalf("another agent changed the question: %s", q.State)
+	}
+
+	plain := e.host("tok-alice", map[string]any{})
+	var missing *rpcError
+	if _, err := plain.get(e.ctx, w.TaskID); !errors.As(err, &missing) || missing.Code != -32021 ||
+		!strings.Contains(string(missing.Data), `"io.modelcontextprotocol/tasks"`) {
+		t.Fatalf("tasks/get without the extension: %v", err)
+	}
+	if err := plain.cancel(e.ctx, w.TaskID); !errors.As(err, &missing) || missing.Code != -32021 {
+		t.Fatalf("tasks/cancel without the extension: %v", err)
+	}
+	// Without the extension the call blocks until the question closes.
+	out := make(chan json.RawMessage, 1)
+	go func() {
+		raw, err := plain.callTool(e.ctx, mcp.ToolClarification, map[string]any{"question": "Blocking?", "reversibility": "reversible"})
+		if err != nil {
+			t.Error(err)
+		}
+		out <- raw
+	}()
+	q := parkedWith(t, e.ctx, e.svc, "Blocking?")
+	e.answer(core.AnswerInput{QuestionID: q.ID, Text: "yes"})
+	var res struct {
+		ResultType string `json:"resultType"`
+		IsError    bool   `json:"isError"`
+	}
+	if err := json.Unmarshal(<-out, &res); err != nil || res.ResultType != "complete" || res.IsError {
+		t.Errorf("the blocking call returned %+v (%v)", res, err)
+	}
+}
+
+// parkedWith waits, within a bound, for the open question with text.
+func parkedWith(t *testing.T, ctx context.Context, svc *core.Service, text string) *core.Question {
+	t.Helper()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		qs, _, err := svc.ListOpen(ctx, "", 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range qs {
+			if q.Text == text {
+				return q
+			}
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			t.Fatalf("no question %q was parked", text)
+		}
+	}
+}
+
+// TestTaskNotifications: a host listening for its tasks (on any replica)
+// hears the acknowledgement with the ids agreed (its own tasks only),
+// then one notifications/tasks per task as its question closes, the task
+// as tasks/get would return it, and the stream ends gracefully once every
+// task it named has ended. A host that did not declare the extension is
+// refused with -32021.
+func TestTaskNotifications(t *testing.T) {
+	e := newTaskEnv(t)
+	alice := e.host("tok-alice", tasksCaps(false))
+	ask := func(text string) string {
+		t.Helper()
+		raw, err := alice.callTool(e.ctx, mcp.ToolClarification, map[string]any{"question": text, "reversibility": "reversible"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return asTask(t, raw).TaskID
+	}
+	answered, cancelled := ask("One?"), ask("Two?")
+	mallorys, err := e.svc.Ask(e.ctx, core.AskInput{Agent: "mallory", RunID: "r", Kind: core.KindClarification, Text: "Theirs?", Reversibility: core.Reversible})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := alice.listen(e.ctx, answered, cancelled, mallorys.ID, "no-such-task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	notif := tasksSchema(t, "TaskStatusNotification")
+	next := func() (method string, params map[string]any, raw json.RawMessage) {
+		t.Helper()
+		select {
+		case raw, ok := <-stream:
+			if !ok {
+				t.Fatal("the stream ended early")
+			}
+			var m struct {
+				Method string         `json:"method"`
+				Params map[string]any `json:"params"`
+				Result map[string]any `json:"result"`
+			}
+			if err := json.Unmarshal(raw, &m); err != nil {
+				t.Fatalf("%s: %v", raw, err)
+			}
+			if m.Result != nil {
+				return "", m.Result, raw
+			}
+			return m.Method, m.Params, raw
+		case <-e.ctx.Done():
+			t.Fatal("nothing came on the stream")
+		}
+		return "", nil, nil
+	}
+	subOf := func(p map[string]any) any {
+		m, _ := p["_meta"].(map[string]any)
+		return m["io.modelcontextprotocol/subscriptionId"]
+	}
+
+	method, p, _ := next()
+	ids, _ := p["notifications"].(map[string]any)["taskIds"].([]any)
+	if method != "notifications/subscriptions/acknowledged" || len(ids) != 2 || ids[0] != answered || ids[1] != cancelled || subOf(p) == nil {
+		t.Fatalf("first message: %s %v", method, p)
+	}
+	sub := subOf(p)
+
+	e.answer(core.AnswerInput{QuestionID: answered, Text: "yes"})
+	seen := map[string]map[string]any{}
+	method, p, raw := next()
+	if method != "notifications/tasks" || subOf(p) != sub {
+		t.Fatalf("after an answer: %s %v", method, p)
+	}
+	doc, _ := jsonschemaDoc(raw)
+	if err := notif.Validate(doc); err != nil {
+		t.Errorf("the notification fails the pinned schema: %v\n%s", err, raw)
+	}
+	seen[p["taskId"].(string)] = p
+	if err := alice.cancel(e.ctx, cancelled); err != nil {
+		t.Fatal(err)
+	}
+	method, p, _ = next()
+	if method != "notifications/tasks" {
+		t.Fatalf("after a cancel: %s %v", method, p)
+	}
+	seen[p["taskId"].(string)] = p
+	if seen[answered]["status"] != "completed" || seen[answered]["result"] == nil || seen[cancelled]["status"] != "cancelled" {
+		t.Fatalf("notifications: %v", seen)
+	}
+	if got, err := alice.get(e.ctx, answered); err != nil || got.Status != "completed" {
+		t.Errorf("tasks/get after the notification: %+v, %v", got, err)
+	}
+	if _, end, _ := next(); end["resultType"] != "complete" || subOf(end) != sub {
+		t.Errorf("the stream's end: %v", end)
+	}
+	if _, ok := <-stream; ok {
+		t.Error("the stream went on after its response")
+	}
+
+	plain := e.host("tok-alice", map[string]any{})
+	refused, err := plain.listen(e.ctx, answered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct{ Error *rpcError }
+	if err := json.Unmarshal(<-refused, &r); err != nil || r.Error == nil || r.Error.Code != -32021 {
+		t.Errorf("a listen without the extension: %+v (%v)", r.Error, err)
+	}
+}
+
+// TestNoTaskForSessions: a 2025-11-25 client gets no task even if its
+// capabilities name the extension (tasks are a 2026-07-28 shape): its
+// call blocks and returns the resume.
+func TestNoTaskForSessions(t *testing.T) {
+	e := newTaskEnv(t)
+	copts := &mcpsdk.ClientOptions{Capabilities: &mcpsdk.ClientCapabilities{Extensions: map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}}
+	cs := (&balancer{r: &replicas{urls: e.r.urls[:1]}, token: "tok-alice"}).connect(t, e.ctx, copts, legacy)
+	out := make(chan callResult, 1)
+	go func() {
+		res, err := cs.CallTool(e.ctx, &mcpsdk.CallToolParams{Name: mcp.ToolClarification, Arguments: map[string]any{"question": "Old?", "reversibility": "reversible"}})
+		out <- callResult{res, err}
+	}()
+	q := parkedWith(t, e.ctx, e.svc, "Old?")
+	e.answer(core.AnswerInput{QuestionID: q.ID, Text: "yes"})
+	resumed(t, result(t, e.ctx, out), q.ID, fence.VerbAnswered)
+}
+
+// TestUnsupportedProtocolVersion: a request of a revision askbridge does
+// not serve is refused with -32022, listing the revisions it does.
+func TestUnsupportedProtocolVersion(t *testing.T) {
+	e := newTaskEnv(t)
+	h := e.host("tok-alice", tasksCaps(false))
+	h.version = "2099-01-01"
+	_, err := h.callTool(e.ctx, mcp.ToolClarification, map[string]any{"question": "Future?", "reversibility": "reversible"})
+	var rerr *rpcError
+	if !errors.As(err, &rerr) || rerr.Code != -32022 || !strings.Contains(string(rerr.Data), "2026-07-28") {
+		t.Fatalf("a request of 2099-01-01: %v (%s)", err, dataOf(rerr))
+	}
+	if qs, _, _ := e.svc.ListOpen(e.ctx, "", 10); len(qs) != 0 {
+		t.Errorf("the refused request parked %d questions", len(qs))
+	}
+}
+
+func dataOf(e *rpcError) string {
+	if e == nil {
+		return ""
+	}
+	return string(e.Data)
+}
+
+// TestTaskListenRefusesRebinding: the listen that askbridge serves itself
+// refuses, as the SDK's handler does, a request that reached a loopback
+// address under another name (a page's DNS rebinding).
+func TestTaskListenRefusesRebinding(t *testing.T) {
+	e := newTaskEnv(t)
+	h := e.host("tok-alice", tasksCaps(false))
+	h.http = &http.Client{Transport: rehost{e.r.urls[0].Host}}
+	res, _, err := h.post(e.ctx, "subscriptions/listen", "", map[string]any{"notifications": map[string]any{"taskIds": []string{"x"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusForbidden {
+		t.Errorf("a rebound listen: HTTP %d, want 403", res.StatusCode)
+	}
+}
+
+// rehost sends a request to addr under the Host evil.example.
+type rehost struct{ addr string }
+
+func (r rehost) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.URL.Host, req.Host = r.addr, "evil.example"
+	req.Header.Set("Authorization", "Bearer tok-alice")
+	return http.DefaultTransport.RoundTrip(req)
+}

@@ -111,6 +111,8 @@ const (
 	SurfaceSlack    Surface = "slack"
 	SurfaceDiscord  Surface = "discord"
 	SurfaceTelegram Surface = "telegram"
+	SurfaceEmail    Surface = "email" // a room is a recipient address; links carry the answer
+	SurfaceNtfy     Surface = "ntfy"  // a room is a topic; action buttons carry the answer
 	SurfaceAPI      Surface = "api"
 	SurfaceConsole  Surface = "console"
 	SurfaceMCP      Surface = "mcp"
@@ -121,7 +123,7 @@ const (
 // ChatSurfaces are the surfaces that hold cards and so have outboxes. It
 // is the one list of chat platforms: configuration checks, the API's
 // messages and the stores' outboxes all follow it.
-var ChatSurfaces = []Surface{SurfaceSlack, SurfaceDiscord, SurfaceTelegram}
+var ChatSurfaces = []Surface{SurfaceSlack, SurfaceDiscord, SurfaceTelegram, SurfaceEmail, SurfaceNtfy}
 
 // AnswerSurfaces are the surfaces a human can answer through: every chat
 // surface, then the API, the console and an agent's MCP host.

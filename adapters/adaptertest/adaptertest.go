@@ -38,7 +38,11 @@ type User struct {
 	Name string // display name; cards show it once they answer
 }
 
-// Card is a question's message as the fake platform holds it.
+// Card is a question's message as the fake platform holds it. On a
+// one-way door (email, ntfy), which cannot edit what it sent, it is the
+// message as sent and what its links open to now: how the question
+// stands, its outcome once closed; its buttons are the links that still
+// act.
 type Card struct {
 	Room string
 	ID   string // the platform's message id (a Slack ts, a Discord or Telegram message id)

@@ -46,6 +46,10 @@ func quorumOfTwo(t *testing.T, w *world) {
 	waiting := w.wait(q.ID)
 	c := w.card(q.ID)
 	a, b := w.d.Allowed(), w.d.Allowed2()
+	// Alice's DM copy is out before anyone votes: a one-way door (email,
+	// ntfy) sends no copy once the question is closed, so only a copy
+	// that went out can show the outcome.
+	w.d.DM(t, a, q.ID, nil)
 	// A platform that edits the card in place for the clicker (Discord)
 	// tells them nothing privately; the card below shows the vote.
 	if note := w.d.Click(t, a, c, w.button(c, core.RefApprove, -1, 0)); note != "" && !strings.Contains(note, "Recorded your vote") {

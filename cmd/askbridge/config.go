@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"net/mail"
 	"os"
 	"path/filepath"
 	"slices"
@@ -56,6 +57,13 @@ type RouteFile struct {
 	// Rules are the route's policy rules, checked in order when an
 	// approval is asked on it; the first that matches decides.
 	Rules []RuleFile `yaml:"rules"`
+
+	// Email and Ntfy are the route's recipients on the one-way doors:
+	// addresses (or ntfy topics), or "person:" and "group:" entries for
+	// the people's own. They are rooms like any other (parseFile adds
+	// them to Rooms); who may decide is still Deciders and People.
+	Email []string `yaml:"email"`
+	Ntfy  []string `yaml:"ntfy"`
 }
 
 // RuleFile is one policy rule: a CEL condition, and what to decide when
@@ -91,6 +99,8 @@ type PersonFile struct {
 	Slack    string   `yaml:"slack"`
 	Discord  string   `yaml:"discord"`
 	Telegram string   `yaml:"telegram"`
+	Email    string   `yaml:"email"`
+	Ntfy     string   `yaml:"ntfy"`
 	Tokens   []string `yaml:"tokens"`
 	DM       bool     `yaml:"dm"`
 	Prefer   string   `yaml:"prefer"`
@@ -99,7 +109,8 @@ type PersonFile struct {
 // person is the file's person in core's terms.
 func (p PersonFile) person() core.Person {
 	out := core.Person{DisplayName: p.Name, IDs: map[core.Surface][]string{}, DM: p.DM, Prefer: core.Surface(p.Prefer)}
-	for sf, id := range map[core.Surface]string{core.SurfaceSlack: p.Slack, core.SurfaceDiscord: p.Discord, core.SurfaceTelegram: p.Telegram} {
+	for sf, id := range map[core.Surface]string{core.SurfaceSlack: p.Slack, core.SurfaceDiscord: p.Discord, core.SurfaceTelegram: p.Telegram,
+		core.SurfaceEmail: strings.ToLower(p.Email), core.SurfaceNtfy: p.Ntfy} {
 		if id != "" {
 			out.IDs[sf] = []string{id}
 		}
@@ -199,6 +210,12 @@ func parseFile(raw []byte, getenv func(string) string) (File, error) {
 		if name == "" {
 			return f, fmt.Errorf("routes: a route needs a name")
 		}
+		rooms, err := oneWayRooms(f, key, r)
+		if err != nil {
+			return f, err
+		}
+		r.Rooms = append(r.Rooms, rooms...)
+		f.Routes[name] = r
 		for i, room := range r.Rooms {
 			if !room.Surface.IsChat() {
 				return f, fmt.Errorf("%s.rooms[%d].surface: %q is not %s", key, i, room.Surface, core.SurfaceNames(core.ChatSurfaces))
@@ -304,11 +321,105 @@ func parseFile(raw []byte, getenv func(string) string) (File, error) {
 	return f, nil
 }
 
+// oneWayRooms are route r's email and ntfy recipients as rooms: each
+// address or topic as written (addresses in lower case, as people's are
+// kept), and each person's own for "person:" and "group:" entries. An
+// entry that names nobody, a person without an address or topic, and a
+// malformed one stop the server with the key at fault.
+func oneWayRooms(f File, key string, r RouteFile) ([]core.Room, error) {
+	var out []core.Room
+	seen := map[core.Room]bool{}
+	add := func(sf core.Surface, id string) {
+		room := core.Room{Surface: sf, ID: id}
+		if !seen[room] {
+			seen[room] = true
+			out = append(out, room)
+		}
+	}
+	for _, door := range []struct {
+		sf      core.Surface
+		entries []string
+		own     func(PersonFile) string
+		check   func(string) error
+	}{
+		{core.SurfaceEmail, r.Email, func(p PersonFile) string { return p.Email }, checkAddress},
+		{core.SurfaceNtfy, r.Ntfy, func(p PersonFile) string { return p.Ntfy }, checkTopic},
+	} {
+		for i, e := range door.entries {
+			at := fmt.Sprintf("%s.%s[%d]", key, door.sf, i)
+			var names []string
+			switch {
+			case strings.HasPrefix(e, core.PersonPrefix):
+				names = []string{strings.TrimPrefix(e, core.PersonPrefix)}
+			case strings.HasPrefix(e, core.GroupPrefix):
+				g, ok := f.Groups[strings.TrimPrefix(e, core.GroupPrefix)]
+				if !ok {
+					return nil, fmt.Errorf("%s: no group named %q", at, strings.TrimPrefix(e, core.GroupPrefix))
+				}
+				names = g
+			default:
+				if err := door.check(e); err != nil {
+					return nil, fmt.Errorf("%s: %w", at, err)
+				}
+				if door.sf == core.SurfaceEmail {
+					e = strings.ToLower(e)
+				}
+				add(door.sf, e)
+				continue
+			}
+			for _, n := range names {
+				p, ok := f.People[n]
+				if !ok {
+					return nil, fmt.Errorf("%s: no person named %q", at, n)
+				}
+				id := door.own(p)
+				if id == "" {
+					return nil, fmt.Errorf("%s: person %q has no %s", at, n, door.sf)
+				}
+				if door.sf == core.SurfaceEmail {
+					id = strings.ToLower(id)
+				}
+				add(door.sf, id)
+			}
+		}
+	}
+	return out, nil
+}
+
+// checkAddress accepts a bare email address: the recipient, and the id
+// its links answer as.
+func checkAddress(s string) error {
+	a, err := mail.ParseAddress(s)
+	if err != nil || a.Address != s {
+		return fmt.Errorf("%q is not an email address (a bare address, such as ops@example.com)", s)
+	}
+	return nil
+}
+
+// checkTopic accepts what ntfy takes as a topic name: 1 to 64 of A-Z,
+// a-z, 0-9, _ and -.
+func checkTopic(s string) error {
+	if len(s) == 0 || len(s) > 64 || strings.Trim(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-") != "" {
+		return fmt.Errorf("%q is not an ntfy topic (1-64 of A-Z, a-z, 0-9, _ and -)", s)
+	}
+	return nil
+}
+
 // checkPeople checks the people, groups and routes' people entries the
 // way core will, and that every token a person names is configured (a
 // misspelt token name would quietly leave the person unrecognised).
 func checkPeople(f File, tokens map[string]bool) error {
 	for name, p := range f.People {
+		if p.Email != "" {
+			if err := checkAddress(p.Email); err != nil {
+				return fmt.Errorf("people.%s.email: %w", name, err)
+			}
+		}
+		if p.Ntfy != "" {
+			if err := checkTopic(p.Ntfy); err != nil {
+				return fmt.Errorf("people.%s.ntfy: %w", name, err)
+			}
+		}
 		for i, tok := range p.Tokens {
 			if !tokens[tok] {
 				return fmt.Errorf("people.%s.tokens[%d]: no token named %q", name, i, tok)
@@ -355,6 +466,12 @@ func (s Settings) coreConfig(actorKey []byte) core.Config {
 	for name, r := range s.File.Routes {
 		deciders := map[core.Surface][]string{}
 		for surface, ids := range r.Deciders {
+			if core.Surface(surface) == core.SurfaceEmail { // addresses are kept in lower case
+				ids = slices.Clone(ids)
+				for i := range ids {
+					ids[i] = strings.ToLower(ids[i])
+				}
+			}
 			deciders[core.Surface(surface)] = ids
 		}
 		cfg.Routes[name] = core.Route{Name: name, Rooms: r.Rooms, Deciders: deciders, People: r.People, EscalateTo: r.EscalateTo,

@@ -128,6 +128,9 @@ func (m *Main) Run(ctx context.Context) (err error) {
 			return fmt.Errorf("actor key: %w", err)
 		}
 	}
+	// The one-way doors sign their links with the server's key, by the
+	// program's clock (see Settings.Clock).
+	s.ActorKey, s.Clock = Secret(actorKey), m.Clock
 	svc, err := core.New(m.newMetrics(m.store), s.coreConfig([]byte(actorKey)), m.Clock)
 	if err != nil {
 		return err

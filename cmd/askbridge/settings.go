@@ -4,13 +4,16 @@ import (
 	"crypto/ed25519"
 	"encoding/hex"
 	"fmt"
+	"net/mail"
 	"net/url"
 	"os"
 	"strings"
 
 	"github.com/caarlos0/env/v11"
 
+	"github.com/askbridge/askbridge/adapters/email"
 	"github.com/askbridge/askbridge/adapters/telegram"
+	"github.com/askbridge/askbridge/core"
 	redisstore "github.com/askbridge/askbridge/store/redis"
 )
 
@@ -56,6 +59,15 @@ type Settings struct {
 	Console  ConsoleSettings
 
 	File File `env:"-"`
+	// Clock is the program's clock, set by Run for the openers (links
+	// expire by it); nil is the wall clock.
+	Clock core.Clock `env:"-"`
+
+	// The one-way doors, and where people's browsers and phones reach
+	// this server: their links (email, ntfy) point below PublicURL.
+	Email     EmailSettings
+	Ntfy      NtfySettings
+	PublicURL string `env:"ASKBRIDGE_PUBLIC_URL"`
 }
 
 // SlackSettings turn the Slack adapter on when BotToken is set. Clicks and
@@ -97,6 +109,28 @@ type TelegramSettings struct {
 	APIURL        string `env:"TELEGRAM_API_URL"`
 	WebhookSecret Secret `env:"TELEGRAM_WEBHOOK_SECRET"`
 	WebhookURL    string `env:"TELEGRAM_WEBHOOK_URL"`
+}
+
+// EmailSettings turn the email door on when Host is set: questions are
+// mailed through this SMTP server, with links below PublicURL.
+type EmailSettings struct {
+	Host string `env:"EMAIL_SMTP_HOST"`
+	// Port defaults to 587, or 465 with TLS "tls".
+	Port int `env:"EMAIL_SMTP_PORT"`
+	// TLS is starttls (required STARTTLS), tls (TLS from the first byte)
+	// or none (a relay on the same host or a private network only).
+	TLS      string `env:"EMAIL_SMTP_TLS" envDefault:"starttls"`
+	Username string `env:"EMAIL_SMTP_USERNAME"`
+	Password Secret `env:"EMAIL_SMTP_PASSWORD"`
+	// From is the sender: an address, or "Name <address>".
+	From string `env:"EMAIL_FROM"`
+}
+
+// NtfySettings turn the ntfy door on when URL (the ntfy server's base
+// URL) is set; Token, when set, is its access token.
+type NtfySettings struct {
+	URL   string `env:"NTFY_URL"`
+	Token Secret `env:"NTFY_TOKEN"`
 }
 
 // ClientSettings are what the CLI commands reach a server with. With no
@@ -161,10 +195,44 @@ func (s *Settings) check() error {
 	if _, _, err := s.redisDial(); err != nil {
 		return err
 	}
-	for _, c := range []func() error{s.Slack.check, s.Discord.check, s.Telegram.check, s.Console.check} {
+	for _, c := range []func() error{s.Slack.check, s.Discord.check, s.Telegram.check, s.Console.check, s.Email.check, s.Ntfy.check} {
 		if err := c(); err != nil {
 			return err
 		}
+	}
+	if (s.Email.Host != "" || s.Ntfy.URL != "") && !httpURL(s.PublicURL) {
+		return fmt.Errorf("ASKBRIDGE_PUBLIC_URL: the email and ntfy doors need the public http(s) URL people reach this server at, for their links")
+	}
+	return nil
+}
+
+func (s *EmailSettings) check() error {
+	if s.Host == "" {
+		return nil
+	}
+	if _, err := mail.ParseAddress(s.From); err != nil {
+		return fmt.Errorf("EMAIL_FROM: %q is not an address (askbridge@example.com, or \"askbridge <askbridge@example.com>\")", s.From)
+	}
+	switch s.TLS {
+	case email.TLSStartTLS, email.TLSImplicit, email.TLSNone:
+	default:
+		return fmt.Errorf("EMAIL_SMTP_TLS: %q is not starttls, tls or none", s.TLS)
+	}
+	if s.Port < 0 || s.Port > 65535 {
+		return fmt.Errorf("EMAIL_SMTP_PORT: %d is not a port", s.Port)
+	}
+	if s.Password != "" && s.Username == "" {
+		return fmt.Errorf("EMAIL_SMTP_PASSWORD: set without EMAIL_SMTP_USERNAME")
+	}
+	return nil
+}
+
+func (s *NtfySettings) check() error {
+	if s.URL == "" {
+		return nil
+	}
+	if !httpURL(s.URL) {
+		return fmt.Errorf("NTFY_URL: %q is not an http(s) URL (the ntfy server, such as https://ntfy.sh)", s.URL)
 	}
 	return nil
 }

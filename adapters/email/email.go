@@ -1,0 +1,302 @@
+// Package email is askbridge's email surface: each question is mailed to
+// its route's recipients as a readable text and HTML message whose every
+// action is a signed, single-use link (adapters/internal/actionlink).
+// Opening a link shows a confirmation page and records nothing, since
+// mail scanners and link previews open links; confirming records the
+// answer through the chokepoint as the address the message was sent to.
+//
+// Email is one-way: a sent message cannot be edited, so when the
+// question closes nobody is mailed again, and a link opened later shows
+// the outcome instead.
+package email
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/mail"
+	"strings"
+	"time"
+
+	gomail "github.com/wneessen/go-mail"
+
+	"github.com/askbridge/askbridge/adapters/internal/actionlink"
+	"github.com/askbridge/askbridge/core"
+	"github.com/rs/zerolog"
+)
+
+// ActPath is where the links point, below the public URL.
+const ActPath = "/email/act/"
+
+// TLS modes of the SMTP connection.
+const (
+	TLSStartTLS = "starttls" // STARTTLS, required (port 587)
+	TLSImplicit = "tls"      // TLS from the first byte (port 465)
+	TLSNone     = "none"     // plain text: a relay on the same host or network only
+)
+
+// Options configure an Adapter.
+type Options struct {
+	// Host and Port are the SMTP server's; Port defaults to 587, or 465
+	// with TLS "tls".
+	Host string
+	Port int
+	// TLS is TLSStartTLS (the default), TLSImplicit or TLSNone.
+	TLS string
+	// Username and Password, when set, authenticate (the strongest
+	// mechanism both sides support).
+	Username, Password string
+	// From is the sender, "askbridge <askbridge@example.com>" or an
+	// address alone.
+	From string
+	// PublicURL is where people's browsers reach askbridge; the links
+	// are PublicURL + ActPath + token.
+	PublicURL string
+	// Key is the server's key; the links are signed with a key derived
+	// from it, so every replica that shares it takes every replica's
+	// links.
+	Key []byte
+	// Now is the clock links expire by; nil is the wall clock.
+	Now func() time.Time
+	// RootCAs, when set, are the CAs trusted for the server's TLS
+	// certificate instead of the system's.
+	RootCAs *x509.CertPool
+	// Timeout bounds one SMTP session; default 30s.
+	Timeout time.Duration
+	Log     zerolog.Logger
+}
+
+// Adapter is the email surface: a core.Courier that mails cards, and the
+// page its links open.
+type Adapter struct {
+	svc    *core.Service
+	opts   Options
+	signer *actionlink.Signer
+	from   *mail.Address
+	client *gomail.Client
+	page   *actionlink.Page
+	log    zerolog.Logger
+}
+
+var _ core.ChatAdapter = (*Adapter)(nil)
+
+// New checks opts and returns the adapter. It does not connect: the first
+// delivery does, and a server that cannot be reached delays mail without
+// losing any (the outbox retries).
+func New(svc *core.Service, opts Options) (*Adapter, error) {
+	if opts.Host == "" {
+		return nil, errors.New("email: the SMTP host is required")
+	}
+	signer, err := actionlink.NewSigner(opts.Key)
+	if err != nil {
+		return nil, fmt.Errorf("email: %w", err)
+	}
+	from, err := mail.ParseAddress(opts.From)
+	if err != nil {
+		return nil, fmt.Errorf("email: the sender %q is not an address: %w", opts.From, err)
+	}
+	if !strings.HasPrefix(opts.PublicURL, "http://") && !strings.HasPrefix(opts.PublicURL, "https://") {
+		return nil, errors.New("email: the public URL must be an http(s) URL that people's browsers reach")
+	}
+	opts.PublicURL = strings.TrimSuffix(opts.PublicURL, "/")
+	if opts.Timeout <= 0 {
+		opts.Timeout = 30 * time.Second
+	}
+	if opts.TLS == "" {
+		opts.TLS = TLSStartTLS
+	}
+	copts := []gomail.Option{gomail.WithTimeout(opts.Timeout),
+		gomail.WithTLSConfig(&tls.Config{ServerName: opts.Host, RootCAs: opts.RootCAs, MinVersion: tls.VersionTLS12})}
+	switch opts.TLS {
+	case TLSStartTLS:
+		copts = append(copts, gomail.WithTLSPortPolicy(gomail.TLSMandatory))
+	case TLSImplicit:
+		copts = append(copts, gomail.WithSSLPort(false))
+	case TLSNone:
+		copts = append(copts, gomail.WithTLSPortPolicy(gomail.NoTLS))
+	default:
+		return nil, fmt.Errorf("email: TLS %q is not starttls, tls or none", opts.TLS)
+	}
+	if opts.Port != 0 {
+		copts = append(copts, gomail.WithPort(opts.Port))
+	}
+	if opts.Username != "" {
+		copts = append(copts, gomail.WithSMTPAuth(gomail.SMTPAuthAutoDiscover),
+			gomail.WithUsername(opts.Username), gomail.WithPassword(opts.Password))
+	}
+	client, err := gomail.NewClient(opts.Host, copts...)
+	if err != nil {
+		return nil, fmt.Errorf("email: %w", err)
+	}
+	a := &Adapter{svc: svc, opts: opts, signer: signer, from: from, client: client, log: opts.Log}
+	a.page = &actionlink.Page{Svc: svc, Signer: signer, Surface: core.SurfaceEmail, Prefix: ActPath,
+		ConfirmAddress: true, Now: opts.Now, Log: opts.Log}
+	return a, nil
+}
+
+// Surface is email.
+func (a *Adapter) Surface() core.Surface { return core.SurfaceEmail }
+
+// Run has nothing to receive: answers arrive at the page. It waits for
+// ctx.
+func (a *Adapter) Run(ctx context.Context) error {
+	<-ctx.Done()
+	return nil
+}
+
+// Mount adds the links' page.
+func (a *Adapter) Mount(mux *http.ServeMux) { mux.Handle(ActPath, a.page) }
+
+// Post mails q's card to the recipient card.Room, with links signed for
+// that address. A question that closed before its mail went out is not
+// mailed: the delivery is dropped, and recorded as undelivered.
+func (a *Adapter) Post(ctx context.Context, q *core.Question, card core.MessageRef) (core.MessageRef, error) {
+	if !q.Open() {
+		return card, &core.Permanent{Err: errors.New("not mailed: the question closed before the message went out")}
+	}
+	to := Recipient(card.Room)
+	msg, err := a.cardMessage(q, core.NewCard(q, card), to)
+	if err != nil {
+		return card, &core.Permanent{Err: err}
+	}
+	id := a.messageID(q.ID, card.Delivery)
+	if err := a.send(ctx, to, id, "", msg); err != nil {
+		return card, err
+	}
+	card.ID = id
+	return card, nil
+}
+
+// Update does nothing: a sent message cannot be changed, and a closed
+// question mails nobody again. The links show how it stands.
+func (a *Adapter) Update(context.Context, *core.Question, core.MessageRef) error { return nil }
+
+// Remind mails the card again with fresh links, in reply to the first
+// message sent to room, unless that recipient has already acted on it.
+func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) error {
+	to := Recipient(room)
+	if acted(q, to) {
+		return nil
+	}
+	card := core.NewCard(q, core.MessageRef{Surface: core.SurfaceEmail, Room: room, Kind: core.DeliverPost})
+	card.Markers = append([]core.Marker{core.MarkerReminder}, card.Markers...)
+	// Who it is still waiting for, as every surface's reminder says.
+	card.Mentions = a.svc.Reminder(q, core.SurfaceEmail, room).Mentions
+	msg, err := a.cardMessage(q, card, to)
+	if err != nil {
+		return &core.Permanent{Err: err}
+	}
+	var first string
+	for _, m := range q.Messages {
+		if m.Surface == core.SurfaceEmail && m.Room == room && first == "" {
+			first = m.ID
+		}
+	}
+	return a.send(ctx, to, a.messageID(q.ID, fmt.Sprintf("remind:%s:%d", room, time.Now().UnixNano())), first, msg)
+}
+
+// Digest mails the "while you were away" summary to room.
+func (a *Adapter) Digest(ctx context.Context, d core.Digest, room string) error {
+	_, personal := core.DMUser(room)
+	msg, err := RenderDigest(d, personal)
+	if err != nil {
+		return &core.Permanent{Err: err}
+	}
+	return a.send(ctx, Recipient(room), a.messageID("digest", room+d.From.String()), "", msg)
+}
+
+// Recipient is the address a room names: a route's recipient is the room
+// itself, a person's direct messages go to their address (core.DMRoom).
+func Recipient(room string) string {
+	if to, ok := core.DMUser(room); ok {
+		return to
+	}
+	return room
+}
+
+// cardMessage renders card for recipient to, with its links.
+func (a *Adapter) cardMessage(q *core.Question, card core.Card, to string) (Message, error) {
+	links, err := a.signer.Links(q, card, core.SurfaceEmail, to, a.opts.PublicURL+ActPath)
+	if err != nil {
+		return Message{}, err
+	}
+	m := Links{}
+	for _, l := range links {
+		m[l.Action.Ref] = l.URL
+	}
+	return RenderCard(card, m)
+}
+
+// acted reports whether the account room has voted on or answered part
+// of q: a reminder would only repeat what they did.
+func acted(q *core.Question, room string) bool {
+	for _, v := range q.Votes {
+		if v.Decider.Surface == core.SurfaceEmail && v.Decider.ID == room {
+			return true
+		}
+	}
+	for _, it := range q.Answers {
+		if it.Decider.Surface == core.SurfaceEmail && it.Decider.ID == room {
+			return true
+		}
+	}
+	return false
+}
+
+// messageID is stable for one question and delivery, so a message sent
+// again after a lost acknowledgement carries the same Message-ID and
+// mail clients show it once.
+func (a *Adapter) messageID(qid, key string) string {
+	sum := sha256.Sum256([]byte(key))
+	domain := a.from.Address[strings.LastIndexByte(a.from.Address, '@')+1:]
+	return qid + "." + hex.EncodeToString(sum[:8]) + "@" + domain
+}
+
+// send mails msg to one recipient over one SMTP session.
+func (a *Adapter) send(ctx context.Context, to, id, inReplyTo string, msg Message) error {
+	m := gomail.NewMsg()
+	m.FromMailAddress(a.from)
+	if err := m.To(to); err != nil {
+		return &core.Permanent{Err: fmt.Errorf("recipient %q: %w", to, err)}
+	}
+	m.Subject(msg.Subject)
+	m.SetMessageIDWithValue(id)
+	m.SetDate()
+	if inReplyTo != "" {
+		m.SetGenHeader(gomail.HeaderInReplyTo, "<"+inReplyTo+">")
+		m.SetGenHeader(gomail.HeaderReferences, "<"+inReplyTo+">")
+	}
+	// An automatic message: auto-responders should not answer it.
+	m.SetGenHeader("Auto-Submitted", "auto-generated")
+	m.SetGenHeader(gomail.HeaderXAutoResponseSuppress, "All")
+	m.SetBodyString(gomail.TypeTextPlain, msg.Text)
+	m.AddAlternativeString(gomail.TypeTextHTML, msg.HTML)
+	return classify(a.client.DialAndSendWithContext(ctx, m))
+}
+
+// classify maps an SMTP failure to what the outbox does with it: a
+// server's temporary refusal (4xx) or a connection that never opened is
+// not-sent and retried; a permanent refusal (5xx: no such mailbox) is
+// given up on. Anything else (a connection dropped after the message
+// went) leaves it unknown whether it was sent.
+func classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	var se *gomail.SendError
+	if errors.As(err, &se) {
+		if code := se.ErrorCode(); code >= 500 && code < 600 && !se.IsTemp() {
+			return &core.Permanent{Err: err}
+		}
+		return &core.NotSent{Err: err}
+	}
+	if strings.HasPrefix(err.Error(), "dial failed") {
+		return &core.NotSent{Err: err}
+	}
+	return err
+}

@@ -1,0 +1,236 @@
+package email
+
+import (
+	_ "embed"
+	"fmt"
+	htmltemplate "html/template"
+	"strings"
+	texttemplate "text/template"
+
+	"github.com/askbridge/askbridge/adapters/internal/textlimit"
+	"github.com/askbridge/askbridge/core"
+)
+
+// Message is one email as askbridge writes it: a subject and the same
+// content as plain text and as HTML.
+type Message struct {
+	Subject string
+	Text    string
+	HTML    string
+}
+
+// maxSubject keeps a subject readable in an inbox list (runes).
+const maxSubject = 120
+
+const timeLayout = "2006-01-02 15:04 UTC"
+
+//go:embed message.txt.tmpl
+var textSource string
+
+//go:embed message.html.tmpl
+var htmlSource string
+
+var (
+	textTmpl = texttemplate.Must(texttemplate.New("text").Parse(textSource))
+	htmlTmpl = htmltemplate.Must(htmltemplate.New("html").Parse(htmlSource))
+)
+
+// view is a card laid out for both templates: the same parts, in the same
+// order, in text and in HTML.
+type view struct {
+	Heading  string
+	Warnings []string
+	Notes    []string
+	Meta     []pair
+	Text     string
+	Context  string
+	Blocks   []block
+	Tally    []string
+	Progress string
+	Outcome  *core.CardOutcome
+	Links    []link
+	// Waiting lists who a reminder calls on.
+	Waiting string
+	// Footer says how the links work, once, at the end.
+	Footer string
+}
+
+type pair struct{ Key, Value string }
+
+// block is one section of the body: an option, a tool call, a form item.
+type block struct {
+	Title       string
+	Recommended bool
+	Body        string
+	Pre         bool // arguments: kept as laid out
+	Hash        string
+	Answer      string
+	Choices     []core.Choice
+	Links       []link
+}
+
+type link struct {
+	Label string
+	URL   string
+	Style core.Style
+}
+
+// Links maps each action's ref to the URL that does it, for one
+// recipient. A card rendered without links (a closed one) has no actions.
+type Links map[core.Ref]string
+
+// footer is the sentence under every card with links.
+const footer = "Each link opens a page that asks you to confirm; nothing is recorded until you do. " +
+	"The links answer as the address this message was sent to, work once, and stop working when the question closes or at its deadline. " +
+	"Do not forward this message."
+
+// RenderCard writes card as an email whose actions are links. Every
+// action must have a link: a card is never sent with a dead button.
+func RenderCard(c core.Card, links Links) (Message, error) {
+	v := view{Heading: c.Heading, Text: c.Text}
+	for _, m := range c.Markers {
+		if m.Warning() {
+			v.Warnings = append(v.Warnings, m.Text())
+		} else {
+			v.Notes = append(v.Notes, m.Text())
+		}
+	}
+	v.Meta = metaOf(c.Meta)
+	var waiting []string
+	for _, m := range c.Mentions {
+		switch {
+		case m.Role:
+			waiting = append(waiting, "role "+m.ID)
+		case m.Name != "":
+			waiting = append(waiting, m.Name+" <"+m.ID+">")
+		default:
+			waiting = append(waiting, m.ID)
+		}
+	}
+	if len(waiting) > 0 {
+		v.Waiting = core.AwaitingLabel + ": " + strings.Join(waiting, ", ")
+	}
+	var err error
+	linksOf := func(as []core.Action) []link {
+		var out []link
+		for _, a := range as {
+			u, ok := links[a.Ref]
+			if !ok {
+				err = fmt.Errorf("email: no link for the %q action", a.Label)
+				continue
+			}
+			out = append(out, link{Label: a.Label, URL: u, Style: a.Style})
+		}
+		return out
+	}
+	for _, s := range c.Sections {
+		b := block{Title: s.Title, Body: s.Body, Recommended: s.Recommended, Hash: s.Hash, Choices: s.Choices, Links: linksOf(s.Actions)}
+		switch s.Kind {
+		case core.SectionContext:
+			v.Context = s.Body
+			continue
+		case core.SectionOption:
+			b.Title = fmt.Sprintf("%d. %s", s.Index+1, s.Title)
+		case core.SectionCall:
+			b.Title, b.Pre = "Tool: "+s.Title, true
+			if c.Progress != nil { // one call of a batch
+				b.Title = fmt.Sprintf("%d. %s", s.Index+1, b.Title)
+			}
+		case core.SectionItem:
+			b.Title = fmt.Sprintf("%d. %s", s.Index+1, s.Title)
+		}
+		if a := s.Answer; a != nil {
+			b.Answer = a.Text
+			if a.By != "" {
+				b.Answer += " (by " + a.By + ")"
+			}
+		}
+		v.Blocks = append(v.Blocks, b)
+	}
+	if c.Tally != nil {
+		v.Tally = c.Tally.Lines
+	}
+	if c.Progress != nil && c.Outcome == nil {
+		v.Progress = c.Progress.String()
+	}
+	v.Outcome = c.Outcome
+	v.Links = linksOf(c.Actions)
+	if err != nil {
+		return Message{}, err
+	}
+	if len(links) > 0 {
+		v.Footer = footer
+	}
+	return render(subject(c), v)
+}
+
+func metaOf(m core.Meta) []pair {
+	var out []pair
+	add := func(k, v string) {
+		if v = textlimit.OneLine(v); v != "" {
+			out = append(out, pair{k, v})
+		}
+	}
+	add("Agent", m.Agent)
+	add("Run", m.RunID)
+	add("Project", m.Labels.Project)
+	add("Task", m.Labels.Task)
+	if !m.Deadline.IsZero() {
+		add("Answer by", m.Deadline.UTC().Format(timeLayout))
+	}
+	return out
+}
+
+// subject is the heading, the loudest marker and the question, on one
+// line an inbox can show.
+func subject(c core.Card) string {
+	s := c.Heading
+	for _, m := range c.Markers {
+		if m.Warning() || m == core.MarkerReminder {
+			s = m.Text() + ": " + s
+			break
+		}
+	}
+	if c.Outcome != nil {
+		s = "Closed: " + s
+	}
+	return textlimit.Runes.Cut(textlimit.OneLine(s+": "+c.Text), maxSubject)
+}
+
+func render(subject string, v view) (Message, error) {
+	var t, h strings.Builder
+	if err := textTmpl.Execute(&t, v); err != nil {
+		return Message{}, err
+	}
+	if err := htmlTmpl.Execute(&h, v); err != nil {
+		return Message{}, err
+	}
+	return Message{Subject: subject, Text: t.String(), HTML: h.String()}, nil
+}
+
+// RenderDigest is the "while you were away" email: what was asked,
+// closed and is still open over the period, one line each. A personal
+// digest (a person's, across every route) says so in its subject, beside
+// a route's digest to the same address.
+func RenderDigest(d core.Digest, personal bool) (Message, error) {
+	v := view{Heading: core.DigestHeading,
+		Text: fmt.Sprintf("From %s to %s: %d asked, %d closed, %d still open.",
+			d.From.UTC().Format(timeLayout), d.To.UTC().Format(timeLayout), len(d.Asked), len(d.Closed), len(d.Open))}
+	add := func(title string, qs []*core.Question, line func(*core.Question) string) {
+		if len(qs) == 0 {
+			return
+		}
+		var b strings.Builder
+		for _, q := range qs {
+			b.WriteString("- " + textlimit.Runes.Cut(textlimit.OneLine(q.Text), 200) + line(q) + "\n")
+		}
+		v.Blocks = append(v.Blocks, block{Title: title, Body: strings.TrimSuffix(b.String(), "\n")})
+	}
+	add("Still open", d.Open, func(q *core.Question) string { return " (answer by " + q.Deadline.UTC().Format(timeLayout) + ")" })
+	add("Closed", d.Closed, func(q *core.Question) string { return ": " + core.OutcomeLine(q) })
+	subject := core.DigestHeading
+	if personal {
+		subject += ": what is open for you"
+	}
+	return render(subject, v)
+}

@@ -1,0 +1,394 @@
+package actionlink
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"html/template"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/rs/zerolog"
+)
+
+// Service is what the page needs of core: read a question, and record an
+// answer or a decline through the chokepoint.
+type Service interface {
+	Get(ctx context.Context, id string) (*core.Question, error)
+	Answer(ctx context.Context, in core.AnswerInput) (core.Outcome, error)
+	Decline(ctx context.Context, id string, d core.Decider) (core.Outcome, error)
+}
+
+// Page serves one surface's links under Prefix: a GET shows what the link
+// would do and records nothing (mail scanners and link previews open
+// links), a POST does it as the link's recipient.
+type Page struct {
+	Svc    Service
+	Signer *Signer
+	// Surface is the only surface whose tokens this page takes: an
+	// email link is not good at the ntfy endpoint.
+	Surface core.Surface
+	// Prefix is the path the page is mounted on, ending in "/"; the
+	// token follows it.
+	Prefix string
+	// ConfirmAddress makes a POST name the address the link was sent
+	// to, so a link forwarded to someone else records nothing.
+	ConfirmAddress bool
+	// Now is the clock links expire by; nil is the wall clock.
+	Now func() time.Time
+	Log zerolog.Logger
+}
+
+//go:embed page.html
+var pageHTML string
+
+var pageTmpl = template.Must(template.New("page").Parse(pageHTML))
+
+// MaxBody bounds a POST: the edited arguments are the largest thing a
+// page takes.
+const MaxBody = 1 << 20
+
+// view is what page.html shows.
+type view struct {
+	Title string
+	// Message is the one sentence that matters: what was recorded, or
+	// why nothing was.
+	Message string
+	Failed  bool
+	// Question, Outcome: the question's text and, once closed, how it
+	// ended.
+	Question string
+	Outcome  string
+	// Choice is what was chosen, once closed; Parts how the question
+	// stands (decided parts, votes, progress).
+	Choice string
+	Parts  []string
+	// Call is an approval's tool and arguments.
+	Call string
+	// Form is set while the link can still act.
+	Form *form
+	// Choices are a menu link's actions, each a link to its own page.
+	Choices []choice
+}
+
+type choice struct{ Label, URL string }
+
+type form struct {
+	Label   string
+	Who     string
+	Input   core.Input
+	Text    string
+	Address bool
+	// Prompt is what the text box is for.
+	Prompt string
+}
+
+func (p *Page) now() time.Time {
+	if p.Now != nil {
+		return p.Now()
+	}
+	return time.Now()
+}
+
+// ServeHTTP takes GET and HEAD (show) and POST (act).
+func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	token, ok := strings.CutPrefix(r.URL.Path, p.Prefix)
+	if !ok || token == "" || strings.Contains(token, "/") {
+		p.render(w, http.StatusNotFound, view{Title: "Not found", Failed: true, Message: core.RefusalNote(core.ErrNotFound)})
+		return
+	}
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		p.show(w, r, token)
+	case http.MethodPost:
+		p.act(w, r, token)
+	default:
+		w.Header().Set("Allow", "GET, HEAD, POST")
+		p.render(w, http.StatusMethodNotAllowed, view{Title: "Not allowed", Failed: true, Message: "Open the link, or confirm on its page."})
+	}
+}
+
+// claims checks the token, and reads its question when the token is
+// good or merely expired. An expired link's closed question is shown as
+// it ended, so a late click learns the outcome whatever state the link
+// is in.
+func (p *Page) claims(ctx context.Context, token string) (Claims, *core.Question, *view, int) {
+	c, err := p.Signer.Verify(token, p.now())
+	if errors.Is(err, ErrAltered) || (err == nil && c.Surface != p.Surface) {
+		return c, nil, &view{Title: "Link not valid", Failed: true, Message: sentence(ErrAltered) + " Nothing was recorded."}, http.StatusUnauthorized
+	}
+	q, qerr := p.Svc.Get(ctx, c.Ref.QuestionID)
+	if qerr != nil {
+		if core.ErrorCode(qerr) == core.CodeInternal {
+			p.Log.Error().Err(qerr).Msg("actionlink: get failed")
+			return c, nil, &view{Title: "Try again", Failed: true, Message: core.RefusalNote(qerr)}, http.StatusServiceUnavailable
+		}
+		return c, nil, &view{Title: "Not found", Failed: true, Message: core.RefusalNote(core.ErrNotFound)}, http.StatusNotFound
+	}
+	if errors.Is(err, ErrExpired) {
+		if !q.Open() {
+			return c, q, closedView(q), http.StatusConflict
+		}
+		return c, q, &view{Title: "Link expired", Failed: true, Question: q.Text,
+			Message: "This link expired on " + c.Expires.Format("2006-01-02 15:04 UTC") + ". Nothing was recorded."}, http.StatusGone
+	}
+	return c, q, nil, 0
+}
+
+func closedView(q *core.Question) *view {
+	v := &view{Title: "Already closed", Failed: true, Question: q.Text,
+		Message: "This question is closed. Nothing more can be recorded."}
+	v.state(q)
+	return v
+}
+
+// state fills in how q stands, as its card would show it: the parts
+// decided so far, the votes, the progress, and once closed the outcome.
+func (v *view) state(q *core.Question) {
+	card := core.NewCard(q, core.MessageRef{Kind: core.DeliverPost})
+	for _, s := range card.Sections {
+		if s.Kind == core.SectionCall && !q.IsBatch() {
+			// What an approval approves, on the page that approves it.
+			v.Call = "Tool: " + s.Title + "\n" + s.Body
+		}
+		if a := s.Answer; a != nil {
+			line := s.Title + ": " + a.Text
+			if a.By != "" {
+				line += " (by " + a.By + ")"
+			}
+			v.Parts = append(v.Parts, line)
+		}
+	}
+	if card.Tally != nil {
+		v.Parts = append(v.Parts, card.Tally.Lines...)
+	}
+	if card.Progress != nil && card.Outcome == nil {
+		v.Parts = append(v.Parts, card.Progress.String())
+	}
+	if o := card.Outcome; o != nil {
+		v.Outcome = o.Line
+		if o.Label != "" {
+			v.Choice = o.Label + ": " + o.Choice
+		}
+		if o.Reason != "" {
+			v.Parts = append(v.Parts, "Reason: "+o.Reason)
+		}
+	}
+}
+
+// show renders what the link would do, and changes nothing.
+func (p *Page) show(w http.ResponseWriter, r *http.Request, token string) {
+	c, q, bad, status := p.claims(r.Context(), token)
+	if bad != nil {
+		p.render(w, status, *bad)
+		return
+	}
+	if !q.Open() {
+		// A late click: how it ended. The read itself succeeded.
+		p.render(w, http.StatusOK, *closedView(q))
+		return
+	}
+	if c.Menu {
+		p.render(w, http.StatusOK, p.menu(q, c))
+		return
+	}
+	f, ok := p.formFor(q, c)
+	if !ok {
+		v := view{Title: "Nothing to do", Failed: true, Question: q.Text,
+			Message: "This choice is no longer offered on the question. Nothing was recorded."}
+		v.state(q)
+		p.render(w, http.StatusOK, v)
+		return
+	}
+	v := view{Title: core.KindTitle(q.Kind), Question: q.Text, Form: &f}
+	v.state(q)
+	p.render(w, http.StatusOK, v)
+}
+
+// act records the link's action as its recipient, through the chokepoint.
+func (p *Page) act(w http.ResponseWriter, r *http.Request, token string) {
+	r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
+	if err := r.ParseForm(); err != nil {
+		p.render(w, http.StatusBadRequest, view{Title: "Not recorded", Failed: true, Message: "The form could not be read. Nothing was recorded."})
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+	defer cancel()
+	c, q, bad, status := p.claims(ctx, token)
+	if bad != nil {
+		p.render(w, status, *bad)
+		return
+	}
+	if c.Menu {
+		w.Header().Set("Allow", "GET, HEAD")
+		p.render(w, http.StatusMethodNotAllowed, view{Title: "Not recorded", Failed: true, Question: q.Text,
+			Message: "This link lists the choices; open it and pick one. Nothing was recorded."})
+		return
+	}
+	// A closed question still goes to the chokepoint, which refuses the
+	// late answer as it refuses a late click anywhere, and says why.
+	f, ok := p.formFor(q, c)
+	if !ok && q.Open() {
+		p.render(w, http.StatusConflict, view{Title: "Not recorded", Failed: true, Question: q.Text,
+			Message: "This choice is no longer offered on the question. Nothing was recorded."})
+		return
+	}
+	text := r.PostForm.Get("text")
+	if p.ConfirmAddress && !strings.EqualFold(strings.TrimSpace(r.PostForm.Get("address")), c.To) && !q.Open() {
+		// Nothing could be recorded anyway: say how it ended, as to
+		// anyone late, without an attempt in the recipient's name.
+		v := view{Title: "Not recorded", Failed: true, Question: q.Text, Message: core.RefusalNote(&core.ClosedError{Question: q})}
+		v.state(q)
+		p.render(w, http.StatusConflict, v)
+		return
+	}
+	if p.ConfirmAddress && !strings.EqualFold(strings.TrimSpace(r.PostForm.Get("address")), c.To) {
+		v := view{Title: "Not recorded", Failed: true, Question: q.Text,
+			Message: "This link was sent to " + Mask(c.To) + ", and the address given is not that one. " +
+				"Nothing was recorded. If the message was forwarded to you, ask for the question to be sent to you."}
+		if ok {
+			f.Text = text
+			v.Form = &f
+		}
+		p.render(w, http.StatusForbidden, v)
+		return
+	}
+	d := core.Decider{Surface: c.Surface, ID: c.To}
+	var (
+		out core.Outcome
+		err error
+	)
+	if c.Ref.Action == core.RefDecline {
+		out, err = p.Svc.Decline(ctx, q.ID, d)
+	} else {
+		var in core.AnswerInput
+		if in, err = core.AnswerFor(q, c.Ref, d, text); err == nil {
+			out, err = p.Svc.Answer(ctx, in)
+		}
+	}
+	if err != nil {
+		var closed *core.ClosedError
+		code := core.ErrorCode(err)
+		status := map[core.Code]int{core.CodeForbidden: http.StatusForbidden, core.CodeNotFound: http.StatusNotFound,
+			core.CodeConflict: http.StatusConflict, core.CodeInvalid: http.StatusBadRequest}[code]
+		if status == 0 {
+			p.Log.Error().Err(err).Str("question", q.ID).Msg("actionlink: answer failed")
+			status = http.StatusServiceUnavailable
+		}
+		v := view{Title: "Not recorded", Failed: true, Question: q.Text, Message: core.RefusalNote(err)}
+		if errors.As(err, &closed) {
+			v.state(closed.Question)
+		} else if code == core.CodeInvalid && ok {
+			// Shown again with what was typed, to be put right.
+			f.Text = text
+			v.Form = &f
+		}
+		p.render(w, status, v)
+		return
+	}
+	v := view{Title: "Recorded", Question: q.Text, Message: core.RecordedNote(out.Question, c.Ref)}
+	if out.Question != nil {
+		v.state(out.Question)
+	}
+	p.render(w, http.StatusOK, v)
+}
+
+// menu lists every action of q for the menu link's recipient, each as its
+// own link (a path below Prefix, on this same server).
+func (p *Page) menu(q *core.Question, c Claims) view {
+	card := core.NewCard(q, core.MessageRef{Surface: c.Surface, Room: c.To, Kind: core.DeliverPost})
+	links, err := p.Signer.Links(q, card, c.Surface, c.To, p.Prefix)
+	v := view{Title: core.KindTitle(q.Kind), Question: q.Text}
+	v.state(q)
+	if err != nil {
+		p.Log.Error().Err(err).Msg("actionlink: menu not signed")
+		v.Failed, v.Message = true, core.RefusalNote(core.Internal("menu", err))
+		return v
+	}
+	for _, l := range links {
+		v.Choices = append(v.Choices, choice{Label: l.Action.Label, URL: l.URL})
+	}
+	return v
+}
+
+// formFor finds the link's action on q's card as it stands: its label,
+// and whether it takes text. An action the card no longer offers (a form
+// item answered meanwhile) is not found.
+func (p *Page) formFor(q *core.Question, c Claims) (form, bool) {
+	card := core.NewCard(q, core.MessageRef{Surface: c.Surface, Room: c.To, Kind: core.DeliverPost})
+	for _, a := range Actions(card) {
+		if a.Ref != c.Ref {
+			continue
+		}
+		who := c.To
+		if p.ConfirmAddress {
+			// Masked: whoever confirms types the address themselves.
+			who = Mask(c.To)
+		}
+		f := form{Label: a.Label, Who: who, Input: a.Input, Text: a.Prefill, Address: p.ConfirmAddress}
+		switch a.Input {
+		case core.InputRequired:
+			f.Prompt = "Your answer"
+			if c.Ref.Item >= 0 && c.Ref.Item < len(q.Items) {
+				f.Prompt = q.Items[c.Ref.Item].Question
+			}
+		case core.InputOptional:
+			f.Prompt = "Reason (optional)"
+		case core.InputArguments:
+			f.Prompt = "The arguments to approve, as JSON"
+		}
+		return f, true
+	}
+	return form{}, false
+}
+
+// Actions are every button of card, in the order a card shows them:
+// each section's, then the card's own.
+func Actions(card core.Card) []core.Action {
+	var out []core.Action
+	for _, s := range card.Sections {
+		out = append(out, s.Actions...)
+	}
+	return append(out, card.Actions...)
+}
+
+// Mask shows enough of an address for its owner to recognise it: the
+// first character of the local part and the domain.
+func Mask(addr string) string {
+	local, domain, ok := strings.Cut(addr, "@")
+	first, _ := utf8.DecodeRuneInString(local)
+	if !ok || local == "" || first == utf8.RuneError {
+		return "another recipient"
+	}
+	return string(first) + "…@" + domain
+}
+
+// sentence is err's text as a sentence.
+func sentence(err error) string {
+	s := err.Error()
+	return strings.ToUpper(s[:1]) + s[1:] + "."
+}
+
+func (p *Page) render(w http.ResponseWriter, status int, v view) {
+	h := w.Header()
+	if status == http.StatusUnauthorized {
+		// The link is the credential; a browser shows the page, and
+		// prompts for nothing, for a scheme it does not know.
+		h.Set("WWW-Authenticate", `ActionLink realm="askbridge"`)
+	}
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	// The token is in the URL: never cached, never sent on as a referrer,
+	// never framed, never indexed.
+	h.Set("Cache-Control", "no-store")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Robots-Tag", "noindex, nofollow")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	w.WriteHeader(status)
+	if err := pageTmpl.Execute(w, v); err != nil {
+		p.Log.Warn().Err(err).Msg("actionlink: page not written")
+	}
+}

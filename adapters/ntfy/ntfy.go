@@ -1,0 +1,421 @@
+// Package ntfy is askbridge's push door: each question is published to
+// an ntfy topic (self-hosted or ntfy.sh) as a notification whose action
+// buttons answer it. A button that needs nothing typed is an http action
+// that POSTs a signed, single-use link (adapters/internal/actionlink)
+// straight back to askbridge, so Approve works from the lock screen; one
+// that needs text opens the link's page in the browser. The tap records
+// the answer through the chokepoint as the topic it was published to (a
+// person's own topic makes it that person).
+//
+// ntfy cannot edit a notification once sent, so when the question closes
+// nothing is published again; a button tapped later is told the outcome.
+package ntfy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/askbridge/askbridge/adapters/internal/actionlink"
+	"github.com/askbridge/askbridge/adapters/internal/textlimit"
+	"github.com/askbridge/askbridge/core"
+	"github.com/rs/zerolog"
+)
+
+// ActPath is where the buttons point, below the public URL.
+const ActPath = "/ntfy/act/"
+
+// Limits of ntfy's that publishing keeps (docs.ntfy.sh/publish).
+const (
+	// MaxMessage is a message's limit in bytes; a longer one would
+	// become an attachment.
+	MaxMessage = 4096
+	// MaxActions is how many buttons a notification holds.
+	MaxActions = 3
+	maxTitle   = 200
+	maxLabel   = 40
+)
+
+// MoreLabel is the button that opens the page of every choice when a
+// question has more than fit on a notification.
+const MoreLabel = "More choices"
+
+// Options configure an Adapter.
+type Options struct {
+	// ServerURL is the ntfy server's base URL (https://ntfy.sh).
+	ServerURL string
+	// Token, when set, is sent as "Authorization: Bearer".
+	Token string
+	// PublicURL is where the phone reaches askbridge; the buttons are
+	// PublicURL + ActPath + token.
+	PublicURL string
+	// Key is the server's key; the links are signed with a key derived
+	// from it.
+	Key []byte
+	// Now is the clock links expire by; nil is the wall clock.
+	Now        func() time.Time
+	HTTPClient *http.Client
+	Log        zerolog.Logger
+}
+
+// Adapter is the ntfy door: a core.Courier that publishes, and the page
+// its buttons reach.
+type Adapter struct {
+	svc    *core.Service
+	opts   Options
+	signer *actionlink.Signer
+	page   *actionlink.Page
+	http   *http.Client
+	log    zerolog.Logger
+}
+
+var _ core.ChatAdapter = (*Adapter)(nil)
+
+// New checks opts and returns the adapter; it makes no call to ntfy.
+func New(svc *core.Service, opts Options) (*Adapter, error) {
+	for name, u := range map[string]string{"server": opts.ServerURL, "public": opts.PublicURL} {
+		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+			return nil, fmt.Errorf("ntfy: the %s URL %q is not an http(s) URL", name, u)
+		}
+	}
+	signer, err := actionlink.NewSigner(opts.Key)
+	if err != nil {
+		return nil, fmt.Errorf("ntfy: %w", err)
+	}
+	opts.ServerURL = strings.TrimSuffix(opts.ServerURL, "/")
+	opts.PublicURL = strings.TrimSuffix(opts.PublicURL, "/")
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = &http.Client{Timeout: 30 * time.Second}
+	}
+	return &Adapter{svc: svc, opts: opts, signer: signer, http: opts.HTTPClient, log: opts.Log,
+		page: &actionlink.Page{Svc: svc, Signer: signer, Surface: core.SurfaceNtfy, Prefix: ActPath, Now: opts.Now, Log: opts.Log}}, nil
+}
+
+// Surface is ntfy.
+func (a *Adapter) Surface() core.Surface { return core.SurfaceNtfy }
+
+// Run has nothing to receive: taps arrive at the page. It waits for ctx.
+func (a *Adapter) Run(ctx context.Context) error {
+	<-ctx.Done()
+	return nil
+}
+
+// Mount adds the buttons' page.
+func (a *Adapter) Mount(mux *http.ServeMux) { mux.Handle(ActPath, a.page) }
+
+// Topic is the topic a room names: a route's topic is the room itself, a
+// person's direct messages go to their own topic (core.DMRoom).
+func Topic(room string) string {
+	if t, ok := core.DMUser(room); ok {
+		return t
+	}
+	return room
+}
+
+// Post publishes q's card to the topic card.Room. A question that closed
+// before it went out is not published: the delivery is dropped, and
+// recorded as undelivered.
+func (a *Adapter) Post(ctx context.Context, q *core.Question, card core.MessageRef) (core.MessageRef, error) {
+	if !q.Open() {
+		return card, &core.Permanent{Err: errors.New("not published: the question closed before the notification went out")}
+	}
+	topic := Topic(card.Room)
+	p, err := a.publication(q, core.NewCard(q, card), topic)
+	if err != nil {
+		return card, &core.Permanent{Err: err}
+	}
+	id, err := a.publish(ctx, p)
+	if err != nil {
+		return card, err
+	}
+	card.ID = id
+	return card, nil
+}
+
+// Update does nothing: ntfy cannot change a sent notification, and a
+// closed question is published to nobody again. A later tap is told how
+// it ended.
+func (a *Adapter) Update(context.Context, *core.Question, core.MessageRef) error { return nil }
+
+// Remind publishes the card again with fresh buttons, unless the topic
+// has already acted on it.
+func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) error {
+	topic := Topic(room)
+	for _, v := range q.Votes {
+		if v.Decider.Surface == core.SurfaceNtfy && v.Decider.ID == topic {
+			return nil
+		}
+	}
+	card := core.NewCard(q, core.MessageRef{Surface: core.SurfaceNtfy, Room: topic, Kind: core.DeliverPost})
+	card.Markers = append([]core.Marker{core.MarkerReminder}, card.Markers...)
+	// Who it is still waiting for, as every surface's reminder says.
+	card.Mentions = a.svc.Reminder(q, core.SurfaceNtfy, room).Mentions
+	p, err := a.publication(q, card, topic)
+	if err != nil {
+		return &core.Permanent{Err: err}
+	}
+	_, err = a.publish(ctx, p)
+	return err
+}
+
+// Digest publishes the "while you were away" summary.
+func (a *Adapter) Digest(ctx context.Context, d core.Digest, room string) error {
+	p := RenderDigest(d, Topic(room))
+	if _, personal := core.DMUser(room); personal {
+		p.Title += ": what is open for you"
+	}
+	_, err := a.publish(ctx, p)
+	return err
+}
+
+// publication is card as a notification for topic, its buttons signed
+// for that topic.
+func (a *Adapter) publication(q *core.Question, card core.Card, topic string) (Publication, error) {
+	base := a.opts.PublicURL + ActPath
+	links, err := a.signer.Links(q, card, core.SurfaceNtfy, topic, base)
+	if err != nil {
+		return Publication{}, err
+	}
+	menu, err := a.signer.MenuLink(q, card, core.SurfaceNtfy, topic, base)
+	if err != nil {
+		return Publication{}, err
+	}
+	return Render(card, topic, links, menu), nil
+}
+
+// Publication is a message published as JSON (docs.ntfy.sh/publish,
+// "Publish as JSON"): the fields askbridge uses.
+type Publication struct {
+	Topic    string   `json:"topic"`
+	Title    string   `json:"title,omitempty"`
+	Message  string   `json:"message"`
+	Tags     []string `json:"tags,omitempty"`
+	Priority int      `json:"priority,omitempty"`
+	Click    string   `json:"click,omitempty"`
+	Actions  []Action `json:"actions,omitempty"`
+}
+
+// Action is one button: "http" (a request the app sends when tapped) or
+// "view" (a page the app opens).
+type Action struct {
+	Action string `json:"action"`
+	Label  string `json:"label"`
+	URL    string `json:"url"`
+	Method string `json:"method,omitempty"`
+	// Clear takes the notification away once the request succeeded.
+	Clear bool `json:"clear,omitempty"`
+}
+
+// Render is card as a notification for topic: what is asked in the
+// message, and up to three buttons. An action that needs nothing typed
+// is an http button that answers at once (a deny, without a reason); one
+// that needs text opens its page. When more actions than fit, the last
+// button opens the page of every choice (menu), which tapping the
+// notification itself opens too.
+func Render(card core.Card, topic string, links []actionlink.Link, menu string) Publication {
+	p := Publication{Topic: topic, Title: title(card), Message: message(card), Priority: 3, Click: menu}
+	for _, m := range card.Markers {
+		if m.Warning() {
+			p.Priority, p.Tags = 4, []string{"warning"}
+		}
+	}
+	shown := links
+	if len(links) > MaxActions {
+		shown = links[:MaxActions-1]
+	}
+	for _, l := range shown {
+		act := Action{Action: "view", Label: label(l.Action.Label), URL: l.URL}
+		if l.Action.Input == core.InputNone || l.Action.Input == core.InputOptional {
+			act.Action, act.Method, act.Clear = "http", http.MethodPost, true
+		}
+		p.Actions = append(p.Actions, act)
+	}
+	if len(links) > MaxActions {
+		p.Actions = append(p.Actions, Action{Action: "view", Label: MoreLabel, URL: menu})
+	}
+	return p
+}
+
+func label(s string) string { return textlimit.Runes.Cut(textlimit.OneLine(s), maxLabel) }
+
+func title(c core.Card) string {
+	t := c.Heading
+	for _, m := range c.Markers {
+		if m == core.MarkerReminder {
+			t = m.Text() + ": " + t
+		}
+	}
+	if c.Outcome != nil {
+		t = "Closed: " + t
+	}
+	return textlimit.Runes.Cut(textlimit.OneLine(t), maxTitle)
+}
+
+// message is the card as plain text within ntfy's limit: the question
+// first, what to choose from, then who asks; what does not fit is cut
+// from the longest parts, never the question's start.
+func message(c core.Card) string {
+	var b strings.Builder
+	for _, m := range c.Markers {
+		if m != core.MarkerReminder {
+			b.WriteString(m.Text() + "\n")
+		}
+	}
+	b.WriteString(cut(c.Text, 1200) + "\n")
+	var waiting []string
+	for _, m := range c.Mentions {
+		if m.Name != "" {
+			waiting = append(waiting, m.Name+" ("+m.ID+")")
+		} else {
+			waiting = append(waiting, m.ID)
+		}
+	}
+	if len(waiting) > 0 {
+		b.WriteString(core.AwaitingLabel + ": " + cut(strings.Join(waiting, ", "), 300) + "\n")
+	}
+	for _, s := range c.Sections {
+		switch s.Kind {
+		case core.SectionContext:
+			b.WriteString("\n" + cut(s.Body, 600) + "\n")
+		case core.SectionOption:
+			rec := ""
+			if s.Recommended {
+				rec = core.RecommendedNote
+			}
+			b.WriteString(fmt.Sprintf("\n%d. %s%s: %s\n", s.Index+1, cut(s.Title, 100), rec, cut(s.Body, 300)))
+		case core.SectionCall:
+			b.WriteString("\n" + cut(s.Title, 100) + "\n" + cut(s.Body, 1000) + "\n")
+			if s.Answer != nil {
+				b.WriteString("Decided: " + cut(s.Answer.Text, 100) + "\n")
+			}
+		case core.SectionItem:
+			b.WriteString(fmt.Sprintf("\n%d. %s\n", s.Index+1, cut(s.Title, 200)))
+			if s.Answer != nil {
+				b.WriteString("Answered: " + cut(s.Answer.Text, 200) + "\n")
+			}
+			for _, ch := range s.Choices {
+				b.WriteString("- " + cut(ch.Label, 100) + "\n")
+			}
+		default:
+			b.WriteString("\n" + cut(s.Title, 100) + "\n" + cut(s.Body, 300) + "\n")
+		}
+	}
+	if c.Tally != nil {
+		b.WriteString("\n" + strings.Join(c.Tally.Lines, "\n") + "\n")
+	}
+	if c.Progress != nil && c.Outcome == nil {
+		b.WriteString("\n" + c.Progress.String() + "\n")
+	}
+	if o := c.Outcome; o != nil {
+		b.WriteString("\n" + o.Line + "\n")
+	}
+	b.WriteString("\nAgent: " + cut(c.Meta.Agent, 100))
+	if p := c.Meta.Labels.Project; p != "" {
+		b.WriteString(" · project " + cut(p, 100))
+	}
+	if t := c.Meta.Labels.Task; t != "" {
+		b.WriteString(" · task " + cut(t, 100))
+	}
+	if !c.Meta.Deadline.IsZero() {
+		b.WriteString(" · answer by " + c.Meta.Deadline.UTC().Format("2006-01-02 15:04 UTC"))
+	}
+	return textlimit.Bytes.Cut(textlimit.Clean(b.String()), MaxMessage)
+}
+
+func cut(s string, max int) string { return textlimit.Runes.Cut(strings.TrimSpace(s), max) }
+
+// RenderDigest is the "while you were away" summary as a notification.
+func RenderDigest(d core.Digest, topic string) Publication {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d asked, %d closed, %d still open.\n", len(d.Asked), len(d.Closed), len(d.Open))
+	for _, q := range d.Open {
+		b.WriteString("\n- " + cut(textlimit.OneLine(q.Text), 150))
+	}
+	return Publication{Topic: topic, Title: core.DigestHeading, Message: textlimit.Bytes.Cut(b.String(), MaxMessage)}
+}
+
+// publish sends p and returns ntfy's id for the message.
+func (a *Adapter) publish(ctx context.Context, p Publication) (string, error) {
+	body, err := json.Marshal(p)
+	if err != nil {
+		return "", &core.Permanent{Err: err}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.opts.ServerURL+"/", bytes.NewReader(body))
+	if err != nil {
+		return "", &core.Permanent{Err: err}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if a.opts.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+a.opts.Token)
+	}
+	res, err := a.http.Do(req)
+	if err != nil {
+		return "", err // it may or may not have reached ntfy
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
+	if res.StatusCode/100 != 2 {
+		return "", refusal(res, raw)
+	}
+	var m struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(raw, &m); err != nil || m.ID == "" {
+		return "", fmt.Errorf("ntfy: published, but the answer names no message: %.200s", raw)
+	}
+	return m.ID, nil
+}
+
+// refusal maps ntfy's refusal to what the outbox does: a 429 waits for
+// the server's Retry-After (else the five seconds its request bucket
+// takes to refill by one), a 5xx is retried, and any other refusal (an
+// unknown topic's 403, a token refused) is given up on and recorded.
+func refusal(res *http.Response, raw []byte) error {
+	var e struct {
+		Error string `json:"error"`
+	}
+	_ = json.Unmarshal(raw, &e)
+	err := fmt.Errorf("ntfy: %s: %s", res.Status, e.Error)
+	wait, _ := strconv.Atoi(res.Header.Get("Retry-After"))
+	switch {
+	case res.StatusCode == http.StatusTooManyRequests:
+		after := time.Duration(wait) * time.Second
+		if after <= 0 {
+			after = 5 * time.Second
+		}
+		return &core.RetryAfter{After: after, Err: err}
+	case res.StatusCode >= 500 && wait > 0:
+		return &core.RetryAfter{After: time.Duration(wait) * time.Second, Err: err}
+	case res.StatusCode >= 500 || res.StatusCode == http.StatusRequestTimeout:
+		return &core.NotSent{Err: err}
+	}
+	return &core.Permanent{Err: err}
+}
+
+// Send budgets every replica together keeps to (core.Budget): ntfy's
+// default request limit for one visitor in all (a bucket of 60, refilled
+// one every five seconds: docs.ntfy.sh/publish, "Limitations"), and at
+// most one a second into a room (a route's topic, or a person's own
+// copies) after a burst of three. A server that still answers 429 is
+// waited out.
+var (
+	topicBudget = core.Limit{Rate: 1, Per: time.Second, Burst: 3}
+	allBudget   = core.Limit{Rate: 12, Per: time.Minute, Burst: 60}
+)
+
+var _ core.Budgeted = (*Adapter)(nil)
+
+// Budgets names what a delivery spends; an update publishes nothing.
+func (a *Adapter) Budgets(d core.Delivery) []core.Allowance {
+	if d.Kind == core.DeliverUpdate || d.Room == "" {
+		return nil
+	}
+	return []core.Allowance{{Key: "ntfy:all", Limit: allBudget}, {Key: "ntfy:room:" + d.Room, Limit: topicBudget}}
+}

@@ -81,6 +81,9 @@ func ErrorCode(err error) Code {
 // ErrorMessage is the caller-safe text of err: the message of a coded error,
 // and a generic line for anything internal, whose cause stays in the logs.
 func ErrorMessage(err error) string {
+	if Unavailable(err) {
+		return UnavailableMessage
+	}
 	var ce *Error
 	if errors.As(err, &ce) && ce.Code != CodeInternal && ce.Message != "" {
 		return ce.Message

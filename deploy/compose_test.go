@@ -17,14 +17,21 @@ import (
 // environment or a developer's deploy/.env).
 func loadCompose(t *testing.T, env ...string) *types.Project {
 	t.Helper()
-	opts, err := cli.NewProjectOptions([]string{"compose.yaml"},
+	return loadComposeFiles(t, []string{"compose.yaml"}, env...)
+}
+
+// loadComposeFiles loads files, each overriding the one before, as
+// docker compose -f a -f b does.
+func loadComposeFiles(t *testing.T, files []string, env ...string) *types.Project {
+	t.Helper()
+	opts, err := cli.NewProjectOptions(files,
 		cli.WithWorkingDirectory("."), cli.WithEnv(env), cli.WithName("askbridge"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	p, err := opts.LoadProject(t.Context())
 	if err != nil {
-		t.Fatalf("loading compose.yaml: %v", err)
+		t.Fatalf("loading %v: %v", files, err)
 	}
 	return p
 }
@@ -149,5 +156,49 @@ func TestEnvExampleListsEveryVariable(t *testing.T) {
 		if !listed[v] {
 			t.Errorf(".env.example does not list %s, which the README documents", v)
 		}
+	}
+}
+
+// TestComposeSentinel loads compose.yaml with compose.sentinel.yaml over
+// it: askbridge reaches the primary through three Sentinels that watch it
+// and its replica, waits for them, and asks for durable answers.
+func TestComposeSentinel(t *testing.T) {
+	p := loadComposeFiles(t, []string{"compose.yaml", "compose.sentinel.yaml"})
+	names := p.ServiceNames()
+	slices.Sort(names)
+	if want := []string{"askbridge", "redis", "redis-replica", "sentinel-1", "sentinel-2", "sentinel-3"}; !slices.Equal(names, want) {
+		t.Fatalf("services %v; want %v", names, want)
+	}
+	ab := p.Services["askbridge"]
+	if v := ab.Environment["REDIS_URL"]; v != nil && *v != "" {
+		t.Errorf("REDIS_URL is still %q beside the Sentinels", *v)
+	}
+	url := ab.Environment["REDIS_SENTINEL_URL"]
+	if url == nil || !strings.Contains(*url, "master_name=askbridge") {
+		t.Fatalf("REDIS_SENTINEL_URL %v does not name the master", url)
+	}
+	for _, s := range []string{"sentinel-1", "sentinel-2", "sentinel-3"} {
+		if !strings.Contains(*url, s+":26379") {
+			t.Errorf("REDIS_SENTINEL_URL %q does not list %s", *url, s)
+		}
+		if dep, ok := ab.DependsOn[s]; !ok || dep.Condition != types.ServiceConditionHealthy {
+			t.Errorf("askbridge does not wait for a healthy %s", s)
+		}
+		cmd := strings.Join(p.Services[s].Command, " ")
+		if !strings.Contains(cmd, "sentinel monitor askbridge redis 6379 2") || !strings.Contains(cmd, "resolve-hostnames yes") {
+			t.Errorf("%s does not monitor the primary by its name with a quorum of 2: %q", s, cmd)
+		}
+	}
+	if v := ab.Environment["ASKBRIDGE_REDIS_DURABILITY"]; v == nil || *v != "1" {
+		t.Errorf("ASKBRIDGE_REDIS_DURABILITY %v", v)
+	}
+	replica := strings.Join(p.Services["redis-replica"].Command, " ")
+	if !strings.Contains(replica, "--replicaof redis 6379") || !strings.Contains(replica, "--appendonly yes") {
+		t.Errorf("redis-replica command %q", replica)
+	}
+	checkVolume(t, p.Services["redis-replica"], "redis-replica-data", "/data")
+	// What compose.yaml settles stays: the primary's append-only file.
+	if got := strings.Join(p.Services["redis"].Command, " "); !strings.Contains(got, "--appendonly yes") {
+		t.Errorf("redis command %q", got)
 	}
 }

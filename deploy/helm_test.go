@@ -345,6 +345,53 @@ func checkEnv(t *testing.T, c corev1.Container, name, want string) {
 	t.Errorf("%s is not set; want %q", name, want)
 }
 
+// The chart reaches a Sentinel-managed primary through its Sentinels, or
+// a cluster through its nodes, in go-redis's URL forms, with the
+// passwords from the Secret and durable acknowledgements when asked.
+func TestChartSentinelAndCluster(t *testing.T) {
+	for _, c := range []struct {
+		name, values, env, want string
+	}{
+		{"sentinel", `{redis: {mode: sentinel, masterName: askbridge, passwordKey: REDIS_PASSWORD, sentinelPasswordKey: SENTINEL_PASSWORD,
+			addresses: [s0.redis:26379, s1.redis:26379, s2.redis:26379], durability: {replicas: 1, timeout: 500ms}}}`,
+			"REDIS_SENTINEL_URL", "redis://:$(REDIS_SENTINEL_PASSWORD)@s0.redis:26379/0?master_name=askbridge&addr=s1.redis:26379&addr=s2.redis:26379&password=$(REDIS_PASSWORD)"},
+		{"sentinel without passwords", `{redis: {mode: sentinel, masterName: m, addresses: [s0:26379]}}`,
+			"REDIS_SENTINEL_URL", "redis://s0:26379/0?master_name=m"},
+		{"cluster", `{redis: {mode: cluster, tls: true, passwordKey: REDIS_PASSWORD, addresses: [n0:6379, n1:6379, n2:6379]}}`,
+			"REDIS_CLUSTER_URL", "rediss://:$(REDIS_PASSWORD)@n0:6379?addr=n1:6379&addr=n2:6379"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			vals, err := chartutil.ReadValues([]byte(c.values))
+			if err != nil {
+				t.Fatal(err)
+			}
+			lintChart(t, vals)
+			m, err := render(t, vals)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ct := m.deployment.Spec.Template.Spec.Containers[0]
+			checkEnv(t, ct, c.env, c.want)
+			for _, e := range ct.Env {
+				if e.Name == "REDIS_URL" {
+					t.Errorf("REDIS_URL is set beside %s", c.env)
+				}
+			}
+			if c.name == "sentinel" {
+				checkEnv(t, ct, "ASKBRIDGE_REDIS_DURABILITY", "1")
+				checkEnv(t, ct, "ASKBRIDGE_REDIS_DURABILITY_TIMEOUT", "500ms")
+				names := map[string]int{}
+				for i, e := range ct.Env {
+					names[e.Name] = i
+				}
+				if names["REDIS_SENTINEL_PASSWORD"] > names["REDIS_SENTINEL_URL"] || names["REDIS_PASSWORD"] > names["REDIS_SENTINEL_URL"] {
+					t.Errorf("the passwords are not defined before the URL that names them: %+v", ct.Env)
+				}
+			}
+		})
+	}
+}
+
 // Values that cannot work stop the render with an error that says why.
 func TestChartRefusesBadValues(t *testing.T) {
 	for _, c := range []struct {
@@ -354,6 +401,10 @@ func TestChartRefusesBadValues(t *testing.T) {
 	}{
 		{"replicas without tokens", "replicaCount: 2", "config.tokens"},
 		{"no redis", `redis: {address: ""}`, "redis.address is required"},
+		{"sentinel without its name", `redis: {mode: sentinel, addresses: [s0:26379]}`, "redis.masterName is required"},
+		{"sentinel without Sentinels", `redis: {mode: sentinel, masterName: m}`, "redis.addresses must list the Sentinels"},
+		{"cluster without nodes", `redis: {mode: cluster}`, "redis.addresses must list cluster nodes"},
+		{"an unknown mode", `redis: {mode: ring}`, "mode"},
 		{"a value the chart does not have", "discord: {gateway: off}", "discord"},
 		{"actor key in values", "secret: {values: {ASKBRIDGE_ACTOR_KEY: x}}", "secret.actorKey"},
 		// values.schema.json: a misspelt or mistyped value is named.

@@ -49,10 +49,29 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 // answering on a connection taken over from net/http knows it.
 func (s *Server) failAt(w http.ResponseWriter, method, path string, err error) {
 	code := core.ErrorCode(err)
+	if code == core.CodeInternal && s.unavailable(err) {
+		// The store is failing over: not a failure of ours, and a retry
+		// in a moment will do (its outcome, if it was in fact recorded).
+		s.log.Warn().Err(err).Str("method", method).Str("path", path).Msg("the store is unavailable: answered 503")
+		unavailable(w, core.UnavailableMessage)
+		return
+	}
 	if code == core.CodeInternal {
 		s.log.Error().Err(err).Str("method", method).Str("path", path).Msg("internal error")
 	}
 	writeErrorStatus(w, statusOf(code), code, core.ErrorMessage(err))
+}
+
+// retryAfter is what a 503 for an unavailable store asks a client to
+// wait, in seconds: a failover's promotion takes a few, and a client
+// that retries sooner only adds to the load meanwhile.
+const retryAfter = "1"
+
+// unavailable answers 503 with Retry-After: the store is failing over or
+// unreachable, and the request may be sent again.
+func unavailable(w http.ResponseWriter, msg string) {
+	w.Header().Set("Retry-After", retryAfter)
+	writeErrorStatus(w, statusOf(core.CodeUnavailable), core.CodeUnavailable, msg)
 }
 
 // invalid is a coded CodeInvalid error for the API's own checks.

@@ -48,6 +48,11 @@ type Options struct {
 	// Extras are the operator's own directives, appended by GET
 	// /v1/directive to the agents they match.
 	Extras []directive.Extra
+	// Unavailable, when set, is the store's word on whether an error is
+	// a failover's or an unreachable server's (store/redis's Unavailable):
+	// such errors are answered 503 with Retry-After instead of 500. Errors
+	// marked core.ErrUnavailable are answered so without it.
+	Unavailable func(error) bool
 }
 
 // Validate checks the options as New will, so that a program can report a
@@ -72,6 +77,8 @@ type Server struct {
 	keys    *keyring
 	maxWait time.Duration
 	extras  []directive.Extra
+	// unavailable is Options.Unavailable, or core.Unavailable alone.
+	unavailable func(error) bool
 	// api routes /v1; mux routes the probes and whatever Handle mounts.
 	// Keeping them apart means a handler mounted at "/" never swallows an
 	// unknown /v1 path, and 404 versus 405 under /v1 stays the API's own.
@@ -107,11 +114,14 @@ func New(svc *core.Service, opts Options) (*Server, error) {
 		opts.MaxWait = DefaultMaxWait
 	}
 	s := &Server{
-		svc:       svc,
-		log:       opts.Log,
-		keys:      newKeyring(opts.Tokens),
-		maxWait:   opts.MaxWait,
-		extras:    append([]directive.Extra(nil), opts.Extras...),
+		svc:     svc,
+		log:     opts.Log,
+		keys:    newKeyring(opts.Tokens),
+		maxWait: opts.MaxWait,
+		extras:  append([]directive.Extra(nil), opts.Extras...),
+		unavailable: func(err error) bool {
+			return core.Unavailable(err) || opts.Unavailable != nil && opts.Unavailable(err)
+		},
 		api:       http.NewServeMux(),
 		mux:       http.NewServeMux(),
 		eventPoll: 250 * time.Millisecond,
@@ -360,8 +370,20 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		err = fmt.Errorf("no answer within %s", readyzTimeout)
 	}
 	if err != nil {
-		s.log.Warn().Err(err).Msg("readyz: the store is not reachable")
-		writeErrorStatus(w, http.StatusServiceUnavailable, core.CodeInternal, "the store is not reachable")
+		s.log.Warn().Err(err).Msg("readyz: the store is not ready")
+		// The store's own word on what is happening (a failover under
+		// way, a shard's primary not answering), which it words for an
+		// unauthenticated probe; else the generic line.
+		msg := "the store is not reachable"
+		var ce *core.Error
+		if errors.As(err, &ce) && ce.Message != "" {
+			msg = "the store is not ready: " + ce.Message
+		}
+		if s.unavailable(err) {
+			unavailable(w, msg)
+			return
+		}
+		writeErrorStatus(w, http.StatusServiceUnavailable, core.CodeInternal, msg)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})

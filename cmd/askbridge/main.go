@@ -27,7 +27,8 @@ func main() {
 
 const usage = `askbridge: let an AI agent stop and ask a human.
 
-  askbridge serve                 run the bridge (embedded store; REDIS_URL for Redis)
+  askbridge serve                 run the bridge (embedded store; REDIS_URL, REDIS_SENTINEL_URL
+                                  or REDIS_CLUSTER_URL for Redis)
   askbridge ask [flags]           ask a question and wait for the answer
   askbridge questions             list open questions
   askbridge answer ID [flags]     answer a question

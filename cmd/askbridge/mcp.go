@@ -167,6 +167,10 @@ func (b clientBackend) coded(err error) error {
 	case e.Status == http.StatusForbidden && e.Code == string(core.CodeForbidden) && strings.HasPrefix(e.Message, "a token with role"):
 		return &core.Error{Code: core.CodeForbidden, Op: "askbridge server", Message: fmt.Sprintf(
 			"the askbridge server at %s refused the token from %s: %s; the MCP tools need an agent token", b.url, b.tokenFrom, e.Message)}
+	case e.Unavailable():
+		// The server's store is failing over: a wait goes on waiting.
+		return &mcp.UnavailableError{Err: err, Message: fmt.Sprintf(
+			"the askbridge server at %s: %s", b.url, e.Message)}
 	case e.Code != "" && e.Code != string(core.CodeInternal):
 		return &core.Error{Code: core.Code(e.Code), Op: "askbridge server", Message: e.Message}
 	case e.Code == "":

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	goredis "github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/errgroup"
 
@@ -100,12 +101,18 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		}
 	}()
 
-	if s.RedisURL != "" {
-		st, err := redisstore.Open(ctx, s.RedisURL.Reveal(), redisstore.Options{Shards: s.File.Policies.Shards})
+	dial, redisVar, err := s.redisDial()
+	if err != nil {
+		return err
+	}
+	if redisVar != "" {
+		goredis.SetLogger(redisLog{m.Log})
+		st, err := redisstore.Connect(ctx, dial, redisstore.Options{Shards: s.File.Policies.Shards, Durability: s.durability})
 		if err != nil {
-			return fmt.Errorf("REDIS_URL: %w", err)
+			return fmt.Errorf("%s: %w", redisVar, err)
 		}
 		m.store, m.StoreKind = st, "redis"
+		logSpread(ctx, st, m.Log)
 	} else {
 		path := filepath.Join(s.DataDir, "askbridge.db")
 		st, err := bolt.Open(path, bolt.Options{})
@@ -150,7 +157,11 @@ func (m *Main) Run(ctx context.Context) (err error) {
 			Msg("was away longer than the downtime threshold: open questions are being re-notified in the background")
 	}
 
-	api, err := httpapi.New(svc, httpapi.Options{Tokens: tokens, Log: m.Log, Extras: s.File.Directives})
+	opts := httpapi.Options{Tokens: tokens, Log: m.Log, Extras: s.File.Directives}
+	if m.StoreKind == "redis" {
+		opts.Unavailable = redisstore.Unavailable // a failover's errors: 503, not 500
+	}
+	api, err := httpapi.New(svc, opts)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/email"
 	"github.com/askbridge/askbridge/adapters/telegram"
 	"github.com/askbridge/askbridge/core"
+	redisstore "github.com/askbridge/askbridge/store/redis"
 )
 
 // Settings is everything askbridge reads at start: the environment
@@ -24,10 +25,24 @@ type Settings struct {
 	Addr       string `env:"ASKBRIDGE_ADDR" envDefault:"127.0.0.1:8080"`
 	DataDir    string `env:"ASKBRIDGE_DATA_DIR" envDefault:"askbridge-data"`
 	ConfigPath string `env:"ASKBRIDGE_CONFIG"`
-	RedisURL   Secret `env:"REDIS_URL"` // may carry a password
-	ActorKey   Secret `env:"ASKBRIDGE_ACTOR_KEY"`
-	LogLevel   string `env:"ASKBRIDGE_LOG_LEVEL"`
-	LogFormat  string `env:"ASKBRIDGE_LOG_FORMAT" envDefault:"auto"` // auto, console or json
+	// At most one of the three Redis URLs is set; none runs the embedded
+	// store. Each is go-redis's own URL form (see redis.go); they may
+	// carry passwords.
+	RedisURL         Secret `env:"REDIS_URL"`          // one server
+	RedisSentinelURL Secret `env:"REDIS_SENTINEL_URL"` // Sentinels and master_name
+	RedisClusterURL  Secret `env:"REDIS_CLUSTER_URL"`  // a cluster's seed nodes
+	// RedisCAFile is a PEM file of the CA certificates a rediss:// server's
+	// certificate must chain to, for a private CA; "" trusts the system's.
+	RedisCAFile string `env:"REDIS_TLS_CA_FILE"`
+	// RedisDurability is how many replicas must hold each transition
+	// before its caller is told it succeeded (WAIT or WAITAOF; 0 is off),
+	// and RedisDurabilityTimeout how long to wait for them.
+	RedisDurability        string                `env:"ASKBRIDGE_REDIS_DURABILITY" envDefault:"0"`
+	RedisDurabilityTimeout string                `env:"ASKBRIDGE_REDIS_DURABILITY_TIMEOUT" envDefault:"1s"`
+	durability             redisstore.Durability // set by the check, from the two above
+	ActorKey               Secret                `env:"ASKBRIDGE_ACTOR_KEY"`
+	LogLevel               string                `env:"ASKBRIDGE_LOG_LEVEL"`
+	LogFormat              string                `env:"ASKBRIDGE_LOG_FORMAT" envDefault:"auto"` // auto, console or json
 	// ReplicaID names this replica for the leases of single connections
 	// (Telegram polling, the Discord gateway); "" makes one from the host
 	// name and an id kept in the data directory, so a restarted replica
@@ -176,6 +191,9 @@ func (s *Settings) check() error {
 	case "auto", "console", "json":
 	default:
 		return fmt.Errorf("ASKBRIDGE_LOG_FORMAT: %q is not auto, console or json", s.LogFormat)
+	}
+	if _, _, err := s.redisDial(); err != nil {
+		return err
 	}
 	for _, c := range []func() error{s.Slack.check, s.Discord.check, s.Telegram.check, s.Console.check, s.Email.check, s.Ntfy.check} {
 		if err := c(); err != nil {

@@ -78,28 +78,21 @@ func StartClusterServer(dir string) (*Server, error) {
 }
 
 func start(dir string, cluster bool) (*Server, error) {
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		return nil, errors.New(InstallHint)
+	s, err := startWith(dir, func(port int) ([]string, error) { return serverArgs(port, dir, cluster), nil })
+	if err != nil || !cluster {
+		return s, err
 	}
-	// Another process may take the free port between our probe and the
-	// server's bind; a few tries make that race harmless.
-	var lastErr error
-	for range 5 {
-		s, err := launch(bin, dir, cluster)
-		if err == nil {
-			return s, nil
-		}
-		lastErr = err
-	}
-	return nil, lastErr
-}
-
-func launch(bin, dir string, cluster bool) (*Server, error) {
-	port, err := freePort()
-	if err != nil {
+	s.cluster = true
+	if err := s.assignSlots(); err != nil {
+		s.Close()
 		return nil, err
 	}
+	return s, nil
+}
+
+// serverArgs are a private server's arguments: nothing on disk, quiet,
+// and cluster mode if asked.
+func serverArgs(port int, dir string, cluster bool, extra ...string) []string {
 	args := []string{
 		"--port", strconv.Itoa(port),
 		"--bind", "127.0.0.1",
@@ -108,17 +101,51 @@ func launch(bin, dir string, cluster bool) (*Server, error) {
 		"--dir", dir,
 		"--daemonize", "no",
 		"--loglevel", "warning",
+		// DEBUG SLEEP lets a test hold a replica a second behind, as a
+		// loaded host would.
+		"--enable-debug-command", "local",
 	}
 	if cluster {
 		args = append(args,
 			"--cluster-enabled", "yes",
 			"--cluster-config-file", fmt.Sprintf("nodes-%d.conf", port))
 	}
+	return append(args, extra...)
+}
+
+// startWith starts redis-server with the arguments args makes for a free
+// port, and returns once it answers PING.
+func startWith(dir string, args func(port int) ([]string, error)) (*Server, error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, errors.New(InstallHint)
+	}
+	// Another process may take the free port between our probe and the
+	// server's bind; a few tries make that race harmless.
+	var lastErr error
+	for range 5 {
+		s, err := launch(bin, args)
+		if err == nil {
+			return s, nil
+		}
+		lastErr = err
+	}
+	return nil, lastErr
+}
+
+func launch(bin string, argsFor func(port int) ([]string, error)) (*Server, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	args, err := argsFor(port)
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{
-		addr:    net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
-		cluster: cluster,
-		out:     &lockedBuffer{},
-		exited:  make(chan struct{}),
+		addr:   net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		out:    &lockedBuffer{},
+		exited: make(chan struct{}),
 	}
 	s.cmd = exec.Command(bin, args...)
 	s.cmd.Stdout = s.out
@@ -135,12 +162,6 @@ func launch(bin, dir string, cluster bool) (*Server, error) {
 		s.Close()
 		return nil, err
 	}
-	if cluster {
-		if err := s.assignSlots(); err != nil {
-			s.Close()
-			return nil, err
-		}
-	}
 	return s, nil
 }
 
@@ -150,7 +171,8 @@ func (s *Server) Addr() string { return s.addr }
 // URL is the server's redis:// URL.
 func (s *Server) URL() string { return "redis://" + s.addr }
 
-// Close kills the server and waits for it to exit. It is safe to call more
+// Close kills the server (SIGKILL, as a crash would) and waits for it to
+// exit. It is safe to call more
 // than once.
 func (s *Server) Close() {
 	s.once.Do(func() {
@@ -163,9 +185,25 @@ func (s *Server) Close() {
 
 // Do sends one command on a fresh connection and returns its reply: a
 // status or an integer as its text, a bulk string's contents, a server
-// error as an error. Arrays are not read. It is for setup, not for the
+// error as an error, a flat array as its elements joined by spaces. It is for setup, not for the
 // code under test, which brings its own client.
 func (s *Server) Do(args ...string) (string, error) {
+	return s.do(nil, args)
+}
+
+// ReadReplica is Do on a replica: on a cluster's it sends READONLY first,
+// on the same connection, so the replica serves the read instead of
+// redirecting it to the primary.
+func (s *Server) ReadReplica(args ...string) (string, error) {
+	if !s.cluster {
+		return s.Do(args...)
+	}
+	return s.do([]string{"READONLY"}, args)
+}
+
+// do sends first (if any) and then args on one fresh connection, and
+// returns args' reply.
+func (s *Server) do(first, args []string) (string, error) {
 	conn, err := net.DialTimeout("tcp", s.addr, time.Second)
 	if err != nil {
 		return "", err
@@ -173,19 +211,54 @@ func (s *Server) Do(args ...string) (string, error) {
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
 	var b strings.Builder
-	fmt.Fprintf(&b, "*%d\r\n", len(args))
-	for _, a := range args {
-		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	for _, cmd := range [][]string{first, args} {
+		if cmd == nil {
+			continue
+		}
+		fmt.Fprintf(&b, "*%d\r\n", len(cmd))
+		for _, a := range cmd {
+			fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+		}
 	}
 	if _, err := conn.Write([]byte(b.String())); err != nil {
 		return "", err
 	}
 	r := bufio.NewReader(conn)
+	if first != nil {
+		if line, err := r.ReadString('\n'); err != nil || strings.HasPrefix(line, "-") {
+			return "", fmt.Errorf("%s: %q %v", first[0], line, err)
+		}
+	}
 	line, err := r.ReadString('\n')
 	if err != nil {
 		return "", err
 	}
 	line = strings.TrimRight(line, "\r\n")
+	if strings.HasPrefix(line, "*") {
+		n, err := strconv.Atoi(line[1:])
+		if err != nil || n < 0 {
+			return "", nil
+		}
+		parts := make([]string, 0, n)
+		for range n {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				return "", err
+			}
+			v, err := readValue(r, strings.TrimRight(line, "\r\n"))
+			if err != nil {
+				return "", err
+			}
+			parts = append(parts, v)
+		}
+		return strings.Join(parts, " "), nil
+	}
+	return readValue(r, line)
+}
+
+// readValue reads the rest of one reply that is not an array, whose
+// first line is line.
+func readValue(r *bufio.Reader, line string) (string, error) {
 	if strings.HasPrefix(line, "$") {
 		n, err := strconv.Atoi(line[1:])
 		if err != nil || n < 0 {

@@ -78,3 +78,53 @@ func TestMissingServerSaysHowToInstall(t *testing.T) {
 		t.Fatalf("error %v, want the install hint", err)
 	}
 }
+
+func TestReplicatedClusterFailsOver(t *testing.T) {
+	c := redistest.StartReplicatedCluster(t, 3, 1)
+	if got := len(c.Primaries()); got != 3 {
+		t.Fatalf("%d primaries, want 3", got)
+	}
+	if !strings.HasPrefix(c.URL(), "redis://"+c.Nodes[0].Addr()+"?addr=") || strings.Count(c.URL(), "addr=") != 5 {
+		t.Fatalf("url %q", c.URL())
+	}
+	old, err := c.PrimaryOf(0)
+	if err != nil || old != c.Nodes[0] {
+		t.Fatalf("slot 0 is served by %v (%v), want the first node", old, err)
+	}
+	if p, err := c.PrimaryOf(16383); err != nil || p != c.Nodes[2] {
+		t.Fatalf("slot 16383 is served by %v (%v), want the third node", p, err)
+	}
+	old.Close()
+	if err := c.WaitHealthy(); err != nil {
+		t.Fatal(err)
+	}
+	p, err := c.PrimaryOf(0)
+	if err != nil || p != c.Nodes[3] {
+		t.Fatalf("after the kill slot 0 is served by %v (%v), want its replica %s", p, err, c.Nodes[3].Addr())
+	}
+}
+
+func TestSentinelsFailOver(t *testing.T) {
+	ss := redistest.StartSentinels(t, 1)
+	if got, want := ss.URL(), "redis://"+ss.Sentinels[0].Addr()+"?master_name=askbridge&addr="; !strings.HasPrefix(got, want) {
+		t.Fatalf("url %q, want it to start %q", got, want)
+	}
+	p, err := ss.Primary()
+	if err != nil || p != ss.Data[0] {
+		t.Fatalf("primary %v (%v), want the first data node", p, err)
+	}
+	if _, err := p.Do("SET", "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	if err := ss.WaitHealthy(); err != nil {
+		t.Fatal(err)
+	}
+	p, err = ss.Primary()
+	if err != nil || p != ss.Data[1] {
+		t.Fatalf("after the kill the primary is %v (%v), want the replica", p, err)
+	}
+	if got, err := p.Do("GET", "k"); err != nil || got != "v" {
+		t.Fatalf("the promoted replica has k = %q (%v)", got, err)
+	}
+}

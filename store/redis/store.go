@@ -47,6 +47,11 @@ type Options struct {
 	Shards int
 	// Group is the outbox consumer group; default "askbridge".
 	Group string
+	// Durability, when on, makes each transition a caller is told
+	// succeeded wait for replicas first (durable.go). It sends each
+	// transition on a connection of its own, not through the
+	// autopipeliner, so it costs throughput as well as the wait.
+	Durability Durability
 	// Now, when set, is the clock the outbox's due times are kept on
 	// (retries, held card updates). Nil means the Redis server's clock,
 	// which every replica shares; tests inject a simulated clock to make
@@ -70,7 +75,7 @@ func (o *Options) fill() error {
 	if o.Group == "" {
 		o.Group = "askbridge"
 	}
-	return nil
+	return o.Durability.fill()
 }
 
 // Store is a core.Store on Redis. It is safe for concurrent use.
@@ -122,26 +127,17 @@ type Store struct {
 
 // Open connects to the Redis at url (redis:// or rediss://, as go-redis's
 // ParseURL reads it) and returns a Store that closes the connection on
-// Close. For Sentinel or Cluster, build a UniversalClient and call New.
+// Close. For Sentinel or Cluster, use Connect, or build a UniversalClient
+// and call New.
 func Open(ctx context.Context, url string, opts Options) (*Store, error) {
-	o, err := goredis.ParseURL(url)
-	if err != nil {
-		return nil, core.Errorf(core.CodeInvalid, "redis open", "bad Redis URL: %v", err)
-	}
-	client := goredis.NewClient(o)
-	s, err := New(ctx, client, opts)
-	if err != nil {
-		_ = client.Close()
-		return nil, err
-	}
-	s.owned = true
-	return s, nil
+	return Connect(ctx, Dial{Topology: Single, URL: url}, opts)
 }
 
 // New returns a Store on client. It creates the outbox consumer groups
 // and subscribes to wake-ups, returning only once the subscription is
 // confirmed, so no change made after New returns goes unannounced. The
-// caller keeps ownership of client: Close does not close it.
+// caller keeps ownership of client: Close does not close it. Which of its
+// errors mean "failing over, try again" Unavailable says (failover.go).
 //
 // Under load the Store sends through client's AsyncAutoPipeline, which
 // go-redis keeps one of per client: options the caller gave it first
@@ -191,7 +187,15 @@ func New(ctx context.Context, client goredis.UniversalClient, opts Options) (*St
 	if err := client.Ping(ctx).Err(); err != nil {
 		return nil, core.Internal(op, fmt.Errorf("ping: %w", err))
 	}
-	if c, ok := client.(autoPipelining); ok {
+	if opts.Durability.Replicas > 0 {
+		// Each transition and its wait go out together on one connection
+		// (durable.go), which the autopipeliner cannot promise.
+		d, err := newDurableClient(ctx, client, opts.Durability)
+		if err != nil {
+			return nil, core.Internal(op, fmt.Errorf("durability: %w", err))
+		}
+		s.client = d
+	} else if c, ok := client.(autoPipelining); ok {
 		// The deferred face: a read's two commands are both queued before
 		// it waits, so they go in the same batch. The client keeps the
 		// autopipeliner and closes it when it closes. A client that cannot
@@ -269,12 +273,61 @@ func (s *Store) Close() error {
 	return s.closeErr
 }
 
-// Ping reports whether Redis answers.
+// Ping reports whether Redis can take writes: whether the primary of
+// every shard answers and is a primary still (ROLE). A replica that
+// answers where a primary should (a Sentinel failover under way, a
+// cluster's map not yet moved on) is not ready. The error's Message says
+// what is happening in words safe for an unauthenticated probe (no
+// addresses); a failover's is marked core.ErrUnavailable.
 func (s *Store) Ping(ctx context.Context) error {
-	if err := s.client.Ping(ctx).Err(); err != nil {
-		return core.Internal("redis ping", err)
+	const op = "redis ping"
+	type doer interface {
+		Do(ctx context.Context, args ...any) *goredis.Cmd
+	}
+	nodes := map[string]doer{}
+	what := map[string]string{}
+	if cc, ok := s.base().(*goredis.ClusterClient); ok {
+		for shard := range s.shards {
+			n, err := cc.MasterForKey(ctx, s.k.tag(shard))
+			if err != nil {
+				return pingError(op, "the cluster's map of slots cannot be read", err)
+			}
+			addr := n.Options().Addr
+			if _, seen := nodes[addr]; !seen {
+				nodes[addr], what[addr] = n, fmt.Sprintf("the primary of shard %d", shard)
+			}
+		}
+	} else {
+		nodes[""], what[""] = s.base(), "the primary"
+	}
+	for addr, n := range nodes {
+		role, err := n.Do(ctx, "ROLE").Slice()
+		var rerr goredis.Error
+		if err != nil && errors.As(err, &rerr) && !failingOver(err) {
+			// ROLE refused (renamed, or not in an ACL's commands): whether
+			// the node answers is all that can be known.
+			if err := n.Do(ctx, "PING").Err(); err != nil {
+				return pingError(op, what[addr]+" does not answer", err)
+			}
+			continue
+		}
+		if err != nil {
+			return pingError(op, what[addr]+" does not answer", err)
+		}
+		if len(role) == 0 || role[0] != "master" {
+			return pingError(op, what[addr]+" answers as a replica: a failover is under way",
+				&unavailableError{fmt.Errorf("ROLE says %v", role)})
+		}
 	}
 	return nil
+}
+
+// pingError is Ping's error: msg says what is happening, err why.
+func pingError(op, msg string, err error) error {
+	if failingOver(err) {
+		err = markErr(err)
+	}
+	return &core.Error{Code: core.CodeInternal, Op: op, Message: msg, Err: err}
 }
 
 // Beat swaps the heartbeat in one SET ... GET.

@@ -62,12 +62,24 @@ func New(baseURL, token string, opts ...Option) *Client {
 
 // Error is a response other than success: the HTTP status and the API's
 // error code and message. Code is one of core's codes (invalid, not_found,
-// forbidden, conflict, internal), or "" when the body was not the API's
-// (a proxy's error page, say).
+// forbidden, conflict, internal, or unavailable with a 503 while the
+// server's store fails over), or "" when the body was not the API's (a
+// proxy's error page, say).
 type Error struct {
 	Status  int
 	Code    string
 	Message string
+	// RetryAfter is the server's Retry-After, when it sent one (a 503
+	// while its store fails over, say): how long to wait before trying
+	// again.
+	RetryAfter time.Duration
+}
+
+// Unavailable reports whether the server answered 503 because its store
+// is failing over or briefly unreachable (code "unavailable"): the
+// request may be sent again after RetryAfter.
+func (e *Error) Unavailable() bool {
+	return e.Status == http.StatusServiceUnavailable && e.Code == "unavailable"
 }
 
 func (e *Error) Error() string {
@@ -97,12 +109,18 @@ func (c *Client) Ask(ctx context.Context, req AskRequest) (*AgentQuestion, error
 		hdr.Set("Idempotency-Key", key)
 	}
 	pause := 250 * time.Millisecond
+	start := time.Now()
 	for attempt := 1; ; attempt++ {
 		q, err := callWith[AgentQuestion](ctx, c, http.MethodPost, "/v1/questions", nil, req, hdr)
-		if err == nil || attempt == askAttempts || ctx.Err() != nil || !retryableAsk(err) {
+		if err == nil || ctx.Err() != nil || !retryableAsk(err) {
 			return q, err
 		}
-		t := time.NewTimer(pause)
+		// A store failing over is waited out for longer than other
+		// failures: its promotion takes seconds, and it says so.
+		if attempt >= askAttempts && (!unavailable(err) || time.Since(start) > askUnavailableFor) {
+			return q, err
+		}
+		t := time.NewTimer(max(pause, retryAfter(err)))
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -116,6 +134,31 @@ func (c *Client) Ask(ctx context.Context, req AskRequest) (*AgentQuestion, error
 // askAttempts bounds Ask's retries: about four seconds of pauses, enough
 // to ride out a replica's restart without hiding a server that is down.
 const askAttempts = 5
+
+// askUnavailableFor is how long Ask goes on retrying while the server
+// says its store is failing over (a Sentinel's default failure detection
+// alone takes 30 s).
+const askUnavailableFor = time.Minute
+
+// unavailable reports whether err is the server's 503 for a store that is
+// failing over.
+func unavailable(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Unavailable()
+}
+
+// retryAfter is the pause the server asked for with err, or 0.
+func retryAfter(err error) time.Duration {
+	var e *Error
+	if errors.As(err, &e) {
+		return min(e.RetryAfter, maxRetryAfter)
+	}
+	return 0
+}
+
+// maxRetryAfter caps a server's Retry-After, so a wrong header cannot
+// park a client for an hour.
+const maxRetryAfter = 30 * time.Second
 
 // retryableAsk reports whether a failed ask may be sent again: it never
 // got an answer, or got a 5xx. A 4xx is the request's own fault and would
@@ -168,7 +211,7 @@ func (c *Client) Wait(ctx context.Context, id string) (*WaitResponse, error) {
 		case !transient(err):
 			return nil, err
 		}
-		t := time.NewTimer(pause)
+		t := time.NewTimer(max(pause, retryAfter(err)))
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -460,8 +503,12 @@ func (c *Client) sendWith(ctx context.Context, method, path string, q url.Values
 func errorFrom(resp *http.Response) error {
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	var eb ErrorBody
+	var after time.Duration
+	if n, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && n > 0 {
+		after = time.Duration(n) * time.Second
+	}
 	if json.Unmarshal(raw, &eb) == nil && eb.Error.Code != "" {
-		return &Error{Status: resp.StatusCode, Code: string(eb.Error.Code), Message: eb.Error.Message}
+		return &Error{Status: resp.StatusCode, Code: string(eb.Error.Code), Message: eb.Error.Message, RetryAfter: after}
 	}
 	msg := strings.TrimSpace(string(raw))
 	if len(msg) > 200 {
@@ -470,5 +517,5 @@ func errorFrom(resp *http.Response) error {
 	if msg == "" {
 		msg = http.StatusText(resp.StatusCode)
 	}
-	return &Error{Status: resp.StatusCode, Message: msg}
+	return &Error{Status: resp.StatusCode, Message: msg, RetryAfter: after}
 }

@@ -36,6 +36,8 @@ func Status(code core.Code) int {
 		return http.StatusForbidden
 	case core.CodeConflict:
 		return http.StatusConflict
+	case core.CodeUnavailable:
+		return http.StatusServiceUnavailable // with Retry-After: the store is failing over
 	default:
 		return http.StatusInternalServerError
 	}

@@ -1,0 +1,550 @@
+package redistest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The failure detection of the set-ups below is tuned for tests: a node
+// or a primary silent for a second is down, and a replica may always be
+// promoted. Production keeps the defaults (15 s, 30 s) or its own.
+const (
+	nodeTimeoutMS = "1000"
+	// settleTimeout bounds how long a set-up, or a failover, may take to
+	// settle before the test fails.
+	settleTimeout = 30 * time.Second
+)
+
+// Cluster is a Redis Cluster of several primaries, each with its
+// replicas, every node a private redis-server.
+type Cluster struct {
+	// Nodes are the primaries, in slot order, then their replicas:
+	// Nodes[n+i] replicates Nodes[i%n] for n primaries. Roles change
+	// after a failover; the slice does not.
+	Nodes     []*Server
+	primaries int
+	ids       []string // Nodes' cluster ids
+}
+
+// StartReplicatedCluster starts a cluster of primaries primaries, the
+// slots split evenly among them in order, each with replicas replicas,
+// and stops it when the test ends. It returns once every node sees the
+// cluster ok and every replica is in sync.
+func StartReplicatedCluster(t testing.TB, primaries, replicas int) *Cluster {
+	t.Helper()
+	c, err := startCluster(t.TempDir(), primaries, replicas)
+	if err != nil {
+		t.Fatalf("redistest: %v", err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+func startCluster(dir string, primaries, replicas int) (*Cluster, error) {
+	if primaries < 1 || replicas < 0 {
+		return nil, fmt.Errorf("a cluster of %d primaries and %d replicas each", primaries, replicas)
+	}
+	c := &Cluster{primaries: primaries}
+	fail := func(err error) (*Cluster, error) {
+		c.Close()
+		return nil, err
+	}
+	for range primaries * (1 + replicas) {
+		s, err := startWith(dir, func(port int) ([]string, error) {
+			return serverArgs(port, dir, true,
+				"--cluster-node-timeout", nodeTimeoutMS,
+				"--cluster-replica-validity-factor", "0"), nil
+		})
+		if err != nil {
+			return fail(err)
+		}
+		s.cluster = true
+		c.Nodes = append(c.Nodes, s)
+		id, err := s.Do("CLUSTER", "MYID")
+		if err != nil {
+			return fail(fmt.Errorf("cluster id of %s: %w", s.addr, err))
+		}
+		c.ids = append(c.ids, id)
+	}
+	first := c.Nodes[0]
+	_, port, _ := strings.Cut(first.addr, ":")
+	for _, s := range c.Nodes[1:] {
+		if _, err := s.Do("CLUSTER", "MEET", "127.0.0.1", port); err != nil {
+			return fail(fmt.Errorf("cluster meet: %w", err))
+		}
+	}
+	for i := range primaries {
+		lo, hi := i*16384/primaries, (i+1)*16384/primaries-1
+		if _, err := c.Nodes[i].Do("CLUSTER", "ADDSLOTSRANGE", strconv.Itoa(lo), strconv.Itoa(hi)); err != nil {
+			return fail(fmt.Errorf("assign slots %d-%d: %w", lo, hi, err))
+		}
+	}
+	// A replica may follow its primary only once it knows it.
+	for i, s := range c.Nodes[primaries:] {
+		primary := c.ids[i%primaries]
+		if err := waitFor(settleTimeout, func() (bool, string) {
+			nodes, err := s.Do("CLUSTER", "NODES")
+			return err == nil && strings.Contains(nodes, primary), nodes
+		}); err != nil {
+			return fail(fmt.Errorf("node %s never learnt of %s: %w", s.addr, primary, err))
+		}
+		if _, err := s.Do("CLUSTER", "REPLICATE", primary); err != nil {
+			return fail(fmt.Errorf("replicate %s: %w", primary, err))
+		}
+	}
+	if err := c.WaitHealthy(); err != nil {
+		return fail(err)
+	}
+	return c, nil
+}
+
+// URL is the cluster's address in go-redis's ParseClusterURL form: one
+// seed node, and the others as addr=.
+func (c *Cluster) URL() string {
+	u := "redis://" + c.Nodes[0].addr
+	for i, s := range c.Nodes[1:] {
+		sep := "&"
+		if i == 0 {
+			sep = "?"
+		}
+		u += sep + "addr=" + s.addr
+	}
+	return u
+}
+
+// Addrs are every node's host:port.
+func (c *Cluster) Addrs() []string {
+	a := make([]string, len(c.Nodes))
+	for i, s := range c.Nodes {
+		a[i] = s.addr
+	}
+	return a
+}
+
+// Close kills every node.
+func (c *Cluster) Close() {
+	for _, s := range c.Nodes {
+		s.Close()
+	}
+}
+
+// PrimaryOf is the live node that serves slot as a primary.
+func (c *Cluster) PrimaryOf(slot int) (*Server, error) {
+	for _, s := range c.live() {
+		if p, err := c.primaryOfOn(s, slot); err == nil {
+			return p, nil
+		}
+	}
+	return nil, fmt.Errorf("no live primary serves slot %d", slot)
+}
+
+// primaryOfOn is the primary of slot as node s sees the cluster.
+func (c *Cluster) primaryOfOn(s *Server, slot int) (*Server, error) {
+	nodes, err := s.Do("CLUSTER", "NODES")
+	if err != nil {
+		return nil, err
+	}
+	for _, line := range strings.Split(nodes, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 9 || !strings.Contains(f[2], "master") || strings.Contains(f[2], "fail") {
+			continue
+		}
+		for _, r := range f[8:] {
+			lo, hi, ok := strings.Cut(r, "-")
+			if !ok {
+				hi = lo
+			}
+			l, err1 := strconv.Atoi(lo)
+			h, err2 := strconv.Atoi(hi)
+			if err1 == nil && err2 == nil && slot >= l && slot <= h {
+				addr, _, _ := strings.Cut(f[1], "@")
+				return c.node(addr)
+			}
+		}
+	}
+	return nil, fmt.Errorf("%s sees no primary serve slot %d", s.addr, slot)
+}
+
+// Primaries are the live nodes that are primaries now.
+func (c *Cluster) Primaries() []*Server {
+	var p []*Server
+	for _, s := range c.live() {
+		if role, err := s.Do("ROLE"); err == nil && strings.HasPrefix(role, "master") {
+			p = append(p, s)
+		}
+	}
+	return p
+}
+
+func (c *Cluster) node(addr string) (*Server, error) {
+	for _, s := range c.Nodes {
+		if s.addr == addr {
+			return s, nil
+		}
+	}
+	return nil, fmt.Errorf("no node %s", addr)
+}
+
+// live are the nodes not killed.
+func (c *Cluster) live() []*Server {
+	var l []*Server
+	for _, s := range c.Nodes {
+		select {
+		case <-s.exited:
+		default:
+			l = append(l, s)
+		}
+	}
+	return l
+}
+
+// WaitHealthy waits until every live node sees the cluster ok, every
+// slot range has a live primary, and every live replica is in sync with
+// its primary: after the start, or after a failover.
+func (c *Cluster) WaitHealthy() error {
+	live := c.live()
+	return waitFor(settleTimeout, func() (bool, string) {
+		primaries := 0
+		for _, s := range live {
+			info, err := s.Do("CLUSTER", "INFO")
+			if err != nil || !strings.Contains(info, "cluster_state:ok") {
+				return false, s.addr + ": " + info
+			}
+			repl, err := s.Do("INFO", "replication")
+			if err != nil {
+				return false, err.Error()
+			}
+			switch {
+			case strings.Contains(repl, "role:master"):
+				primaries++
+			case !strings.Contains(repl, "master_link_status:up"):
+				return false, s.addr + ": " + repl
+			}
+		}
+		return primaries == c.primaries, fmt.Sprintf("%d primaries of %d", primaries, c.primaries)
+	})
+}
+
+// Sentinels is a primary and its replicas watched by three Sentinels,
+// which fail the primary over to a replica when it dies.
+type Sentinels struct {
+	// Data are the primary and the replicas at the start; roles change
+	// after a failover, the slice does not.
+	Data      []*Server
+	Sentinels []*Server
+	// Master is the name the Sentinels monitor the primary by.
+	Master string
+	// link stands in front of the first primary (see link).
+	link *link
+}
+
+// HoldReplication stops the first primary's stream to its replicas from
+// arriving, for good, as a congested network would: the replicas fall
+// behind while the primary goes on acknowledging writes, and what it
+// acknowledges from then on is lost if it dies. (The first primary is
+// reached through a relay that holds it; after a failover, Sentinel
+// points everyone at the new primary's own address.)
+func (ss *Sentinels) HoldReplication() { ss.link.hold() }
+
+// StartSentinels starts a primary, replicas replicas of it and three
+// Sentinels, and stops them when the test ends. It returns once every
+// Sentinel sees the replicas and the other Sentinels.
+func StartSentinels(t testing.TB, replicas int) *Sentinels {
+	t.Helper()
+	s, err := startSentinels(t.TempDir(), replicas)
+	if err != nil {
+		t.Fatalf("redistest: %v", err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+func startSentinels(dir string, replicas int) (*Sentinels, error) {
+	ss := &Sentinels{Master: "askbridge"}
+	fail := func(err error) (*Sentinels, error) {
+		ss.Close()
+		return nil, err
+	}
+	primary, err := startWith(dir, func(port int) ([]string, error) { return serverArgs(port, dir, false), nil })
+	if err != nil {
+		return fail(err)
+	}
+	ss.Data = append(ss.Data, primary)
+	l, err := newLink(primary.addr)
+	if err != nil {
+		return fail(err)
+	}
+	ss.link = l
+	host, pport, _ := strings.Cut(l.addr(), ":")
+	for range replicas {
+		replica, err := startWith(dir, func(port int) ([]string, error) {
+			return serverArgs(port, dir, false, "--replicaof", host, pport), nil
+		})
+		if err != nil {
+			return fail(err)
+		}
+		ss.Data = append(ss.Data, replica)
+		if err := waitFor(settleTimeout, func() (bool, string) {
+			info, err := replica.Do("INFO", "replication")
+			return err == nil && strings.Contains(info, "master_link_status:up"), info
+		}); err != nil {
+			return fail(fmt.Errorf("replica never synced: %w", err))
+		}
+	}
+	for range 3 {
+		s, err := startWith(dir, func(port int) ([]string, error) {
+			conf := filepath.Join(dir, fmt.Sprintf("sentinel-%d.conf", port))
+			body := fmt.Sprintf("port %d\nbind 127.0.0.1\ndaemonize no\ndir %s\nloglevel warning\n"+
+				"sentinel monitor %s %s %s 2\n"+
+				"sentinel down-after-milliseconds %[3]s %[6]s\n"+
+				"sentinel failover-timeout %[3]s 10000\n"+
+				"sentinel parallel-syncs %[3]s 1\n",
+				port, dir, ss.Master, host, pport, nodeTimeoutMS)
+			if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
+				return nil, err
+			}
+			return []string{conf, "--sentinel"}, nil
+		})
+		if err != nil {
+			return fail(err)
+		}
+		ss.Sentinels = append(ss.Sentinels, s)
+	}
+	if err := ss.WaitHealthy(); err != nil {
+		return fail(err)
+	}
+	return ss, nil
+}
+
+// URL is the set-up's address in go-redis's ParseFailoverURL form: the
+// Sentinels, and the master's name.
+func (ss *Sentinels) URL() string {
+	u := "redis://" + ss.Sentinels[0].addr + "?master_name=" + ss.Master
+	for _, s := range ss.Sentinels[1:] {
+		u += "&addr=" + s.addr
+	}
+	return u
+}
+
+// Primary is the data node the Sentinels name as the primary now.
+func (ss *Sentinels) Primary() (*Server, error) {
+	for _, s := range ss.Sentinels {
+		reply, err := s.Do("SENTINEL", "GET-MASTER-ADDR-BY-NAME", ss.Master)
+		if err != nil {
+			continue
+		}
+		addr := strings.Replace(reply, " ", ":", 1)
+		if addr == ss.link.addr() {
+			addr = ss.Data[0].addr
+		}
+		for _, d := range ss.Data {
+			if d.addr == addr {
+				return d, nil
+			}
+		}
+		return nil, fmt.Errorf("the Sentinels name %s, not a node of this set-up", addr)
+	}
+	return nil, fmt.Errorf("no Sentinel answers")
+}
+
+// WaitHealthy waits until every Sentinel names a live primary that is a
+// primary, sees the other Sentinels and counts as many replicas as there
+// are other live data nodes, each in sync: after the start, or after a
+// failover.
+func (ss *Sentinels) WaitHealthy() error {
+	return waitFor(settleTimeout, func() (bool, string) {
+		live := 0
+		for _, d := range ss.Data {
+			select {
+			case <-d.exited:
+			default:
+				live++
+			}
+		}
+		p, err := ss.Primary()
+		if err != nil {
+			return false, err.Error()
+		}
+		if role, err := p.Do("ROLE"); err != nil || !strings.HasPrefix(role, "master") {
+			return false, "the named primary's role is " + role
+		}
+		named := p.addr // as the Sentinels name it
+		if p == ss.Data[0] {
+			named = ss.link.addr()
+		}
+		for _, s := range ss.Sentinels {
+			info, err := s.Do("INFO", "sentinel")
+			m := sentinelLine.FindStringSubmatch(info)
+			if err != nil || m == nil || m[1] != named {
+				return false, info
+			}
+			// A dead replica stays on the Sentinels' list, so it counts.
+			if n, _ := strconv.Atoi(m[2]); n < live-1 || m[3] != strconv.Itoa(len(ss.Sentinels)) {
+				return false, info
+			}
+		}
+		for _, d := range ss.Data {
+			if d == p {
+				continue
+			}
+			select {
+			case <-d.exited:
+				continue
+			default:
+			}
+			info, err := d.Do("INFO", "replication")
+			if err != nil || !strings.Contains(info, "master_link_status:up") {
+				return false, d.addr + ": " + info
+			}
+		}
+		return true, ""
+	})
+}
+
+// sentinelLine is INFO sentinel's line on the one master.
+var sentinelLine = regexp.MustCompile(`status=ok,address=([^,]+),slaves=(\d+),sentinels=(\d+)`)
+
+// Close kills every process.
+func (ss *Sentinels) Close() {
+	for _, s := range append(append([]*Server(nil), ss.Sentinels...), ss.Data...) {
+		s.Close()
+	}
+	if ss.link != nil {
+		ss.link.close()
+	}
+}
+
+// waitFor polls ok until it holds or timeout passes; the error then
+// carries ok's last word on what it saw. It is for processes settling
+// (a cluster forming, a failover), not for the code under test.
+func waitFor(timeout time.Duration, ok func() (bool, string)) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		done, saw := ok()
+		if done {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not settled within %s: %s", timeout, strings.TrimSpace(saw))
+		}
+		time.Sleep(50 * time.Millisecond) // polling processes that settle, not a test assertion
+	}
+}
+
+// ReplicaOf is a live replica of primary p, or nil.
+func (c *Cluster) ReplicaOf(p *Server) *Server {
+	for _, s := range c.live() {
+		role, err := s.Do("ROLE")
+		f := strings.Fields(role)
+		if err == nil && len(f) >= 3 && f[0] == "slave" && f[1]+":"+f[2] == p.addr {
+			return s
+		}
+	}
+	return nil
+}
+
+// Failover has the Sentinels fail the primary over by hand (SENTINEL
+// FAILOVER) and waits until another node is the primary and the set-up
+// has settled again; the old primary lives on as a replica.
+func (ss *Sentinels) Failover() error {
+	old, err := ss.Primary()
+	if err != nil {
+		return err
+	}
+	if _, err := ss.Sentinels[0].Do("SENTINEL", "FAILOVER", ss.Master); err != nil {
+		return err
+	}
+	if err := waitFor(settleTimeout, func() (bool, string) {
+		p, err := ss.Primary()
+		return err == nil && p != old, fmt.Sprint(p, err)
+	}); err != nil {
+		return fmt.Errorf("the primary never moved: %w", err)
+	}
+	return ss.WaitHealthy()
+}
+
+// Failover has a replica of primary p take over by hand (CLUSTER
+// FAILOVER) and waits until it serves as the primary and the cluster has
+// settled again; p lives on as its replica.
+func (c *Cluster) Failover(p *Server) error {
+	r := c.ReplicaOf(p)
+	if r == nil {
+		return fmt.Errorf("no replica of %s", p.addr)
+	}
+	if _, err := r.Do("CLUSTER", "FAILOVER"); err != nil {
+		return err
+	}
+	if err := waitFor(settleTimeout, func() (bool, string) {
+		role, err := r.Do("ROLE")
+		return err == nil && strings.HasPrefix(role, "master"), role
+	}); err != nil {
+		return fmt.Errorf("%s never took over: %w", r.addr, err)
+	}
+	return c.WaitHealthy()
+}
+
+// MoveSlot moves a hash slot, with its keys, to the primary dst, as
+// redis-cli --cluster reshard does for the slots it picks: the two nodes
+// mark the slot importing and migrating, its keys go over with MIGRATE,
+// and then every primary is told its new owner. It returns once every
+// node agrees.
+func (c *Cluster) MoveSlot(slot int, dst *Server) error {
+	src, err := c.PrimaryOf(slot)
+	if err != nil {
+		return err
+	}
+	if src == dst {
+		return nil
+	}
+	sid, did := c.idOf(src), c.idOf(dst)
+	n := strconv.Itoa(slot)
+	if _, err := dst.Do("CLUSTER", "SETSLOT", n, "IMPORTING", sid); err != nil {
+		return fmt.Errorf("importing: %w", err)
+	}
+	if _, err := src.Do("CLUSTER", "SETSLOT", n, "MIGRATING", did); err != nil {
+		return fmt.Errorf("migrating: %w", err)
+	}
+	host, port, _ := strings.Cut(dst.addr, ":")
+	for {
+		keys, err := src.Do("CLUSTER", "GETKEYSINSLOT", n, "100")
+		if err != nil {
+			return err
+		}
+		if keys == "" {
+			break
+		}
+		args := append([]string{"MIGRATE", host, port, "", "0", "5000", "KEYS"}, strings.Fields(keys)...)
+		if _, err := src.Do(args...); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+	}
+	for _, s := range append([]*Server{dst, src}, c.Primaries()...) {
+		if _, err := s.Do("CLUSTER", "SETSLOT", n, "NODE", did); err != nil {
+			return fmt.Errorf("setslot node on %s: %w", s.addr, err)
+		}
+	}
+	return waitFor(settleTimeout, func() (bool, string) {
+		for _, s := range c.live() {
+			p, err := c.primaryOfOn(s, slot)
+			if err != nil || p != dst {
+				return false, fmt.Sprint(s.addr, " sees ", p, err)
+			}
+		}
+		return true, ""
+	})
+}
+
+func (c *Cluster) idOf(s *Server) string {
+	for i, n := range c.Nodes {
+		if n == s {
+			return c.ids[i]
+		}
+	}
+	return ""
+}

@@ -156,11 +156,11 @@ func Next(q *Question, t Transition) (Change, error) {
 			res.Approved = &yes
 		}
 		n.State, n.Resolution = res.State, res
-		*ev = completeEvent(t.Event, q, closeEvent(res.State), now)
+		*ev = CompleteEvent(t.Event, q, closeEvent(res.State), now)
 	case t.Vote != nil:
-		*ev = completeEvent(t.VoteEvent, q, EventVoted, now)
+		*ev = CompleteEvent(t.VoteEvent, q, EventVoted, now)
 	default:
-		*ev = completeEvent(t.ItemEvent, q, EventItemAnswered, now)
+		*ev = CompleteEvent(t.ItemEvent, q, EventItemAnswered, now)
 	}
 
 	c := Change{Before: q, Question: n, Events: next.ev[:], Now: now}
@@ -222,9 +222,11 @@ func SortAnswers(q *Question) {
 	})
 }
 
-// completeEvent fills what an event of question q may leave to the
-// transition: the question, its run, its kind and its time.
-func completeEvent(e Event, q *Question, kind EventKind, now time.Time) Event {
+// CompleteEvent fills what an event of question q may leave to whoever
+// records it: the question, its run, its kind and its time. Next uses it
+// for the close's events, and a store for the events it appends itself
+// (an ask's, a re-notice's).
+func CompleteEvent(e Event, q *Question, kind EventKind, now time.Time) Event {
 	if e.QuestionID == "" {
 		e.QuestionID = q.ID
 	}

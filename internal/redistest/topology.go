@@ -424,16 +424,22 @@ func (ss *Sentinels) Close() {
 // carries ok's last word on what it saw. It is for processes settling
 // (a cluster forming, a failover), not for the code under test.
 func waitFor(timeout time.Duration, ok func() (bool, string)) error {
-	deadline := time.Now().Add(timeout)
+	// The servers say nothing when they settle, so they are asked again
+	// every 50 ms until they have or the time is up.
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
 	for {
 		done, saw := ok()
 		if done {
 			return nil
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-deadline.C:
 			return fmt.Errorf("not settled within %s: %s", timeout, strings.TrimSpace(saw))
+		case <-tick.C:
 		}
-		time.Sleep(50 * time.Millisecond) // polling processes that settle, not a test assertion
 	}
 }
 

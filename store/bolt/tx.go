@@ -153,23 +153,6 @@ func appendEvent(tx *bbolt.Tx, e core.Event) (core.Event, error) {
 	return e, tx.Bucket(bucketLooseEvents).Put(looseEventKey(e.At, seq), nil)
 }
 
-// eventFor completes an event of question q with what the store knows.
-func eventFor(e core.Event, q *core.Question, kind core.EventKind, now time.Time) core.Event {
-	if e.QuestionID == "" {
-		e.QuestionID = q.ID
-	}
-	if e.RunID == "" {
-		e.RunID = q.RunID
-	}
-	if e.Kind == "" {
-		e.Kind = kind
-	}
-	if e.At.IsZero() {
-		e.At = now
-	}
-	return e
-}
-
 // checkDeliveries refuses, before anything is written, deliveries that
 // have no outbox to go to.
 func checkDeliveries(op string, out []core.Delivery) error {

@@ -5,6 +5,7 @@ import (
 	"crypto/rsa"
 	"encoding/json"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -362,5 +363,34 @@ func TestTeamsSettings(t *testing.T) {
 		if err != nil && strings.Contains(err.Error(), tmSecret) {
 			t.Errorf("the error shows the password: %v", err)
 		}
+	}
+}
+
+// TestREADMETeamsConfigLoads keeps the Teams example honest: it loads,
+// core takes it, and the person is known on Teams by their object id.
+func TestREADMETeamsConfigLoads(t *testing.T) {
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(raw), "\n### Microsoft Teams\n")
+	_, rest, ok2 := strings.Cut(rest, "```yaml\n")
+	example, _, ok3 := strings.Cut(rest, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("the README has no Teams example")
+	}
+	f, err := parseFile([]byte(example), func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	rooms := f.Routes["ops"].Rooms
+	if len(rooms) != 1 || rooms[0].Surface != core.SurfaceTeams || !strings.HasSuffix(rooms[0].ID, "@thread.tacv2") {
+		t.Fatalf("rooms %+v", rooms)
+	}
+	if p := f.People["erin"].person(); len(p.IDs[core.SurfaceTeams]) != 1 || !p.DM {
+		t.Fatalf("person %+v", p)
+	}
+	if _, err := core.New(nil, Settings{File: f}.coreConfig([]byte("key of sixteen bytes")), nil); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -309,3 +309,12 @@ func TestErrorsTellTheOutbox(t *testing.T) {
 		}
 	}
 }
+
+// TestBudgets: a delivery spends from its room's budget and the bot's.
+func TestBudgets(t *testing.T) {
+	e := newEnv(t)
+	got := e.a.Budgets(core.Delivery{Kind: core.DeliverUpdate, Message: &core.MessageRef{Surface: core.SurfaceTeams, Room: channel, ID: "1"}})
+	if len(got) != 2 || got[0].Key != "teams:all" || got[1].Key != "teams:conv:"+channel || got[1].Limit.Burst != 7 {
+		t.Fatalf("budgets %+v", got)
+	}
+}

@@ -51,11 +51,14 @@ func (e *APIError) Error() string {
 }
 
 func (c *connector) call(ctx context.Context, method, path string, in, out any) error {
-	body, err := json.Marshal(in)
-	if err != nil {
+	// Without HTML escaping: a card's "<" stays one byte, as Size counts.
+	var body bytes.Buffer
+	enc := json.NewEncoder(&body)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(in); err != nil {
 		return &core.Permanent{Err: err}
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, &body)
 	if err != nil {
 		return &core.Permanent{Err: err}
 	}
@@ -63,7 +66,7 @@ func (c *connector) call(ctx context.Context, method, path string, in, out any) 
 	resp, err := c.http.Do(req)
 	if err != nil {
 		var re *oauth2.RetrieveError
-		if errors.As(err, &re) {
+		if errors.As(err, &re) && re.Response != nil {
 			// The token endpoint refused: nothing reached Teams.
 			return &core.NotSent{Err: fmt.Errorf("teams: app token: %s", re.Response.Status)}
 		}

@@ -1,6 +1,8 @@
 package teams
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -97,60 +99,112 @@ func newCard(body []Element) AdaptiveCard {
 // that has it) with an Action.Submit fallback for clients that do not.
 // An action that takes text has its own input right above it: the
 // answer, a deny's optional reason, or the arguments as JSON, prefilled.
+//
+// A card that would pass MaxCardBytes (a batch of many calls with long
+// arguments, say) is rendered again with every text budget halved, and
+// past an eighth without the fallbacks, until it fits.
 func Card(c core.Card) AdaptiveCard {
+	for div := 1; ; div *= 2 {
+		card := render(c, div)
+		if div >= 64 || Size(card) <= MaxCardBytes {
+			return card
+		}
+	}
+}
+
+// Size is a card's JSON length as sent.
+func Size(card AdaptiveCard) int {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(card)
+	return buf.Len()
+}
+
+// fit is how much of a card render keeps: text budgets divided by div;
+// Action.Submit fallbacks while div < 8; and while div < 16, the inputs
+// of "Edit and approve", whose prefilled arguments cannot be cut (past
+// that, a card says where to edit instead).
+type fit struct {
+	div       int
+	fallbacks bool
+	edits     bool
+}
+
+func (f fit) b(n int) int { return max(n/f.div, 24) }
+
+// render is Card within f.
+func render(c core.Card, div int) AdaptiveCard {
+	f := fit{div: div, fallbacks: div < 8, edits: div < 16}
+	b := f.b
 	var body []Element
 	add := func(e ...Element) { body = append(body, e...) }
 	add(heading(c)...)
 	add(words(metaLine(c), subtle, func(e Element) { e["size"] = "small"; e["spacing"] = "none" }))
-	add(plain(c.Text, budgetQuestion, func(e Element) { e["size"] = "medium" }))
+	add(plain(c.Text, b(budgetQuestion), func(e Element) { e["size"] = "medium" }))
 	inputs := 0
 	shown := false
+	dropped := false
+	actions := func(as []core.Action) {
+		if !f.edits {
+			kept := as[:0:0]
+			for _, a := range as {
+				if a.Input == core.InputArguments {
+					dropped = true
+					continue
+				}
+				kept = append(kept, a)
+			}
+			as = kept
+		}
+		add(actionSet(as, &inputs, f)...)
+	}
 	for _, s := range c.Sections {
 		switch s.Kind {
 		case core.SectionContext:
-			add(words("Context", bold), plain(s.Body, budgetContext))
+			add(words("Context", bold), plain(s.Body, b(budgetContext)))
 		case core.SectionOption:
-			title := fmt.Sprintf("%d. %s", s.Index+1, cut(s.Title, core.MaxTitleLen))
+			title := fmt.Sprintf("%d. %s", s.Index+1, cut(s.Title, b(core.MaxTitleLen)))
 			if s.Recommended {
 				title += core.RecommendedNote
 			}
-			add(plain(title, core.MaxTitleLen+40, bold), plain(s.Body, budgetOption))
+			add(plain(title, core.MaxTitleLen+40, bold), plain(s.Body, b(budgetOption)))
 		case core.SectionCall:
 			prefix := ""
 			if c.Progress != nil {
 				prefix = fmt.Sprintf("%d. ", s.Index+1)
 			}
-			add(plain(prefix+"Tool: "+cut(s.Title, budgetLabel), budgetLabel+16, bold))
-			add(words("Arguments", subtle), plain(s.Body, budgetArgs, mono))
+			add(plain(prefix+"Tool: "+cut(s.Title, b(budgetLabel)), budgetLabel+16, bold))
+			add(words("Arguments", subtle), plain(s.Body, b(budgetArgs), mono))
 			if s.Hash != "" {
 				add(words("sha256 "+s.Hash+"…", subtle, func(e Element) { e["size"] = "small" }))
 			}
 			if a := s.Answer; a != nil {
-				add(plain(fmt.Sprintf("Decided: %s (by %s, %s)", cut(a.Text, budgetLabel), cut(a.By, budgetLabel), a.At.UTC().Format(timeLayout)), 400))
+				add(plain(fmt.Sprintf("Decided: %s (by %s, %s)", cut(a.Text, b(budgetLabel)), cut(a.By, b(budgetLabel)), a.At.UTC().Format(timeLayout)), 400))
 			}
 		case core.SectionItem:
 			if c.Progress != nil && !shown {
 				add(words(c.Progress.String(), subtle))
 				shown = true
 			}
-			add(plain(fmt.Sprintf("%d. %s", s.Index+1, cut(s.Title, budgetItem/3)), budgetItem, bold))
+			add(plain(fmt.Sprintf("%d. %s", s.Index+1, cut(s.Title, b(budgetItem/3))), b(budgetItem), bold))
 			for _, o := range s.Choices {
-				line := "• " + cut(o.Label, core.MaxTitleLen)
+				line := "• " + cut(o.Label, b(core.MaxTitleLen))
 				if o.Recommended {
 					line += core.RecommendedNote
 				}
 				if o.Description != "" {
-					line += " — " + cut(o.Description, budgetItem/4)
+					line += " — " + cut(o.Description, b(budgetItem/4))
 				}
-				add(plain(line, budgetItem))
+				add(plain(line, b(budgetItem)))
 			}
 			if a := s.Answer; a != nil {
-				add(plain(fmt.Sprintf("Answered: %s (by %s, %s)", cut(a.Text, budgetAnswer/4), cut(a.By, budgetLabel), a.At.UTC().Format(timeLayout)), budgetAnswer))
+				add(plain(fmt.Sprintf("Answered: %s (by %s, %s)", cut(a.Text, b(budgetAnswer/4)), cut(a.By, b(budgetLabel)), a.At.UTC().Format(timeLayout)), b(budgetAnswer)))
 			}
 		default:
-			add(plain(s.Title, core.MaxTitleLen, bold), plain(s.Body, budgetContext))
+			add(plain(s.Title, b(core.MaxTitleLen), bold), plain(s.Body, b(budgetContext)))
 		}
-		add(actionSet(s.Actions, &inputs)...)
+		actions(s.Actions)
 	}
 	if c.Progress != nil && !shown && c.Outcome == nil {
 		add(words(c.Progress.String(), subtle))
@@ -159,15 +213,22 @@ func Card(c core.Card) AdaptiveCard {
 		add(plain(strings.Join(c.Tally.Lines, "\n"), 600, subtle))
 	}
 	if c.Outcome != nil {
-		add(outcome(c)...)
+		add(outcome(c, b)...)
 		return newCard(body)
 	}
 	if takesText(c) {
 		add(words("Or reply in this card's thread: a reply answers the "+replyTarget(c)+".", subtle, func(e Element) { e["size"] = "small" }))
 	}
-	add(actionSet(c.Actions, &inputs)...)
+	actions(c.Actions)
+	if dropped {
+		add(words(TooLongToEdit, subtle))
+	}
 	return newCard(body)
 }
+
+// TooLongToEdit replaces "Edit and approve" on a card whose arguments
+// are too long to carry in Teams' inputs.
+const TooLongToEdit = "These arguments are too long to edit in Teams: edit and approve them in the console or through the API."
 
 func replyTarget(c core.Card) string {
 	if c.Kind == core.KindForm {
@@ -227,14 +288,14 @@ func code(s string) string {
 
 // outcome is a closed card's last part: who closed it, how and when, and
 // what was chosen.
-func outcome(c core.Card) []Element {
+func outcome(c core.Card, b func(int) int) []Element {
 	o := c.Outcome
 	out := []Element{plain(o.Line, 600, bold, func(e Element) { e["color"] = "accent" })}
 	if o.Label != "" {
-		out = append(out, words(o.Label, bold), plain(o.Choice, budgetAnswer))
+		out = append(out, words(o.Label, bold), plain(o.Choice, b(budgetAnswer)))
 	}
 	if o.Reason != "" {
-		out = append(out, plain("Reason: "+o.Reason, budgetAnswer/3))
+		out = append(out, plain("Reason: "+o.Reason, b(budgetAnswer/3)))
 	}
 	out[0]["separator"] = true
 	return out
@@ -263,8 +324,8 @@ func InputID(n int) string { return fmt.Sprintf("askbridgeText%d", n) }
 
 // actionSet renders as as an ActionSet, each action that takes text
 // preceded by its input (numbered through *inputs, so ids are unique on
-// the card).
-func actionSet(as []core.Action, inputs *int) []Element {
+// the card), with Action.Submit fallbacks or without.
+func actionSet(as []core.Action, inputs *int, f fit) []Element {
 	if len(as) == 0 {
 		return nil
 	}
@@ -277,7 +338,7 @@ func actionSet(as []core.Action, inputs *int) []Element {
 			*inputs++
 			out = append(out, input(a, in))
 		}
-		acts = append(acts, action(a, in))
+		acts = append(acts, action(a, in, f))
 	}
 	return append(out, Element{"type": "ActionSet", "actions": acts})
 }
@@ -302,19 +363,29 @@ func input(a core.Action, id string) Element {
 
 // action is one button: Action.Execute carrying the ref (and its input's
 // id), falling back to Action.Submit with the same data.
-func action(a core.Action, input string) Element {
+func action(a core.Action, input string, f fit) Element {
 	data := map[string]string{DataRef: a.Ref.Encode()}
 	if input != "" {
 		data[DataInput] = input
 	}
-	title := textlimit.Runes.CutKeeping(a.Label, a.Keep, budgetTitle)
-	submit := Element{"type": "Action.Submit", "title": title, "data": data}
-	e := Element{"type": "Action.Execute", "title": title, "verb": Verb, "data": data, "fallback": submit}
+	title := textlimit.Runes.CutKeeping(a.Label, a.Keep, f.b(budgetTitle))
+	style := ""
 	switch a.Style {
 	case core.StylePrimary:
-		e["style"], submit["style"] = "positive", "positive"
+		style = "positive"
 	case core.StyleDanger:
-		e["style"], submit["style"] = "destructive", "destructive"
+		style = "destructive"
+	}
+	e := Element{"type": "Action.Execute", "title": title, "verb": Verb, "data": data}
+	if f.fallbacks {
+		submit := Element{"type": "Action.Submit", "title": title, "data": data}
+		if style != "" {
+			submit["style"] = style
+		}
+		e["fallback"] = submit
+	}
+	if style != "" {
+		e["style"] = style
 	}
 	return e
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/askbridge/askbridge/adapters/adaptertest"
 	"github.com/askbridge/askbridge/core"
@@ -50,8 +51,8 @@ func checkCard(t *testing.T, s *jsonschema.Schema, card AdaptiveCard) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(out) > MaxCardBytes {
-		t.Errorf("card is %d bytes, over %d", len(out), MaxCardBytes)
+	if n := Size(card); n > MaxCardBytes {
+		t.Errorf("card is %d bytes, over %d", n, MaxCardBytes)
 	}
 	for k := range card.MSTeams {
 		if k != "width" && k != "entities" {
@@ -166,4 +167,67 @@ func TestActionsCarryRefAndInput(t *testing.T) {
 	if checked == 0 {
 		t.Fatal("no fixture has an action that takes text")
 	}
+}
+
+// TestCardWorstCaseFits fills every field to core's maximum, with
+// characters that grow in JSON, and checks that every card stays within
+// MaxCardBytes and the schema, and that only a card that needs it loses
+// its fallbacks.
+func TestCardWorstCaseFits(t *testing.T) {
+	s := cardSchema(t)
+	long := func(n int) string { return repeatRunes("\"<😀>é\\", n) }
+	ids := func(i int) string { return strings.Repeat("x", core.MaxIDLen-3) + string(rune('a'+i)) + "zz" }
+	t0 := time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
+	mk := func(kind core.Kind) *core.Question {
+		return &core.Question{ID: "b234567abcdefghij", Kind: kind, Agent: long(core.MaxIDLen), RunID: long(core.MaxIDLen),
+			Labels: core.Labels{Project: long(core.MaxIDLen), Task: long(core.MaxIDLen)}, Text: long(core.MaxTextLen),
+			Context: long(core.MaxContextLen), Reversibility: core.HardToReverse, Route: "ops", CreatedAt: t0,
+			Deadline: t0.Add(time.Hour), State: core.StateOpen}
+	}
+	dec, form, appr, batch := mk(core.KindDecision), mk(core.KindForm), mk(core.KindApproval), mk(core.KindApproval)
+	for i := range core.MaxOptions {
+		dec.Options = append(dec.Options, core.Option{ID: ids(i), Title: long(core.MaxTitleLen), Writeup: long(core.MaxWriteupLen), Recommended: i == 0})
+	}
+	for i := range core.MaxItems {
+		it := core.FormItem{ID: ids(i), Question: long(core.MaxTextLen)}
+		for j := range core.MaxItemOptions {
+			it.Options = append(it.Options, core.FormOption{ID: ids(j), Label: long(core.MaxTitleLen), Description: long(core.MaxWriteupLen)})
+		}
+		form.Items = append(form.Items, it)
+	}
+	args, _ := json.Marshal(map[string]string{"k": long(core.MaxArgumentsLen / 8)})
+	appr.Call = &core.ToolCall{Tool: long(core.MaxToolLen), Arguments: args, ArgumentsSHA256: strings.Repeat("a", 64), Editable: &core.Editable{All: true}}
+	for i := range core.MaxBatchCalls {
+		batch.Calls = append(batch.Calls, core.BatchCall{ToolCallID: ids(i % 20), ToolCall: core.ToolCall{Tool: long(core.MaxToolLen), Arguments: args,
+			ArgumentsSHA256: strings.Repeat("b", 64), Editable: &core.Editable{All: true}}})
+	}
+	for name, q := range map[string]*core.Question{"decision": dec, "form": form, "approval": appr, "batch": batch} {
+		t.Run(name, func(t *testing.T) {
+			card := Card(core.NewCard(q, core.MessageRef{Surface: core.SurfaceTeams, Room: "r", Kind: core.DeliverPost}))
+			if n := Size(card); n > MaxCardBytes {
+				t.Fatalf("%d bytes, over %d", n, MaxCardBytes)
+			}
+			raw := string(checkCard(t, s, card))
+			if !strings.Contains(raw, "Action.Execute") {
+				t.Fatal("the card lost its actions")
+			}
+			// Only the batch of twenty editable calls is too long to
+			// edit in the card, and says so.
+			if cut := strings.Contains(raw, TooLongToEdit); cut != (name == "batch") {
+				t.Fatalf("edits dropped: %v", cut)
+			}
+			if name == "approval" && !strings.Contains(raw, `"label": "Arguments (JSON)`) {
+				t.Fatal("a single approval's edit input is gone")
+			}
+		})
+	}
+}
+
+func repeatRunes(unit string, n int) string {
+	rs := []rune(unit)
+	out := make([]rune, n)
+	for i := range out {
+		out[i] = rs[i%len(rs)]
+	}
+	return string(out)
 }

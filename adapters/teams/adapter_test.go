@@ -204,6 +204,13 @@ func TestForgedTokensChangeNothing(t *testing.T) {
 			t.Errorf("%s: %d %v; want 401", name, status, err)
 		}
 	}
+	// A genuine token on an activity from a channel its key is not
+	// endorsed for.
+	webchat := e.fake.ExecuteActivity(alice, m, teams.Verb, action(t, m, core.LabelApprove))
+	webchat["channelId"] = "webchat"
+	if status, _, err := e.fake.Deliver(webchat, ""); err != nil || status != http.StatusUnauthorized {
+		t.Errorf("another channel: %d %v; want 401", status, err)
+	}
 	if got := e.get(q.ID); got.State != core.StateOpen {
 		t.Fatalf("a refused activity changed the question: %s", got.State)
 	}

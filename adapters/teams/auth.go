@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -32,6 +33,7 @@ var (
 	errNoToken       = errors.New("teams: no bearer token")
 	errServiceURL    = errors.New("teams: the token's serviceurl is not the activity's")
 	errNotReady      = errors.New("teams: the signing keys have not been fetched yet")
+	errNotEndorsed   = errors.New("teams: the signing key is not endorsed for channel")
 	errNoKeysLocated = errors.New("teams: the OpenID metadata names no jwks_uri")
 )
 
@@ -48,6 +50,13 @@ type verifier struct {
 	mu    sync.Mutex
 	keys  keyfunc.Keyfunc
 	ready chan struct{}
+	jwks  string
+	// endorse is each signing key's "endorsements": the channels it may
+	// sign for. No JWK library keeps this Microsoft field, so it is read
+	// from the keys document beside keyfunc, again when a token names a
+	// key it has not seen (at most once a minute).
+	endorse map[string][]string
+	readAt  time.Time
 }
 
 func newVerifier(openID, appID string, c *http.Client, now func() time.Time) *verifier {
@@ -63,8 +72,9 @@ func (v *verifier) start(ctx context.Context, retry func(attempt int) bool) erro
 			k, kerr := keyfunc.NewDefaultOverrideCtx(ctx, []string{jwks}, keyfunc.Override{Client: v.http, HTTPTimeout: 20 * time.Second})
 			if kerr == nil {
 				v.mu.Lock()
-				v.keys = k
+				v.keys, v.jwks = k, jwks
 				v.mu.Unlock()
+				v.readEndorsements(ctx)
 				close(v.ready)
 				return nil
 			}
@@ -103,16 +113,70 @@ func (v *verifier) metadata(ctx context.Context) (string, error) {
 	return m.JWKSURI, nil
 }
 
+// readEndorsements reads each key's endorsements from the keys
+// document.
+func (v *verifier) readEndorsements(ctx context.Context) {
+	v.mu.Lock()
+	if time.Since(v.readAt) < time.Minute && v.endorse != nil {
+		v.mu.Unlock()
+		return
+	}
+	v.readAt = time.Now()
+	jwks := v.jwks
+	v.mu.Unlock()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, jwks, nil)
+	if err != nil {
+		return
+	}
+	resp, err := v.http.Do(req)
+	if err != nil {
+		return
+	}
+	defer resp.Body.Close()
+	var doc struct {
+		Keys []struct {
+			KID          string   `json:"kid"`
+			Endorsements []string `json:"endorsements"`
+		} `json:"keys"`
+	}
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&doc) != nil {
+		return
+	}
+	m := map[string][]string{}
+	for _, k := range doc.Keys {
+		m[k.KID] = k.Endorsements
+	}
+	v.mu.Lock()
+	v.endorse = m
+	v.mu.Unlock()
+}
+
+// endorsed reports whether the key kid may sign for channel, as the
+// keys document says.
+func (v *verifier) endorsed(ctx context.Context, kid, channel string) bool {
+	for range 2 {
+		v.mu.Lock()
+		e, ok := v.endorse[kid]
+		v.mu.Unlock()
+		if ok {
+			return channel != "" && slices.Contains(e, channel)
+		}
+		v.readEndorsements(ctx)
+	}
+	return false
+}
+
 // claims are a Bot Connector token's claims.
 type claims struct {
 	jwt.RegisteredClaims
 	ServiceURL string `json:"serviceurl"`
 }
 
-// check verifies r's bearer token for an activity from serviceURL:
-// signature by a current Bot Framework key (RS256), issuer, audience (the
-// app id), expiry and not-before, and the serviceurl claim.
-func (v *verifier) check(r *http.Request, serviceURL string) error {
+// check verifies r's bearer token for an activity from serviceURL on
+// channel: signature by a current Bot Framework key (RS256) endorsed for
+// the channel, issuer, audience (the app id), expiry and not-before, and
+// the serviceurl claim.
+func (v *verifier) check(r *http.Request, serviceURL, channel string) error {
 	v.mu.Lock()
 	keys := v.keys
 	v.mu.Unlock()
@@ -124,7 +188,7 @@ func (v *verifier) check(r *http.Request, serviceURL string) error {
 		return errNoToken
 	}
 	var c claims
-	_, err := jwt.ParseWithClaims(raw, &c, keys.KeyfuncCtx(r.Context()),
+	tok, err := jwt.ParseWithClaims(raw, &c, keys.KeyfuncCtx(r.Context()),
 		jwt.WithValidMethods([]string{"RS256"}),
 		jwt.WithIssuer(Issuer),
 		jwt.WithAudience(v.appID),
@@ -137,6 +201,9 @@ func (v *verifier) check(r *http.Request, serviceURL string) error {
 	}
 	if !sameServiceURL(c.ServiceURL, serviceURL) {
 		return errServiceURL
+	}
+	if kid, _ := tok.Header["kid"].(string); !v.endorsed(r.Context(), kid, channel) {
+		return fmt.Errorf("%w %q", errNotEndorsed, channel)
 	}
 	return nil
 }

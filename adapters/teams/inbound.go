@@ -42,7 +42,7 @@ func (a *Adapter) serveActivity(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "starting", http.StatusServiceUnavailable)
 		return
 	}
-	if err := a.auth.check(r, act.ServiceURL); err != nil {
+	if err := a.auth.check(r, act.ServiceURL, act.ChannelID); err != nil {
 		a.log.Warn().Err(err).Msg("teams: activity refused")
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return

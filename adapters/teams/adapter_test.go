@@ -2,8 +2,6 @@ package teams_test
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/rsa"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -183,7 +181,7 @@ func TestForgedTokensChangeNothing(t *testing.T) {
 	q := e.ask(core.AskInput{Kind: core.KindApproval, Text: "Deploy?", Tool: "deploy", Arguments: []byte(`{}`)})
 	m := e.card(q.ID, nil)
 	act := e.fake.ExecuteActivity(alice, m, teams.Verb, action(t, m, core.LabelApprove))
-	other, err := rsa.GenerateKey(rand.Reader, 2048)
+	other, err := teamsfake.OtherKey()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"crypto/rand"
-	"crypto/rsa"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -302,7 +300,7 @@ func (d *teamsDriver) Forge(t *testing.T, u adaptertest.User, c adaptertest.Card
 	var tok string
 	switch f {
 	case adaptertest.BadSignature:
-		key, err := rsa.GenerateKey(rand.Reader, 2048)
+		key, err := teamsfake.OtherKey()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -83,10 +83,18 @@ type Server struct {
 	fail     []int // statuses to answer the next Bot Connector calls with
 }
 
+// signingKey is every fake's key: making an RSA key takes long enough
+// (most of a second under -race) that one per process keeps the
+// scenarios lean, and no test needs two fakes to differ in it.
+var signingKey = sync.OnceValues(func() (*rsa.PrivateKey, error) { return rsa.GenerateKey(rand.Reader, 2048) })
+
+// OtherKey is a key no fake publishes, for forged tokens.
+var OtherKey = sync.OnceValues(func() (*rsa.PrivateKey, error) { return rsa.GenerateKey(rand.Reader, 2048) })
+
 // Start runs a fake for the bot with app id appID and client secret
 // secret; it stops when the test ends.
 func Start(t testing.TB, appID, secret string) *Server {
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	key, err := signingKey()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/adapters/adaptertest"
+	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/adapters/slack/slackfake"
 	"github.com/askbridge/askbridge/adapters/teams"
 	"github.com/askbridge/askbridge/adapters/teams/teamsfake"
 	"github.com/askbridge/askbridge/core"
@@ -390,5 +392,70 @@ func TestREADMETeamsConfigLoads(t *testing.T) {
 	}
 	if _, err := core.New(nil, Settings{File: f}.coreConfig([]byte("key of sixteen bytes")), nil); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTeamsApprovalClosesEveryCopy is the issue's Teams case: one program
+// with Teams and Slack on; a question posted in a Teams channel and a
+// Slack channel; one person approves on Teams; the agent wakes, both
+// cards show the outcome, and a late click on Slack is told who closed
+// it.
+func TestTeamsApprovalClosesEveryCopy(t *testing.T) {
+	sd := &slackDriver{fake: slackfake.New()}
+	t.Cleanup(sd.fake.Close)
+	sd.fake.AddUser(slackfake.User{ID: slackAlice.ID, Name: slackAlice.Name})
+	td := &teamsDriver{fake: teamsfake.Start(t, tmAppID, tmSecret)}
+	env := map[string]string{
+		"SLACK_BOT_TOKEN": "xoxb-test-bot-token", "SLACK_SIGNING_SECRET": slackSecret, "SLACK_API_URL": sd.fake.APIURL(),
+		"TEAMS_APP_ID": tmAppID, "TEAMS_APP_PASSWORD": tmSecret, "TEAMS_TENANT_ID": teamsfake.Tenant,
+		"TEAMS_SERVICE_URL": td.fake.URL(), "TEAMS_TOKEN_URL": td.fake.TokenURL(), "TEAMS_OPENID_URL": td.fake.OpenIDURL(),
+	}
+	loaded := fromEnv(t, env)
+	s := Settings{DataDir: t.TempDir(), Slack: loaded.Slack, Teams: loaded.Teams, File: File{
+		People: map[string]PersonFile{
+			"alice": {Name: adaptertest.TeamAlice, Slack: slackAlice.ID},
+			"erin":  {Name: "Erin Configured", Teams: tmBob.AAD},
+		},
+		Routes: map[string]RouteFile{"pair": {
+			Rooms:  []core.Room{{Surface: core.SurfaceTeams, ID: tmChannel}, {Surface: core.SurfaceSlack, ID: slackRoom}},
+			People: []string{"person:alice", "person:erin"},
+		}},
+	}}
+	m := start(t, s)
+	sd.m, td.main = m, m
+	td.fake.SetTarget(m.URL + teams.MessagesPath)
+	agent := client.New(m.URL, agentA)
+	q, err := agent.Ask(t.Context(), client.AskRequest{Kind: core.KindApproval, Question: "Rotate the root keys?", Route: "pair",
+		Reversibility: core.HardToReverse, RunID: "run-1", ToolCallID: "toolu_keys", Tool: "kms.rotate", Arguments: []byte(`{"key":"root"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	approve := func(c adaptertest.Card) adaptertest.Button {
+		t.Helper()
+		for _, b := range c.Buttons {
+			if r, err := core.DecodeRef(b.Value); err == nil && r.Action == core.RefApprove {
+				return b
+			}
+		}
+		t.Fatalf("no approve button on %+v", c)
+		return adaptertest.Button{}
+	}
+	slackCard := sd.Card(t, q.ID, nil)
+	teamsCard := td.Card(t, q.ID, nil)
+	if note := td.Click(t, tmAsUser(tmBob), teamsCard, approve(teamsCard)); note != "Recorded: Approved" {
+		t.Fatalf("the approver was told %q", note)
+	}
+	res, err := agent.Wait(t.Context(), q.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.State != core.StateAnswered || !*res.Resume.Structured.Approved {
+		t.Fatalf("the agent woke with %+v", res.Resume)
+	}
+	closed := func(c adaptertest.Card) bool { return len(c.Buttons) == 0 && strings.Contains(c.Text, "Erin Configured") }
+	td.Card(t, q.ID, closed)
+	sd.Card(t, q.ID, closed)
+	if note := sd.Click(t, slackAlice, slackCard, approve(slackCard)); !strings.Contains(note, "Erin Configured") {
+		t.Fatalf("a late click on Slack was told %q", note)
 	}
 }

@@ -452,7 +452,9 @@ func TestTeamsApprovalClosesEveryCopy(t *testing.T) {
 	if res.State != core.StateAnswered || !*res.Resume.Structured.Approved {
 		t.Fatalf("the agent woke with %+v", res.Resume)
 	}
-	closed := func(c adaptertest.Card) bool { return len(c.Buttons) == 0 && strings.Contains(c.Text, "Erin Configured") }
+	closed := func(c adaptertest.Card) bool {
+		return len(c.Buttons) == 0 && strings.Contains(c.Text, "Erin Configured")
+	}
 	td.Card(t, q.ID, closed)
 	sd.Card(t, q.ID, closed)
 	if note := sd.Click(t, slackAlice, slackCard, approve(slackCard)); !strings.Contains(note, "Erin Configured") {

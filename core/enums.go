@@ -111,6 +111,7 @@ const (
 	SurfaceSlack    Surface = "slack"
 	SurfaceDiscord  Surface = "discord"
 	SurfaceTelegram Surface = "telegram"
+	SurfaceTeams    Surface = "teams" // a room is a channel, chat or person; ids are AAD object ids
 	SurfaceEmail    Surface = "email" // a room is a recipient address; links carry the answer
 	SurfaceNtfy     Surface = "ntfy"  // a room is a topic; action buttons carry the answer
 	SurfaceAPI      Surface = "api"
@@ -123,7 +124,7 @@ const (
 // ChatSurfaces are the surfaces that hold cards and so have outboxes. It
 // is the one list of chat platforms: configuration checks, the API's
 // messages and the stores' outboxes all follow it.
-var ChatSurfaces = []Surface{SurfaceSlack, SurfaceDiscord, SurfaceTelegram, SurfaceEmail, SurfaceNtfy}
+var ChatSurfaces = []Surface{SurfaceSlack, SurfaceDiscord, SurfaceTelegram, SurfaceTeams, SurfaceEmail, SurfaceNtfy}
 
 // AnswerSurfaces are the surfaces a human can answer through: every chat
 // surface, then the API, the console and an agent's MCP host.

@@ -26,7 +26,7 @@ func TestSurfaceLists(t *testing.T) {
 			t.Errorf("ParseSurface(%q) = %v", bad, err)
 		}
 	}
-	if got := core.SurfaceNames(core.ChatSurfaces); got != "slack, discord, telegram, email or ntfy" {
+	if got := core.SurfaceNames(core.ChatSurfaces); got != "slack, discord, telegram, teams, email or ntfy" {
 		t.Errorf("SurfaceNames = %q", got)
 	}
 	if got := core.SurfaceNames(core.ChatSurfaces[:1]); got != "slack" {

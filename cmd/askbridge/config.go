@@ -99,6 +99,7 @@ type PersonFile struct {
 	Slack    string   `yaml:"slack"`
 	Discord  string   `yaml:"discord"`
 	Telegram string   `yaml:"telegram"`
+	Teams    string   `yaml:"teams"` // the person's Microsoft Entra (AAD) object id
 	Email    string   `yaml:"email"`
 	Ntfy     string   `yaml:"ntfy"`
 	Tokens   []string `yaml:"tokens"`
@@ -110,7 +111,7 @@ type PersonFile struct {
 func (p PersonFile) person() core.Person {
 	out := core.Person{DisplayName: p.Name, IDs: map[core.Surface][]string{}, DM: p.DM, Prefer: core.Surface(p.Prefer)}
 	for sf, id := range map[core.Surface]string{core.SurfaceSlack: p.Slack, core.SurfaceDiscord: p.Discord, core.SurfaceTelegram: p.Telegram,
-		core.SurfaceEmail: strings.ToLower(p.Email), core.SurfaceNtfy: p.Ntfy} {
+		core.SurfaceTeams: p.Teams, core.SurfaceEmail: strings.ToLower(p.Email), core.SurfaceNtfy: p.Ntfy} {
 		if id != "" {
 			out.IDs[sf] = []string{id}
 		}

@@ -26,7 +26,7 @@ import (
 // The browser tests drive Debian's chromium, headless, against the real
 // program. scripts/test (which .ci/run calls) installs chromium when it is missing.
 
-var updateShots = flag.Bool("update", false, "rewrite the screenshots in adapters/console/testdata/screenshots/ and adapters/slack/testdata/screenshots/")
+var updateShots = flag.Bool("update", false, "rewrite the screenshots in adapters/console/testdata/screenshots/, adapters/slack/testdata/screenshots/ and adapters/teams/testdata/screenshots/")
 
 const shotDir = "../../adapters/console/testdata/screenshots"
 

@@ -22,6 +22,8 @@ func addTeam(f *File, surface core.Surface, room string, alice, bob adaptertest.
 			p.Discord = u.ID
 		case core.SurfaceTelegram:
 			p.Telegram = u.ID
+		case core.SurfaceTeams:
+			p.Teams = u.ID
 		case core.SurfaceEmail:
 			p.Email = u.ID
 		case core.SurfaceNtfy:

@@ -68,6 +68,9 @@ type Settings struct {
 	Email     EmailSettings
 	Ntfy      NtfySettings
 	PublicURL string `env:"ASKBRIDGE_PUBLIC_URL"`
+
+	// Microsoft Teams, a bot on the Bot Framework.
+	Teams TeamsSettings
 }
 
 // SlackSettings turn the Slack adapter on when BotToken is set. Clicks and
@@ -200,6 +203,9 @@ func (s *Settings) check() error {
 			return err
 		}
 	}
+	if err := s.Teams.check(); err != nil {
+		return err
+	}
 	if (s.Email.Host != "" || s.Ntfy.URL != "") && !httpURL(s.PublicURL) {
 		return fmt.Errorf("ASKBRIDGE_PUBLIC_URL: the email and ntfy doors need the public http(s) URL people reach this server at, for their links")
 	}
@@ -223,6 +229,41 @@ func (s *EmailSettings) check() error {
 	}
 	if s.Password != "" && s.Username == "" {
 		return fmt.Errorf("EMAIL_SMTP_PASSWORD: set without EMAIL_SMTP_USERNAME")
+	}
+	return nil
+}
+
+// TeamsSettings turn the Teams adapter on when AppID (the bot's app
+// registration) is set; Microsoft's Bot Connector then POSTs activities
+// to /teams/messages. The URLs point it at other endpoints than
+// Microsoft's public ones (a single-tenant app's token endpoint, a
+// regional service URL, or a local fake).
+type TeamsSettings struct {
+	AppID       string `env:"TEAMS_APP_ID"`
+	AppPassword Secret `env:"TEAMS_APP_PASSWORD"`
+	TenantID    string `env:"TEAMS_TENANT_ID"`
+	ServiceURL  string `env:"TEAMS_SERVICE_URL"`
+	TokenURL    string `env:"TEAMS_TOKEN_URL"`
+	OpenIDURL   string `env:"TEAMS_OPENID_URL"`
+}
+
+func (s *TeamsSettings) check() error {
+	if s.AppID == "" {
+		if s.AppPassword != "" || s.TenantID != "" {
+			return fmt.Errorf("TEAMS_APP_ID: required with TEAMS_APP_PASSWORD and TEAMS_TENANT_ID")
+		}
+		return nil
+	}
+	if s.AppPassword == "" {
+		return fmt.Errorf("TEAMS_APP_PASSWORD: required with TEAMS_APP_ID (the app registration's client secret)")
+	}
+	if s.TenantID == "" {
+		return fmt.Errorf("TEAMS_TENANT_ID: required with TEAMS_APP_ID (the Microsoft Entra tenant the bot posts in)")
+	}
+	for name, u := range map[string]string{"TEAMS_SERVICE_URL": s.ServiceURL, "TEAMS_TOKEN_URL": s.TokenURL, "TEAMS_OPENID_URL": s.OpenIDURL} {
+		if u != "" && !httpURL(u) {
+			return fmt.Errorf("%s: %q is not an http(s) URL", name, u)
+		}
 	}
 	return nil
 }

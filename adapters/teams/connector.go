@@ -1,0 +1,145 @@
+package teams
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
+)
+
+// connector makes the Bot Connector REST calls with the bot's app token
+// (client credentials, cached by oauth2 until it expires).
+type connector struct {
+	base string // the service URL, ending in "/"
+	http *http.Client
+}
+
+// newConnector returns a connector whose client adds the bot's token to
+// every call. The token source caches the token and fetches a new one
+// shortly before it expires.
+func newConnector(serviceURL string, cc clientcredentials.Config, base *http.Client) *connector {
+	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, base)
+	c := oauth2.NewClient(ctx, oauth2.ReuseTokenSource(nil, cc.TokenSource(ctx)))
+	c.Timeout = base.Timeout
+	if !strings.HasSuffix(serviceURL, "/") {
+		serviceURL += "/"
+	}
+	return &connector{base: serviceURL, http: c}
+}
+
+// APIError is a Bot Connector call the service answered with an error
+// status.
+type APIError struct {
+	Status     int
+	RetryAfter time.Duration
+	Body       string
+}
+
+func (e *APIError) Error() string {
+	return fmt.Sprintf("teams: bot connector answered %d: %s", e.Status, e.Body)
+}
+
+func (c *connector) call(ctx context.Context, method, path string, in, out any) error {
+	// Without HTML escaping: a card's "<" stays one byte, as Size counts.
+	var body bytes.Buffer
+	enc := json.NewEncoder(&body)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(in); err != nil {
+		return &core.Permanent{Err: err}
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, &body)
+	if err != nil {
+		return &core.Permanent{Err: err}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		var re *oauth2.RetrieveError
+		if errors.As(err, &re) && re.Response != nil {
+			// The token endpoint refused: nothing reached Teams.
+			return &core.NotSent{Err: fmt.Errorf("teams: app token: %s", re.Response.Status)}
+		}
+		return err
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode/100 != 2 {
+		return classify(&APIError{Status: resp.StatusCode, RetryAfter: retryAfter(resp.Header), Body: strings.TrimSpace(string(raw[:min(len(raw), 300)]))})
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("teams: bot connector's answer: %w", err)
+	}
+	return nil
+}
+
+func retryAfter(h http.Header) time.Duration {
+	s := h.Get("Retry-After")
+	if n, err := strconv.Atoi(s); err == nil && n > 0 {
+		return time.Duration(n) * time.Second
+	}
+	if t, err := http.ParseTime(s); err == nil {
+		return time.Until(t)
+	}
+	return 0
+}
+
+// classify maps a Bot Connector error to what the outbox does next:
+// Teams' 429 (and a 5xx with Retry-After) wait as told; a 412 (Teams'
+// "precondition failed", its other way of saying slow down) waits a
+// second; a refusal of the request itself (400, 401, 403, 404) is
+// permanent; anything else answered is not sent and retried.
+func classify(e *APIError) error {
+	switch {
+	case e.Status == http.StatusTooManyRequests || e.Status == http.StatusPreconditionFailed || (e.Status >= 500 && e.RetryAfter > 0):
+		return &core.RetryAfter{After: max(e.RetryAfter, time.Second), Err: e}
+	case e.Status == http.StatusBadRequest, e.Status == http.StatusUnauthorized, e.Status == http.StatusForbidden, e.Status == http.StatusNotFound:
+		return &core.Permanent{Err: e}
+	}
+	return &core.NotSent{Err: e}
+}
+
+func convPath(conv string) string { return "v3/conversations/" + url.PathEscape(conv) }
+
+// createConversation starts a conversation: a channel thread whose root
+// is p.Activity, or a personal chat.
+func (c *connector) createConversation(ctx context.Context, p ConversationParameters) (ConversationResourceResponse, error) {
+	var out ConversationResourceResponse
+	err := c.call(ctx, http.MethodPost, "v3/conversations", p, &out)
+	return out, err
+}
+
+// send posts a into conversation conv.
+func (c *connector) send(ctx context.Context, conv string, a *Activity) (string, error) {
+	var out ResourceResponse
+	err := c.call(ctx, http.MethodPost, convPath(conv)+"/activities", a, &out)
+	return out.ID, err
+}
+
+// reply posts a into conv as a reply to activity id (in a channel, into
+// that message's thread).
+func (c *connector) reply(ctx context.Context, conv, id string, a *Activity) (string, error) {
+	a.ReplyToID = id
+	var out ResourceResponse
+	err := c.call(ctx, http.MethodPost, convPath(conv)+"/activities/"+url.PathEscape(id), a, &out)
+	return out.ID, err
+}
+
+// update replaces activity id in conv with a.
+func (c *connector) update(ctx context.Context, conv, id string, a *Activity) error {
+	a.ID = id
+	return c.call(ctx, http.MethodPut, convPath(conv)+"/activities/"+url.PathEscape(id), a, nil)
+}

@@ -1,0 +1,252 @@
+package teams
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// maxActivity bounds an inbound activity's body.
+const maxActivity = 1 << 20
+
+// readyWait is how long an activity that arrives before the signing keys
+// are fetched waits for them, well under the Bot Connector's 15 s.
+const readyWait = 5 * time.Second
+
+// Mount implements core.ChatAdapter: the messaging endpoint.
+func (a *Adapter) Mount(mux *http.ServeMux) {
+	mux.HandleFunc("POST "+MessagesPath, a.serveActivity)
+}
+
+// serveActivity authenticates one activity and acts on it. Anything not
+// proven to come from the Bot Connector for this bot is a 401 and is not
+// read further.
+func (a *Adapter) serveActivity(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxActivity))
+	if err != nil {
+		http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
+		return
+	}
+	var act Activity
+	if err := json.Unmarshal(body, &act); err != nil {
+		http.Error(w, "not an activity", http.StatusBadRequest)
+		return
+	}
+	if !a.awaitKeys(r.Context()) {
+		http.Error(w, "starting", http.StatusServiceUnavailable)
+		return
+	}
+	if err := a.auth.check(r, act.ServiceURL, act.ChannelID); err != nil {
+		a.log.Warn().Err(err).Msg("teams: activity refused")
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 12*time.Second)
+	defer cancel()
+	switch {
+	case act.Type == "invoke" && act.Name == "adaptiveCard/action":
+		note := a.onExecute(ctx, &act)
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(InvokeResponse{StatusCode: http.StatusOK, Type: InvokeMessage, Value: note})
+		return
+	case act.Type == "message" && len(act.Value) > 0:
+		a.onSubmit(ctx, &act)
+	case act.Type == "message":
+		a.onReply(ctx, &act)
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+func (a *Adapter) awaitKeys(ctx context.Context) bool {
+	t := time.NewTimer(readyWait)
+	defer t.Stop()
+	select {
+	case <-a.auth.ready:
+		return true
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	return false
+}
+
+// decider is who acted, as core knows people: their AAD object id.
+func decider(from *Account) (core.Decider, bool) {
+	if from == nil || from.AADObjectID == "" {
+		return core.Decider{}, false
+	}
+	return core.Decider{Surface: core.SurfaceTeams, ID: from.AADObjectID, Name: from.Name}, true
+}
+
+// actionData is what a card action sends back: its ref, the id of its
+// input, and every input's value (Adaptive Cards merge them into data).
+func actionData(raw json.RawMessage) (ref, text string, ok bool) {
+	var m map[string]any
+	if json.Unmarshal(raw, &m) != nil {
+		return "", "", false
+	}
+	ref, _ = m[DataRef].(string)
+	if in, _ := m[DataInput].(string); in != "" {
+		text, _ = m[in].(string)
+	}
+	return ref, text, ref != ""
+}
+
+// onExecute takes an Action.Execute click and returns the note shown to
+// the clicker alone.
+func (a *Adapter) onExecute(ctx context.Context, act *Activity) string {
+	var v InvokeValue
+	if json.Unmarshal(act.Value, &v) != nil || v.Action.Verb != Verb {
+		return core.RefusalNote(core.ErrNotFound)
+	}
+	ref, text, ok := actionData(v.Action.Data)
+	if !ok {
+		return core.RefusalNote(core.ErrNotFound)
+	}
+	return a.click(ctx, act.From, ref, text)
+}
+
+// onSubmit takes an Action.Submit click (a client without universal
+// actions) and tells the clicker in their personal chat with the bot, as
+// a channel has no message for one person alone.
+func (a *Adapter) onSubmit(ctx context.Context, act *Activity) {
+	ref, text, ok := actionData(act.Value)
+	if !ok {
+		return
+	}
+	note := a.click(ctx, act.From, ref, text)
+	a.tell(ctx, act, note)
+}
+
+// tell sends note to the person who sent act: into the same chat when it
+// is their personal chat, else into a personal chat with them.
+func (a *Adapter) tell(ctx context.Context, act *Activity, note string) {
+	if note == "" || act.From == nil {
+		return
+	}
+	msg := &Activity{Type: "message", Text: cut(note, 1000), TextFormat: "plain"}
+	conv := ""
+	if act.Conversation != nil && act.Conversation.ConversationType == "personal" {
+		conv = act.Conversation.ID
+	} else {
+		res, err := a.conn.createConversation(ctx, ConversationParameters{
+			Bot: &Account{ID: "28:" + a.opts.AppID}, Members: []Account{{ID: act.From.ID}}, TenantID: a.opts.TenantID,
+		})
+		if err != nil {
+			a.log.Warn().Err(err).Msg("teams: private note not sent")
+			return
+		}
+		conv = res.ID
+	}
+	if _, err := a.conn.send(ctx, conv, msg); err != nil {
+		a.log.Warn().Err(err).Msg("teams: private note not sent")
+	}
+}
+
+// click turns a card action into a call to core, and returns what to tell
+// the clicker.
+func (a *Adapter) click(ctx context.Context, from *Account, raw, text string) string {
+	r, err := core.DecodeRef(raw)
+	if err != nil {
+		return core.RefusalNote(err)
+	}
+	d, ok := decider(from)
+	if !ok {
+		return core.RefusalNote(core.ErrNotFound)
+	}
+	q, err := a.svc.Get(ctx, r.QuestionID)
+	if err != nil {
+		a.logInternal(err)
+		return core.RefusalNote(err)
+	}
+	var out core.Outcome
+	if r.Action == core.RefDecline {
+		out, err = a.svc.Decline(ctx, q.ID, d)
+	} else {
+		if r.Action == core.RefEdit && (!q.Open() || !a.svc.MayAnswer(q, d)) {
+			// Refused before the arguments are looked at, and recorded.
+			return core.RefusalNote(a.svc.Refusal(ctx, q, d))
+		}
+		var in core.AnswerInput
+		if in, err = core.AnswerFor(q, r, d, text); err != nil {
+			return core.RefusalNote(err)
+		}
+		out, err = a.svc.Answer(ctx, in)
+	}
+	if err != nil {
+		a.logInternal(err)
+		return core.RefusalNote(err)
+	}
+	return core.RecordedNote(out.Question, r)
+}
+
+// onReply takes a reply in a card's thread as the answer of a
+// clarification, or of a form's first unanswered item. Anything else
+// (a message elsewhere, a reply on a decision or an approval) changes
+// nothing; a refused reply is told to the replier privately.
+func (a *Adapter) onReply(ctx context.Context, act *Activity) {
+	if act.Conversation == nil || strings.TrimSpace(act.Text) == "" {
+		return
+	}
+	_, root, ok := strings.Cut(act.Conversation.ID, ";messageid=")
+	if !ok {
+		return
+	}
+	id, err := a.opts.KV.Value(ctx, threadKey(root))
+	if err != nil || id == "" {
+		return
+	}
+	d, ok := decider(act.From)
+	if !ok {
+		return
+	}
+	q, err := a.svc.Get(ctx, id)
+	if err != nil || (q.Kind != core.KindClarification && q.Kind != core.KindForm) {
+		return
+	}
+	ref := core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefText}
+	if q.Kind == core.KindForm {
+		ref.Item = firstUnanswered(q)
+	}
+	in, err := core.AnswerFor(q, ref, d, replyText(act))
+	if err == nil {
+		if _, err = a.svc.Answer(ctx, in); err == nil {
+			return // the card's update is the confirmation
+		}
+	}
+	a.logInternal(err)
+	a.tell(ctx, act, core.RefusalNote(err))
+}
+
+// replyText is a reply's words: Teams sends a channel message as HTML
+// with the bot's mention first, which is not part of the answer.
+func replyText(act *Activity) string {
+	s := act.Text
+	for _, e := range act.Entities {
+		if e.Type == "mention" && e.Text != "" {
+			s = strings.ReplaceAll(s, e.Text, "")
+		}
+	}
+	return strings.TrimSpace(s)
+}
+
+func firstUnanswered(q *core.Question) int {
+	for i, it := range q.Items {
+		if _, ok := q.Answered(it.ID); !ok {
+			return i
+		}
+	}
+	return 0
+}
+
+func (a *Adapter) logInternal(err error) {
+	var ce *core.ClosedError
+	if core.ErrorCode(err) == core.CodeInternal && !errors.As(err, &ce) {
+		a.log.Error().Err(err).Msg("teams: core failed")
+	}
+}

@@ -1,0 +1,468 @@
+package teams
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/askbridge/askbridge/adapters/internal/textlimit"
+	"github.com/askbridge/askbridge/core"
+)
+
+// Adaptive Card rendering. Every text people or agents wrote goes into a
+// RichTextBlock's TextRun, which Teams shows as plain text (a TextBlock
+// would read it as Markdown, so "[x](http://…)" in a question would become
+// a link); only server-made words use TextBlocks.
+//
+// Budgets, in runes, keep the worst card (every field at core's maximum)
+// well inside Teams' ~28 KB limit on a message; render_test.go checks it.
+const (
+	budgetQuestion = 2000
+	budgetContext  = 1000
+	budgetOption   = 1200
+	budgetArgs     = 3000
+	budgetItem     = 1200
+	budgetAnswer   = 2000
+	budgetLabel    = 128
+	budgetTitle    = 200 // an action's title
+	digestListed   = 15
+	// MaxCardBytes is the size no rendered card may reach: Teams refuses
+	// a message over about 28 KB, and the activity around the card needs
+	// room too.
+	MaxCardBytes = 24 * 1024
+)
+
+// CardSchemaVersion is the Adaptive Cards version the cards declare:
+// 1.5 is what Teams renders on desktop, web and mobile, and has
+// Action.Execute.
+const CardSchemaVersion = "1.5"
+
+// Verb is every Action.Execute's verb; the data carries the ref.
+const Verb = "askbridge"
+
+// DataRef and DataInput are the keys of an action's data: the encoded
+// core.Ref, and the id of the input whose text goes with it.
+const (
+	DataRef   = "askbridgeRef"
+	DataInput = "askbridgeInput"
+)
+
+const timeLayout = "2006-01-02 15:04 UTC"
+
+// Element is one Adaptive Card element or action, as JSON.
+type Element = map[string]any
+
+// AdaptiveCard is a card as sent, in an attachment of
+// application/vnd.microsoft.card.adaptive.
+type AdaptiveCard struct {
+	Type    string    `json:"type"`
+	Schema  string    `json:"$schema"`
+	Version string    `json:"version"`
+	Body    []Element `json:"body"`
+	// MSTeams widens the card to the message's full width.
+	MSTeams map[string]any `json:"msteams,omitempty"`
+}
+
+func cut(s string, max int) string { return textlimit.Runes.Cut(textlimit.Clean(s), max) }
+
+// plain is people's text as a RichTextBlock: shown literally.
+func plain(s string, max int, opts ...func(Element)) Element {
+	run := Element{"type": "TextRun", "text": cut(s, max)}
+	for _, o := range opts {
+		o(run)
+	}
+	return Element{"type": "RichTextBlock", "inlines": []Element{run}}
+}
+
+func bold(e Element)   { e["weight"] = "bolder" }
+func subtle(e Element) { e["isSubtle"] = true }
+func mono(e Element)   { e["fontType"] = "monospace" }
+
+// words is server-made text (labels, times, ids): a wrapped TextBlock.
+func words(s string, opts ...func(Element)) Element {
+	e := Element{"type": "TextBlock", "text": s, "wrap": true}
+	for _, o := range opts {
+		o(e)
+	}
+	return e
+}
+
+func newCard(body []Element) AdaptiveCard {
+	return AdaptiveCard{Type: "AdaptiveCard", Schema: "http://adaptivecards.io/schemas/adaptive-card.json",
+		Version: CardSchemaVersion, Body: body, MSTeams: map[string]any{"width": "Full"}}
+}
+
+// Card renders a core.Card: a question's first post and every later
+// edit. Each action is an Action.Execute (Teams' universal action: the
+// click comes as an invoke the bot answers privately, on every client
+// that has it) with an Action.Submit fallback for clients that do not.
+// An action that takes text has its own input right above it: the
+// answer, a deny's optional reason, or the arguments as JSON, prefilled.
+//
+// A card that would pass MaxCardBytes (a batch of many calls with long
+// arguments, say) is rendered again with every text budget halved, and
+// past an eighth without the fallbacks, until it fits.
+func Card(c core.Card) AdaptiveCard {
+	for div := 1; ; div *= 2 {
+		card := render(c, div)
+		if div >= 64 || Size(card) <= MaxCardBytes {
+			return card
+		}
+	}
+}
+
+// Size is a card's JSON length as sent.
+func Size(card AdaptiveCard) int {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(card)
+	return buf.Len()
+}
+
+// fit is how much of a card render keeps: text budgets divided by div;
+// Action.Submit fallbacks while div < 8; and while div < 16, the inputs
+// of "Edit and approve", whose prefilled arguments cannot be cut (past
+// that, a card says where to edit instead).
+type fit struct {
+	div       int
+	fallbacks bool
+	edits     bool
+}
+
+func (f fit) b(n int) int { return max(n/f.div, 24) }
+
+// render is Card within f.
+func render(c core.Card, div int) AdaptiveCard {
+	f := fit{div: div, fallbacks: div < 8, edits: div < 16}
+	b := f.b
+	var body []Element
+	add := func(e ...Element) { body = append(body, e...) }
+	add(heading(c)...)
+	add(words(metaLine(c), subtle, func(e Element) { e["size"] = "small"; e["spacing"] = "none" }))
+	add(plain(c.Text, b(budgetQuestion), func(e Element) { e["size"] = "medium" }))
+	inputs := 0
+	shown := false
+	dropped := false
+	actions := func(as []core.Action) {
+		if !f.edits {
+			kept := as[:0:0]
+			for _, a := range as {
+				if a.Input == core.InputArguments {
+					dropped = true
+					continue
+				}
+				kept = append(kept, a)
+			}
+			as = kept
+		}
+		add(actionSet(as, &inputs, f)...)
+	}
+	for _, s := range c.Sections {
+		switch s.Kind {
+		case core.SectionContext:
+			add(words("Context", bold), plain(s.Body, b(budgetContext)))
+		case core.SectionOption:
+			title := fmt.Sprintf("%d. %s", s.Index+1, cut(s.Title, b(core.MaxTitleLen)))
+			if s.Recommended {
+				title += core.RecommendedNote
+			}
+			add(plain(title, core.MaxTitleLen+40, bold), plain(s.Body, b(budgetOption)))
+		case core.SectionCall:
+			prefix := ""
+			if c.Progress != nil {
+				prefix = fmt.Sprintf("%d. ", s.Index+1)
+			}
+			add(plain(prefix+"Tool: "+cut(s.Title, b(budgetLabel)), budgetLabel+16, bold))
+			add(words("Arguments", subtle), plain(s.Body, b(budgetArgs), mono))
+			if s.Hash != "" {
+				add(words("sha256 "+s.Hash+"…", subtle, func(e Element) { e["size"] = "small" }))
+			}
+			if a := s.Answer; a != nil {
+				add(plain(fmt.Sprintf("Decided: %s (by %s, %s)", cut(a.Text, b(budgetLabel)), cut(a.By, b(budgetLabel)), a.At.UTC().Format(timeLayout)), 400))
+			}
+		case core.SectionItem:
+			if c.Progress != nil && !shown {
+				add(words(c.Progress.String(), subtle))
+				shown = true
+			}
+			add(plain(fmt.Sprintf("%d. %s", s.Index+1, cut(s.Title, b(budgetItem/3))), b(budgetItem), bold))
+			for _, o := range s.Choices {
+				line := "• " + cut(o.Label, b(core.MaxTitleLen))
+				if o.Recommended {
+					line += core.RecommendedNote
+				}
+				if o.Description != "" {
+					line += " — " + cut(o.Description, b(budgetItem/4))
+				}
+				add(plain(line, b(budgetItem)))
+			}
+			if a := s.Answer; a != nil {
+				add(plain(fmt.Sprintf("Answered: %s (by %s, %s)", cut(a.Text, b(budgetAnswer/4)), cut(a.By, b(budgetLabel)), a.At.UTC().Format(timeLayout)), b(budgetAnswer)))
+			}
+		default:
+			add(plain(s.Title, b(core.MaxTitleLen), bold), plain(s.Body, b(budgetContext)))
+		}
+		actions(s.Actions)
+	}
+	if c.Progress != nil && !shown && c.Outcome == nil {
+		add(words(c.Progress.String(), subtle))
+	}
+	if c.Tally != nil {
+		add(plain(strings.Join(c.Tally.Lines, "\n"), 600, subtle))
+	}
+	if c.Outcome != nil {
+		add(outcome(c, b)...)
+		return newCard(body)
+	}
+	if takesText(c) {
+		add(words("Or reply in this card's thread: a reply answers the "+replyTarget(c)+".", subtle, func(e Element) { e["size"] = "small" }))
+	}
+	actions(c.Actions)
+	if dropped {
+		add(words(TooLongToEdit, subtle))
+	}
+	return newCard(body)
+}
+
+// TooLongToEdit replaces "Edit and approve" on a card whose arguments
+// are too long to carry in Teams' inputs.
+const TooLongToEdit = "These arguments are too long to edit in Teams: edit and approve them in the console or through the API."
+
+func replyTarget(c core.Card) string {
+	if c.Kind == core.KindForm {
+		return "first unanswered item"
+	}
+	return "question"
+}
+
+// heading is the card's first line, with its markers: those about the
+// choice itself in the attention colour.
+func heading(c core.Card) []Element {
+	out := []Element{words(c.Heading, bold, func(e Element) { e["size"] = "large" })}
+	var loud, quiet []string
+	for _, m := range c.Markers {
+		if m.Warning() {
+			loud = append(loud, m.Text())
+		} else {
+			quiet = append(quiet, m.Text())
+		}
+	}
+	if len(loud) > 0 {
+		out = append(out, words(strings.Join(loud, " · "), bold, func(e Element) { e["color"] = "attention"; e["spacing"] = "none" }))
+	}
+	if len(quiet) > 0 {
+		out = append(out, words(strings.Join(quiet, " · "), subtle, func(e Element) { e["spacing"] = "none" }))
+	}
+	return out
+}
+
+// metaLine says who asked, for what, until when, and the question's id.
+// Agent, run and labels are the agent's words, so Markdown in them is
+// taken out of play by keeping them in a code span.
+func metaLine(c core.Card) string {
+	m := c.Meta
+	parts := []string{"Asked by " + code(m.Agent)}
+	if m.RunID != "" {
+		parts = append(parts, "run "+code(m.RunID))
+	}
+	if m.Labels.Project != "" {
+		parts = append(parts, "project "+code(m.Labels.Project))
+	}
+	if m.Labels.Task != "" {
+		parts = append(parts, "task "+code(m.Labels.Task))
+	}
+	if !m.Deadline.IsZero() {
+		parts = append(parts, "answer by "+m.Deadline.UTC().Format(timeLayout))
+	}
+	parts = append(parts, code(c.QuestionID))
+	return strings.Join(parts, " · ")
+}
+
+// code puts an agent's label in a Markdown code span, from which
+// backticks are dropped so the span cannot be closed early.
+func code(s string) string {
+	return "`" + strings.ReplaceAll(cut(textlimit.OneLine(s), budgetLabel), "`", "'") + "`"
+}
+
+// outcome is a closed card's last part: who closed it, how and when, and
+// what was chosen.
+func outcome(c core.Card, b func(int) int) []Element {
+	o := c.Outcome
+	out := []Element{plain(o.Line, 600, bold, func(e Element) { e["color"] = "accent" })}
+	if o.Label != "" {
+		out = append(out, words(o.Label, bold), plain(o.Choice, b(budgetAnswer)))
+	}
+	if o.Reason != "" {
+		out = append(out, plain("Reason: "+o.Reason, b(budgetAnswer/3)))
+	}
+	out[0]["separator"] = true
+	return out
+}
+
+// takesText reports whether any of the card's actions takes an answer in
+// words, which a thread reply can give too.
+func takesText(c core.Card) bool {
+	for _, a := range c.Actions {
+		if a.Input == core.InputRequired {
+			return true
+		}
+	}
+	for _, s := range c.Sections {
+		for _, a := range s.Actions {
+			if a.Input == core.InputRequired {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// InputID is the id of the n-th input on a card.
+func InputID(n int) string { return fmt.Sprintf("askbridgeText%d", n) }
+
+// actionSet renders as as an ActionSet, each action that takes text
+// preceded by its input (numbered through *inputs, so ids are unique on
+// the card), with Action.Submit fallbacks or without.
+func actionSet(as []core.Action, inputs *int, f fit) []Element {
+	if len(as) == 0 {
+		return nil
+	}
+	var out []Element
+	var acts []Element
+	for _, a := range as {
+		in := ""
+		if a.Input != core.InputNone {
+			in = InputID(*inputs)
+			*inputs++
+			out = append(out, input(a, in))
+		}
+		acts = append(acts, action(a, in, f))
+	}
+	return append(out, Element{"type": "ActionSet", "actions": acts})
+}
+
+// input is the text field an action reads: required words, an optional
+// reason, or the arguments as JSON starting from the asked ones.
+func input(a core.Action, id string) Element {
+	e := Element{"type": "Input.Text", "id": id, "label": cut(a.Head(), budgetTitle)}
+	switch a.Input {
+	case core.InputRequired:
+		e["placeholder"] = "Your answer"
+		e["isMultiline"] = true
+	case core.InputOptional:
+		e["placeholder"] = "Reason (optional)"
+	case core.InputArguments:
+		e["label"] = "Arguments (JSON), for " + cut(a.Head(), budgetTitle)
+		e["isMultiline"] = true
+		e["value"] = a.Prefill
+	}
+	return e
+}
+
+// action is one button: Action.Execute carrying the ref (and its input's
+// id), falling back to Action.Submit with the same data.
+func action(a core.Action, input string, f fit) Element {
+	data := map[string]string{DataRef: a.Ref.Encode()}
+	if input != "" {
+		data[DataInput] = input
+	}
+	title := textlimit.Runes.CutKeeping(a.Label, a.Keep, f.b(budgetTitle))
+	style := ""
+	switch a.Style {
+	case core.StylePrimary:
+		style = "positive"
+	case core.StyleDanger:
+		style = "destructive"
+	}
+	e := Element{"type": "Action.Execute", "title": title, "verb": Verb, "data": data}
+	if f.fallbacks {
+		submit := Element{"type": "Action.Submit", "title": title, "data": data}
+		if style != "" {
+			submit["style"] = style
+		}
+		e["fallback"] = submit
+	}
+	if style != "" {
+		e["style"] = style
+	}
+	return e
+}
+
+// Reminder renders a reminder (core.NewReminder) as a small card whose
+// "Waiting for" line mentions (by AAD object id) who has not acted yet.
+func Reminder(c core.Card) AdaptiveCard {
+	s := core.ReminderHeading
+	if !c.Meta.Deadline.IsZero() {
+		s += " (answer by " + c.Meta.Deadline.UTC().Format(timeLayout) + ")"
+	}
+	body := []Element{words(s, bold)}
+	for _, m := range c.Markers {
+		if m != core.MarkerReminder && m.Warning() {
+			body = append(body, words(m.Text(), bold, func(e Element) { e["color"] = "attention" }))
+		}
+	}
+	body = append(body, plain(c.Heading+" from "+c.Meta.Agent+": "+textlimit.FirstLine(c.Text), 400), words(code(c.QuestionID), subtle))
+	var ents []Entity
+	if len(c.Mentions) > 0 {
+		var who []string
+		for _, m := range c.Mentions {
+			if !m.Safe() || m.Role {
+				continue
+			}
+			name := m.Name
+			if name == "" {
+				name = m.ID
+			}
+			tag := "<at>" + cut(textlimit.OneLine(name), 64) + "</at>"
+			who = append(who, tag)
+			ents = append(ents, Entity{Type: "mention", Text: tag, Mentioned: &Account{ID: m.ID, Name: name}})
+		}
+		if len(who) > 0 {
+			body = append(body, words(core.AwaitingLabel+": "+strings.Join(who, ", ")))
+		}
+	}
+	card := newCard(body)
+	if len(ents) > 0 {
+		card.MSTeams["entities"] = ents
+	}
+	return card
+}
+
+// Digest renders "while you were away": counts, and the open questions
+// by id and first line.
+func Digest(d core.Digest) AdaptiveCard {
+	body := []Element{
+		words(core.DigestHeading, bold),
+		words(fmt.Sprintf("askbridge was away from %s to %s", d.From.UTC().Format(timeLayout), d.To.UTC().Format(timeLayout)), subtle),
+		words(fmt.Sprintf("%d asked · %d closed · %d still open", len(d.Asked), len(d.Closed), len(d.Open))),
+	}
+	for i, q := range d.Open {
+		if i == digestListed {
+			body = append(body, words(fmt.Sprintf("…and %d more", len(d.Open)-digestListed), subtle))
+			break
+		}
+		line := q.ID + " " + textlimit.FirstLine(q.Text)
+		if q.Reversibility == core.HardToReverse {
+			line += " [" + core.HardToReverseMarker + "]"
+		}
+		body = append(body, plain("• "+line, 200))
+	}
+	return newCard(body)
+}
+
+// Summary is the card's one-line text for notifications and clients that
+// show no cards.
+func Summary(c core.Card) string {
+	s := c.Heading + ": " + textlimit.FirstLine(c.Text)
+	for _, m := range c.Markers {
+		if m.Warning() {
+			s = "[" + m.Text() + "] " + s
+		}
+	}
+	if c.Outcome != nil {
+		s += " — " + c.Outcome.Line
+	}
+	return cut(s, 300)
+}

@@ -1,0 +1,303 @@
+// Package teams is askbridge's Microsoft Teams surface: a Bot Framework
+// bot that posts each question as an Adaptive Card (a new thread per
+// question in a channel, or into a personal or group chat), takes card
+// actions (Action.Execute, with Action.Submit for clients without
+// universal actions) and thread replies, and updates every card in place
+// once its question closes. It translates and never writes state: every
+// click and reply goes to core.
+//
+// The Bot Connector is plain REST: outbound calls carry the bot's app
+// token (OAuth client credentials), and inbound activities carry a JWT
+// the adapter checks against the Bot Framework's OpenID metadata and
+// signing keys before it reads them.
+package teams
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/rs/zerolog"
+	"golang.org/x/oauth2/clientcredentials"
+)
+
+// Defaults from Microsoft's documentation: the global service URL for
+// proactive messages, and the token endpoint and scope of a multi-tenant
+// bot's app registration.
+const (
+	DefaultServiceURL = "https://smba.trafficmanager.net/teams/"
+	DefaultTokenURL   = "https://login.microsoftonline.com/botframework.com/oauth2/v2.0/token"
+	Scope             = "https://api.botframework.com/.default"
+)
+
+// MessagesPath is the bot's messaging endpoint, where the Bot Connector
+// POSTs activities.
+const MessagesPath = "/teams/messages"
+
+// Options configure an Adapter.
+type Options struct {
+	AppID       string // the app registration's (client) id: the token's audience
+	AppPassword string // its client secret; never logged
+	// TenantID is the Microsoft Entra tenant the bot posts in (new
+	// threads and personal chats are created in it).
+	TenantID string
+	// TokenURL is the app token endpoint; default DefaultTokenURL (a
+	// single-tenant app uses its own tenant's).
+	TokenURL string
+	// ServiceURL is the Bot Connector base for proactive posts; default
+	// DefaultServiceURL.
+	ServiceURL string
+	// OpenIDURL is the Bot Framework's OpenID metadata; default
+	// DefaultOpenIDURL.
+	OpenIDURL string
+	// KV ties a channel thread's root to its question, so that a reply
+	// in the thread answers it.
+	KV core.Values
+	// HTTPClient makes every call; default has a 30 s timeout.
+	HTTPClient *http.Client
+	// Now is the clock tokens are checked against; default time.Now.
+	Now func() time.Time
+	Log zerolog.Logger
+}
+
+// Adapter is the Teams chat surface.
+type Adapter struct {
+	svc  *core.Service
+	opts Options
+	conn *connector
+	auth *verifier
+	log  zerolog.Logger
+}
+
+var _ core.ChatAdapter = (*Adapter)(nil)
+
+// New checks opts and returns the adapter. It makes no call to
+// Microsoft: Run fetches the signing keys, and the app token is fetched
+// by the first send.
+func New(svc *core.Service, opts Options) (*Adapter, error) {
+	switch {
+	case opts.AppID == "":
+		return nil, errors.New("teams: the bot's app id is required")
+	case opts.AppPassword == "":
+		return nil, errors.New("teams: the bot's app password (client secret) is required")
+	case opts.TenantID == "":
+		return nil, errors.New("teams: the tenant id is required")
+	case opts.KV == nil:
+		return nil, errors.New("teams: the store's values are required")
+	}
+	for _, u := range []*string{&opts.TokenURL, &opts.ServiceURL, &opts.OpenIDURL} {
+		if *u == "" {
+			continue
+		}
+		if p, err := url.Parse(*u); err != nil || (p.Scheme != "https" && p.Scheme != "http") || p.Host == "" {
+			return nil, fmt.Errorf("teams: %q is not an http(s) URL", *u)
+		}
+	}
+	if opts.TokenURL == "" {
+		opts.TokenURL = DefaultTokenURL
+	}
+	if opts.ServiceURL == "" {
+		opts.ServiceURL = DefaultServiceURL
+	}
+	if opts.OpenIDURL == "" {
+		opts.OpenIDURL = DefaultOpenIDURL
+	}
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = &http.Client{Timeout: 30 * time.Second}
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	cc := clientcredentials.Config{ClientID: opts.AppID, ClientSecret: opts.AppPassword, TokenURL: opts.TokenURL, Scopes: []string{Scope}}
+	return &Adapter{
+		svc: svc, opts: opts, log: opts.Log,
+		conn: newConnector(opts.ServiceURL, cc, opts.HTTPClient),
+		auth: newVerifier(opts.OpenIDURL, opts.AppID, opts.HTTPClient, opts.Now),
+	}, nil
+}
+
+// Surface implements core.Courier.
+func (a *Adapter) Surface() core.Surface { return core.SurfaceTeams }
+
+// Run fetches the Bot Framework's signing keys (retrying while they
+// cannot be reached; activities wait or are refused until then) and
+// keeps them fresh until ctx ends.
+func (a *Adapter) Run(ctx context.Context) error {
+	err := a.auth.start(ctx, func(attempt int) bool {
+		pause := min(time.Second<<min(attempt, 6), time.Minute)
+		a.log.Warn().Dur("retry_in", pause).Msg("teams: the signing keys cannot be fetched yet; activities are refused until they are")
+		t := time.NewTimer(pause)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+			return true
+		}
+	})
+	if ctx.Err() != nil {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	a.log.Info().Msg("teams: signing keys fetched")
+	<-ctx.Done()
+	return nil
+}
+
+// isChannel reports whether room is a team channel's id, where each
+// question starts a thread of its own. Group chats (…@thread.v2) and
+// personal chats (a:…) take posts directly.
+func isChannel(room string) bool {
+	return strings.HasPrefix(room, "19:") && (strings.HasSuffix(room, "@thread.tacv2") || strings.HasSuffix(room, "@thread.skype"))
+}
+
+// threadOf is the conversation id of the thread whose root is activity
+// root in channel.
+func threadOf(channel, root string) string { return channel + ";messageid=" + root }
+
+// conversation is the conversation a card in room lives in: a channel
+// thread rooted at the card, a person's personal chat (created, or found
+// again, by the connector), or the room itself.
+func (a *Adapter) conversation(ctx context.Context, room, id string) (string, error) {
+	if user, ok := core.DMUser(room); ok {
+		return a.personal(ctx, user)
+	}
+	if isChannel(room) && id != "" {
+		return threadOf(room, id), nil
+	}
+	return room, nil
+}
+
+// personal is the bot's personal chat with the person whose AAD object
+// id is user. Creating a one-to-one conversation that exists returns it.
+func (a *Adapter) personal(ctx context.Context, user string) (string, error) {
+	res, err := a.conn.createConversation(ctx, ConversationParameters{
+		Bot: &Account{ID: "28:" + a.opts.AppID}, Members: []Account{{ID: user}}, TenantID: a.opts.TenantID,
+	})
+	if err != nil {
+		return "", err
+	}
+	return res.ID, nil
+}
+
+func cardActivity(card AdaptiveCard, summary string) *Activity {
+	return &Activity{Type: "message", Summary: summary, Attachments: []Attachment{{ContentType: ContentTypeCard, Content: card}}}
+}
+
+// threadTTL is how long a thread's root is tied to its question past the
+// question's deadline.
+const threadTTL = 24 * time.Hour
+
+// Post implements core.Courier.
+func (a *Adapter) Post(ctx context.Context, q *core.Question, card core.MessageRef) (core.MessageRef, error) {
+	c := core.NewCard(q, card)
+	act := cardActivity(Card(c), Summary(c))
+	var id string
+	if isChannel(card.Room) {
+		channel, _ := json.Marshal(map[string]any{"channel": map[string]string{"id": card.Room}})
+		res, err := a.conn.createConversation(ctx, ConversationParameters{IsGroup: true, TenantID: a.opts.TenantID, Activity: act, ChannelData: channel})
+		if err != nil {
+			return core.MessageRef{}, err
+		}
+		id = res.ActivityID
+		if id == "" {
+			// Teams names the thread "<channel>;messageid=<root>".
+			_, id, _ = strings.Cut(res.ID, ";messageid=")
+		}
+		ttl := time.Until(q.Deadline) + threadTTL
+		if err := a.opts.KV.SetValueFor(ctx, threadKey(id), q.ID, max(ttl, threadTTL)); err != nil {
+			a.log.Warn().Err(err).Str("question", q.ID).Msg("teams: the thread is not tied to its question; replies in it will not count")
+		}
+	} else {
+		conv, err := a.conversation(ctx, card.Room, "")
+		if err != nil {
+			return core.MessageRef{}, err
+		}
+		if id, err = a.conn.send(ctx, conv, act); err != nil {
+			return core.MessageRef{}, err
+		}
+	}
+	if id == "" {
+		return core.MessageRef{}, errors.New("teams: the bot connector returned no activity id")
+	}
+	card.Surface, card.ID = core.SurfaceTeams, id
+	return card, nil
+}
+
+func threadKey(root string) string { return "teams:thread:" + root }
+
+// Update implements core.Courier: the card is replaced in place.
+func (a *Adapter) Update(ctx context.Context, q *core.Question, card core.MessageRef) error {
+	if card.ID == "" {
+		return &core.Permanent{Err: errors.New("teams: the card has no activity id")}
+	}
+	conv, err := a.conversation(ctx, card.Room, card.ID)
+	if err != nil {
+		return err
+	}
+	c := core.NewCard(q, card)
+	return a.conn.update(ctx, conv, card.ID, cardActivity(Card(c), Summary(c)))
+}
+
+// Remind implements core.Courier: in the card's thread when the room
+// holds the card, else as a post of its own.
+func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) error {
+	c := a.svc.Reminder(q, core.SurfaceTeams, room)
+	act := cardActivity(Reminder(c), core.ReminderHeading)
+	if c.ReplyTo != nil && isChannel(room) {
+		_, err := a.conn.send(ctx, threadOf(room, c.ReplyTo.ID), act)
+		return err
+	}
+	return a.post(ctx, room, act)
+}
+
+// Digest implements core.Courier.
+func (a *Adapter) Digest(ctx context.Context, d core.Digest, room string) error {
+	return a.post(ctx, room, cardActivity(Digest(d), core.DigestHeading))
+}
+
+// post sends act into room: a new thread of its own in a channel.
+func (a *Adapter) post(ctx context.Context, room string, act *Activity) error {
+	if isChannel(room) {
+		channel, _ := json.Marshal(map[string]any{"channel": map[string]string{"id": room}})
+		_, err := a.conn.createConversation(ctx, ConversationParameters{IsGroup: true, TenantID: a.opts.TenantID, Activity: act, ChannelData: channel})
+		return err
+	}
+	conv, err := a.conversation(ctx, room, "")
+	if err != nil {
+		return err
+	}
+	_, err = a.conn.send(ctx, conv, act)
+	return err
+}
+
+// Teams' documented per-bot limits: per conversation, 7 messages a
+// second, 60 in 30 seconds; and 50 a second for the bot in all.
+var (
+	convBudget   = core.Limit{Rate: 60, Per: 30 * time.Second, Burst: 7}
+	globalBudget = core.Limit{Rate: 50, Per: time.Second}
+)
+
+var _ core.Budgeted = (*Adapter)(nil)
+
+// Budgets names what a delivery spends: its room, and the bot as a
+// whole.
+func (a *Adapter) Budgets(d core.Delivery) []core.Allowance {
+	out := []core.Allowance{{Key: "teams:all", Limit: globalBudget}}
+	room := d.Room
+	if d.Message != nil && room == "" {
+		room = d.Message.Room
+	}
+	if room != "" {
+		out = append(out, core.Allowance{Key: "teams:conv:" + room, Limit: convBudget})
+	}
+	return out
+}

@@ -123,7 +123,6 @@ func standingOffer(q *Question, route Route) *StandingOffer {
 // checkStanding is the answer's standing request checked against what the
 // ask offers.
 func checkStanding(q *Question, req *StandingRequest, approved bool) error {
-	const op = "answer"
 	if req == nil {
 		return nil
 	}

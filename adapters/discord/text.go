@@ -19,9 +19,6 @@ const (
 	maxInputLength   = 4000 // TextInput max_length
 )
 
-// ellipsis marks text that was cut.
-const ellipsis = textlimit.Ellipsis
-
 // Discord documents its limits in characters; counting UTF-16 code units
 // is never less than counting code points, so a text that fits this way
 // fits either way.

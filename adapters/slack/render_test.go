@@ -68,8 +68,6 @@ func clarificationQ() *core.Question {
 	return q
 }
 
-var alice = core.Decider{Surface: core.SurfaceSlack, ID: "U111", Name: "Alice"}
-
 // card renders q as first posted (escalated: in an escalation route's
 // room).
 func card(q *core.Question, escalated bool) Message {

@@ -24,8 +24,6 @@ const unit = textlimit.UTF16
 // textLen is the length of s as Slack counts it.
 func textLen(s string) int { return unit.Len(s) }
 
-const ellipsis = textlimit.Ellipsis
-
 // cut shortens plain text to at most max characters.
 func cut(s string, max int) string { return unit.Cut(s, max) }
 

@@ -129,15 +129,6 @@ func (c *connector) send(ctx context.Context, conv string, a *Activity) (string,
 	return out.ID, err
 }
 
-// reply posts a into conv as a reply to activity id (in a channel, into
-// that message's thread).
-func (c *connector) reply(ctx context.Context, conv, id string, a *Activity) (string, error) {
-	a.ReplyToID = id
-	var out ResourceResponse
-	err := c.call(ctx, http.MethodPost, convPath(conv)+"/activities/"+url.PathEscape(id), a, &out)
-	return out.ID, err
-}
-
 // update replaces activity id in conv with a.
 func (c *connector) update(ctx context.Context, conv, id string, a *Activity) error {
 	a.ID = id

@@ -41,7 +41,6 @@ type env struct {
 	fake  *telegramfake.Server
 	a     *Adapter
 	store core.Store
-	cards chan struct{}
 }
 
 var fastLimits = Limits{PerChat: rate.Inf, Global: rate.Inf, PerGroup: rate.Inf}

@@ -261,3 +261,22 @@ const (
 	// RecommendedNote ends the label of a recommended choice.
 	RecommendedNote = " (Recommended)"
 )
+
+// TakesText reports whether any of the card's actions takes an answer in
+// words, which a platform that reads thread replies can take from a
+// reply too.
+func (c Card) TakesText() bool {
+	for _, a := range c.Actions {
+		if a.Input == InputRequired {
+			return true
+		}
+	}
+	for _, s := range c.Sections {
+		for _, a := range s.Actions {
+			if a.Input == InputRequired {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -106,6 +106,10 @@
 // [Person]s and groups and the one place an account becomes a person;
 // quorum.go the votes of questions that need several people ([Vote],
 // [TallyOf]); remind.go the reminders of routes with remind_every, the
-// direct messages and the per-person digests after downtime; store.go the
-// [Store] interface every store implements.
+// direct messages and the per-person digests after downtime; rules.go
+// the routes' policy rules ([Rule], [CompileRules], [Service.Evaluate]),
+// rules_batch.go the rules over each call of a batch, rules_cover.go
+// whether they leave every call of a tool to a standing approval
+// ([Service.EveryCallCovered]); store.go the [Store] interface every
+// store implements.
 package core

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"cel.dev/cel-go/cel"
-	"cel.dev/cel-go/common/types"
 )
 
 // Policy rules (law 13): a route's rules are checked in order when an
@@ -250,68 +249,6 @@ func evalRules(route Route, in AskInput) RuleVerdict {
 	return RuleVerdict{}
 }
 
-// callVerdicts runs route's rules over each call of a batch ask, as over
-// an approval of that one call: one verdict per call (nil for an ask that
-// is not a batch, or a route with no rules).
-func callVerdicts(route Route, in AskInput) []RuleVerdict {
-	if len(route.Rules) == 0 || in.Kind != KindApproval || len(in.Calls) == 0 {
-		return nil
-	}
-	out := make([]RuleVerdict, len(in.Calls))
-	for i, c := range in.Calls {
-		one := in
-		one.Calls, one.ToolCallID, one.Tool, one.Arguments = nil, c.ToolCallID, c.Tool, c.Arguments
-		out[i] = evalRules(route, one)
-	}
-	return out
-}
-
-// shapeBatch applies the ask rules a batch's calls matched to in, the
-// strictest of each: hard to reverse if any says so (reversible only if
-// every call still to be asked matched a rule saying so), the largest
-// quorum, the shortest timeout, and the route they name, which must be
-// one. It reports whether it changed anything.
-func shapeBatch(in *AskInput, vs []RuleVerdict) (bool, error) {
-	routed := -1 // the call whose rule names the route
-	changed, hard, asked, reversible := false, false, 0, 0
-	for i := range vs {
-		r := vs[i].Rule
-		if r != nil && r.Decide != DecideAsk {
-			continue // decided at the ask: not asked of anyone
-		}
-		asked++
-		if r == nil {
-			continue
-		}
-		if r.Route != "" {
-			if routed >= 0 && vs[routed].Rule.Route != r.Route {
-				return false, Errorf(CodeInvalid, "ask", "%s sends call %q to route %q and %s sends call %q to route %q; a batch goes to one route: ask them apart",
-					vs[routed].Use.Label(), in.Calls[routed].ToolCallID, vs[routed].Rule.Route, vs[i].Use.Label(), in.Calls[i].ToolCallID, r.Route)
-			}
-			routed = i
-		}
-		switch r.Reversibility {
-		case HardToReverse:
-			in.Reversibility, changed, hard = HardToReverse, true, true
-		case Reversible:
-			reversible++
-		}
-		if r.Quorum > in.Quorum {
-			in.Quorum, changed = r.Quorum, true
-		}
-		if r.Timeout != 0 && (in.Timeout == 0 || r.Timeout < in.Timeout) {
-			in.Timeout, changed = r.Timeout, true
-		}
-	}
-	if asked > 0 && reversible == asked && !hard {
-		in.Reversibility, changed = Reversible, true
-	}
-	if routed >= 0 && in.Route != vs[routed].Rule.Route {
-		in.Route, changed = vs[routed].Rule.Route, true
-	}
-	return changed, nil
-}
-
 // shape applies an ask rule to in.
 func (r *Rule) shape(in *AskInput) {
 	if r.Route != "" {
@@ -398,18 +335,6 @@ func (s *Service) Evaluate(in AskInput) (RuleVerdict, error) {
 	return evalRules(route, in), nil
 }
 
-// callsReason is what the asked event records of the rules a batch's
-// calls matched, one clause per call ("" when none did).
-func callsReason(vs []RuleVerdict, calls []CallInput) string {
-	var parts []string
-	for i, v := range vs {
-		if why := v.askedReason(); why != "" {
-			parts = append(parts, fmt.Sprintf("call %q: %s", calls[i].ToolCallID, why))
-		}
-	}
-	return strings.Join(parts, "; ")
-}
-
 // askedReason is what the asked event records of the rules: the rule
 // that decided, or the one that could not be evaluated.
 func (v RuleVerdict) askedReason() string {
@@ -454,77 +379,4 @@ func (s *Service) closeByRule(ctx context.Context, q *Question, v RuleVerdict) (
 		return nil, err
 	}
 	return o.Question, nil
-}
-
-// EveryCallCovered reports whether the rules of in's route treat every
-// approval of in.Tool by in.Agent in run in.RunID, whatever its arguments
-// and labels, as one a standing approval covers (asked as reversible on
-// that route) or one they allow outright. Only then may a host be told to
-// stop asking about the tool altogether (adapters/hooks): otherwise a
-// later call of it (a rm -rf among Bash calls) could need more than a
-// standing approval gives, and a rule kept by the host would let it run
-// without askbridge hearing of it.
-//
-// The conditions are evaluated partially, the arguments and labels
-// unknown. A rule that may match must itself be safe; the first that
-// surely matches ends the search; if none surely does, some calls are
-// asked as in says, which must then be reversible. A condition that
-// cannot be evaluated answers no.
-func (s *Service) EveryCallCovered(in AskInput) bool {
-	if in.Route == "" {
-		in.Route = DefaultRoute
-	}
-	route, ok := s.cfg.Routes[in.Route]
-	if !ok || !ruleApplies(in) {
-		return false
-	}
-	vars, err := cel.PartialVars(map[string]any{
-		"tool": in.Tool, "agent": in.Agent, "run": in.RunID, "route": route.Name, "kind": string(in.Kind),
-	}, cel.AttributePattern("args"), cel.AttributePattern("labels"))
-	if err != nil {
-		return false
-	}
-	for i := range route.Rules {
-		r := &route.Rules[i]
-		if r.partial == nil {
-			return false
-		}
-		out, _, err := r.partial.Eval(vars)
-		if err != nil {
-			return false
-		}
-		sure := false
-		switch {
-		case types.IsUnknown(out):
-		case out.Value() == true:
-			sure = true
-		case out.Value() == false:
-			continue
-		default:
-			return false
-		}
-		if !r.coverable(in) {
-			return false
-		}
-		if sure {
-			return true
-		}
-	}
-	return in.Reversibility == Reversible
-}
-
-// coverable reports whether r, matching an ask like in, leaves it to a
-// standing approval on in's route or allows it.
-func (r *Rule) coverable(in AskInput) bool {
-	switch r.Decide {
-	case DecideAllow:
-		return true
-	case DecideDeny:
-		return false
-	}
-	rev := in.Reversibility
-	if r.Reversibility != "" {
-		rev = r.Reversibility
-	}
-	return rev == Reversible && (r.Route == "" || r.Route == in.Route)
 }

@@ -113,7 +113,7 @@ func Card(c core.Card) Message {
 		add(section("outcome", outcome(c), true))
 		return Message{Text: fallback(c), Blocks: blocks}
 	}
-	if takesText(c) {
+	if c.TakesText() {
 		if c.Kind == core.KindForm {
 			add(ctxBlock("howto", "No option fits? Reply in this thread: your reply answers the first unanswered item."))
 		} else {
@@ -122,23 +122,6 @@ func Card(c core.Card) Message {
 	}
 	add(actions("decline", drawn(c.Actions)...))
 	return Message{Text: fallback(c), Blocks: blocks}
-}
-
-// takesText reports whether any of the card's actions collects free text.
-func takesText(c core.Card) bool {
-	for _, a := range c.Actions {
-		if a.Input == core.InputRequired {
-			return true
-		}
-	}
-	for _, s := range c.Sections {
-		for _, a := range s.Actions {
-			if a.Input == core.InputRequired {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // head is the card's first line: its heading and markers. Markers about

@@ -216,7 +216,7 @@ func render(c core.Card, div int) AdaptiveCard {
 		add(outcome(c, b)...)
 		return newCard(body)
 	}
-	if takesText(c) {
+	if c.TakesText() {
 		add(words("Or reply in this card's thread: a reply answers the "+replyTarget(c)+".", subtle, func(e Element) { e["size"] = "small" }))
 	}
 	actions(c.Actions)
@@ -299,24 +299,6 @@ func outcome(c core.Card, b func(int) int) []Element {
 	}
 	out[0]["separator"] = true
 	return out
-}
-
-// takesText reports whether any of the card's actions takes an answer in
-// words, which a thread reply can give too.
-func takesText(c core.Card) bool {
-	for _, a := range c.Actions {
-		if a.Input == core.InputRequired {
-			return true
-		}
-	}
-	for _, s := range c.Sections {
-		for _, a := range s.Actions {
-			if a.Input == core.InputRequired {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // InputID is the id of the n-th input on a card.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"image/png"
 	"net/http"
@@ -102,26 +103,33 @@ func TestSlackBashPromptCard(t *testing.T) {
 	if t.Failed() {
 		return
 	}
+	keepShot(t, tab, slackShot, "TestSlackBashPromptCard")
+}
 
+// keepShot captures the page's .message as the README's picture at path:
+// written with -update, otherwise checked where it is kept (test names
+// the test that redraws it).
+func keepShot(t *testing.T, tab context.Context, path, test string) {
+	t.Helper()
 	buf, err := chromedp.Run(tab, chromedp.Screenshot(chromedp.CSS(".message")))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if *updateShots {
 		checkShot(t, "the capture", buf)
-		if err := os.MkdirAll(filepath.Dir(slackShot), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(slackShot, buf, 0o644); err != nil {
+		if err := os.WriteFile(path, buf, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
 	}
-	kept, err := os.ReadFile(slackShot)
+	kept, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v: run go test ./cmd/askbridge -run TestSlackBashPromptCard -update", err)
+		t.Fatalf("%v: run go test ./cmd/askbridge -run %s -update", err, test)
 	}
-	checkShot(t, slackShot, kept)
+	checkShot(t, path, kept)
 }
 
 // checkBashCardBlocks checks the blocks as posted: the command in a

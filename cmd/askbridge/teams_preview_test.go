@@ -4,13 +4,9 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/chromedp/chromedp"
 
 	"github.com/askbridge/askbridge/adapters/teams/teamspreview"
 	"github.com/askbridge/askbridge/core"
@@ -67,23 +63,5 @@ func TestTeamsApprovalCard(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	buf, err := chromedp.Run(tab, chromedp.Screenshot(chromedp.CSS(".message")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if *updateShots {
-		checkShot(t, "the capture", buf)
-		if err := os.MkdirAll(filepath.Dir(teamsShot), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(teamsShot, buf, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	kept, err := os.ReadFile(teamsShot)
-	if err != nil {
-		t.Fatalf("%v: run go test ./cmd/askbridge -run TestTeamsApprovalCard -update", err)
-	}
-	checkShot(t, teamsShot, kept)
+	keepShot(t, tab, teamsShot, "TestTeamsApprovalCard")
 }

@@ -1,0 +1,77 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// Error is a response other than success: the HTTP status and the API's
+// error code and message. Code is one of core's codes (invalid, not_found,
+// forbidden, conflict, internal, or unavailable with a 503 while the
+// server's store fails over), or "" when the body was not the API's (a
+// proxy's error page, say).
+type Error struct {
+	Status  int
+	Code    string
+	Message string
+	// RetryAfter is the server's Retry-After, when it sent one (a 503
+	// while its store fails over, say): how long to wait before trying
+	// again.
+	RetryAfter time.Duration
+}
+
+// Unavailable reports whether the server answered 503 because its store
+// is failing over or briefly unreachable (code "unavailable"): the
+// request may be sent again after RetryAfter.
+func (e *Error) Unavailable() bool {
+	return e.Status == http.StatusServiceUnavailable && e.Code == "unavailable"
+}
+
+func (e *Error) Error() string {
+	if e.Code == "" {
+		return fmt.Sprintf("askbridge: HTTP %d: %s", e.Status, e.Message)
+	}
+	return fmt.Sprintf("askbridge: HTTP %d %s: %s", e.Status, e.Code, e.Message)
+}
+
+// unavailable reports whether err is the server's 503 for a store that is
+// failing over.
+func unavailable(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Unavailable()
+}
+
+// retryAfter is the pause the server asked for with err, or 0.
+func retryAfter(err error) time.Duration {
+	var e *Error
+	if errors.As(err, &e) {
+		return min(e.RetryAfter, maxRetryAfter)
+	}
+	return 0
+}
+
+// maxRetryAfter caps a server's Retry-After, so a wrong header cannot
+// park a client for an hour.
+const maxRetryAfter = 30 * time.Second
+
+// retryableAsk reports whether a failed ask may be sent again: it never
+// got an answer, or got a 5xx. A 4xx is the request's own fault and would
+// fail the same way again.
+func retryableAsk(err error) bool {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Status >= 500
+	}
+	return true
+}
+
+// transient reports whether a failed long poll is worth repeating.
+func transient(err error) bool {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Status == http.StatusBadGateway || e.Status == http.StatusServiceUnavailable || e.Status == http.StatusGatewayTimeout
+	}
+	return true // no response at all: the connection failed
+}

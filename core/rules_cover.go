@@ -1,0 +1,79 @@
+package core
+
+import (
+	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/types"
+)
+
+// EveryCallCovered reports whether the rules of in's route treat every
+// approval of in.Tool by in.Agent in run in.RunID, whatever its arguments
+// and labels, as one a standing approval covers (asked as reversible on
+// that route) or one they allow outright. Only then may a host be told to
+// stop asking about the tool altogether (adapters/hooks): otherwise a
+// later call of it (a rm -rf among Bash calls) could need more than a
+// standing approval gives, and a rule kept by the host would let it run
+// without askbridge hearing of it.
+//
+// The conditions are evaluated partially, the arguments and labels
+// unknown. A rule that may match must itself be safe; the first that
+// surely matches ends the search; if none surely does, some calls are
+// asked as in says, which must then be reversible. A condition that
+// cannot be evaluated answers no.
+func (s *Service) EveryCallCovered(in AskInput) bool {
+	if in.Route == "" {
+		in.Route = DefaultRoute
+	}
+	route, ok := s.cfg.Routes[in.Route]
+	if !ok || !ruleApplies(in) {
+		return false
+	}
+	vars, err := cel.PartialVars(map[string]any{
+		"tool": in.Tool, "agent": in.Agent, "run": in.RunID, "route": route.Name, "kind": string(in.Kind),
+	}, cel.AttributePattern("args"), cel.AttributePattern("labels"))
+	if err != nil {
+		return false
+	}
+	for i := range route.Rules {
+		r := &route.Rules[i]
+		if r.partial == nil {
+			return false
+		}
+		out, _, err := r.partial.Eval(vars)
+		if err != nil {
+			return false
+		}
+		sure := false
+		switch {
+		case types.IsUnknown(out):
+		case out.Value() == true:
+			sure = true
+		case out.Value() == false:
+			continue
+		default:
+			return false
+		}
+		if !r.coverable(in) {
+			return false
+		}
+		if sure {
+			return true
+		}
+	}
+	return in.Reversibility == Reversible
+}
+
+// coverable reports whether r, matching an ask like in, leaves it to a
+// standing approval on in's route or allows it.
+func (r *Rule) coverable(in AskInput) bool {
+	switch r.Decide {
+	case DecideAllow:
+		return true
+	case DecideDeny:
+		return false
+	}
+	rev := in.Reversibility
+	if r.Reversibility != "" {
+		rev = r.Reversibility
+	}
+	return rev == Reversible && (r.Route == "" || r.Route == in.Route)
+}

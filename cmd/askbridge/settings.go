@@ -198,13 +198,10 @@ func (s *Settings) check() error {
 	if _, _, err := s.redisDial(); err != nil {
 		return err
 	}
-	for _, c := range []func() error{s.Slack.check, s.Discord.check, s.Telegram.check, s.Console.check, s.Email.check, s.Ntfy.check} {
+	for _, c := range []func() error{s.Slack.check, s.Discord.check, s.Telegram.check, s.Teams.check, s.Console.check, s.Email.check, s.Ntfy.check} {
 		if err := c(); err != nil {
 			return err
 		}
-	}
-	if err := s.Teams.check(); err != nil {
-		return err
 	}
 	if (s.Email.Host != "" || s.Ntfy.URL != "") && !httpURL(s.PublicURL) {
 		return fmt.Errorf("ASKBRIDGE_PUBLIC_URL: the email and ntfy doors need the public http(s) URL people reach this server at, for their links")

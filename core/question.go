@@ -310,31 +310,3 @@ func HashArguments(raw json.RawMessage) (string, []byte, error) {
 	sum := sha256.Sum256(c)
 	return hex.EncodeToString(sum[:]), c, nil
 }
-
-// Duration is a time.Duration that reads and writes JSON as Go's duration
-// text ("30m0s"), the form asks use, instead of nanoseconds.
-type Duration time.Duration
-
-func (d Duration) String() string { return time.Duration(d).String() }
-
-func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
-
-// UnmarshalJSON takes duration text, and also a bare number of
-// nanoseconds, so records written either way read back.
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		var n int64
-		if err := json.Unmarshal(b, &n); err != nil {
-			return Errorf(CodeInvalid, "duration", "a duration is text such as \"30m\"")
-		}
-		*d = Duration(n)
-		return nil
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return Errorf(CodeInvalid, "duration", "%q is not a duration such as \"30m\"", s)
-	}
-	*d = Duration(v)
-	return nil
-}

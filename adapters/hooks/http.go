@@ -97,9 +97,9 @@ func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	wait := d.opts.MaxWait
 	if raw := r.URL.Query().Get("wait"); raw != "" {
-		asked, err := time.ParseDuration(raw)
+		asked, err := core.ParseDuration(raw)
 		if err != nil || asked <= 0 {
-			d.fail(w, r, invalid("wait %q is not a positive Go duration such as \"550s\"", raw))
+			d.fail(w, r, invalid("wait %q is not a positive duration: %s", raw, core.DurationForms))
 			return
 		}
 		wait = min(asked, d.opts.MaxWait)

@@ -167,17 +167,14 @@ func (s *Server) answerWait(w http.ResponseWriter, method, path string, q *core.
 	writeJSON(w, http.StatusOK, resp)
 }
 
-// waitTimeout reads ?timeout: a Go duration, DefaultWait when absent,
+// waitTimeout reads ?timeout: a duration ([core.ParseDuration]), DefaultWait when absent,
 // capped at MaxWait.
 func (s *Server) waitTimeout(v url.Values) (time.Duration, error) {
 	d := DefaultWait
 	if raw := v.Get("timeout"); raw != "" {
 		var err error
-		if d, err = time.ParseDuration(raw); err != nil {
-			return 0, invalid("timeout %q is not a Go duration such as \"60s\"", raw)
-		}
-		if d < 0 {
-			return 0, invalid("timeout must not be negative")
+		if d, err = core.ParseDuration(raw); err != nil {
+			return 0, invalid("timeout %q is %v", raw, err)
 		}
 	}
 	return min(d, s.maxWait), nil

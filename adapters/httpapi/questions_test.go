@@ -261,7 +261,7 @@ func TestBodyRules(t *testing.T) {
 		{`{"kind":`, "not valid JSON"},
 		{`{"kind":"clarification"} {}`, "more than one JSON value"},
 		{`{"kind":"clarification","max_reasks":"two"}`, `"max_reasks"`},
-		{`{"kind":"clarification","timeout":"soon"}`, `timeout "soon" is not a Go duration`},
+		{`{"kind":"clarification","timeout":"soon"}`, `field "timeout": "soon" is not a duration`},
 		{`[]`, "JSON object"},
 		{``, "body is required"},
 	} {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"strconv"
 	"strings"
 	"time"
 
@@ -332,27 +331,15 @@ func (c common) base(kind core.Kind, text, context string, r reversibility) (cor
 	return in, nil
 }
 
-// parseTimeout reads the durations a model writes: a number with s, m, h
-// or d ("90s", "30m", "2h", "1d"), or a Go combination such as "1h30m" or
-// "1d12h". A refusal names the accepted forms, so the next try succeeds.
+// parseTimeout reads the durations a model writes ([core.ParseDuration]:
+// "90s", "30m", "1d", "1h30m", "1d12h"); a timeout must be positive. A
+// refusal names the accepted forms, so the next try succeeds.
 func parseTimeout(raw string) (time.Duration, error) {
-	s := strings.ToLower(strings.TrimSpace(raw))
-	var days time.Duration
-	if i := strings.IndexByte(s, 'd'); i > 0 {
-		n, err := strconv.Atoi(s[:i])
-		if err == nil && n >= 0 && n <= 3650 {
-			days, s = time.Duration(n)*24*time.Hour, s[i+1:]
-		}
+	d, err := core.ParseDuration(raw)
+	if err != nil || d <= 0 {
+		return 0, invalid("timeout %q is not a duration: write a positive %s", raw, core.DurationForms)
 	}
-	var d time.Duration
-	var err error
-	if s != "" {
-		d, err = time.ParseDuration(s)
-	}
-	if err != nil || d < 0 || days+d <= 0 {
-		return 0, invalid("timeout %q is not a duration: write a positive number with s, m, h or d, such as 90s, 30m, 2h or 1d (or a combination such as 1h30m)", raw)
-	}
-	return days + d, nil
+	return d, nil
 }
 
 func (x clarificationInput) ask(json.RawMessage) (core.AskInput, error) {

@@ -158,33 +158,17 @@ type Policies struct {
 	OutboxIdle Duration `yaml:"outbox_idle"`
 }
 
-// Duration reads "90s", "24h" or "30d" style values from YAML.
+// Duration reads a duration from YAML with [core.ParseDuration], the
+// parser every door shares ("90s", "24h", "30d", "1d12h").
 type Duration time.Duration
 
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
-	v, err := parseDuration(n.Value)
+	v, err := core.ParseDuration(n.Value)
 	if err != nil {
-		return err
+		return fmt.Errorf("%q is %w", n.Value, err)
 	}
 	*d = Duration(v)
 	return nil
-}
-
-// parseDuration is time.ParseDuration plus a whole-day suffix, because
-// retention is naturally said in days.
-func parseDuration(s string) (time.Duration, error) {
-	if n, ok := strings.CutSuffix(s, "d"); ok {
-		var days int
-		if _, err := fmt.Sscanf(n, "%d", &days); err != nil || days < 0 || fmt.Sprint(days) != n {
-			return 0, fmt.Errorf("%q is not a duration", s)
-		}
-		return time.Duration(days) * 24 * time.Hour, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("%q is not a duration", s)
-	}
-	return d, nil
 }
 
 // Secret is a string that never shows in logs or error messages.

@@ -28,7 +28,7 @@ type ConsoleSettings struct {
 }
 
 func (c *ConsoleSettings) check() error {
-	d, err := time.ParseDuration(c.Idle)
+	d, err := core.ParseDuration(c.Idle)
 	if err != nil || d < time.Minute {
 		return fmt.Errorf("ASKBRIDGE_CONSOLE_IDLE: %q is not a duration of a minute or more, such as 8h", c.Idle)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/askbridge/askbridge/core"
 	redisstore "github.com/askbridge/askbridge/store/redis"
 )
 
@@ -115,7 +116,7 @@ func (s *Settings) readDurability() error {
 		d.Replicas = n
 	}
 	if v := s.RedisDurabilityTimeout; v != "" {
-		t, err := time.ParseDuration(v)
+		t, err := core.ParseDuration(v)
 		if err != nil || t < time.Millisecond || t > redisstore.MaxDurabilityTimeout {
 			return fmt.Errorf("ASKBRIDGE_REDIS_DURABILITY_TIMEOUT: %q; a duration between 1ms and %s", v, redisstore.MaxDurabilityTimeout)
 		}

@@ -2,8 +2,6 @@ package client
 
 import (
 	"encoding/json"
-	"fmt"
-	"time"
 
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/fence"
@@ -35,28 +33,10 @@ type Resume = fence.Resume
 // ItemAnswer answers one form item: an option id, or free text.
 type ItemAnswer = core.ItemInput
 
-// Duration is a time.Duration that travels as a Go duration string such as
-// "30m" or "1h30m".
-type Duration time.Duration
-
-// MarshalJSON writes the duration as a string, "0s" for zero.
-func (d Duration) MarshalJSON() ([]byte, error) {
-	return json.Marshal(time.Duration(d).String())
-}
-
-// UnmarshalJSON reads a Go duration string.
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("timeout must be a string holding a Go duration such as \"30m\"")
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return fmt.Errorf("timeout %q is not a Go duration such as \"30m\" or \"1h30m\"", s)
-	}
-	*d = Duration(v)
-	return nil
-}
+// Duration is a time.Duration that travels as duration text such as "30m"
+// or "1h30m"; it is core's, so the client and the server read the same
+// forms.
+type Duration = core.Duration
 
 // AskRequest is the body of POST /v1/questions. The asking agent is the
 // token's name; there is no field for it.

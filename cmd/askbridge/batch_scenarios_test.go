@@ -159,6 +159,7 @@ func ptr[T any](v T) *T { return &v }
 // per-call deny on Discord at once give one outcome per call, the same
 // on every card, and the loser hears the truth.
 func TestBatchApproveAllRacesPerCallDeny(t *testing.T) {
+	t.Parallel() // mostly waits on the rooms' send budgets
 	forEachBackend(t, func(t *testing.T, b backend) {
 		br := startTwoRooms(t, b)
 		for round := range 4 {

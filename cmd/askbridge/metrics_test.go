@@ -270,6 +270,7 @@ func (d *metricsDriver) check(t *testing.T) {
 }
 
 func TestMetricsAfterSlackScenarios(t *testing.T) {
+	t.Parallel() // mostly waits on the room's send budget
 	adaptertest.Run(t, &metricsDriver{Driver: &slackDriver{}})
 }
 

@@ -18,6 +18,7 @@ import (
 // Clicks and replies arrive the way Slack sends them over HTTP: signed
 // Interactivity and Events API requests built from real payloads.
 func TestSlackScenarios(t *testing.T) {
+	t.Parallel() // mostly waits on the room's send budget
 	adaptertest.Run(t, &slackDriver{})
 }
 

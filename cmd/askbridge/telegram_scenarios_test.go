@@ -25,6 +25,7 @@ import (
 // real program in webhook mode, with the real tgbotapi client talking to
 // telegramfake.
 func TestTelegramScenarios(t *testing.T) {
+	t.Parallel() // mostly waits on Telegram's send budgets: let other such tests wait alongside
 	adaptertest.Run(t, &telegramDriver{})
 }
 

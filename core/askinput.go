@@ -1,0 +1,259 @@
+package core
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// AskInput is what an agent sends to park a question. Validate checks it
+// whole before anything is stored.
+type AskInput struct {
+	Kind          Kind
+	Agent         string
+	RunID         string
+	ToolCallID    string
+	Labels        Labels
+	Text          string
+	Context       string
+	Reversibility Reversibility
+	Route         string // "" is the default route
+	Options       []Option
+	Items         []FormItem
+	Tool          string
+	Arguments     json.RawMessage
+	// Editable lets an approver change these arguments (all, or some
+	// top-level keys) before approving. Like Calls and Quorum, it is left
+	// out of the idempotency fingerprint when unset.
+	Editable *Editable `json:",omitempty"`
+	// Calls makes the approval a batch of 2 to 20 tool calls, each with
+	// its own id, tool and arguments, instead of Tool and Arguments.
+	Calls     []CallInput   `json:",omitempty"`
+	Timeout   time.Duration // 0 takes the configured default
+	OnTimeout TimeoutPolicy // "" is deny
+	MaxReasks int           // reask: how many times, 1 if unset
+	// Quorum asks for this many different people to agree, within what
+	// the route allows; 0 takes the route's. Left out of the idempotency
+	// fingerprint when 0, so asks fingerprinted before it existed still
+	// match their repeats.
+	Quorum int `json:",omitempty"`
+	// IdempotencyKey is the caller's own key for asks that have no tool
+	// call id: repeats with the same key (by the same agent) get the first
+	// question back. See Idempotency.
+	IdempotencyKey string
+}
+
+// Validate reports the first rule the input breaks, as a CodeInvalid error
+// whose message names the field.
+func (in AskInput) Validate() error {
+	const op = "ask"
+	if _, err := ParseKind(string(in.Kind)); err != nil {
+		return Errorf(CodeInvalid, op, "kind %q is not one of clarification, decision, approval, form", in.Kind)
+	}
+	if _, err := ParseReversibility(string(in.Reversibility)); err != nil {
+		return Errorf(CodeInvalid, op, "%s", ErrorMessage(err))
+	}
+	for _, f := range []struct {
+		name, v  string
+		required bool
+	}{
+		{"agent", in.Agent, true}, {"run_id", in.RunID, true}, {"tool_call_id", in.ToolCallID, false},
+		{"labels.project", in.Labels.Project, false}, {"labels.task", in.Labels.Task, false}, {"route", in.Route, false},
+	} {
+		if err := checkID(op, f.name, f.v, f.required); err != nil {
+			return err
+		}
+	}
+	if err := checkLen(op, "Idempotency-Key", in.IdempotencyKey, MaxIdempotencyKeyLen); err != nil {
+		return err
+	}
+	if blank(in.Text) {
+		return Errorf(CodeInvalid, op, "question must not be blank")
+	}
+	if err := checkLen(op, "question", in.Text, MaxTextLen); err != nil {
+		return err
+	}
+	if err := checkLen(op, "context", in.Context, MaxContextLen); err != nil {
+		return err
+	}
+	if in.Timeout < 0 {
+		return Errorf(CodeInvalid, op, "timeout must not be negative")
+	}
+	if _, err := ParseTimeoutPolicy(string(in.OnTimeout)); err != nil {
+		return Errorf(CodeInvalid, op, "%s", ErrorMessage(err))
+	}
+	if in.MaxReasks < 0 || in.MaxReasks > MaxReasks {
+		return Errorf(CodeInvalid, op, "max_reasks must be between 0 and %d", MaxReasks)
+	}
+	if in.MaxReasks > 0 && in.OnTimeout != OnTimeoutReask {
+		return Errorf(CodeInvalid, op, "max_reasks applies only to on_timeout reask")
+	}
+
+	if in.Editable.Any() && in.Kind != KindApproval {
+		return Errorf(CodeInvalid, op, "only an approval's arguments can be editable")
+	}
+	// Each kind takes its own fields and refuses the others', so a client
+	// that mixes them up hears about it instead of having fields ignored.
+	check, ok := askChecks[in.Kind]
+	if !ok {
+		return Errorf(CodeInvalid, op, "kind %q has no ask check", in.Kind) // a kind added to enums.go but not here
+	}
+	return check(in)
+}
+
+// askChecks is each kind's own check of an ask: the fields it takes, and
+// its refusal of other kinds' fields. A new kind adds its check here.
+var askChecks = map[Kind]func(AskInput) error{
+	KindClarification: func(in AskInput) error {
+		if in.hasOptions() || in.hasItems() || in.hasTool() {
+			return Errorf(CodeInvalid, "ask", "a clarification takes no options, items, tool or arguments")
+		}
+		return nil
+	},
+	KindDecision: func(in AskInput) error {
+		if in.hasItems() || in.hasTool() {
+			return Errorf(CodeInvalid, "ask", "a decision takes options, not items, tool or arguments")
+		}
+		return validateOptions(in.Options)
+	},
+	KindApproval: checkApprovalAsk,
+	KindForm: func(in AskInput) error {
+		if in.hasOptions() || in.hasTool() {
+			return Errorf(CodeInvalid, "ask", "a form takes items, not options, tool or arguments")
+		}
+		return validateItems(in.Items)
+	},
+}
+
+func (in AskInput) hasOptions() bool { return len(in.Options) > 0 }
+func (in AskInput) hasItems() bool   { return len(in.Items) > 0 }
+func (in AskInput) hasTool() bool {
+	return in.Tool != "" || len(in.Arguments) > 0 || len(in.Calls) > 0
+}
+
+// checkApprovalAsk checks an approval: one tool call with its arguments
+// and editable keys, or a batch of calls, each with its own.
+func checkApprovalAsk(in AskInput) error {
+	const op = "ask"
+	if in.hasOptions() || in.hasItems() {
+		return Errorf(CodeInvalid, op, "an approval takes a tool and arguments, not options or items")
+	}
+	if len(in.Calls) > 0 {
+		if in.Tool != "" || len(in.Arguments) > 0 || in.Editable != nil {
+			return Errorf(CodeInvalid, op, "a batch takes calls, each with its own tool, arguments and editable keys, not tool or arguments of its own")
+		}
+		return validateCalls(in.Calls)
+	}
+	if blank(in.Tool) {
+		return Errorf(CodeInvalid, op, "tool is required for an approval")
+	}
+	if err := checkLen(op, "tool", in.Tool, MaxToolLen); err != nil {
+		return err
+	}
+	if len(in.Arguments) == 0 {
+		return Errorf(CodeInvalid, op, "arguments are required for an approval (use {} for none)")
+	}
+	if len(in.Arguments) > MaxArgumentsLen {
+		return Errorf(CodeInvalid, op, "arguments are %d bytes; the limit is %d", len(in.Arguments), MaxArgumentsLen)
+	}
+	if _, err := CanonicalArguments(in.Arguments); err != nil {
+		return Errorf(CodeInvalid, op, "%s", ErrorMessage(err))
+	}
+	return in.Editable.validate(in.Arguments)
+}
+
+func validateOptions(opts []Option) error {
+	const op = "ask"
+	if len(opts) < 2 {
+		return Errorf(CodeInvalid, op, "a decision needs at least 2 options, got %d", len(opts))
+	}
+	if len(opts) > MaxOptions {
+		return Errorf(CodeInvalid, op, "a decision takes at most %d options, got %d", MaxOptions, len(opts))
+	}
+	seen := map[string]bool{}
+	recommended := 0
+	for i, o := range opts {
+		field := fmt.Sprintf("options[%d]", i)
+		if err := checkID(op, field+".id", o.ID, true); err != nil {
+			return err
+		}
+		if seen[o.ID] {
+			return Errorf(CodeInvalid, op, "%s.id %q is used twice", field, o.ID)
+		}
+		seen[o.ID] = true
+		if blank(o.Title) {
+			return Errorf(CodeInvalid, op, "%s.title is required", field)
+		}
+		if err := checkLen(op, field+".title", o.Title, MaxTitleLen); err != nil {
+			return err
+		}
+		if blank(o.Writeup) {
+			return Errorf(CodeInvalid, op, "%s.writeup is required: say what choosing it trades off", field)
+		}
+		if err := checkLen(op, field+".writeup", o.Writeup, MaxWriteupLen); err != nil {
+			return err
+		}
+		if o.Recommended {
+			recommended++
+		}
+	}
+	if recommended != 1 {
+		return Errorf(CodeInvalid, op, "a decision needs exactly one recommended option, got %d", recommended)
+	}
+	return nil
+}
+
+func validateItems(items []FormItem) error {
+	const op = "ask"
+	if len(items) < 1 || len(items) > MaxItems {
+		return Errorf(CodeInvalid, op, "a form takes 1 to %d items, got %d", MaxItems, len(items))
+	}
+	seen := map[string]bool{}
+	for i, it := range items {
+		field := fmt.Sprintf("items[%d]", i)
+		if err := checkID(op, field+".id", it.ID, true); err != nil {
+			return err
+		}
+		if seen[it.ID] {
+			return Errorf(CodeInvalid, op, "%s.id %q is used twice", field, it.ID)
+		}
+		seen[it.ID] = true
+		if blank(it.Question) {
+			return Errorf(CodeInvalid, op, "%s.question is required", field)
+		}
+		if err := checkLen(op, field+".question", it.Question, MaxTextLen); err != nil {
+			return err
+		}
+		if len(it.Options) < MinItemOptions || len(it.Options) > MaxItemOptions {
+			return Errorf(CodeInvalid, op, "%s takes %d to %d options, got %d", field, MinItemOptions, MaxItemOptions, len(it.Options))
+		}
+		optSeen := map[string]bool{}
+		recommended := 0
+		for j, o := range it.Options {
+			of := fmt.Sprintf("%s.options[%d]", field, j)
+			if err := checkID(op, of+".id", o.ID, true); err != nil {
+				return err
+			}
+			if optSeen[o.ID] {
+				return Errorf(CodeInvalid, op, "%s.id %q is used twice", of, o.ID)
+			}
+			optSeen[o.ID] = true
+			if blank(o.Label) {
+				return Errorf(CodeInvalid, op, "%s.label is required", of)
+			}
+			if err := checkLen(op, of+".label", o.Label, MaxTitleLen); err != nil {
+				return err
+			}
+			if err := checkLen(op, of+".description", o.Description, MaxWriteupLen); err != nil {
+				return err
+			}
+			if o.Recommended {
+				recommended++
+			}
+		}
+		if recommended > 1 {
+			return Errorf(CodeInvalid, op, "%s has %d recommended options; at most one", field, recommended)
+		}
+	}
+	return nil
+}

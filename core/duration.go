@@ -9,11 +9,12 @@ import (
 	"time"
 )
 
-// DurationForms names the durations every door accepts, for refusals: the
+// DurationForms names the durations every door accepts, for refusals
+// ("write a positive " + DurationForms): the
 // YAML file, the HTTP API, MCP, hooks and the environment all read
 // durations with [ParseDuration], so a value that works in one works in
 // all of them.
-const DurationForms = `a number with s, m, h or d, such as 90s, 30m, 2h or 1d, or a combination such as 1h30m or 1d12h`
+const DurationForms = `number with s, m, h or d, such as 90s, 30m, 2h or 1d, or a combination such as 1h30m or 1d12h`
 
 // maxDays bounds the day term: more than ten years is a typo, and the
 // bound keeps days*24h far from overflowing a time.Duration.
@@ -45,7 +46,7 @@ func ParseDuration(raw string) (time.Duration, error) {
 
 // errDuration is ParseDuration's refusal; callers name the value and the
 // setting, and DurationForms says what would have been accepted.
-var errDuration = errors.New("not a duration: " + DurationForms)
+var errDuration = errors.New("not a duration: write a " + DurationForms)
 
 // Duration is a time.Duration that reads and writes JSON as duration text
 // ("30m0s"), the form asks use, instead of nanoseconds.
@@ -63,7 +64,7 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &s); err != nil {
 		var n int64
 		if err := json.Unmarshal(b, &n); err != nil {
-			return fmt.Errorf("a duration is text: %s", DurationForms)
+			return fmt.Errorf("a duration is text: a %s", DurationForms)
 		}
 		*d = Duration(n)
 		return nil

@@ -99,7 +99,7 @@ func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if raw := r.URL.Query().Get("wait"); raw != "" {
 		asked, err := core.ParseDuration(raw)
 		if err != nil || asked <= 0 {
-			d.fail(w, r, invalid("wait %q is not a positive duration: %s", raw, core.DurationForms))
+			d.fail(w, r, invalid("wait %q is not a duration: write a positive %s", raw, core.DurationForms))
 			return
 		}
 		wait = min(asked, d.opts.MaxWait)

@@ -255,6 +255,8 @@ func (s *Service) Ask(ctx context.Context, in AskInput) (*Question, error) {
 func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, repeat bool, err error) {
 	const op = "ask"
 	defer func() { s.observeAsk(q, repeat, err) }()
+	ctx, endTrace := s.traceAsk(ctx)
+	defer func() { endTrace(q, repeat, err) }()
 	if in.Route == "" {
 		in.Route = DefaultRoute
 	}
@@ -336,6 +338,7 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 		Quorum:        quorum,
 		State:         StateOpen,
 		Idempotency:   idem,
+		TraceParent:   s.traceParentOf(ctx),
 	}
 	if verdict.Rule != nil {
 		use := verdict.Use

@@ -160,7 +160,7 @@ func (s *Service) traceResolve(ctx context.Context, start time.Time, a attempt, 
 	if q != nil {
 		caller := trace.SpanContextFromContext(ctx)
 		ctx = underQuestion(ctx, q)
-		if caller.IsValid() && !caller.Equal(trace.SpanContextFromContext(ctx)) {
+		if caller.IsValid() && caller.SpanID() != trace.SpanContextFromContext(ctx).SpanID() {
 			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: caller}))
 		}
 		opts = append(opts, trace.WithAttributes(attribute.String("askbridge.question.id", q.ID)))

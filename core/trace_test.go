@@ -243,3 +243,32 @@ func TestMalformedTraceParentIsIgnored(t *testing.T) {
 		}
 	}
 }
+
+// TestPolicyCloseAtTheAsk: a rule that allows the call closes it inside
+// the ask: the close's spans sit under the ask's span, link to nothing,
+// and its wait shows the policy as closer and no person acting.
+func TestPolicyCloseAtTheAsk(t *testing.T) {
+	routes := coretest.APIRoutes()
+	routes["guarded"] = core.Route{Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}},
+		Rules: []core.Rule{{When: `tool == "read_file"`, Decide: core.DecideAllow}}}
+	svc, exp := traced(t, coretest.OpenStore(t), coretest.Options{Routes: routes})
+	q, err := svc.Ask(t.Context(), core.AskInput{Kind: core.KindApproval, Agent: "agent", RunID: "run-1", Route: "guarded",
+		Text: "Read the config?", Reversibility: core.Reversible, Tool: "read_file", Arguments: []byte(`{"path":"a.yaml"}`)})
+	if err != nil || q.State != core.StateAnswered {
+		t.Fatalf("ask: %+v %v", q, err)
+	}
+	ask := spanNamed(t, exp, "askbridge.ask")
+	for _, name := range []string{"askbridge.resolve", "askbridge.wait"} {
+		s := spanNamed(t, exp, name)
+		if s.Parent.SpanID() != ask.SpanContext.SpanID() || len(s.Links) != 0 {
+			t.Errorf("%s under %v with links %v, want under the ask %v and no link", name, s.Parent, s.Links, ask.SpanContext)
+		}
+	}
+	wait := spanNamed(t, exp, "askbridge.wait")
+	if v, _ := attr(wait, "askbridge.closer"); v.AsString() != string(core.CloserPolicy) {
+		t.Errorf("closer %q, want policy", v.AsString())
+	}
+	if _, ok := attr(wait, "askbridge.wait.first_action_seconds"); ok {
+		t.Error("a policy close has a first human action")
+	}
+}

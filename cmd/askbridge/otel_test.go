@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,7 +11,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 	"go.opentelemetry.io/otel"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -21,6 +24,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/adapters/mcp"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/internal/redistest"
 )
@@ -220,5 +224,48 @@ func TestOneTraceAcrossRedisReplicas(t *testing.T) {
 		if len(got) != 1 || got[0].Parent.SpanID() != ask.SpanID() || got[0].SpanContext.TraceID() != agent.TraceID() || !got[0].Parent.IsRemote() {
 			t.Fatalf("B's %s spans %+v, want one under A's ask span %v", name, got, ask)
 		}
+	}
+}
+
+// TestMCPToolCallsContinueTheHostsTrace: over stdio (`askbridge mcp`,
+// which calls the API) and over /mcp, a tool call whose _meta carries a
+// traceparent parks its question under that parent.
+func TestMCPToolCallsContinueTheHostsTrace(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	b := &bridge{m: startMain(t, &Main{Tracing: tp})}
+	ops := client.New(b.m.URL, opTok)
+	for i, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			cs := tr.connect(t, ctx, b, nil)
+			traceID, parent := fmt.Sprintf("4bf92f3577b34da6a3ce929d0e0e473%d", i), "00f067aa0ba902b7"
+			text := "Which region, over " + tr.name + "?"
+			done := make(chan error, 1)
+			go func() {
+				_, err := cs.CallTool(ctx, &mcpsdk.CallToolParams{Name: mcp.ToolClarification,
+					Meta:      mcpsdk.Meta{"traceparent": "00-" + traceID + "-" + parent + "-01"},
+					Arguments: map[string]any{"question": text, "reversibility": "reversible"}})
+				done <- err
+			}()
+			q := parkedAs(t, ctx, ops, text)
+			if _, err := ops.Answer(ctx, q.ID, client.AnswerRequest{Answer: "eu-west-1"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range exp.GetSpans() {
+				if s.Name == "askbridge.ask" && s.SpanContext.TraceID().String() == traceID {
+					if s.Parent.SpanID().String() != parent {
+						t.Fatalf("ask span under %s, want %s", s.Parent.SpanID(), parent)
+					}
+					return
+				}
+			}
+			t.Fatalf("no ask span in trace %s", traceID)
+		})
 	}
 }

@@ -14,8 +14,8 @@ import (
 
 // BenchmarkAskAndAnswerTracing is one ask and its answer on the embedded
 // store (no fsync), with tracing off (the yardstick), on with every trace
-// sampled (four spans, handed to an exporter that drops them), and on
-// with none sampled.
+// sampled (the ask, resolve and wait spans, handed to an exporter that
+// drops them), and on with none sampled.
 func BenchmarkAskAndAnswerTracing(b *testing.B) {
 	for _, v := range []struct {
 		name    string

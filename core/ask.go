@@ -29,11 +29,14 @@ func (s *Service) Ask(ctx context.Context, in AskInput) (*Question, error) {
 func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, repeat bool, err error) {
 	const op = "ask"
 	defer func() { s.observeAsk(q, repeat, err) }()
+	ctx, endTrace := s.traceAsk(ctx)
+	defer func() { endTrace(q, repeat, err) }()
 	p, err := s.planAsk(in)
 	if err != nil {
 		return nil, false, err
 	}
 	q = p.q
+	q.TraceParent = s.traceParentOf(ctx)
 	cut, err := s.shortcutsOf(ctx, p)
 	if err != nil {
 		return nil, false, err

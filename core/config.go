@@ -52,6 +52,7 @@ type Service struct {
 	clock    Clock
 	observer Observer // nil: nobody listens (see observe.go)
 	dir      directory
+	tracer   spanTracer // nil: tracing is off (trace.go)
 }
 
 // New checks cfg and returns a Service over store.

@@ -229,19 +229,13 @@ func backoff(base time.Duration, attempts int) time.Duration {
 	return min(d, 2*time.Minute)
 }
 
-func (s *Service) deliverOne(ctx context.Context, c Courier, d Delivery) error {
+// deliverOne carries out one attempt at d, in a span of its own
+// (traceDelivery) that the courier sends with.
+func (s *Service) deliverOne(ctx context.Context, c Courier, d Delivery) (err error) {
 	if d.Kind == DeliverDigest {
-		dg, err := s.Digest(ctx, DigestQuery{From: d.Since, To: d.CreatedAt, Route: d.Route, Person: d.Person})
-		if ErrorCode(err) == CodeInvalid {
-			return &Permanent{Err: err} // a person no longer configured
-		}
-		if err != nil {
-			return err
-		}
-		if len(dg.Asked)+len(dg.Closed)+len(dg.Open) == 0 {
-			return nil // nothing happened: no digest to post
-		}
-		return c.Digest(ctx, dg, d.Room)
+		ctx, end := s.traceDelivery(ctx, d, nil)
+		defer func() { end(err) }()
+		return s.deliverDigest(ctx, c, d)
 	}
 	q, err := s.Get(ctx, d.QuestionID)
 	if ErrorCode(err) == CodeNotFound {
@@ -250,6 +244,8 @@ func (s *Service) deliverOne(ctx context.Context, c Courier, d Delivery) error {
 	if err != nil {
 		return err
 	}
+	ctx, end := s.traceDelivery(ctx, d, q)
+	defer func() { end(err) }()
 	switch d.Kind {
 	case DeliverPost, DeliverEscalate:
 		for _, m := range q.Messages {
@@ -297,6 +293,20 @@ func (s *Service) deliverOne(ctx context.Context, c Courier, d Delivery) error {
 		return c.Remind(ctx, q, d.Room)
 	}
 	return &Permanent{Err: errors.New("unknown delivery kind " + string(d.Kind))}
+}
+
+func (s *Service) deliverDigest(ctx context.Context, c Courier, d Delivery) error {
+	dg, err := s.Digest(ctx, DigestQuery{From: d.Since, To: d.CreatedAt, Route: d.Route, Person: d.Person})
+	if ErrorCode(err) == CodeInvalid {
+		return &Permanent{Err: err} // a person no longer configured
+	}
+	if err != nil {
+		return err
+	}
+	if len(dg.Asked)+len(dg.Closed)+len(dg.Open) == 0 {
+		return nil // nothing happened: no digest to post
+	}
+	return c.Digest(ctx, dg, d.Room)
 }
 
 // undelivered records a delivery given up on in the question's event log.

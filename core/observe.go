@@ -96,33 +96,44 @@ func (s *Service) observeResolve(start time.Time, a attempt, out Outcome, err er
 	if o == nil {
 		return
 	}
-	result := ResolveError
-	var closed *ClosedError
-	switch {
-	case err == nil && out.Closed:
-		result = ResolveClosed
+	result := resolveResult(out, err)
+	switch result {
+	case ResolveClosed:
 		o.Closed(out.Question)
-	case err == nil:
-		result = ResolveRecorded
-	case errors.As(err, &closed):
-		result = ResolveLost
+	case ResolveLost:
 		if a.door != doorSystem {
 			reason := RefusedClosed
-			if closed.Question != nil && closed.Question.State == StateExpired {
+			if closed, _ := errors.AsType[*ClosedError](err); closed.Question != nil && closed.Question.State == StateExpired {
 				reason = RefusedExpired
 			}
 			o.Refused("answer", reason)
 		}
-	case ErrorCode(err) == CodeForbidden:
-		result = ResolveRefused
+	case ResolveRefused:
 		o.Refused("answer", RefusedForbidden)
-	case ErrorCode(err) == CodeInvalid, ErrorCode(err) == CodeConflict:
-		result = ResolveInvalid
+	case ResolveInvalid:
 		o.Refused("answer", RefusedInvalid)
-	case ErrorCode(err) == CodeNotFound:
-		result = ResolveNotFound
 	}
 	o.Resolved(result, time.Since(start))
+}
+
+// resolveResult is the Resolve* word for one pass through the chokepoint.
+func resolveResult(out Outcome, err error) string {
+	var closed *ClosedError
+	switch {
+	case err == nil && out.Closed:
+		return ResolveClosed
+	case err == nil:
+		return ResolveRecorded
+	case errors.As(err, &closed):
+		return ResolveLost
+	case ErrorCode(err) == CodeForbidden:
+		return ResolveRefused
+	case ErrorCode(err) == CodeInvalid, ErrorCode(err) == CodeConflict:
+		return ResolveInvalid
+	case ErrorCode(err) == CodeNotFound:
+		return ResolveNotFound
+	}
+	return ResolveError
 }
 
 // observeDelivery mirrors Deliver's handling of a delivery's error.

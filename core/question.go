@@ -55,6 +55,12 @@ type Question struct {
 	// Rule is the route's policy rule that decided the ask, when one did:
 	// shaped it (ask), or closed it at once (allow, deny).
 	Rule *RuleUse `json:"rule,omitempty"`
+	// TraceParent is the W3C traceparent of the ask's span, set only
+	// while tracing is on (trace.go): whichever replica later delivers,
+	// answers or closes the question makes its spans children of it, so
+	// the question's life is one trace. Both stores keep it in the
+	// question's document, written once at the ask.
+	TraceParent string `json:"traceparent,omitempty"`
 	// Version counts the changes stored so far: every change a store
 	// makes to the question moves it on by one, and a Change is written
 	// only while the question is still at the version it was computed

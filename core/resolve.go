@@ -101,7 +101,10 @@ func staleBackoff(ctx context.Context, try int) {
 // attempt, observed once, and a refusal is recorded once, here and not in
 // a try.
 func (s *Service) resolve(ctx context.Context, a attempt) (out Outcome, err error) {
-	defer func(start time.Time) { s.observeResolve(start, a, out, err) }(time.Now())
+	defer func(start time.Time) {
+		s.observeResolve(start, a, out, err)
+		s.traceResolve(ctx, start, a, out, err)
+	}(time.Now())
 	var q *Question // the question as the last try found it stored; nil: read it
 	for try := 1; ; try++ {
 		out, err = s.try(ctx, a, q, try > 1)

@@ -223,6 +223,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.logAccess(rec.line, rec.status)
 		}
 	}()
+	// An agent's trace continues into what it asks (and an MCP call's,
+	// over HTTP, unless its _meta names one): core.WithTraceParent.
+	if tp := r.Header.Get("traceparent"); tp != "" {
+		r = r.WithContext(core.WithTraceParent(r.Context(), tp, r.Header.Get("tracestate")))
+	}
 
 	if r.URL.Path == "/v1" || strings.HasPrefix(r.URL.Path, "/v1/") {
 		tok, ok := s.Authenticate(r)

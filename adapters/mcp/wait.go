@@ -17,6 +17,23 @@ import (
 // call gives up. The question is durable, so giving up leaves it parked.
 const maxWaitFailures = 5
 
+// traced is ctx continuing the caller's trace: the traceparent (and
+// tracestate) keys of the request's _meta, where the MCP specification
+// puts W3C trace context (SEP-414), or else the headers of the HTTP
+// request that carried the call.
+func traced(ctx context.Context, req *mcpsdk.CallToolRequest) context.Context {
+	if req.Params != nil {
+		if tp, _ := req.Params.Meta["traceparent"].(string); tp != "" {
+			ts, _ := req.Params.Meta["tracestate"].(string)
+			return core.WithTraceParent(ctx, tp, ts)
+		}
+	}
+	if req.Extra != nil && req.Extra.Header != nil {
+		return core.WithTraceParent(ctx, req.Extra.Header.Get("traceparent"), req.Extra.Header.Get("tracestate"))
+	}
+	return ctx
+}
+
 // handler serves every tool: park the question, then wait for it.
 type handler struct {
 	b    Backend
@@ -38,7 +55,7 @@ func (h *handler) served(ctx context.Context, req *mcpsdk.CallToolRequest) (cont
 		endWith(h.opts.Stop)
 	}
 	if req != nil {
-		ctx = context.WithValue(ctx, extraKey{}, req.Extra)
+		ctx = context.WithValue(traced(ctx, req), extraKey{}, req.Extra)
 		if req.Extra != nil {
 			if post := h.opts.gate.postContext(req.Extra.Header); post != nil {
 				endWith(post) // the client is gone: nobody to answer

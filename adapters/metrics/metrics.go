@@ -156,9 +156,11 @@ func (m *Metrics) SetOpen(list func(ctx context.Context, cursor string, limit in
 // Gatherer is what Handler serves, for checks that read the values.
 func (m *Metrics) Gatherer() prometheus.Gatherer { return m.reg }
 
-// Handler serves the metrics in Prometheus's text format.
+// Handler serves the metrics in Prometheus's text format, or in
+// OpenMetrics to a scraper that asks for it, which is the format that
+// carries the time-to-answer exemplars.
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg, EnableOpenMetrics: true})
 }
 
 func reversibility(r core.Reversibility) string {
@@ -195,7 +197,16 @@ func (m *Metrics) Closed(q *core.Question) {
 	}
 	state := string(q.Resolution.State)
 	m.closed.WithLabelValues(state, string(core.ClosingSurface(q))).Inc()
-	m.timeToAnswer.WithLabelValues(string(q.Kind), q.Route, state).Observe(q.Resolution.At.Sub(q.CreatedAt).Seconds())
+	took := q.Resolution.At.Sub(q.CreatedAt).Seconds()
+	h := m.timeToAnswer.WithLabelValues(string(q.Kind), q.Route, state)
+	// A traced question links its bucket to its trace: the exemplar
+	// names the trace its ask began (core's Question.TraceParent), when
+	// that trace is sampled, so a slow answer leads to its spans.
+	if sc := q.SpanContext(); sc.IsSampled() {
+		h.(prometheus.ExemplarObserver).ObserveWithExemplar(took, prometheus.Labels{"trace_id": sc.TraceID().String()})
+		return
+	}
+	h.Observe(took)
 }
 
 func (m *Metrics) Delivered(s core.Surface, result string, retryAfter time.Duration) {

@@ -90,7 +90,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return 2
 	}
 	log := newLogger(stderr, settings.LogFormat, settings.LogLevel)
-	m := &Main{Settings: settings, Stdout: stdout, Log: log}
+	tr, err := openTracing(ctx, getenv, stderr, log)
+	if err != nil {
+		fmt.Fprintln(stderr, "askbridge:", err)
+		return 2
+	}
+	defer tr.close(log) // after Close: the last spans are sent
+	m := &Main{Settings: settings, Stdout: stdout, Log: log, Tracing: tr.provider()}
 	if err := m.Run(ctx); err != nil {
 		log.Error().Err(err).Msg("cannot start")
 		return 1

@@ -55,6 +55,15 @@ func start(t *testing.T, s Settings) *Main {
 // s.File.Routes, so a driver can add its route.
 func startClock(t *testing.T, s Settings, clock core.Clock) *Main {
 	t.Helper()
+	return startMain(t, &Main{Settings: s, Clock: clock})
+}
+
+// startMain runs m (its settings, clock and tracing as the test set
+// them) on 127.0.0.1:0 with the test tokens and a quick ticker, and stops
+// it when the test ends.
+func startMain(t *testing.T, m *Main) *Main {
+	t.Helper()
+	s := &m.Settings
 	if s.DataDir == "" {
 		s.DataDir = t.TempDir()
 	}
@@ -65,8 +74,8 @@ func startClock(t *testing.T, s Settings, clock core.Clock) *Main {
 		{Name: "ops", Role: "operator", Token: opTok},
 		{Name: "dash", Role: "observer", Token: obsTok},
 	}, s.File.Tokens...) // a test's own tokens come after these
-	m := &Main{Settings: s, Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel), Clock: clock,
-		Loops: core.Loops{Tick: 20 * time.Millisecond, Remind: 20 * time.Millisecond}}
+	m.Log = zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
+	m.Loops = core.Loops{Tick: 20 * time.Millisecond, Remind: 20 * time.Millisecond}
 	if err := m.Run(t.Context()); err != nil {
 		t.Fatalf("run: %v", err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/askbridge/askbridge/adapters/console"
@@ -34,6 +35,9 @@ type Main struct {
 	Log      zerolog.Logger
 	Clock    core.Clock // nil: the wall clock
 	Loops    core.Loops
+	// Tracing is the tracer provider core's spans go to; nil: tracing is
+	// off (serve sets it from the OTEL_* variables, otel.go).
+	Tracing trace.TracerProvider
 
 	// Set by Run.
 	URL        string // http://host:port of the listener
@@ -136,6 +140,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	m.Service = svc
+	svc.SetTracing(m.Tracing)
 
 	admin, created, err := readOrCreateSecret(filepath.Join(s.DataDir, "admin.token"))
 	if err != nil {

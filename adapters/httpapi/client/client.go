@@ -24,6 +24,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/askbridge/askbridge/adapters/internal/tracehttp"
 )
 
 // DefaultPollTimeout is how long each long poll of Wait asks the server to
@@ -416,6 +418,7 @@ func (c *Client) sendWith(ctx context.Context, method, path string, q url.Values
 	}
 	req.Header.Set("Authorization", "Bearer "+c.token)
 	req.Header.Set("Accept", "application/json")
+	tracehttp.Inject(req) // a caller's trace goes on into the server
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}

@@ -44,6 +44,10 @@ type AskInput struct {
 	// call id: repeats with the same key (by the same agent) get the first
 	// question back. See Idempotency.
 	IdempotencyKey string
+	// CallbackURL is told when the question closes; it must be under a
+	// prefix of Config.Callbacks. Left out of the idempotency fingerprint
+	// when unset.
+	CallbackURL string `json:",omitempty"`
 }
 
 // Validate reports the first rule the input breaks, as a CodeInvalid error
@@ -302,6 +306,10 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 		in.MaxReasks = 1
 	}
 
+	callback, err := s.callbackOf(in, route)
+	if err != nil {
+		return nil, false, err
+	}
 	quorum, err := s.quorumOf(in, route)
 	if err != nil {
 		return nil, false, err
@@ -336,6 +344,7 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 		Quorum:        quorum,
 		State:         StateOpen,
 		Idempotency:   idem,
+		CallbackURL:   callback,
 	}
 	if verdict.Rule != nil {
 		use := verdict.Use

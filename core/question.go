@@ -55,6 +55,9 @@ type Question struct {
 	// Rule is the route's policy rule that decided the ask, when one did:
 	// shaped it (ask), or closed it at once (allow, deny).
 	Rule *RuleUse `json:"rule,omitempty"`
+	// CallbackURL, when set, is told when the question closes (its own
+	// from the ask, or its route's; callback.go).
+	CallbackURL string `json:"callback_url,omitempty"`
 	// Version counts the changes stored so far: every change a store
 	// makes to the question moves it on by one, and a Change is written
 	// only while the question is still at the version it was computed

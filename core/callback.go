@@ -60,8 +60,8 @@ func (p CallbackPrefixes) Check(field, raw string) error {
 }
 
 // parseCallback reads an absolute http(s) URL with a host, and no user
-// info or fragment (a fragment never reaches the receiver, and user info
-// would put a credential in the log).
+// info, fragment or dot segment (a fragment never reaches the receiver,
+// and user info would put a credential in the log).
 func parseCallback(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -76,6 +76,13 @@ func parseCallback(raw string) (*url.URL, error) {
 		return nil, Errorf(CodeInvalid, "callback", "%q carries a user name or password", raw)
 	case u.Fragment != "" || strings.Contains(raw, "#"):
 		return nil, Errorf(CodeInvalid, "callback", "%q has a fragment", raw)
+	}
+	// A receiver resolves "." and ".." segments, which would climb out
+	// of the prefix the path seems to be under.
+	for seg := range strings.SplitSeq(u.Path, "/") {
+		if seg == "." || seg == ".." {
+			return nil, Errorf(CodeInvalid, "callback", "%q has a . or .. path segment", raw)
+		}
 	}
 	return u, nil
 }

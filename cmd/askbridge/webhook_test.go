@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -102,19 +103,45 @@ func TestWebhookEndToEnd(t *testing.T) {
 			t.Fatalf("the refused ask stored %+v (%v)", list, err)
 		}
 
+		// The CLI passes --callback-url on: refused off the list, and
+		// taken on it (the admin token has no secret of its own, so the
+		// fallback signs).
+		env := func(k string) string {
+			return map[string]string{"ASKBRIDGE_URL": m.URL, "ASKBRIDGE_DATA_DIR": m.Settings.DataDir}[k]
+		}
+		cli := func(callback string) (int, string, string) {
+			var out, errb bytes.Buffer
+			c := run(t.Context(), []string{"ask", "--no-wait", "--reversibility", "reversible", "--question", "From the CLI?",
+				"--callback-url", callback}, env, nil, &out, &errb)
+			return c, strings.TrimSpace(out.String()), errb.String()
+		}
+		if c, _, errOut := cli("https://elsewhere.test/hooks/cli"); c == 0 || !strings.Contains(errOut, "callback_url") {
+			t.Fatalf("the CLI's ask off the list: exit %d, %s", c, errOut)
+		}
+		c, cliID, errOut := cli(recv.URL + "/hooks/cli")
+		if c != 0 || len(cliID) != core.IDLen {
+			t.Fatalf("the CLI's ask: exit %d, %q, %s", c, cliID, errOut)
+		}
+
 		for _, c := range []struct {
 			route, callback, path, secret string
+			cli                           bool
 		}{
-			{"", recv.URL + "/hooks/agent-c?run=1", "/hooks/agent-c", tokenSecret},
-			{"hooked", "", "/hooks/route", routeSecret},
+			{"", recv.URL + "/hooks/agent-c?run=1", "/hooks/agent-c", tokenSecret, false},
+			{"hooked", "", "/hooks/route", routeSecret, false},
+			{"", "", "/hooks/cli", fallback, true},
 		} {
-			in := clarify("Which region?")
-			in.Route, in.CallbackURL, in.ToolCallID = c.route, c.callback, "call-"+c.path
-			q, err := agent.Ask(t.Context(), in)
-			if err != nil {
-				t.Fatal(err)
+			id := cliID
+			if !c.cli {
+				in := clarify("Which region?")
+				in.Route, in.CallbackURL, in.ToolCallID = c.route, c.callback, "call-"+c.path
+				q, err := agent.Ask(t.Context(), in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				id = q.ID
 			}
-			if _, err := ops.Answer(t.Context(), q.ID, client.AnswerRequest{Answer: "eu-west-1"}); err != nil {
+			if _, err := ops.Answer(t.Context(), id, client.AnswerRequest{Answer: "eu-west-1"}); err != nil {
 				t.Fatal(err)
 			}
 			var got hit
@@ -123,13 +150,17 @@ func TestWebhookEndToEnd(t *testing.T) {
 			case <-time.After(20 * time.Second):
 				t.Fatalf("%s: no webhook arrived", c.path)
 			}
-			if got.path != c.path || got.h.Get(webhook.HeaderID) != core.WebhookKey(q.ID) {
+			if got.path != c.path || got.h.Get(webhook.HeaderID) != core.WebhookKey(id) {
 				t.Fatalf("webhook to %s with id %q", got.path, got.h.Get(webhook.HeaderID))
 			}
 			if err := webhook.Verify([]byte(c.secret), got.h, got.body, time.Now(), webhook.DefaultTolerance); err != nil {
 				t.Fatalf("%s: %v", c.path, err)
 			}
-			wait, err := agent.WaitOnce(t.Context(), q.ID, 0)
+			waiter := agent
+			if c.cli {
+				waiter = client.New(m.URL, m.AdminToken)
+			}
+			wait, err := waiter.WaitOnce(t.Context(), id, 0)
 			if err != nil {
 				t.Fatal(err)
 			}

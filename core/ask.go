@@ -147,6 +147,10 @@ func (s *Service) newQuestion(in AskInput, route Route, verdict RuleVerdict, cal
 	if in.OnTimeout == OnTimeoutReask && in.MaxReasks == 0 {
 		in.MaxReasks = 1
 	}
+	callback, err := s.callbackOf(in, route)
+	if err != nil {
+		return nil, err
+	}
 	quorum, err := s.quorumOf(in, route)
 	if err != nil {
 		return nil, err
@@ -181,6 +185,7 @@ func (s *Service) newQuestion(in AskInput, route Route, verdict RuleVerdict, cal
 		Quorum:        quorum,
 		State:         StateOpen,
 		Idempotency:   idem,
+		CallbackURL:   callback,
 	}
 	if verdict.Rule != nil {
 		use := verdict.Use

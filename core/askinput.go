@@ -41,6 +41,10 @@ type AskInput struct {
 	// call id: repeats with the same key (by the same agent) get the first
 	// question back. See Idempotency.
 	IdempotencyKey string
+	// CallbackURL is told when the question closes; it must be under a
+	// prefix of Config.Callbacks. Left out of the idempotency fingerprint
+	// when unset.
+	CallbackURL string `json:",omitempty"`
 }
 
 // Validate reports the first rule the input breaks, as a CodeInvalid error

@@ -31,6 +31,9 @@ type Config struct {
 	// routes refer to them by name.
 	People map[string]Person
 	Groups map[string]Group
+	// Callbacks are the URL prefixes a question's callback URL must be
+	// under (callback.go); none turns callbacks off.
+	Callbacks CallbackPrefixes
 }
 
 // DefaultRoute is the route a question takes when it names none.
@@ -81,6 +84,9 @@ func New(store Store, cfg Config, clock Clock) (*Service, error) {
 	if len(cfg.ActorKey) == 0 {
 		return nil, errors.New("core: an actor key is required to name actors in the event log")
 	}
+	if err := cfg.Callbacks.Validate(); err != nil {
+		return nil, fmt.Errorf("core: %s", ErrorMessage(err))
+	}
 	dir, err := newDirectory(cfg.People, cfg.Groups)
 	if err != nil {
 		return nil, fmt.Errorf("core: %w", err)
@@ -117,6 +123,11 @@ func New(store Store, cfg Config, clock Clock) (*Service, error) {
 		}
 		if r.StandingHours > 0 && !r.StandingAllowed() {
 			return nil, fmt.Errorf("core: route %q: standing_hours is set but standing is false", name)
+		}
+		if r.CallbackURL != "" {
+			if err := cfg.Callbacks.Check("callback_url", r.CallbackURL); err != nil {
+				return nil, fmt.Errorf("core: route %q: %s", name, ErrorMessage(err))
+			}
 		}
 		if r.EscalateTo != "" {
 			if _, ok := routes[r.EscalateTo]; !ok {

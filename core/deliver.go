@@ -21,6 +21,10 @@ type DeliverOptions struct {
 	Block   time.Duration // how long a claim waits for new work; default 1s
 	// MaxAttempts drops a delivery after this many attempts; default 8.
 	MaxAttempts int
+	// GiveUpAfter, when set, replaces MaxAttempts: a delivery is retried
+	// until it is this old (since it was enqueued), then dropped with an
+	// undelivered event. Webhooks use it (webhooks.give_up_after).
+	GiveUpAfter time.Duration
 	// RetryWait is the wait after the first failed attempt that named no
 	// wait of its own, doubling with each attempt up to 2m; default 2s.
 	RetryWait time.Duration
@@ -157,12 +161,12 @@ func (s *Service) deliverBatch(ctx context.Context, c Courier, budgets Budgeted,
 			continue
 		}
 		err := s.deliverOne(ctx, c, d)
-		s.observeDelivery(d, err, o.MaxAttempts)
+		drop := err != nil && s.givesUp(d, err, o)
+		s.observeDelivery(d, err, drop)
 		var ra *RetryAfter
-		var perm *Permanent
 		switch {
 		case err == nil:
-		case errors.As(err, &perm) || d.Attempts >= o.MaxAttempts:
+		case drop:
 			// Dropped: retrying cannot help, or has not. Recorded
 			// first, so whoever hears the report finds the record.
 			s.undelivered(ctx, d, err)
@@ -182,6 +186,20 @@ func (s *Service) deliverBatch(ctx context.Context, c Courier, budgets Budgeted,
 		}
 		cancel()
 	}
+}
+
+// givesUp reports whether a failed delivery is dropped: retrying cannot
+// help (Permanent), or it has been tried enough (MaxAttempts, or for
+// GiveUpAfter since it was enqueued).
+func (s *Service) givesUp(d Delivery, err error, o DeliverOptions) bool {
+	var perm *Permanent
+	switch {
+	case errors.As(err, &perm):
+		return true
+	case o.GiveUpAfter > 0:
+		return s.now().Sub(d.CreatedAt) >= o.GiveUpAfter
+	}
+	return d.Attempts >= o.MaxAttempts
 }
 
 // spend takes d's sends from every budget its courier names, and reports
@@ -291,6 +309,10 @@ func (s *Service) deliverOne(ctx context.Context, c Courier, d Delivery) (err er
 			return nil // answered before the reminder went out
 		}
 		return c.Remind(ctx, q, d.Room)
+	case DeliverWebhook:
+		if cc, ok := c.(callCourier); ok {
+			return cc.Call(ctx, q, d)
+		}
 	}
 	return &Permanent{Err: errors.New("unknown delivery kind " + string(d.Kind))}
 }

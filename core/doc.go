@@ -27,6 +27,9 @@
 //     [Outbox] and acks only after a [Courier] succeeded; a card recorded
 //     under the same [Delivery] key is not posted again, and a post that
 //     may have left an unrecorded copy says so in its notified event.
+//     A close's webhook ([Question].CallbackURL, callback.go) is in the
+//     close's own Change and drained the same way ([Service.DeliverCalls]),
+//     under a key ([WebhookKey]) that stays its event id across retries.
 //  5. Stateless buttons: a button carries a [Ref] ([Ref.Encode],
 //     [DecodeRef]); [AnswerFor] turns it into an [AnswerInput] against the
 //     stored question, on any replica, after any restart.

@@ -119,6 +119,9 @@ const (
 	SurfaceMCP      Surface = "mcp"
 	SurfaceSystem   Surface = "system"
 	SurfaceAgent    Surface = "agent"
+	// SurfaceWebhook is the outbox of the callbacks told when a question
+	// closes (callback.go): it holds deliveries, never cards or deciders.
+	SurfaceWebhook Surface = "webhook"
 )
 
 // ChatSurfaces are the surfaces that hold cards and so have outboxes. It
@@ -147,6 +150,13 @@ func (s Surface) String() string { return string(s) }
 
 // IsChat reports whether cards are posted on s.
 func (s Surface) IsChat() bool { return slices.Contains(ChatSurfaces, s) }
+
+// OutboxSurfaces are the surfaces the stores keep an outbox for: every
+// chat surface, then the webhook's.
+var OutboxSurfaces = append(slices.Clip(ChatSurfaces), SurfaceWebhook)
+
+// HasOutbox reports whether the stores keep an outbox for s.
+func (s Surface) HasOutbox() bool { return slices.Contains(OutboxSurfaces, s) }
 
 // ParseSurface accepts the surfaces a human can answer through
 // (AnswerSurfaces).

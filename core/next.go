@@ -34,8 +34,9 @@ type Change struct {
 	Question *Question
 	// Events are appended in order; the store assigns each its Seq.
 	Events []Event
-	// Updates are the card updates to enqueue: one for every card of the
-	// question but the held one.
+	// Updates are the deliveries to enqueue: an update for every card of
+	// the question but the held one, and, when the change closes a
+	// question that has a callback URL, its webhook (callback.go), last.
 	Updates []Delivery
 	// Held is the update of the card the caller's own response shows
 	// (Transition.Hold), when the question has that card: enqueued under
@@ -174,6 +175,9 @@ func Next(q *Question, t Transition) (Change, error) {
 			continue
 		}
 		c.Updates = append(c.Updates, cardUpdate(n, i, UpdateKey(n.ID, n.Version, i), now))
+	}
+	if n.CallbackURL != "" && !n.Open() {
+		c.Updates = append(c.Updates, webhookDelivery(n, now))
 	}
 	return c, nil
 }

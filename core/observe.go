@@ -137,17 +137,16 @@ func resolveResult(out Outcome, err error) string {
 }
 
 // observeDelivery mirrors Deliver's handling of a delivery's error.
-func (s *Service) observeDelivery(d Delivery, err error, maxAttempts int) {
+func (s *Service) observeDelivery(d Delivery, err error, dropped bool) {
 	o := s.observer
 	if o == nil {
 		return
 	}
 	var ra *RetryAfter
-	var perm *Permanent
 	switch {
 	case err == nil:
 		o.Delivered(d.Surface, DeliverySent, 0)
-	case errors.As(err, &perm) || d.Attempts >= maxAttempts:
+	case dropped:
 		o.Delivered(d.Surface, DeliveryGivenUp, 0)
 	case errors.As(err, &ra):
 		o.Delivered(d.Surface, DeliveryRateLimited, ra.After)

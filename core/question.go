@@ -61,6 +61,9 @@ type Question struct {
 	// the question's life is one trace. Both stores keep it in the
 	// question's document, written once at the ask.
 	TraceParent string `json:"traceparent,omitempty"`
+	// CallbackURL, when set, is told when the question closes (its own
+	// from the ask, or its route's; callback.go).
+	CallbackURL string `json:"callback_url,omitempty"`
 	// Version counts the changes stored so far: every change a store
 	// makes to the question moves it on by one, and a Change is written
 	// only while the question is still at the version it was computed

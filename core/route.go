@@ -53,6 +53,9 @@ type Route struct {
 	// Rules decide an approval asked on this route before a person sees
 	// it, first match wins (rules.go); New compiles them.
 	Rules []Rule `json:"-" yaml:"-"`
+	// CallbackURL is told when a question on the route closes, unless
+	// the ask names its own (callback.go).
+	CallbackURL string `json:"callback_url,omitempty" yaml:"callback_url"`
 }
 
 // StandingAllowed reports whether approvers on this route may grant

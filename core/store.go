@@ -31,6 +31,7 @@ const (
 	DeliverRemind   DeliveryKind = "remind"   // post a reminder for a still-open question in Room
 	DeliverEscalate DeliveryKind = "escalate" // post the card in an escalation route's Room
 	DeliverDigest   DeliveryKind = "digest"   // post a "while you were away" digest of Route since Since
+	DeliverWebhook  DeliveryKind = "webhook"  // tell the closed question's callback URL (Room) it closed
 )
 
 // Delivery is one unit of outbound work for a chat adapter. It is stored

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/adapters/internal/apierror"
 	"github.com/askbridge/askbridge/core"
 )
 
@@ -38,6 +39,7 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 		OnTimeout:     req.OnTimeout,
 		MaxReasks:     req.MaxReasks,
 		Quorum:        req.Quorum,
+		CallbackURL:   req.CallbackURL,
 		// A retry after a lost response carries the same key and gets
 		// the question it parked, with 200 rather than 201.
 		IdempotencyKey: r.Header.Get("Idempotency-Key"),
@@ -163,8 +165,18 @@ func (s *Server) answerWait(w http.ResponseWriter, method, path string, q *core.
 		s.failAt(w, method, path, err)
 		return
 	}
-	resp.Question = client.AgentView(q) // waiting is for agents: human text only in the resume
 	writeJSON(w, http.StatusOK, resp)
+}
+
+// WaitBody is the body a wait for q returns, byte for byte: what a
+// question's callback URL is sent when it closes (cmd hands it to the
+// webhook adapter), so a receiver parses one format either way.
+func WaitBody(q *core.Question) ([]byte, error) {
+	resp, err := waitResponse(q)
+	if err != nil {
+		return nil, err
+	}
+	return apierror.Encode(resp)
 }
 
 // waitTimeout reads ?timeout: a duration ([core.ParseDuration]), DefaultWait when absent,
@@ -180,9 +192,11 @@ func (s *Server) waitTimeout(v url.Values) (time.Duration, error) {
 	return min(d, s.maxWait), nil
 }
 
-// waitResponse is the wait body for q: with the resume once it is closed.
+// waitResponse is the wait body for q: with the resume once it is closed,
+// and the question as an agent may see it (waiting is for agents: human
+// text only in the resume).
 func waitResponse(q *core.Question) (client.WaitResponse, error) {
-	resp := client.WaitResponse{QuestionID: q.ID, ToolCallID: q.ToolCallID, State: q.State}
+	resp := client.WaitResponse{QuestionID: q.ID, ToolCallID: q.ToolCallID, State: q.State, Question: client.AgentView(q)}
 	if q.Open() {
 		return resp, nil
 	}

@@ -9,10 +9,10 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/internal/retryafter"
 	"github.com/askbridge/askbridge/core"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
@@ -75,7 +75,7 @@ func (c *connector) call(ctx context.Context, method, path string, in, out any) 
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode/100 != 2 {
-		return classify(&APIError{Status: resp.StatusCode, RetryAfter: retryAfter(resp.Header), Body: strings.TrimSpace(string(raw[:min(len(raw), 300)]))})
+		return classify(&APIError{Status: resp.StatusCode, RetryAfter: retryafter.Parse(resp.Header, time.Now()), Body: strings.TrimSpace(string(raw[:min(len(raw), 300)]))})
 	}
 	if out == nil {
 		return nil
@@ -84,17 +84,6 @@ func (c *connector) call(ctx context.Context, method, path string, in, out any) 
 		return fmt.Errorf("teams: bot connector's answer: %w", err)
 	}
 	return nil
-}
-
-func retryAfter(h http.Header) time.Duration {
-	s := h.Get("Retry-After")
-	if n, err := strconv.Atoi(s); err == nil && n > 0 {
-		return time.Duration(n) * time.Second
-	}
-	if t, err := http.ParseTime(s); err == nil {
-		return time.Until(t)
-	}
-	return 0
 }
 
 // classify maps a Bot Connector error to what the outbox does next:

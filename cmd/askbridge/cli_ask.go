@@ -32,6 +32,7 @@ func cmdAsk(ctx context.Context, args []string, getenv func(string) string, _ io
 		noWait    = fs.Bool("no-wait", false, "print the question id and return without waiting")
 		asJSON    = fs.Bool("json", false, "print the whole wait response as JSON")
 		editable  = fs.String("editable", "", "approval: the argument keys approvers may change, comma-separated, or * for all")
+		callback  = fs.String("callback-url", "", "a URL sent the signed wait response when the question closes (within the server's webhooks.allow)")
 		options   repeated
 		items     repeated
 		calls     repeated
@@ -50,6 +51,7 @@ func cmdAsk(ctx context.Context, args []string, getenv func(string) string, _ io
 		Kind: core.Kind(*kind), Question: *text, Context: *context_, Reversibility: core.Reversibility(*rev),
 		Route: *route, RunID: *run, ToolCallID: *callID, Labels: core.Labels{Project: *project, Task: *task},
 		Timeout: client.Duration(*timeout), OnTimeout: core.TimeoutPolicy(*onTimeout), MaxReasks: *maxReasks,
+		CallbackURL: *callback,
 	}
 	if req.RunID == "" {
 		req.RunID = "cli-" + randomHex(6)

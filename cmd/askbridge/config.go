@@ -29,6 +29,7 @@ type File struct {
 	Tokens     []TokenFile           `yaml:"tokens"`
 	Policies   Policies              `yaml:"policies"`
 	Directives []directive.Extra     `yaml:"directives"`
+	Webhooks   WebhooksFile          `yaml:"webhooks"`
 }
 
 // RouteFile is one route: where its cards go and who may decide. Deciders
@@ -63,6 +64,13 @@ type RouteFile struct {
 	// them to Rooms); who may decide is still Deciders and People.
 	Email []string `yaml:"email"`
 	Ntfy  []string `yaml:"ntfy"`
+
+	// CallbackURL is told when any question on the route closes, unless
+	// the ask names its own; its webhooks are signed with the route's
+	// secret (webhook.go).
+	CallbackURL      string `yaml:"callback_url"`
+	WebhookSecret    Secret `yaml:"webhook_secret"`
+	WebhookSecretEnv string `yaml:"webhook_secret_env"`
 }
 
 // RuleFile is one policy rule: a CEL condition, and what to decide when
@@ -143,6 +151,10 @@ type TokenFile struct {
 	Role     string `yaml:"role"`
 	Token    Secret `yaml:"token"`
 	TokenEnv string `yaml:"token_env"`
+	// WebhookSecret signs the webhooks of callback URLs the token's asks
+	// name (webhook.go).
+	WebhookSecret    Secret `yaml:"webhook_secret"`
+	WebhookSecretEnv string `yaml:"webhook_secret_env"`
 }
 
 // Policies are core's limits and periods.
@@ -274,6 +286,9 @@ func parseFile(raw []byte, getenv func(string) string) (File, error) {
 	if err := checkPeople(f, names); err != nil {
 		return f, err
 	}
+	if err := checkWebhooks(&f, getenv); err != nil {
+		return f, err
+	}
 	p := f.Policies
 	if p.Shards < 0 || p.Shards > core.MaxShards {
 		return f, fmt.Errorf("policies.shards: must be between 1 and %d", core.MaxShards)
@@ -362,6 +377,7 @@ func (s Settings) coreConfig(actorKey []byte) core.Config {
 		DowntimeThreshold: time.Duration(s.File.Policies.DowntimeThreshold),
 		Retention:         time.Duration(s.File.Policies.Retention),
 		Shards:            s.File.Policies.Shards,
+		Callbacks:         core.CallbackPrefixes(s.File.Webhooks.Allow),
 	}
 	for name, r := range s.File.Routes {
 		deciders := map[core.Surface][]string{}
@@ -377,7 +393,7 @@ func (s Settings) coreConfig(actorKey []byte) core.Config {
 		cfg.Routes[name] = core.Route{Name: name, Rooms: r.Rooms, Deciders: deciders, People: r.People, EscalateTo: r.EscalateTo,
 			RemindEvery: time.Duration(r.RemindEvery), RemindMax: r.RemindMax,
 			Quorum: r.Quorum, MaxQuorum: r.MaxQuorum, Deny: core.DenyPolicy(r.Deny),
-			Standing: r.Standing, StandingHours: r.StandingHours, Rules: r.rules()}
+			Standing: r.Standing, StandingHours: r.StandingHours, Rules: r.rules(), CallbackURL: r.CallbackURL}
 	}
 	cfg.People, cfg.Groups = s.File.peopleConfig()
 	if len(cfg.Routes) == 0 {

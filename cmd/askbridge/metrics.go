@@ -16,7 +16,7 @@ import (
 // outbox gauges) and returns the store to give core, which reports the
 // leases it grants.
 func (m *Main) newMetrics(st core.Store) core.Store {
-	src := metrics.Source{Surfaces: core.ChatSurfaces}
+	src := metrics.Source{Surfaces: core.OutboxSurfaces} // the webhook outbox's depth too
 	for name := range m.Settings.coreConfig(nil).Routes {
 		src.Routes = append(src.Routes, name)
 	}

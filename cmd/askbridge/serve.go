@@ -213,6 +213,11 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		m.Log.Info().Str("surface", string(c.Surface())).Msg("chat adapter on")
 	}
 
+	hooks, err := openWebhooks(s.File)
+	if err != nil {
+		return err
+	}
+
 	ln, err := net.Listen("tcp", s.Addr)
 	if err != nil {
 		return fmt.Errorf("ASKBRIDGE_ADDR: %w", err)
@@ -252,6 +257,10 @@ func (m *Main) Run(ctx context.Context) (err error) {
 			}
 			return svc.Deliver(gctx, c, o)
 		})
+	}
+
+	if hooks != nil {
+		g.Go(func() error { return m.deliverWebhooks(gctx, svc, hooks) })
 	}
 
 	m.Log.Info().Str("store", m.StoreKind).Str("url", m.URL).Str("console", m.URL+"/").Msg("askbridge is serving")

@@ -23,6 +23,8 @@ type Options struct {
 	// People and Groups are the configured people (none if nil).
 	People map[string]core.Person
 	Groups map[string]core.Group
+	// Callbacks are the allowed callback URL prefixes (none if nil).
+	Callbacks core.CallbackPrefixes
 }
 
 // ActorKey is the key tests name actors in the event log with.
@@ -83,7 +85,8 @@ func Service(t testing.TB, st core.Store, o Options) *core.Service {
 	if routes == nil {
 		routes = APIRoutes()
 	}
-	svc, err := core.New(st, core.Config{Routes: routes, ActorKey: []byte(ActorKey), People: o.People, Groups: o.Groups}, o.Clock)
+	svc, err := core.New(st, core.Config{Routes: routes, ActorKey: []byte(ActorKey), People: o.People, Groups: o.Groups,
+		Callbacks: o.Callbacks}, o.Clock)
 	if err != nil {
 		t.Fatalf("core.New: %v", err)
 	}

@@ -51,8 +51,8 @@ func (s *Store) Claim(ctx context.Context, surface core.Surface, consumer string
 	if max <= 0 {
 		return nil, core.Errorf(core.CodeInvalid, op, "max must be positive, not %d", max)
 	}
-	if !surface.IsChat() {
-		return nil, core.Errorf(core.CodeInvalid, op, "only chat surfaces have outboxes, not %q", surface)
+	if !surface.HasOutbox() {
+		return nil, core.Errorf(core.CodeInvalid, op, "only %s have outboxes, not %q", core.SurfaceNames(core.OutboxSurfaces), surface)
 	}
 	var timeout <-chan time.Time
 	if block > 0 {
@@ -360,8 +360,8 @@ func (s *Store) Extend(ctx context.Context, surface core.Surface, consumer strin
 // Leave has nothing to forget: the embedded store keeps no list of
 // consumers, only leases on deliveries, which Ack and Retry end.
 func (s *Store) Leave(ctx context.Context, surface core.Surface, consumer string, idle time.Duration) error {
-	if !surface.IsChat() {
-		return core.Errorf(core.CodeInvalid, "leave", "only chat surfaces have outboxes, not %q", surface)
+	if !surface.HasOutbox() {
+		return core.Errorf(core.CodeInvalid, "leave", "only %s have outboxes, not %q", core.SurfaceNames(core.OutboxSurfaces), surface)
 	}
 	return nil
 }

@@ -15,8 +15,8 @@ var _ core.OutboxStats = (*Store)(nil)
 func (s *Store) OutboxStat(ctx context.Context, surface core.Surface) (core.OutboxStat, error) {
 	const op = "outbox stat"
 	var st core.OutboxStat
-	if !surface.IsChat() {
-		return st, core.Errorf(core.CodeInvalid, op, "only chat surfaces have outboxes, not %q", surface)
+	if !surface.HasOutbox() {
+		return st, core.Errorf(core.CodeInvalid, op, "only %s have outboxes, not %q", core.SurfaceNames(core.OutboxSurfaces), surface)
 	}
 	if err := ctx.Err(); err != nil {
 		return st, err

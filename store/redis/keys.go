@@ -94,11 +94,11 @@ func (k keys) held(shard int, s core.Surface) string {
 	return k.tag(shard) + ":held:" + string(s)
 }
 
-// outboxes are the shard's outbox streams in core.ChatSurfaces order, the
-// order surfaceList names them to the scripts.
+// outboxes are the shard's outbox streams in core.OutboxSurfaces order,
+// the order surfaceList names them to the scripts.
 func (k keys) outboxes(shard int) []string {
-	out := make([]string, len(core.ChatSurfaces))
-	for i, s := range core.ChatSurfaces {
+	out := make([]string, len(core.OutboxSurfaces))
+	for i, s := range core.OutboxSurfaces {
 		out[i] = k.outbox(shard, s)
 	}
 	return out

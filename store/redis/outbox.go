@@ -20,8 +20,8 @@ func (s *Store) Enqueue(ctx context.Context, out []core.Delivery) error {
 	const op = "redis enqueue"
 	byShard := make(map[int][]goredis.XAddArgs)
 	for _, d := range out {
-		if !d.Surface.IsChat() {
-			return core.Errorf(core.CodeInvalid, op, "deliveries go to chat surfaces, not %q", d.Surface)
+		if !d.Surface.HasOutbox() {
+			return core.Errorf(core.CodeInvalid, op, "deliveries go to %s, not %q", core.SurfaceNames(core.OutboxSurfaces), d.Surface)
 		}
 		b, err := json.Marshal(&d)
 		if err != nil {
@@ -62,8 +62,8 @@ func (s *Store) deliveryShard(d core.Delivery) int {
 // block for new ones.
 func (s *Store) Claim(ctx context.Context, surface core.Surface, consumer string, max int, minIdle, block time.Duration) ([]core.Delivery, error) {
 	const op = "redis claim"
-	if !surface.IsChat() {
-		return nil, core.Errorf(core.CodeInvalid, op, "only chat surfaces have outboxes, not %q", surface)
+	if !surface.HasOutbox() {
+		return nil, core.Errorf(core.CodeInvalid, op, "only %s have outboxes, not %q", core.SurfaceNames(core.OutboxSurfaces), surface)
 	}
 	if consumer == "" {
 		return nil, core.Errorf(core.CodeInvalid, op, "a consumer name is required")
@@ -310,8 +310,8 @@ func (s *Store) Extend(ctx context.Context, surface core.Surface, consumer strin
 // nothing, and any consumer that holds nothing and has idled past idle.
 func (s *Store) Leave(ctx context.Context, surface core.Surface, consumer string, idle time.Duration) error {
 	const op = "redis leave"
-	if !surface.IsChat() {
-		return core.Errorf(core.CodeInvalid, op, "only chat surfaces have outboxes, not %q", surface)
+	if !surface.HasOutbox() {
+		return core.Errorf(core.CodeInvalid, op, "only %s have outboxes, not %q", core.SurfaceNames(core.OutboxSurfaces), surface)
 	}
 	for shard := range s.shards {
 		stream := s.k.outbox(shard, surface)
@@ -329,8 +329,8 @@ func (s *Store) Leave(ctx context.Context, surface core.Surface, consumer string
 // parseDeliveryID splits a delivery id this store handed out into its
 // shard and stream id.
 func (s *Store) parseDeliveryID(op string, surface core.Surface, id string) (int, string, error) {
-	if !surface.IsChat() {
-		return 0, "", core.Errorf(core.CodeInvalid, op, "only chat surfaces have outboxes, not %q", surface)
+	if !surface.HasOutbox() {
+		return 0, "", core.Errorf(core.CodeInvalid, op, "only %s have outboxes, not %q", core.SurfaceNames(core.OutboxSurfaces), surface)
 	}
 	head, streamID, ok := strings.Cut(id, "/")
 	shard, err := strconv.Atoi(head)

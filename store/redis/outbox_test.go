@@ -125,7 +125,7 @@ func TestOutboxSurvivesLostGroup(t *testing.T) {
 	s := newStoreOn(t, c, redisstore.Options{Prefix: prefix})
 	ctx := context.Background()
 	keys, err := c.Keys(ctx, "{"+prefix+":s0}:out:*").Result()
-	if err != nil || len(keys) != len(core.ChatSurfaces) {
+	if err != nil || len(keys) != len(core.OutboxSurfaces) {
 		t.Fatalf("outbox streams: %v, %v", keys, err)
 	}
 	if err := c.Del(ctx, keys...).Err(); err != nil {

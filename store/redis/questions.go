@@ -108,8 +108,8 @@ func (s *Store) ReadToChange(ctx context.Context, id string) (*core.Question, er
 func appendDeliveries(op string, args []any, out []core.Delivery) ([]any, error) {
 	args = append(args, len(out))
 	for _, d := range out {
-		if !d.Surface.IsChat() {
-			return nil, core.Errorf(core.CodeInvalid, op, "deliveries go to chat surfaces, not %q", d.Surface)
+		if !d.Surface.HasOutbox() {
+			return nil, core.Errorf(core.CodeInvalid, op, "deliveries go to %s, not %q", core.SurfaceNames(core.OutboxSurfaces), d.Surface)
 		}
 		b, err := json.Marshal(&d)
 		if err != nil {

@@ -223,8 +223,8 @@ func (s *Store) outcome(op, id string, r reply) (*core.Question, error) {
 // surfaceList names the outbox streams that end a script's KEYS, in
 // keys.outboxes order.
 var surfaceList = func() string {
-	names := make([]string, len(core.ChatSurfaces))
-	for i, s := range core.ChatSurfaces {
+	names := make([]string, len(core.OutboxSurfaces))
+	for i, s := range core.OutboxSurfaces {
 		names[i] = string(s)
 	}
 	return strings.Join(names, " ")

@@ -19,8 +19,8 @@ var _ core.OutboxStats = (*Store)(nil)
 // embedded store counts them; Oldest is of those on the streams.
 func (s *Store) OutboxStat(ctx context.Context, surface core.Surface) (core.OutboxStat, error) {
 	var st core.OutboxStat
-	if !surface.IsChat() {
-		return st, core.Errorf(core.CodeInvalid, "outbox stat", "only chat surfaces have outboxes, not %q", surface)
+	if !surface.HasOutbox() {
+		return st, core.Errorf(core.CodeInvalid, "outbox stat", "only %s have outboxes, not %q", core.SurfaceNames(core.OutboxSurfaces), surface)
 	}
 	for shard := 0; shard < s.shards; shard++ {
 		later, err := s.client.ZCard(ctx, s.k.later(shard, surface)).Result()

@@ -80,6 +80,16 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 	}
 	cmd = append(cmd, len(c.Updates))
 	for _, d := range c.Updates {
+		if isWebhook(d) {
+			// Whole, with no key of its own: resolve.lua adds it as an
+			// Enqueue does.
+			b, err := json.Marshal(&d)
+			if err != nil {
+				return nil, core.Internal(op, err)
+			}
+			cmd = append(cmd, boxOf(d.Surface), b, "")
+			continue
+		}
 		u, err := updateValue(q.ID, d)
 		if err != nil {
 			return nil, core.Internal(op, err)
@@ -135,12 +145,21 @@ func checkChange(op string, c core.Change) error {
 	if c.Held != nil && c.Hold == nil {
 		return core.Errorf(core.CodeInvalid, op, "a held update needs its hold")
 	}
-	for _, d := range append(c.Updates[:len(c.Updates):len(c.Updates)], heldList(c)...) {
+	for i, d := range append(c.Updates[:len(c.Updates):len(c.Updates)], heldList(c)...) {
+		if i < len(c.Updates) && isWebhook(d) {
+			continue // enqueued whole, as JSON (Commit)
+		}
 		if !d.Surface.IsChat() || d.Message == nil {
 			return core.Errorf(core.CodeInvalid, op, "card updates go to cards on chat surfaces, not %q", d.Surface)
 		}
 	}
 	return nil
+}
+
+// isWebhook reports whether d is a close's webhook, which a change
+// enqueues whole rather than as a card update.
+func isWebhook(d core.Delivery) bool {
+	return d.Kind == core.DeliverWebhook && d.Surface == core.SurfaceWebhook && d.Message == nil
 }
 
 func heldList(c core.Change) []core.Delivery {
@@ -219,9 +238,9 @@ func stateArg(st core.State) any {
 
 // boxOf is the number (from 1) of surface's outbox stream among those
 // that end resolve.lua's KEYS (keys.outboxes order); checkChange has
-// made sure surface is a chat surface.
+// made sure surface has an outbox.
 func boxOf(surface core.Surface) int {
-	for i, sf := range core.ChatSurfaces {
+	for i, sf := range core.OutboxSurfaces {
 		if sf == surface {
 			return i + 1
 		}

@@ -153,6 +153,8 @@ type env struct {
 	clock *core.SimClock
 	// extra routes, beside routes(), for the cases that need their own.
 	extra map[string]core.Route
+	// callbacks are the allowed callback URL prefixes (none if nil).
+	callbacks core.CallbackPrefixes
 }
 
 func newEnv(t *testing.T, h Harness) *env {
@@ -170,7 +172,8 @@ func (e *env) service() *core.Service {
 	for name, r := range e.extra {
 		all[name] = r
 	}
-	return coretest.Service(e.t, e.store, coretest.Options{Routes: all, Clock: e.clock, People: ppl, Groups: groups})
+	return coretest.Service(e.t, e.store, coretest.Options{Routes: all, Clock: e.clock, People: ppl, Groups: groups,
+		Callbacks: e.callbacks})
 }
 
 // restart closes and reopens the store, as a crash and a boot would.

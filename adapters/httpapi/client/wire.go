@@ -66,6 +66,10 @@ type AskRequest struct {
 	// and decisions), within what the route allows; 0 takes the route's.
 	Quorum int         `json:"quorum,omitempty"`
 	Labels core.Labels `json:"labels,omitzero"`
+	// CallbackURL is sent the wait's response, signed, when the question
+	// closes (README, "Webhooks"). It must be under a prefix the server's
+	// webhooks.allow lists; a route may name one for all its questions.
+	CallbackURL string `json:"callback_url,omitempty"`
 	// IdempotencyKey goes as the Idempotency-Key header, not in the body:
 	// asks with the same key (by the same agent) park one question. Asks
 	// with a tool call id need none; they are idempotent per run and tool

@@ -49,21 +49,30 @@ func Write(w http.ResponseWriter, status int, code core.Code, msg string) {
 	WriteJSON(w, status, Body{Error: Detail{Code: code, Message: msg}})
 }
 
-// WriteJSON writes v as the response with status and the API's headers.
-func WriteJSON(w http.ResponseWriter, status int, v any) {
+// Encode renders v as the API writes a body: JSON with HTML escaping off
+// (a message reads as written), ending in a newline.
+func Encode(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// WriteJSON writes v as the response with status and the API's headers.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	b, err := Encode(v)
+	if err != nil {
 		// Our own types always encode; reaching this is a bug.
 		status = http.StatusInternalServerError
-		buf.Reset()
-		buf.WriteString(`{"error":{"code":"internal","message":"internal error"}}` + "\n")
+		b = []byte(`{"error":{"code":"internal","message":"internal error"}}` + "\n")
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json; charset=utf-8")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
+	_, _ = w.Write(b)
 }

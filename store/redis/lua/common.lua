@@ -21,7 +21,7 @@ local C_STALE = 11         -- the question is not at the version the change was
 --   ARGV[2] "1" when the store runs several shards: event numbers then
 --           follow the server clock (microseconds) so that readers merging
 --           shards see them roughly in time order; "0" for a plain counter
---   ARGV[3] the chat surfaces, space-separated, naming the outbox streams
+--   ARGV[3] the outbox surfaces, space-separated, naming the outbox streams
 --           that end KEYS, in that order ("" for scripts without outboxes)
 
 -- outboxes maps each surface named in ARGV[3] to its stream in KEYS,

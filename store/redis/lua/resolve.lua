@@ -27,7 +27,9 @@
 -- ARGV[12] nf, then nf pairs: hash field, value (what changed)
 -- then     ne, then ne events (JSON)
 -- then     nd, then nd triples: the outbox (its number among KEYS[7..]),
---          card (card.go), delivery key
+--          card (card.go), delivery key; or, for a delivery that is no
+--          card update (a close's webhook), the outbox, the delivery's
+--          JSON and "" (it goes on the stream as Enqueue puts it)
 -- then, with a held card: its card, its delivery key, the hold in ms, and
 --          the store's clock in ms ("" for the server's)
 --
@@ -120,7 +122,11 @@ redis.call('HSET', unpack(set))
 
 local nd = tonumber(ARGV[i])
 for j = i + 1, i + 3 * nd, 3 do
-  redis.call('XADD', KEYS[6 + tonumber(ARGV[j])], '*', 'u', ARGV[j + 1], 'k', ARGV[j + 2], 't', ARGV[6])
+  if ARGV[j + 2] == '' then
+    redis.call('XADD', KEYS[6 + tonumber(ARGV[j])], '*', 'd', ARGV[j + 1])
+  else
+    redis.call('XADD', KEYS[6 + tonumber(ARGV[j])], '*', 'u', ARGV[j + 1], 'k', ARGV[j + 2], 't', ARGV[6])
+  end
 end
 i = i + 3 * nd + 1
 if ARGV[i] then

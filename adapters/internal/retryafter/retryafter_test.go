@@ -1,0 +1,33 @@
+package retryafter_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge/adapters/internal/retryafter"
+)
+
+func TestParse(t *testing.T) {
+	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		value string
+		want  time.Duration
+	}{
+		{"", 0},
+		{"120", 2 * time.Minute},
+		{"0", 0},
+		{"-5", 0},
+		{"soon", 0},
+		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second},
+		{now.Add(-time.Minute).Format(http.TimeFormat), 0},
+	} {
+		h := http.Header{}
+		if c.value != "" {
+			h.Set("Retry-After", c.value)
+		}
+		if got := retryafter.Parse(h, now); got != c.want {
+			t.Errorf("Retry-After %q: %s, want %s", c.value, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,39 @@
+package webhook
+
+import (
+	"crypto/hmac"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DefaultTolerance is the replay window Verify is meant to be used with:
+// a webhook signed longer ago (or further ahead, for a skewed clock) than
+// this is refused, so a captured request cannot be played again later.
+const DefaultTolerance = 5 * time.Minute
+
+// Verify checks a received webhook the way the README documents: the
+// timestamp is within tolerance of now, and one of the signature header's
+// "v1=" values is the hex HMAC-SHA256 under secret of the timestamp, ".",
+// and body (the raw bytes, before any parsing). A receiver then processes
+// the event id (HeaderID) once, dropping repeats.
+func Verify(secret []byte, h http.Header, body []byte, now time.Time, tolerance time.Duration) error {
+	ts := h.Get(HeaderTimestamp)
+	sec, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil {
+		return fmt.Errorf("webhook: %s %q is not Unix seconds", HeaderTimestamp, ts)
+	}
+	if age := now.Sub(time.Unix(sec, 0)); age > tolerance || age < -tolerance {
+		return fmt.Errorf("webhook: signed %s from now, outside the %s replay window", age.Round(time.Second), tolerance)
+	}
+	want := []byte(sign(secret, ts, body))
+	for _, v := range strings.Split(h.Get(HeaderSignature), ",") {
+		if got, ok := strings.CutPrefix(strings.TrimSpace(v), "v1="); ok && hmac.Equal([]byte(got), want) {
+			return nil
+		}
+	}
+	return errors.New("webhook: the signature does not match")
+}

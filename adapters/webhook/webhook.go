@@ -1,0 +1,177 @@
+// Package webhook is askbridge's callback door: when a question that
+// names a callback URL closes, the URL is sent the same JSON a wait for
+// the question returns, signed so that the receiver can tell it came from
+// this bridge and is fresh (verify.go holds the scheme and a Verify for Go
+// receivers; the README shows it in Python too).
+//
+// Sends come from the outbox (core.Service.DeliverCalls): the webhook is
+// stored with the close itself and sent at least once, retried with
+// backoff on a failure or a 5xx, after the wait a 429 or 503 names in
+// Retry-After, and given up after a configured age with an undelivered
+// event. Every attempt carries the same event id (the delivery's key), by
+// which a receiver drops repeats.
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/askbridge/askbridge/adapters/internal/retryafter"
+	"github.com/askbridge/askbridge/core"
+)
+
+// The headers every webhook carries.
+const (
+	// HeaderID is the event id: the same on every attempt of one
+	// webhook, so a receiver processes each id once.
+	HeaderID = "Askbridge-Webhook-Id"
+	// HeaderTimestamp is when this attempt was signed, in Unix seconds.
+	HeaderTimestamp = "Askbridge-Webhook-Timestamp"
+	// HeaderSignature is "v1=" and the hex HMAC-SHA256, under the secret,
+	// of the timestamp, ".", and the body.
+	HeaderSignature = "Askbridge-Webhook-Signature"
+)
+
+// Options configure a Sender.
+type Options struct {
+	// Client sends the requests; nil is a client with a 30 s timeout. Its
+	// Transport is used as given (so it can be wrapped, for tracing); its
+	// redirect policy is replaced by one that follows only 307 and 308
+	// (which keep the body) to URLs Allow allows, at most 5 times.
+	Client *http.Client
+	// Allow are the URL prefixes callbacks may go to (webhooks.allow).
+	Allow core.CallbackPrefixes
+	// Body renders the closed question: the API's wait body
+	// (httpapi.WaitBody), so a receiver parses one format either way.
+	Body func(q *core.Question) ([]byte, error)
+	// Keys choose each webhook's secret.
+	Keys *Keys
+	// Now is the clock the timestamp is read from; nil is time.Now.
+	Now func() time.Time
+}
+
+// Sender sends close webhooks; it is the core.Caller the webhook outbox
+// is drained through.
+type Sender struct {
+	client *http.Client
+	allow  core.CallbackPrefixes
+	body   func(q *core.Question) ([]byte, error)
+	keys   *Keys
+	now    func() time.Time
+}
+
+var _ core.Caller = (*Sender)(nil)
+
+// errRedirect marks a redirect the sender refused to follow.
+var errRedirect = errors.New("redirect refused")
+
+// maxRedirects bounds the redirects one attempt follows.
+const maxRedirects = 5
+
+// New checks o and returns a Sender.
+func New(o Options) (*Sender, error) {
+	if o.Body == nil || o.Keys == nil {
+		return nil, errors.New("webhook: a body renderer and keys are required")
+	}
+	if err := o.Allow.Validate(); err != nil {
+		return nil, fmt.Errorf("webhook: %s", core.ErrorMessage(err))
+	}
+	c := &http.Client{Timeout: 30 * time.Second}
+	if o.Client != nil {
+		copied := *o.Client
+		c = &copied
+	}
+	allow := o.Allow
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		switch {
+		case len(via) >= maxRedirects:
+			return fmt.Errorf("%w: more than %d redirects", errRedirect, maxRedirects)
+		case req.Response != nil && req.Response.StatusCode != http.StatusTemporaryRedirect && req.Response.StatusCode != http.StatusPermanentRedirect:
+			return fmt.Errorf("%w: a %d would drop the body; only 307 and 308 are followed", errRedirect, req.Response.StatusCode)
+		}
+		if err := allow.Check("redirect", req.URL.String()); err != nil {
+			return fmt.Errorf("%w: %s", errRedirect, core.ErrorMessage(err))
+		}
+		return nil
+	}
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &Sender{client: c, allow: o.Allow, body: o.Body, keys: o.Keys, now: now}, nil
+}
+
+// Call sends the closed question q to d.Room, signed, as event d.Key.
+// A refusal to send at all (no secret, a URL no longer allowed, a
+// redirect off the list, 410 Gone) is core.Permanent; a 429 or 503 with
+// Retry-After is core.RetryAfter; any other failure is retried.
+func (s *Sender) Call(ctx context.Context, q *core.Question, d core.Delivery) error {
+	if err := s.allow.Check("callback_url", d.Room); err != nil {
+		return &core.Permanent{Err: err} // the allow list has changed since the ask
+	}
+	key, err := s.keys.For(q, d.Room)
+	if err != nil {
+		return &core.Permanent{Err: err}
+	}
+	body, err := s.body(q)
+	if err != nil {
+		return &core.Permanent{Err: err}
+	}
+	ts := strconv.FormatInt(s.now().Unix(), 10)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.Room, bytes.NewReader(body))
+	if err != nil {
+		return &core.Permanent{Err: err}
+	}
+	req.Header.Set("Content-Type", "application/json; charset=utf-8")
+	req.Header.Set("User-Agent", "askbridge-webhook")
+	req.Header.Set(HeaderID, d.Key)
+	req.Header.Set(HeaderTimestamp, ts)
+	req.Header.Set(HeaderSignature, "v1="+sign(key, ts, body))
+	resp, err := s.client.Do(req)
+	if err != nil {
+		if errors.Is(err, errRedirect) {
+			return &core.Permanent{Err: err}
+		}
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // lets the connection be reused
+	return classify(resp, s.now())
+}
+
+// classify maps the receiver's answer to what the outbox does next.
+func classify(resp *http.Response, now time.Time) error {
+	st := resp.StatusCode
+	if st >= 200 && st < 300 {
+		return nil
+	}
+	err := fmt.Errorf("webhook: the receiver answered %d", st)
+	switch st {
+	case http.StatusGone:
+		return &core.Permanent{Err: err} // the receiver says it will never take it
+	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		if wait := retryafter.Parse(resp.Header, now); wait > 0 {
+			return &core.RetryAfter{After: wait, Err: err}
+		}
+	}
+	return err
+}
+
+// sign is the signature of one attempt: hex HMAC-SHA256 under key of the
+// timestamp, ".", and the body.
+func sign(key []byte, ts string, body []byte) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(ts))
+	m.Write([]byte{'.'})
+	m.Write(body)
+	return hex.EncodeToString(m.Sum(nil))
+}

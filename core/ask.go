@@ -264,7 +264,8 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 	if err := in.Validate(); err != nil {
 		return nil, false, err
 	}
-	route, ok := s.cfg.Routes[in.Route]
+	cfg := &s.conf().cfg // one configuration for the whole ask, even across a reload
+	route, ok := cfg.Routes[in.Route]
 	if !ok {
 		return nil, false, Errorf(CodeInvalid, op, "route %q is not configured", in.Route)
 	}
@@ -284,7 +285,7 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 		if err := in.Validate(); err != nil {
 			return nil, false, err
 		}
-		if route, ok = s.cfg.Routes[in.Route]; !ok {
+		if route, ok = cfg.Routes[in.Route]; !ok {
 			return nil, false, Errorf(CodeInvalid, op, "route %q is not configured", in.Route)
 		}
 	}
@@ -293,10 +294,10 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 	}
 	timeout := in.Timeout
 	if timeout == 0 {
-		timeout = s.cfg.DefaultTimeout
+		timeout = cfg.DefaultTimeout
 	}
-	if timeout > s.cfg.MaxTimeout {
-		return nil, false, Errorf(CodeInvalid, op, "timeout %s is longer than the limit %s", timeout, s.cfg.MaxTimeout)
+	if timeout > cfg.MaxTimeout {
+		return nil, false, Errorf(CodeInvalid, op, "timeout %s is longer than the limit %s", timeout, cfg.MaxTimeout)
 	}
 	if in.OnTimeout == OnTimeoutReask && in.MaxReasks == 0 {
 		in.MaxReasks = 1
@@ -310,9 +311,9 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 	if err != nil {
 		return nil, false, err
 	}
-	shard := mrand.IntN(s.cfg.Shards)
+	shard := mrand.IntN(cfg.Shards)
 	if idem != nil {
-		shard = idem.shard(s.cfg.Shards)
+		shard = idem.shard(cfg.Shards)
 	}
 	now := s.now()
 	q = &Question{
@@ -326,6 +327,7 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 		Context:       in.Context,
 		Reversibility: in.Reversibility,
 		Route:         in.Route,
+		AskedRoute:    route.pinned(),
 		Options:       in.Options,
 		Items:         in.Items,
 		CreatedAt:     now,

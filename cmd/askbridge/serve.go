@@ -169,7 +169,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	// Both stores keep budgets, shared by every replica on one Redis: the
 	// outbox's send budgets and the console's sign-in attempts.
 	budget, _ := m.store.(core.Budget)
-	if m.console, err = openConsole(s, svc, budget, tokens, m.Clock, m.Log); err != nil {
+	if m.console, err = openConsole(s, svc, budget, api.Keys(), m.Clock, m.Log); err != nil {
 		return err
 	}
 	api.Handle("/", m.console) // everything the API and the probes do not take

@@ -264,7 +264,8 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 	if err := in.Validate(); err != nil {
 		return nil, false, err
 	}
-	cfg := &s.conf().cfg // one configuration for the whole ask, even across a reload
+	b := s.conf() // one configuration for the whole ask, even across a reload
+	cfg := &b.cfg
 	route, ok := cfg.Routes[in.Route]
 	if !ok {
 		return nil, false, Errorf(CodeInvalid, op, "route %q is not configured", in.Route)
@@ -327,7 +328,7 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 		Context:       in.Context,
 		Reversibility: in.Reversibility,
 		Route:         in.Route,
-		AskedRoute:    route.pinned(),
+		AskedRoute:    json.RawMessage(b.pinned[route.Name]),
 		Options:       in.Options,
 		Items:         in.Items,
 		CreatedAt:     now,

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -66,6 +67,10 @@ type Service struct {
 type bound struct {
 	cfg Config
 	dir directory
+	// pinned is each route as a question asked now keeps it
+	// (Question.AskedRoute), so that RouteOf knows a question asked under
+	// the route in force without decoding its copy.
+	pinned map[string]string
 }
 
 // conf is the configuration in force now. A method that reads several
@@ -164,7 +169,15 @@ func bind(cfg Config) (*bound, error) {
 		routes[name] = r
 	}
 	cfg.Routes = routes
-	return &bound{cfg: cfg, dir: dir}, nil
+	b := &bound{cfg: cfg, dir: dir, pinned: make(map[string]string, len(routes))}
+	for name, r := range routes {
+		raw, err := json.Marshal(r.settings())
+		if err != nil {
+			return nil, fmt.Errorf("core: route %q: %w", name, err)
+		}
+		b.pinned[name] = string(raw)
+	}
+	return b, nil
 }
 
 // Ping reports whether the store answers, for readiness probes.

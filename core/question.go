@@ -23,12 +23,12 @@ type Question struct {
 	Reversibility Reversibility `json:"reversibility"`
 	Route         string        `json:"route"`
 	// AskedRoute is the route as it was configured when the question was
-	// asked, less its rules (they act only at the ask). A reload may
-	// change or remove the route; the question is still posted, reminded,
-	// escalated and answered by this copy (RouteOf), on every replica and
-	// after a restart. Questions stored before it existed have none and
-	// follow the route of their name.
-	AskedRoute *Route `json:"asked_route,omitempty"`
+	// asked (its JSON), less its rules, which act only at the ask. A
+	// reload may change or remove the route; the question is still
+	// posted, reminded, escalated and answered by this copy (RouteOf), on
+	// every replica and after a restart. Questions stored before it
+	// existed have none and follow the route of their name.
+	AskedRoute json.RawMessage `json:"asked_route,omitempty"`
 
 	Options []Option    `json:"options,omitempty"` // decision
 	Items   []FormItem  `json:"items,omitempty"`   // form

@@ -79,20 +79,25 @@ func (s *Service) RecordReload(ctx context.Context, r Reload, reason string) (Ev
 
 // RouteOf is the route q is held to: the one it was asked under
 // (Question.AskedRoute), with its people entries resolved against the
-// people configured now; a question stored without that copy follows
-// the configured route of its name. ok is false when neither exists, and
-// then nobody may act on it (fail closed).
+// people configured now; a question stored without that copy, or with
+// one that does not read, follows the configured route of its name. ok
+// is false when there is none, and then nobody may act on it (fail
+// closed).
 func (s *Service) RouteOf(q *Question) (Route, bool) {
-	if q.AskedRoute == nil {
-		return s.Route(q.Route)
+	b := s.conf()
+	if len(q.AskedRoute) == 0 || string(q.AskedRoute) == b.pinned[q.Route] {
+		r, ok := b.cfg.Routes[q.Route] // as asked: nothing changed since
+		return r, ok
 	}
-	r := *q.AskedRoute
+	var r Route
+	if err := json.Unmarshal(q.AskedRoute, &r); err != nil {
+		r, ok := b.cfg.Routes[q.Route]
+		return r, ok
+	}
 	r.Name = q.Route
-	if len(r.People) > 0 {
-		// A person or group removed since fails closed: nobody through
-		// People (members' error leaves persons empty).
-		r.persons, _ = s.conf().dir.members(r.Name, r.People)
-	}
+	// A person or group removed since lets nobody in through People
+	// (members fails, leaving persons empty): fail closed.
+	r.persons, _ = b.dir.members(r.Name, r.People)
 	return r, true
 }
 
@@ -103,10 +108,10 @@ func (s *Service) routeOrNone(q *Question) Route {
 	return r
 }
 
-// pinned is r as a question keeps it (Question.AskedRoute): the settings
-// alone, with neither the compiled rules nor the resolved people, which
-// RouteOf resolves again.
-func (r Route) pinned() *Route {
+// settings is r as a question keeps it (Question.AskedRoute): neither
+// the compiled rules nor the resolved people, which RouteOf resolves
+// again.
+func (r Route) settings() Route {
 	r.Rules, r.persons = nil, nil
-	return &r
+	return r
 }

@@ -109,7 +109,7 @@ func (s *Server) directive(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	text, err := directive.Text(a, t, v.Get("role"), v.Get("department"), s.extras)
+	text, err := directive.Text(a, t, v.Get("role"), v.Get("department"), *s.extras.Load())
 	if err != nil {
 		s.fail(w, r, core.Internal("directive", err)) // extras were checked in New
 		return

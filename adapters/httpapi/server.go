@@ -25,6 +25,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/adapters/internal/access"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/directive"
@@ -77,7 +78,10 @@ type Server struct {
 	log     zerolog.Logger
 	keys    *Keys
 	maxWait time.Duration
-	extras  []directive.Extra
+	// extras and digestOf change when the configuration is reloaded
+	// (config.go).
+	extras   atomic.Pointer[[]directive.Extra]
+	digestOf atomic.Pointer[client.ConfigDigest]
 	// unavailable is Options.Unavailable, or core.Unavailable alone.
 	unavailable func(error) bool
 	// api routes /v1; mux routes the probes and whatever Handle mounts.
@@ -118,7 +122,6 @@ func New(svc *core.Service, opts Options) (*Server, error) {
 		svc:     svc,
 		log:     opts.Log,
 		maxWait: opts.MaxWait,
-		extras:  append([]directive.Extra(nil), opts.Extras...),
 		unavailable: func(err error) bool {
 			return core.Unavailable(err) || opts.Unavailable != nil && opts.Unavailable(err)
 		},
@@ -127,6 +130,8 @@ func New(svc *core.Service, opts Options) (*Server, error) {
 		eventPoll: 250 * time.Millisecond,
 		keepAlive: 15 * time.Second,
 	}
+	extras := append([]directive.Extra(nil), opts.Extras...)
+	s.extras.Store(&extras)
 	var err error
 	if s.keys, err = access.NewKeys(opts.Tokens); err != nil {
 		return nil, fmt.Errorf("httpapi: %w", err) // checked by Validate above
@@ -156,6 +161,7 @@ func (s *Server) routes() {
 	s.v1("GET /v1/digest", "read digests", s.digest, RoleOperator, RoleObserver)
 	s.v1("GET /v1/people", "read people", s.people, RoleOperator, RoleObserver)
 	s.v1("GET /v1/directive", "read the directive", s.directive, RoleAgent, RoleOperator, RoleObserver)
+	s.v1("GET /v1/config/digest", "read the configuration's digest", s.configDigest, RoleAdmin)
 	s.mux.HandleFunc("GET /healthz", s.healthz)
 	s.mux.HandleFunc("GET /readyz", s.readyz)
 	// Any other method on a probe is the API's 405, not whatever a

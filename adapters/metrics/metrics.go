@@ -310,8 +310,8 @@ type storeCollector struct {
 	src Source
 	// routes is src.Routes as the last configuration loaded named them.
 	routes atomic.Pointer[[]string]
-	mu   sync.Mutex // one scrape at a time reads the store
-	open func(ctx context.Context, cursor string, limit int) ([]*core.Question, string, error)
+	mu     sync.Mutex // one scrape at a time reads the store
+	open   func(ctx context.Context, cursor string, limit int) ([]*core.Question, string, error)
 }
 
 var (

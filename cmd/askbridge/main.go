@@ -90,7 +90,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return 2
 	}
 	log := newLogger(stderr, settings.LogFormat, settings.LogLevel)
-	m := &Main{Settings: settings, Stdout: stdout, Log: log}
+	hangups := make(chan os.Signal, 1)
+	signal.Notify(hangups, syscall.SIGHUP)
+	defer signal.Stop(hangups)
+	m := &Main{Settings: settings, Stdout: stdout, Log: log, Hangups: hangups, Getenv: getenv}
 	if err := m.Run(ctx); err != nil {
 		log.Error().Err(err).Msg("cannot start")
 		return 1

@@ -18,6 +18,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/console"
 	"github.com/askbridge/askbridge/adapters/hooks"
 	"github.com/askbridge/askbridge/adapters/httpapi"
+	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/adapters/mcp"
 	"github.com/askbridge/askbridge/adapters/metrics"
 	"github.com/askbridge/askbridge/core"
@@ -34,6 +35,13 @@ type Main struct {
 	Log      zerolog.Logger
 	Clock    core.Clock // nil: the wall clock
 	Loops    core.Loops
+	// Hangups are the SIGHUPs that have the configuration file read again
+	// (reload.go); serve relays the process's, a test sends its own. Nil:
+	// the file is read again only when it changes.
+	Hangups <-chan os.Signal
+	// Getenv reads the environment for a reloaded file's token_env
+	// entries; nil is os.Getenv.
+	Getenv func(string) string
 
 	// Set by Run.
 	URL        string // http://host:port of the listener
@@ -142,11 +150,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return fmt.Errorf("admin token: %w", err)
 	}
 	m.AdminToken = admin
-	tokens := []httpapi.Token{{Name: adminTokenName, Secret: admin, Role: httpapi.RoleAdmin}}
-	for _, t := range s.File.Tokens {
-		role, _ := httpapi.ParseRole(t.Role) // checked at load
-		tokens = append(tokens, httpapi.Token{Name: t.Name, Secret: t.Token.Reveal(), Role: role})
-	}
+	tokens := m.apiTokens(s.File)
 
 	boot, err := svc.Boot(ctx)
 	if err != nil {
@@ -166,6 +170,18 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	m.api = api
+	reloads := &reloader{m: m, getenv: m.Getenv, actorKey: []byte(actorKey), file: s.File,
+		digest: s.fileDigest, loaded: m.now(), start: s.File.Policies}
+	if reloads.getenv == nil {
+		reloads.getenv = os.Getenv
+	}
+	api.SetConfigDigest(client.ConfigDigest{Digest: reloads.digest, LoadedAt: reloads.loaded})
+	reloads.watch()
+	defer func() {
+		if err != nil && reloads.watcher != nil {
+			reloads.watcher.Close() // the loop that would close it never starts
+		}
+	}()
 	// Both stores keep budgets, shared by every replica on one Redis: the
 	// outbox's send budgets and the console's sign-in attempts.
 	budget, _ := m.store.(core.Budget)
@@ -230,6 +246,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return nil
 	})
 	g.Go(m.serveMetrics())
+	g.Go(func() error { return reloads.runReloads(gctx, m.Hangups) })
 	g.Go(func() error {
 		return svc.Run(gctx, m.Loops, func(err error) { m.Log.Error().Err(err).Msg("background pass failed") })
 	})
@@ -257,6 +274,14 @@ func (m *Main) Run(ctx context.Context) (err error) {
 			filepath.Join(s.DataDir, "admin.token"), admin)
 	}
 	return nil
+}
+
+// now is the program's clock's time.
+func (m *Main) now() time.Time {
+	if m.Clock != nil {
+		return m.Clock.Now().UTC()
+	}
+	return time.Now().UTC()
 }
 
 // stableReplicaID is this replica's name for leases when

@@ -103,3 +103,50 @@ func TestReconfigureRefusesAndKeepsTheRunningConfiguration(t *testing.T) {
 		t.Fatalf("a refused configuration changed the route: %+v", r)
 	}
 }
+
+// BenchmarkRouteOf is the route lookup every answer, card and reminder
+// makes: Route (by name, as before questions kept their route) is the
+// yardstick; unchanged is a question asked under the route in force,
+// reloaded one asked before a reload changed it.
+func BenchmarkRouteOf(b *testing.B) {
+	routes := map[string]core.Route{"ops": {Deciders: map[core.Surface][]string{core.SurfaceAPI: {"alice"}, core.SurfaceSlack: {"U1", "role:S1"}},
+		People: []string{"person:carol"}, RemindEvery: 3600e9, Quorum: 1}}
+	svc, err := core.New(coretest.OpenStore(b), reloadConfig(routes), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	old, err := svc.Ask(context.Background(), core.AskInput{Kind: core.KindClarification, Agent: "a", RunID: "r", Text: "?",
+		Reversibility: core.Reversible, Route: "ops"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := svc.Reconfigure(reloadConfig(map[string]core.Route{"ops": apiRoute("bob")})); err != nil {
+		b.Fatal(err)
+	}
+	fresh, err := svc.Ask(context.Background(), core.AskInput{Kind: core.KindClarification, Agent: "a", RunID: "r", Text: "?",
+		Reversibility: core.Reversible, Route: "ops"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("Route", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, ok := svc.Route("ops"); !ok {
+				b.Fatal("no route")
+			}
+		}
+	})
+	for _, c := range []struct {
+		name string
+		q    *core.Question
+	}{{"unchanged", fresh}, {"reloaded", old}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, ok := svc.RouteOf(c.q); !ok {
+					b.Fatal("no route")
+				}
+			}
+		})
+	}
+}

@@ -75,3 +75,18 @@ func TestConfigDigest(t *testing.T) {
 		}
 	}
 }
+
+// A question's copy of its route is the bridge's bookkeeping: the digest
+// names the route and leaves its settings (deciders' accounts) out.
+func TestDigestLeavesTheRouteCopyOut(t *testing.T) {
+	e := newEnv(t)
+	e.ask(agentA, "run-digest")
+	since := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
+	r := e.do("GET", "/v1/digest?since="+since, &operator, "")
+	if r.status != 200 || !strings.Contains(string(r.body), `"route":"default"`) {
+		t.Fatalf("digest: %d %s", r.status, r.body)
+	}
+	if strings.Contains(string(r.body), "asked_route") {
+		t.Fatalf("the digest carries the route's copy: %s", r.body)
+	}
+}

@@ -54,6 +54,27 @@ type reloader struct {
 	watcher *fsnotify.Watcher
 }
 
+// newReloader sets the file in force (s's) as the one the digest
+// endpoint reports and starts watching its directory; runReloads then
+// reloads it until the program stops.
+func (m *Main) newReloader(s Settings, actorKey []byte) *reloader {
+	r := &reloader{m: m, getenv: m.Getenv, actorKey: actorKey, file: s.File,
+		digest: s.fileDigest, loaded: m.now(), start: s.File.Policies}
+	if r.getenv == nil {
+		r.getenv = os.Getenv
+	}
+	m.api.SetConfigDigest(client.ConfigDigest{Digest: r.digest, LoadedAt: r.loaded})
+	r.watch()
+	return r
+}
+
+// close stops the watch, for a program that stops before runReloads ran.
+func (r *reloader) close() {
+	if r.watcher != nil {
+		r.watcher.Close()
+	}
+}
+
 // watch starts watching the file's directory, which sees an edit in
 // place, a file replaced by rename, and a Kubernetes ConfigMap update
 // (which swaps the directory's ..data symlink). Run calls it before it
@@ -83,8 +104,8 @@ func (r *reloader) watch() {
 func (r *reloader) runReloads(ctx context.Context, hangups <-chan os.Signal) error {
 	var events <-chan fsnotify.Event
 	var errs <-chan error
+	defer r.close()
 	if r.watcher != nil {
-		defer r.watcher.Close()
 		events, errs = r.watcher.Events, r.watcher.Errors
 	}
 	debounce := time.NewTimer(reloadDebounce)

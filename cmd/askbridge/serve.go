@@ -18,7 +18,6 @@ import (
 	"github.com/askbridge/askbridge/adapters/console"
 	"github.com/askbridge/askbridge/adapters/hooks"
 	"github.com/askbridge/askbridge/adapters/httpapi"
-	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/adapters/mcp"
 	"github.com/askbridge/askbridge/adapters/metrics"
 	"github.com/askbridge/askbridge/core"
@@ -170,16 +169,10 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	m.api = api
-	reloads := &reloader{m: m, getenv: m.Getenv, actorKey: []byte(actorKey), file: s.File,
-		digest: s.fileDigest, loaded: m.now(), start: s.File.Policies}
-	if reloads.getenv == nil {
-		reloads.getenv = os.Getenv
-	}
-	api.SetConfigDigest(client.ConfigDigest{Digest: reloads.digest, LoadedAt: reloads.loaded})
-	reloads.watch()
+	reloads := m.newReloader(s, []byte(actorKey))
 	defer func() {
-		if err != nil && reloads.watcher != nil {
-			reloads.watcher.Close() // the loop that would close it never starts
+		if err != nil {
+			reloads.close() // the loop that would close it never starts
 		}
 	}()
 	// Both stores keep budgets, shared by every replica on one Redis: the

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -48,7 +49,8 @@ routes:
 type reloading struct {
 	m       *Main
 	hangups chan os.Signal
-	file    string // where the test writes the configuration
+	file    string      // where the test writes the configuration
+	logs    *syncBuffer // the program's warnings and errors
 }
 
 // startReloading writes yaml to file, points ASKBRIDGE_CONFIG at config
@@ -68,8 +70,9 @@ func startReloading(t *testing.T, env map[string]string, config, file, yaml stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &reloading{hangups: make(chan os.Signal, 1), file: file}
-	r.m = &Main{Settings: s, Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel), Hangups: r.hangups, Getenv: getenv}
+	r := &reloading{hangups: make(chan os.Signal, 1), file: file, logs: &syncBuffer{}}
+	log := zerolog.New(io.MultiWriter(zerolog.NewTestWriter(t), r.logs)).Level(zerolog.WarnLevel)
+	r.m = &Main{Settings: s, Log: log, Hangups: r.hangups, Getenv: getenv}
 	if err := r.m.Run(t.Context()); err != nil {
 		t.Fatalf("run: %v", err)
 	}
@@ -264,13 +267,14 @@ func TestReloadRefusesABadFile(t *testing.T) {
 	for i, c := range []struct {
 		name, yaml, want string
 	}{
-		{"broken YAML", "routes: [deploy\n", "yaml"},
+		{"broken YAML", "routes: [deploy\n", "yaml: line 1"},
 		{"a decider on no surface", reloadYAML("ops-two", "    people: []\n  other:\n    deciders:\n      pager: [ops-two]\n"), "routes.other.deciders.pager"},
 		{"an unknown person", reloadYAML("ops-two", "    people: [\"person:zed\"]\n"), `routes.deploy.people: no person named "zed"`},
 		{"a misspelt key", reloadYAML("ops-two", "    escalate_too: deploy\n"), "escalate_too"},
 		{"a short token", strings.Replace(reloadYAML("ops-two", ""), reloadOpsTwo, "short", 1), "tokens[2]"},
 		{"an unknown escalation route", reloadYAML("ops-two", "    escalate_to: nowhere\n"), "routes.deploy.escalate_to"},
 	} {
+		before := len(r.logs.String())
 		digest := r.rewrite(t, c.yaml)
 		d := r.digest(t, r.m.AdminToken)
 		if d.Digest != digestOf(good) || d.Refused == nil || d.Refused.Digest != digest || !strings.Contains(d.Refused.Error, c.want) {
@@ -282,6 +286,10 @@ func TestReloadRefusesABadFile(t *testing.T) {
 		}
 		if rec := reloadOf(t, evs[i]); rec.Applied || rec.Digest != digest || !strings.Contains(evs[i].Reason, c.want) {
 			t.Fatalf("%s: event %+v (reason %q)", c.name, rec, evs[i].Reason)
+		}
+		logged := r.logs.String()[before:]
+		if key, _, _ := strings.Cut(c.want, " "); !strings.Contains(logged, `"error":`) || !strings.Contains(logged, key) { // the log's JSON escapes quotes
+			t.Fatalf("%s: the log does not name %q", c.name, key)
 		}
 	}
 	fams := scrape(t, url, r.m.AdminToken)
@@ -355,6 +363,9 @@ func TestReloadOnConfigMapSwap(t *testing.T) {
 	if rec.Trigger != "file" || !rec.Applied || !slices.Equal(rec.Restart, []string{"policies.shards"}) ||
 		!slices.Equal(rec.Changed, []string{"routes.deploy", "tokens"}) {
 		t.Fatalf("reconfigured event: %+v", rec)
+	}
+	if logs := r.logs.String(); !strings.Contains(logs, `"setting":"policies.shards"`) || !strings.Contains(logs, "takes a restart") {
+		t.Fatalf("the log does not name the setting that waits for a restart:\n%s", logs)
 	}
 	q := askOn(t, r.m.URL, "deploy")
 	if got := answerAs(t, r.m.URL, reloadOpsOne, q.ID); got != http.StatusUnauthorized {

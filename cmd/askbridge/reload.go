@@ -116,9 +116,17 @@ func (r *reloader) runReloads(ctx context.Context, hangups <-chan os.Signal) err
 			return nil
 		case <-hangups:
 			r.reload(ctx, reloadSIGHUP)
-		case <-events:
+		case _, ok := <-events:
+			if !ok {
+				events = nil // the watch ended: SIGHUP still reads the file
+				continue
+			}
 			debounce.Reset(reloadDebounce)
-		case err := <-errs:
+		case err, ok := <-errs:
+			if !ok {
+				errs = nil
+				continue
+			}
 			r.m.Log.Warn().Err(err).Msg("watching the configuration's directory")
 		case <-debounce.C:
 			r.reload(ctx, reloadFile)

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
@@ -100,7 +101,8 @@ func (s *Service) planAsk(in AskInput) (askPlan, error) {
 	if err := in.Validate(); err != nil {
 		return askPlan{}, err
 	}
-	route, ok := s.cfg.Routes[in.Route]
+	b := s.conf() // one configuration for the whole ask, even across a reload
+	route, ok := b.cfg.Routes[in.Route]
 	if !ok {
 		return askPlan{}, Errorf(CodeInvalid, op, "route %q is not configured", in.Route)
 	}
@@ -117,37 +119,39 @@ func (s *Service) planAsk(in AskInput) (askPlan, error) {
 		if err := in.Validate(); err != nil {
 			return askPlan{}, err
 		}
-		if route, ok = s.cfg.Routes[in.Route]; !ok {
+		if route, ok = b.cfg.Routes[in.Route]; !ok {
 			return askPlan{}, Errorf(CodeInvalid, op, "route %q is not configured", in.Route)
 		}
 	}
-	q, err := s.newQuestion(in, route, verdict, calls)
+	q, err := s.newQuestion(b, in, route, verdict, calls)
 	if err != nil {
 		return askPlan{}, err
 	}
 	return askPlan{in: in, route: route, verdict: verdict, calls: calls, q: q}, nil
 }
 
-// newQuestion is the open question a checked input makes on its route:
+// newQuestion is the open question a checked input makes on its route,
+// under the configuration b in force (whose copy of the route the
+// question keeps, so a reload leaves it the route it was asked under):
 // its deadline, quorum, idempotency and shard, and for an approval its
 // call (or a batch's calls) hashed, with the standing approvals the route
 // offers and the rules that applied.
-func (s *Service) newQuestion(in AskInput, route Route, verdict RuleVerdict, calls []RuleVerdict) (*Question, error) {
+func (s *Service) newQuestion(b *bound, in AskInput, route Route, verdict RuleVerdict, calls []RuleVerdict) (*Question, error) {
 	const op = "ask"
 	if in.OnTimeout == OnTimeoutEscalate && route.EscalateTo == "" {
 		return nil, Errorf(CodeInvalid, op, "on_timeout escalate needs route %q to name escalate_to", in.Route)
 	}
 	timeout := in.Timeout
 	if timeout == 0 {
-		timeout = s.cfg.DefaultTimeout
+		timeout = b.cfg.DefaultTimeout
 	}
-	if timeout > s.cfg.MaxTimeout {
-		return nil, Errorf(CodeInvalid, op, "timeout %s is longer than the limit %s", timeout, s.cfg.MaxTimeout)
+	if timeout > b.cfg.MaxTimeout {
+		return nil, Errorf(CodeInvalid, op, "timeout %s is longer than the limit %s", timeout, b.cfg.MaxTimeout)
 	}
 	if in.OnTimeout == OnTimeoutReask && in.MaxReasks == 0 {
 		in.MaxReasks = 1
 	}
-	callback, err := s.callbackOf(in, route)
+	callback, err := callbackOf(&b.cfg, in, route)
 	if err != nil {
 		return nil, err
 	}
@@ -159,9 +163,9 @@ func (s *Service) newQuestion(in AskInput, route Route, verdict RuleVerdict, cal
 	if err != nil {
 		return nil, err
 	}
-	shard := mrand.IntN(s.cfg.Shards)
+	shard := mrand.IntN(b.cfg.Shards)
 	if idem != nil {
-		shard = idem.shard(s.cfg.Shards)
+		shard = idem.shard(b.cfg.Shards)
 	}
 	now := s.now()
 	q := &Question{
@@ -175,6 +179,7 @@ func (s *Service) newQuestion(in AskInput, route Route, verdict RuleVerdict, cal
 		Context:       in.Context,
 		Reversibility: in.Reversibility,
 		Route:         in.Route,
+		AskedRoute:    json.RawMessage(b.pinned[route.Name]),
 		Options:       in.Options,
 		Items:         in.Items,
 		CreatedAt:     now,

@@ -105,16 +105,17 @@ func underPrefix(u, prefix *url.URL) bool {
 	return ok && (rest == "" || strings.HasSuffix(pp, "/") || rest[0] == '/')
 }
 
-// callbackOf is the callback URL a question asked with in on route gets:
+// callbackOf is the callback URL a question asked with in on route gets
+// under cfg:
 // the ask's own, or else the route's, checked against the allowed
 // prefixes either way (a route's was checked at load, but the list may
 // have changed since).
-func (s *Service) callbackOf(in AskInput, route Route) (string, error) {
+func callbackOf(cfg *Config, in AskInput, route Route) (string, error) {
 	switch {
 	case in.CallbackURL != "":
-		return in.CallbackURL, s.cfg.Callbacks.Check("callback_url", in.CallbackURL)
+		return in.CallbackURL, cfg.Callbacks.Check("callback_url", in.CallbackURL)
 	case route.CallbackURL != "":
-		return route.CallbackURL, s.cfg.Callbacks.Check("routes."+route.Name+".callback_url", route.CallbackURL)
+		return route.CallbackURL, cfg.Callbacks.Check("routes."+route.Name+".callback_url", route.CallbackURL)
 	}
 	return "", nil
 }

@@ -2,10 +2,12 @@ package core
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -51,18 +53,51 @@ const (
 // ticker) calls it, and it alone changes questions.
 type Service struct {
 	store    Store
-	cfg      Config
 	clock    Clock
-	observer Observer // nil: nobody listens (see observe.go)
-	dir      directory
+	observer Observer   // nil: nobody listens (see observe.go)
 	tracer   spanTracer // nil: tracing is off (trace.go)
+	// live is the configuration being enforced, swapped whole by
+	// Reconfigure (reconfigure.go): a reader loads it once and sees one
+	// configuration throughout, never half of two, and nobody waits.
+	live atomic.Pointer[bound]
+	// reminded is set once any configuration bound has a route with
+	// reminders, so questions asked under it are still reminded after a
+	// reload takes them away (Remind).
+	reminded atomic.Bool
 }
+
+// bound is one checked configuration and the people directory built from
+// it.
+type bound struct {
+	cfg Config
+	dir directory
+	// pinned is each route as a question asked now keeps it
+	// (Question.AskedRoute), so that RouteOf knows a question asked under
+	// the route in force without decoding its copy.
+	pinned map[string]string
+}
+
+// conf is the configuration in force now. A method that reads several
+// settings loads it once.
+func (s *Service) conf() *bound { return s.live.Load() }
 
 // New checks cfg and returns a Service over store.
 func New(store Store, cfg Config, clock Clock) (*Service, error) {
 	if clock == nil {
 		clock = RealClock{}
 	}
+	b, err := bind(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s := &Service{store: store, clock: clock}
+	s.swap(b)
+	return s, nil
+}
+
+// bind fills cfg's defaults and checks it whole: the one validation of a
+// configuration, at start and at every reload.
+func bind(cfg Config) (*bound, error) {
 	if cfg.DefaultTimeout == 0 {
 		cfg.DefaultTimeout = DefaultTimeout
 	}
@@ -146,7 +181,15 @@ func New(store Store, cfg Config, clock Clock) (*Service, error) {
 		routes[name] = r
 	}
 	cfg.Routes = routes
-	return &Service{store: store, cfg: cfg, clock: clock, dir: dir}, nil
+	b := &bound{cfg: cfg, dir: dir, pinned: make(map[string]string, len(routes))}
+	for name, r := range routes {
+		raw, err := json.Marshal(r.settings())
+		if err != nil {
+			return nil, fmt.Errorf("core: route %q: %w", name, err)
+		}
+		b.pinned[name] = string(raw)
+	}
+	return b, nil
 }
 
 // Ping reports whether the store answers, for readiness probes.
@@ -162,7 +205,7 @@ type valuesOnly struct{ Values }
 
 // Route returns a configured route.
 func (s *Service) Route(name string) (Route, bool) {
-	r, ok := s.cfg.Routes[name]
+	r, ok := s.conf().cfg.Routes[name]
 	return r, ok
 }
 
@@ -170,12 +213,13 @@ func (s *Service) Route(name string) (Route, bool) {
 func (s *Service) now() time.Time { return s.clock.Now().UTC().Truncate(time.Millisecond) }
 
 // pseudonym names d in the event log (see Pseudonym).
-func (s *Service) pseudonym(d Decider) string { return Pseudonym(s.cfg.ActorKey, d) }
+func (s *Service) pseudonym(d Decider) string { return Pseudonym(s.conf().cfg.ActorKey, d) }
 
 // sortedRouteNames keeps boot-time work in a stable order.
 func (s *Service) sortedRouteNames() []string {
-	names := make([]string, 0, len(s.cfg.Routes))
-	for n := range s.cfg.Routes {
+	routes := s.conf().cfg.Routes
+	names := make([]string, 0, len(routes))
+	for n := range routes {
 		names = append(names, n)
 	}
 	sort.Strings(names)

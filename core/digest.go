@@ -47,7 +47,7 @@ func (s *Service) Digest(ctx context.Context, dq DigestQuery) (Digest, error) {
 		accounts = append(accounts, s.identify(*dq.Decider))
 	}
 	if dq.Person != "" {
-		if _, ok := s.dir.people[dq.Person]; !ok {
+		if _, ok := s.Person(dq.Person); !ok {
 			return Digest{}, Errorf(CodeInvalid, op, "no person named %q", dq.Person)
 		}
 		accounts = append(accounts, s.accounts(dq.Person)...)

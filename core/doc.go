@@ -89,7 +89,10 @@
 //
 // # Files
 //
-// config.go holds [Config] and [New]; ask.go [AskInput] and [Service.Ask],
+// config.go holds [Config] and [New], and reconfigure.go
+// [Service.Reconfigure], which swaps a whole checked configuration in at
+// once, and [Service.RouteOf], the route a question was asked under;
+// ask.go [AskInput] and [Service.Ask],
 // with idempotency.go making a repeated ask return the question it parked;
 // resolve.go the chokepoint, its retries and the closes without an
 // answer; next.go the one transition ([Next], [Change]); answer.go the

@@ -186,6 +186,9 @@ const (
 	// platform refused it for good, or every retry failed), so nobody is
 	// told it arrived when it did not (law 8).
 	EventUndelivered EventKind = "undelivered"
+	// EventReconfigured: the configuration was read again, and applied
+	// or refused (a loose event, of no question; payload Reload).
+	EventReconfigured EventKind = "reconfigured"
 )
 
 func (k EventKind) String() string { return string(k) }

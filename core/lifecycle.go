@@ -44,10 +44,10 @@ func (s *Service) Tick(ctx context.Context) (TickReport, error) {
 		if !q.Open() || q.Deadline.After(now) {
 			continue
 		}
-		route := s.cfg.Routes[q.Route]
+		route, _ := s.RouteOf(q)
 		switch {
 		case q.OnTimeout == OnTimeoutEscalate && q.Renotified == 0 && route.EscalateTo != "":
-			esc := s.cfg.Routes[route.EscalateTo]
+			esc, _ := s.Route(route.EscalateTo)
 			err = s.renotify(ctx, q, EventEscalated, "escalated to route "+esc.Name+" after the deadline passed",
 				roomDeliveries(q, esc, DeliverEscalate, "escalate", now), now)
 			if err == nil {
@@ -148,7 +148,7 @@ func (s *Service) Boot(ctx context.Context) (BootReport, error) {
 		}
 		return rep, err
 	}
-	if prev.IsZero() || now.Sub(prev) <= s.cfg.DowntimeThreshold {
+	if prev.IsZero() || now.Sub(prev) <= s.conf().cfg.DowntimeThreshold {
 		return rep, nil
 	}
 	rep.Down = now.Sub(prev)
@@ -258,7 +258,7 @@ func (s *Service) remindAll(ctx context.Context, qs []*Question, booted time.Tim
 				QuestionID: q.ID,
 				Event: Event{QuestionID: q.ID, RunID: q.RunID, At: now, Kind: EventReminded,
 					Actor: s.pseudonym(System), Surface: SurfaceSystem, Reason: reason},
-				Deliveries: roomDeliveries(q, s.cfg.Routes[q.Route], DeliverRemind, purpose, now),
+				Deliveries: roomDeliveries(q, s.routeOrNone(q), DeliverRemind, purpose, now),
 				Now:        now,
 			})
 			mu.Lock()
@@ -285,7 +285,7 @@ func (s *Service) Beat(ctx context.Context) error {
 // Purge drops closed questions older than the retention period, with their
 // events, and returns how many went.
 func (s *Service) Purge(ctx context.Context) (int, error) {
-	cutoff := s.now().Add(-s.cfg.Retention)
+	cutoff := s.now().Add(-s.conf().cfg.Retention)
 	total := 0
 	for {
 		n, err := s.store.Purge(ctx, cutoff, 500)

@@ -195,12 +195,13 @@ type identified struct{ Decider }
 // there is one.
 func (s *Service) identify(d Decider) identified {
 	d.Person = ""
-	name, ok := s.dir.byID[d.Surface][d.ID]
+	dir := s.conf().dir
+	name, ok := dir.byID[d.Surface][d.ID]
 	if !ok || d.ID == "" {
 		return identified{d}
 	}
 	d.Person = name
-	if p := s.dir.people[name]; p.DisplayName != "" {
+	if p := dir.people[name]; p.DisplayName != "" {
 		d.Name = p.DisplayName
 	}
 	return identified{d}
@@ -209,7 +210,7 @@ func (s *Service) identify(d Decider) identified {
 // accounts are the deciders a person is on each surface they have an id
 // on, identified, for checks that ask "may this person act anywhere?".
 func (s *Service) accounts(person string) []identified {
-	p, ok := s.dir.people[person]
+	p, ok := s.Person(person)
 	if !ok {
 		return nil
 	}
@@ -243,15 +244,16 @@ type PersonView struct {
 func (s *Service) People() Directory {
 	out := Directory{People: []PersonView{}, Groups: []Group{}}
 	groupsOf := map[string][]string{}
-	for _, gname := range sortedKeys(s.dir.groups) {
-		g := s.dir.groups[gname]
+	dir := s.conf().dir
+	for _, gname := range sortedKeys(dir.groups) {
+		g := dir.groups[gname]
 		out.Groups = append(out.Groups, Group{Name: g.Name, Members: slices.Clone(g.Members)})
 		for _, m := range g.Members {
 			groupsOf[m] = append(groupsOf[m], gname)
 		}
 	}
-	for _, name := range sortedKeys(s.dir.people) {
-		p := s.dir.people[name]
+	for _, name := range sortedKeys(dir.people) {
+		p := dir.people[name]
 		v := PersonView{Name: name, DisplayName: p.DisplayName, Surfaces: []Surface{}, Groups: groupsOf[name], DM: p.DM}
 		for _, sf := range AnswerSurfaces {
 			if len(p.IDs[sf]) > 0 {
@@ -265,7 +267,7 @@ func (s *Service) People() Directory {
 
 // Person returns a configured person.
 func (s *Service) Person(name string) (Person, bool) {
-	p, ok := s.dir.people[name]
+	p, ok := s.conf().dir.people[name]
 	return p, ok
 }
 

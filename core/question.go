@@ -22,6 +22,13 @@ type Question struct {
 	Context       string        `json:"context,omitempty"`
 	Reversibility Reversibility `json:"reversibility"`
 	Route         string        `json:"route"`
+	// AskedRoute is the route as it was configured when the question was
+	// asked (its JSON), less its rules, which act only at the ask. A
+	// reload may change or remove the route; the question is still
+	// posted, reminded, escalated and answered by this copy (RouteOf), on
+	// every replica and after a restart. Questions stored before it
+	// existed have none and follow the route of their name.
+	AskedRoute json.RawMessage `json:"asked_route,omitempty"`
 
 	Options []Option    `json:"options,omitempty"` // decision
 	Items   []FormItem  `json:"items,omitempty"`   // form

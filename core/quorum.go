@@ -195,7 +195,7 @@ func (s *Service) voteTransition(q *Question, in AnswerInput, res *Resolution, n
 // veto; under count, as many as leave fewer possible approvals than the
 // quorum.
 func (s *Service) denyThreshold(q *Question) int {
-	route := s.cfg.Routes[q.Route]
+	route, _ := s.RouteOf(q)
 	if route.Deny != DenyCount {
 		return 1
 	}

@@ -54,20 +54,21 @@ func (r Route) remindMax() int {
 // routePeople are the people who may decide on route: those its people
 // entries name, and those whose account it lists, in name order.
 func (s *Service) routePeople(route Route) []Person {
+	dir := s.conf().dir
 	names := map[string]bool{}
 	for n := range route.persons {
 		names[n] = true
 	}
 	for sf, entries := range route.Deciders {
 		for _, e := range entries {
-			if n, ok := s.dir.byID[sf][e]; ok {
+			if n, ok := dir.byID[sf][e]; ok {
 				names[n] = true
 			}
 		}
 	}
 	out := make([]Person, 0, len(names))
 	for _, n := range sortedKeys(names) {
-		out = append(out, s.dir.people[n])
+		out = append(out, dir.people[n])
 	}
 	return out
 }
@@ -138,10 +139,11 @@ func (s *Service) Reminder(q *Question, surface Surface, room string) Card {
 	if s == nil {
 		return c
 	}
-	route, ok := s.cfg.Routes[q.Route]
+	route, ok := s.RouteOf(q)
 	if !ok {
 		return c
 	}
+	dir := s.conf().dir
 	done := actedOn(q)
 	seen := map[string]bool{}
 	add := func(m Mention) {
@@ -166,7 +168,7 @@ func (s *Service) Reminder(q *Question, surface Surface, room string) Card {
 			add(Mention{ID: e[len("role:"):], Role: true})
 		default:
 			if d := s.identify(Decider{Surface: surface, ID: e}).Decider; !done.has(d) {
-				add(Mention{ID: e, Name: s.dir.people[d.Person].DisplayName})
+				add(Mention{ID: e, Name: dir.people[d.Person].DisplayName})
 			}
 		}
 	}
@@ -182,17 +184,17 @@ func (s *Service) Reminder(q *Question, surface Surface, room string) Card {
 // is sent. It returns how many reminders it enqueued.
 func (s *Service) Remind(ctx context.Context) (int, error) {
 	const op = "remind"
-	reminding := false
-	for _, r := range s.cfg.Routes {
-		reminding = reminding || r.RemindEvery > 0
-	}
-	if !reminding {
+	// A question keeps the reminders of the route it was asked under, so
+	// a reload that turns them off leaves this pass running for the
+	// questions asked before it (reminded, reconfigure.go).
+	if !s.reminded.Load() {
 		return 0, nil
 	}
 	now := s.now()
 	// A claim must outlive the question: it is kept as long as a question
 	// can be open and then retained.
-	ttl := s.cfg.MaxTimeout + s.cfg.Retention
+	cfg := s.conf().cfg
+	ttl := cfg.MaxTimeout + cfg.Retention
 	sent := 0
 	var errs []error
 	cursor := ""
@@ -202,7 +204,7 @@ func (s *Service) Remind(ctx context.Context) (int, error) {
 			return sent, Internal(op, err)
 		}
 		for _, q := range qs {
-			route, ok := s.cfg.Routes[q.Route]
+			route, ok := s.RouteOf(q)
 			if !ok || route.RemindEvery <= 0 {
 				continue
 			}
@@ -252,8 +254,9 @@ func (s *Service) Remind(ctx context.Context) (int, error) {
 // every route, instead of one per room.
 func (s *Service) awayDigests(since, now time.Time) []Delivery {
 	var out []Delivery
+	b := s.conf()
 	for _, name := range s.sortedRouteNames() {
-		route := s.cfg.Routes[name]
+		route := b.cfg.Routes[name]
 		if len(route.People) > 0 {
 			continue
 		}
@@ -265,8 +268,8 @@ func (s *Service) awayDigests(since, now time.Time) []Delivery {
 			})
 		}
 	}
-	for _, name := range sortedKeys(s.dir.people) {
-		p := s.dir.people[name]
+	for _, name := range sortedKeys(b.dir.people) {
+		p := b.dir.people[name]
 		if !p.DM {
 			continue
 		}

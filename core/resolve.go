@@ -295,7 +295,7 @@ func (s *Service) forbid(ctx context.Context, q *Question, who identified, op st
 // configuration refuses everyone: fail closed. Once a question has been
 // escalated, the escalation route's deciders may answer too.
 func (s *Service) allowed(q *Question, d identified) bool {
-	route, ok := s.cfg.Routes[q.Route]
+	route, ok := s.RouteOf(q)
 	if !ok {
 		return false
 	}
@@ -303,7 +303,7 @@ func (s *Service) allowed(q *Question, d identified) bool {
 		return true
 	}
 	if q.OnTimeout == OnTimeoutEscalate && q.Renotified > 0 && route.EscalateTo != "" {
-		if esc, ok := s.cfg.Routes[route.EscalateTo]; ok && esc.Allows(d.Decider) {
+		if esc, ok := s.Route(route.EscalateTo); ok && esc.Allows(d.Decider) {
 			return true
 		}
 	}

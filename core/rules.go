@@ -325,7 +325,7 @@ func (s *Service) Evaluate(in AskInput) (RuleVerdict, error) {
 	if in.Route == "" {
 		in.Route = DefaultRoute
 	}
-	route, ok := s.cfg.Routes[in.Route]
+	route, ok := s.Route(in.Route)
 	if !ok {
 		return RuleVerdict{}, Errorf(CodeInvalid, "policy test", "route %q is not configured", in.Route)
 	}

@@ -23,7 +23,7 @@ func (s *Service) EveryCallCovered(in AskInput) bool {
 	if in.Route == "" {
 		in.Route = DefaultRoute
 	}
-	route, ok := s.cfg.Routes[in.Route]
+	route, ok := s.Route(in.Route)
 	if !ok || !ruleApplies(in) {
 		return false
 	}

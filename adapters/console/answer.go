@@ -23,7 +23,7 @@ const (
 
 // answer records an answer of any kind through core, exactly as given.
 func (s *Server) answer(w http.ResponseWriter, r *http.Request, sess *session) {
-	if !sess.account.Role.mayAnswer() {
+	if !sess.account.Role.MayAnswer() {
 		s.forbidden(w, r, "An observer token may look but not answer. Nothing was recorded.")
 		return
 	}
@@ -47,7 +47,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, sess *session) {
 // decline takes nothing but the click: the agent resumes with a fixed
 // server-owned text, as on every other door.
 func (s *Server) decline(w http.ResponseWriter, r *http.Request, sess *session) {
-	if !sess.account.Role.mayAnswer() {
+	if !sess.account.Role.MayAnswer() {
 		s.forbidden(w, r, "An observer token may look but not decline. Nothing was recorded.")
 		return
 	}

@@ -199,7 +199,7 @@ func (s *Server) standingsPage(w http.ResponseWriter, r *http.Request, sess *ses
 		views = append(views, standingViewOf(st))
 	}
 	s.render(w, r, status, "standing", s.page(sess, map[string]any{
-		"Title": "Standing approvals", "Standings": views, "MayRevoke": sess.account.Role.mayAnswer(),
+		"Title": "Standing approvals", "Standings": views, "MayRevoke": sess.account.Role.MayAnswer(),
 		"Done": done, "Problem": problem,
 	}))
 }
@@ -207,7 +207,7 @@ func (s *Server) standingsPage(w http.ResponseWriter, r *http.Request, sess *ses
 // revokeStanding ends a standing approval at once, through core, which
 // records who revoked it.
 func (s *Server) revokeStanding(w http.ResponseWriter, r *http.Request, sess *session) {
-	if !sess.account.Role.mayAnswer() {
+	if !sess.account.Role.MayAnswer() {
 		s.forbidden(w, r, "An observer token may look but not revoke. Nothing was changed.")
 		return
 	}

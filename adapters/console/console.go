@@ -27,26 +27,24 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/askbridge/askbridge/adapters/internal/access"
 	"github.com/askbridge/askbridge/core"
 )
 
-// Role is what a signed-in token may do on the console.
-type Role string
+// Role is what a signed-in token may do on the console: the API's roles
+// (adapters/internal/access), one type for both.
+type Role = access.Role
 
 const (
 	// RoleObserver sees everything and answers nothing.
-	RoleObserver Role = "observer"
+	RoleObserver = access.RoleObserver
 	// RoleOperator answers and declines.
-	RoleOperator Role = "operator"
+	RoleOperator = access.RoleOperator
 	// RoleAdmin also cancels.
-	RoleAdmin Role = "admin"
+	RoleAdmin = access.RoleAdmin
 	// RoleAgent tokens are for agents; the console refuses them.
-	RoleAgent Role = "agent"
+	RoleAgent = access.RoleAgent
 )
-
-// mayAnswer reports whether the role may answer and decline at all; the
-// route's console deciders are checked on top, in core.
-func (r Role) mayAnswer() bool { return r == RoleOperator || r == RoleAdmin }
 
 // Account is a token as the console sees it: its name (the decider id),
 // its role, and a stamp that changes whenever its secret does, so a

@@ -116,7 +116,7 @@ func (s *Server) cardOf(q *core.Question, v viewer, query string) cardView {
 		}
 		return c
 	}
-	if v.Account.Role.mayAnswer() {
+	if v.Account.Role.MayAnswer() {
 		if s.svc.MayAnswer(q, v.decider()) {
 			c.Controls = true
 			c.CanCancel = v.Account.Role == RoleAdmin

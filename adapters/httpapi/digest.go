@@ -47,9 +47,16 @@ func (s *Server) digest(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Lists are [] rather than null, so clients can range without a check.
+	// A question's copy of its route (AskedRoute) is the bridge's own
+	// bookkeeping, not part of the digest: the route shows by name.
 	for _, l := range []*[]*core.Question{&out.Asked, &out.Closed, &out.Open} {
 		if *l == nil {
 			*l = []*core.Question{}
+		}
+		for i, q := range *l {
+			c := *q
+			c.AskedRoute = nil
+			(*l)[i] = &c
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -109,7 +116,7 @@ func (s *Server) directive(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	text, err := directive.Text(a, t, v.Get("role"), v.Get("department"), s.extras)
+	text, err := directive.Text(a, t, v.Get("role"), v.Get("department"), *s.extras.Load())
 	if err != nil {
 		s.fail(w, r, core.Internal("directive", err)) // extras were checked in New
 		return

@@ -42,6 +42,7 @@ func TestRoles(t *testing.T) {
 		{"mcp door", "GET", "/v1/questions/{id}/mcp", "", ok, no, no, ok},
 		{"mcp answer", "POST", "/v1/questions/{id}/mcp/answer", `{"answer":"yes"}`, ok, no, no, ok},
 		{"people", "GET", "/v1/people", "", no, ok, ok, ok},
+		{"config digest", "GET", "/v1/config/digest", "", no, no, no, ok},
 	}
 	n := 0
 	for _, rt := range routes {

@@ -25,6 +25,8 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/adapters/internal/access"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/directive"
 )
@@ -58,7 +60,7 @@ type Options struct {
 // Validate checks the options as New will, so that a program can report a
 // bad configuration as an error rather than a panic.
 func (o Options) Validate() error {
-	if err := validateTokens(o.Tokens); err != nil {
+	if err := access.Validate(o.Tokens); err != nil {
 		return fmt.Errorf("httpapi: %w", err)
 	}
 	if o.MaxWait < 0 {
@@ -74,9 +76,12 @@ func (o Options) Validate() error {
 type Server struct {
 	svc     *core.Service
 	log     zerolog.Logger
-	keys    *keyring
+	keys    *Keys
 	maxWait time.Duration
-	extras  []directive.Extra
+	// extras and digestOf change when the configuration is reloaded
+	// (config.go).
+	extras   atomic.Pointer[[]directive.Extra]
+	digestOf atomic.Pointer[client.ConfigDigest]
 	// unavailable is Options.Unavailable, or core.Unavailable alone.
 	unavailable func(error) bool
 	// api routes /v1; mux routes the probes and whatever Handle mounts.
@@ -116,9 +121,7 @@ func New(svc *core.Service, opts Options) (*Server, error) {
 	s := &Server{
 		svc:     svc,
 		log:     opts.Log,
-		keys:    newKeyring(opts.Tokens),
 		maxWait: opts.MaxWait,
-		extras:  append([]directive.Extra(nil), opts.Extras...),
 		unavailable: func(err error) bool {
 			return core.Unavailable(err) || opts.Unavailable != nil && opts.Unavailable(err)
 		},
@@ -126,6 +129,12 @@ func New(svc *core.Service, opts Options) (*Server, error) {
 		mux:       http.NewServeMux(),
 		eventPoll: 250 * time.Millisecond,
 		keepAlive: 15 * time.Second,
+	}
+	extras := append([]directive.Extra(nil), opts.Extras...)
+	s.extras.Store(&extras)
+	var err error
+	if s.keys, err = access.NewKeys(opts.Tokens); err != nil {
+		return nil, fmt.Errorf("httpapi: %w", err) // checked by Validate above
 	}
 	s.draining, s.drain = context.WithCancel(context.Background())
 	s.routes()
@@ -152,6 +161,7 @@ func (s *Server) routes() {
 	s.v1("GET /v1/digest", "read digests", s.digest, RoleOperator, RoleObserver)
 	s.v1("GET /v1/people", "read people", s.people, RoleOperator, RoleObserver)
 	s.v1("GET /v1/directive", "read the directive", s.directive, RoleAgent, RoleOperator, RoleObserver)
+	s.v1("GET /v1/config/digest", "read the configuration's digest", s.configDigest, RoleAdmin)
 	s.mux.HandleFunc("GET /healthz", s.healthz)
 	s.mux.HandleFunc("GET /readyz", s.readyz)
 	// Any other method on a probe is the API's 405, not whatever a
@@ -174,7 +184,7 @@ func (s *Server) v1(pattern, action string, h http.HandlerFunc, roles ...Role) {
 	s.api.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		tok := caller(r)
 		for _, role := range roles {
-			if tok.Role.includes(role) {
+			if tok.Role.Includes(role) {
 				h(w, r)
 				return
 			}
@@ -199,8 +209,13 @@ func (s *Server) Authenticate(r *http.Request) (Token, bool) {
 	if !ok {
 		return Token{}, false
 	}
-	return s.keys.find(secret)
+	return s.keys.Find(secret)
 }
+
+// Keys is the token set the API authenticates with, built from
+// Options.Tokens: the program shares it with the console and replaces it
+// when the configuration is reloaded.
+func (s *Server) Keys() *Keys { return s.keys }
 
 // Drain ends every parked wait (it answers 200 with the question as it
 // stands, still open, and a client simply polls again, on another replica

@@ -8,9 +8,11 @@ package metrics
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/askbridge/askbridge/core"
@@ -38,6 +40,7 @@ type Metrics struct {
 	parked       prometheus.Gauge
 	streams      *prometheus.GaugeVec
 	leases       *prometheus.GaugeVec
+	reloads      *prometheus.CounterVec
 	store        *storeCollector
 }
 
@@ -114,13 +117,17 @@ func New(version string, src Source) *Metrics {
 		Namespace: namespace, Name: "leases_held",
 		Help: "1 while this replica holds the named single-connection lease (telegram: polling; discord: the gateway), 0 otherwise.",
 	}, []string{"lease"})
+	m.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "config_reloads_total",
+		Help: "Readings of the configuration file after start, by result: ok (applied) or refused (the running configuration stayed).",
+	}, []string{"result"})
 	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: namespace, Name: "build_info", Help: "Always 1; the version is a label.",
 	}, []string{"version"})
 	build.WithLabelValues(version).Set(1)
 
 	for _, c := range []prometheus.Collector{m.timeToAnswer, m.asked, m.closed, m.rules, m.refused, m.resolves, m.woke,
-		m.deliveries, m.retryAfter, m.parked, m.streams, m.leases, build, m.store,
+		m.deliveries, m.retryAfter, m.parked, m.streams, m.leases, m.reloads, build, m.store,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
 		f(c)
 	}
@@ -142,9 +149,31 @@ func New(version string, src Source) *Metrics {
 	for _, r := range []string{core.RefusedForbidden, core.RefusedClosed, core.RefusedExpired, core.RefusedInvalid} {
 		m.refused.WithLabelValues("answer", r)
 	}
+	m.reloads.WithLabelValues(ReloadOK)
+	m.reloads.WithLabelValues(ReloadRefused)
+	m.store.routes.Store(&src.Routes)
 	m.leases.WithLabelValues("telegram")
 	m.leases.WithLabelValues("discord")
 	return m
+}
+
+// The results of a configuration reload, as config_reloads_total counts
+// them.
+const (
+	ReloadOK      = "ok"
+	ReloadRefused = "refused"
+)
+
+// Reloaded counts a reading of the configuration file: applied, with the
+// routes it names (shown in open_questions from now on), or refused.
+func (m *Metrics) Reloaded(applied bool, routes []string) {
+	if !applied {
+		m.reloads.WithLabelValues(ReloadRefused).Inc()
+		return
+	}
+	routes = slices.Clone(routes)
+	m.store.routes.Store(&routes)
+	m.reloads.WithLabelValues(ReloadOK).Inc()
 }
 
 // SetOpen names where the open questions are listed (core's ListOpen).
@@ -289,9 +318,11 @@ func (l *leaseStore) Release(ctx context.Context, key, owner string) error {
 // entry. Reading at scrape keeps every replica's numbers the store's
 // numbers, not the replica's own share.
 type storeCollector struct {
-	src  Source
-	mu   sync.Mutex // one scrape at a time reads the store
-	open func(ctx context.Context, cursor string, limit int) ([]*core.Question, string, error)
+	src Source
+	// routes is src.Routes as the last configuration loaded named them.
+	routes atomic.Pointer[[]string]
+	mu     sync.Mutex // one scrape at a time reads the store
+	open   func(ctx context.Context, cursor string, limit int) ([]*core.Question, string, error)
 }
 
 var (
@@ -354,7 +385,7 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 
 func (c *storeCollector) countOpen(ctx context.Context) (map[[2]string]int, error) {
 	counts := map[[2]string]int{}
-	for _, r := range c.src.Routes {
+	for _, r := range *c.routes.Load() {
 		for _, rev := range []core.Reversibility{core.Reversible, core.HardToReverse} {
 			counts[[2]string{r, string(rev)}] = 0
 		}

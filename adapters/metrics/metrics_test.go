@@ -134,3 +134,28 @@ func gather(t *testing.T, m *metrics.Metrics) map[string]float64 {
 	}
 	return out
 }
+
+// A reload is counted by result, and the routes it names show in
+// open_questions from then on.
+func TestReloaded(t *testing.T) {
+	m := metrics.New("dev", metrics.Source{Routes: []string{"ops"}})
+	m.SetOpen(func(context.Context, string, int) ([]*core.Question, string, error) { return nil, "", nil })
+	m.Reloaded(false, nil)
+	m.Reloaded(true, []string{"ops", "billing"})
+	m.Reloaded(false, []string{"ignored"})
+	want := `
+# HELP askbridge_config_reloads_total Readings of the configuration file after start, by result: ok (applied) or refused (the running configuration stayed).
+# TYPE askbridge_config_reloads_total counter
+askbridge_config_reloads_total{result="ok"} 1
+askbridge_config_reloads_total{result="refused"} 2
+# HELP askbridge_open_questions Open questions in the store, by route and reversibility.
+# TYPE askbridge_open_questions gauge
+askbridge_open_questions{reversibility="hard_to_reverse",route="billing"} 0
+askbridge_open_questions{reversibility="hard_to_reverse",route="ops"} 0
+askbridge_open_questions{reversibility="reversible",route="billing"} 0
+askbridge_open_questions{reversibility="reversible",route="ops"} 0
+`
+	if err := testutil.GatherAndCompare(m.Gatherer(), strings.NewReader(want), "askbridge_config_reloads_total", "askbridge_open_questions"); err != nil {
+		t.Fatal(err)
+	}
+}

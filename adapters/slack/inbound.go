@@ -208,13 +208,14 @@ func (a *Adapter) decider(ctx context.Context, q *core.Question, user, payloadNa
 // question's route or its escalation route, that user is in. A group that
 // cannot be read is left out: the check fails closed.
 func (a *Adapter) roles(ctx context.Context, q *core.Question, user string) []string {
-	routes := []string{q.Route}
-	if r, ok := a.svc.Route(q.Route); ok && r.EscalateTo != "" {
-		routes = append(routes, r.EscalateTo)
+	asked, _ := a.svc.RouteOf(q) // the route it was asked under, whatever a reload did since
+	routes := []core.Route{asked}
+	if asked.EscalateTo != "" {
+		esc, _ := a.svc.Route(asked.EscalateTo)
+		routes = append(routes, esc)
 	}
 	var groups []string
-	for _, name := range routes {
-		r, _ := a.svc.Route(name)
+	for _, r := range routes {
 		for _, e := range r.Deciders[core.SurfaceSlack] {
 			if g, ok := strings.CutPrefix(e, "role:"); ok && g != "" && !slices.Contains(groups, g) {
 				groups = append(groups, g)

@@ -23,6 +23,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/askbridge/askbridge/adapters/internal/retryafter"
@@ -63,10 +64,17 @@ type Options struct {
 // is drained through.
 type Sender struct {
 	client *http.Client
-	allow  core.CallbackPrefixes
 	body   func(q *core.Question) ([]byte, error)
-	keys   *Keys
 	now    func() time.Time
+	// live are the allow list and keys in force, swapped whole by
+	// Reconfigure when the configuration file is reloaded.
+	live atomic.Pointer[senderConfig]
+}
+
+// senderConfig is what a reload of the configuration changes.
+type senderConfig struct {
+	allow core.CallbackPrefixes
+	keys  *Keys
 }
 
 var _ core.Caller = (*Sender)(nil)
@@ -90,7 +98,7 @@ func New(o Options) (*Sender, error) {
 		copied := *o.Client
 		c = &copied
 	}
-	allow := o.Allow
+	s := &Sender{client: c, body: o.Body}
 	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		switch {
 		case len(via) >= maxRedirects:
@@ -98,16 +106,30 @@ func New(o Options) (*Sender, error) {
 		case req.Response != nil && req.Response.StatusCode != http.StatusTemporaryRedirect && req.Response.StatusCode != http.StatusPermanentRedirect:
 			return fmt.Errorf("%w: a %d would drop the body; only 307 and 308 are followed", errRedirect, req.Response.StatusCode)
 		}
-		if err := allow.Check("redirect", req.URL.String()); err != nil {
+		if err := s.live.Load().allow.Check("redirect", req.URL.String()); err != nil {
 			return fmt.Errorf("%w: %s", errRedirect, core.ErrorMessage(err))
 		}
 		return nil
 	}
-	now := o.Now
-	if now == nil {
-		now = time.Now
+	s.now = o.Now
+	if s.now == nil {
+		s.now = time.Now
 	}
-	return &Sender{client: c, allow: o.Allow, body: o.Body, keys: o.Keys, now: now}, nil
+	s.live.Store(&senderConfig{allow: o.Allow, keys: o.Keys})
+	return s, nil
+}
+
+// Reconfigure puts a reloaded allow list and keys in force for the
+// webhooks sent from now on; a bad list changes nothing.
+func (s *Sender) Reconfigure(allow core.CallbackPrefixes, keys *Keys) error {
+	if keys == nil {
+		return errors.New("webhook: keys are required")
+	}
+	if err := allow.Validate(); err != nil {
+		return fmt.Errorf("webhook: %s", core.ErrorMessage(err))
+	}
+	s.live.Store(&senderConfig{allow: allow, keys: keys})
+	return nil
 }
 
 // Call sends the closed question q to d.Room, signed, as event d.Key.
@@ -115,10 +137,11 @@ func New(o Options) (*Sender, error) {
 // redirect off the list, 410 Gone) is core.Permanent; a 429 or 503 with
 // Retry-After is core.RetryAfter; any other failure is retried.
 func (s *Sender) Call(ctx context.Context, q *core.Question, d core.Delivery) error {
-	if err := s.allow.Check("callback_url", d.Room); err != nil {
+	live := s.live.Load()
+	if err := live.allow.Check("callback_url", d.Room); err != nil {
 		return &core.Permanent{Err: err} // the allow list has changed since the ask
 	}
-	key, err := s.keys.For(q, d.Room)
+	key, err := live.keys.For(q, d.Room)
 	if err != nil {
 		return &core.Permanent{Err: err}
 	}

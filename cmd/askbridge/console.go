@@ -1,9 +1,6 @@
 package main
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/hex"
 	"fmt"
 	"net/netip"
 	"time"
@@ -40,9 +37,10 @@ func (c *ConsoleSettings) check() error {
 }
 
 // openConsole builds the operator console over the same tokens as the
-// API, its sign-ins bounded by the store's budget (shared by replicas).
-func openConsole(s Settings, svc *core.Service, budget core.Budget, tokens []httpapi.Token, clock core.Clock, log zerolog.Logger) (*console.Server, error) {
-	opts := console.Options{Tokens: newConsoleTokens(tokens), Idle: s.Console.idle, Log: log, SignIns: budget,
+// API (the one set, replaced on reload for both), its sign-ins bounded by
+// the store's budget (shared by replicas).
+func openConsole(s Settings, svc *core.Service, budget core.Budget, keys *httpapi.Keys, clock core.Clock, log zerolog.Logger) (*console.Server, error) {
+	opts := console.Options{Tokens: consoleTokens{keys}, Idle: s.Console.idle, Log: log, SignIns: budget,
 		TrustedProxies: s.Console.proxies}
 	if clock != nil {
 		opts.Now = clock.Now // the program's clock, as core's, for ages and visits
@@ -54,46 +52,22 @@ func openConsole(s Settings, svc *core.Service, budget core.Budget, tokens []htt
 	return c, nil
 }
 
-// consoleTokens looks tokens up for the console. Secrets are kept as
-// SHA-256 digests and compared in constant time against every token, so
-// neither a secret's length nor which token matched shows in the timing.
-type consoleTokens struct {
-	accounts []console.Account
-	digests  [][sha256.Size]byte
+// consoleTokens looks the API's tokens up for the console.
+type consoleTokens struct{ keys *httpapi.Keys }
+
+func (c consoleTokens) BySecret(secret string) (console.Account, bool) {
+	t, ok := c.keys.Find(secret)
+	return consoleAccount(t), ok
 }
 
-func newConsoleTokens(tokens []httpapi.Token) *consoleTokens {
-	c := &consoleTokens{}
-	for _, t := range tokens {
-		sum := sha256.Sum256([]byte(t.Secret))
-		// The stamp names the secret without revealing it, so a session
-		// ends when its token gets a new secret.
-		stamp := sha256.Sum256(append([]byte("askbridge console stamp\x00"), t.Secret...))
-		c.accounts = append(c.accounts, console.Account{Name: t.Name, Role: console.Role(t.Role), Stamp: hex.EncodeToString(stamp[:8])})
-		c.digests = append(c.digests, sum)
-	}
-	return c
+func (c consoleTokens) ByName(name string) (console.Account, bool) {
+	t, ok := c.keys.Named(name)
+	return consoleAccount(t), ok
 }
 
-func (c *consoleTokens) BySecret(secret string) (console.Account, bool) {
-	got := sha256.Sum256([]byte(secret))
-	match := -1
-	for i := range c.digests {
-		if subtle.ConstantTimeCompare(got[:], c.digests[i][:]) == 1 {
-			match = i // no early return: every token is compared
-		}
+func consoleAccount(t httpapi.Token) console.Account {
+	if t.Name == "" {
+		return console.Account{}
 	}
-	if match < 0 {
-		return console.Account{}, false
-	}
-	return c.accounts[match], true
-}
-
-func (c *consoleTokens) ByName(name string) (console.Account, bool) {
-	for _, a := range c.accounts {
-		if a.Name == name {
-			return a, true
-		}
-	}
-	return console.Account{}, false
+	return console.Account{Name: t.Name, Role: t.Role, Stamp: t.Stamp()}
 }

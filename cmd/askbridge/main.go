@@ -96,7 +96,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return 2
 	}
 	defer tr.close(log) // after Close: the last spans are sent
-	m := &Main{Settings: settings, Stdout: stdout, Log: log, Tracing: tr.provider()}
+	hangups := make(chan os.Signal, 1)
+	signal.Notify(hangups, syscall.SIGHUP)
+	defer signal.Stop(hangups)
+	m := &Main{Settings: settings, Stdout: stdout, Log: log, Hangups: hangups, Getenv: getenv, Tracing: tr.provider()}
 	if err := m.Run(ctx); err != nil {
 		log.Error().Err(err).Msg("cannot start")
 		return 1

@@ -21,6 +21,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/httpapi"
 	"github.com/askbridge/askbridge/adapters/mcp"
 	"github.com/askbridge/askbridge/adapters/metrics"
+	"github.com/askbridge/askbridge/adapters/webhook"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/store/bolt"
 	redisstore "github.com/askbridge/askbridge/store/redis"
@@ -38,6 +39,13 @@ type Main struct {
 	// Tracing is the tracer provider core's spans go to; nil: tracing is
 	// off (serve sets it from the OTEL_* variables, otel.go).
 	Tracing trace.TracerProvider
+	// Hangups are the SIGHUPs that have the configuration file read again
+	// (reload.go); serve relays the process's, a test sends its own. Nil:
+	// the file is read again only when it changes.
+	Hangups <-chan os.Signal
+	// Getenv reads the environment for a reloaded file's token_env
+	// entries; nil is os.Getenv.
+	Getenv func(string) string
 
 	// Set by Run.
 	URL        string // http://host:port of the listener
@@ -51,6 +59,7 @@ type Main struct {
 	store    core.Store
 	api      *httpapi.Server
 	console  *console.Server
+	webhooks *webhook.Sender
 	stopMCP  context.CancelFunc
 	chats    []chatAdapter
 	consumer string
@@ -147,11 +156,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return fmt.Errorf("admin token: %w", err)
 	}
 	m.AdminToken = admin
-	tokens := []httpapi.Token{{Name: adminTokenName, Secret: admin, Role: httpapi.RoleAdmin}}
-	for _, t := range s.File.Tokens {
-		role, _ := httpapi.ParseRole(t.Role) // checked at load
-		tokens = append(tokens, httpapi.Token{Name: t.Name, Secret: t.Token.Reveal(), Role: role})
-	}
+	tokens := m.apiTokens(s.File)
 
 	boot, err := svc.Boot(ctx)
 	if err != nil {
@@ -171,10 +176,16 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	m.api = api
+	reloads := m.newReloader(s, []byte(actorKey))
+	defer func() {
+		if err != nil {
+			reloads.close() // the loop that would close it never starts
+		}
+	}()
 	// Both stores keep budgets, shared by every replica on one Redis: the
 	// outbox's send budgets and the console's sign-in attempts.
 	budget, _ := m.store.(core.Budget)
-	if m.console, err = openConsole(s, svc, budget, tokens, m.Clock, m.Log); err != nil {
+	if m.console, err = openConsole(s, svc, budget, api.Keys(), m.Clock, m.Log); err != nil {
 		return err
 	}
 	api.Handle("/", m.console) // everything the API and the probes do not take
@@ -217,6 +228,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	m.webhooks = hooks
 
 	ln, err := net.Listen("tcp", s.Addr)
 	if err != nil {
@@ -240,6 +252,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return nil
 	})
 	g.Go(m.serveMetrics())
+	g.Go(func() error { return reloads.runReloads(gctx, m.Hangups) })
 	g.Go(func() error {
 		return svc.Run(gctx, m.Loops, func(err error) { m.Log.Error().Err(err).Msg("background pass failed") })
 	})
@@ -259,9 +272,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		})
 	}
 
-	if hooks != nil {
-		g.Go(func() error { return m.deliverWebhooks(gctx, svc, hooks) })
-	}
+	g.Go(func() error { return m.deliverWebhooks(gctx, svc, hooks) })
 
 	m.Log.Info().Str("store", m.StoreKind).Str("url", m.URL).Str("console", m.URL+"/").Msg("askbridge is serving")
 	if created {
@@ -271,6 +282,14 @@ func (m *Main) Run(ctx context.Context) (err error) {
 			filepath.Join(s.DataDir, "admin.token"), admin)
 	}
 	return nil
+}
+
+// now is the program's clock's time.
+func (m *Main) now() time.Time {
+	if m.Clock != nil {
+		return m.Clock.Now().UTC()
+	}
+	return time.Now().UTC()
 }
 
 // stableReplicaID is this replica's name for leases when

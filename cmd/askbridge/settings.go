@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/ed25519"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"net/mail"
@@ -59,6 +60,9 @@ type Settings struct {
 	Console  ConsoleSettings
 
 	File File `env:"-"`
+	// fileDigest is the SHA-256 (hex) of the file as LoadSettings read
+	// it, for GET /v1/config/digest and the reloads (reload.go).
+	fileDigest string
 	// Clock is the program's clock, set by Run for the openers (links
 	// expire by it); nil is the wall clock.
 	Clock core.Clock `env:"-"`
@@ -163,6 +167,8 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 		if s.File, err = parseFile(raw, getenv); err != nil {
 			return s, fmt.Errorf("%s: %w", s.ConfigPath, err)
 		}
+		sum := sha256.Sum256(raw)
+		s.fileDigest = hex.EncodeToString(sum[:])
 	}
 	return s, nil
 }

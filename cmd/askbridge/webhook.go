@@ -89,12 +89,17 @@ func webhookSecret(key string, inline Secret, env string, getenv func(string) st
 	return s, nil
 }
 
-// openWebhooks is the sender of the close webhooks, or nil when no
-// callbacks are allowed.
+// openWebhooks is the sender of the close webhooks. It exists even when
+// the file allows no callbacks (then it sends none), so that a reloaded
+// file that allows some is put in force without a restart.
 func openWebhooks(f File) (*webhook.Sender, error) {
-	if len(f.Webhooks.Allow) == 0 {
-		return nil, nil
-	}
+	allow, keys := webhookSettings(f)
+	return webhook.New(webhook.Options{Allow: allow, Body: httpapi.WaitBody, Keys: keys})
+}
+
+// webhookSettings are the allow list and the keys of f: the fallback
+// secret, each route's, and each token's.
+func webhookSettings(f File) (core.CallbackPrefixes, *webhook.Keys) {
 	keys := &webhook.Keys{Default: []byte(f.Webhooks.Secret.Reveal()), Routes: map[string]webhook.RouteKey{}, Tokens: map[string][]byte{}}
 	for name, r := range f.Routes {
 		keys.Routes[name] = webhook.RouteKey{URL: r.CallbackURL, Secret: []byte(r.WebhookSecret.Reveal())}
@@ -104,11 +109,9 @@ func openWebhooks(f File) (*webhook.Sender, error) {
 			keys.Tokens[t.Name] = []byte(t.WebhookSecret.Reveal())
 		}
 	}
-	return webhook.New(webhook.Options{Allow: f.Webhooks.Allow, Body: httpapi.WaitBody, Keys: keys})
+	return f.Webhooks.Allow, keys
 }
 
-// deliverWebhooks drains the webhook outbox through sender until ctx
-// ends, retrying each webhook until it is webhooks.give_up_after old.
 func (m *Main) deliverWebhooks(ctx context.Context, svc *core.Service, sender *webhook.Sender) error {
 	f := m.Settings.File
 	o := core.DeliverOptions{Consumer: m.consumer, MinIdle: time.Duration(f.Policies.OutboxIdle),

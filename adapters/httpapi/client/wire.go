@@ -2,6 +2,7 @@ package client
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/fence"
@@ -197,4 +198,22 @@ type ErrorDetail struct {
 type MCPDoorResponse struct {
 	QuestionID string `json:"question_id"`
 	MayAnswer  bool   `json:"may_answer"`
+}
+
+// ConfigDigest is what GET /v1/config/digest returns: the SHA-256 (hex)
+// of the configuration file this replica runs and when it was loaded, so
+// an operator can see that every replica runs the same file. Refused,
+// when set, is the last file this replica read and refused since.
+type ConfigDigest struct {
+	Digest   string         `json:"digest"`
+	LoadedAt time.Time      `json:"loaded_at"`
+	Refused  *RefusedConfig `json:"refused,omitempty"`
+}
+
+// RefusedConfig is a configuration file read and refused: the running
+// one stayed.
+type RefusedConfig struct {
+	Digest string    `json:"digest"`
+	At     time.Time `json:"at"`
+	Error  string    `json:"error"`
 }

@@ -1,0 +1,175 @@
+// Package access is who may do what, in one place for every door that
+// takes a bearer token: the roles, the tokens, and the one constant-time
+// lookup of a presented secret. The API and the console read the same
+// Keys, so a reload that replaces the tokens (Keys.Replace) changes both
+// at once.
+package access
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	"github.com/rs/zerolog"
+)
+
+// Role is what a token may do.
+type Role string
+
+const (
+	// RoleAgent asks questions, and reads, waits on and cancels its own;
+	// it ends its own runs. The token's name is the asking agent. The
+	// console refuses it.
+	RoleAgent Role = "agent"
+	// RoleOperator lists, reads, answers and declines any question, and
+	// reads events and digests.
+	RoleOperator Role = "operator"
+	// RoleObserver only reads: questions, events, digests, the directive.
+	RoleObserver Role = "observer"
+	// RoleAdmin holds every role.
+	RoleAdmin Role = "admin"
+)
+
+func (r Role) String() string { return string(r) }
+
+// ParseRole accepts exactly the four role names.
+func ParseRole(s string) (Role, error) {
+	switch r := Role(s); r {
+	case RoleAgent, RoleOperator, RoleObserver, RoleAdmin:
+		return r, nil
+	}
+	return "", fmt.Errorf("role %q is not one of agent, operator, observer, admin", s)
+}
+
+// Includes reports whether a token with role r may act as want.
+func (r Role) Includes(want Role) bool { return r == RoleAdmin || r == want }
+
+// MayAnswer reports whether the role may answer and decline at all; the
+// route's deciders are checked on top, in core.
+func (r Role) MayAnswer() bool { return r == RoleOperator || r == RoleAdmin }
+
+// Token is one bearer token. Name identifies it in logs and answers (an
+// agent token's name is the asking agent); Secret is what the caller
+// presents and is never logged or printed.
+type Token struct {
+	Name   string
+	Secret string
+	Role   Role
+}
+
+// String names the token without its secret, so a token passed to a
+// formatter or logger by mistake does not leak it.
+func (t Token) String() string { return t.Name + " (" + string(t.Role) + ")" }
+
+// GoString keeps %#v from printing the secret too.
+func (t Token) GoString() string {
+	return fmt.Sprintf("access.Token{Name:%q, Secret:REDACTED, Role:%q}", t.Name, t.Role)
+}
+
+// MarshalZerologObject logs the token's name and role, never its secret.
+func (t Token) MarshalZerologObject(e *zerolog.Event) {
+	e.Str("name", t.Name).Str("role", string(t.Role))
+}
+
+// Stamp names the token's secret without revealing it: it changes when
+// the secret does, so a console session ends when its token is given a
+// new secret.
+func (t Token) Stamp() string {
+	sum := sha256.Sum256(append([]byte("askbridge console stamp\x00"), t.Secret...))
+	return hex.EncodeToString(sum[:8])
+}
+
+// minSecretLen keeps guessable secrets out of configuration.
+const minSecretLen = 16
+
+// Validate checks a token list: every token named, with a real secret
+// and a known role, and no name or secret used twice.
+func Validate(tokens []Token) error {
+	names, secrets := map[string]bool{}, map[string]bool{}
+	for i, t := range tokens {
+		if strings.TrimSpace(t.Name) == "" {
+			return fmt.Errorf("tokens[%d].name is required", i)
+		}
+		if len(t.Name) > 128 {
+			return fmt.Errorf("tokens[%d].name is longer than 128 bytes", i)
+		}
+		if len(t.Secret) < minSecretLen {
+			return fmt.Errorf("tokens[%d] (%s): the secret must be at least %d characters", i, t.Name, minSecretLen)
+		}
+		if _, err := ParseRole(string(t.Role)); err != nil {
+			return fmt.Errorf("tokens[%d] (%s): %v", i, t.Name, err)
+		}
+		if names[t.Name] {
+			return fmt.Errorf("tokens[%d]: name %q is used twice", i, t.Name)
+		}
+		if secrets[t.Secret] {
+			return fmt.Errorf("tokens[%d] (%s): the secret is used by another token", i, t.Name)
+		}
+		names[t.Name], secrets[t.Secret] = true, true
+	}
+	return nil
+}
+
+// Keys is the token set in force. Secrets are kept as SHA-256 sums and
+// compared in constant time against every token, so neither the length
+// of a secret nor which token matched shows in the timing. Replace swaps
+// the whole set at once; a lookup sees the old set or the new, never a
+// mix, and never waits.
+type Keys struct {
+	ring atomic.Pointer[ring]
+}
+
+type ring struct {
+	tokens []Token
+	sums   [][sha256.Size]byte
+}
+
+// NewKeys checks tokens (Validate) and returns them as a set.
+func NewKeys(tokens []Token) (*Keys, error) {
+	k := &Keys{}
+	return k, k.Replace(tokens)
+}
+
+// Replace checks tokens and, if they hold, puts them in force in place of
+// the set's; if not, the set stays as it was.
+func (k *Keys) Replace(tokens []Token) error {
+	if err := Validate(tokens); err != nil {
+		return err
+	}
+	r := &ring{tokens: append([]Token(nil), tokens...)}
+	for _, t := range tokens {
+		r.sums = append(r.sums, sha256.Sum256([]byte(t.Secret)))
+	}
+	k.ring.Store(r)
+	return nil
+}
+
+// Find returns the token whose secret is presented, if any.
+func (k *Keys) Find(secret string) (Token, bool) {
+	r := k.ring.Load()
+	got := sha256.Sum256([]byte(secret))
+	match := -1
+	for i := range r.sums {
+		if subtle.ConstantTimeCompare(got[:], r.sums[i][:]) == 1 {
+			match = i // no early return: every token is compared
+		}
+	}
+	if match < 0 {
+		return Token{}, false
+	}
+	return r.tokens[match], true
+}
+
+// Named returns the token of that name as configured now, so a session
+// outlives neither its token's removal nor a change of role.
+func (k *Keys) Named(name string) (Token, bool) {
+	for _, t := range k.ring.Load().tokens {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Token{}, false
+}

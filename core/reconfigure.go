@@ -1,0 +1,117 @@
+package core
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Reconfigure checks cfg whole, as New does, and if it holds puts it in
+// force at once: routes, people, groups, policy rules, timeouts and
+// retention. The swap is one atomic store, so every call reads either the
+// old configuration or the new one and none waits for the other. A bad
+// cfg changes nothing and the error says why.
+//
+// The actor key and the shard count cannot change while running: the
+// event log's pseudonyms and the ids already given out depend on them.
+// A cfg that changes either is refused; the program keeps them as they
+// were until a restart.
+func (s *Service) Reconfigure(cfg Config) error {
+	b, err := bind(cfg)
+	if err != nil {
+		return err
+	}
+	cur := s.conf().cfg
+	if !bytes.Equal(b.cfg.ActorKey, cur.ActorKey) {
+		return errors.New("core: the actor key cannot change without a restart")
+	}
+	if b.cfg.Shards != cur.Shards {
+		return fmt.Errorf("core: shards cannot change from %d to %d without a restart", cur.Shards, b.cfg.Shards)
+	}
+	s.swap(b)
+	return nil
+}
+
+// swap puts b in force.
+func (s *Service) swap(b *bound) {
+	for _, r := range b.cfg.Routes {
+		if r.RemindEvery > 0 {
+			s.reminded.Store(true)
+		}
+	}
+	s.live.Store(b)
+}
+
+// Reload describes one reading of the configuration for the event log:
+// what prompted it, which file (by digest), and what it changed.
+type Reload struct {
+	// Trigger is what prompted the reading: "sighup", "file" (the file
+	// or its directory changed), or another word a program chooses.
+	Trigger string `json:"trigger"`
+	// Replica names the replica that read it; each reads its own copy.
+	Replica string `json:"replica,omitempty"`
+	// Digest is the SHA-256 of the file as read, in hex.
+	Digest string `json:"digest"`
+	// Applied is false when the file was refused (the event's reason
+	// says why) and the configuration in force stayed as it was.
+	Applied bool `json:"applied"`
+	// Changed names the sections that changed (routes, people, ...);
+	// Restart names the settings that changed but wait for a restart.
+	Changed []string `json:"changed,omitempty"`
+	Restart []string `json:"restart,omitempty"`
+}
+
+// RecordReload appends r to the event log as a loose event, of no
+// question; reason is why it was refused, if it was. The configuration
+// is already in force or refused by now: a log that cannot be written is
+// the caller's to report, and undoes nothing.
+func (s *Service) RecordReload(ctx context.Context, r Reload, reason string) (Event, error) {
+	payload, err := json.Marshal(r)
+	if err != nil {
+		return Event{}, Internal("record reload", err)
+	}
+	e, err := s.store.Append(ctx, Event{At: s.now(), Kind: EventReconfigured, Actor: s.pseudonym(System),
+		Surface: SurfaceSystem, Reason: reason, Payload: payload})
+	return e, Internal("record reload", err)
+}
+
+// RouteOf is the route q is held to: the one it was asked under
+// (Question.AskedRoute), with its people entries resolved against the
+// people configured now; a question stored without that copy, or with
+// one that does not read, follows the configured route of its name. ok
+// is false when there is none, and then nobody may act on it (fail
+// closed).
+func (s *Service) RouteOf(q *Question) (Route, bool) {
+	b := s.conf()
+	if len(q.AskedRoute) == 0 || string(q.AskedRoute) == b.pinned[q.Route] {
+		r, ok := b.cfg.Routes[q.Route] // as asked: nothing changed since
+		return r, ok
+	}
+	var r Route
+	if err := json.Unmarshal(q.AskedRoute, &r); err != nil {
+		r, ok := b.cfg.Routes[q.Route]
+		return r, ok
+	}
+	r.Name = q.Route
+	// A person or group removed since lets nobody in through People
+	// (members fails, leaving persons empty): fail closed.
+	r.persons, _ = b.dir.members(r.Name, r.People)
+	return r, true
+}
+
+// routeOrNone is RouteOf's route, the zero route (no rooms, nobody) when
+// there is none.
+func (s *Service) routeOrNone(q *Question) Route {
+	r, _ := s.RouteOf(q)
+	return r
+}
+
+// settings is r as a question keeps it (Question.AskedRoute): neither
+// the compiled rules nor the resolved people, which RouteOf resolves
+// again.
+func (r Route) settings() Route {
+	r.Rules, r.persons = nil, nil
+	return r
+}

@@ -659,7 +659,7 @@ func TestFiltersLiveInTheURL(t *testing.T) {
 	}
 	for query, want := range cases {
 		page := b.get("/" + query).body
-		n := strings.Count(page, `<details class="row card`)
+		n := strings.Count(page, `<details class="qrow card`)
 		if n != len(want) {
 			t.Errorf("%q: %d cards, want %d", query, n, len(want))
 		}

@@ -72,7 +72,7 @@ func TestRowEndpoint(t *testing.T) {
 	e := newEnv(t, nil)
 	b := e.signedIn(opAlice)
 	q := e.ask(core.AskInput{Text: "Row me", Labels: core.Labels{Project: "p"}})
-	if r := b.get("/rows/" + q.ID + "?project=p"); r.status != http.StatusOK || !strings.HasPrefix(r.body, `<details class="row card"`) || !strings.Contains(r.body, "Row me") {
+	if r := b.get("/rows/" + q.ID + "?project=p"); r.status != http.StatusOK || !strings.HasPrefix(r.body, `<details class="qrow card"`) || !strings.Contains(r.body, "Row me") {
 		t.Fatalf("row: %d\n%s", r.status, r.body)
 	}
 	if r := b.get("/rows/" + q.ID + "?project=other"); r.status != http.StatusNoContent {
@@ -123,7 +123,7 @@ func TestHardToReverseAsksOnce(t *testing.T) {
 		t.Fatalf("in place confirm: %d %q", r.status, r.header.Get("X-Askbridge-Step"))
 	}
 	r = b.post("/q/"+hard2.ID+"/answer", url.Values{"option": {"approve"}, "confirm": {"yes"}}, "X-Askbridge-Fetch", "row")
-	if r.status != http.StatusOK || r.header.Get("X-Askbridge-Step") != "recorded" || !strings.HasPrefix(r.body, `<details class="row card hard closed"`) ||
+	if r.status != http.StatusOK || r.header.Get("X-Askbridge-Step") != "recorded" || !strings.HasPrefix(r.body, `<details class="qrow card hard closed"`) ||
 		!strings.Contains(r.body, "Recorded. This is what askbridge now holds:") {
 		t.Fatalf("in place record: %d %q\n%s", r.status, r.header.Get("X-Askbridge-Step"), r.body)
 	}

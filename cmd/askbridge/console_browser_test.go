@@ -212,6 +212,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		if !eval[bool](t, admin, `window.askbridgeMarker === true`) {
 			t.Fatal("the page reloaded")
 		}
+		openRow(t, admin, q.ID)
 		text := eval[string](t, admin, `document.querySelector("`+card(q.ID)+`").innerText`)
 		for _, want := range []string{"Which region for the bucket?", "Customers are mostly in the EU.", "storage", "agent-a", "run-browser", "default", "then deny"} {
 			if !strings.Contains(text, want) {
@@ -230,10 +231,8 @@ func TestConsoleInABrowser(t *testing.T) {
 			woke <- res
 		}()
 		do(t, admin, chromedp.SendKeys(chromedp.ID("text-"+q.ID), "eu-west-1"))
-		if status := submit(t, admin, card(q.ID)+" form.answer button[type=submit]"); status != http.StatusOK {
-			t.Fatalf("answer: %d", status)
-		}
-		if rec := eval[string](t, admin, `document.getElementById("recorded").innerText`); !strings.Contains(rec, "eu-west-1") || !strings.Contains(rec, "admin via console") {
+		rec := answerInPlace(t, admin, q.ID, card(q.ID)+" form.answer button[type=submit]")
+		if !strings.Contains(rec, "eu-west-1") || !strings.Contains(rec, "admin via console") {
 			t.Fatalf("the response does not show what was recorded:\n%s", rec)
 		}
 		got := getQ(t, ops, q.ID)
@@ -303,7 +302,11 @@ func TestConsoleInABrowser(t *testing.T) {
 			t.Fatalf("first open card is %s, want the hard-to-reverse decision", first)
 		}
 
-		// Decision: one button per option, recommended marked, and a note.
+		// Decision: one button per option, recommended marked, and a note;
+		// hard to reverse, so the choice is confirmed on a page of its own
+		// first (the question's page answers without script's help).
+		goTo(t, admin, m.URL+"/q/"+dec.ID)
+		waitLive(t, admin)
 		if rec := eval[string](t, admin, `document.querySelector("`+card(dec.ID)+` button[value=kafka]").innerText`); !strings.Contains(rec, "RECOMMENDED") || !strings.Contains(rec, "Durable and replayable") {
 			t.Fatalf("the kafka button: %q", rec)
 		}
@@ -311,12 +314,21 @@ func TestConsoleInABrowser(t *testing.T) {
 		if status := submit(t, admin, card(dec.ID)+" button[value=sqs]"); status != http.StatusOK {
 			t.Fatalf("decision: %d", status)
 		}
+		if got := getQ(t, ops, dec.ID); got.State != core.StateOpen {
+			t.Fatalf("a hard-to-reverse choice was recorded before its confirmation: %s", got.State)
+		}
+		if c := eval[string](t, admin, `document.querySelector(".confirm-step").innerText`); !strings.Contains(c, "SQS") || !strings.Contains(c, "lighter for now") {
+			t.Fatalf("the confirmation does not repeat the choice:\n%s", c)
+		}
+		if status := submit(t, admin, "button.confirm-yes"); status != http.StatusOK {
+			t.Fatalf("confirm: %d", status)
+		}
 		if res := getQ(t, ops, dec.ID).Resolution; res.OptionID != "sqs" || res.Reason != "lighter for now" || res.Answer != "Managed and light; no replay." {
 			t.Fatalf("decision recorded: %+v", res)
 		}
 
 		// Approval: pretty arguments and the digest; deny with a reason.
-		goTo(t, admin, m.URL+"/")
+		goTo(t, admin, m.URL+"/q/"+appr.ID)
 		waitLive(t, admin)
 		args := eval[string](t, admin, `document.querySelector("`+card(appr.ID)+` pre.args").textContent`)
 		if args != "{\n  \"db\": \"billing\",\n  \"steps\": [\n    1,\n    2\n  ]\n}" {
@@ -338,20 +350,20 @@ func TestConsoleInABrowser(t *testing.T) {
 
 		// Form: the operator answers one item; the admin sees who, and
 		// answers the other with free text.
-		goTo(t, operator, m.URL+"/")
+		goTo(t, operator, m.URL+"/q/"+form.ID)
 		waitLive(t, operator)
-		do(t, operator, chromedp.Click(chromedp.CSS(card(form.ID)+` form[data-item=region] input[value=eu]`)))
-		if status := submit(t, operator, card(form.ID)+` form[data-item=region] button[type=submit]`); status != http.StatusOK {
+		do(t, operator, chromedp.Click(chromedp.CSS(card(form.ID)+` fieldset[data-item=region] input[value=eu]`)))
+		if status := submit(t, operator, card(form.ID)+` fieldset[data-item=region] button.item-one`); status != http.StatusOK {
 			t.Fatalf("form item: %d", status)
 		}
-		goTo(t, admin, m.URL+"/")
+		goTo(t, admin, m.URL+"/q/"+form.ID)
 		waitLive(t, admin)
 		until(t, admin, `document.querySelector("`+card(form.ID)+` li[data-item=region]").innerText.includes("answered by ops")`)
-		if n := eval[int](t, admin, `document.querySelectorAll("`+card(form.ID)+` form[data-item=region]").length`); n != 0 {
+		if n := eval[int](t, admin, `document.querySelectorAll("`+card(form.ID)+` fieldset[data-item=region]").length`); n != 0 {
 			t.Fatal("an answered item is offered again")
 		}
 		do(t, admin, chromedp.SendKeys(chromedp.ID("other-"+form.ID+"-size"), "medium"))
-		if status := submit(t, admin, card(form.ID)+` form[data-item=size] button[type=submit]`); status != http.StatusOK {
+		if status := submit(t, admin, card(form.ID)+` fieldset[data-item=size] button.item-one`); status != http.StatusOK {
 			t.Fatalf("form item 2: %d", status)
 		}
 		if got := getQ(t, ops, form.ID); got.State != core.StateAnswered || len(got.Answers) != 2 || got.Answers[1].Text != "medium" {
@@ -359,12 +371,12 @@ func TestConsoleInABrowser(t *testing.T) {
 		}
 
 		// Decline, and cancel (admins).
-		goTo(t, admin, m.URL+"/")
+		goTo(t, admin, m.URL+"/q/"+decl.ID)
 		waitLive(t, admin)
 		if status := submit(t, admin, card(decl.ID)+` form.decline button`); status != http.StatusOK {
 			t.Fatalf("decline: %d", status)
 		}
-		goTo(t, admin, m.URL+"/")
+		goTo(t, admin, m.URL+"/q/"+canc.ID)
 		waitLive(t, admin)
 		do(t, admin, chromedp.SendKeys(chromedp.CSS(card(canc.ID)+` form.cancel input[name=reason]`), "asked twice"))
 		if status := submit(t, admin, card(canc.ID)+` form.cancel button`); status != http.StatusOK {
@@ -472,15 +484,14 @@ func TestConsoleInABrowser(t *testing.T) {
 		phone := br.tab(t, 390, 844, true)
 		signIn(t, phone, m.URL, opTok, "ops")
 		waitCard(t, phone, q.ID, "open")
+		openRow(t, phone, q.ID)
 		fitsWidth(t, phone, "the inbox", 390)
 		// The approve button is a full-width target.
 		w := eval[float64](t, phone, `document.querySelector("`+card(q.ID)+` button.approve").getBoundingClientRect().width`)
 		if inner := eval[float64](t, phone, `window.innerWidth`); w < inner*0.7 {
 			t.Fatalf("the approve button is %.0fpx of %.0fpx", w, inner)
 		}
-		if status := submit(t, phone, card(q.ID)+" button.approve"); status != http.StatusOK {
-			t.Fatalf("approve from the phone: %d", status)
-		}
+		answerInPlace(t, phone, q.ID, card(q.ID)+" button.approve")
 		if res := getQ(t, ops, q.ID).Resolution; res.Approved == nil || !*res.Approved {
 			t.Fatalf("recorded: %+v", res)
 		}
@@ -521,6 +532,7 @@ func TestConsoleAtPhoneWidthWithLongWords(t *testing.T) {
 	signIn(t, phone, m.URL, opTok, "ops")
 	for _, id := range []string{clar.ID, dec.ID, form.ID} {
 		waitCard(t, phone, id, "open")
+		openRow(t, phone, id)
 	}
 	fitsWidth(t, phone, "the inbox", 390)
 
@@ -528,6 +540,7 @@ func TestConsoleAtPhoneWidthWithLongWords(t *testing.T) {
 	watcher := br.tab(t, 390, 844, true)
 	signIn(t, watcher, m.URL, obsTok, "dash")
 	waitCard(t, watcher, dec.ID, "open")
+	openRow(t, watcher, dec.ID)
 	fitsWidth(t, watcher, "the observer's inbox", 390)
 
 	goTo(t, phone, m.URL+"/q/"+appr.ID)
@@ -597,6 +610,10 @@ func TestConsolePassesAxe(t *testing.T) {
 	}
 	waitCard(t, tab, closing.ID, "answered")
 	audit(t, tab, "the inbox")
+	for _, q := range open {
+		openRow(t, tab, q.ID)
+	}
+	audit(t, tab, "the inbox with every row open")
 
 	goTo(t, tab, m.URL+"/q/"+granted.ID)
 	until(t, tab, `document.querySelector(".history tbody tr") !== null && document.querySelector(".resume") !== null`)
@@ -625,6 +642,8 @@ func TestConsoleApprovalsInABrowser(t *testing.T) {
 	t.Run("edit and approve", func(t *testing.T) {
 		q := ask(t, agent, client.AskRequest{Kind: core.KindApproval, Question: "Write the report?", Tool: "write_file",
 			Arguments: []byte(`{"path":"/srv/report.txt","content":"hello"}`), Editable: &core.Editable{Keys: []string{"path"}}})
+		goTo(t, operator, m.URL+"/q/"+q.ID)
+		waitLive(t, operator)
 		waitCard(t, operator, q.ID, "open")
 		editor := "#args-" + q.ID
 		if v := eval[string](t, operator, `document.querySelector("`+editor+`").value`); v != "{\n  \"content\": \"hello\",\n  \"path\": \"/srv/report.txt\"\n}" {
@@ -643,7 +662,7 @@ func TestConsoleApprovalsInABrowser(t *testing.T) {
 			t.Fatalf("a refused edit changed the question: %s", got.State)
 		}
 
-		goTo(t, operator, m.URL+"/")
+		goTo(t, operator, m.URL+"/q/"+q.ID)
 		waitLive(t, operator)
 		do(t, operator, chromedp.Click(chromedp.CSS(card(q.ID)+" details.edit summary")), chromedp.Clear(chromedp.CSS(editor)), chromedp.SendKeys(chromedp.CSS(editor), `{"path":"/srv/report-v2.txt","content":"hello"}`))
 		if status := submit(t, operator, card(q.ID)+" form.edit-form button.edit-approve"); status != http.StatusOK {
@@ -658,7 +677,7 @@ func TestConsoleApprovalsInABrowser(t *testing.T) {
 		}
 		// The other page closes the card live, with the change.
 		waitCard(t, admin, q.ID, "answered")
-		if text := eval[string](t, admin, `document.querySelector("`+card(q.ID)+`").innerText`); !strings.Contains(text, "Approved with changes: path changed") {
+		if text := eval[string](t, admin, `document.querySelector("`+card(q.ID)+`").textContent`); !strings.Contains(text, "Approved with changes: path changed") {
 			t.Fatalf("the admin's card:\n%s", text)
 		}
 	})
@@ -677,7 +696,7 @@ func TestConsoleApprovalsInABrowser(t *testing.T) {
 			}
 			woke <- res
 		}()
-		goTo(t, operator, m.URL+"/")
+		goTo(t, operator, m.URL+"/q/"+q.ID)
 		waitLive(t, operator)
 		waitCard(t, admin, q.ID, "open")
 		if n := eval[int](t, operator, `document.querySelectorAll("`+card(q.ID)+` li.batch-call").length`); n != 3 {
@@ -694,6 +713,7 @@ func TestConsoleApprovalsInABrowser(t *testing.T) {
 		if got := getQ(t, ops, q.ID); got.State != core.StateOpen || len(got.Answers) != 1 {
 			t.Fatalf("after one call: %s %d", got.State, len(got.Answers))
 		}
+		goTo(t, admin, m.URL+"/q/"+q.ID)
 		waitLive(t, admin)
 		if status := submit(t, admin, card(q.ID)+" button.approve-all"); status != http.StatusOK {
 			t.Fatalf("approve all: %d", status)
@@ -736,6 +756,7 @@ func TestConsoleKeepsDrafts(t *testing.T) {
 		{ToolCallID: "toolu_1", Tool: "write_file", Arguments: []byte(`{"path":"/a"}`)},
 		{ToolCallID: "toolu_2", Tool: "write_file", Arguments: []byte(`{"path":"/b"}`), Editable: &core.Editable{All: true}},
 	}})
+	goTo(t, operator, m.URL+"/q/"+q.ID)
 	waitLive(t, operator)
 	waitCard(t, operator, q.ID, "open")
 	reason, editor := "#reason-"+q.ID+"-toolu_2", "#args-"+q.ID+"-toolu_2"

@@ -251,7 +251,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		if n := eval[int](t, operator, `document.querySelectorAll("`+card(q.ID)+` form").length`); n != 0 {
 			t.Fatalf("the closed card still has %d forms", n)
 		}
-		if line := eval[string](t, operator, `document.querySelector("`+card(q.ID)+` .outcome-line").innerText`); !strings.Contains(line, "Answered by admin") {
+		if line := eval[string](t, operator, `document.querySelector("`+card(q.ID)+` .outcome-line").textContent`); !strings.Contains(line, "Answered by admin") {
 			t.Fatalf("outcome: %q", line)
 		}
 	})
@@ -267,7 +267,7 @@ func TestConsoleInABrowser(t *testing.T) {
 			t.Fatalf("askbridge answer: %d %s", code, errOut.String())
 		}
 		waitCard(t, admin, q.ID, "answered")
-		if line := eval[string](t, admin, `document.querySelector("`+card(q.ID)+` .outcome-line").innerText`); !strings.Contains(line, "Answered by ops") || !strings.Contains(line, "via api") {
+		if line := eval[string](t, admin, `document.querySelector("`+card(q.ID)+` .outcome-line").textContent`); !strings.Contains(line, "Answered by ops") || !strings.Contains(line, "via api") {
 			t.Fatalf("outcome: %q", line)
 		}
 
@@ -614,6 +614,10 @@ func TestConsolePassesAxe(t *testing.T) {
 		openRow(t, tab, q.ID)
 	}
 	audit(t, tab, "the inbox with every row open")
+	// A hard-to-reverse choice waiting for its confirmation, in its row.
+	do(t, tab, chromedp.Click(chromedp.CSS(card(open[0].ID)+" button[value=sqs]")))
+	until(t, tab, `document.querySelector("`+card(open[0].ID)+` .confirm-step") !== null`)
+	audit(t, tab, "the inbox confirming a choice")
 
 	goTo(t, tab, m.URL+"/q/"+granted.ID)
 	until(t, tab, `document.querySelector(".history tbody tr") !== null && document.querySelector(".resume") !== null`)
@@ -706,7 +710,7 @@ func TestConsoleApprovalsInABrowser(t *testing.T) {
 			t.Fatalf("approve one call: %d", status)
 		}
 		// The admin's page shows the decision live, with who made it.
-		until(t, admin, `(function(){ var c = document.querySelector("`+card(q.ID)+` li[data-call=toolu_2].decided"); return c !== null && c.innerText.includes("by ops via console"); })()`)
+		until(t, admin, `(function(){ var c = document.querySelector("`+card(q.ID)+` li[data-call=toolu_2].decided"); return c !== null && c.textContent.includes("by ops via console"); })()`)
 		if eval[bool](t, admin, `document.querySelector("`+card(q.ID)+` form.call-form[data-call=toolu_2]") !== null`) {
 			t.Fatal("a decided call still offers its buttons")
 		}
@@ -803,7 +807,7 @@ func TestConsoleScreenshots(t *testing.T) {
 	ops := client.New(m.URL, opTok)
 	br := newChrome(t)
 
-	ask(t, agent, client.AskRequest{Kind: core.KindDecision, Question: "Which message queue should the order service use?",
+	dec := ask(t, agent, client.AskRequest{Kind: core.KindDecision, Question: "Which message queue should the order service use?",
 		Reversibility: core.HardToReverse, Context: "Peak load is 2k orders a minute; the team runs no Kafka today.",
 		Labels: core.Labels{Project: "orders", Task: "queue"}, Options: []core.Option{
 			{ID: "kafka", Title: "Kafka", Writeup: "Durable and replayable; one more system to run.", Recommended: true},
@@ -822,10 +826,31 @@ func TestConsoleScreenshots(t *testing.T) {
 	if _, err := ops.Answer(t.Context(), form.ID, client.AnswerRequest{Items: []client.ItemAnswer{{ItemID: "region", OptionID: "eu"}}}); err != nil {
 		t.Fatal(err)
 	}
+	batch := ask(t, agent, client.AskRequest{Kind: core.KindApproval, Question: "Apply the three config writes for the search cluster?",
+		Labels: core.Labels{Project: "search"}, Calls: []core.CallInput{
+			{ToolCallID: "toolu_1", Tool: "write_file", Arguments: []byte(`{"path":"/etc/search/shards.yaml"}`)},
+			{ToolCallID: "toolu_2", Tool: "write_file", Arguments: []byte(`{"path":"/etc/search/replicas.yaml"}`)},
+			{ToolCallID: "toolu_3", Tool: "chmod", Arguments: []byte(`{"path":"/etc/search","mode":"0750"}`)},
+		}})
+	if _, err := ops.Answer(t.Context(), batch.ID, client.AnswerRequest{Calls: []core.CallDecision{{ToolCallID: "toolu_1", OptionID: core.ApproveOption}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"Should the nightly export skip archived projects?", "Which Go version should the build image pin?"} {
+		ask(t, client.New(m.URL, agentB), client.AskRequest{Kind: core.KindClarification, Question: text})
+	}
 
+	// The inbox as a list; then its first row open, asking to confirm
+	// its hard-to-reverse choice. to answer, and the same row
+	// asking to confirm its hard-to-reverse choice.
 	desk := br.tab(t, 1280, 1000, false)
 	signIn(t, desk, m.URL, m.AdminToken, "admin")
+	waitCard(t, desk, batch.ID, "open")
 	shot(t, desk, "inbox-desktop.png", 1280)
+	openRow(t, desk, dec.ID)
+	do(t, desk, chromedp.SendKeys(chromedp.ID("note-"+dec.ID), "start small; revisit at 5k a minute"),
+		chromedp.Click(chromedp.CSS(card(dec.ID)+" button[value=sqs]")))
+	until(t, desk, `document.querySelector("`+card(dec.ID)+` .confirm-step") !== null`)
+	shot(t, desk, "inbox-confirm.png", 1280)
 
 	phone := br.tab(t, 390, 844, true)
 	signIn(t, phone, m.URL, opTok, "ops")

@@ -41,11 +41,11 @@ func answerInPlace(t *testing.T, ctx context.Context, id, sel string) string {
 	return eval[string](t, ctx, `document.querySelector("`+card(id)+` .recorded-box").innerText`)
 }
 
-// seedOpen asks n questions through core, as agents would, on the
-// program's own embedded store: reversible, a quarter of each kind.
-func seedOpen(t *testing.T, m *Main, n int) {
+// seedOpen asks questions from to to through core, as agents would, on
+// the program's own embedded store: reversible, a quarter of each kind.
+func seedOpen(t *testing.T, m *Main, from, to int) {
 	t.Helper()
-	for i := range n {
+	for i := from; i < to; i++ {
 		in := core.AskInput{Kind: core.KindClarification, Agent: "agent-a", RunID: fmt.Sprintf("run-%d", i%40), ToolCallID: fmt.Sprintf("seed-%d", i),
 			Text: fmt.Sprintf("Seeded question %04d: which setting should job %d use?", i, i), Reversibility: core.Reversible,
 			Labels: core.Labels{Project: fmt.Sprintf("project-%d", i%7)}}
@@ -63,6 +63,40 @@ func seedOpen(t *testing.T, m *Main, n int) {
 	}
 }
 
+// inboxLoad is what a load of the inbox's first page measured: its size
+// on the wire and as HTML, when its response ended, when the document was
+// parsed and when the page went live (its answer controls enabled), in
+// milliseconds from the navigation's start; and what it showed.
+type inboxLoad struct {
+	Encoded, Decoded    float64
+	Response, DOM, Live float64
+	Rows                int
+	Count, Note         string
+	NextLink            string
+}
+
+func (l inboxLoad) String() string {
+	return fmt.Sprintf("%.1f KB gzipped (%.1f KB of HTML), response end %.0f ms, DOMContentLoaded %.0f ms, live (interactive) %.0f ms",
+		l.Encoded/1024, l.Decoded/1024, l.Response, l.DOM, l.Live)
+}
+
+// measureInbox loads the inbox afresh and reads the browser's own
+// timings of it.
+func measureInbox(t *testing.T, ctx context.Context, base string) inboxLoad {
+	t.Helper()
+	goTo(t, ctx, base+"/")
+	until(t, ctx, `performance.getEntriesByName("askbridge-live").length === 1`)
+	return eval[inboxLoad](t, ctx, `(function(){
+		var n = performance.getEntriesByType("navigation")[0];
+		var next = document.querySelector(".pager a[rel=next]");
+		return { Encoded: n.encodedBodySize, Decoded: n.decodedBodySize, Response: n.responseEnd, DOM: n.domContentLoadedEventEnd,
+			Live: performance.getEntriesByName("askbridge-live")[0].startTime,
+			Rows: document.querySelectorAll("#inbox > .qrow").length,
+			Count: document.getElementById("open-count").textContent, Note: document.getElementById("page-note").textContent,
+			NextLink: next ? next.getAttribute("href") : "" };
+	})()`)
+}
+
 // TestConsoleInboxOf2000 opens the inbox over 2,000 open questions: the
 // first page is one page of rows with the total of all, it goes live, a
 // new question appears on it without a reload, and the next page and a
@@ -73,31 +107,24 @@ func TestConsoleInboxOf2000(t *testing.T) {
 	agent := client.New(m.URL, agentA)
 	br := newChrome(t)
 
-	began := time.Now()
-	seedOpen(t, m, 2000)
-	t.Logf("seeded 2000 open questions in %s", time.Since(began).Round(time.Millisecond))
-
+	// The yardstick: the same page with one page's worth of questions.
+	seedOpen(t, m, 0, 50)
 	tab := br.tab(t, 1280, 900, false)
 	signIn(t, tab, m.URL, opTok, "ops")
-	goTo(t, tab, m.URL+"/")
-	until(t, tab, `performance.getEntriesByName("askbridge-live").length === 1`)
-	type load struct {
-		Encoded, Decoded      float64
-		Response, DOM, Live   float64
-		Rows                  int
-		Count, Note, NextLink string
+	small := measureInbox(t, tab, m.URL)
+	t.Logf("first page of 50: %s", small)
+	if small.Rows != 50 || small.Count != "50" || small.NextLink != "" {
+		t.Fatalf("the only page: %+v", small)
 	}
-	l := eval[load](t, tab, `(function(){
-		var n = performance.getEntriesByType("navigation")[0];
-		var next = document.querySelector(".pager a[rel=next]");
-		return { Encoded: n.encodedBodySize, Decoded: n.decodedBodySize, Response: n.responseEnd, DOM: n.domContentLoadedEventEnd,
-			Live: performance.getEntriesByName("askbridge-live")[0].startTime,
-			Rows: document.querySelectorAll("#inbox > .qrow").length,
-			Count: document.getElementById("open-count").textContent, Note: document.getElementById("page-note").textContent,
-			NextLink: next ? next.getAttribute("href") : "" };
-	})()`)
-	t.Logf("first page of 2000: %.1f KB gzipped (%.1f KB of HTML), response end %.0f ms, DOMContentLoaded %.0f ms, live (interactive) %.0f ms",
-		l.Encoded/1024, l.Decoded/1024, l.Response, l.DOM, l.Live)
+
+	// Away from the inbox while seeding, so no open page follows the
+	// burst of asks and the next load starts from a quiet server.
+	goTo(t, tab, "about:blank")
+	began := time.Now()
+	seedOpen(t, m, 50, 2000)
+	t.Logf("seeded 1950 more open questions in %s", time.Since(began).Round(time.Millisecond))
+	l := measureInbox(t, tab, m.URL)
+	t.Logf("first page of 2000: %s", l)
 	if l.Rows != 50 || l.Count != "2000" || !strings.Contains(l.Note, "Rows 1 to 50") || l.NextLink == "" {
 		t.Fatalf("the first page: %+v", l)
 	}

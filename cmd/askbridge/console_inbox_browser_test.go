@@ -38,6 +38,10 @@ func answerInPlace(t *testing.T, ctx context.Context, id, sel string) string {
 	if p := eval[string](t, ctx, `(function(){ var p = document.querySelector("`+card(id)+` .step-problem"); return p ? p.innerText : ""; })()`); p != "" {
 		t.Fatalf("the answer was refused: %s", p)
 	}
+	// What was just sent is recorded, not a draft someone else cut off.
+	if eval[bool](t, ctx, `document.querySelector("`+card(id)+` .draft-box") !== null`) {
+		t.Fatal("the answer just recorded is shown as an unsent draft")
+	}
 	return eval[string](t, ctx, `document.querySelector("`+card(id)+` .recorded-box").innerText`)
 }
 

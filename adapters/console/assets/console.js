@@ -120,9 +120,7 @@
     if (f.id) {
       return "#" + f.id;
     }
-    var form = f.form;
-    var k = form ? [form.getAttribute("action"), form.className, form.getAttribute("data-call"),
-      form.getAttribute("data-item")].join("|") : "";
+    var k = f.form ? formKey(f.form) : "";
     k += "|" + f.name;
     if (f.type === "radio" || f.type === "checkbox") {
       k += "=" + f.value;
@@ -399,8 +397,16 @@
     });
   }
 
-  function showConfirm(row, html) {
+  // formKey names a form alike in a row and in its fresh copy.
+  function formKey(f) {
+    return [f.getAttribute("action"), f.className, f.getAttribute("data-call"), f.getAttribute("data-item")].join("|");
+  }
+
+  // showConfirm shows the confirmation step in place of the row's
+  // controls; from names the form whose choice it repeats.
+  function showConfirm(row, html, from) {
     var section = parse(html);
+    section.setAttribute("data-from", from);
     var old = row.querySelector(".confirm-step");
     if (old) {
       old.remove();
@@ -438,6 +444,12 @@
   }
 
   function send(row, form, submitter) {
+    var id = row.id;
+    // The stream may draw the row again while the answer is on its way:
+    // act on the row as it is when the answer comes back.
+    function current() {
+      return document.getElementById(id) || row;
+    }
     var data = new FormData(form);
     if (submitter && submitter.name) {
       data.append(submitter.name, submitter.value);
@@ -463,22 +475,29 @@
         return;
       }
       if (r.step === "confirm") {
-        showConfirm(row, r.html);
+        showConfirm(current(), r.html, formKey(form));
         return;
       }
       if (r.step === "recorded" || r.step === "refused") {
-        // What was sent is no draft any more.
-        form.reset();
-        answered(row, r.html);
+        // What was sent is no draft any more: the form posted, or the one
+        // whose choice the confirmation repeated, in the row as it is now.
+        var step = form.closest(".confirm-step");
+        var sent = step ? step.getAttribute("data-from") : formKey(form);
+        current().querySelectorAll("form").forEach(function (f) {
+          if (formKey(f) === sent) {
+            f.reset();
+          }
+        });
+        answered(current(), r.html);
         return;
       }
       var page = parse(r.html.replace(/^[\s\S]*<main>|<\/main>[\s\S]*$/g, ""));
       var msg = page ? page.querySelector("p") : null;
-      enable(row);
-      problemOn(row, msg ? msg.textContent : "Not recorded.");
+      enable(current());
+      problemOn(current(), msg ? msg.textContent : "Not recorded.");
     }).catch(function () {
-      enable(row);
-      problemOn(row, "The answer could not be sent (the connection failed), so nothing is known to be recorded. Try again.");
+      enable(current());
+      problemOn(current(), "The answer could not be sent (the connection failed), so nothing is known to be recorded. Try again.");
     });
   }
 

@@ -29,20 +29,22 @@ func openRow(t *testing.T, ctx context.Context, id string) {
 // where it was. It returns the recorded text as the row shows it.
 func answerInPlace(t *testing.T, ctx context.Context, id, sel string) string {
 	t.Helper()
-	eval[bool](t, ctx, `(function(){ window.stayedHere = true; return true; })()`)
+	// What an earlier answer left on the row is marked, to wait for this
+	// answer's own.
+	eval[bool](t, ctx, `(function(){ window.stayedHere = true; document.querySelectorAll("`+card(id)+` .recorded-box, `+card(id)+` .step-problem").forEach(function(e){ e.setAttribute("data-seen", "yes"); }); return true; })()`)
 	do(t, ctx, chromedp.Click(chromedp.CSS(sel)))
-	until(t, ctx, `document.querySelector("`+card(id)+` .recorded-box, `+card(id)+` .step-problem") !== null`)
+	until(t, ctx, `document.querySelector("`+card(id)+` .recorded-box:not([data-seen]), `+card(id)+` .step-problem:not([data-seen])") !== null`)
 	if !eval[bool](t, ctx, `window.stayedHere === true`) {
 		t.Fatal("answering left the inbox")
 	}
-	if p := eval[string](t, ctx, `(function(){ var p = document.querySelector("`+card(id)+` .step-problem"); return p ? p.innerText : ""; })()`); p != "" {
+	if p := eval[string](t, ctx, `(function(){ var p = document.querySelector("`+card(id)+` .step-problem:not([data-seen])"); return p ? p.innerText : ""; })()`); p != "" {
 		t.Fatalf("the answer was refused: %s", p)
 	}
 	// What was just sent is recorded, not a draft someone else cut off.
 	if eval[bool](t, ctx, `document.querySelector("`+card(id)+` .draft-box") !== null`) {
 		t.Fatal("the answer just recorded is shown as an unsent draft")
 	}
-	return eval[string](t, ctx, `document.querySelector("`+card(id)+` .recorded-box").innerText`)
+	return eval[string](t, ctx, `document.querySelector("`+card(id)+` .recorded-box:not([data-seen])").innerText`)
 }
 
 // seedOpen asks questions from to to through core, as agents would, on

@@ -172,7 +172,7 @@ func (s *Server) outcome(w http.ResponseWriter, r *http.Request, sess *session, 
 		return
 	}
 	s.render(w, r, status, "result", s.page(sess, map[string]any{
-		"Title": title, "Recorded": st.Recorded, "Granted": st.Granted, "Problem": st.Problem, "Card": s.cardOf(q, v, ""),
+		"Title": title, "Recorded": st.Recorded, "Granted": st.Granted, "Problem": st.Problem, "Card": s.cardOf(q, v),
 	}))
 }
 

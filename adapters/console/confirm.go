@@ -160,8 +160,8 @@ func (s *Server) confirm(w http.ResponseWriter, r *http.Request, sess *session, 
 // renderRow sends an inbox row as it now stands with what the answer
 // left on it.
 func (s *Server) renderRow(w http.ResponseWriter, r *http.Request, status int, q *core.Question, v viewer, st *step) {
-	c := s.cardOf(q, v, "")
-	c.Src = rowSrc(q.ID, "")
+	c := s.cardOf(q, v)
+	c.Src = rowSrc(q.ID, "") // the page keeps its own, with its filters
 	c.Step = st
 	kind := "recorded"
 	if st.Problem != "" {

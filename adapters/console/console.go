@@ -192,7 +192,6 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("POST /signout", s.signedIn(s.signOut))
 	s.mux.HandleFunc("GET /q/{id}", s.signedIn(s.question))
 	s.mux.HandleFunc("GET /q/{id}/part", s.signedIn(s.questionPart))
-	s.mux.HandleFunc("GET /cards/{id}", s.signedIn(s.card))
 	s.mux.HandleFunc("GET /rows/{id}", s.signedIn(s.row))
 	s.mux.HandleFunc("POST /q/{id}/answer", s.signedIn(s.answer))
 	s.mux.HandleFunc("POST /q/{id}/decline", s.signedIn(s.decline))

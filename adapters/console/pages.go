@@ -61,7 +61,7 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request) {
 	v := viewer{Account: sess.account, CSRF: sess.CSRF}
 	rows := make([]cardView, 0, len(p.Questions))
 	for _, q := range p.Questions {
-		c := s.cardOf(q, v, "")
+		c := s.cardOf(q, v)
 		c.Src = rowSrc(q.ID, f.Query())
 		rows = append(rows, c)
 	}
@@ -129,7 +129,7 @@ func (s *Server) row(w http.ResponseWriter, r *http.Request, sess *session) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	c := s.cardOf(q, viewer{Account: sess.account, CSRF: sess.CSRF}, "")
+	c := s.cardOf(q, viewer{Account: sess.account, CSRF: sess.CSRF})
 	c.Src = rowSrc(q.ID, f.Query())
 	s.render(w, r, http.StatusOK, "row", c)
 }
@@ -159,27 +159,6 @@ func (s *Server) page(sess *session, data map[string]any) map[string]any {
 	return data
 }
 
-// card is one card alone, for the page to swap in when its question
-// changes. A question the page's filters leave out answers 204, so the
-// page drops it.
-func (s *Server) card(w http.ResponseWriter, r *http.Request, sess *session) {
-	f, err := parseFilters(r.URL.Query())
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	q, err := s.svc.Get(r.Context(), r.PathValue("id"))
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if !f.match(q) {
-		w.WriteHeader(http.StatusNoContent)
-		return
-	}
-	s.render(w, r, http.StatusOK, "card", s.cardOf(q, viewer{Account: sess.account, CSRF: sess.CSRF}, f.Query()))
-}
-
 // historyView is a question's page: its card, its whole event history
 // and, once closed, the resume the agent got.
 type historyView struct {
@@ -197,8 +176,7 @@ func (s *Server) history(ctx context.Context, sess *session, id string) (history
 	if err != nil {
 		return historyView{}, err
 	}
-	h := historyView{Card: s.cardOf(q, viewer{Account: sess.account, CSRF: sess.CSRF}, ""), Events: evs}
-	h.Card.Src = ""
+	h := historyView{Card: s.cardOf(q, viewer{Account: sess.account, CSRF: sess.CSRF}), Events: evs}
 	if !q.Open() {
 		res, err := core.ResumeOf(q)
 		if err != nil {

@@ -61,7 +61,9 @@ type cardView struct {
 	CanCancel  bool
 	NotDecider string
 	CSRF       string
-	// Src is where the page fetches this card again when it changes.
+	// Src is where the page fetches this row again when it changes;
+	// "" where nothing does (a result page, or a question's page, which
+	// fetches its whole part).
 	Src string
 
 	// What an inbox row shows folded: the question's first line, when it
@@ -94,15 +96,11 @@ func rank(q *core.Question) string {
 	return fmt.Sprintf("%s%016d%s", r, q.CreatedAt.UnixMilli(), q.ID)
 }
 
-func (s *Server) cardOf(q *core.Question, v viewer, query string) cardView {
+func (s *Server) cardOf(q *core.Question, v viewer) cardView {
 	q.Normalize()
 	c := cardView{
 		Q: q, Rank: rank(q), Heading: core.KindTitle(q.Kind), Hard: q.Reversibility == core.HardToReverse,
 		Age: age(s.now().Sub(q.CreatedAt)), Options: q.Options, CSRF: v.CSRF,
-		Src: "/cards/" + url.PathEscape(q.ID),
-	}
-	if query != "" {
-		c.Src += "?" + query
 	}
 	for _, m := range q.Messages {
 		c.Rooms = append(c.Rooms, string(m.Surface)+" "+m.Room)

@@ -350,6 +350,19 @@ func TestConsoleAnswersInPlace(t *testing.T) {
 		}
 		fitsWidth(t, phone, "the inbox after an answer", 390)
 
+		// A hard-to-reverse choice's confirmation fits too.
+		hard := ask(t, agent, client.AskRequest{Kind: core.KindDecision, Question: "Delete the staging snapshots?", Reversibility: core.HardToReverse,
+			Options: []core.Option{{ID: "yes", Title: "Delete them", Writeup: "Frees 2 TB; they cannot be restored.", Recommended: true}, {ID: "no", Title: "Keep them", Writeup: "Costs more."}}})
+		waitCard(t, phone, hard.ID, "open")
+		openRow(t, phone, hard.ID)
+		do(t, phone, chromedp.Click(chromedp.CSS(card(hard.ID)+" button[value=yes]")))
+		until(t, phone, `document.querySelector("`+card(hard.ID)+` .confirm-step") !== null`)
+		fitsWidth(t, phone, "a confirmation in the inbox", 390)
+		answerInPlace(t, phone, hard.ID, card(hard.ID)+" .confirm-step button.confirm-yes")
+		if res := getQ(t, ops, hard.ID).Resolution; res == nil || res.OptionID != "yes" {
+			t.Fatalf("recorded: %+v", res)
+		}
+
 		// The history: every value under its label, each date on one line.
 		goTo(t, phone, m.URL+"/q/"+q.ID)
 		until(t, phone, `document.querySelector(".history tbody tr") !== null`)

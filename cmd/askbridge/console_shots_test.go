@@ -84,6 +84,12 @@ func TestConsoleScreenshots(t *testing.T) {
 	goTo(t, desk, m.URL+"/q/"+appr.ID)
 	until(t, desk, `document.querySelector(".history tbody tr") !== null && document.querySelector(".resume") !== null`)
 	shot(t, desk, "history.png", 1280)
+
+	// The history at phone width: each event a block of labelled values.
+	goTo(t, phone, m.URL+"/q/"+appr.ID)
+	until(t, phone, `document.querySelector(".history tbody tr") !== null`)
+	do(t, phone, chromedp.ScrollIntoView(".history"))
+	shot(t, phone, "history-phone.png", 780)
 }
 
 // shot captures the page's viewport and checks it is a PNG of the given

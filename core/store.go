@@ -194,6 +194,11 @@ type Questions interface {
 	// ones sort with reversible ones), then oldest first, then by id; cursor is "" for the first page and next is ""
 	// after the last.
 	ListOpen(ctx context.Context, cursor string, limit int) (qs []*Question, next string, err error)
+	// OpenPage lists, in ListOpen's order, at most limit of the open
+	// questions f matches (by f.Match) after cursor ("" for the first
+	// page), the cursor of the page after (or ""), and how many match in
+	// all. A cursor is one a page of the same store made.
+	OpenPage(ctx context.Context, f OpenFilter, cursor string, limit int) (OpenPage, error)
 	// Between lists questions whose created (or closed) time is in
 	// [from, to), oldest first, at most limit.
 	Between(ctx context.Context, idx TimeIndex, from, to time.Time, limit int) ([]*Question, error)

@@ -4,14 +4,19 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/askbridge/askbridge/core"
 )
 
 // The answer forms' fields, the same for every kind: text is a
 // clarification's answer, a decision's note or an approval's reason;
-// option is a decision's option or approve/deny; a form posts one item at
-// a time as item with item_option or item_text.
+// option is a decision's option or approve/deny. A form's items post as
+// item_option.ID and item_text.ID, every item in one submit, or only the
+// one a button named item picks (which may also post plain item_option
+// and item_text). confirm is the second submit a hard-to-reverse choice
+// needs (confirm.go).
 const (
 	fieldText       = "text"
 	fieldOption     = "option"
@@ -19,9 +24,12 @@ const (
 	fieldItemOption = "item_option"
 	fieldItemText   = "item_text"
 	fieldReason     = "reason"
+	fieldConfirm    = "confirm"
 )
 
-// answer records an answer of any kind through core, exactly as given.
+// answer records an answer of any kind through core, exactly as given. A
+// choice on a hard-to-reverse question is first shown back to the person
+// to confirm, unless this post is that confirmation.
 func (s *Server) answer(w http.ResponseWriter, r *http.Request, sess *session) {
 	if !sess.account.Role.MayAnswer() {
 		s.forbidden(w, r, "An observer token may look but not answer. Nothing was recorded.")
@@ -32,16 +40,57 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, sess *session) {
 		Decider:    decider(sess.account),
 		Text:       r.PostFormValue(fieldText),
 		OptionID:   r.PostFormValue(fieldOption),
-	}
-	if item := r.PostFormValue(fieldItem); item != "" {
-		in.Items = []core.ItemInput{{ItemID: item, OptionID: r.PostFormValue(fieldItemOption), Text: r.PostFormValue(fieldItemText)}}
+		Items:      itemsInput(r),
 	}
 	if err := approvalInput(r, &in); err != nil {
 		s.outcome(w, r, sess, in.QuestionID, core.Outcome{}, err)
 		return
 	}
+	if r.PostFormValue(fieldConfirm) != "yes" {
+		q, err := s.svc.Get(r.Context(), in.QuestionID)
+		if err != nil {
+			s.outcome(w, r, sess, in.QuestionID, core.Outcome{}, err)
+			return
+		}
+		if q.Open() && needsConfirm(q, in) {
+			s.confirm(w, r, sess, q, in)
+			return
+		}
+	}
 	o, err := s.svc.Answer(r.Context(), in)
 	s.outcome(w, r, sess, in.QuestionID, o, err)
+}
+
+// itemsInput reads a form's items: the one a button named item picks,
+// else every item given a choice or a text, in the order of their ids.
+func itemsInput(r *http.Request) []core.ItemInput {
+	_ = r.ParseForm() // PostFormValue above has parsed it already; a parse error leaves it empty
+	pick := func(id string) core.ItemInput {
+		in := core.ItemInput{ItemID: id, OptionID: r.PostForm.Get(fieldItemOption + "." + id), Text: r.PostForm.Get(fieldItemText + "." + id)}
+		if in.OptionID == "" && in.Text == "" {
+			in.OptionID, in.Text = r.PostForm.Get(fieldItemOption), r.PostForm.Get(fieldItemText)
+		}
+		return in
+	}
+	if item := r.PostForm.Get(fieldItem); item != "" {
+		return []core.ItemInput{pick(item)}
+	}
+	var ids []string
+	for k, v := range r.PostForm {
+		id, ok := strings.CutPrefix(k, fieldItemOption+".")
+		if !ok {
+			id, ok = strings.CutPrefix(k, fieldItemText+".")
+		}
+		if ok && strings.TrimSpace(strings.Join(v, "")) != "" && !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	var out []core.ItemInput
+	for _, id := range ids {
+		out = append(out, pick(id))
+	}
+	return out
 }
 
 // decline takes nothing but the click: the agent resumes with a fixed
@@ -74,44 +123,40 @@ type recorded struct {
 }
 
 // outcome renders the result of an attempt: what was recorded, or the
-// truth about why nothing was.
+// truth about why nothing was; on the result page, or on the inbox row
+// the answer was given from.
 func (s *Server) outcome(w http.ResponseWriter, r *http.Request, sess *session, id string, o core.Outcome, err error) {
 	v := viewer{Account: sess.account, CSRF: sess.CSRF}
-	data := map[string]any{}
+	st := &step{}
+	title := "Not recorded"
 	status := http.StatusOK
 	var q *core.Question
 	var closed *core.ClosedError
 	switch {
 	case err == nil:
-		q = o.Question
-		data["Recorded"] = recordedOf(q)
-		var granted []string
+		q, title = o.Question, "Recorded"
+		st.Recorded = recordedOf(q)
 		if o.Standing != nil {
-			granted = append(granted, grantedLine(*o.Standing))
+			st.Granted = append(st.Granted, grantedLine(*o.Standing))
 		}
-		for _, st := range o.Standings {
-			granted = append(granted, grantedLine(st))
+		for _, g := range o.Standings {
+			st.Granted = append(st.Granted, grantedLine(g))
 		}
-		data["Granted"] = granted
-		data["Title"] = "Recorded"
 	case errors.As(err, &closed):
 		status, q = http.StatusConflict, closed.Question
-		data["Title"] = "Not recorded"
-		data["Problem"] = core.RefusalNote(err)
+		st.Problem = core.RefusalNote(err)
 	case core.ErrorCode(err) == core.CodeNotFound:
 		s.notFound(w, r)
 		return
 	case core.ErrorCode(err) == core.CodeForbidden:
 		status = http.StatusForbidden
-		data["Title"] = "Not recorded"
-		data["Problem"] = core.RefusalNote(err)
+		st.Problem = core.RefusalNote(err)
 	case core.ErrorCode(err) == core.CodeInvalid, core.ErrorCode(err) == core.CodeConflict:
 		status = http.StatusBadRequest
 		if core.ErrorCode(err) == core.CodeConflict {
 			status = http.StatusConflict
 		}
-		data["Title"] = "Not recorded"
-		data["Problem"] = core.ErrorMessage(err) + ". Nothing was recorded."
+		st.Problem = core.ErrorMessage(err) + ". Nothing was recorded."
 	default:
 		s.internal(w, r, err)
 		return
@@ -122,8 +167,13 @@ func (s *Server) outcome(w http.ResponseWriter, r *http.Request, sess *session, 
 			return
 		}
 	}
-	data["Card"] = s.cardOf(q, v, "")
-	s.render(w, r, status, "result", s.page(sess, data))
+	if inPlace(r) {
+		s.renderRow(w, r, status, q, v, st)
+		return
+	}
+	s.render(w, r, status, "result", s.page(sess, map[string]any{
+		"Title": title, "Recorded": st.Recorded, "Granted": st.Granted, "Problem": st.Problem, "Card": s.cardOf(q, v),
+	}))
 }
 
 // recordedOf lists what the question holds of the viewer's act: the

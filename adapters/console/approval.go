@@ -3,6 +3,7 @@ package console
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -153,6 +154,14 @@ func approvalInput(r *http.Request, in *core.AnswerInput) error {
 		in.Calls = []core.CallDecision{cd}
 		return nil
 	}
+	// A batch decided in one submit: call_option.ID (and call_text.ID)
+	// for every call given a verdict; a call left blank stays undecided.
+	for k := range r.PostForm {
+		if id, ok := strings.CutPrefix(k, fieldCallOption+"."); ok && r.PostForm.Get(k) != "" {
+			in.Calls = append(in.Calls, core.CallDecision{ToolCallID: id, OptionID: r.PostForm.Get(k), Reason: r.PostForm.Get(fieldCallText + "." + id)})
+		}
+	}
+	slices.SortFunc(in.Calls, func(a, b core.CallDecision) int { return strings.Compare(a.ToolCallID, b.ToolCallID) })
 	if edited {
 		in.Arguments = json.RawMessage(raw)
 	}

@@ -29,13 +29,13 @@ func TestEditAndApproveGoesThroughCore(t *testing.T) {
 	}
 	// A plain approval has no editor.
 	plain := e.ask(core.AskInput{Kind: core.KindApproval, Text: "Read it?", Tool: "read_file", Arguments: []byte(`{"path":"/tmp/a"}`)})
-	if card := b.get("/cards/" + plain.ID).body; strings.Contains(card, `name="arguments"`) || strings.Contains(card, core.LabelEditApprove) {
+	if card := b.get("/rows/" + plain.ID).body; strings.Contains(card, `name="arguments"`) || strings.Contains(card, core.LabelEditApprove) {
 		t.Fatal("an approval without editable arguments offers an editor")
 	}
 
 	// Observers see no editor and are refused.
 	w := e.signedIn(watcher)
-	if card := w.get("/cards/" + q.ID).body; strings.Contains(card, `name="arguments"`) {
+	if card := w.get("/rows/" + q.ID).body; strings.Contains(card, `name="arguments"`) {
 		t.Fatal("an observer is offered the editor")
 	}
 	edited := `{"path":"/tmp/b","mode":"w"}`
@@ -81,7 +81,7 @@ func TestEditAndApproveGoesThroughCore(t *testing.T) {
 			t.Fatalf("the closed card lacks %q:\n%s", want, r.body)
 		}
 	}
-	if card := b.get("/cards/" + q.ID).body; !strings.Contains(card, "Approved with changes: path changed") || strings.Contains(card, `name="arguments"`) {
+	if card := b.get("/rows/" + q.ID).body; !strings.Contains(card, "Approved with changes: path changed") || strings.Contains(card, `name="arguments"`) {
 		t.Fatal("the closed card does not show the changes, or still offers the editor")
 	}
 }
@@ -129,7 +129,7 @@ func TestABatchIsDecidedCallByCallThenAllAtOnce(t *testing.T) {
 		t.Fatal("the card does not show the batch's progress")
 	}
 	// Bob sees alice's decision on call_1, and no buttons for it.
-	card := bob.get("/cards/" + q.ID).body
+	card := bob.get("/rows/" + q.ID).body
 	if !strings.Contains(card, "Approved <span class=\"by\">by ops-alice via console") || strings.Contains(card, `name="call" value="call_1"`) {
 		t.Fatalf("call_1's outcome is not shown to others:\n%s", card)
 	}
@@ -201,12 +201,12 @@ func TestStandingApprovalsAreGrantedListedAndRevoked(t *testing.T) {
 	hard := write
 	hard.Reversibility = core.HardToReverse
 	hq := e.ask(hard)
-	if card := alice.get("/cards/" + hq.ID).body; strings.Contains(card, `name="standing"`) {
+	if card := alice.get("/rows/" + hq.ID).body; strings.Contains(card, `name="standing"`) {
 		t.Fatal("a hard-to-reverse approval offers a standing approval")
 	}
 
 	q := e.ask(write)
-	card := alice.get("/cards/" + q.ID).body
+	card := alice.get("/rows/" + q.ID).body
 	if !strings.Contains(card, `value="run" class="standing standing-run">`+template.HTMLEscapeString(core.LabelStandingRun)) ||
 		!strings.Contains(card, `value="agent"`) || !strings.Contains(card, "for this agent for 4 hours") {
 		t.Fatalf("the standing choices are missing:\n%s", card)
@@ -273,7 +273,7 @@ func TestABatchCallCanGrantAStandingApproval(t *testing.T) {
 	e := newEnv(t, standingRoutes())
 	q := e.batch()
 	alice := e.signedIn(opAlice)
-	card := alice.get("/cards/" + q.ID).body
+	card := alice.get("/rows/" + q.ID).body
 	if strings.Count(card, `value="run" class="standing standing-run">`+template.HTMLEscapeString(core.LabelStandingRun)) != 4 {
 		t.Fatalf("each call should offer a standing approval for the run:\n%s", card)
 	}

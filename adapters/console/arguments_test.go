@@ -57,7 +57,7 @@ func TestArgumentsReadAsWritten(t *testing.T) {
 	if want := `&#34;cmd&#34;: &#34;make test &amp;&amp; ./deploy.sh &gt; deploy.log 2&gt;&amp;1&#34;`; !strings.Contains(recorded, want) || strings.Contains(recorded, `\u00`) {
 		t.Errorf("the approved arguments read\n%s\nwant them to hold\n%s", recorded, want)
 	}
-	card := b.get("/cards/" + q.ID).body
+	card := b.get("/rows/" + q.ID).body
 	if !strings.Contains(card, `2&gt;&amp;1`) || strings.Contains(card, `\u00`) {
 		t.Errorf("the closed card does not show the approved arguments as written:\n%s", card)
 	}

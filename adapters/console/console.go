@@ -1,8 +1,13 @@
 // Package console is askbridge's operator inbox: a web page, served on the
 // API's listener, where people see what agents are waiting on and answer
-// it. Pages are rendered on the server with html/template; a little plain
-// JavaScript follows the event log so cards change in place. Every answer
-// goes through core.Service like every other surface's.
+// it. The inbox is a page of folded rows read from the store a page at a
+// time (core.Service.OpenPage); a row unfolds to answer in place. Pages
+// are rendered on the server with html/template; a little plain
+// JavaScript follows the event log so rows change in place, and posts an
+// inbox answer with fetch so the person stays in the inbox (every form
+// also works without it). A choice on a hard-to-reverse question is
+// confirmed once before it is recorded (confirm.go). Every answer goes
+// through core.Service like every other surface's.
 //
 // Sign-in exchanges a token for a session kept in the store (so it works on
 // every replica and outlives restarts) and named by an HttpOnly,
@@ -190,7 +195,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("POST /signout", s.signedIn(s.signOut))
 	s.mux.HandleFunc("GET /q/{id}", s.signedIn(s.question))
 	s.mux.HandleFunc("GET /q/{id}/part", s.signedIn(s.questionPart))
-	s.mux.HandleFunc("GET /cards/{id}", s.signedIn(s.card))
+	s.mux.HandleFunc("GET /rows/{id}", s.signedIn(s.row))
 	s.mux.HandleFunc("POST /q/{id}/answer", s.signedIn(s.answer))
 	s.mux.HandleFunc("POST /q/{id}/decline", s.signedIn(s.decline))
 	s.mux.HandleFunc("POST /q/{id}/cancel", s.signedIn(s.cancel))

@@ -387,7 +387,7 @@ func TestNotFoundLooksTheSameForEveryCase(t *testing.T) {
 	valid := e.ask(core.AskInput{Text: "x"}).ID
 	unknown := valid[:1] + strings.Repeat("a", len(valid)-1)
 	var first response
-	for i, path := range []string{"/q/" + unknown, "/q/not!an!id", "/q/" + strings.Repeat("z", 300), "/cards/" + unknown, "/nothing-here", "/q/" + unknown + "/part"} {
+	for i, path := range []string{"/q/" + unknown, "/q/not!an!id", "/q/" + strings.Repeat("z", 300), "/rows/" + unknown, "/nothing-here", "/q/" + unknown + "/part"} {
 		r := b.get(path)
 		if r.status != http.StatusNotFound {
 			t.Fatalf("%s: %d", path, r.status)
@@ -659,7 +659,7 @@ func TestFiltersLiveInTheURL(t *testing.T) {
 	}
 	for query, want := range cases {
 		page := b.get("/" + query).body
-		n := strings.Count(page, `<article class="card`)
+		n := strings.Count(page, `<details class="qrow card`)
 		if n != len(want) {
 			t.Errorf("%q: %d cards, want %d", query, n, len(want))
 		}

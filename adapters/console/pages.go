@@ -3,19 +3,21 @@ package console
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
 	"github.com/askbridge/askbridge/core"
 )
 
-// maxInbox bounds how many open questions one inbox page reads; a page,
-// not a dump.
-const maxInbox = 2000
+// inboxPage is how many rows one inbox page shows; the rest are a link
+// away, paged by the store.
+const inboxPage = 50
 
-// inbox is the list of open questions, in the API's order, filtered by the
-// URL; without a session it is the sign-in form.
+// inbox is one page of the open questions the URL's filters match, in the
+// API's order, as folded rows; without a session it is the sign-in form.
 func (s *Server) inbox(w http.ResponseWriter, r *http.Request) {
 	sess, err := s.current(w, r)
 	if err != nil {
@@ -26,7 +28,14 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request) {
 		s.signInPage(w, r, http.StatusOK, "", "/")
 		return
 	}
-	f, err := parseFilters(r.URL.Query())
+	query := r.URL.Query()
+	f, err := parseFilters(query)
+	from := 1
+	if err == nil && query.Get("from") != "" {
+		if from, err = strconv.Atoi(query.Get("from")); err != nil || from < 1 {
+			err = fmt.Errorf("from %q is not a row number (1 or more)", query.Get("from"))
+		}
+	}
 	if err != nil {
 		s.render(w, r, http.StatusBadRequest, "problem", s.page(sess, map[string]any{"Status": "Bad filter", "Message": err.Error()}))
 		return
@@ -39,32 +48,31 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, err)
 		return
 	}
-	v := viewer{Account: sess.account, CSRF: sess.CSRF}
-	var cards []cardView
-	truncated := false
-	cursor := ""
-	for read := 0; ; {
-		qs, next, err := s.svc.ListOpen(ctx, cursor, 500)
-		if err != nil {
-			s.internal(w, r, err)
-			return
-		}
-		for _, q := range qs {
-			if f.match(q) {
-				cards = append(cards, s.cardOf(q, v, f.Query()))
-			}
-		}
-		read += len(qs)
-		if next == "" {
-			break
-		}
-		if read >= maxInbox {
-			truncated = true
-			break
-		}
-		cursor = next
+	after := query.Get("after")
+	p, err := s.svc.OpenPage(ctx, f.open(), after, inboxPage)
+	if core.ErrorCode(err) == core.CodeInvalid {
+		s.render(w, r, http.StatusBadRequest, "problem", s.page(sess, map[string]any{"Status": "Bad filter", "Message": core.ErrorMessage(err)}))
+		return
 	}
-	data := map[string]any{"Cards": cards, "Filters": f, "Truncated": truncated, "Stream": streamURL(since)}
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	v := viewer{Account: sess.account, CSRF: sess.CSRF}
+	rows := make([]cardView, 0, len(p.Questions))
+	for _, q := range p.Questions {
+		c := s.cardOf(q, v)
+		c.Src = rowSrc(q.ID, f.Query())
+		rows = append(rows, c)
+	}
+	data := map[string]any{"Rows": rows, "Filters": f, "Total": p.Total, "Stream": streamURL(since),
+		"From": from, "To": from + len(rows) - 1, "Paged": after != ""}
+	if p.Next != "" {
+		data["Next"] = pageURL(f, p.Next, from+len(rows))
+	}
+	if after != "" {
+		data["First"] = pageURL(f, "", 0)
+	}
 	if !sess.Away.IsZero() {
 		d, err := s.svc.Digest(ctx, core.DigestQuery{From: sess.Away, To: s.now()})
 		if err == nil {
@@ -80,6 +88,50 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.render(w, r, http.StatusOK, "inbox", s.page(sess, data))
+}
+
+// pageURL links an inbox page: the filters, and where the page starts.
+func pageURL(f filters, after string, from int) string {
+	v, _ := url.ParseQuery(f.Query()) // Query encodes what ParseQuery reads
+	if after != "" {
+		v.Set("after", after)
+		v.Set("from", strconv.Itoa(from))
+	}
+	if len(v) == 0 {
+		return "/"
+	}
+	return "/?" + v.Encode()
+}
+
+// rowSrc is where an inbox row is fetched again, under the page's filters.
+func rowSrc(id, query string) string {
+	src := "/rows/" + url.PathEscape(id)
+	if query != "" {
+		src += "?" + query
+	}
+	return src
+}
+
+// row is one inbox row alone, for the page to swap in when its question
+// changes; like card, 204 when the filters leave it out.
+func (s *Server) row(w http.ResponseWriter, r *http.Request, sess *session) {
+	f, err := parseFilters(r.URL.Query())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	q, err := s.svc.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if !f.match(q) {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	c := s.cardOf(q, viewer{Account: sess.account, CSRF: sess.CSRF})
+	c.Src = rowSrc(q.ID, f.Query())
+	s.render(w, r, http.StatusOK, "row", c)
 }
 
 // logTail is the seq of the latest event. It reads on from the last tail
@@ -107,27 +159,6 @@ func (s *Server) page(sess *session, data map[string]any) map[string]any {
 	return data
 }
 
-// card is one card alone, for the page to swap in when its question
-// changes. A question the page's filters leave out answers 204, so the
-// page drops it.
-func (s *Server) card(w http.ResponseWriter, r *http.Request, sess *session) {
-	f, err := parseFilters(r.URL.Query())
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	q, err := s.svc.Get(r.Context(), r.PathValue("id"))
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if !f.match(q) {
-		w.WriteHeader(http.StatusNoContent)
-		return
-	}
-	s.render(w, r, http.StatusOK, "card", s.cardOf(q, viewer{Account: sess.account, CSRF: sess.CSRF}, f.Query()))
-}
-
 // historyView is a question's page: its card, its whole event history
 // and, once closed, the resume the agent got.
 type historyView struct {
@@ -145,8 +176,7 @@ func (s *Server) history(ctx context.Context, sess *session, id string) (history
 	if err != nil {
 		return historyView{}, err
 	}
-	h := historyView{Card: s.cardOf(q, viewer{Account: sess.account, CSRF: sess.CSRF}, ""), Events: evs}
-	h.Card.Src = ""
+	h := historyView{Card: s.cardOf(q, viewer{Account: sess.account, CSRF: sess.CSRF}), Events: evs}
 	if !q.Open() {
 		res, err := core.ResumeOf(q)
 		if err != nil {

@@ -125,7 +125,7 @@ func (s *Server) signedIn(h func(http.ResponseWriter, *http.Request, *session)) 
 			return
 		}
 		if sess == nil {
-			if r.Method == http.MethodGet && !strings.HasPrefix(r.URL.Path, "/cards/") &&
+			if r.Method == http.MethodGet && !strings.HasPrefix(r.URL.Path, "/rows/") &&
 				!strings.HasPrefix(r.URL.Path, "/stream") && !strings.HasSuffix(r.URL.Path, "/part") {
 				s.signInPage(w, r, http.StatusUnauthorized, "", r.URL.RequestURI())
 				return

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"errors"
 	"fmt"
 	"html/template"
 	"net/url"
@@ -25,6 +26,7 @@ var funcs = template.FuncMap{
 	"list":       func(s ...string) []string { return s },
 	"approveAll": func() string { return core.LabelApproveAll },
 	"denyAll":    func() string { return core.LabelDenyAll },
+	"inc":        func(i int) int { return i + 1 },
 }
 
 // viewer is who a page is rendered for.
@@ -59,8 +61,20 @@ type cardView struct {
 	CanCancel  bool
 	NotDecider string
 	CSRF       string
-	// Src is where the page fetches this card again when it changes.
+	// Src is where the page fetches this row again when it changes;
+	// "" where nothing does (a result page, or a question's page, which
+	// fetches its whole part).
 	Src string
+
+	// What an inbox row shows folded: the question's first line, when it
+	// is due, and how far a quorum, a batch or a form has got.
+	FirstLine, Due string
+	Tally          []string
+	// ReadOnly is an observer's open card: no controls, and it says so.
+	ReadOnly bool
+	// Step is what an answer given in place left on its row: what was
+	// recorded, or why nothing was, or the confirmation it awaits.
+	Step *step
 }
 
 // itemView is one form item with who answered it, if anyone has.
@@ -82,15 +96,11 @@ func rank(q *core.Question) string {
 	return fmt.Sprintf("%s%016d%s", r, q.CreatedAt.UnixMilli(), q.ID)
 }
 
-func (s *Server) cardOf(q *core.Question, v viewer, query string) cardView {
+func (s *Server) cardOf(q *core.Question, v viewer) cardView {
 	q.Normalize()
 	c := cardView{
 		Q: q, Rank: rank(q), Heading: core.KindTitle(q.Kind), Hard: q.Reversibility == core.HardToReverse,
 		Age: age(s.now().Sub(q.CreatedAt)), Options: q.Options, CSRF: v.CSRF,
-		Src: "/cards/" + url.PathEscape(q.ID),
-	}
-	if query != "" {
-		c.Src += "?" + query
 	}
 	for _, m := range q.Messages {
 		c.Rooms = append(c.Rooms, string(m.Surface)+" "+m.Room)
@@ -116,6 +126,16 @@ func (s *Server) cardOf(q *core.Question, v viewer, query string) cardView {
 		}
 		return c
 	}
+	c.FirstLine, c.Due = firstLine(q.Text), due(q.Deadline.Sub(s.now()))
+	if t := core.TallyOf(q); t != nil {
+		c.Tally = t.Lines
+	}
+	if c.Progress != "" {
+		c.Tally = append(c.Tally, c.Progress)
+	} else if q.Kind == core.KindForm && len(q.Items) > 0 {
+		c.Tally = append(c.Tally, core.FormProgress{Done: len(q.Answers), Total: len(q.Items)}.String())
+	}
+	c.ReadOnly = !v.Account.Role.MayAnswer()
 	if v.Account.Role.MayAnswer() {
 		if s.svc.MayAnswer(q, v.decider()) {
 			c.Controls = true
@@ -140,6 +160,35 @@ func age(d time.Duration) string {
 	return strconv.Itoa(int(d/(24*time.Hour))) + "d ago"
 }
 
+// firstLineLen bounds the question's first line on a folded row.
+const firstLineLen = 140
+
+// firstLine is the question up to its first line break, cut to fit a row.
+func firstLine(text string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
+	line = strings.TrimSpace(line)
+	if r := []rune(line); len(r) > firstLineLen {
+		return strings.TrimSpace(string(r[:firstLineLen-1])) + "…"
+	}
+	return line
+}
+
+// due words the time left before the deadline as the rows show it.
+func due(left time.Duration) string {
+	if left <= 0 {
+		return "due now"
+	}
+	switch {
+	case left < time.Minute:
+		return "due in under a minute"
+	case left < time.Hour:
+		return "due in " + strconv.Itoa(int(left/time.Minute)) + "m"
+	case left < 48*time.Hour:
+		return "due in " + strconv.Itoa(int(left/time.Hour)) + "h"
+	}
+	return "due in " + strconv.Itoa(int(left/(24*time.Hour))) + "d"
+}
+
 // filters are the inbox's URL filters, so a link can be shared.
 type filters struct {
 	Route, Kind, Agent, Project, Reversibility string
@@ -150,25 +199,18 @@ func parseFilters(v url.Values) (filters, error) {
 		Route: strings.TrimSpace(v.Get("route")), Kind: v.Get("kind"), Agent: strings.TrimSpace(v.Get("agent")),
 		Project: strings.TrimSpace(v.Get("project")), Reversibility: v.Get("reversibility"),
 	}
-	if f.Kind != "" {
-		if _, err := core.ParseKind(f.Kind); err != nil {
-			return f, fmt.Errorf("kind %q is not one of clarification, decision, approval, form", f.Kind)
-		}
-	}
-	switch core.Reversibility(f.Reversibility) {
-	case "", core.Reversible, core.HardToReverse, core.Unclassified:
-	default:
-		return f, fmt.Errorf("reversibility %q is not one of reversible, hard_to_reverse, unclassified", f.Reversibility)
+	if err := f.open().Check(); err != nil {
+		return f, errors.New(core.ErrorMessage(err))
 	}
 	return f, nil
 }
 
-func (f filters) match(q *core.Question) bool {
-	q.Normalize()
-	return (f.Route == "" || q.Route == f.Route) && (f.Kind == "" || string(q.Kind) == f.Kind) &&
-		(f.Agent == "" || q.Agent == f.Agent) && (f.Project == "" || q.Labels.Project == f.Project) &&
-		(f.Reversibility == "" || string(q.Reversibility) == f.Reversibility)
+// open is the filters as core's, which every store pages by.
+func (f filters) open() core.OpenFilter {
+	return core.OpenFilter{Route: f.Route, Kind: f.Kind, Agent: f.Agent, Project: f.Project, Reversibility: core.Reversibility(f.Reversibility)}
 }
+
+func (f filters) match(q *core.Question) bool { return f.open().Match(q) }
 
 // Query is the filters as a URL query, "" when there are none.
 func (f filters) Query() string {

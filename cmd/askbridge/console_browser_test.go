@@ -5,13 +5,11 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"image/png"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -212,6 +210,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		if !eval[bool](t, admin, `window.askbridgeMarker === true`) {
 			t.Fatal("the page reloaded")
 		}
+		openRow(t, admin, q.ID)
 		text := eval[string](t, admin, `document.querySelector("`+card(q.ID)+`").innerText`)
 		for _, want := range []string{"Which region for the bucket?", "Customers are mostly in the EU.", "storage", "agent-a", "run-browser", "default", "then deny"} {
 			if !strings.Contains(text, want) {
@@ -230,10 +229,8 @@ func TestConsoleInABrowser(t *testing.T) {
 			woke <- res
 		}()
 		do(t, admin, chromedp.SendKeys(chromedp.ID("text-"+q.ID), "eu-west-1"))
-		if status := submit(t, admin, card(q.ID)+" form.answer button[type=submit]"); status != http.StatusOK {
-			t.Fatalf("answer: %d", status)
-		}
-		if rec := eval[string](t, admin, `document.getElementById("recorded").innerText`); !strings.Contains(rec, "eu-west-1") || !strings.Contains(rec, "admin via console") {
+		rec := answerInPlace(t, admin, q.ID, card(q.ID)+" form.answer button[type=submit]")
+		if !strings.Contains(rec, "eu-west-1") || !strings.Contains(rec, "admin via console") {
 			t.Fatalf("the response does not show what was recorded:\n%s", rec)
 		}
 		got := getQ(t, ops, q.ID)
@@ -252,7 +249,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		if n := eval[int](t, operator, `document.querySelectorAll("`+card(q.ID)+` form").length`); n != 0 {
 			t.Fatalf("the closed card still has %d forms", n)
 		}
-		if line := eval[string](t, operator, `document.querySelector("`+card(q.ID)+` .outcome-line").innerText`); !strings.Contains(line, "Answered by admin") {
+		if line := eval[string](t, operator, `document.querySelector("`+card(q.ID)+` .outcome-line").textContent`); !strings.Contains(line, "Answered by admin") {
 			t.Fatalf("outcome: %q", line)
 		}
 	})
@@ -268,7 +265,7 @@ func TestConsoleInABrowser(t *testing.T) {
 			t.Fatalf("askbridge answer: %d %s", code, errOut.String())
 		}
 		waitCard(t, admin, q.ID, "answered")
-		if line := eval[string](t, admin, `document.querySelector("`+card(q.ID)+` .outcome-line").innerText`); !strings.Contains(line, "Answered by ops") || !strings.Contains(line, "via api") {
+		if line := eval[string](t, admin, `document.querySelector("`+card(q.ID)+` .outcome-line").textContent`); !strings.Contains(line, "Answered by ops") || !strings.Contains(line, "via api") {
 			t.Fatalf("outcome: %q", line)
 		}
 
@@ -303,7 +300,11 @@ func TestConsoleInABrowser(t *testing.T) {
 			t.Fatalf("first open card is %s, want the hard-to-reverse decision", first)
 		}
 
-		// Decision: one button per option, recommended marked, and a note.
+		// Decision: one button per option, recommended marked, and a note;
+		// hard to reverse, so the choice is confirmed on a page of its own
+		// first (the question's page answers without script's help).
+		goTo(t, admin, m.URL+"/q/"+dec.ID)
+		waitLive(t, admin)
 		if rec := eval[string](t, admin, `document.querySelector("`+card(dec.ID)+` button[value=kafka]").innerText`); !strings.Contains(rec, "RECOMMENDED") || !strings.Contains(rec, "Durable and replayable") {
 			t.Fatalf("the kafka button: %q", rec)
 		}
@@ -311,12 +312,21 @@ func TestConsoleInABrowser(t *testing.T) {
 		if status := submit(t, admin, card(dec.ID)+" button[value=sqs]"); status != http.StatusOK {
 			t.Fatalf("decision: %d", status)
 		}
+		if got := getQ(t, ops, dec.ID); got.State != core.StateOpen {
+			t.Fatalf("a hard-to-reverse choice was recorded before its confirmation: %s", got.State)
+		}
+		if c := eval[string](t, admin, `document.querySelector(".confirm-step").innerText`); !strings.Contains(c, "SQS") || !strings.Contains(c, "lighter for now") {
+			t.Fatalf("the confirmation does not repeat the choice:\n%s", c)
+		}
+		if status := submit(t, admin, "button.confirm-yes"); status != http.StatusOK {
+			t.Fatalf("confirm: %d", status)
+		}
 		if res := getQ(t, ops, dec.ID).Resolution; res.OptionID != "sqs" || res.Reason != "lighter for now" || res.Answer != "Managed and light; no replay." {
 			t.Fatalf("decision recorded: %+v", res)
 		}
 
 		// Approval: pretty arguments and the digest; deny with a reason.
-		goTo(t, admin, m.URL+"/")
+		goTo(t, admin, m.URL+"/q/"+appr.ID)
 		waitLive(t, admin)
 		args := eval[string](t, admin, `document.querySelector("`+card(appr.ID)+` pre.args").textContent`)
 		if args != "{\n  \"db\": \"billing\",\n  \"steps\": [\n    1,\n    2\n  ]\n}" {
@@ -338,20 +348,20 @@ func TestConsoleInABrowser(t *testing.T) {
 
 		// Form: the operator answers one item; the admin sees who, and
 		// answers the other with free text.
-		goTo(t, operator, m.URL+"/")
+		goTo(t, operator, m.URL+"/q/"+form.ID)
 		waitLive(t, operator)
-		do(t, operator, chromedp.Click(chromedp.CSS(card(form.ID)+` form[data-item=region] input[value=eu]`)))
-		if status := submit(t, operator, card(form.ID)+` form[data-item=region] button[type=submit]`); status != http.StatusOK {
+		do(t, operator, chromedp.Click(chromedp.CSS(card(form.ID)+` fieldset[data-item=region] input[value=eu]`)))
+		if status := submit(t, operator, card(form.ID)+` fieldset[data-item=region] button.item-one`); status != http.StatusOK {
 			t.Fatalf("form item: %d", status)
 		}
-		goTo(t, admin, m.URL+"/")
+		goTo(t, admin, m.URL+"/q/"+form.ID)
 		waitLive(t, admin)
 		until(t, admin, `document.querySelector("`+card(form.ID)+` li[data-item=region]").innerText.includes("answered by ops")`)
-		if n := eval[int](t, admin, `document.querySelectorAll("`+card(form.ID)+` form[data-item=region]").length`); n != 0 {
+		if n := eval[int](t, admin, `document.querySelectorAll("`+card(form.ID)+` fieldset[data-item=region]").length`); n != 0 {
 			t.Fatal("an answered item is offered again")
 		}
 		do(t, admin, chromedp.SendKeys(chromedp.ID("other-"+form.ID+"-size"), "medium"))
-		if status := submit(t, admin, card(form.ID)+` form[data-item=size] button[type=submit]`); status != http.StatusOK {
+		if status := submit(t, admin, card(form.ID)+` fieldset[data-item=size] button.item-one`); status != http.StatusOK {
 			t.Fatalf("form item 2: %d", status)
 		}
 		if got := getQ(t, ops, form.ID); got.State != core.StateAnswered || len(got.Answers) != 2 || got.Answers[1].Text != "medium" {
@@ -359,12 +369,12 @@ func TestConsoleInABrowser(t *testing.T) {
 		}
 
 		// Decline, and cancel (admins).
-		goTo(t, admin, m.URL+"/")
+		goTo(t, admin, m.URL+"/q/"+decl.ID)
 		waitLive(t, admin)
 		if status := submit(t, admin, card(decl.ID)+` form.decline button`); status != http.StatusOK {
 			t.Fatalf("decline: %d", status)
 		}
-		goTo(t, admin, m.URL+"/")
+		goTo(t, admin, m.URL+"/q/"+canc.ID)
 		waitLive(t, admin)
 		do(t, admin, chromedp.SendKeys(chromedp.CSS(card(canc.ID)+` form.cancel input[name=reason]`), "asked twice"))
 		if status := submit(t, admin, card(canc.ID)+` form.cancel button`); status != http.StatusOK {
@@ -472,15 +482,14 @@ func TestConsoleInABrowser(t *testing.T) {
 		phone := br.tab(t, 390, 844, true)
 		signIn(t, phone, m.URL, opTok, "ops")
 		waitCard(t, phone, q.ID, "open")
+		openRow(t, phone, q.ID)
 		fitsWidth(t, phone, "the inbox", 390)
 		// The approve button is a full-width target.
 		w := eval[float64](t, phone, `document.querySelector("`+card(q.ID)+` button.approve").getBoundingClientRect().width`)
 		if inner := eval[float64](t, phone, `window.innerWidth`); w < inner*0.7 {
 			t.Fatalf("the approve button is %.0fpx of %.0fpx", w, inner)
 		}
-		if status := submit(t, phone, card(q.ID)+" button.approve"); status != http.StatusOK {
-			t.Fatalf("approve from the phone: %d", status)
-		}
+		answerInPlace(t, phone, q.ID, card(q.ID)+" button.approve")
 		if res := getQ(t, ops, q.ID).Resolution; res.Approved == nil || !*res.Approved {
 			t.Fatalf("recorded: %+v", res)
 		}
@@ -521,6 +530,7 @@ func TestConsoleAtPhoneWidthWithLongWords(t *testing.T) {
 	signIn(t, phone, m.URL, opTok, "ops")
 	for _, id := range []string{clar.ID, dec.ID, form.ID} {
 		waitCard(t, phone, id, "open")
+		openRow(t, phone, id)
 	}
 	fitsWidth(t, phone, "the inbox", 390)
 
@@ -528,6 +538,7 @@ func TestConsoleAtPhoneWidthWithLongWords(t *testing.T) {
 	watcher := br.tab(t, 390, 844, true)
 	signIn(t, watcher, m.URL, obsTok, "dash")
 	waitCard(t, watcher, dec.ID, "open")
+	openRow(t, watcher, dec.ID)
 	fitsWidth(t, watcher, "the observer's inbox", 390)
 
 	goTo(t, phone, m.URL+"/q/"+appr.ID)
@@ -597,6 +608,14 @@ func TestConsolePassesAxe(t *testing.T) {
 	}
 	waitCard(t, tab, closing.ID, "answered")
 	audit(t, tab, "the inbox")
+	for _, q := range open {
+		openRow(t, tab, q.ID)
+	}
+	audit(t, tab, "the inbox with every row open")
+	// A hard-to-reverse choice waiting for its confirmation, in its row.
+	do(t, tab, chromedp.Click(chromedp.CSS(card(open[0].ID)+" button[value=sqs]")))
+	until(t, tab, `document.querySelector("`+card(open[0].ID)+` .confirm-step") !== null`)
+	audit(t, tab, "the inbox confirming a choice")
 
 	goTo(t, tab, m.URL+"/q/"+granted.ID)
 	until(t, tab, `document.querySelector(".history tbody tr") !== null && document.querySelector(".resume") !== null`)
@@ -625,6 +644,8 @@ func TestConsoleApprovalsInABrowser(t *testing.T) {
 	t.Run("edit and approve", func(t *testing.T) {
 		q := ask(t, agent, client.AskRequest{Kind: core.KindApproval, Question: "Write the report?", Tool: "write_file",
 			Arguments: []byte(`{"path":"/srv/report.txt","content":"hello"}`), Editable: &core.Editable{Keys: []string{"path"}}})
+		goTo(t, operator, m.URL+"/q/"+q.ID)
+		waitLive(t, operator)
 		waitCard(t, operator, q.ID, "open")
 		editor := "#args-" + q.ID
 		if v := eval[string](t, operator, `document.querySelector("`+editor+`").value`); v != "{\n  \"content\": \"hello\",\n  \"path\": \"/srv/report.txt\"\n}" {
@@ -643,7 +664,7 @@ func TestConsoleApprovalsInABrowser(t *testing.T) {
 			t.Fatalf("a refused edit changed the question: %s", got.State)
 		}
 
-		goTo(t, operator, m.URL+"/")
+		goTo(t, operator, m.URL+"/q/"+q.ID)
 		waitLive(t, operator)
 		do(t, operator, chromedp.Click(chromedp.CSS(card(q.ID)+" details.edit summary")), chromedp.Clear(chromedp.CSS(editor)), chromedp.SendKeys(chromedp.CSS(editor), `{"path":"/srv/report-v2.txt","content":"hello"}`))
 		if status := submit(t, operator, card(q.ID)+" form.edit-form button.edit-approve"); status != http.StatusOK {
@@ -658,7 +679,7 @@ func TestConsoleApprovalsInABrowser(t *testing.T) {
 		}
 		// The other page closes the card live, with the change.
 		waitCard(t, admin, q.ID, "answered")
-		if text := eval[string](t, admin, `document.querySelector("`+card(q.ID)+`").innerText`); !strings.Contains(text, "Approved with changes: path changed") {
+		if text := eval[string](t, admin, `document.querySelector("`+card(q.ID)+`").textContent`); !strings.Contains(text, "Approved with changes: path changed") {
 			t.Fatalf("the admin's card:\n%s", text)
 		}
 	})
@@ -677,7 +698,7 @@ func TestConsoleApprovalsInABrowser(t *testing.T) {
 			}
 			woke <- res
 		}()
-		goTo(t, operator, m.URL+"/")
+		goTo(t, operator, m.URL+"/q/"+q.ID)
 		waitLive(t, operator)
 		waitCard(t, admin, q.ID, "open")
 		if n := eval[int](t, operator, `document.querySelectorAll("`+card(q.ID)+` li.batch-call").length`); n != 3 {
@@ -687,13 +708,14 @@ func TestConsoleApprovalsInABrowser(t *testing.T) {
 			t.Fatalf("approve one call: %d", status)
 		}
 		// The admin's page shows the decision live, with who made it.
-		until(t, admin, `(function(){ var c = document.querySelector("`+card(q.ID)+` li[data-call=toolu_2].decided"); return c !== null && c.innerText.includes("by ops via console"); })()`)
+		until(t, admin, `(function(){ var c = document.querySelector("`+card(q.ID)+` li[data-call=toolu_2].decided"); return c !== null && c.textContent.includes("by ops via console"); })()`)
 		if eval[bool](t, admin, `document.querySelector("`+card(q.ID)+` form.call-form[data-call=toolu_2]") !== null`) {
 			t.Fatal("a decided call still offers its buttons")
 		}
 		if got := getQ(t, ops, q.ID); got.State != core.StateOpen || len(got.Answers) != 1 {
 			t.Fatalf("after one call: %s %d", got.State, len(got.Answers))
 		}
+		goTo(t, admin, m.URL+"/q/"+q.ID)
 		waitLive(t, admin)
 		if status := submit(t, admin, card(q.ID)+" button.approve-all"); status != http.StatusOK {
 			t.Fatalf("approve all: %d", status)
@@ -736,6 +758,7 @@ func TestConsoleKeepsDrafts(t *testing.T) {
 		{ToolCallID: "toolu_1", Tool: "write_file", Arguments: []byte(`{"path":"/a"}`)},
 		{ToolCallID: "toolu_2", Tool: "write_file", Arguments: []byte(`{"path":"/b"}`), Editable: &core.Editable{All: true}},
 	}})
+	goTo(t, operator, m.URL+"/q/"+q.ID)
 	waitLive(t, operator)
 	waitCard(t, operator, q.ID, "open")
 	reason, editor := "#reason-"+q.ID+"-toolu_2", "#args-"+q.ID+"-toolu_2"
@@ -771,87 +794,6 @@ func TestConsoleKeepsDrafts(t *testing.T) {
 		if co.Call.ToolCallID == "toolu_2" && (co.Decision == nil || co.Decision.Text != "checked with the owner") {
 			t.Errorf("the second call's decision: %+v", co.Decision)
 		}
-	}
-}
-
-// TestConsoleScreenshots renders the inbox on a desktop and a phone, and a
-// question's history, and keeps them under testdata with -update.
-func TestConsoleScreenshots(t *testing.T) {
-	m := start(t, Settings{})
-	agent := client.New(m.URL, agentA)
-	ops := client.New(m.URL, opTok)
-	br := newChrome(t)
-
-	ask(t, agent, client.AskRequest{Kind: core.KindDecision, Question: "Which message queue should the order service use?",
-		Reversibility: core.HardToReverse, Context: "Peak load is 2k orders a minute; the team runs no Kafka today.",
-		Labels: core.Labels{Project: "orders", Task: "queue"}, Options: []core.Option{
-			{ID: "kafka", Title: "Kafka", Writeup: "Durable and replayable; one more system to run.", Recommended: true},
-			{ID: "sqs", Title: "SQS", Writeup: "Managed and cheap; no replay, 256 KB messages."},
-		}})
-	appr := ask(t, agent, client.AskRequest{Kind: core.KindApproval, Question: "Run the billing migration in production?",
-		Reversibility: core.HardToReverse, Tool: "migrate", Labels: core.Labels{Project: "billing"},
-		Arguments: []byte(`{"database":"billing","steps":["add_column invoices.tax_id","backfill"],"dry_run":false}`)})
-	ask(t, agent, client.AskRequest{Kind: core.KindClarification, Question: "What should the new CLI flag be called?",
-		Context: "It turns off colour in the output.", Labels: core.Labels{Project: "cli"}})
-	form := ask(t, agent, client.AskRequest{Kind: core.KindForm, Question: "Set up the staging cluster", Labels: core.Labels{Project: "infra"},
-		Items: []core.FormItem{
-			{ID: "region", Question: "Which region?", Options: []core.FormOption{{ID: "eu", Label: "eu-west-1", Recommended: true}, {ID: "us", Label: "us-east-1"}}},
-			{ID: "size", Question: "Node size?", Options: []core.FormOption{{ID: "s", Label: "small"}, {ID: "m", Label: "medium", Recommended: true}}},
-		}})
-	if _, err := ops.Answer(t.Context(), form.ID, client.AnswerRequest{Items: []client.ItemAnswer{{ItemID: "region", OptionID: "eu"}}}); err != nil {
-		t.Fatal(err)
-	}
-
-	desk := br.tab(t, 1280, 1000, false)
-	signIn(t, desk, m.URL, m.AdminToken, "admin")
-	shot(t, desk, "inbox-desktop.png", 1280)
-
-	phone := br.tab(t, 390, 844, true)
-	signIn(t, phone, m.URL, opTok, "ops")
-	shot(t, phone, "inbox-phone.png", 780)
-
-	if _, err := ops.Answer(t.Context(), appr.ID, client.AnswerRequest{ChosenOptionID: core.ApproveOption, Answer: "the dry run was clean"}); err != nil {
-		t.Fatal(err)
-	}
-	// A late second answer leaves a refused attempt in the history.
-	if _, err := ops.Answer(t.Context(), appr.ID, client.AnswerRequest{ChosenOptionID: core.DenyOption}); err == nil {
-		t.Fatal("a second answer was accepted")
-	}
-	tall := br.tab(t, 1280, 1700, false)
-	signIn(t, tall, m.URL, m.AdminToken, "admin")
-	desk = tall
-	goTo(t, desk, m.URL+"/q/"+appr.ID)
-	until(t, desk, `document.querySelector(".history tbody tr") !== null && document.querySelector(".resume") !== null`)
-	shot(t, desk, "history.png", 1280)
-}
-
-// shot captures the page's viewport and checks it is a PNG of the given
-// width; with -update it is kept under testdata.
-func shot(t *testing.T, ctx context.Context, name string, width int) {
-	t.Helper()
-	buf, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := png.Decode(bytes.NewReader(buf))
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	if w := img.Bounds().Dx(); w != width {
-		t.Fatalf("%s is %dpx wide, want %d", name, w, width)
-	}
-	path := filepath.Join(shotDir, name)
-	if *updateShots {
-		if err := os.MkdirAll(shotDir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, buf, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("%s is missing: run go test ./cmd/askbridge -run Screenshots -update", path)
 	}
 }
 

@@ -1,17 +1,40 @@
-// askbridge console: keeps the page live over the event stream. The server
-// renders every card; this only fetches a card again when its question
-// changes, and pauses the answer controls while the stream is down, so a
-// card that may be stale is never offered as answerable.
+// askbridge console: keeps the page live over the event stream, and lets
+// the inbox answer in place. The server renders every row and card; this
+// only fetches one again when its question changes, posts an inbox answer
+// with fetch and puts the server's row (or its confirmation step) where
+// the row was, and pauses the answer controls while the stream is down,
+// so a row that may be stale is never offered as answerable. Without
+// script every form still posts and the server answers with a page.
 (function () {
   "use strict";
   var body = document.body;
+  var list = document.getElementById("inbox");
+
+  // A draft kept from a card closed elsewhere stays until its reader
+  // dismisses it.
+  document.addEventListener("click", function (e) {
+    var b = e.target.closest ? e.target.closest(".draft-dismiss") : null;
+    if (b) {
+      var box = b.closest(".draft-box");
+      if (box) {
+        box.remove();
+      }
+    }
+  });
+
   var src = body.getAttribute("data-stream");
   if (!src || !window.EventSource) {
     return;
   }
   var offline = document.getElementById("offline");
-  var list = document.getElementById("inbox");
   var live = true;
+  // The page's paging: a row is inserted live only where this page of
+  // the list holds it; others are counted as elsewhere.
+  var paged = list && list.getAttribute("data-paged") === "yes";
+  var more = list && list.getAttribute("data-more") === "yes";
+  var total = list ? parseInt(list.getAttribute("data-total") || "0", 10) : 0;
+  var elsewhere = 0;
+  var closing = { answered: true, declined: true, timed_out: true, expired: true, cancelled: true };
 
   // setLive enables the answer controls only while the page is known to
   // be current; lost says whether to tell the reader the stream dropped.
@@ -38,28 +61,57 @@
     if (!list) {
       return;
     }
-    var n = list.querySelectorAll(".card[data-state='open']").length;
     var c = document.getElementById("open-count");
     if (c) {
-      c.textContent = String(n);
+      c.textContent = String(Math.max(total, 0));
     }
     var empty = document.getElementById("empty");
     if (empty) {
       empty.hidden = list.children.length > 0;
     }
+    var note = document.getElementById("elsewhere");
+    if (note) {
+      note.hidden = elsewhere === 0;
+      note.textContent = elsewhere === 1 ? "1 new question is on another page of the list." :
+        elsewhere + " new questions are on other pages of the list.";
+    }
   }
 
-  // insert places a new card where the API's order puts it.
-  function insert(card) {
-    var rank = card.getAttribute("data-rank");
+  // counted moves the open count as a question goes from one state to
+  // another; null is a question the page did not know of.
+  function counted(from, to) {
+    if (from === "open" && to !== "open") {
+      total--;
+    } else if (from === null && to === "open") {
+      total++;
+    }
+  }
+
+  // fits reports whether this page of the list holds a row of that rank:
+  // a later page starts after its first row, and a page with more after
+  // it ends at its last.
+  function fits(rank) {
+    var rows = list.querySelectorAll(":scope > .qrow:not(.stub)");
+    if (rows.length === 0) {
+      return !paged;
+    }
+    if (paged && rank < rows[0].getAttribute("data-rank")) {
+      return false;
+    }
+    return !(more && rank > rows[rows.length - 1].getAttribute("data-rank"));
+  }
+
+  // insert places a new row where the API's order puts it.
+  function insert(row) {
+    var rank = row.getAttribute("data-rank");
     var kids = list.children;
     for (var i = 0; i < kids.length; i++) {
       if (kids[i].getAttribute("data-rank") > rank) {
-        list.insertBefore(card, kids[i]);
+        list.insertBefore(row, kids[i]);
         return;
       }
     }
-    list.appendChild(card);
+    list.appendChild(row);
   }
 
   // fieldKey names a field alike in a card and in its fresh copy: by id,
@@ -68,9 +120,7 @@
     if (f.id) {
       return "#" + f.id;
     }
-    var form = f.form;
-    var k = form ? [form.getAttribute("action"), form.className, form.getAttribute("data-call"),
-      form.getAttribute("data-item")].join("|") : "";
+    var k = f.form ? formKey(f.form) : "";
     k += "|" + f.name;
     if (f.type === "radio" || f.type === "checkbox") {
       k += "=" + f.value;
@@ -84,21 +134,68 @@
     return f ? f.id : "";
   }
 
+  // hostOf is where notes go in a card or row: the top of its body.
+  function hostOf(el) {
+    return el.querySelector(".row-body") || el.querySelector(".card") || el;
+  }
+
+  // keepLost keeps, above the fresh copy, what its reader had written in
+  // fields the fresh copy no longer has (the question closed, or the
+  // part they were writing for was decided by someone else): it was not
+  // sent, and it stays until dismissed.
+  function keepLost(lost, next) {
+    if (lost.length === 0) {
+      return;
+    }
+    var box = document.createElement("div");
+    box.className = "draft-box";
+    box.setAttribute("role", "status");
+    var p = document.createElement("p");
+    p.textContent = "Someone else acted on this question while you were writing. Your draft below was not sent; it is kept here until you dismiss it.";
+    box.appendChild(p);
+    lost.forEach(function (text) {
+      var pre = document.createElement("pre");
+      pre.className = "draft-text";
+      pre.textContent = text;
+      box.appendChild(pre);
+    });
+    var b = document.createElement("button");
+    b.type = "button";
+    b.className = "draft-dismiss";
+    b.textContent = "Dismiss the draft";
+    box.appendChild(b);
+    var host = hostOf(next);
+    host.insertBefore(box, host.firstChild);
+    if (next.tagName === "DETAILS") {
+      next.open = true;
+    }
+  }
+
   // keepDraft carries what the reader has typed or chosen and not sent,
   // the folds they opened and where their caret was, from a card over to
   // its fresh copy. A card is drawn again whenever anyone acts on its
   // question (one call of a batch, a vote), and a half-written reason or
-  // edited arguments must not be lost to someone else's click. Fields the
-  // fresh copy no longer has (the question closed) are let go.
+  // edited arguments must not be lost to someone else's click. Text the
+  // fresh copy has no field for is kept in a note (keepLost). What the
+  // answer given in place left on the row (what was recorded, a pending
+  // confirmation, a kept draft) stays too.
   function keepDraft(cur, next) {
     var twins = {};
     next.querySelectorAll("input, textarea").forEach(function (f) {
       twins[fieldKey(f)] = f;
     });
     var focus = null;
+    var lost = [];
     cur.querySelectorAll("input, textarea").forEach(function (f) {
+      if (f.type === "hidden" || f.closest(".confirm-step")) {
+        return;
+      }
       var twin = twins[fieldKey(f)];
-      if (f.type === "hidden" || !twin) {
+      var typed = f.type !== "radio" && f.type !== "checkbox" && f.value !== f.defaultValue && f.value.trim() !== "";
+      if (!twin) {
+        if (typed) {
+          lost.push(f.value);
+        }
         return;
       }
       if (f.type === "radio" || f.type === "checkbox") {
@@ -122,23 +219,47 @@
         twin.open = true;
       }
     });
+    if (cur.tagName === "DETAILS" && cur.open) {
+      next.open = true;
+    }
+    var host = hostOf(next);
+    [".draft-box", ".recorded-box", ".step-problem"].forEach(function (sel) {
+      var old = cur.querySelector(sel);
+      if (old && !next.querySelector(sel)) {
+        host.insertBefore(old, host.firstChild);
+      }
+    });
+    var pendingConfirm = cur.querySelector(".confirm-step");
+    var controls = next.querySelector(".controls");
+    if (pendingConfirm && controls) {
+      controls.hidden = true;
+      controls.parentNode.insertBefore(pendingConfirm, controls);
+    }
+    keepLost(lost, next);
     return focus;
+  }
+
+  // swap puts next where cur was, keeping the reader's draft and caret.
+  function swap(cur, next) {
+    next.querySelectorAll("fieldset").forEach(function (f) {
+      f.disabled = !live;
+    });
+    var focus = keepDraft(cur, next);
+    cur.replaceWith(next);
+    if (focus && !focus.el.matches(":disabled")) {
+      focus.el.focus();
+      if (focus.from !== null && focus.el.setSelectionRange) {
+        focus.el.setSelectionRange(focus.from, focus.to);
+      }
+    }
   }
 
   // pending holds one fetch per element, so a burst of events for one
   // question fetches it once more, not once per event.
   var pending = {};
 
-  function refresh(el) {
-    var url = el.getAttribute("data-src");
-    if (!url || pending[url]) {
-      if (url) {
-        pending[url] = "again";
-      }
-      return;
-    }
-    pending[url] = "busy";
-    fetch(url, { credentials: "same-origin", headers: { Accept: "text/html" } })
+  function load(url) {
+    return fetch(url, { credentials: "same-origin", headers: { Accept: "text/html" } })
       .then(function (resp) {
         if (resp.status === 401) {
           window.location.reload();
@@ -151,32 +272,45 @@
           throw new Error("status " + resp.status);
         }
         return resp.text();
-      })
+      });
+  }
+
+  function refresh(el) {
+    var url = el.getAttribute("data-src");
+    if (!url || pending[url]) {
+      if (url) {
+        pending[url] = "again";
+      }
+      return;
+    }
+    pending[url] = "busy";
+    load(url)
       .then(function (html) {
         if (html === null) {
           return;
         }
         var cur = document.getElementById(el.id);
+        if (!cur) {
+          return;
+        }
+        var was = cur.classList.contains("stub") ? null : cur.getAttribute("data-state");
         if (html === "") {
-          if (cur && list && list.contains(cur)) {
+          if (list && list.contains(cur)) {
+            counted(was, "gone");
             cur.remove();
           }
-        } else if (cur) {
+        } else {
           var next = parse(html);
-          next.querySelectorAll("fieldset").forEach(function (f) {
-            f.disabled = !live;
-          });
-          var focus = keepDraft(cur, next);
-          cur.replaceWith(next);
-          if (focus && !focus.el.matches(":disabled")) {
-            focus.el.focus();
-            if (focus.from !== null && focus.el.setSelectionRange) {
-              focus.el.setSelectionRange(focus.from, focus.to);
-            }
-          }
+          counted(was, next.getAttribute("data-state"));
           if (cur.classList.contains("stub")) {
-            next.remove();
-            insert(next);
+            cur.remove();
+            if (fits(next.getAttribute("data-rank"))) {
+              insert(next);
+            } else if (next.getAttribute("data-state") === "open") {
+              elsewhere++;
+            }
+          } else {
+            swap(cur, next);
           }
         }
         count();
@@ -202,23 +336,201 @@
       });
   }
 
+  // offPage learns whether a question the page does not show closed, to
+  // keep the open count true; it never adds a closed row.
+  function offPage(id) {
+    var filter = list.getAttribute("data-filter");
+    load("/rows/" + encodeURIComponent(id) + (filter ? "?" + filter : "")).then(function (html) {
+      if (html && parse(html).getAttribute("data-state") !== "open") {
+        counted("open", "closed");
+        count();
+      }
+    }).catch(function () {});
+  }
+
   function changed(id, kind) {
     var els = document.querySelectorAll("[data-qid='" + CSS.escape(id) + "'][data-src]");
     for (var i = 0; i < els.length; i++) {
       refresh(els[i]);
     }
-    if (els.length === 0 && list && kind === "asked") {
-      // A hidden stub stands in for the new card until it arrives.
+    if (els.length > 0 || !list) {
+      return;
+    }
+    if (kind === "asked") {
+      // A hidden stub stands in for the new row until it arrives.
       var filter = list.getAttribute("data-filter");
-      var stub = document.createElement("article");
+      var stub = document.createElement("details");
       stub.id = "card-" + id;
-      stub.className = "card stub";
+      stub.className = "qrow card stub";
       stub.hidden = true;
       stub.setAttribute("data-qid", id);
-      stub.setAttribute("data-src", "/cards/" + encodeURIComponent(id) + (filter ? "?" + filter : ""));
+      stub.setAttribute("data-src", "/rows/" + encodeURIComponent(id) + (filter ? "?" + filter : ""));
       list.appendChild(stub);
       refresh(stub);
+    } else if (closing[kind]) {
+      offPage(id);
     }
+  }
+
+  // Answering in place: an inbox form posts with fetch and its row is
+  // swapped for the server's, which shows what was recorded (or why
+  // nothing was); a hard-to-reverse choice first comes back as a
+  // confirmation step shown in the row.
+  function problemOn(row, text) {
+    var host = hostOf(row);
+    var p = row.querySelector(".step-problem");
+    if (!p) {
+      p = document.createElement("p");
+      p.className = "problem-line step-problem";
+      p.setAttribute("role", "alert");
+      p.tabIndex = -1;
+      host.insertBefore(p, host.firstChild);
+    }
+    p.textContent = text;
+    p.focus();
+  }
+
+  function enable(row) {
+    row.removeAttribute("aria-busy");
+    row.querySelectorAll("fieldset").forEach(function (f) {
+      f.disabled = !live;
+    });
+  }
+
+  // formKey names a form alike in a row and in its fresh copy.
+  function formKey(f) {
+    return [f.getAttribute("action"), f.className, f.getAttribute("data-call"), f.getAttribute("data-item")].join("|");
+  }
+
+  // showConfirm shows the confirmation step in place of the row's
+  // controls; from names the form whose choice it repeats.
+  function showConfirm(row, html, from) {
+    var section = parse(html);
+    section.setAttribute("data-from", from);
+    var old = row.querySelector(".confirm-step");
+    if (old) {
+      old.remove();
+    }
+    var controls = row.querySelector(".controls");
+    if (!controls) {
+      return;
+    }
+    controls.hidden = true;
+    controls.parentNode.insertBefore(section, controls);
+    enable(row);
+    var h = section.querySelector("h2");
+    if (h) {
+      h.focus();
+    }
+  }
+
+  function answered(row, html) {
+    var asked = row.querySelector(".confirm-step");
+    if (asked) {
+      asked.remove(); // answered now: it must not come back with the row
+    }
+    var next = parse(html);
+    next.setAttribute("data-src", row.getAttribute("data-src"));
+    next.open = true;
+    var was = row.getAttribute("data-state");
+    counted(was, next.getAttribute("data-state"));
+    row.removeAttribute("aria-busy");
+    swap(row, next);
+    var note = next.querySelector(".recorded-box, .step-problem");
+    if (note) {
+      note.focus();
+    }
+    count();
+  }
+
+  function send(row, form, submitter) {
+    var id = row.id;
+    // The stream may draw the row again while the answer is on its way:
+    // act on the row as it is when the answer comes back.
+    function current() {
+      return document.getElementById(id) || row;
+    }
+    var data = new FormData(form);
+    if (submitter && submitter.name) {
+      data.append(submitter.name, submitter.value);
+    }
+    row.setAttribute("aria-busy", "true");
+    row.querySelectorAll("fieldset").forEach(function (f) {
+      f.disabled = true;
+    });
+    fetch(form.getAttribute("action"), {
+      method: "POST", credentials: "same-origin",
+      headers: { "X-Askbridge-Fetch": "row", Accept: "text/html" },
+      body: new URLSearchParams(data)
+    }).then(function (resp) {
+      if (resp.status === 401) {
+        window.location.reload();
+        return null;
+      }
+      return resp.text().then(function (html) {
+        return { step: resp.headers.get("X-Askbridge-Step"), html: html };
+      });
+    }).then(function (r) {
+      if (r === null) {
+        return;
+      }
+      if (r.step === "confirm") {
+        showConfirm(current(), r.html, formKey(form));
+        return;
+      }
+      if (r.step === "recorded" || r.step === "refused") {
+        // What was sent is no draft any more: the form posted, or the one
+        // whose choice the confirmation repeated, in the row as it is now.
+        var step = form.closest(".confirm-step");
+        var sent = step ? step.getAttribute("data-from") : formKey(form);
+        current().querySelectorAll("form").forEach(function (f) {
+          if (formKey(f) === sent) {
+            f.reset();
+          }
+        });
+        answered(current(), r.html);
+        return;
+      }
+      var page = parse(r.html.replace(/^[\s\S]*<main>|<\/main>[\s\S]*$/g, ""));
+      var msg = page ? page.querySelector("p") : null;
+      enable(current());
+      problemOn(current(), msg ? msg.textContent : "Not recorded.");
+    }).catch(function () {
+      enable(current());
+      problemOn(current(), "The answer could not be sent (the connection failed), so nothing is known to be recorded. Try again.");
+    });
+  }
+
+  if (list) {
+    list.addEventListener("submit", function (e) {
+      var form = e.target;
+      var row = form.closest(".qrow");
+      if (!row || (form.getAttribute("method") || "").toLowerCase() !== "post") {
+        return;
+      }
+      e.preventDefault();
+      send(row, form, e.submitter);
+    });
+    list.addEventListener("click", function (e) {
+      var back = e.target.closest(".confirm-back");
+      if (!back) {
+        return;
+      }
+      var row = back.closest(".qrow");
+      if (!row) {
+        return;
+      }
+      e.preventDefault();
+      back.closest(".confirm-step").remove();
+      var controls = row.querySelector(".controls");
+      if (controls) {
+        controls.hidden = false;
+        var first = controls.querySelector("button, textarea, input:not([type=hidden])");
+        if (first) {
+          first.focus();
+        }
+      }
+    });
   }
 
   // Until the stream has caught up with what changed since the page was
@@ -236,6 +548,11 @@
   });
   es.addEventListener("ready", function () {
     setLive(true);
+    // The first time the page is live, for anyone measuring how soon
+    // it can be used (the browser tests record it in BENCHMARKS.md).
+    if (window.performance && performance.mark && performance.getEntriesByName("askbridge-live").length === 0) {
+      performance.mark("askbridge-live");
+    }
   });
   es.addEventListener("error", function () {
     // EventSource reconnects by itself, sending its Last-Event-ID, and the

@@ -1,0 +1,172 @@
+package console
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// step is what an answer left on the row it was given from (inbox rows
+// answer in place): what the store now holds, or why nothing was
+// recorded, or the choice waiting to be confirmed.
+type step struct {
+	Recorded []recorded
+	Granted  []string
+	Problem  string
+	Confirm  *confirmView
+}
+
+// confirmView repeats a hard-to-reverse choice before it is recorded: its
+// lines say what will be recorded, and its form posts the same fields
+// again with confirm=yes.
+type confirmView struct {
+	QID, Action, CSRF string
+	Lines             []recorded
+	Fields            []hiddenField
+}
+
+// hiddenField is one posted field carried over to the confirming submit.
+type hiddenField struct{ Name, Value string }
+
+// fetchHeader marks a post the inbox page sends itself to answer in
+// place; the answer is then its row (or a confirmation) rather than a
+// page. stepHeader says which came back.
+const (
+	fetchHeader = "X-Askbridge-Fetch"
+	stepHeader  = "X-Askbridge-Step"
+)
+
+func inPlace(r *http.Request) bool { return r.Header.Get(fetchHeader) == "row" }
+
+// needsConfirm reports whether in picks something that cannot be undone
+// easily: any option, approve or form choice on a hard-to-reverse
+// question. A deny, a decline and a clarification's text are one tap.
+func needsConfirm(q *core.Question, in core.AnswerInput) bool {
+	if q.Reversibility != core.HardToReverse {
+		return false
+	}
+	switch q.Kind {
+	case core.KindDecision:
+		return in.OptionID != ""
+	case core.KindForm:
+		return len(in.Items) > 0
+	case core.KindApproval:
+		if in.OptionID == core.ApproveOption || in.Standing != nil || in.Arguments != nil {
+			return true
+		}
+		return slices.ContainsFunc(in.Calls, func(c core.CallDecision) bool { return c.OptionID == core.ApproveOption })
+	}
+	return false
+}
+
+// confirmLines words what in will record, as the result page would.
+func confirmLines(q *core.Question, in core.AnswerInput) []recorded {
+	var out []recorded
+	add := func(label, value string) {
+		if value != "" {
+			out = append(out, recorded{label, value})
+		}
+	}
+	add("Question", q.Text)
+	switch q.Kind {
+	case core.KindDecision:
+		if o, ok := q.Option(in.OptionID); ok {
+			add("Option", o.Title)
+			add("Write-up sent to the agent", o.Writeup)
+		} else {
+			add("Option", in.OptionID)
+		}
+		add("Note", in.Text)
+	case core.KindForm:
+		for _, it := range in.Items {
+			item, _ := q.Item(it.ItemID)
+			val := it.Text
+			for _, o := range item.Options {
+				if o.ID == it.OptionID {
+					val = o.Label
+				}
+			}
+			label := item.Question
+			if label == "" {
+				label = it.ItemID
+			}
+			add(label, val)
+		}
+	case core.KindApproval:
+		if q.Call != nil {
+			add("Tool", q.Call.Tool)
+			add("Arguments SHA-256", q.Call.ArgumentsSHA256)
+		}
+		if in.OptionID != "" {
+			add("Verdict", verdictWord(in.OptionID))
+		}
+		if in.Arguments != nil {
+			add("Approved arguments", core.PrettyJSON(in.Arguments))
+		}
+		if in.Standing != nil {
+			add("Standing approval", "later asks for this tool are approved at once ("+string(in.Standing.Scope)+")")
+		}
+		for _, c := range in.Calls {
+			tool := ""
+			for _, call := range q.Calls {
+				if call.ToolCallID == c.ToolCallID {
+					tool = call.Tool
+				}
+			}
+			v := verdictWord(c.OptionID)
+			if c.Reason != "" {
+				v += ": " + c.Reason
+			}
+			add(tool+" ("+c.ToolCallID+")", v)
+		}
+		add("Reason", in.Text)
+	}
+	return out
+}
+
+func verdictWord(option string) string {
+	switch option {
+	case core.ApproveOption:
+		return "approve"
+	case core.DenyOption:
+		return "deny"
+	}
+	return option
+}
+
+// confirm shows a hard-to-reverse choice back before it is recorded:
+// in place on its inbox row, or as a page of its own without script.
+func (s *Server) confirm(w http.ResponseWriter, r *http.Request, sess *session, q *core.Question, in core.AnswerInput) {
+	c := &confirmView{QID: q.ID, Action: r.URL.Path, CSRF: sess.CSRF, Lines: confirmLines(q, in)}
+	for name, vals := range r.PostForm {
+		if name == "csrf" || name == fieldConfirm {
+			continue
+		}
+		for _, v := range vals {
+			c.Fields = append(c.Fields, hiddenField{name, v})
+		}
+	}
+	slices.SortStableFunc(c.Fields, func(a, b hiddenField) int { return strings.Compare(a.Name, b.Name) })
+	if inPlace(r) {
+		w.Header().Set(stepHeader, "confirm")
+		s.render(w, r, http.StatusOK, "confirm-part", c)
+		return
+	}
+	s.render(w, r, http.StatusOK, "confirm", s.page(sess, map[string]any{"Title": "Confirm", "C": c}))
+}
+
+// renderRow sends an inbox row as it now stands with what the answer
+// left on it.
+func (s *Server) renderRow(w http.ResponseWriter, r *http.Request, status int, q *core.Question, v viewer, st *step) {
+	c := s.cardOf(q, v)
+	c.Src = rowSrc(q.ID, "") // the page keeps its own, with its filters
+	c.Step = st
+	kind := "recorded"
+	if st.Problem != "" {
+		kind = "refused"
+	}
+	w.Header().Set(stepHeader, kind)
+	s.render(w, r, status, "row", c)
+}

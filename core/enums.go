@@ -176,6 +176,9 @@ const (
 	// platform refused it for good, or every retry failed), so nobody is
 	// told it arrived when it did not (law 8).
 	EventUndelivered EventKind = "undelivered"
+	// EventCheckpoint: a purge dropped chained events; its Chain.Purged
+	// keeps the links that let the audit chain verify across the gap.
+	EventCheckpoint EventKind = "checkpoint"
 )
 
 func (k EventKind) String() string { return string(k) }

@@ -17,9 +17,10 @@ import (
 // eventParts is how many parts a packed event has.
 const eventParts = 8
 
-// renderEvent renders an event for a script; an event without a kind is
-// "" (none). The store assigns Seq, so the one given is dropped.
-func renderEvent(e core.Event) (string, error) {
+// packEvent renders an event as its stream entry keeps it; an event
+// without a kind is "" (none). The store assigns Seq, so the one given
+// is dropped, and the chain, which the script computes.
+func packEvent(e core.Event) (string, error) {
 	if e.Kind == "" {
 		return "", nil
 	}
@@ -40,6 +41,7 @@ func renderEvent(e core.Event) (string, error) {
 		return v, nil
 	}
 	stored := e // only this path lets it escape
+	stored.Chain = nil
 	b, err := json.Marshal(storedEvent{Event: &stored})
 	return string(b), err
 }

@@ -1,0 +1,198 @@
+// Package audit makes askbridge's event log tamper-evident: every event
+// is chained to the one before it, in the same atomic write that appends
+// it, on both stores, and [Verify] walks a log (through a store, or an
+// NDJSON export) and names the first broken link.
+//
+// # The construction
+//
+// Each store keeps one or more streams of events (the embedded store one;
+// the Redis store one per shard, since a script may touch one cluster
+// slot only). In a stream, event i at position n_i carries
+// (core.Chain):
+//
+//	Digest_i = HMAC-SHA256(K, "askbridge-audit-v1" 0 stream 0 Witness_i 0 canonical_i)
+//	Hash_i   = SHA-1(Prev_i "\n" n_i "\n" Digest_i "\n" Purged_i), hex
+//	Prev_i   = Hash_(i-1) ("" for the first event of the stream)
+//
+// K is the audit key, canonical_i the event's bytes (Canonical: every
+// field but Seq and Chain), and Witness_i "<n>:<hash>", the newest head
+// of the stream the writer knew when it built the event ("" if none).
+//
+// Why the link is split in two. The issue asks for HMAC-SHA256 under the
+// audit key over the previous hash and the event, computed in the atomic
+// write that appends it. On the embedded store that write runs in Go and
+// knows the previous event, so the witness is exactly the previous
+// event's position and hash, and Digest_i is that HMAC (with Hash_i an
+// unkeyed link besides). On Redis the write is a Lua script, and Lua has
+// no HMAC and must not have the key: anything a script can compute,
+// someone who can run commands on the Redis server can compute too, and
+// that is who a tamper-evident log is kept against (a key passed to a
+// script also shows in SLOWLOG and MONITOR). Go cannot know the previous
+// event without a read before the write, and making the write
+// conditional on that read (compare-and-set on the head) would make every
+// append in a shard contend with every other, across replicas. So:
+//
+//   - Go computes the keyed Digest over the event and a witness: the
+//     newest head of that stream it has seen (every script reply that
+//     appended an event returns the new head). Nobody without K can alter
+//     an event, forge one, or change what it witnesses.
+//   - The script computes the link Hash with redis.sha1hex, over the
+//     previous event's Hash (read from the stream's newest entry inside
+//     the script), the position and the digest, so the order of the
+//     stream is fixed in the same atomic step as the append.
+//
+// The link alone is unkeyed: someone with write access who deletes or
+// moves an event could recompute every later link. But every later event
+// whose witness is at or after the change still holds, under K, the hash
+// the chain had there, which no longer matches: [Verify] reports it. So
+// an edit, a deletion or a reordering is found unless it lies after the
+// newest witness (the newest events of a stream, the same blind spot any
+// log has for its tail; an export taken regularly pins it), and a naive
+// edit that does not recompute the links breaks the link check at the
+// next event at once. SHA-1 is what Redis can compute; what it protects
+// here is the order, which the keyed witnesses check again.
+//
+// # Purges
+//
+// Retention drops closed questions with their events, which leaves gaps
+// inside a stream. The purge appends, in the same atomic step and before
+// it deletes anything, a checkpoint event (core.EventCheckpoint) whose
+// Purged lists the dropped chained events as runs "from:to:prev:last":
+// positions, the Prev of the first and the Hash of the last of events
+// that followed one another in the chain (runs carried by a checkpoint
+// that is itself purged are folded in). The verifier follows a run as if
+// it were one event: its prev must be the hash before it, and the next
+// event must link to its last.
+package audit
+
+import (
+	"crypto/hmac"
+	"crypto/sha1" //nolint:gosec // the link is what Redis scripts can compute; see the package doc
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// Key is the audit key. It logs and prints as REDACTED.
+type Key []byte
+
+func (Key) String() string   { return "REDACTED" }
+func (Key) GoString() string { return "REDACTED" }
+
+// MarshalText keeps the key out of JSON and YAML renderings.
+func (Key) MarshalText() ([]byte, error) { return []byte("REDACTED"), nil }
+
+// domain separates the audit digest from every other HMAC askbridge makes.
+const domain = "askbridge-audit-v1"
+
+// canonical is the event as its digest covers it: every field but Seq
+// (a store's position, in the link instead) and Chain, in a fixed order,
+// with the time in UTC, so that an event read back from either store
+// gives the bytes it was appended with.
+type canonical struct {
+	QuestionID string          `json:"question_id"`
+	RunID      string          `json:"run_id"`
+	At         string          `json:"at"`
+	Kind       core.EventKind  `json:"kind"`
+	Actor      string          `json:"actor"`
+	Surface    core.Surface    `json:"surface"`
+	Reason     string          `json:"reason"`
+	Payload    json.RawMessage `json:"payload,omitempty"`
+}
+
+// Canonical is the bytes of e that its digest covers.
+func Canonical(e core.Event) ([]byte, error) {
+	c := canonical{QuestionID: e.QuestionID, RunID: e.RunID, At: e.At.UTC().Format(time.RFC3339Nano),
+		Kind: e.Kind, Actor: e.Actor, Surface: e.Surface, Reason: e.Reason}
+	if len(e.Payload) > 0 {
+		c.Payload = e.Payload // encoding/json compacts it, as the stores keep it
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("audit: event payload: %w", err)
+	}
+	return b, nil
+}
+
+// Witness is a head of a stream: the position and hash of an event in it.
+type Witness struct {
+	N    int64
+	Hash string
+}
+
+// String is the witness as a chain stores it: "<n>:<hash>", or "" for
+// none.
+func (w Witness) String() string {
+	if w.Hash == "" {
+		return ""
+	}
+	return strconv.FormatInt(w.N, 10) + ":" + w.Hash
+}
+
+// ParseWitness reads Witness.String's form; "" is none.
+func ParseWitness(s string) (Witness, bool) {
+	if s == "" {
+		return Witness{}, true
+	}
+	n, h, ok := strings.Cut(s, ":")
+	v, err := strconv.ParseInt(n, 10, 64)
+	if !ok || err != nil || v <= 0 || !isHex(h) {
+		return Witness{}, false
+	}
+	return Witness{N: v, Hash: h}, true
+}
+
+// Digest is the keyed digest of e in stream, witnessing w.
+func (k Key) Digest(e core.Event, stream int, w Witness) (string, error) {
+	b, err := Canonical(e)
+	if err != nil {
+		return "", err
+	}
+	m := hmac.New(sha256.New, k)
+	m.Write([]byte(domain))
+	m.Write([]byte{0})
+	m.Write([]byte(strconv.Itoa(stream)))
+	m.Write([]byte{0})
+	m.Write([]byte(w.String()))
+	m.Write([]byte{0})
+	m.Write(b)
+	return hex.EncodeToString(m.Sum(nil)), nil
+}
+
+// Link is an event's Hash: the link over the previous event's hash, the
+// event's position, its digest and, on a checkpoint, its runs. The Redis
+// scripts compute the same (store/redis/lua/common.lua, append_event).
+func Link(prev string, n int64, digest, purged string) string {
+	sum := sha1.Sum([]byte(prev + "\n" + strconv.FormatInt(n, 10) + "\n" + digest + "\n" + purged)) //nolint:gosec // see the package doc
+	return hex.EncodeToString(sum[:])
+}
+
+// Chain is the chain of an event appended at position n of stream after
+// the event hashed prev: the witness is that event, as on a store whose
+// write knows it (the embedded store).
+func (k Key) Chain(e core.Event, stream int, n int64, prev Witness, purged string) (*core.Chain, error) {
+	d, err := k.Digest(e, stream, prev)
+	if err != nil {
+		return nil, err
+	}
+	return &core.Chain{Stream: stream, N: n, Prev: prev.Hash, Witness: prev.String(), Digest: d,
+		Hash: Link(prev.Hash, n, d, purged), Purged: purged}, nil
+}
+
+func isHex(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}

@@ -125,7 +125,7 @@ func TestEventsPack(t *testing.T) {
 			}
 			old := tc.e
 			old.Seq = 0
-			old.Chain = nil // the entry keeps it in fields of its own (chain.go)
+			old.Chain = nil             // the entry keeps it in fields of its own (chain.go)
 			b, err := json.Marshal(old) // as earlier versions stored it
 			if err != nil {
 				t.Fatal(err)

@@ -5,11 +5,12 @@ import (
 
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/audit"
+	"github.com/askbridge/askbridge/internal/coretest"
 )
 
 // AuditKey is the audit key a harness opens its stores with, so that
-// the suite can verify their chains.
-const AuditKey = "storetest audit key"
+// the suite can verify their chains: coretest's, which its stores use.
+const AuditKey = coretest.AuditKey
 
 func init() {
 	register("AuditChainVerifiesAndSurvivesAPurge", testAuditChain)

@@ -63,8 +63,7 @@ type streamState struct {
 	lastN   int64
 	lastSeq int64
 	firstN  int64
-	runs    []Run // sorted; next is the first not yet followed
-	next    int
+	runs    []Run // sorted by From
 	heads   map[int64]string
 	order   []int64
 }
@@ -80,6 +79,18 @@ func (st *streamState) see(n int64, h string) {
 		delete(st.heads, st.order[0])
 		st.order = st.order[1:]
 	}
+}
+
+// bridge is the purged run that continues the chain from where the
+// stream stands towards position n: after what was followed, before n,
+// linked to the last hash.
+func (st *streamState) bridge(n int64) (Run, bool) {
+	for _, r := range st.runs {
+		if r.From > st.lastN && r.To < n && r.Prev == st.prev {
+			return r, true
+		}
+	}
+	return Run{}, false
 }
 
 func (st *streamState) inRun(n int64) bool {
@@ -167,37 +178,28 @@ func check(k Key, st *streamState, e core.Event, opt Options, rep *Report) *Brea
 	if c.N <= st.lastN {
 		return broke("position %d is not after the previous event's %d: events were moved", c.N, st.lastN)
 	}
-	// Follow the purged runs that lie before this event.
-	for st.next < len(st.runs) && st.runs[st.next].From <= c.N {
-		r := st.runs[st.next]
-		st.next++
-		if r.To >= c.N {
-			return broke("it lies inside a stretch a purge dropped (positions %d..%d)", r.From, r.To)
-		}
-		if r.To <= st.lastN {
-			continue // covered by what was followed already
-		}
-		switch {
-		case !st.started && (r.Prev == "" || opt.MidChain):
-			if r.Prev != "" {
-				rep.MidChain = append(rep.MidChain, e.Seq)
-			}
-		case r.Prev != st.prev:
-			return broke("the events purged at positions %d..%d do not link to the event before them (position %d): an event was deleted or altered there",
-				r.From, r.To, st.lastN)
+	// Where the event does not link to the one before it, the stretches
+	// purges dropped between them may bridge the gap: follow them. An
+	// event a run covers that is still there (an export taken before the
+	// purge) needs no bridge and is checked as it is.
+	for c.Prev != st.prev {
+		r, ok := st.bridge(c.N)
+		if !ok {
+			break
 		}
 		st.see(r.To, r.Last)
 	}
 	switch {
-	case !st.started && c.Prev == "":
-		st.firstN = c.N
+	case c.Prev == st.prev: // linked (or the stream's first event)
 	case !st.started && opt.MidChain:
-		st.firstN = c.N
 		rep.MidChain = append(rep.MidChain, e.Seq)
 	case !st.started:
 		return broke("the stream's first event links to an earlier one: events before it were deleted")
-	case c.Prev != st.prev:
+	default:
 		return broke("it does not link to the event before it (seq %d): an event was deleted, inserted or moved", st.lastSeq)
+	}
+	if !st.started {
+		st.firstN = c.N
 	}
 	w, ok := ParseWitness(c.Witness)
 	if !ok {
@@ -217,11 +219,11 @@ func check(k Key, st *streamState, e core.Event, opt Options, rep *Report) *Brea
 		h, seen := st.heads[w.N]
 		switch {
 		case seen && h != w.Hash:
-			return broke("the chain at position %d is not what it was when this event was written: events before it were deleted, moved or altered", w.N)
+			return broke("the chain at position %d is not what it was when this event was written: events before it were deleted, moved or altered (or lost in a failover of Redis without durability)", w.N)
 		case seen:
 			rep.Witnessed++
 		case w.N >= st.firstN && len(st.order) > 0 && w.N > st.order[0] && !st.inRun(w.N):
-			return broke("the event at position %d that it witnesses is missing", w.N)
+			return broke("the event at position %d that it witnesses is missing (deleted, or lost in a failover of Redis without durability)", w.N)
 		}
 	}
 	st.see(c.N, c.Hash)

@@ -10,12 +10,13 @@
 // slot only). In a stream, event i at position n_i carries
 // (core.Chain):
 //
-//	Digest_i = HMAC-SHA256(K, "askbridge-audit-v1" 0 stream 0 Witness_i 0 canonical_i)
+//	Digest_i = HMAC-SHA256(K, "askbridge-audit-v1" | stream | Witness_i | canonical_i)
 //	Hash_i   = SHA-1(Prev_i "\n" n_i "\n" Digest_i "\n" Purged_i), hex
 //	Prev_i   = Hash_(i-1) ("" for the first event of the stream)
 //
-// K is the audit key, canonical_i the event's bytes (Canonical: every
-// field but Seq and Chain), and Witness_i "<n>:<hash>", the newest head
+// K is the audit key, | length-prefixed concatenation (Key.Digest),
+// canonical_i the event's fields but Seq and Chain, and Witness_i
+// "<n>:<hash>", the newest head
 // of the stream the writer knew when it built the event ("" if none).
 //
 // Why the link is split in two. The issue asks for HMAC-SHA256 under the
@@ -66,14 +67,17 @@
 package audit
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha1" //nolint:gosec // the link is what Redis scripts can compute; see the package doc
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/askbridge/askbridge/core"
@@ -90,35 +94,6 @@ func (Key) MarshalText() ([]byte, error) { return []byte("REDACTED"), nil }
 
 // domain separates the audit digest from every other HMAC askbridge makes.
 const domain = "askbridge-audit-v1"
-
-// canonical is the event as its digest covers it: every field but Seq
-// (a store's position, in the link instead) and Chain, in a fixed order,
-// with the time in UTC, so that an event read back from either store
-// gives the bytes it was appended with.
-type canonical struct {
-	QuestionID string          `json:"question_id"`
-	RunID      string          `json:"run_id"`
-	At         string          `json:"at"`
-	Kind       core.EventKind  `json:"kind"`
-	Actor      string          `json:"actor"`
-	Surface    core.Surface    `json:"surface"`
-	Reason     string          `json:"reason"`
-	Payload    json.RawMessage `json:"payload,omitempty"`
-}
-
-// Canonical is the bytes of e that its digest covers.
-func Canonical(e core.Event) ([]byte, error) {
-	c := canonical{QuestionID: e.QuestionID, RunID: e.RunID, At: e.At.UTC().Format(time.RFC3339Nano),
-		Kind: e.Kind, Actor: e.Actor, Surface: e.Surface, Reason: e.Reason}
-	if len(e.Payload) > 0 {
-		c.Payload = e.Payload // encoding/json compacts it, as the stores keep it
-	}
-	b, err := json.Marshal(c)
-	if err != nil {
-		return nil, fmt.Errorf("audit: event payload: %w", err)
-	}
-	return b, nil
-}
 
 // Witness is a head of a stream: the position and hash of an event in it.
 type Witness struct {
@@ -148,22 +123,84 @@ func ParseWitness(s string) (Witness, bool) {
 	return Witness{N: v, Hash: h}, true
 }
 
-// Digest is the keyed digest of e in stream, witnessing w.
+// Digest is the keyed digest of e in stream, witnessing w: the HMAC of
+// the domain, the stream, the witness and the event's fields but Seq and
+// Chain (its canonical bytes), each prefixed with its length so that no
+// two events share an input. The time is in UTC, and the payload
+// compacted and HTML-escaped as the stores keep it, so that an event read
+// back from either store gives the digest it was appended with.
 func (k Key) Digest(e core.Event, stream int, w Witness) (string, error) {
-	b, err := Canonical(e)
-	if err != nil {
-		return "", err
+	m := macs.get(k)
+	defer macs.put(m)
+	m.buf = m.buf[:0]
+	if len(e.Payload) > 0 {
+		var compact bytes.Buffer // the stores' form: compact, HTML-escaped
+		if err := json.Compact(&compact, e.Payload); err != nil {
+			return "", fmt.Errorf("audit: event payload: %w", err)
+		}
+		var escaped bytes.Buffer
+		json.HTMLEscape(&escaped, compact.Bytes())
+		m.payload = append(m.payload[:0], escaped.Bytes()...)
+	} else {
+		m.payload = m.payload[:0]
 	}
-	m := hmac.New(sha256.New, k)
-	m.Write([]byte(domain))
-	m.Write([]byte{0})
-	m.Write([]byte(strconv.Itoa(stream)))
-	m.Write([]byte{0})
-	m.Write([]byte(w.String()))
-	m.Write([]byte{0})
-	m.Write(b)
-	return hex.EncodeToString(m.Sum(nil)), nil
+	m.field(domain)
+	m.field(strconv.Itoa(stream))
+	if w.Hash != "" {
+		m.field(strconv.FormatInt(w.N, 10) + ":" + w.Hash)
+	} else {
+		m.field("")
+	}
+	m.field(e.QuestionID)
+	m.field(e.RunID)
+	var at [64]byte
+	m.fieldBytes(e.At.UTC().AppendFormat(at[:0], time.RFC3339Nano))
+	m.field(string(e.Kind))
+	m.field(e.Actor)
+	m.field(string(e.Surface))
+	m.field(e.Reason)
+	m.fieldBytes(m.payload)
+	m.h.Reset()
+	m.h.Write(m.buf)
+	return hex.EncodeToString(m.h.Sum(m.sum[:0])), nil
 }
+
+// mac is one HMAC under one key, with its scratch space.
+type mac struct {
+	key     Key
+	h       hash.Hash
+	buf     []byte
+	payload []byte
+	sum     [sha256.Size]byte
+}
+
+// field and fieldBytes append a length-prefixed field.
+func (m *mac) field(v string) {
+	m.buf = strconv.AppendInt(m.buf, int64(len(v)), 10)
+	m.buf = append(m.buf, ':')
+	m.buf = append(m.buf, v...)
+}
+
+func (m *mac) fieldBytes(v []byte) {
+	m.buf = strconv.AppendInt(m.buf, int64(len(v)), 10)
+	m.buf = append(m.buf, ':')
+	m.buf = append(m.buf, v...)
+}
+
+// macPool keeps HMAC states for reuse: a process chains under one key,
+// and a digest per event is on every store's write path.
+type macPool struct{ p sync.Pool }
+
+var macs macPool
+
+func (p *macPool) get(k Key) *mac {
+	if m, _ := p.p.Get().(*mac); m != nil && bytes.Equal(m.key, k) {
+		return m
+	}
+	return &mac{key: bytes.Clone(k), h: hmac.New(sha256.New, k)}
+}
+
+func (p *macPool) put(m *mac) { p.p.Put(m) }
 
 // Link is an event's Hash: the link over the previous event's hash, the
 // event's position, its digest and, on a checkpoint, its runs. The Redis

@@ -104,13 +104,14 @@ func TestAuditVerifyFindsTamperingInRedis(t *testing.T) {
 		// event's keyed witness of the chain as it was.
 		"deleted and relinked": {func(t *testing.T, stream string) {
 			rewrite(t, c, stream, func(msgs []goredis.XMessage) {
-				prev := msgs[1].Values["h"].(string)
+				// c is "<prev> <witness> <digest> <hash>" (common.lua).
+				prev := strings.Fields(msgs[1].Values["c"].(string))[3]
 				for _, m := range msgs[3:] {
 					n, _, _ := strings.Cut(m.ID, "-")
 					seq, _ := strconv.ParseInt(n, 10, 64)
-					m.Values["p"] = prev
-					m.Values["h"] = audit.Link(prev, seq, m.Values["d"].(string), "")
-					prev = m.Values["h"].(string)
+					c := strings.Fields(m.Values["c"].(string))
+					c[0], c[3] = prev, audit.Link(prev, seq, c[2], "")
+					m.Values["c"], prev = strings.Join(c, " "), c[3]
 				}
 				copy(msgs[2:], msgs[3:])
 				msgs[len(msgs)-1] = goredis.XMessage{}

@@ -73,12 +73,19 @@ func (s *Store) renderEvent(e core.Event, shard int) (string, error) {
 }
 
 // chainOf reads an event entry's chain (nil for one written before the
-// chain began).
+// chain began): its c field, "<prev or -> <witness or -> <digest>
+// <hash>" (common.lua, append_event), and x, a checkpoint's runs.
 func chainOf(m goredis.XMessage, shard int, n int64) *core.Chain {
-	h, _ := m.Values["h"].(string)
-	if h == "" {
+	c, _ := m.Values["c"].(string)
+	f := strings.Fields(c)
+	if len(f) != 4 {
 		return nil
 	}
-	field := func(k string) string { v, _ := m.Values[k].(string); return v }
-	return &core.Chain{Stream: shard, N: n, Prev: field("p"), Witness: field("w"), Digest: field("d"), Hash: h, Purged: field("x")}
+	for i := range 2 {
+		if f[i] == "-" {
+			f[i] = ""
+		}
+	}
+	x, _ := m.Values["x"].(string)
+	return &core.Chain{Stream: shard, N: n, Prev: f[0], Witness: f[1], Digest: f[2], Hash: f[3], Purged: x}
 }

@@ -70,9 +70,13 @@ for _, eid in ipairs(eids) do
     for k = 1, #e[2] - 1, 2 do
       f[e[2][k]] = e[2][k + 1]
     end
-    if f.h then
+    local p, h = string.match(f.c or '', '^(%S+) %S+ %x+ (%x+)$')
+    if h then
+      if p == '-' then
+        p = ''
+      end
       local n = tonumber(string.match(eid, '^(%d+)-'))
-      parts[#parts + 1] = {n, n, f.p or '', f.h}
+      parts[#parts + 1] = {n, n, p, h}
       for run in string.gmatch(f.x or '', '%S+') do
         local a, b, p, l = string.match(run, '^(%d+):(%d+):(%x*):(%x+)$')
         if a then

@@ -7,7 +7,8 @@ import (
 	"github.com/askbridge/askbridge/core"
 )
 
-// An event is stored in its shard's stream as one field, e: packed
+// An event is stored in its shard's stream as a field, e (beside its
+// audit chain's, chain.go): packed
 // (pack.go) as kind, question id, run id, time, actor, surface, reason
 // and payload (compact JSON, last, so it may hold anything). An event
 // that does not pack is JSON, as earlier versions stored every event; a

@@ -117,5 +117,10 @@
 // rules_batch.go the rules over each call of a batch, rules_cover.go
 // whether they leave every call of a tool to a standing approval
 // ([Service.EveryCallCovered]); store.go the [Store] interface every
-// store implements.
+// store implements, and [Event] with its [Chain].
+//
+// The audit chain that makes the event log tamper-evident is
+// core/audit's: how an event's [Chain] is computed (the stores compute
+// it in the write that appends the event), the checkpoint a purge
+// records, and the verifier.
 package core

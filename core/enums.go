@@ -189,6 +189,9 @@ const (
 	// EventReconfigured: the configuration was read again, and applied
 	// or refused (a loose event, of no question; payload Reload).
 	EventReconfigured EventKind = "reconfigured"
+	// EventCheckpoint: a purge dropped chained events; its Chain.Purged
+	// keeps the links that let the audit chain verify across the gap.
+	EventCheckpoint EventKind = "checkpoint"
 )
 
 func (k EventKind) String() string { return string(k) }

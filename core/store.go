@@ -9,7 +9,8 @@ import (
 // Event is one entry of the append-only log. Seq is assigned by the store
 // and strictly increases (purging old events leaves gaps). Actor is the
 // actor's Pseudonym, never the platform id itself, so the log can be
-// shared without naming people.
+// shared without naming people. Chain is set by the store when it
+// appends the event (nil on events written before the audit chain).
 type Event struct {
 	Seq        int64           `json:"seq"`
 	QuestionID string          `json:"question_id"`
@@ -20,6 +21,25 @@ type Event struct {
 	Surface    Surface         `json:"surface,omitempty"`
 	Reason     string          `json:"reason,omitempty"`
 	Payload    json.RawMessage `json:"payload,omitempty"`
+	Chain      *Chain          `json:"chain,omitempty"`
+}
+
+// Chain is an event's place in the tamper-evident audit chain, written in
+// the same atomic step that appends the event; core/audit computes and
+// checks it. Stream is the log the event is chained in (a Redis shard's
+// stream; 0 on the embedded store) and N its position there. Digest is
+// the keyed MAC of the event and of Witness (a head of the chain the
+// writer knew, "<n>:<hash>"), Prev the Hash of the event before it in
+// the stream, and Hash the link over both. Purged, on a checkpoint, lists
+// the chained events a purge dropped.
+type Chain struct {
+	Stream  int    `json:"stream"`
+	N       int64  `json:"n"`
+	Prev    string `json:"prev"`
+	Witness string `json:"witness,omitempty"`
+	Digest  string `json:"digest"`
+	Hash    string `json:"hash"`
+	Purged  string `json:"purged,omitempty"`
 }
 
 // DeliveryKind is what a delivery asks a chat adapter to do.

@@ -168,6 +168,9 @@ func TestChartDefaults(t *testing.T) {
 	if key := m.secret.StringData["ASKBRIDGE_ACTOR_KEY"]; len(key) != 64 {
 		t.Errorf("the chart's Secret has an actor key of %d characters; want 64", len(key))
 	}
+	if key := m.secret.StringData["ASKBRIDGE_AUDIT_KEY"]; len(key) != 64 || key == m.secret.StringData["ASKBRIDGE_ACTOR_KEY"] {
+		t.Errorf("the chart's Secret has an audit key of %d characters (or the actor key's); want 64 of its own", len(key))
+	}
 	file, err := os.ReadFile(chartDir + "/files/askbridge.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -407,6 +410,7 @@ func TestChartRefusesBadValues(t *testing.T) {
 		{"an unknown mode", `redis: {mode: ring}`, "mode"},
 		{"a value the chart does not have", "discord: {gateway: off}", "discord"},
 		{"actor key in values", "secret: {values: {ASKBRIDGE_ACTOR_KEY: x}}", "secret.actorKey"},
+		{"audit key in values", "secret: {values: {ASKBRIDGE_AUDIT_KEY: x}}", "secret.auditKey"},
 		// values.schema.json: a misspelt or mistyped value is named.
 		{"misspelt value", "replicas: 3", "replicas"},
 		{"mistyped value", "replicaCount: three", "replicaCount"},

@@ -158,6 +158,7 @@ func (s *Server) routes() {
 	s.v1("GET /v1/approvals/standing", "list standing approvals", s.listStanding, RoleOperator, RoleObserver)
 	s.v1("POST /v1/approvals/standing/{id}/revoke", "revoke standing approvals", s.revokeStanding, RoleOperator)
 	s.v1("GET /v1/events", "read events", s.events, RoleOperator, RoleObserver)
+	s.v1("GET /v1/audit/export", "export the audit log", s.auditExport, RoleAdmin)
 	s.v1("GET /v1/digest", "read digests", s.digest, RoleOperator, RoleObserver)
 	s.v1("GET /v1/people", "read people", s.people, RoleOperator, RoleObserver)
 	s.v1("GET /v1/directive", "read the directive", s.directive, RoleAgent, RoleOperator, RoleObserver)

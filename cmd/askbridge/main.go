@@ -39,6 +39,7 @@ const usage = `askbridge: let an AI agent stop and ask a human.
   askbridge mcp                   serve the MCP tools over stdio
   askbridge hook --host H         answer an agent host's permission hook (claude-code, codex)
   askbridge policy test [ASK.json] print which policy rule decides an ask, from the configuration
+  askbridge audit verify [FILE...] check the event log's audit chain (the store's, or exports')
   askbridge healthcheck           exit 0 when the local server is ready (for container health checks)
   askbridge version               print the version
 
@@ -61,6 +62,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
+	case "audit":
+		return cmdAudit(ctx, rest, getenv, stdin, stdout, stderr)
 	}
 	if c, ok := cliCommands[cmd]; ok {
 		return c(ctx, rest, getenv, stdin, stdout, stderr)

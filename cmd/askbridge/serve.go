@@ -118,9 +118,13 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	auditKey, err := s.auditKey(true)
+	if err != nil {
+		return fmt.Errorf("audit key: %w", err)
+	}
 	if redisVar != "" {
 		goredis.SetLogger(redisLog{m.Log})
-		st, err := redisstore.Connect(ctx, dial, redisstore.Options{Shards: s.File.Policies.Shards, Durability: s.durability})
+		st, err := redisstore.Connect(ctx, dial, redisstore.Options{Shards: s.File.Policies.Shards, Durability: s.durability, AuditKey: auditKey})
 		if err != nil {
 			return fmt.Errorf("%s: %w", redisVar, err)
 		}
@@ -128,7 +132,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		logSpread(ctx, st, m.Log)
 	} else {
 		path := filepath.Join(s.DataDir, "askbridge.db")
-		st, err := bolt.Open(path, bolt.Options{})
+		st, err := bolt.Open(path, bolt.Options{AuditKey: auditKey})
 		if err != nil {
 			return fmt.Errorf("embedded store %s: %w", path, err)
 		}

@@ -42,6 +42,7 @@ type Settings struct {
 	RedisDurabilityTimeout string                `env:"ASKBRIDGE_REDIS_DURABILITY_TIMEOUT" envDefault:"1s"`
 	durability             redisstore.Durability // set by the check, from the two above
 	ActorKey               Secret                `env:"ASKBRIDGE_ACTOR_KEY"`
+	AuditKey               Secret                `env:"ASKBRIDGE_AUDIT_KEY"` // chains the event log (audit.go)
 	LogLevel               string                `env:"ASKBRIDGE_LOG_LEVEL"`
 	LogFormat              string                `env:"ASKBRIDGE_LOG_FORMAT" envDefault:"auto"` // auto, console or json
 	// ReplicaID names this replica for the leases of single connections

@@ -30,6 +30,10 @@ type Options struct {
 // ActorKey is the key tests name actors in the event log with.
 const ActorKey = "test actor key"
 
+// AuditKey is the key the stores OpenStore opens chain the event log
+// under (core/audit).
+const AuditKey = "test audit key"
+
 // APIRoutes is the default route alone, which anyone with an API token may
 // answer: what a bridge with no configuration runs with.
 func APIRoutes() map[string]core.Route {
@@ -69,7 +73,7 @@ func openAt(t testing.TB, path string) *bolt.Store {
 
 func openWith(t testing.TB, path string, now func() time.Time) *bolt.Store {
 	t.Helper()
-	s, err := bolt.Open(path, bolt.Options{NoSync: true, Now: now})
+	s, err := bolt.Open(path, bolt.Options{NoSync: true, Now: now, AuditKey: []byte(AuditKey)})
 	if err != nil {
 		t.Fatalf("open %s: %v", path, err)
 	}

@@ -16,7 +16,7 @@ func (s *Store) Append(ctx context.Context, e core.Event) (core.Event, error) {
 	var stored core.Event
 	err := s.update(ctx, "append", func(tx *bbolt.Tx) error {
 		var err error
-		stored, err = appendEvent(tx, e)
+		stored, err = s.appendEvent(tx, e)
 		return err
 	})
 	if err != nil {

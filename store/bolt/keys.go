@@ -5,7 +5,8 @@ package bolt
 //
 // Layout (top-level buckets):
 //
-//	meta                  "schema" -> decimal schema version; "heartbeat" -> time (binary)
+//	meta                  "schema" -> decimal schema version; "heartbeat" -> time (binary);
+//	                      "chain" -> "<seq> <hash>", the audit chain's head (chain.go)
 //	questions             id -> questionRecord (JSON)
 //	open                  rank(1) | created ms(8) | id -> ""     open questions, listing order
 //	created               created ms(8) | id -> ""               every stored question
@@ -67,6 +68,7 @@ var (
 
 	metaSchema    = []byte("schema")
 	metaHeartbeat = []byte("heartbeat")
+	metaChain     = []byte("chain")
 )
 
 // schemaVersion is written to meta and to every JSON record. A file or a

@@ -28,6 +28,26 @@ func (s *Store) Purge(ctx context.Context, cutoff time.Time, limit int) (int, er
 			}
 			closed = append(closed, bytes.Clone(k))
 		}
+		var loose [][]byte
+		c = tx.Bucket(bucketLooseEvents).Cursor()
+		for k, _ := c.First(); k != nil && bytes.Compare(k[:8], end) < 0; k, _ = c.Next() {
+			if limit > 0 && len(loose) == limit {
+				break
+			}
+			loose = append(loose, bytes.Clone(k))
+		}
+		// The checkpoint goes in before anything is deleted, so it can
+		// read the chain of what is.
+		var seqs []uint64
+		for _, k := range closed {
+			seqs = append(seqs, questionEventSeqs(tx, idOfTimeKey(k))...)
+		}
+		for _, k := range loose {
+			seqs = append(seqs, seqOfSuffix(k))
+		}
+		if err := s.checkpoint(tx, seqs, cutoff, s.now()); err != nil {
+			return err
+		}
 		for _, k := range closed {
 			if err := dropQuestion(tx, idOfTimeKey(k)); err != nil {
 				return err
@@ -37,15 +57,6 @@ func (s *Store) Purge(ctx context.Context, cutoff time.Time, limit int) (int, er
 			}
 		}
 		n = len(closed)
-
-		var loose [][]byte
-		c = tx.Bucket(bucketLooseEvents).Cursor()
-		for k, _ := c.First(); k != nil && bytes.Compare(k[:8], end) < 0; k, _ = c.Next() {
-			if limit > 0 && len(loose) == limit {
-				break
-			}
-			loose = append(loose, bytes.Clone(k))
-		}
 		for _, k := range loose {
 			if err := tx.Bucket(bucketEvents).Delete(u64(seqOfSuffix(k))); err != nil {
 				return err
@@ -72,6 +83,20 @@ func (s *Store) Purge(ctx context.Context, cutoff time.Time, limit int) (int, er
 		return 0, err
 	}
 	return n, nil
+}
+
+// questionEventSeqs are the seqs of a stored question's events.
+func questionEventSeqs(tx *bbolt.Tx, id string) []uint64 {
+	prefix, err := questionEventPrefix(id)
+	if err != nil {
+		return nil // no stored question has such an id
+	}
+	var seqs []uint64
+	c := tx.Bucket(bucketQuestionEvents).Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		seqs = append(seqs, seqOfSuffix(k))
+	}
+	return seqs
 }
 
 // dropQuestion deletes a question, its events and its index entries.

@@ -61,7 +61,7 @@ func (s *Store) Create(ctx context.Context, q *core.Question, asked core.Event, 
 		if err := indexOpen(tx, &stored); err != nil {
 			return err
 		}
-		if _, err := appendEvent(tx, core.CompleteEvent(asked, &stored, core.EventAsked, stored.CreatedAt)); err != nil {
+		if _, err := s.appendEvent(tx, core.CompleteEvent(asked, &stored, core.EventAsked, stored.CreatedAt)); err != nil {
 			return err
 		}
 		for _, d := range out {

@@ -23,6 +23,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/audit"
 )
 
 // DefaultTimeout is how long Open waits for the file lock when
@@ -41,6 +42,11 @@ type Options struct {
 	// NoSync skips fsync on commit. It trades durability for speed and is
 	// meant for tests only.
 	NoSync bool
+	// AuditKey keys the audit chain of the event log (core/audit). Every
+	// process writing one file must use the same key. Empty chains under
+	// an empty key, which proves nothing against someone who can write
+	// the file: askbridge serve always sets one.
+	AuditKey audit.Key
 }
 
 // Store is the bbolt-backed core.Store. It is safe for concurrent use.
@@ -49,6 +55,7 @@ type Store struct {
 	commits *committer
 	path    string
 	now     func() time.Time
+	audit   audit.Key
 	watches watchers
 	ready   signals
 	budgets budgets
@@ -112,7 +119,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return &Store{db: db, commits: newCommitter(db), path: path, now: now, done: make(chan struct{})}, nil
+	return &Store{db: db, commits: newCommitter(db), path: path, now: now, audit: opts.AuditKey, done: make(chan struct{})}, nil
 }
 
 // Path is the file the store was opened on.

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/audit"
 	"github.com/askbridge/askbridge/store/bolt"
 	"github.com/askbridge/askbridge/store/storetest"
 )
@@ -20,7 +21,7 @@ import (
 func TestConformance(t *testing.T) {
 	storetest.Run(t, storetest.Harness{
 		Open: func(t *testing.T) core.Store {
-			return openAt(t, filepath.Join(t.TempDir(), "askbridge.db"), bolt.Options{})
+			return openAt(t, filepath.Join(t.TempDir(), "askbridge.db"), bolt.Options{AuditKey: audit.Key(storetest.AuditKey)})
 		},
 		Reopen: func(t *testing.T, s core.Store) core.Store {
 			bs := s.(*bolt.Store)
@@ -28,10 +29,10 @@ func TestConformance(t *testing.T) {
 			if err := bs.Close(); err != nil {
 				t.Fatalf("close: %v", err)
 			}
-			return openAt(t, path, bolt.Options{})
+			return openAt(t, path, bolt.Options{AuditKey: audit.Key(storetest.AuditKey)})
 		},
 		Clocked: func(t *testing.T, now func() time.Time) core.Store {
-			return openAt(t, filepath.Join(t.TempDir(), "askbridge.db"), bolt.Options{Now: now})
+			return openAt(t, filepath.Join(t.TempDir(), "askbridge.db"), bolt.Options{Now: now, AuditKey: audit.Key(storetest.AuditKey)})
 		},
 	})
 }
@@ -527,13 +528,18 @@ func TestPurgeDropsOldClosedQuestionsAndTheirEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkpoints := 0
 	for _, e := range evs {
+		if e.Kind == core.EventCheckpoint { // the audit chain's record of the purge
+			checkpoints++
+			continue
+		}
 		if e.QuestionID != recent.ID && e.QuestionID != open.ID {
 			t.Errorf("event %d of %s survived the purge", e.Seq, e.QuestionID)
 		}
 	}
-	if len(evs) != 3 {
-		t.Errorf("%d events left, want 3", len(evs))
+	if len(evs) != 4 || checkpoints != 1 {
+		t.Errorf("%d events left (%d checkpoints), want 3 and 1 checkpoint", len(evs), checkpoints)
 	}
 	created, err := s.Between(ctx, core.ByCreated, t0, t0.Add(time.Minute), 0)
 	if err != nil || len(created) != 2 {

@@ -63,7 +63,7 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 			return err
 		}
 		for _, e := range c.Events {
-			if _, err := appendEvent(tx, e); err != nil {
+			if _, err := s.appendEvent(tx, e); err != nil {
 				return err
 			}
 		}
@@ -114,7 +114,7 @@ func (s *Store) Renotify(ctx context.Context, r core.Renotice) (*core.Question, 
 		if r.Count {
 			q.Renotified++
 		}
-		if _, err := appendEvent(tx, core.CompleteEvent(r.Event, q, "", r.Now)); err != nil {
+		if _, err := s.appendEvent(tx, core.CompleteEvent(r.Event, q, "", r.Now)); err != nil {
 			return err
 		}
 		for _, d := range r.Deliveries {
@@ -151,7 +151,7 @@ func (s *Store) RecordMessage(ctx context.Context, id string, ref core.MessageRe
 		if at.IsZero() {
 			at = s.now().UTC().Truncate(time.Millisecond)
 		}
-		ev, err := appendEvent(tx, core.CompleteEvent(notified, q, core.EventNotified, at))
+		ev, err := s.appendEvent(tx, core.CompleteEvent(notified, q, core.EventNotified, at))
 		if err != nil {
 			return err
 		}

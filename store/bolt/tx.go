@@ -126,33 +126,6 @@ func unindexOpen(tx *bbolt.Tx, q *core.Question) error {
 	return tx.Bucket(bucketRunOpen).Delete(k)
 }
 
-// appendEvent assigns the next seq to e and stores it, indexed under its
-// question (so Purge drops it with the question) or, for an event about
-// no stored question, by time (so Purge drops it by age).
-func appendEvent(tx *bbolt.Tx, e core.Event) (core.Event, error) {
-	events := tx.Bucket(bucketEvents)
-	seq, err := events.NextSequence()
-	if err != nil {
-		return core.Event{}, err
-	}
-	e.Seq = int64(seq)
-	b, err := json.Marshal(e)
-	if err != nil {
-		return core.Event{}, fmt.Errorf("encode event: %w", err)
-	}
-	if err := events.Put(u64(seq), b); err != nil {
-		return core.Event{}, err
-	}
-	if e.QuestionID != "" && tx.Bucket(bucketQuestions).Get([]byte(e.QuestionID)) != nil {
-		k, err := questionEventKey(e.QuestionID, seq)
-		if err != nil {
-			return core.Event{}, err
-		}
-		return e, tx.Bucket(bucketQuestionEvents).Put(k, nil)
-	}
-	return e, tx.Bucket(bucketLooseEvents).Put(looseEventKey(e.At, seq), nil)
-}
-
 // checkDeliveries refuses, before anything is written, deliveries that
 // have no outbox to go to.
 func checkDeliveries(op string, out []core.Delivery) error {

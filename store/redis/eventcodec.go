@@ -7,7 +7,8 @@ import (
 	"github.com/askbridge/askbridge/core"
 )
 
-// An event is stored in its shard's stream as one field, e: packed
+// An event is stored in its shard's stream as a field, e (beside its
+// audit chain's, chain.go): packed
 // (pack.go) as kind, question id, run id, time, actor, surface, reason
 // and payload (compact JSON, last, so it may hold anything). An event
 // that does not pack is JSON, as earlier versions stored every event; a
@@ -17,9 +18,10 @@ import (
 // eventParts is how many parts a packed event has.
 const eventParts = 8
 
-// renderEvent renders an event for a script; an event without a kind is
-// "" (none). The store assigns Seq, so the one given is dropped.
-func renderEvent(e core.Event) (string, error) {
+// packEvent renders an event as its stream entry keeps it; an event
+// without a kind is "" (none). The store assigns Seq, so the one given
+// is dropped, and the chain, which the script computes.
+func packEvent(e core.Event) (string, error) {
 	if e.Kind == "" {
 		return "", nil
 	}
@@ -40,6 +42,7 @@ func renderEvent(e core.Event) (string, error) {
 		return v, nil
 	}
 	stored := e // only this path lets it escape
+	stored.Chain = nil
 	b, err := json.Marshal(storedEvent{Event: &stored})
 	return string(b), err
 }

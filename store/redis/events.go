@@ -28,7 +28,7 @@ func (s *Store) Append(ctx context.Context, e core.Event) (core.Event, error) {
 	} else {
 		shard = 0
 	}
-	ev, err := renderEvent(e)
+	ev, err := s.renderEvent(e, shard)
 	if err != nil {
 		return e, core.Internal(op, err)
 	}
@@ -108,6 +108,7 @@ func (s *Store) decodeEvent(m goredis.XMessage, shard int) (core.Event, error) {
 		return e, fmt.Errorf("event id %s: %w", m.ID, err)
 	}
 	e.Seq = s.seq(n, shard)
+	e.Chain = chainOf(m, shard, n)
 	return e, nil
 }
 

@@ -104,3 +104,15 @@ func drain(t testing.TB, s core.Store, surface core.Surface) []core.Delivery {
 		out = append(out, ds...)
 	}
 }
+
+// withoutCheckpoints is evs less the checkpoints purges record for the
+// audit chain.
+func withoutCheckpoints(evs []core.Event) []core.Event {
+	var out []core.Event
+	for _, e := range evs {
+		if e.Kind != core.EventCheckpoint {
+			out = append(out, e)
+		}
+	}
+	return out
+}

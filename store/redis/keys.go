@@ -17,7 +17,9 @@ import (
 //	{ab:s0}:qe:<id>         list: stream ids of the question's events, in
 //	                        records written before the q hash's "ev" field
 //	                        (read and dropped by purge; no longer written)
-//	{ab:s0}:events          stream: the shard's event log, ids "<n>-<shard>"
+//	{ab:s0}:events          stream: the shard's event log, ids "<n>-<shard>";
+//	                        fields e (eventcodec.go), c and x (its audit
+//	                        chain, chain.go)
 //	{ab:s0}:seq             string: the shard's event counter
 //	{ab:s0}:open            zset (lex): open questions in listing order
 //	{ab:s0}:created         zset: question id by created ms

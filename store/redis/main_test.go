@@ -15,8 +15,10 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/audit"
 	"github.com/askbridge/askbridge/internal/redistest"
 	redisstore "github.com/askbridge/askbridge/store/redis"
+	"github.com/askbridge/askbridge/store/storetest"
 )
 
 // server is the one private redis-server of this test binary; every test
@@ -123,12 +125,12 @@ func (h *harness) open(t *testing.T, c goredis.UniversalClient, opts redisstore.
 }
 
 func (h *harness) Open(t *testing.T) core.Store {
-	return h.open(t, h.client(t), redisstore.Options{Prefix: randomPrefix(), Shards: h.shards})
+	return h.open(t, h.client(t), redisstore.Options{Prefix: randomPrefix(), Shards: h.shards, AuditKey: audit.Key(storetest.AuditKey)})
 }
 
 // Clocked is Open on a simulated clock for the outbox's due times.
 func (h *harness) Clocked(t *testing.T, now func() time.Time) core.Store {
-	return h.open(t, h.client(t), redisstore.Options{Prefix: randomPrefix(), Shards: h.shards, Now: now})
+	return h.open(t, h.client(t), redisstore.Options{Prefix: randomPrefix(), Shards: h.shards, Now: now, AuditKey: audit.Key(storetest.AuditKey)})
 }
 
 // Replica is another store on s's data, on a client of its own.

@@ -8,6 +8,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/audit"
 )
 
 // purgeBatch bounds the questions (and loose events) one purge script
@@ -37,8 +38,16 @@ func (s *Store) Purge(ctx context.Context, cutoff time.Time, limit int) (int, er
 				return total, core.Internal(op, err)
 			}
 			keys := []string{s.k.closed(shard), s.k.created(shard), s.k.events(shard), s.k.loose(shard), s.k.idempotency(shard),
-				s.k.deadline(shard), s.k.runOpen(shard)}
-			args := []any{msString(cutoff), purgeBatch}
+				s.k.deadline(shard), s.k.runOpen(shard), s.k.seq(shard)}
+			now := time.Now()
+			if s.now != nil {
+				now = s.now()
+			}
+			checkpoint, err := s.renderEvent(audit.Checkpoint(cutoff, now), shard)
+			if err != nil {
+				return total, core.Internal(op, err)
+			}
+			args := []any{shard, s.timed, "", msString(cutoff), purgeBatch, checkpoint, msString(now)}
 			for _, id := range ids {
 				if sh, ok := s.shardOf(id); !ok || sh != shard {
 					continue

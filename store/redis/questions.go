@@ -20,7 +20,7 @@ func (s *Store) Create(ctx context.Context, q *core.Question, asked core.Event, 
 	if err != nil {
 		return core.Internal(op, err)
 	}
-	askedJSON, err := renderEvent(asked)
+	askedJSON, err := s.renderEvent(asked, shard)
 	if err != nil {
 		return core.Internal(op, err)
 	}

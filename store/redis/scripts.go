@@ -64,7 +64,9 @@ func loadScript(name string) script {
 	if err != nil {
 		panic(err)
 	}
-	src := string(common) + "\n" + string(body)
+	// The body runs as a function, so that whatever it returns goes back
+	// through common.lua's with_head, which adds the audit chain's head.
+	src := string(common) + "\nlocal function script_body()\n" + string(body) + "\nend\nreturn with_head(script_body())\n"
 	return script{name: name, sha: [2]any{"evalsha", goredis.NewScript(src).Hash()}, eval: [2]any{"eval", src}}
 }
 
@@ -75,12 +77,15 @@ func (sc script) Hash() string { return sc.sha[1].(string) }
 // before it runs.
 var scriptHook func(name string, keys []string)
 
-// reply is what every script returns: {code, n, fields, list}.
+// reply is what every script returns: {code, n, fields, list}, and,
+// from a script that appended events, the audit chain's new head
+// ("<shard> <n> <hash>", see common.lua's with_head).
 type reply struct {
 	code   int64
 	n      int64
 	fields map[string]string
 	list   []string
+	head   string
 }
 
 // run runs a script (EVALSHA, falling back to EVAL) and decodes its reply.
@@ -114,7 +119,11 @@ func (s *Store) runArgs(ctx context.Context, sc script, cmd []any) (reply, error
 	if err != nil {
 		return reply{}, fmt.Errorf("script %s: %w", sc.name, err)
 	}
-	return parseReply(sc.name, v)
+	r, err := parseReply(sc.name, v)
+	if err == nil && r.head != "" {
+		s.heads.see(r.head)
+	}
+	return r, err
 }
 
 // runScript runs sc with cmd through the autopipeliner ap, or through the
@@ -154,7 +163,7 @@ func (s *Store) send(ctx context.Context, ap *goredis.AutoPipeliner, how [2]any,
 
 func parseReply(name string, v any) (reply, error) {
 	a, ok := v.([]any)
-	if !ok || len(a) != 4 {
+	if !ok || (len(a) != 4 && len(a) != 5) {
 		return reply{}, fmt.Errorf("script %s: unexpected reply %T", name, v)
 	}
 	var r reply
@@ -174,6 +183,9 @@ func parseReply(name string, v any) (reply, error) {
 	list, _ := a[3].([]any)
 	for _, x := range list {
 		r.list = append(r.list, str(x))
+	}
+	if len(a) == 5 {
+		r.head = str(a[4])
 	}
 	return r, nil
 }

@@ -30,6 +30,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/audit"
 )
 
 var _ core.Store = (*Store)(nil)
@@ -57,6 +58,12 @@ type Options struct {
 	// which every replica shares; tests inject a simulated clock to make
 	// deliveries fall due without sleeping.
 	Now func() time.Time
+	// AuditKey keys the audit chain of the event log (core/audit); every
+	// replica sharing a Redis must use the same key. It stays in this
+	// process: scripts get only what it computed. Empty chains under an
+	// empty key, which proves nothing against someone who can write to
+	// Redis: askbridge serve always sets one.
+	AuditKey audit.Key
 }
 
 func (o *Options) fill() error {
@@ -123,6 +130,9 @@ type Store struct {
 	now       func() time.Time
 
 	rate *redis_rate.Limiter // send budgets (Spend)
+
+	audit audit.Key
+	heads heads // the audit chain's heads this Store has seen (chain.go)
 }
 
 // Open connects to the Redis at url (redis:// or rediss://, as go-redis's
@@ -164,6 +174,7 @@ func New(ctx context.Context, client goredis.UniversalClient, opts Options) (*St
 		resolvingN: make(map[string]int),
 		rate:       redis_rate.NewLimiter(client),
 		now:        opts.Now,
+		audit:      opts.AuditKey,
 	}
 	var seed [8]byte
 	_, _ = rand.Read(seed[:]) // never fails (crypto/rand)

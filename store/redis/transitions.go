@@ -72,7 +72,7 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 	}
 	cmd = append(cmd, len(c.Events))
 	for _, e := range c.Events {
-		ev, err := renderEvent(e)
+		ev, err := s.renderEvent(e, shard)
 		if err != nil {
 			return nil, core.Internal(op, err)
 		}
@@ -280,7 +280,7 @@ func (s *Store) Renotify(ctx context.Context, rn core.Renotice) (*core.Question,
 	if rn.Count {
 		count = "1"
 	}
-	ev, err := renderEvent(rn.Event)
+	ev, err := s.renderEvent(rn.Event, shard)
 	if err != nil {
 		return nil, core.Internal(op, err)
 	}
@@ -321,7 +321,7 @@ func (s *Store) RecordMessage(ctx context.Context, id string, ref core.MessageRe
 	if err != nil {
 		return nil, core.Internal(op, err)
 	}
-	ev, err := renderEvent(notified)
+	ev, err := s.renderEvent(notified, shard)
 	if err != nil {
 		return nil, core.Internal(op, err)
 	}

@@ -35,10 +35,41 @@ local function outboxes(first)
   return t
 end
 
--- append_event adds one event (Go-rendered JSON) to the shard's event
--- stream under id "<n>-<shard>", n strictly increasing per shard, and
--- returns n and that id.
-local function append_event(stream, seqkey, ejson)
+-- chain_head is "<shard> <n> <hash>" of the newest event this script
+-- appended; with_head puts it in the reply, so the Go side knows the
+-- stream's head to witness in the next events it builds (core/audit).
+-- chain_prev caches, per stream, the hash of its newest event once read.
+local chain_head
+local chain_prev = {}
+
+-- append_event adds one event to the shard's event stream under id
+-- "<n>-<shard>", n strictly increasing per shard, chained to the
+-- stream's newest event (core/audit's package doc says why the link is
+-- computed here and the keyed digest in Go), and returns n and that id.
+-- ev is what Go rendered (eventcodec.go): "<digest> <witness or ->",
+-- a newline, and the event. purged is a checkpoint's runs (purge.lua).
+-- The entry's fields: e the event; c its chain, "<prev or -> <witness
+-- or -> <digest> <hash>"; x the runs, on a checkpoint.
+local function append_event(stream, seqkey, ev, purged)
+  -- Plain finds and subs: a pattern over the whole event costs more.
+  local nl = string.find(ev, '\n', 67, true)
+  if string.byte(ev, 65) ~= 32 or not nl then
+    error('askbridge: an event came without its audit digest')
+  end
+  local digest, witness, body = string.sub(ev, 1, 64), string.sub(ev, 66, nl - 1), string.sub(ev, nl + 1)
+  local prev = chain_prev[stream]
+  if not prev then
+    prev = ''
+    local last = redis.call('XREVRANGE', stream, '+', '-', 'COUNT', 1)[1]
+    if last then
+      local f = last[2]
+      for k = 1, #f - 1, 2 do
+        if f[k] == 'c' then
+          prev = string.sub(f[k + 1], -40) -- the hash, a SHA-1 in hex, ends it
+        end
+      end
+    end
+  end
   local n = redis.call('INCR', seqkey)
   if ARGV[2] == '1' then
     local t = redis.call('TIME')
@@ -48,8 +79,22 @@ local function append_event(stream, seqkey, ejson)
       redis.call('SET', seqkey, string.format('%.0f', n))
     end
   end
-  local id = string.format('%.0f', n) .. '-' .. ARGV[1]
-  redis.call('XADD', stream, id, 'e', ejson)
+  local ns = string.format('%.0f', n)
+  local id = ns .. '-' .. ARGV[1]
+  local x = purged or ''
+  local h = redis.sha1hex(prev .. '\n' .. ns .. '\n' .. digest .. '\n' .. x)
+  local p = prev
+  if p == '' then
+    p = '-'
+  end
+  local c = p .. ' ' .. witness .. ' ' .. digest .. ' ' .. h
+  if x ~= '' then
+    redis.call('XADD', stream, id, 'e', body, 'c', c, 'x', x)
+  else
+    redis.call('XADD', stream, id, 'e', body, 'c', c)
+  end
+  chain_prev[stream] = h
+  chain_head = ARGV[1] .. ' ' .. ns .. ' ' .. h
   return n, id
 end
 
@@ -123,4 +168,14 @@ local function hold_card(later, held, key, due, ver, created, card)
     redis.call('ZADD', later, due, 'h|' .. key)
     redis.call('HSET', held, key, ver .. ' ' .. created .. ' ' .. card)
   end
+end
+
+-- with_head is a script's reply with the chain's new head as a fifth
+-- element when it appended an event. The Go side wraps every script's
+-- body in a function and returns its result through this (scripts.go).
+local function with_head(r)
+  if chain_head and type(r) == 'table' then
+    r[5] = chain_head
+  end
+  return r
 end

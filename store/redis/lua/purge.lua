@@ -1,25 +1,31 @@
 -- purge.lua: drop closed questions of one shard, each with its events and
 -- index entries, and loose events, all from before a cutoff (law 9). The
 -- Go side picks the candidates; each is checked again here, so a question
--- is only dropped if it is still closed before the cutoff.
+-- is only dropped if it is still closed before the cutoff. Before it
+-- deletes any chained event it appends a checkpoint (core/audit): the
+-- runs of what it drops, so the shard's audit chain verifies across the
+-- gap.
 --
 -- KEYS[1]  closed index           KEYS[5]  idempotency keys
 -- KEYS[2]  created index          KEYS[6]  deadline index
 -- KEYS[3]  event stream           KEYS[7]  run-open index
--- KEYS[4]  loose events
--- KEYS[8..] triples: question hash, the list of its event ids that
+-- KEYS[4]  loose events           KEYS[8]  event counter
+-- KEYS[9..] triples: question hash, the list of its event ids that
 --           records written before the "ev" field kept, its document
 --
 -- A close leaves the question in the deadline and run-open indexes (their
 -- readers skip closed questions); the purge takes it out of them.
 --
--- ARGV[1]  cutoff ms (exclusive)
--- ARGV[2]  most loose events to drop
--- ARGV[3..] question ids, one per KEYS triple
+-- ARGV[1..3] shard, several-shards flag, "" (see common.lua)
+-- ARGV[4]  cutoff ms (exclusive)
+-- ARGV[5]  most loose events to drop
+-- ARGV[6]  the checkpoint event (as append_event takes it)
+-- ARGV[7]  the checkpoint's ms, for the loose index
+-- ARGV[8..] question ids, one per KEYS triple
 --
 -- Returns {C_OK, questions dropped, {}, {loose events dropped}}
 
-local cutoff = tonumber(ARGV[1])
+local cutoff = tonumber(ARGV[4])
 
 local function xdel(ids)
   for i = 1, #ids, 500 do
@@ -27,42 +33,94 @@ local function xdel(ids)
   end
 end
 
-local dropped = 0
-for j = 3, #ARGV do
+-- The questions still closed before the cutoff, and every event id to drop.
+local drop, eids = {}, {}
+for j = 8, #ARGV do
   local id = ARGV[j]
-  local q = KEYS[8 + 3 * (j - 3)]
-  local list = KEYS[9 + 3 * (j - 3)]
-  local doc = KEYS[10 + 3 * (j - 3)]
   local score = redis.call('ZSCORE', KEYS[1], id)
   if score and tonumber(score) < cutoff then
-    local f = redis.call('HMGET', q, 'run', 'ev', 'idem')
-    redis.call('ZREM', KEYS[6], id)
-    if f[1] then
-      redis.call('ZREM', KEYS[7], f[1] .. '\0' .. id)
-    end
+    local base = 9 + 3 * (j - 8)
+    local q = {id = id, q = KEYS[base], list = KEYS[base + 1], doc = KEYS[base + 2]}
+    q.f = redis.call('HMGET', q.q, 'run', 'ev', 'idem')
     -- Event ids: the "ev" field, and the list that records written before
     -- it existed kept them in.
-    local ids = {}
-    for eid in string.gmatch(f[2] or '', '%S+') do
-      ids[#ids + 1] = eid
+    for eid in string.gmatch(q.f[2] or '', '%S+') do
+      eids[#eids + 1] = eid
     end
-    xdel(ids)
-    xdel(redis.call('LRANGE', list, 0, -1))
-    if f[3] then
-      redis.call('HDEL', KEYS[5], f[3])
+    for _, eid in ipairs(redis.call('LRANGE', q.list, 0, -1)) do
+      eids[#eids + 1] = eid
     end
-    redis.call('DEL', q, list, doc)
-    redis.call('ZREM', KEYS[1], id)
-    redis.call('ZREM', KEYS[2], id)
-    dropped = dropped + 1
+    drop[#drop + 1] = q
   end
 end
+local loose = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', '(' .. ARGV[4], 'LIMIT', 0, tonumber(ARGV[5]))
+for _, eid in ipairs(loose) do
+  eids[#eids + 1] = eid
+end
 
-local loose = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', '(' .. ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+-- The checkpoint: each dropped chained event is a run of its own, and a
+-- dropped checkpoint's runs are carried; sorted by position, a run joins
+-- the one before when it links to its last hash (audit.Runs does the
+-- same in Go).
+local parts = {}
+for _, eid in ipairs(eids) do
+  local e = redis.call('XRANGE', KEYS[3], eid, eid)[1]
+  if e then
+    local f = {}
+    for k = 1, #e[2] - 1, 2 do
+      f[e[2][k]] = e[2][k + 1]
+    end
+    local p, h = string.match(f.c or '', '^(%S+) %S+ %x+ (%x+)$')
+    if h then
+      if p == '-' then
+        p = ''
+      end
+      local n = tonumber(string.match(eid, '^(%d+)-'))
+      parts[#parts + 1] = {n, n, p, h}
+      for run in string.gmatch(f.x or '', '%S+') do
+        local a, b, p, l = string.match(run, '^(%d+):(%d+):(%x*):(%x+)$')
+        if a then
+          parts[#parts + 1] = {tonumber(a), tonumber(b), p, l}
+        end
+      end
+    end
+  end
+end
+if #parts > 0 then
+  table.sort(parts, function(a, b) return a[1] < b[1] end)
+  local runs = {}
+  for _, p in ipairs(parts) do
+    local last = runs[#runs]
+    if last and last[4] == p[3] and last[2] < p[1] then
+      last[2], last[4] = p[2], p[4]
+    else
+      runs[#runs + 1] = {p[1], p[2], p[3], p[4]}
+    end
+  end
+  local out = {}
+  for i, r in ipairs(runs) do
+    out[i] = string.format('%.0f', r[1]) .. ':' .. string.format('%.0f', r[2]) .. ':' .. r[3] .. ':' .. r[4]
+  end
+  local _, cid = append_event(KEYS[3], KEYS[8], ARGV[6], table.concat(out, ' '))
+  redis.call('ZADD', KEYS[4], ARGV[7], cid)
+end
+
+for _, q in ipairs(drop) do
+  redis.call('ZREM', KEYS[6], q.id)
+  if q.f[1] then
+    redis.call('ZREM', KEYS[7], q.f[1] .. '\0' .. q.id)
+  end
+  if q.f[3] then
+    redis.call('HDEL', KEYS[5], q.f[3])
+  end
+  redis.call('DEL', q.q, q.list, q.doc)
+  redis.call('ZREM', KEYS[1], q.id)
+  redis.call('ZREM', KEYS[2], q.id)
+end
+xdel(eids)
 if #loose > 0 then
-  xdel(loose)
   for i = 1, #loose, 500 do
     redis.call('ZREM', KEYS[4], unpack(loose, i, math.min(i + 499, #loose)))
   end
 end
-return {C_OK, dropped, {}, {tostring(#loose)}}
+return {C_OK, #drop, {}, {tostring(#loose)}}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/askbridge/askbridge/core"
 	redisstore "github.com/askbridge/askbridge/store/redis"
+	"github.com/askbridge/askbridge/store/storetest"
 )
 
 // harness opens stores for the conformance suite, each on a client of its
@@ -59,11 +60,11 @@ func (h *harness) options(t *testing.T, s core.Store) redisstore.Options {
 }
 
 func (h *harness) Open(t *testing.T) core.Store {
-	return h.open(t, redisstore.Options{Prefix: randomPrefix(), Shards: h.shards, Durability: h.durability})
+	return h.open(t, redisstore.Options{Prefix: randomPrefix(), Shards: h.shards, Durability: h.durability, AuditKey: []byte(storetest.AuditKey)})
 }
 
 func (h *harness) Clocked(t *testing.T, now func() time.Time) core.Store {
-	return h.open(t, redisstore.Options{Prefix: randomPrefix(), Shards: h.shards, Durability: h.durability, Now: now})
+	return h.open(t, redisstore.Options{Prefix: randomPrefix(), Shards: h.shards, Durability: h.durability, Now: now, AuditKey: []byte(storetest.AuditKey)})
 }
 
 func (h *harness) Replica(t *testing.T, s core.Store) core.Store {

@@ -1,0 +1,278 @@
+package audit_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/audit"
+)
+
+var (
+	key = audit.Key("test audit key")
+	t0  = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+)
+
+// chainLog appends n events to a fresh stream the way a store does:
+// each links to the one before, and witnesses the head lag events back
+// (lag 1 is the embedded store, where the witness is the previous event;
+// more is a Redis replica that has not seen the newest appends).
+func chainLog(t *testing.T, n, lag int) []core.Event {
+	t.Helper()
+	var log []core.Event
+	for i := 1; i <= n; i++ {
+		e := core.Event{Seq: int64(i), QuestionID: "q" + string(rune('a'+i%26)), At: t0.Add(time.Duration(i) * time.Second),
+			Kind: core.EventAnswered, Actor: "p-1", Payload: json.RawMessage(`{"n":` + string(rune('0'+i%10)) + `}`)}
+		log = append(log, appendTo(t, log, e, lag, ""))
+	}
+	return log
+}
+
+// appendTo chains e after log, witnessing the event lag back.
+func appendTo(t *testing.T, log []core.Event, e core.Event, lag int, purged string) core.Event {
+	t.Helper()
+	var prev, w audit.Witness
+	if len(log) > 0 {
+		last := log[len(log)-1].Chain
+		prev = audit.Witness{N: last.N, Hash: last.Hash}
+	}
+	if len(log) >= lag && lag > 0 {
+		c := log[len(log)-lag].Chain
+		w = audit.Witness{N: c.N, Hash: c.Hash}
+	}
+	d, err := key.Digest(e, 0, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Chain = &core.Chain{N: e.Seq, Prev: prev.Hash, Witness: w.String(), Digest: d, Hash: audit.Link(prev.Hash, e.Seq, d, purged), Purged: purged}
+	return e
+}
+
+func walkOf(evs []core.Event) audit.Walk {
+	return func(yield func(core.Event) error) error {
+		for _, e := range evs {
+			if err := yield(e); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+func verify(t *testing.T, evs []core.Event, opt audit.Options) audit.Report {
+	t.Helper()
+	rep, err := audit.Verify(key, walkOf(evs), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func wantBreak(t *testing.T, rep audit.Report, seq int64, reason string) {
+	t.Helper()
+	if rep.Break == nil {
+		t.Fatalf("no break found; want one at seq %d", seq)
+	}
+	if rep.Break.Seq != seq || !strings.Contains(rep.Break.Reason, reason) {
+		t.Fatalf("break at seq %d (%s); want seq %d, %q", rep.Break.Seq, rep.Break.Reason, seq, reason)
+	}
+}
+
+func TestCleanChainVerifies(t *testing.T) {
+	for _, lag := range []int{1, 3} {
+		rep := verify(t, chainLog(t, 10, lag), audit.Options{})
+		if rep.Break != nil || rep.Events != 10 || rep.Streams != 1 {
+			t.Fatalf("lag %d: %+v", lag, rep)
+		}
+		if want := 10 - lag; rep.Witnessed != want {
+			t.Fatalf("lag %d: %d witnesses checked, want %d", lag, rep.Witnessed, want)
+		}
+	}
+}
+
+func TestTamperingIsFound(t *testing.T) {
+	for name, tc := range map[string]struct {
+		edit   func([]core.Event) []core.Event
+		seq    int64
+		reason string
+	}{
+		"altered": {func(l []core.Event) []core.Event { l[4].Reason = "edited"; return l }, 5, "altered"},
+		"altered payload": {func(l []core.Event) []core.Event {
+			l[4].Payload = json.RawMessage(`{"n":9}`)
+			return l
+		}, 5, "altered"},
+		"deleted": {func(l []core.Event) []core.Event { return append(l[:4:4], l[5:]...) }, 6, "does not link"},
+		"moved": {func(l []core.Event) []core.Event {
+			l[3], l[4] = l[4], l[3]
+			l[3].Seq, l[4].Seq = 4, 5
+			return l
+		}, 4, "does not link"},
+		"first deleted": {func(l []core.Event) []core.Event { return l[1:] }, 2, "first event links"},
+		"inserted unchained": {func(l []core.Event) []core.Event {
+			return append(l[:5:5], append([]core.Event{{Seq: 6, Kind: core.EventAnswered, At: t0}}, l[5:]...)...)
+		}, 6, "not chained"},
+		"chain field altered": {func(l []core.Event) []core.Event { l[2].Chain.Hash = strings.Repeat("0", 40); return l }, 3, "hash does not match"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			log := tc.edit(chainLog(t, 10, 1))
+			wantBreak(t, verify(t, log, audit.Options{}), tc.seq, tc.reason)
+		})
+	}
+}
+
+// TestRewrittenLinksAreCaughtByAWitness: someone who can write the store
+// but has not the key deletes an event and recomputes every later link
+// (the unkeyed part of the chain); the digests, which they cannot
+// recompute, still witness the chain as it was.
+func TestRewrittenLinksAreCaughtByAWitness(t *testing.T) {
+	log := chainLog(t, 10, 3)
+	log = append(log[:4:4], log[5:]...) // seq 5 deleted
+	prev := log[3].Chain.Hash
+	for i := 4; i < len(log); i++ {
+		c := *log[i].Chain
+		c.Prev = prev
+		c.Hash = audit.Link(prev, c.N, c.Digest, c.Purged)
+		log[i].Chain, prev = &c, c.Hash
+	}
+	// Seq 6 witnesses seq 3 (before the deletion), seq 7 witnesses 4, and
+	// seq 8 witnesses 5, which is gone: it names it missing.
+	wantBreak(t, verify(t, log, audit.Options{}), 8, "missing")
+
+	// Deleting 5 and 6 and rewriting: seq 9 witnesses 6.
+	log = chainLog(t, 10, 3)
+	log = append(log[:4:4], log[6:]...)
+	prev = log[3].Chain.Hash
+	for i := 4; i < len(log); i++ {
+		c := *log[i].Chain
+		c.Prev = prev
+		c.Hash = audit.Link(prev, c.N, c.Digest, c.Purged)
+		log[i].Chain, prev = &c, c.Hash
+	}
+	wantBreak(t, verify(t, log, audit.Options{}), 8, "missing")
+
+	// Moving 7 before 6 and rewriting: 8 witnesses 5, whose hash is
+	// intact, and 9 witnesses 6, whose link changed.
+	log = chainLog(t, 10, 3)
+	log[5], log[6] = log[6], log[5]
+	log[5].Chain.N, log[6].Chain.N = 6, 7 // an attacker renumbers too
+	prev = log[4].Chain.Hash
+	for i := 5; i < len(log); i++ {
+		c := *log[i].Chain
+		c.Prev = prev
+		c.Hash = audit.Link(prev, c.N, c.Digest, c.Purged)
+		log[i].Chain, prev = &c, c.Hash
+	}
+	rep := verify(t, log, audit.Options{})
+	if rep.Break == nil {
+		t.Fatal("a reordering with rewritten links went unnoticed")
+	}
+}
+
+// purge drops the events at the given seqs from log and appends a
+// checkpoint with their runs, as the stores do.
+func purge(t *testing.T, log []core.Event, seqs ...int64) []core.Event {
+	t.Helper()
+	drop := map[int64]bool{}
+	for _, s := range seqs {
+		drop[s] = true
+	}
+	var parts []audit.Run
+	var kept []core.Event
+	for _, e := range log {
+		if !drop[e.Seq] {
+			kept = append(kept, e)
+			continue
+		}
+		if e.Chain.Purged != "" {
+			carried, err := audit.ParseRuns(e.Chain.Purged)
+			if err != nil {
+				t.Fatal(err)
+			}
+			parts = append(parts, carried...)
+		}
+		parts = append(parts, audit.Run{From: e.Chain.N, To: e.Chain.N, Prev: e.Chain.Prev, Last: e.Chain.Hash})
+	}
+	cp := audit.Checkpoint(t0, t0.Add(time.Hour))
+	cp.Seq = log[len(log)-1].Seq + 1
+	return append(kept, appendTo(t, log, cp, 1, audit.EncodeRuns(audit.Runs(parts))))
+}
+
+func TestPurgedChainVerifies(t *testing.T) {
+	log := purge(t, chainLog(t, 10, 1), 1, 2, 5, 6, 9)
+	rep := verify(t, log, audit.Options{})
+	if rep.Break != nil || rep.Checkpoints != 1 || rep.Events != 6 {
+		t.Fatalf("after a purge: %+v", rep)
+	}
+	if cp := log[len(log)-1].Chain.Purged; strings.Count(cp, " ") != 2 {
+		t.Fatalf("runs %q: want three (1-2, 5-6, 9)", cp)
+	}
+	// A second purge takes the first checkpoint with it, and its runs.
+	log = purge(t, log, 3, 11)
+	if rep := verify(t, log, audit.Options{}); rep.Break != nil || rep.Checkpoints != 1 {
+		t.Fatalf("after a second purge: %+v", rep)
+	}
+	// Everything purged but the last checkpoint.
+	var all []int64
+	for _, e := range log {
+		all = append(all, e.Seq)
+	}
+	log = purge(t, log, all...)
+	if rep := verify(t, log, audit.Options{}); rep.Break != nil || rep.Events != 1 {
+		t.Fatalf("after purging all: %+v", rep)
+	}
+
+	// A deletion beside a purged stretch is still found.
+	log = purge(t, chainLog(t, 10, 1), 5, 6)
+	log = append(log[:3:3], log[4:]...) // seq 4, just before the purged 5-6
+	wantBreak(t, verify(t, log, audit.Options{}), 7, "does not link")
+}
+
+func TestContinuedExport(t *testing.T) {
+	log := chainLog(t, 10, 1)
+	if rep := verify(t, log[6:], audit.Options{}); rep.Break == nil {
+		t.Fatal("a log missing its beginning verified as whole")
+	}
+	rep := verify(t, log[6:], audit.Options{MidChain: true})
+	if rep.Break != nil || len(rep.MidChain) != 1 || rep.MidChain[0] != 7 {
+		t.Fatalf("continued export: %+v", rep)
+	}
+	// The two parts verify as one, and the second links to the first.
+	if rep := verify(t, append(log[:6:6], log[6:]...), audit.Options{}); rep.Break != nil {
+		t.Fatalf("both parts: %+v", rep)
+	}
+	if log[6].Chain.Prev != log[5].Chain.Hash {
+		t.Fatal("the continuation does not link to the end of the first part")
+	}
+
+	// A purge between two exports drops events the first holds and some
+	// the second would have: the second's checkpoint bridges the gap,
+	// and the first's copies of purged events still verify as they are.
+	purged := purge(t, log, 2, 3, 7, 8)
+	first, second := log[:6], purged[4:] // second: seqs 9, 10 and the checkpoint
+	if second[0].Seq != 9 {
+		t.Fatalf("second export starts at %d", second[0].Seq)
+	}
+	if rep := verify(t, append(append([]core.Event(nil), first...), second...), audit.Options{}); rep.Break != nil {
+		t.Fatalf("exports across a purge: %+v", rep)
+	}
+	if rep := verify(t, second, audit.Options{MidChain: true}); rep.Break != nil {
+		t.Fatalf("the later export alone: %+v", rep)
+	}
+}
+
+func TestWrongKeyIsABreak(t *testing.T) {
+	rep, err := audit.Verify(audit.Key("another key"), walkOf(chainLog(t, 3, 1)), audit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantBreak(t, rep, 1, "digest does not match")
+}
+
+func TestKeyIsRedacted(t *testing.T) {
+	b, _ := json.Marshal(struct{ K audit.Key }{key})
+	if strings.Contains(string(b), "test audit key") || key.String() != "REDACTED" {
+		t.Fatalf("the key shows: %s %s", b, key)
+	}
+}

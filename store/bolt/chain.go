@@ -1,0 +1,115 @@
+package bolt
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/audit"
+)
+
+// The audit chain (core/audit) on the embedded store: one stream, 0,
+// whose positions are the events' seqs. Every event is chained in the
+// write transaction that appends it, so its witness is always the event
+// before it and its digest is the HMAC over that event's hash and its
+// own bytes. The head is kept in meta ("chain"), so the next append
+// finds it without reading the last event back.
+
+// appendEvent assigns the next seq to e, chains it and stores it,
+// indexed under its question (so Purge drops it with the question) or,
+// for an event about no stored question, by time (so Purge drops it by
+// age).
+func (s *Store) appendEvent(tx *bbolt.Tx, e core.Event) (core.Event, error) {
+	return s.appendChained(tx, e, "")
+}
+
+// appendChained is appendEvent with a checkpoint's purged runs.
+func (s *Store) appendChained(tx *bbolt.Tx, e core.Event, purged string) (core.Event, error) {
+	events := tx.Bucket(bucketEvents)
+	seq, err := events.NextSequence()
+	if err != nil {
+		return core.Event{}, err
+	}
+	e.Seq = int64(seq)
+	head, err := chainHead(tx)
+	if err != nil {
+		return core.Event{}, err
+	}
+	if e.Chain, err = s.audit.Chain(e, 0, e.Seq, head, purged); err != nil {
+		return core.Event{}, core.Errorf(core.CodeInvalid, "append event", "%v", err)
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		return core.Event{}, fmt.Errorf("encode event: %w", err)
+	}
+	if err := events.Put(u64(seq), b); err != nil {
+		return core.Event{}, err
+	}
+	next := strconv.FormatInt(e.Seq, 10) + " " + e.Chain.Hash
+	if err := tx.Bucket(bucketMeta).Put(metaChain, []byte(next)); err != nil {
+		return core.Event{}, err
+	}
+	if e.QuestionID != "" && tx.Bucket(bucketQuestions).Get([]byte(e.QuestionID)) != nil {
+		k, err := questionEventKey(e.QuestionID, seq)
+		if err != nil {
+			return core.Event{}, err
+		}
+		return e, tx.Bucket(bucketQuestionEvents).Put(k, nil)
+	}
+	return e, tx.Bucket(bucketLooseEvents).Put(looseEventKey(e.At, seq), nil)
+}
+
+// chainHead is the newest chained event's seq and hash (none before the
+// first).
+func chainHead(tx *bbolt.Tx) (audit.Witness, error) {
+	v := tx.Bucket(bucketMeta).Get(metaChain)
+	if v == nil {
+		return audit.Witness{}, nil
+	}
+	n, h, _ := strings.Cut(string(v), " ")
+	seq, err := strconv.ParseInt(n, 10, 64)
+	if err != nil {
+		return audit.Witness{}, fmt.Errorf("audit chain head %q: %w", v, err)
+	}
+	return audit.Witness{N: seq, Hash: h}, nil
+}
+
+// checkpoint appends, before the purge deletes anything, the event that
+// keeps the chain verifiable across the events at seqs: their runs, with
+// those of any checkpoint among them folded in. Events written before
+// the chain have none and need none.
+func (s *Store) checkpoint(tx *bbolt.Tx, seqs []uint64, cutoff, now time.Time) error {
+	var parts []audit.Run
+	events := tx.Bucket(bucketEvents)
+	for _, seq := range seqs {
+		v := events.Get(u64(seq))
+		if v == nil {
+			continue
+		}
+		var e core.Event
+		if err := json.Unmarshal(v, &e); err != nil {
+			return fmt.Errorf("decode event %d: %w", seq, err)
+		}
+		if e.Chain == nil {
+			continue
+		}
+		if e.Chain.Purged != "" {
+			carried, err := audit.ParseRuns(e.Chain.Purged)
+			if err != nil {
+				return fmt.Errorf("event %d: %w", seq, err)
+			}
+			parts = append(parts, carried...)
+		}
+		parts = append(parts, audit.Run{From: int64(seq), To: int64(seq), Prev: e.Chain.Prev, Last: e.Chain.Hash})
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	_, err := s.appendChained(tx, audit.Checkpoint(cutoff, now), audit.EncodeRuns(audit.Runs(parts)))
+	return err
+}

@@ -1,0 +1,91 @@
+package redis
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/audit"
+)
+
+// The audit chain (core/audit) on Redis: one stream per shard, each
+// event's position its n. Go computes each event's keyed digest here, as
+// it renders the event, witnessing the newest head of the shard's stream
+// this Store has seen; the script that appends the event links it to
+// the stream's newest entry (common.lua, append_event), in the same
+// atomic step. The key never goes to Redis.
+
+// heads is the newest chain head this Store has seen per shard, learnt
+// from the replies of the scripts that appended events.
+type heads struct {
+	mu  sync.Mutex
+	per map[int]audit.Witness
+}
+
+// see notes a head as a script replied it: "<shard> <n> <hash>".
+func (h *heads) see(v string) {
+	f := strings.Fields(v)
+	if len(f) != 3 {
+		return
+	}
+	shard, err1 := strconv.Atoi(f[0])
+	n, err2 := strconv.ParseInt(f[1], 10, 64)
+	if err1 != nil || err2 != nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.per == nil {
+		h.per = make(map[int]audit.Witness)
+	}
+	if n > h.per[shard].N {
+		h.per[shard] = audit.Witness{N: n, Hash: f[2]}
+	}
+}
+
+func (h *heads) of(shard int) audit.Witness {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.per[shard]
+}
+
+// renderEvent renders an event for a script to append to shard's
+// stream: its keyed digest and witness, a newline, and packEvent's
+// form. An event without a kind is "" (none).
+func (s *Store) renderEvent(e core.Event, shard int) (string, error) {
+	body, err := packEvent(e)
+	if err != nil || body == "" {
+		return body, err
+	}
+	w := s.heads.of(shard)
+	d, err := s.audit.Digest(e, shard, w)
+	if err != nil {
+		return "", err
+	}
+	ws := w.String()
+	if ws == "" {
+		ws = "-"
+	}
+	return d + " " + ws + "\n" + body, nil
+}
+
+// chainOf reads an event entry's chain (nil for one written before the
+// chain began): its c field, "<prev or -> <witness or -> <digest>
+// <hash>" (common.lua, append_event), and x, a checkpoint's runs.
+func chainOf(m goredis.XMessage, shard int, n int64) *core.Chain {
+	c, _ := m.Values["c"].(string)
+	f := strings.Fields(c)
+	if len(f) != 4 {
+		return nil
+	}
+	for i := range 2 {
+		if f[i] == "-" {
+			f[i] = ""
+		}
+	}
+	x, _ := m.Values["x"].(string)
+	return &core.Chain{Stream: shard, N: n, Prev: f[0], Witness: f[1], Digest: f[2], Hash: f[3], Purged: x}
+}

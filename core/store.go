@@ -129,6 +129,7 @@ const (
 // question is one atomic operation (law 1).
 type Store interface {
 	Questions
+	ClosedSearch
 	EventLog
 	Outbox
 	Waker

@@ -199,6 +199,9 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /standing", s.signedIn(s.standings))
 	s.mux.HandleFunc("POST /standing/{id}/revoke", s.signedIn(s.revokeStanding))
 	s.mux.HandleFunc("GET /stream", s.signedIn(s.stream))
+	s.mux.HandleFunc("GET /closed", s.signedIn(s.closed))
+	s.mux.HandleFunc("GET /closed.csv", s.signedIn(s.exportClosed))
+	s.mux.HandleFunc("GET /people", s.signedIn(s.people))
 	s.mux.HandleFunc("GET /assets/{file}", s.serveAsset)
 	s.mux.HandleFunc("/", s.notFound)
 }

@@ -43,7 +43,7 @@ func (c *ConsoleSettings) check() error {
 // API, its sign-ins bounded by the store's budget (shared by replicas).
 func openConsole(s Settings, svc *core.Service, budget core.Budget, tokens []httpapi.Token, clock core.Clock, log zerolog.Logger) (*console.Server, error) {
 	opts := console.Options{Tokens: newConsoleTokens(tokens), Idle: s.Console.idle, Log: log, SignIns: budget,
-		TrustedProxies: s.Console.proxies}
+		TrustedProxies: s.Console.proxies, OIDC: s.File.OIDC.console(s.File.People)}
 	if clock != nil {
 		opts.Now = clock.Now // the program's clock, as core's, for ages and visits
 	}

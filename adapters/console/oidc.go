@@ -8,8 +8,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -175,6 +177,16 @@ func oidcFlowKey(state string) string {
 // provider.
 func (s *Server) oidcLogin(w http.ResponseWriter, r *http.Request) {
 	next := localPath(r.URL.Query().Get("next"))
+	// Each start writes to the store, so starts count against the client's
+	// sign-in budget, as token sign-ins do.
+	if wait, err := s.signInWait(r); err != nil {
+		s.internal(w, r, err)
+		return
+	} else if wait > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+		s.signInPage(w, r, http.StatusTooManyRequests, "Too many sign-in attempts from this address. Try again in a minute.", next)
+		return
+	}
 	p, err := s.oidc.provider(r.Context())
 	if err != nil {
 		s.log.Error().Err(err).Msg("console: the identity provider's discovery failed")
@@ -208,27 +220,25 @@ func (s *Server) oidcCallback(w http.ResponseWriter, r *http.Request) {
 		refuse(http.StatusForbidden, "This sign-in was not started in this browser, so it was refused. Sign in again.")
 		return
 	}
-	if wait, err := s.signInWait(r); err != nil {
-		s.internal(w, r, err)
-		return
-	} else if wait > 0 {
-		refuse(http.StatusTooManyRequests, "Too many sign-in attempts from this address. Try again in a minute.")
-		return
-	}
+	// A state this console never stored costs a read and writes nothing;
+	// a stored one is spent once, atomically, on whichever replica the
+	// first callback reaches.
 	key := oidcFlowKey(state)
 	raw, err := s.values.Value(ctx, key)
 	if err != nil {
 		s.internal(w, r, err)
 		return
 	}
-	first, err := s.values.Once(ctx, key+":spent", oidcLife)
-	if err != nil {
-		s.internal(w, r, err)
-		return
+	first := false
+	if raw != "" {
+		if first, err = s.values.Once(ctx, key+":spent", oidcLife); err != nil {
+			s.internal(w, r, err)
+			return
+		}
+		_ = s.values.DeleteValue(ctx, key)
 	}
-	_ = s.values.DeleteValue(ctx, key)
 	var flow oidcFlow
-	if raw == "" || !first || json.Unmarshal([]byte(raw), &flow) != nil {
+	if !first || json.Unmarshal([]byte(raw), &flow) != nil {
 		refuse(http.StatusForbidden, "This sign-in has been used or has expired, so it was refused. Sign in again.")
 		return
 	}

@@ -55,7 +55,7 @@ type oidcEnv struct {
 	people *claimPeople
 }
 
-func newOIDCEnv(t *testing.T) *oidcEnv {
+func newOIDCEnv(t *testing.T, tune ...func(*env, *console.Options)) *oidcEnv {
 	t.Helper()
 	e := newEnv(t, nil)
 	idp, err := oidcfake.New("askbridge-console", "client-secret-0123456789")
@@ -89,6 +89,9 @@ func newOIDCEnv(t *testing.T) *oidcEnv {
 		People:      people,
 		Roles:       map[string]console.Role{"askbridge-operators": console.RoleOperator, "staff": console.RoleObserver},
 		Label:       "Sign in with Example SSO"}
+	for _, f := range tune {
+		f(e, &opts)
+	}
 	c, err := console.New(svc, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -263,5 +266,21 @@ func TestOIDCSessionEndsWithThePerson(t *testing.T) {
 	o.people.forget("alice@example.com")
 	if r := b.get("/closed"); r.status != http.StatusUnauthorized || strings.Contains(r.body, "oidc:alice") {
 		t.Fatalf("after Alice left the configuration: %d", r.status)
+	}
+}
+
+// TestOIDCStartsAreBounded: each start of a sign-in writes to the store,
+// so starts spend the client's sign-in budget as token sign-ins do.
+func TestOIDCStartsAreBounded(t *testing.T) {
+	o := newOIDCEnv(t, func(e *env, opts *console.Options) { opts.SignIns = e.store })
+	b := o.browser(o.srv)
+	for i := range console.SignInLimit.Burst {
+		if r := b.get("/oidc/login"); r.status != http.StatusFound {
+			t.Fatalf("start %d: %d", i+1, r.status)
+		}
+	}
+	r := b.get("/oidc/login")
+	if r.status != http.StatusTooManyRequests || r.header.Get("Location") != "" || r.header.Get("Retry-After") == "" {
+		t.Fatalf("past the budget: %d, to %q", r.status, r.header.Get("Location"))
 	}
 }

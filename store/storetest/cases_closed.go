@@ -1,7 +1,9 @@
 package storetest
 
 import (
+	"encoding/base64"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -126,6 +128,22 @@ func testSearchClosedPages(t *testing.T, h Harness) {
 	}
 	if _, err := e.svc.SearchClosed(t.Context(), core.ClosedQuery{}, "not-a-cursor!", 5); core.ErrorCode(err) != core.CodeInvalid {
 		t.Fatalf("a forged cursor: %v, want invalid", err)
+	}
+	// A cursor is read from a URL: whatever it holds, it is refused as
+	// invalid or read as a place in the index, never a failure of the
+	// store, and a page never holds an open question.
+	for _, raw := range []string{"", "|", "x|", "9|", "-1|", "99999999999999999999|a", "1|" + strings.Repeat("z", 300),
+		"\x00\x00\x00\x00\x00\x00\x00\x00\x00", strings.Repeat("\xff", 40)} {
+		cursor := base64.RawURLEncoding.EncodeToString([]byte(raw))
+		p, err := e.svc.SearchClosed(t.Context(), core.ClosedQuery{}, cursor, 5)
+		if err != nil && core.ErrorCode(err) != core.CodeInvalid {
+			t.Fatalf("cursor of %q: %v", raw, err)
+		}
+		for _, q := range p.Questions {
+			if q.Open() {
+				t.Fatalf("cursor of %q listed an open question", raw)
+			}
+		}
 	}
 }
 

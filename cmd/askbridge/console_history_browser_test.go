@@ -200,6 +200,9 @@ func TestConsoleHistoryInABrowser(t *testing.T) {
 
 	t.Run("at phone width", func(t *testing.T) {
 		phone := br.tab(t, 390, 844, true)
+		goTo(t, phone, p.base+"/")
+		until(t, phone, `document.getElementById("sso") !== null`)
+		fitsWidth(t, phone, "the sign-in page", 390)
 		signInSSO(t, phone, p.base, "/closed")
 		until(t, phone, `document.querySelectorAll(".closed-row").length === 7`)
 		fitsWidth(t, phone, "/closed", 390)

@@ -167,6 +167,27 @@ func (d *idp) oauth(p *oidc.Provider) *oauth2.Config {
 		Endpoint: p.Endpoint(), Scopes: append([]string{oidc.ScopeOpenID}, d.cfg.Scopes...)}
 }
 
+// flowCookie sets (life > 0) or clears (life < 0) the sign-in's state
+// cookie, sent only to /oidc/.
+func flowCookie(w http.ResponseWriter, r *http.Request, state string, life time.Duration) {
+	c := &http.Cookie{Name: oidcCookie, Value: state, Path: "/oidc/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
+		Secure: secure(r), MaxAge: int(life / time.Second)}
+	if life < 0 {
+		c.MaxAge = -1
+	}
+	http.SetCookie(w, c)
+}
+
+// errorCode is a provider's error code fit to show: OAuth's codes are
+// short words of letters and underscores (RFC 6749, section 4.1.2.1);
+// anything else is not repeated.
+func errorCode(e string) string {
+	if len(e) > 64 || strings.TrimFunc(e, func(c rune) bool { return c == '_' || (c >= 'a' && c <= 'z') }) != "" {
+		return "an error it did not name"
+	}
+	return e
+}
+
 func oidcFlowKey(state string) string {
 	sum := sha256.Sum256([]byte(state))
 	return "console:oidc:" + hex.EncodeToString(sum[:])
@@ -199,8 +220,7 @@ func (s *Server) oidcLogin(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, err)
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: oidcCookie, Value: state, Path: "/oidc/", HttpOnly: true,
-		SameSite: http.SameSiteLaxMode, Secure: secure(r), MaxAge: int(oidcLife / time.Second)})
+	flowCookie(w, r, state, oidcLife)
 	http.Redirect(w, r, s.oidc.oauth(p).AuthCodeURL(state, oidc.Nonce(flow.Nonce), oauth2.S256ChallengeOption(flow.Verifier)), http.StatusFound)
 }
 
@@ -212,7 +232,7 @@ func (s *Server) oidcCallback(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	state := q.Get("state")
 	refuse := func(status int, why string) {
-		http.SetCookie(w, &http.Cookie{Name: oidcCookie, Value: "", Path: "/oidc/", HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: secure(r), MaxAge: -1})
+		flowCookie(w, r, "", -1)
 		s.signInPage(w, r, status, why, "/")
 	}
 	c, err := r.Cookie(oidcCookie)
@@ -243,7 +263,7 @@ func (s *Server) oidcCallback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if e := q.Get("error"); e != "" {
-		refuse(http.StatusForbidden, "The company sign-in refused: "+e+".")
+		refuse(http.StatusForbidden, "The company sign-in refused: "+errorCode(e)+".")
 		return
 	}
 	acct, why := s.oidcAccountOf(ctx, q.Get("code"), flow)
@@ -255,7 +275,7 @@ func (s *Server) oidcCallback(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, err)
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: oidcCookie, Value: "", Path: "/oidc/", HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: secure(r), MaxAge: -1})
+	flowCookie(w, r, "", -1)
 	// A page, not a redirect: the browser came here from the provider,
 	// and a redirect would carry on that cross-site navigation, on which
 	// the Strict session cookie is not sent. The page's own navigation
@@ -295,7 +315,8 @@ func (s *Server) oidcAccountOf(ctx context.Context, code string, flow oidcFlow) 
 	}
 	value, _ := claims[d.cfg.PersonClaim].(string)
 	if d.cfg.PersonClaim == "email" {
-		if v, _ := claims["email_verified"].(bool); !v {
+		// Some providers send the flag as the string "true".
+		if v := claims["email_verified"]; v != true && v != "true" {
 			return Account{}, "The company sign-in does not vouch for that email address (email_verified), so it was refused."
 		}
 		value = strings.ToLower(value)

@@ -168,3 +168,34 @@ var (
 	rowID     = regexp.MustCompile(`class="closed-row" data-qid="([^"]+)"`)
 	olderLink = regexp.MustCompile(`href="([^"]+)" id="older"`)
 )
+
+// TestClosedExportDefusesEveryFormulaStart: a cell starting with any of
+// the characters a spreadsheet reads as a formula is made text; others
+// are left as they are.
+func TestClosedExportDefusesEveryFormulaStart(t *testing.T) {
+	e := newEnv(t, nil)
+	want := map[string]string{}
+	for _, text := range []string{"+1+1", "-2+3", "@SUM(A1:A9)", "\t=1+1", "\r=1+1", "=1+1", "Plain, with a comma"} {
+		q := e.ask(core.AskInput{Text: text})
+		if _, err := e.svc.Decline(t.Context(), q.ID, apiOp); err != nil {
+			t.Fatal(err)
+		}
+		want[q.ID] = "'" + text
+		if text[0] == 'P' {
+			want[q.ID] = text
+		}
+	}
+	rows, err := csv.NewReader(strings.NewReader(e.signedIn(watcher).get("/closed.csv").body)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != len(want)+1 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	for _, row := range rows[1:] {
+		// encoding/csv reads a lone \r in a quoted field as \n.
+		if got := strings.ReplaceAll(row[11], "\n", "\r"); got != want[row[0]] {
+			t.Errorf("%s: %q, want %q", row[0], row[11], want[row[0]])
+		}
+	}
+}

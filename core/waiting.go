@@ -18,8 +18,9 @@ type Waiting struct {
 	Accounts []string
 	Roles    []string
 	Anyone   []Surface
-	// Votes and Needed are a quorum's progress; Needed is 0 without one.
-	Votes, Needed int
+	// Tally is a quorum's progress, worded as cards word it (TallyOf);
+	// nil without a quorum.
+	Tally *Tally
 	// Escalated: it was escalated, and the escalation route's deciders
 	// are among the above.
 	Escalated bool
@@ -33,10 +34,7 @@ func (w Waiting) Nobody() bool {
 
 // WaitingOn is who open question q waits on.
 func (s *Service) WaitingOn(q *Question) Waiting {
-	var w Waiting
-	if q.Quorum > 1 {
-		w.Votes, w.Needed = len(q.Votes), q.Quorum
-	}
+	w := Waiting{Tally: TallyOf(q)}
 	route, ok := s.cfg.Routes[q.Route]
 	if !ok || !q.Open() {
 		return w

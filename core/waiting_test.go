@@ -31,7 +31,8 @@ func TestWaitingOnNamesWhoHasNotActed(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := core.Waiting{People: []string{"alice", "bob", "carol"}, Accounts: []string{"slack:U-loner"},
-		Roles: []string{"slack role leads"}, Anyone: []core.Surface{core.SurfaceConsole}, Votes: 0, Needed: 2}
+		Roles: []string{"slack role leads"}, Anyone: []core.Surface{core.SurfaceConsole},
+		Tally: &core.Tally{Needed: 2, Lines: []string{"0 of 2 approvals"}}}
 	if d := cmp.Diff(want, svc.WaitingOn(q)); d != "" {
 		t.Fatalf("before any vote (-want +got):\n%s", d)
 	}
@@ -40,7 +41,7 @@ func TestWaitingOnNamesWhoHasNotActed(t *testing.T) {
 		t.Fatal(err)
 	}
 	q, _ = svc.Get(t.Context(), q.ID)
-	want.People, want.Votes = []string{"alice", "carol"}, 1
+	want.People, want.Tally = []string{"alice", "carol"}, &core.Tally{Needed: 2, Lines: []string{"1 of 2 approvals: U-bob"}}
 	if d := cmp.Diff(want, svc.WaitingOn(q)); d != "" {
 		t.Fatalf("after Bob's vote (-want +got):\n%s", d)
 	}

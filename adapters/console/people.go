@@ -19,7 +19,7 @@ const maxWaitingScan = 2000
 type waitItem struct {
 	ID, Title, Route string
 	Hard             bool
-	// Tally is a quorum's progress ("1 of 2 votes"), "" without one.
+	// Tally is a quorum's progress ("1 of 2 approvals: Bob"), "" without one.
 	Tally string
 }
 
@@ -73,8 +73,8 @@ func (s *Server) people(w http.ResponseWriter, r *http.Request, sess *session) {
 		wt := s.svc.WaitingOn(q)
 		title, _, _ := strings.Cut(q.Text, "\n")
 		it := waitItem{ID: q.ID, Title: title, Route: q.Route, Hard: q.Reversibility == core.HardToReverse}
-		if wt.Needed > 0 {
-			it.Tally = fmt.Sprintf("%d of %d votes", wt.Votes, wt.Needed)
+		if wt.Tally != nil {
+			it.Tally = strings.Join(wt.Tally.Lines, "; ")
 		}
 		routeOpen[q.Route]++
 		for _, p := range wt.People {

@@ -66,7 +66,7 @@ func TestPeoplePageShowsWhoEachQuestionWaitsOn(t *testing.T) {
 	}
 	alice := whoCard(r.body, "data-person", "alice")
 	if !strings.Contains(alice, "Alice Example") || !strings.Contains(alice, `href="/q/`+quorum.ID+`"`) ||
-		!strings.Contains(alice, "1 of 2 votes") || !strings.Contains(alice, "1 waiting") {
+		!strings.Contains(alice, "1 of 2 approvals") || !strings.Contains(alice, "1 waiting") {
 		t.Fatalf("Alice's card:\n%s", alice)
 	}
 	if bob := whoCard(r.body, "data-person", "bob"); !strings.Contains(bob, "0 waiting") || strings.Contains(bob, quorum.ID) {

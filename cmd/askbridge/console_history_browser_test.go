@@ -153,7 +153,7 @@ func TestConsoleHistoryInABrowser(t *testing.T) {
 		until(t, desk, `document.querySelector("[data-person=bob]") !== null`)
 		alice := eval[string](t, desk, `document.querySelector("[data-person=alice]").innerText`)
 		bob := eval[string](t, desk, `document.querySelector("[data-person=bob]").innerText`)
-		if strings.Contains(alice, "Restart the primary") || !strings.Contains(bob, "Restart the primary") || !strings.Contains(bob, "1 of 2 votes") {
+		if strings.Contains(alice, "Restart the primary") || !strings.Contains(bob, "Restart the primary") || !strings.Contains(bob, "1 of 2 approvals") {
 			t.Fatalf("Alice voted; Bob has not:\nalice: %s\nbob: %s", alice, bob)
 		}
 		if r := eval[string](t, desk, `document.querySelector("[data-route=infra]").innerText`); !strings.Contains(r, "person:alice, group:oncall") || !strings.Contains(r, "1 open") {

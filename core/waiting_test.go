@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/internal/coretest"
@@ -57,5 +58,33 @@ func TestWaitingOnNamesWhoHasNotActed(t *testing.T) {
 	}
 	if !cmp.Equal(names, []string{"gone", "ops"}) {
 		t.Fatalf("routes %v", names)
+	}
+}
+
+// TestWaitingOnAfterEscalation: once a question is escalated, its
+// escalation route's deciders are waited on too.
+func TestWaitingOnAfterEscalation(t *testing.T) {
+	clock := core.NewSimClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
+	people := map[string]core.Person{"alice": {IDs: ids("slack", "U-alice")}, "dave": {IDs: ids("slack", "U-dave")}}
+	routes := map[string]core.Route{
+		"ops":    {People: []string{"person:alice"}, EscalateTo: "oncall"},
+		"oncall": {People: []string{"person:dave"}},
+	}
+	svc := coretest.Service(t, coretest.OpenStore(t), coretest.Options{Routes: routes, People: people, Clock: clock})
+	q, err := svc.Ask(t.Context(), core.AskInput{Kind: core.KindClarification, Agent: "a", RunID: "r", Route: "ops", Text: "Which?",
+		Reversibility: core.Reversible, Timeout: time.Hour, OnTimeout: core.OnTimeoutEscalate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := svc.WaitingOn(q); w.Escalated || !cmp.Equal(w.People, []string{"alice"}) {
+		t.Fatalf("before the deadline: %+v", w)
+	}
+	clock.Advance(time.Hour)
+	if _, err := svc.Tick(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	q, _ = svc.Get(t.Context(), q.ID)
+	if w := svc.WaitingOn(q); !w.Escalated || !cmp.Equal(w.People, []string{"alice", "dave"}) {
+		t.Fatalf("after the escalation: %+v (renotified %d)", w, q.Renotified)
 	}
 }

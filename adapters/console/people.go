@@ -19,6 +19,8 @@ const maxWaitingScan = 2000
 type waitItem struct {
 	ID, Title, Route string
 	Hard             bool
+	// Escalated: its escalation route's deciders may answer it too.
+	Escalated bool
 	// Tally is a quorum's progress ("1 of 2 approvals: Bob"), "" without one.
 	Tally string
 }
@@ -72,7 +74,7 @@ func (s *Server) people(w http.ResponseWriter, r *http.Request, sess *session) {
 	for _, q := range open {
 		wt := s.svc.WaitingOn(q)
 		title, _, _ := strings.Cut(q.Text, "\n")
-		it := waitItem{ID: q.ID, Title: title, Route: q.Route, Hard: q.Reversibility == core.HardToReverse}
+		it := waitItem{ID: q.ID, Title: title, Route: q.Route, Hard: q.Reversibility == core.HardToReverse, Escalated: wt.Escalated}
 		if wt.Tally != nil {
 			it.Tally = strings.Join(wt.Tally.Lines, "; ")
 		}

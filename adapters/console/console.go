@@ -8,8 +8,8 @@
 // every replica and outlives restarts) and named by an HttpOnly,
 // SameSite=Strict cookie; the token itself never reaches page script. A
 // company's OpenID Connect provider may sign people in too (oidc.go); the
-// session is then a configured person's. Every
-// state change needs the session's CSRF token and a same-origin request.
+// session is then a configured person's. Every state change needs the
+// session's CSRF token and a same-origin request.
 // Every asset is embedded, linked by a name that carries its content's
 // hash (assets.go), and the Content-Security-Policy allows only this
 // origin and no inline script.

@@ -97,7 +97,10 @@
 // resolve.go the chokepoint, its retries and the closes without an
 // answer; next.go the one transition ([Next], [Change]); answer.go the
 // checks of an answer; reads.go [Service.Get], [Service.Wait] and the
-// listings; digest.go the "while you were away" [Digest]; deliver.go the
+// listings; closed.go the search of closed questions ([ClosedQuery],
+// [Service.SearchClosed]) and waiting.go who an open question waits on
+// ([Service.WaitingOn]) and the routes as an operator reads them;
+// digest.go the "while you were away" [Digest]; deliver.go the
 // outbox loop, courier.go the [Courier] it hands deliveries to and the
 // errors a Courier returns ([RetryAfter], [Permanent], [NotSent]), and
 // chat.go the [ChatAdapter] every chat platform meets; batch.go a batch

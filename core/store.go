@@ -150,6 +150,7 @@ const (
 // question is one atomic operation (law 1).
 type Store interface {
 	Questions
+	ClosedSearch
 	EventLog
 	Outbox
 	Waker

@@ -11,8 +11,10 @@
 //
 // Sign-in exchanges a token for a session kept in the store (so it works on
 // every replica and outlives restarts) and named by an HttpOnly,
-// SameSite=Strict cookie; the token itself never reaches page script. Every
-// state change needs the session's CSRF token and a same-origin request.
+// SameSite=Strict cookie; the token itself never reaches page script. A
+// company's OpenID Connect provider may sign people in too (oidc.go); the
+// session is then a configured person's. Every state change needs the
+// session's CSRF token and a same-origin request.
 // Every asset is embedded, linked by a name that carries its content's
 // hash (assets.go), and the Content-Security-Policy allows only this
 // origin and no inline script.
@@ -58,6 +60,9 @@ type Account struct {
 	Name  string
 	Role  Role
 	Stamp string
+	// Person is set for an account the identity provider signed in
+	// (oidc.go): the configured person, whose id is Name, "oidc:<person>".
+	Person string
 }
 
 // Tokens is how the console knows who signs in; the program owns the
@@ -97,6 +102,9 @@ type Options struct {
 	// believed about the header, so they should hold the proxies alone,
 	// not a network that clients share.
 	TrustedProxies []netip.Prefix
+	// OIDC, when set, offers sign-in through an OpenID Connect provider
+	// beside tokens (oidc.go).
+	OIDC *OIDC
 }
 
 // SignInLimit is how many sign-in attempts one client address may make:
@@ -133,6 +141,7 @@ type Server struct {
 
 	signIns core.Budget    // see Options.SignIns
 	proxies []netip.Prefix // see Options.TrustedProxies
+	oidc    *idp           // see Options.OIDC; nil: tokens only
 
 	draining context.Context
 	drain    context.CancelFunc
@@ -184,6 +193,11 @@ func New(svc *core.Service, opts Options) (*Server, error) {
 		eventPoll: 250 * time.Millisecond,
 		keepAlive: 15 * time.Second,
 	}
+	if opts.OIDC != nil {
+		if s.oidc, err = newIDP(*opts.OIDC); err != nil {
+			return nil, err
+		}
+	}
 	s.draining, s.drain = context.WithCancel(context.Background())
 	s.routes()
 	return s, nil
@@ -202,6 +216,13 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /standing", s.signedIn(s.standings))
 	s.mux.HandleFunc("POST /standing/{id}/revoke", s.signedIn(s.revokeStanding))
 	s.mux.HandleFunc("GET /stream", s.signedIn(s.stream))
+	s.mux.HandleFunc("GET /closed", s.signedIn(s.closed))
+	s.mux.HandleFunc("GET /closed.csv", s.signedIn(s.exportClosed))
+	s.mux.HandleFunc("GET /people", s.signedIn(s.people))
+	if s.oidc != nil {
+		s.mux.HandleFunc("GET /oidc/login", s.oidcLogin)
+		s.mux.HandleFunc("GET /oidc/callback", s.oidcCallback)
+	}
 	s.mux.HandleFunc("GET /assets/{file}", s.serveAsset)
 	s.mux.HandleFunc("/", s.notFound)
 }

@@ -37,6 +37,12 @@ type session struct {
 	// Away is the token's previous visit, set at sign-in and cleared once
 	// the "while you were away" banner has been shown.
 	Away time.Time `json:"away,omitzero"`
+	// Via is "oidc" for a session the identity provider made (oidc.go):
+	// its Person and the Role its groups granted are kept here, as no
+	// token holds them.
+	Via    string `json:"via,omitempty"`
+	Person string `json:"person,omitempty"`
+	Role   Role   `json:"role,omitempty"`
 
 	key     string  // store key, not stored
 	account Account // as configured now, not stored
@@ -74,6 +80,9 @@ func (s *Server) current(w http.ResponseWriter, r *http.Request) (*session, erro
 		return nil, nil // unreadable: treat as signed out
 	}
 	acct, ok := s.tokens.ByName(sess.Name)
+	if sess.Via == viaOIDC {
+		acct, ok = s.oidcAccount(sess)
+	}
 	if !ok || acct.Stamp != sess.Stamp || acct.Role == RoleAgent {
 		_ = s.values.DeleteValue(r.Context(), key)
 		return nil, nil
@@ -184,27 +193,38 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 		s.signInPage(w, r, http.StatusForbidden, "That is an agent's token. The console takes operator, observer and admin tokens.", next)
 		return
 	}
+	if err := s.startSession(w, r, acct, ""); err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+// startSession signs the browser in as acct (via "" for a token, or
+// viaOIDC): a new session in the store under a fresh cookie, so no
+// cookie from before the sign-in is ever trusted (fixation).
+func (s *Server) startSession(w http.ResponseWriter, r *http.Request, acct Account, via string) error {
 	ctx := r.Context()
 	now := s.now()
 	cookie := randomToken()
 	sess := &session{Name: acct.Name, Stamp: acct.Stamp, CSRF: randomToken(), Created: now, Seen: now, key: sessionKey(cookie)}
+	if via == viaOIDC {
+		sess.Via, sess.Person, sess.Role = via, acct.Person, acct.Role
+	}
 	if prev, err := s.values.Value(ctx, visitKey(acct.Name)); err != nil {
-		s.internal(w, r, err)
-		return
+		return err
 	} else if t, err := time.Parse(time.RFC3339Nano, prev); err == nil && t.Before(now) {
 		sess.Away = t
 	}
 	if err := s.save(ctx, sess); err != nil {
-		s.internal(w, r, err)
-		return
+		return err
 	}
 	if err := s.values.SetValue(ctx, visitKey(acct.Name), now.UTC().Format(time.RFC3339Nano)); err != nil {
-		s.internal(w, r, err)
-		return
+		return err
 	}
 	s.setCookie(w, r, sessionCookie, cookie, s.idle)
 	s.setCookie(w, r, signinCookie, "", -1)
-	http.Redirect(w, r, next, http.StatusSeeOther)
+	return nil
 }
 
 // signInWait spends one attempt from the budget of r's client address and
@@ -248,11 +268,19 @@ func (s *Server) signOut(w http.ResponseWriter, r *http.Request, sess *session) 
 func (s *Server) signInPage(w http.ResponseWriter, r *http.Request, status int, problem, next string) {
 	token := randomToken()
 	s.setCookie(w, r, signinCookie, token, time.Hour)
-	s.render(w, r, status, "signin", map[string]any{"CSRF": token, "Problem": problem, "Next": localPath(next)})
+	data := map[string]any{"CSRF": token, "Problem": problem, "Next": localPath(next)}
+	data["SSO"], data["SSOHref"] = s.oidcSignIn(next)
+	s.render(w, r, status, "signin", data)
 }
 
 // decider is how a console account decides: its token name is its id
 // and its name; its role lets routes say "role:operator" on the console.
+// An account the identity provider signed in is "oidc:<person>", an id
+// the program ties to that person, so core names the person (as on chat).
 func decider(a Account) core.Decider {
-	return core.Decider{Surface: core.SurfaceConsole, ID: a.Name, Name: a.Name, Roles: []string{string(a.Role)}}
+	d := core.Decider{Surface: core.SurfaceConsole, ID: a.Name, Name: a.Name, Roles: []string{string(a.Role)}}
+	if a.Person != "" {
+		d.Name = a.Person
+	}
+	return d
 }

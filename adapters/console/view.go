@@ -22,7 +22,7 @@ var funcs = template.FuncMap{
 		}
 		return t.UTC().Format(timeFormat)
 	},
-	"iso":        func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"iso":        iso,
 	"list":       func(s ...string) []string { return s },
 	"approveAll": func() string { return core.LabelApproveAll },
 	"denyAll":    func() string { return core.LabelDenyAll },

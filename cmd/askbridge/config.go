@@ -30,6 +30,7 @@ type File struct {
 	Policies   Policies              `yaml:"policies"`
 	Directives []directive.Extra     `yaml:"directives"`
 	Webhooks   WebhooksFile          `yaml:"webhooks"`
+	OIDC       *OIDCFile             `yaml:"oidc"` // console sign-in (config_oidc.go)
 }
 
 // RouteFile is one route: where its cards go and who may decide. Deciders
@@ -112,6 +113,9 @@ type PersonFile struct {
 	Tokens   []string `yaml:"tokens"`
 	DM       bool     `yaml:"dm"`
 	Prefer   string   `yaml:"prefer"`
+	// OIDC is the person's value of oidc.person_claim, when that is not
+	// their email (config_oidc.go).
+	OIDC string `yaml:"oidc"`
 }
 
 // person is the file's person in core's terms.
@@ -289,6 +293,9 @@ func parseFile(raw []byte, getenv func(string) string) (File, error) {
 	if err := checkWebhooks(&f, getenv); err != nil {
 		return f, err
 	}
+	if err := checkOIDC(&f, getenv); err != nil {
+		return f, err
+	}
 	p := f.Policies
 	if p.Shards < 0 || p.Shards > core.MaxShards {
 		return f, fmt.Errorf("policies.shards: must be between 1 and %d", core.MaxShards)
@@ -396,6 +403,7 @@ func (s Settings) coreConfig(actorKey []byte) core.Config {
 			Standing: r.Standing, StandingHours: r.StandingHours, Rules: r.rules(), CallbackURL: r.CallbackURL}
 	}
 	cfg.People, cfg.Groups = s.File.peopleConfig()
+	s.File.OIDC.addAccounts(cfg.People)
 	if len(cfg.Routes) == 0 {
 		cfg.Routes[core.DefaultRoute] = core.Route{Name: core.DefaultRoute, Deciders: map[core.Surface][]string{
 			core.SurfaceAPI: {"*"}, core.SurfaceConsole: {"*"},

@@ -39,9 +39,9 @@ func (c *ConsoleSettings) check() error {
 // openConsole builds the operator console over the same tokens as the
 // API (the one set, replaced on reload for both), its sign-ins bounded by
 // the store's budget (shared by replicas).
-func openConsole(s Settings, svc *core.Service, budget core.Budget, keys *httpapi.Keys, clock core.Clock, log zerolog.Logger) (*console.Server, error) {
+func openConsole(s Settings, svc *core.Service, budget core.Budget, keys *httpapi.Keys, people *oidcPeople, clock core.Clock, log zerolog.Logger) (*console.Server, error) {
 	opts := console.Options{Tokens: consoleTokens{keys}, Idle: s.Console.idle, Log: log, SignIns: budget,
-		TrustedProxies: s.Console.proxies}
+		TrustedProxies: s.Console.proxies, OIDC: s.File.OIDC.console(s.File.People, people)}
 	if clock != nil {
 		opts.Now = clock.Now // the program's clock, as core's, for ages and visits
 	}

@@ -213,6 +213,9 @@ func (r *reloader) apply(f File) (changed, restart []string, err error) {
 		// tokens in force stay and say so.
 		r.m.Log.Error().Err(err).Msg("the reloaded tokens were refused after the routes applied")
 	}
+	if r.start.OIDC != nil {
+		r.m.oidcPeople.replace(r.start.OIDC, f.People) // the provider's settings wait for a restart
+	}
 	if err := r.m.webhooks.Reconfigure(webhookSettings(f)); err != nil {
 		// core checked the same allow list: unreachable short of a bug.
 		r.m.Log.Error().Err(err).Msg("the reloaded webhook settings were refused after the routes applied")
@@ -238,6 +241,9 @@ func restartOnly(start, now File) []string {
 	}
 	if now.Webhooks.GiveUpAfter != start.Webhooks.GiveUpAfter {
 		out = append(out, "webhooks.give_up_after")
+	}
+	if !reflect.DeepEqual(now.OIDC, start.OIDC) {
+		out = append(out, "oidc")
 	}
 	return out
 }

@@ -60,6 +60,9 @@ type Main struct {
 	api      *httpapi.Server
 	console  *console.Server
 	webhooks *webhook.Sender
+	// oidcPeople are the people the console's OIDC sign-in finds, replaced
+	// on reload.
+	oidcPeople *oidcPeople
 	stopMCP  context.CancelFunc
 	chats    []chatAdapter
 	consumer string
@@ -189,7 +192,8 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	// Both stores keep budgets, shared by every replica on one Redis: the
 	// outbox's send budgets and the console's sign-in attempts.
 	budget, _ := m.store.(core.Budget)
-	if m.console, err = openConsole(s, svc, budget, api.Keys(), m.Clock, m.Log); err != nil {
+	m.oidcPeople = &oidcPeople{}
+	if m.console, err = openConsole(s, svc, budget, api.Keys(), m.oidcPeople, m.Clock, m.Log); err != nil {
 		return err
 	}
 	api.Handle("/", m.console) // everything the API and the probes do not take

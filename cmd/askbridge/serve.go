@@ -63,14 +63,14 @@ type Main struct {
 	// oidcPeople are the people the console's OIDC sign-in finds, replaced
 	// on reload.
 	oidcPeople *oidcPeople
-	stopMCP  context.CancelFunc
-	chats    []chatAdapter
-	consumer string
-	server   *http.Server
-	cancel   context.CancelFunc
-	group    *errgroup.Group
-	stopped  <-chan struct{}
-	closeErr error
+	stopMCP    context.CancelFunc
+	chats      []chatAdapter
+	consumer   string
+	server     *http.Server
+	cancel     context.CancelFunc
+	group      *errgroup.Group
+	stopped    <-chan struct{}
+	closeErr   error
 
 	metricsServer *http.Server
 	metricsLn     net.Listener

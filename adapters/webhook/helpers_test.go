@@ -10,7 +10,6 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,31 +25,10 @@ import (
 	"github.com/askbridge/askbridge/adapters/webhook"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/internal/coretest"
-	"github.com/askbridge/askbridge/internal/redistest"
-	"github.com/askbridge/askbridge/store/bolt"
-	redisstore "github.com/askbridge/askbridge/store/redis"
 )
 
 // stores opens each store the bridge runs on, fresh per test.
-var stores = map[string]func(t *testing.T) core.Store{
-	"embedded": func(t *testing.T) core.Store {
-		st, err := bolt.Open(filepath.Join(t.TempDir(), "askbridge.db"), bolt.Options{NoSync: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = st.Close() })
-		return st
-	},
-	"redis": func(t *testing.T) core.Store {
-		srv := redistest.Start(t)
-		st, err := redisstore.Open(context.Background(), srv.URL(), redisstore.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = st.Close() })
-		return st
-	},
-}
+var stores = coretest.Stores
 
 // The secret the test signs with, and the agent's API token.
 const (

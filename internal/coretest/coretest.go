@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/redistest"
 	"github.com/askbridge/askbridge/store/bolt"
+	redisstore "github.com/askbridge/askbridge/store/redis"
 )
 
 // Options says what the Service is built with.
@@ -46,6 +48,21 @@ func APIRoutes() map[string]core.Route {
 func OpenStore(t testing.TB) *bolt.Store {
 	t.Helper()
 	return openAt(t, filepath.Join(t.TempDir(), "askbridge.db"))
+}
+
+// Stores open each store the bridge runs on, empty, per test: the
+// embedded one (OpenStore) and Redis on a server of the test's own.
+var Stores = map[string]func(t *testing.T) core.Store{
+	"embedded": func(t *testing.T) core.Store { return OpenStore(t) },
+	"redis": func(t *testing.T) core.Store {
+		srv := redistest.Start(t)
+		st, err := redisstore.Open(context.Background(), srv.URL(), redisstore.Options{AuditKey: []byte(AuditKey)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		return st
+	},
 }
 
 // ReopenStore closes an embedded store opened by OpenStore and opens the

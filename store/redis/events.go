@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -73,7 +74,7 @@ func (s *Store) Events(ctx context.Context, since int64, limit int) ([]core.Even
 			out = append(out, e)
 		}
 	}
-	slices.SortFunc(out, func(a, b core.Event) int { return compareInt(a.Seq, b.Seq) })
+	slices.SortFunc(out, func(a, b core.Event) int { return cmp.Compare(a.Seq, b.Seq) })
 	if limit > 0 && len(out) > limit {
 		out = out[:limit]
 	}
@@ -110,16 +111,6 @@ func (s *Store) decodeEvent(m goredis.XMessage, shard int) (core.Event, error) {
 	e.Seq = s.seq(n, shard)
 	e.Chain = chainOf(m, shard, n)
 	return e, nil
-}
-
-func compareInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // QuestionEvents reads one question's events: the stream ids its record
@@ -166,7 +157,7 @@ func (s *Store) QuestionEvents(ctx context.Context, id string, limit int) ([]cor
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b core.Event) int { return compareInt(a.Seq, b.Seq) })
+	slices.SortFunc(out, func(a, b core.Event) int { return cmp.Compare(a.Seq, b.Seq) })
 	if limit > 0 && len(out) > limit {
 		out = out[:limit]
 	}

@@ -68,18 +68,8 @@ func closedHistory(t *testing.T, e *env) (closed []string, open string) {
 	open = e.ask(clarification("run-3")).ID
 	// Newest close first; the three of one millisecond by id, descending.
 	slices.Reverse(ids)
-	slices.SortStableFunc(ids[1:4], func(a, b string) int { return -cmpString(a, b) })
+	slices.SortStableFunc(ids[1:4], func(a, b string) int { return -strings.Compare(a, b) })
 	return ids, open
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func searchAll(t *testing.T, e *env, cq core.ClosedQuery, limit int) []string {

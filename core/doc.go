@@ -92,8 +92,13 @@
 // config.go holds [Config] and [New], and reconfigure.go
 // [Service.Reconfigure], which swaps a whole checked configuration in at
 // once, and [Service.RouteOf], the route a question was asked under;
-// ask.go [AskInput] and [Service.Ask],
-// with idempotency.go making a repeated ask return the question it parked;
+// ask.go [Service.Ask] (planned with no I/O, then its shortcuts read,
+// then stored), askinput.go [AskInput] and each kind's check of an ask
+// (a new kind of question adds its check there, its buttons' reading in
+// ref.go's refAnswers, its transition in next.go, and its resume in
+// resume.go ([ResumeOf], worded by fence)), with idempotency.go making a repeated ask return the
+// question it parked, callback.go a closing question's webhook, and
+// inbox.go the paged list of open questions ([Service.OpenPage]);
 // resolve.go the chokepoint, its retries and the closes without an
 // answer; next.go the one transition ([Next], [Change]); answer.go the
 // checks of an answer; reads.go [Service.Get], [Service.Wait] and the
@@ -121,6 +126,20 @@
 // whether they leave every call of a tool to a standing approval
 // ([Service.EveryCallCovered]); store.go the [Store] interface every
 // store implements, and [Event] with its [Chain].
+//
+// The vocabulary: question.go the [Question] and its parts, route.go the
+// [Route], enums.go the kinds, states, surfaces and event kinds,
+// history.go the events as a question's history reads them, edit.go
+// edited arguments of an approval, standing.go standing approvals,
+// held.go card updates held back while a click's own response shows
+// them, and ref.go the buttons' [Ref]s. The plumbing: errors.go coded
+// errors ([Errorf], [ErrorCode]) and unavailable.go a store that cannot
+// answer now; id.go question ids; duration.go the one duration parser
+// ([ParseDuration]); clock.go the [Clock]; budget.go the send budgets
+// couriers share; lead.go the lease that keeps one replica on a single
+// connection (the Telegram poller, the Discord gateway); observe.go the
+// [Observer] metrics hear from; trace.go the OpenTelemetry spans of a
+// question's life; prettyjson.go arguments as people read them.
 //
 // The audit chain that makes the event log tamper-evident is
 // core/audit's: how an event's [Chain] is computed (the stores compute

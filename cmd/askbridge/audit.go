@@ -109,8 +109,8 @@ func printReport(w io.Writer, rep auditlog.Report) {
 		fmt.Fprintf(w, "%d events read up to it\n", rep.Events)
 		return
 	}
-	fmt.Fprintf(w, "the audit chain holds: %d events in %d streams; %d witnesses checked, %d purge checkpoints\n",
-		rep.Events, rep.Streams, rep.Witnessed, rep.Checkpoints)
+	fmt.Fprintf(w, "the audit chain holds: %s in %s; %s checked, %s\n",
+		count(rep.Events, "event"), count(rep.Streams, "stream"), count(rep.Witnessed, "witness"), count(rep.Checkpoints, "purge checkpoint"))
 	if rep.Unchained > 0 {
 		fmt.Fprintf(w, "%d events before them were written before the chain began, and are not covered\n", rep.Unchained)
 	}
@@ -162,4 +162,15 @@ func openAuditStore(ctx context.Context, s Settings, key auditlog.Key) (auditSto
 		return nil, fmt.Errorf("embedded store %s: %w", path, err)
 	}
 	return bolt.Open(path, bolt.Options{AuditKey: key})
+}
+
+// count is n and noun, plural when n is not 1.
+func count(n int, noun string) string {
+	switch {
+	case n == 1:
+		return "1 " + noun
+	case strings.HasSuffix(noun, "s"):
+		return fmt.Sprintf("%d %ses", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -303,3 +303,22 @@ func (e *env) signedIn(tok testToken) *browser {
 	}
 	return b
 }
+
+func sessionCookie(t *testing.T, r response) *http.Cookie {
+	t.Helper()
+	for _, raw := range r.header.Values("Set-Cookie") {
+		c, err := http.ParseSetCookie(raw)
+		if err == nil && c.Name == "askbridge_session" && c.Value != "" {
+			return c
+		}
+	}
+	return nil
+}
+
+func mustURL(t *testing.T, raw string) *url.URL {
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}

@@ -100,7 +100,7 @@ type Fake struct {
 	pingEvery  time.Duration
 	latency    map[string]time.Duration
 	held       map[string]chan struct{} // closed when the method is let go
-	triggers   map[string]string // trigger id → the user whose click issued it
+	triggers   map[string]string        // trigger id → the user whose click issued it
 	views      []View
 }
 

@@ -27,8 +27,9 @@ type DeliverOptions struct {
 	// Budget, when set, holds sends to the budgets the courier names (it
 	// must implement Budgeted) across every replica sharing the store.
 	Budget Budget
-	// OnError hears every failed delivery (for logs); may be nil. It is
-	// called from the goroutines of a batch's rooms, so at once.
+	// OnError hears every failed delivery (for logs); may be nil. A
+	// batch's rooms go at once, so it may be called from several
+	// goroutines at once.
 	OnError func(d Delivery, err error)
 }
 

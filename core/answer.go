@@ -41,6 +41,13 @@ type AnswerInput struct {
 	// answered with UPDATE_MESSAGE): its update is held back
 	// (Outcome.Held) rather than sent by the outbox as well.
 	Shown string
+	// read is the question as the door read it to build this input
+	// (AnswerFor): the chokepoint's first try starts from it instead of
+	// reading it again, so a click costs one read and the close. The
+	// close is written only if the question is still at read's version;
+	// a change made since sends the attempt round again on the question
+	// as stored (resolve), as a stale copy of any read would.
+	read *Question
 }
 
 // The two choices of an approval, as option ids so that buttons and the
@@ -55,7 +62,7 @@ const (
 func (s *Service) Answer(ctx context.Context, in AnswerInput) (Outcome, error) {
 	in.Decider = s.identify(in.Decider).Decider
 	a := attempt{
-		op: "answer", id: in.QuestionID, door: doorHuman, actor: in.Decider, shown: in.Shown,
+		op: "answer", id: in.QuestionID, door: doorHuman, actor: in.Decider, shown: in.Shown, read: in.read,
 		build: s.answerBuild(in),
 	}
 	o, err := s.resolve(ctx, a)

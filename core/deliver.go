@@ -31,7 +31,9 @@ type DeliverOptions struct {
 	// Budget, when set, holds sends to the budgets the courier names (it
 	// must implement Budgeted) across every replica sharing the store.
 	Budget Budget
-	// OnError hears every failed delivery (for logs); may be nil.
+	// OnError hears every failed delivery (for logs); may be nil. A
+	// batch's rooms go at once, so it may be called from several
+	// goroutines at once.
 	OnError func(d Delivery, err error)
 }
 
@@ -85,6 +87,7 @@ func (s *Service) Deliver(ctx context.Context, c Courier, o DeliverOptions) erro
 			o.OnError(Delivery{Surface: surface}, Internal("leave", err))
 		}
 	}()
+	hb := &handBacks{}
 	for ctx.Err() == nil {
 		ds, err := s.store.Claim(ctx, surface, o.Consumer, o.Batch, o.MinIdle, o.Block)
 		if err != nil {
@@ -97,14 +100,21 @@ func (s *Service) Deliver(ctx context.Context, c Courier, o DeliverOptions) erro
 			}
 			continue
 		}
-		s.deliverBatch(ctx, c, budgets, ds, o)
+		s.deliverBatch(ctx, c, budgets, ds, o, hb)
 	}
 	return nil
 }
 
 // deliverBatch carries out one claimed batch, keeping its claims alive
-// while it works, and hands back whatever is left when ctx ends.
-func (s *Service) deliverBatch(ctx context.Context, c Courier, budgets Budgeted, ds []Delivery, o DeliverOptions) {
+// while it works, and hands back whatever is left when ctx ends. Each
+// room's deliveries go in order, one at a time (a card's post before its
+// edit); the rooms of a batch go at once, so a drain after downtime
+// sends into many rooms at the platforms' rate rather than at the pace
+// of one send's round trips after another (issue 31: one at a time
+// drained at half of Telegram's rate). The budgets keep every room, and
+// the bot as a whole, within the platform's limits however many go at
+// once.
+func (s *Service) deliverBatch(ctx context.Context, c Courier, budgets Budgeted, ds []Delivery, o DeliverOptions, hb *handBacks) {
 	if len(ds) == 0 {
 		return
 	}
@@ -112,11 +122,15 @@ func (s *Service) deliverBatch(ctx context.Context, c Courier, budgets Budgeted,
 	// pending is what the heartbeat keeps claimed: the deliveries of the
 	// batch not yet done.
 	var mu sync.Mutex
-	ids := make([]string, len(ds))
-	for i, d := range ds {
-		ids[i] = d.ID
+	pending := make(map[string]bool, len(ds))
+	for _, d := range ds {
+		pending[d.ID] = true
 	}
-	pending := ids
+	done := func(id string) {
+		mu.Lock()
+		delete(pending, id)
+		mu.Unlock()
+	}
 	beat, stopBeat := context.WithCancel(ctx)
 	beatDone := make(chan struct{})
 	go func() {
@@ -129,7 +143,10 @@ func (s *Service) deliverBatch(ctx context.Context, c Courier, budgets Budgeted,
 				return
 			case <-t.C:
 				mu.Lock()
-				ids := pending
+				ids := make([]string, 0, len(pending))
+				for id := range pending {
+					ids = append(ids, id)
+				}
 				mu.Unlock()
 				if err := s.store.Extend(beat, surface, o.Consumer, ids); err != nil && beat.Err() == nil {
 					o.OnError(Delivery{Surface: surface}, Internal("extend", err))
@@ -142,50 +159,83 @@ func (s *Service) deliverBatch(ctx context.Context, c Courier, budgets Budgeted,
 		<-beatDone
 	}()
 
-	for i, d := range ds {
-		mu.Lock()
-		pending = ids[i:]
-		mu.Unlock()
-		if ctx.Err() != nil {
-			// Stopping: hand back what was not sent, uncounted, so
-			// another replica takes it now rather than after MinIdle.
-			for _, rest := range ds[i:] {
-				rest.Attempts--
-				s.retry(ctx, rest, o, 0)
+	var lanes sync.WaitGroup
+	for _, lane := range byRoom(ds) {
+		lanes.Go(func() {
+			for i, d := range lane {
+				if ctx.Err() != nil {
+					// Stopping: hand back what was not sent, uncounted, so
+					// another replica takes it now rather than after MinIdle.
+					for _, rest := range lane[i:] {
+						rest.Attempts--
+						s.retry(ctx, rest, o, 0)
+						done(rest.ID)
+					}
+					return
+				}
+				s.deliverClaimed(ctx, c, budgets, d, o, hb)
+				done(d.ID)
 			}
-			return
-		}
-		if wait := s.spend(ctx, budgets, d, o); wait > 0 {
-			d.Attempts-- // not attempted
-			s.retry(ctx, d, o, wait)
-			continue
-		}
-		err := s.deliverOne(ctx, c, d)
-		drop := err != nil && s.givesUp(d, err, o)
-		s.observeDelivery(d, err, drop)
-		var ra *RetryAfter
-		switch {
-		case err == nil:
-		case drop:
-			// Dropped: retrying cannot help, or has not. Recorded
-			// first, so whoever hears the report finds the record.
-			s.undelivered(ctx, d, err)
-			o.OnError(d, err)
-		case errors.As(err, &ra):
-			o.OnError(d, err)
-			s.retry(ctx, d, o, ra.After)
-			continue
-		default:
-			o.OnError(d, err)
-			s.retry(ctx, d, o, backoff(o.RetryWait, d.Attempts))
-			continue
-		}
-		actx, cancel := settle(ctx) // done is done, even while stopping
-		if err := s.store.Ack(actx, d.Surface, d.ID); err != nil {
-			o.OnError(d, Internal("ack", err))
-		}
-		cancel()
+		})
 	}
+	lanes.Wait()
+}
+
+// byRoom splits a batch by the room each delivery goes to (an edit's
+// card's room), each room's in the order claimed.
+func byRoom(ds []Delivery) [][]Delivery {
+	var lanes [][]Delivery
+	at := make(map[string]int, len(ds))
+	for _, d := range ds {
+		room := d.Room
+		if room == "" && d.Message != nil {
+			room = d.Message.Room
+		}
+		i, ok := at[room]
+		if !ok {
+			i = len(lanes)
+			at[room] = i
+			lanes = append(lanes, nil)
+		}
+		lanes[i] = append(lanes[i], d)
+	}
+	return lanes
+}
+
+// deliverClaimed carries out one claimed delivery: it waits in the
+// outbox if its budget is spent, is sent, and is acked, retried later or
+// dropped as its outcome says.
+func (s *Service) deliverClaimed(ctx context.Context, c Courier, budgets Budgeted, d Delivery, o DeliverOptions, hb *handBacks) {
+	if wait := s.spend(ctx, budgets, d, o, hb); wait > 0 {
+		d.Attempts-- // not attempted
+		s.retry(ctx, d, o, wait)
+		return
+	}
+	err := s.deliverOne(ctx, c, d)
+	drop := err != nil && s.givesUp(d, err, o)
+	s.observeDelivery(d, err, drop)
+	var ra *RetryAfter
+	switch {
+	case err == nil:
+	case drop:
+		// Dropped: retrying cannot help, or has not. Recorded
+		// first, so whoever hears the report finds the record.
+		s.undelivered(ctx, d, err)
+		o.OnError(d, err)
+	case errors.As(err, &ra):
+		o.OnError(d, err)
+		s.retry(ctx, d, o, ra.After)
+		return
+	default:
+		o.OnError(d, err)
+		s.retry(ctx, d, o, backoff(o.RetryWait, d.Attempts))
+		return
+	}
+	actx, cancel := settle(ctx) // done is done, even while stopping
+	if err := s.store.Ack(actx, d.Surface, d.ID); err != nil {
+		o.OnError(d, Internal("ack", err))
+	}
+	cancel()
 }
 
 // givesUp reports whether a failed delivery is dropped: retrying cannot
@@ -203,24 +253,44 @@ func (s *Service) givesUp(d Delivery, err error, o DeliverOptions) bool {
 }
 
 // spend takes d's sends from every budget its courier names, and reports
-// how long d must wait instead (0: go ahead). If the store cannot say, the
-// send goes ahead: the platform's own 429 is the backstop.
-func (s *Service) spend(ctx context.Context, budgets Budgeted, d Delivery, o DeliverOptions) time.Duration {
+// how long d must wait instead (0: go ahead). A budget that has a send
+// again within budgetWait is waited for here, and only it is spent again,
+// so the budgets spent before it are not spent for nothing (the rooms of
+// a batch go at once, and take turns at a bot-wide budget every few
+// milliseconds); a longer wait hands d back to the outbox. If the store
+// cannot say, the send goes ahead: the platform's own 429 is the
+// backstop. A delivery handed back waits its turn among those handed
+// back before it for the same budget (handBacks).
+func (s *Service) spend(ctx context.Context, budgets Budgeted, d Delivery, o DeliverOptions, hb *handBacks) time.Duration {
 	if budgets == nil {
 		return 0
 	}
 	for _, a := range budgets.Budgets(d) {
-		wait, err := o.Budget.Spend(ctx, a.Key, a.Limit)
-		if err != nil {
-			o.OnError(d, Internal("budget", err))
-			return 0
-		}
-		if wait > 0 {
-			return wait
+		for {
+			wait, err := o.Budget.Spend(ctx, a.Key, a.Limit)
+			if err != nil {
+				o.OnError(d, Internal("budget", err))
+				return 0
+			}
+			if wait == 0 {
+				break
+			}
+			if wait > budgetWait {
+				return hb.wait(a.Key, a.Limit, wait, s.now())
+			}
+			if !sleep(ctx, wait) {
+				return wait
+			}
 		}
 	}
 	return 0
 }
+
+// budgetWait is the longest a delivery waits for a budget in its lane
+// rather than back in the outbox: a bot-wide budget of thirty a second
+// comes round every 33 ms, while a room's (one a second) is left to the
+// outbox, so that one room waiting never holds up another for long.
+const budgetWait = 200 * time.Millisecond
 
 // retry puts d back in the outbox, due after wait; it outlives ctx, as an
 // ack does, so a stopping replica still hands back what it holds.

@@ -106,7 +106,9 @@
 // [Service.SearchClosed]) and waiting.go who an open question waits on
 // ([Service.WaitingOn]) and the routes as an operator reads them;
 // digest.go the "while you were away" [Digest]; deliver.go the
-// outbox loop, courier.go the [Courier] it hands deliveries to and the
+// outbox loop (a batch's rooms at once, each room's in order), handback.go
+// the turns of the deliveries a spent budget sends back to the outbox,
+// courier.go the [Courier] it hands deliveries to and the
 // errors a Courier returns ([RetryAfter], [Permanent], [NotSent]), and
 // chat.go the [ChatAdapter] every chat platform meets; batch.go a batch
 // of tool calls asked at once, its validation and the standing approvals

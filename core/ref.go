@@ -99,7 +99,7 @@ func DecodeRef(s string) (Ref, error) {
 // does not exist is invalid.
 func AnswerFor(q *Question, r Ref, d Decider, text string) (AnswerInput, error) {
 	const op = "button"
-	in := AnswerInput{QuestionID: q.ID, Decider: d}
+	in := AnswerInput{QuestionID: q.ID, Decider: d, read: q}
 	if r.QuestionID != q.ID {
 		return in, Errorf(CodeInvalid, op, "the button is not for this question")
 	}

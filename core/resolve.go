@@ -63,6 +63,9 @@ type attempt struct {
 	// shown is the card (message id on the actor's surface) the caller's
 	// response updates in place; "" for none.
 	shown string
+	// read, when set, is the question as the caller read it, which the
+	// first try starts from (see AnswerInput.read); nil: read it.
+	read *Question
 }
 
 // staleTries bounds how often an attempt is computed again after another
@@ -105,7 +108,7 @@ func (s *Service) resolve(ctx context.Context, a attempt) (out Outcome, err erro
 		s.observeResolve(start, a, out, err)
 		s.traceResolve(ctx, start, a, out, err)
 	}(time.Now())
-	var q *Question // the question as the last try found it stored; nil: read it
+	q := a.read // the question as the last try found it stored; nil: read it
 	for try := 1; ; try++ {
 		out, err = s.try(ctx, a, q, try > 1)
 		var stale *StaleError

@@ -6,10 +6,9 @@ package discord_test
 import (
 	"context"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,40 +24,42 @@ import (
 	"github.com/askbridge/askbridge/internal/coretest"
 )
 
-// benchClicks signed clicks, one per open question's card, are sent
-// evenly within benchSpan: 200, or ASKBRIDGE_BENCH_CLICKS (posting the
-// cards first takes a second per 45 at the courier's pace).
-var benchClicks = func() int {
-	if n, err := strconv.Atoi(os.Getenv("ASKBRIDGE_BENCH_CLICKS")); err == nil && n > 0 {
-		return n
-	}
-	return 200
-}()
-
-const (
-	benchSpan = time.Second
-	benchRoom = "345626669114982402"
-)
-
-var benchUser = discordfake.User{ID: "111111111111111111", Name: "Alice"}
-
-// BenchmarkClickBurst posts benchClicks cards through the outbox, then
-// sends a signed click on each card to the HTTP interactions endpoint,
-// evenly within benchSpan, and waits until the outbox has drained. It
-// reports how many REST edits (PATCH) the clicked cards got after their
-// interaction responses had already updated them in place (redundant
-// edits: one edit per close per card is the goal), how long the outbox
-// took to drain after the last click was answered, and the clicks'
-// acknowledgement times, per store: the embedded store with fsync and
+// BenchmarkClickBurst is a team's burst of Discord button clicks
+// (benchstore's set-up): benchstore.BurstClicks decision questions spread
+// over a number of channels (a route each), their cards posted through
+// the outbox and recorded, then a signed click on each card, sent to the
+// HTTP interactions endpoint evenly over benchstore.BurstSpan by
+// benchstore.BurstPeople people, each on a connection of their own; then
+// it waits until the outbox has drained. Each click is timed from its
+// first byte out until its whole response is in. It reports the acks'
+// 50th and 99th percentiles and the worst, the CPU this process and
+// Redis used during the burst, how many REST edits (PATCH) the clicked
+// cards got after their interaction responses had already updated them
+// in place (redundant edits: one edit per close per card is the goal),
+// and how long the outbox took to drain after the last click was
+// answered, per room count and store: the embedded store with fsync and
 // Redis.
-func BenchmarkClickBurst(b *testing.B) { benchstore.Each(b, benchClickBurst) }
+func BenchmarkClickBurst(b *testing.B) {
+	benchstore.EachRooms(b, func(b *testing.B, rooms int) {
+		benchstore.EachEnv(b, func(b *testing.B, e benchstore.Env) { benchClickBurst(b, e, rooms) })
+	})
+}
 
-func benchClickBurst(b *testing.B, st core.Store) {
+func benchClickBurst(b *testing.B, e benchstore.Env, rooms int) {
 	ctx := context.Background()
-	svc := coretest.Service(b, st, coretest.Options{Routes: map[string]core.Route{
-		"ops": {Rooms: []core.Room{{Surface: core.SurfaceDiscord, ID: benchRoom}},
-			Deciders: map[core.Surface][]string{core.SurfaceDiscord: {benchUser.ID}}},
-	}})
+	st := e.Store
+	people := make([]discordfake.User, benchstore.BurstPeople)
+	ids := make([]string, len(people))
+	for i := range people {
+		people[i] = discordfake.User{ID: strconv.Itoa(111111111111111100 + i), Name: fmt.Sprintf("Person %d", i)}
+		ids[i] = people[i].ID
+	}
+	routes := map[string]core.Route{}
+	for r := range rooms {
+		routes[fmt.Sprintf("r%d", r)] = core.Route{Rooms: []core.Room{{Surface: core.SurfaceDiscord, ID: strconv.Itoa(345626669114982400 + r)}},
+			Deciders: map[core.Surface][]string{core.SurfaceDiscord: ids}}
+	}
+	svc := coretest.Service(b, st, coretest.Options{Routes: routes})
 	fake := discordfake.New()
 	defer fake.Close()
 	key, err := hex.DecodeString(fake.PublicKey())
@@ -73,11 +74,19 @@ func benchClickBurst(b *testing.B, st core.Store) {
 	a.Mount(mux)
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
+	// The outbox as serve runs it: every channel at the platform's pace,
+	// except the one-room yardstick (see benchstore.BurstRooms).
+	o := core.DeliverOptions{}
+	if rooms > 1 {
+		o.Budget = st.(core.Budget)
+	}
 	runCtx, stop := context.WithCancel(ctx)
 	var running sync.WaitGroup
-	running.Go(func() { _ = svc.Deliver(runCtx, a, core.DeliverOptions{}) })
+	running.Go(func() { _ = svc.Deliver(runCtx, a, o) })
 	defer func() { stop(); running.Wait() }()
-	http.DefaultTransport.(*http.Transport).MaxIdleConnsPerHost = benchClicks
+	http.DefaultTransport.(*http.Transport).MaxIdleConnsPerHost = 100
+	clickers := benchstore.NewPeople(len(people))
+	defer clickers.Close()
 	depth := func() int {
 		s, err := st.(core.OutboxStats).OutboxStat(ctx, core.SurfaceDiscord)
 		if err != nil {
@@ -90,49 +99,36 @@ func benchClickBurst(b *testing.B, st core.Store) {
 	var redundant, drain float64
 	for range b.N {
 		b.StopTimer()
-		ids := make([]string, benchClicks)
-		for i := range ids {
-			ids[i] = benchstore.AskDecision(b, svc, "ops")
+		qs := make([]string, benchstore.BurstClicks)
+		for i := range qs {
+			qs[i] = benchstore.AskDecision(b, svc, fmt.Sprintf("r%d", i%rooms))
 		}
-		// Every card posted and recorded, and nothing left to send.
-		cards := make([]string, benchClicks)
-		if !fake.WaitFor(5*time.Minute, func() bool {
-			for i, id := range ids {
-				if cards[i] != "" {
-					continue
-				}
-				q, err := svc.Get(ctx, id)
-				if err != nil || len(q.Messages) == 0 {
-					return false
-				}
-				cards[i] = q.Messages[0].ID
-			}
-			return depth() == 0
-		}) {
-			b.Fatal("the cards were never all posted")
-		}
-		clicks := make([]discordfake.Interaction, benchClicks)
-		for i, id := range ids {
+		cards := benchstore.WaitForCards(b, svc, st, core.SurfaceDiscord, qs)
+		clicks := make([]discordfake.Interaction, len(qs))
+		for i, id := range qs {
 			value := core.Ref{QuestionID: id, Item: -1, Action: core.RefOption, Option: 0}.Encode()
-			clicks[i] = fake.Click(benchUser, cards[i], value)
+			clicks[i] = fake.Click(people[i%len(people)], cards[i].ID, value)
 		}
 		before := len(fake.Calls())
+		cpu := benchstore.StartCPU(b, e)
 		b.StartTimer()
-		acks := benchstore.Burst(benchClicks, benchSpan, func(i int) {
-			status, resp, err := fake.Post(srv.URL+discord.InteractionsPath, clicks[i], discordfake.Signed)
+		acks := clickers.Clicks(len(qs), benchstore.BurstSpan, func(ctx context.Context, c *http.Client, i int) {
+			status, resp, err := fake.PostWith(ctx, c, srv.URL+discord.InteractionsPath, clicks[i], discordfake.Signed)
 			if err != nil || status != http.StatusOK || resp.Type != discordfake.ResponseUpdateMessage {
 				b.Errorf("click %d: %d, %v", i, status, err)
 			}
 		})
 		b.StopTimer()
+		cpu.Report(b)
 		answered := time.Now()
 		if !fake.WaitFor(5*time.Minute, func() bool { return depth() == 0 }) {
 			b.Fatal("the outbox never drained")
 		}
 		drain += float64(time.Since(answered).Milliseconds())
-		clicked := make(map[string]bool, benchClicks)
-		for _, id := range cards {
-			clicked[id] = true
+		benchstore.EachClosedOnce(b, svc, qs)
+		clicked := make(map[string]bool, len(cards))
+		for _, c := range cards {
+			clicked[c.ID] = true
 		}
 		for _, c := range fake.Calls()[before:] {
 			if c.Method == http.MethodPatch && clicked[c.Path[strings.LastIndexByte(c.Path, '/')+1:]] {
@@ -141,9 +137,7 @@ func benchClickBurst(b *testing.B, st core.Store) {
 		}
 		lat = append(lat, acks...)
 	}
-	slices.Sort(lat)
 	b.ReportMetric(redundant/float64(b.N), "redundant-edits")
 	b.ReportMetric(drain/float64(b.N), "drain-ms")
-	b.ReportMetric(benchstore.Millis(lat, 0.50), "ack-p50-ms")
-	b.ReportMetric(benchstore.Millis(lat, 0.99), "ack-p99-ms")
+	benchstore.ReportAcks(b, lat)
 }

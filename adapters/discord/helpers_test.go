@@ -48,6 +48,9 @@ type rigOptions struct {
 	rate int
 	// now is the adapter's wall clock; nil is time.Now.
 	now func() time.Time
+	// wrap, when set, is what the service gets instead of the store: the
+	// store with some of its calls held back.
+	wrap func(core.Store) core.Store
 }
 
 func newRig(t *testing.T, o rigOptions) *rig {
@@ -67,7 +70,11 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	} else {
 		st = coretest.OpenStore(t)
 	}
-	svc := coretest.Service(t, st, coretest.Options{Routes: map[string]core.Route{"ops": {
+	var cs core.Store = st
+	if o.wrap != nil {
+		cs = o.wrap(st)
+	}
+	svc := coretest.Service(t, cs, coretest.Options{Routes: map[string]core.Route{"ops": {
 		Rooms:    rooms,
 		Deciders: map[core.Surface][]string{core.SurfaceDiscord: {alice.ID, "role:777777777777777777"}, core.SurfaceAPI: {"ops"}},
 	}}})

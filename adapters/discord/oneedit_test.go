@@ -1,6 +1,7 @@
 package discord
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -222,5 +223,47 @@ func TestLateHTTPResponseLeavesTheEditToTheOutbox(t *testing.T) {
 	r.drained()
 	if m, _ := r.fake.Message(card.ID); m.Edits != 2 || r.patches(card.ID) != 1 {
 		t.Fatalf("card: %d edits, %d REST edits; want the response's and the outbox's", m.Edits, r.patches(card.ID))
+	}
+}
+
+// heldDrops is a store whose DropHeld waits until gate is closed.
+type heldDrops struct {
+	core.Store
+	gate chan struct{}
+}
+
+func (h heldDrops) DropHeld(ctx context.Context, held core.Held) (bool, error) {
+	select {
+	case <-h.gate:
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+	return h.Store.DropHeld(ctx, held)
+}
+
+// TestClickAnsweredBeforeTheHeldUpdateIsDropped: the interaction response
+// reaches Discord whole as soon as the answer is stored; dropping the
+// card's held update, which follows it, is a round trip to the store that
+// the click's acknowledgement does not wait for. The store holds every
+// DropHeld back until the clicker has read the whole response; then the
+// drop goes through and the card is never edited again. Before, the
+// response was chunked and its end was written only after the drop, so
+// the clicker had it only once the drop had given up (after two seconds),
+// and the held update then edited the card a second time.
+func TestClickAnsweredBeforeTheHeldUpdateIsDropped(t *testing.T) {
+	gate := make(chan struct{})
+	r := newRig(t, rigOptions{wrap: func(st core.Store) core.Store { return heldDrops{Store: st, gate: gate} }})
+	q := r.ask(decisionInput())
+	card := r.card(q.ID, nil)
+	r.drained()
+	b := r.button(card, core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefOption, Option: 1})
+	resp := r.post(r.fake.Click(alice, card.ID, b.CustomID))
+	if resp.Type != discordfake.ResponseUpdateMessage {
+		t.Fatalf("response %d %q", resp.Type, resp.Content())
+	}
+	close(gate)
+	r.drained()
+	if m, _ := r.fake.Message(card.ID); m.Edits != 1 || r.patches(card.ID) != 0 {
+		t.Fatalf("card: %d edits, %d REST edits; want the response's alone", m.Edits, r.patches(card.ID))
 	}
 }

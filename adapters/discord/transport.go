@@ -76,8 +76,19 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 	default:
 		resp, held = a.respond(r.Context(), &i)
 	}
+	out, err := json.Marshal(resp)
+	if err != nil {
+		a.log.Error().Err(err).Msg("discord: could not encode an interaction response")
+		apierror.Write(w, http.StatusInternalServerError, core.CodeInternal, "response not encodable")
+		return
+	}
+	// With its length announced, the response is whole once its bytes are
+	// flushed: Discord has it without waiting for the handler to end, so
+	// the click's acknowledgement never waits for the held update's drop
+	// below (a round trip to the store), as a chunked one did.
 	w.Header().Set("Content-Type", "application/json")
-	if err := json.NewEncoder(w).Encode(resp); err != nil {
+	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+	if _, err := w.Write(out); err != nil {
 		a.log.Debug().Err(err).Msg("discord: could not write an interaction response")
 		return
 	}

@@ -13,7 +13,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"net/http"
 	"strings"
 	"sync"
@@ -61,7 +60,7 @@ type Adapter struct {
 	botUser atomic.Pointer[string] // our user id, from auth.test
 	botID   atomic.Pointer[string] // our bot id, from auth.test
 
-	notes   []chan note      // one queue per sender; a user's notes share one, in order
+	notes   []*noteQueue     // one per sender; a user's notes share one, in order
 	cards   *cache[cardInfo] // "channel ts" → the card's question
 	members *cache[[]string] // user-group id → member user ids
 	names   *cache[string]   // user id → display name
@@ -108,7 +107,7 @@ func New(svc *core.Service, o Options) (*Adapter, error) {
 		api:     slack.New(o.BotToken, opts...),
 		opts:    o,
 		log:     o.Log.With().Str("surface", "slack").Logger(),
-		notes:   noteQueues(),
+		notes:   newNoteQueues(),
 		cards:   newCache[cardInfo](4096, time.Hour),
 		members: newCache[[]string](256, o.CacheTTL),
 		names:   newCache[string](4096, 10*o.CacheTTL),
@@ -166,73 +165,6 @@ func (a *Adapter) isOurBot(botID string) bool {
 type cardInfo struct {
 	id   string
 	ours bool
-}
-
-// note is a private message to one person, sent after the request that
-// caused it was acknowledged.
-type note struct {
-	channel, user, threadTS, text string
-}
-
-func (a *Adapter) queueNote(n note) {
-	if n.text == "" || n.user == "" || n.channel == "" {
-		return
-	}
-	// A full queue slows the caller (the click is acked already) rather
-	// than dropping the note; only a queue that has not moved for
-	// noteWait (the adapter is stopping) gives up on it.
-	t := time.NewTimer(noteWait)
-	defer t.Stop()
-	select {
-	case a.notes[noteQueue(n.user)] <- n:
-	case <-t.C:
-		a.log.Warn().Msg("private note not sent: the note queue did not drain")
-	}
-}
-
-// noteWait bounds how long a note waits for room in the queue, and
-// noteSenders is how many notes go out at once: chat.postEphemeral is a
-// Tier 4 method, so a burst of clicks is answered in parallel.
-const (
-	noteWait    = time.Minute
-	noteSenders = 8
-)
-
-// noteQueues are the senders' queues, 256 notes in all.
-func noteQueues() []chan note {
-	qs := make([]chan note, noteSenders)
-	for i := range qs {
-		qs[i] = make(chan note, 256/noteSenders)
-	}
-	return qs
-}
-
-// noteQueue is the queue of a user's notes: always the same one, so one
-// person's notes arrive in the order they were written.
-func noteQueue(user string) int {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(user))
-	return int(h.Sum32() % noteSenders)
-}
-
-func (a *Adapter) sendNotes(ctx context.Context, notes <-chan note) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case n := <-notes:
-			m := Note(n.text)
-			opts := []slack.MsgOption{slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...)}
-			if n.threadTS != "" {
-				opts = append(opts, slack.MsgOptionTS(n.threadTS))
-			}
-			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			if _, err := a.api.PostEphemeralContext(cctx, n.channel, n.user, opts...); err != nil && ctx.Err() == nil {
-				a.log.Warn().Err(err).Msg("private note not sent")
-			}
-			cancel()
-		}
-	}
 }
 
 // cache is a small map with a lifetime per entry and a bound on its size

@@ -14,16 +14,28 @@ import (
 	redisstore "github.com/askbridge/askbridge/store/redis"
 )
 
+// Env is one store a benchmark runs on, and the redis-server behind it
+// (nil for the embedded store), whose CPU a benchmark may report.
+type Env struct {
+	Store core.Store
+	Redis *redistest.Server
+}
+
 // Each runs run as the sub-benchmarks "bolt" and "redis", each on a fresh
 // store that is closed when it returns.
 func Each(b *testing.B, run func(b *testing.B, st core.Store)) {
+	EachEnv(b, func(b *testing.B, e Env) { run(b, e.Store) })
+}
+
+// EachEnv is Each for benchmarks that also want the redis-server.
+func EachEnv(b *testing.B, run func(b *testing.B, e Env)) {
 	b.Run("bolt", func(b *testing.B) {
 		st, err := bolt.Open(filepath.Join(b.TempDir(), "askbridge.db"), bolt.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
 		defer st.Close()
-		run(b, st)
+		run(b, Env{Store: st})
 	})
 	b.Run("redis", func(b *testing.B) {
 		srv := redistest.Start(b)
@@ -32,6 +44,6 @@ func Each(b *testing.B, run func(b *testing.B, st core.Store)) {
 			b.Fatal(err)
 		}
 		defer st.Close()
-		run(b, st)
+		run(b, Env{Store: st, Redis: srv})
 	})
 }

@@ -3,6 +3,7 @@ package procmem
 import (
 	"runtime"
 	"testing"
+	"time"
 )
 
 // TestResident: touching 32 MB of new memory shows in the anonymous
@@ -26,5 +27,31 @@ func TestResident(t *testing.T) {
 	runtime.KeepAlive(block)
 	if after-before < 16<<20 {
 		t.Fatalf("anonymous pages grew by %d B after touching 32 MB", after-before)
+	}
+}
+
+// TestCPU: spinning for a while shows in the process's CPU time, and no
+// more than the wall time that passed times the cores.
+func TestCPU(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		if c := CPU(); c != 0 {
+			t.Fatalf("off Linux: %v; want 0", c)
+		}
+		return
+	}
+	before, start := CPU(), time.Now()
+	x := 0
+	for CPU()-before < 50*time.Millisecond && time.Since(start) < 5*time.Second {
+		for i := range 1_000_000 {
+			x ^= i
+		}
+	}
+	used, wall := CPU()-before, time.Since(start)
+	runtime.KeepAlive(x)
+	if used < 50*time.Millisecond {
+		t.Fatalf("%v of CPU after spinning for %v", used, wall)
+	}
+	if used > wall*time.Duration(runtime.NumCPU())+20*time.Millisecond {
+		t.Fatalf("%v of CPU in %v of wall time on %d cores", used, wall, runtime.NumCPU())
 	}
 }

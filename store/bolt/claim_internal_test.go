@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	bbolt "go.etcd.io/bbolt"
 )
 
 // blockedClaim starts a Claim that will block, and returns once it is
@@ -105,5 +107,51 @@ func TestBlockedClaimReleasedByCloseAndContext(t *testing.T) {
 	}
 	if err := s.Ping(context.Background()); !errors.Is(err, ErrStoreClosed) {
 		t.Errorf("ping after close: %v", err)
+	}
+}
+
+// TestEmptyClaimKeepsOutOfTheCommitQueue: a claim that finds nothing due
+// (its deliveries wait on their budgets) answers without waiting for the
+// writes queued for commit, and so holds none of them up. A write is held
+// in the commit queue while the claim looks; before, the claim's scan ran
+// in the queue's transaction and waited for it.
+func TestEmptyClaimKeepsOutOfTheCommitQueue(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	d := core.Delivery{Key: "digest-1", Kind: core.DeliverDigest, Surface: core.SurfaceSlack, Route: "ops"}
+	if err := s.Enqueue(ctx, []core.Delivery{d}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Claim(ctx, core.SurfaceSlack, "c1", 10, time.Hour, 0)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("claim: %+v %v", got, err)
+	}
+	if err := s.Retry(ctx, got[0], "c1", time.Hour); err != nil { // due in an hour: nothing to claim now
+		t.Fatal(err)
+	}
+	started, release := make(chan struct{}), make(chan struct{})
+	var let sync.Once
+	defer let.Do(func() { close(release) }) // a failed test still lets the write go
+	held := make(chan error, 1)
+	go func() {
+		held <- s.update(ctx, "held", func(*bbolt.Tx) error {
+			close(started)
+			<-release
+			return errNoChange
+		})
+	}()
+	<-started
+	claimed := make(chan claimResult, 1)
+	go func() {
+		got, err := s.Claim(ctx, core.SurfaceSlack, "c1", 10, time.Hour, 0)
+		claimed <- claimResult{got, err}
+	}()
+	r := wait(t, claimed)
+	let.Do(func() { close(release) })
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+	if r.err != nil || len(r.got) != 0 {
+		t.Fatalf("claim with nothing due: %+v", r)
 	}
 }

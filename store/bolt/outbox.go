@@ -98,10 +98,28 @@ type claimed struct {
 
 // claimOnce leases what is available now, in one transaction, and says
 // when the earliest retried delivery not yet due falls due (zero: none).
+// It looks first in a read transaction: a claim that finds nothing to
+// take, the usual case while deliveries wait on their budgets, never
+// joins the commit queue, where its scan of every waiting delivery held
+// up the writes committed with it (each close of a burst enqueues a card
+// edit, and each enqueue wakes a claim: issue 31).
 func (s *Store) claimOnce(ctx context.Context, surface core.Surface, consumer string, max int, minIdle time.Duration) ([]core.Delivery, time.Time, error) {
-	var out []core.Delivery
 	var next time.Time
-	err := s.update(ctx, "claim", func(tx *bbolt.Tx) error {
+	some := false
+	err := s.view("claim", func(tx *bbolt.Tx) error {
+		ob := tx.Bucket(outboxBucket(surface))
+		if ob == nil {
+			return nil
+		}
+		take, stale, n, err := claimable(ob, tx.Bucket(leaseBucket(surface)), s.now(), max, minIdle)
+		some, next = len(take) > 0 || len(stale) > 0, n
+		return err
+	})
+	if err != nil || !some {
+		return nil, next, err
+	}
+	var out []core.Delivery
+	err = s.update(ctx, "claim", func(tx *bbolt.Tx) error {
 		out, next = nil, time.Time{}
 		ob := tx.Bucket(outboxBucket(surface))
 		if ob == nil {
@@ -111,55 +129,11 @@ func (s *Store) claimOnce(ctx context.Context, surface core.Surface, consumer st
 		// lease: errNoChange must come before any write.
 		lb := tx.Bucket(leaseBucket(surface))
 		now := s.now()
-		var take []claimed
-		var stale [][]byte
-
-		// Leases are ordered by claim time, so the first one that is not
-		// idle long enough ends the reclaim pass.
-		var c *bbolt.Cursor
-		if lb != nil {
-			c = lb.Cursor()
+		take, stale, n, err := claimable(ob, lb, now, max, minIdle)
+		if err != nil {
+			return err
 		}
-		for k, _ := first(c); k != nil && len(take) < max; k, _ = c.Next() {
-			seq := seqOfSuffix(k)
-			v := ob.Get(u64(seq))
-			if v == nil {
-				stale = append(stale, bytes.Clone(k))
-				continue
-			}
-			rec, err := decodeOutbox(v)
-			if err != nil {
-				return err
-			}
-			if rec.Lease == nil || !bytes.Equal(leaseKey(rec.Lease.At, seq), k) {
-				stale = append(stale, bytes.Clone(k)) // the entry has no such lease
-				continue
-			}
-			if now.Sub(rec.Lease.At) < minIdle {
-				break
-			}
-			take = append(take, claimed{seq: seq, rec: rec, oldLease: bytes.Clone(k)})
-		}
-
-		// Never-claimed entries; the leased ones skipped here are the
-		// deliveries in flight, a handful.
-		c = ob.Cursor()
-		for k, v := c.First(); k != nil && len(take) < max; k, v = c.Next() {
-			rec, err := decodeOutbox(v)
-			if err != nil {
-				return err
-			}
-			if rec.Lease != nil {
-				continue
-			}
-			if rec.Due.After(now) {
-				if next.IsZero() || rec.Due.Before(next) {
-					next = rec.Due
-				}
-				continue
-			}
-			take = append(take, claimed{seq: seqOfSuffix(k), rec: rec})
-		}
+		next = n
 		if len(take) == 0 && len(stale) == 0 {
 			return errNoChange
 		}
@@ -206,6 +180,61 @@ func (s *Store) claimOnce(ctx context.Context, surface core.Surface, consumer st
 		return nil
 	})
 	return out, next, err
+}
+
+// claimable finds, in outbox ob and its lease bucket lb (nil if none yet),
+// up to max deliveries to lease at now: those whose lease has been idle
+// minIdle, then those never claimed and due; the lease entries that point
+// at nothing (stale); and when the earliest delivery not yet due falls
+// due (zero: none).
+func claimable(ob, lb *bbolt.Bucket, now time.Time, max int, minIdle time.Duration) (take []claimed, stale [][]byte, next time.Time, err error) {
+	// Leases are ordered by claim time, so the first one that is not
+	// idle long enough ends the reclaim pass.
+	var c *bbolt.Cursor
+	if lb != nil {
+		c = lb.Cursor()
+	}
+	for k, _ := first(c); k != nil && len(take) < max; k, _ = c.Next() {
+		seq := seqOfSuffix(k)
+		v := ob.Get(u64(seq))
+		if v == nil {
+			stale = append(stale, bytes.Clone(k))
+			continue
+		}
+		rec, err := decodeOutbox(v)
+		if err != nil {
+			return nil, nil, next, err
+		}
+		if rec.Lease == nil || !bytes.Equal(leaseKey(rec.Lease.At, seq), k) {
+			stale = append(stale, bytes.Clone(k)) // the entry has no such lease
+			continue
+		}
+		if now.Sub(rec.Lease.At) < minIdle {
+			break
+		}
+		take = append(take, claimed{seq: seq, rec: rec, oldLease: bytes.Clone(k)})
+	}
+
+	// Never-claimed entries; the leased ones skipped here are the
+	// deliveries in flight, a handful.
+	c = ob.Cursor()
+	for k, v := c.First(); k != nil && len(take) < max; k, v = c.Next() {
+		rec, err := decodeOutbox(v)
+		if err != nil {
+			return nil, nil, next, err
+		}
+		if rec.Lease != nil {
+			continue
+		}
+		if rec.Due.After(now) {
+			if next.IsZero() || rec.Due.Before(next) {
+				next = rec.Due
+			}
+			continue
+		}
+		take = append(take, claimed{seq: seqOfSuffix(k), rec: rec})
+	}
+	return take, stale, next, nil
 }
 
 // first is c's first entry, or none when there is no bucket to scan.

@@ -77,3 +77,7 @@ func RenotifyHash() string { return renotifyScript.Hash() }
 func (s *Store) Resolve(ctx context.Context, t core.Transition) (*core.Question, error) {
 	return core.Apply(ctx, s, t)
 }
+
+// DirectCalls is how many hot-path calls in flight go around the
+// autopipeliner.
+const DirectCalls = directCalls

@@ -93,7 +93,8 @@ type Store struct {
 	// go through it: what concurrent callers send at once leaves in one
 	// write and comes back in one read, where each would otherwise take a
 	// connection and a round trip of its own, and Redis reads them in one
-	// go too. A lone command is sent at once, without waiting for company.
+	// go too. The first few calls in flight (directCalls) are sent at
+	// once, on connections of their own, without waiting for company.
 	ap      *goredis.AutoPipeliner
 	hot     atomic.Int32 // hot-path calls in flight (hotStart)
 	owned   bool         // Open made the client, so Close closes it

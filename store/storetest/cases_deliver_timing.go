@@ -14,6 +14,7 @@ func init() {
 	register("RateLimitedRoomWaitsAndOthersFlow", testRateLimitedRoom)
 	register("StoppingDelivererHandsBackAtOnce", testHandback)
 	register("BudgetSpacesSendsIntoOneRoom", testBudgetSpacing)
+	register("HandedBackInTurn", testHandedBackInTurn)
 }
 
 // timedCourier posts to a log with the time of each post, and lets a test
@@ -198,12 +199,46 @@ func testBudgetSpacing(t *testing.T, h Harness) {
 	}
 }
 
+// testHandedBackInTurn: cards queued behind a room's spent budget are
+// handed back to the outbox each due at its own coming send, not all at
+// the next one: twelve cards into a room that takes one per 250 ms are
+// each refused by the budget about once. Before, all that were handed
+// back came due together and were refused again at every send, about
+// 66 refusals for the twelve (issue 31: a burst's thousand card edits,
+// claimed and written back every second, held up its clicks).
+func testHandedBackInTurn(t *testing.T, h Harness) {
+	e := newEnv(t, h)
+	const per, cards = 250 * time.Millisecond, 12
+	c := newTimedCourier()
+	key := "test:room:C1:" + t.Name()
+	c.budget = []core.Allowance{{Key: key, Limit: core.Limit{Rate: 1, Per: per}}}
+	b := &grantClock{Budget: e.store.(core.Budget)}
+	for range cards {
+		e.ask(decision("ops"))
+	}
+	e.run(c, core.DeliverOptions{Consumer: "c1", Block: 50 * time.Millisecond, MinIdle: time.Hour, Budget: b})
+	c.waitFor(t, cards)
+	if n := len(c.postTimes("C1")); n != cards {
+		t.Fatalf("%d posts into the room, want %d", n, cards)
+	}
+	if n := b.refusals(key); n > 2*cards {
+		t.Errorf("the budget refused %d sends of %d cards; want each handed back in its turn, about once", n, cards)
+	}
+}
+
 // grantClock is the store's budget, noting when each granted Spend was
-// called and when it returned.
+// called and when it returned, and counting the refusals.
 type grantClock struct {
 	core.Budget
-	mu     sync.Mutex
-	grants map[string][]grant
+	mu      sync.Mutex
+	grants  map[string][]grant
+	refused map[string]int
+}
+
+func (g *grantClock) refusals(key string) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.refused[key]
 }
 
 type grant struct{ called, returned time.Time }
@@ -211,6 +246,14 @@ type grant struct{ called, returned time.Time }
 func (g *grantClock) Spend(ctx context.Context, key string, l core.Limit) (time.Duration, error) {
 	called := time.Now()
 	wait, err := g.Budget.Spend(ctx, key, l)
+	if err == nil && wait > 0 {
+		g.mu.Lock()
+		if g.refused == nil {
+			g.refused = map[string]int{}
+		}
+		g.refused[key]++
+		g.mu.Unlock()
+	}
 	if err == nil && wait == 0 {
 		g.mu.Lock()
 		if g.grants == nil {

@@ -99,7 +99,8 @@ type Fake struct {
 	events     int
 	pingEvery  time.Duration
 	latency    map[string]time.Duration
-	triggers   map[string]string // trigger id → the user whose click issued it
+	held       map[string]chan struct{} // closed when the method is let go
+	triggers   map[string]string        // trigger id → the user whose click issued it
 	views      []View
 }
 
@@ -196,6 +197,27 @@ func (f *Fake) SetLatency(method string, d time.Duration) {
 	f.mu.Unlock()
 }
 
+// Hold makes every call of method wait, unanswered, until the returned
+// func is called (Slack slow to answer, for as long as a test needs).
+func (f *Fake) Hold(method string) (release func()) {
+	ch := make(chan struct{})
+	f.mu.Lock()
+	if f.held == nil {
+		f.held = map[string]chan struct{}{}
+	}
+	f.held[method] = ch
+	f.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			f.mu.Lock()
+			delete(f.held, method)
+			f.mu.Unlock()
+			close(ch)
+		})
+	}
+}
+
 // Calls is how many times method was called.
 func (f *Fake) Calls(method string) int {
 	f.mu.Lock()
@@ -286,13 +308,20 @@ func (f *Fake) method(name string, h func(url.Values) any) http.HandlerFunc {
 		}
 		f.mu.Lock()
 		f.calls[name]++
-		delay := f.latency[name]
+		delay, held := f.latency[name], f.held[name]
 		var fl *Failure
 		if q := f.fail[name]; len(q) > 0 {
 			fl = &q[0]
 			f.fail[name] = q[1:]
 		}
 		f.mu.Unlock()
+		if held != nil {
+			select {
+			case <-held:
+			case <-r.Context().Done():
+				return
+			}
+		}
 		time.Sleep(delay)
 		w.Header().Set("Content-Type", "application/json")
 		switch {

@@ -100,6 +100,11 @@ type Server struct {
 	webhook   webhook
 	target    string // where webhook updates are POSTed; defaults to webhook.URL
 	now       func() time.Time
+	latency   time.Duration       // before answering sendMessage and editMessageText
+	limited   bool                // answer 429 past Telegram's send limits (Limit)
+	lastSent  map[int64]time.Time // per chat, the last message accepted
+	sentAt    []time.Time         // every message accepted, while limited
+	tooMany   int                 // 429s answered
 }
 
 type webhook struct {
@@ -225,8 +230,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if fs := s.failures[method]; len(fs) > 0 {
 		fail, s.failures[method] = &fs[0], fs[1:]
 	}
+	if chat, err := strconv.ParseInt(r.PostForm.Get("chat_id"), 10, 64); fail == nil && err == nil && method == "sendMessage" && s.overLimit(chat, s.now()) {
+		fail = &Failure{Code: 429, Description: "Too Many Requests: retry after 1", RetryAfter: 1}
+	}
+	latency := s.latency
 	s.notify()
 	s.mu.Unlock()
+	if method == "sendMessage" || method == "editMessageText" {
+		time.Sleep(latency)
+	}
 	if fail != nil {
 		reply(w, nil, fail)
 		return

@@ -1,6 +1,7 @@
 package telegramfake
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -97,5 +98,44 @@ func TestFakeBehavesLikeTelegram(t *testing.T) {
 	go bot.GetUpdates(tgbotapi.UpdateConfig{Timeout: 1})
 	if err := <-first; err == nil || !strings.Contains(err.Error(), "Conflict") {
 		t.Fatalf("the older poll: %v", err)
+	}
+}
+
+// TestLimitRefusesAsTelegramDoes: once limited, the fake answers 429
+// with retry_after to a second message into a chat within limitGap and
+// to a thirty-first message within a second, and counts them; other
+// chats and messages within the limits go through. The clock is the
+// fake's own, moved by hand.
+func TestLimitRefusesAsTelegramDoes(t *testing.T) {
+	s := Start(t, "1:tok")
+	now := time.Now()
+	s.now = func() time.Time { return now }
+	s.Limit()
+	bot, err := tgbotapi.NewBotAPIWithAPIEndpoint("1:tok", s.Endpoint())
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func(chat int64) error { _, err := bot.Send(tgbotapi.NewMessage(chat, "x")); return err }
+	if err := send(1); err != nil {
+		t.Fatalf("first message: %v", err)
+	}
+	var tooMany *tgbotapi.Error
+	if err := send(1); !errors.As(err, &tooMany) || tooMany.Code != 429 || tooMany.RetryAfter != 1 {
+		t.Fatalf("second message into the chat at once: %v", err)
+	}
+	for chat := int64(2); chat <= 30; chat++ {
+		if err := send(chat); err != nil {
+			t.Fatalf("message %d of the second, into chat %d: %v", chat, chat, err)
+		}
+	}
+	if err := send(31); !errors.As(err, &tooMany) || tooMany.Code != 429 {
+		t.Fatalf("the 31st message of the second: %v", err)
+	}
+	now = now.Add(time.Second)
+	if err := send(1); err != nil {
+		t.Fatalf("the chat's next message a second later: %v", err)
+	}
+	if n, sent := s.TooMany(), len(s.Sent()); n != 2 || sent != 31 {
+		t.Fatalf("%d refused and %d accepted; want 2 and 31", n, sent)
 	}
 }

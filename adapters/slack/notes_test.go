@@ -1,0 +1,85 @@
+package slack_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge/adapters/slack"
+	"github.com/askbridge/askbridge/adapters/slack/slackfake"
+	"github.com/askbridge/askbridge/core"
+)
+
+// TestClickAckedWhileNotesWait: a click is acknowledged once core has
+// stored it, however many other clicks' private notes still wait to go
+// out. Slack holds every chat.postEphemeral unanswered while one person
+// clicks on 60 cards, more than a note queue held before (32 each): every
+// click is still answered 200 (before, the 34th waited for room in the
+// queue, up to a minute), and once Slack answers again all 60 notes
+// arrive.
+func TestClickAckedWhileNotesWait(t *testing.T) {
+	e := newEnv(t, false)
+	const clicks = 60
+	ids := make([]string, clicks)
+	cards := make([]slackfake.Message, clicks)
+	for i := range cards {
+		ids[i] = e.ask(decision()).ID
+		cards[i] = e.card(ids[i])
+	}
+	release := e.fake.Hold("chat.postEphemeral")
+	defer release()
+	for i, card := range cards {
+		ctx, cancel := context.WithTimeout(t.Context(), wait)
+		status, _, err := slackfake.Click(e.srv.URL+slack.InteractivityPath, secret,
+			slackfake.ClickPayload(alice, card, button(t, card, core.RefOption, -1, 0))).Send(ctx)
+		cancel()
+		if err != nil || status != http.StatusOK {
+			t.Fatalf("click %d, while %d notes wait: %d, %v", i, i, status, err)
+		}
+	}
+	for _, id := range ids {
+		if q := e.get(id); q.State != core.StateAnswered {
+			t.Fatalf("question %s is %s after its click was acknowledged", id, q.State)
+		}
+	}
+	release()
+	e.until(fmt.Sprintf("%d notes", clicks), func() bool { return e.notesTo(alice) >= clicks })
+}
+
+// TestBurstOfClicksGetsEveryNote: more clicks, from as many people,
+// arrive at once than the note senders can send as they come; every
+// clicker still gets a private note.
+func TestBurstOfClicksGetsEveryNote(t *testing.T) {
+	e := newEnv(t, false)
+	q := e.ask(decision())
+	card := e.card(q.ID)
+	b := button(t, card, core.RefOption, -1, 0)
+	const clicks = 400
+	// Each note takes Slack 20 ms: the clicks come faster than one sender
+	// could send their notes.
+	e.fake.SetLatency("chat.postEphemeral", 20*time.Millisecond)
+	var wg sync.WaitGroup
+	strangers := make([]slackfake.User, clicks)
+	for i := range strangers {
+		strangers[i] = slackfake.User{ID: fmt.Sprintf("U0STRANGER%03d", i), Name: "Stranger"}
+		e.fake.AddUser(strangers[i])
+	}
+	for _, u := range strangers {
+		wg.Go(func() {
+			status, _, err := slackfake.Click(e.srv.URL+slack.InteractivityPath, secret, slackfake.ClickPayload(u, card, b)).Send(t.Context())
+			if err != nil || status != http.StatusOK {
+				t.Errorf("click: %d %v", status, err)
+			}
+		})
+	}
+	wg.Wait()
+	e.until(fmt.Sprintf("%d notes", clicks), func() bool { return len(e.fake.Ephemerals()) >= clicks })
+	for _, u := range strangers {
+		if n := e.notesTo(u); n != 1 {
+			t.Fatalf("%s got %d notes for one click", u.ID, n)
+		}
+	}
+}

@@ -26,8 +26,17 @@ import (
 // they sent cannot change, so a card here is the message as sent plus
 // what its links open to now (how the question stands, its outcome once
 // closed), and its buttons are the links that still act.
-func TestEmailScenarios(t *testing.T) { adaptertest.Run(t, &onewayDriver{surface: core.SurfaceEmail}) }
-func TestNtfyScenarios(t *testing.T)  { adaptertest.Run(t, &onewayDriver{surface: core.SurfaceNtfy}) }
+// The scenario suites run alongside the other platforms' (each has its own
+// program and fakes): most of their time is waiting on deliveries.
+func TestEmailScenarios(t *testing.T) {
+	t.Parallel()
+	adaptertest.Run(t, &onewayDriver{surface: core.SurfaceEmail})
+}
+
+func TestNtfyScenarios(t *testing.T) {
+	t.Parallel()
+	adaptertest.Run(t, &onewayDriver{surface: core.SurfaceNtfy})
+}
 
 // linkBase is the public URL the program is told; links are followed on
 // the program's own listener (as a reverse proxy would pass them on).

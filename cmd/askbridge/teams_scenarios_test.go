@@ -22,6 +22,7 @@ import (
 // Connector, the token endpoint and the signing keys, with every click
 // and reply delivered as Teams does, under a signed token.
 func TestTeamsScenarios(t *testing.T) {
+	t.Parallel() // mostly waits on deliveries, alongside the other platforms' suites
 	adaptertest.Run(t, &teamsDriver{})
 }
 

@@ -1,6 +1,8 @@
-package core
+package loops
 
 import (
+	"github.com/askbridge/askbridge/core"
+
 	"context"
 	"time"
 )
@@ -37,7 +39,7 @@ func Lead(ctx context.Context, kv Leases, key, owner string, ttl time.Duration, 
 	}
 	every := ttl / 4
 	defer func() {
-		rctx, cancel := settle(ctx)
+		rctx, cancel := core.Settle(ctx)
 		defer cancel()
 		_ = kv.Release(rctx, key, owner)
 	}()

@@ -36,7 +36,7 @@ type PollState interface {
 // answers a second poller with 409).
 
 // poll long-polls getUpdates on whichever replica holds the polling
-// lease (core.Lead): the holder renews it every second or so, the others
+// lease (loops.Lead): the holder renews it every second or so, the others
 // try as often, so a poller that dies is replaced within about five
 // seconds, and one that stops releases the lease at once. tgbotapi's
 // GetUpdatesChan is not used: it has no context, keeps the offset in

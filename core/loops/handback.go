@@ -1,10 +1,10 @@
 package loops
 
 import (
-	"github.com/askbridge/askbridge/core"
-
 	"sync"
 	"time"
+
+	"github.com/askbridge/askbridge/core"
 )
 
 // handBacks spreads the deliveries that one Deliver loop hands back to

@@ -1,13 +1,14 @@
 package loops
 
 import (
-	"github.com/askbridge/askbridge/core"
-
 	"context"
 	"time"
+
+	"github.com/askbridge/askbridge/core"
 )
 
-// Leases is the part of Values that Lead needs.
+// Leases is the part of core.Values that Lead needs (core.Service.Values
+// gives it to a door).
 type Leases interface {
 	Lease(ctx context.Context, key, owner string, ttl time.Duration) (bool, error)
 	Release(ctx context.Context, key, owner string) error

@@ -31,11 +31,11 @@ type Budget interface {
 }
 
 // Budgeted is a Courier that names the budgets each delivery spends from.
-// Deliver spends from every one before it sends; a delivery whose budget
-// is spent waits in the outbox, and the deliveries of other rooms go on.
-// Deliver spends them in the order Budgets lists them, and waits in
-// place for one that has a send again within a moment (budgetWait); a
-// delivery handed back to the outbox has spent those before the one that
+// The drain (core/loops' Deliver) spends from every one before it sends;
+// a delivery whose budget is spent waits in the outbox, and the
+// deliveries of other rooms go on. It spends them in the order Budgets
+// lists them, and waits in place for one that has a send again within a
+// moment (loops' budgetWait); a delivery handed back to the outbox has spent those before the one that
 // sent it back for nothing.
 type Budgeted interface {
 	Budgets(d Delivery) []Allowance

@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"errors"
 	"net/url"
 	"strings"
 	"time"
@@ -135,29 +134,8 @@ func webhookDelivery(n *Question, now time.Time) Delivery {
 // d.Room (its callback URL) under event id d.Key. Its errors mean what a
 // Courier's do: RetryAfter for a receiver that asked to wait, Permanent
 // for one that will never take it, anything else is retried with backoff.
+// [Service.DeliverOne] hands a webhook delivery to a Courier that is also
+// a Caller (core/loops drains the webhook outbox through one).
 type Caller interface {
 	Call(ctx context.Context, q *Question, d Delivery) error
 }
-
-// DeliverCalls drains the webhook outbox through c until ctx ends, as
-// Deliver drains a chat surface's: claims, heartbeats, retries and
-// take-over of a dead replica's claims are the same. Set o.GiveUpAfter to
-// bound how long a webhook is retried.
-func (s *Service) DeliverCalls(ctx context.Context, c Caller, o DeliverOptions) error {
-	return s.Deliver(ctx, callCourier{c}, o)
-}
-
-// callCourier puts a Caller where Deliver takes a Courier: the webhook
-// outbox holds webhook deliveries only, so the card methods are never
-// called, and refuse if they are.
-type callCourier struct{ Caller }
-
-var errNoCards = &Permanent{Err: errors.New("the webhook surface holds no cards")}
-
-func (callCourier) Surface() Surface { return SurfaceWebhook }
-func (callCourier) Post(context.Context, *Question, MessageRef) (MessageRef, error) {
-	return MessageRef{}, errNoCards
-}
-func (callCourier) Update(context.Context, *Question, MessageRef) error { return errNoCards }
-func (callCourier) Remind(context.Context, *Question, string) error     { return errNoCards }
-func (callCourier) Digest(context.Context, Digest, string) error        { return errNoCards }

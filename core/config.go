@@ -212,6 +212,10 @@ func (s *Service) Route(name string) (Route, bool) {
 // now is the clock's time in the form stores keep: UTC, milliseconds.
 func (s *Service) now() time.Time { return s.clock.Now().UTC().Truncate(time.Millisecond) }
 
+// Now is the Service's clock as the stores keep time, for the loops
+// (core/loops) that reckon with it: a delivery's age, a budget's turns.
+func (s *Service) Now() time.Time { return s.now() }
+
 // pseudonym names d in the event log (see Pseudonym).
 func (s *Service) pseudonym(d Decider) string { return Pseudonym(s.conf().cfg.ActorKey, d) }
 

@@ -7,9 +7,9 @@ import (
 )
 
 // Courier carries deliveries to one chat platform. Each chat adapter
-// implements it; Deliver drives it from the outbox. A Courier renders from
-// the question as it stands when the delivery runs, so an update always
-// shows the latest state, however late it runs.
+// implements it; core/loops' Deliver drives it from the outbox. A
+// Courier renders from the question as it stands when the delivery runs,
+// so an update always shows the latest state, however late it runs.
 type Courier interface {
 	Surface() Surface
 	// Post puts q's card in card.Room and returns the posted message:

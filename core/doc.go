@@ -23,13 +23,15 @@
 //  3. Durable before visible: [Service.Ask] stores the question, its asked
 //     event and its post deliveries in one [Questions.Create]; Commit
 //     stores the answer before any waiter wakes ([Service.Wait]).
-//  4. At least once, never silently twice: [Service.Deliver] drains the
-//     [Outbox] and acks only after a [Courier] succeeded; a card recorded
-//     under the same [Delivery] key is not posted again, and a post that
-//     may have left an unrecorded copy says so in its notified event.
-//     A close's webhook ([Question].CallbackURL, callback.go) is in the
-//     close's own Change and drained the same way ([Service.DeliverCalls]),
-//     under a key ([WebhookKey]) that stays its event id across retries.
+//  4. At least once, never silently twice: core/loops' Deliver drains the
+//     [Outbox] through [Service.Claims] and acks only after a [Courier]
+//     succeeded; [Service.DeliverOne], the one attempt at a delivery,
+//     posts no card already recorded under the same [Delivery] key, and a
+//     post that may have left an unrecorded copy says so in its notified
+//     event. A close's webhook ([Question].CallbackURL, callback.go) is in
+//     the close's own Change and drained the same way (core/loops'
+//     DeliverCalls, through a [Caller]), under a key ([WebhookKey]) that
+//     stays its event id across retries.
 //  5. Stateless buttons: a button carries a [Ref] ([Ref.Encode],
 //     [DecodeRef]); [AnswerFor] turns it into an [AnswerInput] against the
 //     stored question, on any replica, after any restart.
@@ -83,9 +85,9 @@
 //   - The adapter tells the clicker what happened ([RecordedNote], or
 //     [RefusalNote] when the click changed nothing). [Service.Wait], woken,
 //     returns the closed question to the agent's long poll or MCP call,
-//     which resumes with [ResumeOf]. [Service.Deliver] hands the update
-//     deliveries to each platform's [Courier], which renders [NewCard] to
-//     show the outcome on every card.
+//     which resumes with [ResumeOf]. core/loops' drain hands the update
+//     deliveries, through [Service.DeliverOne], to each platform's
+//     [Courier], which renders [NewCard] to show the outcome on every card.
 //
 // # Files
 //
@@ -105,10 +107,10 @@
 // listings; closed.go the search of closed questions ([ClosedQuery],
 // [Service.SearchClosed]) and waiting.go who an open question waits on
 // ([Service.WaitingOn]) and the routes as an operator reads them;
-// digest.go the "while you were away" [Digest]; deliver.go the
-// outbox loop (a batch's rooms at once, each room's in order), handback.go
-// the turns of the deliveries a spent budget sends back to the outbox,
-// courier.go the [Courier] it hands deliveries to and the
+// digest.go the "while you were away" [Digest]; deliver.go the domain's
+// part of the outbox drain ([Service.DeliverOne] one attempt,
+// [Service.Attempted] its outcome, [Service.Claims] the drain's door to
+// the outbox), courier.go the [Courier] it hands deliveries to and the
 // errors a Courier returns ([RetryAfter], [Permanent], [NotSent]), and
 // chat.go the [ChatAdapter] every chat platform meets; batch.go a batch
 // of tool calls asked at once, its validation and the standing approvals
@@ -116,8 +118,9 @@
 // batchresult.go their outcomes and per-call resumes ([CallOutcomes],
 // [CallResultsOf]) and batchcard.go its card;
 // cardview.go the platform-neutral [Card], cardbuild.go [NewCard] and
-// card.go and notes.go the wording every surface shares; lifecycle.go the
-// ticker, boot, heartbeat and retention; closer.go who or what closed a
+// card.go and notes.go the wording every surface shares; lifecycle.go one
+// pass each of the ticker, boot, catch-up, heartbeat and retention;
+// closer.go who or what closed a
 // question ([Closer], [CloserOf]); people.go the configured
 // [Person]s and groups and the one place an account becomes a person;
 // quorum.go the votes of questions that need several people ([Vote],
@@ -138,10 +141,16 @@
 // errors ([Errorf], [ErrorCode]) and unavailable.go a store that cannot
 // answer now; id.go question ids; duration.go the one duration parser
 // ([ParseDuration]); clock.go the [Clock]; budget.go the send budgets
-// couriers share; lead.go the lease that keeps one replica on a single
-// connection (the Telegram poller, the Discord gateway); observe.go the
+// couriers share; observe.go the
 // [Observer] metrics hear from; trace.go the OpenTelemetry spans of a
 // question's life; prettyjson.go arguments as people read them.
+//
+// The runtime loops are core/loops': the outbox drain (a batch's rooms at
+// once, each room's in order; budgets, back-off and hand-backs), the
+// single-connection lease, and the timers that run lifecycle.go's passes.
+// They call core's exported API alone and core never imports them: a
+// decision about a question goes here, when and how often it is made
+// goes there.
 //
 // The audit chain that makes the event log tamper-evident is
 // core/audit's: how an event's [Chain] is computed (the stores compute

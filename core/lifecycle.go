@@ -98,7 +98,7 @@ type BootReport struct {
 	LastBeat time.Time
 	// Down is how long the bridge was away, when over the threshold: the
 	// open questions are then due to be re-notified, which CatchUp does
-	// in the background (Run starts it).
+	// in the background (core/loops' Run starts it).
 	Down    time.Duration
 	Digests int
 }
@@ -295,88 +295,6 @@ func (s *Service) Purge(ctx context.Context) (int, error) {
 		}
 		if n < 500 {
 			return total, nil
-		}
-	}
-}
-
-// Loops are the intervals of the background work Run does.
-type Loops struct {
-	Tick      time.Duration // timeout ticker
-	Heartbeat time.Duration
-	Purge     time.Duration
-	Remind    time.Duration // reminders of routes with remind_every; default 10s
-}
-
-// Run runs the ticker, the heartbeat, retention and, while a downtime's
-// re-notification is due, CatchUp, until ctx ends (call Boot first, once). Errors of one pass are reported to onErr and the loop goes on: a
-// store that is briefly away must not stop the bridge.
-func (s *Service) Run(ctx context.Context, l Loops, onErr func(error)) error {
-	if l.Tick <= 0 {
-		l.Tick = time.Second
-	}
-	if l.Heartbeat <= 0 {
-		l.Heartbeat = 15 * time.Second
-	}
-	if l.Purge <= 0 {
-		l.Purge = time.Hour
-	}
-	if l.Remind <= 0 {
-		l.Remind = 10 * time.Second
-	}
-	if onErr == nil {
-		onErr = func(error) {}
-	}
-	var catchUp sync.WaitGroup
-	defer catchUp.Wait()
-	catchUp.Go(func() { s.catchUpLoop(ctx, l.Tick, onErr) })
-	tick, beat, purge := time.NewTicker(l.Tick), time.NewTicker(l.Heartbeat), time.NewTicker(l.Purge)
-	defer tick.Stop()
-	defer beat.Stop()
-	defer purge.Stop()
-	remind := time.NewTicker(l.Remind)
-	defer remind.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-			if _, err := s.Tick(ctx); err != nil && ctx.Err() == nil {
-				onErr(err)
-			}
-		case <-beat.C:
-			if err := s.Beat(ctx); err != nil && ctx.Err() == nil {
-				onErr(err)
-			}
-		case <-purge.C:
-			if _, err := s.Purge(ctx); err != nil && ctx.Err() == nil {
-				onErr(err)
-			}
-		case <-remind.C:
-			if _, err := s.Remind(ctx); err != nil && ctx.Err() == nil {
-				onErr(err)
-			}
-		}
-	}
-}
-
-// catchUpLoop runs CatchUp until it is finished, trying again every
-// interval while another replica holds it or after an error.
-func (s *Service) catchUpLoop(ctx context.Context, interval time.Duration, onErr func(error)) {
-	owner := NewID(0) // this process, for the lease
-	for {
-		_, done, err := s.CatchUp(ctx, owner)
-		if ctx.Err() != nil || done {
-			return
-		}
-		if err != nil {
-			onErr(err)
-		}
-		t := time.NewTimer(interval)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
 		}
 	}
 }

@@ -136,7 +136,8 @@ func resolveResult(out Outcome, err error) string {
 	return ResolveError
 }
 
-// observeDelivery mirrors Deliver's handling of a delivery's error.
+// observeDelivery mirrors the drain's handling of a delivery's error
+// (core/loops).
 func (s *Service) observeDelivery(d Delivery, err error, dropped bool) {
 	o := s.observer
 	if o == nil {

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/loops"
 	"github.com/askbridge/askbridge/internal/coretest"
 )
 
@@ -125,7 +126,7 @@ func TestOneTraceAcrossReplicas(t *testing.T) {
 
 	var seen trace.SpanContext
 	ctx, stop := context.WithCancel(t.Context())
-	if err := b.Deliver(ctx, spanCourier{seen: &seen, posted: stop}, core.DeliverOptions{Consumer: "b"}); err != nil {
+	if err := loops.Deliver(ctx, b, spanCourier{seen: &seen, posted: stop}, loops.DeliverOptions{Consumer: "b"}); err != nil {
 		t.Fatal(err)
 	}
 	deliver := spanNamed(t, expB, "askbridge.deliver")

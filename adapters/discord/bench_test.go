@@ -20,6 +20,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/discord"
 	"github.com/askbridge/askbridge/adapters/discord/discordfake"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/loops"
 	"github.com/askbridge/askbridge/internal/benchstore"
 	"github.com/askbridge/askbridge/internal/coretest"
 )
@@ -76,13 +77,13 @@ func benchClickBurst(b *testing.B, e benchstore.Env, rooms int) {
 	defer srv.Close()
 	// The outbox as serve runs it: every channel at the platform's pace,
 	// except the one-room yardstick (see benchstore.BurstRooms).
-	o := core.DeliverOptions{}
+	o := loops.DeliverOptions{}
 	if rooms > 1 {
 		o.Budget = st.(core.Budget)
 	}
 	runCtx, stop := context.WithCancel(ctx)
 	var running sync.WaitGroup
-	running.Go(func() { _ = svc.Deliver(runCtx, a, o) })
+	running.Go(func() { _ = loops.Deliver(runCtx, svc, a, o) })
 	defer func() { stop(); running.Wait() }()
 	http.DefaultTransport.(*http.Transport).MaxIdleConnsPerHost = 100
 	clickers := benchstore.NewPeople(len(people))

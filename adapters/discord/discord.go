@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/loops"
 	"github.com/bwmarrin/discordgo"
 	"github.com/rs/zerolog"
 )
@@ -41,14 +42,14 @@ type Options struct {
 	// come only through the HTTP endpoint.
 	Gateway bool
 	// Leases, when set, keeps the gateway on one replica at a time: the one
-	// holding the lease (core.Lead) under Owner. Every gateway connection
+	// holding the lease (loops.Lead) under Owner. Every gateway connection
 	// receives every click, so without it each replica that connects
 	// handles each click (once, thanks to FirstSeen, but with work wasted).
-	Leases core.Leases
+	Leases loops.Leases
 	// Owner names this replica for the gateway lease.
 	Owner string
 	// LeaseTTL is the gateway lease's life unrenewed; default
-	// core.DefaultLeaseTTL.
+	// loops.DefaultLeaseTTL.
 	LeaseTTL time.Duration
 	// RatePerSecond caps REST calls of the courier (Discord's global
 	// limit is 50/s per bot); 0 is 45, under the limit with room for the

@@ -13,6 +13,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/discord/discordfake"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/loops"
 	"github.com/askbridge/askbridge/internal/coretest"
 	"github.com/askbridge/askbridge/store/bolt"
 )
@@ -95,7 +96,10 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{}, 2)
 	go func() { a.Run(ctx); done <- struct{}{} }()
-	go func() { svc.Deliver(ctx, a, core.DeliverOptions{Block: 50 * time.Millisecond}); done <- struct{}{} }()
+	go func() {
+		loops.Deliver(ctx, svc, a, loops.DeliverOptions{Block: 50 * time.Millisecond})
+		done <- struct{}{}
+	}()
 	// Stop the adapter before the fake goes (cleanups run last-in first).
 	t.Cleanup(func() { cancel(); <-done; <-done })
 	return r

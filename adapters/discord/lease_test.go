@@ -9,14 +9,14 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/askbridge/askbridge/adapters/discord/discordfake"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/loops"
 	"github.com/askbridge/askbridge/internal/coretest"
 )
 
 // countingLeases is the store's leases, counting each owner's refusals,
 // so the test knows a replica asked while another held the gateway.
 type countingLeases struct {
-	core.Leases
+	loops.Leases
 	mu      sync.Mutex
 	refused map[string]int
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/internal/apierror"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/loops"
 )
 
 // InteractionsPath is where Discord posts interactions when the app's
@@ -131,7 +132,7 @@ func (a *Adapter) Run(ctx context.Context) error {
 		a.connect(ctx)
 		return nil
 	}
-	core.Lead(ctx, a.opts.Leases, a.gatewayKey(), a.opts.Owner, a.opts.LeaseTTL, a.connect, func(held bool) {
+	loops.Lead(ctx, a.opts.Leases, a.gatewayKey(), a.opts.Owner, a.opts.LeaseTTL, a.connect, func(held bool) {
 		if held {
 			a.log.Info().Msg("discord: this replica holds the gateway")
 		} else {

@@ -22,6 +22,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/email/emailfake"
 	"github.com/askbridge/askbridge/adapters/internal/actionlink"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/loops"
 	"github.com/askbridge/askbridge/internal/coretest"
 )
 
@@ -74,7 +75,7 @@ func (e *env) deliver() {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		e.svc.Deliver(ctx, e.a, core.DeliverOptions{Block: 50 * time.Millisecond, MinIdle: time.Second, RetryWait: 10 * time.Millisecond,
+		loops.Deliver(ctx, e.svc, e.a, loops.DeliverOptions{Block: 50 * time.Millisecond, MinIdle: time.Second, RetryWait: 10 * time.Millisecond,
 			OnError: func(_ core.Delivery, err error) {
 				select {
 				case e.errs <- err:

@@ -23,6 +23,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/ntfy"
 	"github.com/askbridge/askbridge/adapters/ntfy/ntfyfake"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/loops"
 	"github.com/askbridge/askbridge/internal/coretest"
 )
 
@@ -63,7 +64,7 @@ func (e *env) deliver() {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		e.svc.Deliver(ctx, e.a, core.DeliverOptions{Block: 50 * time.Millisecond, MinIdle: time.Second, RetryWait: 10 * time.Millisecond})
+		loops.Deliver(ctx, e.svc, e.a, loops.DeliverOptions{Block: 50 * time.Millisecond, MinIdle: time.Second, RetryWait: 10 * time.Millisecond})
 	})
 	e.t.Cleanup(func() { cancel(); wg.Wait() })
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/slack"
 	"github.com/askbridge/askbridge/adapters/slack/slackfake"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/loops"
 	"github.com/askbridge/askbridge/internal/coretest"
 )
 
@@ -67,7 +68,7 @@ func newEnv(t *testing.T, socket bool) *env {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = a.Run(ctx) })
-	wg.Go(func() { _ = svc.Deliver(ctx, a, core.DeliverOptions{Block: 20 * time.Millisecond}) })
+	wg.Go(func() { _ = loops.Deliver(ctx, svc, a, loops.DeliverOptions{Block: 20 * time.Millisecond}) })
 	t.Cleanup(func() {
 		cancel()
 		wg.Wait()

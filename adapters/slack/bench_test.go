@@ -18,6 +18,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/slack"
 	"github.com/askbridge/askbridge/adapters/slack/slackfake"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/loops"
 	"github.com/askbridge/askbridge/internal/benchstore"
 	"github.com/askbridge/askbridge/internal/coretest"
 )
@@ -74,11 +75,11 @@ func benchClickBurst(b *testing.B, e benchstore.Env, rooms int) {
 	running.Go(func() { _ = a.Run(runCtx) })
 	// The outbox as serve runs it: every room at the platform's pace,
 	// except the one-room yardstick (see benchstore.BurstRooms).
-	o := core.DeliverOptions{}
+	o := loops.DeliverOptions{}
 	if rooms > 1 {
 		o.Budget = e.Store.(core.Budget)
 	}
-	running.Go(func() { _ = svc.Deliver(runCtx, a, o) })
+	running.Go(func() { _ = loops.Deliver(runCtx, svc, a, o) })
 	defer func() { stop(); running.Wait() }()
 	http.DefaultTransport.(*http.Transport).MaxIdleConnsPerHost = 100
 	// Slack takes about 100 ms to answer a Web API call: the clickers'

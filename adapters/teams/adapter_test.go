@@ -16,6 +16,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/teams"
 	"github.com/askbridge/askbridge/adapters/teams/teamsfake"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/loops"
 	"github.com/askbridge/askbridge/internal/coretest"
 )
 
@@ -62,7 +63,7 @@ func newEnv(t *testing.T) *env {
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = a.Run(ctx) })
 	wg.Go(func() {
-		svc.Deliver(ctx, a, core.DeliverOptions{Block: 50 * time.Millisecond, MinIdle: time.Second, RetryWait: 10 * time.Millisecond})
+		loops.Deliver(ctx, svc, a, loops.DeliverOptions{Block: 50 * time.Millisecond, MinIdle: time.Second, RetryWait: 10 * time.Millisecond})
 	})
 	t.Cleanup(func() { cancel(); wg.Wait() })
 	return &env{t: t, svc: svc, fake: fake, a: a}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/loops"
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 	"github.com/rs/zerolog"
 )
@@ -41,7 +42,7 @@ type Options struct {
 	// PollTimeout is getUpdates' long-poll timeout; default 10s.
 	PollTimeout time.Duration
 	// LeaseTTL is how long the polling lease lasts unrenewed; default
-	// core.DefaultLeaseTTL. It is renewed beside the long poll, so it may
+	// loops.DefaultLeaseTTL. It is renewed beside the long poll, so it may
 	// be shorter than PollTimeout.
 	LeaseTTL time.Duration
 	// Limits are the send rates; zero means Telegram's published limits.
@@ -91,7 +92,7 @@ func New(svc *core.Service, opts Options) (*Adapter, error) {
 		opts.PollTimeout = 10 * time.Second
 	}
 	if opts.LeaseTTL <= 0 {
-		opts.LeaseTTL = core.DefaultLeaseTTL
+		opts.LeaseTTL = loops.DefaultLeaseTTL
 	}
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = &http.Client{Timeout: opts.PollTimeout + 20*time.Second}

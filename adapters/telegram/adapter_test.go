@@ -15,6 +15,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/telegram/telegramfake"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/loops"
 	"github.com/askbridge/askbridge/internal/coretest"
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 	"github.com/rs/zerolog"
@@ -84,7 +85,7 @@ func (e *env) run() {
 	go func() { defer wg.Done(); e.a.Run(ctx) }()
 	go func() {
 		defer wg.Done()
-		e.svc.Deliver(ctx, e.a, core.DeliverOptions{Block: 50 * time.Millisecond, MinIdle: time.Second})
+		loops.Deliver(ctx, e.svc, e.a, loops.DeliverOptions{Block: 50 * time.Millisecond, MinIdle: time.Second})
 	}()
 	e.t.Cleanup(func() { cancel(); wg.Wait() })
 	if e.a.opts.WebhookSecret != "" && !e.fake.Wait(5*time.Second, func() bool { u, _, _ := e.fake.Webhook(); return u != "" }) {

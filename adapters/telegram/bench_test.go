@@ -15,6 +15,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/telegram/telegramfake"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/loops"
 	"github.com/askbridge/askbridge/internal/benchstore"
 	"github.com/askbridge/askbridge/internal/coretest"
 )
@@ -68,7 +69,7 @@ func BenchmarkDrain(b *testing.B) {
 			start := time.Now()
 			b.StartTimer()
 			running.Go(func() { _ = a.Run(ctx) })
-			running.Go(func() { _ = svc.Deliver(ctx, a, core.DeliverOptions{Budget: e.Store.(core.Budget)}) })
+			running.Go(func() { _ = loops.Deliver(ctx, svc, a, loops.DeliverOptions{Budget: e.Store.(core.Budget)}) })
 			if !fake.Wait(5*time.Minute, func() bool { return len(fake.Sent()) >= want }) {
 				b.Fatalf("%d of %d messages sent", len(fake.Sent())-before, want-before)
 			}

@@ -7,9 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/askbridge/askbridge/core/loops"
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
-
-	"github.com/askbridge/askbridge/core"
 )
 
 // allowedUpdates are the update kinds the adapter handles.
@@ -37,13 +36,13 @@ type PollState interface {
 // answers a second poller with 409).
 
 // poll long-polls getUpdates on whichever replica holds the polling
-// lease (core.Lead): the holder renews it every second or so, the others
+// lease (loops.Lead): the holder renews it every second or so, the others
 // try as often, so a poller that dies is replaced within about five
 // seconds, and one that stops releases the lease at once. tgbotapi's
 // GetUpdatesChan is not used: it has no context, keeps the offset in
 // memory and retries a 409 every 3s for ever.
 func (a *Adapter) poll(ctx context.Context) error {
-	core.Lead(ctx, a.opts.KV, a.leaseKey(), a.opts.Owner, a.opts.LeaseTTL, a.pollHeld, func(held bool) {
+	loops.Lead(ctx, a.opts.KV, a.leaseKey(), a.opts.Owner, a.opts.LeaseTTL, a.pollHeld, func(held bool) {
 		if held {
 			a.log.Info().Msg("telegram: this replica polls for updates")
 		} else {

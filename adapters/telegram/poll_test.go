@@ -9,6 +9,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/telegram/telegramfake"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/loops"
 	"github.com/askbridge/askbridge/internal/changes"
 )
 
@@ -102,7 +103,7 @@ func (e *env) startRun() func() {
 	done := make(chan struct{}, 2)
 	go func() { e.a.Run(ctx); done <- struct{}{} }()
 	go func() {
-		e.svc.Deliver(ctx, e.a, core.DeliverOptions{Block: 50 * time.Millisecond, MinIdle: time.Second})
+		loops.Deliver(ctx, e.svc, e.a, loops.DeliverOptions{Block: 50 * time.Millisecond, MinIdle: time.Second})
 		done <- struct{}{}
 	}()
 	stopped := false

@@ -24,6 +24,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/adapters/webhook"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/loops"
 	"github.com/askbridge/askbridge/internal/coretest"
 )
 
@@ -248,7 +249,7 @@ func (r *rig) waitBody(t *testing.T, id string) []byte {
 
 // drain runs the webhook outbox through s as consumer until the test ends
 // or stop is called; errs hears each failed attempt.
-func drain(t *testing.T, svc *core.Service, s core.Caller, o core.DeliverOptions) (stop func()) {
+func drain(t *testing.T, svc *core.Service, s core.Caller, o loops.DeliverOptions) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	if o.Block == 0 {
@@ -259,7 +260,7 @@ func drain(t *testing.T, svc *core.Service, s core.Caller, o core.DeliverOptions
 	}
 	go func() {
 		defer close(done)
-		_ = svc.DeliverCalls(ctx, s, o)
+		_ = loops.DeliverCalls(ctx, svc, s, o)
 	}()
 	var once sync.Once
 	stop = func() { once.Do(func() { cancel(); <-done }) }

@@ -4,7 +4,7 @@
 // this bridge and is fresh (verify.go holds the scheme and a Verify for Go
 // receivers; the README shows it in Python too).
 //
-// Sends come from the outbox (core.Service.DeliverCalls): the webhook is
+// Sends come from the outbox (core/loops' DeliverCalls): the webhook is
 // stored with the close itself and sent at least once, retried with
 // backoff on a failure or a 5xx, after the wait a 429 or 503 names in
 // Retry-After, and given up after a configured age with an undelivered

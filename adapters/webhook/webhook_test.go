@@ -9,6 +9,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/webhook"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/loops"
 	"github.com/askbridge/askbridge/internal/coretest"
 )
 
@@ -24,7 +25,7 @@ func TestWebhookRetriedUntilTaken(t *testing.T) {
 			recv := newReceiver(t, status(http.StatusInternalServerError), retryAfter(http.StatusTooManyRequests, "1"), status(http.StatusNoContent))
 			r := newRig(t, open(t), recv, nil)
 			results := make(chan error, 8)
-			stop := drain(t, r.svc, reporting{r.sender(t, nil), results}, core.DeliverOptions{Consumer: "c1"})
+			stop := drain(t, r.svc, reporting{r.sender(t, nil), results}, loops.DeliverOptions{Consumer: "c1"})
 
 			id := r.ask(t, recv.url()+"run-1")
 			r.answer(t, id)
@@ -93,7 +94,7 @@ func TestReplicaDyingMidDeliveryLosesNothing(t *testing.T) {
 			dying := newCrashingStore(st)
 			first := r.service(t, dying)
 			const idle = 300 * time.Millisecond
-			drain(t, first, r.sender(t, &http.Client{Transport: dyingTransport{dying}}), core.DeliverOptions{Consumer: "replica-a", MinIdle: idle})
+			drain(t, first, r.sender(t, &http.Client{Transport: dyingTransport{dying}}), loops.DeliverOptions{Consumer: "replica-a", MinIdle: idle})
 
 			id := r.ask(t, recv.url()+"run-1")
 			r.answer(t, id)
@@ -103,7 +104,7 @@ func TestReplicaDyingMidDeliveryLosesNothing(t *testing.T) {
 			case <-time.After(20 * time.Second):
 				t.Fatal("the first replica sent the webhook and lived")
 			}
-			drain(t, r.svc, r.sender(t, nil), core.DeliverOptions{Consumer: "replica-b", MinIdle: idle})
+			drain(t, r.svc, r.sender(t, nil), loops.DeliverOptions{Consumer: "replica-b", MinIdle: idle})
 			recv.await(t, 2)
 
 			got := recv.requests()
@@ -135,7 +136,7 @@ func TestWebhookGivenUpAfterItsAge(t *testing.T) {
 			clock := core.NewSimClock(time.Now().UTC())
 			r := newRig(t, open(t), recv, clock)
 			dropped := make(chan core.Delivery, 1)
-			o := core.DeliverOptions{Consumer: "c1", GiveUpAfter: time.Hour, MaxAttempts: 1}
+			o := loops.DeliverOptions{Consumer: "c1", GiveUpAfter: time.Hour, MaxAttempts: 1}
 			o.OnError = func(d core.Delivery, err error) {
 				// MaxAttempts 1 would drop it at once: GiveUpAfter rules.
 				if clock.Now().Sub(d.CreatedAt) >= time.Hour {

@@ -170,7 +170,7 @@ type Policies struct {
 	Shards            int      `yaml:"shards"`
 	// OutboxIdle is how long a replica's claimed deliveries may go without
 	// its heartbeat before another replica takes them over (a crash);
-	// zero is core.DefaultMinIdle.
+	// zero is loops.DefaultMinIdle.
 	OutboxIdle Duration `yaml:"outbox_idle"`
 }
 

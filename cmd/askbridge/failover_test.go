@@ -11,6 +11,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/slack/slackfake"
 	"github.com/askbridge/askbridge/adapters/telegram/telegramfake"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/loops"
 	"github.com/askbridge/askbridge/internal/redistest"
 	redisstore "github.com/askbridge/askbridge/store/redis"
 	"github.com/rs/zerolog"
@@ -129,7 +130,7 @@ func BenchmarkOutboxTakeover(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if got, err := st.Claim(ctx, core.SurfaceSlack, "crashed-replica", 10, core.DefaultMinIdle, 0); err != nil || len(got) != 1 {
+		if got, err := st.Claim(ctx, core.SurfaceSlack, "crashed-replica", 10, loops.DefaultMinIdle, 0); err != nil || len(got) != 1 {
 			b.Fatalf("the dead replica's claim: %d, %v", len(got), err)
 		}
 		s.DataDir = b.TempDir()

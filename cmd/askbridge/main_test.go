@@ -15,6 +15,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/loops"
 	"github.com/askbridge/askbridge/fence"
 	"github.com/askbridge/askbridge/internal/redistest"
 	"github.com/rs/zerolog"
@@ -75,7 +76,7 @@ func startMain(t *testing.T, m *Main) *Main {
 		{Name: "dash", Role: "observer", Token: obsTok},
 	}, s.File.Tokens...) // a test's own tokens come after these
 	m.Log = zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
-	m.Loops = core.Loops{Tick: 20 * time.Millisecond, Remind: 20 * time.Millisecond}
+	m.Loops = loops.Intervals{Tick: 20 * time.Millisecond, Remind: 20 * time.Millisecond}
 	if err := m.Run(t.Context()); err != nil {
 		t.Fatalf("run: %v", err)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/metrics"
 	"github.com/askbridge/askbridge/adapters/webhook"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/loops"
 	"github.com/askbridge/askbridge/store/bolt"
 	redisstore "github.com/askbridge/askbridge/store/redis"
 )
@@ -35,7 +36,7 @@ type Main struct {
 	Stdout   io.Writer // where the first-start notice goes
 	Log      zerolog.Logger
 	Clock    core.Clock // nil: the wall clock
-	Loops    core.Loops
+	Loops    loops.Intervals
 	// Tracing is the tracer provider core's spans go to; nil: tracing is
 	// off (serve sets it from the OTEL_* variables, otel.go).
 	Tracing trace.TracerProvider
@@ -262,21 +263,21 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	g.Go(m.serveMetrics())
 	g.Go(func() error { return reloads.runReloads(gctx, m.Hangups) })
 	g.Go(func() error {
-		return svc.Run(gctx, m.Loops, func(err error) { m.Log.Error().Err(err).Msg("background pass failed") })
+		return loops.Run(gctx, svc, m.Loops, func(err error) { m.Log.Error().Err(err).Msg("background pass failed") })
 	})
 
 	for _, c := range m.chats {
 		g.Go(func() error { return c.Run(gctx) })
 		g.Go(func() error {
 			// A courier that names no budgets spends from none.
-			o := core.DeliverOptions{Consumer: m.consumer, MinIdle: time.Duration(s.File.Policies.OutboxIdle), Budget: budget}
+			o := loops.DeliverOptions{Consumer: m.consumer, MinIdle: time.Duration(s.File.Policies.OutboxIdle), Budget: budget}
 			o.OnError = func(d core.Delivery, err error) {
 				if gctx.Err() != nil {
 					return // cut short by the shutdown: handed back for another replica to take at once
 				}
 				m.Log.Warn().Err(err).Str("surface", string(c.Surface())).Str("delivery", d.Key).Int("attempts", d.Attempts).Msg("delivery failed")
 			}
-			return svc.Deliver(gctx, c, o)
+			return loops.Deliver(gctx, svc, c, o)
 		})
 	}
 

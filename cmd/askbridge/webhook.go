@@ -11,6 +11,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/httpapi"
 	"github.com/askbridge/askbridge/adapters/webhook"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/loops"
 )
 
 // WebhooksFile is the webhooks section: where questions' callbacks may
@@ -114,7 +115,7 @@ func webhookSettings(f File) (core.CallbackPrefixes, *webhook.Keys) {
 
 func (m *Main) deliverWebhooks(ctx context.Context, svc *core.Service, sender *webhook.Sender) error {
 	f := m.Settings.File
-	o := core.DeliverOptions{Consumer: m.consumer, MinIdle: time.Duration(f.Policies.OutboxIdle),
+	o := loops.DeliverOptions{Consumer: m.consumer, MinIdle: time.Duration(f.Policies.OutboxIdle),
 		GiveUpAfter: cmp.Or(time.Duration(f.Webhooks.GiveUpAfter), DefaultGiveUpAfter)}
 	o.OnError = func(d core.Delivery, err error) {
 		if ctx.Err() != nil {
@@ -122,5 +123,5 @@ func (m *Main) deliverWebhooks(ctx context.Context, svc *core.Service, sender *w
 		}
 		m.Log.Warn().Err(err).Str("surface", string(core.SurfaceWebhook)).Str("delivery", d.Key).Int("attempts", d.Attempts).Msg("webhook failed")
 	}
-	return svc.DeliverCalls(ctx, sender, o)
+	return loops.DeliverCalls(ctx, svc, sender, o)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/loops"
 	"github.com/askbridge/askbridge/internal/coretest"
 	redisstore "github.com/askbridge/askbridge/store/redis"
 )
@@ -108,7 +109,7 @@ func BenchmarkDeliveryOneRoom(b *testing.B) {
 				start := time.Now()
 				for i, svc := range svcs {
 					wg.Go(func() {
-						svc.Deliver(ctx, c, core.DeliverOptions{Consumer: fmt.Sprintf("r%d", i), Block: 50 * time.Millisecond, Budget: stores[i]})
+						loops.Deliver(ctx, svc, c, loops.DeliverOptions{Consumer: fmt.Sprintf("r%d", i), Block: 50 * time.Millisecond, Budget: stores[i]})
 					})
 				}
 				<-c.done
@@ -148,7 +149,7 @@ func BenchmarkFailover(b *testing.B) {
 					ctx, cancel := context.WithCancel(context.Background())
 					done := make(chan struct{})
 					go func() {
-						svcs[0].Deliver(ctx, held, core.DeliverOptions{Consumer: "stopping", Block: 50 * time.Millisecond})
+						loops.Deliver(ctx, svcs[0], held, loops.DeliverOptions{Consumer: "stopping", Block: 50 * time.Millisecond})
 						close(done)
 					}()
 					<-held.entered
@@ -161,7 +162,7 @@ func BenchmarkFailover(b *testing.B) {
 				ctx, cancel := context.WithCancel(context.Background())
 				done := make(chan struct{})
 				go func() {
-					svcs[1].Deliver(ctx, heir, core.DeliverOptions{Consumer: "heir", Block: 50 * time.Millisecond})
+					loops.Deliver(ctx, svcs[1], heir, loops.DeliverOptions{Consumer: "heir", Block: 50 * time.Millisecond})
 					close(done)
 				}()
 				<-heir.done
@@ -200,13 +201,13 @@ func BenchmarkTakeover(b *testing.B) {
 				held := make(chan struct{})
 				var once sync.Once
 				ctx1, stop1 := context.WithCancel(context.Background())
-				var kv1 core.Leases = stores[0]
+				var kv1 loops.Leases = stores[0]
 				if how == "kill" {
 					kv1 = &silenced{Leases: stores[0]}
 				}
 				done1 := make(chan struct{})
 				go func() {
-					core.Lead(ctx1, kv1, key, "one", 0, func(ctx context.Context) { once.Do(func() { close(held) }); <-ctx.Done() }, nil)
+					loops.Lead(ctx1, kv1, key, "one", 0, func(ctx context.Context) { once.Do(func() { close(held) }); <-ctx.Done() }, nil)
 					close(done1)
 				}()
 				<-held
@@ -215,7 +216,7 @@ func BenchmarkTakeover(b *testing.B) {
 				done2 := make(chan struct{})
 				asked := &askedLeases{Leases: stores[1], refused: make(chan struct{}, 1)}
 				go func() {
-					core.Lead(ctx2, asked, key, "two", 0, func(ctx context.Context) { second <- time.Now(); <-ctx.Done() }, nil)
+					loops.Lead(ctx2, asked, key, "two", 0, func(ctx context.Context) { second <- time.Now(); <-ctx.Done() }, nil)
 					close(done2)
 				}()
 				<-asked.refused // the second is waiting for the lease
@@ -239,7 +240,7 @@ func BenchmarkTakeover(b *testing.B) {
 // silenced is a replica's leases once it has died: nothing it asks
 // reaches the store.
 type silenced struct {
-	core.Leases
+	loops.Leases
 	mu   sync.Mutex
 	dead bool
 }
@@ -266,7 +267,7 @@ func (s *silenced) Release(ctx context.Context, key, owner string) error {
 // askedLeases tells, once, that a lease was refused: the replica is
 // standing by.
 type askedLeases struct {
-	core.Leases
+	loops.Leases
 	refused chan struct{}
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/loops"
 )
 
 func init() {
@@ -36,7 +37,7 @@ func testUndelivered(t *testing.T, h Harness) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		e.svc.Deliver(ctx, c, core.DeliverOptions{Consumer: "c1", Block: 20 * time.Millisecond,
+		loops.Deliver(ctx, e.svc, c, loops.DeliverOptions{Consumer: "c1", Block: 20 * time.Millisecond,
 			OnError: func(d core.Delivery, err error) { dropped <- d }})
 	}()
 	defer func() { cancel(); <-done }()
@@ -150,7 +151,7 @@ func testDeliver(t *testing.T, h Harness) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		e.svc.Deliver(ctx, slack, core.DeliverOptions{Consumer: "c1", MinIdle: 10 * time.Millisecond, Block: 20 * time.Millisecond, RetryWait: 10 * time.Millisecond})
+		loops.Deliver(ctx, e.svc, slack, loops.DeliverOptions{Consumer: "c1", MinIdle: 10 * time.Millisecond, Block: 20 * time.Millisecond, RetryWait: 10 * time.Millisecond})
 	}()
 	defer func() { cancel(); <-done }()
 

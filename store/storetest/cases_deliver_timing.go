@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/loops"
 )
 
 func init() {
@@ -60,12 +61,12 @@ func (c *timedCourier) postTimes(room string) []time.Time {
 
 // run drives the outbox with c until the test ends, or until cancel; wait
 // returns once the deliverer has stopped.
-func (e *env) run(c core.Courier, o core.DeliverOptions) (cancel func(), wait func()) {
+func (e *env) run(c core.Courier, o loops.DeliverOptions) (cancel func(), wait func()) {
 	ctx, cancel := context.WithCancel(e.t.Context())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		e.svc.Deliver(ctx, c, o)
+		loops.Deliver(ctx, e.svc, c, o)
 	}()
 	wait = func() { <-done }
 	e.t.Cleanup(func() { cancel(); wait() })
@@ -87,7 +88,7 @@ func testRateLimitedRoom(t *testing.T, h Harness) {
 		}
 		return nil
 	}
-	e.run(c, core.DeliverOptions{Consumer: "c1", Block: 50 * time.Millisecond, MinIdle: time.Hour})
+	e.run(c, loops.DeliverOptions{Consumer: "c1", Block: 50 * time.Millisecond, MinIdle: time.Hour})
 	q := e.ask(decision("ops")) // posted in Slack C1 (and Telegram, not driven here)
 	if err := e.store.Enqueue(t.Context(), []core.Delivery{{Key: "other-room", Kind: core.DeliverPost,
 		Surface: core.SurfaceSlack, Room: "C2", QuestionID: q.ID, CreatedAt: epoch}}); err != nil {
@@ -138,7 +139,7 @@ func testHandback(t *testing.T, h Harness) {
 	}
 	c := &blockingCourier{recordingCourier: recordingCourier{surface: core.SurfaceSlack, changed: make(chan struct{}, 8)},
 		entered: make(chan struct{}, 1), release: make(chan struct{})}
-	cancel, wait := e.run(c, core.DeliverOptions{Consumer: "leaving", Block: 50 * time.Millisecond, MinIdle: time.Hour})
+	cancel, wait := e.run(c, loops.DeliverOptions{Consumer: "leaving", Block: 50 * time.Millisecond, MinIdle: time.Hour})
 	select {
 	case <-c.entered:
 	case <-time.After(10 * time.Second):
@@ -180,7 +181,7 @@ func testBudgetSpacing(t *testing.T, h Harness) {
 	key := "test:room:C1:" + t.Name()
 	c.budget = []core.Allowance{{Key: key, Limit: core.Limit{Rate: 1, Per: per}}}
 	b := &grantClock{Budget: e.store.(core.Budget)}
-	e.run(c, core.DeliverOptions{Consumer: "c1", Block: 50 * time.Millisecond, MinIdle: time.Hour, Budget: b})
+	e.run(c, loops.DeliverOptions{Consumer: "c1", Block: 50 * time.Millisecond, MinIdle: time.Hour, Budget: b})
 	for range 3 {
 		e.ask(decision("ops"))
 	}
@@ -216,7 +217,7 @@ func testHandedBackInTurn(t *testing.T, h Harness) {
 	for range cards {
 		e.ask(decision("ops"))
 	}
-	e.run(c, core.DeliverOptions{Consumer: "c1", Block: 50 * time.Millisecond, MinIdle: time.Hour, Budget: b})
+	e.run(c, loops.DeliverOptions{Consumer: "c1", Block: 50 * time.Millisecond, MinIdle: time.Hour, Budget: b})
 	c.waitFor(t, cards)
 	if n := len(c.postTimes("C1")); n != cards {
 		t.Fatalf("%d posts into the room, want %d", n, cards)

@@ -1,11 +1,14 @@
-package core
+package loops
 
 import (
 	"context"
 	"time"
+
+	"github.com/askbridge/askbridge/core"
 )
 
-// Leases is the part of Values that Lead needs.
+// Leases is the part of core.Values that Lead needs (core.Service.Values
+// gives it to a door).
 type Leases interface {
 	Lease(ctx context.Context, key, owner string, ttl time.Duration) (bool, error)
 	Release(ctx context.Context, key, owner string) error
@@ -37,7 +40,7 @@ func Lead(ctx context.Context, kv Leases, key, owner string, ttl time.Duration, 
 	}
 	every := ttl / 4
 	defer func() {
-		rctx, cancel := settle(ctx)
+		rctx, cancel := core.Settle(ctx)
 		defer cancel()
 		_ = kv.Release(rctx, key, owner)
 	}()

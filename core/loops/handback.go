@@ -1,8 +1,10 @@
-package core
+package loops
 
 import (
 	"sync"
 	"time"
+
+	"github.com/askbridge/askbridge/core"
 )
 
 // handBacks spreads the deliveries that one Deliver loop hands back to
@@ -26,7 +28,7 @@ const maxHandBacks = 4096
 // wait is how long a delivery that key's budget (limit l) refused, asking
 // wait, is to wait: until the first of the budget's coming sends that no
 // other delivery handed back here was given.
-func (h *handBacks) wait(key string, l Limit, wait time.Duration, now time.Time) time.Duration {
+func (h *handBacks) wait(key string, l core.Limit, wait time.Duration, now time.Time) time.Duration {
 	if l.Rate <= 0 || l.Per <= 0 {
 		return wait
 	}

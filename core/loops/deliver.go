@@ -1,0 +1,339 @@
+package loops
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// DeliverOptions tune the outbox loop.
+type DeliverOptions struct {
+	Consumer string // this replica's consumer name
+	Batch    int    // deliveries claimed at once; default 10
+	// MinIdle is how long a claim may go without a heartbeat before its
+	// consumer is presumed dead and another takes it over; default 10s.
+	// A live consumer renews its claims every MinIdle/3 while it sends, so
+	// a slow send is never taken from it.
+	MinIdle time.Duration
+	Block   time.Duration // how long a claim waits for new work; default 1s
+	// MaxAttempts drops a delivery after this many attempts; default 8.
+	MaxAttempts int
+	// GiveUpAfter, when set, replaces MaxAttempts: a delivery is retried
+	// until it is this old (since it was enqueued), then dropped with an
+	// undelivered event. Webhooks use it (webhooks.give_up_after).
+	GiveUpAfter time.Duration
+	// RetryWait is the wait after the first failed attempt that named no
+	// wait of its own, doubling with each attempt up to 2m; default 2s.
+	RetryWait time.Duration
+	// Budget, when set, holds sends to the budgets the courier names (it
+	// must implement core.Budgeted) across every replica sharing the store.
+	Budget core.Budget
+	// OnError hears every failed delivery (for logs); may be nil. A
+	// batch's rooms go at once, so it may be called from several
+	// goroutines at once.
+	OnError func(d core.Delivery, err error)
+}
+
+// DefaultMinIdle is DeliverOptions.MinIdle's default: a dead replica's
+// deliveries are taken over within about this long.
+const DefaultMinIdle = 10 * time.Second
+
+// Deliver drains the outbox for c's surface until ctx ends: at least once
+// (a delivery is acked only after it succeeded, so a crash hands it to
+// another consumer), and never silently twice (a post whose card is already
+// recorded under the same delivery key is not posted again: each delivery
+// goes through svc.DeliverOne, the domain's part of it).
+//
+// One room waiting never holds up another: a delivery that must wait (a
+// platform's Retry-After, a spent budget, a back-off after a failure) goes
+// back to the outbox due at that time, and the loop carries on with the
+// rest. When ctx ends, what was claimed and not sent is handed back at
+// once, so another replica takes it without waiting for MinIdle.
+func Deliver(ctx context.Context, svc *core.Service, c core.Courier, o DeliverOptions) error {
+	s := &drain{svc: svc, store: svc.Claims()}
+	if o.Consumer == "" {
+		o.Consumer = "askbridge"
+	}
+	if o.Batch <= 0 {
+		o.Batch = 10
+	}
+	if o.MinIdle <= 0 {
+		o.MinIdle = DefaultMinIdle
+	}
+	if o.Block <= 0 {
+		// Short, because a blocked claim on Redis does not notice ctx
+		// ending: this bounds how long a stopping bridge waits for it.
+		o.Block = time.Second
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 8
+	}
+	if o.RetryWait <= 0 {
+		o.RetryWait = 2 * time.Second
+	}
+	if o.OnError == nil {
+		o.OnError = func(core.Delivery, error) {}
+	}
+	surface := c.Surface()
+	budgets, _ := c.(core.Budgeted)
+	if o.Budget == nil {
+		budgets = nil
+	}
+	defer func() {
+		lctx, cancel := core.Settle(ctx)
+		defer cancel()
+		if err := s.store.Leave(lctx, surface, o.Consumer, 10*o.MinIdle); err != nil {
+			o.OnError(core.Delivery{Surface: surface}, core.Internal("leave", err))
+		}
+	}()
+	hb := &handBacks{}
+	for ctx.Err() == nil {
+		ds, err := s.store.Claim(ctx, surface, o.Consumer, o.Batch, o.MinIdle, o.Block)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			o.OnError(core.Delivery{Surface: surface}, core.Internal("claim", err))
+			if !sleep(ctx, time.Second) {
+				return nil
+			}
+			continue
+		}
+		s.deliverBatch(ctx, c, budgets, ds, o, hb)
+	}
+	return nil
+}
+
+// drain is one Deliver loop: the service whose outbox it drains, and that
+// outbox's claims (core.Service.Claims).
+type drain struct {
+	svc   *core.Service
+	store core.Claims
+}
+
+// deliverBatch carries out one claimed batch, keeping its claims alive
+// while it works, and hands back whatever is left when ctx ends. Each
+// room's deliveries go in order, one at a time (a card's post before its
+// edit); the rooms of a batch go at once, so a drain after downtime
+// sends into many rooms at the platforms' rate rather than at the pace
+// of one send's round trips after another (issue 31: one at a time
+// drained at half of Telegram's rate). The budgets keep every room, and
+// the bot as a whole, within the platform's limits however many go at
+// once.
+func (s *drain) deliverBatch(ctx context.Context, c core.Courier, budgets core.Budgeted, ds []core.Delivery, o DeliverOptions, hb *handBacks) {
+	if len(ds) == 0 {
+		return
+	}
+	surface := c.Surface()
+	// pending is what the heartbeat keeps claimed: the deliveries of the
+	// batch not yet done.
+	var mu sync.Mutex
+	pending := make(map[string]bool, len(ds))
+	for _, d := range ds {
+		pending[d.ID] = true
+	}
+	done := func(id string) {
+		mu.Lock()
+		delete(pending, id)
+		mu.Unlock()
+	}
+	beat, stopBeat := context.WithCancel(ctx)
+	beatDone := make(chan struct{})
+	go func() {
+		defer close(beatDone)
+		t := time.NewTicker(o.MinIdle / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-beat.Done():
+				return
+			case <-t.C:
+				mu.Lock()
+				ids := make([]string, 0, len(pending))
+				for id := range pending {
+					ids = append(ids, id)
+				}
+				mu.Unlock()
+				if err := s.store.Extend(beat, surface, o.Consumer, ids); err != nil && beat.Err() == nil {
+					o.OnError(core.Delivery{Surface: surface}, core.Internal("extend", err))
+				}
+			}
+		}
+	}()
+	defer func() {
+		stopBeat()
+		<-beatDone
+	}()
+
+	var lanes sync.WaitGroup
+	for _, lane := range byRoom(ds) {
+		lanes.Go(func() {
+			for i, d := range lane {
+				if ctx.Err() != nil {
+					// Stopping: hand back what was not sent, uncounted, so
+					// another replica takes it now rather than after MinIdle.
+					for _, rest := range lane[i:] {
+						rest.Attempts--
+						s.retry(ctx, rest, o, 0)
+						done(rest.ID)
+					}
+					return
+				}
+				s.deliverClaimed(ctx, c, budgets, d, o, hb)
+				done(d.ID)
+			}
+		})
+	}
+	lanes.Wait()
+}
+
+// byRoom splits a batch by the room each delivery goes to (an edit's
+// card's room), each room's in the order claimed.
+func byRoom(ds []core.Delivery) [][]core.Delivery {
+	var lanes [][]core.Delivery
+	at := make(map[string]int, len(ds))
+	for _, d := range ds {
+		room := d.Room
+		if room == "" && d.Message != nil {
+			room = d.Message.Room
+		}
+		i, ok := at[room]
+		if !ok {
+			i = len(lanes)
+			at[room] = i
+			lanes = append(lanes, nil)
+		}
+		lanes[i] = append(lanes[i], d)
+	}
+	return lanes
+}
+
+// deliverClaimed carries out one claimed delivery: it waits in the
+// outbox if its budget is spent, is sent, and is acked, retried later or
+// dropped as its outcome says.
+func (s *drain) deliverClaimed(ctx context.Context, c core.Courier, budgets core.Budgeted, d core.Delivery, o DeliverOptions, hb *handBacks) {
+	if wait := s.spend(ctx, budgets, d, o, hb); wait > 0 {
+		d.Attempts-- // not attempted
+		s.retry(ctx, d, o, wait)
+		return
+	}
+	err := s.svc.DeliverOne(ctx, c, d)
+	drop := err != nil && s.givesUp(d, err, o)
+	s.svc.Attempted(ctx, d, err, drop)
+	var ra *core.RetryAfter
+	switch {
+	case err == nil:
+	case drop:
+		// Dropped: retrying cannot help, or has not. Attempted
+		// recorded it first, so whoever hears the report finds the
+		// record.
+		o.OnError(d, err)
+	case errors.As(err, &ra):
+		o.OnError(d, err)
+		s.retry(ctx, d, o, ra.After)
+		return
+	default:
+		o.OnError(d, err)
+		s.retry(ctx, d, o, backoff(o.RetryWait, d.Attempts))
+		return
+	}
+	actx, cancel := core.Settle(ctx) // done is done, even while stopping
+	if err := s.store.Ack(actx, d.Surface, d.ID); err != nil {
+		o.OnError(d, core.Internal("ack", err))
+	}
+	cancel()
+}
+
+// givesUp reports whether a failed delivery is dropped: retrying cannot
+// help (core.Permanent), or it has been tried enough (MaxAttempts, or for
+// GiveUpAfter since it was enqueued).
+func (s *drain) givesUp(d core.Delivery, err error, o DeliverOptions) bool {
+	var perm *core.Permanent
+	switch {
+	case errors.As(err, &perm):
+		return true
+	case o.GiveUpAfter > 0:
+		return s.svc.Now().Sub(d.CreatedAt) >= o.GiveUpAfter
+	}
+	return d.Attempts >= o.MaxAttempts
+}
+
+// spend takes d's sends from every budget its courier names, and reports
+// how long d must wait instead (0: go ahead). A budget that has a send
+// again within budgetWait is waited for here, and only it is spent again,
+// so the budgets spent before it are not spent for nothing (the rooms of
+// a batch go at once, and take turns at a bot-wide budget every few
+// milliseconds); a longer wait hands d back to the outbox. If the store
+// cannot say, the send goes ahead: the platform's own 429 is the
+// backstop. A delivery handed back waits its turn among those handed
+// back before it for the same budget (handBacks).
+func (s *drain) spend(ctx context.Context, budgets core.Budgeted, d core.Delivery, o DeliverOptions, hb *handBacks) time.Duration {
+	if budgets == nil {
+		return 0
+	}
+	for _, a := range budgets.Budgets(d) {
+		for {
+			wait, err := o.Budget.Spend(ctx, a.Key, a.Limit)
+			if err != nil {
+				o.OnError(d, core.Internal("budget", err))
+				return 0
+			}
+			if wait == 0 {
+				break
+			}
+			if wait > budgetWait {
+				return hb.wait(a.Key, a.Limit, wait, s.svc.Now())
+			}
+			if !sleep(ctx, wait) {
+				return wait
+			}
+		}
+	}
+	return 0
+}
+
+// budgetWait is the longest a delivery waits for a budget in its lane
+// rather than back in the outbox: a bot-wide budget of thirty a second
+// comes round every 33 ms, while a room's (one a second) is left to the
+// outbox, so that one room waiting never holds up another for long.
+const budgetWait = 200 * time.Millisecond
+
+// retry puts d back in the outbox, due after wait; it outlives ctx, as an
+// ack does, so a stopping replica still hands back what it holds.
+func (s *drain) retry(ctx context.Context, d core.Delivery, o DeliverOptions, wait time.Duration) {
+	rctx, cancel := core.Settle(ctx)
+	defer cancel()
+	if d.Attempts < 0 {
+		d.Attempts = 0
+	}
+	if err := s.store.Retry(rctx, d, o.Consumer, wait); err != nil {
+		// Left claimed: it comes back to someone after MinIdle.
+		o.OnError(d, core.Internal("retry", err))
+	}
+}
+
+// backoff is the wait after a failed attempt that named no wait of its
+// own: base (2s by default), doubling, at most 2m, so eight attempts span
+// about four minutes, long enough to ride out a platform's brief outage.
+func backoff(base time.Duration, attempts int) time.Duration {
+	d := base
+	for i := 1; i < attempts && d < 2*time.Minute; i++ {
+		d *= 2
+	}
+	return min(d, 2*time.Minute)
+}
+
+// sleep waits d or until ctx ends; it reports whether ctx is still live.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

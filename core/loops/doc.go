@@ -1,0 +1,30 @@
+// Package loops runs askbridge's background work over core's exported
+// API: the outbox drain that hands each surface's deliveries to its
+// courier ([Deliver], [DeliverCalls]), the lease that keeps a single
+// connection (the Telegram poller, the Discord gateway) on one replica
+// ([Lead]), and the timers of the ticker, the heartbeat, retention,
+// reminders and the catch-up after downtime ([Run]).
+//
+// It lives under core/ because it is core's runtime, not a door: it
+// imports core and nothing else of ours, and core never imports it
+// (cmd/askbridge's TestImportsPointInwards keeps both). The split is
+// between deciding and timing. core decides: what one delivery does
+// ([core.Service.DeliverOne]: a card recorded under the same key is not
+// posted again), what a dropped delivery records
+// ([core.Service.Attempted]), what a tick closes or re-notifies
+// ([core.Service.Tick]), what boot records and re-notifies
+// ([core.Service.Boot], [core.Service.CatchUp]). loops decides when and
+// how often: claiming batches and keeping them claimed, the rooms of a
+// batch at once, budgets and back-off, handing back on shutdown, lease
+// renewal, intervals. The drain reaches the outbox only through
+// [core.Service.Claims], which cannot enqueue: deliveries come from the
+// chokepoint's changes alone.
+//
+// # Files
+//
+// deliver.go the drain ([Deliver], [DeliverOptions]) and its retry
+// policy, handback.go the turns of the deliveries a spent budget sends
+// back to the outbox, calls.go the webhook outbox's drain
+// ([DeliverCalls]), lead.go the single-connection lease ([Lead]), run.go
+// the timers ([Run], [Intervals]).
+package loops

@@ -1,0 +1,94 @@
+package loops
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// Intervals are the intervals of the background work Run does.
+type Intervals struct {
+	Tick      time.Duration // timeout ticker
+	Heartbeat time.Duration
+	Purge     time.Duration
+	Remind    time.Duration // reminders of routes with remind_every; default 10s
+}
+
+// Run runs svc's ticker (core.Service.Tick), heartbeat (Beat), retention
+// (Purge), reminders (Remind) and, while a downtime's re-notification is
+// due, CatchUp, until ctx ends (call svc.Boot first, once). Each pass is
+// the domain's; Run only times them. Errors of one pass are reported to
+// onErr and the loop goes on: a store that is briefly away must not stop
+// the bridge.
+func Run(ctx context.Context, svc *core.Service, l Intervals, onErr func(error)) error {
+	if l.Tick <= 0 {
+		l.Tick = time.Second
+	}
+	if l.Heartbeat <= 0 {
+		l.Heartbeat = 15 * time.Second
+	}
+	if l.Purge <= 0 {
+		l.Purge = time.Hour
+	}
+	if l.Remind <= 0 {
+		l.Remind = 10 * time.Second
+	}
+	if onErr == nil {
+		onErr = func(error) {}
+	}
+	var catchUp sync.WaitGroup
+	defer catchUp.Wait()
+	catchUp.Go(func() { catchUpLoop(ctx, svc, l.Tick, onErr) })
+	tick, beat, purge := time.NewTicker(l.Tick), time.NewTicker(l.Heartbeat), time.NewTicker(l.Purge)
+	defer tick.Stop()
+	defer beat.Stop()
+	defer purge.Stop()
+	remind := time.NewTicker(l.Remind)
+	defer remind.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+			if _, err := svc.Tick(ctx); err != nil && ctx.Err() == nil {
+				onErr(err)
+			}
+		case <-beat.C:
+			if err := svc.Beat(ctx); err != nil && ctx.Err() == nil {
+				onErr(err)
+			}
+		case <-purge.C:
+			if _, err := svc.Purge(ctx); err != nil && ctx.Err() == nil {
+				onErr(err)
+			}
+		case <-remind.C:
+			if _, err := svc.Remind(ctx); err != nil && ctx.Err() == nil {
+				onErr(err)
+			}
+		}
+	}
+}
+
+// catchUpLoop runs CatchUp until it is finished, trying again every
+// interval while another replica holds it or after an error.
+func catchUpLoop(ctx context.Context, svc *core.Service, interval time.Duration, onErr func(error)) {
+	owner := core.NewID(0) // this process, for the lease
+	for {
+		_, done, err := svc.CatchUp(ctx, owner)
+		if ctx.Err() != nil || done {
+			return
+		}
+		if err != nil {
+			onErr(err)
+		}
+		t := time.NewTimer(interval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}

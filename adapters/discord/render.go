@@ -45,7 +45,7 @@ func RenderEdit(c card.Card, card core.MessageRef) *discordgo.MessageEdit {
 }
 
 // RenderReminder is the post that reminds a room of a still-open question
-// (core.NewReminder). It replies to the card when one was posted in the
+// (card.NewReminder). It replies to the card when one was posted in the
 // same room, so people jump to the buttons; it carries no buttons itself,
 // because only cards are edited when the question closes.
 func RenderReminder(c card.Card) *discordgo.MessageSend {

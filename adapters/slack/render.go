@@ -42,7 +42,7 @@ const headPrefix = "askbridge:"
 
 const timeLayout = "2006-01-02 15:04 UTC"
 
-// Card renders a core.Card: a question's first post (with its markers)
+// Card renders a card.Card: a question's first post (with its markers)
 // and every later edit. An open question gets its buttons, each carrying
 // only an encoded core.Ref; a closed one shows who closed it, how and
 // when, and no buttons.
@@ -228,7 +228,7 @@ func fallback(c card.Card) string {
 	return esc(s, 300)
 }
 
-// Reminder renders a reminder (core.NewReminder). With the card in the
+// Reminder renders a reminder (card.NewReminder). With the card in the
 // same room it is posted in the card's thread, right under the card;
 // otherwise it names the question, since there is no card to point to.
 func Reminder(c card.Card) Message {

@@ -94,7 +94,7 @@ func newCard(body []Element) AdaptiveCard {
 		Version: CardSchemaVersion, Body: body, MSTeams: map[string]any{"width": "Full"}}
 }
 
-// Card renders a core.Card: a question's first post and every later
+// Card renders a card.Card: a question's first post and every later
 // edit. Each action is an Action.Execute (Teams' universal action: the
 // click comes as an invoke the bot answers privately, on every client
 // that has it) with an Action.Submit fallback for clients that do not.
@@ -373,7 +373,7 @@ func action(a card.Action, input string, f fit) Element {
 	return e
 }
 
-// Reminder renders a reminder (core.NewReminder) as a small card whose
+// Reminder renders a reminder (card.NewReminder) as a small card whose
 // "Waiting for" line mentions (by AAD object id) who has not acted yet.
 func Reminder(c card.Card) AdaptiveCard {
 	s := card.ReminderHeading

@@ -368,7 +368,7 @@ func promptMessage(chat int64, html string, replyTo int, to *tgbotapi.User, plac
 }
 
 // RenderReminder is the reminder of a still-open question
-// (core.NewReminder), as a reply to its card in chat when there is one.
+// (card.NewReminder), as a reply to its card in chat when there is one.
 func RenderReminder(c card.Card, chat int64) tgbotapi.MessageConfig {
 	cardID := 0
 	if c.ReplyTo != nil {

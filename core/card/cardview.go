@@ -10,7 +10,7 @@ import (
 
 // Card is the platform-neutral view of one message about a question, at
 // one moment: a card as posted and as every later edit shows it, or a
-// reminder. Core builds it once (New, NewReminder); each chat adapter
+// reminder. It is built once, here (New, NewReminder); each chat adapter
 // only renders it in its platform's markup, so the same question shows
 // the same heading, markers, sections, actions and outcome everywhere.
 //

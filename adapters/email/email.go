@@ -153,7 +153,7 @@ func (a *Adapter) Run(ctx context.Context) error {
 // Mount adds the links' page.
 func (a *Adapter) Mount(mux *http.ServeMux) { mux.Handle(ActPath, a.page) }
 
-// Post mails q's card to the recipient card.Room, with links signed for
+// Post mails q's card to the recipient ref.Room, with links signed for
 // that address. A question that closed before its mail went out is not
 // mailed: the delivery is dropped, and recorded as undelivered.
 func (a *Adapter) Post(ctx context.Context, q *core.Question, ref core.MessageRef) (core.MessageRef, error) {

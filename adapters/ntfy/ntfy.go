@@ -120,7 +120,7 @@ func Topic(room string) string {
 	return room
 }
 
-// Post publishes q's card to the topic card.Room. A question that closed
+// Post publishes q's card to the topic ref.Room. A question that closed
 // before it went out is not published: the delivery is dropped, and
 // recorded as undelivered.
 func (a *Adapter) Post(ctx context.Context, q *core.Question, ref core.MessageRef) (core.MessageRef, error) {

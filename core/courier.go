@@ -14,7 +14,7 @@ type Courier interface {
 	Surface() Surface
 	// Post puts q's card in card.Room and returns the posted message:
 	// card as given (its surface, room, kind, delivery key and repeat
-	// mark, which NewCard reads) with the platform's message id, and the
+	// mark, which core/card reads) with the platform's message id, and the
 	// room the platform names it by if that differs. Kind is DeliverPost
 	// or DeliverEscalate (an escalation posts the card in the escalation
 	// route's room).

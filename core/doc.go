@@ -16,7 +16,7 @@
 //     store, never the store itself.
 //  2. Exactly once: [Next] refuses a closed question with a
 //     [*ClosedError] naming who closed it, how and when ([ErrClosed],
-//     [RefusalNote]), and [Questions.Commit] writes a [Change] only while
+//     worded for people by core/card's RefusalNote), and [Questions.Commit] writes a [Change] only while
 //     the question is at the version it was computed from; a change that
 //     went stale ([*StaleError]) is computed again on the question as
 //     stored, so of racing attempts exactly one closes it.
@@ -51,9 +51,9 @@
 //     [Closer] in [Resolution].ClosedBy, and each part its own
 //     ([ItemAnswer.DecidedBy]); [CloserOf] is the one reader (it also
 //     reads records stored before closers were), and [ResumeOf] and
-//     [CallResultsOf] word the resume from it (closer.go); [OutcomeLine]
-//     and [PartBy] word every card, console card and late clicker's
-//     note from it (outcome.go).
+//     [CallResultsOf] word the resume from it (closer.go); core/card's
+//     OutcomeLine and PartBy word every card, console card and late
+//     clicker's note from it.
 //  10. One transition: [Next] (next.go) is the one place the next state
 //     of a question is computed, for every kind and feature, with no I/O;
 //     stores hold no rule of it. A new kind of question, or a new feature
@@ -82,12 +82,13 @@
 //     [DeliverUpdate] for every card of the question. [Questions.Commit]
 //     writes all of it in one atomic step, if the question is still as
 //     read, and wakes the question's [Waker] watchers.
-//   - The adapter tells the clicker what happened ([RecordedNote], or
-//     [RefusalNote] when the click changed nothing). [Service.Wait], woken,
+//   - The adapter tells the clicker what happened (core/card's
+//     RecordedNote, or RefusalNote when the click changed nothing). [Service.Wait], woken,
 //     returns the closed question to the agent's long poll or MCP call,
 //     which resumes with [ResumeOf]. core/loops' drain hands the update
 //     deliveries, through [Service.DeliverOne], to each platform's
-//     [Courier], which renders [NewCard] to show the outcome on every card.
+//     [Courier], which renders core/card's card.New to show the outcome
+//     on every card.
 //
 // # Files
 //
@@ -116,9 +117,7 @@
 // of tool calls asked at once, its validation and the standing approvals
 // that cover its calls, batchanswer.go the decisions on its calls,
 // batchresult.go their outcomes and per-call resumes ([CallOutcomes],
-// [CallResultsOf]) and batchcard.go its card;
-// cardview.go the platform-neutral [Card], cardbuild.go [NewCard] and
-// card.go and notes.go the wording every surface shares; lifecycle.go one
+// [CallResultsOf]); lifecycle.go one
 // pass each of the ticker, boot, catch-up, heartbeat and retention;
 // closer.go who or what closed a
 // question ([Closer], [CloserOf]); people.go the configured
@@ -151,6 +150,12 @@
 // They call core's exported API alone and core never imports them: a
 // decision about a question goes here, when and how often it is made
 // goes there.
+//
+// The cards every surface renders, and the wording they share (headings,
+// markers, button labels, outcome lines, the notes a clicker reads), are
+// core/card's: it imports core and core never imports it, so the domain
+// exports what a card needs ([DeciderLabel], [Service.CallOn], [TallyOf],
+// [CloserOf]) and no wording points back from core to a card.
 //
 // The audit chain that makes the event log tamper-evident is
 // core/audit's: how an event's [Chain] is computed (the stores compute

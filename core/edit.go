@@ -214,23 +214,6 @@ func approvalResume(in *fence.ResumeInput, r *Resolution) {
 	}
 }
 
-// editAction is an editable call's "Edit and approve" button: it collects
-// the arguments, starting from those asked for.
-func editAction(q *Question, pretty string) Action {
-	return Action{Label: LabelEditApprove, Ref: Ref{QuestionID: q.ID, Item: -1, Action: RefEdit},
-		Style: StyleDefault, Input: InputArguments, Prefill: pretty}
-}
-
-// shownCall is the arguments a card shows, with their hash: those asked
-// for, or once approved with changes, those approved (what was approved
-// is what matters afterwards; the outcome names the keys that changed).
-func shownCall(q *Question) (json.RawMessage, string) {
-	if r := q.Resolution; r != nil && r.Edit != nil {
-		return r.Edit.Arguments, r.Edit.ArgumentsSHA256
-	}
-	return q.Call.Arguments, q.Call.ArgumentsSHA256
-}
-
 // Refusal is what the chokepoint would tell d about answering q now, and
 // records it as the chokepoint would; nil when d may answer. It is for
 // doors that first open a form (a modal, a prompt) and take the answer

@@ -111,7 +111,7 @@ type ClosedError struct {
 // accounts; otherwise the surface and platform id. Display names are
 // chosen by people (or vouched for, free text), and this text reaches
 // agents outside any fence (law 7); people get the display name through
-// OutcomeLine on their own surface.
+// card.OutcomeLine (core/card) on their own surface.
 func (e *ClosedError) Error() string {
 	r := e.Question.Resolution
 	if r == nil {

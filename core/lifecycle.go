@@ -62,7 +62,7 @@ func (s *Service) Tick(ctx context.Context) (TickReport, error) {
 			}
 		default:
 			_, err = s.resolve(ctx, attempt{op: "timeout", id: q.ID, door: doorSystem, actor: System,
-				build: s.systemClose(StateTimedOut, CloserTimeout, System, timeoutReason(q))})
+				build: s.systemClose(StateTimedOut, CloserTimeout, System, TimeoutReasonOf(q))})
 			if err == nil {
 				rep.TimedOut++
 			}

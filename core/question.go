@@ -156,6 +156,19 @@ type Decider struct {
 	Roles   []string `json:"-"`
 }
 
+// DeciderLabel names who acted, for people: the display name, else the id.
+func DeciderLabel(d Decider) string {
+	switch {
+	case d.Surface == SurfaceSystem:
+		return "askbridge"
+	case d.Name != "":
+		return d.Name
+	case d.ID != "":
+		return d.ID
+	}
+	return "someone"
+}
+
 // System is the decider for what the bridge does on its own: timeouts,
 // expiry at the end of a run.
 var System = Decider{Surface: SurfaceSystem, ID: "askbridge", Name: "askbridge"}

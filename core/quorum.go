@@ -67,9 +67,9 @@ func SortVotes(vs []Vote) {
 	})
 }
 
-// voteKey names who votes: the person, so their accounts on every
+// VoteKey names who votes: the person, so their accounts on every
 // surface are one vote, else the account.
-func voteKey(d Decider) string {
+func VoteKey(d Decider) string {
 	if d.Person != "" {
 		return PersonPrefix + d.Person
 	}
@@ -166,7 +166,7 @@ func (s *Service) quorumOf(in AskInput, route Route) (int, error) {
 func (s *Service) voteTransition(q *Question, in AnswerInput, res *Resolution, now time.Time) (Transition, error) {
 	const op = "answer"
 	d := publicDecider(in.Decider)
-	v := Vote{Key: voteKey(d), Choice: in.OptionID, Text: strings.TrimSpace(in.Text), Decider: d, At: now}
+	v := Vote{Key: VoteKey(d), Choice: in.OptionID, Text: strings.TrimSpace(in.Text), Decider: d, At: now}
 	for _, prev := range q.Votes {
 		if prev.Key == v.Key {
 			return Transition{}, AlreadyCounted(op)
@@ -235,7 +235,7 @@ func TallyOf(q *Question) *Tally {
 	case KindApproval:
 		t.Lines = append(t.Lines, line(len(names[ApproveOption]), "approvals", names[ApproveOption]))
 		if n := len(names[DenyOption]); n > 0 {
-			t.Lines = append(t.Lines, fmt.Sprintf("%d %s: %s", n, plural(n, "deny", "denies"), strings.Join(names[DenyOption], ", ")))
+			t.Lines = append(t.Lines, fmt.Sprintf("%d %s: %s", n, Plural(n, "deny", "denies"), strings.Join(names[DenyOption], ", ")))
 		}
 	case KindDecision:
 		for _, o := range q.Options {
@@ -250,7 +250,9 @@ func TallyOf(q *Question) *Tally {
 	return t
 }
 
-func plural(n int, one, many string) string {
+// Plural is one or many, as n calls for: the tally here and the outcome
+// lines a card shows (core/card) count alike.
+func Plural(n int, one, many string) string {
 	if n == 1 {
 		return one
 	}
@@ -261,9 +263,9 @@ func plural(n int, one, many string) string {
 // quorum: some may have voted, so it does not say nobody answered.
 const QuorumTimeoutReason = "the quorum was not reached before the deadline"
 
-// timeoutReason is the honest account of a timeout, with the votes a
+// TimeoutReasonOf is the honest account of a timeout, with the votes a
 // question with a quorum had by then.
-func timeoutReason(q *Question) string {
+func TimeoutReasonOf(q *Question) string {
 	if q.Quorum <= 1 {
 		return TimeoutReason
 	}

@@ -129,20 +129,44 @@ func actedOn(q *Question) actors {
 	return a
 }
 
-// Reminder is the reminder of a still-open q for room on surface
-// (NewReminder), calling on whoever there may decide and has not acted
-// yet: the route's people and listed accounts by id, its roles as roles.
+// Mention is one account or role a reminder calls on.
+type Mention struct {
+	// ID is the platform's user id, or its role or user group id.
+	ID   string
+	Role bool
+	// Name is the configured display name of a person, else "".
+	Name string
+}
+
+// Safe reports whether the mention's id is plain letters, digits, '-' and
+// '_', as every platform's ids are: a renderer writes it into markup, so
+// anything else is left out rather than escaped into a broken mention.
+func (m Mention) Safe() bool {
+	if m.ID == "" || len(m.ID) > 64 {
+		return false
+	}
+	for _, r := range m.ID {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// CallOn is whom a reminder of a still-open q on surface calls on
+// (card.Reminder): whoever there may decide and has not acted yet, the
+// route's people and listed accounts by id, its roles as roles.
 // Anyone-may ("*") routes have nobody to call on by name. A nil Service
 // (a courier built without one, in a test) calls on nobody.
-func (s *Service) Reminder(q *Question, surface Surface, room string) Card {
-	c := NewReminder(q, surface, room)
+func (s *Service) CallOn(q *Question, surface Surface) []Mention {
 	if s == nil {
-		return c
+		return nil
 	}
 	route, ok := s.RouteOf(q)
 	if !ok {
-		return c
+		return nil
 	}
+	var out []Mention
 	dir := s.conf().dir
 	done := actedOn(q)
 	seen := map[string]bool{}
@@ -150,7 +174,7 @@ func (s *Service) Reminder(q *Question, surface Surface, room string) Card {
 		key := fmt.Sprint(m.Role, m.ID)
 		if !seen[key] {
 			seen[key] = true
-			c.Mentions = append(c.Mentions, m)
+			out = append(out, m)
 		}
 	}
 	for _, p := range s.routePeople(route) {
@@ -172,7 +196,7 @@ func (s *Service) Reminder(q *Question, surface Surface, room string) Card {
 			}
 		}
 	}
-	return c
+	return out
 }
 
 // Remind posts the reminders that are due: a question on a route with

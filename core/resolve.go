@@ -369,7 +369,7 @@ func (s *Service) Cancel(ctx context.Context, in CancelInput) (Outcome, error) {
 		return Outcome{}, err
 	}
 	if strings.TrimSpace(reason) == "" {
-		reason = defaultCancelReason(in.By)
+		reason = DefaultCancelReason(in.By)
 	}
 	return s.resolve(ctx, attempt{op: "cancel", id: in.QuestionID, door: doorAgent, owner: in.Owner, actor: in.By,
 		build: s.systemClose(StateCancelled, cancelCloser(in.By), in.By, reason)})
@@ -421,8 +421,8 @@ func (s *Service) EndRun(ctx context.Context, run Run) ([]Outcome, error) {
 	return out, nil
 }
 
-// defaultCancelReason is what a cancel that gives no reason records: who
+// DefaultCancelReason is what a cancel that gives no reason records: who
 // withdrew the question. Cards leave it out, since they say who already.
-func defaultCancelReason(by Decider) string {
+func DefaultCancelReason(by Decider) string {
 	return "withdrawn by " + string(by.Surface) + " " + by.ID
 }

@@ -111,7 +111,7 @@ func people(parts []ItemAnswer) int {
 	seen := map[string]bool{}
 	for _, a := range parts {
 		if a.DecidedBy() == CloserPerson {
-			seen[voteKey(a.Decider)] = true
+			seen[VoteKey(a.Decider)] = true
 		}
 	}
 	return len(seen)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 	"github.com/askbridge/askbridge/internal/coretest"
 )
 
@@ -220,7 +221,7 @@ func TestBatchCallsDecidedByRules(t *testing.T) {
 			t.Errorf("the batch's resume lacks %q:\n%s", want, whole.Text)
 		}
 	}
-	if line := core.OutcomeLine(o.Question); !strings.Contains(line, `1 by policy rule 0 of route "guarded" ("reads")`) || !strings.Contains(line, "1 by ops") {
+	if line := card.OutcomeLine(o.Question); !strings.Contains(line, `1 by policy rule 0 of route "guarded" ("reads")`) || !strings.Contains(line, "1 by ops") {
 		t.Errorf("outcome line %q", line)
 	}
 
@@ -232,8 +233,8 @@ func TestBatchCallsDecidedByRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if q.Open() || core.CloserOf(q) != core.CloserParts || !strings.HasSuffix(core.OutcomeLine(q), "nobody looked at these calls") {
-		t.Fatalf("a batch every call of which a rule decided: %s, %q", q.State, core.OutcomeLine(q))
+	if q.Open() || core.CloserOf(q) != core.CloserParts || !strings.HasSuffix(card.OutcomeLine(q), "nobody looked at these calls") {
+		t.Fatalf("a batch every call of which a rule decided: %s, %q", q.State, card.OutcomeLine(q))
 	}
 	if ds, err := st.Claim(ctx, core.SurfaceSlack, "test", 10, time.Minute, 0); err != nil || len(ds) != 0 {
 		t.Fatalf("cards for a batch nobody is asked about: %+v, %v", ds, err)

@@ -343,32 +343,3 @@ func SortStandings(all []Standing) {
 		return 0
 	})
 }
-
-// standingActions are the buttons that approve and grant a standing
-// approval, as far as the ask offers them.
-func standingActions(q *Question) []Action {
-	offer := q.Call.Standing
-	if offer == nil {
-		return nil
-	}
-	ref := Ref{QuestionID: q.ID, Item: -1, Action: RefStanding}
-	out := []Action{{Label: LabelStandingRun, Ref: ref, Style: StyleDefault}}
-	if offer.Hours > 0 {
-		ref.Option = 1
-		out = append(out, Action{Label: fmt.Sprintf(LabelStandingAgent, offer.Hours), Ref: ref, Style: StyleDefault})
-	}
-	return out
-}
-
-// standingNote is the private note after an approve that granted a
-// standing approval.
-func standingNote(q *Question, r Ref) string {
-	if q == nil || q.Call == nil {
-		return "Recorded: Approved"
-	}
-	how := "for the rest of this run"
-	if r.Option == 1 && q.Call.Standing != nil {
-		how = fmt.Sprintf("for the next %d hours", q.Call.Standing.Hours)
-	}
-	return "Recorded: Approved. Later asks for " + q.Call.Tool + " by this agent are approved at once " + how + ", unless an operator revokes it."
-}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 // CardFixture is one card that every chat renderer is checked on. All
@@ -19,7 +20,7 @@ import (
 // can diff one card across platforms.
 type CardFixture struct {
 	Name string
-	Card core.Card
+	Card card.Card
 	// Room is the room the card or reminder is posted in; ReplyTo, when a
 	// reminder has one, is in the same room.
 	Room string
@@ -224,12 +225,12 @@ func CardFixtures() []CardFixture {
 	}
 	var out []CardFixture
 	for _, c := range cards {
-		out = append(out, CardFixture{Name: c.name, Card: core.NewCard(c.q, c.m), Room: room})
+		out = append(out, CardFixture{Name: c.name, Card: card.New(c.q, c.m), Room: room})
 	}
 	// A section kind no renderer knows yet (a quorum's tally, say) shows
 	// its title and body: new kinds of body part need no renderer first.
-	future := core.NewCard(fixtureQ(core.KindApproval), post)
-	future.Sections = append(future.Sections, core.Section{Kind: "tally", Title: "Approvals", Body: "1 of 2 approvals: Alice"})
+	future := card.New(fixtureQ(core.KindApproval), post)
+	future.Sections = append(future.Sections, card.Section{Kind: "tally", Title: "Approvals", Body: "1 of 2 approvals: Alice"})
 	out = append(out, CardFixture{Name: "approval_unknown_section", Card: future, Room: room})
 	// A quorum of two: one vote in, then both and closed. The tally shows
 	// who voted, with names as untrusted as any.
@@ -250,21 +251,21 @@ func CardFixtures() []CardFixture {
 		{Key: "person:bob", Choice: "ddb", Decider: fixtureBob, At: decided.CreatedAt.Add(3 * time.Minute)},
 	}
 	out = append(out,
-		CardFixture{Name: "approval_quorum_one_vote", Card: core.NewCard(voting, post), Room: room},
-		CardFixture{Name: "approval_quorum_approved", Card: core.NewCard(voted, post), Room: room},
-		CardFixture{Name: "decision_quorum_decided", Card: core.NewCard(decided, post), Room: room},
+		CardFixture{Name: "approval_quorum_one_vote", Card: card.New(voting, post), Room: room},
+		CardFixture{Name: "approval_quorum_approved", Card: card.New(voted, post), Room: room},
+		CardFixture{Name: "decision_quorum_decided", Card: card.New(decided, post), Room: room},
 	)
 	// A reminder that calls on people and a role (Service.Reminder fills
 	// these from the route; ids that are not plain are left out).
-	calling := core.NewReminder(withCard, core.SurfaceSlack, room)
+	calling := card.NewReminder(withCard, core.SurfaceSlack, room)
 	calling.Mentions = []core.Mention{{ID: "U111", Name: "Alice"}, {ID: "S0LEADS", Role: true}, {ID: "<!channel>"}}
 	out = append(out, CardFixture{Name: "reminder_calling_on", Card: calling, Room: room})
 	// Reminders: one in a room that holds the card, one in a room that
 	// does not. A reminder has the same shape on every surface; the card
 	// it points to is found among the surface's own, Slack's stands in.
 	out = append(out,
-		CardFixture{Name: "reminder_with_card", Card: core.NewReminder(withCard, core.SurfaceSlack, room), Room: room},
-		CardFixture{Name: "reminder_without_card", Card: core.NewReminder(fixtureQ(core.KindDecision), core.SurfaceSlack, room), Room: room},
+		CardFixture{Name: "reminder_with_card", Card: card.NewReminder(withCard, core.SurfaceSlack, room), Room: room},
+		CardFixture{Name: "reminder_without_card", Card: card.NewReminder(fixtureQ(core.KindDecision), core.SurfaceSlack, room), Room: room},
 	)
 	return out
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 	"github.com/askbridge/askbridge/internal/coretest"
 )
 
@@ -207,7 +208,7 @@ func clickWakes(t *testing.T, w *world) {
 	q := w.ask(decision())
 	waiting := w.wait(q.ID)
 	c := w.card(q.ID)
-	for _, s := range []string{"Which database for the ledger?", "PostgreSQL", "DynamoDB", core.HardToReverseMarker, "billing"} {
+	for _, s := range []string{"Which database for the ledger?", "PostgreSQL", "DynamoDB", card.HardToReverseMarker, "billing"} {
 		if !strings.Contains(c.Text, s) {
 			t.Fatalf("card does not show %q:\n%s", s, c.Text)
 		}
@@ -409,10 +410,10 @@ func downtime(t *testing.T, w *world) {
 	posts := w.d.Posts(t, func(ps []Post) bool {
 		reminders, digests := 0, 0
 		for _, p := range ps {
-			if strings.Contains(p.Text, core.ReminderHeading) {
+			if strings.Contains(p.Text, card.ReminderHeading) {
 				reminders++
 			}
-			if strings.Contains(p.Text, core.DigestHeading) {
+			if strings.Contains(p.Text, card.DigestHeading) {
 				digests++
 			}
 		}
@@ -420,7 +421,7 @@ func downtime(t *testing.T, w *world) {
 	})
 	digests := 0
 	for _, p := range posts {
-		if strings.Contains(p.Text, core.DigestHeading) {
+		if strings.Contains(p.Text, card.DigestHeading) {
 			digests++
 		}
 	}

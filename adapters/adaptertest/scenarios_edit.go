@@ -7,6 +7,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 	"github.com/askbridge/askbridge/fence"
 )
 
@@ -23,7 +24,7 @@ func editBeforeApproving(t *testing.T, w *world) {
 	waiting := w.wait(q.ID)
 	c := w.card(q.ID)
 	edit := w.button(c, core.RefEdit, -1, 0)
-	if edit.Label != core.LabelEditApprove {
+	if edit.Label != card.LabelEditApprove {
 		t.Fatalf("the edit button says %q", edit.Label)
 	}
 	u := w.d.Allowed()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 // 11. a route that names people alone: a member answers with their
@@ -88,7 +89,7 @@ func dmAndReminders(t *testing.T, w *world) {
 	w.clock.Advance(time.Hour)
 	w.d.Posts(t, func(ps []Post) bool {
 		for _, p := range ps {
-			if strings.Contains(p.Text, core.ReminderHeading) && strings.Contains(p.Raw, a.ID) && strings.Contains(p.Raw, b.ID) {
+			if strings.Contains(p.Text, card.ReminderHeading) && strings.Contains(p.Raw, a.ID) && strings.Contains(p.Raw, b.ID) {
 				return true
 			}
 		}

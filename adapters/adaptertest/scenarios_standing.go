@@ -7,6 +7,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 // 12. standing approval from a card: "Approve, and don't ask again for
@@ -23,7 +24,7 @@ func standingFromCard(t *testing.T, w *world) {
 	waiting := w.wait(q.ID)
 	c := w.card(q.ID)
 	b := w.button(c, core.RefStanding, -1, 0)
-	if b.Label != core.LabelStandingRun {
+	if b.Label != card.LabelStandingRun {
 		t.Fatalf("the standing button says %q", b.Label)
 	}
 	u := w.d.Allowed()

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 // The answer forms' fields, the same for every kind: text is a
@@ -144,13 +145,13 @@ func (s *Server) outcome(w http.ResponseWriter, r *http.Request, sess *session, 
 		}
 	case errors.As(err, &closed):
 		status, q = http.StatusConflict, closed.Question
-		st.Problem = core.RefusalNote(err)
+		st.Problem = card.RefusalNote(err)
 	case core.ErrorCode(err) == core.CodeNotFound:
 		s.notFound(w, r)
 		return
 	case core.ErrorCode(err) == core.CodeForbidden:
 		status = http.StatusForbidden
-		st.Problem = core.RefusalNote(err)
+		st.Problem = card.RefusalNote(err)
 	case core.ErrorCode(err) == core.CodeInvalid, core.ErrorCode(err) == core.CodeConflict:
 		status = http.StatusBadRequest
 		if core.ErrorCode(err) == core.CodeConflict {
@@ -189,10 +190,10 @@ func recordedOf(q *core.Question) []recorded {
 	if res := q.Resolution; res != nil {
 		// Who closed it in core's one wording: a person by name, anything
 		// else (a quorum, parts, a standing approval) as OutcomeLine says.
-		if d, ok := core.ClosingPerson(q); ok {
+		if d, ok := card.ClosingPerson(q); ok {
 			add("By", core.DeciderLabel(d)+" via "+string(d.Surface))
 		} else {
-			add("Closed", core.OutcomeLine(q))
+			add("Closed", card.OutcomeLine(q))
 		}
 		add("At", res.At.UTC().Format(timeFormat))
 		switch q.Kind {
@@ -223,8 +224,8 @@ func recordedOf(q *core.Question) []recorded {
 	}
 	if q.IsBatch() {
 		// Each decided call in core's own words, as on every card.
-		for _, sec := range core.NewCard(q, core.MessageRef{Surface: core.SurfaceConsole}).Sections {
-			if sec.Kind != core.SectionCall || sec.Answer == nil || sec.Index >= len(q.Calls) {
+		for _, sec := range card.New(q, core.MessageRef{Surface: core.SurfaceConsole}).Sections {
+			if sec.Kind != card.SectionCall || sec.Answer == nil || sec.Index >= len(q.Calls) {
 				continue
 			}
 			id := q.Calls[sec.Index].ToolCallID
@@ -244,7 +245,7 @@ func recordedOf(q *core.Question) []recorded {
 					val = o.Label
 				}
 			}
-			add(it.Question, val+" (by "+core.PartBy(a)+" at "+a.At.UTC().Format(timeFormat)+")")
+			add(it.Question, val+" (by "+card.PartBy(a)+" at "+a.At.UTC().Format(timeFormat)+")")
 		}
 	}
 	return out

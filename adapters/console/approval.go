@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 // The fields of an approval's forms beyond the common ones (answer.go):
@@ -35,7 +36,7 @@ type callView struct {
 	SHA256    string
 	// AskedSHA256 is the hash as asked, when an edit changed it.
 	AskedSHA256 string
-	Answer      *core.ItemAnswered
+	Answer      *card.ItemAnswered
 	// EditLabel and Prefill are the editor's button and starting text;
 	// "" when the call's arguments may not be edited (or it is decided).
 	EditLabel, Prefill string
@@ -57,13 +58,13 @@ func callsOf(c *cardView, q *core.Question) {
 	if q.Kind != core.KindApproval || (q.Call == nil && !q.IsBatch()) {
 		return
 	}
-	card := core.NewCard(q, core.MessageRef{Surface: core.SurfaceConsole})
-	if p := card.Progress; p != nil && q.IsBatch() {
+	view := card.New(q, core.MessageRef{Surface: core.SurfaceConsole})
+	if p := view.Progress; p != nil && q.IsBatch() {
 		c.Progress = p.String()
 	}
 	outcomes := core.CallOutcomes(q)
-	for _, s := range card.Sections {
-		if s.Kind != core.SectionCall {
+	for _, s := range view.Sections {
+		if s.Kind != card.SectionCall {
 			continue
 		}
 		cv := callView{QID: q.ID, CSRF: c.CSRF, Index: s.Index, Tool: s.Title, Arguments: s.Body, Answer: s.Answer}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 // editable asks for an approval whose path alone may change.
@@ -24,18 +25,18 @@ func TestEditAndApproveGoesThroughCore(t *testing.T) {
 
 	page := b.get("/q/" + q.ID).body
 	prefill := `name="arguments" rows="8" class="editor" spellcheck="false">{` + "\n" + `  &#34;mode&#34;: &#34;w&#34;,` + "\n" + `  &#34;path&#34;: &#34;/tmp/a&#34;` + "\n}</textarea>"
-	if !strings.Contains(page, prefill) || !strings.Contains(page, core.LabelEditApprove) || !strings.Contains(page, "only path may change") {
+	if !strings.Contains(page, prefill) || !strings.Contains(page, card.LabelEditApprove) || !strings.Contains(page, "only path may change") {
 		t.Fatalf("the editor is missing or not prefilled with the pretty arguments:\n%s", page)
 	}
 	// A plain approval has no editor.
 	plain := e.ask(core.AskInput{Kind: core.KindApproval, Text: "Read it?", Tool: "read_file", Arguments: []byte(`{"path":"/tmp/a"}`)})
-	if card := b.get("/rows/" + plain.ID).body; strings.Contains(card, `name="arguments"`) || strings.Contains(card, core.LabelEditApprove) {
+	if row := b.get("/rows/" + plain.ID).body; strings.Contains(row, `name="arguments"`) || strings.Contains(row, card.LabelEditApprove) {
 		t.Fatal("an approval without editable arguments offers an editor")
 	}
 
 	// Observers see no editor and are refused.
 	w := e.signedIn(watcher)
-	if card := w.get("/rows/" + q.ID).body; strings.Contains(card, `name="arguments"`) {
+	if row := w.get("/rows/" + q.ID).body; strings.Contains(row, `name="arguments"`) {
 		t.Fatal("an observer is offered the editor")
 	}
 	edited := `{"path":"/tmp/b","mode":"w"}`
@@ -81,7 +82,7 @@ func TestEditAndApproveGoesThroughCore(t *testing.T) {
 			t.Fatalf("the closed card lacks %q:\n%s", want, r.body)
 		}
 	}
-	if card := b.get("/rows/" + q.ID).body; !strings.Contains(card, "Approved with changes: path changed") || strings.Contains(card, `name="arguments"`) {
+	if row := b.get("/rows/" + q.ID).body; !strings.Contains(row, "Approved with changes: path changed") || strings.Contains(row, `name="arguments"`) {
 		t.Fatal("the closed card does not show the changes, or still offers the editor")
 	}
 }
@@ -109,7 +110,7 @@ func TestABatchIsDecidedCallByCallThenAllAtOnce(t *testing.T) {
 			}
 		}
 	}
-	if strings.Count(page, `name="arguments"`) != 1 || !strings.Contains(page, core.LabelApproveAll) || !strings.Contains(page, core.LabelDenyAll) {
+	if strings.Count(page, `name="arguments"`) != 1 || !strings.Contains(page, card.LabelApproveAll) || !strings.Contains(page, card.LabelDenyAll) {
 		t.Fatal("the batch card should offer one editor (call_3's) and approve all / deny all")
 	}
 
@@ -201,15 +202,15 @@ func TestStandingApprovalsAreGrantedListedAndRevoked(t *testing.T) {
 	hard := write
 	hard.Reversibility = core.HardToReverse
 	hq := e.ask(hard)
-	if card := alice.get("/rows/" + hq.ID).body; strings.Contains(card, `name="standing"`) {
+	if row := alice.get("/rows/" + hq.ID).body; strings.Contains(row, `name="standing"`) {
 		t.Fatal("a hard-to-reverse approval offers a standing approval")
 	}
 
 	q := e.ask(write)
-	card := alice.get("/rows/" + q.ID).body
-	if !strings.Contains(card, `value="run" class="standing standing-run">`+template.HTMLEscapeString(core.LabelStandingRun)) ||
-		!strings.Contains(card, `value="agent"`) || !strings.Contains(card, "for this agent for 4 hours") {
-		t.Fatalf("the standing choices are missing:\n%s", card)
+	row := alice.get("/rows/" + q.ID).body
+	if !strings.Contains(row, `value="run" class="standing standing-run">`+template.HTMLEscapeString(card.LabelStandingRun)) ||
+		!strings.Contains(row, `value="agent"`) || !strings.Contains(row, "for this agent for 4 hours") {
+		t.Fatalf("the standing choices are missing:\n%s", row)
 	}
 	if r := w.post("/q/"+q.ID+"/answer", url.Values{"standing": {"run"}}); r.status != http.StatusForbidden {
 		t.Fatalf("observer standing: %d", r.status)
@@ -273,9 +274,9 @@ func TestABatchCallCanGrantAStandingApproval(t *testing.T) {
 	e := newEnv(t, standingRoutes())
 	q := e.batch()
 	alice := e.signedIn(opAlice)
-	card := alice.get("/rows/" + q.ID).body
-	if strings.Count(card, `value="run" class="standing standing-run">`+template.HTMLEscapeString(core.LabelStandingRun)) != 4 {
-		t.Fatalf("each call should offer a standing approval for the run:\n%s", card)
+	row := alice.get("/rows/" + q.ID).body
+	if strings.Count(row, `value="run" class="standing standing-run">`+template.HTMLEscapeString(card.LabelStandingRun)) != 4 {
+		t.Fatalf("each call should offer a standing approval for the run:\n%s", row)
 	}
 	r := alice.post("/q/"+q.ID+"/answer", url.Values{"call": {"call_4"}, "standing": {"run"}})
 	if r.status != http.StatusOK || !strings.Contains(r.body, "Standing approval granted: st-") {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 // closedPage is how many closed questions one page of the Closed view
@@ -90,7 +91,7 @@ func closedRowOf(q *core.Question) closedRow {
 	q.Normalize()
 	title, _, _ := strings.Cut(q.Text, "\n")
 	return closedRow{Q: q, Title: title, Outcome: core.ClosedAsOf(q), Closer: core.CloserOf(q),
-		Line: core.OutcomeLine(q), Choice: core.ChoiceLabel(q)}
+		Line: card.OutcomeLine(q), Choice: card.ChoiceLabel(q)}
 }
 
 // closed is the Closed view: a search of the history, a page at a time,

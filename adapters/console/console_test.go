@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 func TestARaceHasOneWinnerAndTheLosersHearWho(t *testing.T) {
@@ -42,7 +43,7 @@ func TestARaceHasOneWinnerAndTheLosersHearWho(t *testing.T) {
 			}
 		case http.StatusConflict:
 			want := "Already closed. Answered by " + core.DeciderLabel(got.Resolution.Decider) + " on " + got.Resolution.At.Format("2006-01-02 15:04 UTC") + " via console. Your answer was not recorded."
-			if !strings.Contains(r.body, want) || !strings.Contains(r.body, core.ChoiceLabel(got)) {
+			if !strings.Contains(r.body, want) || !strings.Contains(r.body, card.ChoiceLabel(got)) {
 				t.Fatalf("a loser's page lacks %q:\n%s", want, r.body)
 			}
 		default:

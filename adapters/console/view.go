@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 // timeFormat is how every page writes a time: one zone for everyone.
@@ -24,8 +25,8 @@ var funcs = template.FuncMap{
 	},
 	"iso":        iso,
 	"list":       func(s ...string) []string { return s },
-	"approveAll": func() string { return core.LabelApproveAll },
-	"denyAll":    func() string { return core.LabelDenyAll },
+	"approveAll": func() string { return card.LabelApproveAll },
+	"denyAll":    func() string { return card.LabelDenyAll },
 	"inc":        func(i int) int { return i + 1 },
 }
 
@@ -99,7 +100,7 @@ func rank(q *core.Question) string {
 func (s *Server) cardOf(q *core.Question, v viewer) cardView {
 	q.Normalize()
 	c := cardView{
-		Q: q, Rank: rank(q), Heading: core.KindTitle(q.Kind), Hard: q.Reversibility == core.HardToReverse,
+		Q: q, Rank: rank(q), Heading: card.KindTitle(q.Kind), Hard: q.Reversibility == core.HardToReverse,
 		Age: age(s.now().Sub(q.CreatedAt)), Options: q.Options, CSRF: v.CSRF,
 	}
 	for _, m := range q.Messages {
@@ -109,7 +110,7 @@ func (s *Server) cardOf(q *core.Question, v viewer) cardView {
 	for _, it := range q.Items {
 		iv := itemView{Item: it}
 		if a, ok := q.Answered(it.ID); ok {
-			iv.Answered, iv.By, iv.At = true, core.PartBy(a), a.At
+			iv.Answered, iv.By, iv.At = true, card.PartBy(a), a.At
 			iv.Answer = a.Text
 			for _, o := range it.Options {
 				if o.ID == a.OptionID {
@@ -120,7 +121,7 @@ func (s *Server) cardOf(q *core.Question, v viewer) cardView {
 		c.Items = append(c.Items, iv)
 	}
 	if !q.Open() {
-		c.Outcome, c.Choice = core.OutcomeLine(q), core.ChoiceLabel(q)
+		c.Outcome, c.Choice = card.OutcomeLine(q), card.ChoiceLabel(q)
 		if r := q.Resolution; r != nil && (q.State == core.StateAnswered || q.State == core.StateCancelled) {
 			c.Reason = r.Reason // a note, a reason for a verdict or a withdrawal; a decline's is the server's own
 		}
@@ -133,7 +134,7 @@ func (s *Server) cardOf(q *core.Question, v viewer) cardView {
 	if c.Progress != "" {
 		c.Tally = append(c.Tally, c.Progress)
 	} else if q.Kind == core.KindForm && len(q.Items) > 0 {
-		c.Tally = append(c.Tally, core.FormProgress{Done: len(q.Answers), Total: len(q.Items)}.String())
+		c.Tally = append(c.Tally, card.FormProgress{Done: len(q.Answers), Total: len(q.Items)}.String())
 	}
 	c.ReadOnly = !v.Account.Role.MayAnswer()
 	if v.Account.Role.MayAnswer() {

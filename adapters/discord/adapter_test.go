@@ -14,6 +14,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/discord/discordfake"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 // TestClickOverHTTPAnswersAndEditsCard: the card is posted through the
@@ -22,12 +23,12 @@ import (
 func TestClickOverHTTPAnswersAndEditsCard(t *testing.T) {
 	r := newRig(t, rigOptions{})
 	q := r.ask(decisionInput())
-	card := r.card(q.ID, nil)
-	if !card.Card || !strings.Contains(card.Content, "Which database for the ledger?") || !strings.Contains(card.Content, core.HardToReverseMarker) {
-		t.Fatalf("card: %+v", card)
+	msg := r.card(q.ID, nil)
+	if !msg.Card || !strings.Contains(msg.Content, "Which database for the ledger?") || !strings.Contains(msg.Content, card.HardToReverseMarker) {
+		t.Fatalf("card: %+v", msg)
 	}
-	b := r.button(card, core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefOption, Option: 1})
-	resp := r.post(r.fake.Click(alice, card.ID, b.CustomID))
+	b := r.button(msg, core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefOption, Option: 1})
+	resp := r.post(r.fake.Click(alice, msg.ID, b.CustomID))
 	if resp.Type != discordfake.ResponseUpdateMessage || !strings.Contains(resp.Content(), "Answered by Alice") {
 		t.Fatalf("response %d %q", resp.Type, resp.Content())
 	}
@@ -50,7 +51,7 @@ func TestClickOverHTTPAnswersAndEditsCard(t *testing.T) {
 	if m := r.card(q.ID, nil); m.Edits != 1 || len(m.Buttons()) != 0 || !strings.Contains(m.Content, "DynamoDB") {
 		t.Fatalf("card after the click: %d edits, %+v", m.Edits, m)
 	}
-	if n := r.patches(card.ID); n != 0 {
+	if n := r.patches(msg.ID); n != 0 {
 		t.Fatalf("the outbox edited the card %d times over REST after the response did", n)
 	}
 }

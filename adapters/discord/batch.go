@@ -3,7 +3,7 @@ package discord
 import (
 	"github.com/bwmarrin/discordgo"
 
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 // batchComponents are a batch card's buttons. The card's own (approve
@@ -12,7 +12,7 @@ import (
 // undecided calls than four rows hold shows the first ones' buttons; the
 // rest are decided with "Approve all" or "Deny all", on another surface,
 // or once the first are decided and the card is edited.
-func batchComponents(c core.Card) []discordgo.MessageComponent {
+func batchComponents(c card.Card) []discordgo.MessageComponent {
 	rows := []discordgo.MessageComponent{}
 	add := func(bs []discordgo.MessageComponent) {
 		for len(bs) > 0 && len(rows) < maxRows {
@@ -22,7 +22,7 @@ func batchComponents(c core.Card) []discordgo.MessageComponent {
 		}
 	}
 	add(buttons(c.Actions))
-	var calls []core.Action
+	var calls []card.Action
 	for _, s := range c.Sections {
 		calls = append(calls, s.Actions...)
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 	"github.com/askbridge/askbridge/core/loops"
 	"github.com/bwmarrin/discordgo"
 	"github.com/rs/zerolog"
@@ -172,20 +173,20 @@ func (t *rewrite) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // Post puts q's card in a channel.
-func (a *Adapter) Post(ctx context.Context, q *core.Question, card core.MessageRef) (core.MessageRef, error) {
+func (a *Adapter) Post(ctx context.Context, q *core.Question, ref core.MessageRef) (core.MessageRef, error) {
 	if err := a.bucket.wait(ctx); err != nil {
 		return core.MessageRef{}, err
 	}
-	ch, err := a.channel(ctx, card.Room)
+	ch, err := a.channel(ctx, ref.Room)
 	if err != nil {
 		return core.MessageRef{}, err
 	}
-	m, err := a.s.ChannelMessageSendComplex(ch, RenderPost(core.NewCard(q, card)), discordgo.WithContext(ctx))
+	m, err := a.s.ChannelMessageSendComplex(ch, RenderPost(card.New(q, ref)), discordgo.WithContext(ctx))
 	if err != nil {
 		return core.MessageRef{}, classify(err)
 	}
-	card.Surface, card.Room, card.ID = core.SurfaceDiscord, ch, m.ID
-	return card, nil
+	ref.Surface, ref.Room, ref.ID = core.SurfaceDiscord, ch, m.ID
+	return ref, nil
 }
 
 // channel is the channel a delivery's room names: the room itself, or
@@ -204,11 +205,11 @@ func (a *Adapter) channel(ctx context.Context, room string) (string, error) {
 }
 
 // Update edits a card to show q as it stands.
-func (a *Adapter) Update(ctx context.Context, q *core.Question, card core.MessageRef) error {
+func (a *Adapter) Update(ctx context.Context, q *core.Question, ref core.MessageRef) error {
 	if err := a.bucket.wait(ctx); err != nil {
 		return err
 	}
-	_, err := a.s.ChannelMessageEditComplex(RenderEdit(core.NewCard(q, card), card), discordgo.WithContext(ctx))
+	_, err := a.s.ChannelMessageEditComplex(RenderEdit(card.New(q, ref), ref), discordgo.WithContext(ctx))
 	return classify(err)
 }
 
@@ -221,7 +222,7 @@ func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) err
 	if err != nil {
 		return err
 	}
-	_, err = a.s.ChannelMessageSendComplex(ch, RenderReminder(a.svc.Reminder(q, core.SurfaceDiscord, ch)), discordgo.WithContext(ctx))
+	_, err = a.s.ChannelMessageSendComplex(ch, RenderReminder(card.Reminder(a.svc, q, core.SurfaceDiscord, ch)), discordgo.WithContext(ctx))
 	return classify(err)
 }
 

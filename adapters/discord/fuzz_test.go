@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 	"github.com/bwmarrin/discordgo"
 )
 
@@ -41,7 +42,7 @@ func checkTranslation(t *testing.T, i *discordgo.Interaction, customID string) {
 		if err == nil && (ans.QuestionID != q.ID || ans.Decider.ID != in.Decider.ID) {
 			t.Fatalf("answer %+v for %+v", ans, in.Ref)
 		}
-		if m, ok := RenderModal(core.NewCard(q, core.MessageRef{}), in.Ref); ok {
+		if m, ok := RenderModal(card.New(q, core.MessageRef{}), in.Ref); ok {
 			if m.Data.CustomID != customID || width(m.Data.Title) > maxModalTitle {
 				t.Fatalf("modal %+v", m.Data)
 			}

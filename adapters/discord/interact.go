@@ -9,6 +9,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 // inbound is an interaction reduced to what askbridge acts on: whose
@@ -141,11 +142,11 @@ func (a *Adapter) respond(ctx context.Context, i *discordgo.Interaction) (*disco
 		return &discordgo.InteractionResponse{Type: discordgo.InteractionResponsePong}, nil
 	}
 	if a.opts.AppID != "" && i.AppID != "" && i.AppID != a.opts.AppID {
-		return RenderNote(core.RefusalNote(errNotOurs)), nil
+		return RenderNote(card.RefusalNote(errNotOurs)), nil
 	}
 	in, err := parseInteraction(i)
 	if err != nil {
-		return RenderNote(core.RefusalNote(err)), nil
+		return RenderNote(card.RefusalNote(err)), nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2500*time.Millisecond)
 	defer cancel()
@@ -156,9 +157,9 @@ func (a *Adapter) respond(ctx context.Context, i *discordgo.Interaction) (*disco
 	// Who answered is in the event log, by pseudonym; the log names nobody.
 	a.log.Debug().Str("question", out.Question.ID).Bool("closed", out.Closed).Msg("discord: answer recorded")
 	if in.OnMessage {
-		return RenderUpdate(core.NewCard(out.Question, cardOf(out.Question, in.MessageID))), out.Held
+		return RenderUpdate(card.New(out.Question, cardOf(out.Question, in.MessageID))), out.Held
 	}
-	return RenderNote(core.RecordedNote(out.Question, in.Ref)), nil
+	return RenderNote(card.RecordedNote(out.Question, in.Ref)), nil
 }
 
 // act hands one parsed interaction to core. It returns what the click
@@ -173,10 +174,10 @@ func (a *Adapter) act(ctx context.Context, in inbound) (core.Outcome, *discordgo
 	// who may answer a question that is still open: anyone else goes
 	// straight to the chokepoint below, which refuses and records why.
 	if !in.Submit && takesText(in.Ref) && q.Open() && a.svc.MayAnswer(q, in.Decider) {
-		if m, ok := RenderModal(core.NewCard(q, cardOf(q, in.MessageID)), in.Ref); ok {
+		if m, ok := RenderModal(card.New(q, cardOf(q, in.MessageID)), in.Ref); ok {
 			return core.Outcome{}, m
 		}
-		return core.Outcome{}, RenderNote(core.RefusalNote(core.Errorf(core.CodeInvalid, "button", "the button does not fit this question")))
+		return core.Outcome{}, RenderNote(card.RefusalNote(core.Errorf(core.CodeInvalid, "button", "the button does not fit this question")))
 	}
 	if !in.Submit && in.Ref.Action == core.RefEdit {
 		// Nobody to open the modal for: say why, as the chokepoint would.
@@ -191,7 +192,7 @@ func (a *Adapter) act(ctx context.Context, in inbound) (core.Outcome, *discordgo
 	var out core.Outcome
 	if in.Ref.Action == core.RefDecline {
 		if in.Ref.QuestionID != q.ID {
-			return core.Outcome{}, RenderNote(core.RefusalNote(errNotOurs))
+			return core.Outcome{}, RenderNote(card.RefusalNote(errNotOurs))
 		}
 		out, err = a.svc.DeclineShown(ctx, q.ID, in.Decider, shown)
 	} else {
@@ -242,5 +243,5 @@ func (a *Adapter) refused(err error) *discordgo.InteractionResponse {
 	if core.ErrorCode(err) == core.CodeInternal && !errors.As(err, &closed) {
 		a.log.Error().Err(err).Msg("discord: could not handle a click")
 	}
-	return RenderNote(core.RefusalNote(err))
+	return RenderNote(card.RefusalNote(err))
 }

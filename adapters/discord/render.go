@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 	"github.com/bwmarrin/discordgo"
 )
 
@@ -19,7 +20,7 @@ func noMentions() *discordgo.MessageAllowedMentions {
 }
 
 // RenderPost is the message that puts a card in a channel.
-func RenderPost(c core.Card) *discordgo.MessageSend {
+func RenderPost(c card.Card) *discordgo.MessageSend {
 	return &discordgo.MessageSend{
 		Content:         cardContent(c),
 		Components:      cardComponents(c),
@@ -31,7 +32,7 @@ func RenderPost(c core.Card) *discordgo.MessageSend {
 // an open form, or the outcome with every button removed. It always sets
 // both content and components (an omitted field is kept by Discord; an
 // empty list removes the buttons).
-func RenderEdit(c core.Card, card core.MessageRef) *discordgo.MessageEdit {
+func RenderEdit(c card.Card, card core.MessageRef) *discordgo.MessageEdit {
 	content := cardContent(c)
 	comps := cardComponents(c)
 	return &discordgo.MessageEdit{
@@ -44,13 +45,13 @@ func RenderEdit(c core.Card, card core.MessageRef) *discordgo.MessageEdit {
 }
 
 // RenderReminder is the post that reminds a room of a still-open question
-// (core.NewReminder). It replies to the card when one was posted in the
+// (card.NewReminder). It replies to the card when one was posted in the
 // same room, so people jump to the buttons; it carries no buttons itself,
 // because only cards are edited when the question closes.
-func RenderReminder(c core.Card) *discordgo.MessageSend {
-	segs := []seg{fixed("**" + core.ReminderHeading + "** · " + c.Heading)}
+func RenderReminder(c card.Card) *discordgo.MessageSend {
+	segs := []seg{fixed("**" + card.ReminderHeading + "** · " + c.Heading)}
 	for _, m := range c.Markers {
-		if m != core.MarkerReminder && m.Warning() {
+		if m != card.MarkerReminder && m.Warning() {
 			segs = append(segs, fixed(" · ⚠️ **"+m.Text()+"**"))
 		}
 	}
@@ -70,7 +71,7 @@ func RenderReminder(c core.Card) *discordgo.MessageSend {
 	if who, allowed := discordMentions(c.Mentions); who != "" {
 		// Only the people and roles named here are notified: nothing a
 		// person wrote into the question can ping anyone.
-		segs = append(segs, fixed("\n"+core.AwaitingLabel+": "+who))
+		segs = append(segs, fixed("\n"+card.AwaitingLabel+": "+who))
 		m.AllowedMentions = allowed
 	}
 	segs = append(segs, fixed(footer(c.QuestionID)))
@@ -100,7 +101,7 @@ func discordMentions(ms []core.Mention) (string, *discordgo.MessageAllowedMentio
 // RenderDigest is the "while you were away" post for one room.
 func RenderDigest(d core.Digest) *discordgo.MessageSend {
 	head := fmt.Sprintf("**%s** (%s to %s)\nAsked: %d · Closed: %d · Still open: %d",
-		core.DigestHeading, stamp(d.From), stamp(d.To), len(d.Asked), len(d.Closed), len(d.Open))
+		card.DigestHeading, stamp(d.From), stamp(d.To), len(d.Asked), len(d.Closed), len(d.Open))
 	var lines []string
 	if len(d.Open) > 0 {
 		lines = append(lines, "\n\n**Still open**")
@@ -131,7 +132,7 @@ func digestLine(q *core.Question) string {
 	if q.Reversibility == core.HardToReverse {
 		mark = "⚠️ "
 	}
-	return mark + core.KindTitle(q.Kind) + ": " + escape(oneLine(q.Text), 120) + " · `" + q.ID + "`"
+	return mark + card.KindTitle(q.Kind) + ": " + escape(oneLine(q.Text), 120) + " · `" + q.ID + "`"
 }
 
 // stamp is how cards show a time: the same wording as core's outcome line.
@@ -141,7 +142,7 @@ func footer(id string) string { return "\n\n-# askbridge question " + id }
 
 // cardContent is the card's text: what is asked, by whom, for what, and
 // once closed, who answered what and when.
-func cardContent(c core.Card) string {
+func cardContent(c card.Card) string {
 	segs := []seg{fixed("**" + c.Heading + "**")}
 	for _, m := range c.Markers {
 		if m.Warning() {
@@ -166,15 +167,15 @@ func cardContent(c core.Card) string {
 	segs = append(segs, fixed("\n\n**"), text(c.Text, 1200), fixed("**"))
 	for _, s := range c.Sections {
 		switch s.Kind {
-		case core.SectionContext:
+		case card.SectionContext:
 			segs = append(segs, fixed("\n"), text(s.Body, 1200))
-		case core.SectionOption:
+		case card.SectionOption:
 			segs = append(segs, fixed(fmt.Sprintf("\n\n**%d. ", s.Index+1)), text(oneLine(s.Title), 150), fixed("**"))
 			if s.Recommended {
-				segs = append(segs, fixed(core.RecommendedNote))
+				segs = append(segs, fixed(card.RecommendedNote))
 			}
 			segs = append(segs, fixed("\n"), text(s.Body, 1000))
-		case core.SectionCall:
+		case card.SectionCall:
 			num := ""
 			if c.Progress != nil { // one call of a batch
 				num = fmt.Sprintf("%d. ", s.Index+1)
@@ -186,7 +187,7 @@ func cardContent(c core.Card) string {
 			if a := s.Answer; a != nil { // a decided call: approved or denied, so no check mark
 				segs = append(segs, fixed("\n**Decided:** "), text(oneLine(a.Text), 300), fixed(" (by "), text(oneLine(a.By), 64), fixed(")"))
 			}
-		case core.SectionItem:
+		case card.SectionItem:
 			segs = append(segs, fixed(fmt.Sprintf("\n\n**%d. ", s.Index+1)), text(oneLine(s.Title), 300), fixed("**"))
 			if a := s.Answer; a != nil {
 				segs = append(segs, fixed(" ✅ "), text(oneLine(a.Text), 300), fixed(" (by "), text(oneLine(a.By), 64), fixed(")"))
@@ -195,7 +196,7 @@ func cardContent(c core.Card) string {
 			for _, o := range s.Choices {
 				segs = append(segs, fixed("\n• "), text(oneLine(o.Label), 100))
 				if o.Recommended {
-					segs = append(segs, fixed(core.RecommendedNote))
+					segs = append(segs, fixed(card.RecommendedNote))
 				}
 				if o.Description != "" {
 					segs = append(segs, fixed(" · "), text(oneLine(o.Description), 300))
@@ -222,7 +223,7 @@ func cardContent(c core.Card) string {
 }
 
 // outcomeSegs are the lines a closed card shows instead of its buttons.
-func outcomeSegs(o *core.CardOutcome) []seg {
+func outcomeSegs(o *card.Outcome) []seg {
 	mark := map[core.State]string{
 		core.StateAnswered: "✅", core.StateDeclined: "↩️", core.StateTimedOut: "⌛",
 		core.StateExpired: "⌛", core.StateCancelled: "✖️",
@@ -244,7 +245,7 @@ func outcomeSegs(o *core.CardOutcome) []seg {
 // two rows), every other section's buttons take a row of their own (a
 // form item has at most four options and its free-text button), and the
 // card's own buttons (decline) come last.
-func cardComponents(c core.Card) []discordgo.MessageComponent {
+func cardComponents(c card.Card) []discordgo.MessageComponent {
 	if c.Kind == core.KindApproval && c.Progress != nil {
 		return batchComponents(c)
 	}
@@ -256,9 +257,9 @@ func cardComponents(c core.Card) []discordgo.MessageComponent {
 			buttons = buttons[n:]
 		}
 	}
-	var options []core.Action
+	var options []card.Action
 	for _, s := range c.Sections {
-		if s.Kind == core.SectionOption {
+		if s.Kind == card.SectionOption {
 			options = append(options, s.Actions...)
 			continue
 		}
@@ -278,7 +279,7 @@ func cardComponents(c core.Card) []discordgo.MessageComponent {
 // buttons draws the actions that can be drawn: a ref that does not encode
 // draws no button at all. An action that collects text opens a modal
 // when clicked (see RenderModal); its button looks like any other.
-func buttons(as []core.Action) []discordgo.MessageComponent {
+func buttons(as []card.Action) []discordgo.MessageComponent {
 	out := []discordgo.MessageComponent{}
 	for _, a := range as {
 		id := a.Ref.Encode()
@@ -291,9 +292,9 @@ func buttons(as []core.Action) []discordgo.MessageComponent {
 		}
 		style := discordgo.SecondaryButton
 		switch a.Style {
-		case core.StylePrimary:
+		case card.StylePrimary:
 			style = discordgo.SuccessButton
-		case core.StyleDanger:
+		case card.StyleDanger:
 			style = discordgo.DangerButton
 		}
 		out = append(out, discordgo.Button{Label: label, Style: style, CustomID: id})
@@ -310,27 +311,27 @@ const textInputID = "text"
 // reason for a deny. It is built from ActionsRow + TextInput, the only
 // shape discordgo v0.29.0 parses back. ok is false when the card has no
 // such action or it takes no free text.
-func RenderModal(c core.Card, r core.Ref) (resp *discordgo.InteractionResponse, ok bool) {
+func RenderModal(c card.Card, r core.Ref) (resp *discordgo.InteractionResponse, ok bool) {
 	id := r.Encode()
 	if id == "" {
 		return nil, false
 	}
 	act, about, found := actionOf(c, r)
-	if !found || act.Input == core.InputNone {
+	if !found || act.Input == card.InputNone {
 		return nil, false
 	}
 	var title, label, placeholder, value string
 	required, max := true, min(core.MaxAnswerLen, maxInputLength)
 	switch {
-	case act.Input == core.InputArguments:
+	case act.Input == card.InputArguments:
 		// The arguments as asked, to change in place; core checks the
 		// JSON and which keys changed on submit.
-		title, label, placeholder = core.LabelEditApprove, "Arguments (one JSON object)", "{}"
+		title, label, placeholder = card.LabelEditApprove, "Arguments (one JSON object)", "{}"
 		max = min(core.MaxArgumentsLen, maxInputLength)
 		if len(act.Prefill) <= max {
 			value = act.Prefill
 		}
-	case act.Input == core.InputOptional:
+	case act.Input == card.InputOptional:
 		title, label, placeholder = act.Label, "Reason (optional)", "Why not? The agent reads this."
 		if r.Action == core.RefDeny {
 			title = "Deny the tool call"
@@ -366,11 +367,11 @@ func RenderModal(c core.Card, r core.Ref) (resp *discordgo.InteractionResponse, 
 
 // actionOf finds the card's action carrying r, and what it is about: its
 // section's title (a form item's question), or else the question.
-func actionOf(c core.Card, r core.Ref) (core.Action, string, bool) {
+func actionOf(c card.Card, r core.Ref) (card.Action, string, bool) {
 	for _, s := range c.Sections {
 		for _, a := range s.Actions {
 			if a.Ref == r {
-				if s.Kind == core.SectionItem {
+				if s.Kind == card.SectionItem {
 					return a, s.Title, true
 				}
 				return a, c.Text, true
@@ -382,12 +383,12 @@ func actionOf(c core.Card, r core.Ref) (core.Action, string, bool) {
 			return a, c.Text, true
 		}
 	}
-	return core.Action{}, "", false
+	return card.Action{}, "", false
 }
 
 // RenderUpdate answers a click by editing the clicked card in the same
 // response (UPDATE_MESSAGE), with content and components both set.
-func RenderUpdate(c core.Card) *discordgo.InteractionResponse {
+func RenderUpdate(c card.Card) *discordgo.InteractionResponse {
 	return &discordgo.InteractionResponse{
 		Type: discordgo.InteractionResponseUpdateMessage,
 		Data: &discordgo.InteractionResponseData{

@@ -11,6 +11,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/adaptertest"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 	"github.com/bwmarrin/discordgo"
 )
 
@@ -105,11 +106,11 @@ func post(q *core.Question, escalated bool) *discordgo.MessageSend {
 	if escalated {
 		m.Kind = core.DeliverEscalate
 	}
-	return RenderPost(core.NewCard(q, m))
+	return RenderPost(card.New(q, m))
 }
 
-func edit(q *core.Question, card core.MessageRef) *discordgo.MessageEdit {
-	return RenderEdit(core.NewCard(q, card), card)
+func edit(q *core.Question, ref core.MessageRef) *discordgo.MessageEdit {
+	return RenderEdit(card.New(q, ref), ref)
 }
 
 // TestCardFixtures renders the cards every platform is checked on into
@@ -139,7 +140,7 @@ func TestCardFixtures(t *testing.T) {
 
 func TestGoldenResponses(t *testing.T) {
 	modal := func(q *core.Question, r core.Ref) *discordgo.InteractionResponse {
-		m, ok := RenderModal(core.NewCard(q, core.MessageRef{}), r)
+		m, ok := RenderModal(card.New(q, core.MessageRef{}), r)
 		if !ok {
 			t.Fatalf("no modal for %+v", r)
 		}
@@ -151,8 +152,8 @@ func TestGoldenResponses(t *testing.T) {
 		"modal_clarification": modal(c, core.Ref{QuestionID: c.ID, Item: -1, Action: core.RefText}),
 		"modal_deny":          modal(a, core.Ref{QuestionID: a.ID, Item: -1, Action: core.RefDeny}),
 		"modal_form_item":     modal(f, core.Ref{QuestionID: f.ID, Item: 1, Action: core.RefText}),
-		"response_update":     RenderUpdate(core.NewCard(closed, core.MessageRef{})),
-		"response_note":       RenderNote(core.RefusalNote(&core.ClosedError{Question: closed})),
+		"response_update":     RenderUpdate(card.New(closed, core.MessageRef{})),
+		"response_note":       RenderNote(card.RefusalNote(&core.ClosedError{Question: closed})),
 		"digest": RenderDigest(core.Digest{From: asked, To: asked.Add(3 * time.Hour),
 			Asked: []*core.Question{decisionQ(), clarificationQ()}, Open: []*core.Question{decisionQ(), clarificationQ()},
 			Closed: []*core.Question{closed}}),
@@ -170,7 +171,7 @@ func TestGoldenResponses(t *testing.T) {
 		{c, core.Ref{QuestionID: c.ID, Item: -1, Action: core.RefDeny}},
 		{a, core.Ref{QuestionID: a.ID, Item: -1, Action: core.RefText}},
 	} {
-		if _, ok := RenderModal(core.NewCard(tc.q, core.MessageRef{}), tc.r); ok {
+		if _, ok := RenderModal(card.New(tc.q, core.MessageRef{}), tc.r); ok {
 			t.Fatalf("modal for %+v on a %s", tc.r, tc.q.Kind)
 		}
 	}
@@ -272,7 +273,7 @@ func TestLimitsWithHugeInputs(t *testing.T) {
 	if !strings.Contains(*e.Content, "Answered by") || !strings.Contains(*e.Content, "PostgreSQL") {
 		t.Fatalf("the outcome was crowded out:\n%s", *e.Content)
 	}
-	r := RenderReminder(core.NewReminder(q, core.SurfaceDiscord, "1"))
+	r := RenderReminder(card.NewReminder(q, core.SurfaceDiscord, "1"))
 	checkLimits(t, q.ID, r.Content, nil)
 	many := core.Digest{From: asked, To: answered}
 	for range 300 {
@@ -285,7 +286,7 @@ func TestLimitsWithHugeInputs(t *testing.T) {
 
 // TestNoButtonWithoutRef: a ref that cannot encode draws nothing.
 func TestNoButtonWithoutRef(t *testing.T) {
-	if b := buttons([]core.Action{{Label: "x", Ref: core.Ref{QuestionID: "bad"}}}); len(b) != 0 {
+	if b := buttons([]card.Action{{Label: "x", Ref: core.Ref{QuestionID: "bad"}}}); len(b) != 0 {
 		t.Fatalf("drew %+v", b)
 	}
 	q := decisionQ()

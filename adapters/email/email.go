@@ -27,6 +27,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/internal/actionlink"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 	"github.com/rs/zerolog"
 )
 
@@ -152,24 +153,24 @@ func (a *Adapter) Run(ctx context.Context) error {
 // Mount adds the links' page.
 func (a *Adapter) Mount(mux *http.ServeMux) { mux.Handle(ActPath, a.page) }
 
-// Post mails q's card to the recipient card.Room, with links signed for
+// Post mails q's card to the recipient ref.Room, with links signed for
 // that address. A question that closed before its mail went out is not
 // mailed: the delivery is dropped, and recorded as undelivered.
-func (a *Adapter) Post(ctx context.Context, q *core.Question, card core.MessageRef) (core.MessageRef, error) {
+func (a *Adapter) Post(ctx context.Context, q *core.Question, ref core.MessageRef) (core.MessageRef, error) {
 	if !q.Open() {
-		return card, &core.Permanent{Err: errors.New("not mailed: the question closed before the message went out")}
+		return ref, &core.Permanent{Err: errors.New("not mailed: the question closed before the message went out")}
 	}
-	to := Recipient(card.Room)
-	msg, err := a.cardMessage(q, core.NewCard(q, card), to)
+	to := Recipient(ref.Room)
+	msg, err := a.cardMessage(q, card.New(q, ref), to)
 	if err != nil {
-		return card, &core.Permanent{Err: err}
+		return ref, &core.Permanent{Err: err}
 	}
-	id := a.messageID(q.ID, card.Delivery)
+	id := a.messageID(q.ID, ref.Delivery)
 	if err := a.send(ctx, to, id, "", msg); err != nil {
-		return card, err
+		return ref, err
 	}
-	card.ID = id
-	return card, nil
+	ref.ID = id
+	return ref, nil
 }
 
 // Update does nothing: a sent message cannot be changed, and a closed
@@ -183,11 +184,11 @@ func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) err
 	if acted(q, to) {
 		return nil
 	}
-	card := core.NewCard(q, core.MessageRef{Surface: core.SurfaceEmail, Room: room, Kind: core.DeliverPost})
-	card.Markers = append([]core.Marker{core.MarkerReminder}, card.Markers...)
+	view := card.New(q, core.MessageRef{Surface: core.SurfaceEmail, Room: room, Kind: core.DeliverPost})
+	view.Markers = append([]card.Marker{card.MarkerReminder}, view.Markers...)
 	// Who it is still waiting for, as every surface's reminder says.
-	card.Mentions = a.svc.Reminder(q, core.SurfaceEmail, room).Mentions
-	msg, err := a.cardMessage(q, card, to)
+	view.Mentions = a.svc.CallOn(q, core.SurfaceEmail)
+	msg, err := a.cardMessage(q, view, to)
 	if err != nil {
 		return &core.Permanent{Err: err}
 	}
@@ -220,8 +221,8 @@ func Recipient(room string) string {
 }
 
 // cardMessage renders card for recipient to, with its links.
-func (a *Adapter) cardMessage(q *core.Question, card core.Card, to string) (Message, error) {
-	links, err := a.signer.Links(q, card, core.SurfaceEmail, to, a.opts.PublicURL+ActPath)
+func (a *Adapter) cardMessage(q *core.Question, c card.Card, to string) (Message, error) {
+	links, err := a.signer.Links(q, c, core.SurfaceEmail, to, a.opts.PublicURL+ActPath)
 	if err != nil {
 		return Message{}, err
 	}
@@ -229,7 +230,7 @@ func (a *Adapter) cardMessage(q *core.Question, card core.Card, to string) (Mess
 	for _, l := range links {
 		m[l.Action.Ref] = l.URL
 	}
-	return RenderCard(card, m)
+	return RenderCard(c, m)
 }
 
 // acted reports whether the account room has voted on or answered part

@@ -22,6 +22,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/email/emailfake"
 	"github.com/askbridge/askbridge/adapters/internal/actionlink"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 	"github.com/askbridge/askbridge/core/loops"
 	"github.com/askbridge/askbridge/internal/coretest"
 )
@@ -168,7 +169,7 @@ func TestApprovalByEmail(t *testing.T) {
 		Tool: "sql.exec", Arguments: []byte(`{"sql":"DROP TABLE t","target":"staging"}`)})
 	m := e.mail(alice, 1)
 	for _, want := range []string{"Drop the staging table?", "Nightly job left it behind.", "Tool: sql.exec",
-		"{\n  \"sql\": \"DROP TABLE t\",\n  \"target\": \"staging\"\n}", core.HardToReverseMarker, "Agent: deploy-bot", "Do not forward"} {
+		"{\n  \"sql\": \"DROP TABLE t\",\n  \"target\": \"staging\"\n}", card.HardToReverseMarker, "Agent: deploy-bot", "Do not forward"} {
 		if !strings.Contains(m.Text, want) {
 			t.Fatalf("the text part lacks %q:\n%s", want, m.Text)
 		}
@@ -176,7 +177,7 @@ func TestApprovalByEmail(t *testing.T) {
 	if !strings.Contains(m.HTML, "<pre") || !strings.Contains(m.HTML, "&#34;sql&#34;: &#34;DROP TABLE t&#34;") {
 		t.Fatalf("the HTML part does not show the arguments:\n%s", m.HTML)
 	}
-	if !strings.HasPrefix(m.Subject, core.HardToReverseMarker+": Approval needed: Drop the staging table?") ||
+	if !strings.HasPrefix(m.Subject, card.HardToReverseMarker+": Approval needed: Drop the staging table?") ||
 		m.Header.Get("Auto-Submitted") != "auto-generated" || m.MessageID == "" {
 		t.Fatalf("subject %q, headers %v", m.Subject, m.Header)
 	}
@@ -197,7 +198,7 @@ func TestApprovalByEmail(t *testing.T) {
 	if got := e.get(q.ID); !got.Open() {
 		t.Fatalf("a scanner's GET answered: %s", got.State)
 	}
-	approve := link(t, m, core.LabelApprove)
+	approve := link(t, m, card.LabelApprove)
 	if status, body := do(t, http.MethodPost, approve, url.Values{"address": {alice}}); status != 200 || !strings.Contains(body, "Recorded: Approved") {
 		t.Fatalf("confirm: %d\n%s", status, body)
 	}
@@ -208,7 +209,7 @@ func TestApprovalByEmail(t *testing.T) {
 	if status, body := do(t, http.MethodPost, approve, url.Values{"address": {alice}}); status != http.StatusConflict || !strings.Contains(body, "Already closed") {
 		t.Fatalf("second use: %d\n%s", status, body)
 	}
-	if _, body := do(t, http.MethodGet, link(t, m, core.LabelDeny), nil); !strings.Contains(body, "Answered by "+alice) {
+	if _, body := do(t, http.MethodGet, link(t, m, card.LabelDeny), nil); !strings.Contains(body, "Answered by "+alice) {
 		t.Fatalf("a late click does not show the outcome:\n%s", body)
 	}
 	evs := coretest.EventsOf(t, e.svc, q.ID)
@@ -246,7 +247,7 @@ func TestDecisionAndClarification(t *testing.T) {
 	}
 	q := e.ask(core.AskInput{Kind: core.KindClarification, Text: "Which region?"})
 	c := e.mail(alice, 2)
-	u := link(t, c, core.LabelAnswer)
+	u := link(t, c, card.LabelAnswer)
 	if _, body := do(t, http.MethodGet, u, nil); !strings.Contains(body, "<textarea") {
 		t.Fatalf("the answer page has no text box:\n%s", body)
 	}

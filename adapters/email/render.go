@@ -9,6 +9,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/internal/textlimit"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 // Message is one email as askbridge writes it: a subject and the same
@@ -47,7 +48,7 @@ type view struct {
 	Blocks   []block
 	Tally    []string
 	Progress string
-	Outcome  *core.CardOutcome
+	Outcome  *card.Outcome
 	Links    []link
 	// Waiting lists who a reminder calls on.
 	Waiting string
@@ -65,14 +66,14 @@ type block struct {
 	Pre         bool // arguments: kept as laid out
 	Hash        string
 	Answer      string
-	Choices     []core.Choice
+	Choices     []card.Choice
 	Links       []link
 }
 
 type link struct {
 	Label string
 	URL   string
-	Style core.Style
+	Style card.Style
 }
 
 // Links maps each action's ref to the URL that does it, for one
@@ -86,7 +87,7 @@ const footer = "Each link opens a page that asks you to confirm; nothing is reco
 
 // RenderCard writes card as an email whose actions are links. Every
 // action must have a link: a card is never sent with a dead button.
-func RenderCard(c core.Card, links Links) (Message, error) {
+func RenderCard(c card.Card, links Links) (Message, error) {
 	v := view{Heading: c.Heading, Text: c.Text}
 	for _, m := range c.Markers {
 		if m.Warning() {
@@ -108,10 +109,10 @@ func RenderCard(c core.Card, links Links) (Message, error) {
 		}
 	}
 	if len(waiting) > 0 {
-		v.Waiting = core.AwaitingLabel + ": " + strings.Join(waiting, ", ")
+		v.Waiting = card.AwaitingLabel + ": " + strings.Join(waiting, ", ")
 	}
 	var err error
-	linksOf := func(as []core.Action) []link {
+	linksOf := func(as []card.Action) []link {
 		var out []link
 		for _, a := range as {
 			u, ok := links[a.Ref]
@@ -126,17 +127,17 @@ func RenderCard(c core.Card, links Links) (Message, error) {
 	for _, s := range c.Sections {
 		b := block{Title: s.Title, Body: s.Body, Recommended: s.Recommended, Hash: s.Hash, Choices: s.Choices, Links: linksOf(s.Actions)}
 		switch s.Kind {
-		case core.SectionContext:
+		case card.SectionContext:
 			v.Context = s.Body
 			continue
-		case core.SectionOption:
+		case card.SectionOption:
 			b.Title = fmt.Sprintf("%d. %s", s.Index+1, s.Title)
-		case core.SectionCall:
+		case card.SectionCall:
 			b.Title, b.Pre = "Tool: "+s.Title, true
 			if c.Progress != nil { // one call of a batch
 				b.Title = fmt.Sprintf("%d. %s", s.Index+1, b.Title)
 			}
-		case core.SectionItem:
+		case card.SectionItem:
 			b.Title = fmt.Sprintf("%d. %s", s.Index+1, s.Title)
 		}
 		if a := s.Answer; a != nil {
@@ -164,7 +165,7 @@ func RenderCard(c core.Card, links Links) (Message, error) {
 	return render(subject(c), v)
 }
 
-func metaOf(m core.Meta) []pair {
+func metaOf(m card.Meta) []pair {
 	var out []pair
 	add := func(k, v string) {
 		if v = textlimit.OneLine(v); v != "" {
@@ -183,10 +184,10 @@ func metaOf(m core.Meta) []pair {
 
 // subject is the heading, the loudest marker and the question, on one
 // line an inbox can show.
-func subject(c core.Card) string {
+func subject(c card.Card) string {
 	s := c.Heading
 	for _, m := range c.Markers {
-		if m.Warning() || m == core.MarkerReminder {
+		if m.Warning() || m == card.MarkerReminder {
 			s = m.Text() + ": " + s
 			break
 		}
@@ -213,7 +214,7 @@ func render(subject string, v view) (Message, error) {
 // digest (a person's, across every route) says so in its subject, beside
 // a route's digest to the same address.
 func RenderDigest(d core.Digest, personal bool) (Message, error) {
-	v := view{Heading: core.DigestHeading,
+	v := view{Heading: card.DigestHeading,
 		Text: fmt.Sprintf("From %s to %s: %d asked, %d closed, %d still open.",
 			d.From.UTC().Format(timeLayout), d.To.UTC().Format(timeLayout), len(d.Asked), len(d.Closed), len(d.Open))}
 	add := func(title string, qs []*core.Question, line func(*core.Question) string) {
@@ -227,8 +228,8 @@ func RenderDigest(d core.Digest, personal bool) (Message, error) {
 		v.Blocks = append(v.Blocks, block{Title: title, Body: strings.TrimSuffix(b.String(), "\n")})
 	}
 	add("Still open", d.Open, func(q *core.Question) string { return " (answer by " + q.Deadline.UTC().Format(timeLayout) + ")" })
-	add("Closed", d.Closed, func(q *core.Question) string { return ": " + core.OutcomeLine(q) })
-	subject := core.DigestHeading
+	add("Closed", d.Closed, func(q *core.Question) string { return ": " + card.OutcomeLine(q) })
+	subject := card.DigestHeading
 	if personal {
 		subject += ": what is open for you"
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/internal/actionlink"
 	"github.com/askbridge/askbridge/adapters/internal/textlimit"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 	"github.com/rs/zerolog"
 )
 
@@ -119,24 +120,24 @@ func Topic(room string) string {
 	return room
 }
 
-// Post publishes q's card to the topic card.Room. A question that closed
+// Post publishes q's card to the topic ref.Room. A question that closed
 // before it went out is not published: the delivery is dropped, and
 // recorded as undelivered.
-func (a *Adapter) Post(ctx context.Context, q *core.Question, card core.MessageRef) (core.MessageRef, error) {
+func (a *Adapter) Post(ctx context.Context, q *core.Question, ref core.MessageRef) (core.MessageRef, error) {
 	if !q.Open() {
-		return card, &core.Permanent{Err: errors.New("not published: the question closed before the notification went out")}
+		return ref, &core.Permanent{Err: errors.New("not published: the question closed before the notification went out")}
 	}
-	topic := Topic(card.Room)
-	p, err := a.publication(q, core.NewCard(q, card), topic)
+	topic := Topic(ref.Room)
+	p, err := a.publication(q, card.New(q, ref), topic)
 	if err != nil {
-		return card, &core.Permanent{Err: err}
+		return ref, &core.Permanent{Err: err}
 	}
 	id, err := a.publish(ctx, p)
 	if err != nil {
-		return card, err
+		return ref, err
 	}
-	card.ID = id
-	return card, nil
+	ref.ID = id
+	return ref, nil
 }
 
 // Update does nothing: ntfy cannot change a sent notification, and a
@@ -153,11 +154,11 @@ func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) err
 			return nil
 		}
 	}
-	card := core.NewCard(q, core.MessageRef{Surface: core.SurfaceNtfy, Room: topic, Kind: core.DeliverPost})
-	card.Markers = append([]core.Marker{core.MarkerReminder}, card.Markers...)
+	view := card.New(q, core.MessageRef{Surface: core.SurfaceNtfy, Room: topic, Kind: core.DeliverPost})
+	view.Markers = append([]card.Marker{card.MarkerReminder}, view.Markers...)
 	// Who it is still waiting for, as every surface's reminder says.
-	card.Mentions = a.svc.Reminder(q, core.SurfaceNtfy, room).Mentions
-	p, err := a.publication(q, card, topic)
+	view.Mentions = a.svc.CallOn(q, core.SurfaceNtfy)
+	p, err := a.publication(q, view, topic)
 	if err != nil {
 		return &core.Permanent{Err: err}
 	}
@@ -177,17 +178,17 @@ func (a *Adapter) Digest(ctx context.Context, d core.Digest, room string) error 
 
 // publication is card as a notification for topic, its buttons signed
 // for that topic.
-func (a *Adapter) publication(q *core.Question, card core.Card, topic string) (Publication, error) {
+func (a *Adapter) publication(q *core.Question, c card.Card, topic string) (Publication, error) {
 	base := a.opts.PublicURL + ActPath
-	links, err := a.signer.Links(q, card, core.SurfaceNtfy, topic, base)
+	links, err := a.signer.Links(q, c, core.SurfaceNtfy, topic, base)
 	if err != nil {
 		return Publication{}, err
 	}
-	menu, err := a.signer.MenuLink(q, card, core.SurfaceNtfy, topic, base)
+	menu, err := a.signer.MenuLink(q, c, core.SurfaceNtfy, topic, base)
 	if err != nil {
 		return Publication{}, err
 	}
-	return Render(card, topic, links, menu), nil
+	return Render(c, topic, links, menu), nil
 }
 
 // Publication is a message published as JSON (docs.ntfy.sh/publish,
@@ -213,15 +214,15 @@ type Action struct {
 	Clear bool `json:"clear,omitempty"`
 }
 
-// Render is card as a notification for topic: what is asked in the
+// Render is c as a notification for topic: what is asked in the
 // message, and up to three buttons. An action that needs nothing typed
 // is an http button that answers at once (a deny, without a reason); one
 // that needs text opens its page. When more actions than fit, the last
 // button opens the page of every choice (menu), which tapping the
 // notification itself opens too.
-func Render(card core.Card, topic string, links []actionlink.Link, menu string) Publication {
-	p := Publication{Topic: topic, Title: title(card), Message: message(card), Priority: 3, Click: menu}
-	for _, m := range card.Markers {
+func Render(c card.Card, topic string, links []actionlink.Link, menu string) Publication {
+	p := Publication{Topic: topic, Title: title(c), Message: message(c), Priority: 3, Click: menu}
+	for _, m := range c.Markers {
 		if m.Warning() {
 			p.Priority, p.Tags = 4, []string{"warning"}
 		}
@@ -232,7 +233,7 @@ func Render(card core.Card, topic string, links []actionlink.Link, menu string) 
 	}
 	for _, l := range shown {
 		act := Action{Action: "view", Label: label(l.Action.Label), URL: l.URL}
-		if l.Action.Input == core.InputNone || l.Action.Input == core.InputOptional {
+		if l.Action.Input == card.InputNone || l.Action.Input == card.InputOptional {
 			act.Action, act.Method, act.Clear = "http", http.MethodPost, true
 		}
 		p.Actions = append(p.Actions, act)
@@ -245,10 +246,10 @@ func Render(card core.Card, topic string, links []actionlink.Link, menu string) 
 
 func label(s string) string { return textlimit.Runes.Cut(textlimit.OneLine(s), maxLabel) }
 
-func title(c core.Card) string {
+func title(c card.Card) string {
 	t := c.Heading
 	for _, m := range c.Markers {
-		if m == core.MarkerReminder {
+		if m == card.MarkerReminder {
 			t = m.Text() + ": " + t
 		}
 	}
@@ -261,10 +262,10 @@ func title(c core.Card) string {
 // message is the card as plain text within ntfy's limit: the question
 // first, what to choose from, then who asks; what does not fit is cut
 // from the longest parts, never the question's start.
-func message(c core.Card) string {
+func message(c card.Card) string {
 	var b strings.Builder
 	for _, m := range c.Markers {
-		if m != core.MarkerReminder {
+		if m != card.MarkerReminder {
 			b.WriteString(m.Text() + "\n")
 		}
 	}
@@ -278,24 +279,24 @@ func message(c core.Card) string {
 		}
 	}
 	if len(waiting) > 0 {
-		b.WriteString(core.AwaitingLabel + ": " + cut(strings.Join(waiting, ", "), 300) + "\n")
+		b.WriteString(card.AwaitingLabel + ": " + cut(strings.Join(waiting, ", "), 300) + "\n")
 	}
 	for _, s := range c.Sections {
 		switch s.Kind {
-		case core.SectionContext:
+		case card.SectionContext:
 			b.WriteString("\n" + cut(s.Body, 600) + "\n")
-		case core.SectionOption:
+		case card.SectionOption:
 			rec := ""
 			if s.Recommended {
-				rec = core.RecommendedNote
+				rec = card.RecommendedNote
 			}
 			b.WriteString(fmt.Sprintf("\n%d. %s%s: %s\n", s.Index+1, cut(s.Title, 100), rec, cut(s.Body, 300)))
-		case core.SectionCall:
+		case card.SectionCall:
 			b.WriteString("\n" + cut(s.Title, 100) + "\n" + cut(s.Body, 1000) + "\n")
 			if s.Answer != nil {
 				b.WriteString("Decided: " + cut(s.Answer.Text, 100) + "\n")
 			}
-		case core.SectionItem:
+		case card.SectionItem:
 			b.WriteString(fmt.Sprintf("\n%d. %s\n", s.Index+1, cut(s.Title, 200)))
 			if s.Answer != nil {
 				b.WriteString("Answered: " + cut(s.Answer.Text, 200) + "\n")
@@ -338,7 +339,7 @@ func RenderDigest(d core.Digest, topic string) Publication {
 	for _, q := range d.Open {
 		b.WriteString("\n- " + cut(textlimit.OneLine(q.Text), 150))
 	}
-	return Publication{Topic: topic, Title: core.DigestHeading, Message: textlimit.Bytes.Cut(b.String(), MaxMessage)}
+	return Publication{Topic: topic, Title: card.DigestHeading, Message: textlimit.Bytes.Cut(b.String(), MaxMessage)}
 }
 
 // publish sends p and returns ntfy's id for the message.

@@ -23,6 +23,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/ntfy"
 	"github.com/askbridge/askbridge/adapters/ntfy/ntfyfake"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 	"github.com/askbridge/askbridge/core/loops"
 	"github.com/askbridge/askbridge/internal/coretest"
 )
@@ -110,7 +111,7 @@ func TestApproveFromNotification(t *testing.T) {
 	if m.Title != "Approval needed" || m.Priority != 4 || len(m.Tags) != 1 || m.Tags[0] != "warning" || m.Long {
 		t.Fatalf("notification %+v", m)
 	}
-	for _, want := range []string{"Drop the staging table?", "sql.exec", `"sql": "DROP TABLE t"`, core.HardToReverseMarker} {
+	for _, want := range []string{"Drop the staging table?", "sql.exec", `"sql": "DROP TABLE t"`, card.HardToReverseMarker} {
 		if !strings.Contains(m.Message, want) {
 			t.Fatalf("the message lacks %q:\n%s", want, m.Message)
 		}
@@ -125,7 +126,7 @@ func TestApproveFromNotification(t *testing.T) {
 	if strings.Join(labels, "|") != "Approve|Deny|Decline: let the agent decide" {
 		t.Fatalf("buttons %v", labels)
 	}
-	status, body := ntfyfake.Tap(t, m, core.LabelApprove)
+	status, body := ntfyfake.Tap(t, m, card.LabelApprove)
 	if status != 200 || !strings.Contains(body, "Recorded: Approved") {
 		t.Fatalf("tap: %d\n%s", status, body)
 	}
@@ -133,10 +134,10 @@ func TestApproveFromNotification(t *testing.T) {
 	if got.State != core.StateAnswered || got.Resolution.Decider.Surface != core.SurfaceNtfy || got.Resolution.Decider.ID != topic {
 		t.Fatalf("recorded %s %+v", got.State, got.Resolution)
 	}
-	if status, body := ntfyfake.Tap(t, m, core.LabelApprove); status != http.StatusConflict || !strings.Contains(body, "Already closed") {
+	if status, body := ntfyfake.Tap(t, m, card.LabelApprove); status != http.StatusConflict || !strings.Contains(body, "Already closed") {
 		t.Fatalf("second tap: %d\n%s", status, body)
 	}
-	if status, _ := ntfyfake.Tap(t, m, core.LabelDeny); status != http.StatusConflict {
+	if status, _ := ntfyfake.Tap(t, m, card.LabelDeny); status != http.StatusConflict {
 		t.Fatalf("a late deny: %d", status)
 	}
 	if n := len(coretest.OfQuestion(coretest.EventsOf(t, e.svc, q.ID), q.ID)); n == 0 {
@@ -188,14 +189,14 @@ func TestClarificationOpensThePage(t *testing.T) {
 	m := e.notification(1)
 	var answer ntfyfake.Action
 	for _, a := range m.Actions {
-		if a.Label == core.LabelAnswer {
+		if a.Label == card.LabelAnswer {
 			answer = a
 		}
 	}
 	if answer.Action != "view" {
 		t.Fatalf("the answer button is %+v", answer)
 	}
-	if status, body := ntfyfake.Tap(t, m, core.LabelAnswer); status != 200 || !strings.Contains(body, "<textarea") || strings.Contains(body, `name="address"`) {
+	if status, body := ntfyfake.Tap(t, m, card.LabelAnswer); status != 200 || !strings.Contains(body, "<textarea") || strings.Contains(body, `name="address"`) {
 		t.Fatalf("page: %d\n%s", status, body)
 	}
 	res, err := http.PostForm(answer.URL, url.Values{"text": {"eu-west-1"}})
@@ -250,8 +251,8 @@ func TestMessageFitsNtfysLimit(t *testing.T) {
 	q := &core.Question{ID: "b234567abcdefghij", Kind: core.KindApproval, State: core.StateOpen, Text: strings.Repeat("Why? ", 2000),
 		Context: strings.Repeat("ctx ", 2000), Call: &core.ToolCall{Tool: "shell.run", Arguments: json.RawMessage(`{"cmd":"` + strings.Repeat("x", 9000) + `"}`)},
 		Reversibility: core.HardToReverse, Deadline: time.Now().Add(time.Hour)}
-	p := ntfy.Render(core.NewCard(q, core.MessageRef{Kind: core.DeliverPost}), topic, nil, "")
-	if len(p.Message) > ntfy.MaxMessage || !strings.HasPrefix(p.Message, core.HardToReverseMarker+"\nWhy? Why?") {
+	p := ntfy.Render(card.New(q, core.MessageRef{Kind: core.DeliverPost}), topic, nil, "")
+	if len(p.Message) > ntfy.MaxMessage || !strings.HasPrefix(p.Message, card.HardToReverseMarker+"\nWhy? Why?") {
 		t.Fatalf("%d bytes:\n%.300s", len(p.Message), p.Message)
 	}
 	raw, _ := json.Marshal(p)

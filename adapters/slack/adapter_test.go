@@ -16,6 +16,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/slack"
 	"github.com/askbridge/askbridge/adapters/slack/slackfake"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 	"github.com/askbridge/askbridge/core/loops"
 	"github.com/askbridge/askbridge/internal/coretest"
 )
@@ -437,7 +438,7 @@ func TestCourierErrors(t *testing.T) {
 func TestRemindAndDigest(t *testing.T) {
 	e := newEnv(t, false)
 	q := e.ask(decision())
-	card := e.card(q.ID)
+	posted := e.card(q.ID)
 	q = e.get(q.ID)
 	if err := e.a.Remind(t.Context(), q, room); err != nil {
 		t.Fatal(err)
@@ -452,11 +453,11 @@ func TestRemindAndDigest(t *testing.T) {
 	for _, m := range e.fake.Messages() {
 		text := m.PlainText()
 		switch {
-		case strings.Contains(text, core.ReminderHeading) && m.ThreadTS == card.TS && m.Broadcast:
+		case strings.Contains(text, card.ReminderHeading) && m.ThreadTS == posted.TS && m.Broadcast:
 			inThread = true
-		case strings.Contains(text, core.ReminderHeading) && m.Channel == "C0ELSE" && m.ThreadTS == "" && strings.Contains(text, q.ID):
+		case strings.Contains(text, card.ReminderHeading) && m.Channel == "C0ELSE" && m.ThreadTS == "" && strings.Contains(text, q.ID):
 			alone = true
-		case strings.Contains(text, core.DigestHeading) && strings.Contains(text, q.ID) && strings.Contains(text, "1 still open"):
+		case strings.Contains(text, card.DigestHeading) && strings.Contains(text, q.ID) && strings.Contains(text, "1 still open"):
 			digest = true
 		}
 	}

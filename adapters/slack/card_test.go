@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 	"github.com/slack-go/slack"
 )
 
@@ -12,7 +13,7 @@ func TestQuestionOfCard(t *testing.T) {
 	other := core.NewID(0)
 	head := func(id string) slack.Block { return section(headPrefix+id, "x", false) }
 	btn := func(id string) *slack.ButtonBlockElement {
-		return button(core.Action{Ref: core.Ref{QuestionID: id, Item: -1, Action: core.RefDecline}, Label: "Decline", Style: core.StyleDefault})
+		return button(card.Action{Ref: core.Ref{QuestionID: id, Item: -1, Action: core.RefDecline}, Label: "Decline", Style: card.StyleDefault})
 	}
 	for _, c := range []struct {
 		name   string
@@ -42,7 +43,7 @@ func TestQuestionOfCard(t *testing.T) {
 // accepts is a valid question id that every id-bearing part agrees on.
 func FuzzQuestionOfCard(f *testing.F) {
 	for _, q := range []*core.Question{decisionQ(), approvalQ(), formQ(), clarificationQ()} {
-		raw, _ := json.Marshal(map[string]any{"type": "message", "ts": "1.1", "blocks": card(q, false).Blocks})
+		raw, _ := json.Marshal(map[string]any{"type": "message", "ts": "1.1", "blocks": cardFor(q, false).Blocks})
 		f.Add(raw)
 	}
 	f.Add([]byte(`{"blocks":[{"type":"section","block_id":"askbridge:","text":{"type":"mrkdwn","text":"x"}}]}`))

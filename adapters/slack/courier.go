@@ -4,29 +4,30 @@ import (
 	"context"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 	"github.com/slack-go/slack"
 )
 
 // Post puts q's card in room (a channel id; a user id, or core's DM room
 // of one, opens a DM, whose D… id Slack returns and the card is recorded
 // under).
-func (a *Adapter) Post(ctx context.Context, q *core.Question, card core.MessageRef) (core.MessageRef, error) {
-	m := Card(core.NewCard(q, card))
-	ch, ts, err := a.api.PostMessageContext(ctx, slackRoom(card.Room), slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...))
+func (a *Adapter) Post(ctx context.Context, q *core.Question, ref core.MessageRef) (core.MessageRef, error) {
+	m := Card(card.New(q, ref))
+	ch, ts, err := a.api.PostMessageContext(ctx, slackRoom(ref.Room), slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...))
 	if err != nil {
 		return core.MessageRef{}, deliveryErr("chat.postMessage", err)
 	}
 	a.cards.put(cardKey(ch, ts), cardInfo{id: q.ID, ours: true})
-	card.Room, card.ID = ch, ts
-	return card, nil
+	ref.Room, ref.ID = ch, ts
+	return ref, nil
 }
 
 // Update edits a card to show q as it stands. The blocks are always sent:
 // chat.update keeps blocks it is not given, so a text-only edit would
 // leave the buttons clickable.
-func (a *Adapter) Update(ctx context.Context, q *core.Question, card core.MessageRef) error {
-	m := Card(core.NewCard(q, card))
-	_, _, _, err := a.api.UpdateMessageContext(ctx, card.Room, card.ID, slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...))
+func (a *Adapter) Update(ctx context.Context, q *core.Question, ref core.MessageRef) error {
+	m := Card(card.New(q, ref))
+	_, _, _, err := a.api.UpdateMessageContext(ctx, ref.Room, ref.ID, slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...))
 	if err != nil {
 		return deliveryErr("chat.update", err)
 	}
@@ -37,7 +38,7 @@ func (a *Adapter) Update(ctx context.Context, q *core.Question, card core.Messag
 // the channel, so it is seen), or, with no card there, as a message of its
 // own.
 func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) error {
-	c := a.svc.Reminder(q, core.SurfaceSlack, room)
+	c := card.Reminder(a.svc, q, core.SurfaceSlack, room)
 	m := Reminder(c)
 	opts := []slack.MsgOption{slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...)}
 	target := slackRoom(room)

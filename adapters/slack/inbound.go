@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 )
@@ -73,7 +74,7 @@ func (a *Adapter) replyOf(ev *slackevents.MessageEvent) (reply, bool) {
 func (a *Adapter) onClick(ctx context.Context, c click) string {
 	ref, err := core.DecodeRef(c.value)
 	if err != nil {
-		return core.RefusalNote(err)
+		return card.RefusalNote(err)
 	}
 	q, err := a.svc.Get(ctx, ref.QuestionID)
 	if err != nil {
@@ -97,7 +98,7 @@ func (a *Adapter) onClick(ctx context.Context, c click) string {
 	if err != nil {
 		return a.refusal(err)
 	}
-	return core.RecordedNote(out.Question, ref)
+	return card.RecordedNote(out.Question, ref)
 }
 
 // onReply hands a thread reply on a card to core: the answer of a
@@ -106,14 +107,14 @@ func (a *Adapter) onClick(ctx context.Context, c click) string {
 // nothing. It returns the private note for the replier: what counted, or
 // why nothing did ("" for a reply that was not an answer at all).
 func (a *Adapter) onReply(ctx context.Context, r reply) string {
-	card := a.cardQuestion(ctx, r.channel, r.threadTS)
-	id := card.id
+	info := a.cardQuestion(ctx, r.channel, r.threadTS)
+	id := info.id
 	if id == "" {
 		a.log.Debug().Str("channel", r.channel).Msg("thread reply ignored: the thread is not a card")
 		return ""
 	}
 	q, err := a.svc.Get(ctx, id)
-	if err != nil || !card.ours && !hasCard(q, r.channel, r.threadTS) {
+	if err != nil || !info.ours && !hasCard(q, r.channel, r.threadTS) {
 		// Neither posted by us nor recorded as a card: a look-alike.
 		a.log.Debug().Err(err).Str("question", id).Msg("thread reply ignored: no such card recorded")
 		return ""
@@ -134,7 +135,7 @@ func (a *Adapter) onReply(ctx context.Context, r reply) string {
 	if err == nil {
 		var out core.Outcome
 		if out, err = a.svc.Answer(ctx, in); err == nil {
-			return core.RecordedNote(out.Question, ref)
+			return card.RecordedNote(out.Question, ref)
 		}
 	}
 	// Refused replies get the same note as refused clicks, someone who
@@ -148,7 +149,7 @@ func (a *Adapter) refusal(err error) string {
 	if core.ErrorCode(err) == core.CodeInternal {
 		a.log.Error().Err(err).Msg("answer not recorded")
 	}
-	return core.RefusalNote(err)
+	return card.RefusalNote(err)
 }
 
 // firstUnanswered is the index of a form's first item without an answer,

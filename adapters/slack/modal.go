@@ -7,6 +7,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/internal/textlimit"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 // Slack's limits on a modal (Block Kit reference).
@@ -25,13 +26,13 @@ const (
 // private_metadata (for the private note), so the submission needs no
 // state of ours (law 5).
 // ok is false when the card has no such action.
-func EditView(c core.Card, r core.Ref, channel string) (slack.ModalViewRequest, bool) {
+func EditView(c card.Card, r core.Ref, channel string) (slack.ModalViewRequest, bool) {
 	id := r.Encode()
-	var act *core.Action
+	var act *card.Action
 	tool := ""
 	for _, s := range c.Sections {
 		for i := range s.Actions {
-			if s.Actions[i].Ref == r && s.Actions[i].Input == core.InputArguments {
+			if s.Actions[i].Ref == r && s.Actions[i].Input == card.InputArguments {
 				act, tool = &s.Actions[i], s.Title
 			}
 		}
@@ -48,8 +49,8 @@ func EditView(c core.Card, r core.Ref, channel string) (slack.ModalViewRequest, 
 	about := "*" + esc(tool, core.MaxToolLen) + "*: change the arguments, then approve. Only the keys the agent allows may change; askbridge says which if another one does."
 	return slack.ModalViewRequest{
 		Type:            slack.VTModal,
-		Title:           slack.NewTextBlockObject(slack.PlainTextType, core.LabelEditApprove, false, false), // within maxModalTitle
-		Submit:          slack.NewTextBlockObject(slack.PlainTextType, core.LabelApprove, false, false),
+		Title:           slack.NewTextBlockObject(slack.PlainTextType, card.LabelEditApprove, false, false), // within maxModalTitle
+		Submit:          slack.NewTextBlockObject(slack.PlainTextType, card.LabelApprove, false, false),
 		Close:           slack.NewTextBlockObject(slack.PlainTextType, "Cancel", false, false),
 		CallbackID:      id,
 		PrivateMetadata: channel,
@@ -68,9 +69,9 @@ func (a *Adapter) openEdit(ctx context.Context, q *core.Question, ref core.Ref, 
 	if err := a.svc.Refusal(ctx, q, d); err != nil {
 		return a.refusal(err)
 	}
-	v, ok := EditView(core.NewCard(q, core.MessageRef{}), ref, c.channel)
+	v, ok := EditView(card.New(q, core.MessageRef{}), ref, c.channel)
 	if !ok {
-		return core.RefusalNote(core.Errorf(core.CodeInvalid, "button", "the button does not fit this question"))
+		return card.RefusalNote(core.Errorf(core.CodeInvalid, "button", "the button does not fit this question"))
 	}
 	if _, err := a.api.OpenViewContext(ctx, c.trigger, v); err != nil {
 		a.log.Warn().Err(err).Str("question", q.ID).Msg("slack: edit modal not opened")
@@ -100,7 +101,7 @@ func (a *Adapter) onSubmit(ctx context.Context, ic slack.InteractionCallback) (*
 			var out core.Outcome
 			if out, err = a.svc.Answer(ctx, in); err == nil {
 				// The card itself is edited through the outbox.
-				return nil, note{channel: channel, user: ic.User.ID, text: core.RecordedNote(out.Question, ref)}
+				return nil, note{channel: channel, user: ic.User.ID, text: card.RecordedNote(out.Question, ref)}
 			}
 		}
 	}

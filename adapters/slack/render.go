@@ -6,6 +6,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/internal/textlimit"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 	"github.com/slack-go/slack"
 )
 
@@ -41,7 +42,7 @@ const headPrefix = "askbridge:"
 
 const timeLayout = "2006-01-02 15:04 UTC"
 
-// Card renders a core.Card: a question's first post (with its markers)
+// Card renders a card.Card: a question's first post (with its markers)
 // and every later edit. An open question gets its buttons, each carrying
 // only an encoded core.Ref; a closed one shows who closed it, how and
 // when, and no buttons.
@@ -49,7 +50,7 @@ const timeLayout = "2006-01-02 15:04 UTC"
 // Slack takes free text as a reply in the card's thread, so an action
 // that collects text (a clarification's answer, a form item's own answer)
 // draws no button: the card says to reply in the thread instead.
-func Card(c core.Card) Message {
+func Card(c card.Card) Message {
 	var blocks []slack.Block
 	add := func(b slack.Block) {
 		if b != nil {
@@ -62,20 +63,20 @@ func Card(c core.Card) Message {
 
 	options := 0
 	for _, s := range c.Sections {
-		if s.Kind == core.SectionOption || s.Kind == core.SectionItem {
+		if s.Kind == card.SectionOption || s.Kind == card.SectionItem {
 			options++
 		}
 	}
 	shown := false // the form's progress, above its first item
 	for _, s := range c.Sections {
 		switch s.Kind {
-		case core.SectionContext:
+		case card.SectionContext:
 			add(section("context", "_Context_\n"+esc(s.Body, budgetContext), true))
-		case core.SectionOption:
+		case card.SectionOption:
 			per := min(budgetOption, budgetOptions/max(1, options))
 			text := "*" + esc(s.Title, core.MaxTitleLen) + "*"
 			if s.Recommended {
-				text += core.RecommendedNote
+				text += card.RecommendedNote
 			}
 			text += "\n" + esc(s.Body, max(0, per-textLen(text)-1))
 			var b *slack.ButtonBlockElement
@@ -83,7 +84,7 @@ func Card(c core.Card) Message {
 				b = button(s.Actions[0])
 			}
 			add(sectionWith(fmt.Sprintf("option-%d", s.Index), text, b))
-		case core.SectionCall:
+		case card.SectionCall:
 			if c.Progress != nil { // one call of a batch, numbered
 				add(section(fmt.Sprintf("call-%d", s.Index), fmt.Sprintf("*%d.* ", s.Index+1)+approvalCall(s), true))
 				add(actions(fmt.Sprintf("call-%d-choose", s.Index), drawn(s.Actions)...))
@@ -91,7 +92,7 @@ func Card(c core.Card) Message {
 			}
 			add(section("call", approvalCall(s), true))
 			add(actions("choose", drawn(s.Actions)...))
-		case core.SectionItem:
+		case card.SectionItem:
 			if c.Progress != nil && !shown {
 				add(ctxBlock("progress", c.Progress.String()))
 				shown = true
@@ -126,7 +127,7 @@ func Card(c core.Card) Message {
 
 // head is the card's first line: its heading and markers. Markers about
 // the choice itself are loud; those about the message are quiet.
-func head(c core.Card) string {
+func head(c card.Card) string {
 	s := "*" + c.Heading + "*"
 	for _, m := range c.Markers {
 		if m.Warning() {
@@ -139,7 +140,7 @@ func head(c core.Card) string {
 }
 
 // metaLine says who asked, for what, until when, and the question's id.
-func metaLine(c core.Card) string {
+func metaLine(c card.Card) string {
 	m := c.Meta
 	parts := []string{"Asked by *" + esc(m.Agent, budgetLabel) + "*"}
 	if m.RunID != "" {
@@ -160,7 +161,7 @@ func metaLine(c core.Card) string {
 
 // approvalCall shows the gated tool call: its name, a bounded view of its
 // arguments and the start of their hash.
-func approvalCall(s core.Section) string {
+func approvalCall(s card.Section) string {
 	out := "*Tool:* `" + esc(s.Title, budgetLabel) + "`\n*Arguments:*\n" + code(s.Body, budgetArgs)
 	if s.Hash != "" {
 		out += "\nsha256 `" + s.Hash + "…`"
@@ -173,14 +174,14 @@ func approvalCall(s core.Section) string {
 
 // formItem is one form item: its question, its options with their
 // descriptions and, once answered, the answer.
-func formItem(s core.Section, budget int) string {
+func formItem(s card.Section, budget int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "*%d. %s*", s.Index+1, esc(s.Title, budget/3))
 	perOpt := (budget - textLen(b.String())) / max(1, len(s.Choices)+1)
 	for _, o := range s.Choices {
 		line := "\n• *" + esc(o.Label, min(perOpt/2, core.MaxTitleLen)) + "*"
 		if o.Recommended {
-			line += core.RecommendedNote
+			line += card.RecommendedNote
 		}
 		if o.Description != "" {
 			line += " — " + esc(o.Description, max(0, perOpt-textLen(line)-3))
@@ -195,7 +196,7 @@ func formItem(s core.Section, budget int) string {
 
 // outcome is a closed card's last section: who closed it, how and when,
 // and what was chosen.
-func outcome(c core.Card) string {
+func outcome(c card.Card) string {
 	o := c.Outcome
 	s := "*" + esc(o.Line, maxSectionText/4) + "*"
 	if o.Label == "" {
@@ -214,7 +215,7 @@ func outcome(c core.Card) string {
 }
 
 // fallback is the notification text: what the card is about in a line.
-func fallback(c core.Card) string {
+func fallback(c card.Card) string {
 	s := c.Heading + ": " + textlimit.FirstLine(c.Text)
 	for _, m := range c.Markers {
 		if m.Warning() {
@@ -227,11 +228,11 @@ func fallback(c core.Card) string {
 	return esc(s, 300)
 }
 
-// Reminder renders a reminder (core.NewReminder). With the card in the
+// Reminder renders a reminder (card.NewReminder). With the card in the
 // same room it is posted in the card's thread, right under the card;
 // otherwise it names the question, since there is no card to point to.
-func Reminder(c core.Card) Message {
-	s := "*" + core.ReminderHeading + "*"
+func Reminder(c card.Card) Message {
+	s := "*" + card.ReminderHeading + "*"
 	if !c.Meta.Deadline.IsZero() {
 		s += " (answer by " + c.Meta.Deadline.UTC().Format(timeLayout) + ")"
 	}
@@ -239,15 +240,15 @@ func Reminder(c core.Card) Message {
 		s += "\n" + esc(c.Heading+" from "+c.Meta.Agent+": "+textlimit.FirstLine(c.Text), 400) + "  `" + c.QuestionID + "`"
 	}
 	for _, m := range c.Markers {
-		if m != core.MarkerReminder && m.Warning() {
+		if m != card.MarkerReminder && m.Warning() {
 			s += "  ·  *" + m.Text() + "*"
 		}
 	}
 	if who := slackMentions(c.Mentions); who != "" {
-		s += "\n" + core.AwaitingLabel + ": " + who
+		s += "\n" + card.AwaitingLabel + ": " + who
 	}
 	return Message{
-		Text:   esc(core.ReminderHeading+": "+textlimit.FirstLine(c.Text), 300),
+		Text:   esc(card.ReminderHeading+": "+textlimit.FirstLine(c.Text), 300),
 		Blocks: []slack.Block{section("reminder", s, true)},
 	}
 }
@@ -271,7 +272,7 @@ func slackMentions(ms []core.Mention) string {
 // Digest renders "while you were away": counts, and the open questions by
 // id and first line.
 func Digest(d core.Digest) Message {
-	head := fmt.Sprintf("*%s* (askbridge was away from %s to %s)\n%d asked  ·  %d closed  ·  %d still open", core.DigestHeading,
+	head := fmt.Sprintf("*%s* (askbridge was away from %s to %s)\n%d asked  ·  %d closed  ·  %d still open", card.DigestHeading,
 		d.From.UTC().Format(timeLayout), d.To.UTC().Format(timeLayout), len(d.Asked), len(d.Closed), len(d.Open))
 	blocks := []slack.Block{section("digest", head, false)}
 	if len(d.Open) > 0 {
@@ -284,14 +285,14 @@ func Digest(d core.Digest) Message {
 			}
 			line := "\n• `" + q.ID + "` " + esc(textlimit.FirstLine(q.Text), 140)
 			if q.Reversibility == core.HardToReverse {
-				line += "  *" + core.HardToReverseMarker + "*"
+				line += "  *" + card.HardToReverseMarker + "*"
 			}
 			b.WriteString(line)
 		}
 		blocks = append(blocks, section("digest-open", b.String(), true))
 	}
 	return Message{
-		Text:   fmt.Sprintf("%s: %d asked, %d closed, %d still open", core.DigestHeading, len(d.Asked), len(d.Closed), len(d.Open)),
+		Text:   fmt.Sprintf("%s: %d asked, %d closed, %d still open", card.DigestHeading, len(d.Asked), len(d.Closed), len(d.Open)),
 		Blocks: blocks,
 	}
 }
@@ -337,10 +338,10 @@ func actions(id string, bs ...*slack.ButtonBlockElement) slack.Block {
 // drawn are the actions that draw a button on Slack: all but those that
 // collect text, which Slack takes as a thread reply. Editing a call's
 // arguments is a button that opens a modal (EditView).
-func drawn(as []core.Action) []*slack.ButtonBlockElement {
+func drawn(as []card.Action) []*slack.ButtonBlockElement {
 	var out []*slack.ButtonBlockElement
 	for _, a := range as {
-		if a.Input != core.InputRequired {
+		if a.Input != card.InputRequired {
 			out = append(out, button(a))
 		}
 	}
@@ -350,7 +351,7 @@ func drawn(as []core.Action) []*slack.ButtonBlockElement {
 // button carries the action's ref, encoded, as both its value and its
 // action_id (refs are unique within a card, and nothing else may ride on a
 // button). A ref that does not encode gets no button at all.
-func button(a core.Action) *slack.ButtonBlockElement {
+func button(a card.Action) *slack.ButtonBlockElement {
 	v := a.Ref.Encode()
 	if v == "" {
 		return nil
@@ -358,9 +359,9 @@ func button(a core.Action) *slack.ButtonBlockElement {
 	label := unit.CutKeeping(textlimit.OneLine(a.Head()), a.Keep, maxButtonText)
 	b := slack.NewButtonBlockElement(v, v, slack.NewTextBlockObject(slack.PlainTextType, label, false, false))
 	switch a.Style {
-	case core.StylePrimary:
+	case card.StylePrimary:
 		b.WithStyle(slack.StylePrimary)
-	case core.StyleDanger:
+	case card.StyleDanger:
 		b.WithStyle(slack.StyleDanger)
 	}
 	return b

@@ -11,6 +11,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/adaptertest"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 	"github.com/slack-go/slack"
 )
 
@@ -68,14 +69,14 @@ func clarificationQ() *core.Question {
 	return q
 }
 
-// card renders q as first posted (escalated: in an escalation route's
+// cardFor renders q as first posted (escalated: in an escalation route's
 // room).
-func card(q *core.Question, escalated bool) Message {
+func cardFor(q *core.Question, escalated bool) Message {
 	m := core.MessageRef{Kind: core.DeliverPost}
 	if escalated {
 		m.Kind = core.DeliverEscalate
 	}
-	return Card(core.NewCard(q, m))
+	return Card(card.New(q, m))
 }
 
 // TestCardFixtures renders the cards every platform is checked on into
@@ -109,14 +110,14 @@ func TestDigestAndNoteGolden(t *testing.T) {
 	other.ID = "c234567abcdefghij"
 	golden(t, "digest", Digest(core.Digest{From: t0, To: t0.Add(3 * time.Hour), Asked: []*core.Question{q, other},
 		Open: []*core.Question{q, other}}))
-	golden(t, "note", Note(core.RefusalNote(core.Errorf(core.CodeForbidden, "answer", "no"))))
+	golden(t, "note", Note(card.RefusalNote(core.Errorf(core.CodeForbidden, "answer", "no"))))
 }
 
 // TestCardSemantics checks what the golden files only show: buttons carry
 // exactly their ref, the recommended option is primary and marked, the
 // marker and labels are present, and user text is escaped.
 func TestCardSemantics(t *testing.T) {
-	m := card(decisionQ(), false)
+	m := cardFor(decisionQ(), false)
 	bs := buttons(m.Blocks)
 	if len(bs) != 3 {
 		t.Fatalf("%d buttons, want 2 options and decline", len(bs))
@@ -131,16 +132,16 @@ func TestCardSemantics(t *testing.T) {
 		t.Fatalf("recommended option not marked: %+v %+v", bs[0], bs[1])
 	}
 	text := allText(m.Blocks)
-	for _, s := range []string{core.HardToReverseMarker, "deploy-bot", "billing", "ledger &lt;migration&gt;", "Known to the team", "&amp; growing"} {
+	for _, s := range []string{card.HardToReverseMarker, "deploy-bot", "billing", "ledger &lt;migration&gt;", "Known to the team", "&amp; growing"} {
 		if !strings.Contains(text, s) {
 			t.Errorf("card lacks %q:\n%s", s, text)
 		}
 	}
-	c := allText(card(clarificationQ(), false).Blocks)
+	c := allText(cardFor(clarificationQ(), false).Blocks)
 	if strings.Contains(c, "<!channel>") || !strings.Contains(c, "&lt;!channel&gt;") {
 		t.Fatalf("mention not escaped:\n%s", c)
 	}
-	if strings.Contains(allText(card(formQ(), false).Blocks), "Reversible") {
+	if strings.Contains(allText(cardFor(formQ(), false).Blocks), "Reversible") {
 		t.Fatal("a reversible question shows a marker")
 	}
 }
@@ -150,7 +151,7 @@ func TestCardSemantics(t *testing.T) {
 func TestCardRefusesUnencodableRef(t *testing.T) {
 	q := decisionQ()
 	q.ID = "not-an-id"
-	if bs := buttons(card(q, false).Blocks); len(bs) != 0 {
+	if bs := buttons(cardFor(q, false).Blocks); len(bs) != 0 {
 		t.Fatalf("%d buttons drawn with an empty ref", len(bs))
 	}
 }
@@ -200,7 +201,7 @@ func TestCardWorstCaseFitsSlack(t *testing.T) {
 	for name, q := range map[string]*core.Question{"decision": dec, "form": form, "form_half": &halfForm, "approval": appr,
 		"clarification": clar, "closed_clarification": &closedClar, "closed_form": &closedForm} {
 		t.Run(name, func(t *testing.T) {
-			m := card(q, true)
+			m := cardFor(q, true)
 			checkLimits(t, m)
 			if n := jsonLen(m.Blocks); n > 11000 {
 				t.Fatalf("blocks are %d characters of JSON; keep them under 11000", n)
@@ -212,7 +213,7 @@ func TestCardWorstCaseFitsSlack(t *testing.T) {
 		many = append(many, dec)
 	}
 	checkLimits(t, Digest(core.Digest{From: t0, To: t0.Add(time.Hour), Asked: many, Open: many}))
-	checkLimits(t, Reminder(core.NewReminder(dec, core.SurfaceSlack, "C1")))
+	checkLimits(t, Reminder(card.NewReminder(dec, core.SurfaceSlack, "C1")))
 	checkLimits(t, Note(long(5000)))
 }
 

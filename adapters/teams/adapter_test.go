@@ -16,6 +16,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/teams"
 	"github.com/askbridge/askbridge/adapters/teams/teamsfake"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 	"github.com/askbridge/askbridge/core/loops"
 	"github.com/askbridge/askbridge/internal/coretest"
 )
@@ -158,7 +159,7 @@ func TestApproveUpdatesTheCardInPlace(t *testing.T) {
 	e := newEnv(t)
 	q := e.ask(core.AskInput{Kind: core.KindApproval, Text: "Drop the staging tables?", Tool: "sql.exec", Arguments: []byte(`{"sql":"DROP TABLE t"}`)})
 	m := e.card(q.ID, nil)
-	approve := action(t, m, core.LabelApprove)
+	approve := action(t, m, card.LabelApprove)
 	if note := e.execute(alice, m, approve); note != "Recorded: Approved" {
 		t.Fatalf("told %q", note)
 	}
@@ -181,7 +182,7 @@ func TestForgedTokensChangeNothing(t *testing.T) {
 	e := newEnv(t)
 	q := e.ask(core.AskInput{Kind: core.KindApproval, Text: "Deploy?", Tool: "deploy", Arguments: []byte(`{}`)})
 	m := e.card(q.ID, nil)
-	act := e.fake.ExecuteActivity(alice, m, teams.Verb, action(t, m, core.LabelApprove))
+	act := e.fake.ExecuteActivity(alice, m, teams.Verb, action(t, m, card.LabelApprove))
 	other, err := teamsfake.OtherKey()
 	if err != nil {
 		t.Fatal(err)
@@ -205,7 +206,7 @@ func TestForgedTokensChangeNothing(t *testing.T) {
 	}
 	// A genuine token on an activity from a channel its key is not
 	// endorsed for.
-	webchat := e.fake.ExecuteActivity(alice, m, teams.Verb, action(t, m, core.LabelApprove))
+	webchat := e.fake.ExecuteActivity(alice, m, teams.Verb, action(t, m, card.LabelApprove))
 	webchat["channelId"] = "webchat"
 	if status, _, err := e.fake.Deliver(webchat, ""); err != nil || status != http.StatusUnauthorized {
 		t.Errorf("another channel: %d %v; want 401", status, err)
@@ -214,7 +215,7 @@ func TestForgedTokensChangeNothing(t *testing.T) {
 		t.Fatalf("a refused activity changed the question: %s", got.State)
 	}
 	// The same activity with the Bot Connector's own token counts.
-	if note := e.execute(alice, m, action(t, m, core.LabelApprove)); note != "Recorded: Approved" {
+	if note := e.execute(alice, m, action(t, m, card.LabelApprove)); note != "Recorded: Approved" {
 		t.Fatalf("told %q", note)
 	}
 }
@@ -249,7 +250,7 @@ func TestSubmitFallbackTellsPrivately(t *testing.T) {
 	e := newEnv(t)
 	q := e.ask(core.AskInput{Kind: core.KindApproval, Text: "Deploy?", Tool: "deploy", Arguments: []byte(`{}`)})
 	m := e.card(q.ID, nil)
-	data := action(t, m, core.LabelDeny)
+	data := action(t, m, card.LabelDeny)
 	data[data[teams.DataInput].(string)] = "not on a Friday"
 	if status, _, err := e.fake.Deliver(e.fake.SubmitActivity(mallory, m, data), ""); err != nil || status != http.StatusOK {
 		t.Fatalf("submit: %d %v", status, err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 // maxActivity bounds an inbound activity's body.
@@ -102,11 +103,11 @@ func actionData(raw json.RawMessage) (ref, text string, ok bool) {
 func (a *Adapter) onExecute(ctx context.Context, act *Activity) string {
 	var v InvokeValue
 	if json.Unmarshal(act.Value, &v) != nil || v.Action.Verb != Verb {
-		return core.RefusalNote(core.ErrNotFound)
+		return card.RefusalNote(core.ErrNotFound)
 	}
 	ref, text, ok := actionData(v.Action.Data)
 	if !ok {
-		return core.RefusalNote(core.ErrNotFound)
+		return card.RefusalNote(core.ErrNotFound)
 	}
 	return a.click(ctx, act.From, ref, text)
 }
@@ -153,16 +154,16 @@ func (a *Adapter) tell(ctx context.Context, act *Activity, note string) {
 func (a *Adapter) click(ctx context.Context, from *Account, raw, text string) string {
 	r, err := core.DecodeRef(raw)
 	if err != nil {
-		return core.RefusalNote(err)
+		return card.RefusalNote(err)
 	}
 	d, ok := decider(from)
 	if !ok {
-		return core.RefusalNote(core.ErrNotFound)
+		return card.RefusalNote(core.ErrNotFound)
 	}
 	q, err := a.svc.Get(ctx, r.QuestionID)
 	if err != nil {
 		a.logInternal(err)
-		return core.RefusalNote(err)
+		return card.RefusalNote(err)
 	}
 	var out core.Outcome
 	if r.Action == core.RefDecline {
@@ -170,19 +171,19 @@ func (a *Adapter) click(ctx context.Context, from *Account, raw, text string) st
 	} else {
 		if r.Action == core.RefEdit && (!q.Open() || !a.svc.MayAnswer(q, d)) {
 			// Refused before the arguments are looked at, and recorded.
-			return core.RefusalNote(a.svc.Refusal(ctx, q, d))
+			return card.RefusalNote(a.svc.Refusal(ctx, q, d))
 		}
 		var in core.AnswerInput
 		if in, err = core.AnswerFor(q, r, d, text); err != nil {
-			return core.RefusalNote(err)
+			return card.RefusalNote(err)
 		}
 		out, err = a.svc.Answer(ctx, in)
 	}
 	if err != nil {
 		a.logInternal(err)
-		return core.RefusalNote(err)
+		return card.RefusalNote(err)
 	}
-	return core.RecordedNote(out.Question, r)
+	return card.RecordedNote(out.Question, r)
 }
 
 // onReply takes a reply in a card's thread as the answer of a
@@ -220,7 +221,7 @@ func (a *Adapter) onReply(ctx context.Context, act *Activity) {
 		}
 	}
 	a.logInternal(err)
-	a.tell(ctx, act, core.RefusalNote(err))
+	a.tell(ctx, act, card.RefusalNote(err))
 }
 
 // replyText is a reply's words: Teams sends a channel message as HTML

@@ -8,6 +8,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/internal/textlimit"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 // Adaptive Card rendering. Every text people or agents wrote goes into a
@@ -93,7 +94,7 @@ func newCard(body []Element) AdaptiveCard {
 		Version: CardSchemaVersion, Body: body, MSTeams: map[string]any{"width": "Full"}}
 }
 
-// Card renders a core.Card: a question's first post and every later
+// Card renders a card.Card: a question's first post and every later
 // edit. Each action is an Action.Execute (Teams' universal action: the
 // click comes as an invoke the bot answers privately, on every client
 // that has it) with an Action.Submit fallback for clients that do not.
@@ -103,7 +104,7 @@ func newCard(body []Element) AdaptiveCard {
 // A card that would pass MaxCardBytes (a batch of many calls with long
 // arguments, say) is rendered again with every text budget halved, and
 // past an eighth without the fallbacks, until it fits.
-func Card(c core.Card) AdaptiveCard {
+func Card(c card.Card) AdaptiveCard {
 	for div := 1; ; div *= 2 {
 		card := render(c, div)
 		if div >= 64 || Size(card) <= MaxCardBytes {
@@ -134,7 +135,7 @@ type fit struct {
 func (f fit) b(n int) int { return max(n/f.div, 24) }
 
 // render is Card within f.
-func render(c core.Card, div int) AdaptiveCard {
+func render(c card.Card, div int) AdaptiveCard {
 	f := fit{div: div, fallbacks: div < 8, edits: div < 16}
 	b := f.b
 	var body []Element
@@ -145,11 +146,11 @@ func render(c core.Card, div int) AdaptiveCard {
 	inputs := 0
 	shown := false
 	dropped := false
-	actions := func(as []core.Action) {
+	actions := func(as []card.Action) {
 		if !f.edits {
 			kept := as[:0:0]
 			for _, a := range as {
-				if a.Input == core.InputArguments {
+				if a.Input == card.InputArguments {
 					dropped = true
 					continue
 				}
@@ -161,15 +162,15 @@ func render(c core.Card, div int) AdaptiveCard {
 	}
 	for _, s := range c.Sections {
 		switch s.Kind {
-		case core.SectionContext:
+		case card.SectionContext:
 			add(words("Context", bold), plain(s.Body, b(budgetContext)))
-		case core.SectionOption:
+		case card.SectionOption:
 			title := fmt.Sprintf("%d. %s", s.Index+1, cut(s.Title, b(core.MaxTitleLen)))
 			if s.Recommended {
-				title += core.RecommendedNote
+				title += card.RecommendedNote
 			}
 			add(plain(title, core.MaxTitleLen+40, bold), plain(s.Body, b(budgetOption)))
-		case core.SectionCall:
+		case card.SectionCall:
 			prefix := ""
 			if c.Progress != nil {
 				prefix = fmt.Sprintf("%d. ", s.Index+1)
@@ -182,7 +183,7 @@ func render(c core.Card, div int) AdaptiveCard {
 			if a := s.Answer; a != nil {
 				add(plain(fmt.Sprintf("Decided: %s (by %s, %s)", cut(a.Text, b(budgetLabel)), cut(a.By, b(budgetLabel)), a.At.UTC().Format(timeLayout)), 400))
 			}
-		case core.SectionItem:
+		case card.SectionItem:
 			if c.Progress != nil && !shown {
 				add(words(c.Progress.String(), subtle))
 				shown = true
@@ -191,7 +192,7 @@ func render(c core.Card, div int) AdaptiveCard {
 			for _, o := range s.Choices {
 				line := "• " + cut(o.Label, b(core.MaxTitleLen))
 				if o.Recommended {
-					line += core.RecommendedNote
+					line += card.RecommendedNote
 				}
 				if o.Description != "" {
 					line += " — " + cut(o.Description, b(budgetItem/4))
@@ -230,7 +231,7 @@ func render(c core.Card, div int) AdaptiveCard {
 // are too long to carry in Teams' inputs.
 const TooLongToEdit = "These arguments are too long to edit in Teams: edit and approve them in the console or through the API."
 
-func replyTarget(c core.Card) string {
+func replyTarget(c card.Card) string {
 	if c.Kind == core.KindForm {
 		return "first unanswered item"
 	}
@@ -239,7 +240,7 @@ func replyTarget(c core.Card) string {
 
 // heading is the card's first line, with its markers: those about the
 // choice itself in the attention colour.
-func heading(c core.Card) []Element {
+func heading(c card.Card) []Element {
 	out := []Element{words(c.Heading, bold, func(e Element) { e["size"] = "large" })}
 	var loud, quiet []string
 	for _, m := range c.Markers {
@@ -261,7 +262,7 @@ func heading(c core.Card) []Element {
 // metaLine says who asked, for what, until when, and the question's id.
 // Agent, run and labels are the agent's words, so Markdown in them is
 // taken out of play by keeping them in a code span.
-func metaLine(c core.Card) string {
+func metaLine(c card.Card) string {
 	m := c.Meta
 	parts := []string{"Asked by " + code(m.Agent)}
 	if m.RunID != "" {
@@ -288,7 +289,7 @@ func code(s string) string {
 
 // outcome is a closed card's last part: who closed it, how and when, and
 // what was chosen.
-func outcome(c core.Card, b func(int) int) []Element {
+func outcome(c card.Card, b func(int) int) []Element {
 	o := c.Outcome
 	out := []Element{plain(o.Line, 600, bold, func(e Element) { e["color"] = "accent" })}
 	if o.Label != "" {
@@ -307,7 +308,7 @@ func InputID(n int) string { return fmt.Sprintf("askbridgeText%d", n) }
 // actionSet renders as as an ActionSet, each action that takes text
 // preceded by its input (numbered through *inputs, so ids are unique on
 // the card), with Action.Submit fallbacks or without.
-func actionSet(as []core.Action, inputs *int, f fit) []Element {
+func actionSet(as []card.Action, inputs *int, f fit) []Element {
 	if len(as) == 0 {
 		return nil
 	}
@@ -315,7 +316,7 @@ func actionSet(as []core.Action, inputs *int, f fit) []Element {
 	var acts []Element
 	for _, a := range as {
 		in := ""
-		if a.Input != core.InputNone {
+		if a.Input != card.InputNone {
 			in = InputID(*inputs)
 			*inputs++
 			out = append(out, input(a, in))
@@ -327,15 +328,15 @@ func actionSet(as []core.Action, inputs *int, f fit) []Element {
 
 // input is the text field an action reads: required words, an optional
 // reason, or the arguments as JSON starting from the asked ones.
-func input(a core.Action, id string) Element {
+func input(a card.Action, id string) Element {
 	e := Element{"type": "Input.Text", "id": id, "label": cut(a.Head(), budgetTitle)}
 	switch a.Input {
-	case core.InputRequired:
+	case card.InputRequired:
 		e["placeholder"] = "Your answer"
 		e["isMultiline"] = true
-	case core.InputOptional:
+	case card.InputOptional:
 		e["placeholder"] = "Reason (optional)"
-	case core.InputArguments:
+	case card.InputArguments:
 		e["label"] = "Arguments (JSON), for " + cut(a.Head(), budgetTitle)
 		e["isMultiline"] = true
 		e["value"] = a.Prefill
@@ -345,7 +346,7 @@ func input(a core.Action, id string) Element {
 
 // action is one button: Action.Execute carrying the ref (and its input's
 // id), falling back to Action.Submit with the same data.
-func action(a core.Action, input string, f fit) Element {
+func action(a card.Action, input string, f fit) Element {
 	data := map[string]string{DataRef: a.Ref.Encode()}
 	if input != "" {
 		data[DataInput] = input
@@ -353,9 +354,9 @@ func action(a core.Action, input string, f fit) Element {
 	title := textlimit.Runes.CutKeeping(a.Label, a.Keep, f.b(budgetTitle))
 	style := ""
 	switch a.Style {
-	case core.StylePrimary:
+	case card.StylePrimary:
 		style = "positive"
-	case core.StyleDanger:
+	case card.StyleDanger:
 		style = "destructive"
 	}
 	e := Element{"type": "Action.Execute", "title": title, "verb": Verb, "data": data}
@@ -372,16 +373,16 @@ func action(a core.Action, input string, f fit) Element {
 	return e
 }
 
-// Reminder renders a reminder (core.NewReminder) as a small card whose
+// Reminder renders a reminder (card.NewReminder) as a small card whose
 // "Waiting for" line mentions (by AAD object id) who has not acted yet.
-func Reminder(c core.Card) AdaptiveCard {
-	s := core.ReminderHeading
+func Reminder(c card.Card) AdaptiveCard {
+	s := card.ReminderHeading
 	if !c.Meta.Deadline.IsZero() {
 		s += " (answer by " + c.Meta.Deadline.UTC().Format(timeLayout) + ")"
 	}
 	body := []Element{words(s, bold)}
 	for _, m := range c.Markers {
-		if m != core.MarkerReminder && m.Warning() {
+		if m != card.MarkerReminder && m.Warning() {
 			body = append(body, words(m.Text(), bold, func(e Element) { e["color"] = "attention" }))
 		}
 	}
@@ -402,7 +403,7 @@ func Reminder(c core.Card) AdaptiveCard {
 			ents = append(ents, Entity{Type: "mention", Text: tag, Mentioned: &Account{ID: m.ID, Name: name}})
 		}
 		if len(who) > 0 {
-			body = append(body, words(core.AwaitingLabel+": "+strings.Join(who, ", ")))
+			body = append(body, words(card.AwaitingLabel+": "+strings.Join(who, ", ")))
 		}
 	}
 	card := newCard(body)
@@ -416,7 +417,7 @@ func Reminder(c core.Card) AdaptiveCard {
 // by id and first line.
 func Digest(d core.Digest) AdaptiveCard {
 	body := []Element{
-		words(core.DigestHeading, bold),
+		words(card.DigestHeading, bold),
 		words(fmt.Sprintf("askbridge was away from %s to %s", d.From.UTC().Format(timeLayout), d.To.UTC().Format(timeLayout)), subtle),
 		words(fmt.Sprintf("%d asked · %d closed · %d still open", len(d.Asked), len(d.Closed), len(d.Open))),
 	}
@@ -427,7 +428,7 @@ func Digest(d core.Digest) AdaptiveCard {
 		}
 		line := q.ID + " " + textlimit.FirstLine(q.Text)
 		if q.Reversibility == core.HardToReverse {
-			line += " [" + core.HardToReverseMarker + "]"
+			line += " [" + card.HardToReverseMarker + "]"
 		}
 		body = append(body, plain("• "+line, 200))
 	}
@@ -436,7 +437,7 @@ func Digest(d core.Digest) AdaptiveCard {
 
 // Summary is the card's one-line text for notifications and clients that
 // show no cards.
-func Summary(c core.Card) string {
+func Summary(c card.Card) string {
 	s := c.Heading + ": " + textlimit.FirstLine(c.Text)
 	for _, m := range c.Markers {
 		if m.Warning() {

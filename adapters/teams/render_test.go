@@ -12,6 +12,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/adaptertest"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -203,7 +204,7 @@ func TestCardWorstCaseFits(t *testing.T) {
 	}
 	for name, q := range map[string]*core.Question{"decision": dec, "form": form, "approval": appr, "batch": batch} {
 		t.Run(name, func(t *testing.T) {
-			card := Card(core.NewCard(q, core.MessageRef{Surface: core.SurfaceTeams, Room: "r", Kind: core.DeliverPost}))
+			card := Card(card.New(q, core.MessageRef{Surface: core.SurfaceTeams, Room: "r", Kind: core.DeliverPost}))
 			if n := Size(card); n > MaxCardBytes {
 				t.Fatalf("%d bytes, over %d", n, MaxCardBytes)
 			}

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 	"github.com/rs/zerolog"
 	"golang.org/x/oauth2/clientcredentials"
 )
@@ -197,12 +198,12 @@ func cardActivity(card AdaptiveCard, summary string) *Activity {
 const threadTTL = 24 * time.Hour
 
 // Post implements core.Courier.
-func (a *Adapter) Post(ctx context.Context, q *core.Question, card core.MessageRef) (core.MessageRef, error) {
-	c := core.NewCard(q, card)
+func (a *Adapter) Post(ctx context.Context, q *core.Question, ref core.MessageRef) (core.MessageRef, error) {
+	c := card.New(q, ref)
 	act := cardActivity(Card(c), Summary(c))
 	var id string
-	if isChannel(card.Room) {
-		channel, _ := json.Marshal(map[string]any{"channel": map[string]string{"id": card.Room}})
+	if isChannel(ref.Room) {
+		channel, _ := json.Marshal(map[string]any{"channel": map[string]string{"id": ref.Room}})
 		res, err := a.conn.createConversation(ctx, ConversationParameters{IsGroup: true, TenantID: a.opts.TenantID, Activity: act, ChannelData: channel})
 		if err != nil {
 			return core.MessageRef{}, err
@@ -217,7 +218,7 @@ func (a *Adapter) Post(ctx context.Context, q *core.Question, card core.MessageR
 			a.log.Warn().Err(err).Str("question", q.ID).Msg("teams: the thread is not tied to its question; replies in it will not count")
 		}
 	} else {
-		conv, err := a.conversation(ctx, card.Room, "")
+		conv, err := a.conversation(ctx, ref.Room, "")
 		if err != nil {
 			return core.MessageRef{}, err
 		}
@@ -228,30 +229,30 @@ func (a *Adapter) Post(ctx context.Context, q *core.Question, card core.MessageR
 	if id == "" {
 		return core.MessageRef{}, errors.New("teams: the bot connector returned no activity id")
 	}
-	card.Surface, card.ID = core.SurfaceTeams, id
-	return card, nil
+	ref.Surface, ref.ID = core.SurfaceTeams, id
+	return ref, nil
 }
 
 func threadKey(root string) string { return "teams:thread:" + root }
 
 // Update implements core.Courier: the card is replaced in place.
-func (a *Adapter) Update(ctx context.Context, q *core.Question, card core.MessageRef) error {
-	if card.ID == "" {
+func (a *Adapter) Update(ctx context.Context, q *core.Question, ref core.MessageRef) error {
+	if ref.ID == "" {
 		return &core.Permanent{Err: errors.New("teams: the card has no activity id")}
 	}
-	conv, err := a.conversation(ctx, card.Room, card.ID)
+	conv, err := a.conversation(ctx, ref.Room, ref.ID)
 	if err != nil {
 		return err
 	}
-	c := core.NewCard(q, card)
-	return a.conn.update(ctx, conv, card.ID, cardActivity(Card(c), Summary(c)))
+	c := card.New(q, ref)
+	return a.conn.update(ctx, conv, ref.ID, cardActivity(Card(c), Summary(c)))
 }
 
 // Remind implements core.Courier: in the card's thread when the room
 // holds the card, else as a post of its own.
 func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) error {
-	c := a.svc.Reminder(q, core.SurfaceTeams, room)
-	act := cardActivity(Reminder(c), core.ReminderHeading)
+	c := card.Reminder(a.svc, q, core.SurfaceTeams, room)
+	act := cardActivity(Reminder(c), card.ReminderHeading)
 	if c.ReplyTo != nil && isChannel(room) {
 		_, err := a.conn.send(ctx, threadOf(room, c.ReplyTo.ID), act)
 		return err
@@ -261,7 +262,7 @@ func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) err
 
 // Digest implements core.Courier.
 func (a *Adapter) Digest(ctx context.Context, d core.Digest, room string) error {
-	return a.post(ctx, room, cardActivity(Digest(d), core.DigestHeading))
+	return a.post(ctx, room, cardActivity(Digest(d), card.DigestHeading))
 }
 
 // post sends act into room: a new thread of its own in a channel.

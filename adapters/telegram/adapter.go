@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 	"github.com/askbridge/askbridge/core/loops"
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 	"github.com/rs/zerolog"
@@ -295,12 +296,12 @@ func parseChat(room string) (int64, error) {
 
 // Post implements core.Courier: the card, and for a clarification a
 // ForceReply prompt right after it.
-func (a *Adapter) Post(ctx context.Context, q *core.Question, card core.MessageRef) (core.MessageRef, error) {
-	chat, err := parseChat(card.Room)
+func (a *Adapter) Post(ctx context.Context, q *core.Question, msgRef core.MessageRef) (core.MessageRef, error) {
+	chat, err := parseChat(msgRef.Room)
 	if err != nil {
 		return core.MessageRef{}, err
 	}
-	c := core.NewCard(q, card)
+	c := card.New(q, msgRef)
 	msg, err := RenderCard(c, chat)
 	if err != nil {
 		return core.MessageRef{}, &core.Permanent{Err: err}
@@ -309,8 +310,8 @@ func (a *Adapter) Post(ctx context.Context, q *core.Question, card core.MessageR
 	if err != nil {
 		return core.MessageRef{}, err
 	}
-	card.Surface, card.ID = core.SurfaceTelegram, strconv.Itoa(sent.MessageID)
-	ref := card
+	msgRef.Surface, msgRef.ID = core.SurfaceTelegram, strconv.Itoa(sent.MessageID)
+	ref := msgRef
 	if q.Kind == core.KindClarification && q.Open() {
 		// Best effort: the card takes replies too, so a lost prompt must
 		// not make the outbox post the card again.
@@ -327,16 +328,16 @@ func (a *Adapter) Post(ctx context.Context, q *core.Question, card core.MessageR
 
 // Update implements core.Courier: the card shows q as it stands. An edit
 // to the same content counts as done.
-func (a *Adapter) Update(ctx context.Context, q *core.Question, card core.MessageRef) error {
-	chat, err := parseChat(card.Room)
+func (a *Adapter) Update(ctx context.Context, q *core.Question, ref core.MessageRef) error {
+	chat, err := parseChat(ref.Room)
 	if err != nil {
 		return err
 	}
-	id, err := strconv.Atoi(card.ID)
+	id, err := strconv.Atoi(ref.ID)
 	if err != nil || id <= 0 {
-		return &core.Permanent{Err: fmt.Errorf("telegram: message id %q is not a number", card.ID)}
+		return &core.Permanent{Err: fmt.Errorf("telegram: message id %q is not a number", ref.ID)}
 	}
-	e, err := RenderEdit(core.NewCard(q, card), chat, id)
+	e, err := RenderEdit(card.New(q, ref), chat, id)
 	if err != nil {
 		return &core.Permanent{Err: err}
 	}
@@ -359,7 +360,7 @@ func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) err
 	if err != nil {
 		return err
 	}
-	_, err = a.send(ctx, chat, RenderReminder(a.svc.Reminder(q, core.SurfaceTelegram, room), chat))
+	_, err = a.send(ctx, chat, RenderReminder(card.Reminder(a.svc, q, core.SurfaceTelegram, room), chat))
 	return err
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/telegram/telegramfake"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 	"github.com/askbridge/askbridge/core/loops"
 	"github.com/askbridge/askbridge/internal/coretest"
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
@@ -217,7 +218,7 @@ func TestDecisionClickClosesAndEditsTheCard(t *testing.T) {
 	}
 	q := e.ask(decisionInput())
 	c := e.card(q.ID, func(m telegramfake.Message) bool { return len(m.Buttons()) == 3 })
-	if !strings.Contains(c.Text, core.HardToReverseMarker) || !strings.Contains(c.Text, "Which database?") {
+	if !strings.Contains(c.Text, card.HardToReverseMarker) || !strings.Contains(c.Text, "Which database?") {
 		t.Fatalf("card text %q", c.Text)
 	}
 	if note := e.click(userMallory, c, findButton(t, c, "SQLite")); !strings.Contains(note, "not one of the people") {

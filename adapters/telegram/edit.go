@@ -4,15 +4,16 @@ import (
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 // editPrompt is the ForceReply prompt of "Edit and approve": the
 // arguments as asked, to copy and change, and the reply is the edited
 // JSON. Telegram has no modals, so a reply it is; core checks the JSON
 // and which keys changed when it comes.
-func editPrompt(c core.Card, r core.Ref, d *doc, tail string, chat int64, replyTo int, to *tgbotapi.User) (tgbotapi.MessageConfig, error) {
+func editPrompt(c card.Card, r core.Ref, d *doc, tail string, chat int64, replyTo int, to *tgbotapi.User) (tgbotapi.MessageConfig, error) {
 	act, ok := actionOn(c, r)
-	if !ok || act.Input != core.InputArguments {
+	if !ok || act.Input != card.InputArguments {
 		return tgbotapi.MessageConfig{}, ErrBadButton
 	}
 	askTo(d, to, "reply to this message with the arguments to approve, as one JSON object. They start as:")
@@ -21,7 +22,7 @@ func editPrompt(c core.Card, r core.Ref, d *doc, tail string, chat int64, replyT
 }
 
 // actionOn finds the card's action that carries r.
-func actionOn(c core.Card, r core.Ref) (core.Action, bool) {
+func actionOn(c card.Card, r core.Ref) (card.Action, bool) {
 	for _, s := range c.Sections {
 		for _, a := range s.Actions {
 			if a.Ref == r {
@@ -34,5 +35,5 @@ func actionOn(c core.Card, r core.Ref) (core.Action, bool) {
 			return a, true
 		}
 	}
-	return core.Action{}, false
+	return card.Action{}, false
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 )
 
@@ -51,16 +52,16 @@ func (a *Adapter) onCallback(ctx context.Context, cq *tgbotapi.CallbackQuery) {
 // and what to do once they are told (or nil).
 func (a *Adapter) tap(ctx context.Context, cq *tgbotapi.CallbackQuery) (string, func(context.Context)) {
 	if cq.From == nil {
-		return core.RefusalNote(core.ErrNotFound), nil
+		return card.RefusalNote(core.ErrNotFound), nil
 	}
 	r, err := core.DecodeRef(cq.Data)
 	if err != nil {
-		return core.RefusalNote(err), nil
+		return card.RefusalNote(err), nil
 	}
 	q, err := a.svc.Get(ctx, r.QuestionID)
 	if err != nil {
 		a.logInternal(err, "get")
-		return core.RefusalNote(err), nil
+		return card.RefusalNote(err), nil
 	}
 	d := decider(cq.From)
 	var out core.Outcome
@@ -72,15 +73,15 @@ func (a *Adapter) tap(ctx context.Context, cq *tgbotapi.CallbackQuery) (string, 
 	default:
 		in, ferr := core.AnswerFor(q, r, d, "")
 		if ferr != nil {
-			return core.RefusalNote(ferr), nil
+			return card.RefusalNote(ferr), nil
 		}
 		out, err = a.svc.Answer(ctx, in)
 	}
 	if err != nil {
 		a.logInternal(err, "answer")
-		return core.RefusalNote(err), nil
+		return card.RefusalNote(err), nil
 	}
-	return core.RecordedNote(out.Question, r), nil
+	return card.RecordedNote(out.Question, r), nil
 }
 
 // openPrompt answers a "Reply to answer" or "Something else" tap with a
@@ -92,13 +93,13 @@ func (a *Adapter) openPrompt(ctx context.Context, q *core.Question, r core.Ref, 
 		// the (empty) answer, so the refusal is recorded like any other
 		// (law 6) and the note tells the truth.
 		if r.Action == core.RefEdit {
-			return core.RefusalNote(a.svc.Refusal(ctx, q, d)), nil
+			return card.RefusalNote(a.svc.Refusal(ctx, q, d)), nil
 		}
 		in, err := core.AnswerFor(q, r, d, "")
 		if err == nil {
 			_, err = a.svc.Answer(ctx, in)
 		}
-		return core.RefusalNote(err), nil
+		return card.RefusalNote(err), nil
 	case cq.Message == nil || cq.Message.Chat == nil:
 		return "Reply prompts work on the question's card in its chat only.", nil
 	}
@@ -108,9 +109,9 @@ func (a *Adapter) openPrompt(ctx context.Context, q *core.Question, r core.Ref, 
 		}
 	}
 	chat := cq.Message.Chat.ID
-	prompt, err := RenderPrompt(core.NewCard(q, core.MessageRef{}), r, chat, cq.Message.MessageID, cq.From)
+	prompt, err := RenderPrompt(card.New(q, core.MessageRef{}), r, chat, cq.Message.MessageID, cq.From)
 	if err != nil {
-		return core.RefusalNote(core.ErrNotFound), nil
+		return card.RefusalNote(core.ErrNotFound), nil
 	}
 	note := "Reply to the prompt that follows with your answer."
 	if r.Action == core.RefEdit {
@@ -157,7 +158,7 @@ func (a *Adapter) onReply(ctx context.Context, m *tgbotapi.Message) {
 		a.logInternal(err, "answer")
 	default:
 		// Closed, expired, already answered, blank: say so to the replier.
-		note := tgbotapi.NewMessage(m.Chat.ID, html.EscapeString(cutPlain(core.RefusalNote(err), 1000)))
+		note := tgbotapi.NewMessage(m.Chat.ID, html.EscapeString(cutPlain(card.RefusalNote(err), 1000)))
 		note.ParseMode = tgbotapi.ModeHTML
 		note.ReplyToMessageID = m.MessageID
 		note.AllowSendingWithoutReply = true

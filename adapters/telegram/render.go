@@ -9,6 +9,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/internal/textlimit"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 )
 
@@ -126,7 +127,7 @@ func stateIcon(s core.State) string {
 
 // trailer is what must survive any cut: the outcome of a closed question,
 // a form's progress, and a clarification's ref line.
-func trailer(c core.Card) string {
+func trailer(c card.Card) string {
 	var b strings.Builder
 	if c.Tally != nil {
 		b.WriteString("\n")
@@ -157,7 +158,7 @@ func trailer(c core.Card) string {
 // the question, what to choose from, and the trailer. The context comes
 // last: what does not fit is left out from the end, and of all the parts
 // the context is the one a person can best do without.
-func cardText(c core.Card) string {
+func cardText(c card.Card) string {
 	tail := trailer(c)
 	d := newDoc(MaxText - units(tail))
 	d.markup("<b>" + html.EscapeString(c.Heading) + "</b>")
@@ -179,19 +180,19 @@ func cardText(c core.Card) string {
 	options := false
 	for _, s := range c.Sections {
 		switch s.Kind {
-		case core.SectionContext:
+		case card.SectionContext:
 			// last, below
-		case core.SectionOption:
+		case card.SectionOption:
 			if !options {
 				d.markup("\n\n<b>Options</b>")
 				options = true
 			}
 			d.text(fmt.Sprintf("\n%d. <b>", s.Index+1), s.Title, "</b>", 160)
 			if s.Recommended {
-				d.markup(html.EscapeString(core.RecommendedNote))
+				d.markup(html.EscapeString(card.RecommendedNote))
 			}
 			d.text("\n", s.Body, "", 400)
-		case core.SectionCall:
+		case card.SectionCall:
 			num := ""
 			if c.Progress != nil { // one call of a batch
 				num = fmt.Sprintf("%d. ", s.Index+1)
@@ -205,7 +206,7 @@ func cardText(c core.Card) string {
 				d.text("\n<b>Decided:</b> ", a.Text, "", 200)
 				d.text(" (by ", a.By, ")", 64)
 			}
-		case core.SectionItem:
+		case card.SectionItem:
 			d.text(fmt.Sprintf("\n\n<b>%d. ", s.Index+1), s.Title, "</b>", 300)
 			if a := s.Answer; a != nil {
 				d.text(" ✓ ", a.Text, "", 200)
@@ -214,7 +215,7 @@ func cardText(c core.Card) string {
 			for _, o := range s.Choices {
 				d.text("\n• ", o.Label, "", 100)
 				if o.Recommended {
-					d.markup(html.EscapeString(core.RecommendedNote))
+					d.markup(html.EscapeString(card.RecommendedNote))
 				}
 				d.text(" — ", o.Description, "", 200)
 			}
@@ -224,7 +225,7 @@ func cardText(c core.Card) string {
 		}
 	}
 	for _, s := range c.Sections {
-		if s.Kind == core.SectionContext {
+		if s.Kind == card.SectionContext {
 			d.text("\n\n<i>", s.Body, "</i>", MaxText)
 		}
 	}
@@ -235,7 +236,7 @@ const timeLayout = "2006-01-02 15:04 UTC"
 
 // button is one inline button carrying exactly the action's ref, or an
 // error if the ref cannot be a callback_data.
-func button(a core.Action) (tgbotapi.InlineKeyboardButton, error) {
+func button(a card.Action) (tgbotapi.InlineKeyboardButton, error) {
 	data := a.Ref.Encode()
 	if data == "" || len(data) > MaxCallbackData {
 		return tgbotapi.InlineKeyboardButton{}, ErrBadButton
@@ -252,10 +253,10 @@ func button(a core.Action) (tgbotapi.InlineKeyboardButton, error) {
 // answer, a form item's own answer) is a button that sends a ForceReply
 // prompt, and the reply is the answer; a deny, whose reason is optional,
 // records at once without one.
-func keyboard(c core.Card) (tgbotapi.InlineKeyboardMarkup, error) {
+func keyboard(c card.Card) (tgbotapi.InlineKeyboardMarkup, error) {
 	rows := [][]tgbotapi.InlineKeyboardButton{}
 	var err error
-	row := func(as ...core.Action) {
+	row := func(as ...card.Action) {
 		var r []tgbotapi.InlineKeyboardButton
 		for _, a := range as {
 			b, e := button(a)
@@ -267,7 +268,7 @@ func keyboard(c core.Card) (tgbotapi.InlineKeyboardMarkup, error) {
 		}
 	}
 	for _, s := range c.Sections {
-		if s.Kind == core.SectionOption {
+		if s.Kind == card.SectionOption {
 			for _, a := range s.Actions {
 				row(a)
 			}
@@ -285,7 +286,7 @@ func keyboard(c core.Card) (tgbotapi.InlineKeyboardMarkup, error) {
 }
 
 // RenderCard is the sendMessage request that posts a card in chat.
-func RenderCard(c core.Card, chat int64) (tgbotapi.MessageConfig, error) {
+func RenderCard(c card.Card, chat int64) (tgbotapi.MessageConfig, error) {
 	m := tgbotapi.NewMessage(chat, cardText(c))
 	m.ParseMode = tgbotapi.ModeHTML
 	m.DisableWebPagePreview = true
@@ -302,7 +303,7 @@ func RenderCard(c core.Card, chat int64) (tgbotapi.MessageConfig, error) {
 // RenderEdit is the editMessageText request that brings card (chat, id) up
 // to date: a form's progress while open, or who answered what and when
 // once closed, with the buttons removed (an empty keyboard).
-func RenderEdit(c core.Card, chat int64, id int) (tgbotapi.EditMessageTextConfig, error) {
+func RenderEdit(c card.Card, chat int64, id int) (tgbotapi.EditMessageTextConfig, error) {
 	kb, err := keyboard(c)
 	if err != nil {
 		return tgbotapi.EditMessageTextConfig{}, err
@@ -318,7 +319,7 @@ func RenderEdit(c core.Card, chat int64, id int) (tgbotapi.EditMessageTextConfig
 // else". It replies to the card (replyTo) and mentions who tapped (to, if
 // any) so a selective ForceReply opens their keyboard only. Its last line
 // carries the ref.
-func RenderPrompt(c core.Card, r core.Ref, chat int64, replyTo int, to *tgbotapi.User) (tgbotapi.MessageConfig, error) {
+func RenderPrompt(c card.Card, r core.Ref, chat int64, replyTo int, to *tgbotapi.User) (tgbotapi.MessageConfig, error) {
 	if r.Action != core.RefText && r.Action != core.RefEdit || r.QuestionID != c.QuestionID {
 		return tgbotapi.MessageConfig{}, ErrBadButton
 	}
@@ -328,7 +329,7 @@ func RenderPrompt(c core.Card, r core.Ref, chat int64, replyTo int, to *tgbotapi
 	}
 	about := c.Text
 	for _, s := range c.Sections {
-		if s.Kind == core.SectionItem && s.Index == r.Item {
+		if s.Kind == card.SectionItem && s.Index == r.Item {
 			about = s.Title
 		}
 	}
@@ -367,16 +368,16 @@ func promptMessage(chat int64, html string, replyTo int, to *tgbotapi.User, plac
 }
 
 // RenderReminder is the reminder of a still-open question
-// (core.NewReminder), as a reply to its card in chat when there is one.
-func RenderReminder(c core.Card, chat int64) tgbotapi.MessageConfig {
+// (card.NewReminder), as a reply to its card in chat when there is one.
+func RenderReminder(c card.Card, chat int64) tgbotapi.MessageConfig {
 	cardID := 0
 	if c.ReplyTo != nil {
 		cardID, _ = strconv.Atoi(c.ReplyTo.ID)
 	}
 	d := newDoc(MaxText)
-	d.markup("⏰ <b>" + core.ReminderHeading + "</b>")
+	d.markup("⏰ <b>" + card.ReminderHeading + "</b>")
 	for _, m := range c.Markers {
-		if m != core.MarkerReminder && m.Warning() {
+		if m != card.MarkerReminder && m.Warning() {
 			d.markup(" (⚠️ " + html.EscapeString(m.Text()) + ")")
 		}
 	}
@@ -394,7 +395,7 @@ func RenderReminder(c core.Card, chat int64) tgbotapi.MessageConfig {
 		}
 	}
 	if len(who) > 0 {
-		d.markup("\n" + core.AwaitingLabel + ": " + strings.Join(who, ", "))
+		d.markup("\n" + card.AwaitingLabel + ": " + strings.Join(who, ", "))
 	}
 	if cardID == 0 {
 		d.markup("\nThe question's card was not found here; answer it from askbridge's console or API: id ")
@@ -410,7 +411,7 @@ func RenderReminder(c core.Card, chat int64) tgbotapi.MessageConfig {
 // RenderDigest is the "while you were away" summary.
 func RenderDigest(dg core.Digest, chat int64) tgbotapi.MessageConfig {
 	d := newDoc(MaxText)
-	d.markup("📋 <b>" + core.DigestHeading + "</b>")
+	d.markup("📋 <b>" + card.DigestHeading + "</b>")
 	d.markup(fmt.Sprintf("\n%s to %s", dg.From.UTC().Format(timeLayout), dg.To.UTC().Format(timeLayout)))
 	d.markup(fmt.Sprintf("\nAsked: %d · Closed: %d · Still open: %d", len(dg.Asked), len(dg.Closed), len(dg.Open)))
 	section := func(title string, qs []*core.Question, closed bool) {
@@ -425,7 +426,7 @@ func RenderDigest(dg core.Digest, chat int64) tgbotapi.MessageConfig {
 			}
 			d.text("\n• "+marker, q.Text, "", 120)
 			if closed {
-				d.text(" — ", core.OutcomeLine(q), "", 160)
+				d.text(" — ", card.OutcomeLine(q), "", 160)
 			}
 		}
 	}

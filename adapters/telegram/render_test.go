@@ -18,6 +18,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/adaptertest"
 	"github.com/askbridge/askbridge/adapters/telegram/telegramfake"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 )
 
@@ -132,8 +133,8 @@ func answered(q *core.Question, state core.State, res core.Resolution) *core.Que
 var alice = core.Decider{Surface: core.SurfaceTelegram, ID: "259760855", Name: "Alice <Ops>"}
 
 // cardOf is q's card as first posted.
-func cardOf(q *core.Question) core.Card {
-	return core.NewCard(q, core.MessageRef{Kind: core.DeliverPost})
+func cardOf(q *core.Question) card.Card {
+	return card.New(q, core.MessageRef{Kind: core.DeliverPost})
 }
 
 // TestCardFixtures renders the cards every platform is checked on into
@@ -246,18 +247,18 @@ func TestKeyboardByKind(t *testing.T) {
 		}
 		return out
 	}
-	if got := labels(decision()); !slices.Equal(got, []string{"PostgreSQL" + core.RecommendedNote, "SQLite", core.LabelDecline}) {
+	if got := labels(decision()); !slices.Equal(got, []string{"PostgreSQL" + card.RecommendedNote, "SQLite", card.LabelDecline}) {
 		t.Errorf("decision rows %q", got)
 	}
-	if got := labels(approval()); !slices.Equal(got, []string{core.LabelApprove + " | " + core.LabelDeny, core.LabelDecline}) {
+	if got := labels(approval()); !slices.Equal(got, []string{card.LabelApprove + " | " + card.LabelDeny, card.LabelDecline}) {
 		t.Errorf("approval rows %q", got)
 	}
-	if got := labels(baseQuestion(core.KindClarification)); !slices.Equal(got, []string{core.LabelAnswer, core.LabelDecline}) {
+	if got := labels(baseQuestion(core.KindClarification)); !slices.Equal(got, []string{card.LabelAnswer, card.LabelDecline}) {
 		t.Errorf("clarification rows %q", got)
 	}
 	q := form()
 	q.Answers = []core.ItemAnswer{{ItemID: "channel", OptionID: "beta"}}
-	if got := labels(q); !slices.Equal(got, []string{"2. Short | 2. Full | 2. Something else", core.LabelDecline}) {
+	if got := labels(q); !slices.Equal(got, []string{"2. Short | 2. Full | 2. Something else", card.LabelDecline}) {
 		t.Errorf("form rows after item 1 %q", got)
 	}
 	closed := answered(decision(), core.StateAnswered, core.Resolution{Decider: alice, OptionID: "pg"})
@@ -275,7 +276,7 @@ func TestRefusesBadButtons(t *testing.T) {
 	if _, err := RenderEdit(cardOf(q), 1, 2); !errors.Is(err, ErrBadButton) {
 		t.Fatalf("an edit whose refs cannot be encoded rendered: %v", err)
 	}
-	if _, err := button(core.Action{Label: "x", Ref: core.Ref{QuestionID: goldenID, Item: -1, Action: 'z'}}); !errors.Is(err, ErrBadButton) {
+	if _, err := button(card.Action{Label: "x", Ref: core.Ref{QuestionID: goldenID, Item: -1, Action: 'z'}}); !errors.Is(err, ErrBadButton) {
 		t.Fatalf("a button with an unknown action rendered: %v", err)
 	}
 	if _, err := RenderPrompt(cardOf(decision()), core.Ref{QuestionID: goldenID, Item: -1, Action: core.RefOption}, 1, 2, nil); !errors.Is(err, ErrBadButton) {

@@ -15,6 +15,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/adapters/slack/slackfake"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 // twoRooms is one program posting to Slack and Discord at once, with a
@@ -109,7 +110,7 @@ func TestBatchAcrossSurfaces(t *testing.T) {
 		}
 
 		sc = br.slack.Card(t, q.ID, func(c adaptertest.Card) bool { return strings.Contains(c.Text, "Answered 4/5") })
-		br.slack.Click(t, alice, sc, labelled(t, sc, core.LabelApproveAll))
+		br.slack.Click(t, alice, sc, labelled(t, sc, card.LabelApproveAll))
 
 		var res *client.WaitResponse
 		select {
@@ -174,7 +175,7 @@ func TestBatchApproveAllRacesPerCallDeny(t *testing.T) {
 			sc := br.slack.Card(t, q.ID, func(c adaptertest.Card) bool { return len(c.Buttons) > 0 })
 			dc := br.discord.Card(t, q.ID, func(c adaptertest.Card) bool { return len(c.Buttons) > 0 })
 			msg, _ := br.slack.fake.Message(sc.Room, sc.ID)
-			all := labelled(t, sc, core.LabelApproveAll)
+			all := labelled(t, sc, card.LabelApproveAll)
 			click := slackfake.Click(br.slack.m.URL+"/slack/interactivity", slackSecret,
 				slackfake.ClickPayload(slackfake.User{ID: slackAlice.ID, Name: slackAlice.Name}, msg, slackfake.Button{ActionID: all.Value, Value: all.Value, Text: all.Label}))
 			deny := labelled(t, dc, "2. Deny")

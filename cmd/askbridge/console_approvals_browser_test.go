@@ -37,8 +37,8 @@ func TestConsoleApprovalsInABrowser(t *testing.T) {
 		}
 
 		// A key that may not change is refused with core's words.
-		do(t, operator, chromedp.Click(chromedp.CSS(card(q.ID)+" details.edit summary")), chromedp.Clear(chromedp.CSS(editor)), chromedp.SendKeys(chromedp.CSS(editor), `{"path":"/srv/report.txt","content":"bye"}`))
-		if status := submit(t, operator, card(q.ID)+" form.edit-form button.edit-approve"); status != http.StatusBadRequest {
+		do(t, operator, chromedp.Click(chromedp.CSS(cardSel(q.ID)+" details.edit summary")), chromedp.Clear(chromedp.CSS(editor)), chromedp.SendKeys(chromedp.CSS(editor), `{"path":"/srv/report.txt","content":"bye"}`))
+		if status := submit(t, operator, cardSel(q.ID)+" form.edit-form button.edit-approve"); status != http.StatusBadRequest {
 			t.Fatalf("a non-editable key: %d", status)
 		}
 		if p := eval[string](t, operator, `document.getElementById("problem").innerText`); !strings.Contains(p, `argument "content" may not be changed`) {
@@ -50,20 +50,20 @@ func TestConsoleApprovalsInABrowser(t *testing.T) {
 
 		goTo(t, operator, m.URL+"/q/"+q.ID)
 		waitLive(t, operator)
-		do(t, operator, chromedp.Click(chromedp.CSS(card(q.ID)+" details.edit summary")), chromedp.Clear(chromedp.CSS(editor)), chromedp.SendKeys(chromedp.CSS(editor), `{"path":"/srv/report-v2.txt","content":"hello"}`))
-		if status := submit(t, operator, card(q.ID)+" form.edit-form button.edit-approve"); status != http.StatusOK {
+		do(t, operator, chromedp.Click(chromedp.CSS(cardSel(q.ID)+" details.edit summary")), chromedp.Clear(chromedp.CSS(editor)), chromedp.SendKeys(chromedp.CSS(editor), `{"path":"/srv/report-v2.txt","content":"hello"}`))
+		if status := submit(t, operator, cardSel(q.ID)+" form.edit-form button.edit-approve"); status != http.StatusOK {
 			t.Fatalf("edit and approve: %d", status)
 		}
 		res := getQ(t, ops, q.ID).Resolution
 		if res == nil || res.Approved == nil || !*res.Approved || res.Edit == nil || string(res.Edit.Arguments) != `{"content":"hello","path":"/srv/report-v2.txt"}` {
 			t.Fatalf("recorded: %+v", res)
 		}
-		if text := eval[string](t, operator, `document.querySelector("`+card(q.ID)+`").innerText`); !strings.Contains(text, "Approved with changes: path changed") {
+		if text := eval[string](t, operator, `document.querySelector("`+cardSel(q.ID)+`").innerText`); !strings.Contains(text, "Approved with changes: path changed") {
 			t.Fatalf("the closed card:\n%s", text)
 		}
 		// The other page closes the card live, with the change.
 		waitCard(t, admin, q.ID, "answered")
-		if text := eval[string](t, admin, `document.querySelector("`+card(q.ID)+`").textContent`); !strings.Contains(text, "Approved with changes: path changed") {
+		if text := eval[string](t, admin, `document.querySelector("`+cardSel(q.ID)+`").textContent`); !strings.Contains(text, "Approved with changes: path changed") {
 			t.Fatalf("the admin's card:\n%s", text)
 		}
 	})
@@ -85,15 +85,15 @@ func TestConsoleApprovalsInABrowser(t *testing.T) {
 		goTo(t, operator, m.URL+"/q/"+q.ID)
 		waitLive(t, operator)
 		waitCard(t, admin, q.ID, "open")
-		if n := eval[int](t, operator, `document.querySelectorAll("`+card(q.ID)+` li.batch-call").length`); n != 3 {
+		if n := eval[int](t, operator, `document.querySelectorAll("`+cardSel(q.ID)+` li.batch-call").length`); n != 3 {
 			t.Fatalf("the card lists %d calls", n)
 		}
-		if status := submit(t, operator, card(q.ID)+` form.call-form[data-call=toolu_2] button.approve`); status != http.StatusOK {
+		if status := submit(t, operator, cardSel(q.ID)+` form.call-form[data-call=toolu_2] button.approve`); status != http.StatusOK {
 			t.Fatalf("approve one call: %d", status)
 		}
 		// The admin's page shows the decision live, with who made it.
-		until(t, admin, `(function(){ var c = document.querySelector("`+card(q.ID)+` li[data-call=toolu_2].decided"); return c !== null && c.textContent.includes("by ops via console"); })()`)
-		if eval[bool](t, admin, `document.querySelector("`+card(q.ID)+` form.call-form[data-call=toolu_2]") !== null`) {
+		until(t, admin, `(function(){ var c = document.querySelector("`+cardSel(q.ID)+` li[data-call=toolu_2].decided"); return c !== null && c.textContent.includes("by ops via console"); })()`)
+		if eval[bool](t, admin, `document.querySelector("`+cardSel(q.ID)+` form.call-form[data-call=toolu_2]") !== null`) {
 			t.Fatal("a decided call still offers its buttons")
 		}
 		if got := getQ(t, ops, q.ID); got.State != core.StateOpen || len(got.Answers) != 1 {
@@ -101,7 +101,7 @@ func TestConsoleApprovalsInABrowser(t *testing.T) {
 		}
 		goTo(t, admin, m.URL+"/q/"+q.ID)
 		waitLive(t, admin)
-		if status := submit(t, admin, card(q.ID)+" button.approve-all"); status != http.StatusOK {
+		if status := submit(t, admin, cardSel(q.ID)+" button.approve-all"); status != http.StatusOK {
 			t.Fatalf("approve all: %d", status)
 		}
 		got := getQ(t, ops, q.ID)

@@ -152,11 +152,11 @@ func waitLive(t *testing.T, ctx context.Context) {
 	until(t, ctx, `document.body.getAttribute("data-live") === "yes"`)
 }
 
-func card(id string) string { return "#card-" + id }
+func cardSel(id string) string { return "#card-" + id }
 
 func waitCard(t *testing.T, ctx context.Context, id, state string) {
 	t.Helper()
-	until(t, ctx, fmt.Sprintf(`(function(){ var c = document.querySelector(%q); return c !== null && c.getAttribute("data-state") === %q; })()`, card(id), state))
+	until(t, ctx, fmt.Sprintf(`(function(){ var c = document.querySelector(%q); return c !== null && c.getAttribute("data-state") === %q; })()`, cardSel(id), state))
 }
 
 func ask(t *testing.T, c *client.Client, req client.AskRequest) *client.AgentQuestion {
@@ -300,8 +300,8 @@ func TestConsolePassesAxe(t *testing.T) {
 	}
 	audit(t, tab, "the inbox with every row open")
 	// A hard-to-reverse choice waiting for its confirmation, in its row.
-	do(t, tab, chromedp.Click(chromedp.CSS(card(open[0].ID)+" button[value=sqs]")))
-	until(t, tab, `document.querySelector("`+card(open[0].ID)+` .confirm-step") !== null`)
+	do(t, tab, chromedp.Click(chromedp.CSS(cardSel(open[0].ID)+" button[value=sqs]")))
+	until(t, tab, `document.querySelector("`+cardSel(open[0].ID)+` .confirm-step") !== null`)
 	audit(t, tab, "the inbox confirming a choice")
 
 	goTo(t, tab, m.URL+"/q/"+granted.ID)
@@ -333,14 +333,14 @@ func TestConsoleKeepsDrafts(t *testing.T) {
 	waitLive(t, operator)
 	waitCard(t, operator, q.ID, "open")
 	reason, editor := "#reason-"+q.ID+"-toolu_2", "#args-"+q.ID+"-toolu_2"
-	do(t, operator, chromedp.Click(chromedp.CSS(card(q.ID)+" form.call-form[data-call=toolu_2] ~ details.edit summary")),
+	do(t, operator, chromedp.Click(chromedp.CSS(cardSel(q.ID)+" form.call-form[data-call=toolu_2] ~ details.edit summary")),
 		chromedp.Clear(chromedp.CSS(editor)), chromedp.SendKeys(chromedp.CSS(editor), `{"path":"/b2"}`),
 		chromedp.SendKeys(chromedp.CSS(reason), "checked with the owner"))
 	// Someone else decides the other call: the operator's card changes.
 	if _, err := ops.Answer(t.Context(), q.ID, client.AnswerRequest{Calls: []core.CallDecision{{ToolCallID: "toolu_1", OptionID: core.ApproveOption}}}); err != nil {
 		t.Fatal(err)
 	}
-	until(t, operator, `document.querySelector("`+card(q.ID)+` li[data-call=toolu_1].decided") !== null`)
+	until(t, operator, `document.querySelector("`+cardSel(q.ID)+` li[data-call=toolu_1].decided") !== null`)
 	if v := eval[string](t, operator, `document.querySelector("`+reason+`").value`); v != "checked with the owner" {
 		t.Errorf("the half-typed reason became %q", v)
 	}
@@ -354,7 +354,7 @@ func TestConsoleKeepsDrafts(t *testing.T) {
 		t.Errorf("the caret moved to %q", id)
 	}
 	// The draft is still the reader's to send.
-	if status := submit(t, operator, card(q.ID)+" form.call-form[data-call=toolu_2] button.approve"); status != http.StatusOK {
+	if status := submit(t, operator, cardSel(q.ID)+" form.call-form[data-call=toolu_2] button.approve"); status != http.StatusOK {
 		t.Fatalf("approve the second call: %d", status)
 	}
 	got := getQ(t, ops, q.ID)

@@ -11,13 +11,14 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 // openRow unfolds an inbox row as a click on its summary does, unless it
 // is open already.
 func openRow(t *testing.T, ctx context.Context, id string) {
 	t.Helper()
-	sel := card(id)
+	sel := cardSel(id)
 	if !eval[bool](t, ctx, `document.querySelector("`+sel+`").open`) {
 		do(t, ctx, chromedp.Click(chromedp.CSS(sel+" > summary")))
 	}
@@ -31,20 +32,20 @@ func answerInPlace(t *testing.T, ctx context.Context, id, sel string) string {
 	t.Helper()
 	// What an earlier answer left on the row is marked, to wait for this
 	// answer's own.
-	eval[bool](t, ctx, `(function(){ window.stayedHere = true; document.querySelectorAll("`+card(id)+` .recorded-box, `+card(id)+` .step-problem").forEach(function(e){ e.setAttribute("data-seen", "yes"); }); return true; })()`)
+	eval[bool](t, ctx, `(function(){ window.stayedHere = true; document.querySelectorAll("`+cardSel(id)+` .recorded-box, `+cardSel(id)+` .step-problem").forEach(function(e){ e.setAttribute("data-seen", "yes"); }); return true; })()`)
 	do(t, ctx, chromedp.Click(chromedp.CSS(sel)))
-	until(t, ctx, `document.querySelector("`+card(id)+` .recorded-box:not([data-seen]), `+card(id)+` .step-problem:not([data-seen])") !== null`)
+	until(t, ctx, `document.querySelector("`+cardSel(id)+` .recorded-box:not([data-seen]), `+cardSel(id)+` .step-problem:not([data-seen])") !== null`)
 	if !eval[bool](t, ctx, `window.stayedHere === true`) {
 		t.Fatal("answering left the inbox")
 	}
-	if p := eval[string](t, ctx, `(function(){ var p = document.querySelector("`+card(id)+` .step-problem:not([data-seen])"); return p ? p.innerText : ""; })()`); p != "" {
+	if p := eval[string](t, ctx, `(function(){ var p = document.querySelector("`+cardSel(id)+` .step-problem:not([data-seen])"); return p ? p.innerText : ""; })()`); p != "" {
 		t.Fatalf("the answer was refused: %s", p)
 	}
 	// What was just sent is recorded, not a draft someone else cut off.
-	if eval[bool](t, ctx, `document.querySelector("`+card(id)+` .draft-box") !== null`) {
+	if eval[bool](t, ctx, `document.querySelector("`+cardSel(id)+` .draft-box") !== null`) {
 		t.Fatal("the answer just recorded is shown as an unsent draft")
 	}
-	return eval[string](t, ctx, `document.querySelector("`+card(id)+` .recorded-box:not([data-seen])").innerText`)
+	return eval[string](t, ctx, `document.querySelector("`+cardSel(id)+` .recorded-box:not([data-seen])").innerText`)
 }
 
 // seedOpen asks questions from to to through core, as agents would, on
@@ -167,7 +168,7 @@ func TestConsoleInboxOf2000(t *testing.T) {
 		t.Fatal("the filter did not narrow the list")
 	}
 	for _, k := range rows {
-		if k != core.KindTitle(core.KindForm) {
+		if k != card.KindTitle(core.KindForm) {
 			t.Fatalf("a %q row under kind=form", k)
 		}
 	}
@@ -211,7 +212,7 @@ func TestConsoleAnswersInPlace(t *testing.T) {
 	t.Run("a clarification, in one tap", func(t *testing.T) {
 		openRow(t, admin, clar.ID)
 		do(t, admin, chromedp.SendKeys(chromedp.ID("text-"+clar.ID), "logs-eu"))
-		rec := answerInPlace(t, admin, clar.ID, card(clar.ID)+" form.answer button[type=submit]")
+		rec := answerInPlace(t, admin, clar.ID, cardSel(clar.ID)+" form.answer button[type=submit]")
 		if !strings.Contains(rec, "Recorded") || !strings.Contains(rec, "logs-eu") || !strings.Contains(rec, "admin via console") {
 			t.Fatalf("the row shows:\n%s", rec)
 		}
@@ -223,14 +224,14 @@ func TestConsoleAnswersInPlace(t *testing.T) {
 
 	t.Run("a hard-to-reverse decision asks once, with a way back", func(t *testing.T) {
 		openRow(t, admin, dec.ID)
-		note, option := card(dec.ID)+" textarea[name=text]", card(dec.ID)+" button[value=drop]"
+		note, option := cardSel(dec.ID)+" textarea[name=text]", cardSel(dec.ID)+" button[value=drop]"
 		if !eval[bool](t, admin, `!!(document.querySelector("`+note+`").compareDocumentPosition(document.querySelector("`+option+`")) & Node.DOCUMENT_POSITION_FOLLOWING)`) {
 			t.Fatal("the note field comes after the options")
 		}
 		do(t, admin, chromedp.SendKeys(chromedp.CSS(note), "after the audit"))
 		do(t, admin, chromedp.Click(chromedp.CSS(option)))
-		until(t, admin, `document.querySelector("`+card(dec.ID)+` .confirm-step") !== null`)
-		c := eval[string](t, admin, `document.querySelector("`+card(dec.ID)+` .confirm-step").innerText`)
+		until(t, admin, `document.querySelector("`+cardSel(dec.ID)+` .confirm-step") !== null`)
+		c := eval[string](t, admin, `document.querySelector("`+cardSel(dec.ID)+` .confirm-step").innerText`)
 		for _, want := range []string{"Hard to reverse", "Drop it", "Frees the budget; the data is gone.", "after the audit"} {
 			if !strings.Contains(c, want) {
 				t.Fatalf("the confirmation lacks %q:\n%s", want, c)
@@ -240,14 +241,14 @@ func TestConsoleAnswersInPlace(t *testing.T) {
 			t.Fatalf("recorded before the confirmation: %s", got.State)
 		}
 		// Going back records nothing and brings the choices back.
-		do(t, admin, chromedp.Click(chromedp.CSS(card(dec.ID)+" .confirm-back")))
-		until(t, admin, `document.querySelector("`+card(dec.ID)+` .confirm-step") === null && !document.querySelector("`+card(dec.ID)+` .controls").hidden`)
+		do(t, admin, chromedp.Click(chromedp.CSS(cardSel(dec.ID)+" .confirm-back")))
+		until(t, admin, `document.querySelector("`+cardSel(dec.ID)+` .confirm-step") === null && !document.querySelector("`+cardSel(dec.ID)+` .controls").hidden`)
 		if got := getQ(t, ops, dec.ID); got.State != core.StateOpen {
 			t.Fatalf("going back recorded: %s", got.State)
 		}
 		do(t, admin, chromedp.Click(chromedp.CSS(option)))
-		until(t, admin, `document.querySelector("`+card(dec.ID)+` .confirm-step button.confirm-yes") !== null`)
-		rec := answerInPlace(t, admin, dec.ID, card(dec.ID)+" .confirm-step button.confirm-yes")
+		until(t, admin, `document.querySelector("`+cardSel(dec.ID)+` .confirm-step button.confirm-yes") !== null`)
+		rec := answerInPlace(t, admin, dec.ID, cardSel(dec.ID)+" .confirm-step button.confirm-yes")
 		if !strings.Contains(rec, "Drop it") || !strings.Contains(rec, "after the audit") {
 			t.Fatalf("the row shows:\n%s", rec)
 		}
@@ -258,19 +259,19 @@ func TestConsoleAnswersInPlace(t *testing.T) {
 
 	t.Run("a hard-to-reverse approve asks once; no, yes and withdraw read apart", func(t *testing.T) {
 		openRow(t, admin, appr.ID)
-		labels := eval[[]string](t, admin, `["button.deny", "form.decline button", "form.cancel button"].map(function(s){ return document.querySelector("`+card(appr.ID)+` " + s).innerText; })`)
+		labels := eval[[]string](t, admin, `["button.deny", "form.decline button", "form.cancel button"].map(function(s){ return document.querySelector("`+cardSel(appr.ID)+` " + s).innerText; })`)
 		if labels[0] == labels[1] || labels[1] == labels[2] || !strings.Contains(labels[0], "Deny") || !strings.Contains(labels[1], "Decline") || !strings.Contains(labels[2], "Withdraw") {
 			t.Fatalf("deny, decline and withdraw read %q", labels)
 		}
-		if eval[bool](t, admin, `document.querySelector("`+card(appr.ID)+` button.deny").closest(".other-acts") !== null || document.querySelector("`+card(appr.ID)+` form.decline").closest(".other-acts") === null`) {
+		if eval[bool](t, admin, `document.querySelector("`+cardSel(appr.ID)+` button.deny").closest(".other-acts") !== null || document.querySelector("`+cardSel(appr.ID)+` form.decline").closest(".other-acts") === null`) {
 			t.Fatal("deny sits with decline and withdraw")
 		}
-		do(t, admin, chromedp.Click(chromedp.CSS(card(appr.ID)+" button.approve")))
-		until(t, admin, `document.querySelector("`+card(appr.ID)+` .confirm-step") !== null`)
-		if c := eval[string](t, admin, `document.querySelector("`+card(appr.ID)+` .confirm-step").innerText`); !strings.Contains(c, "terraform_apply") || !strings.Contains(c, "approve") {
+		do(t, admin, chromedp.Click(chromedp.CSS(cardSel(appr.ID)+" button.approve")))
+		until(t, admin, `document.querySelector("`+cardSel(appr.ID)+` .confirm-step") !== null`)
+		if c := eval[string](t, admin, `document.querySelector("`+cardSel(appr.ID)+` .confirm-step").innerText`); !strings.Contains(c, "terraform_apply") || !strings.Contains(c, "approve") {
 			t.Fatalf("the confirmation:\n%s", c)
 		}
-		answerInPlace(t, admin, appr.ID, card(appr.ID)+" .confirm-step button.confirm-yes")
+		answerInPlace(t, admin, appr.ID, cardSel(appr.ID)+" .confirm-step button.confirm-yes")
 		if res := getQ(t, ops, appr.ID).Resolution; res == nil || res.Approved == nil || !*res.Approved {
 			t.Fatalf("recorded: %+v", res)
 		}
@@ -278,12 +279,12 @@ func TestConsoleAnswersInPlace(t *testing.T) {
 
 	t.Run("a form's items in one submit", func(t *testing.T) {
 		openRow(t, admin, form.ID)
-		if n := eval[int](t, admin, `document.querySelector("`+card(form.ID)+`").textContent.split("Which region?").length - 1`); n != 1 {
+		if n := eval[int](t, admin, `document.querySelector("`+cardSel(form.ID)+`").textContent.split("Which region?").length - 1`); n != 1 {
 			t.Fatalf("the form lists its item %d times", n)
 		}
-		do(t, admin, chromedp.Click(chromedp.CSS(card(form.ID)+" fieldset[data-item=region] input[value=eu]")),
+		do(t, admin, chromedp.Click(chromedp.CSS(cardSel(form.ID)+" fieldset[data-item=region] input[value=eu]")),
 			chromedp.SendKeys(chromedp.ID("other-"+form.ID+"-size"), "large"))
-		rec := answerInPlace(t, admin, form.ID, card(form.ID)+" button.send-all")
+		rec := answerInPlace(t, admin, form.ID, cardSel(form.ID)+" button.send-all")
 		if !strings.Contains(rec, "eu-west-1") || !strings.Contains(rec, "large") {
 			t.Fatalf("the row shows:\n%s", rec)
 		}
@@ -294,18 +295,18 @@ func TestConsoleAnswersInPlace(t *testing.T) {
 
 	t.Run("a batch's calls in one submit", func(t *testing.T) {
 		openRow(t, admin, batch.ID)
-		do(t, admin, chromedp.Click(chromedp.CSS(card(batch.ID)+" details.batch-each-fold summary")),
-			chromedp.Click(chromedp.CSS(card(batch.ID)+` fieldset[data-call=toolu_1] input[value=approve]`)),
-			chromedp.Click(chromedp.CSS(card(batch.ID)+` fieldset[data-call=toolu_3] input[value=deny]`)),
+		do(t, admin, chromedp.Click(chromedp.CSS(cardSel(batch.ID)+" details.batch-each-fold summary")),
+			chromedp.Click(chromedp.CSS(cardSel(batch.ID)+` fieldset[data-call=toolu_1] input[value=approve]`)),
+			chromedp.Click(chromedp.CSS(cardSel(batch.ID)+` fieldset[data-call=toolu_3] input[value=deny]`)),
 			chromedp.SendKeys(chromedp.ID("each-reason-"+batch.ID+"-toolu_3"), "not the permissions"))
-		answerInPlace(t, admin, batch.ID, card(batch.ID)+" button.send-calls")
+		answerInPlace(t, admin, batch.ID, cardSel(batch.ID)+" button.send-calls")
 		got := getQ(t, ops, batch.ID)
 		if got.State != core.StateOpen || len(got.Answers) != 2 {
 			t.Fatalf("after one submit: %s %+v", got.State, got.Answers)
 		}
 		// The row stays open for the call left undecided, one by one.
-		until(t, admin, `document.querySelector("`+card(batch.ID)+` form.call-form[data-call=toolu_2] button.approve") !== null`)
-		answerInPlace(t, admin, batch.ID, card(batch.ID)+` form.call-form[data-call=toolu_2] button.approve`)
+		until(t, admin, `document.querySelector("`+cardSel(batch.ID)+` form.call-form[data-call=toolu_2] button.approve") !== null`)
+		answerInPlace(t, admin, batch.ID, cardSel(batch.ID)+` form.call-form[data-call=toolu_2] button.approve`)
 		if got := getQ(t, ops, batch.ID); got.State != core.StateAnswered {
 			t.Fatalf("after the last call: %s", got.State)
 		}
@@ -318,12 +319,12 @@ func TestConsoleAnswersInPlace(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitCard(t, admin, drafted.ID, "answered")
-		box := eval[string](t, admin, `(function(){ var b = document.querySelector("`+card(drafted.ID)+` .draft-box"); return b ? b.innerText : ""; })()`)
+		box := eval[string](t, admin, `(function(){ var b = document.querySelector("`+cardSel(drafted.ID)+` .draft-box"); return b ? b.innerText : ""; })()`)
 		if !strings.Contains(box, "payments-gateway") || !strings.Contains(box, "not sent") {
 			t.Fatalf("the draft note: %q", box)
 		}
-		do(t, admin, chromedp.Click(chromedp.CSS(card(drafted.ID)+" .draft-dismiss")))
-		until(t, admin, `document.querySelector("`+card(drafted.ID)+` .draft-box") === null`)
+		do(t, admin, chromedp.Click(chromedp.CSS(cardSel(drafted.ID)+" .draft-dismiss")))
+		until(t, admin, `document.querySelector("`+cardSel(drafted.ID)+` .draft-box") === null`)
 	})
 
 	t.Run("an observer reads read only", func(t *testing.T) {
@@ -345,7 +346,7 @@ func TestConsoleAnswersInPlace(t *testing.T) {
 		openRow(t, phone, q.ID)
 		fitsWidth(t, phone, "the inbox with a row open", 390)
 		// Reversible: one tap, recorded in place.
-		if rec := answerInPlace(t, phone, q.ID, card(q.ID)+" button[value=s]"); !strings.Contains(rec, "Small") {
+		if rec := answerInPlace(t, phone, q.ID, cardSel(q.ID)+" button[value=s]"); !strings.Contains(rec, "Small") {
 			t.Fatalf("the row shows:\n%s", rec)
 		}
 		fitsWidth(t, phone, "the inbox after an answer", 390)
@@ -355,10 +356,10 @@ func TestConsoleAnswersInPlace(t *testing.T) {
 			Options: []core.Option{{ID: "yes", Title: "Delete them", Writeup: "Frees 2 TB; they cannot be restored.", Recommended: true}, {ID: "no", Title: "Keep them", Writeup: "Costs more."}}})
 		waitCard(t, phone, hard.ID, "open")
 		openRow(t, phone, hard.ID)
-		do(t, phone, chromedp.Click(chromedp.CSS(card(hard.ID)+" button[value=yes]")))
-		until(t, phone, `document.querySelector("`+card(hard.ID)+` .confirm-step") !== null`)
+		do(t, phone, chromedp.Click(chromedp.CSS(cardSel(hard.ID)+" button[value=yes]")))
+		until(t, phone, `document.querySelector("`+cardSel(hard.ID)+` .confirm-step") !== null`)
 		fitsWidth(t, phone, "a confirmation in the inbox", 390)
-		answerInPlace(t, phone, hard.ID, card(hard.ID)+" .confirm-step button.confirm-yes")
+		answerInPlace(t, phone, hard.ID, cardSel(hard.ID)+" .confirm-step button.confirm-yes")
 		if res := getQ(t, ops, hard.ID).Resolution; res == nil || res.OptionID != "yes" {
 			t.Fatalf("recorded: %+v", res)
 		}

@@ -41,7 +41,7 @@ func TestConsoleInABrowser(t *testing.T) {
 			t.Fatal("the page reloaded")
 		}
 		openRow(t, admin, q.ID)
-		text := eval[string](t, admin, `document.querySelector("`+card(q.ID)+`").innerText`)
+		text := eval[string](t, admin, `document.querySelector("`+cardSel(q.ID)+`").innerText`)
 		for _, want := range []string{"Which region for the bucket?", "Customers are mostly in the EU.", "storage", "agent-a", "run-browser", "default", "then deny"} {
 			if !strings.Contains(text, want) {
 				t.Errorf("the card lacks %q:\n%s", want, text)
@@ -59,7 +59,7 @@ func TestConsoleInABrowser(t *testing.T) {
 			woke <- res
 		}()
 		do(t, admin, chromedp.SendKeys(chromedp.ID("text-"+q.ID), "eu-west-1"))
-		rec := answerInPlace(t, admin, q.ID, card(q.ID)+" form.answer button[type=submit]")
+		rec := answerInPlace(t, admin, q.ID, cardSel(q.ID)+" form.answer button[type=submit]")
 		if !strings.Contains(rec, "eu-west-1") || !strings.Contains(rec, "admin via console") {
 			t.Fatalf("the response does not show what was recorded:\n%s", rec)
 		}
@@ -76,10 +76,10 @@ func TestConsoleInABrowser(t *testing.T) {
 			t.Fatal("the agent's wait did not return after the console's answer")
 		}
 		waitCard(t, operator, q.ID, "answered")
-		if n := eval[int](t, operator, `document.querySelectorAll("`+card(q.ID)+` form").length`); n != 0 {
+		if n := eval[int](t, operator, `document.querySelectorAll("`+cardSel(q.ID)+` form").length`); n != 0 {
 			t.Fatalf("the closed card still has %d forms", n)
 		}
-		if line := eval[string](t, operator, `document.querySelector("`+card(q.ID)+` .outcome-line").textContent`); !strings.Contains(line, "Answered by admin") {
+		if line := eval[string](t, operator, `document.querySelector("`+cardSel(q.ID)+` .outcome-line").textContent`); !strings.Contains(line, "Answered by admin") {
 			t.Fatalf("outcome: %q", line)
 		}
 	})
@@ -95,7 +95,7 @@ func TestConsoleInABrowser(t *testing.T) {
 			t.Fatalf("askbridge answer: %d %s", code, errOut.String())
 		}
 		waitCard(t, admin, q.ID, "answered")
-		if line := eval[string](t, admin, `document.querySelector("`+card(q.ID)+` .outcome-line").textContent`); !strings.Contains(line, "Answered by ops") || !strings.Contains(line, "via api") {
+		if line := eval[string](t, admin, `document.querySelector("`+cardSel(q.ID)+` .outcome-line").textContent`); !strings.Contains(line, "Answered by ops") || !strings.Contains(line, "via api") {
 			t.Fatalf("outcome: %q", line)
 		}
 
@@ -135,11 +135,11 @@ func TestConsoleInABrowser(t *testing.T) {
 		// first (the question's page answers without script's help).
 		goTo(t, admin, m.URL+"/q/"+dec.ID)
 		waitLive(t, admin)
-		if rec := eval[string](t, admin, `document.querySelector("`+card(dec.ID)+` button[value=kafka]").innerText`); !strings.Contains(rec, "RECOMMENDED") || !strings.Contains(rec, "Durable and replayable") {
+		if rec := eval[string](t, admin, `document.querySelector("`+cardSel(dec.ID)+` button[value=kafka]").innerText`); !strings.Contains(rec, "RECOMMENDED") || !strings.Contains(rec, "Durable and replayable") {
 			t.Fatalf("the kafka button: %q", rec)
 		}
 		do(t, admin, chromedp.SendKeys(chromedp.ID("note-"+dec.ID), "lighter for now"))
-		if status := submit(t, admin, card(dec.ID)+" button[value=sqs]"); status != http.StatusOK {
+		if status := submit(t, admin, cardSel(dec.ID)+" button[value=sqs]"); status != http.StatusOK {
 			t.Fatalf("decision: %d", status)
 		}
 		if got := getQ(t, ops, dec.ID); got.State != core.StateOpen {
@@ -158,15 +158,15 @@ func TestConsoleInABrowser(t *testing.T) {
 		// Approval: pretty arguments and the digest; deny with a reason.
 		goTo(t, admin, m.URL+"/q/"+appr.ID)
 		waitLive(t, admin)
-		args := eval[string](t, admin, `document.querySelector("`+card(appr.ID)+` pre.args").textContent`)
+		args := eval[string](t, admin, `document.querySelector("`+cardSel(appr.ID)+` pre.args").textContent`)
 		if args != "{\n  \"db\": \"billing\",\n  \"steps\": [\n    1,\n    2\n  ]\n}" {
 			t.Fatalf("arguments:\n%s", args)
 		}
-		if d := eval[string](t, admin, `document.querySelector("`+card(appr.ID)+` .digest").innerText`); !strings.Contains(d, appr.Call.ArgumentsSHA256) {
+		if d := eval[string](t, admin, `document.querySelector("`+cardSel(appr.ID)+` .digest").innerText`); !strings.Contains(d, appr.Call.ArgumentsSHA256) {
 			t.Fatalf("digest: %q", d)
 		}
 		do(t, admin, chromedp.SendKeys(chromedp.ID("reason-"+appr.ID), "not during the sale"))
-		if status := submit(t, admin, card(appr.ID)+" button.deny"); status != http.StatusOK {
+		if status := submit(t, admin, cardSel(appr.ID)+" button.deny"); status != http.StatusOK {
 			t.Fatalf("deny: %d", status)
 		}
 		if res := getQ(t, ops, appr.ID).Resolution; res.Approved == nil || *res.Approved || res.Reason != "not during the sale" || res.ArgumentsSHA256 != appr.Call.ArgumentsSHA256 {
@@ -180,18 +180,18 @@ func TestConsoleInABrowser(t *testing.T) {
 		// answers the other with free text.
 		goTo(t, operator, m.URL+"/q/"+form.ID)
 		waitLive(t, operator)
-		do(t, operator, chromedp.Click(chromedp.CSS(card(form.ID)+` fieldset[data-item=region] input[value=eu]`)))
-		if status := submit(t, operator, card(form.ID)+` fieldset[data-item=region] button.item-one`); status != http.StatusOK {
+		do(t, operator, chromedp.Click(chromedp.CSS(cardSel(form.ID)+` fieldset[data-item=region] input[value=eu]`)))
+		if status := submit(t, operator, cardSel(form.ID)+` fieldset[data-item=region] button.item-one`); status != http.StatusOK {
 			t.Fatalf("form item: %d", status)
 		}
 		goTo(t, admin, m.URL+"/q/"+form.ID)
 		waitLive(t, admin)
-		until(t, admin, `document.querySelector("`+card(form.ID)+` li[data-item=region]").innerText.includes("answered by ops")`)
-		if n := eval[int](t, admin, `document.querySelectorAll("`+card(form.ID)+` fieldset[data-item=region]").length`); n != 0 {
+		until(t, admin, `document.querySelector("`+cardSel(form.ID)+` li[data-item=region]").innerText.includes("answered by ops")`)
+		if n := eval[int](t, admin, `document.querySelectorAll("`+cardSel(form.ID)+` fieldset[data-item=region]").length`); n != 0 {
 			t.Fatal("an answered item is offered again")
 		}
 		do(t, admin, chromedp.SendKeys(chromedp.ID("other-"+form.ID+"-size"), "medium"))
-		if status := submit(t, admin, card(form.ID)+` fieldset[data-item=size] button.item-one`); status != http.StatusOK {
+		if status := submit(t, admin, cardSel(form.ID)+` fieldset[data-item=size] button.item-one`); status != http.StatusOK {
 			t.Fatalf("form item 2: %d", status)
 		}
 		if got := getQ(t, ops, form.ID); got.State != core.StateAnswered || len(got.Answers) != 2 || got.Answers[1].Text != "medium" {
@@ -201,13 +201,13 @@ func TestConsoleInABrowser(t *testing.T) {
 		// Decline, and cancel (admins).
 		goTo(t, admin, m.URL+"/q/"+decl.ID)
 		waitLive(t, admin)
-		if status := submit(t, admin, card(decl.ID)+` form.decline button`); status != http.StatusOK {
+		if status := submit(t, admin, cardSel(decl.ID)+` form.decline button`); status != http.StatusOK {
 			t.Fatalf("decline: %d", status)
 		}
 		goTo(t, admin, m.URL+"/q/"+canc.ID)
 		waitLive(t, admin)
-		do(t, admin, chromedp.SendKeys(chromedp.CSS(card(canc.ID)+` form.cancel input[name=reason]`), "asked twice"))
-		if status := submit(t, admin, card(canc.ID)+` form.cancel button`); status != http.StatusOK {
+		do(t, admin, chromedp.SendKeys(chromedp.CSS(cardSel(canc.ID)+` form.cancel input[name=reason]`), "asked twice"))
+		if status := submit(t, admin, cardSel(canc.ID)+` form.cancel button`); status != http.StatusOK {
 			t.Fatalf("cancel: %d", status)
 		}
 		if a, b := getQ(t, ops, decl.ID).State, getQ(t, ops, canc.ID); a != core.StateDeclined || b.State != core.StateCancelled || b.Resolution.Reason != "asked twice" {
@@ -222,7 +222,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		// Keep a copy of the form as it was, as a page that missed the
 		// change would hold it; the operator answers over the API; the
 		// page closes the card live; then the stale copy is posted.
-		eval[bool](t, admin, fmt.Sprintf(`(function(){ window.staleForm = document.querySelector(%q).cloneNode(true); return true; })()`, card(q.ID)+" form.answer"))
+		eval[bool](t, admin, fmt.Sprintf(`(function(){ window.staleForm = document.querySelector(%q).cloneNode(true); return true; })()`, cardSel(q.ID)+" form.answer"))
 		if _, err := ops.Answer(t.Context(), q.ID, client.AnswerRequest{Answer: "first"}); err != nil {
 			t.Fatal(err)
 		}
@@ -235,7 +235,7 @@ func TestConsoleInABrowser(t *testing.T) {
 			!strings.Contains(p, " via api. Your answer was not recorded.") {
 			t.Fatalf("the loser reads %q", p)
 		}
-		if c := eval[string](t, admin, `document.querySelector("`+card(q.ID)+` .choice").innerText`); c != "first" {
+		if c := eval[string](t, admin, `document.querySelector("`+cardSel(q.ID)+` .choice").innerText`); c != "first" {
 			t.Fatalf("the loser's page shows %q as what won", c)
 		}
 		if got := getQ(t, ops, q.ID); got.Resolution.Answer != "first" {
@@ -251,7 +251,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		if n := eval[int](t, obs, `document.querySelectorAll("form[action*='/answer'], form[action*='/decline'], form[action*='/cancel'], button[name=option]").length`); n != 0 {
 			t.Fatalf("the observer has %d controls", n)
 		}
-		if !strings.Contains(eval[string](t, obs, `document.querySelector("`+card(q.ID)+`").innerText`), "Scale down?") {
+		if !strings.Contains(eval[string](t, obs, `document.querySelector("`+cardSel(q.ID)+`").innerText`), "Scale down?") {
 			t.Fatal("the observer does not see the question")
 		}
 	})
@@ -295,7 +295,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		waitCard(t, tab, q.ID, "open")
 		px.pause()
 		until(t, tab, `document.body.getAttribute("data-live") === "no"`)
-		if !eval[bool](t, tab, `document.querySelector("`+card(q.ID)+` fieldset").disabled && !document.getElementById("offline").hidden`) {
+		if !eval[bool](t, tab, `document.querySelector("`+cardSel(q.ID)+` fieldset").disabled && !document.getElementById("offline").hidden`) {
 			t.Fatal("the card stays answerable while the page cannot hear changes")
 		}
 		if _, err := ops.Answer(t.Context(), q.ID, client.AnswerRequest{Answer: "while you were cut off"}); err != nil {
@@ -315,11 +315,11 @@ func TestConsoleInABrowser(t *testing.T) {
 		openRow(t, phone, q.ID)
 		fitsWidth(t, phone, "the inbox", 390)
 		// The approve button is a full-width target.
-		w := eval[float64](t, phone, `document.querySelector("`+card(q.ID)+` button.approve").getBoundingClientRect().width`)
+		w := eval[float64](t, phone, `document.querySelector("`+cardSel(q.ID)+` button.approve").getBoundingClientRect().width`)
 		if inner := eval[float64](t, phone, `window.innerWidth`); w < inner*0.7 {
 			t.Fatalf("the approve button is %.0fpx of %.0fpx", w, inner)
 		}
-		answerInPlace(t, phone, q.ID, card(q.ID)+" button.approve")
+		answerInPlace(t, phone, q.ID, cardSel(q.ID)+" button.approve")
 		if res := getQ(t, ops, q.ID).Resolution; res.Approved == nil || !*res.Approved {
 			t.Fatalf("recorded: %+v", res)
 		}

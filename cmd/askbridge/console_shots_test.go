@@ -63,8 +63,8 @@ func TestConsoleScreenshots(t *testing.T) {
 	shot(t, desk, "inbox-desktop.png", 1280)
 	openRow(t, desk, dec.ID)
 	do(t, desk, chromedp.SendKeys(chromedp.ID("note-"+dec.ID), "start small; revisit at 5k a minute"),
-		chromedp.Click(chromedp.CSS(card(dec.ID)+" button[value=sqs]")))
-	until(t, desk, `document.querySelector("`+card(dec.ID)+` .confirm-step") !== null`)
+		chromedp.Click(chromedp.CSS(cardSel(dec.ID)+" button[value=sqs]")))
+	until(t, desk, `document.querySelector("`+cardSel(dec.ID)+` .confirm-step") !== null`)
 	shot(t, desk, "inbox-confirm.png", 1280)
 
 	phone := br.tab(t, 390, 844, true)

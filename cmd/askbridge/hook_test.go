@@ -20,6 +20,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/adaptertest"
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 const hookTestdata = "../../adapters/hooks/testdata"
@@ -347,23 +348,23 @@ func TestHookApprovedFromSlack(t *testing.T) {
 	b := startBridge(t)
 	h := startHook(t, b.m, "claude-code", "claude-code/permission-request.bash.json")
 	id := parked(t, b.ops)
-	card := b.slack.Card(t, id, func(c adaptertest.Card) bool { return strings.Contains(c.Text, "rm -rf node_modules") })
-	if !strings.Contains(card.Text, core.HardToReverseMarker) || !strings.Contains(card.Text, "Claude Code asks permission to use Bash.") {
-		t.Fatalf("card %s", card.Text)
+	posted := b.slack.Card(t, id, func(c adaptertest.Card) bool { return strings.Contains(c.Text, "rm -rf node_modules") })
+	if !strings.Contains(posted.Text, card.HardToReverseMarker) || !strings.Contains(posted.Text, "Claude Code asks permission to use Bash.") {
+		t.Fatalf("card %s", posted.Text)
 	}
 	var approve *adaptertest.Button
-	for i, btn := range card.Buttons {
-		if btn.Label == core.LabelApprove {
-			approve = &card.Buttons[i]
+	for i, btn := range posted.Buttons {
+		if btn.Label == card.LabelApprove {
+			approve = &posted.Buttons[i]
 		}
 		if strings.HasPrefix(btn.Label, "Approve, and don't ask again") {
 			t.Fatalf("a hard-to-reverse prompt offers %q", btn.Label)
 		}
 	}
 	if approve == nil {
-		t.Fatalf("no %q button on %+v", core.LabelApprove, card)
+		t.Fatalf("no %q button on %+v", card.LabelApprove, posted)
 	}
-	b.slack.Click(t, slackAlice, card, *approve)
+	b.slack.Click(t, slackAlice, posted, *approve)
 	if code := h.exit(t); code != 0 {
 		t.Fatalf("exit %d: %s", code, h.stderr.String())
 	}

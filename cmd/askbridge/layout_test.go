@@ -15,8 +15,10 @@ const module = "github.com/askbridge/askbridge/"
 // TestImportsPointInwards keeps DESIGN.md's dependency laws by
 // construction: fence imports nothing of ours; core imports fence and
 // nothing else of ours, and its domain never imports its loops
-// (core/loops runs over core's exported API); a store imports no adapter; an adapter imports no
-// other adapter and no store (adapters/internal is shared by them all).
+// (core/loops runs over core's exported API); core/card imports core and
+// fence, and core never imports core/card (the card points at the domain,
+// never back); a store imports no adapter; an adapter imports no other
+// adapter and no store (adapters/internal is shared by them all).
 // Test files, and the packages that exist for tests (adaptertest, each
 // platform's fake), are test helpers and may reach across.
 func TestImportsPointInwards(t *testing.T) {
@@ -76,6 +78,10 @@ func TestImportsPointInwards(t *testing.T) {
 				broken = "fence imports nothing of ours"
 			case top(pkg) == "core" && !strings.HasPrefix(pkg, "core/loops") && strings.HasPrefix(im, "core/loops"):
 				broken = "core's domain never imports its loops"
+			case pkg == "core" && im == "core/card":
+				broken = "core imports no card: the card points at the domain, never back"
+			case pkg == "core/card" && im != "core" && top(im) != "fence":
+				broken = "core/card imports core and fence and nothing else of ours"
 			case top(pkg) == "core" && top(im) != "core" && top(im) != "fence":
 				broken = "core imports fence and nothing else of ours"
 			case top(pkg) == "store" && top(im) == "adapters":

@@ -18,6 +18,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/ntfy"
 	"github.com/askbridge/askbridge/adapters/ntfy/ntfyfake"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 // TestEmailScenarios and TestNtfyScenarios run the shared end-to-end
@@ -473,7 +474,7 @@ func (d *onewayDriver) Posts(t *testing.T, cond func([]adaptertest.Post) bool) [
 		for _, s := range d.inbox(d.Allowed().ID) {
 			first, _, _ := strings.Cut(s.text, "\n")
 			personal := strings.Contains(first, "open for you")
-			if !personal && (strings.Contains(first, core.ReminderHeading) || strings.HasPrefix(first, core.DigestHeading)) {
+			if !personal && (strings.Contains(first, card.ReminderHeading) || strings.HasPrefix(first, card.DigestHeading)) {
 				posts = append(posts, adaptertest.Post{Text: s.text, Raw: s.text})
 			}
 		}

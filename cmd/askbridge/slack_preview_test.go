@@ -20,7 +20,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/slack/slackfake"
 	"github.com/askbridge/askbridge/adapters/slack/slackpreview"
-	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 // slackShot is the README's picture of the card askbridge posts on Slack
@@ -90,11 +90,11 @@ func TestSlackBashPromptCard(t *testing.T) {
 		return out.join("\n");
 	})()`)
 	for _, want := range []string{
-		"bold=" + core.HardToReverseMarker,
+		"bold=" + card.HardToReverseMarker,
 		`"command": "rm -rf node_modules"`,
 		"sender=askbridge",
-		"button=" + core.LabelApprove + "/primary/rgb(0, 122, 90)",
-		"button=" + core.LabelDeny + "/danger/rgb(224, 30, 90)",
+		"button=" + card.LabelApprove + "/primary/rgb(0, 122, 90)",
+		"button=" + card.LabelDeny + "/danger/rgb(224, 30, 90)",
 	} {
 		if !strings.Contains(drawn, want) {
 			t.Errorf("the drawn card has no %q:\n%s", want, drawn)
@@ -158,17 +158,17 @@ func checkBashCardBlocks(t *testing.T, raw json.RawMessage) {
 		}
 	}
 	all := strings.Join(texts, "\n")
-	if len(texts) == 0 || !strings.Contains(texts[0], core.HardToReverseMarker) {
-		t.Errorf("the card's head does not carry %q: %q", core.HardToReverseMarker, texts)
+	if len(texts) == 0 || !strings.Contains(texts[0], card.HardToReverseMarker) {
+		t.Errorf("the card's head does not carry %q: %q", card.HardToReverseMarker, texts)
 	}
 	if !strings.Contains(all, "rm -rf node_modules") {
 		t.Errorf("no section shows the command:\n%s", all)
 	}
-	if s, ok := buttons[core.LabelApprove]; !ok || s != goslack.StylePrimary {
-		t.Errorf("approve button %q (%v) in %v", core.LabelApprove, ok, buttons)
+	if s, ok := buttons[card.LabelApprove]; !ok || s != goslack.StylePrimary {
+		t.Errorf("approve button %q (%v) in %v", card.LabelApprove, ok, buttons)
 	}
-	if s, ok := buttons[core.LabelDeny]; !ok || s != goslack.StyleDanger {
-		t.Errorf("deny button %q (%v) in %v", core.LabelDeny, ok, buttons)
+	if s, ok := buttons[card.LabelDeny]; !ok || s != goslack.StyleDanger {
+		t.Errorf("deny button %q (%v) in %v", card.LabelDeny, ok, buttons)
 	}
 }
 

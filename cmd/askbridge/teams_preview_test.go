@@ -10,6 +10,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/teams/teamspreview"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 // teamsShot is the README's picture of an approval card on Teams.
@@ -50,8 +51,8 @@ func TestTeamsApprovalCard(t *testing.T) {
 		document.querySelectorAll("button.button").forEach(function(e){ out.push("button=" + e.textContent + "/" + e.dataset.style); });
 		return out.join("\n");
 	})()`)
-	for _, want := range []string{core.HardToReverseMarker, `"sql": "DROP TABLE orders_old, carts_old"`, "button=" + core.LabelApprove + "/positive",
-		"button=" + core.LabelDeny + "/destructive", "button=" + core.LabelDecline + "/"} {
+	for _, want := range []string{card.HardToReverseMarker, `"sql": "DROP TABLE orders_old, carts_old"`, "button=" + card.LabelApprove + "/positive",
+		"button=" + card.LabelDeny + "/destructive", "button=" + card.LabelDecline + "/"} {
 		if !strings.Contains(drawn, want) {
 			t.Errorf("the drawn card has no %q:\n%s", want, drawn)
 		}

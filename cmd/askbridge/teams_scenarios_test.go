@@ -15,6 +15,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/teams"
 	"github.com/askbridge/askbridge/adapters/teams/teamsfake"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 // TestTeamsScenarios runs the shared end-to-end scenarios against the
@@ -333,7 +334,7 @@ func (d *teamsDriver) Posts(t *testing.T, cond func([]adaptertest.Post) bool) []
 			switch {
 			case m.Card == nil:
 				posts = append(posts, adaptertest.Post{Text: m.Text, Raw: m.Text})
-			case m.Summary == core.ReminderHeading || m.Summary == core.DigestHeading:
+			case m.Summary == card.ReminderHeading || m.Summary == card.DigestHeading:
 				posts = append(posts, adaptertest.Post{Text: tmTexts(m.Card), Raw: string(m.Card)})
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 	"github.com/askbridge/askbridge/fence"
 )
 
@@ -73,7 +74,7 @@ func testEditedApproval(t *testing.T, h Harness) {
 		t.Fatalf("the approved arguments are not in a fenced region: %+v", p.Regions)
 	}
 	// The card says what changed.
-	if c := core.NewCard(got, core.MessageRef{}); c.Outcome == nil || c.Outcome.Choice != "Approved with changes: path changed" {
+	if c := card.New(got, core.MessageRef{}); c.Outcome == nil || c.Outcome.Choice != "Approved with changes: path changed" {
 		t.Fatalf("card outcome %+v", c.Outcome)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 	"github.com/askbridge/askbridge/fence"
 )
 
@@ -140,7 +141,7 @@ func testPolicyRules(t *testing.T, h Harness) {
 		if res.Structured.Approved == nil || *res.Structured.Approved != w.approved {
 			t.Errorf("%s: structured approved %v, want %v", c.name, res.Structured.Approved, w.approved)
 		}
-		if line := core.OutcomeLine(q); !strings.Contains(line, q.Rule.Label()) || !strings.Contains(line, "nobody looked") {
+		if line := card.OutcomeLine(q); !strings.Contains(line, q.Rule.Label()) || !strings.Contains(line, "nobody looked") {
 			t.Errorf("%s: outcome line %q", c.name, line)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 	"github.com/askbridge/askbridge/internal/coretest"
 	"github.com/google/go-cmp/cmp"
 )
@@ -254,7 +255,7 @@ func testQuorumTimeout(t *testing.T, h Harness) {
 	if got.State != core.StateTimedOut || !strings.Contains(got.Resolution.Reason, "1 of 2 approvals: Alice Example") {
 		t.Fatalf("timed out with %+v", got.Resolution)
 	}
-	if line := core.OutcomeLine(got); !strings.Contains(line, "1 of 2 approvals") {
+	if line := card.OutcomeLine(got); !strings.Contains(line, "1 of 2 approvals") {
 		t.Fatalf("the card's outcome line %q does not say how far it got", line)
 	}
 }

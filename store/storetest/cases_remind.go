@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -36,7 +37,7 @@ func kindsIn(ds []core.Delivery, k core.DeliveryKind) []string {
 	return out
 }
 
-func mentionIDs(c core.Card) []string {
+func mentionIDs(c card.Card) []string {
 	var out []string
 	for _, m := range c.Mentions {
 		out = append(out, m.ID)
@@ -89,7 +90,7 @@ func testReminders(t *testing.T, h Harness) {
 		t.Fatalf("telegram reminders %v, want Bob's DM", got)
 	}
 	got := e.get(q.ID)
-	if ids := mentionIDs(e.svc.Reminder(got, core.SurfaceSlack, "C3")); !cmp.Equal(ids, []string{"U-alice", "U-bob"}) {
+	if ids := mentionIDs(card.Reminder(e.svc, got, core.SurfaceSlack, "C3")); !cmp.Equal(ids, []string{"U-alice", "U-bob"}) {
 		t.Fatalf("the first reminder calls on %v", ids)
 	}
 	// Alice answers one item: she has acted, and the next reminder calls
@@ -108,10 +109,10 @@ func testReminders(t *testing.T, h Harness) {
 		t.Fatalf("%d reminders at the second interval, want 1", n)
 	}
 	got = e.get(q.ID)
-	if ids := mentionIDs(e.svc.Reminder(got, core.SurfaceSlack, "C3")); !cmp.Equal(ids, []string{"U-bob"}) {
+	if ids := mentionIDs(card.Reminder(e.svc, got, core.SurfaceSlack, "C3")); !cmp.Equal(ids, []string{"U-bob"}) {
 		t.Fatalf("the second reminder calls on %v, want Bob alone", ids)
 	}
-	if ids := mentionIDs(e.svc.Reminder(got, core.SurfaceTelegram, "-1")); !cmp.Equal(ids, []string{"2002"}) {
+	if ids := mentionIDs(card.Reminder(e.svc, got, core.SurfaceTelegram, "-1")); !cmp.Equal(ids, []string{"2002"}) {
 		t.Fatalf("on telegram the reminder calls on %v", ids)
 	}
 	// The cap is two.

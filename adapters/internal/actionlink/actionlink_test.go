@@ -11,6 +11,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/internal/actionlink"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 	"github.com/askbridge/askbridge/internal/coretest"
 	"github.com/rs/zerolog"
 )
@@ -138,8 +139,8 @@ func (b *bridge) ask(in core.AskInput) *core.Question {
 // link is the URL of the action labelled label on q's card, for to.
 func (b *bridge) link(q *core.Question, to, label string) string {
 	b.t.Helper()
-	card := core.NewCard(q, core.MessageRef{Surface: core.SurfaceEmail, Room: to, Kind: core.DeliverPost})
-	links, err := b.s.Links(q, card, core.SurfaceEmail, to, b.srv.URL+"/email/act/")
+	view := card.New(q, core.MessageRef{Surface: core.SurfaceEmail, Room: to, Kind: core.DeliverPost})
+	links, err := b.s.Links(q, view, core.SurfaceEmail, to, b.srv.URL+"/email/act/")
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -188,7 +189,7 @@ func approval() core.AskInput {
 func TestGetNeverAnswersAndPostAnswersOnce(t *testing.T) {
 	b := newBridge(t)
 	q := b.ask(approval())
-	u := b.link(q, alice, core.LabelApprove)
+	u := b.link(q, alice, card.LabelApprove)
 	for range 3 { // a scanner, a preview, the person
 		status, body := call(t, http.MethodGet, u, nil)
 		if status != 200 || !strings.Contains(body, "Confirm: Approve") || !strings.Contains(body, "Drop the staging table?") ||
@@ -213,7 +214,7 @@ func TestGetNeverAnswersAndPostAnswersOnce(t *testing.T) {
 		t.Fatalf("second use: %d\n%s", status, body)
 	}
 	// A late click shows the outcome.
-	status, body = call(t, http.MethodGet, b.link(q, alice, core.LabelApprove), nil)
+	status, body = call(t, http.MethodGet, b.link(q, alice, card.LabelApprove), nil)
 	if status != 200 || !strings.Contains(body, "Answered by "+alice) || strings.Contains(body, "<form") {
 		t.Fatalf("late GET: %d\n%s", status, body)
 	}
@@ -232,7 +233,7 @@ func TestGetNeverAnswersAndPostAnswersOnce(t *testing.T) {
 func TestRefusedLinksRecordNothing(t *testing.T) {
 	b := newBridge(t)
 	q := b.ask(approval())
-	u := b.link(q, alice, core.LabelApprove)
+	u := b.link(q, alice, card.LabelApprove)
 
 	// Forwarded: the confirmer names another address.
 	status, body := call(t, http.MethodPost, u, url.Values{"address": {carol}})
@@ -251,7 +252,7 @@ func TestRefusedLinksRecordNothing(t *testing.T) {
 		t.Fatalf("an ntfy token at the email page: %d", status)
 	}
 	// Carol's own link: she is sent the question but may not decide.
-	status, body = call(t, http.MethodPost, b.link(q, carol, core.LabelApprove), url.Values{"address": {carol}})
+	status, body = call(t, http.MethodPost, b.link(q, carol, card.LabelApprove), url.Values{"address": {carol}})
 	if status != http.StatusForbidden || !strings.Contains(body, "not one of the people who may answer") {
 		t.Fatalf("carol: %d\n%s", status, body)
 	}
@@ -291,7 +292,7 @@ func TestExpiredLinkOnOpenQuestion(t *testing.T) {
 func TestClarificationTakesText(t *testing.T) {
 	b := newBridge(t)
 	q := b.ask(core.AskInput{Kind: core.KindClarification, Text: "Which region?"})
-	u := b.link(q, alice, core.LabelAnswer)
+	u := b.link(q, alice, card.LabelAnswer)
 	status, body := call(t, http.MethodGet, u, nil)
 	if status != 200 || !strings.Contains(body, `<textarea id="text" name="text" required>`) {
 		t.Fatalf("GET: %d\n%s", status, body)
@@ -312,7 +313,7 @@ func TestEditAndDecline(t *testing.T) {
 	in := approval()
 	in.Editable = &core.Editable{All: true}
 	q := b.ask(in)
-	u := b.link(q, alice, core.LabelEditApprove)
+	u := b.link(q, alice, card.LabelEditApprove)
 	if _, body := call(t, http.MethodGet, u, nil); !strings.Contains(body, "DROP TABLE t") {
 		t.Fatalf("the edit box does not start from the asked arguments:\n%s", body)
 	}
@@ -323,7 +324,7 @@ func TestEditAndDecline(t *testing.T) {
 		t.Fatalf("recorded %+v", r)
 	}
 	q2 := b.ask(approval())
-	if status, body := call(t, http.MethodPost, b.link(q2, alice, core.LabelDecline), url.Values{"address": {alice}}); status != 200 || !strings.Contains(body, "declined") {
+	if status, body := call(t, http.MethodPost, b.link(q2, alice, card.LabelDecline), url.Values{"address": {alice}}); status != 200 || !strings.Contains(body, "declined") {
 		t.Fatalf("decline: %d\n%s", status, body)
 	}
 	if got := b.state(q2.ID); got.State != core.StateDeclined {

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 	"github.com/rs/zerolog"
 )
 
@@ -79,7 +80,7 @@ type choice struct{ Label, URL string }
 type form struct {
 	Label   string
 	Who     string
-	Input   core.Input
+	Input   card.Input
 	Text    string
 	Address bool
 	// Prompt is what the text box is for.
@@ -97,7 +98,7 @@ func (p *Page) now() time.Time {
 func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	token, ok := strings.CutPrefix(r.URL.Path, p.Prefix)
 	if !ok || token == "" || strings.Contains(token, "/") {
-		p.render(w, http.StatusNotFound, view{Title: "Not found", Failed: true, Message: core.RefusalNote(core.ErrNotFound)})
+		p.render(w, http.StatusNotFound, view{Title: "Not found", Failed: true, Message: card.RefusalNote(core.ErrNotFound)})
 		return
 	}
 	switch r.Method {
@@ -124,9 +125,9 @@ func (p *Page) claims(ctx context.Context, token string) (Claims, *core.Question
 	if qerr != nil {
 		if core.ErrorCode(qerr) == core.CodeInternal {
 			p.Log.Error().Err(qerr).Msg("actionlink: get failed")
-			return c, nil, &view{Title: "Try again", Failed: true, Message: core.RefusalNote(qerr)}, http.StatusServiceUnavailable
+			return c, nil, &view{Title: "Try again", Failed: true, Message: card.RefusalNote(qerr)}, http.StatusServiceUnavailable
 		}
-		return c, nil, &view{Title: "Not found", Failed: true, Message: core.RefusalNote(core.ErrNotFound)}, http.StatusNotFound
+		return c, nil, &view{Title: "Not found", Failed: true, Message: card.RefusalNote(core.ErrNotFound)}, http.StatusNotFound
 	}
 	if errors.Is(err, ErrExpired) {
 		if !q.Open() {
@@ -148,9 +149,9 @@ func closedView(q *core.Question) *view {
 // state fills in how q stands, as its card would show it: the parts
 // decided so far, the votes, the progress, and once closed the outcome.
 func (v *view) state(q *core.Question) {
-	card := core.NewCard(q, core.MessageRef{Kind: core.DeliverPost})
-	for _, s := range card.Sections {
-		if s.Kind == core.SectionCall && !q.IsBatch() {
+	shown := card.New(q, core.MessageRef{Kind: core.DeliverPost})
+	for _, s := range shown.Sections {
+		if s.Kind == card.SectionCall && !q.IsBatch() {
 			// What an approval approves, on the page that approves it.
 			v.Call = "Tool: " + s.Title + "\n" + s.Body
 		}
@@ -162,13 +163,13 @@ func (v *view) state(q *core.Question) {
 			v.Parts = append(v.Parts, line)
 		}
 	}
-	if card.Tally != nil {
-		v.Parts = append(v.Parts, card.Tally.Lines...)
+	if shown.Tally != nil {
+		v.Parts = append(v.Parts, shown.Tally.Lines...)
 	}
-	if card.Progress != nil && card.Outcome == nil {
-		v.Parts = append(v.Parts, card.Progress.String())
+	if shown.Progress != nil && shown.Outcome == nil {
+		v.Parts = append(v.Parts, shown.Progress.String())
 	}
-	if o := card.Outcome; o != nil {
+	if o := shown.Outcome; o != nil {
 		v.Outcome = o.Line
 		if o.Label != "" {
 			v.Choice = o.Label + ": " + o.Choice
@@ -203,7 +204,7 @@ func (p *Page) show(w http.ResponseWriter, r *http.Request, token string) {
 		p.render(w, http.StatusOK, v)
 		return
 	}
-	v := view{Title: core.KindTitle(q.Kind), Question: q.Text, Form: &f}
+	v := view{Title: card.KindTitle(q.Kind), Question: q.Text, Form: &f}
 	v.state(q)
 	p.render(w, http.StatusOK, v)
 }
@@ -240,7 +241,7 @@ func (p *Page) act(w http.ResponseWriter, r *http.Request, token string) {
 	if p.ConfirmAddress && !strings.EqualFold(strings.TrimSpace(r.PostForm.Get("address")), c.To) && !q.Open() {
 		// Nothing could be recorded anyway: say how it ended, as to
 		// anyone late, without an attempt in the recipient's name.
-		v := view{Title: "Not recorded", Failed: true, Question: q.Text, Message: core.RefusalNote(&core.ClosedError{Question: q})}
+		v := view{Title: "Not recorded", Failed: true, Question: q.Text, Message: card.RefusalNote(&core.ClosedError{Question: q})}
 		v.state(q)
 		p.render(w, http.StatusConflict, v)
 		return
@@ -278,7 +279,7 @@ func (p *Page) act(w http.ResponseWriter, r *http.Request, token string) {
 			p.Log.Error().Err(err).Str("question", q.ID).Msg("actionlink: answer failed")
 			status = http.StatusServiceUnavailable
 		}
-		v := view{Title: "Not recorded", Failed: true, Question: q.Text, Message: core.RefusalNote(err)}
+		v := view{Title: "Not recorded", Failed: true, Question: q.Text, Message: card.RefusalNote(err)}
 		if errors.As(err, &closed) {
 			v.state(closed.Question)
 		} else if code == core.CodeInvalid && ok {
@@ -289,7 +290,7 @@ func (p *Page) act(w http.ResponseWriter, r *http.Request, token string) {
 		p.render(w, status, v)
 		return
 	}
-	v := view{Title: "Recorded", Question: q.Text, Message: core.RecordedNote(out.Question, c.Ref)}
+	v := view{Title: "Recorded", Question: q.Text, Message: card.RecordedNote(out.Question, c.Ref)}
 	if out.Question != nil {
 		v.state(out.Question)
 	}
@@ -299,13 +300,13 @@ func (p *Page) act(w http.ResponseWriter, r *http.Request, token string) {
 // menu lists every action of q for the menu link's recipient, each as its
 // own link (a path below Prefix, on this same server).
 func (p *Page) menu(q *core.Question, c Claims) view {
-	card := core.NewCard(q, core.MessageRef{Surface: c.Surface, Room: c.To, Kind: core.DeliverPost})
-	links, err := p.Signer.Links(q, card, c.Surface, c.To, p.Prefix)
-	v := view{Title: core.KindTitle(q.Kind), Question: q.Text}
+	shown := card.New(q, core.MessageRef{Surface: c.Surface, Room: c.To, Kind: core.DeliverPost})
+	links, err := p.Signer.Links(q, shown, c.Surface, c.To, p.Prefix)
+	v := view{Title: card.KindTitle(q.Kind), Question: q.Text}
 	v.state(q)
 	if err != nil {
 		p.Log.Error().Err(err).Msg("actionlink: menu not signed")
-		v.Failed, v.Message = true, core.RefusalNote(core.Internal("menu", err))
+		v.Failed, v.Message = true, card.RefusalNote(core.Internal("menu", err))
 		return v
 	}
 	for _, l := range links {
@@ -318,8 +319,8 @@ func (p *Page) menu(q *core.Question, c Claims) view {
 // and whether it takes text. An action the card no longer offers (a form
 // item answered meanwhile) is not found.
 func (p *Page) formFor(q *core.Question, c Claims) (form, bool) {
-	card := core.NewCard(q, core.MessageRef{Surface: c.Surface, Room: c.To, Kind: core.DeliverPost})
-	for _, a := range Actions(card) {
+	shown := card.New(q, core.MessageRef{Surface: c.Surface, Room: c.To, Kind: core.DeliverPost})
+	for _, a := range Actions(shown) {
 		if a.Ref != c.Ref {
 			continue
 		}
@@ -330,14 +331,14 @@ func (p *Page) formFor(q *core.Question, c Claims) (form, bool) {
 		}
 		f := form{Label: a.Label, Who: who, Input: a.Input, Text: a.Prefill, Address: p.ConfirmAddress}
 		switch a.Input {
-		case core.InputRequired:
+		case card.InputRequired:
 			f.Prompt = "Your answer"
 			if c.Ref.Item >= 0 && c.Ref.Item < len(q.Items) {
 				f.Prompt = q.Items[c.Ref.Item].Question
 			}
-		case core.InputOptional:
+		case card.InputOptional:
 			f.Prompt = "Reason (optional)"
-		case core.InputArguments:
+		case card.InputArguments:
 			f.Prompt = "The arguments to approve, as JSON"
 		}
 		return f, true
@@ -345,14 +346,14 @@ func (p *Page) formFor(q *core.Question, c Claims) (form, bool) {
 	return form{}, false
 }
 
-// Actions are every button of card, in the order a card shows them:
-// each section's, then the card's own.
-func Actions(card core.Card) []core.Action {
-	var out []core.Action
-	for _, s := range card.Sections {
+// Actions are every button of c, in the order a card shows them: each
+// section's, then the card's own.
+func Actions(c card.Card) []card.Action {
+	var out []card.Action
+	for _, s := range c.Sections {
 		out = append(out, s.Actions...)
 	}
-	return append(out, card.Actions...)
+	return append(out, c.Actions...)
 }
 
 // Mask shows enough of an address for its owner to recognise it: the

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 // Claims are what a token binds: the button's ref (question, item, action,
@@ -142,16 +143,16 @@ func (s *Signer) Verify(token string, now time.Time) (Claims, error) {
 
 // Link is one action of a card with the URL that does it.
 type Link struct {
-	Action core.Action
+	Action card.Action
 	URL    string
 }
 
-// Links signs every action of card for recipient to on surface, each
+// Links signs every action of c for recipient to on surface, each
 // expiring at the question's deadline, as URLs under base (the page's
 // public URL, ending in "/").
-func (s *Signer) Links(q *core.Question, card core.Card, surface core.Surface, to, base string) ([]Link, error) {
+func (s *Signer) Links(q *core.Question, c card.Card, surface core.Surface, to, base string) ([]Link, error) {
 	var out []Link
-	for _, a := range Actions(card) {
+	for _, a := range Actions(c) {
 		tok, err := s.Sign(Claims{Ref: a.Ref, Surface: surface, To: to, Expires: q.Deadline})
 		if err != nil {
 			return nil, err
@@ -161,10 +162,10 @@ func (s *Signer) Links(q *core.Question, card core.Card, surface core.Surface, t
 	return out, nil
 }
 
-// MenuLink is the link to the page listing every action of card for to,
+// MenuLink is the link to the page listing every action of c for to,
 // or "" when the card has none.
-func (s *Signer) MenuLink(q *core.Question, card core.Card, surface core.Surface, to, base string) (string, error) {
-	as := Actions(card)
+func (s *Signer) MenuLink(q *core.Question, c card.Card, surface core.Surface, to, base string) (string, error) {
+	as := Actions(c)
 	if len(as) == 0 {
 		return "", nil
 	}

@@ -1,4 +1,4 @@
-package core_test
+package card_test
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 var cardT0 = time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
@@ -30,15 +31,15 @@ func cardQ(kind core.Kind) *core.Question {
 }
 
 // allActions are a card's buttons in the order a renderer draws them.
-func allActions(c core.Card) []core.Action {
-	var out []core.Action
+func allActions(c card.Card) []card.Action {
+	var out []card.Action
 	for _, s := range c.Sections {
 		out = append(out, s.Actions...)
 	}
 	return append(out, c.Actions...)
 }
 
-func labels(as []core.Action) []string {
+func labels(as []card.Action) []string {
 	var out []string
 	for _, a := range as {
 		out = append(out, a.Label)
@@ -53,14 +54,14 @@ func TestCardActionsByKind(t *testing.T) {
 		kind core.Kind
 		want []string
 	}{
-		{core.KindClarification, []string{core.LabelAnswer, core.LabelDecline}},
-		{core.KindDecision, []string{"A (Recommended)", "B", core.LabelDecline}},
-		{core.KindApproval, []string{core.LabelApprove, core.LabelDeny, core.LabelDecline}},
-		{core.KindForm, []string{"1. Mon (Recommended)", "1. Fri", "1. Something else", "2. Short", "2. Long", "2. Something else", core.LabelDecline}},
+		{core.KindClarification, []string{card.LabelAnswer, card.LabelDecline}},
+		{core.KindDecision, []string{"A (Recommended)", "B", card.LabelDecline}},
+		{core.KindApproval, []string{card.LabelApprove, card.LabelDeny, card.LabelDecline}},
+		{core.KindForm, []string{"1. Mon (Recommended)", "1. Fri", "1. Something else", "2. Short", "2. Long", "2. Something else", card.LabelDecline}},
 	} {
 		q := cardQ(c.kind)
-		card := core.NewCard(q, core.MessageRef{Kind: core.DeliverPost})
-		as := allActions(card)
+		view := card.New(q, core.MessageRef{Kind: core.DeliverPost})
+		as := allActions(view)
 		if got := labels(as); !slices.Equal(got, c.want) {
 			t.Errorf("%s: actions %q, want %q", c.kind, got, c.want)
 		}
@@ -80,8 +81,8 @@ func TestCardActionsByKind(t *testing.T) {
 		}
 	}
 	// Only free text and a deny's reason collect text first.
-	appr := allActions(core.NewCard(cardQ(core.KindApproval), core.MessageRef{}))
-	if appr[1].Input != core.InputOptional || appr[0].Input != core.InputNone || appr[1].Style != core.StyleDanger {
+	appr := allActions(card.New(cardQ(core.KindApproval), core.MessageRef{}))
+	if appr[1].Input != card.InputOptional || appr[0].Input != card.InputNone || appr[1].Style != card.StyleDanger {
 		t.Fatalf("approval actions %+v", appr)
 	}
 }
@@ -91,14 +92,14 @@ func TestCardActionsByKind(t *testing.T) {
 func TestCardMarkersSurviveEdits(t *testing.T) {
 	q := cardQ(core.KindDecision)
 	m := core.MessageRef{Surface: core.SurfaceSlack, Room: "C1", ID: "1.2", Kind: core.DeliverEscalate, Repeat: true}
-	want := []core.Marker{core.MarkerHardToReverse, core.MarkerEscalated, core.MarkerRepeat}
-	if got := core.NewCard(q, m).Markers; !slices.Equal(got, want) {
+	want := []card.Marker{card.MarkerHardToReverse, card.MarkerEscalated, card.MarkerRepeat}
+	if got := card.New(q, m).Markers; !slices.Equal(got, want) {
 		t.Fatalf("open card markers %v, want %v", got, want)
 	}
 	q.State = core.StateAnswered
 	q.Resolution = &core.Resolution{State: core.StateAnswered, Decider: core.Decider{Surface: core.SurfaceSlack, ID: "U1", Name: "Alice"},
 		At: cardT0.Add(time.Minute), OptionID: "b"}
-	closed := core.NewCard(q, m)
+	closed := card.New(q, m)
 	if !slices.Equal(closed.Markers, want) {
 		t.Fatalf("closed card markers %v, want %v", closed.Markers, want)
 	}
@@ -109,11 +110,11 @@ func TestCardMarkersSurviveEdits(t *testing.T) {
 	// Cards recorded before MessageRef had a kind.
 	old := &core.Question{ID: q.ID, Reversibility: "", State: core.StateOpen}
 	old.Normalize()
-	if got := core.NewCard(old, core.MessageRef{Delivery: q.ID + ":escalate:slack:C1"}); got.As != core.DeliverEscalate {
+	if got := card.New(old, core.MessageRef{Delivery: q.ID + ":escalate:slack:C1"}); got.As != core.DeliverEscalate {
 		t.Fatalf("an old escalated card reads as %s", got.As)
 	}
-	if got := core.NewCard(old, core.MessageRef{Delivery: q.ID + ":post:slack:C2"}); got.As != core.DeliverPost ||
-		!slices.Equal(got.Markers, []core.Marker{core.MarkerUnclassified}) {
+	if got := card.New(old, core.MessageRef{Delivery: q.ID + ":post:slack:C2"}); got.As != core.DeliverPost ||
+		!slices.Equal(got.Markers, []card.Marker{card.MarkerUnclassified}) {
 		t.Fatalf("an old unclassified card reads as %s %v", got.As, got.Markers)
 	}
 }
@@ -122,7 +123,7 @@ func TestCardFormProgressAndReminder(t *testing.T) {
 	q := cardQ(core.KindForm)
 	q.Answers = []core.ItemAnswer{{ItemID: "i1", Text: "Tuesday", Decider: core.Decider{Surface: core.SurfaceTelegram, ID: "1", Name: "Bob"}, At: cardT0}}
 	q.Messages = []core.MessageRef{{Surface: core.SurfaceTelegram, Room: "-1", ID: "7"}, {Surface: core.SurfaceSlack, Room: "-1", ID: "8"}}
-	c := core.NewCard(q, q.Messages[0])
+	c := card.New(q, q.Messages[0])
 	if c.Progress == nil || c.Progress.String() != "Answered 1/2" {
 		t.Fatalf("progress %+v", c.Progress)
 	}
@@ -130,11 +131,11 @@ func TestCardFormProgressAndReminder(t *testing.T) {
 	if item.Answer == nil || item.Answer.Text != "Tuesday" || !item.Answer.Own || item.Answer.By != "Bob" || len(item.Actions) != 0 {
 		t.Fatalf("answered item %+v", item)
 	}
-	r := core.NewReminder(q, core.SurfaceTelegram, "-1")
-	if r.As != core.DeliverRemind || r.Markers[0] != core.MarkerReminder || r.ReplyTo == nil || r.ReplyTo.ID != "7" || len(allActions(r)) != 0 {
+	r := card.NewReminder(q, core.SurfaceTelegram, "-1")
+	if r.As != core.DeliverRemind || r.Markers[0] != card.MarkerReminder || r.ReplyTo == nil || r.ReplyTo.ID != "7" || len(allActions(r)) != 0 {
 		t.Fatalf("reminder %+v", r)
 	}
-	if r := core.NewReminder(q, core.SurfaceDiscord, "-1"); r.ReplyTo != nil {
+	if r := card.NewReminder(q, core.SurfaceDiscord, "-1"); r.ReplyTo != nil {
 		t.Fatalf("a reminder in a room without the card replies to %+v", r.ReplyTo)
 	}
 }
@@ -159,7 +160,7 @@ func TestRecordedNote(t *testing.T) {
 		{form, ref(form, core.RefText, 0, 0), "Recorded (Answered 1/2): your own answer to Day?"},
 		{cardQ(core.KindClarification), ref(dec, core.RefText, -1, 0), "Recorded: your answer"},
 	} {
-		if got := core.RecordedNote(c.q, c.r); got != c.want {
+		if got := card.RecordedNote(c.q, c.r); got != c.want {
 			t.Errorf("RecordedNote(%c) = %q, want %q", c.r.Action, got, c.want)
 		}
 	}

@@ -1,9 +1,11 @@
-package core
+package card
 
 import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/askbridge/askbridge/core"
 )
 
 // The notes below are what a person alone is told after they acted on a
@@ -14,7 +16,7 @@ import (
 // RefusalNote is the private note a clicker gets when their click changed
 // nothing: the truth about why, in a sentence.
 func RefusalNote(err error) string {
-	var closed *ClosedError
+	var closed *core.ClosedError
 	switch {
 	case err == nil:
 		return ""
@@ -22,45 +24,45 @@ func RefusalNote(err error) string {
 		// The card's own outcome line: a timeout or an expiry after some
 		// parts or votes says so, like everything else that closed it.
 		return "Already closed. " + OutcomeLine(closed.Question) + ". Your answer was not recorded."
-	case ErrorCode(err) == CodeForbidden:
+	case core.ErrorCode(err) == core.CodeForbidden:
 		return "You are not one of the people who may answer this question. Nothing was recorded."
-	case ErrorCode(err) == CodeNotFound:
+	case core.ErrorCode(err) == core.CodeNotFound:
 		return "This question no longer exists."
-	case ErrorCode(err) == CodeInternal:
+	case core.ErrorCode(err) == core.CodeInternal:
 		return "askbridge could not record that just now; please try again."
 	}
-	return ErrorMessage(err)
+	return core.ErrorMessage(err)
 }
 
 // RecordedNote is the private note a person gets when what they did
 // counted: r is the button they pressed (RefText for free text they
 // wrote) and q the question as it stands after it.
-func RecordedNote(q *Question, r Ref) string {
-	if q != nil && q.IsBatch() && r.Action != RefDecline {
+func RecordedNote(q *core.Question, r core.Ref) string {
+	if q != nil && q.IsBatch() && r.Action != core.RefDecline {
 		return batchNote(q, r)
 	}
-	if q != nil && q.Open() && q.Quorum > 1 && r.Action != RefDecline {
-		return "Recorded your vote (" + strings.Join(TallyOf(q).Lines, "; ") + "). The question stays open until enough people agree."
+	if q != nil && q.Open() && q.Quorum > 1 && r.Action != core.RefDecline {
+		return "Recorded your vote (" + strings.Join(core.TallyOf(q).Lines, "; ") + "). The question stays open until enough people agree."
 	}
 	switch r.Action {
-	case RefDecline:
+	case core.RefDecline:
 		return "Recorded: you declined. The agent will proceed on its own judgement."
-	case RefApprove:
+	case core.RefApprove:
 		return "Recorded: Approved"
-	case RefEdit:
+	case core.RefEdit:
 		return "Recorded: " + ChoiceLabel(q)
-	case RefStanding:
+	case core.RefStanding:
 		return standingNote(q, r)
-	case RefDeny:
+	case core.RefDeny:
 		return "Recorded: Denied"
 	}
 	if q == nil {
 		return "Recorded."
 	}
-	if q.Kind == KindForm && r.Item >= 0 && r.Item < len(q.Items) {
+	if q.Kind == core.KindForm && r.Item >= 0 && r.Item < len(q.Items) {
 		it := q.Items[r.Item]
 		p := FormProgress{Done: len(q.Answers), Total: len(q.Items)}
-		if r.Action == RefText {
+		if r.Action == core.RefText {
 			return fmt.Sprintf("Recorded (%s): your own answer to %s", p, it.Question)
 		}
 		label := ""
@@ -69,7 +71,7 @@ func RecordedNote(q *Question, r Ref) string {
 		}
 		return fmt.Sprintf("Recorded (%s): %s → %s", p, it.Question, label)
 	}
-	if q.Kind == KindDecision && r.Action == RefOption && r.Option < len(q.Options) {
+	if q.Kind == core.KindDecision && r.Action == core.RefOption && r.Option < len(q.Options) {
 		return "Recorded: " + q.Options[r.Option].Title
 	}
 	return "Recorded: your answer"

@@ -1,8 +1,10 @@
-package core
+package card
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/askbridge/askbridge/core"
 )
 
 // This file is the one wording, for people, of who or what closed a
@@ -20,39 +22,39 @@ const outcomeTime = "2006-01-02 15:04 UTC"
 // OutcomeLine is the one line a closed card shows: who or what closed it,
 // how and when. It is the same on every surface (law 2 applies to cards
 // too); "" while q is open.
-func OutcomeLine(q *Question) string {
+func OutcomeLine(q *core.Question) string {
 	r := q.Resolution
 	if r == nil {
 		return ""
 	}
 	at := r.At.UTC().Format(outcomeTime)
-	who, via := DeciderLabel(r.Decider), " via "+string(r.Decider.Surface)
-	switch CloserOf(q) {
-	case CloserPerson:
+	who, via := core.DeciderLabel(r.Decider), " via "+string(r.Decider.Surface)
+	switch core.CloserOf(q) {
+	case core.CloserPerson:
 		return "Answered by " + who + " on " + at + via
-	case CloserQuorum:
+	case core.CloserQuorum:
 		return quorumLine(q, at)
-	case CloserStanding:
+	case core.CloserStanding:
 		return "Approved at once on " + at + " by " + standingBy(r.Standing) + "; nobody looked at this call"
-	case CloserParts:
+	case core.CloserParts:
 		return partsLine(q, at)
-	case CloserTimeout:
+	case core.CloserTimeout:
 		return "Timed out on " + at + progress(q) + ": " + timedOutWhy(q) + renotified(q)
-	case CloserDecline:
+	case core.CloserDecline:
 		return "Declined by " + who + " on " + at + via + progress(q) + ": the agent will proceed on its own judgement"
-	case CloserAgentCancel:
+	case core.CloserAgentCancel:
 		line := "Withdrawn by the agent on " + at + progress(q)
-		if why := strings.TrimSpace(r.Reason); why != "" && r.Reason != defaultCancelReason(r.Decider) {
+		if why := strings.TrimSpace(r.Reason); why != "" && r.Reason != core.DefaultCancelReason(r.Decider) {
 			// The agent's own words, such as a hook's "answered at the
 			// host" when the person answered the host's prompt first.
 			line += ": " + why
 		}
 		return line
-	case CloserOperatorCancel:
+	case core.CloserOperatorCancel:
 		return "Withdrawn by an operator (" + who + ") on " + at + via + progress(q)
-	case CloserExpiry:
-		return "Expired on " + at + progress(q) + ": " + ExpiredReason
-	case CloserPolicy:
+	case core.CloserExpiry:
+		return "Expired on " + at + progress(q) + ": " + core.ExpiredReason
+	case core.CloserPolicy:
 		return policyLine(r, at)
 	}
 	return ""
@@ -64,54 +66,54 @@ func OutcomeLine(q *Question) string {
 // the bridge and the agent are not that person, so a surface that shows
 // "by" beside an outcome shows it only for these (OutcomeLine names the
 // rest).
-func ClosingPerson(q *Question) (Decider, bool) {
-	switch CloserOf(q) {
-	case CloserPerson, CloserDecline, CloserOperatorCancel:
+func ClosingPerson(q *core.Question) (core.Decider, bool) {
+	switch core.CloserOf(q) {
+	case core.CloserPerson, core.CloserDecline, core.CloserOperatorCancel:
 		return q.Resolution.Decider, true
 	}
-	return Decider{}, false
+	return core.Decider{}, false
 }
 
 // PartBy names who decided one part of a form or a batch, for people: the
 // person who answered it, or the standing approval that decided it at
 // the ask (whose decider's name is the standing approval's label, which
 // reads as if its granter had acted).
-func PartBy(a ItemAnswer) string {
+func PartBy(a core.ItemAnswer) string {
 	switch a.DecidedBy() {
-	case CloserStanding:
+	case core.CloserStanding:
 		return standingBy(a.Standing)
-	case CloserPolicy:
+	case core.CloserPolicy:
 		return a.Policy.Label()
 	}
-	return DeciderLabel(a.Decider)
+	return core.DeciderLabel(a.Decider)
 }
 
 // standingBy names a standing approval that decided something: who
 // granted it and when, so nobody reads it as that person's look at the
 // call.
-func standingBy(u *StandingUse) string {
+func standingBy(u *core.StandingUse) string {
 	if u == nil {
 		return "a standing approval"
 	}
-	return "a standing approval " + DeciderLabel(u.GrantedBy) + " granted on " + u.GrantedAt.UTC().Format(outcomeTime)
+	return "a standing approval " + core.DeciderLabel(u.GrantedBy) + " granted on " + u.GrantedAt.UTC().Format(outcomeTime)
 }
 
 // quorumLine words a close by the vote that reached what was needed,
 // naming everyone whose vote went the way the question closed (the
 // tally beside it shows every vote).
-func quorumLine(q *Question, at string) string {
+func quorumLine(q *core.Question, at string) string {
 	r := q.Resolution
 	choice, verdict := r.OptionID, "Decided"
-	if q.Kind == KindApproval {
-		choice, verdict = ApproveOption, "Approved"
+	if q.Kind == core.KindApproval {
+		choice, verdict = core.ApproveOption, "Approved"
 		if r.Approved == nil || !*r.Approved {
-			choice, verdict = DenyOption, "Denied"
+			choice, verdict = core.DenyOption, "Denied"
 		}
 	}
 	var names []string
 	for _, v := range q.Votes {
 		if v.Choice == choice {
-			names = append(names, DeciderLabel(v.Decider))
+			names = append(names, core.DeciderLabel(v.Decider))
 		}
 	}
 	if len(names) == 0 {
@@ -119,10 +121,10 @@ func quorumLine(q *Question, at string) string {
 	}
 	n := len(names)
 	count := fmt.Sprintf("%d of %d", n, q.Quorum)
-	if choice == DenyOption {
+	if choice == core.DenyOption {
 		// One deny may be enough (a veto): counting it against the
 		// quorum of approvals would be wrong.
-		count = fmt.Sprintf("%d %s", n, plural(n, "deny", "denies"))
+		count = fmt.Sprintf("%d %s", n, core.Plural(n, "deny", "denies"))
 	}
 	return verdict + " on " + at + " by " + count + ": " + strings.Join(names, ", ")
 }
@@ -136,30 +138,30 @@ type partGroup struct {
 	// parts when they were asked; nobody looked at them.
 	atAsk    bool
 	standing bool
-	surface  Surface
+	surface  core.Surface
 	// mixed: this one acted from more than one surface, so no one
 	// "via" is true of all its parts.
 	mixed bool
 }
 
-func partGroups(parts []ItemAnswer) []*partGroup {
+func partGroups(parts []core.ItemAnswer) []*partGroup {
 	var out []*partGroup
 	byKey := map[string]*partGroup{}
 	for _, a := range parts {
-		key := "person " + voteKey(a.Decider)
+		key := "person " + core.VoteKey(a.Decider)
 		switch a.DecidedBy() {
-		case CloserStanding:
+		case core.CloserStanding:
 			key = "standing "
 			if a.Standing != nil {
 				key += a.Standing.ID
 			}
-		case CloserPolicy:
+		case core.CloserPolicy:
 			key = "policy " + a.Policy.Label()
 		}
 		g := byKey[key]
 		if g == nil {
 			by := a.DecidedBy()
-			g = &partGroup{label: PartBy(a), atAsk: by != CloserPerson, standing: by == CloserStanding, surface: a.Decider.Surface}
+			g = &partGroup{label: PartBy(a), atAsk: by != core.CloserPerson, standing: by == core.CloserStanding, surface: a.Decider.Surface}
 			byKey[key] = g
 			out = append(out, g)
 		} else if g.surface != a.Decider.Surface {
@@ -180,7 +182,7 @@ func breakdown(gs []*partGroup) string {
 }
 
 // partNoun is what q's parts are: a batch's calls or a form's items.
-func partNoun(q *Question) (noun, done string) {
+func partNoun(q *core.Question) (noun, done string) {
 	if q.IsBatch() {
 		return "calls", "decided"
 	}
@@ -189,12 +191,12 @@ func partNoun(q *Question) (noun, done string) {
 
 // partsLine words a form or a batch every part of which got its own
 // answer: one person's, one standing approval's, or several of either.
-func partsLine(q *Question, at string) string {
+func partsLine(q *core.Question, at string) string {
 	gs := partGroups(q.Answers)
 	if len(gs) == 0 {
 		// A record without its parts can only name who closed it.
 		r := q.Resolution
-		return "Answered by " + DeciderLabel(r.Decider) + " on " + at + " via " + string(r.Decider.Surface)
+		return "Answered by " + core.DeciderLabel(r.Decider) + " on " + at + " via " + string(r.Decider.Surface)
 	}
 	if len(gs) == 1 {
 		g := gs[0]
@@ -227,47 +229,47 @@ func partsLine(q *Question, at string) string {
 // parts decided before it closed and by whom, or the votes cast. It reads
 // after the close: "Timed out on ... after 1 of 3 calls had been decided
 // (1 by Alice)". "" when nothing had happened.
-func progress(q *Question) string {
+func progress(q *core.Question) string {
 	switch {
 	case len(q.Answers) > 0:
 		noun, done := partNoun(q)
 		total := len(q.Items) + len(q.Calls)
 		return fmt.Sprintf(" after %d of %d %s had been %s (%s)", len(q.Answers), total, noun, done, breakdown(partGroups(q.Answers)))
-	case len(q.Votes) > 0 && q.Quorum > 1 && CloserOf(q) != CloserTimeout:
+	case len(q.Votes) > 0 && q.Quorum > 1 && core.CloserOf(q) != core.CloserTimeout:
 		// A timeout's own reason already counts the votes (timeoutReason).
 		n := len(q.Votes)
-		return fmt.Sprintf(" after %d %s (%s)", n, plural(n, "vote", "votes"), strings.Join(TallyOf(q).Lines, "; "))
+		return fmt.Sprintf(" after %d %s (%s)", n, core.Plural(n, "vote", "votes"), strings.Join(core.TallyOf(q).Lines, "; "))
 	}
 	return ""
 }
 
 // timedOutWhy is why a timed-out question has no answer: nobody gave one,
 // nobody decided the parts still open, or the votes fell short.
-func timedOutWhy(q *Question) string {
+func timedOutWhy(q *core.Question) string {
 	if len(q.Answers) > 0 {
 		_, done := partNoun(q)
 		return "nobody " + done + " the rest before the deadline"
 	}
-	return timeoutReason(q)
+	return core.TimeoutReasonOf(q)
 }
 
 // renotified is what the timeout policy tried before the question timed
 // out: an escalation to more deciders, or asking again.
-func renotified(q *Question) string {
+func renotified(q *core.Question) string {
 	switch {
 	case q.Renotified == 0:
 		return ""
-	case q.OnTimeout == OnTimeoutEscalate:
+	case q.OnTimeout == core.OnTimeoutEscalate:
 		return ", though it had been escalated to more deciders"
-	case q.OnTimeout == OnTimeoutReask:
-		return fmt.Sprintf(", though it had been asked again %d %s", q.Renotified, plural(q.Renotified, "time", "times"))
+	case q.OnTimeout == core.OnTimeoutReask:
+		return fmt.Sprintf(", though it had been asked again %d %s", q.Renotified, core.Plural(q.Renotified, "time", "times"))
 	}
 	return ""
 }
 
 // policyLine words a close by a route's policy rule: allowed or denied at
 // the ask, by which rule, nobody having looked.
-func policyLine(r *Resolution, at string) string {
+func policyLine(r *core.Resolution, at string) string {
 	how := "Denied"
 	if r.Approved != nil && *r.Approved {
 		how = "Approved"

@@ -1,14 +1,16 @@
-package core
+package card
 
 import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/askbridge/askbridge/core"
 )
 
 // Card is the platform-neutral view of one message about a question, at
 // one moment: a card as posted and as every later edit shows it, or a
-// reminder. Core builds it once (NewCard, NewReminder); each chat adapter
+// reminder. It is built once, here (New, NewReminder); each chat adapter
 // only renders it in its platform's markup, so the same question shows
 // the same heading, markers, sections, actions and outcome everywhere.
 //
@@ -22,11 +24,11 @@ import (
 // new Action on a section or on the card.
 type Card struct {
 	QuestionID string
-	Kind       Kind
-	State      State
+	Kind       core.Kind
+	State      core.State
 	// As is what this message is: DeliverPost or DeliverEscalate for a
 	// card, DeliverRemind for a reminder.
-	As DeliveryKind
+	As core.DeliveryKind
 	// Heading is the card's first words (KindTitle).
 	Heading string
 	// Markers are shown beside the heading, in order.
@@ -43,47 +45,23 @@ type Card struct {
 	Progress *FormProgress
 	// Tally counts the votes of a question that needs several people to
 	// agree (TallyOf); nil without a quorum. Its lines hold names.
-	Tally *Tally
+	Tally *core.Tally
 	// Actions are the card's own buttons, after those of its sections:
 	// decline on every open question, and a clarification's answer.
 	// A closed card has none, anywhere.
 	Actions []Action
 	// Outcome is set once the question is closed.
-	Outcome *CardOutcome
+	Outcome *Outcome
 	// ReplyTo is, on a reminder, the card in the same room it reminds of
 	// (the latest one), or nil when that room holds none.
-	ReplyTo *MessageRef
+	ReplyTo *core.MessageRef
 	// Mentions are, on a reminder, who on this surface may decide and has
 	// not acted yet, for the platform to notify (Service.Reminder).
-	Mentions []Mention
+	Mentions []core.Mention
 }
 
 // AwaitingLabel starts a reminder's list of who it calls on.
 const AwaitingLabel = "Waiting for"
-
-// Safe reports whether the mention's id is plain letters, digits, '-' and
-// '_', as every platform's ids are: a renderer writes it into markup, so
-// anything else is left out rather than escaped into a broken mention.
-func (m Mention) Safe() bool {
-	if m.ID == "" || len(m.ID) > 64 {
-		return false
-	}
-	for _, r := range m.ID {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
-			return false
-		}
-	}
-	return true
-}
-
-// Mention is one account or role a reminder calls on.
-type Mention struct {
-	// ID is the platform's user id, or its role or user group id.
-	ID   string
-	Role bool
-	// Name is the configured display name of a person, else "".
-	Name string
-}
 
 // Marker is a flag shown beside a card's heading.
 type Marker string
@@ -121,7 +99,7 @@ func (m Marker) Warning() bool { return m == MarkerHardToReverse || m == MarkerU
 type Meta struct {
 	Agent  string
 	RunID  string
-	Labels Labels
+	Labels core.Labels
 	Asked  time.Time
 	// Deadline is when the question times out; zero once it is closed.
 	Deadline time.Time
@@ -175,7 +153,7 @@ type ItemAnswered struct {
 	// By is who decided it (PartBy): a person, or a standing approval,
 	// named with who granted it and when.
 	By      string
-	Surface Surface
+	Surface core.Surface
 	At      time.Time
 }
 
@@ -192,7 +170,7 @@ type Action struct {
 	// with it, and a renderer that must shorten Label cuts before it.
 	Label string
 	Keep  string
-	Ref   Ref
+	Ref   core.Ref
 	Style Style
 	Input Input
 	// Prefill is the text an input starts with: the arguments as asked,
@@ -224,17 +202,17 @@ const (
 	InputArguments Input = "arguments"
 )
 
-// CardOutcome is how a closed question ended, as its cards show it.
-type CardOutcome struct {
-	State State
+// Outcome is how a closed question ended, as its cards show it.
+type Outcome struct {
+	State core.State
 	// Closer is who or what closed it (CloserOf).
-	Closer Closer
+	Closer core.Closer
 	// By and Surface name the one person who closed it as a whole (an
 	// answer, a decline, an operator's withdrawal): DeciderLabel. Both
 	// are "" when no one person did (a quorum, a standing approval,
 	// parts, the bridge, the agent); Line says who or what did.
 	By      string
-	Surface Surface
+	Surface core.Surface
 	At      time.Time
 	// Line is OutcomeLine: who or what closed it, how and when, in one
 	// sentence.

@@ -1,16 +1,18 @@
-package core
+package card
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/askbridge/askbridge/core"
 )
 
 // hashShown is how much of an argument hash a card shows.
 const hashShown = 12
 
-// NewCard is q's card as it stands, for the card m (as posted: its kind
+// New is q's card as it stands, for the card m (as posted: its kind
 // and repeat mark decide the markers, so every edit keeps them).
-func NewCard(q *Question, m MessageRef) Card {
+func New(q *core.Question, m core.MessageRef) Card {
 	as := m.Kind
 	if as == "" {
 		as = postedAs(m)
@@ -18,26 +20,26 @@ func NewCard(q *Question, m MessageRef) Card {
 	c := Card{
 		QuestionID: q.ID, Kind: q.Kind, State: q.State, As: as,
 		Heading: KindTitle(q.Kind), Markers: markers(q, as, m.Repeat), Meta: meta(q), Text: q.Text,
-		Tally: TallyOf(q),
+		Tally: core.TallyOf(q),
 	}
 	if q.Context != "" {
 		c.Sections = append(c.Sections, Section{Kind: SectionContext, Body: q.Context})
 	}
 	open := q.Open()
-	ref := func(a RefAction, item, option int) Ref {
-		return Ref{QuestionID: q.ID, Item: item, Action: a, Option: option}
+	ref := func(a core.RefAction, item, option int) core.Ref {
+		return core.Ref{QuestionID: q.ID, Item: item, Action: a, Option: option}
 	}
 	switch q.Kind {
-	case KindDecision:
+	case core.KindDecision:
 		if !open {
 			break
 		}
 		for i, o := range q.Options {
 			s := Section{Kind: SectionOption, Index: i, Title: o.Title, Body: o.Writeup, Recommended: o.Recommended}
-			s.Actions = []Action{choice(o.Title, o.Recommended, ref(RefOption, -1, i))}
+			s.Actions = []Action{choice(o.Title, o.Recommended, ref(core.RefOption, -1, i))}
 			c.Sections = append(c.Sections, s)
 		}
-	case KindApproval:
+	case core.KindApproval:
 		if q.IsBatch() {
 			c.Sections, c.Progress = append(c.Sections, batchSections(q)...), batchProgress(q)
 			if open {
@@ -49,14 +51,14 @@ func NewCard(q *Question, m MessageRef) Card {
 			break
 		}
 		args, sum := shownCall(q)
-		s := Section{Kind: SectionCall, Title: q.Call.Tool, Body: PrettyJSON(args)}
+		s := Section{Kind: SectionCall, Title: q.Call.Tool, Body: core.PrettyJSON(args)}
 		if d := sum; len(d) >= hashShown {
 			s.Hash = d[:hashShown]
 		}
 		if open {
 			s.Actions = []Action{
-				{Label: LabelApprove, Ref: ref(RefApprove, -1, 0), Style: StylePrimary},
-				{Label: LabelDeny, Ref: ref(RefDeny, -1, 0), Style: StyleDanger, Input: InputOptional},
+				{Label: LabelApprove, Ref: ref(core.RefApprove, -1, 0), Style: StylePrimary},
+				{Label: LabelDeny, Ref: ref(core.RefDeny, -1, 0), Style: StyleDanger, Input: InputOptional},
 			}
 			if q.Call.Editable.Any() {
 				s.Actions = append(s.Actions, editAction(q, s.Body))
@@ -64,7 +66,7 @@ func NewCard(q *Question, m MessageRef) Card {
 			s.Actions = append(s.Actions, standingActions(q)...)
 		}
 		c.Sections = append(c.Sections, s)
-	case KindForm:
+	case core.KindForm:
 		done, total := len(q.Answers), len(q.Items)
 		c.Progress = &FormProgress{Done: done, Total: total}
 		if !open {
@@ -86,19 +88,19 @@ func NewCard(q *Question, m MessageRef) Card {
 					num = fmt.Sprintf("%d. ", i+1)
 				}
 				for j, o := range it.Options {
-					s.Actions = append(s.Actions, choice(num+o.Label, o.Recommended, ref(RefOption, i, j)))
+					s.Actions = append(s.Actions, choice(num+o.Label, o.Recommended, ref(core.RefOption, i, j)))
 				}
-				s.Actions = append(s.Actions, Action{Label: num + LabelSomethingElse, Ref: ref(RefText, i, 0),
+				s.Actions = append(s.Actions, Action{Label: num + LabelSomethingElse, Ref: ref(core.RefText, i, 0),
 					Style: StyleDefault, Input: InputRequired})
 			}
 			c.Sections = append(c.Sections, s)
 		}
 	}
 	if open {
-		if q.Kind == KindClarification {
-			c.Actions = append(c.Actions, Action{Label: LabelAnswer, Ref: ref(RefText, -1, 0), Style: StylePrimary, Input: InputRequired})
+		if q.Kind == core.KindClarification {
+			c.Actions = append(c.Actions, Action{Label: LabelAnswer, Ref: ref(core.RefText, -1, 0), Style: StylePrimary, Input: InputRequired})
 		}
-		c.Actions = append(c.Actions, Action{Label: LabelDecline, Ref: ref(RefDecline, -1, 0), Style: StyleDefault})
+		c.Actions = append(c.Actions, Action{Label: LabelDecline, Ref: ref(core.RefDecline, -1, 0), Style: StyleDefault})
 	} else {
 		c.Outcome = outcome(q)
 	}
@@ -109,10 +111,10 @@ func NewCard(q *Question, m MessageRef) Card {
 // heading and markers of its card, what is asked and by when, and the
 // card it reminds of when that room holds one. It carries no buttons:
 // only cards are edited when the question closes.
-func NewReminder(q *Question, surface Surface, room string) Card {
+func NewReminder(q *core.Question, surface core.Surface, room string) Card {
 	c := Card{
-		QuestionID: q.ID, Kind: q.Kind, State: q.State, As: DeliverRemind,
-		Heading: KindTitle(q.Kind), Markers: markers(q, DeliverRemind, false), Meta: meta(q), Text: q.Text,
+		QuestionID: q.ID, Kind: q.Kind, State: q.State, As: core.DeliverRemind,
+		Heading: KindTitle(q.Kind), Markers: markers(q, core.DeliverRemind, false), Meta: meta(q), Text: q.Text,
 	}
 	for i := range q.Messages {
 		if m := q.Messages[i]; m.Surface == surface && m.Room == room {
@@ -122,28 +124,43 @@ func NewReminder(q *Question, surface Surface, room string) Card {
 	return c
 }
 
+// Callers names whom a reminder calls on: core.Service does, by its
+// routes and people (CallOn).
+type Callers interface {
+	CallOn(q *core.Question, surface core.Surface) []core.Mention
+}
+
+// Reminder is the reminder of a still-open q for room on surface
+// (NewReminder), calling on whoever there may decide and has not acted
+// yet, as by names them.
+func Reminder(by Callers, q *core.Question, surface core.Surface, room string) Card {
+	c := NewReminder(q, surface, room)
+	c.Mentions = by.CallOn(q, surface)
+	return c
+}
+
 // postedAs reads what a card recorded before cards stored their kind was
 // posted as: the delivery key, which core wrote, says whether it was an
 // escalation (roomDeliveries' purpose). Cards recorded since carry Kind.
-func postedAs(m MessageRef) DeliveryKind {
+func postedAs(m core.MessageRef) core.DeliveryKind {
 	if strings.Contains(m.Delivery, ":escalate:") {
-		return DeliverEscalate
+		return core.DeliverEscalate
 	}
-	return DeliverPost
+	return core.DeliverPost
 }
 
-func markers(q *Question, as DeliveryKind, repeat bool) []Marker {
+func markers(q *core.Question, as core.DeliveryKind, repeat bool) []Marker {
 	var ms []Marker
-	if as == DeliverRemind {
+	if as == core.DeliverRemind {
 		ms = append(ms, MarkerReminder)
 	}
 	switch q.Reversibility {
-	case HardToReverse:
+	case core.HardToReverse:
 		ms = append(ms, MarkerHardToReverse)
-	case Unclassified, "":
+	case core.Unclassified, "":
 		ms = append(ms, MarkerUnclassified)
 	}
-	if as == DeliverEscalate {
+	if as == core.DeliverEscalate {
 		ms = append(ms, MarkerEscalated)
 	}
 	if repeat {
@@ -152,7 +169,7 @@ func markers(q *Question, as DeliveryKind, repeat bool) []Marker {
 	return ms
 }
 
-func meta(q *Question) Meta {
+func meta(q *core.Question) Meta {
 	m := Meta{Agent: q.Agent, RunID: q.RunID, Labels: q.Labels, Asked: q.CreatedAt}
 	if q.Open() {
 		m.Deadline = q.Deadline
@@ -160,7 +177,7 @@ func meta(q *Question) Meta {
 	return m
 }
 
-func choice(label string, recommended bool, r Ref) Action {
+func choice(label string, recommended bool, r core.Ref) Action {
 	a := Action{Label: label, Ref: r, Style: StyleDefault}
 	if recommended {
 		a.Label, a.Keep, a.Style = label+RecommendedNote, RecommendedNote, StylePrimary
@@ -168,25 +185,25 @@ func choice(label string, recommended bool, r Ref) Action {
 	return a
 }
 
-func outcome(q *Question) *CardOutcome {
+func outcome(q *core.Question) *Outcome {
 	r := q.Resolution
 	if r == nil {
-		return &CardOutcome{State: q.State}
+		return &Outcome{State: q.State}
 	}
-	o := &CardOutcome{State: q.State, Closer: CloserOf(q), At: r.At, Line: OutcomeLine(q)}
+	o := &Outcome{State: q.State, Closer: core.CloserOf(q), At: r.At, Line: OutcomeLine(q)}
 	if d, ok := ClosingPerson(q); ok {
-		o.By, o.Surface = DeciderLabel(d), d.Surface
+		o.By, o.Surface = core.DeciderLabel(d), d.Surface
 	}
-	if q.State != StateAnswered {
+	if q.State != core.StateAnswered {
 		return o
 	}
 	o.Choice, o.Reason = ChoiceLabel(q), r.Reason
 	switch q.Kind {
-	case KindDecision:
+	case core.KindDecision:
 		o.Label = "Chosen"
-	case KindApproval:
+	case core.KindApproval:
 		o.Label = "Verdict"
-	case KindForm:
+	case core.KindForm:
 		o.Label, o.Reason = "Answers", ""
 	default:
 		o.Label = "Answer"
@@ -196,7 +213,7 @@ func outcome(q *Question) *CardOutcome {
 
 // itemValue is what an answered form item shows: the option's label or
 // the free text.
-func itemValue(it FormItem, a ItemAnswer) string {
+func itemValue(it core.FormItem, a core.ItemAnswer) string {
 	for _, o := range it.Options {
 		if o.ID == a.OptionID {
 			return o.Label

@@ -1,4 +1,4 @@
-package core_test
+package card_test
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 // The people and grants the outcome table closes questions with.
@@ -248,14 +249,14 @@ func TestOutcomeLineByKindAndCloser(t *testing.T) {
 			c.set(q)
 			check := func(q *core.Question) {
 				t.Helper()
-				if got := core.OutcomeLine(q); got != c.want {
+				if got := card.OutcomeLine(q); got != c.want {
 					t.Fatalf("outcome line\n got %q\nwant %q", got, c.want)
 				}
-				card := core.NewCard(q, core.MessageRef{Kind: core.DeliverPost})
-				if card.Outcome == nil || card.Outcome.Line != c.want || card.Outcome.Closer != core.CloserOf(q) {
-					t.Fatalf("the card's outcome %+v is not the outcome line (closer %s)", card.Outcome, core.CloserOf(q))
+				view := card.New(q, core.MessageRef{Kind: core.DeliverPost})
+				if view.Outcome == nil || view.Outcome.Line != c.want || view.Outcome.Closer != core.CloserOf(q) {
+					t.Fatalf("the card's outcome %+v is not the outcome line (closer %s)", view.Outcome, core.CloserOf(q))
 				}
-				note := core.RefusalNote(&core.ClosedError{Question: q})
+				note := card.RefusalNote(&core.ClosedError{Question: q})
 				if want := "Already closed. " + c.want + ". Your answer was not recorded."; note != want {
 					t.Fatalf("a late clicker's note\n got %q\nwant %q", note, want)
 				}
@@ -278,7 +279,7 @@ func TestOutcomeLineByKindAndCloser(t *testing.T) {
 func TestCardNamesWhoDecidedEachPart(t *testing.T) {
 	q := outBatch()
 	q.Answers = []core.ItemAnswer{byStanding("toolu_1", outGrantA), outPart("toolu_2", core.DenyOption, outBob)}
-	c := core.NewCard(q, core.MessageRef{Kind: core.DeliverPost})
+	c := card.New(q, core.MessageRef{Kind: core.DeliverPost})
 	var by []string
 	for _, s := range c.Sections {
 		if s.Answer != nil {
@@ -291,7 +292,7 @@ func TestCardNamesWhoDecidedEachPart(t *testing.T) {
 	q.Answers = append(q.Answers, outPart("toolu_3", core.ApproveOption, outBob))
 	q.State = core.StateAnswered
 	q.Resolution = &core.Resolution{State: core.StateAnswered, ClosedBy: core.CloserParts, Decider: outBob, At: outClosed}
-	if o := core.NewCard(q, core.MessageRef{Kind: core.DeliverPost}).Outcome; o.By != "" || o.Surface != "" {
+	if o := card.New(q, core.MessageRef{Kind: core.DeliverPost}).Outcome; o.By != "" || o.Surface != "" {
 		t.Fatalf("a batch decided call by call names %q via %q as if they had closed it", o.By, o.Surface)
 	}
 }

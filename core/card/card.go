@@ -1,8 +1,10 @@
-package core
+package card
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/askbridge/askbridge/core"
 )
 
 // The helpers below are the platform-neutral wording of a card, so Slack,
@@ -11,13 +13,13 @@ import (
 // never sent to a model, which gets the fenced resume instead.
 
 // KindTitle is a card's heading word for q's kind.
-func KindTitle(k Kind) string {
+func KindTitle(k core.Kind) string {
 	switch k {
-	case KindDecision:
+	case core.KindDecision:
 		return "Decision needed"
-	case KindApproval:
+	case core.KindApproval:
 		return "Approval needed"
-	case KindForm:
+	case core.KindForm:
 		return "Questions"
 	}
 	return "Question"
@@ -44,43 +46,30 @@ const (
 	DigestHeading   = "While you were away"
 )
 
-// DeciderLabel names who acted, for people: the display name, else the id.
-func DeciderLabel(d Decider) string {
-	switch {
-	case d.Surface == SurfaceSystem:
-		return "askbridge"
-	case d.Name != "":
-		return d.Name
-	case d.ID != "":
-		return d.ID
-	}
-	return "someone"
-}
-
 // ChoiceLabel is what was chosen, for people: the option's title, the
 // approval verdict, or the form's answers, one per line.
-func ChoiceLabel(q *Question) string {
+func ChoiceLabel(q *core.Question) string {
 	r := q.Resolution
 	if r == nil {
 		return ""
 	}
 	switch q.Kind {
-	case KindDecision:
+	case core.KindDecision:
 		if o, ok := q.Option(r.OptionID); ok {
 			return o.Title
 		}
-	case KindApproval:
+	case core.KindApproval:
 		if q.IsBatch() {
 			return batchChoice(q)
 		}
 		if r.Approved != nil && *r.Approved {
 			if r.Edit != nil {
-				return "Approved with changes: " + ChangesLine(r.Edit)
+				return "Approved with changes: " + core.ChangesLine(r.Edit)
 			}
 			return "Approved"
 		}
 		return "Denied"
-	case KindForm:
+	case core.KindForm:
 		var lines []string
 		for _, a := range q.Answers {
 			it, _ := q.Item(a.ItemID)

@@ -43,7 +43,7 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 
 	sk := s.shardKeys(shard)
 	nkeys := 6 + len(sk.boxes)
-	nargs := 16 + 4*(len(q.Answers)-len(c.Before.Answers)+len(q.Votes)-len(c.Before.Votes)) + len(c.Events) + 3*len(c.Updates)
+	nargs := 18 + 4*(len(q.Answers)-len(c.Before.Answers)+len(q.Votes)-len(c.Before.Votes)) + len(c.Events) + 3*len(c.Updates)
 	if c.Held != nil {
 		nkeys, nargs = nkeys+2, nargs+4
 	}
@@ -171,8 +171,9 @@ func heldList(c core.Change) []core.Delivery {
 
 // appendChangedFields appends to a script's ARGV the hash fields (their
 // count, then name, value pairs) a change sets besides those resolve.lua
-// keeps itself (ver, at, ev, closed, res): the parts answered and the
-// votes counted since Before, their counts, and the state.
+// keeps itself (ver, at, ev, res): the parts answered and the votes
+// counted since Before, their counts, the state and, on a close, its
+// time.
 func appendChangedFields(cmd []any, c core.Change) ([]any, error) {
 	b, q := c.Before, c.Question
 	at := len(cmd)
@@ -214,6 +215,10 @@ func appendChangedFields(cmd []any, c core.Change) ([]any, error) {
 	}
 	if q.State != b.State {
 		cmd = append(cmd, "state", stateArg(q.State))
+		n++
+	}
+	if b.Open() && !q.Open() {
+		cmd = append(cmd, "closed", msString(c.Now))
 		n++
 	}
 	cmd[at] = n

@@ -66,8 +66,9 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 		scriptHook(resolveScript.name, keys)
 	}
 	cmd = append(cmd, sk.common[:]...)
-	cmd = append(cmd, q.ID, sk.wakeArg, now, msString(c.Now), c.From(), s.attempt(), closeFlag, resJSON)
-	if cmd, err = appendChangedFields(cmd, c); err != nil {
+	nowMS := any(msString(c.Now)) // boxed once: the close's time in ms, and its closed field
+	cmd = append(cmd, q.ID, sk.wakeArg, now, nowMS, c.From(), s.attempt(), closeFlag, resJSON)
+	if cmd, err = appendChangedFields(cmd, c, nowMS); err != nil {
 		return nil, core.Internal(op, err)
 	}
 	cmd = append(cmd, len(c.Events))
@@ -173,8 +174,8 @@ func heldList(c core.Change) []core.Delivery {
 // count, then name, value pairs) a change sets besides those resolve.lua
 // keeps itself (ver, at, ev, res): the parts answered and the votes
 // counted since Before, their counts, the state and, on a close, its
-// time.
-func appendChangedFields(cmd []any, c core.Change) ([]any, error) {
+// time (nowMS, c.Now in ms).
+func appendChangedFields(cmd []any, c core.Change, nowMS any) ([]any, error) {
 	b, q := c.Before, c.Question
 	at := len(cmd)
 	cmd = append(cmd, 0)
@@ -218,7 +219,7 @@ func appendChangedFields(cmd []any, c core.Change) ([]any, error) {
 		n++
 	}
 	if b.Open() && !q.Open() {
-		cmd = append(cmd, "closed", msString(c.Now))
+		cmd = append(cmd, "closed", nowMS)
 		n++
 	}
 	cmd[at] = n

@@ -38,8 +38,9 @@
 //     appended an event returns the new head). Nobody without K can alter
 //     an event, forge one, or change what it witnesses.
 //   - The script computes the link Hash with redis.sha1hex, over the
-//     previous event's Hash (read from the stream's newest entry inside
-//     the script), the position and the digest, so the order of the
+//     previous event's Hash (the stream's newest entry's, which the
+//     script keeps beside the shard's event counter and reads there),
+//     the position and the digest, so the order of the
 //     stream is fixed in the same atomic step as the append.
 //
 // The link alone is unkeyed: someone with write access who deletes or

@@ -133,3 +133,41 @@ func TestAuditVerifyFindsTamperingInRedis(t *testing.T) {
 		})
 	}
 }
+
+// TestAuditChainsOnFromAnEarlierCounter: a shard whose event counter was
+// written before the counter kept the chain's head beside it (the number
+// alone) links its next event to the stream's newest entry, and from
+// then on keeps "<n> <hash>" there: the log verifies whole across the
+// change.
+func TestAuditChainsOnFromAnEarlierCounter(t *testing.T) {
+	ctx := t.Context()
+	c := newClient(t)
+	s, _ := auditedLog(t, c)
+	_, _, _, seqK, _, _, _, _ := redisstore.Keys(s, "any")
+	head, err := c.Get(ctx, seqK).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, hash, ok := strings.Cut(head, " ")
+	if !ok || len(hash) != 40 {
+		t.Fatalf("counter %q; want <n> <hash>", head)
+	}
+	if err := c.Set(ctx, seqK, n, 0).Err(); err != nil { // as an earlier version left it
+		t.Fatal(err)
+	}
+	q := question(0, "run-3", t0.Add(4*time.Second))
+	mustCreate(t, s, q)
+	if _, err := s.Resolve(ctx, answer(q, "ann", t0.Add(5*time.Minute))); err != nil {
+		t.Fatal(err)
+	}
+	if rep := verifyStore(t, s); rep.Break != nil || rep.Events != 8 {
+		t.Fatalf("log across the earlier counter: %+v", rep)
+	}
+	after, err := c.Get(ctx, seqK).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, h, ok := strings.Cut(after, " "); !ok || len(h) != 40 || h == hash || m == n {
+		t.Fatalf("counter after two more events %q (before %q)", after, head)
+	}
+}

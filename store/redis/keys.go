@@ -20,7 +20,9 @@ import (
 //	{ab:s0}:events          stream: the shard's event log, ids "<n>-<shard>";
 //	                        fields e (eventcodec.go), c and x (its audit
 //	                        chain, chain.go)
-//	{ab:s0}:seq             string: the shard's event counter
+//	{ab:s0}:seq             string: the shard's event counter and the
+//	                        newest event's link, "<n> <hash>" (common.lua's
+//	                        append_event; earlier versions: n alone)
 //	{ab:s0}:open            zset (lex): open questions in listing order
 //	{ab:s0}:created         zset: question id by created ms
 //	{ab:s0}:closed          zset: question id by closed ms

@@ -31,7 +31,7 @@ func (s *Store) Create(ctx context.Context, q *core.Question, asked core.Event, 
 	args := []any{
 		shard, s.timed, surfaceList,
 		q.ID, q.Run().Key(), docJSON, openMember(q), msString(q.CreatedAt), deadline,
-		q.Renotified, len(q.PartIDs()), askedJSON, idemKey(q),
+		q.Renotified, askedJSON, idemKey(q),
 	}
 	if args, err = appendDeliveries(op, args, out); err != nil {
 		return err

@@ -25,7 +25,8 @@ import (
 //	om           the question's member of the open index less the ":<id>"
 //	             ending it (18 bytes: class and created time)
 //	closed       closed ms, once closed
-//	ni, na       form items asked, answered
+//	na           form items answered (earlier versions also kept ni,
+//	             the items asked, which nothing read)
 //	a:<item>     a form item's answer (JSON)
 //	v:<voter>    a vote (JSON), one per voter (core.Vote.Key)
 //	nv           votes in all (earlier versions also kept vc:<choice>,
@@ -44,7 +45,7 @@ import (
 //	rat          the last three renotices' attempts, for renotify.lua
 //	             likewise
 //
-// Counters that are zero (renot, ni, na, nm, ver) are not stored: a
+// Counters that are zero (renot, na, nm, ver) are not stored: a
 // missing one reads as 0. While a question is open every field is short,
 // so Redis keeps the hash in its compact listpack encoding (values of at
 // most 64 bytes, hash-max-listpack-value), a few hundred bytes rather

@@ -43,7 +43,7 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 
 	sk := s.shardKeys(shard)
 	nkeys := 6 + len(sk.boxes)
-	nargs := 16 + 4*(len(q.Answers)-len(c.Before.Answers)+len(q.Votes)-len(c.Before.Votes)) + len(c.Events) + 3*len(c.Updates)
+	nargs := 18 + 4*(len(q.Answers)-len(c.Before.Answers)+len(q.Votes)-len(c.Before.Votes)) + len(c.Events) + 3*len(c.Updates)
 	if c.Held != nil {
 		nkeys, nargs = nkeys+2, nargs+4
 	}
@@ -66,8 +66,9 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 		scriptHook(resolveScript.name, keys)
 	}
 	cmd = append(cmd, sk.common[:]...)
-	cmd = append(cmd, q.ID, sk.wakeArg, now, msString(c.Now), c.From(), s.attempt(), closeFlag, resJSON)
-	if cmd, err = appendChangedFields(cmd, c); err != nil {
+	nowMS := any(msString(c.Now)) // boxed once: the close's time in ms, and its closed field
+	cmd = append(cmd, q.ID, sk.wakeArg, now, nowMS, c.From(), s.attempt(), closeFlag, resJSON)
+	if cmd, err = appendChangedFields(cmd, c, nowMS); err != nil {
 		return nil, core.Internal(op, err)
 	}
 	cmd = append(cmd, len(c.Events))
@@ -171,9 +172,10 @@ func heldList(c core.Change) []core.Delivery {
 
 // appendChangedFields appends to a script's ARGV the hash fields (their
 // count, then name, value pairs) a change sets besides those resolve.lua
-// keeps itself (ver, at, ev, closed, res): the parts answered and the
-// votes counted since Before, their counts, and the state.
-func appendChangedFields(cmd []any, c core.Change) ([]any, error) {
+// keeps itself (ver, at, ev, res): the parts answered and the votes
+// counted since Before, their counts, the state and, on a close, its
+// time (nowMS, c.Now in ms).
+func appendChangedFields(cmd []any, c core.Change, nowMS any) ([]any, error) {
 	b, q := c.Before, c.Question
 	at := len(cmd)
 	cmd = append(cmd, 0)
@@ -214,6 +216,10 @@ func appendChangedFields(cmd []any, c core.Change) ([]any, error) {
 	}
 	if q.State != b.State {
 		cmd = append(cmd, "state", stateArg(q.State))
+		n++
+	}
+	if b.Open() && !q.Open() {
+		cmd = append(cmd, "closed", nowMS)
 		n++
 	}
 	cmd[at] = n

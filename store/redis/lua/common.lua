@@ -38,9 +38,22 @@ end
 -- chain_head is "<shard> <n> <hash>" of the newest event this script
 -- appended; with_head puts it in the reply, so the Go side knows the
 -- stream's head to witness in the next events it builds (core/audit).
--- chain_prev caches, per stream, the hash of its newest event once read.
 local chain_head
-local chain_prev = {}
+
+-- newest_hash is the hash of the newest event of a stream, read from its
+-- newest entry (the field c ends with it), or "" if it has none.
+local function newest_hash(stream)
+  local last = redis.call('XREVRANGE', stream, '+', '-', 'COUNT', 1)[1]
+  if last then
+    local f = last[2]
+    for k = 1, #f - 1, 2 do
+      if f[k] == 'c' then
+        return string.sub(f[k + 1], -40) -- the hash, a SHA-1 in hex, ends it
+      end
+    end
+  end
+  return ''
+end
 
 -- append_event adds one event to the shard's event stream under id
 -- "<n>-<shard>", n strictly increasing per shard, chained to the
@@ -50,6 +63,14 @@ local chain_prev = {}
 -- a newline, and the event. purged is a checkpoint's runs (purge.lua).
 -- The entry's fields: e the event; c its chain, "<prev or -> <witness
 -- or -> <digest> <hash>"; x the runs, on a checkpoint.
+--
+-- The shard's counter key holds "<n> <hash>": the newest event's number
+-- and hash, both written by the append that made it, so the link costs
+-- one GET rather than a read of the stream's newest entry. Nothing else
+-- appends to the stream, and a purge appends its checkpoint before it
+-- deletes, so the newest entry is always the one the counter names. A
+-- counter written by an earlier version holds n alone (or is not there
+-- yet); the hash is then read from the stream, and the append rewrites the counter whole.
 local function append_event(stream, seqkey, ev, purged)
   -- Plain finds and subs: a pattern over the whole event costs more.
   local nl = string.find(ev, '\n', 67, true)
@@ -57,26 +78,20 @@ local function append_event(stream, seqkey, ev, purged)
     error('askbridge: an event came without its audit digest')
   end
   local digest, witness, body = string.sub(ev, 1, 64), string.sub(ev, 66, nl - 1), string.sub(ev, nl + 1)
-  local prev = chain_prev[stream]
-  if not prev then
-    prev = ''
-    local last = redis.call('XREVRANGE', stream, '+', '-', 'COUNT', 1)[1]
-    if last then
-      local f = last[2]
-      for k = 1, #f - 1, 2 do
-        if f[k] == 'c' then
-          prev = string.sub(f[k + 1], -40) -- the hash, a SHA-1 in hex, ends it
-        end
-      end
-    end
+  local n, prev
+  local cur = redis.call('GET', seqkey)
+  local sp = cur and string.find(cur, ' ', 1, true)
+  if sp then
+    n, prev = tonumber(string.sub(cur, 1, sp - 1)), string.sub(cur, sp + 1)
+  else
+    n, prev = tonumber(cur or '0'), newest_hash(stream)
   end
-  local n = redis.call('INCR', seqkey)
+  n = n + 1
   if ARGV[2] == '1' then
     local t = redis.call('TIME')
     local us = tonumber(t[1]) * 1000000 + tonumber(t[2])
     if us > n then
       n = us
-      redis.call('SET', seqkey, string.format('%.0f', n))
     end
   end
   local ns = string.format('%.0f', n)
@@ -93,7 +108,7 @@ local function append_event(stream, seqkey, ev, purged)
   else
     redis.call('XADD', stream, id, 'e', body, 'c', c)
   end
-  chain_prev[stream] = h
+  redis.call('SET', seqkey, ns .. ' ' .. h)
   chain_head = ARGV[1] .. ' ' .. ns .. ' ' .. h
   return n, id
 end

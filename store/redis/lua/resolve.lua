@@ -24,7 +24,8 @@
 -- ARGV[7]  now ms                          question, else ""
 -- ARGV[8]  the version the change ARGV[11] the resolution JSON when it
 --          was computed from               closes
--- ARGV[12] nf, then nf pairs: hash field, value (what changed)
+-- ARGV[12] nf, then nf pairs: hash field, value (what changed, and
+--          on a close its closed time)
 -- then     ne, then ne events (JSON)
 -- then     nd, then nd triples: the outbox (its number among KEYS[7..]),
 --          card (card.go), delivery key; or, for a delivery that is no
@@ -77,24 +78,16 @@ local mine = attempt
 if closing then
   mine = attempt .. '!'
 end
-local set = {q, 'ver', ver, 'at', f[3] and f[3] .. ' ' .. mine or mine}
-local i = 13
-for _ = 1, tonumber(ARGV[12]) do
-  set[#set + 1] = ARGV[i]
-  set[#set + 1] = ARGV[i + 1]
-  i = i + 2
-end
+local nf = tonumber(ARGV[12])
+local i = 13 + 2 * nf
 if closing then
-  set[#set + 1] = 'closed'
-  set[#set + 1] = ARGV[7]
   -- The resolution, longer than a listpack value and only ever read
   -- whole, follows the document in its key (record.go), so the hash
   -- stays compact; records that keep the document in the hash keep the
   -- resolution there too. SET rather than APPEND: APPEND would leave the
   -- string with as much room again.
   if f[6] then
-    set[#set + 1] = 'res'
-    set[#set + 1] = ARGV[11]
+    redis.call('HSET', q, 'res', ARGV[11])
   else
     redis.call('SET', KEYS[6], (redis.call('GET', KEYS[6]) or '') .. '\30' .. ARGV[11])
   end
@@ -114,11 +107,13 @@ for j = i + 1, i + ne do
   ev = with_event(ev, eid)
 end
 i = i + ne + 1
-if ne > 0 then
-  set[#set + 1] = 'ev'
-  set[#set + 1] = ev
+-- The fields Go sent go last, straight from ARGV.
+local at = f[3] and f[3] .. ' ' .. mine or mine
+if ev then
+  redis.call('HSET', q, 'ver', ver, 'at', at, 'ev', ev, unpack(ARGV, 13, 12 + 2 * nf))
+else
+  redis.call('HSET', q, 'ver', ver, 'at', at, unpack(ARGV, 13, 12 + 2 * nf))
 end
-redis.call('HSET', unpack(set))
 
 local nd = tonumber(ARGV[i])
 for j = i + 1, i + 3 * nd, 3 do

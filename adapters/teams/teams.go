@@ -24,6 +24,7 @@ import (
 
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/card"
+	"github.com/askbridge/askbridge/core/loops"
 	"github.com/rs/zerolog"
 	"golang.org/x/oauth2/clientcredentials"
 )
@@ -133,14 +134,7 @@ func (a *Adapter) Run(ctx context.Context) error {
 	err := a.auth.start(ctx, func(attempt int) bool {
 		pause := min(time.Second<<min(attempt, 6), time.Minute)
 		a.log.Warn().Dur("retry_in", pause).Msg("teams: the signing keys cannot be fetched yet; activities are refused until they are")
-		t := time.NewTimer(pause)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return false
-		case <-t.C:
-			return true
-		}
+		return loops.Sleep(ctx, pause)
 	})
 	if ctx.Err() != nil {
 		return nil

@@ -114,7 +114,7 @@ func New(svc *core.Service, opts Options) (*Adapter, error) {
 	bot := &tgbotapi.BotAPI{Token: opts.Token, Buffer: 100}
 	bot.SetAPIEndpoint(opts.APIEndpoint)
 	return &Adapter{svc: svc, opts: opts, bot: bot, ready: make(chan struct{}), http: opts.HTTPClient, log: opts.Log,
-		lim: newLimiter(opts.Limits), sleep: sleepCtx}, nil
+		lim: newLimiter(opts.Limits), sleep: loops.Sleep}, nil
 }
 
 // errRefused is Run's error for a token Telegram does not accept:
@@ -424,15 +424,4 @@ func backoff(attempt int, err error) time.Duration {
 	}
 	d := time.Second << min(attempt, 6)
 	return min(d, time.Minute)
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }

@@ -97,7 +97,7 @@ func Deliver(ctx context.Context, svc *core.Service, c core.Courier, o DeliverOp
 				return nil
 			}
 			o.OnError(core.Delivery{Surface: surface}, core.Internal("claim", err))
-			if !sleep(ctx, time.Second) {
+			if !Sleep(ctx, time.Second) {
 				return nil
 			}
 			continue
@@ -287,7 +287,7 @@ func (s *drain) spend(ctx context.Context, budgets core.Budgeted, d core.Deliver
 			if wait > budgetWait {
 				return hb.wait(a.Key, a.Limit, wait, s.svc.Now())
 			}
-			if !sleep(ctx, wait) {
+			if !Sleep(ctx, wait) {
 				return wait
 			}
 		}
@@ -326,8 +326,10 @@ func backoff(base time.Duration, attempts int) time.Duration {
 	return min(d, 2*time.Minute)
 }
 
-// sleep waits d or until ctx ends; it reports whether ctx is still live.
-func sleep(ctx context.Context, d time.Duration) bool {
+// Sleep waits d or until ctx ends; it reports whether ctx is still live.
+// It is the one such wait: the loops and the adapters' own retry loops
+// use it.
+func Sleep(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

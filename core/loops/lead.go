@@ -47,7 +47,7 @@ func Lead(ctx context.Context, kv Leases, key, owner string, ttl time.Duration, 
 	for ctx.Err() == nil {
 		held, err := kv.Lease(ctx, key, owner, ttl)
 		if err != nil || !held {
-			if !sleep(ctx, every) {
+			if !Sleep(ctx, every) {
 				return
 			}
 			continue

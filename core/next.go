@@ -19,8 +19,9 @@ import (
 // its attempt's build (answer.go, batchanswer.go, quorum.go, ...), which
 // says what the attempt asks, and, if what a transition asks must be
 // decided against the question as stored (a part answered, a vote
-// counted), here; next_test.go holds the table to extend. No store code
-// and no Lua changes.
+// counted), in its rule in next_kinds.go's nextRules, which Next
+// dispatches to by kind; next_test.go holds the table to extend. No
+// store code and no Lua changes.
 
 // Change is one transition of a question as Next computed it: what a
 // store writes, whole, in one atomic step (law 1, law 10).

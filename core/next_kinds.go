@@ -18,32 +18,34 @@ type nextRule func(q *Question, t Transition) (*Resolution, error)
 
 // nextRules is each kind's own decision of a transition. A kind missing
 // here (added to enums.go only) is refused as having no transition.
+//
+// Every kind takes every feature today, as Next always has: the ask and
+// the answer's build are what narrow them (a quorum only on decisions
+// and approvals, parts only on forms and batches), and the stores' tests
+// vote on clarifications. A kind whose rule drops a feature refuses, from
+// then on, a transition asking it.
 var nextRules = map[Kind]nextRule{
 	// A clarification closes with its answer, or a close without one
 	// (resolve.go's systemClose).
-	KindClarification: nextClose,
+	KindClarification: nextEveryFeature,
 	// A decision closes with its answer, or by a quorum's vote.
-	KindDecision: withVote(nextClose),
+	KindDecision: nextEveryFeature,
 	// An approval closes with its answer (edits and standing approvals
 	// travel in its resolution), by a quorum's vote, or, a batch, once
 	// every call is decided.
-	KindApproval: withVote(withParts(nextClose)),
+	KindApproval: nextEveryFeature,
 	// A form closes once every item has an answer.
-	KindForm: withParts(nextClose),
+	KindForm: nextEveryFeature,
 }
 
+// nextEveryFeature is a close that may record parts and a vote.
+var nextEveryFeature = withVote(withParts(nextClose))
+
 // nextClose is a close with t's resolution as its attempt built it: an
-// answer, an edit, a standing approval, or a close without an answer. It
-// is every rule's last step: parts or a vote left in t are ones the
-// kind's rule takes no feature for, refused rather than recorded
-// unchecked.
-func nextClose(q *Question, t Transition) (*Resolution, error) {
-	switch {
-	case len(t.Items) > 0:
-		return nil, Errorf(CodeInvalid, nextOp, "a %s has no parts to answer", q.Kind)
-	case t.Vote != nil:
-		return nil, Errorf(CodeInvalid, nextOp, "a %s takes no vote", q.Kind)
-	case t.Resolution == nil:
+// answer, an edit, a standing approval, or a close without an answer.
+// Parts and a vote are features composed onto it (withParts, withVote).
+func nextClose(_ *Question, t Transition) (*Resolution, error) {
+	if t.Resolution == nil {
 		return nil, nil
 	}
 	r := *t.Resolution
@@ -66,9 +68,7 @@ func withParts(rule nextRule) nextRule {
 			}
 			seen[a.ItemID] = true
 		}
-		rest := t
-		rest.Items = nil
-		res, err := rule(q, rest)
+		res, err := rule(q, t)
 		if res == nil || err != nil {
 			return res, err
 		}
@@ -85,9 +85,7 @@ func withParts(rule nextRule) nextRule {
 // this one included, to t.Needed.
 func withVote(rule nextRule) nextRule {
 	return func(q *Question, t Transition) (*Resolution, error) {
-		rest := t
-		rest.Vote = nil
-		res, err := rule(q, rest)
+		res, err := rule(q, t)
 		v := t.Vote
 		if v == nil || err != nil {
 			return res, err

@@ -59,8 +59,10 @@ func (c Change) Closes() bool { return !c.Question.Open() }
 // change: q itself is left as it is. It refuses, changing nothing, with a
 // *ClosedError if q is closed, CodeConflict if a part t answers already
 // has an answer (or is given twice) or t's voter has voted
-// (AlreadyCounted), and CodeInvalid if t records nothing or closes into a
-// state that is not a closed one.
+// (AlreadyCounted), and CodeInvalid if t records nothing, q's kind has
+// no rule in nextRules, or t closes into a state that is not a closed
+// one. What t does to q is its kind's rule's to decide (next_kinds.go);
+// Next builds the result.
 //
 // A form or batch closes with t's resolution (as answered, in parts) only
 // once every part has an answer; until then the item event is appended.

@@ -60,8 +60,9 @@
 //     on one, says what its attempt asks in its build (answerTransition
 //     in answer.go, batchTransition in batchanswer.go, voteTransition in
 //     quorum.go, systemClose in resolve.go), decides anything that must be
-//     checked against the question as stored in Next, and extends the
-//     table in next_test.go; no store code and no Lua change.
+//     checked against the question as stored in its kind's rule
+//     (nextRules in next_kinds.go, which Next dispatches to), and extends
+//     the table in next_test.go; no store code and no Lua change.
 //  13. Policy before people: a route's [Rule]s, CEL conditions compiled
 //     by [New] ([CompileRules]), decide a single-call approval at the ask
 //     (rules.go): allow and deny close it through the chokepoint with
@@ -98,13 +99,15 @@
 // ask.go [Service.Ask] (planned with no I/O, then its shortcuts read,
 // then stored), askinput.go [AskInput] and each kind's check of an ask
 // (a new kind of question adds its check there, its buttons' reading in
-// ref.go's refAnswers, its transition in next.go, and its resume in
-// resume.go ([ResumeOf], worded by fence)), with idempotency.go making a repeated ask return the
+// ref.go's refAnswers, its transition's rule in next_kinds.go's
+// nextRules, and its resume in resume.go ([ResumeOf], worded by fence)),
+// with idempotency.go making a repeated ask return the
 // question it parked, callback.go a closing question's webhook, and
 // inbox.go the paged list of open questions ([Service.OpenPage]);
 // resolve.go the chokepoint, its retries and the closes without an
-// answer; next.go the one transition ([Next], [Change]); answer.go the
-// checks of an answer; reads.go [Service.Get], [Service.Wait] and the
+// answer; next.go the one transition ([Next], [Change]) and
+// next_kinds.go each kind's rule of it; answer.go the checks of an
+// answer; reads.go [Service.Get], [Service.Wait] and the
 // listings; closed.go the search of closed questions ([ClosedQuery],
 // [Service.SearchClosed]) and waiting.go who an open question waits on
 // ([Service.WaitingOn]) and the routes as an operator reads them;

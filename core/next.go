@@ -19,8 +19,9 @@ import (
 // its attempt's build (answer.go, batchanswer.go, quorum.go, ...), which
 // says what the attempt asks, and, if what a transition asks must be
 // decided against the question as stored (a part answered, a vote
-// counted), here; next_test.go holds the table to extend. No store code
-// and no Lua changes.
+// counted), in its rule in next_kinds.go's nextRules, which Next
+// dispatches to by kind; next_test.go holds the table to extend. No
+// store code and no Lua changes.
 
 // Change is one transition of a question as Next computed it: what a
 // store writes, whole, in one atomic step (law 1, law 10).
@@ -58,62 +59,46 @@ func (c Change) Closes() bool { return !c.Question.Open() }
 // change: q itself is left as it is. It refuses, changing nothing, with a
 // *ClosedError if q is closed, CodeConflict if a part t answers already
 // has an answer (or is given twice) or t's voter has voted
-// (AlreadyCounted), and CodeInvalid if t records nothing or closes into a
-// state that is not a closed one.
+// (AlreadyCounted), and CodeInvalid if t records nothing, q's kind has
+// no rule in nextRules, or t closes into a state that is not a closed
+// one. What t does to q is its kind's rule's to decide (next_kinds.go);
+// Next builds the result.
 //
 // A form or batch closes with t's resolution (as answered, in parts) only
 // once every part has an answer; until then the item event is appended.
 // A vote closes the question only if the votes for its choice, this one
 // included, reach t.Needed; until then the vote event is appended.
 func Next(q *Question, t Transition) (Change, error) {
-	const op = "resolve"
 	if !q.Open() {
 		return Change{}, &ClosedError{Question: q}
 	}
 	if len(t.Items) == 0 && t.Resolution == nil && t.Vote == nil {
-		return Change{}, Errorf(CodeInvalid, op, "the transition of question %s records nothing", q.ID)
+		return Change{}, Errorf(CodeInvalid, nextOp, "the transition of question %s records nothing", q.ID)
 	}
-	now := t.Now
-
+	rule, ok := nextRules[q.Kind]
+	if !ok {
+		return Change{}, Errorf(CodeInvalid, nextOp, "kind %q has no transition", q.Kind) // a kind added to enums.go but not to nextRules
+	}
 	// Decide everything before building anything.
-	seen := make(map[string]bool, len(t.Items))
-	for _, a := range t.Items {
-		if _, done := q.Answered(a.ItemID); done || seen[a.ItemID] {
-			return Change{}, Errorf(CodeConflict, op, "form item %s of question %s already has an answer", a.ItemID, q.ID)
-		}
-		seen[a.ItemID] = true
-	}
-	var res *Resolution
-	if t.Resolution != nil {
-		r := *t.Resolution
-		res = &r
-	}
-	if len(t.Items) > 0 && res != nil {
-		if !allAnswered(q, seen) {
-			res = nil // a form closes only once every item has an answer
-		} else {
-			res.State = StateAnswered
-		}
-	}
-	if v := t.Vote; v != nil {
-		votes := 1
-		for _, prev := range q.Votes {
-			if prev.Key == v.Key {
-				return Change{}, AlreadyCounted(op)
-			}
-			if prev.Choice == v.Choice {
-				votes++
-			}
-		}
-		if votes < t.Needed {
-			res = nil // the question closes at the vote that reaches the threshold
-		}
+	res, err := rule(q, t)
+	if err != nil {
+		return Change{}, err
 	}
 	if res != nil && !res.State.Closed() {
-		return Change{}, Errorf(CodeInvalid, op, "resolution state %q is not a closed state", res.State)
+		return Change{}, Errorf(CodeInvalid, nextOp, "resolution state %q is not a closed state", res.State)
 	}
+	n, ev := nextQuestion(q, t, res)
+	return changeOf(q, n, ev, t), nil
+}
 
-	// The next question, its resolution and its event in one allocation.
+// nextOp names the close in Next's refusals.
+const nextOp = "resolve"
+
+// nextQuestion builds the question after t, as decided (res, nil while
+// it stays open), and its event, in one allocation: the parts and the
+// vote t records, and the close.
+func nextQuestion(q *Question, t Transition, res *Resolution) (*Question, []Event) {
+	now := t.Now
 	next := &struct {
 		q   Question
 		res Resolution
@@ -163,8 +148,15 @@ func Next(q *Question, t Transition) (Change, error) {
 	default:
 		*ev = CompleteEvent(t.ItemEvent, q, EventItemAnswered, now)
 	}
+	return n, next.ev[:]
+}
 
-	c := Change{Before: q, Question: n, Events: next.ev[:], Now: now}
+// changeOf is the change from q to n with its events: an update for
+// every card of n (the one t holds apart), and, when n closes with a
+// callback URL, its webhook, last.
+func changeOf(q, n *Question, events []Event, t Transition) Change {
+	now := t.Now
+	c := Change{Before: q, Question: n, Events: events, Now: now}
 	if len(n.Messages) > 0 {
 		c.Updates = make([]Delivery, 0, len(n.Messages))
 	}
@@ -179,18 +171,7 @@ func Next(q *Question, t Transition) (Change, error) {
 	if n.CallbackURL != "" && !n.Open() {
 		c.Updates = append(c.Updates, webhookDelivery(n, now))
 	}
-	return c, nil
-}
-
-// allAnswered reports whether every part of q (a form's items, a batch's
-// calls) has an answer, counting those being recorded now.
-func allAnswered(q *Question, now map[string]bool) bool {
-	for _, id := range q.PartIDs() {
-		if _, ok := q.Answered(id); !ok && !now[id] {
-			return false
-		}
-	}
-	return true
+	return c
 }
 
 // SortAnswers keeps q's answers in part order (form items, or a batch's

@@ -241,6 +241,17 @@ func (q *Question) Item(id string) (FormItem, bool) {
 	return FormItem{}, false
 }
 
+// Shown is what an answer to the item reads as to people: the label of
+// the option chosen, or else the free text given.
+func (it FormItem) Shown(optionID, text string) string {
+	for _, o := range it.Options {
+		if o.ID == optionID {
+			return o.Label
+		}
+	}
+	return text
+}
+
 // Option returns the decision option with the given id.
 func (q *Question) Option(id string) (Option, bool) {
 	for _, o := range q.Options {

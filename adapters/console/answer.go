@@ -239,12 +239,7 @@ func recordedOf(q *core.Question) []recorded {
 	if q.Kind == core.KindForm {
 		for _, a := range q.Answers {
 			it, _ := q.Item(a.ItemID)
-			val := a.Text
-			for _, o := range it.Options {
-				if o.ID == a.OptionID {
-					val = o.Label
-				}
-			}
+			val := it.Shown(a.OptionID, a.Text)
 			add(it.Question, val+" (by "+card.PartBy(a)+" at "+a.At.UTC().Format(timeFormat)+")")
 		}
 	}

@@ -82,12 +82,7 @@ func confirmLines(q *core.Question, in core.AnswerInput) []recorded {
 	case core.KindForm:
 		for _, it := range in.Items {
 			item, _ := q.Item(it.ItemID)
-			val := it.Text
-			for _, o := range item.Options {
-				if o.ID == it.OptionID {
-					val = o.Label
-				}
-			}
+			val := item.Shown(it.OptionID, it.Text)
 			label := item.Question
 			if label == "" {
 				label = it.ItemID

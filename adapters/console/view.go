@@ -111,12 +111,7 @@ func (s *Server) cardOf(q *core.Question, v viewer) cardView {
 		iv := itemView{Item: it}
 		if a, ok := q.Answered(it.ID); ok {
 			iv.Answered, iv.By, iv.At = true, card.PartBy(a), a.At
-			iv.Answer = a.Text
-			for _, o := range it.Options {
-				if o.ID == a.OptionID {
-					iv.Answer = o.Label
-				}
-			}
+			iv.Answer = it.Shown(a.OptionID, a.Text)
 		}
 		c.Items = append(c.Items, iv)
 	}

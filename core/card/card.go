@@ -73,7 +73,7 @@ func ChoiceLabel(q *core.Question) string {
 		var lines []string
 		for _, a := range q.Answers {
 			it, _ := q.Item(a.ItemID)
-			lines = append(lines, fmt.Sprintf("%s: %s", it.Question, itemValue(it, a)))
+			lines = append(lines, fmt.Sprintf("%s: %s", it.Question, it.Shown(a.OptionID, a.Text)))
 		}
 		return strings.Join(lines, "\n")
 	}

@@ -78,7 +78,7 @@ func New(q *core.Question, m core.MessageRef) Card {
 				s.Choices = append(s.Choices, Choice{Label: o.Label, Description: o.Description, Recommended: o.Recommended})
 			}
 			if a, ok := q.Answered(it.ID); ok {
-				s.Answer = &ItemAnswered{Text: itemValue(it, a), Own: a.OptionID == "", By: PartBy(a),
+				s.Answer = &ItemAnswered{Text: it.Shown(a.OptionID, a.Text), Own: a.OptionID == "", By: PartBy(a),
 					Surface: a.Decider.Surface, At: a.At}
 			} else {
 				// Rows of buttons have no headings on some platforms, so
@@ -209,15 +209,4 @@ func outcome(q *core.Question) *Outcome {
 		o.Label = "Answer"
 	}
 	return o
-}
-
-// itemValue is what an answered form item shows: the option's label or
-// the free text.
-func itemValue(it core.FormItem, a core.ItemAnswer) string {
-	for _, o := range it.Options {
-		if o.ID == a.OptionID {
-			return o.Label
-		}
-	}
-	return a.Text
 }

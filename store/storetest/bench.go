@@ -18,10 +18,16 @@ import (
 // BenchOpen is how many open questions the boot benchmark parks:
 // ASKBRIDGE_BENCH_OPEN, or 100,000.
 func BenchOpen() int {
-	if n, err := strconv.Atoi(os.Getenv("ASKBRIDGE_BENCH_OPEN")); err == nil && n > 0 {
+	return benchCount("ASKBRIDGE_BENCH_OPEN", 100_000)
+}
+
+// benchCount is the positive whole number in the environment variable
+// name, or def when it holds none.
+func benchCount(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
 		return n
 	}
-	return 100_000
+	return def
 }
 
 // catchUpper is core.Service's background re-notification, where the

@@ -3,7 +3,6 @@ package storetest
 import (
 	"context"
 	"fmt"
-	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -17,10 +16,7 @@ import (
 // BenchClosed is how many closed questions the search benchmark keeps:
 // ASKBRIDGE_BENCH_CLOSED, or 20,000.
 func BenchClosed() int {
-	if n, err := strconv.Atoi(os.Getenv("ASKBRIDGE_BENCH_CLOSED")); err == nil && n > 0 {
-		return n
-	}
-	return 20_000
+	return benchCount("ASKBRIDGE_BENCH_CLOSED", 20_000)
 }
 
 // rareEvery: one closed question in this many is a terraform apply, the

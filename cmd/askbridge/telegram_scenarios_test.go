@@ -164,7 +164,9 @@ func (d *telegramDriver) DM(t *testing.T, u adaptertest.User, id string, cond fu
 func (d *telegramDriver) cardIn(t *testing.T, chat int64, id string, cond func(adaptertest.Card) bool) adaptertest.Card {
 	t.Helper()
 	var last adaptertest.Card
-	ok := d.fake.Wait(15*time.Second, func() bool {
+	// A group takes 20 sends a minute: a card queued behind a few edits of
+	// earlier cards waits its turn for longer than another platform's would.
+	ok := d.fake.Wait(45*time.Second, func() bool {
 		var recorded []string
 		if q, err := d.main.Service.Get(t.Context(), id); err == nil {
 			for _, m := range q.Messages {

@@ -122,7 +122,7 @@ func callbackOf(cfg *Config, in AskInput, route Route) (string, error) {
 // WebhookKey is the key of question id's close webhook: the same on every
 // attempt, so it is the event id a receiver drops repeats by. A question
 // closes once, so it has at most one.
-func WebhookKey(id string) string { return id + "/closed" }
+func WebhookKey(id QuestionID) string { return string(id) + "/closed" }
 
 // webhookDelivery is the delivery that tells n's callback URL it closed.
 func webhookDelivery(n *Question, now time.Time) Delivery {

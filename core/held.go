@@ -23,7 +23,7 @@ const ShownHold = 5 * time.Second
 // due only after For on the store's clock, so that it is never sent
 // before the response had its chance; Service.Delivered drops it.
 type Held struct {
-	QuestionID string
+	QuestionID QuestionID
 	Surface    Surface
 	// MessageID is the card: the platform's message id, as recorded in
 	// Question.Messages.
@@ -39,13 +39,13 @@ type Held struct {
 // newHeld names the held update of card messageID on surface for a
 // transition of question id: a fresh key, so that two changes of one card
 // in quick succession each hold their own delivery.
-func newHeld(id string, surface Surface, messageID string) *Held {
+func newHeld(id QuestionID, surface Surface, messageID string) *Held {
 	var b [8]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		panic("core: no randomness: " + err.Error())
 	}
 	return &Held{QuestionID: id, Surface: surface, MessageID: messageID,
-		Key: id + "/update/held/" + hex.EncodeToString(b[:]), For: ShownHold}
+		Key: string(id) + "/update/held/" + hex.EncodeToString(b[:]), For: ShownHold}
 }
 
 // Delivered tells core that the caller's response carrying the held

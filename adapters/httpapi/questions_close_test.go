@@ -34,14 +34,14 @@ func TestCancelAndEndRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{b1}, got.Expired); diff != "" || got.RunID != "run-2" {
+	if diff := cmp.Diff([]core.QuestionID{b1}, got.Expired); diff != "" || got.RunID != "run-2" {
 		t.Fatalf("agent-b ended run-2: %+v (%s)", got, diff)
 	}
 	got, err = a.EndRun(ctx, "run-2")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{a1, a2}
+	want := []core.QuestionID{a1, a2}
 	if diff := cmp.Diff(want, got.Expired, sortStrings); diff != "" {
 		t.Fatalf("agent-a ended run-2 (-want +got):\n%s", diff)
 	}

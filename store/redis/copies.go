@@ -24,9 +24,9 @@ import "github.com/askbridge/askbridge/core"
 // Every wake-up drops the id's fresh copy and read; a resubscription,
 // after which wake-ups may have been lost, drops them all.
 type copies struct {
-	settled map[string]*core.Question
-	fresh   map[string]*core.Question
-	reads   map[string]*readTicket
+	settled map[core.QuestionID]*core.Question
+	fresh   map[core.QuestionID]*core.Question
+	reads   map[core.QuestionID]*readTicket
 }
 
 // readTicket marks one read of a watched question. It is not empty, so
@@ -35,22 +35,22 @@ type readTicket struct{ _ byte }
 
 func newCopies() copies {
 	return copies{
-		settled: make(map[string]*core.Question),
-		fresh:   make(map[string]*core.Question),
-		reads:   make(map[string]*readTicket),
+		settled: make(map[core.QuestionID]*core.Question),
+		fresh:   make(map[core.QuestionID]*core.Question),
+		reads:   make(map[core.QuestionID]*readTicket),
 	}
 }
 
 // forget drops everything kept of id: its last watcher has stopped, or
 // this Store changed it.
-func (c *copies) forget(id string) {
+func (c *copies) forget(id core.QuestionID) {
 	delete(c.settled, id)
 	delete(c.fresh, id)
 	delete(c.reads, id)
 }
 
 // stale drops id's fresh copy and read: a wake-up for id has arrived.
-func (c *copies) stale(id string) {
+func (c *copies) stale(id core.QuestionID) {
 	delete(c.fresh, id)
 	delete(c.reads, id)
 }
@@ -64,7 +64,7 @@ func (c *copies) staleAll() {
 // readStarts is called before a read of id goes to Redis. For a watched
 // id it returns the ticket that readEnds needs to keep what the read
 // returns; nil otherwise.
-func (s *Store) readStarts(id string) *readTicket {
+func (s *Store) readStarts(id core.QuestionID) *readTicket {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.watchers[id]) == 0 {
@@ -79,7 +79,7 @@ func (s *Store) readStarts(id string) *readTicket {
 // copy if q is open, id is still watched, neither a wake-up for id nor a
 // later read came in between, and the subscription is not in doubt (see
 // distrust).
-func (s *Store) readEnds(id string, t *readTicket, q *core.Question) {
+func (s *Store) readEnds(id core.QuestionID, t *readTicket, q *core.Question) {
 	if t == nil {
 		return
 	}
@@ -96,7 +96,7 @@ func (s *Store) readEnds(id string, t *readTicket, q *core.Question) {
 }
 
 // freshCopy is id's fresh copy, if one is kept (see copies).
-func (s *Store) freshCopy(id string) (*core.Question, bool) {
+func (s *Store) freshCopy(id core.QuestionID) (*core.Question, bool) {
 	return s.copyFrom(s.kept.fresh, id)
 }
 
@@ -107,13 +107,13 @@ func (s *Store) freshCopy(id string) (*core.Question, bool) {
 // what can (a card recorded after the close, here or on another replica)
 // is at worst as stale as the watchers' last read of it, and the copy is
 // dropped when the last watcher stops or this Store writes id again.
-func (s *Store) settledCopy(id string) (*core.Question, bool) {
+func (s *Store) settledCopy(id core.QuestionID) (*core.Question, bool) {
 	return s.copyFrom(s.kept.settled, id)
 }
 
 // copyFrom is a copy of what m, one of s.kept's maps, keeps of id; the
 // caller owns it.
-func (s *Store) copyFrom(m map[string]*core.Question, id string) (*core.Question, bool) {
+func (s *Store) copyFrom(m map[core.QuestionID]*core.Question, id core.QuestionID) (*core.Question, bool) {
 	s.mu.Lock()
 	q := m[id]
 	s.mu.Unlock()

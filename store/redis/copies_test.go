@@ -10,7 +10,7 @@ import (
 // copy only if no wake-up for its question, and no later read, came while
 // it was on its way, and only for a question still watched and open.
 func TestReadRacingAWakeUpKeepsNoCopy(t *testing.T) {
-	s := &Store{watchers: make(map[string]map[*watcher]struct{}), resolvingN: make(map[string]int), kept: newCopies()}
+	s := &Store{watchers: make(map[core.QuestionID]map[*watcher]struct{}), resolvingN: make(map[core.QuestionID]int), kept: newCopies()}
 	s.subscribed.Store(true)
 	open := &core.Question{ID: "q1", State: core.StateOpen}
 	ch, stop := s.Watch(open.ID)

@@ -31,7 +31,7 @@ func SetStaleConsumer(d time.Duration) time.Duration {
 
 // Keys names some of a store's keys, for tests that write records in an
 // earlier layout by hand.
-func Keys(s *Store, id string) (question, legacyEvents, events, seq, open, created, deadline, runOpen string) {
+func Keys(s *Store, id core.QuestionID) (question, legacyEvents, events, seq, open, created, deadline, runOpen string) {
 	sh := s.sk[0]
 	return s.k.question(id), s.k.questionEvents(id), sh.events, sh.seq, sh.open, s.k.created(0), sh.deadline, sh.runOpen
 }

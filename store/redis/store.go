@@ -112,7 +112,7 @@ type Store struct {
 	closeErr  error
 
 	mu       sync.Mutex
-	watchers map[string]map[*watcher]struct{}
+	watchers map[core.QuestionID]map[*watcher]struct{}
 	kept     copies // of watched questions, for the reads they cause
 	// subscribed is false while the wake-up subscription may be losing
 	// messages (distrust); no fresh copy is kept meanwhile.
@@ -121,7 +121,7 @@ type Store struct {
 	resubscribed atomic.Int64
 	// resolvingN counts this Store's close scripts in flight per watched
 	// question (see resolving).
-	resolvingN map[string]int
+	resolvingN map[core.QuestionID]int
 
 	// attempts names each call of Commit or Renotify (see attempt).
 	attemptPrefix string
@@ -170,9 +170,9 @@ func New(ctx context.Context, client goredis.UniversalClient, opts Options) (*St
 		timed:      "0",
 		done:       make(chan struct{}),
 		stopped:    make(chan struct{}),
-		watchers:   make(map[string]map[*watcher]struct{}),
+		watchers:   make(map[core.QuestionID]map[*watcher]struct{}),
 		kept:       newCopies(),
-		resolvingN: make(map[string]int),
+		resolvingN: make(map[core.QuestionID]int),
 		rate:       redis_rate.NewLimiter(client),
 		now:        opts.Now,
 		audit:      opts.AuditKey,
@@ -370,7 +370,7 @@ func (s *Store) clock() string {
 
 // shardOf returns the shard of a question id, or false if the id is not
 // shaped like one or names a shard this store does not have.
-func (s *Store) shardOf(id string) (int, bool) {
+func (s *Store) shardOf(id core.QuestionID) (int, bool) {
 	sh := core.ShardOf(id)
 	return sh, sh >= 0 && sh < s.shards
 }

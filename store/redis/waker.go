@@ -34,7 +34,7 @@ type watcher struct {
 // made by this or any other Store on the same Redis and prefix, and a
 // function to stop watching. The channel holds one signal; a waiter that
 // is slow to look sees one signal for several changes, never none.
-func (s *Store) Watch(id string) (<-chan struct{}, func()) {
+func (s *Store) Watch(id core.QuestionID) (<-chan struct{}, func()) {
 	w := &watcher{ch: make(chan struct{}, 1)}
 	s.mu.Lock()
 	m := s.watchers[id]
@@ -62,7 +62,7 @@ func (s *Store) Watch(id string) (<-chan struct{}, func()) {
 
 // wake signals every watcher of id after this Store changed it. Whatever
 // copy of id is kept is now stale, so it goes.
-func (s *Store) wake(id string) {
+func (s *Store) wake(id core.QuestionID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.kept.forget(id)
@@ -72,7 +72,7 @@ func (s *Store) wake(id string) {
 // wakeClosed signals every watcher of id after this Store closed it, and
 // keeps q, the question as the close left it, for their reads (see
 // settledCopy).
-func (s *Store) wakeClosed(id string, q *core.Question) {
+func (s *Store) wakeClosed(id core.QuestionID, q *core.Question) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.watchers[id]) > 0 {
@@ -83,7 +83,7 @@ func (s *Store) wakeClosed(id string, q *core.Question) {
 }
 
 // signal wakes id's watchers; s.mu is held.
-func (s *Store) signal(id string) {
+func (s *Store) signal(id core.QuestionID) {
 	for w := range s.watchers[id] {
 		signal(w.ch)
 	}
@@ -96,7 +96,7 @@ func (s *Store) signal(id string) {
 // before the script's reply, and would send them to Redis to read what
 // the reply is about to hand them (see settledCopy). The returned function
 // always wakes them, so nothing is lost if the reply never comes.
-func (s *Store) resolving(id string) (woken func(q *core.Question)) {
+func (s *Store) resolving(id core.QuestionID) (woken func(q *core.Question)) {
 	s.mu.Lock()
 	held := len(s.watchers[id]) > 0
 	if held {
@@ -124,7 +124,7 @@ func (s *Store) resolving(id string) (woken func(q *core.Question)) {
 // question closes once, and only this Store's close leaves a copy) and a
 // fresh one goes. While this Store is itself closing id, its watchers
 // hear of it from resolving.
-func (s *Store) wakeRemote(id string) {
+func (s *Store) wakeRemote(id core.QuestionID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.kept.stale(id)
@@ -279,7 +279,7 @@ func (s *Store) listen() {
 		s.subscribed.Store(true)
 		switch m := v.(type) {
 		case *goredis.Message:
-			s.wakeRemote(m.Payload)
+			s.wakeRemote(core.QuestionID(m.Payload))
 		case *goredis.Subscription:
 			s.wakeAll()
 		}

@@ -9,8 +9,9 @@ import (
 // OpenFilter narrows a listing of open questions, for an inbox that pages
 // through thousands; an empty field matches every question.
 type OpenFilter struct {
-	Route, Kind, Project string
-	Agent                AgentID
+	Route, Kind string
+	Agent       AgentID
+	Project     string
 	// Reversibility matches a question's as Normalize reads it, so
 	// "unclassified" finds old records that carry none.
 	Reversibility Reversibility

@@ -120,7 +120,7 @@ func TestWaitTimesOutOpenThenSameResume(t *testing.T) {
 	if err := json.Unmarshal(r.body, &open); err != nil {
 		t.Fatal(err)
 	}
-	if open["state"] != "open" || open["question_id"] != id || open["question"] == nil {
+	if open["state"] != "open" || open["question_id"] != string(id) || open["question"] == nil {
 		t.Fatalf("open wait: %s", r.body)
 	}
 	for _, k := range []string{"resume", "anthropic", "openai"} {

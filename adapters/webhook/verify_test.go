@@ -88,8 +88,9 @@ func TestKeys(t *testing.T) {
 		Tokens:  map[core.AgentID][]byte{"ci": []byte("token")},
 	}
 	for _, c := range []struct {
-		route, url, want string
-		agent            core.AgentID
+		route     string
+		agent     core.AgentID
+		url, want string
 	}{
 		{"deploys", "ci", "https://h.test/deploys", "route"},
 		{"deploys", "ci", "https://h.test/ci-own", "token"},

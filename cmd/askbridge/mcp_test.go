@@ -353,7 +353,7 @@ func sameAsWait(t *testing.T, ctx context.Context, b *bridge, id core.QuestionID
 	if err := json.Unmarshal(raw, &st); err != nil {
 		t.Fatal(err)
 	}
-	if st["question_id"] != id || st["state"] != string(w.State) {
+	if st["question_id"] != string(id) || st["state"] != string(w.State) {
 		t.Errorf("structured content %s for a %s question %s", raw, w.State, id)
 	}
 	delete(st, "question_id")

@@ -138,7 +138,11 @@ func (s *Service) undelivered(ctx context.Context, d Delivery, cause error) {
 	if len(reason) > 300 {
 		reason = reason[:300]
 	}
-	payload, _ := json.Marshal(map[string]any{"delivery": d.Key, "kind": d.Kind, "room": d.Room, "attempts": d.Attempts})
+	room := d.Room
+	if d.Surface == SurfaceWebhook {
+		room = ShownURL(room)
+	}
+	payload, _ := json.Marshal(map[string]any{"delivery": d.Key, "kind": d.Kind, "room": room, "attempts": d.Attempts})
 	_, _ = s.store.Append(actx, Event{QuestionID: d.QuestionID, At: s.now(), Kind: EventUndelivered,
 		Surface: d.Surface, Reason: reason, Payload: payload})
 }

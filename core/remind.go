@@ -82,6 +82,9 @@ func (s *Service) dmDeliveries(q *Question, route Route, kind DeliveryKind, purp
 			continue
 		}
 		sf := p.dmSurface()
+		if route.hasRoom(sf, p.IDs[sf][0]) {
+			continue // the route's own room is their account (an email address): one message, not two
+		}
 		out = append(out, Delivery{
 			Key:     fmt.Sprintf("%s:%s:dm:%s", q.ID, purpose, p.Name),
 			Kind:    kind,

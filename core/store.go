@@ -173,14 +173,10 @@ type Questions interface {
 	Create(ctx context.Context, q *Question, asked Event, out []Delivery) error
 	// Get returns ErrNotFound for an unknown id.
 	Get(ctx context.Context, id string) (*Question, error)
-	// ReadToChange returns the question a transition is to be built on:
-	// as Get does, or from a copy the store keeps of a question a local
-	// watcher waits on, which may trail a change made elsewhere by as long
-	// as that change's wake-up takes to arrive. Such a copy carries the
-	// version it was read at, so a Change computed from it is refused as
-	// stale by Commit, and core reads again; a copy can only lack a
-	// change, never hold one the store has not got, so core also reads
-	// again with Get before it refuses on what a copy shows.
+	// ReadToChange is Get for a question a transition is to be built on,
+	// except that it may answer from a copy that trails the store (never
+	// leads it). Commit refuses a Change built on one as stale, so core
+	// reads again with Get after a stale Commit and before a refusal.
 	ReadToChange(ctx context.Context, id string) (*Question, error)
 	// Commit writes c in one atomic step if the question is still at
 	// version c.From(): c.Question as its new state (its open and closed

@@ -43,10 +43,7 @@ func OpenMember(q *core.Question) string { return openMember(q) }
 // left it before a change made elsewhere whose wake-up is still on its
 // way. The question must be watched.
 func KeepFresh(s *Store, q *core.Question) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c := *q
-	s.kept.fresh[q.ID] = &c
+	s.cache.readEnds(q.ID, s.cache.readStarts(q.ID), q)
 }
 
 // SetHealthEvery sets how long the subscriber waits before it pings, and

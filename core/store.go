@@ -77,7 +77,9 @@ type Delivery struct {
 	Attempts int `json:"-"`
 	// Delay, when positive, makes the delivery due only once that long
 	// has passed on the store's clock from when the store enqueues it
-	// (Enqueue, Commit), and lets Outbox.Cancel take it back by its Key
+	// (Enqueue and Commit honour it; Create, Renotify and RecordMessage,
+	// which core hands no delayed delivery, enqueue at once), and lets
+	// Outbox.Cancel take it back by its Key
 	// until a claim takes it. It is a wait rather than an instant so that
 	// it is measured on one clock, the store's, as Retry's wait is: an
 	// instant computed on a replica's clock and compared with the Redis

@@ -15,8 +15,8 @@ import (
 // change was computed from and then only writes: the fields that changed,
 // the resolution, the indexes of open and closed questions, the events,
 // the card updates (a delayed one into its surface's zset of retries,
-// pending.go) and the wake-up. On success the question after the change is core's own,
-// not read back.
+// pending.go) and the wake-up. On success the question after the change
+// is core's own, not read back.
 func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, error) {
 	const op = "redis commit"
 	if err := checkChange(op, c); err != nil {

@@ -138,10 +138,13 @@
 // [Route], enums.go the kinds, states, surfaces and event kinds,
 // history.go the events as a question's history reads them, edit.go
 // edited arguments of an approval, standing.go standing approvals,
-// held.go card updates held back while a click's own response shows
-// them, and ref.go the buttons' [Ref]s. The plumbing: errors.go coded
-// errors ([Errorf], [ErrorCode]) and unavailable.go a store that cannot
-// answer now; id.go question ids; duration.go the one duration parser
+// held.go the card a click's own response shows, whose update core
+// delays for the caller to cancel ([Service.Delivered]), and ref.go the
+// buttons' [Ref]s. A delivery that is to go later unless called off
+// needs no store code: it carries a [Delivery] Delay, and
+// [Outbox.Cancel] takes it back by key until claimed. The plumbing:
+// errors.go coded errors ([Errorf], [ErrorCode]) and unavailable.go a
+// store that cannot answer now; id.go question ids; duration.go the one duration parser
 // ([ParseDuration]); clock.go the [Clock]; budget.go the send budgets
 // couriers share; observe.go the
 // [Observer] metrics hear from; trace.go the OpenTelemetry spans of a

@@ -68,6 +68,9 @@ func CreateHash() string { return createScript.Hash() }
 // RenotifyHash is the SHA1 of the renotify script.
 func RenotifyHash() string { return renotifyScript.Hash() }
 
+// LaterHash is the SHA1 of the script that enqueues delayed deliveries.
+func LaterHash() string { return laterScript.Hash() }
+
 // Resolve applies t to the question as stored, as the chokepoint would
 // (core.Apply: Next, then Commit, again if it went stale), for the
 // black-box tests that drive the store with transitions of their own.

@@ -35,8 +35,8 @@ import (
 //	{ab:s0}:idem            hash: idempotency key -> id of the question asked with it
 //	{ab:s0}:out:<surface>   stream: the shard's outbox for a chat surface
 //	{ab:s0}:later:<surface> zset: the outbox's retries, by the ms they fall due,
-//	                        and its held card updates ("h|<key>")
-//	{ab:s0}:held:<surface>  hash: a held card update's key -> its fields
+//	                        and its delayed deliveries ("h|<key>", pending.go)
+//	{ab:s0}:held:<surface>  hash: a delayed delivery's key -> what goes on the stream
 //	{ab:s0}:wake            pub/sub channel: ids of changed questions
 //	{ab:s0}:beat            string: the bridge's heartbeat (shard 0 only)
 //	{ab:s0}:v:<key>         string, TTL if set for a time: an adapter's shared value (shard 0 only)

@@ -127,7 +127,7 @@ func TestHeldSecondCard(t *testing.T) {
 	}
 	tr := answer(q, "ada", t0.Add(time.Minute))
 	tr.Read = read
-	tr.Hold = &core.Held{QuestionID: q.ID, Surface: core.SurfaceDiscord, MessageID: dc.ID, Key: q.ID + "/update/held/1", For: time.Second}
+	tr.Shown = &core.ShownCard{Surface: core.SurfaceDiscord, MessageID: dc.ID}
 	if _, err := s.Resolve(ctx, tr); err != nil {
 		t.Fatal(err)
 	}
@@ -137,9 +137,9 @@ func TestHeldSecondCard(t *testing.T) {
 	if ds := drain(t, s, core.SurfaceDiscord); len(ds) != 0 {
 		t.Fatalf("held update claimed before its hold passed: %+v", ds)
 	}
-	clock.Advance(time.Second)
+	clock.Advance(core.ShownHold)
 	ds := drain(t, s, core.SurfaceDiscord)
-	if len(ds) != 1 || ds[0].Key != tr.Hold.Key || ds[0].Kind != core.DeliverUpdate || ds[0].QuestionID != q.ID ||
+	if len(ds) != 1 || ds[0].Key != core.UpdateKey(q.ID, read.Version+1, 1) || ds[0].Kind != core.DeliverUpdate || ds[0].QuestionID != q.ID ||
 		ds[0].Room != dc.Room || ds[0].Message == nil || *ds[0].Message != dc {
 		t.Fatalf("held update once due: %+v", ds)
 	}

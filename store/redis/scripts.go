@@ -30,7 +30,8 @@ var (
 	retryScript         = loadScript("retry")
 	extendScript        = loadScript("extend")
 	leaveScript         = loadScript("leave")
-	dropHeldScript      = loadScript("drop_held")
+	cancelScript        = loadScript("cancel")
+	laterScript         = loadScript("later")
 	readScript          = loadScript("read")
 )
 

@@ -54,7 +54,7 @@ type Options struct {
 	// autopipeliner, so it costs throughput as well as the wait.
 	Durability Durability
 	// Now, when set, is the clock the outbox's due times are kept on
-	// (retries, held card updates). Nil means the Redis server's clock,
+	// (retries, delayed deliveries). Nil means the Redis server's clock,
 	// which every replica shares; tests inject a simulated clock to make
 	// deliveries fall due without sleeping.
 	Now func() time.Time

@@ -14,9 +14,9 @@ import (
 // (resolve.lua) that checks the question is still at the version the
 // change was computed from and then only writes: the fields that changed,
 // the resolution, the indexes of open and closed questions, the events,
-// the card updates (the held one into its surface's zset of retries) and
-// the wake-up. On success the question after the change is core's own,
-// not read back.
+// the card updates (a delayed one into its surface's zset of retries,
+// pending.go) and the wake-up. On success the question after the change
+// is core's own, not read back.
 func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, error) {
 	const op = "redis commit"
 	if err := checkChange(op, c); err != nil {
@@ -44,8 +44,9 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 	sk := s.shardKeys(shard)
 	nkeys := 6 + len(sk.boxes)
 	nargs := 18 + 4*(len(q.Answers)-len(c.Before.Answers)+len(q.Votes)-len(c.Before.Votes)) + len(c.Events) + 3*len(c.Updates)
-	if c.Held != nil {
-		nkeys, nargs = nkeys+2, nargs+4
+	held := delayed(c.Updates)
+	if held > 0 {
+		nkeys, nargs = nkeys+2*held, nargs+1+held
 	}
 	// The question's two keys in one allocation.
 	both := sk.questionPrefix + q.ID + sk.documentPrefix + q.ID
@@ -55,8 +56,8 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 	cmd = append(cmd, sk.resolveKeys[:]...)
 	cmd = append(cmd, dkey)
 	cmd = append(cmd, sk.boxes...)
-	if c.Held != nil {
-		cmd = append(cmd, s.k.later(shard, c.Held.Surface), s.k.held(shard, c.Held.Surface))
+	if held > 0 {
+		cmd = s.appendHeldKeys(cmd, shard, c.Updates)
 	}
 	if scriptHook != nil {
 		keys := make([]string, 0, nkeys)
@@ -79,8 +80,11 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 		}
 		cmd = append(cmd, ev)
 	}
-	cmd = append(cmd, len(c.Updates))
+	cmd = append(cmd, len(c.Updates)-held)
 	for _, d := range c.Updates {
+		if d.Delay > 0 {
+			continue // in the tail
+		}
 		if isWebhook(d) {
 			// Whole, with no key of its own: resolve.lua adds it as an
 			// Enqueue does.
@@ -97,12 +101,10 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 		}
 		cmd = append(cmd, boxOf(d.Surface), u, d.Key)
 	}
-	if c.Held != nil {
-		u, err := updateValue(q.ID, *c.Held)
-		if err != nil {
+	if held > 0 {
+		if cmd, err = s.appendHeldTail(cmd, c, now, 7+len(sk.boxes)); err != nil {
 			return nil, core.Internal(op, err)
 		}
-		cmd = append(cmd, u, c.Held.Key, c.Hold.For.Milliseconds(), s.clock())
 	}
 	// Local waiters need not wait for the round trip through pub/sub, and
 	// after a close they need not read the question back either.
@@ -143,11 +145,8 @@ func checkChange(op string, c core.Change) error {
 	if !q.Deadline.Equal(b.Deadline) || q.Renotified != b.Renotified || len(q.Messages) != len(b.Messages) {
 		return core.Errorf(core.CodeInvalid, op, "a change of question %s may not move its deadline, renotices or cards", q.ID)
 	}
-	if c.Held != nil && c.Hold == nil {
-		return core.Errorf(core.CodeInvalid, op, "a held update needs its hold")
-	}
-	for i, d := range append(c.Updates[:len(c.Updates):len(c.Updates)], heldList(c)...) {
-		if i < len(c.Updates) && isWebhook(d) {
+	for _, d := range c.Updates {
+		if isWebhook(d) {
 			continue // enqueued whole, as JSON (Commit)
 		}
 		if !d.Surface.IsChat() || d.Message == nil {
@@ -161,13 +160,6 @@ func checkChange(op string, c core.Change) error {
 // enqueues whole rather than as a card update.
 func isWebhook(d core.Delivery) bool {
 	return d.Kind == core.DeliverWebhook && d.Surface == core.SurfaceWebhook && d.Message == nil
-}
-
-func heldList(c core.Change) []core.Delivery {
-	if c.Held == nil {
-		return nil
-	}
-	return []core.Delivery{*c.Held}
 }
 
 // appendChangedFields appends to a script's ARGV the hash fields (their

@@ -171,18 +171,18 @@ local function clock_ms(given)
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
--- hold_card enqueues a card's update held back for the caller's own
--- response (core.Transition.Hold): not on the stream but in the zset of
--- retries, as member "h|<key>", due after the hold, with the entry's
--- fields kept in the held hash under the key as "<ver> <time> <card>"
--- (ver: the question's changes when held, which the drop compares; card:
--- card_value).
--- claim.lua puts it on the stream once due; drop_held.lua takes it back.
-local function hold_card(later, held, key, due, ver, created, card)
-  if card then
-    redis.call('ZADD', later, due, 'h|' .. key)
-    redis.call('HSET', held, key, ver .. ' ' .. created .. ' ' .. card)
-  end
+-- hold enqueues a delivery with a delay (core.Delivery.Delay): not on
+-- the stream but in its surface's zset of retries, as member "h|<key>",
+-- due at due (ms on clock_ms), with what goes on the stream kept in the
+-- surface's held hash under the key: "<ver> <time> <card>" for a card
+-- update (ver: its question's version then, which only replicas of
+-- earlier versions read; time: its created time as JSON; card:
+-- card_value), "d <json>" for a delivery kept whole. Holding a key again
+-- replaces it (ZADD moves its due), so a key waits once. claim.lua puts
+-- it on the stream once due; cancel.lua takes it back.
+local function hold(later, held, key, due, value)
+  redis.call('ZADD', later, due, 'h|' .. key)
+  redis.call('HSET', held, key, value)
 end
 
 -- with_head is a script's reply with the chain's new head as a fifth

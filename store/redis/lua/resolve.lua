@@ -13,9 +13,10 @@
 -- KEYS[3]  event counter          KEYS[6]  question document
 --                                 KEYS[7..] outbox streams, one per chat
 --                                          surface, as ARGV[3] names them
--- With a held card, KEYS ends with that card's surface's zset of retries
--- and held hash (after the outbox streams): its update is held there
--- (common.lua's hold_card) instead of going on the stream.
+-- With delayed updates (core.Delivery.Delay), KEYS ends with a zset of
+-- retries and held hash per delayed update, of its surface (after the
+-- outbox streams): the update waits there (common.lua's hold) instead of
+-- going on the stream.
 --
 -- ARGV[1..3] shard, several-shards flag, surfaces (see common.lua)
 -- ARGV[4]  question id            ARGV[9]  the attempt: an id unique to
@@ -31,8 +32,11 @@
 --          card (card.go), delivery key; or, for a delivery that is no
 --          card update (a close's webhook), the outbox, the delivery's
 --          JSON and "" (it goes on the stream as Enqueue puts it)
--- then, with a held card: its card, its delivery key, the hold in ms, and
---          the store's clock in ms ("" for the server's)
+-- then, with delayed updates (none of them among the nd): the store's
+--          clock in ms ("" for the server's), then for each a quadruple:
+--          the number among KEYS of its surface's zset of retries (its
+--          held hash follows), the value to hold (common.lua's hold), its
+--          delivery key and its delay in ms
 --
 -- Every change adds its attempt to "at", marked with a "!" if it closed
 -- the question. A run that finds its own attempt there is the same call
@@ -125,7 +129,11 @@ for j = i + 1, i + 3 * nd, 3 do
 end
 i = i + 3 * nd + 1
 if ARGV[i] then
-  hold_card(KEYS[#KEYS - 1], KEYS[#KEYS], ARGV[i + 1], clock_ms(ARGV[i + 3]) + tonumber(ARGV[i + 2]), ver, ARGV[6], ARGV[i])
+  local now = clock_ms(ARGV[i])
+  for j = i + 1, #ARGV, 4 do
+    local k = tonumber(ARGV[j])
+    hold(KEYS[k], KEYS[k + 1], ARGV[j + 2], now + tonumber(ARGV[j + 3]), ARGV[j + 1])
+  end
 end
 redis.call('PUBLISH', ARGV[5], id)
 return {C_OK, 1, {}, {}}

@@ -75,7 +75,7 @@ func Next(q *Question, t Transition) (Change, error) {
 	if len(t.Items) == 0 && t.Resolution == nil && t.Vote == nil {
 		return Change{}, Errorf(CodeInvalid, nextOp, "the transition of question %s records nothing", q.ID)
 	}
-	rule, ok := nextRules[q.Kind]
+	rule, ok := nextRuleOf(q)
 	if !ok {
 		return Change{}, Errorf(CodeInvalid, nextOp, "kind %q has no transition", q.Kind) // a kind added to enums.go but not to nextRules
 	}

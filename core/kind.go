@@ -101,13 +101,20 @@ type answerFields struct {
 }
 
 // homes is every shape's home. A new kind of question adds its value
-// here, in a file of its own, and its rows to kind_test.go's table.
-var homes = map[Shape]kind{
-	ShapeClarification: clarificationKind,
-	ShapeDecision:      decisionKind,
-	ShapeApproval:      approvalKind,
-	ShapeBatch:         batchKind,
-	ShapeForm:          formKind,
+// here, in a file of its own, and its rows to kind_test.go's table. It is
+// filled by init, not by its declaration, because the homes' rules and
+// the readers of homes call each other (an ask's check words errors that
+// name who closed a question; that reads the question's home).
+var homes map[Shape]kind
+
+func init() {
+	homes = map[Shape]kind{
+		ShapeClarification: clarificationKind,
+		ShapeDecision:      decisionKind,
+		ShapeApproval:      approvalKind,
+		ShapeBatch:         batchKind,
+		ShapeForm:          formKind,
+	}
 }
 
 // kindOf is q's home; false for a kind that has none (one added to
@@ -121,6 +128,13 @@ func kindOf(q *Question) (kind, bool) {
 func nextRuleOf(q *Question) (nextRule, bool) {
 	k, ok := kindOf(q)
 	return k.next, ok && k.next != nil
+}
+
+// answeredInParts reports whether q's kind is answered part by part (a
+// form's items, a batch's calls).
+func answeredInParts(q *Question) bool {
+	k, ok := kindOf(q)
+	return ok && k.parts != ""
 }
 
 // notTaken refuses the fields of in that only other kinds take, in the

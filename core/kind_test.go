@@ -54,8 +54,10 @@ func TestAnswerTransitionByKind(t *testing.T) {
 		ShapeClarification: func(mod ...func(*Question)) *Question { return seed(KindClarification, mod...) },
 		ShapeDecision:      func(mod ...func(*Question)) *Question { return seed(KindDecision, mod...) },
 		ShapeApproval:      func(mod ...func(*Question)) *Question { return seed(KindApproval, mod...) },
-		ShapeBatch:         func(mod ...func(*Question)) *Question { return seed(KindApproval, append([]func(*Question){batch}, mod...)...) },
-		ShapeForm:          func(mod ...func(*Question)) *Question { return seed(KindForm, mod...) },
+		ShapeBatch: func(mod ...func(*Question)) *Question {
+			return seed(KindApproval, append([]func(*Question){batch}, mod...)...)
+		},
+		ShapeForm: func(mod ...func(*Question)) *Question { return seed(KindForm, mod...) },
 	}
 	args := json.RawMessage(`{"path":"/tmp/b","mode":"w"}`)
 	standing := &StandingRequest{Scope: StandingRun}

@@ -73,12 +73,14 @@ type kind struct {
 	// kind reads (or refuses in words of its own); the others are
 	// refused before answer runs (notTaken).
 	takes answerFields
-	// answer reads an answer to q into what it records: it fills res,
-	// the resolution that closes q (decider and time already set), and
-	// returns the parts it records on the way, for a kind answered in
-	// parts. It does no I/O and decides only what the question as read
-	// allows; what must hold of the question as stored is next's.
-	answer func(q *Question, in AnswerInput, res *Resolution) ([]ItemAnswer, error)
+	// answer reads an answer to q into what it records: the resolution
+	// that closes q, filled in from res (decider and time already set),
+	// and the parts it records on the way, for a kind answered in parts.
+	// It does no I/O and decides only what the question as read allows;
+	// what must hold of the question as stored is next's. The resolution
+	// goes by value so that a kind answered in parts, whose transition
+	// copies it, costs no allocation of its own.
+	answer func(q *Question, in AnswerInput, res Resolution) (Resolution, []ItemAnswer, error)
 	// parts, for a kind answered part by part (a form's items, a batch's
 	// calls), names the parts in its item event: its answers record
 	// parts and close it once every part has one (partsTransition).
@@ -164,15 +166,17 @@ func (s *Service) answerTransition(q *Question, in AnswerInput, now time.Time) (
 	if err := notTaken(k, in); err != nil {
 		return Transition{}, err
 	}
-	res := &Resolution{State: StateAnswered, ClosedBy: CloserPerson, Decider: publicDecider(in.Decider), At: now}
-	parts, err := k.answer(q, in, res)
+	res, parts, err := k.answer(q, in, Resolution{State: StateAnswered, ClosedBy: CloserPerson, Decider: publicDecider(in.Decider), At: now})
 	switch {
 	case err != nil:
 		return Transition{}, err
 	case k.parts != "":
-		return s.partsTransition(q, k.parts, parts, res, in.Decider, now), nil
+		return s.partsTransition(q, k.parts, parts, &res, in.Decider, now), nil
 	case k.votes && q.Quorum > 1:
-		return s.voteTransition(q, in, res, now)
+		return s.voteTransition(q, in, &res, now)
 	}
-	return Transition{Resolution: res, Event: s.closeEvent(q, res, res.Reason)}, nil
+	// A copy of its own escapes into the transition, so that res, which
+	// partsTransition and voteTransition only read, stays off the heap.
+	r := res
+	return Transition{Resolution: &r, Event: s.closeEvent(q, &r, r.Reason)}, nil
 }

@@ -87,7 +87,7 @@ func approvalButton(q *Question, r Ref, in AnswerInput, text string) (AnswerInpu
 // approvalAnswer reads approve or deny, with its reason, the hash the
 // verdict covers, and the two features of an approve: edited arguments
 // and a standing approval.
-func approvalAnswer(q *Question, in AnswerInput, res *Resolution) ([]ItemAnswer, error) {
+func approvalAnswer(q *Question, in AnswerInput, res Resolution) (Resolution, []ItemAnswer, error) {
 	const op = "answer"
 	var approved bool
 	switch in.OptionID {
@@ -95,26 +95,26 @@ func approvalAnswer(q *Question, in AnswerInput, res *Resolution) ([]ItemAnswer,
 		approved = true
 	case DenyOption:
 	default:
-		return nil, Errorf(CodeInvalid, op, "an approval is answered with %q or %q", ApproveOption, DenyOption)
+		return res, nil, Errorf(CodeInvalid, op, "an approval is answered with %q or %q", ApproveOption, DenyOption)
 	}
 	if err := checkLen(op, "reason", in.Text, MaxReasonLen); err != nil {
-		return nil, err
+		return res, nil, err
 	}
 	res.Approved, res.Reason = &approved, strings.TrimSpace(in.Text)
 	res.ArgumentsSHA256 = q.Call.ArgumentsSHA256
 	if len(in.Arguments) > 0 {
 		if !approved {
-			return nil, Errorf(CodeInvalid, op, "edited arguments go with %q, not %q", ApproveOption, DenyOption)
+			return res, nil, Errorf(CodeInvalid, op, "edited arguments go with %q, not %q", ApproveOption, DenyOption)
 		}
 		edit, err := editOf(q.Call, in.Arguments)
 		if err != nil {
-			return nil, err
+			return res, nil, err
 		}
 		res.Edit = edit
 	}
 	if err := checkStanding(q, in.Standing, approved); err != nil {
-		return nil, err
+		return res, nil, err
 	}
 	res.Grants = in.Standing
-	return nil, nil
+	return res, nil, nil
 }

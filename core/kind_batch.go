@@ -35,10 +35,11 @@ func checkBatchAsk(in AskInput) error {
 
 // batchAnswer reads the decisions an answer makes into the calls' item
 // answers; res closes the batch once every call has one.
-func batchAnswer(q *Question, in AnswerInput, res *Resolution) ([]ItemAnswer, error) {
+func batchAnswer(q *Question, in AnswerInput, res Resolution) (Resolution, []ItemAnswer, error) {
 	ds, err := batchDecisions(q, in)
 	if err != nil {
-		return nil, err
+		return res, nil, err
 	}
-	return batchItems(q, ds, in.Decider, res.At)
+	items, err := batchItems(q, ds, in.Decider, res.At)
+	return res, items, err
 }

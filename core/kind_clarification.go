@@ -17,19 +17,19 @@ var clarificationKind = kind{
 		in.Text = text
 		return in, nil
 	},
-	answer: func(q *Question, in AnswerInput, res *Resolution) ([]ItemAnswer, error) {
+	answer: func(q *Question, in AnswerInput, res Resolution) (Resolution, []ItemAnswer, error) {
 		const op = "answer"
 		if blank(in.Text) {
-			return nil, Errorf(CodeInvalid, op, "the answer must not be blank")
+			return res, nil, Errorf(CodeInvalid, op, "the answer must not be blank")
 		}
 		if in.OptionID != "" {
-			return nil, Errorf(CodeInvalid, op, "a clarification takes a text answer, not an option")
+			return res, nil, Errorf(CodeInvalid, op, "a clarification takes a text answer, not an option")
 		}
 		if err := checkLen(op, "answer", in.Text, MaxAnswerLen); err != nil {
-			return nil, err
+			return res, nil, err
 		}
 		res.Answer = in.Text
-		return nil, nil
+		return res, nil, nil
 	},
 	// A clarification closes with its answer, or a close without one
 	// (resolve.go's systemClose). Every kind's rule takes every feature

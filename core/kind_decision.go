@@ -25,20 +25,20 @@ var decisionKind = kind{
 		in.OptionID, in.Text = q.Options[r.Option].ID, text
 		return in, nil
 	},
-	answer: func(q *Question, in AnswerInput, res *Resolution) ([]ItemAnswer, error) {
+	answer: func(q *Question, in AnswerInput, res Resolution) (Resolution, []ItemAnswer, error) {
 		const op = "answer"
 		if in.OptionID == "" {
-			return nil, Errorf(CodeInvalid, op, "a decision is answered by choosing an option")
+			return res, nil, Errorf(CodeInvalid, op, "a decision is answered by choosing an option")
 		}
 		opt, ok := q.Option(in.OptionID)
 		if !ok {
-			return nil, Errorf(CodeInvalid, op, "option %q is not one of this question's options", in.OptionID)
+			return res, nil, Errorf(CodeInvalid, op, "option %q is not one of this question's options", in.OptionID)
 		}
 		if err := checkLen(op, "note", in.Text, MaxReasonLen); err != nil {
-			return nil, err
+			return res, nil, err
 		}
 		res.OptionID, res.Answer, res.Reason = opt.ID, opt.Writeup, strings.TrimSpace(in.Text)
-		return nil, nil
+		return res, nil, nil
 	},
 	votes: true,
 	next:  nextEveryFeature,

@@ -31,8 +31,9 @@ var formKind = kind{
 		return in, nil
 	},
 	takes: answerFields{items: true},
-	answer: func(q *Question, in AnswerInput, res *Resolution) ([]ItemAnswer, error) {
-		return formItems(q, in, in.Decider, res.At)
+	answer: func(q *Question, in AnswerInput, res Resolution) (Resolution, []ItemAnswer, error) {
+		items, err := formItems(q, in, in.Decider, res.At)
+		return res, items, err
 	},
 	parts: "items",
 	// A form closes once every item has an answer.

@@ -55,8 +55,9 @@ func (in AskInput) shape() Shape {
 // kind_batch.go, kind_form.go). What every kind shares stays where it
 // was: the ask's common fields (askinput.go), the chokepoint (resolve.go),
 // Next's checks (next.go), the fenced wording (fence). Features layered
-// on kinds plug in at one place each: a quorum by votes (voteTransition
-// in quorum.go builds the vote, withVote in next_kinds.go counts it);
+// on kinds plug in at one place each: a quorum by votes (quorumOf and
+// voteTransition in quorum.go take and build the vote, withVote in
+// next_kinds.go counts it);
 // parts by parts (partsTransition in answer.go, withParts); edits and
 // standing approvals in the approval's and the batch's answer readings
 // (approvalAnswer, batchItems), which are the only ones that take them.
@@ -86,7 +87,8 @@ type kind struct {
 	// parts and close it once every part has one (partsTransition).
 	parts string
 	// votes: a quorum counts this kind's answers as votes
-	// (voteTransition) when the route asks for several people.
+	// (voteTransition) when the route asks for several people; a kind
+	// without takes no quorum at the ask (quorumOf).
 	votes bool
 	// next decides a transition against the question as stored (Next,
 	// next_kinds.go).

@@ -16,11 +16,11 @@ import (
 // stores hold no rule of the close.
 //
 // A new kind of question, or a new feature on one, writes its rules in
-// its attempt's build (answer.go, batchanswer.go, quorum.go, ...), which
-// says what the attempt asks, and, if what a transition asks must be
-// decided against the question as stored (a part answered, a vote
-// counted), in its rule in next_kinds.go's nextRules, which Next
-// dispatches to by kind; next_test.go holds the table to extend. No
+// its home (kind.go): its answer reading, which says what the attempt
+// asks, and, if what a transition asks must be decided against the
+// question as stored (a part answered, a vote counted), its next rule,
+// composed from next_kinds.go's features, which Next dispatches to by
+// kind; kind_test.go and next_test.go hold the tables to extend. No
 // store code and no Lua changes.
 
 // Change is one transition of a question as Next computed it: what a
@@ -56,7 +56,7 @@ func (c Change) Closes() bool { return !c.Question.Open() }
 // *ClosedError if q is closed, CodeConflict if a part t answers already
 // has an answer (or is given twice) or t's voter has voted
 // (AlreadyCounted), and CodeInvalid if t records nothing, q's kind has
-// no rule in nextRules, or t closes into a state that is not a closed
+// no rule in its home (kind.go), or t closes into a state that is not a closed
 // one. What t does to q is its kind's rule's to decide (next_kinds.go);
 // Next builds the result.
 //
@@ -71,9 +71,9 @@ func Next(q *Question, t Transition) (Change, error) {
 	if len(t.Items) == 0 && t.Resolution == nil && t.Vote == nil {
 		return Change{}, Errorf(CodeInvalid, nextOp, "the transition of question %s records nothing", q.ID)
 	}
-	rule, ok := nextRules[q.Kind]
+	rule, ok := nextRuleOf(q)
 	if !ok {
-		return Change{}, Errorf(CodeInvalid, nextOp, "kind %q has no transition", q.Kind) // a kind added to enums.go but not to nextRules
+		return Change{}, Errorf(CodeInvalid, nextOp, "kind %q has no transition", q.Kind) // a kind added to enums.go but with no home
 	}
 	// Decide everything before building anything.
 	res, err := rule(q, t)

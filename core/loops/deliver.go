@@ -261,46 +261,6 @@ func (s *drain) givesUp(d core.Delivery, err error, o DeliverOptions) bool {
 	return d.Attempts >= o.MaxAttempts
 }
 
-// spend takes d's sends from every budget its courier names, and reports
-// how long d must wait instead (0: go ahead). A budget that has a send
-// again within budgetWait is waited for here, and only it is spent again,
-// so the budgets spent before it are not spent for nothing (the rooms of
-// a batch go at once, and take turns at a bot-wide budget every few
-// milliseconds); a longer wait hands d back to the outbox. If the store
-// cannot say, the send goes ahead: the platform's own 429 is the
-// backstop. A delivery handed back waits its turn among those handed
-// back before it for the same budget (handBacks).
-func (s *drain) spend(ctx context.Context, budgets core.Budgeted, d core.Delivery, o DeliverOptions, hb *handBacks) time.Duration {
-	if budgets == nil {
-		return 0
-	}
-	for _, a := range budgets.Budgets(d) {
-		for {
-			wait, err := o.Budget.Spend(ctx, a.Key, a.Limit)
-			if err != nil {
-				o.OnError(d, core.Internal("budget", err))
-				return 0
-			}
-			if wait == 0 {
-				break
-			}
-			if wait > budgetWait {
-				return hb.wait(a.Key, a.Limit, wait, s.svc.Now())
-			}
-			if !Sleep(ctx, wait) {
-				return wait
-			}
-		}
-	}
-	return 0
-}
-
-// budgetWait is the longest a delivery waits for a budget in its lane
-// rather than back in the outbox: a bot-wide budget of thirty a second
-// comes round every 33 ms, while a room's (one a second) is left to the
-// outbox, so that one room waiting never holds up another for long.
-const budgetWait = 200 * time.Millisecond
-
 // retry puts d back in the outbox, due after wait; it outlives ctx, as an
 // ack does, so a stopping replica still hands back what it holds.
 func (s *drain) retry(ctx context.Context, d core.Delivery, o DeliverOptions, wait time.Duration) {

@@ -6,7 +6,9 @@ package telegram
 import (
 	"context"
 	"fmt"
+	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -79,6 +81,13 @@ func BenchmarkDrain(b *testing.B) {
 			running.Wait()
 			sent := fake.Sent()[before:]
 			slip, stall = slip+lost(sent, false), stall+lost(sent, true)
+			if os.Getenv("ASKBRIDGE_BENCH_GAPS") != "" {
+				var line []string
+				for i := 1; i < len(sent); i++ {
+					line = append(line, strconv.Itoa(int(sent[i].Sub(sent[i-1]).Milliseconds())))
+				}
+				b.Logf("first send after %s; gaps ms: %s", sent[0].Sub(start), strings.Join(line, " "))
+			}
 			for i := range sent {
 				n := 0
 				for j := i; j < len(sent) && sent[j].Sub(sent[i]) < time.Second; j++ {

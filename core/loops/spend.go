@@ -8,16 +8,10 @@ import (
 )
 
 // spend takes d's sends from every budget its courier names, and reports
-// how long d must wait instead (0: go ahead). It first asks the budgets
-// after the first whether they have a send within the time d may wait
-// for each in its lane (hold), spending nothing, and waits here for the
-// latest of them; one further off hands d back to the outbox having
-// spent nothing. A bot-wide budget spent for a room that was not due is
-// a send lost for everyone: after Telegram's downtime, thirty chats at
-// one message a second fill the bot's thirty a second exactly, so every
-// send lost so is time lost (issue 31). Then it spends them in order; a
-// budget that has a send again within its hold is waited for here, and
-// only it is spent again. If the store cannot say, the send goes ahead:
+// how long d must wait instead (0: go ahead). The drain has asked them
+// first (dueLater), spending nothing, so they rarely refuse here; it
+// spends them in order, and a budget that has a send again within its
+// hold is waited for here, and only it is spent again. If the store cannot say, the send goes ahead:
 // the platform's own 429 is the backstop. A delivery handed back waits
 // its turn among those handed back before it for the same budget
 // (handBacks).
@@ -25,13 +19,7 @@ func (s *drain) spend(ctx context.Context, budgets core.Budgeted, d core.Deliver
 	if budgets == nil {
 		return 0
 	}
-	as := budgets.Budgets(d)
-	if len(as) > 1 {
-		if wait := s.dueLater(ctx, as[1:], d, o, hb); wait > 0 {
-			return wait
-		}
-	}
-	for _, a := range as {
+	for _, a := range budgets.Budgets(d) {
 		for {
 			wait, err := o.Budget.Spend(ctx, a.Key, a.Limit)
 			if err != nil {
@@ -54,10 +42,20 @@ func (s *drain) spend(ctx context.Context, budgets core.Budgeted, d core.Deliver
 
 // dueLater waits in the lane until every one of as has a send, if each
 // has one within its hold, and reports 0; otherwise it reports how long
-// d is to wait in the outbox. Nothing is spent. A budget that another
+// d is to wait in the outbox. Nothing is spent: a delivery sent back
+// to the outbox has spent nothing of its other budgets. A bot-wide
+// budget spent for a room that was not due is a send lost for everyone:
+// after Telegram's downtime, thirty chats at one message a second fill
+// the bot's thirty a second exactly, so every send lost so is time lost
+// (issue 31). A budget that another
 // lane or replica spends meanwhile is asked again, at most a few times:
 // the spends that follow wait for it in any case.
-func (s *drain) dueLater(ctx context.Context, as []core.Allowance, d core.Delivery, o DeliverOptions, hb *handBacks) time.Duration {
+//
+// A delivery waiting here has its budgets' answer (it goes once they
+// have a send), so granted is called before the wait: the next batch is
+// claimed meanwhile rather than after it, and the bot-wide budget is not
+// left idle behind one chat's second.
+func (s *drain) dueLater(ctx context.Context, as []core.Allowance, d core.Delivery, o DeliverOptions, hb *handBacks, granted func()) time.Duration {
 	for range 4 {
 		longest := time.Duration(0)
 		for _, a := range as {
@@ -74,6 +72,7 @@ func (s *drain) dueLater(ctx context.Context, as []core.Allowance, d core.Delive
 		if longest == 0 {
 			return 0
 		}
+		granted()
 		if !Sleep(ctx, longest) {
 			return longest
 		}

@@ -20,10 +20,11 @@ type Allowance struct {
 	Limit Limit
 	// Hold is how long a delivery may wait in its lane for this budget
 	// rather than go back to the outbox; 0 is the drain's default (loops'
-	// budgetWait, a moment). A lane that waits holds its batch's next
-	// claim, so only a platform whose deliveries are paced by this budget
-	// in any case (Telegram's chats, each one message a second, all
-	// sending at once after downtime) sets it longer.
+	// budgetWait, a moment). A room that waits holds up its lane, and
+	// after one more batch the drain's next claim, so only a platform
+	// whose deliveries are paced by this budget in any case (Telegram's
+	// chats, each one message a second, all sending at once after
+	// downtime) sets it longer.
 	Hold time.Duration
 }
 

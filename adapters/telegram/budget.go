@@ -24,8 +24,8 @@ var (
 // second is filled by thirty chats' one each, so a delivery handed back
 // to the outbox for a chat due within the second came back out of turn
 // and left the bot's sends idle meanwhile (issue 31: the drain at 74-93 %
-// of Telegram's rate on Redis, run to run). The wait holds only its
-// batch's next claim, which the chats' budgets pace in any case.
+// of Telegram's rate on Redis, run to run). The wait holds up its lane
+// alone: the drain claims the next batch meanwhile (core/loops).
 const chatHold = time.Second
 
 var _ core.Budgeted = (*Adapter)(nil)

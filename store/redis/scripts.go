@@ -32,6 +32,9 @@ var (
 	leaveScript         = loadScript("leave")
 	dropHeldScript      = loadScript("drop_held")
 	readScript          = loadScript("read")
+	closedCatchUpScript = loadScript("closed_catchup")
+	migrateScript       = loadScript("migrate")
+	migrateShardScript  = loadScript("migrate_shard")
 )
 
 // Return codes, as common.lua defines them.

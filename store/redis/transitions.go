@@ -15,8 +15,8 @@ import (
 // change was computed from and then only writes: the fields that changed,
 // the resolution, the events (a close's first one marked for the closed
 // index's catch-up), the card updates (the held one into its surface's
-// zset of retries) and the wake-up. On success the question after the change is core's own,
-// not read back.
+// zset of retries) and the wake-up. On success the question after the
+// change is core's own, not read back.
 func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, error) {
 	const op = "redis commit"
 	if err := checkChange(op, c); err != nil {

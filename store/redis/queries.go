@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -281,17 +282,16 @@ func (s *Store) load(ctx context.Context, ids []string) ([]*core.Question, error
 	if ap != nil && len(ids) == 1 {
 		return s.loadOne(ctx, ap, ids[0])
 	}
-	// A question's hash, document and resolution, in one round trip for
-	// all of them.
+	// A question's hash, and its document and resolution (one MGET: the
+	// keys share the question's slot), in one round trip for all of them.
 	cmds := make([]struct {
-		hash     *goredis.MapStringStringCmd
-		doc, res *goredis.StringCmd
+		hash  *goredis.MapStringStringCmd
+		parts *goredis.SliceCmd
 	}, len(ids))
 	_, err := s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
 		for i, id := range ids {
 			cmds[i].hash = p.HGetAll(ctx, s.k.question(id))
-			cmds[i].doc = p.Get(ctx, s.k.document(id))
-			cmds[i].res = p.Get(ctx, s.k.resolution(id))
+			cmds[i].parts = p.MGet(ctx, s.k.document(id), s.k.resolution(id))
 		}
 		return nil
 	})
@@ -307,15 +307,13 @@ func (s *Store) load(ctx context.Context, ids []string) ([]*core.Question, error
 		if len(f) == 0 {
 			continue // purged meanwhile
 		}
-		doc, err := c.doc.Result()
-		if err != nil && !errors.Is(err, goredis.Nil) {
-			return nil, err
+		parts, err := c.parts.Result()
+		if err != nil || len(parts) != 2 {
+			return nil, fmt.Errorf("question %s document: %v (%d parts)", ids[i], err, len(parts))
 		}
-		res, rerr := c.res.Result()
-		if rerr != nil && !errors.Is(rerr, goredis.Nil) {
-			return nil, rerr
-		}
-		q, err := decodeQuestion(ids[i], withParts(f, doc, err == nil, res, rerr == nil))
+		doc, docFound := parts[0].(string)
+		res, resFound := parts[1].(string)
+		q, err := decodeQuestion(ids[i], withParts(f, doc, docFound, res, resFound))
 		if err != nil {
 			return nil, err
 		}

@@ -81,3 +81,25 @@ func (s *Store) Resolve(ctx context.Context, t core.Transition) (*core.Question,
 // DirectCalls is how many hot-path calls in flight go around the
 // autopipeliner.
 const DirectCalls = directCalls
+
+// LayoutKeys names, per shard of s, the key that holds the layout its
+// records are in; deleting them makes the next store opened on the same
+// prefix migrate again, as one of a version before the layout was kept.
+func LayoutKeys(s *Store) []string {
+	out := make([]string, s.shards)
+	for shard := range out {
+		out[shard] = s.k.layout(shard)
+	}
+	return out
+}
+
+// Prefix is the key prefix s was opened with.
+func Prefix(s *Store) string { return s.k.prefix }
+
+// DocumentKeys names question id's document and resolution keys.
+func DocumentKeys(s *Store, id string) (document, resolution string) {
+	return s.k.document(id), s.k.resolution(id)
+}
+
+// LayoutVersion is the layout of the records this version writes.
+const LayoutVersion = layoutVersion

@@ -13,8 +13,8 @@ import (
 
 // TestQuestionIsCompact: a question with its cards keeps its hash in
 // Redis's listpack encoding (every value at most 64 bytes), open and
-// closed, its document and then its resolution in a key of its own; its
-// close finds its open index member from the shortened one the hash keeps.
+// closed, its document and its resolution in keys of their own. Its
+// close leaves its open index member, which the next listing drops.
 func TestQuestionIsCompact(t *testing.T) {
 	ctx := t.Context()
 	c := newClient(t)
@@ -56,8 +56,18 @@ func TestQuestionIsCompact(t *testing.T) {
 		!got.Resolution.At.Equal(tr.Resolution.At) || got.Text != q.Text {
 		t.Fatalf("closed question read back: %+v", got)
 	}
+	docK, resK := redisstore.DocumentKeys(s, q.ID)
+	if v := c.Get(ctx, resK).Val(); !strings.Contains(v, tr.Resolution.Answer) || strings.Contains(c.Get(ctx, docK).Val(), tr.Resolution.Answer) {
+		t.Fatalf("resolution key %q; the document holds it: %v", v, strings.Contains(c.Get(ctx, docK).Val(), tr.Resolution.Answer))
+	}
+	if n, _ := c.ZCard(ctx, openK).Result(); n != 1 {
+		t.Fatalf("open index has %d members after the close, not its one left to the readers", n)
+	}
+	if qs, _, err := s.ListOpen(ctx, "", 10); err != nil || len(qs) != 0 {
+		t.Fatalf("open list after the close: %+v, %v", qs, err)
+	}
 	if n, _ := c.ZCard(ctx, openK).Result(); n != 0 {
-		t.Fatalf("open index has %d members after the close", n)
+		t.Fatalf("open index has %d members after a listing met the closed one", n)
 	}
 }
 

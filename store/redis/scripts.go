@@ -33,6 +33,9 @@ var (
 	cancelScript        = loadScript("cancel")
 	laterScript         = loadScript("later")
 	readScript          = loadScript("read")
+	closedCatchUpScript = loadScript("closed_catchup")
+	migrateScript       = loadScript("migrate")
+	migrateShardScript  = loadScript("migrate_shard")
 )
 
 // Return codes, as common.lua defines them.

@@ -209,6 +209,9 @@ func New(ctx context.Context, client goredis.UniversalClient, opts Options) (*St
 			s.ap = ap
 		}
 	}
+	if err := s.migrate(ctx); err != nil {
+		return nil, core.Internal(op, err)
+	}
 	for shard := range s.shards {
 		for _, box := range s.k.outboxes(shard) {
 			if err := s.createGroup(ctx, box); err != nil {

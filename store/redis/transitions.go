@@ -13,10 +13,10 @@ import (
 // Commit writes a change core computed (core.Next) with one script
 // (resolve.lua) that checks the question is still at the version the
 // change was computed from and then only writes: the fields that changed,
-// the resolution, the indexes of open and closed questions, the events,
-// the card updates (a delayed one into its surface's zset of retries,
-// pending.go) and the wake-up. On success the question after the change
-// is core's own, not read back.
+// the resolution, the events (a close's first one marked for the closed
+// index's catch-up), the card updates (a delayed one into its surface's
+// zset of retries, pending.go) and the wake-up. On success the question
+// after the change is core's own, not read back.
 func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, error) {
 	const op = "redis commit"
 	if err := checkChange(op, c); err != nil {
@@ -42,20 +42,38 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 	}
 
 	sk := s.shardKeys(shard)
-	nkeys := 6 + len(sk.boxes)
+	// Only the outbox streams the change enqueues on go in KEYS: pos maps
+	// a surface's number (boxOf) to its place among them.
+	var pos [maxBoxes]int
+	var boxes [maxBoxes]any
+	nbox := 0
+	for _, d := range c.Updates {
+		if d.Delay > 0 {
+			continue // held in its surface's zset of retries, not on a stream
+		}
+		if b := boxOf(d.Surface); pos[b] == 0 {
+			boxes[nbox] = sk.boxes[b-1]
+			nbox++
+			pos[b] = nbox
+		}
+	}
+	nkeys := 6 + nbox
 	nargs := 18 + 4*(len(q.Answers)-len(c.Before.Answers)+len(q.Votes)-len(c.Before.Votes)) + len(c.Events) + 3*len(c.Updates)
 	held := delayed(c.Updates)
 	if held > 0 {
 		nkeys, nargs = nkeys+2*held, nargs+1+held
 	}
-	// The question's two keys in one allocation.
-	both := sk.questionPrefix + q.ID + sk.documentPrefix + q.ID
-	qkey, dkey := both[:len(sk.questionPrefix)+len(q.ID)], both[len(sk.questionPrefix)+len(q.ID):]
+	// The question's three keys in one allocation.
+	n := len(q.ID)
+	all := sk.questionPrefix + q.ID + sk.documentPrefix + q.ID + sk.resolutionPrefix + q.ID
+	qend := len(sk.questionPrefix) + n
+	dend := qend + len(sk.documentPrefix) + n
+	qkey, dkey, rkey := all[:qend], all[qend:dend], all[dend:]
 	cmd := scriptArgs(nkeys, nargs)
 	cmd = append(cmd, qkey)
 	cmd = append(cmd, sk.resolveKeys[:]...)
-	cmd = append(cmd, dkey)
-	cmd = append(cmd, sk.boxes...)
+	cmd = append(cmd, dkey, rkey)
+	cmd = append(cmd, boxes[:nbox]...)
 	if held > 0 {
 		cmd = s.appendHeldKeys(cmd, shard, c.Updates)
 	}
@@ -92,17 +110,17 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 			if err != nil {
 				return nil, core.Internal(op, err)
 			}
-			cmd = append(cmd, boxOf(d.Surface), b, "")
+			cmd = append(cmd, pos[boxOf(d.Surface)], b, "")
 			continue
 		}
 		u, err := updateValue(q.ID, d)
 		if err != nil {
 			return nil, core.Internal(op, err)
 		}
-		cmd = append(cmd, boxOf(d.Surface), u, d.Key)
+		cmd = append(cmd, pos[boxOf(d.Surface)], u, d.Key)
 	}
 	if held > 0 {
-		if cmd, err = s.appendHeldTail(cmd, c, now, 7+len(sk.boxes)); err != nil {
+		if cmd, err = s.appendHeldTail(cmd, c, now, 7+nbox); err != nil {
 			return nil, core.Internal(op, err)
 		}
 	}
@@ -234,9 +252,18 @@ func stateArg(st core.State) any {
 	return string(st)
 }
 
-// boxOf is the number (from 1) of surface's outbox stream among those
-// that end resolve.lua's KEYS (keys.outboxes order); checkChange has
-// made sure surface has an outbox.
+// maxBoxes bounds the outbox streams of a shard, and so of one change,
+// with room for boxOf's numbers from 1.
+const maxBoxes = 16
+
+func init() {
+	if len(core.OutboxSurfaces) >= maxBoxes {
+		panic("redis store: more outbox surfaces than maxBoxes")
+	}
+}
+
+// boxOf is the number (from 1) of surface's outbox stream in
+// keys.outboxes order; checkChange has made sure surface has an outbox.
 func boxOf(surface core.Surface) int {
 	for i, sf := range core.OutboxSurfaces {
 		if sf == surface {
@@ -292,7 +319,7 @@ func (s *Store) Renotify(ctx context.Context, rn core.Renotice) (*core.Question,
 	args = append(args, s.attempt())
 	keys := append([]string{
 		s.k.question(rn.QuestionID), s.k.events(shard), s.k.seq(shard), s.k.deadline(shard),
-		s.k.document(rn.QuestionID),
+		s.k.document(rn.QuestionID), s.k.resolution(rn.QuestionID),
 	}, s.k.outboxes(shard)...)
 	r, err := s.run(ctx, renotifyScript, keys, args...)
 	if err != nil {
@@ -328,7 +355,7 @@ func (s *Store) RecordMessage(ctx context.Context, id string, ref core.MessageRe
 		return nil, core.Internal(op, err)
 	}
 	keys := append([]string{
-		s.k.question(id), s.k.events(shard), s.k.seq(shard), s.k.document(id),
+		s.k.question(id), s.k.events(shard), s.k.seq(shard), s.k.document(id), s.k.resolution(id),
 	}, s.k.outboxes(shard)...)
 	r, err := s.run(ctx, recordMessageScript, keys,
 		shard, s.timed, surfaceList,

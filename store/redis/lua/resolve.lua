@@ -2,23 +2,26 @@
 -- the change (core.Next); this script only checks that the question is
 -- still at the version the change was computed from and then writes it,
 -- all in one step: the changed fields in one HSET, the resolution, the
--- indexes of open and closed questions, the events, the card updates and
--- the wake-up. It holds no rule of the close.
--- The deadline and run-open indexes are left as they are: their readers
--- (Due, EndRun) skip and drop members whose question is no longer open,
--- and Purge drops the rest, so a close pays for neither.
+-- events, the card updates and the wake-up. It holds no rule of the close.
+-- The indexes are left as they are: the deadline, run-open and open
+-- indexes' readers (Due, EndRun, ListOpen, OpenPage) skip and drop
+-- members whose question is no longer open, and Purge drops the rest;
+-- the closed index is caught up by its readers (closed_catchup.lua) from
+-- the close's mark on its first event (common.lua's append_event). So a
+-- close pays for none of them. The resolution goes to a key of its own,
+-- written once, so nothing is read to write it.
 --
--- KEYS[1]  question hash          KEYS[4]  open index
--- KEYS[2]  event stream           KEYS[5]  closed index (zset, ms)
--- KEYS[3]  event counter          KEYS[6]  question document
---                                 KEYS[7..] outbox streams, one per chat
---                                          surface, as ARGV[3] names them
+-- KEYS[1]  question hash          KEYS[4]  closed index (zset, ms)
+-- KEYS[2]  event stream           KEYS[5]  question document
+-- KEYS[3]  event counter          KEYS[6]  its resolution
+--                                 KEYS[7..] the outbox streams the
+--                                          change enqueues on, and no other
 -- With delayed updates (core.Delivery.Delay), KEYS ends with a zset of
 -- retries and held hash per delayed update, of its surface (after the
 -- outbox streams): the update waits there (common.lua's hold) instead of
 -- going on the stream.
 --
--- ARGV[1..3] shard, several-shards flag, surfaces (see common.lua)
+-- ARGV[1..2] shard, several-shards flag (see common.lua); ARGV[3] unused
 -- ARGV[4]  question id            ARGV[9]  the attempt: an id unique to
 -- ARGV[5]  wake-up channel                 this call of Commit
 -- ARGV[6]  now as JSON string     ARGV[10] "1" if the change closes the
@@ -58,7 +61,7 @@
 
 local q = KEYS[1]
 local id = ARGV[4]
-local f = redis.call('HMGET', q, 'state', 'ver', 'at', 'ev', 'om', 'doc')
+local f = redis.call('HMGET', q, 'state', 'ver', 'at', 'ev')
 if not f[1] then
   return {C_NOT_FOUND, 0, {}, {}}
 end
@@ -67,48 +70,35 @@ if f[3] then
   local at = ' ' .. f[3] .. ' '
   if string.find(at, ' ' .. attempt .. '! ', 1, true) or
      (f[1] == 'open' and string.find(at, ' ' .. attempt .. ' ', 1, true)) then
-    return {C_OK, 0, record(q, KEYS[6]), {}}
+    return {C_OK, 0, record(q, KEYS[5], KEYS[6]), {}}
   elseif string.find(at, ' ' .. attempt .. ' ', 1, true) then
-    return {C_APPLIED, 0, record(q, KEYS[6]), {}}
+    return {C_APPLIED, 0, record(q, KEYS[5], KEYS[6]), {}}
   end
 end
 if f[1] ~= 'open' or (f[2] or '0') ~= ARGV[8] then
-  return {C_STALE, 0, record(q, KEYS[6]), {}}
+  return {C_STALE, 0, record(q, KEYS[5], KEYS[6]), {}}
 end
 
 local ver = tonumber(ARGV[8]) + 1
 local closing = ARGV[10] == '1'
 local mine = attempt
+local closed -- the close's mark, on its first event
 if closing then
   mine = attempt .. '!'
+  closed = ARGV[7] .. ' ' .. id
+  redis.call('SET', KEYS[6], ARGV[11])
 end
 local nf = tonumber(ARGV[12])
 local i = 13 + 2 * nf
-if closing then
-  -- The resolution, longer than a listpack value and only ever read
-  -- whole, follows the document in its key (record.go), so the hash
-  -- stays compact; records that keep the document in the hash keep the
-  -- resolution there too. SET rather than APPEND: APPEND would leave the
-  -- string with as much room again.
-  if f[6] then
-    redis.call('HSET', q, 'res', ARGV[11])
-  else
-    redis.call('SET', KEYS[6], (redis.call('GET', KEYS[6]) or '') .. '\30' .. ARGV[11])
-  end
-  -- om is the open index member less its ":<id>" ending (records written
-  -- before keep the whole member; record.go)
-  local om = f[5] or ''
-  if #om == 18 then
-    om = om .. ':' .. id
-  end
-  redis.call('ZREM', KEYS[4], om)
-  redis.call('ZADD', KEYS[5], ARGV[7], id)
-end
 local ev = f[4]
 local ne = tonumber(ARGV[i])
 for j = i + 1, i + ne do
-  local _, eid = append_event(KEYS[2], KEYS[3], ARGV[j])
+  local _, eid = append_event(KEYS[2], KEYS[3], ARGV[j], nil, closed)
+  closed = nil
   ev = with_event(ev, eid)
+end
+if closed then -- a close with no event to carry its mark
+  redis.call('ZADD', KEYS[4], ARGV[7], id)
 end
 i = i + ne + 1
 -- The fields Go sent go last, straight from ARGV.

@@ -98,72 +98,18 @@ func (in AskInput) Validate() error {
 	}
 	// Each kind takes its own fields and refuses the others', so a client
 	// that mixes them up hears about it instead of having fields ignored.
-	check, ok := askChecks[in.Kind]
-	if !ok {
-		return Errorf(CodeInvalid, op, "kind %q has no ask check", in.Kind) // a kind added to enums.go but not here
+	// Its home in kind.go's homes holds the check.
+	k, ok := homes[in.shape()]
+	if !ok || k.ask == nil {
+		return Errorf(CodeInvalid, op, "kind %q has no ask check", in.Kind) // a kind added to enums.go but not to homes
 	}
-	return check(in)
-}
-
-// askChecks is each kind's own check of an ask: the fields it takes, and
-// its refusal of other kinds' fields. A new kind adds its check here.
-var askChecks = map[Kind]func(AskInput) error{
-	KindClarification: func(in AskInput) error {
-		if in.hasOptions() || in.hasItems() || in.hasTool() {
-			return Errorf(CodeInvalid, "ask", "a clarification takes no options, items, tool or arguments")
-		}
-		return nil
-	},
-	KindDecision: func(in AskInput) error {
-		if in.hasItems() || in.hasTool() {
-			return Errorf(CodeInvalid, "ask", "a decision takes options, not items, tool or arguments")
-		}
-		return validateOptions(in.Options)
-	},
-	KindApproval: checkApprovalAsk,
-	KindForm: func(in AskInput) error {
-		if in.hasOptions() || in.hasTool() {
-			return Errorf(CodeInvalid, "ask", "a form takes items, not options, tool or arguments")
-		}
-		return validateItems(in.Items)
-	},
+	return k.ask(in)
 }
 
 func (in AskInput) hasOptions() bool { return len(in.Options) > 0 }
 func (in AskInput) hasItems() bool   { return len(in.Items) > 0 }
 func (in AskInput) hasTool() bool {
 	return in.Tool != "" || len(in.Arguments) > 0 || len(in.Calls) > 0
-}
-
-// checkApprovalAsk checks an approval: one tool call with its arguments
-// and editable keys, or a batch of calls, each with its own.
-func checkApprovalAsk(in AskInput) error {
-	const op = "ask"
-	if in.hasOptions() || in.hasItems() {
-		return Errorf(CodeInvalid, op, "an approval takes a tool and arguments, not options or items")
-	}
-	if len(in.Calls) > 0 {
-		if in.Tool != "" || len(in.Arguments) > 0 || in.Editable != nil {
-			return Errorf(CodeInvalid, op, "a batch takes calls, each with its own tool, arguments and editable keys, not tool or arguments of its own")
-		}
-		return validateCalls(in.Calls)
-	}
-	if blank(in.Tool) {
-		return Errorf(CodeInvalid, op, "tool is required for an approval")
-	}
-	if err := checkLen(op, "tool", in.Tool, MaxToolLen); err != nil {
-		return err
-	}
-	if len(in.Arguments) == 0 {
-		return Errorf(CodeInvalid, op, "arguments are required for an approval (use {} for none)")
-	}
-	if len(in.Arguments) > MaxArgumentsLen {
-		return Errorf(CodeInvalid, op, "arguments are %d bytes; the limit is %d", len(in.Arguments), MaxArgumentsLen)
-	}
-	if _, err := CanonicalArguments(in.Arguments); err != nil {
-		return Errorf(CodeInvalid, op, "%s", ErrorMessage(err))
-	}
-	return in.Editable.validate(in.Arguments)
 }
 
 func validateOptions(opts []Option) error {

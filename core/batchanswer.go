@@ -77,22 +77,6 @@ func batchItems(q *Question, ds []CallDecision, d Decider, now time.Time) ([]Ite
 	return out, nil
 }
 
-// batchTransition records the decisions; the store closes the batch
-// (answered) once every call has one.
-func (s *Service) batchTransition(q *Question, in AnswerInput, now time.Time) (Transition, error) {
-	ds, err := batchDecisions(q, in)
-	if err != nil {
-		return Transition{}, err
-	}
-	items, err := batchItems(q, ds, in.Decider, now)
-	if err != nil {
-		return Transition{}, err
-	}
-	d := in.Decider
-	res := &Resolution{State: StateAnswered, Decider: publicDecider(d), At: now}
-	return s.partsTransition(q, "calls", items, res, d, now), nil
-}
-
 // batchAnswerFor is AnswerFor on a batch: a call's own approve, deny or
 // edit (Item is the call's index), or approve all and deny all (Item -1).
 func batchAnswerFor(q *Question, r Ref, in AnswerInput, text string) (AnswerInput, error) {

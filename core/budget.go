@@ -18,6 +18,14 @@ type Limit struct {
 type Allowance struct {
 	Key   string // namespaced by the platform, e.g. "telegram:chat:-1001"
 	Limit Limit
+	// Hold is how long a delivery may wait in its lane for this budget
+	// rather than go back to the outbox; 0 is the drain's default (loops'
+	// budgetWait, a moment). A room that waits holds up its lane, and
+	// after one more batch the drain's next claim, so only a platform
+	// whose deliveries are paced by this budget in any case (Telegram's
+	// chats, each one message a second, all sending at once after
+	// downtime) sets it longer.
+	Hold time.Duration
 }
 
 // Budget is the send budget shared by every replica, kept in the store
@@ -28,15 +36,22 @@ type Budget interface {
 	// one now, and reports 0; otherwise it takes nothing and reports how
 	// long until it will.
 	Spend(ctx context.Context, key string, l Limit) (wait time.Duration, err error)
+	// Until reports how long until key's budget under l has a send, and
+	// spends nothing (0: it has one now). The drain asks a delivery's
+	// later budgets before it spends the first, so a delivery that one of
+	// them sends back to the outbox has spent nothing of the others (a
+	// bot-wide send spent for a room that was not due is a send lost).
+	Until(ctx context.Context, key string, l Limit) (wait time.Duration, err error)
 }
 
 // Budgeted is a Courier that names the budgets each delivery spends from.
 // The drain (core/loops' Deliver) spends from every one before it sends;
 // a delivery whose budget is spent waits in the outbox, and the
 // deliveries of other rooms go on. It spends them in the order Budgets
-// lists them, and waits in place for one that has a send again within a
-// moment (loops' budgetWait); a delivery handed back to the outbox has spent those before the one that
-// sent it back for nothing.
+// lists them, after asking the later ones (Budget.Until) whether they
+// have a send within the time it may wait in place for each
+// (Allowance.Hold), so a delivery handed back to the outbox has spent
+// none of them.
 type Budgeted interface {
 	Budgets(d Delivery) []Allowance
 }

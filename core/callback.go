@@ -119,6 +119,17 @@ func callbackOf(cfg *Config, in AskInput, route Route) (string, error) {
 	return "", nil
 }
 
+// ShownURL is a callback URL as the event log and errors show it: its
+// scheme, host and path, without the query, fragment or user info, where
+// receivers commonly put a token of their own.
+func ShownURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(a callback URL that does not parse)"
+	}
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
+}
+
 // WebhookKey is the key of question id's close webhook: the same on every
 // attempt, so it is the event id a receiver drops repeats by. A question
 // closes once, so it has at most one.

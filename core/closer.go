@@ -87,7 +87,7 @@ func CloserOf(q *Question) Closer {
 		switch {
 		case r.Standing != nil:
 			return CloserStanding
-		case q.IsBatch() || q.Kind == KindForm:
+		case answeredInParts(q):
 			return CloserParts
 		case q.Quorum > 1:
 			return CloserQuorum

@@ -60,10 +60,9 @@ type Service struct {
 	// Reconfigure (reconfigure.go): a reader loads it once and sees one
 	// configuration throughout, never half of two, and nobody waits.
 	live atomic.Pointer[bound]
-	// reminded is set once any configuration bound has a route with
-	// reminders, so questions asked under it are still reminded after a
-	// reload takes them away (Remind).
-	reminded atomic.Bool
+	// reminders says whether Remind lists the open questions
+	// (remindscan.go).
+	reminders remindScan
 }
 
 // bound is one checked configuration and the people directory built from
@@ -91,6 +90,7 @@ func New(store Store, cfg Config, clock Clock) (*Service, error) {
 		return nil, err
 	}
 	s := &Service{store: store, clock: clock}
+	s.reminders.on = true // what was asked before this start is unknown
 	s.swap(b)
 	return s, nil
 }

@@ -32,12 +32,21 @@ type claimsOnly struct{ Claims }
 // posted again, and a post that may have left an unrecorded copy says
 // so), while claiming, retrying and acking are the drain's (core/loops).
 // Its error is the courier's: a [*RetryAfter], a [*Permanent], or any
-// other for a retry after a back-off.
-func (s *Service) DeliverOne(ctx context.Context, c Courier, d Delivery) (err error) {
+// other for a retry after a back-off; or [*NotYet] when gate said wait.
+//
+// gate, if not nil, is asked right before the courier's call, after the
+// store's part (the question's read, the posting mark): the drain spends
+// its send budgets there, so that what lies between a budget's grant and
+// the platform receiving the send is the courier's call alone. Put
+// before the store's part (an fsync on the embedded store), the grants
+// of a bot-wide thirty a second arrived at Telegram as thirty-one within
+// one second now and then (issue 31). A wait it reports ends the attempt
+// with nothing sent.
+func (s *Service) DeliverOne(ctx context.Context, c Courier, d Delivery, gate func(context.Context) time.Duration) (err error) {
 	if d.Kind == DeliverDigest {
 		ctx, end := s.traceDelivery(ctx, d, nil)
 		defer func() { end(err) }()
-		return s.deliverDigest(ctx, c, d)
+		return s.deliverDigest(ctx, c, d, gate)
 	}
 	q, err := s.Get(ctx, d.QuestionID)
 	if ErrorCode(err) == CodeNotFound {
@@ -66,6 +75,12 @@ func (s *Service) DeliverOne(ctx context.Context, c Courier, d Delivery) (err er
 		if err != nil {
 			return err
 		}
+		if err := pass(ctx, gate); err != nil {
+			rctx, cancel := Settle(ctx)
+			_ = s.store.Release(rctx, mark, attempt)
+			cancel()
+			return err
+		}
 		want := MessageRef{Surface: c.Surface(), Room: d.Room, Delivery: d.Key, Kind: d.Kind, Repeat: !first}
 		ref, err := c.Post(ctx, q, want)
 		if err != nil {
@@ -87,21 +102,47 @@ func (s *Service) DeliverOne(ctx context.Context, c Courier, d Delivery) (err er
 		if d.Message == nil {
 			return &Permanent{Err: errors.New("update delivery without a message")}
 		}
+		if err := pass(ctx, gate); err != nil {
+			return err
+		}
 		return c.Update(ctx, q, *d.Message)
 	case DeliverRemind:
 		if !q.Open() {
 			return nil // answered before the reminder went out
 		}
+		if err := pass(ctx, gate); err != nil {
+			return err
+		}
 		return c.Remind(ctx, q, d.Room)
 	case DeliverWebhook:
 		if cc, ok := c.(Caller); ok {
+			if err := pass(ctx, gate); err != nil {
+				return err
+			}
 			return cc.Call(ctx, q, d)
 		}
 	}
 	return &Permanent{Err: errors.New("unknown delivery kind " + string(d.Kind))}
 }
 
-func (s *Service) deliverDigest(ctx context.Context, c Courier, d Delivery) error {
+// NotYet is DeliverOne's answer when its gate said to wait: nothing was
+// sent, and the delivery is due again After from now. It is no attempt.
+type NotYet struct{ After time.Duration }
+
+func (e *NotYet) Error() string { return "not yet: due again in " + e.After.String() }
+
+// pass asks gate (if any) whether the send may go now.
+func pass(ctx context.Context, gate func(context.Context) time.Duration) error {
+	if gate == nil {
+		return nil
+	}
+	if wait := gate(ctx); wait > 0 {
+		return &NotYet{After: wait}
+	}
+	return nil
+}
+
+func (s *Service) deliverDigest(ctx context.Context, c Courier, d Delivery, gate func(context.Context) time.Duration) error {
 	dg, err := s.Digest(ctx, DigestQuery{From: d.Since, To: d.CreatedAt, Route: d.Route, Person: d.Person})
 	if ErrorCode(err) == CodeInvalid {
 		return &Permanent{Err: err} // a person no longer configured
@@ -111,6 +152,9 @@ func (s *Service) deliverDigest(ctx context.Context, c Courier, d Delivery) erro
 	}
 	if len(dg.Asked)+len(dg.Closed)+len(dg.Open) == 0 {
 		return nil // nothing happened: no digest to post
+	}
+	if err := pass(ctx, gate); err != nil {
+		return err
 	}
 	return c.Digest(ctx, dg, d.Room)
 }
@@ -138,7 +182,11 @@ func (s *Service) undelivered(ctx context.Context, d Delivery, cause error) {
 	if len(reason) > 300 {
 		reason = reason[:300]
 	}
-	payload, _ := json.Marshal(map[string]any{"delivery": d.Key, "kind": d.Kind, "room": d.Room, "attempts": d.Attempts})
+	room := d.Room
+	if d.Surface == SurfaceWebhook {
+		room = ShownURL(room)
+	}
+	payload, _ := json.Marshal(map[string]any{"delivery": d.Key, "kind": d.Kind, "room": room, "attempts": d.Attempts})
 	_, _ = s.store.Append(actx, Event{QuestionID: d.QuestionID, At: s.now(), Kind: EventUndelivered,
 		Surface: d.Surface, Reason: reason, Payload: payload})
 }

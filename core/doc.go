@@ -56,13 +56,13 @@
 //     clicker's note from it.
 //  10. One transition: [Next] (next.go) is the one place the next state
 //     of a question is computed, for every kind and feature, with no I/O;
-//     stores hold no rule of it. A new kind of question, or a new feature
-//     on one, says what its attempt asks in its build (answerTransition
-//     in answer.go, batchTransition in batchanswer.go, voteTransition in
-//     quorum.go, systemClose in resolve.go), decides anything that must be
-//     checked against the question as stored in its kind's rule
-//     (nextRules in next_kinds.go, which Next dispatches to), and extends
-//     the table in next_test.go; no store code and no Lua change.
+//     stores hold no rule of it. A kind's attempt is built by its home
+//     (kind.go's answerTransition, from the kind's answer reading and the
+//     features it takes; systemClose in resolve.go for a close without an
+//     answer), what must be checked against the question as stored is its
+//     home's next rule (next_kinds.go's features composed), and the
+//     tables in kind_test.go and next_test.go are extended; no store code
+//     and no Lua change.
 //  13. Policy before people: a route's [Rule]s, CEL conditions compiled
 //     by [New] ([CompileRules]), decide a single-call approval at the ask
 //     (rules.go): allow and deny close it through the chokepoint with
@@ -97,18 +97,16 @@
 // [Service.Reconfigure], which swaps a whole checked configuration in at
 // once, and [Service.RouteOf], the route a question was asked under;
 // ask.go [Service.Ask] (planned with no I/O, then its shortcuts read,
-// then stored), askinput.go [AskInput] and each kind's check of an ask
-// (a new kind of question adds its check there, its buttons' reading in
-// ref.go's refAnswers, its transition's rule in next_kinds.go's
-// nextRules, and its resume in resume.go ([ResumeOf], worded by fence)),
-// with idempotency.go making a repeated ask return the
+// then stored), askinput.go [AskInput] and the checks every ask shares,
+// kind.go each kind's home ([Shape]; kind_*.go one file per kind, see
+// "Where a new kind goes"), with idempotency.go making a repeated ask return the
 // question it parked, callback.go a closing question's webhook, and
 // inbox.go the paged list of open questions ([Service.OpenPage]);
 // resolve.go the chokepoint, its retries and the closes without an
 // answer; next.go the one transition ([Next], [Change]) and
-// next_kinds.go each kind's rule of it; answer.go the checks of an
-// answer; reads.go [Service.Get], [Service.Wait] and the
-// listings; closed.go the search of closed questions ([ClosedQuery],
+// next_kinds.go the features its rules are composed of; answer.go
+// [Service.Answer] and the parts of an answer; reads.go [Service.Get],
+// [Service.Wait] and the listings; closed.go the search of closed questions ([ClosedQuery],
 // [Service.SearchClosed]) and waiting.go who an open question waits on
 // ([Service.WaitingOn]) and the routes as an operator reads them;
 // digest.go the "while you were away" [Digest]; deliver.go the domain's
@@ -134,14 +132,44 @@
 // ([Service.EveryCallCovered]); store.go the [Store] interface every
 // store implements, and [Event] with its [Chain].
 //
+// # Where a new kind goes
+//
+// Every rule that differs by kind has one home: a kind value per
+// [Shape] (clarification, decision, approval, batch, form) in kind.go's
+// homes, written in its own file (kind_clarification.go,
+// kind_decision.go, kind_approval.go, kind_batch.go with batch.go,
+// batchanswer.go and batchresult.go, kind_form.go). It holds the kind's
+// check of an ask, its buttons' reading ([AnswerFor]), its reading of an
+// answer into what it records, the features it takes (parts, votes, the
+// answer fields only it reads), its rule of [Next], and its part of the
+// resume ([ResumeOf]; fence words each part of the message, one writer
+// each, and knows no kinds). A sixth kind adds a Shape, its value in
+// homes and its rows to kind_test.go's table (TestEveryKindHasAHome
+// fails until every rule is written); core/card keeps its card in a
+// table of its own (core/card's kinds.go), which its test checks
+// against [Shapes], and cmd/askbridge's fence property test asks one of
+// every Shape. Nothing of a store changes.
+//
+// Features layered on kinds plug in at one place each: a quorum is a
+// kind's votes flag (voteTransition in quorum.go builds the vote,
+// withVote in next_kinds.go counts it); parts are its parts name
+// (partsTransition in answer.go, withParts in next_kinds.go); edited
+// arguments and standing approvals are the approval's answer reading
+// (kind_approval.go, with edit.go and standing.go) and, per call, the
+// batch's (batchItems in batchanswer.go), with their buttons beside
+// them and their cards' in core/card's approval.go.
+//
 // The vocabulary: question.go the [Question] and its parts, route.go the
 // [Route], enums.go the kinds, states, surfaces and event kinds,
 // history.go the events as a question's history reads them, edit.go
 // edited arguments of an approval, standing.go standing approvals,
-// held.go card updates held back while a click's own response shows
-// them, and ref.go the buttons' [Ref]s. The plumbing: errors.go coded
-// errors ([Errorf], [ErrorCode]) and unavailable.go a store that cannot
-// answer now; id.go question ids; duration.go the one duration parser
+// held.go the card a click's own response shows, whose update core
+// delays for the caller to cancel ([Service.Delivered]), and ref.go the
+// buttons' [Ref]s. A delivery that is to go later unless called off
+// needs no store code: it carries a [Delivery] Delay, and
+// [Outbox.Cancel] takes it back by key until claimed. The plumbing:
+// errors.go coded errors ([Errorf], [ErrorCode]) and unavailable.go a
+// store that cannot answer now; id.go question ids; duration.go the one duration parser
 // ([ParseDuration]); clock.go the [Clock]; budget.go the send budgets
 // couriers share; observe.go the
 // [Observer] metrics hear from; trace.go the OpenTelemetry spans of a

@@ -10,17 +10,17 @@ import (
 // a question (items to record, a vote, a resolution). Next applies it to
 // the question as read and computes everything that follows, with no I/O:
 // the next state (whether a form or batch closes now, whether a vote
-// reaches its threshold), the event, and the card updates, the held one
-// included. A store then writes the Change in one atomic step, only if
+// reaches its threshold), the event, and the card updates, the one the
+// caller's response shows delayed (held.go). A store then writes the Change in one atomic step, only if
 // the question is still at the version Next read (Questions.Commit):
 // stores hold no rule of the close.
 //
 // A new kind of question, or a new feature on one, writes its rules in
-// its attempt's build (answer.go, batchanswer.go, quorum.go, ...), which
-// says what the attempt asks, and, if what a transition asks must be
-// decided against the question as stored (a part answered, a vote
-// counted), in its rule in next_kinds.go's nextRules, which Next
-// dispatches to by kind; next_test.go holds the table to extend. No
+// its home (kind.go): its answer reading, which says what the attempt
+// asks, and, if what a transition asks must be decided against the
+// question as stored (a part answered, a vote counted), its next rule,
+// composed from next_kinds.go's features, which Next dispatches to by
+// kind; kind_test.go and next_test.go hold the tables to extend. No
 // store code and no Lua changes.
 
 // Change is one transition of a question as Next computed it: what a
@@ -36,15 +36,11 @@ type Change struct {
 	// Events are appended in order; the store assigns each its Seq.
 	Events []Event
 	// Updates are the deliveries to enqueue: an update for every card of
-	// the question but the held one, and, when the change closes a
-	// question that has a callback URL, its webhook (callback.go), last.
+	// the question, and, when the change closes a question that has a
+	// callback URL, its webhook (callback.go), last. The update of the
+	// card the caller's own response shows (Transition.Shown) has a
+	// Delay of ShownHold, for the caller to cancel (held.go).
 	Updates []Delivery
-	// Held is the update of the card the caller's own response shows
-	// (Transition.Hold), when the question has that card: enqueued under
-	// Hold.Key, due only after Hold.For on the store's clock, for
-	// Outbox.DropHeld to take back; nil when nothing is held.
-	Held *Delivery
-	Hold *Held
 	// Now is when the change happens (the injected clock).
 	Now time.Time
 }
@@ -60,7 +56,7 @@ func (c Change) Closes() bool { return !c.Question.Open() }
 // *ClosedError if q is closed, CodeConflict if a part t answers already
 // has an answer (or is given twice) or t's voter has voted
 // (AlreadyCounted), and CodeInvalid if t records nothing, q's kind has
-// no rule in nextRules, or t closes into a state that is not a closed
+// no rule in its home (kind.go), or t closes into a state that is not a closed
 // one. What t does to q is its kind's rule's to decide (next_kinds.go);
 // Next builds the result.
 //
@@ -75,9 +71,9 @@ func Next(q *Question, t Transition) (Change, error) {
 	if len(t.Items) == 0 && t.Resolution == nil && t.Vote == nil {
 		return Change{}, Errorf(CodeInvalid, nextOp, "the transition of question %s records nothing", q.ID)
 	}
-	rule, ok := nextRules[q.Kind]
+	rule, ok := nextRuleOf(q)
 	if !ok {
-		return Change{}, Errorf(CodeInvalid, nextOp, "kind %q has no transition", q.Kind) // a kind added to enums.go but not to nextRules
+		return Change{}, Errorf(CodeInvalid, nextOp, "kind %q has no transition", q.Kind) // a kind added to enums.go but with no home
 	}
 	// Decide everything before building anything.
 	res, err := rule(q, t)
@@ -152,21 +148,21 @@ func nextQuestion(q *Question, t Transition, res *Resolution) (*Question, []Even
 }
 
 // changeOf is the change from q to n with its events: an update for
-// every card of n (the one t holds apart), and, when n closes with a
-// callback URL, its webhook, last.
+// every card of n, the first one t.Shown names delayed by ShownHold, and,
+// when n closes with a callback URL, its webhook, last.
 func changeOf(q, n *Question, events []Event, t Transition) Change {
 	now := t.Now
 	c := Change{Before: q, Question: n, Events: events, Now: now}
 	if len(n.Messages) > 0 {
 		c.Updates = make([]Delivery, 0, len(n.Messages))
 	}
+	shown := t.Shown
 	for i := range n.Messages {
-		if h := t.Hold; h != nil && c.Held == nil && n.Messages[i].Surface == h.Surface && n.Messages[i].ID == h.MessageID {
-			d := cardUpdate(n, i, h.Key, now)
-			c.Held, c.Hold = &d, h
-			continue
+		d := cardUpdate(n, i, UpdateKey(n.ID, n.Version, i), now)
+		if shown.shows(n.Messages[i]) {
+			d.Delay, shown = ShownHold, nil // one card: a repeat of it is updated as usual
 		}
-		c.Updates = append(c.Updates, cardUpdate(n, i, UpdateKey(n.ID, n.Version, i), now))
+		c.Updates = append(c.Updates, d)
 	}
 	if n.CallbackURL != "" && !n.Open() {
 		c.Updates = append(c.Updates, webhookDelivery(n, now))

@@ -5,10 +5,10 @@ package core
 // already answered, a vote already counted, a threshold reached), with
 // no I/O. Next (next.go) holds what every kind shares: the closed
 // question refused, the version, the next question built, its event and
-// its card updates. A new kind of question adds its rule to nextRules,
-// composed from the features below or its own, and its rows to
-// next_test.go's table; a new feature on a kind adds its decision here
-// and its rule's use of it.
+// its card updates. A new kind of question names its rule in its home
+// (kind.go's homes), composed from the features below or its own, and
+// adds its rows to next_test.go's table; a new feature on a kind adds
+// its decision here and its rule's use of it.
 
 // nextRule decides what t does to q, the question as read: the
 // resolution t closes q with (a copy of t.Resolution, which the rule
@@ -16,27 +16,11 @@ package core
 // nothing.
 type nextRule func(q *Question, t Transition) (*Resolution, error)
 
-// nextRules is each kind's own decision of a transition. A kind missing
-// here (added to enums.go only) is refused as having no transition.
-//
 // Every kind takes every feature today, as Next always has: the ask and
 // the answer's build are what narrow them (a quorum only on decisions
 // and approvals, parts only on forms and batches), and the stores' tests
-// vote on clarifications. A kind whose rule drops a feature refuses, from
-// then on, a transition asking it.
-var nextRules = map[Kind]nextRule{
-	// A clarification closes with its answer, or a close without one
-	// (resolve.go's systemClose).
-	KindClarification: nextEveryFeature,
-	// A decision closes with its answer, or by a quorum's vote.
-	KindDecision: nextEveryFeature,
-	// An approval closes with its answer (edits and standing approvals
-	// travel in its resolution), by a quorum's vote, or, a batch, once
-	// every call is decided.
-	KindApproval: nextEveryFeature,
-	// A form closes once every item has an answer.
-	KindForm: nextEveryFeature,
-}
+// vote on clarifications. A kind whose rule (kind.next, kind.go) drops a
+// feature refuses, from then on, a transition asking it.
 
 // nextEveryFeature is a close that may record parts and a vote.
 var nextEveryFeature = withVote(withParts(nextClose))

@@ -373,28 +373,39 @@ func TestNext(t *testing.T) {
 			build: given(Transition{Resolution: &Resolution{State: StateOpen}}), wantCode: CodeInvalid},
 		{name: "a transition that records nothing is invalid", q: seed(KindClarification),
 			build: given(Transition{}), wantCode: CodeInvalid},
-		{name: "held card: the response's card is held, the other updated", q: seed(KindDecision), hold: slackCard.ID,
+		{name: "held card: the response's card's update is delayed, the other not", q: seed(KindDecision), hold: slackCard.ID,
 			build: answer(AnswerInput{Decider: apiAda, OptionID: "pg"}), wantState: StateAnswered, wantEvent: EventAnswered,
 			check: func(t *testing.T, _ *Question, c Change) {
-				if c.Held == nil || c.Hold == nil || c.Held.Key != c.Hold.Key || c.Held.Message.ID != slackCard.ID || c.Hold.For != ShownHold {
-					t.Fatalf("held %+v, hold %+v", c.Held, c.Hold)
+				delays := map[string]time.Duration{}
+				for _, d := range c.Updates {
+					delays[d.Message.ID] = d.Delay
 				}
-				if len(c.Updates) != 1 || c.Updates[0].Message.ID != telegramCard.ID {
-					t.Errorf("updates %+v, want the telegram card's alone", c.Updates)
+				if len(c.Updates) != 2 || delays[slackCard.ID] != ShownHold || delays[telegramCard.ID] != 0 {
+					t.Fatalf("updates %+v; want the slack card's delayed by ShownHold, the telegram card's not", c.Updates)
+				}
+				h := heldOf(c)
+				if h == nil || h.Surface != SurfaceSlack || h.QuestionID != c.Question.ID || h.IfVersion == nil || *h.IfVersion != c.Question.Version ||
+					h.Key != UpdateKey(c.Question.ID, c.Question.Version, 0) {
+					t.Errorf("held %+v", h)
 				}
 			}},
 		{name: "held card: a card the question lacks holds nothing", q: seed(KindDecision), hold: "no-such-card",
 			build: answer(AnswerInput{Decider: apiAda, OptionID: "pg"}), wantState: StateAnswered, wantEvent: EventAnswered,
 			check: func(t *testing.T, _ *Question, c Change) {
-				if c.Held != nil || c.Hold != nil || len(c.Updates) != 2 {
-					t.Errorf("held %+v, %d updates; want nothing held, both cards updated", c.Held, len(c.Updates))
+				for _, d := range c.Updates {
+					if d.Delay != 0 {
+						t.Errorf("update %+v delayed; want nothing held", d)
+					}
+				}
+				if h := heldOf(c); h != nil || len(c.Updates) != 2 {
+					t.Errorf("held %+v, %d updates; want nothing held, both cards updated", h, len(c.Updates))
 				}
 			}},
 		{name: "held card: a vote holds it too", q: seed(KindApproval, quorumOn("two")), hold: slackCard.ID,
 			build: answer(AnswerInput{Decider: slackAlice, OptionID: ApproveOption}), wantState: StateOpen, wantEvent: EventVoted,
 			check: func(t *testing.T, _ *Question, c Change) {
-				if c.Held == nil || len(c.Updates) != 1 {
-					t.Errorf("held %+v, updates %+v", c.Held, c.Updates)
+				if h := heldOf(c); h == nil || len(c.Updates) != 2 || h.Key != c.Updates[0].Key || c.Updates[1].Delay != 0 {
+					t.Errorf("held %+v, updates %+v", h, c.Updates)
 				}
 			}},
 	}
@@ -405,7 +416,7 @@ func TestNext(t *testing.T) {
 			if err == nil {
 				tr.QuestionID, tr.Now = tt.q.ID, nextNow // as the chokepoint's try does
 				if tt.hold != "" {
-					tr.Hold = newHeld(tt.q.ID, SurfaceSlack, tt.hold)
+					tr.Shown = &ShownCard{Surface: SurfaceSlack, MessageID: tt.hold}
 				}
 				var c Change
 				c, err = Next(tt.q, tr)
@@ -428,7 +439,7 @@ func TestNext(t *testing.T) {
 
 // checkChange asserts what every change holds, whatever its kind: the
 // version moves on by one, the question it came from is kept, one event
-// of the question, and one update per card (the held one apart), each
+// of the question, and one update per card (the held one delayed), each
 // keyed by the new version.
 func checkChange(t *testing.T, before *Question, c Change, state State, event EventKind) {
 	t.Helper()
@@ -445,7 +456,7 @@ func checkChange(t *testing.T, before *Question, c Change, state State, event Ev
 	if len(c.Events) != 1 || c.Events[0].Kind != event || c.Events[0].QuestionID != n.ID || c.Events[0].RunID != n.RunID || c.Events[0].At.IsZero() {
 		t.Errorf("events %+v, want one %s of the question", c.Events, event)
 	}
-	if c.Hold == nil && len(c.Updates) != len(n.Messages) {
+	if len(c.Updates) != len(n.Messages) {
 		t.Errorf("%d updates for %d cards", len(c.Updates), len(n.Messages))
 	}
 	for _, d := range c.Updates {

@@ -272,6 +272,23 @@ func (q *Question) Answered(itemID string) (ItemAnswer, bool) {
 	return ItemAnswer{}, false
 }
 
+// ActedBy reports whether the account id on surface has voted on q or
+// answered a part of it: a reminder to that account would only repeat
+// what it did. (A question it closed is no longer reminded at all.)
+func (q *Question) ActedBy(surface Surface, id string) bool {
+	for _, v := range q.Votes {
+		if v.Decider.Surface == surface && v.Decider.ID == id {
+			return true
+		}
+	}
+	for _, a := range q.Answers {
+		if a.Decider.Surface == surface && a.Decider.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
 // Normalize fills what a stored record may lack, so that readers never
 // guess: a record without a reversibility reads as Unclassified.
 func (q *Question) Normalize() {

@@ -132,8 +132,9 @@ func (r Route) voters() (int, bool) {
 
 // quorumOf is the quorum a new question takes: the ask's, within what the
 // route allows (at least its quorum, at most max_quorum or, on a route of
-// people, how many they are), else the route's. Only approvals and
-// decisions are voted on.
+// people, how many they are), else the route's. Only the kinds whose
+// home takes votes (kind.votes: decisions, approvals of one call) are
+// voted on; a batch is decided call by call.
 func (s *Service) quorumOf(in AskInput, route Route) (int, error) {
 	const op = "ask"
 	n := route.quorum()
@@ -147,11 +148,11 @@ func (s *Service) quorumOf(in AskInput, route Route) (int, error) {
 		}
 		n = in.Quorum
 	}
-	if n > 1 && in.Kind != KindApproval && in.Kind != KindDecision {
+	if n > 1 && !homes[in.shape()].votes {
 		if in.Quorum > 1 {
-			return 0, Errorf(CodeInvalid, op, "only approvals and decisions take a quorum, not a %s", in.Kind)
+			return 0, Errorf(CodeInvalid, op, "only approvals of one call and decisions take a quorum, not a %s", in.shape())
 		}
-		n = 1 // the route's quorum applies to the kinds that vote
+		n = 1 // the route's quorum applies to the kinds that vote (kind.votes)
 	}
 	if n <= 1 {
 		return 0, nil

@@ -36,12 +36,10 @@ func (s *Service) Reconfigure(cfg Config) error {
 
 // swap puts b in force.
 func (s *Service) swap(b *bound) {
-	for _, r := range b.cfg.Routes {
-		if r.RemindEvery > 0 {
-			s.reminded.Store(true)
-		}
-	}
+	// In this order, so that a Remind pass that compares the
+	// configuration in force with its own sees this one (remindScan).
 	s.live.Store(b)
+	s.reminders.configured(b)
 }
 
 // Reload describes one reading of the configuration for the event log:

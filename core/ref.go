@@ -1,7 +1,6 @@
 package core
 
 import (
-	"encoding/json"
 	"strings"
 )
 
@@ -103,82 +102,14 @@ func AnswerFor(q *Question, r Ref, d Decider, text string) (AnswerInput, error) 
 	if r.QuestionID != q.ID {
 		return in, Errorf(CodeInvalid, op, "the button is not for this question")
 	}
-	if q.IsBatch() {
-		return batchAnswerFor(q, r, in, text)
-	}
-	read, ok := refAnswers[q.Kind]
-	if !ok {
+	k, ok := kindOf(q)
+	if !ok || k.button == nil {
 		return in, Errorf(CodeInvalid, op, "the button does not fit this question")
 	}
-	return read(q, r, in, text)
-}
-
-// refAnswers is each kind's reading of its own buttons (a batch's are
-// batchAnswerFor's). A new kind adds its reading here; a button that is
-// not its kind's is refused as not fitting.
-var refAnswers = map[Kind]func(q *Question, r Ref, in AnswerInput, text string) (AnswerInput, error){
-	KindClarification: func(q *Question, r Ref, in AnswerInput, text string) (AnswerInput, error) {
-		if r.Action != RefText || r.Item != -1 {
-			return in, errNotFitting
-		}
-		in.Text = text
-		return in, nil
-	},
-	KindDecision: func(q *Question, r Ref, in AnswerInput, text string) (AnswerInput, error) {
-		if r.Action != RefOption || r.Item != -1 {
-			return in, errNotFitting
-		}
-		if r.Option >= len(q.Options) {
-			return in, errNoOption
-		}
-		in.OptionID, in.Text = q.Options[r.Option].ID, text
-		return in, nil
-	},
-	KindApproval: approvalAnswerFor,
-	KindForm: func(q *Question, r Ref, in AnswerInput, text string) (AnswerInput, error) {
-		switch {
-		case r.Action == RefOption && r.Item >= 0:
-			if r.Item >= len(q.Items) || r.Option >= len(q.Items[r.Item].Options) {
-				return in, errNoOption
-			}
-			in.Items = []ItemInput{{ItemID: q.Items[r.Item].ID, OptionID: q.Items[r.Item].Options[r.Option].ID}}
-		case r.Action == RefText && r.Item >= 0 && r.Item < len(q.Items):
-			in.Items = []ItemInput{{ItemID: q.Items[r.Item].ID, Text: text}}
-		default:
-			return in, errNotFitting
-		}
-		return in, nil
-	},
+	return k.button(q, r, in, text)
 }
 
 var (
 	errNotFitting = Errorf(CodeInvalid, "button", "the button does not fit this question")
 	errNoOption   = Errorf(CodeInvalid, "button", "the option does not exist")
 )
-
-// approvalAnswerFor reads an approval's buttons: approve, deny, approve
-// with edited arguments, and approve with a standing approval for the run
-// (option 0) or the agent (option 1).
-func approvalAnswerFor(q *Question, r Ref, in AnswerInput, text string) (AnswerInput, error) {
-	switch {
-	case r.Action == RefApprove:
-		in.OptionID, in.Text = ApproveOption, text
-	case r.Action == RefEdit && r.Item == -1:
-		// The collected text is the edited arguments, as JSON.
-		if blank(text) {
-			return in, Errorf(CodeInvalid, "button", "the edited arguments are missing: send them as a JSON object")
-		}
-		in.OptionID, in.Arguments = ApproveOption, json.RawMessage(strings.TrimSpace(text))
-	case r.Action == RefStanding && r.Item == -1 && r.Option <= 1:
-		in.OptionID, in.Text = ApproveOption, text
-		in.Standing = &StandingRequest{Scope: StandingRun}
-		if r.Option == 1 {
-			in.Standing.Scope = StandingAgent
-		}
-	case r.Action == RefDeny:
-		in.OptionID, in.Text = DenyOption, text
-	default:
-		return in, errNotFitting
-	}
-	return in, nil
-}

@@ -82,6 +82,9 @@ func (s *Service) dmDeliveries(q *Question, route Route, kind DeliveryKind, purp
 			continue
 		}
 		sf := p.dmSurface()
+		if route.hasRoom(sf, p.IDs[sf][0]) {
+			continue // the route's own room is their account (an email address): one message, not two
+		}
 		out = append(out, Delivery{
 			Key:     fmt.Sprintf("%s:%s:dm:%s", q.ID, purpose, p.Name),
 			Kind:    kind,
@@ -209,15 +212,16 @@ func (s *Service) CallOn(q *Question, surface Surface) []Mention {
 func (s *Service) Remind(ctx context.Context) (int, error) {
 	const op = "remind"
 	// A question keeps the reminders of the route it was asked under, so
-	// a reload that turns them off leaves this pass running for the
-	// questions asked before it (reminded, reconfigure.go).
-	if !s.reminded.Load() {
+	// whether to look at all is remindScan's to say.
+	if !s.reminders.needed() {
 		return 0, nil
 	}
 	now := s.now()
+	b := s.conf()
+	found := false
 	// A claim must outlive the question: it is kept as long as a question
 	// can be open and then retained.
-	cfg := s.conf().cfg
+	cfg := b.cfg
 	ttl := cfg.MaxTimeout + cfg.Retention
 	sent := 0
 	var errs []error
@@ -232,6 +236,7 @@ func (s *Service) Remind(ctx context.Context) (int, error) {
 			if !ok || route.RemindEvery <= 0 {
 				continue
 			}
+			found = true
 			k := min(int(now.Sub(q.CreatedAt)/route.RemindEvery), route.remindMax())
 			if k < 1 {
 				continue
@@ -268,6 +273,7 @@ func (s *Service) Remind(ctx context.Context) (int, error) {
 		}
 		cursor = next
 	}
+	s.reminders.passed(b, found, s.conf)
 	return sent, errors.Join(errs...)
 }
 

@@ -32,9 +32,9 @@ type Outcome struct {
 	Standing  *Standing
 	Standings []Standing
 	// Held is the update of the card the caller's response shows
-	// (AnswerInput.Shown), held back for the caller to drop once that
+	// (AnswerInput.Shown), delayed for the caller to cancel once that
 	// response is delivered (Service.Delivered); nil if nothing was held.
-	Held *Held
+	Held *Pending
 }
 
 // door is who is knocking, which decides the checks the chokepoint runs.
@@ -192,7 +192,7 @@ func (s *Service) try(ctx context.Context, a attempt, q *Question, again bool) (
 	}
 	t.QuestionID, t.Now = q.ID, now
 	if a.shown != "" {
-		t.Hold = newHeld(q.ID, a.actor.Surface, a.shown)
+		t.Shown = &ShownCard{Surface: a.actor.Surface, MessageID: a.shown}
 	}
 	c, err := Next(q, t)
 	if err != nil {
@@ -218,11 +218,7 @@ func (s *Service) try(ctx context.Context, a attempt, q *Question, again bool) (
 		}
 		return Outcome{}, Internal(a.op, err)
 	}
-	out := Outcome{Question: after, Closed: c.Closes()}
-	if c.Held != nil {
-		out.Held = c.Hold
-	}
-	return out, nil
+	return Outcome{Question: after, Closed: c.Closes(), Held: heldOf(c)}, nil
 }
 
 // Apply applies t to question t.QuestionID as st stores it and returns

@@ -31,38 +31,14 @@ func ResumeOf(q *Question) (fence.Resume, error) {
 	in := fence.ResumeInput{QuestionID: string(q.ID), Verb: verb, Closer: closers[closer], Reason: r.Reason,
 		DeciderName: deciderName(r, closer)}
 	timeoutNote(&in, q, closer)
-	switch q.State {
-	case StateAnswered:
-		switch q.Kind {
-		case KindClarification:
-			in.Body = r.Answer
-		case KindDecision:
-			in.Body = r.Answer
-			in.Structured.ChosenOptionID = r.OptionID
-		case KindApproval:
-			if q.IsBatch() {
-				break // the calls' outcomes, below
-			}
-			in.Structured.Approved = r.Approved
-			in.Structured.ArgumentsSHA256 = r.ArgumentsSHA256 // fence words the verdict from these
-			approvalResume(&in, r)
-		}
-	case StateDeclined:
+	if q.State == StateDeclined {
 		// fence fences its own fixed decline text; a decline carries no
 		// body and no reason of the decider's.
 		in.Reason = ""
 	}
-	if q.Kind == KindForm {
-		// Every item answered so far, by whom: all of them once the form
-		// is answered, those given before it closed otherwise.
-		for _, a := range q.Answers {
-			in.Items = append(in.Items, fence.ItemAnswer{ItemID: a.ItemID, OptionID: a.OptionID, Text: a.Text,
-				DecidedBy: closers[a.DecidedBy()], Decider: DeciderLabel(a.Decider)})
-		}
-		in.People = people(q.Answers)
-	}
-	if q.IsBatch() {
-		batchResume(&in, q)
+	// The kind's own part: an answer's body or verdict, its parts.
+	if k, ok := kindOf(q); ok && k.resume != nil {
+		k.resume(&in, q)
 	}
 	for _, v := range q.Votes {
 		in.Votes = append(in.Votes, fence.Vote{Name: DeciderLabel(v.Decider), Choice: v.Choice, Text: v.Text})

@@ -110,3 +110,13 @@ func Pseudonym(key []byte, d Decider) string {
 	m.Write([]byte(d.ID))
 	return hex.EncodeToString(m.Sum(nil)[:16])
 }
+
+// hasRoom reports whether the route posts to room id on surface sf.
+func (r Route) hasRoom(sf Surface, id string) bool {
+	for _, room := range r.Rooms {
+		if room.Surface == sf && room.ID == id {
+			return true
+		}
+	}
+	return false
+}

@@ -75,6 +75,38 @@ type Delivery struct {
 	// Attempts is how many times the store has handed this delivery out,
 	// this time included; above one it is a retry.
 	Attempts int `json:"-"`
+	// Delay, when positive, makes the delivery due only once that long
+	// has passed on the store's clock from when the store enqueues it
+	// (Enqueue and Commit honour it; Create, Renotify and RecordMessage,
+	// which core hands no delayed delivery, enqueue at once), and lets
+	// Outbox.Cancel take it back by its Key
+	// until a claim takes it. It is a wait rather than an instant so that
+	// it is measured on one clock, the store's, as Retry's wait is: an
+	// instant computed on a replica's clock and compared with the Redis
+	// server's would move by their skew. One key waits once per surface:
+	// enqueuing a key that already waits replaces it. A claimed delivery
+	// carries no Delay.
+	Delay time.Duration `json:"-"`
+}
+
+// Pending names a delivery enqueued with a Delay, for Outbox.Cancel.
+type Pending struct {
+	Surface Surface
+	Key     string
+	// QuestionID is the delivery's question, if it names one: a store
+	// files a delivery by it.
+	QuestionID QuestionID
+	// IfVersion, when not nil, makes the cancel conditional: it cancels
+	// only while question QuestionID is still at this version (0 being a
+	// version too: a question as created). The condition
+	// is the canceller's to state, not the delivery's to carry: what a
+	// cancel must not outrun is a change of the question after the state
+	// its caller showed (a Discord response showing version 4 must not
+	// cancel the edit that puts the card right after a version 5 edit
+	// reached the platform first), and only the caller knows which
+	// version it showed; a key is fixed when the delivery is enqueued and
+	// cannot know of a later change.
+	IfVersion *int64
 }
 
 // Transition is what one attempt asks of a question: form items or a
@@ -112,10 +144,10 @@ type Transition struct {
 	// as its caller read it (Apply); a Change computed from it is written
 	// only if the question has not changed since.
 	Read *Question
-	// Hold, when set, names the card whose update the caller's own
-	// response carries: that card's update is held (Change.Held). A card
-	// the question does not have recorded holds nothing.
-	Hold *Held
+	// Shown, when set, names the card the caller's own response shows:
+	// Next delays that card's update by ShownHold (held.go). A card the
+	// question does not have recorded delays nothing.
+	Shown *ShownCard
 }
 
 // Renotice re-posts a still-open question and moves its deadline: a
@@ -173,20 +205,16 @@ type Questions interface {
 	Create(ctx context.Context, q *Question, asked Event, out []Delivery) error
 	// Get returns ErrNotFound for an unknown id.
 	Get(ctx context.Context, id QuestionID) (*Question, error)
-	// ReadToChange returns the question a transition is to be built on:
-	// as Get does, or from a copy the store keeps of a question a local
-	// watcher waits on, which may trail a change made elsewhere by as long
-	// as that change's wake-up takes to arrive. Such a copy carries the
-	// version it was read at, so a Change computed from it is refused as
-	// stale by Commit, and core reads again; a copy can only lack a
-	// change, never hold one the store has not got, so core also reads
-	// again with Get before it refuses on what a copy shows.
+	// ReadToChange is Get for a question a transition is to be built on,
+	// except that it may answer from a copy that trails the store (never
+	// leads it). Commit refuses a Change built on one as stale, so core
+	// reads again with Get after a stale Commit and before a refusal.
 	ReadToChange(ctx context.Context, id QuestionID) (*Question, error)
 	// Commit writes c in one atomic step if the question is still at
 	// version c.From(): c.Question as its new state (its open and closed
-	// indexes with it), c.Events appended, c.Updates enqueued and c.Held
-	// enqueued due only after c.Hold.For on the store's clock, and the
-	// question's watchers woken. If the question has changed since, nothing
+	// indexes with it), c.Events appended, c.Updates enqueued (each with
+	// a Delay due only after it, as Enqueue does), and the question's
+	// watchers woken. If the question has changed since, nothing
 	// changes and the error is a *StaleError (ErrNotFound if it is gone).
 	// The returned question is the state after the change. A store that
 	// may run one call twice (sending it again after losing the reply)
@@ -246,7 +274,7 @@ type EventLog interface {
 // Outbox hands deliveries to chat adapters, at least once.
 type Outbox interface {
 	// Enqueue stores deliveries that belong to no question transition (a
-	// digest).
+	// digest). One with a Delay is due only after it, and cancellable.
 	Enqueue(ctx context.Context, out []Delivery) error
 	// Claim hands out up to max deliveries for surface to consumer: first
 	// those another consumer claimed more than minIdle ago and never
@@ -268,13 +296,13 @@ type Outbox interface {
 	// claimed deliveries ids, so that they do not look idle and are not
 	// taken over while a slow send is on its way.
 	Extend(ctx context.Context, surface Surface, consumer string, ids []string) error
-	// DropHeld removes the update delivery a transition held back
-	// (Transition.Hold) once the caller's response carried it, and
-	// reports whether it did, in one atomic step. It leaves the delivery
-	// alone (false) if it has fallen due or been handed out, if the
-	// question has changed since the transition that held it, or if there
-	// is no such delivery (dropped already, or never held).
-	DropHeld(ctx context.Context, h Held) (bool, error)
+	// Cancel takes back the delivery p names, enqueued with a Delay, so
+	// that it is never handed out, and reports whether it did, in one
+	// atomic step. It leaves the delivery alone (false) once a claim has
+	// taken it (a claim takes it only once it is due), if p.IfVersion is
+	// set and the question has moved on from it, or if there is no such
+	// delivery (cancelled already, never delayed, or unknown).
+	Cancel(ctx context.Context, p Pending) (bool, error)
 	// Leave forgets consumer once it holds nothing (a clean shutdown),
 	// and any other consumer of surface that holds nothing and has been
 	// idle longer than idle (one that died), so the set of consumers stays

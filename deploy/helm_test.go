@@ -157,6 +157,7 @@ func TestChartDefaults(t *testing.T) {
 	}
 	d := m.deployment
 	checkPod(t, m)
+	checkConfigChange(t, m, "reload")
 	if *d.Spec.Replicas != 1 {
 		t.Errorf("replicas %d", *d.Spec.Replicas)
 	}
@@ -197,6 +198,7 @@ func TestChartReplicas(t *testing.T) {
 		t.Fatal("no Ingress rendered")
 	}
 	checkPod(t, m)
+	checkConfigChange(t, m, "restart")
 	d := m.deployment
 	if *d.Spec.Replicas != 3 {
 		t.Errorf("replicas %d", *d.Spec.Replicas)
@@ -312,9 +314,6 @@ func checkPod(t *testing.T, m *manifests) {
 	if !slices.ContainsFunc(c.Ports, func(p corev1.ContainerPort) bool { return p.Name == "metrics" && p.ContainerPort == 9090 }) {
 		t.Errorf("no metrics port: %+v", c.Ports)
 	}
-	if _, ok := pod.Annotations["checksum/config"]; !ok {
-		t.Error("a changed config does not roll the pods (no checksum/config annotation)")
-	}
 
 	podLabels := labels.Set(pod.Labels)
 	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
@@ -414,6 +413,7 @@ func TestChartRefusesBadValues(t *testing.T) {
 		// values.schema.json: a misspelt or mistyped value is named.
 		{"misspelt value", "replicas: 3", "replicas"},
 		{"mistyped value", "replicaCount: three", "replicaCount"},
+		{"an unknown config change", "configChange: roll", "configChange"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			vals, err := chartutil.ReadValues([]byte(c.values))
@@ -425,5 +425,17 @@ func TestChartRefusesBadValues(t *testing.T) {
 				t.Errorf("render error %v; want one saying %q", err, c.want)
 			}
 		})
+	}
+}
+
+// checkConfigChange checks what a changed configuration file does to the
+// pods: with reload (the default) nothing in the pod template changes, so
+// the pods stay and read the file again themselves; with restart the
+// template carries the file's digest, so a new file rolls them.
+func checkConfigChange(t *testing.T, m *manifests, want string) {
+	t.Helper()
+	_, rolls := m.deployment.Spec.Template.Annotations["checksum/config"]
+	if rolls != (want == "restart") {
+		t.Errorf("configChange %s: the pod template has the config's checksum: %v", want, rolls)
 	}
 }

@@ -76,7 +76,7 @@ func TestSignInExchangesATokenForASessionCookie(t *testing.T) {
 // looked at, so even the right one gets no session.
 func TestSignInAttemptsAreBounded(t *testing.T) {
 	e := newEnv(t, nil)
-	e.opts.SignIns = e.store
+	e.opts.SignIns = e.budgets()
 	srv := e.serve()
 	b := e.browser(srv)
 	for i := range console.SignInLimit.Burst {
@@ -108,7 +108,7 @@ func TestSignInAttemptsAreBounded(t *testing.T) {
 // budget.
 func TestSignInBudgetBehindATrustedProxy(t *testing.T) {
 	e := newEnv(t, nil)
-	e.opts.SignIns = e.store
+	e.opts.SignIns = e.budgets()
 	proxies, err := console.ParseProxies("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)

@@ -127,6 +127,18 @@ func newEnv(t testing.TB, routes map[string]core.Route, tune ...func(*console.Op
 	return e
 }
 
+// budgets is a store for the sign-in budgets alone, on the env's
+// simulated clock: on the wall clock a loaded machine's slow attempts
+// would refill a budget mid-test.
+func (e *env) budgets() core.Budget {
+	st, err := bolt.Open(filepath.Join(e.t.TempDir(), "budgets.db"), bolt.Options{NoSync: true, Now: e.clock.Now})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { st.Close() })
+	return st
+}
+
 func (e *env) open(routes map[string]core.Route) {
 	st, err := bolt.Open(filepath.Join(e.dir, "askbridge.db"), bolt.Options{})
 	if err != nil {

@@ -272,7 +272,7 @@ func TestOIDCSessionEndsWithThePerson(t *testing.T) {
 // TestOIDCStartsAreBounded: each start of a sign-in writes to the store,
 // so starts spend the client's sign-in budget as token sign-ins do.
 func TestOIDCStartsAreBounded(t *testing.T) {
-	o := newOIDCEnv(t, func(e *env, opts *console.Options) { opts.SignIns = e.store })
+	o := newOIDCEnv(t, func(e *env, opts *console.Options) { opts.SignIns = e.budgets() })
 	b := o.browser(o.srv)
 	for i := range console.SignInLimit.Burst {
 		if r := b.get("/oidc/login"); r.status != http.StatusFound {

@@ -134,10 +134,10 @@ func deciderOf(i *discordgo.Interaction) core.Decider {
 // response to send within Discord's three seconds: the card edited in
 // place when the click counted, a modal when free text is needed, and a
 // private note when nothing changed. With the card edited in place it also
-// returns that card's update, held back in the outbox (core.Held): the
-// transport drops it (a.delivered) once the response has reached Discord,
+// returns that card's update, delayed in the outbox (core.Pending): the
+// transport cancels it (a.delivered) once the response has reached Discord,
 // so the card is edited once per change, not twice.
-func (a *Adapter) respond(ctx context.Context, i *discordgo.Interaction) (*discordgo.InteractionResponse, *core.Held) {
+func (a *Adapter) respond(ctx context.Context, i *discordgo.Interaction) (*discordgo.InteractionResponse, *core.Pending) {
 	if i.Type == discordgo.InteractionPing {
 		return &discordgo.InteractionResponse{Type: discordgo.InteractionResponsePong}, nil
 	}
@@ -213,7 +213,7 @@ func (a *Adapter) act(ctx context.Context, in inbound) (core.Outcome, *discordgo
 // after the interaction is answered, so it outlives the request (Discord
 // may hang up as soon as it has the response), bounded by a few seconds.
 // If it fails, the held update falls due and edits the card once more.
-func (a *Adapter) delivered(ctx context.Context, h *core.Held) {
+func (a *Adapter) delivered(ctx context.Context, h *core.Pending) {
 	if h == nil {
 		return
 	}

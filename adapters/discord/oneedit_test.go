@@ -226,26 +226,27 @@ func TestLateHTTPResponseLeavesTheEditToTheOutbox(t *testing.T) {
 	}
 }
 
-// heldDrops is a store whose DropHeld waits until gate is closed.
+// heldDrops is a store whose Cancel (the held update's drop) waits until
+// gate is closed.
 type heldDrops struct {
 	core.Store
 	gate chan struct{}
 }
 
-func (h heldDrops) DropHeld(ctx context.Context, held core.Held) (bool, error) {
+func (h heldDrops) Cancel(ctx context.Context, held core.Pending) (bool, error) {
 	select {
 	case <-h.gate:
 	case <-ctx.Done():
 		return false, ctx.Err()
 	}
-	return h.Store.DropHeld(ctx, held)
+	return h.Store.Cancel(ctx, held)
 }
 
 // TestClickAnsweredBeforeTheHeldUpdateIsDropped: the interaction response
 // reaches Discord whole as soon as the answer is stored; dropping the
 // card's held update, which follows it, is a round trip to the store that
 // the click's acknowledgement does not wait for. The store holds every
-// DropHeld back until the clicker has read the whole response; then the
+// drop (Cancel) back until the clicker has read the whole response; then the
 // drop goes through and the card is never edited again. Before, the
 // response was chunked and its end was written only after the drop, so
 // the clicker had it only once the drop had given up (after two seconds),

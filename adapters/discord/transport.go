@@ -67,7 +67,7 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var resp *discordgo.InteractionResponse
-	var held *core.Held
+	var held *core.Pending
 	switch {
 	case i.Type == discordgo.InteractionPing:
 		resp = &discordgo.InteractionResponse{Type: discordgo.InteractionResponsePong}
@@ -85,7 +85,7 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 	}
 	// With its length announced, the response is whole once its bytes are
 	// flushed: Discord has it without waiting for the handler to end, so
-	// the click's acknowledgement never waits for the held update's drop
+	// the click's acknowledgement never waits for the held update's cancel
 	// below (a round trip to the store), as a chunked one did.
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
@@ -93,7 +93,7 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 		a.log.Debug().Err(err).Msg("discord: could not write an interaction response")
 		return
 	}
-	// The held card update is dropped only once the response is on its
+	// The held card update is cancelled only once the response is on its
 	// way to Discord: written and flushed without error, in time.
 	if err := http.NewResponseController(w).Flush(); err != nil {
 		a.log.Debug().Err(err).Msg("discord: could not flush an interaction response")

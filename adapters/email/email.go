@@ -181,7 +181,7 @@ func (a *Adapter) Update(context.Context, *core.Question, core.MessageRef) error
 // message sent to room, unless that recipient has already acted on it.
 func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) error {
 	to := Recipient(room)
-	if acted(q, to) {
+	if q.ActedBy(core.SurfaceEmail, to) {
 		return nil
 	}
 	view := card.New(q, core.MessageRef{Surface: core.SurfaceEmail, Room: room, Kind: core.DeliverPost})
@@ -231,22 +231,6 @@ func (a *Adapter) cardMessage(q *core.Question, c card.Card, to string) (Message
 		m[l.Action.Ref] = l.URL
 	}
 	return RenderCard(c, m)
-}
-
-// acted reports whether the account room has voted on or answered part
-// of q: a reminder would only repeat what they did.
-func acted(q *core.Question, room string) bool {
-	for _, v := range q.Votes {
-		if v.Decider.Surface == core.SurfaceEmail && v.Decider.ID == room {
-			return true
-		}
-	}
-	for _, it := range q.Answers {
-		if it.Decider.Surface == core.SurfaceEmail && it.Decider.ID == room {
-			return true
-		}
-	}
-	return false
 }
 
 // messageID is stable for one question and delivery, so a message sent

@@ -149,10 +149,8 @@ func (a *Adapter) Update(context.Context, *core.Question, core.MessageRef) error
 // has already acted on it.
 func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) error {
 	topic := Topic(room)
-	for _, v := range q.Votes {
-		if v.Decider.Surface == core.SurfaceNtfy && v.Decider.ID == topic {
-			return nil
-		}
+	if q.ActedBy(core.SurfaceNtfy, topic) {
+		return nil
 	}
 	view := card.New(q, core.MessageRef{Surface: core.SurfaceNtfy, Room: topic, Kind: core.DeliverPost})
 	view.Markers = append([]card.Marker{card.MarkerReminder}, view.Markers...)

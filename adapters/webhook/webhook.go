@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -161,6 +162,12 @@ func (s *Sender) Call(ctx context.Context, q *core.Question, d core.Delivery) er
 	req.Header.Set(HeaderSignature, "v1="+sign(key, ts, body))
 	resp, err := s.client.Do(req)
 	if err != nil {
+		// The error names the URL, which goes to the log and the event
+		// log: without its query, where a receiver's token may be.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			ue.URL = core.ShownURL(ue.URL)
+		}
 		if errors.Is(err, errRedirect) {
 			return &core.Permanent{Err: err}
 		}

@@ -451,7 +451,13 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 				}
 			}, core.StateExpired},
 	}
+	asked := map[core.Shape]bool{}
 	for i, c := range cases {
+		shape := core.Shape(c.ask.Kind)
+		if len(c.ask.Calls) > 0 {
+			shape = core.ShapeBatch
+		}
+		asked[shape] = true
 		t.Run(c.name, func(t *testing.T) {
 			req := c.ask
 			req.ToolCallID = fmt.Sprintf("toolu_%02d", i)
@@ -471,6 +477,11 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 			}
 			reads.read(t, ctx, mk, q.ID)
 		})
+	}
+	for _, sh := range core.Shapes() {
+		if !asked[sh] {
+			t.Errorf("no row asks a %s: every kind of question proves here that its resume is fenced", sh)
+		}
 	}
 	for _, tok := range mk.tokens {
 		if !mk.seen[tok] {

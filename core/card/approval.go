@@ -52,3 +52,40 @@ func standingNote(q *core.Question, r core.Ref) string {
 	}
 	return "Recorded: Approved. Later asks for " + q.Call.Tool + " by this agent are approved at once " + how + ", unless an operator revokes it."
 }
+
+// approvalBody is a single call's section: its tool, its arguments (as
+// approved, once edited) and hash, and while open its buttons, the
+// features' among them (edit, standing approvals).
+func approvalBody(c *Card, q *core.Question, open bool) {
+	if q.Call == nil {
+		return
+	}
+	args, sum := shownCall(q)
+	s := Section{Kind: SectionCall, Title: q.Call.Tool, Body: core.PrettyJSON(args)}
+	if len(sum) >= hashShown {
+		s.Hash = sum[:hashShown]
+	}
+	if open {
+		s.Actions = []Action{
+			{Label: LabelApprove, Ref: refOf(q, core.RefApprove, -1, 0), Style: StylePrimary},
+			{Label: LabelDeny, Ref: refOf(q, core.RefDeny, -1, 0), Style: StyleDanger, Input: InputOptional},
+		}
+		if q.Call.Editable.Any() {
+			s.Actions = append(s.Actions, editAction(q, s.Body))
+		}
+		s.Actions = append(s.Actions, standingActions(q)...)
+	}
+	c.Sections = append(c.Sections, s)
+}
+
+// approvalChoice is a single call's verdict, with its changes if edited.
+func approvalChoice(q *core.Question) string {
+	r := q.Resolution
+	if r.Approved != nil && *r.Approved {
+		if r.Edit != nil {
+			return "Approved with changes: " + core.ChangesLine(r.Edit)
+		}
+		return "Approved"
+	}
+	return "Denied"
+}

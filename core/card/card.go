@@ -1,9 +1,6 @@
 package card
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/askbridge/askbridge/core"
 )
 
@@ -53,29 +50,8 @@ func ChoiceLabel(q *core.Question) string {
 	if r == nil {
 		return ""
 	}
-	switch q.Kind {
-	case core.KindDecision:
-		if o, ok := q.Option(r.OptionID); ok {
-			return o.Title
-		}
-	case core.KindApproval:
-		if q.IsBatch() {
-			return batchChoice(q)
-		}
-		if r.Approved != nil && *r.Approved {
-			if r.Edit != nil {
-				return "Approved with changes: " + core.ChangesLine(r.Edit)
-			}
-			return "Approved"
-		}
-		return "Denied"
-	case core.KindForm:
-		var lines []string
-		for _, a := range q.Answers {
-			it, _ := q.Item(a.ItemID)
-			lines = append(lines, fmt.Sprintf("%s: %s", it.Question, it.Shown(a.OptionID, a.Text)))
-		}
-		return strings.Join(lines, "\n")
+	if k := kindCardOf(q); k.choice != nil {
+		return k.choice(q)
 	}
 	return r.Answer
 }

@@ -1,7 +1,6 @@
 package card
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/askbridge/askbridge/core"
@@ -26,81 +25,11 @@ func New(q *core.Question, m core.MessageRef) Card {
 		c.Sections = append(c.Sections, Section{Kind: SectionContext, Body: q.Context})
 	}
 	open := q.Open()
-	ref := func(a core.RefAction, item, option int) core.Ref {
-		return core.Ref{QuestionID: q.ID, Item: item, Action: a, Option: option}
-	}
-	switch q.Kind {
-	case core.KindDecision:
-		if !open {
-			break
-		}
-		for i, o := range q.Options {
-			s := Section{Kind: SectionOption, Index: i, Title: o.Title, Body: o.Writeup, Recommended: o.Recommended}
-			s.Actions = []Action{choice(o.Title, o.Recommended, ref(core.RefOption, -1, i))}
-			c.Sections = append(c.Sections, s)
-		}
-	case core.KindApproval:
-		if q.IsBatch() {
-			c.Sections, c.Progress = append(c.Sections, batchSections(q)...), batchProgress(q)
-			if open {
-				c.Actions = append(c.Actions, batchAllActions(q)...)
-			}
-			break
-		}
-		if q.Call == nil {
-			break
-		}
-		args, sum := shownCall(q)
-		s := Section{Kind: SectionCall, Title: q.Call.Tool, Body: core.PrettyJSON(args)}
-		if d := sum; len(d) >= hashShown {
-			s.Hash = d[:hashShown]
-		}
-		if open {
-			s.Actions = []Action{
-				{Label: LabelApprove, Ref: ref(core.RefApprove, -1, 0), Style: StylePrimary},
-				{Label: LabelDeny, Ref: ref(core.RefDeny, -1, 0), Style: StyleDanger, Input: InputOptional},
-			}
-			if q.Call.Editable.Any() {
-				s.Actions = append(s.Actions, editAction(q, s.Body))
-			}
-			s.Actions = append(s.Actions, standingActions(q)...)
-		}
-		c.Sections = append(c.Sections, s)
-	case core.KindForm:
-		done, total := len(q.Answers), len(q.Items)
-		c.Progress = &FormProgress{Done: done, Total: total}
-		if !open {
-			break
-		}
-		for i, it := range q.Items {
-			s := Section{Kind: SectionItem, Index: i, Title: it.Question}
-			for _, o := range it.Options {
-				s.Choices = append(s.Choices, Choice{Label: o.Label, Description: o.Description, Recommended: o.Recommended})
-			}
-			if a, ok := q.Answered(it.ID); ok {
-				s.Answer = &ItemAnswered{Text: it.Shown(a.OptionID, a.Text), Own: a.OptionID == "", By: PartBy(a),
-					Surface: a.Decider.Surface, At: a.At}
-			} else {
-				// Rows of buttons have no headings on some platforms, so
-				// a label names its item when there are several.
-				num := ""
-				if len(q.Items) > 1 {
-					num = fmt.Sprintf("%d. ", i+1)
-				}
-				for j, o := range it.Options {
-					s.Actions = append(s.Actions, choice(num+o.Label, o.Recommended, ref(core.RefOption, i, j)))
-				}
-				s.Actions = append(s.Actions, Action{Label: num + LabelSomethingElse, Ref: ref(core.RefText, i, 0),
-					Style: StyleDefault, Input: InputRequired})
-			}
-			c.Sections = append(c.Sections, s)
-		}
+	if k := kindCardOf(q); k.body != nil {
+		k.body(&c, q, open)
 	}
 	if open {
-		if q.Kind == core.KindClarification {
-			c.Actions = append(c.Actions, Action{Label: LabelAnswer, Ref: ref(core.RefText, -1, 0), Style: StylePrimary, Input: InputRequired})
-		}
-		c.Actions = append(c.Actions, Action{Label: LabelDecline, Ref: ref(core.RefDecline, -1, 0), Style: StyleDefault})
+		c.Actions = append(c.Actions, Action{Label: LabelDecline, Ref: refOf(q, core.RefDecline, -1, 0), Style: StyleDefault})
 	} else {
 		c.Outcome = outcome(q)
 	}
@@ -197,16 +126,10 @@ func outcome(q *core.Question) *Outcome {
 	if q.State != core.StateAnswered {
 		return o
 	}
-	o.Choice, o.Reason = ChoiceLabel(q), r.Reason
-	switch q.Kind {
-	case core.KindDecision:
-		o.Label = "Chosen"
-	case core.KindApproval:
-		o.Label = "Verdict"
-	case core.KindForm:
-		o.Label, o.Reason = "Answers", ""
-	default:
-		o.Label = "Answer"
+	k := kindCardOf(q)
+	o.Choice, o.Reason, o.Label = ChoiceLabel(q), r.Reason, k.label
+	if k.reasonless {
+		o.Reason = ""
 	}
 	return o
 }

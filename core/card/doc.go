@@ -16,7 +16,8 @@
 // # Files
 //
 // cardview.go the [Card] and its parts ([Section], [Action], [Marker],
-// [Outcome]); cardbuild.go [New], which builds q's card as it stands,
+// [Outcome]); cardbuild.go [New], which builds q's card as it stands
+// from what every card shares and its kind's part (kinds.go),
 // and the reminders ([NewReminder], [Reminder]); batchcard.go a batch's
 // card, one section per call; approval.go an approval's "Edit and
 // approve" and standing-approval buttons and the note after a grant;
@@ -25,8 +26,11 @@
 // [RefusalNote]); outcome.go the one wording, for people, of who or what
 // closed a question ([OutcomeLine], [PartBy], [ClosingPerson]; law 12).
 //
-// A new kind of question adds its sections and buttons in cardbuild.go
-// (a batch's in batchcard.go), its recorded note in notes.go and, if it
-// closes in a way of its own, its outcome line in outcome.go; a new
-// feature on approvals adds its buttons beside approval.go's.
+// A new kind of question adds its card to kinds.go's kindCards (its
+// sections and buttons, its outcome's label, its choice as people read
+// it, its parts' words, its recorded note), which TestEveryKindHasACard
+// checks against core.Shapes; only if it closes in a way of its own does
+// it add an outcome line in outcome.go. A new feature on approvals adds
+// its buttons beside approval.go's (approvalBody) and, per call,
+// batchcard.go's.
 package card

@@ -2,7 +2,6 @@ package card
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/askbridge/askbridge/core"
@@ -38,15 +37,22 @@ func RefusalNote(err error) string {
 // counted: r is the button they pressed (RefText for free text they
 // wrote) and q the question as it stands after it.
 func RecordedNote(q *core.Question, r core.Ref) string {
-	if q != nil && q.IsBatch() && r.Action != core.RefDecline {
-		return batchNote(q, r)
+	if r.Action == core.RefDecline {
+		return "Recorded: you declined. The agent will proceed on its own judgement."
 	}
-	if q != nil && q.Open() && q.Quorum > 1 && r.Action != core.RefDecline {
+	var k kindCard
+	if q != nil {
+		k = kindCardOf(q)
+	}
+	if k.parts != nil && k.note != nil {
+		if n := k.note(q, r); n != "" {
+			return n
+		}
+	}
+	if q != nil && q.Open() && q.Quorum > 1 {
 		return "Recorded your vote (" + strings.Join(core.TallyOf(q).Lines, "; ") + "). The question stays open until enough people agree."
 	}
 	switch r.Action {
-	case core.RefDecline:
-		return "Recorded: you declined. The agent will proceed on its own judgement."
 	case core.RefApprove:
 		return "Recorded: Approved"
 	case core.RefEdit:
@@ -59,20 +65,10 @@ func RecordedNote(q *core.Question, r core.Ref) string {
 	if q == nil {
 		return "Recorded."
 	}
-	if q.Kind == core.KindForm && r.Item >= 0 && r.Item < len(q.Items) {
-		it := q.Items[r.Item]
-		p := FormProgress{Done: len(q.Answers), Total: len(q.Items)}
-		if r.Action == core.RefText {
-			return fmt.Sprintf("Recorded (%s): your own answer to %s", p, it.Question)
+	if k.parts == nil && k.note != nil {
+		if n := k.note(q, r); n != "" {
+			return n
 		}
-		label := ""
-		if r.Option < len(it.Options) {
-			label = it.Options[r.Option].Label
-		}
-		return fmt.Sprintf("Recorded (%s): %s → %s", p, it.Question, label)
-	}
-	if q.Kind == core.KindDecision && r.Action == core.RefOption && r.Option < len(q.Options) {
-		return "Recorded: " + q.Options[r.Option].Title
 	}
 	return "Recorded: your answer"
 }

@@ -183,10 +183,10 @@ func breakdown(gs []*partGroup) string {
 
 // partNoun is what q's parts are: a batch's calls or a form's items.
 func partNoun(q *core.Question) (noun, done string) {
-	if q.IsBatch() {
-		return "calls", "decided"
+	if p := kindCardOf(q).parts; p != nil {
+		return p.noun, p.done
 	}
-	return "items", "answered"
+	return "parts", "answered"
 }
 
 // partsLine words a form or a batch every part of which got its own
@@ -212,11 +212,11 @@ func partsLine(q *core.Question, at string) string {
 		}
 		return line
 	}
-	line := "Answered item by item on " + at + ": "
-	if q.IsBatch() {
-		line = "Decided call by call on " + at + ": "
+	each := "Answered part by part"
+	if p := kindCardOf(q).parts; p != nil {
+		each = p.each
 	}
-	line += breakdown(gs)
+	line := each + " on " + at + ": " + breakdown(gs)
 	for _, g := range gs {
 		if !g.atAsk {
 			return line

@@ -90,6 +90,10 @@ func Deliver(ctx context.Context, svc *core.Service, c core.Courier, o DeliverOp
 		}
 	}()
 	hb := &handBacks{}
+	rooms := &roomLanes{}
+	var inFlight sync.WaitGroup
+	defer inFlight.Wait() // before Leave: the batches still sending hand back
+	var last <-chan struct{}
 	for ctx.Err() == nil {
 		ds, err := s.store.Claim(ctx, surface, o.Consumer, o.Batch, o.MinIdle, o.Block)
 		if err != nil {
@@ -102,7 +106,16 @@ func Deliver(ctx context.Context, svc *core.Service, c core.Courier, o DeliverOp
 			}
 			continue
 		}
-		s.deliverBatch(ctx, c, budgets, ds, o, hb)
+		granted, done := s.startBatch(ctx, c, budgets, ds, o, hb, rooms)
+		inFlight.Go(func() { <-done })
+		// The next claim goes out once every room of this batch has its
+		// budgets' grant (its last sends are on their way) and the batch
+		// before it has finished: at most two batches at once.
+		<-granted
+		if last != nil {
+			<-last
+		}
+		last = done
 	}
 	return nil
 }
@@ -114,113 +127,33 @@ type drain struct {
 	store core.Claims
 }
 
-// deliverBatch carries out one claimed batch, keeping its claims alive
-// while it works, and hands back whatever is left when ctx ends. Each
-// room's deliveries go in order, one at a time (a card's post before its
-// edit); the rooms of a batch go at once, so a drain after downtime
-// sends into many rooms at the platforms' rate rather than at the pace
-// of one send's round trips after another (issue 31: one at a time
-// drained at half of Telegram's rate). The budgets keep every room, and
-// the bot as a whole, within the platform's limits however many go at
-// once.
-func (s *drain) deliverBatch(ctx context.Context, c core.Courier, budgets core.Budgeted, ds []core.Delivery, o DeliverOptions, hb *handBacks) {
-	if len(ds) == 0 {
-		return
-	}
-	surface := c.Surface()
-	// pending is what the heartbeat keeps claimed: the deliveries of the
-	// batch not yet done.
-	var mu sync.Mutex
-	pending := make(map[string]bool, len(ds))
-	for _, d := range ds {
-		pending[d.ID] = true
-	}
-	done := func(id string) {
-		mu.Lock()
-		delete(pending, id)
-		mu.Unlock()
-	}
-	beat, stopBeat := context.WithCancel(ctx)
-	beatDone := make(chan struct{})
-	go func() {
-		defer close(beatDone)
-		t := time.NewTicker(o.MinIdle / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-beat.Done():
-				return
-			case <-t.C:
-				mu.Lock()
-				ids := make([]string, 0, len(pending))
-				for id := range pending {
-					ids = append(ids, id)
-				}
-				mu.Unlock()
-				if err := s.store.Extend(beat, surface, o.Consumer, ids); err != nil && beat.Err() == nil {
-					o.OnError(core.Delivery{Surface: surface}, core.Internal("extend", err))
-				}
-			}
-		}
-	}()
-	defer func() {
-		stopBeat()
-		<-beatDone
-	}()
-
-	var lanes sync.WaitGroup
-	for _, lane := range byRoom(ds) {
-		lanes.Go(func() {
-			for i, d := range lane {
-				if ctx.Err() != nil {
-					// Stopping: hand back what was not sent, uncounted, so
-					// another replica takes it now rather than after MinIdle.
-					for _, rest := range lane[i:] {
-						rest.Attempts--
-						s.retry(ctx, rest, o, 0)
-						done(rest.ID)
-					}
-					return
-				}
-				s.deliverClaimed(ctx, c, budgets, d, o, hb)
-				done(d.ID)
-			}
-		})
-	}
-	lanes.Wait()
-}
-
-// byRoom splits a batch by the room each delivery goes to (an edit's
-// card's room), each room's in the order claimed.
-func byRoom(ds []core.Delivery) [][]core.Delivery {
-	var lanes [][]core.Delivery
-	at := make(map[string]int, len(ds))
-	for _, d := range ds {
-		room := d.Room
-		if room == "" && d.Message != nil {
-			room = d.Message.Room
-		}
-		i, ok := at[room]
-		if !ok {
-			i = len(lanes)
-			at[room] = i
-			lanes = append(lanes, nil)
-		}
-		lanes[i] = append(lanes[i], d)
-	}
-	return lanes
-}
-
 // deliverClaimed carries out one claimed delivery: it waits in the
 // outbox if its budget is spent, is sent, and is acked, retried later or
-// dropped as its outcome says.
-func (s *drain) deliverClaimed(ctx context.Context, c core.Courier, budgets core.Budgeted, d core.Delivery, o DeliverOptions, hb *handBacks) {
-	if wait := s.spend(ctx, budgets, d, o, hb); wait > 0 {
+// dropped as its outcome says. Its budgets are asked first, spending
+// nothing (a delivery not due goes back at once, without the store's
+// work for its send), and spent in DeliverOne's gate, right before the
+// courier's call. granted is called once its budgets have decided (sent
+// now, or handed back).
+func (s *drain) deliverClaimed(ctx context.Context, c core.Courier, budgets core.Budgeted, d core.Delivery, o DeliverOptions, hb *handBacks, granted func()) {
+	defer granted()
+	if budgets != nil {
+		if wait := s.dueLater(ctx, budgets.Budgets(d), d, o, hb, granted); wait > 0 {
+			granted()
+			d.Attempts-- // not attempted
+			s.retry(ctx, d, o, wait)
+			return
+		}
+	}
+	gate := func(ctx context.Context) time.Duration {
+		defer granted()
+		return s.spend(ctx, budgets, d, o, hb)
+	}
+	err := s.svc.DeliverOne(ctx, c, d, gate)
+	if ny := (*core.NotYet)(nil); errors.As(err, &ny) {
 		d.Attempts-- // not attempted
-		s.retry(ctx, d, o, wait)
+		s.retry(ctx, d, o, ny.After)
 		return
 	}
-	err := s.svc.DeliverOne(ctx, c, d)
 	drop := err != nil && s.givesUp(d, err, o)
 	s.svc.Attempted(ctx, d, err, drop)
 	var ra *core.RetryAfter
@@ -260,46 +193,6 @@ func (s *drain) givesUp(d core.Delivery, err error, o DeliverOptions) bool {
 	}
 	return d.Attempts >= o.MaxAttempts
 }
-
-// spend takes d's sends from every budget its courier names, and reports
-// how long d must wait instead (0: go ahead). A budget that has a send
-// again within budgetWait is waited for here, and only it is spent again,
-// so the budgets spent before it are not spent for nothing (the rooms of
-// a batch go at once, and take turns at a bot-wide budget every few
-// milliseconds); a longer wait hands d back to the outbox. If the store
-// cannot say, the send goes ahead: the platform's own 429 is the
-// backstop. A delivery handed back waits its turn among those handed
-// back before it for the same budget (handBacks).
-func (s *drain) spend(ctx context.Context, budgets core.Budgeted, d core.Delivery, o DeliverOptions, hb *handBacks) time.Duration {
-	if budgets == nil {
-		return 0
-	}
-	for _, a := range budgets.Budgets(d) {
-		for {
-			wait, err := o.Budget.Spend(ctx, a.Key, a.Limit)
-			if err != nil {
-				o.OnError(d, core.Internal("budget", err))
-				return 0
-			}
-			if wait == 0 {
-				break
-			}
-			if wait > budgetWait {
-				return hb.wait(a.Key, a.Limit, wait, s.svc.Now())
-			}
-			if !Sleep(ctx, wait) {
-				return wait
-			}
-		}
-	}
-	return 0
-}
-
-// budgetWait is the longest a delivery waits for a budget in its lane
-// rather than back in the outbox: a bot-wide budget of thirty a second
-// comes round every 33 ms, while a room's (one a second) is left to the
-// outbox, so that one room waiting never holds up another for long.
-const budgetWait = 200 * time.Millisecond
 
 // retry puts d back in the outbox, due after wait; it outlives ctx, as an
 // ack does, so a stopping replica still hands back what it holds.

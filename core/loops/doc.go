@@ -23,8 +23,10 @@
 // # Files
 //
 // deliver.go the drain ([Deliver], [DeliverOptions]) and its retry
-// policy, handback.go the turns of the deliveries a spent budget sends
-// back to the outbox, calls.go the webhook outbox's drain
+// policy, batch.go a claimed batch's rooms at once and a room in order
+// across the batches under way, spend.go the send budgets (asked before
+// they are spent, spent right before the courier's call), handback.go
+// the turns of the deliveries a spent budget sends back to the outbox, calls.go the webhook outbox's drain
 // ([DeliverCalls]), lead.go the single-connection lease ([Lead]), run.go
 // the timers ([Run], [Intervals]).
 package loops

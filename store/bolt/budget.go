@@ -71,3 +71,22 @@ func (s *Store) Spend(ctx context.Context, key string, l core.Limit) (time.Durat
 	}
 	return 0, nil
 }
+
+// Until reports how long until key's budget has a send, taking nothing.
+func (s *Store) Until(ctx context.Context, key string, l core.Limit) (time.Duration, error) {
+	if l.Rate <= 0 || l.Per <= 0 {
+		return 0, core.Errorf(core.CodeInvalid, "until", "limit for %q needs a positive rate and period", key)
+	}
+	b := &s.budgets
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	lim := b.m[budgetKey{key, l}]
+	if lim == nil {
+		return 0, nil // never spent, or full again and swept
+	}
+	short := 1 - lim.TokensAt(s.now())
+	if short <= 0 {
+		return 0, nil
+	}
+	return time.Duration(short / float64(lim.Limit()) * float64(time.Second)), nil
+}

@@ -19,7 +19,7 @@ package bolt
 //	loose-events          at ms(8) | seq(8) -> ""                events whose question is not stored
 //	outbox/<surface>      seq(8) -> outboxRecord (JSON)          deliveries, with their lease
 //	leases/<surface>      claimed-at ns(8) | seq(8) -> ""        leased deliveries, oldest claim first
-//	held/<surface>        delivery key -> seq(8)                 held card updates not yet claimed (held.go)
+//	held/<surface>        delivery key -> seq(8)                 delayed deliveries not yet claimed (pending.go)
 //	values                key -> value                           adapters' shared state (core.Values)
 //	values-ttl            key -> expiry ms(8) | value            shared state that expires (core.Values)
 //	value-leases          key -> leaseRecord (JSON)              adapters' leases (core.Values)

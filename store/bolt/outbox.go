@@ -11,7 +11,8 @@ import (
 	"github.com/askbridge/askbridge/core"
 )
 
-// Enqueue stores deliveries that belong to no question transition.
+// Enqueue stores deliveries that belong to no question transition, in
+// one transaction; a delayed one is due only after its delay (pending.go).
 func (s *Store) Enqueue(ctx context.Context, out []core.Delivery) error {
 	const op = "enqueue"
 	if err := checkDeliveries(op, out); err != nil {
@@ -21,14 +22,15 @@ func (s *Store) Enqueue(ctx context.Context, out []core.Delivery) error {
 		return nil
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)
+	dues := s.dues(out)
 	var eff effects
 	err := s.update(ctx, op, func(tx *bbolt.Tx) error {
 		eff = effects{}
-		for _, d := range out {
+		for i, d := range out {
 			if d.CreatedAt.IsZero() {
 				d.CreatedAt = now
 			}
-			if err := enqueue(tx, d, &eff); err != nil {
+			if err := enqueueDue(tx, d, dues, i, &eff); err != nil {
 				return err
 			}
 		}
@@ -71,7 +73,7 @@ func (s *Store) Claim(ctx context.Context, surface core.Surface, consumer string
 		if s.waiting != nil {
 			s.waiting()
 		}
-		// A retried (or held) delivery falling due wakes the claim too,
+		// A retried (or delayed) delivery falling due wakes the claim too,
 		// measured on the store's clock, which the due times are on.
 		var due <-chan time.Time
 		if !next.IsZero() {
@@ -159,7 +161,7 @@ func (s *Store) claimOnce(ctx context.Context, surface core.Surface, consumer st
 			}
 			t.rec.Lease = &lease{Consumer: consumer, At: now, Attempts: attempts}
 			t.rec.Due = time.Time{}
-			if err := unhold(tx, surface, t.rec); err != nil {
+			if err := unpend(tx, surface, t.rec); err != nil {
 				return err
 			}
 			b, err := json.Marshal(t.rec)

@@ -233,9 +233,11 @@ type outboxRecord struct {
 	// now. Prior is how many attempts it had before its retry.
 	Due   time.Time `json:"due,omitzero"`
 	Prior int       `json:"prior,omitempty"`
-	// Held is set on a card update held back for the caller's own
-	// response (held.go) until a claim takes it.
-	Held *heldMark `json:"held,omitempty"`
+	// Pending is set on a delivery enqueued with a delay (pending.go)
+	// until a claim takes it; Held is how records written before delays
+	// were generic say the same.
+	Pending bool      `json:"pending,omitempty"`
+	Held    *heldMark `json:"held,omitempty"`
 }
 
 func checkVersion(what string, v int) error {

@@ -14,7 +14,7 @@ import (
 // Commit writes a change core computed (core.Next), in one transaction,
 // only while the question is still at the version it was computed from:
 // the next state, the indexes of open and closed questions, the events
-// and the card updates, the held one due only after its hold.
+// and the card updates, a delayed one due only after its delay.
 func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, error) {
 	const op = "commit"
 	if c.Before == nil || c.Question == nil || c.Before.ID != c.Question.ID {
@@ -23,17 +23,11 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 	if c.Question.Version != c.From()+1 {
 		return nil, core.Errorf(core.CodeInvalid, op, "a change from version %d makes version %d, not %d", c.From(), c.From()+1, c.Question.Version)
 	}
-	if c.Held != nil && c.Hold == nil {
-		return nil, core.Errorf(core.CodeInvalid, op, "a held update needs its hold")
-	}
 	if err := checkDeliveries(op, c.Updates); err != nil {
 		return nil, err
 	}
 	id := c.Question.ID
-	var due time.Time // when a held update falls due: fixed once, so a re-run holds it the same
-	if c.Held != nil {
-		due = s.now().Add(c.Hold.For)
-	}
+	dues := s.dues(c.Updates)
 	var (
 		out *core.Question
 		eff effects
@@ -67,13 +61,8 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 				return err
 			}
 		}
-		for _, d := range c.Updates {
-			if err := enqueue(tx, d, &eff); err != nil {
-				return err
-			}
-		}
-		if c.Held != nil {
-			if err := enqueueHeld(tx, *c.Held, c.Question.Version, due, &eff); err != nil {
+		for i, d := range c.Updates {
+			if err := enqueueDue(tx, d, dues, i, &eff); err != nil {
 				return err
 			}
 		}

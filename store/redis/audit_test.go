@@ -136,9 +136,9 @@ func TestAuditVerifyFindsTamperingInRedis(t *testing.T) {
 
 // TestAuditChainsOnFromAnEarlierCounter: a shard whose event counter was
 // written before the counter kept the chain's head beside it (the number
-// alone) links its next event to the stream's newest entry, and from
-// then on keeps "<n> <hash>" there: the log verifies whole across the
-// change.
+// alone) gets the stream's newest entry's hash beside it when a store
+// opens on it (the migration), its next event links to that, and the log
+// verifies whole across the change.
 func TestAuditChainsOnFromAnEarlierCounter(t *testing.T) {
 	ctx := t.Context()
 	c := newClient(t)
@@ -154,6 +154,10 @@ func TestAuditChainsOnFromAnEarlierCounter(t *testing.T) {
 	}
 	if err := c.Set(ctx, seqK, n, 0).Err(); err != nil { // as an earlier version left it
 		t.Fatal(err)
+	}
+	s = reopen(t, c, s, 2, redisstore.Options{AuditKey: auditKey}) // migrates the counter
+	if v := c.Get(ctx, seqK).Val(); v != head {
+		t.Fatalf("counter migrated to %q, not %q", v, head)
 	}
 	q := question(0, "run-3", t0.Add(4*time.Second))
 	mustCreate(t, s, q)

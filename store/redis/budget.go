@@ -29,3 +29,21 @@ func (s *Store) Spend(ctx context.Context, key string, l core.Limit) (time.Durat
 	}
 	return max(res.RetryAfter, time.Millisecond), nil
 }
+
+// Until reports how long until key's budget has a send, taking nothing:
+// redis_rate's script asked for no sends reads the bucket's theoretical
+// arrival time (ResetAfter, from now), and a send is granted once that
+// is within the burst less one send of now.
+func (s *Store) Until(ctx context.Context, key string, l core.Limit) (time.Duration, error) {
+	const op = "redis until"
+	if l.Rate <= 0 || l.Per <= 0 {
+		return 0, core.Errorf(core.CodeInvalid, op, "limit for %q needs a positive rate and period", key)
+	}
+	burst := max(l.Burst, 1)
+	res, err := s.rate.AllowN(ctx, s.k.budget(key), redis_rate.Limit{Rate: l.Rate, Burst: burst, Period: l.Per}, 0)
+	if err != nil {
+		return 0, core.Internal(op, err)
+	}
+	slack := time.Duration(burst-1) * l.Per / time.Duration(l.Rate)
+	return max(res.ResetAfter-slack, 0), nil
+}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/base64"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -69,6 +70,9 @@ func (s *Store) SearchClosed(ctx context.Context, cq core.ClosedQuery, cursor st
 		pos = p
 	case !cq.To.IsZero():
 		pos = closedPos{ms: cq.To.UnixMilli()} // id "": nothing at To itself
+	}
+	if err := s.catchUpClosed(ctx); err != nil {
+		return core.ClosedPage{}, core.Internal(op, err)
 	}
 	floor := "-inf"
 	if !cq.From.IsZero() {
@@ -166,4 +170,58 @@ func (s *Store) closedBefore(ctx context.Context, pos closedPos, floor string, n
 		all = all[:n]
 	}
 	return all, nil
+}
+
+// catchUpBatch is how many events one catch-up script reads.
+const catchUpBatch = 1000
+
+// catchUpClosed brings every shard's closed index up to date from the
+// closes marked on the event stream since the last catch-up
+// (closed_catchup.lua), all shards at once in a round trip, again while
+// a shard had more to read. A close leaves its question out of the index
+// so that it costs one ZADD less; its readers pay here instead, once per
+// close over all replicas.
+func (s *Store) catchUpClosed(ctx context.Context) error {
+	pending := make([]int, s.shards)
+	for shard := range s.shards {
+		pending[shard] = shard
+	}
+	for len(pending) > 0 {
+		cmds := make([]*goredis.Cmd, len(pending))
+		_, err := s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
+			for i, shard := range pending {
+				sk := s.shardKeys(shard)
+				keys := []string{sk.events, sk.closed, s.k.closedCursor(shard)}
+				if scriptHook != nil {
+					scriptHook(closedCatchUpScript.name, keys)
+				}
+				cmds[i] = p.EvalSha(ctx, closedCatchUpScript.Hash(), keys, catchUpBatch)
+			}
+			return nil
+		})
+		if goredis.HasErrorPrefix(err, "NOSCRIPT") {
+			for _, shard := range pending {
+				sk := s.shardKeys(shard)
+				if _, err := s.run(ctx, closedCatchUpScript, []string{sk.events, sk.closed, s.k.closedCursor(shard)}, catchUpBatch); err != nil {
+					return err
+				}
+			}
+			continue // loaded now; go round again to read on
+		}
+		if err != nil {
+			return fmt.Errorf("closed index catch-up: %w", err)
+		}
+		var more []int
+		for i, c := range cmds {
+			r, err := parseReply(closedCatchUpScript.name, c.Val())
+			if err != nil {
+				return err
+			}
+			if r.n == catchUpBatch {
+				more = append(more, pending[i])
+			}
+		}
+		pending = more
+	}
+	return nil
 }

@@ -114,25 +114,18 @@ func (s *Store) decodeEvent(m goredis.XMessage, shard int) (core.Event, error) {
 }
 
 // QuestionEvents reads one question's events: the stream ids its record
-// keeps (the "ev" field, and the list key of records written before it),
-// then those entries of its shard's stream, in one pipeline each.
+// keeps (the "ev" field), then those entries of its shard's stream.
 func (s *Store) QuestionEvents(ctx context.Context, id core.QuestionID, limit int) ([]core.Event, error) {
 	const op = "redis question events"
 	shard, ok := s.shardOf(id)
 	if !ok || !core.ValidID(id) {
 		return nil, nil // no stored question has such an id
 	}
-	var field *goredis.StringCmd
-	var list *goredis.StringSliceCmd
-	_, err := s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
-		field = p.HGet(ctx, s.k.question(id), "ev")
-		list = p.LRange(ctx, s.k.questionEvents(id), 0, -1)
-		return nil
-	})
+	field, err := s.client.HGet(ctx, s.k.question(id), "ev").Result()
 	if err != nil && !errors.Is(err, goredis.Nil) {
 		return nil, core.Internal(op, err)
 	}
-	ids := append(list.Val(), strings.Fields(field.Val())...)
+	ids := strings.Fields(field)
 	cmds := make([]*goredis.XMessageSliceCmd, len(ids))
 	_, err = s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
 		for i, sid := range ids {

@@ -43,10 +43,7 @@ func OpenMember(q *core.Question) string { return openMember(q) }
 // left it before a change made elsewhere whose wake-up is still on its
 // way. The question must be watched.
 func KeepFresh(s *Store, q *core.Question) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c := *q
-	s.kept.fresh[q.ID] = &c
+	s.cache.readEnds(q.ID, s.cache.readStarts(q.ID), q)
 }
 
 // SetHealthEvery sets how long the subscriber waits before it pings, and
@@ -71,6 +68,9 @@ func CreateHash() string { return createScript.Hash() }
 // RenotifyHash is the SHA1 of the renotify script.
 func RenotifyHash() string { return renotifyScript.Hash() }
 
+// LaterHash is the SHA1 of the script that enqueues delayed deliveries.
+func LaterHash() string { return laterScript.Hash() }
+
 // Resolve applies t to the question as stored, as the chokepoint would
 // (core.Apply: Next, then Commit, again if it went stale), for the
 // black-box tests that drive the store with transitions of their own.
@@ -81,3 +81,25 @@ func (s *Store) Resolve(ctx context.Context, t core.Transition) (*core.Question,
 // DirectCalls is how many hot-path calls in flight go around the
 // autopipeliner.
 const DirectCalls = directCalls
+
+// LayoutKeys names, per shard of s, the key that holds the layout its
+// records are in; deleting them makes the next store opened on the same
+// prefix migrate again, as one of a version before the layout was kept.
+func LayoutKeys(s *Store) []string {
+	out := make([]string, s.shards)
+	for shard := range out {
+		out[shard] = s.k.layout(shard)
+	}
+	return out
+}
+
+// Prefix is the key prefix s was opened with.
+func Prefix(s *Store) string { return s.k.prefix }
+
+// DocumentKeys names question id's document and resolution keys.
+func DocumentKeys(s *Store, id core.QuestionID) (document, resolution string) {
+	return s.k.document(id), s.k.resolution(id)
+}
+
+// LayoutVersion is the layout of the records this version writes.
+const LayoutVersion = layoutVersion

@@ -60,10 +60,15 @@ func (s *Store) OpenPage(ctx context.Context, f core.OpenFilter, cursor string, 
 		for _, q := range qs {
 			byID[q.ID] = q
 		}
+		var stale []string
 		for i, m := range chunk {
 			q := byID[ids[i]]
-			// A question closed since the index was read is no longer open.
-			if q == nil || !q.Open() || !f.Match(q) {
+			// A close leaves its member to the readers of the index.
+			if q == nil || !q.Open() {
+				stale = append(stale, m)
+				continue
+			}
+			if !f.Match(q) {
 				continue
 			}
 			page.Total++
@@ -76,6 +81,9 @@ func (s *Store) OpenPage(ctx context.Context, f core.OpenFilter, cursor string, 
 			default:
 				page.Questions, last = append(page.Questions, q), m
 			}
+		}
+		if err := s.dropOpenMembers(ctx, stale); err != nil {
+			return core.OpenPage{}, core.Internal(op, err)
 		}
 	}
 	return page, nil

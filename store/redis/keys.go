@@ -12,20 +12,27 @@ import (
 // Cluster every script's keys share one slot.
 //
 //	{ab:s0}:q:<id>          hash: one question (see record.go for fields)
-//	{ab:s0}:d:<id>          string: the question's document (record.go);
-//	                        records written before it keep it in the hash
+//	{ab:s0}:d:<id>          string: the question's document (record.go)
+//	{ab:s0}:r:<id>          string: the question's resolution, once closed
 //	{ab:s0}:qe:<id>         list: stream ids of the question's events, in
-//	                        records written before the q hash's "ev" field
-//	                        (read and dropped by purge; no longer written)
+//	                        records of layout 0 (migrate.go folds it into
+//	                        the hash's "ev" field and drops it)
 //	{ab:s0}:events          stream: the shard's event log, ids "<n>-<shard>";
 //	                        fields e (eventcodec.go), c and x (its audit
-//	                        chain, chain.go)
+//	                        chain, chain.go), z on a close's event
 //	{ab:s0}:seq             string: the shard's event counter and the
 //	                        newest event's link, "<n> <hash>" (common.lua's
-//	                        append_event; earlier versions: n alone)
-//	{ab:s0}:open            zset (lex): open questions in listing order
+//	                        append_event; layout 0 and 1: n alone)
+//	{ab:s0}:open            zset (lex): open questions in listing order; as
+//	                        deadline, a close leaves its member to ListOpen,
+//	                        OpenPage or purge
 //	{ab:s0}:created         zset: question id by created ms
-//	{ab:s0}:closed          zset: question id by closed ms
+//	{ab:s0}:closed          zset: question id by closed ms, caught up by its
+//	                        readers from the closes' marks (closed_catchup.lua)
+//	{ab:s0}:closedcur       string: the id of the newest event the closed
+//	                        index has been caught up to
+//	{ab:s0}:layout          string: the layout the shard's records are in
+//	                        (migrate.go); absent: 0 or 1, before it was kept
 //	{ab:s0}:deadline        zset: question id by deadline ms; a close leaves
 //	                        its member to Due (which skips and drops it) or purge
 //	{ab:s0}:runq            zset (lex): "<run>\0<id>"; as deadline, a close
@@ -35,8 +42,8 @@ import (
 //	{ab:s0}:idem            hash: idempotency key -> id of the question asked with it
 //	{ab:s0}:out:<surface>   stream: the shard's outbox for a chat surface
 //	{ab:s0}:later:<surface> zset: the outbox's retries, by the ms they fall due,
-//	                        and its held card updates ("h|<key>")
-//	{ab:s0}:held:<surface>  hash: a held card update's key -> its fields
+//	                        and its delayed deliveries ("h|<key>", pending.go)
+//	{ab:s0}:held:<surface>  hash: a delayed delivery's key -> what goes on the stream
 //	{ab:s0}:wake            pub/sub channel: ids of changed questions
 //	{ab:s0}:beat            string: the bridge's heartbeat (shard 0 only)
 //	{ab:s0}:v:<key>         string, TTL if set for a time: an adapter's shared value (shard 0 only)
@@ -64,27 +71,33 @@ func (k keys) document(id core.QuestionID) string {
 	return k.tag(core.ShardOf(id)) + ":d:" + string(id)
 }
 
+func (k keys) resolution(id core.QuestionID) string {
+	return k.tag(core.ShardOf(id)) + ":r:" + string(id)
+}
+
 func (k keys) questionEvents(id core.QuestionID) string {
 	return k.tag(core.ShardOf(id)) + ":qe:" + string(id)
 }
 
-func (k keys) events(shard int) string      { return k.tag(shard) + ":events" }
-func (k keys) seq(shard int) string         { return k.tag(shard) + ":seq" }
-func (k keys) open(shard int) string        { return k.tag(shard) + ":open" }
-func (k keys) created(shard int) string     { return k.tag(shard) + ":created" }
-func (k keys) closed(shard int) string      { return k.tag(shard) + ":closed" }
-func (k keys) deadline(shard int) string    { return k.tag(shard) + ":deadline" }
-func (k keys) runOpen(shard int) string     { return k.tag(shard) + ":runq" }
-func (k keys) runs(shard int) string        { return k.tag(shard) + ":runs" }
-func (k keys) loose(shard int) string       { return k.tag(shard) + ":loose" }
-func (k keys) idempotency(shard int) string { return k.tag(shard) + ":idem" }
-func (k keys) wake(shard int) string        { return k.tag(shard) + ":wake" }
-func (k keys) beat() string                 { return k.tag(0) + ":beat" }
-func (k keys) value(key string) string      { return k.tag(0) + ":v:" + key }
-func (k keys) lease(key string) string      { return k.tag(0) + ":l:" + key }
-func (k keys) once(key string) string       { return k.tag(0) + ":o:" + key }
-func (k keys) standing() string             { return k.tag(0) + ":standing" }
-func (k keys) budget(key string) string     { return k.prefix + ":budget:" + key }
+func (k keys) events(shard int) string       { return k.tag(shard) + ":events" }
+func (k keys) seq(shard int) string          { return k.tag(shard) + ":seq" }
+func (k keys) open(shard int) string         { return k.tag(shard) + ":open" }
+func (k keys) created(shard int) string      { return k.tag(shard) + ":created" }
+func (k keys) closed(shard int) string       { return k.tag(shard) + ":closed" }
+func (k keys) closedCursor(shard int) string { return k.tag(shard) + ":closedcur" }
+func (k keys) layout(shard int) string       { return k.tag(shard) + ":layout" }
+func (k keys) deadline(shard int) string     { return k.tag(shard) + ":deadline" }
+func (k keys) runOpen(shard int) string      { return k.tag(shard) + ":runq" }
+func (k keys) runs(shard int) string         { return k.tag(shard) + ":runs" }
+func (k keys) loose(shard int) string        { return k.tag(shard) + ":loose" }
+func (k keys) idempotency(shard int) string  { return k.tag(shard) + ":idem" }
+func (k keys) wake(shard int) string         { return k.tag(shard) + ":wake" }
+func (k keys) beat() string                  { return k.tag(0) + ":beat" }
+func (k keys) value(key string) string       { return k.tag(0) + ":v:" + key }
+func (k keys) lease(key string) string       { return k.tag(0) + ":l:" + key }
+func (k keys) once(key string) string        { return k.tag(0) + ":o:" + key }
+func (k keys) standing() string              { return k.tag(0) + ":standing" }
+func (k keys) budget(key string) string      { return k.prefix + ":budget:" + key }
 
 func (k keys) outbox(shard int, s core.Surface) string {
 	return k.tag(shard) + ":out:" + string(s)
@@ -117,12 +130,13 @@ type shardKeys struct {
 	outboxes                                     []string
 	questionPrefix                               string // + id: keys.question
 	documentPrefix                               string // + id: keys.document
+	resolutionPrefix                             string // + id: keys.resolution
 	// common and wakeArg are the scripts' leading ARGV (see common.lua)
 	// and the wake-up channel, boxed once; resolveKeys are resolve.lua's
-	// KEYS[2..5] and boxes its outbox streams, boxed once.
+	// KEYS[2..4] and boxes the shard's outbox streams, boxed once.
 	common      [3]any
 	wakeArg     any
-	resolveKeys [4]any
+	resolveKeys [3]any
 	boxes       []any
 }
 
@@ -131,10 +145,10 @@ func (k keys) forShard(shard int, timed string) shardKeys {
 		shard: shard, events: k.events(shard), seq: k.seq(shard), open: k.open(shard),
 		deadline: k.deadline(shard), runOpen: k.runOpen(shard), closed: k.closed(shard),
 		wake: k.wake(shard), outboxes: k.outboxes(shard), questionPrefix: k.tag(shard) + ":q:",
-		documentPrefix: k.tag(shard) + ":d:",
-		common:         [3]any{shard, timed, surfaceList}, wakeArg: k.wake(shard),
+		documentPrefix: k.tag(shard) + ":d:", resolutionPrefix: k.tag(shard) + ":r:",
+		common: [3]any{shard, timed, surfaceList}, wakeArg: k.wake(shard),
 	}
-	sk.resolveKeys = [4]any{sk.events, sk.seq, sk.open, sk.closed}
+	sk.resolveKeys = [3]any{sk.events, sk.seq, sk.closed}
 	for _, box := range sk.outboxes {
 		sk.boxes = append(sk.boxes, box)
 	}

@@ -13,8 +13,8 @@ import (
 
 // TestQuestionIsCompact: a question with its cards keeps its hash in
 // Redis's listpack encoding (every value at most 64 bytes), open and
-// closed, its document and then its resolution in a key of its own; its
-// close finds its open index member from the shortened one the hash keeps.
+// closed, its document and its resolution in keys of their own. Its
+// close leaves its open index member, which the next listing drops.
 func TestQuestionIsCompact(t *testing.T) {
 	ctx := t.Context()
 	c := newClient(t)
@@ -56,8 +56,18 @@ func TestQuestionIsCompact(t *testing.T) {
 		!got.Resolution.At.Equal(tr.Resolution.At) || got.Text != q.Text {
 		t.Fatalf("closed question read back: %+v", got)
 	}
+	docK, resK := redisstore.DocumentKeys(s, q.ID)
+	if v := c.Get(ctx, resK).Val(); !strings.Contains(v, tr.Resolution.Answer) || strings.Contains(c.Get(ctx, docK).Val(), tr.Resolution.Answer) {
+		t.Fatalf("resolution key %q; the document holds it: %v", v, strings.Contains(c.Get(ctx, docK).Val(), tr.Resolution.Answer))
+	}
+	if n, _ := c.ZCard(ctx, openK).Result(); n != 1 {
+		t.Fatalf("open index has %d members after the close, not its one left to the readers", n)
+	}
+	if qs, _, err := s.ListOpen(ctx, "", 10); err != nil || len(qs) != 0 {
+		t.Fatalf("open list after the close: %+v, %v", qs, err)
+	}
 	if n, _ := c.ZCard(ctx, openK).Result(); n != 0 {
-		t.Fatalf("open index has %d members after the close", n)
+		t.Fatalf("open index has %d members after a listing met the closed one", n)
 	}
 }
 
@@ -127,7 +137,7 @@ func TestHeldSecondCard(t *testing.T) {
 	}
 	tr := answer(q, "ada", t0.Add(time.Minute))
 	tr.Read = read
-	tr.Hold = &core.Held{QuestionID: q.ID, Surface: core.SurfaceDiscord, MessageID: dc.ID, Key: string(q.ID) + "/update/held/1", For: time.Second}
+	tr.Shown = &core.ShownCard{Surface: core.SurfaceDiscord, MessageID: dc.ID}
 	if _, err := s.Resolve(ctx, tr); err != nil {
 		t.Fatal(err)
 	}
@@ -137,9 +147,9 @@ func TestHeldSecondCard(t *testing.T) {
 	if ds := drain(t, s, core.SurfaceDiscord); len(ds) != 0 {
 		t.Fatalf("held update claimed before its hold passed: %+v", ds)
 	}
-	clock.Advance(time.Second)
+	clock.Advance(core.ShownHold)
 	ds := drain(t, s, core.SurfaceDiscord)
-	if len(ds) != 1 || ds[0].Key != tr.Hold.Key || ds[0].Kind != core.DeliverUpdate || ds[0].QuestionID != q.ID ||
+	if len(ds) != 1 || ds[0].Key != core.UpdateKey(q.ID, read.Version+1, 1) || ds[0].Kind != core.DeliverUpdate || ds[0].QuestionID != q.ID ||
 		ds[0].Room != dc.Room || ds[0].Message == nil || *ds[0].Message != dc {
 		t.Fatalf("held update once due: %+v", ds)
 	}

@@ -15,13 +15,19 @@ import (
 
 // Enqueue stores deliveries that belong to no question: each goes to the
 // shard its key hashes to (its question's shard when it names one), all
-// of one shard in one MULTI.
+// of one shard in one MULTI; delayed ones first, each shard's and
+// surface's in one script (pending.go).
 func (s *Store) Enqueue(ctx context.Context, out []core.Delivery) error {
 	const op = "redis enqueue"
 	byShard := make(map[int][]goredis.XAddArgs)
+	var later []core.Delivery
 	for _, d := range out {
 		if !d.Surface.HasOutbox() {
 			return core.Errorf(core.CodeInvalid, op, "deliveries go to %s, not %q", core.SurfaceNames(core.OutboxSurfaces), d.Surface)
+		}
+		if d.Delay > 0 {
+			later = append(later, d)
+			continue
 		}
 		b, err := json.Marshal(&d)
 		if err != nil {
@@ -32,6 +38,11 @@ func (s *Store) Enqueue(ctx context.Context, out []core.Delivery) error {
 			Stream: s.k.outbox(shard, d.Surface),
 			Values: []any{"d", string(b)},
 		})
+	}
+	if len(later) > 0 {
+		if err := s.enqueueLater(ctx, later); err != nil {
+			return core.Internal(op, err)
+		}
 	}
 	for _, adds := range byShard {
 		_, err := s.client.TxPipelined(ctx, func(p goredis.Pipeliner) error {

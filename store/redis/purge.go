@@ -22,6 +22,9 @@ const purgeBatch = 500
 func (s *Store) Purge(ctx context.Context, cutoff time.Time, limit int) (int, error) {
 	const op = "redis purge"
 	total := 0
+	if err := s.catchUpClosed(ctx); err != nil {
+		return 0, core.Internal(op, err)
+	}
 	for shard := range s.shards {
 		for {
 			want := purgeBatch
@@ -38,7 +41,7 @@ func (s *Store) Purge(ctx context.Context, cutoff time.Time, limit int) (int, er
 				return total, core.Internal(op, err)
 			}
 			keys := []string{s.k.closed(shard), s.k.created(shard), s.k.events(shard), s.k.loose(shard), s.k.idempotency(shard),
-				s.k.deadline(shard), s.k.runOpen(shard), s.k.seq(shard)}
+				s.k.deadline(shard), s.k.runOpen(shard), s.k.seq(shard), s.k.open(shard)}
 			now := time.Now()
 			if s.now != nil {
 				now = s.now()
@@ -52,7 +55,7 @@ func (s *Store) Purge(ctx context.Context, cutoff time.Time, limit int) (int, er
 				if sh, ok := s.shardOf(id); !ok || sh != shard {
 					continue
 				}
-				keys = append(keys, s.k.question(id), s.k.questionEvents(id), s.k.document(id))
+				keys = append(keys, s.k.question(id), s.k.document(id), s.k.resolution(id))
 				args = append(args, string(id))
 			}
 			r, err := s.run(ctx, purgeScript, keys, args...)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -41,14 +42,15 @@ func (s *Store) openOnly(ctx context.Context, ids []core.QuestionID) (open, stal
 
 // dropStale removes index members of questions that are closed or gone.
 // A closed question never reopens, so removing its entry can race with
-// nothing; member gives each id's index key and member.
-func (s *Store) dropStale(ctx context.Context, ids []core.QuestionID, member func(id core.QuestionID) (key, m string)) error {
-	if len(ids) == 0 {
+// nothing; member gives each one's index key and member (items are
+// question ids, or the index members themselves).
+func dropStale[T any](ctx context.Context, s *Store, items []T, member func(T) (key, m string)) error {
+	if len(items) == 0 {
 		return nil
 	}
 	_, err := s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
-		for _, id := range ids {
-			k, m := member(id)
+		for _, it := range items {
+			k, m := member(it)
 			p.ZRem(ctx, k, m)
 		}
 		return nil
@@ -56,15 +58,51 @@ func (s *Store) dropStale(ctx context.Context, ids []core.QuestionID, member fun
 	return err
 }
 
+// dropOpenMembers removes open index members (openMember) of questions
+// that are closed or gone: a close leaves its member to the readers of
+// the index (resolve.lua). A closed question never reopens, so this can
+// race with nothing.
+func (s *Store) dropOpenMembers(ctx context.Context, members []string) error {
+	return dropStale(ctx, s, members, func(m string) (string, string) {
+		sh, _ := s.shardOf(openMemberID(m))
+		return s.k.open(sh), m
+	})
+}
+
+// listRounds bounds how often one ListOpen call drops closed questions'
+// members and reads again to fill its page.
+const listRounds = 8
+
 // ListOpen pages through the open index; the cursor is the last member
-// returned, so ties in time never make a page skip or repeat.
+// returned, so ties in time never make a page skip or repeat. The index
+// keeps closed questions' members until a reader meets them (a close does
+// not pay for removing them), so ListOpen drops those it meets and reads
+// again until its page is open questions only.
 func (s *Store) ListOpen(ctx context.Context, cursor string, limit int) ([]*core.Question, string, error) {
+	const op = "redis list open"
+	for round := 1; ; round++ {
+		qs, next, stale, err := s.listOpen(ctx, cursor, limit)
+		if err != nil {
+			return nil, "", err
+		}
+		if err := s.dropOpenMembers(ctx, stale); err != nil {
+			return nil, "", core.Internal(op, err)
+		}
+		if len(stale) == 0 || limit <= 0 || next == "" || round == listRounds {
+			return qs, next, nil
+		}
+	}
+}
+
+// listOpen is one read of ListOpen's: the page, its next cursor and the
+// members it met of questions no longer open.
+func (s *Store) listOpen(ctx context.Context, cursor string, limit int) ([]*core.Question, string, []string, error) {
 	const op = "redis list open"
 	start := "-"
 	if cursor != "" {
 		b, err := base64.RawURLEncoding.DecodeString(cursor)
 		if err != nil || !validOpenMember(string(b)) {
-			return nil, "", core.Errorf(core.CodeInvalid, op, "bad cursor")
+			return nil, "", nil, core.Errorf(core.CodeInvalid, op, "bad cursor")
 		}
 		start = "(" + string(b)
 	}
@@ -80,7 +118,7 @@ func (s *Store) ListOpen(ctx context.Context, cursor string, limit int) ([]*core
 		return nil
 	})
 	if err != nil {
-		return nil, "", core.Internal(op, err)
+		return nil, "", nil, core.Internal(op, err)
 	}
 	var members []string
 	for _, c := range cmds {
@@ -95,16 +133,31 @@ func (s *Store) ListOpen(ctx context.Context, cursor string, limit int) ([]*core
 	ids := make([]core.QuestionID, 0, len(members))
 	for _, m := range members {
 		if validOpenMember(m) {
+			members[len(ids)] = m
 			ids = append(ids, openMemberID(m))
 		}
 	}
+	members = members[:len(ids)]
 	qs, err := s.load(ctx, ids)
 	if err != nil {
-		return nil, "", core.Internal(op, err)
+		return nil, "", nil, core.Internal(op, err)
 	}
-	// A question closed since the index was read is no longer open.
-	qs = slices.DeleteFunc(qs, func(q *core.Question) bool { return !q.Open() })
-	return qs, next, nil
+	// load keeps the order and skips what is gone.
+	var stale []string
+	open := qs[:0]
+	for i, j := 0, 0; i < len(ids); i++ {
+		if j < len(qs) && qs[j].ID == ids[i] {
+			if qs[j].Open() {
+				open = append(open, qs[j])
+			} else {
+				stale = append(stale, members[i])
+			}
+			j++
+			continue
+		}
+		stale = append(stale, members[i])
+	}
+	return open, next, stale, nil
 }
 
 // Between lists questions by created or closed time in [from, to).
@@ -115,6 +168,11 @@ func (s *Store) Between(ctx context.Context, idx core.TimeIndex, from, to time.T
 	}
 	if !from.Before(to) {
 		return nil, nil
+	}
+	if idx == core.ByClosed {
+		if err := s.catchUpClosed(ctx); err != nil {
+			return nil, core.Internal(op, err)
+		}
 	}
 	ids, err := s.rangeByScore(ctx, func(shard int) string { k, _ := s.k.index(shard, idx); return k },
 		msString(from), "("+msString(to), limit)
@@ -147,7 +205,7 @@ func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]core.Quest
 		if err != nil {
 			return nil, core.Internal(op, err)
 		}
-		if err := s.dropStale(ctx, stale, func(id core.QuestionID) (string, string) {
+		if err := dropStale(ctx, s, stale, func(id core.QuestionID) (string, string) {
 			sh, _ := s.shardOf(id)
 			return s.k.deadline(sh), string(id)
 		}); err != nil {
@@ -196,11 +254,11 @@ func (s *Store) rangeByScore(ctx context.Context, key func(shard int) string, lo
 // loadOne reads question id through the autopipeliner ap, with the read
 // script, so that its two keys are read at one moment; nil if it is gone.
 func (s *Store) loadOne(ctx context.Context, ap *goredis.AutoPipeliner, id core.QuestionID) ([]*core.Question, error) {
-	qkey, dkey := s.k.question(id), s.k.document(id)
+	qkey, dkey, rkey := s.k.question(id), s.k.document(id), s.k.resolution(id)
 	if scriptHook != nil {
-		scriptHook(readScript.name, []string{qkey, dkey})
+		scriptHook(readScript.name, []string{qkey, dkey, rkey})
 	}
-	v, err := s.runScript(ctx, ap, readScript, append(scriptArgs(2, 0), qkey, dkey))
+	v, err := s.runScript(ctx, ap, readScript, append(scriptArgs(3, 0), qkey, dkey, rkey))
 	if err != nil {
 		return nil, err
 	}
@@ -225,15 +283,16 @@ func (s *Store) load(ctx context.Context, ids []core.QuestionID) ([]*core.Questi
 	if ap != nil && len(ids) == 1 {
 		return s.loadOne(ctx, ap, ids[0])
 	}
-	// A question's hash and document, in one round trip for all of them.
+	// A question's hash, and its document and resolution (one MGET: the
+	// keys share the question's slot), in one round trip for all of them.
 	cmds := make([]struct {
-		hash *goredis.MapStringStringCmd
-		doc  *goredis.StringCmd
+		hash  *goredis.MapStringStringCmd
+		parts *goredis.SliceCmd
 	}, len(ids))
 	_, err := s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
 		for i, id := range ids {
 			cmds[i].hash = p.HGetAll(ctx, s.k.question(id))
-			cmds[i].doc = p.Get(ctx, s.k.document(id))
+			cmds[i].parts = p.MGet(ctx, s.k.document(id), s.k.resolution(id))
 		}
 		return nil
 	})
@@ -249,11 +308,13 @@ func (s *Store) load(ctx context.Context, ids []core.QuestionID) ([]*core.Questi
 		if len(f) == 0 {
 			continue // purged meanwhile
 		}
-		doc, err := c.doc.Result()
-		if err != nil && !errors.Is(err, goredis.Nil) {
-			return nil, err
+		parts, err := c.parts.Result()
+		if err != nil || len(parts) != 2 {
+			return nil, fmt.Errorf("question %s document: %v (%d parts)", ids[i], err, len(parts))
 		}
-		q, err := decodeQuestion(ids[i], withDocument(f, doc, err == nil))
+		doc, docFound := parts[0].(string)
+		res, resFound := parts[1].(string)
+		q, err := decodeQuestion(ids[i], withParts(f, doc, docFound, res, resFound))
 		if err != nil {
 			return nil, err
 		}

@@ -72,31 +72,29 @@ func (s *Store) Get(ctx context.Context, id core.QuestionID) (*core.Question, er
 	if _, ok := s.shardOf(id); !ok {
 		return nil, core.ErrNotFound
 	}
-	if q, ok := s.settledCopy(id); ok {
+	if q, ok := s.cache.settledCopy(id); ok {
 		return q, nil
 	}
-	t := s.readStarts(id)
+	t := s.cache.readStarts(id)
 	qs, err := s.load(ctx, []core.QuestionID{id})
 	if err != nil {
-		s.readEnds(id, t, nil)
+		s.cache.readEnds(id, t, nil)
 		return nil, core.Internal(op, err)
 	}
 	if len(qs) == 0 {
-		s.readEnds(id, t, nil)
+		s.cache.readEnds(id, t, nil)
 		return nil, core.ErrNotFound
 	}
-	s.readEnds(id, t, qs[0])
+	s.cache.readEnds(id, t, qs[0])
 	return qs[0], nil
 }
 
 // ReadToChange is Get, except that for a question a local watcher waits
-// on it may answer from the copy the watcher's last read left, without a
-// round trip (see copies): the copy carries the version it was read at,
-// so a change computed from a copy that trails is refused as stale by
-// Commit's script and computed again.
+// on it may answer from the fresh copy the watcher's last read left,
+// without a round trip (readCache).
 func (s *Store) ReadToChange(ctx context.Context, id core.QuestionID) (*core.Question, error) {
 	if _, ok := s.shardOf(id); ok {
-		if q, ok := s.freshCopy(id); ok {
+		if q, ok := s.cache.freshCopy(id); ok {
 			return q, nil
 		}
 	}

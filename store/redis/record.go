@@ -11,19 +11,20 @@ import (
 	"github.com/askbridge/askbridge/core"
 )
 
-// A question is one hash and one string. What never changes once written
-// is read only whole and kept in a string key of its own (keys.document):
-// the question's JSON document, written by Go, and once it is closed the
-// record separator (0x1e, which JSON never holds raw) and its resolution
-// (JSON). What changes is kept in fields of the hash that the scripts
-// compare and set without parsing JSON:
+// A question is one hash and one or two strings. What never changes once
+// written is read only whole and kept in string keys of its own: the
+// question's JSON document, written by Go at create (keys.document), and
+// once it is closed its resolution (JSON, keys.resolution), written by
+// the close without reading anything. What changes is kept in fields of
+// the hash that the scripts compare and set without parsing JSON:
 //
 //	state        open | answered | declined | timed_out | expired | cancelled
 //	deadline     deadline in ms (absent: none)
 //	renot        how many renotices were counted
 //	run          run id (for the run-open index)
 //	om           the question's member of the open index less the ":<id>"
-//	             ending it (18 bytes: class and created time)
+//	             ending it (18 bytes: class and created time), which purge
+//	             removes
 //	closed       closed ms, once closed
 //	na           form items answered (earlier versions also kept ni,
 //	             the items asked, which nothing read)
@@ -55,13 +56,17 @@ import (
 // answers and votes are JSON of their own fields, so a form or a vote
 // makes the hash a hashtable.
 //
-// Records written by earlier versions read, close and purge the same:
-// their document is the hash's "doc" field (with id, state and deadline
-// in it) and their resolution its "res" field, their cards are fragments
-// (card.go) and their om is the whole member. The oldest also store every counter and a "created" field
-// nothing reads, and keep their event ids in a list key of their own
-// (keys.go). Readers hand decodeQuestion the hash with the document under
-// "doc" whichever way it was stored (withDocument, common.lua's record).
+// This is layout 2 (migrate.go). Records of earlier layouts are
+// rewritten into it once, when a store opens: layout 0 and 1 kept the
+// document in the hash's "doc" field (with id, state and deadline in it,
+// which storedDoc still reads and drops) and the resolution in its "res"
+// field, or (layout 1, later) the resolution after the document in its
+// key, behind the record separator 0x1e; om was the whole member; the
+// oldest kept their event ids in a list key of their own (keys.go) and
+// every counter and a "created" field nothing reads (left as they are).
+// Their cards may be fragments (card.go), which are read as they are.
+// Readers hand decodeQuestion the hash with the document under "doc" and
+// the resolution under "res" (withParts, common.lua's record).
 
 // storedDoc is the question document as stored: the question less what
 // the hash holds in fields of its own or the key says, which shadow the
@@ -82,26 +87,26 @@ func encodeDocument(q *core.Question) ([]byte, error) {
 	return json.Marshal(&doc)
 }
 
-// withDocument is f with the document, read from its own key, under
-// "doc" (unless f, written by an earlier version, has it already).
-func withDocument(f map[string]string, doc string, found bool) map[string]string {
-	if _, ok := f["doc"]; !ok && found && len(f) > 0 {
+// withParts is f with the document and the resolution, read from keys
+// of their own, under "doc" and "res" (each when found).
+func withParts(f map[string]string, doc string, docFound bool, res string, resFound bool) map[string]string {
+	if len(f) > 0 && docFound {
 		f["doc"] = doc
+	}
+	if len(f) > 0 && resFound {
+		f["res"] = res
 	}
 	return f
 }
 
 // decodeQuestion assembles question id from its hash f, which holds the
-// document under "doc".
+// document under "doc" and, once closed, the resolution under "res".
 func decodeQuestion(id core.QuestionID, f map[string]string) (*core.Question, error) {
 	doc, ok := f["doc"]
 	if !ok {
 		return nil, fmt.Errorf("question %s record has no document", id)
 	}
-	doc, res, closed := strings.Cut(doc, "\x1e")
-	if v, ok := f["res"]; ok { // a record that keeps its document in the hash
-		res, closed = v, true
-	}
+	res, closed := f["res"]
 	d := new(storedDoc) // the question and its shadows in one allocation
 	if err := json.Unmarshal([]byte(doc), d); err != nil {
 		return nil, fmt.Errorf("question %s document: %w", id, err)

@@ -30,8 +30,12 @@ var (
 	retryScript         = loadScript("retry")
 	extendScript        = loadScript("extend")
 	leaveScript         = loadScript("leave")
-	dropHeldScript      = loadScript("drop_held")
+	cancelScript        = loadScript("cancel")
+	laterScript         = loadScript("later")
 	readScript          = loadScript("read")
+	closedCatchUpScript = loadScript("closed_catchup")
+	migrateScript       = loadScript("migrate")
+	migrateShardScript  = loadScript("migrate_shard")
 )
 
 // Return codes, as common.lua defines them.

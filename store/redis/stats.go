@@ -15,7 +15,7 @@ var _ core.OutboxStats = (*Store)(nil)
 // shards and when the oldest was enqueued. Ack deletes an entry from its
 // stream, so a stream's length is what is still to be delivered, and its
 // first entry's id carries its enqueue time in milliseconds. Deliveries
-// waiting to fall due (retries, held card updates) count too, as the
+// waiting to fall due (retries, delayed deliveries) count too, as the
 // embedded store counts them; Oldest is of those on the streams.
 func (s *Store) OutboxStat(ctx context.Context, surface core.Surface) (core.OutboxStat, error) {
 	var st core.OutboxStat

@@ -54,7 +54,7 @@ type Options struct {
 	// autopipeliner, so it costs throughput as well as the wait.
 	Durability Durability
 	// Now, when set, is the clock the outbox's due times are kept on
-	// (retries, held card updates). Nil means the Redis server's clock,
+	// (retries, delayed deliveries). Nil means the Redis server's clock,
 	// which every replica shares; tests inject a simulated clock to make
 	// deliveries fall due without sleeping.
 	Now func() time.Time
@@ -113,15 +113,9 @@ type Store struct {
 
 	mu       sync.Mutex
 	watchers map[core.QuestionID]map[*watcher]struct{}
-	kept     copies // of watched questions, for the reads they cause
-	// subscribed is false while the wake-up subscription may be losing
-	// messages (distrust); no fresh copy is kept meanwhile.
-	subscribed atomic.Bool
+	cache    *readCache // of watched questions, for the reads they cause
 	// resubscribed counts the subscriptions resubscribe made anew.
 	resubscribed atomic.Int64
-	// resolvingN counts this Store's close scripts in flight per watched
-	// question (see resolving).
-	resolvingN map[core.QuestionID]int
 
 	// attempts names each call of Commit or Renotify (see attempt).
 	attemptPrefix string
@@ -163,19 +157,18 @@ func New(ctx context.Context, client goredis.UniversalClient, opts Options) (*St
 		return nil, err
 	}
 	s := &Store{
-		client:     client,
-		k:          keys{prefix: opts.Prefix},
-		shards:     opts.Shards,
-		group:      opts.Group,
-		timed:      "0",
-		done:       make(chan struct{}),
-		stopped:    make(chan struct{}),
-		watchers:   make(map[core.QuestionID]map[*watcher]struct{}),
-		kept:       newCopies(),
-		resolvingN: make(map[core.QuestionID]int),
-		rate:       redis_rate.NewLimiter(client),
-		now:        opts.Now,
-		audit:      opts.AuditKey,
+		client:   client,
+		k:        keys{prefix: opts.Prefix},
+		shards:   opts.Shards,
+		group:    opts.Group,
+		timed:    "0",
+		done:     make(chan struct{}),
+		stopped:  make(chan struct{}),
+		watchers: make(map[core.QuestionID]map[*watcher]struct{}),
+		cache:    newReadCache(),
+		rate:     redis_rate.NewLimiter(client),
+		now:      opts.Now,
+		audit:    opts.AuditKey,
 	}
 	var seed [8]byte
 	_, _ = rand.Read(seed[:]) // never fails (crypto/rand)
@@ -215,6 +208,9 @@ func New(ctx context.Context, client goredis.UniversalClient, opts Options) (*St
 		if ap, err := c.AsyncAutoPipeline(); err == nil {
 			s.ap = ap
 		}
+	}
+	if err := s.migrate(ctx); err != nil {
+		return nil, core.Internal(op, err)
 	}
 	for shard := range s.shards {
 		for _, box := range s.k.outboxes(shard) {

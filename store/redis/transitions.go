@@ -13,10 +13,10 @@ import (
 // Commit writes a change core computed (core.Next) with one script
 // (resolve.lua) that checks the question is still at the version the
 // change was computed from and then only writes: the fields that changed,
-// the resolution, the indexes of open and closed questions, the events,
-// the card updates (the held one into its surface's zset of retries) and
-// the wake-up. On success the question after the change is core's own,
-// not read back.
+// the resolution, the events (a close's first one marked for the closed
+// index's catch-up), the card updates (a delayed one into its surface's
+// zset of retries, pending.go) and the wake-up. On success the question
+// after the change is core's own, not read back.
 func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, error) {
 	const op = "redis commit"
 	if err := checkChange(op, c); err != nil {
@@ -42,21 +42,40 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 	}
 
 	sk := s.shardKeys(shard)
-	nkeys := 6 + len(sk.boxes)
-	nargs := 18 + 4*(len(q.Answers)-len(c.Before.Answers)+len(q.Votes)-len(c.Before.Votes)) + len(c.Events) + 3*len(c.Updates)
-	if c.Held != nil {
-		nkeys, nargs = nkeys+2, nargs+4
+	// Only the outbox streams the change enqueues on go in KEYS: pos maps
+	// a surface's number (boxOf) to its place among them.
+	var pos [maxBoxes]int
+	var boxes [maxBoxes]any
+	nbox := 0
+	for _, d := range c.Updates {
+		if d.Delay > 0 {
+			continue // held in its surface's zset of retries, not on a stream
+		}
+		if b := boxOf(d.Surface); pos[b] == 0 {
+			boxes[nbox] = sk.boxes[b-1]
+			nbox++
+			pos[b] = nbox
+		}
 	}
-	// The question's two keys in one allocation.
-	both := sk.questionPrefix + string(q.ID) + sk.documentPrefix + string(q.ID)
-	qkey, dkey := both[:len(sk.questionPrefix)+len(q.ID)], both[len(sk.questionPrefix)+len(q.ID):]
+	nkeys := 6 + nbox
+	nargs := 18 + 4*(len(q.Answers)-len(c.Before.Answers)+len(q.Votes)-len(c.Before.Votes)) + len(c.Events) + 3*len(c.Updates)
+	held := delayed(c.Updates)
+	if held > 0 {
+		nkeys, nargs = nkeys+2*held, nargs+1+held
+	}
+	// The question's three keys in one allocation.
+	n := len(q.ID)
+	all := sk.questionPrefix + string(q.ID) + sk.documentPrefix + string(q.ID) + sk.resolutionPrefix + string(q.ID)
+	qend := len(sk.questionPrefix) + n
+	dend := qend + len(sk.documentPrefix) + n
+	qkey, dkey, rkey := all[:qend], all[qend:dend], all[dend:]
 	cmd := scriptArgs(nkeys, nargs)
 	cmd = append(cmd, qkey)
 	cmd = append(cmd, sk.resolveKeys[:]...)
-	cmd = append(cmd, dkey)
-	cmd = append(cmd, sk.boxes...)
-	if c.Held != nil {
-		cmd = append(cmd, s.k.later(shard, c.Held.Surface), s.k.held(shard, c.Held.Surface))
+	cmd = append(cmd, dkey, rkey)
+	cmd = append(cmd, boxes[:nbox]...)
+	if held > 0 {
+		cmd = s.appendHeldKeys(cmd, shard, c.Updates)
 	}
 	if scriptHook != nil {
 		keys := make([]string, 0, nkeys)
@@ -79,8 +98,11 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 		}
 		cmd = append(cmd, ev)
 	}
-	cmd = append(cmd, len(c.Updates))
+	cmd = append(cmd, len(c.Updates)-held)
 	for _, d := range c.Updates {
+		if d.Delay > 0 {
+			continue // in the tail
+		}
 		if isWebhook(d) {
 			// Whole, with no key of its own: resolve.lua adds it as an
 			// Enqueue does.
@@ -88,21 +110,19 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 			if err != nil {
 				return nil, core.Internal(op, err)
 			}
-			cmd = append(cmd, boxOf(d.Surface), b, "")
+			cmd = append(cmd, pos[boxOf(d.Surface)], b, "")
 			continue
 		}
 		u, err := updateValue(q.ID, d)
 		if err != nil {
 			return nil, core.Internal(op, err)
 		}
-		cmd = append(cmd, boxOf(d.Surface), u, d.Key)
+		cmd = append(cmd, pos[boxOf(d.Surface)], u, d.Key)
 	}
-	if c.Held != nil {
-		u, err := updateValue(q.ID, *c.Held)
-		if err != nil {
+	if held > 0 {
+		if cmd, err = s.appendHeldTail(cmd, c, now, 7+nbox); err != nil {
 			return nil, core.Internal(op, err)
 		}
-		cmd = append(cmd, u, c.Held.Key, c.Hold.For.Milliseconds(), s.clock())
 	}
 	// Local waiters need not wait for the round trip through pub/sub, and
 	// after a close they need not read the question back either.
@@ -143,11 +163,8 @@ func checkChange(op string, c core.Change) error {
 	if !q.Deadline.Equal(b.Deadline) || q.Renotified != b.Renotified || len(q.Messages) != len(b.Messages) {
 		return core.Errorf(core.CodeInvalid, op, "a change of question %s may not move its deadline, renotices or cards", q.ID)
 	}
-	if c.Held != nil && c.Hold == nil {
-		return core.Errorf(core.CodeInvalid, op, "a held update needs its hold")
-	}
-	for i, d := range append(c.Updates[:len(c.Updates):len(c.Updates)], heldList(c)...) {
-		if i < len(c.Updates) && isWebhook(d) {
+	for _, d := range c.Updates {
+		if isWebhook(d) {
 			continue // enqueued whole, as JSON (Commit)
 		}
 		if !d.Surface.IsChat() || d.Message == nil {
@@ -161,13 +178,6 @@ func checkChange(op string, c core.Change) error {
 // enqueues whole rather than as a card update.
 func isWebhook(d core.Delivery) bool {
 	return d.Kind == core.DeliverWebhook && d.Surface == core.SurfaceWebhook && d.Message == nil
-}
-
-func heldList(c core.Change) []core.Delivery {
-	if c.Held == nil {
-		return nil
-	}
-	return []core.Delivery{*c.Held}
 }
 
 // appendChangedFields appends to a script's ARGV the hash fields (their
@@ -242,9 +252,18 @@ func stateArg(st core.State) any {
 	return string(st)
 }
 
-// boxOf is the number (from 1) of surface's outbox stream among those
-// that end resolve.lua's KEYS (keys.outboxes order); checkChange has
-// made sure surface has an outbox.
+// maxBoxes bounds the outbox streams of a shard, and so of one change,
+// with room for boxOf's numbers from 1.
+const maxBoxes = 16
+
+func init() {
+	if len(core.OutboxSurfaces) >= maxBoxes {
+		panic("redis store: more outbox surfaces than maxBoxes")
+	}
+}
+
+// boxOf is the number (from 1) of surface's outbox stream in
+// keys.outboxes order; checkChange has made sure surface has an outbox.
 func boxOf(surface core.Surface) int {
 	for i, sf := range core.OutboxSurfaces {
 		if sf == surface {
@@ -300,7 +319,7 @@ func (s *Store) Renotify(ctx context.Context, rn core.Renotice) (*core.Question,
 	args = append(args, s.attempt())
 	keys := append([]string{
 		s.k.question(rn.QuestionID), s.k.events(shard), s.k.seq(shard), s.k.deadline(shard),
-		s.k.document(rn.QuestionID),
+		s.k.document(rn.QuestionID), s.k.resolution(rn.QuestionID),
 	}, s.k.outboxes(shard)...)
 	r, err := s.run(ctx, renotifyScript, keys, args...)
 	if err != nil {
@@ -336,7 +355,7 @@ func (s *Store) RecordMessage(ctx context.Context, id core.QuestionID, ref core.
 		return nil, core.Internal(op, err)
 	}
 	keys := append([]string{
-		s.k.question(id), s.k.events(shard), s.k.seq(shard), s.k.document(id),
+		s.k.question(id), s.k.events(shard), s.k.seq(shard), s.k.document(id), s.k.resolution(id),
 	}, s.k.outboxes(shard)...)
 	r, err := s.run(ctx, recordMessageScript, keys,
 		shard, s.timed, surfaceList,
@@ -372,7 +391,7 @@ func (s *Store) EndRun(ctx context.Context, runID string, at time.Time) ([]core.
 		if err != nil {
 			return nil, core.Internal(op, err)
 		}
-		if err := s.dropStale(ctx, stale, func(id core.QuestionID) (string, string) {
+		if err := dropStale(ctx, s, stale, func(id core.QuestionID) (string, string) {
 			return s.k.runOpen(shard), runID + "\x00" + string(id)
 		}); err != nil {
 			return nil, core.Internal(op, err)

@@ -33,7 +33,8 @@ type watcher struct {
 // Watch returns a channel that receives after any change to question id
 // made by this or any other Store on the same Redis and prefix, and a
 // function to stop watching. The channel holds one signal; a waiter that
-// is slow to look sees one signal for several changes, never none.
+// is slow to look sees one signal for several changes, never none. While
+// id is watched, s.cache keeps what this Store learns of it (readCache).
 func (s *Store) Watch(id core.QuestionID) (<-chan struct{}, func()) {
 	w := &watcher{ch: make(chan struct{}, 1)}
 	s.mu.Lock()
@@ -41,6 +42,7 @@ func (s *Store) Watch(id core.QuestionID) (<-chan struct{}, func()) {
 	if m == nil {
 		m = make(map[*watcher]struct{})
 		s.watchers[id] = m
+		s.cache.watch(id)
 	}
 	m[w] = struct{}{}
 	s.mu.Unlock()
@@ -53,94 +55,56 @@ func (s *Store) Watch(id core.QuestionID) (<-chan struct{}, func()) {
 				delete(m, w)
 				if len(m) == 0 {
 					delete(s.watchers, id)
-					s.kept.forget(id)
+					s.cache.unwatch(id)
 				}
 			}
 		})
 	}
 }
 
-// wake signals every watcher of id after this Store changed it. Whatever
-// copy of id is kept is now stale, so it goes.
+// wake signals every watcher of id after this Store changed it.
 func (s *Store) wake(id core.QuestionID) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.kept.forget(id)
+	s.cache.wrote(id)
 	s.signal(id)
-}
-
-// wakeClosed signals every watcher of id after this Store closed it, and
-// keeps q, the question as the close left it, for their reads (see
-// settledCopy).
-func (s *Store) wakeClosed(id core.QuestionID, q *core.Question) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.watchers[id]) > 0 {
-		s.kept.settled[id] = q
-	}
-	s.kept.stale(id)
-	s.signal(id)
-}
-
-// signal wakes id's watchers; s.mu is held.
-func (s *Store) signal(id core.QuestionID) {
-	for w := range s.watchers[id] {
-		signal(w.ch)
-	}
 }
 
 // resolving is called before this Store runs the close script on id, and
 // the function it returns after, with the question as the script left it
 // (nil if that is unknown). Meanwhile the script's own wake-up, echoed
-// back through pub/sub, is not passed on to local watchers: it can arrive
-// before the script's reply, and would send them to Redis to read what
-// the reply is about to hand them (see settledCopy). The returned function
-// always wakes them, so nothing is lost if the reply never comes.
+// back through pub/sub, is not passed on to local watchers (readCache's
+// echo suppression); the returned function always wakes them.
 func (s *Store) resolving(id core.QuestionID) (woken func(q *core.Question)) {
-	s.mu.Lock()
-	held := len(s.watchers[id]) > 0
-	if held {
-		s.resolvingN[id]++
-	}
-	s.mu.Unlock()
+	w := s.cache.beginWrite(id)
 	return func(q *core.Question) {
-		if held {
-			s.mu.Lock()
-			if s.resolvingN[id]--; s.resolvingN[id] <= 0 {
-				delete(s.resolvingN, id)
-			}
-			s.mu.Unlock()
-		}
-		if q != nil && !q.Open() {
-			s.wakeClosed(id, q)
-		} else {
-			s.wake(id)
-		}
+		s.cache.endWrite(w, q)
+		s.signal(id)
 	}
 }
 
-// wakeRemote signals id's watchers for a change published on Redis: by
-// another replica, or this Store's own echo, so a settled copy stays (a
-// question closes once, and only this Store's close leaves a copy) and a
-// fresh one goes. While this Store is itself closing id, its watchers
-// hear of it from resolving.
+// wakeRemote signals id's watchers for a change published on Redis, by
+// another replica or as this Store's own echo (see readCache.remote).
 func (s *Store) wakeRemote(id core.QuestionID) {
+	if s.cache.remote(id) {
+		s.signal(id)
+	}
+}
+
+// signal wakes id's watchers.
+func (s *Store) signal(id core.QuestionID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.kept.stale(id)
-	if s.resolvingN[id] > 0 {
-		return
+	for w := range s.watchers[id] {
+		signal(w.ch)
 	}
-	s.signal(id)
 }
 
 // wakeAll signals every watcher: after a reconnection wake-ups may have
 // been lost, and a spurious wake-up only costs a read. No fresh copy can
 // be trusted any more.
 func (s *Store) wakeAll() {
+	s.cache.lost()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.kept.staleAll()
 	for _, m := range s.watchers {
 		for w := range m {
 			signal(w.ch)
@@ -163,7 +127,6 @@ func (s *Store) subscribe(ctx context.Context) error {
 		return err
 	}
 	s.ps = ps
-	s.subscribed.Store(true)
 	go s.listen()
 	return nil
 }
@@ -217,7 +180,7 @@ func (s *Store) resubscribe() bool {
 	s.mu.Unlock()
 	_ = old.Close()
 	s.resubscribed.Add(1)
-	s.subscribed.Store(true)
+	s.cache.trust()
 	s.wakeAll()
 	return true
 }
@@ -276,7 +239,7 @@ func (s *Store) listen() {
 			continue
 		}
 		pinged = false
-		s.subscribed.Store(true)
+		s.cache.trust()
 		switch m := v.(type) {
 		case *goredis.Message:
 			s.wakeRemote(core.QuestionID(m.Payload))
@@ -288,8 +251,8 @@ func (s *Store) listen() {
 
 // distrust is wakeAll for a subscription that may have lost wake-ups and
 // may still be losing them: until a message or pong arrives again, no
-// read becomes a fresh copy (readEnds).
+// read becomes a fresh copy (readCache.distrust).
 func (s *Store) distrust() {
-	s.subscribed.Store(false)
+	s.cache.distrust()
 	s.wakeAll()
 }

@@ -39,7 +39,7 @@ type Harness struct {
 	// process holds alone).
 	Replica func(t *testing.T, s core.Store) core.Store
 	// Clocked opens a fresh, empty store, as Open does, whose outbox
-	// keeps its due times (retries, held card updates) on now, so that
+	// keeps its due times (retries, delayed deliveries) on now, so that
 	// the suite makes deliveries fall due by moving a simulated clock.
 	Clocked func(t *testing.T, now func() time.Time) core.Store
 }

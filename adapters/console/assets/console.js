@@ -301,6 +301,14 @@
           }
         } else {
           var next = parse(html);
+          if (cur.getAttribute("aria-busy") === "true" && !cur.classList.contains("stub")) {
+            // An answer from this row is on its way: the server's row
+            // after it replaces this one (answered). Drawn now, the copy
+            // would lack the parts being answered and show what is being
+            // sent as a draft someone else cut off. Fetched again after.
+            cur.setAttribute("data-stale", "yes");
+            return;
+          }
           counted(was, next.getAttribute("data-state"));
           if (cur.classList.contains("stub")) {
             cur.remove();
@@ -395,6 +403,15 @@
     row.querySelectorAll("fieldset").forEach(function (f) {
       f.disabled = !live;
     });
+    again(row);
+  }
+
+  // again fetches a row whose redraw waited for its answer (refresh).
+  function again(row) {
+    if (row.getAttribute("data-stale")) {
+      row.removeAttribute("data-stale");
+      refresh(row);
+    }
   }
 
   // formKey names a form alike in a row and in its fresh copy.
@@ -435,7 +452,12 @@
     var was = row.getAttribute("data-state");
     counted(was, next.getAttribute("data-state"));
     row.removeAttribute("aria-busy");
+    var stale = row.getAttribute("data-stale");
     swap(row, next);
+    if (stale) {
+      next.setAttribute("data-stale", stale);
+      again(next);
+    }
     var note = next.querySelector(".recorded-box, .step-problem");
     if (note) {
       note.focus();

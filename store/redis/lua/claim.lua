@@ -6,8 +6,9 @@
 -- KEYS[1]  outbox stream
 -- KEYS[2]  the stream's retries waiting to fall due (zset, due ms;
 --          members "<prior attempts>|<old id>|<delivery JSON>", or
---          "h|<key>" for a held card update, see common.lua's hold_card)
--- KEYS[3]  the held updates' fields (hash: key -> "<ver> <time> <card>")
+--          "h|<key>" for a delayed delivery, see common.lua's hold)
+-- KEYS[3]  the delayed deliveries' values (hash: key -> "<ver> <time>
+--          <card>" for a card update, "d <json>" for a whole delivery)
 --
 -- ARGV[1]  consumer group
 -- ARGV[2]  consumer
@@ -34,9 +35,13 @@ for _, m in ipairs(due) do
     local key = string.sub(m, 3)
     local v = redis.call('HGET', KEYS[3], key)
     if v then
-      local a = string.find(v, ' ', 1, true)
-      local b = string.find(v, ' ', a + 1, true)
-      redis.call('XADD', stream, '*', 'u', string.sub(v, b + 1), 'k', key, 't', string.sub(v, a + 1, b - 1))
+      if string.sub(v, 1, 2) == 'd ' then
+        redis.call('XADD', stream, '*', 'd', string.sub(v, 3))
+      else
+        local a = string.find(v, ' ', 1, true)
+        local b = string.find(v, ' ', a + 1, true)
+        redis.call('XADD', stream, '*', 'u', string.sub(v, b + 1), 'k', key, 't', string.sub(v, a + 1, b - 1))
+      end
       redis.call('HDEL', KEYS[3], key)
     end
   else

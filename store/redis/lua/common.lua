@@ -40,51 +40,36 @@ end
 -- stream's head to witness in the next events it builds (core/audit).
 local chain_head
 
--- newest_hash is the hash of the newest event of a stream, read from its
--- newest entry (the field c ends with it), or "" if it has none.
-local function newest_hash(stream)
-  local last = redis.call('XREVRANGE', stream, '+', '-', 'COUNT', 1)[1]
-  if last then
-    local f = last[2]
-    for k = 1, #f - 1, 2 do
-      if f[k] == 'c' then
-        return string.sub(f[k + 1], -40) -- the hash, a SHA-1 in hex, ends it
-      end
-    end
-  end
-  return ''
-end
-
 -- append_event adds one event to the shard's event stream under id
 -- "<n>-<shard>", n strictly increasing per shard, chained to the
 -- stream's newest event (core/audit's package doc says why the link is
 -- computed here and the keyed digest in Go), and returns n and that id.
 -- ev is what Go rendered (eventcodec.go): "<digest> <witness or ->",
--- a newline, and the event. purged is a checkpoint's runs (purge.lua).
+-- a newline, and the event. purged is a checkpoint's runs (purge.lua);
+-- closed, on the event of a close, "<closed ms> <question id>".
 -- The entry's fields: e the event; c its chain, "<prev or -> <witness
--- or -> <digest> <hash>"; x the runs, on a checkpoint.
+-- or -> <digest> <hash>"; x the runs, on a checkpoint; z the close, from
+-- which readers of the closed index catch it up (closed_catchup.lua).
 --
 -- The shard's counter key holds "<n> <hash>": the newest event's number
 -- and hash, both written by the append that made it, so the link costs
 -- one GET rather than a read of the stream's newest entry. Nothing else
 -- appends to the stream, and a purge appends its checkpoint before it
--- deletes, so the newest entry is always the one the counter names. A
--- counter written by an earlier version holds n alone (or is not there
--- yet); the hash is then read from the stream, and the append rewrites the counter whole.
-local function append_event(stream, seqkey, ev, purged)
+-- deletes, so the newest entry is always the one the counter names.
+-- (Counters of layout 1 held n alone; the migration at open rewrote
+-- them, migrate.lua.)
+local function append_event(stream, seqkey, ev, purged, closed)
   -- Plain finds and subs: a pattern over the whole event costs more.
   local nl = string.find(ev, '\n', 67, true)
   if string.byte(ev, 65) ~= 32 or not nl then
     error('askbridge: an event came without its audit digest')
   end
   local digest, witness, body = string.sub(ev, 1, 64), string.sub(ev, 66, nl - 1), string.sub(ev, nl + 1)
-  local n, prev
+  local n, prev = 0, ''
   local cur = redis.call('GET', seqkey)
-  local sp = cur and string.find(cur, ' ', 1, true)
-  if sp then
+  if cur then
+    local sp = string.find(cur, ' ', 1, true)
     n, prev = tonumber(string.sub(cur, 1, sp - 1)), string.sub(cur, sp + 1)
-  else
-    n, prev = tonumber(cur or '0'), newest_hash(stream)
   end
   n = n + 1
   if ARGV[2] == '1' then
@@ -105,6 +90,8 @@ local function append_event(stream, seqkey, ev, purged)
   local c = p .. ' ' .. witness .. ' ' .. digest .. ' ' .. h
   if x ~= '' then
     redis.call('XADD', stream, id, 'e', body, 'c', c, 'x', x)
+  elseif closed then
+    redis.call('XADD', stream, id, 'e', body, 'c', c, 'z', closed)
   else
     redis.call('XADD', stream, id, 'e', body, 'c', c)
   end
@@ -122,15 +109,21 @@ local function with_event(ev, id)
   return id
 end
 
--- record is a question's hash as a script returns it: its fields, and
--- its document (KEYS' document key d) under "doc" (records written before
--- the document had a key of its own hold it in the hash).
-local function record(q, d)
+-- record is a question's hash as a script returns it: its fields, its
+-- document (key d) under "doc" and, once it is closed, its resolution
+-- (key r) under "res".
+local function record(q, d, r)
   local f = redis.call('HGETALL', q)
-  local doc = redis.call('GET', d)
-  if doc and #f > 0 then
-    f[#f + 1] = 'doc'
-    f[#f + 1] = doc
+  if #f > 0 then
+    local doc, res = redis.call('GET', d), redis.call('GET', r)
+    if doc then
+      f[#f + 1] = 'doc'
+      f[#f + 1] = doc
+    end
+    if res then
+      f[#f + 1] = 'res'
+      f[#f + 1] = res
+    end
   end
   return f
 end
@@ -171,18 +164,18 @@ local function clock_ms(given)
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
--- hold_card enqueues a card's update held back for the caller's own
--- response (core.Transition.Hold): not on the stream but in the zset of
--- retries, as member "h|<key>", due after the hold, with the entry's
--- fields kept in the held hash under the key as "<ver> <time> <card>"
--- (ver: the question's changes when held, which the drop compares; card:
--- card_value).
--- claim.lua puts it on the stream once due; drop_held.lua takes it back.
-local function hold_card(later, held, key, due, ver, created, card)
-  if card then
-    redis.call('ZADD', later, due, 'h|' .. key)
-    redis.call('HSET', held, key, ver .. ' ' .. created .. ' ' .. card)
-  end
+-- hold enqueues a delivery with a delay (core.Delivery.Delay): not on
+-- the stream but in its surface's zset of retries, as member "h|<key>",
+-- due at due (ms on clock_ms), with what goes on the stream kept in the
+-- surface's held hash under the key: "<ver> <time> <card>" for a card
+-- update (ver: its question's version then, which only replicas of
+-- earlier versions read; time: its created time as JSON; card:
+-- card_value), "d <json>" for a delivery kept whole. Holding a key again
+-- replaces it (ZADD moves its due), so a key waits once. claim.lua puts
+-- it on the stream once due; cancel.lua takes it back.
+local function hold(later, held, key, due, value)
+  redis.call('ZADD', later, due, 'h|' .. key)
+  redis.call('HSET', held, key, value)
 end
 
 -- with_head is a script's reply with the chain's new head as a fifth

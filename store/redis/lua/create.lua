@@ -45,10 +45,9 @@ for i = 0, nd - 1 do
   end
 end
 if redis.call('EXISTS', KEYS[1]) == 1 then
-  -- the document, once closed, is followed by the record separator and
-  -- the resolution (resolve.lua)
-  local doc = redis.call('GET', KEYS[10])
-  if doc and (doc == ARGV[6] or string.sub(doc, 1, #ARGV[6] + 1) == ARGV[6] .. '\30') then
+  -- the document never changes once written (a close's resolution has
+  -- a key of its own)
+  if redis.call('GET', KEYS[10]) == ARGV[6] then
     return {C_OK, 0, {}, {}}
   end
   return {C_EXISTS, 0, {}, {}}

@@ -10,11 +10,12 @@
 -- KEYS[2]  created index          KEYS[6]  deadline index
 -- KEYS[3]  event stream           KEYS[7]  run-open index
 -- KEYS[4]  loose events           KEYS[8]  event counter
--- KEYS[9..] triples: question hash, the list of its event ids that
---           records written before the "ev" field kept, its document
+--                                 KEYS[9]  open index
+-- KEYS[10..] triples: question hash, its document, its resolution
 --
--- A close leaves the question in the deadline and run-open indexes (their
--- readers skip closed questions); the purge takes it out of them.
+-- A close leaves the question in the deadline, run-open and open indexes
+-- (their readers skip closed questions); the purge takes it out of them.
+-- The Go side has caught the closed index up first.
 --
 -- ARGV[1..3] shard, several-shards flag, "" (see common.lua)
 -- ARGV[4]  cutoff ms (exclusive)
@@ -39,15 +40,10 @@ for j = 8, #ARGV do
   local id = ARGV[j]
   local score = redis.call('ZSCORE', KEYS[1], id)
   if score and tonumber(score) < cutoff then
-    local base = 9 + 3 * (j - 8)
-    local q = {id = id, q = KEYS[base], list = KEYS[base + 1], doc = KEYS[base + 2]}
-    q.f = redis.call('HMGET', q.q, 'run', 'ev', 'idem')
-    -- Event ids: the "ev" field, and the list that records written before
-    -- it existed kept them in.
+    local base = 10 + 3 * (j - 8)
+    local q = {id = id, q = KEYS[base], doc = KEYS[base + 1], res = KEYS[base + 2]}
+    q.f = redis.call('HMGET', q.q, 'run', 'ev', 'idem', 'om')
     for eid in string.gmatch(q.f[2] or '', '%S+') do
-      eids[#eids + 1] = eid
-    end
-    for _, eid in ipairs(redis.call('LRANGE', q.list, 0, -1)) do
       eids[#eids + 1] = eid
     end
     drop[#drop + 1] = q
@@ -113,7 +109,10 @@ for _, q in ipairs(drop) do
   if q.f[3] then
     redis.call('HDEL', KEYS[5], q.f[3])
   end
-  redis.call('DEL', q.q, q.list, q.doc)
+  if q.f[4] then
+    redis.call('ZREM', KEYS[9], q.f[4] .. ':' .. q.id)
+  end
+  redis.call('DEL', q.q, q.doc, q.res)
   redis.call('ZREM', KEYS[1], q.id)
   redis.call('ZREM', KEYS[2], q.id)
 end

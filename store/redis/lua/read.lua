@@ -5,8 +5,10 @@
 -- or a hash without its document).
 --
 -- KEYS[1]  question hash          KEYS[2]  question document
+--                                 KEYS[3]  its resolution
 --
 -- Returns {C_OK, 0, fields, {}}   fields = the hash, with the document
---                                 under "doc"; empty for no question
+--                                 under "doc" and resolution under
+--                                 "res"; empty for no question
 
-return {C_OK, 0, record(KEYS[1], KEYS[2]), {}}
+return {C_OK, 0, record(KEYS[1], KEYS[2], KEYS[3]), {}}

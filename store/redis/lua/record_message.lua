@@ -7,8 +7,8 @@
 -- before, and must not go on showing that.
 --
 -- KEYS[1]  question hash          KEYS[4]  question document
--- KEYS[2]  event stream           KEYS[5..] outbox streams, as ARGV[3]
--- KEYS[3]  event counter
+-- KEYS[2]  event stream           KEYS[5]  its resolution
+-- KEYS[3]  event counter          KEYS[6..] outbox streams, as ARGV[3]
 --
 -- ARGV[1..3] shard, several-shards flag, surfaces (see common.lua)
 -- ARGV[4]  question id            ARGV[8]  the card as stored (card.go)
@@ -43,7 +43,7 @@ if nm > 0 and not repeated then
   end
 end
 if repeated then
-  return {C_OK, 0, record(q, KEYS[4]), {}}
+  return {C_OK, 0, record(q, KEYS[4], KEYS[5]), {}}
 end
 
 local i = nm + 1
@@ -57,7 +57,7 @@ redis.call('HSET', unpack(set))
 -- A recorded card is a change: a change computed before it goes stale.
 local ver = redis.call('HINCRBY', q, 'ver', 1)
 if state ~= 'open' or tonumber(f[2] or '0') > 0 or tonumber(f[4] or '0') > 0 then
-  enqueue_update(q, id, outboxes(5), ARGV[10], ver, i)
+  enqueue_update(q, id, outboxes(6), ARGV[10], ver, i)
 end
 redis.call('PUBLISH', ARGV[5], id)
-return {C_OK, 0, record(q, KEYS[4]), {}}
+return {C_OK, 0, record(q, KEYS[4], KEYS[5]), {}}

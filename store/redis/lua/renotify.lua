@@ -4,7 +4,8 @@
 --
 -- KEYS[1]  question hash          KEYS[3]  event counter
 -- KEYS[2]  event stream           KEYS[4]  deadline index
--- KEYS[5]  question document      KEYS[6..] outbox streams, as ARGV[3]
+-- KEYS[5]  question document      KEYS[6]  its resolution
+--                                 KEYS[7..] outbox streams, as ARGV[3]
 --
 -- ARGV[1..3] shard, several-shards flag, surfaces (see common.lua)
 -- ARGV[4]  question id            ARGV[8]  "1" to count a renotice
@@ -33,7 +34,7 @@
 
 local q = KEYS[1]
 local id = ARGV[4]
-local boxes = outboxes(6)
+local boxes = outboxes(7)
 local nd = tonumber(ARGV[10])
 for i = 0, nd - 1 do
   if not boxes[ARGV[11 + 2 * i]] then
@@ -47,13 +48,13 @@ if not state then
   return {C_NOT_FOUND, 0, {}, {}}
 end
 if f[4] and string.find(' ' .. f[4] .. ' ', ' ' .. attempt .. ' ', 1, true) then
-  return {C_OK, 0, record(q, KEYS[5]), {}}
+  return {C_OK, 0, record(q, KEYS[5], KEYS[6]), {}}
 end
 if state ~= 'open' then
-  return {C_NOT_OPEN, 0, record(q, KEYS[5]), {}}
+  return {C_NOT_OPEN, 0, record(q, KEYS[5], KEYS[6]), {}}
 end
 if ARGV[6] ~= '' and f[2] ~= ARGV[6] then
-  return {C_DEADLINE_MOVED, 0, record(q, KEYS[5]), {}}
+  return {C_DEADLINE_MOVED, 0, record(q, KEYS[5], KEYS[6]), {}}
 end
 
 local kept = {}
@@ -82,4 +83,4 @@ for i = 0, nd - 1 do
   redis.call('XADD', boxes[ARGV[11 + 2 * i]], '*', 'd', ARGV[12 + 2 * i])
 end
 redis.call('PUBLISH', ARGV[5], id)
-return {C_OK, 0, record(q, KEYS[5]), {}}
+return {C_OK, 0, record(q, KEYS[5], KEYS[6]), {}}

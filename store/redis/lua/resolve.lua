@@ -2,22 +2,26 @@
 -- the change (core.Next); this script only checks that the question is
 -- still at the version the change was computed from and then writes it,
 -- all in one step: the changed fields in one HSET, the resolution, the
--- indexes of open and closed questions, the events, the card updates and
--- the wake-up. It holds no rule of the close.
--- The deadline and run-open indexes are left as they are: their readers
--- (Due, EndRun) skip and drop members whose question is no longer open,
--- and Purge drops the rest, so a close pays for neither.
+-- events, the card updates and the wake-up. It holds no rule of the close.
+-- The indexes are left as they are: the deadline, run-open and open
+-- indexes' readers (Due, EndRun, ListOpen, OpenPage) skip and drop
+-- members whose question is no longer open, and Purge drops the rest;
+-- the closed index is caught up by its readers (closed_catchup.lua) from
+-- the close's mark on its first event (common.lua's append_event). So a
+-- close pays for none of them. The resolution goes to a key of its own,
+-- written once, so nothing is read to write it.
 --
--- KEYS[1]  question hash          KEYS[4]  open index
--- KEYS[2]  event stream           KEYS[5]  closed index (zset, ms)
--- KEYS[3]  event counter          KEYS[6]  question document
---                                 KEYS[7..] outbox streams, one per chat
---                                          surface, as ARGV[3] names them
--- With a held card, KEYS ends with that card's surface's zset of retries
--- and held hash (after the outbox streams): its update is held there
--- (common.lua's hold_card) instead of going on the stream.
+-- KEYS[1]  question hash          KEYS[4]  closed index (zset, ms)
+-- KEYS[2]  event stream           KEYS[5]  question document
+-- KEYS[3]  event counter          KEYS[6]  its resolution
+--                                 KEYS[7..] the outbox streams the
+--                                          change enqueues on, and no other
+-- With delayed updates (core.Delivery.Delay), KEYS ends with a zset of
+-- retries and held hash per delayed update, of its surface (after the
+-- outbox streams): the update waits there (common.lua's hold) instead of
+-- going on the stream.
 --
--- ARGV[1..3] shard, several-shards flag, surfaces (see common.lua)
+-- ARGV[1..2] shard, several-shards flag (see common.lua); ARGV[3] unused
 -- ARGV[4]  question id            ARGV[9]  the attempt: an id unique to
 -- ARGV[5]  wake-up channel                 this call of Commit
 -- ARGV[6]  now as JSON string     ARGV[10] "1" if the change closes the
@@ -31,8 +35,11 @@
 --          card (card.go), delivery key; or, for a delivery that is no
 --          card update (a close's webhook), the outbox, the delivery's
 --          JSON and "" (it goes on the stream as Enqueue puts it)
--- then, with a held card: its card, its delivery key, the hold in ms, and
---          the store's clock in ms ("" for the server's)
+-- then, with delayed updates (none of them among the nd): the store's
+--          clock in ms ("" for the server's), then for each a quadruple:
+--          the number among KEYS of its surface's zset of retries (its
+--          held hash follows), the value to hold (common.lua's hold), its
+--          delivery key and its delay in ms
 --
 -- Every change adds its attempt to "at", marked with a "!" if it closed
 -- the question. A run that finds its own attempt there is the same call
@@ -54,7 +61,7 @@
 
 local q = KEYS[1]
 local id = ARGV[4]
-local f = redis.call('HMGET', q, 'state', 'ver', 'at', 'ev', 'om', 'doc')
+local f = redis.call('HMGET', q, 'state', 'ver', 'at', 'ev')
 if not f[1] then
   return {C_NOT_FOUND, 0, {}, {}}
 end
@@ -63,48 +70,35 @@ if f[3] then
   local at = ' ' .. f[3] .. ' '
   if string.find(at, ' ' .. attempt .. '! ', 1, true) or
      (f[1] == 'open' and string.find(at, ' ' .. attempt .. ' ', 1, true)) then
-    return {C_OK, 0, record(q, KEYS[6]), {}}
+    return {C_OK, 0, record(q, KEYS[5], KEYS[6]), {}}
   elseif string.find(at, ' ' .. attempt .. ' ', 1, true) then
-    return {C_APPLIED, 0, record(q, KEYS[6]), {}}
+    return {C_APPLIED, 0, record(q, KEYS[5], KEYS[6]), {}}
   end
 end
 if f[1] ~= 'open' or (f[2] or '0') ~= ARGV[8] then
-  return {C_STALE, 0, record(q, KEYS[6]), {}}
+  return {C_STALE, 0, record(q, KEYS[5], KEYS[6]), {}}
 end
 
 local ver = tonumber(ARGV[8]) + 1
 local closing = ARGV[10] == '1'
 local mine = attempt
+local closed -- the close's mark, on its first event
 if closing then
   mine = attempt .. '!'
+  closed = ARGV[7] .. ' ' .. id
+  redis.call('SET', KEYS[6], ARGV[11])
 end
 local nf = tonumber(ARGV[12])
 local i = 13 + 2 * nf
-if closing then
-  -- The resolution, longer than a listpack value and only ever read
-  -- whole, follows the document in its key (record.go), so the hash
-  -- stays compact; records that keep the document in the hash keep the
-  -- resolution there too. SET rather than APPEND: APPEND would leave the
-  -- string with as much room again.
-  if f[6] then
-    redis.call('HSET', q, 'res', ARGV[11])
-  else
-    redis.call('SET', KEYS[6], (redis.call('GET', KEYS[6]) or '') .. '\30' .. ARGV[11])
-  end
-  -- om is the open index member less its ":<id>" ending (records written
-  -- before keep the whole member; record.go)
-  local om = f[5] or ''
-  if #om == 18 then
-    om = om .. ':' .. id
-  end
-  redis.call('ZREM', KEYS[4], om)
-  redis.call('ZADD', KEYS[5], ARGV[7], id)
-end
 local ev = f[4]
 local ne = tonumber(ARGV[i])
 for j = i + 1, i + ne do
-  local _, eid = append_event(KEYS[2], KEYS[3], ARGV[j])
+  local _, eid = append_event(KEYS[2], KEYS[3], ARGV[j], nil, closed)
+  closed = nil
   ev = with_event(ev, eid)
+end
+if closed then -- a close with no event to carry its mark
+  redis.call('ZADD', KEYS[4], ARGV[7], id)
 end
 i = i + ne + 1
 -- The fields Go sent go last, straight from ARGV.
@@ -125,7 +119,11 @@ for j = i + 1, i + 3 * nd, 3 do
 end
 i = i + 3 * nd + 1
 if ARGV[i] then
-  hold_card(KEYS[#KEYS - 1], KEYS[#KEYS], ARGV[i + 1], clock_ms(ARGV[i + 3]) + tonumber(ARGV[i + 2]), ver, ARGV[6], ARGV[i])
+  local now = clock_ms(ARGV[i])
+  for j = i + 1, #ARGV, 4 do
+    local k = tonumber(ARGV[j])
+    hold(KEYS[k], KEYS[k + 1], ARGV[j + 2], now + tonumber(ARGV[j + 3]), ARGV[j + 1])
+  end
 end
 redis.call('PUBLISH', ARGV[5], id)
 return {C_OK, 1, {}, {}}

@@ -1,0 +1,60 @@
+package webhook_test
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/coretest"
+)
+
+// refusingTransport fails every request as a network error would.
+type refusingTransport struct{}
+
+func (refusingTransport) RoundTrip(*http.Request) (*http.Response, error) {
+	return nil, errors.New("connection refused")
+}
+
+// A receiver's token in the callback URL's query never reaches the
+// delivery's error (logged) or the undelivered event (the event log,
+// which people with a read token see): both show the URL without it.
+func TestWebhookErrorsHideTheQuery(t *testing.T) {
+	const token = "s3cret-receiver-token"
+	recv := newReceiver(t, status(http.StatusBadGateway))
+	st := coretest.OpenStore(t)
+	r := newRig(t, st, recv, core.NewSimClock(time.Now().UTC()))
+	id := r.ask(t, recv.url()+"run-1?token="+token)
+	r.answer(t, id)
+	q, err := r.svc.Get(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := core.Delivery{Key: core.WebhookKey(id), Kind: core.DeliverWebhook, Surface: core.SurfaceWebhook,
+		Room: q.CallbackURL, QuestionID: id, CreatedAt: time.Now()}
+
+	err = r.sender(t, &http.Client{Transport: refusingTransport{}}).Call(t.Context(), q, d)
+	if err == nil || strings.Contains(err.Error(), token) || !strings.Contains(err.Error(), recv.url()+"run-1") {
+		t.Fatalf("the network error is %v: want it to name the URL without its query", err)
+	}
+
+	r.svc.Attempted(t.Context(), d, err, true) // given up: the event log records it
+	var seen int
+	for _, ev := range coretest.EventsOf(t, st, id) {
+		if ev.Kind != core.EventUndelivered {
+			continue
+		}
+		seen++
+		if strings.Contains(ev.Reason, token) || strings.Contains(string(ev.Payload), token) {
+			t.Fatalf("the undelivered event shows the token: %q %s", ev.Reason, ev.Payload)
+		}
+		if !strings.Contains(string(ev.Payload), recv.url()+"run-1") {
+			t.Fatalf("the undelivered event does not name the receiver: %s", ev.Payload)
+		}
+	}
+	if seen != 1 {
+		t.Fatalf("%d undelivered events, want 1", seen)
+	}
+}

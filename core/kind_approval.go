@@ -1,0 +1,120 @@
+package core
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/askbridge/askbridge/fence"
+)
+
+// approvalKind is one gated tool call, approved or denied, by one person
+// or by a quorum's vote. Its features plug in here and nowhere else of
+// the kind's: edited arguments (edit.go's editOf) and standing approvals
+// (standing.go's checkStanding, granted after the close by
+// Service.Answer) in its answer; their buttons in approvalButton.
+var approvalKind = kind{
+	ask:    checkApprovalAsk,
+	button: approvalButton,
+	takes:  answerFields{edits: true},
+	answer: approvalAnswer,
+	votes:  true,
+	// An approval closes with its answer (edits and standing approvals
+	// travel in its resolution), or by a quorum's vote.
+	next: nextEveryFeature,
+	resume: func(in *fence.ResumeInput, q *Question) {
+		if q.State != StateAnswered {
+			return
+		}
+		r := q.Resolution
+		in.Structured.Approved = r.Approved
+		in.Structured.ArgumentsSHA256 = r.ArgumentsSHA256 // fence words the verdict from these
+		approvalResume(in, r)
+	},
+}
+
+// checkApprovalAsk checks an approval: one tool call with its arguments
+// and editable keys (a batch's calls are checkBatchAsk's).
+func checkApprovalAsk(in AskInput) error {
+	const op = "ask"
+	if in.hasOptions() || in.hasItems() {
+		return Errorf(CodeInvalid, op, "an approval takes a tool and arguments, not options or items")
+	}
+	if blank(in.Tool) {
+		return Errorf(CodeInvalid, op, "tool is required for an approval")
+	}
+	if err := checkLen(op, "tool", in.Tool, MaxToolLen); err != nil {
+		return err
+	}
+	if len(in.Arguments) == 0 {
+		return Errorf(CodeInvalid, op, "arguments are required for an approval (use {} for none)")
+	}
+	if len(in.Arguments) > MaxArgumentsLen {
+		return Errorf(CodeInvalid, op, "arguments are %d bytes; the limit is %d", len(in.Arguments), MaxArgumentsLen)
+	}
+	if _, err := CanonicalArguments(in.Arguments); err != nil {
+		return Errorf(CodeInvalid, op, "%s", ErrorMessage(err))
+	}
+	return in.Editable.validate(in.Arguments)
+}
+
+// approvalButton reads an approval's buttons: approve, deny, approve
+// with edited arguments, and approve with a standing approval for the run
+// (option 0) or the agent (option 1).
+func approvalButton(q *Question, r Ref, in AnswerInput, text string) (AnswerInput, error) {
+	switch {
+	case r.Action == RefApprove:
+		in.OptionID, in.Text = ApproveOption, text
+	case r.Action == RefEdit && r.Item == -1:
+		// The collected text is the edited arguments, as JSON.
+		if blank(text) {
+			return in, Errorf(CodeInvalid, "button", "the edited arguments are missing: send them as a JSON object")
+		}
+		in.OptionID, in.Arguments = ApproveOption, json.RawMessage(strings.TrimSpace(text))
+	case r.Action == RefStanding && r.Item == -1 && r.Option <= 1:
+		in.OptionID, in.Text = ApproveOption, text
+		in.Standing = &StandingRequest{Scope: StandingRun}
+		if r.Option == 1 {
+			in.Standing.Scope = StandingAgent
+		}
+	case r.Action == RefDeny:
+		in.OptionID, in.Text = DenyOption, text
+	default:
+		return in, errNotFitting
+	}
+	return in, nil
+}
+
+// approvalAnswer reads approve or deny, with its reason, the hash the
+// verdict covers, and the two features of an approve: edited arguments
+// and a standing approval.
+func approvalAnswer(q *Question, in AnswerInput, res Resolution) (Resolution, []ItemAnswer, error) {
+	const op = "answer"
+	var approved bool
+	switch in.OptionID {
+	case ApproveOption:
+		approved = true
+	case DenyOption:
+	default:
+		return res, nil, Errorf(CodeInvalid, op, "an approval is answered with %q or %q", ApproveOption, DenyOption)
+	}
+	if err := checkLen(op, "reason", in.Text, MaxReasonLen); err != nil {
+		return res, nil, err
+	}
+	res.Approved, res.Reason = &approved, strings.TrimSpace(in.Text)
+	res.ArgumentsSHA256 = q.Call.ArgumentsSHA256
+	if len(in.Arguments) > 0 {
+		if !approved {
+			return res, nil, Errorf(CodeInvalid, op, "edited arguments go with %q, not %q", ApproveOption, DenyOption)
+		}
+		edit, err := editOf(q.Call, in.Arguments)
+		if err != nil {
+			return res, nil, err
+		}
+		res.Edit = edit
+	}
+	if err := checkStanding(q, in.Standing, approved); err != nil {
+		return res, nil, err
+	}
+	res.Grants = in.Standing
+	return res, nil, nil
+}

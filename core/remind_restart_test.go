@@ -1,0 +1,87 @@
+package core_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/coretest"
+)
+
+// A question keeps the reminders of the route it was asked under: a
+// replica that starts (or restarts) on a file whose routes have none still
+// reminds it, and stops scanning for reminders once no open question
+// needs one.
+func TestRemindAfterRestartWithoutReminders(t *testing.T) {
+	ctx := context.Background()
+	clock := core.NewSimClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
+	st := &listCounter{Store: coretest.OpenStore(t)}
+	reminding := reloadConfig(map[string]core.Route{"ops": {
+		Deciders: map[core.Surface][]string{core.SurfaceAPI: {"alice"}}, RemindEvery: time.Hour}})
+	before, err := core.New(st, reminding, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := before.Ask(ctx, core.AskInput{Kind: core.KindClarification, Agent: "a", RunID: "r", Text: "which?",
+		Reversibility: core.Reversible, Route: "ops"})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The restart: the same store, a file without reminders.
+	after, err := core.New(st, reloadConfig(map[string]core.Route{"ops": apiRoute("alice")}), clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Hour + time.Minute)
+	if n, err := after.Remind(ctx); err != nil || n != 1 {
+		t.Fatalf("Remind after the restart = %d, %v; want the question asked under reminders reminded once", n, err)
+	}
+	kinds := coretest.Kinds(coretest.EventsOf(t, st, q.ID))
+	if kinds[len(kinds)-1] != core.EventReminded {
+		t.Fatalf("events %v: want the reminder last", kinds)
+	}
+
+	// Closed, nothing open needs a reminder: two passes find none, and
+	// after them a pass no longer lists the open questions.
+	if _, err := after.Cancel(ctx, core.CancelInput{QuestionID: q.ID, By: core.Decider{Surface: core.SurfaceAPI, ID: "alice"}, Reason: "done"}); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(2 * time.Hour)
+	for range 2 {
+		if n, err := after.Remind(ctx); err != nil || n != 0 {
+			t.Fatalf("Remind with nothing open = %d, %v", n, err)
+		}
+	}
+	lists := st.lists.Load()
+	if n, err := after.Remind(ctx); err != nil || n != 0 || st.lists.Load() != lists {
+		t.Fatalf("a third quiet pass = %d, %v, and listed %d times; want no listing", n, err, st.lists.Load()-lists)
+	}
+
+	// A reload that brings reminders back reminds what is asked under it.
+	if err := after.Reconfigure(reminding); err != nil {
+		t.Fatal(err)
+	}
+	q2, err := after.Ask(ctx, core.AskInput{Kind: core.KindClarification, Agent: "a", RunID: "r", Text: "and now?",
+		Reversibility: core.Reversible, Route: "ops"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Hour + time.Minute)
+	if n, err := after.Remind(ctx); err != nil || n != 1 {
+		t.Fatalf("Remind after reminders came back = %d, %v (question %s)", n, err, q2.ID)
+	}
+}
+
+// listCounter is a store that counts its ListOpen calls.
+type listCounter struct {
+	core.Store
+	lists atomic.Int32
+}
+
+func (c *listCounter) ListOpen(ctx context.Context, cursor string, limit int) ([]*core.Question, string, error) {
+	c.lists.Add(1)
+	return c.Store.ListOpen(ctx, cursor, limit)
+}

@@ -1,0 +1,66 @@
+package core
+
+import "sync"
+
+// remindScan says whether a Remind pass needs to list the open questions
+// at all. A question keeps the reminders of the route it was asked under
+// (Question.AskedRoute), so the configuration in force does not settle it:
+// a replica started on a file without reminders may find questions asked
+// under one that had them, and a reload that takes reminders away leaves
+// the questions asked before it to be reminded. So the scan is on at
+// start and whenever a configuration with reminders is put in force, and
+// goes off only after two whole passes in a row under one configuration
+// without reminders found no open question with any. Two, not one, so
+// that an ask still in flight under the configuration before (its route
+// computed, its write not yet in the store) is listed by the second.
+type remindScan struct {
+	mu sync.Mutex
+	on bool
+	// clean is the configuration the last pass found nothing under; nil
+	// if the last pass found something, failed, or none ran yet.
+	clean *bound
+}
+
+// configured is told of each configuration put in force.
+func (r *remindScan) configured(b *bound) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.clean = nil
+	if hasReminders(b) {
+		r.on = true
+	}
+}
+
+// needed reports whether a pass should list the open questions.
+func (r *remindScan) needed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.on
+}
+
+// passed is told how a whole pass that began under b went: found is
+// whether any open question it listed has reminders on the route it was
+// asked under. live is the configuration in force now, read under the
+// lock so that a reload between the pass and this call keeps the scan on.
+func (r *remindScan) passed(b *bound, found bool, live func() *bound) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if found || live() != b || hasReminders(b) {
+		r.clean = nil
+		return
+	}
+	if r.clean == b {
+		r.on = false
+		return
+	}
+	r.clean = b
+}
+
+func hasReminders(b *bound) bool {
+	for _, route := range b.cfg.Routes {
+		if route.RemindEvery > 0 {
+			return true
+		}
+	}
+	return false
+}

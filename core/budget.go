@@ -13,6 +13,15 @@ type Limit struct {
 	Burst int
 }
 
+// Check refuses, for op on key's budget, a limit no budget can keep: a
+// store's Spend and Until check it before anything else.
+func (l Limit) Check(op, key string) error {
+	if l.Rate <= 0 || l.Per <= 0 {
+		return Errorf(CodeInvalid, op, "limit for %q needs a positive rate and period", key)
+	}
+	return nil
+}
+
 // Allowance names one budget a delivery spends from and the limit that
 // budget keeps: a room, a method tier, the bot as a whole.
 type Allowance struct {

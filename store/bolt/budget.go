@@ -44,8 +44,8 @@ var _ core.Budget = (*Store)(nil)
 // Spend takes one send from key's budget if it has one now; otherwise it
 // takes nothing and says how long until it will.
 func (s *Store) Spend(ctx context.Context, key string, l core.Limit) (time.Duration, error) {
-	if l.Rate <= 0 || l.Per <= 0 {
-		return 0, core.Errorf(core.CodeInvalid, "spend", "limit for %q needs a positive rate and period", key)
+	if err := l.Check("spend", key); err != nil {
+		return 0, err
 	}
 	b := &s.budgets
 	b.mu.Lock()
@@ -74,8 +74,8 @@ func (s *Store) Spend(ctx context.Context, key string, l core.Limit) (time.Durat
 
 // Until reports how long until key's budget has a send, taking nothing.
 func (s *Store) Until(ctx context.Context, key string, l core.Limit) (time.Duration, error) {
-	if l.Rate <= 0 || l.Per <= 0 {
-		return 0, core.Errorf(core.CodeInvalid, "until", "limit for %q needs a positive rate and period", key)
+	if err := l.Check("until", key); err != nil {
+		return 0, err
 	}
 	b := &s.budgets
 	b.mu.Lock()

@@ -17,8 +17,8 @@ var _ core.Budget = (*Store)(nil)
 // taken and the wait until it has a send is returned.
 func (s *Store) Spend(ctx context.Context, key string, l core.Limit) (time.Duration, error) {
 	const op = "redis spend"
-	if l.Rate <= 0 || l.Per <= 0 {
-		return 0, core.Errorf(core.CodeInvalid, op, "limit for %q needs a positive rate and period", key)
+	if err := l.Check(op, key); err != nil {
+		return 0, err
 	}
 	res, err := s.rate.Allow(ctx, s.k.budget(key), redis_rate.Limit{Rate: l.Rate, Burst: max(l.Burst, 1), Period: l.Per})
 	if err != nil {
@@ -36,8 +36,8 @@ func (s *Store) Spend(ctx context.Context, key string, l core.Limit) (time.Durat
 // is within the burst less one send of now.
 func (s *Store) Until(ctx context.Context, key string, l core.Limit) (time.Duration, error) {
 	const op = "redis until"
-	if l.Rate <= 0 || l.Per <= 0 {
-		return 0, core.Errorf(core.CodeInvalid, op, "limit for %q needs a positive rate and period", key)
+	if err := l.Check(op, key); err != nil {
+		return 0, err
 	}
 	burst := max(l.Burst, 1)
 	res, err := s.rate.AllowN(ctx, s.k.budget(key), redis_rate.Limit{Rate: l.Rate, Burst: burst, Period: l.Per}, 0)

@@ -1,0 +1,168 @@
+// askbridge console: a reader's draft outlives the redraws of its card.
+// A card is drawn again whenever anyone acts on its question, and
+// console.js puts the fresh copy in place through swap, which carries over
+// what the reader typed, chose and unfolded, and keeps what the fresh copy
+// has no field for in a note until they dismiss it.
+(function () {
+  "use strict";
+
+  // A draft kept from a card closed elsewhere stays until its reader
+  // dismisses it.
+  document.addEventListener("click", function (e) {
+    var b = e.target.closest ? e.target.closest(".draft-dismiss") : null;
+    if (b) {
+      var box = b.closest(".draft-box");
+      if (box) {
+        box.remove();
+      }
+    }
+  });
+
+  // formKey names a form alike in a row and in its fresh copy.
+  function formKey(f) {
+    return [f.getAttribute("action"), f.className, f.getAttribute("data-call"), f.getAttribute("data-item")].join("|");
+  }
+
+  // fieldKey names a field alike in a card and in its fresh copy: by id,
+  // or else by its form and name (and value, for a choice).
+  function fieldKey(f) {
+    if (f.id) {
+      return "#" + f.id;
+    }
+    var k = f.form ? formKey(f.form) : "";
+    k += "|" + f.name;
+    if (f.type === "radio" || f.type === "checkbox") {
+      k += "=" + f.value;
+    }
+    return k;
+  }
+
+  // foldKey names a fold by the first field with an id inside it.
+  function foldKey(d) {
+    var f = d.querySelector("[id]");
+    return f ? f.id : "";
+  }
+
+  // hostOf is where notes go in a card or row: the top of its body.
+  function hostOf(el) {
+    return el.querySelector(".row-body") || el.querySelector(".card") || el;
+  }
+
+  // keepLost keeps, above the fresh copy, what its reader had written in
+  // fields the fresh copy no longer has (the question closed, or the
+  // part they were writing for was decided by someone else): it was not
+  // sent, and it stays until dismissed.
+  function keepLost(lost, next) {
+    if (lost.length === 0) {
+      return;
+    }
+    var box = document.createElement("div");
+    box.className = "draft-box";
+    box.setAttribute("role", "status");
+    var p = document.createElement("p");
+    p.textContent = "Someone else acted on this question while you were writing. Your draft below was not sent; it is kept here until you dismiss it.";
+    box.appendChild(p);
+    lost.forEach(function (text) {
+      var pre = document.createElement("pre");
+      pre.className = "draft-text";
+      pre.textContent = text;
+      box.appendChild(pre);
+    });
+    var b = document.createElement("button");
+    b.type = "button";
+    b.className = "draft-dismiss";
+    b.textContent = "Dismiss the draft";
+    box.appendChild(b);
+    var host = hostOf(next);
+    host.insertBefore(box, host.firstChild);
+    if (next.tagName === "DETAILS") {
+      next.open = true;
+    }
+  }
+
+  // keepDraft carries what the reader has typed or chosen and not sent,
+  // the folds they opened and where their caret was, from a card over to
+  // its fresh copy. A card is drawn again whenever anyone acts on its
+  // question (one call of a batch, a vote), and a half-written reason or
+  // edited arguments must not be lost to someone else's click. Text the
+  // fresh copy has no field for is kept in a note (keepLost). What the
+  // answer given in place left on the row (what was recorded, a pending
+  // confirmation, a kept draft) stays too.
+  function keepDraft(cur, next) {
+    var twins = {};
+    next.querySelectorAll("input, textarea").forEach(function (f) {
+      twins[fieldKey(f)] = f;
+    });
+    var focus = null;
+    var lost = [];
+    cur.querySelectorAll("input, textarea").forEach(function (f) {
+      if (f.type === "hidden" || f.closest(".confirm-step")) {
+        return;
+      }
+      var twin = twins[fieldKey(f)];
+      var typed = f.type !== "radio" && f.type !== "checkbox" && f.value !== f.defaultValue && f.value.trim() !== "";
+      if (!twin) {
+        if (typed) {
+          lost.push(f.value);
+        }
+        return;
+      }
+      if (f.type === "radio" || f.type === "checkbox") {
+        if (f.checked !== f.defaultChecked) {
+          twin.checked = f.checked;
+        }
+      } else if (f.value !== f.defaultValue) {
+        twin.value = f.value;
+      }
+      if (f === document.activeElement) {
+        focus = { el: twin, from: f.selectionStart, to: f.selectionEnd };
+      }
+    });
+    var folds = {};
+    next.querySelectorAll("details").forEach(function (d) {
+      folds[foldKey(d)] = d;
+    });
+    cur.querySelectorAll("details[open]").forEach(function (d) {
+      var twin = folds[foldKey(d)];
+      if (twin) {
+        twin.open = true;
+      }
+    });
+    if (cur.tagName === "DETAILS" && cur.open) {
+      next.open = true;
+    }
+    var host = hostOf(next);
+    [".draft-box", ".recorded-box", ".step-problem"].forEach(function (sel) {
+      var old = cur.querySelector(sel);
+      if (old && !next.querySelector(sel)) {
+        host.insertBefore(old, host.firstChild);
+      }
+    });
+    var pendingConfirm = cur.querySelector(".confirm-step");
+    var controls = next.querySelector(".controls");
+    if (pendingConfirm && controls) {
+      controls.hidden = true;
+      controls.parentNode.insertBefore(pendingConfirm, controls);
+    }
+    keepLost(lost, next);
+    return focus;
+  }
+
+  // swap puts next where cur was, keeping the reader's draft and caret;
+  // its controls are enabled only if the page is live.
+  function swap(cur, next, live) {
+    next.querySelectorAll("fieldset").forEach(function (f) {
+      f.disabled = !live;
+    });
+    var focus = keepDraft(cur, next);
+    cur.replaceWith(next);
+    if (focus && !focus.el.matches(":disabled")) {
+      focus.el.focus();
+      if (focus.from !== null && focus.el.setSelectionRange) {
+        focus.el.setSelectionRange(focus.from, focus.to);
+      }
+    }
+  }
+
+  window.askbridgeDrafts = { swap: swap, hostOf: hostOf, formKey: formKey };
+})();

@@ -15,7 +15,7 @@ type ItemInput struct {
 
 // AnswerInput is a human's answer from any surface.
 type AnswerInput struct {
-	QuestionID string
+	QuestionID QuestionID
 	Decider    Decider
 	// Text is the clarification's answer, an optional note on a decision,
 	// or an approval's optional reason.

@@ -44,7 +44,7 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 	}
 	asked := Event{
 		QuestionID: q.ID, RunID: q.RunID, At: q.CreatedAt, Kind: EventAsked,
-		Actor: s.pseudonym(Decider{Surface: SurfaceAgent, ID: q.Agent}), Surface: SurfaceAgent,
+		Actor: s.pseudonym(Decider{Surface: SurfaceAgent, ID: string(q.Agent)}), Surface: SurfaceAgent,
 		Reason: p.verdict.askedReason() + callsReason(p.calls, p.in.Calls),
 	}
 	var out []Delivery

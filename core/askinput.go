@@ -10,8 +10,8 @@ import (
 // whole before anything is stored.
 type AskInput struct {
 	Kind          Kind
-	Agent         string
-	RunID         string
+	Agent         AgentID
+	RunID         RunID
 	ToolCallID    string
 	Labels        Labels
 	Text          string
@@ -61,7 +61,7 @@ func (in AskInput) Validate() error {
 		name, v  string
 		required bool
 	}{
-		{"agent", in.Agent, true}, {"run_id", in.RunID, true}, {"tool_call_id", in.ToolCallID, false},
+		{"agent", string(in.Agent), true}, {"run_id", string(in.RunID), true}, {"tool_call_id", in.ToolCallID, false},
 		{"labels.project", in.Labels.Project, false}, {"labels.task", in.Labels.Task, false}, {"route", in.Route, false},
 	} {
 		if err := checkID(op, f.name, f.v, f.required); err != nil {

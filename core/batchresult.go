@@ -77,7 +77,7 @@ func CallResultsOf(q *Question) ([]CallResult, error) {
 	out := make([]CallResult, 0, len(q.Calls))
 	for _, co := range CallOutcomes(q) {
 		fc := fenceCall(co)
-		in := fence.ResumeInput{QuestionID: q.ID, Verb: verb, Closer: closers[closer], Structured: fence.Structured{
+		in := fence.ResumeInput{QuestionID: string(q.ID), Verb: verb, Closer: closers[closer], Structured: fence.Structured{
 			ToolCallID: fc.ToolCallID, Approved: fc.Approved, ArgumentsSHA256: fc.ArgumentsSHA256,
 			Edited: fc.Edited, ApprovedArguments: fc.ApprovedArguments, AskedArgumentsSHA256: fc.AskedArgumentsSHA256,
 		}}

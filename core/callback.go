@@ -133,7 +133,7 @@ func ShownURL(raw string) string {
 // WebhookKey is the key of question id's close webhook: the same on every
 // attempt, so it is the event id a receiver drops repeats by. A question
 // closes once, so it has at most one.
-func WebhookKey(id string) string { return id + "/closed" }
+func WebhookKey(id QuestionID) string { return string(id) + "/closed" }
 
 // webhookDelivery is the delivery that tells n's callback URL it closed.
 func webhookDelivery(n *Question, now time.Time) Delivery {

@@ -14,7 +14,7 @@ import (
 type ClosedQuery struct {
 	Route string
 	Kind  Kind
-	Agent string
+	Agent AgentID
 	// Decider is a person's name or an account id: it matches a question
 	// that person or account decided, as a whole, by a vote or in part.
 	Decider string
@@ -101,7 +101,7 @@ func (cq ClosedQuery) Validate() error {
 	if !utf8.ValidString(cq.Text) || utf8.RuneCountInString(cq.Text) > MaxSearchText {
 		return Errorf(CodeInvalid, op, "the search text is at most %d characters of UTF-8", MaxSearchText)
 	}
-	for _, f := range []string{cq.Route, cq.Agent, cq.Decider} {
+	for _, f := range []string{cq.Route, string(cq.Agent), cq.Decider} {
 		if err := checkLen(op, "a filter", f, MaxIDLen); err != nil {
 			return err
 		}

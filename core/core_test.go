@@ -150,7 +150,7 @@ func TestRouteAllowsFailsClosed(t *testing.T) {
 }
 
 func TestIDs(t *testing.T) {
-	seen := map[string]bool{}
+	seen := map[core.QuestionID]bool{}
 	for shard := range core.MaxShards {
 		id := core.NewID(shard)
 		if !core.ValidID(id) || len(id) != core.IDLen || core.ShardOf(id) != shard || seen[id] {
@@ -158,7 +158,7 @@ func TestIDs(t *testing.T) {
 		}
 		seen[id] = true
 	}
-	for _, bad := range []string{"", "short", "AAAAAAAAAAAAAAAAA", "aaaaaaaaaaaaaaaa1", "aaaaaaaaaaaaaaaaaa"} {
+	for _, bad := range []core.QuestionID{"", "short", "AAAAAAAAAAAAAAAAA", "aaaaaaaaaaaaaaaa1", "aaaaaaaaaaaaaaaaaa"} {
 		if core.ValidID(bad) || core.ShardOf(bad) != -1 {
 			t.Errorf("%q passed as an id", bad)
 		}
@@ -191,7 +191,7 @@ func TestResumeOf(t *testing.T) {
 	if err != nil {
 		t.Fatalf("parse: %v\n%s", err, r.Text)
 	}
-	if p.QuestionID != q.ID || p.Verb != fence.VerbAnswered {
+	if p.QuestionID != string(q.ID) || p.Verb != fence.VerbAnswered {
 		t.Fatalf("header %s %s", p.QuestionID, p.Verb)
 	}
 	if r.Structured.Approved == nil || *r.Structured.Approved || r.Structured.ArgumentsSHA256 != q.Call.ArgumentsSHA256 {

@@ -213,7 +213,7 @@ func (s *Service) FirstSeen(ctx context.Context, key string, ttl time.Duration) 
 // RecordMessage stores a card an adapter posted, with its notified event,
 // and returns the question as it stands: if it closed while the card was
 // on its way, the adapter edits the card at once.
-func (s *Service) RecordMessage(ctx context.Context, id string, ref MessageRef) (*Question, error) {
+func (s *Service) RecordMessage(ctx context.Context, id QuestionID, ref MessageRef) (*Question, error) {
 	return s.recordMessage(ctx, id, ref, false)
 }
 
@@ -221,7 +221,7 @@ func (s *Service) RecordMessage(ctx context.Context, id string, ref MessageRef) 
 // earlier attempt may have posted a card that was never recorded (a crash
 // between the two), so the notified event says the room may hold an
 // earlier copy, which still answers but is not edited (law 4).
-func (s *Service) recordMessage(ctx context.Context, id string, ref MessageRef, repeat bool) (*Question, error) {
+func (s *Service) recordMessage(ctx context.Context, id QuestionID, ref MessageRef, repeat bool) (*Question, error) {
 	if ref.Delivery == "" || ref.ID == "" || !ref.Surface.IsChat() {
 		return nil, Errorf(CodeInvalid, "record message", "a card needs its surface, message id and delivery key")
 	}

@@ -9,7 +9,7 @@ const maxQuestionEvents = 1000
 // QuestionEvents returns one question's events, oldest first, at most
 // limit (<= 0 or above the cap means the cap), through the store's index
 // of them rather than a walk of the whole log. A malformed id has none.
-func (s *Service) QuestionEvents(ctx context.Context, id string, limit int) ([]Event, error) {
+func (s *Service) QuestionEvents(ctx context.Context, id QuestionID, limit int) ([]Event, error) {
 	if !ValidID(id) {
 		return nil, nil
 	}

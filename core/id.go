@@ -6,6 +6,22 @@ import (
 	"strings"
 )
 
+// QuestionID names one question. It and the other ids below are distinct
+// types, not plain strings, so that one kind of id cannot be passed where
+// another belongs: a run id handed to Get, or an agent given as a question,
+// no longer compiles. Their JSON is the plain string, so the wire and the
+// stored records are as they were. Text becomes an id only where it comes
+// in (a path, a button, a store's reply) and turns back into text only where
+// it goes out.
+type QuestionID string
+
+// AgentID names the agent that asked, as its token or its ask says.
+type AgentID string
+
+// RunID names one of an agent's runs; it means something only with its
+// agent (Run).
+type RunID string
+
 // idAlphabet is lower-case base32: URL-, callback- and custom_id-safe,
 // and in one case, so an id reads aloud without spelling out capitals.
 const idAlphabet = "abcdefghijklmnopqrstuvwxyz234567"
@@ -22,7 +38,7 @@ const IDLen = 17
 const MaxShards = 32
 
 // NewID returns a fresh question id in the given shard.
-func NewID(shard int) string {
+func NewID(shard int) QuestionID {
 	if shard < 0 || shard >= MaxShards {
 		panic("core: shard out of range")
 	}
@@ -30,13 +46,13 @@ func NewID(shard int) string {
 	if _, err := rand.Read(b[:]); err != nil {
 		panic("core: no randomness: " + err.Error())
 	}
-	return idEncoding.EncodeToString([]byte{byte(shard << 3)})[:1] + idEncoding.EncodeToString(b[:])
+	return QuestionID(idEncoding.EncodeToString([]byte{byte(shard << 3)})[:1] + idEncoding.EncodeToString(b[:]))
 }
 
-// ShardOf returns the shard an id names, or -1 if s is not shaped like a
+// ShardOf returns the shard an id names, or -1 if id is not shaped like a
 // question id. Stores use it to place every key of a question in one hash
 // slot.
-func ShardOf(id string) int {
+func ShardOf(id QuestionID) int {
 	if !ValidID(id) {
 		return -1
 	}
@@ -46,7 +62,7 @@ func ShardOf(id string) int {
 // ValidID reports whether s is shaped like a question id. Doors check it
 // before touching the store, and answer a malformed id exactly like an
 // unknown one.
-func ValidID(s string) bool {
+func ValidID(s QuestionID) bool {
 	if len(s) != IDLen {
 		return false
 	}

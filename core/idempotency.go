@@ -55,9 +55,9 @@ func idempotencyOf(in AskInput) (*Idempotency, error) {
 	var scope string
 	switch {
 	case in.IdempotencyKey != "":
-		scope = "key\x1f" + in.Agent + "\x1f" + in.IdempotencyKey
+		scope = "key\x1f" + string(in.Agent) + "\x1f" + in.IdempotencyKey
 	case in.ToolCallID != "":
-		scope = "call\x1f" + in.Agent + "\x1f" + in.RunID + "\x1f" + in.ToolCallID
+		scope = "call\x1f" + string(in.Agent) + "\x1f" + string(in.RunID) + "\x1f" + in.ToolCallID
 	default:
 		return nil, nil
 	}
@@ -93,7 +93,7 @@ func repeatOf(in AskInput, idem *Idempotency, dup *DuplicateError) (*Question, e
 	if q.Idempotency != nil && q.Idempotency.Fingerprint == idem.Fingerprint {
 		return q, nil
 	}
-	what := "tool call id " + in.ToolCallID + " in run " + in.RunID
+	what := "tool call id " + in.ToolCallID + " in run " + string(in.RunID)
 	if in.IdempotencyKey != "" {
 		what = "Idempotency-Key"
 	}

@@ -9,7 +9,9 @@ import (
 // OpenFilter narrows a listing of open questions, for an inbox that pages
 // through thousands; an empty field matches every question.
 type OpenFilter struct {
-	Route, Kind, Agent, Project string
+	Route, Kind string
+	Agent       AgentID
+	Project     string
 	// Reversibility matches a question's as Normalize reads it, so
 	// "unclassified" finds old records that carry none.
 	Reversibility Reversibility
@@ -63,7 +65,7 @@ func (s *Service) OpenPage(ctx context.Context, f OpenFilter, cursor string, lim
 	if err := f.Check(); err != nil {
 		return OpenPage{}, err
 	}
-	f.Route, f.Agent, f.Project = strings.TrimSpace(f.Route), strings.TrimSpace(f.Agent), strings.TrimSpace(f.Project)
+	f.Route, f.Agent, f.Project = strings.TrimSpace(f.Route), AgentID(strings.TrimSpace(string(f.Agent))), strings.TrimSpace(f.Project)
 	switch {
 	case limit <= 0:
 		limit = 50

@@ -38,7 +38,7 @@ func (s *Service) Tick(ctx context.Context) (TickReport, error) {
 			continue // purged meanwhile
 		}
 		if err != nil {
-			errs = append(errs, Internal("tick "+id, err))
+			errs = append(errs, Internal("tick "+string(id), err))
 			continue
 		}
 		if !q.Open() || q.Deadline.After(now) {
@@ -268,7 +268,7 @@ func (s *Service) remindAll(ctx context.Context, qs []*Question, booted time.Tim
 				reminded++
 			case errors.Is(err, ErrClosed), ErrorCode(err) == CodeNotFound:
 			default:
-				errs = append(errs, Internal("remind "+q.ID, err))
+				errs = append(errs, Internal("remind "+string(q.ID), err))
 			}
 		})
 	}

@@ -226,8 +226,8 @@ func CompleteEvent(e Event, q *Question, kind EventKind, now time.Time) Event {
 // UpdateKey is the key of the update of card i (an index into
 // q.Messages) that the change to version ver of question id enqueues:
 // unique per change and card.
-func UpdateKey(id string, ver int64, i int) string {
-	return id + "/update/" + strconv.FormatInt(ver, 10) + "/" + strconv.Itoa(i+1)
+func UpdateKey(id QuestionID, ver int64, i int) string {
+	return string(id) + "/update/" + strconv.FormatInt(ver, 10) + "/" + strconv.Itoa(i+1)
 }
 
 // cardUpdate is the update delivery of card i of q under key. Its

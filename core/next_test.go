@@ -461,7 +461,7 @@ func checkChange(t *testing.T, before *Question, c Change, state State, event Ev
 	}
 	for _, d := range c.Updates {
 		if d.Kind != DeliverUpdate || d.QuestionID != n.ID || d.Message == nil || !d.CreatedAt.Equal(nextNow) ||
-			!strings.HasPrefix(d.Key, n.ID+"/update/4/") || d.Surface != d.Message.Surface {
+			!strings.HasPrefix(d.Key, string(n.ID)+"/update/4/") || d.Surface != d.Message.Surface {
 			t.Errorf("update %+v", d)
 		}
 	}

@@ -12,10 +12,10 @@ import (
 
 // Question is one parked question and, once closed, its outcome.
 type Question struct {
-	ID            string        `json:"id"`
+	ID            QuestionID    `json:"id"`
 	Kind          Kind          `json:"kind"`
-	Agent         string        `json:"agent"`
-	RunID         string        `json:"run_id"`
+	Agent         AgentID       `json:"agent"`
+	RunID         RunID         `json:"run_id"`
 	ToolCallID    string        `json:"tool_call_id,omitempty"`
 	Labels        Labels        `json:"labels,omitzero"`
 	Text          string        `json:"question"`
@@ -328,11 +328,12 @@ func checkLen(op, field, s string, max int) error {
 	return nil
 }
 
-func checkID(op, field, s string, required bool) error {
-	if required && blank(s) {
+// checkID checks an id as text: present if required, and short enough.
+func checkID[S ~string](op, field string, s S, required bool) error {
+	if required && blank(string(s)) {
 		return Errorf(CodeInvalid, op, "%s is required", field)
 	}
-	return checkLen(op, field, s, MaxIDLen)
+	return checkLen(op, field, string(s), MaxIDLen)
 }
 
 // CanonicalArguments returns the canonical form of a JSON value: keys

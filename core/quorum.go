@@ -275,7 +275,7 @@ func TimeoutReasonOf(q *Question) string {
 
 // recordRefusedVote records a second vote by the same person as refused,
 // like every attempt that changed nothing.
-func (s *Service) recordRefusedVote(ctx context.Context, id string, d Decider, err error) {
+func (s *Service) recordRefusedVote(ctx context.Context, id QuestionID, d Decider, err error) {
 	if !alreadyCounted(err) {
 		return
 	}

@@ -22,7 +22,7 @@ func TestButtonAnswerReadsOnce(t *testing.T) {
 		Text: "Which?", Options: []core.Option{{ID: "a", Title: "A", Writeup: "Known.", Recommended: true}, {ID: "b", Title: "B", Writeup: "New."}}}
 	one := core.Decider{Surface: core.SurfaceSlack, ID: "U1", Name: "One"}
 	two := core.Decider{Surface: core.SurfaceSlack, ID: "U2", Name: "Two"}
-	click := func(svc *core.Service, id string, d core.Decider) (core.Outcome, error) {
+	click := func(svc *core.Service, id core.QuestionID, d core.Decider) (core.Outcome, error) {
 		q, err := svc.Get(ctx, id)
 		if err != nil {
 			t.Fatal(err)

@@ -3,7 +3,7 @@ package core
 import "context"
 
 // Get returns a question. A malformed id reads as an unknown one.
-func (s *Service) Get(ctx context.Context, id string) (*Question, error) {
+func (s *Service) Get(ctx context.Context, id QuestionID) (*Question, error) {
 	if !ValidID(id) {
 		return nil, ErrNotFound
 	}
@@ -20,7 +20,7 @@ func (s *Service) Get(ctx context.Context, id string) (*Question, error) {
 // Wait blocks until the question is closed or ctx ends, and returns the
 // question as it then stands (open if ctx ended first). It is woken by the
 // store, never by polling.
-func (s *Service) Wait(ctx context.Context, id string) (*Question, error) {
+func (s *Service) Wait(ctx context.Context, id QuestionID) (*Question, error) {
 	w, err := s.Watch(id)
 	if err != nil {
 		return nil, err
@@ -40,7 +40,7 @@ func (s *Service) Wait(ctx context.Context, id string) (*Question, error) {
 // goroutine at a time; the parked-waiters gauge counts it until Stop.
 type Watcher struct {
 	s       *Service
-	id      string
+	id      QuestionID
 	changed <-chan struct{}
 	stop    func()
 	unpark  func() // ends the park observePark counted
@@ -49,7 +49,7 @@ type Watcher struct {
 
 // Watch starts watching question id. Read it next: a change from now on
 // is never missed. A malformed id reads as an unknown one.
-func (s *Service) Watch(id string) (*Watcher, error) {
+func (s *Service) Watch(id QuestionID) (*Watcher, error) {
 	if !ValidID(id) {
 		return nil, ErrNotFound
 	}

@@ -9,7 +9,7 @@ import (
 // to re-parse; a click resolves it against the stored question, so a click
 // after a restart, or on another replica, works.
 type Ref struct {
-	QuestionID string
+	QuestionID QuestionID
 	// Item is the form item's index, or -1 when the ref is not about an
 	// item.
 	Item int
@@ -62,7 +62,7 @@ func (r Ref) Encode() string {
 	if r.Item >= 0 {
 		item = digits[r.Item]
 	}
-	return string([]byte{refVersion, byte(r.Action), item, digits[r.Option]}) + r.QuestionID
+	return string([]byte{refVersion, byte(r.Action), item, digits[r.Option]}) + string(r.QuestionID)
 }
 
 // DecodeRef parses a ref from a button. Anything that is not exactly a ref
@@ -72,7 +72,7 @@ func DecodeRef(s string) (Ref, error) {
 	if len(s) != RefLen || s[0] != refVersion {
 		return Ref{}, ErrNotFound
 	}
-	r := Ref{Action: RefAction(s[1]), QuestionID: s[4:], Item: -1}
+	r := Ref{Action: RefAction(s[1]), QuestionID: QuestionID(s[4:]), Item: -1}
 	switch r.Action {
 	case RefOption, RefApprove, RefDeny, RefDecline, RefText, RefEdit, RefStanding:
 	default:

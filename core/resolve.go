@@ -49,12 +49,12 @@ const (
 // attempt is one request to change a question, from any door.
 type attempt struct {
 	op    string
-	id    string
+	id    QuestionID
 	door  door
 	actor Decider
 	// owner, for the agent door, is the agent that must have asked the
 	// question; "" lets an operator act on any question.
-	owner string
+	owner AgentID
 	// build turns the stored open question into the transition, or
 	// rejects the input with CodeInvalid. It may run more than once, each
 	// time on a newer question (see resolve), so it decides from q alone:
@@ -229,7 +229,7 @@ func (s *Service) try(ctx context.Context, a attempt, q *Question, again bool) (
 // stored, as often as resolve would. It is for driving a store directly
 // (stores' own tests and benchmarks); every door goes through a Service.
 func Apply(ctx context.Context, st interface {
-	Get(ctx context.Context, id string) (*Question, error)
+	Get(ctx context.Context, id QuestionID) (*Question, error)
 	Commit(ctx context.Context, c Change) (*Question, error)
 }, t Transition) (*Question, error) {
 	q := t.Read
@@ -331,14 +331,14 @@ func (s *Service) systemClose(state State, by Closer, d Decider, reason string) 
 
 // Decline closes the question without an answer; the agent resumes with a
 // fixed server-owned text telling it to proceed on its own judgement.
-func (s *Service) Decline(ctx context.Context, id string, d Decider) (Outcome, error) {
+func (s *Service) Decline(ctx context.Context, id QuestionID, d Decider) (Outcome, error) {
 	return s.DeclineShown(ctx, id, d, "")
 }
 
 // DeclineShown is Decline from a caller whose own response shows the
 // card it was declined on (shown, its message id on d's surface; see
 // AnswerInput.Shown).
-func (s *Service) DeclineShown(ctx context.Context, id string, d Decider, shown string) (Outcome, error) {
+func (s *Service) DeclineShown(ctx context.Context, id QuestionID, d Decider, shown string) (Outcome, error) {
 	d = s.identify(d).Decider
 	return s.resolve(ctx, attempt{op: "decline", id: id, door: doorHuman, actor: d, shown: shown,
 		build: s.systemClose(StateDeclined, CloserDecline, d, DeclineReason)})
@@ -347,13 +347,13 @@ func (s *Service) DeclineShown(ctx context.Context, id string, d Decider, shown 
 // CancelInput withdraws a question. It is a struct, not four arguments,
 // because three of them are strings a caller could swap unnoticed.
 type CancelInput struct {
-	QuestionID string
+	QuestionID QuestionID
 	// By is who withdraws it: the asking agent, or an operator.
 	By Decider
 	// Owner, when set, is the agent that must have asked the question;
 	// any other agent's question reads as unknown (law 6). "" lets an
 	// operator withdraw any question.
-	Owner string
+	Owner AgentID
 	// Reason is recorded with the close; blank records who withdrew it.
 	Reason string
 }
@@ -374,13 +374,13 @@ func (s *Service) Cancel(ctx context.Context, in CancelInput) (Outcome, error) {
 // Run names one agent's run. Runs are each agent's own, so a run id never
 // travels without its agent, and the two cannot be swapped.
 type Run struct {
-	Agent string
-	ID    string
+	Agent AgentID
+	ID    RunID
 }
 
 // Key is how stores name the run: its agent and id, so one agent can
 // never end, or block asks into, another agent's run of the same name.
-func (r Run) Key() string { return r.Agent + "\x1f" + r.ID }
+func (r Run) Key() string { return string(r.Agent) + "\x1f" + string(r.ID) }
 
 // EndRun marks an agent's run ended and expires its open questions, each
 // through the chokepoint with its own expired event. A later answer to any

@@ -28,7 +28,7 @@ func ResumeOf(q *Question) (fence.Resume, error) {
 	}
 	r := q.Resolution
 	closer := CloserOf(q)
-	in := fence.ResumeInput{QuestionID: q.ID, Verb: verb, Closer: closers[closer], Reason: r.Reason,
+	in := fence.ResumeInput{QuestionID: string(q.ID), Verb: verb, Closer: closers[closer], Reason: r.Reason,
 		DeciderName: deciderName(r, closer)}
 	timeoutNote(&in, q, closer)
 	if q.State == StateDeclined {

@@ -277,7 +277,7 @@ func TestResumeClosers(t *testing.T) {
 		for _, kind := range tc.kinds {
 			t.Run(tc.name+"/"+kind, func(t *testing.T) {
 				q := kinds[kind]()
-				q.ID = "q-" + strings.ReplaceAll(kind, " ", "-")
+				q.ID = core.QuestionID("q-" + strings.ReplaceAll(kind, " ", "-"))
 				tc.close(q)
 				r, err := core.ResumeOf(q)
 				if err != nil {

@@ -114,9 +114,10 @@ func TestEveryCallCovered(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		tool, run string
-		asked     core.Reversibility
-		want      bool
+		tool  string
+		run   core.RunID
+		asked core.Reversibility
+		want  bool
 	}{
 		{"Read", "s1", core.HardToReverse, true},       // allowed outright
 		{"Bash", "s1", core.HardToReverse, false},      // a rm -rf may be asked as hard to reverse
@@ -169,7 +170,7 @@ func TestBatchCallsDecidedByRules(t *testing.T) {
 	call := func(id, tool, args string) core.CallInput {
 		return core.CallInput{ToolCallID: id, Tool: tool, Arguments: json.RawMessage(args)}
 	}
-	ask := func(run string, calls ...core.CallInput) (*core.Question, error) {
+	ask := func(run core.RunID, calls ...core.CallInput) (*core.Question, error) {
 		q, _, err := svc.AskOrRepeat(ctx, core.AskInput{Kind: core.KindApproval, Agent: "a", RunID: run, Route: "guarded",
 			Text: "These?", Reversibility: core.HardToReverse, Calls: calls})
 		return q, err

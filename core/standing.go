@@ -43,18 +43,18 @@ const MaxStandingHours = 24 * 30
 type Standing struct {
 	ID    string        `json:"id"`
 	Scope StandingScope `json:"scope"`
-	Agent string        `json:"agent"`
+	Agent AgentID       `json:"agent"`
 	// RunID is the run a StandingRun covers; "" for StandingAgent.
-	RunID string `json:"run_id,omitempty"`
+	RunID RunID  `json:"run_id,omitempty"`
 	Tool  string `json:"tool"`
 	Route string `json:"route"`
 	// ArgumentsSHA256, when set, limits it to calls with exactly these
 	// arguments.
 	ArgumentsSHA256 string `json:"arguments_sha256,omitempty"`
 	// QuestionID is the approval that granted it.
-	QuestionID string    `json:"question_id"`
-	GrantedBy  Decider   `json:"granted_by"`
-	GrantedAt  time.Time `json:"granted_at"`
+	QuestionID QuestionID `json:"question_id"`
+	GrantedBy  Decider    `json:"granted_by"`
+	GrantedAt  time.Time  `json:"granted_at"`
 	// Until ends a StandingAgent's window; zero for StandingRun, which
 	// ends with its run.
 	Until time.Time `json:"until,omitzero"`
@@ -174,7 +174,7 @@ type grantBy struct {
 func (s *Service) grant(ctx context.Context, q *Question, call ToolCall, by grantBy, req *StandingRequest) (*Standing, error) {
 	const op = "grant standing approval"
 	st := Standing{
-		ID: "st-" + NewID(0), Scope: req.Scope, Agent: q.Agent, Tool: call.Tool, Route: q.Route,
+		ID: "st-" + string(NewID(0)), Scope: req.Scope, Agent: q.Agent, Tool: call.Tool, Route: q.Route,
 		QuestionID: q.ID, GrantedBy: publicDecider(by.Decider), GrantedAt: by.At,
 	}
 	if req.Scope == StandingRun {

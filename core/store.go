@@ -13,8 +13,8 @@ import (
 // appends the event (nil on events written before the audit chain).
 type Event struct {
 	Seq        int64           `json:"seq"`
-	QuestionID string          `json:"question_id"`
-	RunID      string          `json:"run_id,omitempty"`
+	QuestionID QuestionID      `json:"question_id"`
+	RunID      RunID           `json:"run_id,omitempty"`
 	At         time.Time       `json:"at"`
 	Kind       EventKind       `json:"kind"`
 	Actor      string          `json:"actor,omitempty"`
@@ -66,7 +66,7 @@ type Delivery struct {
 	Kind       DeliveryKind `json:"kind"`
 	Surface    Surface      `json:"surface"`
 	Room       string       `json:"room,omitempty"`
-	QuestionID string       `json:"question_id,omitempty"`
+	QuestionID QuestionID   `json:"question_id,omitempty"`
 	Message    *MessageRef  `json:"message,omitempty"` // update: the card to edit
 	Route      string       `json:"route,omitempty"`   // digest
 	Since      time.Time    `json:"since,omitzero"`    // digest
@@ -95,7 +95,7 @@ type Pending struct {
 	Key     string
 	// QuestionID is the delivery's question, if it names one: a store
 	// files a delivery by it.
-	QuestionID string
+	QuestionID QuestionID
 	// IfVersion, when not nil, makes the cancel conditional: it cancels
 	// only while question QuestionID is still at this version (0 being a
 	// version too: a question as created). The condition
@@ -121,7 +121,7 @@ type Pending struct {
 // records or closes anything also updates every card of the question and
 // wakes its waiters.
 type Transition struct {
-	QuestionID string
+	QuestionID QuestionID
 	Items      []ItemAnswer
 	Resolution *Resolution
 	// Event is appended when the question closes (its kind matches the
@@ -153,7 +153,7 @@ type Transition struct {
 // Renotice re-posts a still-open question and moves its deadline: a
 // reminder after downtime, an escalation or a re-ask.
 type Renotice struct {
-	QuestionID string
+	QuestionID QuestionID
 	// IfDeadline makes the change conditional: it applies only while the
 	// stored deadline equals this instant, so replicas racing on the same
 	// timeout act once. Zero means unconditional.
@@ -204,12 +204,12 @@ type Questions interface {
 	// q.ID exists or q.RunID has ended.
 	Create(ctx context.Context, q *Question, asked Event, out []Delivery) error
 	// Get returns ErrNotFound for an unknown id.
-	Get(ctx context.Context, id string) (*Question, error)
+	Get(ctx context.Context, id QuestionID) (*Question, error)
 	// ReadToChange is Get for a question a transition is to be built on,
 	// except that it may answer from a copy that trails the store (never
 	// leads it). Commit refuses a Change built on one as stale, so core
 	// reads again with Get after a stale Commit and before a refusal.
-	ReadToChange(ctx context.Context, id string) (*Question, error)
+	ReadToChange(ctx context.Context, id QuestionID) (*Question, error)
 	// Commit writes c in one atomic step if the question is still at
 	// version c.From(): c.Question as its new state (its open and closed
 	// indexes with it), c.Events appended, c.Updates enqueued (each with
@@ -233,12 +233,12 @@ type Questions interface {
 	// card recorded after its question changed (closed, or form items
 	// answered, while the post was on its way) gets an update delivery in
 	// the same step, so it does not show a stale state for ever.
-	RecordMessage(ctx context.Context, id string, ref MessageRef, notified Event) (*Question, error)
+	RecordMessage(ctx context.Context, id QuestionID, ref MessageRef, notified Event) (*Question, error)
 	// EndRun marks a run ended at the given time (later asks for it are
 	// refused) and returns the ids of its open questions. run is the run's
 	// Run.Key: runs are each agent's own. Ending a run twice keeps the
 	// first time. Create checks q.Run().Key().
-	EndRun(ctx context.Context, run string, at time.Time) ([]string, error)
+	EndRun(ctx context.Context, run string, at time.Time) ([]QuestionID, error)
 	// ListOpen lists open questions, hard-to-reverse first (unclassified
 	// ones sort with reversible ones), then oldest first, then by id; cursor is "" for the first page and next is ""
 	// after the last.
@@ -253,7 +253,7 @@ type Questions interface {
 	Between(ctx context.Context, idx TimeIndex, from, to time.Time, limit int) ([]*Question, error)
 	// Due returns ids of open questions whose deadline is at or before now,
 	// earliest first, at most limit.
-	Due(ctx context.Context, now time.Time, limit int) ([]string, error)
+	Due(ctx context.Context, now time.Time, limit int) ([]QuestionID, error)
 	// Purge drops at most limit questions closed before cutoff, with their
 	// events, and returns how many it dropped.
 	Purge(ctx context.Context, cutoff time.Time, limit int) (int, error)
@@ -268,7 +268,7 @@ type EventLog interface {
 	// QuestionEvents returns the events of one stored question, in order,
 	// at most limit, read through the store's index of them rather than
 	// the whole log; an unknown id has none.
-	QuestionEvents(ctx context.Context, id string, limit int) ([]Event, error)
+	QuestionEvents(ctx context.Context, id QuestionID, limit int) ([]Event, error)
 }
 
 // Outbox hands deliveries to chat adapters, at least once.
@@ -315,7 +315,7 @@ type Waker interface {
 	// Watch returns a channel that receives (without blocking the store)
 	// after any change to question id, and a function to stop watching.
 	// Callers watch first, then read, so no change is missed.
-	Watch(id string) (<-chan struct{}, func())
+	Watch(id QuestionID) (<-chan struct{}, func())
 }
 
 // Values is small shared state that adapters keep across restarts and

@@ -129,7 +129,7 @@ func (s *Service) traceDelivery(ctx context.Context, d Delivery, q *Question) (c
 	}
 	if q != nil {
 		ctx = underQuestion(ctx, q)
-		attrs = append(attrs, attribute.String("askbridge.question.id", q.ID))
+		attrs = append(attrs, attribute.String("askbridge.question.id", string(q.ID)))
 	}
 	ctx, span := s.tracer.Start(ctx, "askbridge.deliver", trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 	return ctx, func(err error) {
@@ -163,7 +163,7 @@ func (s *Service) traceResolve(ctx context.Context, start time.Time, a attempt, 
 		if caller.IsValid() && caller.SpanID() != trace.SpanContextFromContext(ctx).SpanID() {
 			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: caller}))
 		}
-		opts = append(opts, trace.WithAttributes(attribute.String("askbridge.question.id", q.ID)))
+		opts = append(opts, trace.WithAttributes(attribute.String("askbridge.question.id", string(q.ID))))
 	}
 	_, span := s.tracer.Start(ctx, "askbridge.resolve", opts...)
 	endSpan(span, err)
@@ -178,7 +178,7 @@ func (s *Service) traceResolve(ctx context.Context, start time.Time, a attempt, 
 func (s *Service) traceWait(ctx context.Context, q *Question) {
 	r := q.Resolution
 	attrs := []attribute.KeyValue{
-		attribute.String("askbridge.question.id", q.ID),
+		attribute.String("askbridge.question.id", string(q.ID)),
 		attribute.String("askbridge.state", string(r.State)),
 		attribute.String("askbridge.closer", string(CloserOf(q))),
 		attribute.String("askbridge.closing_surface", string(ClosingSurface(q))),
@@ -220,7 +220,7 @@ func firstHumanAction(q *Question) (time.Time, bool) {
 
 func questionAttributes(q *Question) []attribute.KeyValue {
 	return []attribute.KeyValue{
-		attribute.String("askbridge.question.id", q.ID),
+		attribute.String("askbridge.question.id", string(q.ID)),
 		attribute.String("askbridge.kind", string(q.Kind)),
 		attribute.String("askbridge.route", q.Route),
 		attribute.String("askbridge.reversibility", string(q.Reversibility)),

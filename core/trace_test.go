@@ -113,7 +113,7 @@ func TestOneTraceAcrossReplicas(t *testing.T) {
 	if ask.SpanContext.TraceID() != agent.TraceID() || ask.Parent.SpanID() != agent.SpanID() || !ask.Parent.IsRemote() {
 		t.Fatalf("ask span %v under %v, want a child of the agent's span %v", ask.SpanContext, ask.Parent, agent)
 	}
-	if v, _ := attr(ask, "askbridge.question.id"); v.AsString() != q.ID {
+	if v, _ := attr(ask, "askbridge.question.id"); v.AsString() != string(q.ID) {
 		t.Errorf("ask span names question %q, want %q", v.AsString(), q.ID)
 	}
 	stored, err := b.Get(t.Context(), q.ID)

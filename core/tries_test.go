@@ -25,14 +25,14 @@ type triedStore struct {
 	meanwhile              func()
 }
 
-func (s *triedStore) ReadToChange(ctx context.Context, id string) (*core.Question, error) {
+func (s *triedStore) ReadToChange(ctx context.Context, id core.QuestionID) (*core.Question, error) {
 	s.mu.Lock()
 	s.copies++
 	s.mu.Unlock()
 	return s.Store.ReadToChange(ctx, id)
 }
 
-func (s *triedStore) Get(ctx context.Context, id string) (*core.Question, error) {
+func (s *triedStore) Get(ctx context.Context, id core.QuestionID) (*core.Question, error) {
 	s.mu.Lock()
 	s.gets++
 	s.mu.Unlock()

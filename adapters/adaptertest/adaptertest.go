@@ -96,9 +96,9 @@ type Driver interface {
 	// Card waits until the card of question id, posted and recorded by
 	// the program, satisfies cond, and returns it. Use cond to wait for an edit; a nil cond takes the card
 	// as it is once it exists.
-	Card(t *testing.T, id string, cond func(Card) bool) Card
+	Card(t *testing.T, id core.QuestionID, cond func(Card) bool) Card
 	// DM is Card for the copy of the card in u's direct messages.
-	DM(t *testing.T, u User, id string, cond func(Card) bool) Card
+	DM(t *testing.T, u User, id core.QuestionID, cond func(Card) bool) Card
 	// Click presses b as u, the way the platform delivers a click, and
 	// returns the text the platform showed u alone about it (an ephemeral
 	// message, a callback answer), or "" if none.

@@ -101,7 +101,7 @@ func (w *world) askOn(route string, req client.AskRequest) *client.AgentQuestion
 }
 
 // wait starts the agent's long poll, as an agent blocked on its tool call.
-func (w *world) wait(id string) <-chan *client.WaitResponse {
+func (w *world) wait(id core.QuestionID) <-chan *client.WaitResponse {
 	out := make(chan *client.WaitResponse, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(w.t.Context(), 30*time.Second)
@@ -129,7 +129,7 @@ func (w *world) woken(ch <-chan *client.WaitResponse) *client.WaitResponse {
 	return nil
 }
 
-func (w *world) get(id string) *client.Question {
+func (w *world) get(id core.QuestionID) *client.Question {
 	w.t.Helper()
 	q, err := w.ops.Get(w.t.Context(), id)
 	if err != nil {
@@ -139,7 +139,7 @@ func (w *world) get(id string) *client.Question {
 }
 
 // events returns the kinds of one question's events.
-func (w *world) events(id string) []core.EventKind {
+func (w *world) events(id core.QuestionID) []core.EventKind {
 	w.t.Helper()
 	evs, err := w.ops.Events(w.t.Context(), 0)
 	if err != nil {
@@ -159,13 +159,13 @@ func count(kinds []core.EventKind, k core.EventKind) int {
 }
 
 // card waits for the question's card as first posted.
-func (w *world) card(id string) Card {
+func (w *world) card(id core.QuestionID) Card {
 	return w.d.Card(w.t, id, func(c Card) bool { return len(c.Buttons) > 0 })
 }
 
 // closedCard waits until the card shows the outcome with every button
 // gone.
-func (w *world) closedCard(id string, mustShow ...string) Card {
+func (w *world) closedCard(id core.QuestionID, mustShow ...string) Card {
 	return w.d.Card(w.t, id, func(c Card) bool {
 		if len(c.Buttons) != 0 {
 			return false
@@ -428,7 +428,7 @@ func downtime(t *testing.T, w *world) {
 	if digests != 1 {
 		t.Fatalf("%d digests posted, want 1", digests)
 	}
-	for _, id := range []string{q1.ID, q2.ID} {
+	for _, id := range []core.QuestionID{q1.ID, q2.ID} {
 		if n := count(w.events(id), core.EventReminded); n != 1 {
 			t.Fatalf("%s has %d reminded events, want 1", id, n)
 		}

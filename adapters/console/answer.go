@@ -37,7 +37,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, sess *session) {
 		return
 	}
 	in := core.AnswerInput{
-		QuestionID: r.PathValue("id"),
+		QuestionID: questionID(r),
 		Decider:    decider(sess.account),
 		Text:       r.PostFormValue(fieldText),
 		OptionID:   r.PostFormValue(fieldOption),
@@ -101,7 +101,7 @@ func (s *Server) decline(w http.ResponseWriter, r *http.Request, sess *session) 
 		s.forbidden(w, r, "An observer token may look but not decline. Nothing was recorded.")
 		return
 	}
-	id := r.PathValue("id")
+	id := questionID(r)
 	o, err := s.svc.Decline(r.Context(), id, decider(sess.account))
 	s.outcome(w, r, sess, id, o, err)
 }
@@ -112,7 +112,7 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request, sess *session) {
 		s.forbidden(w, r, "Only an admin token may withdraw a question. Nothing was recorded.")
 		return
 	}
-	id := r.PathValue("id")
+	id := questionID(r)
 	o, err := s.svc.Cancel(r.Context(), core.CancelInput{QuestionID: id, By: decider(sess.account), Reason: r.PostFormValue(fieldReason)})
 	s.outcome(w, r, sess, id, o, err)
 }
@@ -123,10 +123,14 @@ type recorded struct {
 	Label, Value string
 }
 
+// questionID is the question the request's path names, as sent: core
+// answers a malformed id exactly like an unknown one.
+func questionID(r *http.Request) core.QuestionID { return core.QuestionID(r.PathValue("id")) }
+
 // outcome renders the result of an attempt: what was recorded, or the
 // truth about why nothing was; on the result page, or on the inbox row
 // the answer was given from.
-func (s *Server) outcome(w http.ResponseWriter, r *http.Request, sess *session, id string, o core.Outcome, err error) {
+func (s *Server) outcome(w http.ResponseWriter, r *http.Request, sess *session, id core.QuestionID, o core.Outcome, err error) {
 	v := viewer{Account: sess.account, CSRF: sess.CSRF}
 	st := &step{}
 	title := "Not recorded"

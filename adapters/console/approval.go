@@ -28,7 +28,8 @@ const (
 // approved, once edited), their full hash, its verdict once decided, and
 // while open the buttons core offers for it.
 type callView struct {
-	QID, CSRF string
+	QID       core.QuestionID
+	CSRF      string
 	Index     int
 	ID        string // the tool call id; "" for a single approval
 	Tool      string
@@ -185,9 +186,9 @@ type standingView struct {
 func standingViewOf(st core.Standing) standingView {
 	v := standingView{S: st, Granted: core.DeciderLabel(st.GrantedBy)}
 	if st.Scope == core.StandingRun {
-		v.Reach = "the rest of run " + st.RunID
+		v.Reach = "the rest of run " + string(st.RunID)
 	} else {
-		v.Reach = "agent " + st.Agent + " until " + st.Until.UTC().Format(timeFormat)
+		v.Reach = "agent " + string(st.Agent) + " until " + st.Until.UTC().Format(timeFormat)
 	}
 	return v
 }

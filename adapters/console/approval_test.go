@@ -23,29 +23,29 @@ func TestEditAndApproveGoesThroughCore(t *testing.T) {
 	q := e.editable()
 	b := e.signedIn(opAlice)
 
-	page := b.get("/q/" + q.ID).body
+	page := b.get("/q/" + string(q.ID)).body
 	prefill := `name="arguments" rows="8" class="editor" spellcheck="false">{` + "\n" + `  &#34;mode&#34;: &#34;w&#34;,` + "\n" + `  &#34;path&#34;: &#34;/tmp/a&#34;` + "\n}</textarea>"
 	if !strings.Contains(page, prefill) || !strings.Contains(page, card.LabelEditApprove) || !strings.Contains(page, "only path may change") {
 		t.Fatalf("the editor is missing or not prefilled with the pretty arguments:\n%s", page)
 	}
 	// A plain approval has no editor.
 	plain := e.ask(core.AskInput{Kind: core.KindApproval, Text: "Read it?", Tool: "read_file", Arguments: []byte(`{"path":"/tmp/a"}`)})
-	if row := b.get("/rows/" + plain.ID).body; strings.Contains(row, `name="arguments"`) || strings.Contains(row, card.LabelEditApprove) {
+	if row := b.get("/rows/" + string(plain.ID)).body; strings.Contains(row, `name="arguments"`) || strings.Contains(row, card.LabelEditApprove) {
 		t.Fatal("an approval without editable arguments offers an editor")
 	}
 
 	// Observers see no editor and are refused.
 	w := e.signedIn(watcher)
-	if row := w.get("/rows/" + q.ID).body; strings.Contains(row, `name="arguments"`) {
+	if row := w.get("/rows/" + string(q.ID)).body; strings.Contains(row, `name="arguments"`) {
 		t.Fatal("an observer is offered the editor")
 	}
 	edited := `{"path":"/tmp/b","mode":"w"}`
 	before := e.eventCount()
-	if r := w.post("/q/"+q.ID+"/answer", url.Values{"option": {"approve"}, "arguments": {edited}}); r.status != http.StatusForbidden {
+	if r := w.post("/q/"+string(q.ID)+"/answer", url.Values{"option": {"approve"}, "arguments": {edited}}); r.status != http.StatusForbidden {
 		t.Fatalf("observer edit: %d", r.status)
 	}
 	// No CSRF token, no edit.
-	if r := b.post("/q/"+q.ID+"/answer", url.Values{"option": {"approve"}, "arguments": {edited}, "csrf": {"forged"}}); r.status != http.StatusForbidden {
+	if r := b.post("/q/"+string(q.ID)+"/answer", url.Values{"option": {"approve"}, "arguments": {edited}, "csrf": {"forged"}}); r.status != http.StatusForbidden {
 		t.Fatalf("edit without CSRF: %d", r.status)
 	}
 
@@ -56,7 +56,7 @@ func TestEditAndApproveGoesThroughCore(t *testing.T) {
 		{"not an object", `["/tmp/b"]`, "the edited arguments must be a JSON object"},
 		{"nothing", "   ", "the edited arguments are missing"},
 	} {
-		r := b.post("/q/"+q.ID+"/answer", url.Values{"option": {"approve"}, "arguments": {c.args}})
+		r := b.post("/q/"+string(q.ID)+"/answer", url.Values{"option": {"approve"}, "arguments": {c.args}})
 		if r.status != http.StatusBadRequest || !strings.Contains(r.body, c.want) || !strings.Contains(r.body, "Nothing was recorded.") {
 			t.Fatalf("%s: %d, want the refusal %q:\n%s", c.name, r.status, c.want, r.body)
 		}
@@ -68,7 +68,7 @@ func TestEditAndApproveGoesThroughCore(t *testing.T) {
 		t.Fatalf("refused edits recorded %d events", n-before)
 	}
 
-	r := b.post("/q/"+q.ID+"/answer", url.Values{"option": {"approve"}, "arguments": {"{\n  \"mode\": \"w\",\n  \"path\": \"/tmp/b\"\n}"}, "text": {"use b"}})
+	r := b.post("/q/"+string(q.ID)+"/answer", url.Values{"option": {"approve"}, "arguments": {"{\n  \"mode\": \"w\",\n  \"path\": \"/tmp/b\"\n}"}, "text": {"use b"}})
 	res := e.get(q.ID).Resolution
 	if r.status != http.StatusOK || res == nil || res.Approved == nil || !*res.Approved || res.Edit == nil {
 		t.Fatalf("edit and approve: %d %+v", r.status, res)
@@ -82,7 +82,7 @@ func TestEditAndApproveGoesThroughCore(t *testing.T) {
 			t.Fatalf("the closed card lacks %q:\n%s", want, r.body)
 		}
 	}
-	if row := b.get("/rows/" + q.ID).body; !strings.Contains(row, "Approved with changes: path changed") || strings.Contains(row, `name="arguments"`) {
+	if row := b.get("/rows/" + string(q.ID)).body; !strings.Contains(row, "Approved with changes: path changed") || strings.Contains(row, `name="arguments"`) {
 		t.Fatal("the closed card does not show the changes, or still offers the editor")
 	}
 }
@@ -102,7 +102,7 @@ func TestABatchIsDecidedCallByCallThenAllAtOnce(t *testing.T) {
 	q := e.batch()
 	alice, bob, w := e.signedIn(opAlice), e.signedIn(opBob), e.signedIn(watcher)
 
-	page := alice.get("/q/" + q.ID).body
+	page := alice.get("/q/" + string(q.ID)).body
 	for _, c := range q.Calls {
 		for _, want := range []string{`data-call="` + c.ToolCallID + `"`, `name="call" value="` + c.ToolCallID + `"`, c.ArgumentsSHA256, "<code class=\"tool\">" + c.Tool + "</code>"} {
 			if !strings.Contains(page, want) {
@@ -114,14 +114,14 @@ func TestABatchIsDecidedCallByCallThenAllAtOnce(t *testing.T) {
 		t.Fatal("the batch card should offer one editor (call_3's) and approve all / deny all")
 	}
 
-	if r := w.post("/q/"+q.ID+"/answer", url.Values{"call": {"call_1"}, "call_option": {"approve"}}); r.status != http.StatusForbidden || len(e.get(q.ID).Answers) != 0 {
+	if r := w.post("/q/"+string(q.ID)+"/answer", url.Values{"call": {"call_1"}, "call_option": {"approve"}}); r.status != http.StatusForbidden || len(e.get(q.ID).Answers) != 0 {
 		t.Fatalf("an observer decided a call: %d", r.status)
 	}
-	if r := alice.post("/q/"+q.ID+"/answer", url.Values{"call": {"call_1"}, "call_option": {"approve"}, "csrf": {"x"}}); r.status != http.StatusForbidden || len(e.get(q.ID).Answers) != 0 {
+	if r := alice.post("/q/"+string(q.ID)+"/answer", url.Values{"call": {"call_1"}, "call_option": {"approve"}, "csrf": {"x"}}); r.status != http.StatusForbidden || len(e.get(q.ID).Answers) != 0 {
 		t.Fatalf("a call decided without CSRF: %d", r.status)
 	}
 
-	r := alice.post("/q/"+q.ID+"/answer", url.Values{"call": {"call_1"}, "call_option": {"approve"}})
+	r := alice.post("/q/"+string(q.ID)+"/answer", url.Values{"call": {"call_1"}, "call_option": {"approve"}})
 	got := e.get(q.ID)
 	if r.status != http.StatusOK || !got.Open() || len(got.Answers) != 1 || got.Answers[0].ItemID != "call_1" || got.Answers[0].OptionID != core.ApproveOption {
 		t.Fatalf("approve one call: %d %+v", r.status, got.Answers)
@@ -130,36 +130,36 @@ func TestABatchIsDecidedCallByCallThenAllAtOnce(t *testing.T) {
 		t.Fatal("the card does not show the batch's progress")
 	}
 	// Bob sees alice's decision on call_1, and no buttons for it.
-	card := bob.get("/rows/" + q.ID).body
+	card := bob.get("/rows/" + string(q.ID)).body
 	if !strings.Contains(card, "Approved <span class=\"by\">by ops-alice via console") || strings.Contains(card, `name="call" value="call_1"`) {
 		t.Fatalf("call_1's outcome is not shown to others:\n%s", card)
 	}
-	if r := bob.post("/q/"+q.ID+"/answer", url.Values{"call": {"call_1"}, "call_option": {"deny"}}); r.status != http.StatusConflict ||
+	if r := bob.post("/q/"+string(q.ID)+"/answer", url.Values{"call": {"call_1"}, "call_option": {"deny"}}); r.status != http.StatusConflict ||
 		!strings.Contains(r.body, "already decided") {
 		t.Fatalf("deciding a decided call again: %d", r.status)
 	}
-	if r := bob.post("/q/"+q.ID+"/answer", url.Values{"call": {"call_2"}, "call_option": {"deny"}, "call_text": {"keep /b"}}); r.status != http.StatusOK {
+	if r := bob.post("/q/"+string(q.ID)+"/answer", url.Values{"call": {"call_2"}, "call_option": {"deny"}, "call_text": {"keep /b"}}); r.status != http.StatusOK {
 		t.Fatalf("deny call_2: %d", r.status)
 	}
 
 	before := e.eventCount()
-	if r := alice.post("/q/"+q.ID+"/answer", url.Values{"call": {"call_3"}, "call_option": {"approve"}, "arguments": {`{"path":"/c","mode":"a"}`}}); r.status != http.StatusBadRequest ||
+	if r := alice.post("/q/"+string(q.ID)+"/answer", url.Values{"call": {"call_3"}, "call_option": {"approve"}, "arguments": {`{"path":"/c","mode":"a"}`}}); r.status != http.StatusBadRequest ||
 		!strings.Contains(r.body, "argument &#34;mode&#34; may not be changed") {
 		t.Fatalf("a non-editable key of a call: %d\n%s", r.status, r.body)
 	}
-	if r := alice.post("/q/"+q.ID+"/answer", url.Values{"call": {"call_4"}, "call_option": {"approve"}, "arguments": {`{"path":"/z"}`}}); r.status != http.StatusBadRequest ||
+	if r := alice.post("/q/"+string(q.ID)+"/answer", url.Values{"call": {"call_4"}, "call_option": {"approve"}, "arguments": {`{"path":"/z"}`}}); r.status != http.StatusBadRequest ||
 		!strings.Contains(r.body, "not editable") {
 		t.Fatalf("editing a call that is not editable: %d", r.status)
 	}
 	if len(e.get(q.ID).Answers) != 2 || e.eventCount() != before {
 		t.Fatal("a refused call edit recorded something")
 	}
-	r = alice.post("/q/"+q.ID+"/answer", url.Values{"call": {"call_3"}, "call_option": {"approve"}, "arguments": {`{"path":"/c2","mode":"w"}`}})
+	r = alice.post("/q/"+string(q.ID)+"/answer", url.Values{"call": {"call_3"}, "call_option": {"approve"}, "arguments": {`{"path":"/c2","mode":"w"}`}})
 	if r.status != http.StatusOK || !strings.Contains(r.body, "Approved with changes: path changed") {
 		t.Fatalf("edit call_3: %d\n%s", r.status, r.body)
 	}
 
-	r = bob.post("/q/"+q.ID+"/answer", url.Values{"option": {"approve"}})
+	r = bob.post("/q/"+string(q.ID)+"/answer", url.Values{"option": {"approve"}})
 	got = e.get(q.ID)
 	if r.status != http.StatusOK || got.State != core.StateAnswered || len(got.Answers) != 4 {
 		t.Fatalf("approve all: %d %s %d", r.status, got.State, len(got.Answers))
@@ -202,20 +202,20 @@ func TestStandingApprovalsAreGrantedListedAndRevoked(t *testing.T) {
 	hard := write
 	hard.Reversibility = core.HardToReverse
 	hq := e.ask(hard)
-	if row := alice.get("/rows/" + hq.ID).body; strings.Contains(row, `name="standing"`) {
+	if row := alice.get("/rows/" + string(hq.ID)).body; strings.Contains(row, `name="standing"`) {
 		t.Fatal("a hard-to-reverse approval offers a standing approval")
 	}
 
 	q := e.ask(write)
-	row := alice.get("/rows/" + q.ID).body
+	row := alice.get("/rows/" + string(q.ID)).body
 	if !strings.Contains(row, `value="run" class="standing standing-run">`+template.HTMLEscapeString(card.LabelStandingRun)) ||
 		!strings.Contains(row, `value="agent"`) || !strings.Contains(row, "for this agent for 4 hours") {
 		t.Fatalf("the standing choices are missing:\n%s", row)
 	}
-	if r := w.post("/q/"+q.ID+"/answer", url.Values{"standing": {"run"}}); r.status != http.StatusForbidden {
+	if r := w.post("/q/"+string(q.ID)+"/answer", url.Values{"standing": {"run"}}); r.status != http.StatusForbidden {
 		t.Fatalf("observer standing: %d", r.status)
 	}
-	r := alice.post("/q/"+q.ID+"/answer", url.Values{"standing": {"run"}})
+	r := alice.post("/q/"+string(q.ID)+"/answer", url.Values{"standing": {"run"}})
 	if r.status != http.StatusOK || !strings.Contains(r.body, "Standing approval granted: st-") {
 		t.Fatalf("approve with a standing approval: %d\n%s", r.status, r.body)
 	}
@@ -274,11 +274,11 @@ func TestABatchCallCanGrantAStandingApproval(t *testing.T) {
 	e := newEnv(t, standingRoutes())
 	q := e.batch()
 	alice := e.signedIn(opAlice)
-	row := alice.get("/rows/" + q.ID).body
+	row := alice.get("/rows/" + string(q.ID)).body
 	if strings.Count(row, `value="run" class="standing standing-run">`+template.HTMLEscapeString(card.LabelStandingRun)) != 4 {
 		t.Fatalf("each call should offer a standing approval for the run:\n%s", row)
 	}
-	r := alice.post("/q/"+q.ID+"/answer", url.Values{"call": {"call_4"}, "standing": {"run"}})
+	r := alice.post("/q/"+string(q.ID)+"/answer", url.Values{"call": {"call_4"}, "standing": {"run"}})
 	if r.status != http.StatusOK || !strings.Contains(r.body, "Standing approval granted: st-") {
 		t.Fatalf("standing on a call: %d\n%s", r.status, r.body)
 	}

@@ -22,7 +22,7 @@ func TestArgumentsReadAsWritten(t *testing.T) {
 
 	cmd := `&#34;cmd&#34;: &#34;make test &amp;&amp; ./deploy.sh &gt; deploy.log&#34;`
 	note := `&#34;note&#34;: &#34;say \&#34;hi\&#34; to Zoë — 東京 &lt;ops&gt;&#34;`
-	page := b.get("/q/" + q.ID).body
+	page := b.get("/q/" + string(q.ID)).body
 	for _, where := range []struct{ name, start, end string }{
 		{"the card", `<pre class="args">`, `</pre>`},
 		{"the editor", `name="arguments"`, `</textarea>`},
@@ -44,7 +44,7 @@ func TestArgumentsReadAsWritten(t *testing.T) {
 	}
 
 	edited := `{"cmd":"make test && ./deploy.sh > deploy.log 2>&1","note":"say \"hi\" to Zoë — 東京 <ops>"}`
-	r := b.post("/q/"+q.ID+"/answer", url.Values{"option": {"approve"}, "arguments": {edited}})
+	r := b.post("/q/"+string(q.ID)+"/answer", url.Values{"option": {"approve"}, "arguments": {edited}})
 	if r.status != http.StatusOK {
 		t.Fatalf("edit and approve: %d\n%s", r.status, r.body)
 	}
@@ -57,7 +57,7 @@ func TestArgumentsReadAsWritten(t *testing.T) {
 	if want := `&#34;cmd&#34;: &#34;make test &amp;&amp; ./deploy.sh &gt; deploy.log 2&gt;&amp;1&#34;`; !strings.Contains(recorded, want) || strings.Contains(recorded, `\u00`) {
 		t.Errorf("the approved arguments read\n%s\nwant them to hold\n%s", recorded, want)
 	}
-	card := b.get("/rows/" + q.ID).body
+	card := b.get("/rows/" + string(q.ID)).body
 	if !strings.Contains(card, `2&gt;&amp;1`) || strings.Contains(card, `\u00`) {
 		t.Errorf("the closed card does not show the approved arguments as written:\n%s", card)
 	}

@@ -40,7 +40,7 @@ func parseClosed(v url.Values) (closedForm, core.ClosedQuery, error) {
 		Decider: strings.TrimSpace(v.Get("decider")), Outcome: v.Get("outcome"), Closer: v.Get("closer"),
 		From: strings.TrimSpace(v.Get("from")), To: strings.TrimSpace(v.Get("to")), Text: strings.TrimSpace(v.Get("q")),
 	}
-	cq := core.ClosedQuery{Route: f.Route, Kind: core.Kind(f.Kind), Agent: f.Agent, Decider: f.Decider,
+	cq := core.ClosedQuery{Route: f.Route, Kind: core.Kind(f.Kind), Agent: core.AgentID(f.Agent), Decider: f.Decider,
 		Outcome: core.ClosedAs(f.Outcome), Closer: core.Closer(f.Closer), Text: f.Text}
 	if f.From != "" {
 		d, err := time.Parse(dateForm, f.From)
@@ -167,8 +167,8 @@ func (s *Server) exportClosed(w http.ResponseWriter, r *http.Request, _ *session
 	for {
 		for _, q := range p.Questions {
 			row := closedRowOf(q)
-			cells := []string{q.ID, iso(row.Q.Resolution.At), iso(q.CreatedAt), string(q.Kind), q.Route, q.Agent, q.RunID,
-				string(q.Reversibility), string(row.Outcome), string(row.Closer), row.Line, q.Text, row.Choice, "/q/" + url.PathEscape(q.ID)}
+			cells := []string{string(q.ID), iso(row.Q.Resolution.At), iso(q.CreatedAt), string(q.Kind), q.Route, string(q.Agent), string(q.RunID),
+				string(q.Reversibility), string(row.Outcome), string(row.Closer), row.Line, q.Text, row.Choice, "/q/" + url.PathEscape(string(q.ID))}
 			for i := range cells {
 				cells[i] = csvCell(cells[i])
 			}

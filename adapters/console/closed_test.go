@@ -19,10 +19,10 @@ var apiOp = core.Decider{Surface: core.SurfaceAPI, ID: "ops-bot", Name: "ops-bot
 // terraform apply, approved; one denied; a clarification whose text a
 // spreadsheet would run; and n plain answered ones. It returns the
 // approval's and the formula's ids.
-func closedSet(t *testing.T, e *env, n int) (tf, formula string) {
+func closedSet(t *testing.T, e *env, n int) (tf, formula core.QuestionID) {
 	t.Helper()
 	ctx := t.Context()
-	approve := func(text, tool, args, choice string) string {
+	approve := func(text, tool, args, choice string) core.QuestionID {
 		q := e.ask(core.AskInput{Kind: core.KindApproval, Text: text, Tool: tool, Arguments: []byte(args), Reversibility: core.HardToReverse})
 		if _, err := e.svc.Answer(ctx, core.AnswerInput{QuestionID: q.ID, Decider: apiOp, OptionID: choice}); err != nil {
 			t.Fatal(err)
@@ -59,7 +59,7 @@ func TestClosedSearchFindsLastWeeksApproval(t *testing.T) {
 	if r.status != http.StatusOK {
 		t.Fatalf("search: %d\n%s", r.status, r.body)
 	}
-	if got := strings.Count(r.body, `class="closed-row"`); got != 1 || !strings.Contains(r.body, `href="/q/`+tf+`"`) {
+	if got := strings.Count(r.body, `class="closed-row"`); got != 1 || !strings.Contains(r.body, `href="/q/`+string(tf)+`"`) {
 		t.Fatalf("search for an approved terraform apply: %d rows\n%s", got, r.body)
 	}
 	for _, c := range []struct {
@@ -82,7 +82,7 @@ func TestClosedSearchFindsLastWeeksApproval(t *testing.T) {
 			t.Errorf("%q: %d, %d rows, want %d", c.query, r.status, got, c.rows)
 		}
 	}
-	if !strings.Contains(b.get("/closed").body, `href="/q/`+formula+`"`) {
+	if !strings.Contains(b.get("/closed").body, `href="/q/`+string(formula)+`"`) {
 		t.Fatal("the declined question is not listed")
 	}
 	for _, bad := range []string{"kind=poll", "outcome=won", "from=yesterday", "from=2026-12-02&to=2026-12-01", "after=forged"} {
@@ -145,21 +145,21 @@ func TestClosedExportIsCSVWithoutFormulas(t *testing.T) {
 	for _, row := range rows[1:] {
 		byID[row[0]] = row
 	}
-	if got := byID[formula][11]; got != `'=HYPERLINK("http://evil.example/","click")` {
+	if got := byID[string(formula)][11]; got != `'=HYPERLINK("http://evil.example/","click")` {
 		t.Fatalf("a formula cell reads %q", got)
 	}
-	if got := byID[tf]; got[8] != "approved" || got[9] != "person" || got[13] != "/q/"+tf || !strings.HasPrefix(got[10], "Answered by ops-bot") {
+	if got := byID[string(tf)]; got[8] != "approved" || got[9] != "person" || got[13] != "/q/"+string(tf) || !strings.HasPrefix(got[10], "Answered by ops-bot") {
 		t.Fatalf("the approval's row: %q", got)
 	}
 	r = b.get("/closed.csv?" + url.Values{"q": {"terraform"}}.Encode())
-	if rows, _ := csv.NewReader(strings.NewReader(r.body)).ReadAll(); len(rows) != 2 || rows[1][0] != tf {
+	if rows, _ := csv.NewReader(strings.NewReader(r.body)).ReadAll(); len(rows) != 2 || rows[1][0] != string(tf) {
 		t.Fatalf("filtered export: %q", rows)
 	}
 	if r := b.get("/closed.csv?outcome=won"); r.status != http.StatusBadRequest {
 		t.Fatalf("a bad filter exported: %d", r.status)
 	}
 	signedOut := e.browser(e.srv)
-	if r := signedOut.get("/closed.csv"); r.status != http.StatusUnauthorized || strings.Contains(r.body, tf) {
+	if r := signedOut.get("/closed.csv"); r.status != http.StatusUnauthorized || strings.Contains(r.body, string(tf)) {
 		t.Fatalf("signed out export: %d", r.status)
 	}
 }
@@ -180,9 +180,9 @@ func TestClosedExportDefusesEveryFormulaStart(t *testing.T) {
 		if _, err := e.svc.Decline(t.Context(), q.ID, apiOp); err != nil {
 			t.Fatal(err)
 		}
-		want[q.ID] = "'" + text
+		want[string(q.ID)] = "'" + text
 		if text[0] == 'P' {
-			want[q.ID] = text
+			want[string(q.ID)] = text
 		}
 	}
 	rows, err := csv.NewReader(strings.NewReader(e.signedIn(watcher).get("/closed.csv").body)).ReadAll()

@@ -22,9 +22,10 @@ type step struct {
 // lines say what will be recorded, and its form posts the same fields
 // again with confirm=yes.
 type confirmView struct {
-	QID, Action, CSRF string
-	Lines             []recorded
-	Fields            []hiddenField
+	QID          core.QuestionID
+	Action, CSRF string
+	Lines        []recorded
+	Fields       []hiddenField
 }
 
 // hiddenField is one posted field carried over to the confirming submit.

@@ -26,12 +26,12 @@ func TestEveryStateChangeNeedsCSRFAndTheSameOrigin(t *testing.T) {
 			t.Fatalf("%s appended %d events", name, n-events)
 		}
 	}
-	path := "/q/" + q.ID + "/answer"
+	path := "/q/" + string(q.ID) + "/answer"
 	refused("no token", b.post(path, url.Values{"text": {"eu"}, "csrf": {""}}))
 	refused("a wrong token", b.post(path, url.Values{"text": {"eu"}, "csrf": {"forged"}}))
 	refused("another site", b.post(path, url.Values{"text": {"eu"}}, "Sec-Fetch-Site", "cross-site"))
 	refused("another origin", b.post(path, url.Values{"text": {"eu"}}, "Origin", "https://evil.example"))
-	refused("decline, no token", b.post("/q/"+q.ID+"/decline", url.Values{"csrf": {""}}))
+	refused("decline, no token", b.post("/q/"+string(q.ID)+"/decline", url.Values{"csrf": {""}}))
 	// Sign-out and sign-in are state changes too.
 	if r := b.post("/signout", url.Values{"csrf": {""}}); r.status != http.StatusForbidden {
 		t.Fatalf("sign out without a token: %d", r.status)
@@ -87,7 +87,7 @@ func TestObserverSeesEverythingAndAnswersNothing(t *testing.T) {
 		}
 	}
 	for _, path := range []string{"/answer", "/decline", "/cancel"} {
-		if r := w.post("/q/"+q.ID+path, url.Values{"option": {"approve"}}); r.status != http.StatusForbidden {
+		if r := w.post("/q/"+string(q.ID)+path, url.Values{"option": {"approve"}}); r.status != http.StatusForbidden {
 			t.Fatalf("observer %s: %d", path, r.status)
 		}
 	}
@@ -99,14 +99,14 @@ func TestObserverSeesEverythingAndAnswersNothing(t *testing.T) {
 	if strings.Contains(op.get("/").body, "/cancel") {
 		t.Fatal("an operator is offered cancel")
 	}
-	if r := op.post("/q/"+q.ID+"/cancel", nil); r.status != http.StatusForbidden || !e.get(q.ID).Open() {
+	if r := op.post("/q/"+string(q.ID)+"/cancel", nil); r.status != http.StatusForbidden || !e.get(q.ID).Open() {
 		t.Fatalf("operator cancel: %d", r.status)
 	}
 	admin := e.signedIn(root)
 	if !strings.Contains(admin.get("/").body, "/cancel") {
 		t.Fatal("an admin is not offered cancel")
 	}
-	r = admin.post("/q/"+q.ID+"/cancel", url.Values{"reason": {"superseded"}})
+	r = admin.post("/q/"+string(q.ID)+"/cancel", url.Values{"reason": {"superseded"}})
 	if got := e.get(q.ID); r.status != http.StatusOK || got.State != core.StateCancelled || got.Resolution.Reason != "superseded" ||
 		got.Resolution.Decider.Surface != core.SurfaceConsole || got.Resolution.Decider.ID != "root" || got.Resolution.Decider.Name != "root" {
 		t.Fatalf("admin cancel: %d, %+v", r.status, got.Resolution)
@@ -123,11 +123,11 @@ func TestTheRoutesConsoleDecidersApply(t *testing.T) {
 	q := e.ask(core.AskInput{Text: "Resize the cluster?", Route: "infra"})
 	bob := e.signedIn(opBob)
 	r := bob.get("/")
-	if strings.Contains(r.body, "/q/"+q.ID+"/answer") || !strings.Contains(r.body, "does not list ops-bob") {
+	if strings.Contains(r.body, "/q/"+string(q.ID)+"/answer") || !strings.Contains(r.body, "does not list ops-bob") {
 		t.Fatal("bob is offered controls on a route that does not list him")
 	}
 	events := e.eventCount()
-	if r := bob.post("/q/"+q.ID+"/answer", url.Values{"text": {"yes"}}); r.status != http.StatusForbidden ||
+	if r := bob.post("/q/"+string(q.ID)+"/answer", url.Values{"text": {"yes"}}); r.status != http.StatusForbidden ||
 		!strings.Contains(r.body, "not one of the people who may answer") {
 		t.Fatalf("bob answers: %d", r.status)
 	}
@@ -140,11 +140,11 @@ func TestTheRoutesConsoleDecidersApply(t *testing.T) {
 		t.Fatal("bob's answer counted")
 	}
 	// A role entry lets the admin in; a name lets alice in.
-	if !strings.Contains(e.signedIn(root).get("/").body, "/q/"+q.ID+"/answer") {
+	if !strings.Contains(e.signedIn(root).get("/").body, "/q/"+string(q.ID)+"/answer") {
 		t.Fatal("role:admin did not let the admin answer")
 	}
 	alice := e.signedIn(opAlice)
-	if r := alice.post("/q/"+q.ID+"/answer", url.Values{"text": {"yes, to 5 nodes"}}); r.status != http.StatusOK {
+	if r := alice.post("/q/"+string(q.ID)+"/answer", url.Values{"text": {"yes, to 5 nodes"}}); r.status != http.StatusOK {
 		t.Fatalf("alice: %d", r.status)
 	}
 	if got := e.get(q.ID); got.Resolution.Answer != "yes, to 5 nodes" || got.Resolution.Decider.Surface != core.SurfaceConsole || got.Resolution.Decider.ID != "ops-alice" {
@@ -156,7 +156,7 @@ func TestNotFoundLooksTheSameForEveryCase(t *testing.T) {
 	e := newEnv(t, nil)
 	b := e.signedIn(opAlice)
 	valid := e.ask(core.AskInput{Text: "x"}).ID
-	unknown := valid[:1] + strings.Repeat("a", len(valid)-1)
+	unknown := string(valid[:1]) + strings.Repeat("a", len(valid)-1)
 	var first response
 	for i, path := range []string{"/q/" + unknown, "/q/not!an!id", "/q/" + strings.Repeat("z", 300), "/rows/" + unknown, "/nothing-here", "/q/" + unknown + "/part"} {
 		r := b.get(path)

@@ -66,7 +66,7 @@ func TestSignInExchangesATokenForASessionCookie(t *testing.T) {
 		t.Fatalf("sign out: %d", r.status)
 	}
 	b.c.Jar.SetCookies(mustURL(t, e.srv.URL), old)
-	if r := b.get("/q/" + e.ask(core.AskInput{Text: "x"}).ID); r.status != http.StatusUnauthorized || !strings.Contains(r.body, `action="/signin"`) {
+	if r := b.get("/q/" + string(e.ask(core.AskInput{Text: "x"}).ID)); r.status != http.StatusUnauthorized || !strings.Contains(r.body, `action="/signin"`) {
 		t.Fatalf("a signed-out cookie still works: %d", r.status)
 	}
 }
@@ -156,7 +156,7 @@ func TestSessionsLiveInTheStore(t *testing.T) {
 
 	// Another replica over the same store knows the session.
 	replica := e.serve()
-	if r := b.on(replica).get("/q/" + q.ID); r.status != http.StatusOK || !strings.Contains(r.body, "Which region?") {
+	if r := b.on(replica).get("/q/" + string(q.ID)); r.status != http.StatusOK || !strings.Contains(r.body, "Which region?") {
 		t.Fatalf("on a replica: %d", r.status)
 	}
 	// A restart keeps it.
@@ -220,11 +220,11 @@ func TestSignInReturnsToThePageThatAskedForIt(t *testing.T) {
 	e := newEnv(t, nil)
 	q := e.ask(core.AskInput{Text: "Linked from chat"})
 	b := e.browser(e.srv)
-	if r := b.get("/q/" + q.ID); r.status != http.StatusUnauthorized || !strings.Contains(r.body, `name="next" value="/q/`+q.ID+`"`) {
+	if r := b.get("/q/" + string(q.ID)); r.status != http.StatusUnauthorized || !strings.Contains(r.body, `name="next" value="/q/`+string(q.ID)+`"`) {
 		t.Fatalf("signed out: %d", r.status)
 	}
-	r := b.post("/signin", url.Values{"token": {opAlice.secret}, "next": {"/q/" + q.ID}})
-	if r.status != http.StatusSeeOther || r.header.Get("Location") != "/q/"+q.ID {
+	r := b.post("/signin", url.Values{"token": {opAlice.secret}, "next": {"/q/" + string(q.ID)}})
+	if r.status != http.StatusSeeOther || r.header.Get("Location") != "/q/"+string(q.ID) {
 		t.Fatalf("sign in: %d to %q", r.status, r.header.Get("Location"))
 	}
 	// Only paths of this site: anything else goes to the inbox.

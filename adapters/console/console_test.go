@@ -28,7 +28,7 @@ func TestARaceHasOneWinnerAndTheLosersHearWho(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			b := *browsers[i%3] // its own copy: post notes the page's CSRF token
-			results[i] = b.post("/q/"+q.ID+"/answer", url.Values{"option": {[]string{"kafka", "sqs"}[i%2]}})
+			results[i] = b.post("/q/"+string(q.ID)+"/answer", url.Values{"option": {[]string{"kafka", "sqs"}[i%2]}})
 		}()
 	}
 	wg.Wait()
@@ -58,7 +58,7 @@ func TestARaceHasOneWinnerAndTheLosersHearWho(t *testing.T) {
 	if _, err := e.svc.Answer(t.Context(), core.AnswerInput{QuestionID: q2.ID, Decider: core.Decider{Surface: core.SurfaceAPI, ID: "ops-bot", Name: "ops-bot"}, Text: "atlas"}); err != nil {
 		t.Fatal(err)
 	}
-	r := browsers[0].post("/q/"+q2.ID+"/answer", url.Values{"text": {"zeus"}})
+	r := browsers[0].post("/q/"+string(q2.ID)+"/answer", url.Values{"text": {"zeus"}})
 	if r.status != http.StatusConflict || !strings.Contains(r.body, "Already closed. Answered by ops-bot on ") || !strings.Contains(r.body, " via api. Your answer was not recorded.") ||
 		!strings.Contains(r.body, "atlas") {
 		t.Fatalf("loser after the API: %d\n%s", r.status, r.body)
@@ -70,11 +70,11 @@ func TestEachKindRecordsExactlyWhatWasGiven(t *testing.T) {
 	b := e.signedIn(opAlice)
 
 	clar := e.ask(core.AskInput{Text: "Which database?"})
-	if r := b.post("/q/"+clar.ID+"/answer", url.Values{"text": {"   "}}); r.status != http.StatusBadRequest || !e.get(clar.ID).Open() ||
+	if r := b.post("/q/"+string(clar.ID)+"/answer", url.Values{"text": {"   "}}); r.status != http.StatusBadRequest || !e.get(clar.ID).Open() ||
 		!strings.Contains(r.body, "must not be blank") {
 		t.Fatalf("a blank answer: %d", r.status)
 	}
-	r := b.post("/q/"+clar.ID+"/answer", url.Values{"text": {"Postgres <16>"}})
+	r := b.post("/q/"+string(clar.ID)+"/answer", url.Values{"text": {"Postgres <16>"}})
 	if r.status != http.StatusOK || !strings.Contains(r.body, "Postgres &lt;16&gt;") || e.get(clar.ID).Resolution.Answer != "Postgres <16>" {
 		t.Fatalf("clarification: %d", r.status)
 	}
@@ -87,17 +87,17 @@ func TestEachKindRecordsExactlyWhatWasGiven(t *testing.T) {
 	if !strings.Contains(page, `value="kafka" class="option primary"`) || !strings.Contains(page, "durable, heavy") {
 		t.Fatal("the decision's buttons lack the write-up or the recommended marker")
 	}
-	r = b.post("/q/"+dec.ID+"/answer", url.Values{"option": {"sqs"}, "text": {"cheaper for now"}})
+	r = b.post("/q/"+string(dec.ID)+"/answer", url.Values{"option": {"sqs"}, "text": {"cheaper for now"}})
 	if res := e.get(dec.ID).Resolution; r.status != http.StatusOK || res.OptionID != "sqs" || res.Reason != "cheaper for now" ||
 		!strings.Contains(r.body, "managed, lighter") || !strings.Contains(r.body, "cheaper for now") {
 		t.Fatalf("decision: %d %+v", r.status, res)
 	}
 
 	appr := e.ask(core.AskInput{Kind: core.KindApproval, Text: "Drop the table?", Tool: "sql", Arguments: []byte(`{"b":1,"a":"x"}`)})
-	if page := b.get("/q/" + appr.ID).body; !strings.Contains(page, "{\n  &#34;a&#34;: &#34;x&#34;,\n  &#34;b&#34;: 1\n}") {
+	if page := b.get("/q/" + string(appr.ID)).body; !strings.Contains(page, "{\n  &#34;a&#34;: &#34;x&#34;,\n  &#34;b&#34;: 1\n}") {
 		t.Fatalf("the arguments are not pretty-printed:\n%s", page)
 	}
-	r = b.post("/q/"+appr.ID+"/answer", url.Values{"option": {"deny"}, "text": {"not on a Friday"}})
+	r = b.post("/q/"+string(appr.ID)+"/answer", url.Values{"option": {"deny"}, "text": {"not on a Friday"}})
 	if res := e.get(appr.ID).Resolution; r.status != http.StatusOK || *res.Approved || res.Reason != "not on a Friday" ||
 		!strings.Contains(r.body, appr.Call.ArgumentsSHA256) || !strings.Contains(r.body, "denied") {
 		t.Fatalf("approval: %d %+v", r.status, res)
@@ -107,7 +107,7 @@ func TestEachKindRecordsExactlyWhatWasGiven(t *testing.T) {
 		{ID: "region", Question: "Region?", Options: []core.FormOption{{ID: "eu", Label: "EU", Recommended: true}, {ID: "us", Label: "US"}}},
 		{ID: "size", Question: "Size?", Options: []core.FormOption{{ID: "s", Label: "Small"}, {ID: "l", Label: "Large"}}},
 	}})
-	r = b.post("/q/"+form.ID+"/answer", url.Values{"item": {"region"}, "item_option": {"eu"}})
+	r = b.post("/q/"+string(form.ID)+"/answer", url.Values{"item": {"region"}, "item_option": {"eu"}})
 	if r.status != http.StatusOK || !e.get(form.ID).Open() {
 		t.Fatalf("first item: %d", r.status)
 	}
@@ -117,7 +117,7 @@ func TestEachKindRecordsExactlyWhatWasGiven(t *testing.T) {
 	if !strings.Contains(page, "answered by ops-alice") || strings.Contains(page, `name="item" value="region"`) || !strings.Contains(page, `name="item" value="size"`) {
 		t.Fatal("the form does not show who answered the first item")
 	}
-	r = bob.post("/q/"+form.ID+"/answer", url.Values{"item": {"size"}, "item_text": {"medium, please"}})
+	r = bob.post("/q/"+string(form.ID)+"/answer", url.Values{"item": {"size"}, "item_text": {"medium, please"}})
 	got := e.get(form.ID)
 	if r.status != http.StatusOK || got.State != core.StateAnswered || got.Answers[1].Text != "medium, please" || got.Answers[0].Decider.ID != "ops-alice" {
 		t.Fatalf("form: %d %+v", r.status, got.Answers)
@@ -131,13 +131,13 @@ func TestEachKindRecordsExactlyWhatWasGiven(t *testing.T) {
 	if !strings.Contains(r.body, line) || strings.Contains(r.body, "ops-bob via console") {
 		t.Fatalf("the form's result does not say who answered it (%q):\n%s", line, r.body)
 	}
-	if r = b.post("/q/"+form.ID+"/answer", url.Values{"item": {"size"}, "item_option": {"s"}}); r.status != http.StatusConflict ||
+	if r = b.post("/q/"+string(form.ID)+"/answer", url.Values{"item": {"size"}, "item_option": {"s"}}); r.status != http.StatusConflict ||
 		!strings.Contains(r.body, "Already closed. "+line+". Your answer was not recorded.") {
 		t.Fatalf("a late answer to the form: %d\n%s", r.status, r.body)
 	}
 
 	decl := e.ask(core.AskInput{Text: "Anything?"})
-	r = b.post("/q/"+decl.ID+"/decline", nil)
+	r = b.post("/q/"+string(decl.ID)+"/decline", nil)
 	if got := e.get(decl.ID); r.status != http.StatusOK || got.State != core.StateDeclined {
 		t.Fatalf("decline: %d %s", r.status, got.State)
 	}
@@ -150,8 +150,8 @@ func TestHistoryShowsEveryEventAndTheResume(t *testing.T) {
 	if _, err := e.svc.Answer(t.Context(), core.AnswerInput{QuestionID: q.ID, Decider: core.Decider{Surface: core.SurfaceAPI, ID: "ops-bot"}, Text: "eu"}); err != nil {
 		t.Fatal(err)
 	}
-	b.post("/q/"+q.ID+"/answer", url.Values{"text": {"late"}}) // a refused attempt
-	page := b.get("/q/" + q.ID).body
+	b.post("/q/"+string(q.ID)+"/answer", url.Values{"text": {"late"}}) // a refused attempt
+	page := b.get("/q/" + string(q.ID)).body
 	digest := core.Pseudonym([]byte("test-actor-key"), core.Decider{Surface: core.SurfaceConsole, ID: "ops-alice"})
 	for _, want := range []string{"asked", "answered", "refused", digest, "question already answered", "askbridge-resume", "ANSWERED"} {
 		if !strings.Contains(page, want) {

@@ -209,7 +209,7 @@ func (e *env) ask(in core.AskInput) *core.Question {
 	return q
 }
 
-func (e *env) get(id string) *core.Question {
+func (e *env) get(id core.QuestionID) *core.Question {
 	e.t.Helper()
 	q, err := e.svc.Get(e.t.Context(), id)
 	if err != nil {

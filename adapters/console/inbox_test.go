@@ -72,10 +72,10 @@ func TestRowEndpoint(t *testing.T) {
 	e := newEnv(t, nil)
 	b := e.signedIn(opAlice)
 	q := e.ask(core.AskInput{Text: "Row me", Labels: core.Labels{Project: "p"}})
-	if r := b.get("/rows/" + q.ID + "?project=p"); r.status != http.StatusOK || !strings.HasPrefix(r.body, `<details class="qrow card"`) || !strings.Contains(r.body, "Row me") {
+	if r := b.get("/rows/" + string(q.ID) + "?project=p"); r.status != http.StatusOK || !strings.HasPrefix(r.body, `<details class="qrow card"`) || !strings.Contains(r.body, "Row me") {
 		t.Fatalf("row: %d\n%s", r.status, r.body)
 	}
-	if r := b.get("/rows/" + q.ID + "?project=other"); r.status != http.StatusNoContent {
+	if r := b.get("/rows/" + string(q.ID) + "?project=other"); r.status != http.StatusNoContent {
 		t.Fatalf("a row the filter leaves out: %d", r.status)
 	}
 	if r := b.get("/rows/" + strings.Repeat("z", 12)); r.status != http.StatusNotFound {
@@ -94,7 +94,7 @@ func TestHardToReverseAsksOnce(t *testing.T) {
 		{ID: "drop", Title: "Drop it", Writeup: "frees the budget", Recommended: true}, {ID: "keep", Title: "Keep it", Writeup: "costs more"},
 	}})
 	events := e.eventCount()
-	r := b.post("/q/"+dec.ID+"/answer", url.Values{"option": {"drop"}, "text": {"after the audit"}})
+	r := b.post("/q/"+string(dec.ID)+"/answer", url.Values{"option": {"drop"}, "text": {"after the audit"}})
 	if r.status != http.StatusOK || !strings.Contains(r.body, "Hard to reverse: record this?") || !strings.Contains(r.body, "Drop it") ||
 		!strings.Contains(r.body, "after the audit") || !strings.Contains(r.body, `name="confirm" value="yes"`) {
 		t.Fatalf("the confirm step: %d\n%s", r.status, r.body)
@@ -102,33 +102,33 @@ func TestHardToReverseAsksOnce(t *testing.T) {
 	if !e.get(dec.ID).Open() || e.eventCount() != events {
 		t.Fatal("the first submit recorded something")
 	}
-	r = b.post("/q/"+dec.ID+"/answer", url.Values{"option": {"drop"}, "text": {"after the audit"}, "confirm": {"yes"}})
+	r = b.post("/q/"+string(dec.ID)+"/answer", url.Values{"option": {"drop"}, "text": {"after the audit"}, "confirm": {"yes"}})
 	if res := e.get(dec.ID).Resolution; r.status != http.StatusOK || res == nil || res.OptionID != "drop" || res.Reason != "after the audit" {
 		t.Fatalf("confirmed: %d %+v", r.status, res)
 	}
 
 	hard := e.ask(core.AskInput{Kind: core.KindApproval, Text: "Delete?", Reversibility: core.HardToReverse, Tool: "rm", Arguments: []byte(`{"p":"/x"}`)})
-	if r := b.post("/q/"+hard.ID+"/answer", url.Values{"option": {"deny"}}); r.status != http.StatusOK || e.get(hard.ID).Open() {
+	if r := b.post("/q/"+string(hard.ID)+"/answer", url.Values{"option": {"deny"}}); r.status != http.StatusOK || e.get(hard.ID).Open() {
 		t.Fatalf("a deny asked for a confirmation: %d", r.status)
 	}
 	soft := e.ask(core.AskInput{Kind: core.KindApproval, Text: "List?", Tool: "ls", Arguments: []byte(`{"p":"/x"}`)})
-	if r := b.post("/q/"+soft.ID+"/answer", url.Values{"option": {"approve"}}); r.status != http.StatusOK || e.get(soft.ID).Open() {
+	if r := b.post("/q/"+string(soft.ID)+"/answer", url.Values{"option": {"approve"}}); r.status != http.StatusOK || e.get(soft.ID).Open() {
 		t.Fatalf("a reversible approve asked for a confirmation: %d", r.status)
 	}
 
 	// In place: the confirmation comes back as a fragment, marked.
 	hard2 := e.ask(core.AskInput{Kind: core.KindApproval, Text: "Delete again?", Reversibility: core.HardToReverse, Tool: "rm", Arguments: []byte(`{"p":"/y"}`)})
-	r = b.post("/q/"+hard2.ID+"/answer", url.Values{"option": {"approve"}}, "X-Askbridge-Fetch", "row")
+	r = b.post("/q/"+string(hard2.ID)+"/answer", url.Values{"option": {"approve"}}, "X-Askbridge-Fetch", "row")
 	if r.status != http.StatusOK || r.header.Get("X-Askbridge-Step") != "confirm" || strings.Contains(r.body, "<html") || !e.get(hard2.ID).Open() {
 		t.Fatalf("in place confirm: %d %q", r.status, r.header.Get("X-Askbridge-Step"))
 	}
-	r = b.post("/q/"+hard2.ID+"/answer", url.Values{"option": {"approve"}, "confirm": {"yes"}}, "X-Askbridge-Fetch", "row")
+	r = b.post("/q/"+string(hard2.ID)+"/answer", url.Values{"option": {"approve"}, "confirm": {"yes"}}, "X-Askbridge-Fetch", "row")
 	if r.status != http.StatusOK || r.header.Get("X-Askbridge-Step") != "recorded" || !strings.HasPrefix(r.body, `<details class="qrow card hard closed"`) ||
 		!strings.Contains(r.body, "Recorded. This is what askbridge now holds:") {
 		t.Fatalf("in place record: %d %q\n%s", r.status, r.header.Get("X-Askbridge-Step"), r.body)
 	}
 	// A loser in place is told on the row, with the status of the refusal.
-	r = b.post("/q/"+hard2.ID+"/answer", url.Values{"option": {"deny"}}, "X-Askbridge-Fetch", "row")
+	r = b.post("/q/"+string(hard2.ID)+"/answer", url.Values{"option": {"deny"}}, "X-Askbridge-Fetch", "row")
 	if r.status != http.StatusConflict || r.header.Get("X-Askbridge-Step") != "refused" || !strings.Contains(r.body, "Your answer was not recorded.") {
 		t.Fatalf("in place loser: %d %q", r.status, r.header.Get("X-Askbridge-Step"))
 	}
@@ -147,12 +147,12 @@ func TestOneSubmitForFormsAndBatches(t *testing.T) {
 	if page := b.get("/").body; strings.Count(page, "Region?") != 1 {
 		t.Fatalf("the form lists its item %d times", strings.Count(page, "Region?"))
 	}
-	r := b.post("/q/"+form.ID+"/answer", url.Values{"item_option.region": {"eu"}, "item_text.size": {"medium"}})
+	r := b.post("/q/"+string(form.ID)+"/answer", url.Values{"item_option.region": {"eu"}, "item_text.size": {"medium"}})
 	if got := e.get(form.ID); r.status != http.StatusOK || got.State != core.StateAnswered || len(got.Answers) != 2 {
 		t.Fatalf("one submit: %d %s %+v", r.status, got.State, got.Answers)
 	}
 	one := e.ask(core.AskInput{Kind: core.KindForm, Text: "Set-up again", Items: items})
-	r = b.post("/q/"+one.ID+"/answer", url.Values{"item": {"size"}, "item_option.size": {"l"}, "item_option.region": {"us"}})
+	r = b.post("/q/"+string(one.ID)+"/answer", url.Values{"item": {"size"}, "item_option.size": {"l"}, "item_option.region": {"us"}})
 	if got := e.get(one.ID); r.status != http.StatusOK || !got.Open() || len(got.Answers) != 1 || got.Answers[0].ItemID != "size" {
 		t.Fatalf("one item alone: %d %+v", r.status, got.Answers)
 	}
@@ -162,7 +162,7 @@ func TestOneSubmitForFormsAndBatches(t *testing.T) {
 		{ToolCallID: "c2", Tool: "write", Arguments: []byte(`{"p":2}`)},
 		{ToolCallID: "c3", Tool: "chmod", Arguments: []byte(`{"p":3}`)},
 	}})
-	r = b.post("/q/"+batch.ID+"/answer", url.Values{"call_option.c1": {"approve"}, "call_option.c2": {""}, "call_option.c3": {"deny"}, "call_text.c3": {"not now"}})
+	r = b.post("/q/"+string(batch.ID)+"/answer", url.Values{"call_option.c1": {"approve"}, "call_option.c2": {""}, "call_option.c3": {"deny"}, "call_text.c3": {"not now"}})
 	got := e.get(batch.ID)
 	if r.status != http.StatusOK || !got.Open() || len(got.Answers) != 2 {
 		t.Fatalf("two calls in one submit: %d %s %+v", r.status, got.State, got.Answers)

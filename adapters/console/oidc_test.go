@@ -159,7 +159,7 @@ func TestOIDCSignInDecidesAsThePerson(t *testing.T) {
 		t.Fatalf("signed in as:\n%s", home)
 	}
 	q := o.ask(core.AskInput{Route: "alice-only", Text: "Which region?"})
-	if r := b.post("/q/"+q.ID+"/answer", url.Values{"text": {"eu-west"}}); r.status >= 400 {
+	if r := b.post("/q/"+string(q.ID)+"/answer", url.Values{"text": {"eu-west"}}); r.status >= 400 {
 		t.Fatalf("answer: %d\n%s", r.status, r.body)
 	}
 	got := o.get(q.ID)

@@ -104,8 +104,8 @@ func pageURL(f filters, after string, from int) string {
 }
 
 // rowSrc is where an inbox row is fetched again, under the page's filters.
-func rowSrc(id, query string) string {
-	src := "/rows/" + url.PathEscape(id)
+func rowSrc(id core.QuestionID, query string) string {
+	src := "/rows/" + url.PathEscape(string(id))
 	if query != "" {
 		src += "?" + query
 	}
@@ -120,7 +120,7 @@ func (s *Server) row(w http.ResponseWriter, r *http.Request, sess *session) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	q, err := s.svc.Get(r.Context(), r.PathValue("id"))
+	q, err := s.svc.Get(r.Context(), questionID(r))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -167,7 +167,7 @@ type historyView struct {
 	Resume string
 }
 
-func (s *Server) history(ctx context.Context, sess *session, id string) (historyView, error) {
+func (s *Server) history(ctx context.Context, sess *session, id core.QuestionID) (historyView, error) {
 	q, err := s.svc.Get(ctx, id)
 	if err != nil {
 		return historyView{}, err
@@ -193,7 +193,7 @@ func (s *Server) question(w http.ResponseWriter, r *http.Request, sess *session)
 		s.internal(w, r, err)
 		return
 	}
-	h, err := s.history(r.Context(), sess, r.PathValue("id"))
+	h, err := s.history(r.Context(), sess, questionID(r))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -204,7 +204,7 @@ func (s *Server) question(w http.ResponseWriter, r *http.Request, sess *session)
 // questionPart is the changing part of a question's page, for the page to
 // swap in when the question changes.
 func (s *Server) questionPart(w http.ResponseWriter, r *http.Request, sess *session) {
-	h, err := s.history(r.Context(), sess, r.PathValue("id"))
+	h, err := s.history(r.Context(), sess, questionID(r))
 	if err != nil {
 		s.fail(w, r, err)
 		return

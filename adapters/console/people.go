@@ -17,8 +17,9 @@ const maxWaitingScan = 2000
 // waitItem is one open question as the People page lists it under whoever
 // it waits on.
 type waitItem struct {
-	ID, Title, Route string
-	Hard             bool
+	ID           core.QuestionID
+	Title, Route string
+	Hard         bool
 	// Escalated: its escalation route's deciders may answer it too.
 	Escalated bool
 	// Tally is a quorum's progress ("1 of 2 approvals: Bob"), "" without one.
@@ -116,7 +117,7 @@ func (s *Server) people(w http.ResponseWriter, r *http.Request, sess *session) {
 	}
 	var groups []waitList
 	for _, g := range dir.Groups {
-		seen := map[string]bool{}
+		seen := map[core.QuestionID]bool{}
 		var items []waitItem
 		for _, m := range g.Members {
 			for _, it := range byPerson[m] {

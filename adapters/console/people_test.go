@@ -65,21 +65,21 @@ func TestPeoplePageShowsWhoEachQuestionWaitsOn(t *testing.T) {
 		t.Fatalf("people: %d\n%s", r.status, r.body)
 	}
 	alice := whoCard(r.body, "data-person", "alice")
-	if !strings.Contains(alice, "Alice Example") || !strings.Contains(alice, `href="/q/`+quorum.ID+`"`) ||
+	if !strings.Contains(alice, "Alice Example") || !strings.Contains(alice, `href="/q/`+string(quorum.ID)+`"`) ||
 		!strings.Contains(alice, "1 of 2 approvals") || !strings.Contains(alice, "1 waiting") {
 		t.Fatalf("Alice's card:\n%s", alice)
 	}
-	if bob := whoCard(r.body, "data-person", "bob"); !strings.Contains(bob, "0 waiting") || strings.Contains(bob, quorum.ID) {
+	if bob := whoCard(r.body, "data-person", "bob"); !strings.Contains(bob, "0 waiting") || strings.Contains(bob, string(quorum.ID)) {
 		t.Fatalf("Bob voted, yet:\n%s", bob)
 	}
-	if oncall := whoCard(r.body, "data-group", "oncall"); !strings.Contains(oncall, quorum.ID) || !strings.Contains(oncall, "bob, carol") {
+	if oncall := whoCard(r.body, "data-group", "oncall"); !strings.Contains(oncall, string(quorum.ID)) || !strings.Contains(oncall, "bob, carol") {
 		t.Fatalf("the oncall group (Carol has not voted):\n%s", oncall)
 	}
-	if loner := whoCard(r.body, "data-entry", "slack:U-loner"); !strings.Contains(loner, `href="/q/`+anyone.ID+`"`) ||
+	if loner := whoCard(r.body, "data-entry", "slack:U-loner"); !strings.Contains(loner, `href="/q/`+string(anyone.ID)+`"`) ||
 		!strings.Contains(loner, ">Which region?</a>") {
 		t.Fatalf("the account U-loner:\n%s", loner)
 	}
-	if any := whoCard(r.body, "data-entry", "anyone on console"); !strings.Contains(any, anyone.ID) {
+	if any := whoCard(r.body, "data-entry", "anyone on console"); !strings.Contains(any, string(anyone.ID)) {
 		t.Fatalf("anyone on the console:\n%s", any)
 	}
 	infra := whoCard(r.body, "data-route", "infra")

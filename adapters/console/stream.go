@@ -15,8 +15,8 @@ import (
 // how. The page fetches the card again; it never trusts the event for
 // what the card says.
 type change struct {
-	QuestionID string         `json:"question_id"`
-	Kind       core.EventKind `json:"kind"`
+	QuestionID core.QuestionID `json:"question_id"`
+	Kind       core.EventKind  `json:"kind"`
 }
 
 // stream sends the page every change after ?since (or after the

@@ -203,7 +203,7 @@ func parseFilters(v url.Values) (filters, error) {
 
 // open is the filters as core's, which every store pages by.
 func (f filters) open() core.OpenFilter {
-	return core.OpenFilter{Route: f.Route, Kind: f.Kind, Agent: f.Agent, Project: f.Project, Reversibility: core.Reversibility(f.Reversibility)}
+	return core.OpenFilter{Route: f.Route, Kind: f.Kind, Agent: core.AgentID(f.Agent), Project: f.Project, Reversibility: core.Reversibility(f.Reversibility)}
 }
 
 func (f filters) match(q *core.Question) bool { return f.open().Match(q) }

@@ -68,7 +68,7 @@ func FuzzInteraction(f *testing.F) {
 		f.Add(r.Encode(), "a reason *with* markdown\n@everyone", true)
 	}
 	f.Add("click_one", "", false)
-	f.Add("1o-0"+id+"x", "\xff", true)
+	f.Add("1o-0"+string(id)+"x", "\xff", true)
 	f.Add("", "", true)
 	f.Fuzz(func(t *testing.T, customID, value string, submit bool) {
 		user := &discordgo.User{ID: "53908232506183680", Username: value}

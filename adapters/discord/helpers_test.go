@@ -156,7 +156,7 @@ func (r *rig) ask(in core.AskInput) *core.Question {
 }
 
 // card waits for q's card in the fake to satisfy cond.
-func (r *rig) card(id string, cond func(discordfake.Message) bool) discordfake.Message {
+func (r *rig) card(id core.QuestionID, cond func(discordfake.Message) bool) discordfake.Message {
 	r.t.Helper()
 	var got discordfake.Message
 	ok := r.fake.WaitFor(10*time.Second, func() bool {
@@ -195,7 +195,7 @@ func (r *rig) post(in discordfake.Interaction) *discordfake.Response {
 	return resp
 }
 
-func (r *rig) question(id string) *core.Question {
+func (r *rig) question(id core.QuestionID) *core.Question {
 	r.t.Helper()
 	q, err := r.svc.Get(r.t.Context(), id)
 	if err != nil {
@@ -204,7 +204,7 @@ func (r *rig) question(id string) *core.Question {
 	return q
 }
 
-func (r *rig) events(id string) []core.EventKind {
+func (r *rig) events(id core.QuestionID) []core.EventKind {
 	r.t.Helper()
 	return coretest.Kinds(coretest.EventsOf(r.t, r.svc, id))
 }

@@ -155,7 +155,7 @@ func (a *Adapter) respond(ctx context.Context, i *discordgo.Interaction) (*disco
 		return resp, nil
 	}
 	// Who answered is in the event log, by pseudonym; the log names nobody.
-	a.log.Debug().Str("question", out.Question.ID).Bool("closed", out.Closed).Msg("discord: answer recorded")
+	a.log.Debug().Str("question", string(out.Question.ID)).Bool("closed", out.Closed).Msg("discord: answer recorded")
 	if in.OnMessage {
 		return RenderUpdate(card.New(out.Question, cardOf(out.Question, in.MessageID))), out.Held
 	}

@@ -28,7 +28,7 @@ func (r *rig) cardPairs(qs []*core.Question) map[string]cardPair {
 	out := make(map[string]cardPair, len(qs))
 	ok := r.fake.WaitFor(60*time.Second, func() bool {
 		for _, q := range qs {
-			if _, done := out[q.ID]; done {
+			if _, done := out[string(q.ID)]; done {
 				continue
 			}
 			got, err := r.svc.Get(r.t.Context(), q.ID)
@@ -43,7 +43,7 @@ func (r *rig) cardPairs(qs []*core.Question) map[string]cardPair {
 					p.other = m.ID
 				}
 			}
-			out[q.ID] = p
+			out[string(q.ID)] = p
 		}
 		return true
 	})
@@ -66,7 +66,7 @@ func burst(t *testing.T, r *rig, n int, gateway bool) ([]*core.Question, map[str
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	for _, q := range qs {
-		m, _ := r.fake.Message(pairs[q.ID].clicked)
+		m, _ := r.fake.Message(pairs[string(q.ID)].clicked)
 		b := r.button(m, core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefOption, Option: 1})
 		in := r.fake.Click(alice, m.ID, b.CustomID)
 		wg.Add(1)
@@ -121,7 +121,7 @@ func TestBurstOfClicksEditsEachCardOnce(t *testing.T) {
 				if got := r.question(q.ID); got.State != core.StateAnswered || got.Resolution.OptionID != "ddb" {
 					t.Fatalf("question %s: %s %+v", q.ID, got.State, got.Resolution)
 				}
-				p := pairs[q.ID]
+				p := pairs[string(q.ID)]
 				for _, id := range []string{p.clicked, p.other} {
 					if m, _ := r.fake.Message(id); m.Edits != 1 || len(m.Buttons()) != 0 || !strings.Contains(m.Content, "Answered by Alice") {
 						t.Errorf("card %s: %d edits, %d buttons, %q", id, m.Edits, len(m.Buttons()), m.Content)

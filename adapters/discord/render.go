@@ -57,7 +57,7 @@ func RenderReminder(c card.Card) *discordgo.MessageSend {
 	}
 	segs = append(segs,
 		fixed("\n**"), text(c.Text, 1200), fixed("**"),
-		fixed("\nAsked by "), text(oneLine(c.Meta.Agent), 64),
+		fixed("\nAsked by "), text(oneLine(string(c.Meta.Agent)), 64),
 		fixed(" on "+stamp(c.Meta.Asked)+"; the deadline is "+stamp(c.Meta.Deadline)+"."),
 	)
 	m := &discordgo.MessageSend{AllowedMentions: noMentions(), Components: []discordgo.MessageComponent{}}
@@ -66,7 +66,7 @@ func RenderReminder(c card.Card) *discordgo.MessageSend {
 		m.Reference = &discordgo.MessageReference{MessageID: card.ID, ChannelID: card.Room, FailIfNotExists: &no}
 		segs = append(segs, fixed(" Answer on the card this replies to."))
 	} else {
-		segs = append(segs, fixed(" Answer with `askbridge answer "+c.QuestionID+"` or through the API."))
+		segs = append(segs, fixed(" Answer with `askbridge answer "+string(c.QuestionID)+"` or through the API."))
 	}
 	if who, allowed := discordMentions(c.Mentions); who != "" {
 		// Only the people and roles named here are notified: nothing a
@@ -74,7 +74,7 @@ func RenderReminder(c card.Card) *discordgo.MessageSend {
 		segs = append(segs, fixed("\n"+card.AwaitingLabel+": "+who))
 		m.AllowedMentions = allowed
 	}
-	segs = append(segs, fixed(footer(c.QuestionID)))
+	segs = append(segs, fixed(footer(string(c.QuestionID))))
 	m.Content = fit(segs, maxContent)
 	return m
 }
@@ -132,7 +132,7 @@ func digestLine(q *core.Question) string {
 	if q.Reversibility == core.HardToReverse {
 		mark = "⚠️ "
 	}
-	return mark + card.KindTitle(q.Kind) + ": " + escape(oneLine(q.Text), 120) + " · `" + q.ID + "`"
+	return mark + card.KindTitle(q.Kind) + ": " + escape(oneLine(q.Text), 120) + " · `" + string(q.ID) + "`"
 }
 
 // stamp is how cards show a time: the same wording as core's outcome line.
@@ -151,9 +151,9 @@ func cardContent(c card.Card) string {
 			segs = append(segs, fixed("\n*"+m.Text()+"*"))
 		}
 	}
-	segs = append(segs, fixed("\nFrom "), text(oneLine(c.Meta.Agent), 64))
+	segs = append(segs, fixed("\nFrom "), text(oneLine(string(c.Meta.Agent)), 64))
 	if c.Meta.RunID != "" {
-		segs = append(segs, fixed(" · run "), text(oneLine(c.Meta.RunID), 64))
+		segs = append(segs, fixed(" · run "), text(oneLine(string(c.Meta.RunID)), 64))
 	}
 	if c.Meta.Labels.Project != "" {
 		segs = append(segs, fixed(" · project "), text(oneLine(c.Meta.Labels.Project), 64))
@@ -218,7 +218,7 @@ func cardContent(c card.Card) string {
 	if c.Outcome != nil {
 		segs = append(segs, outcomeSegs(c.Outcome)...)
 	}
-	segs = append(segs, fixed(footer(c.QuestionID)))
+	segs = append(segs, fixed(footer(string(c.QuestionID))))
 	return fit(segs, maxContent)
 }
 

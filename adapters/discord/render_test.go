@@ -45,7 +45,7 @@ func goldenJSON(t *testing.T, v any) []byte {
 
 // The questions every renderer is checked on. Ids are fixed so the
 // golden files are stable.
-func baseQ(id string, kind core.Kind) *core.Question {
+func baseQ(id core.QuestionID, kind core.Kind) *core.Question {
 	return &core.Question{
 		ID: id, Kind: kind, Agent: "deploy-bot", RunID: "run-1", Route: "ops",
 		Labels:        core.Labels{Project: "billing", Task: "ledger"},
@@ -179,7 +179,7 @@ func TestGoldenResponses(t *testing.T) {
 
 // checkLimits fails if the message breaks a Discord limit or carries a
 // button whose custom_id is not a ref to question id.
-func checkLimits(t *testing.T, id string, content string, comps []discordgo.MessageComponent) {
+func checkLimits(t *testing.T, id core.QuestionID, content string, comps []discordgo.MessageComponent) {
 	t.Helper()
 	if n := width(content); n > maxContent {
 		t.Fatalf("content is %d wide", n)
@@ -217,7 +217,7 @@ func TestLimitsWithHugeInputs(t *testing.T) {
 		return string(out)
 	}
 	q := decisionQ()
-	q.Agent, q.Labels = strings.Repeat("a", core.MaxIDLen), core.Labels{Project: strings.Repeat("_", core.MaxIDLen), Task: strings.Repeat("🚀", core.MaxIDLen)}
+	q.Agent, q.Labels = core.AgentID(strings.Repeat("a", core.MaxIDLen)), core.Labels{Project: strings.Repeat("_", core.MaxIDLen), Task: strings.Repeat("🚀", core.MaxIDLen)}
 	q.Text, q.Context = long(core.MaxTextLen), long(core.MaxContextLen)
 	q.Options = nil
 	for i := range core.MaxOptions {

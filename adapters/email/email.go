@@ -165,7 +165,7 @@ func (a *Adapter) Post(ctx context.Context, q *core.Question, ref core.MessageRe
 	if err != nil {
 		return ref, &core.Permanent{Err: err}
 	}
-	id := a.messageID(q.ID, ref.Delivery)
+	id := a.messageID(string(q.ID), ref.Delivery)
 	if err := a.send(ctx, to, id, "", msg); err != nil {
 		return ref, err
 	}
@@ -198,7 +198,7 @@ func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) err
 			first = m.ID
 		}
 	}
-	return a.send(ctx, to, a.messageID(q.ID, fmt.Sprintf("remind:%s:%d", room, time.Now().UnixNano())), first, msg)
+	return a.send(ctx, to, a.messageID(string(q.ID), fmt.Sprintf("remind:%s:%d", room, time.Now().UnixNano())), first, msg)
 }
 
 // Digest mails the "while you were away" summary to room.

@@ -140,7 +140,7 @@ func do(t *testing.T, method, u string, form url.Values) (int, string) {
 	return res.StatusCode, string(b)
 }
 
-func (e *env) get(id string) *core.Question {
+func (e *env) get(id core.QuestionID) *core.Question {
 	q, err := e.svc.Get(e.t.Context(), id)
 	if err != nil {
 		e.t.Fatal(err)
@@ -309,7 +309,7 @@ func TestRelayRefusals(t *testing.T) {
 }
 
 // until waits until question id satisfies cond, woken by its changes.
-func (e *env) until(id string, cond func(*core.Question) bool) *core.Question {
+func (e *env) until(id core.QuestionID, cond func(*core.Question) bool) *core.Question {
 	e.t.Helper()
 	w, err := e.svc.Watch(id)
 	if err != nil {

@@ -172,8 +172,8 @@ func metaOf(m card.Meta) []pair {
 			out = append(out, pair{k, v})
 		}
 	}
-	add("Agent", m.Agent)
-	add("Run", m.RunID)
+	add("Agent", string(m.Agent))
+	add("Run", string(m.RunID))
 	add("Project", m.Labels.Project)
 	add("Task", m.Labels.Task)
 	if !m.Deadline.IsZero() {

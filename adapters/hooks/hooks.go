@@ -204,7 +204,7 @@ func (p Prompt) ToolCallID() (string, error) {
 // default). The host does not say how hard the call is to reverse, so
 // without a rule it is hard to reverse: the card says so and no standing
 // approval covers it.
-func (p Prompt) Ask(agent, route string) (core.AskInput, error) {
+func (p Prompt) Ask(agent core.AgentID, route string) (core.AskInput, error) {
 	id, err := p.ToolCallID()
 	if err != nil {
 		return core.AskInput{}, err
@@ -212,7 +212,7 @@ func (p Prompt) Ask(agent, route string) (core.AskInput, error) {
 	in := core.AskInput{
 		Kind:          core.KindApproval,
 		Agent:         agent,
-		RunID:         p.SessionID,
+		RunID:         core.RunID(p.SessionID), // the host's session is the run
 		ToolCallID:    id,
 		Labels:        core.Labels{Project: project(p.Cwd)},
 		Text:          p.text(),

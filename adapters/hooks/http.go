@@ -41,9 +41,9 @@ const waitSlack = 30 * time.Second
 // Service is what the hook door needs of core.
 type Service interface {
 	AskOrRepeat(ctx context.Context, in core.AskInput) (*core.Question, bool, error)
-	Watch(id string) (*core.Watcher, error)
+	Watch(id core.QuestionID) (*core.Watcher, error)
 	Cancel(ctx context.Context, in core.CancelInput) (core.Outcome, error)
-	Get(ctx context.Context, id string) (*core.Question, error)
+	Get(ctx context.Context, id core.QuestionID) (*core.Question, error)
 	EveryCallCovered(in core.AskInput) bool
 }
 
@@ -51,7 +51,7 @@ type Service interface {
 type Options struct {
 	// Agent is the agent whose token made r: whoever mounts the handler
 	// authenticates it (an agent token) before the handler runs.
-	Agent func(r *http.Request) string
+	Agent func(r *http.Request) core.AgentID
 	// MaxWait bounds every wait, and is the wait when ?wait= is absent.
 	MaxWait time.Duration
 	// Stop, when done, ends every wait: the program is stopping, and the
@@ -131,7 +131,7 @@ func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		d.fail(w, r, err)
 		return
 	}
-	w.Header().Set(HeaderQuestionID, q.ID)
+	w.Header().Set(HeaderQuestionID, string(q.ID))
 	w.Header().Set("Content-Type", "application/json")
 	if q.Open() {
 		// The status and the question's id go out now; the body (the
@@ -157,7 +157,7 @@ func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // wait waits for q to close, for at most wait, and returns it as it then
 // stands, withdrawn if still open (nil if it cannot be read). gone reports
 // that the caller went away, its question withdrawn too.
-func (d *door) wait(r *http.Request, agent string, q *core.Question, wait time.Duration) (_ *core.Question, gone bool) {
+func (d *door) wait(r *http.Request, agent core.AgentID, q *core.Question, wait time.Duration) (_ *core.Question, gone bool) {
 	watch, err := d.svc.Watch(q.ID)
 	if err == nil {
 		ctx, cancel := context.WithTimeout(r.Context(), wait)
@@ -174,7 +174,7 @@ func (d *door) wait(r *http.Request, agent string, q *core.Question, wait time.D
 		}
 	}
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
-		d.opts.Log.Error().Err(err).Str("question", q.ID).Msg("hook wait")
+		d.opts.Log.Error().Err(err).Str("question", string(q.ID)).Msg("hook wait")
 	}
 	if r.Context().Err() != nil {
 		d.withdraw(agent, q.ID, ReasonAnsweredAtHost)
@@ -186,17 +186,17 @@ func (d *door) wait(r *http.Request, agent string, q *core.Question, wait time.D
 // withdraw cancels a hook's question for the agent that asked it, and
 // returns it as it then stands: closed by the cancel, or by whoever closed
 // it first.
-func (d *door) withdraw(agent, id, reason string) *core.Question {
+func (d *door) withdraw(agent core.AgentID, id core.QuestionID, reason string) *core.Question {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	by := core.Decider{Surface: core.SurfaceAgent, ID: agent, Name: agent}
+	by := core.Decider{Surface: core.SurfaceAgent, ID: string(agent), Name: string(agent)}
 	o, err := d.svc.Cancel(ctx, core.CancelInput{QuestionID: id, By: by, Owner: agent, Reason: reason})
 	if err == nil {
 		return o.Question
 	}
 	q, gerr := d.svc.Get(ctx, id)
 	if gerr != nil {
-		d.opts.Log.Error().Err(err).Str("question", id).Msg("hook withdraw")
+		d.opts.Log.Error().Err(err).Str("question", string(id)).Msg("hook withdraw")
 		return nil
 	}
 	return q

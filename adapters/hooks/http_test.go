@@ -35,7 +35,7 @@ func newDoor(t *testing.T) *door {
 	t.Cleanup(cancel)
 	mux := http.NewServeMux()
 	mux.Handle("POST /v1/hooks/{host}", hooks.Handler(svc, hooks.Options{
-		Agent: func(*http.Request) string { return agent }, MaxWait: time.Minute, Stop: stop,
+		Agent: func(*http.Request) core.AgentID { return agent }, MaxWait: time.Minute, Stop: stop,
 	}))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
@@ -55,7 +55,7 @@ func hookFixture(t *testing.T, name string) string {
 // status, the decision with the body.
 type call struct {
 	resp *http.Response
-	id   string
+	id   core.QuestionID
 }
 
 func (d *door) post(ctx context.Context, path, body string) *http.Response {
@@ -78,7 +78,7 @@ func (d *door) start(ctx context.Context, path, body string) call {
 		b, _ := io.ReadAll(resp.Body)
 		d.t.Fatalf("hook status %d: %s", resp.StatusCode, b)
 	}
-	return call{resp: resp, id: resp.Header.Get(hooks.HeaderQuestionID)}
+	return call{resp: resp, id: core.QuestionID(resp.Header.Get(hooks.HeaderQuestionID))}
 }
 
 func (c call) body(t *testing.T) string {
@@ -93,7 +93,7 @@ func (c call) body(t *testing.T) string {
 
 var person = core.Decider{Surface: core.SurfaceAPI, ID: "ops", Name: "ops"}
 
-func (d *door) answer(id string, in core.AnswerInput) error {
+func (d *door) answer(id core.QuestionID, in core.AnswerInput) error {
 	in.QuestionID, in.Decider = id, person
 	_, err := d.svc.Answer(d.t.Context(), in)
 	return err
@@ -105,30 +105,30 @@ func TestHookOutcomes(t *testing.T) {
 	d := newDoor(t)
 	for _, c := range []struct {
 		name, host, fixture string
-		answer              func(id string) error
+		answer              func(id core.QuestionID) error
 		want                string // a substring of the body; "" for an empty body
 	}{
-		{"approve", "claude-code", "claude-code/permission-request.bash.json", func(id string) error {
+		{"approve", "claude-code", "claude-code/permission-request.bash.json", func(id core.QuestionID) error {
 			return d.answer(id, core.AnswerInput{OptionID: core.ApproveOption})
 		}, `"decision":{"behavior":"allow"}`},
-		{"deny", "codex", "codex/permission-request.bash.json", func(id string) error {
+		{"deny", "codex", "codex/permission-request.bash.json", func(id core.QuestionID) error {
 			return d.answer(id, core.AnswerInput{OptionID: core.DenyOption, Text: "not on a Friday"})
 		}, `"behavior":"deny","message":"A person denied this tool call in askbridge. Their reason:\n\u003caskbridge-untrusted-reason\u003e\nnot on a Friday\n`},
-		{"edit", "claude-code", "claude-code/pre-tool-use.bash.json", func(id string) error {
+		{"edit", "claude-code", "claude-code/pre-tool-use.bash.json", func(id core.QuestionID) error {
 			return d.answer(id, core.AnswerInput{OptionID: core.ApproveOption, Arguments: json.RawMessage(`{"command":"npm test -- --bail"}`)})
 		}, `"permissionDecision":"allow","permissionDecisionReason":"Approved in askbridge.","updatedInput":{"command":"npm test -- --bail"}`},
-		{"decline", "claude-code", "claude-code/permission-request.bash.json", func(id string) error {
+		{"decline", "claude-code", "claude-code/permission-request.bash.json", func(id core.QuestionID) error {
 			_, err := d.svc.Decline(d.t.Context(), id, person)
 			return err
 		}, ""},
-		{"decline, PreToolUse", "claude-code", "claude-code/pre-tool-use.bash.json", func(id string) error {
+		{"decline, PreToolUse", "claude-code", "claude-code/pre-tool-use.bash.json", func(id core.QuestionID) error {
 			_, err := d.svc.Decline(d.t.Context(), id, person)
 			return err
 		}, `"permissionDecision":"ask"`},
-		{"deny, Codex PreToolUse", "codex", "codex/pre-tool-use.bash.json", func(id string) error {
+		{"deny, Codex PreToolUse", "codex", "codex/pre-tool-use.bash.json", func(id core.QuestionID) error {
 			return d.answer(id, core.AnswerInput{OptionID: core.DenyOption})
 		}, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"A person denied this tool call in askbridge, with no reason."}}`},
-		{"approve, Codex PreToolUse", "codex", "codex/pre-tool-use.bash.json", func(id string) error {
+		{"approve, Codex PreToolUse", "codex", "codex/pre-tool-use.bash.json", func(id core.QuestionID) error {
 			return d.answer(id, core.AnswerInput{OptionID: core.ApproveOption})
 		}, ""}, // Codex takes no allow from PreToolUse: its own policy goes on
 	} {

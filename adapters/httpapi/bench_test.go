@@ -57,7 +57,7 @@ func newBenchEnv(b *testing.B, noSync bool, watchBuf int) *benchEnv {
 // newBenchEnvOn is the API over st on a real listener.
 func newBenchEnvOn(b *testing.B, st core.Store, watchBuf int) *benchEnv {
 	b.Helper()
-	ws := &watchedStore{Store: st, watching: make(chan string, watchBuf)}
+	ws := &watchedStore{Store: st, watching: make(chan core.QuestionID, watchBuf)}
 	svc := coretest.Service(b, ws, coretest.Options{})
 	api, err := httpapi.New(svc, httpapi.Options{Tokens: tokens, Log: zerolog.Nop()})
 	if err != nil {
@@ -104,7 +104,7 @@ func benchAsk() []byte {
 	return b
 }
 
-func (e *benchEnv) ask(tb testing.TB) string {
+func (e *benchEnv) ask(tb testing.TB) core.QuestionID {
 	var q core.Question
 	if err := json.Unmarshal(e.post(tb, "/v1/questions", agentA, benchAsk(), 201), &q); err != nil {
 		tb.Fatal(err)
@@ -148,12 +148,12 @@ func benchAnswerToWake(b *testing.B, noSync bool) {
 		id := e.ask(b)
 		ch := make(chan time.Time, 1)
 		mu.Lock()
-		woke[id] = ch
+		woke[string(id)] = ch
 		mu.Unlock()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			req, _ := http.NewRequestWithContext(ctx, "GET", e.srv.URL+"/v1/questions/"+id+"/wait?timeout=5m", nil)
+			req, _ := http.NewRequestWithContext(ctx, "GET", e.srv.URL+"/v1/questions/"+string(id)+"/wait?timeout=5m", nil)
 			req.Header.Set("Authorization", "Bearer "+agentA.Secret)
 			resp, err := e.hc.Do(req)
 			if err != nil {
@@ -163,7 +163,7 @@ func benchAnswerToWake(b *testing.B, noSync bool) {
 			resp.Body.Close()
 			ch <- time.Now()
 		}()
-		return id
+		return string(id)
 	}
 	awaitParked := func(want int) {
 		for range want {
@@ -243,10 +243,10 @@ func BenchmarkAskHTTP(b *testing.B) {
 // watching a question, so the benchmark knows when its waiters are parked.
 type noteWatch struct {
 	core.Store
-	watching chan string
+	watching chan core.QuestionID
 }
 
-func (s *noteWatch) Watch(id string) (<-chan struct{}, func()) {
+func (s *noteWatch) Watch(id core.QuestionID) (<-chan struct{}, func()) {
 	ch, stop := s.Store.Watch(id)
 	s.watching <- id
 	return ch, stop
@@ -267,7 +267,7 @@ func BenchmarkParkedWaiters(b *testing.B) { benchstore.Each(b, benchParked) }
 func benchParked(b *testing.B, st core.Store) {
 	n := benchWaiters()
 	ctx := context.Background()
-	ws := &noteWatch{Store: st, watching: make(chan string, n)}
+	ws := &noteWatch{Store: st, watching: make(chan core.QuestionID, n)}
 	svc := coretest.Service(b, ws, coretest.Options{})
 	api, err := httpapi.New(svc, httpapi.Options{Tokens: tokens, Log: zerolog.Nop()})
 	if err != nil {
@@ -277,9 +277,9 @@ func benchParked(b *testing.B, st core.Store) {
 	defer srv.Close()
 	for range b.N {
 		start := memNow()
-		ids := make([]string, n)
+		ids := make([]core.QuestionID, n)
 		for i := range ids {
-			q, err := svc.Ask(ctx, core.AskInput{Kind: core.KindClarification, Agent: agentA.Name, RunID: "bench-run",
+			q, err := svc.Ask(ctx, core.AskInput{Kind: core.KindClarification, Agent: agentA.Agent(), RunID: "bench-run",
 				Text: "Which database should the service use?", Reversibility: core.Reversible, Timeout: time.Hour})
 			if err != nil {
 				b.Fatal(err)
@@ -346,7 +346,7 @@ func memNow() memSample {
 func BenchmarkAnswerHTTP(b *testing.B) {
 	benchstore.Each(b, func(b *testing.B, st core.Store) {
 		e := newBenchEnvOn(b, st, 1)
-		ids := make(chan string, b.N)
+		ids := make(chan core.QuestionID, b.N)
 		for range b.N {
 			ids <- e.ask(b)
 		}
@@ -359,7 +359,7 @@ func BenchmarkAnswerHTTP(b *testing.B) {
 		var answered atomic.Int64
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
-				e.post(b, "/v1/questions/"+<-ids+"/answer", operator, answer, 200)
+				e.post(b, "/v1/questions/"+string(<-ids)+"/answer", operator, answer, 200)
 				answered.Add(1)
 			}
 		})
@@ -368,8 +368,8 @@ func BenchmarkAnswerHTTP(b *testing.B) {
 }
 
 // warm opens c's connection with a read of question id.
-func warm(b *testing.B, e *benchEnv, c *http.Client, id string) {
-	req, _ := http.NewRequest("GET", e.srv.URL+"/v1/questions/"+id, nil)
+func warm(b *testing.B, e *benchEnv, c *http.Client, id core.QuestionID) {
+	req, _ := http.NewRequest("GET", e.srv.URL+"/v1/questions/"+string(id), nil)
 	req.Header.Set("Authorization", "Bearer "+operator.Secret)
 	resp, err := c.Do(req)
 	if err != nil {
@@ -381,8 +381,8 @@ func warm(b *testing.B, e *benchEnv, c *http.Client, id string) {
 
 // answerWith answers question id with c, within ctx, and fails on any
 // status but 200.
-func (e *benchEnv) answerWith(b *testing.B, ctx context.Context, c *http.Client, id string) {
-	req, _ := http.NewRequestWithContext(ctx, "POST", e.srv.URL+"/v1/questions/"+id+"/answer", strings.NewReader(`{"answer":"Postgres"}`))
+func (e *benchEnv) answerWith(b *testing.B, ctx context.Context, c *http.Client, id core.QuestionID) {
+	req, _ := http.NewRequestWithContext(ctx, "POST", e.srv.URL+"/v1/questions/"+string(id)+"/answer", strings.NewReader(`{"answer":"Postgres"}`))
 	req.Header.Set("Authorization", "Bearer "+operator.Secret)
 	resp, err := c.Do(req)
 	if err != nil {
@@ -407,13 +407,13 @@ func BenchmarkConcurrentWake(b *testing.B) {
 		var lat, post, after []time.Duration
 		for range b.N {
 			b.StopTimer()
-			ids := make([]string, n)
+			ids := make([]core.QuestionID, n)
 			woke := make([]chan time.Time, n)
 			var wg sync.WaitGroup
 			for i := range n {
 				ids[i], woke[i] = e.ask(b), make(chan time.Time, 1)
 				wg.Go(func() {
-					req, _ := http.NewRequest("GET", e.srv.URL+"/v1/questions/"+ids[i]+"/wait?timeout=5m", nil)
+					req, _ := http.NewRequest("GET", e.srv.URL+"/v1/questions/"+string(ids[i])+"/wait?timeout=5m", nil)
 					req.Header.Set("Authorization", "Bearer "+agentA.Secret)
 					resp, err := e.hc.Do(req)
 					if err != nil {

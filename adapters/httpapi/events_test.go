@@ -75,7 +75,7 @@ func TestEventsStream(t *testing.T) {
 	all := readAll(t, string(r.body))
 	var kinds []string
 	for i, m := range all {
-		kinds = append(kinds, m.event+":"+m.data.QuestionID)
+		kinds = append(kinds, m.event+":"+string(m.data.QuestionID))
 		if m.id != strconv.FormatInt(m.data.Seq, 10) || m.event != string(m.data.Kind) {
 			t.Errorf("message %d: id %q event %q for %+v", i, m.id, m.event, m.data)
 		}
@@ -83,7 +83,7 @@ func TestEventsStream(t *testing.T) {
 			t.Errorf("seq does not increase at %d", i)
 		}
 	}
-	want := []string{"asked:" + q1, "asked:" + q2, "answered:" + q1}
+	want := []string{"asked:" + string(q1), "asked:" + string(q2), "answered:" + string(q1)}
 	if strings.Join(kinds, " ") != strings.Join(want, " ") {
 		t.Fatalf("events %v, want %v", kinds, want)
 	}
@@ -216,7 +216,7 @@ func TestDigestAndDirective(t *testing.T) {
 func TestDigestPerPersonAndRole(t *testing.T) {
 	e := newEnv(t)
 	start := time.Now().Add(-time.Minute).UTC()
-	ask := func(route string) string {
+	ask := func(route string) core.QuestionID {
 		req := clarification("run-digest")
 		req.ToolCallID, req.Route = nextCall(), route
 		q, err := e.as(agentA).Ask(e.ctx(), req)
@@ -226,14 +226,14 @@ func TestDigestPerPersonAndRole(t *testing.T) {
 		return q.ID
 	}
 	leads, byRole := ask("leads"), ask("by-role")
-	open := func(dq client.DigestQuery) []string {
+	open := func(dq client.DigestQuery) []core.QuestionID {
 		t.Helper()
 		dq.Since = start
 		d, err := e.as(observer).Digest(e.ctx(), dq)
 		if err != nil {
 			t.Fatalf("digest %+v: %v", dq, err)
 		}
-		var ids []string
+		var ids []core.QuestionID
 		for _, q := range d.Open {
 			ids = append(ids, q.ID)
 		}

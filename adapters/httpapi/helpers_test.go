@@ -39,11 +39,11 @@ var (
 // stops, so a test can see a waiter freed.
 type watchedStore struct {
 	core.Store
-	watching chan string
-	stopped  chan string
+	watching chan core.QuestionID
+	stopped  chan core.QuestionID
 }
 
-func (s *watchedStore) Watch(id string) (<-chan struct{}, func()) {
+func (s *watchedStore) Watch(id core.QuestionID) (<-chan struct{}, func()) {
 	ch, stop := s.Store.Watch(id)
 	select {
 	case s.watching <- id:
@@ -96,7 +96,7 @@ func newEnv(t *testing.T) *env {
 // newEnvOn runs the API over st, for the tests that hold on every store.
 func newEnvOn(t *testing.T, st core.Store) *env {
 	t.Helper()
-	ws := &watchedStore{Store: st, watching: make(chan string, 64), stopped: make(chan string, 64)}
+	ws := &watchedStore{Store: st, watching: make(chan core.QuestionID, 64), stopped: make(chan core.QuestionID, 64)}
 	routes := coretest.APIRoutes()
 	// agent-a's MCP host (and admin's) may answer on the default route.
 	routes[core.DefaultRoute].Deciders[core.SurfaceMCP] = []string{"agent-a", "root"}
@@ -194,7 +194,7 @@ var calls atomic.Int64
 func nextCall() string { return fmt.Sprintf("toolu_%03d", calls.Add(1)) }
 
 // clarification is a valid ask of the simplest kind.
-func clarification(run string) client.AskRequest {
+func clarification(run core.RunID) client.AskRequest {
 	return client.AskRequest{
 		Kind:          core.KindClarification,
 		Question:      "Which database should the service use?",
@@ -207,7 +207,7 @@ func clarification(run string) client.AskRequest {
 }
 
 // ask parks a clarification as tok and returns its id.
-func (e *env) ask(tok httpapi.Token, run string) string {
+func (e *env) ask(tok httpapi.Token, run core.RunID) core.QuestionID {
 	e.t.Helper()
 	req := clarification(run)
 	req.ToolCallID = nextCall()
@@ -220,7 +220,7 @@ func (e *env) ask(tok httpapi.Token, run string) string {
 
 // parked waits until a waiter watches id (the store has been asked to
 // wake it).
-func (e *env) parked(id string) {
+func (e *env) parked(id core.QuestionID) {
 	e.t.Helper()
 	ctx := e.ctx()
 	for {

@@ -25,7 +25,7 @@ func hostDecider(tok Token) core.Decider {
 // mcpDoor says whether the host may answer the question.
 func (s *Server) mcpDoor(w http.ResponseWriter, r *http.Request) {
 	tok := caller(r)
-	q, err := s.visible(r.Context(), tok, r.PathValue("id"))
+	q, err := s.visible(r.Context(), tok, questionID(r))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -41,7 +41,7 @@ func (s *Server) mcpAnswer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tok := caller(r)
-	q, err := s.visible(r.Context(), tok, r.PathValue("id"))
+	q, err := s.visible(r.Context(), tok, questionID(r))
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -36,7 +36,7 @@ func TestMCPDoor(t *testing.T) {
 		t.Fatalf("host answer off the route: %v, want 403", err)
 	}
 
-	for _, other := range []string{id, "aaaaaaaaaaaaaaaaa"} {
+	for _, other := range []core.QuestionID{id, "aaaaaaaaaaaaaaaaa"} {
 		if _, err := b.MCPDoor(ctx, other); !hasStatus(err, http.StatusNotFound) {
 			t.Errorf("agent-b's door on %s: %v, want 404", other, err)
 		}

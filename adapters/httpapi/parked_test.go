@@ -73,7 +73,7 @@ func await[T any](t *testing.T, e *env, ch <-chan T, what string) T {
 // startWait sends a wait on id as agent-a over a raw connection to srv,
 // which it returns unread; behind, if given, goes in the same write, so
 // the requests arrive together (pipelined).
-func startWait(t *testing.T, srv *httptest.Server, id, query string, behind ...string) net.Conn {
+func startWait(t *testing.T, srv *httptest.Server, id core.QuestionID, query string, behind ...string) net.Conn {
 	t.Helper()
 	c, err := net.Dial("tcp", srv.Listener.Addr().String())
 	if err != nil {
@@ -153,7 +153,7 @@ func TestTakenWaitAnswersAsTheHandler(t *testing.T) {
 			e := newEnvOn(t, open(t))
 			srv, tookOver := takingServer(t, e)
 			plain := inHandler(t, e)
-			both := func(id, query string) (taken, handler net.Conn) {
+			both := func(id core.QuestionID, query string) (taken, handler net.Conn) {
 				taken = startWait(t, srv, id, query)
 				await(t, e, tookOver, "the take-over of the wait")
 				handler = startWait(t, plain, id, query)
@@ -195,10 +195,10 @@ func TestTakenWaitAnswersAsTheHandler(t *testing.T) {
 
 			// Drain has returned, so every taken wait has logged.
 			for _, c := range []struct {
-				id      string
+				id      core.QuestionID
 				atLeast time.Duration
 			}{{answered, 0}, {timedOut, 50 * time.Millisecond}, {drained, 0}} {
-				lines := accessLines(t, e, "/v1/questions/"+c.id+"/wait")
+				lines := accessLines(t, e, "/v1/questions/"+string(c.id)+"/wait")
 				if len(lines) != 2 {
 					t.Fatalf("%d access log lines for the waits on %s, want one per request:\n%s", len(lines), c.id, e.logs)
 				}
@@ -257,7 +257,7 @@ func TestTakenWaitFreedWhenClientLeaves(t *testing.T) {
 			drained := make(chan struct{})
 			go func() { e.api.Drain(); close(drained) }()
 			await(t, e, drained, "Drain with no wait left")
-			if lines := accessLines(t, e, "/v1/questions/"+id+"/wait"); len(lines) != 1 {
+			if lines := accessLines(t, e, "/v1/questions/"+string(id)+"/wait"); len(lines) != 1 {
 				t.Errorf("%d access log lines for the wait, want 1", len(lines))
 			}
 			q, err := e.svc.Get(e.ctx(), id)
@@ -275,7 +275,7 @@ func TestTakenWaitFreedWhenClientLeaves(t *testing.T) {
 func TestDrainAnswersTakenWaits(t *testing.T) {
 	e := newEnv(t)
 	srv, tookOver := takingServer(t, e)
-	var ids []string
+	var ids []core.QuestionID
 	var conns []net.Conn
 	for range 3 {
 		id := e.ask(agentA, "run-1")
@@ -299,7 +299,7 @@ func TestDrainAnswersTakenWaits(t *testing.T) {
 		}
 	}
 	// A wait after Drain is answered at once, in its handler.
-	r := e.do("GET", "/v1/questions/"+ids[0]+"/wait?timeout=1m", &agentA, "")
+	r := e.do("GET", "/v1/questions/"+string(ids[0])+"/wait?timeout=1m", &agentA, "")
 	if r.status != 200 || !strings.Contains(string(r.body), `"state":"open"`) {
 		t.Fatalf("wait after Drain: %d %s", r.status, r.body)
 	}
@@ -352,7 +352,7 @@ func TestWaitOverHTTP2WaitsInTheHandler(t *testing.T) {
 	}
 	done := make(chan reply, 1)
 	go func() {
-		req, _ := http.NewRequestWithContext(e.ctx(), "GET", srv.URL+"/v1/questions/"+id+"/wait?timeout=1m", nil)
+		req, _ := http.NewRequestWithContext(e.ctx(), "GET", srv.URL+"/v1/questions/"+string(id)+"/wait?timeout=1m", nil)
 		req.Header.Set("Authorization", "Bearer "+agentA.Secret)
 		resp, err := srv.Client().Do(req)
 		if err != nil {

@@ -21,7 +21,7 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 	}
 	q, repeat, err := s.svc.AskOrRepeat(r.Context(), core.AskInput{
 		Kind:          req.Kind,
-		Agent:         caller(r).Name,
+		Agent:         caller(r).Agent(),
 		RunID:         req.RunID,
 		ToolCallID:    req.ToolCallID,
 		Labels:        req.Labels,
@@ -48,7 +48,7 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	w.Header().Set("Location", "/v1/questions/"+url.PathEscape(q.ID))
+	w.Header().Set("Location", "/v1/questions/"+url.PathEscape(string(q.ID)))
 	status := http.StatusCreated
 	if repeat {
 		status = http.StatusOK
@@ -59,7 +59,7 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 // visible returns the question if the caller may see it. An agent sees
 // only the questions it asked; any other question reads exactly like an
 // unknown id (law 6).
-func (s *Server) visible(ctx context.Context, tok Token, id string) (*core.Question, error) {
+func (s *Server) visible(ctx context.Context, tok Token, id core.QuestionID) (*core.Question, error) {
 	q, err := s.svc.Get(ctx, id)
 	return seenBy(tok, q, err)
 }
@@ -70,7 +70,7 @@ func seenBy(tok Token, q *core.Question, err error) (*core.Question, error) {
 	if err != nil {
 		return nil, err
 	}
-	if tok.Role == RoleAgent && q.Agent != tok.Name {
+	if tok.Role == RoleAgent && q.Agent != tok.Agent() {
 		return nil, core.ErrNotFound
 	}
 	return q, nil
@@ -78,7 +78,7 @@ func seenBy(tok Token, q *core.Question, err error) (*core.Question, error) {
 
 func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 	tok := caller(r)
-	q, err := s.visible(r.Context(), tok, r.PathValue("id"))
+	q, err := s.visible(r.Context(), tok, questionID(r))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -112,7 +112,7 @@ func (s *Server) wait(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	id := r.PathValue("id")
+	id := questionID(r)
 	if timeout == 0 {
 		q, err := s.visible(r.Context(), caller(r), id)
 		s.answerWait(w, r.Method, r.URL.Path, q, err)
@@ -264,7 +264,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	o, err := s.svc.Answer(r.Context(), core.AnswerInput{
-		QuestionID: r.PathValue("id"),
+		QuestionID: questionID(r),
 		Decider:    decider(caller(r)),
 		Text:       req.Answer,
 		OptionID:   req.ChosenOptionID,
@@ -282,7 +282,7 @@ func (s *Server) decline(w http.ResponseWriter, r *http.Request) {
 	if !s.noBody(w, r, "decline takes no request body: a declined question resumes the agent with a fixed text") {
 		return
 	}
-	o, err := s.svc.Decline(r.Context(), r.PathValue("id"), decider(caller(r)))
+	o, err := s.svc.Decline(r.Context(), questionID(r), decider(caller(r)))
 	s.outcome(w, r, o, err)
 }
 
@@ -298,14 +298,18 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
 	if tok.Role != RoleAgent {
 		by.Surface = core.SurfaceAPI // an operator withdrawing someone's question
 	}
-	o, err := s.svc.Cancel(r.Context(), core.CancelInput{QuestionID: r.PathValue("id"), By: by, Owner: owner(tok), Reason: req.Reason})
+	o, err := s.svc.Cancel(r.Context(), core.CancelInput{QuestionID: questionID(r), By: by, Owner: owner(tok), Reason: req.Reason})
 	s.outcome(w, r, o, err)
 }
 
+// questionID is the question the request's path names, as sent: core
+// answers a malformed id exactly like an unknown one.
+func questionID(r *http.Request) core.QuestionID { return core.QuestionID(r.PathValue("id")) }
+
 // owner limits an agent to its own questions; "" lets the rest act on any.
-func owner(tok Token) string {
+func owner(tok Token) core.AgentID {
 	if tok.Role == RoleAgent {
-		return tok.Name
+		return tok.Agent()
 	}
 	return ""
 }
@@ -331,19 +335,19 @@ func (s *Server) endRun(w http.ResponseWriter, r *http.Request) {
 	if !s.decode(w, r, &struct{}{}, false) {
 		return
 	}
-	run := r.PathValue("run_id")
+	run := core.RunID(r.PathValue("run_id"))
 	// An agent ends its own runs; an admin names the agent (?agent=),
 	// or ends its own.
-	agent := caller(r).Name
+	agent := caller(r).Agent()
 	if a := r.URL.Query().Get("agent"); a != "" && caller(r).Role == RoleAdmin {
-		agent = a
+		agent = core.AgentID(a)
 	}
 	outs, err := s.svc.EndRun(r.Context(), core.Run{Agent: agent, ID: run})
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	ids := make([]string, 0, len(outs))
+	ids := make([]core.QuestionID, 0, len(outs))
 	for _, o := range outs {
 		ids = append(ids, o.Question.ID)
 	}

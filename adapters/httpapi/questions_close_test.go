@@ -34,15 +34,15 @@ func TestCancelAndEndRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{b1}, got.Expired); diff != "" || got.RunID != "run-2" {
+	if diff := cmp.Diff([]core.QuestionID{b1}, got.Expired); diff != "" || got.RunID != "run-2" {
 		t.Fatalf("agent-b ended run-2: %+v (%s)", got, diff)
 	}
 	got, err = a.EndRun(ctx, "run-2")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{a1, a2}
-	if diff := cmp.Diff(want, got.Expired, sortStrings); diff != "" {
+	want := []core.QuestionID{a1, a2}
+	if diff := cmp.Diff(want, got.Expired, sortIDs); diff != "" {
 		t.Fatalf("agent-a ended run-2 (-want +got):\n%s", diff)
 	}
 	w, err := a.Wait(ctx, a1)
@@ -62,8 +62,8 @@ func TestCancelAndEndRun(t *testing.T) {
 	}
 }
 
-var sortStrings = cmp.Transformer("sort", func(in []string) []string {
-	out := append([]string(nil), in...)
+var sortIDs = cmp.Transformer("sort", func(in []core.QuestionID) []core.QuestionID {
+	out := append([]core.QuestionID(nil), in...)
 	for i := range out {
 		for j := i + 1; j < len(out); j++ {
 			if out[j] < out[i] {

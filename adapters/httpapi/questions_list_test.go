@@ -10,7 +10,7 @@ import (
 func TestList(t *testing.T) {
 	e := newEnv(t)
 	ctx := e.ctx()
-	var ids []string
+	var ids []core.QuestionID
 	for i := 0; i < 5; i++ {
 		req := clarification("run-1")
 		req.ToolCallID = nextCall()
@@ -24,7 +24,7 @@ func TestList(t *testing.T) {
 		}
 		ids = append(ids, q.ID)
 	}
-	var got []string
+	var got []core.QuestionID
 	cursor := ""
 	for pages := 0; ; pages++ {
 		page, err := e.as(observer).List(ctx, cursor, 2)

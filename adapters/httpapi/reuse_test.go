@@ -43,7 +43,7 @@ func TestTakenWaitKeepsItsConnection(t *testing.T) {
 	}
 	done := make(chan string, 1)
 	go func() {
-		resp, body, _ := get("/v1/questions/" + id + "/wait?timeout=1m")
+		resp, body, _ := get("/v1/questions/" + string(id) + "/wait?timeout=1m")
 		if resp.Close || resp.Header.Get("Connection") != "" {
 			t.Errorf("the wait's answer closes its connection: %v", resp.Header)
 		}
@@ -56,7 +56,7 @@ func TestTakenWaitKeepsItsConnection(t *testing.T) {
 	if body := await(t, e, done, "the wait's answer"); !strings.Contains(body, `"state":"answered"`) {
 		t.Fatalf("wait: %s", body)
 	}
-	resp, body, reused := get("/v1/questions/" + id)
+	resp, body, reused := get("/v1/questions/" + string(id))
 	if resp.StatusCode != 200 || !strings.Contains(body, `"state":"answered"`) || !reused {
 		t.Fatalf("the request after the wait: %d, on the same connection %v\n%s", resp.StatusCode, reused, body)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/askbridge/askbridge/adapters/httpapi"
+	"github.com/askbridge/askbridge/core"
 )
 
 func TestRoles(t *testing.T) {
@@ -52,7 +53,7 @@ func TestRoles(t *testing.T) {
 		}{{agentA, rt.agent}, {operator, rt.operator}, {observer, rt.observer}, {admin, rt.adm}} {
 			n++
 			run := fmt.Sprintf("run-%d", n)
-			path := strings.NewReplacer("{id}", e.ask(agentA, run), "{run}", run).Replace(rt.path)
+			path := strings.NewReplacer("{id}", string(e.ask(agentA, core.RunID(run))), "{run}", run).Replace(rt.path)
 			r := e.do(rt.method, path, &c.tok, rt.body)
 			if r.status != c.want {
 				t.Errorf("%s as %s: %d %s, want %d", rt.name, c.tok.Role, r.status, r.body, c.want)
@@ -129,7 +130,7 @@ func TestLogsCarryNoSecretsOrBodies(t *testing.T) {
 	e := newEnv(t)
 	id := e.ask(agentA, "run-1")
 	const secretAnswer = "the-launch-code-is-0000"
-	r := e.do("POST", "/v1/questions/"+id+"/answer", &operator, `{"answer":"`+secretAnswer+`"}`)
+	r := e.do("POST", "/v1/questions/"+string(id)+"/answer", &operator, `{"answer":"`+secretAnswer+`"}`)
 	if r.status != 200 {
 		t.Fatalf("answer: %d %s", r.status, r.body)
 	}
@@ -145,7 +146,7 @@ func TestLogsCarryNoSecretsOrBodies(t *testing.T) {
 			t.Errorf("the log holds %q", s)
 		}
 	}
-	for _, s := range []string{`"token":"ops-alice"`, `"path":"/v1/questions/` + id + `/answer"`, `"status":200`, `"method":"POST"`, `"duration"`} {
+	for _, s := range []string{`"token":"ops-alice"`, `"path":"/v1/questions/` + string(id) + `/answer"`, `"status":200`, `"method":"POST"`, `"duration"`} {
 		if !strings.Contains(logs, s) {
 			t.Errorf("the access log lacks %s:\n%s", s, logs)
 		}

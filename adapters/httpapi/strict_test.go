@@ -71,7 +71,7 @@ func TestStrictBodies(t *testing.T) {
 				before := snapshot(t, e.store)
 				path, tok := "/v1/questions", &agentA
 				if c.answer {
-					path, tok = "/v1/questions/"+id+"/answer", &operator
+					path, tok = "/v1/questions/"+string(id)+"/answer", &operator
 				}
 				r := e.do("POST", path, tok, c.body)
 				if r.status != 400 || !strings.Contains(errorOf(t, r).Message, c.want) {
@@ -87,7 +87,7 @@ func TestStrictBodies(t *testing.T) {
 			if r.status != 201 {
 				t.Errorf("a valid escaped body: %d %s", r.status, r.body)
 			}
-			r = e.do("POST", "/v1/questions/"+id+"/answer", &operator, `{"answer":"eu-west"}`)
+			r = e.do("POST", "/v1/questions/"+string(id)+"/answer", &operator, `{"answer":"eu-west"}`)
 			if r.status != 200 {
 				t.Errorf("a valid answer: %d %s", r.status, r.body)
 			}
@@ -181,7 +181,7 @@ func TestAskIsIdempotent(t *testing.T) {
 	before := snapshot(t, e.store)
 	other := strings.Replace(body, "Which region?", "Which zone?", 1)
 	r := e.do("POST", "/v1/questions", &agentA, other)
-	if r.status != 409 || !strings.Contains(errorOf(t, r).Message, q1.ID) {
+	if r.status != 409 || !strings.Contains(errorOf(t, r).Message, string(q1.ID)) {
 		t.Errorf("another body, same tool call: %d %s", r.status, r.body)
 	}
 	if d := cmp.Diff(before, snapshot(t, e.store)); d != "" {

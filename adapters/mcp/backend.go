@@ -21,11 +21,11 @@ type Backend interface {
 	// with it still open (d 0: at once). A question another agent asked
 	// reads as unknown (core.ErrNotFound). If ctx ends first, ctx's error
 	// may come back: it reads as "not answered yet".
-	Wait(ctx context.Context, id string, d time.Duration) (Status, error)
+	Wait(ctx context.Context, id core.QuestionID, d time.Duration) (Status, error)
 	// HostMayAnswer reports whether the person driving the agent's host
 	// may answer the open question there: its route lists the agent under
 	// the mcp surface.
-	HostMayAnswer(ctx context.Context, id string) (bool, error)
+	HostMayAnswer(ctx context.Context, id core.QuestionID) (bool, error)
 	// AnswerInHost records the host's answer through the chokepoint, as
 	// the decider {mcp, <agent>}; the backend fills the decider. A question
 	// closed first gives a *core.ClosedError saying who closed it.
@@ -34,12 +34,12 @@ type Backend interface {
 	// chokepoint, as the agent, with reason (a host cancelling its task).
 	// A question closed first gives a *core.ClosedError; another agent's
 	// reads as unknown (core.ErrNotFound).
-	Withdraw(ctx context.Context, id, reason string) error
+	Withdraw(ctx context.Context, id core.QuestionID, reason string) error
 }
 
 // Status is where a question stands, as its asking agent may see it.
 type Status struct {
-	QuestionID string
+	QuestionID core.QuestionID
 	Kind       core.Kind
 	State      core.State
 	AskedAt    time.Time
@@ -96,12 +96,12 @@ func StatusOf(q *core.Question) (Status, error) {
 // Options.Caller named (see CallerFrom).
 type ServiceBackend struct {
 	Svc   *core.Service
-	Agent string
+	Agent core.AgentID
 }
 
 var _ Backend = ServiceBackend{}
 
-func (b ServiceBackend) agent(ctx context.Context) string {
+func (b ServiceBackend) agent(ctx context.Context) core.AgentID {
 	if b.Agent != "" {
 		return b.Agent
 	}
@@ -116,7 +116,7 @@ func (b ServiceBackend) Ask(ctx context.Context, in core.AskInput) (*core.Questi
 
 // own returns the question if this agent asked it; any other reads as
 // unknown (law 6).
-func (b ServiceBackend) own(ctx context.Context, id string) (*core.Question, error) {
+func (b ServiceBackend) own(ctx context.Context, id core.QuestionID) (*core.Question, error) {
 	q, err := b.Svc.Get(ctx, id)
 	if err != nil {
 		return nil, err
@@ -128,7 +128,7 @@ func (b ServiceBackend) own(ctx context.Context, id string) (*core.Question, err
 }
 
 // Wait blocks on core until the question closes or d passes.
-func (b ServiceBackend) Wait(ctx context.Context, id string, d time.Duration) (Status, error) {
+func (b ServiceBackend) Wait(ctx context.Context, id core.QuestionID, d time.Duration) (Status, error) {
 	q, err := b.own(ctx, id)
 	if err != nil {
 		return Status{}, err
@@ -148,12 +148,12 @@ func (b ServiceBackend) Wait(ctx context.Context, id string, d time.Duration) (S
 }
 
 func (b ServiceBackend) host(ctx context.Context) core.Decider {
-	a := b.agent(ctx)
+	a := string(b.agent(ctx))
 	return core.Decider{Surface: core.SurfaceMCP, ID: a, Name: a}
 }
 
 // HostMayAnswer asks core's one allowlist check.
-func (b ServiceBackend) HostMayAnswer(ctx context.Context, id string) (bool, error) {
+func (b ServiceBackend) HostMayAnswer(ctx context.Context, id core.QuestionID) (bool, error) {
 	q, err := b.own(ctx, id)
 	if err != nil {
 		return false, err
@@ -172,10 +172,10 @@ func (b ServiceBackend) AnswerInHost(ctx context.Context, in core.AnswerInput) e
 }
 
 // Withdraw cancels the question as the agent, limited to its own.
-func (b ServiceBackend) Withdraw(ctx context.Context, id, reason string) error {
+func (b ServiceBackend) Withdraw(ctx context.Context, id core.QuestionID, reason string) error {
 	a := b.agent(ctx)
 	_, err := b.Svc.Cancel(ctx, core.CancelInput{QuestionID: id, Owner: a, Reason: reason,
-		By: core.Decider{Surface: core.SurfaceAgent, ID: a, Name: a}})
+		By: core.Decider{Surface: core.SurfaceAgent, ID: string(a), Name: string(a)}})
 	return err
 }
 

@@ -35,7 +35,7 @@ func TestApprovalBatch(t *testing.T) {
 	if res.IsError {
 		t.Fatalf("tool error: %+v", res.Content)
 	}
-	if p, err := fence.ParseResume(res.Content[0].(*mcpsdk.TextContent).Text); err != nil || p.QuestionID != q.ID || p.Verb != fence.VerbAnswered {
+	if p, err := fence.ParseResume(res.Content[0].(*mcpsdk.TextContent).Text); err != nil || p.QuestionID != string(q.ID) || p.Verb != fence.VerbAnswered {
 		t.Fatalf("the batch's text: %+v, %v", p, err)
 	}
 	st := structured(t, res)

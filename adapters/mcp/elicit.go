@@ -119,7 +119,7 @@ func (h *handler) askHost(untied, tied, ctx context.Context, ss *mcpsdk.ServerSe
 
 // hostRefusal is what the host's user hears of a reply that was not
 // recorded: who closed the question first, or why the reply was refused.
-func hostRefusal(id string, err error) string {
+func hostRefusal(id core.QuestionID, err error) string {
 	if cq, ok := closedBy(err); ok && cq.Resolution != nil {
 		r := cq.Resolution
 		who := string(r.Decider.Surface)

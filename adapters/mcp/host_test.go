@@ -114,7 +114,7 @@ func TestHostAnswersFirst(t *testing.T) {
 			ch := e.call(e.ctx, &mcpsdk.CallToolParams{Name: c.tool, Arguments: c.args})
 			el := nextElicitation(t, e.ctx, asked)
 			q := e.parked()
-			if !strings.Contains(el.req.Params.Message, q.ID) || !strings.Contains(el.req.Params.Message, c.message) {
+			if !strings.Contains(el.req.Params.Message, string(q.ID)) || !strings.Contains(el.req.Params.Message, c.message) {
 				t.Errorf("the elicitation message does not show the question:\n%s", el.req.Params.Message)
 			}
 			schema, _ := el.req.Params.RequestedSchema.(map[string]any)
@@ -328,7 +328,7 @@ func TestGetAnswerSeesOnlyOwnQuestions(t *testing.T) {
 		t.Fatal(err)
 	}
 	var msgs []string
-	for _, id := range []string{theirs.ID, "aaaaaaaaaaaaaaaaaaaa"} {
+	for _, id := range []core.QuestionID{theirs.ID, "aaaaaaaaaaaaaaaaaaaa"} {
 		res, err := e.cs.CallTool(e.ctx, &mcpsdk.CallToolParams{Name: mcp.ToolGetAnswer, Arguments: map[string]any{"question_id": id}})
 		if err != nil || !res.IsError {
 			t.Fatalf("get_answer %s: %+v, %v; want a tool error", id, res, err)

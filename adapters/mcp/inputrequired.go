@@ -44,7 +44,7 @@ func inputRequired(q *core.Question, note string) *mcpsdk.CallToolResult {
 	}
 	return &mcpsdk.CallToolResult{
 		InputRequests: mcpsdk.InputRequestMap{hostAnswerKey: &mcpsdk.ElicitParams{Mode: "form", Message: msg, RequestedSchema: f.schema}},
-		RequestState:  q.ID,
+		RequestState:  string(q.ID),
 	}
 }
 
@@ -64,7 +64,7 @@ func (h *handler) asksHost(ctx context.Context, req *mcpsdk.CallToolRequest, q *
 // retry serves the second round: the host's reply to the question named
 // by the request state, then the question's result.
 func (h *handler) retry(ctx context.Context, req *mcpsdk.CallToolRequest, kind core.Kind) (*mcpsdk.CallToolResult, Result, error) {
-	id := req.Params.RequestState
+	id := core.QuestionID(req.Params.RequestState)
 	st, err := h.b.Wait(ctx, id, 0)
 	if err != nil {
 		return nil, Result{}, h.toolError(err)

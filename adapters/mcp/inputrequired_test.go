@@ -145,8 +145,8 @@ func TestInputRequiredStateIsChecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, id := range []string{theirs.ID, mine.ID} {
-		res, err := e.cs.CallTool(e.ctx, &mcpsdk.CallToolParams{Name: mcp.ToolDecision, Arguments: queueArgs, RequestState: id,
+	for _, id := range []core.QuestionID{theirs.ID, mine.ID} {
+		res, err := e.cs.CallTool(e.ctx, &mcpsdk.CallToolParams{Name: mcp.ToolDecision, Arguments: queueArgs, RequestState: string(id),
 			InputResponses: mcpsdk.InputResponseMap{"askbridge-host-answer": &mcpsdk.ElicitResult{Action: "accept", Content: map[string]any{"option": "a"}}}})
 		if err != nil {
 			t.Fatal(err)
@@ -155,7 +155,7 @@ func TestInputRequiredStateIsChecked(t *testing.T) {
 			t.Errorf("a retry naming %s was served: %+v", id, res)
 		}
 	}
-	for _, id := range []string{theirs.ID, mine.ID} {
+	for _, id := range []core.QuestionID{theirs.ID, mine.ID} {
 		if q, _ := e.svc.Get(e.ctx, id); !q.Open() {
 			t.Errorf("question %s is %s", id, q.State)
 		}
@@ -196,7 +196,7 @@ func TestInputRequiredRefusedReplyIsAskedAgain(t *testing.T) {
 		!strings.Contains(again.InputRequests["askbridge-host-answer"].Params.Message, "Your answer was not recorded") {
 		t.Fatalf("a refused reply: %s (%v)", raw, err)
 	}
-	if q, _ := e.svc.Get(e.ctx, first.RequestState); q == nil || !q.Open() {
+	if q, _ := e.svc.Get(e.ctx, core.QuestionID(first.RequestState)); q == nil || !q.Open() {
 		t.Fatalf("a refused reply changed the question: %+v", q)
 	}
 }

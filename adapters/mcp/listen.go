@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/askbridge/askbridge/core"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -140,15 +141,15 @@ type taskNotice struct {
 
 // followTask waits until the task's question closes and returns the task
 // then; false if ctx ended first or the question can no longer be read.
-func (h *handler) followTask(ctx context.Context, id string, caps *mcpsdk.ClientCapabilities) (task, bool) {
+func (h *handler) followTask(ctx context.Context, taskID string, caps *mcpsdk.ClientCapabilities) (task, bool) {
 	failures := 0
 	for ctx.Err() == nil {
-		st, err := h.b.Wait(ctx, id, h.opts.WaitSlice)
+		st, err := h.b.Wait(ctx, core.QuestionID(taskID), h.opts.WaitSlice)
 		switch {
 		case err == nil && st.State.Closed():
 			t, err := h.taskOf(ctx, st, caps)
 			if err != nil {
-				h.opts.Logger.Warn("askbridge mcp: task notification not built", "task", id, "err", err)
+				h.opts.Logger.Warn("askbridge mcp: task notification not built", "task", taskID, "err", err)
 				return task{}, false
 			}
 			return t, true

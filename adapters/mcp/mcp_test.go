@@ -149,7 +149,7 @@ func result(t *testing.T, ctx context.Context, ch <-chan callResult) *mcpsdk.Cal
 }
 
 // resumed checks a successful result and takes it apart.
-func resumed(t *testing.T, res *mcpsdk.CallToolResult, id string, verb fence.Verb) (fence.ParsedResume, mcp.Result) {
+func resumed(t *testing.T, res *mcpsdk.CallToolResult, id core.QuestionID, verb fence.Verb) (fence.ParsedResume, mcp.Result) {
 	t.Helper()
 	if res.IsError {
 		t.Fatalf("tool error: %s", text(t, res))
@@ -158,7 +158,7 @@ func resumed(t *testing.T, res *mcpsdk.CallToolResult, id string, verb fence.Ver
 	if err != nil {
 		t.Fatalf("resume text does not parse: %v\n%s", err, text(t, res))
 	}
-	if p.QuestionID != id || p.Verb != verb {
+	if p.QuestionID != string(id) || p.Verb != verb {
 		t.Fatalf("header says question %q verb %s, want %q %s", p.QuestionID, p.Verb, id, verb)
 	}
 	return p, structured(t, res)
@@ -341,7 +341,7 @@ func TestDecision(t *testing.T) {
 	if len(q.Options) != 2 || q.Options[0].ID != "o1" || q.Options[1].ID != "o2" || !q.Options[0].Recommended {
 		t.Fatalf("options are %+v", q.Options)
 	}
-	if !strings.HasPrefix(q.RunID, "mcp-") {
+	if !strings.HasPrefix(string(q.RunID), "mcp-") {
 		t.Errorf("default run id is %q", q.RunID)
 	}
 	e.answer(core.AnswerInput{QuestionID: q.ID, OptionID: "o2"})
@@ -455,12 +455,12 @@ func progressRecorder() (*mcpsdk.ClientOptions, <-chan *mcpsdk.ProgressNotificat
 
 // awaitProgress returns the first notification that reports a finished
 // wait slice (progress >= 1): proof that the server spoke while waiting.
-func awaitProgress(t *testing.T, ctx context.Context, ch <-chan *mcpsdk.ProgressNotificationParams, token, id string) {
+func awaitProgress(t *testing.T, ctx context.Context, ch <-chan *mcpsdk.ProgressNotificationParams, token string, id core.QuestionID) {
 	t.Helper()
 	for {
 		select {
 		case p := <-ch:
-			if p.ProgressToken != token || !strings.Contains(p.Message, id) {
+			if p.ProgressToken != token || !strings.Contains(p.Message, string(id)) {
 				t.Fatalf("progress notification %+v is not for token %s and question %s", p, token, id)
 			}
 			if p.Progress >= 1 {
@@ -582,7 +582,10 @@ func authenticate(next http.Handler) http.Handler {
 	})
 }
 
-func agentOf(r *http.Request) string { name, _ := r.Context().Value(agentKey{}).(string); return name }
+func agentOf(r *http.Request) core.AgentID {
+	name, _ := r.Context().Value(agentKey{}).(string)
+	return core.AgentID(name)
+}
 
 // bearer sends whatever token it currently holds.
 type bearer struct{ token atomic.Value }
@@ -754,7 +757,7 @@ type endedWaits struct {
 	ended chan struct{}
 }
 
-func (e *endedWaits) Wait(ctx context.Context, id string, d time.Duration) (mcp.Status, error) {
+func (e *endedWaits) Wait(ctx context.Context, id core.QuestionID, d time.Duration) (mcp.Status, error) {
 	st, err := e.ServiceBackend.Wait(ctx, id, d)
 	if ctx.Err() != nil {
 		select {

@@ -49,7 +49,7 @@ type Options struct {
 	// RunID is the run a question is bound to when the tool call names
 	// none. When it is empty too, the MCP session id is used ("mcp-" +
 	// id), and failing that a run id made once per server.
-	RunID string
+	RunID core.RunID
 	// Route is the route every question takes; "" is core's default.
 	Route string
 	// WaitSlice is how long each internal wait lasts between two progress
@@ -69,7 +69,7 @@ type Options struct {
 	// caller is refused. A request Caller names "" is refused with 401.
 	// Requests must carry an "Authorization: Bearer" header when Caller is
 	// set.
-	Caller func(*http.Request) string
+	Caller func(*http.Request) core.AgentID
 	// Stop, when it ends, ends every call in progress the way a client's
 	// cancel does: the question stays parked and the result says so. The
 	// program ends it as it shuts down, so no call outlives the store.
@@ -143,7 +143,7 @@ func NewServer(b Backend, opts Options) *mcpsdk.Server {
 
 func newServer(b Backend, opts Options) (*mcpsdk.Server, *handler) {
 	opts = opts.withDefaults()
-	h := &handler{b: b, opts: opts, run: "mcp-" + randomHex(8)}
+	h := &handler{b: b, opts: opts, run: core.RunID("mcp-" + randomHex(8))}
 	s := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "askbridge", Title: "askbridge", Version: opts.Version},
 		&mcpsdk.ServerOptions{Instructions: instructions, Logger: opts.Logger, SupportedProtocolVersions: protocolVersions,
 			Capabilities: &mcpsdk.ServerCapabilities{
@@ -224,7 +224,7 @@ func HTTPHandler(b Backend, opts Options) http.Handler {
 			if name == "" {
 				return nil, auth.ErrInvalidToken
 			}
-			return &auth.TokenInfo{UserID: name}, nil
+			return &auth.TokenInfo{UserID: string(name)}, nil
 		}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 	}
 	return h
@@ -277,9 +277,9 @@ func newProtocol(r *http.Request) bool {
 
 // CallerFrom returns the caller that Options.Caller named for the HTTP
 // request a tool call came in, or "".
-func CallerFrom(ctx context.Context) string {
+func CallerFrom(ctx context.Context) core.AgentID {
 	if e := RequestExtraFrom(ctx); e != nil && e.TokenInfo != nil {
-		return e.TokenInfo.UserID
+		return core.AgentID(e.TokenInfo.UserID)
 	}
 	return ""
 }

@@ -240,12 +240,13 @@ func (h *handler) taskError(err error) error {
 	}
 }
 
-// ownTask reads the task's question, as its agent may see it.
-func (h *handler) ownTask(ctx context.Context, id string) (Status, error) {
-	if id == "" {
+// ownTask reads the task's question, as its agent may see it: a task's
+// id is its question's.
+func (h *handler) ownTask(ctx context.Context, taskID string) (Status, error) {
+	if taskID == "" {
 		return Status{}, taskNotFound
 	}
-	st, err := h.b.Wait(ctx, id, 0)
+	st, err := h.b.Wait(ctx, core.QuestionID(taskID), 0)
 	if err != nil {
 		return Status{}, h.taskError(err)
 	}
@@ -335,7 +336,7 @@ func (h *handler) taskCancel(ctx context.Context, ss *mcpsdk.ServerSession, p *t
 // caps.
 func (h *handler) taskOf(ctx context.Context, st Status, caps *mcpsdk.ClientCapabilities) (task, error) {
 	t := task{
-		TaskID:         st.QuestionID,
+		TaskID:         string(st.QuestionID),
 		CreatedAt:      isoTime(st.AskedAt),
 		LastUpdatedAt:  isoTime(st.AskedAt),
 		PollIntervalMs: h.opts.TaskPoll.Milliseconds(),

@@ -161,7 +161,7 @@ func TestTaskPerTool(t *testing.T) {
 				t.Fatal(err)
 			}
 			w := asTask(t, raw)
-			q, err := e.svc.Get(e.ctx, w.TaskID)
+			q, err := e.svc.Get(e.ctx, core.QuestionID(w.TaskID))
 			if err != nil || q.Kind != c.kind || q.Agent != "alice" || !q.Open() {
 				t.Fatalf("the task's question: %+v, %v", q, err)
 			}
@@ -180,7 +180,7 @@ func TestTaskPerTool(t *testing.T) {
 			}
 			res := completed(t, got)
 			p, err := fence.ParseResume(res.Content[0].(*mcpsdk.TextContent).Text)
-			if err != nil || p.QuestionID != q.ID || p.Verb != fence.VerbAnswered {
+			if err != nil || p.QuestionID != string(q.ID) || p.Verb != fence.VerbAnswered {
 				t.Fatalf("result text: %+v, %v", p, err)
 			}
 			st := structured(t, res)
@@ -232,7 +232,7 @@ func TestTaskEndings(t *testing.T) {
 	}
 
 	declined := start()
-	if _, err := e.svc.Decline(e.ctx, declined.TaskID, operator); err != nil {
+	if _, err := e.svc.Decline(e.ctx, core.QuestionID(declined.TaskID), operator); err != nil {
 		t.Fatal(err)
 	}
 	if st := structured(t, completed(t, get(declined.TaskID))); st.State != core.StateDeclined {
@@ -255,7 +255,7 @@ func TestTaskEndings(t *testing.T) {
 	if w := get(byHost.TaskID); w.Status != "cancelled" || w.Result != nil {
 		t.Errorf("cancelled by the host: %+v", w)
 	}
-	q, _ := e.svc.Get(e.ctx, byHost.TaskID)
+	q, _ := e.svc.Get(e.ctx, core.QuestionID(byHost.TaskID))
 	if q.State != core.StateCancelled || core.CloserOf(q) != core.CloserAgentCancel {
 		t.Errorf("the host's cancel left the question %s, closed by %s", q.State, core.CloserOf(q))
 	}
@@ -264,7 +264,7 @@ func TestTaskEndings(t *testing.T) {
 	}
 
 	byOperator := start()
-	if _, err := e.svc.Cancel(e.ctx, core.CancelInput{QuestionID: byOperator.TaskID, By: operator}); err != nil {
+	if _, err := e.svc.Cancel(e.ctx, core.CancelInput{QuestionID: core.QuestionID(byOperator.TaskID), By: operator}); err != nil {
 		t.Fatal(err)
 	}
 	if w := get(byOperator.TaskID); w.Status != "cancelled" {
@@ -314,7 +314,7 @@ func TestTaskHostDoor(t *testing.T) {
 	if err := h.update(e.ctx, w.TaskID, map[string]any{key: map[string]any{"action": "decline"}}); err != nil {
 		t.Fatal(err)
 	}
-	if q, _ := e.svc.Get(e.ctx, w.TaskID); !q.Open() {
+	if q, _ := e.svc.Get(e.ctx, core.QuestionID(w.TaskID)); !q.Open() {
 		t.Fatalf("a declined form closed the question: %s", q.State)
 	}
 	// A reply to a key never asked is ignored; a bad option is refused.
@@ -325,13 +325,13 @@ func TestTaskHostDoor(t *testing.T) {
 	if err := h.update(e.ctx, w.TaskID, map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"option": "kafka"}}}); !errors.As(err, &rerr) || rerr.Code != -32602 {
 		t.Fatalf("an unknown option: %v, want -32602", err)
 	}
-	if q, _ := e.svc.Get(e.ctx, w.TaskID); !q.Open() {
+	if q, _ := e.svc.Get(e.ctx, core.QuestionID(w.TaskID)); !q.Open() {
 		t.Fatalf("an unknown option closed the question: %s", q.State)
 	}
 	if err := h.update(e.ctx, w.TaskID, map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"option": "nats", "note": "we run it already"}}}); err != nil {
 		t.Fatal(err)
 	}
-	q, _ := e.svc.Get(e.ctx, w.TaskID)
+	q, _ := e.svc.Get(e.ctx, core.QuestionID(w.TaskID))
 	if q.State != core.StateAnswered || q.Resolution.Decider.Surface != core.SurfaceMCP || q.Resolution.Decider.ID != "alice" {
 		t.Fatalf("after the host's reply: %s by %+v", q.State, q.Resolution)
 	}
@@ -345,7 +345,7 @@ func TestTaskHostDoor(t *testing.T) {
 
 	// Chat first: the host's late reply is acknowledged and changes nothing.
 	w2 := ask()
-	e.answer(core.AnswerInput{QuestionID: w2.TaskID, OptionID: "sqs"})
+	e.answer(core.AnswerInput{QuestionID: core.QuestionID(w2.TaskID), OptionID: "sqs"})
 	if err := h.update(e.ctx, w2.TaskID, map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"option": "nats"}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -382,7 +382,7 @@ func TestTaskOwnershipAndErrors(t *testing.T) {
 			t.Errorf("another agent's task method: %v, want -32602", err)
 		}
 	}
-	if q, _ := e.svc.Get(e.ctx, w.TaskID); !q.Open() {
+	if q, _ := e.svc.Get(e.ctx, core.QuestionID(w.TaskID)); !q.Open() {
 		t.Fatalf("another agent changed the question: %s", q.State)
 	}
 
@@ -460,7 +460,7 @@ func TestTaskNotifications(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stream, err := alice.listen(e.ctx, answered, cancelled, mallorys.ID, "no-such-task")
+	stream, err := alice.listen(e.ctx, answered, cancelled, string(mallorys.ID), "no-such-task")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -501,7 +501,7 @@ func TestTaskNotifications(t *testing.T) {
 	}
 	sub := subOf(p)
 
-	e.answer(core.AnswerInput{QuestionID: answered, Text: "yes"})
+	e.answer(core.AnswerInput{QuestionID: core.QuestionID(answered), Text: "yes"})
 	seen := map[string]map[string]any{}
 	method, p, raw := next()
 	if method != "notifications/tasks" || subOf(p) != sub {

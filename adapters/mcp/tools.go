@@ -54,11 +54,11 @@ type arguments = json.RawMessage
 
 // common are the fields every tool takes.
 type common struct {
-	Project    string `json:"project,omitempty" jsonschema:"Optional project label shown with the question."`
-	Task       string `json:"task,omitempty" jsonschema:"Optional task label shown with the question."`
-	RunID      string `json:"run_id,omitempty" jsonschema:"The run this question belongs to; if the run ends first, the question expires. Defaults to this server's run."`
-	ToolCallID string `json:"tool_call_id,omitempty" jsonschema:"Optional id of your own for this call, recorded with the question."`
-	Timeout    string `json:"timeout,omitempty" jsonschema:"How long a human has to answer: a number with s, m, h or d, such as 90s, 30m, 2h or 1d (combinations such as 1h30m work too). The server's default if omitted."`
+	Project    string     `json:"project,omitempty" jsonschema:"Optional project label shown with the question."`
+	Task       string     `json:"task,omitempty" jsonschema:"Optional task label shown with the question."`
+	RunID      core.RunID `json:"run_id,omitempty" jsonschema:"The run this question belongs to; if the run ends first, the question expires. Defaults to this server's run."`
+	ToolCallID string     `json:"tool_call_id,omitempty" jsonschema:"Optional id of your own for this call, recorded with the question."`
+	Timeout    string     `json:"timeout,omitempty" jsonschema:"How long a human has to answer: a number with s, m, h or d, such as 90s, 30m, 2h or 1d (combinations such as 1h30m work too). The server's default if omitted."`
 }
 
 type clarificationInput struct {
@@ -121,8 +121,8 @@ type questionsInput struct {
 }
 
 type getAnswerInput struct {
-	QuestionID  string `json:"question_id" jsonschema:"The question_id an earlier request_* or ask_questions call returned."`
-	WaitSeconds int    `json:"wait_seconds,omitempty" jsonschema:"How long to wait for the answer if the question is still open, in seconds; 0 (the default) returns at once, and more than 300 waits 300."`
+	QuestionID  core.QuestionID `json:"question_id" jsonschema:"The question_id an earlier request_* or ask_questions call returned."`
+	WaitSeconds int             `json:"wait_seconds,omitempty" jsonschema:"How long to wait for the answer if the question is still open, in seconds; 0 (the default) returns at once, and more than 300 waits 300."`
 }
 
 // Result is get_answer's structured content, and the whole of which every
@@ -130,7 +130,7 @@ type getAnswerInput struct {
 // and the structured part of its resume exactly as the bridge built it.
 // Its strings are untrusted, like everything a human wrote.
 type Result struct {
-	QuestionID      string             `json:"question_id" jsonschema:"The id askbridge gave the question. get_answer collects it by this id."`
+	QuestionID      core.QuestionID    `json:"question_id" jsonschema:"The id askbridge gave the question. get_answer collects it by this id."`
 	State           core.State         `json:"state" jsonschema:"Where the question stands: open (nobody has answered yet), answered, declined (proceed on your own judgement), timed_out (nobody answered in time), expired (its run ended) or cancelled."`
 	Kind            core.Kind          `json:"kind,omitempty" jsonschema:"What sort of question it is: clarification, decision, approval or form (ask_questions)."`
 	WaitedSeconds   int64              `json:"waited_seconds,omitempty" jsonschema:"While the question is open: how long it has been waiting for a human, in seconds."`
@@ -153,8 +153,8 @@ type approvalExtra struct {
 // each tool's output schema names only what that tool can return.
 type (
 	outcome struct {
-		QuestionID string     `json:"question_id" jsonschema:"The id askbridge gave the question. If the call ends before anyone answers, get_answer collects it by this id."`
-		State      core.State `json:"state" jsonschema:"How the question ended: answered, declined (proceed on your own judgement), timed_out (nobody answered in time), expired (its run ended) or cancelled; open if the call ended first."`
+		QuestionID core.QuestionID `json:"question_id" jsonschema:"The id askbridge gave the question. If the call ends before anyone answers, get_answer collects it by this id."`
+		State      core.State      `json:"state" jsonschema:"How the question ended: answered, declined (proceed on your own judgement), timed_out (nobody answered in time), expired (its run ended) or cancelled; open if the call ended first."`
 	}
 	clarificationResult struct{ outcome }
 	decisionResult      struct {

@@ -38,7 +38,7 @@ func traced(ctx context.Context, req *mcpsdk.CallToolRequest) context.Context {
 type handler struct {
 	b    Backend
 	opts Options
-	run  string // the run id of last resort, made once per server
+	run  core.RunID // the run id of last resort, made once per server
 }
 
 // served is ctx for one tool call: ended by Options.Stop too, and over
@@ -115,13 +115,13 @@ func (h *handler) getAnswer(ctx context.Context, req *mcpsdk.CallToolRequest, in
 }
 
 // runID is the run a question is bound to when the call names none.
-func (h *handler) runID(req *mcpsdk.CallToolRequest) string {
+func (h *handler) runID(req *mcpsdk.CallToolRequest) core.RunID {
 	if h.opts.RunID != "" {
 		return h.opts.RunID
 	}
 	if req != nil && req.Session != nil {
 		if id := req.Session.ID(); id != "" && len(id) <= 100 {
-			return "mcp-" + id
+			return core.RunID("mcp-" + id)
 		}
 	}
 	return h.run
@@ -132,7 +132,7 @@ func (h *handler) runID(req *mcpsdk.CallToolRequest) string {
 // waits until it closes or the call ends (the asking tools: the call
 // ending leaves the question parked, and the result says so); otherwise
 // await returns the question's open status after limit (get_answer).
-func (h *handler) await(ctx context.Context, req *mcpsdk.CallToolRequest, id string, limit time.Duration) (*mcpsdk.CallToolResult, Result, error) {
+func (h *handler) await(ctx context.Context, req *mcpsdk.CallToolRequest, id core.QuestionID, limit time.Duration) (*mcpsdk.CallToolResult, Result, error) {
 	start, failures := time.Now(), 0
 	for n := 0; ; n++ {
 		left := h.opts.WaitSlice
@@ -199,7 +199,7 @@ func (h *handler) pause(ctx context.Context) bool {
 // progress tells the client that the call is alive, if it gave a progress
 // token. A notification that cannot be sent changes nothing: the wait goes
 // on.
-func (h *handler) progress(ctx context.Context, req *mcpsdk.CallToolRequest, id string, n int, waited time.Duration) {
+func (h *handler) progress(ctx context.Context, req *mcpsdk.CallToolRequest, id core.QuestionID, n int, waited time.Duration) {
 	if req == nil || req.Params == nil || req.Session == nil {
 		return
 	}
@@ -256,7 +256,7 @@ func (h *handler) open(st Status) (*mcpsdk.CallToolResult, Result, error) {
 
 // parked is the error result of a call that ended while its question is
 // still open. Only the server-made id and server text are in it.
-func (h *handler) parked(id, why string) (*mcpsdk.CallToolResult, Result, error) {
+func (h *handler) parked(id core.QuestionID, why string) (*mcpsdk.CallToolResult, Result, error) {
 	text := fmt.Sprintf("Question %s is still parked and open: %s. Nobody has answered it yet. "+
 		"An answer given later is kept under this id: collect it with the %s tool (question_id %q), and do not ask the same question again.", id, why, ToolGetAnswer, id)
 	res := &mcpsdk.CallToolResult{IsError: true, Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: text}}}

@@ -28,7 +28,7 @@ type flaky struct {
 	calls    atomic.Int32
 }
 
-func (f *flaky) Wait(ctx context.Context, id string, d time.Duration) (Status, error) {
+func (f *flaky) Wait(ctx context.Context, id core.QuestionID, d time.Duration) (Status, error) {
 	if f.calls.Add(1) <= f.failures {
 		return Status{}, f.err
 	}
@@ -55,7 +55,7 @@ func TestCallEndedLeavesQuestionParked(t *testing.T) {
 		res, r, err := h.call(ctx, nil, question)
 		done <- out{res, r, err}
 	}()
-	var id string
+	var id core.QuestionID
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	for deadline := time.Now().Add(30 * time.Second); id == ""; {
@@ -77,7 +77,7 @@ func TestCallEndedLeavesQuestionParked(t *testing.T) {
 		t.Fatalf("got %+v, %v; want an error result", o.res, o.err)
 	}
 	text := o.res.Content[0].(*mcpsdk.TextContent).Text
-	if !strings.Contains(text, id) || !strings.Contains(text, "still parked") {
+	if !strings.Contains(text, string(id)) || !strings.Contains(text, "still parked") {
 		t.Errorf("error text %q does not say that question %s stays parked", text, id)
 	}
 	if o.r.QuestionID != id || o.r.State != core.StateOpen {
@@ -121,7 +121,7 @@ func TestWaitGivesUpAfterRepeatedFailures(t *testing.T) {
 		t.Fatalf("got %+v, %+v, %v; want a parked error result", res, r, err)
 	}
 	text := res.Content[0].(*mcpsdk.TextContent).Text
-	if !strings.Contains(text, q.ID) || strings.Contains(text, "connection refused") {
+	if !strings.Contains(text, string(q.ID)) || strings.Contains(text, "connection refused") {
 		t.Errorf("error text %q: want the id and no internal detail", text)
 	}
 }
@@ -153,7 +153,7 @@ func TestUnreachableServerIsNamed(t *testing.T) {
 		t.Fatalf("got %+v, %v; want a parked error result", res, err)
 	}
 	text := res.Content[0].(*mcpsdk.TextContent).Text
-	if !strings.Contains(text, msg) || !strings.Contains(text, q.ID) || !strings.Contains(text, ToolGetAnswer) {
+	if !strings.Contains(text, msg) || !strings.Contains(text, string(q.ID)) || !strings.Contains(text, ToolGetAnswer) {
 		t.Errorf("error text %q: want the server's URL and cause, the id and get_answer", text)
 	}
 	if err := h.toolError(&UnavailableError{Message: msg}); err.Error() != msg {

@@ -315,7 +315,7 @@ func message(c card.Card) string {
 	if o := c.Outcome; o != nil {
 		b.WriteString("\n" + o.Line + "\n")
 	}
-	b.WriteString("\nAgent: " + cut(c.Meta.Agent, 100))
+	b.WriteString("\nAgent: " + cut(string(c.Meta.Agent), 100))
 	if p := c.Meta.Labels.Project; p != "" {
 		b.WriteString(" · project " + cut(p, 100))
 	}

@@ -92,7 +92,7 @@ func (e *env) notification(n int) ntfyfake.Message {
 	return ms[n-1]
 }
 
-func (e *env) get(id string) *core.Question {
+func (e *env) get(id core.QuestionID) *core.Question {
 	q, err := e.svc.Get(e.t.Context(), id)
 	if err != nil {
 		e.t.Fatal(err)

@@ -163,7 +163,7 @@ func (a *Adapter) isOurBot(botID string) bool {
 // cardInfo is what is known of a thread's root message: the question it
 // is the card of ("" for none) and whether we know we posted it.
 type cardInfo struct {
-	id   string
+	id   core.QuestionID
 	ours bool
 }
 

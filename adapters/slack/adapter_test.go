@@ -93,7 +93,7 @@ func (e *env) ask(in core.AskInput) *core.Question {
 }
 
 // card waits until q's card is posted and recorded, and returns it.
-func (e *env) card(id string) slackfake.Message {
+func (e *env) card(id core.QuestionID) slackfake.Message {
 	e.t.Helper()
 	var m slackfake.Message
 	ok := e.fake.WaitFor(wait, func() bool {
@@ -118,7 +118,7 @@ func (e *env) until(what string, cond func() bool) {
 	}
 }
 
-func (e *env) get(id string) *core.Question {
+func (e *env) get(id core.QuestionID) *core.Question {
 	e.t.Helper()
 	q, err := e.svc.Get(e.t.Context(), id)
 	if err != nil {
@@ -369,7 +369,7 @@ func TestClicks(t *testing.T) {
 	if note := e.note(mallory, 0); !strings.Contains(note, "not one of the people") {
 		t.Fatalf("stranger told %q", note)
 	}
-	forged := slackfake.Button{ActionID: "x", Value: "1o-9" + q.ID}
+	forged := slackfake.Button{ActionID: "x", Value: "1o-9" + string(q.ID)}
 	e.click(alice, card, forged)
 	if note := e.note(alice, 0); !strings.Contains(note, "does not exist") {
 		t.Fatalf("forged value told %q", note)
@@ -455,9 +455,9 @@ func TestRemindAndDigest(t *testing.T) {
 		switch {
 		case strings.Contains(text, card.ReminderHeading) && m.ThreadTS == posted.TS && m.Broadcast:
 			inThread = true
-		case strings.Contains(text, card.ReminderHeading) && m.Channel == "C0ELSE" && m.ThreadTS == "" && strings.Contains(text, q.ID):
+		case strings.Contains(text, card.ReminderHeading) && m.Channel == "C0ELSE" && m.ThreadTS == "" && strings.Contains(text, string(q.ID)):
 			alone = true
-		case strings.Contains(text, card.DigestHeading) && strings.Contains(text, q.ID) && strings.Contains(text, "1 still open"):
+		case strings.Contains(text, card.DigestHeading) && strings.Contains(text, string(q.ID)) && strings.Contains(text, "1 still open"):
 			digest = true
 		}
 	}

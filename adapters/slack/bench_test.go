@@ -91,7 +91,7 @@ func benchClickBurst(b *testing.B, e benchstore.Env, rooms int) {
 	var acks []time.Duration
 	for range b.N {
 		b.StopTimer()
-		qs := make([]string, benchstore.BurstClicks)
+		qs := make([]core.QuestionID, benchstore.BurstClicks)
 		for i := range qs {
 			qs[i] = benchstore.AskDecision(b, svc, fmt.Sprintf("r%d", i%rooms))
 		}

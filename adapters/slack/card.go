@@ -16,10 +16,10 @@ import (
 // Nothing else is trusted from the message: the caller then checks that
 // the question recorded a card at exactly that channel and ts, so a
 // look-alike message posted by someone else cannot stand in for a card.
-func QuestionOfCard(blocks slack.Blocks) (string, bool) {
-	id := ""
+func QuestionOfCard(blocks slack.Blocks) (core.QuestionID, bool) {
+	var id core.QuestionID
 	agree := true
-	see := func(candidate string) {
+	see := func(candidate core.QuestionID) {
 		if !core.ValidID(candidate) {
 			agree = false
 			return
@@ -47,7 +47,7 @@ func QuestionOfCard(blocks slack.Blocks) (string, bool) {
 				continue
 			}
 			if rest, ok := strings.CutPrefix(b.BlockID, headPrefix); ok {
-				see(rest)
+				see(core.QuestionID(rest))
 			}
 			if b.Accessory != nil {
 				seeButton(b.Accessory.ButtonElement)

@@ -11,14 +11,14 @@ import (
 
 func TestQuestionOfCard(t *testing.T) {
 	other := core.NewID(0)
-	head := func(id string) slack.Block { return section(headPrefix+id, "x", false) }
-	btn := func(id string) *slack.ButtonBlockElement {
+	head := func(id core.QuestionID) slack.Block { return section(headPrefix+string(id), "x", false) }
+	btn := func(id core.QuestionID) *slack.ButtonBlockElement {
 		return button(card.Action{Ref: core.Ref{QuestionID: id, Item: -1, Action: core.RefDecline}, Label: "Decline", Style: card.StyleDefault})
 	}
 	for _, c := range []struct {
 		name   string
 		blocks []slack.Block
-		want   string
+		want   core.QuestionID
 	}{
 		{"card", []slack.Block{head(qid), actions("a", btn(qid))}, qid},
 		{"closed card keeps its head", []slack.Block{head(qid), section("outcome", "done", true)}, qid},

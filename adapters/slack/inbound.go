@@ -116,11 +116,11 @@ func (a *Adapter) onReply(ctx context.Context, r reply) string {
 	q, err := a.svc.Get(ctx, id)
 	if err != nil || !info.ours && !hasCard(q, r.channel, r.threadTS) {
 		// Neither posted by us nor recorded as a card: a look-alike.
-		a.log.Debug().Err(err).Str("question", id).Msg("thread reply ignored: no such card recorded")
+		a.log.Debug().Err(err).Str("question", string(id)).Msg("thread reply ignored: no such card recorded")
 		return ""
 	}
 	if q.Kind != core.KindClarification && q.Kind != core.KindForm {
-		a.log.Debug().Str("question", id).Msg("thread reply ignored: the question takes no free text")
+		a.log.Debug().Str("question", string(id)).Msg("thread reply ignored: the question takes no free text")
 		return ""
 	}
 	d := a.decider(ctx, q, r.user, "")

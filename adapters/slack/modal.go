@@ -74,7 +74,7 @@ func (a *Adapter) openEdit(ctx context.Context, q *core.Question, ref core.Ref, 
 		return card.RefusalNote(core.Errorf(core.CodeInvalid, "button", "the button does not fit this question"))
 	}
 	if _, err := a.api.OpenViewContext(ctx, c.trigger, v); err != nil {
-		a.log.Warn().Err(err).Str("question", q.ID).Msg("slack: edit modal not opened")
+		a.log.Warn().Err(err).Str("question", string(q.ID)).Msg("slack: edit modal not opened")
 		return "askbridge could not open the form just now; please try again."
 	}
 	return ""

@@ -23,7 +23,7 @@ import (
 func TestClickAckedWhileNotesWait(t *testing.T) {
 	e := newEnv(t, false)
 	const clicks = 60
-	ids := make([]string, clicks)
+	ids := make([]core.QuestionID, clicks)
 	cards := make([]slackfake.Message, clicks)
 	for i := range cards {
 		ids[i] = e.ask(decision()).ID

@@ -57,7 +57,7 @@ func Card(c card.Card) Message {
 			blocks = append(blocks, b)
 		}
 	}
-	add(section(headPrefix+c.QuestionID, head(c), false))
+	add(section(headPrefix+string(c.QuestionID), head(c), false))
 	add(ctxBlock("meta", metaLine(c)))
 	add(section("question", esc(c.Text, budgetQuestion), true))
 
@@ -142,9 +142,9 @@ func head(c card.Card) string {
 // metaLine says who asked, for what, until when, and the question's id.
 func metaLine(c card.Card) string {
 	m := c.Meta
-	parts := []string{"Asked by *" + esc(m.Agent, budgetLabel) + "*"}
+	parts := []string{"Asked by *" + esc(string(m.Agent), budgetLabel) + "*"}
 	if m.RunID != "" {
-		parts = append(parts, "run *"+esc(m.RunID, budgetLabel)+"*")
+		parts = append(parts, "run *"+esc(string(m.RunID), budgetLabel)+"*")
 	}
 	if m.Labels.Project != "" {
 		parts = append(parts, "project *"+esc(m.Labels.Project, budgetLabel)+"*")
@@ -155,7 +155,7 @@ func metaLine(c card.Card) string {
 	if !m.Deadline.IsZero() {
 		parts = append(parts, "answer by "+m.Deadline.UTC().Format(timeLayout))
 	}
-	parts = append(parts, "`"+c.QuestionID+"`")
+	parts = append(parts, "`"+string(c.QuestionID)+"`")
 	return strings.Join(parts, "  ·  ")
 }
 
@@ -237,7 +237,7 @@ func Reminder(c card.Card) Message {
 		s += " (answer by " + c.Meta.Deadline.UTC().Format(timeLayout) + ")"
 	}
 	if c.ReplyTo == nil {
-		s += "\n" + esc(c.Heading+" from "+c.Meta.Agent+": "+textlimit.FirstLine(c.Text), 400) + "  `" + c.QuestionID + "`"
+		s += "\n" + esc(c.Heading+" from "+string(c.Meta.Agent)+": "+textlimit.FirstLine(c.Text), 400) + "  `" + string(c.QuestionID) + "`"
 	}
 	for _, m := range c.Markers {
 		if m != card.MarkerReminder && m.Warning() {
@@ -283,7 +283,7 @@ func Digest(d core.Digest) Message {
 				fmt.Fprintf(&b, "\n…and %d more", len(d.Open)-digestListed)
 				break
 			}
-			line := "\n• `" + q.ID + "` " + esc(textlimit.FirstLine(q.Text), 140)
+			line := "\n• `" + string(q.ID) + "` " + esc(textlimit.FirstLine(q.Text), 140)
 			if q.Reversibility == core.HardToReverse {
 				line += "  *" + card.HardToReverseMarker + "*"
 			}

@@ -177,7 +177,7 @@ func TestCardWorstCaseFitsSlack(t *testing.T) {
 	args, _ := json.Marshal(map[string]string{"k": long(core.MaxArgumentsLen / 8)})
 	mk := func(kind core.Kind) *core.Question {
 		q := base(kind)
-		q.Agent, q.Labels = long(core.MaxIDLen), core.Labels{Project: long(core.MaxIDLen), Task: long(core.MaxIDLen)}
+		q.Agent, q.Labels = core.AgentID(long(core.MaxIDLen)), core.Labels{Project: long(core.MaxIDLen), Task: long(core.MaxIDLen)}
 		q.Text, q.Context, q.Reversibility = long(core.MaxTextLen), long(core.MaxContextLen), core.HardToReverse
 		return q
 	}

@@ -85,7 +85,7 @@ func (e *env) ask(in core.AskInput) *core.Question {
 
 // card waits for the question's card in the channel, once the question
 // has recorded it (as people see it only once posted), to satisfy cond.
-func (e *env) card(id string, cond func(teamsfake.Message) bool) teamsfake.Message {
+func (e *env) card(id core.QuestionID, cond func(teamsfake.Message) bool) teamsfake.Message {
 	e.t.Helper()
 	var last teamsfake.Message
 	ok := e.fake.Wait(10*time.Second, func() bool {
@@ -107,7 +107,7 @@ func (e *env) card(id string, cond func(teamsfake.Message) bool) teamsfake.Messa
 	return last
 }
 
-func (e *env) get(id string) *core.Question {
+func (e *env) get(id core.QuestionID) *core.Question {
 	e.t.Helper()
 	q, err := e.svc.Get(e.t.Context(), id)
 	if err != nil {

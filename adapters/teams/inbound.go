@@ -206,7 +206,7 @@ func (a *Adapter) onReply(ctx context.Context, act *Activity) {
 	if !ok {
 		return
 	}
-	q, err := a.svc.Get(ctx, id)
+	q, err := a.svc.Get(ctx, core.QuestionID(id))
 	if err != nil || (q.Kind != core.KindClarification && q.Kind != core.KindForm) {
 		return
 	}

@@ -264,9 +264,9 @@ func heading(c card.Card) []Element {
 // taken out of play by keeping them in a code span.
 func metaLine(c card.Card) string {
 	m := c.Meta
-	parts := []string{"Asked by " + code(m.Agent)}
+	parts := []string{"Asked by " + code(string(m.Agent))}
 	if m.RunID != "" {
-		parts = append(parts, "run "+code(m.RunID))
+		parts = append(parts, "run "+code(string(m.RunID)))
 	}
 	if m.Labels.Project != "" {
 		parts = append(parts, "project "+code(m.Labels.Project))
@@ -277,7 +277,7 @@ func metaLine(c card.Card) string {
 	if !m.Deadline.IsZero() {
 		parts = append(parts, "answer by "+m.Deadline.UTC().Format(timeLayout))
 	}
-	parts = append(parts, code(c.QuestionID))
+	parts = append(parts, code(string(c.QuestionID)))
 	return strings.Join(parts, " · ")
 }
 
@@ -386,7 +386,7 @@ func Reminder(c card.Card) AdaptiveCard {
 			body = append(body, words(m.Text(), bold, func(e Element) { e["color"] = "attention" }))
 		}
 	}
-	body = append(body, plain(c.Heading+" from "+c.Meta.Agent+": "+textlimit.FirstLine(c.Text), 400), words(code(c.QuestionID), subtle))
+	body = append(body, plain(c.Heading+" from "+string(c.Meta.Agent)+": "+textlimit.FirstLine(c.Text), 400), words(code(string(c.QuestionID)), subtle))
 	var ents []Entity
 	if len(c.Mentions) > 0 {
 		var who []string
@@ -426,7 +426,7 @@ func Digest(d core.Digest) AdaptiveCard {
 			body = append(body, words(fmt.Sprintf("…and %d more", len(d.Open)-digestListed), subtle))
 			break
 		}
-		line := q.ID + " " + textlimit.FirstLine(q.Text)
+		line := string(q.ID) + " " + textlimit.FirstLine(q.Text)
 		if q.Reversibility == core.HardToReverse {
 			line += " [" + card.HardToReverseMarker + "]"
 		}

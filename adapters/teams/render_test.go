@@ -180,7 +180,7 @@ func TestCardWorstCaseFits(t *testing.T) {
 	ids := func(i int) string { return strings.Repeat("x", core.MaxIDLen-3) + string(rune('a'+i)) + "zz" }
 	t0 := time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
 	mk := func(kind core.Kind) *core.Question {
-		return &core.Question{ID: "b234567abcdefghij", Kind: kind, Agent: long(core.MaxIDLen), RunID: long(core.MaxIDLen),
+		return &core.Question{ID: "b234567abcdefghij", Kind: kind, Agent: core.AgentID(long(core.MaxIDLen)), RunID: core.RunID(long(core.MaxIDLen)),
 			Labels: core.Labels{Project: long(core.MaxIDLen), Task: long(core.MaxIDLen)}, Text: long(core.MaxTextLen),
 			Context: long(core.MaxContextLen), Reversibility: core.HardToReverse, Route: "ops", CreatedAt: t0,
 			Deadline: t0.Add(time.Hour), State: core.StateOpen}

@@ -208,8 +208,8 @@ func (a *Adapter) Post(ctx context.Context, q *core.Question, ref core.MessageRe
 			_, id, _ = strings.Cut(res.ID, ";messageid=")
 		}
 		ttl := time.Until(q.Deadline) + threadTTL
-		if err := a.opts.KV.SetValueFor(ctx, threadKey(id), q.ID, max(ttl, threadTTL)); err != nil {
-			a.log.Warn().Err(err).Str("question", q.ID).Msg("teams: the thread is not tied to its question; replies in it will not count")
+		if err := a.opts.KV.SetValueFor(ctx, threadKey(id), string(q.ID), max(ttl, threadTTL)); err != nil {
+			a.log.Warn().Err(err).Str("question", string(q.ID)).Msg("teams: the thread is not tied to its question; replies in it will not count")
 		}
 	} else {
 		conv, err := a.conversation(ctx, ref.Room, "")

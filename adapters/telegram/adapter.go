@@ -320,7 +320,7 @@ func (a *Adapter) Post(ctx context.Context, q *core.Question, msgRef core.Messag
 			_, err = a.send(ctx, chat, prompt)
 		}
 		if err != nil {
-			a.log.Warn().Err(err).Str("question", q.ID).Msg("telegram: reply prompt not sent")
+			a.log.Warn().Err(err).Str("question", string(q.ID)).Msg("telegram: reply prompt not sent")
 		}
 	}
 	return ref, nil

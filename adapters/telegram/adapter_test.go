@@ -114,7 +114,7 @@ func decisionInput() core.AskInput {
 // card waits for q's card to satisfy cond. A card counts once core has
 // recorded it, as a person sees it only after it is posted (a tap racing
 // the record would leave a form's card without progress: see the notes).
-func (e *env) card(id string, cond func(telegramfake.Message) bool) telegramfake.Message {
+func (e *env) card(id core.QuestionID, cond func(telegramfake.Message) bool) telegramfake.Message {
 	e.t.Helper()
 	var got telegramfake.Message
 	ok := e.fake.Wait(10*time.Second, func() bool {
@@ -132,7 +132,7 @@ func (e *env) card(id string, cond func(telegramfake.Message) bool) telegramfake
 	return got
 }
 
-func (e *env) isCard(m telegramfake.Message, id string) bool {
+func (e *env) isCard(m telegramfake.Message, id core.QuestionID) bool {
 	q, err := e.svc.Get(e.t.Context(), id)
 	if err != nil {
 		return false
@@ -173,7 +173,7 @@ func (e *env) click(u tgbotapi.User, m telegramfake.Message, b telegramfake.Butt
 	return note
 }
 
-func (e *env) wait(id string, cond func(*core.Question) bool) *core.Question {
+func (e *env) wait(id core.QuestionID, cond func(*core.Question) bool) *core.Question {
 	e.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -196,7 +196,7 @@ func (e *env) wait(id string, cond func(*core.Question) bool) *core.Question {
 	}
 }
 
-func (e *env) events(id string, kind core.EventKind) []core.Event {
+func (e *env) events(id core.QuestionID, kind core.EventKind) []core.Event {
 	e.t.Helper()
 	var out []core.Event
 	for _, x := range coretest.EventsOf(e.t, e.svc, id) {
@@ -255,11 +255,11 @@ func TestClarificationReplyToPrompt(t *testing.T) {
 		}
 		return false
 	})
-	if prompt.ForceReply == nil || prompt.ReplyTo == 0 || !strings.HasSuffix(prompt.Text, "ref: 1t-0"+q.ID) {
+	if prompt.ForceReply == nil || prompt.ReplyTo == 0 || !strings.HasSuffix(prompt.Text, "ref: 1t-0"+string(q.ID)) {
 		t.Fatalf("prompt %+v", prompt)
 	}
 	// A user quoting the ref in their own message is not a prompt: ignored.
-	if _, err := e.fake.Reply(userAlice, room, 0, "ref: 1t-0"+q.ID); err != nil {
+	if _, err := e.fake.Reply(userAlice, room, 0, "ref: 1t-0"+string(q.ID)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.fake.Reply(userMallory, room, prompt.ID, "us-east-1"); err != nil {

@@ -119,7 +119,7 @@ func (a *Adapter) openPrompt(ctx context.Context, q *core.Question, r core.Ref, 
 	}
 	return note, func(ctx context.Context) {
 		if _, err := a.send(ctx, chat, prompt); err != nil {
-			a.log.Warn().Err(err).Str("question", q.ID).Msg("telegram: reply prompt not sent")
+			a.log.Warn().Err(err).Str("question", string(q.ID)).Msg("telegram: reply prompt not sent")
 		}
 	}
 }

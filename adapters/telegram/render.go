@@ -169,8 +169,8 @@ func cardText(c card.Card) string {
 			d.markup("\n<i>" + html.EscapeString(m.Text()) + "</i>")
 		}
 	}
-	d.text("\nAgent: <code>", c.Meta.Agent, "</code>", 150)
-	d.text("\nRun: <code>", c.Meta.RunID, "</code>", 150)
+	d.text("\nAgent: <code>", string(c.Meta.Agent), "</code>", 150)
+	d.text("\nRun: <code>", string(c.Meta.RunID), "</code>", 150)
 	d.text("\nProject: ", c.Meta.Labels.Project, "", 150)
 	d.text("\nTask: ", c.Meta.Labels.Task, "", 150)
 	if !c.Meta.Deadline.IsZero() {
@@ -399,7 +399,7 @@ func RenderReminder(c card.Card, chat int64) tgbotapi.MessageConfig {
 	}
 	if cardID == 0 {
 		d.markup("\nThe question's card was not found here; answer it from askbridge's console or API: id ")
-		d.text("<code>", c.QuestionID, "</code>", 40)
+		d.text("<code>", string(c.QuestionID), "</code>", 40)
 	}
 	m := tgbotapi.NewMessage(chat, d.String())
 	m.ParseMode = tgbotapi.ModeHTML

@@ -307,7 +307,7 @@ func TestLongTextsAreCutSafely(t *testing.T) {
 			q = form()
 		}
 		q.Text, q.Context = long(core.MaxTextLen), long(core.MaxContextLen)
-		q.Agent, q.Labels.Project, q.Labels.Task = long(core.MaxIDLen), long(core.MaxIDLen), long(core.MaxIDLen)
+		q.Agent, q.Labels.Project, q.Labels.Task = core.AgentID(long(core.MaxIDLen)), long(core.MaxIDLen), long(core.MaxIDLen)
 		for _, closed := range []bool{false, true} {
 			if closed {
 				q = answered(q, core.StateAnswered, core.Resolution{Decider: core.Decider{Surface: core.SurfaceTelegram, ID: "1", Name: long(128)},

@@ -214,7 +214,7 @@ func (r *rig) sender(t *testing.T, hc *http.Client) *webhook.Sender {
 }
 
 // ask parks a clarification through the API with a callback URL.
-func (r *rig) ask(t *testing.T, callback string) string {
+func (r *rig) ask(t *testing.T, callback string) core.QuestionID {
 	q, err := r.agent.Ask(t.Context(), client.AskRequest{Kind: core.KindClarification, Question: "Which region?",
 		Reversibility: core.Reversible, RunID: "run-1", ToolCallID: "call-1", CallbackURL: callback})
 	if err != nil {
@@ -224,7 +224,7 @@ func (r *rig) ask(t *testing.T, callback string) string {
 }
 
 // answer closes question id through the API, as an operator.
-func (r *rig) answer(t *testing.T, id string) {
+func (r *rig) answer(t *testing.T, id core.QuestionID) {
 	op := client.New(r.api.URL, "operator-token-0123456789")
 	if _, err := op.Answer(t.Context(), id, client.AnswerRequest{Answer: "eu-west-1"}); err != nil {
 		t.Fatal(err)
@@ -232,8 +232,8 @@ func (r *rig) answer(t *testing.T, id string) {
 }
 
 // waitBody is what the API's wait returns for question id, byte for byte.
-func (r *rig) waitBody(t *testing.T, id string) []byte {
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, r.api.URL+"/v1/questions/"+id+"/wait?timeout=0", nil)
+func (r *rig) waitBody(t *testing.T, id core.QuestionID) []byte {
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, r.api.URL+"/v1/questions/"+string(id)+"/wait?timeout=0", nil)
 	req.Header.Set("Authorization", "Bearer "+agentToken)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

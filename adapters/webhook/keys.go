@@ -13,8 +13,8 @@ import (
 // A receiver thus holds the one secret of whoever pointed askbridge at it.
 type Keys struct {
 	Default []byte
-	Routes  map[string]RouteKey // by route name
-	Tokens  map[string][]byte   // by token (agent) name
+	Routes  map[string]RouteKey     // by route name
+	Tokens  map[core.AgentID][]byte // by token (agent) name
 }
 
 // RouteKey is a route's callback URL and the secret its webhooks are

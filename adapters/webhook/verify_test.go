@@ -85,10 +85,12 @@ func TestKeys(t *testing.T) {
 	k := &webhook.Keys{
 		Default: []byte("default"),
 		Routes:  map[string]webhook.RouteKey{"deploys": {URL: "https://h.test/deploys", Secret: []byte("route")}, "plain": {URL: "https://h.test/plain"}},
-		Tokens:  map[string][]byte{"ci": []byte("token")},
+		Tokens:  map[core.AgentID][]byte{"ci": []byte("token")},
 	}
 	for _, c := range []struct {
-		route, agent, url, want string
+		route     string
+		agent     core.AgentID
+		url, want string
 	}{
 		{"deploys", "ci", "https://h.test/deploys", "route"},
 		{"deploys", "ci", "https://h.test/ci-own", "token"},

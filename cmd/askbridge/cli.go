@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/core"
 )
 
 type command func(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int
@@ -92,7 +93,7 @@ func fail(stderr io.Writer, err error) int {
 }
 
 // parseWithID parses "ID [flags]" or "[flags] ID".
-func parseWithID(fs *flag.FlagSet, args []string, stderr io.Writer) (string, bool) {
+func parseWithID(fs *flag.FlagSet, args []string, stderr io.Writer) (core.QuestionID, bool) {
 	var id string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		id, args = args[0], args[1:]
@@ -110,7 +111,7 @@ func parseWithID(fs *flag.FlagSet, args []string, stderr io.Writer) (string, boo
 		fs.Usage()
 		return "", false
 	}
-	return id, true
+	return core.QuestionID(id), true
 }
 
 func randomHex(n int) string {

@@ -49,12 +49,12 @@ func cmdAsk(ctx context.Context, args []string, getenv func(string) string, _ io
 	}
 	req := client.AskRequest{
 		Kind: core.Kind(*kind), Question: *text, Context: *context_, Reversibility: core.Reversibility(*rev),
-		Route: *route, RunID: *run, ToolCallID: *callID, Labels: core.Labels{Project: *project, Task: *task},
+		Route: *route, RunID: core.RunID(*run), ToolCallID: *callID, Labels: core.Labels{Project: *project, Task: *task},
 		Timeout: client.Duration(*timeout), OnTimeout: core.TimeoutPolicy(*onTimeout), MaxReasks: *maxReasks,
 		CallbackURL: *callback,
 	}
 	if req.RunID == "" {
-		req.RunID = "cli-" + randomHex(6)
+		req.RunID = core.RunID("cli-" + randomHex(6))
 	}
 	for _, o := range options {
 		parts := strings.SplitN(o, "|", 3)

@@ -102,7 +102,7 @@ func cmdHook(ctx context.Context, args []string, getenv func(string) string, std
 	if resp.StatusCode != http.StatusOK {
 		return fail(stderr, fmt.Errorf("hook: %s", responseError(resp)))
 	}
-	id := resp.Header.Get(hooks.HeaderQuestionID)
+	id := core.QuestionID(resp.Header.Get(hooks.HeaderQuestionID))
 	read := make(chan result, 1)
 	var out []byte
 	go func() {
@@ -128,7 +128,7 @@ func cmdHook(ctx context.Context, args []string, getenv func(string) string, std
 }
 
 // withdraw cancels the hook's question: the host stopped waiting.
-func withdraw(base, token, id string, stderr io.Writer) {
+func withdraw(base, token string, id core.QuestionID, stderr io.Writer) {
 	if id == "" {
 		return
 	}
@@ -137,7 +137,7 @@ func withdraw(base, token, id string, stderr io.Writer) {
 	_, err := client.New(base, token).Cancel(ctx, id, hooks.ReasonAnsweredAtHost)
 	var apiErr *client.Error
 	if err != nil && !(errors.As(err, &apiErr) && apiErr.Status == http.StatusConflict) {
-		fmt.Fprintln(stderr, "askbridge: hook: withdrawing", id+":", err)
+		fmt.Fprintln(stderr, "askbridge: hook: withdrawing", string(id)+":", err)
 	}
 }
 

@@ -49,7 +49,7 @@ func cmdQuestions(ctx context.Context, args []string, getenv func(string) string
 	fmt.Fprintln(tw, "ID\tKIND\tREVERSIBILITY\tAGE\tAGENT\tQUESTION")
 	for _, q := range all {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", q.ID, q.Kind, q.Reversibility,
-			time.Since(q.CreatedAt).Round(time.Second), oneLine(q.Agent, 20), oneLine(q.Text, 60))
+			time.Since(q.CreatedAt).Round(time.Second), oneLine(string(q.Agent), 20), oneLine(q.Text, 60))
 	}
 	tw.Flush()
 	return 0

@@ -28,10 +28,10 @@ func TestConsoleApprovalsInABrowser(t *testing.T) {
 	t.Run("edit and approve", func(t *testing.T) {
 		q := ask(t, agent, client.AskRequest{Kind: core.KindApproval, Question: "Write the report?", Tool: "write_file",
 			Arguments: []byte(`{"path":"/srv/report.txt","content":"hello"}`), Editable: &core.Editable{Keys: []string{"path"}}})
-		goTo(t, operator, m.URL+"/q/"+q.ID)
+		goTo(t, operator, m.URL+"/q/"+string(q.ID))
 		waitLive(t, operator)
 		waitCard(t, operator, q.ID, "open")
-		editor := "#args-" + q.ID
+		editor := "#args-" + string(q.ID)
 		if v := eval[string](t, operator, `document.querySelector("`+editor+`").value`); v != "{\n  \"content\": \"hello\",\n  \"path\": \"/srv/report.txt\"\n}" {
 			t.Fatalf("the editor starts with %q", v)
 		}
@@ -48,7 +48,7 @@ func TestConsoleApprovalsInABrowser(t *testing.T) {
 			t.Fatalf("a refused edit changed the question: %s", got.State)
 		}
 
-		goTo(t, operator, m.URL+"/q/"+q.ID)
+		goTo(t, operator, m.URL+"/q/"+string(q.ID))
 		waitLive(t, operator)
 		do(t, operator, chromedp.Click(chromedp.CSS(cardSel(q.ID)+" details.edit summary")), chromedp.Clear(chromedp.CSS(editor)), chromedp.SendKeys(chromedp.CSS(editor), `{"path":"/srv/report-v2.txt","content":"hello"}`))
 		if status := submit(t, operator, cardSel(q.ID)+" form.edit-form button.edit-approve"); status != http.StatusOK {
@@ -82,7 +82,7 @@ func TestConsoleApprovalsInABrowser(t *testing.T) {
 			}
 			woke <- res
 		}()
-		goTo(t, operator, m.URL+"/q/"+q.ID)
+		goTo(t, operator, m.URL+"/q/"+string(q.ID))
 		waitLive(t, operator)
 		waitCard(t, admin, q.ID, "open")
 		if n := eval[int](t, operator, `document.querySelectorAll("`+cardSel(q.ID)+` li.batch-call").length`); n != 3 {
@@ -99,7 +99,7 @@ func TestConsoleApprovalsInABrowser(t *testing.T) {
 		if got := getQ(t, ops, q.ID); got.State != core.StateOpen || len(got.Answers) != 1 {
 			t.Fatalf("after one call: %s %d", got.State, len(got.Answers))
 		}
-		goTo(t, admin, m.URL+"/q/"+q.ID)
+		goTo(t, admin, m.URL+"/q/"+string(q.ID))
 		waitLive(t, admin)
 		if status := submit(t, admin, cardSel(q.ID)+" button.approve-all"); status != http.StatusOK {
 			t.Fatalf("approve all: %d", status)

@@ -152,9 +152,9 @@ func waitLive(t *testing.T, ctx context.Context) {
 	until(t, ctx, `document.body.getAttribute("data-live") === "yes"`)
 }
 
-func cardSel(id string) string { return "#card-" + id }
+func cardSel(id core.QuestionID) string { return "#card-" + string(id) }
 
-func waitCard(t *testing.T, ctx context.Context, id, state string) {
+func waitCard(t *testing.T, ctx context.Context, id core.QuestionID, state string) {
 	t.Helper()
 	until(t, ctx, fmt.Sprintf(`(function(){ var c = document.querySelector(%q); return c !== null && c.getAttribute("data-state") === %q; })()`, cardSel(id), state))
 }
@@ -174,7 +174,7 @@ func ask(t *testing.T, c *client.Client, req client.AskRequest) *client.AgentQue
 	return q
 }
 
-func getQ(t *testing.T, c *client.Client, id string) *client.Question {
+func getQ(t *testing.T, c *client.Client, id core.QuestionID) *client.Question {
 	t.Helper()
 	q, err := c.Get(t.Context(), id)
 	if err != nil {
@@ -215,7 +215,7 @@ func TestConsoleAtPhoneWidthWithLongWords(t *testing.T) {
 
 	phone := br.tab(t, 390, 844, true)
 	signIn(t, phone, m.URL, opTok, "ops")
-	for _, id := range []string{clar.ID, dec.ID, form.ID} {
+	for _, id := range []core.QuestionID{clar.ID, dec.ID, form.ID} {
 		waitCard(t, phone, id, "open")
 		openRow(t, phone, id)
 	}
@@ -228,7 +228,7 @@ func TestConsoleAtPhoneWidthWithLongWords(t *testing.T) {
 	openRow(t, watcher, dec.ID)
 	fitsWidth(t, watcher, "the observer's inbox", 390)
 
-	goTo(t, phone, m.URL+"/q/"+appr.ID)
+	goTo(t, phone, m.URL+"/q/"+string(appr.ID))
 	until(t, phone, `document.querySelector(".history tbody tr") !== null && document.querySelector(".resume") !== null`)
 	fitsWidth(t, phone, "a question's history", 390)
 
@@ -304,7 +304,7 @@ func TestConsolePassesAxe(t *testing.T) {
 	until(t, tab, `document.querySelector("`+cardSel(open[0].ID)+` .confirm-step") !== null`)
 	audit(t, tab, "the inbox confirming a choice")
 
-	goTo(t, tab, m.URL+"/q/"+granted.ID)
+	goTo(t, tab, m.URL+"/q/"+string(granted.ID))
 	until(t, tab, `document.querySelector(".history tbody tr") !== null && document.querySelector(".resume") !== null`)
 	waitLive(t, tab)
 	audit(t, tab, "a question's history")
@@ -329,10 +329,10 @@ func TestConsoleKeepsDrafts(t *testing.T) {
 		{ToolCallID: "toolu_1", Tool: "write_file", Arguments: []byte(`{"path":"/a"}`)},
 		{ToolCallID: "toolu_2", Tool: "write_file", Arguments: []byte(`{"path":"/b"}`), Editable: &core.Editable{All: true}},
 	}})
-	goTo(t, operator, m.URL+"/q/"+q.ID)
+	goTo(t, operator, m.URL+"/q/"+string(q.ID))
 	waitLive(t, operator)
 	waitCard(t, operator, q.ID, "open")
-	reason, editor := "#reason-"+q.ID+"-toolu_2", "#args-"+q.ID+"-toolu_2"
+	reason, editor := "#reason-"+string(q.ID)+"-toolu_2", "#args-"+string(q.ID)+"-toolu_2"
 	do(t, operator, chromedp.Click(chromedp.CSS(cardSel(q.ID)+" form.call-form[data-call=toolu_2] ~ details.edit summary")),
 		chromedp.Clear(chromedp.CSS(editor)), chromedp.SendKeys(chromedp.CSS(editor), `{"path":"/b2"}`),
 		chromedp.SendKeys(chromedp.CSS(reason), "checked with the owner"))

@@ -176,7 +176,7 @@ func TestConsoleHistoryInABrowser(t *testing.T) {
 			t.Fatalf("search: %d", status)
 		}
 		until(t, desk, `document.querySelectorAll(".closed-row").length === 1`)
-		if id := eval[string](t, desk, `document.querySelector(".closed-row").getAttribute("data-qid")`); id != tf.ID {
+		if id := eval[string](t, desk, `document.querySelector(".closed-row").getAttribute("data-qid")`); id != string(tf.ID) {
 			t.Fatalf("found %s, want %s", id, tf.ID)
 		}
 		audit(t, desk, "/closed")
@@ -184,14 +184,14 @@ func TestConsoleHistoryInABrowser(t *testing.T) {
 		// The export of the list as it stands, then of everything.
 		csvText := awaited[string](t, desk, `fetch(document.getElementById("export").getAttribute("href")).then(function (r) { return r.text(); })`)
 		rows, err := csv.NewReader(strings.NewReader(csvText)).ReadAll()
-		if err != nil || len(rows) != 2 || rows[0][0] != "id" || rows[1][0] != tf.ID || rows[1][8] != "approved" {
+		if err != nil || len(rows) != 2 || rows[0][0] != "id" || rows[1][0] != string(tf.ID) || rows[1][8] != "approved" {
 			t.Fatalf("the filtered export (%v):\n%s", err, csvText)
 		}
 		all := awaited[string](t, desk, `fetch("/closed.csv").then(function (r) { return r.text(); })`)
 		if rows, _ := csv.NewReader(strings.NewReader(all)).ReadAll(); len(rows) != 8 {
 			t.Fatalf("the whole export has %d rows, want a header and 7", len(rows))
 		}
-		if !strings.Contains(all, `"'=HYPERLINK(""http://evil.example/"",""x"")"`) || !strings.Contains(all, formula.ID) {
+		if !strings.Contains(all, `"'=HYPERLINK(""http://evil.example/"",""x"")"`) || !strings.Contains(all, string(formula.ID)) {
 			t.Fatalf("the formula was not defused:\n%s", all)
 		}
 		// The row leads to the question's page and its history.

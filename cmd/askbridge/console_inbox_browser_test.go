@@ -16,7 +16,7 @@ import (
 
 // openRow unfolds an inbox row as a click on its summary does, unless it
 // is open already.
-func openRow(t *testing.T, ctx context.Context, id string) {
+func openRow(t *testing.T, ctx context.Context, id core.QuestionID) {
 	t.Helper()
 	sel := cardSel(id)
 	if !eval[bool](t, ctx, `document.querySelector("`+sel+`").open`) {
@@ -28,7 +28,7 @@ func openRow(t *testing.T, ctx context.Context, id string) {
 // answerInPlace clicks sel, which answers the inbox row of question id,
 // and waits for the row to show what was recorded; the page must stay
 // where it was. It returns the recorded text as the row shows it.
-func answerInPlace(t *testing.T, ctx context.Context, id, sel string) string {
+func answerInPlace(t *testing.T, ctx context.Context, id core.QuestionID, sel string) string {
 	t.Helper()
 	// What an earlier answer left on the row is marked, to wait for this
 	// answer's own.
@@ -53,7 +53,7 @@ func answerInPlace(t *testing.T, ctx context.Context, id, sel string) string {
 func seedOpen(t *testing.T, m *Main, from, to int) {
 	t.Helper()
 	for i := from; i < to; i++ {
-		in := core.AskInput{Kind: core.KindClarification, Agent: "agent-a", RunID: fmt.Sprintf("run-%d", i%40), ToolCallID: fmt.Sprintf("seed-%d", i),
+		in := core.AskInput{Kind: core.KindClarification, Agent: "agent-a", RunID: core.RunID(fmt.Sprintf("run-%d", i%40)), ToolCallID: fmt.Sprintf("seed-%d", i),
 			Text: fmt.Sprintf("Seeded question %04d: which setting should job %d use?", i, i), Reversibility: core.Reversible,
 			Labels: core.Labels{Project: fmt.Sprintf("project-%d", i%7)}}
 		switch i % 4 {
@@ -147,7 +147,7 @@ func TestConsoleInboxOf2000(t *testing.T) {
 		Tool: "failover", Arguments: []byte(`{"cluster":"main"}`)})
 	waitCard(t, tab, q.ID, "open")
 	t.Logf("a new question appeared on the open page %s after the ask returned (polled every 50 ms)", time.Since(asked).Round(time.Millisecond))
-	if first := eval[string](t, tab, `document.querySelector("#inbox > .qrow").id`); first != "card-"+q.ID {
+	if first := eval[string](t, tab, `document.querySelector("#inbox > .qrow").id`); first != "card-"+string(q.ID) {
 		t.Fatalf("the first row is %s, want the new hard-to-reverse one", first)
 	}
 	until(t, tab, `document.getElementById("open-count").textContent === "2001"`)
@@ -365,7 +365,7 @@ func TestConsoleAnswersInPlace(t *testing.T) {
 		}
 
 		// The history: every value under its label, each date on one line.
-		goTo(t, phone, m.URL+"/q/"+q.ID)
+		goTo(t, phone, m.URL+"/q/"+string(q.ID))
 		until(t, phone, `document.querySelector(".history tbody tr") !== null`)
 		fitsWidth(t, phone, "a question's history", 390)
 		label := eval[string](t, phone, `getComputedStyle(document.querySelector(".events td.when"), "::before").content`)

@@ -42,7 +42,7 @@ func TestConsoleRedrawWaitsForTheRowsAnswer(t *testing.T) {
 	do(t, admin, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 		target = tg
 		_, err := cdp.Call(ctx, tg, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{
-			{URLPattern: "*/q/" + batch.ID + "/answer", RequestStage: fetch.RequestStageResponse}}})
+			{URLPattern: "*/q/" + string(batch.ID) + "/answer", RequestStage: fetch.RequestStageResponse}}})
 		return err
 	}))
 	events, stop := context.WithCancel(admin)

@@ -91,7 +91,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		waitCard(t, admin, q.ID, "open")
 		env := map[string]string{"ASKBRIDGE_URL": m.URL, "ASKBRIDGE_TOKEN": opTok}
 		var out, errOut bytes.Buffer
-		if code := run(t.Context(), []string{"answer", q.ID, "--text", "atlas"}, func(k string) string { return env[k] }, nil, &out, &errOut); code != 0 {
+		if code := run(t.Context(), []string{"answer", string(q.ID), "--text", "atlas"}, func(k string) string { return env[k] }, nil, &out, &errOut); code != 0 {
 			t.Fatalf("askbridge answer: %d %s", code, errOut.String())
 		}
 		waitCard(t, admin, q.ID, "answered")
@@ -122,18 +122,18 @@ func TestConsoleInABrowser(t *testing.T) {
 		}})
 		decl := ask(t, agent, client.AskRequest{Kind: core.KindClarification, Question: "Anything to add?"})
 		canc := ask(t, agent, client.AskRequest{Kind: core.KindClarification, Question: "Obsolete?"})
-		for _, id := range []string{dec.ID, appr.ID, form.ID, decl.ID, canc.ID} {
+		for _, id := range []core.QuestionID{dec.ID, appr.ID, form.ID, decl.ID, canc.ID} {
 			waitCard(t, admin, id, "open")
 		}
 		// The hard-to-reverse decision is first, as the API lists it.
-		if first := eval[string](t, admin, `document.querySelector("#inbox .card[data-state=open]").id`); first != "card-"+dec.ID {
+		if first := eval[string](t, admin, `document.querySelector("#inbox .card[data-state=open]").id`); first != "card-"+string(dec.ID) {
 			t.Fatalf("first open card is %s, want the hard-to-reverse decision", first)
 		}
 
 		// Decision: one button per option, recommended marked, and a note;
 		// hard to reverse, so the choice is confirmed on a page of its own
 		// first (the question's page answers without script's help).
-		goTo(t, admin, m.URL+"/q/"+dec.ID)
+		goTo(t, admin, m.URL+"/q/"+string(dec.ID))
 		waitLive(t, admin)
 		if rec := eval[string](t, admin, `document.querySelector("`+cardSel(dec.ID)+` button[value=kafka]").innerText`); !strings.Contains(rec, "RECOMMENDED") || !strings.Contains(rec, "Durable and replayable") {
 			t.Fatalf("the kafka button: %q", rec)
@@ -156,7 +156,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		}
 
 		// Approval: pretty arguments and the digest; deny with a reason.
-		goTo(t, admin, m.URL+"/q/"+appr.ID)
+		goTo(t, admin, m.URL+"/q/"+string(appr.ID))
 		waitLive(t, admin)
 		args := eval[string](t, admin, `document.querySelector("`+cardSel(appr.ID)+` pre.args").textContent`)
 		if args != "{\n  \"db\": \"billing\",\n  \"steps\": [\n    1,\n    2\n  ]\n}" {
@@ -178,13 +178,13 @@ func TestConsoleInABrowser(t *testing.T) {
 
 		// Form: the operator answers one item; the admin sees who, and
 		// answers the other with free text.
-		goTo(t, operator, m.URL+"/q/"+form.ID)
+		goTo(t, operator, m.URL+"/q/"+string(form.ID))
 		waitLive(t, operator)
 		do(t, operator, chromedp.Click(chromedp.CSS(cardSel(form.ID)+` fieldset[data-item=region] input[value=eu]`)))
 		if status := submit(t, operator, cardSel(form.ID)+` fieldset[data-item=region] button.item-one`); status != http.StatusOK {
 			t.Fatalf("form item: %d", status)
 		}
-		goTo(t, admin, m.URL+"/q/"+form.ID)
+		goTo(t, admin, m.URL+"/q/"+string(form.ID))
 		waitLive(t, admin)
 		until(t, admin, `document.querySelector("`+cardSel(form.ID)+` li[data-item=region]").innerText.includes("answered by ops")`)
 		if n := eval[int](t, admin, `document.querySelectorAll("`+cardSel(form.ID)+` fieldset[data-item=region]").length`); n != 0 {
@@ -199,12 +199,12 @@ func TestConsoleInABrowser(t *testing.T) {
 		}
 
 		// Decline, and cancel (admins).
-		goTo(t, admin, m.URL+"/q/"+decl.ID)
+		goTo(t, admin, m.URL+"/q/"+string(decl.ID))
 		waitLive(t, admin)
 		if status := submit(t, admin, cardSel(decl.ID)+` form.decline button`); status != http.StatusOK {
 			t.Fatalf("decline: %d", status)
 		}
-		goTo(t, admin, m.URL+"/q/"+canc.ID)
+		goTo(t, admin, m.URL+"/q/"+string(canc.ID))
 		waitLive(t, admin)
 		do(t, admin, chromedp.SendKeys(chromedp.CSS(cardSel(canc.ID)+` form.cancel input[name=reason]`), "asked twice"))
 		if status := submit(t, admin, cardSel(canc.ID)+` form.cancel button`); status != http.StatusOK {
@@ -217,7 +217,7 @@ func TestConsoleInABrowser(t *testing.T) {
 
 	t.Run("a stale button tells the loser who won", func(t *testing.T) {
 		q := ask(t, agent, client.AskRequest{Kind: core.KindClarification, Question: "Raced?"})
-		goTo(t, admin, m.URL+"/q/"+q.ID) // the question's own page
+		goTo(t, admin, m.URL+"/q/"+string(q.ID)) // the question's own page
 		waitLive(t, admin)
 		// Keep a copy of the form as it was, as a page that missed the
 		// change would hold it; the operator answers over the API; the

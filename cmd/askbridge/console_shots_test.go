@@ -81,12 +81,12 @@ func TestConsoleScreenshots(t *testing.T) {
 	tall := br.tab(t, 1280, 1700, false)
 	signIn(t, tall, m.URL, m.AdminToken, "admin")
 	desk = tall
-	goTo(t, desk, m.URL+"/q/"+appr.ID)
+	goTo(t, desk, m.URL+"/q/"+string(appr.ID))
 	until(t, desk, `document.querySelector(".history tbody tr") !== null && document.querySelector(".resume") !== null`)
 	shot(t, desk, "history.png", 1280)
 
 	// The history at phone width: each event a block of labelled values.
-	goTo(t, phone, m.URL+"/q/"+appr.ID)
+	goTo(t, phone, m.URL+"/q/"+string(appr.ID))
 	until(t, phone, `document.querySelector(".history tbody tr") !== null`)
 	do(t, phone, chromedp.ScrollIntoView(".history"))
 	shot(t, phone, "history-phone.png", 780)

@@ -124,18 +124,18 @@ func dcCard(m discordfake.Message) adaptertest.Card {
 
 // Card finds the question's card through the message the program
 // recorded for it, then reads it from the fake.
-func (d *discordDriver) Card(t *testing.T, id string, cond func(adaptertest.Card) bool) adaptertest.Card {
+func (d *discordDriver) Card(t *testing.T, id core.QuestionID, cond func(adaptertest.Card) bool) adaptertest.Card {
 	t.Helper()
 	return d.cardIn(t, dcRoom, id, cond)
 }
 
 // DM is the card in the fake's DM channel with u.
-func (d *discordDriver) DM(t *testing.T, u adaptertest.User, id string, cond func(adaptertest.Card) bool) adaptertest.Card {
+func (d *discordDriver) DM(t *testing.T, u adaptertest.User, id core.QuestionID, cond func(adaptertest.Card) bool) adaptertest.Card {
 	t.Helper()
 	return d.cardIn(t, discordfake.DMChannel(u.ID), id, cond)
 }
 
-func (d *discordDriver) cardIn(t *testing.T, room, id string, cond func(adaptertest.Card) bool) adaptertest.Card {
+func (d *discordDriver) cardIn(t *testing.T, room string, id core.QuestionID, cond func(adaptertest.Card) bool) adaptertest.Card {
 	t.Helper()
 	var got adaptertest.Card
 	ok := d.fake.WaitFor(15*time.Second, func() bool {

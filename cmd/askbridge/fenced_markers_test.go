@@ -13,6 +13,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/fence"
 )
 
@@ -140,9 +141,9 @@ func (r agentReads) raw(t *testing.T, method, path string) (int, []byte) {
 	return resp.StatusCode, body
 }
 
-func (r agentReads) read(t *testing.T, ctx context.Context, mk *markers, id string) {
+func (r agentReads) read(t *testing.T, ctx context.Context, mk *markers, id core.QuestionID) {
 	t.Helper()
-	for _, path := range []string{"/v1/questions/" + id + "/wait?timeout=0s", "/v1/questions/" + id, "/v1/questions/" + id + "/mcp"} {
+	for _, path := range []string{"/v1/questions/" + string(id) + "/wait?timeout=0s", "/v1/questions/" + string(id), "/v1/questions/" + string(id) + "/mcp"} {
 		status, body := r.raw(t, http.MethodGet, path)
 		if status != http.StatusOK {
 			t.Fatalf("GET %s as the agent: %d %s", path, status, body)

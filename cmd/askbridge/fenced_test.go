@@ -158,8 +158,8 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 		}
 	}
 
-	answer := func(c *client.Client, req client.AnswerRequest) func(t *testing.T, id string) {
-		return func(t *testing.T, id string) {
+	answer := func(c *client.Client, req client.AnswerRequest) func(t *testing.T, id core.QuestionID) {
+		return func(t *testing.T, id core.QuestionID) {
 			t.Helper()
 			if _, err := c.Answer(ctx, id, req); err != nil {
 				t.Fatalf("answer %+v: %v", req, err)
@@ -185,19 +185,19 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 		return refButton(t, c, func(r core.Ref) bool { return r.Action == action && r.Item == item && r.Option == option })
 	}
 	dcAs := func(u discordfake.User) adaptertest.User { return adaptertest.User{ID: u.ID} }
-	dcCardOn := func(t *testing.T, route, id string) adaptertest.Card {
+	dcCardOn := func(t *testing.T, route string, id core.QuestionID) adaptertest.Card {
 		t.Helper()
 		return dc.cardIn(t, dcRooms[route], id, nil)
 	}
-	tgCardOn := func(t *testing.T, route, id string) adaptertest.Card {
+	tgCardOn := func(t *testing.T, route string, id core.QuestionID) adaptertest.Card {
 		t.Helper()
 		return tg.cardIn(t, tgRooms[route], id, nil)
 	}
 	// console signs in to the console as the desk token's person and
 	// posts form to the question's answer form, as a browser would: the
 	// sign-in form's CSRF cookie and field, then the session's.
-	console := func(form url.Values) func(t *testing.T, id string) {
-		return func(t *testing.T, id string) {
+	console := func(form url.Values) func(t *testing.T, id core.QuestionID) {
+		return func(t *testing.T, id core.QuestionID) {
 			t.Helper()
 			jar, err := cookiejar.New(nil)
 			if err != nil {
@@ -238,30 +238,30 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 			}
 			do(http.MethodGet, "/", nil, http.StatusOK)
 			do(http.MethodPost, "/signin", url.Values{"token": {deskTok}}, http.StatusSeeOther)
-			do(http.MethodGet, "/q/"+id, nil, http.StatusOK)
-			page := do(http.MethodPost, "/q/"+id+"/answer", form, http.StatusOK)
+			do(http.MethodGet, "/q/"+string(id), nil, http.StatusOK)
+			page := do(http.MethodPost, "/q/"+string(id)+"/answer", form, http.StatusOK)
 			if strings.Contains(page, `name="confirm" value="yes"`) {
 				// A hard-to-reverse choice is confirmed once, as its page asks.
 				confirmed := maps.Clone(form)
 				confirmed.Set("confirm", "yes")
-				page = do(http.MethodPost, "/q/"+id+"/answer", confirmed, http.StatusOK)
+				page = do(http.MethodPost, "/q/"+string(id)+"/answer", confirmed, http.StatusOK)
 			}
 			if !strings.Contains(page, "Recorded") {
 				t.Fatalf("the console did not record the answer:\n%s", page)
 			}
 		}
 	}
-	click := func(route string, action core.RefAction, option int) func(t *testing.T, id string) {
-		return func(t *testing.T, id string) {
+	click := func(route string, action core.RefAction, option int) func(t *testing.T, id core.QuestionID) {
+		return func(t *testing.T, id core.QuestionID) {
 			t.Helper()
 			c := slack.cardIn(t, slRooms[route], id, nil)
 			slack.Click(t, sam, c, button(t, c, action, option))
 		}
 	}
-	advance := func(d time.Duration) func(t *testing.T, id string) {
-		return func(t *testing.T, id string) { clock.Advance(d) }
+	advance := func(d time.Duration) func(t *testing.T, id core.QuestionID) {
+		return func(t *testing.T, id core.QuestionID) { clock.Advance(d) }
 	}
-	escalated := func(t *testing.T, id string) {
+	escalated := func(t *testing.T, id core.QuestionID) {
 		t.Helper()
 		clock.Advance(61 * time.Minute)
 		for {
@@ -279,8 +279,8 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 			}
 		}
 	}
-	then := func(fs ...func(t *testing.T, id string)) func(t *testing.T, id string) {
-		return func(t *testing.T, id string) {
+	then := func(fs ...func(t *testing.T, id core.QuestionID)) func(t *testing.T, id core.QuestionID) {
+		return func(t *testing.T, id core.QuestionID) {
 			for _, f := range fs {
 				f(t, id)
 			}
@@ -322,18 +322,18 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 	cases := []struct {
 		name  string
 		ask   client.AskRequest
-		close func(t *testing.T, id string)
+		close func(t *testing.T, id core.QuestionID)
 		state core.State
 	}{
 		{"clarification answered in a Slack thread by a configured person", clarify("Which region?"),
-			func(t *testing.T, id string) {
+			func(t *testing.T, id core.QuestionID) {
 				slack.Reply(t, carol, slack.Card(t, id, nil), nil, mk.mk("a clarification's answer (Slack)"))
 			},
 			core.StateAnswered},
 		{"clarification answered through the API", clarify("Which zone?"),
 			answer(ops, client.AnswerRequest{Answer: mk.mk("a clarification's answer (API)")}), core.StateAnswered},
 		{"clarification answered in the agent's MCP host", clarify("Which bucket?"),
-			func(t *testing.T, id string) {
+			func(t *testing.T, id core.QuestionID) {
 				if _, err := agent.AnswerInHost(ctx, id, client.AnswerRequest{Answer: mk.mk("a clarification's answer (MCP host)")}); err != nil {
 					t.Fatal(err)
 				}
@@ -366,34 +366,34 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 			click("sl-quorum", core.RefApprove, 0),
 		), core.StateAnswered},
 		{"clarification answered by a reply in Telegram", on("tg-reply", clarify("Which cluster?")),
-			func(t *testing.T, id string) {
+			func(t *testing.T, id core.QuestionID) {
 				tg.Reply(t, tgAsUser(tgLast), tgCardOn(t, "tg-reply", id), nil, mk.mk("a clarification's answer (Telegram reply)"))
 			}, core.StateAnswered},
 		{"decision picked in Telegram", on("tg-pick", decision),
-			func(t *testing.T, id string) {
+			func(t *testing.T, id core.QuestionID) {
 				c := tgCardOn(t, "tg-pick", id)
 				tg.Click(t, tgAsUser(tgFirst), c, button(t, c, core.RefOption, 1))
 			}, core.StateAnswered},
 		{"form answered in Telegram, with free text", on("tg-form", form),
-			func(t *testing.T, id string) {
+			func(t *testing.T, id core.QuestionID) {
 				c := tgCardOn(t, "tg-form", id)
 				tg.Click(t, tgAsUser(tgHandle), c, itemButton(t, c, core.RefOption, 0, 1))
 				b := itemButton(t, c, core.RefText, 1, 0)
 				tg.Reply(t, tgAsUser(tgHandle), c, &b, mk.mk("a form item's free text (Telegram)"))
 			}, core.StateAnswered},
 		{"approval denied in Discord with a reason", on("dc-deny", approval("drop_table", `{"table":"events"}`)),
-			func(t *testing.T, id string) {
+			func(t *testing.T, id core.QuestionID) {
 				c := dcCardOn(t, "dc-deny", id)
 				dc.DenyWith(t, dcAs(dcGlobal), c, button(t, c, core.RefDeny, 0), mk.mk("a deny reason (Discord modal)"))
 			}, core.StateAnswered},
 		{"quorum of two voted in Discord", on("dc-quorum", with(approval("rotate_keys", `{"all":false}`), func(r *client.AskRequest) { r.Quorum = 2 })),
-			func(t *testing.T, id string) {
+			func(t *testing.T, id core.QuestionID) {
 				c := dcCardOn(t, "dc-quorum", id)
 				dc.Click(t, dcAs(dcHandle), c, button(t, c, core.RefApprove, 0))
 				dc.Click(t, dcAs(dcNick), c, button(t, c, core.RefApprove, 0))
 			}, core.StateAnswered},
 		{"form answered in Discord, with free text", on("dc-form", form),
-			func(t *testing.T, id string) {
+			func(t *testing.T, id core.QuestionID) {
 				c := dcCardOn(t, "dc-form", id)
 				dc.Click(t, dcAs(dcGlobal), c, itemButton(t, c, core.RefOption, 0, 0))
 				b := itemButton(t, c, core.RefText, 1, 0)
@@ -405,11 +405,11 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 			answer(ops, client.AnswerRequest{ChosenOptionID: core.ApproveOption, Answer: mk.mk("a standing grant's reason"), Standing: &core.StandingRequest{Scope: core.StandingRun}}),
 			core.StateAnswered},
 		{"approval a standing approval covered", with(approval("lint", `{"fix":true}`), func(r *client.AskRequest) { r.RunID, r.Reversibility = "run-standing", core.Reversible }),
-			func(*testing.T, string) {}, core.StateAnswered},
+			func(*testing.T, core.QuestionID) {}, core.StateAnswered},
 		{"approval denied by a policy rule", on("policy", approval("fetch", `{"url":"https://example.com"}`)),
-			func(*testing.T, string) {}, core.StateAnswered},
+			func(*testing.T, core.QuestionID) {}, core.StateAnswered},
 		{"approval allowed by a policy rule", on("policy", approval("read_file", `{"path":"README.md"}`)),
-			func(*testing.T, string) {}, core.StateAnswered},
+			func(*testing.T, core.QuestionID) {}, core.StateAnswered},
 		{"batch with calls decided by policy rules", on("policy", client.AskRequest{Kind: core.KindApproval, Question: "These?", Reversibility: core.Reversible,
 			Calls: []core.CallInput{
 				{ToolCallID: "call_fetch", Tool: "fetch", Arguments: json.RawMessage(`{"url":"https://example.com"}`)},
@@ -427,25 +427,25 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 		{"timed out", with(clarify("Anyone there?"), func(r *client.AskRequest) { r.Timeout = client.Duration(time.Hour) }),
 			advance(2 * time.Hour), core.StateTimedOut},
 		{"declined", clarify("Tabs or spaces?"),
-			func(t *testing.T, id string) {
+			func(t *testing.T, id core.QuestionID) {
 				if _, err := ops.Decline(ctx, id); err != nil {
 					t.Fatal(err)
 				}
 			}, core.StateDeclined},
 		{"cancelled by an operator", clarify("Rename the repo?"),
-			func(t *testing.T, id string) {
+			func(t *testing.T, id core.QuestionID) {
 				if _, err := ops.Cancel(ctx, id, mk.mk("an operator's cancel reason")); err != nil {
 					t.Fatal(err)
 				}
 			}, core.StateCancelled},
 		{"cancelled by the agent", clarify("Still needed?"),
-			func(t *testing.T, id string) {
+			func(t *testing.T, id core.QuestionID) {
 				if _, err := agent.Cancel(ctx, id, "plans changed"); err != nil { // the agent's own words
 					t.Fatal(err)
 				}
 			}, core.StateCancelled},
 		{"expired with its run", with(clarify("Before the run ends?"), func(r *client.AskRequest) { r.RunID = "run-ending" }),
-			func(t *testing.T, id string) {
+			func(t *testing.T, id core.QuestionID) {
 				if _, err := agent.EndRun(ctx, "run-ending"); err != nil {
 					t.Fatal(err)
 				}

@@ -71,7 +71,7 @@ func startHookInput(t *testing.T, m *Main, host string, raw []byte, args ...stri
 
 // closedSoon is the question once it has closed, as its agent's long
 // poll wakes on the close (a guard of 30 s, not a timing assertion).
-func closedSoon(t *testing.T, m *Main, ops *client.Client, id string) *client.Question {
+func closedSoon(t *testing.T, m *Main, ops *client.Client, id core.QuestionID) *client.Question {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
@@ -100,14 +100,14 @@ func (h *hookProcess) exit(t *testing.T) int {
 
 // parked is the open question the hook of test t asked (its run is the
 // hook input's session, t's name), found as its asked event is logged.
-func parked(t *testing.T, ops *client.Client) string {
+func parked(t *testing.T, ops *client.Client) core.QuestionID {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // a guard, not a timing assertion
 	defer cancel()
-	var id string
+	var id core.QuestionID
 	found := errors.New("found")
 	err := ops.Follow(ctx, 0, func(ev client.Event) error {
-		if ev.Kind != core.EventAsked || ev.RunID != t.Name() {
+		if ev.Kind != core.EventAsked || ev.RunID != core.RunID(t.Name()) {
 			return nil
 		}
 		// A rule may have closed an earlier prompt of the same session
@@ -138,29 +138,29 @@ func hookSchema(t *testing.T, name string) *jsonschema.Schema {
 // on both stores, for every outcome a person gives, and checks what it
 // prints against the host's published schema.
 func TestHookCommand(t *testing.T) {
-	approve := func(ops *client.Client, id string) error {
+	approve := func(ops *client.Client, id core.QuestionID) error {
 		_, err := ops.Answer(t.Context(), id, client.AnswerRequest{ChosenOptionID: core.ApproveOption})
 		return err
 	}
 	cases := []struct {
 		name, host, fixture, schema string
-		answer                      func(ops *client.Client, id string) error
+		answer                      func(ops *client.Client, id core.QuestionID) error
 		want                        string // in stdout; "" for an empty stdout
 	}{
 		{"allow", "claude-code", "claude-code/permission-request.bash.json", "claude-code/permission-request.output.schema.json", approve,
 			`{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}`},
 		{"deny with a reason", "codex", "codex/permission-request.bash.json", "codex/permission-request.command.output.schema.json",
-			func(ops *client.Client, id string) error {
+			func(ops *client.Client, id core.QuestionID) error {
 				_, err := ops.Answer(t.Context(), id, client.AnswerRequest{ChosenOptionID: core.DenyOption, Answer: "Publish from CI, not from a laptop."})
 				return err
 			}, `"behavior":"deny","message":"A person denied this tool call in askbridge. Their reason:\n\u003caskbridge-untrusted-reason\u003e\nPublish from CI, not from a laptop.\n\u003c/askbridge-untrusted-reason\u003e"`},
 		{"edit to updated input", "claude-code", "claude-code/permission-request.bash.json", "claude-code/permission-request.output.schema.json",
-			func(ops *client.Client, id string) error {
+			func(ops *client.Client, id core.QuestionID) error {
 				_, err := ops.Answer(t.Context(), id, client.AnswerRequest{ChosenOptionID: core.ApproveOption,
 					Arguments: json.RawMessage(`{"command":"rm -rf node_modules/.cache","description":"Remove node_modules directory"}`)})
 				return err
 			}, `"decision":{"behavior":"allow","updatedInput":{"command":"rm -rf node_modules/.cache","description":"Remove node_modules directory"}}`},
-		{"decline", "codex", "codex/permission-request.network.json", "", func(ops *client.Client, id string) error {
+		{"decline", "codex", "codex/permission-request.network.json", "", func(ops *client.Client, id core.QuestionID) error {
 			_, err := ops.Decline(t.Context(), id)
 			return err
 		}, ""},

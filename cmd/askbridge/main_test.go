@@ -128,7 +128,7 @@ func TestAskWaitAnswer(t *testing.T) {
 			t.Fatalf("wait: %+v", res)
 		}
 		p, err := fence.ParseResume(res.Resume.Text)
-		if err != nil || p.QuestionID != q.ID || p.Verb != fence.VerbAnswered {
+		if err != nil || p.QuestionID != string(q.ID) || p.Verb != fence.VerbAnswered {
 			t.Fatalf("resume does not parse as one trusted header: %v\n%s", err, res.Resume.Text)
 		}
 		found := false
@@ -337,7 +337,7 @@ func TestCLIAskExitCodes(t *testing.T) {
 		t.Fatalf("ask --no-wait: %d %s", c, errb.String())
 	}
 	id := strings.TrimSpace(out.String())
-	if !core.ValidID(id) {
+	if !core.ValidID(core.QuestionID(id)) {
 		t.Fatalf("ask --no-wait printed %q", id)
 	}
 	out.Reset()

@@ -84,7 +84,7 @@ func fromAgentView(v *client.AgentQuestion) *core.Question {
 
 // Wait long-polls until the question closes or d passes; the server may
 // cap one poll below d, so it polls again for what is left.
-func (b clientBackend) Wait(ctx context.Context, id string, d time.Duration) (mcp.Status, error) {
+func (b clientBackend) Wait(ctx context.Context, id core.QuestionID, d time.Duration) (mcp.Status, error) {
 	end := time.Now().Add(d)
 	for {
 		res, err := b.c.WaitOnce(ctx, id, max(time.Until(end), 0))
@@ -111,7 +111,7 @@ func (b clientBackend) Wait(ctx context.Context, id string, d time.Duration) (mc
 }
 
 // HostMayAnswer asks the server, which alone knows the routes.
-func (b clientBackend) HostMayAnswer(ctx context.Context, id string) (bool, error) {
+func (b clientBackend) HostMayAnswer(ctx context.Context, id core.QuestionID) (bool, error) {
 	res, err := b.c.MCPDoor(ctx, id)
 	if err != nil {
 		return false, b.coded(err)
@@ -136,7 +136,7 @@ func (b clientBackend) AnswerInHost(ctx context.Context, in core.AnswerInput) er
 // Withdraw cancels the question on the server, which names the agent
 // after this process's token and limits it to the agent's own. A loser
 // gets the question as it was closed, as AnswerInHost's does.
-func (b clientBackend) Withdraw(ctx context.Context, id, reason string) error {
+func (b clientBackend) Withdraw(ctx context.Context, id core.QuestionID, reason string) error {
 	_, err := b.c.Cancel(ctx, id, reason)
 	var e *client.Error
 	if errors.As(err, &e) && e.Status == http.StatusConflict {
@@ -245,7 +245,7 @@ func cmdMCP(ctx context.Context, args []string, getenv func(string) string, stdi
 		b.tokenFrom = "the local admin token file (ASKBRIDGE_TOKEN is not set)"
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})) // stdout carries the protocol
-	if err := mcp.ServeStdio(ctx, b, mcp.Options{RunID: *run, Route: *route, Version: versionString(), Logger: log}); err != nil && ctx.Err() == nil {
+	if err := mcp.ServeStdio(ctx, b, mcp.Options{RunID: core.RunID(*run), Route: *route, Version: versionString(), Logger: log}); err != nil && ctx.Err() == nil {
 		return fail(stderr, err)
 	}
 	return 0

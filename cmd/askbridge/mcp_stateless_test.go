@@ -166,7 +166,7 @@ func TestMCPTaskAcrossReplicasAndRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	a = start(t, s)
-	if _, err := client.New(c.URL, opTok).Answer(ctx, created.TaskID, client.AnswerRequest{ChosenOptionID: core.ApproveOption}); err != nil {
+	if _, err := client.New(c.URL, opTok).Answer(ctx, core.QuestionID(created.TaskID), client.AnswerRequest{ChosenOptionID: core.ApproveOption}); err != nil {
 		t.Fatal(err)
 	}
 	done := get(a, 4)
@@ -255,7 +255,7 @@ func TestMCPTaskOverStdio(t *testing.T) {
 	if _, err := second.rpc(2, "tasks/cancel", map[string]any{"taskId": created.TaskID}); err != nil {
 		t.Fatal(err)
 	}
-	q, err := client.New(m.URL, opTok).Get(ctx, created.TaskID)
+	q, err := client.New(m.URL, opTok).Get(ctx, core.QuestionID(created.TaskID))
 	if err != nil || q.State != core.StateCancelled {
 		t.Fatalf("after tasks/cancel the question is %+v (%v)", q, err)
 	}

@@ -99,7 +99,7 @@ func TestMCPOverHTTP(t *testing.T) {
 	}
 	text := r.res.Content[0].(*mcpsdk.TextContent).Text
 	p, err := fence.ParseResume(text)
-	if err != nil || p.QuestionID != q.ID || p.Verb != fence.VerbAnswered {
+	if err != nil || p.QuestionID != string(q.ID) || p.Verb != fence.VerbAnswered {
 		t.Fatalf("resume %v:\n%s", err, text)
 	}
 	if got, _ := ops.Get(ctx, q.ID); got.State != core.StateAnswered {
@@ -124,7 +124,7 @@ func TestEventsFollow(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.After(10 * time.Second)
-	for !out.contains(`"question_id":"` + q.ID + `"`) {
+	for !out.contains(`"question_id":"` + string(q.ID) + `"`) {
 		select {
 		case <-out.changed:
 		case <-deadline:
@@ -339,7 +339,7 @@ func resultText(res *mcpsdk.CallToolResult) string {
 // sameAsWait checks that a tool result is the wait API's resume for the
 // question: the same text, and structured content that is the resume's
 // structured part with the id and state beside it.
-func sameAsWait(t *testing.T, ctx context.Context, b *bridge, id string, res *mcpsdk.CallToolResult) *client.WaitResponse {
+func sameAsWait(t *testing.T, ctx context.Context, b *bridge, id core.QuestionID, res *mcpsdk.CallToolResult) *client.WaitResponse {
 	t.Helper()
 	w, err := b.agent.WaitOnce(ctx, id, 0)
 	if err != nil || w.Resume == nil {
@@ -353,7 +353,7 @@ func sameAsWait(t *testing.T, ctx context.Context, b *bridge, id string, res *mc
 	if err := json.Unmarshal(raw, &st); err != nil {
 		t.Fatal(err)
 	}
-	if st["question_id"] != id || st["state"] != string(w.State) {
+	if st["question_id"] != string(id) || st["state"] != string(w.State) {
 		t.Errorf("structured content %s for a %s question %s", raw, w.State, id)
 	}
 	delete(st, "question_id")
@@ -453,7 +453,7 @@ func TestMCPResumeOnEveryTransport(t *testing.T) {
 				{"expired with its run", "request_clarification",
 					map[string]any{"question": "Still needed?", "reversibility": "reversible", "run_id": run + "-ending"},
 					func(t *testing.T, q *client.Question) {
-						if _, err := b.agent.EndRun(ctx, run+"-ending"); err != nil {
+						if _, err := b.agent.EndRun(ctx, core.RunID(run+"-ending")); err != nil {
 							t.Fatal(err)
 						}
 					}, fence.VerbExpired, nil},
@@ -551,7 +551,7 @@ func TestMCPHostDoor(t *testing.T) {
 				ch := callTool(ctx, cs, "request_clarification", map[string]any{"question": text, "reversibility": "hard_to_reverse"})
 				q := parkedAs(t, ctx, b.ops, text)
 				el := next(t)
-				if !strings.Contains(el.req.Params.Message, q.ID) || !strings.Contains(el.req.Params.Message, text) {
+				if !strings.Contains(el.req.Params.Message, string(q.ID)) || !strings.Contains(el.req.Params.Message, text) {
 					t.Fatalf("the elicitation does not show the question:\n%s", el.req.Params.Message)
 				}
 				return ch, q, el
@@ -746,7 +746,7 @@ func TestMCPStdioCancelSendsNoResponse(t *testing.T) {
 	}
 	rec.mu.Lock()
 	for _, msg := range rec.read {
-		if r, ok := msg.(*jsonrpc.Response); ok && r.Result != nil && strings.Contains(string(r.Result), q.ID) {
+		if r, ok := msg.(*jsonrpc.Response); ok && r.Result != nil && strings.Contains(string(r.Result), string(q.ID)) {
 			t.Errorf("a response for the cancelled call arrived: %s", r.Result)
 		}
 	}

@@ -204,7 +204,7 @@ func pageText(body string) string { return html.UnescapeString(tags.ReplaceAllSt
 // cardNow is the card of question id in room as its recipient sees it
 // now: the message as sent, and what its links open to (how the question
 // stands; its outcome once closed, with no link left that acts).
-func (d *onewayDriver) cardNow(t *testing.T, id, room string) (adaptertest.Card, bool) {
+func (d *onewayDriver) cardNow(t *testing.T, id core.QuestionID, room string) (adaptertest.Card, bool) {
 	q, err := d.main.Service.Get(t.Context(), id)
 	if err != nil {
 		return adaptertest.Card{}, false
@@ -248,7 +248,7 @@ func (d *onewayDriver) cardNow(t *testing.T, id, room string) (adaptertest.Card,
 	return adaptertest.Card{}, false
 }
 
-func (d *onewayDriver) cardIn(t *testing.T, room, id string, cond func(adaptertest.Card) bool) adaptertest.Card {
+func (d *onewayDriver) cardIn(t *testing.T, room string, id core.QuestionID, cond func(adaptertest.Card) bool) adaptertest.Card {
 	t.Helper()
 	w, err := d.main.Service.Watch(id)
 	if err != nil {
@@ -278,7 +278,7 @@ func (d *onewayDriver) cardIn(t *testing.T, room, id string, cond func(adapterte
 	}
 }
 
-func (d *onewayDriver) Card(t *testing.T, id string, cond func(adaptertest.Card) bool) adaptertest.Card {
+func (d *onewayDriver) Card(t *testing.T, id core.QuestionID, cond func(adaptertest.Card) bool) adaptertest.Card {
 	t.Helper()
 	return d.cardIn(t, d.Allowed().ID, id, cond)
 }
@@ -286,7 +286,7 @@ func (d *onewayDriver) Card(t *testing.T, id string, cond func(adaptertest.Card)
 // DM is u's own copy. The routes here send to each person's own address
 // (or topic), which is where their direct messages would go too, so core
 // sends one copy, not two (core's dmDeliveries): that room's.
-func (d *onewayDriver) DM(t *testing.T, u adaptertest.User, id string, cond func(adaptertest.Card) bool) adaptertest.Card {
+func (d *onewayDriver) DM(t *testing.T, u adaptertest.User, id core.QuestionID, cond func(adaptertest.Card) bool) adaptertest.Card {
 	t.Helper()
 	return d.cardIn(t, u.ID, id, cond)
 }
@@ -333,7 +333,7 @@ func (d *onewayDriver) link(t *testing.T, u adaptertest.User, c adaptertest.Card
 // ownRooms are the rooms u's own copies of question id were sent to,
 // waiting for them when the question's route sends u one: copies go out
 // one by one, and nobody acts on another's.
-func (d *onewayDriver) ownRooms(t *testing.T, id string, u adaptertest.User) []string {
+func (d *onewayDriver) ownRooms(t *testing.T, id core.QuestionID, u adaptertest.User) []string {
 	t.Helper()
 	w, err := d.main.Service.Watch(id)
 	if err != nil {

@@ -59,7 +59,7 @@ func cmdPolicy(_ context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return fail(stderr, err)
 	}
-	ask, err := policyInput(raw, *hostName, *agent, *route)
+	ask, err := policyInput(raw, *hostName, core.AgentID(*agent), *route)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -86,7 +86,7 @@ func cmdPolicy(_ context.Context, args []string, getenv func(string) string, std
 
 // policyInput reads what policy test evaluates: a hook input of host, as
 // the hook door would ask it, or else an ask request.
-func policyInput(raw []byte, host, agent, route string) (core.AskInput, error) {
+func policyInput(raw []byte, host string, agent core.AgentID, route string) (core.AskInput, error) {
 	if host != "" {
 		h, err := hooks.ParseHost(host)
 		if err != nil {

@@ -191,7 +191,7 @@ func askOn(t *testing.T, url, route string) *client.AgentQuestion {
 
 // answerAs answers q with token and returns the HTTP status (200, or the
 // refusal's).
-func answerAs(t *testing.T, url, token, id string) int {
+func answerAs(t *testing.T, url, token string, id core.QuestionID) int {
 	t.Helper()
 	_, err := client.New(url, token).Answer(t.Context(), id, client.AnswerRequest{Answer: "eu-west-1"})
 	var e *client.Error

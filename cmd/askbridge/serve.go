@@ -207,13 +207,13 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	m.stopMCP = cancelMCP
 	mux.Handle("/mcp", agentsOnly(api, "the MCP tools are for agent tokens", mcp.HTTPHandler(mcp.ServiceBackend{Svc: svc}, mcp.Options{
 		Version: versionString(),
-		Caller:  func(r *http.Request) string { return agentName(r.Context()) },
+		Caller:  func(r *http.Request) core.AgentID { return agentName(r.Context()) },
 		Stop:    stopMCP,
 	})))
 	// The hosts' HTTP hooks: under /v1, so the API authenticates and logs
 	// them as its own; the door is the hooks adapter.
 	api.Handle("POST /v1/hooks/{host}", agentsOnly(api, "hooks are answered for agent tokens", hooks.Handler(svc, hooks.Options{
-		Agent:   func(r *http.Request) string { return agentName(r.Context()) },
+		Agent:   func(r *http.Request) core.AgentID { return agentName(r.Context()) },
 		MaxWait: httpapi.DefaultMaxWait,
 		Stop:    stopMCP,
 		Log:     m.Log,
@@ -346,12 +346,12 @@ func agentsOnly(api *httpapi.Server, refusal string, h http.Handler) http.Handle
 			httpapi.WriteError(w, http.StatusForbidden, core.CodeForbidden, refusal)
 			return
 		}
-		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), agentKey{}, tok.Name)))
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), agentKey{}, tok.Agent())))
 	})
 }
 
-func agentName(ctx context.Context) string {
-	name, _ := ctx.Value(agentKey{}).(string)
+func agentName(ctx context.Context) core.AgentID {
+	name, _ := ctx.Value(agentKey{}).(core.AgentID)
 	return name
 }
 

@@ -14,7 +14,7 @@ import (
 
 // slackCardOf reads which question a fake message is the card of, with
 // the adapter's own decoder.
-func slackCardOf(m slackfake.Message) (string, bool) {
+func slackCardOf(m slackfake.Message) (core.QuestionID, bool) {
 	if m.BotID == "" || m.ThreadTS != "" || len(m.Blocks) == 0 {
 		return "", false
 	}

@@ -94,19 +94,19 @@ func (d *slackDriver) program() adaptertest.Program {
 	return adaptertest.Program{URL: d.m.URL, AgentToken: agentA, OperatorToken: opTok}
 }
 
-func (d *slackDriver) Card(t *testing.T, id string, cond func(adaptertest.Card) bool) adaptertest.Card {
+func (d *slackDriver) Card(t *testing.T, id core.QuestionID, cond func(adaptertest.Card) bool) adaptertest.Card {
 	t.Helper()
 	return d.cardIn(t, slackRoom, id, cond)
 }
 
 // DM is the card in u's direct messages: the fake opens a person's DM as
 // their id with D for U.
-func (d *slackDriver) DM(t *testing.T, u adaptertest.User, id string, cond func(adaptertest.Card) bool) adaptertest.Card {
+func (d *slackDriver) DM(t *testing.T, u adaptertest.User, id core.QuestionID, cond func(adaptertest.Card) bool) adaptertest.Card {
 	t.Helper()
 	return d.cardIn(t, "D"+u.ID[1:], id, cond)
 }
 
-func (d *slackDriver) cardIn(t *testing.T, room, id string, cond func(adaptertest.Card) bool) adaptertest.Card {
+func (d *slackDriver) cardIn(t *testing.T, room string, id core.QuestionID, cond func(adaptertest.Card) bool) adaptertest.Card {
 	t.Helper()
 	var card adaptertest.Card
 	recorded := false
@@ -129,7 +129,7 @@ func (d *slackDriver) cardIn(t *testing.T, room, id string, cond func(adaptertes
 	return card
 }
 
-func (d *slackDriver) recorded(t *testing.T, id, room, ts string) bool {
+func (d *slackDriver) recorded(t *testing.T, id core.QuestionID, room, ts string) bool {
 	q, err := d.m.Service.Get(t.Context(), id)
 	if err != nil {
 		return false

@@ -165,13 +165,13 @@ func tmCard(room string, m teamsfake.Message) adaptertest.Card {
 	return c
 }
 
-func (d *teamsDriver) Card(t *testing.T, id string, cond func(adaptertest.Card) bool) adaptertest.Card {
+func (d *teamsDriver) Card(t *testing.T, id core.QuestionID, cond func(adaptertest.Card) bool) adaptertest.Card {
 	t.Helper()
 	return d.cardIn(t, tmChannel, id, cond)
 }
 
 // DM is the card in the bot's personal chat with u.
-func (d *teamsDriver) DM(t *testing.T, u adaptertest.User, id string, cond func(adaptertest.Card) bool) adaptertest.Card {
+func (d *teamsDriver) DM(t *testing.T, u adaptertest.User, id core.QuestionID, cond func(adaptertest.Card) bool) adaptertest.Card {
 	t.Helper()
 	return d.cardIn(t, core.DMRoom(u.ID), id, cond)
 }
@@ -179,7 +179,7 @@ func (d *teamsDriver) DM(t *testing.T, u adaptertest.User, id string, cond func(
 // cardIn waits for the card of question id recorded in room (a channel,
 // or a person's DM room) to satisfy cond. A card counts once recorded,
 // as a person sees it only after it is posted.
-func (d *teamsDriver) cardIn(t *testing.T, room, id string, cond func(adaptertest.Card) bool) adaptertest.Card {
+func (d *teamsDriver) cardIn(t *testing.T, room string, id core.QuestionID, cond func(adaptertest.Card) bool) adaptertest.Card {
 	t.Helper()
 	conv := func(m teamsfake.Message) bool { return m.Channel == room && m.ID == m.Root }
 	if user, ok := core.DMUser(room); ok {

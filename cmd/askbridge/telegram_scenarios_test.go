@@ -149,19 +149,19 @@ func (d *telegramDriver) isCardOf(m telegramfake.Message, recorded []string) boo
 	return m.Keyboarded && slices.Contains(recorded, strconv.Itoa(m.ID))
 }
 
-func (d *telegramDriver) Card(t *testing.T, id string, cond func(adaptertest.Card) bool) adaptertest.Card {
+func (d *telegramDriver) Card(t *testing.T, id core.QuestionID, cond func(adaptertest.Card) bool) adaptertest.Card {
 	t.Helper()
 	return d.cardIn(t, tgRoom, id, cond)
 }
 
 // DM is the card in u's private chat with the bot, whose id is u's.
-func (d *telegramDriver) DM(t *testing.T, u adaptertest.User, id string, cond func(adaptertest.Card) bool) adaptertest.Card {
+func (d *telegramDriver) DM(t *testing.T, u adaptertest.User, id core.QuestionID, cond func(adaptertest.Card) bool) adaptertest.Card {
 	t.Helper()
 	chat, _ := strconv.ParseInt(u.ID, 10, 64)
 	return d.cardIn(t, chat, id, cond)
 }
 
-func (d *telegramDriver) cardIn(t *testing.T, chat int64, id string, cond func(adaptertest.Card) bool) adaptertest.Card {
+func (d *telegramDriver) cardIn(t *testing.T, chat int64, id core.QuestionID, cond func(adaptertest.Card) bool) adaptertest.Card {
 	t.Helper()
 	var last adaptertest.Card
 	// A group takes 20 sends a minute: a card queued behind a few edits of
@@ -400,7 +400,7 @@ func TestTelegramLateStart(t *testing.T) {
 	up.Store(true)
 	if !fake.Wait(30*time.Second, func() bool {
 		for _, msg := range fake.Messages(tgRoom) {
-			if strings.Contains(msg.Text, q.ID) {
+			if strings.Contains(msg.Text, string(q.ID)) {
 				return true
 			}
 		}

@@ -101,13 +101,13 @@ func openWebhooks(f File) (*webhook.Sender, error) {
 // webhookSettings are the allow list and the keys of f: the fallback
 // secret, each route's, and each token's.
 func webhookSettings(f File) (core.CallbackPrefixes, *webhook.Keys) {
-	keys := &webhook.Keys{Default: []byte(f.Webhooks.Secret.Reveal()), Routes: map[string]webhook.RouteKey{}, Tokens: map[string][]byte{}}
+	keys := &webhook.Keys{Default: []byte(f.Webhooks.Secret.Reveal()), Routes: map[string]webhook.RouteKey{}, Tokens: map[core.AgentID][]byte{}}
 	for name, r := range f.Routes {
 		keys.Routes[name] = webhook.RouteKey{URL: r.CallbackURL, Secret: []byte(r.WebhookSecret.Reveal())}
 	}
 	for _, t := range f.Tokens {
 		if t.WebhookSecret != "" {
-			keys.Tokens[t.Name] = []byte(t.WebhookSecret.Reveal())
+			keys.Tokens[core.AgentID(t.Name)] = []byte(t.WebhookSecret.Reveal())
 		}
 	}
 	return f.Webhooks.Allow, keys

@@ -131,7 +131,7 @@ func TestWebhookEndToEnd(t *testing.T) {
 			{"hooked", "", "/hooks/route", routeSecret, false},
 			{"", "", "/hooks/cli", fallback, true},
 		} {
-			id := cliID
+			id := core.QuestionID(cliID)
 			if !c.cli {
 				in := clarify("Which region?")
 				in.Route, in.CallbackURL, in.ToolCallID = c.route, c.callback, "call-"+c.path

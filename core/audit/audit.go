@@ -152,8 +152,8 @@ func (k Key) Digest(e core.Event, stream int, w Witness) (string, error) {
 	} else {
 		m.field("")
 	}
-	m.field(e.QuestionID)
-	m.field(e.RunID)
+	m.field(string(e.QuestionID))
+	m.field(string(e.RunID))
 	var at [64]byte
 	m.fieldBytes(e.At.UTC().AppendFormat(at[:0], time.RFC3339Nano))
 	m.field(string(e.Kind))

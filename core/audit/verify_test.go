@@ -23,7 +23,7 @@ func chainLog(t *testing.T, n, lag int) []core.Event {
 	t.Helper()
 	var log []core.Event
 	for i := 1; i <= n; i++ {
-		e := core.Event{Seq: int64(i), QuestionID: "q" + string(rune('a'+i%26)), At: t0.Add(time.Duration(i) * time.Second),
+		e := core.Event{Seq: int64(i), QuestionID: core.QuestionID("q" + string(rune('a'+i%26))), At: t0.Add(time.Duration(i) * time.Second),
 			Kind: core.EventAnswered, Actor: "p-1", Payload: json.RawMessage(`{"n":` + string(rune('0'+i%10)) + `}`)}
 		log = append(log, appendTo(t, log, e, lag, ""))
 	}

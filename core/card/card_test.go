@@ -110,10 +110,10 @@ func TestCardMarkersSurviveEdits(t *testing.T) {
 	// Cards recorded before MessageRef had a kind.
 	old := &core.Question{ID: q.ID, Reversibility: "", State: core.StateOpen}
 	old.Normalize()
-	if got := card.New(old, core.MessageRef{Delivery: q.ID + ":escalate:slack:C1"}); got.As != core.DeliverEscalate {
+	if got := card.New(old, core.MessageRef{Delivery: string(q.ID) + ":escalate:slack:C1"}); got.As != core.DeliverEscalate {
 		t.Fatalf("an old escalated card reads as %s", got.As)
 	}
-	if got := card.New(old, core.MessageRef{Delivery: q.ID + ":post:slack:C2"}); got.As != core.DeliverPost ||
+	if got := card.New(old, core.MessageRef{Delivery: string(q.ID) + ":post:slack:C2"}); got.As != core.DeliverPost ||
 		!slices.Equal(got.Markers, []card.Marker{card.MarkerUnclassified}) {
 		t.Fatalf("an old unclassified card reads as %s %v", got.As, got.Markers)
 	}

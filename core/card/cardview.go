@@ -23,7 +23,7 @@ import (
 // its Title and Body), a new flag is a new Marker, and a new answer is a
 // new Action on a section or on the card.
 type Card struct {
-	QuestionID string
+	QuestionID core.QuestionID
 	Kind       core.Kind
 	State      core.State
 	// As is what this message is: DeliverPost or DeliverEscalate for a
@@ -97,8 +97,8 @@ func (m Marker) Warning() bool { return m == MarkerHardToReverse || m == MarkerU
 
 // Meta is who asked, in what context, and until when.
 type Meta struct {
-	Agent  string
-	RunID  string
+	Agent  core.AgentID
+	RunID  core.RunID
 	Labels core.Labels
 	Asked  time.Time
 	// Deadline is when the question times out; zero once it is closed.

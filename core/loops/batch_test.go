@@ -37,9 +37,9 @@ type gateCourier struct {
 	release chan struct{}
 	entered chan string // each post's room, as it starts
 	mu      sync.Mutex
-	in      map[string]int // posts under way per room
-	most    int            // the most under way at once into one room
-	order   []string       // questions in the order their posts started
+	in      map[string]int    // posts under way per room
+	most    int               // the most under way at once into one room
+	order   []core.QuestionID // questions in the order their posts started
 }
 
 func (*gateCourier) Surface() core.Surface { return core.SurfaceSlack }
@@ -57,7 +57,7 @@ func (c *gateCourier) Post(_ context.Context, q *core.Question, card core.Messag
 	c.mu.Lock()
 	c.in[card.Room]--
 	c.mu.Unlock()
-	card.ID = "m-" + q.ID
+	card.ID = "m-" + string(q.ID)
 	return card, nil
 }
 

@@ -74,7 +74,7 @@ func Run(ctx context.Context, svc *core.Service, l Intervals, onErr func(error))
 // catchUpLoop runs CatchUp until it is finished, trying again every
 // interval while another replica holds it or after an error.
 func catchUpLoop(ctx context.Context, svc *core.Service, interval time.Duration, onErr func(error)) {
-	owner := core.NewID(0) // this process, for the lease
+	owner := string(core.NewID(0)) // a random name for this process, for the lease
 	for {
 		_, done, err := svc.CatchUp(ctx, owner)
 		if ctx.Err() != nil || done {

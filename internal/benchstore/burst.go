@@ -19,7 +19,7 @@ import (
 
 // AskDecision asks, through svc, a two-option decision on route, as the
 // click benchmarks answer it by its first option, and returns its id.
-func AskDecision(b *testing.B, svc *core.Service, route string) string {
+func AskDecision(b *testing.B, svc *core.Service, route string) core.QuestionID {
 	b.Helper()
 	q, err := svc.Ask(context.Background(), core.AskInput{Agent: "agent", RunID: "run-1", Route: route, Kind: core.KindDecision,
 		Reversibility: core.Reversible, Text: "Which database?", Options: []core.Option{
@@ -212,7 +212,7 @@ func ReportAcks(b *testing.B, acks []time.Duration) {
 // WaitForCards waits until every question of ids has its card on surface
 // recorded and the surface's outbox has nothing left to send, and returns
 // each question's card.
-func WaitForCards(b *testing.B, svc *core.Service, st core.Store, surface core.Surface, ids []string) []core.MessageRef {
+func WaitForCards(b *testing.B, svc *core.Service, st core.Store, surface core.Surface, ids []core.QuestionID) []core.MessageRef {
 	b.Helper()
 	ctx := context.Background()
 	cards := make([]core.MessageRef, len(ids))
@@ -250,7 +250,7 @@ func WaitForCards(b *testing.B, svc *core.Service, st core.Store, surface core.S
 
 // EachClosedOnce fails b unless every question of ids is answered, with
 // one answered event.
-func EachClosedOnce(b *testing.B, svc *core.Service, ids []string) {
+func EachClosedOnce(b *testing.B, svc *core.Service, ids []core.QuestionID) {
 	b.Helper()
 	ctx := context.Background()
 	for _, id := range ids {

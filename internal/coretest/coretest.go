@@ -129,7 +129,7 @@ type EventReader interface {
 
 // EventsOf reads the whole log through r and returns question id's events,
 // in order.
-func EventsOf(t testing.TB, r EventReader, id string) []core.Event {
+func EventsOf(t testing.TB, r EventReader, id core.QuestionID) []core.Event {
 	t.Helper()
 	all, err := r.Events(t.Context(), 0, 100000)
 	if err != nil {
@@ -140,7 +140,7 @@ func EventsOf(t testing.TB, r EventReader, id string) []core.Event {
 
 // OfQuestion keeps question id's events of evs, in order, for logs read some other
 // way (the HTTP client).
-func OfQuestion(evs []core.Event, id string) []core.Event {
+func OfQuestion(evs []core.Event, id core.QuestionID) []core.Event {
 	var out []core.Event
 	for _, ev := range evs {
 		if ev.QuestionID == id {

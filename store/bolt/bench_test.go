@@ -40,7 +40,7 @@ func benchResolve(b *testing.B, noSync bool) {
 	qs := make([]*core.Question, b.N)
 	for i := range qs {
 		q := question(time.Duration(i)*time.Millisecond, core.Reversible)
-		q.Messages = []core.MessageRef{{Surface: core.SurfaceSlack, Room: "C1", ID: "1700.1", Delivery: q.ID + "/post", At: q.CreatedAt}}
+		q.Messages = []core.MessageRef{{Surface: core.SurfaceSlack, Room: "C1", ID: "1700.1", Delivery: string(q.ID) + "/post", At: q.CreatedAt}}
 		if err := seed.Create(ctx, q, asked(q), nil); err != nil {
 			b.Fatal(err)
 		}

@@ -262,7 +262,7 @@ func TestRefusedCreateSharingACommitStoresNothing(t *testing.T) {
 	if _, err := s.EndRun(ctx, core.Run{Agent: "agent", ID: "ended"}.Key(), at); err != nil {
 		t.Fatal(err)
 	}
-	ask := func(run, key string) *core.Question {
+	ask := func(run core.RunID, key string) *core.Question {
 		return &core.Question{ID: core.NewID(0), Kind: core.KindClarification, Agent: "agent", RunID: run,
 			Text: "Which?", Reversibility: core.Reversible, CreatedAt: at, State: core.StateOpen,
 			Idempotency: &core.Idempotency{Key: key, Fingerprint: "f"}}

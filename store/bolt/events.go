@@ -54,7 +54,7 @@ func (s *Store) Events(_ context.Context, since int64, limit int) ([]core.Event,
 
 // QuestionEvents reads one question's events through its question-events
 // keys, in seq order, at most limit (all when limit <= 0).
-func (s *Store) QuestionEvents(_ context.Context, id string, limit int) ([]core.Event, error) {
+func (s *Store) QuestionEvents(_ context.Context, id core.QuestionID, limit int) ([]core.Event, error) {
 	prefix, err := questionEventPrefix(id)
 	if err != nil {
 		return nil, nil // no stored question has such an id

@@ -92,12 +92,12 @@ func sortable(v int64) uint64 { return uint64(v) ^ (1 << 63) }
 func msKey(t time.Time) []byte { return u64(sortable(t.UnixMilli())) }
 
 // timeIDKey orders by time, then by id.
-func timeIDKey(t time.Time, id string) []byte {
+func timeIDKey(t time.Time, id core.QuestionID) []byte {
 	return append(msKey(t), id...)
 }
 
 // idOfTimeKey is the id part of a timeIDKey.
-func idOfTimeKey(k []byte) string { return string(k[8:]) }
+func idOfTimeKey(k []byte) core.QuestionID { return core.QuestionID(k[8:]) }
 
 // openRank puts hard-to-reverse questions first; reversible and
 // unclassified ones share the second rank.
@@ -116,7 +116,7 @@ func openKey(q *core.Question) []byte {
 	return append(k, q.ID...)
 }
 
-func idOfOpenKey(k []byte) string { return string(k[9:]) }
+func idOfOpenKey(k []byte) core.QuestionID { return core.QuestionID(k[9:]) }
 
 // prefixed is a length-prefixed string, so that one value can never be
 // read as the prefix of another.
@@ -130,7 +130,7 @@ func prefixed(s string) ([]byte, error) {
 }
 
 // runOpenKey places id in run's open set; runOpenPrefix scans that set.
-func runOpenKey(run, id string) ([]byte, error) {
+func runOpenKey(run string, id core.QuestionID) ([]byte, error) {
 	p, err := runOpenPrefix(run)
 	if err != nil {
 		return nil, err
@@ -141,15 +141,15 @@ func runOpenKey(run, id string) ([]byte, error) {
 func runOpenPrefix(run string) ([]byte, error) { return prefixed(run) }
 
 // questionEventKey ties event seq to question id.
-func questionEventKey(id string, seq uint64) ([]byte, error) {
-	p, err := prefixed(id)
+func questionEventKey(id core.QuestionID, seq uint64) ([]byte, error) {
+	p, err := prefixed(string(id))
 	if err != nil {
 		return nil, err
 	}
 	return append(p, u64(seq)...), nil
 }
 
-func questionEventPrefix(id string) ([]byte, error) { return prefixed(id) }
+func questionEventPrefix(id core.QuestionID) ([]byte, error) { return prefixed(string(id)) }
 
 func seqOfSuffix(k []byte) uint64 { return binary.BigEndian.Uint64(k[len(k)-8:]) }
 

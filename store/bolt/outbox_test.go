@@ -153,7 +153,7 @@ func TestRenotifyIfDeadlineActsOnce(t *testing.T) {
 	r := core.Renotice{
 		QuestionID: q.ID, IfDeadline: q.Deadline, Deadline: q.Deadline.Add(time.Hour), Count: true,
 		Event:      core.Event{Kind: core.EventEscalated, At: q.Deadline},
-		Deliveries: []core.Delivery{{Key: q.ID + "/esc", Kind: core.DeliverEscalate, Surface: core.SurfaceDiscord, Room: "D9"}},
+		Deliveries: []core.Delivery{{Key: string(q.ID) + "/esc", Kind: core.DeliverEscalate, Surface: core.SurfaceDiscord, Room: "D9"}},
 		Now:        q.Deadline,
 	}
 	got, err := s.Renotify(ctx, r)

@@ -86,7 +86,7 @@ func (s *Store) Purge(ctx context.Context, cutoff time.Time, limit int) (int, er
 }
 
 // questionEventSeqs are the seqs of a stored question's events.
-func questionEventSeqs(tx *bbolt.Tx, id string) []uint64 {
+func questionEventSeqs(tx *bbolt.Tx, id core.QuestionID) []uint64 {
 	prefix, err := questionEventPrefix(id)
 	if err != nil {
 		return nil // no stored question has such an id
@@ -100,7 +100,7 @@ func questionEventSeqs(tx *bbolt.Tx, id string) []uint64 {
 }
 
 // dropQuestion deletes a question, its events and its index entries.
-func dropQuestion(tx *bbolt.Tx, id string) error {
+func dropQuestion(tx *bbolt.Tx, id core.QuestionID) error {
 	q, err := getQuestion(tx, id)
 	if err == core.ErrNotFound {
 		return nil

@@ -36,7 +36,7 @@ func (s *Store) Create(ctx context.Context, q *core.Question, asked core.Event, 
 		idem := stored.Idempotency
 		if idem != nil {
 			if id := tx.Bucket(bucketIdempotency).Get([]byte(idem.Key)); id != nil {
-				first, err := getQuestion(tx, string(id))
+				first, err := getQuestion(tx, core.QuestionID(id))
 				if err != nil {
 					return err
 				}
@@ -86,7 +86,7 @@ func (s *Store) Create(ctx context.Context, q *core.Question, asked core.Event, 
 }
 
 // Get returns the question, or ErrNotFound.
-func (s *Store) Get(_ context.Context, id string) (*core.Question, error) {
+func (s *Store) Get(_ context.Context, id core.QuestionID) (*core.Question, error) {
 	var q *core.Question
 	err := s.view("get", func(tx *bbolt.Tx) error {
 		var err error
@@ -98,7 +98,7 @@ func (s *Store) Get(_ context.Context, id string) (*core.Question, error) {
 
 // ReadToChange is Get: a read here is a local transaction, with no round
 // trip to save.
-func (s *Store) ReadToChange(ctx context.Context, id string) (*core.Question, error) {
+func (s *Store) ReadToChange(ctx context.Context, id core.QuestionID) (*core.Question, error) {
 	return s.Get(ctx, id)
 }
 
@@ -184,8 +184,8 @@ func (s *Store) Between(_ context.Context, idx core.TimeIndex, from, to time.Tim
 }
 
 // Due returns open questions whose deadline is at or before now.
-func (s *Store) Due(_ context.Context, now time.Time, limit int) ([]string, error) {
-	var ids []string
+func (s *Store) Due(_ context.Context, now time.Time, limit int) ([]core.QuestionID, error) {
+	var ids []core.QuestionID
 	err := s.view("due", func(tx *bbolt.Tx) error {
 		ids = nil
 		end := msKey(now)

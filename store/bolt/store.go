@@ -282,17 +282,17 @@ func decodeOutbox(b []byte) (*outboxRecord, error) {
 // question id, sent to without blocking after a commit.
 type watchers struct {
 	mu sync.Mutex
-	m  map[string]map[chan struct{}]struct{}
+	m  map[core.QuestionID]map[chan struct{}]struct{}
 }
 
 // Watch returns a channel that receives after any committed change to
 // question id, and a function to stop watching.
-func (s *Store) Watch(id string) (<-chan struct{}, func()) {
+func (s *Store) Watch(id core.QuestionID) (<-chan struct{}, func()) {
 	w := &s.watches
 	ch := make(chan struct{}, 1)
 	w.mu.Lock()
 	if w.m == nil {
-		w.m = make(map[string]map[chan struct{}]struct{})
+		w.m = make(map[core.QuestionID]map[chan struct{}]struct{})
 	}
 	set := w.m[id]
 	if set == nil {
@@ -313,7 +313,7 @@ func (s *Store) Watch(id string) (<-chan struct{}, func()) {
 	}
 }
 
-func (w *watchers) wake(id string) {
+func (w *watchers) wake(id core.QuestionID) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for ch := range w.m[id] {

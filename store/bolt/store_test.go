@@ -78,7 +78,7 @@ func asked(q *core.Question) core.Event {
 }
 
 func post(q *core.Question, s core.Surface, room string) core.Delivery {
-	return core.Delivery{Key: q.ID + "/post/" + string(s) + "/" + room, Kind: core.DeliverPost, Surface: s, Room: room, QuestionID: q.ID, CreatedAt: q.CreatedAt}
+	return core.Delivery{Key: string(q.ID) + "/post/" + string(s) + "/" + room, Kind: core.DeliverPost, Surface: s, Room: room, QuestionID: q.ID, CreatedAt: q.CreatedAt}
 }
 
 func mustCreate(t testing.TB, s core.Store, q *core.Question, out ...core.Delivery) {
@@ -179,7 +179,7 @@ func TestListOpenPagesWithoutSkipOrRepeat(t *testing.T) {
 		all = append(all, q)
 	}
 	// Want: hard_to_reverse first, then oldest, then id.
-	var want []string
+	var want []core.QuestionID
 	for _, hard := range []bool{true, false} {
 		var group []*core.Question
 		for _, q := range all {
@@ -200,7 +200,7 @@ func TestListOpenPagesWithoutSkipOrRepeat(t *testing.T) {
 		}
 	}
 
-	var got []string
+	var got []core.QuestionID
 	cursor := ""
 	closedOne := false
 	for page := 0; ; page++ {

@@ -125,7 +125,7 @@ func (s *Store) Renotify(ctx context.Context, r core.Renotice) (*core.Question, 
 // delivery key. A card recorded after the question closed (its post raced
 // the close, so the close enqueued no edit for it) gets an update
 // delivery at once, so every card ends up showing the outcome.
-func (s *Store) RecordMessage(ctx context.Context, id string, ref core.MessageRef, notified core.Event) (*core.Question, error) {
+func (s *Store) RecordMessage(ctx context.Context, id core.QuestionID, ref core.MessageRef, notified core.Event) (*core.Question, error) {
 	const op = "record message"
 	return s.mutate(ctx, op, id, func(tx *bbolt.Tx, q *core.Question, eff *effects) error {
 		if ref.Delivery != "" {
@@ -157,12 +157,12 @@ func (s *Store) RecordMessage(ctx context.Context, id string, ref core.MessageRe
 
 // EndRun marks a run (its core.Run key) ended, the first time winning,
 // and returns the ids of its open questions.
-func (s *Store) EndRun(ctx context.Context, runID string, at time.Time) ([]string, error) {
+func (s *Store) EndRun(ctx context.Context, runID string, at time.Time) ([]core.QuestionID, error) {
 	const op = "end run"
 	if runID == "" {
 		return nil, core.Errorf(core.CodeInvalid, op, "run id is required")
 	}
-	var ids []string
+	var ids []core.QuestionID
 	err := s.update(ctx, op, func(tx *bbolt.Tx) error {
 		ids = nil
 		prefix, err := runOpenPrefix(runID)
@@ -171,7 +171,7 @@ func (s *Store) EndRun(ctx context.Context, runID string, at time.Time) ([]strin
 		}
 		c := tx.Bucket(bucketRunOpen).Cursor()
 		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-			ids = append(ids, string(k[len(prefix):]))
+			ids = append(ids, core.QuestionID(k[len(prefix):]))
 		}
 		runs := tx.Bucket(bucketRuns)
 		if runs.Get([]byte(runID)) != nil {

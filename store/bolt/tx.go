@@ -14,11 +14,11 @@ import (
 // effects is what a transaction must announce once it has committed:
 // the questions whose watchers wake and the surfaces whose Claims wake.
 type effects struct {
-	ids      []string
+	ids      []core.QuestionID
 	surfaces map[core.Surface]bool
 }
 
-func (e *effects) changed(id string) { e.ids = append(e.ids, id) }
+func (e *effects) changed(id core.QuestionID) { e.ids = append(e.ids, id) }
 
 func (e *effects) enqueued(s core.Surface) {
 	if e.surfaces == nil {
@@ -43,7 +43,7 @@ func (s *Store) announce(e *effects) {
 // wake-ups follow the commit (law 3). change may return
 // errNoChange (the question as read is then returned) or a refuse()d
 // error, both before its first write, to leave everything as it was.
-func (s *Store) mutate(ctx context.Context, op, id string, change func(tx *bbolt.Tx, q *core.Question, eff *effects) error) (*core.Question, error) {
+func (s *Store) mutate(ctx context.Context, op string, id core.QuestionID, change func(tx *bbolt.Tx, q *core.Question, eff *effects) error) (*core.Question, error) {
 	var (
 		out *core.Question
 		eff effects
@@ -73,7 +73,7 @@ func (s *Store) mutate(ctx context.Context, op, id string, change func(tx *bbolt
 }
 
 // getQuestion reads a question inside tx; ErrNotFound if absent.
-func getQuestion(tx *bbolt.Tx, id string) (*core.Question, error) {
+func getQuestion(tx *bbolt.Tx, id core.QuestionID) (*core.Question, error) {
 	v := tx.Bucket(bucketQuestions).Get([]byte(id))
 	if v == nil {
 		return nil, core.ErrNotFound

@@ -159,7 +159,7 @@ func BenchmarkGet(b *testing.B) {
 	q := question(0, "run-bench", t0)
 	q.Text = "Which region should the new cluster run in? eu-west-1 is closest to most users, us-east-1 is cheaper."
 	mustCreate(b, s, q)
-	ref := core.MessageRef{Surface: core.SurfaceSlack, Room: "C0123456789", ID: "1700000000.100200", Delivery: q.ID + ":post:slack:C0123456789", At: t0}
+	ref := core.MessageRef{Surface: core.SurfaceSlack, Room: "C0123456789", ID: "1700000000.100200", Delivery: string(q.ID) + ":post:slack:C0123456789", At: t0}
 	if _, err := s.RecordMessage(ctx, q.ID, ref, event(q, core.EventNotified, t0)); err != nil {
 		b.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func closable(b *testing.B, s *redisstore.Store) []*core.Question {
 			defer wg.Done()
 			for i := w; i < b.N; i += workers {
 				q := question(0, "run-bench", t0)
-				ref := core.MessageRef{Surface: core.SurfaceSlack, Room: "C1", ID: strconv.Itoa(i), Delivery: q.ID + ":post", At: t0}
+				ref := core.MessageRef{Surface: core.SurfaceSlack, Room: "C1", ID: strconv.Itoa(i), Delivery: string(q.ID) + ":post", At: t0}
 				if err := s.Create(ctx, q, event(q, core.EventAsked, t0), []core.Delivery{post(q, core.SurfaceSlack, "C1")}); err != nil {
 					setupErr.Store(err)
 					return
@@ -338,14 +338,14 @@ func BenchmarkMemoryPerOpen(b *testing.B) {
 			wg.Go(func() {
 				for i := next.Add(1); i <= int64(n); i = next.Add(1) {
 					at := t0.Add(time.Duration(i) * time.Millisecond)
-					q := question(0, "run-"+strconv.FormatInt(i%100, 10), at)
+					q := question(0, core.RunID("run-"+strconv.FormatInt(i%100, 10)), at)
 					q.Text = "Which region should the new cluster run in? eu-west-1 is closest to most users, us-east-1 is cheaper."
 					if err := s.Create(ctx, q, event(q, core.EventAsked, at), []core.Delivery{post(q, core.SurfaceSlack, "C0123456789")}); err != nil {
 						failed.Store(err)
 						return
 					}
 					ref := core.MessageRef{Surface: core.SurfaceSlack, Room: "C0123456789", ID: "1700000000." + strconv.FormatInt(100000+i, 10),
-						Delivery: q.ID + ":post:slack:C0123456789", At: at}
+						Delivery: string(q.ID) + ":post:slack:C0123456789", At: at}
 					if _, err := s.RecordMessage(ctx, q.ID, ref, event(q, core.EventNotified, at)); err != nil {
 						failed.Store(err)
 						return

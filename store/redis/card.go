@@ -40,11 +40,11 @@ type cardFragment struct {
 	Kind       core.DeliveryKind `json:"kind"`
 	Surface    core.Surface      `json:"surface"`
 	Room       string            `json:"room,omitempty"`
-	QuestionID string            `json:"question_id"`
+	QuestionID core.QuestionID   `json:"question_id"`
 	Message    *core.MessageRef  `json:"message"`
 }
 
-func renderCard(id string, ref core.MessageRef) (string, error) {
+func renderCard(id core.QuestionID, ref core.MessageRef) (string, error) {
 	b, err := json.Marshal(cardFragment{
 		Kind:       core.DeliverUpdate,
 		Surface:    ref.Surface,
@@ -60,7 +60,7 @@ func renderCard(id string, ref core.MessageRef) (string, error) {
 
 // storeCard is the m:<n> value of a card: packed, or a fragment when a
 // part would not survive packing.
-func storeCard(id string, ref core.MessageRef) (string, error) {
+func storeCard(id core.QuestionID, ref core.MessageRef) (string, error) {
 	at, err := packTime(ref.At)
 	if err != nil {
 		return "", err
@@ -159,7 +159,7 @@ func cardUpdate(surface core.Surface, u, k, t string) (core.Delivery, error) {
 			return d, err
 		}
 		qid, _, _ := strings.Cut(k, "/") // "<question id>/update/<ver>/<n>"
-		d = core.Delivery{Kind: core.DeliverUpdate, Surface: surface, Room: ref.Room, QuestionID: qid, Message: &ref}
+		d = core.Delivery{Kind: core.DeliverUpdate, Surface: surface, Room: ref.Room, QuestionID: core.QuestionID(qid), Message: &ref}
 	}
 	d.Key = k
 	err := json.Unmarshal([]byte(t), &d.CreatedAt)

@@ -47,7 +47,7 @@ func decodeClosedPos(cursor string) (closedPos, bool) {
 // closedEntry is one member of a shard's closed index.
 type closedEntry struct {
 	ms int64
-	id string
+	id core.QuestionID
 }
 
 // SearchClosed reads the shards' closed indexes newest first, merged, a
@@ -89,7 +89,7 @@ func (s *Store) SearchClosed(ctx context.Context, cq core.ClosedQuery, cursor st
 		if err != nil {
 			return core.ClosedPage{}, core.Internal(op, err)
 		}
-		ids := make([]string, len(entries))
+		ids := make([]core.QuestionID, len(entries))
 		for i, e := range entries {
 			ids[i] = e.id
 		}
@@ -97,7 +97,7 @@ func (s *Store) SearchClosed(ctx context.Context, cq core.ClosedQuery, cursor st
 		if err != nil {
 			return core.ClosedPage{}, core.Internal(op, err)
 		}
-		byID := make(map[string]*core.Question, len(qs))
+		byID := make(map[core.QuestionID]*core.Question, len(qs))
 		for _, q := range qs {
 			byID[q.ID] = q
 		}
@@ -105,12 +105,12 @@ func (s *Store) SearchClosed(ctx context.Context, cq core.ClosedQuery, cursor st
 			if (limit > 0 && len(page.Questions) == limit) || (scan > 0 && read == scan) {
 				// Resume at e itself: its id with a NUL after it is
 				// the least place above it.
-				page.Next = closedPos{ms: e.ms, id: e.id + "\x00"}.encode()
+				page.Next = closedPos{ms: e.ms, id: string(e.id) + "\x00"}.encode()
 				page.ReadTo = fromMS(e.ms)
 				return page, nil
 			}
 			read++
-			pos = closedPos{ms: e.ms, id: e.id}
+			pos = closedPos{ms: e.ms, id: string(e.id)}
 			// A question purged since the index was read is gone.
 			if q := byID[e.id]; q != nil && cq.Match(q) {
 				page.Questions = append(page.Questions, q)
@@ -152,19 +152,19 @@ func (s *Store) closedBefore(ctx context.Context, pos closedPos, floor string, n
 		if ties[shard] != nil {
 			for _, id := range ties[shard].Val() {
 				if id < pos.id {
-					all = append(all, closedEntry{ms: pos.ms, id: id})
+					all = append(all, closedEntry{ms: pos.ms, id: core.QuestionID(id)})
 				}
 			}
 		}
 		for _, z := range rest[shard].Val() {
-			all = append(all, closedEntry{ms: int64(z.Score), id: z.Member.(string)})
+			all = append(all, closedEntry{ms: int64(z.Score), id: core.QuestionID(z.Member.(string))})
 		}
 	}
 	slices.SortFunc(all, func(a, b closedEntry) int {
 		if c := cmp.Compare(b.ms, a.ms); c != 0 {
 			return c
 		}
-		return strings.Compare(b.id, a.id)
+		return cmp.Compare(b.id, a.id)
 	})
 	if len(all) > n {
 		all = all[:n]

@@ -54,7 +54,7 @@ func TestCluster(t *testing.T) {
 			qs = append(qs, q)
 		}
 		// Listing merges the shards in one order, page by page.
-		var listed []string
+		var listed []core.QuestionID
 		cursor := ""
 		for {
 			page, next, err := s.ListOpen(ctx, cursor, 5)

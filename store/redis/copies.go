@@ -58,7 +58,7 @@ import (
 // (Watch); it never calls back into the Store.
 type readCache struct {
 	mu      sync.Mutex
-	entries map[string]*cacheEntry // exactly the watched ids
+	entries map[core.QuestionID]*cacheEntry // exactly the watched ids
 	// trusted is false while the wake-up subscription may be losing
 	// messages: no read is kept meanwhile. Written under mu, read without
 	// it only by trust's fast path.
@@ -79,18 +79,18 @@ type readTicket struct{ _ byte }
 
 // writeTicket marks one write of a question by this Store (beginWrite).
 type writeTicket struct {
-	id string
+	id core.QuestionID
 	e  *cacheEntry // nil if the id was not watched when the write began
 }
 
 func newReadCache() *readCache {
-	c := &readCache{entries: make(map[string]*cacheEntry)}
+	c := &readCache{entries: make(map[core.QuestionID]*cacheEntry)}
 	c.trusted.Store(true)
 	return c
 }
 
 // watch marks id as watched: its first watcher has started.
-func (c *readCache) watch(id string) {
+func (c *readCache) watch(id core.QuestionID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.entries[id] == nil {
@@ -99,7 +99,7 @@ func (c *readCache) watch(id string) {
 }
 
 // unwatch drops everything kept of id: its last watcher has stopped.
-func (c *readCache) unwatch(id string) {
+func (c *readCache) unwatch(id core.QuestionID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.entries, id)
@@ -113,7 +113,7 @@ func (c *readCache) size() int {
 }
 
 // settledCopy is id's settled copy, if one is kept.
-func (c *readCache) settledCopy(id string) (*core.Question, bool) {
+func (c *readCache) settledCopy(id core.QuestionID) (*core.Question, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e := c.entries[id]; e != nil && e.settled != nil {
@@ -124,7 +124,7 @@ func (c *readCache) settledCopy(id string) (*core.Question, bool) {
 }
 
 // freshCopy is id's fresh copy, if one is kept.
-func (c *readCache) freshCopy(id string) (*core.Question, bool) {
+func (c *readCache) freshCopy(id core.QuestionID) (*core.Question, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e := c.entries[id]; e != nil && e.fresh != nil {
@@ -137,7 +137,7 @@ func (c *readCache) freshCopy(id string) (*core.Question, bool) {
 // readStarts is called before a read of id goes to Redis. For a watched
 // id it returns the ticket readEnds needs to keep what the read returns
 // (and makes any earlier read out unkeepable); nil otherwise.
-func (c *readCache) readStarts(id string) *readTicket {
+func (c *readCache) readStarts(id core.QuestionID) *readTicket {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.entries[id]
@@ -152,7 +152,7 @@ func (c *readCache) readStarts(id string) *readTicket {
 // or no question), as id's fresh copy if q is open and t is still id's
 // read out: no wake-up, later read, write of this Store or doubt about
 // the subscription came in between, and id is still watched.
-func (c *readCache) readEnds(id string, t *readTicket, q *core.Question) {
+func (c *readCache) readEnds(id core.QuestionID, t *readTicket, q *core.Question) {
 	if t == nil {
 		return
 	}
@@ -171,7 +171,7 @@ func (c *readCache) readEnds(id string, t *readTicket, q *core.Question) {
 
 // beginWrite is called before this Store runs a script that changes id;
 // endWrite, always, after it.
-func (c *readCache) beginWrite(id string) writeTicket {
+func (c *readCache) beginWrite(id core.QuestionID) writeTicket {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.entries[id]
@@ -206,7 +206,7 @@ func (c *readCache) endWrite(w writeTicket, after *core.Question) {
 
 // wrote drops whatever is kept of id: this Store has changed it (a write
 // that needs no echo suppression, such as a card recorded).
-func (c *readCache) wrote(id string) {
+func (c *readCache) wrote(id core.QuestionID) {
 	c.endWrite(c.beginWrite(id), nil)
 }
 
@@ -215,7 +215,7 @@ func (c *readCache) wrote(id string) {
 // settled copy stays (a question closes once, and only this Store's close
 // leaves one). It reports whether id's watchers are to be signalled: not
 // while a write of this Store's own is in flight (see echo suppression).
-func (c *readCache) remote(id string) (signal bool) {
+func (c *readCache) remote(id core.QuestionID) (signal bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.entries[id]

@@ -20,14 +20,14 @@ func TestReadToChangeUsesTheWatchersCopy(t *testing.T) {
 	b := newStore(t, redisstore.Options{Prefix: prefix}) // another replica
 	raw := newClient(t)
 	ctx := t.Context()
-	drop := func(id string) { // the record goes from Redis, unannounced
+	drop := func(id core.QuestionID) { // the record goes from Redis, unannounced
 		t.Helper()
 		key, _, _, _, _, _, _, _ := redisstore.Keys(a, id)
 		if err := raw.Del(ctx, key).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	gone := func(id, when string) {
+	gone := func(id core.QuestionID, when string) {
 		t.Helper()
 		if _, err := a.ReadToChange(ctx, id); core.ErrorCode(err) != core.CodeNotFound {
 			t.Fatalf("%s: ReadToChange gave %v, want Redis's answer (not found)", when, err)

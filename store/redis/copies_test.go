@@ -13,11 +13,11 @@ import (
 // The behaviour through a Store (Get, ReadToChange, Watch across
 // replicas) is tested in copies_ext_test.go and waker_test.go.
 
-func openQ(id string, version int64) *core.Question {
+func openQ(id core.QuestionID, version int64) *core.Question {
 	return &core.Question{ID: id, State: core.StateOpen, Version: version}
 }
 
-func closedQ(id string, version int64) *core.Question {
+func closedQ(id core.QuestionID, version int64) *core.Question {
 	return &core.Question{ID: id, State: core.StateAnswered, Version: version,
 		Resolution: &core.Resolution{Answer: "yes"}}
 }
@@ -25,7 +25,7 @@ func closedQ(id string, version int64) *core.Question {
 // keep is a read of id that returned q with nothing in between.
 func keep(c *readCache, q *core.Question) { c.readEnds(q.ID, c.readStarts(q.ID), q) }
 
-func mustFresh(t *testing.T, c *readCache, id string, version int64, why string) {
+func mustFresh(t *testing.T, c *readCache, id core.QuestionID, version int64, why string) {
 	t.Helper()
 	got, ok := c.freshCopy(id)
 	if !ok || got.Version != version {
@@ -33,7 +33,7 @@ func mustFresh(t *testing.T, c *readCache, id string, version int64, why string)
 	}
 }
 
-func mustNoFresh(t *testing.T, c *readCache, id, why string) {
+func mustNoFresh(t *testing.T, c *readCache, id core.QuestionID, why string) {
 	t.Helper()
 	if got, ok := c.freshCopy(id); ok {
 		t.Fatalf("%s: a fresh copy at version %d was kept", why, got.Version)
@@ -54,7 +54,7 @@ func TestCacheKeepsOnlyWatchedIDs(t *testing.T) {
 	}
 
 	for i := range 100 {
-		id := fmt.Sprintf("q%d", i)
+		id := core.QuestionID(fmt.Sprintf("q%d", i))
 		c.watch(id)
 		c.watch(id) // a second watcher of the same id
 		keep(c, openQ(id, 1))
@@ -64,7 +64,7 @@ func TestCacheKeepsOnlyWatchedIDs(t *testing.T) {
 	}
 	c.endWrite(c.beginWrite("q7"), closedQ("q7", 2))
 	for i := range 100 {
-		c.unwatch(fmt.Sprintf("q%d", i))
+		c.unwatch(core.QuestionID(fmt.Sprintf("q%d", i)))
 	}
 	if n := c.size(); n != 0 {
 		t.Fatalf("%d entries left after every watch stopped", n)

@@ -42,7 +42,7 @@ func (c *roomCourier) Post(_ context.Context, q *core.Question, card core.Messag
 		close(c.done)
 	}
 	c.mu.Unlock()
-	card.ID = "m-" + q.ID
+	card.ID = "m-" + string(q.ID)
 	return card, nil
 }
 func (c *roomCourier) Update(context.Context, *core.Question, core.MessageRef) error { return nil }

@@ -103,14 +103,14 @@ func testEarlierLayout(t *testing.T, oldest bool) {
 	asked, _ := json.Marshal(event(q, core.EventAsked, t0))
 	om := redisstore.OpenMember(q)
 	ms := func(at time.Time) string { return strconv.FormatInt(at.UnixMilli(), 10) }
-	card := core.MessageRef{Surface: core.SurfaceSlack, Room: "C1", ID: "1700.1", Delivery: q.ID + ":post:slack:C1", Kind: core.DeliverPost, At: t0}
+	card := core.MessageRef{Surface: core.SurfaceSlack, Room: "C1", ID: "1700.1", Delivery: string(q.ID) + ":post:slack:C1", Kind: core.DeliverPost, At: t0}
 	frag, _ := json.Marshal(struct {
 		Kind       core.DeliveryKind `json:"kind"`
 		Surface    core.Surface      `json:"surface"`
 		Room       string            `json:"room"`
 		QuestionID string            `json:"question_id"`
 		Message    core.MessageRef   `json:"message"`
-	}{core.DeliverUpdate, card.Surface, card.Room, q.ID, card})
+	}{core.DeliverUpdate, card.Surface, card.Room, string(q.ID), card})
 	fields := []any{"doc", doc, "state", "open", "run", run, "om", om, "deadline", ms(q.Deadline),
 		"nm", 1, "m:1", string(frag[1 : len(frag)-1]), "ms:1", "slack", "md:" + card.Delivery, 1}
 	if oldest {
@@ -126,9 +126,9 @@ func testEarlierLayout(t *testing.T, oldest bool) {
 			p.RPush(ctx, listK, "1-0")
 		}
 		p.ZAdd(ctx, openK, goredis.Z{Member: om})
-		p.ZAdd(ctx, createdK, goredis.Z{Score: float64(t0.UnixMilli()), Member: q.ID})
-		p.ZAdd(ctx, deadlineK, goredis.Z{Score: float64(q.Deadline.UnixMilli()), Member: q.ID})
-		p.ZAdd(ctx, runK, goredis.Z{Member: run + "\x00" + q.ID})
+		p.ZAdd(ctx, createdK, goredis.Z{Score: float64(t0.UnixMilli()), Member: string(q.ID)})
+		p.ZAdd(ctx, deadlineK, goredis.Z{Score: float64(q.Deadline.UnixMilli()), Member: string(q.ID)})
+		p.ZAdd(ctx, runK, goredis.Z{Member: run + "\x00" + string(q.ID)})
 		return nil
 	})
 	if err != nil {
@@ -165,7 +165,7 @@ func testEarlierLayout(t *testing.T, oldest bool) {
 	if got, err := s.RecordMessage(ctx, q.ID, card, notified); err != nil || len(got.Messages) != 1 {
 		t.Fatalf("repeat of the earlier card: %+v, %v", got, err)
 	}
-	card2 := core.MessageRef{Surface: core.SurfaceTelegram, Room: "-100", ID: "42", Delivery: q.ID + ":post:telegram:-100", Kind: core.DeliverPost, At: t0}
+	card2 := core.MessageRef{Surface: core.SurfaceTelegram, Room: "-100", ID: "42", Delivery: string(q.ID) + ":post:telegram:-100", Kind: core.DeliverPost, At: t0}
 	if got, err := s.RecordMessage(ctx, q.ID, card2, notified); err != nil || len(got.Messages) != 2 {
 		t.Fatalf("a new card on the earlier record: %+v, %v", got, err)
 	}
@@ -249,9 +249,9 @@ func TestClosedRecordOfLayoutOneIsMigrated(t *testing.T) {
 		p.Set(ctx, docK, string(doc)+"\x1e"+string(res), 0)
 		p.Set(ctx, seqK, "1 "+strings.Repeat("ab", 20), 0)
 		p.XAdd(ctx, &goredis.XAddArgs{Stream: evK, ID: "1-0", Values: []any{"e", string(asked)}})
-		p.ZAdd(ctx, createdK, goredis.Z{Score: float64(t0.UnixMilli()), Member: q.ID})
-		p.ZAdd(ctx, closedK, goredis.Z{Score: float64(closedAt.UnixMilli()), Member: q.ID})
-		p.ZAdd(ctx, runK, goredis.Z{Member: run + "\x00" + q.ID})
+		p.ZAdd(ctx, createdK, goredis.Z{Score: float64(t0.UnixMilli()), Member: string(q.ID)})
+		p.ZAdd(ctx, closedK, goredis.Z{Score: float64(closedAt.UnixMilli()), Member: string(q.ID)})
+		p.ZAdd(ctx, runK, goredis.Z{Member: run + "\x00" + string(q.ID)})
 		return nil
 	})
 	if err != nil {

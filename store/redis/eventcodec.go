@@ -37,7 +37,7 @@ func packEvent(e core.Event) (string, error) {
 			return "", err
 		}
 	}
-	v, ok := pack(string(e.Kind), e.QuestionID, e.RunID, at, e.Actor, string(e.Surface), e.Reason, string(payload))
+	v, ok := pack(string(e.Kind), string(e.QuestionID), string(e.RunID), at, e.Actor, string(e.Surface), e.Reason, string(payload))
 	if ok && !strings.HasPrefix(v, "{") {
 		return v, nil
 	}
@@ -69,7 +69,7 @@ func readEvent(v string) (core.Event, error) {
 	if e.At, err = unpackTime(p[3]); err != nil {
 		return e, err
 	}
-	e.Kind, e.QuestionID, e.RunID = core.EventKind(p[0]), p[1], p[2]
+	e.Kind, e.QuestionID, e.RunID = core.EventKind(p[0]), core.QuestionID(p[1]), core.RunID(p[2])
 	e.Actor, e.Surface, e.Reason = p[4], core.Surface(p[5]), p[6]
 	if p[7] != "" {
 		e.Payload = json.RawMessage(p[7])

@@ -115,7 +115,7 @@ func (s *Store) decodeEvent(m goredis.XMessage, shard int) (core.Event, error) {
 
 // QuestionEvents reads one question's events: the stream ids its record
 // keeps (the "ev" field), then those entries of its shard's stream.
-func (s *Store) QuestionEvents(ctx context.Context, id string, limit int) ([]core.Event, error) {
+func (s *Store) QuestionEvents(ctx context.Context, id core.QuestionID, limit int) ([]core.Event, error) {
 	const op = "redis question events"
 	shard, ok := s.shardOf(id)
 	if !ok || !core.ValidID(id) {

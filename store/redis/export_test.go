@@ -31,7 +31,7 @@ func SetStaleConsumer(d time.Duration) time.Duration {
 
 // Keys names some of a store's keys, for tests that write records in an
 // earlier layout by hand.
-func Keys(s *Store, id string) (question, legacyEvents, events, seq, open, created, deadline, runOpen string) {
+func Keys(s *Store, id core.QuestionID) (question, legacyEvents, events, seq, open, created, deadline, runOpen string) {
 	sh := s.sk[0]
 	return s.k.question(id), s.k.questionEvents(id), sh.events, sh.seq, sh.open, s.k.created(0), sh.deadline, sh.runOpen
 }
@@ -97,7 +97,7 @@ func LayoutKeys(s *Store) []string {
 func Prefix(s *Store) string { return s.k.prefix }
 
 // DocumentKeys names question id's document and resolution keys.
-func DocumentKeys(s *Store, id string) (document, resolution string) {
+func DocumentKeys(s *Store, id core.QuestionID) (document, resolution string) {
 	return s.k.document(id), s.k.resolution(id)
 }
 

@@ -10,7 +10,7 @@ import (
 var t0 = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 
 // question is a valid open clarification in the given shard.
-func question(shard int, run string, created time.Time) *core.Question {
+func question(shard int, run core.RunID, created time.Time) *core.Question {
 	return &core.Question{
 		ID: core.NewID(shard), Kind: core.KindClarification, Agent: "agent-a", RunID: run,
 		Text: "Which region?", Reversibility: core.Reversible, Route: "ops",
@@ -19,7 +19,7 @@ func question(shard int, run string, created time.Time) *core.Question {
 	}
 }
 
-func formQuestion(shard int, run string, created time.Time) *core.Question {
+func formQuestion(shard int, run core.RunID, created time.Time) *core.Question {
 	q := question(shard, run, created)
 	q.Kind = core.KindForm
 	q.Items = []core.FormItem{
@@ -34,7 +34,7 @@ func event(q *core.Question, kind core.EventKind, at time.Time) core.Event {
 }
 
 func post(q *core.Question, s core.Surface, room string) core.Delivery {
-	return core.Delivery{Key: q.ID + ":post:" + string(s) + ":" + room, Kind: core.DeliverPost, Surface: s,
+	return core.Delivery{Key: string(q.ID) + ":post:" + string(s) + ":" + room, Kind: core.DeliverPost, Surface: s,
 		Room: room, QuestionID: q.ID, CreatedAt: q.CreatedAt}
 }
 
@@ -59,7 +59,7 @@ func mustCreate(t testing.TB, s core.Store, q *core.Question, out ...core.Delive
 	}
 }
 
-func mustGet(t testing.TB, s core.Store, id string) *core.Question {
+func mustGet(t testing.TB, s core.Store, id core.QuestionID) *core.Question {
 	t.Helper()
 	q, err := s.Get(t.Context(), id)
 	if err != nil {
@@ -69,7 +69,7 @@ func mustGet(t testing.TB, s core.Store, id string) *core.Question {
 }
 
 // kinds lists the kinds of q's events in the log.
-func kinds(t testing.TB, s core.Store, id string) []core.EventKind {
+func kinds(t testing.TB, s core.Store, id core.QuestionID) []core.EventKind {
 	t.Helper()
 	evs, err := s.Events(t.Context(), 0, 10000)
 	if err != nil {

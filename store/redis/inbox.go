@@ -48,15 +48,15 @@ func (s *Store) OpenPage(ctx context.Context, f core.OpenFilter, cursor string, 
 	var page core.OpenPage
 	last := ""
 	for chunk := range slices.Chunk(members, openPageChunk) {
-		ids := make([]string, len(chunk))
+		ids := make([]core.QuestionID, len(chunk))
 		for i, m := range chunk {
-			ids[i] = m[19:]
+			ids[i] = openMemberID(m)
 		}
 		qs, err := s.load(ctx, ids)
 		if err != nil {
 			return core.OpenPage{}, core.Internal(op, err)
 		}
-		byID := make(map[string]*core.Question, len(qs))
+		byID := make(map[core.QuestionID]*core.Question, len(qs))
 		for _, q := range qs {
 			byID[q.ID] = q
 		}

@@ -63,20 +63,20 @@ func (k keys) tag(shard int) string {
 
 // question, document and questionEvents take a valid id: its first
 // character names its shard.
-func (k keys) question(id string) string {
-	return k.tag(core.ShardOf(id)) + ":q:" + id
+func (k keys) question(id core.QuestionID) string {
+	return k.tag(core.ShardOf(id)) + ":q:" + string(id)
 }
 
-func (k keys) document(id string) string {
-	return k.tag(core.ShardOf(id)) + ":d:" + id
+func (k keys) document(id core.QuestionID) string {
+	return k.tag(core.ShardOf(id)) + ":d:" + string(id)
 }
 
-func (k keys) resolution(id string) string {
-	return k.tag(core.ShardOf(id)) + ":r:" + id
+func (k keys) resolution(id core.QuestionID) string {
+	return k.tag(core.ShardOf(id)) + ":r:" + string(id)
 }
 
-func (k keys) questionEvents(id string) string {
-	return k.tag(core.ShardOf(id)) + ":qe:" + id
+func (k keys) questionEvents(id core.QuestionID) string {
+	return k.tag(core.ShardOf(id)) + ":qe:" + string(id)
 }
 
 func (k keys) events(shard int) string       { return k.tag(shard) + ":events" }

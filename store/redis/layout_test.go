@@ -24,9 +24,9 @@ func TestQuestionIsCompact(t *testing.T) {
 	mustCreate(t, s, q, post(q, core.SurfaceSlack, "C0123456789"))
 	now := time.Date(2026, 3, 1, 9, 0, 1, 123456789, time.UTC) // a wall clock's nanoseconds
 	for _, ref := range []core.MessageRef{
-		{Surface: core.SurfaceSlack, Room: "C0123456789", ID: "1700000000.100200", Delivery: q.ID + ":post:slack:C0123456789", Kind: core.DeliverPost, At: now},
+		{Surface: core.SurfaceSlack, Room: "C0123456789", ID: "1700000000.100200", Delivery: string(q.ID) + ":post:slack:C0123456789", Kind: core.DeliverPost, At: now},
 		{Surface: core.SurfaceDiscord, Room: "1234567890123456789", ID: "1234567890123456789",
-			Delivery: q.ID + ":escalate:discord:1234567890123456789", Kind: core.DeliverEscalate, Repeat: true, At: now},
+			Delivery: string(q.ID) + ":escalate:discord:1234567890123456789", Kind: core.DeliverEscalate, Repeat: true, At: now},
 	} {
 		if _, err := s.RecordMessage(ctx, q.ID, ref, event(q, core.EventNotified, now)); err != nil {
 			t.Fatal(err)
@@ -78,7 +78,7 @@ func TestBetweenCreatedOpenAndClosed(t *testing.T) {
 	ctx := t.Context()
 	s := newStore(t, redisstore.Options{Shards: 2})
 	start := time.Date(1969, 12, 31, 23, 59, 0, 0, time.UTC)
-	var want []string
+	var want []core.QuestionID
 	for i := range 8 {
 		q := question(i%2, "run-1", start.Add(time.Duration(i)*15*time.Second))
 		if i%3 == 0 {
@@ -92,13 +92,13 @@ func TestBetweenCreatedOpenAndClosed(t *testing.T) {
 		}
 		want = append(want, q.ID)
 	}
-	ids := func(from, to time.Time, limit int) []string {
+	ids := func(from, to time.Time, limit int) []core.QuestionID {
 		t.Helper()
 		qs, err := s.Between(ctx, core.ByCreated, from, to, limit)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var out []string
+		var out []core.QuestionID
 		for _, q := range qs {
 			out = append(out, q.ID)
 		}
@@ -125,9 +125,9 @@ func TestHeldSecondCard(t *testing.T) {
 	s := newStore(t, redisstore.Options{Now: clock.Now})
 	q := question(0, "run-1", t0)
 	mustCreate(t, s, q)
-	tg := core.MessageRef{Surface: core.SurfaceTelegram, Room: "-1001", ID: "42", Delivery: q.ID + ":post:telegram:-1001", Kind: core.DeliverPost, At: t0}
+	tg := core.MessageRef{Surface: core.SurfaceTelegram, Room: "-1001", ID: "42", Delivery: string(q.ID) + ":post:telegram:-1001", Kind: core.DeliverPost, At: t0}
 	dc := core.MessageRef{Surface: core.SurfaceDiscord, Room: "1234567890123456789", ID: "9876543210987654321",
-		Delivery: q.ID + ":post:discord:1234567890123456789", Kind: core.DeliverPost, At: t0}
+		Delivery: string(q.ID) + ":post:discord:1234567890123456789", Kind: core.DeliverPost, At: t0}
 	var read *core.Question
 	for _, ref := range []core.MessageRef{tg, dc} {
 		var err error

@@ -21,7 +21,7 @@ func TestClosedIndexCaughtUpByReaders(t *testing.T) {
 	c := newClient(t)
 	s1 := newStoreOn(t, c, redisstore.Options{})
 	s2 := newStoreOn(t, c, redisstore.Options{Prefix: redisstore.Prefix(s1)})
-	var ids []string
+	var ids []core.QuestionID
 	for i := range 3 {
 		q := question(0, "run-1", t0.Add(time.Duration(i)*time.Second))
 		mustCreate(t, s1, q)
@@ -29,7 +29,7 @@ func TestClosedIndexCaughtUpByReaders(t *testing.T) {
 		if _, err := s1.Resolve(ctx, answer(q, "ada", t0.Add(time.Duration(10-i)*time.Minute))); err != nil {
 			t.Fatal(err)
 		}
-		ids = append([]string{q.ID}, ids...)
+		ids = append([]core.QuestionID{q.ID}, ids...)
 	}
 	_, _, _, _, _, createdK, _, _ := redisstore.Keys(s1, ids[0])
 	closedK := strings.Replace(createdK, ":created", ":closed", 1)
@@ -46,7 +46,7 @@ func TestClosedIndexCaughtUpByReaders(t *testing.T) {
 	}
 	wg.Wait()
 	for i := range pages {
-		var got []string
+		var got []core.QuestionID
 		for _, q := range pages[i] {
 			got = append(got, q.ID)
 		}

@@ -67,12 +67,12 @@ func (s *Store) migrateShard(ctx context.Context, shard int) error {
 		}
 		keys := make([]string, 0, 4*len(ids))
 		args := []any{shard, s.timed, ""}
-		for _, id := range ids {
+		for _, id := range questionIDs(ids) {
 			if sh, ok := s.shardOf(id); !ok || sh != shard {
 				continue
 			}
 			keys = append(keys, s.k.question(id), s.k.document(id), s.k.resolution(id), s.k.questionEvents(id))
-			args = append(args, id)
+			args = append(args, string(id))
 		}
 		if len(keys) > 0 {
 			if _, err := s.run(ctx, migrateScript, keys, args...); err != nil {

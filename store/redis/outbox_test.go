@@ -283,7 +283,7 @@ func TestOutboxCardUpdateLayouts(t *testing.T) {
 	ctx := t.Context()
 	q := question(0, "run-1", t0)
 	mustCreate(t, s, q)
-	ref := core.MessageRef{Surface: core.SurfaceSlack, Room: "C1", ID: "1700.1", Delivery: q.ID + ":post", At: t0}
+	ref := core.MessageRef{Surface: core.SurfaceSlack, Room: "C1", ID: "1700.1", Delivery: string(q.ID) + ":post", At: t0}
 	if _, err := s.RecordMessage(ctx, q.ID, ref, event(q, core.EventNotified, t0)); err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +292,7 @@ func TestOutboxCardUpdateLayouts(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The card made version 1, the close version 2.
-	want := core.Delivery{Key: q.ID + "/update/2/1", Kind: core.DeliverUpdate, Surface: core.SurfaceSlack, Room: "C1",
+	want := core.Delivery{Key: string(q.ID) + "/update/2/1", Kind: core.DeliverUpdate, Surface: core.SurfaceSlack, Room: "C1",
 		QuestionID: q.ID, Message: &ref, CreatedAt: at, Attempts: 1}
 	old, _ := json.Marshal(want)
 	claimed := func(block time.Duration) core.Delivery {
@@ -332,7 +332,7 @@ func TestOutboxCardUpdateLayouts(t *testing.T) {
 	q2 := question(0, "run-1", t0)
 	mustCreate(t, s, q2)
 	ref2 := ref
-	ref2.Delivery = q2.ID + ":post"
+	ref2.Delivery = string(q2.ID) + ":post"
 	if _, err := s.RecordMessage(ctx, q2.ID, ref2, event(q2, core.EventNotified, t0)); err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +340,7 @@ func TestOutboxCardUpdateLayouts(t *testing.T) {
 		t.Fatal(err)
 	}
 	want2 := want
-	want2.Key, want2.QuestionID, want2.Message = q2.ID+"/update/2/1", q2.ID, &ref2
+	want2.Key, want2.QuestionID, want2.Message = string(q2.ID)+"/update/2/1", q2.ID, &ref2
 	if diff := cmp.Diff(want2, <-done); diff != "" {
 		t.Fatalf("update from a close, blocking claim (-want +got):\n%s", diff)
 	}

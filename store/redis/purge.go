@@ -51,12 +51,12 @@ func (s *Store) Purge(ctx context.Context, cutoff time.Time, limit int) (int, er
 				return total, core.Internal(op, err)
 			}
 			args := []any{shard, s.timed, "", msString(cutoff), purgeBatch, checkpoint, msString(now)}
-			for _, id := range ids {
+			for _, id := range questionIDs(ids) {
 				if sh, ok := s.shardOf(id); !ok || sh != shard {
 					continue
 				}
 				keys = append(keys, s.k.question(id), s.k.document(id), s.k.resolution(id))
-				args = append(args, id)
+				args = append(args, string(id))
 			}
 			r, err := s.run(ctx, purgeScript, keys, args...)
 			if err != nil {

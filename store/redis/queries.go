@@ -16,7 +16,7 @@ import (
 
 // openOnly splits ids into those of open questions and the rest (closed,
 // or gone), keeping their order, with one pipelined read.
-func (s *Store) openOnly(ctx context.Context, ids []string) (open, stale []string, err error) {
+func (s *Store) openOnly(ctx context.Context, ids []core.QuestionID) (open, stale []core.QuestionID, err error) {
 	if len(ids) == 0 {
 		return nil, nil, nil
 	}
@@ -42,14 +42,15 @@ func (s *Store) openOnly(ctx context.Context, ids []string) (open, stale []strin
 
 // dropStale removes index members of questions that are closed or gone.
 // A closed question never reopens, so removing its entry can race with
-// nothing; member gives each id's index key and member.
-func (s *Store) dropStale(ctx context.Context, ids []string, member func(id string) (key, m string)) error {
-	if len(ids) == 0 {
+// nothing; member gives each one's index key and member (items are
+// question ids, or the index members themselves).
+func dropStale[T any](ctx context.Context, s *Store, items []T, member func(T) (key, m string)) error {
+	if len(items) == 0 {
 		return nil
 	}
 	_, err := s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
-		for _, id := range ids {
-			k, m := member(id)
+		for _, it := range items {
+			k, m := member(it)
 			p.ZRem(ctx, k, m)
 		}
 		return nil
@@ -62,8 +63,8 @@ func (s *Store) dropStale(ctx context.Context, ids []string, member func(id stri
 // the index (resolve.lua). A closed question never reopens, so this can
 // race with nothing.
 func (s *Store) dropOpenMembers(ctx context.Context, members []string) error {
-	return s.dropStale(ctx, members, func(m string) (string, string) {
-		sh, _ := s.shardOf(m[19:])
+	return dropStale(ctx, s, members, func(m string) (string, string) {
+		sh, _ := s.shardOf(openMemberID(m))
 		return s.k.open(sh), m
 	})
 }
@@ -129,11 +130,11 @@ func (s *Store) listOpen(ctx context.Context, cursor string, limit int) ([]*core
 		members = members[:limit]
 		next = base64.RawURLEncoding.EncodeToString([]byte(members[limit-1]))
 	}
-	ids := make([]string, 0, len(members))
+	ids := make([]core.QuestionID, 0, len(members))
 	for _, m := range members {
 		if validOpenMember(m) {
 			members[len(ids)] = m
-			ids = append(ids, m[19:])
+			ids = append(ids, openMemberID(m))
 		}
 	}
 	members = members[:len(ids)]
@@ -193,7 +194,7 @@ const dueRounds = 8
 // deadline index keeps closed questions until they come due (a close does
 // not pay for removing them), so Due drops the closed ones it meets and
 // reads again until its page is open questions only.
-func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]string, error) {
+func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]core.QuestionID, error) {
 	const op = "redis due"
 	for round := 1; ; round++ {
 		ids, err := s.rangeByScore(ctx, s.k.deadline, "-inf", msString(now), limit)
@@ -204,9 +205,9 @@ func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]string, er
 		if err != nil {
 			return nil, core.Internal(op, err)
 		}
-		if err := s.dropStale(ctx, stale, func(id string) (string, string) {
+		if err := dropStale(ctx, s, stale, func(id core.QuestionID) (string, string) {
 			sh, _ := s.shardOf(id)
-			return s.k.deadline(sh), id
+			return s.k.deadline(sh), string(id)
 		}); err != nil {
 			return nil, core.Internal(op, err)
 		}
@@ -218,7 +219,7 @@ func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]string, er
 
 // rangeByScore reads up to limit members (all for limit <= 0) of a score
 // index from every shard and merges them by score, then id.
-func (s *Store) rangeByScore(ctx context.Context, key func(shard int) string, lo, hi string, limit int) ([]string, error) {
+func (s *Store) rangeByScore(ctx context.Context, key func(shard int) string, lo, hi string, limit int) ([]core.QuestionID, error) {
 	limit = max(limit, 0) // 0: no LIMIT
 	cmds := make([]*goredis.ZSliceCmd, s.shards)
 	_, err := s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
@@ -243,16 +244,16 @@ func (s *Store) rangeByScore(ctx context.Context, key func(shard int) string, lo
 	if limit > 0 && len(all) > limit {
 		all = all[:limit]
 	}
-	ids := make([]string, len(all))
+	ids := make([]core.QuestionID, len(all))
 	for i, z := range all {
-		ids[i] = z.Member.(string)
+		ids[i] = core.QuestionID(z.Member.(string))
 	}
 	return ids, nil
 }
 
 // loadOne reads question id through the autopipeliner ap, with the read
 // script, so that its two keys are read at one moment; nil if it is gone.
-func (s *Store) loadOne(ctx context.Context, ap *goredis.AutoPipeliner, id string) ([]*core.Question, error) {
+func (s *Store) loadOne(ctx context.Context, ap *goredis.AutoPipeliner, id core.QuestionID) ([]*core.Question, error) {
 	qkey, dkey, rkey := s.k.question(id), s.k.document(id), s.k.resolution(id)
 	if scriptHook != nil {
 		scriptHook(readScript.name, []string{qkey, dkey, rkey})
@@ -273,7 +274,7 @@ func (s *Store) loadOne(ctx context.Context, ap *goredis.AutoPipeliner, id strin
 }
 
 // load reads questions in the given order, skipping any that are gone.
-func (s *Store) load(ctx context.Context, ids []string) ([]*core.Question, error) {
+func (s *Store) load(ctx context.Context, ids []core.QuestionID) ([]*core.Question, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}

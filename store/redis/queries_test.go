@@ -19,7 +19,7 @@ import (
 func TestListOpenTies(t *testing.T) {
 	s := newStore(t, redisstore.Options{})
 	ctx := t.Context()
-	var hard, soft []string
+	var hard, soft []core.QuestionID
 	for i := range 11 {
 		q := question(0, "run-1", t0)
 		if i%3 == 0 {
@@ -32,9 +32,9 @@ func TestListOpenTies(t *testing.T) {
 	}
 	older := question(0, "run-1", t0.Add(-time.Millisecond)) // older, soft: first of the soft ones
 	mustCreate(t, s, older)
-	want := append(sortedIDs(hard...), append([]string{older.ID}, sortedIDs(soft...)...)...)
+	want := append(sortedIDs(hard...), append([]core.QuestionID{older.ID}, sortedIDs(soft...)...)...)
 	for _, size := range []int{1, 2, 3, 5, 100} {
-		var got []string
+		var got []core.QuestionID
 		cursor := ""
 		for pages := 0; ; pages++ {
 			if pages > 20 {
@@ -249,7 +249,7 @@ func TestNoLimit(t *testing.T) {
 func TestDueSkipsClosed(t *testing.T) {
 	ctx := t.Context()
 	s := newStore(t, redisstore.Options{})
-	var open []string
+	var open []core.QuestionID
 	for i := range 6 {
 		q := question(0, "run-1", t0.Add(time.Duration(i)*time.Second))
 		q.Deadline = t0.Add(time.Hour + time.Duration(i)*time.Second)

@@ -30,7 +30,7 @@ func (s *Store) Create(ctx context.Context, q *core.Question, asked core.Event, 
 	}
 	args := []any{
 		shard, s.timed, surfaceList,
-		q.ID, q.Run().Key(), docJSON, openMember(q), msString(q.CreatedAt), deadline,
+		string(q.ID), q.Run().Key(), docJSON, openMember(q), msString(q.CreatedAt), deadline,
 		q.Renotified, askedJSON, idemKey(q),
 	}
 	if args, err = appendDeliveries(op, args, out); err != nil {
@@ -48,7 +48,7 @@ func (s *Store) Create(ctx context.Context, q *core.Question, asked core.Event, 
 	if r.code == codeDuplicate && len(r.list) == 1 {
 		// The key was taken in the script, atomically; reading the first
 		// question afterwards is only to hand it back.
-		first, err := s.Get(ctx, r.list[0])
+		first, err := s.Get(ctx, core.QuestionID(r.list[0]))
 		if err != nil {
 			return core.Internal(op, fmt.Errorf("the question %s holding the idempotency key: %w", r.list[0], err))
 		}
@@ -67,7 +67,7 @@ func idemKey(q *core.Question) string {
 }
 
 // Get reads one question.
-func (s *Store) Get(ctx context.Context, id string) (*core.Question, error) {
+func (s *Store) Get(ctx context.Context, id core.QuestionID) (*core.Question, error) {
 	const op = "redis get"
 	if _, ok := s.shardOf(id); !ok {
 		return nil, core.ErrNotFound
@@ -76,7 +76,7 @@ func (s *Store) Get(ctx context.Context, id string) (*core.Question, error) {
 		return q, nil
 	}
 	t := s.cache.readStarts(id)
-	qs, err := s.load(ctx, []string{id})
+	qs, err := s.load(ctx, []core.QuestionID{id})
 	if err != nil {
 		s.cache.readEnds(id, t, nil)
 		return nil, core.Internal(op, err)
@@ -92,7 +92,7 @@ func (s *Store) Get(ctx context.Context, id string) (*core.Question, error) {
 // ReadToChange is Get, except that for a question a local watcher waits
 // on it may answer from the fresh copy the watcher's last read left,
 // without a round trip (readCache).
-func (s *Store) ReadToChange(ctx context.Context, id string) (*core.Question, error) {
+func (s *Store) ReadToChange(ctx context.Context, id core.QuestionID) (*core.Question, error) {
 	if _, ok := s.shardOf(id); ok {
 		if q, ok := s.cache.freshCopy(id); ok {
 			return q, nil

@@ -75,7 +75,7 @@ func TestCreateCodes(t *testing.T) {
 	if got := mustGet(t, s, q.ID); got.RunID != "run-1" {
 		t.Fatalf("a refused create overwrote the question: %+v", got)
 	}
-	for _, id := range []string{ended.ID, badSurface.ID} {
+	for _, id := range []core.QuestionID{ended.ID, badSurface.ID} {
 		if _, err := s.Get(ctx, id); !errors.Is(err, core.ErrNotFound) {
 			t.Fatalf("refused question %s: %v", id, err)
 		}
@@ -94,7 +94,7 @@ func TestResolveCodes(t *testing.T) {
 
 	t.Run("unknown and malformed ids", func(t *testing.T) {
 		s := newStore(t, redisstore.Options{})
-		for _, id := range []string{core.NewID(0), "nope", core.NewID(9)} {
+		for _, id := range []core.QuestionID{core.NewID(0), "nope", core.NewID(9)} {
 			if _, err := s.Resolve(ctx, core.Transition{QuestionID: id, Now: at}); !errors.Is(err, core.ErrNotFound) {
 				t.Fatalf("resolve %q: %v, want not found", id, err)
 			}
@@ -392,8 +392,8 @@ func TestEndRun(t *testing.T) {
 	}
 }
 
-func sortedIDs(ids ...string) []string {
-	out := append([]string(nil), ids...)
+func sortedIDs(ids ...core.QuestionID) []core.QuestionID {
+	out := append([]core.QuestionID(nil), ids...)
 	for i := range out {
 		for j := i + 1; j < len(out); j++ {
 			if out[j] < out[i] {
@@ -414,7 +414,7 @@ func TestResolveFromRead(t *testing.T) {
 	at := t0.Add(time.Minute)
 	s := newStore(t, redisstore.Options{})
 	card := func(q *core.Question, n string) core.MessageRef {
-		return core.MessageRef{Surface: core.SurfaceSlack, Room: "C1", ID: n, Delivery: q.ID + ":post:" + n, At: t0}
+		return core.MessageRef{Surface: core.SurfaceSlack, Room: "C1", ID: n, Delivery: string(q.ID) + ":post:" + n, At: t0}
 	}
 	record := func(q *core.Question, ref core.MessageRef) *core.Question {
 		got, err := s.RecordMessage(ctx, q.ID, ref, event(q, core.EventNotified, t0))

@@ -101,7 +101,7 @@ func withParts(f map[string]string, doc string, docFound bool, res string, resFo
 
 // decodeQuestion assembles question id from its hash f, which holds the
 // document under "doc" and, once closed, the resolution under "res".
-func decodeQuestion(id string, f map[string]string) (*core.Question, error) {
+func decodeQuestion(id core.QuestionID, f map[string]string) (*core.Question, error) {
 	doc, ok := f["doc"]
 	if !ok {
 		return nil, fmt.Errorf("question %s record has no document", id)
@@ -175,7 +175,7 @@ func decodeQuestion(id string, f map[string]string) (*core.Question, error) {
 	return q, nil
 }
 
-func decodeAnswer(id, v string) (core.ItemAnswer, error) {
+func decodeAnswer(id core.QuestionID, v string) (core.ItemAnswer, error) {
 	var a core.ItemAnswer
 	if err := json.Unmarshal([]byte(v), &a); err != nil {
 		return a, fmt.Errorf("question %s answer: %w", id, err)
@@ -195,7 +195,7 @@ func openMember(q *core.Question) string {
 	if q.Reversibility == core.HardToReverse {
 		class = "0"
 	}
-	return class + ":" + sortableMS(q.CreatedAt.UnixMilli()) + ":" + q.ID
+	return class + ":" + sortableMS(q.CreatedAt.UnixMilli()) + ":" + string(q.ID)
 }
 
 func sortableMS(ms int64) string {
@@ -216,7 +216,19 @@ func validOpenMember(s string) bool {
 	if _, err := hex.DecodeString(s[2:18]); err != nil {
 		return false
 	}
-	return core.ValidID(s[19:])
+	return core.ValidID(openMemberID(s))
+}
+
+// openMemberID is the question id at the end of an open index member.
+func openMemberID(m string) core.QuestionID { return core.QuestionID(m[19:]) }
+
+// questionIDs reads a script's list of question ids.
+func questionIDs(list []string) []core.QuestionID {
+	ids := make([]core.QuestionID, len(list))
+	for i, id := range list {
+		ids[i] = core.QuestionID(id)
+	}
+	return ids
 }
 
 func msString(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }

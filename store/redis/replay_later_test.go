@@ -71,8 +71,8 @@ func TestReplayedCloseHoldsItsUpdateOnce(t *testing.T) {
 	p, a, b, clock := replayedOnClock(t)
 	q := question(0, "run-1", t0)
 	mustCreate(t, b, q)
-	tg := core.MessageRef{Surface: core.SurfaceTelegram, Room: "-1001", ID: "42", Delivery: q.ID + ":post:telegram", Kind: core.DeliverPost, At: t0}
-	dc := core.MessageRef{Surface: core.SurfaceDiscord, Room: "1234", ID: "9876", Delivery: q.ID + ":post:discord", Kind: core.DeliverPost, At: t0}
+	tg := core.MessageRef{Surface: core.SurfaceTelegram, Room: "-1001", ID: "42", Delivery: string(q.ID) + ":post:telegram", Kind: core.DeliverPost, At: t0}
+	dc := core.MessageRef{Surface: core.SurfaceDiscord, Room: "1234", ID: "9876", Delivery: string(q.ID) + ":post:discord", Kind: core.DeliverPost, At: t0}
 	var read *core.Question
 	for _, ref := range []core.MessageRef{tg, dc} {
 		var err error

@@ -207,7 +207,7 @@ func str(v any) string {
 // outcome maps a transition script's code to core's errors, in one place,
 // right after the call. The question is decoded from the hash the script
 // returned, so a loser's ClosedError carries the question as stored.
-func (s *Store) outcome(op, id string, r reply) (*core.Question, error) {
+func (s *Store) outcome(op string, id core.QuestionID, r reply) (*core.Question, error) {
 	var q *core.Question
 	if r.fields != nil {
 		var err error

@@ -112,7 +112,7 @@ type Store struct {
 	closeErr  error
 
 	mu       sync.Mutex
-	watchers map[string]map[*watcher]struct{}
+	watchers map[core.QuestionID]map[*watcher]struct{}
 	cache    *readCache // of watched questions, for the reads they cause
 	// resubscribed counts the subscriptions resubscribe made anew.
 	resubscribed atomic.Int64
@@ -164,7 +164,7 @@ func New(ctx context.Context, client goredis.UniversalClient, opts Options) (*St
 		timed:    "0",
 		done:     make(chan struct{}),
 		stopped:  make(chan struct{}),
-		watchers: make(map[string]map[*watcher]struct{}),
+		watchers: make(map[core.QuestionID]map[*watcher]struct{}),
 		cache:    newReadCache(),
 		rate:     redis_rate.NewLimiter(client),
 		now:      opts.Now,
@@ -366,7 +366,7 @@ func (s *Store) clock() string {
 
 // shardOf returns the shard of a question id, or false if the id is not
 // shaped like one or names a shard this store does not have.
-func (s *Store) shardOf(id string) (int, bool) {
+func (s *Store) shardOf(id core.QuestionID) (int, bool) {
 	sh := core.ShardOf(id)
 	return sh, sh >= 0 && sh < s.shards
 }

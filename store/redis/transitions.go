@@ -65,7 +65,7 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 	}
 	// The question's three keys in one allocation.
 	n := len(q.ID)
-	all := sk.questionPrefix + q.ID + sk.documentPrefix + q.ID + sk.resolutionPrefix + q.ID
+	all := sk.questionPrefix + string(q.ID) + sk.documentPrefix + string(q.ID) + sk.resolutionPrefix + string(q.ID)
 	qend := len(sk.questionPrefix) + n
 	dend := qend + len(sk.documentPrefix) + n
 	qkey, dkey, rkey := all[:qend], all[qend:dend], all[dend:]
@@ -86,7 +86,7 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 	}
 	cmd = append(cmd, sk.common[:]...)
 	nowMS := any(msString(c.Now)) // boxed once: the close's time in ms, and its closed field
-	cmd = append(cmd, q.ID, sk.wakeArg, now, nowMS, c.From(), s.attempt(), closeFlag, resJSON)
+	cmd = append(cmd, string(q.ID), sk.wakeArg, now, nowMS, c.From(), s.attempt(), closeFlag, resJSON)
 	if cmd, err = appendChangedFields(cmd, c, nowMS); err != nil {
 		return nil, core.Internal(op, err)
 	}
@@ -277,7 +277,7 @@ func boxOf(surface core.Surface) int {
 // (cardUpdate reads it): the card as stored (storeCard), then, for a
 // packed card, packSep and its delivery key (a fragment holds its key).
 // A packed card is written in one allocation.
-func updateValue(id string, d core.Delivery) ([]byte, error) {
+func updateValue(id core.QuestionID, d core.Delivery) ([]byte, error) {
 	if v, ok := appendPackedCard(nil, *d.Message); ok {
 		return append(append(v, packSep...), d.Message.Delivery...), nil
 	}
@@ -311,7 +311,7 @@ func (s *Store) Renotify(ctx context.Context, rn core.Renotice) (*core.Question,
 	}
 	args := []any{
 		shard, s.timed, surfaceList,
-		rn.QuestionID, s.k.wake(shard), ifDeadline, deadline, count, ev,
+		string(rn.QuestionID), s.k.wake(shard), ifDeadline, deadline, count, ev,
 	}
 	if args, err = appendDeliveries(op, args, rn.Deliveries); err != nil {
 		return nil, err
@@ -333,7 +333,7 @@ func (s *Store) Renotify(ctx context.Context, rn core.Renotice) (*core.Question,
 }
 
 // RecordMessage stores a posted card, once per delivery key.
-func (s *Store) RecordMessage(ctx context.Context, id string, ref core.MessageRef, notified core.Event) (*core.Question, error) {
+func (s *Store) RecordMessage(ctx context.Context, id core.QuestionID, ref core.MessageRef, notified core.Event) (*core.Question, error) {
 	const op = "redis record message"
 	shard, ok := s.shardOf(id)
 	if !ok {
@@ -359,7 +359,7 @@ func (s *Store) RecordMessage(ctx context.Context, id string, ref core.MessageRe
 	}, s.k.outboxes(shard)...)
 	r, err := s.run(ctx, recordMessageScript, keys,
 		shard, s.timed, surfaceList,
-		id, s.k.wake(shard), ref.Delivery, string(ref.Surface), card, ev, at)
+		string(id), s.k.wake(shard), ref.Delivery, string(ref.Surface), card, ev, at)
 	if err != nil {
 		return nil, core.Internal(op, err)
 	}
@@ -374,9 +374,9 @@ func (s *Store) RecordMessage(ctx context.Context, id string, ref core.MessageRe
 // questions. Each shard's step is atomic with the creates of that shard,
 // and a question lives in one shard, so every question of the run is
 // either refused at create or listed here.
-func (s *Store) EndRun(ctx context.Context, runID string, at time.Time) ([]string, error) {
+func (s *Store) EndRun(ctx context.Context, runID string, at time.Time) ([]core.QuestionID, error) {
 	const op = "redis end run"
-	var ids []string
+	var ids []core.QuestionID
 	for shard := range s.shards {
 		r, err := s.run(ctx, endRunScript, []string{s.k.runs(shard), s.k.runOpen(shard)}, runID, msString(at))
 		if err != nil {
@@ -387,12 +387,12 @@ func (s *Store) EndRun(ctx context.Context, runID string, at time.Time) ([]strin
 		}
 		// The index keeps closed questions until they are read here (or
 		// purged): a close does not pay for removing them.
-		open, stale, err := s.openOnly(ctx, r.list)
+		open, stale, err := s.openOnly(ctx, questionIDs(r.list))
 		if err != nil {
 			return nil, core.Internal(op, err)
 		}
-		if err := s.dropStale(ctx, stale, func(id string) (string, string) {
-			return s.k.runOpen(shard), runID + "\x00" + id
+		if err := dropStale(ctx, s, stale, func(id core.QuestionID) (string, string) {
+			return s.k.runOpen(shard), runID + "\x00" + string(id)
 		}); err != nil {
 			return nil, core.Internal(op, err)
 		}

@@ -35,7 +35,7 @@ type watcher struct {
 // function to stop watching. The channel holds one signal; a waiter that
 // is slow to look sees one signal for several changes, never none. While
 // id is watched, s.cache keeps what this Store learns of it (readCache).
-func (s *Store) Watch(id string) (<-chan struct{}, func()) {
+func (s *Store) Watch(id core.QuestionID) (<-chan struct{}, func()) {
 	w := &watcher{ch: make(chan struct{}, 1)}
 	s.mu.Lock()
 	m := s.watchers[id]
@@ -63,7 +63,7 @@ func (s *Store) Watch(id string) (<-chan struct{}, func()) {
 }
 
 // wake signals every watcher of id after this Store changed it.
-func (s *Store) wake(id string) {
+func (s *Store) wake(id core.QuestionID) {
 	s.cache.wrote(id)
 	s.signal(id)
 }
@@ -73,7 +73,7 @@ func (s *Store) wake(id string) {
 // (nil if that is unknown). Meanwhile the script's own wake-up, echoed
 // back through pub/sub, is not passed on to local watchers (readCache's
 // echo suppression); the returned function always wakes them.
-func (s *Store) resolving(id string) (woken func(q *core.Question)) {
+func (s *Store) resolving(id core.QuestionID) (woken func(q *core.Question)) {
 	w := s.cache.beginWrite(id)
 	return func(q *core.Question) {
 		s.cache.endWrite(w, q)
@@ -83,14 +83,14 @@ func (s *Store) resolving(id string) (woken func(q *core.Question)) {
 
 // wakeRemote signals id's watchers for a change published on Redis, by
 // another replica or as this Store's own echo (see readCache.remote).
-func (s *Store) wakeRemote(id string) {
+func (s *Store) wakeRemote(id core.QuestionID) {
 	if s.cache.remote(id) {
 		s.signal(id)
 	}
 }
 
 // signal wakes id's watchers.
-func (s *Store) signal(id string) {
+func (s *Store) signal(id core.QuestionID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for w := range s.watchers[id] {
@@ -242,7 +242,7 @@ func (s *Store) listen() {
 		s.cache.trust()
 		switch m := v.(type) {
 		case *goredis.Message:
-			s.wakeRemote(m.Payload)
+			s.wakeRemote(core.QuestionID(m.Payload))
 		case *goredis.Subscription:
 			s.wakeAll()
 		}

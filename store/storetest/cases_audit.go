@@ -42,7 +42,7 @@ func testAuditChain(t *testing.T, h Harness) {
 	if _, err := e.svc.Answer(ctx, core.AnswerInput{QuestionID: old.ID, Decider: by, Text: "again"}); err == nil {
 		t.Fatal("a second answer was accepted")
 	}
-	ref := core.MessageRef{Surface: core.SurfaceSlack, Room: "C1", ID: "1.2", Delivery: kept.ID + ":post:slack:C1", Kind: core.DeliverPost, At: e.clock.Now()}
+	ref := core.MessageRef{Surface: core.SurfaceSlack, Room: "C1", ID: "1.2", Delivery: string(kept.ID) + ":post:slack:C1", Kind: core.DeliverPost, At: e.clock.Now()}
 	if _, err := e.store.RecordMessage(ctx, kept.ID, ref, core.Event{QuestionID: kept.ID, At: e.clock.Now(), Kind: core.EventNotified}); err != nil {
 		t.Fatal(err)
 	}

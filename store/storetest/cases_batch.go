@@ -32,11 +32,11 @@ func batch(n int) core.AskInput {
 	return in
 }
 
-func (e *env) decide(id string, who string, ds ...core.CallDecision) (core.Outcome, error) {
+func (e *env) decide(id core.QuestionID, who string, ds ...core.CallDecision) (core.Outcome, error) {
 	return e.svc.Answer(e.t.Context(), core.AnswerInput{QuestionID: id, Decider: apiDecider(who), Calls: ds})
 }
 
-func (e *env) all(id, who, option string) (core.Outcome, error) {
+func (e *env) all(id core.QuestionID, who, option string) (core.Outcome, error) {
 	return e.svc.Answer(e.t.Context(), core.AnswerInput{QuestionID: id, Decider: apiDecider(who), OptionID: option})
 }
 

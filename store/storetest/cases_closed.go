@@ -20,7 +20,7 @@ func init() {
 // closedHistory closes questions of several kinds, routes and outcomes,
 // a minute apart, and three in one millisecond (a tie in the closed
 // index); it returns their ids, newest close first, and the open one.
-func closedHistory(t *testing.T, e *env) (closed []string, open string) {
+func closedHistory(t *testing.T, e *env) (closed []core.QuestionID, open core.QuestionID) {
 	t.Helper()
 	ctx := t.Context()
 	check := func(what string, err error) {
@@ -29,7 +29,7 @@ func closedHistory(t *testing.T, e *env) (closed []string, open string) {
 			t.Fatalf("%s: %v", what, err)
 		}
 	}
-	var ids []string
+	var ids []core.QuestionID
 	q := e.ask(clarification("run-1"))
 	_, err := e.svc.Answer(ctx, core.AnswerInput{QuestionID: q.ID, Decider: apiDecider("op"), Text: "eu-west"})
 	check("answer", err)
@@ -68,13 +68,13 @@ func closedHistory(t *testing.T, e *env) (closed []string, open string) {
 	open = e.ask(clarification("run-3")).ID
 	// Newest close first; the three of one millisecond by id, descending.
 	slices.Reverse(ids)
-	slices.SortStableFunc(ids[1:4], func(a, b string) int { return -strings.Compare(a, b) })
+	slices.SortStableFunc(ids[1:4], func(a, b core.QuestionID) int { return -strings.Compare(string(a), string(b)) })
 	return ids, open
 }
 
-func searchAll(t *testing.T, e *env, cq core.ClosedQuery, limit int) []string {
+func searchAll(t *testing.T, e *env, cq core.ClosedQuery, limit int) []core.QuestionID {
 	t.Helper()
-	var ids []string
+	var ids []core.QuestionID
 	cursor := ""
 	for range 100 {
 		p, err := e.svc.SearchClosed(t.Context(), cq, cursor, limit)
@@ -147,29 +147,29 @@ func testSearchClosedFilters(t *testing.T, h Harness) {
 	cases := []struct {
 		name string
 		cq   core.ClosedQuery
-		want []string
+		want []core.QuestionID
 	}{
-		{"route", core.ClosedQuery{Route: "two"}, []string{quorum}},
+		{"route", core.ClosedQuery{Route: "two"}, []core.QuestionID{quorum}},
 		{"kind", core.ClosedQuery{Kind: core.KindDecision}, declined},
-		{"agent", core.ClosedQuery{Agent: "agent-b"}, []string{timedOut}},
-		{"approved", core.ClosedQuery{Outcome: core.ClosedApproved}, []string{quorum}},
-		{"denied", core.ClosedQuery{Outcome: core.ClosedDenied}, []string{denied}},
+		{"agent", core.ClosedQuery{Agent: "agent-b"}, []core.QuestionID{timedOut}},
+		{"approved", core.ClosedQuery{Outcome: core.ClosedApproved}, []core.QuestionID{quorum}},
+		{"denied", core.ClosedQuery{Outcome: core.ClosedDenied}, []core.QuestionID{denied}},
 		{"declined", core.ClosedQuery{Outcome: core.ClosedDeclined}, declined},
-		{"answered", core.ClosedQuery{Outcome: core.ClosedAnswered}, []string{answered}},
-		{"timed out", core.ClosedQuery{Outcome: core.ClosedTimedOut}, []string{timedOut}},
-		{"closer", core.ClosedQuery{Closer: core.CloserQuorum}, []string{quorum}},
-		{"closer person", core.ClosedQuery{Closer: core.CloserPerson}, []string{denied, answered}},
-		{"a person who voted", core.ClosedQuery{Decider: "alice"}, []string{quorum}},
-		{"a person by their other account", core.ClosedQuery{Decider: "bob"}, []string{quorum}},
-		{"an account", core.ClosedQuery{Decider: "op"}, []string{denied, answered}},
+		{"answered", core.ClosedQuery{Outcome: core.ClosedAnswered}, []core.QuestionID{answered}},
+		{"timed out", core.ClosedQuery{Outcome: core.ClosedTimedOut}, []core.QuestionID{timedOut}},
+		{"closer", core.ClosedQuery{Closer: core.CloserQuorum}, []core.QuestionID{quorum}},
+		{"closer person", core.ClosedQuery{Closer: core.CloserPerson}, []core.QuestionID{denied, answered}},
+		{"a person who voted", core.ClosedQuery{Decider: "alice"}, []core.QuestionID{quorum}},
+		{"a person by their other account", core.ClosedQuery{Decider: "bob"}, []core.QuestionID{quorum}},
+		{"an account", core.ClosedQuery{Decider: "op"}, []core.QuestionID{denied, answered}},
 		{"nobody decides a timeout", core.ClosedQuery{Decider: "askbridge"}, nil},
-		{"text ignores case", core.ClosedQuery{Text: "STAGING table"}, []string{denied, quorum}},
-		{"text in arguments", core.ClosedQuery{Text: "drop table t"}, []string{denied, quorum}},
+		{"text ignores case", core.ClosedQuery{Text: "STAGING table"}, []core.QuestionID{denied, quorum}},
+		{"text in arguments", core.ClosedQuery{Text: "drop table t"}, []core.QuestionID{denied, quorum}},
 		{"text in option titles", core.ClosedQuery{Text: "dynamodb"}, declined},
 		{"from", core.ClosedQuery{From: at(4)}, all[:5]},
 		{"to", core.ClosedQuery{To: at(4)}, all[5:]},
 		{"range", core.ClosedQuery{From: at(5), To: at(1)}, all[4:6]},
-		{"together", core.ClosedQuery{Kind: core.KindApproval, Text: "staging", Outcome: core.ClosedDenied}, []string{denied}},
+		{"together", core.ClosedQuery{Kind: core.KindApproval, Text: "staging", Outcome: core.ClosedDenied}, []core.QuestionID{denied}},
 		{"nothing", core.ClosedQuery{Route: "two", Outcome: core.ClosedDenied}, nil},
 	}
 	for _, c := range cases {
@@ -198,7 +198,7 @@ func testSearchClosedScan(t *testing.T, h Harness) {
 	all, _ := closedHistory(t, e)
 	oldest := all[len(all)-1]
 	cq := core.ClosedQuery{Text: "Which region", Outcome: core.ClosedAnswered}
-	var found []string
+	var found []core.QuestionID
 	cursor, pages := "", 0
 	var readTo time.Time
 	for {
@@ -219,7 +219,7 @@ func testSearchClosedScan(t *testing.T, h Harness) {
 		readTo = p.ReadTo
 		cursor = p.Next
 	}
-	if d := cmp.Diff([]string{oldest}, found); d != "" {
+	if d := cmp.Diff([]core.QuestionID{oldest}, found); d != "" {
 		t.Fatalf("found (-want +got):\n%s", d)
 	}
 	// Seven closes, two read a page: four pages.

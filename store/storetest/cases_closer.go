@@ -18,7 +18,7 @@ func init() {
 func testClosers(t *testing.T, h Harness) {
 	e := newEnv(t, h)
 	ctx := t.Context()
-	want := map[string]core.Closer{}
+	want := map[core.QuestionID]core.Closer{}
 	check := func(what string, err error) {
 		t.Helper()
 		if err != nil {
@@ -96,7 +96,7 @@ func testClosers(t *testing.T, h Harness) {
 			t.Errorf("question %s: %v", id, err)
 		}
 	}
-	for id, open := range map[string]string{
+	for id, open := range map[core.QuestionID]string{
 		standing.ID: "A standing approval decided every call of this batch at once; no human looked at them.",
 		late.ID:     "The deadline passed after 1 of the 2 tool calls of this batch had been decided; nobody decided the rest.",
 		people.ID:   "A human decided every call of this batch; each call below names them.",

@@ -106,7 +106,7 @@ func (c *recordingCourier) Post(_ context.Context, q *core.Question, card core.M
 		return core.MessageRef{}, err
 	}
 	c.note(fmt.Sprintf("%s %s %s", card.Kind, q.ID, card.Room))
-	card.ID = "m-" + q.ID
+	card.ID = "m-" + string(q.ID)
 	return card, nil
 }
 
@@ -159,13 +159,13 @@ func testDeliver(t *testing.T, h Harness) {
 	// The first post is rate limited and not acked; it is handed out again
 	// and posted once.
 	log := slack.waitFor(t, 1)
-	if log[0] != "post "+q.ID+" C1" {
+	if log[0] != "post "+string(q.ID)+" C1" {
 		t.Fatalf("log %v", log)
 	}
 	// The card is recorded right after the post; the store wakes watchers
 	// on every change of a question, the recording included.
 	got := e.waitUntil(q.ID, func(q *core.Question) bool { return len(q.Messages) > 0 })
-	if got.Messages[0].ID != "m-"+q.ID || got.Messages[0].Delivery == "" {
+	if got.Messages[0].ID != "m-"+string(q.ID) || got.Messages[0].Delivery == "" {
 		t.Fatalf("recorded card %+v", got.Messages)
 	}
 	// What the card was posted as is stored with it, so edits keep its
@@ -177,7 +177,7 @@ func testDeliver(t *testing.T, h Harness) {
 		t.Fatal(err)
 	}
 	log = slack.waitFor(t, 2)
-	if log[1] != "update "+q.ID+" m-"+q.ID+" answered" {
+	if log[1] != "update "+string(q.ID)+" m-"+string(q.ID)+" answered" {
 		t.Fatalf("log %v", log)
 	}
 	// Replaying the post delivery (a crash before the ack) does not post
@@ -190,7 +190,7 @@ func testDeliver(t *testing.T, h Harness) {
 	_ = marker // on the default route: no delivery; ask a card to know the replay was handled
 	q2 := e.ask(decision("ops"))
 	log = slack.waitFor(t, 3)
-	if log[2] != "post "+q2.ID+" C1" {
+	if log[2] != "post "+string(q2.ID)+" C1" {
 		t.Fatalf("the replayed post was posted again: %v", log)
 	}
 	// A third card whose first attempt ended without an answer from the
@@ -200,7 +200,7 @@ func testDeliver(t *testing.T, h Harness) {
 	slack.mu.Unlock()
 	q3 := e.ask(decision("ops"))
 	log = slack.waitFor(t, 4)
-	if log[3] != "post "+q3.ID+" C1" {
+	if log[3] != "post "+string(q3.ID)+" C1" {
 		t.Fatalf("log %v", log)
 	}
 	// The first card came from a second attempt, but the first was refused
@@ -209,7 +209,7 @@ func testDeliver(t *testing.T, h Harness) {
 	// so its record says an earlier copy may exist. The second card was
 	// posted at the first attempt.
 	e.waitUntil(q3.ID, func(q *core.Question) bool { return len(q.Messages) > 0 })
-	for id, want := range map[string]bool{q.ID: false, q2.ID: false, q3.ID: true} {
+	for id, want := range map[core.QuestionID]bool{q.ID: false, q2.ID: false, q3.ID: true} {
 		var notified []core.Event
 		for _, ev := range e.events(id) {
 			if ev.Kind == core.EventNotified {
@@ -233,7 +233,7 @@ func testDeliver(t *testing.T, h Harness) {
 
 // waitUntil returns the question once cond holds, woken by the store's
 // Watch rather than by polling; it fails the test after ten seconds.
-func (e *env) waitUntil(id string, cond func(*core.Question) bool) *core.Question {
+func (e *env) waitUntil(id core.QuestionID, cond func(*core.Question) bool) *core.Question {
 	e.t.Helper()
 	ch, stop := e.store.Watch(id)
 	defer stop()

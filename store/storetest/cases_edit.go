@@ -24,7 +24,7 @@ func editable() core.AskInput {
 		Editable:  &core.Editable{Keys: []string{"path", "mode"}}}
 }
 
-func (e *env) approveWith(id, args string) (core.Outcome, error) {
+func (e *env) approveWith(id core.QuestionID, args string) (core.Outcome, error) {
 	return e.svc.Answer(e.t.Context(), core.AnswerInput{QuestionID: id, Decider: apiDecider("op"),
 		OptionID: core.ApproveOption, Arguments: json.RawMessage(args)})
 }

@@ -29,7 +29,7 @@ func testQuestionEvents(t *testing.T, h Harness) {
 		t.Fatal(err)
 	}
 	e.restart()
-	for _, id := range []string{q1.ID, q2.ID} {
+	for _, id := range []core.QuestionID{q1.ID, q2.ID} {
 		got, err := e.store.QuestionEvents(ctx, id, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -45,8 +45,8 @@ func testQuestionEvents(t *testing.T, h Harness) {
 	if got, err := e.store.QuestionEvents(ctx, q1.ID, 2); err != nil || len(got) != 2 || got[1].Kind != core.EventAnswered {
 		t.Fatalf("limit 2: %v, %v", eventKinds(got), err)
 	}
-	unknown := q1.ID[:1] + "zzzzzzzzzzzzzzzz"[:len(q1.ID)-1]
-	for _, id := range []string{unknown, "not an id", ""} {
+	unknown := q1.ID[:1] + core.QuestionID("zzzzzzzzzzzzzzzz"[:len(q1.ID)-1])
+	for _, id := range []core.QuestionID{unknown, "not an id", ""} {
 		if got, err := e.store.QuestionEvents(ctx, id, 0); err != nil || len(got) != 0 {
 			t.Fatalf("%q: %v, %v", id, got, err)
 		}

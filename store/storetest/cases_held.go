@@ -45,8 +45,8 @@ func (e *env) askWithCards(in core.AskInput) *core.Question {
 	e.claimAll(core.SurfaceSlack, "poster")
 	e.claimAll(core.SurfaceTelegram, "poster")
 	for _, ref := range []core.MessageRef{
-		{Surface: core.SurfaceSlack, Room: "C1", ID: slackCard, Delivery: q.ID + ":post:slack"},
-		{Surface: core.SurfaceTelegram, Room: "-1001", ID: telegramCard, Delivery: q.ID + ":post:telegram"},
+		{Surface: core.SurfaceSlack, Room: "C1", ID: slackCard, Delivery: string(q.ID) + ":post:slack"},
+		{Surface: core.SurfaceTelegram, Room: "-1001", ID: telegramCard, Delivery: string(q.ID) + ":post:telegram"},
 	} {
 		if _, err := e.svc.RecordMessage(e.t.Context(), q.ID, ref); err != nil {
 			e.t.Fatal(err)

@@ -100,7 +100,7 @@ func testRepeatedAskRace(t *testing.T, h Harness) {
 	e := newEnv(t, h)
 	in := clarification("run-1")
 	const n = 50
-	ids := make([]string, n)
+	ids := make([]core.QuestionID, n)
 	repeats := make([]bool, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -146,7 +146,7 @@ func testRepeatedAskOtherBody(t *testing.T, h Harness) {
 	changed := in
 	changed.Text = "Which database for the audit log?"
 	_, repeat, err := e.svc.AskOrRepeat(t.Context(), changed)
-	if core.ErrorCode(err) != core.CodeConflict || repeat || !strings.Contains(core.ErrorMessage(err), q.ID) {
+	if core.ErrorCode(err) != core.CodeConflict || repeat || !strings.Contains(core.ErrorMessage(err), string(q.ID)) {
 		t.Fatalf("another body under the same tool call id: repeat %v, %v; want a conflict naming %s", repeat, err, q.ID)
 	}
 	if diff := cmp.Diff(before, e.snapshot()); diff != "" {

@@ -20,7 +20,7 @@ func init() {
 // counted.
 func testOpenPage(t *testing.T, h Harness) {
 	e := newEnv(t, h)
-	var hard, soft []string
+	var hard, soft []core.QuestionID
 	for i := range 9 {
 		in := clarification("run-1")
 		if i%3 == 0 {
@@ -47,8 +47,8 @@ func testOpenPage(t *testing.T, h Harness) {
 		t.Fatal(err)
 	}
 	f := core.OpenFilter{Kind: string(core.KindClarification), Agent: "agent-a"}
-	want := append(append([]string{}, hard...), soft...)
-	var got []string
+	want := append(append([]core.QuestionID{}, hard...), soft...)
+	var got []core.QuestionID
 	cursor := ""
 	for pages := 0; ; pages++ {
 		if pages > 10 {

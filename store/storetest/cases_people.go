@@ -112,14 +112,14 @@ func testDigestPerson(t *testing.T, h Harness) {
 	ops := e.ask(decision("ops"))
 	def := e.ask(clarification("run-9"))
 	e.clock.Advance(time.Minute)
-	digest := func(dq core.DigestQuery) []string {
+	digest := func(dq core.DigestQuery) []core.QuestionID {
 		t.Helper()
 		dq.From = epoch
 		d, err := e.svc.Digest(t.Context(), dq)
 		if err != nil {
 			t.Fatalf("digest %+v: %v", dq, err)
 		}
-		var ids []string
+		var ids []core.QuestionID
 		for _, q := range d.Open {
 			ids = append(ids, q.ID)
 		}
@@ -146,11 +146,11 @@ func testDigestPerson(t *testing.T, h Harness) {
 	}
 }
 
-func sameSet(got []string, want ...string) bool {
+func sameSet(got []core.QuestionID, want ...core.QuestionID) bool {
 	if len(got) != len(want) {
 		return false
 	}
-	seen := map[string]bool{}
+	seen := map[core.QuestionID]bool{}
 	for _, g := range got {
 		seen[g] = true
 	}

@@ -83,7 +83,7 @@ func testPolicyRules(t *testing.T, h Harness) {
 		{"a rule that cannot be evaluated asks as configured", guardedCall("odd", `{}`),
 			want{open: true, rule: -1, route: "guarded", rev: core.Reversible, timeout: core.DefaultTimeout}},
 	}
-	ids := map[string]string{}
+	ids := map[string]core.QuestionID{}
 	e.claimAll(core.SurfaceSlack, "c")
 	for _, c := range cases {
 		q := e.ask(c.in)

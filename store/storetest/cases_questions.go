@@ -301,7 +301,7 @@ func testMessages(t *testing.T, h Harness) {
 	if err != nil || len(got.Messages) != 1 || got.Messages[0].ID != ref.ID {
 		t.Fatalf("repeat record: %+v, %v", got, err)
 	}
-	tg := core.MessageRef{Surface: core.SurfaceTelegram, Room: "-1001", ID: "42", Delivery: q.ID + ":post:telegram:-1001"}
+	tg := core.MessageRef{Surface: core.SurfaceTelegram, Room: "-1001", ID: "42", Delivery: string(q.ID) + ":post:telegram:-1001"}
 	if _, err := e.svc.RecordMessage(t.Context(), q.ID, tg); err != nil {
 		t.Fatal(err)
 	}
@@ -441,7 +441,7 @@ func testLateCard(t *testing.T, h Harness) {
 	if _, err := e.svc.Answer(t.Context(), core.AnswerInput{QuestionID: q.ID, Decider: apiDecider("op"), OptionID: "pg"}); err != nil {
 		t.Fatal(err)
 	}
-	ref := core.MessageRef{Surface: core.SurfaceSlack, Room: "C1", ID: "1700000000.000300", Delivery: q.ID + ":post:slack:C1"}
+	ref := core.MessageRef{Surface: core.SurfaceSlack, Room: "C1", ID: "1700000000.000300", Delivery: string(q.ID) + ":post:slack:C1"}
 	got, err := e.svc.RecordMessage(t.Context(), q.ID, ref)
 	if err != nil || got.State != core.StateAnswered || len(got.Messages) != 1 {
 		t.Fatalf("late record: %+v, %v", got, err)
@@ -459,7 +459,7 @@ func testLateCard(t *testing.T, h Harness) {
 		Items: []core.ItemInput{{ItemID: "day", OptionID: "mon"}}}); err != nil {
 		t.Fatal(err)
 	}
-	fref := core.MessageRef{Surface: core.SurfaceSlack, Room: "C1", ID: "1700000000.000400", Delivery: f.ID + ":post:slack:C1"}
+	fref := core.MessageRef{Surface: core.SurfaceSlack, Room: "C1", ID: "1700000000.000400", Delivery: string(f.ID) + ":post:slack:C1"}
 	if _, err := e.svc.RecordMessage(t.Context(), f.ID, fref); err != nil {
 		t.Fatal(err)
 	}

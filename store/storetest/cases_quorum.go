@@ -30,7 +30,7 @@ func approvalOn(route string) core.AskInput {
 		Tool: "sql.exec", Arguments: []byte(`{"sql":"DROP TABLE t"}`)}
 }
 
-func (e *env) vote(id string, d core.Decider, choice, text string) (core.Outcome, error) {
+func (e *env) vote(id core.QuestionID, d core.Decider, choice, text string) (core.Outcome, error) {
 	e.t.Helper()
 	return e.svc.Answer(e.t.Context(), core.AnswerInput{QuestionID: id, Decider: d, OptionID: choice, Text: text})
 }

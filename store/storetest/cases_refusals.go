@@ -50,7 +50,7 @@ func testOneRefusal(t *testing.T, h Harness) {
 	e := newEnv(t, h)
 	op := apiDecider("op")
 	late := apiDecider("late")
-	answer := func(id string, d core.Decider, in core.AnswerInput) error {
+	answer := func(id core.QuestionID, d core.Decider, in core.AnswerInput) error {
 		in.QuestionID, in.Decider = id, d
 		_, err := e.svc.Answer(t.Context(), in)
 		return err
@@ -62,52 +62,52 @@ func testOneRefusal(t *testing.T, h Harness) {
 		ask  core.AskInput
 		// closeIt closes the question (or, for a double vote, votes);
 		// try is the one attempt that must change nothing.
-		closeIt, try func(id string) error
+		closeIt, try func(id core.QuestionID) error
 		// refusal and result are what the observer must hear, once.
 		refusal, result string
 	}{
 		{"late approve", approvalOn(core.DefaultRoute),
-			func(id string) error { return answer(id, op, approve) },
-			func(id string) error { return answer(id, late, approve) }, core.RefusedClosed, core.ResolveLost},
+			func(id core.QuestionID) error { return answer(id, op, approve) },
+			func(id core.QuestionID) error { return answer(id, late, approve) }, core.RefusedClosed, core.ResolveLost},
 		{"late deny", approvalOn(core.DefaultRoute),
-			func(id string) error { return answer(id, op, approve) },
-			func(id string) error { return answer(id, late, deny) }, core.RefusedClosed, core.ResolveLost},
+			func(id core.QuestionID) error { return answer(id, op, approve) },
+			func(id core.QuestionID) error { return answer(id, late, deny) }, core.RefusedClosed, core.ResolveLost},
 		{"late decline of an approval", approvalOn(core.DefaultRoute),
-			func(id string) error { return answer(id, op, deny) },
-			func(id string) error { _, err := e.svc.Decline(t.Context(), id, late); return err }, core.RefusedClosed, core.ResolveLost},
+			func(id core.QuestionID) error { return answer(id, op, deny) },
+			func(id core.QuestionID) error { _, err := e.svc.Decline(t.Context(), id, late); return err }, core.RefusedClosed, core.ResolveLost},
 		{"late clarification answer", clarification("run-1"),
-			func(id string) error { return answer(id, op, core.AnswerInput{Text: "eu-west-1"}) },
-			func(id string) error { return answer(id, late, core.AnswerInput{Text: "us-east-1"}) }, core.RefusedClosed, core.ResolveLost},
+			func(id core.QuestionID) error { return answer(id, op, core.AnswerInput{Text: "eu-west-1"}) },
+			func(id core.QuestionID) error { return answer(id, late, core.AnswerInput{Text: "us-east-1"}) }, core.RefusedClosed, core.ResolveLost},
 		{"late decision answer", decision(core.DefaultRoute),
-			func(id string) error { return answer(id, op, core.AnswerInput{OptionID: "pg"}) },
-			func(id string) error { return answer(id, late, core.AnswerInput{OptionID: "ddb"}) }, core.RefusedClosed, core.ResolveLost},
+			func(id core.QuestionID) error { return answer(id, op, core.AnswerInput{OptionID: "pg"}) },
+			func(id core.QuestionID) error { return answer(id, late, core.AnswerInput{OptionID: "ddb"}) }, core.RefusedClosed, core.ResolveLost},
 		{"late form item", formOn(core.DefaultRoute),
-			func(id string) error {
+			func(id core.QuestionID) error {
 				return answer(id, op, core.AnswerInput{Items: []core.ItemInput{{ItemID: "day", OptionID: "mon"}, {ItemID: "notes", OptionID: "short"}}})
 			},
-			func(id string) error {
+			func(id core.QuestionID) error {
 				return answer(id, late, core.AnswerInput{Items: []core.ItemInput{{ItemID: "day", OptionID: "fri"}}})
 			}, core.RefusedClosed, core.ResolveLost},
 		{"late approve all of a batch", batchOn(core.DefaultRoute, 3),
-			func(id string) error { return answer(id, op, deny) },
-			func(id string) error { return answer(id, late, approve) }, core.RefusedClosed, core.ResolveLost},
+			func(id core.QuestionID) error { return answer(id, op, deny) },
+			func(id core.QuestionID) error { return answer(id, late, approve) }, core.RefusedClosed, core.ResolveLost},
 		{"late decision of one call of a batch", batchOn(core.DefaultRoute, 3),
-			func(id string) error { return answer(id, op, approve) },
-			func(id string) error {
+			func(id core.QuestionID) error { return answer(id, op, approve) },
+			func(id core.QuestionID) error {
 				q := e.get(id)
 				return answer(id, late, core.AnswerInput{Calls: []core.CallDecision{{ToolCallID: q.Calls[1].ToolCallID, OptionID: core.DenyOption}}})
 			}, core.RefusedClosed, core.ResolveLost},
 		{"late vote", approvalOn("two"),
-			func(id string) error {
+			func(id core.QuestionID) error {
 				if err := answer(id, aliceOn(core.SurfaceAPI), approve); err != nil {
 					return err
 				}
 				return answer(id, bobTelegram, approve)
 			},
-			func(id string) error { return answer(id, carol, approve) }, core.RefusedClosed, core.ResolveLost},
+			func(id core.QuestionID) error { return answer(id, carol, approve) }, core.RefusedClosed, core.ResolveLost},
 		{"second vote by one person", approvalOn("two"),
-			func(id string) error { return answer(id, bobTelegram, approve) },
-			func(id string) error { return answer(id, bobSlack, deny) }, core.RefusedInvalid, core.ResolveInvalid},
+			func(id core.QuestionID) error { return answer(id, bobTelegram, approve) },
+			func(id core.QuestionID) error { return answer(id, bobSlack, deny) }, core.RefusedInvalid, core.ResolveInvalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

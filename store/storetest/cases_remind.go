@@ -149,8 +149,8 @@ func testDMs(t *testing.T, h Harness) {
 	// Both cards are recorded; Bob's click in his DM closes the question
 	// and both copies get their edit.
 	for _, ref := range []core.MessageRef{
-		{Surface: core.SurfaceSlack, Room: "C3", ID: "1.1", Delivery: q.ID + ":post:slack:C3"},
-		{Surface: core.SurfaceTelegram, Room: core.DMRoom("2002"), ID: "77", Delivery: q.ID + ":post:dm:bob"},
+		{Surface: core.SurfaceSlack, Room: "C3", ID: "1.1", Delivery: string(q.ID) + ":post:slack:C3"},
+		{Surface: core.SurfaceTelegram, Room: core.DMRoom("2002"), ID: "77", Delivery: string(q.ID) + ":post:dm:bob"},
 	} {
 		if _, err := e.svc.RecordMessage(t.Context(), q.ID, ref); err != nil {
 			t.Fatal(err)

@@ -20,7 +20,7 @@ func init() {
 }
 
 // writeCall is a reversible approval of write_file on route ops.
-func writeCall(run, path string) core.AskInput {
+func writeCall(run core.RunID, path string) core.AskInput {
 	return core.AskInput{Kind: core.KindApproval, Agent: "agent-a", RunID: run, ToolCallID: nextCall(), Route: "ops",
 		Text: "Write the file?", Reversibility: core.Reversible, Tool: "write_file",
 		Arguments: json.RawMessage(`{"path":"` + path + `"}`)}
@@ -28,7 +28,7 @@ func writeCall(run, path string) core.AskInput {
 
 // approveStanding approves q as an API operator and asks for a standing
 // approval of the given scope; it fails the test unless one was granted.
-func (e *env) approveStanding(id string, req core.StandingRequest) *core.Standing {
+func (e *env) approveStanding(id core.QuestionID, req core.StandingRequest) *core.Standing {
 	e.t.Helper()
 	o, err := e.svc.Answer(e.t.Context(), core.AnswerInput{QuestionID: id, Decider: apiDecider("alice"),
 		OptionID: core.ApproveOption, Standing: &req})
@@ -138,7 +138,7 @@ func testStandingHardToReverse(t *testing.T, h Harness) {
 	// Nor can one be granted from it, nor on a route that forbids them.
 	strict := writeCall("run-1", "/tmp/c")
 	strict.Route = "strict"
-	for _, id := range []string{q.ID, e.ask(strict).ID} {
+	for _, id := range []core.QuestionID{q.ID, e.ask(strict).ID} {
 		_, err := e.svc.Answer(t.Context(), core.AnswerInput{QuestionID: id, Decider: apiDecider("alice"),
 			OptionID: core.ApproveOption, Standing: &core.StandingRequest{Scope: core.StandingRun}})
 		if core.ErrorCode(err) != core.CodeInvalid || !e.get(id).Open() {

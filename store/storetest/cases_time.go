@@ -131,8 +131,8 @@ func testTimeoutReask(t *testing.T, h Harness) {
 
 func testListOrder(t *testing.T, h Harness) {
 	e := newEnv(t, h)
-	var want []string // hard-to-reverse oldest first, then the rest oldest first
-	var soft []string
+	var want []core.QuestionID // hard-to-reverse oldest first, then the rest oldest first
+	var soft []core.QuestionID
 	for i := range 7 {
 		in := clarification("run-1")
 		if i%2 == 0 {
@@ -158,7 +158,7 @@ func testListOrder(t *testing.T, h Harness) {
 	if _, err := e.svc.Decline(t.Context(), closed.ID, apiDecider("op")); err != nil {
 		t.Fatal(err)
 	}
-	var got []string
+	var got []core.QuestionID
 	cursor := ""
 	for pages := 0; ; pages++ {
 		if pages > 10 {
@@ -266,7 +266,7 @@ func testRetention(t *testing.T, h Harness) {
 	if evs := e.events(old.ID); len(evs) != 0 {
 		t.Fatalf("purged question's events remain: %v", coretest.Kinds(evs))
 	}
-	for _, id := range []string{stillOpen.ID, recent.ID} {
+	for _, id := range []core.QuestionID{stillOpen.ID, recent.ID} {
 		e.get(id)
 		if len(e.events(id)) == 0 {
 			t.Fatalf("events of kept question %s were dropped", id)
@@ -332,7 +332,7 @@ func testBoot(t *testing.T, h Harness) {
 	if n, done, err := e.svc.CatchUp(t.Context(), "r2"); err != nil || n != 0 || !done {
 		t.Fatalf("second catch-up: %d, %v, %v; want nothing left", n, done, err)
 	}
-	for _, id := range []string{q1.ID, q2.ID} {
+	for _, id := range []core.QuestionID{q1.ID, q2.ID} {
 		kinds := coretest.Kinds(e.events(id))
 		if kinds[len(kinds)-1] != core.EventReminded {
 			t.Fatalf("%s events %v: want a reminder last", id, kinds)
@@ -428,7 +428,7 @@ func testCatchUpResumes(t *testing.T, h Harness) {
 		t.Fatal(err)
 	}
 	const open, page = 130, 100 // page is core's catch-up page
-	ids := make([]string, open)
+	ids := make([]core.QuestionID, open)
 	for i := range ids {
 		ids[i] = e.ask(clarification("run-1")).ID
 	}

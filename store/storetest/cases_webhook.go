@@ -36,9 +36,9 @@ func webhookEnv(t *testing.T, h Harness) *env {
 func testCloseWebhook(t *testing.T, h Harness) {
 	e := webhookEnv(t, h)
 	ctx := t.Context()
-	own := func(run string) core.AskInput {
+	own := func(run core.RunID) core.AskInput {
 		in := clarification(run)
-		in.CallbackURL = hookPrefix + "agent?run=" + run
+		in.CallbackURL = hookPrefix + "agent?run=" + string(run)
 		return in
 	}
 	closes := []struct {

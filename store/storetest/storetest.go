@@ -192,7 +192,7 @@ func (e *env) ask(in core.AskInput) *core.Question {
 	return q
 }
 
-func (e *env) get(id string) *core.Question {
+func (e *env) get(id core.QuestionID) *core.Question {
 	e.t.Helper()
 	q, err := e.svc.Get(e.t.Context(), id)
 	if err != nil {
@@ -202,7 +202,7 @@ func (e *env) get(id string) *core.Question {
 }
 
 // events returns every event of one question, in order.
-func (e *env) events(id string) []core.Event {
+func (e *env) events(id core.QuestionID) []core.Event {
 	e.t.Helper()
 	return coretest.EventsOf(e.t, e.store, id)
 }
@@ -234,7 +234,7 @@ var calls atomic.Int64
 
 func nextCall() string { return fmt.Sprintf("call-%d", calls.Add(1)) }
 
-func clarification(run string) core.AskInput {
+func clarification(run core.RunID) core.AskInput {
 	return core.AskInput{Kind: core.KindClarification, Agent: "agent-a", RunID: run, ToolCallID: nextCall(),
 		Text: "Which region should the new bucket live in?", Reversibility: core.HardToReverse}
 }

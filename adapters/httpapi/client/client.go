@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/adapters/internal/tracehttp"
+	"github.com/askbridge/askbridge/core"
 )
 
 // DefaultPollTimeout is how long each long poll of Wait asks the server to
@@ -123,22 +124,22 @@ func randomKey() string {
 // Get returns a question. With an agent's token the server sends the
 // agent's view (AgentQuestion): only the fields the two views share are
 // filled.
-func (c *Client) Get(ctx context.Context, id string) (*Question, error) {
-	return call[Question](ctx, c, http.MethodGet, "/v1/questions/"+url.PathEscape(id), nil, nil)
+func (c *Client) Get(ctx context.Context, id core.QuestionID) (*Question, error) {
+	return call[Question](ctx, c, http.MethodGet, "/v1/questions/"+url.PathEscape(string(id)), nil, nil)
 }
 
 // WaitOnce long-polls once: it returns when the question closes or after
 // timeout (capped by the server), with State "open" in the latter case.
-func (c *Client) WaitOnce(ctx context.Context, id string, timeout time.Duration) (*WaitResponse, error) {
+func (c *Client) WaitOnce(ctx context.Context, id core.QuestionID, timeout time.Duration) (*WaitResponse, error) {
 	q := url.Values{"timeout": {timeout.String()}}
-	return call[WaitResponse](ctx, c, http.MethodGet, "/v1/questions/"+url.PathEscape(id)+"/wait", q, nil)
+	return call[WaitResponse](ctx, c, http.MethodGet, "/v1/questions/"+url.PathEscape(string(id))+"/wait", q, nil)
 }
 
 // Wait long-polls until the question closes and returns its resume, or
 // returns ctx's error once ctx ends. It rides out transient failures (the
 // connection dropping, a 502, 503 or 504 while a replica restarts) by
 // trying again with a growing pause; any other error ends it.
-func (c *Client) Wait(ctx context.Context, id string) (*WaitResponse, error) {
+func (c *Client) Wait(ctx context.Context, id core.QuestionID) (*WaitResponse, error) {
 	pause := 250 * time.Millisecond
 	for {
 		res, err := c.WaitOnce(ctx, id, c.poll)
@@ -181,8 +182,8 @@ func (c *Client) List(ctx context.Context, cursor string, limit int) (*ListRespo
 // Answer records an answer and returns exactly what was recorded. A
 // question someone else closed first gives an *Error with status 409 whose
 // message says who closed it, when and how.
-func (c *Client) Answer(ctx context.Context, id string, req AnswerRequest) (*Outcome, error) {
-	return call[Outcome](ctx, c, http.MethodPost, "/v1/questions/"+url.PathEscape(id)+"/answer", nil, req)
+func (c *Client) Answer(ctx context.Context, id core.QuestionID, req AnswerRequest) (*Outcome, error) {
+	return call[Outcome](ctx, c, http.MethodPost, "/v1/questions/"+url.PathEscape(string(id))+"/answer", nil, req)
 }
 
 // Standing lists the standing approvals live now.
@@ -201,38 +202,38 @@ func (c *Client) RevokeStanding(ctx context.Context, id string) (*Standing, erro
 
 // Decline closes the question without an answer; the agent resumes with a
 // fixed text telling it to proceed on its own judgement.
-func (c *Client) Decline(ctx context.Context, id string) (*Outcome, error) {
-	return call[Outcome](ctx, c, http.MethodPost, "/v1/questions/"+url.PathEscape(id)+"/decline", nil, nil)
+func (c *Client) Decline(ctx context.Context, id core.QuestionID) (*Outcome, error) {
+	return call[Outcome](ctx, c, http.MethodPost, "/v1/questions/"+url.PathEscape(string(id))+"/decline", nil, nil)
 }
 
 // Cancel withdraws a question; reason may be empty. Cancelling is mostly
 // an agent's act, so the question comes back in the agent's view, which
 // an operator's token also decodes into (its other fields dropped).
-func (c *Client) Cancel(ctx context.Context, id, reason string) (*AgentOutcome, error) {
+func (c *Client) Cancel(ctx context.Context, id core.QuestionID, reason string) (*AgentOutcome, error) {
 	var body any
 	if reason != "" {
 		body = CancelRequest{Reason: reason}
 	}
-	return call[AgentOutcome](ctx, c, http.MethodPost, "/v1/questions/"+url.PathEscape(id)+"/cancel", nil, body)
+	return call[AgentOutcome](ctx, c, http.MethodPost, "/v1/questions/"+url.PathEscape(string(id))+"/cancel", nil, body)
 }
 
 // MCPDoor reports whether the person driving this agent's MCP host may
 // answer the question in the host (see AnswerInHost).
-func (c *Client) MCPDoor(ctx context.Context, id string) (*MCPDoorResponse, error) {
-	return call[MCPDoorResponse](ctx, c, http.MethodGet, "/v1/questions/"+url.PathEscape(id)+"/mcp", nil, nil)
+func (c *Client) MCPDoor(ctx context.Context, id core.QuestionID) (*MCPDoorResponse, error) {
+	return call[MCPDoorResponse](ctx, c, http.MethodGet, "/v1/questions/"+url.PathEscape(string(id))+"/mcp", nil, nil)
 }
 
 // AnswerInHost records an answer the person driving this agent's MCP host
 // gave there (through MCP elicitation): the decider is the mcp surface
 // with the token's name, and the route must allow it. A question someone
 // else closed first gives an *Error with status 409 saying who closed it.
-func (c *Client) AnswerInHost(ctx context.Context, id string, req AnswerRequest) (*AgentOutcome, error) {
-	return call[AgentOutcome](ctx, c, http.MethodPost, "/v1/questions/"+url.PathEscape(id)+"/mcp/answer", nil, req)
+func (c *Client) AnswerInHost(ctx context.Context, id core.QuestionID, req AnswerRequest) (*AgentOutcome, error) {
+	return call[AgentOutcome](ctx, c, http.MethodPost, "/v1/questions/"+url.PathEscape(string(id))+"/mcp/answer", nil, req)
 }
 
 // EndRun ends a run and returns the ids of the open questions it expired.
-func (c *Client) EndRun(ctx context.Context, runID string) (*EndRunResponse, error) {
-	return call[EndRunResponse](ctx, c, http.MethodPost, "/v1/runs/"+url.PathEscape(runID)+"/end", nil, nil)
+func (c *Client) EndRun(ctx context.Context, runID core.RunID) (*EndRunResponse, error) {
+	return call[EndRunResponse](ctx, c, http.MethodPost, "/v1/runs/"+url.PathEscape(string(runID))+"/end", nil, nil)
 }
 
 // DigestQuery selects a digest. Since is required; a zero Until means now.

@@ -28,10 +28,10 @@ import (
 // Asked is what both views show alike of the ask itself: the agent's
 // own words and the ids and labels it asked under.
 type Asked struct {
-	ID            string             `json:"id"`
+	ID            core.QuestionID    `json:"id"`
 	Kind          core.Kind          `json:"kind"`
-	Agent         string             `json:"agent"`
-	RunID         string             `json:"run_id"`
+	Agent         core.AgentID       `json:"agent"`
+	RunID         core.RunID         `json:"run_id"`
 	ToolCallID    string             `json:"tool_call_id,omitempty"`
 	Labels        core.Labels        `json:"labels,omitzero"`
 	Text          string             `json:"question"`
@@ -217,7 +217,7 @@ func AgentView(q *core.Question) *AgentQuestion {
 		if r.Standing != nil {
 			ar.StandingID = r.Standing.ID
 		}
-		if ar.ClosedBy == core.CloserAgentCancel && r.Decider.ID == q.Agent {
+		if ar.ClosedBy == core.CloserAgentCancel && r.Decider.ID == string(q.Agent) {
 			ar.Reason = r.Reason
 		}
 		v.Resolution = ar

@@ -30,9 +30,9 @@ var (
 	sum2   = strings.Repeat("cd", 32)
 )
 
-func base(id string, kind core.Kind) core.Question {
+func base(id core.QuestionID, kind core.Kind) core.Question {
 	return core.Question{
-		ID: id, Kind: kind, Agent: "build-agent", RunID: "run-1", ToolCallID: "toolu_" + id,
+		ID: id, Kind: kind, Agent: "build-agent", RunID: "run-1", ToolCallID: "toolu_" + string(id),
 		Labels: core.Labels{Project: "infra", Task: "bucket"}, Text: "Which region?", Context: "We serve Europe.",
 		Reversibility: core.HardToReverse, Route: "infra", CreatedAt: asked, Deadline: asked.Add(time.Hour),
 		Timeout: core.Duration(time.Hour), OnTimeout: core.OnTimeoutDeny, State: core.StateAnswered,

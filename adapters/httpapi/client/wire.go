@@ -47,7 +47,7 @@ type AskRequest struct {
 	Context       string             `json:"context,omitempty"`
 	Reversibility core.Reversibility `json:"reversibility"`
 	Route         string             `json:"route,omitempty"`
-	RunID         string             `json:"run_id"`
+	RunID         core.RunID         `json:"run_id"`
 	ToolCallID    string             `json:"tool_call_id,omitempty"`
 	Options       []core.Option      `json:"options,omitempty"`   // decision
 	Items         []core.FormItem    `json:"items,omitempty"`     // form
@@ -138,7 +138,7 @@ type StandingList struct {
 // and OpenAI hold the same text shaped as each API's tool result for the
 // question's tool_call_id (absent when the question has none).
 type WaitResponse struct {
-	QuestionID string                     `json:"question_id"`
+	QuestionID core.QuestionID            `json:"question_id"`
 	ToolCallID string                     `json:"tool_call_id,omitempty"`
 	State      core.State                 `json:"state"`
 	Resume     *Resume                    `json:"resume,omitempty"`
@@ -171,8 +171,8 @@ type ListResponse struct {
 // EndRunResponse is what POST /v1/runs/{run_id}/end returns: the ids of the
 // questions the end of the run expired.
 type EndRunResponse struct {
-	RunID   string   `json:"run_id"`
-	Expired []string `json:"expired"`
+	RunID   core.RunID        `json:"run_id"`
+	Expired []core.QuestionID `json:"expired"`
 }
 
 // DirectiveResponse is what GET /v1/directive returns.
@@ -196,8 +196,8 @@ type ErrorDetail struct {
 // person driving the agent's MCP host may answer the question there (it is
 // open, and its route lists the agent's token name under the mcp surface).
 type MCPDoorResponse struct {
-	QuestionID string `json:"question_id"`
-	MayAnswer  bool   `json:"may_answer"`
+	QuestionID core.QuestionID `json:"question_id"`
+	MayAnswer  bool            `json:"may_answer"`
 }
 
 // ConfigDigest is what GET /v1/config/digest returns: the SHA-256 (hex)

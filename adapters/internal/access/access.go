@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/askbridge/askbridge/core"
 	"github.com/rs/zerolog"
 )
 
@@ -59,6 +60,9 @@ type Token struct {
 	Secret string
 	Role   Role
 }
+
+// Agent is the agent an agent token speaks for: its name.
+func (t Token) Agent() core.AgentID { return core.AgentID(t.Name) }
 
 // String names the token without its secret, so a token passed to a
 // formatter or logger by mistake does not leak it.

@@ -173,7 +173,7 @@ func call(t *testing.T, method, u string, form url.Values) (int, string) {
 	return res.StatusCode, string(body)
 }
 
-func (b *bridge) state(id string) *core.Question {
+func (b *bridge) state(id core.QuestionID) *core.Question {
 	q, err := b.svc.Get(b.t.Context(), id)
 	if err != nil {
 		b.t.Fatal(err)

@@ -18,9 +18,9 @@ import (
 // Service is what the page needs of core: read a question, and record an
 // answer or a decline through the chokepoint.
 type Service interface {
-	Get(ctx context.Context, id string) (*core.Question, error)
+	Get(ctx context.Context, id core.QuestionID) (*core.Question, error)
 	Answer(ctx context.Context, in core.AnswerInput) (core.Outcome, error)
-	Decline(ctx context.Context, id string, d core.Decider) (core.Outcome, error)
+	Decline(ctx context.Context, id core.QuestionID, d core.Decider) (core.Outcome, error)
 }
 
 // Page serves one surface's links under Prefix: a GET shows what the link
@@ -276,7 +276,7 @@ func (p *Page) act(w http.ResponseWriter, r *http.Request, token string) {
 		status := map[core.Code]int{core.CodeForbidden: http.StatusForbidden, core.CodeNotFound: http.StatusNotFound,
 			core.CodeConflict: http.StatusConflict, core.CodeInvalid: http.StatusBadRequest}[code]
 		if status == 0 {
-			p.Log.Error().Err(err).Str("question", q.ID).Msg("actionlink: answer failed")
+			p.Log.Error().Err(err).Str("question", string(q.ID)).Msg("actionlink: answer failed")
 			status = http.StatusServiceUnavailable
 		}
 		v := view{Title: "Not recorded", Failed: true, Question: q.Text, Message: card.RefusalNote(err)}

@@ -35,7 +35,7 @@ func BenchmarkDurableAnswer(b *testing.B) {
 				}
 				defer st.Close()
 				svc := coretest.Service(b, st, coretest.Options{})
-				ids := make([]string, b.N)
+				ids := make([]core.QuestionID, b.N)
 				for i := range ids {
 					q, err := svc.Ask(b.Context(), core.AskInput{Kind: core.KindClarification, Agent: "agent-a", RunID: "run-bench",
 						ToolCallID: fmt.Sprintf("call-%d", i), Text: "Which region?", Reversibility: core.HardToReverse})
@@ -63,7 +63,7 @@ func BenchmarkDurableAnswer(b *testing.B) {
 	}
 }
 
-func answer(b *testing.B, svc *core.Service, id string) {
+func answer(b *testing.B, svc *core.Service, id core.QuestionID) {
 	if _, err := svc.Answer(b.Context(), core.AnswerInput{QuestionID: id,
 		Decider: core.Decider{Surface: core.SurfaceAPI, ID: "ada", Name: "Ada"}, Text: "eu-west-1"}); err != nil {
 		b.Error(err)

@@ -89,8 +89,8 @@ type fault struct {
 
 // load is what a failover run found.
 type load struct {
-	acked   map[string]string // question id -> the answer a 2xx confirmed
-	maybe   map[string]string // question id -> an answer refused with 503 (maybe recorded)
+	acked   map[core.QuestionID]string // question id -> the answer a 2xx confirmed
+	maybe   map[core.QuestionID]string // question id -> an answer refused with 503 (maybe recorded)
 	asked   int
 	refused int // 503s met by answers
 	// unavailable counts every 503 the instances answered (an agent's
@@ -136,7 +136,7 @@ func failoverUnderLoad(t *testing.T, d redisstore.Dial, o redisstore.Options, f 
 
 	var (
 		mu      sync.Mutex
-		res     = load{acked: map[string]string{}, maybe: map[string]string{}}
+		res     = load{acked: map[core.QuestionID]string{}, maybe: map[core.QuestionID]string{}}
 		killed  time.Time
 		stalled int  // answered (2xx or 503) at the stall, -1 before it
 		after0  int  // acknowledged once the kill is done
@@ -144,8 +144,8 @@ func failoverUnderLoad(t *testing.T, d redisstore.Dial, o redisstore.Options, f 
 		stop    = make(chan struct{})
 		stopped sync.Once
 		waits   sync.WaitGroup
-		waitErr = map[string]error{}
-		waitGot = map[string]core.State{}
+		waitErr = map[core.QuestionID]error{}
+		waitGot = map[core.QuestionID]core.State{}
 		n       atomic.Int64
 		woke    = make(chan struct{}, 1<<16)
 	)
@@ -187,7 +187,7 @@ func failoverUnderLoad(t *testing.T, d redisstore.Dial, o redisstore.Options, f 
 					mu.Unlock()
 					woke <- struct{}{}
 				})
-				text := "eu-west-" + q.ID
+				text := "eu-west-" + string(q.ID)
 				_, err = client.New(ins[(k+2)%3].url, operatorToken).Answer(ctx, q.ID, client.AnswerRequest{Answer: text})
 				var e *client.Error
 				mu.Lock()
@@ -275,7 +275,7 @@ func failoverUnderLoad(t *testing.T, d redisstore.Dial, o redisstore.Options, f 
 			t.Errorf("a 503 for %s = %q, and the store has %v %+v", id, text, err, got)
 		}
 	}
-	closes := map[string]int{}
+	closes := map[core.QuestionID]int{}
 	events, err := ins[0].store.Events(ctx, 0, 1_000_000)
 	if err != nil {
 		t.Fatal(err)
@@ -339,7 +339,7 @@ func failoverUnderLoad(t *testing.T, d redisstore.Dial, o redisstore.Options, f 
 	// The outbox goes on: every acknowledged question's card is there to
 	// be claimed, from any instance, after the failover; and a lease is
 	// taken.
-	carded := map[string]bool{}
+	carded := map[core.QuestionID]bool{}
 	for i := 0; ; i++ {
 		ds, err := ins[i%3].store.Claim(t.Context(), core.SurfaceSlack, fmt.Sprintf("courier-%d", i%3), 500, time.Hour, 0)
 		if err != nil {

@@ -68,7 +68,7 @@ func keysOfAQuestion(t *testing.T, c *redistest.Cluster, h *harness) {
 		}
 	}
 	// The question itself, its shard's events and its outbox at least.
-	for _, part := range []string{q.ID, "events", "out"} {
+	for _, part := range []string{string(q.ID), "events", "out"} {
 		if !strings.Contains(strings.Join(written, " "), part) {
 			t.Errorf("no written key names %q: %v", part, written)
 		}

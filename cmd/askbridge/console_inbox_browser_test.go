@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -50,24 +51,46 @@ func answerInPlace(t *testing.T, ctx context.Context, id core.QuestionID, sel st
 
 // seedOpen asks questions from to to through core, as agents would, on
 // the program's own embedded store: reversible, a quarter of each kind.
+// Several agents ask at once, as they would, so the store's group commit
+// takes them in batches rather than one fsync each.
 func seedOpen(t *testing.T, m *Main, from, to int) {
 	t.Helper()
-	for i := from; i < to; i++ {
-		in := core.AskInput{Kind: core.KindClarification, Agent: "agent-a", RunID: core.RunID(fmt.Sprintf("run-%d", i%40)), ToolCallID: fmt.Sprintf("seed-%d", i),
-			Text: fmt.Sprintf("Seeded question %04d: which setting should job %d use?", i, i), Reversibility: core.Reversible,
-			Labels: core.Labels{Project: fmt.Sprintf("project-%d", i%7)}}
-		switch i % 4 {
-		case 1:
-			in.Kind, in.Options = core.KindDecision, []core.Option{{ID: "a", Title: "Keep", Writeup: "as it is", Recommended: true}, {ID: "b", Title: "Change", Writeup: "to the new one"}}
-		case 2:
-			in.Kind, in.Tool, in.Arguments = core.KindApproval, "deploy", []byte(fmt.Sprintf(`{"service":"svc-%d","env":"prod"}`, i))
-		case 3:
-			in.Kind, in.Items = core.KindForm, []core.FormItem{{ID: "r", Question: "Region?", Options: []core.FormOption{{ID: "eu", Label: "EU"}, {ID: "us", Label: "US"}}}}
-		}
-		if _, err := m.Service.Ask(t.Context(), in); err != nil {
-			t.Fatal(err)
-		}
+	const agents = 16
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range agents {
+		wg.Go(func() {
+			for i := range next {
+				if _, err := m.Service.Ask(t.Context(), seedInput(i)); err != nil {
+					t.Error(err)
+				}
+			}
+		})
 	}
+	for i := from; i < to && !t.Failed(); i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+}
+
+// seedInput is seeded question i.
+func seedInput(i int) core.AskInput {
+	in := core.AskInput{Kind: core.KindClarification, Agent: "agent-a", RunID: core.RunID(fmt.Sprintf("run-%d", i%40)), ToolCallID: fmt.Sprintf("seed-%d", i),
+		Text: fmt.Sprintf("Seeded question %04d: which setting should job %d use?", i, i), Reversibility: core.Reversible,
+		Labels: core.Labels{Project: fmt.Sprintf("project-%d", i%7)}}
+	switch i % 4 {
+	case 1:
+		in.Kind, in.Options = core.KindDecision, []core.Option{{ID: "a", Title: "Keep", Writeup: "as it is", Recommended: true}, {ID: "b", Title: "Change", Writeup: "to the new one"}}
+	case 2:
+		in.Kind, in.Tool, in.Arguments = core.KindApproval, "deploy", []byte(fmt.Sprintf(`{"service":"svc-%d","env":"prod"}`, i))
+	case 3:
+		in.Kind, in.Items = core.KindForm, []core.FormItem{{ID: "r", Question: "Region?", Options: []core.FormOption{{ID: "eu", Label: "EU"}, {ID: "us", Label: "US"}}}}
+	}
+	return in
 }
 
 // inboxLoad is what a load of the inbox's first page measured: its size

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"iter"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -276,17 +277,29 @@ func (q *Question) Answered(itemID string) (ItemAnswer, bool) {
 // answered a part of it: a reminder to that account would only repeat
 // what it did. (A question it closed is no longer reminded at all.)
 func (q *Question) ActedBy(surface Surface, id string) bool {
-	for _, v := range q.Votes {
-		if v.Decider.Surface == surface && v.Decider.ID == id {
-			return true
-		}
-	}
-	for _, a := range q.Answers {
-		if a.Decider.Surface == surface && a.Decider.ID == id {
+	for d := range q.actions() {
+		if d.Surface == surface && d.ID == id {
 			return true
 		}
 	}
 	return false
+}
+
+// actions yields who acted on q without closing it: the decider of each
+// part answered, then of each vote.
+func (q *Question) actions() iter.Seq[Decider] {
+	return func(yield func(Decider) bool) {
+		for _, a := range q.Answers {
+			if !yield(a.Decider) {
+				return
+			}
+		}
+		for _, v := range q.Votes {
+			if !yield(v.Decider) {
+				return
+			}
+		}
+	}
 }
 
 // Normalize fills what a stored record may lack, so that readers never

@@ -123,11 +123,8 @@ func (a actors) has(d Decider) bool {
 // actedOn lists who has acted on q so far: answered a form item, voted.
 func actedOn(q *Question) actors {
 	a := actors{people: map[string]bool{}, accounts: map[Surface]map[string]bool{}}
-	for _, it := range q.Answers {
-		a.add(it.Decider)
-	}
-	for _, v := range q.Votes {
-		a.add(v.Decider)
+	for d := range q.actions() {
+		a.add(d)
 	}
 	return a
 }

@@ -90,11 +90,7 @@ func TestStreamableHTTP(t *testing.T) {
 		},
 	}}
 	params.SetProgressToken("http-tok")
-	out := make(chan callResult, 1)
-	go func() {
-		res, err := cs.CallTool(ctx, params)
-		out <- callResult{res, err}
-	}()
+	out := callOn(ctx, cs, params)
 	q := waitParked(t, ctx, svc)
 	if q.Agent != "alice" {
 		t.Errorf("the question was asked by %q, want the agent named in the request", q.Agent)
@@ -277,12 +273,8 @@ func TestWaitingCallKeepsItsSession(t *testing.T) {
 	hs := httptest.NewServer(authenticate(mcp.HTTPHandler(mcp.ServiceBackend{Svc: svc}, mcp.Options{SessionIdle: idle, WaitSlice: 20 * time.Millisecond, Caller: agentOf})))
 	t.Cleanup(hs.Close) // after the session's own cleanup
 	cs, _ := aliceOn(t, ctx, hs.URL, nil)
-	out := make(chan callResult, 1)
-	go func() {
-		res, err := cs.CallTool(ctx, &mcpsdk.CallToolParams{Name: mcp.ToolClarification,
-			Arguments: map[string]any{"question": "Which region?", "reversibility": "hard_to_reverse"}})
-		out <- callResult{res, err}
-	}()
+	out := callOn(ctx, cs, &mcpsdk.CallToolParams{Name: mcp.ToolClarification,
+		Arguments: map[string]any{"question": "Which region?", "reversibility": "hard_to_reverse"}})
 	q := waitParked(t, ctx, svc)
 	select { // the call waits five times the bound
 	case <-time.After(5 * idle):

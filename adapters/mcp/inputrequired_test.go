@@ -40,12 +40,7 @@ func newMRTREnv(t *testing.T) *mrtrEnv {
 }
 
 func (e *mrtrEnv) decide(args map[string]any) <-chan callResult {
-	out := make(chan callResult, 1)
-	go func() {
-		res, err := e.cs.CallTool(e.ctx, &mcpsdk.CallToolParams{Name: mcp.ToolDecision, Arguments: args})
-		out <- callResult{res, err}
-	}()
-	return out
+	return callOn(e.ctx, e.cs, &mcpsdk.CallToolParams{Name: mcp.ToolDecision, Arguments: args})
 }
 
 var queueArgs = map[string]any{"question": "Which queue?", "reversibility": "reversible", "options": []map[string]any{

@@ -84,9 +84,15 @@ type callResult struct {
 
 // call starts a tool call; the result arrives on the channel.
 func (e *env) call(ctx context.Context, params *mcpsdk.CallToolParams) <-chan callResult {
+	return callOn(ctx, e.cs, params)
+}
+
+// callOn calls a tool on cs in the background: the result arrives on the
+// channel once the call ends.
+func callOn(ctx context.Context, cs *mcpsdk.ClientSession, params *mcpsdk.CallToolParams) <-chan callResult {
 	out := make(chan callResult, 1)
 	go func() {
-		res, err := e.cs.CallTool(ctx, params)
+		res, err := cs.CallTool(ctx, params)
 		out <- callResult{res, err}
 	}()
 	return out

@@ -118,11 +118,7 @@ func TestStatelessAcrossReplicas(t *testing.T) {
 		"question": "Which region?", "reversibility": "reversible",
 	}}
 	params.SetProgressToken("stateless-tok")
-	out := make(chan callResult, 1)
-	go func() {
-		res, err := cs.CallTool(ctx, params)
-		out <- callResult{res, err}
-	}()
+	out := callOn(ctx, cs, params)
 	q := waitParked(t, ctx, svc)
 	if q.Agent != "alice" {
 		t.Errorf("asked by %q, want alice", q.Agent)

@@ -127,11 +127,7 @@ func TestNoTaskForSessions(t *testing.T) {
 	e := newTaskEnv(t)
 	copts := &mcpsdk.ClientOptions{Capabilities: &mcpsdk.ClientCapabilities{Extensions: map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}}
 	cs := (&balancer{r: &replicas{urls: e.r.urls[:1]}, token: "tok-alice"}).connect(t, e.ctx, copts, legacy)
-	out := make(chan callResult, 1)
-	go func() {
-		res, err := cs.CallTool(e.ctx, &mcpsdk.CallToolParams{Name: mcp.ToolClarification, Arguments: map[string]any{"question": "Old?", "reversibility": "reversible"}})
-		out <- callResult{res, err}
-	}()
+	out := callOn(e.ctx, cs, &mcpsdk.CallToolParams{Name: mcp.ToolClarification, Arguments: map[string]any{"question": "Old?", "reversibility": "reversible"}})
 	q := parkedWith(t, e.ctx, e.svc, "Old?")
 	e.answer(core.AnswerInput{QuestionID: q.ID, Text: "yes"})
 	resumed(t, result(t, e.ctx, out), q.ID, fence.VerbAnswered)

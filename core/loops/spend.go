@@ -11,10 +11,10 @@ import (
 // how long d must wait instead (0: go ahead). The drain has asked them
 // first (dueLater), spending nothing, so they rarely refuse here; it
 // spends them in order, and a budget that has a send again within its
-// hold is waited for here, and only it is spent again. If the store cannot say, the send goes ahead:
-// the platform's own 429 is the backstop. A delivery handed back waits
-// its turn among those handed back before it for the same budget
-// (handBacks).
+// hold is waited for here, and only it is spent again. If the store
+// cannot say, the send goes ahead: the platform's own 429 is the
+// backstop. A delivery handed back waits its turn among those handed
+// back before it for the same budget (handBacks).
 func (s *drain) spend(ctx context.Context, budgets core.Budgeted, d core.Delivery, o DeliverOptions, hb *handBacks) time.Duration {
 	if budgets == nil {
 		return 0
@@ -42,14 +42,14 @@ func (s *drain) spend(ctx context.Context, budgets core.Budgeted, d core.Deliver
 
 // dueLater waits in the lane until every one of as has a send, if each
 // has one within its hold, and reports 0; otherwise it reports how long
-// d is to wait in the outbox. Nothing is spent: a delivery sent back
-// to the outbox has spent nothing of its other budgets. A bot-wide
-// budget spent for a room that was not due is a send lost for everyone:
-// after Telegram's downtime, thirty chats at one message a second fill
-// the bot's thirty a second exactly, so every send lost so is time lost
-// (issue 31). A budget that another
-// lane or replica spends meanwhile is asked again, at most a few times:
-// the spends that follow wait for it in any case.
+// d is to wait in the outbox. Nothing is spent: a delivery sent back to
+// the outbox has spent nothing of its other budgets. A bot-wide budget
+// spent for a room that was not due is a send lost for everyone: after
+// Telegram's downtime, thirty chats at one message a second fill the
+// bot's thirty a second exactly, so every send lost so is time lost
+// (issue 31). A budget that another lane or replica spends meanwhile is
+// asked again, at most a few times: the spends that follow wait for it
+// in any case.
 //
 // A delivery waiting here has its budgets' answer (it goes once they
 // have a send), so granted is called before the wait: the next batch is

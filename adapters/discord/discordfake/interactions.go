@@ -26,8 +26,17 @@ type Interaction struct {
 // Click builds a button click by u on a message, from Discord's
 // documented button interaction.
 func (s *Server) Click(u User, messageID, customID string) Interaction {
+	return s.build(buttonFixture, u, messageID, func(v map[string]any, _ *Message) {
+		v["data"] = map[string]any{"custom_id": customID, "component_type": 2}
+	})
+}
+
+// build makes an interaction by u on messageID from fixture, under a
+// fresh id and token the fake accepts a callback for: fill sets what the
+// kind of interaction carries (its data), m being the message or nil.
+func (s *Server) build(fixture []byte, u User, messageID string, fill func(v map[string]any, m *Message)) Interaction {
 	var v map[string]any
-	if err := json.Unmarshal(buttonFixture, &v); err != nil {
+	if err := json.Unmarshal(fixture, &v); err != nil {
 		panic(err)
 	}
 	s.mu.Lock()
@@ -36,7 +45,7 @@ func (s *Server) Click(u User, messageID, customID string) Interaction {
 	id, token := s.snowflake(), "tok-"+randHex(16)
 	s.tokens[id], s.onMessage[id] = token, messageID
 	v["id"], v["token"], v["application_id"], v["guild_id"] = id, token, s.AppID, s.GuildID
-	v["data"] = map[string]any{"custom_id": customID, "component_type": 2}
+	fill(v, m)
 	if m != nil {
 		v["channel_id"] = m.ChannelID
 		v["message"] = s.messageJSON(m)
@@ -51,33 +60,18 @@ func (s *Server) Click(u User, messageID, customID string) Interaction {
 // of each text input (by its custom_id), in the legacy ActionsRow +
 // TextInput shape.
 func (s *Server) Submit(u User, messageID, customID string, values map[string]string) Interaction {
-	var v map[string]any
-	if err := json.Unmarshal(modalFixture, &v); err != nil {
-		panic(err)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m := s.byID[messageID]
-	id, token := s.snowflake(), "tok-"+randHex(16)
-	s.tokens[id], s.onMessage[id] = token, messageID
-	v["id"], v["token"], v["application_id"], v["guild_id"] = id, token, s.AppID, s.GuildID
-	var rows []any
-	for k, val := range values {
-		rows = append(rows, map[string]any{"type": 1, "components": []any{
-			map[string]any{"type": 4, "custom_id": k, "value": val},
-		}})
-	}
-	v["data"] = map[string]any{"custom_id": customID, "components": rows}
-	if m != nil {
-		v["channel_id"] = m.ChannelID
-		v["message"] = s.messageJSON(m)
-		if ch, ok := v["channel"].(map[string]any); ok {
+	return s.build(modalFixture, u, messageID, func(v map[string]any, m *Message) {
+		var rows []any
+		for k, val := range values {
+			rows = append(rows, map[string]any{"type": 1, "components": []any{
+				map[string]any{"type": 4, "custom_id": k, "value": val},
+			}})
+		}
+		v["data"] = map[string]any{"custom_id": customID, "components": rows}
+		if ch, ok := v["channel"].(map[string]any); ok && m != nil {
 			ch["id"] = m.ChannelID
 		}
-	}
-	setUser(v, u)
-	b, _ := json.Marshal(v)
-	return Interaction{ID: id, Body: b}
+	})
 }
 
 // Raw registers a hand-made interaction body (for malformed or unusual

@@ -36,12 +36,17 @@ import (
 	"github.com/askbridge/askbridge/store/bolt"
 )
 
-// benchEnv is the API over a bolt store on a real listener, with an HTTP
+// benchEnv is the API over a store on a real listener, with an HTTP
 // client that keeps a connection per parked waiter.
 type benchEnv struct {
-	store *watchedStore
-	srv   *httptest.Server
-	hc    *http.Client
+	url string // the API's base URL
+	// watching receives a question's id each time a wait starts watching
+	// it, so a benchmark knows when its waiters are parked.
+	watching <-chan core.QuestionID
+	hc       *http.Client
+	// bridge is the process the API runs in when it runs apart from the
+	// benchmark's clients (startBridge); nil when it runs in this one.
+	bridge *bridgeProcess
 }
 
 func newBenchEnv(b *testing.B, noSync bool, watchBuf int) *benchEnv {
@@ -67,14 +72,19 @@ func newBenchEnvOn(b *testing.B, st core.Store, watchBuf int) *benchEnv {
 	srv.Listener = api.Listener(srv.Listener) // as the program serves it
 	srv.Start()
 	b.Cleanup(srv.Close)
+	return &benchEnv{url: srv.URL, watching: ws.watching, hc: benchClient(b)}
+}
+
+// benchClient is an HTTP client that keeps a connection per parked waiter.
+func benchClient(b *testing.B) *http.Client {
 	tr := &http.Transport{MaxIdleConns: 4096, MaxIdleConnsPerHost: 4096, IdleConnTimeout: time.Minute}
 	b.Cleanup(tr.CloseIdleConnections)
-	return &benchEnv{store: ws, srv: srv, hc: &http.Client{Transport: tr}}
+	return &http.Client{Transport: tr}
 }
 
 // post sends a JSON body as tok and fails on any status but want.
 func (e *benchEnv) post(tb testing.TB, path string, tok httpapi.Token, body []byte, want int) []byte {
-	req, _ := http.NewRequest("POST", e.srv.URL+path, bytes.NewReader(body))
+	req, _ := http.NewRequest("POST", e.url+path, bytes.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+tok.Secret)
 	resp, err := e.hc.Do(req)
 	if err != nil {
@@ -153,7 +163,7 @@ func benchAnswerToWake(b *testing.B, noSync bool) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			req, _ := http.NewRequestWithContext(ctx, "GET", e.srv.URL+"/v1/questions/"+string(id)+"/wait?timeout=5m", nil)
+			req, _ := http.NewRequestWithContext(ctx, "GET", e.url+"/v1/questions/"+string(id)+"/wait?timeout=5m", nil)
 			req.Header.Set("Authorization", "Bearer "+agentA.Secret)
 			resp, err := e.hc.Do(req)
 			if err != nil {
@@ -167,7 +177,7 @@ func benchAnswerToWake(b *testing.B, noSync bool) {
 	}
 	awaitParked := func(want int) {
 		for range want {
-			<-e.store.watching
+			<-e.watching
 		}
 	}
 	queue := make([]string, 0, n)
@@ -369,7 +379,7 @@ func BenchmarkAnswerHTTP(b *testing.B) {
 
 // warm opens c's connection with a read of question id.
 func warm(b *testing.B, e *benchEnv, c *http.Client, id core.QuestionID) {
-	req, _ := http.NewRequest("GET", e.srv.URL+"/v1/questions/"+string(id), nil)
+	req, _ := http.NewRequest("GET", e.url+"/v1/questions/"+string(id), nil)
 	req.Header.Set("Authorization", "Bearer "+operator.Secret)
 	resp, err := c.Do(req)
 	if err != nil {
@@ -382,7 +392,7 @@ func warm(b *testing.B, e *benchEnv, c *http.Client, id core.QuestionID) {
 // answerWith answers question id with c, within ctx, and fails on any
 // status but 200.
 func (e *benchEnv) answerWith(b *testing.B, ctx context.Context, c *http.Client, id core.QuestionID) {
-	req, _ := http.NewRequestWithContext(ctx, "POST", e.srv.URL+"/v1/questions/"+string(id)+"/answer", strings.NewReader(`{"answer":"Postgres"}`))
+	req, _ := http.NewRequestWithContext(ctx, "POST", e.url+"/v1/questions/"+string(id)+"/answer", strings.NewReader(`{"answer":"Postgres"}`))
 	req.Header.Set("Authorization", "Bearer "+operator.Secret)
 	resp, err := c.Do(req)
 	if err != nil {
@@ -399,11 +409,14 @@ func (e *benchEnv) answerWith(b *testing.B, ctx context.Context, c *http.Client,
 // BenchmarkConcurrentWake parks benchWaiters() long polls, then 50
 // operators answer all of them at once, each on a connection of their
 // own; it reports, per question, the span from its answer's first byte
-// out to its long poll returning.
+// out to its long poll returning. The bridge runs in a process of its own
+// (startBridge), as it would beside its clients; it reports the CPU of
+// the bridge ("cpu-bridge-%"), of the clients ("cpu-self-%") and of
+// Redis during the answers.
 func BenchmarkConcurrentWake(b *testing.B) {
 	benchstore.EachEnv(b, func(b *testing.B, env benchstore.Env) {
 		n := benchWaiters()
-		e := newBenchEnvOn(b, env.Store, n+16)
+		e := startBridge(b, env, n+16)
 		var lat, post, after []time.Duration
 		for range b.N {
 			b.StopTimer()
@@ -413,7 +426,7 @@ func BenchmarkConcurrentWake(b *testing.B) {
 			for i := range n {
 				ids[i], woke[i] = e.ask(b), make(chan time.Time, 1)
 				wg.Go(func() {
-					req, _ := http.NewRequest("GET", e.srv.URL+"/v1/questions/"+string(ids[i])+"/wait?timeout=5m", nil)
+					req, _ := http.NewRequest("GET", e.url+"/v1/questions/"+string(ids[i])+"/wait?timeout=5m", nil)
 					req.Header.Set("Authorization", "Bearer "+agentA.Secret)
 					resp, err := e.hc.Do(req)
 					if err != nil {
@@ -426,7 +439,7 @@ func BenchmarkConcurrentWake(b *testing.B) {
 				})
 			}
 			for range n {
-				<-e.store.watching
+				<-e.watching
 			}
 			// Each answerer has a connection of its own, opened before the
 			// clock starts (as each person's client would have), and each
@@ -436,7 +449,8 @@ func BenchmarkConcurrentWake(b *testing.B) {
 			for k, c := range people {
 				warm(b, e, c, ids[k])
 			}
-			cpu := benchstore.StartCPU(b, env)
+			stopProfile := e.bridge.profile(b)
+			cpu := benchstore.StartCPU(b, env, e.bridge.process())
 			b.StartTimer()
 			sent, answered := make([]time.Time, n), make([]time.Time, n)
 			next := make(chan int, n)
@@ -460,6 +474,7 @@ func BenchmarkConcurrentWake(b *testing.B) {
 			wg.Wait()
 			b.StopTimer()
 			cpu.Report(b)
+			stopProfile()
 			people.Close()
 			for i := range n {
 				w := <-woke[i]

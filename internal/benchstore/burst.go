@@ -140,31 +140,51 @@ func (p People) Clicks(n int, span time.Duration, send func(ctx context.Context,
 }
 
 // CPU measures the CPU that this process (the bridge, with the fake
-// platform and the clickers beside it) and the redis-server behind e (if
-// any) use between Start and Report. With ASKBRIDGE_BENCH_PROFILE set to
-// a directory it also profiles the process meanwhile (see profile).
+// platform and the clickers beside it, or only the clients where the
+// bridge runs apart), the redis-server behind e (if any) and the other
+// processes named use between Start and Report. With ProfileDir set it
+// also profiles this process meanwhile (see Profile).
 type CPU struct {
 	e            Env
 	wall         time.Time
 	self, server time.Duration
-	prof         *profile
+	others       []Process
+	before       []time.Duration
+	prof         *Profile
+}
+
+// Process is another process whose CPU a benchmark reports, as
+// "cpu-<Name>-%".
+type Process struct {
+	Name string
+	PID  int
 }
 
 // StartCPU starts measuring.
-func StartCPU(b *testing.B, e Env) *CPU {
-	c := &CPU{e: e, prof: startProfile(b)}
+func StartCPU(b *testing.B, e Env, others ...Process) *CPU {
+	c := &CPU{e: e, others: others, prof: startProfile(b)}
+	for _, p := range others {
+		c.before = append(c.before, procmem.CPUOf(p.PID))
+	}
 	c.wall, c.self, c.server = time.Now(), procmem.CPU(), serverCPU(b, e)
 	return c
 }
 
 // Report reports the CPU used since StartCPU as a share of one core:
-// "cpu-self-%" and, on Redis, "cpu-redis-%".
+// "cpu-self-%", "cpu-<name>-%" for each other process and, on Redis,
+// "cpu-redis-%".
 func (c *CPU) Report(b *testing.B) {
 	wall := time.Since(c.wall)
-	c.prof.stop(b)
-	b.ReportMetric(100*float64(procmem.CPU()-c.self)/float64(wall), "cpu-self-%")
+	if err := c.prof.Stop(); err != nil {
+		b.Fatal(err)
+	}
+	share := func(d time.Duration) float64 { return 100 * float64(d) / float64(wall) }
+	b.ReportMetric(share(procmem.CPU()-c.self), "cpu-self-%")
+	for i, p := range c.others {
+		b.ReportMetric(share(procmem.CPUOf(p.PID)-c.before[i]), "cpu-"+p.Name+"-%")
+	}
 	if c.e.Redis != nil {
-		b.ReportMetric(100*float64(serverCPU(b, c.e)-c.server)/float64(wall), "cpu-redis-%")
+		b.ReportMetric(share(serverCPU(b, c.e)-c.server), "cpu-redis-%")
 	}
 }
 

@@ -15,8 +15,14 @@ const userHZ = 100
 // from /proc/self/stat (Linux; 0 elsewhere), to a tick (10 ms): the
 // benchmarks that report a process's CPU during a burst read it before and
 // after.
-func CPU() time.Duration {
-	stat, err := os.ReadFile("/proc/self/stat")
+func CPU() time.Duration { return cpuIn("/proc/self/stat") }
+
+// CPUOf is CPU for another process, by its pid: a benchmark's bridge
+// running in a process of its own, apart from the clients that time it.
+func CPUOf(pid int) time.Duration { return cpuIn("/proc/" + strconv.Itoa(pid) + "/stat") }
+
+func cpuIn(path string) time.Duration {
+	stat, err := os.ReadFile(path)
 	if err != nil {
 		return 0
 	}

@@ -1,6 +1,7 @@
 package procmem
 
 import (
+	"os"
 	"runtime"
 	"testing"
 	"time"
@@ -53,5 +54,22 @@ func TestCPU(t *testing.T) {
 	}
 	if used > wall*time.Duration(runtime.NumCPU())+20*time.Millisecond {
 		t.Fatalf("%v of CPU in %v of wall time on %d cores", used, wall, runtime.NumCPU())
+	}
+}
+
+// TestCPUOf reads this process's CPU by its pid as CPU reads it, and
+// nothing for a pid that is not there.
+func TestCPUOf(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		return
+	}
+	before := CPU()
+	by := CPUOf(os.Getpid())
+	after := CPU()
+	if by < before || by > after {
+		t.Fatalf("CPUOf(self) = %v, outside CPU's %v to %v", by, before, after)
+	}
+	if c := CPUOf(1 << 30); c != 0 {
+		t.Fatalf("CPUOf(a pid that is not there) = %v; want 0", c)
 	}
 }

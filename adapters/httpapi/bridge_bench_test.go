@@ -1,0 +1,221 @@
+package httpapi_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/askbridge/askbridge/adapters/httpapi"
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/benchstore"
+	"github.com/askbridge/askbridge/internal/coretest"
+	"github.com/askbridge/askbridge/store/bolt"
+	redisstore "github.com/askbridge/askbridge/store/redis"
+)
+
+// A benchmark that times the bridge from outside, as the figures
+// were measured, runs the API in a process of its own: this test binary
+// started again with bridgeVar set. In one process the clients' thousand
+// parked requests (a goroutine and two connection loops each) and their
+// garbage would be scanned and collected by the bridge's garbage
+// collector, and their CPU counted as the bridge's; apart, each process
+// pays for its own, and the benchmark reports each one's CPU.
+//
+// The bridge process speaks over its standard streams, one line each:
+// it writes "listening <url>" once serving, "watching <id>" each time a
+// wait starts watching a question, and "ok" or "error <why>" after each
+// command; it reads the commands "profile <dir> <name>" (start profiling,
+// see benchstore.Profile) and "stop" (write the profiles), and exits when
+// its standard input closes.
+const bridgeVar = "ASKBRIDGE_BENCH_BRIDGE"
+
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(bridgeVar); spec != "" {
+		if err := serveBridge(spec, os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "bridge:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// serveBridge serves the API over the store spec names ("bolt:<file>" or
+// "redis:<url>") until in closes, speaking the protocol above.
+func serveBridge(spec string, in io.Reader, out io.Writer) error {
+	kind, where, _ := strings.Cut(spec, ":")
+	var st core.Store
+	var err error
+	switch kind {
+	case "bolt":
+		st, err = bolt.Open(where, bolt.Options{})
+	case "redis":
+		st, err = redisstore.Open(context.Background(), where, redisstore.Options{})
+	default:
+		err = fmt.Errorf("%s=%q: want bolt:<file> or redis:<url>", bridgeVar, spec)
+	}
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	var mu sync.Mutex // one line at a time on out
+	say := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(out, format+"\n", args...)
+	}
+	svc, err := core.New(&lineWatch{Store: st, say: say}, core.Config{Routes: coretest.APIRoutes(), ActorKey: []byte(coretest.ActorKey)}, nil)
+	if err != nil {
+		return err
+	}
+	api, err := httpapi.New(svc, httpapi.Options{Tokens: tokens, Log: zerolog.Nop()})
+	if err != nil {
+		return err
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: api}
+	go func() { _ = srv.Serve(api.Listener(l)) }()
+	defer srv.Close()
+	say("listening http://%s", l.Addr())
+
+	var prof *benchstore.Profile
+	lines := bufio.NewScanner(in)
+	for lines.Scan() {
+		cmd := strings.Fields(lines.Text())
+		switch {
+		case len(cmd) == 3 && cmd[0] == "profile":
+			prof, err = benchstore.StartProfile(cmd[1], cmd[2])
+		case len(cmd) == 1 && cmd[0] == "stop":
+			err, prof = prof.Stop(), nil
+		default:
+			err = fmt.Errorf("unknown command %q", lines.Text())
+		}
+		if err != nil {
+			say("error %v", err)
+			continue
+		}
+		say("ok")
+	}
+	return lines.Err()
+}
+
+// lineWatch is a store that says "watching <id>" each time a wait starts
+// watching a question.
+type lineWatch struct {
+	core.Store
+	say func(format string, args ...any)
+}
+
+func (s *lineWatch) Watch(id core.QuestionID) (<-chan struct{}, func()) {
+	ch, stop := s.Store.Watch(id)
+	s.say("watching %s", id)
+	return ch, stop
+}
+
+// bridgeProcess is the bridge's process as the benchmark sees it.
+type bridgeProcess struct {
+	cmd     *exec.Cmd
+	in      io.WriteCloser
+	replies chan string // "ok" or "error <why>", one per command
+}
+
+// startBridge starts the API over env's kind of store in a process of its
+// own (a fresh bolt file, or env's redis-server) and returns the
+// benchmark's view of it; the process ends with the benchmark.
+func startBridge(b *testing.B, env benchstore.Env, watchBuf int) *benchEnv {
+	b.Helper()
+	spec := "bolt:" + filepath.Join(b.TempDir(), "askbridge.db")
+	if env.Redis != nil {
+		spec = "redis:" + env.Redis.URL()
+	}
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), bridgeVar+"="+spec)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	p := &bridgeProcess{cmd: cmd, in: in, replies: make(chan string, 1)}
+	b.Cleanup(func() {
+		in.Close()
+		if err := cmd.Wait(); err != nil {
+			b.Errorf("the bridge process: %v", err)
+		}
+	})
+	watching := make(chan core.QuestionID, watchBuf)
+	listening := make(chan string, 1)
+	go func() {
+		lines := bufio.NewScanner(out)
+		for lines.Scan() {
+			line := lines.Text()
+			switch verb, rest, _ := strings.Cut(line, " "); verb {
+			case "listening":
+				listening <- rest
+			case "watching":
+				watching <- core.QuestionID(rest)
+			default:
+				p.replies <- line
+			}
+		}
+		close(listening)
+		close(p.replies)
+	}()
+	url, ok := <-listening
+	if !ok {
+		b.Fatal("the bridge process ended before it served")
+	}
+	return &benchEnv{url: url, watching: watching, hc: benchClient(b), bridge: p}
+}
+
+// process names the bridge's process for benchstore.StartCPU: its CPU is
+// reported as "cpu-bridge-%".
+func (p *bridgeProcess) process() benchstore.Process {
+	return benchstore.Process{Name: "bridge", PID: p.cmd.Process.Pid}
+}
+
+// profile starts profiling the bridge's process if benchstore.ProfileDir
+// is set, into files named after b and ".bridge"; the function it returns
+// stops it and writes them.
+func (p *bridgeProcess) profile(b *testing.B) func() {
+	dir := os.Getenv(benchstore.ProfileDir)
+	if dir == "" {
+		return func() {}
+	}
+	p.command(b, "profile "+dir+" "+b.Name()+".bridge")
+	return func() { p.command(b, "stop") }
+}
+
+// command sends the bridge process one command and fails on its error.
+func (p *bridgeProcess) command(b *testing.B, cmd string) {
+	if _, err := fmt.Fprintln(p.in, cmd); err != nil {
+		b.Fatal(err)
+	}
+	switch reply, ok := <-p.replies; {
+	case !ok:
+		b.Fatal("the bridge process has ended")
+	case reply != "ok":
+		b.Fatal(errors.New(reply))
+	}
+}

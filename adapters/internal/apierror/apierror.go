@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"sync"
 
 	"github.com/askbridge/askbridge/core"
 )
@@ -53,21 +54,45 @@ func Write(w http.ResponseWriter, status int, code core.Code, msg string) {
 // (a message reads as written), ending in a newline.
 func Encode(v any) ([]byte, error) {
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	if err := encode(&buf, v); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
 }
 
+func encode(buf *bytes.Buffer, v any) error {
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// bodies holds the buffers WriteJSON renders in: a burst of answers and
+// wake-ups writes thousands of bodies a second, and a buffer of its own
+// would grow several times for each, only to be dropped once written.
+var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledBody is the largest buffer kept for reuse, so that one huge
+// page of questions does not stay pinned in the pool.
+const maxPooledBody = 64 << 10
+
+// internalError is the body of an answer whose value did not encode.
+var internalError = []byte(`{"error":{"code":"internal","message":"internal error"}}` + "\n")
+
 // WriteJSON writes v as the response with status and the API's headers.
 func WriteJSON(w http.ResponseWriter, status int, v any) {
-	b, err := Encode(v)
-	if err != nil {
+	buf := bodies.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= maxPooledBody {
+			buf.Reset()
+			bodies.Put(buf)
+		}
+	}()
+	b := internalError
+	if err := encode(buf, v); err == nil {
+		b = buf.Bytes()
+	} else {
 		// Our own types always encode; reaching this is a bug.
 		status = http.StatusInternalServerError
-		b = []byte(`{"error":{"code":"internal","message":"internal error"}}` + "\n")
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json; charset=utf-8")

@@ -117,7 +117,12 @@ func testExtend(t *testing.T, h Harness) {
 	const idle = 400 * time.Millisecond
 	d := e.claimOne("a", idle, 0)
 	// a keeps renewing its claim for well past the idle limit; b, looking
-	// for dead consumers' work, finds none.
+	// for dead consumers' work, finds none. On a loaded machine a renewal
+	// can come later than the idle limit, and b may then rightly take the
+	// claim over (and, a's renewals no longer being of a claim of its own,
+	// take it again once its own claim idles): each take-over is one more
+	// attempt.
+	late := 0
 	for end := time.Now().Add(3 * idle); time.Now().Before(end); {
 		renewed := time.Now()
 		if err := e.store.Extend(t.Context(), core.SurfaceSlack, "a", []string{d.ID}); err != nil {
@@ -127,8 +132,11 @@ func testExtend(t *testing.T, h Harness) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(ds) != 0 && time.Since(renewed) < idle {
-			t.Fatalf("a renewed claim was taken over: %+v", ds)
+		if len(ds) != 0 {
+			if late == 0 && time.Since(renewed) < idle {
+				t.Fatalf("a renewed claim was taken over: %+v", ds)
+			}
+			late++
 		}
 		time.Sleep(idle / 4)
 	}
@@ -143,8 +151,8 @@ func testExtend(t *testing.T, h Harness) {
 			t.Fatal(err)
 		}
 		if len(ds) == 1 {
-			if ds[0].Key != "k-slow" || ds[0].Attempts != 2 {
-				t.Fatalf("taken over %+v", ds[0])
+			if ds[0].Key != "k-slow" || ds[0].Attempts != 2+late {
+				t.Fatalf("taken over %+v; want attempt %d", ds[0], 2+late)
 			}
 			break
 		}

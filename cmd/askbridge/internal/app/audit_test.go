@@ -1,4 +1,4 @@
-package app
+package app_test
 
 import (
 	"bytes"
@@ -12,12 +12,14 @@ import (
 	"testing"
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core"
 )
 
 // exportTo saves GET /v1/audit/export?since= to a file and returns its
 // path and the last event's seq.
-func exportTo(t *testing.T, m *Main, since int64, name string) (string, int64) {
+func exportTo(t *testing.T, m *app.Main, since int64, name string) (string, int64) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), "GET", m.URL+"/v1/audit/export?since="+strconv.FormatInt(since, 10), nil)
 	if err != nil {
@@ -50,9 +52,9 @@ func exportTo(t *testing.T, m *Main, since int64, name string) (string, int64) {
 // and an event edited in an export is named by its seq with a non-zero
 // exit.
 func TestAuditVerifyCommand(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b backend) {
-		s := b.settings(t)
-		m := start(t, s)
+	apptest.ForEachBackend(t, func(t *testing.T, b apptest.Backend) {
+		s := b.Settings(t)
+		m := apptest.Start(t, s)
 		env := func(k string) string {
 			switch k {
 			case "ASKBRIDGE_DATA_DIR":
@@ -65,12 +67,12 @@ func TestAuditVerifyCommand(t *testing.T) {
 		verify := func(want int, args ...string) string {
 			t.Helper()
 			var out, errb bytes.Buffer
-			if c := Run(t.Context(), append([]string{"audit", "verify"}, args...), env, nil, &out, &errb); c != want {
+			if c := app.Run(t.Context(), append([]string{"audit", "verify"}, args...), env, nil, &out, &errb); c != want {
 				t.Fatalf("audit verify %v: exit %d, want %d\n%s%s", args, c, want, out.String(), errb.String())
 			}
 			return out.String()
 		}
-		agent, ops := client.New(m.URL, agentA), client.New(m.URL, opTok)
+		agent, ops := client.New(m.URL, apptest.AgentA), client.New(m.URL, apptest.OpTok)
 		q, err := agent.Ask(t.Context(), clarify("Which region for the bucket?"))
 		if err != nil {
 			t.Fatal(err)
@@ -113,7 +115,7 @@ func TestAuditVerifyCommand(t *testing.T) {
 		if err := os.WriteFile(first, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if out := verify(exitError, first, later); !strings.Contains(out, "BROKEN at seq "+strconv.FormatInt(e.Seq, 10)+" ") {
+		if out := verify(app.ExitError, first, later); !strings.Contains(out, "BROKEN at seq "+strconv.FormatInt(e.Seq, 10)+" ") {
 			t.Fatalf("edited export: %s", out)
 		}
 
@@ -131,7 +133,7 @@ func TestAuditVerifyCommand(t *testing.T) {
 			}
 			return ""
 		}
-		if out := verify(exitError, first); out != "" {
+		if out := verify(app.ExitError, first); out != "" {
 			t.Fatalf("without a key: %s", out)
 		}
 	})

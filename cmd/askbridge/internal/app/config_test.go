@@ -1,4 +1,4 @@
-package app
+package app_test
 
 import (
 	"fmt"
@@ -7,25 +7,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core"
 	"github.com/rs/zerolog"
 )
 
-// fromEnv is what LoadSettings makes of env, for tests that turn a
-// platform on.
-func fromEnv(t *testing.T, env map[string]string) Settings {
-	t.Helper()
-	s, err := LoadSettings(func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
 // openWith loads env as LoadSettings does and opens a chat adapter with
 // the result, so a bad setting is reported wherever it is caught.
-func openWith(t *testing.T, open chatOpener, env map[string]string, svc *core.Service) (chatAdapter, error) {
-	s, err := LoadSettings(func(k string) string { return env[k] })
+func openWith(t *testing.T, open app.ChatOpener, env map[string]string, svc *core.Service) (app.ChatAdapter, error) {
+	s, err := app.LoadSettings(func(k string) string { return env[k] })
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +70,7 @@ func TestParseFileNamesTheBadKey(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := parseFile([]byte(tt.yaml), env)
+			_, err := app.ParseFile([]byte(tt.yaml), env)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error %v, want one containing %q", err, tt.want)
 			}
@@ -89,7 +80,7 @@ func TestParseFileNamesTheBadKey(t *testing.T) {
 
 func TestParseFileGood(t *testing.T) {
 	env := func(k string) string { return map[string]string{"OPS_TOKEN": "ops-token-0123456789"}[k] }
-	f, err := parseFile([]byte(`
+	f, err := app.ParseFile([]byte(`
 routes:
   infra:
     rooms: [{surface: slack, id: C1}]
@@ -106,13 +97,13 @@ policies: {retention: 7d, default_timeout: 90m}
 	if f.Tokens[0].Token.Reveal() != "ops-token-0123456789" || time.Duration(f.Policies.Retention) != 7*24*time.Hour {
 		t.Fatalf("parsed %+v", f)
 	}
-	cfg := Settings{File: f}.coreConfig([]byte("k"))
+	cfg := app.Settings{File: f}.CoreConfig([]byte("k"))
 	if _, ok := cfg.Routes["default"]; ok || cfg.Routes["infra"].EscalateTo != "oncall" {
 		t.Fatalf("routes %+v", cfg.Routes)
 	}
 	// People: one person on three surfaces and the API, in a group that a
 	// route names.
-	f, err = parseFile([]byte(`
+	f, err = app.ParseFile([]byte(`
 people:
   alice: {name: Alice Example, slack: U1, discord: "42", telegram: "77", tokens: [ops], dm: true, prefer: telegram}
   bob: {slack: U2}
@@ -126,7 +117,7 @@ tokens:
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg = Settings{File: f}.coreConfig([]byte("k"))
+	cfg = app.Settings{File: f}.CoreConfig([]byte("k"))
 	alice := cfg.People["alice"]
 	if alice.DisplayName != "Alice Example" || !alice.DM || alice.Prefer != core.SurfaceTelegram ||
 		alice.IDs[core.SurfaceDiscord][0] != "42" || alice.IDs[core.SurfaceConsole][0] != "ops" || alice.IDs[core.SurfaceAPI][0] != "ops" {
@@ -141,15 +132,15 @@ tokens:
 		t.Fatalf("core refuses what the file check passed: %v", err)
 	}
 	// An empty file is a valid, empty configuration with the default route.
-	f, err = parseFile(nil, env)
-	if err != nil || len(Settings{File: f}.coreConfig([]byte("k")).Routes) != 1 {
+	f, err = app.ParseFile(nil, env)
+	if err != nil || len(app.Settings{File: f}.CoreConfig([]byte("k")).Routes) != 1 {
 		t.Fatalf("empty file: %+v, %v", f, err)
 	}
 }
 
 func TestSecretsNeverPrint(t *testing.T) {
-	s := Secret("hunter2-is-my-password")
-	for _, out := range []string{fmt.Sprint(s), fmt.Sprintf("%v %s %#v", s, s, s), fmt.Sprintf("%+v", TokenFile{Token: s})} {
+	s := app.Secret("hunter2-is-my-password")
+	for _, out := range []string{fmt.Sprint(s), fmt.Sprintf("%v %s %#v", s, s, s), fmt.Sprintf("%+v", app.TokenFile{Token: s})} {
 		if strings.Contains(out, "hunter2") {
 			t.Fatalf("a secret printed: %q", out)
 		}
@@ -169,14 +160,14 @@ func TestREADMEConfigLoads(t *testing.T) {
 		t.Fatal("the README has no yaml example")
 	}
 	env := func(k string) string { return strings.ToLower(k) + "-0123456789abcdef" }
-	f, err := parseFile([]byte(example), env)
+	f, err := app.ParseFile([]byte(example), env)
 	if err != nil {
 		t.Fatalf("the README's configuration does not load: %v", err)
 	}
 	if len(f.Routes) != 3 || len(f.Tokens) != 3 || len(f.Directives) != 1 {
 		t.Fatalf("parsed %d routes, %d tokens, %d directives", len(f.Routes), len(f.Tokens), len(f.Directives))
 	}
-	cfg := Settings{File: f}.coreConfig([]byte("k"))
+	cfg := app.Settings{File: f}.CoreConfig([]byte("k"))
 	if _, err := core.New(nil, cfg, nil); err != nil {
 		t.Fatalf("core refuses the README's routes: %v", err)
 	}
@@ -195,11 +186,11 @@ func TestREADMEPeopleConfigLoads(t *testing.T) {
 		t.Fatal("the README has no people example")
 	}
 	env := func(k string) string { return strings.ToLower(k) + "-0123456789abcdef" }
-	f, err := parseFile([]byte(example), env)
+	f, err := app.ParseFile([]byte(example), env)
 	if err != nil {
 		t.Fatalf("the README's people example does not load: %v", err)
 	}
-	cfg := Settings{File: f}.coreConfig([]byte("k"))
+	cfg := app.Settings{File: f}.CoreConfig([]byte("k"))
 	if _, err := core.New(nil, cfg, nil); err != nil {
 		t.Fatalf("core refuses the README's people example: %v", err)
 	}
@@ -212,11 +203,11 @@ func TestREADMEPeopleConfigLoads(t *testing.T) {
 // every platform's values are trimmed alike, so a token pasted with a
 // newline works on Telegram as it does on Slack.
 func TestSettingsDefaultsAndTrimming(t *testing.T) {
-	s := fromEnv(t, nil)
+	s := apptest.FromEnv(t, nil)
 	if s.Addr != "127.0.0.1:8080" || s.DataDir != "askbridge-data" || s.LogFormat != "auto" || s.Discord.Gateway != "on" {
 		t.Fatalf("defaults: %+v", s)
 	}
-	s = fromEnv(t, map[string]string{
+	s = apptest.FromEnv(t, map[string]string{
 		"TELEGRAM_BOT_TOKEN": " 7000001:secret\n", "SLACK_BOT_TOKEN": "xoxb-1\n", "SLACK_SIGNING_SECRET": " s ",
 		"ASKBRIDGE_ADDR": " 127.0.0.1:9 ", "ASKBRIDGE_DATA_DIR": "\t",
 	})
@@ -228,7 +219,7 @@ func TestSettingsDefaultsAndTrimming(t *testing.T) {
 	}
 	for key, v := range map[string]string{"ASKBRIDGE_LOG_FORMAT": "xml", "TELEGRAM_API_URL": "http://x/bot"} {
 		env := map[string]string{key: v, "TELEGRAM_BOT_TOKEN": "1:x"}
-		if _, err := LoadSettings(func(k string) string { return env[k] }); err == nil || !strings.HasPrefix(err.Error(), key+":") {
+		if _, err := app.LoadSettings(func(k string) string { return env[k] }); err == nil || !strings.HasPrefix(err.Error(), key+":") {
 			t.Errorf("%s=%q: %v", key, v, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package app
+package app_test
 
 import (
 	"io"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/slack/slackfake"
 	"github.com/askbridge/askbridge/adapters/telegram/telegramfake"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/loops"
 	"github.com/askbridge/askbridge/internal/redistest"
@@ -19,29 +21,29 @@ import (
 
 // pollingSettings are two replicas' settings: Telegram in polling mode
 // against one fake, on one Redis, with one actor key.
-func pollingSettings(tb testing.TB) Settings {
-	fake := telegramfake.Start(tb, tgToken)
-	return Settings{RedisURL: Secret(redistest.Start(tb).URL()), ActorKey: "shared-actor-key-0123456789",
-		Telegram: TelegramSettings{BotToken: Secret(tgToken), APIURL: fake.Endpoint()}}
+func pollingSettings(tb testing.TB) app.Settings {
+	fake := telegramfake.Start(tb, apptest.TgToken)
+	return app.Settings{RedisURL: app.Secret(redistest.Start(tb).URL()), ActorKey: "shared-actor-key-0123456789",
+		Telegram: app.TelegramSettings{BotToken: app.Secret(apptest.TgToken), APIURL: fake.Endpoint()}}
 }
 
 // leaseHolders is how many of the running programs say they hold the
 // Telegram polling lease.
-func leaseHolders(t testing.TB, ms ...*Main) (n float64) {
+func leaseHolders(t testing.TB, ms ...*app.Main) (n float64) {
 	for _, m := range ms {
 		if m == nil {
 			continue
 		}
-		n += value(scrape(t, m.URL, obsTok), "askbridge_leases_held", "lease", "telegram")
+		n += apptest.Value(apptest.Scrape(t, m.URL, apptest.ObsTok), "askbridge_leases_held", "lease", "telegram")
 	}
 	return n
 }
 
 // holds waits until m reports the Telegram polling lease; a benchmark
-// times the wait, so it checks as often as scrapesUntil does.
-func holds(b *testing.B, m *Main) {
+// times the wait, so it checks as often as ScrapesUntil does.
+func holds(b *testing.B, m *app.Main) {
 	b.Helper()
-	if !scrapesUntil(30*time.Second, func() bool { return leaseHolders(b, m) == 1 }) {
+	if !apptest.ScrapesUntil(30*time.Second, func() bool { return leaseHolders(b, m) == 1 }) {
 		b.Fatal("the replica never took the polling lease")
 	}
 }
@@ -50,12 +52,12 @@ func holds(b *testing.B, m *Main) {
 // reports the lease.
 func TestTelegramLeaseMetric(t *testing.T) {
 	s := pollingSettings(t)
-	a, b := start(t, s), start(t, s)
-	if !scrapesUntil(10*time.Second, func() bool { return leaseHolders(t, a, b) == 1 }) {
+	a, b := apptest.Start(t, s), apptest.Start(t, s)
+	if !apptest.ScrapesUntil(10*time.Second, func() bool { return leaseHolders(t, a, b) == 1 }) {
 		t.Fatalf("%v replicas report the polling lease, want 1", leaseHolders(t, a, b))
 	}
-	for _, m := range []*Main{a, b} {
-		if v := value(scrape(t, m.URL, obsTok), "askbridge_leases_held", "lease", "telegram"); v != 0 && v != 1 {
+	for _, m := range []*app.Main{a, b} {
+		if v := apptest.Value(apptest.Scrape(t, m.URL, apptest.ObsTok), "askbridge_leases_held", "lease", "telegram"); v != 0 && v != 1 {
 			t.Errorf("leases_held = %v", v)
 		}
 	}
@@ -69,11 +71,11 @@ func TestTelegramLeaseMetric(t *testing.T) {
 //	go test -run '^$' -bench TelegramFailover -benchtime 3x ./cmd/askbridge/internal/app/
 func BenchmarkTelegramFailover(b *testing.B) {
 	s := pollingSettings(b)
-	run := func() *Main {
+	run := func() *app.Main {
 		s := s
 		s.DataDir, s.Addr = b.TempDir(), "127.0.0.1:0"
-		s.File.Tokens = []TokenFile{{Name: "dash", Role: "observer", Token: obsTok}}
-		m := &Main{Settings: s, Log: zerolog.Nop()}
+		s.File.Tokens = []app.TokenFile{{Name: "dash", Role: "observer", Token: apptest.ObsTok}}
+		m := &app.Main{Settings: s, Log: zerolog.Nop()}
 		if err := m.Run(b.Context()); err != nil {
 			b.Fatal(err)
 		}
@@ -105,22 +107,22 @@ func BenchmarkOutboxTakeover(b *testing.B) {
 	redis := redistest.Start(b).URL()
 	fake := slackfake.New()
 	b.Cleanup(fake.Close)
-	s, err := LoadSettings(func(k string) string {
-		return map[string]string{"SLACK_BOT_TOKEN": "xoxb-test-bot-token", "SLACK_SIGNING_SECRET": slackSecret,
+	s, err := app.LoadSettings(func(k string) string {
+		return map[string]string{"SLACK_BOT_TOKEN": "xoxb-test-bot-token", "SLACK_SIGNING_SECRET": apptest.SlackSecret,
 			"SLACK_API_URL": fake.APIURL(), "REDIS_URL": redis, "ASKBRIDGE_ACTOR_KEY": "shared-actor-key-0123456789"}[k]
 	})
 	if err != nil {
 		b.Fatal(err)
 	}
 	s.Addr = "127.0.0.1:0"
-	s.File.Routes = map[string]RouteFile{"ops": {Rooms: []core.Room{{Surface: core.SurfaceSlack, ID: slackRoom}}}}
+	s.File.Routes = map[string]app.RouteFile{"ops": {Rooms: []core.Room{{Surface: core.SurfaceSlack, ID: apptest.SlackRoom}}}}
 	ctx := b.Context()
 	st, err := redisstore.Open(ctx, redis, redisstore.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	svc, err := core.New(st, s.coreConfig([]byte(s.ActorKey.Reveal())), nil)
+	svc, err := core.New(st, s.CoreConfig([]byte(s.ActorKey.Reveal())), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -134,13 +136,13 @@ func BenchmarkOutboxTakeover(b *testing.B) {
 			b.Fatalf("the dead replica's claim: %d, %v", len(got), err)
 		}
 		s.DataDir = b.TempDir()
-		live := &Main{Settings: s, Log: zerolog.Nop()}
+		live := &app.Main{Settings: s, Log: zerolog.Nop()}
 		if err := live.Run(ctx); err != nil {
 			b.Fatal(err)
 		}
 		posted := fake.WaitFor(time.Minute, func() bool {
 			for _, m := range fake.Messages() {
-				if id, ok := slackCardOf(m); ok && id == q.ID {
+				if id, ok := apptest.SlackCardOf(m); ok && id == q.ID {
 					return true
 				}
 			}
@@ -215,12 +217,12 @@ func BenchmarkTelegramFailoverCrash(b *testing.B) {
 	s := pollingSettings(b)
 	redisAddr := strings.TrimPrefix(s.RedisURL.Reveal(), "redis://")
 	redisAddr, _, _ = strings.Cut(redisAddr, "/")
-	run := func(redisURL string) *Main {
+	run := func(redisURL string) *app.Main {
 		s := s
-		s.RedisURL = Secret(redisURL)
+		s.RedisURL = app.Secret(redisURL)
 		s.DataDir, s.Addr = b.TempDir(), "127.0.0.1:0"
-		s.File.Tokens = []TokenFile{{Name: "dash", Role: "observer", Token: obsTok}}
-		m := &Main{Settings: s, Log: zerolog.Nop()}
+		s.File.Tokens = []app.TokenFile{{Name: "dash", Role: "observer", Token: apptest.ObsTok}}
+		m := &app.Main{Settings: s, Log: zerolog.Nop()}
 		if err := m.Run(b.Context()); err != nil {
 			b.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package app
+package app_test
 
 import (
 	"bytes"
@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/fence"
 )
@@ -117,7 +120,7 @@ func (m *markers) checkJSON(t *testing.T, where string, raw []byte) {
 // over stdio and over HTTP (text and structured content), and what a
 // late cancel and a late host answer are told.
 type agentReads struct {
-	m           *Main
+	m           *app.Main
 	agent       *client.Client
 	stdio, http *mcpsdk.ClientSession
 }
@@ -128,7 +131,7 @@ func (r agentReads) raw(t *testing.T, method, path string) (int, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer "+agentA)
+	req.Header.Set("Authorization", "Bearer "+apptest.AgentA)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -207,4 +210,14 @@ func contains(ss []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// csrfField is the CSRF token a console page's forms carry.
+var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

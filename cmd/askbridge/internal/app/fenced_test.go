@@ -1,4 +1,4 @@
-package app
+package app_test
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,12 +20,11 @@ import (
 	"github.com/askbridge/askbridge/adapters/slack/slackfake"
 	"github.com/askbridge/askbridge/adapters/telegram"
 	"github.com/askbridge/askbridge/adapters/telegram/telegramfake"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core"
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 )
-
-// csrfField is the CSRF token a console page's forms carry.
-var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 
 // TestNothingUnfencedReachesAnAgent is law 11's property test. It asks a
 // question of every kind and feature, plants a unique hostile marker in
@@ -36,8 +34,8 @@ var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 // alone; and the configured people's, on Slack and behind the API and
 // console tokens), drives each to its end from each kind of door (the
 // API, Slack, Discord, Telegram, the console, the MCP host door, the
-// clock, a cancel, the end of the run), and then reads everything an
-// agent can read about it (see agentReads). One program runs all three
+// Clock, a cancel, the end of the run), and then reads everything an
+// Agent can read about it (see agentReads). One program runs all three
 // chat fakes; the Discord and Telegram drivers take this test's people
 // through their users field. It
 // fails if any marker appears outside a well-formed fenced region, and
@@ -47,7 +45,7 @@ var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 // The one exception is approved_arguments, in a resume's data and in the
 // MCP tools' structured content: they are the arguments the call must be
 // made with, so they travel as JSON data (their keys are only the
-// agent's own editable ones, and arguments_sha256 binds them); in the
+// Agent's own editable ones, and arguments_sha256 binds them); in the
 // text they are fenced like everything else.
 //
 // A new kind or feature joins by adding a row to cases. The MCP reads
@@ -68,7 +66,7 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 	}
 	// Discord's and Telegram's people, each with a marker in the one name
 	// the adapter shows (Discord: the guild nickname, else the global
-	// name, else the username; Telegram: first and last name, else the
+	// Name, else the username; Telegram: first and last name, else the
 	// username), and the fakes that send their clicks, replies and modals.
 	dcNick := discordfake.User{ID: "53908232506183700", Name: "Nell", Nick: mk.mk("a Discord member's guild nickname")}
 	dcGlobal := discordfake.User{ID: "53908232506183701", Name: mk.mk("a Discord user's global_name"), Username: "gwen"}
@@ -78,30 +76,30 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 	tgHandle := tgbotapi.User{ID: 400000003, UserName: mk.mk("a Telegram user's username (no first_name or last_name)")}
 	dfake := discordfake.New()
 	t.Cleanup(dfake.Close)
-	tfake := telegramfake.Start(t, tgToken)
+	tfake := telegramfake.Start(t, apptest.TgToken)
 
-	env := map[string]string{"SLACK_BOT_TOKEN": "xoxb-test-bot-token", "SLACK_SIGNING_SECRET": slackSecret, "SLACK_API_URL": fake.APIURL(),
+	env := map[string]string{"SLACK_BOT_TOKEN": "xoxb-test-bot-token", "SLACK_SIGNING_SECRET": apptest.SlackSecret, "SLACK_API_URL": fake.APIURL(),
 		"DISCORD_BOT_TOKEN": dfake.Token, "DISCORD_APP_ID": dfake.AppID, "DISCORD_PUBLIC_KEY": dfake.PublicKey(),
 		"DISCORD_API_URL": dfake.APIURL(), "DISCORD_GATEWAY": "off",
-		"TELEGRAM_BOT_TOKEN": tgToken, "TELEGRAM_WEBHOOK_SECRET": tgSecret,
+		"TELEGRAM_BOT_TOKEN": apptest.TgToken, "TELEGRAM_WEBHOOK_SECRET": apptest.TgSecret,
 		"TELEGRAM_WEBHOOK_URL": "https://askbridge.example/telegram/webhook", "TELEGRAM_API_URL": tfake.Endpoint()}
-	loaded := fromEnv(t, env)
+	loaded := apptest.FromEnv(t, env)
 	clock := core.NewSimClock(time.Now())
 	deciders := map[string][]string{"slack": {sam.ID}, "api": {"*"}, "mcp": {"agent-a"}}
-	routes := map[string]RouteFile{
-		core.DefaultRoute: {Rooms: []core.Room{{Surface: core.SurfaceSlack, ID: slackRoom}}, Deciders: deciders,
+	routes := map[string]app.RouteFile{
+		core.DefaultRoute: {Rooms: []core.Room{{Surface: core.SurfaceSlack, ID: apptest.SlackRoom}}, Deciders: deciders,
 			People: []string{core.PersonPrefix + "carol"}, MaxQuorum: 2, EscalateTo: "later"},
-		"later": {Rooms: []core.Room{{Surface: core.SurfaceSlack, ID: slackRoom}}, Deciders: map[string][]string{"api": {"*"}}},
+		"later": {Rooms: []core.Room{{Surface: core.SurfaceSlack, ID: apptest.SlackRoom}}, Deciders: map[string][]string{"api": {"*"}}},
 		"desk":  {People: []string{core.PersonPrefix + "dora"}},
 		// The operator's words in a rule reach the agent fenced too.
-		"policy": {Deciders: map[string][]string{"api": {"*"}}, Rules: []RuleFile{
+		"policy": {Deciders: map[string][]string{"api": {"*"}}, Rules: []app.RuleFile{
 			{Name: "no-fetch", When: `tool == "fetch"`, Decide: "deny", Reason: mk.mk("a policy rule's deny reason")},
 			{Name: "reads", When: `tool == "read_file"`, Decide: "allow", Reason: mk.mk("a policy rule's allow reason")},
 		}},
 	}
 	// Each Slack, Discord and Telegram row that clicks has a room of its
 	// own, so no row's card waits on another's send budget (the API's
-	// rows post theirs in slackRoom).
+	// rows post theirs in SlackRoom).
 	slRooms := map[string]string{"sl-pick": "C0FENCE001", "sl-deny": "C0FENCE002", "sl-quorum": "C0FENCE003"}
 	for name, room := range slRooms {
 		r := routes[core.DefaultRoute]
@@ -110,19 +108,19 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 	}
 	dcRooms := map[string]string{"dc-deny": "345626669114982410", "dc-quorum": "345626669114982411", "dc-form": "345626669114982412"}
 	for name, room := range dcRooms {
-		routes[name] = RouteFile{Rooms: []core.Room{{Surface: core.SurfaceDiscord, ID: room}}, MaxQuorum: 2,
+		routes[name] = app.RouteFile{Rooms: []core.Room{{Surface: core.SurfaceDiscord, ID: room}}, MaxQuorum: 2,
 			Deciders: map[string][]string{"discord": {dcNick.ID, dcGlobal.ID, dcHandle.ID}}}
 	}
 	tgRooms := map[string]int64{"tg-reply": -1001234567891, "tg-pick": -1001234567892, "tg-form": -1001234567893}
 	for name, room := range tgRooms {
-		routes[name] = RouteFile{Rooms: []core.Room{{Surface: core.SurfaceTelegram, ID: strconv.FormatInt(room, 10)}},
-			Deciders: map[string][]string{"telegram": {tgID(tgFirst), tgID(tgLast), tgID(tgHandle)}}}
+		routes[name] = app.RouteFile{Rooms: []core.Room{{Surface: core.SurfaceTelegram, ID: strconv.FormatInt(room, 10)}},
+			Deciders: map[string][]string{"telegram": {apptest.TgID(tgFirst), apptest.TgID(tgLast), apptest.TgID(tgHandle)}}}
 	}
-	m := startClock(t, Settings{
+	m := apptest.StartClock(t, app.Settings{
 		Slack: loaded.Slack, Discord: loaded.Discord, Telegram: loaded.Telegram,
-		File: File{
-			Tokens: []TokenFile{{Name: "ops2", Role: "operator", Token: ops2Tok}, {Name: "desk", Role: "operator", Token: deskTok}},
-			People: map[string]PersonFile{
+		File: app.File{
+			Tokens: []app.TokenFile{{Name: "ops2", Role: "operator", Token: ops2Tok}, {Name: "desk", Role: "operator", Token: deskTok}},
+			People: map[string]app.PersonFile{
 				"opal":  {Name: mk.mk("the display name of the person behind the ops token"), Tokens: []string{"ops"}},
 				"vera":  {Name: mk.mk("the display name of the person behind the ops2 token"), Tokens: []string{"ops2"}},
 				"carol": {Name: mk.mk("a configured person's display name (Slack)"), Slack: carol.ID},
@@ -132,19 +130,19 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 		},
 	}, clock)
 	tfake.SetWebhookTarget(m.URL + telegram.WebhookPath)
-	if !tfake.Wait(10*time.Second, func() bool { _, sec, _ := tfake.Webhook(); return sec == tgSecret }) {
+	if !tfake.Wait(10*time.Second, func() bool { _, sec, _ := tfake.Webhook(); return sec == apptest.TgSecret }) {
 		t.Fatal("the program never registered its Telegram webhook")
 	}
-	dc := &discordDriver{fake: dfake, m: m, users: map[string]discordfake.User{dcNick.ID: dcNick, dcGlobal.ID: dcGlobal, dcHandle.ID: dcHandle}}
-	tg := &telegramDriver{fake: tfake, main: m, users: []tgbotapi.User{tgFirst, tgLast, tgHandle}}
-	slack := &slackDriver{fake: fake, m: m}
-	agent, ops, ops2 := client.New(m.URL, agentA), client.New(m.URL, opTok), client.New(m.URL, ops2Tok)
+	dc := &apptest.DiscordDriver{Fake: dfake, Main: m, Users: map[string]discordfake.User{dcNick.ID: dcNick, dcGlobal.ID: dcGlobal, dcHandle.ID: dcHandle}}
+	tg := &apptest.TelegramDriver{Fake: tfake, Main: m, Users: []tgbotapi.User{tgFirst, tgLast, tgHandle}}
+	slack := &apptest.SlackDriver{Fake: fake, Main: m}
+	agent, ops, ops2 := client.New(m.URL, apptest.AgentA), client.New(m.URL, apptest.OpTok), client.New(m.URL, ops2Tok)
 
-	cs, stderr, err := stdioSession(t, ctx, map[string]string{"ASKBRIDGE_URL": m.URL, "ASKBRIDGE_TOKEN": agentA}, nil, nil)
+	cs, stderr, err := stdioSession(t, ctx, map[string]string{"ASKBRIDGE_URL": m.URL, "ASKBRIDGE_TOKEN": apptest.AgentA}, nil, nil)
 	if err != nil {
 		t.Fatalf("askbridge mcp: %v\n%s", err, stderr)
 	}
-	hs, err := mcpSession(ctx, m.URL, agentA)
+	hs, err := mcpSession(ctx, m.URL, apptest.AgentA)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,11 +185,11 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 	dcAs := func(u discordfake.User) adaptertest.User { return adaptertest.User{ID: u.ID} }
 	dcCardOn := func(t *testing.T, route string, id core.QuestionID) adaptertest.Card {
 		t.Helper()
-		return dc.cardIn(t, dcRooms[route], id, nil)
+		return dc.CardIn(t, dcRooms[route], id, nil)
 	}
 	tgCardOn := func(t *testing.T, route string, id core.QuestionID) adaptertest.Card {
 		t.Helper()
-		return tg.cardIn(t, tgRooms[route], id, nil)
+		return tg.CardIn(t, tgRooms[route], id, nil)
 	}
 	// console signs in to the console as the desk token's person and
 	// posts form to the question's answer form, as a browser would: the
@@ -254,7 +252,7 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 	click := func(route string, action core.RefAction, option int) func(t *testing.T, id core.QuestionID) {
 		return func(t *testing.T, id core.QuestionID) {
 			t.Helper()
-			c := slack.cardIn(t, slRooms[route], id, nil)
+			c := slack.CardIn(t, slRooms[route], id, nil)
 			slack.Click(t, sam, c, button(t, c, action, option))
 		}
 	}
@@ -367,19 +365,19 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 		), core.StateAnswered},
 		{"clarification answered by a reply in Telegram", on("tg-reply", clarify("Which cluster?")),
 			func(t *testing.T, id core.QuestionID) {
-				tg.Reply(t, tgAsUser(tgLast), tgCardOn(t, "tg-reply", id), nil, mk.mk("a clarification's answer (Telegram reply)"))
+				tg.Reply(t, apptest.TgAsUser(tgLast), tgCardOn(t, "tg-reply", id), nil, mk.mk("a clarification's answer (Telegram reply)"))
 			}, core.StateAnswered},
 		{"decision picked in Telegram", on("tg-pick", decision),
 			func(t *testing.T, id core.QuestionID) {
 				c := tgCardOn(t, "tg-pick", id)
-				tg.Click(t, tgAsUser(tgFirst), c, button(t, c, core.RefOption, 1))
+				tg.Click(t, apptest.TgAsUser(tgFirst), c, button(t, c, core.RefOption, 1))
 			}, core.StateAnswered},
 		{"form answered in Telegram, with free text", on("tg-form", form),
 			func(t *testing.T, id core.QuestionID) {
 				c := tgCardOn(t, "tg-form", id)
-				tg.Click(t, tgAsUser(tgHandle), c, itemButton(t, c, core.RefOption, 0, 1))
+				tg.Click(t, apptest.TgAsUser(tgHandle), c, itemButton(t, c, core.RefOption, 0, 1))
 				b := itemButton(t, c, core.RefText, 1, 0)
-				tg.Reply(t, tgAsUser(tgHandle), c, &b, mk.mk("a form item's free text (Telegram)"))
+				tg.Reply(t, apptest.TgAsUser(tgHandle), c, &b, mk.mk("a form item's free text (Telegram)"))
 			}, core.StateAnswered},
 		{"approval denied in Discord with a reason", on("dc-deny", approval("drop_table", `{"table":"events"}`)),
 			func(t *testing.T, id core.QuestionID) {
@@ -488,11 +486,4 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 			t.Errorf("the marker planted in %s never reached the agent inside a fence: the row proves nothing", mk.field[tok])
 		}
 	}
-}
-
-func must[T any](v T, err error) T {
-	if err != nil {
-		panic(err)
-	}
-	return v
 }

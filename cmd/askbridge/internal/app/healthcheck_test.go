@@ -1,4 +1,4 @@
-package app
+package app_test
 
 import (
 	"bytes"
@@ -6,10 +6,13 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 )
 
 func TestHealthcheck(t *testing.T) {
-	m := start(t, Settings{})
+	m := apptest.Start(t, app.Settings{})
 	addr := strings.TrimPrefix(m.URL, "http://")
 	env := func(k string) string {
 		if k == "ASKBRIDGE_ADDR" {
@@ -18,7 +21,7 @@ func TestHealthcheck(t *testing.T) {
 		return ""
 	}
 	var out, errb bytes.Buffer
-	if code := Run(t.Context(), []string{"healthcheck"}, env, nil, &out, &errb); code != 0 {
+	if code := app.Run(t.Context(), []string{"healthcheck"}, env, nil, &out, &errb); code != 0 {
 		t.Fatalf("healthcheck of a serving program: exit %d, stderr %q", code, errb.String())
 	}
 	if out.String() != "ready\n" {
@@ -27,8 +30,8 @@ func TestHealthcheck(t *testing.T) {
 
 	m.Close()
 	errb.Reset()
-	if code := Run(t.Context(), []string{"healthcheck"}, env, nil, &out, &errb); code != exitError {
-		t.Errorf("healthcheck of a stopped program: exit %d, want %d", code, exitError)
+	if code := app.Run(t.Context(), []string{"healthcheck"}, env, nil, &out, &errb); code != app.ExitError {
+		t.Errorf("healthcheck of a stopped program: exit %d, want %d", code, app.ExitError)
 	}
 	if !strings.Contains(errb.String(), "not ready") {
 		t.Errorf("stderr %q does not say why", errb.String())
@@ -44,17 +47,17 @@ func TestHealthcheckRefusesNotReady(t *testing.T) {
 	}))
 	defer srv.Close()
 	var out, errb bytes.Buffer
-	code := Run(t.Context(), []string{"healthcheck", "--url", srv.URL + "/readyz"}, func(string) string { return "" }, nil, &out, &errb)
-	if code != exitError || !strings.Contains(errb.String(), "503") {
-		t.Errorf("exit %d, stderr %q; want %d and the status", code, errb.String(), exitError)
+	code := app.Run(t.Context(), []string{"healthcheck", "--url", srv.URL + "/readyz"}, func(string) string { return "" }, nil, &out, &errb)
+	if code != app.ExitError || !strings.Contains(errb.String(), "503") {
+		t.Errorf("exit %d, stderr %q; want %d and the status", code, errb.String(), app.ExitError)
 	}
 }
 
 func TestHealthcheckUsage(t *testing.T) {
 	for _, args := range [][]string{{"healthcheck", "extra"}, {"healthcheck", "--timeout", "0s"}, {"healthcheck", "--nope"}} {
 		var out, errb bytes.Buffer
-		if code := Run(t.Context(), args, func(string) string { return "" }, nil, &out, &errb); code != exitUsage {
-			t.Errorf("%q: exit %d, want %d", args, code, exitUsage)
+		if code := app.Run(t.Context(), args, func(string) string { return "" }, nil, &out, &errb); code != app.ExitUsage {
+			t.Errorf("%q: exit %d, want %d", args, code, app.ExitUsage)
 		}
 	}
 	var out, errb bytes.Buffer
@@ -64,11 +67,11 @@ func TestHealthcheckUsage(t *testing.T) {
 		}
 		return ""
 	}
-	if code := Run(t.Context(), []string{"healthcheck"}, bad, nil, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), "ASKBRIDGE_ADDR") {
+	if code := app.Run(t.Context(), []string{"healthcheck"}, bad, nil, &out, &errb); code != app.ExitUsage || !strings.Contains(errb.String(), "ASKBRIDGE_ADDR") {
 		t.Errorf("bad ASKBRIDGE_ADDR: exit %d, stderr %q", code, errb.String())
 	}
 	errb.Reset()
-	if code := Run(t.Context(), []string{"healthcheck", "--help"}, bad, nil, &out, &errb); code != 0 || !strings.Contains(errb.String(), "/readyz") {
+	if code := app.Run(t.Context(), []string{"healthcheck", "--help"}, bad, nil, &out, &errb); code != 0 || !strings.Contains(errb.String(), "/readyz") {
 		t.Errorf("--help: exit %d, stderr %q", code, errb.String())
 	}
 }
@@ -81,7 +84,7 @@ func TestReadyURL(t *testing.T) {
 		"10.0.0.5:8081":  "http://10.0.0.5:8081/readyz",
 		"localhost:8080": "http://localhost:8080/readyz",
 	} {
-		got, err := readyURL(addr)
+		got, err := app.ReadyURL(addr)
 		if err != nil || got != want {
 			t.Errorf("readyURL(%q) = %q, %v; want %q", addr, got, err, want)
 		}
@@ -90,11 +93,11 @@ func TestReadyURL(t *testing.T) {
 
 // With no ASKBRIDGE_ADDR, healthcheck asks the server's default address.
 func TestHealthcheckDefaultAddress(t *testing.T) {
-	s, err := readEnv(func(string) string { return "" })
+	s, err := app.ReadEnv(func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := readyURL(s.Addr); err != nil || got != "http://127.0.0.1:8080/readyz" {
+	if got, err := app.ReadyURL(s.Addr); err != nil || got != "http://127.0.0.1:8080/readyz" {
 		t.Errorf("readyURL(default) = %q, %v", got, err)
 	}
 }

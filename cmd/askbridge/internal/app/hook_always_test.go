@@ -1,4 +1,4 @@
-package app
+package app_test
 
 import (
 	"bytes"
@@ -13,14 +13,16 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core"
 )
 
 // claudePrompt runs `askbridge hook` on route claude-code with Claude
 // Code's PermissionRequest fixture, its tool and input replaced.
-func claudePrompt(t *testing.T, m *Main, tool string, input map[string]any) *hookProcess {
+func claudePrompt(t *testing.T, m *app.Main, tool string, input map[string]any) *hookProcess {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(hookTestdata, "claude-code/permission-request.bash.json"))
+	raw, err := os.ReadFile(filepath.Join(apptest.HookTestdata, "claude-code/permission-request.bash.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,20 +65,20 @@ func (h *hookProcess) decided(t *testing.T) string {
 // leave to a standing approval (Edit here), never for Bash, where a rule
 // asks some calls as hard to reverse.
 func TestHookAlwaysAllow(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b backend) {
-		s := b.settings(t)
+	apptest.ForEachBackend(t, func(t *testing.T, b apptest.Backend) {
+		s := b.Settings(t)
 		anyone := map[string][]string{"api": {"*"}}
-		s.File.Routes = map[string]RouteFile{
+		s.File.Routes = map[string]app.RouteFile{
 			core.DefaultRoute: {Deciders: anyone},
 			"infra-leads":     {Deciders: anyone, Quorum: 2},
-			"claude-code": {Deciders: anyone, Rules: []RuleFile{
+			"claude-code": {Deciders: anyone, Rules: []app.RuleFile{
 				{Name: "destructive", When: `tool == "Bash" && args.command.matches("rm -rf|git push --force")`, Reversibility: "hard_to_reverse", Route: "infra-leads"},
 				{Name: "shell", When: `tool == "Bash"`, Reversibility: "reversible"},
 				{Name: "edits", When: `tool == "Edit"`, Reversibility: "reversible"},
 			}},
 		}
-		m := start(t, s)
-		ops, admin := client.New(m.URL, opTok), client.New(m.URL, m.AdminToken)
+		m := apptest.Start(t, s)
+		ops, admin := client.New(m.URL, apptest.OpTok), client.New(m.URL, m.AdminToken)
 		always := client.AnswerRequest{ChosenOptionID: core.ApproveOption, Standing: &core.StandingRequest{Scope: core.StandingRun}}
 
 		// The first Bash call is asked, and approved with "don't ask
@@ -140,8 +142,8 @@ func TestHookAlwaysAllow(t *testing.T) {
 // 401 and an operator's a 403, in askbridge's error shape, and neither
 // parks anything; an agent's token is heard.
 func TestHookEndpointTokens(t *testing.T) {
-	m := start(t, Settings{})
-	body, err := os.ReadFile(filepath.Join(hookTestdata, "codex/permission-request.bash.json"))
+	m := apptest.Start(t, app.Settings{})
+	body, err := os.ReadFile(filepath.Join(apptest.HookTestdata, "codex/permission-request.bash.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,14 +166,14 @@ func TestHookEndpointTokens(t *testing.T) {
 	if code, b := post(""); code != http.StatusUnauthorized || !strings.Contains(b, `"code":"forbidden"`) {
 		t.Fatalf("no token: %d %s", code, b)
 	}
-	if code, b := post(opTok); code != http.StatusForbidden || !strings.Contains(b, "hooks are answered for agent tokens") {
+	if code, b := post(apptest.OpTok); code != http.StatusForbidden || !strings.Contains(b, "hooks are answered for agent tokens") {
 		t.Fatalf("an operator's token: %d %s", code, b)
 	}
-	ops := client.New(m.URL, opTok)
+	ops := client.New(m.URL, apptest.OpTok)
 	if list, err := ops.List(t.Context(), "", 50); err != nil || len(list.Questions) != 0 {
 		t.Fatalf("parked by refused hooks: %+v, %v", list, err)
 	}
-	if code, b := post(agentA); code != http.StatusOK || b != "" {
+	if code, b := post(apptest.AgentA); code != http.StatusOK || b != "" {
 		t.Fatalf("an agent's token, its wait run out: %d %q, want 200 and no decision", code, b)
 	}
 }

@@ -1,4 +1,4 @@
-package app
+package app_test
 
 import (
 	"bytes"
@@ -17,11 +17,11 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/adaptertest"
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/card"
 )
-
-const hookTestdata = "../../../../adapters/hooks/testdata"
 
 // hookProcess is `askbridge hook` running as its own process, fed a
 // pinned fixture on stdin, exactly as a host runs a command hook.
@@ -32,9 +32,9 @@ type hookProcess struct {
 
 // Each run gets its own session, so that no two share a question (a host
 // running the hook again for the same prompt finds the same question).
-func startHook(t *testing.T, m *Main, host, fixture string, args ...string) *hookProcess {
+func startHook(t *testing.T, m *app.Main, host, fixture string, args ...string) *hookProcess {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(hookTestdata, fixture))
+	raw, err := os.ReadFile(filepath.Join(apptest.HookTestdata, fixture))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func startHook(t *testing.T, m *Main, host, fixture string, args ...string) *hoo
 }
 
 // startHookInput is startHook with the hook input given.
-func startHookInput(t *testing.T, m *Main, host string, raw []byte, args ...string) *hookProcess {
+func startHookInput(t *testing.T, m *app.Main, host string, raw []byte, args ...string) *hookProcess {
 	t.Helper()
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {
@@ -59,7 +59,7 @@ func startHookInput(t *testing.T, m *Main, host string, raw []byte, args ...stri
 			h.cmd.Env = append(h.cmd.Env, kv)
 		}
 	}
-	h.cmd.Env = append(h.cmd.Env, asProgram+"=1", "ASKBRIDGE_URL="+m.URL, "ASKBRIDGE_TOKEN="+agentA)
+	h.cmd.Env = append(h.cmd.Env, apptest.AsProgram+"=1", "ASKBRIDGE_URL="+m.URL, "ASKBRIDGE_TOKEN="+apptest.AgentA)
 	h.cmd.Stdin = bytes.NewReader(in)
 	h.cmd.Stdout, h.cmd.Stderr = &h.stdout, &h.stderr
 	if err := h.cmd.Start(); err != nil {
@@ -71,11 +71,11 @@ func startHookInput(t *testing.T, m *Main, host string, raw []byte, args ...stri
 
 // closedSoon is the question once it has closed, as its agent's long
 // poll wakes on the close (a guard of 30 s, not a timing assertion).
-func closedSoon(t *testing.T, m *Main, ops *client.Client, id core.QuestionID) *client.Question {
+func closedSoon(t *testing.T, m *app.Main, ops *client.Client, id core.QuestionID) *client.Question {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	if _, err := client.New(m.URL, agentA).Wait(ctx, id); err != nil {
+	if _, err := client.New(m.URL, apptest.AgentA).Wait(ctx, id); err != nil {
 		t.Fatalf("waiting on %s: %v", id, err)
 	}
 	q, err := ops.Get(ctx, id)
@@ -127,7 +127,7 @@ func parked(t *testing.T, ops *client.Client) core.QuestionID {
 func hookSchema(t *testing.T, name string) *jsonschema.Schema {
 	t.Helper()
 	c := jsonschema.NewCompiler()
-	s, err := c.Compile(filepath.Join(hookTestdata, name))
+	s, err := c.Compile(filepath.Join(apptest.HookTestdata, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,15 +165,15 @@ func TestHookCommand(t *testing.T) {
 			return err
 		}, ""},
 	}
-	forEachBackend(t, func(t *testing.T, b backend) {
-		s := b.settings(t)
+	apptest.ForEachBackend(t, func(t *testing.T, b apptest.Backend) {
+		s := b.Settings(t)
 		anyone := map[string][]string{"api": {"*"}}
-		s.File.Routes = map[string]RouteFile{core.DefaultRoute: {Deciders: anyone}, "policed": {Deciders: anyone, Rules: []RuleFile{
+		s.File.Routes = map[string]app.RouteFile{core.DefaultRoute: {Deciders: anyone}, "policed": {Deciders: anyone, Rules: []app.RuleFile{
 			{When: `args.command.startsWith("git status")`, Decide: "allow"},
 			{When: `args.command.startsWith("curl")`, Decide: "deny", Reason: "No network access from this repository."},
 		}}}
-		m := start(t, s)
-		ops := client.New(m.URL, opTok)
+		m := apptest.Start(t, s)
+		ops := client.New(m.URL, apptest.OpTok)
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
 				h := startHook(t, m, c.host, c.fixture)
@@ -251,7 +251,7 @@ func TestHookCommand(t *testing.T) {
 }
 
 func TestHookCommandRefuses(t *testing.T) {
-	m := start(t, Settings{})
+	m := apptest.Start(t, app.Settings{})
 	for _, c := range []struct {
 		args []string
 		in   string
@@ -262,10 +262,10 @@ func TestHookCommandRefuses(t *testing.T) {
 	} {
 		var out, errb bytes.Buffer
 		env := func(k string) string {
-			return map[string]string{"ASKBRIDGE_URL": m.URL, "ASKBRIDGE_TOKEN": agentA}[k]
+			return map[string]string{"ASKBRIDGE_URL": m.URL, "ASKBRIDGE_TOKEN": apptest.AgentA}[k]
 		}
 		// Exit 1, never 2: Claude Code reads 2 as a deny.
-		if code := Run(t.Context(), c.args, env, strings.NewReader(c.in), &out, &errb); code != 1 || out.Len() != 0 || !strings.Contains(errb.String(), c.want) {
+		if code := app.Run(t.Context(), c.args, env, strings.NewReader(c.in), &out, &errb); code != 1 || out.Len() != 0 || !strings.Contains(errb.String(), c.want) {
 			t.Fatalf("%v: exit %d, stdout %q, stderr %q, want %q", c.args, code, out.String(), errb.String(), c.want)
 		}
 	}
@@ -343,10 +343,10 @@ func TestREADMEHookConfigs(t *testing.T) {
 // approved with a click, and `askbridge hook` prints allow; the card says
 // the prompt is hard to reverse and offers no "don't ask again".
 func TestHookApprovedFromSlack(t *testing.T) {
-	b := startBridge(t)
-	h := startHook(t, b.m, "claude-code", "claude-code/permission-request.bash.json")
-	id := parked(t, b.ops)
-	posted := b.slack.Card(t, id, func(c adaptertest.Card) bool { return strings.Contains(c.Text, "rm -rf node_modules") })
+	b := apptest.StartBridge(t)
+	h := startHook(t, b.Main, "claude-code", "claude-code/permission-request.bash.json")
+	id := parked(t, b.Ops)
+	posted := b.Slack.Card(t, id, func(c adaptertest.Card) bool { return strings.Contains(c.Text, "rm -rf node_modules") })
 	if !strings.Contains(posted.Text, card.HardToReverseMarker) || !strings.Contains(posted.Text, "Claude Code asks permission to use Bash.") {
 		t.Fatalf("card %s", posted.Text)
 	}
@@ -362,7 +362,7 @@ func TestHookApprovedFromSlack(t *testing.T) {
 	if approve == nil {
 		t.Fatalf("no %q button on %+v", card.LabelApprove, posted)
 	}
-	b.slack.Click(t, slackAlice, posted, *approve)
+	b.Slack.Click(t, apptest.SlackAlice, posted, *approve)
 	if code := h.exit(t); code != 0 {
 		t.Fatalf("exit %d: %s", code, h.stderr.String())
 	}
@@ -376,16 +376,16 @@ func TestHookApprovedFromSlack(t *testing.T) {
 // allowed at once, a WebFetch denied with the rule's reason (and the
 // model told no person looked), and a `rm -rf` still parked for people.
 func TestHookPolicyRules(t *testing.T) {
-	s := Settings{}
-	s.File = File{Routes: map[string]RouteFile{
+	s := app.Settings{}
+	s.File = app.File{Routes: map[string]app.RouteFile{
 		"default": {Deciders: map[string][]string{"api": {"*"}}},
-		"claude-code": {Deciders: map[string][]string{"api": {"*"}}, Rules: []RuleFile{
+		"claude-code": {Deciders: map[string][]string{"api": {"*"}}, Rules: []app.RuleFile{
 			{Name: "status", When: `tool == "Bash" && args.command.startsWith("git status")`, Decide: "allow"},
 			{Name: "network", When: `tool == "WebFetch"`, Decide: "deny", Reason: "No network access from this repository."},
 		}},
 	}}
-	m := start(t, s)
-	ops := client.New(m.URL, opTok)
+	m := apptest.Start(t, s)
+	ops := client.New(m.URL, apptest.OpTok)
 	prompt := func(tool string, input map[string]any) *hookProcess {
 		t.Helper()
 		return claudePrompt(t, m, tool, input)

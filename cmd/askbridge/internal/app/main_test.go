@@ -1,111 +1,32 @@
-package app
+package app_test
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core"
-	"github.com/askbridge/askbridge/core/loops"
 	"github.com/askbridge/askbridge/fence"
-	"github.com/askbridge/askbridge/internal/redistest"
 	"github.com/rs/zerolog"
 )
-
-// backend is one store the end-to-end suite runs on.
-type backend struct {
-	name string
-	// settings returns the store part of the settings; called once per
-	// test, so every test gets a fresh store.
-	settings func(t *testing.T) Settings
-}
-
-var backends = []backend{
-	{"embedded", func(t *testing.T) Settings { return Settings{} }},
-	{"redis", func(t *testing.T) Settings {
-		return Settings{RedisURL: Secret(redistest.Start(t).URL())}
-	}},
-}
-
-// The tokens every test program accepts; the chat scenarios' Program
-// carries agentA and opTok.
-const (
-	agentA = "agent-a-token-0123456789"
-	agentB = "agent-b-token-0123456789"
-	opTok  = "operator-token-0123456789"
-	obsTok = "observer-token-0123456789"
-)
-
-// start runs the real program on 127.0.0.1:0 with a temporary data dir.
-func start(t *testing.T, s Settings) *Main {
-	t.Helper()
-	return startClock(t, s, nil)
-}
-
-// startClock is start with the program's clock injected (nil: the wall
-// clock), for the chat scenarios' downtime and timeouts. It keeps
-// s.File.Routes, so a driver can add its route.
-func startClock(t *testing.T, s Settings, clock core.Clock) *Main {
-	t.Helper()
-	return startMain(t, &Main{Settings: s, Clock: clock})
-}
-
-// startMain runs m (its settings, clock and tracing as the test set
-// them) on 127.0.0.1:0 with the test tokens and a quick ticker, and stops
-// it when the test ends.
-func startMain(t *testing.T, m *Main) *Main {
-	t.Helper()
-	s := &m.Settings
-	if s.DataDir == "" {
-		s.DataDir = t.TempDir()
-	}
-	s.Addr = "127.0.0.1:0"
-	s.File.Tokens = append([]TokenFile{
-		{Name: "agent-a", Role: "agent", Token: agentA},
-		{Name: "agent-b", Role: "agent", Token: agentB},
-		{Name: "ops", Role: "operator", Token: opTok},
-		{Name: "dash", Role: "observer", Token: obsTok},
-	}, s.File.Tokens...) // a test's own tokens come after these
-	m.Log = zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
-	m.Loops = loops.Intervals{Tick: 20 * time.Millisecond, Remind: 20 * time.Millisecond}
-	if err := m.Run(t.Context()); err != nil {
-		t.Fatalf("run: %v", err)
-	}
-	t.Cleanup(func() {
-		// A connection a client dialed and never used (the transport
-		// dials ahead, then a pooled one comes free) counts as busy to
-		// http.Server.Shutdown for its first five seconds; the tests'
-		// clients share the default transport, so dropping its idle
-		// connections first lets the program stop at once.
-		http.DefaultTransport.(*http.Transport).CloseIdleConnections()
-		m.Close()
-	})
-	return m
-}
-
-func forEachBackend(t *testing.T, f func(t *testing.T, b backend)) {
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) { f(t, b) })
-	}
-}
 
 func clarify(text string) client.AskRequest {
 	return client.AskRequest{Kind: core.KindClarification, Question: text, Reversibility: core.HardToReverse, RunID: "run-1", ToolCallID: "toolu_01"}
 }
 
 func TestAskWaitAnswer(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b backend) {
-		m := start(t, b.settings(t))
-		agent, ops := client.New(m.URL, agentA), client.New(m.URL, opTok)
+	apptest.ForEachBackend(t, func(t *testing.T, b apptest.Backend) {
+		m := apptest.Start(t, b.Settings(t))
+		agent, ops := client.New(m.URL, apptest.AgentA), client.New(m.URL, apptest.OpTok)
 		q, err := agent.Ask(t.Context(), clarify("Which region for the bucket?"))
 		if err != nil {
 			t.Fatal(err)
@@ -158,9 +79,9 @@ func TestAskWaitAnswer(t *testing.T) {
 }
 
 func TestVisibilityAndRoles(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b backend) {
-		m := start(t, b.settings(t))
-		a, other, obs := client.New(m.URL, agentA), client.New(m.URL, agentB), client.New(m.URL, obsTok)
+	apptest.ForEachBackend(t, func(t *testing.T, b apptest.Backend) {
+		m := apptest.Start(t, b.Settings(t))
+		a, other, obs := client.New(m.URL, apptest.AgentA), client.New(m.URL, apptest.AgentB), client.New(m.URL, apptest.ObsTok)
 		q, err := a.Ask(t.Context(), clarify("Delete the old logs?"))
 		if err != nil {
 			t.Fatal(err)
@@ -191,19 +112,19 @@ func isStatus(err error, status int) bool {
 // TestRestartBetweenAskAndAnswer: the question, and the agent's wait, survive
 // a restart of the bridge on the same data.
 func TestRestartBetweenAskAndAnswer(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b backend) {
-		s := b.settings(t)
+	apptest.ForEachBackend(t, func(t *testing.T, b apptest.Backend) {
+		s := b.Settings(t)
 		s.DataDir = t.TempDir()
-		m := start(t, s)
-		q, err := client.New(m.URL, agentA).Ask(t.Context(), clarify("Ship it?"))
+		m := apptest.Start(t, s)
+		q, err := client.New(m.URL, apptest.AgentA).Ask(t.Context(), clarify("Ship it?"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := m.Close(); err != nil {
 			t.Fatal(err)
 		}
-		m2 := start(t, s)
-		agent := client.New(m2.URL, agentA)
+		m2 := apptest.Start(t, s)
+		agent := client.New(m2.URL, apptest.AgentA)
 		waited := make(chan *client.WaitResponse, 1)
 		go func() {
 			res, err := agent.Wait(t.Context(), q.ID)
@@ -212,7 +133,7 @@ func TestRestartBetweenAskAndAnswer(t *testing.T) {
 			}
 			waited <- res
 		}()
-		if _, err := client.New(m2.URL, opTok).Answer(t.Context(), q.ID, client.AnswerRequest{Answer: "ship"}); err != nil {
+		if _, err := client.New(m2.URL, apptest.OpTok).Answer(t.Context(), q.ID, client.AnswerRequest{Answer: "ship"}); err != nil {
 			t.Fatal(err)
 		}
 		if res := <-waited; res == nil || res.State != core.StateAnswered || !strings.Contains(res.Resume.Text, "\nship\n") {
@@ -224,7 +145,7 @@ func TestRestartBetweenAskAndAnswer(t *testing.T) {
 // TestCLILoop is the README's loop: ask from one terminal, answer from
 // another with the CLI, and the ask returns with the answer.
 func TestCLILoop(t *testing.T) {
-	m := start(t, Settings{})
+	m := apptest.Start(t, app.Settings{})
 	env := func(k string) string {
 		switch k {
 		case "ASKBRIDGE_URL":
@@ -237,7 +158,7 @@ func TestCLILoop(t *testing.T) {
 	var askOut, askErr bytes.Buffer
 	code := make(chan int, 1)
 	go func() {
-		code <- Run(t.Context(), []string{"ask", "--reversibility", "hard_to_reverse", "--question", "Which region?"},
+		code <- app.Run(t.Context(), []string{"ask", "--reversibility", "hard_to_reverse", "--question", "Which region?"},
 			env, nil, &askOut, &askErr)
 	}()
 	// The ask is parked once it shows in the list.
@@ -245,7 +166,7 @@ func TestCLILoop(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for id == "" && time.Now().Before(deadline) {
 		var out, errb bytes.Buffer
-		if c := Run(t.Context(), []string{"questions", "--json"}, env, nil, &out, &errb); c != 0 {
+		if c := app.Run(t.Context(), []string{"questions", "--json"}, env, nil, &out, &errb); c != 0 {
 			t.Fatalf("questions: %d %s", c, errb.String())
 		}
 		if i := strings.Index(out.String(), `"id": "`); i >= 0 {
@@ -256,12 +177,12 @@ func TestCLILoop(t *testing.T) {
 		t.Fatal("the asked question never showed in the list")
 	}
 	var out, errb bytes.Buffer
-	if c := Run(t.Context(), []string{"answer", id, "--text", "eu-west-1"}, env, nil, &out, &errb); c != 0 {
+	if c := app.Run(t.Context(), []string{"answer", id, "--text", "eu-west-1"}, env, nil, &out, &errb); c != 0 {
 		t.Fatalf("answer: %d %s", c, errb.String())
 	}
 	select {
 	case c := <-code:
-		if c != exitAnswered || !strings.Contains(askOut.String(), "eu-west-1") || !strings.Contains(askOut.String(), id) {
+		if c != app.ExitAnswered || !strings.Contains(askOut.String(), "eu-west-1") || !strings.Contains(askOut.String(), id) {
 			t.Fatalf("ask exited %d with\n%s\n%s", c, askOut.String(), askErr.String())
 		}
 	case <-time.After(30 * time.Second):
@@ -271,11 +192,11 @@ func TestCLILoop(t *testing.T) {
 	// question's life.
 	out.Reset()
 	errb.Reset()
-	if c := Run(t.Context(), []string{"wait", id}, env, nil, &out, &errb); c != exitAnswered || out.String() != askOut.String() {
+	if c := app.Run(t.Context(), []string{"wait", id}, env, nil, &out, &errb); c != app.ExitAnswered || out.String() != askOut.String() {
 		t.Fatalf("wait %s: %d %q, want the ask's output %q", id, c, out.String(), askOut.String())
 	}
 	out.Reset()
-	if c := Run(t.Context(), []string{"events"}, env, nil, &out, &errb); c != 0 ||
+	if c := app.Run(t.Context(), []string{"events"}, env, nil, &out, &errb); c != 0 ||
 		!strings.Contains(out.String(), `"kind":"asked"`) || !strings.Contains(out.String(), `"kind":"answered"`) {
 		t.Fatalf("events: %d %s", c, out.String())
 	}
@@ -283,7 +204,7 @@ func TestCLILoop(t *testing.T) {
 	// honestly.
 	out.Reset()
 	errb.Reset()
-	if c := Run(t.Context(), []string{"decline", id}, env, nil, &out, &errb); c != exitError || !strings.Contains(errb.String(), "already closed") {
+	if c := app.Run(t.Context(), []string{"decline", id}, env, nil, &out, &errb); c != app.ExitError || !strings.Contains(errb.String(), "already closed") {
 		t.Fatalf("decline of an answered question: %d %q", c, errb.String())
 	}
 }
@@ -291,7 +212,7 @@ func TestCLILoop(t *testing.T) {
 func TestZeroSetupServeWritesAdminToken(t *testing.T) {
 	dir := t.TempDir()
 	var stdout bytes.Buffer
-	m := &Main{Settings: Settings{Addr: "127.0.0.1:0", DataDir: dir}, Stdout: &stdout, Log: zerolog.Nop()}
+	m := &app.Main{Settings: app.Settings{Addr: "127.0.0.1:0", DataDir: dir}, Stdout: &stdout, Log: zerolog.Nop()}
 	if err := m.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +236,7 @@ func TestZeroSetupServeWritesAdminToken(t *testing.T) {
 	m.Close()
 	// A second start prints no token: it was shown once.
 	stdout.Reset()
-	m2 := &Main{Settings: Settings{Addr: "127.0.0.1:0", DataDir: dir}, Stdout: &stdout, Log: zerolog.Nop()}
+	m2 := &app.Main{Settings: app.Settings{Addr: "127.0.0.1:0", DataDir: dir}, Stdout: &stdout, Log: zerolog.Nop()}
 	if err := m2.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -326,13 +247,13 @@ func TestZeroSetupServeWritesAdminToken(t *testing.T) {
 }
 
 func TestCLIAskExitCodes(t *testing.T) {
-	m := start(t, Settings{})
+	m := apptest.Start(t, app.Settings{})
 	env := func(k string) string {
 		return map[string]string{"ASKBRIDGE_URL": m.URL, "ASKBRIDGE_TOKEN": m.AdminToken}[k]
 	}
 	var out, errb bytes.Buffer
 	// An approval asked without waiting, then denied: wait exits 7.
-	if c := Run(t.Context(), []string{"ask", "--no-wait", "--reversibility", "hard_to_reverse", "--question", "Drop the table?",
+	if c := app.Run(t.Context(), []string{"ask", "--no-wait", "--reversibility", "hard_to_reverse", "--question", "Drop the table?",
 		"--tool", "sql.exec", "--args", `{"sql":"DROP TABLE t"}`}, env, nil, &out, &errb); c != 0 {
 		t.Fatalf("ask --no-wait: %d %s", c, errb.String())
 	}
@@ -341,84 +262,59 @@ func TestCLIAskExitCodes(t *testing.T) {
 		t.Fatalf("ask --no-wait printed %q", id)
 	}
 	out.Reset()
-	if c := Run(t.Context(), []string{"answer", id, "--option", "deny", "--text", "not today"}, env, nil, &out, &errb); c != 0 {
+	if c := app.Run(t.Context(), []string{"answer", id, "--option", "deny", "--text", "not today"}, env, nil, &out, &errb); c != 0 {
 		t.Fatalf("answer: %d %s", c, errb.String())
 	}
 	out.Reset()
-	if c := Run(t.Context(), []string{"wait", id}, env, nil, &out, &errb); c != exitDenied || !strings.Contains(out.String(), "not today") {
+	if c := app.Run(t.Context(), []string{"wait", id}, env, nil, &out, &errb); c != app.ExitDenied || !strings.Contains(out.String(), "not today") {
 		t.Fatalf("wait on a denied approval: %d %q", c, out.String())
 	}
 	// A decision declined: exit 3. A bad flag: exit 2 and nothing asked.
 	out.Reset()
-	if c := Run(t.Context(), []string{"ask", "--no-wait", "--reversibility", "reversible", "--question", "Tabs or spaces?",
+	if c := app.Run(t.Context(), []string{"ask", "--no-wait", "--reversibility", "reversible", "--question", "Tabs or spaces?",
 		"--option", "tabs|Tabs|one char per level", "--option", "spaces|Spaces|what the repo uses", "--recommend", "spaces"}, env, nil, &out, &errb); c != 0 {
 		t.Fatalf("ask decision: %d %s", c, errb.String())
 	}
 	id = strings.TrimSpace(out.String())
-	if c := Run(t.Context(), []string{"decline", id}, env, nil, &out, &errb); c != 0 {
+	if c := app.Run(t.Context(), []string{"decline", id}, env, nil, &out, &errb); c != 0 {
 		t.Fatalf("decline: %d %s", c, errb.String())
 	}
 	out.Reset()
-	if c := Run(t.Context(), []string{"wait", id}, env, nil, &out, &errb); c != exitDeclined || !strings.Contains(out.String(), "DECLINED") {
+	if c := app.Run(t.Context(), []string{"wait", id}, env, nil, &out, &errb); c != app.ExitDeclined || !strings.Contains(out.String(), "DECLINED") {
 		t.Fatalf("wait on a declined decision: %d %q", c, out.String())
 	}
 	errb.Reset()
-	if c := Run(t.Context(), []string{"ask", "--option", "broken"}, env, nil, &out, &errb); c != exitUsage || !strings.Contains(errb.String(), "id|title|trade-offs") {
+	if c := app.Run(t.Context(), []string{"ask", "--option", "broken"}, env, nil, &out, &errb); c != app.ExitUsage || !strings.Contains(errb.String(), "id|title|trade-offs") {
 		t.Fatalf("bad --option: %d %q", c, errb.String())
 	}
 	errb.Reset()
-	if c := Run(t.Context(), []string{"ask", "--question", "no reversibility"}, env, nil, &out, &errb); c != exitError || !strings.Contains(errb.String(), "reversibility is required") {
+	if c := app.Run(t.Context(), []string{"ask", "--question", "no reversibility"}, env, nil, &out, &errb); c != app.ExitError || !strings.Contains(errb.String(), "reversibility is required") {
 		t.Fatalf("missing reversibility: %d %q", c, errb.String())
 	}
 }
-
-// syncBuffer is an output a command writes from another goroutine.
-type syncBuffer struct {
-	mu      sync.Mutex
-	buf     bytes.Buffer
-	changed chan struct{}
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	select {
-	case b.changed <- struct{}{}:
-	default:
-	}
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func (b *syncBuffer) contains(s string) bool { return strings.Contains(b.String(), s) }
 
 // TestCLIBatchAndEdit: a batch asked from the CLI, one call denied and
 // the rest approved with --option, and wait printing each call's result
 // under its id; then an approval approved with edited arguments.
 func TestCLIBatchAndEdit(t *testing.T) {
-	m := start(t, Settings{})
+	m := apptest.Start(t, app.Settings{})
 	env := func(k string) string {
 		return map[string]string{"ASKBRIDGE_URL": m.URL, "ASKBRIDGE_TOKEN": m.AdminToken}[k]
 	}
 	var out, errb bytes.Buffer
-	if c := Run(t.Context(), []string{"ask", "--no-wait", "--reversibility", "reversible", "--question", "Write both?",
+	if c := app.Run(t.Context(), []string{"ask", "--no-wait", "--reversibility", "reversible", "--question", "Write both?",
 		"--call", `call_a|write_file|{"path":"a"}`, "--call", `call_b*|write_file|{"path":"b"}`}, env, nil, &out, &errb); c != 0 {
 		t.Fatalf("ask a batch: %d %s", c, errb.String())
 	}
 	id := strings.TrimSpace(out.String())
-	if c := Run(t.Context(), []string{"answer", id, "--call", "call_b=deny", "--text", "not b"}, env, nil, &out, &errb); c != 0 {
+	if c := app.Run(t.Context(), []string{"answer", id, "--call", "call_b=deny", "--text", "not b"}, env, nil, &out, &errb); c != 0 {
 		t.Fatalf("answer one call: %d %s", c, errb.String())
 	}
-	if c := Run(t.Context(), []string{"answer", id, "--option", "approve"}, env, nil, &out, &errb); c != 0 {
+	if c := app.Run(t.Context(), []string{"answer", id, "--option", "approve"}, env, nil, &out, &errb); c != 0 {
 		t.Fatalf("approve the rest: %d %s", c, errb.String())
 	}
 	out.Reset()
-	if c := Run(t.Context(), []string{"wait", id}, env, nil, &out, &errb); c != exitAnswered {
+	if c := app.Run(t.Context(), []string{"wait", id}, env, nil, &out, &errb); c != app.ExitAnswered {
 		t.Fatalf("wait on the batch: %d %s", c, errb.String())
 	}
 	text := out.String()
@@ -428,16 +324,16 @@ func TestCLIBatchAndEdit(t *testing.T) {
 	}
 
 	out.Reset()
-	if c := Run(t.Context(), []string{"ask", "--no-wait", "--reversibility", "reversible", "--question", "Move it?",
+	if c := app.Run(t.Context(), []string{"ask", "--no-wait", "--reversibility", "reversible", "--question", "Move it?",
 		"--tool", "mv", "--args", `{"to":"x"}`, "--editable", "to"}, env, nil, &out, &errb); c != 0 {
 		t.Fatalf("ask: %d %s", c, errb.String())
 	}
 	id = strings.TrimSpace(out.String())
-	if c := Run(t.Context(), []string{"answer", id, "--option", "approve", "--args", `{"to":"y"}`}, env, nil, &out, &errb); c != 0 {
+	if c := app.Run(t.Context(), []string{"answer", id, "--option", "approve", "--args", `{"to":"y"}`}, env, nil, &out, &errb); c != 0 {
 		t.Fatalf("approve with edits: %d %s", c, errb.String())
 	}
 	out.Reset()
-	if c := Run(t.Context(), []string{"wait", id, "--json"}, env, nil, &out, &errb); c != exitAnswered {
+	if c := app.Run(t.Context(), []string{"wait", id, "--json"}, env, nil, &out, &errb); c != app.ExitAnswered {
 		t.Fatalf("wait: %d %s", c, errb.String())
 	}
 	var res client.WaitResponse
@@ -454,7 +350,7 @@ func TestCLIBatchAndEdit(t *testing.T) {
 // TestPeopleCommand: "askbridge people" prints the configured people and
 // groups from a running server, and none of their accounts.
 func TestPeopleCommand(t *testing.T) {
-	f, err := parseFile([]byte(`
+	f, err := app.ParseFile([]byte(`
 people:
   alice: {name: Alice Example, slack: U-secret-1, telegram: "99123", dm: true}
   bob: {discord: "88123"}
@@ -465,7 +361,7 @@ routes:
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := start(t, Settings{File: f})
+	m := apptest.Start(t, app.Settings{File: f})
 	env := func(k string) string {
 		switch k {
 		case "ASKBRIDGE_URL":
@@ -476,7 +372,7 @@ routes:
 		return ""
 	}
 	var out, errb bytes.Buffer
-	if c := Run(t.Context(), []string{"people"}, env, nil, &out, &errb); c != 0 {
+	if c := app.Run(t.Context(), []string{"people"}, env, nil, &out, &errb); c != 0 {
 		t.Fatalf("people: %d %s", c, errb.String())
 	}
 	got := out.String()

@@ -1,4 +1,4 @@
-package app
+package app_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/adaptertest"
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/fence"
 )
@@ -50,7 +51,7 @@ func TestMCPHostDoor(t *testing.T) {
 		t.Run(tr.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 			defer cancel()
-			b := startBridge(t)
+			b := apptest.StartBridge(t)
 			copts, asked := eliciting(ctx)
 			cs := tr.connect(t, ctx, b, copts)
 			next := func(t *testing.T) hostElicitation {
@@ -66,7 +67,7 @@ func TestMCPHostDoor(t *testing.T) {
 			ask := func(t *testing.T, text string) (<-chan toolCall, *client.Question, hostElicitation) {
 				t.Helper()
 				ch := callTool(ctx, cs, "request_clarification", map[string]any{"question": text, "reversibility": "hard_to_reverse"})
-				q := parkedAs(t, ctx, b.ops, text)
+				q := parkedAs(t, ctx, b.Ops, text)
 				el := next(t)
 				if !strings.Contains(el.req.Params.Message, string(q.ID)) || !strings.Contains(el.req.Params.Message, text) {
 					t.Fatalf("the elicitation does not show the question:\n%s", el.req.Params.Message)
@@ -80,23 +81,23 @@ func TestMCPHostDoor(t *testing.T) {
 				res := toolResult(t, ctx, ch)
 				fenced(t, resultText(res), fence.VerbAnswered, map[fence.Tag]string{fence.TagAnswer: "eu-central-1", fence.TagDeciderName: "agent-a"})
 				sameAsWait(t, ctx, b, q.ID, res)
-				rec, err := b.ops.Get(ctx, q.ID)
+				rec, err := b.Ops.Get(ctx, q.ID)
 				if err != nil || rec.Resolution.Decider.Surface != core.SurfaceMCP || rec.Resolution.Decider.ID != "agent-a" {
 					t.Fatalf("recorded %+v, %v; want the decider {mcp, agent-a}", rec.Resolution, err)
 				}
 				// Chat is told the truth too: the card shows who answered,
 				// and a later answer is refused naming them.
-				b.slack.Card(t, q.ID, func(c adaptertest.Card) bool { return strings.Contains(c.Text, "via mcp") })
-				if _, err := b.ops.Answer(ctx, q.ID, client.AnswerRequest{Answer: "too late"}); !isStatus(err, http.StatusConflict) || !strings.Contains(err.Error(), "mcp agent-a") {
+				b.Slack.Card(t, q.ID, func(c adaptertest.Card) bool { return strings.Contains(c.Text, "via mcp") })
+				if _, err := b.Ops.Answer(ctx, q.ID, client.AnswerRequest{Answer: "too late"}); !isStatus(err, http.StatusConflict) || !strings.Contains(err.Error(), "mcp agent-a") {
 					t.Errorf("a later API answer: %v; want 409 naming mcp agent-a", err)
 				}
 			})
 
 			t.Run("chat answers while the host is asked", func(t *testing.T) {
 				ch, q, el := ask(t, "Which bucket?")
-				b.slack.Reply(t, slackAlice, b.slack.Card(t, q.ID, nil), nil, "the shared one")
+				b.Slack.Reply(t, apptest.SlackAlice, b.Slack.Card(t, q.ID, nil), nil, "the shared one")
 				res := toolResult(t, ctx, ch)
-				fenced(t, resultText(res), fence.VerbAnswered, map[fence.Tag]string{fence.TagAnswer: "the shared one", fence.TagDeciderName: slackAlice.Name})
+				fenced(t, resultText(res), fence.VerbAnswered, map[fence.Tag]string{fence.TagAnswer: "the shared one", fence.TagDeciderName: apptest.SlackAlice.Name})
 				sameAsWait(t, ctx, b, q.ID, res)
 				select {
 				case <-el.ctx.Done(): // withdrawn with notifications/cancelled
@@ -108,10 +109,10 @@ func TestMCPHostDoor(t *testing.T) {
 			t.Run("host declines", func(t *testing.T) {
 				ch, q, el := ask(t, "Which queue?")
 				el.reply <- &mcpsdk.ElicitResult{Action: "decline"}
-				if got, err := b.ops.Get(ctx, q.ID); err != nil || got.State != core.StateOpen {
+				if got, err := b.Ops.Get(ctx, q.ID); err != nil || got.State != core.StateOpen {
 					t.Fatalf("after the host declined the question is %+v, %v; want open", got, err)
 				}
-				if _, err := b.ops.Answer(ctx, q.ID, client.AnswerRequest{Answer: "the fast one"}); err != nil {
+				if _, err := b.Ops.Answer(ctx, q.ID, client.AnswerRequest{Answer: "the fast one"}); err != nil {
 					t.Fatal(err)
 				}
 				res := toolResult(t, ctx, ch)

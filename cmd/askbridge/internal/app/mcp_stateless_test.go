@@ -1,4 +1,4 @@
-package app
+package app_test
 
 import (
 	"bufio"
@@ -19,6 +19,8 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/fence"
 	"github.com/askbridge/askbridge/internal/redistest"
@@ -141,32 +143,32 @@ func taskReader(t *testing.T) func(json.RawMessage, error) taskOf {
 func TestMCPTaskAcrossReplicasAndRestart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	s := Settings{RedisURL: Secret(redistest.Start(t).URL()), ActorKey: "shared-actor-key-0123456789"}
-	a, b, c := start(t, s), start(t, s), start(t, s)
+	s := app.Settings{RedisURL: app.Secret(redistest.Start(t).URL()), ActorKey: "shared-actor-key-0123456789"}
+	a, b, c := apptest.Start(t, s), apptest.Start(t, s), apptest.Start(t, s)
 	readTask := taskReader(t)
 
-	created := readTask(taskRPC(ctx, a.URL, agentA, 1, "tools/call", "request_approval", map[string]any{
+	created := readTask(taskRPC(ctx, a.URL, apptest.AgentA, 1, "tools/call", "request_approval", map[string]any{
 		"name": "request_approval", "arguments": map[string]any{"tool": "deploy", "arguments": map[string]any{"env": "prod"}, "reversibility": "hard_to_reverse"},
 	}))
 	if created.ResultType != "task" || created.Status != "working" || created.TaskID == "" {
 		t.Fatalf("tools/call returned %+v, want a working task", created)
 	}
-	get := func(m *Main, id int) taskOf {
+	get := func(m *app.Main, id int) taskOf {
 		t.Helper()
-		return readTask(taskRPC(ctx, m.URL, agentA, id, "tasks/get", created.TaskID, map[string]any{"taskId": created.TaskID}))
+		return readTask(taskRPC(ctx, m.URL, apptest.AgentA, id, "tasks/get", created.TaskID, map[string]any{"taskId": created.TaskID}))
 	}
 	if w := get(b, 2); w.Status != "working" {
 		t.Fatalf("polled on the other replica: %+v", w)
 	}
-	if _, err := taskRPC(ctx, b.URL, agentB, 3, "tasks/get", created.TaskID, map[string]any{"taskId": created.TaskID}); err == nil || !strings.Contains(err.Error(), "-32602") {
+	if _, err := taskRPC(ctx, b.URL, apptest.AgentB, 3, "tasks/get", created.TaskID, map[string]any{"taskId": created.TaskID}); err == nil || !strings.Contains(err.Error(), "-32602") {
 		t.Fatalf("another agent's tasks/get: %v, want -32602", err)
 	}
 
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
-	a = start(t, s)
-	if _, err := client.New(c.URL, opTok).Answer(ctx, core.QuestionID(created.TaskID), client.AnswerRequest{ChosenOptionID: core.ApproveOption}); err != nil {
+	a = apptest.Start(t, s)
+	if _, err := client.New(c.URL, apptest.OpTok).Answer(ctx, core.QuestionID(created.TaskID), client.AnswerRequest{ChosenOptionID: core.ApproveOption}); err != nil {
 		t.Fatal(err)
 	}
 	done := get(a, 4)
@@ -176,7 +178,7 @@ func TestMCPTaskAcrossReplicasAndRestart(t *testing.T) {
 	}
 
 	// The SDK's client: no session, each request on the next replica.
-	lb := &roundRobin{to: []string{a.URL, b.URL}, token: agentA}
+	lb := &roundRobin{to: []string{a.URL, b.URL}, token: apptest.AgentA}
 	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test-host", Version: "1"}, nil).Connect(ctx,
 		&mcpsdk.StreamableClientTransport{Endpoint: a.URL + "/mcp", HTTPClient: &http.Client{Transport: lb}, MaxRetries: -1},
 		&mcpsdk.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
@@ -236,8 +238,8 @@ func (r *roundRobin) hosts() map[string]bool {
 func TestMCPTaskOverStdio(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	m := start(t, Settings{})
-	env := map[string]string{"ASKBRIDGE_URL": m.URL, "ASKBRIDGE_TOKEN": agentA}
+	m := apptest.Start(t, app.Settings{})
+	env := map[string]string{"ASKBRIDGE_URL": m.URL, "ASKBRIDGE_TOKEN": apptest.AgentA}
 	readTask := taskReader(t)
 	first := startStdioHost(t, ctx, env)
 	created := readTask(first.rpc(1, "tools/call", map[string]any{
@@ -255,7 +257,7 @@ func TestMCPTaskOverStdio(t *testing.T) {
 	if _, err := second.rpc(2, "tasks/cancel", map[string]any{"taskId": created.TaskID}); err != nil {
 		t.Fatal(err)
 	}
-	q, err := client.New(m.URL, opTok).Get(ctx, core.QuestionID(created.TaskID))
+	q, err := client.New(m.URL, apptest.OpTok).Get(ctx, core.QuestionID(created.TaskID))
 	if err != nil || q.State != core.StateCancelled {
 		t.Fatalf("after tasks/cancel the question is %+v (%v)", q, err)
 	}
@@ -271,7 +273,7 @@ type stdioHost struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	lines  *bufio.Scanner
-	stderr *syncBuffer
+	stderr *apptest.SyncBuffer
 }
 
 func startStdioHost(t *testing.T, ctx context.Context, env map[string]string) *stdioHost {
@@ -282,11 +284,11 @@ func startStdioHost(t *testing.T, ctx context.Context, env map[string]string) *s
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	cmd.Env = append(cmd.Env, asProgram+"=1")
+	cmd.Env = append(cmd.Env, apptest.AsProgram+"=1")
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	h := &stdioHost{t: t, cmd: cmd, stderr: &syncBuffer{changed: make(chan struct{}, 64)}}
+	h := &stdioHost{t: t, cmd: cmd, stderr: &apptest.SyncBuffer{Changed: make(chan struct{}, 64)}}
 	h.stdin, _ = cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	cmd.Stderr = h.stderr
@@ -327,15 +329,15 @@ func (h *stdioHost) stop() {
 // returns chat's answer.
 func TestMCPHostDoorOn2026(t *testing.T) {
 	current := &mcpsdk.ClientSessionOptions{ProtocolVersion: "2026-07-28"}
-	connect := map[string]func(t *testing.T, ctx context.Context, b *bridge, copts *mcpsdk.ClientOptions) *mcpsdk.ClientSession{
-		"stdio": func(t *testing.T, ctx context.Context, b *bridge, copts *mcpsdk.ClientOptions) *mcpsdk.ClientSession {
+	connect := map[string]func(t *testing.T, ctx context.Context, b *apptest.Bridge, copts *mcpsdk.ClientOptions) *mcpsdk.ClientSession{
+		"stdio": func(t *testing.T, ctx context.Context, b *apptest.Bridge, copts *mcpsdk.ClientOptions) *mcpsdk.ClientSession {
 			cmd := exec.Command(os.Args[0], "mcp")
 			for _, kv := range os.Environ() {
 				if !strings.HasPrefix(kv, "ASKBRIDGE_") {
 					cmd.Env = append(cmd.Env, kv)
 				}
 			}
-			cmd.Env = append(cmd.Env, asProgram+"=1", "ASKBRIDGE_URL="+b.m.URL, "ASKBRIDGE_TOKEN="+agentA)
+			cmd.Env = append(cmd.Env, apptest.AsProgram+"=1", "ASKBRIDGE_URL="+b.Main.URL, "ASKBRIDGE_TOKEN="+apptest.AgentA)
 			cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test-host", Version: "1"}, copts).Connect(ctx, &mcpsdk.CommandTransport{Command: cmd}, current)
 			if err != nil {
 				t.Fatal(err)
@@ -343,9 +345,9 @@ func TestMCPHostDoorOn2026(t *testing.T) {
 			t.Cleanup(func() { _ = cs.Close() })
 			return cs
 		},
-		"http": func(t *testing.T, ctx context.Context, b *bridge, copts *mcpsdk.ClientOptions) *mcpsdk.ClientSession {
+		"http": func(t *testing.T, ctx context.Context, b *apptest.Bridge, copts *mcpsdk.ClientOptions) *mcpsdk.ClientSession {
 			cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test-host", Version: "1"}, copts).Connect(ctx,
-				&mcpsdk.StreamableClientTransport{Endpoint: b.m.URL + "/mcp", HTTPClient: &http.Client{Transport: withToken(agentA)}, MaxRetries: -1}, current)
+				&mcpsdk.StreamableClientTransport{Endpoint: b.Main.URL + "/mcp", HTTPClient: &http.Client{Transport: withToken(apptest.AgentA)}, MaxRetries: -1}, current)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -357,7 +359,7 @@ func TestMCPHostDoorOn2026(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 			defer cancel()
-			b := startBridge(t)
+			b := apptest.StartBridge(t)
 			copts, asked := eliciting(ctx)
 			cs := connect(t, ctx, b, copts)
 			if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
@@ -376,24 +378,24 @@ func TestMCPHostDoorOn2026(t *testing.T) {
 
 			ch := callTool(ctx, cs, "request_clarification", map[string]any{"question": "Which region?", "reversibility": "hard_to_reverse"})
 			el := next()
-			q := parkedAs(t, ctx, b.ops, "Which region?")
+			q := parkedAs(t, ctx, b.Ops, "Which region?")
 			el.reply <- &mcpsdk.ElicitResult{Action: "accept", Content: map[string]any{"answer": "eu-central-1"}}
 			res := toolResult(t, ctx, ch)
 			fenced(t, resultText(res), fence.VerbAnswered, map[fence.Tag]string{fence.TagAnswer: "eu-central-1", fence.TagDeciderName: "agent-a"})
-			if rec, err := b.ops.Get(ctx, q.ID); err != nil || rec.Resolution.Decider.Surface != core.SurfaceMCP || rec.Resolution.Decider.ID != "agent-a" {
+			if rec, err := b.Ops.Get(ctx, q.ID); err != nil || rec.Resolution.Decider.Surface != core.SurfaceMCP || rec.Resolution.Decider.ID != "agent-a" {
 				t.Fatalf("recorded %+v, %v; want the decider {mcp, agent-a}", rec.Resolution, err)
 			}
 
 			ch = callTool(ctx, cs, "request_clarification", map[string]any{"question": "Which bucket?", "reversibility": "hard_to_reverse"})
 			el = next()
-			q = parkedAs(t, ctx, b.ops, "Which bucket?")
-			b.slack.Reply(t, slackAlice, b.slack.Card(t, q.ID, nil), nil, "the shared one")
-			if _, err := b.agent.WaitOnce(ctx, q.ID, 10*time.Second); err != nil {
+			q = parkedAs(t, ctx, b.Ops, "Which bucket?")
+			b.Slack.Reply(t, apptest.SlackAlice, b.Slack.Card(t, q.ID, nil), nil, "the shared one")
+			if _, err := b.Agent.WaitOnce(ctx, q.ID, 10*time.Second); err != nil {
 				t.Fatal(err)
 			}
 			el.reply <- &mcpsdk.ElicitResult{Action: "accept", Content: map[string]any{"answer": "a new one"}}
 			res = toolResult(t, ctx, ch)
-			fenced(t, resultText(res), fence.VerbAnswered, map[fence.Tag]string{fence.TagAnswer: "the shared one", fence.TagDeciderName: slackAlice.Name})
+			fenced(t, resultText(res), fence.VerbAnswered, map[fence.Tag]string{fence.TagAnswer: "the shared one", fence.TagDeciderName: apptest.SlackAlice.Name})
 		})
 	}
 }

@@ -1,4 +1,4 @@
-package app
+package app_test
 
 import (
 	"context"
@@ -19,6 +19,8 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/adapters/mcp"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core"
 )
 
@@ -28,7 +30,7 @@ import (
 func TestMCPStdioErrors(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	m := start(t, Settings{})
+	m := apptest.Start(t, app.Settings{})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -42,11 +44,11 @@ func TestMCPStdioErrors(t *testing.T) {
 		env  map[string]string
 		want []string
 	}{
-		{"unreachable", map[string]string{"ASKBRIDGE_URL": down, "ASKBRIDGE_TOKEN": agentA},
+		{"unreachable", map[string]string{"ASKBRIDGE_URL": down, "ASKBRIDGE_TOKEN": apptest.AgentA},
 			[]string{"askbridge server at " + down + " is not reachable (connection refused)", "askbridge serve"}},
 		{"unknown token", map[string]string{"ASKBRIDGE_URL": m.URL, "ASKBRIDGE_TOKEN": "not-a-token-at-all-0000"},
 			[]string{"refused the token from ASKBRIDGE_TOKEN"}},
-		{"observer token", map[string]string{"ASKBRIDGE_URL": m.URL, "ASKBRIDGE_TOKEN": obsTok},
+		{"observer token", map[string]string{"ASKBRIDGE_URL": m.URL, "ASKBRIDGE_TOKEN": apptest.ObsTok},
 			[]string{"refused the token from ASKBRIDGE_TOKEN", "agent token"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -73,13 +75,13 @@ func TestMCPStdioErrors(t *testing.T) {
 	}
 
 	t.Run("bad log level", func(t *testing.T) {
-		_, stderr, err := stdioSession(t, ctx, map[string]string{"ASKBRIDGE_URL": m.URL, "ASKBRIDGE_TOKEN": agentA, "ASKBRIDGE_LOG_LEVEL": "chatty"}, nil, nil)
+		_, stderr, err := stdioSession(t, ctx, map[string]string{"ASKBRIDGE_URL": m.URL, "ASKBRIDGE_TOKEN": apptest.AgentA, "ASKBRIDGE_LOG_LEVEL": "chatty"}, nil, nil)
 		if err == nil {
 			t.Fatal("askbridge mcp started with a bad log level")
 		}
-		for deadline := time.After(10 * time.Second); !stderr.contains("ASKBRIDGE_LOG_LEVEL"); {
+		for deadline := time.After(10 * time.Second); !stderr.Contains("ASKBRIDGE_LOG_LEVEL"); {
 			select {
-			case <-stderr.changed:
+			case <-stderr.Changed:
 			case <-deadline:
 				t.Fatalf("stderr %q does not name ASKBRIDGE_LOG_LEVEL", stderr)
 			}
@@ -89,11 +91,11 @@ func TestMCPStdioErrors(t *testing.T) {
 
 func TestMCPLogLevel(t *testing.T) {
 	for in, want := range map[string]slog.Level{"": slog.LevelWarn, "debug": slog.LevelDebug, "INFO": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError} {
-		if got, err := mcpLogLevel(in); err != nil || got != want {
+		if got, err := app.MCPLogLevel(in); err != nil || got != want {
 			t.Errorf("mcpLogLevel(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	if _, err := mcpLogLevel("loud"); err == nil || !strings.Contains(err.Error(), "ASKBRIDGE_LOG_LEVEL") {
+	if _, err := app.MCPLogLevel("loud"); err == nil || !strings.Contains(err.Error(), "ASKBRIDGE_LOG_LEVEL") {
 		t.Errorf("a bad level: %v", err)
 	}
 }
@@ -135,10 +137,10 @@ func (c *recordingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 func TestMCPStdioCancelSendsNoResponse(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	m := start(t, Settings{})
-	ops := client.New(m.URL, opTok)
+	m := apptest.Start(t, app.Settings{})
+	ops := client.New(m.URL, apptest.OpTok)
 	rec := &recording{}
-	cs, stderr, err := stdioSession(t, ctx, map[string]string{"ASKBRIDGE_URL": m.URL, "ASKBRIDGE_TOKEN": agentA, "ASKBRIDGE_LOG_LEVEL": "debug"}, nil,
+	cs, stderr, err := stdioSession(t, ctx, map[string]string{"ASKBRIDGE_URL": m.URL, "ASKBRIDGE_TOKEN": apptest.AgentA, "ASKBRIDGE_LOG_LEVEL": "debug"}, nil,
 		func(tr mcpsdk.Transport) mcpsdk.Transport { rec.Transport = tr; return rec })
 	if err != nil {
 		t.Fatalf("askbridge mcp: %v\n%s", err, stderr)
@@ -150,9 +152,9 @@ func TestMCPStdioCancelSendsNoResponse(t *testing.T) {
 	if r := <-ch; r.err == nil {
 		t.Fatalf("the cancelled call returned %+v", r.res)
 	}
-	for deadline := time.After(30 * time.Second); !stderr.contains("no response to a cancelled request"); {
+	for deadline := time.After(30 * time.Second); !stderr.Contains("no response to a cancelled request"); {
 		select {
-		case <-stderr.changed:
+		case <-stderr.Changed:
 		case <-deadline:
 			t.Fatalf("the process never withheld the response; stderr:\n%s", stderr)
 		}
@@ -204,11 +206,11 @@ func TestREADMEMCPSection(t *testing.T) {
 	if len(yamls) != 1 || len(jsons) != 2 {
 		t.Fatalf("%d yaml and %d json examples, want 1 and 2", len(yamls), len(jsons))
 	}
-	f, err := parseFile([]byte(yamls[0]), func(string) string { return "" })
+	f, err := app.ParseFile([]byte(yamls[0]), func(string) string { return "" })
 	if err != nil {
 		t.Fatalf("the MCP route does not load: %v", err)
 	}
-	route := Settings{File: f}.coreConfig([]byte("k")).Routes[core.DefaultRoute]
+	route := app.Settings{File: f}.CoreConfig([]byte("k")).Routes[core.DefaultRoute]
 	if !route.Allows(core.Decider{Surface: core.SurfaceMCP, ID: "build-agent"}) || route.Allows(core.Decider{Surface: core.SurfaceMCP, ID: "other-agent"}) {
 		t.Errorf("the README's route does not let exactly build-agent's host answer: %+v", route)
 	}
@@ -236,7 +238,7 @@ func TestREADMEMCPSection(t *testing.T) {
 	if stdio.Command != "askbridge" || strings.Join(stdio.Args, " ") != "mcp" || stdio.Env["ASKBRIDGE_URL"] == "" || stdio.Env["ASKBRIDGE_TOKEN"] == "" {
 		t.Errorf("the stdio configuration is incomplete: %+v", stdio)
 	}
-	if _, err := mcpLogLevel(stdio.Env["ASKBRIDGE_LOG_LEVEL"]); err != nil {
+	if _, err := app.MCPLogLevel(stdio.Env["ASKBRIDGE_LOG_LEVEL"]); err != nil {
 		t.Errorf("the stdio configuration's log level: %v", err)
 	}
 	if web.Type != "http" || !strings.HasSuffix(web.URL, "/mcp") || !strings.HasPrefix(web.Headers["Authorization"], "Bearer ") {
@@ -260,14 +262,14 @@ func TestREADMEMCPSection(t *testing.T) {
 func TestMCPHTTPCancelSendsNoResponse(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	m := start(t, Settings{})
+	m := apptest.Start(t, app.Settings{})
 	session := ""
 	send := func(body string) (*http.Response, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.URL+"/mcp", strings.NewReader(body))
 		if err != nil {
 			return nil, err
 		}
-		req.Header.Set("Authorization", "Bearer "+agentA)
+		req.Header.Set("Authorization", "Bearer "+apptest.AgentA)
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		if session != "" {
@@ -318,7 +320,7 @@ func TestMCPHTTPCancelSendsNoResponse(t *testing.T) {
 		}
 		streamed <- string(b)
 	}()
-	q := parkedAs(t, ctx, client.New(m.URL, opTok), "Cancel me over HTTP?")
+	q := parkedAs(t, ctx, client.New(m.URL, apptest.OpTok), "Cancel me over HTTP?")
 	post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"the user stopped it"}}`).Body.Close()
 	var stream string
 	select {
@@ -329,7 +331,7 @@ func TestMCPHTTPCancelSendsNoResponse(t *testing.T) {
 	if strings.Contains(stream, `"id":7`) {
 		t.Errorf("the cancelled call got a response:\n%s", stream)
 	}
-	got, err := client.New(m.URL, agentA).Get(ctx, q.ID)
+	got, err := client.New(m.URL, apptest.AgentA).Get(ctx, q.ID)
 	if err != nil || got.State != core.StateOpen {
 		t.Fatalf("after the cancel the question is %+v, %v; want it parked", got, err)
 	}

@@ -1,4 +1,4 @@
-package app
+package app_test
 
 import (
 	"context"
@@ -14,7 +14,8 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
-	"github.com/askbridge/askbridge/adapters/slack/slackfake"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/fence"
 )
@@ -41,17 +42,17 @@ func mcpSession(ctx context.Context, url string, tok withToken) (*mcpsdk.ClientS
 // token's agent's name, and returns the fenced resume once an operator
 // answers through the API.
 func TestMCPOverHTTP(t *testing.T) {
-	m := start(t, Settings{})
+	m := apptest.Start(t, app.Settings{})
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 
-	for _, tok := range []withToken{"", "not-a-token-at-all-0000", obsTok} {
+	for _, tok := range []withToken{"", "not-a-token-at-all-0000", apptest.ObsTok} {
 		if _, err := mcpSession(ctx, m.URL, tok); err == nil {
 			t.Fatalf("token %q opened an MCP session", tok)
 		}
 	}
 
-	cs, err := mcpSession(ctx, m.URL, agentA)
+	cs, err := mcpSession(ctx, m.URL, apptest.AgentA)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +69,7 @@ func TestMCPOverHTTP(t *testing.T) {
 		done <- result{res, err}
 	}()
 
-	ops := client.New(m.URL, opTok)
+	ops := client.New(m.URL, apptest.OpTok)
 	var q *client.Question
 	for deadline := time.Now().Add(10 * time.Second); q == nil && time.Now().Before(deadline); {
 		page, err := ops.List(ctx, "", 10)
@@ -102,23 +103,23 @@ func TestMCPOverHTTP(t *testing.T) {
 // TestEventsFollow: "askbridge events --follow" prints events as they are
 // logged until interrupted.
 func TestEventsFollow(t *testing.T) {
-	m := start(t, Settings{})
+	m := apptest.Start(t, app.Settings{})
 	env := func(k string) string {
 		return map[string]string{"ASKBRIDGE_URL": m.URL, "ASKBRIDGE_TOKEN": m.AdminToken}[k]
 	}
 	ctx, cancel := context.WithCancel(t.Context())
-	out := &syncBuffer{changed: make(chan struct{}, 64)}
+	out := &apptest.SyncBuffer{Changed: make(chan struct{}, 64)}
 	code := make(chan int, 1)
-	go func() { code <- Run(ctx, []string{"events", "--follow"}, env, nil, out, out) }()
-	agent := client.New(m.URL, agentA)
+	go func() { code <- app.Run(ctx, []string{"events", "--follow"}, env, nil, out, out) }()
+	agent := client.New(m.URL, apptest.AgentA)
 	q, err := agent.Ask(t.Context(), clarify("Follow me?"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.After(10 * time.Second)
-	for !out.contains(`"question_id":"` + string(q.ID) + `"`) {
+	for !out.Contains(`"question_id":"` + string(q.ID) + `"`) {
 		select {
-		case <-out.changed:
+		case <-out.Changed:
 		case <-deadline:
 			t.Fatalf("events --follow printed %q", out.String())
 		}
@@ -133,10 +134,10 @@ func TestEventsFollow(t *testing.T) {
 // waiting for a human, promptly and with the question still parked, rather
 // than leaving it running against a closed store.
 func TestCloseEndsMCPCalls(t *testing.T) {
-	m := start(t, Settings{})
+	m := apptest.Start(t, app.Settings{})
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	cs, err := mcpSession(ctx, m.URL, agentA)
+	cs, err := mcpSession(ctx, m.URL, apptest.AgentA)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +149,7 @@ func TestCloseEndsMCPCalls(t *testing.T) {
 		}})
 		done <- err
 	}()
-	ops := client.New(m.URL, opTok)
+	ops := client.New(m.URL, apptest.OpTok)
 	for parked := false; !parked; {
 		page, err := ops.List(ctx, "", 10)
 		if err != nil {
@@ -168,14 +169,9 @@ func TestCloseEndsMCPCalls(t *testing.T) {
 	}
 }
 
-// asProgram, set in a child's environment, makes this test binary run the
-// real program's main instead of the tests: `askbridge mcp` then runs as
-// its own process, over real pipes, exactly as an agent host starts it.
-const asProgram = "ASKBRIDGE_TEST_AS_PROGRAM"
-
 func TestMain(m *testing.M) {
-	if os.Getenv(asProgram) == "1" {
-		Exit()
+	if os.Getenv(apptest.AsProgram) == "1" {
+		app.Exit()
 		return
 	}
 	os.Exit(m.Run())
@@ -185,7 +181,7 @@ func TestMain(m *testing.M) {
 // environment, minus any ASKBRIDGE_ variable) and connects the SDK's own
 // client to it over the process's stdin and stdout. wrap, if set, wraps
 // the client's transport.
-func stdioSession(t *testing.T, ctx context.Context, env map[string]string, copts *mcpsdk.ClientOptions, wrap func(mcpsdk.Transport) mcpsdk.Transport) (*mcpsdk.ClientSession, *syncBuffer, error) {
+func stdioSession(t *testing.T, ctx context.Context, env map[string]string, copts *mcpsdk.ClientOptions, wrap func(mcpsdk.Transport) mcpsdk.Transport) (*mcpsdk.ClientSession, *apptest.SyncBuffer, error) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "mcp")
 	for _, kv := range os.Environ() {
@@ -193,11 +189,11 @@ func stdioSession(t *testing.T, ctx context.Context, env map[string]string, copt
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	cmd.Env = append(cmd.Env, asProgram+"=1")
+	cmd.Env = append(cmd.Env, apptest.AsProgram+"=1")
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	stderr := &syncBuffer{changed: make(chan struct{}, 64)}
+	stderr := &apptest.SyncBuffer{Changed: make(chan struct{}, 64)}
 	cmd.Stderr = stderr
 	var tr mcpsdk.Transport = &mcpsdk.CommandTransport{Command: cmd}
 	if wrap != nil {
@@ -211,55 +207,23 @@ func stdioSession(t *testing.T, ctx context.Context, env map[string]string, copt
 	return cs, stderr, nil
 }
 
-// bridge is the real program with Slack (a local fake) and one route whose
-// deciders are Alice on Slack, any operator on the API, and agent-a's host
-// through MCP; its clock moves only when a test says.
-type bridge struct {
-	m          *Main
-	slack      *slackDriver
-	clock      *core.SimClock
-	ops, agent *client.Client
-}
-
-func startBridge(t *testing.T) *bridge {
-	t.Helper()
-	fake := slackfake.New()
-	t.Cleanup(fake.Close)
-	fake.AddUser(slackfake.User{ID: slackAlice.ID, Name: slackAlice.Name})
-	env := map[string]string{
-		"SLACK_BOT_TOKEN":      "xoxb-test-bot-token",
-		"SLACK_SIGNING_SECRET": slackSecret,
-		"SLACK_API_URL":        fake.APIURL(),
-	}
-	clock := core.NewSimClock(time.Now())
-	m := startClock(t, Settings{
-		Slack: fromEnv(t, env).Slack,
-		File: File{Routes: map[string]RouteFile{core.DefaultRoute: {
-			Rooms:    []core.Room{{Surface: core.SurfaceSlack, ID: slackRoom}},
-			Deciders: map[string][]string{"slack": {slackAlice.ID}, "api": {"*"}, "mcp": {"agent-a"}},
-		}}},
-	}, clock)
-	return &bridge{m: m, slack: &slackDriver{fake: fake, m: m}, clock: clock,
-		ops: client.New(m.URL, opTok), agent: client.New(m.URL, agentA)}
-}
-
 // transport is one way an agent host reaches the tools.
 type transport struct {
 	name    string
-	connect func(t *testing.T, ctx context.Context, b *bridge, copts *mcpsdk.ClientOptions) *mcpsdk.ClientSession
+	connect func(t *testing.T, ctx context.Context, b *apptest.Bridge, copts *mcpsdk.ClientOptions) *mcpsdk.ClientSession
 }
 
 var transports = []transport{
-	{"stdio", func(t *testing.T, ctx context.Context, b *bridge, copts *mcpsdk.ClientOptions) *mcpsdk.ClientSession {
-		cs, stderr, err := stdioSession(t, ctx, map[string]string{"ASKBRIDGE_URL": b.m.URL, "ASKBRIDGE_TOKEN": agentA}, copts, nil)
+	{"stdio", func(t *testing.T, ctx context.Context, b *apptest.Bridge, copts *mcpsdk.ClientOptions) *mcpsdk.ClientSession {
+		cs, stderr, err := stdioSession(t, ctx, map[string]string{"ASKBRIDGE_URL": b.Main.URL, "ASKBRIDGE_TOKEN": apptest.AgentA}, copts, nil)
 		if err != nil {
 			t.Fatalf("askbridge mcp: %v\n%s", err, stderr)
 		}
 		return cs
 	}},
-	{"http", func(t *testing.T, ctx context.Context, b *bridge, copts *mcpsdk.ClientOptions) *mcpsdk.ClientSession {
+	{"http", func(t *testing.T, ctx context.Context, b *apptest.Bridge, copts *mcpsdk.ClientOptions) *mcpsdk.ClientSession {
 		cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test-host", Version: "1"}, copts).Connect(ctx,
-			&mcpsdk.StreamableClientTransport{Endpoint: b.m.URL + "/mcp", HTTPClient: &http.Client{Transport: withToken(agentA)}, MaxRetries: -1}, legacyMCP)
+			&mcpsdk.StreamableClientTransport{Endpoint: b.Main.URL + "/mcp", HTTPClient: &http.Client{Transport: withToken(apptest.AgentA)}, MaxRetries: -1}, legacyMCP)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -331,9 +295,9 @@ func resultText(res *mcpsdk.CallToolResult) string {
 // sameAsWait checks that a tool result is the wait API's resume for the
 // question: the same text, and structured content that is the resume's
 // structured part with the id and state beside it.
-func sameAsWait(t *testing.T, ctx context.Context, b *bridge, id core.QuestionID, res *mcpsdk.CallToolResult) *client.WaitResponse {
+func sameAsWait(t *testing.T, ctx context.Context, b *apptest.Bridge, id core.QuestionID, res *mcpsdk.CallToolResult) *client.WaitResponse {
 	t.Helper()
-	w, err := b.agent.WaitOnce(ctx, id, 0)
+	w, err := b.Agent.WaitOnce(ctx, id, 0)
 	if err != nil || w.Resume == nil {
 		t.Fatalf("wait API: %+v, %v", w, err)
 	}
@@ -388,7 +352,7 @@ func TestMCPResumeOnEveryTransport(t *testing.T) {
 		t.Run(tr.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 			defer cancel()
-			b := startBridge(t)
+			b := apptest.StartBridge(t)
 			cs := tr.connect(t, ctx, b, nil)
 			run := "run-" + tr.name
 			for _, c := range []struct {
@@ -402,16 +366,16 @@ func TestMCPResumeOnEveryTransport(t *testing.T) {
 				{"clarification answered in Slack", "request_clarification",
 					map[string]any{"question": "Which region?", "reversibility": "hard_to_reverse"},
 					func(t *testing.T, q *client.Question) {
-						b.slack.Reply(t, slackAlice, b.slack.Card(t, q.ID, nil), nil, answer)
+						b.Slack.Reply(t, apptest.SlackAlice, b.Slack.Card(t, q.ID, nil), nil, answer)
 					}, fence.VerbAnswered,
-					map[fence.Tag]string{fence.TagAnswer: answer, fence.TagDeciderName: slackAlice.Name}},
+					map[fence.Tag]string{fence.TagAnswer: answer, fence.TagDeciderName: apptest.SlackAlice.Name}},
 				{"decision answered with a note", "request_project_decision",
 					map[string]any{"question": "Which database?", "reversibility": "hard_to_reverse", "timeout": "2h", "options": []map[string]any{
 						{"id": "pg", "title": "Postgres", "writeup": "Operated by us.", "recommended": true},
 						{"id": "dynamo", "title": "DynamoDB", "writeup": "Managed; ties us to AWS."},
 					}},
 					func(t *testing.T, q *client.Question) {
-						if _, err := b.ops.Answer(ctx, q.ID, client.AnswerRequest{ChosenOptionID: "dynamo", Answer: "we are on AWS anyway"}); err != nil {
+						if _, err := b.Ops.Answer(ctx, q.ID, client.AnswerRequest{ChosenOptionID: "dynamo", Answer: "we are on AWS anyway"}); err != nil {
 							t.Fatal(err)
 						}
 					}, fence.VerbAnswered,
@@ -419,7 +383,7 @@ func TestMCPResumeOnEveryTransport(t *testing.T) {
 				{"approval denied with a reason", "request_approval",
 					map[string]any{"tool": "drop_table", "arguments": map[string]any{"table": "users"}, "reversibility": "hard_to_reverse", "question": "Drop the users table?"},
 					func(t *testing.T, q *client.Question) {
-						if _, err := b.ops.Answer(ctx, q.ID, client.AnswerRequest{ChosenOptionID: core.DenyOption, Answer: "not before the backup"}); err != nil {
+						if _, err := b.Ops.Answer(ctx, q.ID, client.AnswerRequest{ChosenOptionID: core.DenyOption, Answer: "not before the backup"}); err != nil {
 							t.Fatal(err)
 						}
 					}, fence.VerbAnswered,
@@ -430,7 +394,7 @@ func TestMCPResumeOnEveryTransport(t *testing.T) {
 						{"question": "Package name?", "options": []map[string]any{{"label": "ab"}, {"label": "askbridge"}}},
 					}},
 					func(t *testing.T, q *client.Question) {
-						if _, err := b.ops.Answer(ctx, q.ID, client.AnswerRequest{Items: []client.ItemAnswer{{ItemID: "q1", OptionID: "o2"}, {ItemID: "q2", Text: "call it bridgekeeper"}}}); err != nil {
+						if _, err := b.Ops.Answer(ctx, q.ID, client.AnswerRequest{Items: []client.ItemAnswer{{ItemID: "q1", OptionID: "o2"}, {ItemID: "q2", Text: "call it bridgekeeper"}}}); err != nil {
 							t.Fatal(err)
 						}
 					}, fence.VerbAnswered,
@@ -438,27 +402,27 @@ func TestMCPResumeOnEveryTransport(t *testing.T) {
 				{"declined", "request_clarification",
 					map[string]any{"question": "Tabs or spaces?", "reversibility": "reversible", "timeout": "90s"},
 					func(t *testing.T, q *client.Question) {
-						if _, err := b.ops.Decline(ctx, q.ID); err != nil {
+						if _, err := b.Ops.Decline(ctx, q.ID); err != nil {
 							t.Fatal(err)
 						}
 					}, fence.VerbDeclined, map[fence.Tag]string{fence.TagDeciderName: "ops"}},
 				{"expired with its run", "request_clarification",
 					map[string]any{"question": "Still needed?", "reversibility": "reversible", "run_id": run + "-ending"},
 					func(t *testing.T, q *client.Question) {
-						if _, err := b.agent.EndRun(ctx, core.RunID(run+"-ending")); err != nil {
+						if _, err := b.Agent.EndRun(ctx, core.RunID(run+"-ending")); err != nil {
 							t.Fatal(err)
 						}
 					}, fence.VerbExpired, nil},
 				{"cancelled by the agent", "request_clarification",
 					map[string]any{"question": "Rename the repo?", "reversibility": "hard_to_reverse"},
 					func(t *testing.T, q *client.Question) {
-						if _, err := b.agent.Cancel(ctx, q.ID, "plans changed"); err != nil {
+						if _, err := b.Agent.Cancel(ctx, q.ID, "plans changed"); err != nil {
 							t.Fatal(err)
 						}
 					}, fence.VerbCancelled, map[fence.Tag]string{fence.TagReason: "plans changed"}},
 				{"timed out", "request_clarification",
 					map[string]any{"question": "Anyone there?", "reversibility": "reversible", "timeout": "1d"},
-					func(t *testing.T, q *client.Question) { b.clock.Advance(25 * time.Hour) },
+					func(t *testing.T, q *client.Question) { b.Clock.Advance(25 * time.Hour) },
 					fence.VerbTimedOut, nil},
 			} {
 				t.Run(c.name, func(t *testing.T) {
@@ -467,7 +431,7 @@ func TestMCPResumeOnEveryTransport(t *testing.T) {
 					if text == "" {
 						text, _ = c.args["title"].(string)
 					}
-					q := parkedAs(t, ctx, b.ops, text)
+					q := parkedAs(t, ctx, b.Ops, text)
 					c.close(t, q)
 					res := toolResult(t, ctx, ch)
 					if res.IsError {

@@ -1,4 +1,4 @@
-package app
+package app_test
 
 import (
 	"encoding/json"
@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core"
 	dto "github.com/prometheus/client_model/go"
 )
@@ -40,17 +42,17 @@ func TestGrafanaDashboard(t *testing.T) {
 		t.Errorf("title %q, uid %q, templating %+v", dash.Title, dash.UID, dash.Templating)
 	}
 
-	m := start(t, Settings{})
+	m := apptest.Start(t, app.Settings{})
 	ctx := t.Context()
-	q, err := client.New(m.URL, agentA).Ask(ctx, client.AskRequest{Kind: core.KindClarification, Question: "Which region?", Reversibility: core.Reversible, RunID: "run-g"})
+	q, err := client.New(m.URL, apptest.AgentA).Ask(ctx, client.AskRequest{Kind: core.KindClarification, Question: "Which region?", Reversibility: core.Reversible, RunID: "run-g"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := client.New(m.URL, opTok).Answer(ctx, q.ID, client.AnswerRequest{Answer: "eu-west-1"}); err != nil {
+	if _, err := client.New(m.URL, apptest.OpTok).Answer(ctx, q.ID, client.AnswerRequest{Answer: "eu-west-1"}); err != nil {
 		t.Fatal(err)
 	}
 	exported := map[string]*dto.MetricFamily{}
-	for name, f := range scrape(t, m.URL, obsTok) {
+	for name, f := range apptest.Scrape(t, m.URL, apptest.ObsTok) {
 		if strings.HasPrefix(name, "askbridge_") {
 			exported[name] = f
 		}

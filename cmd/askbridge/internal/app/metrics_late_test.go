@@ -1,4 +1,4 @@
-package app
+package app_test
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core"
 )
 
@@ -15,12 +17,12 @@ import (
 // refusal and one lost pass on /metrics, however often the chokepoint
 // may try the store for some answers.
 func TestMetricsOneLateAttemptCountsOnce(t *testing.T) {
-	s := Settings{}
+	s := app.Settings{}
 	anyone := map[string][]string{"api": {"*"}}
-	s.File.Routes = map[string]RouteFile{core.DefaultRoute: {Deciders: anyone}, "two": {Deciders: anyone, Quorum: 2}}
-	m := start(t, s)
+	s.File.Routes = map[string]app.RouteFile{core.DefaultRoute: {Deciders: anyone}, "two": {Deciders: anyone, Quorum: 2}}
+	m := apptest.Start(t, s)
 	ctx := t.Context()
-	agent, ops, admin := client.New(m.URL, agentA), client.New(m.URL, opTok), client.New(m.URL, m.AdminToken)
+	agent, ops, admin := client.New(m.URL, apptest.AgentA), client.New(m.URL, apptest.OpTok), client.New(m.URL, m.AdminToken)
 	approval := client.AskRequest{Kind: core.KindApproval, Question: "Deploy?", Reversibility: core.HardToReverse,
 		RunID: "run-late", Tool: "deploy", Arguments: json.RawMessage(`{"cmd":"make test && ./deploy.sh > deploy.log"}`)}
 	form := client.AskRequest{Kind: core.KindForm, Question: "Plan?", Reversibility: core.Reversible, RunID: "run-late",
@@ -63,7 +65,7 @@ func TestMetricsOneLateAttemptCountsOnce(t *testing.T) {
 			if got, err := ops.Get(ctx, q.ID); err != nil || got.State == core.StateOpen {
 				t.Fatalf("after closing: %+v, %v", got, err)
 			}
-			before := scrape(t, m.URL, opTok)
+			before := apptest.Scrape(t, m.URL, apptest.OpTok)
 			late := admin
 			if len(tt.close) > 1 {
 				late = ops // both voted: one of them comes back, as anyone late would
@@ -73,7 +75,7 @@ func TestMetricsOneLateAttemptCountsOnce(t *testing.T) {
 			if !errors.As(err, &ce) || ce.Status != http.StatusConflict {
 				t.Fatalf("the late answer: %v, want 409", err)
 			}
-			after := scrape(t, m.URL, opTok)
+			after := apptest.Scrape(t, m.URL, apptest.OpTok)
 			for _, c := range []struct {
 				metric string
 				labels []string
@@ -83,7 +85,7 @@ func TestMetricsOneLateAttemptCountsOnce(t *testing.T) {
 				{"askbridge_resolve_duration_seconds", []string{"result", core.ResolveLost}},
 				{"askbridge_resolve_duration_seconds", nil},
 			} {
-				if d := value(after, c.metric, c.labels...) - value(before, c.metric, c.labels...); d != 1 {
+				if d := apptest.Value(after, c.metric, c.labels...) - apptest.Value(before, c.metric, c.labels...); d != 1 {
 					t.Errorf("%s%v rose by %v, want 1", c.metric, c.labels, d)
 				}
 			}

@@ -1,4 +1,4 @@
-package app
+package app_test
 
 import (
 	"os"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core"
 	"github.com/rs/zerolog"
 )
@@ -28,7 +30,7 @@ routes:
     deciders: {email: [OPS@example.com]}
     people: ["person:alice"]
 `
-	f, err := parseFile([]byte(good), func(string) string { return "" })
+	f, err := app.ParseFile([]byte(good), func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +39,7 @@ routes:
 	if got := f.Routes["infra"].Rooms; !slices.Equal(got, want) {
 		t.Fatalf("rooms %+v, want %+v", got, want)
 	}
-	cfg := Settings{File: f}.coreConfig([]byte("key of sixteen bytes"))
+	cfg := app.Settings{File: f}.CoreConfig([]byte("key of sixteen bytes"))
 	if p := cfg.People["alice"]; p.IDs[core.SurfaceEmail][0] != "alice@example.com" || p.IDs[core.SurfaceNtfy][0] != "alice-phone" {
 		t.Fatalf("alice's ids %+v", p.IDs)
 	}
@@ -57,7 +59,7 @@ routes:
 		"people: {bob: {email: bob}}":                                        "people.bob.email",
 		"people: {bob: {ntfy: \"bob/phone\"}}":                               "people.bob.ntfy",
 	} {
-		if _, err := parseFile([]byte(bad), func(string) string { return "" }); err == nil || !strings.HasPrefix(err.Error(), key) {
+		if _, err := app.ParseFile([]byte(bad), func(string) string { return "" }); err == nil || !strings.HasPrefix(err.Error(), key) {
 			t.Errorf("%s: %v, want an error naming %s", bad, err, key)
 		}
 	}
@@ -68,7 +70,7 @@ routes:
 func TestOneWaySettings(t *testing.T) {
 	base := map[string]string{"EMAIL_SMTP_HOST": "smtp.example.com", "EMAIL_FROM": "askbridge@example.com",
 		"ASKBRIDGE_PUBLIC_URL": "https://bridge.example.com", "NTFY_URL": "https://ntfy.example.com"}
-	s := fromEnv(t, base)
+	s := apptest.FromEnv(t, base)
 	if s.Email.TLS != "starttls" || s.PublicURL != "https://bridge.example.com" {
 		t.Fatalf("settings %+v", s.Email)
 	}
@@ -79,12 +81,12 @@ func TestOneWaySettings(t *testing.T) {
 			env[k] = v
 		}
 		env[key] = v
-		if _, err := LoadSettings(func(k string) string { return env[k] }); err == nil || !strings.HasPrefix(err.Error(), key+":") {
+		if _, err := app.LoadSettings(func(k string) string { return env[k] }); err == nil || !strings.HasPrefix(err.Error(), key+":") {
 			t.Errorf("%s=%q: %v", key, v, err)
 		}
 	}
 	s.ActorKey = "actor key of the test, long enough"
-	for _, open := range []chatOpener{openEmail, openNtfy} {
+	for _, open := range []app.ChatOpener{app.OpenEmail, app.OpenNtfy} {
 		a, err := open(t.Context(), s, nil, zerolog.Nop())
 		if err != nil || a == nil {
 			t.Fatalf("open: %v, %v", a, err)
@@ -108,14 +110,14 @@ func TestREADMEOneWayConfigLoads(t *testing.T) {
 		if !ok || !ok2 || !ok3 {
 			t.Fatalf("the README has no example under %s", heading)
 		}
-		f, err := parseFile([]byte(example), func(string) string { return "" })
+		f, err := app.ParseFile([]byte(example), func(string) string { return "" })
 		if err != nil {
 			t.Fatalf("%s: %v", heading, err)
 		}
 		if !slices.Contains(f.Routes["infra"].Rooms, want) {
 			t.Fatalf("%s: rooms %+v lack %+v", heading, f.Routes["infra"].Rooms, want)
 		}
-		if _, err := core.New(nil, Settings{File: f}.coreConfig([]byte("key of sixteen bytes")), nil); err != nil {
+		if _, err := core.New(nil, app.Settings{File: f}.CoreConfig([]byte("key of sixteen bytes")), nil); err != nil {
 			t.Fatalf("%s: %v", heading, err)
 		}
 	}

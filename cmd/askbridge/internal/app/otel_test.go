@@ -1,4 +1,4 @@
-package app
+package app_test
 
 import (
 	"context"
@@ -25,6 +25,8 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/adapters/mcp"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/internal/redistest"
 )
@@ -40,11 +42,11 @@ func TestTracingIsOffWithoutOTELVariables(t *testing.T) {
 		{"OTEL_SDK_DISABLED": "true", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"},
 		{"OTEL_TRACES_EXPORTER": "none", "OTEL_SERVICE_NAME": "askbridge-eu"},
 	} {
-		tr, err := openTracing(t.Context(), func(k string) string { return env[k] }, io.Discard, zerolog.Nop())
-		if err != nil || tr != nil || tr.provider() != nil {
+		tr, err := app.OpenTracing(t.Context(), func(k string) string { return env[k] }, io.Discard, zerolog.Nop())
+		if err != nil || tr != nil || tr.Provider() != nil {
 			t.Errorf("%v: tracing %+v, %v; want off", env, tr, err)
 		}
-		tr.close(zerolog.Nop()) // off closes as a no-op
+		tr.Close(zerolog.Nop()) // off closes as a no-op
 	}
 	if otel.GetTracerProvider() != global {
 		t.Error("the global tracer provider was replaced")
@@ -66,7 +68,7 @@ func TestTracingRefusesWhatItCannotHonour(t *testing.T) {
 		{map[string]string{"OTEL_TRACES_SAMPLER": "sometimes"}, "OTEL_TRACES_SAMPLER: \"sometimes\""},
 		{map[string]string{"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "2"}, "OTEL_TRACES_SAMPLER_ARG: \"2\""},
 	} {
-		tr, err := openTracing(t.Context(), func(k string) string { return tt.env[k] }, io.Discard, zerolog.Nop())
+		tr, err := app.OpenTracing(t.Context(), func(k string) string { return tt.env[k] }, io.Discard, zerolog.Nop())
 		if err == nil || !strings.HasPrefix(err.Error(), tt.want) || tr != nil {
 			t.Errorf("%v: %v, %v; want an error starting %q", tt.env, tr, err, tt.want)
 		}
@@ -140,21 +142,21 @@ func TestServeExportsTracesOverOTLP(t *testing.T) {
 	// The exporter reads its own variables from the process environment.
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.URL)
 	t.Setenv("OTEL_SERVICE_NAME", "askbridge-test")
-	tr, err := openTracing(t.Context(), os.Getenv, io.Discard, zerolog.Nop())
+	tr, err := app.OpenTracing(t.Context(), os.Getenv, io.Discard, zerolog.Nop())
 	if err != nil || tr == nil {
 		t.Fatalf("tracing: %v, %v", tr, err)
 	}
-	m := startMain(t, &Main{Tracing: tr.provider()})
+	m := apptest.StartMain(t, &app.Main{Tracing: tr.Provider()})
 	ctx, agent := agentSpan(t)
-	q, err := client.New(m.URL, agentA).Ask(ctx, client.AskRequest{Kind: core.KindClarification, Question: "Which region?",
+	q, err := client.New(m.URL, apptest.AgentA).Ask(ctx, client.AskRequest{Kind: core.KindClarification, Question: "Which region?",
 		Reversibility: core.Reversible, RunID: "run-otlp"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := client.New(m.URL, opTok).Answer(t.Context(), q.ID, client.AnswerRequest{Answer: "eu-west-1"}); err != nil {
+	if _, err := client.New(m.URL, apptest.OpTok).Answer(t.Context(), q.ID, client.AnswerRequest{Answer: "eu-west-1"}); err != nil {
 		t.Fatal(err)
 	}
-	tr.close(zerolog.Nop()) // sends what is batched, as serve does at its stop
+	tr.Close(zerolog.Nop()) // sends what is batched, as serve does at its stop
 
 	ask := rx.named(t, "askbridge.ask")
 	if hex.EncodeToString(ask.GetTraceId()) != agent.TraceID().String() || hex.EncodeToString(ask.GetParentSpanId()) != agent.SpanID().String() {
@@ -180,25 +182,25 @@ func TestServeExportsTracesOverOTLP(t *testing.T) {
 // are children of the span A stored with the question.
 func TestOneTraceAcrossRedisReplicas(t *testing.T) {
 	srv := redistest.Start(t)
-	replica := func() (*Main, *tracetest.InMemoryExporter) {
+	replica := func() (*app.Main, *tracetest.InMemoryExporter) {
 		exp := tracetest.NewInMemoryExporter()
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 		t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-		return startMain(t, &Main{Settings: Settings{RedisURL: Secret("redis://" + srv.Addr())}, Tracing: tp}), exp
+		return apptest.StartMain(t, &app.Main{Settings: app.Settings{RedisURL: app.Secret("redis://" + srv.Addr())}, Tracing: tp}), exp
 	}
 	a, expA := replica()
 	b, expB := replica()
 
 	ctx, agent := agentSpan(t)
-	q, err := client.New(a.URL, agentA).Ask(ctx, client.AskRequest{Kind: core.KindClarification, Question: "Which region?",
+	q, err := client.New(a.URL, apptest.AgentA).Ask(ctx, client.AskRequest{Kind: core.KindClarification, Question: "Which region?",
 		Reversibility: core.Reversible, RunID: "run-replicas"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := client.New(b.URL, opTok).Answer(t.Context(), q.ID, client.AnswerRequest{Answer: "eu-west-1"}); err != nil {
+	if _, err := client.New(b.URL, apptest.OpTok).Answer(t.Context(), q.ID, client.AnswerRequest{Answer: "eu-west-1"}); err != nil {
 		t.Fatal(err)
 	}
-	if res, err := client.New(a.URL, agentA).WaitOnce(ctx, q.ID, 0); err != nil || res.State != core.StateAnswered {
+	if res, err := client.New(a.URL, apptest.AgentA).WaitOnce(ctx, q.ID, 0); err != nil || res.State != core.StateAnswered {
 		t.Fatalf("wait on A: %+v %v", res, err)
 	}
 
@@ -234,8 +236,8 @@ func TestMCPToolCallsContinueTheHostsTrace(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	b := &bridge{m: startMain(t, &Main{Tracing: tp})}
-	ops := client.New(b.m.URL, opTok)
+	b := &apptest.Bridge{Main: apptest.StartMain(t, &app.Main{Tracing: tp})}
+	ops := client.New(b.Main.URL, apptest.OpTok)
 	for i, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)

@@ -1,4 +1,4 @@
-package app
+package app_test
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core"
 )
 
@@ -68,7 +70,7 @@ func TestPolicyTest(t *testing.T) {
 			"a clarification is asked as configured"},
 	} {
 		var out, errb bytes.Buffer
-		if code := Run(t.Context(), append([]string{"policy"}, c.args...), env, strings.NewReader(c.stdin), &out, &errb); code != 0 {
+		if code := app.Run(t.Context(), append([]string{"policy"}, c.args...), env, strings.NewReader(c.stdin), &out, &errb); code != 0 {
 			t.Fatalf("%v: exit %d: %s", c.args, code, errb.String())
 		}
 		if !strings.HasPrefix(out.String(), c.want) {
@@ -76,7 +78,7 @@ func TestPolicyTest(t *testing.T) {
 		}
 	}
 	var out, errb bytes.Buffer
-	if code := Run(t.Context(), []string{"policy", "test"}, env, strings.NewReader(`{"kind":"approval","tool":"x","route":"nowhere"}`), &out, &errb); code != exitError ||
+	if code := app.Run(t.Context(), []string{"policy", "test"}, env, strings.NewReader(`{"kind":"approval","tool":"x","route":"nowhere"}`), &out, &errb); code != app.ExitError ||
 		!strings.Contains(errb.String(), `route "nowhere" is not configured`) {
 		t.Errorf("an unknown route: exit %d, %q", code, errb.String())
 	}
@@ -90,7 +92,7 @@ func TestPolicyTestHookInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := func(k string) string { return map[string]string{"ASKBRIDGE_CONFIG": cfg}[k] }
-	fixture := filepath.Join(hookTestdata, "claude-code/permission-request.bash.json")
+	fixture := filepath.Join(apptest.HookTestdata, "claude-code/permission-request.bash.json")
 	for _, c := range []struct {
 		args  []string
 		stdin string
@@ -101,13 +103,13 @@ func TestPolicyTestHookInput(t *testing.T) {
 			`policy rule 2 of route "claude-code" matched: asked with route infra-leads, reversibility hard_to_reverse`},
 		{[]string{"--host", "codex", "--route", "claude-code"}, `{"hook_event_name":"PermissionRequest","session_id":"s","tool_name":"Bash","tool_input":{"command":"git status"}}`, 0,
 			`policy rule 1 of route "claude-code" ("git-status") allows it`},
-		{[]string{"--host", "codex", "--route", "claude-code"}, `{"hook_event_name":"PermissionRequest","session_id":"s","tool_name":"Bash"}`, exitError,
+		{[]string{"--host", "codex", "--route", "claude-code"}, `{"hook_event_name":"PermissionRequest","session_id":"s","tool_name":"Bash"}`, app.ExitError,
 			"the input is not a codex hook input: tool_input is required"},
-		{[]string{"--host", "cursor"}, `{}`, exitError, `--host: host "cursor" is not one of claude-code, codex`},
-		{[]string{"--route", "claude-code"}, `{}`, exitError, "--route goes with --host"},
+		{[]string{"--host", "cursor"}, `{}`, app.ExitError, `--host: host "cursor" is not one of claude-code, codex`},
+		{[]string{"--route", "claude-code"}, `{}`, app.ExitError, "--route goes with --host"},
 	} {
 		var out, errb bytes.Buffer
-		code := Run(t.Context(), append([]string{"policy", "test"}, c.args...), env, strings.NewReader(c.stdin), &out, &errb)
+		code := app.Run(t.Context(), append([]string{"policy", "test"}, c.args...), env, strings.NewReader(c.stdin), &out, &errb)
 		got := out.String()
 		if code != 0 {
 			got = errb.String()
@@ -131,8 +133,8 @@ func TestServeStopsOnABadRule(t *testing.T) {
 	// The bound only keeps a broken program from hanging the suite.
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	var stdout, stderr syncBuffer
-	code := Run(ctx, []string{"serve"}, func(k string) string { return env[k] }, nil, &stdout, &stderr)
+	var stdout, stderr apptest.SyncBuffer
+	code := app.Run(ctx, []string{"serve"}, func(k string) string { return env[k] }, nil, &stdout, &stderr)
 	if code == 0 || ctx.Err() != nil {
 		t.Fatalf("serve returned %d (context: %v); want an error on its own", code, ctx.Err())
 	}
@@ -163,7 +165,7 @@ func TestREADMEPolicyExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	if code := Run(t.Context(), []string{"policy", "test", "--config", cfg}, func(string) string { return "" }, strings.NewReader(ask), &out, &errb); code != 0 {
+	if code := app.Run(t.Context(), []string{"policy", "test", "--config", cfg}, func(string) string { return "" }, strings.NewReader(ask), &out, &errb); code != 0 {
 		t.Fatalf("policy test: exit %d: %s", code, errb.String())
 	}
 	if got := strings.TrimSpace(out.String()); got != strings.TrimSpace(printed) {
@@ -171,11 +173,11 @@ func TestREADMEPolicyExample(t *testing.T) {
 	}
 	// What the README says "don't ask again" hands Claude Code under this
 	// policy: a session rule for Edit, none for Bash.
-	file, err := parseFile([]byte(example), func(string) string { return "" })
+	file, err := app.ParseFile([]byte(example), func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := core.New(nil, Settings{File: file}.coreConfig([]byte("k")), nil)
+	svc, err := core.New(nil, app.Settings{File: file}.CoreConfig([]byte("k")), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

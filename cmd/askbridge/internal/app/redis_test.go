@@ -1,7 +1,6 @@
-package app
+package app_test
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -10,10 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
-	"github.com/askbridge/askbridge/adapters/mcp"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/internal/redistest"
 	redisstore "github.com/askbridge/askbridge/store/redis"
@@ -46,7 +44,7 @@ func TestRedisSettingsNameTheBadVariable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := LoadSettings(func(k string) string { return tt.env[k] })
+			_, err := app.LoadSettings(func(k string) string { return tt.env[k] })
 			if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want it to start %q", err, tt.want)
 			}
@@ -57,7 +55,7 @@ func TestRedisSettingsNameTheBadVariable(t *testing.T) {
 func TestRedisSettingsNeverQuoteThePassword(t *testing.T) {
 	for _, v := range []string{"REDIS_URL", "REDIS_SENTINEL_URL", "REDIS_CLUSTER_URL"} {
 		env := map[string]string{v: "redis://user:hunter2secret@a:port-is-not-a-number"}
-		_, err := LoadSettings(func(k string) string { return env[k] })
+		_, err := app.LoadSettings(func(k string) string { return env[k] })
 		if err == nil || !strings.HasPrefix(err.Error(), v+": ") {
 			t.Fatalf("%s: err = %v, want it to name the variable", v, err)
 		}
@@ -79,11 +77,11 @@ func TestRedisSettingsPickTheTopology(t *testing.T) {
 		{map[string]string{}, "", redisstore.Single},
 	}
 	for _, tt := range tests {
-		s := fromEnv(t, tt.env)
-		if s.durability.Replicas != 0 || s.durability.Timeout != time.Second {
-			t.Errorf("%v: durability %+v, want off with the 1s default", tt.env, s.durability)
+		s := apptest.FromEnv(t, tt.env)
+		if s.Durability().Replicas != 0 || s.Durability().Timeout != time.Second {
+			t.Errorf("%v: durability %+v, want off with the 1s default", tt.env, s.Durability())
 		}
-		d, name, err := s.redisDial()
+		d, name, err := s.RedisDial()
 		if err != nil || name != tt.name || (name != "" && d.Topology != tt.want) {
 			t.Errorf("%v: got %v %q %v, want %v %q", tt.env, d.Topology, name, err, tt.want, tt.name)
 		}
@@ -91,20 +89,10 @@ func TestRedisSettingsPickTheTopology(t *testing.T) {
 }
 
 func TestRedisDurabilitySetting(t *testing.T) {
-	s := fromEnv(t, map[string]string{"REDIS_SENTINEL_URL": "redis://s1:26379?master_name=m",
+	s := apptest.FromEnv(t, map[string]string{"REDIS_SENTINEL_URL": "redis://s1:26379?master_name=m",
 		"ASKBRIDGE_REDIS_DURABILITY": "1", "ASKBRIDGE_REDIS_DURABILITY_TIMEOUT": "250ms"})
-	if want := (redisstore.Durability{Replicas: 1, Timeout: 250 * time.Millisecond}); s.durability != want {
-		t.Fatalf("durability %+v, want %+v", s.durability, want)
-	}
-}
-
-func TestGoRedisLogsThroughTheProgramsLog(t *testing.T) {
-	var buf strings.Builder
-	l := redisLog{zerolog.New(&buf).Level(zerolog.DebugLevel)}
-	l.Printf(t.Context(), "sentinel: selected addr=%s", "127.0.0.1:6379")
-	if got := buf.String(); !strings.Contains(got, `"level":"debug"`) || !strings.Contains(got, `"component":"go-redis"`) ||
-		!strings.Contains(got, `"message":"sentinel: selected addr=127.0.0.1:6379"`) {
-		t.Fatalf("logged %s", got)
+	if want := (redisstore.Durability{Replicas: 1, Timeout: 250 * time.Millisecond}); s.Durability() != want {
+		t.Fatalf("durability %+v, want %+v", s.Durability(), want)
 	}
 }
 
@@ -114,10 +102,10 @@ func TestGoRedisLogsThroughTheProgramsLog(t *testing.T) {
 // go through whichever primaries own their shards.
 func TestServeOnAClusterFromAnySeed(t *testing.T) {
 	c := redistest.StartReplicatedCluster(t, 3, 0)
-	s := Settings{RedisClusterURL: Secret("redis://" + c.Nodes[2].Addr())}
+	s := app.Settings{RedisClusterURL: app.Secret("redis://" + c.Nodes[2].Addr())}
 	s.File.Policies.Shards = 3
-	m := start(t, s)
-	agent, ops := client.New(m.URL, agentA), client.New(m.URL, opTok)
+	m := apptest.Start(t, s)
+	agent, ops := client.New(m.URL, apptest.AgentA), client.New(m.URL, apptest.OpTok)
 	for i := range 6 { // over every shard, likely; two per primary at most
 		q, err := agent.Ask(t.Context(), client.AskRequest{Kind: core.KindClarification, Question: "Which region?",
 			Reversibility: core.HardToReverse, RunID: "run-cluster", ToolCallID: fmt.Sprintf("call-%d", i)})
@@ -137,21 +125,4 @@ func TestServeOnAClusterFromAnySeed(t *testing.T) {
 		t.Fatalf("readyz on the cluster: %v %v", resp, err)
 	}
 	resp.Body.Close()
-}
-
-// TestMCPOverTheAPIWaitsOutAFailover: the server's 503 for a store that is
-// failing over reaches the MCP tools as "unavailable", which a wait rides
-// out, not as a coded error that would end it.
-func TestMCPOverTheAPIWaitsOutAFailover(t *testing.T) {
-	b := clientBackend{url: "http://askbridge.example", tokenFrom: "ASKBRIDGE_TOKEN"}
-	err := b.coded(&client.Error{Status: http.StatusServiceUnavailable, Code: string(core.CodeUnavailable),
-		Message: core.UnavailableMessage, RetryAfter: time.Second})
-	var u *mcp.UnavailableError
-	if !errors.As(err, &u) || !strings.Contains(u.Message, "failing over") {
-		t.Fatalf("coded 503 unavailable = %#v, want an mcp.UnavailableError", err)
-	}
-	// Another 503 (a proxy's, say) is not mistaken for it.
-	if err := b.coded(&client.Error{Status: http.StatusServiceUnavailable, Message: "no upstream"}); errors.As(err, &u) && strings.Contains(u.Message, "failing over") {
-		t.Fatalf("a proxy's 503 read as a failover: %v", err)
-	}
 }

@@ -1,4 +1,4 @@
-package app
+package app_test
 
 import (
 	"crypto/sha256"
@@ -19,6 +19,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/internal/redistest"
 )
@@ -47,10 +49,10 @@ routes:
 // reloading is a program started from a configuration file the test
 // rewrites, with its own SIGHUP channel.
 type reloading struct {
-	m       *Main
+	m       *app.Main
 	hangups chan os.Signal
-	file    string      // where the test writes the configuration
-	logs    *syncBuffer // the program's warnings and errors
+	file    string              // where the test writes the configuration
+	logs    *apptest.SyncBuffer // the program's warnings and errors
 }
 
 // startReloading writes yaml to file, points ASKBRIDGE_CONFIG at config
@@ -66,13 +68,13 @@ func startReloading(t *testing.T, env map[string]string, config, file, yaml stri
 		vars[k] = v
 	}
 	getenv := func(k string) string { return vars[k] }
-	s, err := LoadSettings(getenv)
+	s, err := app.LoadSettings(getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &reloading{hangups: make(chan os.Signal, 1), file: file, logs: &syncBuffer{}}
+	r := &reloading{hangups: make(chan os.Signal, 1), file: file, logs: &apptest.SyncBuffer{}}
 	log := zerolog.New(io.MultiWriter(zerolog.NewTestWriter(t), r.logs)).Level(zerolog.WarnLevel)
-	r.m = &Main{Settings: s, Log: log, Hangups: r.hangups, Getenv: getenv}
+	r.m = &app.Main{Settings: s, Log: log, Hangups: r.hangups, Getenv: getenv}
 	if err := r.m.Run(t.Context()); err != nil {
 		t.Fatalf("run: %v", err)
 	}
@@ -112,7 +114,7 @@ func (r *reloading) waitRead(t *testing.T, yaml string) string {
 	t.Helper()
 	want := digestOf(yaml)
 	var d client.ConfigDigest
-	read := scrapesUntil(10*time.Second, func() bool {
+	read := apptest.ScrapesUntil(10*time.Second, func() bool {
 		d = r.digest(t, r.m.AdminToken)
 		return d.Digest == want || d.Refused != nil && d.Refused.Digest == want
 	})
@@ -155,7 +157,7 @@ func digestOf(s string) string {
 }
 
 // reloads are the reconfigured events in the program's log, oldest first.
-func reloads(t *testing.T, m *Main) []core.Event {
+func reloads(t *testing.T, m *app.Main) []core.Event {
 	t.Helper()
 	evs, err := client.New(m.URL, m.AdminToken).Events(t.Context(), 0)
 	if err != nil {
@@ -209,9 +211,9 @@ func answerAs(t *testing.T, url, token string, id core.QuestionID) int {
 // a question parked before keeps the route it was asked under. The
 // reload is an event in the log, on both stores, and is counted.
 func TestReloadOnSIGHUP(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b backend) {
+	apptest.ForEachBackend(t, func(t *testing.T, b apptest.Backend) {
 		env := map[string]string{}
-		if b.name == "redis" {
+		if b.Name == "redis" {
 			env["REDIS_URL"] = redistest.Start(t).URL()
 		}
 		r := startBehindLink(t, env, reloadYAML("ops-one", ""))
@@ -251,8 +253,8 @@ func TestReloadOnSIGHUP(t *testing.T) {
 			!got.Applied || got.Replica != want.Replica || len(got.Restart) != 0 || evs[0].QuestionID != "" {
 			t.Fatalf("reconfigured event: %+v (question %q), want %+v", got, evs[0].QuestionID, want)
 		}
-		fams := scrape(t, url, r.m.AdminToken)
-		if ok, refused := value(fams, "askbridge_config_reloads_total", "result", "ok"), value(fams, "askbridge_config_reloads_total", "result", "refused"); ok != 1 || refused != 0 {
+		fams := apptest.Scrape(t, url, r.m.AdminToken)
+		if ok, refused := apptest.Value(fams, "askbridge_config_reloads_total", "result", "ok"), apptest.Value(fams, "askbridge_config_reloads_total", "result", "refused"); ok != 1 || refused != 0 {
 			t.Fatalf("config_reloads_total: ok %v, refused %v; want 1 and 0", ok, refused)
 		}
 	})
@@ -292,8 +294,8 @@ func TestReloadRefusesABadFile(t *testing.T) {
 			t.Fatalf("%s: the log does not name %q", c.name, key)
 		}
 	}
-	fams := scrape(t, url, r.m.AdminToken)
-	if ok, refused := value(fams, "askbridge_config_reloads_total", "result", "ok"), value(fams, "askbridge_config_reloads_total", "result", "refused"); ok != 0 || refused != 6 {
+	fams := apptest.Scrape(t, url, r.m.AdminToken)
+	if ok, refused := apptest.Value(fams, "askbridge_config_reloads_total", "result", "ok"), apptest.Value(fams, "askbridge_config_reloads_total", "result", "refused"); ok != 0 || refused != 6 {
 		t.Fatalf("config_reloads_total: ok %v, refused %v; want 0 and 6", ok, refused)
 	}
 	// The first file still rules: deploy is ops-one's, and the tokens
@@ -310,7 +312,7 @@ func TestReloadRefusesABadFile(t *testing.T) {
 // A Kubernetes ConfigMap volume: the file is a link through ..data to a
 // timestamped directory, and an update makes a new directory and swaps
 // ..data by rename. The watch on the directory sees it, without SIGHUP;
-// settings that need a restart are named and left alone; the new tokens
+// Settings that need a restart are named and left alone; the new tokens
 // reach the API and the console at once.
 func TestReloadOnConfigMapSwap(t *testing.T) {
 	dir := t.TempDir()
@@ -371,10 +373,10 @@ func TestReloadOnConfigMapSwap(t *testing.T) {
 	if got := answerAs(t, r.m.URL, reloadOpsOne, q.ID); got != http.StatusUnauthorized {
 		t.Fatalf("the replaced secret: %d, want 401", got)
 	}
-	if _, ok := (consoleTokens{r.m.api.Keys()}).BySecret(reloadOpsOne); ok {
+	if _, ok := r.m.ConsoleTokens().BySecret(reloadOpsOne); ok {
 		t.Fatal("the console still signs in with the replaced secret")
 	}
-	if acct, ok := (consoleTokens{r.m.api.Keys()}).BySecret(renewed); !ok || acct.Name != "ops-one" {
+	if acct, ok := r.m.ConsoleTokens().BySecret(renewed); !ok || acct.Name != "ops-one" {
 		t.Fatalf("the console with the new secret: %+v, %v", acct, ok)
 	}
 	if got := answerAs(t, r.m.URL, reloadOpsTwo, q.ID); got != http.StatusOK {

@@ -1,4 +1,4 @@
-package app
+package app_test
 
 import (
 	"bytes"
@@ -15,6 +15,8 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/adapters/webhook"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core"
 )
 
@@ -34,17 +36,17 @@ func TestWebhookConfigNamesTheBadKey(t *testing.T) {
 		{"an unknown webhooks key", "webhooks: {allowed: []}", "field allowed not found"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := parseFile([]byte(tt.yaml), env)
+			_, err := app.ParseFile([]byte(tt.yaml), env)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error %v, want one containing %q", err, tt.want)
 			}
 		})
 	}
-	if _, err := parseFile([]byte("webhooks: {allow: ['https://hooks.example.test/ab/'], secret_env: HOOK_SECRET, give_up_after: 30s}"), env); err == nil ||
+	if _, err := app.ParseFile([]byte("webhooks: {allow: ['https://hooks.example.test/ab/'], secret_env: HOOK_SECRET, give_up_after: 30s}"), env); err == nil ||
 		!strings.Contains(err.Error(), "webhooks.give_up_after: must be at least 1m") {
 		t.Fatalf("give_up_after 30s: %v", err)
 	}
-	f, err := parseFile([]byte(`
+	f, err := app.ParseFile([]byte(`
 webhooks:
   allow: ['https://hooks.example.test/ab/']
   secret_env: HOOK_SECRET
@@ -68,7 +70,7 @@ routes:
 // secret, which Verify accepts; a route's callback gets its route's
 // questions, signed under the route's secret. On both stores.
 func TestWebhookEndToEnd(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b backend) {
+	apptest.ForEachBackend(t, func(t *testing.T, b apptest.Backend) {
 		type hit struct {
 			path string
 			h    http.Header
@@ -82,15 +84,15 @@ func TestWebhookEndToEnd(t *testing.T) {
 		defer recv.Close()
 
 		const tokenSecret, routeSecret, fallback = "agent-a-hook-secret-0123", "hooked-route-secret-0123", "default-hook-secret-0123"
-		s := b.settings(t)
-		s.File.Webhooks = WebhooksFile{Allow: []string{recv.URL + "/hooks/"}, Secret: fallback}
-		s.File.Routes = map[string]RouteFile{
+		s := b.Settings(t)
+		s.File.Webhooks = app.WebhooksFile{Allow: []string{recv.URL + "/hooks/"}, Secret: fallback}
+		s.File.Routes = map[string]app.RouteFile{
 			core.DefaultRoute: {Deciders: map[string][]string{"api": {"*"}}},
 			"hooked":          {Deciders: map[string][]string{"api": {"*"}}, CallbackURL: recv.URL + "/hooks/route", WebhookSecret: routeSecret},
 		}
-		s.File.Tokens = []TokenFile{{Name: "agent-c", Role: "agent", Token: "agent-c-token-0123456789", WebhookSecret: tokenSecret}}
-		m := start(t, s)
-		agent, ops := client.New(m.URL, "agent-c-token-0123456789"), client.New(m.URL, opTok)
+		s.File.Tokens = []app.TokenFile{{Name: "agent-c", Role: "agent", Token: "agent-c-token-0123456789", WebhookSecret: tokenSecret}}
+		m := apptest.Start(t, s)
+		agent, ops := client.New(m.URL, "agent-c-token-0123456789"), client.New(m.URL, apptest.OpTok)
 
 		off := clarify("Off the list?")
 		off.CallbackURL = "https://elsewhere.test/hooks/x"
@@ -111,7 +113,7 @@ func TestWebhookEndToEnd(t *testing.T) {
 		}
 		cli := func(callback string) (int, string, string) {
 			var out, errb bytes.Buffer
-			c := Run(t.Context(), []string{"ask", "--no-wait", "--reversibility", "reversible", "--question", "From the CLI?",
+			c := app.Run(t.Context(), []string{"ask", "--no-wait", "--reversibility", "reversible", "--question", "From the CLI?",
 				"--callback-url", callback}, env, nil, &out, &errb)
 			return c, strings.TrimSpace(out.String()), errb.String()
 		}

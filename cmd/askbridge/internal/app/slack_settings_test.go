@@ -1,37 +1,12 @@
-package app
+package app_test
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
-	"github.com/askbridge/askbridge/adapters/adaptertest"
-	"github.com/askbridge/askbridge/adapters/slack"
-	"github.com/askbridge/askbridge/adapters/slack/slackfake"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
 	"github.com/askbridge/askbridge/core"
-	goslack "github.com/slack-go/slack"
 )
-
-// slackCardOf reads which question a fake message is the card of, with
-// the adapter's own decoder.
-func slackCardOf(m slackfake.Message) (core.QuestionID, bool) {
-	if m.BotID == "" || m.ThreadTS != "" || len(m.Blocks) == 0 {
-		return "", false
-	}
-	var blocks goslack.Blocks
-	if json.Unmarshal(m.Blocks, &blocks) != nil {
-		return "", false
-	}
-	return slack.QuestionOfCard(blocks)
-}
-
-func toCard(m slackfake.Message) adaptertest.Card {
-	c := adaptertest.Card{Room: m.Channel, ID: m.TS, Text: m.PlainText()}
-	for _, b := range m.Buttons() {
-		c.Buttons = append(c.Buttons, adaptertest.Button{Label: b.Text, Value: b.Value})
-	}
-	return c
-}
 
 // TestOpenSlackSettings: the adapter is off without a bot token, and each
 // bad setting is named in the error.
@@ -40,8 +15,8 @@ func TestOpenSlackSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	open := func(env map[string]string) (chatAdapter, error) {
-		return openWith(t, openSlack, env, svc)
+	open := func(env map[string]string) (app.ChatAdapter, error) {
+		return openWith(t, app.OpenSlack, env, svc)
 	}
 	if a, err := open(nil); a != nil || err != nil {
 		t.Fatalf("without SLACK_BOT_TOKEN: %v %v", a, err)

@@ -1,4 +1,4 @@
-package app
+package chat
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/adapters/teams/teamspreview"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/card"
 )
@@ -43,10 +44,10 @@ func TestTeamsApprovalCard(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 
-	tab := newChrome(t).tab(t, 720, 800, false)
-	goTo(t, tab, srv.URL)
-	until(t, tab, `document.fonts.status === "loaded"`)
-	drawn := eval[string](t, tab, `(function(){
+	tab := apptest.NewChrome(t).Tab(t, 720, 800, false)
+	apptest.GoTo(t, tab, srv.URL)
+	apptest.Until(t, tab, `document.fonts.status === "loaded"`)
+	drawn := apptest.Eval[string](t, tab, `(function(){
 		var out = [document.querySelector(".card").innerText];
 		document.querySelectorAll("button.button").forEach(function(e){ out.push("button=" + e.textContent + "/" + e.dataset.style); });
 		return out.join("\n");

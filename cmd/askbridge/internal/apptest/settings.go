@@ -1,20 +1,33 @@
-package app
+package apptest
 
 import (
+	"testing"
 	"time"
 
 	"github.com/askbridge/askbridge/adapters/adaptertest"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
 	"github.com/askbridge/askbridge/core"
 )
 
-// addTeam gives f what every driver's team route needs (see
+// FromEnv is what LoadSettings makes of env, for tests that turn a
+// platform on.
+func FromEnv(t *testing.T, env map[string]string) app.Settings {
+	t.Helper()
+	s, err := app.LoadSettings(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// AddTeam gives f what every driver's team route needs (see
 // adaptertest.TeamRoute): alice (who takes DMs) and bob as people with
 // their accounts on surface, bob in a group, and the route posting to
 // room that names alice and the group (no account) and reminds hourly,
 // twice at most.
-func addTeam(f *File, surface core.Surface, room string, alice, bob adaptertest.User) {
-	person := func(name string, u adaptertest.User) PersonFile {
-		p := PersonFile{Name: name}
+func AddTeam(f *app.File, surface core.Surface, room string, alice, bob adaptertest.User) {
+	person := func(name string, u adaptertest.User) app.PersonFile {
+		p := app.PersonFile{Name: name}
 		switch surface {
 		case core.SurfaceSlack:
 			p.Slack = u.ID
@@ -32,7 +45,7 @@ func addTeam(f *File, surface core.Surface, room string, alice, bob adaptertest.
 		return p
 	}
 	if f.People == nil {
-		f.People = map[string]PersonFile{}
+		f.People = map[string]app.PersonFile{}
 	}
 	f.People["alice"] = person(adaptertest.TeamAlice, alice)
 	a := f.People["alice"]
@@ -40,9 +53,17 @@ func addTeam(f *File, surface core.Surface, room string, alice, bob adaptertest.
 	f.People["alice"] = a
 	f.People["bob"] = person(adaptertest.TeamBob, bob)
 	f.Groups = map[string][]string{adaptertest.TeamGroup: {"bob"}}
-	f.Routes[adaptertest.TeamRoute] = RouteFile{
+	f.Routes[adaptertest.TeamRoute] = app.RouteFile{
 		Rooms:       []core.Room{{Surface: surface, ID: room}},
 		People:      []string{core.PersonPrefix + "alice", core.GroupPrefix + adaptertest.TeamGroup},
-		RemindEvery: Duration(time.Hour), RemindMax: 2,
+		RemindEvery: app.Duration(time.Hour), RemindMax: 2,
 	}
 }
+
+const HookTestdata = "../../../../adapters/hooks/testdata"
+
+const (
+	TmAppID   = "00000000-0000-0000-0000-0000000000b0"
+	TmSecret  = "app-password~secret"
+	TmChannel = "19:ops0000000000000000000000000000@thread.tacv2"
+)

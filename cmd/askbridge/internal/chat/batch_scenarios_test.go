@@ -1,4 +1,4 @@
-package app
+package chat
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 	"github.com/askbridge/askbridge/adapters/discord/discordfake"
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/adapters/slack/slackfake"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/card"
 )
@@ -21,38 +23,38 @@ import (
 // twoRooms is one program posting to Slack and Discord at once, with a
 // driver for each sharing it.
 type twoRooms struct {
-	slack   *slackDriver
-	discord *discordDriver
+	slack   *apptest.SlackDriver
+	discord *apptest.DiscordDriver
 	agent   *client.Client
 }
 
-func startTwoRooms(t *testing.T, b backend) *twoRooms {
-	sd := &slackDriver{fake: slackfake.New()}
-	t.Cleanup(sd.fake.Close)
-	for _, u := range []adaptertest.User{slackAlice, slackBob, slackMallory} {
-		sd.fake.AddUser(slackfake.User{ID: u.ID, Name: u.Name})
+func startTwoRooms(t *testing.T, b apptest.Backend) *twoRooms {
+	sd := &apptest.SlackDriver{Fake: slackfake.New()}
+	t.Cleanup(sd.Fake.Close)
+	for _, u := range []adaptertest.User{apptest.SlackAlice, apptest.SlackBob, apptest.SlackMallory} {
+		sd.Fake.AddUser(slackfake.User{ID: u.ID, Name: u.Name})
 	}
-	dd := &discordDriver{backend: b, fake: discordfake.New()}
-	t.Cleanup(dd.fake.Close)
+	dd := &apptest.DiscordDriver{Backend: b, Fake: discordfake.New()}
+	t.Cleanup(dd.Fake.Close)
 	env := map[string]string{
-		"SLACK_BOT_TOKEN": "xoxb-test-bot-token", "SLACK_SIGNING_SECRET": slackSecret, "SLACK_API_URL": sd.fake.APIURL(),
-		"DISCORD_BOT_TOKEN": dd.fake.Token, "DISCORD_APP_ID": dd.fake.AppID, "DISCORD_PUBLIC_KEY": dd.fake.PublicKey(),
-		"DISCORD_API_URL": dd.fake.APIURL(), "DISCORD_GATEWAY": "off",
+		"SLACK_BOT_TOKEN": "xoxb-test-bot-token", "SLACK_SIGNING_SECRET": apptest.SlackSecret, "SLACK_API_URL": sd.Fake.APIURL(),
+		"DISCORD_BOT_TOKEN": dd.Fake.Token, "DISCORD_APP_ID": dd.Fake.AppID, "DISCORD_PUBLIC_KEY": dd.Fake.PublicKey(),
+		"DISCORD_API_URL": dd.Fake.APIURL(), "DISCORD_GATEWAY": "off",
 	}
-	s := b.settings(t)
-	from := fromEnv(t, env)
+	s := b.Settings(t)
+	from := apptest.FromEnv(t, env)
 	s.Slack, s.Discord = from.Slack, from.Discord
-	s.File = File{Routes: map[string]RouteFile{"ops": {
-		Rooms: []core.Room{{Surface: core.SurfaceSlack, ID: slackRoom}, {Surface: core.SurfaceDiscord, ID: dcRoom}},
+	s.File = app.File{Routes: map[string]app.RouteFile{"ops": {
+		Rooms: []core.Room{{Surface: core.SurfaceSlack, ID: apptest.SlackRoom}, {Surface: core.SurfaceDiscord, ID: apptest.DcRoom}},
 		Deciders: map[string][]string{
-			"slack":   {slackAlice.ID},
+			"slack":   {apptest.SlackAlice.ID},
 			"discord": {"53908232506183680"},
 			"api":     {"ops"},
 		},
 	}}}
-	m := startClock(t, s, nil)
-	sd.m, dd.m = m, m
-	return &twoRooms{slack: sd, discord: dd, agent: client.New(m.URL, agentA)}
+	m := apptest.StartClock(t, s, nil)
+	sd.Main, dd.Main = m, m
+	return &twoRooms{slack: sd, discord: dd, agent: client.New(m.URL, apptest.AgentA)}
 }
 
 func batchAsk(n int) client.AskRequest {
@@ -82,7 +84,7 @@ func labelled(t *testing.T, c adaptertest.Card, label string) adaptertest.Button
 // rest; the agent gets one tool result per call, each bound to its own
 // id, in both shapes.
 func TestBatchAcrossSurfaces(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b backend) {
+	apptest.ForEachBackend(t, func(t *testing.T, b apptest.Backend) {
 		br := startTwoRooms(t, b)
 		q, err := br.agent.Ask(t.Context(), batchAsk(5))
 		if err != nil {
@@ -95,7 +97,7 @@ func TestBatchAcrossSurfaces(t *testing.T) {
 			res, _ := br.agent.Wait(ctx, q.ID)
 			waiting <- res
 		}()
-		alice, dAlice := slackAlice, dcAsUser("53908232506183680")
+		alice, dAlice := apptest.SlackAlice, apptest.DcAsUser("53908232506183680")
 
 		sc := br.slack.Card(t, q.ID, func(c adaptertest.Card) bool { return len(c.Buttons) > 0 })
 		br.slack.Click(t, alice, sc, labelled(t, sc, "1. Approve"))
@@ -161,7 +163,7 @@ func ptr[T any](v T) *T { return &v }
 // on every card, and the loser hears the truth.
 func TestBatchApproveAllRacesPerCallDeny(t *testing.T) {
 	t.Parallel() // mostly waits on the rooms' send budgets
-	forEachBackend(t, func(t *testing.T, b backend) {
+	apptest.ForEachBackend(t, func(t *testing.T, b apptest.Backend) {
 		br := startTwoRooms(t, b)
 		for round := range 4 {
 			req := batchAsk(3)
@@ -174,12 +176,12 @@ func TestBatchApproveAllRacesPerCallDeny(t *testing.T) {
 			}
 			sc := br.slack.Card(t, q.ID, func(c adaptertest.Card) bool { return len(c.Buttons) > 0 })
 			dc := br.discord.Card(t, q.ID, func(c adaptertest.Card) bool { return len(c.Buttons) > 0 })
-			msg, _ := br.slack.fake.Message(sc.Room, sc.ID)
+			msg, _ := br.slack.Fake.Message(sc.Room, sc.ID)
 			all := labelled(t, sc, card.LabelApproveAll)
-			click := slackfake.Click(br.slack.m.URL+"/slack/interactivity", slackSecret,
-				slackfake.ClickPayload(slackfake.User{ID: slackAlice.ID, Name: slackAlice.Name}, msg, slackfake.Button{ActionID: all.Value, Value: all.Value, Text: all.Label}))
+			click := slackfake.Click(br.slack.Main.URL+"/slack/interactivity", apptest.SlackSecret,
+				slackfake.ClickPayload(slackfake.User{ID: apptest.SlackAlice.ID, Name: apptest.SlackAlice.Name}, msg, slackfake.Button{ActionID: all.Value, Value: all.Value, Text: all.Label}))
 			deny := labelled(t, dc, "2. Deny")
-			submit := br.discord.fake.Submit(dcUsers["53908232506183680"], dc.ID, deny.Value, map[string]string{"text": ""})
+			submit := br.discord.Fake.Submit(apptest.DcUsers["53908232506183680"], dc.ID, deny.Value, map[string]string{"text": ""})
 
 			var wg sync.WaitGroup
 			var slackStatus int
@@ -189,13 +191,13 @@ func TestBatchApproveAllRacesPerCallDeny(t *testing.T) {
 			go func() { defer wg.Done(); slackStatus, _, slackErr = click.Send(context.Background()) }()
 			go func() {
 				defer wg.Done()
-				_, dcResp, dcErr = br.discord.fake.Post(br.discord.endpoint(), submit, discordfake.Signed)
+				_, dcResp, dcErr = br.discord.Fake.Post(br.discord.Endpoint(), submit, discordfake.Signed)
 			}()
 			wg.Wait()
 			if slackErr != nil || slackStatus != http.StatusOK || dcErr != nil || dcResp == nil {
 				t.Fatalf("round %d: slack %d %v, discord %v", round, slackStatus, slackErr, dcErr)
 			}
-			got, err := br.slack.m.Service.Get(t.Context(), q.ID)
+			got, err := br.slack.Main.Service.Get(t.Context(), q.ID)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,127 +1,27 @@
-package app
+package console
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core"
 )
 
-// The browser tests drive Debian's chromium, headless, against the real
-// program. scripts/test (which .ci/run calls) installs chromium when it is missing.
-
-var updateShots = flag.Bool("update", false, "rewrite the screenshots in adapters/console/testdata/screenshots/, adapters/slack/testdata/screenshots/ and adapters/teams/testdata/screenshots/")
-
 const shotDir = "../../../../adapters/console/testdata/screenshots"
-
-// waitBound bounds every wait on a page condition; waits end as soon as
-// the condition holds.
-const waitBound = 60 * time.Second
-
-// chrome is one headless chromium; each tab gets its own browser
-// context, so its own cookies, as a second person's browser would.
-type chrome struct {
-	alloc context.Context
-}
-
-func newChrome(t *testing.T) *chrome {
-	t.Helper()
-	path := "/usr/bin/chromium"
-	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("chromium is not installed (apt-get install -y chromium; scripts/test does it): %v", err)
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(path),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.NoFirstRun,
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	alloc, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancel)
-	// Start the browser itself now, so tabs share it.
-	root, cancelRoot := chromedp.NewContext(alloc)
-	t.Cleanup(cancelRoot)
-	if err := chromedp.Do(root, chromedp.Navigate("about:blank")); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	return &chrome{alloc: root}
-}
-
-// tab opens a page in a fresh browser context at the given size.
-func (c *chrome) tab(t *testing.T, width, height int64, mobile bool) context.Context {
-	t.Helper()
-	ctx, cancel := chromedp.NewContext(c.alloc, chromedp.WithNewBrowserContext())
-	t.Cleanup(cancel)
-	opts := []chromedp.EmulateViewportOption{chromedp.EmulateScale(1)}
-	if mobile {
-		opts = append(opts, chromedp.EmulateMobile, chromedp.EmulateScale(2))
-	}
-	// The first action opens the tab, and it lives as long as the context
-	// given to that action: so not one with a timeout.
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, height, opts...)); err != nil {
-		t.Fatal(err)
-	}
-	return ctx
-}
-
-func do(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
-	t.Helper()
-	c, cancel := context.WithTimeout(ctx, waitBound)
-	defer cancel()
-	if err := chromedp.Do(c, steps...); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func eval[T any](t *testing.T, ctx context.Context, expr string) T {
-	t.Helper()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
-	if err != nil {
-		t.Fatalf("%s: %v", expr, err)
-	}
-	return v
-}
-
-// until waits for a JavaScript condition to hold on the page.
-func until(t *testing.T, ctx context.Context, cond string) {
-	t.Helper()
-	deadline := time.Now().Add(waitBound)
-	for {
-		c, cancel := context.WithDeadline(ctx, deadline)
-		_, err := chromedp.Run(c, chromedp.Poll[bool](cond, chromedp.WithPollingInterval(50*time.Millisecond),
-			chromedp.WithPollingTimeout(time.Until(deadline))))
-		cancel()
-		if err == nil {
-			return
-		}
-		// A navigation while polling ends the page the poll ran in ("cannot
-		// find context", "target navigated"); poll again in the new one.
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			body, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
-			t.Fatalf("waiting for %s: %v\npage:\n%s", cond, err, body)
-		}
-	}
-}
 
 // submit clicks sel, which posts a form, and waits for the page it
 // leads to; it returns that page's status.
 func submit(t *testing.T, ctx context.Context, sel string) int64 {
 	t.Helper()
-	c, cancel := context.WithTimeout(ctx, waitBound)
+	c, cancel := context.WithTimeout(ctx, apptest.WaitBound)
 	defer cancel()
 	resp, err := chromedp.RunResponse(c, chromedp.Click(chromedp.CSS(sel)))
 	if err != nil {
@@ -130,33 +30,28 @@ func submit(t *testing.T, ctx context.Context, sel string) int64 {
 	return resp.Status
 }
 
-func goTo(t *testing.T, ctx context.Context, url string) {
-	t.Helper()
-	do(t, ctx, chromedp.Navigate(url))
-}
-
 // signIn signs a tab in with a token and waits for the inbox, live.
 func signIn(t *testing.T, ctx context.Context, base, token, name string) {
 	t.Helper()
-	goTo(t, ctx, base+"/")
-	do(t, ctx, chromedp.SendKeys(chromedp.ID("token"), token))
+	apptest.GoTo(t, ctx, base+"/")
+	apptest.Do(t, ctx, chromedp.SendKeys(chromedp.ID("token"), token))
 	if status := submit(t, ctx, "#signin button"); status != http.StatusOK {
 		t.Fatalf("sign in as %s: %d", name, status)
 	}
-	until(t, ctx, fmt.Sprintf(`document.querySelector(".top .who") !== null && document.querySelector(".top .who").textContent.includes(%q)`, name))
+	apptest.Until(t, ctx, fmt.Sprintf(`document.querySelector(".top .who") !== null && document.querySelector(".top .who").textContent.includes(%q)`, name))
 	waitLive(t, ctx)
 }
 
 func waitLive(t *testing.T, ctx context.Context) {
 	t.Helper()
-	until(t, ctx, `document.body.getAttribute("data-live") === "yes"`)
+	apptest.Until(t, ctx, `document.body.getAttribute("data-live") === "yes"`)
 }
 
 func cardSel(id core.QuestionID) string { return "#card-" + string(id) }
 
 func waitCard(t *testing.T, ctx context.Context, id core.QuestionID, state string) {
 	t.Helper()
-	until(t, ctx, fmt.Sprintf(`(function(){ var c = document.querySelector(%q); return c !== null && c.getAttribute("data-state") === %q; })()`, cardSel(id), state))
+	apptest.Until(t, ctx, fmt.Sprintf(`(function(){ var c = document.querySelector(%q); return c !== null && c.getAttribute("data-state") === %q; })()`, cardSel(id), state))
 }
 
 func ask(t *testing.T, c *client.Client, req client.AskRequest) *client.AgentQuestion {
@@ -187,10 +82,10 @@ func getQ(t *testing.T, c *client.Client, id core.QuestionID) *client.Question {
 // URL in a write-up, a path as a form option, a digest, a long question)
 // wrap inside a 390px screen rather than widen the page, on every page.
 func TestConsoleAtPhoneWidthWithLongWords(t *testing.T) {
-	m := start(t, Settings{})
-	agent := client.New(m.URL, agentA)
-	ops := client.New(m.URL, opTok)
-	br := newChrome(t)
+	m := apptest.Start(t, app.Settings{})
+	agent := client.New(m.URL, apptest.AgentA)
+	ops := client.New(m.URL, apptest.OpTok)
+	br := apptest.NewChrome(t)
 
 	word := func(prefix string) string { return prefix + strings.Repeat("abcdefghij", 11) }
 	url := "https://storage.example.com/" + word("buckets") + "/" + word("objects")
@@ -213,8 +108,8 @@ func TestConsoleAtPhoneWidthWithLongWords(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	phone := br.tab(t, 390, 844, true)
-	signIn(t, phone, m.URL, opTok, "ops")
+	phone := br.Tab(t, 390, 844, true)
+	signIn(t, phone, m.URL, apptest.OpTok, "ops")
 	for _, id := range []core.QuestionID{clar.ID, dec.ID, form.ID} {
 		waitCard(t, phone, id, "open")
 		openRow(t, phone, id)
@@ -222,18 +117,18 @@ func TestConsoleAtPhoneWidthWithLongWords(t *testing.T) {
 	fitsWidth(t, phone, "the inbox", 390)
 
 	// The same cards as an observer sees them: options listed, not buttons.
-	watcher := br.tab(t, 390, 844, true)
-	signIn(t, watcher, m.URL, obsTok, "dash")
+	watcher := br.Tab(t, 390, 844, true)
+	signIn(t, watcher, m.URL, apptest.ObsTok, "dash")
 	waitCard(t, watcher, dec.ID, "open")
 	openRow(t, watcher, dec.ID)
 	fitsWidth(t, watcher, "the observer's inbox", 390)
 
-	goTo(t, phone, m.URL+"/q/"+string(appr.ID))
-	until(t, phone, `document.querySelector(".history tbody tr") !== null && document.querySelector(".resume") !== null`)
+	apptest.GoTo(t, phone, m.URL+"/q/"+string(appr.ID))
+	apptest.Until(t, phone, `document.querySelector(".history tbody tr") !== null && document.querySelector(".resume") !== null`)
 	fitsWidth(t, phone, "a question's history", 390)
 
-	goTo(t, phone, m.URL+"/standing")
-	until(t, phone, `document.querySelector(".standing-row") !== null`)
+	apptest.GoTo(t, phone, m.URL+"/standing")
+	apptest.Until(t, phone, `document.querySelector(".standing-row") !== null`)
 	fitsWidth(t, phone, "/standing", 390)
 }
 
@@ -242,10 +137,10 @@ func TestConsoleAtPhoneWidthWithLongWords(t *testing.T) {
 // marker), a question's history and /standing.
 func TestConsolePassesAxe(t *testing.T) {
 	loadAxe(t)
-	m := start(t, Settings{})
-	agent := client.New(m.URL, agentA)
-	ops := client.New(m.URL, opTok)
-	br := newChrome(t)
+	m := apptest.Start(t, app.Settings{})
+	agent := client.New(m.URL, apptest.AgentA)
+	ops := client.New(m.URL, apptest.OpTok)
+	br := apptest.NewChrome(t)
 
 	// Its standing approval would approve later asks for its tool at once,
 	// so no card below asks for that tool.
@@ -280,9 +175,9 @@ func TestConsolePassesAxe(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	tab := br.tab(t, 1280, 900, false)
-	goTo(t, tab, m.URL+"/")
-	until(t, tab, `document.getElementById("signin") !== null`)
+	tab := br.Tab(t, 1280, 900, false)
+	apptest.GoTo(t, tab, m.URL+"/")
+	apptest.Until(t, tab, `document.getElementById("signin") !== null`)
 	audit(t, tab, "the sign-in page")
 
 	signIn(t, tab, m.URL, m.AdminToken, "admin")
@@ -300,17 +195,17 @@ func TestConsolePassesAxe(t *testing.T) {
 	}
 	audit(t, tab, "the inbox with every row open")
 	// A hard-to-reverse choice waiting for its confirmation, in its row.
-	do(t, tab, chromedp.Click(chromedp.CSS(cardSel(open[0].ID)+" button[value=sqs]")))
-	until(t, tab, `document.querySelector("`+cardSel(open[0].ID)+` .confirm-step") !== null`)
+	apptest.Do(t, tab, chromedp.Click(chromedp.CSS(cardSel(open[0].ID)+" button[value=sqs]")))
+	apptest.Until(t, tab, `document.querySelector("`+cardSel(open[0].ID)+` .confirm-step") !== null`)
 	audit(t, tab, "the inbox confirming a choice")
 
-	goTo(t, tab, m.URL+"/q/"+string(granted.ID))
-	until(t, tab, `document.querySelector(".history tbody tr") !== null && document.querySelector(".resume") !== null`)
+	apptest.GoTo(t, tab, m.URL+"/q/"+string(granted.ID))
+	apptest.Until(t, tab, `document.querySelector(".history tbody tr") !== null && document.querySelector(".resume") !== null`)
 	waitLive(t, tab)
 	audit(t, tab, "a question's history")
 
-	goTo(t, tab, m.URL+"/standing")
-	until(t, tab, `document.querySelector(".standing-row") !== null`)
+	apptest.GoTo(t, tab, m.URL+"/standing")
+	apptest.Until(t, tab, `document.querySelector(".standing-row") !== null`)
 	audit(t, tab, "/standing")
 }
 
@@ -318,39 +213,39 @@ func TestConsolePassesAxe(t *testing.T) {
 // open in another page is drawn again, and what its reader had typed but
 // not sent, the fold they opened and their caret stay as they were.
 func TestConsoleKeepsDrafts(t *testing.T) {
-	m := start(t, Settings{})
-	agent := client.New(m.URL, agentA)
-	ops := client.New(m.URL, opTok)
-	br := newChrome(t)
-	operator := br.tab(t, 1280, 900, false)
-	signIn(t, operator, m.URL, opTok, "ops")
+	m := apptest.Start(t, app.Settings{})
+	agent := client.New(m.URL, apptest.AgentA)
+	ops := client.New(m.URL, apptest.OpTok)
+	br := apptest.NewChrome(t)
+	operator := br.Tab(t, 1280, 900, false)
+	signIn(t, operator, m.URL, apptest.OpTok, "ops")
 
 	q := ask(t, agent, client.AskRequest{Kind: core.KindApproval, Question: "Apply two writes?", Calls: []core.CallInput{
 		{ToolCallID: "toolu_1", Tool: "write_file", Arguments: []byte(`{"path":"/a"}`)},
 		{ToolCallID: "toolu_2", Tool: "write_file", Arguments: []byte(`{"path":"/b"}`), Editable: &core.Editable{All: true}},
 	}})
-	goTo(t, operator, m.URL+"/q/"+string(q.ID))
+	apptest.GoTo(t, operator, m.URL+"/q/"+string(q.ID))
 	waitLive(t, operator)
 	waitCard(t, operator, q.ID, "open")
 	reason, editor := "#reason-"+string(q.ID)+"-toolu_2", "#args-"+string(q.ID)+"-toolu_2"
-	do(t, operator, chromedp.Click(chromedp.CSS(cardSel(q.ID)+" form.call-form[data-call=toolu_2] ~ details.edit summary")),
+	apptest.Do(t, operator, chromedp.Click(chromedp.CSS(cardSel(q.ID)+" form.call-form[data-call=toolu_2] ~ details.edit summary")),
 		chromedp.Clear(chromedp.CSS(editor)), chromedp.SendKeys(chromedp.CSS(editor), `{"path":"/b2"}`),
 		chromedp.SendKeys(chromedp.CSS(reason), "checked with the owner"))
 	// Someone else decides the other call: the operator's card changes.
 	if _, err := ops.Answer(t.Context(), q.ID, client.AnswerRequest{Calls: []core.CallDecision{{ToolCallID: "toolu_1", OptionID: core.ApproveOption}}}); err != nil {
 		t.Fatal(err)
 	}
-	until(t, operator, `document.querySelector("`+cardSel(q.ID)+` li[data-call=toolu_1].decided") !== null`)
-	if v := eval[string](t, operator, `document.querySelector("`+reason+`").value`); v != "checked with the owner" {
+	apptest.Until(t, operator, `document.querySelector("`+cardSel(q.ID)+` li[data-call=toolu_1].decided") !== null`)
+	if v := apptest.Eval[string](t, operator, `document.querySelector("`+reason+`").value`); v != "checked with the owner" {
 		t.Errorf("the half-typed reason became %q", v)
 	}
-	if v := eval[string](t, operator, `document.querySelector("`+editor+`").value`); v != `{"path":"/b2"}` {
+	if v := apptest.Eval[string](t, operator, `document.querySelector("`+editor+`").value`); v != `{"path":"/b2"}` {
 		t.Errorf("the edited arguments became %q", v)
 	}
-	if !eval[bool](t, operator, `document.querySelector("`+editor+`").closest("details").open`) {
+	if !apptest.Eval[bool](t, operator, `document.querySelector("`+editor+`").closest("details").open`) {
 		t.Error("the opened editor folded shut")
 	}
-	if id := eval[string](t, operator, `document.activeElement ? document.activeElement.id : ""`); id != strings.TrimPrefix(reason, "#") {
+	if id := apptest.Eval[string](t, operator, `document.activeElement ? document.activeElement.id : ""`); id != strings.TrimPrefix(reason, "#") {
 		t.Errorf("the caret moved to %q", id)
 	}
 	// The draft is still the reader's to send.

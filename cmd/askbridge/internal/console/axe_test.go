@@ -1,4 +1,4 @@
-package app
+package console
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/chromedp/chromedp"
 )
 
@@ -75,7 +76,7 @@ const axeRun = `axe.run(document, {resultTypes: ["violations"]}).then(function (
 func audit(t *testing.T, ctx context.Context, page string) {
 	t.Helper()
 	src := loadAxe(t)
-	c, cancel := context.WithTimeout(ctx, waitBound)
+	c, cancel := context.WithTimeout(ctx, apptest.WaitBound)
 	defer cancel()
 	if _, err := chromedp.Run(c, chromedp.Evaluate[chromedp.Void](src)); err != nil {
 		t.Fatalf("%s: loading axe-core: %v", page, err)
@@ -87,10 +88,10 @@ func audit(t *testing.T, ctx context.Context, page string) {
 	for _, v := range found {
 		t.Errorf("%s: %s (%s): %s\n  %s", page, v.ID, v.Impact, v.Help, strings.Join(v.Nodes, "\n  "))
 	}
-	if n := eval[int](t, ctx, `document.querySelectorAll("h1").length`); n != 1 {
+	if n := apptest.Eval[int](t, ctx, `document.querySelectorAll("h1").length`); n != 1 {
 		t.Errorf("%s has %d <h1>, want exactly one", page, n)
 	}
-	if empty := eval[[]string](t, ctx, `Array.from(document.querySelectorAll("th")).filter(function (th) { return th.textContent.trim() === ""; }).map(function (th) { return th.closest("table").className + " column " + (th.cellIndex + 1); })`); len(empty) > 0 {
+	if empty := apptest.Eval[[]string](t, ctx, `Array.from(document.querySelectorAll("th")).filter(function (th) { return th.textContent.trim() === ""; }).map(function (th) { return th.closest("table").className + " column " + (th.cellIndex + 1); })`); len(empty) > 0 {
 		t.Errorf("%s has empty table headers: %v", page, empty)
 	}
 }
@@ -100,10 +101,10 @@ func audit(t *testing.T, ctx context.Context, page string) {
 // viewport's own width is checked too.
 func fitsWidth(t *testing.T, ctx context.Context, page string, width int) {
 	t.Helper()
-	sw, iw := eval[int](t, ctx, `document.documentElement.scrollWidth`), eval[int](t, ctx, `window.innerWidth`)
+	sw, iw := apptest.Eval[int](t, ctx, `document.documentElement.scrollWidth`), apptest.Eval[int](t, ctx, `window.innerWidth`)
 	if sw <= width && iw == width {
 		return
 	}
-	t.Log(eval[string](t, ctx, fmt.Sprintf(`Array.from(document.querySelectorAll("body *")).filter(function(e){ return e.getBoundingClientRect().right > %d; }).slice(0, 12).map(function(e){ return e.tagName + "." + e.className + " " + Math.round(e.getBoundingClientRect().right); }).join("\n")`, width+1)))
+	t.Log(apptest.Eval[string](t, ctx, fmt.Sprintf(`Array.from(document.querySelectorAll("body *")).filter(function(e){ return e.getBoundingClientRect().right > %d; }).slice(0, 12).map(function(e){ return e.tagName + "." + e.className + " " + Math.round(e.getBoundingClientRect().right); }).join("\n")`, width+1)))
 	t.Errorf("%s does not fit a %dpx screen: it is %dpx wide, in a viewport of %dpx", page, width, sw, iw)
 }

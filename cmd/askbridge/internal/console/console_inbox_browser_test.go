@@ -1,4 +1,4 @@
-package app
+package console
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/card"
 )
@@ -20,10 +22,10 @@ import (
 func openRow(t *testing.T, ctx context.Context, id core.QuestionID) {
 	t.Helper()
 	sel := cardSel(id)
-	if !eval[bool](t, ctx, `document.querySelector("`+sel+`").open`) {
-		do(t, ctx, chromedp.Click(chromedp.CSS(sel+" > summary")))
+	if !apptest.Eval[bool](t, ctx, `document.querySelector("`+sel+`").open`) {
+		apptest.Do(t, ctx, chromedp.Click(chromedp.CSS(sel+" > summary")))
 	}
-	until(t, ctx, `document.querySelector("`+sel+`").open`)
+	apptest.Until(t, ctx, `document.querySelector("`+sel+`").open`)
 }
 
 // answerInPlace clicks sel, which answers the inbox row of question id,
@@ -33,27 +35,27 @@ func answerInPlace(t *testing.T, ctx context.Context, id core.QuestionID, sel st
 	t.Helper()
 	// What an earlier answer left on the row is marked, to wait for this
 	// answer's own.
-	eval[bool](t, ctx, `(function(){ window.stayedHere = true; document.querySelectorAll("`+cardSel(id)+` .recorded-box, `+cardSel(id)+` .step-problem").forEach(function(e){ e.setAttribute("data-seen", "yes"); }); return true; })()`)
-	do(t, ctx, chromedp.Click(chromedp.CSS(sel)))
-	until(t, ctx, `document.querySelector("`+cardSel(id)+` .recorded-box:not([data-seen]), `+cardSel(id)+` .step-problem:not([data-seen])") !== null`)
-	if !eval[bool](t, ctx, `window.stayedHere === true`) {
+	apptest.Eval[bool](t, ctx, `(function(){ window.stayedHere = true; document.querySelectorAll("`+cardSel(id)+` .recorded-box, `+cardSel(id)+` .step-problem").forEach(function(e){ e.setAttribute("data-seen", "yes"); }); return true; })()`)
+	apptest.Do(t, ctx, chromedp.Click(chromedp.CSS(sel)))
+	apptest.Until(t, ctx, `document.querySelector("`+cardSel(id)+` .recorded-box:not([data-seen]), `+cardSel(id)+` .step-problem:not([data-seen])") !== null`)
+	if !apptest.Eval[bool](t, ctx, `window.stayedHere === true`) {
 		t.Fatal("answering left the inbox")
 	}
-	if p := eval[string](t, ctx, `(function(){ var p = document.querySelector("`+cardSel(id)+` .step-problem:not([data-seen])"); return p ? p.innerText : ""; })()`); p != "" {
+	if p := apptest.Eval[string](t, ctx, `(function(){ var p = document.querySelector("`+cardSel(id)+` .step-problem:not([data-seen])"); return p ? p.innerText : ""; })()`); p != "" {
 		t.Fatalf("the answer was refused: %s", p)
 	}
 	// What was just sent is recorded, not a draft someone else cut off.
-	if eval[bool](t, ctx, `document.querySelector("`+cardSel(id)+` .draft-box") !== null`) {
+	if apptest.Eval[bool](t, ctx, `document.querySelector("`+cardSel(id)+` .draft-box") !== null`) {
 		t.Fatal("the answer just recorded is shown as an unsent draft")
 	}
-	return eval[string](t, ctx, `document.querySelector("`+cardSel(id)+` .recorded-box:not([data-seen])").innerText`)
+	return apptest.Eval[string](t, ctx, `document.querySelector("`+cardSel(id)+` .recorded-box:not([data-seen])").innerText`)
 }
 
 // seedOpen asks questions from to to through core, as agents would, on
 // the program's own embedded store: reversible, a quarter of each kind.
 // Several agents ask at once, as they would, so the store's group commit
 // takes them in batches rather than one fsync each.
-func seedOpen(t *testing.T, m *Main, from, to int) {
+func seedOpen(t *testing.T, m *app.Main, from, to int) {
 	t.Helper()
 	const agents = 16
 	next := make(chan int)
@@ -114,9 +116,9 @@ func (l inboxLoad) String() string {
 // timings of it.
 func measureInbox(t *testing.T, ctx context.Context, base string) inboxLoad {
 	t.Helper()
-	goTo(t, ctx, base+"/")
-	until(t, ctx, `performance.getEntriesByName("askbridge-live").length === 1`)
-	return eval[inboxLoad](t, ctx, `(function(){
+	apptest.GoTo(t, ctx, base+"/")
+	apptest.Until(t, ctx, `performance.getEntriesByName("askbridge-live").length === 1`)
+	return apptest.Eval[inboxLoad](t, ctx, `(function(){
 		var n = performance.getEntriesByType("navigation")[0];
 		var next = document.querySelector(".pager a[rel=next]");
 		return { Encoded: n.encodedBodySize, Decoded: n.decodedBodySize, Response: n.responseEnd, DOM: n.domContentLoadedEventEnd,
@@ -133,14 +135,14 @@ func measureInbox(t *testing.T, ctx context.Context, base string) inboxLoad {
 // filter page from the store. The sizes and times it logs are what
 // BENCHMARKS.md records; only the size target is asserted, never a time.
 func TestConsoleInboxOf2000(t *testing.T) {
-	m := start(t, Settings{})
-	agent := client.New(m.URL, agentA)
-	br := newChrome(t)
+	m := apptest.Start(t, app.Settings{})
+	agent := client.New(m.URL, apptest.AgentA)
+	br := apptest.NewChrome(t)
 
 	// The yardstick: the same page with one page's worth of questions.
 	seedOpen(t, m, 0, 50)
-	tab := br.tab(t, 1280, 900, false)
-	signIn(t, tab, m.URL, opTok, "ops")
+	tab := br.Tab(t, 1280, 900, false)
+	signIn(t, tab, m.URL, apptest.OpTok, "ops")
 	small := measureInbox(t, tab, m.URL)
 	t.Logf("first page of 50: %s", small)
 	if small.Rows != 50 || small.Count != "50" || small.NextLink != "" {
@@ -149,7 +151,7 @@ func TestConsoleInboxOf2000(t *testing.T) {
 
 	// Away from the inbox while seeding, so no open page follows the
 	// burst of asks and the next load starts from a quiet server.
-	goTo(t, tab, "about:blank")
+	apptest.GoTo(t, tab, "about:blank")
 	began := time.Now()
 	seedOpen(t, m, 50, 2000)
 	t.Logf("seeded 1950 more open questions in %s", time.Since(began).Round(time.Millisecond))
@@ -164,30 +166,30 @@ func TestConsoleInboxOf2000(t *testing.T) {
 
 	// A new question (hard to reverse, so first in the list) appears
 	// without a reload, and the count follows.
-	eval[bool](t, tab, `(function(){ window.stayedHere = true; return true; })()`)
+	apptest.Eval[bool](t, tab, `(function(){ window.stayedHere = true; return true; })()`)
 	asked := time.Now()
 	q := ask(t, agent, client.AskRequest{Kind: core.KindApproval, Question: "Fail over the primary database?", Reversibility: core.HardToReverse,
 		Tool: "failover", Arguments: []byte(`{"cluster":"main"}`)})
 	waitCard(t, tab, q.ID, "open")
 	t.Logf("a new question appeared on the open page %s after the ask returned (polled every 50 ms)", time.Since(asked).Round(time.Millisecond))
-	if first := eval[string](t, tab, `document.querySelector("#inbox > .qrow").id`); first != "card-"+string(q.ID) {
+	if first := apptest.Eval[string](t, tab, `document.querySelector("#inbox > .qrow").id`); first != "card-"+string(q.ID) {
 		t.Fatalf("the first row is %s, want the new hard-to-reverse one", first)
 	}
-	until(t, tab, `document.getElementById("open-count").textContent === "2001"`)
-	if !eval[bool](t, tab, `window.stayedHere === true`) {
+	apptest.Until(t, tab, `document.getElementById("open-count").textContent === "2001"`)
+	if !apptest.Eval[bool](t, tab, `window.stayedHere === true`) {
 		t.Fatal("the page reloaded")
 	}
 
 	// The next page starts after the first; a filter pages from the store.
-	goTo(t, tab, m.URL+l.NextLink)
+	apptest.GoTo(t, tab, m.URL+l.NextLink)
 	waitLive(t, tab)
-	if note := eval[string](t, tab, `document.getElementById("page-note").textContent`); !strings.Contains(note, "Rows 51 to 100") {
+	if note := apptest.Eval[string](t, tab, `document.getElementById("page-note").textContent`); !strings.Contains(note, "Rows 51 to 100") {
 		t.Fatalf("the second page: %q", note)
 	}
-	goTo(t, tab, m.URL+"/?kind=form&project=project-3")
+	apptest.GoTo(t, tab, m.URL+"/?kind=form&project=project-3")
 	waitLive(t, tab)
-	rows := eval[[]string](t, tab, `Array.from(document.querySelectorAll("#inbox > .qrow .kind")).map(function(k){ return k.textContent; })`)
-	if len(rows) == 0 || eval[string](t, tab, `document.getElementById("open-count").textContent`) == "2001" {
+	rows := apptest.Eval[[]string](t, tab, `Array.from(document.querySelectorAll("#inbox > .qrow .kind")).map(function(k){ return k.textContent; })`)
+	if len(rows) == 0 || apptest.Eval[string](t, tab, `document.getElementById("open-count").textContent`) == "2001" {
 		t.Fatal("the filter did not narrow the list")
 	}
 	for _, k := range rows {
@@ -203,10 +205,10 @@ func TestConsoleInboxOf2000(t *testing.T) {
 // one submit; a draft in a row someone else closes is kept; the three
 // ways to say no read apart; at phone width too.
 func TestConsoleAnswersInPlace(t *testing.T) {
-	m := start(t, Settings{})
-	agent := client.New(m.URL, agentA)
-	ops := client.New(m.URL, opTok)
-	br := newChrome(t)
+	m := apptest.Start(t, app.Settings{})
+	agent := client.New(m.URL, apptest.AgentA)
+	ops := client.New(m.URL, apptest.OpTok)
+	br := apptest.NewChrome(t)
 
 	clar := ask(t, agent, client.AskRequest{Kind: core.KindClarification, Question: "Which bucket for the logs?"})
 	dec := ask(t, agent, client.AskRequest{Kind: core.KindDecision, Question: "Drop the old region?", Reversibility: core.HardToReverse, Options: []core.Option{
@@ -226,7 +228,7 @@ func TestConsoleAnswersInPlace(t *testing.T) {
 	}})
 	drafted := ask(t, agent, client.AskRequest{Kind: core.KindClarification, Question: "Name the new service?"})
 
-	admin := br.tab(t, 1280, 900, false)
+	admin := br.Tab(t, 1280, 900, false)
 	signIn(t, admin, m.URL, m.AdminToken, "admin")
 	for _, q := range []*client.AgentQuestion{clar, dec, appr, form, batch, drafted} {
 		waitCard(t, admin, q.ID, "open")
@@ -234,7 +236,7 @@ func TestConsoleAnswersInPlace(t *testing.T) {
 
 	t.Run("a clarification, in one tap", func(t *testing.T) {
 		openRow(t, admin, clar.ID)
-		do(t, admin, chromedp.SendKeys(chromedp.ID("text-"+clar.ID), "logs-eu"))
+		apptest.Do(t, admin, chromedp.SendKeys(chromedp.ID("text-"+clar.ID), "logs-eu"))
 		rec := answerInPlace(t, admin, clar.ID, cardSel(clar.ID)+" form.answer button[type=submit]")
 		if !strings.Contains(rec, "Recorded") || !strings.Contains(rec, "logs-eu") || !strings.Contains(rec, "admin via console") {
 			t.Fatalf("the row shows:\n%s", rec)
@@ -248,13 +250,13 @@ func TestConsoleAnswersInPlace(t *testing.T) {
 	t.Run("a hard-to-reverse decision asks once, with a way back", func(t *testing.T) {
 		openRow(t, admin, dec.ID)
 		note, option := cardSel(dec.ID)+" textarea[name=text]", cardSel(dec.ID)+" button[value=drop]"
-		if !eval[bool](t, admin, `!!(document.querySelector("`+note+`").compareDocumentPosition(document.querySelector("`+option+`")) & Node.DOCUMENT_POSITION_FOLLOWING)`) {
+		if !apptest.Eval[bool](t, admin, `!!(document.querySelector("`+note+`").compareDocumentPosition(document.querySelector("`+option+`")) & Node.DOCUMENT_POSITION_FOLLOWING)`) {
 			t.Fatal("the note field comes after the options")
 		}
-		do(t, admin, chromedp.SendKeys(chromedp.CSS(note), "after the audit"))
-		do(t, admin, chromedp.Click(chromedp.CSS(option)))
-		until(t, admin, `document.querySelector("`+cardSel(dec.ID)+` .confirm-step") !== null`)
-		c := eval[string](t, admin, `document.querySelector("`+cardSel(dec.ID)+` .confirm-step").innerText`)
+		apptest.Do(t, admin, chromedp.SendKeys(chromedp.CSS(note), "after the audit"))
+		apptest.Do(t, admin, chromedp.Click(chromedp.CSS(option)))
+		apptest.Until(t, admin, `document.querySelector("`+cardSel(dec.ID)+` .confirm-step") !== null`)
+		c := apptest.Eval[string](t, admin, `document.querySelector("`+cardSel(dec.ID)+` .confirm-step").innerText`)
 		for _, want := range []string{"Hard to reverse", "Drop it", "Frees the budget; the data is gone.", "after the audit"} {
 			if !strings.Contains(c, want) {
 				t.Fatalf("the confirmation lacks %q:\n%s", want, c)
@@ -264,13 +266,13 @@ func TestConsoleAnswersInPlace(t *testing.T) {
 			t.Fatalf("recorded before the confirmation: %s", got.State)
 		}
 		// Going back records nothing and brings the choices back.
-		do(t, admin, chromedp.Click(chromedp.CSS(cardSel(dec.ID)+" .confirm-back")))
-		until(t, admin, `document.querySelector("`+cardSel(dec.ID)+` .confirm-step") === null && !document.querySelector("`+cardSel(dec.ID)+` .controls").hidden`)
+		apptest.Do(t, admin, chromedp.Click(chromedp.CSS(cardSel(dec.ID)+" .confirm-back")))
+		apptest.Until(t, admin, `document.querySelector("`+cardSel(dec.ID)+` .confirm-step") === null && !document.querySelector("`+cardSel(dec.ID)+` .controls").hidden`)
 		if got := getQ(t, ops, dec.ID); got.State != core.StateOpen {
 			t.Fatalf("going back recorded: %s", got.State)
 		}
-		do(t, admin, chromedp.Click(chromedp.CSS(option)))
-		until(t, admin, `document.querySelector("`+cardSel(dec.ID)+` .confirm-step button.confirm-yes") !== null`)
+		apptest.Do(t, admin, chromedp.Click(chromedp.CSS(option)))
+		apptest.Until(t, admin, `document.querySelector("`+cardSel(dec.ID)+` .confirm-step button.confirm-yes") !== null`)
 		rec := answerInPlace(t, admin, dec.ID, cardSel(dec.ID)+" .confirm-step button.confirm-yes")
 		if !strings.Contains(rec, "Drop it") || !strings.Contains(rec, "after the audit") {
 			t.Fatalf("the row shows:\n%s", rec)
@@ -282,16 +284,16 @@ func TestConsoleAnswersInPlace(t *testing.T) {
 
 	t.Run("a hard-to-reverse approve asks once; no, yes and withdraw read apart", func(t *testing.T) {
 		openRow(t, admin, appr.ID)
-		labels := eval[[]string](t, admin, `["button.deny", "form.decline button", "form.cancel button"].map(function(s){ return document.querySelector("`+cardSel(appr.ID)+` " + s).innerText; })`)
+		labels := apptest.Eval[[]string](t, admin, `["button.deny", "form.decline button", "form.cancel button"].map(function(s){ return document.querySelector("`+cardSel(appr.ID)+` " + s).innerText; })`)
 		if labels[0] == labels[1] || labels[1] == labels[2] || !strings.Contains(labels[0], "Deny") || !strings.Contains(labels[1], "Decline") || !strings.Contains(labels[2], "Withdraw") {
 			t.Fatalf("deny, decline and withdraw read %q", labels)
 		}
-		if eval[bool](t, admin, `document.querySelector("`+cardSel(appr.ID)+` button.deny").closest(".other-acts") !== null || document.querySelector("`+cardSel(appr.ID)+` form.decline").closest(".other-acts") === null`) {
+		if apptest.Eval[bool](t, admin, `document.querySelector("`+cardSel(appr.ID)+` button.deny").closest(".other-acts") !== null || document.querySelector("`+cardSel(appr.ID)+` form.decline").closest(".other-acts") === null`) {
 			t.Fatal("deny sits with decline and withdraw")
 		}
-		do(t, admin, chromedp.Click(chromedp.CSS(cardSel(appr.ID)+" button.approve")))
-		until(t, admin, `document.querySelector("`+cardSel(appr.ID)+` .confirm-step") !== null`)
-		if c := eval[string](t, admin, `document.querySelector("`+cardSel(appr.ID)+` .confirm-step").innerText`); !strings.Contains(c, "terraform_apply") || !strings.Contains(c, "approve") {
+		apptest.Do(t, admin, chromedp.Click(chromedp.CSS(cardSel(appr.ID)+" button.approve")))
+		apptest.Until(t, admin, `document.querySelector("`+cardSel(appr.ID)+` .confirm-step") !== null`)
+		if c := apptest.Eval[string](t, admin, `document.querySelector("`+cardSel(appr.ID)+` .confirm-step").innerText`); !strings.Contains(c, "terraform_apply") || !strings.Contains(c, "approve") {
 			t.Fatalf("the confirmation:\n%s", c)
 		}
 		answerInPlace(t, admin, appr.ID, cardSel(appr.ID)+" .confirm-step button.confirm-yes")
@@ -302,10 +304,10 @@ func TestConsoleAnswersInPlace(t *testing.T) {
 
 	t.Run("a form's items in one submit", func(t *testing.T) {
 		openRow(t, admin, form.ID)
-		if n := eval[int](t, admin, `document.querySelector("`+cardSel(form.ID)+`").textContent.split("Which region?").length - 1`); n != 1 {
+		if n := apptest.Eval[int](t, admin, `document.querySelector("`+cardSel(form.ID)+`").textContent.split("Which region?").length - 1`); n != 1 {
 			t.Fatalf("the form lists its item %d times", n)
 		}
-		do(t, admin, chromedp.Click(chromedp.CSS(cardSel(form.ID)+" fieldset[data-item=region] input[value=eu]")),
+		apptest.Do(t, admin, chromedp.Click(chromedp.CSS(cardSel(form.ID)+" fieldset[data-item=region] input[value=eu]")),
 			chromedp.SendKeys(chromedp.ID("other-"+form.ID+"-size"), "large"))
 		rec := answerInPlace(t, admin, form.ID, cardSel(form.ID)+" button.send-all")
 		if !strings.Contains(rec, "eu-west-1") || !strings.Contains(rec, "large") {
@@ -318,7 +320,7 @@ func TestConsoleAnswersInPlace(t *testing.T) {
 
 	t.Run("a batch's calls in one submit", func(t *testing.T) {
 		openRow(t, admin, batch.ID)
-		do(t, admin, chromedp.Click(chromedp.CSS(cardSel(batch.ID)+" details.batch-each-fold summary")),
+		apptest.Do(t, admin, chromedp.Click(chromedp.CSS(cardSel(batch.ID)+" details.batch-each-fold summary")),
 			chromedp.Click(chromedp.CSS(cardSel(batch.ID)+` fieldset[data-call=toolu_1] input[value=approve]`)),
 			chromedp.Click(chromedp.CSS(cardSel(batch.ID)+` fieldset[data-call=toolu_3] input[value=deny]`)),
 			chromedp.SendKeys(chromedp.ID("each-reason-"+batch.ID+"-toolu_3"), "not the permissions"))
@@ -328,7 +330,7 @@ func TestConsoleAnswersInPlace(t *testing.T) {
 			t.Fatalf("after one submit: %s %+v", got.State, got.Answers)
 		}
 		// The row stays open for the call left undecided, one by one.
-		until(t, admin, `document.querySelector("`+cardSel(batch.ID)+` form.call-form[data-call=toolu_2] button.approve") !== null`)
+		apptest.Until(t, admin, `document.querySelector("`+cardSel(batch.ID)+` form.call-form[data-call=toolu_2] button.approve") !== null`)
 		answerInPlace(t, admin, batch.ID, cardSel(batch.ID)+` form.call-form[data-call=toolu_2] button.approve`)
 		if got := getQ(t, ops, batch.ID); got.State != core.StateAnswered {
 			t.Fatalf("after the last call: %s", got.State)
@@ -337,23 +339,23 @@ func TestConsoleAnswersInPlace(t *testing.T) {
 
 	t.Run("a draft in a row closed elsewhere is kept until dismissed", func(t *testing.T) {
 		openRow(t, admin, drafted.ID)
-		do(t, admin, chromedp.SendKeys(chromedp.ID("text-"+drafted.ID), "payments-gateway"))
+		apptest.Do(t, admin, chromedp.SendKeys(chromedp.ID("text-"+drafted.ID), "payments-gateway"))
 		if _, err := ops.Answer(t.Context(), drafted.ID, client.AnswerRequest{Answer: "ledger"}); err != nil {
 			t.Fatal(err)
 		}
 		waitCard(t, admin, drafted.ID, "answered")
-		box := eval[string](t, admin, `(function(){ var b = document.querySelector("`+cardSel(drafted.ID)+` .draft-box"); return b ? b.innerText : ""; })()`)
+		box := apptest.Eval[string](t, admin, `(function(){ var b = document.querySelector("`+cardSel(drafted.ID)+` .draft-box"); return b ? b.innerText : ""; })()`)
 		if !strings.Contains(box, "payments-gateway") || !strings.Contains(box, "not sent") {
 			t.Fatalf("the draft note: %q", box)
 		}
-		do(t, admin, chromedp.Click(chromedp.CSS(cardSel(drafted.ID)+" .draft-dismiss")))
-		until(t, admin, `document.querySelector("`+cardSel(drafted.ID)+` .draft-box") === null`)
+		apptest.Do(t, admin, chromedp.Click(chromedp.CSS(cardSel(drafted.ID)+" .draft-dismiss")))
+		apptest.Until(t, admin, `document.querySelector("`+cardSel(drafted.ID)+` .draft-box") === null`)
 	})
 
 	t.Run("an observer reads read only", func(t *testing.T) {
-		obs := br.tab(t, 1280, 900, false)
-		signIn(t, obs, m.URL, obsTok, "dash")
-		if !strings.Contains(eval[string](t, obs, `document.querySelector(".top .who").innerText`), "read only") {
+		obs := br.Tab(t, 1280, 900, false)
+		signIn(t, obs, m.URL, apptest.ObsTok, "dash")
+		if !strings.Contains(apptest.Eval[string](t, obs, `document.querySelector(".top .who").innerText`), "read only") {
 			t.Fatal("the observer's header does not say read only")
 		}
 	})
@@ -362,8 +364,8 @@ func TestConsoleAnswersInPlace(t *testing.T) {
 		q := ask(t, agent, client.AskRequest{Kind: core.KindDecision, Question: "Which cache size?", Options: []core.Option{
 			{ID: "s", Title: "Small", Writeup: "Cheap.", Recommended: true}, {ID: "l", Title: "Large", Writeup: "Fast."},
 		}})
-		phone := br.tab(t, 390, 844, true)
-		signIn(t, phone, m.URL, opTok, "ops")
+		phone := br.Tab(t, 390, 844, true)
+		signIn(t, phone, m.URL, apptest.OpTok, "ops")
 		waitCard(t, phone, q.ID, "open")
 		fitsWidth(t, phone, "the folded inbox", 390)
 		openRow(t, phone, q.ID)
@@ -379,8 +381,8 @@ func TestConsoleAnswersInPlace(t *testing.T) {
 			Options: []core.Option{{ID: "yes", Title: "Delete them", Writeup: "Frees 2 TB; they cannot be restored.", Recommended: true}, {ID: "no", Title: "Keep them", Writeup: "Costs more."}}})
 		waitCard(t, phone, hard.ID, "open")
 		openRow(t, phone, hard.ID)
-		do(t, phone, chromedp.Click(chromedp.CSS(cardSel(hard.ID)+" button[value=yes]")))
-		until(t, phone, `document.querySelector("`+cardSel(hard.ID)+` .confirm-step") !== null`)
+		apptest.Do(t, phone, chromedp.Click(chromedp.CSS(cardSel(hard.ID)+" button[value=yes]")))
+		apptest.Until(t, phone, `document.querySelector("`+cardSel(hard.ID)+` .confirm-step") !== null`)
 		fitsWidth(t, phone, "a confirmation in the inbox", 390)
 		answerInPlace(t, phone, hard.ID, cardSel(hard.ID)+" .confirm-step button.confirm-yes")
 		if res := getQ(t, ops, hard.ID).Resolution; res == nil || res.OptionID != "yes" {
@@ -388,14 +390,14 @@ func TestConsoleAnswersInPlace(t *testing.T) {
 		}
 
 		// The history: every value under its label, each date on one line.
-		goTo(t, phone, m.URL+"/q/"+string(q.ID))
-		until(t, phone, `document.querySelector(".history tbody tr") !== null`)
+		apptest.GoTo(t, phone, m.URL+"/q/"+string(q.ID))
+		apptest.Until(t, phone, `document.querySelector(".history tbody tr") !== null`)
 		fitsWidth(t, phone, "a question's history", 390)
-		label := eval[string](t, phone, `getComputedStyle(document.querySelector(".events td.when"), "::before").content`)
+		label := apptest.Eval[string](t, phone, `getComputedStyle(document.querySelector(".events td.when"), "::before").content`)
 		if !strings.Contains(label, "When") {
 			t.Fatalf("the date has no label at phone width: %s", label)
 		}
-		lines := eval[float64](t, phone, `(function(){ var td = document.querySelector(".events td.when"); return td.getBoundingClientRect().height / parseFloat(getComputedStyle(td).lineHeight); })()`)
+		lines := apptest.Eval[float64](t, phone, `(function(){ var td = document.querySelector(".events td.when"); return td.getBoundingClientRect().height / parseFloat(getComputedStyle(td).lineHeight); })()`)
 		if lines >= 2 {
 			t.Fatalf("a date wraps over %.1f lines", lines)
 		}

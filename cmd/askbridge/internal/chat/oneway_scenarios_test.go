@@ -1,4 +1,4 @@
-package app
+package chat
 
 import (
 	"encoding/base64"
@@ -17,6 +17,8 @@ import (
 	"github.com/askbridge/askbridge/adapters/email/emailfake"
 	"github.com/askbridge/askbridge/adapters/ntfy"
 	"github.com/askbridge/askbridge/adapters/ntfy/ntfyfake"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/card"
 )
@@ -49,9 +51,9 @@ type onewayDriver struct {
 	surface  core.Surface
 	smtp     *emailfake.Server
 	ntfy     *ntfyfake.Server
-	settings Settings
+	settings app.Settings
 	clock    core.Clock
-	main     *Main
+	main     *app.Main
 }
 
 func (d *onewayDriver) Surface() core.Surface { return d.surface }
@@ -84,18 +86,18 @@ func (d *onewayDriver) Start(t *testing.T, clock core.Clock) adaptertest.Program
 		d.ntfy = ntfyfake.Start(t, "")
 		env["NTFY_URL"] = d.ntfy.URL
 	}
-	s := fromEnv(t, env)
+	s := apptest.FromEnv(t, env)
 	a, b, m := d.Allowed(), d.Allowed2(), d.Stranger()
 	// Everyone is sent the question; the stranger may not decide.
-	d.settings = Settings{DataDir: t.TempDir(), Email: s.Email, Ntfy: s.Ntfy, PublicURL: s.PublicURL,
-		File: File{
-			Routes: map[string]RouteFile{"ops": {
+	d.settings = app.Settings{DataDir: t.TempDir(), Email: s.Email, Ntfy: s.Ntfy, PublicURL: s.PublicURL,
+		File: app.File{
+			Routes: map[string]app.RouteFile{"ops": {
 				Rooms:    []core.Room{{Surface: d.surface, ID: a.ID}, {Surface: d.surface, ID: b.ID}, {Surface: d.surface, ID: m.ID}},
 				Deciders: map[string][]string{string(d.surface): {a.ID, b.ID}, "api": {"ops"}},
 			}},
-			Policies: Policies{DowntimeThreshold: Duration(time.Hour)},
+			Policies: app.Policies{DowntimeThreshold: app.Duration(time.Hour)},
 		}}
-	addTeam(&d.settings.File, d.surface, a.ID, a, b)
+	apptest.AddTeam(&d.settings.File, d.surface, a.ID, a, b)
 	// On a one-way door each person is their own room: bob clicks his own
 	// copy, as nobody can act on another's.
 	team := d.settings.File.Routes[adaptertest.TeamRoute]
@@ -106,8 +108,8 @@ func (d *onewayDriver) Start(t *testing.T, clock core.Clock) adaptertest.Program
 
 func (d *onewayDriver) boot(t *testing.T) adaptertest.Program {
 	t.Helper()
-	d.main = startClock(t, d.settings, d.clock)
-	return adaptertest.Program{URL: d.main.URL, AgentToken: agentA, OperatorToken: opTok}
+	d.main = apptest.StartClock(t, d.settings, d.clock)
+	return adaptertest.Program{URL: d.main.URL, AgentToken: apptest.AgentA, OperatorToken: apptest.OpTok}
 }
 
 func (d *onewayDriver) Restart(t *testing.T, whileDown func()) adaptertest.Program {

@@ -1,9 +1,8 @@
-package app
+package chat
 
 import (
 	"encoding/json"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +13,8 @@ import (
 	"github.com/askbridge/askbridge/adapters/slack/slackfake"
 	"github.com/askbridge/askbridge/adapters/teams"
 	"github.com/askbridge/askbridge/adapters/teams/teamsfake"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/card"
 )
@@ -27,12 +28,6 @@ func TestTeamsScenarios(t *testing.T) {
 	adaptertest.Run(t, &teamsDriver{})
 }
 
-const (
-	tmAppID   = "00000000-0000-0000-0000-0000000000b0"
-	tmSecret  = "app-password~secret"
-	tmChannel = "19:ops0000000000000000000000000000@thread.tacv2"
-)
-
 var (
 	tmAlice   = teamsfake.User{ID: "29:1alice", AAD: "aaaaaaaa-1111-4111-8111-aaaaaaaaaaaa", Name: "Alice Ops"}
 	tmBob     = teamsfake.User{ID: "29:1bob", AAD: "bbbbbbbb-2222-4222-8222-bbbbbbbbbbbb", Name: "Bob Builder"}
@@ -42,43 +37,43 @@ var (
 // teamsDriver is Teams' side of the shared scenarios.
 type teamsDriver struct {
 	fake     *teamsfake.Server
-	settings Settings
+	settings app.Settings
 	clock    core.Clock
-	main     *Main
+	main     *app.Main
 }
 
 func (d *teamsDriver) Surface() core.Surface { return core.SurfaceTeams }
 
 func (d *teamsDriver) Start(t *testing.T, clock core.Clock) adaptertest.Program {
-	d.fake = teamsfake.Start(t, tmAppID, tmSecret)
+	d.fake = teamsfake.Start(t, apptest.TmAppID, apptest.TmSecret)
 	d.clock = clock
 	env := map[string]string{
-		"TEAMS_APP_ID": tmAppID, "TEAMS_APP_PASSWORD": tmSecret, "TEAMS_TENANT_ID": teamsfake.Tenant,
+		"TEAMS_APP_ID": apptest.TmAppID, "TEAMS_APP_PASSWORD": apptest.TmSecret, "TEAMS_TENANT_ID": teamsfake.Tenant,
 		"TEAMS_SERVICE_URL": d.fake.URL(), "TEAMS_TOKEN_URL": d.fake.TokenURL(), "TEAMS_OPENID_URL": d.fake.OpenIDURL(),
 	}
-	d.settings = Settings{
+	d.settings = app.Settings{
 		DataDir: t.TempDir(),
-		Teams:   fromEnv(t, env).Teams,
-		File: File{
-			Routes: map[string]RouteFile{"ops": {
-				Rooms: []core.Room{{Surface: core.SurfaceTeams, ID: tmChannel}},
+		Teams:   apptest.FromEnv(t, env).Teams,
+		File: app.File{
+			Routes: map[string]app.RouteFile{"ops": {
+				Rooms: []core.Room{{Surface: core.SurfaceTeams, ID: apptest.TmChannel}},
 				Deciders: map[string][]string{
 					"teams": {tmAlice.AAD, tmBob.AAD},
 					"api":   {"ops"},
 				},
 			}},
-			Policies: Policies{DowntimeThreshold: Duration(time.Hour)},
+			Policies: app.Policies{DowntimeThreshold: app.Duration(time.Hour)},
 		},
 	}
-	addTeam(&d.settings.File, core.SurfaceTeams, tmChannel, d.Allowed(), d.Allowed2())
+	apptest.AddTeam(&d.settings.File, core.SurfaceTeams, apptest.TmChannel, d.Allowed(), d.Allowed2())
 	return d.boot(t)
 }
 
 func (d *teamsDriver) boot(t *testing.T) adaptertest.Program {
 	t.Helper()
-	d.main = startClock(t, d.settings, d.clock)
+	d.main = apptest.StartClock(t, d.settings, d.clock)
 	d.fake.SetTarget(d.main.URL + teams.MessagesPath)
-	return adaptertest.Program{URL: d.main.URL, AgentToken: agentA, OperatorToken: opTok}
+	return adaptertest.Program{URL: d.main.URL, AgentToken: apptest.AgentA, OperatorToken: apptest.OpTok}
 }
 
 func (d *teamsDriver) Restart(t *testing.T, whileDown func()) adaptertest.Program {
@@ -167,7 +162,7 @@ func tmCard(room string, m teamsfake.Message) adaptertest.Card {
 
 func (d *teamsDriver) Card(t *testing.T, id core.QuestionID, cond func(adaptertest.Card) bool) adaptertest.Card {
 	t.Helper()
-	return d.cardIn(t, tmChannel, id, cond)
+	return d.cardIn(t, apptest.TmChannel, id, cond)
 }
 
 // DM is the card in the bot's personal chat with u.
@@ -176,7 +171,7 @@ func (d *teamsDriver) DM(t *testing.T, u adaptertest.User, id core.QuestionID, c
 	return d.cardIn(t, core.DMRoom(u.ID), id, cond)
 }
 
-// cardIn waits for the card of question id recorded in room (a channel,
+// CardIn waits for the card of question id recorded in room (a channel,
 // or a person's DM room) to satisfy cond. A card counts once recorded,
 // as a person sees it only after it is posted.
 func (d *teamsDriver) cardIn(t *testing.T, room string, id core.QuestionID, cond func(adaptertest.Card) bool) adaptertest.Card {
@@ -222,7 +217,7 @@ func (d *teamsDriver) message(t *testing.T, c adaptertest.Card) teamsfake.Messag
 }
 
 // data is what a click on b sends: its data, with text in its input.
-// start is the input's initial value.
+// Start is the input's initial value.
 func (d *teamsDriver) data(t *testing.T, m teamsfake.Message, b adaptertest.Button, text string) (data map[string]any, start string) {
 	t.Helper()
 	_, all, inputs := tmActions(m.Card)
@@ -328,7 +323,7 @@ func (d *teamsDriver) Posts(t *testing.T, cond func([]adaptertest.Post) bool) []
 	ok := d.fake.Wait(20*time.Second, func() bool {
 		posts = posts[:0]
 		for _, m := range d.fake.Messages() {
-			if m.Channel != tmChannel {
+			if m.Channel != apptest.TmChannel {
 				continue
 			}
 			switch {
@@ -346,87 +341,36 @@ func (d *teamsDriver) Posts(t *testing.T, cond func([]adaptertest.Post) bool) []
 	return posts
 }
 
-// TestTeamsSettings: each missing or malformed variable is named.
-func TestTeamsSettings(t *testing.T) {
-	for _, c := range []struct {
-		env  map[string]string
-		want string
-	}{
-		{map[string]string{"TEAMS_APP_PASSWORD": tmSecret}, "TEAMS_APP_ID"},
-		{map[string]string{"TEAMS_APP_ID": tmAppID, "TEAMS_TENANT_ID": teamsfake.Tenant}, "TEAMS_APP_PASSWORD"},
-		{map[string]string{"TEAMS_APP_ID": tmAppID, "TEAMS_APP_PASSWORD": tmSecret}, "TEAMS_TENANT_ID"},
-		{map[string]string{"TEAMS_APP_ID": tmAppID, "TEAMS_APP_PASSWORD": tmSecret, "TEAMS_TENANT_ID": teamsfake.Tenant,
-			"TEAMS_SERVICE_URL": "smba.example/teams"}, "TEAMS_SERVICE_URL"},
-	} {
-		_, err := LoadSettings(func(k string) string { return c.env[k] })
-		if err == nil || !strings.HasPrefix(err.Error(), c.want+":") {
-			t.Errorf("%v: %v; want an error naming %s", c.env, err, c.want)
-		}
-		if err != nil && strings.Contains(err.Error(), tmSecret) {
-			t.Errorf("the error shows the password: %v", err)
-		}
-	}
-}
-
-// TestREADMETeamsConfigLoads keeps the Teams example honest: it loads,
-// core takes it, and the person is known on Teams by their object id.
-func TestREADMETeamsConfigLoads(t *testing.T) {
-	raw, err := os.ReadFile("../../../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rest, ok := strings.Cut(string(raw), "\n### Microsoft Teams\n")
-	_, rest, ok2 := strings.Cut(rest, "```yaml\n")
-	example, _, ok3 := strings.Cut(rest, "```")
-	if !ok || !ok2 || !ok3 {
-		t.Fatal("the README has no Teams example")
-	}
-	f, err := parseFile([]byte(example), func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	rooms := f.Routes["ops"].Rooms
-	if len(rooms) != 1 || rooms[0].Surface != core.SurfaceTeams || !strings.HasSuffix(rooms[0].ID, "@thread.tacv2") {
-		t.Fatalf("rooms %+v", rooms)
-	}
-	if p := f.People["erin"].person(); len(p.IDs[core.SurfaceTeams]) != 1 || !p.DM {
-		t.Fatalf("person %+v", p)
-	}
-	if _, err := core.New(nil, Settings{File: f}.coreConfig([]byte("key of sixteen bytes")), nil); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestTeamsApprovalClosesEveryCopy is the issue's Teams case: one program
 // with Teams and Slack on; a question posted in a Teams channel and a
 // Slack channel; one person approves on Teams; the agent wakes, both
 // cards show the outcome, and a late click on Slack is told who closed
 // it.
 func TestTeamsApprovalClosesEveryCopy(t *testing.T) {
-	sd := &slackDriver{fake: slackfake.New()}
-	t.Cleanup(sd.fake.Close)
-	sd.fake.AddUser(slackfake.User{ID: slackAlice.ID, Name: slackAlice.Name})
-	td := &teamsDriver{fake: teamsfake.Start(t, tmAppID, tmSecret)}
+	sd := &apptest.SlackDriver{Fake: slackfake.New()}
+	t.Cleanup(sd.Fake.Close)
+	sd.Fake.AddUser(slackfake.User{ID: apptest.SlackAlice.ID, Name: apptest.SlackAlice.Name})
+	td := &teamsDriver{fake: teamsfake.Start(t, apptest.TmAppID, apptest.TmSecret)}
 	env := map[string]string{
-		"SLACK_BOT_TOKEN": "xoxb-test-bot-token", "SLACK_SIGNING_SECRET": slackSecret, "SLACK_API_URL": sd.fake.APIURL(),
-		"TEAMS_APP_ID": tmAppID, "TEAMS_APP_PASSWORD": tmSecret, "TEAMS_TENANT_ID": teamsfake.Tenant,
+		"SLACK_BOT_TOKEN": "xoxb-test-bot-token", "SLACK_SIGNING_SECRET": apptest.SlackSecret, "SLACK_API_URL": sd.Fake.APIURL(),
+		"TEAMS_APP_ID": apptest.TmAppID, "TEAMS_APP_PASSWORD": apptest.TmSecret, "TEAMS_TENANT_ID": teamsfake.Tenant,
 		"TEAMS_SERVICE_URL": td.fake.URL(), "TEAMS_TOKEN_URL": td.fake.TokenURL(), "TEAMS_OPENID_URL": td.fake.OpenIDURL(),
 	}
-	loaded := fromEnv(t, env)
-	s := Settings{DataDir: t.TempDir(), Slack: loaded.Slack, Teams: loaded.Teams, File: File{
-		People: map[string]PersonFile{
-			"alice": {Name: adaptertest.TeamAlice, Slack: slackAlice.ID},
+	loaded := apptest.FromEnv(t, env)
+	s := app.Settings{DataDir: t.TempDir(), Slack: loaded.Slack, Teams: loaded.Teams, File: app.File{
+		People: map[string]app.PersonFile{
+			"alice": {Name: adaptertest.TeamAlice, Slack: apptest.SlackAlice.ID},
 			"erin":  {Name: "Erin Configured", Teams: tmBob.AAD},
 		},
-		Routes: map[string]RouteFile{"pair": {
-			Rooms:  []core.Room{{Surface: core.SurfaceTeams, ID: tmChannel}, {Surface: core.SurfaceSlack, ID: slackRoom}},
+		Routes: map[string]app.RouteFile{"pair": {
+			Rooms:  []core.Room{{Surface: core.SurfaceTeams, ID: apptest.TmChannel}, {Surface: core.SurfaceSlack, ID: apptest.SlackRoom}},
 			People: []string{"person:alice", "person:erin"},
 		}},
 	}}
-	m := start(t, s)
-	sd.m, td.main = m, m
+	m := apptest.Start(t, s)
+	sd.Main, td.main = m, m
 	td.fake.SetTarget(m.URL + teams.MessagesPath)
-	agent := client.New(m.URL, agentA)
+	agent := client.New(m.URL, apptest.AgentA)
 	q, err := agent.Ask(t.Context(), client.AskRequest{Kind: core.KindApproval, Question: "Rotate the root keys?", Route: "pair",
 		Reversibility: core.HardToReverse, RunID: "run-1", ToolCallID: "toolu_keys", Tool: "kms.rotate", Arguments: []byte(`{"key":"root"}`)})
 	if err != nil {
@@ -459,7 +403,7 @@ func TestTeamsApprovalClosesEveryCopy(t *testing.T) {
 	}
 	td.Card(t, q.ID, closed)
 	sd.Card(t, q.ID, closed)
-	if note := sd.Click(t, slackAlice, slackCard, approve(slackCard)); !strings.Contains(note, "Erin Configured") {
+	if note := sd.Click(t, apptest.SlackAlice, slackCard, approve(slackCard)); !strings.Contains(note, "Erin Configured") {
 		t.Fatalf("a late click on Slack was told %q", note)
 	}
 }

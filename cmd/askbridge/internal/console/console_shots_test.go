@@ -1,4 +1,4 @@
-package app
+package console
 
 import (
 	"bytes"
@@ -11,16 +11,18 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core"
 )
 
 // TestConsoleScreenshots renders the inbox on a desktop and a phone, and a
 // question's history, and keeps them under testdata with -update.
 func TestConsoleScreenshots(t *testing.T) {
-	m := start(t, Settings{})
-	agent := client.New(m.URL, agentA)
-	ops := client.New(m.URL, opTok)
-	br := newChrome(t)
+	m := apptest.Start(t, app.Settings{})
+	agent := client.New(m.URL, apptest.AgentA)
+	ops := client.New(m.URL, apptest.OpTok)
+	br := apptest.NewChrome(t)
 
 	dec := ask(t, agent, client.AskRequest{Kind: core.KindDecision, Question: "Which message queue should the order service use?",
 		Reversibility: core.HardToReverse, Context: "Peak load is 2k orders a minute; the team runs no Kafka today.",
@@ -51,24 +53,24 @@ func TestConsoleScreenshots(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, text := range []string{"Should the nightly export skip archived projects?", "Which Go version should the build image pin?"} {
-		ask(t, client.New(m.URL, agentB), client.AskRequest{Kind: core.KindClarification, Question: text})
+		ask(t, client.New(m.URL, apptest.AgentB), client.AskRequest{Kind: core.KindClarification, Question: text})
 	}
 
 	// The inbox as a list; then its first row open, asking to confirm
 	// its hard-to-reverse choice. to answer, and the same row
 	// asking to confirm its hard-to-reverse choice.
-	desk := br.tab(t, 1280, 1000, false)
+	desk := br.Tab(t, 1280, 1000, false)
 	signIn(t, desk, m.URL, m.AdminToken, "admin")
 	waitCard(t, desk, batch.ID, "open")
 	shot(t, desk, "inbox-desktop.png", 1280)
 	openRow(t, desk, dec.ID)
-	do(t, desk, chromedp.SendKeys(chromedp.ID("note-"+dec.ID), "start small; revisit at 5k a minute"),
+	apptest.Do(t, desk, chromedp.SendKeys(chromedp.ID("note-"+dec.ID), "start small; revisit at 5k a minute"),
 		chromedp.Click(chromedp.CSS(cardSel(dec.ID)+" button[value=sqs]")))
-	until(t, desk, `document.querySelector("`+cardSel(dec.ID)+` .confirm-step") !== null`)
+	apptest.Until(t, desk, `document.querySelector("`+cardSel(dec.ID)+` .confirm-step") !== null`)
 	shot(t, desk, "inbox-confirm.png", 1280)
 
-	phone := br.tab(t, 390, 844, true)
-	signIn(t, phone, m.URL, opTok, "ops")
+	phone := br.Tab(t, 390, 844, true)
+	signIn(t, phone, m.URL, apptest.OpTok, "ops")
 	shot(t, phone, "inbox-phone.png", 780)
 
 	if _, err := ops.Answer(t.Context(), appr.ID, client.AnswerRequest{ChosenOptionID: core.ApproveOption, Answer: "the dry run was clean"}); err != nil {
@@ -78,17 +80,17 @@ func TestConsoleScreenshots(t *testing.T) {
 	if _, err := ops.Answer(t.Context(), appr.ID, client.AnswerRequest{ChosenOptionID: core.DenyOption}); err == nil {
 		t.Fatal("a second answer was accepted")
 	}
-	tall := br.tab(t, 1280, 1700, false)
+	tall := br.Tab(t, 1280, 1700, false)
 	signIn(t, tall, m.URL, m.AdminToken, "admin")
 	desk = tall
-	goTo(t, desk, m.URL+"/q/"+string(appr.ID))
-	until(t, desk, `document.querySelector(".history tbody tr") !== null && document.querySelector(".resume") !== null`)
+	apptest.GoTo(t, desk, m.URL+"/q/"+string(appr.ID))
+	apptest.Until(t, desk, `document.querySelector(".history tbody tr") !== null && document.querySelector(".resume") !== null`)
 	shot(t, desk, "history.png", 1280)
 
 	// The history at phone width: each event a block of labelled values.
-	goTo(t, phone, m.URL+"/q/"+string(appr.ID))
-	until(t, phone, `document.querySelector(".history tbody tr") !== null`)
-	do(t, phone, chromedp.ScrollIntoView(".history"))
+	apptest.GoTo(t, phone, m.URL+"/q/"+string(appr.ID))
+	apptest.Until(t, phone, `document.querySelector(".history tbody tr") !== null`)
+	apptest.Do(t, phone, chromedp.ScrollIntoView(".history"))
 	shot(t, phone, "history-phone.png", 780)
 }
 
@@ -108,7 +110,7 @@ func shot(t *testing.T, ctx context.Context, name string, width int) {
 		t.Fatalf("%s is %dpx wide, want %d", name, w, width)
 	}
 	path := filepath.Join(shotDir, name)
-	if *updateShots {
+	if *apptest.UpdateShots {
 		if err := os.MkdirAll(shotDir, 0o755); err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package app
+package chat
 
 import (
 	"bytes"
@@ -20,6 +20,8 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/slack/slackfake"
 	"github.com/askbridge/askbridge/adapters/slack/slackpreview"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core/card"
 )
 
@@ -35,19 +37,19 @@ const slackShot = "../../../../adapters/slack/testdata/screenshots/bash-prompt-c
 // chromium and captured. With -update the picture is written; without, the
 // blocks and the drawn page are checked, and the picture must be there.
 func TestSlackBashPromptCard(t *testing.T) {
-	b := startBridge(t)
-	raw, err := os.ReadFile(filepath.Join(hookTestdata, "claude-code/permission-request.bash.json"))
+	b := apptest.StartBridge(t)
+	raw, err := os.ReadFile(filepath.Join(apptest.HookTestdata, "claude-code/permission-request.bash.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The fixture goes in untouched (startHook would make its session the
 	// test's name, which the card shows as the run).
-	hookAsSent(t, b.m, raw)
+	hookAsSent(t, b.Main, raw)
 
 	var posted slackfake.Message
-	if !b.slack.fake.WaitFor(slackWait, func() bool {
-		for _, m := range b.slack.fake.Messages() {
-			if _, ok := slackCardOf(m); ok {
+	if !b.Slack.Fake.WaitFor(apptest.SlackWait, func() bool {
+		for _, m := range b.Slack.Fake.Messages() {
+			if _, ok := apptest.SlackCardOf(m); ok {
 				posted = m
 				return true
 			}
@@ -56,8 +58,8 @@ func TestSlackBashPromptCard(t *testing.T) {
 	}) {
 		t.Fatal("no card was posted for the prompt")
 	}
-	if posted.Channel != slackRoom || posted.Edits != 0 {
-		t.Fatalf("the card was posted in %s (want %s) and edited %d times: not the card as first posted", posted.Channel, slackRoom, posted.Edits)
+	if posted.Channel != apptest.SlackRoom || posted.Edits != 0 {
+		t.Fatalf("the card was posted in %s (want %s) and edited %d times: not the card as first posted", posted.Channel, apptest.SlackRoom, posted.Edits)
 	}
 	checkBashCardBlocks(t, posted.Blocks)
 
@@ -75,10 +77,10 @@ func TestSlackBashPromptCard(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 
-	tab := newChrome(t).tab(t, 720, 800, false)
-	goTo(t, tab, srv.URL)
-	until(t, tab, `document.fonts.status === "loaded"`)
-	drawn := eval[string](t, tab, `(function(){
+	tab := apptest.NewChrome(t).Tab(t, 720, 800, false)
+	apptest.GoTo(t, tab, srv.URL)
+	apptest.Until(t, tab, `document.fonts.status === "loaded"`)
+	drawn := apptest.Eval[string](t, tab, `(function(){
 		var out = [];
 		out.push("sender=" + document.querySelector(".message .sender").textContent);
 		out.push("text=" + document.querySelector(".message .blocks").innerText);
@@ -115,7 +117,7 @@ func keepShot(t *testing.T, tab context.Context, path, test string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if *updateShots {
+	if *apptest.UpdateShots {
 		checkShot(t, "the capture", buf)
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
@@ -187,7 +189,7 @@ func checkShot(t *testing.T, name string, buf []byte) {
 
 // hookAsSent runs `askbridge hook --host claude-code` as a host does, with
 // raw on stdin exactly as given; the process is killed when the test ends.
-func hookAsSent(t *testing.T, m *Main, raw []byte) {
+func hookAsSent(t *testing.T, m *app.Main, raw []byte) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "hook", "--host", "claude-code")
 	for _, kv := range os.Environ() {
@@ -195,7 +197,7 @@ func hookAsSent(t *testing.T, m *Main, raw []byte) {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	cmd.Env = append(cmd.Env, asProgram+"=1", "ASKBRIDGE_URL="+m.URL, "ASKBRIDGE_TOKEN="+agentA)
+	cmd.Env = append(cmd.Env, apptest.AsProgram+"=1", "ASKBRIDGE_URL="+m.URL, "ASKBRIDGE_TOKEN="+apptest.AgentA)
 	cmd.Stdin = bytes.NewReader(raw)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -1,4 +1,4 @@
-package app
+package console
 
 import (
 	"context"
@@ -17,6 +17,8 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/console/oidcfake"
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core"
 )
 
@@ -25,7 +27,7 @@ import (
 // must be known before the program listens, so the browser reaches the
 // program through a proxy whose address is taken first.
 type historyProgram struct {
-	*Main
+	*app.Main
 	base string // where browsers reach the console
 	idp  *oidcfake.Provider
 }
@@ -43,21 +45,21 @@ func startHistoryProgram(t *testing.T) *historyProgram {
 		FlushInterval: -1, // the event stream goes through as it is written
 	})
 	t.Cleanup(proxy.Close)
-	s := Settings{File: File{
-		People: map[string]PersonFile{
+	s := app.Settings{File: app.File{
+		People: map[string]app.PersonFile{
 			"alice": {Name: "Alice Example", Email: "alice@example.com"},
 			"bob":   {Name: "Bob", Email: "bob@example.com"},
 			"carol": {Name: "Carol", Email: "carol@example.com"},
 		},
 		Groups: map[string][]string{"oncall": {"bob", "carol"}},
-		Routes: map[string]RouteFile{
+		Routes: map[string]app.RouteFile{
 			core.DefaultRoute: {Deciders: map[string][]string{"api": {"*"}, "console": {"*"}}},
 			"infra":           {People: []string{"person:alice", "group:oncall"}, Quorum: 2},
 		},
-		OIDC: &OIDCFile{Issuer: idp.URL, ClientID: idp.ClientID, ClientSecret: Secret(idp.ClientSecret),
+		OIDC: &app.OIDCFile{Issuer: idp.URL, ClientID: idp.ClientID, ClientSecret: app.Secret(idp.ClientSecret),
 			RedirectURL: proxy.URL + "/oidc/callback", Roles: map[string]string{"sre": "operator"}, Label: "Sign in with Example SSO"},
 	}}
-	m := start(t, s)
+	m := apptest.Start(t, s)
 	u, _ := url.Parse(m.URL)
 	target.Store(u)
 	return &historyProgram{Main: m, base: proxy.URL, idp: idp}
@@ -67,10 +69,10 @@ func startHistoryProgram(t *testing.T) *historyProgram {
 // sign-in page's button, and waits for the page it asked for.
 func signInSSO(t *testing.T, ctx context.Context, base, next string) {
 	t.Helper()
-	goTo(t, ctx, base+next)
-	until(t, ctx, `document.getElementById("sso") !== null`)
-	do(t, ctx, chromedp.Click(chromedp.ID("sso")))
-	until(t, ctx, `location.pathname === `+fmt.Sprintf("%q", next)+` && document.querySelector(".top .who") !== null`)
+	apptest.GoTo(t, ctx, base+next)
+	apptest.Until(t, ctx, `document.getElementById("sso") !== null`)
+	apptest.Do(t, ctx, chromedp.Click(chromedp.ID("sso")))
+	apptest.Until(t, ctx, `location.pathname === `+fmt.Sprintf("%q", next)+` && document.querySelector(".top .who") !== null`)
 }
 
 // TestConsoleHistoryInABrowser: an operator signs in through the
@@ -81,9 +83,9 @@ func signInSSO(t *testing.T, ctx context.Context, base, next string) {
 func TestConsoleHistoryInABrowser(t *testing.T) {
 	loadAxe(t)
 	p := startHistoryProgram(t)
-	agent := client.New(p.URL, agentA)
-	ops := client.New(p.URL, opTok)
-	br := newChrome(t)
+	agent := client.New(p.URL, apptest.AgentA)
+	ops := client.New(p.URL, apptest.OpTok)
+	br := apptest.NewChrome(t)
 
 	// Last week: a terraform apply approved, a bucket's removal denied,
 	// a question a spreadsheet would run, and a few plain ones.
@@ -110,14 +112,14 @@ func TestConsoleHistoryInABrowser(t *testing.T) {
 		Reversibility: core.HardToReverse, Tool: "shell", Arguments: []byte(`{"command":"systemctl restart postgresql"}`)})
 
 	p.idp.SignInAs(map[string]any{"email": "alice@example.com", "email_verified": true, "groups": []string{"staff", "sre"}})
-	desk := br.tab(t, 1280, 900, false)
+	desk := br.Tab(t, 1280, 900, false)
 
 	t.Run("sign in through the identity provider", func(t *testing.T) {
-		goTo(t, desk, p.base+"/")
-		until(t, desk, `document.getElementById("sso") !== null`)
+		apptest.GoTo(t, desk, p.base+"/")
+		apptest.Until(t, desk, `document.getElementById("sso") !== null`)
 		audit(t, desk, "the sign-in page with the company's sign-in")
 		signInSSO(t, desk, p.base, "/people")
-		if who := eval[string](t, desk, `document.querySelector(".top .who").innerText`); !strings.Contains(who, "oidc:alice") || !strings.Contains(who, "operator") {
+		if who := apptest.Eval[string](t, desk, `document.querySelector(".top .who").innerText`); !strings.Contains(who, "oidc:alice") || !strings.Contains(who, "operator") {
 			t.Fatalf("signed in as %q", who)
 		}
 		res, err := chromedp.Call(desk, network.GetCookies, network.GetCookiesParams{URLs: []string{p.base + "/"}})
@@ -150,14 +152,14 @@ func TestConsoleHistoryInABrowser(t *testing.T) {
 	})
 
 	t.Run("who an open question waits on", func(t *testing.T) {
-		goTo(t, desk, p.base+"/people")
-		until(t, desk, `document.querySelector("[data-person=bob]") !== null`)
-		alice := eval[string](t, desk, `document.querySelector("[data-person=alice]").innerText`)
-		bob := eval[string](t, desk, `document.querySelector("[data-person=bob]").innerText`)
+		apptest.GoTo(t, desk, p.base+"/people")
+		apptest.Until(t, desk, `document.querySelector("[data-person=bob]") !== null`)
+		alice := apptest.Eval[string](t, desk, `document.querySelector("[data-person=alice]").innerText`)
+		bob := apptest.Eval[string](t, desk, `document.querySelector("[data-person=bob]").innerText`)
 		if strings.Contains(alice, "Restart the primary") || !strings.Contains(bob, "Restart the primary") || !strings.Contains(bob, "1 of 2 approvals") {
 			t.Fatalf("Alice voted; Bob has not:\nalice: %s\nbob: %s", alice, bob)
 		}
-		if r := eval[string](t, desk, `document.querySelector("[data-route=infra]").innerText`); !strings.Contains(r, "person:alice, group:oncall") || !strings.Contains(r, "1 open") {
+		if r := apptest.Eval[string](t, desk, `document.querySelector("[data-route=infra]").innerText`); !strings.Contains(r, "person:alice, group:oncall") || !strings.Contains(r, "1 open") {
 			t.Fatalf("the infra route:\n%s", r)
 		}
 		audit(t, desk, "/people")
@@ -165,18 +167,18 @@ func TestConsoleHistoryInABrowser(t *testing.T) {
 	})
 
 	t.Run("find last week's terraform apply and export the list", func(t *testing.T) {
-		goTo(t, desk, p.base+"/closed")
-		until(t, desk, `document.querySelector(".closed-row") !== null`)
-		if n := eval[int](t, desk, `document.querySelectorAll(".closed-row").length`); n != 7 {
+		apptest.GoTo(t, desk, p.base+"/closed")
+		apptest.Until(t, desk, `document.querySelector(".closed-row") !== null`)
+		if n := apptest.Eval[int](t, desk, `document.querySelectorAll(".closed-row").length`); n != 7 {
 			t.Fatalf("%d closed rows, want 7", n)
 		}
-		do(t, desk, chromedp.SendKeys(chromedp.CSS(`#search input[name=q]`), "terraform apply"),
+		apptest.Do(t, desk, chromedp.SendKeys(chromedp.CSS(`#search input[name=q]`), "terraform apply"),
 			chromedp.SetValue(chromedp.CSS(`#search select[name=outcome]`), "approved"))
 		if status := submit(t, desk, `#search button[type=submit]`); status != http.StatusOK {
 			t.Fatalf("search: %d", status)
 		}
-		until(t, desk, `document.querySelectorAll(".closed-row").length === 1`)
-		if id := eval[string](t, desk, `document.querySelector(".closed-row").getAttribute("data-qid")`); id != string(tf.ID) {
+		apptest.Until(t, desk, `document.querySelectorAll(".closed-row").length === 1`)
+		if id := apptest.Eval[string](t, desk, `document.querySelector(".closed-row").getAttribute("data-qid")`); id != string(tf.ID) {
 			t.Fatalf("found %s, want %s", id, tf.ID)
 		}
 		audit(t, desk, "/closed")
@@ -195,25 +197,25 @@ func TestConsoleHistoryInABrowser(t *testing.T) {
 			t.Fatalf("the formula was not defused:\n%s", all)
 		}
 		// The row leads to the question's page and its history.
-		do(t, desk, chromedp.Click(chromedp.CSS(`.closed-row a`)))
-		until(t, desk, fmt.Sprintf(`location.pathname === "/q/%s" && document.querySelector(".history tbody tr") !== null`, tf.ID))
+		apptest.Do(t, desk, chromedp.Click(chromedp.CSS(`.closed-row a`)))
+		apptest.Until(t, desk, fmt.Sprintf(`location.pathname === "/q/%s" && document.querySelector(".history tbody tr") !== null`, tf.ID))
 	})
 
 	t.Run("at phone width", func(t *testing.T) {
-		phone := br.tab(t, 390, 844, true)
-		goTo(t, phone, p.base+"/")
-		until(t, phone, `document.getElementById("sso") !== null`)
+		phone := br.Tab(t, 390, 844, true)
+		apptest.GoTo(t, phone, p.base+"/")
+		apptest.Until(t, phone, `document.getElementById("sso") !== null`)
 		fitsWidth(t, phone, "the sign-in page", 390)
 		signInSSO(t, phone, p.base, "/closed")
-		until(t, phone, `document.querySelectorAll(".closed-row").length === 7`)
+		apptest.Until(t, phone, `document.querySelectorAll(".closed-row").length === 7`)
 		fitsWidth(t, phone, "/closed", 390)
 		// Each cell keeps its column's name on a phone.
-		if label := eval[string](t, phone, `getComputedStyle(document.querySelector(".closed-row td"), "::before").content`); label != `"Closed"` {
+		if label := apptest.Eval[string](t, phone, `getComputedStyle(document.querySelector(".closed-row td"), "::before").content`); label != `"Closed"` {
 			t.Fatalf("a cell's label on a phone: %s", label)
 		}
 		shot(t, phone, "closed-phone.png", 780)
-		goTo(t, phone, p.base+"/people")
-		until(t, phone, `document.querySelector("[data-route=infra]") !== null`)
+		apptest.GoTo(t, phone, p.base+"/people")
+		apptest.Until(t, phone, `document.querySelector("[data-route=infra]") !== null`)
 		fitsWidth(t, phone, "/people", 390)
 	})
 }
@@ -222,7 +224,7 @@ func TestConsoleHistoryInABrowser(t *testing.T) {
 // what it resolves to.
 func awaited[T any](t *testing.T, ctx context.Context, expr string) T {
 	t.Helper()
-	c, cancel := context.WithTimeout(ctx, waitBound)
+	c, cancel := context.WithTimeout(ctx, apptest.WaitBound)
 	defer cancel()
 	v, err := chromedp.Run(c, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
 	if err != nil {

@@ -147,7 +147,7 @@
 // homes and its rows to kind_test.go's table (TestEveryKindHasAHome
 // fails until every rule is written); core/card keeps its card in a
 // table of its own (core/card's kinds.go), which its test checks
-// against [Shapes], and cmd/askbridge's fence property test asks one of
+// against [Shapes], and cmd/askbridge/internal/app's fence property test asks one of
 // every Shape. Nothing of a store changes.
 //
 // Features layered on kinds plug in at one place each: a quorum is a

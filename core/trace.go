@@ -16,7 +16,7 @@ import (
 // core makes its spans itself with the OpenTelemetry API: the trace and
 // propagation packages, which are interfaces and value types with no
 // exporter, no I/O and no goroutine of their own. The program installs
-// the SDK that exports them (cmd/askbridge/otel.go, SetTracing); without
+// the SDK that exports them (cmd/askbridge/internal/app/otel.go, SetTracing); without
 // it every helper here returns at once and nothing is stored. The spans
 // are made here rather than behind the Observer hooks because two of them
 // must be live while the work happens: the ask's span context is what the

@@ -7,7 +7,7 @@
 //
 // It lives under core/ because it is core's runtime, not a door: it
 // imports core and nothing else of ours, and core never imports it
-// (cmd/askbridge's TestImportsPointInwards keeps both). The split is
+// (cmd/askbridge/internal/app's TestImportsPointInwards keeps both). The split is
 // between deciding and timing. core decides: what one delivery does
 // ([core.Service.DeliverOne]: a card recorded under the same key is not
 // posted again), what a dropped delivery records

@@ -1,0 +1,176 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/askbridge/askbridge/core"
+	auditlog "github.com/askbridge/askbridge/core/audit"
+	"github.com/askbridge/askbridge/store/bolt"
+	redisstore "github.com/askbridge/askbridge/store/redis"
+)
+
+// auditKeyFile is where serve keeps the audit key it made, in the data
+// directory, when ASKBRIDGE_AUDIT_KEY is not set.
+const auditKeyFile = "audit.key"
+
+// auditKey is the key the event log is chained under: ASKBRIDGE_AUDIT_KEY,
+// or the one kept in the data directory. serve makes that one on first
+// use (create); verify only reads it, since a key made now could verify
+// nothing. Every replica on one Redis must share it, as they share the
+// actor key.
+func (s *Settings) auditKey(create bool) (auditlog.Key, error) {
+	if k := s.AuditKey.Reveal(); k != "" {
+		return auditlog.Key(k), nil
+	}
+	path := filepath.Join(s.DataDir, auditKeyFile)
+	if create {
+		k, _, err := readOrCreateSecret(path)
+		return auditlog.Key(k), err
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no audit key: set ASKBRIDGE_AUDIT_KEY, or ASKBRIDGE_DATA_DIR to the directory serve keeps %s in", auditKeyFile)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return auditlog.Key(strings.TrimSpace(string(b))), nil
+}
+
+// cmdAudit is "askbridge audit verify [FILE...]": it walks the event log,
+// from the files given (NDJSON exports, read as one log in the order
+// given) or else through the store serve is configured with, checks its
+// audit chain, and reports the first broken link with its seq. Exit 0:
+// the chain holds; 1: it is broken (or could not be read); 2: usage.
+func cmdAudit(ctx context.Context, args []string, getenv func(string) string, _ io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] != "verify" {
+		fmt.Fprintln(stderr, "usage: askbridge audit verify [--json] [FILE...]")
+		return exitUsage
+	}
+	fs := newFlags("audit verify", stderr, "[--json] [FILE...]\n\nChecks the event log's audit chain: the NDJSON exports given (GET /v1/audit/export, oldest first),\nor else the log in the store askbridge serve is configured with (on the embedded store, while serve is stopped).")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	if err := fs.Parse(args[1:]); err != nil {
+		return exitUsage
+	}
+	settings, err := LoadSettings(getenv)
+	if err != nil {
+		fmt.Fprintln(stderr, "askbridge:", err)
+		return exitUsage
+	}
+	key, err := settings.auditKey(false)
+	if err != nil {
+		fmt.Fprintln(stderr, "askbridge audit verify:", err)
+		return exitError
+	}
+	var (
+		walk auditlog.Walk
+		opt  auditlog.Options
+	)
+	if files := fs.Args(); len(files) > 0 {
+		// An export taken with since starts after the log's beginning.
+		walk, opt = fileWalk(files), auditlog.Options{MidChain: true}
+	} else {
+		st, err := openAuditStore(ctx, settings, key)
+		if err != nil {
+			fmt.Fprintln(stderr, "askbridge audit verify:", err)
+			return exitError
+		}
+		defer st.Close()
+		walk = auditlog.StoreWalk(ctx, st)
+	}
+	rep, err := auditlog.Verify(key, walk, opt)
+	if err != nil {
+		fmt.Fprintln(stderr, "askbridge audit verify:", err)
+		return exitError
+	}
+	if *asJSON {
+		b, _ := json.MarshalIndent(rep, "", "  ") // plain data always encodes
+		fmt.Fprintln(stdout, string(b))
+	} else {
+		printReport(stdout, rep)
+	}
+	if rep.Break != nil {
+		return exitError
+	}
+	return 0
+}
+
+func printReport(w io.Writer, rep auditlog.Report) {
+	if rep.Break != nil {
+		fmt.Fprintf(w, "BROKEN at seq %d (stream %d): %s\n", rep.Break.Seq, rep.Break.Stream, rep.Break.Reason)
+		fmt.Fprintf(w, "%d events read up to it\n", rep.Events)
+		return
+	}
+	fmt.Fprintf(w, "the audit chain holds: %s in %s; %s checked, %s\n",
+		count(rep.Events, "event"), count(rep.Streams, "stream"), count(rep.Witnessed, "witness"), count(rep.Checkpoints, "purge checkpoint"))
+	if rep.Unchained > 0 {
+		fmt.Fprintf(w, "%d events before them were written before the chain began, and are not covered\n", rep.Unchained)
+	}
+	for _, seq := range rep.MidChain {
+		fmt.Fprintf(w, "seq %d continues an earlier export: its link to the event before it was not checked\n", seq)
+	}
+}
+
+// fileWalk reads the files as one log, in order, each time it is walked.
+func fileWalk(paths []string) auditlog.Walk {
+	return func(yield func(core.Event) error) error {
+		for _, p := range paths {
+			f, err := os.Open(p)
+			if err != nil {
+				return err
+			}
+			err = auditlog.Lines(f, yield)
+			f.Close()
+			if err != nil {
+				return fmt.Errorf("%s: %w", p, err)
+			}
+		}
+		return nil
+	}
+}
+
+// auditStore is what verify reads of a store.
+type auditStore interface {
+	auditlog.EventLog
+	Close() error
+}
+
+// openAuditStore opens the store serve is configured with, as serve
+// does.
+func openAuditStore(ctx context.Context, s Settings, key auditlog.Key) (auditStore, error) {
+	dial, redisVar, err := s.redisDial()
+	if err != nil {
+		return nil, err
+	}
+	if redisVar != "" {
+		st, err := redisstore.Connect(ctx, dial, redisstore.Options{Shards: s.File.Policies.Shards, AuditKey: key})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", redisVar, err)
+		}
+		return st, nil
+	}
+	path := filepath.Join(s.DataDir, "askbridge.db")
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("embedded store %s: %w", path, err)
+	}
+	return bolt.Open(path, bolt.Options{AuditKey: key})
+}
+
+// count is n and noun, plural when n is not 1.
+func count(n int, noun string) string {
+	switch {
+	case n == 1:
+		return "1 " + noun
+	case strings.HasSuffix(noun, "s"):
+		return fmt.Sprintf("%d %ses", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

@@ -1,0 +1,140 @@
+package app_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
+	"github.com/askbridge/askbridge/core"
+)
+
+// exportTo saves GET /v1/audit/export?since= to a file and returns its
+// path and the last event's seq.
+func exportTo(t *testing.T, m *app.Main, since int64, name string) (string, int64) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), "GET", m.URL+"/v1/audit/export?since="+strconv.FormatInt(since, 10), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+m.AdminToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("export: %d %v %s", resp.StatusCode, err, body)
+	}
+	lines := strings.Split(strings.TrimSpace(string(body)), "\n")
+	var last core.Event
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil {
+		t.Fatalf("last line %q: %v", lines[len(lines)-1], err)
+	}
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, body, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path, last.Seq
+}
+
+// TestAuditVerifyCommand: on either store, an export verifies, a later
+// export verifies as its continuation, the store's own log verifies,
+// and an event edited in an export is named by its seq with a non-zero
+// exit.
+func TestAuditVerifyCommand(t *testing.T) {
+	apptest.ForEachBackend(t, func(t *testing.T, b apptest.Backend) {
+		s := b.Settings(t)
+		m := apptest.Start(t, s)
+		env := func(k string) string {
+			switch k {
+			case "ASKBRIDGE_DATA_DIR":
+				return m.Settings.DataDir // where serve keeps the audit key it made
+			case "REDIS_URL":
+				return s.RedisURL.Reveal()
+			}
+			return ""
+		}
+		verify := func(want int, args ...string) string {
+			t.Helper()
+			var out, errb bytes.Buffer
+			if c := app.Run(t.Context(), append([]string{"audit", "verify"}, args...), env, nil, &out, &errb); c != want {
+				t.Fatalf("audit verify %v: exit %d, want %d\n%s%s", args, c, want, out.String(), errb.String())
+			}
+			return out.String()
+		}
+		agent, ops := client.New(m.URL, apptest.AgentA), client.New(m.URL, apptest.OpTok)
+		q, err := agent.Ask(t.Context(), clarify("Which region for the bucket?"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ops.Answer(t.Context(), q.ID, client.AnswerRequest{Answer: "eu-west-1"}); err != nil {
+			t.Fatal(err)
+		}
+		first, last := exportTo(t, m, 0, "first.ndjson")
+		if out := verify(0, first); !strings.Contains(out, "holds: 2 events") {
+			t.Fatalf("first export: %s", out)
+		}
+
+		q2 := clarify("And the second bucket?")
+		q2.ToolCallID = "toolu_02"
+		asked, err := agent.Ask(t.Context(), q2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ops.Decline(t.Context(), asked.ID); err != nil {
+			t.Fatal(err)
+		}
+		later, _ := exportTo(t, m, last, "later.ndjson")
+		if out := verify(0, later); !strings.Contains(out, "continues an earlier export") {
+			t.Fatalf("later export alone: %s", out)
+		}
+		if out := verify(0, first, later); !strings.Contains(out, "holds: 4 events") || strings.Contains(out, "continues") {
+			t.Fatalf("both exports: %s", out)
+		}
+
+		// Someone edits who answered.
+		raw, _ := os.ReadFile(first)
+		lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+		var e core.Event
+		if err := json.Unmarshal([]byte(lines[1]), &e); err != nil {
+			t.Fatal(err)
+		}
+		e.Actor = "p-someone-else"
+		edited, _ := json.Marshal(e)
+		lines[1] = string(edited)
+		if err := os.WriteFile(first, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if out := verify(app.ExitError, first, later); !strings.Contains(out, "BROKEN at seq "+strconv.FormatInt(e.Seq, 10)+" ") {
+			t.Fatalf("edited export: %s", out)
+		}
+
+		// Through the store (the embedded one once serve has let go of it).
+		if err := m.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if out := verify(0); !strings.Contains(out, "holds: 4 events") {
+			t.Fatalf("the store's log: %s", out)
+		}
+		// Without the key nothing is verified.
+		env = func(k string) string {
+			if k == "ASKBRIDGE_DATA_DIR" {
+				return t.TempDir()
+			}
+			return ""
+		}
+		if out := verify(app.ExitError, first); out != "" {
+			t.Fatalf("without a key: %s", out)
+		}
+	})
+}

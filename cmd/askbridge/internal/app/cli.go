@@ -1,0 +1,121 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/core"
+)
+
+type command func(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int
+
+// cliCommands are the commands that talk to a running server.
+var cliCommands = map[string]command{
+	"ask":       cmdAsk,
+	"questions": cmdQuestions,
+	"answer":    cmdAnswer,
+	"decline":   cmdDecline,
+	"wait":      cmdWait,
+	"events":    cmdEvents,
+	"people":    cmdPeople,
+	"mcp":       cmdMCP,
+	"hook":      cmdHook,
+	"policy":    cmdPolicy,
+}
+
+// Exit codes of "askbridge ask": a script can branch on the outcome without
+// parsing text.
+const (
+	exitAnswered  = 0
+	exitError     = 1
+	exitUsage     = 2
+	exitDeclined  = 3
+	exitTimedOut  = 4
+	exitExpired   = 5
+	exitCancelled = 6
+	exitDenied    = 7 // an approval that was answered with deny
+)
+
+// newClient reaches the server named by ASKBRIDGE_URL with ASKBRIDGE_TOKEN.
+// With neither set it reaches the local server (ASKBRIDGE_ADDR) with the
+// admin token from the local data directory, so the README's loop needs no
+// set-up.
+func newClient(getenv func(string) string) (*client.Client, error) {
+	base, token, err := clientTarget(getenv)
+	if err != nil {
+		return nil, err
+	}
+	return client.New(base, token), nil
+}
+
+// serverURL is the server the CLI talks to: ASKBRIDGE_URL, or the local
+// server's address.
+func serverURL(s Settings) string {
+	if s.Client.URL != "" {
+		return s.Client.URL
+	}
+	return "http://" + s.Addr
+}
+
+// clientEnv is the CLI's own settings; they are plain strings, which
+// cannot fail to read.
+func clientEnv(getenv func(string) string) ClientSettings {
+	s, _ := readEnv(getenv)
+	return s.Client
+}
+
+// repeated collects a repeatable flag.
+type repeated []string
+
+func (r *repeated) String() string     { return strings.Join(*r, ", ") }
+func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
+
+func newFlags(name string, stderr io.Writer, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: askbridge %s\n\n", synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// fail prints an error the way every command does and returns exitError.
+func fail(stderr io.Writer, err error) int {
+	fmt.Fprintln(stderr, "askbridge:", err)
+	return exitError
+}
+
+// parseWithID parses "ID [flags]" or "[flags] ID".
+func parseWithID(fs *flag.FlagSet, args []string, stderr io.Writer) (core.QuestionID, bool) {
+	var id string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		id, args = args[0], args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		return "", false
+	}
+	if id == "" && fs.NArg() == 1 {
+		id = fs.Arg(0)
+	} else if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "askbridge %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		return "", false
+	}
+	if id == "" {
+		fs.Usage()
+		return "", false
+	}
+	return core.QuestionID(id), true
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,197 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/core"
+)
+
+func cmdAsk(ctx context.Context, args []string, getenv func(string) string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("ask", stderr, "ask --question TEXT --reversibility reversible|hard_to_reverse [flags]")
+	var (
+		kind      = fs.String("kind", "", "clarification, decision, approval or form (inferred from --option, --tool or --item)")
+		text      = fs.String("question", "", "the question (required)")
+		context_  = fs.String("context", "", "what the human needs to know to answer")
+		rev       = fs.String("reversibility", "", "reversible or hard_to_reverse (required)")
+		route     = fs.String("route", "", "the route to post to (default: the default route)")
+		run       = fs.String("run", clientEnv(getenv).RunID, "the run id the question belongs to (default: $ASKBRIDGE_RUN_ID or a new one)")
+		callID    = fs.String("tool-call-id", "", "the tool call id the answer resumes")
+		project   = fs.String("project", "", "project label")
+		task      = fs.String("task", "", "task label")
+		recommend = fs.String("recommend", "", "decision: the id of the recommended option")
+		tool      = fs.String("tool", "", "approval: the gated tool's name")
+		argsJSON  = fs.String("args", "", "approval: the tool's arguments as a JSON object")
+		timeout   = fs.Duration("timeout", 0, "how long to wait for an answer (default: the server's)")
+		onTimeout = fs.String("on-timeout", "", "deny, escalate or reask")
+		maxReasks = fs.Int("max-reasks", 0, "reask: how many times")
+		noWait    = fs.Bool("no-wait", false, "print the question id and return without waiting")
+		asJSON    = fs.Bool("json", false, "print the whole wait response as JSON")
+		editable  = fs.String("editable", "", "approval: the argument keys approvers may change, comma-separated, or * for all")
+		callback  = fs.String("callback-url", "", "a URL sent the signed wait response when the question closes (within the server's webhooks.allow)")
+		options   repeated
+		items     repeated
+		calls     repeated
+	)
+	fs.Var(&calls, "call", "batch approval: a tool call as 'tool_call_id|tool|arguments JSON' (repeat, 2 to 20); end the id with * to make its arguments editable")
+	fs.Var(&options, "option", "decision: an option as 'id|title|trade-offs' (repeat; 2 or more)")
+	fs.Var(&items, "item", "form: an item as 'question|option|option*|...' (repeat, 1 to 4; * marks the recommended option)")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "askbridge ask: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	req := client.AskRequest{
+		Kind: core.Kind(*kind), Question: *text, Context: *context_, Reversibility: core.Reversibility(*rev),
+		Route: *route, RunID: core.RunID(*run), ToolCallID: *callID, Labels: core.Labels{Project: *project, Task: *task},
+		Timeout: client.Duration(*timeout), OnTimeout: core.TimeoutPolicy(*onTimeout), MaxReasks: *maxReasks,
+		CallbackURL: *callback,
+	}
+	if req.RunID == "" {
+		req.RunID = core.RunID("cli-" + randomHex(6))
+	}
+	for _, o := range options {
+		parts := strings.SplitN(o, "|", 3)
+		if len(parts) != 3 {
+			fmt.Fprintf(stderr, "askbridge ask: --option %q is not 'id|title|trade-offs'\n", o)
+			return exitUsage
+		}
+		req.Options = append(req.Options, core.Option{ID: parts[0], Title: parts[1], Writeup: parts[2], Recommended: parts[0] == *recommend})
+	}
+	for i, it := range items {
+		parts := strings.Split(it, "|")
+		fi := core.FormItem{ID: fmt.Sprintf("q%d", i+1), Question: parts[0]}
+		for j, label := range parts[1:] {
+			rec := strings.HasSuffix(label, "*")
+			fi.Options = append(fi.Options, core.FormOption{ID: fmt.Sprintf("o%d", j+1), Label: strings.TrimSuffix(label, "*"), Recommended: rec})
+		}
+		req.Items = append(req.Items, fi)
+	}
+	if *tool != "" || *argsJSON != "" {
+		req.Tool, req.Arguments = *tool, json.RawMessage(*argsJSON)
+	}
+	if *editable != "" {
+		req.Editable = editableOf(*editable)
+	}
+	for _, spec := range calls {
+		parts := strings.SplitN(spec, "|", 3)
+		if len(parts) != 3 {
+			fmt.Fprintf(stderr, "askbridge ask: --call %q is not 'tool_call_id|tool|arguments JSON'\n", spec)
+			return exitUsage
+		}
+		ci := core.CallInput{ToolCallID: strings.TrimSuffix(parts[0], "*"), Tool: parts[1], Arguments: json.RawMessage(parts[2])}
+		if strings.HasSuffix(parts[0], "*") {
+			ci.Editable = &core.Editable{All: true}
+		}
+		req.Calls = append(req.Calls, ci)
+	}
+	if req.Kind == "" {
+		switch {
+		case len(req.Options) > 0:
+			req.Kind = core.KindDecision
+		case req.Tool != "" || len(req.Arguments) > 0 || len(req.Calls) > 0:
+			req.Kind = core.KindApproval
+		case len(req.Items) > 0:
+			req.Kind = core.KindForm
+		default:
+			req.Kind = core.KindClarification
+		}
+	}
+	c, err := newClient(getenv)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	q, err := c.Ask(ctx, req)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	if *noWait {
+		fmt.Fprintln(stdout, q.ID)
+		return exitAnswered
+	}
+	fmt.Fprintf(stderr, "asked %s; waiting for an answer (answer with: askbridge answer %s ...)\n", q.ID, q.ID)
+	res, err := c.Wait(ctx, q.ID)
+	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(stderr, "stopped waiting; question %s stays open\n", q.ID)
+		}
+		return fail(stderr, err)
+	}
+	printResume(stdout, res, *asJSON)
+	return exitCode(res)
+}
+
+// cmdWait waits on a question asked earlier (by "ask --no-wait", or by an
+// MCP call the client gave up on) and prints its resume like ask does.
+func cmdWait(ctx context.Context, args []string, getenv func(string) string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("wait", stderr, "wait ID [--json]")
+	asJSON := fs.Bool("json", false, "print the whole wait response as JSON")
+	id, ok := parseWithID(fs, args, stderr)
+	if !ok {
+		return exitUsage
+	}
+	c, err := newClient(getenv)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	res, err := c.Wait(ctx, id)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	printResume(stdout, res, *asJSON)
+	return exitCode(res)
+}
+
+func printResume(w io.Writer, res *client.WaitResponse, asJSON bool) {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.Encode(res)
+	} else if res.Resume != nil {
+		fmt.Fprintln(w, res.Resume.Text)
+		// A batch: each call's own result, under its id.
+		for _, c := range res.Calls {
+			fmt.Fprintf(w, "\n== tool call %s\n%s\n", c.ToolCallID, c.Resume.Text)
+		}
+	}
+}
+
+// editableOf reads --editable: "*" for every key, else a comma list.
+func editableOf(s string) *core.Editable {
+	if strings.TrimSpace(s) == "*" {
+		return &core.Editable{All: true}
+	}
+	var keys []string
+	for _, k := range strings.Split(s, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			keys = append(keys, k)
+		}
+	}
+	return &core.Editable{Keys: keys}
+}
+
+// exitCode maps an outcome to the exit code of "askbridge ask".
+func exitCode(res *client.WaitResponse) int {
+	switch res.State {
+	case core.StateAnswered:
+		if r := res.Question.Resolution; r != nil && r.Approved != nil && !*r.Approved {
+			return exitDenied
+		}
+		return exitAnswered
+	case core.StateDeclined:
+		return exitDeclined
+	case core.StateTimedOut:
+		return exitTimedOut
+	case core.StateExpired:
+		return exitExpired
+	case core.StateCancelled:
+		return exitCancelled
+	}
+	return exitError
+}

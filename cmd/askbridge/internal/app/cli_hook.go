@@ -1,0 +1,170 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/askbridge/askbridge/adapters/hooks"
+	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/core"
+)
+
+// maxHookInput caps what is read from the host on stdin; the server has
+// its own cap too.
+const maxHookInput = 4 << 20
+
+// cmdHook is a command hook for an agent host: it reads the host's hook
+// input on stdin, asks askbridge (POST /v1/hooks/{host}), waits, and
+// prints the host's decision on stdout. An empty stdout with exit 0 is no
+// decision: the host asks at the keyboard. Every failure exits 1, which
+// both hosts read as a hook error that decides nothing; never 2, which
+// Claude Code reads as a deny.
+func cmdHook(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("hook", stderr, "hook --host claude-code|codex [--route R] [--wait D]  (hook input on stdin)")
+	host := fs.String("host", "", "the agent host that runs this hook: claude-code or codex")
+	route := fs.String("route", "", "the route to ask on (default: the default route)")
+	wait := fs.Duration("wait", 0, "how long to wait for an answer before leaving the prompt to the host (default and most: the server's max wait); keep it under the hook's timeout")
+	if err := fs.Parse(args); err != nil {
+		return exitError
+	}
+	if fs.NArg() > 0 {
+		return fail(stderr, fmt.Errorf("hook: unexpected argument %q (the hook input comes on stdin)", fs.Arg(0)))
+	}
+	h, err := hooks.ParseHost(*host)
+	if err != nil {
+		return fail(stderr, fmt.Errorf("hook: --host: %s", core.ErrorMessage(err)))
+	}
+	body, err := io.ReadAll(io.LimitReader(stdin, maxHookInput+1))
+	if err != nil {
+		return fail(stderr, fmt.Errorf("hook: reading stdin: %w", err))
+	}
+	if len(body) > maxHookInput {
+		return fail(stderr, fmt.Errorf("hook: the hook input is larger than %d bytes", maxHookInput))
+	}
+	base, token, err := clientTarget(getenv)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	q := url.Values{}
+	if *route != "" {
+		q.Set("route", *route)
+	}
+	if *wait > 0 {
+		q.Set("wait", wait.String())
+	}
+	u := strings.TrimSuffix(base, "/") + "/v1/hooks/" + url.PathEscape(string(h))
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	// The request outlives ctx by a moment: when the host kills the hook
+	// (the person answered at the keyboard), the question is withdrawn
+	// before this process exits.
+	reqCtx, cancelReq := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelReq()
+	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, u, strings.NewReader(string(body)))
+	if err != nil {
+		return fail(stderr, err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	type result struct {
+		resp *http.Response
+		err  error
+	}
+	sent := make(chan result, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		sent <- result{resp, err}
+	}()
+	var resp *http.Response
+	select {
+	case r := <-sent:
+		if r.err != nil {
+			return fail(stderr, fmt.Errorf("hook: %w", r.err))
+		}
+		resp = r.resp
+	case <-ctx.Done():
+		// Killed before the server even answered with the question's id:
+		// dropping the request withdraws it on the server.
+		cancelReq()
+		return exitError
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fail(stderr, fmt.Errorf("hook: %s", responseError(resp)))
+	}
+	id := core.QuestionID(resp.Header.Get(hooks.HeaderQuestionID))
+	read := make(chan result, 1)
+	var out []byte
+	go func() {
+		var err error
+		out, err = io.ReadAll(resp.Body)
+		read <- result{err: err}
+	}()
+	select {
+	case r := <-read:
+		if r.err != nil {
+			// The server went away mid-wait: no decision.
+			return fail(stderr, fmt.Errorf("hook: reading the decision: %w", r.err))
+		}
+	case <-ctx.Done():
+		cancelReq()
+		withdraw(base, token, id, stderr)
+		return exitError
+	}
+	if _, err := stdout.Write(out); err != nil {
+		return fail(stderr, err)
+	}
+	return 0
+}
+
+// withdraw cancels the hook's question: the host stopped waiting.
+func withdraw(base, token string, id core.QuestionID, stderr io.Writer) {
+	if id == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := client.New(base, token).Cancel(ctx, id, hooks.ReasonAnsweredAtHost)
+	var apiErr *client.Error
+	if err != nil && !(errors.As(err, &apiErr) && apiErr.Status == http.StatusConflict) {
+		fmt.Fprintln(stderr, "askbridge: hook: withdrawing", string(id)+":", err)
+	}
+}
+
+// responseError is the message of an API error response.
+func responseError(resp *http.Response) string {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	var eb client.ErrorBody
+	if json.Unmarshal(b, &eb) == nil && eb.Error.Message != "" {
+		return fmt.Sprintf("%s (%d)", eb.Error.Message, resp.StatusCode)
+	}
+	return fmt.Sprintf("the server answered %s", resp.Status)
+}
+
+// clientTarget is the server and token the CLI uses (see newClient).
+func clientTarget(getenv func(string) string) (base, token string, err error) {
+	s, err := readEnv(getenv)
+	if err != nil {
+		return "", "", err
+	}
+	base, token = serverURL(s), s.Client.Token.Reveal()
+	if token == "" {
+		path := filepath.Join(s.DataDir, "admin.token")
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return "", "", fmt.Errorf("no ASKBRIDGE_TOKEN, and no local admin token (%v): start the server with 'askbridge serve' or set ASKBRIDGE_URL and ASKBRIDGE_TOKEN", err)
+		}
+		token = strings.TrimSpace(string(b))
+	}
+	return base, token, nil
+}

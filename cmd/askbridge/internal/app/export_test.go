@@ -1,0 +1,54 @@
+package app
+
+import (
+	"github.com/askbridge/askbridge/core"
+	redisstore "github.com/askbridge/askbridge/store/redis"
+	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// What the external tests (package app_test, which import the shared
+// helpers of internal/apptest and so cannot be package app) need of the
+// program's insides. Only the tests' binary has these names.
+
+type (
+	ChatAdapter = chatAdapter
+	ChatOpener  = chatOpener
+)
+
+const (
+	ExitAnswered = exitAnswered
+	ExitError    = exitError
+	ExitUsage    = exitUsage
+	ExitDeclined = exitDeclined
+	ExitDenied   = exitDenied
+)
+
+var (
+	ParseFile     = parseFile
+	ReadEnv       = readEnv
+	ReadyURL      = readyURL
+	VersionString = versionString
+	MCPLogLevel   = mcpLogLevel
+	OpenSlack     = openSlack
+	OpenDiscord   = openDiscord
+	OpenTelegram  = openTelegram
+	OpenNtfy      = openNtfy
+	OpenEmail     = openEmail
+	OpenTracing   = openTracing
+)
+
+func (s Settings) CoreConfig(actorKey []byte) core.Config { return s.coreConfig(actorKey) }
+
+func (s Settings) Durability() redisstore.Durability { return s.durability }
+
+func (s *Settings) RedisDial() (redisstore.Dial, string, error) { return s.redisDial() }
+
+func (p PersonFile) Person() core.Person { return p.person() }
+
+func (t *tracing) Provider() trace.TracerProvider { return t.provider() }
+
+func (t *tracing) Close(log zerolog.Logger) { t.close(log) }
+
+// ConsoleTokens are the console's sign-in tokens as m's API holds them now.
+func (m *Main) ConsoleTokens() consoleTokens { return consoleTokens{m.api.Keys()} }

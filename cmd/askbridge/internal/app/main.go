@@ -1,0 +1,128 @@
+// Package app is the askbridge program: the server (serve), the CLI that
+// talks to it (ask, questions, answer, decline, events), the MCP stdio
+// server (mcp) and version. It is a package rather than cmd/askbridge's
+// main so that the tests of its parts can live in packages of their own
+// (internal/chat, internal/console) and import it; cmd/askbridge is
+// only Exit.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+)
+
+// version is set at build time with -ldflags
+// "-X github.com/askbridge/askbridge/cmd/askbridge/internal/app.version=...".
+var version = "dev"
+
+// Exit runs the program as this process (its arguments, environment and
+// standard streams; SIGINT or SIGTERM stops it) and exits with the
+// program's code. It is cmd/askbridge's main, and a test binary's when a
+// test runs that binary as the program.
+func Exit() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := Run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+const usage = `askbridge: let an AI agent stop and ask a human.
+
+  askbridge serve                 run the bridge (embedded store; REDIS_URL, REDIS_SENTINEL_URL
+                                  or REDIS_CLUSTER_URL for Redis)
+  askbridge ask [flags]           ask a question and wait for the answer
+  askbridge questions             list open questions
+  askbridge answer ID [flags]     answer a question
+  askbridge decline ID            decline a question
+  askbridge wait ID               wait for a question asked earlier and print its resume
+  askbridge events [--follow]     print the event log
+  askbridge people                list the configured people and groups
+  askbridge mcp                   serve the MCP tools over stdio
+  askbridge hook --host H         answer an agent host's permission hook (claude-code, codex)
+  askbridge policy test [ASK.json] print which policy rule decides an ask, from the configuration
+  askbridge audit verify [FILE...] check the event log's audit chain (the store's, or exports')
+  askbridge healthcheck           exit 0 when the local server is ready (for container health checks)
+  askbridge version               print the version
+
+Run "askbridge COMMAND -h" for a command's flags. See README.md for settings.
+`
+
+// Run is the program without the process: it returns the exit code.
+func Run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "serve":
+		return serve(ctx, rest, getenv, stdout, stderr)
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, "askbridge", versionString())
+		return 0
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	case "audit":
+		return cmdAudit(ctx, rest, getenv, stdin, stdout, stderr)
+	}
+	if c, ok := cliCommands[cmd]; ok {
+		return c(ctx, rest, getenv, stdin, stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "askbridge: unknown command %q\n\n%s", cmd, usage)
+	return 2
+}
+
+func versionString() string {
+	if version != "dev" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return version
+}
+
+func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		fmt.Fprintln(stderr, "askbridge serve takes no arguments; it is configured by environment variables (see README.md)")
+		return 2
+	}
+	settings, err := LoadSettings(getenv)
+	if err != nil {
+		fmt.Fprintln(stderr, "askbridge:", err)
+		return 2
+	}
+	log := newLogger(stderr, settings.LogFormat, settings.LogLevel)
+	tr, err := openTracing(ctx, getenv, stderr, log)
+	if err != nil {
+		fmt.Fprintln(stderr, "askbridge:", err)
+		return 2
+	}
+	defer tr.close(log) // after Close: the last spans are sent
+	hangups := make(chan os.Signal, 1)
+	signal.Notify(hangups, syscall.SIGHUP)
+	defer signal.Stop(hangups)
+	m := &Main{Settings: settings, Stdout: stdout, Log: log, Hangups: hangups, Getenv: getenv, Tracing: tr.provider()}
+	if err := m.Run(ctx); err != nil {
+		log.Error().Err(err).Msg("cannot start")
+		return 1
+	}
+	select {
+	case <-ctx.Done():
+		log.Info().Msg("stopping")
+	case <-m.Stopped():
+		log.Error().Msg("a part of askbridge failed; stopping the rest")
+	}
+	if err := m.Close(); err != nil && !errors.Is(err, context.Canceled) {
+		log.Error().Err(err).Msg("stopped with an error")
+		return 1
+	}
+	return 0
+}

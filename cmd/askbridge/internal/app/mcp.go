@@ -1,0 +1,252 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/adapters/mcp"
+	"github.com/askbridge/askbridge/core"
+)
+
+// clientBackend lets "askbridge mcp" (a process an agent host starts) park
+// questions on a running server: the stdio process holds no store of its
+// own, so any number of agents share one bridge. It hands the MCP adapter
+// the resume the server built, never one rebuilt from the agent's view of
+// the question (which leaves people's words out by design), so the stdio
+// tools return exactly what /mcp and the wait API return.
+type clientBackend struct {
+	c *client.Client
+	// url and tokenFrom name the server and where the token came from, for
+	// errors a model can act on.
+	url, tokenFrom string
+}
+
+var _ mcp.Backend = clientBackend{}
+
+func (b clientBackend) Ask(ctx context.Context, in core.AskInput) (*core.Question, error) {
+	q, err := b.c.Ask(ctx, client.AskRequest{
+		Kind: in.Kind, Question: in.Text, Context: in.Context, Reversibility: in.Reversibility,
+		Route: in.Route, RunID: in.RunID, ToolCallID: in.ToolCallID, Options: in.Options, Items: in.Items,
+		Tool: in.Tool, Arguments: in.Arguments, Timeout: client.Duration(in.Timeout),
+		OnTimeout: in.OnTimeout, MaxReasks: in.MaxReasks, Labels: in.Labels,
+	})
+	return fromAgentView(q), b.coded(err)
+}
+
+// fromAgentView is the agent's view of a question as the core question
+// the MCP door works with: only what the agent may see is filled, which
+// is all the door reads (kind, text, options, items, the call, and who
+// closed it by surface).
+func fromAgentView(v *client.AgentQuestion) *core.Question {
+	if v == nil {
+		return nil
+	}
+	q := &core.Question{ID: v.ID, Kind: v.Kind, Agent: v.Agent, RunID: v.RunID, ToolCallID: v.ToolCallID,
+		Labels: v.Labels, Text: v.Text, Context: v.Context, Reversibility: v.Reversibility, Route: v.Route,
+		CreatedAt: v.CreatedAt, Deadline: v.Deadline, Timeout: v.Timeout, OnTimeout: v.OnTimeout,
+		MaxReasks: v.MaxReasks, Renotified: v.Renotified, Quorum: v.Quorum, State: v.State}
+	for _, o := range v.Options {
+		q.Options = append(q.Options, core.Option{ID: o.ID, Title: o.Title, Writeup: o.Writeup, Recommended: o.Recommended})
+	}
+	for _, it := range v.Items {
+		fi := core.FormItem{ID: it.ID, Question: it.Question}
+		for _, o := range it.Options {
+			fi.Options = append(fi.Options, core.FormOption{ID: o.ID, Label: o.Label, Description: o.Description, Recommended: o.Recommended})
+		}
+		q.Items = append(q.Items, fi)
+	}
+	toolCall := func(c client.AgentToolCall) core.ToolCall {
+		return core.ToolCall{Tool: c.Tool, Arguments: c.Arguments, ArgumentsSHA256: c.ArgumentsSHA256, Editable: c.Editable, Standing: c.Standing}
+	}
+	if v.Call != nil {
+		c := toolCall(*v.Call)
+		q.Call = &c
+	}
+	for _, c := range v.Calls {
+		q.Calls = append(q.Calls, core.BatchCall{ToolCallID: c.ToolCallID, ToolCall: toolCall(c.AgentToolCall)})
+	}
+	if r := v.Resolution; r != nil {
+		q.Resolution = &core.Resolution{State: r.State, At: r.At, Decider: core.Decider{Surface: r.Surface},
+			OptionID: r.OptionID, Approved: r.Approved, ArgumentsSHA256: r.ArgumentsSHA256}
+	}
+	return q
+}
+
+// Wait long-polls until the question closes or d passes; the server may
+// cap one poll below d, so it polls again for what is left.
+func (b clientBackend) Wait(ctx context.Context, id core.QuestionID, d time.Duration) (mcp.Status, error) {
+	end := time.Now().Add(d)
+	for {
+		res, err := b.c.WaitOnce(ctx, id, max(time.Until(end), 0))
+		if err != nil {
+			if ctx.Err() != nil {
+				return mcp.Status{}, ctx.Err()
+			}
+			return mcp.Status{}, b.coded(err)
+		}
+		if res.State.Closed() || !time.Now().Before(end) {
+			st := mcp.Status{QuestionID: res.QuestionID, State: res.State, Resume: res.Resume}
+			if res.Question != nil {
+				st.Kind, st.AskedAt, st.Question = res.Question.Kind, res.Question.CreatedAt, fromAgentView(res.Question)
+				if r := res.Question.Resolution; r != nil {
+					st.ClosedAt = r.At
+				}
+			}
+			for _, c := range res.Calls {
+				st.Calls = append(st.Calls, core.CallResult{ToolCallID: c.ToolCallID, Resume: c.Resume})
+			}
+			return st, nil
+		}
+	}
+}
+
+// HostMayAnswer asks the server, which alone knows the routes.
+func (b clientBackend) HostMayAnswer(ctx context.Context, id core.QuestionID) (bool, error) {
+	res, err := b.c.MCPDoor(ctx, id)
+	if err != nil {
+		return false, b.coded(err)
+	}
+	return res.MayAnswer, nil
+}
+
+// AnswerInHost records the host's answer on the server, which names the
+// decider after this process's token. A loser gets the question as it
+// was closed, read back, so the host hears who answered first.
+func (b clientBackend) AnswerInHost(ctx context.Context, in core.AnswerInput) error {
+	_, err := b.c.AnswerInHost(ctx, in.QuestionID, client.AnswerRequest{Answer: in.Text, ChosenOptionID: in.OptionID, Items: in.Items})
+	var e *client.Error
+	if errors.As(err, &e) && e.Status == http.StatusConflict {
+		if res, gerr := b.c.WaitOnce(ctx, in.QuestionID, 0); gerr == nil && res.State.Closed() && res.Question != nil {
+			return &core.ClosedError{Question: fromAgentView(res.Question)}
+		}
+	}
+	return b.coded(err)
+}
+
+// Withdraw cancels the question on the server, which names the agent
+// after this process's token and limits it to the agent's own. A loser
+// gets the question as it was closed, as AnswerInHost's does.
+func (b clientBackend) Withdraw(ctx context.Context, id core.QuestionID, reason string) error {
+	_, err := b.c.Cancel(ctx, id, reason)
+	var e *client.Error
+	if errors.As(err, &e) && e.Status == http.StatusConflict {
+		if res, gerr := b.c.WaitOnce(ctx, id, 0); gerr == nil && res.State.Closed() && res.Question != nil {
+			return &core.ClosedError{Question: fromAgentView(res.Question)}
+		}
+	}
+	return b.coded(err)
+}
+
+// coded turns the server's refusal into core's error, so the MCP tool
+// shows the agent the server's own message ("a decision needs exactly one
+// recommended option") instead of a generic internal error; a refused
+// token and an unreachable server get messages that say what to do.
+func (b clientBackend) coded(err error) error {
+	if err == nil {
+		return nil
+	}
+	var e *client.Error
+	if !errors.As(err, &e) {
+		return &mcp.UnavailableError{Err: err, Message: fmt.Sprintf(
+			"askbridge server at %s is not reachable (%s); start it with `askbridge serve`, or set ASKBRIDGE_URL to where it runs", b.url, cause(err))}
+	}
+	switch {
+	case e.Status == http.StatusUnauthorized:
+		return &core.Error{Code: core.CodeForbidden, Op: "askbridge server", Message: fmt.Sprintf(
+			"the askbridge server at %s refused the token from %s: set it to an agent token from the server's configuration", b.url, b.tokenFrom)}
+	case e.Status == http.StatusForbidden && e.Code == string(core.CodeForbidden) && strings.HasPrefix(e.Message, "a token with role"):
+		return &core.Error{Code: core.CodeForbidden, Op: "askbridge server", Message: fmt.Sprintf(
+			"the askbridge server at %s refused the token from %s: %s; the MCP tools need an agent token", b.url, b.tokenFrom, e.Message)}
+	case e.Unavailable():
+		// The server's store is failing over: a wait goes on waiting.
+		return &mcp.UnavailableError{Err: err, Message: fmt.Sprintf(
+			"the askbridge server at %s: %s", b.url, e.Message)}
+	case e.Code != "" && e.Code != string(core.CodeInternal):
+		return &core.Error{Code: core.Code(e.Code), Op: "askbridge server", Message: e.Message}
+	case e.Code == "":
+		// Not the API's answer: a proxy, or something else on the port.
+		return &mcp.UnavailableError{Err: err, Message: fmt.Sprintf(
+			"askbridge server at %s did not answer as askbridge (HTTP %d: %s); check ASKBRIDGE_URL", b.url, e.Status, e.Message)}
+	}
+	return err
+}
+
+// cause names why a request got no response, in a few words.
+func cause(err error) string {
+	var dns *net.DNSError
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, syscall.ECONNRESET):
+		return "connection reset"
+	case errors.As(err, &dns):
+		return "no such host " + dns.Name
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, syscall.ETIMEDOUT):
+		return "timed out"
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		return op.Err.Error()
+	}
+	return err.Error()
+}
+
+// mcpLogLevel reads ASKBRIDGE_LOG_LEVEL for the stdio process. Its stderr
+// goes to the host's log panel, so by default it carries warnings and
+// errors only.
+func mcpLogLevel(raw string) (slog.Level, error) {
+	switch strings.ToLower(strings.TrimSpace(raw)) {
+	case "":
+		return slog.LevelWarn, nil
+	case "trace", "debug":
+		return slog.LevelDebug, nil
+	case "info":
+		return slog.LevelInfo, nil
+	case "warn", "warning":
+		return slog.LevelWarn, nil
+	case "error", "fatal", "panic":
+		return slog.LevelError, nil
+	}
+	return 0, fmt.Errorf("ASKBRIDGE_LOG_LEVEL: %q is not debug, info, warn or error", raw)
+}
+
+func cmdMCP(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	s, err := readEnv(getenv)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	run := fs.String("run", s.Client.RunID, "the run id questions belong to when a tool call gives none")
+	route := fs.String("route", "", "the route questions take when a tool call gives none")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	level, err := mcpLogLevel(s.LogLevel)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	c, err := newClient(getenv)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	b := clientBackend{c: c, url: serverURL(s), tokenFrom: "ASKBRIDGE_TOKEN"}
+	if s.Client.Token == "" {
+		b.tokenFrom = "the local admin token file (ASKBRIDGE_TOKEN is not set)"
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})) // stdout carries the protocol
+	if err := mcp.ServeStdio(ctx, b, mcp.Options{RunID: core.RunID(*run), Route: *route, Version: versionString(), Logger: log}); err != nil && ctx.Err() == nil {
+		return fail(stderr, err)
+	}
+	return 0
+}

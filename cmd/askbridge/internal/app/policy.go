@@ -1,0 +1,115 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/askbridge/askbridge/adapters/hooks"
+	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/core"
+)
+
+// cmdPolicy is "askbridge policy test": it reads an ask (the API's
+// AskRequest, as JSON), or with --host a host's hook input, and prints
+// which of its route's policy rules decides it and why, from the
+// configuration alone, without a server, so people can try rules before
+// they trust them.
+func cmdPolicy(_ context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	const synopsis = "policy test [--config FILE] [--agent NAME] [--host claude-code|codex [--route R]] [INPUT.json]  (from stdin without INPUT.json)"
+	if len(args) == 0 || args[0] != "test" {
+		fmt.Fprintf(stderr, "usage: askbridge %s\n", synopsis)
+		return exitUsage
+	}
+	fs := newFlags("policy test", stderr, synopsis)
+	config := fs.String("config", getenv("ASKBRIDGE_CONFIG"), "the configuration file (default $ASKBRIDGE_CONFIG)")
+	agent := fs.String("agent", "agent", "the asking agent's name, as its token would give it")
+	hostName := fs.String("host", "", "read a hook input of this agent host (claude-code or codex) instead of an ask")
+	route := fs.String("route", "", "with --host: the route the hook asks on, as askbridge hook --route")
+	if err := fs.Parse(args[1:]); err != nil || fs.NArg() > 1 {
+		return exitUsage
+	}
+	if *route != "" && *hostName == "" {
+		return fail(stderr, fmt.Errorf("policy test: --route goes with --host (an ask names its own route)"))
+	}
+	var file File
+	if *config != "" {
+		raw, err := os.ReadFile(*config)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		if file, err = parseFile(raw, getenv); err != nil {
+			return fail(stderr, fmt.Errorf("%s: %w", *config, err))
+		}
+	}
+	in := stdin
+	if fs.NArg() == 1 {
+		f, err := os.Open(fs.Arg(0))
+		if err != nil {
+			return fail(stderr, err)
+		}
+		defer f.Close()
+		in = f
+	}
+	raw, err := io.ReadAll(in)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	ask, err := policyInput(raw, *hostName, core.AgentID(*agent), *route)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	// Rules are evaluated from the configuration alone: the service is
+	// built without a store, and Evaluate reads none.
+	svc, err := core.New(nil, Settings{File: file}.coreConfig([]byte("policy test")), nil)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	v, err := svc.Evaluate(ask)
+	if err != nil {
+		return fail(stderr, fmt.Errorf("%s", core.ErrorMessage(err)))
+	}
+	switch {
+	case ask.Kind == core.KindApproval && len(ask.Calls) > 0:
+		fmt.Fprintln(stdout, "a batch is asked as configured: policy rules decide approvals of one tool call")
+	case ask.Kind != core.KindApproval:
+		fmt.Fprintf(stdout, "a %s is asked as configured: policy rules decide approvals of one tool call\n", ask.Kind)
+	default:
+		fmt.Fprintln(stdout, v.Explain())
+	}
+	return 0
+}
+
+// policyInput reads what policy test evaluates: a hook input of host, as
+// the hook door would ask it, or else an ask request.
+func policyInput(raw []byte, host string, agent core.AgentID, route string) (core.AskInput, error) {
+	if host != "" {
+		h, err := hooks.ParseHost(host)
+		if err != nil {
+			return core.AskInput{}, fmt.Errorf("policy test: --host: %s", core.ErrorMessage(err))
+		}
+		p, err := hooks.Parse(h, raw)
+		if err != nil {
+			return core.AskInput{}, fmt.Errorf("the input is not a %s hook input: %s", h, core.ErrorMessage(err))
+		}
+		ask, err := p.Ask(agent, route)
+		if err != nil {
+			return core.AskInput{}, fmt.Errorf("%s", core.ErrorMessage(err))
+		}
+		return ask, nil
+	}
+	var req client.AskRequest
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return core.AskInput{}, fmt.Errorf("the ask is not an ask request: %w", err)
+	}
+	return core.AskInput{Kind: req.Kind, Agent: agent, RunID: req.RunID, ToolCallID: req.ToolCallID, Labels: req.Labels,
+		Text: req.Question, Context: req.Context, Reversibility: req.Reversibility, Route: req.Route,
+		Options: req.Options, Items: req.Items, Tool: req.Tool, Arguments: req.Arguments, Editable: req.Editable,
+		Calls: req.Calls, Timeout: time.Duration(req.Timeout), OnTimeout: req.OnTimeout, MaxReasks: req.MaxReasks, Quorum: req.Quorum}, nil
+}

@@ -1,0 +1,305 @@
+package app
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/askbridge/askbridge/adapters/httpapi"
+	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/core"
+)
+
+// Reload triggers, as the event log and the log name them.
+const (
+	reloadSIGHUP = "sighup"
+	reloadFile   = "file"
+)
+
+// reloadDebounce gathers the burst of file events one change makes (an
+// editor's rename and write, a ConfigMap's new directory and symlink
+// swap) into one reading.
+const reloadDebounce = 200 * time.Millisecond
+
+// reloader reads ASKBRIDGE_CONFIG again when told to (SIGHUP) and when
+// its directory changes, and puts a good file in force without a
+// restart. The file is checked whole by the same parseFile as at start,
+// then by core and the API; if any refuses it, nothing changes, and the
+// refusal is logged, counted and recorded. Only the loop's goroutine
+// reads files and swaps, so two readings never interleave.
+type reloader struct {
+	m        *Main
+	getenv   func(string) string
+	actorKey []byte
+	// file is the file in force, digest its SHA-256; refused is the
+	// digest of the last file refused since, so the same bad file is not
+	// refused again at every event in its directory.
+	file    File
+	digest  string
+	loaded  time.Time
+	refused string
+	// start is the file the program started with: the settings in it
+	// that need a restart stay as they were (restartOnly).
+	start File
+	// watcher watches the file's directory (watch); nil: it is not.
+	watcher *fsnotify.Watcher
+}
+
+// newReloader sets the file in force (s's) as the one the digest
+// endpoint reports and starts watching its directory; runReloads then
+// reloads it until the program stops.
+func (m *Main) newReloader(s Settings, actorKey []byte) *reloader {
+	r := &reloader{m: m, getenv: m.Getenv, actorKey: actorKey, file: s.File,
+		digest: s.fileDigest, loaded: m.now(), start: s.File}
+	if r.getenv == nil {
+		r.getenv = os.Getenv
+	}
+	m.api.SetConfigDigest(client.ConfigDigest{Digest: r.digest, LoadedAt: r.loaded})
+	r.watch()
+	return r
+}
+
+// close stops the watch, for a program that stops before runReloads ran.
+func (r *reloader) close() {
+	if r.watcher != nil {
+		r.watcher.Close()
+	}
+}
+
+// watch starts watching the file's directory, which sees an edit in
+// place, a file replaced by rename, and a Kubernetes ConfigMap update
+// (which swaps the directory's ..data symlink). Run calls it before it
+// returns, so no change after start is missed. A watch that cannot be
+// set up is logged: the file is then read again on SIGHUP only.
+func (r *reloader) watch() {
+	path := r.m.Settings.ConfigPath
+	if path == "" {
+		return
+	}
+	w, err := fsnotify.NewWatcher()
+	if err == nil {
+		if err = w.Add(filepath.Dir(path)); err != nil {
+			w.Close()
+		}
+	}
+	if err != nil {
+		r.m.Log.Warn().Err(err).Str("path", path).Msg("cannot watch the configuration's directory: it is read again on SIGHUP only")
+		return
+	}
+	r.watcher = w
+}
+
+// runReloads is the reload loop, until ctx ends: a reading on each of
+// hangups (Main.Hangups), and one after each burst of changes in the
+// watched directory.
+func (r *reloader) runReloads(ctx context.Context, hangups <-chan os.Signal) error {
+	var events <-chan fsnotify.Event
+	var errs <-chan error
+	defer r.close()
+	if r.watcher != nil {
+		events, errs = r.watcher.Events, r.watcher.Errors
+	}
+	debounce := time.NewTimer(reloadDebounce)
+	debounce.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-hangups:
+			r.reload(ctx, reloadSIGHUP)
+		case _, ok := <-events:
+			if !ok {
+				events = nil // the watch ended: SIGHUP still reads the file
+				continue
+			}
+			debounce.Reset(reloadDebounce)
+		case err, ok := <-errs:
+			if !ok {
+				errs = nil
+				continue
+			}
+			r.m.Log.Warn().Err(err).Msg("watching the configuration's directory")
+		case <-debounce.C:
+			r.reload(ctx, reloadFile)
+		}
+	}
+}
+
+// reload reads the file and applies it or refuses it. A file event for
+// the file in force (or the one last refused) changes nothing and is not
+// recorded: a directory sees other files change too.
+func (r *reloader) reload(ctx context.Context, trigger string) {
+	path := r.m.Settings.ConfigPath
+	if path == "" {
+		r.m.Log.Info().Str("trigger", trigger).Msg("no configuration file to read again (ASKBRIDGE_CONFIG is not set)")
+		return
+	}
+	raw, err := os.ReadFile(path)
+	sum := sha256.Sum256(raw)
+	digest := hex.EncodeToString(sum[:])
+	if err == nil && trigger == reloadFile && (digest == r.digest || digest == r.refused) {
+		return
+	}
+	rec := core.Reload{Trigger: trigger, Replica: r.m.ReplicaID, Digest: digest}
+	if err != nil {
+		err = fmt.Errorf("ASKBRIDGE_CONFIG: %w", err)
+	} else {
+		var f File
+		if f, err = parseFile(raw, r.getenv); err != nil {
+			err = fmt.Errorf("%s: %w", path, err)
+		} else {
+			rec.Changed, rec.Restart, err = r.apply(f)
+		}
+	}
+	// The digest endpoint changes last, so whoever sees it change finds
+	// the event and the count already there.
+	now := r.m.now()
+	if err != nil {
+		r.refused = digest
+		r.m.Log.Error().Err(err).Str("trigger", trigger).Str("digest", digest).
+			Msg("configuration refused: the running configuration stays as it was")
+		r.record(ctx, rec, err.Error())
+		r.m.Metrics.Reloaded(false, nil)
+		r.m.api.SetConfigDigest(client.ConfigDigest{Digest: r.digest, LoadedAt: r.loaded,
+			Refused: &client.RefusedConfig{Digest: digest, At: now, Error: err.Error()}})
+		return
+	}
+	rec.Applied = true
+	r.digest, r.loaded, r.refused = digest, now, ""
+	r.m.Log.Info().Str("trigger", trigger).Str("digest", digest).Strs("changed", rec.Changed).Msg("configuration reloaded")
+	for _, key := range rec.Restart {
+		r.m.Log.Warn().Str("setting", key).Msg("changed in the configuration file, but it takes a restart: the running value stays until then")
+	}
+	r.record(ctx, rec, "")
+	r.m.Metrics.Reloaded(true, routeNames(r.m.Settings.withFile(r.file)))
+	r.m.api.SetConfigDigest(client.ConfigDigest{Digest: digest, LoadedAt: now})
+}
+
+// record appends the reading to the event log; a log that cannot be
+// written is logged, and the reading stands.
+func (r *reloader) record(ctx context.Context, rec core.Reload, reason string) {
+	if _, err := r.m.Service.RecordReload(ctx, rec, reason); err != nil {
+		r.m.Log.Error().Err(err).Msg("could not record the configuration reload in the event log")
+	}
+}
+
+// apply checks f as core and the API will take it, then puts it in force:
+// core's routes, people, groups, rules and policies in one swap, then the
+// tokens (the API's and the console's) and the extra directives in
+// another. It returns what changed, and the settings changed that wait
+// for a restart (left as they are).
+func (r *reloader) apply(f File) (changed, restart []string, err error) {
+	restart = restartOnly(r.start, f)
+	f.Policies.Shards, f.Policies.OutboxIdle = r.start.Policies.Shards, r.start.Policies.OutboxIdle
+	f.Webhooks.GiveUpAfter = r.start.Webhooks.GiveUpAfter
+	tokens := r.m.apiTokens(f)
+	if err := (httpapi.Options{Tokens: tokens, Extras: f.Directives}).Validate(); err != nil {
+		return nil, nil, err
+	}
+	if err := r.m.Service.Reconfigure(r.m.Settings.withFile(f).coreConfig(r.actorKey)); err != nil {
+		return nil, nil, err
+	}
+	if err := r.m.api.Reconfigure(tokens, f.Directives); err != nil {
+		// Validated above: unreachable short of a bug, and then the
+		// tokens in force stay and say so.
+		r.m.Log.Error().Err(err).Msg("the reloaded tokens were refused after the routes applied")
+	}
+	if r.start.OIDC != nil {
+		r.m.oidcPeople.replace(r.start.OIDC, f.People) // the provider's settings wait for a restart
+	}
+	if err := r.m.webhooks.Reconfigure(webhookSettings(f)); err != nil {
+		// core checked the same allow list: unreachable short of a bug.
+		r.m.Log.Error().Err(err).Msg("the reloaded webhook settings were refused after the routes applied")
+	}
+	changed = sectionsChanged(r.file, f)
+	r.file = f
+	return changed, restart, nil
+}
+
+// restartOnly names the file's settings that changed from what the
+// program started with but cannot change while it runs: the shard count
+// (ids already given out depend on it), and the outbox's idle time and
+// the webhooks' give-up age (each courier took them at start). The
+// environment (listen address, store, platforms) is read once at start
+// and cannot change under a process.
+func restartOnly(start, now File) []string {
+	var out []string
+	if now.Policies.Shards != start.Policies.Shards {
+		out = append(out, "policies.shards")
+	}
+	if now.Policies.OutboxIdle != start.Policies.OutboxIdle {
+		out = append(out, "policies.outbox_idle")
+	}
+	if now.Webhooks.GiveUpAfter != start.Webhooks.GiveUpAfter {
+		out = append(out, "webhooks.give_up_after")
+	}
+	if !reflect.DeepEqual(now.OIDC, start.OIDC) {
+		out = append(out, "oidc")
+	}
+	return out
+}
+
+// sectionsChanged names what differs between two files: each route added,
+// changed or removed (routes.<name>), and the other sections whole.
+func sectionsChanged(old, now File) []string {
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(old.Routes)) {
+		if r, ok := now.Routes[name]; !ok || !reflect.DeepEqual(r, old.Routes[name]) {
+			out = append(out, "routes."+name)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(now.Routes)) {
+		if _, ok := old.Routes[name]; !ok {
+			out = append(out, "routes."+name)
+		}
+	}
+	slices.Sort(out)
+	for _, s := range []struct {
+		name     string
+		old, now any
+	}{
+		{"people", old.People, now.People},
+		{"groups", old.Groups, now.Groups},
+		{"tokens", old.Tokens, now.Tokens},
+		{"policies", old.Policies, now.Policies},
+		{"directives", old.Directives, now.Directives},
+		{"webhooks", old.Webhooks, now.Webhooks},
+	} {
+		if !reflect.DeepEqual(s.old, s.now) {
+			out = append(out, s.name)
+		}
+	}
+	return out
+}
+
+// withFile is s reading f instead of its own file.
+func (s Settings) withFile(f File) Settings {
+	s.File = f
+	return s
+}
+
+// routeNames are the routes core runs with s (the default route when the
+// file names none).
+func routeNames(s Settings) []string {
+	return slices.Sorted(maps.Keys(s.coreConfig(nil).Routes))
+}
+
+// apiTokens are the tokens the API and the console take: the admin
+// token kept in the data directory, and the file's.
+func (m *Main) apiTokens(f File) []httpapi.Token {
+	tokens := []httpapi.Token{{Name: adminTokenName, Secret: m.AdminToken, Role: httpapi.RoleAdmin}}
+	for _, t := range f.Tokens {
+		role, _ := httpapi.ParseRole(t.Role) // checked by parseFile
+		tokens = append(tokens, httpapi.Token{Name: t.Name, Secret: t.Token.Reveal(), Role: role})
+	}
+	return tokens
+}

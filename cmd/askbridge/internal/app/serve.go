@@ -1,0 +1,397 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/askbridge/askbridge/adapters/console"
+	"github.com/askbridge/askbridge/adapters/hooks"
+	"github.com/askbridge/askbridge/adapters/httpapi"
+	"github.com/askbridge/askbridge/adapters/mcp"
+	"github.com/askbridge/askbridge/adapters/metrics"
+	"github.com/askbridge/askbridge/adapters/webhook"
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/loops"
+	"github.com/askbridge/askbridge/store/bolt"
+	redisstore "github.com/askbridge/askbridge/store/redis"
+)
+
+// Main is the server program: Run starts it and returns once it listens,
+// Close stops it. Tests run the real program this way, on 127.0.0.1:0 and a
+// temporary data directory.
+type Main struct {
+	Settings Settings
+	Stdout   io.Writer // where the first-start notice goes
+	Log      zerolog.Logger
+	Clock    core.Clock // nil: the wall clock
+	Loops    loops.Intervals
+	// Tracing is the tracer provider core's spans go to; nil: tracing is
+	// off (serve sets it from the OTEL_* variables, otel.go).
+	Tracing trace.TracerProvider
+	// Hangups are the SIGHUPs that have the configuration file read again
+	// (reload.go); serve relays the process's, a test sends its own. Nil:
+	// the file is read again only when it changes.
+	Hangups <-chan os.Signal
+	// Getenv reads the environment for a reloaded file's token_env
+	// entries; nil is os.Getenv.
+	Getenv func(string) string
+
+	// Set by Run.
+	URL        string // http://host:port of the listener
+	AdminToken string
+	StoreKind  string // "embedded" or "redis"
+	ReplicaID  string // this replica's name for leases (Settings.ReplicaID)
+	Service    *core.Service
+	Metrics    *metrics.Metrics
+	MetricsURL string // http://host:port of ASKBRIDGE_METRICS_ADDR's listener, if set
+
+	store    core.Store
+	api      *httpapi.Server
+	console  *console.Server
+	webhooks *webhook.Sender
+	// oidcPeople are the people the console's OIDC sign-in finds, replaced
+	// on reload.
+	oidcPeople *oidcPeople
+	stopMCP    context.CancelFunc
+	chats      []chatAdapter
+	consumer   string
+	server     *http.Server
+	cancel     context.CancelFunc
+	group      *errgroup.Group
+	stopped    <-chan struct{}
+	closeErr   error
+
+	metricsServer *http.Server
+	metricsLn     net.Listener
+}
+
+// chatAdapter is a chat platform as the program runs it: the contract in
+// core (a courier for the outbox, an inbound transport, any HTTP
+// endpoints the platform calls), named here for the openers.
+type chatAdapter = core.ChatAdapter
+
+// chatAdapters open each chat platform from the settings; each returns nil
+// when its platform is not configured. Each platform's file registers its
+// opener in init; the README's "Adding a platform" lists the few other
+// places a new platform touches.
+var chatAdapters []chatOpener
+
+// chatOpener opens one chat platform from the settings, or returns nil
+// when the platform is not configured.
+type chatOpener func(ctx context.Context, s Settings, svc *core.Service, log zerolog.Logger) (chatAdapter, error)
+
+// adminTokenName is the name the admin token acts under in the API and the
+// event log.
+const adminTokenName = "admin"
+
+// Run opens the store, boots core (re-notifying after downtime), and
+// serves the API until Close.
+func (m *Main) Run(ctx context.Context) (err error) {
+	s := m.Settings
+	if m.Stdout == nil {
+		m.Stdout = io.Discard
+	}
+	if err := os.MkdirAll(s.DataDir, 0o700); err != nil {
+		return fmt.Errorf("ASKBRIDGE_DATA_DIR: %w", err)
+	}
+	if s.ReplicaID == "" {
+		if s.ReplicaID, err = stableReplicaID(s.DataDir); err != nil {
+			return fmt.Errorf("replica id: %w", err)
+		}
+	}
+	m.ReplicaID = s.ReplicaID
+	defer func() {
+		if err != nil {
+			m.Close()
+		}
+	}()
+
+	dial, redisVar, err := s.redisDial()
+	if err != nil {
+		return err
+	}
+	auditKey, err := s.auditKey(true)
+	if err != nil {
+		return fmt.Errorf("audit key: %w", err)
+	}
+	if redisVar != "" {
+		goredis.SetLogger(redisLog{m.Log})
+		st, err := redisstore.Connect(ctx, dial, redisstore.Options{Shards: s.File.Policies.Shards, Durability: s.durability, AuditKey: auditKey})
+		if err != nil {
+			return fmt.Errorf("%s: %w", redisVar, err)
+		}
+		m.store, m.StoreKind = st, "redis"
+		logSpread(ctx, st, m.Log)
+	} else {
+		path := filepath.Join(s.DataDir, "askbridge.db")
+		st, err := bolt.Open(path, bolt.Options{AuditKey: auditKey})
+		if err != nil {
+			return fmt.Errorf("embedded store %s: %w", path, err)
+		}
+		m.store, m.StoreKind = st, "embedded"
+	}
+
+	actorKey := s.ActorKey.Reveal()
+	if actorKey == "" {
+		if actorKey, _, err = readOrCreateSecret(filepath.Join(s.DataDir, "actor.key")); err != nil {
+			return fmt.Errorf("actor key: %w", err)
+		}
+	}
+	// The one-way doors sign their links with the server's key, by the
+	// program's clock (see Settings.Clock).
+	s.ActorKey, s.Clock = Secret(actorKey), m.Clock
+	svc, err := core.New(m.newMetrics(m.store), s.coreConfig([]byte(actorKey)), m.Clock)
+	if err != nil {
+		return err
+	}
+	m.Service = svc
+	svc.SetTracing(m.Tracing)
+
+	admin, created, err := readOrCreateSecret(filepath.Join(s.DataDir, "admin.token"))
+	if err != nil {
+		return fmt.Errorf("admin token: %w", err)
+	}
+	m.AdminToken = admin
+	tokens := m.apiTokens(s.File)
+
+	boot, err := svc.Boot(ctx)
+	if err != nil {
+		return err
+	}
+	if boot.Down > 0 {
+		m.Log.Info().Dur("away", boot.Down).Int("digests", boot.Digests).
+			Msg("was away longer than the downtime threshold: open questions are being re-notified in the background")
+	}
+
+	opts := httpapi.Options{Tokens: tokens, Log: m.Log, Extras: s.File.Directives}
+	if m.StoreKind == "redis" {
+		opts.Unavailable = redisstore.Unavailable // a failover's errors: 503, not 500
+	}
+	api, err := httpapi.New(svc, opts)
+	if err != nil {
+		return err
+	}
+	m.api = api
+	reloads := m.newReloader(s, []byte(actorKey))
+	defer func() {
+		if err != nil {
+			reloads.close() // the loop that would close it never starts
+		}
+	}()
+	// Both stores keep budgets, shared by every replica on one Redis: the
+	// outbox's send budgets and the console's sign-in attempts.
+	budget, _ := m.store.(core.Budget)
+	m.oidcPeople = &oidcPeople{}
+	if m.console, err = openConsole(s, svc, budget, api.Keys(), m.oidcPeople, m.Clock, m.Log); err != nil {
+		return err
+	}
+	api.Handle("/", m.console) // everything the API and the probes do not take
+	mux := http.NewServeMux()
+	mux.Handle("/", api)
+	if err := m.mountMetrics(mux, api, svc); err != nil {
+		return err
+	}
+	stopMCP, cancelMCP := context.WithCancel(context.Background())
+	m.stopMCP = cancelMCP
+	mux.Handle("/mcp", agentsOnly(api, "the MCP tools are for agent tokens", mcp.HTTPHandler(mcp.ServiceBackend{Svc: svc}, mcp.Options{
+		Version: versionString(),
+		Caller:  func(r *http.Request) core.AgentID { return agentName(r.Context()) },
+		Stop:    stopMCP,
+	})))
+	// The hosts' HTTP hooks: under /v1, so the API authenticates and logs
+	// them as its own; the door is the hooks adapter.
+	api.Handle("POST /v1/hooks/{host}", agentsOnly(api, "hooks are answered for agent tokens", hooks.Handler(svc, hooks.Options{
+		Agent:   func(r *http.Request) core.AgentID { return agentName(r.Context()) },
+		MaxWait: httpapi.DefaultMaxWait,
+		Stop:    stopMCP,
+		Log:     m.Log,
+	})))
+
+	m.consumer = replicaName()
+	for _, open := range chatAdapters {
+		c, err := open(ctx, s, svc, m.Log)
+		if err != nil {
+			return err
+		}
+		if c == nil {
+			continue // not configured
+		}
+		c.Mount(mux)
+		m.chats = append(m.chats, c)
+		m.Log.Info().Str("surface", string(c.Surface())).Msg("chat adapter on")
+	}
+
+	hooks, err := openWebhooks(s.File)
+	if err != nil {
+		return err
+	}
+	m.webhooks = hooks
+
+	ln, err := net.Listen("tcp", s.Addr)
+	if err != nil {
+		return fmt.Errorf("ASKBRIDGE_ADDR: %w", err)
+	}
+	m.URL = "http://" + ln.Addr().String()
+	ln = api.Listener(ln) // a parked wait's connection keeps alive after its answer
+	// No WriteTimeout: long polls and MCP tool calls stay open until a
+	// human answers; they are bounded by their own timeouts instead.
+	srv := &http.Server{Handler: m.Metrics.Streams(mux), ReadHeaderTimeout: 10 * time.Second}
+	m.server = srv
+
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	m.cancel = cancel
+	g, gctx := errgroup.WithContext(runCtx)
+	m.group, m.stopped = g, gctx.Done()
+	g.Go(func() error {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
+	g.Go(m.serveMetrics())
+	g.Go(func() error { return reloads.runReloads(gctx, m.Hangups) })
+	g.Go(func() error {
+		return loops.Run(gctx, svc, m.Loops, func(err error) { m.Log.Error().Err(err).Msg("background pass failed") })
+	})
+
+	for _, c := range m.chats {
+		g.Go(func() error { return c.Run(gctx) })
+		g.Go(func() error {
+			// A courier that names no budgets spends from none.
+			o := loops.DeliverOptions{Consumer: m.consumer, MinIdle: time.Duration(s.File.Policies.OutboxIdle), Budget: budget}
+			o.OnError = func(d core.Delivery, err error) {
+				if gctx.Err() != nil {
+					return // cut short by the shutdown: handed back for another replica to take at once
+				}
+				m.Log.Warn().Err(err).Str("surface", string(c.Surface())).Str("delivery", d.Key).Int("attempts", d.Attempts).Msg("delivery failed")
+			}
+			return loops.Deliver(gctx, svc, c, o)
+		})
+	}
+
+	g.Go(func() error { return m.deliverWebhooks(gctx, svc, hooks) })
+
+	m.Log.Info().Str("store", m.StoreKind).Str("url", m.URL).Str("console", m.URL+"/").Msg("askbridge is serving")
+	if created {
+		fmt.Fprintf(m.Stdout, "\naskbridge is running on the %s store at %s\n", m.StoreKind, m.URL)
+		fmt.Fprintf(m.Stdout, "console: %s/ (sign in with the admin token below)\n", m.URL)
+		fmt.Fprintf(m.Stdout, "admin token (shown once; kept in %s):\n  %s\n\n",
+			filepath.Join(s.DataDir, "admin.token"), admin)
+	}
+	return nil
+}
+
+// now is the program's clock's time.
+func (m *Main) now() time.Time {
+	if m.Clock != nil {
+		return m.Clock.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+// stableReplicaID is this replica's name for leases when
+// ASKBRIDGE_REPLICA_ID is unset: the host name (a container's or pod's
+// own) and an id made once in the data directory. A replica restarted on
+// the same host and data keeps it, and so takes back its own lease at
+// once; two containers that share one data volume still differ by host.
+func stableReplicaID(dataDir string) (string, error) {
+	id, _, err := readOrCreateSecret(filepath.Join(dataDir, "replica.id"))
+	if err != nil {
+		return "", err
+	}
+	host, _ := os.Hostname()
+	return host + "-" + id[:12], nil
+}
+
+// replicaName names this process among the bridge's replicas, for outbox
+// claims and leases: host, process id and a random part, so a restarted
+// process is a new claimant.
+func replicaName() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), randomHex(3))
+}
+
+// Stopped is closed once a part of the running program has failed (a chat
+// adapter whose platform refused its token, say) and the others are
+// stopping, or Close was called; Close then reports why.
+func (m *Main) Stopped() <-chan struct{} { return m.stopped }
+
+type agentKey struct{}
+
+// agentsOnly lets through requests that carry an API token with the agent
+// role (or admin), and puts its name in the context: an MCP tool call, or
+// a host's hook, asks in the name of the agent whose token made it. Other
+// tokens are refused with refusal.
+func agentsOnly(api *httpapi.Server, refusal string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok, ok := api.Authenticate(r)
+		if !ok {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="askbridge"`)
+			httpapi.WriteError(w, http.StatusUnauthorized, core.CodeForbidden, "a valid bearer token is required")
+			return
+		}
+		if tok.Role != httpapi.RoleAgent && tok.Role != httpapi.RoleAdmin {
+			httpapi.WriteError(w, http.StatusForbidden, core.CodeForbidden, refusal)
+			return
+		}
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), agentKey{}, tok.Agent())))
+	})
+}
+
+func agentName(ctx context.Context) core.AgentID {
+	name, _ := ctx.Value(agentKey{}).(core.AgentID)
+	return name
+}
+
+// Close stops serving (finishing requests for up to five seconds), stops
+// the background loops and closes the store, in reverse order of start.
+func (m *Main) Close() error {
+	// Parked long polls and MCP calls return now, the question still
+	// open, instead of holding up the shutdown; agents wait again later.
+	if m.api != nil {
+		m.api.Drain()
+	}
+	if m.console != nil {
+		m.console.Drain() // its event streams, which pages resume elsewhere
+	}
+	if m.stopMCP != nil {
+		m.stopMCP()
+	}
+	if m.server != nil {
+		// The grace period is longer than the 5 s for which Shutdown counts
+		// a connection that has not sent a request yet (one a client dialed
+		// and then had no use for) as busy, so such a connection delays a
+		// shutdown but does not make it fail.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := m.server.Shutdown(ctx); err != nil {
+			// Still busy after the grace period: cut the connections, so
+			// no handler outlives the store closed below.
+			m.closeErr = errors.Join(m.closeErr, err, m.server.Close())
+		}
+		cancel()
+		m.server = nil
+	}
+	m.closeErr = errors.Join(m.closeErr, m.closeMetrics())
+	if m.cancel != nil {
+		m.cancel()
+		m.closeErr = errors.Join(m.closeErr, m.group.Wait())
+		m.cancel = nil
+	}
+	if m.store != nil {
+		m.closeErr = errors.Join(m.closeErr, m.store.Close())
+		m.store = nil
+	}
+	return m.closeErr
+}

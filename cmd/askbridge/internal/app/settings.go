@@ -1,0 +1,364 @@
+package app
+
+import (
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/mail"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/caarlos0/env/v11"
+
+	"github.com/askbridge/askbridge/adapters/email"
+	"github.com/askbridge/askbridge/adapters/telegram"
+	"github.com/askbridge/askbridge/core"
+	redisstore "github.com/askbridge/askbridge/store/redis"
+)
+
+// Settings is everything askbridge reads at start: the environment
+// variables named in the tags below, each with its default there and
+// nowhere else, and the YAML file ASKBRIDGE_CONFIG names. LoadSettings
+// reads and checks it once; the rest of the program takes it as checked.
+type Settings struct {
+	Addr       string `env:"ASKBRIDGE_ADDR" envDefault:"127.0.0.1:8080"`
+	DataDir    string `env:"ASKBRIDGE_DATA_DIR" envDefault:"askbridge-data"`
+	ConfigPath string `env:"ASKBRIDGE_CONFIG"`
+	// At most one of the three Redis URLs is set; none runs the embedded
+	// store. Each is go-redis's own URL form (see redis.go); they may
+	// carry passwords.
+	RedisURL         Secret `env:"REDIS_URL"`          // one server
+	RedisSentinelURL Secret `env:"REDIS_SENTINEL_URL"` // Sentinels and master_name
+	RedisClusterURL  Secret `env:"REDIS_CLUSTER_URL"`  // a cluster's seed nodes
+	// RedisCAFile is a PEM file of the CA certificates a rediss:// server's
+	// certificate must chain to, for a private CA; "" trusts the system's.
+	RedisCAFile string `env:"REDIS_TLS_CA_FILE"`
+	// RedisDurability is how many replicas must hold each transition
+	// before its caller is told it succeeded (WAIT or WAITAOF; 0 is off),
+	// and RedisDurabilityTimeout how long to wait for them.
+	RedisDurability        string                `env:"ASKBRIDGE_REDIS_DURABILITY" envDefault:"0"`
+	RedisDurabilityTimeout string                `env:"ASKBRIDGE_REDIS_DURABILITY_TIMEOUT" envDefault:"1s"`
+	durability             redisstore.Durability // set by the check, from the two above
+	ActorKey               Secret                `env:"ASKBRIDGE_ACTOR_KEY"`
+	AuditKey               Secret                `env:"ASKBRIDGE_AUDIT_KEY"` // chains the event log (audit.go)
+	LogLevel               string                `env:"ASKBRIDGE_LOG_LEVEL"`
+	LogFormat              string                `env:"ASKBRIDGE_LOG_FORMAT" envDefault:"auto"` // auto, console or json
+	// ReplicaID names this replica for the leases of single connections
+	// (Telegram polling, the Discord gateway); "" makes one from the host
+	// name and an id kept in the data directory, so a restarted replica
+	// takes its own lease straight back.
+	ReplicaID string `env:"ASKBRIDGE_REPLICA_ID"`
+	// MetricsAddr, when set, serves /metrics with no token on a listener
+	// of its own (see metrics.go).
+	MetricsAddr string `env:"ASKBRIDGE_METRICS_ADDR"`
+
+	Slack    SlackSettings
+	Discord  DiscordSettings
+	Telegram TelegramSettings
+	Client   ClientSettings
+	Console  ConsoleSettings
+
+	File File `env:"-"`
+	// fileDigest is the SHA-256 (hex) of the file as LoadSettings read
+	// it, for GET /v1/config/digest and the reloads (reload.go).
+	fileDigest string
+	// Clock is the program's clock, set by Run for the openers (links
+	// expire by it); nil is the wall clock.
+	Clock core.Clock `env:"-"`
+
+	// The one-way doors, and where people's browsers and phones reach
+	// this server: their links (email, ntfy) point below PublicURL.
+	Email     EmailSettings
+	Ntfy      NtfySettings
+	PublicURL string `env:"ASKBRIDGE_PUBLIC_URL"`
+
+	// Microsoft Teams, a bot on the Bot Framework.
+	Teams TeamsSettings
+}
+
+// SlackSettings turn the Slack adapter on when BotToken is set. Clicks and
+// replies come over Socket Mode (AppToken), over HTTP (SigningSecret, at
+// /slack/events and /slack/interactivity), or both; one is required.
+type SlackSettings struct {
+	BotToken      Secret `env:"SLACK_BOT_TOKEN"`
+	AppToken      Secret `env:"SLACK_APP_TOKEN"`
+	SigningSecret Secret `env:"SLACK_SIGNING_SECRET"`
+	// APIURL points the SDK at another Web API base; checked, it ends in
+	// "/", as the SDK appends method names to it.
+	APIURL string `env:"SLACK_API_URL"`
+}
+
+// DiscordSettings turn the Discord adapter on when BotToken is set.
+type DiscordSettings struct {
+	BotToken Secret `env:"DISCORD_BOT_TOKEN"`
+	// AppID, when set, refuses interactions for another application.
+	AppID string `env:"DISCORD_APP_ID"`
+	// PublicKey (hex Ed25519) mounts POST /discord/interactions.
+	PublicKey string `env:"DISCORD_PUBLIC_KEY"`
+	// APIURL is the REST base; the adapter defaults to Discord's own.
+	APIURL string `env:"DISCORD_API_URL"`
+	// Gateway is on or off: off takes clicks only over HTTP.
+	Gateway string `env:"DISCORD_GATEWAY" envDefault:"on"`
+
+	// Set by the check, from the strings above.
+	gatewayOn bool
+	publicKey ed25519.PublicKey
+}
+
+// TelegramSettings turn the Telegram adapter on when BotToken is set.
+// WebhookSecret selects webhook mode (with WebhookURL, the public URL
+// Telegram POSTs to); without it the adapter long-polls, one replica at a
+// time. APIURL points it at another Bot API server, in tgbotapi's endpoint
+// format ("…/bot%s/%s").
+type TelegramSettings struct {
+	BotToken      Secret `env:"TELEGRAM_BOT_TOKEN"`
+	APIURL        string `env:"TELEGRAM_API_URL"`
+	WebhookSecret Secret `env:"TELEGRAM_WEBHOOK_SECRET"`
+	WebhookURL    string `env:"TELEGRAM_WEBHOOK_URL"`
+}
+
+// EmailSettings turn the email door on when Host is set: questions are
+// mailed through this SMTP server, with links below PublicURL.
+type EmailSettings struct {
+	Host string `env:"EMAIL_SMTP_HOST"`
+	// Port defaults to 587, or 465 with TLS "tls".
+	Port int `env:"EMAIL_SMTP_PORT"`
+	// TLS is starttls (required STARTTLS), tls (TLS from the first byte)
+	// or none (a relay on the same host or a private network only).
+	TLS      string `env:"EMAIL_SMTP_TLS" envDefault:"starttls"`
+	Username string `env:"EMAIL_SMTP_USERNAME"`
+	Password Secret `env:"EMAIL_SMTP_PASSWORD"`
+	// From is the sender: an address, or "Name <address>".
+	From string `env:"EMAIL_FROM"`
+}
+
+// NtfySettings turn the ntfy door on when URL (the ntfy server's base
+// URL) is set; Token, when set, is its access token.
+type NtfySettings struct {
+	URL   string `env:"NTFY_URL"`
+	Token Secret `env:"NTFY_TOKEN"`
+}
+
+// ClientSettings are what the CLI commands reach a server with. With no
+// URL they reach the local server (Addr) with the admin token kept in the
+// local data directory.
+type ClientSettings struct {
+	URL   string `env:"ASKBRIDGE_URL"`
+	Token Secret `env:"ASKBRIDGE_TOKEN"`
+	RunID string `env:"ASKBRIDGE_RUN_ID"`
+}
+
+// LoadSettings reads the environment (through getenv) and the YAML file it
+// names, and checks both. Every error names the variable or key at fault.
+func LoadSettings(getenv func(string) string) (Settings, error) {
+	s, err := readEnv(getenv)
+	if err != nil {
+		return s, err
+	}
+	if err := s.check(); err != nil {
+		return s, err
+	}
+	if s.ConfigPath != "" {
+		raw, err := os.ReadFile(s.ConfigPath)
+		if err != nil {
+			return s, fmt.Errorf("ASKBRIDGE_CONFIG: %w", err)
+		}
+		if s.File, err = parseFile(raw, getenv); err != nil {
+			return s, fmt.Errorf("%s: %w", s.ConfigPath, err)
+		}
+		sum := sha256.Sum256(raw)
+		s.fileDigest = hex.EncodeToString(sum[:])
+	}
+	return s, nil
+}
+
+// readEnv fills Settings from the variables its tags name, unchecked: the
+// CLI reads its few settings this way, so a server's broken platform
+// setting does not stop a client. Every value is trimmed, so a token
+// pasted with a trailing newline works the same on every platform; an
+// empty value counts as unset.
+func readEnv(getenv func(string) string) (Settings, error) {
+	var s Settings
+	params, err := env.GetFieldParams(&s)
+	if err != nil {
+		return s, err
+	}
+	vars := map[string]string{}
+	for _, p := range params {
+		if v := strings.TrimSpace(getenv(p.Key)); v != "" {
+			vars[p.Key] = v
+		}
+	}
+	err = env.ParseWithOptions(&s, env.Options{Environment: vars})
+	return s, err
+}
+
+// check is the one validation of the environment.
+func (s *Settings) check() error {
+	switch s.LogFormat {
+	case "auto", "console", "json":
+	default:
+		return fmt.Errorf("ASKBRIDGE_LOG_FORMAT: %q is not auto, console or json", s.LogFormat)
+	}
+	if _, _, err := s.redisDial(); err != nil {
+		return err
+	}
+	for _, c := range []func() error{s.Slack.check, s.Discord.check, s.Telegram.check, s.Teams.check, s.Console.check, s.Email.check, s.Ntfy.check} {
+		if err := c(); err != nil {
+			return err
+		}
+	}
+	if (s.Email.Host != "" || s.Ntfy.URL != "") && !httpURL(s.PublicURL) {
+		return fmt.Errorf("ASKBRIDGE_PUBLIC_URL: the email and ntfy doors need the public http(s) URL people reach this server at, for their links")
+	}
+	return nil
+}
+
+func (s *EmailSettings) check() error {
+	if s.Host == "" {
+		return nil
+	}
+	if _, err := mail.ParseAddress(s.From); err != nil {
+		return fmt.Errorf("EMAIL_FROM: %q is not an address (askbridge@example.com, or \"askbridge <askbridge@example.com>\")", s.From)
+	}
+	switch s.TLS {
+	case email.TLSStartTLS, email.TLSImplicit, email.TLSNone:
+	default:
+		return fmt.Errorf("EMAIL_SMTP_TLS: %q is not starttls, tls or none", s.TLS)
+	}
+	if s.Port < 0 || s.Port > 65535 {
+		return fmt.Errorf("EMAIL_SMTP_PORT: %d is not a port", s.Port)
+	}
+	if s.Password != "" && s.Username == "" {
+		return fmt.Errorf("EMAIL_SMTP_PASSWORD: set without EMAIL_SMTP_USERNAME")
+	}
+	return nil
+}
+
+// TeamsSettings turn the Teams adapter on when AppID (the bot's app
+// registration) is set; Microsoft's Bot Connector then POSTs activities
+// to /teams/messages. The URLs point it at other endpoints than
+// Microsoft's public ones (a single-tenant app's token endpoint, a
+// regional service URL, or a local fake).
+type TeamsSettings struct {
+	AppID       string `env:"TEAMS_APP_ID"`
+	AppPassword Secret `env:"TEAMS_APP_PASSWORD"`
+	TenantID    string `env:"TEAMS_TENANT_ID"`
+	ServiceURL  string `env:"TEAMS_SERVICE_URL"`
+	TokenURL    string `env:"TEAMS_TOKEN_URL"`
+	OpenIDURL   string `env:"TEAMS_OPENID_URL"`
+}
+
+func (s *TeamsSettings) check() error {
+	if s.AppID == "" {
+		if s.AppPassword != "" || s.TenantID != "" {
+			return fmt.Errorf("TEAMS_APP_ID: required with TEAMS_APP_PASSWORD and TEAMS_TENANT_ID")
+		}
+		return nil
+	}
+	if s.AppPassword == "" {
+		return fmt.Errorf("TEAMS_APP_PASSWORD: required with TEAMS_APP_ID (the app registration's client secret)")
+	}
+	if s.TenantID == "" {
+		return fmt.Errorf("TEAMS_TENANT_ID: required with TEAMS_APP_ID (the Microsoft Entra tenant the bot posts in)")
+	}
+	for name, u := range map[string]string{"TEAMS_SERVICE_URL": s.ServiceURL, "TEAMS_TOKEN_URL": s.TokenURL, "TEAMS_OPENID_URL": s.OpenIDURL} {
+		if u != "" && !httpURL(u) {
+			return fmt.Errorf("%s: %q is not an http(s) URL", name, u)
+		}
+	}
+	return nil
+}
+
+func (s *NtfySettings) check() error {
+	if s.URL == "" {
+		return nil
+	}
+	if !httpURL(s.URL) {
+		return fmt.Errorf("NTFY_URL: %q is not an http(s) URL (the ntfy server, such as https://ntfy.sh)", s.URL)
+	}
+	return nil
+}
+
+func (s *SlackSettings) check() error {
+	if s.BotToken == "" {
+		return nil
+	}
+	if s.AppToken == "" && s.SigningSecret == "" {
+		return fmt.Errorf("SLACK_APP_TOKEN or SLACK_SIGNING_SECRET: one is required with SLACK_BOT_TOKEN " +
+			"(an app-level token for Socket Mode, or the signing secret for the HTTP endpoints)")
+	}
+	if s.AppToken != "" && !strings.HasPrefix(s.AppToken.Reveal(), "xapp-") {
+		return fmt.Errorf("SLACK_APP_TOKEN: an app-level token starts with xapp-")
+	}
+	if s.APIURL != "" {
+		if !httpURL(s.APIURL) {
+			return fmt.Errorf("SLACK_API_URL: %q is not an http(s) URL", s.APIURL)
+		}
+		if !strings.HasSuffix(s.APIURL, "/") {
+			s.APIURL += "/"
+		}
+	}
+	return nil
+}
+
+func (s *DiscordSettings) check() error {
+	if s.BotToken == "" {
+		return nil
+	}
+	if s.AppID != "" && strings.Trim(s.AppID, "0123456789") != "" {
+		return fmt.Errorf("DISCORD_APP_ID: %q is not a Discord id (a number)", s.AppID)
+	}
+	if s.APIURL != "" && !httpURL(s.APIURL) {
+		return fmt.Errorf("DISCORD_API_URL: %q is not an http(s) URL", s.APIURL)
+	}
+	if s.PublicKey != "" {
+		key, err := hex.DecodeString(s.PublicKey)
+		if err != nil || len(key) != ed25519.PublicKeySize {
+			return fmt.Errorf("DISCORD_PUBLIC_KEY: not a hex Ed25519 public key (%d hex characters, from the app's General Information page)", 2*ed25519.PublicKeySize)
+		}
+		s.publicKey = key
+	}
+	switch g := strings.ToLower(s.Gateway); g {
+	case "on", "true", "1", "yes":
+		s.gatewayOn = true
+	case "off", "false", "0", "no":
+		if s.publicKey == nil {
+			return fmt.Errorf("DISCORD_GATEWAY: off leaves no way to receive clicks unless DISCORD_PUBLIC_KEY is set for the HTTP endpoint")
+		}
+	default:
+		return fmt.Errorf("DISCORD_GATEWAY: %q is not on or off", g)
+	}
+	return nil
+}
+
+func (s *TelegramSettings) check() error {
+	if s.BotToken == "" {
+		return nil
+	}
+	if !strings.Contains(s.BotToken.Reveal(), ":") {
+		return fmt.Errorf("TELEGRAM_BOT_TOKEN: not a bot token (<bot id>:<secret>, from @BotFather)")
+	}
+	if e := s.APIURL; e != "" && strings.Count(e, "%s") != 2 {
+		return fmt.Errorf("TELEGRAM_API_URL: must hold two %%s, for the token and the method (https://api.telegram.org/bot%%s/%%s)")
+	}
+	if s.WebhookSecret == "" {
+		return nil
+	}
+	if !httpURL(s.WebhookURL) {
+		return fmt.Errorf("TELEGRAM_WEBHOOK_URL: webhook mode (TELEGRAM_WEBHOOK_SECRET is set) needs the public URL of %s", telegram.WebhookPath)
+	}
+	if sec := s.WebhookSecret.Reveal(); len(sec) > 256 || strings.Trim(sec, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-") != "" {
+		return fmt.Errorf("TELEGRAM_WEBHOOK_SECRET: 1-256 characters of A-Z, a-z, 0-9, _ and -")
+	}
+	return nil
+}
+
+// httpURL reports whether v is an absolute http or https URL with a host:
+// the one check every URL setting gets.
+func httpURL(v string) bool {
+	u, err := url.Parse(v)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/internal/benchstore"
 	"github.com/askbridge/askbridge/internal/coretest"
+	"github.com/askbridge/askbridge/internal/gcfloor"
 	"github.com/askbridge/askbridge/store/bolt"
 	redisstore "github.com/askbridge/askbridge/store/redis"
 )
@@ -53,8 +54,10 @@ func TestMain(m *testing.M) {
 }
 
 // serveBridge serves the API over the store spec names ("bolt:<file>" or
-// "redis:<url>") until in closes, speaking the protocol above.
+// "redis:<url>") until in closes, speaking the protocol above, with the
+// collector run as askbridge serve runs it.
 func serveBridge(spec string, in io.Reader, out io.Writer) error {
+	defer gcfloor.Server(os.Getenv).Stop() // as askbridge serve does
 	kind, where, _ := strings.Cut(spec, ":")
 	var st core.Store
 	var err error

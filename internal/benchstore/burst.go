@@ -154,7 +154,8 @@ type CPU struct {
 }
 
 // Process is another process whose CPU a benchmark reports, as
-// "cpu-<Name>-%".
+// "cpu-<Name>-%", and its anonymous resident memory at the end, as
+// "rss-<Name>-MB" (the heap and stacks, which the collector's pace sets).
 type Process struct {
 	Name string
 	PID  int
@@ -182,6 +183,8 @@ func (c *CPU) Report(b *testing.B) {
 	b.ReportMetric(share(procmem.CPU()-c.self), "cpu-self-%")
 	for i, p := range c.others {
 		b.ReportMetric(share(procmem.CPUOf(p.PID)-c.before[i]), "cpu-"+p.Name+"-%")
+		anon, _ := procmem.ResidentOf(p.PID)
+		b.ReportMetric(float64(anon)/(1<<20), "rss-"+p.Name+"-MB")
 	}
 	if c.e.Redis != nil {
 		b.ReportMetric(share(serverCPU(b, c.e)-c.server), "cpu-redis-%")

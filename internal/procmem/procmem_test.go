@@ -73,3 +73,17 @@ func TestCPUOf(t *testing.T) {
 		t.Fatalf("CPUOf(a pid that is not there) = %v; want 0", c)
 	}
 }
+
+// TestResidentOf reads this process's resident set by its pid, and
+// nothing for a pid that is not there.
+func TestResidentOf(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		return
+	}
+	if anon, file := ResidentOf(os.Getpid()); anon <= 0 || file <= 0 {
+		t.Fatalf("ResidentOf(self) = %d anonymous, %d file-backed; want both", anon, file)
+	}
+	if anon, file := ResidentOf(1 << 30); anon != 0 || file != 0 {
+		t.Fatalf("ResidentOf(a pid that is not there) = %d, %d; want 0", anon, file)
+	}
+}

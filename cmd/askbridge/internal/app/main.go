@@ -15,6 +15,8 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+
+	"github.com/askbridge/askbridge/internal/gcfloor"
 )
 
 // version is set at build time with -ldflags
@@ -100,6 +102,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return 2
 	}
 	log := newLogger(stderr, settings.LogFormat, settings.LogLevel)
+	// The heap may grow to a floor before the collector runs: a burst's
+	// slowest answers were the ones a collection caught (gcfloor).
+	defer gcfloor.Server(getenv).Stop()
 	tr, err := openTracing(ctx, getenv, stderr, log)
 	if err != nil {
 		fmt.Fprintln(stderr, "askbridge:", err)

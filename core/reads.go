@@ -1,6 +1,9 @@
 package core
 
-import "context"
+import (
+	"context"
+	"sync/atomic"
+)
 
 // Get returns a question. A malformed id reads as an unknown one.
 func (s *Service) Get(ctx context.Context, id QuestionID) (*Question, error) {
@@ -45,6 +48,12 @@ type Watcher struct {
 	stop    func()
 	unpark  func() // ends the park observePark counted
 	sawOpen bool   // a read has seen the question open: a close now is a wake
+	// With a store that calls back (WatchFuncer), own is changed, and the
+	// store calls fire, which calls notify once Notify has set it. relay
+	// ends Notify's goroutine for a store that does not call back.
+	own    chan struct{}
+	notify atomic.Pointer[func()]
+	relay  chan struct{}
 }
 
 // Watch starts watching question id. Read it next: a change from now on
@@ -53,8 +62,58 @@ func (s *Service) Watch(id QuestionID) (*Watcher, error) {
 	if !ValidID(id) {
 		return nil, ErrNotFound
 	}
-	ch, stop := s.store.Watch(id)
-	return &Watcher{s: s, id: id, changed: ch, stop: stop, unpark: s.observePark()}, nil
+	w := &Watcher{s: s, id: id}
+	if st, ok := s.store.(WatchFuncer); ok {
+		w.own = make(chan struct{}, 1)
+		w.changed, w.stop = w.own, st.WatchFunc(id, w.fire)
+	} else {
+		w.changed, w.stop = s.store.Watch(id)
+	}
+	w.unpark = s.observePark()
+	return w, nil
+}
+
+// fire is the store's call on a change: Notify's function once set, else
+// a signal on Changed (one pending signal is enough).
+func (w *Watcher) fire() {
+	if f := w.notify.Load(); f != nil {
+		(*f)()
+		return
+	}
+	select {
+	case w.own <- struct{}{}:
+	default:
+	}
+}
+
+// Notify has every change from now on call wake rather than signal
+// Changed, and calls it at once if a change is pending; call it once,
+// before Stop. wake runs on the store's goroutine (WatchFuncer's rules: it
+// must return at once and not call the store), so a waiter parked without
+// a goroutine of its own (a taken long poll, blocked in its connection's
+// read) is still told. With a store that does not call back, a goroutine
+// relays Changed to wake until Stop.
+func (w *Watcher) Notify(wake func()) {
+	if w.own == nil {
+		w.relay = make(chan struct{})
+		go func(changed <-chan struct{}, done <-chan struct{}) {
+			for {
+				select {
+				case <-changed:
+					wake()
+				case <-done:
+					return
+				}
+			}
+		}(w.changed, w.relay)
+		return
+	}
+	w.notify.Store(&wake)
+	select {
+	case <-w.own: // a change came before wake was set
+		wake()
+	default:
+	}
 }
 
 // Changed receives after any change to the question since the last
@@ -98,6 +157,9 @@ func (w *Watcher) Stop() {
 	}
 	w.stop()
 	w.stop = nil
+	if w.relay != nil {
+		close(w.relay)
+	}
 	w.unpark()
 }
 

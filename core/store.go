@@ -318,6 +318,17 @@ type Waker interface {
 	Watch(id QuestionID) (<-chan struct{}, func())
 }
 
+// WatchFuncer is a Waker whose watch can call a function on a change
+// instead of signalling a channel, so that a wait parked off a goroutine
+// of its own (adapters/httpapi's taken waits) needs none to notice. wake
+// runs on the store's goroutine that saw the change, with the store's
+// watch lock held: it must return at once and must not call the store.
+// Both stores are WatchFuncers; Service.Watch uses it where the store is
+// one.
+type WatchFuncer interface {
+	WatchFunc(id QuestionID, wake func()) (stop func())
+}
+
 // Values is small shared state that adapters keep across restarts and
 // replicas: a long poller's offset, the lease that lets one replica alone
 // poll, the console's sessions. Keys are namespaced by their user

@@ -260,6 +260,13 @@ func (s *noteWatch) Watch(id core.QuestionID) (<-chan struct{}, func()) {
 	return ch, stop
 }
 
+// WatchFunc is the store's own (core.WatchFuncer), noted as Watch is.
+func (s *noteWatch) WatchFunc(id core.QuestionID, wake func()) func() {
+	stop := s.Store.(core.WatchFuncer).WatchFunc(id, wake)
+	s.watching <- id
+	return stop
+}
+
 // BenchmarkParkedWaiters measures what one parked long poll costs the
 // process: benchWaiters() questions are asked first (they are data, not
 // waiters), then as many long polls are parked on them, each on its own

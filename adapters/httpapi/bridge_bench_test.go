@@ -130,6 +130,13 @@ func (s *lineWatch) Watch(id core.QuestionID) (<-chan struct{}, func()) {
 	return ch, stop
 }
 
+// WatchFunc is the store's own (core.WatchFuncer), said as Watch is.
+func (s *lineWatch) WatchFunc(id core.QuestionID, wake func()) func() {
+	stop := s.Store.(core.WatchFuncer).WatchFunc(id, wake)
+	s.say("watching %s", id)
+	return stop
+}
+
 // bridgeProcess is the bridge's process as the benchmark sees it.
 type bridgeProcess struct {
 	cmd     *exec.Cmd

@@ -45,11 +45,22 @@ type watchedStore struct {
 
 func (s *watchedStore) Watch(id core.QuestionID) (<-chan struct{}, func()) {
 	ch, stop := s.Store.Watch(id)
+	return ch, s.noted(id, stop)
+}
+
+// WatchFunc is the store's own (core.WatchFuncer), noted as Watch is, so
+// core's watchers call back as they do on the store itself.
+func (s *watchedStore) WatchFunc(id core.QuestionID, wake func()) func() {
+	return s.noted(id, s.Store.(core.WatchFuncer).WatchFunc(id, wake))
+}
+
+// noted notes that id is watched, and returns stop noting when it stops.
+func (s *watchedStore) noted(id core.QuestionID, stop func()) func() {
 	select {
 	case s.watching <- id:
 	default:
 	}
-	return ch, func() {
+	return func() {
 		stop()
 		select {
 		case s.stopped <- id:

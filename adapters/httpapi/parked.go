@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/askbridge/askbridge/core"
@@ -20,8 +21,13 @@ import (
 // 28 KB in all, BENCHMARKS.md). Most of a wait is spent parked, so wait
 // takes the connection over instead (takeOver): net/http's goroutine and
 // buffers go, and what stays is the connection, the store's watch, a small
-// record and two goroutines that barely use their stacks, one sitting in
-// a select and one in a read that notices the client leaving.
+// record and one goroutine that barely uses its stack, sitting in a read of
+// the connection. That read notices the client leaving; its deadline is
+// the wait's timeout; and the question's change, or Drain, moves the
+// deadline to now, so the same read returns and the goroutine looks. (Two
+// goroutines, one in the read and one in a select, cost the collector a
+// thousand more stacks to scan per thousand parked waits, a tenth of the
+// bridge's CPU in a burst of wake-ups.)
 
 // takenWaits counts the waits parked on connections taken over from
 // net/http. http.Server.Shutdown does not see those connections, so Drain
@@ -67,19 +73,15 @@ type parked struct {
 	// net/http had read past the request, the start of the next one.
 	keepAlive bool
 	pre       []byte
-	// ended receives how the connection's read ended: at the read
-	// deadline, which is the wait's timeout, or with the client leaving;
-	// end keeps it once received.
-	ended chan readEnd
-	end   *readEnd
-}
-
-// readEnd is how the read of a taken connection ended, with the bytes it
-// read meanwhile (a request sent behind the wait's).
-type readEnd struct {
-	err      error
+	// until is when the wait times out: the read's deadline, unless a
+	// change or Drain has moved it to now (interrupt), which sets poked
+	// first.
+	until time.Time
+	poked atomic.Bool
+	// got is what the client sent behind the wait's request, up to
+	// maxBehind; overflow, that it sent more.
 	got      []byte
-	overflow bool // more than maxBehind bytes came: the connection is not kept
+	overflow bool
 }
 
 // maxBehind bounds what a taken connection keeps of a request sent behind
@@ -110,61 +112,71 @@ func (s *Server) takeOver(w http.ResponseWriter, r *http.Request, watch *core.Wa
 	// goes back to it (reuse.go), else left unanswered, as HTTP/1.1
 	// allows of a response that closes the connection (the client sends
 	// it again on a new one).
-	p := &parked{s: s, conn: conn, watch: watch, header: header, line: rec.line, ended: make(chan readEnd, 1),
-		keepAlive: r.ProtoAtLeast(1, 1) && !r.Close}
+	p := &parked{s: s, conn: conn, watch: watch, header: header, line: rec.line,
+		keepAlive: r.ProtoAtLeast(1, 1) && !r.Close, until: time.Now().Add(timeout)}
 	if n := brw.Reader.Buffered(); n > 0 {
 		b, _ := brw.Reader.Peek(n)
 		p.pre = append([]byte(nil), b...)
 	}
-	_ = conn.SetReadDeadline(time.Now().Add(timeout))
-	go p.read()
+	_ = conn.SetReadDeadline(p.until)
 	go p.run()
 	return true
 }
 
-// read reads the connection until it fails, which is how a client leaving
-// shows, or until the deadline set for the wait's timeout passes (or set
-// to now, to take the connection back). Bytes the client sends meanwhile
-// are kept, up to maxBehind (see takeOver).
-func (p *parked) read() {
-	b := make([]byte, 1)
-	var end readEnd
-	for {
-		if _, err := p.conn.Read(b); err != nil {
-			end.err = err
-			p.ended <- end
-			return
-		}
-		if len(end.got) < maxBehind {
-			end.got = append(end.got, b[0])
-		} else {
-			end.overflow = true
-		}
-	}
+// interrupt has the parked read return now, to look at the question (a
+// change) or at Drain. It runs on the store's goroutine (core.Watcher's
+// Notify) or Drain's: it only sets a flag and a deadline.
+func (p *parked) interrupt() {
+	p.poked.Store(true)
+	_ = p.conn.SetReadDeadline(time.Now())
 }
 
 // run parks until the question closes, the timeout passes, Drain is
-// called or the client leaves.
+// called or the client leaves, reading the connection all along: a read
+// that fails is the client leaving, one past its deadline the timeout,
+// unless interrupt moved the deadline, and bytes the client sends
+// meanwhile are kept, up to maxBehind (see takeOver).
 func (p *parked) run() {
-	select {
-	case <-p.watch.Changed():
-		q, err := p.get()
-		if err == nil && q.Open() {
-			// Still open (a form's item was recorded, say): park again on
-			// a fresh goroutine, and leave the stack the read grew behind.
-			go p.run()
+	p.watch.Notify(p.interrupt)
+	defer context.AfterFunc(p.s.draining, p.interrupt)()
+	b := make([]byte, 1)
+	for {
+		if p.poked.Swap(false) {
+			if p.s.draining.Err() != nil {
+				p.answer(p.get())
+				return
+			}
+			q, err := p.get()
+			if err != nil || !q.Open() {
+				p.answer(q, err)
+				return
+			}
+			// Still open (a form's item was recorded, say): park again
+			// until the wait's own deadline. A change meanwhile set poked
+			// before its deadline, which this one may have replaced:
+			// look again.
+			_ = p.conn.SetReadDeadline(p.until)
+			continue
+		}
+		if _, err := p.conn.Read(b); err != nil {
+			switch {
+			case !errors.Is(err, os.ErrDeadlineExceeded):
+				p.leave()
+				return
+			case p.poked.Load() || time.Now().Before(p.until):
+				// interrupted, or the deadline of an interrupt already
+				// looked at: look, or read on
+				_ = p.conn.SetReadDeadline(p.until)
+				continue
+			}
+			p.answer(p.get()) // the wait's timeout
 			return
 		}
-		p.answer(q, err)
-	case end := <-p.ended:
-		p.end = &end
-		if !errors.Is(end.err, os.ErrDeadlineExceeded) {
-			p.leave()
-			return
+		if len(p.got) < maxBehind {
+			p.got = append(p.got, b[0])
+		} else {
+			p.overflow = true
 		}
-		p.answer(p.get())
-	case <-p.s.draining.Done():
-		p.answer(p.get())
 	}
 }
 
@@ -204,22 +216,17 @@ func (p *parked) answer(q *core.Question, err error) {
 	_ = p.conn.Close()
 }
 
-// reclaim ends the connection's read and returns the connection, with
-// what that read had taken of the next request, for the server to serve
-// again; nil if the client has left or sent too much meanwhile.
+// reclaim returns the connection, with what the wait's read had taken of
+// the next request, for the server to serve again; nil if the client sent
+// too much meanwhile. (The read has returned: run answers only after it.)
 func (p *parked) reclaim() net.Conn {
-	if p.end == nil {
-		_ = p.conn.SetReadDeadline(time.Now())
-		end := <-p.ended
-		p.end = &end
-	}
-	if !errors.Is(p.end.err, os.ErrDeadlineExceeded) || p.end.overflow {
+	if p.overflow {
 		return nil
 	}
 	if err := p.conn.SetDeadline(time.Time{}); err != nil {
 		return nil
 	}
-	if pre := append(p.pre, p.end.got...); len(pre) > 0 {
+	if pre := append(p.pre, p.got...); len(pre) > 0 {
 		return &prefixConn{Conn: p.conn, pre: pre}
 	}
 	return p.conn

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -394,4 +395,54 @@ func TestPipelinedRequestAfterATakenWait(t *testing.T) {
 	if r.status != 200 || !strings.Contains(string(r.body), `"state":"answered"`) || !r.close || !r.eof {
 		t.Fatalf("wait with a request pipelined behind it: %d %s (Connection: close %v, closed %v)", r.status, r.body, r.close, r.eof)
 	}
+}
+
+// TestTakenWaitHoldsOneGoroutine: a taken wait keeps one goroutine, in the
+// read of its connection, and none relaying its watch: the store calls it
+// back on a change (core.WatchFuncer). A thousand parked waits are a
+// thousand stacks for the collector to scan, not two thousand.
+func TestTakenWaitHoldsOneGoroutine(t *testing.T) {
+	for name, open := range stores {
+		t.Run(name, func(t *testing.T) {
+			e := newEnvOn(t, open(t))
+			srv, tookOver := takingServer(t, e)
+			const waits = 12
+			for range waits {
+				startWait(t, srv, e.ask(agentA, "run-1"), "timeout=1m")
+				await(t, e, tookOver, "the take-over of a wait")
+			}
+			var parked, relays int
+			for parked < waits && e.ctx().Err() == nil {
+				runtime.Gosched()
+				parked, relays = waitGoroutines()
+			}
+			if parked != waits || relays != 0 {
+				t.Fatalf("%d goroutines in taken waits and %d relaying watches for %d waits; want one each, and none", parked, relays, waits)
+			}
+		})
+	}
+}
+
+// waitGoroutines counts the goroutines in a taken wait's code and those
+// relaying a watch's channel (core.Watcher.Notify's, for a store that
+// cannot call back).
+func waitGoroutines() (parked, relays int) {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		switch {
+		case strings.Contains(g, "httpapi.(*parked)"):
+			parked++
+		case strings.Contains(g, "core.(*Watcher).Notify"):
+			relays++
+		}
+	}
+	return parked, relays
 }

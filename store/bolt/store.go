@@ -278,47 +278,69 @@ func decodeOutbox(b []byte) (*outboxRecord, error) {
 	return &r, nil
 }
 
-// watchers is the in-process Waker: a set of buffered channels per
-// question id, sent to without blocking after a commit.
+// watchers is the in-process Waker: the watches of each question id,
+// each told without blocking after a commit.
 type watchers struct {
 	mu sync.Mutex
-	m  map[core.QuestionID]map[chan struct{}]struct{}
+	m  map[core.QuestionID]map[*watch]struct{}
+}
+
+// watch is one watch: a buffered channel to signal, or a function to call
+// (core.WatchFuncer).
+type watch struct {
+	ch chan struct{}
+	fn func()
 }
 
 // Watch returns a channel that receives after any committed change to
 // question id, and a function to stop watching.
 func (s *Store) Watch(id core.QuestionID) (<-chan struct{}, func()) {
-	w := &s.watches
-	ch := make(chan struct{}, 1)
-	w.mu.Lock()
-	if w.m == nil {
-		w.m = make(map[core.QuestionID]map[chan struct{}]struct{})
+	w := &watch{ch: make(chan struct{}, 1)}
+	return w.ch, s.watches.add(id, w)
+}
+
+// WatchFunc calls wake after any committed change to question id, under
+// the watchers' lock (core.WatchFuncer), until the function it returns
+// is called.
+func (s *Store) WatchFunc(id core.QuestionID, wake func()) func() {
+	return s.watches.add(id, &watch{fn: wake})
+}
+
+// add adds w to id's watches and returns the function that removes it.
+func (ws *watchers) add(id core.QuestionID, w *watch) func() {
+	ws.mu.Lock()
+	if ws.m == nil {
+		ws.m = make(map[core.QuestionID]map[*watch]struct{})
 	}
-	set := w.m[id]
+	set := ws.m[id]
 	if set == nil {
-		set = make(map[chan struct{}]struct{})
-		w.m[id] = set
+		set = make(map[*watch]struct{})
+		ws.m[id] = set
 	}
-	set[ch] = struct{}{}
-	w.mu.Unlock()
-	return ch, func() {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		if set := w.m[id]; set != nil {
-			delete(set, ch)
+	set[w] = struct{}{}
+	ws.mu.Unlock()
+	return func() {
+		ws.mu.Lock()
+		defer ws.mu.Unlock()
+		if set := ws.m[id]; set != nil {
+			delete(set, w)
 			if len(set) == 0 {
-				delete(w.m, id)
+				delete(ws.m, id)
 			}
 		}
 	}
 }
 
-func (w *watchers) wake(id core.QuestionID) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for ch := range w.m[id] {
+func (ws *watchers) wake(id core.QuestionID) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	for w := range ws.m[id] {
+		if w.fn != nil {
+			w.fn()
+			continue
+		}
 		select {
-		case ch <- struct{}{}:
+		case w.ch <- struct{}{}:
 		default: // a wake-up is already pending; one is enough
 		}
 	}

@@ -26,8 +26,23 @@ const (
 	resubscribeWithin = 5 * time.Second
 )
 
+// watcher is one watch: a buffered channel to signal, or a function to
+// call (core.WatchFuncer).
 type watcher struct {
 	ch chan struct{}
+	fn func()
+}
+
+// signal tells w of a change without blocking.
+func (w *watcher) signal() {
+	if w.fn != nil {
+		w.fn()
+		return
+	}
+	select {
+	case w.ch <- struct{}{}:
+	default:
+	}
 }
 
 // Watch returns a channel that receives after any change to question id
@@ -37,6 +52,18 @@ type watcher struct {
 // id is watched, s.cache keeps what this Store learns of it (readCache).
 func (s *Store) Watch(id core.QuestionID) (<-chan struct{}, func()) {
 	w := &watcher{ch: make(chan struct{}, 1)}
+	return w.ch, s.watch(id, w)
+}
+
+// WatchFunc calls wake after any change to question id, as Watch signals
+// its channel, with the Store's lock held (core.WatchFuncer), until the
+// function it returns is called.
+func (s *Store) WatchFunc(id core.QuestionID, wake func()) func() {
+	return s.watch(id, &watcher{fn: wake})
+}
+
+// watch adds w to id's watchers and returns the function that removes it.
+func (s *Store) watch(id core.QuestionID, w *watcher) func() {
 	s.mu.Lock()
 	m := s.watchers[id]
 	if m == nil {
@@ -47,7 +74,7 @@ func (s *Store) Watch(id core.QuestionID) (<-chan struct{}, func()) {
 	m[w] = struct{}{}
 	s.mu.Unlock()
 	var once sync.Once
-	return w.ch, func() {
+	return func() {
 		once.Do(func() {
 			s.mu.Lock()
 			defer s.mu.Unlock()
@@ -94,7 +121,7 @@ func (s *Store) signal(id core.QuestionID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for w := range s.watchers[id] {
-		signal(w.ch)
+		w.signal()
 	}
 }
 
@@ -107,15 +134,8 @@ func (s *Store) wakeAll() {
 	defer s.mu.Unlock()
 	for _, m := range s.watchers {
 		for w := range m {
-			signal(w.ch)
+			w.signal()
 		}
-	}
-}
-
-func signal(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
 	}
 }
 

@@ -24,6 +24,7 @@ func init() {
 	register("RecordMessageIsIdempotentAndCloseEditsCards", testMessages)
 	register("WaitWakesOnClose", testWait)
 	register("ReadToChangeFollowsChanges", testReadToChange)
+	register("WatchFuncCallsBackOnChange", testWatchFunc)
 	register("CardRecordedAfterCloseIsEdited", testLateCard)
 	registerDomain("BadInputChangesNothing", testBadInput)
 }
@@ -397,6 +398,47 @@ func testReadToChange(t *testing.T, h Harness) {
 	got, err = e.store.ReadToChange(ctx, q.ID)
 	if err != nil || got.State != core.StateAnswered || got.Resolution == nil || got.Resolution.Answer != "us-east-2" {
 		t.Fatalf("after the answer's wake-up: %+v, %v; want it answered", got, err)
+	}
+}
+
+// testWatchFunc: a store that calls back (core.WatchFuncer) calls the
+// function of a watch on its question's change, made here or on another
+// replica, and not for another question's, nor once the watch stopped.
+func testWatchFunc(t *testing.T, h Harness) {
+	e := newEnv(t, h)
+	st, ok := e.store.(core.WatchFuncer)
+	if !ok {
+		t.Fatalf("%T does not call back on a change (core.WatchFuncer)", e.store)
+	}
+	q, other := e.ask(clarification("run-1")), e.ask(clarification("run-2"))
+	woke, otherWoke := make(chan struct{}, 16), make(chan struct{}, 16)
+	stop := st.WatchFunc(q.ID, func() { woke <- struct{}{} })
+	defer st.WatchFunc(other.ID, func() { otherWoke <- struct{}{} })()
+	elsewhere := e.store
+	if h.Replica != nil {
+		elsewhere = h.Replica(t, e.store)
+	}
+	ppl, groups := people()
+	svc := coretest.Service(t, elsewhere, coretest.Options{Routes: routes(), Clock: e.clock, People: ppl, Groups: groups})
+	if _, err := svc.Answer(t.Context(), core.AnswerInput{QuestionID: q.ID, Decider: apiDecider("op"), Text: "us-east-2"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-woke:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the watch's function was not called for the answer")
+	}
+	stop()
+	if _, err := svc.Answer(t.Context(), core.AnswerInput{QuestionID: other.ID, Decider: apiDecider("op"), Text: "eu-west-1"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-otherWoke: // the other question's own watch; by then ours would have been called too
+	case <-time.After(10 * time.Second):
+		t.Fatal("the other question's watch was not called for its answer")
+	}
+	if n := len(woke); n != 0 {
+		t.Fatalf("a stopped watch was called %d more times, for another question's answer", n)
 	}
 }
 

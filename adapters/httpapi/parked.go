@@ -138,17 +138,23 @@ func (p *parked) interrupt() {
 // meanwhile are kept, up to maxBehind (see takeOver).
 func (p *parked) run() {
 	p.watch.Notify(p.interrupt)
-	defer context.AfterFunc(p.s.draining, p.interrupt)()
+	// Drain's interrupt ends before the answer, which may hand the
+	// connection back to the server: no deadline is set on it after.
+	stopDrain := context.AfterFunc(p.s.draining, p.interrupt)
+	answer := func(q *core.Question, err error) {
+		stopDrain()
+		p.answer(q, err)
+	}
 	b := make([]byte, 1)
 	for {
 		if p.poked.Swap(false) {
 			if p.s.draining.Err() != nil {
-				p.answer(p.get())
+				answer(p.get())
 				return
 			}
 			q, err := p.get()
 			if err != nil || !q.Open() {
-				p.answer(q, err)
+				answer(q, err)
 				return
 			}
 			// Still open (a form's item was recorded, say): park again
@@ -161,6 +167,7 @@ func (p *parked) run() {
 		if _, err := p.conn.Read(b); err != nil {
 			switch {
 			case !errors.Is(err, os.ErrDeadlineExceeded):
+				stopDrain()
 				p.leave()
 				return
 			case p.poked.Load() || time.Now().Before(p.until):
@@ -169,7 +176,7 @@ func (p *parked) run() {
 				_ = p.conn.SetReadDeadline(p.until)
 				continue
 			}
-			p.answer(p.get()) // the wait's timeout
+			answer(p.get()) // the wait's timeout
 			return
 		}
 		if len(p.got) < maxBehind {

@@ -106,7 +106,9 @@
 // answer; next.go the one transition ([Next], [Change]) and
 // next_kinds.go the features its rules are composed of; answer.go
 // [Service.Answer] and the parts of an answer; reads.go [Service.Get],
-// [Service.Wait] and the listings; closed.go the search of closed questions ([ClosedQuery],
+// [Service.Wait], the [Watcher] a wait parked elsewhere holds (told of
+// changes by a function with [Watcher.Notify], where the store calls back:
+// [WatchFuncer]) and the listings; closed.go the search of closed questions ([ClosedQuery],
 // [Service.SearchClosed]) and waiting.go who an open question waits on
 // ([Service.WaitingOn]) and the routes as an operator reads them;
 // digest.go the "while you were away" [Digest]; deliver.go the domain's

@@ -127,7 +127,10 @@
 // [Person]s and groups and the one place an account becomes a person;
 // quorum.go the votes of questions that need several people ([Vote],
 // [TallyOf]); remind.go the reminders of routes with remind_every, the
-// direct messages and the per-person digests after downtime; rules.go
+// direct messages and the per-person digests after downtime, and
+// remindscan.go whether a reminder pass lists the open questions at all;
+// resume.go what the agent resumes with once a question closes
+// ([ResumeOf]); rules.go
 // the routes' policy rules ([Rule], [CompileRules], [Service.Evaluate]),
 // rules_batch.go the rules over each call of a batch, rules_cover.go
 // whether they leave every call of a tool to a standing approval

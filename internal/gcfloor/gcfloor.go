@@ -49,14 +49,23 @@ type Floor struct {
 // stacks + globals) × GOGC/100).
 var goalMetrics = []string{"/gc/heap/live:bytes", "/gc/scan/stack:bytes", "/gc/scan/globals:bytes"}
 
+// active is whether a Floor runs: the collector's settings are the
+// process's, so one at a time.
+var active atomic.Bool
+
 // Start keeps the heap's goal at floor bytes or more from now on, until
 // Stop, with a memory limit as the package says unless keepLimit. It does
-// nothing (and returns nil) where the collector is off (GOGC=off) or floor
-// is 0; the GOGC in effect is the least the floor ever sets.
+// nothing (and returns nil) where the collector is off (GOGC=off), floor
+// is 0 or a Floor already runs; the GOGC in effect is the least the floor
+// ever sets.
 func Start(floor uint64, keepLimit bool) *Floor {
+	if floor == 0 || !active.CompareAndSwap(false, true) {
+		return nil
+	}
 	base := debug.SetGCPercent(100)
 	debug.SetGCPercent(base)
-	if base < 0 || floor == 0 {
+	if base < 0 {
+		active.Store(false)
 		return nil
 	}
 	f := &Floor{floor: floor, base: base, limit: -1}
@@ -114,16 +123,20 @@ func Percent(floor, live, roots uint64, base int) int {
 	return max(base, int((floor-live)*100/(live+roots)))
 }
 
-// Stop puts GOGC back as it was at Start; a nil Floor does nothing.
+// Stop puts GOGC and the memory limit back as they were at Start; a nil
+// Floor, or one stopped already, does nothing.
 func (f *Floor) Stop() {
 	if f == nil {
 		return
 	}
-	f.stopped.Store(true)
+	if f.stopped.Swap(true) {
+		return
+	}
 	debug.SetGCPercent(f.base)
 	if f.limit >= 0 {
 		debug.SetMemoryLimit(f.limit)
 	}
+	active.Store(false)
 }
 
 // ServerFloor is the floor askbridge serve keeps: 64 MiB, a few times what

@@ -132,3 +132,27 @@ func TestTheHeapStaysNearTheFloor(t *testing.T) {
 		t.Fatalf("the heap's goal reached %d MiB with a %d MiB floor", highest>>20, floor>>20)
 	}
 }
+
+// TestOneFloorAtATime: the collector's settings are the process's, so a
+// second Start while a Floor runs does nothing, and Start works again
+// once it stops.
+func TestOneFloorAtATime(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	first := Start(1<<30, false)
+	if first == nil {
+		t.Fatal("no Floor started")
+	}
+	if second := Start(1<<30, false); second != nil {
+		second.Stop()
+		first.Stop()
+		t.Fatal("a second Floor started while the first ran")
+	}
+	first.Stop()
+	first.Stop() // again: nothing
+	again := Start(1<<30, false)
+	if again == nil {
+		t.Fatal("no Floor started after the first stopped")
+	}
+	again.Stop()
+}

@@ -29,6 +29,14 @@ var version = "dev"
 // test runs that binary as the program.
 func Exit() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	if len(os.Args) > 1 && os.Args[1] == "serve" {
+		// The heap may grow to a floor before the collector runs: a
+		// burst's slowest answers were the ones a collection caught
+		// (gcfloor). It is the process's setting, kept for its life, so
+		// it is set here and not in serve, which tests also run inside
+		// their own process.
+		gcfloor.Server(os.Getenv)
+	}
 	code := Run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -102,9 +110,6 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return 2
 	}
 	log := newLogger(stderr, settings.LogFormat, settings.LogLevel)
-	// The heap may grow to a floor before the collector runs: a burst's
-	// slowest answers were the ones a collection caught (gcfloor).
-	defer gcfloor.Server(getenv).Stop()
 	tr, err := openTracing(ctx, getenv, stderr, log)
 	if err != nil {
 		fmt.Fprintln(stderr, "askbridge:", err)

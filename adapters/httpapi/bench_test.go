@@ -247,23 +247,23 @@ func BenchmarkAskHTTP(b *testing.B) {
 	}
 }
 
-// noteWatch is any store, with a note sent each time a waiter starts
-// watching a question, so the benchmark knows when its waiters are parked.
+// noteWatch is any store that calls note each time a waiter starts
+// watching a question, so a benchmark knows when its waiters are parked.
 type noteWatch struct {
 	core.Store
-	watching chan core.QuestionID
+	note func(core.QuestionID)
 }
 
 func (s *noteWatch) Watch(id core.QuestionID) (<-chan struct{}, func()) {
 	ch, stop := s.Store.Watch(id)
-	s.watching <- id
+	s.note(id)
 	return ch, stop
 }
 
 // WatchFunc is the store's own (core.WatchFuncer), noted as Watch is.
 func (s *noteWatch) WatchFunc(id core.QuestionID, wake func()) func() {
 	stop := s.Store.(core.WatchFuncer).WatchFunc(id, wake)
-	s.watching <- id
+	s.note(id)
 	return stop
 }
 
@@ -282,7 +282,8 @@ func BenchmarkParkedWaiters(b *testing.B) { benchstore.Each(b, benchParked) }
 func benchParked(b *testing.B, st core.Store) {
 	n := benchWaiters()
 	ctx := context.Background()
-	ws := &noteWatch{Store: st, watching: make(chan core.QuestionID, n)}
+	watching := make(chan core.QuestionID, n)
+	ws := &noteWatch{Store: st, note: func(id core.QuestionID) { watching <- id }}
 	svc := coretest.Service(b, ws, coretest.Options{})
 	api, err := httpapi.New(svc, httpapi.Options{Tokens: tokens, Log: zerolog.Nop()})
 	if err != nil {
@@ -312,7 +313,7 @@ func benchParked(b *testing.B, st core.Store) {
 			conns = append(conns, c)
 		}
 		for range n {
-			<-ws.watching
+			<-watching
 		}
 		after := memNow()
 		if path := os.Getenv("ASKBRIDGE_BENCH_HEAPPROFILE"); path != "" {

@@ -79,7 +79,7 @@ func serveBridge(spec string, in io.Reader, out io.Writer) error {
 		defer mu.Unlock()
 		fmt.Fprintf(out, format+"\n", args...)
 	}
-	svc, err := core.New(&lineWatch{Store: st, say: say}, core.Config{Routes: coretest.APIRoutes(), ActorKey: []byte(coretest.ActorKey)}, nil)
+	svc, err := core.New(&noteWatch{Store: st, note: func(id core.QuestionID) { say("watching %s", id) }}, core.Config{Routes: coretest.APIRoutes(), ActorKey: []byte(coretest.ActorKey)}, nil)
 	if err != nil {
 		return err
 	}
@@ -115,26 +115,6 @@ func serveBridge(spec string, in io.Reader, out io.Writer) error {
 		say("ok")
 	}
 	return lines.Err()
-}
-
-// lineWatch is a store that says "watching <id>" each time a wait starts
-// watching a question.
-type lineWatch struct {
-	core.Store
-	say func(format string, args ...any)
-}
-
-func (s *lineWatch) Watch(id core.QuestionID) (<-chan struct{}, func()) {
-	ch, stop := s.Store.Watch(id)
-	s.say("watching %s", id)
-	return ch, stop
-}
-
-// WatchFunc is the store's own (core.WatchFuncer), said as Watch is.
-func (s *lineWatch) WatchFunc(id core.QuestionID, wake func()) func() {
-	stop := s.Store.(core.WatchFuncer).WatchFunc(id, wake)
-	s.say("watching %s", id)
-	return stop
 }
 
 // bridgeProcess is the bridge's process as the benchmark sees it.

@@ -148,9 +148,14 @@ type CPU struct {
 	e            Env
 	wall         time.Time
 	self, server time.Duration
-	others       []Process
-	before       []time.Duration
+	others       []other
 	prof         *Profile
+}
+
+// other is another process and its CPU at the start.
+type other struct {
+	Process
+	before time.Duration
 }
 
 // Process is another process whose CPU a benchmark reports, as
@@ -163,9 +168,9 @@ type Process struct {
 
 // StartCPU starts measuring.
 func StartCPU(b *testing.B, e Env, others ...Process) *CPU {
-	c := &CPU{e: e, others: others, prof: startProfile(b)}
+	c := &CPU{e: e, prof: startProfile(b)}
 	for _, p := range others {
-		c.before = append(c.before, procmem.CPUOf(p.PID))
+		c.others = append(c.others, other{p, procmem.CPUOf(p.PID)})
 	}
 	c.wall, c.self, c.server = time.Now(), procmem.CPU(), serverCPU(b, e)
 	return c
@@ -181,8 +186,8 @@ func (c *CPU) Report(b *testing.B) {
 	}
 	share := func(d time.Duration) float64 { return 100 * float64(d) / float64(wall) }
 	b.ReportMetric(share(procmem.CPU()-c.self), "cpu-self-%")
-	for i, p := range c.others {
-		b.ReportMetric(share(procmem.CPUOf(p.PID)-c.before[i]), "cpu-"+p.Name+"-%")
+	for _, p := range c.others {
+		b.ReportMetric(share(procmem.CPUOf(p.PID)-p.before), "cpu-"+p.Name+"-%")
 		anon, _ := procmem.ResidentOf(p.PID)
 		b.ReportMetric(float64(anon)/(1<<20), "rss-"+p.Name+"-MB")
 	}

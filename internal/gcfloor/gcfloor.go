@@ -29,15 +29,19 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"sync"
 	"sync/atomic"
 )
 
 // Floor is what Start keeps the heap's goal at or above, in bytes.
 type Floor struct {
-	floor   uint64
-	base    int   // the GOGC in effect when Start was called
-	limit   int64 // the memory limit then; -1 if Start leaves it alone
-	stopped atomic.Bool
+	floor uint64
+	base  int   // the GOGC in effect when Start was called
+	limit int64 // the memory limit then; -1 if Start leaves it alone
+	// mu orders tune and Stop: a cycle's tune that runs as Stop does sets
+	// nothing after Stop has put the settings back.
+	mu      sync.Mutex
+	stopped bool
 	sample  []metrics.Sample
 	// tuned counts the cycles after which the goal was set, for tests.
 	tuned atomic.Int64
@@ -89,17 +93,20 @@ type sentinel [64]byte
 func (f *Floor) arm() {
 	s := new(sentinel)
 	runtime.AddCleanup(s, func(f *Floor) {
-		if f.stopped.Load() {
-			return
+		if f.tune() {
+			f.arm()
 		}
-		f.tune()
-		f.arm()
 	}, f)
 }
 
 // tune sets GOGC so that the next cycle starts when the heap reaches the
-// floor.
-func (f *Floor) tune() {
+// floor, and reports whether it did (not once stopped).
+func (f *Floor) tune() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.stopped {
+		return false
+	}
 	metrics.Read(f.sample)
 	live := f.sample[0].Value.Uint64()
 	roots := f.sample[1].Value.Uint64() + f.sample[2].Value.Uint64()
@@ -108,6 +115,7 @@ func (f *Floor) tune() {
 		debug.SetMemoryLimit(int64(max(2*f.floor, 4*(live+roots))))
 	}
 	f.tuned.Add(1)
+	return true
 }
 
 // Percent is the GOGC that puts the next cycle's start at floor, with live
@@ -129,9 +137,12 @@ func (f *Floor) Stop() {
 	if f == nil {
 		return
 	}
-	if f.stopped.Swap(true) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.stopped {
 		return
 	}
+	f.stopped = true
 	debug.SetGCPercent(f.base)
 	if f.limit >= 0 {
 		debug.SetMemoryLimit(f.limit)

@@ -1,11 +1,8 @@
 package redis_test
 
 import (
-	"context"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -43,70 +40,44 @@ const closeArgs = 23
 // runs them. The last step is shaped like resolve.lua; what it still lacks
 // of its time is the rest of its Lua.
 func BenchmarkCloseParts(b *testing.B) {
+	type step struct {
+		name string
+		lua  []string
+		args int
+	}
 	lua := []string{`local v = redis.call('HGET', KEYS[1], 'ver')
 if (v or '0') ~= ARGV[1] then return 0 end`}
-	steps := []struct {
-		name string
-		lua  []string
-		args int
-	}{{"minimal", lua, 7}}
+	steps := []step{{"minimal", lua, 7}}
 	for _, p := range closeParts {
 		lua = append(append([]string(nil), lua...), p.lua)
-		steps = append(steps, struct {
-			name string
-			lua  []string
-			args int
-		}{"+" + p.name, lua, 7})
+		steps = append(steps, step{"+" + p.name, lua, 7})
 	}
-	steps = append(steps, struct {
-		name string
-		lua  []string
-		args int
-	}{"+args", lua, closeArgs})
-	for _, step := range steps {
-		b.Run(step.name, func(b *testing.B) {
-			src := strings.Join(step.lua, "\n") + `
+	steps = append(steps, step{"+args", lua, closeArgs})
+	for _, st := range steps {
+		b.Run(st.name, func(b *testing.B) {
+			src := strings.Join(st.lua, "\n") + `
 redis.call('HSET', KEYS[1], 'ver', tonumber(ARGV[1]) + 1, 'state', 'answered')
 redis.call('XADD', KEYS[2], '*', 'e', ARGV[2])
 redis.call('PUBLISH', KEYS[3], ARGV[3])
 return 1`
-			b.ReportMetric(partTime(b, goredis.NewScript(src), b.N, step.args), "server-µs/op")
+			b.ResetTimer()
+			b.ReportMetric(partTime(b, goredis.NewScript(src), b.N, st.args), "server-µs/op")
+			b.StopTimer()
 			flush(b)
 		})
 	}
 }
 
-// partTime runs sc n times from 50 goroutines, each call on a question of
-// its own with arguments the size of a close's, and returns its server
-// time per call.
+// partTime runs sc n times from 50 goroutines (scriptTime), each call on
+// a question of its own with arguments the size of a close's, and returns
+// its server time per call.
 func partTime(b *testing.B, sc *goredis.Script, n, nargs int) float64 {
-	ctx := context.Background()
-	c := sharedClient()
-	if err := sc.Load(ctx, c).Err(); err != nil {
-		b.Fatal(err)
-	}
 	p := "{" + randomPrefix() + "}"
 	args := []any{"0", strings.Repeat("e", 400), "aaaaaaaaaaaaaaaaa", "47owJK4LRWg.1", strings.Repeat("r", 434), strings.Repeat("c", 150), "aaaaaaaaaaaaaaaaa/update/2/1"}
 	for len(args) < nargs {
 		args = append(args, "argument-"+strconv.Itoa(len(args)))
 	}
-	resetServerStats(b)
-	b.ResetTimer()
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range resolvers {
-		wg.Go(func() {
-			for i := next.Add(1); i <= int64(n); i = next.Add(1) {
-				id := strconv.FormatInt(i, 10)
-				keys := []string{p + ":q:" + id, p + ":events", p + ":wake", p + ":seq", p + ":r:" + id, p + ":out"}
-				if err := sc.EvalSha(ctx, c, keys, args...).Err(); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	b.StopTimer()
-	return serverTime(b, "evalsha", false)
+	return scriptTime(b, sc, n, func(i string) []string {
+		return []string{p + ":q:" + i, p + ":events", p + ":wake", p + ":seq", p + ":r:" + i, p + ":out"}
+	}, args)
 }

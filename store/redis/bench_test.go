@@ -106,21 +106,29 @@ return 1`)
 // goroutines, each on a question hash of its own with an event the size
 // of a close's, and returns its server time per call.
 func minimalScriptTime(b *testing.B, n int) float64 {
-	ctx := context.Background()
-	c := sharedClient()
-	if err := minimalScript.Load(ctx, c).Err(); err != nil {
-		b.Fatal(err)
-	}
 	prefix := "{" + randomPrefix() + "}"
 	ev := `{"question_id":"aaaaaaaaaaaaaaaaa","run_id":"run-bench","at":"2026-03-01T09:01:00Z","kind":"answered","actor":"p-0123456789abcdef","surface":"api"}`
+	return scriptTime(b, minimalScript, n, func(i string) []string {
+		return []string{prefix + ":q:" + i, prefix + ":events", prefix + ":wake"}
+	}, []any{"0", ev, "aaaaaaaaaaaaaaaaa"})
+}
+
+// scriptTime runs sc n times from resolvers goroutines, call i with
+// keys(i) and args, and returns the server's time per call (the server's
+// statistics are reset first).
+func scriptTime(b *testing.B, sc *goredis.Script, n int, keys func(i string) []string, args []any) float64 {
+	ctx := context.Background()
+	c := sharedClient()
+	if err := sc.Load(ctx, c).Err(); err != nil {
+		b.Fatal(err)
+	}
 	resetServerStats(b)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range resolvers {
 		wg.Go(func() {
 			for i := next.Add(1); i <= int64(n); i = next.Add(1) {
-				keys := []string{prefix + ":q:" + strconv.FormatInt(i, 10), prefix + ":events", prefix + ":wake"}
-				if err := minimalScript.EvalSha(ctx, c, keys, "0", ev, "aaaaaaaaaaaaaaaaa").Err(); err != nil {
+				if err := sc.EvalSha(ctx, c, keys(strconv.FormatInt(i, 10)), args...).Err(); err != nil {
 					b.Error(err)
 					return
 				}

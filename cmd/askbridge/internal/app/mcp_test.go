@@ -169,13 +169,9 @@ func TestCloseEndsMCPCalls(t *testing.T) {
 	}
 }
 
-func TestMain(m *testing.M) {
-	if os.Getenv(apptest.AsProgram) == "1" {
-		app.Exit()
-		return
-	}
-	os.Exit(m.Run())
-}
+// TestMain lets a test run this binary as the program (`askbridge mcp`
+// over real pipes, as an agent host starts it).
+func TestMain(m *testing.M) { apptest.Main(m) }
 
 // stdioSession starts `askbridge mcp` with env (on top of this process's
 // environment, minus any ASKBRIDGE_ variable) and connects the SDK's own

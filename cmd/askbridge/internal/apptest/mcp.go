@@ -1,6 +1,7 @@
 package apptest
 
 import (
+	"os"
 	"testing"
 	"time"
 
@@ -14,6 +15,16 @@ import (
 // real program's main instead of the tests: `askbridge mcp` then runs as
 // its own process, over real pipes, exactly as an agent host starts it.
 const AsProgram = "ASKBRIDGE_TEST_AS_PROGRAM"
+
+// Main is the TestMain of a package whose tests run its binary as the
+// program: the program with AsProgram set, else the tests.
+func Main(m *testing.M) {
+	if os.Getenv(AsProgram) == "1" {
+		app.Exit()
+		return
+	}
+	os.Exit(m.Run())
+}
 
 // Bridge is the real program with Slack (a local fake) and one route whose
 // deciders are Alice on Slack, any operator on the API, and agent-a's host

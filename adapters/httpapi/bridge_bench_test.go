@@ -54,45 +54,36 @@ func TestMain(m *testing.M) {
 }
 
 // serveBridge serves the API over the store spec names ("bolt:<file>" or
-// "redis:<url>") until in closes, speaking the protocol above, with the
-// collector run as askbridge serve runs it.
+// "redis:<url>"), or the floor ("floor:", floorAPI), until in closes,
+// speaking the protocol above, with the collector run as askbridge serve
+// runs it.
 func serveBridge(spec string, in io.Reader, out io.Writer) error {
 	defer gcfloor.Server(os.Getenv).Stop() // as askbridge serve does
-	kind, where, _ := strings.Cut(spec, ":")
-	var st core.Store
-	var err error
-	switch kind {
-	case "bolt":
-		st, err = bolt.Open(where, bolt.Options{})
-	case "redis":
-		st, err = redisstore.Open(context.Background(), where, redisstore.Options{})
-	default:
-		err = fmt.Errorf("%s=%q: want bolt:<file> or redis:<url>", bridgeVar, spec)
-	}
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	var mu sync.Mutex // one line at a time on out
+	var mu sync.Mutex                      // one line at a time on out
 	say := func(format string, args ...any) {
 		mu.Lock()
 		defer mu.Unlock()
 		fmt.Fprintf(out, format+"\n", args...)
 	}
-	svc, err := core.New(&noteWatch{Store: st, note: func(id core.QuestionID) { say("watching %s", id) }}, core.Config{Routes: coretest.APIRoutes(), ActorKey: []byte(coretest.ActorKey)}, nil)
-	if err != nil {
-		return err
-	}
-	api, err := httpapi.New(svc, httpapi.Options{Tokens: tokens, Log: zerolog.Nop()})
-	if err != nil {
-		return err
-	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: api}
-	go func() { _ = srv.Serve(api.Listener(l)) }()
+	var srv *http.Server
+	kind, where, _ := strings.Cut(spec, ":")
+	if kind == "floor" {
+		srv = &http.Server{Handler: floorAPI(func(id string) { say("watching %s", id) })}
+		go func() { _ = srv.Serve(l) }()
+	} else {
+		api, closeStore, err := bridgeAPI(kind, where, func(id core.QuestionID) { say("watching %s", id) })
+		if err != nil {
+			l.Close()
+			return err
+		}
+		defer closeStore()
+		srv = &http.Server{Handler: api}
+		go func() { _ = srv.Serve(api.Listener(l)) }()
+	}
 	defer srv.Close()
 	say("listening http://%s", l.Addr())
 
@@ -117,6 +108,34 @@ func serveBridge(spec string, in io.Reader, out io.Writer) error {
 	return lines.Err()
 }
 
+// bridgeAPI is the API over the store of the kind named ("bolt" or
+// "redis") at where, noting each question a wait starts watching; the
+// function it returns closes the store.
+func bridgeAPI(kind, where string, watching func(core.QuestionID)) (*httpapi.Server, func() error, error) {
+	var st core.Store
+	var err error
+	switch kind {
+	case "bolt":
+		st, err = bolt.Open(where, bolt.Options{})
+	case "redis":
+		st, err = redisstore.Open(context.Background(), where, redisstore.Options{})
+	default:
+		err = fmt.Errorf("%s=%s:%s: want bolt:<file>, redis:<url> or floor:", bridgeVar, kind, where)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	svc, err := core.New(&noteWatch{Store: st, note: watching}, core.Config{Routes: coretest.APIRoutes(), ActorKey: []byte(coretest.ActorKey)}, nil)
+	if err == nil {
+		var api *httpapi.Server
+		if api, err = httpapi.New(svc, httpapi.Options{Tokens: tokens, Log: zerolog.Nop()}); err == nil {
+			return api, st.Close, nil
+		}
+	}
+	st.Close()
+	return nil, nil, err
+}
+
 // bridgeProcess is the bridge's process as the benchmark sees it.
 type bridgeProcess struct {
 	cmd     *exec.Cmd
@@ -133,6 +152,19 @@ func startBridge(b *testing.B, env benchstore.Env, watchBuf int) *benchEnv {
 	if env.Redis != nil {
 		spec = "redis:" + env.Redis.URL()
 	}
+	return startProcess(b, spec, watchBuf)
+}
+
+// startFloor starts floorAPI in a process of its own, as startBridge
+// starts the bridge.
+func startFloor(b *testing.B, watchBuf int) *benchEnv {
+	b.Helper()
+	return startProcess(b, "floor:", watchBuf)
+}
+
+// startProcess starts this test binary as the bridge process serving
+// spec (serveBridge) and returns the benchmark's view of it.
+func startProcess(b *testing.B, spec string, watchBuf int) *benchEnv {
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), bridgeVar+"="+spec)
 	cmd.Stderr = os.Stderr

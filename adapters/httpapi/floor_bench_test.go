@@ -1,0 +1,118 @@
+package httpapi_test
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// floorAPI is the yardstick of the wake-up burst: the least an HTTP
+// bridge of long polls does, on the same paths as the API, so that the
+// benchmark's clients run unchanged against it. It checks the bearer
+// token, decodes each answer's JSON and hands it to the question's
+// parked wait, which writes it back as JSON; it keeps nothing, closes
+// nothing and renders no view. A burst against it, in a process of its
+// own on the same machine, times what the machine, Go's HTTP server and
+// the benchmark's own clients cost: what is left of the bridge's p99 over
+// the floor's is the bridge's.
+func floorAPI(watching func(id string)) http.Handler {
+	f := &floor{waits: map[string]chan string{}, watching: watching}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/questions", f.ask)
+	mux.HandleFunc("GET /v1/questions/{id}", f.get)
+	mux.HandleFunc("GET /v1/questions/{id}/wait", f.wait)
+	mux.HandleFunc("POST /v1/questions/{id}/answer", f.answer)
+	return f.authorized(mux)
+}
+
+type floor struct {
+	next     atomic.Int64
+	watching func(id string)
+	mu       sync.Mutex
+	waits    map[string]chan string // by question id; each holds its answer once given
+}
+
+// floorView is what the floor answers with: a question's id and, once
+// answered, its answer.
+type floorView struct {
+	ID     string `json:"id"`
+	Answer string `json:"answer,omitempty"`
+}
+
+func (f *floor) authorized(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		for _, t := range tokens {
+			if subtle.ConstantTimeCompare([]byte(got), []byte(t.Secret)) == 1 {
+				next.ServeHTTP(w, r)
+				return
+			}
+		}
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+	})
+}
+
+// answerOf is question id's channel, made on first use.
+func (f *floor) answerOf(id string) chan string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.waits[id]
+	if !ok {
+		c = make(chan string, 1)
+		f.waits[id] = c
+	}
+	return c
+}
+
+func (f *floor) ask(w http.ResponseWriter, r *http.Request) {
+	var body map[string]any
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	id := "q" + strconv.FormatInt(f.next.Add(1), 10)
+	f.answerOf(id)
+	writeFloor(w, http.StatusCreated, floorView{ID: id})
+}
+
+func (f *floor) get(w http.ResponseWriter, r *http.Request) {
+	writeFloor(w, http.StatusOK, floorView{ID: r.PathValue("id")})
+}
+
+func (f *floor) wait(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	c := f.answerOf(id)
+	f.watching(id)
+	select {
+	case a := <-c:
+		writeFloor(w, http.StatusOK, floorView{ID: id, Answer: a})
+	case <-r.Context().Done():
+	}
+}
+
+func (f *floor) answer(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Answer string `json:"answer"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	id := r.PathValue("id")
+	select {
+	case f.answerOf(id) <- body.Answer:
+		writeFloor(w, http.StatusOK, floorView{ID: id, Answer: body.Answer})
+	default:
+		http.Error(w, "answered already", http.StatusConflict)
+	}
+}
+
+func writeFloor(w http.ResponseWriter, status int, v floorView) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -3,6 +3,7 @@ package redis_test
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,14 +16,17 @@ import (
 // BenchmarkCloseInstructions counts, rather than times, what a close costs
 // Redis: b.N closes as BenchmarkResolve makes them, one at a time, on a
 // redis-server of its own run under callgrind (redistest.Counted), then
-// b.N runs of minimalScript there. It reports the server's instructions
-// per close ("instr/close"), per minimal script ("instr/minimal") and the
-// ratio ("x-minimal-instr"): everything the server does for each call,
-// its reading and reply as well as the script. The times BenchmarkResolve
-// reports move with whatever else the two cores run; these counts repeat
-// within a fraction of a percent, so they show what a change to the
-// scripts does to Redis's share. The time ns/op is callgrind's, not
-// Redis's: ignore it. It needs valgrind.
+// b.N runs of minimalScript, then of each of BenchmarkCloseParts' steps.
+// It reports the server's instructions per close ("instr/close"), per
+// minimal script ("instr/minimal"), the ratio of the two
+// ("x-minimal-instr", BenchmarkResolve's x-minimal counted), and per run
+// of each step ("instr/part<step>", the steps' own minimal script with
+// their larger arguments first): everything the server
+// does for each call, its reading and its reply as well as the script.
+// The times BenchmarkResolve reports move with whatever else the two cores
+// run; these counts repeat within a fraction of a percent, so they show
+// what a change to the scripts does to Redis's share. The time (ns/op) is
+// callgrind's, not Redis's: ignore it. It needs valgrind.
 func BenchmarkCloseInstructions(b *testing.B) {
 	ctx := context.Background()
 	srv := redistest.StartCounted(b)
@@ -34,10 +38,13 @@ func BenchmarkCloseInstructions(b *testing.B) {
 	}
 	b.Cleanup(func() { _ = s.Close() })
 	qs := closable(b, s)
-	if err := minimalScript.Load(ctx, c).Err(); err != nil {
-		b.Fatal(err)
-	}
 	at := t0.Add(time.Minute)
+	steps := closeSteps()
+	for _, sc := range append([]*goredis.Script{minimalScript}, scriptsOf(steps)...) {
+		if err := sc.Load(ctx, c).Err(); err != nil {
+			b.Fatal(err)
+		}
+	}
 
 	count := func(run func(i int) error) float64 {
 		if err := srv.Zero(); err != nil {
@@ -62,13 +69,26 @@ func BenchmarkCloseInstructions(b *testing.B) {
 		return err
 	})
 	p := "{" + randomPrefix() + "}"
-	ev := `{"question_id":"aaaaaaaaaaaaaaaaa","run_id":"run-bench","at":"2026-03-01T09:01:00Z","kind":"answered","actor":"p-0123456789abcdef","surface":"api"}`
 	perMinimal := count(func(i int) error {
-		keys := []string{p + ":q:" + strconv.Itoa(i), p + ":events", p + ":wake"}
-		return minimalScript.EvalSha(ctx, c, keys, "0", ev, "aaaaaaaaaaaaaaaaa").Err()
+		return minimalScript.EvalSha(ctx, c, minimalKeys(p, strconv.Itoa(i)), minimalArgs...).Err()
 	})
-	b.StopTimer()
 	b.ReportMetric(perClose, "instr/close")
 	b.ReportMetric(perMinimal, "instr/minimal")
 	b.ReportMetric(perClose/perMinimal, "x-minimal-instr")
+	for _, st := range steps {
+		p := "{" + randomPrefix() + "}" // questions of its own, each still at version 0
+		args := partArgs(st.args)
+		per := count(func(i int) error {
+			return st.script.EvalSha(ctx, c, partKeys(p, strconv.Itoa(i)), args...).Err()
+		})
+		b.ReportMetric(per, "instr/part"+strings.TrimPrefix(st.name, "+"))
+	}
+}
+
+func scriptsOf(steps []closeStep) []*goredis.Script {
+	out := make([]*goredis.Script, len(steps))
+	for i, st := range steps {
+		out[i] = st.script
+	}
+	return out
 }

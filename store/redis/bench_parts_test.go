@@ -33,35 +33,44 @@ redis.call('SET', KEYS[4], '1 ' .. h)`},
 // edit, one event).
 const closeArgs = 23
 
-// BenchmarkCloseParts measures where a close's Redis time goes over the
-// minimal script's: the minimal script, then with each of closeParts added
-// in turn, then with as many arguments as a close sends; each reported
-// as the server's time per call, 50 callers at once as BenchmarkResolve
-// runs them. The last step is shaped like resolve.lua; what it still lacks
-// of its time is the rest of its Lua.
-func BenchmarkCloseParts(b *testing.B) {
-	type step struct {
-		name string
-		lua  []string
-		args int
-	}
+// closeStep is one script of BenchmarkCloseParts: the minimal script
+// with some of closeParts, sent args arguments.
+type closeStep struct {
+	name   string
+	script *goredis.Script
+	args   int
+}
+
+// closeSteps are the minimal script, then with each of closeParts added
+// in turn, then with as many arguments as a close sends.
+func closeSteps() []closeStep {
 	lua := []string{`local v = redis.call('HGET', KEYS[1], 'ver')
 if (v or '0') ~= ARGV[1] then return 0 end`}
-	steps := []step{{"minimal", lua, 7}}
-	for _, p := range closeParts {
-		lua = append(append([]string(nil), lua...), p.lua)
-		steps = append(steps, step{"+" + p.name, lua, 7})
-	}
-	steps = append(steps, step{"+args", lua, closeArgs})
-	for _, st := range steps {
-		b.Run(st.name, func(b *testing.B) {
-			src := strings.Join(st.lua, "\n") + `
+	script := func(lua []string) *goredis.Script {
+		return goredis.NewScript(strings.Join(lua, "\n") + `
 redis.call('HSET', KEYS[1], 'ver', tonumber(ARGV[1]) + 1, 'state', 'answered')
 redis.call('XADD', KEYS[2], '*', 'e', ARGV[2])
 redis.call('PUBLISH', KEYS[3], ARGV[3])
-return 1`
+return 1`)
+	}
+	steps := []closeStep{{"minimal", script(lua), 7}}
+	for _, p := range closeParts {
+		lua = append(lua, p.lua)
+		steps = append(steps, closeStep{"+" + p.name, script(lua), 7})
+	}
+	return append(steps, closeStep{"+args", script(lua), closeArgs})
+}
+
+// BenchmarkCloseParts measures where a close's Redis time goes over the
+// minimal script's: each of closeSteps reported as the server's time per
+// call, 50 callers at once as BenchmarkResolve runs them. The last step is
+// shaped like resolve.lua; what it still lacks of its time is the rest of
+// its Lua. BenchmarkCloseInstructions counts the same steps.
+func BenchmarkCloseParts(b *testing.B) {
+	for _, st := range closeSteps() {
+		b.Run(st.name, func(b *testing.B) {
 			b.ResetTimer()
-			b.ReportMetric(partTime(b, goredis.NewScript(src), b.N, st.args), "server-µs/op")
+			b.ReportMetric(partTime(b, st.script, b.N, st.args), "server-µs/op")
 			b.StopTimer()
 			flush(b)
 		})
@@ -73,11 +82,19 @@ return 1`
 // its server time per call.
 func partTime(b *testing.B, sc *goredis.Script, n, nargs int) float64 {
 	p := "{" + randomPrefix() + "}"
+	return scriptTime(b, sc, n, func(i string) []string { return partKeys(p, i) }, partArgs(nargs))
+}
+
+// partKeys are the keys of a close step's call i, under prefix p.
+func partKeys(p, i string) []string {
+	return []string{p + ":q:" + i, p + ":events", p + ":wake", p + ":seq", p + ":r:" + i, p + ":out"}
+}
+
+// partArgs are nargs arguments the size of a close's.
+func partArgs(nargs int) []any {
 	args := []any{"0", strings.Repeat("e", 400), "aaaaaaaaaaaaaaaaa", "47owJK4LRWg.1", strings.Repeat("r", 434), strings.Repeat("c", 150), "aaaaaaaaaaaaaaaaa/update/2/1"}
 	for len(args) < nargs {
 		args = append(args, "argument-"+strconv.Itoa(len(args)))
 	}
-	return scriptTime(b, sc, n, func(i string) []string {
-		return []string{p + ":q:" + i, p + ":events", p + ":wake", p + ":seq", p + ":r:" + i, p + ":out"}
-	}, args)
+	return args
 }

@@ -107,11 +107,18 @@ return 1`)
 // of a close's, and returns its server time per call.
 func minimalScriptTime(b *testing.B, n int) float64 {
 	prefix := "{" + randomPrefix() + "}"
-	ev := `{"question_id":"aaaaaaaaaaaaaaaaa","run_id":"run-bench","at":"2026-03-01T09:01:00Z","kind":"answered","actor":"p-0123456789abcdef","surface":"api"}`
-	return scriptTime(b, minimalScript, n, func(i string) []string {
-		return []string{prefix + ":q:" + i, prefix + ":events", prefix + ":wake"}
-	}, []any{"0", ev, "aaaaaaaaaaaaaaaaa"})
+	return scriptTime(b, minimalScript, n, func(i string) []string { return minimalKeys(prefix, i) }, minimalArgs)
 }
+
+// minimalKeys are the keys of minimalScript's call i under prefix p: a
+// question hash of its own, the events and the wake-up channel.
+func minimalKeys(p, i string) []string {
+	return []string{p + ":q:" + i, p + ":events", p + ":wake"}
+}
+
+// minimalArgs are minimalScript's arguments: the version, an event the
+// size of a close's and the question's id.
+var minimalArgs = []any{"0", `{"question_id":"aaaaaaaaaaaaaaaaa","run_id":"run-bench","at":"2026-03-01T09:01:00Z","kind":"answered","actor":"p-0123456789abcdef","surface":"api"}`, "aaaaaaaaaaaaaaaaa"}
 
 // scriptTime runs sc n times from resolvers goroutines, call i with
 // keys(i) and args, and returns the server's time per call (the server's

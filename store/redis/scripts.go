@@ -4,6 +4,7 @@ import (
 	"context"
 	"embed"
 	"fmt"
+	"regexp"
 	"strings"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -15,7 +16,8 @@ import (
 var luaFiles embed.FS
 
 // One script per transition. Each file states its KEYS, ARGV and return
-// codes; common.lua, prepended to each, holds the codes and helpers.
+// codes; common.lua holds the codes and helpers, of which each script
+// is prepended those it uses (commonDefs).
 var (
 	createScript        = loadScript("create")
 	resolveScript       = loadScript("resolve")
@@ -60,18 +62,94 @@ type script struct {
 }
 
 func loadScript(name string) script {
-	common, err := luaFiles.ReadFile("lua/common.lua")
-	if err != nil {
-		panic(err)
-	}
 	body, err := luaFiles.ReadFile("lua/" + name + ".lua")
 	if err != nil {
 		panic(err)
 	}
 	// The body runs as a function, so that whatever it returns goes back
 	// through common.lua's with_head, which adds the audit chain's head.
-	src := string(common) + "\nlocal function script_body()\n" + string(body) + "\nend\nreturn with_head(script_body())\n"
+	main := "\nlocal function script_body()\n" + string(body) + "\nend\nreturn with_head(script_body())\n"
+	src := commonDefs.needed(main) + main
 	return script{name: name, sha: [2]any{"evalsha", goredis.NewScript(src).Hash()}, eval: [2]any{"eval", src}}
+}
+
+// commonDefs are common.lua's definitions, of which each script gets
+// those it uses.
+var commonDefs = func() luaDefs {
+	common, err := luaFiles.ReadFile("lua/common.lua")
+	if err != nil {
+		panic(err)
+	}
+	return splitDefs(string(common))
+}()
+
+// luaDef is one top-level definition of common.lua: the local it defines
+// and its text.
+type luaDef struct {
+	name string
+	text string
+}
+
+// luaDefs are a Lua file's top-level definitions, in its order.
+type luaDefs []luaDef
+
+var (
+	luaDefLine = regexp.MustCompile(`^local\s+(?:function\s+)?([A-Za-z_][A-Za-z0-9_]*)`)
+	luaName    = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+)
+
+// splitDefs splits Lua source into its top-level local definitions. A
+// definition starts at a line beginning "local" and runs to the next line
+// beginning "local" or "--" (a function's body is indented and its "end"
+// is not); top-level comments are dropped.
+func splitDefs(src string) luaDefs {
+	var defs luaDefs
+	in := false
+	for line := range strings.Lines(src) {
+		switch {
+		case strings.HasPrefix(line, "local"):
+			m := luaDefLine.FindStringSubmatch(line)
+			if m == nil {
+				panic(fmt.Sprintf("common.lua: cannot read the definition %q", line))
+			}
+			defs = append(defs, luaDef{name: m[1], text: line})
+			in = true
+		case strings.HasPrefix(line, "--"):
+			in = false
+		case in:
+			defs[len(defs)-1].text += line
+		}
+	}
+	return defs
+}
+
+// needed is the text of the definitions src uses, directly or through
+// others, in their order. Every script call runs its definitions before
+// its body, so one it does not use would cost a closure made and
+// collected on every call (BENCHMARKS.md counts what that costs).
+func (defs luaDefs) needed(src string) string {
+	uses := map[string]bool{}
+	for _, n := range luaName.FindAllString(src, -1) {
+		uses[n] = true
+	}
+	take := make([]bool, len(defs))
+	// A definition uses only those before it, so one pass from the end
+	// finds them all.
+	for i := len(defs) - 1; i >= 0; i-- {
+		if uses[defs[i].name] {
+			take[i] = true
+			for _, n := range luaName.FindAllString(defs[i].text, -1) {
+				uses[n] = true
+			}
+		}
+	}
+	var b strings.Builder
+	for i, d := range defs {
+		if take[i] {
+			b.WriteString(d.text)
+		}
+	}
+	return b.String()
 }
 
 // Hash is the script's SHA1, as EVALSHA names it.

@@ -205,89 +205,14 @@ func parseFile(raw []byte, getenv func(string) string) (File, error) {
 	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) { // io.EOF: an empty file
 		return f, err
 	}
-	for name, r := range f.Routes {
-		key := "routes." + name
-		if name == "" {
-			return f, fmt.Errorf("routes: a route needs a name")
-		}
-		rooms, err := oneWayRooms(f, key, r)
-		if err != nil {
-			return f, err
-		}
-		r.Rooms = append(r.Rooms, rooms...)
-		f.Routes[name] = r
-		for i, room := range r.Rooms {
-			if !room.Surface.IsChat() {
-				return f, fmt.Errorf("%s.rooms[%d].surface: %q is not %s", key, i, room.Surface, core.SurfaceNames(core.ChatSurfaces))
-			}
-			if room.ID == "" {
-				return f, fmt.Errorf("%s.rooms[%d].id is required", key, i)
-			}
-		}
-		for surface, ids := range r.Deciders {
-			if _, err := core.ParseSurface(surface); err != nil {
-				return f, fmt.Errorf("%s.deciders.%s: not a surface: %s", key, surface, core.SurfaceNames(core.AnswerSurfaces))
-			}
-			for j, id := range ids {
-				if strings.TrimSpace(id) == "" {
-					return f, fmt.Errorf("%s.deciders.%s[%d] is empty", key, surface, j)
-				}
-			}
-		}
-		if r.StandingHours < 0 || r.StandingHours > core.MaxStandingHours {
-			return f, fmt.Errorf("%s.standing_hours must be between 0 and %d", key, core.MaxStandingHours)
-		}
-		if r.StandingHours > 0 && r.Standing != nil && !*r.Standing {
-			return f, fmt.Errorf("%s.standing_hours is set but standing is false", key)
-		}
-		if r.EscalateTo != "" {
-			if _, ok := f.Routes[r.EscalateTo]; !ok {
-				return f, fmt.Errorf("%s.escalate_to: no route named %q", key, r.EscalateTo)
-			}
-		}
-		if every := time.Duration(r.RemindEvery); every != 0 && every < core.MinRemindEvery {
-			return f, fmt.Errorf("%s.remind_every: must be at least %s", key, core.MinRemindEvery)
-		}
-		if r.RemindMax < 0 || r.RemindMax > core.MaxReminders {
-			return f, fmt.Errorf("%s.remind_max: must be between 1 and %d", key, core.MaxReminders)
-		}
-		if r.RemindMax > 0 && r.RemindEvery == 0 {
-			return f, fmt.Errorf("%s.remind_max: set without remind_every", key)
-		}
-		if _, err := core.ParseDenyPolicy(r.Deny); err != nil {
-			return f, fmt.Errorf("%s.deny: %q is not veto or count", key, r.Deny)
-		}
+	if err := checkRoutes(&f); err != nil {
+		return f, err
 	}
-	names := map[string]bool{}
-	for i, t := range f.Tokens {
-		key := fmt.Sprintf("tokens[%d]", i)
-		if t.Name == "" {
-			return f, fmt.Errorf("%s.name is required", key)
-		}
-		if names[t.Name] {
-			return f, fmt.Errorf("%s.name %q is used twice", key, t.Name)
-		}
-		names[t.Name] = true
-		if _, err := httpapi.ParseRole(t.Role); err != nil {
-			return f, fmt.Errorf("%s.role: %q is not agent, operator, observer or admin", key, t.Role)
-		}
-		switch {
-		case t.Token != "" && t.TokenEnv != "":
-			return f, fmt.Errorf("%s: give token or token_env, not both", key)
-		case t.TokenEnv != "":
-			v := getenv(t.TokenEnv)
-			if v == "" {
-				return f, fmt.Errorf("%s.token_env: environment variable %s is empty", key, t.TokenEnv)
-			}
-			f.Tokens[i].Token = Secret(v)
-		case t.Token == "":
-			return f, fmt.Errorf("%s: token or token_env is required", key)
-		}
-		if len(f.Tokens[i].Token) < 16 {
-			return f, fmt.Errorf("%s: the token must be at least 16 characters", key)
-		}
+	tokens, err := checkTokens(&f, getenv)
+	if err != nil {
+		return f, err
 	}
-	if err := checkPeople(f, names); err != nil {
+	if err := checkPeople(f, tokens); err != nil {
 		return f, err
 	}
 	if err := checkWebhooks(&f, getenv); err != nil {
@@ -296,18 +221,133 @@ func parseFile(raw []byte, getenv func(string) string) (File, error) {
 	if err := checkOIDC(&f, getenv); err != nil {
 		return f, err
 	}
+	if err := checkPolicies(f); err != nil {
+		return f, err
+	}
+	if err := directive.ValidateExtras(f.Directives); err != nil {
+		return f, fmt.Errorf("directives: %w", err)
+	}
+	return f, nil
+}
+
+// checkRoutes checks every route, in the order of their names so that a
+// file with several mistakes names the same one first each time, and adds
+// each route's one-way rooms to its rooms.
+func checkRoutes(f *File) error {
+	for _, name := range slices.Sorted(maps.Keys(f.Routes)) {
+		if name == "" {
+			return fmt.Errorf("routes: a route needs a name")
+		}
+		r := f.Routes[name]
+		key := "routes." + name
+		rooms, err := oneWayRooms(*f, key, r)
+		if err != nil {
+			return err
+		}
+		r.Rooms = append(r.Rooms, rooms...)
+		f.Routes[name] = r
+		if err := checkRoute(*f, key, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkRoute checks route r of f, named by key in errors.
+func checkRoute(f File, key string, r RouteFile) error {
+	for i, room := range r.Rooms {
+		if !room.Surface.IsChat() {
+			return fmt.Errorf("%s.rooms[%d].surface: %q is not %s", key, i, room.Surface, core.SurfaceNames(core.ChatSurfaces))
+		}
+		if room.ID == "" {
+			return fmt.Errorf("%s.rooms[%d].id is required", key, i)
+		}
+	}
+	for surface, ids := range r.Deciders {
+		if _, err := core.ParseSurface(surface); err != nil {
+			return fmt.Errorf("%s.deciders.%s: not a surface: %s", key, surface, core.SurfaceNames(core.AnswerSurfaces))
+		}
+		for j, id := range ids {
+			if strings.TrimSpace(id) == "" {
+				return fmt.Errorf("%s.deciders.%s[%d] is empty", key, surface, j)
+			}
+		}
+	}
+	if r.StandingHours < 0 || r.StandingHours > core.MaxStandingHours {
+		return fmt.Errorf("%s.standing_hours must be between 0 and %d", key, core.MaxStandingHours)
+	}
+	if r.StandingHours > 0 && r.Standing != nil && !*r.Standing {
+		return fmt.Errorf("%s.standing_hours is set but standing is false", key)
+	}
+	if r.EscalateTo != "" {
+		if _, ok := f.Routes[r.EscalateTo]; !ok {
+			return fmt.Errorf("%s.escalate_to: no route named %q", key, r.EscalateTo)
+		}
+	}
+	if every := time.Duration(r.RemindEvery); every != 0 && every < core.MinRemindEvery {
+		return fmt.Errorf("%s.remind_every: must be at least %s", key, core.MinRemindEvery)
+	}
+	if r.RemindMax < 0 || r.RemindMax > core.MaxReminders {
+		return fmt.Errorf("%s.remind_max: must be between 1 and %d", key, core.MaxReminders)
+	}
+	if r.RemindMax > 0 && r.RemindEvery == 0 {
+		return fmt.Errorf("%s.remind_max: set without remind_every", key)
+	}
+	if _, err := core.ParseDenyPolicy(r.Deny); err != nil {
+		return fmt.Errorf("%s.deny: %q is not veto or count", key, r.Deny)
+	}
+	return nil
+}
+
+// checkTokens checks the tokens, reads those given by environment
+// variable, and returns the set of their names.
+func checkTokens(f *File, getenv func(string) string) (map[string]bool, error) {
+	names := map[string]bool{}
+	for i, t := range f.Tokens {
+		key := fmt.Sprintf("tokens[%d]", i)
+		if t.Name == "" {
+			return nil, fmt.Errorf("%s.name is required", key)
+		}
+		if names[t.Name] {
+			return nil, fmt.Errorf("%s.name %q is used twice", key, t.Name)
+		}
+		names[t.Name] = true
+		if _, err := httpapi.ParseRole(t.Role); err != nil {
+			return nil, fmt.Errorf("%s.role: %q is not agent, operator, observer or admin", key, t.Role)
+		}
+		switch {
+		case t.Token != "" && t.TokenEnv != "":
+			return nil, fmt.Errorf("%s: give token or token_env, not both", key)
+		case t.TokenEnv != "":
+			v := getenv(t.TokenEnv)
+			if v == "" {
+				return nil, fmt.Errorf("%s.token_env: environment variable %s is empty", key, t.TokenEnv)
+			}
+			f.Tokens[i].Token = Secret(v)
+		case t.Token == "":
+			return nil, fmt.Errorf("%s: token or token_env is required", key)
+		}
+		if len(f.Tokens[i].Token) < 16 {
+			return nil, fmt.Errorf("%s: the token must be at least 16 characters", key)
+		}
+	}
+	return names, nil
+}
+
+// checkPolicies checks the policies and compiles every route's policy
+// rules, so that a rule that does not compile or does not return a bool
+// stops the server at load, naming the rule.
+func checkPolicies(f File) error {
 	p := f.Policies
 	if p.Shards < 0 || p.Shards > core.MaxShards {
-		return f, fmt.Errorf("policies.shards: must be between 1 and %d", core.MaxShards)
+		return fmt.Errorf("policies.shards: must be between 1 and %d", core.MaxShards)
 	}
 	if p.OutboxIdle < 0 || (p.OutboxIdle > 0 && time.Duration(p.OutboxIdle) < time.Second) {
-		return f, fmt.Errorf("policies.outbox_idle: must be at least 1s (a live replica renews its claims every third of it)")
+		return fmt.Errorf("policies.outbox_idle: must be at least 1s (a live replica renews its claims every third of it)")
 	}
 	if p.MaxTimeout != 0 && p.DefaultTimeout > p.MaxTimeout {
-		return f, fmt.Errorf("policies.default_timeout: longer than policies.max_timeout")
+		return fmt.Errorf("policies.default_timeout: longer than policies.max_timeout")
 	}
-	// Policy rules are compiled here, so a rule that does not compile or
-	// does not return a bool stops the server at load, naming the rule.
 	routeNames := map[string]bool{}
 	for name := range f.Routes {
 		routeNames[name] = true
@@ -318,13 +358,10 @@ func parseFile(raw []byte, getenv func(string) string) (File, error) {
 	}
 	for _, name := range slices.Sorted(maps.Keys(f.Routes)) {
 		if _, err := core.CompileRules(name, f.Routes[name].rules(), routeNames, maxTimeout); err != nil {
-			return f, err
+			return err
 		}
 	}
-	if err := directive.ValidateExtras(f.Directives); err != nil {
-		return f, fmt.Errorf("directives: %w", err)
-	}
-	return f, nil
+	return nil
 }
 
 // checkPeople checks the people, groups and routes' people entries the

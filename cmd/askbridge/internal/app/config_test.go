@@ -78,6 +78,18 @@ func TestParseFileNamesTheBadKey(t *testing.T) {
 	}
 }
 
+// A file with mistakes in several routes names the same one each time
+// it is loaded: the first by name, not whichever a map gave first.
+func TestParseFileNamesTheFirstBadRouteByName(t *testing.T) {
+	yaml := "routes: {c: {deny: maybe}, a: {deny: maybe}, d: {deny: maybe}, b: {deny: maybe}}"
+	for range 30 {
+		_, err := app.ParseFile([]byte(yaml), func(string) string { return "" })
+		if err == nil || !strings.HasPrefix(err.Error(), "routes.a.deny") {
+			t.Fatalf("error %v, want routes.a.deny's", err)
+		}
+	}
+}
+
 func TestParseFileGood(t *testing.T) {
 	env := func(k string) string { return map[string]string{"OPS_TOKEN": "ops-token-0123456789"}[k] }
 	f, err := app.ParseFile([]byte(`

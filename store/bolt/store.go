@@ -24,6 +24,7 @@ import (
 
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/audit"
+	"github.com/askbridge/askbridge/store/internal/watches"
 )
 
 // DefaultTimeout is how long Open waits for the file lock when
@@ -56,7 +57,7 @@ type Store struct {
 	path    string
 	now     func() time.Time
 	audit   audit.Key
-	watches watchers
+	watches watches.Set // the in-process Waker, told after each commit
 	ready   signals
 	budgets budgets
 
@@ -278,72 +279,17 @@ func decodeOutbox(b []byte) (*outboxRecord, error) {
 	return &r, nil
 }
 
-// watchers is the in-process Waker: the watches of each question id,
-// each told without blocking after a commit.
-type watchers struct {
-	mu sync.Mutex
-	m  map[core.QuestionID]map[*watch]struct{}
-}
-
-// watch is one watch: a buffered channel to signal, or a function to call
-// (core.WatchFuncer).
-type watch struct {
-	ch chan struct{}
-	fn func()
-}
-
 // Watch returns a channel that receives after any committed change to
 // question id, and a function to stop watching.
 func (s *Store) Watch(id core.QuestionID) (<-chan struct{}, func()) {
-	w := &watch{ch: make(chan struct{}, 1)}
-	return w.ch, s.watches.add(id, w)
+	return s.watches.Chan(id)
 }
 
 // WatchFunc calls wake after any committed change to question id, under
-// the watchers' lock (core.WatchFuncer), until the function it returns
+// the watches' lock (core.WatchFuncer), until the function it returns
 // is called.
 func (s *Store) WatchFunc(id core.QuestionID, wake func()) func() {
-	return s.watches.add(id, &watch{fn: wake})
-}
-
-// add adds w to id's watches and returns the function that removes it.
-func (ws *watchers) add(id core.QuestionID, w *watch) func() {
-	ws.mu.Lock()
-	if ws.m == nil {
-		ws.m = make(map[core.QuestionID]map[*watch]struct{})
-	}
-	set := ws.m[id]
-	if set == nil {
-		set = make(map[*watch]struct{})
-		ws.m[id] = set
-	}
-	set[w] = struct{}{}
-	ws.mu.Unlock()
-	return func() {
-		ws.mu.Lock()
-		defer ws.mu.Unlock()
-		if set := ws.m[id]; set != nil {
-			delete(set, w)
-			if len(set) == 0 {
-				delete(ws.m, id)
-			}
-		}
-	}
-}
-
-func (ws *watchers) wake(id core.QuestionID) {
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
-	for w := range ws.m[id] {
-		if w.fn != nil {
-			w.fn()
-			continue
-		}
-		select {
-		case w.ch <- struct{}{}:
-		default: // a wake-up is already pending; one is enough
-		}
-	}
+	return s.watches.Func(id, wake)
 }
 
 // signals tells blocked Claims that a surface's outbox has new entries.

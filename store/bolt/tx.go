@@ -30,7 +30,7 @@ func (e *effects) enqueued(s core.Surface) {
 // announce runs after the commit: durable before visible (law 3).
 func (s *Store) announce(e *effects) {
 	for _, id := range e.ids {
-		s.watches.wake(id)
+		s.watches.Signal(id)
 	}
 	s.ready.fire(e.surfaces)
 }

@@ -31,6 +31,7 @@ import (
 
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/audit"
+	"github.com/askbridge/askbridge/store/internal/watches"
 )
 
 var _ core.Store = (*Store)(nil)
@@ -111,9 +112,9 @@ type Store struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	mu       sync.Mutex
-	watchers map[core.QuestionID]map[*watcher]struct{}
-	cache    *readCache // of watched questions, for the reads they cause
+	mu       sync.Mutex  // guards ps
+	watchers watches.Set // told of changes by this Store and, through pub/sub, by others
+	cache    *readCache  // of watched questions, for the reads they cause
 	// resubscribed counts the subscriptions resubscribe made anew.
 	resubscribed atomic.Int64
 
@@ -157,19 +158,19 @@ func New(ctx context.Context, client goredis.UniversalClient, opts Options) (*St
 		return nil, err
 	}
 	s := &Store{
-		client:   client,
-		k:        keys{prefix: opts.Prefix},
-		shards:   opts.Shards,
-		group:    opts.Group,
-		timed:    "0",
-		done:     make(chan struct{}),
-		stopped:  make(chan struct{}),
-		watchers: make(map[core.QuestionID]map[*watcher]struct{}),
-		cache:    newReadCache(),
-		rate:     redis_rate.NewLimiter(client),
-		now:      opts.Now,
-		audit:    opts.AuditKey,
+		client:  client,
+		k:       keys{prefix: opts.Prefix},
+		shards:  opts.Shards,
+		group:   opts.Group,
+		timed:   "0",
+		done:    make(chan struct{}),
+		stopped: make(chan struct{}),
+		cache:   newReadCache(),
+		rate:    redis_rate.NewLimiter(client),
+		now:     opts.Now,
+		audit:   opts.AuditKey,
 	}
+	s.watchers.First, s.watchers.Last = s.cache.watch, s.cache.unwatch
 	var seed [8]byte
 	_, _ = rand.Read(seed[:]) // never fails (crypto/rand)
 	s.attemptPrefix = base64.RawURLEncoding.EncodeToString(seed[:]) + "."

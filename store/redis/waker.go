@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"sync"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -26,67 +25,20 @@ const (
 	resubscribeWithin = 5 * time.Second
 )
 
-// watcher is one watch: a buffered channel to signal, or a function to
-// call (core.WatchFuncer).
-type watcher struct {
-	ch chan struct{}
-	fn func()
-}
-
-// signal tells w of a change without blocking.
-func (w *watcher) signal() {
-	if w.fn != nil {
-		w.fn()
-		return
-	}
-	select {
-	case w.ch <- struct{}{}:
-	default:
-	}
-}
-
 // Watch returns a channel that receives after any change to question id
 // made by this or any other Store on the same Redis and prefix, and a
 // function to stop watching. The channel holds one signal; a waiter that
 // is slow to look sees one signal for several changes, never none. While
 // id is watched, s.cache keeps what this Store learns of it (readCache).
 func (s *Store) Watch(id core.QuestionID) (<-chan struct{}, func()) {
-	w := &watcher{ch: make(chan struct{}, 1)}
-	return w.ch, s.watch(id, w)
+	return s.watchers.Chan(id)
 }
 
 // WatchFunc calls wake after any change to question id, as Watch signals
-// its channel, with the Store's lock held (core.WatchFuncer), until the
+// its channel, with the watchers' lock held (core.WatchFuncer), until the
 // function it returns is called.
 func (s *Store) WatchFunc(id core.QuestionID, wake func()) func() {
-	return s.watch(id, &watcher{fn: wake})
-}
-
-// watch adds w to id's watchers and returns the function that removes it.
-func (s *Store) watch(id core.QuestionID, w *watcher) func() {
-	s.mu.Lock()
-	m := s.watchers[id]
-	if m == nil {
-		m = make(map[*watcher]struct{})
-		s.watchers[id] = m
-		s.cache.watch(id)
-	}
-	m[w] = struct{}{}
-	s.mu.Unlock()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			if m := s.watchers[id]; m != nil {
-				delete(m, w)
-				if len(m) == 0 {
-					delete(s.watchers, id)
-					s.cache.unwatch(id)
-				}
-			}
-		})
-	}
+	return s.watchers.Func(id, wake)
 }
 
 // wake signals every watcher of id after this Store changed it.
@@ -117,26 +69,14 @@ func (s *Store) wakeRemote(id core.QuestionID) {
 }
 
 // signal wakes id's watchers.
-func (s *Store) signal(id core.QuestionID) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for w := range s.watchers[id] {
-		w.signal()
-	}
-}
+func (s *Store) signal(id core.QuestionID) { s.watchers.Signal(id) }
 
 // wakeAll signals every watcher: after a reconnection wake-ups may have
 // been lost, and a spurious wake-up only costs a read. No fresh copy can
 // be trusted any more.
 func (s *Store) wakeAll() {
 	s.cache.lost()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, m := range s.watchers {
-		for w := range m {
-			w.signal()
-		}
-	}
+	s.watchers.SignalAll()
 }
 
 // subscribe opens the Store's one subscription, to every shard's wake-up

@@ -45,6 +45,10 @@ func (f OpenFilter) Match(q *Question) bool {
 		(f.Reversibility == "" || rev == f.Reversibility)
 }
 
+// All reports whether the filter matches every question, so that a store
+// can count the open questions without reading each one.
+func (f OpenFilter) All() bool { return f == OpenFilter{} }
+
 // OpenPage is one page of the open questions a filter matches, in
 // ListOpen's order.
 type OpenPage struct {

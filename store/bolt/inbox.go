@@ -26,25 +26,32 @@ func (s *Store) OpenPage(_ context.Context, f core.OpenFilter, cursor string, li
 	var p core.OpenPage
 	err := s.view(op, func(tx *bbolt.Tx) error {
 		p = core.OpenPage{}
+		// Every key of the open index is an open question, so with no
+		// filter only the questions on the page are read; the rest are
+		// counted by their keys.
+		all := f.All()
 		var last []byte
 		c := tx.Bucket(bucketOpen).Cursor()
 		for k, _ := c.First(); k != nil; k, _ = c.Next() {
-			q, err := getQuestion(tx, idOfOpenKey(k))
-			if err != nil {
-				return err
-			}
-			if !f.Match(q) {
-				continue
+			before := after != nil && bytes.Compare(k, after) <= 0
+			full := limit > 0 && len(p.Questions) == limit
+			take := !before && !full
+			var q *core.Question
+			if take || !all {
+				var err error
+				if q, err = getQuestion(tx, idOfOpenKey(k)); err != nil {
+					return err
+				}
+				if !f.Match(q) {
+					continue
+				}
 			}
 			p.Total++
 			switch {
-			case after != nil && bytes.Compare(k, after) <= 0:
-			case limit > 0 && len(p.Questions) == limit:
-				if p.Next == "" {
-					p.Next = cursorEncoding.EncodeToString(last)
-				}
-			default:
+			case take:
 				p.Questions, last = append(p.Questions, q), bytes.Clone(k)
+			case full && !before && p.Next == "":
+				p.Next = cursorEncoding.EncodeToString(last)
 			}
 		}
 		return nil

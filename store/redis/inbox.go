@@ -3,6 +3,7 @@ package redis
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"slices"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -45,6 +46,9 @@ func (s *Store) OpenPage(ctx context.Context, f core.OpenFilter, cursor string, 
 		}
 	}
 	slices.Sort(members)
+	if f.All() {
+		return s.openPageAll(ctx, members, after, limit)
+	}
 	var page core.OpenPage
 	last := ""
 	for chunk := range slices.Chunk(members, openPageChunk) {
@@ -84,6 +88,66 @@ func (s *Store) OpenPage(ctx context.Context, f core.OpenFilter, cursor string, 
 		}
 		if err := s.dropOpenMembers(ctx, stale); err != nil {
 			return core.OpenPage{}, core.Internal(op, err)
+		}
+	}
+	return page, nil
+}
+
+// openPageAll is OpenPage with no filter: it reads only the state of each
+// member's question, to leave out (and drop) those closed since, and
+// then only the questions on the page. A question that closes between the
+// two reads is left off the page, as if it had closed before.
+func (s *Store) openPageAll(ctx context.Context, members []string, after string, limit int) (core.OpenPage, error) {
+	const op = "redis open page"
+	open := members[:0:0]
+	for chunk := range slices.Chunk(members, openPageChunk) {
+		states := make([]*goredis.StringCmd, len(chunk))
+		_, err := s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
+			for i, m := range chunk {
+				states[i] = p.HGet(ctx, s.k.question(openMemberID(m)), "state")
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, goredis.Nil) {
+			return core.OpenPage{}, core.Internal(op, err)
+		}
+		var stale []string
+		for i, m := range chunk {
+			state, err := states[i].Result()
+			switch {
+			case err != nil && !errors.Is(err, goredis.Nil):
+				return core.OpenPage{}, core.Internal(op, err)
+			case state == string(core.StateOpen):
+				open = append(open, m)
+			default: // closed, or gone: a close leaves its member to the readers of the index
+				stale = append(stale, m)
+			}
+		}
+		if err := s.dropOpenMembers(ctx, stale); err != nil {
+			return core.OpenPage{}, core.Internal(op, err)
+		}
+	}
+	page := core.OpenPage{Total: len(open)}
+	from, _ := slices.BinarySearch(open, after)
+	if from < len(open) && open[from] == after {
+		from++
+	}
+	on := open[from:]
+	if limit > 0 && len(on) > limit {
+		on = on[:limit]
+		page.Next = base64.RawURLEncoding.EncodeToString([]byte(on[limit-1]))
+	}
+	ids := make([]core.QuestionID, len(on))
+	for i, m := range on {
+		ids[i] = openMemberID(m)
+	}
+	qs, err := s.load(ctx, ids)
+	if err != nil {
+		return core.OpenPage{}, core.Internal(op, err)
+	}
+	for _, q := range qs {
+		if q.Open() {
+			page.Questions = append(page.Questions, q)
 		}
 	}
 	return page, nil

@@ -12,6 +12,7 @@ import (
 func init() {
 	register("open page filters, counts and pages in the open order", testOpenPage)
 	register("open page refuses a bad filter or cursor", testOpenPageRefuses)
+	register("open page with no filter lists and counts every open question", testOpenPageAll)
 }
 
 // testOpenPage is the inbox's read: the matches of a filter, in ListOpen's
@@ -92,5 +93,68 @@ func testOpenPageRefuses(t *testing.T, h Harness) {
 	}
 	if _, err := e.svc.OpenPage(t.Context(), core.OpenFilter{}, "%%", 10); core.ErrorCode(err) != core.CodeInvalid {
 		t.Errorf("bad cursor: %v, want invalid", err)
+	}
+}
+
+// testOpenPageAll is the inbox as it opens, with no filter: every open
+// question in ListOpen's order, a page at a time, each page counting all
+// of them; the closed ones (which the Redis store's index may still hold)
+// neither listed nor counted. A store may count these without reading
+// each question, so it is a case of its own.
+func testOpenPageAll(t *testing.T, h Harness) {
+	e := newEnv(t, h)
+	for i := range 7 {
+		in := clarification("run-1")
+		if i%2 == 0 {
+			in.Reversibility = core.Reversible
+		}
+		q := e.ask(in)
+		if i%3 == 1 {
+			if _, err := e.svc.Decline(t.Context(), q.ID, apiDecider("op")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e.clock.Advance(time.Second)
+	}
+	open, _, err := e.svc.ListOpen(t.Context(), "", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, got []core.QuestionID
+	for _, q := range open {
+		want = append(want, q.ID)
+	}
+	if len(want) != 5 {
+		t.Fatalf("%d open, want 5", len(want))
+	}
+	cursor := ""
+	for pages := 0; ; pages++ {
+		if pages > 10 {
+			t.Fatal("paging does not end")
+		}
+		p, err := e.svc.OpenPage(t.Context(), core.OpenFilter{}, cursor, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Questions) > 2 || p.Total != len(want) || (p.Next == "") != (len(got)+len(p.Questions) == len(want)) {
+			t.Fatalf("page of %d, total %d, next %q after %d; want at most 2 of %d", len(p.Questions), p.Total, p.Next, len(got), len(want))
+		}
+		for _, q := range p.Questions {
+			if !q.Open() || q.Text == "" {
+				t.Fatalf("listed %s: state %s, text %q", q.ID, q.State, q.Text)
+			}
+			got = append(got, q.ID)
+		}
+		if p.Next == "" {
+			break
+		}
+		cursor = p.Next
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("open page order (-want +got):\n%s", diff)
+	}
+	p, err := e.svc.OpenPage(t.Context(), core.OpenFilter{}, "", 0)
+	if err != nil || p.Total != len(want) || len(p.Questions) != len(want) || p.Next != "" {
+		t.Fatalf("one page of all: %d listed, total %d, next %q, %v", len(p.Questions), p.Total, p.Next, err)
 	}
 }

@@ -1,0 +1,68 @@
+package storetest
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/coretest"
+)
+
+// BenchInbox is how many questions the inbox benchmark asks:
+// ASKBRIDGE_BENCH_INBOX, or 2,000.
+func BenchInbox() int {
+	return benchCount("ASKBRIDGE_BENCH_INBOX", 2_000)
+}
+
+// BenchOpenPage measures the inbox's read, one page of 50 open questions
+// and the count of all, on a store where BenchInbox() questions were
+// asked through the service and one in ten of them declined since (so
+// the Redis store's open index still holds their members): with no
+// filter ("all"), and, as the yardstick in the same run, with a filter
+// that matches the same questions but makes the store read every one to
+// match it ("kind"). Run it with -benchtime 1x or more.
+func BenchOpenPage(b *testing.B, st core.Store) {
+	ctx := context.Background()
+	svc := coretest.Service(b, st, coretest.Options{})
+	n := BenchInbox()
+	var next, declined atomic.Int64
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	for range 8 {
+		wg.Go(func() {
+			for i := next.Add(1); i <= int64(n); i = next.Add(1) {
+				q, err := svc.Ask(ctx, core.AskInput{Kind: core.KindClarification, Agent: "agent", RunID: "run-1",
+					ToolCallID: "call-" + strconv.FormatInt(i, 10), Text: "Which region should the cluster run in?", Reversibility: core.Reversible})
+				if err == nil && i%10 == 0 {
+					_, err = svc.Decline(ctx, q.ID, core.Decider{Surface: core.SurfaceAPI, ID: "ops"})
+					declined.Add(1)
+				}
+				if err != nil {
+					failed.Store(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err, ok := failed.Load().(error); ok {
+		b.Fatal(err)
+	}
+	open := n - int(declined.Load())
+	for _, c := range []struct {
+		name string
+		f    core.OpenFilter
+	}{{"all", core.OpenFilter{}}, {"kind", core.OpenFilter{Kind: string(core.KindClarification)}}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				p, err := svc.OpenPage(ctx, c.f, "", 50)
+				if err != nil || len(p.Questions) != min(50, open) || p.Total != open {
+					b.Fatalf("%d questions of %d, %v; want 50 of %d", len(p.Questions), p.Total, err, open)
+				}
+			}
+		})
+	}
+}

@@ -54,7 +54,7 @@ func TestMain(m *testing.M) {
 }
 
 // serveBridge serves the API over the store spec names ("bolt:<file>" or
-// "redis:<url>"), or the floor ("floor:", floorAPI), until in closes,
+// "redis:<url>"), or the bare server ("bare:", bareAPI), until in closes,
 // speaking the protocol above, with the collector run as askbridge serve
 // runs it.
 func serveBridge(spec string, in io.Reader, out io.Writer) error {
@@ -71,8 +71,8 @@ func serveBridge(spec string, in io.Reader, out io.Writer) error {
 	}
 	var srv *http.Server
 	kind, where, _ := strings.Cut(spec, ":")
-	if kind == "floor" {
-		srv = &http.Server{Handler: floorAPI(func(id string) { say("watching %s", id) })}
+	if kind == "bare" {
+		srv = &http.Server{Handler: bareAPI(func(id string) { say("watching %s", id) })}
 		go func() { _ = srv.Serve(l) }()
 	} else {
 		api, closeStore, err := bridgeAPI(kind, where, func(id core.QuestionID) { say("watching %s", id) })
@@ -120,7 +120,7 @@ func bridgeAPI(kind, where string, watching func(core.QuestionID)) (*httpapi.Ser
 	case "redis":
 		st, err = redisstore.Open(context.Background(), where, redisstore.Options{})
 	default:
-		err = fmt.Errorf("%s=%s:%s: want bolt:<file>, redis:<url> or floor:", bridgeVar, kind, where)
+		err = fmt.Errorf("%s=%s:%s: want bolt:<file>, redis:<url> or bare:", bridgeVar, kind, where)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -155,11 +155,11 @@ func startBridge(b *testing.B, env benchstore.Env, watchBuf int) *benchEnv {
 	return startProcess(b, spec, watchBuf)
 }
 
-// startFloor starts floorAPI in a process of its own, as startBridge
+// startBare starts bareAPI in a process of its own, as startBridge
 // starts the bridge.
-func startFloor(b *testing.B, watchBuf int) *benchEnv {
+func startBare(b *testing.B, watchBuf int) *benchEnv {
 	b.Helper()
-	return startProcess(b, "floor:", watchBuf)
+	return startProcess(b, "bare:", watchBuf)
 }
 
 // startProcess starts this test binary as the bridge process serving

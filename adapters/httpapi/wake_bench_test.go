@@ -53,14 +53,14 @@ func (e *benchEnv) answerWith(b *testing.B, ctx context.Context, c *http.Client,
 // Redis during the answers.
 //
 // Its yardstick, measured in the same run: after each burst, the same
-// burst against floorAPI in a process of its own ("floor-p50-ms",
-// "floor-p99-ms"), and the bridge's p99 over the floor's ("x-floor").
+// burst against bareAPI in a process of its own ("bare-p50-ms",
+// "bare-p99-ms"), and the bridge's p99 over the bare server's ("x-bare").
 func BenchmarkConcurrentWake(b *testing.B) {
 	benchstore.EachEnv(b, func(b *testing.B, env benchstore.Env) {
 		n := benchWaiters()
 		e := startBridge(b, env, n+16)
-		fl := startFloor(b, n+16)
-		var lat, post, after, floorLat []time.Duration
+		bs := startBare(b, n+16)
+		var lat, post, after, bareLat []time.Duration
 		b.StopTimer()
 		for range b.N {
 			l, p, a := wakeBurst(b, e, n, func() func() {
@@ -74,10 +74,10 @@ func BenchmarkConcurrentWake(b *testing.B) {
 				}
 			})
 			lat, post, after = append(lat, l...), append(post, p...), append(after, a...)
-			l, _, _ = wakeBurst(b, fl, n, func() func() { return func() {} })
-			floorLat = append(floorLat, l...)
+			l, _, _ = wakeBurst(b, bs, n, func() func() { return func() {} })
+			bareLat = append(bareLat, l...)
 		}
-		for _, d := range [][]time.Duration{lat, post, after, floorLat} {
+		for _, d := range [][]time.Duration{lat, post, after, bareLat} {
 			slices.Sort(d)
 		}
 		b.ReportMetric(benchstore.Millis(lat, 0.50), "p50-ms")
@@ -89,9 +89,9 @@ func BenchmarkConcurrentWake(b *testing.B) {
 		b.ReportMetric(benchstore.Millis(post, 0.99), "answer-p99-ms")
 		b.ReportMetric(benchstore.Millis(after, 0.50), "wake-after-p50-ms")
 		b.ReportMetric(benchstore.Millis(after, 0.99), "wake-after-p99-ms")
-		b.ReportMetric(benchstore.Millis(floorLat, 0.50), "floor-p50-ms")
-		b.ReportMetric(benchstore.Millis(floorLat, 0.99), "floor-p99-ms")
-		b.ReportMetric(benchstore.Millis(lat, 0.99)/benchstore.Millis(floorLat, 0.99), "x-floor")
+		b.ReportMetric(benchstore.Millis(bareLat, 0.50), "bare-p50-ms")
+		b.ReportMetric(benchstore.Millis(bareLat, 0.99), "bare-p99-ms")
+		b.ReportMetric(benchstore.Millis(lat, 0.99)/benchstore.Millis(bareLat, 0.99), "x-bare")
 		b.ReportMetric(float64(n), "waiters")
 	})
 }

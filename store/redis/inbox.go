@@ -52,10 +52,7 @@ func (s *Store) OpenPage(ctx context.Context, f core.OpenFilter, cursor string, 
 	var page core.OpenPage
 	last := ""
 	for chunk := range slices.Chunk(members, openPageChunk) {
-		ids := make([]core.QuestionID, len(chunk))
-		for i, m := range chunk {
-			ids[i] = openMemberID(m)
-		}
+		ids := openMemberIDs(chunk)
 		qs, err := s.load(ctx, ids)
 		if err != nil {
 			return core.OpenPage{}, core.Internal(op, err)
@@ -137,11 +134,7 @@ func (s *Store) openPageAll(ctx context.Context, members []string, after string,
 		on = on[:limit]
 		page.Next = base64.RawURLEncoding.EncodeToString([]byte(on[limit-1]))
 	}
-	ids := make([]core.QuestionID, len(on))
-	for i, m := range on {
-		ids[i] = openMemberID(m)
-	}
-	qs, err := s.load(ctx, ids)
+	qs, err := s.load(ctx, openMemberIDs(on))
 	if err != nil {
 		return core.OpenPage{}, core.Internal(op, err)
 	}
@@ -151,4 +144,13 @@ func (s *Store) openPageAll(ctx context.Context, members []string, after string,
 		}
 	}
 	return page, nil
+}
+
+// openMemberIDs are the question ids of open index members.
+func openMemberIDs(members []string) []core.QuestionID {
+	ids := make([]core.QuestionID, len(members))
+	for i, m := range members {
+		ids[i] = openMemberID(m)
+	}
+	return ids
 }

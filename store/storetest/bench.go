@@ -30,6 +30,29 @@ func benchCount(name string, def int) int {
 	return def
 }
 
+// seedParallel runs each(i) for i from 1 to n, from 8 goroutines, as
+// the benchmarks fill a store through the service, and fails b with the
+// first error.
+func seedParallel(b *testing.B, n int, each func(i int64) error) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	for range 8 {
+		wg.Go(func() {
+			for i := next.Add(1); i <= int64(n); i = next.Add(1) {
+				if err := each(i); err != nil {
+					failed.Store(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err, ok := failed.Load().(error); ok {
+		b.Fatal(err)
+	}
+}
+
 // catchUpper is core.Service's background re-notification, where the
 // service has it.
 type catchUpper interface {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,33 +32,19 @@ func BenchSearchClosed(b *testing.B, st core.Store) {
 	ctx := context.Background()
 	svc := coretest.Service(b, st, coretest.Options{})
 	n := BenchClosed()
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	var failed atomic.Value
-	for range 8 {
-		wg.Go(func() {
-			for i := next.Add(1); i <= int64(n); i = next.Add(1) {
-				text := fmt.Sprintf("Which region should cluster %d run in?", i)
-				if i%rareEvery == 0 {
-					text = fmt.Sprintf("Run terraform apply for stack %d?", i)
-				}
-				q, err := svc.Ask(ctx, core.AskInput{Kind: core.KindClarification, Agent: "agent", RunID: "run-1",
-					ToolCallID: "call-" + strconv.FormatInt(i, 10), Text: text, Reversibility: core.Reversible})
-				if err == nil {
-					_, err = svc.Answer(ctx, core.AnswerInput{QuestionID: q.ID, Text: "eu-west-1",
-						Decider: core.Decider{Surface: core.SurfaceAPI, ID: "ops"}})
-				}
-				if err != nil {
-					failed.Store(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if err, ok := failed.Load().(error); ok {
-		b.Fatal(err)
-	}
+	seedParallel(b, n, func(i int64) error {
+		text := fmt.Sprintf("Which region should cluster %d run in?", i)
+		if i%rareEvery == 0 {
+			text = fmt.Sprintf("Run terraform apply for stack %d?", i)
+		}
+		q, err := svc.Ask(ctx, core.AskInput{Kind: core.KindClarification, Agent: "agent", RunID: "run-1",
+			ToolCallID: "call-" + strconv.FormatInt(i, 10), Text: text, Reversibility: core.Reversible})
+		if err == nil {
+			_, err = svc.Answer(ctx, core.AnswerInput{QuestionID: q.ID, Text: "eu-west-1",
+				Decider: core.Decider{Surface: core.SurfaceAPI, ID: "ops"}})
+		}
+		return err
+	})
 	b.Run("newest-50", func(b *testing.B) {
 		for b.Loop() {
 			p, err := st.SearchClosed(ctx, core.ClosedQuery{}, "", 50, core.SearchScan)

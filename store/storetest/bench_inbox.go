@@ -3,7 +3,6 @@ package storetest
 import (
 	"context"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -28,29 +27,16 @@ func BenchOpenPage(b *testing.B, st core.Store) {
 	ctx := context.Background()
 	svc := coretest.Service(b, st, coretest.Options{})
 	n := BenchInbox()
-	var next, declined atomic.Int64
-	var wg sync.WaitGroup
-	var failed atomic.Value
-	for range 8 {
-		wg.Go(func() {
-			for i := next.Add(1); i <= int64(n); i = next.Add(1) {
-				q, err := svc.Ask(ctx, core.AskInput{Kind: core.KindClarification, Agent: "agent", RunID: "run-1",
-					ToolCallID: "call-" + strconv.FormatInt(i, 10), Text: "Which region should the cluster run in?", Reversibility: core.Reversible})
-				if err == nil && i%10 == 0 {
-					_, err = svc.Decline(ctx, q.ID, core.Decider{Surface: core.SurfaceAPI, ID: "ops"})
-					declined.Add(1)
-				}
-				if err != nil {
-					failed.Store(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if err, ok := failed.Load().(error); ok {
-		b.Fatal(err)
-	}
+	var declined atomic.Int64
+	seedParallel(b, n, func(i int64) error {
+		q, err := svc.Ask(ctx, core.AskInput{Kind: core.KindClarification, Agent: "agent", RunID: "run-1",
+			ToolCallID: "call-" + strconv.FormatInt(i, 10), Text: "Which region should the cluster run in?", Reversibility: core.Reversible})
+		if err == nil && i%10 == 0 {
+			_, err = svc.Decline(ctx, q.ID, core.Decider{Surface: core.SurfaceAPI, ID: "ops"})
+			declined.Add(1)
+		}
+		return err
+	})
 	open := n - int(declined.Load())
 	for _, c := range []struct {
 		name string

@@ -48,31 +48,7 @@ func testOpenPage(t *testing.T, h Harness) {
 		t.Fatal(err)
 	}
 	f := core.OpenFilter{Kind: string(core.KindClarification), Agent: "agent-a"}
-	want := append(append([]core.QuestionID{}, hard...), soft...)
-	var got []core.QuestionID
-	cursor := ""
-	for pages := 0; ; pages++ {
-		if pages > 10 {
-			t.Fatal("paging does not end")
-		}
-		p, err := e.svc.OpenPage(t.Context(), f, cursor, 3)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(p.Questions) > 3 || p.Total != len(want) {
-			t.Fatalf("page of %d with total %d, want at most 3 of %d", len(p.Questions), p.Total, len(want))
-		}
-		for _, q := range p.Questions {
-			got = append(got, q.ID)
-		}
-		if p.Next == "" {
-			break
-		}
-		cursor = p.Next
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Fatalf("open page order (-want +got):\n%s", diff)
-	}
+	pageThrough(t, e, f, 3, append(append([]core.QuestionID{}, hard...), soft...))
 	p, err := e.svc.OpenPage(t.Context(), core.OpenFilter{Reversibility: core.Reversible}, "", 0)
 	if err != nil || p.Total != len(soft) || p.Next != "" {
 		t.Fatalf("reversible ones: total %d next %q, %v; want %d", p.Total, p.Next, err, len(soft))
@@ -120,24 +96,37 @@ func testOpenPageAll(t *testing.T, h Harness) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var want, got []core.QuestionID
+	var want []core.QuestionID
 	for _, q := range open {
 		want = append(want, q.ID)
 	}
 	if len(want) != 5 {
 		t.Fatalf("%d open, want 5", len(want))
 	}
+	pageThrough(t, e, core.OpenFilter{}, 2, want)
+	p, err := e.svc.OpenPage(t.Context(), core.OpenFilter{}, "", 0)
+	if err != nil || p.Total != len(want) || len(p.Questions) != len(want) || p.Next != "" {
+		t.Fatalf("one page of all: %d listed, total %d, next %q, %v", len(p.Questions), p.Total, p.Next, err)
+	}
+}
+
+// pageThrough reads every page of f's open questions, limit at a time,
+// and fails unless they are want, in order, each page no longer than
+// limit, counting all of them and saying whether another follows.
+func pageThrough(t *testing.T, e *env, f core.OpenFilter, limit int, want []core.QuestionID) {
+	t.Helper()
+	var got []core.QuestionID
 	cursor := ""
 	for pages := 0; ; pages++ {
 		if pages > 10 {
 			t.Fatal("paging does not end")
 		}
-		p, err := e.svc.OpenPage(t.Context(), core.OpenFilter{}, cursor, 2)
+		p, err := e.svc.OpenPage(t.Context(), f, cursor, limit)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(p.Questions) > 2 || p.Total != len(want) || (p.Next == "") != (len(got)+len(p.Questions) == len(want)) {
-			t.Fatalf("page of %d, total %d, next %q after %d; want at most 2 of %d", len(p.Questions), p.Total, p.Next, len(got), len(want))
+		if len(p.Questions) > limit || p.Total != len(want) || (p.Next == "") != (len(got)+len(p.Questions) == len(want)) {
+			t.Fatalf("page of %d, total %d, next %q after %d; want at most %d of %d", len(p.Questions), p.Total, p.Next, len(got), limit, len(want))
 		}
 		for _, q := range p.Questions {
 			if !q.Open() || q.Text == "" {
@@ -152,9 +141,5 @@ func testOpenPageAll(t *testing.T, h Harness) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("open page order (-want +got):\n%s", diff)
-	}
-	p, err := e.svc.OpenPage(t.Context(), core.OpenFilter{}, "", 0)
-	if err != nil || p.Total != len(want) || len(p.Questions) != len(want) || p.Next != "" {
-		t.Fatalf("one page of all: %d listed, total %d, next %q, %v", len(p.Questions), p.Total, p.Next, err)
 	}
 }

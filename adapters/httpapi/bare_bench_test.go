@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 )
 
-// floorAPI is the yardstick of the wake-up burst: the least an HTTP
+// bareAPI is the yardstick of the wake-up burst: the least an HTTP
 // bridge of long polls does, on the same paths as the API, so that the
 // benchmark's clients run unchanged against it. It checks the bearer
 // token, decodes each answer's JSON and hands it to the question's
@@ -18,9 +18,9 @@ import (
 // nothing and renders no view. A burst against it, in a process of its
 // own on the same machine, times what the machine, Go's HTTP server and
 // the benchmark's own clients cost: what is left of the bridge's p99 over
-// the floor's is the bridge's.
-func floorAPI(watching func(id string)) http.Handler {
-	f := &floor{waits: map[string]chan string{}, watching: watching}
+// the bare server's is the bridge's.
+func bareAPI(watching func(id string)) http.Handler {
+	f := &bare{waits: map[string]chan string{}, watching: watching}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/questions", f.ask)
 	mux.HandleFunc("GET /v1/questions/{id}", f.get)
@@ -29,21 +29,21 @@ func floorAPI(watching func(id string)) http.Handler {
 	return f.authorized(mux)
 }
 
-type floor struct {
+type bare struct {
 	next     atomic.Int64
 	watching func(id string)
 	mu       sync.Mutex
 	waits    map[string]chan string // by question id; each holds its answer once given
 }
 
-// floorView is what the floor answers with: a question's id and, once
+// bareView is what the bare server answers with: a question's id and, once
 // answered, its answer.
-type floorView struct {
+type bareView struct {
 	ID     string `json:"id"`
 	Answer string `json:"answer,omitempty"`
 }
 
-func (f *floor) authorized(next http.Handler) http.Handler {
+func (f *bare) authorized(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		for _, t := range tokens {
@@ -57,7 +57,7 @@ func (f *floor) authorized(next http.Handler) http.Handler {
 }
 
 // answerOf is question id's channel, made on first use.
-func (f *floor) answerOf(id string) chan string {
+func (f *bare) answerOf(id string) chan string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c, ok := f.waits[id]
@@ -68,7 +68,7 @@ func (f *floor) answerOf(id string) chan string {
 	return c
 }
 
-func (f *floor) ask(w http.ResponseWriter, r *http.Request) {
+func (f *bare) ask(w http.ResponseWriter, r *http.Request) {
 	var body map[string]any
 	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -76,25 +76,25 @@ func (f *floor) ask(w http.ResponseWriter, r *http.Request) {
 	}
 	id := "q" + strconv.FormatInt(f.next.Add(1), 10)
 	f.answerOf(id)
-	writeFloor(w, http.StatusCreated, floorView{ID: id})
+	writeBare(w, http.StatusCreated, bareView{ID: id})
 }
 
-func (f *floor) get(w http.ResponseWriter, r *http.Request) {
-	writeFloor(w, http.StatusOK, floorView{ID: r.PathValue("id")})
+func (f *bare) get(w http.ResponseWriter, r *http.Request) {
+	writeBare(w, http.StatusOK, bareView{ID: r.PathValue("id")})
 }
 
-func (f *floor) wait(w http.ResponseWriter, r *http.Request) {
+func (f *bare) wait(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	c := f.answerOf(id)
 	f.watching(id)
 	select {
 	case a := <-c:
-		writeFloor(w, http.StatusOK, floorView{ID: id, Answer: a})
+		writeBare(w, http.StatusOK, bareView{ID: id, Answer: a})
 	case <-r.Context().Done():
 	}
 }
 
-func (f *floor) answer(w http.ResponseWriter, r *http.Request) {
+func (f *bare) answer(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Answer string `json:"answer"`
 	}
@@ -105,13 +105,13 @@ func (f *floor) answer(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	select {
 	case f.answerOf(id) <- body.Answer:
-		writeFloor(w, http.StatusOK, floorView{ID: id, Answer: body.Answer})
+		writeBare(w, http.StatusOK, bareView{ID: id, Answer: body.Answer})
 	default:
 		http.Error(w, "answered already", http.StatusConflict)
 	}
 }
 
-func writeFloor(w http.ResponseWriter, status int, v floorView) {
+func writeBare(w http.ResponseWriter, status int, v bareView) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)

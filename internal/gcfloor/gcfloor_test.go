@@ -100,15 +100,23 @@ func TestServerLeavesAGOGCSetInTheEnvironment(t *testing.T) {
 }
 
 // TestTheHeapStaysNearTheFloor: with the floor kept, a stream of garbage
-// many times the floor is still collected, and the heap's goal stays near
-// the floor rather than growing with the garbage.
+// many times the floor is still collected, and the heap's goal stays
+// within what the package promises, twice the floor or four times what
+// the last cycle left live (with the stacks and globals it scanned),
+// rather than growing with the garbage. The second bound matters on a
+// loaded machine: a slow mark phase counts as live what the loop
+// allocates meanwhile, so the live heap can pass half the floor, where the
+// floor steps back to Go's own pace.
 func TestTheHeapStaysNearTheFloor(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
 	const floor = 64 << 20
 	f := Start(floor, false)
 	defer f.Stop()
-	goal := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}}
+	sample := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}}
+	for _, name := range goalMetrics {
+		sample = append(sample, metrics.Sample{Name: name})
+	}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	var sink [][]byte
@@ -119,17 +127,18 @@ func TestTheHeapStaysNearTheFloor(t *testing.T) {
 		}
 		sink = append(sink, make([]byte, 64<<10))
 		if i%256 == 0 {
-			metrics.Read(goal)
-			highest = max(highest, goal[0].Value.Uint64())
+			metrics.Read(sample)
+			goal, live := sample[0].Value.Uint64(), sample[1].Value.Uint64()+sample[2].Value.Uint64()+sample[3].Value.Uint64()
+			highest = max(highest, goal)
+			if bound := max(2*floor, 4*live); goal > bound {
+				t.Fatalf("the heap's goal reached %d MiB with a %d MiB floor and %d MiB live", goal>>20, floor>>20, live>>20)
+			}
 		}
 	}
 	runtime.KeepAlive(sink)
 	runtime.ReadMemStats(&after)
 	if n := after.NumGC - before.NumGC; n < 4 {
 		t.Fatalf("%d collections over 1 GiB of garbage with a %d MiB floor (goal up to %d MiB, tuned %d); want several", n, floor>>20, highest>>20, f.tuned.Load())
-	}
-	if highest > 2*floor {
-		t.Fatalf("the heap's goal reached %d MiB with a %d MiB floor", highest>>20, floor>>20)
 	}
 }
 

@@ -3,6 +3,8 @@ package bolt
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 
 	"go.etcd.io/bbolt"
 
@@ -26,29 +28,30 @@ func (s *Store) OpenPage(_ context.Context, f core.OpenFilter, cursor string, li
 	var p core.OpenPage
 	err := s.view(op, func(tx *bbolt.Tx) error {
 		p = core.OpenPage{}
-		// Every key of the open index is an open question, so with no
-		// filter only the questions on the page are read; the rest are
-		// counted by their keys.
-		all := f.All()
+		// Every key of the open index is an open question, and its value
+		// says what a filter matches (openEntry), so only the questions
+		// on the page are read whole.
 		var last []byte
 		c := tx.Bucket(bucketOpen).Cursor()
-		for k, _ := c.First(); k != nil; k, _ = c.Next() {
-			before := after != nil && bytes.Compare(k, after) <= 0
-			full := limit > 0 && len(p.Questions) == limit
-			take := !before && !full
-			var q *core.Question
-			if take || !all {
-				var err error
-				if q, err = getQuestion(tx, idOfOpenKey(k)); err != nil {
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			if !f.All() {
+				ok, err := openMatch(tx, f, k, v)
+				if err != nil {
 					return err
 				}
-				if !f.Match(q) {
+				if !ok {
 					continue
 				}
 			}
 			p.Total++
+			before := after != nil && bytes.Compare(k, after) <= 0
+			full := limit > 0 && len(p.Questions) == limit
 			switch {
-			case take:
+			case !before && !full:
+				q, err := getQuestion(tx, idOfOpenKey(k))
+				if err != nil {
+					return err
+				}
 				p.Questions, last = append(p.Questions, q), bytes.Clone(k)
 			case full && !before && p.Next == "":
 				p.Next = cursorEncoding.EncodeToString(last)
@@ -57,4 +60,45 @@ func (s *Store) OpenPage(_ context.Context, f core.OpenFilter, cursor string, li
 		return nil
 	})
 	return p, err
+}
+
+// openEntry is the value of a question's key in the open index: what an
+// inbox filter (core.OpenFilter) matches, none of which changes while the
+// question is open, so a filtered page reads these rather than every
+// question. Entries written before it existed are empty, and their
+// questions are read whole instead.
+type openEntry struct {
+	Route   string             `json:"r,omitempty"`
+	Kind    core.Kind          `json:"k,omitempty"`
+	Agent   core.AgentID       `json:"a,omitempty"`
+	Project string             `json:"p,omitempty"`
+	Rev     core.Reversibility `json:"v,omitempty"`
+}
+
+func openEntryOf(q *core.Question) openEntry {
+	return openEntry{Route: q.Route, Kind: q.Kind, Agent: q.Agent, Project: q.Labels.Project, Rev: q.Reversibility}
+}
+
+// question is the entry as a question that core.OpenFilter.Match reads
+// as it would read the question itself.
+func (e openEntry) question() *core.Question {
+	return &core.Question{Route: e.Route, Kind: e.Kind, Agent: e.Agent, Labels: core.Labels{Project: e.Project}, Reversibility: e.Rev}
+}
+
+// openMatch reports whether the open question at key k, whose open index
+// value is v, passes f: from v, or, for an entry written before values
+// were (empty), from the question itself.
+func openMatch(tx *bbolt.Tx, f core.OpenFilter, k, v []byte) (bool, error) {
+	if len(v) > 0 {
+		var e openEntry
+		if err := json.Unmarshal(v, &e); err != nil {
+			return false, fmt.Errorf("decode open index entry: %w", err)
+		}
+		return f.Match(e.question()), nil
+	}
+	q, err := getQuestion(tx, idOfOpenKey(k))
+	if err != nil {
+		return false, err
+	}
+	return f.Match(q), nil
 }

@@ -94,9 +94,14 @@ func putQuestion(tx *bbolt.Tx, q *core.Question) (*core.Question, error) {
 	return decodeQuestion(b)
 }
 
-// indexOpen adds q to the indexes of open questions.
+// indexOpen adds q to the indexes of open questions; its entry in the
+// open index carries what an inbox filter matches (openEntry).
 func indexOpen(tx *bbolt.Tx, q *core.Question) error {
-	if err := tx.Bucket(bucketOpen).Put(openKey(q), nil); err != nil {
+	entry, err := json.Marshal(openEntryOf(q))
+	if err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketOpen).Put(openKey(q), entry); err != nil {
 		return err
 	}
 	if !q.Deadline.IsZero() {

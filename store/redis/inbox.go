@@ -3,7 +3,9 @@ package redis
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -11,12 +13,18 @@ import (
 	"github.com/askbridge/askbridge/core"
 )
 
-// openPageChunk is how many questions OpenPage reads in one round trip.
+// openPageChunk is how many open index members OpenPage looks up in one
+// round trip.
 const openPageChunk = 500
 
-// OpenPage reads every shard's open index, merged in ListOpen's order,
-// and the questions behind it a chunk at a time, so the total counts
-// every match. The cursor is the last member listed, as ListOpen's is.
+// OpenPage reads every shard's open index, merged in ListOpen's order;
+// then, a chunk at a time, the state of each member's question, to leave
+// out (and drop) those closed since, and, under a filter, what it
+// matches from the question's document (openDoc); then only the
+// questions on the page, whole. So the total counts every match, and no
+// question off the page is read whole. A question that closes between
+// the two reads is left off the page, as if it had closed before. The
+// cursor is the last member listed, as ListOpen's is.
 func (s *Store) OpenPage(ctx context.Context, f core.OpenFilter, cursor string, limit int) (core.OpenPage, error) {
 	const op = "redis open page"
 	after := ""
@@ -46,90 +54,18 @@ func (s *Store) OpenPage(ctx context.Context, f core.OpenFilter, cursor string, 
 		}
 	}
 	slices.Sort(members)
-	if f.All() {
-		return s.openPageAll(ctx, members, after, limit)
-	}
-	var page core.OpenPage
-	last := ""
+	var matching []string
 	for chunk := range slices.Chunk(members, openPageChunk) {
-		ids := openMemberIDs(chunk)
-		qs, err := s.load(ctx, ids)
-		if err != nil {
-			return core.OpenPage{}, core.Internal(op, err)
-		}
-		byID := make(map[core.QuestionID]*core.Question, len(qs))
-		for _, q := range qs {
-			byID[q.ID] = q
-		}
-		var stale []string
-		for i, m := range chunk {
-			q := byID[ids[i]]
-			// A close leaves its member to the readers of the index.
-			if q == nil || !q.Open() {
-				stale = append(stale, m)
-				continue
-			}
-			if !f.Match(q) {
-				continue
-			}
-			page.Total++
-			switch {
-			case after != "" && m <= after:
-			case limit > 0 && len(page.Questions) == limit:
-				if page.Next == "" {
-					page.Next = base64.RawURLEncoding.EncodeToString([]byte(last))
-				}
-			default:
-				page.Questions, last = append(page.Questions, q), m
-			}
-		}
-		if err := s.dropOpenMembers(ctx, stale); err != nil {
+		if matching, err = s.openMatching(ctx, chunk, f, matching); err != nil {
 			return core.OpenPage{}, core.Internal(op, err)
 		}
 	}
-	return page, nil
-}
-
-// openPageAll is OpenPage with no filter: it reads only the state of each
-// member's question, to leave out (and drop) those closed since, and
-// then only the questions on the page. A question that closes between the
-// two reads is left off the page, as if it had closed before.
-func (s *Store) openPageAll(ctx context.Context, members []string, after string, limit int) (core.OpenPage, error) {
-	const op = "redis open page"
-	open := members[:0:0]
-	for chunk := range slices.Chunk(members, openPageChunk) {
-		states := make([]*goredis.StringCmd, len(chunk))
-		_, err := s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
-			for i, m := range chunk {
-				states[i] = p.HGet(ctx, s.k.question(openMemberID(m)), "state")
-			}
-			return nil
-		})
-		if err != nil && !errors.Is(err, goredis.Nil) {
-			return core.OpenPage{}, core.Internal(op, err)
-		}
-		var stale []string
-		for i, m := range chunk {
-			state, err := states[i].Result()
-			switch {
-			case err != nil && !errors.Is(err, goredis.Nil):
-				return core.OpenPage{}, core.Internal(op, err)
-			case state == string(core.StateOpen):
-				open = append(open, m)
-			default: // closed, or gone: a close leaves its member to the readers of the index
-				stale = append(stale, m)
-			}
-		}
-		if err := s.dropOpenMembers(ctx, stale); err != nil {
-			return core.OpenPage{}, core.Internal(op, err)
-		}
-	}
-	page := core.OpenPage{Total: len(open)}
-	from, _ := slices.BinarySearch(open, after)
-	if from < len(open) && open[from] == after {
+	page := core.OpenPage{Total: len(matching)}
+	from, _ := slices.BinarySearch(matching, after)
+	if from < len(matching) && matching[from] == after {
 		from++
 	}
-	on := open[from:]
+	on := matching[from:]
 	if limit > 0 && len(on) > limit {
 		on = on[:limit]
 		page.Next = base64.RawURLEncoding.EncodeToString([]byte(on[limit-1]))
@@ -144,6 +80,63 @@ func (s *Store) openPageAll(ctx context.Context, members []string, after string,
 		}
 	}
 	return page, nil
+}
+
+// openDoc is what an inbox filter (core.OpenFilter) matches, read from a
+// question's document; none of it changes while the question is open.
+type openDoc struct {
+	Route         string             `json:"route"`
+	Kind          core.Kind          `json:"kind"`
+	Agent         core.AgentID       `json:"agent"`
+	Labels        core.Labels        `json:"labels"`
+	Reversibility core.Reversibility `json:"reversibility"`
+}
+
+// openMatching appends to matching the members of chunk whose questions
+// are open and pass f, in order, and drops the members of those closed
+// or gone from the index.
+func (s *Store) openMatching(ctx context.Context, chunk []string, f core.OpenFilter, matching []string) ([]string, error) {
+	states := make([]*goredis.StringCmd, len(chunk))
+	docs := make([]*goredis.StringCmd, len(chunk))
+	_, err := s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		for i, m := range chunk {
+			id := openMemberID(m)
+			states[i] = p.HGet(ctx, s.k.question(id), "state")
+			if !f.All() {
+				docs[i] = p.Get(ctx, s.k.document(id))
+			}
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, goredis.Nil) {
+		return nil, err
+	}
+	var stale []string
+	for i, m := range chunk {
+		state, err := states[i].Result()
+		switch {
+		case err != nil && !errors.Is(err, goredis.Nil):
+			return nil, err
+		case state != string(core.StateOpen): // closed, or gone: a close leaves its member to the readers of the index
+			stale = append(stale, m)
+			continue
+		case f.All():
+			matching = append(matching, m)
+			continue
+		}
+		doc, err := docs[i].Bytes()
+		if err != nil {
+			return nil, fmt.Errorf("the document of open question %s: %w", openMemberID(m), err)
+		}
+		var d openDoc
+		if err := json.Unmarshal(doc, &d); err != nil {
+			return nil, fmt.Errorf("the document of open question %s: %w", openMemberID(m), err)
+		}
+		if f.Match(&core.Question{Route: d.Route, Kind: d.Kind, Agent: d.Agent, Labels: d.Labels, Reversibility: d.Reversibility}) {
+			matching = append(matching, m)
+		}
+	}
+	return matching, s.dropOpenMembers(ctx, stale)
 }
 
 // openMemberIDs are the question ids of open index members.

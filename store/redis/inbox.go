@@ -97,12 +97,15 @@ type openDoc struct {
 // or gone from the index.
 func (s *Store) openMatching(ctx context.Context, chunk []string, f core.OpenFilter, matching []string) ([]string, error) {
 	states := make([]*goredis.StringCmd, len(chunk))
-	docs := make([]*goredis.StringCmd, len(chunk))
+	var docs []*goredis.StringCmd // under a filter
+	if !f.All() {
+		docs = make([]*goredis.StringCmd, len(chunk))
+	}
 	_, err := s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
 		for i, m := range chunk {
 			id := openMemberID(m)
 			states[i] = p.HGet(ctx, s.k.question(id), "state")
-			if !f.All() {
+			if docs != nil {
 				docs[i] = p.Get(ctx, s.k.document(id))
 			}
 		}

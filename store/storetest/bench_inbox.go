@@ -20,9 +20,9 @@ func BenchInbox() int {
 // and the count of all, on a store where BenchInbox() questions were
 // asked through the service and one in ten of them declined since (so
 // the Redis store's open index still holds their members): with no
-// filter ("all"), and, as the yardstick in the same run, with a filter
-// that matches the same questions but makes the store read every one to
-// match it ("kind"). Run it with -benchtime 1x or more.
+// filter ("all"), and with a filter that matches the same questions but
+// that the store must check against each of them ("kind"). Run it with
+// -benchtime 1x or more.
 func BenchOpenPage(b *testing.B, st core.Store) {
 	ctx := context.Background()
 	svc := coretest.Service(b, st, coretest.Options{})

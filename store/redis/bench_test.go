@@ -346,32 +346,18 @@ func BenchmarkMemoryPerOpen(b *testing.B) {
 			b.Fatal(err)
 		}
 		before := usedMemory(b)
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		var failed atomic.Value
-		for range 16 {
-			wg.Go(func() {
-				for i := next.Add(1); i <= int64(n); i = next.Add(1) {
-					at := t0.Add(time.Duration(i) * time.Millisecond)
-					q := question(0, core.RunID("run-"+strconv.FormatInt(i%100, 10)), at)
-					q.Text = "Which region should the new cluster run in? eu-west-1 is closest to most users, us-east-1 is cheaper."
-					if err := s.Create(ctx, q, event(q, core.EventAsked, at), []core.Delivery{post(q, core.SurfaceSlack, "C0123456789")}); err != nil {
-						failed.Store(err)
-						return
-					}
-					ref := core.MessageRef{Surface: core.SurfaceSlack, Room: "C0123456789", ID: "1700000000." + strconv.FormatInt(100000+i, 10),
-						Delivery: string(q.ID) + ":post:slack:C0123456789", At: at}
-					if _, err := s.RecordMessage(ctx, q.ID, ref, event(q, core.EventNotified, at)); err != nil {
-						failed.Store(err)
-						return
-					}
-				}
-			})
-		}
-		wg.Wait()
-		if err, _ := failed.Load().(error); err != nil {
-			b.Fatal(err)
-		}
+		storetest.Parallel(b, 16, n, func(i int64) error {
+			at := t0.Add(time.Duration(i) * time.Millisecond)
+			q := question(0, core.RunID("run-"+strconv.FormatInt(i%100, 10)), at)
+			q.Text = "Which region should the new cluster run in? eu-west-1 is closest to most users, us-east-1 is cheaper."
+			if err := s.Create(ctx, q, event(q, core.EventAsked, at), []core.Delivery{post(q, core.SurfaceSlack, "C0123456789")}); err != nil {
+				return err
+			}
+			ref := core.MessageRef{Surface: core.SurfaceSlack, Room: "C0123456789", ID: "1700000000." + strconv.FormatInt(100000+i, 10),
+				Delivery: string(q.ID) + ":post:slack:C0123456789", At: at}
+			_, err := s.RecordMessage(ctx, q.ID, ref, event(q, core.EventNotified, at))
+			return err
+		})
 		for {
 			ds, err := s.Claim(ctx, core.SurfaceSlack, "bench", 1000, time.Hour, 0)
 			if err != nil {

@@ -30,14 +30,13 @@ func benchCount(name string, def int) int {
 	return def
 }
 
-// seedParallel runs each(i) for i from 1 to n, from 8 goroutines, as
-// the benchmarks fill a store through the service, and fails b with the
-// first error.
-func seedParallel(b *testing.B, n int, each func(i int64) error) {
+// Parallel runs each(i) for i from 1 to n from workers goroutines, as
+// the benchmarks fill a store, and fails b with the first error.
+func Parallel(b *testing.B, workers, n int, each func(i int64) error) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	var failed atomic.Value
-	for range 8 {
+	for range workers {
 		wg.Go(func() {
 			for i := next.Add(1); i <= int64(n); i = next.Add(1) {
 				if err := each(i); err != nil {
@@ -71,28 +70,14 @@ func BenchBoot(b *testing.B, open func(b *testing.B, seeding bool) core.Store) {
 	n := BenchOpen()
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	seedStore := open(b, true)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	var failed atomic.Value
-	for range 16 {
-		wg.Go(func() {
-			for i := next.Add(1); i <= int64(n); i = next.Add(1) {
-				at := now.Add(-3 * time.Hour).Add(time.Duration(i) * time.Millisecond)
-				q := &core.Question{ID: core.NewID(0), Kind: core.KindClarification, Agent: "agent", RunID: "run-1",
-					Text: "Which region should the new cluster run in?", Reversibility: core.Reversible, Route: "ops",
-					CreatedAt: at, Deadline: at.Add(24 * time.Hour), Timeout: core.Duration(24 * time.Hour),
-					OnTimeout: core.OnTimeoutDeny, State: core.StateOpen}
-				if err := seedStore.Create(ctx, q, core.Event{QuestionID: q.ID, RunID: q.RunID, At: at, Kind: core.EventAsked}, nil); err != nil {
-					failed.Store(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if err, _ := failed.Load().(error); err != nil {
-		b.Fatal(err)
-	}
+	Parallel(b, 16, n, func(i int64) error {
+		at := now.Add(-3 * time.Hour).Add(time.Duration(i) * time.Millisecond)
+		q := &core.Question{ID: core.NewID(0), Kind: core.KindClarification, Agent: "agent", RunID: "run-1",
+			Text: "Which region should the new cluster run in?", Reversibility: core.Reversible, Route: "ops",
+			CreatedAt: at, Deadline: at.Add(24 * time.Hour), Timeout: core.Duration(24 * time.Hour),
+			OnTimeout: core.OnTimeoutDeny, State: core.StateOpen}
+		return seedStore.Create(ctx, q, core.Event{QuestionID: q.ID, RunID: q.RunID, At: at, Kind: core.EventAsked}, nil)
+	})
 	if err := seedStore.Close(); err != nil {
 		b.Fatal(err)
 	}

@@ -32,7 +32,7 @@ func BenchSearchClosed(b *testing.B, st core.Store) {
 	ctx := context.Background()
 	svc := coretest.Service(b, st, coretest.Options{})
 	n := BenchClosed()
-	seedParallel(b, n, func(i int64) error {
+	Parallel(b, 8, n, func(i int64) error {
 		text := fmt.Sprintf("Which region should cluster %d run in?", i)
 		if i%rareEvery == 0 {
 			text = fmt.Sprintf("Run terraform apply for stack %d?", i)

@@ -28,7 +28,7 @@ func BenchOpenPage(b *testing.B, st core.Store) {
 	svc := coretest.Service(b, st, coretest.Options{})
 	n := BenchInbox()
 	var declined atomic.Int64
-	seedParallel(b, n, func(i int64) error {
+	Parallel(b, 8, n, func(i int64) error {
 		q, err := svc.Ask(ctx, core.AskInput{Kind: core.KindClarification, Agent: "agent", RunID: "run-1",
 			ToolCallID: "call-" + strconv.FormatInt(i, 10), Text: "Which region should the cluster run in?", Reversibility: core.Reversible})
 		if err == nil && i%10 == 0 {

@@ -8,7 +8,7 @@ package bolt
 //	meta                  "schema" -> decimal schema version; "heartbeat" -> time (binary);
 //	                      "chain" -> "<seq> <hash>", the audit chain's head (chain.go)
 //	questions             id -> questionRecord (JSON)
-//	open                  rank(1) | created ms(8) | id -> ""     open questions, listing order
+//	open                  rank(1) | created ms(8) | id -> openEntry (JSON; "" before it)  open questions, listing order, what a filter matches
 //	created               created ms(8) | id -> ""               every stored question
 //	closed                closed ms(8) | id -> ""                closed questions
 //	deadline              deadline ms(8) | id -> ""              open questions with a deadline

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -126,59 +128,9 @@ func bind(cfg Config) (*bound, error) {
 	if err != nil {
 		return nil, fmt.Errorf("core: %w", err)
 	}
-	routes := make(map[string]Route, len(cfg.Routes))
-	for name, r := range cfg.Routes {
-		r.Name = name
-		if r.persons, err = dir.members(name, r.People); err != nil {
-			return nil, fmt.Errorf("core: %w", err)
-		}
-		if err := checkReminders(r); err != nil {
-			return nil, fmt.Errorf("core: %w", err)
-		}
-		if err := checkQuorum(r); err != nil {
-			return nil, fmt.Errorf("core: %w", err)
-		}
-		routes[name] = r
-	}
-	for name, r := range routes {
-		for sf, entries := range r.Deciders {
-			for _, e := range entries {
-				if strings.HasPrefix(e, PersonPrefix) || strings.HasPrefix(e, GroupPrefix) {
-					return nil, fmt.Errorf("core: route %q: deciders.%s: %q belongs in people, where it applies on every surface", name, sf, e)
-				}
-			}
-		}
-		for _, room := range r.Rooms {
-			if !room.Surface.IsChat() {
-				return nil, fmt.Errorf("core: route %q: rooms[].surface %q is not a chat surface", name, room.Surface)
-			}
-		}
-		if r.StandingHours < 0 || r.StandingHours > MaxStandingHours {
-			return nil, fmt.Errorf("core: route %q: standing_hours must be between 0 and %d", name, MaxStandingHours)
-		}
-		if r.StandingHours > 0 && !r.StandingAllowed() {
-			return nil, fmt.Errorf("core: route %q: standing_hours is set but standing is false", name)
-		}
-		if r.CallbackURL != "" {
-			if err := cfg.Callbacks.Check("callback_url", r.CallbackURL); err != nil {
-				return nil, fmt.Errorf("core: route %q: %s", name, ErrorMessage(err))
-			}
-		}
-		if r.EscalateTo != "" {
-			if _, ok := routes[r.EscalateTo]; !ok {
-				return nil, fmt.Errorf("core: route %q: escalate_to names unknown route %q", name, r.EscalateTo)
-			}
-		}
-	}
-	names := make(map[string]bool, len(routes))
-	for name := range routes {
-		names[name] = true
-	}
-	for name, r := range routes {
-		if r.Rules, err = CompileRules(name, r.Rules, names, cfg.MaxTimeout); err != nil {
-			return nil, fmt.Errorf("core: %w", err)
-		}
-		routes[name] = r
+	routes, err := bindRoutes(cfg, dir)
+	if err != nil {
+		return nil, fmt.Errorf("core: %w", err)
 	}
 	cfg.Routes = routes
 	b := &bound{cfg: cfg, dir: dir, pinned: make(map[string]string, len(routes))}
@@ -190,6 +142,81 @@ func bind(cfg Config) (*bound, error) {
 		b.pinned[name] = string(raw)
 	}
 	return b, nil
+}
+
+// bindRoutes names each route, resolves its people and checks it, then
+// compiles its rules, every route in the order of their names, so that a
+// configuration with several bad routes is refused for the same one on
+// every start and reload.
+func bindRoutes(cfg Config, dir directory) (map[string]Route, error) {
+	names := slices.Sorted(maps.Keys(cfg.Routes))
+	routes := make(map[string]Route, len(names))
+	for _, name := range names {
+		r := cfg.Routes[name]
+		r.Name = name
+		var err error
+		if r.persons, err = dir.members(name, r.People); err != nil {
+			return nil, err
+		}
+		if err := checkReminders(r); err != nil {
+			return nil, err
+		}
+		if err := checkQuorum(r); err != nil {
+			return nil, err
+		}
+		routes[name] = r
+	}
+	for _, name := range names {
+		if err := checkRoute(cfg, routes, routes[name]); err != nil {
+			return nil, fmt.Errorf("route %q: %w", name, err)
+		}
+	}
+	known := make(map[string]bool, len(names))
+	for _, name := range names {
+		known[name] = true
+	}
+	for _, name := range names {
+		r := routes[name]
+		var err error
+		if r.Rules, err = CompileRules(name, r.Rules, known, cfg.MaxTimeout); err != nil {
+			return nil, err
+		}
+		routes[name] = r
+	}
+	return routes, nil
+}
+
+// checkRoute checks what route r says of itself and of the other routes.
+func checkRoute(cfg Config, routes map[string]Route, r Route) error {
+	for sf, entries := range r.Deciders {
+		for _, e := range entries {
+			if strings.HasPrefix(e, PersonPrefix) || strings.HasPrefix(e, GroupPrefix) {
+				return fmt.Errorf("deciders.%s: %q belongs in people, where it applies on every surface", sf, e)
+			}
+		}
+	}
+	for _, room := range r.Rooms {
+		if !room.Surface.IsChat() {
+			return fmt.Errorf("rooms[].surface %q is not a chat surface", room.Surface)
+		}
+	}
+	if r.StandingHours < 0 || r.StandingHours > MaxStandingHours {
+		return fmt.Errorf("standing_hours must be between 0 and %d", MaxStandingHours)
+	}
+	if r.StandingHours > 0 && !r.StandingAllowed() {
+		return errors.New("standing_hours is set but standing is false")
+	}
+	if r.CallbackURL != "" {
+		if err := cfg.Callbacks.Check("callback_url", r.CallbackURL); err != nil {
+			return errors.New(ErrorMessage(err))
+		}
+	}
+	if r.EscalateTo != "" {
+		if _, ok := routes[r.EscalateTo]; !ok {
+			return fmt.Errorf("escalate_to names unknown route %q", r.EscalateTo)
+		}
+	}
+	return nil
 }
 
 // Ping reports whether the store answers, for readiness probes.

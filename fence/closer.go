@@ -108,7 +108,16 @@ func checkCloser(in ResumeInput) error {
 			return fmt.Errorf("%w: items[%d]: a form item is answered by a person", ErrInvalid, i)
 		}
 	}
-	for i, c := range st.Calls {
+	return checkCalls(in.Closer, st.Calls)
+}
+
+// checkCalls refuses a batch's calls that the text could not word
+// honestly: an outcome without a decider or a decider without one, a
+// decider that cannot decide a call, a rule's reason or a standing note
+// on a call decided otherwise, a standing approval that denies, and a
+// call left undecided by a batch answered in parts.
+func checkCalls(closer Closer, calls []CallOutcome) error {
+	for i, c := range calls {
 		switch {
 		case (c.Approved == nil) != (c.DecidedBy == ""):
 			return fmt.Errorf("%w: calls[%d]: a call has an outcome exactly when it has a decider", ErrInvalid, i)
@@ -120,7 +129,7 @@ func checkCloser(in ResumeInput) error {
 			return fmt.Errorf("%w: calls[%d]: a standing note goes with a call a standing approval decided", ErrInvalid, i)
 		case c.DecidedBy == CloserStanding && !*c.Approved:
 			return fmt.Errorf("%w: calls[%d]: a standing approval only approves", ErrInvalid, i)
-		case c.Approved == nil && in.Closer == CloserParts:
+		case c.Approved == nil && closer == CloserParts:
 			return fmt.Errorf("%w: calls[%d]: a batch answered in parts has every call decided", ErrInvalid, i)
 		}
 		if n := c.Standing; n != nil {

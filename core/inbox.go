@@ -34,14 +34,34 @@ func (f OpenFilter) Check() error {
 }
 
 // Match reports whether q passes the filter. It is the one definition of
-// a match, so every store pages the same questions.
-func (f OpenFilter) Match(q *Question) bool {
-	rev := q.Reversibility
+// a match (through MatchFields), so every store pages the same questions.
+func (f OpenFilter) Match(q *Question) bool { return f.MatchFields(q.OpenFields()) }
+
+// OpenFields are what an OpenFilter matches of a question: none of them
+// changes while it is open, so a store may keep them beside its index of
+// open questions and match those rather than read each question.
+type OpenFields struct {
+	Route         string
+	Kind          Kind
+	Agent         AgentID
+	Project       string
+	Reversibility Reversibility
+}
+
+// OpenFields are q's fields an OpenFilter matches.
+func (q *Question) OpenFields() OpenFields {
+	return OpenFields{Route: q.Route, Kind: q.Kind, Agent: q.Agent, Project: q.Labels.Project, Reversibility: q.Reversibility}
+}
+
+// MatchFields reports whether a question with these fields passes the
+// filter.
+func (f OpenFilter) MatchFields(o OpenFields) bool {
+	rev := o.Reversibility
 	if rev == "" {
 		rev = Unclassified
 	}
-	return (f.Route == "" || q.Route == f.Route) && (f.Kind == "" || string(q.Kind) == f.Kind) &&
-		(f.Agent == "" || q.Agent == f.Agent) && (f.Project == "" || q.Labels.Project == f.Project) &&
+	return (f.Route == "" || o.Route == f.Route) && (f.Kind == "" || string(o.Kind) == f.Kind) &&
+		(f.Agent == "" || o.Agent == f.Agent) && (f.Project == "" || o.Project == f.Project) &&
 		(f.Reversibility == "" || rev == f.Reversibility)
 }
 

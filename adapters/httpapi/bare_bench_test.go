@@ -1,13 +1,14 @@
 package httpapi_test
 
 import (
-	"crypto/subtle"
 	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/askbridge/askbridge/adapters/internal/access"
 )
 
 // bareAPI is the yardstick of the wake-up burst: the least an HTTP
@@ -19,19 +20,24 @@ import (
 // own on the same machine, times what the machine, Go's HTTP server and
 // the benchmark's own clients cost: what is left of the bridge's p99 over
 // the bare server's is the bridge's.
-func bareAPI(watching func(id string)) http.Handler {
-	f := &bare{waits: map[string]chan string{}, watching: watching}
+func bareAPI(watching func(id string)) (http.Handler, error) {
+	keys, err := access.NewKeys(tokens)
+	if err != nil {
+		return nil, err
+	}
+	f := &bare{waits: map[string]chan string{}, watching: watching, keys: keys}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/questions", f.ask)
 	mux.HandleFunc("GET /v1/questions/{id}", f.get)
 	mux.HandleFunc("GET /v1/questions/{id}/wait", f.wait)
 	mux.HandleFunc("POST /v1/questions/{id}/answer", f.answer)
-	return f.authorized(mux)
+	return f.authorized(mux), nil
 }
 
 type bare struct {
 	next     atomic.Int64
 	watching func(id string)
+	keys     *access.Keys // the API's own token match
 	mu       sync.Mutex
 	waits    map[string]chan string // by question id; each holds its answer once given
 }
@@ -46,13 +52,11 @@ type bareView struct {
 func (f *bare) authorized(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		for _, t := range tokens {
-			if subtle.ConstantTimeCompare([]byte(got), []byte(t.Secret)) == 1 {
-				next.ServeHTTP(w, r)
-				return
-			}
+		if _, ok := f.keys.Find(got); !ok {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
 		}
-		http.Error(w, "unauthorized", http.StatusUnauthorized)
+		next.ServeHTTP(w, r)
 	})
 }
 

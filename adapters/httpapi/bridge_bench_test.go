@@ -72,7 +72,12 @@ func serveBridge(spec string, in io.Reader, out io.Writer) error {
 	var srv *http.Server
 	kind, where, _ := strings.Cut(spec, ":")
 	if kind == "bare" {
-		srv = &http.Server{Handler: bareAPI(func(id string) { say("watching %s", id) })}
+		api, err := bareAPI(func(id string) { say("watching %s", id) })
+		if err != nil {
+			l.Close()
+			return err
+		}
+		srv = &http.Server{Handler: api}
 		go func() { _ = srv.Serve(l) }()
 	} else {
 		api, closeStore, err := bridgeAPI(kind, where, func(id core.QuestionID) { say("watching %s", id) })

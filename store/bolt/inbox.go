@@ -63,10 +63,9 @@ func (s *Store) OpenPage(_ context.Context, f core.OpenFilter, cursor string, li
 }
 
 // openEntry is the value of a question's key in the open index: what an
-// inbox filter (core.OpenFilter) matches, none of which changes while the
-// question is open, so a filtered page reads these rather than every
-// question. Entries written before it existed are empty, and their
-// questions are read whole instead.
+// inbox filter matches (core.OpenFields), so a filtered page reads these
+// rather than every question. Entries written before it existed are
+// empty, and their questions are read whole instead.
 type openEntry struct {
 	Route   string             `json:"r,omitempty"`
 	Kind    core.Kind          `json:"k,omitempty"`
@@ -76,13 +75,12 @@ type openEntry struct {
 }
 
 func openEntryOf(q *core.Question) openEntry {
-	return openEntry{Route: q.Route, Kind: q.Kind, Agent: q.Agent, Project: q.Labels.Project, Rev: q.Reversibility}
+	o := q.OpenFields()
+	return openEntry{Route: o.Route, Kind: o.Kind, Agent: o.Agent, Project: o.Project, Rev: o.Reversibility}
 }
 
-// question is the entry as a question that core.OpenFilter.Match reads
-// as it would read the question itself.
-func (e openEntry) question() *core.Question {
-	return &core.Question{Route: e.Route, Kind: e.Kind, Agent: e.Agent, Labels: core.Labels{Project: e.Project}, Reversibility: e.Rev}
+func (e openEntry) fields() core.OpenFields {
+	return core.OpenFields{Route: e.Route, Kind: e.Kind, Agent: e.Agent, Project: e.Project, Reversibility: e.Rev}
 }
 
 // openMatch reports whether the open question at key k, whose open index
@@ -94,7 +92,7 @@ func openMatch(tx *bbolt.Tx, f core.OpenFilter, k, v []byte) (bool, error) {
 		if err := json.Unmarshal(v, &e); err != nil {
 			return false, fmt.Errorf("decode open index entry: %w", err)
 		}
-		return f.Match(e.question()), nil
+		return f.MatchFields(e.fields()), nil
 	}
 	q, err := getQuestion(tx, idOfOpenKey(k))
 	if err != nil {

@@ -82,8 +82,8 @@ func (s *Store) OpenPage(ctx context.Context, f core.OpenFilter, cursor string, 
 	return page, nil
 }
 
-// openDoc is what an inbox filter (core.OpenFilter) matches, read from a
-// question's document; none of it changes while the question is open.
+// openDoc is what an inbox filter matches (core.OpenFields), read from a
+// question's document.
 type openDoc struct {
 	Route         string             `json:"route"`
 	Kind          core.Kind          `json:"kind"`
@@ -135,7 +135,7 @@ func (s *Store) openMatching(ctx context.Context, chunk []string, f core.OpenFil
 		if err := json.Unmarshal(doc, &d); err != nil {
 			return nil, fmt.Errorf("the document of open question %s: %w", openMemberID(m), err)
 		}
-		if f.Match(&core.Question{Route: d.Route, Kind: d.Kind, Agent: d.Agent, Labels: d.Labels, Reversibility: d.Reversibility}) {
+		if f.MatchFields(core.OpenFields{Route: d.Route, Kind: d.Kind, Agent: d.Agent, Project: d.Labels.Project, Reversibility: d.Reversibility}) {
 			matching = append(matching, m)
 		}
 	}

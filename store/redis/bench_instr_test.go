@@ -9,6 +9,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/internal/redistest"
 	redisstore "github.com/askbridge/askbridge/store/redis"
 )
@@ -17,7 +18,9 @@ import (
 // Redis: b.N closes as BenchmarkResolve makes them, one at a time, on a
 // redis-server of its own run under callgrind (redistest.Counted), then
 // b.N runs of minimalScript, then of each of BenchmarkCloseParts' steps.
-// It reports the server's instructions per close ("instr/close"), per
+// It reports the server's instructions per ask and per card posted of
+// the questions it closes ("instr/ask", "instr/post", the other scripts
+// that append an event), per close ("instr/close"), per
 // minimal script ("instr/minimal"), the ratio of the two
 // ("x-minimal-instr", BenchmarkResolve's x-minimal counted), and per run
 // of each step ("instr/part<step>", the steps' own minimal script with
@@ -37,7 +40,6 @@ func BenchmarkCloseInstructions(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = s.Close() })
-	qs := closable(b, s)
 	at := t0.Add(time.Minute)
 	steps := closeSteps()
 	for _, sc := range append([]*goredis.Script{minimalScript}, scriptsOf(steps)...) {
@@ -62,6 +64,17 @@ func BenchmarkCloseInstructions(b *testing.B) {
 		return float64(n) / float64(b.N)
 	}
 	b.ResetTimer()
+	// The questions the closes close, counted as they are asked and their
+	// cards posted.
+	qs := make([]*core.Question, b.N)
+	perAsk := count(func(i int) (err error) {
+		qs[i], err = askOne(ctx, s)
+		return err
+	})
+	perPost := count(func(i int) (err error) {
+		qs[i], err = postOne(ctx, s, qs[i], i)
+		return err
+	})
 	perClose := count(func(i int) error {
 		t := answer(qs[i], "op", at)
 		t.Read = qs[i]
@@ -72,6 +85,8 @@ func BenchmarkCloseInstructions(b *testing.B) {
 	perMinimal := count(func(i int) error {
 		return minimalScript.EvalSha(ctx, c, minimalKeys(p, strconv.Itoa(i)), minimalArgs...).Err()
 	})
+	b.ReportMetric(perAsk, "instr/ask")
+	b.ReportMetric(perPost, "instr/post")
 	b.ReportMetric(perClose, "instr/close")
 	b.ReportMetric(perMinimal, "instr/minimal")
 	b.ReportMetric(perClose/perMinimal, "x-minimal-instr")

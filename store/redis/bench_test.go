@@ -211,19 +211,16 @@ func closable(b *testing.B, s *redisstore.Store) []*core.Question {
 		go func() {
 			defer wg.Done()
 			for i := w; i < b.N; i += workers {
-				q := question(0, "run-bench", t0)
-				ref := core.MessageRef{Surface: core.SurfaceSlack, Room: "C1", ID: strconv.Itoa(i), Delivery: string(q.ID) + ":post", At: t0}
-				if err := s.Create(ctx, q, event(q, core.EventAsked, t0), []core.Delivery{post(q, core.SurfaceSlack, "C1")}); err != nil {
-					setupErr.Store(err)
-					return
+				q, err := askOne(ctx, s)
+				if err == nil {
+					// What core hands Resolve: the question as it read it.
+					q, err = postOne(ctx, s, q, i)
 				}
-				// What core hands Resolve: the question as it read it.
-				read, err := s.RecordMessage(ctx, q.ID, ref, event(q, core.EventNotified, t0))
 				if err != nil {
 					setupErr.Store(err)
 					return
 				}
-				qs[i] = read
+				qs[i] = q
 			}
 		}()
 	}
@@ -232,6 +229,20 @@ func closable(b *testing.B, s *redisstore.Store) []*core.Question {
 		b.Fatal(err)
 	}
 	return qs
+}
+
+// askOne stores a new open question, as an ask does, with its Slack card
+// to post.
+func askOne(ctx context.Context, s *redisstore.Store) (*core.Question, error) {
+	q := question(0, "run-bench", t0)
+	return q, s.Create(ctx, q, event(q, core.EventAsked, t0), []core.Delivery{post(q, core.SurfaceSlack, "C1")})
+}
+
+// postOne records q's card as posted, the i-th, and returns q as it then
+// stands.
+func postOne(ctx context.Context, s *redisstore.Store, q *core.Question, i int) (*core.Question, error) {
+	ref := core.MessageRef{Surface: core.SurfaceSlack, Room: "C1", ID: strconv.Itoa(i), Delivery: string(q.ID) + ":post", At: t0}
+	return s.RecordMessage(ctx, q.ID, ref, event(q, core.EventNotified, t0))
 }
 
 // BenchmarkSet is the floor: a plain SET through the same client, with

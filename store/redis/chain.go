@@ -52,24 +52,38 @@ func (h *heads) of(shard int) audit.Witness {
 	return h.per[shard]
 }
 
+// renderedEvent is an event as a script appends it (common.lua,
+// append_event): its keyed digest, the head it witnesses ("-" for none)
+// and packEvent's form, three arguments in that order (args). Sent apart,
+// they cost the script nothing to take apart. The zero value is no event:
+// its body is "".
+type renderedEvent struct {
+	digest, witness, body string
+}
+
+// args appends e's three script arguments to cmd.
+func (e renderedEvent) args(cmd []any) []any {
+	return append(cmd, e.digest, e.witness, e.body)
+}
+
 // renderEvent renders an event for a script to append to shard's
-// stream: its keyed digest and witness, a newline, and packEvent's
-// form. An event without a kind is "" (none).
-func (s *Store) renderEvent(e core.Event, shard int) (string, error) {
+// stream, witnessing the newest head of it this Store has seen. An event
+// without a kind renders as none.
+func (s *Store) renderEvent(e core.Event, shard int) (renderedEvent, error) {
 	body, err := packEvent(e)
 	if err != nil || body == "" {
-		return body, err
+		return renderedEvent{}, err
 	}
 	w := s.heads.of(shard)
 	d, err := s.audit.Digest(e, shard, w)
 	if err != nil {
-		return "", err
+		return renderedEvent{}, err
 	}
 	ws := w.String()
 	if ws == "" {
 		ws = "-"
 	}
-	return d + " " + ws + "\n" + body, nil
+	return renderedEvent{digest: d, witness: ws, body: body}, nil
 }
 
 // chainOf reads an event entry's chain (nil for one written before the

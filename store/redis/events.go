@@ -35,7 +35,7 @@ func (s *Store) Append(ctx context.Context, e core.Event) (core.Event, error) {
 	}
 	r, err := s.run(ctx, appendScript,
 		[]string{s.k.events(shard), s.k.seq(shard), qkey, s.k.loose(shard)},
-		shard, s.timed, "", ev, msString(e.At))
+		append(ev.args([]any{shard, s.timed, ""}), msString(e.At))...)
 	if err != nil {
 		return e, core.Internal(op, err)
 	}

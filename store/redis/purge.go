@@ -50,7 +50,7 @@ func (s *Store) Purge(ctx context.Context, cutoff time.Time, limit int) (int, er
 			if err != nil {
 				return total, core.Internal(op, err)
 			}
-			args := []any{shard, s.timed, "", msString(cutoff), purgeBatch, checkpoint, msString(now)}
+			args := append(checkpoint.args([]any{shard, s.timed, "", msString(cutoff), purgeBatch}), msString(now))
 			for _, id := range questionIDs(ids) {
 				if sh, ok := s.shardOf(id); !ok || sh != shard {
 					continue

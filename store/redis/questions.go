@@ -20,7 +20,7 @@ func (s *Store) Create(ctx context.Context, q *core.Question, asked core.Event, 
 	if err != nil {
 		return core.Internal(op, err)
 	}
-	askedJSON, err := s.renderEvent(asked, shard)
+	ev, err := s.renderEvent(asked, shard)
 	if err != nil {
 		return core.Internal(op, err)
 	}
@@ -28,11 +28,12 @@ func (s *Store) Create(ctx context.Context, q *core.Question, asked core.Event, 
 	if !q.Deadline.IsZero() {
 		deadline = msString(q.Deadline)
 	}
-	args := []any{
+	args := ev.args([]any{
 		shard, s.timed, surfaceList,
 		string(q.ID), q.Run().Key(), docJSON, openMember(q), msString(q.CreatedAt), deadline,
-		q.Renotified, askedJSON, idemKey(q),
-	}
+		q.Renotified,
+	})
+	args = append(args, idemKey(q))
 	if args, err = appendDeliveries(op, args, out); err != nil {
 		return err
 	}

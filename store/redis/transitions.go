@@ -58,7 +58,7 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 		}
 	}
 	nkeys := 6 + nbox
-	nargs := 18 + 4*(len(q.Answers)-len(c.Before.Answers)+len(q.Votes)-len(c.Before.Votes)) + len(c.Events) + 3*len(c.Updates)
+	nargs := 18 + 4*(len(q.Answers)-len(c.Before.Answers)+len(q.Votes)-len(c.Before.Votes)) + 3*len(c.Events) + 3*len(c.Updates)
 	held := delayed(c.Updates)
 	if held > 0 {
 		nkeys, nargs = nkeys+2*held, nargs+1+held
@@ -96,7 +96,7 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 		if err != nil {
 			return nil, core.Internal(op, err)
 		}
-		cmd = append(cmd, ev)
+		cmd = ev.args(cmd)
 	}
 	cmd = append(cmd, len(c.Updates)-held)
 	for _, d := range c.Updates {
@@ -309,10 +309,10 @@ func (s *Store) Renotify(ctx context.Context, rn core.Renotice) (*core.Question,
 	if err != nil {
 		return nil, core.Internal(op, err)
 	}
-	args := []any{
+	args := ev.args([]any{
 		shard, s.timed, surfaceList,
-		string(rn.QuestionID), s.k.wake(shard), ifDeadline, deadline, count, ev,
-	}
+		string(rn.QuestionID), s.k.wake(shard), ifDeadline, deadline, count,
+	})
 	if args, err = appendDeliveries(op, args, rn.Deliveries); err != nil {
 		return nil, err
 	}
@@ -357,9 +357,11 @@ func (s *Store) RecordMessage(ctx context.Context, id core.QuestionID, ref core.
 	keys := append([]string{
 		s.k.question(id), s.k.events(shard), s.k.seq(shard), s.k.document(id), s.k.resolution(id),
 	}, s.k.outboxes(shard)...)
-	r, err := s.run(ctx, recordMessageScript, keys,
+	args := ev.args([]any{
 		shard, s.timed, surfaceList,
-		string(id), s.k.wake(shard), ref.Delivery, string(ref.Surface), card, ev, at)
+		string(id), s.k.wake(shard), ref.Delivery, string(ref.Surface), card,
+	})
+	r, err := s.run(ctx, recordMessageScript, keys, append(args, at)...)
 	if err != nil {
 		return nil, core.Internal(op, err)
 	}

@@ -13,16 +13,16 @@
 --          no question of this store)
 --
 -- ARGV[1..3] shard, several-shards flag, "" (see common.lua)
--- ARGV[4]  event JSON
--- ARGV[5]  event ms
+-- ARGV[4..6] the event (common.lua's append_event: digest, witness, body)
+-- ARGV[7]  event ms
 --
 -- Returns {C_OK, event n}
 
 local state = redis.call('HMGET', KEYS[3], 'state', 'ev')
-local n, eid = append_event(KEYS[1], KEYS[2], ARGV[4])
+local n, eid = append_event(KEYS[1], KEYS[2], ARGV[4], ARGV[5], ARGV[6])
 if state[1] then
   redis.call('HSET', KEYS[3], 'ev', with_event(state[2], eid))
 else
-  redis.call('ZADD', KEYS[4], ARGV[5], eid)
+  redis.call('ZADD', KEYS[4], ARGV[7], eid)
 end
 return {C_OK, n, {}, {}}

@@ -44,9 +44,11 @@ local chain_head
 -- "<n>-<shard>", n strictly increasing per shard, chained to the
 -- stream's newest event (core/audit's package doc says why the link is
 -- computed here and the keyed digest in Go), and returns n and that id.
--- ev is what Go rendered (eventcodec.go): "<digest> <witness or ->",
--- a newline, and the event. purged is a checkpoint's runs (purge.lua);
--- closed, on the event of a close, "<closed ms> <question id>".
+-- digest, witness and body are what Go rendered, as three arguments
+-- (chain.go's renderedEvent): the event's keyed digest, the head it
+-- witnesses ("-" for none) and the event (eventcodec.go). purged is a
+-- checkpoint's runs (purge.lua); closed, on the event of a close,
+-- "<closed ms> <question id>".
 -- The entry's fields: e the event; c its chain, "<prev or -> <witness
 -- or -> <digest> <hash>"; x the runs, on a checkpoint; z the close, from
 -- which readers of the closed index catch it up (closed_catchup.lua).
@@ -58,13 +60,10 @@ local chain_head
 -- deletes, so the newest entry is always the one the counter names.
 -- (Counters of layout 1 held n alone; the migration at open rewrote
 -- them, migrate.lua.)
-local function append_event(stream, seqkey, ev, purged, closed)
-  -- Plain finds and subs: a pattern over the whole event costs more.
-  local nl = string.find(ev, '\n', 67, true)
-  if string.byte(ev, 65) ~= 32 or not nl then
+local function append_event(stream, seqkey, digest, witness, body, purged, closed)
+  if #digest ~= 64 or witness == '' then
     error('askbridge: an event came without its audit digest')
   end
-  local digest, witness, body = string.sub(ev, 1, 64), string.sub(ev, 66, nl - 1), string.sub(ev, nl + 1)
   local n, prev = 0, ''
   local cur = redis.call('GET', seqkey)
   if cur then

@@ -12,9 +12,10 @@
 -- ARGV[1..3] shard, several-shards flag, surfaces (see common.lua)
 -- ARGV[4]  question id            ARGV[9]  deadline ms, "" for none
 -- ARGV[5]  run id                 ARGV[10] renotified count
--- ARGV[6]  question document JSON ARGV[11] asked event JSON
--- ARGV[7]  open index member      ARGV[12] idempotency key, "" for none
--- ARGV[8]  created ms             ARGV[13] n deliveries, then n pairs:
+-- ARGV[6]  question document JSON ARGV[11..13] asked event (common.lua's
+-- ARGV[7]  open index member               append_event: digest, witness, body)
+-- ARGV[8]  created ms             ARGV[14] idempotency key, "" for none
+--                                 ARGV[15] n deliveries, then n pairs:
 --                                          surface, delivery JSON
 --
 -- Returns {C_OK, event n}         created
@@ -36,12 +37,12 @@
 
 local id = ARGV[4]
 local run = ARGV[5]
-local idem = ARGV[12]
+local idem = ARGV[14]
 local boxes = outboxes(11)
-local nd = tonumber(ARGV[13])
+local nd = tonumber(ARGV[15])
 for i = 0, nd - 1 do
-  if not boxes[ARGV[14 + 2 * i]] then
-    return redis.error_reply('askbridge: no outbox for surface ' .. ARGV[14 + 2 * i])
+  if not boxes[ARGV[16 + 2 * i]] then
+    return redis.error_reply('askbridge: no outbox for surface ' .. ARGV[16 + 2 * i])
   end
 end
 if redis.call('EXISTS', KEYS[1]) == 1 then
@@ -63,7 +64,7 @@ if redis.call('HEXISTS', KEYS[8], run) == 1 then
 end
 
 -- Counters that are zero are left out: readers take a missing one as 0.
-local n, eid = append_event(KEYS[2], KEYS[3], ARGV[11])
+local n, eid = append_event(KEYS[2], KEYS[3], ARGV[11], ARGV[12], ARGV[13])
 -- The document has a key of its own, so that every field of the hash is
 -- short (record.go); om is the open index member less the ":<id>" that
 -- ends it.
@@ -89,6 +90,6 @@ redis.call('ZADD', KEYS[4], 0, ARGV[7])
 redis.call('ZADD', KEYS[5], ARGV[8], id)
 redis.call('ZADD', KEYS[7], 0, run .. '\0' .. id)
 for i = 0, nd - 1 do
-  redis.call('XADD', boxes[ARGV[14 + 2 * i]], '*', 'd', ARGV[15 + 2 * i])
+  redis.call('XADD', boxes[ARGV[16 + 2 * i]], '*', 'd', ARGV[17 + 2 * i])
 end
 return {C_OK, n, {}, {}}

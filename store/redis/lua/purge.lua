@@ -20,9 +20,10 @@
 -- ARGV[1..3] shard, several-shards flag, "" (see common.lua)
 -- ARGV[4]  cutoff ms (exclusive)
 -- ARGV[5]  most loose events to drop
--- ARGV[6]  the checkpoint event (as append_event takes it)
--- ARGV[7]  the checkpoint's ms, for the loose index
--- ARGV[8..] question ids, one per KEYS triple
+-- ARGV[6..8] the checkpoint event (common.lua's append_event: digest,
+--          witness, body)
+-- ARGV[9]  the checkpoint's ms, for the loose index
+-- ARGV[10..] question ids, one per KEYS triple
 --
 -- Returns {C_OK, questions dropped, {}, {loose events dropped}}
 
@@ -36,11 +37,11 @@ end
 
 -- The questions still closed before the cutoff, and every event id to drop.
 local drop, eids = {}, {}
-for j = 8, #ARGV do
+for j = 10, #ARGV do
   local id = ARGV[j]
   local score = redis.call('ZSCORE', KEYS[1], id)
   if score and tonumber(score) < cutoff then
-    local base = 10 + 3 * (j - 8)
+    local base = 10 + 3 * (j - 10)
     local q = {id = id, q = KEYS[base], doc = KEYS[base + 1], res = KEYS[base + 2]}
     q.f = redis.call('HMGET', q.q, 'run', 'ev', 'idem', 'om')
     for eid in string.gmatch(q.f[2] or '', '%S+') do
@@ -97,8 +98,8 @@ if #parts > 0 then
   for i, r in ipairs(runs) do
     out[i] = string.format('%.0f', r[1]) .. ':' .. string.format('%.0f', r[2]) .. ':' .. r[3] .. ':' .. r[4]
   end
-  local _, cid = append_event(KEYS[3], KEYS[8], ARGV[6], table.concat(out, ' '))
-  redis.call('ZADD', KEYS[4], ARGV[7], cid)
+  local _, cid = append_event(KEYS[3], KEYS[8], ARGV[6], ARGV[7], ARGV[8], table.concat(out, ' '))
+  redis.call('ZADD', KEYS[4], ARGV[9], cid)
 end
 
 for _, q in ipairs(drop) do

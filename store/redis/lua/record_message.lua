@@ -12,9 +12,10 @@
 --
 -- ARGV[1..3] shard, several-shards flag, surfaces (see common.lua)
 -- ARGV[4]  question id            ARGV[8]  the card as stored (card.go)
--- ARGV[5]  wake-up channel        ARGV[9]  notified event JSON, "" for none
--- ARGV[6]  card's delivery key    ARGV[10] card time as JSON string
--- ARGV[7]  card's surface
+-- ARGV[5]  wake-up channel        ARGV[9..11] notified event (common.lua's
+-- ARGV[6]  card's delivery key             append_event: digest, witness,
+-- ARGV[7]  card's surface                  body), body "" for none
+--                                 ARGV[12] card time as JSON string
 --
 -- Returns {C_OK, 0, fields}  recorded, or a repeat; fields = the hash
 --         {C_NOT_FOUND}      no such question
@@ -48,8 +49,8 @@ end
 
 local i = nm + 1
 local set = {q, 'nm', i, 'm:' .. i, ARGV[8], 'ms:' .. i, ARGV[7], 'mk:' .. i, key}
-if ARGV[9] ~= '' then
-  local _, eid = append_event(KEYS[2], KEYS[3], ARGV[9])
+if ARGV[11] ~= '' then
+  local _, eid = append_event(KEYS[2], KEYS[3], ARGV[9], ARGV[10], ARGV[11])
   set[#set + 1] = 'ev'
   set[#set + 1] = with_event(f[3], eid)
 end
@@ -57,7 +58,7 @@ redis.call('HSET', unpack(set))
 -- A recorded card is a change: a change computed before it goes stale.
 local ver = redis.call('HINCRBY', q, 'ver', 1)
 if state ~= 'open' or tonumber(f[2] or '0') > 0 or tonumber(f[4] or '0') > 0 then
-  enqueue_update(q, id, outboxes(6), ARGV[10], ver, i)
+  enqueue_update(q, id, outboxes(6), ARGV[12], ver, i)
 end
 redis.call('PUBLISH', ARGV[5], id)
 return {C_OK, 0, record(q, KEYS[4], KEYS[5]), {}}

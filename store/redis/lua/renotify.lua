@@ -9,11 +9,12 @@
 --
 -- ARGV[1..3] shard, several-shards flag, surfaces (see common.lua)
 -- ARGV[4]  question id            ARGV[8]  "1" to count a renotice
--- ARGV[5]  wake-up channel        ARGV[9]  event JSON, "" for none
--- ARGV[6]  expected deadline ms,  ARGV[10] n deliveries, then n pairs:
---          "" for unconditional            surface, delivery JSON
--- ARGV[7]  new deadline ms, "" to keep it
--- then, after the pairs: ARGV[11 + 2n] the attempt, an id unique to this
+-- ARGV[5]  wake-up channel        ARGV[9..11] the event (common.lua's
+-- ARGV[6]  expected deadline ms,           append_event: digest, witness,
+--          "" for unconditional            body), body "" for none
+-- ARGV[7]  new deadline ms, "" to ARGV[12] n deliveries, then n pairs:
+--          keep it                         surface, delivery JSON
+-- then, after the pairs: ARGV[13 + 2n] the attempt, an id unique to this
 --          call of Renotify
 --
 -- The last three renotices' attempts are kept in "rat" (three, so that
@@ -35,13 +36,13 @@
 local q = KEYS[1]
 local id = ARGV[4]
 local boxes = outboxes(7)
-local nd = tonumber(ARGV[10])
+local nd = tonumber(ARGV[12])
 for i = 0, nd - 1 do
-  if not boxes[ARGV[11 + 2 * i]] then
-    return redis.error_reply('askbridge: no outbox for surface ' .. ARGV[11 + 2 * i])
+  if not boxes[ARGV[13 + 2 * i]] then
+    return redis.error_reply('askbridge: no outbox for surface ' .. ARGV[13 + 2 * i])
   end
 end
-local attempt = ARGV[11 + 2 * nd]
+local attempt = ARGV[13 + 2 * nd]
 local f = redis.call('HMGET', q, 'state', 'deadline', 'ev', 'rat')
 local state = f[1]
 if not state then
@@ -68,8 +69,8 @@ if ARGV[7] ~= '' then
   set[#set + 1] = ARGV[7]
   redis.call('ZADD', KEYS[4], ARGV[7], id)
 end
-if ARGV[9] ~= '' then
-  local _, eid = append_event(KEYS[2], KEYS[3], ARGV[9])
+if ARGV[11] ~= '' then
+  local _, eid = append_event(KEYS[2], KEYS[3], ARGV[9], ARGV[10], ARGV[11])
   set[#set + 1] = 'ev'
   set[#set + 1] = with_event(f[3], eid)
 end
@@ -80,7 +81,7 @@ end
 -- A renotice is a change: a change computed before it goes stale.
 redis.call('HINCRBY', q, 'ver', 1)
 for i = 0, nd - 1 do
-  redis.call('XADD', boxes[ARGV[11 + 2 * i]], '*', 'd', ARGV[12 + 2 * i])
+  redis.call('XADD', boxes[ARGV[13 + 2 * i]], '*', 'd', ARGV[14 + 2 * i])
 end
 redis.call('PUBLISH', ARGV[5], id)
 return {C_OK, 0, record(q, KEYS[5], KEYS[6]), {}}

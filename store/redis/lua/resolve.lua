@@ -30,7 +30,8 @@
 --          was computed from               closes
 -- ARGV[12] nf, then nf pairs: hash field, value (what changed, and
 --          on a close its closed time)
--- then     ne, then ne events (JSON)
+-- then     ne, then ne events, each three arguments (common.lua's
+--          append_event: digest, witness, body)
 -- then     nd, then nd triples: the outbox (its number among KEYS[7..]),
 --          card (card.go), delivery key; or, for a delivery that is no
 --          card update (a close's webhook), the outbox, the delivery's
@@ -92,15 +93,15 @@ local nf = tonumber(ARGV[12])
 local i = 13 + 2 * nf
 local ev = f[4]
 local ne = tonumber(ARGV[i])
-for j = i + 1, i + ne do
-  local _, eid = append_event(KEYS[2], KEYS[3], ARGV[j], nil, closed)
+for j = i + 1, i + 3 * ne, 3 do
+  local _, eid = append_event(KEYS[2], KEYS[3], ARGV[j], ARGV[j + 1], ARGV[j + 2], nil, closed)
   closed = nil
   ev = with_event(ev, eid)
 end
 if closed then -- a close with no event to carry its mark
   redis.call('ZADD', KEYS[4], ARGV[7], id)
 end
-i = i + ne + 1
+i = i + 3 * ne + 1
 -- The fields Go sent go last, straight from ARGV.
 local at = f[3] and f[3] .. ' ' .. mine or mine
 if ev then

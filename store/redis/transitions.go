@@ -27,102 +27,9 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 	if !ok {
 		return nil, core.ErrNotFound
 	}
-	closing := c.Before.Open() && !q.Open()
-	var closeFlag, resJSON any = "", ""
-	if closing {
-		b, err := json.Marshal(q.Resolution)
-		if err != nil {
-			return nil, core.Internal(op, err)
-		}
-		closeFlag, resJSON = "1", b
-	}
-	now, err := c.Now.MarshalJSON()
+	cmd, err := s.commitCmd(c, shard)
 	if err != nil {
 		return nil, core.Internal(op, err)
-	}
-
-	sk := s.shardKeys(shard)
-	// Only the outbox streams the change enqueues on go in KEYS: pos maps
-	// a surface's number (boxOf) to its place among them.
-	var pos [maxBoxes]int
-	var boxes [maxBoxes]any
-	nbox := 0
-	for _, d := range c.Updates {
-		if d.Delay > 0 {
-			continue // held in its surface's zset of retries, not on a stream
-		}
-		if b := boxOf(d.Surface); pos[b] == 0 {
-			boxes[nbox] = sk.boxes[b-1]
-			nbox++
-			pos[b] = nbox
-		}
-	}
-	nkeys := 6 + nbox
-	nargs := 18 + 4*(len(q.Answers)-len(c.Before.Answers)+len(q.Votes)-len(c.Before.Votes)) + 3*len(c.Events) + 3*len(c.Updates)
-	held := delayed(c.Updates)
-	if held > 0 {
-		nkeys, nargs = nkeys+2*held, nargs+1+held
-	}
-	// The question's three keys in one allocation.
-	n := len(q.ID)
-	all := sk.questionPrefix + string(q.ID) + sk.documentPrefix + string(q.ID) + sk.resolutionPrefix + string(q.ID)
-	qend := len(sk.questionPrefix) + n
-	dend := qend + len(sk.documentPrefix) + n
-	qkey, dkey, rkey := all[:qend], all[qend:dend], all[dend:]
-	cmd := scriptArgs(nkeys, nargs)
-	cmd = append(cmd, qkey)
-	cmd = append(cmd, sk.resolveKeys[:]...)
-	cmd = append(cmd, dkey, rkey)
-	cmd = append(cmd, boxes[:nbox]...)
-	if held > 0 {
-		cmd = s.appendHeldKeys(cmd, shard, c.Updates)
-	}
-	if scriptHook != nil {
-		keys := make([]string, 0, nkeys)
-		for _, k := range cmd[3:] {
-			keys = append(keys, k.(string))
-		}
-		scriptHook(resolveScript.name, keys)
-	}
-	cmd = append(cmd, sk.common[:]...)
-	nowMS := any(msString(c.Now)) // boxed once: the close's time in ms, and its closed field
-	cmd = append(cmd, string(q.ID), sk.wakeArg, now, nowMS, c.From(), s.attempt(), closeFlag, resJSON)
-	if cmd, err = appendChangedFields(cmd, c, nowMS); err != nil {
-		return nil, core.Internal(op, err)
-	}
-	cmd = append(cmd, len(c.Events))
-	for _, e := range c.Events {
-		ev, err := s.renderEvent(e, shard)
-		if err != nil {
-			return nil, core.Internal(op, err)
-		}
-		cmd = ev.args(cmd)
-	}
-	cmd = append(cmd, len(c.Updates)-held)
-	for _, d := range c.Updates {
-		if d.Delay > 0 {
-			continue // in the tail
-		}
-		if isWebhook(d) {
-			// Whole, with no key of its own: resolve.lua adds it as an
-			// Enqueue does.
-			b, err := json.Marshal(&d)
-			if err != nil {
-				return nil, core.Internal(op, err)
-			}
-			cmd = append(cmd, pos[boxOf(d.Surface)], b, "")
-			continue
-		}
-		u, err := updateValue(q.ID, d)
-		if err != nil {
-			return nil, core.Internal(op, err)
-		}
-		cmd = append(cmd, pos[boxOf(d.Surface)], u, d.Key)
-	}
-	if held > 0 {
-		if cmd, err = s.appendHeldTail(cmd, c, now, 7+nbox); err != nil {
-			return nil, core.Internal(op, err)
-		}
 	}
 	// Local waiters need not wait for the round trip through pub/sub, and
 	// after a close they need not read the question back either.
@@ -143,6 +50,138 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 	}
 	woken(after)
 	return after, nil
+}
+
+// commitCmd is resolve.lua's call for c, in one allocation: its KEYS
+// (commitKeys) and its ARGV, as the script's header lays them out.
+func (s *Store) commitCmd(c core.Change, shard int) ([]any, error) {
+	q := c.Question
+	var closeFlag, resJSON any = "", ""
+	if c.Before.Open() && !q.Open() {
+		b, err := json.Marshal(q.Resolution)
+		if err != nil {
+			return nil, err
+		}
+		closeFlag, resJSON = "1", b
+	}
+	now, err := c.Now.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	sk := s.shardKeys(shard)
+	boxes := streamsOf(c.Updates, sk)
+	held := delayed(c.Updates)
+	nkeys := 6 + boxes.n
+	nargs := 18 + 4*(len(q.Answers)-len(c.Before.Answers)+len(q.Votes)-len(c.Before.Votes)) + 3*len(c.Events) + 3*len(c.Updates)
+	if held > 0 {
+		nkeys, nargs = nkeys+2*held, nargs+1+held
+	}
+	cmd := s.commitKeys(scriptArgs(nkeys, nargs), c, shard, &boxes, held)
+	cmd = append(cmd, sk.common[:]...)
+	nowMS := any(msString(c.Now)) // boxed once: the close's time in ms, and its closed field
+	cmd = append(cmd, string(q.ID), sk.wakeArg, now, nowMS, c.From(), s.attempt(), closeFlag, resJSON)
+	if cmd, err = appendChangedFields(cmd, c, nowMS); err != nil {
+		return nil, err
+	}
+	cmd = append(cmd, len(c.Events))
+	for _, e := range c.Events {
+		ev, err := s.renderEvent(e, shard)
+		if err != nil {
+			return nil, err
+		}
+		cmd = ev.args(cmd)
+	}
+	if cmd, err = appendUpdates(cmd, q.ID, c.Updates, &boxes, held); err != nil {
+		return nil, err
+	}
+	if held > 0 {
+		return s.appendHeldTail(cmd, c, now, 7+boxes.n)
+	}
+	return cmd, nil
+}
+
+// streams are the outbox streams a change enqueues on, which alone go in
+// resolve.lua's KEYS: keys[:n], and pos, each surface's number (boxOf)
+// to its place among them, from 1.
+type streams struct {
+	pos  [maxBoxes]int
+	keys [maxBoxes]any
+	n    int
+}
+
+// streamsOf are the outbox streams of shard keys sk that updates go on;
+// an update held back (Delay) waits in its surface's zset of retries
+// instead.
+func streamsOf(updates []core.Delivery, sk *shardKeys) streams {
+	var st streams
+	for _, d := range updates {
+		if d.Delay > 0 {
+			continue
+		}
+		if b := boxOf(d.Surface); st.pos[b] == 0 {
+			st.keys[st.n] = sk.boxes[b-1]
+			st.n++
+			st.pos[b] = st.n
+		}
+	}
+	return st
+}
+
+// commitKeys appends resolve.lua's KEYS for c to cmd: the question's own
+// three, its shard's, the outbox streams and, for the held updates, their
+// zsets of retries and held hashes.
+func (s *Store) commitKeys(cmd []any, c core.Change, shard int, boxes *streams, held int) []any {
+	sk, id := s.shardKeys(shard), string(c.Question.ID)
+	// The question's three keys in one allocation.
+	all := sk.questionPrefix + id + sk.documentPrefix + id + sk.resolutionPrefix + id
+	qend := len(sk.questionPrefix) + len(id)
+	dend := qend + len(sk.documentPrefix) + len(id)
+	cmd = append(cmd, all[:qend])
+	cmd = append(cmd, sk.resolveKeys[:]...)
+	cmd = append(cmd, all[qend:dend], all[dend:])
+	cmd = append(cmd, boxes.keys[:boxes.n]...)
+	if held > 0 {
+		cmd = s.appendHeldKeys(cmd, shard, c.Updates)
+	}
+	if scriptHook != nil {
+		keys := make([]string, 0, len(cmd)-3)
+		for _, k := range cmd[3:] {
+			keys = append(keys, k.(string))
+		}
+		scriptHook(resolveScript.name, keys)
+	}
+	return cmd
+}
+
+// appendUpdates appends resolve.lua's updates of question id to cmd:
+// their count, then per update that is not held its stream's place among
+// KEYS (boxes), and the card (card.go) and delivery key or, for a close's
+// webhook, the delivery whole and "".
+func appendUpdates(cmd []any, id core.QuestionID, updates []core.Delivery, boxes *streams, held int) ([]any, error) {
+	cmd = append(cmd, len(updates)-held)
+	for _, d := range updates {
+		if d.Delay > 0 {
+			continue // in the tail (appendHeldTail)
+		}
+		if isWebhook(d) {
+			// Whole, with no key of its own: resolve.lua adds it as an
+			// Enqueue does. (A copy: d itself, taken by address, would
+			// move to the heap for every update.)
+			whole := d
+			b, err := json.Marshal(&whole)
+			if err != nil {
+				return nil, err
+			}
+			cmd = append(cmd, boxes.pos[boxOf(d.Surface)], b, "")
+			continue
+		}
+		u, err := updateValue(id, d)
+		if err != nil {
+			return nil, err
+		}
+		cmd = append(cmd, boxes.pos[boxOf(d.Surface)], u, d.Key)
+	}
+	return cmd, nil
 }
 
 // checkChange refuses, before anything is sent, a change that does not
@@ -191,11 +230,12 @@ func appendChangedFields(cmd []any, c core.Change, nowMS any) ([]any, error) {
 	cmd = append(cmd, 0)
 	n := 0
 	if len(q.Answers) != len(b.Answers) {
-		for _, a := range q.Answers {
+		for i := range q.Answers {
+			a := &q.Answers[i] // by address: a copy taken by address would move to the heap
 			if _, had := b.Answered(a.ItemID); had {
 				continue
 			}
-			v, err := json.Marshal(&a)
+			v, err := json.Marshal(a)
 			if err != nil {
 				return nil, err
 			}
@@ -210,11 +250,12 @@ func appendChangedFields(cmd []any, c core.Change, nowMS any) ([]any, error) {
 		for _, v := range b.Votes {
 			had[v.Key] = true
 		}
-		for _, v := range q.Votes {
+		for i := range q.Votes {
+			v := &q.Votes[i]
 			if had[v.Key] {
 				continue
 			}
-			j, err := json.Marshal(&v)
+			j, err := json.Marshal(v)
 			if err != nil {
 				return nil, err
 			}

@@ -50,28 +50,51 @@ type routeRow struct {
 // it shows what the configuration says, accounts as the routes list them,
 // but not the people's own addresses on the one-way doors.
 func (s *Server) people(w http.ResponseWriter, r *http.Request, sess *session) {
-	ctx := r.Context()
-	var open []*core.Question
-	cursor, truncated := "", false
+	open, truncated, err := s.scanOpen(r)
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	wo := s.waitingOn(open)
+	dir := s.svc.People()
+	s.render(w, r, http.StatusOK, "people", s.page(sess, map[string]any{"Title": "People and routes",
+		"People": peopleRows(dir, wo.byPerson), "Groups": groupRows(dir, wo.byPerson), "Others": wo.otherRows(),
+		"Routes": s.routeRows(wo.routeOpen), "Open": len(open), "Truncated": truncated}))
+}
+
+// scanOpen reads the open questions, up to maxWaitingScan (truncated
+// says it stopped there).
+func (s *Server) scanOpen(r *http.Request) (open []*core.Question, truncated bool, err error) {
+	cursor := ""
 	for {
-		qs, next, err := s.svc.ListOpen(ctx, cursor, 500)
+		qs, next, err := s.svc.ListOpen(r.Context(), cursor, 500)
 		if err != nil {
-			s.internal(w, r, err)
-			return
+			return nil, false, err
 		}
 		open = append(open, qs...)
 		if next == "" {
-			break
+			return open, false, nil
 		}
 		if len(open) >= maxWaitingScan {
-			truncated = true
-			break
+			return open, true, nil
 		}
 		cursor = next
 	}
-	byPerson := map[string][]waitItem{}
-	others := map[string]*waitList{}
-	routeOpen := map[string]int{}
+}
+
+// waiting is what the open questions wait on: per person (by name), per
+// other entry (an account no person is configured for, a role, anyone on
+// a surface, nobody), and how many are open per route.
+type waiting struct {
+	byPerson  map[string][]waitItem
+	others    map[string]*waitList
+	routeOpen map[string]int
+}
+
+// waitingOn sorts the open questions by whom each waits on (core's
+// WaitingOn).
+func (s *Server) waitingOn(open []*core.Question) waiting {
+	wo := waiting{byPerson: map[string][]waitItem{}, others: map[string]*waitList{}, routeOpen: map[string]int{}}
 	for _, q := range open {
 		wt := s.svc.WaitingOn(q)
 		title, _, _ := strings.Cut(q.Text, "\n")
@@ -79,30 +102,46 @@ func (s *Server) people(w http.ResponseWriter, r *http.Request, sess *session) {
 		if wt.Tally != nil {
 			it.Tally = strings.Join(wt.Tally.Lines, "; ")
 		}
-		routeOpen[q.Route]++
+		wo.routeOpen[q.Route]++
 		for _, p := range wt.People {
-			byPerson[p] = append(byPerson[p], it)
-		}
-		add := func(key, detail string) {
-			if others[key] == nil {
-				others[key] = &waitList{Name: key, Detail: detail}
-			}
-			others[key].Items = append(others[key].Items, it)
+			wo.byPerson[p] = append(wo.byPerson[p], it)
 		}
 		for _, a := range wt.Accounts {
-			add(a, "an account no person is configured for")
+			wo.add(a, "an account no person is configured for", it)
 		}
 		for _, role := range wt.Roles {
-			add(role, "anyone holding the role")
+			wo.add(role, "anyone holding the role", it)
 		}
 		for _, sf := range wt.Anyone {
-			add("anyone on "+string(sf), "every signed-in account that may answer")
+			wo.add("anyone on "+string(sf), "every signed-in account that may answer", it)
 		}
 		if wt.Nobody() {
-			add("nobody", "its route names no decider, so only a timeout or a cancel will close it")
+			wo.add("nobody", "its route names no decider, so only a timeout or a cancel will close it", it)
 		}
 	}
-	dir := s.svc.People()
+	return wo
+}
+
+// add lists it under the other entry key, described by detail.
+func (wo waiting) add(key, detail string, it waitItem) {
+	if wo.others[key] == nil {
+		wo.others[key] = &waitList{Name: key, Detail: detail}
+	}
+	wo.others[key].Items = append(wo.others[key].Items, it)
+}
+
+// otherRows are the other entries, in name order.
+func (wo waiting) otherRows() []waitList {
+	var rest []waitList
+	for _, k := range slices.Sorted(maps.Keys(wo.others)) {
+		rest = append(rest, *wo.others[k])
+	}
+	return rest
+}
+
+// peopleRows are the configured people, each with the surfaces they are
+// on, their groups and what waits on them.
+func peopleRows(dir core.Directory, byPerson map[string][]waitItem) []waitList {
 	var people []waitList
 	for _, p := range dir.People {
 		surfaces := make([]string, len(p.Surfaces))
@@ -115,6 +154,12 @@ func (s *Server) people(w http.ResponseWriter, r *http.Request, sess *session) {
 		}
 		people = append(people, waitList{Name: p.Name, Display: p.DisplayName, Detail: detail, Items: byPerson[p.Name]})
 	}
+	return people
+}
+
+// groupRows are the configured groups, each with what waits on any of its
+// members, each question once.
+func groupRows(dir core.Directory, byPerson map[string][]waitItem) []waitList {
 	var groups []waitList
 	for _, g := range dir.Groups {
 		seen := map[core.QuestionID]bool{}
@@ -129,10 +174,13 @@ func (s *Server) people(w http.ResponseWriter, r *http.Request, sess *session) {
 		}
 		groups = append(groups, waitList{Name: g.Name, Detail: strings.Join(g.Members, ", "), Items: items})
 	}
-	var rest []waitList
-	for _, k := range slices.Sorted(maps.Keys(others)) {
-		rest = append(rest, *others[k])
-	}
+	return groups
+}
+
+// routeRows are the configured routes, each with its open questions
+// counted (routeOpen), its deciders per surface and its rooms; a one-way
+// door's recipients are counted, not listed.
+func (s *Server) routeRows(routeOpen map[string]int) []routeRow {
 	var routes []routeRow
 	for _, rv := range s.svc.Routes() {
 		row := routeRow{RouteView: rv, Open: routeOpen[rv.Name]}
@@ -156,6 +204,5 @@ func (s *Server) people(w http.ResponseWriter, r *http.Request, sess *session) {
 		}
 		routes = append(routes, row)
 	}
-	s.render(w, r, http.StatusOK, "people", s.page(sess, map[string]any{"Title": "People and routes",
-		"People": people, "Groups": groups, "Others": rest, "Routes": routes, "Open": len(open), "Truncated": truncated}))
+	return routes
 }

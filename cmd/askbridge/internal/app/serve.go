@@ -118,46 +118,14 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		}
 	}()
 
-	dial, redisVar, err := s.redisDial()
+	if err := m.openStore(ctx, s); err != nil {
+		return err
+	}
+	actorKey, err := m.openService(&s)
 	if err != nil {
 		return err
 	}
-	auditKey, err := s.auditKey(true)
-	if err != nil {
-		return fmt.Errorf("audit key: %w", err)
-	}
-	if redisVar != "" {
-		goredis.SetLogger(redisLog{m.Log})
-		st, err := redisstore.Connect(ctx, dial, redisstore.Options{Shards: s.File.Policies.Shards, Durability: s.durability, AuditKey: auditKey})
-		if err != nil {
-			return fmt.Errorf("%s: %w", redisVar, err)
-		}
-		m.store, m.StoreKind = st, "redis"
-		logSpread(ctx, st, m.Log)
-	} else {
-		path := filepath.Join(s.DataDir, "askbridge.db")
-		st, err := bolt.Open(path, bolt.Options{AuditKey: auditKey})
-		if err != nil {
-			return fmt.Errorf("embedded store %s: %w", path, err)
-		}
-		m.store, m.StoreKind = st, "embedded"
-	}
-
-	actorKey := s.ActorKey.Reveal()
-	if actorKey == "" {
-		if actorKey, _, err = readOrCreateSecret(filepath.Join(s.DataDir, "actor.key")); err != nil {
-			return fmt.Errorf("actor key: %w", err)
-		}
-	}
-	// The one-way doors sign their links with the server's key, by the
-	// program's clock (see Settings.Clock).
-	s.ActorKey, s.Clock = Secret(actorKey), m.Clock
-	svc, err := core.New(m.newMetrics(m.store), s.coreConfig([]byte(actorKey)), m.Clock)
-	if err != nil {
-		return err
-	}
-	m.Service = svc
-	svc.SetTracing(m.Tracing)
+	svc := m.Service
 
 	admin, created, err := readOrCreateSecret(filepath.Join(s.DataDir, "admin.token"))
 	if err != nil {
@@ -203,34 +171,10 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err := m.mountMetrics(mux, api, svc); err != nil {
 		return err
 	}
-	stopMCP, cancelMCP := context.WithCancel(context.Background())
-	m.stopMCP = cancelMCP
-	mux.Handle("/mcp", agentsOnly(api, "the MCP tools are for agent tokens", mcp.HTTPHandler(mcp.ServiceBackend{Svc: svc}, mcp.Options{
-		Version: versionString(),
-		Caller:  func(r *http.Request) core.AgentID { return agentName(r.Context()) },
-		Stop:    stopMCP,
-	})))
-	// The hosts' HTTP hooks: under /v1, so the API authenticates and logs
-	// them as its own; the door is the hooks adapter.
-	api.Handle("POST /v1/hooks/{host}", agentsOnly(api, "hooks are answered for agent tokens", hooks.Handler(svc, hooks.Options{
-		Agent:   func(r *http.Request) core.AgentID { return agentName(r.Context()) },
-		MaxWait: httpapi.DefaultMaxWait,
-		Stop:    stopMCP,
-		Log:     m.Log,
-	})))
-
+	m.mountAgentDoors(mux, api, svc)
 	m.consumer = replicaName()
-	for _, open := range chatAdapters {
-		c, err := open(ctx, s, svc, m.Log)
-		if err != nil {
-			return err
-		}
-		if c == nil {
-			continue // not configured
-		}
-		c.Mount(mux)
-		m.chats = append(m.chats, c)
-		m.Log.Info().Str("surface", string(c.Surface())).Msg("chat adapter on")
+	if err := m.openChats(ctx, s, svc, mux); err != nil {
+		return err
 	}
 
 	hooks, err := openWebhooks(s.File)
@@ -265,22 +209,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	g.Go(func() error {
 		return loops.Run(gctx, svc, m.Loops, func(err error) { m.Log.Error().Err(err).Msg("background pass failed") })
 	})
-
-	for _, c := range m.chats {
-		g.Go(func() error { return c.Run(gctx) })
-		g.Go(func() error {
-			// A courier that names no budgets spends from none.
-			o := loops.DeliverOptions{Consumer: m.consumer, MinIdle: time.Duration(s.File.Policies.OutboxIdle), Budget: budget}
-			o.OnError = func(d core.Delivery, err error) {
-				if gctx.Err() != nil {
-					return // cut short by the shutdown: handed back for another replica to take at once
-				}
-				m.Log.Warn().Err(err).Str("surface", string(c.Surface())).Str("delivery", d.Key).Int("attempts", d.Attempts).Msg("delivery failed")
-			}
-			return loops.Deliver(gctx, svc, c, o)
-		})
-	}
-
+	m.runChats(gctx, g, svc, time.Duration(s.File.Policies.OutboxIdle), budget)
 	g.Go(func() error { return m.deliverWebhooks(gctx, svc, hooks) })
 
 	m.Log.Info().Str("store", m.StoreKind).Str("url", m.URL).Str("console", m.URL+"/").Msg("askbridge is serving")
@@ -291,6 +220,115 @@ func (m *Main) Run(ctx context.Context) (err error) {
 			filepath.Join(s.DataDir, "admin.token"), admin)
 	}
 	return nil
+}
+
+// openService makes core's service over the open store, with the
+// server's actor key (the settings' or, if they name none, one made once
+// in the data directory), which it returns and sets in s: the one-way
+// doors sign their links with it, by the program's clock (see
+// Settings.Clock).
+func (m *Main) openService(s *Settings) (actorKey string, err error) {
+	actorKey = s.ActorKey.Reveal()
+	if actorKey == "" {
+		if actorKey, _, err = readOrCreateSecret(filepath.Join(s.DataDir, "actor.key")); err != nil {
+			return "", fmt.Errorf("actor key: %w", err)
+		}
+	}
+	s.ActorKey, s.Clock = Secret(actorKey), m.Clock
+	svc, err := core.New(m.newMetrics(m.store), s.coreConfig([]byte(actorKey)), m.Clock)
+	if err != nil {
+		return "", err
+	}
+	m.Service = svc
+	svc.SetTracing(m.Tracing)
+	return actorKey, nil
+}
+
+// openStore opens the store the settings name: Redis when a Redis
+// address is set, else the embedded store in the data directory.
+func (m *Main) openStore(ctx context.Context, s Settings) error {
+	dial, redisVar, err := s.redisDial()
+	if err != nil {
+		return err
+	}
+	auditKey, err := s.auditKey(true)
+	if err != nil {
+		return fmt.Errorf("audit key: %w", err)
+	}
+	if redisVar == "" {
+		path := filepath.Join(s.DataDir, "askbridge.db")
+		st, err := bolt.Open(path, bolt.Options{AuditKey: auditKey})
+		if err != nil {
+			return fmt.Errorf("embedded store %s: %w", path, err)
+		}
+		m.store, m.StoreKind = st, "embedded"
+		return nil
+	}
+	goredis.SetLogger(redisLog{m.Log})
+	st, err := redisstore.Connect(ctx, dial, redisstore.Options{Shards: s.File.Policies.Shards, Durability: s.durability, AuditKey: auditKey})
+	if err != nil {
+		return fmt.Errorf("%s: %w", redisVar, err)
+	}
+	m.store, m.StoreKind = st, "redis"
+	logSpread(ctx, st, m.Log)
+	return nil
+}
+
+// mountAgentDoors mounts what agents' hosts call besides the API: the
+// MCP endpoint on mux and the hosts' HTTP hooks under the API's /v1, so
+// the API authenticates and logs them as its own. Close stops both
+// (stopMCP).
+func (m *Main) mountAgentDoors(mux *http.ServeMux, api *httpapi.Server, svc *core.Service) {
+	stop, cancel := context.WithCancel(context.Background())
+	m.stopMCP = cancel
+	mux.Handle("/mcp", agentsOnly(api, "the MCP tools are for agent tokens", mcp.HTTPHandler(mcp.ServiceBackend{Svc: svc}, mcp.Options{
+		Version: versionString(),
+		Caller:  func(r *http.Request) core.AgentID { return agentName(r.Context()) },
+		Stop:    stop,
+	})))
+	api.Handle("POST /v1/hooks/{host}", agentsOnly(api, "hooks are answered for agent tokens", hooks.Handler(svc, hooks.Options{
+		Agent:   func(r *http.Request) core.AgentID { return agentName(r.Context()) },
+		MaxWait: httpapi.DefaultMaxWait,
+		Stop:    stop,
+		Log:     m.Log,
+	})))
+}
+
+// openChats opens every chat platform the settings configure and mounts
+// the endpoints each platform calls on mux.
+func (m *Main) openChats(ctx context.Context, s Settings, svc *core.Service, mux *http.ServeMux) error {
+	for _, open := range chatAdapters {
+		c, err := open(ctx, s, svc, m.Log)
+		if err != nil {
+			return err
+		}
+		if c == nil {
+			continue // not configured
+		}
+		c.Mount(mux)
+		m.chats = append(m.chats, c)
+		m.Log.Info().Str("surface", string(c.Surface())).Msg("chat adapter on")
+	}
+	return nil
+}
+
+// runChats runs, in g, each chat platform's inbound side and its
+// courier: the outbox's deliveries to it, claimed after minIdle and
+// spent from budget (a courier that names no budgets spends from none).
+func (m *Main) runChats(ctx context.Context, g *errgroup.Group, svc *core.Service, minIdle time.Duration, budget core.Budget) {
+	for _, c := range m.chats {
+		g.Go(func() error { return c.Run(ctx) })
+		g.Go(func() error {
+			o := loops.DeliverOptions{Consumer: m.consumer, MinIdle: minIdle, Budget: budget}
+			o.OnError = func(d core.Delivery, err error) {
+				if ctx.Err() != nil {
+					return // cut short by the shutdown: handed back for another replica to take at once
+				}
+				m.Log.Warn().Err(err).Str("surface", string(c.Surface())).Str("delivery", d.Key).Int("attempts", d.Attempts).Msg("delivery failed")
+			}
+			return loops.Deliver(ctx, svc, c, o)
+		})
+	}
 }
 
 // now is the program's clock's time.

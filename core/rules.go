@@ -146,59 +146,83 @@ func CompileRules(route string, rules []Rule, routes map[string]bool, maxTimeout
 	}
 	out := make([]Rule, len(rules))
 	for i, r := range rules {
-		bad := func(field, format string, args ...any) error {
-			return &RuleError{Route: route, Index: i, Field: field, Msg: fmt.Sprintf(format, args...)}
+		bad := r.check(routes, maxTimeout)
+		if bad == nil {
+			bad = r.compile(env)
 		}
-		if strings.TrimSpace(r.When) == "" {
-			return nil, bad("when", "a condition is required")
-		}
-		switch r.Decide {
-		case "", DecideAsk:
-			r.Decide = DecideAsk
-		case DecideAllow, DecideDeny:
-			if r.Route != "" || r.Reversibility != "" || r.Quorum != 0 || r.Timeout != 0 {
-				return nil, bad("decide", "%s closes the question at once: route, reversibility, quorum and timeout go with ask", r.Decide)
-			}
-		default:
-			return nil, bad("decide", "%q is not allow, deny or ask", r.Decide)
-		}
-		if r.Reversibility != "" {
-			if _, err := ParseReversibility(string(r.Reversibility)); err != nil {
-				return nil, bad("reversibility", "%q is not reversible or hard_to_reverse", r.Reversibility)
-			}
-		}
-		if r.Route != "" && routes != nil && !routes[r.Route] {
-			return nil, bad("route", "no route named %q", r.Route)
-		}
-		if r.Quorum < 0 || r.Quorum > MaxQuorum {
-			return nil, bad("quorum", "must be between 1 and %d", MaxQuorum)
-		}
-		if r.Timeout < 0 || maxTimeout > 0 && r.Timeout > maxTimeout {
-			return nil, bad("timeout", "must be positive and at most the max timeout, %s", maxTimeout)
-		}
-		if len(r.Reason) > MaxReasonLen {
-			return nil, bad("reason", "longer than %d bytes", MaxReasonLen)
-		}
-		ast, iss := env.Compile(r.When)
-		if iss != nil && iss.Err() != nil {
-			var msgs []string
-			for _, e := range iss.Errors() {
-				msgs = append(msgs, fmt.Sprintf("line %d, column %d: %s", e.Location.Line(), e.Location.Column()+1, e.Message))
-			}
-			return nil, bad("when", "%s", strings.Join(msgs, "; "))
-		}
-		if !ast.OutputType().IsExactType(cel.BoolType) {
-			return nil, bad("when", "the condition returns %s; it must return bool", ast.OutputType())
-		}
-		if r.prg, err = env.Program(ast, cel.CostLimit(ruleCost)); err != nil {
-			return nil, bad("when", "%v", err)
-		}
-		if r.partial, err = env.Program(ast, cel.CostLimit(ruleCost), cel.EvalOptions(cel.OptPartialEval)); err != nil {
-			return nil, bad("when", "%v", err)
+		if bad != nil {
+			bad.Route, bad.Index = route, i
+			return nil, bad
 		}
 		out[i] = r
 	}
 	return out, nil
+}
+
+// ruleProblem is a rule's field that cannot be used, for CompileRules to
+// say where the rule is.
+func ruleProblem(field, format string, args ...any) *RuleError {
+	return &RuleError{Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// check checks r's fields other than its condition, and spells an empty
+// decision as ask. routes and maxTimeout are CompileRules'.
+func (r *Rule) check(routes map[string]bool, maxTimeout time.Duration) *RuleError {
+	if strings.TrimSpace(r.When) == "" {
+		return ruleProblem("when", "a condition is required")
+	}
+	switch r.Decide {
+	case "", DecideAsk:
+		r.Decide = DecideAsk
+	case DecideAllow, DecideDeny:
+		if r.Route != "" || r.Reversibility != "" || r.Quorum != 0 || r.Timeout != 0 {
+			return ruleProblem("decide", "%s closes the question at once: route, reversibility, quorum and timeout go with ask", r.Decide)
+		}
+	default:
+		return ruleProblem("decide", "%q is not allow, deny or ask", r.Decide)
+	}
+	if r.Reversibility != "" {
+		if _, err := ParseReversibility(string(r.Reversibility)); err != nil {
+			return ruleProblem("reversibility", "%q is not reversible or hard_to_reverse", r.Reversibility)
+		}
+	}
+	if r.Route != "" && routes != nil && !routes[r.Route] {
+		return ruleProblem("route", "no route named %q", r.Route)
+	}
+	if r.Quorum < 0 || r.Quorum > MaxQuorum {
+		return ruleProblem("quorum", "must be between 1 and %d", MaxQuorum)
+	}
+	if r.Timeout < 0 || maxTimeout > 0 && r.Timeout > maxTimeout {
+		return ruleProblem("timeout", "must be positive and at most the max timeout, %s", maxTimeout)
+	}
+	if len(r.Reason) > MaxReasonLen {
+		return ruleProblem("reason", "longer than %d bytes", MaxReasonLen)
+	}
+	return nil
+}
+
+// compile compiles r's condition in env, which must return bool, into
+// its programs: one to evaluate it, one to evaluate it partially.
+func (r *Rule) compile(env *cel.Env) *RuleError {
+	ast, iss := env.Compile(r.When)
+	if iss != nil && iss.Err() != nil {
+		var msgs []string
+		for _, e := range iss.Errors() {
+			msgs = append(msgs, fmt.Sprintf("line %d, column %d: %s", e.Location.Line(), e.Location.Column()+1, e.Message))
+		}
+		return ruleProblem("when", "%s", strings.Join(msgs, "; "))
+	}
+	if !ast.OutputType().IsExactType(cel.BoolType) {
+		return ruleProblem("when", "the condition returns %s; it must return bool", ast.OutputType())
+	}
+	var err error
+	if r.prg, err = env.Program(ast, cel.CostLimit(ruleCost)); err != nil {
+		return ruleProblem("when", "%v", err)
+	}
+	if r.partial, err = env.Program(ast, cel.CostLimit(ruleCost), cel.EvalOptions(cel.OptPartialEval)); err != nil {
+		return ruleProblem("when", "%v", err)
+	}
+	return nil
 }
 
 // RuleVerdict is how a route's rules decide one ask: the rule that

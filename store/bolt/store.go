@@ -268,6 +268,26 @@ func decodeQuestion(b []byte) (*core.Question, error) {
 	return r.Q, nil
 }
 
+// questionHead is what a change's compare-and-set reads of a stored
+// question record: its layout, the question's version and its state.
+// Decoding only these skips the rest of the record instead of building
+// the whole question, inside the one writer's transaction.
+type questionHead struct {
+	V   int   `json:"v"`
+	Ver int64 `json:"ver"`
+	Q   struct {
+		State core.State `json:"state"`
+	} `json:"q"`
+}
+
+func decodeHead(b []byte) (questionHead, error) {
+	var h questionHead
+	if err := json.Unmarshal(b, &h); err != nil {
+		return h, fmt.Errorf("decode question: %w", err)
+	}
+	return h, checkVersion("question", h.V)
+}
+
 func decodeOutbox(b []byte) (*outboxRecord, error) {
 	var r outboxRecord
 	if err := json.Unmarshal(b, &r); err != nil {

@@ -28,21 +28,26 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 	}
 	id := c.Question.ID
 	dues := s.dues(c.Updates)
-	var (
-		out *core.Question
-		eff effects
-	)
+	var eff effects
 	err := s.update(ctx, op, func(tx *bbolt.Tx) error {
 		eff = effects{}
-		stored, err := getQuestion(tx, id)
+		// The compare: only the stored version and state are decoded. At
+		// the version the change was computed from, the stored question
+		// is c.Before (every write bumps the version), so the rest is
+		// read from there; the whole record is decoded only to refuse.
+		head, err := getHead(tx, id)
 		if err != nil {
 			return refuse(err)
 		}
-		if stored.Version != c.From() || !stored.Open() {
+		if head.Ver != c.From() || head.Q.State != core.StateOpen {
+			stored, err := getQuestion(tx, id)
+			if err != nil {
+				return refuse(err)
+			}
 			return refuse(&core.StaleError{Question: stored})
 		}
-		if stored.Open() && !c.Question.Open() {
-			if err := unindexOpen(tx, stored); err != nil {
+		if !c.Question.Open() {
+			if err := unindexOpen(tx, c.Before); err != nil {
 				return err
 			}
 			at := c.Now
@@ -53,7 +58,7 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 				return err
 			}
 		}
-		if out, err = putQuestion(tx, c.Question); err != nil {
+		if err := writeQuestion(tx, c.Question); err != nil {
 			return err
 		}
 		for _, e := range c.Events {
@@ -73,7 +78,7 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 		return nil, err
 	}
 	s.announce(&eff)
-	return out, nil
+	return c.Question, nil
 }
 
 // Renotify applies r to an open question: moves its deadline, counts the

@@ -81,6 +81,16 @@ func getQuestion(tx *bbolt.Tx, id core.QuestionID) (*core.Question, error) {
 	return decodeQuestion(v)
 }
 
+// getHead reads what a compare-and-set compares of a stored question
+// (questionHead) inside tx; ErrNotFound if absent.
+func getHead(tx *bbolt.Tx, id core.QuestionID) (questionHead, error) {
+	v := tx.Bucket(bucketQuestions).Get([]byte(id))
+	if v == nil {
+		return questionHead{}, core.ErrNotFound
+	}
+	return decodeHead(v)
+}
+
 // putQuestion writes q and returns it as a reader will see it, so the
 // caller gets exactly what Get would return.
 func putQuestion(tx *bbolt.Tx, q *core.Question) (*core.Question, error) {
@@ -92,6 +102,15 @@ func putQuestion(tx *bbolt.Tx, q *core.Question) (*core.Question, error) {
 		return nil, err
 	}
 	return decodeQuestion(b)
+}
+
+// writeQuestion writes q, for a caller that keeps q as it is.
+func writeQuestion(tx *bbolt.Tx, q *core.Question) error {
+	b, err := encodeQuestion(q)
+	if err != nil {
+		return err
+	}
+	return tx.Bucket(bucketQuestions).Put([]byte(q.ID), b)
 }
 
 // indexOpen adds q to the indexes of open questions; its entry in the

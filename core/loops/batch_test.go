@@ -2,6 +2,7 @@ package loops_test
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -118,17 +119,19 @@ func entered(t *testing.T, c *gateCourier, what string) string {
 // the batch before it is still sending (its budgets have answered), so
 // the claim's round trips and the last send's do not add up between two
 // sends (issue 31). One question into two rooms, one delivery a batch:
-// the second room's card goes out while the first room's post is held.
+// the second room's card goes out while the first room's post is held
+// (the hold is released only at the test's end). The batches are claimed
+// in the order enqueued, but each sends in a goroutine of its own, so
+// which post starts first is not promised, and under load the second
+// sometimes does: both must start, in either order.
 func TestNextBatchWhileTheLastSends(t *testing.T) {
 	c := newGateCourier("C1")
 	svc, _ := startGated(t, c, "C1", "C2")
 	askOps(t, svc, "a")
-	first := entered(t, c, "the first post")
-	if first != "C1" {
-		t.Fatalf("first post into %s, want C1 (claimed in the order enqueued)", first)
-	}
-	if second := entered(t, c, "the second room's post while the first is held"); second != "C2" {
-		t.Fatalf("second post into %s, want C2", second)
+	rooms := []string{entered(t, c, "the first post"), entered(t, c, "the other room's post while C1's is held")}
+	slices.Sort(rooms)
+	if !slices.Equal(rooms, []string{"C1", "C2"}) {
+		t.Fatalf("posts into %v, want C1 and C2", rooms)
 	}
 }
 

@@ -16,9 +16,12 @@ import (
 // belong to no stored question (refusals of unknown ids).
 func (s *Store) Purge(ctx context.Context, cutoff time.Time, limit int) (int, error) {
 	const op = "purge"
-	var n int
+	var (
+		n       int
+		dropped []core.QuestionID
+	)
 	err := s.update(ctx, op, func(tx *bbolt.Tx) error {
-		n = 0
+		n, dropped = 0, nil
 		end := msKey(cutoff)
 		var closed [][]byte
 		c := tx.Bucket(bucketClosed).Cursor()
@@ -52,6 +55,7 @@ func (s *Store) Purge(ctx context.Context, cutoff time.Time, limit int) (int, er
 			if err := dropQuestion(tx, idOfTimeKey(k)); err != nil {
 				return err
 			}
+			dropped = append(dropped, idOfTimeKey(k))
 			if err := tx.Bucket(bucketClosed).Delete(k); err != nil {
 				return err
 			}
@@ -81,6 +85,9 @@ func (s *Store) Purge(ctx context.Context, cutoff time.Time, limit int) (int, er
 	})
 	if err != nil {
 		return 0, err
+	}
+	for _, id := range dropped {
+		s.settled.purged(id)
 	}
 	return n, nil
 }

@@ -75,7 +75,7 @@ func (s *Store) Create(ctx context.Context, q *core.Question, asked core.Event, 
 				return err
 			}
 		}
-		eff.changed(stored.ID)
+		eff.changed(&stored)
 		return nil
 	})
 	if err != nil {
@@ -87,6 +87,9 @@ func (s *Store) Create(ctx context.Context, q *core.Question, asked core.Event, 
 
 // Get returns the question, or ErrNotFound.
 func (s *Store) Get(_ context.Context, id core.QuestionID) (*core.Question, error) {
+	if q, ok := s.settled.get(id); ok {
+		return q, nil
+	}
 	var q *core.Question
 	err := s.view("get", func(tx *bbolt.Tx) error {
 		var err error

@@ -58,6 +58,7 @@ type Store struct {
 	now     func() time.Time
 	audit   audit.Key
 	watches watches.Set // the in-process Waker, told after each commit
+	settled settledCopies
 	ready   signals
 	budgets budgets
 
@@ -120,7 +121,9 @@ func Open(path string, opts Options) (*Store, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return &Store{db: db, commits: newCommitter(db), path: path, now: now, audit: opts.AuditKey, done: make(chan struct{})}, nil
+	s := &Store{db: db, commits: newCommitter(db), path: path, now: now, audit: opts.AuditKey, done: make(chan struct{})}
+	s.watches.First, s.watches.Last = s.settled.watch, s.settled.unwatch
+	return s, nil
 }
 
 // Path is the file the store was opened on.

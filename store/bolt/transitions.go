@@ -71,7 +71,7 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 				return err
 			}
 		}
-		eff.changed(id)
+		eff.changed(c.Question)
 		return nil
 	})
 	if err != nil {

@@ -12,13 +12,25 @@ import (
 )
 
 // effects is what a transaction must announce once it has committed:
-// the questions whose watchers wake and the surfaces whose Claims wake.
+// the questions written, whose watchers wake, and the surfaces whose
+// Claims wake.
 type effects struct {
-	ids      []core.QuestionID
+	writes   []written
 	surfaces map[core.Surface]bool
 }
 
-func (e *effects) changed(id core.QuestionID) { e.ids = append(e.ids, id) }
+// written is a question's write: the version it wrote and, for the
+// settled copies, the question itself.
+type written struct {
+	id  core.QuestionID
+	ver int64
+	q   *core.Question
+}
+
+// changed notes that q was written as it is.
+func (e *effects) changed(q *core.Question) {
+	e.writes = append(e.writes, written{id: q.ID, ver: q.Version, q: q})
+}
 
 func (e *effects) enqueued(s core.Surface) {
 	if e.surfaces == nil {
@@ -28,9 +40,11 @@ func (e *effects) enqueued(s core.Surface) {
 }
 
 // announce runs after the commit: durable before visible (law 3).
+// The settled copies learn of each write before its watchers wake.
 func (s *Store) announce(e *effects) {
-	for _, id := range e.ids {
-		s.watches.Signal(id)
+	for _, w := range e.writes {
+		s.settled.wrote(w.id, w.ver, w.q)
+		s.watches.Signal(w.id)
 	}
 	s.ready.fire(e.surfaces)
 }
@@ -62,7 +76,7 @@ func (s *Store) mutate(ctx context.Context, op string, id core.QuestionID, chang
 		if out, err = putQuestion(tx, q); err != nil {
 			return err
 		}
-		eff.changed(q.ID)
+		eff.changed(out)
 		return nil
 	})
 	if err != nil {

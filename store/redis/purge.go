@@ -59,6 +59,12 @@ func (s *Store) Purge(ctx context.Context, cutoff time.Time, limit int) (int, er
 				args = append(args, string(id))
 			}
 			r, err := s.run(ctx, purgeScript, keys, args...)
+			// What is kept of a watched candidate goes whether or not it
+			// was purged (a read costs less than a copy of a question
+			// that is gone).
+			for _, id := range questionIDs(ids) {
+				s.cache.wrote(id)
+			}
 			if err != nil {
 				return total, core.Internal(op, err)
 			}

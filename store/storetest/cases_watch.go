@@ -15,6 +15,50 @@ func init() {
 	register("WaitWakesOnClose", testWait)
 	register("ReadToChangeFollowsChanges", testReadToChange)
 	register("WatchFuncCallsBackOnChange", testWatchFunc)
+	register("WatchedReadsFollowTheStoresWrites", testWatchedReads)
+}
+
+// testWatchedReads: a store may keep what a close left of a watched
+// question, for the reads the close causes (each waiter's, after its
+// wake-up), but a read never trails a later write of the same store: a
+// card recorded after the close shows, and a purged question is gone.
+func testWatchedReads(t *testing.T, h Harness) {
+	e := newEnv(t, h)
+	ctx := t.Context()
+	q, gone := e.ask(decision("ops")), e.ask(clarification("run-1"))
+	post := e.claimAll(core.SurfaceSlack, "c1")[0]
+	for _, id := range []core.QuestionID{q.ID, gone.ID} {
+		_, stop := e.store.Watch(id)
+		defer stop()
+	}
+	if _, err := e.svc.Answer(ctx, core.AnswerInput{QuestionID: q.ID, Decider: apiDecider("op"), OptionID: "pg"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.Decline(ctx, gone.ID, apiDecider("op")); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.get(gone.ID); got.State != core.StateDeclined {
+		t.Fatalf("after the decline: %s", got.State)
+	}
+	if got := e.get(q.ID); got.State != core.StateAnswered || len(got.Messages) != 0 {
+		t.Fatalf("after the close: %s with %d cards, want answered with none", got.State, len(got.Messages))
+	}
+	ref := core.MessageRef{Surface: core.SurfaceSlack, Room: "C1", ID: "1700000000.000500", Delivery: post.Key}
+	if _, err := e.svc.RecordMessage(ctx, q.ID, ref); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.get(q.ID); len(got.Messages) != 1 || got.Messages[0].ID != ref.ID {
+		t.Fatalf("after a card recorded late: cards %+v, want %s", got.Messages, ref.ID)
+	}
+	e.clock.Advance(31 * 24 * time.Hour)
+	if n, err := e.svc.Purge(ctx); err != nil || n != 2 {
+		t.Fatalf("purge: %d, %v; want 2", n, err)
+	}
+	for _, id := range []core.QuestionID{q.ID, gone.ID} {
+		if got, err := e.store.Get(ctx, id); core.ErrorCode(err) != core.CodeNotFound {
+			t.Fatalf("purged and watched: %+v, %v; want not found", got, err)
+		}
+	}
 }
 
 func testWait(t *testing.T, h Harness) {

@@ -87,7 +87,7 @@ func (s *Store) Purge(ctx context.Context, cutoff time.Time, limit int) (int, er
 		return 0, err
 	}
 	for _, id := range dropped {
-		s.settled.purged(id)
+		s.copies.purged(id)
 	}
 	return n, nil
 }

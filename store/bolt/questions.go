@@ -87,7 +87,7 @@ func (s *Store) Create(ctx context.Context, q *core.Question, asked core.Event, 
 
 // Get returns the question, or ErrNotFound.
 func (s *Store) Get(_ context.Context, id core.QuestionID) (*core.Question, error) {
-	if q, ok := s.settled.get(id); ok {
+	if q, ok := s.copies.get(id); ok {
 		return q, nil
 	}
 	var q *core.Question
@@ -96,7 +96,11 @@ func (s *Store) Get(_ context.Context, id core.QuestionID) (*core.Question, erro
 		q, err = getQuestion(tx, id)
 		return err
 	})
-	return q, err
+	if err != nil {
+		return nil, err
+	}
+	s.copies.read(q)
+	return q, nil
 }
 
 // ReadToChange is Get: a read here is a local transaction, with no round

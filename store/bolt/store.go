@@ -58,7 +58,7 @@ type Store struct {
 	now     func() time.Time
 	audit   audit.Key
 	watches watches.Set // the in-process Waker, told after each commit
-	settled settledCopies
+	copies  watchedCopies
 	ready   signals
 	budgets budgets
 
@@ -122,7 +122,7 @@ func Open(path string, opts Options) (*Store, error) {
 		now = time.Now
 	}
 	s := &Store{db: db, commits: newCommitter(db), path: path, now: now, audit: opts.AuditKey, done: make(chan struct{})}
-	s.watches.First, s.watches.Last = s.settled.watch, s.settled.unwatch
+	s.watches.First, s.watches.Last = s.copies.watch, s.copies.unwatch
 	return s, nil
 }
 

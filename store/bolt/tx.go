@@ -12,25 +12,15 @@ import (
 )
 
 // effects is what a transaction must announce once it has committed:
-// the questions written, whose watchers wake, and the surfaces whose
-// Claims wake.
+// the questions written (as written), whose watchers wake, and the
+// surfaces whose Claims wake.
 type effects struct {
-	writes   []written
+	written  []*core.Question
 	surfaces map[core.Surface]bool
 }
 
-// written is a question's write: the version it wrote and, for the
-// settled copies, the question itself.
-type written struct {
-	id  core.QuestionID
-	ver int64
-	q   *core.Question
-}
-
 // changed notes that q was written as it is.
-func (e *effects) changed(q *core.Question) {
-	e.writes = append(e.writes, written{id: q.ID, ver: q.Version, q: q})
-}
+func (e *effects) changed(q *core.Question) { e.written = append(e.written, q) }
 
 func (e *effects) enqueued(s core.Surface) {
 	if e.surfaces == nil {
@@ -40,11 +30,11 @@ func (e *effects) enqueued(s core.Surface) {
 }
 
 // announce runs after the commit: durable before visible (law 3).
-// The settled copies learn of each write before its watchers wake.
+// The watched copies learn of each write before its watchers wake.
 func (s *Store) announce(e *effects) {
-	for _, w := range e.writes {
-		s.settled.wrote(w.id, w.ver, w.q)
-		s.watches.Signal(w.id)
+	for _, q := range e.written {
+		s.copies.wrote(q)
+		s.watches.Signal(q.ID)
 	}
 	s.ready.fire(e.surfaces)
 }

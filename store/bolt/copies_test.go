@@ -1,0 +1,74 @@
+package bolt
+
+import (
+	"testing"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+const copyID = core.QuestionID("aaaaaaaaaaaaaaaaa")
+
+func at(ver int64, st core.State) *core.Question {
+	return &core.Question{ID: copyID, State: st, Version: ver}
+}
+
+// TestWatchedCopiesAreBounded: copies are kept only while their id is
+// watched.
+func TestWatchedCopiesAreBounded(t *testing.T) {
+	var c watchedCopies
+	c.wrote(at(1, core.StateAnswered))
+	c.read(at(1, core.StateAnswered))
+	if _, ok := c.get(copyID); ok {
+		t.Fatal("kept a copy of an unwatched id")
+	}
+	c.watch(copyID)
+	c.read(at(1, core.StateOpen))
+	if q, ok := c.get(copyID); !ok || q.Version != 1 {
+		t.Fatalf("after a read: %+v, %v", q, ok)
+	}
+	c.wrote(at(2, core.StateAnswered))
+	if q, ok := c.get(copyID); !ok || q.Version != 2 || q.State != core.StateAnswered {
+		t.Fatalf("after the close: %+v, %v", q, ok)
+	}
+	c.unwatch(copyID)
+	if _, ok := c.get(copyID); ok || len(c.m) != 0 {
+		t.Fatalf("kept %d entries after the last watch stopped", len(c.m))
+	}
+}
+
+// TestWatchedCopiesNewestWins: writes committed together are told in any
+// order, and a read may end after a write it did not see was told; an
+// older copy offered after a newer one changes nothing, and nothing is
+// kept after a purge.
+func TestWatchedCopiesNewestWins(t *testing.T) {
+	var c watchedCopies
+	c.watch(copyID)
+	c.wrote(at(3, core.StateAnswered)) // a card recorded after the close, told first
+	c.wrote(at(2, core.StateAnswered)) // the close, told late
+	c.read(at(1, core.StateOpen))      // a read from before both, ending late
+	if q, ok := c.get(copyID); !ok || q.Version != 3 {
+		t.Fatalf("kept %+v, want version 3", q)
+	}
+	c.purged(copyID)
+	c.read(at(3, core.StateAnswered)) // a read from before the purge
+	c.wrote(at(4, core.StateAnswered))
+	if q, ok := c.get(copyID); ok {
+		t.Fatalf("a copy after the purge: %+v", q)
+	}
+}
+
+// TestWatchedCopyIsTheCallersOwn: a copy handed out may be changed by its
+// taker, and the question written by its writer, without changing what
+// is kept.
+func TestWatchedCopyIsTheCallersOwn(t *testing.T) {
+	var c watchedCopies
+	c.watch(copyID)
+	written := at(1, core.StateAnswered)
+	c.wrote(written)
+	written.State = core.StateOpen
+	got, _ := c.get(copyID)
+	got.Version = 9
+	if again, _ := c.get(copyID); again.State != core.StateAnswered || again.Version != 1 {
+		t.Fatalf("the kept copy changed with its writer's or taker's: %+v", again)
+	}
+}

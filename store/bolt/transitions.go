@@ -28,8 +28,14 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 	}
 	id := c.Question.ID
 	dues := s.dues(c.Updates)
+	// Encoded before the transaction: the one writer waits for nothing it
+	// need not.
+	record, err := encodeQuestion(c.Question)
+	if err != nil {
+		return nil, core.Internal(op, err)
+	}
 	var eff effects
-	err := s.update(ctx, op, func(tx *bbolt.Tx) error {
+	err = s.update(ctx, op, func(tx *bbolt.Tx) error {
 		eff = effects{}
 		// The compare: only the stored version and state are decoded. At
 		// the version the change was computed from, the stored question
@@ -58,7 +64,7 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 				return err
 			}
 		}
-		if err := writeQuestion(tx, c.Question); err != nil {
+		if err := tx.Bucket(bucketQuestions).Put([]byte(id), record); err != nil {
 			return err
 		}
 		for _, e := range c.Events {

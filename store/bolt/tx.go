@@ -108,15 +108,6 @@ func putQuestion(tx *bbolt.Tx, q *core.Question) (*core.Question, error) {
 	return decodeQuestion(b)
 }
 
-// writeQuestion writes q, for a caller that keeps q as it is.
-func writeQuestion(tx *bbolt.Tx, q *core.Question) error {
-	b, err := encodeQuestion(q)
-	if err != nil {
-		return err
-	}
-	return tx.Bucket(bucketQuestions).Put([]byte(q.ID), b)
-}
-
 // indexOpen adds q to the indexes of open questions; its entry in the
 // open index carries what an inbox filter matches (openEntry).
 func indexOpen(tx *bbolt.Tx, q *core.Question) error {

@@ -85,7 +85,9 @@ func (s *Store) Create(ctx context.Context, q *core.Question, asked core.Event, 
 	return nil
 }
 
-// Get returns the question, or ErrNotFound.
+// Get returns the question, or ErrNotFound. A watched question's comes
+// from its kept copy when there is one (copies.go), and a read of the
+// file is kept for the next.
 func (s *Store) Get(_ context.Context, id core.QuestionID) (*core.Question, error) {
 	if q, ok := s.copies.get(id); ok {
 		return q, nil
@@ -104,7 +106,8 @@ func (s *Store) Get(_ context.Context, id core.QuestionID) (*core.Question, erro
 }
 
 // ReadToChange is Get: a read here is a local transaction, with no round
-// trip to save.
+// trip to save, and a watched question's copy is never behind a write of
+// this store's.
 func (s *Store) ReadToChange(ctx context.Context, id core.QuestionID) (*core.Question, error) {
 	return s.Get(ctx, id)
 }

@@ -57,8 +57,8 @@ type Store struct {
 	path    string
 	now     func() time.Time
 	audit   audit.Key
-	watches watches.Set // the in-process Waker, told after each commit
-	copies  watchedCopies
+	watches watches.Set   // the in-process Waker, told after each commit
+	copies  watchedCopies // of the watched questions, for the reads a watch causes
 	ready   signals
 	budgets budgets
 

@@ -16,29 +16,11 @@ import (
 // belong to no stored question (refusals of unknown ids).
 func (s *Store) Purge(ctx context.Context, cutoff time.Time, limit int) (int, error) {
 	const op = "purge"
-	var (
-		n       int
-		dropped []core.QuestionID
-	)
+	var closed, loose [][]byte
 	err := s.update(ctx, op, func(tx *bbolt.Tx) error {
-		n, dropped = 0, nil
 		end := msKey(cutoff)
-		var closed [][]byte
-		c := tx.Bucket(bucketClosed).Cursor()
-		for k, _ := c.First(); k != nil && bytes.Compare(k[:8], end) < 0; k, _ = c.Next() {
-			if limit > 0 && len(closed) == limit {
-				break
-			}
-			closed = append(closed, bytes.Clone(k))
-		}
-		var loose [][]byte
-		c = tx.Bucket(bucketLooseEvents).Cursor()
-		for k, _ := c.First(); k != nil && bytes.Compare(k[:8], end) < 0; k, _ = c.Next() {
-			if limit > 0 && len(loose) == limit {
-				break
-			}
-			loose = append(loose, bytes.Clone(k))
-		}
+		closed = keysBefore(tx.Bucket(bucketClosed), end, limit)
+		loose = keysBefore(tx.Bucket(bucketLooseEvents), end, limit)
 		// The checkpoint goes in before anything is deleted, so it can
 		// read the chain of what is.
 		var seqs []uint64
@@ -51,23 +33,11 @@ func (s *Store) Purge(ctx context.Context, cutoff time.Time, limit int) (int, er
 		if err := s.checkpoint(tx, seqs, cutoff, s.now()); err != nil {
 			return err
 		}
-		for _, k := range closed {
-			if err := dropQuestion(tx, idOfTimeKey(k)); err != nil {
-				return err
-			}
-			dropped = append(dropped, idOfTimeKey(k))
-			if err := tx.Bucket(bucketClosed).Delete(k); err != nil {
-				return err
-			}
+		if err := dropClosed(tx, closed); err != nil {
+			return err
 		}
-		n = len(closed)
-		for _, k := range loose {
-			if err := tx.Bucket(bucketEvents).Delete(u64(seqOfSuffix(k))); err != nil {
-				return err
-			}
-			if err := tx.Bucket(bucketLooseEvents).Delete(k); err != nil {
-				return err
-			}
+		if err := dropLoose(tx, loose); err != nil {
+			return err
 		}
 		// Keys seen once expire on the store's own clock, like leases.
 		onceDropped, err := purgeOnce(tx, s.now(), limit)
@@ -78,7 +48,7 @@ func (s *Store) Purge(ctx context.Context, cutoff time.Time, limit int) (int, er
 		if err != nil {
 			return err
 		}
-		if n == 0 && len(loose) == 0 && onceDropped == 0 && runsDropped == 0 {
+		if len(closed) == 0 && len(loose) == 0 && onceDropped == 0 && runsDropped == 0 {
 			return errNoChange
 		}
 		return nil
@@ -86,10 +56,52 @@ func (s *Store) Purge(ctx context.Context, cutoff time.Time, limit int) (int, er
 	if err != nil {
 		return 0, err
 	}
-	for _, id := range dropped {
-		s.copies.purged(id)
+	for _, k := range closed {
+		s.copies.purged(idOfTimeKey(k))
 	}
-	return n, nil
+	return len(closed), nil
+}
+
+// keysBefore are the first keys of b, at most limit (no bound if 0),
+// whose time (their first 8 bytes, msKey) is before end.
+func keysBefore(b *bbolt.Bucket, end []byte, limit int) [][]byte {
+	var keys [][]byte
+	c := b.Cursor()
+	for k, _ := c.First(); k != nil && bytes.Compare(k[:8], end) < 0; k, _ = c.Next() {
+		if limit > 0 && len(keys) == limit {
+			break
+		}
+		keys = append(keys, bytes.Clone(k))
+	}
+	return keys
+}
+
+// dropClosed drops the questions of closed, keys of the closed index,
+// and their entries there.
+func dropClosed(tx *bbolt.Tx, closed [][]byte) error {
+	for _, k := range closed {
+		if err := dropQuestion(tx, idOfTimeKey(k)); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketClosed).Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dropLoose drops the events of loose, keys of the loose events' index,
+// and their entries there.
+func dropLoose(tx *bbolt.Tx, loose [][]byte) error {
+	for _, k := range loose {
+		if err := tx.Bucket(bucketEvents).Delete(u64(seqOfSuffix(k))); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketLooseEvents).Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // questionEventSeqs are the seqs of a stored question's events.

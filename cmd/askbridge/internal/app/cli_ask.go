@@ -56,52 +56,23 @@ func cmdAsk(ctx context.Context, args []string, getenv func(string) string, _ io
 	if req.RunID == "" {
 		req.RunID = core.RunID("cli-" + randomHex(6))
 	}
-	for _, o := range options {
-		parts := strings.SplitN(o, "|", 3)
-		if len(parts) != 3 {
-			fmt.Fprintf(stderr, "askbridge ask: --option %q is not 'id|title|trade-offs'\n", o)
-			return exitUsage
-		}
-		req.Options = append(req.Options, core.Option{ID: parts[0], Title: parts[1], Writeup: parts[2], Recommended: parts[0] == *recommend})
+	var err error
+	if req.Options, err = optionsOf(options, *recommend); err == nil {
+		req.Calls, err = callsOf(calls)
 	}
-	for i, it := range items {
-		parts := strings.Split(it, "|")
-		fi := core.FormItem{ID: fmt.Sprintf("q%d", i+1), Question: parts[0]}
-		for j, label := range parts[1:] {
-			rec := strings.HasSuffix(label, "*")
-			fi.Options = append(fi.Options, core.FormOption{ID: fmt.Sprintf("o%d", j+1), Label: strings.TrimSuffix(label, "*"), Recommended: rec})
-		}
-		req.Items = append(req.Items, fi)
+	if err != nil {
+		fmt.Fprintf(stderr, "askbridge ask: %v\n", err)
+		return exitUsage
 	}
+	req.Items = itemsOf(items)
 	if *tool != "" || *argsJSON != "" {
 		req.Tool, req.Arguments = *tool, json.RawMessage(*argsJSON)
 	}
 	if *editable != "" {
 		req.Editable = editableOf(*editable)
 	}
-	for _, spec := range calls {
-		parts := strings.SplitN(spec, "|", 3)
-		if len(parts) != 3 {
-			fmt.Fprintf(stderr, "askbridge ask: --call %q is not 'tool_call_id|tool|arguments JSON'\n", spec)
-			return exitUsage
-		}
-		ci := core.CallInput{ToolCallID: strings.TrimSuffix(parts[0], "*"), Tool: parts[1], Arguments: json.RawMessage(parts[2])}
-		if strings.HasSuffix(parts[0], "*") {
-			ci.Editable = &core.Editable{All: true}
-		}
-		req.Calls = append(req.Calls, ci)
-	}
 	if req.Kind == "" {
-		switch {
-		case len(req.Options) > 0:
-			req.Kind = core.KindDecision
-		case req.Tool != "" || len(req.Arguments) > 0 || len(req.Calls) > 0:
-			req.Kind = core.KindApproval
-		case len(req.Items) > 0:
-			req.Kind = core.KindForm
-		default:
-			req.Kind = core.KindClarification
-		}
+		req.Kind = kindOf(req)
 	}
 	c, err := newClient(getenv)
 	if err != nil {
@@ -194,4 +165,67 @@ func exitCode(res *client.WaitResponse) int {
 		return exitCancelled
 	}
 	return exitError
+}
+
+// optionsOf reads --option values, "id|title|trade-offs", recommending
+// the one whose id is recommend.
+func optionsOf(specs []string, recommend string) ([]core.Option, error) {
+	var out []core.Option
+	for _, o := range specs {
+		parts := strings.SplitN(o, "|", 3)
+		if len(parts) != 3 {
+			return nil, fmt.Errorf("--option %q is not 'id|title|trade-offs'", o)
+		}
+		out = append(out, core.Option{ID: parts[0], Title: parts[1], Writeup: parts[2], Recommended: parts[0] == recommend})
+	}
+	return out, nil
+}
+
+// itemsOf reads --item values, "question|option|option*|...", a * marking
+// the recommended option; items and options are numbered q1.., o1.. .
+func itemsOf(specs []string) []core.FormItem {
+	var out []core.FormItem
+	for i, it := range specs {
+		parts := strings.Split(it, "|")
+		fi := core.FormItem{ID: fmt.Sprintf("q%d", i+1), Question: parts[0]}
+		for j, label := range parts[1:] {
+			rec := strings.HasSuffix(label, "*")
+			fi.Options = append(fi.Options, core.FormOption{ID: fmt.Sprintf("o%d", j+1), Label: strings.TrimSuffix(label, "*"), Recommended: rec})
+		}
+		out = append(out, fi)
+	}
+	return out
+}
+
+// callsOf reads --call values, "tool_call_id|tool|arguments JSON", an id
+// ending in * making that call's arguments editable.
+func callsOf(specs []string) ([]core.CallInput, error) {
+	var out []core.CallInput
+	for _, spec := range specs {
+		parts := strings.SplitN(spec, "|", 3)
+		if len(parts) != 3 {
+			return nil, fmt.Errorf("--call %q is not 'tool_call_id|tool|arguments JSON'", spec)
+		}
+		ci := core.CallInput{ToolCallID: strings.TrimSuffix(parts[0], "*"), Tool: parts[1], Arguments: json.RawMessage(parts[2])}
+		if strings.HasSuffix(parts[0], "*") {
+			ci.Editable = &core.Editable{All: true}
+		}
+		out = append(out, ci)
+	}
+	return out, nil
+}
+
+// kindOf is the kind an ask that names none has, from what it carries:
+// options make a decision, a tool or calls an approval, items a form.
+func kindOf(req client.AskRequest) core.Kind {
+	switch {
+	case len(req.Options) > 0:
+		return core.KindDecision
+	case req.Tool != "" || len(req.Arguments) > 0 || len(req.Calls) > 0:
+		return core.KindApproval
+	case len(req.Items) > 0:
+		return core.KindForm
+	default:
+		return core.KindClarification
+	}
 }

@@ -288,6 +288,11 @@ func TestCLIAskExitCodes(t *testing.T) {
 		t.Fatalf("bad --option: %d %q", c, errb.String())
 	}
 	errb.Reset()
+	if c := app.Run(t.Context(), []string{"ask", "--call", "toolu_1|shell"}, env, nil, &out, &errb); c != app.ExitUsage ||
+		errb.String() != "askbridge ask: --call \"toolu_1|shell\" is not 'tool_call_id|tool|arguments JSON'\n" {
+		t.Fatalf("bad --call: %d %q", c, errb.String())
+	}
+	errb.Reset()
 	if c := app.Run(t.Context(), []string{"ask", "--question", "no reversibility"}, env, nil, &out, &errb); c != app.ExitError || !strings.Contains(errb.String(), "reversibility is required") {
 		t.Fatalf("missing reversibility: %d %q", c, errb.String())
 	}

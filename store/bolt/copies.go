@@ -33,6 +33,10 @@ import (
 //     write may get the copy from before it, as it may get the file's; a
 //     change computed from it is refused by Commit's compare, and core
 //     reads again.)
+//   - A read is kept only in the entry that existed when it began
+//     (lookup's ticket): if the watch ended and began again meanwhile, a
+//     write told in between reached no entry, and the new one would not
+//     know the read is older.
 //
 // A copy handed out is a shallow copy: callers own the struct and treat
 // its slices as read-only, as they do any question a Store returns.
@@ -65,20 +69,51 @@ func (c *watchedCopies) unwatch(id core.QuestionID) {
 }
 
 // wrote tells of a committed write of q.
-func (c *watchedCopies) wrote(q *core.Question) { c.keep(q.ID, q.Version, q) }
-
-// read offers q as a read of the file found it.
-func (c *watchedCopies) read(q *core.Question) { c.keep(q.ID, q.Version, q) }
+func (c *watchedCopies) wrote(q *core.Question) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m[q.ID].keep(q.Version, q)
+}
 
 // purged tells that id's question is gone.
-func (c *watchedCopies) purged(id core.QuestionID) { c.keep(id, math.MaxInt64, nil) }
+func (c *watchedCopies) purged(id core.QuestionID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m[id].keep(math.MaxInt64, nil)
+}
 
-// keep keeps q (nil: nothing) as id's copy at version ver, if that is
-// newer than any told or read.
-func (c *watchedCopies) keep(id core.QuestionID, ver int64, q *core.Question) {
+// lookup is a copy of id's question if one is kept; else the ticket a
+// read of the file hands read when it ends (nil if id is not watched).
+func (c *watchedCopies) lookup(id core.QuestionID) (*core.Question, *copyEntry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.m[id]
+	if e != nil && e.q != nil {
+		q := *e.q
+		return &q, nil
+	}
+	return nil, e
+}
+
+// read offers q, as a read of the file begun with ticket found it.
+func (c *watchedCopies) read(ticket *copyEntry, q *core.Question) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ticket != nil && c.m[q.ID] == ticket {
+		ticket.keep(q.Version, q)
+	}
+}
+
+// get is a copy of id's question, if one is kept.
+func (c *watchedCopies) get(id core.QuestionID) (*core.Question, bool) {
+	q, _ := c.lookup(id)
+	return q, q != nil
+}
+
+// keep keeps q (nil: nothing) as the entry's copy at version ver, if that
+// is newer than any told or read. A nil entry (an unwatched id) keeps
+// nothing. The caller holds the copies' lock.
+func (e *copyEntry) keep(ver int64, q *core.Question) {
 	if e == nil || ver <= e.ver {
 		return
 	}
@@ -87,15 +122,4 @@ func (c *watchedCopies) keep(id core.QuestionID, ver int64, q *core.Question) {
 		cp := *q
 		e.q = &cp
 	}
-}
-
-// get is a copy of id's question, if one is kept.
-func (c *watchedCopies) get(id core.QuestionID) (*core.Question, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e := c.m[id]; e != nil && e.q != nil {
-		q := *e.q
-		return &q, true
-	}
-	return nil, false
 }

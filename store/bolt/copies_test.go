@@ -12,17 +12,23 @@ func at(ver int64, st core.State) *core.Question {
 	return &core.Question{ID: copyID, State: st, Version: ver}
 }
 
+// readNow offers q as a read that began and ended now.
+func readNow(c *watchedCopies, q *core.Question) {
+	_, ticket := c.lookup(q.ID)
+	c.read(ticket, q)
+}
+
 // TestWatchedCopiesAreBounded: copies are kept only while their id is
 // watched.
 func TestWatchedCopiesAreBounded(t *testing.T) {
 	var c watchedCopies
 	c.wrote(at(1, core.StateAnswered))
-	c.read(at(1, core.StateAnswered))
+	readNow(&c, at(1, core.StateAnswered))
 	if _, ok := c.get(copyID); ok {
 		t.Fatal("kept a copy of an unwatched id")
 	}
 	c.watch(copyID)
-	c.read(at(1, core.StateOpen))
+	readNow(&c, at(1, core.StateOpen))
 	if q, ok := c.get(copyID); !ok || q.Version != 1 {
 		t.Fatalf("after a read: %+v, %v", q, ok)
 	}
@@ -43,14 +49,15 @@ func TestWatchedCopiesAreBounded(t *testing.T) {
 func TestWatchedCopiesNewestWins(t *testing.T) {
 	var c watchedCopies
 	c.watch(copyID)
+	_, early := c.lookup(copyID)       // a read from before both writes
 	c.wrote(at(3, core.StateAnswered)) // a card recorded after the close, told first
 	c.wrote(at(2, core.StateAnswered)) // the close, told late
-	c.read(at(1, core.StateOpen))      // a read from before both, ending late
+	c.read(early, at(1, core.StateOpen))
 	if q, ok := c.get(copyID); !ok || q.Version != 3 {
 		t.Fatalf("kept %+v, want version 3", q)
 	}
 	c.purged(copyID)
-	c.read(at(3, core.StateAnswered)) // a read from before the purge
+	readNow(&c, at(3, core.StateAnswered)) // a read of the file from before the purge
 	c.wrote(at(4, core.StateAnswered))
 	if q, ok := c.get(copyID); ok {
 		t.Fatalf("a copy after the purge: %+v", q)
@@ -70,5 +77,25 @@ func TestWatchedCopyIsTheCallersOwn(t *testing.T) {
 	got.Version = 9
 	if again, _ := c.get(copyID); again.State != core.StateAnswered || again.Version != 1 {
 		t.Fatalf("the kept copy changed with its writer's or taker's: %+v", again)
+	}
+}
+
+// TestWatchedCopiesKeepNoReadFromAnEarlierWatch: a read begun while an
+// earlier watch of the id stood, ending after it stopped and a new one
+// began, is not kept: the write told in between reached no entry.
+func TestWatchedCopiesKeepNoReadFromAnEarlierWatch(t *testing.T) {
+	var c watchedCopies
+	c.watch(copyID)
+	_, ticket := c.lookup(copyID) // the read begins, and finds version 4
+	c.unwatch(copyID)
+	c.wrote(at(5, core.StateAnswered)) // told while nothing is watched
+	c.watch(copyID)
+	c.read(ticket, at(4, core.StateOpen))
+	if q, ok := c.get(copyID); ok {
+		t.Fatalf("kept version %d, older than the write told before", q.Version)
+	}
+	readNow(&c, at(5, core.StateAnswered))
+	if q, ok := c.get(copyID); !ok || q.Version != 5 {
+		t.Fatalf("a read of the new watch: %+v, %v", q, ok)
 	}
 }

@@ -89,10 +89,10 @@ func (s *Store) Create(ctx context.Context, q *core.Question, asked core.Event, 
 // from its kept copy when there is one (copies.go), and a read of the
 // file is kept for the next.
 func (s *Store) Get(_ context.Context, id core.QuestionID) (*core.Question, error) {
-	if q, ok := s.copies.get(id); ok {
+	q, ticket := s.copies.lookup(id)
+	if q != nil {
 		return q, nil
 	}
-	var q *core.Question
 	err := s.view("get", func(tx *bbolt.Tx) error {
 		var err error
 		q, err = getQuestion(tx, id)
@@ -101,7 +101,7 @@ func (s *Store) Get(_ context.Context, id core.QuestionID) (*core.Question, erro
 	if err != nil {
 		return nil, err
 	}
-	s.copies.read(q)
+	s.copies.read(ticket, q)
 	return q, nil
 }
 

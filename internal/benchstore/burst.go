@@ -202,22 +202,11 @@ func serverCPU(b *testing.B, e Env) time.Duration {
 	if e.Redis == nil {
 		return 0
 	}
-	info, err := e.Redis.Do("INFO", "cpu")
+	d, err := e.Redis.CPU()
 	if err != nil {
 		b.Fatal(err)
 	}
-	var sum float64
-	for _, line := range strings.Split(info, "\n") {
-		k, v, _ := strings.Cut(strings.TrimSpace(line), ":")
-		if k == "used_cpu_sys" || k == "used_cpu_user" {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				b.Fatalf("INFO cpu: %s: %v", line, err)
-			}
-			sum += f
-		}
-	}
-	return time.Duration(sum * float64(time.Second))
+	return d
 }
 
 // ReportAcks reports the acks' 50th and 99th percentiles and the worst,

@@ -191,6 +191,27 @@ func (s *Server) Do(args ...string) (string, error) {
 	return s.do(nil, args)
 }
 
+// CPU is the CPU the server has used (INFO cpu, user and system), for
+// benchmarks that report it beside their own.
+func (s *Server) CPU() (time.Duration, error) {
+	info, err := s.Do("INFO", "cpu")
+	if err != nil {
+		return 0, err
+	}
+	var sum float64
+	for line := range strings.Lines(info) {
+		k, v, _ := strings.Cut(strings.TrimSpace(line), ":")
+		if k == "used_cpu_sys" || k == "used_cpu_user" {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return 0, fmt.Errorf("INFO cpu: %s: %w", strings.TrimSpace(line), err)
+			}
+			sum += f
+		}
+	}
+	return time.Duration(sum * float64(time.Second)), nil
+}
+
 // ReadReplica is Do on a replica: on a cluster's it sends READONLY first,
 // on the same connection, so the replica serves the read instead of
 // redirecting it to the primary.

@@ -104,12 +104,6 @@ func (c *watchedCopies) read(ticket *copyEntry, q *core.Question) {
 	}
 }
 
-// get is a copy of id's question, if one is kept.
-func (c *watchedCopies) get(id core.QuestionID) (*core.Question, bool) {
-	q, _ := c.lookup(id)
-	return q, q != nil
-}
-
 // keep keeps q (nil: nothing) as the entry's copy at version ver, if that
 // is newer than any told or read. A nil entry (an unwatched id) keeps
 // nothing. The caller holds the copies' lock.

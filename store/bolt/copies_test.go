@@ -12,6 +12,12 @@ func at(ver int64, st core.State) *core.Question {
 	return &core.Question{ID: copyID, State: st, Version: ver}
 }
 
+// get is a copy of id's question, if one is kept.
+func (c *watchedCopies) get(id core.QuestionID) (*core.Question, bool) {
+	q, _ := c.lookup(id)
+	return q, q != nil
+}
+
 // readNow offers q as a read that began and ended now.
 func readNow(c *watchedCopies, q *core.Question) {
 	_, ticket := c.lookup(q.ID)

@@ -25,8 +25,14 @@ func (s *Store) Create(ctx context.Context, q *core.Question, asked core.Event, 
 	stored := *q
 	stored.State = core.StateOpen
 	stored.Resolution = nil
+	// Encoded before the transaction, as Commit does: the one writer
+	// waits for nothing it need not, and decodes nothing back.
+	record, err := encodeQuestion(&stored)
+	if err != nil {
+		return core.Internal(op, err)
+	}
 	var eff effects
-	err := s.update(ctx, op, func(tx *bbolt.Tx) error {
+	err = s.update(ctx, op, func(tx *bbolt.Tx) error {
 		eff = effects{}
 		if tx.Bucket(bucketQuestions).Get([]byte(stored.ID)) != nil {
 			return refuse(core.Errorf(core.CodeConflict, op, "question %s already exists", stored.ID))
@@ -52,7 +58,7 @@ func (s *Store) Create(ctx context.Context, q *core.Question, asked core.Event, 
 				return err
 			}
 		}
-		if _, err := putQuestion(tx, &stored); err != nil {
+		if err := tx.Bucket(bucketQuestions).Put([]byte(stored.ID), record); err != nil {
 			return err
 		}
 		if err := tx.Bucket(bucketCreated).Put(timeIDKey(stored.CreatedAt, stored.ID), nil); err != nil {

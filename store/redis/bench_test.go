@@ -291,24 +291,13 @@ func clientCPU(b *testing.B) (report func()) {
 	}
 }
 
-// redisCPU is the CPU redis-server has used (INFO cpu, user and system).
+// redisCPU is the CPU the tests' redis-server has used.
 func redisCPU(b *testing.B) time.Duration {
-	info, err := sharedClient().Info(context.Background(), "cpu").Result()
+	d, err := server.CPU()
 	if err != nil {
 		b.Fatal(err)
 	}
-	var sum float64
-	for line := range strings.Lines(info) {
-		k, v, _ := strings.Cut(strings.TrimSpace(line), ":")
-		if k == "used_cpu_sys" || k == "used_cpu_user" {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				b.Fatalf("INFO cpu: %s: %v", line, err)
-			}
-			sum += f
-		}
-	}
-	return time.Duration(sum * float64(time.Second))
+	return d
 }
 
 // resetServerStats zeroes the server's command statistics and turns off

@@ -96,8 +96,7 @@ func (s *Service) DeliverOne(ctx context.Context, c Courier, d Delivery, gate fu
 		rctx, cancel := Settle(ctx)
 		defer cancel()
 		ref.Surface, ref.Delivery, ref.Kind, ref.Repeat = want.Surface, want.Delivery, want.Kind, want.Repeat
-		_, err = s.recordMessage(rctx, q.ID, ref, ref.Repeat)
-		return err
+		return s.recordMessage(rctx, q.ID, ref, ref.Repeat)
 	case DeliverUpdate:
 		if d.Message == nil {
 			return &Permanent{Err: errors.New("update delivery without a message")}
@@ -210,10 +209,10 @@ func (s *Service) FirstSeen(ctx context.Context, key string, ttl time.Duration) 
 	return first || err != nil
 }
 
-// RecordMessage stores a card an adapter posted, with its notified event,
-// and returns the question as it stands: if it closed while the card was
-// on its way, the adapter edits the card at once.
-func (s *Service) RecordMessage(ctx context.Context, id QuestionID, ref MessageRef) (*Question, error) {
+// RecordMessage stores a card an adapter posted, with its notified event.
+// If the question changed while the card was on its way, the store
+// enqueues the card's edit in the same step (Store.RecordMessage).
+func (s *Service) RecordMessage(ctx context.Context, id QuestionID, ref MessageRef) error {
 	return s.recordMessage(ctx, id, ref, false)
 }
 
@@ -221,9 +220,9 @@ func (s *Service) RecordMessage(ctx context.Context, id QuestionID, ref MessageR
 // earlier attempt may have posted a card that was never recorded (a crash
 // between the two), so the notified event says the room may hold an
 // earlier copy, which still answers but is not edited (law 4).
-func (s *Service) recordMessage(ctx context.Context, id QuestionID, ref MessageRef, repeat bool) (*Question, error) {
+func (s *Service) recordMessage(ctx context.Context, id QuestionID, ref MessageRef, repeat bool) error {
 	if ref.Delivery == "" || ref.ID == "" || !ref.Surface.IsChat() {
-		return nil, Errorf(CodeInvalid, "record message", "a card needs its surface, message id and delivery key")
+		return Errorf(CodeInvalid, "record message", "a card needs its surface, message id and delivery key")
 	}
 	ref.At = s.now()
 	payload, _ := json.Marshal(map[string]any{"surface": ref.Surface, "room": ref.Room, "message": ref.ID, "delivery": ref.Delivery,
@@ -232,6 +231,5 @@ func (s *Service) recordMessage(ctx context.Context, id QuestionID, ref MessageR
 	if repeat {
 		ev.Reason = "posted again: an earlier attempt may have left an unrecorded copy in the room"
 	}
-	q, err := s.store.RecordMessage(ctx, id, ref, ev)
-	return q, Internal("record message", err)
+	return Internal("record message", s.store.RecordMessage(ctx, id, ref, ev))
 }

@@ -79,7 +79,7 @@ func (s *Service) Tick(ctx context.Context) (TickReport, error) {
 // renotify extends a timed-out question's deadline by its timeout, counts
 // the extension and posts it again, if nobody else did so first.
 func (s *Service) renotify(ctx context.Context, q *Question, kind EventKind, reason string, out []Delivery, now time.Time) error {
-	_, err := s.store.Renotify(ctx, Renotice{
+	return s.store.Renotify(ctx, Renotice{
 		QuestionID: q.ID,
 		IfDeadline: q.Deadline,
 		Deadline:   now.Add(time.Duration(q.Timeout)),
@@ -89,7 +89,6 @@ func (s *Service) renotify(ctx context.Context, q *Question, kind EventKind, rea
 		Deliveries: out,
 		Now:        now,
 	})
-	return err
 }
 
 // BootReport says what Boot found and did.
@@ -254,7 +253,7 @@ func (s *Service) remindAll(ctx context.Context, qs []*Question, booted time.Tim
 		wg.Go(func() {
 			defer func() { <-slots }()
 			now := s.now()
-			_, err := s.store.Renotify(ctx, Renotice{
+			err := s.store.Renotify(ctx, Renotice{
 				QuestionID: q.ID,
 				Event: Event{QuestionID: q.ID, RunID: q.RunID, At: now, Kind: EventReminded,
 					Actor: s.pseudonym(System), Surface: SurfaceSystem, Reason: reason},

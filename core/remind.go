@@ -248,7 +248,7 @@ func (s *Service) Remind(ctx context.Context) (int, error) {
 			}
 			purpose := fmt.Sprintf("remind%d", k)
 			out := append(roomDeliveries(q, route, DeliverRemind, purpose, now), s.dmDeliveries(q, route, DeliverRemind, purpose, now)...)
-			_, err = s.store.Renotify(ctx, Renotice{
+			err = s.store.Renotify(ctx, Renotice{
 				QuestionID: q.ID,
 				Event: Event{QuestionID: q.ID, RunID: q.RunID, At: now, Kind: EventReminded,
 					Actor: s.pseudonym(System), Surface: SurfaceSystem,

@@ -225,15 +225,19 @@ type Questions interface {
 	Commit(ctx context.Context, c Change) (*Question, error)
 	// Renotify applies r if the question is open (else *ClosedError) and,
 	// when r.IfDeadline is set, only if the deadline still matches (else
-	// CodeConflict).
-	Renotify(ctx context.Context, r Renotice) (*Question, error)
+	// CodeConflict). It returns no question: its callers (the ticker,
+	// reminders, the catch-up after downtime) go on to the next, and a
+	// store that had to read the question back to return it would pay
+	// for that on every re-notice of a burst.
+	Renotify(ctx context.Context, r Renotice) error
 	// RecordMessage stores a posted card on the question and appends
 	// notified. A second call with the same ref.Delivery changes nothing
-	// and returns the question as stored, so a repeat is recognisable. A
-	// card recorded after its question changed (closed, or form items
-	// answered, while the post was on its way) gets an update delivery in
-	// the same step, so it does not show a stale state for ever.
-	RecordMessage(ctx context.Context, id QuestionID, ref MessageRef, notified Event) (*Question, error)
+	// (and is no error). A card recorded after its question changed
+	// (closed, or form items answered, while the post was on its way)
+	// gets an update delivery in the same step, so it does not show a
+	// stale state for ever; the caller has nothing left to do with the
+	// question, so none is returned, for the reason Renotify gives.
+	RecordMessage(ctx context.Context, id QuestionID, ref MessageRef, notified Event) error
 	// EndRun marks a run ended at the given time (later asks for it are
 	// refused) and returns the ids of its open questions. run is the run's
 	// Run.Key: runs are each agent's own. Ending a run twice keeps the

@@ -132,12 +132,14 @@ func TestRecordMessageAfterCloseEnqueuesAnEdit(t *testing.T) {
 		t.Fatal(err)
 	}
 	ref := core.MessageRef{Surface: core.SurfaceSlack, Room: "C1", ID: "9.9", Delivery: posted[0].Key, At: t0.Add(2 * time.Minute)}
-	if _, err := s.RecordMessage(ctx, q.ID, ref, core.Event{}); err != nil {
+	if err := s.RecordMessage(ctx, q.ID, ref, core.Event{}); err != nil {
 		t.Fatal(err)
 	}
-	again, err := s.RecordMessage(ctx, q.ID, ref, core.Event{})
-	if err != nil || len(again.Messages) != 1 {
-		t.Fatalf("repeat record: %d messages, %v", len(again.Messages), err)
+	if err := s.RecordMessage(ctx, q.ID, ref, core.Event{}); err != nil {
+		t.Fatalf("repeat record: %v", err)
+	}
+	if again, err := s.Get(ctx, q.ID); err != nil || len(again.Messages) != 1 {
+		t.Fatalf("after a repeat record: %+v, %v", again, err)
 	}
 	upd := claimAll(t, s, core.SurfaceSlack, "c1", time.Hour)
 	if len(upd) != 1 || upd[0].Kind != core.DeliverUpdate || upd[0].Message == nil || upd[0].Message.ID != "9.9" {
@@ -156,11 +158,13 @@ func TestRenotifyIfDeadlineActsOnce(t *testing.T) {
 		Deliveries: []core.Delivery{{Key: string(q.ID) + "/esc", Kind: core.DeliverEscalate, Surface: core.SurfaceDiscord, Room: "D9"}},
 		Now:        q.Deadline,
 	}
-	got, err := s.Renotify(ctx, r)
-	if err != nil || got.Renotified != 1 || !got.Deadline.Equal(r.Deadline) {
-		t.Fatalf("renotify = %+v, %v", got, err)
+	if err := s.Renotify(ctx, r); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := s.Renotify(ctx, r); core.ErrorCode(err) != core.CodeConflict || errors.Is(err, core.ErrClosed) {
+	if got, err := s.Get(ctx, q.ID); err != nil || got.Renotified != 1 || !got.Deadline.Equal(r.Deadline) {
+		t.Fatalf("after renotify: %+v, %v", got, err)
+	}
+	if err := s.Renotify(ctx, r); core.ErrorCode(err) != core.CodeConflict || errors.Is(err, core.ErrClosed) {
 		t.Fatalf("second renotify on the old deadline: %v, want conflict", err)
 	}
 	if due, err := s.Due(ctx, q.Deadline, 10); err != nil || len(due) != 0 {

@@ -20,7 +20,7 @@ func TestResolveRaceExactlyOneWins(t *testing.T) {
 	q := question(0, core.HardToReverse)
 	mustCreate(t, s, q, post(q, core.SurfaceSlack, "C1"))
 	ref := core.MessageRef{Surface: core.SurfaceSlack, Room: "C1", ID: "1700.01", Delivery: string(q.ID) + "/post/slack/C1", At: t0}
-	if _, err := s.RecordMessage(ctx, q.ID, ref, core.Event{Kind: core.EventNotified, At: t0}); err != nil {
+	if err := s.RecordMessage(ctx, q.ID, ref, core.Event{Kind: core.EventNotified, At: t0}); err != nil {
 		t.Fatal(err)
 	}
 

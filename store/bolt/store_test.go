@@ -146,7 +146,7 @@ func TestWatchWakesOnChange(t *testing.T) {
 	stop()
 	stop()
 	ref := core.MessageRef{Surface: core.SurfaceSlack, Room: "C1", ID: "1.2", Delivery: "k1", At: t0}
-	if _, err := s.RecordMessage(ctx, q.ID, ref, core.Event{}); err != nil {
+	if err := s.RecordMessage(ctx, q.ID, ref, core.Event{}); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -89,10 +89,10 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 
 // Renotify applies r to an open question: moves its deadline, counts the
 // re-notice, appends its event and enqueues its deliveries.
-func (s *Store) Renotify(ctx context.Context, r core.Renotice) (*core.Question, error) {
+func (s *Store) Renotify(ctx context.Context, r core.Renotice) error {
 	const op = "renotify"
 	if err := checkDeliveries(op, r.Deliveries); err != nil {
-		return nil, err
+		return err
 	}
 	return s.mutate(ctx, op, r.QuestionID, func(tx *bbolt.Tx, q *core.Question, eff *effects) error {
 		if !q.Open() {
@@ -136,13 +136,13 @@ func (s *Store) Renotify(ctx context.Context, r core.Renotice) (*core.Question, 
 // delivery key. A card recorded after the question closed (its post raced
 // the close, so the close enqueued no edit for it) gets an update
 // delivery at once, so every card ends up showing the outcome.
-func (s *Store) RecordMessage(ctx context.Context, id core.QuestionID, ref core.MessageRef, notified core.Event) (*core.Question, error) {
+func (s *Store) RecordMessage(ctx context.Context, id core.QuestionID, ref core.MessageRef, notified core.Event) error {
 	const op = "record message"
 	return s.mutate(ctx, op, id, func(tx *bbolt.Tx, q *core.Question, eff *effects) error {
 		if ref.Delivery != "" {
 			for _, m := range q.Messages {
 				if m.Delivery == ref.Delivery {
-					return errNoChange // a repeat: the question as stored
+					return errNoChange // a repeat
 				}
 			}
 		}

@@ -45,35 +45,32 @@ func (s *Store) announce(e *effects) {
 // must: indexes, events, outbox entries, noting them in eff), and stores
 // it one version on (so that a Change computed before goes stale); the
 // wake-ups follow the commit (law 3). change may return
-// errNoChange (the question as read is then returned) or a refuse()d
+// errNoChange (nothing is written, and no error returned) or a refuse()d
 // error, both before its first write, to leave everything as it was.
-func (s *Store) mutate(ctx context.Context, op string, id core.QuestionID, change func(tx *bbolt.Tx, q *core.Question, eff *effects) error) (*core.Question, error) {
-	var (
-		out *core.Question
-		eff effects
-	)
+func (s *Store) mutate(ctx context.Context, op string, id core.QuestionID, change func(tx *bbolt.Tx, q *core.Question, eff *effects) error) error {
+	var eff effects
 	err := s.update(ctx, op, func(tx *bbolt.Tx) error {
 		eff = effects{}
 		q, err := getQuestion(tx, id)
 		if err != nil {
 			return refuse(err) // nothing written yet
 		}
-		out = q
 		if err := change(tx, q, &eff); err != nil {
 			return err
 		}
 		q.Version++
-		if out, err = putQuestion(tx, q); err != nil {
+		written, err := putQuestion(tx, q)
+		if err != nil {
 			return err
 		}
-		eff.changed(out)
+		eff.changed(written)
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	s.announce(&eff)
-	return out, nil
+	return nil
 }
 
 // getQuestion reads a question inside tx; ErrNotFound if absent.

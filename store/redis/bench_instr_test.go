@@ -18,9 +18,9 @@ import (
 // Redis: b.N closes as BenchmarkResolve makes them, one at a time, on a
 // redis-server of its own run under callgrind (redistest.Counted), then
 // b.N runs of minimalScript, then of each of BenchmarkCloseParts' steps.
-// It reports the server's instructions per ask and per card posted of
-// the questions it closes ("instr/ask", "instr/post", the other scripts
-// that append an event), per close ("instr/close"), per
+// It reports the server's instructions per ask, per card posted and per
+// reminder of the questions it closes ("instr/ask", "instr/post",
+// "instr/renotify": the other scripts that append an event), per close ("instr/close"), per
 // minimal script ("instr/minimal"), the ratio of the two
 // ("x-minimal-instr", BenchmarkResolve's x-minimal counted), and per run
 // of each step ("instr/part<step>", the steps' own minimal script with
@@ -71,15 +71,37 @@ func BenchmarkCloseInstructions(b *testing.B) {
 		qs[i], err = askOne(ctx, s)
 		return err
 	})
-	perPost := count(func(i int) (err error) {
-		qs[i], err = postOne(ctx, s, qs[i], i)
-		return err
+	perPost := count(func(i int) error {
+		return postOne(ctx, s, qs[i], i)
 	})
+	// What core hands Resolve: the question as it read it (not counted).
+	for i, q := range qs {
+		var err error
+		if qs[i], err = s.Get(ctx, q.ID); err != nil {
+			b.Fatal(err)
+		}
+	}
 	perClose := count(func(i int) error {
 		t := answer(qs[i], "op", at)
 		t.Read = qs[i]
 		_, err := s.Resolve(ctx, t)
 		return err
+	})
+	// A reminder (its event and the card posted again) of as many other
+	// questions, asked and posted as the closed ones were (not counted),
+	// so that the closes above are of questions never reminded.
+	for i := range qs {
+		q, err := askOne(ctx, s)
+		if err == nil {
+			err = postOne(ctx, s, q, i)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		qs[i] = q
+	}
+	perRenotify := count(func(i int) error {
+		return s.Renotify(ctx, remindOne(qs[i], i))
 	})
 	p := "{" + randomPrefix() + "}"
 	perMinimal := count(func(i int) error {
@@ -87,6 +109,7 @@ func BenchmarkCloseInstructions(b *testing.B) {
 	})
 	b.ReportMetric(perAsk, "instr/ask")
 	b.ReportMetric(perPost, "instr/post")
+	b.ReportMetric(perRenotify, "instr/renotify")
 	b.ReportMetric(perClose, "instr/close")
 	b.ReportMetric(perMinimal, "instr/minimal")
 	b.ReportMetric(perClose/perMinimal, "x-minimal-instr")
@@ -98,6 +121,14 @@ func BenchmarkCloseInstructions(b *testing.B) {
 		})
 		b.ReportMetric(per, "instr/part"+strings.TrimPrefix(st.name, "+"))
 	}
+}
+
+// remindOne is the i-th reminder of q as core's reminders make it: its
+// event and the card posted to its room again.
+func remindOne(q *core.Question, i int) core.Renotice {
+	d := post(q, core.SurfaceSlack, "C1")
+	d.Key += ":remind1:" + strconv.Itoa(i)
+	return core.Renotice{QuestionID: q.ID, Event: event(q, core.EventReminded, t0), Deliveries: []core.Delivery{d}, Now: t0}
 }
 
 func scriptsOf(steps []closeStep) []*goredis.Script {

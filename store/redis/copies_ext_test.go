@@ -67,7 +67,7 @@ func TestReadToChangeUsesTheWatchersCopy(t *testing.T) {
 	defer stop2()
 	mustGet(t, a, q2.ID)
 	ref := core.MessageRef{Surface: core.SurfaceSlack, Room: "C", ID: "1", Delivery: "d"}
-	if _, err := b.RecordMessage(ctx, q2.ID, ref, core.Event{}); err != nil {
+	if err := b.RecordMessage(ctx, q2.ID, ref, core.Event{}); err != nil {
 		t.Fatal(err)
 	}
 	waitSignal(t, ch2, "a card recorded on the other replica")
@@ -126,7 +126,7 @@ func TestResolveChecksAStaleCopy(t *testing.T) {
 	defer stop2()
 	stale = mustGet(t, a, carded.ID)
 	ref := core.MessageRef{Surface: core.SurfaceSlack, Room: "C", ID: "1", Delivery: "d"}
-	if _, err := b.RecordMessage(ctx, carded.ID, ref, core.Event{}); err != nil {
+	if err := b.RecordMessage(ctx, carded.ID, ref, core.Event{}); err != nil {
 		t.Fatal(err)
 	}
 	waitSignal(t, ch2, "a card recorded on the other replica")
@@ -165,7 +165,7 @@ func TestStaleCopyDoesNotRefuseAnEscalation(t *testing.T) {
 	ch, stop := a.Watch(q.ID)
 	defer stop()
 	stale := mustGet(t, a, q.ID)
-	if _, err := b.Renotify(ctx, core.Renotice{QuestionID: q.ID, Count: true, Now: t0}); err != nil {
+	if err := b.Renotify(ctx, core.Renotice{QuestionID: q.ID, Count: true, Now: t0}); err != nil {
 		t.Fatal(err)
 	}
 	waitSignal(t, ch, "the escalation on the other replica")

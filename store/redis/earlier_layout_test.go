@@ -162,12 +162,18 @@ func testEarlierLayout(t *testing.T, oldest bool) {
 	}
 	// The card is recognised by its key; a second card is recorded.
 	notified := event(q, core.EventNotified, t0)
-	if got, err := s.RecordMessage(ctx, q.ID, card, notified); err != nil || len(got.Messages) != 1 {
-		t.Fatalf("repeat of the earlier card: %+v, %v", got, err)
+	if err := s.RecordMessage(ctx, q.ID, card, notified); err != nil {
+		t.Fatalf("repeat of the earlier card: %v", err)
+	}
+	if got := mustGet(t, s, q.ID); len(got.Messages) != 1 {
+		t.Fatalf("after a repeat of the earlier card: %+v", got.Messages)
 	}
 	card2 := core.MessageRef{Surface: core.SurfaceTelegram, Room: "-100", ID: "42", Delivery: string(q.ID) + ":post:telegram:-100", Kind: core.DeliverPost, At: t0}
-	if got, err := s.RecordMessage(ctx, q.ID, card2, notified); err != nil || len(got.Messages) != 2 {
-		t.Fatalf("a new card on the earlier record: %+v, %v", got, err)
+	if err := s.RecordMessage(ctx, q.ID, card2, notified); err != nil {
+		t.Fatalf("a new card on the earlier record: %v", err)
+	}
+	if got := mustGet(t, s, q.ID); len(got.Messages) != 2 {
+		t.Fatalf("after a new card on the earlier record: %+v", got.Messages)
 	}
 	want.Messages = append(want.Messages, card2)
 	// Listed by created time, open and closed.

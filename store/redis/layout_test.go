@@ -28,7 +28,7 @@ func TestQuestionIsCompact(t *testing.T) {
 		{Surface: core.SurfaceDiscord, Room: "1234567890123456789", ID: "1234567890123456789",
 			Delivery: string(q.ID) + ":escalate:discord:1234567890123456789", Kind: core.DeliverEscalate, Repeat: true, At: now},
 	} {
-		if _, err := s.RecordMessage(ctx, q.ID, ref, event(q, core.EventNotified, now)); err != nil {
+		if err := s.RecordMessage(ctx, q.ID, ref, event(q, core.EventNotified, now)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -128,13 +128,12 @@ func TestHeldSecondCard(t *testing.T) {
 	tg := core.MessageRef{Surface: core.SurfaceTelegram, Room: "-1001", ID: "42", Delivery: string(q.ID) + ":post:telegram:-1001", Kind: core.DeliverPost, At: t0}
 	dc := core.MessageRef{Surface: core.SurfaceDiscord, Room: "1234567890123456789", ID: "9876543210987654321",
 		Delivery: string(q.ID) + ":post:discord:1234567890123456789", Kind: core.DeliverPost, At: t0}
-	var read *core.Question
 	for _, ref := range []core.MessageRef{tg, dc} {
-		var err error
-		if read, err = s.RecordMessage(ctx, q.ID, ref, event(q, core.EventNotified, t0)); err != nil {
+		if err := s.RecordMessage(ctx, q.ID, ref, event(q, core.EventNotified, t0)); err != nil {
 			t.Fatal(err)
 		}
 	}
+	read := mustGet(t, s, q.ID)
 	tr := answer(q, "ada", t0.Add(time.Minute))
 	tr.Read = read
 	tr.Shown = &core.ShownCard{Surface: core.SurfaceDiscord, MessageID: dc.ID}

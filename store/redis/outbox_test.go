@@ -284,7 +284,7 @@ func TestOutboxCardUpdateLayouts(t *testing.T) {
 	q := question(0, "run-1", t0)
 	mustCreate(t, s, q)
 	ref := core.MessageRef{Surface: core.SurfaceSlack, Room: "C1", ID: "1700.1", Delivery: string(q.ID) + ":post", At: t0}
-	if _, err := s.RecordMessage(ctx, q.ID, ref, event(q, core.EventNotified, t0)); err != nil {
+	if err := s.RecordMessage(ctx, q.ID, ref, event(q, core.EventNotified, t0)); err != nil {
 		t.Fatal(err)
 	}
 	at := t0.Add(time.Minute)
@@ -333,7 +333,7 @@ func TestOutboxCardUpdateLayouts(t *testing.T) {
 	mustCreate(t, s, q2)
 	ref2 := ref
 	ref2.Delivery = string(q2.ID) + ":post"
-	if _, err := s.RecordMessage(ctx, q2.ID, ref2, event(q2, core.EventNotified, t0)); err != nil {
+	if err := s.RecordMessage(ctx, q2.ID, ref2, event(q2, core.EventNotified, t0)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Resolve(ctx, answer(q2, "ada", at)); err != nil {

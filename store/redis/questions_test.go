@@ -278,15 +278,17 @@ func TestRenotifyCodes(t *testing.T) {
 			Deliveries: []core.Delivery{{Key: "esc", Kind: core.DeliverEscalate, Surface: core.SurfaceDiscord, Room: "D9", QuestionID: q.ID, CreatedAt: t0}},
 			Now:        t0}
 	}
-	if _, err := s.Renotify(ctx, remind(q.Deadline.Add(time.Second), q.Deadline.Add(time.Hour))); core.ErrorCode(err) != core.CodeConflict || errors.Is(err, core.ErrClosed) {
+	if err := s.Renotify(ctx, remind(q.Deadline.Add(time.Second), q.Deadline.Add(time.Hour))); core.ErrorCode(err) != core.CodeConflict || errors.Is(err, core.ErrClosed) {
 		t.Fatalf("stale deadline: %v, want conflict", err)
 	}
 	if ds := drain(t, s, core.SurfaceDiscord); len(ds) != 0 {
 		t.Fatalf("a refused renotice enqueued %+v", ds)
 	}
-	got, err := s.Renotify(ctx, remind(q.Deadline, q.Deadline.Add(time.Hour)))
-	if err != nil || got.Renotified != 1 || !got.Deadline.Equal(q.Deadline.Add(time.Hour)) {
-		t.Fatalf("renotify: %+v, %v", got, err)
+	if err := s.Renotify(ctx, remind(q.Deadline, q.Deadline.Add(time.Hour))); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustGet(t, s, q.ID); got.Renotified != 1 || !got.Deadline.Equal(q.Deadline.Add(time.Hour)) {
+		t.Fatalf("after renotify: %+v", got)
 	}
 	if due, _ := s.Due(ctx, q.Deadline, 10); len(due) != 0 {
 		t.Fatalf("due at the old deadline: %v", due)
@@ -298,18 +300,20 @@ func TestRenotifyCodes(t *testing.T) {
 		t.Fatalf("escalation deliveries %+v", ds)
 	}
 	// Unconditional, keeping the deadline.
-	got, err = s.Renotify(ctx, remind(time.Time{}, time.Time{}))
-	if err != nil || got.Renotified != 2 || !got.Deadline.Equal(q.Deadline.Add(time.Hour)) {
-		t.Fatalf("unconditional renotify: %+v, %v", got, err)
+	if err := s.Renotify(ctx, remind(time.Time{}, time.Time{})); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustGet(t, s, q.ID); got.Renotified != 2 || !got.Deadline.Equal(q.Deadline.Add(time.Hour)) {
+		t.Fatalf("after an unconditional renotify: %+v", got)
 	}
 	if _, err := s.Resolve(ctx, answer(q, "ada", t0)); err != nil {
 		t.Fatal(err)
 	}
 	var closed *core.ClosedError
-	if _, err := s.Renotify(ctx, remind(time.Time{}, time.Time{})); !errors.As(err, &closed) || closed.Question.Resolution.Decider.ID != "ada" {
+	if err := s.Renotify(ctx, remind(time.Time{}, time.Time{})); !errors.As(err, &closed) || closed.Question.Resolution.Decider.ID != "ada" {
 		t.Fatalf("renotify closed: %v, want ClosedError", err)
 	}
-	if _, err := s.Renotify(ctx, core.Renotice{QuestionID: core.NewID(0)}); !errors.Is(err, core.ErrNotFound) {
+	if err := s.Renotify(ctx, core.Renotice{QuestionID: core.NewID(0)}); !errors.Is(err, core.ErrNotFound) {
 		t.Fatalf("renotify unknown: %v", err)
 	}
 }
@@ -326,17 +330,16 @@ func TestRecordMessage(t *testing.T) {
 	slack := core.MessageRef{Surface: core.SurfaceSlack, Room: `C"1`, ID: "1.1", Delivery: "k-slack", At: t0}
 	tg := core.MessageRef{Surface: core.SurfaceTelegram, Room: "-100", ID: "42", Delivery: "k-tg", At: t0.Add(time.Second)}
 	for _, ref := range []core.MessageRef{slack, tg} {
-		if _, err := s.RecordMessage(ctx, q.ID, ref, notified); err != nil {
+		if err := s.RecordMessage(ctx, q.ID, ref, notified); err != nil {
 			t.Fatal(err)
 		}
 	}
 	repeat := slack
 	repeat.ID = "9.9"
-	got, err := s.RecordMessage(ctx, q.ID, repeat, notified)
-	if err != nil {
+	if err := s.RecordMessage(ctx, q.ID, repeat, notified); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]core.MessageRef{slack, tg}, got.Messages); diff != "" {
+	if diff := cmp.Diff([]core.MessageRef{slack, tg}, mustGet(t, s, q.ID).Messages); diff != "" {
 		t.Fatalf("cards (-want +got):\n%s", diff)
 	}
 	if got := kinds(t, s, q.ID); len(got) != 3 {
@@ -353,16 +356,16 @@ func TestRecordMessage(t *testing.T) {
 		}
 	}
 	late := core.MessageRef{Surface: core.SurfaceDiscord, Room: "D9", ID: "7", Delivery: "k-discord", At: t0.Add(2 * time.Minute)}
-	if _, err := s.RecordMessage(ctx, q.ID, late, notified); err != nil {
+	if err := s.RecordMessage(ctx, q.ID, late, notified); err != nil {
 		t.Fatal(err)
 	}
 	if ds := drain(t, s, core.SurfaceDiscord); len(ds) != 1 || ds[0].Kind != core.DeliverUpdate || *ds[0].Message != late {
 		t.Fatalf("late card's update: %+v", ds)
 	}
-	if _, err := s.RecordMessage(ctx, core.NewID(0), slack, notified); !errors.Is(err, core.ErrNotFound) {
+	if err := s.RecordMessage(ctx, core.NewID(0), slack, notified); !errors.Is(err, core.ErrNotFound) {
 		t.Fatalf("unknown question: %v", err)
 	}
-	if _, err := s.RecordMessage(ctx, q.ID, core.MessageRef{Surface: core.SurfaceAPI, Delivery: "x"}, notified); core.ErrorCode(err) != core.CodeInvalid {
+	if err := s.RecordMessage(ctx, q.ID, core.MessageRef{Surface: core.SurfaceAPI, Delivery: "x"}, notified); core.ErrorCode(err) != core.CodeInvalid {
 		t.Fatalf("card on the API: %v", err)
 	}
 }
@@ -417,11 +420,10 @@ func TestResolveFromRead(t *testing.T) {
 		return core.MessageRef{Surface: core.SurfaceSlack, Room: "C1", ID: n, Delivery: string(q.ID) + ":post:" + n, At: t0}
 	}
 	record := func(q *core.Question, ref core.MessageRef) *core.Question {
-		got, err := s.RecordMessage(ctx, q.ID, ref, event(q, core.EventNotified, t0))
-		if err != nil {
+		if err := s.RecordMessage(ctx, q.ID, ref, event(q, core.EventNotified, t0)); err != nil {
 			t.Fatal(err)
 		}
-		return got
+		return mustGet(t, s, q.ID)
 	}
 	check := func(name string, got *core.Question, err error) {
 		t.Helper()

@@ -73,13 +73,12 @@ func TestReplayedCloseHoldsItsUpdateOnce(t *testing.T) {
 	mustCreate(t, b, q)
 	tg := core.MessageRef{Surface: core.SurfaceTelegram, Room: "-1001", ID: "42", Delivery: string(q.ID) + ":post:telegram", Kind: core.DeliverPost, At: t0}
 	dc := core.MessageRef{Surface: core.SurfaceDiscord, Room: "1234", ID: "9876", Delivery: string(q.ID) + ":post:discord", Kind: core.DeliverPost, At: t0}
-	var read *core.Question
 	for _, ref := range []core.MessageRef{tg, dc} {
-		var err error
-		if read, err = b.RecordMessage(t.Context(), q.ID, ref, event(q, core.EventNotified, t0)); err != nil {
+		if err := b.RecordMessage(t.Context(), q.ID, ref, event(q, core.EventNotified, t0)); err != nil {
 			t.Fatal(err)
 		}
 	}
+	read := mustGet(t, b, q.ID)
 	tr := answer(q, "ada", t0)
 	tr.Read, tr.Shown = read, &core.ShownCard{Surface: core.SurfaceDiscord, MessageID: dc.ID}
 	got, err := resolveLosingTheReply(t, p, a, tr)

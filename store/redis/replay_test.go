@@ -116,7 +116,7 @@ func replayed(t *testing.T) (*cutter, *redisstore.Store, *redisstore.Store) {
 	if _, err := b.Resolve(t.Context(), answer(warm, "ada", t0)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Renotify(t.Context(), core.Renotice{QuestionID: warm.ID, Now: t0}); !errors.Is(err, core.ErrClosed) {
+	if err := b.Renotify(t.Context(), core.Renotice{QuestionID: warm.ID, Now: t0}); !errors.Is(err, core.ErrClosed) {
 		t.Fatalf("renotifying a closed question: %v", err)
 	}
 	return p, a, b
@@ -267,7 +267,7 @@ func TestReplayedRenotifyIsApplied(t *testing.T) {
 		if between {
 			other := make(chan error, 1)
 			p.meanwhile = func() {
-				_, err := b.Renotify(t.Context(), core.Renotice{QuestionID: q.ID, Now: t0, Event: event(q, core.EventReminded, t0)})
+				err := b.Renotify(t.Context(), core.Renotice{QuestionID: q.ID, Now: t0, Event: event(q, core.EventReminded, t0)})
 				other <- err
 			}
 			defer func() {
@@ -282,18 +282,18 @@ func TestReplayedRenotifyIsApplied(t *testing.T) {
 			Event:      event(q, core.EventReminded, t0),
 			Deliveries: []core.Delivery{post(q, core.SurfaceSlack, "C1")}}
 		p.arm(redisstore.RenotifyHash())
-		got, err := a.Renotify(t.Context(), rn)
+		err := a.Renotify(t.Context(), rn)
 		mustHaveCut(t, p)
 		if err != nil {
 			t.Fatalf("another renotice in between %v: the replayed renotice: %v; want it applied", between, err)
 		}
-		if got.Renotified != 1 || !got.Deadline.Equal(later) {
+		if got := mustGet(t, b, q.ID); got.Renotified != 1 || !got.Deadline.Equal(later) {
 			t.Fatalf("after the replayed renotice: renotified %d, deadline %s", got.Renotified, got.Deadline)
 		}
 		if k := kinds(t, b, q.ID); !slices.Equal(k, want) {
 			t.Fatalf("events %v, want %v", k, want)
 		}
-		if _, err := b.Renotify(t.Context(), rn); core.ErrorCode(err) != core.CodeConflict {
+		if err := b.Renotify(t.Context(), rn); core.ErrorCode(err) != core.CodeConflict {
 			t.Fatalf("the same rule again: %v, want the deadline moved", err)
 		}
 	}

@@ -330,11 +330,11 @@ func updateValue(id core.QuestionID, d core.Delivery) ([]byte, error) {
 }
 
 // Renotify re-posts a still-open question and moves its deadline.
-func (s *Store) Renotify(ctx context.Context, rn core.Renotice) (*core.Question, error) {
+func (s *Store) Renotify(ctx context.Context, rn core.Renotice) error {
 	const op = "redis renotify"
 	shard, ok := s.shardOf(rn.QuestionID)
 	if !ok {
-		return nil, core.ErrNotFound
+		return core.ErrNotFound
 	}
 	var ifDeadline, deadline, count string
 	if !rn.IfDeadline.IsZero() {
@@ -348,14 +348,14 @@ func (s *Store) Renotify(ctx context.Context, rn core.Renotice) (*core.Question,
 	}
 	ev, err := s.renderEvent(rn.Event, shard)
 	if err != nil {
-		return nil, core.Internal(op, err)
+		return core.Internal(op, err)
 	}
 	args := ev.args([]any{
 		shard, s.timed, surfaceList,
 		string(rn.QuestionID), s.k.wake(shard), ifDeadline, deadline, count,
 	})
 	if args, err = appendDeliveries(op, args, rn.Deliveries); err != nil {
-		return nil, err
+		return err
 	}
 	args = append(args, s.attempt())
 	keys := append([]string{
@@ -364,53 +364,51 @@ func (s *Store) Renotify(ctx context.Context, rn core.Renotice) (*core.Question,
 	}, s.k.outboxes(shard)...)
 	r, err := s.run(ctx, renotifyScript, keys, args...)
 	if err != nil {
-		return nil, core.Internal(op, err)
+		return core.Internal(op, err)
 	}
-	q, err := s.outcome(op, rn.QuestionID, r)
-	if err == nil {
-		s.wake(rn.QuestionID)
+	if _, err := s.outcome(op, rn.QuestionID, r); err != nil {
+		return err
 	}
-	return q, err
+	s.wake(rn.QuestionID)
+	return nil
 }
 
 // RecordMessage stores a posted card, once per delivery key.
-func (s *Store) RecordMessage(ctx context.Context, id core.QuestionID, ref core.MessageRef, notified core.Event) (*core.Question, error) {
+func (s *Store) RecordMessage(ctx context.Context, id core.QuestionID, ref core.MessageRef, notified core.Event) error {
 	const op = "redis record message"
 	shard, ok := s.shardOf(id)
 	if !ok {
-		return nil, core.ErrNotFound
+		return core.ErrNotFound
 	}
 	if !ref.Surface.IsChat() {
-		return nil, core.Errorf(core.CodeInvalid, op, "cards are posted on chat surfaces, not %q", ref.Surface)
+		return core.Errorf(core.CodeInvalid, op, "cards are posted on chat surfaces, not %q", ref.Surface)
 	}
 	card, err := storeCard(id, ref)
 	if err != nil {
-		return nil, core.Internal(op, err)
+		return core.Internal(op, err)
 	}
 	ev, err := s.renderEvent(notified, shard)
 	if err != nil {
-		return nil, core.Internal(op, err)
+		return core.Internal(op, err)
 	}
 	at, err := json.Marshal(ref.At)
 	if err != nil {
-		return nil, core.Internal(op, err)
+		return core.Internal(op, err)
 	}
-	keys := append([]string{
-		s.k.question(id), s.k.events(shard), s.k.seq(shard), s.k.document(id), s.k.resolution(id),
-	}, s.k.outboxes(shard)...)
+	keys := append([]string{s.k.question(id), s.k.events(shard), s.k.seq(shard)}, s.k.outboxes(shard)...)
 	args := ev.args([]any{
 		shard, s.timed, surfaceList,
 		string(id), s.k.wake(shard), ref.Delivery, string(ref.Surface), card,
 	})
 	r, err := s.run(ctx, recordMessageScript, keys, append(args, at)...)
 	if err != nil {
-		return nil, core.Internal(op, err)
+		return core.Internal(op, err)
 	}
-	q, err := s.outcome(op, id, r)
-	if err == nil {
-		s.wake(id)
+	if _, err := s.outcome(op, id, r); err != nil {
+		return err
 	}
-	return q, err
+	s.wake(id)
+	return nil
 }
 
 // EndRun marks the run ended in every shard and collects its open

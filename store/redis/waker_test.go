@@ -35,7 +35,7 @@ func TestWatchWakesAcrossReplicas(t *testing.T) {
 		mustCreate(t, a, other)
 		ch, stop := b.Watch(q.ID)
 		otherCh, stopOther := b.Watch(other.ID)
-		if _, err := a.RecordMessage(ctx, q.ID, core.MessageRef{Surface: core.SurfaceSlack, Room: "C", ID: "1", Delivery: "d"}, core.Event{}); err != nil {
+		if err := a.RecordMessage(ctx, q.ID, core.MessageRef{Surface: core.SurfaceSlack, Room: "C", ID: "1", Delivery: "d"}, core.Event{}); err != nil {
 			t.Fatal(err)
 		}
 		waitSignal(t, ch, "record message")
@@ -69,7 +69,7 @@ func TestWatchNeverBlocks(t *testing.T) {
 	ch, stop := s.Watch(q.ID)
 	defer stop()
 	for range 5 {
-		if _, err := s.Renotify(t.Context(), core.Renotice{QuestionID: q.ID, Count: true, Now: t0}); err != nil {
+		if err := s.Renotify(t.Context(), core.Renotice{QuestionID: q.ID, Count: true, Now: t0}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -195,7 +195,7 @@ func TestWokenWatchersReadTheClose(t *testing.T) {
 	}
 	waitSignal(t, ch2, "close")
 	ref := core.MessageRef{Surface: core.SurfaceSlack, Room: "C", ID: "late", Delivery: "late"}
-	if _, err := a.RecordMessage(ctx, q2.ID, ref, core.Event{}); err != nil {
+	if err := a.RecordMessage(ctx, q2.ID, ref, core.Event{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := mustGet(t, a, q2.ID); len(got.Messages) != 1 || got.Messages[0].ID != "late" {

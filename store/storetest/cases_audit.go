@@ -43,7 +43,7 @@ func testAuditChain(t *testing.T, h Harness) {
 		t.Fatal("a second answer was accepted")
 	}
 	ref := core.MessageRef{Surface: core.SurfaceSlack, Room: "C1", ID: "1.2", Delivery: string(kept.ID) + ":post:slack:C1", Kind: core.DeliverPost, At: e.clock.Now()}
-	if _, err := e.store.RecordMessage(ctx, kept.ID, ref, core.Event{QuestionID: kept.ID, At: e.clock.Now(), Kind: core.EventNotified}); err != nil {
+	if err := e.store.RecordMessage(ctx, kept.ID, ref, core.Event{QuestionID: kept.ID, At: e.clock.Now(), Kind: core.EventNotified}); err != nil {
 		t.Fatal(err)
 	}
 	rep := verify(key, "before the purge")

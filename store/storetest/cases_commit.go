@@ -39,7 +39,7 @@ func testCommitCAS(t *testing.T, h Harness) {
 		{Surface: core.SurfaceSlack, Room: "C1", ID: "1.1", Delivery: "d-slack"},
 		{Surface: core.SurfaceTelegram, Room: "-1001", ID: "7", Delivery: "d-telegram"},
 	} {
-		if _, err := e.svc.RecordMessage(t.Context(), q.ID, card); err != nil {
+		if err := e.svc.RecordMessage(t.Context(), q.ID, card); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -98,11 +98,11 @@ func testVersionMoves(t *testing.T, h Harness) {
 	e := newEnv(t, h)
 	q := e.ask(decision("ops"))
 	v0 := e.get(q.ID)
-	if _, err := e.svc.RecordMessage(t.Context(), q.ID, core.MessageRef{Surface: core.SurfaceSlack, Room: "C1", ID: "1.1", Delivery: "d1"}); err != nil {
+	if err := e.svc.RecordMessage(t.Context(), q.ID, core.MessageRef{Surface: core.SurfaceSlack, Room: "C1", ID: "1.1", Delivery: "d1"}); err != nil {
 		t.Fatal(err)
 	}
 	v1 := e.get(q.ID)
-	if _, err := e.store.Renotify(t.Context(), core.Renotice{QuestionID: q.ID, Now: epoch, Count: true,
+	if err := e.store.Renotify(t.Context(), core.Renotice{QuestionID: q.ID, Now: epoch, Count: true,
 		Event: core.Event{QuestionID: q.ID, At: epoch, Kind: core.EventReminded}}); err != nil {
 		t.Fatal(err)
 	}

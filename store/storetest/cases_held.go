@@ -48,7 +48,7 @@ func (e *env) askWithCards(in core.AskInput) *core.Question {
 		{Surface: core.SurfaceSlack, Room: "C1", ID: slackCard, Delivery: string(q.ID) + ":post:slack"},
 		{Surface: core.SurfaceTelegram, Room: "-1001", ID: telegramCard, Delivery: string(q.ID) + ":post:telegram"},
 	} {
-		if _, err := e.svc.RecordMessage(e.t.Context(), q.ID, ref); err != nil {
+		if err := e.svc.RecordMessage(e.t.Context(), q.ID, ref); err != nil {
 			e.t.Fatal(err)
 		}
 	}

@@ -288,18 +288,20 @@ func testMessages(t *testing.T, h Harness) {
 	q := e.ask(decision("ops"))
 	post := e.claimAll(core.SurfaceSlack, "c1")[0]
 	ref := core.MessageRef{Surface: core.SurfaceSlack, Room: "C1", ID: "1700000000.000100", Delivery: post.Key}
-	if _, err := e.svc.RecordMessage(t.Context(), q.ID, ref); err != nil {
+	if err := e.svc.RecordMessage(t.Context(), q.ID, ref); err != nil {
 		t.Fatal(err)
 	}
 	// A repeat of the same delivery is recognised, not recorded twice.
 	ref2 := ref
 	ref2.ID = "1700000000.000200"
-	got, err := e.svc.RecordMessage(t.Context(), q.ID, ref2)
-	if err != nil || len(got.Messages) != 1 || got.Messages[0].ID != ref.ID {
-		t.Fatalf("repeat record: %+v, %v", got, err)
+	if err := e.svc.RecordMessage(t.Context(), q.ID, ref2); err != nil {
+		t.Fatalf("repeat record: %v", err)
+	}
+	if got := e.get(q.ID); len(got.Messages) != 1 || got.Messages[0].ID != ref.ID {
+		t.Fatalf("after a repeat record: %+v", got.Messages)
 	}
 	tg := core.MessageRef{Surface: core.SurfaceTelegram, Room: "-1001", ID: "42", Delivery: string(q.ID) + ":post:telegram:-1001"}
-	if _, err := e.svc.RecordMessage(t.Context(), q.ID, tg); err != nil {
+	if err := e.svc.RecordMessage(t.Context(), q.ID, tg); err != nil {
 		t.Fatal(err)
 	}
 	if got := coretest.Kinds(e.events(q.ID)); !cmp.Equal(got, []core.EventKind{core.EventAsked, core.EventNotified, core.EventNotified}) {
@@ -361,9 +363,11 @@ func testLateCard(t *testing.T, h Harness) {
 		t.Fatal(err)
 	}
 	ref := core.MessageRef{Surface: core.SurfaceSlack, Room: "C1", ID: "1700000000.000300", Delivery: string(q.ID) + ":post:slack:C1"}
-	got, err := e.svc.RecordMessage(t.Context(), q.ID, ref)
-	if err != nil || got.State != core.StateAnswered || len(got.Messages) != 1 {
-		t.Fatalf("late record: %+v, %v", got, err)
+	if err := e.svc.RecordMessage(t.Context(), q.ID, ref); err != nil {
+		t.Fatalf("late record: %v", err)
+	}
+	if got := e.get(q.ID); got.State != core.StateAnswered || len(got.Messages) != 1 {
+		t.Fatalf("after a late record: %+v", got)
 	}
 	ds := e.claimAll(core.SurfaceSlack, "c")
 	if len(ds) != 1 || ds[0].Kind != core.DeliverUpdate || ds[0].Message == nil || ds[0].Message.ID != ref.ID {
@@ -379,7 +383,7 @@ func testLateCard(t *testing.T, h Harness) {
 		t.Fatal(err)
 	}
 	fref := core.MessageRef{Surface: core.SurfaceSlack, Room: "C1", ID: "1700000000.000400", Delivery: string(f.ID) + ":post:slack:C1"}
-	if _, err := e.svc.RecordMessage(t.Context(), f.ID, fref); err != nil {
+	if err := e.svc.RecordMessage(t.Context(), f.ID, fref); err != nil {
 		t.Fatal(err)
 	}
 	ds = e.claimAll(core.SurfaceSlack, "c")

@@ -50,7 +50,7 @@ func testQuorumApproval(t *testing.T, h Harness) {
 	if q.Quorum != 2 {
 		t.Fatalf("quorum %d, want the route's 2", q.Quorum)
 	}
-	if _, err := e.svc.RecordMessage(t.Context(), q.ID, core.MessageRef{Surface: core.SurfaceSlack, Room: "C", ID: "1.1", Delivery: "d1"}); err != nil {
+	if err := e.svc.RecordMessage(t.Context(), q.ID, core.MessageRef{Surface: core.SurfaceSlack, Room: "C", ID: "1.1", Delivery: "d1"}); err != nil {
 		t.Fatal(err)
 	}
 	e.claimAll(core.SurfaceSlack, "c")

@@ -152,7 +152,7 @@ func testDMs(t *testing.T, h Harness) {
 		{Surface: core.SurfaceSlack, Room: "C3", ID: "1.1", Delivery: string(q.ID) + ":post:slack:C3"},
 		{Surface: core.SurfaceTelegram, Room: core.DMRoom("2002"), ID: "77", Delivery: string(q.ID) + ":post:dm:bob"},
 	} {
-		if _, err := e.svc.RecordMessage(t.Context(), q.ID, ref); err != nil {
+		if err := e.svc.RecordMessage(t.Context(), q.ID, ref); err != nil {
 			t.Fatal(err)
 		}
 	}

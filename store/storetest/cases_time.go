@@ -408,13 +408,13 @@ type failingRenotify struct {
 	ok int
 }
 
-func (f *failingRenotify) Renotify(ctx context.Context, r core.Renotice) (*core.Question, error) {
+func (f *failingRenotify) Renotify(ctx context.Context, r core.Renotice) error {
 	f.mu.Lock()
 	pass := f.ok > 0
 	f.ok--
 	f.mu.Unlock()
 	if !pass {
-		return nil, errors.New("store went away")
+		return errors.New("store went away")
 	}
 	return f.Store.Renotify(ctx, r)
 }

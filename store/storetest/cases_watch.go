@@ -44,7 +44,7 @@ func testWatchedReads(t *testing.T, h Harness) {
 		t.Fatalf("after the close: %s with %d cards, want answered with none", got.State, len(got.Messages))
 	}
 	ref := core.MessageRef{Surface: core.SurfaceSlack, Room: "C1", ID: "1700000000.000500", Delivery: post.Key}
-	if _, err := e.svc.RecordMessage(ctx, q.ID, ref); err != nil {
+	if err := e.svc.RecordMessage(ctx, q.ID, ref); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.get(q.ID); len(got.Messages) != 1 || got.Messages[0].ID != ref.ID {

@@ -25,12 +25,13 @@
 -- this one changes nothing and answers as applied, rather than post the
 -- question again or say the deadline moved (it moved it).
 --
--- Returns {C_OK, 0, fields}              applied (by this run or, sent
---                                        again, by the first); fields =
---                                        the hash as it now stands
---         {C_NOT_FOUND}                  no such question
---         {C_NOT_OPEN, 0, fields}        closed; nothing changed
---         {C_DEADLINE_MOVED, 0, fields}  deadline differs; nothing changed
+-- Returns {C_OK}                  applied (by this run or, sent again, by
+--                                 the first); no fields, as its callers
+--                                 read none (core.Store.Renotify)
+--         {C_NOT_FOUND}           no such question
+--         {C_NOT_OPEN, 0, fields} closed; nothing changed; fields = the
+--                                 hash, which names the closer in the error
+--         {C_DEADLINE_MOVED}      deadline differs; nothing changed
 -- An unknown surface is a script error, raised before any write.
 
 local q = KEYS[1]
@@ -49,13 +50,13 @@ if not state then
   return {C_NOT_FOUND, 0, {}, {}}
 end
 if f[4] and string.find(' ' .. f[4] .. ' ', ' ' .. attempt .. ' ', 1, true) then
-  return {C_OK, 0, record(q, KEYS[5], KEYS[6]), {}}
+  return {C_OK, 0, {}, {}}
 end
 if state ~= 'open' then
   return {C_NOT_OPEN, 0, record(q, KEYS[5], KEYS[6]), {}}
 end
 if ARGV[6] ~= '' and f[2] ~= ARGV[6] then
-  return {C_DEADLINE_MOVED, 0, record(q, KEYS[5], KEYS[6]), {}}
+  return {C_DEADLINE_MOVED, 0, {}, {}}
 end
 
 local kept = {}
@@ -84,4 +85,4 @@ for i = 0, nd - 1 do
   redis.call('XADD', boxes[ARGV[13 + 2 * i]], '*', 'd', ARGV[14 + 2 * i])
 end
 redis.call('PUBLISH', ARGV[5], id)
-return {C_OK, 0, record(q, KEYS[5], KEYS[6]), {}}
+return {C_OK, 0, {}, {}}

@@ -211,11 +211,15 @@ func (s *Store) wrap(op string, err error) error {
 // and an older one refuses them instead of misreading.
 
 type questionRecord struct {
-	V int            `json:"v"`
-	Q *core.Question `json:"q"`
+	V int `json:"v"`
 	// Ver is the question's version (core.Question.Version), which its
 	// JSON leaves out; absent (0) on records never changed since create.
-	Ver int64 `json:"ver,omitempty"`
+	// State is the question's, again. Both come before the question, so
+	// that a compare-and-set reads them and stops (decodeHead); records
+	// written before had neither here and Ver after the question.
+	Ver   int64          `json:"ver,omitempty"`
+	State core.State     `json:"state"`
+	Q     *core.Question `json:"q"`
 }
 
 type runRecord struct {
@@ -252,7 +256,7 @@ func checkVersion(what string, v int) error {
 }
 
 func encodeQuestion(q *core.Question) ([]byte, error) {
-	return json.Marshal(questionRecord{V: schemaVersion, Q: q, Ver: q.Version})
+	return json.Marshal(questionRecord{V: schemaVersion, Ver: q.Version, State: q.State, Q: q})
 }
 
 func decodeQuestion(b []byte) (*core.Question, error) {
@@ -269,26 +273,6 @@ func decodeQuestion(b []byte) (*core.Question, error) {
 	r.Q.Normalize()
 	r.Q.Version = r.Ver
 	return r.Q, nil
-}
-
-// questionHead is what a change's compare-and-set reads of a stored
-// question record: its layout, the question's version and its state.
-// Decoding only these skips the rest of the record instead of building
-// the whole question, inside the one writer's transaction.
-type questionHead struct {
-	V   int   `json:"v"`
-	Ver int64 `json:"ver"`
-	Q   struct {
-		State core.State `json:"state"`
-	} `json:"q"`
-}
-
-func decodeHead(b []byte) (questionHead, error) {
-	var h questionHead
-	if err := json.Unmarshal(b, &h); err != nil {
-		return h, fmt.Errorf("decode question: %w", err)
-	}
-	return h, checkVersion("question", h.V)
 }
 
 func decodeOutbox(b []byte) (*outboxRecord, error) {

@@ -45,7 +45,7 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 		if err != nil {
 			return refuse(err)
 		}
-		if head.Ver != c.From() || head.Q.State != core.StateOpen {
+		if head.Ver != c.From() || head.State != core.StateOpen {
 			stored, err := getQuestion(tx, id)
 			if err != nil {
 				return refuse(err)

@@ -136,32 +136,68 @@ func (s *Service) resolve(ctx context.Context, a attempt) (out Outcome, err erro
 }
 
 // try is one pass of an attempt: one read (unless q, the question as the
-// store last had it, is given), the checks, Next and one Commit. A try
-// after a stale one reads the question as stored, not a local copy that
-// may not show the change it lost to yet.
+// store last had it, is given), the checks of who may act, Next and one
+// Commit.
 func (s *Service) try(ctx context.Context, a attempt, q *Question, again bool) (Outcome, error) {
 	if !ValidID(a.id) {
 		return Outcome{}, ErrNotFound
 	}
 	if q == nil {
-		read := s.store.ReadToChange
-		if again {
-			read = s.store.Get
-		}
 		var err error
-		if q, err = read(ctx, a.id); err != nil {
-			if ErrorCode(err) == CodeNotFound {
-				return Outcome{}, ErrNotFound
-			}
-			return Outcome{}, Internal(a.op, err)
+		if q, err = s.readFor(ctx, a, again); err != nil {
+			return Outcome{}, err
 		}
 	}
+	q, a, err := s.admit(ctx, a, q)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if !q.Open() {
+		return Outcome{}, &ClosedError{Question: q}
+	}
+	c, err := s.changeOf(a, q)
+	if err != nil {
+		return Outcome{}, err
+	}
+	return s.commit(ctx, a, c)
+}
+
+// readFor reads the question an attempt acts on. A try after a stale one
+// reads the question as stored, not a local copy that may not show the
+// change it lost to yet.
+func (s *Service) readFor(ctx context.Context, a attempt, again bool) (*Question, error) {
+	read := s.store.ReadToChange
+	if again {
+		read = s.store.Get
+	}
+	q, err := read(ctx, a.id)
+	return q, s.readErr(a, err)
+}
+
+// readErr is a read's error as an attempt reports it: an unknown id as
+// ErrNotFound, whatever the store's words, and the rest as internal.
+func (s *Service) readErr(a attempt, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case ErrorCode(err) == CodeNotFound:
+		return ErrNotFound
+	default:
+		return Internal(a.op, err)
+	}
+}
+
+// admit checks that the attempt's actor may act on q, by its door (law
+// 6), and returns the question the checks were decided on and the
+// attempt with its actor as configured (s.identify: a person's accounts
+// are named once, across platforms).
+func (s *Service) admit(ctx context.Context, a attempt, q *Question) (*Question, attempt, error) {
 	switch a.door {
 	case doorAgent:
 		// An agent that did not ask the question cannot see it, so it
 		// gets the same answer as for an unknown id (law 6).
 		if a.owner != "" && q.Agent != a.owner {
-			return Outcome{}, ErrNotFound
+			return nil, a, ErrNotFound
 		}
 	case doorHuman:
 		who := s.identify(a.actor)
@@ -170,55 +206,57 @@ func (s *Service) try(ctx context.Context, a attempt, q *Question, again bool) (
 			// A copy ReadToChange kept may not yet show an escalation made
 			// on another replica (its renotice count trails), so a refusal
 			// is decided on the question as stored.
-			var err error
-			if q, err = s.store.Get(ctx, a.id); err != nil {
-				if ErrorCode(err) == CodeNotFound {
-					return Outcome{}, ErrNotFound
-				}
-				return Outcome{}, Internal(a.op, err)
+			stored, err := s.store.Get(ctx, a.id)
+			if err != nil {
+				return nil, a, s.readErr(a, err)
 			}
+			q = stored
 		}
 		if !s.allowed(q, who) {
-			return Outcome{}, s.forbid(ctx, q, who, a.op)
+			return nil, a, s.forbid(ctx, q, who, a.op)
 		}
 	}
-	if !q.Open() {
-		return Outcome{}, &ClosedError{Question: q}
-	}
+	return q, a, nil
+}
+
+// changeOf builds the attempt's transition of the open question q and
+// computes its change (Next).
+func (s *Service) changeOf(a attempt, q *Question) (Change, error) {
 	now := s.now()
 	t, err := a.build(q, now)
 	if err != nil {
-		return Outcome{}, err
+		return Change{}, err
 	}
 	t.QuestionID, t.Now = q.ID, now
 	if a.shown != "" {
 		t.Shown = &ShownCard{Surface: a.actor.Surface, MessageID: a.shown}
 	}
 	c, err := Next(q, t)
-	if err != nil {
-		if ErrorCode(err) == CodeInternal {
-			return Outcome{}, Internal(a.op, err)
-		}
+	if err != nil && ErrorCode(err) == CodeInternal {
+		return Change{}, Internal(a.op, err)
+	}
+	return c, err
+}
+
+// commit stores the attempt's change (law 1) and says what became of it.
+// A stale change and a closed question are passed on as they are, for
+// resolve to try again or to tell who won.
+func (s *Service) commit(ctx context.Context, a attempt, c Change) (Outcome, error) {
+	after, err := s.store.Commit(ctx, c)
+	if err == nil {
+		return Outcome{Question: after, Closed: c.Closes(), Held: heldOf(c)}, nil
+	}
+	var stale *StaleError
+	if errors.As(err, &stale) || errors.Is(err, ErrClosed) {
 		return Outcome{}, err
 	}
-	after, err := s.store.Commit(ctx, c)
-	if err != nil {
-		var stale *StaleError
-		if errors.As(err, &stale) || errors.Is(err, ErrClosed) {
-			return Outcome{}, err
-		}
-		var applied *AppliedError
-		if errors.As(err, &applied) {
-			// Recorded, and closed since by someone else: this attempt
-			// did not close it, whatever the question says now.
-			return Outcome{Question: applied.Question}, nil
-		}
-		if ErrorCode(err) == CodeNotFound {
-			return Outcome{}, ErrNotFound
-		}
-		return Outcome{}, Internal(a.op, err)
+	var applied *AppliedError
+	if errors.As(err, &applied) {
+		// Recorded, and closed since by someone else: this attempt did
+		// not close it, whatever the question says now.
+		return Outcome{Question: applied.Question}, nil
 	}
-	return Outcome{Question: after, Closed: c.Closes(), Held: heldOf(c)}, nil
+	return Outcome{}, s.readErr(a, err)
 }
 
 // Apply applies t to question t.QuestionID as st stores it and returns

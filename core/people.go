@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -51,77 +52,101 @@ type directory struct {
 
 // newDirectory checks people and groups and indexes them. Errors name what
 // is wrong in the configuration's own terms: the id claimed twice and both
-// people claiming it, the unknown member and its group.
+// people claiming it, the unknown member and its group. People, groups and
+// a person's surfaces are checked in name order, so the error a
+// configuration gets is the same on every start.
 func newDirectory(people map[string]Person, groups map[string]Group) (directory, error) {
 	d := directory{people: map[string]Person{}, groups: map[string]Group{}, byID: map[Surface]map[string]string{}}
 	for _, name := range sortedKeys(people) {
-		p := people[name]
-		p.Name = name
-		if err := checkName("people", name); err != nil {
+		if err := d.addPerson(name, people[name]); err != nil {
 			return d, err
 		}
-		if err := checkLen("people", "people."+name+".name", p.DisplayName, MaxTitleLen); err != nil {
-			return d, err
-		}
-		for surface, ids := range p.IDs {
-			if !slices.Contains(AnswerSurfaces, surface) {
-				return d, fmt.Errorf("people.%s: %q is not %s", name, surface, SurfaceNames(AnswerSurfaces))
-			}
-			if surface.IsChat() && len(ids) > 1 {
-				return d, fmt.Errorf("people.%s.%s: one account per chat surface, not %d", name, surface, len(ids))
-			}
-			for _, id := range ids {
-				if strings.TrimSpace(id) == "" {
-					return d, fmt.Errorf("people.%s.%s: an id is empty", name, surface)
-				}
-				if d.byID[surface] == nil {
-					d.byID[surface] = map[string]string{}
-				}
-				if other, ok := d.byID[surface][id]; ok {
-					if other == name {
-						return d, fmt.Errorf("people.%s.%s: id %q is listed twice", name, surface, id)
-					}
-					return d, fmt.Errorf("people: %s id %q is claimed by both %q and %q", surface, id, other, name)
-				}
-				d.byID[surface][id] = name
-			}
-		}
-		if p.Prefer != "" {
-			if !p.Prefer.IsChat() {
-				return d, fmt.Errorf("people.%s.prefer: %q is not %s", name, p.Prefer, SurfaceNames(ChatSurfaces))
-			}
-			if len(p.IDs[p.Prefer]) == 0 {
-				return d, fmt.Errorf("people.%s.prefer: %s, but no %s id is given", name, p.Prefer, p.Prefer)
-			}
-		}
-		if p.DM && p.dmSurface() == "" {
-			return d, fmt.Errorf("people.%s.dm: direct messages need an id on %s", name, SurfaceNames(ChatSurfaces))
-		}
-		d.people[name] = p
 	}
 	for _, name := range sortedKeys(groups) {
-		g := groups[name]
-		g.Name = name
-		if err := checkName("groups", name); err != nil {
+		if err := d.addGroup(name, groups[name]); err != nil {
 			return d, err
 		}
-		if len(g.Members) == 0 {
-			return d, fmt.Errorf("groups.%s: a group needs at least one person", name)
-		}
-		seen := map[string]bool{}
-		for _, m := range g.Members {
-			if _, ok := d.people[m]; !ok {
-				return d, fmt.Errorf("groups.%s: no person named %q", name, m)
-			}
-			if seen[m] {
-				return d, fmt.Errorf("groups.%s: %q is listed twice", name, m)
-			}
-			seen[m] = true
-		}
-		g.Members = slices.Clone(g.Members)
-		d.groups[name] = g
 	}
 	return d, nil
+}
+
+// addPerson checks person name and claims their accounts.
+func (d *directory) addPerson(name string, p Person) error {
+	p.Name = name
+	if err := checkName("people", name); err != nil {
+		return err
+	}
+	if err := checkLen("people", "people."+name+".name", p.DisplayName, MaxTitleLen); err != nil {
+		return err
+	}
+	for _, surface := range slices.Sorted(maps.Keys(p.IDs)) {
+		if err := d.claim(name, surface, p.IDs[surface]); err != nil {
+			return err
+		}
+	}
+	if p.Prefer != "" {
+		if !p.Prefer.IsChat() {
+			return fmt.Errorf("people.%s.prefer: %q is not %s", name, p.Prefer, SurfaceNames(ChatSurfaces))
+		}
+		if len(p.IDs[p.Prefer]) == 0 {
+			return fmt.Errorf("people.%s.prefer: %s, but no %s id is given", name, p.Prefer, p.Prefer)
+		}
+	}
+	if p.DM && p.dmSurface() == "" {
+		return fmt.Errorf("people.%s.dm: direct messages need an id on %s", name, SurfaceNames(ChatSurfaces))
+	}
+	d.people[name] = p
+	return nil
+}
+
+// claim indexes person name's ids on surface, each id one person's.
+func (d *directory) claim(name string, surface Surface, ids []string) error {
+	if !slices.Contains(AnswerSurfaces, surface) {
+		return fmt.Errorf("people.%s: %q is not %s", name, surface, SurfaceNames(AnswerSurfaces))
+	}
+	if surface.IsChat() && len(ids) > 1 {
+		return fmt.Errorf("people.%s.%s: one account per chat surface, not %d", name, surface, len(ids))
+	}
+	for _, id := range ids {
+		if strings.TrimSpace(id) == "" {
+			return fmt.Errorf("people.%s.%s: an id is empty", name, surface)
+		}
+		if d.byID[surface] == nil {
+			d.byID[surface] = map[string]string{}
+		}
+		if other, ok := d.byID[surface][id]; ok {
+			if other == name {
+				return fmt.Errorf("people.%s.%s: id %q is listed twice", name, surface, id)
+			}
+			return fmt.Errorf("people: %s id %q is claimed by both %q and %q", surface, id, other, name)
+		}
+		d.byID[surface][id] = name
+	}
+	return nil
+}
+
+// addGroup checks group name: at least one member, each a person, once.
+func (d *directory) addGroup(name string, g Group) error {
+	g.Name = name
+	if err := checkName("groups", name); err != nil {
+		return err
+	}
+	if len(g.Members) == 0 {
+		return fmt.Errorf("groups.%s: a group needs at least one person", name)
+	}
+	seen := map[string]bool{}
+	for _, m := range g.Members {
+		if _, ok := d.people[m]; !ok {
+			return fmt.Errorf("groups.%s: no person named %q", name, m)
+		}
+		if seen[m] {
+			return fmt.Errorf("groups.%s: %q is listed twice", name, m)
+		}
+		seen[m] = true
+	}
+	g.Members = slices.Clone(g.Members)
+	d.groups[name] = g
+	return nil
 }
 
 func checkName(section, name string) error {

@@ -66,6 +66,30 @@ func TestPeopleConfigRefusals(t *testing.T) {
 	}
 }
 
+// TestPeopleRefusalIsTheSameEachStart: a person with two faults is
+// refused for the same one on every start (their surfaces are checked in
+// name order, not in a map's), so the operator fixing a configuration
+// sees one error at a time, and the same one.
+func TestPeopleRefusalIsTheSameEachStart(t *testing.T) {
+	people := map[string]core.Person{"alice": {IDs: ids("api", " ", "fax", "1", "slack", "U1", "slack", "U2")}}
+	var first string
+	for range 40 {
+		_, err := core.New(coretest.OpenStore(t), core.Config{ActorKey: []byte("k"), People: people}, nil)
+		if err == nil {
+			t.Fatal("accepted")
+		}
+		if first == "" {
+			first = err.Error()
+		}
+		if err.Error() != first {
+			t.Fatalf("refused for %q, and on another start for %q", first, err)
+		}
+	}
+	if !strings.Contains(first, "people.alice.api") {
+		t.Fatalf("refused for %q; want the first surface in name order, api", first)
+	}
+}
+
 func TestPeopleDirectoryHidesAccounts(t *testing.T) {
 	svc := coretest.Service(t, coretest.OpenStore(t), coretest.Options{
 		People: map[string]core.Person{

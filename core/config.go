@@ -188,8 +188,8 @@ func bindRoutes(cfg Config, dir directory) (map[string]Route, error) {
 
 // checkRoute checks what route r says of itself and of the other routes.
 func checkRoute(cfg Config, routes map[string]Route, r Route) error {
-	for sf, entries := range r.Deciders {
-		for _, e := range entries {
+	for _, sf := range slices.Sorted(maps.Keys(r.Deciders)) { // the same refusal every start
+		for _, e := range r.Deciders[sf] {
 			if strings.HasPrefix(e, PersonPrefix) || strings.HasPrefix(e, GroupPrefix) {
 				return fmt.Errorf("deciders.%s: %q belongs in people, where it applies on every surface", sf, e)
 			}

@@ -90,6 +90,29 @@ func TestPeopleRefusalIsTheSameEachStart(t *testing.T) {
 	}
 }
 
+// TestRouteRefusalIsTheSameEachStart is the same for a route's deciders
+// on two surfaces.
+func TestRouteRefusalIsTheSameEachStart(t *testing.T) {
+	routes := map[string]core.Route{"r": {Deciders: map[core.Surface][]string{
+		core.SurfaceTelegram: {"person:alice"}, core.SurfaceDiscord: {"group:leads"}, core.SurfaceSlack: {"person:bob"}}}}
+	var first string
+	for range 40 {
+		_, err := core.New(coretest.OpenStore(t), core.Config{ActorKey: []byte("k"), Routes: routes}, nil)
+		if err == nil {
+			t.Fatal("accepted")
+		}
+		if first == "" {
+			first = err.Error()
+		}
+		if err.Error() != first {
+			t.Fatalf("refused for %q, and on another start for %q", first, err)
+		}
+	}
+	if !strings.Contains(first, "deciders.discord") {
+		t.Fatalf("refused for %q; want the first surface in name order, discord", first)
+	}
+}
+
 func TestPeopleDirectoryHidesAccounts(t *testing.T) {
 	svc := coretest.Service(t, coretest.OpenStore(t), coretest.Options{
 		People: map[string]core.Person{

@@ -234,7 +234,7 @@ func parseFile(raw []byte, getenv func(string) string) (File, error) {
 // file with several mistakes names the same one first each time, and adds
 // each route's one-way rooms to its rooms.
 func checkRoutes(f *File) error {
-	for _, name := range slices.Sorted(maps.Keys(f.Routes)) {
+	for _, name := range inOrder(f.Routes) {
 		if name == "" {
 			return fmt.Errorf("routes: a route needs a name")
 		}
@@ -263,7 +263,8 @@ func checkRoute(f File, key string, r RouteFile) error {
 			return fmt.Errorf("%s.rooms[%d].id is required", key, i)
 		}
 	}
-	for surface, ids := range r.Deciders {
+	for _, surface := range inOrder(r.Deciders) {
+		ids := r.Deciders[surface]
 		if _, err := core.ParseSurface(surface); err != nil {
 			return fmt.Errorf("%s.deciders.%s: not a surface: %s", key, surface, core.SurfaceNames(core.AnswerSurfaces))
 		}
@@ -356,7 +357,7 @@ func checkPolicies(f File) error {
 	if maxTimeout == 0 {
 		maxTimeout = core.DefaultMaxTimeout
 	}
-	for _, name := range slices.Sorted(maps.Keys(f.Routes)) {
+	for _, name := range inOrder(f.Routes) {
 		if _, err := core.CompileRules(name, f.Routes[name].rules(), routeNames, maxTimeout); err != nil {
 			return err
 		}
@@ -364,11 +365,17 @@ func checkPolicies(f File) error {
 	return nil
 }
 
+// inOrder is m's keys in order. The file's maps are checked in it, so that
+// a file with several faults is refused for the same one on every start
+// and reload, not for whichever a map's order meets first.
+func inOrder[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+
 // checkPeople checks the people, groups and routes' people entries the
 // way core will, and that every token a person names is configured (a
 // misspelt token name would quietly leave the person unrecognised).
 func checkPeople(f File, tokens map[string]bool) error {
-	for name, p := range f.People {
+	for _, name := range inOrder(f.People) {
+		p := f.People[name]
 		if p.Email != "" {
 			if err := checkAddress(p.Email); err != nil {
 				return fmt.Errorf("people.%s.email: %w", name, err)
@@ -391,9 +398,10 @@ func checkPeople(f File, tokens map[string]bool) error {
 		}
 	}
 	routes := make(map[string]core.Route, len(f.Routes))
-	for name, r := range f.Routes {
-		for surface, ids := range r.Deciders {
-			for j, id := range ids {
+	for _, name := range inOrder(f.Routes) {
+		r := f.Routes[name]
+		for _, surface := range inOrder(r.Deciders) {
+			for j, id := range r.Deciders[surface] {
 				if strings.HasPrefix(id, core.PersonPrefix) || strings.HasPrefix(id, core.GroupPrefix) {
 					return fmt.Errorf("routes.%s.deciders.%s[%d]: %q goes in routes.%s.people, where it applies on every surface", name, surface, j, id, name)
 				}

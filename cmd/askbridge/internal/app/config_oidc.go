@@ -48,8 +48,8 @@ func checkOIDC(f *File, getenv func(string) string) error {
 	}
 	o := f.OIDC
 	if o == nil {
-		for name, p := range f.People {
-			if p.OIDC != "" {
+		for _, name := range inOrder(f.People) {
+			if f.People[name].OIDC != "" {
 				return fmt.Errorf("people.%s.oidc: set, but there is no oidc section", name)
 			}
 		}
@@ -76,8 +76,8 @@ func checkOIDC(f *File, getenv func(string) string) error {
 	if err := checkProviderURL(o.RedirectURL, true); err != nil {
 		return fmt.Errorf("oidc.redirect_url: %w", err)
 	}
-	for group, role := range o.Roles {
-		if !consoleRole(role) {
+	for _, group := range inOrder(o.Roles) {
+		if role := o.Roles[group]; !consoleRole(role) {
 			return fmt.Errorf("oidc.roles.%s: %q is not observer, operator or admin", group, role)
 		}
 	}
@@ -88,8 +88,8 @@ func checkOIDC(f *File, getenv func(string) string) error {
 		return fmt.Errorf("oidc: roles (or default_role) must give someone a console role")
 	}
 	seen := map[string]string{}
-	for name, p := range f.People {
-		v := o.claimOf(p)
+	for _, name := range inOrder(f.People) {
+		v := o.claimOf(f.People[name])
 		if v == "" {
 			continue
 		}

@@ -85,3 +85,31 @@ func TestOIDCConfigNamesTheBadKey(t *testing.T) {
 		t.Fatalf("a provider on loopback over http: %v", err)
 	}
 }
+
+// TestParseFileNamesTheFirstFaultByName: a file with the same fault in
+// several entries of one of its maps (a route's deciders, people, routes,
+// the oidc section's roles, one email claimed three times) is refused
+// for the first entry by name, on every load, not for whichever a map's
+// order met first.
+func TestParseFileNamesTheFirstFaultByName(t *testing.T) {
+	oidc := "oidc:\n  issuer: https://login.example.com\n  client_id: askbridge\n  client_secret: s3cret-0123456789\n" +
+		"  redirect_url: https://askbridge.example.com/oidc/callback\n"
+	for _, tt := range []struct{ name, yaml, want string }{
+		{"deciders on surfaces that are not", "routes: {a: {deciders: {irc: [x], fax: [y], zz: [z]}}}", "routes.a.deciders.fax:"},
+		{"people's addresses", "people: {carol: {email: nope}, bob: {email: nah}, dave: {email: no}}", "people.bob.email:"},
+		{"people on routes' deciders", "routes: {c: {deciders: {slack: ['person:x']}}, b: {deciders: {slack: ['person:y']}}}", "routes.b.deciders.slack[0]"},
+		{"people's oidc without the section", "people: {carol: {oidc: c}, bob: {oidc: b}, dave: {oidc: d}}", "people.bob.oidc"},
+		{"roles that are not", oidc + "  roles: {sre: root, ops: boss, dev: king}\n", "oidc.roles.dev:"},
+		{"an email claimed three times", oidc + "  roles: {sre: operator}\npeople:\n  c: {oidc: x@example.com}\n  a: {email: x@example.com}\n  b: {email: X@example.com}\n",
+			`claimed by both "a" and "b"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			for range 30 {
+				_, err := parseFile([]byte(tt.yaml), func(string) string { return "" })
+				if err == nil || !strings.Contains(err.Error(), tt.want) {
+					t.Fatalf("error %v, want one naming %q", err, tt.want)
+				}
+			}
+		})
+	}
+}

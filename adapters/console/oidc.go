@@ -8,9 +8,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -106,8 +108,8 @@ func newIDP(c OIDC) (*idp, error) {
 	if u, err := url.Parse(c.RedirectURL); err != nil || u.Path != "/oidc/callback" || (u.Scheme != "https" && u.Scheme != "http") {
 		return nil, fmt.Errorf("console: the OIDC redirect URL %q is not this console's /oidc/callback", c.RedirectURL)
 	}
-	for g, r := range c.Roles {
-		if roleRank(r) == 0 {
+	for _, g := range slices.Sorted(maps.Keys(c.Roles)) { // the same refusal every time
+		if r := c.Roles[g]; roleRank(r) == 0 {
 			return nil, fmt.Errorf("console: OIDC group %q maps to %q, not observer, operator or admin", g, r)
 		}
 	}

@@ -81,9 +81,9 @@ var _ core.ChatAdapter = (*Adapter)(nil)
 
 // New checks opts and returns the adapter; it makes no call to ntfy.
 func New(svc *core.Service, opts Options) (*Adapter, error) {
-	for name, u := range map[string]string{"server": opts.ServerURL, "public": opts.PublicURL} {
-		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
-			return nil, fmt.Errorf("ntfy: the %s URL %q is not an http(s) URL", name, u)
+	for _, v := range []struct{ name, url string }{{"server", opts.ServerURL}, {"public", opts.PublicURL}} { // the same refusal every time
+		if !strings.HasPrefix(v.url, "http://") && !strings.HasPrefix(v.url, "https://") {
+			return nil, fmt.Errorf("ntfy: the %s URL %q is not an http(s) URL", v.name, v.url)
 		}
 	}
 	signer, err := actionlink.NewSigner(opts.Key)

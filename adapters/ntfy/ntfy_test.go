@@ -316,3 +316,13 @@ func TestBudgets(t *testing.T) {
 		t.Fatalf("an update spends %+v", up)
 	}
 }
+
+// TestNewRefusesTheServerURLFirst: with both URLs wrong, the refusal
+// names the server's, every time.
+func TestNewRefusesTheServerURLFirst(t *testing.T) {
+	for range 30 {
+		if _, err := ntfy.New(nil, ntfy.Options{ServerURL: "ntfy.example", PublicURL: "ftp://askbridge.example"}); err == nil || !strings.Contains(err.Error(), "the server URL") {
+			t.Fatalf("New: %v; want the server URL refused", err)
+		}
+	}
+}

@@ -293,38 +293,44 @@ func (s *Store) Ping(ctx context.Context) error {
 	type doer interface {
 		Do(ctx context.Context, args ...any) *goredis.Cmd
 	}
-	nodes := map[string]doer{}
-	what := map[string]string{}
+	// The primaries, each once, in the order of their first shard: asked
+	// in that order, several failing give the same answer each time.
+	type node struct {
+		doer
+		what string
+	}
+	var nodes []node
+	seen := map[string]bool{}
 	if cc, ok := s.base().(*goredis.ClusterClient); ok {
 		for shard := range s.shards {
 			n, err := cc.MasterForKey(ctx, s.k.tag(shard))
 			if err != nil {
 				return pingError(op, "the cluster's map of slots cannot be read", err)
 			}
-			addr := n.Options().Addr
-			if _, seen := nodes[addr]; !seen {
-				nodes[addr], what[addr] = n, fmt.Sprintf("the primary of shard %d", shard)
+			if addr := n.Options().Addr; !seen[addr] {
+				seen[addr] = true
+				nodes = append(nodes, node{n, fmt.Sprintf("the primary of shard %d", shard)})
 			}
 		}
 	} else {
-		nodes[""], what[""] = s.base(), "the primary"
+		nodes = append(nodes, node{s.base(), "the primary"})
 	}
-	for addr, n := range nodes {
+	for _, n := range nodes {
 		role, err := n.Do(ctx, "ROLE").Slice()
 		var rerr goredis.Error
 		if err != nil && errors.As(err, &rerr) && !failingOver(err) {
 			// ROLE refused (renamed, or not in an ACL's commands): whether
 			// the node answers is all that can be known.
 			if err := n.Do(ctx, "PING").Err(); err != nil {
-				return pingError(op, what[addr]+" does not answer", err)
+				return pingError(op, n.what+" does not answer", err)
 			}
 			continue
 		}
 		if err != nil {
-			return pingError(op, what[addr]+" does not answer", err)
+			return pingError(op, n.what+" does not answer", err)
 		}
 		if len(role) == 0 || role[0] != "master" {
-			return pingError(op, what[addr]+" answers as a replica: a failover is under way",
+			return pingError(op, n.what+" answers as a replica: a failover is under way",
 				&unavailableError{fmt.Errorf("ROLE says %v", role)})
 		}
 	}

@@ -208,3 +208,41 @@ func TestEvenTheSpreadByMovingSlots(t *testing.T) {
 		}
 	}
 }
+
+// TestPingNamesTheFirstShardDown: with two of three primaries gone, the
+// readiness check names the same one on every call, the primary of the
+// lowest shard among theirs, rather than whichever a map met first.
+func TestPingNamesTheFirstShardDown(t *testing.T) {
+	t.Parallel()
+	c := redistest.StartReplicatedCluster(t, 3, 0)
+	st, err := redisstore.Connect(t.Context(), redisstore.Dial{Topology: redisstore.Cluster, URL: c.URL()}, redisstore.Options{Shards: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	spread, err := st.Spread(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Ping(t.Context()); err != nil {
+		t.Fatalf("ping with every primary up: %v", err)
+	}
+	first := -1
+	for _, n := range c.Nodes[1:] {
+		for _, shard := range spread[n.Addr()] {
+			if first < 0 || shard < first {
+				first = shard
+			}
+		}
+		n.Close()
+	}
+	if first < 0 {
+		t.Fatalf("no shard on the primaries stopped: %v", spread)
+	}
+	want := fmt.Sprintf("the primary of shard %d does not answer", first)
+	for range 20 {
+		if err := st.Ping(t.Context()); err == nil || !strings.Contains(err.Error(), want+":") {
+			t.Fatalf("ping with two primaries gone: %v; want %q", err, want)
+		}
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/x509"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
@@ -89,7 +91,8 @@ func logSpread(ctx context.Context, st *redisstore.Store, log zerolog.Logger) {
 	}
 	counts := zerolog.Dict()
 	lo, hi := -1, 0
-	for addr, shards := range spread {
+	for _, addr := range slices.Sorted(maps.Keys(spread)) { // one order in every start's line
+		shards := spread[addr]
 		counts.Int(addr, len(shards))
 		hi = max(hi, len(shards))
 		if lo < 0 || len(shards) < lo {

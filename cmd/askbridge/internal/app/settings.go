@@ -264,9 +264,13 @@ func (s *TeamsSettings) check() error {
 	if s.TenantID == "" {
 		return fmt.Errorf("TEAMS_TENANT_ID: required with TEAMS_APP_ID (the Microsoft Entra tenant the bot posts in)")
 	}
-	for name, u := range map[string]string{"TEAMS_SERVICE_URL": s.ServiceURL, "TEAMS_TOKEN_URL": s.TokenURL, "TEAMS_OPENID_URL": s.OpenIDURL} {
-		if u != "" && !httpURL(u) {
-			return fmt.Errorf("%s: %q is not an http(s) URL", name, u)
+	// In a fixed order, so that several bad URLs are refused for the same
+	// one on every start.
+	for _, v := range []struct{ name, url string }{
+		{"TEAMS_SERVICE_URL", s.ServiceURL}, {"TEAMS_TOKEN_URL", s.TokenURL}, {"TEAMS_OPENID_URL", s.OpenIDURL},
+	} {
+		if v.url != "" && !httpURL(v.url) {
+			return fmt.Errorf("%s: %q is not an http(s) URL", v.name, v.url)
 		}
 	}
 	return nil

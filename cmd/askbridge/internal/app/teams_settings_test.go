@@ -33,6 +33,18 @@ func TestTeamsSettings(t *testing.T) {
 	}
 }
 
+// TestTeamsSettingsNameTheFirstBadURL: with several URLs wrong, the
+// refusal names the same one, the first in the order they are listed.
+func TestTeamsSettingsNameTheFirstBadURL(t *testing.T) {
+	env := map[string]string{"TEAMS_APP_ID": apptest.TmAppID, "TEAMS_APP_PASSWORD": apptest.TmSecret, "TEAMS_TENANT_ID": teamsfake.Tenant,
+		"TEAMS_TOKEN_URL": "login.example/token", "TEAMS_OPENID_URL": "login.example/openid"}
+	for range 30 {
+		if _, err := app.LoadSettings(func(k string) string { return env[k] }); err == nil || !strings.HasPrefix(err.Error(), "TEAMS_TOKEN_URL:") {
+			t.Fatalf("%v; want TEAMS_TOKEN_URL refused", err)
+		}
+	}
+}
+
 // TestREADMETeamsConfigLoads keeps the Teams example honest: it loads,
 // core takes it, and the person is known on Teams by their object id.
 func TestREADMETeamsConfigLoads(t *testing.T) {

@@ -136,95 +136,126 @@ func (f fit) b(n int) int { return max(n/f.div, 24) }
 
 // render is Card within f.
 func render(c card.Card, div int) AdaptiveCard {
-	f := fit{div: div, fallbacks: div < 8, edits: div < 16}
-	b := f.b
-	var body []Element
-	add := func(e ...Element) { body = append(body, e...) }
-	add(heading(c)...)
-	add(words(metaLine(c), subtle, func(e Element) { e["size"] = "small"; e["spacing"] = "none" }))
-	add(plain(c.Text, b(budgetQuestion), func(e Element) { e["size"] = "medium" }))
-	inputs := 0
-	shown := false
-	dropped := false
-	actions := func(as []card.Action) {
-		if !f.edits {
-			kept := as[:0:0]
-			for _, a := range as {
-				if a.Input == card.InputArguments {
-					dropped = true
-					continue
-				}
-				kept = append(kept, a)
-			}
-			as = kept
-		}
-		add(actionSet(as, &inputs, f)...)
-	}
+	r := &renderer{c: c, f: fit{div: div, fallbacks: div < 8, edits: div < 16}}
+	b := r.f.b
+	r.add(heading(c)...)
+	r.add(words(metaLine(c), subtle, func(e Element) { e["size"] = "small"; e["spacing"] = "none" }))
+	r.add(plain(c.Text, b(budgetQuestion), func(e Element) { e["size"] = "medium" }))
 	for _, s := range c.Sections {
-		switch s.Kind {
-		case card.SectionContext:
-			add(words("Context", bold), plain(s.Body, b(budgetContext)))
-		case card.SectionOption:
-			title := fmt.Sprintf("%d. %s", s.Index+1, cut(s.Title, b(core.MaxTitleLen)))
-			if s.Recommended {
-				title += card.RecommendedNote
-			}
-			add(plain(title, core.MaxTitleLen+40, bold), plain(s.Body, b(budgetOption)))
-		case card.SectionCall:
-			prefix := ""
-			if c.Progress != nil {
-				prefix = fmt.Sprintf("%d. ", s.Index+1)
-			}
-			add(plain(prefix+"Tool: "+cut(s.Title, b(budgetLabel)), budgetLabel+16, bold))
-			add(words("Arguments", subtle), plain(s.Body, b(budgetArgs), mono))
-			if s.Hash != "" {
-				add(words("sha256 "+s.Hash+"…", subtle, func(e Element) { e["size"] = "small" }))
-			}
-			if a := s.Answer; a != nil {
-				add(plain(fmt.Sprintf("Decided: %s (by %s, %s)", cut(a.Text, b(budgetLabel)), cut(a.By, b(budgetLabel)), a.At.UTC().Format(timeLayout)), 400))
-			}
-		case card.SectionItem:
-			if c.Progress != nil && !shown {
-				add(words(c.Progress.String(), subtle))
-				shown = true
-			}
-			add(plain(fmt.Sprintf("%d. %s", s.Index+1, cut(s.Title, b(budgetItem/3))), b(budgetItem), bold))
-			for _, o := range s.Choices {
-				line := "• " + cut(o.Label, b(core.MaxTitleLen))
-				if o.Recommended {
-					line += card.RecommendedNote
-				}
-				if o.Description != "" {
-					line += " — " + cut(o.Description, b(budgetItem/4))
-				}
-				add(plain(line, b(budgetItem)))
-			}
-			if a := s.Answer; a != nil {
-				add(plain(fmt.Sprintf("Answered: %s (by %s, %s)", cut(a.Text, b(budgetAnswer/4)), cut(a.By, b(budgetLabel)), a.At.UTC().Format(timeLayout)), b(budgetAnswer)))
-			}
-		default:
-			add(plain(s.Title, b(core.MaxTitleLen), bold), plain(s.Body, b(budgetContext)))
-		}
-		actions(s.Actions)
+		r.section(s)
+		r.actions(s.Actions)
 	}
-	if c.Progress != nil && !shown && c.Outcome == nil {
-		add(words(c.Progress.String(), subtle))
+	if c.Progress != nil && !r.shown && c.Outcome == nil {
+		r.add(words(c.Progress.String(), subtle))
 	}
 	if c.Tally != nil {
-		add(plain(strings.Join(c.Tally.Lines, "\n"), 600, subtle))
+		r.add(plain(strings.Join(c.Tally.Lines, "\n"), 600, subtle))
 	}
 	if c.Outcome != nil {
-		add(outcome(c, b)...)
-		return newCard(body)
+		r.add(outcome(c, b)...)
+		return newCard(r.body)
 	}
 	if c.TakesText() {
-		add(words("Or reply in this card's thread: a reply answers the "+replyTarget(c)+".", subtle, func(e Element) { e["size"] = "small" }))
+		r.add(words("Or reply in this card's thread: a reply answers the "+replyTarget(c)+".", subtle, func(e Element) { e["size"] = "small" }))
 	}
-	actions(c.Actions)
-	if dropped {
-		add(words(TooLongToEdit, subtle))
+	r.actions(c.Actions)
+	if r.dropped {
+		r.add(words(TooLongToEdit, subtle))
 	}
-	return newCard(body)
+	return newCard(r.body)
+}
+
+// renderer is one rendering of a card: the body so far, and what the
+// later parts depend on of the earlier.
+type renderer struct {
+	c       card.Card
+	f       fit
+	body    []Element
+	inputs  int  // inputs so far, each needing an id of its own
+	shown   bool // the form's progress is shown (before its first item)
+	dropped bool // an "Edit and approve" did not fit (TooLongToEdit)
+}
+
+func (r *renderer) add(e ...Element) { r.body = append(r.body, e...) }
+
+// actions adds as, without the edits of arguments when the card must be
+// cut so far that they do not fit.
+func (r *renderer) actions(as []card.Action) {
+	if !r.f.edits {
+		kept := as[:0:0]
+		for _, a := range as {
+			if a.Input == card.InputArguments {
+				r.dropped = true
+				continue
+			}
+			kept = append(kept, a)
+		}
+		as = kept
+	}
+	r.add(actionSet(as, &r.inputs, r.f)...)
+}
+
+// section adds one of the card's sections, by its kind.
+func (r *renderer) section(s card.Section) {
+	b := r.f.b
+	switch s.Kind {
+	case card.SectionContext:
+		r.add(words("Context", bold), plain(s.Body, b(budgetContext)))
+	case card.SectionOption:
+		title := fmt.Sprintf("%d. %s", s.Index+1, cut(s.Title, b(core.MaxTitleLen)))
+		if s.Recommended {
+			title += card.RecommendedNote
+		}
+		r.add(plain(title, core.MaxTitleLen+40, bold), plain(s.Body, b(budgetOption)))
+	case card.SectionCall:
+		r.call(s)
+	case card.SectionItem:
+		r.item(s)
+	default:
+		r.add(plain(s.Title, b(core.MaxTitleLen), bold), plain(s.Body, b(budgetContext)))
+	}
+}
+
+// call adds a tool call of an approval or a batch: its tool, arguments,
+// digest and, in a batch, its decision.
+func (r *renderer) call(s card.Section) {
+	b := r.f.b
+	prefix := ""
+	if r.c.Progress != nil {
+		prefix = fmt.Sprintf("%d. ", s.Index+1)
+	}
+	r.add(plain(prefix+"Tool: "+cut(s.Title, b(budgetLabel)), budgetLabel+16, bold))
+	r.add(words("Arguments", subtle), plain(s.Body, b(budgetArgs), mono))
+	if s.Hash != "" {
+		r.add(words("sha256 "+s.Hash+"…", subtle, func(e Element) { e["size"] = "small" }))
+	}
+	if a := s.Answer; a != nil {
+		r.add(plain(fmt.Sprintf("Decided: %s (by %s, %s)", cut(a.Text, b(budgetLabel)), cut(a.By, b(budgetLabel)), a.At.UTC().Format(timeLayout)), 400))
+	}
+}
+
+// item adds a form's item: the form's progress before the first, the
+// item's choices and its answer.
+func (r *renderer) item(s card.Section) {
+	b := r.f.b
+	if r.c.Progress != nil && !r.shown {
+		r.add(words(r.c.Progress.String(), subtle))
+		r.shown = true
+	}
+	r.add(plain(fmt.Sprintf("%d. %s", s.Index+1, cut(s.Title, b(budgetItem/3))), b(budgetItem), bold))
+	for _, o := range s.Choices {
+		line := "• " + cut(o.Label, b(core.MaxTitleLen))
+		if o.Recommended {
+			line += card.RecommendedNote
+		}
+		if o.Description != "" {
+			line += " — " + cut(o.Description, b(budgetItem/4))
+		}
+		r.add(plain(line, b(budgetItem)))
+	}
+	if a := s.Answer; a != nil {
+		r.add(plain(fmt.Sprintf("Answered: %s (by %s, %s)", cut(a.Text, b(budgetAnswer/4)), cut(a.By, b(budgetLabel)), a.At.UTC().Format(timeLayout)), b(budgetAnswer)))
+	}
 }
 
 // TooLongToEdit replaces "Edit and approve" on a card whose arguments

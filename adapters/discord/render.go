@@ -143,68 +143,9 @@ func footer(id string) string { return "\n\n-# askbridge question " + id }
 // cardContent is the card's text: what is asked, by whom, for what, and
 // once closed, who answered what and when.
 func cardContent(c card.Card) string {
-	segs := []seg{fixed("**" + c.Heading + "**")}
-	for _, m := range c.Markers {
-		if m.Warning() {
-			segs = append(segs, fixed("\n⚠️ **"+m.Text()+"**"))
-		} else {
-			segs = append(segs, fixed("\n*"+m.Text()+"*"))
-		}
-	}
-	segs = append(segs, fixed("\nFrom "), text(oneLine(string(c.Meta.Agent)), 64))
-	if c.Meta.RunID != "" {
-		segs = append(segs, fixed(" · run "), text(oneLine(string(c.Meta.RunID)), 64))
-	}
-	if c.Meta.Labels.Project != "" {
-		segs = append(segs, fixed(" · project "), text(oneLine(c.Meta.Labels.Project), 64))
-	}
-	if c.Meta.Labels.Task != "" {
-		segs = append(segs, fixed(" · task "), text(oneLine(c.Meta.Labels.Task), 64))
-	}
-	if !c.Meta.Deadline.IsZero() {
-		segs = append(segs, fixed(" · answer by "+stamp(c.Meta.Deadline)))
-	}
-	segs = append(segs, fixed("\n\n**"), text(c.Text, 1200), fixed("**"))
+	segs := append(headSegs(c), fixed("\n\n**"), text(c.Text, 1200), fixed("**"))
 	for _, s := range c.Sections {
-		switch s.Kind {
-		case card.SectionContext:
-			segs = append(segs, fixed("\n"), text(s.Body, 1200))
-		case card.SectionOption:
-			segs = append(segs, fixed(fmt.Sprintf("\n\n**%d. ", s.Index+1)), text(oneLine(s.Title), 150), fixed("**"))
-			if s.Recommended {
-				segs = append(segs, fixed(card.RecommendedNote))
-			}
-			segs = append(segs, fixed("\n"), text(s.Body, 1000))
-		case card.SectionCall:
-			num := ""
-			if c.Progress != nil { // one call of a batch
-				num = fmt.Sprintf("%d. ", s.Index+1)
-			}
-			segs = append(segs, fixed("\n\n"+num+"Tool: **"), text(oneLine(s.Title), 128), fixed("**\n"), code(s.Body, 1200))
-			if s.Hash != "" {
-				segs = append(segs, fixed("\nsha256 `"+s.Hash+"…`"))
-			}
-			if a := s.Answer; a != nil { // a decided call: approved or denied, so no check mark
-				segs = append(segs, fixed("\n**Decided:** "), text(oneLine(a.Text), 300), fixed(" (by "), text(oneLine(a.By), 64), fixed(")"))
-			}
-		case card.SectionItem:
-			segs = append(segs, fixed(fmt.Sprintf("\n\n**%d. ", s.Index+1)), text(oneLine(s.Title), 300), fixed("**"))
-			if a := s.Answer; a != nil {
-				segs = append(segs, fixed(" ✅ "), text(oneLine(a.Text), 300), fixed(" (by "), text(oneLine(a.By), 64), fixed(")"))
-				continue
-			}
-			for _, o := range s.Choices {
-				segs = append(segs, fixed("\n• "), text(oneLine(o.Label), 100))
-				if o.Recommended {
-					segs = append(segs, fixed(card.RecommendedNote))
-				}
-				if o.Description != "" {
-					segs = append(segs, fixed(" · "), text(oneLine(o.Description), 300))
-				}
-			}
-		default:
-			segs = append(segs, fixed("\n\n**"), text(oneLine(s.Title), 150), fixed("**\n"), text(s.Body, 1000))
-		}
+		segs = append(segs, sectionSegs(s, c.Progress != nil)...)
 	}
 	if c.Progress != nil && c.Outcome == nil {
 		segs = append(segs, fixed("\n\n"+c.Progress.String()))
@@ -220,6 +161,88 @@ func cardContent(c card.Card) string {
 	}
 	segs = append(segs, fixed(footer(string(c.QuestionID))))
 	return fit(segs, maxContent)
+}
+
+// headSegs are the card's heading, its markers and the line that says
+// who asks, in which run, for what, and by when.
+func headSegs(c card.Card) []seg {
+	segs := []seg{fixed("**" + c.Heading + "**")}
+	for _, m := range c.Markers {
+		if m.Warning() {
+			segs = append(segs, fixed("\n⚠️ **"+m.Text()+"**"))
+		} else {
+			segs = append(segs, fixed("\n*"+m.Text()+"*"))
+		}
+	}
+	segs = append(segs, fixed("\nFrom "), text(oneLine(string(c.Meta.Agent)), 64))
+	for _, l := range []struct{ name, value string }{
+		{"run", string(c.Meta.RunID)}, {"project", c.Meta.Labels.Project}, {"task", c.Meta.Labels.Task},
+	} {
+		if l.value != "" {
+			segs = append(segs, fixed(" · "+l.name+" "), text(oneLine(l.value), 64))
+		}
+	}
+	if !c.Meta.Deadline.IsZero() {
+		segs = append(segs, fixed(" · answer by "+stamp(c.Meta.Deadline)))
+	}
+	return segs
+}
+
+// sectionSegs are one of the card's sections, by its kind; numbered
+// says the card's calls are a batch's.
+func sectionSegs(s card.Section, numbered bool) []seg {
+	switch s.Kind {
+	case card.SectionContext:
+		return []seg{fixed("\n"), text(s.Body, 1200)}
+	case card.SectionOption:
+		segs := []seg{fixed(fmt.Sprintf("\n\n**%d. ", s.Index+1)), text(oneLine(s.Title), 150), fixed("**")}
+		if s.Recommended {
+			segs = append(segs, fixed(card.RecommendedNote))
+		}
+		return append(segs, fixed("\n"), text(s.Body, 1000))
+	case card.SectionCall:
+		return callSegs(s, numbered)
+	case card.SectionItem:
+		return itemSegs(s)
+	default:
+		return []seg{fixed("\n\n**"), text(oneLine(s.Title), 150), fixed("**\n"), text(s.Body, 1000)}
+	}
+}
+
+// callSegs are a tool call of an approval or, numbered, of a batch: its
+// tool, arguments, digest and decision.
+func callSegs(s card.Section, numbered bool) []seg {
+	num := ""
+	if numbered {
+		num = fmt.Sprintf("%d. ", s.Index+1)
+	}
+	segs := []seg{fixed("\n\n" + num + "Tool: **"), text(oneLine(s.Title), 128), fixed("**\n"), code(s.Body, 1200)}
+	if s.Hash != "" {
+		segs = append(segs, fixed("\nsha256 `"+s.Hash+"…`"))
+	}
+	if a := s.Answer; a != nil { // a decided call: approved or denied, so no check mark
+		segs = append(segs, fixed("\n**Decided:** "), text(oneLine(a.Text), 300), fixed(" (by "), text(oneLine(a.By), 64), fixed(")"))
+	}
+	return segs
+}
+
+// itemSegs are a form's item: its answer once it has one, else its
+// choices.
+func itemSegs(s card.Section) []seg {
+	segs := []seg{fixed(fmt.Sprintf("\n\n**%d. ", s.Index+1)), text(oneLine(s.Title), 300), fixed("**")}
+	if a := s.Answer; a != nil {
+		return append(segs, fixed(" ✅ "), text(oneLine(a.Text), 300), fixed(" (by "), text(oneLine(a.By), 64), fixed(")"))
+	}
+	for _, o := range s.Choices {
+		segs = append(segs, fixed("\n• "), text(oneLine(o.Label), 100))
+		if o.Recommended {
+			segs = append(segs, fixed(card.RecommendedNote))
+		}
+		if o.Description != "" {
+			segs = append(segs, fixed(" · "), text(oneLine(o.Description), 300))
+		}
+	}
+	return segs
 }
 
 // outcomeSegs are the lines a closed card shows instead of its buttons.

@@ -62,81 +62,99 @@ func Serve(w http.ResponseWriter, r *http.Request, read Reader, since int64, evs
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusOK)
 
-	ctx := r.Context()
-	rc := http.NewResponseController(w)
-	bw := bufio.NewWriter(w)
-	// Each flush gets its own write deadline, so a server-wide
-	// WriteTimeout does not cut a long stream.
-	flush := func() bool {
-		_ = rc.SetWriteDeadline(time.Now().Add(writeDeadline))
-		return bw.Flush() == nil && rc.Flush() == nil
-	}
-	next := func() bool {
-		var err error
-		if evs, err = read(ctx, since, Batch); err != nil {
-			if ctx.Err() == nil && o.Failed != nil {
-				o.Failed(err)
-			}
-			return false
-		}
-		return true
-	}
+	st := &stream{ctx: r.Context(), rc: http.NewResponseController(w), bw: bufio.NewWriter(w),
+		read: read, since: since, o: o, ready: !o.Ready}
 	if o.Retry > 0 {
-		_, _ = bw.WriteString("retry: " + strconv.FormatInt(o.Retry.Milliseconds(), 10) + "\n\n")
+		_, _ = st.bw.WriteString("retry: " + strconv.FormatInt(o.Retry.Milliseconds(), 10) + "\n\n")
 	}
-	ready := !o.Ready
 	var tick *time.Ticker
-	var idle time.Duration
 	for {
-		if len(evs) > 0 {
-			idle = 0
-			wrote := false
-			for _, e := range evs {
-				wrote = o.Write(bw, e)
-				since = e.Seq
-			}
-			if !wrote {
-				_, _ = bw.WriteString("id: " + strconv.FormatInt(since, 10) + "\n\n")
-			}
-		} else if tick != nil {
-			if idle += o.Poll; idle >= o.KeepAlive {
-				idle = 0
-				_, _ = bw.WriteString(": keep-alive\n\n")
-			}
-		}
-		if !ready && len(evs) < Batch {
-			ready = true
-			_, _ = bw.WriteString("event: ready\ndata: {}\n\n")
-		}
-		if bw.Buffered() > 0 || tick == nil {
-			if !flush() {
+		st.write(evs, tick != nil)
+		if st.bw.Buffered() > 0 || tick == nil {
+			if !st.flush() {
 				return
 			}
 		}
-		if len(evs) == Batch {
-			if !next() {
+		if len(evs) < Batch { // caught up with the log
+			if !o.Follow {
 				return
 			}
-			continue
+			if tick == nil {
+				tick = time.NewTicker(o.Poll)
+				defer tick.Stop()
+			}
+			select {
+			case <-st.ctx.Done():
+				return
+			case <-o.Draining.Done():
+				return
+			case <-tick.C:
+			}
 		}
-		if !o.Follow {
-			return
-		}
-		if tick == nil {
-			tick = time.NewTicker(o.Poll)
-			defer tick.Stop()
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-o.Draining.Done():
-			return
-		case <-tick.C:
-		}
-		if !next() {
+		var ok bool
+		if evs, ok = st.next(); !ok {
 			return
 		}
 	}
+}
+
+// stream is one response's stream: where it is in the log and what it
+// has written.
+type stream struct {
+	ctx   context.Context
+	rc    *http.ResponseController
+	bw    *bufio.Writer
+	read  Reader
+	since int64 // the seq of the last event sent or skipped
+	o     Options
+	ready bool          // "event: ready" is sent, or not asked for
+	idle  time.Duration // polled with nothing new since the last write
+}
+
+// write writes a read's events (or, polling, a keep-alive after
+// KeepAlive of nothing new) and, once the log is caught up, "ready".
+func (st *stream) write(evs []core.Event, polling bool) {
+	switch {
+	case len(evs) > 0:
+		st.idle = 0
+		wrote := false
+		for _, e := range evs {
+			wrote = st.o.Write(st.bw, e)
+			st.since = e.Seq
+		}
+		if !wrote {
+			_, _ = st.bw.WriteString("id: " + strconv.FormatInt(st.since, 10) + "\n\n")
+		}
+	case polling:
+		if st.idle += st.o.Poll; st.idle >= st.o.KeepAlive {
+			st.idle = 0
+			_, _ = st.bw.WriteString(": keep-alive\n\n")
+		}
+	}
+	if !st.ready && len(evs) < Batch {
+		st.ready = true
+		_, _ = st.bw.WriteString("event: ready\ndata: {}\n\n")
+	}
+}
+
+// flush sends what is written, each flush with its own write deadline,
+// so a server-wide WriteTimeout does not cut a long stream.
+func (st *stream) flush() bool {
+	_ = st.rc.SetWriteDeadline(time.Now().Add(writeDeadline))
+	return st.bw.Flush() == nil && st.rc.Flush() == nil
+}
+
+// next reads the log after the stream's place; false when the read
+// failed (Failed hears of it unless the client left).
+func (st *stream) next() ([]core.Event, bool) {
+	evs, err := st.read(st.ctx, st.since, Batch)
+	if err != nil {
+		if st.ctx.Err() == nil && st.o.Failed != nil {
+			st.o.Failed(err)
+		}
+		return nil, false
+	}
+	return evs, true
 }
 
 // Since is where a stream starts: after the Last-Event-ID that a

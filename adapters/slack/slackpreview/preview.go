@@ -59,61 +59,13 @@ func Blocks(raw json.RawMessage) (template.HTML, error) {
 	return template.HTML(b.String()), nil
 }
 
+// block draws one block, or refuses a kind it does not draw.
 func block(b *strings.Builder, blk slack.Block) error {
 	switch v := blk.(type) {
 	case *slack.SectionBlock:
-		b.WriteString(`<div class="block section"><div class="section-main">`)
-		if v.Text != nil {
-			t, err := text(v.Text)
-			if err != nil {
-				return err
-			}
-			b.WriteString(`<div class="text">` + t + `</div>`)
-		}
-		if len(v.Fields) > 0 {
-			b.WriteString(`<div class="fields">`)
-			for _, f := range v.Fields {
-				t, err := text(f)
-				if err != nil {
-					return err
-				}
-				b.WriteString(`<div class="text field">` + t + `</div>`)
-			}
-			b.WriteString(`</div>`)
-		}
-		b.WriteString(`</div>`)
-		if a := v.Accessory; a != nil {
-			switch {
-			case a.ButtonElement != nil:
-				btn, err := button(a.ButtonElement)
-				if err != nil {
-					return err
-				}
-				b.WriteString(`<div class="accessory">` + btn + `</div>`)
-			case a.ImageElement != nil:
-				b.WriteString(`<div class="accessory">` + image(a.ImageElement, "accessory-image") + `</div>`)
-			default:
-				return fmt.Errorf("a section's accessory other than a button or an image is not drawn")
-			}
-		}
-		b.WriteString(`</div>`)
+		return section(b, v)
 	case *slack.ContextBlock:
-		b.WriteString(`<div class="block context">`)
-		for _, e := range v.ContextElements.Elements {
-			switch e := e.(type) {
-			case *slack.TextBlockObject:
-				t, err := text(e)
-				if err != nil {
-					return err
-				}
-				b.WriteString(`<span class="text">` + t + `</span>`)
-			case *slack.ImageBlockElement:
-				b.WriteString(image(e, "context-image"))
-			default:
-				return fmt.Errorf("a context element %T is not drawn", e)
-			}
-		}
-		b.WriteString(`</div>`)
+		return contextLine(b, v)
 	case *slack.DividerBlock:
 		b.WriteString(`<hr class="block divider">`)
 	case *slack.HeaderBlock:
@@ -126,24 +78,92 @@ func block(b *strings.Builder, blk slack.Block) error {
 		}
 		b.WriteString(`<div class="block header">` + t + `</div>`)
 	case *slack.ActionBlock:
-		b.WriteString(`<div class="block actions">`)
-		if v.Elements != nil {
-			for _, e := range v.Elements.ElementSet {
-				btn, ok := e.(*slack.ButtonBlockElement)
-				if !ok {
-					return fmt.Errorf("an actions element %T is not drawn", e)
-				}
-				h, err := button(btn)
-				if err != nil {
-					return err
-				}
-				b.WriteString(h)
-			}
-		}
-		b.WriteString(`</div>`)
+		return actions(b, v)
 	default:
 		return fmt.Errorf("a %s block is not drawn", blk.BlockType())
 	}
+	return nil
+}
+
+// section draws a section: its text, its fields and what is beside them.
+func section(b *strings.Builder, v *slack.SectionBlock) error {
+	b.WriteString(`<div class="block section"><div class="section-main">`)
+	if v.Text != nil {
+		t, err := text(v.Text)
+		if err != nil {
+			return err
+		}
+		b.WriteString(`<div class="text">` + t + `</div>`)
+	}
+	if len(v.Fields) > 0 {
+		b.WriteString(`<div class="fields">`)
+		for _, f := range v.Fields {
+			t, err := text(f)
+			if err != nil {
+				return err
+			}
+			b.WriteString(`<div class="text field">` + t + `</div>`)
+		}
+		b.WriteString(`</div>`)
+	}
+	b.WriteString(`</div>`)
+	if a := v.Accessory; a != nil {
+		switch {
+		case a.ButtonElement != nil:
+			btn, err := button(a.ButtonElement)
+			if err != nil {
+				return err
+			}
+			b.WriteString(`<div class="accessory">` + btn + `</div>`)
+		case a.ImageElement != nil:
+			b.WriteString(`<div class="accessory">` + image(a.ImageElement, "accessory-image") + `</div>`)
+		default:
+			return fmt.Errorf("a section's accessory other than a button or an image is not drawn")
+		}
+	}
+	b.WriteString(`</div>`)
+	return nil
+}
+
+// contextLine draws a context block's texts and images, in a line.
+func contextLine(b *strings.Builder, v *slack.ContextBlock) error {
+	b.WriteString(`<div class="block context">`)
+	for _, e := range v.ContextElements.Elements {
+		switch e := e.(type) {
+		case *slack.TextBlockObject:
+			t, err := text(e)
+			if err != nil {
+				return err
+			}
+			b.WriteString(`<span class="text">` + t + `</span>`)
+		case *slack.ImageBlockElement:
+			b.WriteString(image(e, "context-image"))
+		default:
+			return fmt.Errorf("a context element %T is not drawn", e)
+		}
+	}
+	b.WriteString(`</div>`)
+	return nil
+}
+
+// actions draws an actions block's buttons, the only elements askbridge
+// puts there.
+func actions(b *strings.Builder, v *slack.ActionBlock) error {
+	b.WriteString(`<div class="block actions">`)
+	if v.Elements != nil {
+		for _, e := range v.Elements.ElementSet {
+			btn, ok := e.(*slack.ButtonBlockElement)
+			if !ok {
+				return fmt.Errorf("an actions element %T is not drawn", e)
+			}
+			h, err := button(btn)
+			if err != nil {
+				return err
+			}
+			b.WriteString(h)
+		}
+	}
+	b.WriteString(`</div>`)
 	return nil
 }
 

@@ -66,50 +66,41 @@ func TestPeopleConfigRefusals(t *testing.T) {
 	}
 }
 
-// TestPeopleRefusalIsTheSameEachStart: a person with two faults is
-// refused for the same one on every start (their surfaces are checked in
-// name order, not in a map's), so the operator fixing a configuration
-// sees one error at a time, and the same one.
-func TestPeopleRefusalIsTheSameEachStart(t *testing.T) {
-	people := map[string]core.Person{"alice": {IDs: ids("api", " ", "fax", "1", "slack", "U1", "slack", "U2")}}
-	var first string
-	for range 40 {
-		_, err := core.New(coretest.OpenStore(t), core.Config{ActorKey: []byte("k"), People: people}, nil)
-		if err == nil {
-			t.Fatal("accepted")
-		}
-		if first == "" {
-			first = err.Error()
-		}
-		if err.Error() != first {
-			t.Fatalf("refused for %q, and on another start for %q", first, err)
-		}
-	}
-	if !strings.Contains(first, "people.alice.api") {
-		t.Fatalf("refused for %q; want the first surface in name order, api", first)
-	}
-}
-
-// TestRouteRefusalIsTheSameEachStart is the same for a route's deciders
-// on two surfaces.
-func TestRouteRefusalIsTheSameEachStart(t *testing.T) {
-	routes := map[string]core.Route{"r": {Deciders: map[core.Surface][]string{
-		core.SurfaceTelegram: {"person:alice"}, core.SurfaceDiscord: {"group:leads"}, core.SurfaceSlack: {"person:bob"}}}}
-	var first string
-	for range 40 {
-		_, err := core.New(coretest.OpenStore(t), core.Config{ActorKey: []byte("k"), Routes: routes}, nil)
-		if err == nil {
-			t.Fatal("accepted")
-		}
-		if first == "" {
-			first = err.Error()
-		}
-		if err.Error() != first {
-			t.Fatalf("refused for %q, and on another start for %q", first, err)
-		}
-	}
-	if !strings.Contains(first, "deciders.discord") {
-		t.Fatalf("refused for %q; want the first surface in name order, discord", first)
+// TestConfigRefusalIsTheSameEachStart: a configuration with two faults
+// of one kind (a person's accounts, a route's deciders) is refused for
+// the same one on every start, the first by surface name, not whichever a
+// map met first, so the operator fixing it sees one error at a time, and
+// the same one.
+func TestConfigRefusalIsTheSameEachStart(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		cfg  core.Config
+		want string
+	}{
+		{"a person's accounts", core.Config{People: map[string]core.Person{
+			"alice": {IDs: ids("api", " ", "fax", "1", "slack", "U1", "slack", "U2")}}}, "people.alice.api"},
+		{"a route's deciders", core.Config{Routes: map[string]core.Route{"r": {Deciders: map[core.Surface][]string{
+			core.SurfaceTelegram: {"person:alice"}, core.SurfaceDiscord: {"group:leads"}, core.SurfaceSlack: {"person:bob"}}}}}, "deciders.discord"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.cfg.ActorKey = []byte("k")
+			var first string
+			for range 40 {
+				_, err := core.New(coretest.OpenStore(t), tt.cfg, nil)
+				if err == nil {
+					t.Fatal("accepted")
+				}
+				if first == "" {
+					first = err.Error()
+				}
+				if err.Error() != first {
+					t.Fatalf("refused for %q, and on another start for %q", first, err)
+				}
+			}
+			if !strings.Contains(first, tt.want) {
+				t.Fatalf("refused for %q; want %s, the first by name", first, tt.want)
+			}
+		})
 	}
 }
 

@@ -32,20 +32,27 @@ func headCases() []*core.Question {
 	return []*core.Question{q(0, core.StateOpen), q(1, core.StateOpen), q(41, core.StateOpen), closed, q(2, core.StateExpired)}
 }
 
+// bothLayouts is q's record as encodeQuestion writes it, and as records
+// were written before.
+func bothLayouts(tb testing.TB, q *core.Question) (now, before []byte) {
+	tb.Helper()
+	now, err := encodeQuestion(q)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if before, err = json.Marshal(earlierRecord{V: schemaVersion, Q: q, Ver: q.Version}); err != nil {
+		tb.Fatal(err)
+	}
+	return now, before
+}
+
 // TestHeadOfEitherLayout: decodeHead reads the layout, version and state
 // of a record as encodeQuestion writes it and as records written before
 // it have them, the same.
 func TestHeadOfEitherLayout(t *testing.T) {
 	for _, q := range headCases() {
 		want := questionHead{V: schemaVersion, Ver: q.Version, State: q.State}
-		now, err := encodeQuestion(q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		before, err := json.Marshal(earlierRecord{V: schemaVersion, Q: q, Ver: q.Version})
-		if err != nil {
-			t.Fatal(err)
-		}
+		now, before := bothLayouts(t, q)
 		for name, b := range map[string][]byte{"now": now, "earlier": before} {
 			if got, err := decodeHead(b); err != nil || got != want {
 				t.Errorf("%s layout, %s at %d: head %+v, %v; want %+v", name, q.State, q.Version, got, err, want)
@@ -90,14 +97,7 @@ func TestHeadRefusesWhatIsNoRecord(t *testing.T) {
 func BenchmarkDecodeHead(b *testing.B) {
 	q := headCases()[3]
 	q.Text = strings.Repeat("Which region should the new cluster run in? ", 20)
-	now, err := encodeQuestion(q)
-	if err != nil {
-		b.Fatal(err)
-	}
-	before, err := json.Marshal(earlierRecord{V: schemaVersion, Q: q, Ver: q.Version})
-	if err != nil {
-		b.Fatal(err)
-	}
+	now, before := bothLayouts(b, q)
 	b.Run("now", func(b *testing.B) { benchHead(b, now, decodeHead) })
 	b.Run("earlier", func(b *testing.B) { benchHead(b, before, decodeHead) })
 	b.Run("unmarshal", func(b *testing.B) {

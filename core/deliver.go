@@ -186,7 +186,7 @@ func (s *Service) undelivered(ctx context.Context, d Delivery, cause error) {
 		room = ShownURL(room)
 	}
 	payload, _ := json.Marshal(map[string]any{"delivery": d.Key, "kind": d.Kind, "room": room, "attempts": d.Attempts})
-	_, _ = s.store.Append(actx, Event{QuestionID: d.QuestionID, At: s.now(), Kind: EventUndelivered,
+	s.appendAside(actx, Event{QuestionID: d.QuestionID, At: s.now(), Kind: EventUndelivered,
 		Surface: d.Surface, Reason: reason, Payload: payload})
 }
 

@@ -30,6 +30,12 @@ type Observer interface {
 	Woke(after time.Duration)
 	// Parked: delta is +1 when a waiter parks and -1 when it returns.
 	Parked(delta int)
+	// Unrecorded: an event of kind that goes with no change of state (a
+	// refusal, a delivery given up on, a standing approval granted,
+	// revoked or ended) could not be appended, because the store failed.
+	// What it records stands; only its line in the log is missing, and
+	// this is how an operator hears of it (appendAside).
+	Unrecorded(kind EventKind)
 }
 
 // Results of one pass through the chokepoint.
@@ -153,6 +159,17 @@ func (s *Service) observeDelivery(d Delivery, err error, dropped bool) {
 		o.Delivered(d.Surface, DeliveryRateLimited, ra.After)
 	default:
 		o.Delivered(d.Surface, DeliveryRetried, 0)
+	}
+}
+
+// appendAside appends e, an event that goes with no change of state. The
+// act it records has already happened (an honest refusal, a delivery
+// given up on, a standing approval stored), so a store error must not
+// turn it into a failure; it is reported to the observer instead of
+// being dropped unheard.
+func (s *Service) appendAside(ctx context.Context, e Event) {
+	if _, err := s.store.Append(ctx, e); err != nil && s.observer != nil {
+		s.observer.Unrecorded(e.Kind)
 	}
 }
 

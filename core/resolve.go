@@ -308,9 +308,9 @@ func (s *Service) lost(ctx context.Context, a attempt, q *Question) error {
 
 // refuse appends a refused event. The attempt has already failed; a store
 // error here must not turn the caller's honest refusal into an internal
-// error, so it is dropped (the store being down shows up everywhere else).
+// error (appendAside).
 func (s *Service) refuse(ctx context.Context, q *Question, d Decider, reason string) {
-	_, _ = s.store.Append(ctx, Event{
+	s.appendAside(ctx, Event{
 		QuestionID: q.ID, RunID: q.RunID, At: s.now(), Kind: EventRefused,
 		Actor: s.pseudonym(d), Surface: d.Surface, Reason: reason,
 	})

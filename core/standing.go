@@ -207,14 +207,13 @@ func standingReason(st Standing) string {
 }
 
 // standingEvent appends one event about st to its granting question's
-// log. Like a refusal it goes with no state change, so a store error is
-// dropped rather than turning what happened into a failure.
+// log. Like a refusal it goes with no state change (appendAside).
 func (s *Service) standingEvent(ctx context.Context, st Standing, kind EventKind, by Decider, reason string) {
 	// The log names nobody (see Event): the grantor is the actor, by
 	// pseudonym, and not in the payload.
 	st.GrantedBy = Decider{Surface: st.GrantedBy.Surface}
 	payload, _ := json.Marshal(st)
-	_, _ = s.store.Append(ctx, Event{QuestionID: st.QuestionID, RunID: st.RunID, At: s.now(), Kind: kind,
+	s.appendAside(ctx, Event{QuestionID: st.QuestionID, RunID: st.RunID, At: s.now(), Kind: kind,
 		Actor: s.pseudonym(by), Surface: by.Surface, Reason: reason, Payload: payload})
 }
 

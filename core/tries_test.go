@@ -87,6 +87,7 @@ func (p *passes) Closed(*core.Question)                         {}
 func (p *passes) Delivered(core.Surface, string, time.Duration) {}
 func (p *passes) Woke(time.Duration)                            {}
 func (p *passes) Parked(int)                                    {}
+func (p *passes) Unrecorded(core.EventKind)                     {}
 
 func batchAsk() core.AskInput {
 	return core.AskInput{Kind: core.KindApproval, Agent: "agent-a", RunID: "run-1", Text: "Write these?",

@@ -41,6 +41,7 @@ type Metrics struct {
 	streams      *prometheus.GaugeVec
 	leases       *prometheus.GaugeVec
 	reloads      *prometheus.CounterVec
+	unrecorded   *prometheus.CounterVec
 	store        *storeCollector
 }
 
@@ -121,18 +122,25 @@ func New(version string, src Source) *Metrics {
 		Namespace: namespace, Name: "config_reloads_total",
 		Help: "Readings of the configuration file after start, by result: ok (applied) or refused (the running configuration stayed).",
 	}, []string{"result"})
+	m.unrecorded = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "events_unrecorded_total",
+		Help: "Events missing from the event log because the store failed to append them, by kind (refused, undelivered, standing_granted, standing_revoked, standing_ended): what they record happened. Anything above zero deserves a look at the store.",
+	}, []string{"kind"})
 	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: namespace, Name: "build_info", Help: "Always 1; the version is a label.",
 	}, []string{"version"})
 	build.WithLabelValues(version).Set(1)
 
 	for _, c := range []prometheus.Collector{m.timeToAnswer, m.asked, m.closed, m.rules, m.refused, m.resolves, m.woke,
-		m.deliveries, m.retryAfter, m.parked, m.streams, m.leases, m.reloads, build, m.store,
+		m.deliveries, m.retryAfter, m.parked, m.streams, m.leases, m.reloads, m.unrecorded, build, m.store,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
 		f(c)
 	}
 	// The series whose labels are known in advance show at zero from the
 	// start, so a dashboard and an alert see them before their first event.
+	for _, k := range []core.EventKind{core.EventRefused, core.EventUndelivered, core.EventStandingGranted, core.EventStandingRevoked, core.EventStandingEnded} {
+		m.unrecorded.WithLabelValues(string(k))
+	}
 	for _, s := range src.Surfaces {
 		for _, r := range []string{core.DeliverySent, core.DeliveryRetried, core.DeliveryRateLimited, core.DeliveryGivenUp} {
 			m.deliveries.WithLabelValues(string(s), r)
@@ -248,6 +256,8 @@ func (m *Metrics) Delivered(s core.Surface, result string, retryAfter time.Durat
 func (m *Metrics) Woke(after time.Duration) { m.woke.Observe(after.Seconds()) }
 
 func (m *Metrics) Parked(delta int) { m.parked.Add(float64(delta)) }
+
+func (m *Metrics) Unrecorded(kind core.EventKind) { m.unrecorded.WithLabelValues(string(kind)).Inc() }
 
 // Streams counts, in open_streams, the requests to h that stay open: the
 // event stream (GET /v1/events, door events) and MCP's streamable HTTP

@@ -159,3 +159,24 @@ askbridge_open_questions{reversibility="reversible",route="ops"} 0
 		t.Fatal(err)
 	}
 }
+
+// TestUnrecorded: events the store failed to append are counted by kind,
+// each kind at zero from the start so that an alert sees the series.
+func TestUnrecorded(t *testing.T) {
+	m := metrics.New("dev", metrics.Source{})
+	m.Unrecorded(core.EventRefused)
+	m.Unrecorded(core.EventRefused)
+	m.Unrecorded(core.EventStandingGranted)
+	want := `
+# HELP askbridge_events_unrecorded_total Events missing from the event log because the store failed to append them, by kind (refused, undelivered, standing_granted, standing_revoked, standing_ended): what they record happened. Anything above zero deserves a look at the store.
+# TYPE askbridge_events_unrecorded_total counter
+askbridge_events_unrecorded_total{kind="refused"} 2
+askbridge_events_unrecorded_total{kind="standing_ended"} 0
+askbridge_events_unrecorded_total{kind="standing_granted"} 1
+askbridge_events_unrecorded_total{kind="standing_revoked"} 0
+askbridge_events_unrecorded_total{kind="undelivered"} 0
+`
+	if err := testutil.GatherAndCompare(m.Gatherer(), strings.NewReader(want), "askbridge_events_unrecorded_total"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -17,12 +17,21 @@ func init() {
 // tally is an observer that counts what it is told, by door and reason
 // or by result.
 type tally struct {
-	mu       sync.Mutex
-	refused  map[string]int // "door/reason"
-	resolved map[string]int // result
+	mu         sync.Mutex
+	refused    map[string]int // "door/reason"
+	resolved   map[string]int // result
+	unrecorded map[core.EventKind]int
 }
 
-func newTally() *tally { return &tally{refused: map[string]int{}, resolved: map[string]int{}} }
+func newTally() *tally {
+	return &tally{refused: map[string]int{}, resolved: map[string]int{}, unrecorded: map[core.EventKind]int{}}
+}
+
+func (c *tally) Unrecorded(k core.EventKind) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.unrecorded[k]++
+}
 
 func (c *tally) Refused(door, reason string) {
 	c.mu.Lock()
@@ -135,6 +144,9 @@ func testOneRefusal(t *testing.T, h Harness) {
 			wantResolved := map[string]int{tt.result: 1}
 			if diff := cmp.Diff(wantRefused, obs.refused); diff != "" {
 				t.Errorf("refusals heard (-want +got):\n%s", diff)
+			}
+			if len(obs.unrecorded) != 0 {
+				t.Errorf("events heard unrecorded: %v, want none", obs.unrecorded)
 			}
 			if diff := cmp.Diff(wantResolved, obs.resolved); diff != "" {
 				t.Errorf("passes through the chokepoint heard (-want +got):\n%s", diff)

@@ -191,6 +191,7 @@ func (nopObserver) Resolved(string, time.Duration)                {}
 func (nopObserver) Closed(*core.Question)                         {}
 func (nopObserver) Delivered(core.Surface, string, time.Duration) {}
 func (nopObserver) Woke(time.Duration)                            {}
+func (nopObserver) Unrecorded(core.EventKind)                     {}
 
 // TestReadyWhereRoleIsRefused: a server whose ACL refuses ROLE (as some
 // managed services do) is ready as long as it answers.

@@ -55,6 +55,30 @@ func checkOIDC(f *File, getenv func(string) string) error {
 		}
 		return nil
 	}
+	if err := o.checkProvider(getenv); err != nil {
+		return err
+	}
+	if err := o.checkRoles(); err != nil {
+		return err
+	}
+	seen := map[string]string{}
+	for _, name := range inOrder(f.People) {
+		v := o.claimOf(f.People[name])
+		if v == "" {
+			continue
+		}
+		if other, ok := seen[v]; ok {
+			return fmt.Errorf("people: %s %q is claimed by both %q and %q", o.claim(), v, other, name)
+		}
+		seen[v] = name
+	}
+	return nil
+}
+
+// checkProvider checks how the console reaches the identity provider and
+// comes back from it, and takes the client secret from the environment
+// when the section names a variable.
+func (o *OIDCFile) checkProvider(getenv func(string) string) error {
 	if err := checkProviderURL(o.Issuer, false); err != nil {
 		return fmt.Errorf("oidc.issuer: %w", err)
 	}
@@ -76,6 +100,12 @@ func checkOIDC(f *File, getenv func(string) string) error {
 	if err := checkProviderURL(o.RedirectURL, true); err != nil {
 		return fmt.Errorf("oidc.redirect_url: %w", err)
 	}
+	return nil
+}
+
+// checkRoles checks that the groups' roles, and the default, are console
+// roles, and that someone gets one.
+func (o *OIDCFile) checkRoles() error {
 	for _, group := range inOrder(o.Roles) {
 		if role := o.Roles[group]; !consoleRole(role) {
 			return fmt.Errorf("oidc.roles.%s: %q is not observer, operator or admin", group, role)
@@ -86,17 +116,6 @@ func checkOIDC(f *File, getenv func(string) string) error {
 	}
 	if len(o.Roles) == 0 && o.DefaultRole == "" {
 		return fmt.Errorf("oidc: roles (or default_role) must give someone a console role")
-	}
-	seen := map[string]string{}
-	for _, name := range inOrder(f.People) {
-		v := o.claimOf(f.People[name])
-		if v == "" {
-			continue
-		}
-		if other, ok := seen[v]; ok {
-			return fmt.Errorf("people: %s %q is claimed by both %q and %q", o.claim(), v, other, name)
-		}
-		seen[v] = name
 	}
 	return nil
 }

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -149,7 +147,7 @@ func bind(cfg Config) (*bound, error) {
 // configuration with several bad routes is refused for the same one on
 // every start and reload.
 func bindRoutes(cfg Config, dir directory) (map[string]Route, error) {
-	names := slices.Sorted(maps.Keys(cfg.Routes))
+	names := sortedKeys(cfg.Routes)
 	routes := make(map[string]Route, len(names))
 	for _, name := range names {
 		r := cfg.Routes[name]
@@ -188,7 +186,7 @@ func bindRoutes(cfg Config, dir directory) (map[string]Route, error) {
 
 // checkRoute checks what route r says of itself and of the other routes.
 func checkRoute(cfg Config, routes map[string]Route, r Route) error {
-	for _, sf := range slices.Sorted(maps.Keys(r.Deciders)) { // the same refusal every start
+	for _, sf := range sortedKeys(r.Deciders) {
 		for _, e := range r.Deciders[sf] {
 			if strings.HasPrefix(e, PersonPrefix) || strings.HasPrefix(e, GroupPrefix) {
 				return fmt.Errorf("deciders.%s: %q belongs in people, where it applies on every surface", sf, e)

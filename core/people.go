@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -79,7 +78,7 @@ func (d *directory) addPerson(name string, p Person) error {
 	if err := checkLen("people", "people."+name+".name", p.DisplayName, MaxTitleLen); err != nil {
 		return err
 	}
-	for _, surface := range slices.Sorted(maps.Keys(p.IDs)) {
+	for _, surface := range sortedKeys(p.IDs) {
 		if err := d.claim(name, surface, p.IDs[surface]); err != nil {
 			return err
 		}
@@ -156,14 +155,10 @@ func checkName(section, name string) error {
 	return nil
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+// sortedKeys is m's keys in order: configuration is checked and listed
+// in it, so that the same configuration gives the same refusal and the
+// same lists on every start, not a map's order.
+func sortedKeys[K ~string, V any](m map[K]V) []K { return slices.Sorted(maps.Keys(m)) }
 
 // dmSurface is where the person's direct messages go.
 func (p Person) dmSurface() Surface {

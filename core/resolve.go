@@ -171,12 +171,12 @@ func (s *Service) readFor(ctx context.Context, a attempt, again bool) (*Question
 		read = s.store.Get
 	}
 	q, err := read(ctx, a.id)
-	return q, s.readErr(a, err)
+	return q, a.readErr(err)
 }
 
-// readErr is a read's error as an attempt reports it: an unknown id as
+// readErr is a read's error as the attempt reports it: an unknown id as
 // ErrNotFound, whatever the store's words, and the rest as internal.
-func (s *Service) readErr(a attempt, err error) error {
+func (a attempt) readErr(err error) error {
 	switch {
 	case err == nil:
 		return nil
@@ -208,7 +208,7 @@ func (s *Service) admit(ctx context.Context, a attempt, q *Question) (*Question,
 			// is decided on the question as stored.
 			stored, err := s.store.Get(ctx, a.id)
 			if err != nil {
-				return nil, a, s.readErr(a, err)
+				return nil, a, a.readErr(err)
 			}
 			q = stored
 		}
@@ -256,7 +256,7 @@ func (s *Service) commit(ctx context.Context, a attempt, c Change) (Outcome, err
 		// not close it, whatever the question says now.
 		return Outcome{Question: applied.Question}, nil
 	}
-	return Outcome{}, s.readErr(a, err)
+	return Outcome{}, a.readErr(err)
 }
 
 // Apply applies t to question t.QuestionID as st stores it and returns

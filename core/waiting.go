@@ -1,7 +1,6 @@
 package core
 
 import (
-	"maps"
 	"slices"
 	"strings"
 )
@@ -93,7 +92,7 @@ type RouteView struct {
 func (s *Service) Routes() []RouteView {
 	routes := s.conf().cfg.Routes
 	out := make([]RouteView, 0, len(routes))
-	for _, name := range slices.Sorted(maps.Keys(routes)) { // one configuration throughout
+	for _, name := range sortedKeys(routes) { // one configuration throughout
 		r := routes[name]
 		v := RouteView{Route: r, MinQuorum: r.quorum(), DenyBy: r.Deny}
 		if v.DenyBy == "" {

@@ -75,6 +75,27 @@ func (c *watchedCopies) wrote(q *core.Question) {
 	c.m[q.ID].keep(q.Version, q)
 }
 
+// wroteRecord tells of a committed write of id's question at version
+// ver, as record: decoded (outside the lock) only if id is watched, so
+// that the copy is what a read of the file would find. A record that
+// does not decode leaves no copy, only its version told, and the next
+// read fills it from the file.
+func (c *watchedCopies) wroteRecord(id core.QuestionID, ver int64, record []byte) {
+	c.mu.Lock()
+	watched := c.m[id] != nil
+	c.mu.Unlock()
+	if !watched {
+		return // a watch begun since reads the file, which has the write
+	}
+	q, err := decodeQuestion(record)
+	if err != nil {
+		q = nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m[id].keep(ver, q)
+}
+
 // purged tells that id's question is gone.
 func (c *watchedCopies) purged(id core.QuestionID) {
 	c.mu.Lock()

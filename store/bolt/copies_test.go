@@ -105,3 +105,39 @@ func TestWatchedCopiesKeepNoReadFromAnEarlierWatch(t *testing.T) {
 		t.Fatalf("a read of the new watch: %+v, %v", q, ok)
 	}
 }
+
+// TestWatchedCopiesFromARecord: a write told as its record (a change the
+// store made itself) is decoded into a copy only for a watched id; a
+// record that does not decode keeps no copy, but its version is told, so
+// a read begun before it cannot keep an older copy.
+func TestWatchedCopiesFromARecord(t *testing.T) {
+	record := func(q *core.Question) []byte {
+		t.Helper()
+		b, err := encodeQuestion(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	var c watchedCopies
+	c.wroteRecord(copyID, 1, record(at(1, core.StateOpen)))
+	if len(c.m) != 0 {
+		t.Fatalf("kept %d entries for an unwatched id", len(c.m))
+	}
+	c.watch(copyID)
+	c.wroteRecord(copyID, 1, record(at(1, core.StateOpen)))
+	if q, ok := c.get(copyID); !ok || q.Version != 1 || q.State != core.StateOpen {
+		t.Fatalf("after a record: %+v, %v", q, ok)
+	}
+	c.unwatch(copyID)
+	c.watch(copyID)
+	_, ticket := c.lookup(copyID) // a read begun before the next write
+	c.wroteRecord(copyID, 2, []byte(`{"v":1,"q":`))
+	if q, ok := c.get(copyID); ok {
+		t.Fatalf("kept %+v from a record that does not decode", q)
+	}
+	c.read(ticket, at(1, core.StateOpen))
+	if q, ok := c.get(copyID); ok {
+		t.Fatalf("kept the older read %+v after version 2 was told", q)
+	}
+}

@@ -12,15 +12,30 @@ import (
 )
 
 // effects is what a transaction must announce once it has committed:
-// the questions written (as written), whose watchers wake, and the
-// surfaces whose Claims wake.
+// the questions written, whose watchers wake, and the surfaces whose
+// Claims wake. A question is noted as core computed it (Commit) or, when
+// the store changed it itself (mutate), as the record it wrote, decoded
+// after the commit only if it is watched (watchedCopies.wroteRecord).
 type effects struct {
 	written  []*core.Question
+	records  []writtenRecord
 	surfaces map[core.Surface]bool
+}
+
+// writtenRecord is a question record written at version ver.
+type writtenRecord struct {
+	id     core.QuestionID
+	ver    int64
+	record []byte
 }
 
 // changed notes that q was written as it is.
 func (e *effects) changed(q *core.Question) { e.written = append(e.written, q) }
+
+// changedRecord notes that id's question was written, at ver, as record.
+func (e *effects) changedRecord(id core.QuestionID, ver int64, record []byte) {
+	e.records = append(e.records, writtenRecord{id, ver, record})
+}
 
 func (e *effects) enqueued(s core.Surface) {
 	if e.surfaces == nil {
@@ -35,6 +50,10 @@ func (s *Store) announce(e *effects) {
 	for _, q := range e.written {
 		s.copies.wrote(q)
 		s.watches.Signal(q.ID)
+	}
+	for _, w := range e.records {
+		s.copies.wroteRecord(w.id, w.ver, w.record)
+		s.watches.Signal(w.id)
 	}
 	s.ready.fire(e.surfaces)
 }
@@ -59,11 +78,16 @@ func (s *Store) mutate(ctx context.Context, op string, id core.QuestionID, chang
 			return err
 		}
 		q.Version++
-		written, err := putQuestion(tx, q)
+		record, err := encodeQuestion(q)
 		if err != nil {
 			return err
 		}
-		eff.changed(written)
+		if err := tx.Bucket(bucketQuestions).Put([]byte(id), record); err != nil {
+			return err
+		}
+		// Not decoded back here, inside the one writer's transaction:
+		// after the commit, and only if the question is watched.
+		eff.changedRecord(id, q.Version, record)
 		return nil
 	})
 	if err != nil {
@@ -90,19 +114,6 @@ func getHead(tx *bbolt.Tx, id core.QuestionID) (questionHead, error) {
 		return questionHead{}, core.ErrNotFound
 	}
 	return decodeHead(v)
-}
-
-// putQuestion writes q and returns it as a reader will see it, so the
-// caller gets exactly what Get would return.
-func putQuestion(tx *bbolt.Tx, q *core.Question) (*core.Question, error) {
-	b, err := encodeQuestion(q)
-	if err != nil {
-		return nil, err
-	}
-	if err := tx.Bucket(bucketQuestions).Put([]byte(q.ID), b); err != nil {
-		return nil, err
-	}
-	return decodeQuestion(b)
 }
 
 // indexOpen adds q to the indexes of open questions; its entry in the

@@ -35,8 +35,11 @@ func (s *Server) mcpDoor(w http.ResponseWriter, r *http.Request) {
 
 // mcpAnswer records the host's answer through the chokepoint. A question
 // someone else closed first gives 409 with who closed it, when and how.
+// The body is client.MCPAnswerRequest, decoded strictly, so a field the
+// door does not take (an edit, calls, a standing approval) is refused
+// rather than dropped.
 func (s *Server) mcpAnswer(w http.ResponseWriter, r *http.Request) {
-	var req client.AnswerRequest
+	var req client.MCPAnswerRequest
 	if !s.decode(w, r, &req, true) {
 		return
 	}
@@ -50,5 +53,4 @@ func (s *Server) mcpAnswer(w http.ResponseWriter, r *http.Request) {
 		QuestionID: q.ID, Decider: hostDecider(tok), Text: req.Answer, OptionID: req.ChosenOptionID, Items: req.Items,
 	})
 	s.outcome(w, r, o, err) // the agent's token: the agent's view
-
 }

@@ -227,7 +227,7 @@ func (c *Client) MCPDoor(ctx context.Context, id core.QuestionID) (*MCPDoorRespo
 // gave there (through MCP elicitation): the decider is the mcp surface
 // with the token's name, and the route must allow it. A question someone
 // else closed first gives an *Error with status 409 saying who closed it.
-func (c *Client) AnswerInHost(ctx context.Context, id core.QuestionID, req AnswerRequest) (*AgentOutcome, error) {
+func (c *Client) AnswerInHost(ctx context.Context, id core.QuestionID, req MCPAnswerRequest) (*AgentOutcome, error) {
 	return call[AgentOutcome](ctx, c, http.MethodPost, "/v1/questions/"+url.PathEscape(string(id))+"/mcp/answer", nil, req)
 }
 

@@ -101,6 +101,18 @@ type AnswerRequest struct {
 	Calls []core.CallDecision `json:"calls,omitempty"`
 }
 
+// MCPAnswerRequest is the body of POST /v1/questions/{id}/mcp/answer:
+// what a host's elicitation can give. The host answers with the agent's
+// own token, so editing the call's arguments, deciding a batch's calls one
+// by one and granting a standing approval (AnswerRequest's other fields)
+// are not among them: an agent may not widen what it is approved for. A
+// body carrying them is refused (400), not answered without them.
+type MCPAnswerRequest struct {
+	Answer         string       `json:"answer,omitempty"`
+	ChosenOptionID string       `json:"chosen_option_id,omitempty"`
+	Items          []ItemAnswer `json:"items,omitempty"`
+}
+
 // CancelRequest is the optional body of POST /v1/questions/{id}/cancel.
 type CancelRequest struct {
 	Reason string `json:"reason,omitempty"`

@@ -192,7 +192,7 @@ func (r agentReads) read(t *testing.T, ctx context.Context, mk *markers, id core
 	for what, err := range map[string]error{
 		"a late cancel": func() error { _, err := r.agent.Cancel(ctx, id, "too late"); return err }(),
 		"a late host answer": func() error {
-			_, err := r.agent.AnswerInHost(ctx, id, client.AnswerRequest{Answer: "too late"})
+			_, err := r.agent.AnswerInHost(ctx, id, client.MCPAnswerRequest{Answer: "too late"})
 			return err
 		}(),
 	} {

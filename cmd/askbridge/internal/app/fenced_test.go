@@ -332,7 +332,7 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 			answer(ops, client.AnswerRequest{Answer: mk.mk("a clarification's answer (API)")}), core.StateAnswered},
 		{"clarification answered in the agent's MCP host", clarify("Which bucket?"),
 			func(t *testing.T, id core.QuestionID) {
-				if _, err := agent.AnswerInHost(ctx, id, client.AnswerRequest{Answer: mk.mk("a clarification's answer (MCP host)")}); err != nil {
+				if _, err := agent.AnswerInHost(ctx, id, client.MCPAnswerRequest{Answer: mk.mk("a clarification's answer (MCP host)")}); err != nil {
 					t.Fatal(err)
 				}
 			}, core.StateAnswered},

@@ -123,7 +123,7 @@ func (b clientBackend) HostMayAnswer(ctx context.Context, id core.QuestionID) (b
 // decider after this process's token. A loser gets the question as it
 // was closed, read back, so the host hears who answered first.
 func (b clientBackend) AnswerInHost(ctx context.Context, in core.AnswerInput) error {
-	_, err := b.c.AnswerInHost(ctx, in.QuestionID, client.AnswerRequest{Answer: in.Text, ChosenOptionID: in.OptionID, Items: in.Items})
+	_, err := b.c.AnswerInHost(ctx, in.QuestionID, client.MCPAnswerRequest{Answer: in.Text, ChosenOptionID: in.OptionID, Items: in.Items})
 	var e *client.Error
 	if errors.As(err, &e) && e.Status == http.StatusConflict {
 		if res, gerr := b.c.WaitOnce(ctx, in.QuestionID, 0); gerr == nil && res.State.Closed() && res.Question != nil {

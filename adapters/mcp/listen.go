@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 
@@ -34,7 +33,9 @@ const (
 	methodListen  = "subscriptions/listen"
 	methodAcked   = "notifications/subscriptions/acknowledged"
 	methodTaskNtf = "notifications/tasks"
-	// maxListenTasks bounds the task ids one stream follows.
+	// maxListenTasks bounds the distinct task ids one listen looks at (the
+	// first ones it names), and so the ids its stream follows: the ack
+	// says which were agreed, and a host listens again for the rest.
 	maxListenTasks = 100
 )
 
@@ -90,10 +91,15 @@ func (h *handler) listenTasks(w http.ResponseWriter, r *http.Request, l *taskLis
 	ctx = context.WithValue(ctx, extraKey{}, &mcpsdk.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context()), Header: r.Header})
 
 	var agreed []string
+	looked := make(map[string]bool, maxListenTasks)
 	for _, id := range l.Params.Notifications.TaskIDs {
-		if len(agreed) == maxListenTasks || slices.Contains(agreed, id) {
+		if len(looked) == maxListenTasks {
+			break // one listen costs at most maxListenTasks reads, however many ids it names
+		}
+		if looked[id] {
 			continue
 		}
+		looked[id] = true
 		if _, err := h.ownTask(ctx, id); err == nil {
 			agreed = append(agreed, id) // another agent's, or an unknown id, is left out
 		}

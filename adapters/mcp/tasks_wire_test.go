@@ -1,8 +1,10 @@
 package mcp_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -181,4 +183,48 @@ func (r rehost) RoundTrip(req *http.Request) (*http.Response, error) {
 	req.URL.Host, req.Host = r.addr, "evil.example"
 	req.Header.Set("Authorization", "Bearer tok-alice")
 	return http.DefaultTransport.RoundTrip(req)
+}
+
+// TestTaskListenLooksAtTheFirstIDsOnly: a listen looks at the first 100
+// distinct ids it names and no more, so a request naming thousands of
+// unknown ids costs at most 100 reads. The host's own task, named after
+// 100 others, is left out of the ack (before, every id named was read
+// until 100 were agreed); named among them, once or many times, it is
+// agreed once.
+func TestTaskListenLooksAtTheFirstIDsOnly(t *testing.T) {
+	e := newTaskEnv(t)
+	alice := e.host("tok-alice", tasksCaps(false))
+	raw, err := alice.callTool(e.ctx, mcp.ToolClarification, map[string]any{"question": "Mine?", "reversibility": "reversible"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := asTask(t, raw).TaskID
+	others := make([]string, 100)
+	for i := range others {
+		others[i] = fmt.Sprintf("no-such-task-%03d", i)
+	}
+	acked := func(ids ...string) []any {
+		t.Helper()
+		ctx, hangUp := context.WithCancel(e.ctx) // the stream is not followed past its ack
+		defer hangUp()
+		stream, err := alice.listen(ctx, ids...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			Method string         `json:"method"`
+			Params map[string]any `json:"params"`
+		}
+		if err := json.Unmarshal(<-stream, &m); err != nil || m.Method != "notifications/subscriptions/acknowledged" {
+			t.Fatalf("first message: %+v, %v", m, err)
+		}
+		got, _ := m.Params["notifications"].(map[string]any)["taskIds"].([]any)
+		return got
+	}
+	if got := acked(append(others, own)...); len(got) != 0 {
+		t.Errorf("the 101st id was looked at: agreed %v", got)
+	}
+	if got := acked(append([]string{own, own, own}, others[:99]...)...); len(got) != 1 || got[0] != own {
+		t.Errorf("the own task among the first 100, named three times: agreed %v", got)
+	}
 }

@@ -107,8 +107,8 @@
 // next_kinds.go the features its rules are composed of; answer.go
 // [Service.Answer] and the parts of an answer; reads.go [Service.Get],
 // [Service.Wait], the [Watcher] a wait parked elsewhere holds (told of
-// changes by a function with [Watcher.Notify], where the store calls back:
-// [WatchFuncer]) and the listings; closed.go the search of closed questions ([ClosedQuery],
+// changes by a function with [Watcher.Notify], which the store calls
+// back: [Waker]) and the listings; closed.go the search of closed questions ([ClosedQuery],
 // [Service.SearchClosed]) and waiting.go who an open question waits on
 // ([Service.WaitingOn]) and the routes as an operator reads them;
 // digest.go the "while you were away" [Digest]; deliver.go the domain's

@@ -48,12 +48,10 @@ type Watcher struct {
 	stop    func()
 	unpark  func() // ends the park observePark counted
 	sawOpen bool   // a read has seen the question open: a close now is a wake
-	// With a store that calls back (WatchFuncer), own is changed, and the
-	// store calls fire, which calls notify once Notify has set it. relay
-	// ends Notify's goroutine for a store that does not call back.
+	// The store calls fire on a change (Store.WatchFunc), which signals
+	// own (changed) or, once Notify has set notify, calls it.
 	own    chan struct{}
 	notify atomic.Pointer[func()]
-	relay  chan struct{}
 }
 
 // Watch starts watching question id. Read it next: a change from now on
@@ -62,13 +60,8 @@ func (s *Service) Watch(id QuestionID) (*Watcher, error) {
 	if !ValidID(id) {
 		return nil, ErrNotFound
 	}
-	w := &Watcher{s: s, id: id}
-	if st, ok := s.store.(WatchFuncer); ok {
-		w.own = make(chan struct{}, 1)
-		w.changed, w.stop = w.own, st.WatchFunc(id, w.fire)
-	} else {
-		w.changed, w.stop = s.store.Watch(id)
-	}
+	w := &Watcher{s: s, id: id, own: make(chan struct{}, 1)}
+	w.changed, w.stop = w.own, s.store.WatchFunc(id, w.fire)
 	w.unpark = s.observePark()
 	return w, nil
 }
@@ -88,26 +81,11 @@ func (w *Watcher) fire() {
 
 // Notify has every change from now on call wake rather than signal
 // Changed, and calls it at once if a change is pending; call it once,
-// before Stop. wake runs on the store's goroutine (WatchFuncer's rules: it
-// must return at once and not call the store), so a waiter parked without
-// a goroutine of its own (a taken long poll, blocked in its connection's
-// read) is still told. With a store that does not call back, a goroutine
-// relays Changed to wake until Stop.
+// before Stop. wake runs on the store's goroutine (Store.WatchFunc's
+// rules: it must return at once and not call the store), so a waiter
+// parked without a goroutine of its own (a taken long poll, blocked in its
+// connection's read) is still told.
 func (w *Watcher) Notify(wake func()) {
-	if w.own == nil {
-		w.relay = make(chan struct{})
-		go func(changed <-chan struct{}, done <-chan struct{}) {
-			for {
-				select {
-				case <-changed:
-					wake()
-				case <-done:
-					return
-				}
-			}
-		}(w.changed, w.relay)
-		return
-	}
 	w.notify.Store(&wake)
 	select {
 	case <-w.own: // a change came before wake was set
@@ -157,9 +135,6 @@ func (w *Watcher) Stop() {
 	}
 	w.stop()
 	w.stop = nil
-	if w.relay != nil {
-		close(w.relay)
-	}
 	w.unpark()
 }
 

@@ -320,16 +320,14 @@ type Waker interface {
 	// after any change to question id, and a function to stop watching.
 	// Callers watch first, then read, so no change is missed.
 	Watch(id QuestionID) (<-chan struct{}, func())
-}
-
-// WatchFuncer is a Waker whose watch can call a function on a change
-// instead of signalling a channel, so that a wait parked off a goroutine
-// of its own (adapters/httpapi's taken waits) needs none to notice. wake
-// runs on the store's goroutine that saw the change, with the store's
-// watch lock held: it must return at once and must not call the store.
-// Both stores are WatchFuncers; Service.Watch uses it where the store is
-// one.
-type WatchFuncer interface {
+	// WatchFunc is Watch calling wake on a change instead of signalling a
+	// channel, so that a wait parked off a goroutine of its own
+	// (adapters/httpapi's taken waits) needs none to notice; it is the one
+	// Service.Watch uses. wake runs on the store's goroutine that saw the
+	// change, with the store's watch lock held: it must return at once and
+	// must not call the store. It is part of the Store, not an optional
+	// interface, so that a wrapper embedding a Store (the metrics' lease
+	// count) keeps it.
 	WatchFunc(id QuestionID, wake func()) (stop func())
 }
 

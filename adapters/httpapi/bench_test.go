@@ -260,9 +260,9 @@ func (s *noteWatch) Watch(id core.QuestionID) (<-chan struct{}, func()) {
 	return ch, stop
 }
 
-// WatchFunc is the store's own (core.WatchFuncer), noted as Watch is.
+// WatchFunc is the store's own (core.Store.WatchFunc), noted as Watch is.
 func (s *noteWatch) WatchFunc(id core.QuestionID, wake func()) func() {
-	stop := s.Store.(core.WatchFuncer).WatchFunc(id, wake)
+	stop := s.Store.WatchFunc(id, wake)
 	s.note(id)
 	return stop
 }

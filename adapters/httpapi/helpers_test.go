@@ -48,10 +48,10 @@ func (s *watchedStore) Watch(id core.QuestionID) (<-chan struct{}, func()) {
 	return ch, s.noted(id, stop)
 }
 
-// WatchFunc is the store's own (core.WatchFuncer), noted as Watch is, so
+// WatchFunc is the store's own (core.Store.WatchFunc), noted as Watch is, so
 // core's watchers call back as they do on the store itself.
 func (s *watchedStore) WatchFunc(id core.QuestionID, wake func()) func() {
-	return s.noted(id, s.Store.(core.WatchFuncer).WatchFunc(id, wake))
+	return s.noted(id, s.Store.WatchFunc(id, wake))
 }
 
 // noted notes that id is watched, and returns stop noting when it stops.

@@ -399,7 +399,7 @@ func TestPipelinedRequestAfterATakenWait(t *testing.T) {
 
 // TestTakenWaitHoldsOneGoroutine: a taken wait keeps one goroutine, in the
 // read of its connection, and none relaying its watch: the store calls it
-// back on a change (core.WatchFuncer). A thousand parked waits are a
+// back on a change (core.Store.WatchFunc). A thousand parked waits are a
 // thousand stacks for the collector to scan, not two thousand.
 func TestTakenWaitHoldsOneGoroutine(t *testing.T) {
 	for name, open := range stores {
@@ -423,9 +423,9 @@ func TestTakenWaitHoldsOneGoroutine(t *testing.T) {
 	}
 }
 
-// waitGoroutines counts the goroutines in a taken wait's code and those
-// relaying a watch's channel (core.Watcher.Notify's, for a store that
-// cannot call back).
+// waitGoroutines counts the goroutines in a taken wait's code and any
+// started under core.Watcher.Notify (a relay of the watch's channel, as
+// Notify once started where the store did not call back).
 func waitGoroutines() (parked, relays int) {
 	buf := make([]byte, 1<<20)
 	for {

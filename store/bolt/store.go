@@ -293,7 +293,7 @@ func (s *Store) Watch(id core.QuestionID) (<-chan struct{}, func()) {
 }
 
 // WatchFunc calls wake after any committed change to question id, under
-// the watches' lock (core.WatchFuncer), until the function it returns
+// the watches' lock (core.Store.WatchFunc), until the function it returns
 // is called.
 func (s *Store) WatchFunc(id core.QuestionID, wake func()) func() {
 	return s.watches.Func(id, wake)

@@ -35,7 +35,7 @@ func (s *Store) Watch(id core.QuestionID) (<-chan struct{}, func()) {
 }
 
 // WatchFunc calls wake after any change to question id, as Watch signals
-// its channel, with the watchers' lock held (core.WatchFuncer), until the
+// its channel, with the watchers' lock held (core.Store.WatchFunc), until the
 // function it returns is called.
 func (s *Store) WatchFunc(id core.QuestionID, wake func()) func() {
 	return s.watchers.Func(id, wake)

@@ -139,15 +139,12 @@ func testReadToChange(t *testing.T, h Harness) {
 	}
 }
 
-// testWatchFunc: a store that calls back (core.WatchFuncer) calls the
+// testWatchFunc: a store calls back (core.Store's WatchFunc) the
 // function of a watch on its question's change, made here or on another
 // replica, and not for another question's, nor once the watch stopped.
 func testWatchFunc(t *testing.T, h Harness) {
 	e := newEnv(t, h)
-	st, ok := e.store.(core.WatchFuncer)
-	if !ok {
-		t.Fatalf("%T does not call back on a change (core.WatchFuncer)", e.store)
-	}
+	st := e.store
 	q, other := e.ask(clarification("run-1")), e.ask(clarification("run-2"))
 	woke, otherWoke := make(chan struct{}, 16), make(chan struct{}, 16)
 	stop := st.WatchFunc(q.ID, func() { woke <- struct{}{} })

@@ -1,7 +1,7 @@
 // Package watches holds the stores' watch sets: who watches which
 // question, each told of a change without blocking, through a channel
 // that holds one signal (core.Watcher's Watch) or by a call
-// (core.WatchFuncer's WatchFunc). Both stores keep one; what differs is
+// (core.Store's WatchFunc). Both stores keep one; what differs is
 // only when they signal, which stays with each store.
 package watches
 

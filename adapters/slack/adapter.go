@@ -29,14 +29,20 @@ import (
 // it ends with a slash.
 const DefaultAPIURL = "https://slack.com/api/"
 
+// DefaultHTTPTimeout bounds each Web API call when Options.HTTPClient is
+// nil. The SDK's own default client has none, and a call a peer or proxy
+// never answers would hold its delivery batch, and with it every later
+// Slack send of this replica, until a restart.
+const DefaultHTTPTimeout = 30 * time.Second
+
 // Options configure the adapter. BotToken is required, and at least one of
 // AppToken (Socket Mode) and SigningSecret (HTTP endpoints).
 type Options struct {
-	BotToken      string // xoxb-…: every Web API call
-	AppToken      string // xapp-…: Socket Mode; empty leaves it off
-	SigningSecret string // verifies HTTP requests; empty mounts no endpoints
-	APIURL        string // default DefaultAPIURL
-	HTTPClient    *http.Client
+	BotToken      string       // xoxb-…: every Web API call
+	AppToken      string       // xapp-…: Socket Mode; empty leaves it off
+	SigningSecret string       // verifies HTTP requests; empty mounts no endpoints
+	APIURL        string       // default DefaultAPIURL
+	HTTPClient    *http.Client // default: DefaultHTTPTimeout per call
 	Log           zerolog.Logger
 	// PingInterval is how long Socket Mode waits for Slack's ping before
 	// it takes the connection for dead; 0 is the SDK's default (30s).
@@ -95,10 +101,10 @@ func New(svc *core.Service, o Options) (*Adapter, error) {
 	if o.AckBudget <= 0 {
 		o.AckBudget = 2500 * time.Millisecond
 	}
-	opts := []slack.Option{slack.OptionAPIURL(o.APIURL)}
-	if o.HTTPClient != nil {
-		opts = append(opts, slack.OptionHTTPClient(o.HTTPClient))
+	if o.HTTPClient == nil {
+		o.HTTPClient = &http.Client{Timeout: DefaultHTTPTimeout}
 	}
+	opts := []slack.Option{slack.OptionAPIURL(o.APIURL), slack.OptionHTTPClient(o.HTTPClient)}
 	if o.AppToken != "" {
 		opts = append(opts, slack.OptionAppLevelToken(o.AppToken))
 	}

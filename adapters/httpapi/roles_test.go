@@ -245,3 +245,18 @@ func TestHandleMountsBesideTheAPI(t *testing.T) {
 		t.Error("Authenticate accepted an unknown secret")
 	}
 }
+
+// TestAccessLogBoundsThePath: a request needs no token to be logged, so
+// the access log quotes at most the first 256 bytes of its path; before,
+// a path as long as the header limit went into the line whole.
+func TestAccessLogBoundsThePath(t *testing.T) {
+	e := newEnv(t)
+	path := "/v1/" + strings.Repeat("a", 8000)
+	if r := e.do(http.MethodGet, path, nil, ""); r.status != http.StatusUnauthorized {
+		t.Fatalf("an unauthenticated long path: %d, want 401", r.status)
+	}
+	want := path[:256] + "…"
+	if lines := accessLines(t, e, want); len(lines) != 1 || lines[0].Status != http.StatusUnauthorized {
+		t.Fatalf("access log lines quoting the path's first 256 bytes: %+v\n%.2000s", lines, e.logs)
+	}
+}

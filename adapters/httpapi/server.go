@@ -337,13 +337,22 @@ type accessLine struct {
 	start               time.Time
 }
 
+// maxLoggedPath bounds the path an access log line quotes: a request
+// needs no token to be logged, and its path may be as long as the header
+// limit allows, each odd byte escaped to six in the log.
+const maxLoggedPath = 256
+
 // logAccess writes the access log line of a request answered with status.
 func (s *Server) logAccess(l accessLine, status int) {
 	ev := s.log.Info()
 	if l.path == "/healthz" || l.path == "/readyz" {
 		ev = s.log.Debug() // probes every few seconds would drown the rest
 	}
-	ev.Str("method", l.method).Str("path", l.path).Int("status", status).
+	path := l.path
+	if len(path) > maxLoggedPath {
+		path = path[:maxLoggedPath] + "…"
+	}
+	ev.Str("method", l.method).Str("path", path).Int("status", status).
 		Dur("duration", time.Since(l.start)).Str("token", l.token).Msg("http request")
 }
 

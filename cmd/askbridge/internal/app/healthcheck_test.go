@@ -101,3 +101,23 @@ func TestHealthcheckDefaultAddress(t *testing.T) {
 		t.Errorf("readyURL(default) = %q, %v", got, err)
 	}
 }
+
+// TestHeaderLimit: the API's listener reads at most 64 KiB of a request's
+// header (Go's default is 1 MiB); a larger one is refused with 431 before
+// any handler runs.
+func TestHeaderLimit(t *testing.T) {
+	m := apptest.Start(t, app.Settings{})
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, m.URL+"/healthz", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Padding", strings.Repeat("a", 200<<10))
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Fatalf("a 200 KiB header: %d, want 431", res.StatusCode)
+	}
+}

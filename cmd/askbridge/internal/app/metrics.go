@@ -51,7 +51,7 @@ func (m *Main) mountMetrics(mux *http.ServeMux, api *httpapi.Server, svc *core.S
 	own := http.NewServeMux()
 	own.Handle("/metrics", mx.Handler())
 	m.MetricsURL = "http://" + ln.Addr().String()
-	m.metricsServer = &http.Server{Handler: own, ReadHeaderTimeout: 10 * time.Second}
+	m.metricsServer = &http.Server{Handler: own, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: maxHeaderBytes}
 	m.metricsLn = ln
 	return nil
 }

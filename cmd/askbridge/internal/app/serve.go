@@ -96,6 +96,12 @@ type chatOpener func(ctx context.Context, s Settings, svc *core.Service, log zer
 // event log.
 const adminTokenName = "admin"
 
+// maxHeaderBytes bounds a request's header on the program's listeners (Go's
+// default is 1 MiB). The largest header any caller sends is a Bot
+// Connector's bearer token, a few KB; a request needs no token to be read
+// and logged.
+const maxHeaderBytes = 64 << 10
+
 // Run opens the store, boots core (re-notifying after downtime), and
 // serves the API until Close.
 func (m *Main) Run(ctx context.Context) (err error) {
@@ -191,7 +197,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	ln = api.Listener(ln) // a parked wait's connection keeps alive after its answer
 	// No WriteTimeout: long polls and MCP tool calls stay open until a
 	// human answers; they are bounded by their own timeouts instead.
-	srv := &http.Server{Handler: m.Metrics.Streams(mux), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: m.Metrics.Streams(mux), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: maxHeaderBytes}
 	m.server = srv
 
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))

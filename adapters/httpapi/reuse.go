@@ -24,6 +24,11 @@ type reuseListener struct {
 	start    sync.Once
 	done     chan struct{}
 	stop     sync.Once
+	// mu makes a give-back and Close's emptying of back one step each, so
+	// a connection is either queued before Close empties the queue or
+	// closed by its giver; closed says Close has run.
+	mu     sync.Mutex
+	closed bool
 }
 
 type accepted struct {
@@ -80,11 +85,11 @@ func (l *reuseListener) acceptLoop() {
 // giveBack hands c to the server to serve again, or closes it if the
 // listener is closed or too many wait to be taken.
 func (l *reuseListener) giveBack(c net.Conn) {
-	select {
-	case <-l.done:
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
 		_ = c.Close()
 		return
-	default:
 	}
 	select {
 	case l.back <- c:
@@ -98,6 +103,9 @@ func (l *reuseListener) giveBack(c net.Conn) {
 func (l *reuseListener) Close() error {
 	l.stop.Do(func() { close(l.done) })
 	err := l.Listener.Close()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closed = true
 	for {
 		select {
 		case c := <-l.back:

@@ -40,6 +40,7 @@ type env struct {
 	svc  *core.Service
 	fake *teamsfake.Server
 	a    *teams.Adapter
+	web  *httptest.Server // the adapter's endpoint
 }
 
 func newEnv(t *testing.T) *env {
@@ -67,7 +68,7 @@ func newEnv(t *testing.T) *env {
 		loops.Deliver(ctx, svc, a, loops.DeliverOptions{Block: 50 * time.Millisecond, MinIdle: time.Second, RetryWait: 10 * time.Millisecond})
 	})
 	t.Cleanup(func() { cancel(); wg.Wait() })
-	return &env{t: t, svc: svc, fake: fake, a: a}
+	return &env{t: t, svc: svc, fake: fake, a: a, web: web}
 }
 
 func (e *env) ask(in core.AskInput) *core.Question {
@@ -203,6 +204,16 @@ func TestForgedTokensChangeNothing(t *testing.T) {
 		if err != nil || status != http.StatusUnauthorized {
 			t.Errorf("%s: %d %v; want 401", name, status, err)
 		}
+	}
+	// No token, and a body that is no activity: the token is checked
+	// first, so it is a 401 and the body is never parsed (before, 400).
+	noToken, err := http.Post(e.web.URL+teams.MessagesPath, "application/json", strings.NewReader("not json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	noToken.Body.Close()
+	if noToken.StatusCode != http.StatusUnauthorized {
+		t.Errorf("no token, no activity: %d; want 401", noToken.StatusCode)
 	}
 	// A genuine token on an activity from a channel its key is not
 	// endorsed for.

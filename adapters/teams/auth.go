@@ -27,6 +27,8 @@ const (
 	// clockSkew is the leeway Microsoft's own SDKs allow on expiry and
 	// not-before.
 	clockSkew = 5 * time.Minute
+	// keysTimeout bounds each read of the signing keys' document.
+	keysTimeout = 20 * time.Second
 )
 
 var (
@@ -69,7 +71,11 @@ func (v *verifier) start(ctx context.Context, retry func(attempt int) bool) erro
 	for attempt := 0; ; attempt++ {
 		jwks, err := v.metadata(ctx)
 		if err == nil {
-			k, kerr := keyfunc.NewDefaultOverrideCtx(ctx, []string{jwks}, keyfunc.Override{Client: v.http, HTTPTimeout: 20 * time.Second})
+			// A token naming a key keyfunc does not know has it read the
+			// keys again, at most once in five minutes; a request that
+			// comes meanwhile waits at most a second for that, not a minute.
+			k, kerr := keyfunc.NewDefaultOverrideCtx(ctx, []string{jwks}, keyfunc.Override{Client: v.http, HTTPTimeout: keysTimeout,
+				RateLimitWaitMax: time.Second})
 			if kerr == nil {
 				v.mu.Lock()
 				v.keys, v.jwks = k, jwks
@@ -114,16 +120,20 @@ func (v *verifier) metadata(ctx context.Context) (string, error) {
 }
 
 // readEndorsements reads each key's endorsements from the keys
-// document.
+// document, at most once a minute once a read has succeeded. The read is
+// the verifier's, not the request's that needed it: it goes on if that
+// request's caller hangs up, and a read that fails leaves the next
+// request free to try again rather than refused for a minute.
 func (v *verifier) readEndorsements(ctx context.Context) {
 	v.mu.Lock()
 	if time.Since(v.readAt) < time.Minute && v.endorse != nil {
 		v.mu.Unlock()
 		return
 	}
-	v.readAt = time.Now()
 	jwks := v.jwks
 	v.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), keysTimeout)
+	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, jwks, nil)
 	if err != nil {
 		return
@@ -147,7 +157,7 @@ func (v *verifier) readEndorsements(ctx context.Context) {
 		m[k.KID] = k.Endorsements
 	}
 	v.mu.Lock()
-	v.endorse = m
+	v.endorse, v.readAt = m, time.Now()
 	v.mu.Unlock()
 }
 
@@ -172,20 +182,26 @@ type claims struct {
 	ServiceURL string `json:"serviceurl"`
 }
 
-// check verifies r's bearer token for an activity from serviceURL on
-// channel: signature by a current Bot Framework key (RS256) endorsed for
-// the channel, issuer, audience (the app id), expiry and not-before, and
-// the serviceurl claim.
-func (v *verifier) check(r *http.Request, serviceURL, channel string) error {
+// bearer is a Bot Connector token that verify found genuine: what is left
+// to check depends on the activity it came with (admits).
+type bearer struct {
+	serviceURL string // its serviceurl claim
+	kid        string // the key it is signed with
+}
+
+// verify checks r's bearer token on its own, before the activity is read:
+// signature by a current Bot Framework key (RS256), issuer, audience (the
+// app id), expiry and not-before.
+func (v *verifier) verify(r *http.Request) (bearer, error) {
 	v.mu.Lock()
 	keys := v.keys
 	v.mu.Unlock()
 	if keys == nil {
-		return errNotReady
+		return bearer{}, errNotReady
 	}
 	raw, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || raw == "" {
-		return errNoToken
+		return bearer{}, errNoToken
 	}
 	var c claims
 	tok, err := jwt.ParseWithClaims(raw, &c, keys.KeyfuncCtx(r.Context()),
@@ -197,12 +213,20 @@ func (v *verifier) check(r *http.Request, serviceURL, channel string) error {
 		jwt.WithTimeFunc(v.now),
 	)
 	if err != nil {
-		return fmt.Errorf("teams: bearer token: %w", err)
+		return bearer{}, fmt.Errorf("teams: bearer token: %w", err)
 	}
-	if !sameServiceURL(c.ServiceURL, serviceURL) {
+	kid, _ := tok.Header["kid"].(string)
+	return bearer{serviceURL: c.ServiceURL, kid: kid}, nil
+}
+
+// admits checks a genuine token against the activity it came with: the
+// serviceurl claim is the activity's, and its key is endorsed for the
+// activity's channel.
+func (v *verifier) admits(ctx context.Context, b bearer, serviceURL, channel string) error {
+	if !sameServiceURL(b.serviceURL, serviceURL) {
 		return errServiceURL
 	}
-	if kid, _ := tok.Header["kid"].(string); !v.endorsed(r.Context(), kid, channel) {
+	if !v.endorsed(ctx, b.kid, channel) {
 		return fmt.Errorf("%w %q", errNotEndorsed, channel)
 	}
 	return nil

@@ -29,9 +29,25 @@ func (a *Adapter) Mount(mux *http.ServeMux) {
 // proven to come from the Bot Connector for this bot is a 401 and is not
 // read further.
 func (a *Adapter) serveActivity(w http.ResponseWriter, r *http.Request) {
+	if !a.awaitKeys(r.Context()) {
+		http.Error(w, "starting", http.StatusServiceUnavailable)
+		return
+	}
+	// The token is checked before the body is read: a caller without one
+	// gets nothing parsed.
+	tok, err := a.auth.verify(r)
+	if err != nil {
+		a.refused(w, err)
+		return
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxActivity))
 	if err != nil {
-		http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
+		} else {
+			http.Error(w, "body not read", http.StatusBadRequest)
+		}
 		return
 	}
 	var act Activity
@@ -39,13 +55,8 @@ func (a *Adapter) serveActivity(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "not an activity", http.StatusBadRequest)
 		return
 	}
-	if !a.awaitKeys(r.Context()) {
-		http.Error(w, "starting", http.StatusServiceUnavailable)
-		return
-	}
-	if err := a.auth.check(r, act.ServiceURL, act.ChannelID); err != nil {
-		a.log.Warn().Err(err).Msg("teams: activity refused")
-		http.Error(w, "unauthorized", http.StatusUnauthorized)
+	if err := a.auth.admits(r.Context(), tok, act.ServiceURL, act.ChannelID); err != nil {
+		a.refused(w, err)
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 12*time.Second)
@@ -63,6 +74,20 @@ func (a *Adapter) serveActivity(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusOK)
 }
+
+// refused answers 401 and logs why, quoting at most maxRefusal bytes of
+// it: a refusal's reason can quote the caller's token (its alg, its kid).
+func (a *Adapter) refused(w http.ResponseWriter, err error) {
+	why := err.Error()
+	if len(why) > maxRefusal {
+		why = why[:maxRefusal] + "…"
+	}
+	a.log.Warn().Str("error", why).Msg("teams: activity refused")
+	http.Error(w, "unauthorized", http.StatusUnauthorized)
+}
+
+// maxRefusal bounds the reason a refusal's log line quotes.
+const maxRefusal = 200
 
 func (a *Adapter) awaitKeys(ctx context.Context) bool {
 	t := time.NewTimer(readyWait)

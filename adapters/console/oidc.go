@@ -20,6 +20,7 @@ import (
 
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
+	"golang.org/x/sync/singleflight"
 )
 
 // OIDC configures sign-in through the company's OpenID Connect provider,
@@ -99,6 +100,9 @@ type idp struct {
 	cfg OIDC
 	mu  sync.Mutex
 	p   *oidc.Provider
+	// discovering shares one discovery among the sign-ins that need the
+	// provider while it is on its way.
+	discovering singleflight.Group
 }
 
 func newIDP(c OIDC) (*idp, error) {
@@ -147,21 +151,37 @@ func roleRank(r Role) int {
 	return 0
 }
 
-// provider discovers the provider once. Its context outlives the request
-// that first needs it: go-oidc fetches the signing keys with it later.
+// provider discovers the provider once it has succeeded. Sign-ins that
+// need it meanwhile share one discovery, each waiting no longer than its
+// own request, so an unreachable provider costs each one timeout, not one
+// per sign-in ahead of it. The discovery's context outlives the request
+// that started it: go-oidc fetches the signing keys with it later.
 func (d *idp) provider(ctx context.Context) (*oidc.Provider, error) {
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.p != nil {
-		return d.p, nil
+	p := d.p
+	d.mu.Unlock()
+	if p != nil {
+		return p, nil
 	}
 	bg := oidc.ClientContext(context.WithoutCancel(ctx), d.cfg.Client)
-	p, err := oidc.NewProvider(bg, d.cfg.Issuer)
-	if err != nil {
-		return nil, err
+	found := d.discovering.DoChan("", func() (any, error) {
+		p, err := oidc.NewProvider(bg, d.cfg.Issuer)
+		if err == nil {
+			d.mu.Lock()
+			d.p = p
+			d.mu.Unlock()
+		}
+		return p, err
+	})
+	select {
+	case r := <-found:
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		return r.Val.(*oidc.Provider), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
-	d.p = p
-	return p, nil
 }
 
 func (d *idp) oauth(p *oidc.Provider) *oauth2.Config {

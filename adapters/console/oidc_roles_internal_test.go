@@ -1,7 +1,11 @@
 package console
 
 import (
+	"net/http"
+	"net/http/httptest"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -22,3 +26,49 @@ type noPeople struct{}
 
 func (noPeople) ByClaim(string) (string, bool) { return "", false }
 func (noPeople) Exists(string) bool            { return false }
+
+// TestOIDCDiscoveryIsShared: sign-ins that need the provider while its
+// discovery is on its way wait for that one discovery and share its
+// outcome; before, each ran its own, one after another under a lock, so
+// with the provider unreachable the n-th sign-in waited n timeouts.
+func TestOIDCDiscoveryIsShared(t *testing.T) {
+	var hits atomic.Int32
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		<-release
+		http.Error(w, "down", http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	d, err := newIDP(OIDC{Issuer: srv.URL, ClientID: "askbridge", RedirectURL: "https://askbridge.example.com/oidc/callback", People: noPeople{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const signIns = 5
+	errs := make(chan error, signIns)
+	for range signIns {
+		go func() {
+			_, err := d.provider(t.Context())
+			errs <- err
+		}()
+	}
+	for inProvider() < signIns { // every sign-in has asked for the provider
+		runtime.Gosched()
+	}
+	close(release)
+	for range signIns {
+		if err := <-errs; err == nil {
+			t.Fatal("a discovery of a provider that is down succeeded")
+		}
+	}
+	if n := hits.Load(); n != 1 {
+		t.Fatalf("%d discoveries for %d sign-ins at once; want one, shared", n, signIns)
+	}
+}
+
+// inProvider counts the goroutines inside idp.provider.
+func inProvider() int {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	return strings.Count(string(buf), "console.(*idp).provider(")
+}

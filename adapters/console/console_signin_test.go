@@ -7,11 +7,13 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/askbridge/askbridge/adapters/console"
 	"github.com/askbridge/askbridge/core"
+	"github.com/rs/zerolog"
 )
 
 func TestSignInExchangesATokenForASessionCookie(t *testing.T) {
@@ -235,4 +237,40 @@ func TestSignInReturnsToThePageThatAskedForIt(t *testing.T) {
 			t.Errorf("next %q led to %q", next, r.header.Get("Location"))
 		}
 	}
+}
+
+// TestLastVisitNotRecordedIsLogged: a session renewed while the store
+// refuses the last visit's write still serves, and the failure is logged
+// (the "since you were away" marker is what it costs); before, it was
+// dropped unheard.
+func TestLastVisitNotRecordedIsLogged(t *testing.T) {
+	logs := &syncLog{}
+	e := newEnv(t, nil, func(o *console.Options) { o.Log = zerolog.New(logs) })
+	b := e.signedIn(opAlice)
+	e.store.refusing("console:visit:")
+	e.clock.Advance(time.Minute) // past the renewal interval
+	if r := b.get("/"); r.status != http.StatusOK {
+		t.Fatalf("a renewal whose visit was not recorded: %d", r.status)
+	}
+	if !strings.Contains(logs.String(), "last visit was not recorded") {
+		t.Fatalf("the refused write went unlogged:\n%s", logs.String())
+	}
+}
+
+// syncLog is a log writer tests read while the server writes.
+type syncLog struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (l *syncLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
 }

@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -74,8 +75,26 @@ func (t *tokens) set(list ...testToken) {
 // see sessions renewed without waiting for one to lapse.
 type spyValues struct {
 	*bolt.Store
-	mu   sync.Mutex
-	ttls []time.Duration
+	mu     sync.Mutex
+	ttls   []time.Duration
+	refuse string // SetValue of a key with this prefix fails, when set
+}
+
+func (s *spyValues) SetValue(ctx context.Context, key, val string) error {
+	s.mu.Lock()
+	refuse := s.refuse
+	s.mu.Unlock()
+	if refuse != "" && strings.HasPrefix(key, refuse) {
+		return errors.New("spyValues: refused")
+	}
+	return s.Store.SetValue(ctx, key, val)
+}
+
+// refusing has SetValue fail for keys starting with prefix.
+func (s *spyValues) refusing(prefix string) {
+	s.mu.Lock()
+	s.refuse = prefix
+	s.mu.Unlock()
 }
 
 func (s *spyValues) SetValueFor(ctx context.Context, key, val string, ttl time.Duration) error {

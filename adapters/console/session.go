@@ -93,7 +93,11 @@ func (s *Server) current(w http.ResponseWriter, r *http.Request) (*session, erro
 		if err := s.save(r.Context(), &sess); err != nil {
 			return nil, err
 		}
-		_ = s.values.SetValue(r.Context(), visitKey(sess.Name), now.UTC().Format(time.RFC3339Nano))
+		if err := s.values.SetValue(r.Context(), visitKey(sess.Name), now.UTC().Format(time.RFC3339Nano)); err != nil {
+			// The session is renewed; only the next sign-in's "since you
+			// were away" starts earlier than it should.
+			s.log.Warn().Err(err).Msg("console: the last visit was not recorded")
+		}
 		s.setCookie(w, r, sessionCookie, c.Value, s.idle)
 	}
 	return &sess, nil

@@ -182,7 +182,7 @@ func (p Prompt) Editable() bool { return p.Host == ClaudeCode }
 // ToolCallID is the host's tool use id where it sends one; otherwise a
 // digest of the prompt (host, session, turn, tool and canonical input), so
 // a host that runs the hook again for the same prompt finds the same
-// question.
+// question while it is open (door.ask says what happens once it closed).
 func (p Prompt) ToolCallID() (string, error) {
 	if p.ToolUseID != "" {
 		return p.ToolUseID, nil
@@ -198,6 +198,13 @@ func (p Prompt) ToolCallID() (string, error) {
 	}
 	h.Write(canon)
 	return "hook-" + hex.EncodeToString(h.Sum(nil))[:40], nil
+}
+
+// askedAgain is the tool call id of a prompt asked again after the
+// question of id, whose tool call id was prev, closed (door.ask).
+func askedAgain(prev string, closed core.QuestionID) string {
+	h := sha256.Sum256([]byte(prev + "\x00" + string(closed)))
+	return "hook-" + hex.EncodeToString(h[:])[:40]
 }
 
 // Ask is the approval the prompt becomes, asked by agent on route ("" the

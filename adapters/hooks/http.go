@@ -126,7 +126,7 @@ func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// The ask is not cut short by the caller going away: a question
 	// stored as the caller left must still be seen, and withdrawn, below.
-	q, _, err := d.svc.AskOrRepeat(context.WithoutCancel(r.Context()), in)
+	q, err := d.ask(context.WithoutCancel(r.Context()), p, in)
 	if err != nil {
 		d.fail(w, r, err)
 		return
@@ -152,6 +152,30 @@ func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		out = nil // no decision: the host's own prompt
 	}
 	_, _ = w.Write(out)
+}
+
+// maxAskedAgain bounds how many closed questions of one digest ask walks
+// past: as many identical prompts in one session (or Codex turn).
+const maxAskedAgain = 256
+
+// ask parks the prompt's question, or finds the one this very prompt
+// already has. A prompt with the host's tool use id is that call's: a
+// question found closed is its answer. A prompt without one is known by
+// its digest, which an identical prompt later in the same session shares
+// (Claude Code's PermissionRequest names no call): a question of that
+// digest found closed answered an earlier prompt, and reading it as this
+// one's answer would approve the same command again with nobody asked. So
+// the prompt is asked anew, under an id chained to the closed question's,
+// which every run of this prompt derives alike and so still shares.
+func (d *door) ask(ctx context.Context, p Prompt, in core.AskInput) (*core.Question, error) {
+	for range maxAskedAgain {
+		q, repeat, err := d.svc.AskOrRepeat(ctx, in)
+		if err != nil || !repeat || q.Open() || p.ToolUseID != "" {
+			return q, err
+		}
+		in.ToolCallID = askedAgain(in.ToolCallID, q.ID)
+	}
+	return nil, core.Errorf(core.CodeConflict, "hook", "this prompt was asked %d times in this session already; answer it at the host", maxAskedAgain)
 }
 
 // wait waits for q to close, for at most wait, and returns it as it then

@@ -150,11 +150,29 @@ func TestHookOutcomes(t *testing.T) {
 			if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) {
 				t.Fatalf("body %s, want %q", got, c.want)
 			}
-			// The host running the hook again for the same prompt gets the
-			// same answer at once, from the same question.
 			again := d.start(t.Context(), "/v1/hooks/"+c.host, body)
-			if again.id != call.id || again.body(t) != got {
-				t.Fatal("a re-run did not find the same question")
+			if strings.Contains(body, `"tool_use_id"`) {
+				// The host running the hook again for the same call gets
+				// the same answer at once, from the same question.
+				if again.id != call.id || again.body(t) != got {
+					t.Fatal("a re-run for the same call did not find its question")
+				}
+				return
+			}
+			// A prompt named by its digest alone, once its question has
+			// closed, is asked anew: an identical command later in the
+			// session is not approved by the earlier answer.
+			if again.id == call.id {
+				t.Fatal("an identical prompt got the closed question's answer, nobody asked")
+			}
+			if q, err := d.svc.Get(t.Context(), again.id); err != nil || !q.Open() {
+				t.Fatalf("the identical prompt's question: %+v, %v; want it open", q, err)
+			}
+			if err := c.answer(again.id); err != nil {
+				t.Fatal(err)
+			}
+			if b := again.body(t); b != got {
+				t.Fatalf("the identical prompt answered alike: body %s, want %s", b, got)
 			}
 		})
 	}
@@ -245,5 +263,25 @@ func TestHookWaitEnds(t *testing.T) {
 	}
 	if q, err := d.svc.Get(t.Context(), c.id); err != nil || q.State != core.StateCancelled {
 		t.Fatalf("question %+v after the stop, %v", q, err)
+	}
+}
+
+// TestHookPromptRunTwiceWhileOpenSharesItsQuestion: the same prompt sent
+// twice while its question is open (the host ran the hook again) parks
+// one question, and both runs hear its answer.
+func TestHookPromptRunTwiceWhileOpenSharesItsQuestion(t *testing.T) {
+	d := newDoor(t)
+	body := hookFixture(t, "claude-code/permission-request.bash.json")
+	first := d.start(t.Context(), "/v1/hooks/claude-code", body)
+	second := d.start(t.Context(), "/v1/hooks/claude-code", body)
+	if first.id == "" || second.id != first.id {
+		t.Fatalf("two runs of one open prompt parked %s and %s; want one question", first.id, second.id)
+	}
+	if err := d.answer(first.id, core.AnswerInput{OptionID: core.ApproveOption}); err != nil {
+		t.Fatal(err)
+	}
+	a, b := first.body(t), second.body(t)
+	if !strings.Contains(a, `"behavior":"allow"`) || b != a {
+		t.Fatalf("the runs heard %s and %s; want the same allow", a, b)
 	}
 }

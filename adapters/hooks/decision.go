@@ -140,6 +140,23 @@ func denyMessage(q *core.Question, reason string) string {
 // at the keyboard.
 const noDecisionReason = "askbridge got no approval from chat; decide here."
 
+// FailedAsk is what the host is told when p could not be asked (err),
+// and whether it is to be told anything but the error: for Claude Code's
+// PreToolUse, whose host reads a failed hook as leaving the call to its
+// own permission rules (which may run it unasked), the "ask" of a prompt
+// nobody answered, saying why; for every other prompt, nothing (false),
+// and the host, told the hook failed, shows its own prompt.
+func FailedAsk(p Prompt, err error) ([]byte, bool) {
+	if p.Host != ClaudeCode || p.Event != PreToolUse {
+		return nil, false
+	}
+	out, merr := json.Marshal(preToolUseOutputWire{HookSpecificOutput: preToolUseSpecific{
+		HookEventName: string(PreToolUse), PermissionDecision: "ask",
+		PermissionDecisionReason: "askbridge could not ask in chat (" + core.ErrorMessage(err) + "); decide here.",
+	}})
+	return out, merr == nil
+}
+
 // Output is the hook's stdout (or HTTP response body) for d: nil for no
 // decision where the host reads an empty output that way. The exit code is
 // 0 in every case.

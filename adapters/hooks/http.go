@@ -89,6 +89,24 @@ func (d *door) fail(w http.ResponseWriter, r *http.Request, err error) {
 	apierror.Write(w, apierror.Status(code), code, core.ErrorMessage(err))
 }
 
+// refuse answers a prompt that could not be asked. Where the host reads
+// a failed hook as leaving the call to its own permission rules, which
+// may run it unasked (Claude Code's PreToolUse), the answer is instead
+// the decision a prompt nobody answered gets (Output: "ask", the person
+// at the keyboard decides), with why; so an agent cannot get its calls
+// past the hook by making the ask fail (arguments over the limit, its own
+// run ended). Every other prompt gets the error.
+func (d *door) refuse(w http.ResponseWriter, r *http.Request, p Prompt, err error) {
+	out, ok := FailedAsk(p, err)
+	if !ok {
+		d.fail(w, r, err)
+		return
+	}
+	d.opts.Log.Warn().Err(err).Str("path", r.URL.Path).Msg("hook: not asked; the host asks at the keyboard")
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(out)
+}
+
 func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	host, err := ParseHost(r.PathValue("host"))
 	if err != nil {
@@ -121,14 +139,14 @@ func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	agent := d.opts.Agent(r)
 	in, err := p.Ask(agent, r.URL.Query().Get("route"))
 	if err != nil {
-		d.fail(w, r, err)
+		d.refuse(w, r, p, err)
 		return
 	}
 	// The ask is not cut short by the caller going away: a question
 	// stored as the caller left must still be seen, and withdrawn, below.
 	q, err := d.ask(context.WithoutCancel(r.Context()), p, in)
 	if err != nil {
-		d.fail(w, r, err)
+		d.refuse(w, r, p, err)
 		return
 	}
 	w.Header().Set(HeaderQuestionID, string(q.ID))

@@ -285,3 +285,44 @@ func TestHookPromptRunTwiceWhileOpenSharesItsQuestion(t *testing.T) {
 		t.Fatalf("the runs heard %s and %s; want the same allow", a, b)
 	}
 }
+
+// TestHookPreToolUseNotAskedAsksAtTheKeyboard: a Claude Code PreToolUse
+// prompt that cannot be asked (its input over the arguments' limit, or
+// its session's run ended by the agent) is answered "ask", saying why, so
+// the person at the keyboard decides; before, it was an error, which
+// Claude Code reads as leaving the call to its own permission rules. A
+// PermissionRequest prompt still gets the error: its host then shows its
+// own prompt.
+func TestHookPreToolUseNotAskedAsksAtTheKeyboard(t *testing.T) {
+	d := newDoor(t)
+	big := `"command": "echo ` + strings.Repeat("a", core.MaxArgumentsLen) + `"`
+	huge := func(fixture string) string {
+		return strings.Replace(hookFixture(t, fixture), `"command": "`, big+`, "was": "`, 1)
+	}
+	ended := strings.Replace(hookFixture(t, "claude-code/pre-tool-use.bash.json"), `"session_id": "`, `"session_id": "ended-`, 1)
+	var s struct {
+		SessionID string `json:"session_id"`
+	}
+	if err := json.Unmarshal([]byte(ended), &s); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.svc.EndRun(t.Context(), core.Run{Agent: agent, ID: core.RunID(s.SessionID)}); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{"arguments over the limit": huge("claude-code/pre-tool-use.bash.json"), "its run ended": ended} {
+		resp := d.post(t.Context(), "/v1/hooks/claude-code", body)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"permissionDecision":"ask","permissionDecisionReason":"askbridge could not ask in chat (`) {
+			t.Errorf("%s: %d %s; want 200 and ask", name, resp.StatusCode, b)
+		}
+	}
+	resp := d.post(t.Context(), "/v1/hooks/claude-code", huge("claude-code/permission-request.bash.json"))
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("a PermissionRequest over the limit: %d; want 400", resp.StatusCode)
+	}
+	if list, _, err := d.svc.ListOpen(t.Context(), "", 50); err != nil || len(list) != 0 {
+		t.Fatalf("parked %d questions, %v", len(list), err)
+	}
+}

@@ -25,9 +25,10 @@ const maxHookInput = 4 << 20
 // cmdHook is a command hook for an agent host: it reads the host's hook
 // input on stdin, asks askbridge (POST /v1/hooks/{host}), waits, and
 // prints the host's decision on stdout. An empty stdout with exit 0 is no
-// decision: the host asks at the keyboard. Every failure exits 1, which
-// both hosts read as a hook error that decides nothing; never 2, which
-// Claude Code reads as a deny.
+// decision: the host asks at the keyboard. A failure exits 1, which both
+// hosts read as a hook error that decides nothing, except for a prompt
+// whose host would then leave the call to its own rules (failedAsk);
+// never 2, which Claude Code reads as a deny.
 func cmdHook(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("hook", stderr, "hook --host claude-code|codex [--route R] [--wait D]  (hook input on stdin)")
 	host := fs.String("host", "", "the agent host that runs this hook: claude-code or codex")
@@ -50,9 +51,10 @@ func cmdHook(ctx context.Context, args []string, getenv func(string) string, std
 	if len(body) > maxHookInput {
 		return fail(stderr, fmt.Errorf("hook: the hook input is larger than %d bytes", maxHookInput))
 	}
+	failed := failedAsk(h, body, stdout, stderr)
 	base, token, err := clientTarget(getenv)
 	if err != nil {
-		return fail(stderr, err)
+		return failed(err)
 	}
 	q := url.Values{}
 	if *route != "" {
@@ -72,7 +74,7 @@ func cmdHook(ctx context.Context, args []string, getenv func(string) string, std
 	defer cancelReq()
 	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, u, strings.NewReader(string(body)))
 	if err != nil {
-		return fail(stderr, err)
+		return failed(err)
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
@@ -89,7 +91,7 @@ func cmdHook(ctx context.Context, args []string, getenv func(string) string, std
 	select {
 	case r := <-sent:
 		if r.err != nil {
-			return fail(stderr, fmt.Errorf("hook: %w", r.err))
+			return failed(fmt.Errorf("hook: %w", r.err))
 		}
 		resp = r.resp
 	case <-ctx.Done():
@@ -100,7 +102,7 @@ func cmdHook(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fail(stderr, fmt.Errorf("hook: %s", responseError(resp)))
+		return failed(fmt.Errorf("hook: %s", responseError(resp)))
 	}
 	id := core.QuestionID(resp.Header.Get(hooks.HeaderQuestionID))
 	read := make(chan result, 1)
@@ -114,7 +116,7 @@ func cmdHook(ctx context.Context, args []string, getenv func(string) string, std
 	case r := <-read:
 		if r.err != nil {
 			// The server went away mid-wait: no decision.
-			return fail(stderr, fmt.Errorf("hook: reading the decision: %w", r.err))
+			return failed(fmt.Errorf("hook: reading the decision: %w", r.err))
 		}
 	case <-ctx.Done():
 		cancelReq()
@@ -125,6 +127,27 @@ func cmdHook(ctx context.Context, args []string, getenv func(string) string, std
 		return fail(stderr, err)
 	}
 	return 0
+}
+
+// failedAsk returns how the hook ends when the prompt in body could not
+// be asked: for a prompt whose host reads a failed hook as leaving the
+// call to its own permission rules (hooks.FailedAsk: Claude Code's
+// PreToolUse), with the "ask" of a prompt nobody answered on stdout and
+// exit 0, the reason on stderr too; for any other prompt (or an input the
+// server would refuse anyway), exit 1 with the reason on stderr.
+func failedAsk(h hooks.Host, body []byte, stdout, stderr io.Writer) func(error) int {
+	p, perr := hooks.Parse(h, body)
+	return func(err error) int {
+		out, ok := hooks.FailedAsk(p, err)
+		if perr != nil || !ok {
+			return fail(stderr, err)
+		}
+		fmt.Fprintln(stderr, "askbridge:", err)
+		if _, werr := stdout.Write(out); werr != nil {
+			return fail(stderr, werr)
+		}
+		return 0
+	}
 }
 
 // withdraw cancels the hook's question: the host stopped waiting.

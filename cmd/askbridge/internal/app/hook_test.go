@@ -271,6 +271,38 @@ func TestHookCommandRefuses(t *testing.T) {
 	}
 }
 
+// TestHookCommandServerDownAsksAtTheKeyboard: with the server down (or
+// the token refused), a Claude Code PreToolUse prompt is answered "ask"
+// with exit 0, so the person at the keyboard decides; before, the hook
+// exited 1, which Claude Code reads as leaving the call to its own
+// permission rules. A PermissionRequest prompt still exits 1 (its host
+// then shows its own prompt).
+func TestHookCommandServerDownAsksAtTheKeyboard(t *testing.T) {
+	m := apptest.Start(t, app.Settings{})
+	for _, c := range []struct {
+		name, fixture, url, token string
+		code                      int
+		stdout                    string
+	}{
+		{"server down", "claude-code/pre-tool-use.bash.json", "http://127.0.0.1:1", apptest.AgentA, 0, `"permissionDecision":"ask"`},
+		{"token refused", "claude-code/pre-tool-use.bash.json", m.URL, "not-a-token-of-this-server", 0, `"permissionDecision":"ask"`},
+		{"server down, PermissionRequest", "claude-code/permission-request.bash.json", "http://127.0.0.1:1", apptest.AgentA, 1, ""},
+	} {
+		in, err := os.ReadFile(filepath.Join(apptest.HookTestdata, c.fixture))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out, errb bytes.Buffer
+		env := func(k string) string {
+			return map[string]string{"ASKBRIDGE_URL": c.url, "ASKBRIDGE_TOKEN": c.token}[k]
+		}
+		code := app.Run(t.Context(), []string{"hook", "--host", "claude-code"}, env, bytes.NewReader(in), &out, &errb)
+		if code != c.code || (c.stdout == "") != (out.Len() == 0) || !strings.Contains(out.String(), c.stdout) || errb.Len() == 0 {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit %d, stdout with %q, the reason on stderr", c.name, code, out.String(), errb.String(), c.code, c.stdout)
+		}
+	}
+}
+
 // TestREADMEHookConfigs keeps the README's host configurations honest:
 // each is JSON, names a host askbridge speaks, and gives the host a
 // timeout longer than askbridge's own wait, so askbridge (not the host)

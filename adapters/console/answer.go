@@ -106,10 +106,11 @@ func (s *Server) decline(w http.ResponseWriter, r *http.Request, sess *session) 
 	s.outcome(w, r, sess, id, o, err)
 }
 
-// cancel withdraws a question; only an admin may.
+// cancel withdraws a question: an operator or an admin may
+// (access.Role.MayWithdraw, as on the API).
 func (s *Server) cancel(w http.ResponseWriter, r *http.Request, sess *session) {
-	if sess.account.Role != RoleAdmin {
-		s.forbidden(w, r, "Only an admin token may withdraw a question. Nothing was recorded.")
+	if !sess.account.Role.MayWithdraw() {
+		s.forbidden(w, r, "Only an operator or admin token may withdraw a question. Nothing was recorded.")
 		return
 	}
 	id := questionID(r)

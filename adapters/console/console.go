@@ -45,9 +45,9 @@ type Role = access.Role
 const (
 	// RoleObserver sees everything and answers nothing.
 	RoleObserver = access.RoleObserver
-	// RoleOperator answers and declines.
+	// RoleOperator answers, declines and withdraws.
 	RoleOperator = access.RoleOperator
-	// RoleAdmin also cancels.
+	// RoleAdmin does what an operator does.
 	RoleAdmin = access.RoleAdmin
 	// RoleAgent tokens are for agents; the console refuses them.
 	RoleAgent = access.RoleAgent

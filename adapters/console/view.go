@@ -135,7 +135,7 @@ func (s *Server) cardOf(q *core.Question, v viewer) cardView {
 	if v.Account.Role.MayAnswer() {
 		if s.svc.MayAnswer(q, v.decider()) {
 			c.Controls = true
-			c.CanCancel = v.Account.Role == RoleAdmin
+			c.CanCancel = v.Account.Role.MayWithdraw()
 		} else {
 			c.NotDecider = fmt.Sprintf("Route %q does not list %s among its console deciders.", q.Route, v.Account.Name)
 		}

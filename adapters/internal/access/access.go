@@ -25,8 +25,8 @@ const (
 	// it ends its own runs. The token's name is the asking agent. The
 	// console refuses it.
 	RoleAgent Role = "agent"
-	// RoleOperator lists, reads, answers and declines any question, and
-	// reads events and digests.
+	// RoleOperator lists, reads, answers, declines and withdraws any
+	// question, and reads events and digests.
 	RoleOperator Role = "operator"
 	// RoleObserver only reads: questions, events, digests, the directive.
 	RoleObserver Role = "observer"
@@ -51,6 +51,11 @@ func (r Role) Includes(want Role) bool { return r == RoleAdmin || r == want }
 // MayAnswer reports whether the role may answer and decline at all; the
 // route's deciders are checked on top, in core.
 func (r Role) MayAnswer() bool { return r == RoleOperator || r == RoleAdmin }
+
+// MayWithdraw reports whether the role may withdraw (cancel) any agent's
+// question; an agent withdraws only its own. The API and the console
+// both ask this, so a person is refused on neither what the other allows.
+func (r Role) MayWithdraw() bool { return r == RoleOperator || r == RoleAdmin }
 
 // Token is one bearer token. Name identifies it in logs and answers (an
 // agent token's name is the asking agent); Secret is what the caller

@@ -46,6 +46,17 @@ func (f Fenced) String() string {
 	return "<" + f.tag.name + ">\n" + f.body + "\n</" + f.tag.name + ">"
 }
 
+// Explained returns the region after the line that tells the model how to
+// read it (the resume's preamble), for a region sent on its own rather
+// than in a resume, which says it once at its top. The zero Fenced is the
+// empty string.
+func (f Fenced) Explained() string {
+	if f.tag.name == "" {
+		return ""
+	}
+	return string(preamble) + "\n" + f.String()
+}
+
 // Tag returns the tag f is fenced under.
 func (f Fenced) Tag() Tag { return f.tag }
 

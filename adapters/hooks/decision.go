@@ -133,7 +133,7 @@ func denyMessage(q *core.Question, reason string) string {
 	if strings.TrimSpace(reason) == "" {
 		return who + ", with no reason."
 	}
-	return who + ". " + whose + " reason:\n" + fence.Wrap(fence.TagReason, reason).String()
+	return who + ". " + whose + " reason follows.\n" + fence.Wrap(fence.TagReason, reason).Explained()
 }
 
 // noDecisionReason is what Claude Code's PreToolUse "ask" shows the person

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -346,5 +347,42 @@ func TestReplayedBatchIsApplied(t *testing.T) {
 		if err != nil {
 			t.Errorf("close %d: %v; want it applied", i, err)
 		}
+	}
+}
+
+// TestReplayedOnceIsFirst: a Once whose first run's reply was lost, and
+// which go-redis therefore sent again, is still first (the second run
+// finds its own mark); before, the resend found the key taken and a
+// click was dropped as already seen. Another caller is still not first.
+func TestReplayedOnceIsFirst(t *testing.T) {
+	p, a, b := replayed(t)
+	p.arm("click-replayed")
+	first, err := a.Once(t.Context(), "seen:click-replayed", time.Minute)
+	mustHaveCut(t, p)
+	if err != nil || !first {
+		t.Fatalf("the replayed once: %v, %v; want first", first, err)
+	}
+	if again, err := b.Once(t.Context(), "seen:click-replayed", time.Minute); err != nil || again {
+		t.Fatalf("another caller's once after it: %v, %v; want not first", again, err)
+	}
+}
+
+// TestReplayedBeatTellsThePrevious: a Beat whose first run's reply was
+// lost tells the heartbeat it replaced, not the one its first run wrote;
+// before, a start whose beat was sent again saw no downtime.
+func TestReplayedBeatTellsThePrevious(t *testing.T) {
+	p, a, b := replayed(t)
+	before, now := t0.Add(-time.Hour), t0
+	if _, err := b.Beat(t.Context(), before); err != nil {
+		t.Fatal(err)
+	}
+	p.arm(strconv.FormatInt(now.UnixMilli(), 10))
+	prev, err := a.Beat(t.Context(), now)
+	mustHaveCut(t, p)
+	if err != nil || !prev.Equal(before) {
+		t.Fatalf("the replayed beat told %v, %v; want %v", prev, err, before)
+	}
+	if prev, err := b.Beat(t.Context(), now.Add(time.Minute)); err != nil || !prev.Equal(now) {
+		t.Fatalf("the next beat told %v, %v; want %v", prev, err, now)
 	}
 }

@@ -29,6 +29,7 @@ var (
 	claimScript         = loadScript("claim")
 	leaseScript         = loadScript("lease")
 	releaseScript       = loadScript("release")
+	beatScript          = loadScript("beat")
 	retryScript         = loadScript("retry")
 	extendScript        = loadScript("extend")
 	leaveScript         = loadScript("leave")

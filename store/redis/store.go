@@ -345,19 +345,25 @@ func pingError(op, msg string, err error) error {
 	return &core.Error{Code: core.CodeInternal, Op: op, Message: msg, Err: err}
 }
 
-// Beat swaps the heartbeat in one SET ... GET.
+// Beat swaps the heartbeat (beat.lua). The call carries an attempt id,
+// so a call go-redis sends again after losing its reply still tells the
+// heartbeat it replaced, not the one its first run wrote: otherwise a
+// start would see no downtime and skip its catch-up.
 func (s *Store) Beat(ctx context.Context, now time.Time) (time.Time, error) {
 	const op = "redis beat"
-	old, err := s.client.SetArgs(ctx, s.k.beat(), msString(now), goredis.SetArgs{Get: true}).Result()
-	if errors.Is(err, goredis.Nil) {
-		return time.Time{}, nil
-	}
+	r, err := s.run(ctx, beatScript, []string{s.k.beat()}, 0, "", "", msString(now), s.attempt())
 	if err != nil {
 		return time.Time{}, core.Internal(op, err)
 	}
-	v, err := strconv.ParseInt(old, 10, 64)
+	if len(r.list) != 1 {
+		return time.Time{}, core.Internal(op, fmt.Errorf("beat replied %d values", len(r.list)))
+	}
+	if r.list[0] == "-" {
+		return time.Time{}, nil
+	}
+	v, err := strconv.ParseInt(r.list[0], 10, 64)
 	if err != nil {
-		return time.Time{}, core.Internal(op, fmt.Errorf("stored heartbeat %q: %w", old, err))
+		return time.Time{}, core.Internal(op, fmt.Errorf("stored heartbeat %q: %w", r.list[0], err))
 	}
 	return fromMS(v), nil
 }

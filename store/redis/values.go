@@ -60,10 +60,18 @@ func (s *Store) Release(ctx context.Context, key, owner string) error {
 	return core.Internal("release", err)
 }
 
-// Once is SET NX with an expiry: Redis drops the key when it expires.
+// Once takes key for ttl as a lease no one else holds (lease.lua), under
+// an owner new to this call: a call go-redis sends again after losing its
+// reply finds its own first run's mark and is still first, where a plain
+// SET NX would tell it the key was taken and a click would be dropped.
+// Redis drops the key when it expires.
 func (s *Store) Once(ctx context.Context, key string, ttl time.Duration) (bool, error) {
 	if ttl < time.Millisecond {
 		return false, core.Errorf(core.CodeInvalid, "once", "a key lasts at least a millisecond")
 	}
-	return s.client.SetNX(ctx, s.k.once(key), "1", ttl).Result()
+	r, err := s.run(ctx, leaseScript, []string{s.k.once(key)}, 0, "", "", s.attempt(), ttl.Milliseconds())
+	if err != nil {
+		return false, core.Internal("once", err)
+	}
+	return r.n == 1, nil
 }

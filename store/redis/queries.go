@@ -251,8 +251,9 @@ func (s *Store) rangeByScore(ctx context.Context, key func(shard int) string, lo
 	return ids, nil
 }
 
-// loadOne reads question id through the autopipeliner ap, with the read
-// script, so that its two keys are read at one moment; nil if it is gone.
+// loadOne reads question id with the read script, through the
+// autopipeliner ap (nil: the client), so that its keys are read at one
+// moment; nil if it is gone.
 func (s *Store) loadOne(ctx context.Context, ap *goredis.AutoPipeliner, id core.QuestionID) ([]*core.Question, error) {
 	qkey, dkey, rkey := s.k.question(id), s.k.document(id), s.k.resolution(id)
 	if scriptHook != nil {
@@ -314,6 +315,17 @@ func (s *Store) load(ctx context.Context, ids []core.QuestionID) ([]*core.Questi
 		}
 		doc, docFound := parts[0].(string)
 		res, resFound := parts[1].(string)
+		if !docFound || resFound && f["state"] == "open" {
+			// Another client's purge or close ran between this one's two
+			// reads (Redis serves a pipeline longer than it reads at once
+			// in parts): read it again, at one moment.
+			again, err := s.loadOne(ctx, ap, ids[i])
+			if err != nil {
+				return nil, err
+			}
+			qs = append(qs, again...)
+			continue
+		}
 		q, err := decodeQuestion(ids[i], withParts(f, doc, docFound, res, resFound))
 		if err != nil {
 			return nil, err

@@ -30,10 +30,16 @@ func (s *Store) openOnly(ctx context.Context, ids []core.QuestionID) (open, stal
 	if err != nil && !errors.Is(err, goredis.Nil) {
 		return nil, nil, err
 	}
+	// The pipeline's error is its first command's: a gone question's Nil
+	// there hides another's failure, which would leave that question out
+	// of both lists unsaid.
 	for i, c := range cmds {
-		if c.Val() == string(core.StateOpen) {
+		switch err := c.Err(); {
+		case err != nil && !errors.Is(err, goredis.Nil):
+			return nil, nil, err
+		case c.Val() == string(core.StateOpen):
 			open = append(open, ids[i])
-		} else if c.Err() == nil || errors.Is(c.Err(), goredis.Nil) {
+		default:
 			stale = append(stale, ids[i])
 		}
 	}

@@ -2,8 +2,10 @@ package redis_test
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
@@ -62,5 +64,47 @@ func TestReadTornByACloseReadsAgain(t *testing.T) {
 	}
 	if err != nil || got.Open() || got.State != core.StateAnswered || got.Resolution == nil {
 		t.Fatalf("a read torn by a close: %+v, %v; want the question closed", got, err)
+	}
+}
+
+// failingAfterNil is a client hook that, once armed, has the next
+// pipeline of HGETs answer its first with Nil (a gone question) and its
+// second with an error, as a command of a pipeline can fail alone.
+type failingAfterNil struct{ armed atomic.Bool }
+
+func (h *failingAfterNil) DialHook(next goredis.DialHook) goredis.DialHook { return next }
+
+func (h *failingAfterNil) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook { return next }
+
+func (h *failingAfterNil) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []goredis.Cmder) error {
+		err := next(ctx, cmds)
+		if len(cmds) >= 2 && cmds[0].Name() == "hget" && h.armed.CompareAndSwap(true, false) {
+			cmds[0].SetErr(goredis.Nil)
+			cmds[1].SetErr(errors.New("LOADING Redis is loading the dataset in memory"))
+		}
+		return err
+	}
+}
+
+// TestDueTellsACommandsFailure: Due whose read of the questions' states
+// fails for one question, after another read as gone, fails; before, the
+// failing question was left out of the page with no error.
+func TestDueTellsACommandsFailure(t *testing.T) {
+	h := &failingAfterNil{}
+	c := goredis.NewClient(&goredis.Options{Addr: server.Addr()})
+	c.AddHook(h)
+	t.Cleanup(func() { _ = c.Close() })
+	s := newStoreOn(t, c, redisstore.Options{})
+	for _, run := range []core.RunID{"run-1", "run-2"} {
+		mustCreate(t, s, question(0, run, t0))
+	}
+	h.armed.Store(true)
+	ids, err := s.Due(t.Context(), t0.Add(2*time.Hour), 10)
+	if h.armed.Load() {
+		t.Fatal("no read failed: the test tests nothing")
+	}
+	if err == nil {
+		t.Fatalf("Due with a failed read: %v and no error", ids)
 	}
 }

@@ -14,10 +14,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/askbridge/askbridge/internal/logbuf"
 )
 
 // The image is built with buildah under chroot isolation, because there is
@@ -213,7 +214,7 @@ func serveAndCheck(t *testing.T, b buildah, ctr string) {
 
 	ctx, cancel := context.WithCancel(t.Context())
 	serve := b.cmd(ctx, "run", "--isolation", "chroot", "--env", env, ctr, "--", "/usr/local/bin/askbridge", "serve")
-	var log syncBuffer
+	var log logbuf.Buffer
 	serve.Stdout, serve.Stderr = &log, &log
 	serve.Cancel = func() error { return serve.Process.Signal(syscall.SIGTERM) }
 	serve.WaitDelay = 15 * time.Second
@@ -316,25 +317,6 @@ func checkFiles(t *testing.T, root, uid string) {
 	if got := strings.Join(names, " "); got != "data etc usr" {
 		t.Errorf("the image's top level is %q; want only data, etc and usr (no shell, no extras)", got)
 	}
-}
-
-// syncBuffer is a bytes.Buffer that a process's output copier writes while
-// the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func contains(list []string, s string) bool {

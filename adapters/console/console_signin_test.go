@@ -7,12 +7,12 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/askbridge/askbridge/adapters/console"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/logbuf"
 	"github.com/rs/zerolog"
 )
 
@@ -244,7 +244,7 @@ func TestSignInReturnsToThePageThatAskedForIt(t *testing.T) {
 // (the "since you were away" marker is what it costs); before, it was
 // dropped unheard.
 func TestLastVisitNotRecordedIsLogged(t *testing.T) {
-	logs := &syncLog{}
+	logs := &logbuf.Buffer{}
 	e := newEnv(t, nil, func(o *console.Options) { o.Log = zerolog.New(logs) })
 	b := e.signedIn(opAlice)
 	e.store.refusing("console:visit:")
@@ -255,22 +255,4 @@ func TestLastVisitNotRecordedIsLogged(t *testing.T) {
 	if !strings.Contains(logs.String(), "last visit was not recorded") {
 		t.Fatalf("the refused write went unlogged:\n%s", logs.String())
 	}
-}
-
-// syncLog is a log writer tests read while the server writes.
-type syncLog struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (l *syncLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *syncLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }

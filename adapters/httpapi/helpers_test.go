@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,6 +19,7 @@ import (
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/directive"
 	"github.com/askbridge/askbridge/internal/coretest"
+	"github.com/askbridge/askbridge/internal/logbuf"
 )
 
 // The test tokens, one per role, and a second agent.
@@ -75,26 +74,9 @@ type env struct {
 	svc      *core.Service
 	api      *httpapi.Server
 	srv      *httptest.Server
-	logs     *syncBuffer
+	logs     *logbuf.Buffer
 	clients  map[string]*client.Client
 	deadline time.Duration
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // newEnv runs the API over a bolt store in a temp dir, on a real HTTP
@@ -122,7 +104,7 @@ func newEnvOn(t *testing.T, st core.Store) *env {
 	svc := coretest.Service(t, ws, coretest.Options{Routes: routes, People: map[string]core.Person{
 		"alice": {DisplayName: "Alice", IDs: map[core.Surface][]string{core.SurfaceSlack: {"U-alice"}}},
 	}})
-	logs := &syncBuffer{}
+	logs := &logbuf.Buffer{}
 	h, err := httpapi.New(svc, httpapi.Options{
 		Tokens:  tokens,
 		Log:     zerolog.New(logs).Level(zerolog.DebugLevel),

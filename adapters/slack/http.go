@@ -40,9 +40,8 @@ func (a *Adapter) Mount(mux *http.ServeMux) {
 // it, with the five-minute window on the timestamp. Anything else gets a
 // 401 and is never looked at further.
 func (a *Adapter) verified(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
-	if err != nil {
-		apierror.Write(w, http.StatusRequestEntityTooLarge, core.CodeInvalid, "request body unreadable or too large")
+	body, ok := apierror.ReadBody(w, r, maxBody)
+	if !ok {
 		return nil, false
 	}
 	sv, err := slack.NewSecretsVerifier(r.Header, a.opts.SigningSecret)

@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/internal/apierror"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/card"
 )
@@ -40,14 +40,8 @@ func (a *Adapter) serveActivity(w http.ResponseWriter, r *http.Request) {
 		a.refused(w, err)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxActivity))
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
-		} else {
-			http.Error(w, "body not read", http.StatusBadRequest)
-		}
+	body, ok := apierror.ReadBody(w, r, maxActivity)
+	if !ok {
 		return
 	}
 	var act Activity

@@ -8,6 +8,9 @@ package apierror
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"sync"
 
@@ -48,6 +51,23 @@ func Status(code core.Code) int {
 // message reads as written; nosniff and no-store go with every answer.
 func Write(w http.ResponseWriter, status int, code core.Code, msg string) {
 	WriteJSON(w, status, Body{Error: Detail{Code: code, Message: msg}})
+}
+
+// ReadBody reads r's body, at most limit bytes. A body over the limit is
+// answered 413, one that cannot be read (the client went quiet or away)
+// 400, both in the error shape; ok is false then, and nothing more is to
+// be written.
+func ReadBody(w http.ResponseWriter, r *http.Request, limit int64) (body []byte, ok bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
+		Write(w, http.StatusRequestEntityTooLarge, core.CodeInvalid, fmt.Sprintf("the request body is larger than the limit of %d bytes", limit))
+		return nil, false
+	}
+	if err != nil {
+		Write(w, http.StatusBadRequest, core.CodeInvalid, "the request body could not be read")
+		return nil, false
+	}
+	return body, true
 }
 
 // Encode renders v as the API writes a body: JSON with HTML escaping off

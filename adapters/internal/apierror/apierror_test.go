@@ -2,6 +2,9 @@ package apierror_test
 
 import (
 	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -62,5 +65,36 @@ func TestWriteJSONSharesNothingBetweenAnswers(t *testing.T) {
 	}
 	if got := short.Header().Get("Content-Type"); got != "application/json; charset=utf-8" {
 		t.Errorf("Content-Type %q", got)
+	}
+}
+
+// failingBody is a request body whose read fails partway.
+type failingBody struct{}
+
+func (failingBody) Read([]byte) (int, error) { return 0, errors.New("connection reset") }
+func (failingBody) Close() error             { return nil }
+
+// TestReadBody: a body within the limit is read whole; one over it is a
+// 413 and one that cannot be read a 400, both in the error shape (before,
+// Slack's endpoints answered a read that failed for any reason 413).
+func TestReadBody(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		body   io.ReadCloser
+		ok     bool
+		status int
+		msg    string
+	}{
+		{"within the limit", io.NopCloser(strings.NewReader("12345678")), true, http.StatusOK, ""},
+		{"over the limit", io.NopCloser(strings.NewReader("123456789")), false, http.StatusRequestEntityTooLarge, "larger than the limit of 8 bytes"},
+		{"unreadable", failingBody{}, false, http.StatusBadRequest, "could not be read"},
+	} {
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest(http.MethodPost, "/", nil)
+		r.Body = c.body
+		body, ok := apierror.ReadBody(w, r, 8)
+		if ok != c.ok || w.Code != c.status || ok && string(body) != "12345678" || !strings.Contains(w.Body.String(), c.msg) {
+			t.Errorf("%s: ok %v, %d %s, body %q", c.name, ok, w.Code, w.Body, body)
+		}
 	}
 }

@@ -198,9 +198,7 @@ func (r *reloader) record(ctx context.Context, rec core.Reload, reason string) {
 // another. It returns what changed, and the settings changed that wait
 // for a restart (left as they are).
 func (r *reloader) apply(f File) (changed, restart []string, err error) {
-	restart = restartOnly(r.start, f)
-	f.Policies.Shards, f.Policies.OutboxIdle = r.start.Policies.Shards, r.start.Policies.OutboxIdle
-	f.Webhooks.GiveUpAfter = r.start.Webhooks.GiveUpAfter
+	restart = keepStarted(r.start, &f)
 	tokens := r.m.apiTokens(f)
 	if err := (httpapi.Options{Tokens: tokens, Extras: f.Directives}).Validate(); err != nil {
 		return nil, nil, err
@@ -225,27 +223,39 @@ func (r *reloader) apply(f File) (changed, restart []string, err error) {
 	return changed, restart, nil
 }
 
-// restartOnly names the file's settings that changed from what the
-// program started with but cannot change while it runs: the shard count
-// (ids already given out depend on it), and the outbox's idle time and
-// the webhooks' give-up age (each courier took them at start). The
-// environment (listen address, store, platforms) is read once at start
-// and cannot change under a process.
-func restartOnly(start, now File) []string {
-	var out []string
-	if now.Policies.Shards != start.Policies.Shards {
-		out = append(out, "policies.shards")
+// restartOnly are the file's settings that cannot change while the
+// program runs: the shard count (ids already given out depend on it), the
+// outbox's idle time and the webhooks' give-up age (each courier took them
+// at start), and the oidc section (the console's provider was set up at
+// start). The environment (listen address, store, platforms) is read once
+// at start and cannot change under a process.
+var restartOnly = []struct {
+	name string
+	same func(start, now File) bool
+	keep func(start File, now *File)
+}{
+	{"policies.shards", func(a, b File) bool { return a.Policies.Shards == b.Policies.Shards },
+		func(a File, b *File) { b.Policies.Shards = a.Policies.Shards }},
+	{"policies.outbox_idle", func(a, b File) bool { return a.Policies.OutboxIdle == b.Policies.OutboxIdle },
+		func(a File, b *File) { b.Policies.OutboxIdle = a.Policies.OutboxIdle }},
+	{"webhooks.give_up_after", func(a, b File) bool { return a.Webhooks.GiveUpAfter == b.Webhooks.GiveUpAfter },
+		func(a File, b *File) { b.Webhooks.GiveUpAfter = a.Webhooks.GiveUpAfter }},
+	{"oidc", func(a, b File) bool { return reflect.DeepEqual(a.OIDC, b.OIDC) },
+		func(a File, b *File) { b.OIDC = a.OIDC }},
+}
+
+// keepStarted puts back in now every restart-only setting that differs
+// from what the program started with, and names them: each stays as it
+// runs until a restart, whole (a reloaded file takes none of it in part).
+func keepStarted(start File, now *File) []string {
+	var changed []string
+	for _, s := range restartOnly {
+		if !s.same(start, *now) {
+			changed = append(changed, s.name)
+			s.keep(start, now)
+		}
 	}
-	if now.Policies.OutboxIdle != start.Policies.OutboxIdle {
-		out = append(out, "policies.outbox_idle")
-	}
-	if now.Webhooks.GiveUpAfter != start.Webhooks.GiveUpAfter {
-		out = append(out, "webhooks.give_up_after")
-	}
-	if !reflect.DeepEqual(now.OIDC, start.OIDC) {
-		out = append(out, "oidc")
-	}
-	return out
+	return changed
 }
 
 // sectionsChanged names what differs between two files: each route added,

@@ -55,32 +55,34 @@ func (p CallbackPrefixes) Check(field, raw string) error {
 	if len(p) == 0 {
 		return Errorf(CodeInvalid, op, "%s: callbacks are off on this server (no webhooks.allow configured)", field)
 	}
-	return Errorf(CodeInvalid, op, "%s %q is not under any URL prefix allowed by webhooks.allow", field, raw)
+	return Errorf(CodeInvalid, op, "%s %q is not under any URL prefix allowed by webhooks.allow", field, ShownURL(raw))
 }
 
 // parseCallback reads an absolute http(s) URL with a host, and no user
 // info, fragment or dot segment (a fragment never reaches the receiver,
-// and user info would put a credential in the log).
+// and user info would put a credential in the log). Its refusals, as
+// Check's, quote the URL as ShownURL shows it: they reach logs and the
+// event log, and a query or user info may carry a receiver's secret.
 func parseCallback(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, Errorf(CodeInvalid, "callback", "%q is not a URL", raw)
+		return nil, Errorf(CodeInvalid, "callback", "the callback URL does not parse as a URL")
 	}
 	switch {
 	case u.Scheme != "http" && u.Scheme != "https":
-		return nil, Errorf(CodeInvalid, "callback", "%q is not an http or https URL", raw)
+		return nil, Errorf(CodeInvalid, "callback", "%q is not an http or https URL", ShownURL(raw))
 	case u.Host == "" || u.Opaque != "":
-		return nil, Errorf(CodeInvalid, "callback", "%q has no host", raw)
+		return nil, Errorf(CodeInvalid, "callback", "%q has no host", ShownURL(raw))
 	case u.User != nil:
-		return nil, Errorf(CodeInvalid, "callback", "%q carries a user name or password", raw)
+		return nil, Errorf(CodeInvalid, "callback", "%q carries a user name or password", ShownURL(raw))
 	case u.Fragment != "" || strings.Contains(raw, "#"):
-		return nil, Errorf(CodeInvalid, "callback", "%q has a fragment", raw)
+		return nil, Errorf(CodeInvalid, "callback", "%q has a fragment", ShownURL(raw))
 	}
 	// A receiver resolves "." and ".." segments, which would climb out
 	// of the prefix the path seems to be under.
 	for seg := range strings.SplitSeq(u.Path, "/") {
 		if seg == "." || seg == ".." {
-			return nil, Errorf(CodeInvalid, "callback", "%q has a . or .. path segment", raw)
+			return nil, Errorf(CodeInvalid, "callback", "%q has a . or .. path segment", ShownURL(raw))
 		}
 	}
 	return u, nil

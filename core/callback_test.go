@@ -2,6 +2,7 @@ package core
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -47,6 +48,28 @@ func TestCallbackPrefixes(t *testing.T) {
 	for _, bad := range []string{"hooks.example.test", "ftp://x.test/", "https://u@x.test/", "https://x.test/#f"} {
 		if err := (CallbackPrefixes{bad}).Validate(); err == nil {
 			t.Errorf("prefix %q accepted", bad)
+		}
+	}
+}
+
+// TestCallbackRefusalsQuoteNoSecret: a refusal quotes the URL without
+// its query, user info or fragment, which may carry a receiver's secret
+// and would otherwise reach the logs and the event log.
+func TestCallbackRefusalsQuoteNoSecret(t *testing.T) {
+	p := CallbackPrefixes{"https://hooks.example.test/ab/"}
+	for _, raw := range []string{
+		"https://hooks.example.test/other?token=s3cr3t-token",
+		"https://user:s3cr3t-token@hooks.example.test/ab/x",
+		"https://hooks.example.test/ab/x?token=s3cr3t-token#frag",
+		"https://hooks.example.test/ab/../x?token=s3cr3t-token",
+		"ftp://hooks.example.test/ab/x?token=s3cr3t-token",
+	} {
+		err := p.Check("callback_url", raw)
+		if err == nil {
+			t.Fatalf("%s was allowed", raw)
+		}
+		if msg := err.Error(); strings.Contains(msg, "s3cr3t") || !strings.Contains(msg, "hooks.example.test") {
+			t.Errorf("%s: refused as %q; want the host and no secret", raw, msg)
 		}
 	}
 }

@@ -56,7 +56,8 @@ func (a *Adapter) poll(ctx context.Context) error {
 // lost (the getUpdates in flight is cut short with it). The offset is
 // read from the store at each round and stored after each handled update,
 // so the next holder resumes where this one stopped; an update handled
-// just before a takeover is recognised by its id (FirstSeen).
+// just before a takeover, or whose offset could not be stored, is
+// recognised by its id when it comes again (firstSeen).
 func (a *Adapter) pollHeld(ctx context.Context) {
 	kv := a.opts.KV
 	webhookCleared := false
@@ -118,11 +119,16 @@ func (a *Adapter) pollHeld(ctx context.Context) {
 				return // lost the lease: the next holder fetches the rest
 			}
 			// An update taken in hand is seen through, even if the
-			// lease goes meanwhile, and its offset stored.
+			// lease goes meanwhile, and its offset stored, on a budget of
+			// its own: a slow handling does not cost the offset's write.
 			hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-			a.handle(hctx, u)
+			if a.firstSeen(hctx, u) {
+				a.handle(hctx, u)
+			}
+			cancel()
 			offset = u.UpdateID + 1
-			err := kv.SetValue(hctx, a.offsetKey(), strconv.Itoa(offset))
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			err := kv.SetValue(sctx, a.offsetKey(), strconv.Itoa(offset))
 			cancel()
 			if err != nil {
 				a.log.Warn().Err(err).Msg("telegram: storing the polling offset failed")

@@ -2,6 +2,7 @@ package telegram
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"sync"
 	"testing"
@@ -16,12 +17,13 @@ import (
 // memKV is an in-memory core.Values for the poller's unit tests only; the program
 // uses the store's.
 type memKV struct {
-	mu     sync.Mutex
-	vals   map[string]string
-	owners map[string]string
-	until  map[string]time.Time
-	sets   int
-	denied map[string]int // lease refusals by owner
+	mu       sync.Mutex
+	vals     map[string]string
+	owners   map[string]string
+	until    map[string]time.Time
+	sets     int
+	denied   map[string]int // lease refusals by owner
+	failSets int            // SetValue fails this many more times
 	// changes is notified on every write, so tests wait for a state
 	// instead of polling for it.
 	changes changes.Signal
@@ -46,6 +48,11 @@ func (m *memKV) Value(_ context.Context, k string) (string, error) {
 func (m *memKV) SetValue(_ context.Context, k, v string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.failSets > 0 {
+		m.failSets--
+		m.touch()
+		return errors.New("memKV: the write failed")
+	}
 	m.vals[k] = v
 	m.sets++
 	m.touch()
@@ -156,6 +163,33 @@ func TestPollingHandlesClicksAndKeepsTheOffset(t *testing.T) {
 	}
 	if got := len(e.events(q.ID, core.EventRefused)); got != 0 {
 		t.Fatalf("the old click was replayed: %d refusals", got)
+	}
+}
+
+// TestPollingHandlesAnUpdateOnce: an update handled but whose offset
+// could not be stored (the store failed, or the lease moved first) is
+// fetched again, and is recognised (FirstSeen), as a webhook's repeat is:
+// the click is answered once and reaches core once. Before, polling
+// handled it again, and the person was told their answer was not
+// recorded.
+func TestPollingHandlesAnUpdateOnce(t *testing.T) {
+	kv := newMemKV()
+	kv.failSets = 1
+	e := newEnv(t, kv)
+	e.startRun()
+	q := e.ask(decisionInput())
+	c := e.card(q.ID, func(m telegramfake.Message) bool { return len(m.Buttons()) > 0 })
+	if note := e.click(userAlice, c, findButton(t, c, "PostgreSQL")); note != "Recorded: PostgreSQL" {
+		t.Fatalf("told %q", note)
+	}
+	if !kv.waitFor(func() bool { n, _ := strconv.Atoi(kv.value(e.a.offsetKey())); return n > 0 }) {
+		t.Fatalf("offset not stored after the failed write: %q", kv.value(e.a.offsetKey()))
+	}
+	if n := countCalls(e.fake, "answerCallbackQuery"); n != 1 {
+		t.Fatalf("the click was answered %d times; want once", n)
+	}
+	if got := len(e.events(q.ID, core.EventRefused)); got != 0 {
+		t.Fatalf("the click reached core again: %d refusals", got)
 	}
 }
 

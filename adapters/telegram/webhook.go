@@ -9,6 +9,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/internal/apierror"
 	"github.com/askbridge/askbridge/core"
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 )
 
 // maxUpdateBytes bounds a webhook body; updates are a few kilobytes.
@@ -50,11 +51,20 @@ func (a *Adapter) serveWebhook(w http.ResponseWriter, r *http.Request) {
 	}
 	// Telegram redelivers an update it thinks failed; whichever replica
 	// gets it, it is handled once.
-	if !a.svc.FirstSeen(r.Context(), fmt.Sprintf("telegram:%d:update:%d", a.bot.Self.ID, u.UpdateID), 24*time.Hour) {
+	if !a.firstSeen(r.Context(), *u) {
 		w.WriteHeader(http.StatusOK) // a repeat: already handled
 		return
 	}
 	// The update is handled even if Telegram hangs up meanwhile.
 	a.handle(context.WithoutCancel(r.Context()), *u)
 	w.WriteHeader(http.StatusOK)
+}
+
+// firstSeen reports whether update u is new: an update comes again when
+// Telegram redelivers one it thinks failed (webhook), or when a poller
+// handled it but could not store the offset past it, or lost its lease
+// first (polling). Whichever replica and door it comes through, it is
+// handled once.
+func (a *Adapter) firstSeen(ctx context.Context, u tgbotapi.Update) bool {
+	return a.svc.FirstSeen(ctx, fmt.Sprintf("telegram:%d:update:%d", a.bot.Self.ID, u.UpdateID), 24*time.Hour)
 }

@@ -2,6 +2,7 @@ package slack
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -107,13 +108,21 @@ func (a *Adapter) onClick(ctx context.Context, c click) string {
 // nothing. It returns the private note for the replier: what counted, or
 // why nothing did ("" for a reply that was not an answer at all).
 func (a *Adapter) onReply(ctx context.Context, r reply) string {
-	info := a.cardQuestion(ctx, r.channel, r.threadTS)
+	info, err := a.cardQuestion(ctx, r.channel, r.threadTS)
+	if err != nil {
+		// Whether the thread is a card's is unknown, and Slack, acked,
+		// will not send the reply again: its writer is asked to.
+		return a.refusal(core.Internal("slack thread", err))
+	}
 	id := info.id
 	if id == "" {
 		a.log.Debug().Str("channel", r.channel).Msg("thread reply ignored: the thread is not a card")
 		return ""
 	}
 	q, err := a.svc.Get(ctx, id)
+	if err != nil && core.ErrorCode(err) != core.CodeNotFound {
+		return a.refusal(err)
+	}
 	if err != nil || !info.ours && !hasCard(q, r.channel, r.threadTS) {
 		// Neither posted by us nor recorded as a card: a look-alike.
 		a.log.Debug().Err(err).Str("question", string(id)).Msg("thread reply ignored: no such card recorded")
@@ -176,18 +185,18 @@ func hasCard(q *core.Question, channel, ts string) bool {
 // cardQuestion finds the question whose card is the root of a thread, by
 // reading the root message (conversations.replies) and the question id
 // it carries; ours is set when the root was posted by our bot. Answers are
-// cached, not-a-card included, so a busy thread costs one read.
-func (a *Adapter) cardQuestion(ctx context.Context, channel, threadTS string) cardInfo {
+// cached, not-a-card included, so a busy thread costs one read; a read
+// that fails is an error, and nothing is cached.
+func (a *Adapter) cardQuestion(ctx context.Context, channel, threadTS string) (cardInfo, error) {
 	key := cardKey(channel, threadTS)
 	if c, ok := a.cards.get(key); ok {
-		return c
+		return c, nil
 	}
 	msgs, _, _, err := a.api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
 		ChannelID: channel, Timestamp: threadTS, Limit: 1, Inclusive: true,
 	})
 	if err != nil {
-		a.log.Warn().Err(err).Msg("could not read a thread's root message")
-		return cardInfo{}
+		return cardInfo{}, fmt.Errorf("reading a thread's root message: %w", err)
 	}
 	var c cardInfo
 	if len(msgs) > 0 && msgs[0].Timestamp == threadTS {
@@ -195,7 +204,7 @@ func (a *Adapter) cardQuestion(ctx context.Context, channel, threadTS string) ca
 		c.ours = c.id != "" && a.isOurBot(msgs[0].BotID)
 	}
 	a.cards.put(key, c)
-	return c
+	return c, nil
 }
 
 // decider maps a Slack user to core's decider: their id, display name,

@@ -86,6 +86,7 @@ func (k keys) created(shard int) string      { return k.tag(shard) + ":created" 
 func (k keys) closed(shard int) string       { return k.tag(shard) + ":closed" }
 func (k keys) closedCursor(shard int) string { return k.tag(shard) + ":closedcur" }
 func (k keys) layout(shard int) string       { return k.tag(shard) + ":layout" }
+func (k keys) shardCount() string            { return k.tag(0) + ":shards" }
 func (k keys) deadline(shard int) string     { return k.tag(shard) + ":deadline" }
 func (k keys) runOpen(shard int) string      { return k.tag(shard) + ":runq" }
 func (k keys) runs(shard int) string         { return k.tag(shard) + ":runs" }

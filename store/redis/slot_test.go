@@ -67,7 +67,7 @@ func TestKeysOfAShardShareASlot(t *testing.T) {
 			all = append(all, key)
 		}
 		if shard == 0 {
-			all = append(all, k.beat())
+			all = append(all, k.beat(), k.shardCount())
 		}
 		want := slot(all[0])
 		for _, key := range all {

@@ -210,6 +210,9 @@ func New(ctx context.Context, client goredis.UniversalClient, opts Options) (*St
 			s.ap = ap
 		}
 	}
+	if err := s.checkShards(ctx); err != nil {
+		return nil, err
+	}
 	if err := s.migrate(ctx); err != nil {
 		return nil, core.Internal(op, err)
 	}
@@ -227,6 +230,32 @@ func New(ctx context.Context, client goredis.UniversalClient, opts Options) (*St
 		return nil, core.Internal(op, err)
 	}
 	return s, nil
+}
+
+// checkShards records the store's shard count when it is first opened
+// and refuses to open it with another: a question's id names its shard,
+// and an idempotency key's shard follows from the count, so a store
+// reopened with another count would read questions of the shards it no
+// longer has as unknown, and ask a repeated ask again. Every replica, and
+// `askbridge audit verify`, must open it as it was made.
+func (s *Store) checkShards(ctx context.Context) error {
+	const op = "redis open"
+	key, want := s.k.shardCount(), strconv.Itoa(s.shards)
+	set, err := s.client.SetNX(ctx, key, want, 0).Result()
+	if err != nil {
+		return core.Internal(op, err)
+	}
+	if set {
+		return nil
+	}
+	got, err := s.client.Get(ctx, key).Result()
+	if err != nil {
+		return core.Internal(op, err)
+	}
+	if got != want {
+		return core.Errorf(core.CodeInvalid, op, "this Redis holds a store of %s shards, and it is opened with %d (policies.shards): a store keeps the shard count it was made with", got, s.shards)
+	}
+	return nil
 }
 
 // autoPipelining is a client that may have an autopipeliner (go-redis's

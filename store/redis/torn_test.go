@@ -3,6 +3,7 @@ package redis_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -106,5 +107,26 @@ func TestDueTellsACommandsFailure(t *testing.T) {
 	}
 	if err == nil {
 		t.Fatalf("Due with a failed read: %v and no error", ids)
+	}
+}
+
+// TestStoreKeepsItsShardCount: a store is reopened only with the shard
+// count it was made with; another is refused, naming both, and changes
+// nothing. Before, it opened, and questions of the shards it no longer had
+// read as unknown.
+func TestStoreKeepsItsShardCount(t *testing.T) {
+	prefix := randomPrefix()
+	made := newStore(t, redisstore.Options{Prefix: prefix, Shards: 2})
+	q := question(1, "run-1", t0)
+	mustCreate(t, made, q)
+	c := goredis.NewClient(&goredis.Options{Addr: server.Addr()})
+	t.Cleanup(func() { _ = c.Close() })
+	if _, err := redisstore.New(t.Context(), c, redisstore.Options{Prefix: prefix, Shards: 1}); err == nil ||
+		!strings.Contains(err.Error(), "holds a store of 2 shards, and it is opened with 1") {
+		t.Fatalf("opened with 1 shard a store of 2: %v", err)
+	}
+	again := newStore(t, redisstore.Options{Prefix: prefix, Shards: 2})
+	if got := mustGet(t, again, q.ID); got.ID != q.ID {
+		t.Fatalf("reopened as made: %+v", got)
 	}
 }

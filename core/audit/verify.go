@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/askbridge/askbridge/core"
@@ -40,7 +41,8 @@ type Report struct {
 	// that may start mid-chain did (an export continued from since): the
 	// link to the event before it was not checked.
 	MidChain []int64 `json:"mid_chain,omitempty"`
-	// Heads is each stream's last hash, to compare with a later walk.
+	// Heads is each stream's last event, as "<n>:<hash>" (Witness's
+	// form), for a later walk to be given (Options.Heads).
 	Heads map[int]string `json:"heads,omitempty"`
 	Break *Break         `json:"break,omitempty"`
 }
@@ -51,6 +53,11 @@ type Options struct {
 	// taken with since): its first link is not checked. Without it a
 	// stream must start at its beginning (or at a purged run that does).
 	MidChain bool
+	// Heads are an earlier walk's Report.Heads: each stream's last event
+	// then. The chain must still hold each, unless a purge has dropped it
+	// since; a stream that now ends before it, or lacks it, was cut
+	// short or rewritten, which no link inside the chain can show.
+	Heads map[int]string
 }
 
 // ring is how many recent heads per stream the verifier keeps to check
@@ -58,6 +65,11 @@ type Options struct {
 const ring = 1 << 16
 
 type streamState struct {
+	// want is the earlier walk's head of the stream (Options.Heads), and
+	// got the hash found at its position.
+	want Witness
+	got  string
+
 	started bool
 	prev    string
 	lastN   int64
@@ -70,6 +82,9 @@ type streamState struct {
 
 func (st *streamState) see(n int64, h string) {
 	st.prev, st.lastN, st.started = h, n, true
+	if n == st.want.N {
+		st.got = h
+	}
 	if st.heads == nil {
 		st.heads = make(map[int64]string)
 	}
@@ -115,6 +130,13 @@ func Verify(k Key, walk Walk, opt Options) (Report, error) {
 		}
 		return st
 	}
+	for s, h := range opt.Heads {
+		w, ok := ParseWitness(h)
+		if !ok || w.Hash == "" || s < 0 {
+			return Report{}, fmt.Errorf("audit: the earlier head of stream %d, %q, is not <n>:<hash>", s, h)
+		}
+		state(s).want = w
+	}
 	err := walk(func(e core.Event) error {
 		if e.Kind != core.EventCheckpoint || e.Chain == nil {
 			return nil
@@ -157,15 +179,42 @@ func Verify(k Key, walk Walk, opt Options) (Report, error) {
 	if err != nil && !errors.Is(err, stop) {
 		return Report{}, err
 	}
+	if rep.Break == nil {
+		rep.Break = cutShort(streams, opt.MidChain)
+	}
 	rep.Heads = map[int]string{}
 	for s, st := range streams {
 		if st.started {
 			rep.Streams++
-			rep.Heads[s] = st.prev
+			rep.Heads[s] = Witness{N: st.lastN, Hash: st.prev}.String()
 		}
 	}
 	slices.Sort(rep.MidChain)
 	return rep, nil
+}
+
+// cutShort is the first stream, by number, that no longer holds the head
+// an earlier walk found (Options.Heads), or nil. A walk that starts
+// mid-chain (midChain) cannot tell of a head before its start.
+func cutShort(streams map[int]*streamState, midChain bool) *Break {
+	for _, s := range slices.Sorted(maps.Keys(streams)) {
+		st := streams[s]
+		w := st.want
+		broke := func(reason string) *Break {
+			return &Break{Seq: st.lastSeq, Stream: s, Reason: reason}
+		}
+		switch {
+		case w.Hash == "" || st.got == w.Hash || st.inRun(w.N) || midChain && (!st.started || w.N < st.firstN):
+			// none given, still there, purged since, or before the walk
+		case st.got != "":
+			return broke(fmt.Sprintf("position %d is not the event an earlier check found there: the chain was rewritten", w.N))
+		case w.N > st.lastN:
+			return broke(fmt.Sprintf("the stream ends at position %d, before the head an earlier check found at %d: events were cut off its end (or the stream deleted)", st.lastN, w.N))
+		default:
+			return broke(fmt.Sprintf("the event an earlier check found at position %d is missing", w.N))
+		}
+	}
+	return nil
 }
 
 // check checks one chained event against its stream's state and moves

@@ -276,3 +276,35 @@ func TestKeyIsRedacted(t *testing.T) {
 		t.Fatalf("the key shows: %s %s", b, key)
 	}
 }
+
+// TestEarlierHeadsFindACutEnd: given the heads an earlier walk reported,
+// a walk finds a stream cut off at its end (or deleted whole), which no
+// link inside the chain shows, and a chain rewritten from the start;
+// events added since, or a purge of the earlier head, are no break.
+func TestEarlierHeadsFindACutEnd(t *testing.T) {
+	log := chainLog(t, 10, 1)
+	heads := verify(t, log, audit.Options{}).Heads
+	if heads[0] != "10:"+log[9].Chain.Hash {
+		t.Fatalf("heads %v; want stream 0 at 10", heads)
+	}
+	with := audit.Options{Heads: heads}
+	if rep := verify(t, log, with); rep.Break != nil {
+		t.Fatalf("the same log: %+v", rep.Break)
+	}
+	grown := append(append([]core.Event(nil), log...), appendTo(t, log, core.Event{Seq: 11, Kind: core.EventAnswered, At: t0}, 1, ""))
+	if rep := verify(t, grown, with); rep.Break != nil {
+		t.Fatalf("the log grown since: %+v", rep.Break)
+	}
+	if rep := verify(t, purge(t, grown, 9, 10), with); rep.Break != nil {
+		t.Fatalf("the earlier head purged since: %+v", rep.Break)
+	}
+	wantBreak(t, verify(t, log[:8], with), 8, "cut off its end")
+	wantBreak(t, verify(t, nil, with), 0, "cut off its end")
+	wantBreak(t, verify(t, chainLog(t, 10, 3), with), 10, "rewritten")
+	if rep := verify(t, log[6:], audit.Options{MidChain: true, Heads: map[int]string{0: "3:" + log[2].Chain.Hash}}); rep.Break != nil {
+		t.Fatalf("a continued export after the earlier head: %+v", rep.Break)
+	}
+	if _, err := audit.Verify(key, walkOf(log), audit.Options{Heads: map[int]string{0: log[9].Chain.Hash}}); err == nil {
+		t.Fatal("a head without its position was taken")
+	}
+}

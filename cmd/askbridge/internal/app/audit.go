@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/askbridge/askbridge/core"
@@ -52,13 +54,22 @@ func (s *Settings) auditKey(create bool) (auditlog.Key, error) {
 // the chain holds; 1: it is broken (or could not be read); 2: usage.
 func cmdAudit(ctx context.Context, args []string, getenv func(string) string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] != "verify" {
-		fmt.Fprintln(stderr, "usage: askbridge audit verify [--json] [FILE...]")
+		fmt.Fprintln(stderr, "usage: askbridge audit verify [--json] [--heads REPORT] [FILE...]")
 		return exitUsage
 	}
-	fs := newFlags("audit verify", stderr, "[--json] [FILE...]\n\nChecks the event log's audit chain: the NDJSON exports given (GET /v1/audit/export, oldest first),\nor else the log in the store askbridge serve is configured with (on the embedded store, while serve is stopped).")
+	fs := newFlags("audit verify", stderr, "[--json] [--heads REPORT] [FILE...]\n\nChecks the event log's audit chain: the NDJSON exports given (GET /v1/audit/export, oldest first),\nor else the log in the store askbridge serve is configured with (on the embedded store, while serve is stopped).")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	headsFile := fs.String("heads", "", "an earlier check's --json report: the log must still hold the heads it found (events cut off a stream's end show only so)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return exitUsage
+	}
+	var heads map[int]string
+	if *headsFile != "" {
+		var err error
+		if heads, err = earlierHeads(*headsFile); err != nil {
+			fmt.Fprintln(stderr, "askbridge audit verify: --heads:", err)
+			return exitUsage
+		}
 	}
 	settings, err := LoadSettings(getenv)
 	if err != nil {
@@ -86,6 +97,7 @@ func cmdAudit(ctx context.Context, args []string, getenv func(string) string, _ 
 		defer st.Close()
 		walk = auditlog.StoreWalk(ctx, st)
 	}
+	opt.Heads = heads
 	rep, err := auditlog.Verify(key, walk, opt)
 	if err != nil {
 		fmt.Fprintln(stderr, "askbridge audit verify:", err)
@@ -117,6 +129,25 @@ func printReport(w io.Writer, rep auditlog.Report) {
 	for _, seq := range rep.MidChain {
 		fmt.Fprintf(w, "seq %d continues an earlier export: its link to the event before it was not checked\n", seq)
 	}
+	for _, s := range slices.Sorted(maps.Keys(rep.Heads)) {
+		fmt.Fprintf(w, "stream %d ends at %s (keep the --json report, and check the next time with --heads)\n", s, rep.Heads[s])
+	}
+}
+
+// earlierHeads reads the heads of an earlier check's --json report.
+func earlierHeads(path string) (map[int]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var rep auditlog.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return nil, fmt.Errorf("%s is not a report of audit verify --json: %w", path, err)
+	}
+	if len(rep.Heads) == 0 {
+		return nil, fmt.Errorf("%s names no heads", path)
+	}
+	return rep.Heads, nil
 }
 
 // fileWalk reads the files as one log, in order, each time it is walked.

@@ -102,6 +102,19 @@ func TestAuditVerifyCommand(t *testing.T) {
 			t.Fatalf("both exports: %s", out)
 		}
 
+		// An earlier check's heads: the log must still hold them, so
+		// events cut off its end are found, which no link shows.
+		report := filepath.Join(t.TempDir(), "report.json")
+		if err := os.WriteFile(report, []byte(verify(0, "--json", first, later)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if out := verify(0, "--heads", report, first, later); !strings.Contains(out, "holds: 4 events") {
+			t.Fatalf("both exports against their own heads: %s", out)
+		}
+		if out := verify(app.ExitError, "--heads", report, first); !strings.Contains(out, "cut off its end") {
+			t.Fatalf("the first export against the later heads: %s", out)
+		}
+
 		// Someone edits who answered.
 		raw, _ := os.ReadFile(first)
 		lines := strings.Split(strings.TrimSpace(string(raw)), "\n")

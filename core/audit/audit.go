@@ -64,7 +64,11 @@
 // that followed one another in the chain (runs carried by a checkpoint
 // that is itself purged are folded in). The verifier follows a run as if
 // it were one event: its prev must be the hash before it, and the next
-// event must link to its last.
+// event must link to its last. The checkpoint's payload holds the same
+// runs (Checkpoint), so that its keyed digest covers them: runs only in
+// the unkeyed link could be forged to bridge deleted events. Checkpoints
+// written before that have their runs in the link alone, and the verifier
+// takes such a checkpoint only before the first whose runs are keyed.
 package audit
 
 import (

@@ -13,11 +13,31 @@ import (
 )
 
 // Checkpoint is the event a purge records before it drops chained
-// events (the store sets its Chain, with the runs): when, and the
-// retention cutoff it purged by.
-func Checkpoint(cutoff, now time.Time) core.Event {
-	payload, _ := json.Marshal(map[string]time.Time{"cutoff": cutoff.UTC()}) // a time always encodes
+// events: when, the retention cutoff it purged by, and the runs it drops
+// (the same the store puts in its Chain's Purged). The runs are in the
+// payload so that the keyed digest covers them: in Purged alone, only
+// the unkeyed link did, and someone who can write the store but has not
+// the key could have forged runs that bridge events they deleted.
+func Checkpoint(cutoff, now time.Time, purged string) core.Event {
+	payload, _ := json.Marshal(checkpointPayload{Cutoff: cutoff.UTC(), Purged: purged}) // plain data always encodes
 	return core.Event{At: now.UTC(), Kind: core.EventCheckpoint, Reason: "retention", Payload: payload}
+}
+
+// checkpointPayload is a checkpoint event's payload. Checkpoints written
+// before the runs were keyed have no purged.
+type checkpointPayload struct {
+	Cutoff time.Time `json:"cutoff"`
+	Purged string    `json:"purged,omitempty"`
+}
+
+// keyedRuns is the runs checkpoint e was written with, under the key, and
+// whether it has them (a checkpoint of an earlier version has not).
+func keyedRuns(e core.Event) (string, bool) {
+	var p checkpointPayload
+	if json.Unmarshal(e.Payload, &p) != nil || p.Purged == "" {
+		return "", false
+	}
+	return p.Purged, true
 }
 
 // Run is a stretch of a stream's chain that a purge dropped: the events

@@ -69,6 +69,10 @@ type streamState struct {
 	// got the hash found at its position.
 	want Witness
 	got  string
+	// keyedCheckpoint is set once a checkpoint with its runs under the
+	// key was seen: checkpoints of earlier versions, which have them only
+	// in the unkeyed link, may come before it only.
+	keyedCheckpoint bool
 
 	started bool
 	prev    string
@@ -140,6 +144,9 @@ func Verify(k Key, walk Walk, opt Options) (Report, error) {
 	err := walk(func(e core.Event) error {
 		if e.Kind != core.EventCheckpoint || e.Chain == nil {
 			return nil
+		}
+		if keyed, ok := keyedRuns(e); ok && keyed != e.Chain.Purged {
+			return nil // not the runs it was written with: its own check breaks
 		}
 		if runs, err := ParseRuns(e.Chain.Purged); err == nil { // a bad one fails its own link
 			st := state(e.Chain.Stream)
@@ -257,6 +264,17 @@ func check(k Key, st *streamState, e core.Event, opt Options, rep *Report) *Brea
 	d, err := k.Digest(e, c.Stream, w)
 	if err != nil || d != c.Digest {
 		return broke("its digest does not match: the event was altered (or the audit key is not the one it was written with)")
+	}
+	if e.Kind == core.EventCheckpoint {
+		keyed, ok := keyedRuns(e)
+		switch {
+		case ok && keyed != c.Purged:
+			return broke("its purged runs are not the ones it was written with: runs were forged to bridge deleted events")
+		case ok:
+			st.keyedCheckpoint = true
+		case c.Purged != "" && st.keyedCheckpoint:
+			return broke("a checkpoint whose runs are not under the key comes after one whose are: a checkpoint of an earlier version was copied in")
+		}
 	}
 	if Link(c.Prev, c.N, c.Digest, c.Purged) != c.Hash {
 		return broke("its hash does not match its link: the chain was altered")

@@ -194,9 +194,10 @@ func purge(t *testing.T, log []core.Event, seqs ...int64) []core.Event {
 		}
 		parts = append(parts, audit.Run{From: e.Chain.N, To: e.Chain.N, Prev: e.Chain.Prev, Last: e.Chain.Hash})
 	}
-	cp := audit.Checkpoint(t0, t0.Add(time.Hour))
+	runs := audit.EncodeRuns(audit.Runs(parts))
+	cp := audit.Checkpoint(t0, t0.Add(time.Hour), runs)
 	cp.Seq = log[len(log)-1].Seq + 1
-	return append(kept, appendTo(t, log, cp, 1, audit.EncodeRuns(audit.Runs(parts))))
+	return append(kept, appendTo(t, log, cp, 1, runs))
 }
 
 func TestPurgedChainVerifies(t *testing.T) {
@@ -307,4 +308,61 @@ func TestEarlierHeadsFindACutEnd(t *testing.T) {
 	if _, err := audit.Verify(key, walkOf(log), audit.Options{Heads: map[int]string{0: log[9].Chain.Hash}}); err == nil {
 		t.Fatal("a head without its position was taken")
 	}
+}
+
+// TestForgedRunsAreABreak: someone who can write the store but has not
+// the key deletes an event and adds its run to the newest checkpoint's
+// purged runs (relinking it), so that the verifier would bridge the gap;
+// the runs are under the checkpoint's keyed digest, so the checkpoint's
+// runs are not followed at all, and the walk breaks at the first gap.
+// Before, the runs were covered by the unkeyed link alone, and the
+// forgery verified.
+func TestForgedRunsAreABreak(t *testing.T) {
+	log := purge(t, chainLog(t, 10, 1), 2, 3) // seqs 1, 4..10, the checkpoint at 11
+	cp := log[len(log)-1]
+	del := log[4] // seq 7
+	forged := audit.EncodeRuns(audit.Runs(append(mustRuns(t, cp.Chain.Purged),
+		audit.Run{From: del.Chain.N, To: del.Chain.N, Prev: del.Chain.Prev, Last: del.Chain.Hash})))
+	c := *cp.Chain
+	c.Purged, c.Hash = forged, audit.Link(c.Prev, c.N, c.Digest, forged)
+	cp.Chain = &c
+	tampered := append(append(append([]core.Event(nil), log[:4]...), log[5:len(log)-1]...), cp)
+	wantBreak(t, verify(t, tampered, audit.Options{}), 4, "does not link")
+
+	// A continued export that starts after the purged stretch: the
+	// checkpoint's own check names the forgery.
+	log[len(log)-1] = cp
+	wantBreak(t, verify(t, log[2:], audit.Options{MidChain: true}), cp.Seq, "not the ones it was written with")
+}
+
+// TestEarlierCheckpointsStillVerify: a checkpoint of an earlier version,
+// with its runs in the link alone, still verifies before the first whose
+// runs are keyed; a copy of one after it is a break.
+func TestEarlierCheckpointsStillVerify(t *testing.T) {
+	log := chainLog(t, 10, 1)
+	legacy := func(log []core.Event, seqs ...int64) []core.Event {
+		withKeyed := purge(t, log, seqs...)
+		cp := withKeyed[len(withKeyed)-1]
+		old := core.Event{Seq: cp.Seq, At: cp.At, Kind: core.EventCheckpoint, Reason: "retention", Payload: json.RawMessage(`{"cutoff":"2026-03-01T09:00:00Z"}`)}
+		return append(withKeyed[:len(withKeyed)-1], appendTo(t, log, old, 1, cp.Chain.Purged))
+	}
+	earlier := legacy(log, 2, 3)
+	if rep := verify(t, earlier, audit.Options{}); rep.Break != nil || rep.Checkpoints != 1 {
+		t.Fatalf("a log purged by an earlier version: %+v", rep)
+	}
+	mixed := purge(t, earlier, 5) // then a purge of this version
+	if rep := verify(t, mixed, audit.Options{}); rep.Break != nil || rep.Checkpoints != 2 {
+		t.Fatalf("an earlier checkpoint, then one of this version: %+v", rep)
+	}
+	copied := legacy(mixed, 7)
+	wantBreak(t, verify(t, copied, audit.Options{}), copied[len(copied)-1].Seq, "comes after one whose are")
+}
+
+func mustRuns(t *testing.T, s string) []audit.Run {
+	t.Helper()
+	runs, err := audit.ParseRuns(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runs
 }

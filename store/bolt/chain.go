@@ -110,6 +110,7 @@ func (s *Store) checkpoint(tx *bbolt.Tx, seqs []uint64, cutoff, now time.Time) e
 	if len(parts) == 0 {
 		return nil
 	}
-	_, err := s.appendChained(tx, audit.Checkpoint(cutoff, now), audit.EncodeRuns(audit.Runs(parts)))
+	runs := audit.EncodeRuns(audit.Runs(parts))
+	_, err := s.appendChained(tx, audit.Checkpoint(cutoff, now, runs), runs)
 	return err
 }

@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -40,25 +41,7 @@ func (s *Store) Purge(ctx context.Context, cutoff time.Time, limit int) (int, er
 			if err != nil {
 				return total, core.Internal(op, err)
 			}
-			keys := []string{s.k.closed(shard), s.k.created(shard), s.k.events(shard), s.k.loose(shard), s.k.idempotency(shard),
-				s.k.deadline(shard), s.k.runOpen(shard), s.k.seq(shard), s.k.open(shard)}
-			now := time.Now()
-			if s.now != nil {
-				now = s.now()
-			}
-			checkpoint, err := s.renderEvent(audit.Checkpoint(cutoff, now), shard)
-			if err != nil {
-				return total, core.Internal(op, err)
-			}
-			args := append(checkpoint.args([]any{shard, s.timed, "", msString(cutoff), purgeBatch}), msString(now))
-			for _, id := range questionIDs(ids) {
-				if sh, ok := s.shardOf(id); !ok || sh != shard {
-					continue
-				}
-				keys = append(keys, s.k.question(id), s.k.document(id), s.k.resolution(id))
-				args = append(args, string(id))
-			}
-			r, err := s.run(ctx, purgeScript, keys, args...)
+			r, err := s.purgeBatch(ctx, shard, cutoff, questionIDs(ids))
 			// What is kept of a watched candidate goes whether or not it
 			// was purged (a read costs less than a copy of a question
 			// that is gone).
@@ -84,6 +67,53 @@ func (s *Store) Purge(ctx context.Context, cutoff time.Time, limit int) (int, er
 		}
 	}
 	return total, nil
+}
+
+// purgeAttempts bounds how often one batch is planned again because its
+// runs changed between the plan and the purge (an event came meanwhile).
+const purgeAttempts = 3
+
+// purgeBatch purges one batch of candidates of shard (purge.lua): it plans
+// (the runs their events make), renders the checkpoint with those runs
+// under the keyed digest, and purges if the runs are still the same.
+func (s *Store) purgeBatch(ctx context.Context, shard int, cutoff time.Time, ids []core.QuestionID) (reply, error) {
+	keys := []string{s.k.closed(shard), s.k.created(shard), s.k.events(shard), s.k.loose(shard), s.k.idempotency(shard),
+		s.k.deadline(shard), s.k.runOpen(shard), s.k.seq(shard), s.k.open(shard)}
+	var mine []any
+	for _, id := range ids {
+		if sh, ok := s.shardOf(id); !ok || sh != shard {
+			continue
+		}
+		keys = append(keys, s.k.question(id), s.k.document(id), s.k.resolution(id))
+		mine = append(mine, string(id))
+	}
+	now := time.Now()
+	if s.now != nil {
+		now = s.now()
+	}
+	head := []any{shard, s.timed, "", msString(cutoff), purgeBatch}
+	plan := append(append(head[:len(head):len(head)], "", "", "", msString(now), ""), mine...)
+	r, err := s.run(ctx, purgeScript, keys, plan...) // a stale purge's reply is a plan too
+	for attempt := 1; ; attempt++ {
+		if err != nil {
+			return reply{}, err
+		}
+		if len(r.list) != 1 {
+			return reply{}, fmt.Errorf("purge planned %d values", len(r.list))
+		}
+		runs := r.list[0]
+		checkpoint, rerr := s.renderEvent(audit.Checkpoint(cutoff, now, runs), shard)
+		if rerr != nil {
+			return reply{}, rerr
+		}
+		args := append(append(checkpoint.args(head[:len(head):len(head)]), msString(now), runs), mine...)
+		if r, err = s.run(ctx, purgeScript, keys, args...); err != nil || r.code != codeStale {
+			return r, err
+		}
+		if attempt == purgeAttempts {
+			return reply{}, fmt.Errorf("the events to purge changed under %d attempts", purgeAttempts)
+		}
+	}
 }
 
 // purgeRuns drops the markers of runs that ended before cutoff (law 9):

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,7 +12,9 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/audit"
 	redisstore "github.com/askbridge/askbridge/store/redis"
+	"github.com/askbridge/askbridge/store/storetest"
 )
 
 // tearing is a client hook that, once armed, sends a pipeline that
@@ -128,5 +131,43 @@ func TestStoreKeepsItsShardCount(t *testing.T) {
 	again := newStore(t, redisstore.Options{Prefix: prefix, Shards: 2})
 	if got := mustGet(t, again, q.ID); got.ID != q.ID {
 		t.Fatalf("reopened as made: %+v", got)
+	}
+}
+
+// TestPurgePlansAgainWhenItsRunsChange: a purge plans the runs its
+// checkpoint will carry under the key, then purges; an event that comes
+// to a candidate between the two (a card recorded late) changes the runs,
+// so the purge changes nothing and plans again, and the log still
+// verifies, the late event inside the checkpoint's runs.
+func TestPurgePlansAgainWhenItsRunsChange(t *testing.T) {
+	s := newStore(t, redisstore.Options{AuditKey: audit.Key(storetest.AuditKey)})
+	q := question(0, "run-1", t0)
+	mustCreate(t, s, q)
+	if _, err := s.Resolve(t.Context(), answer(q, "ada", t0)); err != nil {
+		t.Fatal(err)
+	}
+	var purges atomic.Int32
+	var late sync.Once
+	prev := redisstore.SetScriptHook(func(name string, _ []string) {
+		if name != "purge" || purges.Add(1) != 2 {
+			return
+		}
+		late.Do(func() { // between the plan and the purge
+			ref := core.MessageRef{Surface: core.SurfaceSlack, Room: "C1", ID: "9.9", Delivery: string(q.ID) + ":post:slack:C1", Kind: core.DeliverPost, At: t0}
+			if err := s.RecordMessage(t.Context(), q.ID, ref, core.Event{QuestionID: q.ID, At: t0, Kind: core.EventNotified}); err != nil {
+				t.Error(err)
+			}
+		})
+	})
+	defer redisstore.SetScriptHook(prev)
+	if n, err := s.Purge(t.Context(), t0.Add(time.Hour), 0); err != nil || n != 1 {
+		t.Fatalf("purge: %d, %v", n, err)
+	}
+	if n := purges.Load(); n != 3 {
+		t.Fatalf("the purge script ran %d times; want a plan, a purge refused, and a purge", n)
+	}
+	rep, err := audit.Verify(audit.Key(storetest.AuditKey), audit.StoreWalk(t.Context(), s), audit.Options{})
+	if err != nil || rep.Break != nil || rep.Checkpoints != 1 || rep.Events != 1 {
+		t.Fatalf("after the purge: %+v, %v", rep, err)
 	}
 }

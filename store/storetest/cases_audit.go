@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -65,6 +66,23 @@ func testAuditChain(t *testing.T, h Harness) {
 	rep = verify(key, "after the purge")
 	if rep.Break != nil || rep.Checkpoints != 1 {
 		t.Fatalf("after the purge: %+v", rep)
+	}
+	// The checkpoint holds its runs under the keyed digest too (its
+	// payload), not only in the unkeyed link.
+	evs, err := e.store.Events(ctx, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range evs {
+		if ev.Kind != core.EventCheckpoint {
+			continue
+		}
+		var p struct {
+			Purged string `json:"purged"`
+		}
+		if err := json.Unmarshal(ev.Payload, &p); err != nil || ev.Chain == nil || p.Purged == "" || p.Purged != ev.Chain.Purged {
+			t.Fatalf("the checkpoint's payload %s and its chain %+v: want the same runs in both", ev.Payload, ev.Chain)
+		}
 	}
 
 	// A later purge drops the rest, the first checkpoint with them (it is

@@ -21,11 +21,22 @@
 -- ARGV[4]  cutoff ms (exclusive)
 -- ARGV[5]  most loose events to drop
 -- ARGV[6..8] the checkpoint event (common.lua's append_event: digest,
---          witness, body)
+--          witness, body), or three "" to plan
 -- ARGV[9]  the checkpoint's ms, for the loose index
--- ARGV[10..] question ids, one per KEYS triple
+-- ARGV[10] the runs the checkpoint was rendered with ("" for none)
+-- ARGV[11..] question ids, one per KEYS triple
 --
--- Returns {C_OK, questions dropped, {}, {loose events dropped}}
+-- A purge runs twice. The first run plans: it changes nothing and
+-- returns the runs the candidates' events make. The Go side renders the
+-- checkpoint with those runs in its payload, under the keyed digest
+-- (core/audit's Checkpoint), and the second run purges, if the runs are
+-- still the same; if they are not (an event came meanwhile), it changes
+-- nothing, and the Go side plans again.
+--
+-- Returns {C_OK, 0, {}, {runs}}              planned
+--         {C_OK, questions dropped, {}, {loose events dropped}}
+--         {C_STALE, 0, {}, {runs}}           the runs are not ARGV[10];
+--                                            nothing changed
 
 local cutoff = tonumber(ARGV[4])
 
@@ -37,11 +48,11 @@ end
 
 -- The questions still closed before the cutoff, and every event id to drop.
 local drop, eids = {}, {}
-for j = 10, #ARGV do
+for j = 11, #ARGV do
   local id = ARGV[j]
   local score = redis.call('ZSCORE', KEYS[1], id)
   if score and tonumber(score) < cutoff then
-    local base = 10 + 3 * (j - 10)
+    local base = 10 + 3 * (j - 11)
     local q = {id = id, q = KEYS[base], doc = KEYS[base + 1], res = KEYS[base + 2]}
     q.f = redis.call('HMGET', q.q, 'run', 'ev', 'idem', 'om')
     for eid in string.gmatch(q.f[2] or '', '%S+') do
@@ -83,6 +94,7 @@ for _, eid in ipairs(eids) do
     end
   end
 end
+local purged = ''
 if #parts > 0 then
   table.sort(parts, function(a, b) return a[1] < b[1] end)
   local runs = {}
@@ -98,7 +110,15 @@ if #parts > 0 then
   for i, r in ipairs(runs) do
     out[i] = string.format('%.0f', r[1]) .. ':' .. string.format('%.0f', r[2]) .. ':' .. r[3] .. ':' .. r[4]
   end
-  local _, cid = append_event(KEYS[3], KEYS[8], ARGV[6], ARGV[7], ARGV[8], table.concat(out, ' '))
+  purged = table.concat(out, ' ')
+end
+if ARGV[6] == '' then
+  return {C_OK, 0, {}, {purged}}
+elseif purged ~= ARGV[10] then
+  return {C_STALE, 0, {}, {purged}}
+end
+if purged ~= '' then
+  local _, cid = append_event(KEYS[3], KEYS[8], ARGV[6], ARGV[7], ARGV[8], purged)
   redis.call('ZADD', KEYS[4], ARGV[9], cid)
 end
 

@@ -34,7 +34,7 @@ func (s *Store) Append(ctx context.Context, e core.Event) (core.Event, error) {
 		return e, core.Internal(op, err)
 	}
 	r, err := s.run(ctx, appendScript,
-		[]string{s.k.events(shard), s.k.seq(shard), qkey, s.k.loose(shard)},
+		[]string{s.k.events(shard), s.k.seq(shard), qkey, s.k.loose(shard), s.k.appended(shard, s.attempt())},
 		append(ev.args([]any{shard, s.timed, ""}), msString(e.At))...)
 	if err != nil {
 		return e, core.Internal(op, err)

@@ -87,18 +87,22 @@ func (k keys) closed(shard int) string       { return k.tag(shard) + ":closed" }
 func (k keys) closedCursor(shard int) string { return k.tag(shard) + ":closedcur" }
 func (k keys) layout(shard int) string       { return k.tag(shard) + ":layout" }
 func (k keys) shardCount() string            { return k.tag(0) + ":shards" }
-func (k keys) deadline(shard int) string     { return k.tag(shard) + ":deadline" }
-func (k keys) runOpen(shard int) string      { return k.tag(shard) + ":runq" }
-func (k keys) runs(shard int) string         { return k.tag(shard) + ":runs" }
-func (k keys) loose(shard int) string        { return k.tag(shard) + ":loose" }
-func (k keys) idempotency(shard int) string  { return k.tag(shard) + ":idem" }
-func (k keys) wake(shard int) string         { return k.tag(shard) + ":wake" }
-func (k keys) beat() string                  { return k.tag(0) + ":beat" }
-func (k keys) value(key string) string       { return k.tag(0) + ":v:" + key }
-func (k keys) lease(key string) string       { return k.tag(0) + ":l:" + key }
-func (k keys) once(key string) string        { return k.tag(0) + ":o:" + key }
-func (k keys) standing() string              { return k.tag(0) + ":standing" }
-func (k keys) budget(key string) string      { return k.prefix + ":budget:" + key }
+
+// appended is the mark an Append of attempt leaves, so that the same call
+// sent again appends nothing (append.lua).
+func (k keys) appended(shard int, attempt string) string { return k.tag(shard) + ":ap:" + attempt }
+func (k keys) deadline(shard int) string                 { return k.tag(shard) + ":deadline" }
+func (k keys) runOpen(shard int) string                  { return k.tag(shard) + ":runq" }
+func (k keys) runs(shard int) string                     { return k.tag(shard) + ":runs" }
+func (k keys) loose(shard int) string                    { return k.tag(shard) + ":loose" }
+func (k keys) idempotency(shard int) string              { return k.tag(shard) + ":idem" }
+func (k keys) wake(shard int) string                     { return k.tag(shard) + ":wake" }
+func (k keys) beat() string                              { return k.tag(0) + ":beat" }
+func (k keys) value(key string) string                   { return k.tag(0) + ":v:" + key }
+func (k keys) lease(key string) string                   { return k.tag(0) + ":l:" + key }
+func (k keys) once(key string) string                    { return k.tag(0) + ":o:" + key }
+func (k keys) standing() string                          { return k.tag(0) + ":standing" }
+func (k keys) budget(key string) string                  { return k.prefix + ":budget:" + key }
 
 func (k keys) outbox(shard int, s core.Surface) string {
 	return k.tag(shard) + ":out:" + string(s)

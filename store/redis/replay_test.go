@@ -356,6 +356,9 @@ func TestReplayedBatchIsApplied(t *testing.T) {
 // click was dropped as already seen. Another caller is still not first.
 func TestReplayedOnceIsFirst(t *testing.T) {
 	p, a, b := replayed(t)
+	if _, err := b.Once(t.Context(), "seen:warm", time.Minute); err != nil { // Redis has the script by then (see replayed)
+		t.Fatal(err)
+	}
 	p.arm("click-replayed")
 	first, err := a.Once(t.Context(), "seen:click-replayed", time.Minute)
 	mustHaveCut(t, p)
@@ -384,5 +387,38 @@ func TestReplayedBeatTellsThePrevious(t *testing.T) {
 	}
 	if prev, err := b.Beat(t.Context(), now.Add(time.Minute)); err != nil || !prev.Equal(now) {
 		t.Fatalf("the next beat told %v, %v; want %v", prev, err, now)
+	}
+}
+
+// TestReplayedAppendIsOnce: an event appended aside (a refusal) whose
+// first run's reply was lost, and which go-redis therefore sent again, is
+// in the log once, and the caller gets its seq; before, the resend
+// appended it a second time.
+func TestReplayedAppendIsOnce(t *testing.T) {
+	p, a, b := replayed(t)
+	q := question(0, "run-1", t0)
+	mustCreate(t, b, q)
+	// Redis has the script by then (see replayed).
+	if _, err := b.Append(t.Context(), core.Event{QuestionID: q.ID, At: t0, Kind: core.EventRefused, Reason: "warm"}); err != nil {
+		t.Fatal(err)
+	}
+	p.arm("replayed-refusal")
+	e, err := a.Append(t.Context(), core.Event{QuestionID: q.ID, At: t0, Kind: core.EventRefused, Reason: "replayed-refusal"})
+	mustHaveCut(t, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := b.Events(t.Context(), 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seqs []int64
+	for _, ev := range evs {
+		if ev.Reason == "replayed-refusal" {
+			seqs = append(seqs, ev.Seq)
+		}
+	}
+	if len(seqs) != 1 || seqs[0] != e.Seq {
+		t.Fatalf("the replayed append is in the log at %v; want once, at %d", seqs, e.Seq)
 	}
 }

@@ -114,7 +114,17 @@ func TestShardSpread(t *testing.T) {
 	d := redisstore.Dial{Topology: redisstore.Cluster, URL: c.URL()}
 	// shards -> shards on each primary, in slot order.
 	want := map[int][3]int{3: {1, 0, 2}, 6: {1, 1, 4}, 8: {2, 2, 4}, 12: {4, 2, 6}, 24: {9, 6, 9}, 32: {11, 10, 11}}
+	cl, err := d.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
 	for shards, counts := range want {
+		// A store keeps the shard count it was made with: each count is a
+		// store made anew on the same keys, so the slots are the same.
+		if err := cl.Del(t.Context(), "{ab:s0}:shards").Err(); err != nil {
+			t.Fatal(err)
+		}
 		st, err := redisstore.Connect(t.Context(), d, redisstore.Options{Shards: shards})
 		if err != nil {
 			t.Fatal(err)

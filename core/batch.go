@@ -137,7 +137,7 @@ func batchCalls(in []CallInput) ([]BatchCall, error) {
 // approval (never for a hard-to-reverse batch, nor on a route that
 // forbids them).
 func batchOffers(q *Question, route Route) {
-	if q.Reversibility != Reversible || !route.StandingAllowed() {
+	if q.Reversibility != Reversible || q.Quorum > 1 || !route.StandingAllowed() {
 		return
 	}
 	for i := range q.Calls {

@@ -102,6 +102,11 @@ func approvalAnswer(q *Question, in AnswerInput, res Resolution) (Resolution, []
 	}
 	res.Approved, res.Reason = &approved, strings.TrimSpace(in.Text)
 	res.ArgumentsSHA256 = q.Call.ArgumentsSHA256
+	if q.Quorum > 1 && len(in.Arguments) > 0 {
+		// A vote keeps its choice alone: the vote that reaches the quorum
+		// would bring arguments no other voter approved.
+		return res, nil, Errorf(CodeInvalid, op, "this approval needs %d people: it is approved as asked, with no edited arguments", q.Quorum)
+	}
 	if len(in.Arguments) > 0 {
 		if !approved {
 			return res, nil, Errorf(CodeInvalid, op, "edited arguments go with %q, not %q", ApproveOption, DenyOption)

@@ -36,3 +36,77 @@ func TestABatchTakesNoQuorum(t *testing.T) {
 		t.Errorf("an approval on a route of quorum 2: %+v, %v", q, err)
 	}
 }
+
+// TestAQuorumTakesNeitherEditNorStandingFromOneVoter: an approval that
+// needs two people offers no standing approval and takes no edited
+// arguments from a voter, each refused with nothing recorded; before, the
+// vote that reached the quorum brought its own edit (arguments only its
+// voter approved) and its own standing approval for everyone.
+func TestAQuorumTakesNeitherEditNorStandingFromOneVoter(t *testing.T) {
+	routes := coretest.APIRoutes()
+	r := routes[core.DefaultRoute]
+	r.Quorum, r.MaxQuorum = 2, 3
+	routes[core.DefaultRoute] = r
+	svc, _ := coretest.Open(t, coretest.Options{Routes: routes})
+	q, err := svc.Ask(t.Context(), core.AskInput{Kind: core.KindApproval, Agent: "agent-a", RunID: "run-1", Text: "Pay?",
+		Reversibility: core.Reversible, Tool: "pay", Arguments: []byte(`{"amount":10}`), Editable: &core.Editable{Keys: []string{"amount"}}})
+	if err != nil || q.Quorum != 2 {
+		t.Fatalf("ask: %+v, %v", q, err)
+	}
+	if q.Call.Standing != nil {
+		t.Errorf("an approval needing two people offers a standing approval: %+v", q.Call.Standing)
+	}
+	bob := core.Decider{Surface: core.SurfaceAPI, ID: "bob", Name: "bob"}
+	for name, in := range map[string]core.AnswerInput{
+		"edited arguments": {QuestionID: q.ID, Decider: bob, OptionID: core.ApproveOption, Arguments: []byte(`{"amount":10000}`)},
+		"standing":         {QuestionID: q.ID, Decider: bob, OptionID: core.ApproveOption, Standing: &core.StandingRequest{Scope: core.StandingRun}},
+	} {
+		if _, err := svc.Answer(t.Context(), in); core.ErrorCode(err) != core.CodeInvalid {
+			t.Errorf("a vote with %s: %v, want invalid", name, err)
+		}
+	}
+	if got, err := svc.Get(t.Context(), q.ID); err != nil || !got.Open() || len(got.Votes) != 0 {
+		t.Fatalf("after the refused votes: %+v, %v", got, err)
+	}
+}
+
+// TestAStandingApprovalCoversNoQuorum: a standing approval granted on a
+// small call does not close a later call of the same tool that a policy
+// rule sends to two people; before, it closed it at once, nobody asked.
+// Nor may a host be told to stop asking about the tool.
+func TestAStandingApprovalCoversNoQuorum(t *testing.T) {
+	routes := coretest.APIRoutes()
+	r := routes[core.DefaultRoute]
+	r.MaxQuorum = 3
+	r.Rules = []core.Rule{{When: `tool == "pay" && args.amount > 1000`, Quorum: 2}}
+	routes[core.DefaultRoute] = r
+	svc, err := core.New(coretest.OpenStore(t), core.Config{Routes: routes, ActorKey: []byte("k")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pay := func(run core.RunID, amount string) *core.Question {
+		t.Helper()
+		q, err := svc.Ask(t.Context(), core.AskInput{Kind: core.KindApproval, Agent: "agent-a", RunID: run, Text: "Pay?",
+			Reversibility: core.Reversible, Tool: "pay", Arguments: []byte(`{"amount":` + amount + `}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return q
+	}
+	small := pay("run-1", "10")
+	alice := core.Decider{Surface: core.SurfaceAPI, ID: "alice", Name: "alice"}
+	o, err := svc.Answer(t.Context(), core.AnswerInput{QuestionID: small.ID, Decider: alice, OptionID: core.ApproveOption,
+		Standing: &core.StandingRequest{Scope: core.StandingRun}})
+	if err != nil || o.Standing == nil {
+		t.Fatalf("approve and don't ask again: %+v, %v", o, err)
+	}
+	if later := pay("run-1", "20"); later.Open() {
+		t.Fatal("the standing approval did not cover a later small call: the test tests nothing")
+	}
+	if big := pay("run-1", "5000"); !big.Open() || big.Quorum != 2 {
+		t.Fatalf("a call that needs two people, under a standing approval: %s, quorum %d; want it open", big.State, big.Quorum)
+	}
+	if svc.EveryCallCovered(core.AskInput{Kind: core.KindApproval, Agent: "agent-a", RunID: "run-1", Tool: "pay", Reversibility: core.Reversible}) {
+		t.Error("a host may be told to stop asking about a tool some of whose calls need two people")
+	}
+}

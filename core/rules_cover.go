@@ -24,8 +24,8 @@ func (s *Service) EveryCallCovered(in AskInput) bool {
 		in.Route = DefaultRoute
 	}
 	route, ok := s.Route(in.Route)
-	if !ok || !ruleApplies(in) {
-		return false
+	if !ok || !ruleApplies(in) || max(route.quorum(), in.Quorum) > 1 {
+		return false // a standing approval never covers what needs a quorum
 	}
 	vars, err := cel.PartialVars(map[string]any{
 		"tool": in.Tool, "agent": in.Agent, "run": in.RunID, "route": route.Name, "kind": string(in.Kind),
@@ -75,5 +75,5 @@ func (r *Rule) coverable(in AskInput) bool {
 	if r.Reversibility != "" {
 		rev = r.Reversibility
 	}
-	return rev == Reversible && (r.Route == "" || r.Route == in.Route)
+	return rev == Reversible && r.Quorum <= 1 && (r.Route == "" || r.Route == in.Route)
 }

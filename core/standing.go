@@ -111,10 +111,13 @@ type StandingUse struct {
 }
 
 // standingOffer is what q's route lets its approvers grant, or nil: no
-// standing approval for a hard-to-reverse (or unclassified) call, nor on
-// a route that forbids them.
+// standing approval for a hard-to-reverse (or unclassified) call, nor for
+// one that needs a quorum (one voter may not grant for all, and a standing
+// approval, which one person grants, never closes what needs several), nor
+// on a route that forbids them. It is also what a standing approval may
+// cover (standingFor).
 func standingOffer(q *Question, route Route) *StandingOffer {
-	if q.Kind != KindApproval || q.Call == nil || q.Reversibility != Reversible || !route.StandingAllowed() {
+	if q.Kind != KindApproval || q.Call == nil || q.Reversibility != Reversible || q.Quorum > 1 || !route.StandingAllowed() {
 		return nil
 	}
 	return &StandingOffer{Hours: route.StandingHours}

@@ -70,7 +70,7 @@ func approvalBody(c *Card, q *core.Question, open bool) {
 			{Label: LabelApprove, Ref: refOf(q, core.RefApprove, -1, 0), Style: StylePrimary},
 			{Label: LabelDeny, Ref: refOf(q, core.RefDeny, -1, 0), Style: StyleDanger, Input: InputOptional},
 		}
-		if q.Call.Editable.Any() {
+		if q.Call.Editable.Any() && q.Quorum <= 1 { // a vote takes no edit (core's approvalAnswer)
 			s.Actions = append(s.Actions, editAction(q, s.Body))
 		}
 		s.Actions = append(s.Actions, standingActions(q)...)

@@ -165,3 +165,27 @@ func TestRecordedNote(t *testing.T) {
 		}
 	}
 }
+
+// TestQuorumApprovalOffersNoEdit: an editable approval offers "Edit and
+// approve", unless it needs a quorum, where a vote takes no edit.
+func TestQuorumApprovalOffersNoEdit(t *testing.T) {
+	q := cardQ(core.KindApproval)
+	q.Call.Editable = &core.Editable{Keys: []string{"q"}}
+	has := func(q *core.Question) bool {
+		for _, s := range card.New(q, core.MessageRef{}).Sections {
+			for _, a := range s.Actions {
+				if a.Label == card.LabelEditApprove {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if !has(q) {
+		t.Fatal("an editable approval offers no edit")
+	}
+	q.Quorum = 2
+	if has(q) {
+		t.Fatal("an approval that needs two people offers an edit")
+	}
+}

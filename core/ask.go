@@ -54,6 +54,13 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 	if err := s.store.Create(ctx, q, asked, out); err != nil {
 		if dup, ok := errors.AsType[*DuplicateError](err); ok {
 			q, err := repeatOf(p.in, p.q.Idempotency, dup)
+			if err == nil && q.Open() {
+				// The first ask stored the question but may not have lived
+				// to close it as its policy rules decided: this one does.
+				// (A standing approval granted since is not applied: the
+				// question was asked before it.)
+				q, err = s.closeAtAsk(ctx, q, p, askShortcuts{decided: cut.decided, ruled: undecided(q, cut.ruled)})
+			}
 			return q, err == nil, err
 		}
 		if ErrorCode(err) == CodeConflict {
@@ -61,18 +68,36 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 		}
 		return nil, false, Internal(op, err)
 	}
-	switch {
-	case cut.decided:
-		q, err = s.closeByRule(ctx, q, p.verdict)
-	case cut.standing != nil:
-		q, err = s.closeByStanding(ctx, q, cut.standing)
-	case len(cut.covered) > 0 || len(cut.ruled) > 0:
-		q, err = s.decideAtAsk(ctx, q, cut.ruled, cut.covered)
-	}
-	if err != nil {
+	if q, err = s.closeAtAsk(ctx, q, p, cut); err != nil {
 		return nil, false, err
 	}
 	return q, false, nil
+}
+
+// undecided is the calls of ruled that q has no answer for yet.
+func undecided(q *Question, ruled map[int]RuleVerdict) map[int]RuleVerdict {
+	out := map[int]RuleVerdict{}
+	for i, v := range ruled {
+		if _, done := q.Answered(q.Calls[i].ToolCallID); !done {
+			out[i] = v
+		}
+	}
+	return out
+}
+
+// closeAtAsk closes q, just stored (or found stored by a repeat of its
+// ask), as the shortcuts say, through the chokepoint; q as it is if they
+// close nothing.
+func (s *Service) closeAtAsk(ctx context.Context, q *Question, p askPlan, cut askShortcuts) (*Question, error) {
+	switch {
+	case cut.decided:
+		return s.closeByRule(ctx, q, p.verdict)
+	case cut.standing != nil:
+		return s.closeByStanding(ctx, q, cut.standing)
+	case len(cut.covered) > 0 || len(cut.ruled) > 0:
+		return s.decideAtAsk(ctx, q, cut.ruled, cut.covered)
+	}
+	return q, nil
 }
 
 // askPlan is what an ask decided before it touches the store: the input
@@ -237,9 +262,10 @@ type askShortcuts struct {
 
 // closesAll reports whether the shortcuts close q at once, so that it is
 // parked without cards. Should the bridge stop between parking and
-// closing, the question stays open without cards until its deadline, and
-// the agent hears it timed out: nothing is reported approved that was
-// not.
+// closing, the question stays open without cards until the agent's repeat
+// of the ask closes it as the rules decided, or until its deadline (the
+// agent hears it timed out): nothing is reported approved that was not,
+// and no person decides what a rule decided (RuleUse.decides).
 func (c askShortcuts) closesAll(q *Question) bool {
 	return c.decided || c.standing != nil || q.IsBatch() && len(c.covered)+len(c.ruled) == len(q.Calls)
 }

@@ -8,7 +8,7 @@ import (
 
 // batchDecisions are the calls an answer decides: those it names, or
 // with OptionID alone ("approve all", "deny all") every call still
-// undecided when the question was read.
+// undecided when the question was read, and not decided by a policy rule.
 func batchDecisions(q *Question, in AnswerInput) ([]CallDecision, error) {
 	const op = "answer"
 	if len(in.Items) > 0 || len(in.Arguments) > 0 || in.Standing != nil {
@@ -25,7 +25,7 @@ func batchDecisions(q *Question, in AnswerInput) ([]CallDecision, error) {
 	}
 	var out []CallDecision
 	for _, c := range q.Calls {
-		if _, done := q.Answered(c.ToolCallID); !done {
+		if _, done := q.Answered(c.ToolCallID); !done && !c.Rule.decides() {
 			out = append(out, CallDecision{ToolCallID: c.ToolCallID, OptionID: in.OptionID, Reason: in.Text})
 		}
 	}
@@ -48,6 +48,9 @@ func batchItems(q *Question, ds []CallDecision, d Decider, now time.Time) ([]Ite
 		seen[cd.ToolCallID] = true
 		if prev, done := q.Answered(cd.ToolCallID); done {
 			return nil, Errorf(CodeConflict, op, "tool call %q was already decided at %s by %s", cd.ToolCallID, prev.At.Format(time.RFC3339), DeciderLabel(prev.Decider))
+		}
+		if call.Rule.decides() {
+			return nil, Errorf(CodeConflict, op, "tool call %q: %s %s it: no person decides it", cd.ToolCallID, call.Rule.Label(), call.Rule.verb())
 		}
 		if cd.OptionID != ApproveOption && cd.OptionID != DenyOption {
 			return nil, Errorf(CodeInvalid, op, "tool call %q is decided with %q or %q", cd.ToolCallID, ApproveOption, DenyOption)

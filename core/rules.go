@@ -96,6 +96,22 @@ type RuleUse struct {
 	Decide Decision `json:"decide"`
 }
 
+// decides reports whether the rule decided (allowed or denied) rather than
+// reshaped what people are asked. What a rule decided no person decides:
+// the question, or the call, closes as the rule says (at the ask, or at a
+// repeat of it if the first ask did not live to close it).
+func (u *RuleUse) decides() bool {
+	return u != nil && (u.Decide == DecideAllow || u.Decide == DecideDeny)
+}
+
+// verb is what a deciding rule did, for people: "allowed" or "denied".
+func (u *RuleUse) verb() string {
+	if u.Decide == DecideAllow {
+		return "allowed"
+	}
+	return "denied"
+}
+
 // Label names the rule for people: `policy rule 2 of route "claude-code"
 // ("network")`.
 func (u RuleUse) Label() string {
@@ -389,11 +405,7 @@ func (s *Service) closeByRule(ctx context.Context, q *Question, v RuleVerdict) (
 			}
 			res := &Resolution{State: StateAnswered, ClosedBy: CloserPolicy, Decider: publicDecider(System), At: now,
 				Approved: &approved, Reason: reason, ArgumentsSHA256: q.Call.ArgumentsSHA256, Policy: &use}
-			verb := "allowed"
-			if !approved {
-				verb = "denied"
-			}
-			why := use.Label() + " " + verb + " it; no person was asked"
+			why := use.Label() + " " + use.verb() + " it; no person was asked"
 			if r.Reason != "" {
 				why += ": " + r.Reason
 			}

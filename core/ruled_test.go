@@ -1,0 +1,110 @@
+package core_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync/atomic"
+	"testing"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/coretest"
+)
+
+// failingCommits is the real store with its next commits failing, as when
+// the store fails (or the bridge stops) between parking a question and
+// closing it as a policy rule decided.
+type failingCommits struct {
+	core.Store
+	fail atomic.Int32
+}
+
+func (s *failingCommits) Commit(ctx context.Context, c core.Change) (*core.Question, error) {
+	if s.fail.Add(-1) >= 0 {
+		return nil, errors.New("failingCommits: the store is gone")
+	}
+	return s.Store.Commit(ctx, c)
+}
+
+// ruledService is a service whose default route denies fetch, and denies
+// writing /b, on a store whose first commit fails.
+func ruledService(t *testing.T) (*core.Service, *failingCommits) {
+	t.Helper()
+	routes := coretest.APIRoutes()
+	r := routes[core.DefaultRoute]
+	r.Rules = []core.Rule{
+		{When: `tool == "fetch"`, Decide: core.DecideDeny, Reason: "No network."},
+		{When: `tool == "write_file" && args.path == "/b"`, Decide: core.DecideDeny},
+	}
+	routes[core.DefaultRoute] = r
+	st := &failingCommits{Store: coretest.OpenStore(t)}
+	svc, err := core.New(st, core.Config{Routes: routes, ActorKey: []byte("k")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.fail.Store(1)
+	return svc, st
+}
+
+var ops = core.Decider{Surface: core.SurfaceAPI, ID: "ops", Name: "ops"}
+
+// TestARuledApprovalNoPersonDecides: an approval a policy rule denied,
+// parked but not yet closed (the store failed between the two), is not
+// for a person to approve; the agent's repeat of the ask closes it as the
+// rule said. Before, a person could approve what the rule denied, and the
+// repeat returned the question open.
+func TestARuledApprovalNoPersonDecides(t *testing.T) {
+	svc, _ := ruledService(t)
+	in := core.AskInput{Kind: core.KindApproval, Agent: "agent-a", RunID: "run-1", ToolCallID: "toolu_1", Text: "Fetch?",
+		Reversibility: core.Reversible, Tool: "fetch", Arguments: json.RawMessage(`{"url":"https://example.com"}`)}
+	if _, err := svc.Ask(t.Context(), in); err == nil {
+		t.Fatal("the ask's close did not fail: the test tests nothing")
+	}
+	open, _, err := svc.ListOpen(t.Context(), "", 10)
+	if err != nil || len(open) != 1 {
+		t.Fatalf("parked: %d, %v", len(open), err)
+	}
+	id := open[0].ID
+	if _, err := svc.Answer(t.Context(), core.AnswerInput{QuestionID: id, Decider: ops, OptionID: core.ApproveOption}); core.ErrorCode(err) != core.CodeConflict {
+		t.Fatalf("a person approving what a rule denied: %v, want conflict", err)
+	}
+	q, repeat, err := svc.AskOrRepeat(t.Context(), in)
+	if err != nil || !repeat || q.ID != id || q.Open() || q.Resolution.Approved == nil || *q.Resolution.Approved || q.Resolution.ClosedBy != core.CloserPolicy {
+		t.Fatalf("the repeated ask: %+v (repeat %v), %v; want it denied by the rule", q, repeat, err)
+	}
+}
+
+// TestARuledCallNoPersonDecides: the same for a batch's call: "approve
+// all" leaves the call a rule denied, deciding it by name is refused, and
+// the repeat of the ask records the rule's deny, closing the batch.
+func TestARuledCallNoPersonDecides(t *testing.T) {
+	svc, _ := ruledService(t)
+	in := batchAsk() // c1 writes /a, c2 writes /b
+	in.IdempotencyKey = "batch-1"
+	if _, err := svc.Ask(t.Context(), in); err == nil {
+		t.Fatal("the ask's close did not fail: the test tests nothing")
+	}
+	open, _, err := svc.ListOpen(t.Context(), "", 10)
+	if err != nil || len(open) != 1 {
+		t.Fatalf("parked: %d, %v", len(open), err)
+	}
+	id := open[0].ID
+	o, err := svc.Answer(t.Context(), core.AnswerInput{QuestionID: id, Decider: ops, OptionID: core.ApproveOption})
+	if err != nil || o.Closed || len(o.Question.Answers) != 1 || o.Question.Answers[0].ItemID != "c1" {
+		t.Fatalf("approve all: %+v, %v; want c1 alone approved", o.Question, err)
+	}
+	if _, err := svc.Answer(t.Context(), core.AnswerInput{QuestionID: id, Decider: ops,
+		Calls: []core.CallDecision{{ToolCallID: "c2", OptionID: core.ApproveOption}}}); core.ErrorCode(err) != core.CodeConflict {
+		t.Fatalf("a person approving the call a rule denied: %v, want conflict", err)
+	}
+	q, repeat, err := svc.AskOrRepeat(t.Context(), in)
+	if err != nil || !repeat || q.Open() {
+		t.Fatalf("the repeated ask: %+v (repeat %v), %v; want the batch closed", q, repeat, err)
+	}
+	if a, ok := q.Answered("c2"); !ok || a.OptionID != core.DenyOption || a.Policy == nil {
+		t.Fatalf("c2 after the repeat: %+v; want denied by the rule", a)
+	}
+	if again, repeat, err := svc.AskOrRepeat(t.Context(), in); err != nil || !repeat || again.Open() {
+		t.Fatalf("a third ask: %+v, %v", again, err)
+	}
+}

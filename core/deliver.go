@@ -181,13 +181,24 @@ func (s *Service) undelivered(ctx context.Context, d Delivery, cause error) {
 	if len(reason) > 300 {
 		reason = reason[:300]
 	}
-	room := d.Room
-	if d.Surface == SurfaceWebhook {
-		room = ShownURL(room)
-	}
+	room := s.loggedRoom(d.Surface, d.Room)
 	payload, _ := json.Marshal(map[string]any{"delivery": d.Key, "kind": d.Kind, "room": room, "attempts": d.Attempts})
 	s.appendAside(actx, Event{QuestionID: d.QuestionID, At: s.now(), Kind: EventUndelivered,
 		Surface: d.Surface, Reason: reason, Payload: payload})
+}
+
+// loggedRoom is how the event log names a room of surface: a webhook's
+// URL without its query (ShownURL), a person's address or topic by its
+// pseudonym (Surface.RoomIsPersonal), so repeated failures to one
+// recipient still read as one, any other room as it is.
+func (s *Service) loggedRoom(surface Surface, room string) string {
+	switch {
+	case surface == SurfaceWebhook:
+		return ShownURL(room)
+	case surface.RoomIsPersonal():
+		return s.pseudonym(Decider{Surface: surface, ID: room})
+	}
+	return room
 }
 
 // Settle is a context for the bookkeeping that must follow work already
@@ -225,7 +236,7 @@ func (s *Service) recordMessage(ctx context.Context, id QuestionID, ref MessageR
 		return Errorf(CodeInvalid, "record message", "a card needs its surface, message id and delivery key")
 	}
 	ref.At = s.now()
-	payload, _ := json.Marshal(map[string]any{"surface": ref.Surface, "room": ref.Room, "message": ref.ID, "delivery": ref.Delivery,
+	payload, _ := json.Marshal(map[string]any{"surface": ref.Surface, "room": s.loggedRoom(ref.Surface, ref.Room), "message": ref.ID, "delivery": ref.Delivery,
 		"repeat": repeat})
 	ev := Event{QuestionID: id, At: ref.At, Kind: EventNotified, Surface: ref.Surface, Payload: payload}
 	if repeat {

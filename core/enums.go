@@ -148,6 +148,12 @@ func SurfaceNames(ss []Surface) string {
 
 func (s Surface) String() string { return string(s) }
 
+// RoomIsPersonal reports whether a room on s is one person's address (an
+// email address) or a topic that works as a password (ntfy): it is named
+// neither in the event log, which names nobody and is exported, nor to
+// everyone who can read a question.
+func (s Surface) RoomIsPersonal() bool { return s == SurfaceEmail || s == SurfaceNtfy }
+
 // IsChat reports whether cards are posted on s.
 func (s Surface) IsChat() bool { return slices.Contains(ChatSurfaces, s) }
 

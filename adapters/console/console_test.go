@@ -3,6 +3,7 @@ package console_test
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -290,5 +291,38 @@ func TestFiltersLiveInTheURL(t *testing.T) {
 	}
 	if r := b.get("/?kind=poem"); r.status != http.StatusBadRequest || !strings.Contains(r.body, "kind &#34;poem&#34; is not one of") {
 		t.Fatalf("a bad filter: %d", r.status)
+	}
+}
+
+// TestOneWayRecipientsAreCounted: a card sent to a person's address or an
+// ntfy topic (which works as a password) shows on the console as a count
+// of recipients, to everyone who can read it, and its history names the
+// recipient by pseudonym; before, every observer could read the address
+// and the topic, and with the topic answer as its person.
+func TestOneWayRecipientsAreCounted(t *testing.T) {
+	e := newEnv(t, nil)
+	q := e.ask(core.AskInput{Text: "Which region?"})
+	const topic, addr = "s3cret-topic-of-alice", "alice@example.com"
+	for i, ref := range []core.MessageRef{
+		{Surface: core.SurfaceNtfy, Room: topic, ID: "n1"},
+		{Surface: core.SurfaceEmail, Room: addr, ID: "e1"},
+		{Surface: core.SurfaceSlack, Room: "C1", ID: "1.2"},
+	} {
+		ref.Delivery, ref.Kind = fmt.Sprintf("d%d", i), core.DeliverPost
+		if err := e.svc.RecordMessage(t.Context(), q.ID, ref); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := e.signedIn(watcher)
+	for _, path := range []string{"/", "/q/" + string(q.ID)} {
+		page := w.get(path).body
+		if strings.Contains(page, topic) || strings.Contains(page, addr) {
+			t.Errorf("%s names a one-way recipient", path)
+		}
+		for _, want := range []string{"ntfy: 1 recipient", "email: 1 recipient", "slack C1"} {
+			if !strings.Contains(page, want) {
+				t.Errorf("%s lacks %q", path, want)
+			}
+		}
 	}
 }

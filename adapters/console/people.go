@@ -189,20 +189,29 @@ func (s *Server) routeRows(routeOpen map[string]int) []routeRow {
 				row.Deciders = append(row.Deciders, string(sf)+": "+strings.Join(ds, ", "))
 			}
 		}
-		private := map[core.Surface]int{}
-		for _, room := range rv.Rooms {
-			if room.Surface == core.SurfaceEmail || room.Surface == core.SurfaceNtfy {
-				private[room.Surface]++
-				continue
-			}
-			row.Rooms = append(row.Rooms, string(room.Surface)+" "+room.ID)
-		}
-		for _, sf := range []core.Surface{core.SurfaceEmail, core.SurfaceNtfy} {
-			if n := private[sf]; n > 0 {
-				row.Rooms = append(row.Rooms, fmt.Sprintf("%s: %d %s", sf, n, map[bool]string{true: "recipient", false: "recipients"}[n == 1]))
-			}
-		}
+		row.Rooms = shownRooms(rv.Rooms)
 		routes = append(routes, row)
 	}
 	return routes
+}
+
+// shownRooms words rooms for anyone signed in: a chat room by its id, a
+// one-way door's recipients (people's addresses, and topics that work as
+// passwords: core.Surface.RoomIsPersonal) counted per surface, not listed.
+func shownRooms(rooms []core.Room) []string {
+	var out []string
+	personal := map[core.Surface]int{}
+	for _, room := range rooms {
+		if room.Surface.RoomIsPersonal() {
+			personal[room.Surface]++
+			continue
+		}
+		out = append(out, string(room.Surface)+" "+room.ID)
+	}
+	for _, sf := range core.ChatSurfaces {
+		if n := personal[sf]; n > 0 {
+			out = append(out, fmt.Sprintf("%s: %d %s", sf, n, map[bool]string{true: "recipient", false: "recipients"}[n == 1]))
+		}
+	}
+	return out
 }

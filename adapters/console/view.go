@@ -103,9 +103,11 @@ func (s *Server) cardOf(q *core.Question, v viewer) cardView {
 		Q: q, Rank: rank(q), Heading: card.KindTitle(q.Kind), Hard: q.Reversibility == core.HardToReverse,
 		Age: age(s.now().Sub(q.CreatedAt)), Options: q.Options, CSRF: v.CSRF,
 	}
-	for _, m := range q.Messages {
-		c.Rooms = append(c.Rooms, string(m.Surface)+" "+m.Room)
+	rooms := make([]core.Room, len(q.Messages))
+	for i, m := range q.Messages {
+		rooms[i] = core.Room{Surface: m.Surface, ID: m.Room}
 	}
+	c.Rooms = shownRooms(rooms)
 	callsOf(&c, q)
 	for _, it := range q.Items {
 		iv := itemView{Item: it}

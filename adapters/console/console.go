@@ -79,6 +79,10 @@ type Tokens interface {
 // no idle time.
 const DefaultIdle = 12 * time.Hour
 
+// DefaultMaxAge is how long a session lasts from its sign-in, used or
+// not, when Options give no maximum age.
+const DefaultMaxAge = 24 * time.Hour
+
 // Options configure a Server.
 type Options struct {
 	Tokens Tokens
@@ -86,6 +90,11 @@ type Options struct {
 	Values core.Values
 	// Idle is how long an unused session lives; zero means DefaultIdle.
 	Idle time.Duration
+	// MaxAge is how long a session lives from its sign-in, however often
+	// it is used; zero means DefaultMaxAge. Then its person signs in
+	// again: what an identity provider's groups grant is read afresh, and
+	// a person it no longer lets in is out.
+	MaxAge time.Duration
 	// Log receives internal errors only; never tokens or people's text.
 	Log zerolog.Logger
 	// Now is the clock for ages and last visits; nil is the wall clock.
@@ -121,6 +130,7 @@ type Server struct {
 	tokens Tokens
 	values core.Values
 	idle   time.Duration
+	maxAge time.Duration // from sign-in, used or not
 	log    zerolog.Logger
 	now    func() time.Time
 	pages  *template.Template
@@ -164,6 +174,12 @@ func New(svc *core.Service, opts Options) (*Server, error) {
 	if opts.Idle == 0 {
 		opts.Idle = DefaultIdle
 	}
+	if opts.MaxAge < 0 {
+		return nil, errors.New("console: the maximum session age must not be negative")
+	}
+	if opts.MaxAge == 0 {
+		opts.MaxAge = DefaultMaxAge
+	}
 	if opts.Values == nil {
 		opts.Values = svc.Values()
 	}
@@ -183,7 +199,7 @@ func New(svc *core.Service, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("console: templates: %w", err)
 	}
 	s := &Server{
-		svc: svc, tokens: opts.Tokens, values: opts.Values, idle: opts.Idle, log: opts.Log, now: opts.Now,
+		svc: svc, tokens: opts.Tokens, values: opts.Values, idle: opts.Idle, maxAge: opts.MaxAge, log: opts.Log, now: opts.Now,
 		signIns:   opts.SignIns,
 		proxies:   opts.TrustedProxies,
 		pages:     pages,

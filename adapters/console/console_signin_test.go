@@ -256,3 +256,22 @@ func TestLastVisitNotRecordedIsLogged(t *testing.T) {
 		t.Fatalf("the refused write went unlogged:\n%s", logs.String())
 	}
 }
+
+// TestSessionsEndAtTheirMaxAge: a session used all along still ends at
+// its maximum age from the sign-in (what an identity provider granted is
+// then read afresh); before, use renewed it for ever.
+func TestSessionsEndAtTheirMaxAge(t *testing.T) {
+	e := newEnv(t, nil, func(o *console.Options) { o.MaxAge = 24 * time.Hour })
+	e.ask(core.AskInput{Text: "Which region?"})
+	b := e.signedIn(opAlice)
+	for range 2 {
+		e.clock.Advance(11 * time.Hour) // used within the idle time
+		if r := b.get("/"); !strings.Contains(r.body, "Which region?") {
+			t.Fatal("a session in use ended before its maximum age")
+		}
+	}
+	e.clock.Advance(3 * time.Hour) // 25 hours after the sign-in
+	if r := b.get("/"); strings.Contains(r.body, "Which region?") {
+		t.Fatal("a session in use outlived its maximum age")
+	}
+}

@@ -62,9 +62,10 @@ func randomToken() string {
 }
 
 // current returns the request's live session, or nil. A session whose
-// token is gone, has a new secret or became an agent's reads as none. Use
-// moves its expiry, at most every renewEvery, so a busy page does not
-// write on every request.
+// token is gone, has a new secret or became an agent's, or that is older
+// than the maximum age, reads as none. Use moves its idle expiry, at most
+// every renewEvery, so a busy page does not write on every request, but
+// never its age.
 func (s *Server) current(w http.ResponseWriter, r *http.Request) (*session, error) {
 	c, err := r.Cookie(sessionCookie)
 	if err != nil || c.Value == "" {
@@ -83,7 +84,7 @@ func (s *Server) current(w http.ResponseWriter, r *http.Request) (*session, erro
 	if sess.Via == viaOIDC {
 		acct, ok = s.oidcAccount(sess)
 	}
-	if !ok || acct.Stamp != sess.Stamp || acct.Role == RoleAgent {
+	if !ok || acct.Stamp != sess.Stamp || acct.Role == RoleAgent || s.now().Sub(sess.Created) >= s.maxAge {
 		_ = s.values.DeleteValue(r.Context(), key)
 		return nil, nil
 	}

@@ -75,3 +75,29 @@ func TestTrustedProxiesSetting(t *testing.T) {
 		t.Fatalf("a host name: %v, want an error naming the setting and the entry", err)
 	}
 }
+
+func TestConsoleMaxAgeSetting(t *testing.T) {
+	for _, c := range []struct {
+		idle, maxAge string
+		want         time.Duration
+	}{
+		{"", "", 24 * time.Hour},
+		{"", "7d", 7 * 24 * time.Hour},
+		{"30m", "1h", time.Hour},
+		{"", "soon", 0},
+		{"25h", "", 0}, // shorter than the idle time
+	} {
+		s, err := LoadSettings(func(k string) string {
+			return map[string]string{"ASKBRIDGE_CONSOLE_IDLE": c.idle, "ASKBRIDGE_CONSOLE_MAX_AGE": c.maxAge}[k]
+		})
+		if c.want == 0 {
+			if err == nil || !strings.Contains(err.Error(), "ASKBRIDGE_CONSOLE_MAX_AGE") {
+				t.Errorf("idle %q, max age %q: %v", c.idle, c.maxAge, err)
+			}
+			continue
+		}
+		if err != nil || s.Console.maxAge != c.want {
+			t.Errorf("idle %q, max age %q: %s, %v", c.idle, c.maxAge, s.Console.maxAge, err)
+		}
+	}
+}

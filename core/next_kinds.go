@@ -76,7 +76,7 @@ func withVote(rule nextRule) nextRule {
 		}
 		votes := 1
 		for _, prev := range q.Votes {
-			if prev.Key == v.Key {
+			if sameVoter(prev, v.Key, t.VoterKeys) {
 				return nil, AlreadyCounted(nextOp)
 			}
 			if prev.Choice == v.Choice {

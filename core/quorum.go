@@ -76,6 +76,26 @@ func VoteKey(d Decider) string {
 	return string(d.Surface) + ":" + d.ID
 }
 
+// voterKeys are the keys, other than its own, a vote by d may have been
+// counted under before: each account of d's person, keyed as an account
+// (a vote cast from it before a reload tied it to the person).
+func (s *Service) voterKeys(d Decider) []string {
+	if d.Person == "" {
+		return nil
+	}
+	var out []string
+	for _, a := range s.accounts(d.Person) {
+		out = append(out, string(a.Surface)+":"+a.ID)
+	}
+	return out
+}
+
+// sameVoter reports whether prev was cast by the voter of key, also known
+// by the keys also (Transition.VoterKeys).
+func sameVoter(prev Vote, key string, also []string) bool {
+	return prev.Key == key || slices.Contains(also, prev.Key)
+}
+
 // AlreadyCountedMessage is what a second vote by the same person is told.
 const AlreadyCountedMessage = "Your vote on this question already counted: each person votes once, from whichever surface."
 
@@ -168,8 +188,9 @@ func (s *Service) voteTransition(q *Question, in AnswerInput, res *Resolution, n
 	const op = "answer"
 	d := publicDecider(in.Decider)
 	v := Vote{Key: VoteKey(d), Choice: in.OptionID, Text: strings.TrimSpace(in.Text), Decider: d, At: now}
+	also := s.voterKeys(d)
 	for _, prev := range q.Votes {
-		if prev.Key == v.Key {
+		if sameVoter(prev, v.Key, also) {
 			return Transition{}, AlreadyCounted(op)
 		}
 	}
@@ -184,6 +205,7 @@ func (s *Service) voteTransition(q *Question, in AnswerInput, res *Resolution, n
 	r.Reason, r.ClosedBy = "", CloserQuorum
 	return Transition{
 		Vote:       &v,
+		VoterKeys:  also,
 		Needed:     needed,
 		Resolution: &r,
 		Event:      s.closeEvent(q, &r, ""),

@@ -110,3 +110,46 @@ func TestAStandingApprovalCoversNoQuorum(t *testing.T) {
 		t.Error("a host may be told to stop asking about a tool some of whose calls need two people")
 	}
 }
+
+// TestAVoteBeforeAReloadStillCounts: a vote cast from an account that a
+// reload then ties to a person counts as that person's: the person voting
+// again from another surface is told it already counted. Before, the
+// stored vote kept its account's key, and the person's second vote
+// counted too, closing a quorum of two alone.
+func TestAVoteBeforeAReloadStillCounts(t *testing.T) {
+	route := core.Route{Quorum: 2, MaxQuorum: 2, Deciders: map[core.Surface][]string{
+		core.SurfaceSlack: {"*"}, core.SurfaceTelegram: {"*"}}}
+	cfg := func(aliceSlack ...string) core.Config {
+		ids := map[core.Surface][]string{core.SurfaceTelegram: {"T1"}}
+		if len(aliceSlack) > 0 {
+			ids[core.SurfaceSlack] = aliceSlack
+		}
+		return core.Config{ActorKey: []byte("k"), Routes: map[string]core.Route{core.DefaultRoute: route},
+			People: map[string]core.Person{"alice": {IDs: ids}}}
+	}
+	svc, err := core.New(coretest.OpenStore(t), cfg(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := svc.Ask(t.Context(), core.AskInput{Kind: core.KindApproval, Agent: "a", RunID: "r", Text: "Go?",
+		Reversibility: core.Reversible, Tool: "deploy", Arguments: []byte(`{}`)})
+	if err != nil || q.Quorum != 2 {
+		t.Fatalf("ask: %+v, %v", q, err)
+	}
+	vote := func(d core.Decider) error {
+		_, err := svc.Answer(t.Context(), core.AnswerInput{QuestionID: q.ID, Decider: d, OptionID: core.ApproveOption})
+		return err
+	}
+	if err := vote(core.Decider{Surface: core.SurfaceSlack, ID: "U1", Name: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Reconfigure(cfg("U1")); err != nil { // U1 is now alice's
+		t.Fatal(err)
+	}
+	if err := vote(core.Decider{Surface: core.SurfaceTelegram, ID: "T1", Name: "alice"}); core.ErrorCode(err) != core.CodeConflict {
+		t.Fatalf("alice voting again from Telegram: %v, want already counted", err)
+	}
+	if got, err := svc.Get(t.Context(), q.ID); err != nil || !got.Open() || len(got.Votes) != 1 {
+		t.Fatalf("after alice's second vote: %+v, %v; want it open with one vote", got, err)
+	}
+}

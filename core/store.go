@@ -140,6 +140,10 @@ type Transition struct {
 	Vote      *Vote
 	Needed    int
 	VoteEvent Event
+	// VoterKeys are the other keys an earlier vote of Vote's voter may be
+	// counted under: each account of the voter's person, as a vote cast
+	// from an account before a reload tied it to the person is keyed.
+	VoterKeys []string
 	// Read, when set, is the question the transition is to be applied to,
 	// as its caller read it (Apply); a Change computed from it is written
 	// only if the question has not changed since.

@@ -85,7 +85,7 @@ func (s *Service) voterKeys(d Decider) []string {
 	}
 	var out []string
 	for _, a := range s.accounts(d.Person) {
-		out = append(out, string(a.Surface)+":"+a.ID)
+		out = append(out, VoteKey(Decider{Surface: a.Surface, ID: a.ID})) // an account's key
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -108,6 +109,26 @@ func Until(t *testing.T, ctx context.Context, cond string) {
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			body, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
 			t.Fatalf("waiting for %s: %v\npage:\n%s", cond, err, body)
+		}
+	}
+}
+
+// Click clicks the element sel finds, finding it again when the node it
+// found was replaced before the click landed (the live inbox renders a
+// row anew as its question's events arrive, "Could not find node with
+// given id"), within WaitBound.
+func Click(t *testing.T, ctx context.Context, sel string) {
+	t.Helper()
+	deadline := time.Now().Add(WaitBound)
+	for {
+		c, cancel := context.WithDeadline(ctx, deadline)
+		err := chromedp.Do(c, chromedp.Click(chromedp.CSS(sel)))
+		cancel()
+		if err == nil {
+			return
+		}
+		if !strings.Contains(err.Error(), "Could not find node with given id") || time.Now().After(deadline) {
+			t.Fatalf("clicking %s: %v", sel, err)
 		}
 	}
 }

@@ -36,7 +36,7 @@ func answerInPlace(t *testing.T, ctx context.Context, id core.QuestionID, sel st
 	// What an earlier answer left on the row is marked, to wait for this
 	// answer's own.
 	apptest.Eval[bool](t, ctx, `(function(){ window.stayedHere = true; document.querySelectorAll("`+cardSel(id)+` .recorded-box, `+cardSel(id)+` .step-problem").forEach(function(e){ e.setAttribute("data-seen", "yes"); }); return true; })()`)
-	apptest.Do(t, ctx, chromedp.Click(chromedp.CSS(sel)))
+	apptest.Click(t, ctx, sel)
 	apptest.Until(t, ctx, `document.querySelector("`+cardSel(id)+` .recorded-box:not([data-seen]), `+cardSel(id)+` .step-problem:not([data-seen])") !== null`)
 	if !apptest.Eval[bool](t, ctx, `window.stayedHere === true`) {
 		t.Fatal("answering left the inbox")

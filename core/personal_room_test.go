@@ -43,3 +43,23 @@ func TestPersonalRoomsAreNotLogged(t *testing.T) {
 		t.Fatalf("the log's payloads: %s; want the address and the topic by pseudonym, the Slack room as it is", s)
 	}
 }
+
+// TestDeciderLabelNamesNoRecipient: who answered from a one-way door,
+// with no configured name, is named by the door alone, never by the
+// address or topic they answered as; a chat account still by its id.
+func TestDeciderLabelNamesNoRecipient(t *testing.T) {
+	for _, c := range []struct {
+		d    core.Decider
+		want string
+	}{
+		{core.Decider{Surface: core.SurfaceEmail, ID: "alice@example.com"}, "an email recipient"},
+		{core.Decider{Surface: core.SurfaceNtfy, ID: "s3cret-topic"}, "an ntfy subscriber"},
+		{core.Decider{Surface: core.SurfaceNtfy, ID: "s3cret-topic", Name: "Alice"}, "Alice"},
+		{core.Decider{Surface: core.SurfaceSlack, ID: "U1"}, "U1"},
+	} {
+		d, want := c.d, c.want
+		if got := core.DeciderLabel(d); got != want {
+			t.Errorf("%+v: %q, want %q", d, got, want)
+		}
+	}
+}

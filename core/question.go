@@ -157,13 +157,20 @@ type Decider struct {
 	Roles   []string `json:"-"`
 }
 
-// DeciderLabel names who acted, for people: the display name, else the id.
+// DeciderLabel names who acted, for people: the display name, else the
+// id; but never a one-way door's recipient (an email address, an ntfy
+// topic, which works as a password: Surface.RoomIsPersonal), which is
+// named by its surface alone.
 func DeciderLabel(d Decider) string {
 	switch {
 	case d.Surface == SurfaceSystem:
 		return "askbridge"
 	case d.Name != "":
 		return d.Name
+	case d.Surface == SurfaceEmail && d.ID != "":
+		return "an email recipient"
+	case d.Surface == SurfaceNtfy && d.ID != "":
+		return "an ntfy subscriber"
 	case d.ID != "":
 		return d.ID
 	}

@@ -97,17 +97,9 @@ func RenderCard(c card.Card, links Links) (Message, error) {
 		}
 	}
 	v.Meta = metaOf(c.Meta)
-	var waiting []string
-	for _, m := range c.Mentions {
-		switch {
-		case m.Role:
-			waiting = append(waiting, "role "+m.ID)
-		case m.Name != "":
-			waiting = append(waiting, m.Name+" <"+m.ID+">")
-		default:
-			waiting = append(waiting, m.ID)
-		}
-	}
+	// Other recipients' addresses are theirs: whoever is waited on is
+	// named, never their address, and an address with no person counted.
+	waiting := card.NamedOnly(c.Mentions)
 	if len(waiting) > 0 {
 		v.Waiting = card.AwaitingLabel + ": " + strings.Join(waiting, ", ")
 	}

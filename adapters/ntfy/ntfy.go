@@ -268,14 +268,9 @@ func message(c card.Card) string {
 		}
 	}
 	b.WriteString(cut(c.Text, 1200) + "\n")
-	var waiting []string
-	for _, m := range c.Mentions {
-		if m.Name != "" {
-			waiting = append(waiting, m.Name+" ("+m.ID+")")
-		} else {
-			waiting = append(waiting, m.ID)
-		}
-	}
+	// A topic works as a password: whoever is waited on is named, never
+	// their topic, and a topic with no person is counted.
+	waiting := card.NamedOnly(c.Mentions)
 	if len(waiting) > 0 {
 		b.WriteString(card.AwaitingLabel + ": " + cut(strings.Join(waiting, ", "), 300) + "\n")
 	}

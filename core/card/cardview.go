@@ -63,6 +63,28 @@ type Card struct {
 // AwaitingLabel starts a reminder's list of who it calls on.
 const AwaitingLabel = "Waiting for"
 
+// NamedOnly words mentions for a one-way door, where an id is a person's
+// address or a topic that works as a password (core.Surface.RoomIsPersonal):
+// each configured person by name, the rest counted, no id shown.
+func NamedOnly(ms []core.Mention) []string {
+	var out []string
+	others := 0
+	for _, m := range ms {
+		if m.Name != "" && !m.Role {
+			out = append(out, m.Name)
+		} else {
+			others++
+		}
+	}
+	switch {
+	case others == 1:
+		out = append(out, "1 other")
+	case others > 1:
+		out = append(out, fmt.Sprintf("%d others", others))
+	}
+	return out
+}
+
 // Marker is a flag shown beside a card's heading.
 type Marker string
 

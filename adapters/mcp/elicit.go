@@ -190,6 +190,19 @@ func text(content map[string]any, key string) string {
 }
 
 // formFor is the elicitation for q's kind.
+// undecidedCalls are the calls of batch q that a verdict for all decides
+// (core's "approve all"): none answered yet, none a policy rule decided.
+func undecidedCalls(q *core.Question) []core.BatchCall {
+	var out []core.BatchCall
+	for _, c := range q.Calls {
+		if _, done := q.Answered(c.ToolCallID); done || c.Rule != nil && c.Rule.Decide != core.DecideAsk {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
 func formFor(q *core.Question) hostForm {
 	var b strings.Builder
 	fmt.Fprintf(&b, "An agent asks (askbridge question %s; the question is posted to chat too, and the first answer counts):\n\n%s", q.ID, q.Text)
@@ -224,11 +237,21 @@ func formFor(q *core.Question) hostForm {
 			return core.AnswerInput{OptionID: text(c, fieldOption), Text: text(c, fieldNote)}, nil
 		}
 	case core.KindApproval:
+		approve, deny := "Approve this call", "Deny it"
 		if q.Call != nil {
 			fmt.Fprintf(&b, "\n\nTool: %s\nArguments: %s", q.Call.Tool, core.PrettyJSON(q.Call.Arguments))
 		}
+		if q.IsBatch() {
+			// The verdict is every undecided call's: each is shown, as a
+			// card shows it, so the person sees what they approve.
+			approve, deny = "Approve every call listed", "Deny every call listed"
+			b.WriteString("\n\nThe verdict applies to each of these calls:")
+			for _, c := range undecidedCalls(q) {
+				fmt.Fprintf(&b, "\n\n%s: %s\nArguments: %s", c.ToolCallID, c.Tool, core.PrettyJSON(c.Arguments))
+			}
+		}
 		f.schema = object([]string{fieldVerdict}, map[string]*jsonschema.Schema{
-			fieldVerdict: choice("Your verdict", "", []string{core.ApproveOption, core.DenyOption}, []string{"Approve this call", "Deny it"}),
+			fieldVerdict: choice("Your verdict", "", []string{core.ApproveOption, core.DenyOption}, []string{approve, deny}),
 			fieldReason:  str("Reason (optional)", "Why, in a line.", core.MaxReasonLen),
 		})
 		f.answer = func(c map[string]any) (core.AnswerInput, error) {

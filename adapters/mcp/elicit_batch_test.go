@@ -1,0 +1,30 @@
+package mcp
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// TestHostFormShowsABatchsCalls: the host's form for a batch shows every
+// call its verdict decides, with its arguments, and says the verdict is
+// theirs all; a call already decided is not among them. Before, it showed
+// none, and "Approve this call" approved every call unseen.
+func TestHostFormShowsABatchsCalls(t *testing.T) {
+	call := func(id, path string) core.BatchCall {
+		return core.BatchCall{ToolCallID: id, ToolCall: core.ToolCall{Tool: "write_file", Arguments: json.RawMessage(`{"path":"` + path + `"}`)}}
+	}
+	q := &core.Question{ID: "aaaaaaaaaaaaaaaaa", Kind: core.KindApproval, Text: "Write these?", State: core.StateOpen,
+		Calls:   []core.BatchCall{call("c1", "/etc/passwd"), call("c2", "/tmp/decided")},
+		Answers: []core.ItemAnswer{{ItemID: "c2", OptionID: core.ApproveOption}}}
+	f := formFor(q)
+	if !strings.Contains(f.message, "c1: write_file") || !strings.Contains(f.message, "/etc/passwd") || strings.Contains(f.message, "/tmp/decided") {
+		t.Errorf("the form's text:\n%s", f.message)
+	}
+	b, _ := json.Marshal(f.schema)
+	if !strings.Contains(string(b), "Approve every call listed") {
+		t.Errorf("the form's verdict: %s", b)
+	}
+}

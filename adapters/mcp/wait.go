@@ -111,7 +111,14 @@ func (h *handler) getAnswer(ctx context.Context, req *mcpsdk.CallToolRequest, in
 	if in.WaitSeconds < 0 {
 		return nil, Result{}, invalid("wait_seconds must not be negative")
 	}
-	return h.await(ctx, req, in.QuestionID, min(time.Duration(in.WaitSeconds)*time.Second, MaxGetAnswerWait))
+	return h.await(ctx, req, in.QuestionID, waitOf(in.WaitSeconds))
+}
+
+// waitOf is get_answer's wait for wait_seconds: at most MaxGetAnswerWait,
+// capped before it becomes a duration, so a huge number cannot wrap round
+// to a negative one (which await reads as no bound at all).
+func waitOf(seconds int) time.Duration {
+	return time.Duration(min(seconds, int(MaxGetAnswerWait/time.Second))) * time.Second
 }
 
 // runID is the run a question is bound to when the call names none.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/askbridge/askbridge/core"
 )
@@ -26,5 +27,16 @@ func TestHostFormShowsABatchsCalls(t *testing.T) {
 	b, _ := json.Marshal(f.schema)
 	if !strings.Contains(string(b), "Approve every call listed") {
 		t.Errorf("the form's verdict: %s", b)
+	}
+}
+
+// TestGetAnswerWaitIsBounded: wait_seconds is capped at MaxGetAnswerWait
+// however large; before, a large enough number wrapped round to a
+// negative duration, which waits without bound.
+func TestGetAnswerWaitIsBounded(t *testing.T) {
+	for seconds, want := range map[int]time.Duration{0: 0, 30: 30 * time.Second, 301: MaxGetAnswerWait, 9_300_000_000: MaxGetAnswerWait} {
+		if got := waitOf(seconds); got != want {
+			t.Errorf("wait_seconds %d: %s, want %s", seconds, got, want)
+		}
 	}
 }

@@ -154,6 +154,15 @@ func (s *drain) deliverClaimed(ctx context.Context, c core.Courier, budgets core
 		s.retry(ctx, d, o, ny.After)
 		return
 	}
+	if perm := (*core.Permanent)(nil); err != nil && ctx.Err() != nil && !errors.As(err, &perm) {
+		// Stopping cut the send short; the platform did not refuse it.
+		// It is handed back due at once, its attempt not counted, for
+		// the next drain (on any replica) to send: a stop never uses up
+		// a delivery's last attempt.
+		d.Attempts--
+		s.retry(ctx, d, o, 0)
+		return
+	}
 	drop := err != nil && s.givesUp(d, err, o)
 	s.svc.Attempted(ctx, d, err, drop)
 	var ra *core.RetryAfter

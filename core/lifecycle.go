@@ -191,22 +191,31 @@ const catchUpLease = time.Minute
 // platform's pace, like any delivery.
 func (s *Service) CatchUp(ctx context.Context, owner string) (reminded int, done bool, err error) {
 	const op = "catch up"
-	raw, err := s.store.Value(ctx, awayKey)
-	if err != nil || raw == "" {
-		return 0, err == nil, Internal(op, err)
+	if raw, err := s.store.Value(ctx, awayKey); err != nil || raw == "" {
+		return 0, err == nil, Internal(op, err) // nothing to catch up, without taking the lease
 	}
-	var rec awayRecord
-	if err := json.Unmarshal([]byte(raw), &rec); err != nil {
-		return 0, false, Internal(op, fmt.Errorf("downtime record %q: %w", raw, err))
-	}
-	down := rec.Booted.Sub(rec.Since)
-	reason := fmt.Sprintf("re-notified after askbridge was away for %s", down.Round(time.Second))
-	purpose := "away" + rec.Since.Format("20060102T150405.000")
 	for {
 		held, err := s.store.Lease(ctx, awayLease, owner, catchUpLease)
 		if err != nil || !held {
 			return reminded, false, Internal(op, err)
 		}
+		// The record is read under the lease, at every page: another
+		// replica may have gone on, or finished and cleared it, while
+		// this one waited or was slow, and its pages are not done twice.
+		raw, err := s.store.Value(ctx, awayKey)
+		if err != nil {
+			return reminded, false, Internal(op, err)
+		}
+		if raw == "" {
+			return reminded, true, Internal(op, s.store.Release(ctx, awayLease, owner))
+		}
+		var rec awayRecord
+		if err := json.Unmarshal([]byte(raw), &rec); err != nil {
+			return reminded, false, Internal(op, fmt.Errorf("downtime record %q: %w", raw, err))
+		}
+		down := rec.Booted.Sub(rec.Since)
+		reason := fmt.Sprintf("re-notified after askbridge was away for %s", down.Round(time.Second))
+		purpose := "away" + rec.Since.Format("20060102T150405.000")
 		qs, next, err := s.store.ListOpen(ctx, rec.Cursor, catchUpPage)
 		if err != nil {
 			return reminded, false, Internal(op, err)
@@ -217,7 +226,10 @@ func (s *Service) CatchUp(ctx context.Context, owner string) (reminded int, done
 			return reminded, false, err
 		}
 		if next == "" {
-			break
+			if err := s.store.SetValue(ctx, awayKey, ""); err != nil {
+				return reminded, false, Internal(op, err)
+			}
+			return reminded, true, Internal(op, s.store.Release(ctx, awayLease, owner))
 		}
 		rec.Cursor = next
 		b, err := json.Marshal(rec)
@@ -228,10 +240,6 @@ func (s *Service) CatchUp(ctx context.Context, owner string) (reminded int, done
 			return reminded, false, Internal(op, err)
 		}
 	}
-	if err := s.store.SetValue(ctx, awayKey, ""); err != nil {
-		return reminded, false, Internal(op, err)
-	}
-	return reminded, true, Internal(op, s.store.Release(ctx, awayLease, owner))
 }
 
 // remindAll re-notifies the questions of one page that were open before

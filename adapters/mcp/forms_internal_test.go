@@ -1,10 +1,15 @@
 package mcp
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/askbridge/askbridge/core"
 )
@@ -38,5 +43,28 @@ func TestGetAnswerWaitIsBounded(t *testing.T) {
 		if got := waitOf(seconds); got != want {
 			t.Errorf("wait_seconds %d: %s, want %s", seconds, got, want)
 		}
+	}
+}
+
+// doorDown is a backend whose host-door check fails, as the store (or
+// the server, over stdio) does for a moment.
+type doorDown struct{ Backend }
+
+func (doorDown) HostMayAnswer(context.Context, core.QuestionID) (bool, error) {
+	return false, errors.New("doorDown: the store is failing over")
+}
+
+// TestTaskOfAParkedQuestionSurvivesTheDoorCheck: a task whose question is
+// parked is told as working, waiting on chat, when whether its host may
+// answer cannot be told; before, the call that parked it got an error and
+// no task id to follow or cancel, and the agent was likely to ask again.
+func TestTaskOfAParkedQuestionSurvivesTheDoorCheck(t *testing.T) {
+	h := &handler{b: doorDown{}}
+	h.opts.Logger = slog.New(slog.DiscardHandler)
+	q := &core.Question{ID: "aaaaaaaaaaaaaaaaa", Kind: core.KindClarification, Text: "Which?", State: core.StateOpen}
+	caps := &mcpsdk.ClientCapabilities{Elicitation: &mcpsdk.ElicitationCapabilities{Form: &mcpsdk.FormElicitationCapabilities{}}}
+	task, err := h.taskOf(t.Context(), Status{QuestionID: q.ID, State: q.State, Question: q}, caps)
+	if err != nil || task.Status != statusWorking || task.TaskID != string(q.ID) {
+		t.Fatalf("the task of a parked question: %+v, %v; want it working", task, err)
 	}
 }

@@ -50,12 +50,21 @@ func inputRequired(q *core.Question, note string) *mcpsdk.CallToolResult {
 
 // asksHost reports whether a 2026-07-28 call should put q to its host.
 func (h *handler) asksHost(ctx context.Context, req *mcpsdk.CallToolRequest, q *core.Question) bool {
-	if !takesForms(req.ClientCapabilities()) {
+	return h.hostMayAnswer(ctx, req.ClientCapabilities(), q.ID)
+}
+
+// hostMayAnswer reports whether a host of caps may answer question id in
+// a form. When that cannot be told (the store, or the server over stdio,
+// failing a moment), the host is not asked: the question is parked
+// already, and the caller is told of it, waiting on chat, rather than
+// given an error with no id to follow.
+func (h *handler) hostMayAnswer(ctx context.Context, caps *mcpsdk.ClientCapabilities, id core.QuestionID) bool {
+	if !takesForms(caps) {
 		return false
 	}
-	may, err := h.b.HostMayAnswer(ctx, q.ID)
+	may, err := h.b.HostMayAnswer(ctx, id)
 	if err != nil {
-		h.opts.Logger.Warn("askbridge mcp: cannot tell whether the host may answer", "question", q.ID, "err", err)
+		h.opts.Logger.Warn("askbridge mcp: cannot tell whether the host may answer", "question", id, "err", err)
 		return false
 	}
 	return may

@@ -358,17 +358,11 @@ func (h *handler) taskOf(ctx context.Context, st Status, caps *mcpsdk.ClientCapa
 	default:
 		t.Status = statusWorking
 		t.StatusMessage = fmt.Sprintf("Waiting for a human to answer question %s.", st.QuestionID)
-		if st.Question != nil && takesForms(caps) {
-			may, err := h.b.HostMayAnswer(ctx, st.QuestionID)
-			if err != nil {
-				return task{}, err
-			}
-			if may {
-				f := formFor(st.Question)
-				t.Status = statusInputRequired
-				t.StatusMessage = fmt.Sprintf("Question %s waits for an answer: yours here, or one in chat; the first counts.", st.QuestionID)
-				t.InputRequests = mcpsdk.InputRequestMap{hostAnswerKey: &mcpsdk.ElicitParams{Mode: "form", Message: f.message, RequestedSchema: f.schema}}
-			}
+		if st.Question != nil && h.hostMayAnswer(ctx, caps, st.QuestionID) {
+			f := formFor(st.Question)
+			t.Status = statusInputRequired
+			t.StatusMessage = fmt.Sprintf("Question %s waits for an answer: yours here, or one in chat; the first counts.", st.QuestionID)
+			t.InputRequests = mcpsdk.InputRequestMap{hostAnswerKey: &mcpsdk.ElicitParams{Mode: "form", Message: f.message, RequestedSchema: f.schema}}
 		}
 	}
 	return t, nil

@@ -202,8 +202,9 @@ func (s *Service) CallOn(q *Question, surface Surface) []Mention {
 // Remind posts the reminders that are due: a question on a route with
 // remind_every gets its k-th reminder once k intervals have passed since
 // it was asked, up to the route's cap, while it stays open. Every replica
-// may run it: each reminder is claimed once in the store (Values.Once)
-// before it is enqueued, with its reminded event, in one Renotify. If
+// may run it: each reminder is claimed once in the store (a Values lease
+// under an owner new to the attempt) before it is enqueued, with its
+// reminded event, in one Renotify, and given back if that fails. If
 // several intervals passed at once (the bridge was away), only the latest
 // is sent. It returns how many reminders it enqueued.
 func (s *Service) Remind(ctx context.Context) (int, error) {
@@ -238,7 +239,11 @@ func (s *Service) Remind(ctx context.Context) (int, error) {
 			if k < 1 {
 				continue
 			}
-			first, err := s.store.Once(ctx, fmt.Sprintf("remind:%s:%d", q.ID, k), ttl)
+			// The claim is a lease under an owner new to this attempt, so
+			// no other pass (on any replica) takes the same reminder, and
+			// it can be given back if the reminder cannot be stored.
+			claim, owner := fmt.Sprintf("remind:%s:%d", q.ID, k), string(NewID(0))
+			first, err := s.store.Lease(ctx, claim, owner, ttl)
 			if err != nil {
 				errs = append(errs, Internal(op, err))
 				continue
@@ -262,7 +267,9 @@ func (s *Service) Remind(ctx context.Context) (int, error) {
 			case errors.Is(err, ErrClosed):
 				// answered meanwhile: no reminder due
 			default:
-				errs = append(errs, Internal(op, err))
+				// Not stored: the claim goes back, for a later pass to
+				// send this reminder rather than none.
+				errs = append(errs, Internal(op, err), Internal(op, s.store.Release(context.WithoutCancel(ctx), claim, owner)))
 			}
 		}
 		if next == "" {

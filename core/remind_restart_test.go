@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -84,4 +85,46 @@ type listCounter struct {
 func (c *listCounter) ListOpen(ctx context.Context, cursor string, limit int) ([]*core.Question, string, error) {
 	c.lists.Add(1)
 	return c.Store.ListOpen(ctx, cursor, limit)
+}
+
+// failingRenotify is a store whose next Renotify fails.
+type failingRenotify struct {
+	core.Store
+	fail atomic.Bool
+}
+
+func (s *failingRenotify) Renotify(ctx context.Context, r core.Renotice) error {
+	if s.fail.CompareAndSwap(true, false) {
+		return errors.New("failingRenotify: the store is gone")
+	}
+	return s.Store.Renotify(ctx, r)
+}
+
+// TestAReminderNotStoredIsSentLater: a reminder claimed but not stored
+// (the store failing) gives its claim back, so the next pass sends it;
+// before, the claim stayed, and that reminder was never sent.
+func TestAReminderNotStoredIsSentLater(t *testing.T) {
+	ctx := context.Background()
+	clock := core.NewSimClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
+	st := &failingRenotify{Store: coretest.OpenStore(t)}
+	svc, err := core.New(st, reloadConfig(map[string]core.Route{"ops": {
+		Deciders: map[core.Surface][]string{core.SurfaceAPI: {"alice"}}, RemindEvery: time.Hour}}), clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Ask(ctx, core.AskInput{Kind: core.KindClarification, Agent: "a", RunID: "r", Text: "which?",
+		Reversibility: core.Reversible, Route: "ops"}); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Hour + time.Minute)
+	st.fail.Store(true)
+	if n, err := svc.Remind(ctx); err == nil || n != 0 {
+		t.Fatalf("a pass whose reminder could not be stored: %d, %v", n, err)
+	}
+	if n, err := svc.Remind(ctx); err != nil || n != 1 {
+		t.Fatalf("the next pass: %d, %v; want the reminder sent", n, err)
+	}
+	if n, err := svc.Remind(ctx); err != nil || n != 0 {
+		t.Fatalf("a third pass: %d, %v; want nothing more", n, err)
+	}
 }

@@ -28,7 +28,7 @@ func (s *failingCommits) Commit(ctx context.Context, c core.Change) (*core.Quest
 
 // ruledService is a service whose default route denies fetch, and denies
 // writing /b, on a store whose first commit fails.
-func ruledService(t *testing.T) (*core.Service, *failingCommits) {
+func ruledService(t *testing.T) *core.Service {
 	t.Helper()
 	routes := coretest.APIRoutes()
 	r := routes[core.DefaultRoute]
@@ -43,7 +43,21 @@ func ruledService(t *testing.T) (*core.Service, *failingCommits) {
 		t.Fatal(err)
 	}
 	st.fail.Store(1)
-	return svc, st
+	return svc
+}
+
+// parkedNotClosed asks in, whose close by its rules fails (ruledService),
+// and returns the question it left parked, open.
+func parkedNotClosed(t *testing.T, svc *core.Service, in core.AskInput) core.QuestionID {
+	t.Helper()
+	if _, err := svc.Ask(t.Context(), in); err == nil {
+		t.Fatal("the ask's close did not fail: the test tests nothing")
+	}
+	open, _, err := svc.ListOpen(t.Context(), "", 10)
+	if err != nil || len(open) != 1 {
+		t.Fatalf("parked: %d, %v", len(open), err)
+	}
+	return open[0].ID
 }
 
 var ops = core.Decider{Surface: core.SurfaceAPI, ID: "ops", Name: "ops"}
@@ -54,17 +68,10 @@ var ops = core.Decider{Surface: core.SurfaceAPI, ID: "ops", Name: "ops"}
 // rule said. Before, a person could approve what the rule denied, and the
 // repeat returned the question open.
 func TestARuledApprovalNoPersonDecides(t *testing.T) {
-	svc, _ := ruledService(t)
+	svc := ruledService(t)
 	in := core.AskInput{Kind: core.KindApproval, Agent: "agent-a", RunID: "run-1", ToolCallID: "toolu_1", Text: "Fetch?",
 		Reversibility: core.Reversible, Tool: "fetch", Arguments: json.RawMessage(`{"url":"https://example.com"}`)}
-	if _, err := svc.Ask(t.Context(), in); err == nil {
-		t.Fatal("the ask's close did not fail: the test tests nothing")
-	}
-	open, _, err := svc.ListOpen(t.Context(), "", 10)
-	if err != nil || len(open) != 1 {
-		t.Fatalf("parked: %d, %v", len(open), err)
-	}
-	id := open[0].ID
+	id := parkedNotClosed(t, svc, in)
 	if _, err := svc.Answer(t.Context(), core.AnswerInput{QuestionID: id, Decider: ops, OptionID: core.ApproveOption}); core.ErrorCode(err) != core.CodeConflict {
 		t.Fatalf("a person approving what a rule denied: %v, want conflict", err)
 	}
@@ -78,17 +85,10 @@ func TestARuledApprovalNoPersonDecides(t *testing.T) {
 // all" leaves the call a rule denied, deciding it by name is refused, and
 // the repeat of the ask records the rule's deny, closing the batch.
 func TestARuledCallNoPersonDecides(t *testing.T) {
-	svc, _ := ruledService(t)
+	svc := ruledService(t)
 	in := batchAsk() // c1 writes /a, c2 writes /b
 	in.IdempotencyKey = "batch-1"
-	if _, err := svc.Ask(t.Context(), in); err == nil {
-		t.Fatal("the ask's close did not fail: the test tests nothing")
-	}
-	open, _, err := svc.ListOpen(t.Context(), "", 10)
-	if err != nil || len(open) != 1 {
-		t.Fatalf("parked: %d, %v", len(open), err)
-	}
-	id := open[0].ID
+	id := parkedNotClosed(t, svc, in)
 	o, err := svc.Answer(t.Context(), core.AnswerInput{QuestionID: id, Decider: ops, OptionID: core.ApproveOption})
 	if err != nil || o.Closed || len(o.Question.Answers) != 1 || o.Question.Answers[0].ItemID != "c1" {
 		t.Fatalf("approve all: %+v, %v; want c1 alone approved", o.Question, err)

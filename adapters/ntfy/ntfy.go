@@ -19,11 +19,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/askbridge/askbridge/adapters/internal/actionlink"
+	"github.com/askbridge/askbridge/adapters/internal/retryafter"
 	"github.com/askbridge/askbridge/adapters/internal/textlimit"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/card"
@@ -377,16 +377,15 @@ func refusal(res *http.Response, raw []byte) error {
 	}
 	_ = json.Unmarshal(raw, &e)
 	err := fmt.Errorf("ntfy: %s: %s", res.Status, e.Error)
-	wait, _ := strconv.Atoi(res.Header.Get("Retry-After"))
+	wait := retryafter.Parse(res.Header, time.Now()) // seconds or a date, capped
 	switch {
 	case res.StatusCode == http.StatusTooManyRequests:
-		after := time.Duration(wait) * time.Second
-		if after <= 0 {
-			after = 5 * time.Second
+		if wait <= 0 {
+			wait = 5 * time.Second
 		}
-		return &core.RetryAfter{After: after, Err: err}
+		return &core.RetryAfter{After: wait, Err: err}
 	case res.StatusCode >= 500 && wait > 0:
-		return &core.RetryAfter{After: time.Duration(wait) * time.Second, Err: err}
+		return &core.RetryAfter{After: wait, Err: err}
 	case res.StatusCode >= 500 || res.StatusCode == http.StatusRequestTimeout:
 		return &core.NotSent{Err: err}
 	}

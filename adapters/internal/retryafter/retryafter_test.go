@@ -21,6 +21,11 @@ func TestParse(t *testing.T) {
 		{"soon", 0},
 		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second},
 		{now.Add(-time.Minute).Format(http.TimeFormat), 0},
+		// Capped: a day asked is an hour waited, and a number that would
+		// overflow a duration is no negative wait.
+		{"86400", retryafter.Max},
+		{"9300000000000", retryafter.Max},
+		{now.Add(48 * time.Hour).Format(http.TimeFormat), retryafter.Max},
 	} {
 		h := http.Header{}
 		if c.value != "" {

@@ -138,10 +138,10 @@ func actorText(d Decider) string {
 		return "askbridge"
 	case d.Person != "" && safeID(d.Person):
 		return "person " + d.Person + " on " + string(d.Surface)
-	case d.ID != "" && safeID(d.ID):
+	case d.ID != "" && safeID(d.ID) && !d.Surface.RoomIsPersonal():
 		return string(d.Surface) + " " + d.ID
 	}
-	return string(d.Surface)
+	return string(d.Surface) // an address or a topic is its owner's alone
 }
 
 // safeID reports whether a platform id is plain enough to print outside a

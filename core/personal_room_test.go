@@ -63,3 +63,14 @@ func TestDeciderLabelNamesNoRecipient(t *testing.T) {
 		}
 	}
 }
+
+// TestClosedErrorNamesNoRecipient: the refusal of a late answer names
+// who closed the question, but a one-way door's recipient by the door
+// alone; before, it quoted the ntfy topic, which works as a password.
+func TestClosedErrorNamesNoRecipient(t *testing.T) {
+	q := &core.Question{ID: "aaaaaaaaaaaaaaaaa", State: core.StateAnswered,
+		Resolution: &core.Resolution{State: core.StateAnswered, Decider: core.Decider{Surface: core.SurfaceNtfy, ID: "s3cret-topic"}}}
+	if msg := (&core.ClosedError{Question: q}).Error(); strings.Contains(msg, "s3cret-topic") || !strings.Contains(msg, "ntfy") {
+		t.Fatalf("the refusal: %q; want the door named and not the topic", msg)
+	}
+}

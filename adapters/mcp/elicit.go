@@ -123,7 +123,7 @@ func hostRefusal(id core.QuestionID, err error) string {
 	if cq, ok := closedBy(err); ok && cq.Resolution != nil {
 		r := cq.Resolution
 		who := string(r.Decider.Surface)
-		if r.Decider.ID != "" {
+		if r.Decider.ID != "" && !r.Decider.Surface.RoomIsPersonal() { // an address or a topic is its owner's alone
 			who += " " + r.Decider.ID
 		}
 		at := r.At.UTC().Format("2006-01-02T15:04:05Z")

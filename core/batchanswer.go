@@ -24,12 +24,23 @@ func batchDecisions(q *Question, in AnswerInput) ([]CallDecision, error) {
 		return nil, Errorf(CodeInvalid, op, "a batch is answered with %q or %q for every call, or call by call", ApproveOption, DenyOption)
 	}
 	var out []CallDecision
-	for _, c := range q.Calls {
-		if _, done := q.Answered(c.ToolCallID); !done && !c.Rule.decides() {
-			out = append(out, CallDecision{ToolCallID: c.ToolCallID, OptionID: in.OptionID, Reason: in.Text})
-		}
+	for _, c := range q.UndecidedCalls() {
+		out = append(out, CallDecision{ToolCallID: c.ToolCallID, OptionID: in.OptionID, Reason: in.Text})
 	}
 	return out, nil
+}
+
+// UndecidedCalls are the calls of batch q that a verdict for all decides
+// ("approve all", "deny all"): none answered yet, none a policy rule
+// decided. A door showing that verdict shows these.
+func (q *Question) UndecidedCalls() []BatchCall {
+	var out []BatchCall
+	for _, c := range q.Calls {
+		if _, done := q.Answered(c.ToolCallID); !done && !c.Rule.decides() {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // batchItems checks the decisions and turns them into item answers.

@@ -117,22 +117,22 @@ func (e *ClosedError) Error() string {
 	if r == nil {
 		return fmt.Sprintf("question %s is %s", e.Question.ID, e.Question.State)
 	}
-	who := actorText(r.Decider)
+	who := ActorText(r.Decider)
 	if u := r.Standing; u != nil && CloserOf(e.Question) == CloserStanding {
 		// The standing approval closed it, not its granter (law 12).
-		who = "standing approval " + u.ID + " (granted by " + actorText(u.GrantedBy) + ")"
+		who = "standing approval " + u.ID + " (granted by " + ActorText(u.GrantedBy) + ")"
 		if !safeID(u.ID) {
-			who = "a standing approval (granted by " + actorText(u.GrantedBy) + ")"
+			who = "a standing approval (granted by " + ActorText(u.GrantedBy) + ")"
 		}
 	}
 	return fmt.Sprintf("question %s was already closed by %s at %s as %s",
 		e.Question.ID, who, r.At.UTC().Format("2006-01-02T15:04:05Z"), r.State)
 }
 
-// actorText names d in text that reaches agents unfenced: by the person
+// ActorText names d in text that reaches agents (or their hosts) unfenced: by the person
 // the configuration ties the account to, else by surface and platform id,
 // never by a display name.
-func actorText(d Decider) string {
+func ActorText(d Decider) string {
 	switch {
 	case d.Surface == SurfaceSystem:
 		return "askbridge"

@@ -12,10 +12,7 @@ import (
 // quorum, so its card shows no tally that no vote could ever move; asked
 // for a quorum of its own, it is refused.
 func TestABatchTakesNoQuorum(t *testing.T) {
-	routes := coretest.APIRoutes()
-	r := routes[core.DefaultRoute]
-	r.Quorum, r.MaxQuorum = 2, 3
-	routes[core.DefaultRoute] = r
+	routes := quorumRoutes(2, 3)
 	svc, _ := coretest.Open(t, coretest.Options{Routes: routes})
 	q, err := svc.Ask(t.Context(), batchAsk())
 	if err != nil {
@@ -43,10 +40,7 @@ func TestABatchTakesNoQuorum(t *testing.T) {
 // vote that reached the quorum brought its own edit (arguments only its
 // voter approved) and its own standing approval for everyone.
 func TestAQuorumTakesNeitherEditNorStandingFromOneVoter(t *testing.T) {
-	routes := coretest.APIRoutes()
-	r := routes[core.DefaultRoute]
-	r.Quorum, r.MaxQuorum = 2, 3
-	routes[core.DefaultRoute] = r
+	routes := quorumRoutes(2, 3)
 	svc, _ := coretest.Open(t, coretest.Options{Routes: routes})
 	q, err := svc.Ask(t.Context(), core.AskInput{Kind: core.KindApproval, Agent: "agent-a", RunID: "run-1", Text: "Pay?",
 		Reversibility: core.Reversible, Tool: "pay", Arguments: []byte(`{"amount":10}`), Editable: &core.Editable{Keys: []string{"amount"}}})
@@ -152,4 +146,14 @@ func TestAVoteBeforeAReloadStillCounts(t *testing.T) {
 	if got, err := svc.Get(t.Context(), q.ID); err != nil || !got.Open() || len(got.Votes) != 1 {
 		t.Fatalf("after alice's second vote: %+v, %v; want it open with one vote", got, err)
 	}
+}
+
+// quorumRoutes are the API's routes, the default one needing quorum
+// people and allowing asks of up to most.
+func quorumRoutes(quorum, most int) map[string]core.Route {
+	routes := coretest.APIRoutes()
+	r := routes[core.DefaultRoute]
+	r.Quorum, r.MaxQuorum = quorum, most
+	routes[core.DefaultRoute] = r
+	return routes
 }

@@ -122,10 +122,7 @@ func (h *handler) askHost(untied, tied, ctx context.Context, ss *mcpsdk.ServerSe
 func hostRefusal(id core.QuestionID, err error) string {
 	if cq, ok := closedBy(err); ok && cq.Resolution != nil {
 		r := cq.Resolution
-		who := string(r.Decider.Surface)
-		if r.Decider.ID != "" && !r.Decider.Surface.RoomIsPersonal() { // an address or a topic is its owner's alone
-			who += " " + r.Decider.ID
-		}
+		who := core.ActorText(r.Decider)
 		at := r.At.UTC().Format("2006-01-02T15:04:05Z")
 		switch cq.State {
 		case core.StateAnswered:
@@ -190,19 +187,6 @@ func text(content map[string]any, key string) string {
 }
 
 // formFor is the elicitation for q's kind.
-// undecidedCalls are the calls of batch q that a verdict for all decides
-// (core's "approve all"): none answered yet, none a policy rule decided.
-func undecidedCalls(q *core.Question) []core.BatchCall {
-	var out []core.BatchCall
-	for _, c := range q.Calls {
-		if _, done := q.Answered(c.ToolCallID); done || c.Rule != nil && c.Rule.Decide != core.DecideAsk {
-			continue
-		}
-		out = append(out, c)
-	}
-	return out
-}
-
 func formFor(q *core.Question) hostForm {
 	var b strings.Builder
 	fmt.Fprintf(&b, "An agent asks (askbridge question %s; the question is posted to chat too, and the first answer counts):\n\n%s", q.ID, q.Text)
@@ -246,7 +230,7 @@ func formFor(q *core.Question) hostForm {
 			// card shows it, so the person sees what they approve.
 			approve, deny = "Approve every call listed", "Deny every call listed"
 			b.WriteString("\n\nThe verdict applies to each of these calls:")
-			for _, c := range undecidedCalls(q) {
+			for _, c := range q.UndecidedCalls() {
 				fmt.Fprintf(&b, "\n\n%s: %s\nArguments: %s", c.ToolCallID, c.Tool, core.PrettyJSON(c.Arguments))
 			}
 		}

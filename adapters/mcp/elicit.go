@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -111,10 +112,55 @@ func (h *handler) askHost(untied, tied, ctx context.Context, ss *mcpsdk.ServerSe
 		in.QuestionID = q.ID
 		err = h.b.AnswerInHost(ctx, in)
 	}
+	if err != nil && q.Kind == core.KindForm && core.ErrorCode(err) == core.CodeConflict {
+		var taken []core.FormItem
+		if taken, err = h.answerOpenItems(ctx, in, err); err == nil {
+			h.tellHost(ctx, ss, takenItems(q.ID, taken))
+			return
+		}
+	}
 	if err == nil {
 		return
 	}
 	h.tellHost(ctx, ss, hostRefusal(q.ID, err))
+}
+
+// answerOpenItems records a form reply again without the items chat
+// answered while the host's user filled it in (refused is how the first
+// try was refused), so that the user's other answers count. It returns
+// the items left out; refused again when there is nothing left to record
+// or the form cannot be read.
+func (h *handler) answerOpenItems(ctx context.Context, in core.AnswerInput, refused error) ([]core.FormItem, error) {
+	st, err := h.b.Wait(ctx, in.QuestionID, 0)
+	q := st.Question
+	if err != nil || q == nil || !q.Open() {
+		return nil, refused
+	}
+	var open []core.ItemInput
+	var taken []core.FormItem
+	for _, a := range in.Items {
+		if _, done := q.Answered(a.ItemID); !done {
+			open = append(open, a)
+		} else if it, ok := q.Item(a.ItemID); ok {
+			taken = append(taken, it)
+		}
+	}
+	if len(taken) == 0 || len(open) == 0 {
+		return nil, refused
+	}
+	in.Items = open
+	return taken, h.b.AnswerInHost(ctx, in)
+}
+
+// takenItems tells the host's user which of their answers were not
+// recorded because chat answered those items first.
+func takenItems(id core.QuestionID, taken []core.FormItem) string {
+	var qs []string
+	for _, it := range taken {
+		qs = append(qs, strconv.Quote(it.Question))
+	}
+	return fmt.Sprintf("Your answers to question %s were recorded, but not those to %s: chat answered those first.",
+		id, strings.Join(qs, ", "))
 }
 
 // hostRefusal is what the host's user hears of a reply that was not
@@ -242,8 +288,13 @@ func formFor(q *core.Question) hostForm {
 			return core.AnswerInput{OptionID: text(c, fieldVerdict), Text: text(c, fieldReason)}, nil
 		}
 	case core.KindForm:
+		// Items answered in chat already are left out: they take no
+		// other answer, and a reply to one would be refused.
 		props := map[string]*jsonschema.Schema{}
 		for i, it := range q.Items {
+			if _, done := q.Answered(it.ID); done {
+				continue
+			}
 			fmt.Fprintf(&b, "\n\n%d. %s", i+1, it.Question)
 			var ids, titles []string
 			for _, o := range it.Options {
@@ -263,6 +314,9 @@ func formFor(q *core.Question) hostForm {
 		f.answer = func(c map[string]any) (core.AnswerInput, error) {
 			var in core.AnswerInput
 			for i, it := range q.Items {
+				if _, done := q.Answered(it.ID); done {
+					continue
+				}
 				a := core.ItemInput{ItemID: it.ID, OptionID: text(c, itemField(i))}
 				if a.OptionID == "" {
 					a.Text = text(c, itemField(i)+"_text")

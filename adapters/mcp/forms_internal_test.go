@@ -68,3 +68,26 @@ func TestTaskOfAParkedQuestionSurvivesTheDoorCheck(t *testing.T) {
 		t.Fatalf("the task of a parked question: %+v, %v; want it working", task, err)
 	}
 }
+
+// TestHostFormLeavesOutAnsweredItems: the host's form for a form whose
+// item was answered in chat before the host was asked offers only the
+// items still open; before, it offered them all, and a reply that
+// answered the taken item was refused whole.
+func TestHostFormLeavesOutAnsweredItems(t *testing.T) {
+	opts := []core.FormOption{{ID: "o1", Label: "yes"}, {ID: "o2", Label: "no"}}
+	q := &core.Question{ID: "aaaaaaaaaaaaaaaaa", Kind: core.KindForm, Text: "Two things", State: core.StateOpen,
+		Items:   []core.FormItem{{ID: "q1", Question: "Which logger?", Options: opts}, {ID: "q2", Question: "Package name?", Options: opts}},
+		Answers: []core.ItemAnswer{{ItemID: "q1", OptionID: "o1"}}}
+	f := formFor(q)
+	b, _ := json.Marshal(f.schema)
+	if strings.Contains(f.message, "Which logger?") || strings.Contains(string(b), `"q1"`) {
+		t.Errorf("the form offers the answered item:\n%s\n%s", f.message, b)
+	}
+	if !strings.Contains(f.message, "Package name?") || !strings.Contains(string(b), `"q2"`) {
+		t.Errorf("the form leaves out the open item:\n%s\n%s", f.message, b)
+	}
+	in, err := f.answer(map[string]any{"q2": "o2"})
+	if err != nil || len(in.Items) != 1 || in.Items[0].ItemID != "q2" {
+		t.Errorf("the reply reads as %+v, %v", in, err)
+	}
+}

@@ -19,31 +19,10 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 	if !s.decode(w, r, &req, true) {
 		return
 	}
-	q, repeat, err := s.svc.AskOrRepeat(r.Context(), core.AskInput{
-		Kind:          req.Kind,
-		Agent:         caller(r).Agent(),
-		RunID:         req.RunID,
-		ToolCallID:    req.ToolCallID,
-		Labels:        req.Labels,
-		Text:          req.Question,
-		Context:       req.Context,
-		Reversibility: req.Reversibility,
-		Route:         req.Route,
-		Options:       req.Options,
-		Items:         req.Items,
-		Tool:          req.Tool,
-		Arguments:     req.Arguments,
-		Editable:      req.Editable,
-		Calls:         req.Calls,
-		Timeout:       time.Duration(req.Timeout),
-		OnTimeout:     req.OnTimeout,
-		MaxReasks:     req.MaxReasks,
-		Quorum:        req.Quorum,
-		CallbackURL:   req.CallbackURL,
-		// A retry after a lost response carries the same key and gets
-		// the question it parked, with 200 rather than 201.
-		IdempotencyKey: r.Header.Get("Idempotency-Key"),
-	})
+	// A retry after a lost response carries the same key and gets the
+	// question it parked, with 200 rather than 201.
+	req.IdempotencyKey = r.Header.Get("Idempotency-Key")
+	q, repeat, err := s.svc.AskOrRepeat(r.Context(), req.Input(caller(r).Agent()))
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -229,3 +229,29 @@ type RefusedConfig struct {
 	At     time.Time `json:"at"`
 	Error  string    `json:"error"`
 }
+
+// AskRequestOf is an ask as the client sends it, for a program that
+// holds a core.AskInput (the stdio MCP process does). in.Agent is not
+// sent: the server takes the agent from the token.
+func AskRequestOf(in core.AskInput) AskRequest {
+	return AskRequest{
+		Kind: in.Kind, Question: in.Text, Context: in.Context, Reversibility: in.Reversibility,
+		Route: in.Route, RunID: in.RunID, ToolCallID: in.ToolCallID, Options: in.Options, Items: in.Items,
+		Tool: in.Tool, Arguments: in.Arguments, Editable: in.Editable, Calls: in.Calls,
+		Timeout: Duration(in.Timeout), OnTimeout: in.OnTimeout, MaxReasks: in.MaxReasks, Quorum: in.Quorum,
+		Labels: in.Labels, CallbackURL: in.CallbackURL, IdempotencyKey: in.IdempotencyKey,
+	}
+}
+
+// Input is the ask as core takes it, asked by agent (whom the server
+// knows by the token). It is AskRequestOf's inverse: every field of one
+// is a field of the other.
+func (r AskRequest) Input(agent core.AgentID) core.AskInput {
+	return core.AskInput{
+		Kind: r.Kind, Agent: agent, RunID: r.RunID, ToolCallID: r.ToolCallID, Labels: r.Labels,
+		Text: r.Question, Context: r.Context, Reversibility: r.Reversibility, Route: r.Route,
+		Options: r.Options, Items: r.Items, Tool: r.Tool, Arguments: r.Arguments, Editable: r.Editable,
+		Calls: r.Calls, Timeout: time.Duration(r.Timeout), OnTimeout: r.OnTimeout, MaxReasks: r.MaxReasks,
+		Quorum: r.Quorum, CallbackURL: r.CallbackURL, IdempotencyKey: r.IdempotencyKey,
+	}
+}

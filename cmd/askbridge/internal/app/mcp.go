@@ -34,19 +34,14 @@ type clientBackend struct {
 var _ mcp.Backend = clientBackend{}
 
 func (b clientBackend) Ask(ctx context.Context, in core.AskInput) (*core.Question, error) {
-	q, err := b.c.Ask(ctx, client.AskRequest{
-		Kind: in.Kind, Question: in.Text, Context: in.Context, Reversibility: in.Reversibility,
-		Route: in.Route, RunID: in.RunID, ToolCallID: in.ToolCallID, Options: in.Options, Items: in.Items,
-		Tool: in.Tool, Arguments: in.Arguments, Timeout: client.Duration(in.Timeout),
-		OnTimeout: in.OnTimeout, MaxReasks: in.MaxReasks, Labels: in.Labels,
-	})
+	q, err := b.c.Ask(ctx, client.AskRequestOf(in))
 	return fromAgentView(q), b.coded(err)
 }
 
 // fromAgentView is the agent's view of a question as the core question
 // the MCP door works with: only what the agent may see is filled, which
-// is all the door reads (kind, text, options, items, the call, and who
-// closed it by surface).
+// is all the door reads (kind, text, options, items, the call, which
+// items and calls are decided, and who closed it by surface).
 func fromAgentView(v *client.AgentQuestion) *core.Question {
 	if v == nil {
 		return nil
@@ -74,6 +69,11 @@ func fromAgentView(v *client.AgentQuestion) *core.Question {
 	}
 	for _, c := range v.Calls {
 		q.Calls = append(q.Calls, core.BatchCall{ToolCallID: c.ToolCallID, ToolCall: toolCall(c.AgentToolCall)})
+	}
+	// Which items and calls are decided, so the host's form offers the
+	// rest; the words and who are not in the agent's view.
+	for _, a := range v.Answers {
+		q.Answers = append(q.Answers, core.ItemAnswer{ItemID: a.ItemID, OptionID: a.OptionID, Decider: core.Decider{Surface: a.Surface}, At: a.At})
 	}
 	if r := v.Resolution; r != nil {
 		q.Resolution = &core.Resolution{State: r.State, At: r.At, Decider: core.Decider{Surface: r.Surface},

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"time"
 
 	"github.com/askbridge/askbridge/adapters/hooks"
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
@@ -108,8 +107,5 @@ func policyInput(raw []byte, host string, agent core.AgentID, route string) (cor
 	if err := dec.Decode(&req); err != nil {
 		return core.AskInput{}, fmt.Errorf("the ask is not an ask request: %w", err)
 	}
-	return core.AskInput{Kind: req.Kind, Agent: agent, RunID: req.RunID, ToolCallID: req.ToolCallID, Labels: req.Labels,
-		Text: req.Question, Context: req.Context, Reversibility: req.Reversibility, Route: req.Route,
-		Options: req.Options, Items: req.Items, Tool: req.Tool, Arguments: req.Arguments, Editable: req.Editable,
-		Calls: req.Calls, Timeout: time.Duration(req.Timeout), OnTimeout: req.OnTimeout, MaxReasks: req.MaxReasks, Quorum: req.Quorum}, nil
+	return req.Input(agent), nil
 }

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core"
@@ -59,4 +58,3 @@ func TestMCPBatchOnEveryTransport(t *testing.T) {
 		})
 	}
 }
-

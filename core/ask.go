@@ -276,7 +276,10 @@ func (c askShortcuts) closesAll(q *Question) bool {
 func (s *Service) shortcutsOf(ctx context.Context, p askPlan) (askShortcuts, error) {
 	c := askShortcuts{decided: p.verdict.Rule != nil && p.verdict.Rule.Decide != DecideAsk, ruled: map[int]RuleVerdict{}}
 	var err error
-	if !c.decided {
+	// A call whose rules stopped at one that could not be evaluated goes
+	// to a person: the rules after it (a deny among them) never ran, so
+	// no standing approval may cover it.
+	if !c.decided && p.verdict.Err == nil {
 		if c.standing, err = s.standingFor(ctx, p.q, p.route); err != nil {
 			return askShortcuts{}, err
 		}
@@ -289,8 +292,10 @@ func (s *Service) shortcutsOf(ctx context.Context, p askPlan) (askShortcuts, err
 	if c.covered, err = s.batchCovered(ctx, p.q); err != nil {
 		return askShortcuts{}, err
 	}
-	for i := range c.ruled {
-		delete(c.covered, i)
+	for i, v := range p.calls {
+		if c.ruled[i].Rule != nil || v.Err != nil {
+			delete(c.covered, i)
+		}
 	}
 	return c, nil
 }

@@ -32,8 +32,9 @@ import (
 //	kind    string               the question's kind ("approval")
 //
 // A condition that cannot be evaluated for an ask (a key its arguments
-// lack, say) stops the rules there: the ask is asked as configured, so a
-// broken rule never lets a call through. Questions of other kinds are
+// lack, say) stops the rules there: the ask is asked of a person as
+// configured, and no standing approval covers it (the rules after the
+// broken one never ran), so a broken rule never lets a call through. Questions of other kinds are
 // asked as configured: no rule sees them.
 //
 // A batch's calls are each run through the rules as an approval of that

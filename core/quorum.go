@@ -154,7 +154,8 @@ func (r Route) voters() (int, bool) {
 // route allows (at least its quorum, at most max_quorum or, on a route of
 // people, how many they are), else the route's. Only the kinds whose
 // home takes votes (kind.votes: decisions, approvals of one call) are
-// voted on; a batch is decided call by call.
+// voted on; a batch, which one person decides call by call, is refused
+// where the route needs more than one.
 func (s *Service) quorumOf(in AskInput, route Route) (int, error) {
 	const op = "ask"
 	n := route.quorum()
@@ -167,6 +168,13 @@ func (s *Service) quorumOf(in AskInput, route Route) (int, error) {
 			return 0, Errorf(CodeInvalid, op, "quorum %d is outside what route %q allows: %d to %d", in.Quorum, route.Name, n, most)
 		}
 		n = in.Quorum
+	}
+	if n > 1 && in.shape() == ShapeBatch {
+		// A batch is decided call by call, by one person each; taking it
+		// on a route that needs several would let one person approve
+		// what the route says several must, batching a call with any
+		// other. So it fails closed: the calls are asked one by one.
+		return 0, Errorf(CodeInvalid, op, "route %q needs %d people to agree on an approval, and a batch is decided by one: ask for its calls one at a time", route.Name, n)
 	}
 	if n > 1 && !homes[in.shape()].votes {
 		if in.Quorum > 1 {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -174,13 +175,19 @@ func responseError(resp *http.Response) string {
 	return fmt.Sprintf("the server answered %s", resp.Status)
 }
 
-// clientTarget is the server and token the CLI uses (see newClient).
+// clientTarget is the server and token the CLI uses (see newClient):
+// ASKBRIDGE_TOKEN, or, for a server on this machine only, the local
+// admin token from the data directory, which must never be sent to
+// another host that ASKBRIDGE_URL names.
 func clientTarget(getenv func(string) string) (base, token string, err error) {
 	s, err := readEnv(getenv)
 	if err != nil {
 		return "", "", err
 	}
 	base, token = serverURL(s), s.Client.Token.Reveal()
+	if token == "" && !onThisMachine(base) {
+		return "", "", fmt.Errorf("no ASKBRIDGE_TOKEN for the server at ASKBRIDGE_URL: set it (the local admin token goes only to a server on this machine)")
+	}
 	if token == "" {
 		path := filepath.Join(s.DataDir, "admin.token")
 		b, err := os.ReadFile(path)
@@ -190,4 +197,20 @@ func clientTarget(getenv func(string) string) (base, token string, err error) {
 		token = strings.TrimSpace(string(b))
 	}
 	return base, token, nil
+}
+
+// onThisMachine reports whether base names this machine: a loopback
+// host, or none or an unspecified address (ASKBRIDGE_ADDR ":8080"),
+// which a client dials on this machine.
+func onThisMachine(base string) bool {
+	u, err := url.Parse(base)
+	if err != nil {
+		return false
+	}
+	h := u.Hostname()
+	if h == "" || h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified())
 }

@@ -98,11 +98,26 @@ func New(store Store, cfg Config, clock Clock) (*Service, error) {
 // bind fills cfg's defaults and checks it whole: the one validation of a
 // configuration, at start and at every reload.
 func bind(cfg Config) (*bound, error) {
-	if cfg.DefaultTimeout == 0 {
-		cfg.DefaultTimeout = DefaultTimeout
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"default timeout", cfg.DefaultTimeout}, {"max timeout", cfg.MaxTimeout}, {"downtime threshold", cfg.DowntimeThreshold}, {"retention", cfg.Retention}} {
+		// A negative retention would put the purge's cutoff in the
+		// future, and purge every closed question at once.
+		if d.v < 0 {
+			return nil, fmt.Errorf("core: the %s must not be negative (%s)", d.name, d.v)
+		}
 	}
 	if cfg.MaxTimeout == 0 {
 		cfg.MaxTimeout = DefaultMaxTimeout
+	}
+	switch {
+	case cfg.DefaultTimeout > cfg.MaxTimeout:
+		return nil, fmt.Errorf("core: the default timeout (%s) is longer than the max timeout (%s), so every ask that names none would be refused", cfg.DefaultTimeout, cfg.MaxTimeout)
+	case cfg.DefaultTimeout == 0:
+		// A max timeout set alone below the default caps the default
+		// too, rather than refusing every ask that names no timeout.
+		cfg.DefaultTimeout = min(DefaultTimeout, cfg.MaxTimeout)
 	}
 	if cfg.DowntimeThreshold == 0 {
 		cfg.DowntimeThreshold = DefaultDowntimeThreshold

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -38,8 +39,8 @@ func ParseDuration(raw string) (time.Duration, error) {
 		}
 	}
 	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 || s[0] == '+' || s[0] == '-' {
-		return 0, errDuration
+	if err != nil || d < 0 || s[0] == '+' || s[0] == '-' || d > math.MaxInt64-days {
+		return 0, errDuration // the last: days and the rest would overflow
 	}
 	return days + d, nil
 }

@@ -196,6 +196,11 @@ func bindRoutes(cfg Config, dir directory) (map[string]Route, error) {
 		}
 		routes[name] = r
 	}
+	for _, name := range names {
+		if err := checkRuleQuorums(routes, name); err != nil {
+			return nil, err
+		}
+	}
 	return routes, nil
 }
 

@@ -52,3 +52,27 @@ func TestConfigRefusesDurationsThatCannotWork(t *testing.T) {
 		t.Errorf("an ask naming no timeout under max_timeout 12h: %+v, %v; want a 12h deadline", q, err)
 	}
 }
+
+// TestConfigRefusesARuleQuorumItsRouteCannotTake: a rule's quorum outside
+// what the route it asks on allows is refused at load, naming the rule;
+// before, the configuration loaded and every call the rule matched was
+// refused at the ask.
+func TestConfigRefusesARuleQuorumItsRouteCannotTake(t *testing.T) {
+	st := coretest.OpenStore(t)
+	accounts := map[core.Surface][]string{core.SurfaceSlack: {"U1", "U2"}}
+	for want, routes := range map[string]map[string]core.Route{
+		`routes.a.rules[0].quorum: 2 is outside what route "a" allows: 1 to 1`: {
+			"a": {Deciders: accounts, Rules: []core.Rule{{When: "true", Quorum: 2}}}},
+		`routes.a.rules[0].quorum: 1 is outside what route "b" allows: 2 to 3`: {
+			"a": {Deciders: accounts, Rules: []core.Rule{{When: "true", Quorum: 1, Route: "b"}}},
+			"b": {Deciders: accounts, Quorum: 2, MaxQuorum: 3}},
+	} {
+		if _, err := core.New(st, core.Config{ActorKey: []byte("k"), Routes: routes}, nil); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v, want %q", err, want)
+		}
+	}
+	ok := map[string]core.Route{"a": {Deciders: accounts, MaxQuorum: 2, Rules: []core.Rule{{When: "true", Quorum: 2}}}}
+	if _, err := core.New(st, core.Config{ActorKey: []byte("k"), Routes: ok}, nil); err != nil {
+		t.Errorf("a rule's quorum within its route's max_quorum: %v", err)
+	}
+}

@@ -133,6 +133,38 @@ func checkQuorum(r Route) error {
 	return nil
 }
 
+// quorumRange is the least and the most quorum an ask on r may have:
+// the route's own, up to its max_quorum or, on a route of people alone,
+// all of them.
+func (r Route) quorumRange() (least, most int) {
+	least = r.quorum()
+	most = max(r.MaxQuorum, least)
+	if v, ok := r.voters(); ok && r.MaxQuorum == 0 {
+		most = v
+	}
+	return least, most
+}
+
+// checkRuleQuorums checks each rule's quorum against the route it asks
+// on (its own, or the one it names), as every ask it shapes would be:
+// a quorum outside that range would refuse every call the rule matches.
+func checkRuleQuorums(routes map[string]Route, name string) error {
+	for i, rule := range routes[name].Rules {
+		if rule.Quorum == 0 {
+			continue
+		}
+		on := routes[name]
+		if rule.Route != "" {
+			on = routes[rule.Route]
+		}
+		if least, most := on.quorumRange(); rule.Quorum < least || rule.Quorum > most {
+			return &RuleError{Route: name, Index: i, Field: "quorum",
+				Msg: fmt.Sprintf("%d is outside what route %q allows: %d to %d, so every call the rule matches would be refused", rule.Quorum, on.Name, least, most)}
+		}
+	}
+	return nil
+}
+
 // quorum is the route's quorum, 1 when unset.
 func (r Route) quorum() int { return max(r.Quorum, 1) }
 
@@ -158,12 +190,8 @@ func (r Route) voters() (int, bool) {
 // where the route needs more than one.
 func (s *Service) quorumOf(in AskInput, route Route) (int, error) {
 	const op = "ask"
-	n := route.quorum()
+	n, most := route.quorumRange()
 	if in.Quorum != 0 {
-		most := max(route.MaxQuorum, n)
-		if v, ok := route.voters(); ok && route.MaxQuorum == 0 {
-			most = v
-		}
 		if in.Quorum < n || in.Quorum > most {
 			return 0, Errorf(CodeInvalid, op, "quorum %d is outside what route %q allows: %d to %d", in.Quorum, route.Name, n, most)
 		}

@@ -56,7 +56,7 @@ func TestRulesCheckedAtLoad(t *testing.T) {
 // of verdict.
 func TestEvaluateExplains(t *testing.T) {
 	routes := coretest.APIRoutes()
-	routes["guarded"] = core.Route{Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}}, Rules: []core.Rule{
+	routes["guarded"] = core.Route{Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}}, MaxQuorum: 2, Rules: []core.Rule{
 		{Name: "reads", When: `tool == "read_file"`, Decide: core.DecideAllow},
 		{When: `tool == "fetch"`, Decide: core.DecideDeny, Reason: "No network."},
 		{When: `tool == "shell" && args.command.contains("rm")`, Reversibility: core.HardToReverse, Quorum: 2},
@@ -96,7 +96,7 @@ func TestEveryCallCovered(t *testing.T) {
 	api := map[core.Surface][]string{core.SurfaceAPI: {"*"}}
 	routes := coretest.APIRoutes()
 	routes["other"] = core.Route{Deciders: api}
-	routes["hooks"] = core.Route{Deciders: api, Rules: []core.Rule{
+	routes["hooks"] = core.Route{Deciders: api, MaxQuorum: 2, Rules: []core.Rule{
 		{When: `tool == "Read"`, Decide: core.DecideAllow},
 		{When: `tool == "Bash" && args.command.matches("rm -rf|git push --force")`, Reversibility: core.HardToReverse, Quorum: 2},
 		{When: `tool == "Bash"`, Reversibility: core.Reversible},

@@ -205,6 +205,11 @@ func parseFile(raw []byte, getenv func(string) string) (File, error) {
 	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) { // io.EOF: an empty file
 		return f, err
 	}
+	// A second document would be ignored, and with it whatever it sets.
+	var more yaml.Node
+	if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
+		return File{}, errors.New("the configuration holds more than one YAML document (a line of ---): put everything in one")
+	}
 	if err := checkRoutes(&f); err != nil {
 		return f, err
 	}

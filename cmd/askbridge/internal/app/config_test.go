@@ -67,6 +67,7 @@ func TestParseFileNamesTheBadKey(t *testing.T) {
 		{"a rule on an unknown route", "routes: {a: {rules: [{when: 'true', route: b}]}}", `routes.a.rules[0].route: no route named "b"`},
 		{"a rule's bad decision", "routes: {a: {rules: [{when: 'true', decide: perhaps}]}}", `routes.a.rules[0].decide: "perhaps" is not allow, deny or ask`},
 		{"an unknown rule key", "routes: {a: {rules: [{if: 'true'}]}}", "field if not found"},
+		{"a second YAML document", "routes: {}\n---\npolicies: {shards: 99}\n", "more than one YAML document"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

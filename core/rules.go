@@ -85,6 +85,9 @@ type Rule struct {
 	// partial is the condition compiled for partial evaluation, with
 	// some variables unknown (EveryCallCovered).
 	partial cel.Program
+	// readsArgs: the condition reads the call's arguments, so it may
+	// fail on a call that lacks a key it reads (which stops the rules).
+	readsArgs bool
 }
 
 // RuleUse is what a question keeps of the rule that decided it: which
@@ -238,6 +241,9 @@ func (r *Rule) compile(env *cel.Env) *RuleError {
 	}
 	if r.partial, err = env.Program(ast, cel.CostLimit(ruleCost), cel.EvalOptions(cel.OptPartialEval)); err != nil {
 		return ruleProblem("when", "%v", err)
+	}
+	for _, ref := range ast.NativeRep().ReferenceMap() {
+		r.readsArgs = r.readsArgs || ref.Name == "args"
 	}
 	return nil
 }

@@ -15,10 +15,11 @@ import (
 // without askbridge hearing of it.
 //
 // The conditions are evaluated partially, the arguments and labels
-// unknown. A rule that may match must itself be safe; the first that
-// surely matches ends the search; if none surely does, some calls are
-// asked as in says, which must then be reversible. A condition that
-// cannot be evaluated answers no.
+// unknown. A rule that may match must itself be safe, and must not read
+// the arguments (a call lacking a key it reads stops the rules, and is
+// asked of a person); the first that surely matches ends the search; if
+// none surely does, some calls are asked as in says, which must then be
+// reversible. A condition that cannot be evaluated answers no.
 func (s *Service) EveryCallCovered(in AskInput) bool {
 	if in.Route == "" {
 		in.Route = DefaultRoute
@@ -44,6 +45,11 @@ func (s *Service) EveryCallCovered(in AskInput) bool {
 		}
 		sure := false
 		switch {
+		case types.IsUnknown(out) && r.readsArgs:
+			// It reads the arguments, so some call may lack what it
+			// reads: the rules stop there, and a person is asked about
+			// that call, which a rule kept by the host would let run.
+			return false
 		case types.IsUnknown(out):
 		case out.Value() == true:
 			sure = true

@@ -108,6 +108,8 @@ func TestEveryCallCovered(t *testing.T) {
 		{When: `tool == "Task" && run.startsWith("ci-")`, Decide: core.DecideDeny},
 		{When: `tool == "Task"`, Reversibility: core.Reversible},
 		{When: `tool == "Glob" && args.size() > 0`, Decide: core.DecideAllow},
+		{When: `tool == "Draft" && args.draft`, Decide: core.DecideAllow},
+		{When: `tool == "Draft"`, Reversibility: core.Reversible},
 	}}
 	svc, err := core.New(coretest.OpenStore(t), core.Config{Routes: routes, ActorKey: []byte("k")}, nil)
 	if err != nil {
@@ -125,7 +127,8 @@ func TestEveryCallCovered(t *testing.T) {
 		{"Edit", "s1", core.HardToReverse, false},      // some edits go to another route
 		{"Write", "s1", core.HardToReverse, true},      // every write asked as reversible
 		{"Grep", "s1", core.HardToReverse, false},      // an empty pattern falls through to the asker's hard_to_reverse
-		{"Grep", "s1", core.Reversible, true},          // ... which an asker saying reversible covers
+		{"Grep", "s1", core.Reversible, false},         // a call without a pattern stops the rules there: a person is asked
+		{"Draft", "s1", core.Reversible, false},        // the allow errs on a call without draft, and a person is asked
 		{"Task", "ci-7", core.HardToReverse, false},    // denied in this run
 		{"Task", "s1", core.HardToReverse, true},       // the deny cannot match this run
 		{"Glob", "s1", core.HardToReverse, false},      // some globs reach the asker's default

@@ -68,6 +68,29 @@ func (s *Service) EveryCallCovered(in AskInput) bool {
 	return in.Reversibility == Reversible
 }
 
+// CallCovered reports whether the rules of in's route leave this very
+// call (its arguments and labels as in has them) to a standing approval
+// on that route, or allow it outright: what EveryCallCovered asks of
+// every call of the tool, asked of one. A rule that cannot be evaluated
+// answers no.
+func (s *Service) CallCovered(in AskInput) bool {
+	if in.Route == "" {
+		in.Route = DefaultRoute
+	}
+	route, ok := s.Route(in.Route)
+	if !ok || !ruleApplies(in) || max(route.quorum(), in.Quorum) > 1 {
+		return false
+	}
+	v := evalRules(route, in)
+	switch {
+	case v.Err != nil:
+		return false
+	case v.Rule != nil:
+		return v.Rule.coverable(in)
+	}
+	return in.Reversibility == Reversible
+}
+
 // coverable reports whether r, matching an ask like in, leaves it to a
 // standing approval on in's route or allows it.
 func (r *Rule) coverable(in AskInput) bool {

@@ -140,6 +140,26 @@ func TestEveryCallCovered(t *testing.T) {
 			t.Errorf("%s in run %s asked %s: covered %v, want %v", c.tool, c.run, c.asked, got, c.want)
 		}
 	}
+	// One call, its arguments known (CallCovered): what the rules do
+	// with exactly it.
+	for _, c := range []struct {
+		tool, args string
+		want       bool
+	}{
+		{"Bash", `{"command":"ls"}`, true},                      // asked as reversible
+		{"Bash", `{"command":"git push --force"}`, false},       // asked as hard to reverse, of two people
+		{"Grep", `{"pattern":"x"}`, true},                       // asked as reversible
+		{"Grep", `{}`, false},                                   // the rule stops on the missing key: a person is asked
+		{"WebFetch", `{"url":"https://docs.example/a"}`, true},  // allowed
+		{"WebFetch", `{"url":"https://evil.example/a"}`, false}, // denied
+		{"Unmatched", `{}`, false},                              // asked as the asker says: hard to reverse
+	} {
+		in := core.AskInput{Kind: core.KindApproval, Agent: "a", RunID: "s1", Route: "hooks", Tool: c.tool,
+			Arguments: json.RawMessage(c.args), Reversibility: core.HardToReverse}
+		if got := svc.CallCovered(in); got != c.want {
+			t.Errorf("%s %s: call covered %v, want %v", c.tool, c.args, got, c.want)
+		}
+	}
 	// A route with no rules leaves it to the asker; a batch or another
 	// kind is never covered.
 	if !svc.EveryCallCovered(core.AskInput{Kind: core.KindApproval, Tool: "x", Reversibility: core.Reversible}) {

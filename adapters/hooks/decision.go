@@ -55,11 +55,10 @@ type PermissionRule struct {
 // Decide reads q, the question p was asked as, as the host's answer.
 // Only an approve or a deny (by people, a quorum or a standing approval)
 // decides; a decline, a timeout, an expiry, a cancel or a question still
-// open leaves the prompt to the host. toolCovered, when the approve also
-// granted a standing approval for the whole tool, asks whether the
-// route's rules would leave every call of the tool to such an approval
-// (core.Service.EveryCallCovered); nil is no.
-func Decide(p Prompt, q *core.Question, toolCovered func() bool) Decision {
+// open leaves the prompt to the host. covered, when the approve also
+// granted a standing approval, asks whether the route's rules leave the
+// calls the host would stop asking about to such an approval; nil is no.
+func Decide(p Prompt, q *core.Question, covered Covered) Decision {
 	none := Decision{Verdict: NoDecision}
 	if q == nil || q.Open() || q.State != core.StateAnswered || q.Resolution == nil || q.Resolution.Approved == nil {
 		return none
@@ -78,28 +77,42 @@ func Decide(p Prompt, q *core.Question, toolCovered func() bool) Decision {
 		}
 		d.UpdatedInput, args = res.Edit.Arguments, res.Edit.Arguments
 	}
-	d.Remember = remember(p, res.Grants, args, toolCovered)
+	d.Remember = remember(p, res.Grants, args, covered)
 	return d
 }
+
+// Covered asks whether the route's rules leave calls of the prompt's tool
+// to a standing approval: with args nil, every call of it, whatever its
+// arguments (core.Service.EveryCallCovered); else the call with args
+// (core.Service.CallCovered).
+type Covered func(args json.RawMessage) bool
 
 // remember is the host's side of a standing approval granted with the
 // approve (nil for none): an allow rule for the host's session, so that
 // the host stops asking too. A rule the host keeps bypasses the hook
-// altogether, so it is given only where it covers no more than askbridge
-// would let through without a person:
+// altogether, and askbridge cannot take it back, so it is given only
+// where it covers no more than askbridge would let through without a
+// person, for no longer:
 //
+//   - only for a standing approval for the run, which is the host's
+//     session (an agent's window may end within the session);
 //   - for the whole tool, only when the route's rules leave every call of
-//     it to a standing approval (toolCovered): with a rule that asks a
+//     it to a standing approval (covered(nil)): with a rule that asks a
 //     rm -rf as hard to reverse, a host rule for every Bash call would let
 //     that one run unasked. Those calls still reach the hook, and the
 //     standing approval answers them at once, with nobody asked;
 //   - for the same arguments, only a Bash command with no wildcard, which
-//     Claude Code matches exactly.
+//     Claude Code matches exactly, and only when the rules leave that
+//     very command to a standing approval (covered(args)): an approver's
+//     edit gives arguments no rule was run on.
+//
+// Revoking the standing approval does not reach the host: its session
+// keeps the rule (README, "Hosts' permission prompts").
 //
 // Codex fails closed on a permission update, and Claude Code's PreToolUse
 // takes none, so neither is given one.
-func remember(p Prompt, grant *core.StandingRequest, args json.RawMessage, toolCovered func() bool) []PermissionUpdate {
-	if grant == nil || p.Host != ClaudeCode || p.Event != PermissionRequest {
+func remember(p Prompt, grant *core.StandingRequest, args json.RawMessage, covered Covered) []PermissionUpdate {
+	if grant == nil || grant.Scope != core.StandingRun || covered == nil || p.Host != ClaudeCode || p.Event != PermissionRequest {
 		return nil
 	}
 	rule := PermissionRule{ToolName: p.Tool}
@@ -108,11 +121,11 @@ func remember(p Prompt, grant *core.StandingRequest, args json.RawMessage, toolC
 			Command *string `json:"command"`
 		}
 		if p.Tool != "Bash" || json.Unmarshal(args, &in) != nil || in.Command == nil ||
-			strings.TrimSpace(*in.Command) == "" || strings.ContainsAny(*in.Command, "*\n") {
+			strings.TrimSpace(*in.Command) == "" || strings.ContainsAny(*in.Command, "*\n") || !covered(args) {
 			return nil
 		}
 		rule.RuleContent = *in.Command
-	} else if toolCovered == nil || !toolCovered() {
+	} else if !covered(nil) {
 		return nil
 	}
 	return []PermissionUpdate{{Type: "addRules", Rules: []PermissionRule{rule}, Behavior: "allow", Destination: "session"}}

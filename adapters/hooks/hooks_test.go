@@ -315,8 +315,14 @@ func TestRemember(t *testing.T) {
 	}
 	run := &core.StandingRequest{Scope: core.StandingRun}
 	same := &core.StandingRequest{Scope: core.StandingRun, SameArguments: true}
-	yes := func() bool { return true }
-	no := func() bool { return false }
+	agent := &core.StandingRequest{Scope: core.StandingAgent}
+	yes := func(json.RawMessage) bool { return true }
+	no := func(json.RawMessage) bool { return false }
+	// callOnly: the rules leave this very call to a standing approval,
+	// but not every call of the tool.
+	callOnly := func(args json.RawMessage) bool { return args != nil }
+	// notEdited: the rules would not leave the edited command to one.
+	notEdited := func(args json.RawMessage) bool { return args != nil && !bytes.Contains(args, []byte("--force")) }
 	approve := func(grant *core.StandingRequest, edit json.RawMessage) *core.Question {
 		res := &core.Resolution{State: core.StateAnswered, Approved: approved(true), Grants: grant}
 		if edit != nil {
@@ -329,17 +335,20 @@ func TestRemember(t *testing.T) {
 		host    Host
 		input   []byte
 		q       *core.Question
-		covered func() bool
+		covered Covered
 		want    string // the updatedPermissions JSON; "" for none
 	}{
 		{"the whole tool, every call covered", ClaudeCode, bash, approve(run, nil), yes,
 			`[{"type":"addRules","rules":[{"toolName":"Bash"}],"behavior":"allow","destination":"session"}]`},
 		{"the whole tool, some call could be hard to reverse", ClaudeCode, bash, approve(run, nil), no, ""},
 		{"the whole tool, nobody asked the rules", ClaudeCode, bash, approve(run, nil), nil, ""},
-		{"for these arguments", ClaudeCode, bash, approve(same, nil), no,
+		{"for these arguments", ClaudeCode, bash, approve(same, nil), callOnly,
 			`[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"rm -rf node_modules"}],"behavior":"allow","destination":"session"}]`},
-		{"for the arguments as edited", ClaudeCode, bash, approve(same, json.RawMessage(`{"command":"rm -rf node_modules/.cache"}`)), no,
+		{"for these arguments, which the rules do not leave to one", ClaudeCode, bash, approve(same, nil), no, ""},
+		{"for the arguments as edited", ClaudeCode, bash, approve(same, json.RawMessage(`{"command":"rm -rf node_modules/.cache"}`)), callOnly,
 			`[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"rm -rf node_modules/.cache"}],"behavior":"allow","destination":"session"}]`},
+		{"for arguments edited into what a rule denies", ClaudeCode, bash, approve(same, json.RawMessage(`{"command":"git push --force"}`)), notEdited, ""},
+		{"for the agent's window, which may end within the session", ClaudeCode, bash, approve(agent, nil), yes, ""},
 		{"a command with a wildcard", ClaudeCode, withTool("Bash", `{"command":"rm *.log"}`), approve(same, nil), yes, ""},
 		{"a command over two lines", ClaudeCode, withTool("Bash", `{"command":"make\nmake install"}`), approve(same, nil), yes, ""},
 		{"the same arguments of another tool", ClaudeCode, withTool("Edit", `{"file_path":"a.go"}`), approve(same, nil), yes, ""},

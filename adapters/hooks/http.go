@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -45,6 +46,7 @@ type Service interface {
 	Cancel(ctx context.Context, in core.CancelInput) (core.Outcome, error)
 	Get(ctx context.Context, id core.QuestionID) (*core.Question, error)
 	EveryCallCovered(in core.AskInput) bool
+	CallCovered(in core.AskInput) bool
 }
 
 // Options configure the hook door.
@@ -163,7 +165,14 @@ func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return // the caller went away; the question is withdrawn
 		}
 	}
-	covered := func() bool { return d.svc.EveryCallCovered(in) }
+	covered := func(args json.RawMessage) bool {
+		if args == nil {
+			return d.svc.EveryCallCovered(in)
+		}
+		call := in
+		call.Arguments = args
+		return d.svc.CallCovered(call)
+	}
 	out, err := Output(p, Decide(p, q, covered))
 	if err != nil {
 		d.opts.Log.Error().Err(err).Str("path", r.URL.Path).Msg("hook output")

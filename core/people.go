@@ -173,6 +173,20 @@ func (p Person) dmSurface() Surface {
 	return ""
 }
 
+// known is members for a route pinned on a question before a reload:
+// entries naming a person or group the directory no longer has are
+// left out, not an error, so one removed name does not shut out the
+// route's other people.
+func (d directory) known(entries []string) map[string]bool {
+	out := map[string]bool{}
+	for _, e := range entries {
+		if m, err := d.members("", []string{e}); err == nil {
+			maps.Copy(out, m)
+		}
+	}
+	return out
+}
+
 // members expands a route's people entries ("person:alice",
 // "group:infra-leads") into the set of person names they cover.
 func (d directory) members(route string, entries []string) (map[string]bool, error) {

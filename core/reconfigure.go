@@ -93,9 +93,9 @@ func (s *Service) RouteOf(q *Question) (Route, bool) {
 		return r, ok
 	}
 	r.Name = q.Route
-	// A person or group removed since lets nobody in through People
-	// (members fails, leaving persons empty): fail closed.
-	r.persons, _ = b.dir.members(r.Name, r.People)
+	// A person or group removed since is nobody now: their entry lets
+	// nobody in, and the route's other people keep their say.
+	r.persons = b.dir.known(r.People)
 	return r, true
 }
 

@@ -150,3 +150,38 @@ func BenchmarkRouteOf(b *testing.B) {
 		})
 	}
 }
+
+// TestReloadRemovingOnePersonKeepsTheOthers: a reload that removes one
+// person a parked question's route named leaves the others able to
+// answer; the removed person is no longer anyone. Before, the one unknown
+// name emptied the route's people, and nobody could answer.
+func TestReloadRemovingOnePersonKeepsTheOthers(t *testing.T) {
+	people := func(names ...string) map[string]core.Person {
+		out := map[string]core.Person{}
+		for _, n := range names {
+			out[n] = core.Person{IDs: ids("api", n+"-token")}
+		}
+		return out
+	}
+	route := map[string]core.Route{"ops": {People: []string{"person:alice", "person:bob"}}}
+	svc, err := core.New(coretest.OpenStore(t), core.Config{ActorKey: []byte("k"), Routes: route, People: people("alice", "bob")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := svc.Ask(t.Context(), core.AskInput{Kind: core.KindClarification, Agent: "a", RunID: "r", Text: "which?",
+		Reversibility: core.Reversible, Route: "ops"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Reconfigure(core.Config{ActorKey: []byte("k"), People: people("bob"),
+		Routes: map[string]core.Route{"ops": {People: []string{"person:bob"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	api := func(id string) core.Decider { return core.Decider{Surface: core.SurfaceAPI, ID: id} }
+	if svc.MayAnswer(q, api("alice-token")) {
+		t.Error("alice, removed, may still answer")
+	}
+	if out, err := svc.Answer(t.Context(), core.AnswerInput{QuestionID: q.ID, Decider: api("bob-token"), Text: "this one"}); err != nil || !out.Closed {
+		t.Fatalf("bob's answer after alice was removed: %+v, %v", out, err)
+	}
+}

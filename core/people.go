@@ -173,6 +173,25 @@ func (p Person) dmSurface() Surface {
 	return ""
 }
 
+// dmSurfaceOn is where p's direct messages on route go: their DM
+// surface when the route lets them answer there, else the first chat
+// surface that does; false when none does (a card whose every button
+// would refuse them is no use).
+func (p Person) dmSurfaceOn(route Route) (Surface, bool) {
+	may := func(sf Surface) bool {
+		return len(p.IDs[sf]) > 0 && route.Allows(Decider{Surface: sf, ID: p.IDs[sf][0], Person: p.Name})
+	}
+	if sf := p.dmSurface(); sf != "" && may(sf) {
+		return sf, true
+	}
+	for _, sf := range ChatSurfaces {
+		if may(sf) {
+			return sf, true
+		}
+	}
+	return "", false
+}
+
 // known is members for a route pinned on a question before a reload:
 // entries naming a person or group the directory no longer has are
 // left out, not an error, so one removed name does not shut out the

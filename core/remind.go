@@ -74,14 +74,20 @@ func (s *Service) routePeople(route Route) []Person {
 }
 
 // dmDeliveries are the direct messages of a question's post or reminder
-// to the route's people who asked for them, each on their DM surface.
+// to the route's people who asked for them and have not acted on it yet,
+// each on their DM surface if the route lets them answer there, else on
+// one that does (dmSurfaceOn).
 func (s *Service) dmDeliveries(q *Question, route Route, kind DeliveryKind, purpose string, now time.Time) []Delivery {
 	var out []Delivery
+	acted := actedOn(q)
 	for _, p := range s.routePeople(route) {
-		if !p.DM {
+		if !p.DM || acted.has(Decider{Person: p.Name}) {
 			continue
 		}
-		sf := p.dmSurface()
+		sf, ok := p.dmSurfaceOn(route)
+		if !ok {
+			continue
+		}
 		if route.hasRoom(sf, p.IDs[sf][0]) {
 			continue // the route's own room is their account (an email address): one message, not two
 		}

@@ -45,18 +45,21 @@ func (s *Service) Tick(ctx context.Context) (TickReport, error) {
 			continue
 		}
 		route, _ := s.RouteOf(q)
+		// The escalation route as configured now (allowed lets its
+		// deciders in the same way); one a reload removed is no
+		// escalation, and the question times out.
+		esc, escalates := s.Route(route.EscalateTo)
 		switch {
-		case q.OnTimeout == OnTimeoutEscalate && q.Renotified == 0 && route.EscalateTo != "":
-			esc, _ := s.Route(route.EscalateTo)
+		case q.OnTimeout == OnTimeoutEscalate && q.Renotified == 0 && route.EscalateTo != "" && escalates:
 			err = s.renotify(ctx, q, EventEscalated, "escalated to route "+esc.Name+" after the deadline passed",
-				roomDeliveries(q, esc, DeliverEscalate, "escalate", now), now)
+				append(roomDeliveries(q, esc, DeliverEscalate, "escalate", now), s.dmDeliveries(q, esc, DeliverEscalate, "escalate", now)...), now)
 			if err == nil {
 				rep.Escalated++
 			}
 		case q.OnTimeout == OnTimeoutReask && q.Renotified < q.MaxReasks:
 			purpose := fmt.Sprintf("reask%d", q.Renotified+1)
 			err = s.renotify(ctx, q, EventReminded, fmt.Sprintf("asked again after the deadline passed (%d of %d)", q.Renotified+1, q.MaxReasks),
-				roomDeliveries(q, route, DeliverRemind, purpose, now), now)
+				append(roomDeliveries(q, route, DeliverRemind, purpose, now), s.dmDeliveries(q, route, DeliverRemind, purpose, now)...), now)
 			if err == nil {
 				rep.Reasked++
 			}

@@ -1,0 +1,63 @@
+package core_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/coretest"
+)
+
+// TestEscalationReachesTheEscalationRoutesPeople: an escalation sends the
+// escalation route's people who asked for direct messages their card, as
+// an ask does; a route of such people alone has no room, and before, its
+// escalation told nobody. And a question whose escalation route a reload
+// removed times out at its deadline, rather than being "escalated" to no
+// route and left open another timeout.
+func TestEscalationReachesTheEscalationRoutesPeople(t *testing.T) {
+	ctx := t.Context()
+	clock := core.NewSimClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
+	st := coretest.OpenStore(t)
+	cfg := func(routes map[string]core.Route) core.Config {
+		return core.Config{ActorKey: []byte("k"), Routes: routes,
+			People: map[string]core.Person{"bob": {IDs: map[core.Surface][]string{core.SurfaceTelegram: {"2002"}}, DM: true}}}
+	}
+	deploy := core.Route{Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}}, EscalateTo: "oncall"}
+	svc, err := core.New(st, cfg(map[string]core.Route{"deploy": deploy, "oncall": {People: []string{"person:bob"}}}), clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask := func() *core.Question {
+		q, err := svc.Ask(ctx, core.AskInput{Kind: core.KindClarification, Agent: "a", RunID: "r", Text: "which?",
+			Reversibility: core.Reversible, Route: "deploy", Timeout: time.Hour, OnTimeout: core.OnTimeoutEscalate})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return q
+	}
+	first := ask()
+	clock.Advance(time.Hour + time.Minute)
+	if rep, err := svc.Tick(ctx); err != nil || rep.Escalated != 1 {
+		t.Fatalf("tick: %+v, %v", rep, err)
+	}
+	ds, err := st.Claim(ctx, core.SurfaceTelegram, "check", 100, time.Hour, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != 1 || ds[0].Room != core.DMRoom("2002") || ds[0].Kind != core.DeliverEscalate || ds[0].QuestionID != first.ID {
+		t.Errorf("the escalation's deliveries on Telegram: %+v, want bob's direct message", ds)
+	}
+
+	second := ask()
+	deploy.EscalateTo = ""
+	if err := svc.Reconfigure(cfg(map[string]core.Route{"deploy": deploy})); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Hour + time.Minute)
+	if rep, err := svc.Tick(ctx); err != nil || rep.Escalated != 0 {
+		t.Fatalf("tick after oncall was removed: %+v, %v", rep, err)
+	}
+	if q, err := svc.Get(ctx, second.ID); err != nil || q.State != core.StateTimedOut {
+		t.Fatalf("the question whose escalation route is gone: %+v, %v; want it timed out", q, err)
+	}
+}

@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 
 	"github.com/askbridge/askbridge/core"
@@ -154,20 +155,52 @@ func denyMessage(q *core.Question, reason string) string {
 const noDecisionReason = "askbridge got no approval from chat; decide here."
 
 // FailedAsk is what the host is told when p could not be asked (err),
-// and whether it is to be told anything but the error: for Claude Code's
-// PreToolUse, whose host reads a failed hook as leaving the call to its
-// own permission rules (which may run it unasked), the "ask" of a prompt
-// nobody answered, saying why; for every other prompt, nothing (false),
-// and the host, told the hook failed, shows its own prompt.
+// and whether it is to be told anything but the error. A PreToolUse
+// hook that fails leaves the call to the host's own permission rules,
+// which may run it unasked, and an agent can make the ask fail (its
+// arguments over the limit, its own run ended), so:
+//
+//   - Claude Code's PreToolUse gets the "ask" of a prompt nobody
+//     answered, saying why: the person at the keyboard decides;
+//   - Codex's PreToolUse, which takes no "ask", gets a deny when
+//     askbridge refused the prompt itself (CodeInvalid, CodeConflict):
+//     a call whose ask the agent can make fail would otherwise get past
+//     every deny rule. When askbridge cannot be reached it gets nothing,
+//     and Codex's own approval policy decides, as it does for a call
+//     askbridge approved;
+//   - every other prompt gets nothing (false): the host, told the hook
+//     failed, shows its own prompt.
 func FailedAsk(p Prompt, err error) ([]byte, bool) {
-	if p.Host != ClaudeCode || p.Event != PreToolUse {
+	if p.Event != PreToolUse {
 		return nil, false
 	}
-	out, merr := json.Marshal(preToolUseOutputWire{HookSpecificOutput: preToolUseSpecific{
-		HookEventName: string(PreToolUse), PermissionDecision: "ask",
-		PermissionDecisionReason: "askbridge could not ask in chat (" + core.ErrorMessage(err) + "); decide here.",
-	}})
-	return out, merr == nil
+	out := preToolUseSpecific{HookEventName: string(PreToolUse)}
+	switch code := core.ErrorCode(err); {
+	case p.Host == ClaudeCode:
+		out.PermissionDecision = "ask"
+		out.PermissionDecisionReason = "askbridge could not ask in chat (" + core.ErrorMessage(err) + "); decide here."
+	case p.Host == Codex && (code == core.CodeInvalid || code == core.CodeConflict):
+		out.PermissionDecision = "deny"
+		out.PermissionDecisionReason = "askbridge refused to ask about this call (" + core.ErrorMessage(err) + "), so it is not run."
+	default:
+		return nil, false
+	}
+	b, merr := json.Marshal(preToolUseOutputWire{HookSpecificOutput: out})
+	return b, merr == nil
+}
+
+// eventPattern finds a hook input's event name in its raw bytes.
+var eventPattern = regexp.MustCompile(`"hook_event_name"\s*:\s*"([A-Za-z]+)"`)
+
+// Sniff is the prompt a host's hook input declares itself, as far as
+// FailedAsk needs it (host and event), read from input that may be cut
+// short or not parse: what an input refused before Parse gets.
+func Sniff(h Host, body []byte) Prompt {
+	p := Prompt{Host: h}
+	if m := eventPattern.FindSubmatch(body); m != nil {
+		p.Event = Event(m[1])
+	}
+	return p
 }
 
 // Output is the hook's stdout (or HTTP response body) for d: nil for no

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"path"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -109,33 +110,63 @@ func (d *door) refuse(w http.ResponseWriter, r *http.Request, p Prompt, err erro
 	_, _ = w.Write(out)
 }
 
+// Unread answers a hook request refused before its input was read (the
+// program's token check): as FailedAsk says for the prompt the input
+// declares, or else with status and the error. A refused token must not
+// leave a Claude Code PreToolUse call to the host's own rules.
+func Unread(w http.ResponseWriter, r *http.Request, status int, err error) {
+	// Refused before routing, r has no path values: the host is the
+	// path's last segment (POST /v1/hooks/{host}).
+	host, herr := ParseHost(path.Base(r.URL.Path))
+	body, _ := io.ReadAll(io.LimitReader(r.Body, MaxInputBytes))
+	if out, ok := FailedAsk(Sniff(host, body), err); herr == nil && ok {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(out)
+		return
+	}
+	apierror.Write(w, status, core.ErrorCode(err), core.ErrorMessage(err))
+}
+
+// early answers a request refused before its input parsed (a bad wait,
+// an input over the limit or not a hook input), as refuse does, for the
+// prompt the input declares (Sniff).
+func (d *door) early(w http.ResponseWriter, r *http.Request, host Host, body []byte, status int, err error) {
+	if out, ok := FailedAsk(Sniff(host, body), err); ok {
+		d.opts.Log.Warn().Err(err).Str("path", r.URL.Path).Msg("hook: not asked")
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(out)
+		return
+	}
+	apierror.Write(w, status, core.ErrorCode(err), core.ErrorMessage(err))
+}
+
 func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	host, err := ParseHost(r.PathValue("host"))
 	if err != nil {
 		d.fail(w, r, err)
 		return
 	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxInputBytes))
+	if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
+		d.early(w, r, host, body, http.StatusRequestEntityTooLarge, invalid("the hook input is larger than the limit of 1 MiB"))
+		return
+	}
+	if err != nil {
+		d.early(w, r, host, body, http.StatusBadRequest, invalid("could not read the hook input: %v", err))
+		return
+	}
 	wait := d.opts.MaxWait
 	if raw := r.URL.Query().Get("wait"); raw != "" {
 		asked, err := core.ParseDuration(raw)
 		if err != nil || asked <= 0 {
-			d.fail(w, r, invalid("wait %q is not a duration: write a positive %s", raw, core.DurationForms))
+			d.early(w, r, host, body, http.StatusBadRequest, invalid("wait %q is not a duration: write a positive %s", raw, core.DurationForms))
 			return
 		}
 		wait = min(asked, d.opts.MaxWait)
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxInputBytes))
-	if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
-		apierror.Write(w, http.StatusRequestEntityTooLarge, core.CodeInvalid, "the hook input is larger than the limit of 1 MiB")
-		return
-	}
-	if err != nil {
-		d.fail(w, r, invalid("could not read the hook input: %v", err))
-		return
-	}
 	p, err := Parse(host, body)
 	if err != nil {
-		d.fail(w, r, err)
+		d.early(w, r, host, body, http.StatusBadRequest, err)
 		return
 	}
 	agent := d.opts.Agent(r)

@@ -326,3 +326,44 @@ func TestHookPreToolUseNotAskedAsksAtTheKeyboard(t *testing.T) {
 		t.Fatalf("parked %d questions, %v", len(list), err)
 	}
 }
+
+// TestHookPreToolUseRefusedEarlyIsNotLetThrough: a PreToolUse prompt
+// refused before it is even read as a prompt (its input over 1 MiB, not
+// JSON the strict reader takes, a bad wait) is answered as one that
+// could not be asked: "ask" for Claude Code; and a Codex PreToolUse that
+// askbridge refuses (its arguments over the limit) is denied, since
+// Codex takes no "ask" and would otherwise run it past every deny rule.
+// Before, each was an error status, which both hosts read as leaving the
+// call to their own rules. A PermissionRequest still gets the error.
+func TestHookPreToolUseRefusedEarlyIsNotLetThrough(t *testing.T) {
+	d := newDoor(t)
+	pre := hookFixture(t, "claude-code/pre-tool-use.bash.json")
+	withCommand := func(body, command string) string {
+		return strings.Replace(body, `"command": "`, `"command": "`+command+`", "was": "`, 1)
+	}
+	ask := `"permissionDecision":"ask","permissionDecisionReason":"askbridge could not ask in chat (`
+	for _, c := range []struct {
+		name, path, body, want string
+	}{
+		{"Claude Code, over 1 MiB", "/v1/hooks/claude-code", withCommand(pre, strings.Repeat("a", hooks.MaxInputBytes)), ask},
+		{"Claude Code, a lone surrogate", "/v1/hooks/claude-code", withCommand(pre, `x\ud800`), ask},
+		{"Claude Code, a bad wait", "/v1/hooks/claude-code?wait=300", pre, ask},
+		{"Codex, arguments over the limit", "/v1/hooks/codex", withCommand(hookFixture(t, "codex/pre-tool-use.bash.json"), strings.Repeat("a", core.MaxArgumentsLen)),
+			`"permissionDecision":"deny","permissionDecisionReason":"askbridge refused to ask about this call (`},
+	} {
+		resp := d.post(t.Context(), c.path, c.body)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), c.want) {
+			t.Errorf("%s: %d %s; want 200 and %s", c.name, resp.StatusCode, b, c.want)
+		}
+	}
+	resp := d.post(t.Context(), "/v1/hooks/claude-code", withCommand(hookFixture(t, "claude-code/permission-request.bash.json"), strings.Repeat("a", hooks.MaxInputBytes)))
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("a PermissionRequest over 1 MiB: %d; want 413", resp.StatusCode)
+	}
+	if list, _, err := d.svc.ListOpen(t.Context(), "", 50); err != nil || len(list) != 0 {
+		t.Fatalf("parked %d questions, %v", len(list), err)
+	}
+}

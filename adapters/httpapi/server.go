@@ -202,6 +202,13 @@ func (s *Server) v1(pattern, action string, h http.HandlerFunc, roles ...Role) {
 // business.
 func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
 
+// Refuser is a handler mounted under /v1 with Handle that words the API's
+// refusal of a request's token itself: the hook door, whose host must not
+// read a refusal as leaving its call to its own permission rules.
+type Refuser interface {
+	Refuse(w http.ResponseWriter, r *http.Request, status int, err error)
+}
+
 // Authenticate returns the token r presents as "Authorization: Bearer
 // ...", for handlers mounted outside /v1 (the MCP endpoint, say) that take
 // the same tokens. Routes under /v1 are authenticated already.
@@ -249,7 +256,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		tok, ok := s.Authenticate(r)
 		if !ok {
 			rec.Header().Set("WWW-Authenticate", `Bearer realm="askbridge"`)
-			writeErrorStatus(rec, http.StatusUnauthorized, core.CodeForbidden, "a valid bearer token is required")
+			const msg = "a valid bearer token is required"
+			if h, pattern := s.mux.Handler(r); strings.HasPrefix(patternPath(pattern), "/v1") {
+				if rf, ok := h.(Refuser); ok {
+					rf.Refuse(rec, r, http.StatusUnauthorized, core.Errorf(core.CodeForbidden, "auth", msg))
+					return
+				}
+			}
+			writeErrorStatus(rec, http.StatusUnauthorized, core.CodeForbidden, msg)
 			return
 		}
 		rec.line.token = tok.Name

@@ -49,10 +49,10 @@ func cmdHook(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return fail(stderr, fmt.Errorf("hook: reading stdin: %w", err))
 	}
-	if len(body) > maxHookInput {
-		return fail(stderr, fmt.Errorf("hook: the hook input is larger than %d bytes", maxHookInput))
-	}
 	failed := failedAsk(h, body, stdout, stderr)
+	if len(body) > maxHookInput {
+		return failed(core.Errorf(core.CodeInvalid, "hook", "the hook input is larger than %d bytes", maxHookInput))
+	}
 	base, token, err := clientTarget(getenv)
 	if err != nil {
 		return failed(err)
@@ -131,16 +131,20 @@ func cmdHook(ctx context.Context, args []string, getenv func(string) string, std
 }
 
 // failedAsk returns how the hook ends when the prompt in body could not
-// be asked: for a prompt whose host reads a failed hook as leaving the
-// call to its own permission rules (hooks.FailedAsk: Claude Code's
-// PreToolUse), with the "ask" of a prompt nobody answered on stdout and
-// exit 0, the reason on stderr too; for any other prompt (or an input the
-// server would refuse anyway), exit 1 with the reason on stderr.
+// be asked: where hooks.FailedAsk has an answer for it (a PreToolUse
+// prompt, whose host reads a failed hook as leaving the call to its own
+// permission rules), that answer on stdout and exit 0, the reason on
+// stderr too; for any other prompt, exit 1 with the reason on stderr. An
+// input that does not parse is taken as the event it declares
+// (hooks.Sniff), so a malformed PreToolUse input is not let through.
 func failedAsk(h hooks.Host, body []byte, stdout, stderr io.Writer) func(error) int {
 	p, perr := hooks.Parse(h, body)
+	if perr != nil {
+		p = hooks.Sniff(h, body)
+	}
 	return func(err error) int {
 		out, ok := hooks.FailedAsk(p, err)
-		if perr != nil || !ok {
+		if !ok {
 			return fail(stderr, err)
 		}
 		fmt.Fprintln(stderr, "askbridge:", err)

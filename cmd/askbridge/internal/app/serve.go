@@ -287,12 +287,14 @@ func (m *Main) openStore(ctx context.Context, s Settings) error {
 func (m *Main) mountAgentDoors(mux *http.ServeMux, api *httpapi.Server, svc *core.Service) {
 	stop, cancel := context.WithCancel(context.Background())
 	m.stopMCP = cancel
-	mux.Handle("/mcp", agentsOnly(api, "the MCP tools are for agent tokens", mcp.HTTPHandler(mcp.ServiceBackend{Svc: svc}, mcp.Options{
+	mux.Handle("/mcp", agentsOnly(api, "the MCP tools are for agent tokens", writeRefusal, mcp.HTTPHandler(mcp.ServiceBackend{Svc: svc}, mcp.Options{
 		Version: versionString(),
 		Caller:  func(r *http.Request) core.AgentID { return agentName(r.Context()) },
 		Stop:    stop,
 	})))
-	api.Handle("POST /v1/hooks/{host}", agentsOnly(api, "hooks are answered for agent tokens", hooks.Handler(svc, hooks.Options{
+	// A hook refused its token answers as the hook door answers a prompt
+	// it cannot ask (hooks.Unread): a Claude Code PreToolUse gets "ask".
+	api.Handle("POST /v1/hooks/{host}", agentsOnly(api, "hooks are answered for agent tokens", hooks.Unread, hooks.Handler(svc, hooks.Options{
 		Agent:   func(r *http.Request) core.AgentID { return agentName(r.Context()) },
 		MaxWait: httpapi.DefaultMaxWait,
 		Stop:    stop,
@@ -377,21 +379,41 @@ type agentKey struct{}
 // agentsOnly lets through requests that carry an API token with the agent
 // role (or admin), and puts its name in the context: an MCP tool call, or
 // a host's hook, asks in the name of the agent whose token made it. Other
-// tokens are refused with refusal.
-func agentsOnly(api *httpapi.Server, refusal string, h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		tok, ok := api.Authenticate(r)
-		if !ok {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="askbridge"`)
-			httpapi.WriteError(w, http.StatusUnauthorized, core.CodeForbidden, "a valid bearer token is required")
-			return
-		}
-		if tok.Role != httpapi.RoleAgent && tok.Role != httpapi.RoleAdmin {
-			httpapi.WriteError(w, http.StatusForbidden, core.CodeForbidden, refusal)
-			return
-		}
-		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), agentKey{}, tok.Agent())))
-	})
+// tokens are refused with refusal, written by refuse.
+// Under /v1 the API refuses a request without a valid token before it
+// gets here, through the door's Refuse (httpapi.Refuser).
+func agentsOnly(api *httpapi.Server, refusal string, refuse func(http.ResponseWriter, *http.Request, int, error), h http.Handler) http.Handler {
+	return agentDoor{api: api, refusal: refusal, refuse: refuse, h: h}
+}
+
+type agentDoor struct {
+	api     *httpapi.Server
+	refusal string
+	refuse  func(http.ResponseWriter, *http.Request, int, error)
+	h       http.Handler
+}
+
+func (d agentDoor) Refuse(w http.ResponseWriter, r *http.Request, status int, err error) {
+	d.refuse(w, r, status, err)
+}
+
+func (d agentDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	tok, ok := d.api.Authenticate(r)
+	if !ok {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="askbridge"`)
+		d.refuse(w, r, http.StatusUnauthorized, core.Errorf(core.CodeForbidden, "auth", "a valid bearer token is required"))
+		return
+	}
+	if tok.Role != httpapi.RoleAgent && tok.Role != httpapi.RoleAdmin {
+		d.refuse(w, r, http.StatusForbidden, core.Errorf(core.CodeForbidden, "auth", "%s", d.refusal))
+		return
+	}
+	d.h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), agentKey{}, tok.Agent())))
+}
+
+// writeRefusal writes err in the API's error shape, with status.
+func writeRefusal(w http.ResponseWriter, _ *http.Request, status int, err error) {
+	httpapi.WriteError(w, status, core.ErrorCode(err), core.ErrorMessage(err))
 }
 
 func agentName(ctx context.Context) core.AgentID {

@@ -199,6 +199,7 @@ func (s *Service) newQuestion(b *bound, in AskInput, route Route, verdict RuleVe
 		Agent:         in.Agent,
 		RunID:         in.RunID,
 		ToolCallID:    in.ToolCallID,
+		HostPrompt:    in.HostPrompt,
 		Labels:        in.Labels,
 		Text:          in.Text,
 		Context:       in.Context,

@@ -45,6 +45,10 @@ type AskInput struct {
 	// prefix of Config.Callbacks. Left out of the idempotency fingerprint
 	// when unset.
 	CallbackURL string `json:",omitempty"`
+	// HostPrompt marks an agent host's own permission prompt, asked
+	// through the hooks door (adapters/hooks): set by that door alone,
+	// never taken from an asker.
+	HostPrompt bool `json:",omitempty"`
 }
 
 // Validate reports the first rule the input breaks, as a CodeInvalid error

@@ -13,11 +13,16 @@ import (
 
 // Question is one parked question and, once closed, its outcome.
 type Question struct {
-	ID            QuestionID    `json:"id"`
-	Kind          Kind          `json:"kind"`
-	Agent         AgentID       `json:"agent"`
-	RunID         RunID         `json:"run_id"`
-	ToolCallID    string        `json:"tool_call_id,omitempty"`
+	ID         QuestionID `json:"id"`
+	Kind       Kind       `json:"kind"`
+	Agent      AgentID    `json:"agent"`
+	RunID      RunID      `json:"run_id"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+	// HostPrompt: the question is its agent host's own permission prompt
+	// (AskInput.HostPrompt). The agent's MCP host asked it, so it may not
+	// answer it (Service.allowed): the model could, with the agent's
+	// token, approve its own call.
+	HostPrompt    bool          `json:"host_prompt,omitempty"`
 	Labels        Labels        `json:"labels,omitzero"`
 	Text          string        `json:"question"`
 	Context       string        `json:"context,omitempty"`

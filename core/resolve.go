@@ -333,8 +333,8 @@ func (s *Service) forbid(ctx context.Context, q *Question, who identified, op st
 // escalated, the escalation route's deciders may answer too.
 func (s *Service) allowed(q *Question, d identified) bool {
 	route, ok := s.RouteOf(q)
-	if !ok {
-		return false
+	if !ok || q.HostPrompt && d.Surface == SurfaceMCP {
+		return false // a host's own prompt is not its MCP host's to answer
 	}
 	if route.Allows(d.Decider) {
 		return true

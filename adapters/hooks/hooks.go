@@ -228,6 +228,7 @@ func (p Prompt) Ask(agent core.AgentID, route string) (core.AskInput, error) {
 		Route:         route,
 		Tool:          p.Tool,
 		Arguments:     p.Input,
+		HostPrompt:    true,
 	}
 	if p.Editable() {
 		in.Editable = &core.Editable{All: true}

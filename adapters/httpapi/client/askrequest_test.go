@@ -26,8 +26,13 @@ func TestAskRequestCarriesEveryField(t *testing.T) {
 		Timeout: time.Hour, OnTimeout: core.OnTimeoutReask, MaxReasks: 2, Quorum: 2,
 		IdempotencyKey: "key-1", CallbackURL: "https://hooks.example/cb",
 	}
+	// Set by a door of the bridge's own, never taken from an asker.
+	notSent := map[string]bool{"HostPrompt": true}
 	v := reflect.ValueOf(in)
 	for i := range v.NumField() {
+		if notSent[v.Type().Field(i).Name] {
+			continue
+		}
 		if v.Field(i).IsZero() {
 			t.Fatalf("the sample leaves AskInput.%s unset: set it, and carry it both ways", v.Type().Field(i).Name)
 		}

@@ -1,0 +1,48 @@
+package hooks_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge/adapters/hooks"
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/coretest"
+)
+
+// TestHostPromptNotAnsweredByItsOwnAgent: a host's permission prompt, on
+// a route that lets the agent's MCP host answer its questions, cannot be
+// answered through the MCP door as that agent: the model, holding the
+// agent's token, could otherwise approve its own call. Before, it could.
+func TestHostPromptNotAnsweredByItsOwnAgent(t *testing.T) {
+	svc, _ := coretest.Open(t, coretest.Options{Routes: map[string]core.Route{core.DefaultRoute: {
+		Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}, core.SurfaceMCP: {string(agent)}}}}})
+	stop, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	mux := http.NewServeMux()
+	mux.Handle("POST /v1/hooks/{host}", hooks.Handler(svc, hooks.Options{
+		Agent: func(*http.Request) core.AgentID { return agent }, MaxWait: time.Minute, Stop: stop,
+	}))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	d := &door{t: t, svc: svc, srv: srv, stop: cancel}
+
+	p := d.start(t.Context(), "/v1/hooks/claude-code", hookFixture(t, "claude-code/permission-request.bash.json"))
+	defer p.resp.Body.Close()
+	q, err := svc.Get(t.Context(), p.id)
+	if err != nil || !q.HostPrompt {
+		t.Fatalf("the prompt's question: %+v, %v; want it marked as a host's prompt", q, err)
+	}
+	self := core.Decider{Surface: core.SurfaceMCP, ID: string(agent)}
+	if svc.MayAnswer(q, self) {
+		t.Error("the agent's MCP host may answer its own host's prompt")
+	}
+	if _, err := svc.Answer(t.Context(), core.AnswerInput{QuestionID: q.ID, Decider: self, OptionID: core.ApproveOption}); core.ErrorCode(err) != core.CodeForbidden {
+		t.Errorf("the agent approving its own prompt through the MCP door: %v, want forbidden", err)
+	}
+	if !svc.MayAnswer(q, core.Decider{Surface: core.SurfaceAPI, ID: "ops"}) {
+		t.Error("a person on the route may not answer the prompt")
+	}
+}

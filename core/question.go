@@ -5,10 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"iter"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Question is one parked question and, once closed, its outcome.
@@ -364,7 +367,15 @@ func checkID[S ~string](op, field string, s S, required bool) error {
 // CanonicalArguments returns the canonical form of a JSON value: keys
 // sorted, no insignificant whitespace, numbers as written. Two requests
 // that mean the same arguments hash the same.
+//
+// A key given twice, or text that is not UTF-8, is refused (strictJSON):
+// a tool that keeps the first of two equal keys would run what the card,
+// the digest and the rules, which see the last, never showed; and two
+// different invalid strings would read, and hash, the same.
 func CanonicalArguments(raw json.RawMessage) ([]byte, error) {
+	if err := strictJSON(raw); err != nil {
+		return nil, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
@@ -381,6 +392,22 @@ func CanonicalArguments(raw json.RawMessage) ([]byte, error) {
 		return nil, Internal("canonical arguments", err)
 	}
 	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// strictJSON refuses arguments with a key given twice in one object or
+// text that is not UTF-8; other malformed JSON is left to the decoder's
+// own refusal.
+func strictJSON(raw json.RawMessage) error {
+	const op = "canonical arguments"
+	_, err := jsontext.NewDecoder(bytes.NewReader(raw)).ReadValue()
+	var syn *jsontext.SyntacticError
+	switch {
+	case errors.As(err, &syn) && errors.Is(syn.Err, jsontext.ErrDuplicateName):
+		return Errorf(CodeInvalid, op, "arguments give the key %q twice", syn.JSONPointer.LastToken())
+	case errors.As(err, &syn) && strings.Contains(syn.Err.Error(), "invalid UTF-8"):
+		return Errorf(CodeInvalid, op, "arguments are not valid UTF-8")
+	}
+	return nil
 }
 
 // HashArguments returns the hex SHA-256 of the canonical arguments, and

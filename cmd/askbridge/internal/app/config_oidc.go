@@ -89,7 +89,7 @@ func (o *OIDCFile) checkProvider(getenv func(string) string) error {
 	case o.ClientSecret != "" && o.ClientSecretEnv != "":
 		return fmt.Errorf("oidc: give client_secret or client_secret_env, not both")
 	case o.ClientSecretEnv != "":
-		v := getenv(o.ClientSecretEnv)
+		v := envSecret(getenv, o.ClientSecretEnv)
 		if v == "" {
 			return fmt.Errorf("oidc.client_secret_env: environment variable %s is empty", o.ClientSecretEnv)
 		}

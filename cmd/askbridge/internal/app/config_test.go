@@ -230,10 +230,29 @@ func TestSettingsDefaultsAndTrimming(t *testing.T) {
 	if s.Addr != "127.0.0.1:9" || s.DataDir != "askbridge-data" {
 		t.Fatalf("addr %q, data dir %q: a blank value must read as unset", s.Addr, s.DataDir)
 	}
-	for key, v := range map[string]string{"ASKBRIDGE_LOG_FORMAT": "xml", "TELEGRAM_API_URL": "http://x/bot"} {
+	for key, v := range map[string]string{"ASKBRIDGE_LOG_FORMAT": "xml", "TELEGRAM_API_URL": "http://x/bot", "ASKBRIDGE_LOG_LEVEL": "verbose"} {
 		env := map[string]string{key: v, "TELEGRAM_BOT_TOKEN": "1:x"}
 		if _, err := app.LoadSettings(func(k string) string { return env[k] }); err == nil || !strings.HasPrefix(err.Error(), key+":") {
 			t.Errorf("%s=%q: %v", key, v, err)
 		}
+	}
+}
+
+// TestSecretsFromEnvironmentAreTrimmed: a secret read through a *_env key
+// is trimmed as every environment value is; a Kubernetes secret mounted
+// with its trailing newline made a token no client could send, and a
+// blank one passed. Before, each was taken as it came.
+func TestSecretsFromEnvironmentAreTrimmed(t *testing.T) {
+	env := map[string]string{"OPS_TOKEN": "ops-token-0123456789\n", "BLANK": "   "}
+	getenv := func(k string) string { return env[k] }
+	f, err := app.ParseFile([]byte("tokens: [{name: ops, role: operator, token_env: OPS_TOKEN}]"), getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Tokens[0].Token.Reveal(); got != "ops-token-0123456789" {
+		t.Errorf("token %q, want it trimmed", got)
+	}
+	if _, err := app.ParseFile([]byte("tokens: [{name: ops, role: operator, token_env: BLANK}]"), getenv); err == nil || !strings.Contains(err.Error(), "is empty") {
+		t.Errorf("a blank token_env: %v, want it refused as empty", err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/adapters/mcp"
 	"github.com/askbridge/askbridge/core"
+	"github.com/rs/zerolog"
 )
 
 // clientBackend lets "askbridge mcp" (a process an agent host starts) park
@@ -205,19 +206,21 @@ func cause(err error) string {
 // goes to the host's log panel, so by default it carries warnings and
 // errors only.
 func mcpLogLevel(raw string) (slog.Level, error) {
-	switch strings.ToLower(strings.TrimSpace(raw)) {
-	case "":
+	if strings.TrimSpace(raw) == "" {
 		return slog.LevelWarn, nil
-	case "trace", "debug":
-		return slog.LevelDebug, nil
-	case "info":
-		return slog.LevelInfo, nil
-	case "warn", "warning":
-		return slog.LevelWarn, nil
-	case "error", "fatal", "panic":
-		return slog.LevelError, nil
 	}
-	return 0, fmt.Errorf("ASKBRIDGE_LOG_LEVEL: %q is not debug, info, warn or error", raw)
+	lvl, err := parseLogLevel(raw)
+	switch {
+	case err != nil:
+		return 0, err
+	case lvl <= zerolog.DebugLevel:
+		return slog.LevelDebug, nil
+	case lvl == zerolog.InfoLevel:
+		return slog.LevelInfo, nil
+	case lvl == zerolog.WarnLevel:
+		return slog.LevelWarn, nil
+	}
+	return slog.LevelError, nil
 }
 
 func cmdMCP(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {

@@ -202,6 +202,9 @@ func (s *Settings) check() error {
 	default:
 		return fmt.Errorf("ASKBRIDGE_LOG_FORMAT: %q is not auto, console or json", s.LogFormat)
 	}
+	if _, err := parseLogLevel(s.LogLevel); err != nil {
+		return err
+	}
 	if _, _, err := s.redisDial(); err != nil {
 		return err
 	}

@@ -76,12 +76,14 @@ func (s *Store) DeleteStanding(ctx context.Context, id string) (core.Standing, e
 	var st core.Standing
 	err := s.update(ctx, "delete standing", func(tx *bbolt.Tx) error {
 		bk := tx.Bucket(bucketStanding)
+		// Refused before any write, so the writes committed beside it
+		// do not run again (refuse).
 		if bk == nil {
-			return core.ErrNotFound
+			return refuse(core.ErrNotFound)
 		}
 		v := bk.Get([]byte(id))
 		if v == nil {
-			return core.ErrNotFound
+			return refuse(core.ErrNotFound)
 		}
 		if err := json.Unmarshal(v, &st); err != nil {
 			return fmt.Errorf("decode standing approval %s: %w", id, err)

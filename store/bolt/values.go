@@ -23,7 +23,7 @@ type leaseRecord struct {
 // expiry reads "" once it has passed, before Purge gets to it.
 func (s *Store) Value(_ context.Context, key string) (string, error) {
 	var v string
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.view("value", func(tx *bbolt.Tx) error {
 		if b := tx.Bucket(bucketValues); b != nil {
 			if raw := b.Get([]byte(key)); raw != nil {
 				v = string(raw)

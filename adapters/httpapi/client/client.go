@@ -11,6 +11,7 @@
 package client
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -40,6 +41,9 @@ type Client struct {
 	token string
 	hc    *http.Client
 	poll  time.Duration
+	// pause is the first pause before a retry, doubled on each failure
+	// in a row up to 5 s (a test's is shorter).
+	pause time.Duration
 }
 
 // Option configures a Client.
@@ -56,7 +60,7 @@ func WithPollTimeout(d time.Duration) Option { return func(c *Client) { c.poll =
 // New returns a client of the server at baseURL (scheme, host and any path
 // prefix, such as "http://127.0.0.1:8080") presenting token.
 func New(baseURL, token string, opts ...Option) *Client {
-	c := &Client{base: strings.TrimRight(baseURL, "/"), token: token, hc: http.DefaultClient, poll: DefaultPollTimeout}
+	c := &Client{base: strings.TrimRight(baseURL, "/"), token: token, hc: http.DefaultClient, poll: DefaultPollTimeout, pause: 250 * time.Millisecond}
 	for _, o := range opts {
 		o(c)
 	}
@@ -82,7 +86,7 @@ func (c *Client) Ask(ctx context.Context, req AskRequest) (*AgentQuestion, error
 	if key != "" {
 		hdr.Set("Idempotency-Key", key)
 	}
-	pause := 250 * time.Millisecond
+	pause := c.pause
 	start := time.Now()
 	for attempt := 1; ; attempt++ {
 		q, err := callWith[AgentQuestion](ctx, c, http.MethodPost, "/v1/questions", nil, req, hdr)
@@ -137,20 +141,29 @@ func (c *Client) WaitOnce(ctx context.Context, id core.QuestionID, timeout time.
 
 // Wait long-polls until the question closes and returns its resume, or
 // returns ctx's error once ctx ends. It rides out transient failures (the
-// connection dropping, a 502, 503 or 504 while a replica restarts) by
-// trying again with a growing pause; any other error ends it.
+// connection dropping, a 502, 503 or 504 while a replica restarts, and up
+// to maxInternal 500s in a row, the store failing for a moment) by trying
+// again with a growing pause; any other error ends it. A poll answered
+// open at once (a poll timeout of 0, a draining server) is followed by
+// the same pause, so Wait never spins.
 func (c *Client) Wait(ctx context.Context, id core.QuestionID) (*WaitResponse, error) {
-	pause := 250 * time.Millisecond
+	pause := c.pause
+	internal := 0 // 500s in a row
 	for {
+		start := time.Now()
 		res, err := c.WaitOnce(ctx, id, c.poll)
 		switch {
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
 		case err == nil && res.State != "open":
 			return res, nil
-		case err == nil:
-			pause = 250 * time.Millisecond
+		case err == nil && time.Since(start) >= quickPoll:
+			pause, internal = c.pause, 0
 			continue
+		case err == nil:
+			internal = 0
+		case status(err) == http.StatusInternalServerError && internal < maxInternal:
+			internal++
 		case !transient(err):
 			return nil, err
 		}
@@ -164,6 +177,14 @@ func (c *Client) Wait(ctx context.Context, id core.QuestionID) (*WaitResponse, e
 		pause = min(2*pause, 5*time.Second)
 	}
 }
+
+// quickPoll is how soon an open answer to a long poll counts as one that
+// did not wait at all; maxInternal is how many 500s in a row Wait rides
+// out before it gives up.
+const (
+	quickPoll   = 100 * time.Millisecond
+	maxInternal = 5
+)
 
 // List returns a page of open questions, hard-to-reverse first, then
 // oldest. Pass the previous page's NextCursor for the next; limit 0 takes
@@ -311,18 +332,21 @@ func (c *Client) Events(ctx context.Context, since int64) ([]Event, error) {
 // fails. A dropped stream is resumed from the last event seen, with a
 // growing pause, so a server restart loses nothing.
 func (c *Client) Follow(ctx context.Context, since int64, fn func(Event) error) error {
-	pause := 250 * time.Millisecond
+	pause := c.pause
 	for {
 		last, err := c.stream(ctx, since, true, fn)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		if last > since {
-			since, pause = last, 250*time.Millisecond
+			since, pause = last, c.pause
 		}
 		var fnErr *callbackError
 		if errors.As(err, &fnErr) {
 			return fnErr.err
+		}
+		if errors.As(err, new(*badEventError)) || errors.Is(err, bufio.ErrTooLong) {
+			return err // the same event would come again: retrying will not help
 		}
 		if err != nil && !transient(err) {
 			var e *Error
@@ -340,6 +364,14 @@ func (c *Client) Follow(ctx context.Context, since int64, fn func(Event) error) 
 		pause = min(2*pause, 5*time.Second)
 	}
 }
+
+// badEventError is an event the client cannot read (a newer server's,
+// say), which ends Follow: asked again from the same place, the same
+// event would come again, for ever.
+type badEventError struct{ err error }
+
+func (e *badEventError) Error() string { return e.err.Error() }
+func (e *badEventError) Unwrap() error { return e.err }
 
 // callbackError marks an error returned by the caller's function, which
 // ends Follow instead of being retried.
@@ -360,7 +392,7 @@ func (c *Client) stream(ctx context.Context, since int64, follow bool, fn func(E
 	err = readSSE(resp.Body, func(m sseMessage) error {
 		var e Event
 		if err := json.Unmarshal([]byte(m.data), &e); err != nil {
-			return fmt.Errorf("askbridge: event %s: %w", m.id, err)
+			return &badEventError{fmt.Errorf("askbridge: event %s: %w", m.id, err)}
 		}
 		if err := fn(e); err != nil {
 			return &callbackError{err}

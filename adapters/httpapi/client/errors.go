@@ -67,6 +67,15 @@ func retryableAsk(err error) bool {
 	return true
 }
 
+// status is the HTTP status of a response err came from, 0 if none.
+func status(err error) int {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Status
+	}
+	return 0
+}
+
 // transient reports whether a failed long poll is worth repeating.
 func transient(err error) bool {
 	var e *Error

@@ -1,0 +1,73 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestWaitRidesOutA500: one 500 (the store failing for a moment) does not
+// end an hours-long wait; before, it did, with the question still open.
+// A server that keeps answering 500 still ends it.
+func TestWaitRidesOutA500(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if calls.Add(1) == 1 || r.URL.Path == "/v1/questions/broken/wait" {
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = w.Write([]byte(`{"error":{"code":"internal","message":"internal error"}}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"question_id":"q","state":"answered","resume":{"content":"x","structured":{}},"question":{}}`))
+	}))
+	defer srv.Close()
+	c := New(srv.URL, "t")
+	c.pause = time.Millisecond
+	if res, err := c.Wait(t.Context(), "q"); err != nil || res.State != "answered" {
+		t.Fatalf("wait after one 500: %+v, %v", res, err)
+	}
+	var e *Error
+	if _, err := c.Wait(t.Context(), "broken"); !errors.As(err, &e) || e.Status != http.StatusInternalServerError {
+		t.Fatalf("wait on a server that keeps failing: %v, want its 500", err)
+	}
+}
+
+// TestWaitDoesNotSpin: polls answered open at once (a poll timeout of 0)
+// are paced; before, Wait sent them back to back.
+func TestWaitDoesNotSpin(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		_, _ = w.Write([]byte(`{"question_id":"q","state":"open","question":{}}`))
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 600*time.Millisecond)
+	defer cancel()
+	if _, err := New(srv.URL, "t", WithPollTimeout(0)).Wait(ctx, "q"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("wait: %v", err)
+	}
+	if n := calls.Load(); n > 10 {
+		t.Errorf("%d polls in 600 ms, each answered at once; want them paced", n)
+	}
+}
+
+// TestFollowEndsOnAnEventItCannotRead: an event the client cannot decode
+// ends Follow with an error; before, Follow asked again from the same
+// place, got the same event and retried for ever.
+func TestFollowEndsOnAnEventItCannotRead(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write([]byte("id: 1\ndata: {bad\n\n"))
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	err := New(srv.URL, "t").Follow(ctx, 0, func(Event) error { return nil })
+	if err == nil || errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("follow over an unreadable event: %v, want its error", err)
+	}
+}

@@ -342,6 +342,8 @@ var (
 		"Deliveries waiting in the store's outbox, by surface.", []string{"surface"}, nil)
 	ageDesc = prometheus.NewDesc(namespace+"_outbox_oldest_age_seconds",
 		"Age of the oldest delivery waiting in the outbox, by surface (0 when empty).", []string{"surface"}, nil)
+	cappedDesc = prometheus.NewDesc(namespace+"_open_questions_capped",
+		"1 when this scrape stopped counting open questions at its bound (20,000): open_questions is then a floor, not the count.", nil, nil)
 	scrapeErrDesc = prometheus.NewDesc(namespace+"_store_scrape_errors",
 		"1 when reading the store for this scrape failed (the store gauges are then missing).", nil, nil)
 )
@@ -351,6 +353,7 @@ const maxOpenScan = 20000
 
 func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- openDesc
+	ch <- cappedDesc
 	ch <- depthDesc
 	ch <- ageDesc
 	ch <- scrapeErrDesc
@@ -363,12 +366,13 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 	defer cancel()
 	failed := 0.0
 	if c.open != nil {
-		if counts, err := c.countOpen(ctx); err != nil {
+		if counts, capped, err := c.countOpen(ctx); err != nil {
 			failed = 1
 		} else {
 			for k, n := range counts {
 				ch <- prometheus.MustNewConstMetric(openDesc, prometheus.GaugeValue, float64(n), k[0], k[1])
 			}
+			ch <- prometheus.MustNewConstMetric(cappedDesc, prometheus.GaugeValue, map[bool]float64{true: 1}[capped])
 		}
 	}
 	now := time.Now
@@ -393,8 +397,11 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(scrapeErrDesc, prometheus.GaugeValue, failed)
 }
 
-func (c *storeCollector) countOpen(ctx context.Context) (map[[2]string]int, error) {
-	counts := map[[2]string]int{}
+// countOpen counts the open questions by route and reversibility, up to
+// maxOpenScan of them; capped says it stopped there (a backlog, when the
+// count matters most, must not read as a flat line).
+func (c *storeCollector) countOpen(ctx context.Context) (counts map[[2]string]int, capped bool, err error) {
+	counts = map[[2]string]int{}
 	for _, r := range *c.routes.Load() {
 		for _, rev := range []core.Reversibility{core.Reversible, core.HardToReverse} {
 			counts[[2]string{r, string(rev)}] = 0
@@ -404,14 +411,14 @@ func (c *storeCollector) countOpen(ctx context.Context) (map[[2]string]int, erro
 	for {
 		qs, next, err := c.open(ctx, cursor, 500)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		for _, q := range qs {
 			counts[[2]string{q.Route, reversibility(q.Reversibility)}]++
 		}
 		seen += len(qs)
 		if next == "" || seen >= maxOpenScan {
-			return counts, nil
+			return counts, next != "", nil
 		}
 		cursor = next
 	}

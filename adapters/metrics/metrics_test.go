@@ -180,3 +180,23 @@ askbridge_events_unrecorded_total{kind="undelivered"} 0
 		t.Fatal(err)
 	}
 }
+
+// TestOpenCountSaysWhenCapped: a backlog larger than one scrape counts
+// sets open_questions_capped, so the gauge's flat line at the bound is
+// not read as the count; before, nothing said so.
+func TestOpenCountSaysWhenCapped(t *testing.T) {
+	m := metrics.New("dev", metrics.Source{})
+	page := make([]*core.Question, 500)
+	for i := range page {
+		page[i] = &core.Question{Route: "ops", Reversibility: core.Reversible}
+	}
+	m.SetOpen(func(context.Context, string, int) ([]*core.Question, string, error) { return page, "more", nil })
+	fams := gather(t, m)
+	if fams["askbridge_open_questions_capped"] != 1 || fams["askbridge_open_questions"] != 20000 {
+		t.Errorf("capped %v, open %v; want 1 and 20000", fams["askbridge_open_questions_capped"], fams["askbridge_open_questions"])
+	}
+	m.SetOpen(func(context.Context, string, int) ([]*core.Question, string, error) { return page[:3], "", nil })
+	if fams = gather(t, m); fams["askbridge_open_questions_capped"] != 0 || fams["askbridge_open_questions"] != 3 {
+		t.Errorf("capped %v, open %v; want 0 and 3", fams["askbridge_open_questions_capped"], fams["askbridge_open_questions"])
+	}
+}

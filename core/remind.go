@@ -223,10 +223,7 @@ func (s *Service) Remind(ctx context.Context) (int, error) {
 	now := s.now()
 	b := s.conf()
 	found := false
-	// A claim must outlive the question: it is kept as long as a question
-	// can be open and then retained.
-	cfg := b.cfg
-	ttl := cfg.MaxTimeout + cfg.Retention
+	retention := b.cfg.Retention
 	sent := 0
 	var errs []error
 	cursor := ""
@@ -249,7 +246,7 @@ func (s *Service) Remind(ctx context.Context) (int, error) {
 			// no other pass (on any replica) takes the same reminder, and
 			// it can be given back if the reminder cannot be stored.
 			claim, owner := fmt.Sprintf("remind:%s:%d", q.ID, k), string(NewID(0))
-			first, err := s.store.Lease(ctx, claim, owner, ttl)
+			first, err := s.store.Lease(ctx, claim, owner, reminderClaimTTL(q, now, retention))
 			if err != nil {
 				errs = append(errs, Internal(op, err))
 				continue
@@ -321,4 +318,14 @@ func (s *Service) awayDigests(since, now time.Time) []Delivery {
 		})
 	}
 	return out
+}
+
+// reminderClaimTTL is how long the claim of a reminder of q is kept: as
+// long as q can stay open (its deadline, moved on by each reask and the
+// escalation still to come) and then retained. A claim that lapsed with
+// the question still open would send its reminder again: the k of the
+// last reminder stays at the route's cap.
+func reminderClaimTTL(q *Question, now time.Time, retention time.Duration) time.Duration {
+	more := time.Duration(max(q.MaxReasks-q.Renotified, 0)+1) * time.Duration(q.Timeout)
+	return max(q.Deadline.Sub(now), 0) + more + retention
 }

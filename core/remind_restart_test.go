@@ -128,3 +128,36 @@ func TestAReminderNotStoredIsSentLater(t *testing.T) {
 		t.Fatalf("a third pass: %d, %v; want nothing more", n, err)
 	}
 }
+
+// TestNoReminderAgainWhileReasked: a question reasked past the default
+// retention and max timeout (30 days each) still gets its capped reminder
+// once; before, the reminder's claim lapsed after 60 days while the
+// question was open, and it was sent again.
+func TestNoReminderAgainWhileReasked(t *testing.T) {
+	ctx := t.Context()
+	clock := core.NewSimClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
+	svc, err := core.New(coretest.OpenStoreOn(t, clock.Now), reloadConfig(map[string]core.Route{"ops": {
+		Deciders: map[core.Surface][]string{core.SurfaceAPI: {"alice"}}, RemindEvery: time.Minute, RemindMax: 1}}), clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const month = 30 * 24 * time.Hour
+	if _, err := svc.Ask(ctx, core.AskInput{Kind: core.KindClarification, Agent: "a", RunID: "r", Text: "which?",
+		Reversibility: core.Reversible, Route: "ops", Timeout: month, OnTimeout: core.OnTimeoutReask, MaxReasks: 2}); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(2 * time.Minute)
+	if n, err := svc.Remind(ctx); err != nil || n != 1 {
+		t.Fatalf("the first reminder: %d, %v", n, err)
+	}
+	for range 2 {
+		clock.Advance(month)
+		if rep, err := svc.Tick(ctx); err != nil || rep.Reasked != 1 {
+			t.Fatalf("tick: %+v, %v", rep, err)
+		}
+	}
+	clock.Advance(time.Minute)
+	if n, err := svc.Remind(ctx); err != nil || n != 0 {
+		t.Fatalf("reminders 60 days on, the cap reached long ago: %d, %v; want none", n, err)
+	}
+}

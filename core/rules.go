@@ -382,6 +382,23 @@ func (s *Service) Evaluate(in AskInput) (RuleVerdict, error) {
 	return evalRules(route, in), nil
 }
 
+// EvaluateCalls is Evaluate for a batch: each call's verdict, as the
+// rules see it at the ask (an approval of that one call would).
+func (s *Service) EvaluateCalls(in AskInput) ([]RuleVerdict, error) {
+	if in.Route == "" {
+		in.Route = DefaultRoute
+	}
+	route, ok := s.Route(in.Route)
+	if !ok {
+		return nil, Errorf(CodeInvalid, "policy test", "route %q is not configured", in.Route)
+	}
+	vs := callVerdicts(route, in)
+	if vs == nil {
+		vs = make([]RuleVerdict, len(in.Calls)) // no rules: every call asked as configured
+	}
+	return vs, nil
+}
+
 // askedReason is what the asked event records of the rules: the rule
 // that decided, or the one that could not be evaluated.
 func (v RuleVerdict) askedReason() string {

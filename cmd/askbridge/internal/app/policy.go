@@ -74,7 +74,15 @@ func cmdPolicy(_ context.Context, args []string, getenv func(string) string, std
 	}
 	switch {
 	case ask.Kind == core.KindApproval && len(ask.Calls) > 0:
-		fmt.Fprintln(stdout, "a batch is asked as configured: policy rules decide approvals of one tool call")
+		// Each call of a batch goes through the rules as an approval of
+		// that one call would (what is left is asked together).
+		vs, err := svc.EvaluateCalls(ask)
+		if err != nil {
+			return fail(stderr, fmt.Errorf("%s", core.ErrorMessage(err)))
+		}
+		for i, c := range ask.Calls {
+			fmt.Fprintf(stdout, "call %s: %s\n", c.ToolCallID, vs[i].Explain())
+		}
 	case ask.Kind != core.KindApproval:
 		fmt.Fprintf(stdout, "a %s is asked as configured: policy rules decide approvals of one tool call\n", ask.Kind)
 	default:

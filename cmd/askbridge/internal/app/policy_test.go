@@ -68,6 +68,10 @@ func TestPolicyTest(t *testing.T) {
 		{[]string{"test"}, ask("Bash", `{"command":"make"}`), "no rule matches: asked as configured"},
 		{[]string{"test"}, `{"kind":"clarification","question":"q","reversibility":"reversible","run_id":"r","route":"claude-code"}`,
 			"a clarification is asked as configured"},
+		// A batch: each call as an approval of that one call would be.
+		{[]string{"test"}, `{"kind":"approval","question":"q","reversibility":"reversible","run_id":"r","route":"claude-code","calls":[` +
+			`{"tool_call_id":"c1","tool":"Grep","arguments":{"pattern":"x"}},{"tool_call_id":"c2","tool":"Bash","arguments":{"command":"make"}}]}`,
+			"call c1: policy rule 0 of route \"claude-code\" allows it: approved at once, nobody is asked\ncall c2: no rule matches: asked as configured\n"},
 	} {
 		var out, errb bytes.Buffer
 		if code := app.Run(t.Context(), append([]string{"policy"}, c.args...), env, strings.NewReader(c.stdin), &out, &errb); code != 0 {

@@ -256,3 +256,26 @@ func TestSecretsFromEnvironmentAreTrimmed(t *testing.T) {
 		t.Errorf("a blank token_env: %v, want it refused as empty", err)
 	}
 }
+
+// TestPlatformSettingsWithoutTheirToken: a platform's settings given
+// without the one that turns it on are refused, naming both; before, a
+// misspelt bot token beside a signing secret started the server without
+// the platform, and its cards waited in the outbox unseen.
+func TestPlatformSettingsWithoutTheirToken(t *testing.T) {
+	for env, want := range map[string]string{
+		"SLACK_SIGNING_SECRET": "SLACK_SIGNING_SECRET: set, but SLACK_BOT_TOKEN is not",
+		"DISCORD_PUBLIC_KEY":   "DISCORD_PUBLIC_KEY: set, but DISCORD_BOT_TOKEN is not",
+		"TELEGRAM_WEBHOOK_URL": "TELEGRAM_WEBHOOK_URL: set, but TELEGRAM_BOT_TOKEN is not",
+		"EMAIL_FROM":           "EMAIL_FROM: set, but EMAIL_SMTP_HOST is not",
+		"NTFY_TOKEN":           "NTFY_TOKEN: set, but NTFY_URL is not",
+	} {
+		vals := map[string]string{env: "https://example.test/x"}
+		if _, err := app.LoadSettings(func(k string) string { return vals[k] }); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s alone: %v, want %q", env, err, want)
+		}
+	}
+	// Defaults alone turn nothing on and refuse nothing.
+	if _, err := app.LoadSettings(func(string) string { return "" }); err != nil {
+		t.Errorf("no platform: %v", err)
+	}
+}

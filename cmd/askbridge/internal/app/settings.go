@@ -8,6 +8,7 @@ import (
 	"net/mail"
 	"net/url"
 	"os"
+	"reflect"
 	"strings"
 
 	"github.com/caarlos0/env/v11"
@@ -208,6 +209,14 @@ func (s *Settings) check() error {
 	if _, _, err := s.redisDial(); err != nil {
 		return err
 	}
+	for _, p := range []struct {
+		settings any
+		on       string
+	}{{s.Slack, "SLACK_BOT_TOKEN"}, {s.Discord, "DISCORD_BOT_TOKEN"}, {s.Telegram, "TELEGRAM_BOT_TOKEN"}, {s.Email, "EMAIL_SMTP_HOST"}, {s.Ntfy, "NTFY_URL"}} {
+		if err := turnedOn(p.settings, p.on); err != nil {
+			return err
+		}
+	}
 	for _, c := range []func() error{s.Slack.check, s.Discord.check, s.Telegram.check, s.Teams.check, s.Console.check, s.Email.check, s.Ntfy.check} {
 		if err := c(); err != nil {
 			return err
@@ -217,6 +226,38 @@ func (s *Settings) check() error {
 		return fmt.Errorf("ASKBRIDGE_PUBLIC_URL: the email and ntfy doors need the public http(s) URL people reach this server at, for their links")
 	}
 	return nil
+}
+
+// turnedOn refuses a platform's settings given without the one that
+// turns the platform on (on, an env name of settings, a struct of them):
+// a misspelt SLACK_BOT_TOKEN beside a set SLACK_SIGNING_SECRET would
+// otherwise start the server without Slack, and its cards would wait in
+// the outbox for ever. A setting at its default counts as not given.
+func turnedOn(settings any, on string) error {
+	v := reflect.ValueOf(settings)
+	var given []string
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		name := f.Tag.Get("env")
+		if name == "" || name == "-" || name == on {
+			continue
+		}
+		val := v.Field(i)
+		if val.IsZero() || fmt.Sprint(val.Interface()) == f.Tag.Get("envDefault") {
+			continue
+		}
+		given = append(given, name)
+	}
+	for i := range v.NumField() {
+		if v.Type().Field(i).Tag.Get("env") == on && !v.Field(i).IsZero() {
+			return nil
+		}
+	}
+	if len(given) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: set, but %s is not, so this platform would not run: set %s, or unset %s",
+		strings.Join(given, ", "), on, on, strings.Join(given, ", "))
 }
 
 func (s *EmailSettings) check() error {

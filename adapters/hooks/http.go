@@ -25,10 +25,11 @@ const (
 
 // Why a hook's question is withdrawn.
 const (
-	// ReasonAnsweredAtHost: the host stopped waiting on the hook (it killed
+	// ReasonHostStopped: the host stopped waiting on the hook (it killed
 	// the command or closed the request), which it does when the person at
-	// the keyboard answered its own prompt first.
-	ReasonAnsweredAtHost = "answered at the host"
+	// the keyboard answered its own prompt first, and also when the hook's
+	// own timeout ran out: askbridge cannot tell which, so it says both.
+	ReasonHostStopped = "the host stopped waiting (answered at the keyboard, or its hook timed out)"
 	// reasonGaveUp: the hook's wait ran out, so the host is about to fall
 	// back to its own prompt.
 	reasonGaveUp = "no answer in time: left to the host's own prompt"
@@ -259,7 +260,7 @@ func (d *door) wait(r *http.Request, agent core.AgentID, q *core.Question, wait 
 		d.opts.Log.Error().Err(err).Str("question", string(q.ID)).Msg("hook wait")
 	}
 	if r.Context().Err() != nil {
-		d.withdraw(agent, q.ID, ReasonAnsweredAtHost)
+		d.withdraw(agent, q.ID, ReasonHostStopped)
 		return nil, true
 	}
 	return d.withdraw(agent, q.ID, reasonGaveUp), false

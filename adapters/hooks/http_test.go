@@ -221,7 +221,7 @@ func TestHookRefusals(t *testing.T) {
 }
 
 // A host that stops waiting (the person answered in the terminal first)
-// closes the request: the question is withdrawn, "answered at the host".
+// closes the request: the question is withdrawn, "the host stopped waiting (answered at the keyboard, or its hook timed out)".
 func TestHookCallerGoneWithdraws(t *testing.T) {
 	d := newDoor(t)
 	ctx, cancel := context.WithCancel(t.Context())
@@ -237,8 +237,8 @@ func TestHookCallerGoneWithdraws(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if q.State != core.StateCancelled || q.Resolution == nil || q.Resolution.Reason != hooks.ReasonAnsweredAtHost {
-		t.Fatalf("question %+v %+v: want withdrawn, answered at the host", q, q.Resolution)
+	if q.State != core.StateCancelled || q.Resolution == nil || q.Resolution.Reason != hooks.ReasonHostStopped {
+		t.Fatalf("question %+v %+v: want withdrawn, the host stopped waiting (answered at the keyboard, or its hook timed out)", q, q.Resolution)
 	}
 }
 

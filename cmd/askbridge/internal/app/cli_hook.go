@@ -162,7 +162,7 @@ func withdraw(base, token string, id core.QuestionID, stderr io.Writer) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, err := client.New(base, token).Cancel(ctx, id, hooks.ReasonAnsweredAtHost)
+	_, err := client.New(base, token).Cancel(ctx, id, hooks.ReasonHostStopped)
 	var apiErr *client.Error
 	if err != nil && !(errors.As(err, &apiErr) && apiErr.Status == http.StatusConflict) {
 		fmt.Fprintln(stderr, "askbridge: hook: withdrawing", string(id)+":", err)

@@ -220,8 +220,8 @@ func TestHookCommand(t *testing.T) {
 			// its request, and the server withdraws the question on its
 			// own, a moment after the process is gone.
 			q := closedSoon(t, m, ops, id)
-			if q.State != core.StateCancelled || q.Resolution == nil || q.Resolution.Reason != "answered at the host" {
-				t.Fatalf("question %+v %+v: want withdrawn, answered at the host", q, q.Resolution)
+			if q.State != core.StateCancelled || q.Resolution == nil || q.Resolution.Reason != "the host stopped waiting (answered at the keyboard, or its hook timed out)" {
+				t.Fatalf("question %+v %+v: want withdrawn, the host stopped waiting (answered at the keyboard, or its hook timed out)", q, q.Resolution)
 			}
 		})
 		// Nobody answers within the hook's wait: no decision, so the host

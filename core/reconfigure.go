@@ -99,6 +99,22 @@ func (s *Service) RouteOf(q *Question) (Route, bool) {
 	return r, true
 }
 
+// AskedCallbackURL is the callback_url of the route as q was asked under
+// (AskedRoute), and whether q keeps that route; questions asked before
+// they kept it do not.
+func (q *Question) AskedCallbackURL() (string, bool) {
+	if len(q.AskedRoute) == 0 {
+		return "", false
+	}
+	var r struct {
+		CallbackURL string `json:"callback_url"`
+	}
+	if err := json.Unmarshal(q.AskedRoute, &r); err != nil {
+		return "", false
+	}
+	return r.CallbackURL, true
+}
+
 // routeOrNone is RouteOf's route, the zero route (no rooms, nobody) when
 // there is none.
 func (s *Service) routeOrNone(q *Question) Route {

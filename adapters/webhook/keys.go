@@ -24,12 +24,24 @@ type RouteKey struct {
 	Secret []byte
 }
 
-// For returns the secret of q's webhook to url.
+// For returns the secret of q's webhook to url. Whether url is the
+// route's own is read from the route as q was asked under
+// (Question.AskedCallbackURL), not as configured now: a reload that
+// moved the route's callback_url must not sign q's webhook to the old
+// receiver with another's secret, nor an agent's own URL, now also the
+// route's, with the route's.
 func (k *Keys) For(q *core.Question, url string) ([]byte, error) {
-	if r, ok := k.Routes[q.Route]; ok && r.URL == url && len(r.Secret) > 0 {
-		return r.Secret, nil
+	r, configured := k.Routes[q.Route]
+	own, pinned := q.AskedCallbackURL()
+	if !pinned {
+		own = r.URL // asked before questions kept their route
 	}
-	if r, ok := k.Routes[q.Route]; !ok || r.URL != url {
+	switch {
+	case own != "" && own == url:
+		if configured && len(r.Secret) > 0 {
+			return r.Secret, nil
+		}
+	default:
 		if s := k.Tokens[q.Agent]; len(s) > 0 {
 			return s, nil
 		}

@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -101,6 +102,20 @@ func TestKeys(t *testing.T) {
 		got, err := k.For(&core.Question{Route: c.route, Agent: c.agent}, c.url)
 		if err != nil || string(got) != c.want {
 			t.Errorf("%s/%s to %s: %q, %v; want %q", c.route, c.agent, c.url, got, err, c.want)
+		}
+	}
+	// A question keeps the route it was asked under: what its own URL
+	// was then decides, whatever a reload made of the route since.
+	asked := func(url string) json.RawMessage { return json.RawMessage(`{"callback_url":"` + url + `"}`) }
+	for _, c := range []struct {
+		name, asked, url, want string
+	}{
+		{"the route's URL moved since", "https://h.test/deploys-old", "https://h.test/deploys-old", "route"},
+		{"the agent's own URL, the route's since", "", "https://h.test/deploys", "token"},
+	} {
+		got, err := k.For(&core.Question{Route: "deploys", Agent: "ci", AskedRoute: asked(c.asked)}, c.url)
+		if err != nil || string(got) != c.want {
+			t.Errorf("%s: %q, %v; want %q", c.name, got, err, c.want)
 		}
 	}
 	if _, err := (&webhook.Keys{}).For(&core.Question{Route: "x", Agent: "y"}, "https://h.test/"); err == nil {

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -205,15 +207,17 @@ func TestAskIsIdempotent(t *testing.T) {
 }
 
 // lossyProxy stands in front of the API and loses the response to the
-// first ask it forwards: the ask is stored, the agent gets a 502, as when
-// a replica dies between storing and answering.
+// first ask it forwards (the first lose, when set): the ask is stored,
+// the agent gets a 502, as when a replica dies between storing and
+// answering.
 type lossyProxy struct {
 	h    http.Handler
 	lost atomic.Int32
+	lose int32
 }
 
 func (p *lossyProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method == "POST" && r.URL.Path == "/v1/questions" && p.lost.Add(1) == 1 {
+	if r.Method == "POST" && r.URL.Path == "/v1/questions" && p.lost.Add(1) <= max(p.lose, 1) {
 		p.h.ServeHTTP(httptest.NewRecorder(), r)
 		http.Error(w, "bad gateway", http.StatusBadGateway)
 		return
@@ -260,5 +264,34 @@ func TestClientRetriesAskSafely(t *testing.T) {
 	}
 	if n := p.lost.Load(); n != 2 {
 		t.Errorf("a 400 was sent %d times, want once", n-1)
+	}
+}
+
+// TestClientAskKeySurvivesGivingUp: an ask the client gives up on, not
+// knowing whether it was parked, returns its Idempotency-Key, and asking
+// again with it gets the one question; before, the key was lost, and the
+// caller's retry parked a second question people were asked twice.
+func TestClientAskKeySurvivesGivingUp(t *testing.T) {
+	e := newEnv(t)
+	p := &lossyProxy{h: e.api, lose: 2}
+	srv := httptest.NewServer(p)
+	t.Cleanup(srv.Close)
+	c := client.New(srv.URL, agentA.Secret)
+	req := client.AskRequest{Kind: core.KindClarification, Question: "Proceed?", Reversibility: core.Reversible, RunID: "run-1"}
+	ctx, cancel := context.WithTimeout(e.ctx(), 400*time.Millisecond)
+	defer cancel()
+	_, err := c.Ask(ctx, req)
+	var ae *client.AskError
+	if !errors.As(err, &ae) || ae.Key == "" {
+		t.Fatalf("the ask given up on: %v, want an *AskError with its key", err)
+	}
+	req.IdempotencyKey = ae.Key
+	q, err := c.Ask(e.ctx(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open, _, err := e.store.ListOpen(e.ctx(), "", 0)
+	if err != nil || len(open) != 1 || open[0].ID != q.ID {
+		t.Fatalf("open questions %d (%v), want exactly the one returned, %s", len(open), err, q.ID)
 	}
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -33,6 +34,7 @@ func cmdAsk(ctx context.Context, args []string, getenv func(string) string, _ io
 		asJSON    = fs.Bool("json", false, "print the whole wait response as JSON")
 		editable  = fs.String("editable", "", "approval: the argument keys approvers may change, comma-separated, or * for all")
 		callback  = fs.String("callback-url", "", "a URL sent the signed wait response when the question closes (within the server's webhooks.allow)")
+		idemKey   = fs.String("idempotency-key", "", "asks with the same key (and the same question) park one question: the key an ask that failed printed")
 		options   repeated
 		items     repeated
 		calls     repeated
@@ -51,7 +53,7 @@ func cmdAsk(ctx context.Context, args []string, getenv func(string) string, _ io
 		Kind: core.Kind(*kind), Question: *text, Context: *context_, Reversibility: core.Reversibility(*rev),
 		Route: *route, RunID: core.RunID(*run), ToolCallID: *callID, Labels: core.Labels{Project: *project, Task: *task},
 		Timeout: client.Duration(*timeout), OnTimeout: core.TimeoutPolicy(*onTimeout), MaxReasks: *maxReasks,
-		CallbackURL: *callback,
+		CallbackURL: *callback, IdempotencyKey: *idemKey,
 	}
 	if req.RunID == "" {
 		req.RunID = core.RunID("cli-" + randomHex(6))
@@ -79,6 +81,12 @@ func cmdAsk(ctx context.Context, args []string, getenv func(string) string, _ io
 		return fail(stderr, err)
 	}
 	q, err := c.Ask(ctx, req)
+	var unknown *client.AskError
+	if errors.As(err, &unknown) {
+		// The question may be parked: the same ask with its key gets it
+		// rather than asking people twice.
+		fmt.Fprintf(stderr, "askbridge: the question may have been asked; to get it rather than ask twice, run the same command again with --idempotency-key %s --run %s\n", unknown.Key, req.RunID)
+	}
 	if err != nil {
 		return fail(stderr, err)
 	}

@@ -1,6 +1,8 @@
 package app
 
 import (
+	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/adapters/mcp"
 	"github.com/askbridge/askbridge/core"
 	redisstore "github.com/askbridge/askbridge/store/redis"
 	"github.com/rs/zerolog"
@@ -23,6 +25,11 @@ const (
 	ExitDeclined = exitDeclined
 	ExitDenied   = exitDenied
 )
+
+// NewClientBackend is the stdio MCP process's backend on c.
+func NewClientBackend(c *client.Client) mcp.Backend {
+	return clientBackend{c: c, url: "test", tokenFrom: "test", keys: newAskKeys()}
+}
 
 var (
 	ParseFile     = parseFile

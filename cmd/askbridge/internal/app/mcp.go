@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -30,13 +33,86 @@ type clientBackend struct {
 	// url and tokenFrom name the server and where the token came from, for
 	// errors a model can act on.
 	url, tokenFrom string
+	// keys are the keys of asks that may have been parked (nil: none
+	// kept).
+	keys *askKeys
 }
 
 var _ mcp.Backend = clientBackend{}
 
 func (b clientBackend) Ask(ctx context.Context, in core.AskInput) (*core.Question, error) {
-	q, err := b.c.Ask(ctx, client.AskRequestOf(in))
+	req := client.AskRequestOf(in)
+	keyless := req.IdempotencyKey == "" && req.ToolCallID == "" && b.keys != nil
+	var id [sha256.Size]byte
+	if keyless {
+		raw, _ := json.Marshal(req) // the key is not in it (json:"-")
+		id = sha256.Sum256(raw)
+		req.IdempotencyKey = b.keys.get(id)
+	}
+	q, err := b.c.Ask(ctx, req)
+	if keyless {
+		var unknown *client.AskError
+		if errors.As(err, &unknown) {
+			b.keys.put(id, unknown.Key)
+		} else {
+			b.keys.forget(id)
+		}
+	}
 	return fromAgentView(q), b.coded(err)
+}
+
+// askKeys remember the Idempotency-Key of each ask the client gave up on
+// not knowing whether it was parked (client.AskError), by the ask's
+// request, for an hour: the host's retry of the same tool call then gets
+// that question rather than asking people twice. An ask that was parked
+// or refused is forgotten, so asking the same thing again later parks
+// anew.
+type askKeys struct {
+	mu sync.Mutex
+	m  map[[sha256.Size]byte]askKey
+}
+
+type askKey struct {
+	key string
+	at  time.Time
+}
+
+const (
+	askKeysKept = 64
+	askKeyTTL   = time.Hour
+)
+
+func newAskKeys() *askKeys { return &askKeys{m: map[[sha256.Size]byte]askKey{}} }
+
+func (k *askKeys) get(id [sha256.Size]byte) string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if e, ok := k.m[id]; ok && time.Since(e.at) < askKeyTTL {
+		return e.key
+	}
+	return ""
+}
+
+func (k *askKeys) put(id [sha256.Size]byte, key string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if _, ok := k.m[id]; !ok && len(k.m) >= askKeysKept {
+		var oldest [sha256.Size]byte
+		first := true
+		for i, e := range k.m {
+			if first || e.at.Before(k.m[oldest].at) {
+				oldest, first = i, false
+			}
+		}
+		delete(k.m, oldest)
+	}
+	k.m[id] = askKey{key: key, at: time.Now()}
+}
+
+func (k *askKeys) forget(id [sha256.Size]byte) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	delete(k.m, id)
 }
 
 // fromAgentView is the agent's view of a question as the core question
@@ -243,7 +319,7 @@ func cmdMCP(ctx context.Context, args []string, getenv func(string) string, stdi
 	if err != nil {
 		return fail(stderr, err)
 	}
-	b := clientBackend{c: c, url: serverURL(s), tokenFrom: "ASKBRIDGE_TOKEN"}
+	b := clientBackend{c: c, url: serverURL(s), tokenFrom: "ASKBRIDGE_TOKEN", keys: newAskKeys()}
 	if s.Client.Token == "" {
 		b.tokenFrom = "the local admin token file (ASKBRIDGE_TOKEN is not set)"
 	}

@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/askbridge/askbridge/core"
@@ -23,5 +24,24 @@ func TestArgumentsWithAKeyTwiceAreRefused(t *testing.T) {
 	}
 	if open, _, err := svc.ListOpen(t.Context(), "", 10); err != nil || len(open) != 0 {
 		t.Errorf("refused asks parked %d questions, %v", len(open), err)
+	}
+}
+
+// TestToolNamesWithInvisibleCharactersAreRefused: a tool name holding a
+// character that renders as nothing is refused at the ask, alone or in a
+// batch; before, "Ba\u200bsh" showed on a card as Bash.
+func TestToolNamesWithInvisibleCharactersAreRefused(t *testing.T) {
+	svc, _ := coretest.Open(t, coretest.Options{})
+	ins := []core.AskInput{
+		{Kind: core.KindApproval, Tool: "Ba\u200bsh", Arguments: json.RawMessage(`{}`)},
+		{Kind: core.KindApproval, Calls: []core.CallInput{
+			{ToolCallID: "c1", Tool: "Read", Arguments: json.RawMessage(`{}`)},
+			{ToolCallID: "c2", Tool: "Bash\u202e", Arguments: json.RawMessage(`{}`)}}},
+	}
+	for _, in := range ins {
+		in.Agent, in.RunID, in.Text, in.Reversibility = "a", "r", "Run?", core.Reversible
+		if _, err := svc.Ask(t.Context(), in); core.ErrorCode(err) != core.CodeInvalid || !strings.Contains(core.ErrorMessage(err), "render as nothing") {
+			t.Errorf("%+v: %v, want it refused", in, err)
+		}
 	}
 }

@@ -97,7 +97,7 @@ func validateCalls(calls []CallInput) error {
 		if blank(c.Tool) {
 			return Errorf(CodeInvalid, op, "%s.tool is required", field)
 		}
-		if err := checkLen(op, field+".tool", c.Tool, MaxToolLen); err != nil {
+		if err := checkTool(op, field+".tool", c.Tool); err != nil {
 			return err
 		}
 		if len(c.Arguments) == 0 {

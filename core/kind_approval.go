@@ -42,7 +42,7 @@ func checkApprovalAsk(in AskInput) error {
 	if blank(in.Tool) {
 		return Errorf(CodeInvalid, op, "tool is required for an approval")
 	}
-	if err := checkLen(op, "tool", in.Tool, MaxToolLen); err != nil {
+	if err := checkTool(op, "tool", in.Tool); err != nil {
 		return err
 	}
 	if len(in.Arguments) == 0 {

@@ -3,6 +3,11 @@ package core
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf16"
+
+	"github.com/askbridge/askbridge/fence"
 )
 
 // PrettyJSON is JSON as people read it, on every surface that shows it
@@ -16,12 +21,48 @@ import (
 // writes them even with HTML escaping off: raw, they are invisible line
 // breaks inside a value. Text that is not JSON (never stored, but read
 // defensively) shows as it is.
+//
+// A character that renders as nothing (fence.IsInvisible: bidi
+// overrides, zero-width characters, the tag block) is shown as its JSON
+// escape, which means the same arguments: an approver must not read
+// "invoice\u202efdp.exe" as "invoiceexe.pdf", nor miss an instruction
+// spelled in tag characters.
 func PrettyJSON(raw json.RawMessage) string {
 	var b bytes.Buffer
 	if err := json.Indent(&b, raw, "", "  "); err != nil {
-		return string(raw)
+		return Visible(string(raw))
 	}
-	return string(unescapeHTML(b.Bytes()))
+	// Outside its strings valid JSON holds only ASCII, and inside them no
+	// ASCII control: the characters to show are the invisible ones past
+	// ASCII, and the layout's own line breaks stay.
+	return escapeInvisible(string(unescapeHTML(b.Bytes())), 0x80)
+}
+
+// Visible is s with each character that renders as nothing written as
+// its escape (\u200b; beyond U+FFFF, its UTF-16 pair, as JSON writes it),
+// for names people act on (a tool's, on a card). Inside a JSON string the
+// escape means the character itself.
+func Visible(s string) string { return escapeInvisible(s, 0) }
+
+// escapeInvisible escapes the invisible characters of s from rune from on.
+func escapeInvisible(s string, from rune) string {
+	hidden := func(r rune) bool { return r >= from && fence.IsInvisible(r) }
+	if !strings.ContainsFunc(s, hidden) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case !hidden(r):
+			b.WriteRune(r)
+		case r > 0xFFFF:
+			hi, lo := utf16.EncodeRune(r)
+			fmt.Fprintf(&b, `\u%04x\u%04x`, hi, lo)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
 }
 
 // unescapeHTML turns the escapes of &, < and > inside the strings of

@@ -117,3 +117,39 @@ func tokens(t *testing.T, raw string) []any {
 		out = append(out, tok)
 	}
 }
+
+// TestPrettyJSONShowsInvisibleCharacters: a character that renders as
+// nothing (a bidi override, a zero-width space, the tag block that can
+// spell a hidden instruction) is shown in a string as its JSON escape,
+// which means the same arguments, so an approver sees what is there;
+// before, "invoice\u202efdp.exe" read as "invoiceexe.pdf" on every card,
+// and tag characters after "Summarise README.md" read as nothing.
+func TestPrettyJSONShowsInvisibleCharacters(t *testing.T) {
+	for raw, want := range map[string]string{
+		`{"file":"invoice` + "\u202e" + `fdp.exe"}`:                      `"invoice\u202efdp.exe"`,
+		`{"prompt":"Summarise README.md` + "\U000E0061\U000E0062" + `"}`: `"Summarise README.md\udb40\udc61\udb40\udc62"`,
+		`{"cmd":"ls` + "\u200b" + ` -la"}`:                               `"ls\u200b -la"`,
+		`{"name":"café ✓ 日本"}`:                                           `"café ✓ 日本"`,
+	} {
+		got := core.PrettyJSON(json.RawMessage(raw))
+		if !strings.Contains(got, want) {
+			t.Errorf("PrettyJSON(%q) = %s; want it to hold %s", raw, got, want)
+		}
+		var a, b any
+		if json.Unmarshal([]byte(raw), &a) != nil || json.Unmarshal([]byte(got), &b) != nil || !reflect.DeepEqual(a, b) {
+			t.Errorf("PrettyJSON(%q) = %s: not the same arguments", raw, got)
+		}
+	}
+}
+
+// TestVisibleNamesShowInvisibleCharacters: a tool name with characters
+// that render as nothing shows them, so "Bash" with a zero-width space
+// does not pass for Bash.
+func TestVisibleNamesShowInvisibleCharacters(t *testing.T) {
+	if got := core.Visible("Ba\u200bsh"); got != `Ba\u200bsh` {
+		t.Errorf("Visible = %q", got)
+	}
+	if got := core.Visible("write_file"); got != "write_file" {
+		t.Errorf("Visible changed a plain name: %q", got)
+	}
+}

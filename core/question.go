@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/askbridge/askbridge/fence"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
@@ -352,6 +353,19 @@ func checkLen(op, field, s string, max int) error {
 	}
 	if n := utf8.RuneCountInString(s); n > max {
 		return Errorf(CodeInvalid, op, "%s is %d characters; the limit is %d", field, n, max)
+	}
+	return nil
+}
+
+// checkTool checks a tool's name: short enough, and with no character
+// that renders as nothing (fence.IsInvisible), so "Ba\u200bsh" cannot
+// pass for Bash on a card, a rule or a standing approval.
+func checkTool(op, field, tool string) error {
+	if err := checkLen(op, field, tool, MaxToolLen); err != nil {
+		return err
+	}
+	if strings.ContainsFunc(tool, fence.IsInvisible) {
+		return Errorf(CodeInvalid, op, "%s %q holds characters that render as nothing", field, Visible(tool))
 	}
 	return nil
 }

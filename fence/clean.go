@@ -29,6 +29,11 @@ var visible = []*unicode.RangeTable{unicode.L, unicode.M, unicode.N, unicode.P, 
 // sees while a model still reads it ("ASCII smuggling" through the tag
 // block U+E0000 to U+E007F is the best known case), or split a tag so that
 // a matcher misses it while a model does not.
+// IsInvisible is isInvisible, for the places that show such characters
+// (escaped) to people rather than drop them: the arguments and tool name
+// an approver reads on a card (core.PrettyJSON, core.Visible).
+func IsInvisible(r rune) bool { return isInvisible(r) }
+
 func isInvisible(r rune) bool {
 	return !unicode.In(r, visible...) ||
 		(r >= 0xE0000 && r <= 0xE0FFF) ||

@@ -218,8 +218,14 @@ type Action struct {
 // that needs text opens its page. When more actions than fit, the last
 // button opens the page of every choice (menu), which tapping the
 // notification itself opens too.
+//
+// A tool call the message cannot show whole (its arguments over what
+// fits) gets no http button: each action opens its page, which shows the
+// call whole before it records anything, so nobody approves from the lock
+// screen arguments they were never shown.
 func Render(c card.Card, topic string, links []actionlink.Link, menu string) Publication {
-	p := Publication{Topic: topic, Title: title(c), Message: message(c), Priority: 3, Click: menu}
+	msg, whole := message(c)
+	p := Publication{Topic: topic, Title: title(c), Message: msg, Priority: 3, Click: menu}
 	for _, m := range c.Markers {
 		if m.Warning() {
 			p.Priority, p.Tags = 4, []string{"warning"}
@@ -231,7 +237,7 @@ func Render(c card.Card, topic string, links []actionlink.Link, menu string) Pub
 	}
 	for _, l := range shown {
 		act := Action{Action: "view", Label: label(l.Action.Label), URL: l.URL}
-		if l.Action.Input == card.InputNone || l.Action.Input == card.InputOptional {
+		if whole && (l.Action.Input == card.InputNone || l.Action.Input == card.InputOptional) {
 			act.Action, act.Method, act.Clear = "http", http.MethodPost, true
 		}
 		p.Actions = append(p.Actions, act)
@@ -259,8 +265,11 @@ func title(c card.Card) string {
 
 // message is the card as plain text within ntfy's limit: the question
 // first, what to choose from, then who asks; what does not fit is cut
-// from the longest parts, never the question's start.
-func message(c card.Card) string {
+// from the longest parts, never the question's start. whole reports
+// whether every tool call's arguments are in it uncut.
+func message(c card.Card) (text string, whole bool) {
+	whole = true
+	callsEnd := 0
 	var b strings.Builder
 	for _, m := range c.Markers {
 		if m != card.MarkerReminder {
@@ -285,7 +294,12 @@ func message(c card.Card) string {
 			}
 			b.WriteString(fmt.Sprintf("\n%d. %s%s: %s\n", s.Index+1, cut(s.Title, 100), rec, cut(s.Body, 300)))
 		case card.SectionCall:
-			b.WriteString("\n" + cut(s.Title, 100) + "\n" + cut(s.Body, 1000) + "\n")
+			body := cut(s.Body, 1000)
+			whole = whole && body == strings.TrimSpace(s.Body) && len(s.Title) <= 100
+			b.WriteString("\n" + cut(s.Title, 100) + "\n" + body + "\n")
+			// Where the arguments end, so a cut at the message's limit
+			// below can be told to have taken some.
+			callsEnd = b.Len()
 			if s.Answer != nil {
 				b.WriteString("Decided: " + cut(s.Answer.Text, 100) + "\n")
 			}
@@ -320,7 +334,11 @@ func message(c card.Card) string {
 	if !c.Meta.Deadline.IsZero() {
 		b.WriteString(" · answer by " + c.Meta.Deadline.UTC().Format("2006-01-02 15:04 UTC"))
 	}
-	return textlimit.Bytes.Cut(textlimit.Clean(b.String()), MaxMessage)
+	text = textlimit.Bytes.Cut(textlimit.Clean(b.String()), MaxMessage)
+	if callsEnd > 0 && len(text) < len(textlimit.Clean(b.String()[:callsEnd])) {
+		whole = false // the limit took some of the arguments
+	}
+	return text, whole
 }
 
 func cut(s string, max int) string { return textlimit.Runes.Cut(strings.TrimSpace(s), max) }

@@ -326,3 +326,42 @@ func TestNewRefusesTheServerURLFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestNoOneTapApproveForArgumentsNotShown: an approval whose arguments
+// the notification cannot show whole (cut at their share, or pushed past
+// ntfy's limit by a long question) offers no http button: its actions
+// open their pages, which show the call whole; one shown whole keeps its
+// one-tap Approve. Before, Approve recorded from the lock screen with the
+// arguments cut away.
+func TestNoOneTapApproveForArgumentsNotShown(t *testing.T) {
+	signer, _ := actionlink.NewSigner([]byte(key))
+	approval := func(text, context, args string) ntfy.Publication {
+		q := &core.Question{ID: "b234567abcdefghij", Kind: core.KindApproval, State: core.StateOpen, Text: text, Context: context,
+			Call: &core.ToolCall{Tool: "shell.run", Arguments: json.RawMessage(args)}, Reversibility: core.HardToReverse, Deadline: time.Now().Add(time.Hour)}
+		c := card.New(q, core.MessageRef{Kind: core.DeliverPost})
+		links, err := signer.Links(q, c, core.SurfaceNtfy, topic, "https://bridge.example.test"+ntfy.ActPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ntfy.Render(c, topic, links, "https://bridge.example.test/menu")
+	}
+	oneTap := func(p ntfy.Publication) bool {
+		for _, a := range p.Actions {
+			if a.Action == "http" {
+				return true
+			}
+		}
+		return false
+	}
+	if p := approval("Run it?", "", `{"cmd":"ls"}`); !oneTap(p) {
+		t.Errorf("an approval shown whole lost its one-tap buttons: %+v", p.Actions)
+	}
+	for name, p := range map[string]ntfy.Publication{
+		"a long question": approval(strings.Repeat("界", 1200), strings.Repeat("界", 600), `{"cmd":"rm -rf /"}`),
+		"long arguments":  approval("Run it?", "", `{"cmd":"`+strings.Repeat("x", 2000)+` && rm -rf /"}`),
+	} {
+		if oneTap(p) {
+			t.Errorf("%s: a one-tap button for arguments the message does not show whole:\n%.200s", name, p.Message)
+		}
+	}
+}

@@ -19,12 +19,18 @@ func noMentions() *discordgo.MessageAllowedMentions {
 	return &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{}}
 }
 
+// noEmbeds keeps Discord from putting a link's preview under a message:
+// a link in an agent's text would otherwise show a title and image its
+// owner chose ("Approved by Alice") below the card.
+const noEmbeds = discordgo.MessageFlagsSuppressEmbeds
+
 // RenderPost is the message that puts a card in a channel.
 func RenderPost(c card.Card) *discordgo.MessageSend {
 	return &discordgo.MessageSend{
 		Content:         cardContent(c),
 		Components:      cardComponents(c),
 		AllowedMentions: noMentions(),
+		Flags:           noEmbeds,
 	}
 }
 
@@ -41,6 +47,7 @@ func RenderEdit(c card.Card, card core.MessageRef) *discordgo.MessageEdit {
 		Content:         &content,
 		Components:      &comps,
 		AllowedMentions: noMentions(),
+		Flags:           noEmbeds,
 	}
 }
 
@@ -60,7 +67,7 @@ func RenderReminder(c card.Card) *discordgo.MessageSend {
 		fixed("\nAsked by "), text(oneLine(string(c.Meta.Agent)), 64),
 		fixed(" on "+stamp(c.Meta.Asked)+"; the deadline is "+stamp(c.Meta.Deadline)+"."),
 	)
-	m := &discordgo.MessageSend{AllowedMentions: noMentions(), Components: []discordgo.MessageComponent{}}
+	m := &discordgo.MessageSend{AllowedMentions: noMentions(), Components: []discordgo.MessageComponent{}, Flags: noEmbeds}
 	if card := c.ReplyTo; card != nil {
 		no := false
 		m.Reference = &discordgo.MessageReference{MessageID: card.ID, ChannelID: card.Room, FailIfNotExists: &no}
@@ -124,7 +131,7 @@ func RenderDigest(d core.Digest) *discordgo.MessageSend {
 		}
 		content += l
 	}
-	return &discordgo.MessageSend{Content: content, AllowedMentions: noMentions(), Components: []discordgo.MessageComponent{}}
+	return &discordgo.MessageSend{Content: content, AllowedMentions: noMentions(), Components: []discordgo.MessageComponent{}, Flags: noEmbeds}
 }
 
 func digestLine(q *core.Question) string {
@@ -418,6 +425,7 @@ func RenderUpdate(c card.Card) *discordgo.InteractionResponse {
 			Content:         cardContent(c),
 			Components:      cardComponents(c),
 			AllowedMentions: noMentions(),
+			Flags:           noEmbeds,
 		},
 	}
 }
@@ -429,7 +437,7 @@ func RenderNote(note string) *discordgo.InteractionResponse {
 		Data: &discordgo.InteractionResponseData{
 			Content:         escape(note, maxContent),
 			Components:      []discordgo.MessageComponent{},
-			Flags:           discordgo.MessageFlagsEphemeral,
+			Flags:           discordgo.MessageFlagsEphemeral | noEmbeds,
 			AllowedMentions: noMentions(),
 		},
 	}

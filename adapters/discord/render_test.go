@@ -295,3 +295,23 @@ func TestNoButtonWithoutRef(t *testing.T) {
 		t.Fatalf("buttons for an undrawable ref: %+v", m.Components)
 	}
 }
+
+// TestNoLinkPreviews: every message askbridge sends or edits on Discord
+// suppresses link previews; before, a link in an agent's text put a title
+// and image its owner chose ("Approved by Alice") under the card.
+func TestNoLinkPreviews(t *testing.T) {
+	c := adaptertest.CardFixtures()[0].Card
+	ref := core.MessageRef{Surface: core.SurfaceDiscord, Room: "1", ID: "2"}
+	for name, flags := range map[string]discordgo.MessageFlags{
+		"post":     RenderPost(c).Flags,
+		"edit":     RenderEdit(c, ref).Flags,
+		"reminder": RenderReminder(c).Flags,
+		"digest":   RenderDigest(core.Digest{}).Flags,
+		"update":   RenderUpdate(c).Data.Flags,
+		"note":     RenderNote("noted").Data.Flags,
+	} {
+		if flags&discordgo.MessageFlagsSuppressEmbeds == 0 {
+			t.Errorf("%s: flags %b, want link previews suppressed", name, flags)
+		}
+	}
+}

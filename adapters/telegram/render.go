@@ -289,7 +289,7 @@ func keyboard(c card.Card) (tgbotapi.InlineKeyboardMarkup, error) {
 func RenderCard(c card.Card, chat int64) (tgbotapi.MessageConfig, error) {
 	m := tgbotapi.NewMessage(chat, cardText(c))
 	m.ParseMode = tgbotapi.ModeHTML
-	m.DisableWebPagePreview = true
+	m.DisableWebPagePreview = true // no preview of a link in someone's text
 	kb, err := keyboard(c)
 	if err != nil {
 		return m, err
@@ -360,6 +360,7 @@ func askTo(d *doc, to *tgbotapi.User, ask string) {
 func promptMessage(chat int64, html string, replyTo int, to *tgbotapi.User, placeholder string) tgbotapi.MessageConfig {
 	m := tgbotapi.NewMessage(chat, html)
 	m.ParseMode = tgbotapi.ModeHTML
+	m.DisableWebPagePreview = true // no preview of a link in someone's text
 	m.ReplyToMessageID = replyTo
 	m.AllowSendingWithoutReply = true
 	m.ReplyMarkup = tgbotapi.ForceReply{ForceReply: true, Selective: to != nil,
@@ -403,6 +404,7 @@ func RenderReminder(c card.Card, chat int64) tgbotapi.MessageConfig {
 	}
 	m := tgbotapi.NewMessage(chat, d.String())
 	m.ParseMode = tgbotapi.ModeHTML
+	m.DisableWebPagePreview = true // no preview of a link in someone's text
 	m.ReplyToMessageID = cardID
 	m.AllowSendingWithoutReply = true
 	return m
@@ -434,6 +436,7 @@ func RenderDigest(dg core.Digest, chat int64) tgbotapi.MessageConfig {
 	section("Closed", dg.Closed, true)
 	m := tgbotapi.NewMessage(chat, d.String())
 	m.ParseMode = tgbotapi.ModeHTML
+	m.DisableWebPagePreview = true // no preview of a link in someone's text
 	return m
 }
 

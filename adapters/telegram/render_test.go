@@ -356,3 +356,21 @@ func TestEscCutsWithinBudget(t *testing.T) {
 		t.Errorf("cutPlain gave %d units", units(got))
 	}
 }
+
+// TestNoLinkPreviews: every message askbridge sends on Telegram turns
+// link previews off; before, a reminder, a digest and a reply prompt put
+// a preview its owner chose under a link in an agent's text.
+func TestNoLinkPreviews(t *testing.T) {
+	c := adaptertest.CardFixtures()[0].Card
+	post, _ := RenderCard(c, 1)
+	edit, _ := RenderEdit(c, 1, 2)
+	prompt, _ := RenderPrompt(c, core.Ref{QuestionID: c.QuestionID, Item: -1, Action: core.RefText}, 1, 2, nil)
+	for name, off := range map[string]bool{
+		"post": post.DisableWebPagePreview, "edit": edit.DisableWebPagePreview, "prompt": prompt.DisableWebPagePreview,
+		"reminder": RenderReminder(c, 1).DisableWebPagePreview, "digest": RenderDigest(core.Digest{}, 1).DisableWebPagePreview,
+	} {
+		if !off {
+			t.Errorf("%s: link previews on", name)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"html"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/askbridge/askbridge/adapters/internal/textlimit"
 	"github.com/askbridge/askbridge/core"
@@ -58,7 +59,17 @@ const ellipsis = textlimit.Ellipsis
 // ellipsis. max <= 0 gives "".
 func esc(s string, max int) string { return unit.CutEscaped(s, max, escapeRune) }
 
-func escapeRune(_, r rune) string { return html.EscapeString(string(r)) }
+// escapeRune escapes r, after prev, for parse_mode HTML. An @ that starts
+// a word becomes the full-width ＠: Telegram turns "@name" in a message
+// into a mention that notifies that person, and text from an agent or a
+// person must notify nobody (an e-mail address, its @ inside a word,
+// stays as written).
+func escapeRune(prev, r rune) string {
+	if r == '@' && !unicode.IsLetter(prev) && !unicode.IsDigit(prev) && prev != '_' && prev != '.' {
+		return "＠"
+	}
+	return html.EscapeString(string(r))
+}
 
 // cutPlain cuts unescaped text (button labels, callback answers,
 // placeholders) to max units, rune-safe.

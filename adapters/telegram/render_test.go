@@ -374,3 +374,18 @@ func TestNoLinkPreviews(t *testing.T) {
 		}
 	}
 }
+
+// TestTextMentionsNobody: an @name at the start of a word in someone's
+// text is written so Telegram makes no mention of it (a mention notifies
+// that person); an e-mail address stays as written.
+func TestTextMentionsNobody(t *testing.T) {
+	for in, want := range map[string]string{
+		"@cto_alice urgent":          "＠cto_alice urgent",
+		"ping (@ops_team) now":       "ping (＠ops_team) now",
+		"mail ops@example.com today": "mail ops@example.com today",
+	} {
+		if got := esc(in, 100); got != want {
+			t.Errorf("esc(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -139,7 +139,7 @@ func render(c card.Card, div int) AdaptiveCard {
 	r := &renderer{c: c, f: fit{div: div, fallbacks: div < 8, edits: div < 16}}
 	b := r.f.b
 	r.add(heading(c)...)
-	r.add(words(metaLine(c), subtle, func(e Element) { e["size"] = "small"; e["spacing"] = "none" }))
+	r.add(metaLine(c))
 	r.add(plain(c.Text, b(budgetQuestion), func(e Element) { e["size"] = "medium" }))
 	for _, s := range c.Sections {
 		r.section(s)
@@ -291,25 +291,40 @@ func heading(c card.Card) []Element {
 }
 
 // metaLine says who asked, for what, until when, and the question's id.
-// Agent, run and labels are the agent's words, so Markdown in them is
-// taken out of play by keeping them in a code span.
-func metaLine(c card.Card) string {
+// Agent, run and labels are the agent's words, so they go in TextRuns of
+// their own, which Teams never reads as Markdown: a TextBlock would (a
+// code span is not Markdown Adaptive Cards know), and an agent named
+// "[Approve here](https://...)" would show a link.
+func metaLine(c card.Card) Element {
 	m := c.Meta
-	parts := []string{"Asked by " + code(string(m.Agent))}
+	var runs []Element
+	run := func(s string, label bool) {
+		e := Element{"type": "TextRun", "text": s, "isSubtle": true, "size": "small"}
+		if label {
+			e["text"], e["fontType"] = cut(textlimit.OneLine(s), budgetLabel), "monospace"
+		}
+		runs = append(runs, e)
+	}
+	run("Asked by ", false)
+	run(string(m.Agent), true)
 	if m.RunID != "" {
-		parts = append(parts, "run "+code(string(m.RunID)))
+		run(" · run ", false)
+		run(string(m.RunID), true)
 	}
 	if m.Labels.Project != "" {
-		parts = append(parts, "project "+code(m.Labels.Project))
+		run(" · project ", false)
+		run(m.Labels.Project, true)
 	}
 	if m.Labels.Task != "" {
-		parts = append(parts, "task "+code(m.Labels.Task))
+		run(" · task ", false)
+		run(m.Labels.Task, true)
 	}
 	if !m.Deadline.IsZero() {
-		parts = append(parts, "answer by "+m.Deadline.UTC().Format(timeLayout))
+		run(" · answer by "+m.Deadline.UTC().Format(timeLayout), false)
 	}
-	parts = append(parts, code(string(c.QuestionID)))
-	return strings.Join(parts, " · ")
+	run(" · ", false)
+	run(string(c.QuestionID), true)
+	return Element{"type": "RichTextBlock", "inlines": runs, "spacing": "none"}
 }
 
 // code puts an agent's label in a Markdown code span, from which

@@ -108,13 +108,16 @@ func TestPeoplesTextIsPlain(t *testing.T) {
 		}
 		c := f.Card
 		c.Text = "[click](https://evil.example) **now**"
+		// The agent's name and labels are its words too.
+		c.Meta.Agent = "[Approve here](https://evil.example/agent)"
+		c.Meta.Labels.Project = "**Approved by Alice**"
 		raw, _ := json.Marshal(Card(c))
 		var card struct{ Body []map[string]any }
 		if err := json.Unmarshal(raw, &card); err != nil {
 			t.Fatal(err)
 		}
 		for _, e := range card.Body {
-			if e["type"] == "TextBlock" && strings.Contains(e["text"].(string), "evil.example") {
+			if txt, _ := e["text"].(string); e["type"] == "TextBlock" && (strings.Contains(txt, "evil.example") || strings.Contains(txt, "Approved by Alice")) {
 				t.Fatalf("%s: the question's text is in a TextBlock, which renders Markdown", f.Name)
 			}
 		}

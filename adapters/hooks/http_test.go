@@ -28,9 +28,12 @@ type door struct {
 	stop context.CancelFunc
 }
 
-func newDoor(t *testing.T) *door {
+func newDoor(t *testing.T) *door { return newDoorOn(t, nil) }
+
+// newDoorOn is newDoor on routes (nil: coretest's).
+func newDoorOn(t *testing.T, routes map[string]core.Route) *door {
 	t.Helper()
-	svc, _ := coretest.Open(t, coretest.Options{})
+	svc, _ := coretest.Open(t, coretest.Options{Routes: routes})
 	stop, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	mux := http.NewServeMux()

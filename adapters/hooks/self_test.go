@@ -1,15 +1,9 @@
 package hooks_test
 
 import (
-	"context"
-	"net/http"
-	"net/http/httptest"
 	"testing"
-	"time"
 
-	"github.com/askbridge/askbridge/adapters/hooks"
 	"github.com/askbridge/askbridge/core"
-	"github.com/askbridge/askbridge/internal/coretest"
 )
 
 // TestHostPromptNotAnsweredByItsOwnAgent: a host's permission prompt, on
@@ -17,17 +11,9 @@ import (
 // answered through the MCP door as that agent: the model, holding the
 // agent's token, could otherwise approve its own call. Before, it could.
 func TestHostPromptNotAnsweredByItsOwnAgent(t *testing.T) {
-	svc, _ := coretest.Open(t, coretest.Options{Routes: map[string]core.Route{core.DefaultRoute: {
-		Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}, core.SurfaceMCP: {string(agent)}}}}})
-	stop, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	mux := http.NewServeMux()
-	mux.Handle("POST /v1/hooks/{host}", hooks.Handler(svc, hooks.Options{
-		Agent: func(*http.Request) core.AgentID { return agent }, MaxWait: time.Minute, Stop: stop,
-	}))
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	d := &door{t: t, svc: svc, srv: srv, stop: cancel}
+	d := newDoorOn(t, map[string]core.Route{core.DefaultRoute: {
+		Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}, core.SurfaceMCP: {string(agent)}}}})
+	svc := d.svc
 
 	p := d.start(t.Context(), "/v1/hooks/claude-code", hookFixture(t, "claude-code/permission-request.bash.json"))
 	defer p.resp.Body.Close()

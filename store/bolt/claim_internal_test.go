@@ -129,29 +129,41 @@ func TestEmptyClaimKeepsOutOfTheCommitQueue(t *testing.T) {
 	if err := s.Retry(ctx, got[0], "c1", time.Hour); err != nil { // due in an hour: nothing to claim now
 		t.Fatal(err)
 	}
-	started, release := make(chan struct{}), make(chan struct{})
-	var let sync.Once
-	defer let.Do(func() { close(release) }) // a failed test still lets the write go
-	held := make(chan error, 1)
-	go func() {
-		held <- s.update(ctx, "held", func(*bbolt.Tx) error {
-			close(started)
-			<-release
-			return errNoChange
-		})
-	}()
-	<-started
+	release := holdCommits(t, s)
 	claimed := make(chan claimResult, 1)
 	go func() {
 		got, err := s.Claim(ctx, core.SurfaceSlack, "c1", 10, time.Hour, 0)
 		claimed <- claimResult{got, err}
 	}()
 	r := wait(t, claimed)
-	let.Do(func() { close(release) })
-	if err := <-held; err != nil {
+	if err := release(); err != nil {
 		t.Fatal(err)
 	}
 	if r.err != nil || len(r.got) != 0 {
 		t.Fatalf("claim with nothing due: %+v", r)
+	}
+}
+
+// holdCommits holds the commit queue: a write runs and waits inside its
+// transaction until release, so the writes queued meanwhile commit
+// together after it. release returns the held write's error; a failed
+// test releases it too.
+func holdCommits(t *testing.T, s *Store) (release func() error) {
+	t.Helper()
+	started, let := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	t.Cleanup(func() { once.Do(func() { close(let) }) })
+	held := make(chan error, 1)
+	go func() {
+		held <- s.update(context.Background(), "held", func(*bbolt.Tx) error {
+			close(started)
+			<-let
+			return errNoChange
+		})
+	}()
+	<-started
+	return func() error {
+		once.Do(func() { close(let) })
+		return <-held
 	}
 }

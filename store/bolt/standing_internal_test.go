@@ -19,16 +19,7 @@ import (
 func TestRevokingAnUnknownStandingRedoesNoOtherWrite(t *testing.T) {
 	s := open(t)
 	ctx := context.Background()
-	started, release := make(chan struct{}), make(chan struct{})
-	held := make(chan error, 1)
-	go func() {
-		held <- s.update(ctx, "held", func(*bbolt.Tx) error {
-			close(started)
-			<-release
-			return errNoChange
-		})
-	}()
-	<-started
+	release := holdCommits(t, s)
 	var runs atomic.Int32
 	counted := make(chan error, 1)
 	go func() {
@@ -58,8 +49,7 @@ func TestRevokingAnUnknownStandingRedoesNoOtherWrite(t *testing.T) {
 		revoked <- err
 	}()
 	queued(2)
-	close(release)
-	if err := <-held; err != nil {
+	if err := release(); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-revoked; !errors.Is(err, core.ErrNotFound) {

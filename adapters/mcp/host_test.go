@@ -226,20 +226,28 @@ func (b lateHost) AnswerInHost(ctx context.Context, in core.AnswerInput) error {
 	return b.ServiceBackend.AnswerInHost(ctx, in)
 }
 
-// TestLateHostReplyIsRefused: a host reply that loses to chat is refused
-// by the chokepoint, the host is told who answered, and the call resumes
-// with chat's answer.
-func TestLateHostReplyIsRefused(t *testing.T) {
-	copts, asked := elicitor(t)
+// toldEnv is newEnvWith whose host hears the warnings the server sends
+// it (what it is told of a reply not recorded), on the channel returned.
+func toldEnv(t *testing.T, copts *mcpsdk.ClientOptions, wrap func(mcp.ServiceBackend) mcp.Backend) (*env, <-chan string) {
+	t.Helper()
 	told := make(chan string, 4)
 	copts.LoggingMessageHandler = func(_ context.Context, r *mcpsdk.LoggingMessageRequest) {
 		s, _ := r.Params.Data.(string)
 		told <- s
 	}
-	e := newEnvWith(t, mcp.Options{}, copts, func(b mcp.ServiceBackend) mcp.Backend { return lateHost{b} })
+	e := newEnvWith(t, mcp.Options{}, copts, wrap)
 	if err := e.cs.SetLoggingLevel(e.ctx, &mcpsdk.SetLoggingLevelParams{Level: "warning"}); err != nil {
 		t.Fatal(err)
 	}
+	return e, told
+}
+
+// TestLateHostReplyIsRefused: a host reply that loses to chat is refused
+// by the chokepoint, the host is told who answered, and the call resumes
+// with chat's answer.
+func TestLateHostReplyIsRefused(t *testing.T) {
+	copts, asked := elicitor(t)
+	e, told := toldEnv(t, copts, func(b mcp.ServiceBackend) mcp.Backend { return lateHost{b} })
 	ch := e.call(e.ctx, &mcpsdk.CallToolParams{Name: mcp.ToolClarification, Arguments: map[string]any{
 		"question": "Which region?", "reversibility": "hard_to_reverse",
 	}})

@@ -43,17 +43,9 @@ var twoItems = map[string]any{"reversibility": "reversible", "questions": []map[
 // Before, the whole reply was refused for the one item.
 func TestHostFormReplyKeepsWhatChatLeft(t *testing.T) {
 	copts, asked := elicitor(t)
-	told := make(chan string, 4)
-	copts.LoggingMessageHandler = func(_ context.Context, r *mcpsdk.LoggingMessageRequest) {
-		s, _ := r.Params.Data.(string)
-		told <- s
-	}
-	e := newEnvWith(t, mcp.Options{}, copts, func(b mcp.ServiceBackend) mcp.Backend {
+	e, told := toldEnv(t, copts, func(b mcp.ServiceBackend) mcp.Backend {
 		return chatTakesAnItem{ServiceBackend: b, first: make(chan struct{})}
 	})
-	if err := e.cs.SetLoggingLevel(e.ctx, &mcpsdk.SetLoggingLevelParams{Level: "warning"}); err != nil {
-		t.Fatal(err)
-	}
 	ch := e.call(e.ctx, &mcpsdk.CallToolParams{Name: mcp.ToolQuestions, Arguments: twoItems})
 	el := nextElicitation(t, e.ctx, asked)
 	q := e.parked()

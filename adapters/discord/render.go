@@ -13,17 +13,6 @@ import (
 // The renderers below are pure: a question (as it stands) in, discordgo's
 // request structs out. Golden files pin their JSON.
 
-// noMentions keeps every message from pinging anyone, whatever the
-// (untrusted) text holds.
-func noMentions() *discordgo.MessageAllowedMentions {
-	return &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{}}
-}
-
-// noEmbeds keeps Discord from putting a link's preview under a message:
-// a link in an agent's text would otherwise show a title and image its
-// owner chose ("Approved by Alice") below the card.
-const noEmbeds = discordgo.MessageFlagsSuppressEmbeds
-
 // RenderPost is the message that puts a card in a channel.
 func RenderPost(c card.Card) *discordgo.MessageSend {
 	return &discordgo.MessageSend{

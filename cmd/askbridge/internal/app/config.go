@@ -196,13 +196,6 @@ func (Secret) MarshalText() ([]byte, error)    { return []byte("REDACTED"), nil 
 func (s Secret) Reveal() string                { return string(s) }
 func (s *Secret) UnmarshalText(b []byte) error { *s = Secret(b); return nil }
 
-// envSecret is the secret in environment variable name, trimmed as every
-// environment value is (readEnv): a secret mounted from a file often ends
-// in a newline, which no HTTP client can send in a header.
-func envSecret(getenv func(string) string, name string) string {
-	return strings.TrimSpace(getenv(name))
-}
-
 // parseFile decodes and checks the YAML file. Unknown keys are errors:
 // a misspelt key silently ignored is a policy silently not applied.
 func parseFile(raw []byte, getenv func(string) string) (File, error) {

@@ -410,3 +410,10 @@ func httpURL(v string) bool {
 	u, err := url.Parse(v)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
+
+// envSecret is the secret in environment variable name, trimmed as every
+// environment value is (readEnv): a secret mounted from a file often ends
+// in a newline, which no HTTP client can send in a header.
+func envSecret(getenv func(string) string, name string) string {
+	return strings.TrimSpace(getenv(name))
+}

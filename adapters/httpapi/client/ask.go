@@ -1,0 +1,91 @@
+package client
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
+	"time"
+)
+
+// Ask parks a question and returns it as stored. The asking agent is the
+// token's name.
+//
+// Ask is safe to retry, and retries by itself: a request that failed on
+// the way (the connection dropped, a 5xx while a replica restarts or the
+// store stalls) is sent again, with a growing pause, up to askAttempts
+// times or until ctx ends. The server parks one question per agent, run
+// and tool call id, or per Idempotency-Key, so a retry of an ask that was
+// in fact stored gets that question back. An ask with neither gets a
+// random Idempotency-Key here, for its own retries; if Ask then gives up
+// not knowing whether the question was parked, its *AskError carries
+// that key, for the caller's own retry to get the question rather than
+// ask people twice.
+func (c *Client) Ask(ctx context.Context, req AskRequest) (*AgentQuestion, error) {
+	key := req.IdempotencyKey
+	if key == "" && req.ToolCallID == "" {
+		key = randomKey()
+	}
+	hdr := http.Header{}
+	if key != "" {
+		hdr.Set("Idempotency-Key", key)
+	}
+	unknown := func(err error) error {
+		if key == "" {
+			return err // the tool call id is the caller's key already
+		}
+		return &AskError{Key: key, Err: err}
+	}
+	pause := c.pause
+	start := time.Now()
+	for attempt := 1; ; attempt++ {
+		q, err := callWith[AgentQuestion](ctx, c, http.MethodPost, "/v1/questions", nil, req, hdr)
+		switch {
+		case err == nil || !retryableAsk(err):
+			return q, err // parked, or refused: nothing was parked
+		case ctx.Err() != nil:
+			return nil, unknown(err)
+		}
+		// A store failing over is waited out for longer than other
+		// failures: its promotion takes seconds, and it says so.
+		if attempt >= askAttempts && (!unavailable(err) || time.Since(start) > askUnavailableFor) {
+			return nil, unknown(err)
+		}
+		t := time.NewTimer(max(pause, retryAfter(err)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, unknown(err)
+		case <-t.C:
+		}
+		pause = min(2*pause, 2*time.Second)
+	}
+}
+
+// AskError is an ask Ask gave up on without knowing whether the server
+// parked it (the connection dropped, 5xx to the last try). Asking again
+// with Key as the IdempotencyKey (and the same request) gets the
+// question if it was parked, and parks it once if it was not.
+type AskError struct {
+	Key string
+	Err error
+}
+
+func (e *AskError) Error() string { return e.Err.Error() }
+func (e *AskError) Unwrap() error { return e.Err }
+
+// askAttempts bounds Ask's retries: about four seconds of pauses, enough
+// to ride out a replica's restart without hiding a server that is down.
+const askAttempts = 5
+
+// askUnavailableFor is how long Ask goes on retrying while the server
+// says its store is failing over (a Sentinel's default failure detection
+// alone takes 30 s).
+const askUnavailableFor = time.Minute
+
+// randomKey is an Idempotency-Key no other ask will have.
+func randomKey() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
+}

@@ -169,7 +169,7 @@ func TestApprovalByEmail(t *testing.T) {
 		Tool: "sql.exec", Arguments: []byte(`{"sql":"DROP TABLE t","target":"staging"}`)})
 	m := e.mail(alice, 1)
 	for _, want := range []string{"Drop the staging table?", "Nightly job left it behind.", "Tool: sql.exec",
-		"{\n  \"sql\": \"DROP TABLE t\",\n  \"target\": \"staging\"\n}", card.HardToReverseMarker, "Agent: deploy-bot", "Do not forward"} {
+		"> {\n>   \"sql\": \"DROP TABLE t\",\n>   \"target\": \"staging\"\n> }", card.HardToReverseMarker, "Agent: deploy-bot", "Do not forward"} {
 		if !strings.Contains(m.Text, want) {
 			t.Fatalf("the text part lacks %q:\n%s", want, m.Text)
 		}
@@ -435,5 +435,20 @@ func TestBudgets(t *testing.T) {
 	}
 	if up := e.a.Budgets(core.Delivery{Kind: core.DeliverUpdate, Room: alice}); len(up) != 0 {
 		t.Fatalf("an update spends %+v", up)
+	}
+}
+
+// TestPlainTextMarksOffTheirText: in the plain-text part, the agent's
+// question, context and sections are quoted ("> "), so a context laid
+// out like one of askbridge's action links ("  Approve:" over a URL) does
+// not read as one. Before, it stood unmarked above the real links.
+func TestPlainTextMarksOffTheirText(t *testing.T) {
+	e := newEnv(t)
+	e.deliver()
+	e.ask(core.AskInput{Kind: core.KindApproval, Text: "Drop it?", Context: "Fine by ops.\n  Approve:\n    https://askbridge-confirm.evil.example/act/x",
+		Tool: "sql.exec", Arguments: []byte(`{"sql":"DROP TABLE t"}`)})
+	m := e.mail(alice, 1)
+	if !strings.Contains(m.Text, "> Fine by ops.\n>   Approve:\n>     https://askbridge-confirm.evil.example") {
+		t.Fatalf("the context is not marked off:\n%s", m.Text)
 	}
 }

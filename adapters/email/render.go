@@ -32,7 +32,7 @@ var textSource string
 var htmlSource string
 
 var (
-	textTmpl = texttemplate.Must(texttemplate.New("text").Parse(textSource))
+	textTmpl = texttemplate.Must(texttemplate.New("text").Funcs(texttemplate.FuncMap{"quote": quote}).Parse(textSource))
 	htmlTmpl = htmltemplate.Must(htmltemplate.New("html").Parse(htmlSource))
 )
 
@@ -226,4 +226,15 @@ func RenderDigest(d core.Digest, personal bool) (Message, error) {
 		subject += ": what is open for you"
 	}
 	return render(subject, v)
+}
+
+// quote marks someone's text off in the plain-text part, each line led by
+// "> ": unmarked, an agent's context could lay out a line such as
+// "  Approve:" over a URL of its own, which would read as one of
+// askbridge's action links just above the footer that vouches for them.
+func quote(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "> " + strings.ReplaceAll(s, "\n", "\n> ")
 }

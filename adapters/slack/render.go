@@ -57,7 +57,7 @@ func Card(c card.Card) Message {
 			blocks = append(blocks, b)
 		}
 	}
-	add(section(headPrefix+string(c.QuestionID), head(c), false))
+	add(section(headPrefix+string(c.QuestionID), head(c), true))
 	add(ctxBlock("meta", metaLine(c)))
 	add(section("question", esc(c.Text, budgetQuestion), true))
 
@@ -274,7 +274,7 @@ func slackMentions(ms []core.Mention) string {
 func Digest(d core.Digest) Message {
 	head := fmt.Sprintf("*%s* (askbridge was away from %s to %s)\n%d asked  ·  %d closed  ·  %d still open", card.DigestHeading,
 		d.From.UTC().Format(timeLayout), d.To.UTC().Format(timeLayout), len(d.Asked), len(d.Closed), len(d.Open))
-	blocks := []slack.Block{section("digest", head, false)}
+	blocks := []slack.Block{section("digest", head, true)}
 	if len(d.Open) > 0 {
 		var b strings.Builder
 		b.WriteString("*Still open:*")
@@ -316,8 +316,11 @@ func sectionWith(id, mrkdwn string, b *slack.ButtonBlockElement) *slack.SectionB
 	return slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, mrkdwn, false, true), nil, acc, slack.SectionBlockOptionBlockID(id))
 }
 
+// ctxBlock is a context block of mrkdwn we wrote around escaped text.
+// It is verbatim: otherwise Slack parses plain text for mentions, channel
+// names and URLs, and an agent named "@channel" would ping the room.
 func ctxBlock(id, mrkdwn string) *slack.ContextBlock {
-	return slack.NewContextBlock(id, slack.NewTextBlockObject(slack.MarkdownType, mrkdwn, false, false))
+	return slack.NewContextBlock(id, slack.NewTextBlockObject(slack.MarkdownType, mrkdwn, false, true))
 }
 
 // actions is an actions block of the buttons that rendered, or nil when

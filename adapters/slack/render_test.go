@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -388,4 +389,23 @@ func goldenJSON(t *testing.T, m Message) []byte {
 func golden(t *testing.T, name string, m Message) {
 	t.Helper()
 	adaptertest.GoldenFile(t, *update, filepath.Join("testdata", name+".golden"), goldenJSON(t, m))
+}
+
+// TestNoTextIsParsedForMentions: every text object of a card is verbatim
+// (Slack parses no mention, channel name or URL out of plain text in it),
+// so an agent named "@channel" pings nobody; before, the meta line's
+// context block was not.
+func TestNoTextIsParsedForMentions(t *testing.T) {
+	for _, f := range adaptertest.CardFixtures() {
+		c := f.Card
+		c.Meta.Agent = "@channel"
+		raw, err := json.Marshal(Card(c).Blocks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(raw), `"type":"mrkdwn"`) && strings.Contains(string(raw), `"verbatim":false`) ||
+			regexp.MustCompile(`"type":"mrkdwn","text":"[^"]*"}`).Match(raw) {
+			t.Fatalf("%s: a mrkdwn text that is not verbatim:\n%s", f.Name, raw)
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -182,7 +183,7 @@ func (s *Service) undelivered(ctx context.Context, d Delivery, cause error) {
 		reason = reason[:300]
 	}
 	room := s.loggedRoom(d.Surface, d.Room)
-	payload, _ := json.Marshal(map[string]any{"delivery": d.Key, "kind": d.Kind, "room": room, "attempts": d.Attempts})
+	payload, _ := json.Marshal(map[string]any{"delivery": s.loggedDelivery(d.Surface, d.Room, d.Key), "kind": d.Kind, "room": room, "attempts": d.Attempts})
 	s.appendAside(actx, Event{QuestionID: d.QuestionID, At: s.now(), Kind: EventUndelivered,
 		Surface: d.Surface, Reason: reason, Payload: payload})
 }
@@ -199,6 +200,22 @@ func (s *Service) loggedRoom(surface Surface, room string) string {
 		return s.pseudonym(Decider{Surface: surface, ID: room})
 	}
 	return room
+}
+
+// loggedDelivery is how the event log names a delivery's key: the key
+// spells its room (roomDeliveries) or, for a direct message, the person's
+// configured name (dmDeliveries), so a personal room is replaced by its
+// pseudonym (loggedRoom) and a name by the person's pseudonym, or the key
+// would undo what loggedRoom hides.
+func (s *Service) loggedDelivery(surface Surface, room, key string) string {
+	if room != "" && room != s.loggedRoom(surface, room) {
+		key = strings.ReplaceAll(key, room, s.loggedRoom(surface, room))
+	}
+	if i := strings.Index(key, ":dm:"); i >= 0 {
+		name := key[i+len(":dm:"):]
+		key = key[:i+len(":dm:")] + s.pseudonym(Decider{ID: name, Person: name})
+	}
+	return key
 }
 
 // Settle is a context for the bookkeeping that must follow work already
@@ -236,8 +253,9 @@ func (s *Service) recordMessage(ctx context.Context, id QuestionID, ref MessageR
 		return Errorf(CodeInvalid, "record message", "a card needs its surface, message id and delivery key")
 	}
 	ref.At = s.now()
-	payload, _ := json.Marshal(map[string]any{"surface": ref.Surface, "room": s.loggedRoom(ref.Surface, ref.Room), "message": ref.ID, "delivery": ref.Delivery,
-		"repeat": repeat})
+	payload, _ := json.Marshal(map[string]any{"surface": ref.Surface, "room": s.loggedRoom(ref.Surface, ref.Room), "message": ref.ID,
+		"delivery": s.loggedDelivery(ref.Surface, ref.Room, ref.Delivery),
+		"repeat":   repeat})
 	ev := Event{QuestionID: id, At: ref.At, Kind: EventNotified, Surface: ref.Surface, Payload: payload}
 	if repeat {
 		ev.Reason = "posted again: an earlier attempt may have left an unrecorded copy in the room"

@@ -14,7 +14,9 @@ import (
 // recipient (an email address, an ntfy topic, which works as a password)
 // by its pseudonym, in a card's notice and in a delivery given up on, and
 // a chat room as it is; before, the log, which names nobody and is
-// exported, held the address and the topic.
+// exported, held the address and the topic, and still did in the
+// delivery's key after their rooms were pseudonymised, as it held a
+// direct message's recipient by name.
 func TestPersonalRoomsAreNotLogged(t *testing.T) {
 	svc, _ := coretest.Open(t, coretest.Options{})
 	q, err := svc.Ask(t.Context(), core.AskInput{Kind: core.KindClarification, Agent: "a", RunID: "r", Text: "Which?", Reversibility: core.Reversible})
@@ -22,13 +24,16 @@ func TestPersonalRoomsAreNotLogged(t *testing.T) {
 		t.Fatal(err)
 	}
 	const addr, topic = "alice@example.com", "s3cret-topic-of-alice"
-	if err := svc.RecordMessage(t.Context(), q.ID, core.MessageRef{Surface: core.SurfaceEmail, Room: addr, ID: "m1", Delivery: "d1", Kind: core.DeliverPost}); err != nil {
+	if err := svc.RecordMessage(t.Context(), q.ID, core.MessageRef{Surface: core.SurfaceEmail, Room: addr, ID: "m1", Delivery: string(q.ID) + ":post:email:" + addr, Kind: core.DeliverPost}); err != nil {
 		t.Fatal(err)
 	}
 	if err := svc.RecordMessage(t.Context(), q.ID, core.MessageRef{Surface: core.SurfaceSlack, Room: "C1", ID: "1.2", Delivery: "d2", Kind: core.DeliverPost}); err != nil {
 		t.Fatal(err)
 	}
-	svc.Attempted(t.Context(), core.Delivery{Key: "d3", Kind: core.DeliverPost, Surface: core.SurfaceNtfy, Room: topic, QuestionID: q.ID, Attempts: 8},
+	svc.Attempted(t.Context(), core.Delivery{Key: string(q.ID) + ":post:ntfy:" + topic, Kind: core.DeliverPost, Surface: core.SurfaceNtfy, Room: topic, QuestionID: q.ID, Attempts: 8},
+		errors.New("503"), true)
+	// A direct message's key spells the person's configured name.
+	svc.Attempted(t.Context(), core.Delivery{Key: string(q.ID) + ":post:dm:alice", Kind: core.DeliverPost, Surface: core.SurfaceTelegram, Room: core.DMRoom("2002"), QuestionID: q.ID, Attempts: 8},
 		errors.New("503"), true)
 	evs, err := svc.QuestionEvents(t.Context(), q.ID, 0)
 	if err != nil {
@@ -39,8 +44,8 @@ func TestPersonalRoomsAreNotLogged(t *testing.T) {
 		log.Write(e.Payload)
 	}
 	pseudonyms := regexp.MustCompile(`"room":"[0-9a-f]{32}"`)
-	if s := log.String(); strings.Contains(s, addr) || strings.Contains(s, topic) || !strings.Contains(s, `"room":"C1"`) || len(pseudonyms.FindAllString(s, -1)) != 2 {
-		t.Fatalf("the log's payloads: %s; want the address and the topic by pseudonym, the Slack room as it is", s)
+	if s := log.String(); strings.Contains(s, addr) || strings.Contains(s, topic) || strings.Contains(s, "dm:alice") || !strings.Contains(s, `"room":"C1"`) || len(pseudonyms.FindAllString(s, -1)) != 2 {
+		t.Fatalf("the log's payloads: %s; want the address, the topic and the name by pseudonym, the Slack room as it is", s)
 	}
 }
 

@@ -176,14 +176,21 @@ func DeciderLabel(d Decider) string {
 		return "askbridge"
 	case d.Name != "":
 		return d.Name
-	case d.Surface == SurfaceEmail && d.ID != "":
-		return "an email recipient"
-	case d.Surface == SurfaceNtfy && d.ID != "":
-		return "an ntfy subscriber"
+	case d.Surface.RoomIsPersonal() && d.ID != "":
+		return RecipientLabel(d.Surface)
 	case d.ID != "":
 		return d.ID
 	}
 	return "someone"
+}
+
+// RecipientLabel names a one-way door's recipient by the door alone
+// ("an email recipient"), where their address must not be shown.
+func RecipientLabel(sf Surface) string {
+	if sf == SurfaceEmail {
+		return "an email recipient"
+	}
+	return "an " + string(sf) + " subscriber"
 }
 
 // System is the decider for what the bridge does on its own: timeouts,

@@ -2,6 +2,8 @@ package client
 
 import (
 	"encoding/json"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/askbridge/askbridge/core"
@@ -267,15 +269,59 @@ type Question struct {
 	Rule *core.RuleUse `json:"rule,omitempty"`
 }
 
-// OperatorView is q as operators and observers read it.
+// OperatorView is q as operators and observers read it. A person's own
+// address on a one-way door (an email address, an ntfy topic, which works
+// as a password: subscribed to, it brings that person's signed links) is
+// in none of it: a card's room and delivery key, and a decider's id, on
+// such a surface read as the door alone (core.RecipientLabel), as the
+// console and the event log name them.
 func OperatorView(q *core.Question) *Question {
 	if q == nil {
 		return nil
 	}
-	return &Question{
+	v := &Question{
 		Asked: askedOf(q), Options: q.Options, Items: q.Items, Call: q.Call, Calls: q.Calls,
 		Schedule: scheduleOf(q), Votes: q.Votes,
 		State: q.State, Answers: q.Answers, Messages: q.Messages, Resolution: q.Resolution, Rule: q.Rule,
+	}
+	hideAddresses(v)
+	return v
+}
+
+// hideAddresses replaces, in v's own copies, every personal address (a
+// room on a surface whose rooms are people, core.Surface.RoomIsPersonal)
+// by the door's label.
+func hideAddresses(v *Question) {
+	hide := func(d *core.Decider) {
+		if d.Surface.RoomIsPersonal() && d.ID != "" {
+			d.ID = core.RecipientLabel(d.Surface)
+		}
+	}
+	if slices.ContainsFunc(v.Messages, func(m core.MessageRef) bool { return m.Surface.RoomIsPersonal() }) {
+		v.Messages = slices.Clone(v.Messages)
+		for i := range v.Messages {
+			if m := &v.Messages[i]; m.Surface.RoomIsPersonal() {
+				m.Room, m.Delivery = core.RecipientLabel(m.Surface), ""
+			}
+		}
+	}
+	v.Answers = slices.Clone(v.Answers)
+	for i := range v.Answers {
+		hide(&v.Answers[i].Decider)
+	}
+	v.Votes = slices.Clone(v.Votes)
+	for i := range v.Votes {
+		if vt := &v.Votes[i]; vt.Decider.Surface.RoomIsPersonal() {
+			hide(&vt.Decider)
+			if !strings.HasPrefix(vt.Key, "person:") {
+				vt.Key = ""
+			}
+		}
+	}
+	if v.Resolution != nil && v.Resolution.Decider.Surface.RoomIsPersonal() {
+		r := *v.Resolution
+		hide(&r.Decider)
+		v.Resolution = &r
 	}
 }
 

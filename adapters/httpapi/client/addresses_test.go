@@ -1,0 +1,33 @@
+package client_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/core"
+)
+
+// TestOperatorViewHidesAddresses: the API's view of a question names a
+// one-way door's recipient by the door alone, in its cards, its answers,
+// its votes and its resolution; before, an observer's token read ntfy
+// topics (which work as passwords) and email addresses there. The
+// question itself is left as it was.
+func TestOperatorViewHidesAddresses(t *testing.T) {
+	const topic, addr = "s3cret-topic-of-alice", "alice@example.com"
+	ntfy := core.Decider{Surface: core.SurfaceNtfy, ID: topic}
+	q := &core.Question{ID: "aaaaaaaaaaaaaaaaa", Kind: core.KindForm, State: core.StateAnswered,
+		Messages: []core.MessageRef{{Surface: core.SurfaceNtfy, Room: topic, Delivery: "q:post:ntfy:" + topic},
+			{Surface: core.SurfaceEmail, Room: addr, Delivery: "q:post:email:" + addr}, {Surface: core.SurfaceSlack, Room: "C1", Delivery: "q:post:slack:C1"}},
+		Answers:    []core.ItemAnswer{{ItemID: "q1", Decider: ntfy}},
+		Votes:      []core.Vote{{Key: "ntfy:" + topic, Decider: ntfy}},
+		Resolution: &core.Resolution{State: core.StateAnswered, Decider: core.Decider{Surface: core.SurfaceEmail, ID: addr}}}
+	raw, _ := json.Marshal(client.OperatorView(q))
+	if s := string(raw); strings.Contains(s, topic) || strings.Contains(s, addr) || !strings.Contains(s, `"room":"C1"`) || !strings.Contains(s, "an ntfy subscriber") {
+		t.Fatalf("the API's view: %s", s)
+	}
+	if q.Messages[0].Room != topic || q.Answers[0].Decider.ID != topic || q.Resolution.Decider.ID != addr {
+		t.Error("the view changed the question")
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"net/url"
+	"strings"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -82,7 +83,7 @@ func (d Dial) Client() (goredis.UniversalClient, error) {
 	case Single:
 		o, err := goredis.ParseURL(d.URL)
 		if err != nil {
-			return nil, badURL(err)
+			return nil, badURL(d.URL, err)
 		}
 		if err := d.tls(o.TLSConfig); err != nil {
 			return nil, err
@@ -91,7 +92,7 @@ func (d Dial) Client() (goredis.UniversalClient, error) {
 	case Sentinel:
 		o, err := goredis.ParseFailoverURL(d.URL)
 		if err != nil {
-			return nil, badURL(err)
+			return nil, badURL(d.URL, err)
 		}
 		if o.MasterName == "" {
 			return nil, core.Errorf(core.CodeInvalid, "redis dial", "a Sentinel URL needs master_name= (the name the Sentinels monitor the primary by)")
@@ -116,7 +117,7 @@ func (d Dial) Client() (goredis.UniversalClient, error) {
 	case Cluster:
 		o, err := goredis.ParseClusterURL(d.URL)
 		if err != nil {
-			return nil, badURL(err)
+			return nil, badURL(d.URL, err)
 		}
 		if o.ReadOnly || o.RouteByLatency || o.RouteRandomly {
 			return nil, core.Errorf(core.CodeInvalid, "redis dial", "read_only, route_by_latency and route_randomly would read from replicas, which may not yet hold what askbridge just wrote")
@@ -153,12 +154,18 @@ func (d Dial) tls(c *tls.Config) error {
 	return nil
 }
 
-// badURL is a parse error without the URL in it: url.Parse quotes the
-// whole URL, password included, in its errors.
-func badURL(err error) error {
+// badURL is raw's parse error without the URL in it: url.Parse quotes the
+// whole URL, password included, in its errors, and its inner error may
+// quote a piece of it (a password holding a / reads as a bad port:
+// `invalid port ":abc"`). So a URL with credentials gets no parser's
+// words at all, only what to check.
+func badURL(raw string, err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
+	}
+	if _, rest, ok := strings.Cut(raw, "://"); ok && strings.Contains(rest, "@") {
+		return core.Errorf(core.CodeInvalid, "redis dial", "bad Redis URL: it does not parse (in a password, / ? # @ and : must be percent-encoded)")
 	}
 	return core.Errorf(core.CodeInvalid, "redis dial", "bad Redis URL: %v", err)
 }

@@ -31,6 +31,9 @@ func TestRedisSettingsNameTheBadVariable(t *testing.T) {
 			"REDIS_URL and REDIS_CLUSTER_URL: set one of"},
 		{"a bad scheme", map[string]string{"REDIS_URL": "http://a:6379"}, "REDIS_URL: redis dial: bad Redis URL"},
 		{"an unknown option", map[string]string{"REDIS_CLUSTER_URL": "redis://a:7000?colour=red"}, "REDIS_CLUSTER_URL: redis dial: bad Redis URL"},
+		// A password with a / in it reads to the parser as a bad port, which
+		// its error quoted (":abc"): the refusal says what to check instead.
+		{"a password not encoded", map[string]string{"REDIS_URL": "redis://u:abc/def@h:6379"}, "REDIS_URL: redis dial: bad Redis URL: it does not parse (in a password"},
 		{"a cluster reading replicas", map[string]string{"REDIS_CLUSTER_URL": "redis://a:7000?read_only=true"}, "REDIS_CLUSTER_URL: redis dial: read_only"},
 		{"Sentinel without a master", map[string]string{"REDIS_SENTINEL_URL": "redis://s1:26379?addr=s2:26379"}, "REDIS_SENTINEL_URL: redis dial: a Sentinel URL needs master_name="},
 		{"Sentinel reading replicas", map[string]string{"REDIS_SENTINEL_URL": "redis://s1:26379?master_name=m&replica_only=true"}, "REDIS_SENTINEL_URL: redis dial: replica_only"},

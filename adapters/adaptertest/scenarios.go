@@ -77,6 +77,16 @@ func (w *world) shown(u User) string {
 	return u.Name
 }
 
+// apiID is u's id as the API shows it to operators: a one-way door's
+// recipient by the door alone (client.OperatorView), anyone else by
+// their platform id.
+func (w *world) apiID(u User) string {
+	if sf := w.d.Surface(); sf.RoomIsPersonal() {
+		return core.RecipientLabel(sf)
+	}
+	return u.ID
+}
+
 func (w *world) restart() { w.use(w.d.Restart(w.t, nil)) }
 
 func (w *world) ask(req client.AskRequest) *client.AgentQuestion {
@@ -241,7 +251,7 @@ func freeText(t *testing.T, w *world) {
 	res := w.woken(waiting)
 	got := w.get(q.ID) // as an operator reads it; the agent gets people's words only fenced
 	if res.State != core.StateAnswered || got.Resolution.Answer != "eu-west-1, next to the app servers" ||
-		got.Resolution.Decider.ID != u.ID || !strings.Contains(res.Resume.Text, "eu-west-1, next to the app servers") {
+		got.Resolution.Decider.ID != w.apiID(u) || !strings.Contains(res.Resume.Text, "eu-west-1, next to the app servers") {
 		t.Fatalf("agent woke with %+v; recorded %+v", res.Resume, got.Resolution)
 	}
 	w.closedCard(q.ID, w.shown(u))

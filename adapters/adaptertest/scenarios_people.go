@@ -28,7 +28,7 @@ func peopleByName(t *testing.T, w *world) {
 	res := w.woken(waiting)
 	got := w.get(q.ID)
 	d := got.Resolution.Decider
-	if res.State != core.StateAnswered || d.Person != "bob" || d.Name != TeamBob || d.ID != w.d.Allowed2().ID {
+	if res.State != core.StateAnswered || d.Person != "bob" || d.Name != TeamBob || d.ID != w.apiID(w.d.Allowed2()) {
 		t.Fatalf("recorded %+v, want person bob as %q", d, TeamBob)
 	}
 	if !strings.Contains(res.Resume.Text, TeamBob) {
@@ -156,7 +156,7 @@ func everyActByName(t *testing.T, w *world) {
 		c.do(c.u, w.card(q.ID))
 		res := w.woken(waiting)
 		got := w.get(q.ID).Resolution
-		if res.State != c.state || got == nil || got.Decider.Person != c.person || got.Decider.ID != c.u.ID {
+		if res.State != c.state || got == nil || got.Decider.Person != c.person || got.Decider.ID != w.apiID(c.u) {
 			t.Fatalf("%s by %s: the agent woke %s; recorded %+v, want person %s", c.act, c.person, res.State, got, c.person)
 		}
 		if c.approved != nil && (res.Resume.Structured.Approved == nil || *res.Resume.Structured.Approved != *c.approved) {

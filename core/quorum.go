@@ -91,9 +91,19 @@ func (s *Service) voterKeys(d Decider) []string {
 }
 
 // sameVoter reports whether prev was cast by the voter of key, also known
-// by the keys also (Transition.VoterKeys).
+// by the keys also (Transition.VoterKeys): by its own key, or by the
+// account it came from, so a vote keyed by a person's name a reload has
+// since changed, or by a person who no longer holds that account, still
+// counts against whoever votes from that account, or as its person now.
 func sameVoter(prev Vote, key string, also []string) bool {
-	return prev.Key == key || slices.Contains(also, prev.Key)
+	if prev.Key == key || slices.Contains(also, prev.Key) {
+		return true
+	}
+	if prev.Decider.ID == "" {
+		return false
+	}
+	from := VoteKey(Decider{Surface: prev.Decider.Surface, ID: prev.Decider.ID})
+	return from == key || slices.Contains(also, from)
 }
 
 // AlreadyCountedMessage is what a second vote by the same person is told.

@@ -160,3 +160,42 @@ func quorumRoutes(quorum, most int) map[string]core.Route {
 	routes[core.DefaultRoute] = r
 	return routes
 }
+
+// TestARenamedPersonVotesOnce: a vote counts as its account's as well as
+// its person's, so a person a reload renamed (their vote keyed by the
+// old name) voting again from another account, or another person a
+// reload gave the same account, is told it already counted. Before, the
+// renamed person's second vote closed a quorum of two alone.
+func TestARenamedPersonVotesOnce(t *testing.T) {
+	route := core.Route{Quorum: 2, MaxQuorum: 2, Deciders: map[core.Surface][]string{
+		core.SurfaceSlack: {"*"}, core.SurfaceTelegram: {"*"}}}
+	cfg := func(name string) core.Config {
+		return core.Config{ActorKey: []byte("k"), Routes: map[string]core.Route{core.DefaultRoute: route},
+			People: map[string]core.Person{name: {IDs: map[core.Surface][]string{core.SurfaceSlack: {"U1"}, core.SurfaceTelegram: {"T1"}}}}}
+	}
+	svc, err := core.New(coretest.OpenStore(t), cfg("alice"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := svc.Ask(t.Context(), core.AskInput{Kind: core.KindApproval, Agent: "a", RunID: "r", Text: "Go?",
+		Reversibility: core.Reversible, Tool: "deploy", Arguments: []byte(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vote := func(d core.Decider) error {
+		_, err := svc.Answer(t.Context(), core.AnswerInput{QuestionID: q.ID, Decider: d, OptionID: core.ApproveOption})
+		return err
+	}
+	if err := vote(core.Decider{Surface: core.SurfaceSlack, ID: "U1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Reconfigure(cfg("asmith")); err != nil { // alice is asmith now
+		t.Fatal(err)
+	}
+	if err := vote(core.Decider{Surface: core.SurfaceTelegram, ID: "T1"}); core.ErrorCode(err) != core.CodeConflict {
+		t.Fatalf("the renamed person voting again from Telegram: %v, want already counted", err)
+	}
+	if got, err := svc.Get(t.Context(), q.ID); err != nil || !got.Open() || len(got.Votes) != 1 {
+		t.Fatalf("after the second vote: %+v, %v; want it open with one vote", got, err)
+	}
+}

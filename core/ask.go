@@ -49,7 +49,7 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 	}
 	var out []Delivery
 	if !cut.closesAll(q) {
-		out = append(roomDeliveries(q, p.route, DeliverPost, "post", q.CreatedAt), s.dmDeliveries(q, p.route, DeliverPost, "post", q.CreatedAt)...)
+		out = s.deliveries(q, p.route, DeliverPost, "post", q.CreatedAt)
 	}
 	if err := s.store.Create(ctx, q, asked, out); err != nil {
 		if dup, ok := errors.AsType[*DuplicateError](err); ok {

@@ -135,9 +135,9 @@ func batchCalls(in []CallInput) ([]BatchCall, error) {
 // batchOffers sets what each call of a batch lets its approvers grant: a
 // standing approval for the call's tool, on the terms of a single
 // approval (never for a hard-to-reverse batch, nor on a route that
-// forbids them).
+// forbids them; a batch never has a quorum, quorumOf refuses it).
 func batchOffers(q *Question, route Route) {
-	if q.Reversibility != Reversible || q.Quorum > 1 || !route.StandingAllowed() {
+	if q.Reversibility != Reversible || !route.StandingAllowed() {
 		return
 	}
 	for i := range q.Calls {

@@ -183,7 +183,7 @@ func (s *Service) undelivered(ctx context.Context, d Delivery, cause error) {
 		reason = reason[:300]
 	}
 	room := s.loggedRoom(d.Surface, d.Room)
-	payload, _ := json.Marshal(map[string]any{"delivery": s.loggedDelivery(d.Surface, d.Room, d.Key), "kind": d.Kind, "room": room, "attempts": d.Attempts})
+	payload, _ := json.Marshal(map[string]any{"delivery": s.loggedDelivery(d.Key, d.Room, room), "kind": d.Kind, "room": room, "attempts": d.Attempts})
 	s.appendAside(actx, Event{QuestionID: d.QuestionID, At: s.now(), Kind: EventUndelivered,
 		Surface: d.Surface, Reason: reason, Payload: payload})
 }
@@ -206,10 +206,10 @@ func (s *Service) loggedRoom(surface Surface, room string) string {
 // spells its room (roomDeliveries) or, for a direct message, the person's
 // configured name (dmDeliveries), so a personal room is replaced by its
 // pseudonym (loggedRoom) and a name by the person's pseudonym, or the key
-// would undo what loggedRoom hides.
-func (s *Service) loggedDelivery(surface Surface, room, key string) string {
-	if room != "" && room != s.loggedRoom(surface, room) {
-		key = strings.ReplaceAll(key, room, s.loggedRoom(surface, room))
+// would undo what loggedRoom hides. shown is loggedRoom's name for room.
+func (s *Service) loggedDelivery(key, room, shown string) string {
+	if room != "" && room != shown {
+		key = strings.ReplaceAll(key, room, shown)
 	}
 	if i := strings.Index(key, ":dm:"); i >= 0 {
 		name := key[i+len(":dm:"):]
@@ -253,8 +253,9 @@ func (s *Service) recordMessage(ctx context.Context, id QuestionID, ref MessageR
 		return Errorf(CodeInvalid, "record message", "a card needs its surface, message id and delivery key")
 	}
 	ref.At = s.now()
-	payload, _ := json.Marshal(map[string]any{"surface": ref.Surface, "room": s.loggedRoom(ref.Surface, ref.Room), "message": ref.ID,
-		"delivery": s.loggedDelivery(ref.Surface, ref.Room, ref.Delivery),
+	room := s.loggedRoom(ref.Surface, ref.Room)
+	payload, _ := json.Marshal(map[string]any{"surface": ref.Surface, "room": room, "message": ref.ID,
+		"delivery": s.loggedDelivery(ref.Delivery, ref.Room, room),
 		"repeat":   repeat})
 	ev := Event{QuestionID: id, At: ref.At, Kind: EventNotified, Surface: ref.Surface, Payload: payload}
 	if repeat {

@@ -52,14 +52,14 @@ func (s *Service) Tick(ctx context.Context) (TickReport, error) {
 		switch {
 		case q.OnTimeout == OnTimeoutEscalate && q.Renotified == 0 && route.EscalateTo != "" && escalates:
 			err = s.renotify(ctx, q, EventEscalated, "escalated to route "+esc.Name+" after the deadline passed",
-				append(roomDeliveries(q, esc, DeliverEscalate, "escalate", now), s.dmDeliveries(q, esc, DeliverEscalate, "escalate", now)...), now)
+				s.deliveries(q, esc, DeliverEscalate, "escalate", now), now)
 			if err == nil {
 				rep.Escalated++
 			}
 		case q.OnTimeout == OnTimeoutReask && q.Renotified < q.MaxReasks:
 			purpose := fmt.Sprintf("reask%d", q.Renotified+1)
 			err = s.renotify(ctx, q, EventReminded, fmt.Sprintf("asked again after the deadline passed (%d of %d)", q.Renotified+1, q.MaxReasks),
-				append(roomDeliveries(q, route, DeliverRemind, purpose, now), s.dmDeliveries(q, route, DeliverRemind, purpose, now)...), now)
+				s.deliveries(q, route, DeliverRemind, purpose, now), now)
 			if err == nil {
 				rep.Reasked++
 			}

@@ -73,6 +73,12 @@ func (s *Service) routePeople(route Route) []Person {
 	return out
 }
 
+// deliveries are what tells route's people of q: a card in each of its
+// rooms and the direct messages of those who asked for them.
+func (s *Service) deliveries(q *Question, route Route, kind DeliveryKind, purpose string, now time.Time) []Delivery {
+	return append(roomDeliveries(q, route, kind, purpose, now), s.dmDeliveries(q, route, kind, purpose, now)...)
+}
+
 // dmDeliveries are the direct messages of a question's post or reminder
 // to the route's people who asked for them and have not acted on it yet,
 // each on their DM surface if the route lets them answer there, else on
@@ -255,7 +261,7 @@ func (s *Service) Remind(ctx context.Context) (int, error) {
 				continue
 			}
 			purpose := fmt.Sprintf("remind%d", k)
-			out := append(roomDeliveries(q, route, DeliverRemind, purpose, now), s.dmDeliveries(q, route, DeliverRemind, purpose, now)...)
+			out := s.deliveries(q, route, DeliverRemind, purpose, now)
 			err = s.store.Renotify(ctx, Renotice{
 				QuestionID: q.ID,
 				Event: Event{QuestionID: q.ID, RunID: q.RunID, At: now, Kind: EventReminded,

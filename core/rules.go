@@ -369,12 +369,9 @@ func (v RuleVerdict) Explain() string {
 // it names none) over in, without asking anything: what askbridge policy
 // test shows. An unknown route is CodeInvalid.
 func (s *Service) Evaluate(in AskInput) (RuleVerdict, error) {
-	if in.Route == "" {
-		in.Route = DefaultRoute
-	}
-	route, ok := s.Route(in.Route)
-	if !ok {
-		return RuleVerdict{}, Errorf(CodeInvalid, "policy test", "route %q is not configured", in.Route)
+	route, err := s.rulesRoute(&in)
+	if err != nil {
+		return RuleVerdict{}, err
 	}
 	if !ruleApplies(in) {
 		return RuleVerdict{}, nil
@@ -385,18 +382,28 @@ func (s *Service) Evaluate(in AskInput) (RuleVerdict, error) {
 // EvaluateCalls is Evaluate for a batch: each call's verdict, as the
 // rules see it at the ask (an approval of that one call would).
 func (s *Service) EvaluateCalls(in AskInput) ([]RuleVerdict, error) {
-	if in.Route == "" {
-		in.Route = DefaultRoute
-	}
-	route, ok := s.Route(in.Route)
-	if !ok {
-		return nil, Errorf(CodeInvalid, "policy test", "route %q is not configured", in.Route)
+	route, err := s.rulesRoute(&in)
+	if err != nil {
+		return nil, err
 	}
 	vs := callVerdicts(route, in)
 	if vs == nil {
 		vs = make([]RuleVerdict, len(in.Calls)) // no rules: every call asked as configured
 	}
 	return vs, nil
+}
+
+// rulesRoute is the route whose rules see in ("" the default, which it
+// fills in), CodeInvalid when it is not configured.
+func (s *Service) rulesRoute(in *AskInput) (Route, error) {
+	if in.Route == "" {
+		in.Route = DefaultRoute
+	}
+	route, ok := s.Route(in.Route)
+	if !ok {
+		return Route{}, Errorf(CodeInvalid, "policy test", "route %q is not configured", in.Route)
+	}
+	return route, nil
 }
 
 // askedReason is what the asked event records of the rules: the rule

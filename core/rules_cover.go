@@ -21,12 +21,9 @@ import (
 // none surely does, some calls are asked as in says, which must then be
 // reversible. A condition that cannot be evaluated answers no.
 func (s *Service) EveryCallCovered(in AskInput) bool {
-	if in.Route == "" {
-		in.Route = DefaultRoute
-	}
-	route, ok := s.Route(in.Route)
-	if !ok || !ruleApplies(in) || max(route.quorum(), in.Quorum) > 1 {
-		return false // a standing approval never covers what needs a quorum
+	route, ok := s.coverRoute(&in)
+	if !ok {
+		return false
 	}
 	vars, err := cel.PartialVars(map[string]any{
 		"tool": in.Tool, "agent": in.Agent, "run": in.RunID, "route": route.Name, "kind": string(in.Kind),
@@ -74,11 +71,8 @@ func (s *Service) EveryCallCovered(in AskInput) bool {
 // every call of the tool, asked of one. A rule that cannot be evaluated
 // answers no.
 func (s *Service) CallCovered(in AskInput) bool {
-	if in.Route == "" {
-		in.Route = DefaultRoute
-	}
-	route, ok := s.Route(in.Route)
-	if !ok || !ruleApplies(in) || max(route.quorum(), in.Quorum) > 1 {
+	route, ok := s.coverRoute(&in)
+	if !ok {
 		return false
 	}
 	v := evalRules(route, in)
@@ -89,6 +83,17 @@ func (s *Service) CallCovered(in AskInput) bool {
 		return v.Rule.coverable(in)
 	}
 	return in.Reversibility == Reversible
+}
+
+// coverRoute is the route of in whose rules may leave its calls to a
+// standing approval: one configured, for an approval of one call, with no
+// quorum (a standing approval never covers what needs one).
+func (s *Service) coverRoute(in *AskInput) (Route, bool) {
+	route, err := s.rulesRoute(in)
+	if err != nil || !ruleApplies(*in) || max(route.quorum(), in.Quorum) > 1 {
+		return Route{}, false
+	}
+	return route, true
 }
 
 // coverable reports whether r, matching an ask like in, leaves it to a

@@ -22,19 +22,17 @@ const UnknownName = "unknown"
 // unassigned code points.
 var visible = []*unicode.RangeTable{unicode.L, unicode.M, unicode.N, unicode.P, unicode.S, unicode.Z}
 
-// isInvisible reports whether r is dropped from all untrusted text: every
+// IsInvisible reports whether r is dropped from all untrusted text: every
 // C* code point, and the default-ignorable ones that hide in other
 // categories (Hangul fillers, variation selectors, the combining grapheme
 // joiner). These render as nothing, so they can carry text a reviewer never
 // sees while a model still reads it ("ASCII smuggling" through the tag
 // block U+E0000 to U+E007F is the best known case), or split a tag so that
-// a matcher misses it while a model does not.
-// IsInvisible is isInvisible, for the places that show such characters
-// (escaped) to people rather than drop them: the arguments and tool name
-// an approver reads on a card (core.PrettyJSON, core.Visible).
-func IsInvisible(r rune) bool { return isInvisible(r) }
-
-func isInvisible(r rune) bool {
+// a matcher misses it while a model does not. Where such characters are
+// shown to people rather than dropped (the arguments and tool name an
+// approver reads on a card: core.PrettyJSON, core.Visible), they are
+// escaped.
+func IsInvisible(r rune) bool {
 	return !unicode.In(r, visible...) ||
 		(r >= 0xE0000 && r <= 0xE0FFF) ||
 		unicode.In(r, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector)
@@ -80,7 +78,7 @@ func CleanText(raw string) string {
 			b.WriteByte('\t')
 		case r == utf8.RuneError && size == 1:
 			b.WriteRune(utf8.RuneError)
-		case isInvisible(r):
+		case IsInvisible(r):
 		default:
 			b.WriteRune(r)
 		}
@@ -125,7 +123,7 @@ func CleanName(raw string) string {
 		switch {
 		case isNameSpace(r) || isNameDelimiter(r):
 			space = b.Len() > 0
-		case isInvisible(r):
+		case IsInvisible(r):
 		default:
 			if space {
 				b.WriteByte(' ')

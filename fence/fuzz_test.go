@@ -136,7 +136,7 @@ func FuzzCleanName(f *testing.F) {
 			t.Fatalf("CleanName is not idempotent: %q -> %q -> %q", raw, name, CleanName(name))
 		}
 		for _, r := range name {
-			if isNameDelimiter(r) || isInvisible(r) || (r != ' ' && isNameSpace(r)) {
+			if isNameDelimiter(r) || IsInvisible(r) || (r != ' ' && isNameSpace(r)) {
 				t.Fatalf("CleanName(%q) = %q keeps %U", raw, name, r)
 			}
 		}

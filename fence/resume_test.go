@@ -177,7 +177,7 @@ func TestResumeAttacks(t *testing.T) {
 			p := checkResume(t, in)
 			r, _ := BuildResume(in)
 			for _, c := range r.Text {
-				if isInvisible(c) && c != '\n' && c != '\t' {
+				if IsInvisible(c) && c != '\n' && c != '\t' {
 					t.Errorf("invisible %U reached the message", c)
 				}
 			}

@@ -101,14 +101,22 @@ func (d *door) fail(w http.ResponseWriter, r *http.Request, err error) {
 // past the hook by making the ask fail (arguments over the limit, its own
 // run ended). Every other prompt gets the error.
 func (d *door) refuse(w http.ResponseWriter, r *http.Request, p Prompt, err error) {
-	out, ok := FailedAsk(p, err)
-	if !ok {
+	if !answerFailed(w, p, err) {
 		d.fail(w, r, err)
 		return
 	}
 	d.opts.Log.Warn().Err(err).Str("path", r.URL.Path).Msg("hook: not asked; the host asks at the keyboard")
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(out)
+}
+
+// answerFailed writes FailedAsk's answer for p, when it has one, and
+// reports whether it did.
+func answerFailed(w http.ResponseWriter, p Prompt, err error) bool {
+	out, ok := FailedAsk(p, err)
+	if ok {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(out)
+	}
+	return ok
 }
 
 // Unread answers a hook request refused before its input was read (the
@@ -120,9 +128,7 @@ func Unread(w http.ResponseWriter, r *http.Request, status int, err error) {
 	// path's last segment (POST /v1/hooks/{host}).
 	host, herr := ParseHost(path.Base(r.URL.Path))
 	body, _ := io.ReadAll(io.LimitReader(r.Body, MaxInputBytes))
-	if out, ok := FailedAsk(Sniff(host, body), err); herr == nil && ok {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(out)
+	if herr == nil && answerFailed(w, Sniff(host, body), err) {
 		return
 	}
 	apierror.Write(w, status, core.ErrorCode(err), core.ErrorMessage(err))
@@ -132,10 +138,8 @@ func Unread(w http.ResponseWriter, r *http.Request, status int, err error) {
 // an input over the limit or not a hook input), as refuse does, for the
 // prompt the input declares (Sniff).
 func (d *door) early(w http.ResponseWriter, r *http.Request, host Host, body []byte, status int, err error) {
-	if out, ok := FailedAsk(Sniff(host, body), err); ok {
+	if answerFailed(w, Sniff(host, body), err) {
 		d.opts.Log.Warn().Err(err).Str("path", r.URL.Path).Msg("hook: not asked")
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(out)
 		return
 	}
 	apierror.Write(w, status, core.ErrorCode(err), core.ErrorMessage(err))

@@ -33,15 +33,8 @@ func noop() {}
 // it. The returned stop withdraws the elicitation and waits for it to end,
 // so nothing outlives the call.
 func (h *handler) elicit(ctx context.Context, req *mcpsdk.CallToolRequest, q *core.Question) (stop func()) {
-	if req == nil || req.Session == nil || !canElicit(req.Session) {
-		return noop
-	}
-	ok, err := h.b.HostMayAnswer(ctx, q.ID)
-	if err != nil {
-		h.opts.Logger.Warn("askbridge mcp: cannot tell whether the host may answer", "question", q.ID, "err", err)
-		return noop
-	}
-	if !ok {
+	if req == nil || req.Session == nil || !canElicit(req.Session) ||
+		!h.hostMayAnswer(ctx, req.Session.InitializeParams().Capabilities, q.ID) {
 		return noop
 	}
 	f := formFor(q)
@@ -77,11 +70,7 @@ var errRejected = &jsonrpc.Error{Code: -32005}
 // requests of their own: clients of the revisions with sessions.
 func canElicit(ss *mcpsdk.ServerSession) bool {
 	ip := ss.InitializeParams()
-	if ip == nil || ip.ProtocolVersion >= protocolStateless || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
-		return false
-	}
-	e := ip.Capabilities.Elicitation
-	return e.Form != nil || e.URL == nil // {} means form, for clients before 2025-11-25
+	return ip != nil && ip.ProtocolVersion < protocolStateless && takesForms(ip.Capabilities)
 }
 
 // askHost runs one elicitation and records the reply. untied and tied end

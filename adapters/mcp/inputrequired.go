@@ -48,11 +48,6 @@ func inputRequired(q *core.Question, note string) *mcpsdk.CallToolResult {
 	}
 }
 
-// asksHost reports whether a 2026-07-28 call should put q to its host.
-func (h *handler) asksHost(ctx context.Context, req *mcpsdk.CallToolRequest, q *core.Question) bool {
-	return h.hostMayAnswer(ctx, req.ClientCapabilities(), q.ID)
-}
-
 // hostMayAnswer reports whether a host of caps may answer question id in
 // a form. When that cannot be told (the store, or the server over stdio,
 // failing a moment), the host is not asked: the question is parked

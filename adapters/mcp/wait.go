@@ -92,7 +92,7 @@ func (h *handler) call(ctx context.Context, req *mcpsdk.CallToolRequest, x asker
 		slot.q = q // a task: the middleware returns it, and the host follows it (tasks.go)
 		return h.open(Status{QuestionID: q.ID, Kind: q.Kind, AskedAt: q.CreatedAt})
 	}
-	if stateless && h.asksHost(ctx, req, q) {
+	if stateless && h.hostMayAnswer(ctx, req.ClientCapabilities(), q.ID) {
 		return inputRequired(q, ""), Result{}, nil
 	}
 	stop := h.elicit(ctx, req, q)

@@ -372,7 +372,11 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 			for k, n := range counts {
 				ch <- prometheus.MustNewConstMetric(openDesc, prometheus.GaugeValue, float64(n), k[0], k[1])
 			}
-			ch <- prometheus.MustNewConstMetric(cappedDesc, prometheus.GaugeValue, map[bool]float64{true: 1}[capped])
+			v := 0.0
+			if capped {
+				v = 1
+			}
+			ch <- prometheus.MustNewConstMetric(cappedDesc, prometheus.GaugeValue, v)
 		}
 	}
 	now := time.Now

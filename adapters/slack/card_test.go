@@ -11,7 +11,7 @@ import (
 
 func TestQuestionOfCard(t *testing.T) {
 	other := core.NewID(0)
-	head := func(id core.QuestionID) slack.Block { return section(headPrefix+string(id), "x", false) }
+	head := func(id core.QuestionID) slack.Block { return section(headPrefix+string(id), "x") }
 	btn := func(id core.QuestionID) *slack.ButtonBlockElement {
 		return button(card.Action{Ref: core.Ref{QuestionID: id, Item: -1, Action: core.RefDecline}, Label: "Decline", Style: card.StyleDefault})
 	}
@@ -21,12 +21,12 @@ func TestQuestionOfCard(t *testing.T) {
 		want   core.QuestionID
 	}{
 		{"card", []slack.Block{head(qid), actions("a", btn(qid))}, qid},
-		{"closed card keeps its head", []slack.Block{head(qid), section("outcome", "done", true)}, qid},
+		{"closed card keeps its head", []slack.Block{head(qid), section("outcome", "done")}, qid},
 		{"buttons only", []slack.Block{sectionWith("o", "x", btn(qid))}, qid},
 		{"head and button disagree", []slack.Block{head(qid), actions("a", btn(other))}, ""},
 		{"not a ref", []slack.Block{head(qid), actions("a", slack.NewButtonBlockElement("v", "approve", nil))}, ""},
 		{"bad id in head", []slack.Block{head("nope")}, ""},
-		{"someone else's message", []slack.Block{section("x", "hello", false)}, ""},
+		{"someone else's message", []slack.Block{section("x", "hello")}, ""},
 		{"nothing", nil, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {

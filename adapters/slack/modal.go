@@ -55,7 +55,7 @@ func EditView(c card.Card, r core.Ref, channel string) (slack.ModalViewRequest, 
 		CallbackID:      id,
 		PrivateMetadata: channel,
 		Blocks: slack.Blocks{BlockSet: []slack.Block{
-			slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, about, false, true), nil, nil, slack.SectionBlockOptionBlockID("about")),
+			section("about", about),
 			slack.NewInputBlock(editBlock, slack.NewTextBlockObject(slack.PlainTextType, "Arguments (one JSON object)", false, false), nil, input),
 		}},
 	}, true

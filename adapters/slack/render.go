@@ -57,9 +57,9 @@ func Card(c card.Card) Message {
 			blocks = append(blocks, b)
 		}
 	}
-	add(section(headPrefix+string(c.QuestionID), head(c), true))
+	add(section(headPrefix+string(c.QuestionID), head(c)))
 	add(ctxBlock("meta", metaLine(c)))
-	add(section("question", esc(c.Text, budgetQuestion), true))
+	add(section("question", esc(c.Text, budgetQuestion)))
 
 	options := 0
 	for _, s := range c.Sections {
@@ -71,7 +71,7 @@ func Card(c card.Card) Message {
 	for _, s := range c.Sections {
 		switch s.Kind {
 		case card.SectionContext:
-			add(section("context", "_Context_\n"+esc(s.Body, budgetContext), true))
+			add(section("context", "_Context_\n"+esc(s.Body, budgetContext)))
 		case card.SectionOption:
 			per := min(budgetOption, budgetOptions/max(1, options))
 			text := "*" + esc(s.Title, core.MaxTitleLen) + "*"
@@ -86,11 +86,11 @@ func Card(c card.Card) Message {
 			add(sectionWith(fmt.Sprintf("option-%d", s.Index), text, b))
 		case card.SectionCall:
 			if c.Progress != nil { // one call of a batch, numbered
-				add(section(fmt.Sprintf("call-%d", s.Index), fmt.Sprintf("*%d.* ", s.Index+1)+approvalCall(s), true))
+				add(section(fmt.Sprintf("call-%d", s.Index), fmt.Sprintf("*%d.* ", s.Index+1)+approvalCall(s)))
 				add(actions(fmt.Sprintf("call-%d-choose", s.Index), drawn(s.Actions)...))
 				break
 			}
-			add(section("call", approvalCall(s), true))
+			add(section("call", approvalCall(s)))
 			add(actions("choose", drawn(s.Actions)...))
 		case card.SectionItem:
 			if c.Progress != nil && !shown {
@@ -98,10 +98,10 @@ func Card(c card.Card) Message {
 				shown = true
 			}
 			per := min(budgetItemMax, budgetItems/max(1, options))
-			add(section(fmt.Sprintf("item-%d", s.Index), formItem(s, per), true))
+			add(section(fmt.Sprintf("item-%d", s.Index), formItem(s, per)))
 			add(actions(fmt.Sprintf("item-%d-choose", s.Index), drawn(s.Actions)...))
 		default:
-			add(section(string(s.Kind), "*"+esc(s.Title, core.MaxTitleLen)+"*\n"+esc(s.Body, budgetContext), true))
+			add(section(string(s.Kind), "*"+esc(s.Title, core.MaxTitleLen)+"*\n"+esc(s.Body, budgetContext)))
 		}
 	}
 	if c.Progress != nil && !shown && c.Outcome == nil {
@@ -111,7 +111,7 @@ func Card(c card.Card) Message {
 		add(ctxBlock("tally", esc(strings.Join(c.Tally.Lines, "\n"), 600)))
 	}
 	if c.Outcome != nil {
-		add(section("outcome", outcome(c), true))
+		add(section("outcome", outcome(c)))
 		return Message{Text: fallback(c), Blocks: blocks}
 	}
 	if c.TakesText() {
@@ -249,7 +249,7 @@ func Reminder(c card.Card) Message {
 	}
 	return Message{
 		Text:   esc(card.ReminderHeading+": "+textlimit.FirstLine(c.Text), 300),
-		Blocks: []slack.Block{section("reminder", s, true)},
+		Blocks: []slack.Block{section("reminder", s)},
 	}
 }
 
@@ -274,7 +274,7 @@ func slackMentions(ms []core.Mention) string {
 func Digest(d core.Digest) Message {
 	head := fmt.Sprintf("*%s* (askbridge was away from %s to %s)\n%d asked  ·  %d closed  ·  %d still open", card.DigestHeading,
 		d.From.UTC().Format(timeLayout), d.To.UTC().Format(timeLayout), len(d.Asked), len(d.Closed), len(d.Open))
-	blocks := []slack.Block{section("digest", head, true)}
+	blocks := []slack.Block{section("digest", head)}
 	if len(d.Open) > 0 {
 		var b strings.Builder
 		b.WriteString("*Still open:*")
@@ -289,7 +289,7 @@ func Digest(d core.Digest) Message {
 			}
 			b.WriteString(line)
 		}
-		blocks = append(blocks, section("digest-open", b.String(), true))
+		blocks = append(blocks, section("digest-open", b.String()))
 	}
 	return Message{
 		Text:   fmt.Sprintf("%s: %d asked, %d closed, %d still open", card.DigestHeading, len(d.Asked), len(d.Closed), len(d.Open)),
@@ -299,28 +299,33 @@ func Digest(d core.Digest) Message {
 
 // Note is a private note to one person: a refusal or a hint.
 func Note(text string) Message {
-	return Message{Text: esc(text, maxFallback), Blocks: []slack.Block{section("note", esc(text, maxSectionText), true)}}
+	return Message{Text: esc(text, maxFallback), Blocks: []slack.Block{section("note", esc(text, maxSectionText))}}
 }
 
-func section(id, mrkdwn string, verbatim bool) *slack.SectionBlock {
-	return slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, mrkdwn, false, verbatim), nil, nil, slack.SectionBlockOptionBlockID(id))
+func section(id, text string) *slack.SectionBlock {
+	return slack.NewSectionBlock(mrkdwn(text), nil, nil, slack.SectionBlockOptionBlockID(id))
+}
+
+// mrkdwn is a mrkdwn text object of text we wrote around escaped text. It
+// is verbatim: otherwise Slack parses plain text for mentions, channel
+// names and URLs, and an agent named "@channel" would ping the room.
+func mrkdwn(text string) *slack.TextBlockObject {
+	return slack.NewTextBlockObject(slack.MarkdownType, text, false, true)
 }
 
 // sectionWith is a section with a button beside it; with no button (its
 // ref would not encode) it is a plain section.
-func sectionWith(id, mrkdwn string, b *slack.ButtonBlockElement) *slack.SectionBlock {
+func sectionWith(id, text string, b *slack.ButtonBlockElement) *slack.SectionBlock {
 	var acc *slack.Accessory
 	if b != nil {
 		acc = slack.NewAccessory(b)
 	}
-	return slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, mrkdwn, false, true), nil, acc, slack.SectionBlockOptionBlockID(id))
+	return slack.NewSectionBlock(mrkdwn(text), nil, acc, slack.SectionBlockOptionBlockID(id))
 }
 
-// ctxBlock is a context block of mrkdwn we wrote around escaped text.
-// It is verbatim: otherwise Slack parses plain text for mentions, channel
-// names and URLs, and an agent named "@channel" would ping the room.
-func ctxBlock(id, mrkdwn string) *slack.ContextBlock {
-	return slack.NewContextBlock(id, slack.NewTextBlockObject(slack.MarkdownType, mrkdwn, false, true))
+// ctxBlock is a context block of text (mrkdwn).
+func ctxBlock(id, text string) *slack.ContextBlock {
+	return slack.NewContextBlock(id, mrkdwn(text))
 }
 
 // actions is an actions block of the buttons that rendered, or nil when

@@ -69,11 +69,16 @@ func cut(s string, max int) string { return textlimit.Runes.Cut(textlimit.Clean(
 
 // plain is people's text as a RichTextBlock: shown literally.
 func plain(s string, max int, opts ...func(Element)) Element {
-	run := Element{"type": "TextRun", "text": cut(s, max)}
+	return Element{"type": "RichTextBlock", "inlines": []Element{textRun(cut(s, max), opts...)}}
+}
+
+// textRun is s as a TextRun, which Teams never reads as Markdown.
+func textRun(s string, opts ...func(Element)) Element {
+	run := Element{"type": "TextRun", "text": s}
 	for _, o := range opts {
 		o(run)
 	}
-	return Element{"type": "RichTextBlock", "inlines": []Element{run}}
+	return run
 }
 
 func bold(e Element)   { e["weight"] = "bolder" }
@@ -298,12 +303,13 @@ func heading(c card.Card) []Element {
 func metaLine(c card.Card) Element {
 	m := c.Meta
 	var runs []Element
+	small := func(e Element) { e["size"] = "small" }
 	run := func(s string, label bool) {
-		e := Element{"type": "TextRun", "text": s, "isSubtle": true, "size": "small"}
-		if label {
-			e["text"], e["fontType"] = cut(textlimit.OneLine(s), budgetLabel), "monospace"
+		if label { // the agent's words, on one line, bounded
+			runs = append(runs, textRun(cut(textlimit.OneLine(s), budgetLabel), subtle, small, mono))
+		} else {
+			runs = append(runs, textRun(s, subtle, small))
 		}
-		runs = append(runs, e)
 	}
 	run("Asked by ", false)
 	run(string(m.Agent), true)
@@ -325,12 +331,6 @@ func metaLine(c card.Card) Element {
 	run(" · ", false)
 	run(string(c.QuestionID), true)
 	return Element{"type": "RichTextBlock", "inlines": runs, "spacing": "none"}
-}
-
-// code puts an agent's label in a Markdown code span, from which
-// backticks are dropped so the span cannot be closed early.
-func code(s string) string {
-	return "`" + strings.ReplaceAll(cut(textlimit.OneLine(s), budgetLabel), "`", "'") + "`"
 }
 
 // outcome is a closed card's last part: who closed it, how and when, and
@@ -432,7 +432,7 @@ func Reminder(c card.Card) AdaptiveCard {
 			body = append(body, words(m.Text(), bold, func(e Element) { e["color"] = "attention" }))
 		}
 	}
-	body = append(body, plain(c.Heading+" from "+string(c.Meta.Agent)+": "+textlimit.FirstLine(c.Text), 400), words(code(string(c.QuestionID)), subtle))
+	body = append(body, plain(c.Heading+" from "+string(c.Meta.Agent)+": "+textlimit.FirstLine(c.Text), 400), words("`"+string(c.QuestionID)+"`", subtle)) // askbridge's own id
 	var ents []Entity
 	if len(c.Mentions) > 0 {
 		var who []string

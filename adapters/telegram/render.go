@@ -296,11 +296,19 @@ func keyboard(c card.Card) (tgbotapi.InlineKeyboardMarkup, error) {
 	return tgbotapi.InlineKeyboardMarkup{InlineKeyboard: rows}, nil
 }
 
+// htmlMessage is a sendMessage request of text in parse_mode HTML,
+// without link previews: a link in someone's text must not put a preview
+// its owner chose under the message.
+func htmlMessage(chat int64, text string) tgbotapi.MessageConfig {
+	m := tgbotapi.NewMessage(chat, text)
+	m.ParseMode = tgbotapi.ModeHTML
+	m.DisableWebPagePreview = true
+	return m
+}
+
 // RenderCard is the sendMessage request that posts a card in chat.
 func RenderCard(c card.Card, chat int64) (tgbotapi.MessageConfig, error) {
-	m := tgbotapi.NewMessage(chat, cardText(c))
-	m.ParseMode = tgbotapi.ModeHTML
-	m.DisableWebPagePreview = true // no preview of a link in someone's text
+	m := htmlMessage(chat, cardText(c))
 	kb, err := keyboard(c)
 	if err != nil {
 		return m, err
@@ -369,9 +377,7 @@ func askTo(d *doc, to *tgbotapi.User, ask string) {
 // promptMessage is a ForceReply prompt of HTML text, in reply to the
 // card.
 func promptMessage(chat int64, html string, replyTo int, to *tgbotapi.User, placeholder string) tgbotapi.MessageConfig {
-	m := tgbotapi.NewMessage(chat, html)
-	m.ParseMode = tgbotapi.ModeHTML
-	m.DisableWebPagePreview = true // no preview of a link in someone's text
+	m := htmlMessage(chat, html)
 	m.ReplyToMessageID = replyTo
 	m.AllowSendingWithoutReply = true
 	m.ReplyMarkup = tgbotapi.ForceReply{ForceReply: true, Selective: to != nil,
@@ -413,9 +419,7 @@ func RenderReminder(c card.Card, chat int64) tgbotapi.MessageConfig {
 		d.markup("\nThe question's card was not found here; answer it from askbridge's console or API: id ")
 		d.text("<code>", string(c.QuestionID), "</code>", 40)
 	}
-	m := tgbotapi.NewMessage(chat, d.String())
-	m.ParseMode = tgbotapi.ModeHTML
-	m.DisableWebPagePreview = true // no preview of a link in someone's text
+	m := htmlMessage(chat, d.String())
 	m.ReplyToMessageID = cardID
 	m.AllowSendingWithoutReply = true
 	return m
@@ -445,9 +449,7 @@ func RenderDigest(dg core.Digest, chat int64) tgbotapi.MessageConfig {
 	}
 	section("Still open", dg.Open, false)
 	section("Closed", dg.Closed, true)
-	m := tgbotapi.NewMessage(chat, d.String())
-	m.ParseMode = tgbotapi.ModeHTML
-	m.DisableWebPagePreview = true // no preview of a link in someone's text
+	m := htmlMessage(chat, d.String())
 	return m
 }
 

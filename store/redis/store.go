@@ -420,11 +420,11 @@ func (s *Store) seq(n int64, shard int) int64 {
 	return n*int64(s.shards) + int64(shard)
 }
 
-// attempt names one call of Commit or Renotify, uniquely among every
-// store's calls: a random prefix per Store and a count. resolve.lua (and
-// renotify.lua) keep it with what the call changed, so that when
-// go-redis sends the script again after losing its reply, the second run
-// knows the first as its own.
+// attempt names one call of a script that must know a re-send as its own
+// (Commit, Renotify, Append, Beat, Once), uniquely among every store's
+// calls: a random prefix per Store and a count. The script keeps it with
+// what the call changed, so that when go-redis sends the script again
+// after losing its reply, the second run knows the first as its own.
 func (s *Store) attempt() string {
 	return s.attemptPrefix + strconv.FormatUint(s.attempts.Add(1), 36)
 }

@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/internal/retryafter"
 	"github.com/askbridge/askbridge/adapters/internal/tracehttp"
 	"github.com/askbridge/askbridge/core"
 )
@@ -410,10 +411,7 @@ func (c *Client) sendWith(ctx context.Context, method, path string, q url.Values
 func errorFrom(resp *http.Response) error {
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	var eb ErrorBody
-	var after time.Duration
-	if n, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && n > 0 {
-		after = time.Duration(n) * time.Second
-	}
+	after := retryafter.Parse(resp.Header, time.Now())
 	if json.Unmarshal(raw, &eb) == nil && eb.Error.Code != "" {
 		return &Error{Status: resp.StatusCode, Code: string(eb.Error.Code), Message: eb.Error.Message, RetryAfter: after}
 	}

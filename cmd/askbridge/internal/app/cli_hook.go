@@ -189,10 +189,10 @@ func clientTarget(getenv func(string) string) (base, token string, err error) {
 		return "", "", err
 	}
 	base, token = serverURL(s), s.Client.Token.Reveal()
-	if token == "" && !onThisMachine(base) {
-		return "", "", fmt.Errorf("no ASKBRIDGE_TOKEN for the server at ASKBRIDGE_URL: set it (the local admin token goes only to a server on this machine)")
-	}
 	if token == "" {
+		if !onThisMachine(base) {
+			return "", "", fmt.Errorf("no ASKBRIDGE_TOKEN for the server at ASKBRIDGE_URL: set it (the local admin token goes only to a server on this machine)")
+		}
 		path := filepath.Join(s.DataDir, "admin.token")
 		b, err := os.ReadFile(path)
 		if err != nil {
@@ -212,9 +212,15 @@ func onThisMachine(base string) bool {
 		return false
 	}
 	h := u.Hostname()
-	if h == "" || h == "localhost" {
+	if h == "" || loopbackHost(h) {
 		return true
 	}
 	ip := net.ParseIP(h)
-	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified())
+	return ip != nil && ip.IsUnspecified()
+}
+
+// loopbackHost reports whether host names this machine's loopback.
+func loopbackHost(host string) bool {
+	ip := net.ParseIP(host)
+	return host == "localhost" || ip != nil && ip.IsLoopback()
 }

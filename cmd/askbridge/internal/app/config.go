@@ -197,8 +197,12 @@ func (s Secret) Reveal() string                { return string(s) }
 func (s *Secret) UnmarshalText(b []byte) error { *s = Secret(b); return nil }
 
 // parseFile decodes and checks the YAML file. Unknown keys are errors:
-// a misspelt key silently ignored is a policy silently not applied.
-func parseFile(raw []byte, getenv func(string) string) (File, error) {
+// a misspelt key silently ignored is a policy silently not applied. The
+// environment variables the file names (token_env, secret_env, ...) are
+// read trimmed, as readEnv reads every other: a secret mounted from a
+// file often ends in a newline, which no HTTP client can send.
+func parseFile(raw []byte, env func(string) string) (File, error) {
+	getenv := func(k string) string { return strings.TrimSpace(env(k)) }
 	var f File
 	dec := yaml.NewDecoder(bytes.NewReader(raw))
 	dec.KnownFields(true)
@@ -325,7 +329,7 @@ func checkTokens(f *File, getenv func(string) string) (map[string]bool, error) {
 		case t.Token != "" && t.TokenEnv != "":
 			return nil, fmt.Errorf("%s: give token or token_env, not both", key)
 		case t.TokenEnv != "":
-			v := envSecret(getenv, t.TokenEnv)
+			v := getenv(t.TokenEnv)
 			if v == "" {
 				return nil, fmt.Errorf("%s.token_env: environment variable %s is empty", key, t.TokenEnv)
 			}

@@ -2,7 +2,6 @@ package app
 
 import (
 	"fmt"
-	"net"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -89,7 +88,7 @@ func (o *OIDCFile) checkProvider(getenv func(string) string) error {
 	case o.ClientSecret != "" && o.ClientSecretEnv != "":
 		return fmt.Errorf("oidc: give client_secret or client_secret_env, not both")
 	case o.ClientSecretEnv != "":
-		v := envSecret(getenv, o.ClientSecretEnv)
+		v := getenv(o.ClientSecretEnv)
 		if v == "" {
 			return fmt.Errorf("oidc.client_secret_env: environment variable %s is empty", o.ClientSecretEnv)
 		}
@@ -136,9 +135,7 @@ func checkProviderURL(raw string, callback bool) error {
 	if err != nil || u.Host == "" {
 		return fmt.Errorf("%q is not an absolute URL", raw)
 	}
-	ip := net.ParseIP(u.Hostname())
-	loopback := u.Hostname() == "localhost" || (ip != nil && ip.IsLoopback())
-	if u.Scheme != "https" && !(u.Scheme == "http" && loopback) {
+	if u.Scheme != "https" && !(u.Scheme == "http" && loopbackHost(u.Hostname())) {
 		return fmt.Errorf("%q: https is required (http only on a loopback address)", raw)
 	}
 	if callback && u.Path != "/oidc/callback" {

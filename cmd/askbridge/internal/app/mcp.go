@@ -96,17 +96,23 @@ func (k *askKeys) get(id [sha256.Size]byte) string {
 func (k *askKeys) put(id [sha256.Size]byte, key string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	now := time.Now()
+	for i, e := range k.m {
+		if now.Sub(e.at) >= askKeyTTL {
+			delete(k.m, i)
+		}
+	}
 	if _, ok := k.m[id]; !ok && len(k.m) >= askKeysKept {
 		var oldest [sha256.Size]byte
-		first := true
+		var oldestAt time.Time
 		for i, e := range k.m {
-			if first || e.at.Before(k.m[oldest].at) {
-				oldest, first = i, false
+			if oldestAt.IsZero() || e.at.Before(oldestAt) {
+				oldest, oldestAt = i, e.at
 			}
 		}
 		delete(k.m, oldest)
 	}
-	k.m[id] = askKey{key: key, at: time.Now()}
+	k.m[id] = askKey{key: key, at: now}
 }
 
 func (k *askKeys) forget(id [sha256.Size]byte) {

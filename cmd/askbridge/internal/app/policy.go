@@ -68,12 +68,7 @@ func cmdPolicy(_ context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return fail(stderr, err)
 	}
-	v, err := svc.Evaluate(ask)
-	if err != nil {
-		return fail(stderr, fmt.Errorf("%s", core.ErrorMessage(err)))
-	}
-	switch {
-	case ask.Kind == core.KindApproval && len(ask.Calls) > 0:
+	if ask.Kind == core.KindApproval && len(ask.Calls) > 0 {
 		// Each call of a batch goes through the rules as an approval of
 		// that one call would (what is left is asked together).
 		vs, err := svc.EvaluateCalls(ask)
@@ -83,9 +78,15 @@ func cmdPolicy(_ context.Context, args []string, getenv func(string) string, std
 		for i, c := range ask.Calls {
 			fmt.Fprintf(stdout, "call %s: %s\n", c.ToolCallID, vs[i].Explain())
 		}
-	case ask.Kind != core.KindApproval:
+		return 0
+	}
+	v, err := svc.Evaluate(ask)
+	if err != nil {
+		return fail(stderr, fmt.Errorf("%s", core.ErrorMessage(err)))
+	}
+	if ask.Kind != core.KindApproval {
 		fmt.Fprintf(stdout, "a %s is asked as configured: policy rules decide approvals of one tool call\n", ask.Kind)
-	default:
+	} else {
 		fmt.Fprintln(stdout, v.Explain())
 	}
 	return 0

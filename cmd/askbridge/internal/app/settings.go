@@ -236,24 +236,18 @@ func (s *Settings) check() error {
 func turnedOn(settings any, on string) error {
 	v := reflect.ValueOf(settings)
 	var given []string
+	onSet := false
 	for i := range v.NumField() {
-		f := v.Type().Field(i)
-		name := f.Tag.Get("env")
-		if name == "" || name == "-" || name == on {
-			continue
-		}
-		val := v.Field(i)
-		if val.IsZero() || fmt.Sprint(val.Interface()) == f.Tag.Get("envDefault") {
-			continue
-		}
-		given = append(given, name)
-	}
-	for i := range v.NumField() {
-		if v.Type().Field(i).Tag.Get("env") == on && !v.Field(i).IsZero() {
-			return nil
+		f, val := v.Type().Field(i), v.Field(i)
+		switch name := f.Tag.Get("env"); {
+		case name == on:
+			onSet = !val.IsZero()
+		case name == "" || name == "-" || val.IsZero() || fmt.Sprint(val.Interface()) == f.Tag.Get("envDefault"):
+		default:
+			given = append(given, name)
 		}
 	}
-	if len(given) == 0 {
+	if onSet || len(given) == 0 {
 		return nil
 	}
 	return fmt.Errorf("%s: set, but %s is not, so this platform would not run: set %s, or unset %s",
@@ -409,11 +403,4 @@ func (s *TelegramSettings) check() error {
 func httpURL(v string) bool {
 	u, err := url.Parse(v)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
-}
-
-// envSecret is the secret in environment variable name, trimmed as every
-// environment value is (readEnv): a secret mounted from a file often ends
-// in a newline, which no HTTP client can send in a header.
-func envSecret(getenv func(string) string, name string) string {
-	return strings.TrimSpace(getenv(name))
 }

@@ -80,7 +80,7 @@ func webhookSecret(key string, inline Secret, env string, getenv func(string) st
 	case inline != "" && env != "":
 		return "", fmt.Errorf("%s: give %s or %s_env, not both", key, key, key)
 	case env != "":
-		if s = Secret(envSecret(getenv, env)); s == "" {
+		if s = Secret(getenv(env)); s == "" {
 			return "", fmt.Errorf("%s_env: environment variable %s is empty", key, env)
 		}
 	}

@@ -193,6 +193,16 @@ func RecipientLabel(sf Surface) string {
 	return "an " + string(sf) + " subscriber"
 }
 
+// ShownDecider is d as every token of the API may read it: a one-way
+// door's recipient by the door alone (RecipientLabel), never by their
+// address or topic; anyone else as they are.
+func ShownDecider(d Decider) Decider {
+	if d.Surface.RoomIsPersonal() && d.ID != "" {
+		d.ID = RecipientLabel(d.Surface)
+	}
+	return d
+}
+
 // System is the decider for what the bridge does on its own: timeouts,
 // expiry at the end of a run.
 var System = Decider{Surface: SurfaceSystem, ID: "askbridge", Name: "askbridge"}

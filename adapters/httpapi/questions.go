@@ -305,7 +305,12 @@ func (s *Server) outcome(w http.ResponseWriter, r *http.Request, o core.Outcome,
 		writeJSON(w, http.StatusOK, client.AgentOutcome{Question: client.AgentView(o.Question), Closed: o.Closed})
 		return
 	}
-	writeJSON(w, http.StatusOK, client.Outcome{Question: client.OperatorView(o.Question), Closed: o.Closed, Standing: o.Standing})
+	out := client.Outcome{Question: client.OperatorView(o.Question), Closed: o.Closed}
+	if o.Standing != nil {
+		st := client.ShownStanding(*o.Standing)
+		out.Standing = &st
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 // endRun expires the open questions of a run: an agent's own, or, for an

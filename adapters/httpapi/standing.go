@@ -18,19 +18,9 @@ func (s *Server) listStanding(w http.ResponseWriter, r *http.Request) {
 		all = []core.Standing{}
 	}
 	for i := range all {
-		all[i] = shownStanding(all[i])
+		all[i] = client.ShownStanding(all[i])
 	}
 	writeJSON(w, http.StatusOK, client.StandingList{Standing: all})
-}
-
-// shownStanding is st as the API shows it: who granted it from a one-way
-// door named by the door alone, never by their address or topic (see
-// client.OperatorView).
-func shownStanding(st core.Standing) core.Standing {
-	if st.GrantedBy.Surface.RoomIsPersonal() && st.GrantedBy.ID != "" {
-		st.GrantedBy.ID = core.RecipientLabel(st.GrantedBy.Surface)
-	}
-	return st
 }
 
 // revokeStanding ends one at once; it takes no body.
@@ -43,5 +33,5 @@ func (s *Server) revokeStanding(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, shownStanding(st))
+	writeJSON(w, http.StatusOK, client.ShownStanding(st))
 }

@@ -31,3 +31,23 @@ func TestOperatorViewHidesAddresses(t *testing.T) {
 		t.Error("the view changed the question")
 	}
 }
+
+// TestOperatorViewHidesGrantors: who granted a standing approval from a
+// one-way door is named by the door alone, on the resolution it closed,
+// on a batch call it decided and in the standing approval itself; before,
+// the API hid the decider but still showed the grantor's topic there.
+func TestOperatorViewHidesGrantors(t *testing.T) {
+	const topic = "s3cret-topic-of-alice"
+	use := &core.StandingUse{ID: "st-1", GrantedBy: core.Decider{Surface: core.SurfaceNtfy, ID: topic}}
+	q := &core.Question{ID: "aaaaaaaaaaaaaaaaa", Kind: core.KindApproval, State: core.StateAnswered,
+		Answers:    []core.ItemAnswer{{ItemID: "c1", Decider: core.Decider{Surface: core.SurfaceSystem, ID: "askbridge"}, Standing: use}},
+		Resolution: &core.Resolution{State: core.StateAnswered, Decider: core.Decider{Surface: core.SurfaceSystem, ID: "askbridge"}, Standing: use}}
+	raw, _ := json.Marshal(client.OperatorView(q))
+	st, _ := json.Marshal(client.ShownStanding(core.Standing{ID: "st-1", GrantedBy: use.GrantedBy}))
+	if s := string(raw) + string(st); strings.Contains(s, topic) || !strings.Contains(s, "an ntfy subscriber") {
+		t.Fatalf("the API's views: %s", s)
+	}
+	if use.GrantedBy.ID != topic {
+		t.Error("the view changed the question")
+	}
+}

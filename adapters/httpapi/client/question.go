@@ -292,10 +292,14 @@ func OperatorView(q *core.Question) *Question {
 // room on a surface whose rooms are people, core.Surface.RoomIsPersonal)
 // by the door's label.
 func hideAddresses(v *Question) {
-	hide := func(d *core.Decider) {
-		if d.Surface.RoomIsPersonal() && d.ID != "" {
-			d.ID = core.RecipientLabel(d.Surface)
+	personal := func(d core.Decider) bool { return d.Surface.RoomIsPersonal() && d.ID != "" }
+	grantor := func(u *core.StandingUse) *core.StandingUse {
+		if u == nil || !personal(u.GrantedBy) {
+			return u
 		}
+		c := *u
+		c.GrantedBy = core.ShownDecider(c.GrantedBy)
+		return &c
 	}
 	if slices.ContainsFunc(v.Messages, func(m core.MessageRef) bool { return m.Surface.RoomIsPersonal() }) {
 		v.Messages = slices.Clone(v.Messages)
@@ -305,24 +309,38 @@ func hideAddresses(v *Question) {
 			}
 		}
 	}
-	v.Answers = slices.Clone(v.Answers)
-	for i := range v.Answers {
-		hide(&v.Answers[i].Decider)
+	if slices.ContainsFunc(v.Answers, func(a core.ItemAnswer) bool {
+		return personal(a.Decider) || a.Standing != nil && personal(a.Standing.GrantedBy)
+	}) {
+		v.Answers = slices.Clone(v.Answers)
+		for i := range v.Answers {
+			a := &v.Answers[i]
+			a.Decider, a.Standing = core.ShownDecider(a.Decider), grantor(a.Standing)
+		}
 	}
-	v.Votes = slices.Clone(v.Votes)
-	for i := range v.Votes {
-		if vt := &v.Votes[i]; vt.Decider.Surface.RoomIsPersonal() {
-			hide(&vt.Decider)
-			if !strings.HasPrefix(vt.Key, "person:") {
-				vt.Key = ""
+	if slices.ContainsFunc(v.Votes, func(vt core.Vote) bool { return personal(vt.Decider) }) {
+		v.Votes = slices.Clone(v.Votes)
+		for i := range v.Votes {
+			if vt := &v.Votes[i]; personal(vt.Decider) {
+				vt.Decider = core.ShownDecider(vt.Decider)
+				if !strings.HasPrefix(vt.Key, core.PersonPrefix) {
+					vt.Key = ""
+				}
 			}
 		}
 	}
-	if v.Resolution != nil && v.Resolution.Decider.Surface.RoomIsPersonal() {
-		r := *v.Resolution
-		hide(&r.Decider)
-		v.Resolution = &r
+	if r := v.Resolution; r != nil && (personal(r.Decider) || r.Standing != nil && personal(r.Standing.GrantedBy)) {
+		c := *r
+		c.Decider, c.Standing = core.ShownDecider(c.Decider), grantor(c.Standing)
+		v.Resolution = &c
 	}
+}
+
+// ShownStanding is st as the API shows it: who granted it from a one-way
+// door named by the door alone (core.ShownDecider).
+func ShownStanding(st Standing) Standing {
+	st.GrantedBy = core.ShownDecider(st.GrantedBy)
+	return st
 }
 
 // Open reports whether the question can still change.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -171,18 +172,19 @@ func (s *Service) Attempted(ctx context.Context, d Delivery, err error, dropped 
 }
 
 // undelivered records a delivery given up on in the question's event log.
-// The reason is the platform's error, which carries no person's text.
+// The reason is the platform's error, which carries no person's text,
+// with a personal room it quotes pseudonymised (loggedText).
 func (s *Service) undelivered(ctx context.Context, d Delivery, cause error) {
 	if d.QuestionID == "" {
 		return // a digest belongs to no question; the log line is its record
 	}
 	actx, cancel := Settle(ctx)
 	defer cancel()
-	reason := cause.Error()
+	room := s.loggedRoom(d.Surface, d.Room)
+	reason := loggedText(cause.Error(), d.Room, room)
 	if len(reason) > 300 {
 		reason = reason[:300]
 	}
-	room := s.loggedRoom(d.Surface, d.Room)
 	payload, _ := json.Marshal(map[string]any{"delivery": s.loggedDelivery(d.Key, d.Room, room), "kind": d.Kind, "room": room, "attempts": d.Attempts})
 	s.appendAside(actx, Event{QuestionID: d.QuestionID, At: s.now(), Kind: EventUndelivered,
 		Surface: d.Surface, Reason: reason, Payload: payload})
@@ -216,6 +218,25 @@ func (s *Service) loggedDelivery(key, room, shown string) string {
 		key = key[:i+len(":dm:")] + s.pseudonym(Decider{ID: name, Person: name})
 	}
 	return key
+}
+
+// Logged is how a log line names delivery d and the error an attempt at
+// it ended with: as the event log does (loggedRoom, loggedDelivery), since
+// a platform's error quotes its recipient (a relay's refusal the address,
+// a failed request the ntfy topic's URL).
+func (s *Service) Logged(d Delivery, err error) (key, reason string) {
+	room := s.loggedRoom(d.Surface, d.Room)
+	return s.loggedDelivery(d.Key, d.Room, room), loggedText(err.Error(), d.Room, room)
+}
+
+// loggedText is text with room, a personal room (an address, a topic),
+// replaced by shown, its pseudonym, in any case: a mail relay may quote
+// the address as it spells it. A room shown as it is stays.
+func loggedText(text, room, shown string) string {
+	if room == "" || room == shown {
+		return text
+	}
+	return regexp.MustCompile("(?i)"+regexp.QuoteMeta(room)).ReplaceAllLiteralString(text, shown)
 }
 
 // Settle is a context for the bookkeeping that must follow work already

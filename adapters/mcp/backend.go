@@ -15,7 +15,9 @@ import (
 // Either way the resume comes from the bridge as built, never rebuilt here,
 // so every transport returns the same words.
 type Backend interface {
-	// Ask parks a question and returns it as stored.
+	// Ask parks a question and returns it as stored, or as its agent may
+	// see it (a backend over the API): read a closed one's resume through
+	// Wait, never from what Ask returned.
 	Ask(ctx context.Context, in core.AskInput) (*core.Question, error)
 	// Wait returns the question's status once it is closed, or after d
 	// with it still open (d 0: at once). A question another agent asked

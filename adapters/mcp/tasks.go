@@ -171,7 +171,7 @@ func (h *handler) taskMiddleware(next mcpsdk.MethodHandler) mcpsdk.MethodHandler
 		if err != nil || slot.q == nil {
 			return res, err // refused before anything was parked: the tool's own error
 		}
-		st, err := StatusOf(slot.q)
+		st, err := h.statusOfParked(ctx, slot.q)
 		if err != nil {
 			return nil, h.taskError(err)
 		}
@@ -181,6 +181,19 @@ func (h *handler) taskMiddleware(next mcpsdk.MethodHandler) mcpsdk.MethodHandler
 		}
 		return &taskResult{ResultType: resultTask, task: t}, nil
 	}
+}
+
+// statusOfParked is the status of q as the tool just parked it. A
+// question closed already (a rule or a standing approval decided it, or
+// the same call was asked again after it was answered) is read back from
+// the backend, whose status carries the resume built on the whole
+// question: the backend may hand back only the agent's view of q, which
+// leaves out who closed it and what they said.
+func (h *handler) statusOfParked(ctx context.Context, q *core.Question) (Status, error) {
+	if q.Open() {
+		return StatusOf(q)
+	}
+	return h.b.Wait(ctx, q.ID, 0)
 }
 
 // declaresTasks reports whether capabilities declare the extension.

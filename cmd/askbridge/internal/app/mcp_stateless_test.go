@@ -266,6 +266,37 @@ func TestMCPTaskOverStdio(t *testing.T) {
 	}
 }
 
+// TestMCPTaskOverStdioOfAClosedQuestion: a task over stdio for a question
+// already closed when asked (here the same tool call asked again after a
+// person answered) carries the resume the server built: the person's
+// answer, said to be theirs. Before, the stdio process rebuilt it from
+// the agent's view, which holds neither, so the task said a human
+// answered and gave no answer (and a rule's or a standing approval's
+// close read as a person's).
+func TestMCPTaskOverStdioOfAClosedQuestion(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	m := apptest.Start(t, app.Settings{})
+	env := map[string]string{"ASKBRIDGE_URL": m.URL, "ASKBRIDGE_TOKEN": apptest.AgentA}
+	readTask := taskReader(t)
+	host := startStdioHost(t, ctx, env)
+	defer host.stop()
+	ask := map[string]any{"name": "request_clarification", "arguments": map[string]any{
+		"question": "Which region?", "reversibility": "reversible", "run_id": "r1", "tool_call_id": "c1"}}
+	created := readTask(host.rpc(1, "tools/call", ask))
+	if created.ResultType != "task" || created.TaskID == "" {
+		t.Fatalf("tools/call over stdio returned %+v, want a task", created)
+	}
+	if _, err := client.New(m.URL, apptest.OpTok).Answer(ctx, core.QuestionID(created.TaskID), client.AnswerRequest{Answer: "eu-west-1"}); err != nil {
+		t.Fatal(err)
+	}
+	again := readTask(host.rpc(2, "tools/call", ask))
+	if again.TaskID != created.TaskID || again.Status != "completed" || again.Result == nil || len(again.Result.Content) == 0 ||
+		!strings.Contains(again.Result.Content[0].Text, "eu-west-1") {
+		t.Fatalf("the same call asked again: %+v; want the completed task with the person's answer", again)
+	}
+}
+
 // stdioHost is `askbridge mcp` as a host runs it, spoken to one JSON-RPC
 // message a line.
 type stdioHost struct {

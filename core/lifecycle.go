@@ -247,7 +247,11 @@ func (s *Service) CatchUp(ctx context.Context, owner string) (reminded int, done
 
 // remindAll re-notifies the questions of one page that were open before
 // booted, catchUpParallel at a time, and says how many it reminded. A
-// question closed or purged meanwhile is skipped.
+// question closed or purged meanwhile is skipped. Each re-notice is
+// claimed (renotifyOnce), so a page that failed partway and is taken
+// again reminds only those it had not; on a route that reminds, the
+// claim is that of the reminder due now, which the re-notice stands for,
+// so the route's own pass does not send it seconds later.
 func (s *Service) remindAll(ctx context.Context, qs []*Question, booted time.Time, reason, purpose string) (int, error) {
 	var (
 		wg       sync.WaitGroup
@@ -255,6 +259,7 @@ func (s *Service) remindAll(ctx context.Context, qs []*Question, booted time.Tim
 		reminded int
 		errs     []error
 	)
+	retention := s.conf().cfg.Retention
 	slots := make(chan struct{}, catchUpParallel)
 	for _, q := range qs {
 		if q.CreatedAt.After(booted) {
@@ -264,19 +269,26 @@ func (s *Service) remindAll(ctx context.Context, qs []*Question, booted time.Tim
 		wg.Go(func() {
 			defer func() { <-slots }()
 			now := s.now()
-			err := s.store.Renotify(ctx, Renotice{
+			route := s.routeOrNone(q)
+			claim := "away:" + purpose + ":" + string(q.ID)
+			if route.RemindEvery > 0 {
+				if k := min(int(now.Sub(q.CreatedAt)/route.RemindEvery), route.remindMax()); k >= 1 {
+					claim = reminderClaim(q.ID, k)
+				}
+			}
+			stored, err := s.renotifyOnce(ctx, claim, q, Renotice{
 				QuestionID: q.ID,
 				Event: Event{QuestionID: q.ID, RunID: q.RunID, At: now, Kind: EventReminded,
 					Actor: s.pseudonym(System), Surface: SurfaceSystem, Reason: reason},
-				Deliveries: roomDeliveries(q, s.routeOrNone(q), DeliverRemind, purpose, now),
+				Deliveries: roomDeliveries(q, route, DeliverRemind, purpose, now),
 				Now:        now,
-			})
+			}, retention)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
-			case err == nil:
+			case stored:
 				reminded++
-			case errors.Is(err, ErrClosed), ErrorCode(err) == CodeNotFound:
+			case err == nil, ErrorCode(err) == CodeNotFound:
 			default:
 				errs = append(errs, Internal("remind "+string(q.ID), err))
 			}

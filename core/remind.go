@@ -248,37 +248,20 @@ func (s *Service) Remind(ctx context.Context) (int, error) {
 			if k < 1 {
 				continue
 			}
-			// The claim is a lease under an owner new to this attempt, so
-			// no other pass (on any replica) takes the same reminder, and
-			// it can be given back if the reminder cannot be stored.
-			claim, owner := fmt.Sprintf("remind:%s:%d", q.ID, k), string(NewID(0))
-			first, err := s.store.Lease(ctx, claim, owner, reminderClaimTTL(q, now, retention))
-			if err != nil {
-				errs = append(errs, Internal(op, err))
-				continue
-			}
-			if !first {
-				continue
-			}
-			purpose := fmt.Sprintf("remind%d", k)
-			out := s.deliveries(q, route, DeliverRemind, purpose, now)
-			err = s.store.Renotify(ctx, Renotice{
+			r := Renotice{
 				QuestionID: q.ID,
 				Event: Event{QuestionID: q.ID, RunID: q.RunID, At: now, Kind: EventReminded,
 					Actor: s.pseudonym(System), Surface: SurfaceSystem,
 					Reason: fmt.Sprintf("reminder %d of %d: still open %s after it was asked", k, route.remindMax(), now.Sub(q.CreatedAt).Round(time.Second))},
-				Deliveries: out,
+				Deliveries: s.deliveries(q, route, DeliverRemind, fmt.Sprintf("remind%d", k), now),
 				Now:        now,
-			})
-			switch {
-			case err == nil:
+			}
+			stored, err := s.renotifyOnce(ctx, reminderClaim(q.ID, k), q, r, retention)
+			if err != nil {
+				errs = append(errs, Internal(op, err))
+			}
+			if stored {
 				sent++
-			case errors.Is(err, ErrClosed):
-				// answered meanwhile: no reminder due
-			default:
-				// Not stored: the claim goes back, for a later pass to
-				// send this reminder rather than none.
-				errs = append(errs, Internal(op, err), Internal(op, s.store.Release(context.WithoutCancel(ctx), claim, owner)))
 			}
 		}
 		if next == "" {
@@ -324,6 +307,32 @@ func (s *Service) awayDigests(since, now time.Time) []Delivery {
 		})
 	}
 	return out
+}
+
+// reminderClaim names the claim of q's reminder k (renotifyOnce).
+func reminderClaim(id QuestionID, k int) string { return fmt.Sprintf("remind:%s:%d", id, k) }
+
+// renotifyOnce stores r, a reminder of q, under claim: a lease, under an
+// owner new to this call, that no other pass on any replica takes again
+// while q can be open, so a pass that stopped partway and runs again
+// reminds only whom it had not. A reminder that cannot be stored gives
+// its claim back, for a later pass to send it rather than none. It
+// reports whether this call stored the reminder; a question closed
+// meanwhile is no error.
+func (s *Service) renotifyOnce(ctx context.Context, claim string, q *Question, r Renotice, retention time.Duration) (bool, error) {
+	owner := string(NewID(0))
+	first, err := s.store.Lease(ctx, claim, owner, reminderClaimTTL(q, r.Now, retention))
+	if err != nil || !first {
+		return false, err
+	}
+	switch err := s.store.Renotify(ctx, r); {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, ErrClosed):
+		return false, nil // answered meanwhile: no reminder due
+	default:
+		return false, errors.Join(err, s.store.Release(context.WithoutCancel(ctx), claim, owner))
+	}
 }
 
 // reminderClaimTTL is how long the claim of a reminder of q is kept: as

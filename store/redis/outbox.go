@@ -85,13 +85,18 @@ func (s *Store) Claim(ctx context.Context, surface core.Surface, consumer string
 	deadline := time.Now().Add(block)
 	for {
 		var out []core.Delivery
+		var failed error
 		next := time.Duration(-1) // until the earliest retry falls due
 		first := int(s.claimTurn.Add(1)) % s.shards
 		for i := 0; i < s.shards && len(out) < max; i++ {
 			shard := (first + i) % s.shards
 			got, due, err := s.claimShard(ctx, shard, surface, consumer, max-len(out), minIdle)
 			if err != nil {
-				return nil, core.Internal(op, err)
+				// What the other shards hand out still goes: it is in
+				// this consumer's pending list already, and the failing
+				// shard is tried again at the next claim.
+				failed = err
+				continue
 			}
 			out = append(out, got...)
 			if due >= 0 && (next < 0 || due < next) {
@@ -99,8 +104,14 @@ func (s *Store) Claim(ctx context.Context, surface core.Surface, consumer string
 			}
 		}
 		left := time.Until(deadline)
-		if len(out) > 0 || block <= 0 || left <= 0 {
+		if len(out) > 0 {
 			return out, nil
+		}
+		if failed != nil {
+			return nil, core.Internal(op, failed)
+		}
+		if block <= 0 || left <= 0 {
+			return nil, nil
 		}
 		// Block for new entries, but no longer than until a retry falls
 		// due: only a claim moves it back onto the stream.

@@ -345,3 +345,34 @@ func TestOutboxCardUpdateLayouts(t *testing.T) {
 		t.Fatalf("update from a close, blocking claim (-want +got):\n%s", diff)
 	}
 }
+
+// TestClaimPastAFailingShard: a shard whose claim fails does not cost
+// the deliveries the other shards handed out in the same claim, which
+// go out. Before, the whole claim failed, what the healthy shards had
+// already put in the consumer's pending list stayed there until another
+// consumer took it over, and while the shard failed nothing of that
+// surface went out from any shard.
+func TestClaimPastAFailingShard(t *testing.T) {
+	c := newClient(t)
+	prefix := randomPrefix()
+	s := newStoreOn(t, c, redisstore.Options{Prefix: prefix, Shards: 2})
+	ctx := t.Context()
+	q := question(0, "run-1", t0)
+	mustCreate(t, s, q, post(q, core.SurfaceSlack, "C1"))
+	broken := "{" + prefix + ":s1}:out:slack"
+	if err := c.Del(ctx, broken).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Set(ctx, broken, "not a stream", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for turn := range 2 { // each shard first once
+		ds, err := s.Claim(ctx, core.SurfaceSlack, "a", 10, time.Hour, 0)
+		if turn == 0 && (err != nil || len(ds) != 1 || ds[0].QuestionID != q.ID) {
+			t.Fatalf("claim with shard 1 failing: %+v, %v; want shard 0's post", ds, err)
+		}
+		if turn == 1 && (err == nil || len(ds) != 0) {
+			t.Fatalf("claim with nothing left but a failing shard: %+v, %v; want its error", ds, err)
+		}
+	}
+}

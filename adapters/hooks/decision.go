@@ -142,12 +142,25 @@ func denyMessage(q *core.Question, reason string) string {
 	case core.CloserPolicy:
 		who, whose = "An askbridge policy rule denied this tool call; no person looked at it", "Its"
 	case core.CloserQuorum:
-		who = "The people asked in askbridge denied this tool call"
+		// A quorum's close keeps no reason of its own: the words are the
+		// deny votes'.
+		who, reason = "The people asked in askbridge denied this tool call", denyNotes(q.Votes)
 	}
 	if strings.TrimSpace(reason) == "" {
 		return who + ", with no reason."
 	}
 	return who + ". " + whose + " reason follows.\n" + fence.Wrap(fence.TagReason, reason).Explained()
+}
+
+// denyNotes are the words the deny votes gave, one paragraph each.
+func denyNotes(votes []core.Vote) string {
+	var notes []string
+	for _, v := range votes {
+		if v.Choice == core.DenyOption && strings.TrimSpace(v.Text) != "" {
+			notes = append(notes, strings.TrimSpace(v.Text))
+		}
+	}
+	return strings.Join(notes, "\n\n")
 }
 
 // noDecisionReason is what Claude Code's PreToolUse "ask" shows the person

@@ -114,9 +114,10 @@ func newBridge(t *testing.T) *bridge {
 	clock := core.NewSimClock(epoch)
 	st := coretest.OpenStore(t)
 	svc := coretest.Service(t, st, coretest.Options{Clock: clock, Routes: map[string]core.Route{"ops": {
-		Rooms:    []core.Room{{Surface: core.SurfaceEmail, ID: alice}, {Surface: core.SurfaceEmail, ID: carol}},
-		Deciders: map[core.Surface][]string{core.SurfaceEmail: {alice}, core.SurfaceAPI: {"*"}},
-	}}})
+		Rooms:      []core.Room{{Surface: core.SurfaceEmail, ID: alice}, {Surface: core.SurfaceEmail, ID: carol}},
+		Deciders:   map[core.Surface][]string{core.SurfaceEmail: {alice}, core.SurfaceAPI: {"*"}},
+		EscalateTo: "oncall",
+	}, "oncall": {Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}}}}})
 	b := &bridge{t: t, svc: svc, clock: clock, s: signer(t, "server key of the test, 32 bytes")}
 	mux := http.NewServeMux()
 	mux.Handle("/email/act/", &actionlink.Page{Svc: svc, Signer: b.s, Surface: core.SurfaceEmail, Prefix: "/email/act/",
@@ -274,18 +275,46 @@ func TestRefusedLinksRecordNothing(t *testing.T) {
 	}
 }
 
+// TestExpiredLinkOnOpenQuestion: a link past its question's deadline
+// records nothing, though the question has not been timed out yet.
 func TestExpiredLinkOnOpenQuestion(t *testing.T) {
 	b := newBridge(t)
-	q := b.ask(approval())
-	tok, _ := b.s.Sign(actionlink.Claims{Ref: core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefApprove},
-		Surface: core.SurfaceEmail, To: alice, Expires: epoch.Add(time.Minute)})
+	in := approval()
+	in.Timeout = time.Minute
+	q := b.ask(in)
+	u := b.link(q, alice, "Approve")
 	b.clock.Advance(time.Minute)
-	status, body := call(t, http.MethodPost, b.srv.URL+"/email/act/"+tok, url.Values{"address": {alice}})
+	status, body := call(t, http.MethodPost, u, url.Values{"address": {alice}})
 	if status != http.StatusGone || !strings.Contains(body, "expired on 2026-06-01 09:01 UTC") {
 		t.Fatalf("expired: %d\n%s", status, body)
 	}
 	if !b.state(q.ID).Open() {
 		t.Fatal("an expired link answered")
+	}
+}
+
+// TestLinkLastsWhileItsQuestionIsEscalated: a question escalated at its
+// deadline stays open to its route's people, and so do the links they
+// were sent, until the deadline the escalation set; before, those links
+// said they had expired while the same person's chat buttons still
+// answered.
+func TestLinkLastsWhileItsQuestionIsEscalated(t *testing.T) {
+	b := newBridge(t)
+	in := approval()
+	in.Timeout, in.OnTimeout = time.Minute, core.OnTimeoutEscalate
+	q := b.ask(in)
+	u := b.link(q, alice, "Approve")
+	b.clock.Advance(time.Minute)
+	if _, err := b.svc.Tick(b.t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	escalated := b.state(q.ID)
+	if !escalated.Open() || !escalated.Deadline.After(q.Deadline) {
+		t.Fatalf("after the deadline the question is %s until %s; want it escalated", escalated.State, escalated.Deadline)
+	}
+	status, body := call(t, http.MethodPost, u, url.Values{"address": {alice}})
+	if status != http.StatusOK || b.state(q.ID).Open() {
+		t.Fatalf("alice's link after the escalation: %d, open %v\n%s", status, b.state(q.ID).Open(), body)
 	}
 }
 

@@ -129,7 +129,11 @@ func (p *Page) claims(ctx context.Context, token string) (Claims, *core.Question
 		}
 		return c, nil, &view{Title: "Not found", Failed: true, Message: card.RefusalNote(core.ErrNotFound)}, http.StatusNotFound
 	}
-	if errors.Is(err, ErrExpired) {
+	// A link expires at its question's deadline as it stood when the link
+	// was sent; an escalation or a reask moves the deadline on and keeps
+	// the question open to the people it was sent to, so the link lasts
+	// as long.
+	if errors.Is(err, ErrExpired) && (!q.Open() || !q.Deadline.After(c.Expires) || !p.now().Before(q.Deadline)) {
 		if !q.Open() {
 			return c, q, closedView(q), http.StatusConflict
 		}

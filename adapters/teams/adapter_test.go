@@ -216,11 +216,25 @@ func TestForgedTokensChangeNothing(t *testing.T) {
 		t.Errorf("no token, no activity: %d; want 401", noToken.StatusCode)
 	}
 	// A genuine token on an activity from a channel its key is not
-	// endorsed for.
-	webchat := e.fake.ExecuteActivity(alice, m, teams.Verb, action(t, m, card.LabelApprove))
-	webchat["channelId"] = "webchat"
-	if status, _, err := e.fake.Deliver(webchat, ""); err != nil || status != http.StatusUnauthorized {
-		t.Errorf("another channel: %d %v; want 401", status, err)
+	// endorsed for; from another channel it is endorsed for (Web Chat,
+	// Direct Line, whose users set their own from); from another tenant.
+	// Before, the last two counted, as the person their from named.
+	for name, change := range map[string]func(map[string]any){
+		"a channel the key is not endorsed for": func(a map[string]any) { a["channelId"] = "skype" },
+		"web chat":                              func(a map[string]any) { a["channelId"] = "webchat" },
+		"direct line":                           func(a map[string]any) { a["channelId"] = "directline" },
+		"another tenant": func(a map[string]any) {
+			a["conversation"].(map[string]any)["tenantId"] = "11111111-2222-3333-4444-555555555555"
+		},
+		"another tenant in the channel data": func(a map[string]any) {
+			a["channelData"] = map[string]any{"tenant": map[string]string{"id": "11111111-2222-3333-4444-555555555555"}}
+		},
+	} {
+		other := e.fake.ExecuteActivity(alice, m, teams.Verb, action(t, m, card.LabelApprove))
+		change(other)
+		if status, _, err := e.fake.Deliver(other, ""); err != nil || status != http.StatusUnauthorized {
+			t.Errorf("%s: %d %v; want 401", name, status, err)
+		}
 	}
 	if got := e.get(q.ID); got.State != core.StateOpen {
 		t.Fatalf("a refused activity changed the question: %s", got.State)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -53,6 +54,10 @@ func (a *Adapter) serveActivity(w http.ResponseWriter, r *http.Request) {
 		a.refused(w, err)
 		return
 	}
+	if err := a.ours(&act); err != nil {
+		a.refused(w, err)
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), 12*time.Second)
 	defer cancel()
 	switch {
@@ -68,6 +73,43 @@ func (a *Adapter) serveActivity(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusOK)
 }
+
+// ours checks that a genuine activity is Teams' and from the bot's
+// tenant. The Bot Framework signs every channel's activities with keys
+// endorsed for several channels, and in Web Chat or Direct Line the
+// client sets its own from, so an activity from another channel, or
+// from another tenant where the bot is installed, would answer as
+// whoever it names.
+func (a *Adapter) ours(act *Activity) error {
+	if act.ChannelID != channelTeams {
+		return fmt.Errorf("teams: an activity from channel %q", act.ChannelID)
+	}
+	var data struct {
+		Tenant *struct {
+			ID string `json:"id"`
+		} `json:"tenant"`
+	}
+	_ = json.Unmarshal(act.ChannelData, &data) // absent or unreadable: no tenant there
+	var tenants []string
+	if act.Conversation != nil && act.Conversation.TenantID != "" {
+		tenants = append(tenants, act.Conversation.TenantID)
+	}
+	if data.Tenant != nil && data.Tenant.ID != "" {
+		tenants = append(tenants, data.Tenant.ID)
+	}
+	if len(tenants) == 0 {
+		return errors.New("teams: an activity that names no tenant")
+	}
+	for _, t := range tenants {
+		if !strings.EqualFold(t, a.opts.TenantID) {
+			return fmt.Errorf("teams: an activity from tenant %q", t)
+		}
+	}
+	return nil
+}
+
+// channelTeams is Teams' channel id on the Bot Framework.
+const channelTeams = "msteams"
 
 // refused answers 401 and logs why, quoting at most maxRefusal bytes of
 // it: a refusal's reason can quote the caller's token (its alg, its kid).

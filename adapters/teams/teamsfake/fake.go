@@ -172,7 +172,9 @@ func (s *Server) JWK() map[string]any {
 	return map[string]any{
 		"kty": "RSA", "use": "sig", "kid": s.kid, "x5t": b64(sum[:]),
 		"n": b64(pub.N.Bytes()), "e": b64(big.NewInt(int64(pub.E)).Bytes()),
-		"endorsements": []string{"msteams"},
+		// As the Bot Framework's keys are, for several channels: a token
+		// signed with it may come with an activity from any of them.
+		"endorsements": []string{"msteams", "webchat", "directline"},
 	}
 }
 

@@ -387,7 +387,8 @@ func (a *Adapter) publish(ctx context.Context, p Publication) (string, error) {
 
 // refusal maps ntfy's refusal to what the outbox does: a 429 waits for
 // the server's Retry-After (else the five seconds its request bucket
-// takes to refill by one), a 5xx is retried, and any other refusal (an
+// takes to refill by one), a 5xx is retried as a possible repeat, and
+// any other refusal (an
 // unknown topic's 403, a token refused) is given up on and recorded.
 func refusal(res *http.Response, raw []byte) error {
 	var e struct {
@@ -402,9 +403,11 @@ func refusal(res *http.Response, raw []byte) error {
 			wait = 5 * time.Second
 		}
 		return &core.RetryAfter{After: wait, Err: err}
-	case res.StatusCode >= 500 && wait > 0:
-		return &core.RetryAfter{After: wait, Err: err}
-	case res.StatusCode >= 500 || res.StatusCode == http.StatusRequestTimeout:
+	case res.StatusCode >= 500:
+		// It may come after the server (or a proxy's upstream)
+		// published: unknown, so the retry says it may be a repeat.
+		return err
+	case res.StatusCode == http.StatusRequestTimeout:
 		return &core.NotSent{Err: err}
 	}
 	return &core.Permanent{Err: err}

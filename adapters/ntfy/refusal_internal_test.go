@@ -20,3 +20,31 @@ func TestRefusalReadsRetryAfterAsADate(t *testing.T) {
 		t.Fatalf("a 429 to wait two minutes: %v (%+v)", err, ra)
 	}
 }
+
+// TestRefusalOfAServerErrorLeavesThePostUnknown: a 5xx may come after
+// ntfy (or a proxy in front of it) published, so it is no not-sent
+// error, and the retry's notice says it may be a repeat; before, it
+// was, and a retry published again as if for the first time.
+func TestRefusalOfAServerErrorLeavesThePostUnknown(t *testing.T) {
+	for _, c := range []struct {
+		status     int
+		retryAfter string
+	}{{http.StatusInternalServerError, ""}, {http.StatusBadGateway, ""}, {http.StatusServiceUnavailable, "30"}, {http.StatusGatewayTimeout, ""}} {
+		res := &http.Response{StatusCode: c.status, Status: http.StatusText(c.status), Header: http.Header{}}
+		if c.retryAfter != "" {
+			res.Header.Set("Retry-After", c.retryAfter)
+		}
+		err := refusal(res, nil)
+		var n *core.NotSent
+		var ra *core.RetryAfter
+		var p *core.Permanent
+		if err == nil || errors.As(err, &n) || errors.As(err, &ra) || errors.As(err, &p) {
+			t.Errorf("%d: %v (%T); want an error that leaves it unknown whether ntfy published", c.status, err, err)
+		}
+	}
+	res := &http.Response{StatusCode: http.StatusRequestTimeout, Status: "408", Header: http.Header{}}
+	var n *core.NotSent
+	if err := refusal(res, nil); !errors.As(err, &n) {
+		t.Errorf("408, the server's own timeout before it read the request: %v; want not sent", err)
+	}
+}

@@ -87,13 +87,17 @@ func (c *connector) call(ctx context.Context, method, path string, in, out any) 
 }
 
 // classify maps a Bot Connector error to what the outbox does next:
-// Teams' 429 (and a 5xx with Retry-After) wait as told; a 412 (Teams'
-// "precondition failed", its other way of saying slow down) waits a
-// second; a refusal of the request itself (400, 401, 403, 404) is
-// permanent; anything else answered is not sent and retried.
+// Teams' 429 waits as told; a 412 (Teams' "precondition failed", its
+// other way of saying slow down) waits a second; a refusal of the
+// request itself (400, 401, 403, 404) is permanent; a 5xx may come after
+// the thread or message was made, so it leaves that unknown (the retry's
+// card says it may be a repeat, core.NotSent); anything else answered is
+// not sent and retried.
 func classify(e *APIError) error {
 	switch {
-	case e.Status == http.StatusTooManyRequests || e.Status == http.StatusPreconditionFailed || (e.Status >= 500 && e.RetryAfter > 0):
+	case e.Status >= 500:
+		return e
+	case e.Status == http.StatusTooManyRequests || e.Status == http.StatusPreconditionFailed:
 		return &core.RetryAfter{After: max(e.RetryAfter, time.Second), Err: e}
 	case e.Status == http.StatusBadRequest, e.Status == http.StatusUnauthorized, e.Status == http.StatusForbidden, e.Status == http.StatusNotFound:
 		return &core.Permanent{Err: e}

@@ -388,8 +388,8 @@ func (a *Adapter) publish(ctx context.Context, p Publication) (string, error) {
 // refusal maps ntfy's refusal to what the outbox does: a 429 waits for
 // the server's Retry-After (else the five seconds its request bucket
 // takes to refill by one), a 5xx is retried as a possible repeat, and
-// any other refusal (an
-// unknown topic's 403, a token refused) is given up on and recorded.
+// any other refusal (an unknown topic's 403, a token refused) is given
+// up on and recorded.
 func refusal(res *http.Response, raw []byte) error {
 	var e struct {
 		Error string `json:"error"`

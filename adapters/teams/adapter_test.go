@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -44,6 +45,12 @@ type env struct {
 }
 
 func newEnv(t *testing.T) *env {
+	return newEnvWith(t, func(kv core.Values) core.Values { return kv })
+}
+
+// newEnvWith is newEnv with the adapter's values the store's as kv
+// makes them.
+func newEnvWith(t *testing.T, kv func(core.Values) core.Values) *env {
 	t.Helper()
 	svc, _ := coretest.Open(t, coretest.Options{Routes: map[string]core.Route{"ops": {
 		Rooms:    []core.Room{{Surface: core.SurfaceTeams, ID: channel}},
@@ -51,7 +58,7 @@ func newEnv(t *testing.T) *env {
 	}}})
 	fake := teamsfake.Start(t, appID, secret)
 	a, err := teams.New(svc, teams.Options{AppID: appID, AppPassword: secret, TenantID: teamsfake.Tenant,
-		TokenURL: fake.TokenURL(), ServiceURL: fake.URL(), OpenIDURL: fake.OpenIDURL(), KV: svc.Values(), Log: zerolog.Nop()})
+		TokenURL: fake.TokenURL(), ServiceURL: fake.URL(), OpenIDURL: fake.OpenIDURL(), KV: kv(svc.Values()), Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,6 +272,49 @@ func TestThreadReplyAnswers(t *testing.T) {
 	got := e.get(q.ID)
 	if got.State != core.StateAnswered || got.Resolution.Answer != "eu-west-1" {
 		t.Fatalf("recorded %s %+v", got.State, got.Resolution)
+	}
+}
+
+// unreadable is values whose reads fail once the test says so, as a
+// store that went away does.
+type unreadable struct {
+	core.Values
+	fail atomic.Bool
+}
+
+func (u *unreadable) Value(ctx context.Context, key string) (string, error) {
+	if u.fail.Load() {
+		return "", core.Internal("value", errors.New("unreadable: the store is gone"))
+	}
+	return u.Values.Value(ctx, key)
+}
+
+// TestThreadReplyNotReadIsTold: a reply in a card's thread that cannot
+// be tied to its question (the store failing) is not lost in silence:
+// the replier is told privately to try again, as a refused reply is.
+// Before, it was dropped with nothing said, and the replier waited on a
+// card that never changed.
+func TestThreadReplyNotReadIsTold(t *testing.T) {
+	kv := &unreadable{}
+	e := newEnvWith(t, func(v core.Values) core.Values { kv.Values = v; return kv })
+	q := e.ask(core.AskInput{Kind: core.KindClarification, Text: "Which region?", Reversibility: core.Reversible})
+	m := e.card(q.ID, nil)
+	kv.fail.Store(true)
+	if status, _, err := e.fake.Deliver(e.fake.ReplyActivity(alice, m.Conversation, "eu-west-1"), ""); err != nil || status != http.StatusOK {
+		t.Fatalf("reply: %d %v", status, err)
+	}
+	if !e.fake.Wait(5*time.Second, func() bool {
+		for _, x := range e.fake.Messages() {
+			if x.Conversation == teamsfake.PersonalChat(alice.ID) && strings.Contains(x.Text, "try again") {
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatalf("the replier was told nothing (%d messages)", len(e.fake.Messages()))
+	}
+	if e.get(q.ID).State != core.StateOpen {
+		t.Fatal("the question changed")
 	}
 }
 

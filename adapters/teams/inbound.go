@@ -259,8 +259,14 @@ func (a *Adapter) onReply(ctx context.Context, act *Activity) {
 	if !ok {
 		return
 	}
+	// A reply the store cannot tie to its question is told to try
+	// again: Teams does not send it twice, and the card would never say.
 	id, err := a.opts.KV.Value(ctx, threadKey(root))
-	if err != nil || id == "" {
+	if err != nil {
+		a.refuse(ctx, act, err)
+		return
+	}
+	if id == "" {
 		return
 	}
 	d, ok := decider(act.From)
@@ -268,7 +274,11 @@ func (a *Adapter) onReply(ctx context.Context, act *Activity) {
 		return
 	}
 	q, err := a.svc.Get(ctx, core.QuestionID(id))
-	if err != nil || (q.Kind != core.KindClarification && q.Kind != core.KindForm) {
+	if err != nil {
+		a.refuse(ctx, act, err)
+		return
+	}
+	if q.Kind != core.KindClarification && q.Kind != core.KindForm {
 		return
 	}
 	ref := core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefText}
@@ -281,6 +291,12 @@ func (a *Adapter) onReply(ctx context.Context, act *Activity) {
 			return // the card's update is the confirmation
 		}
 	}
+	a.refuse(ctx, act, err)
+}
+
+// refuse tells the sender of act privately why what they sent was not
+// recorded, and logs a failure of askbridge's own.
+func (a *Adapter) refuse(ctx context.Context, act *Activity, err error) {
 	a.logInternal(err)
 	a.tell(ctx, act, card.RefusalNote(err))
 }

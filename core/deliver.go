@@ -61,6 +61,9 @@ func (s *Service) DeliverOne(ctx context.Context, c Courier, d Delivery, gate fu
 	defer func() { end(err) }()
 	switch d.Kind {
 	case DeliverPost, DeliverEscalate:
+		if d.Kind == DeliverEscalate && !q.Open() {
+			return nil // answered before the escalation went out: nobody to page
+		}
 		for _, m := range q.Messages {
 			if m.Delivery == d.Key {
 				return nil // posted and recorded before a crash: done

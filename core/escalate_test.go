@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -59,5 +60,55 @@ func TestEscalationReachesTheEscalationRoutesPeople(t *testing.T) {
 	}
 	if q, err := svc.Get(ctx, second.ID); err != nil || q.State != core.StateTimedOut {
 		t.Fatalf("the question whose escalation route is gone: %+v, %v; want it timed out", q, err)
+	}
+}
+
+// postCounter is a Telegram courier that counts the cards it posts.
+type postCounter struct{ posts *int }
+
+func (postCounter) Surface() core.Surface { return core.SurfaceTelegram }
+func (c postCounter) Post(_ context.Context, _ *core.Question, card core.MessageRef) (core.MessageRef, error) {
+	*c.posts++
+	card.ID = "1"
+	return card, nil
+}
+func (postCounter) Update(context.Context, *core.Question, core.MessageRef) error { return nil }
+func (postCounter) Remind(context.Context, *core.Question, string) error          { return nil }
+func (postCounter) Digest(context.Context, core.Digest, string) error             { return nil }
+
+// TestEscalationOfAnAnsweredQuestionIsNotPosted: an escalation's card
+// that waited (on a budget, a back-off, a backlog) while the question
+// was answered is not posted: the escalation route's people are not
+// paged, by direct message too, about a question already answered, as a
+// reminder of one is not sent.
+func TestEscalationOfAnAnsweredQuestionIsNotPosted(t *testing.T) {
+	ctx := t.Context()
+	clock := core.NewSimClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
+	st := coretest.OpenStore(t)
+	svc, err := core.New(st, core.Config{ActorKey: []byte("k"), Routes: map[string]core.Route{
+		"deploy": {Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}}, EscalateTo: "oncall"},
+		"oncall": {Rooms: []core.Room{{Surface: core.SurfaceTelegram, ID: "-100"}}}}}, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := svc.Ask(ctx, core.AskInput{Kind: core.KindClarification, Agent: "a", RunID: "r", Text: "which?",
+		Reversibility: core.Reversible, Route: "deploy", Timeout: time.Hour, OnTimeout: core.OnTimeoutEscalate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Hour + time.Minute)
+	if rep, err := svc.Tick(ctx); err != nil || rep.Escalated != 1 {
+		t.Fatalf("tick: %+v, %v", rep, err)
+	}
+	ds, err := st.Claim(ctx, core.SurfaceTelegram, "check", 100, time.Hour, 0)
+	if err != nil || len(ds) != 1 || ds[0].Kind != core.DeliverEscalate {
+		t.Fatalf("the escalation's deliveries: %+v, %v", ds, err)
+	}
+	if _, err := svc.Answer(ctx, core.AnswerInput{QuestionID: q.ID, Decider: core.Decider{Surface: core.SurfaceAPI, ID: "ops"}, Text: "eu"}); err != nil {
+		t.Fatal(err)
+	}
+	posts := 0
+	if err := svc.DeliverOne(ctx, postCounter{&posts}, ds[0], nil); err != nil || posts != 0 {
+		t.Fatalf("the escalation after the answer: %d posted, %v; want none", posts, err)
 	}
 }

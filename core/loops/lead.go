@@ -45,6 +45,7 @@ func Lead(ctx context.Context, kv Leases, key, owner string, ttl time.Duration, 
 		_ = kv.Release(rctx, key, owner)
 	}()
 	for ctx.Err() == nil {
+		sent := time.Now()
 		held, err := kv.Lease(ctx, key, owner, ttl)
 		if err != nil || !held {
 			if !Sleep(ctx, every) {
@@ -59,7 +60,7 @@ func Lead(ctx context.Context, kv Leases, key, owner string, ttl time.Duration, 
 			defer close(done)
 			fn(lctx)
 		}()
-		keep(lctx, kv, key, owner, ttl, lost)
+		keep(lctx, kv, key, owner, ttl, sent, lost)
 		lost()
 		<-done
 		onChange(false)
@@ -67,28 +68,49 @@ func Lead(ctx context.Context, kv Leases, key, owner string, ttl time.Duration, 
 }
 
 // keep renews the lease every ttl/4 until ctx ends or the lease is lost,
-// and then calls lost. A renewal that errs is tried again; only when no
-// renewal has been confirmed for a whole ttl is the lease taken as lost,
-// since by then another replica may hold it.
-func keep(ctx context.Context, kv Leases, key, owner string, ttl time.Duration, lost func()) {
+// and then calls lost. The lease was last confirmed by a call sent at
+// since. A renewal that errs is tried again; the lease is taken as lost
+// when a renewal is refused, or when none sent within the last ttl has
+// been confirmed, since by then another replica may hold it. That is
+// timed from when each call was sent (the store's ttl runs from when it
+// ran the call, no earlier) and does not wait for a call that hangs: a
+// store that stops answering ends the lead on time.
+func keep(ctx context.Context, kv Leases, key, owner string, ttl time.Duration, since time.Time, lost func()) {
 	defer lost()
-	confirmed := time.Now()
+	type renewal struct {
+		sent time.Time
+		held bool
+		err  error
+	}
+	renewed := make(chan renewal, 1) // a renewal still out when keep returns sends and ends
+	pending := false
+	expiry := time.NewTimer(time.Until(since.Add(ttl)))
+	defer expiry.Stop()
 	t := time.NewTicker(ttl / 4)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-expiry.C:
+			return
+		case r := <-renewed:
+			pending = false
+			switch {
+			case r.err == nil && !r.held:
+				return
+			case r.err == nil:
+				expiry.Reset(time.Until(r.sent.Add(ttl)))
+			}
 		case <-t.C:
-		}
-		held, err := kv.Lease(ctx, key, owner, ttl)
-		switch {
-		case err == nil && !held:
-			return
-		case err == nil:
-			confirmed = time.Now()
-		case time.Since(confirmed) >= ttl:
-			return
+			if pending {
+				continue // the last renewal has not come back
+			}
+			pending = true
+			go func(sent time.Time) {
+				held, err := kv.Lease(ctx, key, owner, ttl)
+				renewed <- renewal{sent, held, err}
+			}(time.Now())
 		}
 	}
 }

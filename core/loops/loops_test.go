@@ -130,3 +130,41 @@ func TestLeadReleases(t *testing.T) {
 		t.Fatalf("b could not take the lease a gave up: %v, %v", ok, err)
 	}
 }
+
+// stalledLeases grants the first lease and then answers no renewal: each
+// blocks until the test ends, as a call to a store that stopped
+// answering does (a client that does not end its reads at the caller's
+// deadline).
+type stalledLeases struct {
+	calls   atomic.Int32
+	stalled chan struct{}
+}
+
+func (s *stalledLeases) Lease(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {
+	if s.calls.Add(1) == 1 {
+		return true, nil
+	}
+	<-s.stalled
+	return false, context.Canceled
+}
+
+func (s *stalledLeases) Release(context.Context, string, string) error { return nil }
+
+// TestLeadEndsWhenRenewalsStall: a leader whose renewals stop coming back
+// ends its work within about the lease's ttl, after which another
+// replica may hold the lease. Before, it went on for as long as the
+// renewal call hung (with Sentinel's retries, some twenty seconds), two
+// replicas running one connection meanwhile.
+func TestLeadEndsWhenRenewalsStall(t *testing.T) {
+	st := &stalledLeases{stalled: make(chan struct{})}
+	defer close(st.stalled)
+	ctx, stop := context.WithCancel(t.Context())
+	defer stop()
+	ended := make(chan struct{})
+	go loops.Lead(ctx, st, "loops-test:stall", "a", 200*time.Millisecond, func(ctx context.Context) { <-ctx.Done(); close(ended) }, nil)
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the leader's work went on with no renewal confirmed for fifty times the lease's ttl")
+	}
+}

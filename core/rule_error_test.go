@@ -1,8 +1,11 @@
 package core_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"testing"
+	"time"
 
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/internal/coretest"
@@ -56,5 +59,52 @@ func TestABrokenRuleLetsNoStandingApprovalThrough(t *testing.T) {
 	}
 	if left := q.UndecidedCalls(); len(left) != 1 || left[0].ToolCallID != "b1" {
 		t.Errorf("the batch's undecided calls: %+v; want b1 alone", left)
+	}
+}
+
+// lostGrantReply is a store whose standing approvals are written but
+// whose writes report failure, as a Redis transaction whose reply was
+// lost, or whose replicas' acknowledgement timed out, does.
+type lostGrantReply struct{ core.Store }
+
+func (s lostGrantReply) PutStanding(ctx context.Context, st core.Standing) error {
+	if err := s.Store.PutStanding(ctx, st); err != nil {
+		return err
+	}
+	return errors.New("lostGrantReply: the reply was lost")
+}
+
+// TestAStandingApprovalNotConfirmedIsNotLeftLive: a standing approval
+// whose write reports failure is taken back, so what stands is what the
+// approver was told (only the approve counted) and the log says (no
+// grant). Before, the write had landed all the same: the agent's next
+// calls were approved, nobody asked, by a standing approval never
+// announced and never logged as granted.
+func TestAStandingApprovalNotConfirmedIsNotLeftLive(t *testing.T) {
+	st := lostGrantReply{coretest.OpenStore(t)}
+	svc, err := core.New(st, core.Config{Routes: coretest.APIRoutes(), ActorKey: []byte("k")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	ask := func(id string) *core.Question {
+		t.Helper()
+		q, err := svc.Ask(ctx, core.AskInput{Kind: core.KindApproval, Agent: "agent-a", RunID: "run-1", ToolCallID: id, Text: "Run it?",
+			Reversibility: core.Reversible, Tool: "shell", Arguments: json.RawMessage(`{"command":"ls"}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return q
+	}
+	o, err := svc.Answer(ctx, core.AnswerInput{QuestionID: ask("t1").ID, Decider: ops, OptionID: core.ApproveOption,
+		Standing: &core.StandingRequest{Scope: core.StandingRun}})
+	if err != nil || !o.Closed || o.Standing != nil {
+		t.Fatalf("the approve: %+v, %v; want it recorded and no standing approval said to be granted", o, err)
+	}
+	if live, err := st.ListStandings(ctx, time.Now()); err != nil || len(live) != 0 {
+		t.Fatalf("standing approvals live: %+v, %v; want none", live, err)
+	}
+	if q := ask("t2"); !q.Open() {
+		t.Fatalf("the next call was closed by %s; want it asked of a person", core.CloserOf(q))
 	}
 }

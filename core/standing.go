@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -192,6 +193,15 @@ func (s *Service) grant(ctx context.Context, q *Question, call ToolCall, by gran
 		}
 	}
 	if err := s.store.PutStanding(ctx, st); err != nil {
+		// The write may have landed all the same (a reply lost, the
+		// replicas' acknowledgement late): it is taken back, so that no
+		// standing approval stands that its approver was told was not
+		// granted and the log never recorded.
+		dctx, cancel := Settle(ctx)
+		defer cancel()
+		if _, derr := s.store.DeleteStanding(dctx, st.ID); derr != nil && ErrorCode(derr) != CodeNotFound {
+			err = errors.Join(err, fmt.Errorf("taking back standing approval %s: %w", st.ID, derr))
+		}
 		return nil, Internal(op, err)
 	}
 	s.standingEvent(ctx, st, EventStandingGranted, by.Decider, standingReason(st))

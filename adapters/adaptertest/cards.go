@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/internal/actionlink"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/card"
 )
@@ -299,3 +301,27 @@ func GoldenFile(t *testing.T, update bool, path string, got []byte) {
 		t.Errorf("%s differs from the golden file (run go test -update after checking the change):\n%s", path, got)
 	}
 }
+
+// ReadableLinks is got, a one-way door's rendered card, with each action
+// link's token (after "/act/") replaced by what it opens at at, checked
+// with signer: "{<ref> for <recipient>}", or "{<ref> for <recipient>,
+// menu}". Tokens are sealed with a random nonce, so the golden files hold
+// this instead, and say which link does what.
+func ReadableLinks(t *testing.T, signer *actionlink.Signer, got []byte, at time.Time) []byte {
+	t.Helper()
+	return actLink.ReplaceAllFunc(got, func(m []byte) []byte {
+		c, err := signer.Verify(string(m[len("/act/"):]), at)
+		if err != nil {
+			t.Errorf("the link %s does not open: %v", m, err)
+			return m
+		}
+		menu := ""
+		if c.Menu {
+			menu = ", menu"
+		}
+		return fmt.Appendf(nil, "/act/{%s for %s%s}", c.Ref.Encode(), c.To, menu)
+	})
+}
+
+// actLink is an action link's path from "/act/" on, its token whole.
+var actLink = regexp.MustCompile(`/act/[A-Za-z0-9_-]+`)

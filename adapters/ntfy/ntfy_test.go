@@ -283,7 +283,7 @@ func TestCardFixtures(t *testing.T) {
 			if _, err := ntfyfake.Decode(bytes.NewReader(got)); err != nil {
 				t.Fatalf("ntfy would refuse it: %v", err)
 			}
-			adaptertest.Golden(t, *update, core.SurfaceNtfy, f.Name, append(got, '\n'))
+			adaptertest.Golden(t, *update, core.SurfaceNtfy, f.Name, append(adaptertest.ReadableLinks(t, signer, got, q.Deadline.Add(-time.Hour)), '\n'))
 		})
 	}
 }

@@ -1,6 +1,8 @@
 package actionlink_test
 
 import (
+	"bytes"
+	"encoding/base64"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -74,6 +76,46 @@ func TestTokenRoundTripAndRefusals(t *testing.T) {
 	}
 	if _, err := actionlink.NewSigner([]byte("short")); err == nil {
 		t.Fatal("accepted a short server key")
+	}
+}
+
+// TestTokenHidesItsRecipient: a link names its recipient to nobody who
+// holds it: the address or ntfy topic (a password) is sealed, not merely
+// signed, so it is not in the URL that proxies log and browsers keep, and
+// a forwarded email link does not give away the address its page asks
+// for. Before, the token was readable base64 of its claims. A link sent
+// before (signed alone) still works until it expires.
+func TestTokenHidesItsRecipient(t *testing.T) {
+	s := signer(t, "server key of the test, 32 bytes")
+	const topic = "s3cret-topic-of-alice"
+	for _, c := range []actionlink.Claims{
+		{Ref: core.Ref{QuestionID: "b234567abcdefghij", Item: -1, Action: core.RefApprove}, Surface: core.SurfaceEmail, To: alice, Expires: epoch.Add(time.Hour)},
+		{Ref: core.Ref{QuestionID: "b234567abcdefghij", Item: -1, Action: core.RefApprove}, Surface: core.SurfaceNtfy, To: topic, Expires: epoch.Add(time.Hour), Menu: true},
+	} {
+		tok, err := s.Sign(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plain []byte
+		for part := range strings.SplitSeq(tok, ".") {
+			b, _ := base64.RawURLEncoding.DecodeString(part)
+			plain = append(plain, b...)
+		}
+		if strings.Contains(tok, c.To) || bytes.Contains(plain, []byte(c.To)) || bytes.Contains(plain, []byte(c.Ref.QuestionID)) {
+			t.Errorf("the token of a link to %s reads: %q", c.To, plain)
+		}
+		if got, err := s.Verify(tok, epoch); err != nil || got != c {
+			t.Errorf("Verify = %+v, %v; want %+v", got, err, c)
+		}
+	}
+	// A link signed as before this change (with this key, for alice,
+	// until 2099).
+	const before = "eyJyIjoiMWEtMGIyMzQ1NjdhYmNkZWZnaGlqIiwicyI6ImVtYWlsIiwidCI6ImFsaWNlQGV4YW1wbGUudGVzdCIsImUiOjQwNzA5MDg4MDB9.-dKMVZSPT8jWjtiKG8-dzvFsPJFUhBYy7LBrVR3SsGU"
+	if got, err := s.Verify(before, epoch); err != nil || got.To != alice || got.Ref.QuestionID != "b234567abcdefghij" {
+		t.Errorf("a link sent before: %+v, %v", got, err)
+	}
+	if _, err := signer(t, "another server's key, 32 bytes!").Verify(before, epoch); err != actionlink.ErrAltered {
+		t.Errorf("a link sent before, under another key: %v", err)
 	}
 }
 

@@ -1,9 +1,9 @@
 // Package actionlink is the signed, single-use action link the one-way
 // surfaces (email, ntfy) put behind every answer: a token bound to one
-// question, one action on it and the one recipient it was sent to, signed
-// with a key derived from the server's key and expiring with the
-// question, and the web page that turns it into an answer through the
-// chokepoint.
+// question, one action on it and the one recipient it was sent to, sealed
+// (encrypted and authenticated) with a key derived from the server's key
+// and expiring with the question, and the web page that turns it into an
+// answer through the chokepoint.
 //
 // A link is used once because the chokepoint says so: its action is one
 // answer, one vote or one decline by one recipient, and a second use of it
@@ -14,7 +14,10 @@
 package actionlink
 
 import (
+	"crypto/aes"
+	"crypto/cipher"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -63,29 +66,48 @@ var (
 var b64 = base64.RawURLEncoding.Strict()
 
 // keyLabel separates the links' key from every other use of the server's
-// key (the event log's pseudonyms).
-const keyLabel = "askbridge action links v1"
+// key (the event log's pseudonyms); sealLabel the key that seals them.
+const (
+	keyLabel  = "askbridge action links v1"
+	sealLabel = "askbridge action links v2 sealed"
+)
 
 // MaxTokenLen bounds a token read from a URL before any work is done on it.
 const MaxTokenLen = 2048
 
-// Signer signs and checks tokens with a key derived from the server's
+// Signer seals and checks tokens with keys derived from the server's
 // key, so every replica that shares the server's key checks every other
 // replica's links.
-type Signer struct{ key []byte }
+type Signer struct {
+	key  []byte      // signs the tokens of links sent before they were sealed
+	seal cipher.AEAD // seals a token's claims: AES-256-GCM
+}
 
-// NewSigner derives the links' key from the server's key.
+// NewSigner derives the links' keys from the server's key.
 func NewSigner(serverKey []byte) (*Signer, error) {
 	if len(serverKey) < 16 {
 		return nil, errors.New("actionlink: the server's key is too short")
 	}
-	m := hmac.New(sha256.New, serverKey)
-	m.Write([]byte(keyLabel))
-	return &Signer{key: m.Sum(nil)}, nil
+	derive := func(label string) []byte {
+		m := hmac.New(sha256.New, serverKey)
+		m.Write([]byte(label))
+		return m.Sum(nil)
+	}
+	block, err := aes.NewCipher(derive(sealLabel))
+	if err != nil {
+		return nil, err
+	}
+	seal, err := cipher.NewGCM(block)
+	if err != nil {
+		return nil, err
+	}
+	return &Signer{key: derive(keyLabel), seal: seal}, nil
 }
 
-// Sign returns the token for c: the payload and its HMAC-SHA256, each in
-// unpadded base64url, joined by a dot.
+// Sign returns the token for c: its claims sealed (AES-GCM, a random
+// nonce first), in unpadded base64url. Sealed, not only signed: a link's
+// URL is logged by proxies and kept by browsers, and the recipient it
+// names is an address, or an ntfy topic that works as a password.
 func (s *Signer) Sign(c Claims) (string, error) {
 	ref := c.Ref.Encode()
 	if ref == "" || !c.Surface.IsChat() || c.To == "" || c.Expires.IsZero() {
@@ -95,8 +117,40 @@ func (s *Signer) Sign(c Claims) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	p := b64.EncodeToString(payload)
-	return p + "." + b64.EncodeToString(s.mac(p)), nil
+	nonce := make([]byte, s.seal.NonceSize(), s.seal.NonceSize()+len(payload)+s.seal.Overhead())
+	if _, err := rand.Read(nonce); err != nil {
+		return "", err
+	}
+	return b64.EncodeToString(s.seal.Seal(nonce, nonce, payload, nil)), nil
+}
+
+// open is a sealed token's payload, or false.
+func (s *Signer) open(token string) ([]byte, bool) {
+	sealed, err := b64.DecodeString(token)
+	if err != nil || len(sealed) < s.seal.NonceSize() {
+		return nil, false
+	}
+	n := s.seal.NonceSize()
+	raw, err := s.seal.Open(nil, sealed[:n], sealed[n:], nil)
+	return raw, err == nil
+}
+
+// signed is the payload of a token of a link sent before tokens were
+// sealed (the payload and its HMAC-SHA256, each in unpadded base64url,
+// joined by a dot), or false. Such links work until they expire.
+func (s *Signer) signed(token string) ([]byte, bool) {
+	p, sig, ok := strings.Cut(token, ".")
+	if !ok {
+		return nil, false
+	}
+	// Strict: one spelling per token, so no character can change
+	// (unused low bits of the last one included) and still verify.
+	got, err := b64.DecodeString(sig)
+	if err != nil || !hmac.Equal(got, s.mac(p)) {
+		return nil, false
+	}
+	raw, err := b64.DecodeString(p)
+	return raw, err == nil
 }
 
 func (s *Signer) mac(p string) []byte {
@@ -112,18 +166,12 @@ func (s *Signer) Verify(token string, now time.Time) (Claims, error) {
 	if len(token) > MaxTokenLen {
 		return Claims{}, ErrAltered
 	}
-	p, sig, ok := strings.Cut(token, ".")
+	open := s.open
+	if strings.Contains(token, ".") {
+		open = s.signed
+	}
+	raw, ok := open(token)
 	if !ok {
-		return Claims{}, ErrAltered
-	}
-	// Strict: one spelling per token, so no character can change
-	// (unused low bits of the last one included) and still verify.
-	got, err := b64.DecodeString(sig)
-	if err != nil || !hmac.Equal(got, s.mac(p)) {
-		return Claims{}, ErrAltered
-	}
-	raw, err := b64.DecodeString(p)
-	if err != nil {
 		return Claims{}, ErrAltered
 	}
 	var w wire

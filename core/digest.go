@@ -13,6 +13,12 @@ type Digest struct {
 	Asked  []*Question `json:"asked"`
 	Closed []*Question `json:"closed"`
 	Open   []*Question `json:"open"`
+	// AskedMore, ClosedMore and OpenMore say that list stopped at
+	// digestLimit before it read everything: its length is then a floor
+	// ("500 or more"), which a reader must not be shown as the count.
+	AskedMore  bool `json:"asked_more,omitempty"`
+	ClosedMore bool `json:"closed_more,omitempty"`
+	OpenMore   bool `json:"open_more,omitempty"`
 }
 
 // digestLimit bounds each list of a digest; a digest is a summary.
@@ -69,22 +75,30 @@ func (s *Service) Digest(ctx context.Context, dq DigestQuery) (Digest, error) {
 	}
 	d := Digest{From: from.UTC(), To: to.UTC()}
 	for _, part := range []struct {
-		idx TimeIndex
-		dst *[]*Question
-	}{{ByCreated, &d.Asked}, {ByClosed, &d.Closed}} {
+		idx  TimeIndex
+		dst  *[]*Question
+		more *bool
+	}{{ByCreated, &d.Asked, &d.AskedMore}, {ByClosed, &d.Closed, &d.ClosedMore}} {
 		qs, err := s.store.Between(ctx, part.idx, from, to, digestLimit)
 		if err != nil {
 			return Digest{}, Internal(op, err)
 		}
-		*part.dst = filter(qs, keep)
+		// A full read may have left some unread, kept or not: the
+		// filtered length is then only a floor.
+		*part.dst, *part.more = filter(qs, keep), len(qs) >= digestLimit
 	}
 	cursor := ""
-	for len(d.Open) < digestLimit {
+	for {
 		qs, next, err := s.store.ListOpen(ctx, cursor, 100)
 		if err != nil {
 			return Digest{}, Internal(op, err)
 		}
 		d.Open = append(d.Open, filter(qs, keep)...)
+		if len(d.Open) > digestLimit || (len(d.Open) == digestLimit && next != "") {
+			// Some open question is left out, or may be.
+			d.Open, d.OpenMore = d.Open[:digestLimit], true
+			break
+		}
 		if next == "" {
 			break
 		}

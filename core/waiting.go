@@ -13,8 +13,10 @@ type Waiting struct {
 	// acted on it yet (voted, answered a part), by name.
 	People []string
 	// Accounts are accounts the route lists that belong to no person,
-	// "<surface>:<id>"; Roles are "<surface> role <name>"; Anyone are the
-	// surfaces where anyone signed in may decide.
+	// "<surface>:<id>", but a one-way door's recipient by the door alone
+	// (RecipientLabel): whoever reads this may not learn an address, nor
+	// a topic, which works as a password. Roles are "<surface> role
+	// <name>"; Anyone are the surfaces where anyone signed in may decide.
 	Accounts []string
 	Roles    []string
 	Anyone   []Surface
@@ -60,7 +62,13 @@ func (s *Service) WaitingOn(q *Question) Waiting {
 				case strings.HasPrefix(e, "role:"):
 					w.Roles = append(w.Roles, string(sf)+" role "+e[len("role:"):])
 				default:
-					if d := s.identify(Decider{Surface: sf, ID: e}).Decider; d.Person == "" && !done.has(d) {
+					d := s.identify(Decider{Surface: sf, ID: e}).Decider
+					if d.Person != "" || done.has(d) {
+						continue
+					}
+					if sf.RoomIsPersonal() { // several on one door are then one entry
+						w.Accounts = append(w.Accounts, RecipientLabel(sf))
+					} else {
 						w.Accounts = append(w.Accounts, string(sf)+":"+e)
 					}
 				}

@@ -61,6 +61,25 @@ func TestWaitingOnNamesWhoHasNotActed(t *testing.T) {
 	}
 }
 
+// TestWaitingOnNamesAOneWayDoorByTheDoor: an ntfy topic (which works as a
+// password) and an email address a route lists are waited on as the
+// door's recipients, never by topic or address; two topics are one entry.
+func TestWaitingOnNamesAOneWayDoorByTheDoor(t *testing.T) {
+	routes := map[string]core.Route{"alerts": {Deciders: map[core.Surface][]string{
+		core.SurfaceNtfy: {"infra-approvals-q8z2", "db-approvals-k3p1"}, core.SurfaceEmail: {"ops@corp.com"}, core.SurfaceSlack: {"U-pager"},
+	}}}
+	svc := coretest.Service(t, coretest.OpenStore(t), coretest.Options{Routes: routes})
+	q, err := svc.Ask(t.Context(), core.AskInput{Kind: core.KindClarification, Agent: "a", RunID: "r", Route: "alerts", Text: "Page?",
+		Reversibility: core.Reversible})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{core.RecipientLabel(core.SurfaceEmail), core.RecipientLabel(core.SurfaceNtfy), "slack:U-pager"}
+	if d := cmp.Diff(want, svc.WaitingOn(q).Accounts); d != "" {
+		t.Fatalf("accounts (-want +got):\n%s", d)
+	}
+}
+
 // TestWaitingOnAfterEscalation: once a question is escalated, its
 // escalation route's deciders are waited on too.
 func TestWaitingOnAfterEscalation(t *testing.T) {

@@ -116,6 +116,11 @@ func confirmLines(q *core.Question, in core.AnswerInput) []recorded {
 				v += ": " + c.Reason
 			}
 			add(tool+" ("+c.ToolCallID+")", v)
+			// A call's "Edit and approve" runs the edited arguments, not
+			// those asked: shown as a single approval's edit is.
+			if c.Arguments != nil {
+				add("Approved arguments", core.PrettyJSON(c.Arguments))
+			}
 		}
 		add("Reason", in.Text)
 	}

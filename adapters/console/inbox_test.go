@@ -186,3 +186,35 @@ func TestObserverSeesReadOnly(t *testing.T) {
 		t.Fatal("an operator is told the account is read only")
 	}
 }
+
+// TestHardToReverseBatchEditConfirmsTheArguments: "Edit and approve" on
+// one call of a hard-to-reverse batch is shown back with the arguments as
+// edited, as a single approval's edit is, before anything is recorded;
+// the confirming submit records exactly those.
+func TestHardToReverseBatchEditConfirmsTheArguments(t *testing.T) {
+	e := newEnv(t, nil)
+	b := e.signedIn(opAlice)
+	batch := e.ask(core.AskInput{Kind: core.KindApproval, Text: "Two deletes", Reversibility: core.HardToReverse, Calls: []core.CallInput{
+		{ToolCallID: "c1", Tool: "rm", Arguments: []byte(`{"path":"/srv/old"}`), Editable: &core.Editable{Keys: []string{"path"}}},
+		{ToolCallID: "c2", Tool: "rm", Arguments: []byte(`{"path":"/srv/tmp"}`), Editable: &core.Editable{Keys: []string{"path"}}},
+	}})
+	form := url.Values{"call": {"c1"}, "call_option": {"approve"}, "arguments": {`{"path":"/srv/old/cache-only"}`}}
+	r := b.post("/q/"+string(batch.ID)+"/answer", form)
+	// What the person reads, not the hidden fields that post it again.
+	shown := regexp.MustCompile(`(?s)<dl class="recorded">.*?</dl>`).FindString(r.body)
+	if r.status != http.StatusOK || !strings.Contains(r.body, "Hard to reverse: record this?") ||
+		!strings.Contains(shown, "<dt>Approved arguments</dt>") || !strings.Contains(shown, "/srv/old/cache-only") {
+		t.Fatalf("the confirm step does not show the edited arguments: %d\n%s", r.status, r.body)
+	}
+	if got := e.get(batch.ID); len(got.Answers) != 0 {
+		t.Fatalf("the first submit recorded %+v", got.Answers)
+	}
+	form.Set("confirm", "yes")
+	if r := b.post("/q/"+string(batch.ID)+"/answer", form); r.status != http.StatusOK {
+		t.Fatalf("confirmed: %d\n%s", r.status, r.body)
+	}
+	got := e.get(batch.ID)
+	if len(got.Answers) != 1 || got.Answers[0].Edit == nil || !strings.Contains(string(got.Answers[0].Edit.Arguments), "/srv/old/cache-only") {
+		t.Fatalf("recorded %+v", got.Answers)
+	}
+}

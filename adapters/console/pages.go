@@ -74,12 +74,18 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request) {
 		data["First"] = pageURL(f, "", 0)
 	}
 	if !sess.Away.IsZero() {
-		d, err := s.svc.Digest(ctx, core.DigestQuery{From: sess.Away, To: s.now()})
-		if err == nil {
-			data["Away"] = d
-		} else if core.ErrorCode(err) != core.CodeInvalid {
-			s.internal(w, r, err)
-			return
+		// The banner is what was asked of this account: the questions it
+		// may act on, by the check its answers would pass (the digest's
+		// Decider, as cardOf's MayAnswer). An observer may act on none.
+		if sess.account.Role.MayAnswer() {
+			me := decider(sess.account)
+			d, err := s.svc.Digest(ctx, core.DigestQuery{From: sess.Away, To: s.now(), Decider: &me})
+			if err == nil {
+				data["Away"] = d
+			} else if core.ErrorCode(err) != core.CodeInvalid {
+				s.internal(w, r, err)
+				return
+			}
 		}
 		sess.Away = time.Time{} // shown once
 		if err := s.save(ctx, sess); err != nil {

@@ -179,13 +179,14 @@ func groupRows(dir core.Directory, byPerson map[string][]waitItem) []waitList {
 
 // routeRows are the configured routes, each with its open questions
 // counted (routeOpen), its deciders per surface and its rooms; a one-way
-// door's recipients are counted, not listed.
+// door's recipients are counted (rooms) or named by the door (deciders),
+// not listed.
 func (s *Server) routeRows(routeOpen map[string]int) []routeRow {
 	var routes []routeRow
 	for _, rv := range s.svc.Routes() {
 		row := routeRow{RouteView: rv, Open: routeOpen[rv.Name]}
 		for _, sf := range core.AnswerSurfaces {
-			if ds := rv.Deciders[sf]; len(ds) > 0 {
+			if ds := shownDeciders(sf, rv.Deciders[sf]); len(ds) > 0 {
 				row.Deciders = append(row.Deciders, string(sf)+": "+strings.Join(ds, ", "))
 			}
 		}
@@ -193,6 +194,27 @@ func (s *Server) routeRows(routeOpen map[string]int) []routeRow {
 		routes = append(routes, row)
 	}
 	return routes
+}
+
+// shownDeciders words a route's decider entries on sf for anyone signed
+// in, as core.WaitingOn does: an account by its id, but a one-way door's
+// recipient (an address, or a topic that works as a password) by the
+// door alone (core.RecipientLabel), once however many the route lists;
+// "*" and roles as written.
+func shownDeciders(sf core.Surface, entries []string) []string {
+	if !sf.RoomIsPersonal() {
+		return entries
+	}
+	var out []string
+	for _, e := range entries {
+		if e != "*" && !strings.HasPrefix(e, "role:") {
+			e = core.RecipientLabel(sf)
+		}
+		if !slices.Contains(out, e) {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // shownRooms words rooms for anyone signed in: a chat room by its id, a

@@ -96,3 +96,39 @@ func TestPeoplePageShowsWhoEachQuestionWaitsOn(t *testing.T) {
 		t.Errorf("the ops route's rooms (an address is counted, not shown):\n%s", ops)
 	}
 }
+
+// TestPeoplePageNamesOneWayDoorsByTheDoor: a route whose deciders are an
+// ntfy topic and an email address shows, to an observer, that it has
+// such deciders and who its open question waits on, but neither the topic
+// (it works as a password: whoever knows it receives the signed action
+// links) nor the address; a chat account beside them is still named.
+func TestPeoplePageNamesOneWayDoorsByTheDoor(t *testing.T) {
+	const topic, address = "infra-approvals-q8z2", "ops@corp.com"
+	e := newEnv(t, nil)
+	routes := peopleRoutes()
+	routes["alerts"] = core.Route{Deciders: map[core.Surface][]string{
+		core.SurfaceNtfy: {topic}, core.SurfaceEmail: {address}, core.SurfaceSlack: {"U-pager"},
+	}}
+	withPeople(t, e, routes)
+	q := e.ask(core.AskInput{Route: "alerts", Text: "Page the database team?"})
+	r := e.signedIn(watcher).get("/people")
+	if r.status != http.StatusOK {
+		t.Fatalf("people: %d\n%s", r.status, r.body)
+	}
+	for _, secret := range []string{topic, address} {
+		if strings.Contains(r.body, secret) {
+			t.Errorf("the People page shows %q to an observer", secret)
+		}
+	}
+	alerts := whoCard(r.body, "data-route", "alerts")
+	for _, want := range []string{"ntfy: " + core.RecipientLabel(core.SurfaceNtfy), "email: " + core.RecipientLabel(core.SurfaceEmail), "slack: U-pager"} {
+		if !strings.Contains(alerts, want) {
+			t.Errorf("the alerts route's deciders lack %q:\n%s", want, alerts)
+		}
+	}
+	for _, entry := range []string{core.RecipientLabel(core.SurfaceNtfy), core.RecipientLabel(core.SurfaceEmail), "slack:U-pager"} {
+		if c := whoCard(r.body, "data-entry", entry); !strings.Contains(c, `href="/q/`+string(q.ID)+`"`) {
+			t.Errorf("nothing waits on %q:\n%s", entry, c)
+		}
+	}
+}

@@ -192,6 +192,12 @@ func recordedOf(q *core.Question) []recorded {
 		}
 	}
 	add("State", string(q.State))
+	if q.Open() && q.Quorum > 1 {
+		// Left open after it counted, an act on a question with a quorum
+		// was a vote: said as chat says it, with the tally so far. The
+		// note reads nothing of the ref but the question it names.
+		add("Your vote", card.RecordedNote(q, core.Ref{QuestionID: q.ID, Item: -1}))
+	}
 	if res := q.Resolution; res != nil {
 		// Who closed it in core's one wording: a person by name, anything
 		// else (a quorum, parts, a standing approval) as OutcomeLine says.

@@ -194,7 +194,10 @@ func New(svc *core.Service, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("console: assets: %w", err)
 	}
-	pages, err := template.New("").Funcs(funcs).Funcs(template.FuncMap{"asset": files.url}).ParseFS(templateFS, "templates/*.html")
+	// now is when a page was drawn, on the clock its relative times
+	// were worded by (console.js words them again as time passes).
+	now := func() string { return iso(opts.Now()) }
+	pages, err := template.New("").Funcs(funcs).Funcs(template.FuncMap{"asset": files.url, "now": now}).ParseFS(templateFS, "templates/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("console: templates: %w", err)
 	}

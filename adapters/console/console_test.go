@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -164,15 +165,23 @@ func TestHistoryShowsEveryEventAndTheResume(t *testing.T) {
 	}
 }
 
+// TestWhileYouWereAway: the banner counts, once, what was asked, closed
+// and is still open since the last visit among the questions the account
+// may act on: a route that does not list it is left out, and an observer,
+// who may act on none, has no banner.
 func TestWhileYouWereAway(t *testing.T) {
-	e := newEnv(t, nil)
+	routes := openRoutes()
+	routes["locked"] = core.Route{Deciders: map[core.Surface][]string{core.SurfaceConsole: {opBob.name}}}
+	e := newEnv(t, routes)
 	first := e.signedIn(opAlice)
 	if strings.Contains(first.get("/").body, "While you were away") {
 		t.Fatal("a first visit has a banner")
 	}
+	e.signedIn(watcher)
 	e.clock.Advance(time.Hour)
 	a := e.ask(core.AskInput{Text: "Asked while away"})
 	e.ask(core.AskInput{Text: "Also asked"})
+	e.ask(core.AskInput{Route: "locked", Text: "Only Bob may answer this"})
 	if _, err := e.svc.Decline(t.Context(), a.ID, core.Decider{Surface: core.SurfaceAPI, ID: "ops-bot"}); err != nil {
 		t.Fatal(err)
 	}
@@ -185,6 +194,30 @@ func TestWhileYouWereAway(t *testing.T) {
 	}
 	if strings.Contains(b.get("/").body, "While you were away") {
 		t.Fatal("the banner shows twice")
+	}
+	w := e.browser(e.srv)
+	w.signIn(watcher.secret)
+	if page := w.get("/").body; strings.Contains(page, "While you were away") {
+		t.Fatalf("an observer, who may act on nothing, has a banner:\n%s", page)
+	}
+}
+
+// TestWhileYouWereAwayNeverPassesACapOffAsACount: the digest reads at
+// most 500 questions a list (core's digestLimit); past that the banner
+// says "500 or more", never "500" as if it had counted them all.
+func TestWhileYouWereAwayNeverPassesACapOffAsACount(t *testing.T) {
+	e := newEnv(t, nil)
+	e.signedIn(opAlice)
+	e.clock.Advance(time.Hour)
+	for i := range 501 {
+		e.ask(core.AskInput{Text: fmt.Sprintf("Question %d", i)})
+	}
+	e.clock.Advance(time.Hour)
+	b := e.browser(e.srv)
+	b.signIn(opAlice.secret)
+	page := b.get("/").body
+	if !strings.Contains(page, "500 or more asked, 0 closed, 500 or more still open") {
+		t.Fatalf("banner:\n%s", page[:min(len(page), 4000)])
 	}
 }
 
@@ -324,5 +357,40 @@ func TestOneWayRecipientsAreCounted(t *testing.T) {
 				t.Errorf("%s lacks %q", path, want)
 			}
 		}
+	}
+}
+
+// TestAVoteSaysItIsOne: on a route where two people must agree, a
+// console answer is one vote, and the question stays open. The result
+// says so in core's words, with how many are in, as chat's note does
+// (not "Recorded: State open"), and the question's page shows the tally.
+func TestAVoteSaysItIsOne(t *testing.T) {
+	routes := openRoutes()
+	routes["pair"] = core.Route{Deciders: map[core.Surface][]string{core.SurfaceConsole: {opAlice.name, opBob.name}}, Quorum: 2}
+	e := newEnv(t, routes)
+	alice, bob := e.signedIn(opAlice), e.signedIn(opBob)
+
+	appr := e.ask(core.AskInput{Kind: core.KindApproval, Route: "pair", Text: "Restart the primary?", Tool: "shell", Arguments: []byte(`{"cmd":"restart"}`)})
+	r := alice.post("/q/"+string(appr.ID)+"/answer", url.Values{"option": {core.ApproveOption}})
+	if r.status != http.StatusOK || !e.get(appr.ID).Open() {
+		t.Fatalf("the vote: %d", r.status)
+	}
+	for _, want := range []string{"Recorded your vote (1 of 2 approvals: ops-alice)", "The question stays open until enough people agree."} {
+		if !strings.Contains(r.body, want) {
+			t.Errorf("the result lacks %q:\n%s", want, r.body)
+		}
+	}
+	if page := bob.get("/q/" + string(appr.ID)).body; !strings.Contains(page, "1 of 2 approvals: ops-alice") {
+		t.Errorf("the question's page shows no tally:\n%s", page)
+	}
+
+	// In place, on the inbox row: the step says the same.
+	dec := e.ask(core.AskInput{Kind: core.KindDecision, Route: "pair", Text: "Queue?", Options: []core.Option{
+		{ID: "kafka", Title: "Kafka", Writeup: "durable", Recommended: true}, {ID: "sqs", Title: "SQS", Writeup: "managed"},
+	}})
+	r = bob.post("/q/"+string(dec.ID)+"/answer", url.Values{"option": {"kafka"}}, "X-Askbridge-Fetch", "row")
+	box := regexp.MustCompile(`(?s)<div class="recorded-box".*?</div>`).FindString(r.body)
+	if r.status != http.StatusOK || !strings.Contains(box, "Recorded your vote (1 of 2 for Kafka: ops-bob)") {
+		t.Fatalf("the row's step: %d\n%s", r.status, r.body)
 	}
 }

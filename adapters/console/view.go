@@ -71,6 +71,9 @@ type cardView struct {
 	// is due, and how far a quorum, a batch or a form has got.
 	FirstLine, Due string
 	Tally          []string
+	// Votes is an open question's quorum tally in core's words
+	// (core.TallyOf), which its card shows; Tally starts with it.
+	Votes []string
 	// ReadOnly is an observer's open card: no controls, and it says so.
 	ReadOnly bool
 	// Step is what an answer given in place left on its row: what was
@@ -126,7 +129,8 @@ func (s *Server) cardOf(q *core.Question, v viewer) cardView {
 	}
 	c.FirstLine, c.Due = firstLine(q.Text), due(q.Deadline.Sub(s.now()))
 	if t := core.TallyOf(q); t != nil {
-		c.Tally = t.Lines
+		c.Votes = t.Lines
+		c.Tally = append(c.Tally, t.Lines...)
 	}
 	if c.Progress != "" {
 		c.Tally = append(c.Tally, c.Progress)

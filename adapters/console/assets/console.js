@@ -11,6 +11,75 @@
   var list = document.getElementById("inbox");
   var drafts = window.askbridgeDrafts; // drafts.js, loaded first
 
+  // Relative times ("asked 5m ago", "due in 3m") are worded by the server
+  // as it draws a row or card, and a page left open would keep them as
+  // they were. tick words them again from their datetime, by the
+  // server's rules (view.go: age and due) and on the server's clock: skew
+  // is how far the browser's clock is from the one that drew the page.
+  var skew = 0;
+  var drawn = Date.parse(body.getAttribute("data-now") || "");
+  if (!isNaN(drawn)) {
+    skew = drawn - Date.now();
+  }
+  var minute = 60 * 1000, hour = 60 * minute, day = 24 * hour;
+
+  function ago(d) {
+    if (d < minute) {
+      return "just now";
+    }
+    if (d < hour) {
+      return Math.floor(d / minute) + "m ago";
+    }
+    if (d < 48 * hour) {
+      return Math.floor(d / hour) + "h ago";
+    }
+    return Math.floor(d / day) + "d ago";
+  }
+
+  function due(left) {
+    if (left <= 0) {
+      return "due now";
+    }
+    if (left < minute) {
+      return "due in under a minute";
+    }
+    if (left < hour) {
+      return "due in " + Math.floor(left / minute) + "m";
+    }
+    if (left < 48 * hour) {
+      return "due in " + Math.floor(left / hour) + "h";
+    }
+    return "due in " + Math.floor(left / day) + "d";
+  }
+
+  // words are the wordings by data-rel, of how long ago datetime was.
+  var words = {
+    age: ago,
+    asked: function (d) {
+      return "asked " + ago(d);
+    },
+    due: function (d) {
+      return due(-d);
+    }
+  };
+
+  function tick() {
+    var now = Date.now() + skew;
+    document.querySelectorAll("time[data-rel]").forEach(function (el) {
+      var word = words[el.getAttribute("data-rel")];
+      var at = Date.parse(el.getAttribute("datetime") || "");
+      if (!word || isNaN(at)) {
+        return;
+      }
+      var text = word(now - at);
+      if (el.textContent !== text) {
+        el.textContent = text;
+      }
+    });
+  }
+  // The coarsest wording moves once a minute; a few seconds late is
+  // close enough, and a pass over the page's times costs next to nothing.
+  window.setInterval(tick, 5000);
 
   var src = body.getAttribute("data-stream");
   if (!src || !window.EventSource) {
@@ -57,7 +126,8 @@
     }
     var empty = document.getElementById("empty");
     if (empty) {
-      empty.hidden = list.children.length > 0;
+      // A stub is a row not yet known to belong here (changed).
+      empty.hidden = list.querySelector(":scope > :not(.stub)") !== null;
     }
     var note = document.getElementById("elsewhere");
     if (note) {
@@ -161,10 +231,15 @@
           }
           counted(was, next.getAttribute("data-state"));
           if (cur.classList.contains("stub")) {
+            // A question closed as it was asked (a policy rule, a
+            // standing approval) never waited on anyone: the open inbox
+            // leaves it out. A row that closes while shown stays, with
+            // its outcome.
             cur.remove();
-            if (fits(next.getAttribute("data-rank"))) {
+            var open = next.getAttribute("data-state") === "open";
+            if (open && fits(next.getAttribute("data-rank"))) {
               insert(next);
-            } else if (next.getAttribute("data-state") === "open") {
+            } else if (open) {
               elsewhere++;
             }
           } else {
@@ -195,7 +270,8 @@
   }
 
   // offPage learns whether a question the page does not show closed, to
-  // keep the open count true; it never adds a closed row.
+  // keep the open count true; it never adds a closed row (nor does a
+  // stub's refresh).
   function offPage(id) {
     var filter = list.getAttribute("data-filter");
     load("/rows/" + encodeURIComponent(id) + (filter ? "?" + filter : "")).then(function (html) {
@@ -346,15 +422,20 @@
         return;
       }
       if (r.step === "recorded" || r.step === "refused") {
-        // What was sent is no draft any more: the form posted, or the one
-        // whose choice the confirmation repeated, in the row as it is now.
-        var step = form.closest(".confirm-step");
-        var sent = step ? step.getAttribute("data-from") : drafts.formKey(form);
-        current().querySelectorAll("form").forEach(function (f) {
-          if (drafts.formKey(f) === sent) {
-            f.reset();
-          }
-        });
+        // What was recorded is no draft any more: the form posted, or the
+        // one whose choice the confirmation repeated, in the row as it is
+        // now. A refusal recorded nothing and the question may still be
+        // open (edited arguments not allowed, an item someone answered
+        // first), so what was typed stays, to be put right and sent again.
+        if (r.step === "recorded") {
+          var step = form.closest(".confirm-step");
+          var sent = step ? step.getAttribute("data-from") : drafts.formKey(form);
+          current().querySelectorAll("form").forEach(function (f) {
+            if (drafts.formKey(f) === sent) {
+              f.reset();
+            }
+          });
+        }
         answered(current(), r.html);
         return;
       }
@@ -392,7 +473,7 @@
       var controls = row.querySelector(".controls");
       if (controls) {
         controls.hidden = false;
-        var first = controls.querySelector("button, textarea, input:not([type=hidden])");
+        var first = controls.querySelector("button:not(.enter-guard), textarea, input:not([type=hidden])");
         if (first) {
           first.focus();
         }

@@ -70,6 +70,38 @@ func TestConsoleApprovalsInABrowser(t *testing.T) {
 		}
 	})
 
+	// A refusal records nothing and leaves the question open, so what
+	// was typed stays to be put right; only an answer recorded clears
+	// the form it came from.
+	t.Run("an edit refused in the inbox is kept", func(t *testing.T) {
+		q := ask(t, agent, client.AskRequest{Kind: core.KindApproval, Question: "Write the notes?", Tool: "write_file",
+			Arguments: []byte(`{"path":"/srv/notes.txt","content":"hello"}`), Editable: &core.Editable{Keys: []string{"path"}}})
+		apptest.GoTo(t, operator, m.URL+"/")
+		waitLive(t, operator)
+		waitCard(t, operator, q.ID, "open")
+		openRow(t, operator, q.ID)
+		editor, edit := "#args-"+string(q.ID), `{"path":"/srv/notes-v2.txt","content":"bye"}`
+		apptest.Do(t, operator, chromedp.Click(chromedp.CSS(cardSel(q.ID)+" details.edit summary")), chromedp.Clear(chromedp.CSS(editor)), chromedp.SendKeys(chromedp.CSS(editor), edit),
+			chromedp.SendKeys(chromedp.ID("reason-"+string(q.ID)), "moved the file"))
+		apptest.Click(t, operator, cardSel(q.ID)+" form.edit-form button.edit-approve")
+		apptest.Until(t, operator, `document.querySelector("`+cardSel(q.ID)+` .step-problem") !== null`)
+		if p := apptest.Eval[string](t, operator, `document.querySelector("`+cardSel(q.ID)+` .step-problem").innerText`); !strings.Contains(p, `argument "content" may not be changed`) {
+			t.Fatalf("the refusal: %q", p)
+		}
+		if got := getQ(t, ops, q.ID); got.State != core.StateOpen {
+			t.Fatalf("a refused edit changed the question: %s", got.State)
+		}
+		if v := apptest.Eval[string](t, operator, `document.querySelector("`+editor+`").value`); v != edit {
+			t.Errorf("the refused edit became %q", v)
+		}
+		if !apptest.Eval[bool](t, operator, `document.querySelector("`+editor+`").closest("details").open`) {
+			t.Error("the editor folded shut")
+		}
+		if v := apptest.Eval[string](t, operator, `document.querySelector("#reason-`+string(q.ID)+`").value`); v != "moved the file" {
+			t.Errorf("the reason became %q", v)
+		}
+	})
+
 	t.Run("approve one call of a batch, then approve all", func(t *testing.T) {
 		q := ask(t, agent, client.AskRequest{Kind: core.KindApproval, Question: "Apply three writes?", Calls: []core.CallInput{
 			{ToolCallID: "toolu_1", Tool: "write_file", Arguments: []byte(`{"path":"/a"}`)},

@@ -401,3 +401,73 @@ func (p *cutProxy) resume() {
 	p.paused = false
 	p.mu.Unlock()
 }
+
+// TestConsoleInboxLeavesOutQuestionsClosedAtOnce: a question a policy
+// rule decides as it is asked never waits on anyone, so the open inbox
+// does not show it: its "asked" event makes the page fetch its row, and
+// that row comes back closed.
+func TestConsoleInboxLeavesOutQuestionsClosedAtOnce(t *testing.T) {
+	s := app.Settings{}
+	anyone := map[string][]string{"api": {"*"}, "console": {"*"}}
+	s.File.Routes = map[string]app.RouteFile{core.DefaultRoute: {Deciders: anyone, Rules: []app.RuleFile{
+		{Name: "reads", When: `tool == "read_file"`, Decide: "allow"},
+	}}}
+	m := apptest.Start(t, s)
+	agent := client.New(m.URL, apptest.AgentA)
+	br := apptest.NewChrome(t)
+	tab := br.Tab(t, 1280, 900, false)
+	signIn(t, tab, m.URL, apptest.OpTok, "ops")
+	if apptest.Eval[bool](t, tab, `document.getElementById("empty").hidden`) {
+		t.Fatal("an empty inbox does not say so")
+	}
+	// Every element the page adds to the list, the stand-in for a new
+	// row while it is fetched included, so the test knows when the page
+	// has dealt with the question.
+	apptest.Eval[bool](t, tab, `(function(){ window.added = []; new MutationObserver(function(ms){ ms.forEach(function(m){ m.addedNodes.forEach(function(n){ if (n.id) { window.added.push(n.id); } }); }); }).observe(document.getElementById("inbox"), { childList: true }); return true; })()`)
+
+	q := ask(t, agent, client.AskRequest{Kind: core.KindApproval, Question: "Read the config?", Tool: "read_file", Arguments: []byte(`{"path":"/etc/app.conf"}`)})
+	if q.State == core.StateOpen {
+		t.Fatalf("the rule left the question %s", q.State)
+	}
+	apptest.Until(t, tab, `window.added.includes("card-`+string(q.ID)+`") && document.querySelector("#inbox > .stub") === null`)
+	if apptest.Eval[bool](t, tab, `document.querySelector("`+cardSel(q.ID)+`") !== null`) {
+		t.Fatal("the open inbox shows a question closed as it was asked")
+	}
+	if apptest.Eval[bool](t, tab, `document.getElementById("empty").hidden`) || apptest.Eval[string](t, tab, `document.getElementById("open-count").textContent`) != "0" {
+		t.Fatal("the inbox no longer says nothing is waiting")
+	}
+}
+
+// TestConsoleRelativeTimesMoveOn: an inbox left open keeps its "asked 5m
+// ago" and "due in 4m" true as time passes, as a fresh render would word
+// them, and so does a question's page. The page's clock is moved on by
+// overriding Date.now, which the page reads its time from.
+func TestConsoleRelativeTimesMoveOn(t *testing.T) {
+	m := apptest.Start(t, app.Settings{})
+	agent := client.New(m.URL, apptest.AgentA)
+	br := apptest.NewChrome(t)
+	tab := br.Tab(t, 1280, 900, false)
+	signIn(t, tab, m.URL, apptest.OpTok, "ops")
+
+	q := ask(t, agent, client.AskRequest{Kind: core.KindClarification, Question: "Which bucket?", Timeout: core.Duration(10 * time.Minute)})
+	waitCard(t, tab, q.ID, "open")
+	age, due := cardSel(q.ID)+" time.age", cardSel(q.ID)+" time.due"
+	text := func(sel string) string {
+		return apptest.Eval[string](t, tab, `document.querySelector("`+sel+`").textContent`)
+	}
+	if a, d := text(age), text(due); a != "asked just now" || d != "due in 9m" {
+		t.Fatalf("a new row reads %q, %q", a, d)
+	}
+	later := `(function(){ var now = Date.now; Date.now = function(){ return now() + (5 * 60 + 10) * 1000; }; return true; })()`
+	apptest.Eval[bool](t, tab, later)
+	apptest.Until(t, tab, `document.querySelector("`+age+`").textContent === "asked 5m ago" && document.querySelector("`+due+`").textContent === "due in 4m"`)
+
+	apptest.GoTo(t, tab, m.URL+"/q/"+string(q.ID))
+	waitCard(t, tab, q.ID, "open")
+	asked := cardSel(q.ID) + " .meta time.age"
+	if a := apptest.Eval[string](t, tab, `document.querySelector("`+asked+`").textContent`); a != "just now" {
+		t.Fatalf("the question's page reads %q", a)
+	}
+	apptest.Eval[bool](t, tab, later)
+	apptest.Until(t, tab, `document.querySelector("`+asked+`").textContent === "5m ago"`)
+}

@@ -3,11 +3,13 @@ package adaptertest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -325,3 +327,19 @@ func ReadableLinks(t *testing.T, signer *actionlink.Signer, got []byte, at time.
 
 // actLink is an action link's path from "/act/" on, its token whole.
 var actLink = regexp.MustCompile(`/act/[A-Za-z0-9_-]+`)
+
+// LinkRef is the encoded ref of a one-way door's action link (a URL
+// ending in its token), opened with the links' key derived from
+// serverKey, expired or not; "" for a link not sealed under that key.
+// A driver reads it as a person reads a button's label.
+func LinkRef(serverKey []byte, link string, now time.Time) string {
+	signer, err := actionlink.NewSigner(serverKey)
+	if err != nil {
+		return ""
+	}
+	c, err := signer.Verify(link[strings.LastIndexByte(link, '/')+1:], now)
+	if err != nil && !errors.Is(err, actionlink.ErrExpired) {
+		return ""
+	}
+	return c.Ref.Encode()
+}

@@ -1,8 +1,6 @@
 package chat
 
 import (
-	"encoding/base64"
-	"encoding/json"
 	"html"
 	"io"
 	"net/http"
@@ -89,7 +87,7 @@ func (d *onewayDriver) Start(t *testing.T, clock core.Clock) adaptertest.Program
 	s := apptest.FromEnv(t, env)
 	a, b, m := d.Allowed(), d.Allowed2(), d.Stranger()
 	// Everyone is sent the question; the stranger may not decide.
-	d.settings = app.Settings{DataDir: t.TempDir(), Email: s.Email, Ntfy: s.Ntfy, PublicURL: s.PublicURL,
+	d.settings = app.Settings{DataDir: t.TempDir(), Email: s.Email, Ntfy: s.Ntfy, PublicURL: s.PublicURL, ActorKey: app.Secret(onewayKey),
 		File: app.File{
 			Routes: map[string]app.RouteFile{"ops": {
 				Rooms:    []core.Room{{Surface: d.surface, ID: a.ID}, {Surface: d.surface, ID: b.ID}, {Surface: d.surface, ID: m.ID}},
@@ -140,8 +138,8 @@ func (d *onewayDriver) inbox(recipient string) []sent {
 			s := sent{id: m.MessageID, text: m.Subject + "\n" + m.Text, urls: map[string]string{}}
 			for _, a := range anchor.FindAllStringSubmatch(m.HTML, -1) {
 				u, label := html.UnescapeString(a[1]), html.UnescapeString(a[2])
-				s.links = append(s.links, adaptertest.Button{Label: label, Value: refOf(u)})
-				s.urls[refOf(u)] = u
+				s.links = append(s.links, adaptertest.Button{Label: label, Value: d.refOf(u)})
+				s.urls[d.refOf(u)] = u
 			}
 			out = append(out, s)
 		}
@@ -150,7 +148,7 @@ func (d *onewayDriver) inbox(recipient string) []sent {
 	for _, m := range d.ntfy.Messages(recipient) {
 		s := sent{id: m.ID, text: m.Title + "\n" + m.Message, click: m.Click, urls: map[string]string{}}
 		for _, a := range m.Actions {
-			if r := refOf(a.URL); r != "" && a.Label != ntfy.MoreLabel {
+			if r := d.refOf(a.URL); r != "" && a.Label != ntfy.MoreLabel {
 				s.urls[r] = a.URL
 			}
 		}
@@ -166,17 +164,14 @@ var (
 	area   = regexp.MustCompile(`(?s)<textarea[^>]*>(.*?)</textarea>`)
 )
 
-// refOf reads the encoded ref a link's token carries (the driver reads
-// it as a person reads a button's label; the page checks the signature).
-func refOf(link string) string {
-	tok := link[strings.LastIndexByte(link, '/')+1:]
-	p, _, _ := strings.Cut(tok, ".")
-	raw, _ := base64.RawURLEncoding.DecodeString(p)
-	var w struct {
-		R string `json:"r"`
-	}
-	_ = json.Unmarshal(raw, &w)
-	return w.R
+// onewayKey is the program's actor key in these scenarios, from which
+// its links' key is derived.
+const onewayKey = "the one-way scenarios' actor key, long enough"
+
+// refOf reads the encoded ref a link's token carries, opened with the
+// program's key, or "" for no link of the program's.
+func (d *onewayDriver) refOf(link string) string {
+	return adaptertest.LinkRef([]byte(onewayKey), link, d.clock.Now())
 }
 
 // local is link on the program's own listener.
@@ -232,7 +227,7 @@ func (d *onewayDriver) cardNow(t *testing.T, id core.QuestionID, room string) (a
 			c.Text += "\n" + pageText(body)
 			for _, a := range anchor.FindAllStringSubmatch(body, -1) {
 				u := linkBase + html.UnescapeString(a[1])
-				c.Buttons = append(c.Buttons, adaptertest.Button{Label: html.UnescapeString(a[2]), Value: refOf(u)})
+				c.Buttons = append(c.Buttons, adaptertest.Button{Label: html.UnescapeString(a[2]), Value: d.refOf(u)})
 			}
 			return c, true
 		}
@@ -390,7 +385,7 @@ func (d *onewayDriver) sentURL(t *testing.T, s sent, ref string) string {
 	if s.click != "" {
 		_, body := d.fetch(t, http.MethodGet, s.click, nil)
 		for _, a := range anchor.FindAllStringSubmatch(body, -1) {
-			if u := linkBase + html.UnescapeString(a[1]); refOf(u) == ref {
+			if u := linkBase + html.UnescapeString(a[1]); d.refOf(u) == ref {
 				return u
 			}
 		}

@@ -46,20 +46,7 @@ func (s *Server) digest(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	// Lists are [] rather than null, so clients can range without a check.
-	// A question's copy of its route (AskedRoute) is the bridge's own
-	// bookkeeping, not part of the digest: the route shows by name.
-	for _, l := range []*[]*core.Question{&out.Asked, &out.Closed, &out.Open} {
-		if *l == nil {
-			*l = []*core.Question{}
-		}
-		for i, q := range *l {
-			c := *q
-			c.AskedRoute = nil
-			(*l)[i] = &c
-		}
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, client.DigestOf(out))
 }
 
 // listParam reads a repeatable parameter that may also be comma-separated.

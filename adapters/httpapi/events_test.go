@@ -172,8 +172,20 @@ func TestDigestAndDirective(t *testing.T) {
 	if len(d.Asked) != 2 || len(d.Closed) != 1 || len(d.Open) != 1 || d.Closed[0].ID != q1 {
 		t.Fatalf("digest: asked %d closed %d open %d", len(d.Asked), len(d.Closed), len(d.Open))
 	}
+	// A card on a one-way door names its recipient by the door alone, as
+	// the questions' own view does; before, the digest showed an observer
+	// the ntfy topic (a password) and the address in full.
+	const topic = "s3cret-topic-of-alice"
+	open := d.Open[0].ID
+	if err := e.svc.RecordMessage(e.ctx(), open, core.MessageRef{Surface: core.SurfaceNtfy, Room: topic, ID: "m1", Delivery: string(open) + ":post:ntfy:" + topic, Kind: core.DeliverPost}); err != nil {
+		t.Fatal(err)
+	}
+	r := e.do("GET", "/v1/digest?since="+start.Format(time.RFC3339), &observer, "")
+	if r.status != 200 || strings.Contains(string(r.body), topic) || !strings.Contains(string(r.body), "an ntfy subscriber") {
+		t.Errorf("the digest an observer reads: %d %s", r.status, r.body)
+	}
 	// A decider the route does not list sees nothing of it; lists stay [].
-	r := e.do("GET", "/v1/digest?since="+start.Format(time.RFC3339)+"&decider=slack:U1", &operator, "")
+	r = e.do("GET", "/v1/digest?since="+start.Format(time.RFC3339)+"&decider=slack:U1", &operator, "")
 	if r.status != 200 || !strings.Contains(string(r.body), `"asked":[]`) || !strings.Contains(string(r.body), `"open":[]`) {
 		t.Errorf("digest for a stranger: %d %s", r.status, r.body)
 	}

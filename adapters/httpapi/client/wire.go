@@ -21,8 +21,35 @@ import (
 // Event is one entry of the event log as the events stream carries it.
 type Event = core.Event
 
-// Digest is what GET /v1/digest returns.
-type Digest = core.Digest
+// Digest is what GET /v1/digest returns: core's digest with each
+// question as operators read it (OperatorView), so it names no one-way
+// door's recipient and carries none of the bridge's bookkeeping.
+type Digest struct {
+	From   time.Time   `json:"from"`
+	To     time.Time   `json:"to"`
+	Asked  []*Question `json:"asked"`
+	Closed []*Question `json:"closed"`
+	Open   []*Question `json:"open"`
+	// AskedMore, ClosedMore and OpenMore say that list stopped at its
+	// cap: its length is then a floor, not the count.
+	AskedMore  bool `json:"asked_more,omitempty"`
+	ClosedMore bool `json:"closed_more,omitempty"`
+	OpenMore   bool `json:"open_more,omitempty"`
+}
+
+// DigestOf is d as GET /v1/digest shows it. Its lists are [] rather than
+// null, so clients can range without a check.
+func DigestOf(d core.Digest) Digest {
+	views := func(qs []*core.Question) []*Question {
+		out := make([]*Question, len(qs))
+		for i, q := range qs {
+			out[i] = OperatorView(q)
+		}
+		return out
+	}
+	return Digest{From: d.From, To: d.To, Asked: views(d.Asked), Closed: views(d.Closed), Open: views(d.Open),
+		AskedMore: d.AskedMore, ClosedMore: d.ClosedMore, OpenMore: d.OpenMore}
+}
 
 // Directory is what GET /v1/people returns.
 type Directory = core.Directory

@@ -259,11 +259,12 @@ func TestListTools(t *testing.T) {
 	states := "open,answered,declined,timed_out,expired,cancelled"
 	wantFields := map[string][]string{
 		mcp.ToolClarification: {"question_id", "state"},
-		mcp.ToolDecision:      {"question_id", "state", "chosen_option_id"},
-		mcp.ToolApproval:      {"question_id", "state", "approved", "arguments_sha256", "edited", "approved_arguments", "calls"},
-		mcp.ToolQuestions:     {"question_id", "state", "items"},
+		mcp.ToolDecision:      {"question_id", "state", "chosen_option_id", "votes"},
+		mcp.ToolApproval: {"question_id", "state", "approved", "arguments_sha256", "edited", "approved_arguments", "asked_arguments_sha256",
+			"standing", "calls", "votes"},
+		mcp.ToolQuestions: {"question_id", "state", "items"},
 		mcp.ToolGetAnswer: {"question_id", "state", "kind", "waited_seconds", "chosen_option_id", "approved", "arguments_sha256", "items",
-			"edited", "approved_arguments", "calls"},
+			"edited", "approved_arguments", "asked_arguments_sha256", "standing", "calls", "votes"},
 	}
 	for name, fields := range wantFields {
 		raw, _ := json.Marshal(got[name].OutputSchema)

@@ -135,18 +135,27 @@ type Result struct {
 	Kind            core.Kind          `json:"kind,omitempty" jsonschema:"What sort of question it is: clarification, decision, approval or form (ask_questions)."`
 	WaitedSeconds   int64              `json:"waited_seconds,omitempty" jsonschema:"While the question is open: how long it has been waiting for a human, in seconds."`
 	ChosenOptionID  string             `json:"chosen_option_id,omitempty" jsonschema:"For an answered decision: the id of the option the human chose."`
-	Approved        *bool              `json:"approved,omitempty" jsonschema:"For an answered approval: true if the human approved the call, false if they denied it. Absent when nobody decided."`
+	Approved        *bool              `json:"approved,omitempty" jsonschema:"For an answered approval: true if the call was approved, false if it was denied, by a person, by several people (votes), by a policy rule or by a standing approval (standing): the text says which. Absent when nobody decided."`
 	ArgumentsSHA256 string             `json:"arguments_sha256,omitempty" jsonschema:"For an answered approval: the canonical SHA-256 of the arguments the verdict covers."`
 	Items           []fence.ItemAnswer `json:"items,omitempty" jsonschema:"For answered ask_questions: one answer per question, an option id or the human's own words (fenced)."`
 	approvalExtra
+	quorumExtra
 }
 
 // approvalExtra is what an approval returns beyond its verdict: edited
-// arguments, and a batch's calls.
+// arguments, a standing approval that decided it, and a batch's calls.
 type approvalExtra struct {
-	Edited            bool                `json:"edited,omitempty" jsonschema:"True when the human changed the arguments before approving: make the call with approved_arguments only."`
-	ApprovedArguments arguments           `json:"approved_arguments,omitempty" jsonschema:"When edited: the only arguments the call may be made with (their SHA-256 is arguments_sha256)."`
-	Calls             []fence.CallOutcome `json:"calls,omitempty" jsonschema:"For a batch: one outcome per call, under its tool_call_id; approved is absent for a call nobody decided (do not make it)."`
+	Edited               bool                `json:"edited,omitempty" jsonschema:"True when the human changed the arguments before approving: make the call with approved_arguments only."`
+	ApprovedArguments    arguments           `json:"approved_arguments,omitempty" jsonschema:"When edited: the only arguments the call may be made with (their SHA-256 is arguments_sha256)."`
+	AskedArgumentsSHA256 string              `json:"asked_arguments_sha256,omitempty" jsonschema:"When edited: the SHA-256 of the arguments first asked for."`
+	Standing             *fence.StandingNote `json:"standing,omitempty" jsonschema:"Set when a standing approval an approver granted earlier closed the call at once: nobody looked at this call."`
+	Calls                []fence.CallOutcome `json:"calls,omitempty" jsonschema:"For a batch: one outcome per call, under its tool_call_id; approved is absent for a call nobody decided (do not make it)."`
+}
+
+// quorumExtra is what a question that needed several people returns: the
+// votes that settled it (or did not).
+type quorumExtra struct {
+	Votes []fence.Vote `json:"votes,omitempty" jsonschema:"For a question that needed several people to agree: each vote, the voter's name and words fenced."`
 }
 
 // The other tools' structured content: each a part of Result, so that
@@ -160,12 +169,14 @@ type (
 	decisionResult      struct {
 		outcome
 		ChosenOptionID string `json:"chosen_option_id,omitempty" jsonschema:"When answered: the id of the option the human chose."`
+		quorumExtra
 	}
 	approvalResult struct {
 		outcome
-		Approved        *bool  `json:"approved,omitempty" jsonschema:"When answered: true if the human approved the call, false if they denied it. Absent when nobody decided: then do not make the call."`
+		Approved        *bool  `json:"approved,omitempty" jsonschema:"When answered: true if the call was approved, false if it was denied, by a person, by several people (votes), by a policy rule or by a standing approval (standing): the text says which. Absent when nobody decided: then do not make the call."`
 		ArgumentsSHA256 string `json:"arguments_sha256,omitempty" jsonschema:"When answered: the canonical SHA-256 of the arguments the verdict covers."`
 		approvalExtra
+		quorumExtra
 	}
 	questionsResult struct {
 		outcome
@@ -176,9 +187,11 @@ type (
 func (r Result) outcome() outcome { return outcome{QuestionID: r.QuestionID, State: r.State} }
 
 func asClarification(r Result) clarificationResult { return clarificationResult{r.outcome()} }
-func asDecision(r Result) decisionResult           { return decisionResult{r.outcome(), r.ChosenOptionID} }
+func asDecision(r Result) decisionResult {
+	return decisionResult{r.outcome(), r.ChosenOptionID, r.quorumExtra}
+}
 func asApproval(r Result) approvalResult {
-	return approvalResult{r.outcome(), r.Approved, r.ArgumentsSHA256, r.approvalExtra}
+	return approvalResult{r.outcome(), r.Approved, r.ArgumentsSHA256, r.approvalExtra, r.quorumExtra}
 }
 func asQuestions(r Result) questionsResult { return questionsResult{r.outcome(), r.Items} }
 

@@ -239,7 +239,9 @@ func (h *handler) resume(st Status) (*mcpsdk.CallToolResult, Result, error) {
 		Approved:        s.Approved,
 		ArgumentsSHA256: s.ArgumentsSHA256,
 		Items:           s.Items,
-		approvalExtra:   approvalExtra{Edited: s.Edited, ApprovedArguments: s.ApprovedArguments, Calls: s.Calls},
+		approvalExtra: approvalExtra{Edited: s.Edited, ApprovedArguments: s.ApprovedArguments, AskedArgumentsSHA256: s.AskedArgumentsSHA256,
+			Standing: s.Standing, Calls: s.Calls},
+		quorumExtra: quorumExtra{Votes: s.Votes},
 	}
 	content := []mcpsdk.Content{&mcpsdk.TextContent{Text: st.Resume.Text}}
 	for _, c := range st.Calls { // a batch: each call's own result, fenced as the bridge built it

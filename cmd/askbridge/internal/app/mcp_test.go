@@ -384,6 +384,22 @@ func TestMCPResumeOnEveryTransport(t *testing.T) {
 						}
 					}, fence.VerbAnswered,
 					map[fence.Tag]string{fence.TagReason: "not before the backup", fence.TagDeciderName: "ops"}},
+				{"approval approved, granting a standing approval", "request_approval",
+					map[string]any{"tool": "restart_worker", "arguments": map[string]any{"worker": "w1"}, "reversibility": "reversible",
+						"question": "Restart worker w1?", "run_id": run + "-standing"},
+					func(t *testing.T, q *client.Question) {
+						if _, err := b.Ops.Answer(ctx, q.ID, client.AnswerRequest{ChosenOptionID: core.ApproveOption,
+							Standing: &core.StandingRequest{Scope: core.StandingRun}}); err != nil {
+							t.Fatal(err)
+						}
+					}, fence.VerbAnswered, map[fence.Tag]string{fence.TagDeciderName: "ops"}},
+				// The structured part says nobody looked (standing): before,
+				// the MCP tools left it out, and their approved read as a
+				// person's.
+				{"approval covered by that standing approval", "request_approval",
+					map[string]any{"tool": "restart_worker", "arguments": map[string]any{"worker": "w2"}, "reversibility": "reversible",
+						"question": "Restart worker w2?", "run_id": run + "-standing"},
+					nil, fence.VerbAnswered, map[fence.Tag]string{fence.TagDeciderName: "ops"}},
 				{"form answered with free text", "ask_questions",
 					map[string]any{"title": "Two choices", "reversibility": "reversible", "timeout": "30m", "questions": []map[string]any{
 						{"question": "Which logger?", "options": []map[string]any{{"label": "slog"}, {"label": "zerolog"}}},
@@ -427,23 +443,37 @@ func TestMCPResumeOnEveryTransport(t *testing.T) {
 					if text == "" {
 						text, _ = c.args["title"].(string)
 					}
-					q := parkedAs(t, ctx, b.Ops, text)
-					c.close(t, q)
+					var id core.QuestionID
+					if c.close != nil {
+						q := parkedAs(t, ctx, b.Ops, text)
+						c.close(t, q)
+						id = q.ID
+					}
 					res := toolResult(t, ctx, ch)
 					if res.IsError {
 						t.Fatalf("tool error: %s", resultText(res))
 					}
+					if c.close == nil { // closed as it was asked
+						raw, _ := json.Marshal(res.StructuredContent)
+						var r struct {
+							ID core.QuestionID `json:"question_id"`
+						}
+						if err := json.Unmarshal(raw, &r); err != nil || r.ID == "" {
+							t.Fatalf("a result without its question: %s", raw)
+						}
+						id = r.ID
+					}
 					fenced(t, resultText(res), c.verb, c.want)
-					sameAsWait(t, ctx, b, q.ID, res)
+					sameAsWait(t, ctx, b, id, res)
 
-					again, err := cs.CallTool(ctx, &mcpsdk.CallToolParams{Name: "get_answer", Arguments: map[string]any{"question_id": q.ID}})
+					again, err := cs.CallTool(ctx, &mcpsdk.CallToolParams{Name: "get_answer", Arguments: map[string]any{"question_id": id}})
 					if err != nil || again.IsError {
 						t.Fatalf("get_answer: %+v, %v", again, err)
 					}
 					if resultText(again) != resultText(res) {
 						t.Errorf("get_answer's text differs from the call's")
 					}
-					sameAsWait(t, ctx, b, q.ID, again)
+					sameAsWait(t, ctx, b, id, again)
 				})
 			}
 		})

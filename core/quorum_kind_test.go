@@ -199,3 +199,45 @@ func TestARenamedPersonVotesOnce(t *testing.T) {
 		t.Fatalf("after the second vote: %+v, %v; want it open with one vote", got, err)
 	}
 }
+
+// TestAnMCPHostCastsNoVote: on a question that needs several people, the
+// agent's MCP host may not vote, though the route lists the agent under
+// mcp: a quorum counts different people, and the host is no one askbridge
+// can tell apart (the agent's own token acts there, and the person at the
+// keyboard may vote again from chat). Before, the host's vote counted,
+// and one person and the agent closed a quorum of two. A question of one
+// decider still takes the host's answer.
+func TestAnMCPHostCastsNoVote(t *testing.T) {
+	host := core.Decider{Surface: core.SurfaceMCP, ID: "agent-a"}
+	routes := map[string]core.Route{core.DefaultRoute: {
+		Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}, core.SurfaceMCP: {"agent-a"}}, Quorum: 2}}
+	svc, _ := coretest.Open(t, coretest.Options{Routes: routes})
+	ctx := t.Context()
+	ask := func(run core.RunID, quorum int) *core.Question {
+		t.Helper()
+		q, err := svc.Ask(ctx, core.AskInput{Kind: core.KindApproval, Agent: "agent-a", RunID: run, Text: "Deploy?", Reversibility: core.Reversible,
+			Tool: "deploy", Arguments: []byte(`{"env":"prod"}`), Quorum: quorum})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return q
+	}
+	q := ask("run-1", 0)
+	if q.Quorum != 2 || svc.MayAnswer(q, host) {
+		t.Fatalf("quorum %d; the host may vote: %v; want a quorum of 2 the host may not vote on", q.Quorum, svc.MayAnswer(q, host))
+	}
+	if _, err := svc.Answer(ctx, core.AnswerInput{QuestionID: q.ID, Decider: host, OptionID: core.ApproveOption}); core.ErrorCode(err) != core.CodeForbidden {
+		t.Fatalf("the host's vote: %v; want it refused", err)
+	}
+	if got, _ := svc.Get(ctx, q.ID); len(got.Votes) != 0 || !got.Open() {
+		t.Fatalf("after the host's refused vote: %d votes, %s", len(got.Votes), got.State)
+	}
+	routes[core.DefaultRoute] = core.Route{Deciders: routes[core.DefaultRoute].Deciders}
+	if err := svc.Reconfigure(core.Config{Routes: routes, ActorKey: []byte(coretest.ActorKey)}); err != nil {
+		t.Fatal(err)
+	}
+	one := ask("run-2", 0)
+	if _, err := svc.Answer(ctx, core.AnswerInput{QuestionID: one.ID, Decider: host, OptionID: core.ApproveOption}); err != nil {
+		t.Fatalf("the host's answer to a question of one decider: %v", err)
+	}
+}

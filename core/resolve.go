@@ -331,10 +331,15 @@ func (s *Service) forbid(ctx context.Context, q *Question, who identified, op st
 // and only identify knows whose an account is. A route missing from the
 // configuration refuses everyone: fail closed. Once a question has been
 // escalated, the escalation route's deciders may answer too.
+//
+// An agent's MCP host answers neither its own permission prompt nor a
+// question that needs several people: a quorum counts different people,
+// and the host is no one askbridge can tell apart (the agent's own token
+// acts there, and the person at its keyboard may vote again from chat).
 func (s *Service) allowed(q *Question, d identified) bool {
 	route, ok := s.RouteOf(q)
-	if !ok || q.HostPrompt && d.Surface == SurfaceMCP {
-		return false // a host's own prompt is not its MCP host's to answer
+	if !ok || d.Surface == SurfaceMCP && (q.HostPrompt || q.Quorum > 1) {
+		return false
 	}
 	if route.Allows(d.Decider) {
 		return true

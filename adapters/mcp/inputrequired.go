@@ -66,10 +66,16 @@ func (h *handler) hostMayAnswer(ctx context.Context, caps *mcpsdk.ClientCapabili
 }
 
 // retry serves the second round: the host's reply to the question named
-// by the request state, then the question's result.
+// by the request state, then the question's result. A passing failure of
+// the server (it may be restarting) goes on as a wait does, which rides
+// it out or ends with the question's id to follow: an error with no id
+// would leave the model to ask again, and people asked twice.
 func (h *handler) retry(ctx context.Context, req *mcpsdk.CallToolRequest, kind core.Kind) (*mcpsdk.CallToolResult, Result, error) {
 	id := core.QuestionID(req.Params.RequestState)
 	st, err := h.b.Wait(ctx, id, 0)
+	if transient(err) {
+		return h.await(ctx, req, id, -1)
+	}
 	if err != nil {
 		return nil, Result{}, h.toolError(err)
 	}
@@ -85,10 +91,7 @@ func (h *handler) retry(ctx context.Context, req *mcpsdk.CallToolRequest, kind c
 		in.QuestionID = id
 		err = h.b.AnswerInHost(ctx, in)
 	}
-	if _, lost := closedBy(err); err != nil && !lost {
-		if core.ErrorCode(err) == core.CodeInternal || core.ErrorCode(err) == "" {
-			return nil, Result{}, h.toolError(err)
-		}
+	if _, lost := closedBy(err); err != nil && !lost && !transient(err) {
 		// The reply was refused (an option that is not one, say): ask again,
 		// saying why.
 		return inputRequired(st.Question, fmt.Sprintf("Your answer was not recorded: %s", h.safeMessage(err))), Result{}, nil

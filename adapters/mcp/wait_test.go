@@ -177,3 +177,53 @@ func TestParseTimeout(t *testing.T) {
 		}
 	}
 }
+
+// hostFails is a backend whose next recording of the host's answer, or
+// next wait, fails as a server that is restarting does.
+type hostFails struct {
+	ServiceBackend
+	answer, wait atomic.Bool
+}
+
+func (f *hostFails) AnswerInHost(ctx context.Context, in core.AnswerInput) error {
+	if f.answer.CompareAndSwap(true, false) {
+		return &UnavailableError{Message: "askbridge server at http://askbridge.example is not reachable"}
+	}
+	return f.ServiceBackend.AnswerInHost(ctx, in)
+}
+
+func (f *hostFails) Wait(ctx context.Context, id core.QuestionID, d time.Duration) (Status, error) {
+	if f.wait.CompareAndSwap(true, false) {
+		return Status{}, &UnavailableError{Message: "askbridge server at http://askbridge.example is not reachable"}
+	}
+	return f.ServiceBackend.Wait(ctx, id, d)
+}
+
+// TestHostReplyMeetingAFailureNamesTheQuestion: the host's reply (the
+// 2026-07-28 retry of the call) that meets a passing failure of the
+// server ends, like any wait, with the question's id to follow and the
+// question still parked; before, it was an error with no id, and a model
+// that asked again parked the question twice.
+func TestHostReplyMeetingAFailureNamesTheQuestion(t *testing.T) {
+	svc := service(t)
+	for _, fail := range []string{"answer", "wait"} {
+		t.Run(fail, func(t *testing.T) {
+			b := &hostFails{ServiceBackend: ServiceBackend{Svc: svc, Agent: "a"}}
+			h := newHandler(b)
+			q, err := b.Ask(t.Context(), core.AskInput{Kind: core.KindClarification, RunID: core.RunID("r-" + fail), Text: "Which way?", Reversibility: core.Reversible})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.answer.Store(fail == "answer")
+			b.wait.Store(fail == "wait")
+			ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+			defer cancel()
+			req := &mcpsdk.CallToolRequest{Params: &mcpsdk.CallToolParamsRaw{Name: ToolClarification, RequestState: string(q.ID),
+				InputResponses: mcpsdk.InputResponseMap{hostAnswerKey: &mcpsdk.ElicitResult{Action: "accept", Content: map[string]any{"answer": "left"}}}}}
+			res, r, err := h.retry(ctx, req, core.KindClarification)
+			if err != nil || res == nil || r.QuestionID != q.ID {
+				t.Fatalf("the reply after a failure: %+v, %+v, %v; want a result naming %s", res, r, err, q.ID)
+			}
+		})
+	}
+}

@@ -2,11 +2,13 @@ package telegram
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -46,7 +48,13 @@ var fastLimits = Limits{PerChat: rate.Inf, Global: rate.Inf, PerGroup: rate.Inf}
 
 func newEnv(t *testing.T, kv PollState) *env {
 	t.Helper()
-	svc, st := coretest.Open(t, coretest.Options{Routes: map[string]core.Route{"ops": {
+	return newEnvOn(t, kv, coretest.OpenStore(t))
+}
+
+// newEnvOn is newEnv with its service over st.
+func newEnvOn(t *testing.T, kv PollState, st core.Store) *env {
+	t.Helper()
+	svc := coretest.Service(t, st, coretest.Options{Routes: map[string]core.Route{"ops": {
 		Rooms: []core.Room{{Surface: core.SurfaceTelegram, ID: strconv.FormatInt(room, 10)}},
 		Deciders: map[core.Surface][]string{
 			core.SurfaceTelegram: {strconv.FormatInt(userAlice.ID, 10), strconv.FormatInt(userBob.ID, 10)},
@@ -288,6 +296,83 @@ func TestClarificationReplyToPrompt(t *testing.T) {
 	msgs := e.fake.Messages(room)
 	if last := msgs[len(msgs)-1]; !strings.HasPrefix(last.Text, "Already closed. Answered by Alice Ops") {
 		t.Fatalf("late reply was told %q", last.Text)
+	}
+}
+
+// failingCommits is a store whose commits fail while fail is set, as one
+// failing over does.
+type failingCommits struct {
+	core.Store
+	fail atomic.Bool
+}
+
+func (s *failingCommits) Commit(ctx context.Context, c core.Change) (*core.Question, error) {
+	if s.fail.Load() {
+		return nil, errors.New("failingCommits: the store is failing over")
+	}
+	return s.Store.Commit(ctx, c)
+}
+
+// lastText is the newest message's text in the room, once there are more
+// than before.
+func (e *env) lastText(before int) string {
+	e.t.Helper()
+	e.fake.Wait(5*time.Second, func() bool { return len(e.fake.Messages(room)) > before })
+	msgs := e.fake.Messages(room)
+	return msgs[len(msgs)-1].Text
+}
+
+// TestReplyNotRecordedIsTold: a reply to a prompt that the store could
+// not record is told to try again, as a reply; Telegram sends an update
+// once, and before, the reply was lost with nothing said.
+func TestReplyNotRecordedIsTold(t *testing.T) {
+	st := &failingCommits{Store: coretest.OpenStore(t)}
+	e := newEnvOn(t, nil, st)
+	e.run()
+	q := e.ask(core.AskInput{Kind: core.KindClarification, Text: "Which region?"})
+	var prompt telegramfake.Message
+	e.fake.Wait(10*time.Second, func() bool {
+		for _, m := range e.fake.Messages(room) {
+			if m.ForceReply != nil {
+				prompt = m
+				return true
+			}
+		}
+		return false
+	})
+	st.fail.Store(true)
+	before := len(e.fake.Messages(room))
+	if _, err := e.fake.Reply(userAlice, room, prompt.ID, "eu-west-1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.lastText(before); !strings.Contains(got, "try again") {
+		t.Fatalf("the replier was told %q", got)
+	}
+	st.fail.Store(false)
+	if q, err := e.svc.Get(t.Context(), q.ID); err != nil || !q.Open() {
+		t.Fatal("a reply that failed changed the question")
+	}
+}
+
+// TestRefusalNoteMentionsNobody: a note to a late replier quotes the
+// outcome, which may hold an agent's words; an @name in them does not
+// mention anyone, as on cards. Before, the note escaped HTML alone, and
+// an agent's cancel reason pinged whoever it named.
+func TestRefusalNoteMentionsNobody(t *testing.T) {
+	e := newEnv(t, nil)
+	e.run()
+	q := e.ask(core.AskInput{Kind: core.KindClarification, Text: "Which region?"})
+	c := e.card(q.ID, func(telegramfake.Message) bool { return true })
+	if _, err := e.svc.Cancel(t.Context(), core.CancelInput{QuestionID: q.ID, By: core.Decider{Surface: core.SurfaceAgent, ID: "deploy-bot"},
+		Owner: "deploy-bot", Reason: "superseded, ask @cto_alice"}); err != nil {
+		t.Fatal(err)
+	}
+	before := len(e.fake.Messages(room))
+	if _, err := e.fake.Reply(userBob, room, c.ID, "eu-west-1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.lastText(before); !strings.Contains(got, "＠cto_alice") || strings.Contains(got, "@cto_alice") {
+		t.Fatalf("the late replier was told %q", got)
 	}
 }
 

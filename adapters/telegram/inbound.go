@@ -3,7 +3,6 @@ package telegram
 import (
 	"context"
 	"errors"
-	"html"
 	"strconv"
 	"strings"
 	"time"
@@ -142,6 +141,7 @@ func (a *Adapter) onReply(ctx context.Context, m *tgbotapi.Message) {
 	q, err := a.svc.Get(ctx, r.QuestionID)
 	if err != nil {
 		a.logInternal(err, "get")
+		a.tellReplier(ctx, m, err)
 		return
 	}
 	in, err := core.AnswerFor(q, r, decider(m.From), text)
@@ -154,17 +154,24 @@ func (a *Adapter) onReply(ctx context.Context, m *tgbotapi.Message) {
 		// The card's edit, through the outbox, is the confirmation.
 	case core.ErrorCode(err) == core.CodeForbidden:
 		// Refused and recorded by core; a group is not told about it.
-	case core.ErrorCode(err) == core.CodeInternal:
-		a.logInternal(err, "answer")
 	default:
-		// Closed, expired, already answered, blank: say so to the replier.
-		note := tgbotapi.NewMessage(m.Chat.ID, html.EscapeString(cutPlain(card.RefusalNote(err), 1000)))
-		note.ParseMode = tgbotapi.ModeHTML
-		note.ReplyToMessageID = m.MessageID
-		note.AllowSendingWithoutReply = true
-		if _, err := a.send(ctx, m.Chat.ID, note); err != nil {
-			a.log.Warn().Err(err).Msg("telegram: refusal note not sent")
-		}
+		// Closed, expired, already answered, blank, or not recorded at
+		// all (Telegram sends an update once): say so to the replier.
+		a.logInternal(err, "answer")
+		a.tellReplier(ctx, m, err)
+	}
+}
+
+// tellReplier answers reply m with why it was not recorded. The note
+// quotes the outcome, which may hold an agent's or a person's words, so
+// it is escaped as cards are (esc: an @name mentions nobody).
+func (a *Adapter) tellReplier(ctx context.Context, m *tgbotapi.Message, err error) {
+	note := tgbotapi.NewMessage(m.Chat.ID, esc(card.RefusalNote(err), 1000))
+	note.ParseMode = tgbotapi.ModeHTML
+	note.ReplyToMessageID = m.MessageID
+	note.AllowSendingWithoutReply = true
+	if _, err := a.send(ctx, m.Chat.ID, note); err != nil {
+		a.log.Warn().Err(err).Msg("telegram: refusal note not sent")
 	}
 }
 

@@ -394,6 +394,38 @@ func TestClicks(t *testing.T) {
 	})
 }
 
+// TestGroupNotReadIsNoRefusal: a click from a group member whose group
+// Slack would not list just then is not taken for a stranger's: the
+// clicker is told to try again, no refusal is recorded, and the next
+// click counts. Before, they were told they may not answer, and the log
+// said so. A decider named by their own id is not held up by it.
+func TestGroupNotReadIsNoRefusal(t *testing.T) {
+	e := newEnv(t, false)
+	d := e.ask(decision())
+	dcard := e.card(d.ID)
+	e.fake.FailNext("usergroups.users.list", slackfake.Failure{Error: "internal_error"})
+	e.click(alice, dcard, button(t, dcard, core.RefOption, -1, 0))
+	if got := e.get(d.ID); got.State != core.StateAnswered || got.Resolution.Decider.ID != alice.ID {
+		t.Fatalf("alice's click while the group could not be read: %s %+v", got.State, got.Resolution)
+	}
+	q := e.ask(decision())
+	card := e.card(q.ID)
+	e.fake.FailNext("usergroups.users.list", slackfake.Failure{Error: "internal_error"})
+	e.click(bob, card, button(t, card, core.RefOption, -1, 0))
+	if note := e.note(bob, 0); !strings.Contains(note, "try again") {
+		t.Fatalf("the group member was told %q", note)
+	}
+	for _, ev := range coretest.EventsOf(t, e.svc, q.ID) {
+		if ev.Kind == core.EventRefused {
+			t.Fatalf("a refusal was recorded: %+v", ev)
+		}
+	}
+	e.click(bob, card, button(t, card, core.RefOption, -1, 0))
+	if got := e.get(q.ID); got.State != core.StateAnswered || got.Resolution.Decider.ID != bob.ID {
+		t.Fatalf("the next click: %s %+v", got.State, got.Resolution)
+	}
+}
+
 // TestCourierErrors: a rate limit becomes core.RetryAfter with Slack's
 // delay; a missing or archived channel, or a missing message, is
 // permanent.

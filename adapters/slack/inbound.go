@@ -81,7 +81,10 @@ func (a *Adapter) onClick(ctx context.Context, c click) string {
 	if err != nil {
 		return a.refusal(err)
 	}
-	d := a.decider(ctx, q, c.user, c.userName)
+	d, err := a.decider(ctx, q, c.user, c.userName)
+	if err != nil {
+		return a.refusal(err)
+	}
 	var out core.Outcome
 	switch ref.Action {
 	case core.RefDecline:
@@ -132,7 +135,10 @@ func (a *Adapter) onReply(ctx context.Context, r reply) string {
 		a.log.Debug().Str("question", string(id)).Msg("thread reply ignored: the question takes no free text")
 		return ""
 	}
-	d := a.decider(ctx, q, r.user, "")
+	d, err := a.decider(ctx, q, r.user, "")
+	if err != nil {
+		return a.refusal(err)
+	}
 	ref := core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefText}
 	if q.Kind == core.KindForm {
 		// A reply answers the item the replier saw as next. If someone
@@ -209,15 +215,24 @@ func (a *Adapter) cardQuestion(ctx context.Context, channel, threadTS string) (c
 
 // decider maps a Slack user to core's decider: their id, display name,
 // and the user groups they are in among those the question's routes name
-// (role:S…). Core decides whether that is enough.
-func (a *Adapter) decider(ctx context.Context, q *core.Question, user, payloadName string) core.Decider {
-	return core.Decider{Surface: core.SurfaceSlack, ID: user, Name: a.name(ctx, user, payloadName), Roles: a.roles(ctx, q, user)}
+// (role:S…). Core decides whether that is enough. When a group could not
+// be read and the user may not answer without it, whether they may is
+// unknown: that is an error to try again after, not a refusal that core
+// would record and the user would be told as the truth.
+func (a *Adapter) decider(ctx context.Context, q *core.Question, user, payloadName string) (core.Decider, error) {
+	roles, unread := a.roles(ctx, q, user)
+	d := core.Decider{Surface: core.SurfaceSlack, ID: user, Name: a.name(ctx, user, payloadName), Roles: roles}
+	if unread != nil && !a.svc.MayAnswer(q, d) {
+		return d, core.Internal("slack user groups", unread)
+	}
+	return d, nil
 }
 
 // roles are the user groups, among those named as role:<id> by the
-// question's route or its escalation route, that user is in. A group that
-// cannot be read is left out: the check fails closed.
-func (a *Adapter) roles(ctx context.Context, q *core.Question, user string) []string {
+// question's route or its escalation route, that user is in, and the
+// error of a group that could not be read (left out: the check fails
+// closed).
+func (a *Adapter) roles(ctx context.Context, q *core.Question, user string) ([]string, error) {
 	asked, _ := a.svc.RouteOf(q) // the route it was asked under, whatever a reload did since
 	routes := []core.Route{asked}
 	if asked.EscalateTo != "" {
@@ -233,6 +248,7 @@ func (a *Adapter) roles(ctx context.Context, q *core.Question, user string) []st
 		}
 	}
 	var roles []string
+	var unread error
 	for _, g := range groups {
 		members, ok := a.members.get(g)
 		if !ok {
@@ -240,6 +256,7 @@ func (a *Adapter) roles(ctx context.Context, q *core.Question, user string) []st
 			members, err = a.api.GetUserGroupMembersContext(ctx, g)
 			if err != nil {
 				a.log.Warn().Err(err).Str("group", g).Msg("could not read a user group's members")
+				unread = fmt.Errorf("reading user group %s: %w", g, err)
 				continue
 			}
 			a.members.put(g, members)
@@ -251,7 +268,7 @@ func (a *Adapter) roles(ctx context.Context, q *core.Question, user string) []st
 			}
 		}
 	}
-	return roles
+	return roles, unread
 }
 
 // name is the person's display name for cards and notes (users.info,

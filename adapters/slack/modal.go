@@ -94,8 +94,11 @@ func (a *Adapter) onSubmit(ctx context.Context, ic slack.InteractionCallback) (*
 		text = ic.View.State.Values[editBlock][editBlock].Value
 	}
 	q, err := a.svc.Get(ctx, ref.QuestionID)
+	var d core.Decider
 	if err == nil {
-		d := a.decider(ctx, q, ic.User.ID, ic.User.Name)
+		d, err = a.decider(ctx, q, ic.User.ID, ic.User.Name)
+	}
+	if err == nil {
 		var in core.AnswerInput
 		if in, err = core.AnswerFor(q, ref, d, text); err == nil {
 			var out core.Outcome

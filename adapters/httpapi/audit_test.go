@@ -2,10 +2,15 @@ package httpapi_test
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/askbridge/askbridge/adapters/httpapi"
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
@@ -96,5 +101,45 @@ func TestAuditExport(t *testing.T) {
 	}
 	if r := e.do("GET", "/v1/audit/export?since=-1", &admin, ""); r.status != http.StatusBadRequest {
 		t.Fatalf("since=-1: %d %s", r.status, r.body)
+	}
+}
+
+// eventsFailAfterAPage is a store whose first read of the log returns a
+// full page of events, and whose next read fails.
+type eventsFailAfterAPage struct {
+	core.Store
+	reads atomic.Int32
+}
+
+func (s *eventsFailAfterAPage) Events(ctx context.Context, since int64, limit int) ([]core.Event, error) {
+	if s.reads.Add(1) > 1 {
+		return nil, errors.New("eventsFailAfterAPage: the store went away")
+	}
+	evs := make([]core.Event, limit)
+	for i := range evs {
+		evs[i] = core.Event{Seq: since + int64(i) + 1, QuestionID: "aaaaaaaaaaaaaaaaa", Kind: core.EventAsked, At: time.Unix(1, 0).UTC()}
+	}
+	return evs, nil
+}
+
+// TestExportCutShortFailsTheDownload: an export whose log read fails
+// after its first page has gone out ends the download with an error, so
+// curl and the client report it; before, the response ended cleanly and
+// the short file read as the whole log, whose end verify then pinned.
+func TestExportCutShortFailsTheDownload(t *testing.T) {
+	e := newEnvOn(t, &eventsFailAfterAPage{Store: coretest.OpenStore(t)})
+	req, err := http.NewRequestWithContext(e.ctx(), http.MethodGet, e.srv.URL+"/v1/audit/export", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+admin.Secret)
+	resp, err := e.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || err == nil {
+		t.Fatalf("an export cut short: %d, %d bytes read, %v; want the download to fail", resp.StatusCode, len(body), err)
 	}
 }

@@ -64,6 +64,9 @@ func TestStrictBodies(t *testing.T) {
 		{"bad UTF-8 in an answer", "{\"answer\":\"eu-\xff\xfe-west\"}", `not valid UTF-8 in field "answer"`, true},
 		{"an answer key twice", `{"answer":"a","answer":"b"}`, `duplicate key "answer"`, true},
 		{"an answer key in the wrong case", `{"Answer":"a"}`, `unknown field "Answer"`, true},
+		// A number would read as nanoseconds: 1800 meant seconds, and the
+		// question timed out at the next tick, its cards sent for nothing.
+		{"a timeout as a number", "{" + ask + `,"question":"Q?","timeout":1800}`, `timeout`, false},
 	}
 	for name, open := range stores {
 		t.Run(name, func(t *testing.T) {

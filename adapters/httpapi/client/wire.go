@@ -2,6 +2,7 @@ package client
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/askbridge/askbridge/core"
@@ -62,9 +63,25 @@ type Resume = fence.Resume
 type ItemAnswer = core.ItemInput
 
 // Duration is a time.Duration that travels as duration text such as "30m"
-// or "1h30m"; it is core's, so the client and the server read the same
-// forms.
-type Duration = core.Duration
+// or "1d12h", read by core's one parser (core.ParseDuration), so the
+// client and the server read the same forms. Unlike core.Duration, which
+// also reads stored records, it takes no bare number: 1800 would be
+// nanoseconds, never what a caller sending it meant.
+type Duration core.Duration
+
+func (d Duration) String() string { return core.Duration(d).String() }
+
+func (d Duration) MarshalJSON() ([]byte, error) { return core.Duration(d).MarshalJSON() }
+
+// UnmarshalJSON takes duration text alone. Its refusal is plain: the
+// decoder it runs under names the field.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("a duration is text: a %s, not a number", core.DurationForms)
+	}
+	return (*core.Duration)(d).UnmarshalJSON(b)
+}
 
 // AskRequest is the body of POST /v1/questions. The asking agent is the
 // token's name; there is no field for it.

@@ -312,6 +312,11 @@ func (s *Service) ListStandings(ctx context.Context) ([]Standing, error) {
 func (s *Service) RevokeStanding(ctx context.Context, id string, by Decider) (Standing, error) {
 	const op = "revoke standing approval"
 	st, err := s.store.DeleteStanding(ctx, id)
+	if err == nil && !st.Live(s.now()) {
+		// Past its window: stores drop such approvals only when they
+		// next write one, and deleting it stops nothing.
+		err = ErrNotFound
+	}
 	if ErrorCode(err) == CodeNotFound {
 		if !safeID(id) {
 			id = "by that id" // not ours, and not to be echoed back

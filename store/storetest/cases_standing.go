@@ -215,6 +215,17 @@ func testStandingWindow(t *testing.T, h Harness) {
 	if all := e.standings(); len(all) != 0 {
 		t.Fatalf("listed after its window: %+v", all)
 	}
+	// Revoking it now stops nothing: refused as gone, with nothing
+	// logged. Before, it answered as revoked and the log said a person
+	// had stopped what had already stopped.
+	if _, err := e.svc.RevokeStanding(t.Context(), st.ID, apiDecider("ops-lead")); core.ErrorCode(err) != core.CodeNotFound {
+		t.Fatalf("revoking it after its window: %v; want not found", err)
+	}
+	for _, ev := range e.events(st.QuestionID) {
+		if ev.Kind == core.EventStandingRevoked {
+			t.Fatalf("a revoke was logged after the window: %+v", ev)
+		}
+	}
 }
 
 func testStandingSameArguments(t *testing.T, h Harness) {

@@ -15,8 +15,9 @@ import (
 // the question it already has rather than a second one that people would
 // be asked to answer with nobody waiting on it.
 //
-// An ask is scoped by its agent and either the caller's Idempotency-Key or,
-// without one, its run and tool call id. Key is the SHA-256 of that scope:
+// An ask is scoped by its agent and either its run and tool call id or,
+// without one, the caller's Idempotency-Key (which an ask naming its tool
+// call may carry too, to no effect). Key is the SHA-256 of that scope:
 // the store keeps one question per Key, checked in the same atomic step
 // that creates the question (law 1), so racing repeats on any replica park
 // once. Fingerprint is the SHA-256 of the ask itself, so a repeat that
@@ -50,14 +51,17 @@ func (e *DuplicateError) Error() string {
 
 // idempotencyOf is in's scope and fingerprint, or nil for an ask that has
 // neither an Idempotency-Key nor a tool call id (nothing says two such
-// asks are the same, so each parks).
+// asks are the same, so each parks). An ask that names its tool call is
+// that call's one question whatever key it carries: a library that keys
+// every request, or a retry after a restart with a fresh key, would
+// otherwise park the same call twice.
 func idempotencyOf(in AskInput) (*Idempotency, error) {
 	var scope string
 	switch {
-	case in.IdempotencyKey != "":
-		scope = "key\x1f" + string(in.Agent) + "\x1f" + in.IdempotencyKey
 	case in.ToolCallID != "":
 		scope = "call\x1f" + string(in.Agent) + "\x1f" + string(in.RunID) + "\x1f" + in.ToolCallID
+	case in.IdempotencyKey != "":
+		scope = "key\x1f" + string(in.Agent) + "\x1f" + in.IdempotencyKey
 	default:
 		return nil, nil
 	}

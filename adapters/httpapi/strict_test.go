@@ -203,6 +203,16 @@ func TestAskIsIdempotent(t *testing.T) {
 	if r.status != 409 || !strings.Contains(errorOf(t, r).Message, "Idempotency-Key") {
 		t.Errorf("another body under the key: %d %s", r.status, r.body)
 	}
+	// An ask naming its tool call is that call's one question, whatever
+	// key each attempt carries (a library that keys every request, a
+	// retry after a restart); before, the key won, and a second key
+	// parked the same tool call again.
+	call := `{"kind":"clarification","question":"Which bucket?","reversibility":"reversible","run_id":"r1","tool_call_id":"toolu_keyed"}`
+	c1 := e.do("POST", "/v1/questions", &agentA, call, "Idempotency-Key", "attempt-a")
+	c2 := e.do("POST", "/v1/questions", &agentA, call, "Idempotency-Key", "attempt-b")
+	if c1.status != 201 || c2.status != 200 || !bytes.Equal(c1.body, c2.body) {
+		t.Errorf("one tool call under two keys: %d then %d\n%s\n%s", c1.status, c2.status, c1.body, c2.body)
+	}
 	// The key is the agent's own: another agent's same key parks anew.
 	if r := e.do("POST", "/v1/questions", &agentB, keyed, "Idempotency-Key", "deploy-42"); r.status != 201 {
 		t.Errorf("another agent's key: %d %s", r.status, r.body)

@@ -56,7 +56,12 @@ type Options struct {
 	// Heads are an earlier walk's Report.Heads: each stream's last event
 	// then. The chain must still hold each, unless a purge has dropped it
 	// since; a stream that now ends before it, or lacks it, was cut
-	// short or rewritten, which no link inside the chain can show.
+	// short or rewritten, which no link inside the chain can show. With
+	// MidChain, a stream whose first event comes after its head must
+	// continue from it instead: that event links to the head (or through
+	// runs purged since), since a walk that may start anywhere would
+	// otherwise take a stream deleted and begun again, or no events at
+	// all, for one that started before the walk.
 	Heads map[int]string
 }
 
@@ -82,6 +87,52 @@ type streamState struct {
 	runs    []Run // sorted by From
 	heads   map[int64]string
 	order   []int64
+
+	// starts are the positions at which a run starts, and entered the
+	// steps into them the walk took (an event or a run there, linked to
+	// the hash before it): a run entered as it says may be followed from
+	// inside (bridges). Only run starts are kept, so the set stays as
+	// small as the runs.
+	starts  map[int64]bool
+	entered map[step]bool
+}
+
+// step is a link into position n of a stream from the hash prev.
+type step struct {
+	n    int64
+	prev string
+}
+
+// enter records that the walk stepped into position n from prev, where
+// a run may start.
+func (st *streamState) enter(n int64, prev string) {
+	if !st.starts[n] {
+		return
+	}
+	if st.entered == nil {
+		st.entered = make(map[step]bool)
+	}
+	st.entered[step{n, prev}] = true
+}
+
+// fromHead starts the stream at the earlier walk's head (Options.Heads),
+// for a walk that may start mid-chain and whose first event of the
+// stream comes after it: that event must continue from the head. A run
+// purged since that covers the head counts as entered, so the chain goes
+// on from it to the run's last: the runs are under the key, and cutShort
+// takes a head a run covers as purged in the same way.
+func (st *streamState) fromHead() {
+	w := st.want
+	st.see(w.N, w.Hash)
+	st.firstN = w.N
+	for _, r := range st.runs {
+		if r.From <= w.N && w.N < r.To {
+			if st.entered == nil {
+				st.entered = make(map[step]bool)
+			}
+			st.entered[step{r.From, r.Prev}] = true
+		}
+	}
 }
 
 func (st *streamState) see(n int64, h string) {
@@ -100,16 +151,55 @@ func (st *streamState) see(n int64, h string) {
 	}
 }
 
-// bridge is the purged run that continues the chain from where the
-// stream stands towards position n: after what was followed, before n,
-// linked to the last hash.
-func (st *streamState) bridge(n int64) (Run, bool) {
-	for _, r := range st.runs {
-		if r.From > st.lastN && r.To < n && r.Prev == st.prev {
-			return r, true
+// bridges is the purged runs that carry the chain from where the stream
+// stands to an event at position n that links to prev, in order, and
+// whether they reach it. They are only worked out here, and followed by
+// the caller only if they reach it: a stream not yet started in a walk
+// that may start mid-chain must stay so when the run from the stream's
+// beginning leads elsewhere (its first event comes after a later run),
+// so that its first link is excused as any first link is; it used to
+// follow that run, count as started, and be named as not linking.
+//
+// A run is followed from its start, when it starts after the stream's
+// position, ends before n and links to the hash there; or from inside,
+// when the walk entered it as it says (an event or run at its start
+// linked to its prev) and it still covers the position: a started
+// stream is followed link by link, so the events since its start are
+// the run's own first ones, and the rest of it carries the chain on to
+// its last. An export that ends inside a stretch a later purge dropped
+// whole is bridged so. Without that entry nothing shows that the chain
+// the walk followed is the run's, and the run is not followed.
+func (st *streamState) bridges(n int64, prev string) ([]Run, bool) {
+	at, last := st.lastN, st.prev
+	var path []Run
+	entered := func(r Run) bool {
+		if st.entered[step{r.From, r.Prev}] {
+			return true
 		}
+		for _, p := range path {
+			if p.From == r.From && p.Prev == r.Prev {
+				return true
+			}
+		}
+		return false
 	}
-	return Run{}, false
+	// A run linked to the hash is preferred to one entered earlier, so
+	// that a walk bridged from runs' starts alone is bridged as before.
+	fromStart := func(r Run) bool { return r.From > at && r.To < n && r.Prev == last }
+	fromInside := func(r Run) bool { return r.From <= at && at < r.To && r.To < n && entered(r) }
+	for last != prev {
+		i := slices.IndexFunc(st.runs, fromStart)
+		if i < 0 {
+			i = slices.IndexFunc(st.runs, fromInside)
+		}
+		if i < 0 {
+			return nil, false
+		}
+		r := st.runs[i]
+		path = append(path, r)
+		at, last = r.To, r.Last // at grows: each run ends after it
+	}
+	return path, true
 }
 
 func (st *streamState) inRun(n int64) bool {
@@ -159,6 +249,12 @@ func Verify(k Key, walk Walk, opt Options) (Report, error) {
 	}
 	for _, st := range streams {
 		st.runs = Runs(st.runs)
+		for _, r := range st.runs {
+			if st.starts == nil {
+				st.starts = make(map[int64]bool)
+			}
+			st.starts[r.From] = true
+		}
 	}
 	var rep Report
 	chained := false
@@ -187,7 +283,7 @@ func Verify(k Key, walk Walk, opt Options) (Report, error) {
 		return Report{}, err
 	}
 	if rep.Break == nil {
-		rep.Break = cutShort(streams, opt.MidChain)
+		rep.Break = cutShort(streams)
 	}
 	rep.Heads = map[int]string{}
 	for s, st := range streams {
@@ -201,9 +297,12 @@ func Verify(k Key, walk Walk, opt Options) (Report, error) {
 }
 
 // cutShort is the first stream, by number, that no longer holds the head
-// an earlier walk found (Options.Heads), or nil. A walk that starts
-// mid-chain (midChain) cannot tell of a head before its start.
-func cutShort(streams map[int]*streamState, midChain bool) *Break {
+// an earlier walk found (Options.Heads), or nil. A walk that may start
+// mid-chain gets no excuse here: a stream of it whose first event comes
+// after the head was started from the head (check), and a stream with
+// no events in the walk shows no head at all. Excusing those let a
+// stream deleted and begun again, or an empty export, verify.
+func cutShort(streams map[int]*streamState) *Break {
 	for _, s := range slices.Sorted(maps.Keys(streams)) {
 		st := streams[s]
 		w := st.want
@@ -211,10 +310,12 @@ func cutShort(streams map[int]*streamState, midChain bool) *Break {
 			return &Break{Seq: st.lastSeq, Stream: s, Reason: reason}
 		}
 		switch {
-		case w.Hash == "" || st.got == w.Hash || st.inRun(w.N) || midChain && (!st.started || w.N < st.firstN):
-			// none given, still there, purged since, or before the walk
+		case w.Hash == "" || st.got == w.Hash || st.inRun(w.N):
+			// none given, still there (or continued from), or purged since
 		case st.got != "":
 			return broke(fmt.Sprintf("position %d is not the event an earlier check found there: the chain was rewritten", w.N))
+		case !st.started:
+			return broke(fmt.Sprintf("no event of the stream is left (in the files given), though an earlier check found it ending at position %d: events were cut off its end (or the stream deleted)", w.N))
 		case w.N > st.lastN:
 			return broke(fmt.Sprintf("the stream ends at position %d, before the head an earlier check found at %d: events were cut off its end (or the stream deleted)", st.lastN, w.N))
 		default:
@@ -234,19 +335,29 @@ func check(k Key, st *streamState, e core.Event, opt Options, rep *Report) *Brea
 	if c.N <= st.lastN {
 		return broke("position %d is not after the previous event's %d: events were moved", c.N, st.lastN)
 	}
+	// A walk that may start mid-chain, given the stream's earlier head,
+	// starts the stream there when its first event comes after it: the
+	// event must continue from the head (Options.Heads).
+	fromHead := !st.started && opt.MidChain && st.want.Hash != "" && c.N > st.want.N
+	if fromHead {
+		st.fromHead()
+	}
 	// Where the event does not link to the one before it, the stretches
 	// purges dropped between them may bridge the gap: follow them. An
 	// event a run covers that is still there (an export taken before the
 	// purge) needs no bridge and is checked as it is.
-	for c.Prev != st.prev {
-		r, ok := st.bridge(c.N)
-		if !ok {
-			break
+	if c.Prev != st.prev {
+		if path, ok := st.bridges(c.N, c.Prev); ok {
+			for _, r := range path {
+				st.enter(r.From, r.Prev)
+				st.see(r.To, r.Last)
+			}
 		}
-		st.see(r.To, r.Last)
 	}
 	switch {
 	case c.Prev == st.prev: // linked (or the stream's first event)
+	case fromHead:
+		return broke("it does not link to the head an earlier check found at position %d (nor through runs purged since): the stream was cut short, or deleted and begun again, or the files given do not continue from that head", st.want.N)
 	case !st.started && opt.MidChain:
 		rep.MidChain = append(rep.MidChain, e.Seq)
 	case !st.started:
@@ -293,6 +404,7 @@ func check(k Key, st *streamState, e core.Event, opt Options, rep *Report) *Brea
 			return broke("the event at position %d that it witnesses is missing (deleted, or lost in a failover of Redis without durability)", w.N)
 		}
 	}
+	st.enter(c.N, c.Prev)
 	st.see(c.N, c.Hash)
 	st.lastSeq = e.Seq
 	return nil

@@ -263,6 +263,77 @@ func TestContinuedExport(t *testing.T) {
 	}
 }
 
+// TestContinuedExportAfterItsBeginningIsPurged: once a purge has dropped
+// a stream's first events, a later export checked on its own (MidChain)
+// still verifies, its first link unchecked. Before, the run that starts
+// the stream (prev "") was followed from the walk's empty start although
+// the export does not begin there, the stream then counted as started,
+// and its first event was named as not linking to the event before it.
+// Deletions inside the export, and before a stream that must start at
+// its beginning, are still found.
+func TestContinuedExportAfterItsBeginningIsPurged(t *testing.T) {
+	log := chainLog(t, 10, 1)
+	purged := purge(t, log, 1, 2, 3, 7, 8) // runs 1:3 (the stream's beginning) and 7:8
+	if rep := verify(t, purged, audit.Options{}); rep.Break != nil {
+		t.Fatalf("the purged log: %+v", rep)
+	}
+	second := purged[3:] // seqs 9, 10 and the checkpoint
+	if second[0].Seq != 9 {
+		t.Fatalf("second export starts at %d", second[0].Seq)
+	}
+	rep := verify(t, second, audit.Options{MidChain: true})
+	if rep.Break != nil || len(rep.MidChain) != 1 || rep.MidChain[0] != 9 {
+		t.Fatalf("the later export alone: %+v", rep)
+	}
+	// From seq 4 on, the export links to the stream's beginning through
+	// the run 1:3, so nothing is left unchecked.
+	if rep := verify(t, purged, audit.Options{MidChain: true}); rep.Break != nil || len(rep.MidChain) != 0 {
+		t.Fatalf("the purged log as an export: %+v", rep)
+	}
+
+	// Seq 10 deleted from the later export: the checkpoint does not link.
+	wantBreak(t, verify(t, []core.Event{second[0], second[2]}, audit.Options{MidChain: true}), 11, "does not link")
+	// Seq 5 deleted after the bridged beginning.
+	wantBreak(t, verify(t, append(purged[:1:1], purged[2:]...), audit.Options{MidChain: true}), 6, "does not link")
+	// A walk that must start at the beginning still may not start at 9.
+	wantBreak(t, verify(t, second, audit.Options{}), 9, "first event links")
+}
+
+// TestPurgeAcrossTwoExportsIsBridged: a purge that drops a stretch
+// spanning the end of one export and the start of the next (log-1 ends
+// at 6, then 5..8 go, merged into one run 5:8) is bridged from inside the
+// run, since log-1 holds its first events linked as the run says. Before,
+// a run was followed only from its start, and the walk broke at 9.
+// A deletion on either side is still found.
+func TestPurgeAcrossTwoExportsIsBridged(t *testing.T) {
+	log := chainLog(t, 10, 1)
+	purged := purge(t, log, 5, 6, 7, 8)
+	if runs := mustRuns(t, purged[len(purged)-1].Chain.Purged); len(runs) != 1 || runs[0].From != 5 || runs[0].To != 8 {
+		t.Fatalf("runs %+v; want one, 5:8", runs)
+	}
+	second := purged[4:] // seqs 9, 10 and the checkpoint
+	if second[0].Seq != 9 {
+		t.Fatalf("second export starts at %d", second[0].Seq)
+	}
+	both := func(first []core.Event, second ...core.Event) []core.Event {
+		return append(append([]core.Event(nil), first...), second...)
+	}
+	for _, end := range []int{5, 6} { // log-1 ends at the run's first event, or inside it
+		if rep := verify(t, both(log[:end], second...), audit.Options{}); rep.Break != nil {
+			t.Fatalf("log-1 ending at %d, then log-2: %+v", end, rep)
+		}
+		if rep := verify(t, both(log[:end], second...), audit.Options{MidChain: true}); rep.Break != nil || len(rep.MidChain) != 0 {
+			t.Fatalf("log-1 ending at %d, then log-2, as exports: %+v", end, rep)
+		}
+	}
+
+	// Seq 9 deleted from log-2: 10 does not link to the run's end.
+	wantBreak(t, verify(t, both(log[:6], second[1:]...), audit.Options{}), 10, "does not link")
+	// Seq 5 deleted from log-1: 6 does not link to 4, and the run does
+	// not start after 4 and end before 6.
+	wantBreak(t, verify(t, both(log[:4], append(log[5:6:6], second...)...), audit.Options{}), 6, "does not link")
+}
+
 func TestWrongKeyIsABreak(t *testing.T) {
 	rep, err := audit.Verify(audit.Key("another key"), walkOf(chainLog(t, 3, 1)), audit.Options{})
 	if err != nil {
@@ -302,11 +373,66 @@ func TestEarlierHeadsFindACutEnd(t *testing.T) {
 	wantBreak(t, verify(t, log[:8], with), 8, "cut off its end")
 	wantBreak(t, verify(t, nil, with), 0, "cut off its end")
 	wantBreak(t, verify(t, chainLog(t, 10, 3), with), 10, "rewritten")
-	if rep := verify(t, log[6:], audit.Options{MidChain: true, Heads: map[int]string{0: "3:" + log[2].Chain.Hash}}); rep.Break != nil {
+	if rep := verify(t, log[6:], audit.Options{MidChain: true, Heads: map[int]string{0: "6:" + log[5].Chain.Hash}}); rep.Break != nil {
 		t.Fatalf("a continued export after the earlier head: %+v", rep.Break)
 	}
 	if _, err := audit.Verify(key, walkOf(log), audit.Options{Heads: map[int]string{0: log[9].Chain.Hash}}); err == nil {
 		t.Fatal("a head without its position was taken")
+	}
+}
+
+// TestEarlierHeadsHoldForExports: checking exports (MidChain) against an
+// earlier walk's heads, a stream named in them must still hold its head,
+// or continue from it: its first event after the head links to it (or
+// through purged runs from it). Before, a walk that may start mid-chain
+// excused a head it did not reach, so a stream wiped and begun again, or
+// no events at all, verified.
+func TestEarlierHeadsHoldForExports(t *testing.T) {
+	log := chainLog(t, 10, 1)
+	head := map[int]string{0: "10:" + log[9].Chain.Hash}
+	exports := audit.Options{MidChain: true, Heads: head}
+
+	// No events at all.
+	wantBreak(t, verify(t, nil, exports), 0, "cut off its end")
+	// Every event deleted, and the store chains its new events from the
+	// stream's beginning again, at 11 on.
+	var wiped []core.Event
+	for seq := int64(11); seq <= 13; seq++ {
+		wiped = append(wiped, appendTo(t, wiped, core.Event{Seq: seq, Kind: core.EventAnswered, At: t0}, 1, ""))
+	}
+	wantBreak(t, verify(t, wiped, exports), 11, "does not link to the head")
+	wantBreak(t, verify(t, wiped, audit.Options{Heads: head}), 13, "missing")
+	// A prefix deleted: what is left starts before the head, and ends
+	// before it too.
+	wantBreak(t, verify(t, log[3:8], exports), 8, "cut off its end")
+	// A continuation that does not start from the head: events 11 and 12
+	// after it are gone.
+	grown := log
+	for seq := int64(11); seq <= 15; seq++ {
+		grown = append(grown[:len(grown):len(grown)], appendTo(t, grown, core.Event{Seq: seq, Kind: core.EventAnswered, At: t0}, 1, ""))
+	}
+	wantBreak(t, verify(t, grown[12:], exports), 13, "does not link to the head")
+
+	// Honest: the export holding the head, a continuation from it (whose
+	// witness of the head is checked), and continuations after a purge
+	// that dropped events after the head, or the head with them.
+	if rep := verify(t, grown, exports); rep.Break != nil {
+		t.Fatalf("the whole log: %+v", rep)
+	}
+	rep := verify(t, grown[10:], exports)
+	if rep.Break != nil || len(rep.MidChain) != 0 || rep.Witnessed != 5 {
+		t.Fatalf("the continuation from the head: %+v", rep)
+	}
+	for _, seqs := range [][]int64{{11, 12}, {9, 10, 11, 12}} {
+		purged := purge(t, grown, seqs...)
+		cont := purged[len(purged)-4:] // seqs 13, 14, 15 and the checkpoint
+		if cont[0].Seq != 13 {
+			t.Fatalf("the continuation starts at %d", cont[0].Seq)
+		}
+		if rep := verify(t, cont, exports); rep.Break != nil || len(rep.MidChain) != 0 {
+			t.Fatalf("the continuation after a purge of %v: %+v", seqs, rep)
+		}
+		wantBreak(t, verify(t, cont[1:], exports), 14, "does not link to the head")
 	}
 }
 

@@ -59,7 +59,7 @@ func cmdAudit(ctx context.Context, args []string, getenv func(string) string, _ 
 	}
 	fs := newFlags("audit verify", stderr, "[--json] [--heads REPORT] [FILE...]\n\nChecks the event log's audit chain: the NDJSON exports given (GET /v1/audit/export, oldest first),\nor else the log in the store askbridge serve is configured with (on the embedded store, while serve is stopped).")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	headsFile := fs.String("heads", "", "an earlier check's --json report: the log must still hold the heads it found (events cut off a stream's end show only so)")
+	headsFile := fs.String("heads", "", "an earlier check's --json report: the log must still hold the heads it found, or the files given continue from them (events cut off a stream's end show only so)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return exitUsage
 	}
@@ -87,6 +87,8 @@ func cmdAudit(ctx context.Context, args []string, getenv func(string) string, _ 
 	)
 	if files := fs.Args(); len(files) > 0 {
 		// An export taken with since starts after the log's beginning.
+		// Given heads, each stream must still reach its head or continue
+		// from it (Options.Heads): a walk of files does not excuse one.
 		walk, opt = fileWalk(files), auditlog.Options{MidChain: true}
 	} else {
 		st, err := openAuditStore(ctx, settings, key)

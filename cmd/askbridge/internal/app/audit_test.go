@@ -49,6 +49,7 @@ func exportTo(t *testing.T, m *app.Main, since int64, name string) (string, int6
 
 // TestAuditVerifyCommand: on either store, an export verifies, a later
 // export verifies as its continuation, the store's own log verifies,
+// exports checked against earlier heads must hold or continue from them,
 // and an event edited in an export is named by its seq with a non-zero
 // exit.
 func TestAuditVerifyCommand(t *testing.T) {
@@ -113,6 +114,24 @@ func TestAuditVerifyCommand(t *testing.T) {
 		}
 		if out := verify(app.ExitError, "--heads", report, first); !strings.Contains(out, "cut off its end") {
 			t.Fatalf("the first export against the later heads: %s", out)
+		}
+		// Exports, too, must hold the heads or continue from them: no
+		// events at all is every stream cut off (it verified before,
+		// since a walk of exports excused a head it did not reach), and
+		// the later export continues from the first one's heads.
+		empty := filepath.Join(t.TempDir(), "empty.ndjson")
+		if err := os.WriteFile(empty, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if out := verify(app.ExitError, "--heads", report, empty); !strings.Contains(out, "BROKEN") || !strings.Contains(out, "cut off its end") {
+			t.Fatalf("no events against the heads: %s", out)
+		}
+		firstReport := filepath.Join(t.TempDir(), "first.json")
+		if err := os.WriteFile(firstReport, []byte(verify(0, "--json", first)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if out := verify(0, "--heads", firstReport, later); !strings.Contains(out, "holds: 2 events") {
+			t.Fatalf("the later export against the first one's heads: %s", out)
 		}
 
 		// Someone edits who answered.

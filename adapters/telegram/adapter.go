@@ -64,7 +64,10 @@ type Adapter struct {
 	http  *http.Client
 	log   zerolog.Logger
 	lim   *limiter
-	sleep func(ctx context.Context, d time.Duration) bool
+	// prompts are the reply prompts promised to tappers and not yet
+	// sent; Run returns once they are sent or given up.
+	prompts *promptQueue
+	sleep   func(ctx context.Context, d time.Duration) bool
 }
 
 var _ core.ChatAdapter = (*Adapter)(nil)
@@ -114,7 +117,7 @@ func New(svc *core.Service, opts Options) (*Adapter, error) {
 	bot := &tgbotapi.BotAPI{Token: opts.Token, Buffer: 100}
 	bot.SetAPIEndpoint(opts.APIEndpoint)
 	return &Adapter{svc: svc, opts: opts, bot: bot, ready: make(chan struct{}), http: opts.HTTPClient, log: opts.Log,
-		lim: newLimiter(opts.Limits), sleep: loops.Sleep}, nil
+		lim: newLimiter(opts.Limits), prompts: newPromptQueue(), sleep: loops.Sleep}, nil
 }
 
 // errRefused is Run's error for a token Telegram does not accept:
@@ -344,7 +347,7 @@ func (a *Adapter) Update(ctx context.Context, q *core.Question, ref core.Message
 	if err := a.started(ctx); err != nil {
 		return err
 	}
-	if err := a.lim.wait(ctx, chat); err != nil {
+	if err := a.lim.waitEdit(ctx, chat); err != nil {
 		return err
 	}
 	_, err = a.api(ctx).Send(e)
@@ -377,8 +380,11 @@ func (a *Adapter) Digest(ctx context.Context, d core.Digest, room string) error 
 // Run asks Telegram who the bot is (retrying until it answers; a refused
 // token is an error), then receives updates until ctx ends: in webhook
 // mode it registers the webhook (retrying until Telegram takes it) and
-// waits; otherwise it long polls while it holds the polling lease.
+// waits; otherwise it long polls while it holds the polling lease. Before
+// it returns, reply prompts still waiting for their send budget are given
+// up, and it waits for those being sent (promptQueue).
 func (a *Adapter) Run(ctx context.Context) error {
+	defer a.prompts.close()
 	if err := a.hello(ctx); err != nil || ctx.Err() != nil {
 		return err
 	}

@@ -35,21 +35,23 @@ func decider(u *tgbotapi.User) core.Decider {
 }
 
 // onCallback always answers the callback query, with a short, truthful
-// status of what the tap did, and then does what may wait on the rate
-// limits (sending a reply prompt), so the tapper's spinner stops at once.
+// status of what the tap did, and then starts what may wait on the rate
+// limits (sending a reply prompt) on a goroutine of its own, so the
+// tapper's spinner stops at once and the updates after this one are not
+// held up (see promptQueue).
 func (a *Adapter) onCallback(ctx context.Context, cq *tgbotapi.CallbackQuery) {
 	note, then := a.tap(ctx, cq)
 	if _, err := a.api(ctx).Request(tgbotapi.NewCallback(cq.ID, cutPlain(note, MaxCallbackText))); err != nil {
 		a.log.Warn().Err(err).Msg("telegram: answerCallbackQuery failed")
 	}
 	if then != nil {
-		then(ctx)
+		go then()
 	}
 }
 
 // tap turns a tap into a call to core. It returns what to tell the tapper,
-// and what to do once they are told (or nil).
-func (a *Adapter) tap(ctx context.Context, cq *tgbotapi.CallbackQuery) (string, func(context.Context)) {
+// and what to do, off the update's goroutine, once they are told (or nil).
+func (a *Adapter) tap(ctx context.Context, cq *tgbotapi.CallbackQuery) (string, func()) {
 	if cq.From == nil {
 		return card.RefusalNote(core.ErrNotFound), nil
 	}
@@ -85,7 +87,10 @@ func (a *Adapter) tap(ctx context.Context, cq *tgbotapi.CallbackQuery) (string, 
 
 // openPrompt answers a "Reply to answer" or "Something else" tap with a
 // ForceReply prompt for the tapper. Core checks again when the reply comes.
-func (a *Adapter) openPrompt(ctx context.Context, q *core.Question, r core.Ref, d core.Decider, cq *tgbotapi.CallbackQuery) (string, func(context.Context)) {
+// A prompt is promised only if it can be sent soon (promptWait) and a
+// place to wait is free (maxPrompts); otherwise the tapper is told that
+// none follows, and how else to answer.
+func (a *Adapter) openPrompt(ctx context.Context, q *core.Question, r core.Ref, d core.Decider, cq *tgbotapi.CallbackQuery) (string, func()) {
 	switch {
 	case !q.Open() || !a.svc.MayAnswer(q, d):
 		// Go through the chokepoint, which refuses before it looks at
@@ -112,15 +117,27 @@ func (a *Adapter) openPrompt(ctx context.Context, q *core.Question, r core.Ref, 
 	if err != nil {
 		return card.RefusalNote(core.ErrNotFound), nil
 	}
+	if a.lim.delay(chat, time.Now()) > promptWait || !a.prompts.hold() {
+		a.log.Warn().Str("question", string(q.ID)).Int64("chat", chat).
+			Msg("telegram: no reply prompt: the chat's send budget is spent, or too many prompts wait")
+		return noPrompt(cq.Message, r, a.bot.Self.ID), nil
+	}
 	note := "Reply to the prompt that follows with your answer."
 	if r.Action == core.RefEdit {
 		note = "Reply to the prompt that follows with the arguments as JSON."
 	}
-	return note, func(ctx context.Context) {
-		if _, err := a.send(ctx, chat, prompt); err != nil {
-			a.log.Warn().Err(err).Str("question", string(q.ID)).Msg("telegram: reply prompt not sent")
-		}
+	return note, func() { a.sendPrompt(chat, prompt, q.ID) }
+}
+
+// noPrompt tells a tapper that no prompt follows, and how else to answer:
+// by replying to the card itself when a reply to it answers what they
+// tapped (replyRef: a card with one free-text button), else by tapping
+// again later.
+func noPrompt(cardMsg *tgbotapi.Message, r core.Ref, self int64) string {
+	if got, ok := replyRef(cardMsg, self); ok && got == r {
+		return "No prompt can be sent in this chat just now: reply to the question itself with your answer."
 	}
+	return "No prompt can be sent in this chat just now: tap again in a minute."
 }
 
 // onReply takes a reply to one of the bot's prompts (or to a

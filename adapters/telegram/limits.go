@@ -2,7 +2,9 @@ package telegram
 
 import (
 	"context"
+	"math"
 	"sync"
+	"time"
 
 	"golang.org/x/time/rate"
 )
@@ -75,14 +77,61 @@ func (lm *limiter) forChat(chat int64) *chatLimit {
 
 // wait blocks until a message to chat is within every limit, or ctx ends.
 func (lm *limiter) wait(ctx context.Context, chat int64) error {
+	return lm.waitOn(ctx, chat, true)
+}
+
+// waitEdit is wait for an edit of a message in chat. Telegram's limit per
+// group counts new messages, so an edit spends from its chat and the
+// whole alone, as core's budgets have it (Adapter.Budgets) and the
+// README says: charged to the group, a busy group's card kept its buttons
+// after its question closed until the group's bucket refilled (an edit
+// failed at once when that was past its deadline, and the outbox retried
+// it), and each edit took a new message's turn.
+func (lm *limiter) waitEdit(ctx context.Context, chat int64) error {
+	return lm.waitOn(ctx, chat, false)
+}
+
+// waitOn waits on chat's bucket, its group's if group is set and chat is
+// one, then the whole's, in that order, so the whole's token is taken
+// only once the message may go.
+func (lm *limiter) waitOn(ctx context.Context, chat int64, group bool) error {
 	c := lm.forChat(chat)
 	if err := c.chat.Wait(ctx); err != nil {
 		return err
 	}
-	if c.group != nil {
+	if group && c.group != nil {
 		if err := c.group.Wait(ctx); err != nil {
 			return err
 		}
 	}
 	return lm.global.Wait(ctx)
+}
+
+// delay estimates how long a message to chat sent now would wait: the
+// longest of its buckets' waits for a token, counting the sends already
+// waiting on them. It takes nothing from the buckets.
+func (lm *limiter) delay(chat int64, now time.Time) time.Duration {
+	c := lm.forChat(chat)
+	d := untilToken(lm.global, now)
+	d = max(d, untilToken(c.chat, now))
+	if c.group != nil {
+		d = max(d, untilToken(c.group, now))
+	}
+	return d
+}
+
+// untilToken is how long after now l holds a whole token.
+func untilToken(l *rate.Limiter, now time.Time) time.Duration {
+	lim := l.Limit()
+	if lim == rate.Inf {
+		return 0
+	}
+	missing := 1 - l.TokensAt(now)
+	if missing <= 0 {
+		return 0
+	}
+	if secs := missing / float64(lim); lim > 0 && secs < float64(math.MaxInt64/time.Second) {
+		return time.Duration(secs * float64(time.Second))
+	}
+	return time.Duration(math.MaxInt64) // never, as far as a tap can wait
 }

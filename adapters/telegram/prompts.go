@@ -1,0 +1,107 @@
+package telegram
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+)
+
+// A "Reply to answer" (or "Something else", or "Edit and approve") tap is
+// answered at once, and its ForceReply prompt follows once the chat's send
+// budget allows. The prompt waits on a goroutine of its own: sent inline,
+// it held up every update after it (long polling handles them one at a
+// time), so in a busy group other people's taps went unanswered, their
+// spinners turning until Telegram gave up on them, and a webhook held its
+// answer to Telegram as long.
+const (
+	// promptWait is the longest a prompt may expect to wait for its
+	// budget (limiter.delay) and still be promised: past it the tapper
+	// is told that no prompt follows and how else to answer, rather than
+	// promised one that would only be logged as not sent.
+	promptWait = 20 * time.Second
+	// promptBudget bounds the wait of a promised prompt, which sends
+	// that queued meanwhile may have made a little longer than expected.
+	promptBudget = handleTimeout
+	// promptSend bounds the sendMessage itself once the budget allows.
+	promptSend = 10 * time.Second
+	// maxPrompts bounds the prompts waiting at once, and so the
+	// goroutines and what a shutdown waits for. Each waits at most
+	// promptBudget, and a chat's budget lets few wait that long, so the
+	// bound is reached only by many chats at once; a tap past it is told
+	// to tap again, as one that would wait too long is.
+	maxPrompts = 64
+)
+
+// promptQueue tracks the prompts promised and not yet sent, so that Run
+// returns only once each is sent or given up.
+type promptQueue struct {
+	// ctx ends when Run does: a prompt still waiting for its budget is
+	// then given up (and logged) rather than hold up the shutdown; the
+	// tap that asked for it works again on any replica.
+	ctx    context.Context
+	cancel context.CancelFunc
+	mu     sync.Mutex
+	held   int
+	closed bool
+	wg     sync.WaitGroup
+}
+
+func newPromptQueue() *promptQueue {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &promptQueue{ctx: ctx, cancel: cancel}
+}
+
+// hold takes a place for one prompt, unless maxPrompts are held or Run
+// has ended; the holder must call release.
+func (p *promptQueue) hold() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed || p.held >= maxPrompts {
+		return false
+	}
+	p.held++
+	p.wg.Add(1) // under mu, so never after close's Wait has begun
+	return true
+}
+
+func (p *promptQueue) release() {
+	p.mu.Lock()
+	p.held--
+	p.mu.Unlock()
+	p.wg.Done()
+}
+
+// close gives up the waits for a budget and waits until every held
+// prompt is released. No place is taken after it.
+func (p *promptQueue) close() {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	p.cancel()
+	p.wg.Wait()
+}
+
+// sendPrompt sends a held prompt into chat once its budget allows, and
+// releases its place. It runs on a goroutine of its own, past the end of
+// the update that asked for it. A prompt that could not be sent after the
+// tapper was promised it is logged as a warning.
+func (a *Adapter) sendPrompt(chat int64, prompt tgbotapi.MessageConfig, q core.QuestionID) {
+	defer a.prompts.release()
+	wctx, cancel := context.WithTimeout(a.prompts.ctx, promptBudget)
+	err := a.lim.wait(wctx, chat)
+	cancel()
+	if err == nil {
+		// Granted: the send is seen through even if Run ends meanwhile.
+		sctx, cancel := context.WithTimeout(context.Background(), promptSend)
+		_, err = a.api(sctx).Send(prompt)
+		err = classify(err)
+		cancel()
+	}
+	if err != nil {
+		a.log.Warn().Err(err).Str("question", string(q)).Int64("chat", chat).
+			Msg("telegram: the reply prompt promised to a tapper was not sent")
+	}
+}

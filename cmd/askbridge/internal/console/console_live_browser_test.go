@@ -449,7 +449,7 @@ func TestConsoleRelativeTimesMoveOn(t *testing.T) {
 	tab := br.Tab(t, 1280, 900, false)
 	signIn(t, tab, m.URL, apptest.OpTok, "ops")
 
-	q := ask(t, agent, client.AskRequest{Kind: core.KindClarification, Question: "Which bucket?", Timeout: core.Duration(10 * time.Minute)})
+	q := ask(t, agent, client.AskRequest{Kind: core.KindClarification, Question: "Which bucket?", Timeout: client.Duration(10 * time.Minute)})
 	waitCard(t, tab, q.ID, "open")
 	age, due := cardSel(q.ID)+" time.age", cardSel(q.ID)+" time.due"
 	text := func(sel string) string {

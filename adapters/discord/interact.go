@@ -130,6 +130,10 @@ func deciderOf(i *discordgo.Interaction) core.Decider {
 	return d
 }
 
+// errNoTime is why a click was not taken: its budget was spent (on its
+// dedupe) before the answer could start.
+var errNoTime = errors.New("the interaction's response window was spent before its answer could be taken")
+
 // respond handles one interaction from either transport and returns the
 // response to send within Discord's three seconds: the card edited in
 // place when the click counted, a modal when free text is needed, and a
@@ -137,7 +141,14 @@ func deciderOf(i *discordgo.Interaction) core.Decider {
 // returns that card's update, delayed in the outbox (core.Pending): the
 // transport cancels it (a.delivered) once the response has reached Discord,
 // so the card is edited once per change, not twice.
-func (a *Adapter) respond(ctx context.Context, i *discordgo.Interaction) (*discordgo.InteractionResponse, *core.Pending) {
+//
+// The work is bounded by what is left of answerBudget counted from
+// arrived, so that time already spent (the dedupe) is not granted again:
+// a fresh budget after it let the response miss Discord's window though
+// the answer was recorded, and the clicker saw the click fail. With nothing
+// left the answer is not taken at all, and the clicker is asked to try
+// again.
+func (a *Adapter) respond(ctx context.Context, i *discordgo.Interaction, arrived time.Time) (*discordgo.InteractionResponse, *core.Pending) {
 	if i.Type == discordgo.InteractionPing {
 		return &discordgo.InteractionResponse{Type: discordgo.InteractionResponsePong}, nil
 	}
@@ -148,7 +159,10 @@ func (a *Adapter) respond(ctx context.Context, i *discordgo.Interaction) (*disco
 	if err != nil {
 		return RenderNote(card.RefusalNote(err)), nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, 2500*time.Millisecond)
+	if a.now().Sub(arrived) >= answerBudget {
+		return a.refused(core.Internal("discord interaction", errNoTime)), nil
+	}
+	ctx, cancel := a.budget(ctx, arrived)
 	defer cancel()
 	out, resp := a.act(ctx, in)
 	if resp != nil {

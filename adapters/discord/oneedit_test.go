@@ -183,32 +183,14 @@ func TestFailedResponseLeavesTheEditToTheOutbox(t *testing.T) {
 // TestLateHTTPResponseLeavesTheEditToTheOutbox: an HTTP response written
 // after Discord's three seconds may never have been applied, so it does
 // not drop the held update: the outbox edits the card once the hold has
-// passed. The adapter's clock moves two seconds each time it is read, so
-// the response is written four seconds after the request came in.
+// passed. The answer's commit takes four seconds on the adapter's clock,
+// so the response is written four seconds after the request came in.
 func TestLateHTTPResponseLeavesTheEditToTheOutbox(t *testing.T) {
-	clock := core.NewSimClock(time.Now())
-	var mu sync.Mutex
-	var late bool
-	var wall time.Time
-	now := func() time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		if !late {
-			return time.Now()
-		}
-		if wall.IsZero() {
-			wall = time.Now()
-		}
-		wall = wall.Add(2 * time.Second)
-		return wall
-	}
-	r := newRig(t, rigOptions{clock: clock, now: now})
+	r, slow, clock := windowRig(t, false, 0, 4*time.Second)
 	q := r.ask(decisionInput())
 	card := r.card(q.ID, nil)
 	r.drained()
-	mu.Lock()
-	late = true
-	mu.Unlock()
+	slow.arm()
 	b := r.button(card, core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefOption, Option: 1})
 	if resp := r.post(r.fake.Click(alice, card.ID, b.CustomID)); resp.Type != discordfake.ResponseUpdateMessage {
 		t.Fatalf("response %d %q", resp.Type, resp.Content())

@@ -32,11 +32,21 @@ const maxSkew = 5 * time.Minute
 // maxBody bounds an interaction request.
 const maxBody = 1 << 20
 
-// responseWindow is how long Discord waits for an interaction's response.
-// An HTTP response written later may reach a connection Discord has given
-// up on and never be applied, so it does not count as having updated the
-// card.
+// responseWindow is how long Discord waits for an interaction's response,
+// counted from when it sent the interaction.
 const responseWindow = 3 * time.Second
+
+// answerBudget is the part of responseWindow askbridge spends before it
+// responds, counted from when the interaction arrived: the dedupe, the
+// answer and their store writes. The rest, responseMargin, is for the
+// trip to Discord (and the trip in, spent before our clock starts). An
+// HTTP response that goes out later than this does not count as having
+// updated the card: it may reach a connection Discord has given up on and
+// never be applied, so the card's held update stays due and edits it.
+const (
+	responseMargin = 500 * time.Millisecond
+	answerBudget   = responseWindow - responseMargin
+)
 
 // Mount adds the HTTP interactions endpoint, when a public key is set.
 func (a *Adapter) Mount(mux *http.ServeMux) {
@@ -49,7 +59,7 @@ func (a *Adapter) Mount(mux *http.ServeMux) {
 // serveInteraction verifies, decodes and answers one interaction in the
 // HTTP response body. Anything unverified gets 401 and reaches nothing.
 func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
-	start := a.now()
+	arrived := a.now()
 	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 	if !discordgo.VerifyInteraction(r, a.opts.PublicKey) || !a.fresh(r.Header.Get("X-Signature-Timestamp")) {
 		apierror.Write(w, http.StatusUnauthorized, core.CodeForbidden, "invalid request signature")
@@ -71,11 +81,11 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case i.Type == discordgo.InteractionPing:
 		resp = &discordgo.InteractionResponse{Type: discordgo.InteractionResponsePong}
-	case !a.firstSeen(r.Context(), i.ID):
+	case !a.firstSeen(r.Context(), i.ID, arrived):
 		// Handled already: acknowledge without changing anything.
 		resp = &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredMessageUpdate}
 	default:
-		resp, held = a.respond(r.Context(), &i)
+		resp, held = a.respond(r.Context(), &i, arrived)
 	}
 	out, err := json.Marshal(resp)
 	if err != nil {
@@ -94,12 +104,16 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The held card update is cancelled only once the response is on its
-	// way to Discord: written and flushed without error, in time.
+	// way to Discord: written and flushed without error, within the
+	// budget. Later, even under three seconds by our clock, Discord may
+	// already have given up (its clock started before ours, and the bytes
+	// still have to reach it): the update then edits the card once more,
+	// rather than leaving it showing the question open.
 	if err := http.NewResponseController(w).Flush(); err != nil {
 		a.log.Debug().Err(err).Msg("discord: could not flush an interaction response")
 		return
 	}
-	if a.now().Sub(start) < responseWindow {
+	if a.now().Sub(arrived) < answerBudget {
 		a.delivered(r.Context(), held)
 	}
 }
@@ -183,20 +197,34 @@ func (a *Adapter) connect(ctx context.Context) {
 // firstSeen reports whether an interaction is new to every replica: a
 // gateway resume replays events, and a retried HTTP call repeats one. An
 // interaction token lives 15 minutes, so that is how long an id is kept.
-func (a *Adapter) firstSeen(ctx context.Context, id string) bool {
+// The store write is bounded by the interaction's budget from arrived:
+// it is spent from Discord's three seconds like the answer after it (a
+// write that runs out counts the interaction as new, and respond then
+// finds no budget left to take it).
+func (a *Adapter) firstSeen(ctx context.Context, id string, arrived time.Time) bool {
+	ctx, cancel := a.budget(ctx, arrived)
+	defer cancel()
 	return a.svc.FirstSeen(ctx, "discord:interaction:"+id, 15*time.Minute)
 }
 
+// budget is ctx ended when what is left of answerBudget, counted from
+// arrived, is spent.
+func (a *Adapter) budget(ctx context.Context, arrived time.Time) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, answerBudget-a.now().Sub(arrived))
+}
+
 // onGateway handles an INTERACTION_CREATE: dropped if seen before (a
-// resume can replay it), else answered through the callback endpoint.
+// resume can replay it), else answered through the callback endpoint. Its
+// budget runs from here, before the dedupe, which spends from it too.
 func (a *Adapter) onGateway(ctx context.Context, ic *discordgo.InteractionCreate) {
-	if ic == nil || ic.Interaction == nil || !a.firstSeen(ctx, ic.ID) {
+	arrived := a.now()
+	if ic == nil || ic.Interaction == nil || !a.firstSeen(ctx, ic.ID, arrived) {
 		return
 	}
 	if ctx.Err() != nil {
 		return
 	}
-	resp, held := a.respond(ctx, ic.Interaction)
+	resp, held := a.respond(ctx, ic.Interaction, arrived)
 	if err := a.s.InteractionRespond(ic.Interaction, resp, discordgo.WithContext(ctx)); err != nil {
 		// The callback URL holds the interaction's token: log the
 		// cause without it. A held card update falls due and edits

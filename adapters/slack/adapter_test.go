@@ -46,6 +46,13 @@ type env struct {
 
 func newEnv(t *testing.T, socket bool) *env {
 	t.Helper()
+	return newEnvWith(t, socket, nil)
+}
+
+// newEnvWith is newEnv with the adapter's options changed by set first
+// (nil changes nothing).
+func newEnvWith(t *testing.T, socket bool, set func(*slack.Options)) *env {
+	t.Helper()
 	svc, _ := coretest.Open(t, coretest.Options{Routes: map[string]core.Route{
 		"ops": {Rooms: []core.Room{{Surface: core.SurfaceSlack, ID: room}},
 			Deciders: map[core.Surface][]string{core.SurfaceSlack: {alice.ID, "role:" + group}}},
@@ -58,6 +65,9 @@ func newEnv(t *testing.T, socket bool) *env {
 	o := slack.Options{BotToken: "xoxb-test", SigningSecret: secret, APIURL: strings.TrimSuffix(fake.APIURL(), "/"), PingInterval: 5 * time.Second}
 	if socket {
 		o.AppToken = "xapp-test"
+	}
+	if set != nil {
+		set(&o)
 	}
 	a, err := slack.New(svc, o)
 	if err != nil {
@@ -242,6 +252,71 @@ func TestSocketMode(t *testing.T) {
 	if got := e.get(c.ID); got.Resolution.Answer != "eu-west-1 & friends" || got.Resolution.Decider.ID != alice.ID {
 		t.Fatalf("answer %+v", got.Resolution)
 	}
+}
+
+// TestSocketSubmitLeavesReadLoopFree: a modal submission that waits on
+// Slack (users.info held, for a submitter whose name is not cached yet)
+// does not stop the socket's read loop: a click sent after it is
+// acknowledged while the submission still waits, and once Slack answers,
+// the submission is acknowledged and recorded. Before, the submission ran
+// on the read loop, so every later click and event waited for it and, past
+// Slack's 3 s, the clicker was shown an error for an answer that counted.
+func TestSocketSubmitLeavesReadLoopFree(t *testing.T) {
+	// The ack budget outlasts every wait below, so nothing but the read
+	// loop being free can let the click through while users.info is held.
+	e := newEnvWith(t, true, func(o *slack.Options) { o.AckBudget = 10 * wait })
+	e.until("a socket mode connection", func() bool { return e.fake.Connections() > 0 })
+
+	call := e.ask(core.AskInput{Kind: core.KindApproval, Text: "Run it?", Tool: "sql",
+		Arguments: json.RawMessage(`{"q":"drop"}`), Editable: &core.Editable{Keys: []string{"q"}}})
+	ccard := e.card(call.ID)
+	view := editView(t, e.get(call.ID), ccard.Channel)
+	d := e.ask(decision())
+	dcard := e.card(d.ID)
+
+	release := e.fake.Hold("users.info")
+	defer release()
+	before := e.fake.Calls("users.info")
+	sub, err := e.fake.SendEnvelope("interactive", slackfake.SubmitPayload(alice, view, map[string]string{"arguments": `{"q":"select 1"}`}), wait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.until("the submission to wait on users.info", func() bool { return e.fake.Calls("users.info") > before })
+	clk, err := e.fake.SendEnvelope("interactive", slackfake.ClickPayload(bob, dcard, button(t, dcard, core.RefOption, -1, 0)), wait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.until("the click's ack while the submission waits on users.info", func() bool { return e.fake.Acked(clk) })
+	if e.fake.Acked(sub) {
+		t.Fatal("the submission was acknowledged before it was answered")
+	}
+
+	release()
+	e.until("the submission's ack", func() bool { return e.fake.Acked(sub) })
+	got := e.get(call.ID)
+	if got.State != core.StateAnswered || got.Resolution.Edit == nil || got.Resolution.Decider.ID != alice.ID {
+		t.Fatalf("after the submission: %s %+v", got.State, got.Resolution)
+	}
+	e.until("the click's answer", func() bool { return e.get(d.ID).State == core.StateAnswered })
+}
+
+// editView is the edit modal the adapter opens for q's "Edit and approve"
+// button on a card in channel, as Slack would hand it back on submission.
+func editView(t *testing.T, q *core.Question, channel string) slackfake.View {
+	t.Helper()
+	req, ok := slack.EditView(card.New(q, core.MessageRef{}), core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefEdit}, channel)
+	if !ok {
+		t.Fatal("the card has no edit action")
+	}
+	b, err := json.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	return slackfake.View{ID: "V0EDIT", User: alice.ID, Raw: raw}
 }
 
 // TestHTTPVerification: url_verification is answered, and every request

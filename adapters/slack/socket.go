@@ -15,10 +15,12 @@ import (
 const handleBudget = 10 * time.Second
 
 // runSocket receives Socket Mode events until ctx ends. Each envelope is
-// acknowledged at once and then handled on its own goroutine, so a slow
-// handler never delays the next acknowledgement. The SDK reconnects by
-// itself; a connection it gives up on (a refused token) is retried after
-// a pause, so the HTTP side and the outbox keep working meanwhile.
+// acknowledged at once and then handled on its own goroutine (a modal
+// submission is handled first, as its ack carries the modal's response,
+// but on its own goroutine too), so a slow handler never delays the next
+// acknowledgement. The SDK reconnects by itself; a connection it gives up
+// on (a refused token) is retried after a pause, so the HTTP side and the
+// outbox keep working meanwhile.
 func (a *Adapter) runSocket(ctx context.Context) {
 	pause := time.Second
 	for ctx.Err() == nil {
@@ -64,8 +66,10 @@ func (a *Adapter) socketEvents(ctx context.Context, sm *socketmode.Client, done 
 			case socketmode.EventTypeInteractive:
 				if ic, ok := evt.Data.(slack.InteractionCallback); ok && ic.Type == slack.InteractionTypeViewSubmission {
 					// A modal's errors ride on the ack itself, so the
-					// answer is taken before acking, within the budget.
-					a.submit(ctx, sm, evt, ic)
+					// answer is taken before acking, within the budget,
+					// on its own goroutine: the next envelopes are read
+					// and acked meanwhile.
+					a.submit(ctx, sm, evt, ic, time.Now())
 					continue
 				}
 				a.ack(sm, evt)
@@ -119,21 +123,36 @@ func (l debugLog) Output(_ int, s string) error {
 }
 
 // submit takes a submitted modal and acks it with the modal's response
-// (its errors, or nothing to close it).
-func (a *Adapter) submit(ctx context.Context, sm *socketmode.Client, evt socketmode.Event, ic slack.InteractionCallback) {
-	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.opts.AckBudget)
-	resp, n := a.onSubmit(hctx, ic)
-	cancel()
-	if evt.Request != nil {
-		var err error
-		if resp != nil {
-			err = sm.Ack(*evt.Request, resp)
-		} else {
-			err = sm.Ack(*evt.Request)
-		}
-		if err != nil {
-			a.log.Warn().Err(err).Msg("socket mode ack failed")
-		}
+// (its errors, or nothing to close it). The answer is taken on its own
+// goroutine, bounded and counted like handle's: taken on the read loop, a
+// submission slow on users.info, usergroups.users.list or the store kept
+// every later click and event from being read and acked, and two of them
+// pushed those acks past Slack's 3 s (the clicker is then shown an error
+// though the answer counted). The budget runs from arrival, so time spent
+// waiting for a free slot comes out of it rather than on top of it.
+func (a *Adapter) submit(ctx context.Context, sm *socketmode.Client, evt socketmode.Event, ic slack.InteractionCallback, arrived time.Time) {
+	select {
+	case a.sema <- struct{}{}:
+	case <-ctx.Done():
+		return
 	}
-	a.queueNote(n)
+	a.work.Go(func() {
+		defer func() { <-a.sema }()
+		hctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), arrived.Add(a.opts.AckBudget))
+		resp, n := a.onSubmit(hctx, ic)
+		cancel()
+		if evt.Request != nil {
+			var payload any // nil, not a nil *ViewSubmissionResponse: that would ack "payload": null
+			if resp != nil {
+				payload = resp
+			}
+			// Bounded by the connection's life: once the client stops,
+			// nothing drains its responses and a plain Ack could block
+			// this goroutine, and the shutdown waiting for it, for good.
+			if err := sm.AckCtx(ctx, evt.Request.EnvelopeID, payload); err != nil {
+				a.log.Warn().Err(err).Msg("socket mode ack failed")
+			}
+		}
+		a.queueNote(n)
+	})
 }

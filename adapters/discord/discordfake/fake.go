@@ -229,6 +229,27 @@ type Server struct {
 	conns     []*gwConn
 	identify  []json.RawMessage
 	seq       int64
+	// clock, once set (SetClock), keeps Discord's window on interaction
+	// callbacks; dispatched is when each interaction was sent on it.
+	clock      func() time.Time
+	dispatched map[string]time.Time
+}
+
+// ResponseWindow is how long Discord waits for an interaction's first
+// response before it invalidates the token.
+const ResponseWindow = 3 * time.Second
+
+// SetClock makes the fake keep Discord's response window on now: an
+// interaction is stamped when Dispatch sends it, and its callback later
+// than ResponseWindow after that is refused with 10062 (Unknown
+// interaction), as Discord refuses it. A test's own clock lets it stand
+// for time spent without waiting for it; without one no window is kept,
+// so a slow machine never fails a test that is not about time.
+func (s *Server) SetClock(now func() time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.clock = now
+	s.dispatched = map[string]time.Time{}
 }
 
 // New starts a fake on a local port. Close it when done.

@@ -189,6 +189,9 @@ func (s *Server) Dispatch(in Interaction) error {
 	conns := append([]*gwConn(nil), s.conns...)
 	s.seq++
 	seq := s.seq
+	if s.clock != nil {
+		s.dispatched[in.ID] = s.clock()
+	}
 	s.mu.Unlock()
 	if len(conns) == 0 {
 		return errors.New("discordfake: no gateway session is connected")

@@ -186,6 +186,11 @@ func (s *Server) callback(w http.ResponseWriter, id, token string, body []byte) 
 		apiError(w, http.StatusNotFound, 10062, "Unknown interaction")
 		return
 	}
+	if at, ok := s.dispatched[id]; ok && s.clock().Sub(at) > ResponseWindow {
+		// Past the window the token is invalid, whatever was recorded.
+		apiError(w, http.StatusNotFound, 10062, "Unknown interaction")
+		return
+	}
 	for _, r := range s.responses {
 		if r.InteractionID == id {
 			apiError(w, http.StatusBadRequest, 40060, "Interaction has already been acknowledged.")

@@ -1,0 +1,203 @@
+package discord
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge/adapters/discord/discordfake"
+	"github.com/askbridge/askbridge/core"
+)
+
+// wallClock is the adapter's and the fake Discord's clock in the tests of
+// Discord's three seconds: real time plus what the test says was spent,
+// so a slow store costs seconds on it without the test waiting for them.
+type wallClock struct {
+	mu  sync.Mutex
+	off time.Duration
+}
+
+func (c *wallClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.off)
+}
+
+func (c *wallClock) spend(d time.Duration) {
+	c.mu.Lock()
+	c.off += d
+	c.mu.Unlock()
+}
+
+// slowStore is a store whose interaction dedupe (Once) and whose first
+// commit, once armed, take the given time on the clock. It keeps how much
+// of its context's deadline that commit was given (-1 for none).
+type slowStore struct {
+	core.Store
+	clock          *wallClock
+	dedupe, commit time.Duration
+
+	mu        sync.Mutex
+	armed     bool
+	committed bool
+	left      time.Duration
+}
+
+func (s *slowStore) arm() {
+	s.mu.Lock()
+	s.armed = true
+	s.mu.Unlock()
+}
+
+func (s *slowStore) Once(ctx context.Context, key string, ttl time.Duration) (bool, error) {
+	s.mu.Lock()
+	slow := s.armed && strings.HasPrefix(key, "seen:discord:interaction:")
+	s.mu.Unlock()
+	if slow {
+		s.clock.spend(s.dedupe)
+	}
+	return s.Store.Once(ctx, key, ttl)
+}
+
+func (s *slowStore) Commit(ctx context.Context, c core.Change) (*core.Question, error) {
+	s.mu.Lock()
+	slow := s.armed && !s.committed
+	if slow {
+		s.committed, s.left = true, -1
+		if dl, ok := ctx.Deadline(); ok {
+			s.left = time.Until(dl)
+		}
+	}
+	s.mu.Unlock()
+	if slow {
+		s.clock.spend(s.commit)
+	}
+	return s.Store.Commit(ctx, c)
+}
+
+// commitLeft is how much time the armed commit's context had left, and
+// whether that commit ran at all.
+func (s *slowStore) commitLeft() (time.Duration, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.left, s.committed
+}
+
+// windowRig is a rig whose adapter and fake Discord share clock, on a
+// store that spends dedupe on each interaction's dedupe and commit on the
+// first commit after arming; the store's own clock is a SimClock.
+func windowRig(t *testing.T, gateway bool, dedupe, commit time.Duration) (*rig, *slowStore, *core.SimClock) {
+	t.Helper()
+	clock := &wallClock{}
+	slow := &slowStore{clock: clock, dedupe: dedupe, commit: commit}
+	sim := core.NewSimClock(time.Now())
+	r := newRig(t, rigOptions{gateway: gateway, clock: sim, now: clock.now, wrap: func(st core.Store) core.Store {
+		slow.Store = st
+		return slow
+	}})
+	r.fake.SetClock(clock.now)
+	if gateway && !r.fake.WaitFor(10*time.Second, func() bool { return r.fake.Connected() > 0 }) {
+		t.Fatal("the gateway never connected")
+	}
+	return r, slow, sim
+}
+
+// TestGatewayDedupeCountsAgainstTheWindow: Discord's three seconds run
+// from when the click arrived, so the time its dedupe (a store write)
+// takes comes out of the answer's budget. When the dedupe alone spent the
+// budget, nothing is recorded and the clicker is told in time to try
+// again. Before, the answer got a fresh 2.5 s after the dedupe: it was
+// recorded, and the response went out past the window, refused with
+// 10062, so the clicker saw "This interaction failed" for a click that
+// counted.
+func TestGatewayDedupeCountsAgainstTheWindow(t *testing.T) {
+	r, slow, _ := windowRig(t, true, answerBudget+100*time.Millisecond, time.Second)
+	q := r.ask(decisionInput())
+	card := r.card(q.ID, nil)
+	r.drained()
+	slow.arm()
+	b := r.button(card, core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefOption, Option: 1})
+	in := r.fake.Click(alice, card.ID, b.CustomID)
+	if err := r.fake.Dispatch(in); err != nil {
+		t.Fatal(err)
+	}
+	if !r.fake.WaitFor(10*time.Second, func() bool { return len(r.fake.Responses(in.ID)) == 1 }) {
+		t.Fatalf("no response reached Discord within its window; the question is %s", r.question(q.ID).State)
+	}
+	resp := r.fake.Responses(in.ID)[0]
+	if resp.Type != discordfake.ResponseMessage || !strings.Contains(resp.Content(), "try again") {
+		t.Fatalf("response %d %q, want a private note to try again", resp.Type, resp.Content())
+	}
+	if got := r.question(q.ID); got.State != core.StateOpen {
+		t.Fatalf("a click whose response could not be in time was recorded: %s %+v", got.State, got.Resolution)
+	}
+	if _, ran := slow.commitLeft(); ran {
+		t.Fatal("the answer was taken after the budget was spent")
+	}
+}
+
+// TestGatewayAnswerGetsWhatIsLeft: when the dedupe took a second, the
+// answer's store work is bounded by what is left of the budget counted
+// from the click's arrival, not by a fresh budget of its own; the click
+// counts and the card is updated in the response, in time.
+func TestGatewayAnswerGetsWhatIsLeft(t *testing.T) {
+	r, slow, _ := windowRig(t, true, time.Second, 0)
+	q := r.ask(decisionInput())
+	card := r.card(q.ID, nil)
+	r.drained()
+	slow.arm()
+	b := r.button(card, core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefOption, Option: 1})
+	in := r.fake.Click(alice, card.ID, b.CustomID)
+	if err := r.fake.Dispatch(in); err != nil {
+		t.Fatal(err)
+	}
+	if !r.fake.WaitFor(10*time.Second, func() bool { return len(r.fake.Responses(in.ID)) == 1 }) {
+		t.Fatal("no response reached Discord within its window")
+	}
+	if resp := r.fake.Responses(in.ID)[0]; resp.Type != discordfake.ResponseUpdateMessage {
+		t.Fatalf("response %d %q, want the card updated", resp.Type, resp.Content())
+	}
+	if got := r.question(q.ID); got.State != core.StateAnswered || got.Resolution.OptionID != "ddb" {
+		t.Fatalf("after the click: %s %+v", got.State, got.Resolution)
+	}
+	left, ran := slow.commitLeft()
+	if !ran || left < 0 || left > answerBudget-time.Second {
+		t.Fatalf("the answer's commit had %v left (ran %v); want at most %v, what the dedupe left", left, ran, answerBudget-time.Second)
+	}
+}
+
+// TestHTTPResponsePastTheMarginKeepsTheHeldUpdate: an HTTP response that
+// goes out within three seconds of the handler starting, but later than
+// the margin the trip to Discord needs, does not drop the card's held
+// update: Discord may have given up on it, and the card must not be left
+// showing the question open. Here the dedupe takes a second and the
+// answer's commit 1.6 s more, so the response goes out 2.6 s in. Before,
+// anything under three seconds counted as delivered and the update was
+// dropped.
+func TestHTTPResponsePastTheMarginKeepsTheHeldUpdate(t *testing.T) {
+	r, slow, sim := windowRig(t, false, time.Second, 1600*time.Millisecond)
+	q := r.ask(decisionInput())
+	card := r.card(q.ID, nil)
+	r.drained()
+	slow.arm()
+	b := r.button(card, core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefOption, Option: 1})
+	if resp := r.post(r.fake.Click(alice, card.ID, b.CustomID)); resp.Type != discordfake.ResponseUpdateMessage {
+		t.Fatalf("response %d %q", resp.Type, resp.Content())
+	}
+	if got := r.question(q.ID); got.State != core.StateAnswered {
+		t.Fatalf("after the click: %s", got.State)
+	}
+	if n := r.outbox(); n != 1 || r.patches(card.ID) != 0 {
+		t.Fatalf("after a response past the margin: outbox %d, %d REST edits; want the held update waiting", n, r.patches(card.ID))
+	}
+	sim.Advance(core.ShownHold)
+	if !r.fake.WaitFor(10*time.Second, func() bool { return r.patches(card.ID) == 1 }) {
+		t.Fatal("the held update never edited the card")
+	}
+	r.drained()
+	if m, _ := r.fake.Message(card.ID); !strings.Contains(m.Content, "Answered by Alice") || len(m.Buttons()) != 0 {
+		t.Fatalf("card after the hold: %q, %d buttons", m.Content, len(m.Buttons()))
+	}
+}

@@ -17,8 +17,8 @@ func (s *Service) Ask(ctx context.Context, in AskInput) (*Question, error) {
 }
 
 // AskOrRepeat is Ask, and reports whether the ask was a repeat of one
-// already parked (same agent and Idempotency-Key, or same agent, run and
-// tool call id): then q is that question as stored, nothing new is parked,
+// already parked (same agent, run and tool call id, or, without one, same
+// agent and Idempotency-Key): then q is that question as stored, nothing new is parked,
 // and a repeat with a different body is a CodeConflict error instead.
 //
 // An ask is three steps: planAsk decides, with no I/O, what question the

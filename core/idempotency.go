@@ -56,13 +56,8 @@ func (e *DuplicateError) Error() string {
 // every request, or a retry after a restart with a fresh key, would
 // otherwise park the same call twice.
 func idempotencyOf(in AskInput) (*Idempotency, error) {
-	var scope string
-	switch {
-	case in.ToolCallID != "":
-		scope = "call\x1f" + string(in.Agent) + "\x1f" + string(in.RunID) + "\x1f" + in.ToolCallID
-	case in.IdempotencyKey != "":
-		scope = "key\x1f" + string(in.Agent) + "\x1f" + in.IdempotencyKey
-	default:
+	scope, _ := idempotencyScope(in)
+	if scope == "" {
 		return nil, nil
 	}
 	body := in
@@ -97,10 +92,21 @@ func repeatOf(in AskInput, idem *Idempotency, dup *DuplicateError) (*Question, e
 	if q.Idempotency != nil && q.Idempotency.Fingerprint == idem.Fingerprint {
 		return q, nil
 	}
-	what := "tool call id " + in.ToolCallID + " in run " + string(in.RunID)
-	if in.IdempotencyKey != "" {
-		what = "Idempotency-Key"
-	}
+	_, what := idempotencyScope(in)
 	return nil, Errorf(CodeConflict, "ask",
 		"question %s was already asked with this %s, with a different body; use a new key to ask something else", q.ID, what)
+}
+
+// idempotencyScope is what makes in the same ask as another, and how a
+// refusal names it: its tool call, or else its Idempotency-Key; "" for
+// neither.
+func idempotencyScope(in AskInput) (scope, what string) {
+	switch {
+	case in.ToolCallID != "":
+		return "call\x1f" + string(in.Agent) + "\x1f" + string(in.RunID) + "\x1f" + in.ToolCallID,
+			"tool call id " + in.ToolCallID + " in run " + string(in.RunID)
+	case in.IdempotencyKey != "":
+		return "key\x1f" + string(in.Agent) + "\x1f" + in.IdempotencyKey, "Idempotency-Key"
+	}
+	return "", ""
 }

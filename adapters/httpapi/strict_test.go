@@ -213,6 +213,12 @@ func TestAskIsIdempotent(t *testing.T) {
 	if c1.status != 201 || c2.status != 200 || !bytes.Equal(c1.body, c2.body) {
 		t.Errorf("one tool call under two keys: %d then %d\n%s\n%s", c1.status, c2.status, c1.body, c2.body)
 	}
+	// Another body for that tool call is refused naming the tool call,
+	// whatever key it carries: a new key would not help.
+	r = e.do("POST", "/v1/questions", &agentA, strings.Replace(call, "Which bucket?", "Which zone?", 1), "Idempotency-Key", "attempt-c")
+	if r.status != 409 || !strings.Contains(errorOf(t, r).Message, "tool call id toolu_keyed") {
+		t.Errorf("another body for the tool call, under a key: %d %s", r.status, r.body)
+	}
 	// The key is the agent's own: another agent's same key parks anew.
 	if r := e.do("POST", "/v1/questions", &agentB, keyed, "Idempotency-Key", "deploy-42"); r.status != 201 {
 		t.Errorf("another agent's key: %d %s", r.status, r.body)

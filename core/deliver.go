@@ -176,19 +176,18 @@ func (s *Service) Attempted(ctx context.Context, d Delivery, err error, dropped 
 
 // undelivered records a delivery given up on in the question's event log.
 // The reason is the platform's error, which carries no person's text,
-// with a personal room it quotes pseudonymised (loggedText).
+// with the room it quotes named as the log names it (logged).
 func (s *Service) undelivered(ctx context.Context, d Delivery, cause error) {
 	if d.QuestionID == "" {
 		return // a digest belongs to no question; the log line is its record
 	}
 	actx, cancel := Settle(ctx)
 	defer cancel()
-	room := s.loggedRoom(d.Surface, d.Room)
-	reason := loggedText(cause.Error(), d.Room, room)
+	room, key, reason := s.logged(d, cause)
 	if len(reason) > 300 {
 		reason = reason[:300]
 	}
-	payload, _ := json.Marshal(map[string]any{"delivery": s.loggedDelivery(d.Key, d.Room, room), "kind": d.Kind, "room": room, "attempts": d.Attempts})
+	payload, _ := json.Marshal(map[string]any{"delivery": key, "kind": d.Kind, "room": room, "attempts": d.Attempts})
 	s.appendAside(actx, Event{QuestionID: d.QuestionID, At: s.now(), Kind: EventUndelivered,
 		Surface: d.Surface, Reason: reason, Payload: payload})
 }
@@ -228,13 +227,21 @@ func (s *Service) loggedDelivery(key, room, shown string) string {
 // a platform's error quotes its recipient (a relay's refusal the address,
 // a failed request the ntfy topic's URL).
 func (s *Service) Logged(d Delivery, err error) (key, reason string) {
-	room := s.loggedRoom(d.Surface, d.Room)
-	return s.loggedDelivery(d.Key, d.Room, room), loggedText(err.Error(), d.Room, room)
+	_, key, reason = s.logged(d, err)
+	return key, reason
 }
 
-// loggedText is text with room, a personal room (an address, a topic),
-// replaced by shown, its pseudonym, in any case: a mail relay may quote
-// the address as it spells it. A room shown as it is stays.
+// logged is how the log and the event log name d's room, its key and err,
+// worked out in one place so the two hide the same things.
+func (s *Service) logged(d Delivery, err error) (room, key, reason string) {
+	room = s.loggedRoom(d.Surface, d.Room)
+	return room, s.loggedDelivery(d.Key, d.Room, room), loggedText(err.Error(), d.Room, room)
+}
+
+// loggedText is text with room replaced by shown, loggedRoom's name for
+// it (a personal room's pseudonym, a webhook URL without its query), in
+// any case: a mail relay may quote the address as it spells it. A room
+// shown as it is stays.
 func loggedText(text, room, shown string) string {
 	if room == "" || room == shown {
 		return text

@@ -271,10 +271,8 @@ func (s *Service) remindAll(ctx context.Context, qs []*Question, booted time.Tim
 			now := s.now()
 			route := s.routeOrNone(q)
 			claim := "away:" + purpose + ":" + string(q.ID)
-			if route.RemindEvery > 0 {
-				if k := min(int(now.Sub(q.CreatedAt)/route.RemindEvery), route.remindMax()); k >= 1 {
-					claim = reminderClaim(q.ID, k)
-				}
+			if k := route.dueReminder(q, now); k >= 1 {
+				claim = reminderClaim(q.ID, k)
 			}
 			stored, err := s.renotifyOnce(ctx, claim, q, Renotice{
 				QuestionID: q.ID,

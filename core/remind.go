@@ -51,6 +51,16 @@ func (r Route) remindMax() int {
 	return DefaultRemindMax
 }
 
+// dueReminder is the reminder of q due at now on the route, the latest
+// one, capped at remindMax; 0 for none (or a route that does not remind).
+// Remind and the catch-up after a downtime both claim it by this number.
+func (r Route) dueReminder(q *Question, now time.Time) int {
+	if r.RemindEvery <= 0 {
+		return 0
+	}
+	return min(int(now.Sub(q.CreatedAt)/r.RemindEvery), r.remindMax())
+}
+
 // routePeople are the people who may decide on route: those its people
 // entries name, and those whose account it lists, in name order.
 func (s *Service) routePeople(route Route) []Person {
@@ -244,7 +254,7 @@ func (s *Service) Remind(ctx context.Context) (int, error) {
 				continue
 			}
 			found = true
-			k := min(int(now.Sub(q.CreatedAt)/route.RemindEvery), route.remindMax())
+			k := route.dueReminder(q, now)
 			if k < 1 {
 				continue
 			}

@@ -307,8 +307,8 @@ func (s *Service) ListStandings(ctx context.Context) ([]Standing, error) {
 // pseudonym, their configured name) whichever account they revoked from.
 //
 // A standing approval already revoked, ended with its run or past its
-// window is gone from the store, so revoking it is CodeNotFound, saying
-// so, and records nothing.
+// window (which a store may keep until it next writes one) counts as
+// gone, so revoking it is CodeNotFound, saying so, and records nothing.
 func (s *Service) RevokeStanding(ctx context.Context, id string, by Decider) (Standing, error) {
 	const op = "revoke standing approval"
 	st, err := s.store.DeleteStanding(ctx, id)

@@ -66,11 +66,11 @@ func (s *Service) WaitingOn(q *Question) Waiting {
 					if d.Person != "" || done.has(d) {
 						continue
 					}
-					if sf.RoomIsPersonal() { // several on one door are then one entry
-						w.Accounts = append(w.Accounts, RecipientLabel(sf))
-					} else {
-						w.Accounts = append(w.Accounts, string(sf)+":"+e)
+					a := string(sf) + ":" + e
+					if sf.RoomIsPersonal() {
+						a = RecipientLabel(sf) // several on one door are then one entry (Compact below)
 					}
+					w.Accounts = append(w.Accounts, a)
 				}
 			}
 		}

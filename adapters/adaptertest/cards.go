@@ -3,7 +3,6 @@ package adaptertest
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -328,18 +327,21 @@ func ReadableLinks(t *testing.T, signer *actionlink.Signer, got []byte, at time.
 // actLink is an action link's path from "/act/" on, its token whole.
 var actLink = regexp.MustCompile(`/act/[A-Za-z0-9_-]+`)
 
-// LinkRef is the encoded ref of a one-way door's action link (a URL
-// ending in its token), opened with the links' key derived from
-// serverKey, expired or not; "" for a link not sealed under that key.
-// A driver reads it as a person reads a button's label.
-func LinkRef(serverKey []byte, link string, now time.Time) string {
+// LinkRefs reads one-way doors' action links for a driver, as a person
+// reads a button's label: it returns, for a link (a URL ending in its
+// token) sealed under serverKey, expired or not, the encoded ref of its
+// action, and "" for any other link.
+func LinkRefs(serverKey []byte) (func(link string) string, error) {
 	signer, err := actionlink.NewSigner(serverKey)
 	if err != nil {
-		return ""
+		return nil, err
 	}
-	c, err := signer.Verify(link[strings.LastIndexByte(link, '/')+1:], now)
-	if err != nil && !errors.Is(err, actionlink.ErrExpired) {
-		return ""
-	}
-	return c.Ref.Encode()
+	return func(link string) string {
+		// The zero time: a link reads the same whether or not it has expired.
+		c, err := signer.Verify(link[strings.LastIndexByte(link, '/')+1:], time.Time{})
+		if err != nil {
+			return ""
+		}
+		return c.Ref.Encode()
+	}, nil
 }

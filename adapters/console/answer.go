@@ -183,7 +183,8 @@ func (s *Server) outcome(w http.ResponseWriter, r *http.Request, sess *session, 
 }
 
 // recordedOf lists what the question holds of the viewer's act: the
-// resolution once closed, else the form items answered so far.
+// resolution once closed, else the form items answered so far, or on a
+// question that needs several people the vote and the tally so far.
 func recordedOf(q *core.Question) []recorded {
 	var out []recorded
 	add := func(label, value string) {
@@ -195,7 +196,8 @@ func recordedOf(q *core.Question) []recorded {
 	if q.Open() && q.Quorum > 1 {
 		// Left open after it counted, an act on a question with a quorum
 		// was a vote: said as chat says it, with the tally so far. The
-		// note reads nothing of the ref but the question it names.
+		// kinds that take votes have no parts, so the note reads nothing
+		// of the ref but the question it names.
 		add("Your vote", card.RecordedNote(q, core.Ref{QuestionID: q.ID, Item: -1}))
 	}
 	if res := q.Resolution; res != nil {

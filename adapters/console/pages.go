@@ -78,7 +78,7 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request) {
 		// may act on, by the check its answers would pass (the digest's
 		// Decider, as cardOf's MayAnswer). An observer may act on none.
 		if sess.account.Role.MayAnswer() {
-			me := decider(sess.account)
+			me := v.decider()
 			d, err := s.svc.Digest(ctx, core.DigestQuery{From: sess.Away, To: s.now(), Decider: &me})
 			if err == nil {
 				data["Away"] = d

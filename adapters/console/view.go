@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -130,7 +131,7 @@ func (s *Server) cardOf(q *core.Question, v viewer) cardView {
 	c.FirstLine, c.Due = firstLine(q.Text), due(q.Deadline.Sub(s.now()))
 	if t := core.TallyOf(q); t != nil {
 		c.Votes = t.Lines
-		c.Tally = append(c.Tally, t.Lines...)
+		c.Tally = slices.Clone(t.Lines)
 	}
 	if c.Progress != "" {
 		c.Tally = append(c.Tally, c.Progress)
@@ -149,7 +150,9 @@ func (s *Server) cardOf(q *core.Question, v viewer) cardView {
 	return c
 }
 
-// age is a short, rough duration for people: "just now", "5m", "3h", "2d".
+// age is how long ago, short and rough, for people: "just now", "5m ago",
+// "3h ago", "2d ago". console.js words it again as a page stays open,
+// by the same rules (its ago): change both together.
 func age(d time.Duration) string {
 	switch {
 	case d < time.Minute:
@@ -176,6 +179,8 @@ func firstLine(text string) string {
 }
 
 // due words the time left before the deadline as the rows show it.
+// console.js words it again as a page stays open, by the same rules (its
+// due): change both together.
 func due(left time.Duration) string {
 	if left <= 0 {
 		return "due now"

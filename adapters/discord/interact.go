@@ -142,11 +142,9 @@ var errNoTime = errors.New("the interaction's response window was spent before i
 // transport cancels it (a.delivered) once the response has reached Discord,
 // so the card is edited once per change, not twice.
 //
-// The work is bounded by what is left of answerBudget counted from
-// arrived, so that time already spent (the dedupe) is not granted again:
-// a fresh budget after it let the response miss Discord's window though
-// the answer was recorded, and the clicker saw the click fail. With nothing
-// left the answer is not taken at all, and the clicker is asked to try
+// The work gets only what is left of answerBudget from arrived, as time
+// already spent (the dedupe) counts against Discord's window too; with
+// nothing left the answer is not taken, and the clicker is asked to try
 // again.
 func (a *Adapter) respond(ctx context.Context, i *discordgo.Interaction, arrived time.Time) (*discordgo.InteractionResponse, *core.Pending) {
 	if i.Type == discordgo.InteractionPing {
@@ -159,10 +157,11 @@ func (a *Adapter) respond(ctx context.Context, i *discordgo.Interaction, arrived
 	if err != nil {
 		return RenderNote(card.RefusalNote(err)), nil
 	}
-	if a.now().Sub(arrived) >= answerBudget {
+	left := a.left(arrived)
+	if left <= 0 {
 		return a.refused(core.Internal("discord interaction", errNoTime)), nil
 	}
-	ctx, cancel := a.budget(ctx, arrived)
+	ctx, cancel := context.WithTimeout(ctx, left)
 	defer cancel()
 	out, resp := a.act(ctx, in)
 	if resp != nil {

@@ -186,23 +186,8 @@ func TestFailedResponseLeavesTheEditToTheOutbox(t *testing.T) {
 // passed. The answer's commit takes four seconds on the adapter's clock,
 // so the response is written four seconds after the request came in.
 func TestLateHTTPResponseLeavesTheEditToTheOutbox(t *testing.T) {
-	r, slow, clock := windowRig(t, false, 0, 4*time.Second)
-	q := r.ask(decisionInput())
-	card := r.card(q.ID, nil)
-	r.drained()
-	slow.arm()
-	b := r.button(card, core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefOption, Option: 1})
-	if resp := r.post(r.fake.Click(alice, card.ID, b.CustomID)); resp.Type != discordfake.ResponseUpdateMessage {
-		t.Fatalf("response %d %q", resp.Type, resp.Content())
-	}
-	if n := r.outbox(); n != 1 || r.patches(card.ID) != 0 {
-		t.Fatalf("after a late response: outbox %d, %d REST edits; want the held update waiting", n, r.patches(card.ID))
-	}
-	clock.Advance(core.ShownHold)
-	if !r.fake.WaitFor(10*time.Second, func() bool { return r.patches(card.ID) == 1 }) {
-		t.Fatal("the held update never edited the card")
-	}
-	r.drained()
+	r, clock, _, card := httpClick(t, 0, 4*time.Second)
+	r.heldUpdateEdits(clock, card.ID, "a late response")
 	if m, _ := r.fake.Message(card.ID); m.Edits != 2 || r.patches(card.ID) != 1 {
 		t.Fatalf("card: %d edits, %d REST edits; want the response's and the outbox's", m.Edits, r.patches(card.ID))
 	}

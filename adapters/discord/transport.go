@@ -113,7 +113,7 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 		a.log.Debug().Err(err).Msg("discord: could not flush an interaction response")
 		return
 	}
-	if a.now().Sub(arrived) < answerBudget {
+	if a.left(arrived) > 0 {
 		a.delivered(r.Context(), held)
 	}
 }
@@ -202,15 +202,15 @@ func (a *Adapter) connect(ctx context.Context) {
 // write that runs out counts the interaction as new, and respond then
 // finds no budget left to take it).
 func (a *Adapter) firstSeen(ctx context.Context, id string, arrived time.Time) bool {
-	ctx, cancel := a.budget(ctx, arrived)
+	ctx, cancel := context.WithTimeout(ctx, a.left(arrived))
 	defer cancel()
 	return a.svc.FirstSeen(ctx, "discord:interaction:"+id, 15*time.Minute)
 }
 
-// budget is ctx ended when what is left of answerBudget, counted from
-// arrived, is spent.
-func (a *Adapter) budget(ctx context.Context, arrived time.Time) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, answerBudget-a.now().Sub(arrived))
+// left is what remains of answerBudget for an interaction that arrived
+// then.
+func (a *Adapter) left(arrived time.Time) time.Duration {
+	return answerBudget - a.now().Sub(arrived)
 }
 
 // onGateway handles an INTERACTION_CREATE: dropped if seen before (a

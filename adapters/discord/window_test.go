@@ -104,16 +104,12 @@ func windowRig(t *testing.T, gateway bool, dedupe, commit time.Duration) (*rig, 
 	return r, slow, sim
 }
 
-// TestGatewayDedupeCountsAgainstTheWindow: Discord's three seconds run
-// from when the click arrived, so the time its dedupe (a store write)
-// takes comes out of the answer's budget. When the dedupe alone spent the
-// budget, nothing is recorded and the clicker is told in time to try
-// again. Before, the answer got a fresh 2.5 s after the dedupe: it was
-// recorded, and the response went out past the window, refused with
-// 10062, so the clicker saw "This interaction failed" for a click that
-// counted.
-func TestGatewayDedupeCountsAgainstTheWindow(t *testing.T) {
-	r, slow, _ := windowRig(t, true, answerBudget+100*time.Millisecond, time.Second)
+// gatewayClick clicks a fresh decision's card through the gateway of a
+// windowRig spending dedupe and commit on the click, and returns
+// Discord's one response to it.
+func gatewayClick(t *testing.T, dedupe, commit time.Duration) (*rig, *slowStore, *core.Question, discordfake.Response) {
+	t.Helper()
+	r, slow, _ := windowRig(t, true, dedupe, commit)
 	q := r.ask(decisionInput())
 	card := r.card(q.ID, nil)
 	r.drained()
@@ -126,7 +122,51 @@ func TestGatewayDedupeCountsAgainstTheWindow(t *testing.T) {
 	if !r.fake.WaitFor(10*time.Second, func() bool { return len(r.fake.Responses(in.ID)) == 1 }) {
 		t.Fatalf("no response reached Discord within its window; the question is %s", r.question(q.ID).State)
 	}
-	resp := r.fake.Responses(in.ID)[0]
+	return r, slow, q, r.fake.Responses(in.ID)[0]
+}
+
+// httpClick posts a click on a fresh decision's card to a windowRig
+// spending dedupe and commit on the click, and wants the card updated in
+// the response.
+func httpClick(t *testing.T, dedupe, commit time.Duration) (*rig, *core.SimClock, *core.Question, discordfake.Message) {
+	t.Helper()
+	r, slow, sim := windowRig(t, false, dedupe, commit)
+	q := r.ask(decisionInput())
+	card := r.card(q.ID, nil)
+	r.drained()
+	slow.arm()
+	b := r.button(card, core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefOption, Option: 1})
+	if resp := r.post(r.fake.Click(alice, card.ID, b.CustomID)); resp.Type != discordfake.ResponseUpdateMessage {
+		t.Fatalf("response %d %q", resp.Type, resp.Content())
+	}
+	return r, sim, q, card
+}
+
+// heldUpdateEdits wants the card's held update still waiting after a
+// response too late to count (described by late), and editing the card
+// once sim has passed the hold.
+func (r *rig) heldUpdateEdits(sim *core.SimClock, cardID, late string) {
+	r.t.Helper()
+	if n := r.outbox(); n != 1 || r.patches(cardID) != 0 {
+		r.t.Fatalf("after %s: outbox %d, %d REST edits; want the held update waiting", late, n, r.patches(cardID))
+	}
+	sim.Advance(core.ShownHold)
+	if !r.fake.WaitFor(10*time.Second, func() bool { return r.patches(cardID) == 1 }) {
+		r.t.Fatal("the held update never edited the card")
+	}
+	r.drained()
+}
+
+// TestGatewayDedupeCountsAgainstTheWindow: Discord's three seconds run
+// from when the click arrived, so the time its dedupe (a store write)
+// takes comes out of the answer's budget. When the dedupe alone spent the
+// budget, nothing is recorded and the clicker is told in time to try
+// again. Before, the answer got a fresh 2.5 s after the dedupe: it was
+// recorded, and the response went out past the window, refused with
+// 10062, so the clicker saw "This interaction failed" for a click that
+// counted.
+func TestGatewayDedupeCountsAgainstTheWindow(t *testing.T) {
+	r, slow, q, resp := gatewayClick(t, answerBudget+100*time.Millisecond, time.Second)
 	if resp.Type != discordfake.ResponseMessage || !strings.Contains(resp.Content(), "try again") {
 		t.Fatalf("response %d %q, want a private note to try again", resp.Type, resp.Content())
 	}
@@ -143,20 +183,8 @@ func TestGatewayDedupeCountsAgainstTheWindow(t *testing.T) {
 // from the click's arrival, not by a fresh budget of its own; the click
 // counts and the card is updated in the response, in time.
 func TestGatewayAnswerGetsWhatIsLeft(t *testing.T) {
-	r, slow, _ := windowRig(t, true, time.Second, 0)
-	q := r.ask(decisionInput())
-	card := r.card(q.ID, nil)
-	r.drained()
-	slow.arm()
-	b := r.button(card, core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefOption, Option: 1})
-	in := r.fake.Click(alice, card.ID, b.CustomID)
-	if err := r.fake.Dispatch(in); err != nil {
-		t.Fatal(err)
-	}
-	if !r.fake.WaitFor(10*time.Second, func() bool { return len(r.fake.Responses(in.ID)) == 1 }) {
-		t.Fatal("no response reached Discord within its window")
-	}
-	if resp := r.fake.Responses(in.ID)[0]; resp.Type != discordfake.ResponseUpdateMessage {
+	r, slow, q, resp := gatewayClick(t, time.Second, 0)
+	if resp.Type != discordfake.ResponseUpdateMessage {
 		t.Fatalf("response %d %q, want the card updated", resp.Type, resp.Content())
 	}
 	if got := r.question(q.ID); got.State != core.StateAnswered || got.Resolution.OptionID != "ddb" {
@@ -177,26 +205,11 @@ func TestGatewayAnswerGetsWhatIsLeft(t *testing.T) {
 // anything under three seconds counted as delivered and the update was
 // dropped.
 func TestHTTPResponsePastTheMarginKeepsTheHeldUpdate(t *testing.T) {
-	r, slow, sim := windowRig(t, false, time.Second, 1600*time.Millisecond)
-	q := r.ask(decisionInput())
-	card := r.card(q.ID, nil)
-	r.drained()
-	slow.arm()
-	b := r.button(card, core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefOption, Option: 1})
-	if resp := r.post(r.fake.Click(alice, card.ID, b.CustomID)); resp.Type != discordfake.ResponseUpdateMessage {
-		t.Fatalf("response %d %q", resp.Type, resp.Content())
-	}
+	r, sim, q, card := httpClick(t, time.Second, 1600*time.Millisecond)
 	if got := r.question(q.ID); got.State != core.StateAnswered {
 		t.Fatalf("after the click: %s", got.State)
 	}
-	if n := r.outbox(); n != 1 || r.patches(card.ID) != 0 {
-		t.Fatalf("after a response past the margin: outbox %d, %d REST edits; want the held update waiting", n, r.patches(card.ID))
-	}
-	sim.Advance(core.ShownHold)
-	if !r.fake.WaitFor(10*time.Second, func() bool { return r.patches(card.ID) == 1 }) {
-		t.Fatal("the held update never edited the card")
-	}
-	r.drained()
+	r.heldUpdateEdits(sim, card.ID, "a response past the margin")
 	if m, _ := r.fake.Message(card.ID); !strings.Contains(m.Content, "Answered by Alice") || len(m.Buttons()) != 0 {
 		t.Fatalf("card after the hold: %q, %d buttons", m.Content, len(m.Buttons()))
 	}

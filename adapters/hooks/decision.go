@@ -66,7 +66,7 @@ func Decide(p Prompt, q *core.Question, covered Covered) Decision {
 	}
 	res := q.Resolution
 	if !*res.Approved {
-		return Decision{Verdict: Deny, Message: denyMessage(q, res.Reason)}
+		return Decision{Verdict: Deny, Message: denyMessage(q)}
 	}
 	d := Decision{Verdict: Allow}
 	args := p.Input
@@ -134,9 +134,10 @@ func remember(p Prompt, grant *core.StandingRequest, args json.RawMessage, cover
 
 // denyMessage tells the model who refused the call, worded from the
 // recorded closer (law 12): a person (or several, by quorum), or a policy
-// rule no person looked at. The reason (a person's words, or an
-// operator's rule text) stays inside a fence.
-func denyMessage(q *core.Question, reason string) string {
+// rule no person looked at. The reason (a person's words, a quorum's deny
+// votes' words, or an operator's rule text) stays inside a fence.
+func denyMessage(q *core.Question) string {
+	reason := q.Resolution.Reason
 	who, whose := "A person denied this tool call in askbridge", "Their"
 	switch core.CloserOf(q) {
 	case core.CloserPolicy:
@@ -156,8 +157,8 @@ func denyMessage(q *core.Question, reason string) string {
 func denyNotes(votes []core.Vote) string {
 	var notes []string
 	for _, v := range votes {
-		if v.Choice == core.DenyOption && strings.TrimSpace(v.Text) != "" {
-			notes = append(notes, strings.TrimSpace(v.Text))
+		if t := strings.TrimSpace(v.Text); v.Choice == core.DenyOption && t != "" {
+			notes = append(notes, t)
 		}
 	}
 	return strings.Join(notes, "\n\n")

@@ -181,7 +181,7 @@ func TestOutputs(t *testing.T) {
 				}
 				if want == Deny {
 					fenced := o.q.Resolution.Reason
-					if o.name == "quorum deny" {
+					if o.q.Resolution.ClosedBy == core.CloserQuorum {
 						fenced = injected // a quorum's close keeps no reason: its deny votes' words
 					}
 					checkFenced(t, message, fenced)

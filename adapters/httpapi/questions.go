@@ -225,11 +225,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	out := make([]*client.Question, len(qs))
-	for i, q := range qs {
-		out[i] = client.OperatorView(q)
-	}
-	writeJSON(w, http.StatusOK, client.ListResponse{Questions: out, NextCursor: next})
+	writeJSON(w, http.StatusOK, client.ListResponse{Questions: client.OperatorViews(qs), NextCursor: next})
 }
 
 // decider is how an API token decides: its name is both id and name.

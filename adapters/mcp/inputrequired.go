@@ -91,6 +91,10 @@ func (h *handler) retry(ctx context.Context, req *mcpsdk.CallToolRequest, kind c
 		in.QuestionID = id
 		err = h.b.AnswerInHost(ctx, in)
 	}
+	if transient(err) {
+		// Whether it was recorded is unknown: the wait below says.
+		h.opts.Logger.Warn("askbridge mcp: recording the host's answer failed", "question", id, "err", err)
+	}
 	if _, lost := closedBy(err); err != nil && !lost && !transient(err) {
 		// The reply was refused (an option that is not one, say): ask again,
 		// saying why.

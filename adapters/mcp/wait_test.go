@@ -178,25 +178,21 @@ func TestParseTimeout(t *testing.T) {
 	}
 }
 
-// hostFails is a backend whose next recording of the host's answer, or
-// next wait, fails as a server that is restarting does.
+// unreachable is the error of a server that is restarting.
+var unreachable = &UnavailableError{Message: "askbridge server at http://askbridge.example is not reachable"}
+
+// hostFails is flaky whose next recording of the host's answer fails too,
+// as a server that is restarting does.
 type hostFails struct {
-	ServiceBackend
-	answer, wait atomic.Bool
+	flaky
+	answer atomic.Bool
 }
 
 func (f *hostFails) AnswerInHost(ctx context.Context, in core.AnswerInput) error {
 	if f.answer.CompareAndSwap(true, false) {
-		return &UnavailableError{Message: "askbridge server at http://askbridge.example is not reachable"}
+		return unreachable
 	}
 	return f.ServiceBackend.AnswerInHost(ctx, in)
-}
-
-func (f *hostFails) Wait(ctx context.Context, id core.QuestionID, d time.Duration) (Status, error) {
-	if f.wait.CompareAndSwap(true, false) {
-		return Status{}, &UnavailableError{Message: "askbridge server at http://askbridge.example is not reachable"}
-	}
-	return f.ServiceBackend.Wait(ctx, id, d)
 }
 
 // TestHostReplyMeetingAFailureNamesTheQuestion: the host's reply (the
@@ -208,14 +204,16 @@ func TestHostReplyMeetingAFailureNamesTheQuestion(t *testing.T) {
 	svc := service(t)
 	for _, fail := range []string{"answer", "wait"} {
 		t.Run(fail, func(t *testing.T) {
-			b := &hostFails{ServiceBackend: ServiceBackend{Svc: svc, Agent: "a"}}
+			b := &hostFails{flaky: flaky{ServiceBackend: ServiceBackend{Svc: svc, Agent: "a"}, err: unreachable}}
 			h := newHandler(b)
 			q, err := b.Ask(t.Context(), core.AskInput{Kind: core.KindClarification, RunID: core.RunID("r-" + fail), Text: "Which way?", Reversibility: core.Reversible})
 			if err != nil {
 				t.Fatal(err)
 			}
 			b.answer.Store(fail == "answer")
-			b.wait.Store(fail == "wait")
+			if fail == "wait" {
+				b.failures = 1
+			}
 			ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 			defer cancel()
 			req := &mcpsdk.CallToolRequest{Params: &mcpsdk.CallToolParamsRaw{Name: ToolClarification, RequestState: string(q.ID),

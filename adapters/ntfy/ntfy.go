@@ -396,9 +396,9 @@ func refusal(res *http.Response, raw []byte) error {
 	}
 	_ = json.Unmarshal(raw, &e)
 	err := fmt.Errorf("ntfy: %s: %s", res.Status, e.Error)
-	wait := retryafter.Parse(res.Header, time.Now()) // seconds or a date, capped
 	switch {
 	case res.StatusCode == http.StatusTooManyRequests:
+		wait := retryafter.Parse(res.Header, time.Now()) // seconds or a date, capped
 		if wait <= 0 {
 			wait = 5 * time.Second
 		}

@@ -69,7 +69,7 @@ func (a *Adapter) socketEvents(ctx context.Context, sm *socketmode.Client, done 
 					// answer is taken before acking, within the budget,
 					// on its own goroutine: the next envelopes are read
 					// and acked meanwhile.
-					a.submit(ctx, sm, evt, ic, time.Now())
+					a.submit(ctx, sm, evt, ic)
 					continue
 				}
 				a.ack(sm, evt)
@@ -96,10 +96,19 @@ func (a *Adapter) ack(sm *socketmode.Client, evt socketmode.Event) {
 	}
 }
 
-// handle runs f on its own goroutine, at most cap(a.sema) at once; when
-// all are busy it waits, which slows reading and, at worst, makes Slack
-// retry (retries are recognised by their event id).
+// handle runs f on its own goroutine, within handleBudget.
 func (a *Adapter) handle(ctx context.Context, f func(context.Context) note) {
+	a.spawn(ctx, func() {
+		hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), handleBudget)
+		defer cancel()
+		a.queueNote(f(hctx))
+	})
+}
+
+// spawn runs f on its own goroutine, at most cap(a.sema) at once, counted
+// in a.work; when all are busy it waits, which slows reading and, at worst,
+// makes Slack retry (retries are recognised by their event id).
+func (a *Adapter) spawn(ctx context.Context, f func()) {
 	select {
 	case a.sema <- struct{}{}:
 	case <-ctx.Done():
@@ -107,9 +116,7 @@ func (a *Adapter) handle(ctx context.Context, f func(context.Context) note) {
 	}
 	a.work.Go(func() {
 		defer func() { <-a.sema }()
-		hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), handleBudget)
-		defer cancel()
-		a.queueNote(f(hctx))
+		f()
 	})
 }
 
@@ -123,22 +130,13 @@ func (l debugLog) Output(_ int, s string) error {
 }
 
 // submit takes a submitted modal and acks it with the modal's response
-// (its errors, or nothing to close it). The answer is taken on its own
-// goroutine, bounded and counted like handle's: taken on the read loop, a
-// submission slow on users.info, usergroups.users.list or the store kept
-// every later click and event from being read and acked, and two of them
-// pushed those acks past Slack's 3 s (the clicker is then shown an error
-// though the answer counted). The budget runs from arrival, so time spent
-// waiting for a free slot comes out of it rather than on top of it.
-func (a *Adapter) submit(ctx context.Context, sm *socketmode.Client, evt socketmode.Event, ic slack.InteractionCallback, arrived time.Time) {
-	select {
-	case a.sema <- struct{}{}:
-	case <-ctx.Done():
-		return
-	}
-	a.work.Go(func() {
-		defer func() { <-a.sema }()
-		hctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), arrived.Add(a.opts.AckBudget))
+// (its errors, or nothing to close it). The answer is taken off the read
+// loop, so a slow one never holds up later acks past Slack's 3 s. Its
+// budget runs from arrival: waiting for a free slot comes out of it.
+func (a *Adapter) submit(ctx context.Context, sm *socketmode.Client, evt socketmode.Event, ic slack.InteractionCallback) {
+	deadline := time.Now().Add(a.opts.AckBudget)
+	a.spawn(ctx, func() {
+		hctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
 		resp, n := a.onSubmit(hctx, ic)
 		cancel()
 		if evt.Request != nil {

@@ -45,11 +45,12 @@ type env struct {
 }
 
 func newEnv(t *testing.T) *env {
-	return newEnvWith(t, func(kv core.Values) core.Values { return kv })
+	t.Helper()
+	return newEnvWith(t, nil)
 }
 
 // newEnvWith is newEnv with the adapter's values the store's as kv
-// makes them.
+// makes them (nil: the store's as they are).
 func newEnvWith(t *testing.T, kv func(core.Values) core.Values) *env {
 	t.Helper()
 	svc, _ := coretest.Open(t, coretest.Options{Routes: map[string]core.Route{"ops": {
@@ -57,8 +58,12 @@ func newEnvWith(t *testing.T, kv func(core.Values) core.Values) *env {
 		Deciders: map[core.Surface][]string{core.SurfaceTeams: {aliceAAD, bobAAD}, core.SurfaceAPI: {"*"}},
 	}}})
 	fake := teamsfake.Start(t, appID, secret)
+	values := svc.Values()
+	if kv != nil {
+		values = kv(values)
+	}
 	a, err := teams.New(svc, teams.Options{AppID: appID, AppPassword: secret, TenantID: teamsfake.Tenant,
-		TokenURL: fake.TokenURL(), ServiceURL: fake.URL(), OpenIDURL: fake.OpenIDURL(), KV: kv(svc.Values()), Log: zerolog.Nop()})
+		TokenURL: fake.TokenURL(), ServiceURL: fake.URL(), OpenIDURL: fake.OpenIDURL(), KV: values, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}

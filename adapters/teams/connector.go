@@ -90,9 +90,9 @@ func (c *connector) call(ctx context.Context, method, path string, in, out any) 
 // Teams' 429 waits as told; a 412 (Teams' "precondition failed", its
 // other way of saying slow down) waits a second; a refusal of the
 // request itself (400, 401, 403, 404) is permanent; a 5xx may come after
-// the thread or message was made, so it leaves that unknown (the retry's
-// card says it may be a repeat, core.NotSent); anything else answered is
-// not sent and retried.
+// the thread or message was made, so it is returned as it is, not as
+// core.NotSent: the retry's card then says it may be a repeat; anything
+// else answered is not sent and retried.
 func classify(e *APIError) error {
 	switch {
 	case e.Status >= 500:

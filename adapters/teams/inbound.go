@@ -85,25 +85,23 @@ func (a *Adapter) ours(act *Activity) error {
 		return fmt.Errorf("teams: an activity from channel %q", act.ChannelID)
 	}
 	var data struct {
-		Tenant *struct {
+		Tenant struct {
 			ID string `json:"id"`
 		} `json:"tenant"`
 	}
 	_ = json.Unmarshal(act.ChannelData, &data) // absent or unreadable: no tenant there
-	var tenants []string
-	if act.Conversation != nil && act.Conversation.TenantID != "" {
-		tenants = append(tenants, act.Conversation.TenantID)
+	var conv string
+	if act.Conversation != nil {
+		conv = act.Conversation.TenantID
 	}
-	if data.Tenant != nil && data.Tenant.ID != "" {
-		tenants = append(tenants, data.Tenant.ID)
-	}
-	if len(tenants) == 0 {
+	if conv == "" && data.Tenant.ID == "" {
 		return errors.New("teams: an activity that names no tenant")
 	}
-	for _, t := range tenants {
-		if !strings.EqualFold(t, a.opts.TenantID) {
-			return fmt.Errorf("teams: an activity from tenant %q", t)
-		}
+	if conv != "" && !strings.EqualFold(conv, a.opts.TenantID) {
+		return fmt.Errorf("teams: an activity from tenant %q", conv)
+	}
+	if t := data.Tenant.ID; t != "" && !strings.EqualFold(t, a.opts.TenantID) {
+		return fmt.Errorf("teams: an activity from tenant %q", t)
 	}
 	return nil
 }

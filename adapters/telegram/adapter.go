@@ -254,6 +254,11 @@ func (a *Adapter) send(ctx context.Context, chat int64, c tgbotapi.Chattable) (t
 	if err := a.lim.wait(ctx, chat); err != nil {
 		return tgbotapi.Message{}, err
 	}
+	return a.post(ctx, c)
+}
+
+// post sends c now, with Telegram's errors classified.
+func (a *Adapter) post(ctx context.Context, c tgbotapi.Chattable) (tgbotapi.Message, error) {
 	m, err := a.api(ctx).Send(c)
 	return m, classify(err)
 }

@@ -253,16 +253,7 @@ func TestClarificationReplyToPrompt(t *testing.T) {
 	e := newEnv(t, nil)
 	e.run()
 	q := e.ask(core.AskInput{Kind: core.KindClarification, Text: "Which region?"})
-	var prompt telegramfake.Message
-	e.fake.Wait(10*time.Second, func() bool {
-		for _, m := range e.fake.Messages(room) {
-			if m.ForceReply != nil {
-				prompt = m
-				return true
-			}
-		}
-		return false
-	})
+	prompt := e.prompt(nil)
 	if prompt.ForceReply == nil || prompt.ReplyTo == 0 || !strings.HasSuffix(prompt.Text, "ref: 1t-0"+string(q.ID)) {
 		t.Fatalf("prompt %+v", prompt)
 	}
@@ -292,10 +283,8 @@ func TestClarificationReplyToPrompt(t *testing.T) {
 	if _, err := e.fake.Reply(userBob, room, card.ID, "too late"); err != nil {
 		t.Fatal(err)
 	}
-	e.fake.Wait(5*time.Second, func() bool { return len(e.fake.Messages(room)) > before })
-	msgs := e.fake.Messages(room)
-	if last := msgs[len(msgs)-1]; !strings.HasPrefix(last.Text, "Already closed. Answered by Alice Ops") {
-		t.Fatalf("late reply was told %q", last.Text)
+	if got := e.lastText(before); !strings.HasPrefix(got, "Already closed. Answered by Alice Ops") {
+		t.Fatalf("late reply was told %q", got)
 	}
 }
 
@@ -311,6 +300,23 @@ func (s *failingCommits) Commit(ctx context.Context, c core.Change) (*core.Quest
 		return nil, errors.New("failingCommits: the store is failing over")
 	}
 	return s.Store.Commit(ctx, c)
+}
+
+// prompt waits for a ForceReply prompt in the room that satisfies cond
+// (nil: any) and returns it, or the zero Message if none came.
+func (e *env) prompt(cond func(telegramfake.Message) bool) telegramfake.Message {
+	e.t.Helper()
+	var got telegramfake.Message
+	e.fake.Wait(10*time.Second, func() bool {
+		for _, m := range e.fake.Messages(room) {
+			if m.ForceReply != nil && (cond == nil || cond(m)) {
+				got = m
+				return true
+			}
+		}
+		return false
+	})
+	return got
 }
 
 // lastText is the newest message's text in the room, once there are more
@@ -330,16 +336,7 @@ func TestReplyNotRecordedIsTold(t *testing.T) {
 	e := newEnvOn(t, nil, st)
 	e.run()
 	q := e.ask(core.AskInput{Kind: core.KindClarification, Text: "Which region?"})
-	var prompt telegramfake.Message
-	e.fake.Wait(10*time.Second, func() bool {
-		for _, m := range e.fake.Messages(room) {
-			if m.ForceReply != nil {
-				prompt = m
-				return true
-			}
-		}
-		return false
-	})
+	prompt := e.prompt(nil)
 	st.fail.Store(true)
 	before := len(e.fake.Messages(room))
 	if _, err := e.fake.Reply(userAlice, room, prompt.ID, "eu-west-1"); err != nil {
@@ -411,15 +408,8 @@ func TestFormOptionThenSomethingElse(t *testing.T) {
 	if note := e.click(userBob, c, findButton(t, c, "2. Something else")); !strings.Contains(note, "Reply to the prompt") {
 		t.Fatalf("something else: %q", note)
 	}
-	var prompt telegramfake.Message
-	e.fake.Wait(5*time.Second, func() bool {
-		for _, m := range e.fake.Messages(room) {
-			if m.ForceReply != nil && m.ForceReply.Selective && strings.Contains(m.Text, "Tone?") {
-				prompt = m
-				return true
-			}
-		}
-		return false
+	prompt := e.prompt(func(m telegramfake.Message) bool {
+		return m.ForceReply.Selective && strings.Contains(m.Text, "Tone?")
 	})
 	if prompt.ID == 0 || prompt.ReplyTo != c.ID || !strings.HasPrefix(prompt.Text, "Bob, reply") {
 		t.Fatalf("prompt %+v", prompt)

@@ -157,8 +157,7 @@ func (a *Adapter) onReply(ctx context.Context, m *tgbotapi.Message) {
 	}
 	q, err := a.svc.Get(ctx, r.QuestionID)
 	if err != nil {
-		a.logInternal(err, "get")
-		a.tellReplier(ctx, m, err)
+		a.tellReplier(ctx, m, "get", err)
 		return
 	}
 	in, err := core.AnswerFor(q, r, decider(m.From), text)
@@ -174,15 +173,16 @@ func (a *Adapter) onReply(ctx context.Context, m *tgbotapi.Message) {
 	default:
 		// Closed, expired, already answered, blank, or not recorded at
 		// all (Telegram sends an update once): say so to the replier.
-		a.logInternal(err, "answer")
-		a.tellReplier(ctx, m, err)
+		a.tellReplier(ctx, m, "answer", err)
 	}
 }
 
-// tellReplier answers reply m with why it was not recorded. The note
-// quotes the outcome, which may hold an agent's or a person's words, so
-// it is escaped as cards are (esc: an @name mentions nobody).
-func (a *Adapter) tellReplier(ctx context.Context, m *tgbotapi.Message, err error) {
+// tellReplier logs err from op if it is internal and answers reply m with
+// why it was not recorded. The note quotes the outcome, which may hold an
+// agent's or a person's words, so it is escaped as cards are (esc: an
+// @name mentions nobody).
+func (a *Adapter) tellReplier(ctx context.Context, m *tgbotapi.Message, op string, err error) {
+	a.logInternal(err, op)
 	note := tgbotapi.NewMessage(m.Chat.ID, esc(card.RefusalNote(err), 1000))
 	note.ParseMode = tgbotapi.ModeHTML
 	note.ReplyToMessageID = m.MessageID

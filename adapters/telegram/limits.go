@@ -82,11 +82,7 @@ func (lm *limiter) wait(ctx context.Context, chat int64) error {
 
 // waitEdit is wait for an edit of a message in chat. Telegram's limit per
 // group counts new messages, so an edit spends from its chat and the
-// whole alone, as core's budgets have it (Adapter.Budgets) and the
-// README says: charged to the group, a busy group's card kept its buttons
-// after its question closed until the group's bucket refilled (an edit
-// failed at once when that was past its deadline, and the outbox retried
-// it), and each edit took a new message's turn.
+// whole alone, as core's budgets have it (Adapter.Budgets).
 func (lm *limiter) waitEdit(ctx context.Context, chat int64) error {
 	return lm.waitOn(ctx, chat, false)
 }

@@ -23,8 +23,11 @@ func slowChat(per time.Duration) Limits {
 
 // drainChat spends whatever chat's bucket holds now, so its next send
 // waits for the bucket to refill.
-func (e *env) drainChat(chat int64) {
-	for c := e.a.lim.forChat(chat); c.chat.Allow(); {
+func (e *env) drainChat(chat int64) { drain(e.a.lim.forChat(chat).chat) }
+
+// drain spends whatever l holds now.
+func drain(l *rate.Limiter) {
+	for l.Allow() {
 	}
 }
 
@@ -37,14 +40,7 @@ func (e *env) clarificationAndDecision() (qc *core.Question, clar, dec telegramf
 	qd := e.ask(decisionInput())
 	clar = e.card(qc.ID, func(m telegramfake.Message) bool { return len(m.Buttons()) > 0 })
 	dec = e.card(qd.ID, func(m telegramfake.Message) bool { return len(m.Buttons()) > 0 })
-	if !e.fake.Wait(liveness, func() bool {
-		for _, m := range e.fake.Messages(room) {
-			if m.ForceReply != nil && m.ReplyTo == clar.ID {
-				return true
-			}
-		}
-		return false
-	}) {
+	if e.prompt(func(m telegramfake.Message) bool { return m.ReplyTo == clar.ID }).ForceReply == nil {
 		e.t.Fatal("the clarification's prompt was never sent")
 	}
 	return qc, clar, dec
@@ -60,14 +56,15 @@ func (e *env) clarificationAndDecision() (qc *core.Question, clar, dec telegramf
 func TestAWaitingPromptHoldsUpNoOtherTap(t *testing.T) {
 	for _, mode := range []string{"polling", "webhook"} {
 		t.Run(mode, func(t *testing.T) {
-			var e *env
+			var kv PollState
 			if mode == "polling" {
-				e = newEnv(t, newMemKV())
-				e.a.lim = newLimiter(slowChat(15 * time.Second))
+				kv = newMemKV()
+			}
+			e := newEnv(t, kv)
+			e.a.lim = newLimiter(slowChat(15 * time.Second))
+			if kv != nil {
 				e.startRun()
 			} else {
-				e = newEnv(t, nil)
-				e.a.lim = newLimiter(slowChat(15 * time.Second))
 				e.run()
 			}
 			_, clar, dec := e.clarificationAndDecision()
@@ -153,8 +150,7 @@ func TestAnEditSpendsNoGroupBudget(t *testing.T) {
 	e.run()
 	q := e.ask(decisionInput())
 	c := e.card(q.ID, func(m telegramfake.Message) bool { return len(m.Buttons()) > 0 })
-	for g := e.a.lim.forChat(room).group; g.Allow(); {
-	}
+	drain(e.a.lim.forChat(room).group)
 	if note := e.click(userAlice, c, findButton(t, c, "SQLite")); note != "Recorded: SQLite" {
 		t.Fatalf("told %q", note)
 	}

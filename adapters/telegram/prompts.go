@@ -11,11 +11,9 @@ import (
 
 // A "Reply to answer" (or "Something else", or "Edit and approve") tap is
 // answered at once, and its ForceReply prompt follows once the chat's send
-// budget allows. The prompt waits on a goroutine of its own: sent inline,
-// it held up every update after it (long polling handles them one at a
-// time), so in a busy group other people's taps went unanswered, their
-// spinners turning until Telegram gave up on them, and a webhook held its
-// answer to Telegram as long.
+// budget allows. The prompt waits on a goroutine of its own, so that it
+// holds up no update after it (long polling takes them one at a time, and
+// a webhook's answer to Telegram would wait too).
 const (
 	// promptWait is the longest a prompt may expect to wait for its
 	// budget (limiter.delay) and still be promised: past it the tapper
@@ -96,8 +94,7 @@ func (a *Adapter) sendPrompt(chat int64, prompt tgbotapi.MessageConfig, q core.Q
 	if err == nil {
 		// Granted: the send is seen through even if Run ends meanwhile.
 		sctx, cancel := context.WithTimeout(context.Background(), promptSend)
-		_, err = a.api(sctx).Send(prompt)
-		err = classify(err)
+		_, err = a.post(sctx, prompt)
 		cancel()
 	}
 	if err != nil {

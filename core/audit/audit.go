@@ -66,9 +66,10 @@
 // it were one event: its prev must be the hash before it, and the next
 // event must link to its last. A walk that holds a run's first events
 // (an export taken before the purge, the first event there linked to
-// the run's prev) follows the rest of the run from inside it. The checkpoint's payload holds the same
-// runs (Checkpoint), so that its keyed digest covers them: runs only in
-// the unkeyed link could be forged to bridge deleted events. Checkpoints
+// the run's prev) follows the rest of the run from inside it. The
+// checkpoint's payload holds the same runs (Checkpoint), so that its
+// keyed digest covers them: runs only in the unkeyed link could be forged
+// to bridge deleted events. Checkpoints
 // written before that have their runs in the link alone, and the verifier
 // takes such a checkpoint only before the first whose runs are keyed.
 package audit

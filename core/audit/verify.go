@@ -157,8 +157,7 @@ func (st *streamState) see(n int64, h string) {
 // the caller only if they reach it: a stream not yet started in a walk
 // that may start mid-chain must stay so when the run from the stream's
 // beginning leads elsewhere (its first event comes after a later run),
-// so that its first link is excused as any first link is; it used to
-// follow that run, count as started, and be named as not linking.
+// so that its first link is excused as any first link is.
 //
 // A run is followed from its start, when it starts after the stream's
 // position, ends before n and links to the hash there; or from inside,

@@ -96,12 +96,13 @@ func keep(ctx context.Context, kv Leases, key, owner string, ttl time.Duration, 
 			return
 		case r := <-renewed:
 			pending = false
-			switch {
-			case r.err == nil && !r.held:
-				return
-			case r.err == nil:
-				expiry.Reset(time.Until(r.sent.Add(ttl)))
+			if r.err != nil {
+				break // tried again at the next tick
 			}
+			if !r.held {
+				return
+			}
+			expiry.Reset(time.Until(r.sent.Add(ttl)))
 		case <-t.C:
 			if pending {
 				continue // the last renewal has not come back

@@ -70,7 +70,8 @@ func (s *Store) deliveryShard(d core.Delivery) int {
 // Claim hands out deliveries of one surface: first, shard by shard,
 // those idle longer than minIdle (their consumer is presumed dead) and
 // new ones, without blocking; then, if there were none, it blocks up to
-// block for new ones.
+// block for new ones. A claim that got nothing and met a failing shard
+// reports that shard's error rather than block.
 func (s *Store) Claim(ctx context.Context, surface core.Surface, consumer string, max int, minIdle, block time.Duration) ([]core.Delivery, error) {
 	const op = "redis claim"
 	if !surface.HasOutbox() {
@@ -103,13 +104,13 @@ func (s *Store) Claim(ctx context.Context, surface core.Surface, consumer string
 				next = due
 			}
 		}
-		left := time.Until(deadline)
 		if len(out) > 0 {
 			return out, nil
 		}
 		if failed != nil {
 			return nil, core.Internal(op, failed)
 		}
+		left := time.Until(deadline)
 		if block <= 0 || left <= 0 {
 			return nil, nil
 		}

@@ -23,33 +23,26 @@
   }
   var minute = 60 * 1000, hour = 60 * minute, day = 24 * hour;
 
-  function ago(d) {
-    if (d < minute) {
-      return "just now";
-    }
+  // span is a duration of at least a minute, short and rough.
+  function span(d) {
     if (d < hour) {
-      return Math.floor(d / minute) + "m ago";
+      return Math.floor(d / minute) + "m";
     }
     if (d < 48 * hour) {
-      return Math.floor(d / hour) + "h ago";
+      return Math.floor(d / hour) + "h";
     }
-    return Math.floor(d / day) + "d ago";
+    return Math.floor(d / day) + "d";
+  }
+
+  function ago(d) {
+    return d < minute ? "just now" : span(d) + " ago";
   }
 
   function due(left) {
     if (left <= 0) {
       return "due now";
     }
-    if (left < minute) {
-      return "due in under a minute";
-    }
-    if (left < hour) {
-      return "due in " + Math.floor(left / minute) + "m";
-    }
-    if (left < 48 * hour) {
-      return "due in " + Math.floor(left / hour) + "h";
-    }
-    return "due in " + Math.floor(left / day) + "d";
+    return left < minute ? "due in under a minute" : "due in " + span(left);
   }
 
   // words are the wordings by data-rel, of how long ago datetime was.

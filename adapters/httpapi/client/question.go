@@ -288,6 +288,16 @@ func OperatorView(q *core.Question) *Question {
 	return v
 }
 
+// OperatorViews is each of qs as OperatorView makes it, [] rather than
+// null for none.
+func OperatorViews(qs []*core.Question) []*Question {
+	out := make([]*Question, len(qs))
+	for i, q := range qs {
+		out[i] = OperatorView(q)
+	}
+	return out
+}
+
 // hideAddresses replaces, in v's own copies, every personal address (a
 // room on a surface whose rooms are people, core.Surface.RoomIsPersonal)
 // by the door's label.

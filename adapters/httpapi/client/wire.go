@@ -41,14 +41,7 @@ type Digest struct {
 // DigestOf is d as GET /v1/digest shows it. Its lists are [] rather than
 // null, so clients can range without a check.
 func DigestOf(d core.Digest) Digest {
-	views := func(qs []*core.Question) []*Question {
-		out := make([]*Question, len(qs))
-		for i, q := range qs {
-			out[i] = OperatorView(q)
-		}
-		return out
-	}
-	return Digest{From: d.From, To: d.To, Asked: views(d.Asked), Closed: views(d.Closed), Open: views(d.Open),
+	return Digest{From: d.From, To: d.To, Asked: OperatorViews(d.Asked), Closed: OperatorViews(d.Closed), Open: OperatorViews(d.Open),
 		AskedMore: d.AskedMore, ClosedMore: d.ClosedMore, OpenMore: d.OpenMore}
 }
 

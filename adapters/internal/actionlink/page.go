@@ -115,9 +115,11 @@ func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // claims checks the token, and reads its question when the token is
 // good or merely expired. An expired link's closed question is shown as
 // it ended, so a late click learns the outcome whatever state the link
-// is in.
+// is in; an expired link whose open question's deadline has moved on
+// since (an escalation, a reask) still works.
 func (p *Page) claims(ctx context.Context, token string) (Claims, *core.Question, *view, int) {
-	c, err := p.Signer.Verify(token, p.now())
+	now := p.now()
+	c, err := p.Signer.Verify(token, now)
 	if errors.Is(err, ErrAltered) || (err == nil && c.Surface != p.Surface) {
 		return c, nil, &view{Title: "Link not valid", Failed: true, Message: sentence(ErrAltered) + " Nothing was recorded."}, http.StatusUnauthorized
 	}
@@ -133,7 +135,7 @@ func (p *Page) claims(ctx context.Context, token string) (Claims, *core.Question
 	// was sent; an escalation or a reask moves the deadline on and keeps
 	// the question open to the people it was sent to, so the link lasts
 	// as long.
-	if errors.Is(err, ErrExpired) && (!q.Open() || !q.Deadline.After(c.Expires) || !p.now().Before(q.Deadline)) {
+	if errors.Is(err, ErrExpired) && (!q.Open() || !now.Before(q.Deadline)) {
 		if !q.Open() {
 			return c, q, closedView(q), http.StatusConflict
 		}

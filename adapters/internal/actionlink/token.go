@@ -44,7 +44,8 @@ type Claims struct {
 	Menu bool
 }
 
-// wire is the signed payload. Short keys: the token rides in a URL.
+// wire is a token's payload, sealed (or, in a link sent before tokens
+// were sealed, signed). Short keys: the token rides in a URL.
 type wire struct {
 	Ref     string `json:"r"`
 	Surface string `json:"s"`
@@ -62,7 +63,9 @@ var (
 	ErrExpired = errors.New("this link has expired")
 )
 
-// b64 is how payloads and signatures are spelt in a token.
+// b64 is how a token is spelt. Strict: one spelling per token, so no
+// character can change (unused low bits of the last one included) and
+// still open or verify.
 var b64 = base64.RawURLEncoding.Strict()
 
 // keyLabel separates the links' key from every other use of the server's
@@ -126,11 +129,11 @@ func (s *Signer) Sign(c Claims) (string, error) {
 
 // open is a sealed token's payload, or false.
 func (s *Signer) open(token string) ([]byte, bool) {
+	n := s.seal.NonceSize()
 	sealed, err := b64.DecodeString(token)
-	if err != nil || len(sealed) < s.seal.NonceSize() {
+	if err != nil || len(sealed) < n {
 		return nil, false
 	}
-	n := s.seal.NonceSize()
 	raw, err := s.seal.Open(nil, sealed[:n], sealed[n:], nil)
 	return raw, err == nil
 }
@@ -143,8 +146,6 @@ func (s *Signer) signed(token string) ([]byte, bool) {
 	if !ok {
 		return nil, false
 	}
-	// Strict: one spelling per token, so no character can change
-	// (unused low bits of the last one included) and still verify.
 	got, err := b64.DecodeString(sig)
 	if err != nil || !hmac.Equal(got, s.mac(p)) {
 		return nil, false
@@ -159,7 +160,8 @@ func (s *Signer) mac(p string) []byte {
 	return m.Sum(nil)
 }
 
-// Verify checks token's signature and expiry at now and returns its
+// Verify opens a sealed token (or checks the signature of one sent before
+// tokens were sealed), checks its expiry at now and returns its
 // claims. An expired token's claims come back with ErrExpired, so the page
 // can still show how its question ended.
 func (s *Signer) Verify(token string, now time.Time) (Claims, error) {

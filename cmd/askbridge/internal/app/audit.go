@@ -87,8 +87,6 @@ func cmdAudit(ctx context.Context, args []string, getenv func(string) string, _ 
 	)
 	if files := fs.Args(); len(files) > 0 {
 		// An export taken with since starts after the log's beginning.
-		// Given heads, each stream must still reach its head or continue
-		// from it (Options.Heads): a walk of files does not excuse one.
 		walk, opt = fileWalk(files), auditlog.Options{MidChain: true}
 	} else {
 		st, err := openAuditStore(ctx, settings, key)
@@ -99,7 +97,7 @@ func cmdAudit(ctx context.Context, args []string, getenv func(string) string, _ 
 		defer st.Close()
 		walk = auditlog.StoreWalk(ctx, st)
 	}
-	opt.Heads = heads
+	opt.Heads = heads // files or the store alike: each stream must reach or continue from its head
 	rep, err := auditlog.Verify(key, walk, opt)
 	if err != nil {
 		fmt.Fprintln(stderr, "askbridge audit verify:", err)

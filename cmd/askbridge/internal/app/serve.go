@@ -324,26 +324,27 @@ func (m *Main) openChats(ctx context.Context, s Settings, svc *core.Service, mux
 // courier: the outbox's deliveries to it, claimed after minIdle and
 // spent from budget (a courier that names no budgets spends from none).
 func (m *Main) runChats(ctx context.Context, g *errgroup.Group, svc *core.Service, minIdle time.Duration, budget core.Budget) {
+	failed := m.deliveryFailed(ctx, svc, "delivery failed")
 	for _, c := range m.chats {
 		g.Go(func() error { return c.Run(ctx) })
 		g.Go(func() error {
-			o := loops.DeliverOptions{Consumer: m.consumer, MinIdle: minIdle, Budget: budget, OnError: m.deliveryFailed(ctx, svc)}
+			o := loops.DeliverOptions{Consumer: m.consumer, MinIdle: minIdle, Budget: budget, OnError: failed}
 			return loops.Deliver(ctx, svc, c, o)
 		})
 	}
 }
 
-// deliveryFailed logs a failed attempt at a delivery, naming its
+// deliveryFailed logs a failed attempt at a delivery as msg, naming its
 // recipient as the event log does (core.Service.Logged): a key spells an
 // email address, an ntfy topic (a password on a public server) or a
 // person's name, and the platform's error quotes the address or topic.
-func (m *Main) deliveryFailed(ctx context.Context, svc *core.Service) func(core.Delivery, error) {
+func (m *Main) deliveryFailed(ctx context.Context, svc *core.Service, msg string) func(core.Delivery, error) {
 	return func(d core.Delivery, err error) {
 		if ctx.Err() != nil {
 			return // cut short by the shutdown: handed back for another replica to take at once
 		}
 		key, reason := svc.Logged(d, err)
-		m.Log.Warn().Str("error", reason).Str("surface", string(d.Surface)).Str("delivery", key).Int("attempts", d.Attempts).Msg("delivery failed")
+		m.Log.Warn().Str("error", reason).Str("surface", string(d.Surface)).Str("delivery", key).Int("attempts", d.Attempts).Msg(msg)
 	}
 }
 

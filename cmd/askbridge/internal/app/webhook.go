@@ -116,12 +116,6 @@ func webhookSettings(f File) (core.CallbackPrefixes, *webhook.Keys) {
 func (m *Main) deliverWebhooks(ctx context.Context, svc *core.Service, sender *webhook.Sender) error {
 	f := m.Settings.File
 	o := loops.DeliverOptions{Consumer: m.consumer, MinIdle: time.Duration(f.Policies.OutboxIdle),
-		GiveUpAfter: cmp.Or(time.Duration(f.Webhooks.GiveUpAfter), DefaultGiveUpAfter)}
-	o.OnError = func(d core.Delivery, err error) {
-		if ctx.Err() != nil {
-			return // cut short by the shutdown: handed back for another replica to take at once
-		}
-		m.Log.Warn().Err(err).Str("surface", string(core.SurfaceWebhook)).Str("delivery", d.Key).Int("attempts", d.Attempts).Msg("webhook failed")
-	}
+		GiveUpAfter: cmp.Or(time.Duration(f.Webhooks.GiveUpAfter), DefaultGiveUpAfter), OnError: m.deliveryFailed(ctx, svc, "webhook failed")}
 	return loops.DeliverCalls(ctx, svc, sender, o)
 }

@@ -52,6 +52,8 @@ type onewayDriver struct {
 	settings app.Settings
 	clock    core.Clock
 	main     *app.Main
+	// refOf reads a link of the program's (adaptertest.LinkRefs).
+	refOf func(link string) string
 }
 
 func (d *onewayDriver) Surface() core.Surface { return d.surface }
@@ -75,6 +77,11 @@ func (d *onewayDriver) Stranger() adaptertest.User {
 
 func (d *onewayDriver) Start(t *testing.T, clock core.Clock) adaptertest.Program {
 	d.clock = clock
+	refOf, err := adaptertest.LinkRefs([]byte(onewayKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.refOf = refOf
 	env := map[string]string{"ASKBRIDGE_PUBLIC_URL": linkBase}
 	if d.surface == core.SurfaceEmail {
 		d.smtp = emailfake.Start(t, emailfake.Options{})
@@ -138,8 +145,9 @@ func (d *onewayDriver) inbox(recipient string) []sent {
 			s := sent{id: m.MessageID, text: m.Subject + "\n" + m.Text, urls: map[string]string{}}
 			for _, a := range anchor.FindAllStringSubmatch(m.HTML, -1) {
 				u, label := html.UnescapeString(a[1]), html.UnescapeString(a[2])
-				s.links = append(s.links, adaptertest.Button{Label: label, Value: d.refOf(u)})
-				s.urls[d.refOf(u)] = u
+				r := d.refOf(u)
+				s.links = append(s.links, adaptertest.Button{Label: label, Value: r})
+				s.urls[r] = u
 			}
 			out = append(out, s)
 		}
@@ -167,12 +175,6 @@ var (
 // onewayKey is the program's actor key in these scenarios, from which
 // its links' key is derived.
 const onewayKey = "the one-way scenarios' actor key, long enough"
-
-// refOf reads the encoded ref a link's token carries, opened with the
-// program's key, or "" for no link of the program's.
-func (d *onewayDriver) refOf(link string) string {
-	return adaptertest.LinkRef([]byte(onewayKey), link, d.clock.Now())
-}
 
 // local is link on the program's own listener.
 func (d *onewayDriver) local(link string) string {

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 	"net/mail"
 	"strings"
@@ -74,20 +75,22 @@ func oneWayRooms(f File, key string, r RouteFile) ([]core.Room, error) {
 }
 
 // checkAddress accepts a bare email address: the recipient, and the id
-// its links answer as.
+// its links answer as. Its refusal names no value: the key names it, and
+// the refusal of a reload goes to the event log, which observers read.
 func checkAddress(s string) error {
 	a, err := mail.ParseAddress(s)
 	if err != nil || a.Address != s {
-		return fmt.Errorf("%q is not an email address (a bare address, such as ops@example.com)", s)
+		return errors.New("not an email address (a bare address, such as ops@example.com)")
 	}
 	return nil
 }
 
 // checkTopic accepts what ntfy takes as a topic name: 1 to 64 of A-Z,
-// a-z, 0-9, _ and -.
+// a-z, 0-9, _ and -. Its refusal does not quote the value, which may
+// hold the topic, a password on a public server.
 func checkTopic(s string) error {
 	if len(s) == 0 || len(s) > 64 || strings.Trim(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-") != "" {
-		return fmt.Errorf("%q is not an ntfy topic (1-64 of A-Z, a-z, 0-9, _ and -)", s)
+		return errors.New("not an ntfy topic (1-64 of A-Z, a-z, 0-9, _ and -; the topic's name, not its URL)")
 	}
 	return nil
 }

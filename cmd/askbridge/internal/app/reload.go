@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -150,9 +151,15 @@ func (r *reloader) reload(ctx context.Context, trigger string) {
 		return
 	}
 	rec := core.Reload{Trigger: trigger, Replica: r.m.ReplicaID, Digest: digest}
-	if err != nil {
+	switch {
+	case err != nil:
 		err = fmt.Errorf("ASKBRIDGE_CONFIG: %w", err)
-	} else {
+	case len(bytes.TrimSpace(raw)) == 0:
+		// At start an empty file is a valid configuration of nothing; on
+		// a reload it is one caught mid-write (a shell's > truncates it
+		// first), which would take every token and route away.
+		err = fmt.Errorf("%s is empty: the running configuration stays; write it whole (to a temporary file, then mv)", path)
+	default:
 		var f File
 		if f, err = parseFile(raw, r.getenv); err != nil {
 			err = fmt.Errorf("%s: %w", path, err)

@@ -275,6 +275,12 @@ func TestReloadRefusesABadFile(t *testing.T) {
 		{"a misspelt key", reloadYAML("ops-two", "    escalate_too: deploy\n"), "escalate_too"},
 		{"a short token", strings.Replace(reloadYAML("ops-two", ""), reloadOpsTwo, "short", 1), "tokens[2]"},
 		{"an unknown escalation route", reloadYAML("ops-two", "    escalate_to: nowhere\n"), "routes.deploy.escalate_to"},
+		// A file caught mid-write (a shell's > truncates it first) would
+		// take every token and route away: applied, it was.
+		{"an empty file", "", "empty"},
+		// The refusal names the key, not the value: a topic is a
+		// password, and the event log is read by observers.
+		{"an ntfy topic given as its URL", reloadYAML("ops-two", "    ntfy: [\"https://ntfy.sh/dave-approvals-7f3k\"]\n"), "routes.deploy.ntfy"},
 	} {
 		before := len(r.logs.String())
 		digest := r.rewrite(t, c.yaml)
@@ -293,10 +299,13 @@ func TestReloadRefusesABadFile(t *testing.T) {
 		if key, _, _ := strings.Cut(c.want, " "); !strings.Contains(logged, `"error":`) || !strings.Contains(logged, key) { // the log's JSON escapes quotes
 			t.Fatalf("%s: the log does not name %q", c.name, key)
 		}
+		if secret := "dave-approvals-7f3k"; strings.Contains(logged, secret) || strings.Contains(evs[i].Reason, secret) || strings.Contains(d.Refused.Error, secret) {
+			t.Fatalf("%s: the refusal quotes the topic: %q", c.name, evs[i].Reason)
+		}
 	}
 	fams := apptest.Scrape(t, url, r.m.AdminToken)
-	if ok, refused := apptest.Value(fams, "askbridge_config_reloads_total", "result", "ok"), apptest.Value(fams, "askbridge_config_reloads_total", "result", "refused"); ok != 0 || refused != 6 {
-		t.Fatalf("config_reloads_total: ok %v, refused %v; want 0 and 6", ok, refused)
+	if ok, refused := apptest.Value(fams, "askbridge_config_reloads_total", "result", "ok"), apptest.Value(fams, "askbridge_config_reloads_total", "result", "refused"); ok != 0 || refused != 8 {
+		t.Fatalf("config_reloads_total: ok %v, refused %v; want 0 and 8", ok, refused)
 	}
 	// The first file still rules: deploy is ops-one's, and the tokens
 	// are as they were.

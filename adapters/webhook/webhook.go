@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/adapters/internal/retryafter"
+	"github.com/askbridge/askbridge/adapters/internal/tracehttp"
 	"github.com/askbridge/askbridge/core"
 )
 
@@ -46,7 +47,7 @@ const (
 // Options configure a Sender.
 type Options struct {
 	// Client sends the requests; nil is a client with a 30 s timeout. Its
-	// Transport is used as given (so it can be wrapped, for tracing); its
+	// Transport is used, wrapped to carry the trace context; its
 	// redirect policy is replaced by one that follows only 307 and 308
 	// (which keep the body) to URLs Allow allows, at most 5 times.
 	Client *http.Client
@@ -99,6 +100,9 @@ func New(o Options) (*Sender, error) {
 		copied := *o.Client
 		c = &copied
 	}
+	// The request carries the trace of the span it is sent under (core's
+	// delivery span), so the receiver's trace goes on from the ask.
+	c.Transport = tracehttp.Transport(c.Transport)
 	s := &Sender{client: c, body: o.Body}
 	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		switch {

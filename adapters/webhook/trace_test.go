@@ -34,4 +34,3 @@ func TestWebhookCarriesTheTrace(t *testing.T) {
 		t.Fatalf("the webhook's traceparent: %q; want the span's %s", tp, sc.TraceID())
 	}
 }
-

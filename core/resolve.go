@@ -381,10 +381,21 @@ func (s *Service) Decline(ctx context.Context, id QuestionID, d Decider) (Outcom
 // DeclineShown is Decline from a caller whose own response shows the
 // card it was declined on (shown, its message id on d's surface; see
 // AnswerInput.Shown).
+//
+// A question a policy rule decided (its close by the rule still to come:
+// a repeat of the ask records it) is no person's to decline, as it is no
+// person's to approve or deny: the agent would be told to go on by its
+// own judgement with a call the rule decided.
 func (s *Service) DeclineShown(ctx context.Context, id QuestionID, d Decider, shown string) (Outcome, error) {
 	d = s.identify(d).Decider
+	decline := s.systemClose(StateDeclined, CloserDecline, d, DeclineReason)
 	return s.resolve(ctx, attempt{op: "decline", id: id, door: doorHuman, actor: d, shown: shown,
-		build: s.systemClose(StateDeclined, CloserDecline, d, DeclineReason)})
+		build: func(q *Question, now time.Time) (Transition, error) {
+			if q.Rule.decides() {
+				return Transition{}, Errorf(CodeConflict, "decline", "%s %s this call: no person decides it", q.Rule.Label(), q.Rule.verb())
+			}
+			return decline(q, now)
+		}})
 }
 
 // CancelInput withdraws a question. It is a struct, not four arguments,

@@ -75,6 +75,11 @@ func TestARuledApprovalNoPersonDecides(t *testing.T) {
 	if _, err := svc.Answer(t.Context(), core.AnswerInput{QuestionID: id, Decider: ops, OptionID: core.ApproveOption}); core.ErrorCode(err) != core.CodeConflict {
 		t.Fatalf("a person approving what a rule denied: %v, want conflict", err)
 	}
+	// Nor declining it: the agent would be told to go on by its own
+	// judgement with a call the operator's rule denied.
+	if _, err := svc.Decline(t.Context(), id, ops); core.ErrorCode(err) != core.CodeConflict {
+		t.Fatalf("a person declining what a rule denied: %v, want conflict", err)
+	}
 	q, repeat, err := svc.AskOrRepeat(t.Context(), in)
 	if err != nil || !repeat || q.ID != id || q.Open() || q.Resolution.Approved == nil || *q.Resolution.Approved || q.Resolution.ClosedBy != core.CloserPolicy {
 		t.Fatalf("the repeated ask: %+v (repeat %v), %v; want it denied by the rule", q, repeat, err)

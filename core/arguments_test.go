@@ -45,3 +45,37 @@ func TestToolNamesWithInvisibleCharactersAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestAnEditAsTheCardShowsItFits: arguments within the limit, edited in
+// the indented form every card's edit box is filled with, are taken: the
+// limit counts the arguments, not the spaces the card put around them.
+// Before, an edit of arguments of some 7 KiB whose indented copy passed
+// 16 KiB was refused, even unchanged.
+func TestAnEditAsTheCardShowsItFits(t *testing.T) {
+	svc, _ := coretest.Open(t, coretest.Options{})
+	var b strings.Builder
+	b.WriteString(`{"note":"first","edits":[`)
+	for i := range 700 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"k":"v"}`)
+	}
+	b.WriteString(`]}`)
+	args := json.RawMessage(b.String())
+	q, err := svc.Ask(t.Context(), core.AskInput{Kind: core.KindApproval, Agent: "a", RunID: "r", Text: "Apply these edits?",
+		Reversibility: core.Reversible, Tool: "MultiEdit", Arguments: args, Editable: &core.Editable{All: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := core.PrettyJSON(args)
+	if len(args) > core.MaxArgumentsLen || len(shown) <= core.MaxArgumentsLen {
+		t.Fatalf("the test's arguments: %d bytes, %d indented; want them within the limit and their indented copy past it", len(args), len(shown))
+	}
+	edited := strings.Replace(shown, `"first"`, `"second"`, 1)
+	o, err := svc.Answer(t.Context(), core.AnswerInput{QuestionID: q.ID, Decider: core.Decider{Surface: core.SurfaceAPI, ID: "ops"},
+		OptionID: core.ApproveOption, Arguments: json.RawMessage(edited)})
+	if err != nil || !o.Closed || o.Question.Resolution.Edit == nil {
+		t.Fatalf("the edit as the card shows it: %+v, %v; want it approved with the edit", o.Question, err)
+	}
+}

@@ -106,6 +106,10 @@ const (
 	KeyChanged ChangeKind = "changed"
 )
 
+// editTextLen bounds the text of edited arguments before it is read:
+// arguments at the limit, indented as a card shows them, with room.
+const editTextLen = 4 * MaxArgumentsLen
+
 // editOf checks edited arguments against the call: a JSON object within
 // MaxArgumentsLen whose changed keys are all editable. It returns nil when
 // the edit changes nothing (a plain approval). The refusal of a key that
@@ -115,12 +119,18 @@ func editOf(call *ToolCall, raw json.RawMessage) (*ArgumentEdit, error) {
 	if call == nil || !call.Editable.Any() {
 		return nil, Errorf(CodeInvalid, op, "this tool call's arguments are not editable")
 	}
-	if len(raw) > MaxArgumentsLen {
+	// The limit counts the arguments, not the indentation a card's edit
+	// box fills them in with (PrettyJSON): the text is bounded loosely
+	// before it is read, the arguments exactly after.
+	if len(raw) > editTextLen {
 		return nil, Errorf(CodeInvalid, op, "the edited arguments are %d bytes; the limit is %d", len(raw), MaxArgumentsLen)
 	}
 	sum, canon, err := HashArguments(raw)
 	if err != nil {
 		return nil, Errorf(CodeInvalid, op, "the edited arguments are not valid JSON")
+	}
+	if len(canon) > MaxArgumentsLen {
+		return nil, Errorf(CodeInvalid, op, "the edited arguments are %d bytes; the limit is %d", len(canon), MaxArgumentsLen)
 	}
 	after, err := objectOf(canon)
 	if err != nil {

@@ -74,9 +74,12 @@ func (s *Service) Answer(ctx context.Context, in AnswerInput) (Outcome, error) {
 	}
 	if err == nil && o.Closed && in.Standing != nil {
 		// The approve counts either way; a standing approval that could
-		// not be stored leaves o.Standing nil, and the note says only
-		// what was recorded.
-		o.Standing, _ = s.grantStanding(ctx, o.Question, in.Standing)
+		// not be stored leaves o.Standing nil, and the question handed
+		// back grants nothing, so the note says only what was recorded.
+		var gerr error
+		if o.Standing, gerr = s.grantStanding(ctx, o.Question, in.Standing); gerr != nil {
+			o.Question = withoutGrant(o.Question)
+		}
 	}
 	return o, err
 }
@@ -122,4 +125,13 @@ func itemIDs(items []ItemAnswer) []string {
 // at the moment of the act and not stored.
 func publicDecider(d Decider) Decider {
 	return Decider{Surface: d.Surface, ID: d.ID, Name: d.Name, Person: d.Person}
+}
+
+// withoutGrant is a copy of q whose resolution grants no standing
+// approval: the one it asked for could not be stored.
+func withoutGrant(q *Question) *Question {
+	c, res := *q, *q.Resolution
+	res.Grants = nil
+	c.Resolution = &res
+	return &c
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 	"github.com/askbridge/askbridge/internal/coretest"
 )
 
@@ -100,6 +102,11 @@ func TestAStandingApprovalNotConfirmedIsNotLeftLive(t *testing.T) {
 		Standing: &core.StandingRequest{Scope: core.StandingRun}})
 	if err != nil || !o.Closed || o.Standing != nil {
 		t.Fatalf("the approve: %+v, %v; want it recorded and no standing approval said to be granted", o, err)
+	}
+	// The note the approver is sent says so too; it said the tool's
+	// later calls were approved at once.
+	if note := card.RecordedNote(o.Question, core.Ref{QuestionID: o.Question.ID, Item: -1, Action: core.RefStanding}); strings.Contains(note, "approved at once") || !strings.Contains(note, "Approved") {
+		t.Fatalf("the approver was told %q", note)
 	}
 	if live, err := st.ListStandings(ctx, time.Now()); err != nil || len(live) != 0 {
 		t.Fatalf("standing approvals live: %+v, %v; want none", live, err)

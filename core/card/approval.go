@@ -40,11 +40,15 @@ func standingActions(q *core.Question) []Action {
 	return out
 }
 
-// standingNote is the private note after an approve that granted a
-// standing approval.
+// standingNote is the private note after an approve that asked for a
+// standing approval: what it grants, or, when none was granted (it could
+// not be stored), that the approve alone counted.
 func standingNote(q *core.Question, r core.Ref) string {
 	if q == nil || q.Call == nil {
 		return "Recorded: Approved"
+	}
+	if q.Resolution == nil || q.Resolution.Grants == nil {
+		return "Recorded: Approved, this call alone: the standing approval could not be stored, so later asks still go to a person."
 	}
 	how := "for the rest of this run"
 	if r.Option == 1 && q.Call.Standing != nil {

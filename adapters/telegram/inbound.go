@@ -157,7 +157,7 @@ func (a *Adapter) onReply(ctx context.Context, m *tgbotapi.Message) {
 	}
 	q, err := a.svc.Get(ctx, r.QuestionID)
 	if err != nil {
-		a.tellReplier(ctx, m, "get", err)
+		a.tellReplier(m, "get", err)
 		return
 	}
 	in, err := core.AnswerFor(q, r, decider(m.From), text)
@@ -173,7 +173,7 @@ func (a *Adapter) onReply(ctx context.Context, m *tgbotapi.Message) {
 	default:
 		// Closed, expired, already answered, blank, or not recorded at
 		// all (Telegram sends an update once): say so to the replier.
-		a.tellReplier(ctx, m, "answer", err)
+		a.tellReplier(m, "answer", err)
 	}
 }
 
@@ -181,15 +181,20 @@ func (a *Adapter) onReply(ctx context.Context, m *tgbotapi.Message) {
 // why it was not recorded. The note quotes the outcome, which may hold an
 // agent's or a person's words, so it is escaped as cards are (esc: an
 // @name mentions nobody).
-func (a *Adapter) tellReplier(ctx context.Context, m *tgbotapi.Message, op string, err error) {
+func (a *Adapter) tellReplier(m *tgbotapi.Message, op string, err error) {
 	a.logInternal(err, op)
 	note := tgbotapi.NewMessage(m.Chat.ID, esc(card.RefusalNote(err), 1000))
 	note.ParseMode = tgbotapi.ModeHTML
 	note.ReplyToMessageID = m.MessageID
 	note.AllowSendingWithoutReply = true
-	if _, err := a.send(ctx, m.Chat.ID, note); err != nil {
-		a.log.Warn().Err(err).Msg("telegram: refusal note not sent")
+	notSent := func(err error) { a.log.Warn().Err(err).Msg("telegram: refusal note not sent") }
+	// Sent off the update's goroutine, as a reply prompt is: waiting
+	// there on the chat's budget held up every update after it.
+	if !a.prompts.hold() {
+		notSent(errors.New("too many messages wait on their send budgets"))
+		return
 	}
+	go a.sendHeld(m.Chat.ID, note, notSent)
 }
 
 func (a *Adapter) logInternal(err error, op string) {

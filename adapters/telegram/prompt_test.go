@@ -189,3 +189,31 @@ func TestPromptsWaitingAreBounded(t *testing.T) {
 		t.Fatal("a place was given after close")
 	}
 }
+
+// TestARefusalNoteHoldsUpNoOtherTap: the note telling a late replier why
+// their reply was not recorded waits for its chat's budget off the
+// update's goroutine too, so a tap after it is answered at once. Before,
+// it was sent inline, and every later update waited behind it.
+func TestARefusalNoteHoldsUpNoOtherTap(t *testing.T) {
+	e := newEnv(t, newMemKV())
+	e.a.lim = newLimiter(slowChat(15 * time.Second))
+	e.startRun()
+	qc, clar, dec := e.clarificationAndDecision()
+	if _, err := e.svc.Answer(t.Context(), core.AnswerInput{QuestionID: qc.ID, Decider: core.Decider{Surface: core.SurfaceAPI, ID: "ops"}, Text: "eu"}); err != nil {
+		t.Fatal(err)
+	}
+	e.drainChat(room)
+	if _, err := e.fake.Reply(userBob, room, clar.ID, "too late"); err != nil {
+		t.Fatal(err)
+	}
+	u2, q2, err := e.fake.CallbackUpdate(userAlice, room, dec.ID, findButton(t, dec, "PostgreSQL").Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.fake.Deliver(u2); err != nil {
+		t.Fatal(err)
+	}
+	if note, err := e.fake.CallbackAnswer(q2, liveness); err != nil || note != "Recorded: PostgreSQL" {
+		t.Fatalf("a tap behind a refusal note waiting on its budget: told %q, %v", note, err)
+	}
+}

@@ -13,7 +13,8 @@ import (
 // answered at once, and its ForceReply prompt follows once the chat's send
 // budget allows. The prompt waits on a goroutine of its own, so that it
 // holds up no update after it (long polling takes them one at a time, and
-// a webhook's answer to Telegram would wait too).
+// a webhook's answer to Telegram would wait too). The note that tells a
+// replier why their reply was not recorded goes the same way.
 const (
 	// promptWait is the longest a prompt may expect to wait for its
 	// budget (limiter.delay) and still be promised: past it the tapper
@@ -33,8 +34,8 @@ const (
 	maxPrompts = 64
 )
 
-// promptQueue tracks the prompts promised and not yet sent, so that Run
-// returns only once each is sent or given up.
+// promptQueue tracks the prompts promised and the notes to repliers not
+// yet sent, so that Run returns only once each is sent or given up.
 type promptQueue struct {
 	// ctx ends when Run does: a prompt still waiting for its budget is
 	// then given up (and logged) rather than hold up the shutdown; the
@@ -87,6 +88,16 @@ func (p *promptQueue) close() {
 // the update that asked for it. A prompt that could not be sent after the
 // tapper was promised it is logged as a warning.
 func (a *Adapter) sendPrompt(chat int64, prompt tgbotapi.MessageConfig, q core.QuestionID) {
+	a.sendHeld(chat, prompt, func(err error) {
+		a.log.Warn().Err(err).Str("question", string(q)).Int64("chat", chat).
+			Msg("telegram: the reply prompt promised to a tapper was not sent")
+	})
+}
+
+// sendHeld sends msg, whose place in the queue is held, into chat once
+// its budget allows, releases the place, and tells failed why it could
+// not go.
+func (a *Adapter) sendHeld(chat int64, msg tgbotapi.MessageConfig, failed func(error)) {
 	defer a.prompts.release()
 	wctx, cancel := context.WithTimeout(a.prompts.ctx, promptBudget)
 	err := a.lim.wait(wctx, chat)
@@ -94,11 +105,10 @@ func (a *Adapter) sendPrompt(chat int64, prompt tgbotapi.MessageConfig, q core.Q
 	if err == nil {
 		// Granted: the send is seen through even if Run ends meanwhile.
 		sctx, cancel := context.WithTimeout(context.Background(), promptSend)
-		_, err = a.post(sctx, prompt)
+		_, err = a.post(sctx, msg)
 		cancel()
 	}
 	if err != nil {
-		a.log.Warn().Err(err).Str("question", string(q)).Int64("chat", chat).
-			Msg("telegram: the reply prompt promised to a tapper was not sent")
+		failed(err)
 	}
 }

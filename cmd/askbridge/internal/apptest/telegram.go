@@ -260,8 +260,10 @@ func (d *TelegramDriver) Posts(t *testing.T, cond func([]adaptertest.Post) bool)
 }
 
 // Edit taps b, replies to the prompt it sends with args, and returns the
-// prompt's text and any note the bot sent about the reply (the webhook
-// is handled before it answers, so the note is in by then).
+// prompt's text and any note the bot sent about the reply: a reply the
+// bot refused gets one, in reply to it (sent once the chat's budget
+// allows, after the webhook has answered), and one it took edits the
+// card instead, so the driver waits for either.
 func (d *TelegramDriver) Edit(t *testing.T, u adaptertest.User, c adaptertest.Card, b adaptertest.Button, args string) (string, string) {
 	t.Helper()
 	chat, _ := strconv.ParseInt(c.Room, 10, 64)
@@ -282,15 +284,22 @@ func (d *TelegramDriver) Edit(t *testing.T, u adaptertest.User, c adaptertest.Ca
 	if !ok {
 		t.Fatal("no ForceReply prompt after tapping the edit button")
 	}
+	cardID, _ := strconv.Atoi(c.ID)
+	edits := func() int { m, _ := d.Fake.Message(chat, cardID); return m.Edits }
+	edited := edits()
 	after := len(d.Fake.Messages(chat))
 	status, err := d.Fake.Reply(d.user(t, u), chat, prompt.ID, args)
 	if err != nil || status != http.StatusOK {
 		t.Fatalf("reply: %d %v", status, err)
 	}
 	var told []string
-	for _, m := range d.Fake.Messages(chat)[after:] {
-		told = append(told, m.Text)
-	}
+	d.Fake.Wait(10*time.Second, func() bool {
+		told = told[:0]
+		for _, m := range d.Fake.Messages(chat)[after:] {
+			told = append(told, m.Text)
+		}
+		return len(told) > 0 || edits() > edited
+	})
 	return prompt.Text, strings.Join(told, "\n")
 }
 

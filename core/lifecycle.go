@@ -87,11 +87,16 @@ func (s *Service) renotify(ctx context.Context, q *Question, kind EventKind, rea
 		IfDeadline: q.Deadline,
 		Deadline:   now.Add(time.Duration(q.Timeout)),
 		Count:      true,
-		Event: Event{QuestionID: q.ID, RunID: q.RunID, At: now, Kind: kind,
-			Actor: s.pseudonym(System), Surface: SurfaceSystem, Reason: reason},
+		Event:      s.systemEvent(q, kind, reason, now),
 		Deliveries: out,
 		Now:        now,
 	})
+}
+
+// systemEvent is an event askbridge itself records on q (a reminder, a
+// reask), its actor the system's pseudonym.
+func (s *Service) systemEvent(q *Question, kind EventKind, reason string, now time.Time) Event {
+	return Event{QuestionID: q.ID, RunID: q.RunID, At: now, Kind: kind, Actor: s.pseudonym(System), Surface: SurfaceSystem, Reason: reason}
 }
 
 // BootReport says what Boot found and did.
@@ -274,13 +279,7 @@ func (s *Service) remindAll(ctx context.Context, qs []*Question, booted time.Tim
 			if k := route.dueReminder(q, now); k >= 1 {
 				claim = reminderClaim(q.ID, k)
 			}
-			stored, err := s.renotifyOnce(ctx, claim, q, Renotice{
-				QuestionID: q.ID,
-				Event: Event{QuestionID: q.ID, RunID: q.RunID, At: now, Kind: EventReminded,
-					Actor: s.pseudonym(System), Surface: SurfaceSystem, Reason: reason},
-				Deliveries: roomDeliveries(q, route, DeliverRemind, purpose, now),
-				Now:        now,
-			}, retention)
+			stored, err := s.renotifyOnce(ctx, claim, q, reason, roomDeliveries(q, route, DeliverRemind, purpose, now), now, retention)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {

@@ -258,15 +258,9 @@ func (s *Service) Remind(ctx context.Context) (int, error) {
 			if k < 1 {
 				continue
 			}
-			r := Renotice{
-				QuestionID: q.ID,
-				Event: Event{QuestionID: q.ID, RunID: q.RunID, At: now, Kind: EventReminded,
-					Actor: s.pseudonym(System), Surface: SurfaceSystem,
-					Reason: fmt.Sprintf("reminder %d of %d: still open %s after it was asked", k, route.remindMax(), now.Sub(q.CreatedAt).Round(time.Second))},
-				Deliveries: s.deliveries(q, route, DeliverRemind, fmt.Sprintf("remind%d", k), now),
-				Now:        now,
-			}
-			stored, err := s.renotifyOnce(ctx, reminderClaim(q.ID, k), q, r, retention)
+			reason := fmt.Sprintf("reminder %d of %d: still open %s after it was asked", k, route.remindMax(), now.Sub(q.CreatedAt).Round(time.Second))
+			out := s.deliveries(q, route, DeliverRemind, fmt.Sprintf("remind%d", k), now)
+			stored, err := s.renotifyOnce(ctx, reminderClaim(q.ID, k), q, reason, out, now, retention)
 			if err != nil {
 				errs = append(errs, Internal(op, err))
 			}
@@ -322,19 +316,20 @@ func (s *Service) awayDigests(since, now time.Time) []Delivery {
 // reminderClaim names the claim of q's reminder k (renotifyOnce).
 func reminderClaim(id QuestionID, k int) string { return fmt.Sprintf("remind:%s:%d", id, k) }
 
-// renotifyOnce stores r, a reminder of q, under claim: a lease, under an
-// owner new to this call, that no other pass on any replica takes again
-// while q can be open, so a pass that stopped partway and runs again
-// reminds only whom it had not. A reminder that cannot be stored gives
-// its claim back, for a later pass to send it rather than none. It
-// reports whether this call stored the reminder; a question closed
-// meanwhile is no error.
-func (s *Service) renotifyOnce(ctx context.Context, claim string, q *Question, r Renotice, retention time.Duration) (bool, error) {
+// renotifyOnce stores a reminder of q (its reason and deliveries out)
+// under claim: a lease, under an owner new to this call, that no other
+// pass on any replica takes again while q can be open, so a pass that
+// stopped partway and runs again reminds only whom it had not. A reminder
+// that cannot be stored gives its claim back, for a later pass to send it
+// rather than none. It reports whether this call stored the reminder; a
+// question closed meanwhile is no error.
+func (s *Service) renotifyOnce(ctx context.Context, claim string, q *Question, reason string, out []Delivery, now time.Time, retention time.Duration) (bool, error) {
 	owner := string(NewID(0))
-	first, err := s.store.Lease(ctx, claim, owner, reminderClaimTTL(q, r.Now, retention))
+	first, err := s.store.Lease(ctx, claim, owner, reminderClaimTTL(q, now, retention))
 	if err != nil || !first {
 		return false, err
 	}
+	r := Renotice{QuestionID: q.ID, Event: s.systemEvent(q, EventReminded, reason, now), Deliveries: out, Now: now}
 	switch err := s.store.Renotify(ctx, r); {
 	case err == nil:
 		return true, nil

@@ -104,18 +104,24 @@ func windowRig(t *testing.T, gateway bool, dedupe, commit time.Duration) (*rig, 
 	return r, slow, sim
 }
 
+// armedClick asks a decision, waits for its card with nothing else due,
+// arms slow, and returns the card and alice's click on its second option.
+func armedClick(r *rig, slow *slowStore) (*core.Question, discordfake.Message, discordfake.Interaction) {
+	q := r.ask(decisionInput())
+	card := r.card(q.ID, nil)
+	r.drained()
+	slow.arm()
+	b := r.button(card, core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefOption, Option: 1})
+	return q, card, r.fake.Click(alice, card.ID, b.CustomID)
+}
+
 // gatewayClick clicks a fresh decision's card through the gateway of a
 // windowRig spending dedupe and commit on the click, and returns
 // Discord's one response to it.
 func gatewayClick(t *testing.T, dedupe, commit time.Duration) (*rig, *slowStore, *core.Question, discordfake.Response) {
 	t.Helper()
 	r, slow, _ := windowRig(t, true, dedupe, commit)
-	q := r.ask(decisionInput())
-	card := r.card(q.ID, nil)
-	r.drained()
-	slow.arm()
-	b := r.button(card, core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefOption, Option: 1})
-	in := r.fake.Click(alice, card.ID, b.CustomID)
+	q, _, in := armedClick(r, slow)
 	if err := r.fake.Dispatch(in); err != nil {
 		t.Fatal(err)
 	}
@@ -131,12 +137,8 @@ func gatewayClick(t *testing.T, dedupe, commit time.Duration) (*rig, *slowStore,
 func httpClick(t *testing.T, dedupe, commit time.Duration) (*rig, *core.SimClock, *core.Question, discordfake.Message) {
 	t.Helper()
 	r, slow, sim := windowRig(t, false, dedupe, commit)
-	q := r.ask(decisionInput())
-	card := r.card(q.ID, nil)
-	r.drained()
-	slow.arm()
-	b := r.button(card, core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefOption, Option: 1})
-	if resp := r.post(r.fake.Click(alice, card.ID, b.CustomID)); resp.Type != discordfake.ResponseUpdateMessage {
+	q, card, in := armedClick(r, slow)
+	if resp := r.post(in); resp.Type != discordfake.ResponseUpdateMessage {
 		t.Fatalf("response %d %q", resp.Type, resp.Content())
 	}
 	return r, sim, q, card

@@ -20,7 +20,7 @@ import (
 func typeEnter(t *testing.T, ctx context.Context, id core.QuestionID, sel, text string) {
 	t.Helper()
 	row := cardSel(id)
-	apptest.Eval[bool](t, ctx, `(function(){ document.querySelectorAll("`+row+` .recorded-box, `+row+` .step-problem").forEach(function(e){ e.setAttribute("data-seen", "yes"); }); return true; })()`)
+	markSeen(t, ctx, id)
 	apptest.Do(t, ctx, chromedp.SendKeys(chromedp.CSS(sel), text+kb.Enter))
 	if apptest.Eval[bool](t, ctx, `(function(){ var r = document.querySelector("`+row+`"); return r.getAttribute("aria-busy") === "true" || r.querySelector(".recorded-box:not([data-seen]), .step-problem:not([data-seen])") !== null; })()`) {
 		t.Fatalf("Enter in %s sent the form", sel)

@@ -33,9 +33,8 @@ func openRow(t *testing.T, ctx context.Context, id core.QuestionID) {
 // where it was. It returns the recorded text as the row shows it.
 func answerInPlace(t *testing.T, ctx context.Context, id core.QuestionID, sel string) string {
 	t.Helper()
-	// What an earlier answer left on the row is marked, to wait for this
-	// answer's own.
-	apptest.Eval[bool](t, ctx, `(function(){ window.stayedHere = true; document.querySelectorAll("`+cardSel(id)+` .recorded-box, `+cardSel(id)+` .step-problem").forEach(function(e){ e.setAttribute("data-seen", "yes"); }); return true; })()`)
+	markSeen(t, ctx, id)
+	apptest.Eval[bool](t, ctx, `(function(){ window.stayedHere = true; return true; })()`)
 	apptest.Click(t, ctx, sel)
 	apptest.Until(t, ctx, `document.querySelector("`+cardSel(id)+` .recorded-box:not([data-seen]), `+cardSel(id)+` .step-problem:not([data-seen])") !== null`)
 	if !apptest.Eval[bool](t, ctx, `window.stayedHere === true`) {
@@ -49,6 +48,15 @@ func answerInPlace(t *testing.T, ctx context.Context, id core.QuestionID, sel st
 		t.Fatal("the answer just recorded is shown as an unsent draft")
 	}
 	return apptest.Eval[string](t, ctx, `document.querySelector("`+cardSel(id)+` .recorded-box:not([data-seen])").innerText`)
+}
+
+// markSeen marks what an earlier answer left on question id's row (its
+// recorded box, its problem), so a test can wait for, or rule out, a new
+// answer's own.
+func markSeen(t *testing.T, ctx context.Context, id core.QuestionID) {
+	t.Helper()
+	row := cardSel(id)
+	apptest.Eval[bool](t, ctx, `(function(){ document.querySelectorAll("`+row+` .recorded-box, `+row+` .step-problem").forEach(function(e){ e.setAttribute("data-seen", "yes"); }); return true; })()`)
 }
 
 // seedOpen asks questions from to to through core, as agents would, on

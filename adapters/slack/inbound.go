@@ -45,29 +45,32 @@ func clickOf(ic slack.InteractionCallback) (click, bool) {
 	return c, true
 }
 
-// reply is a thread reply, reduced to what the adapter reads from it.
+// reply is a thread reply, reduced to what the adapter reads from it;
+// files is set when it shared any (it is then refused: card.ErrNotText).
 type reply struct {
 	user, channel, ts, threadTS, text string
+	files                             bool
 }
 
 // replyOf turns a message event into a reply when it is a person's
-// message in a thread; our own posts, other bots, edits, deletions and
-// top-level messages are not.
+// message in a thread, words or files; our own posts, other bots, edits,
+// deletions and top-level messages are not.
 func (a *Adapter) replyOf(ev *slackevents.MessageEvent) (reply, bool) {
 	if ev == nil || ev.BotID != "" || ev.User == "" || a.isMe(ev.User) {
 		return reply{}, false
 	}
-	if ev.SubType != "" && ev.SubType != "thread_broadcast" {
+	if ev.SubType != "" && ev.SubType != "thread_broadcast" && ev.SubType != "file_share" {
 		return reply{}, false
 	}
 	if ev.ThreadTimeStamp == "" || ev.ThreadTimeStamp == ev.TimeStamp {
 		return reply{}, false
 	}
+	files := ev.SubType == "file_share" || ev.Message != nil && len(ev.Message.Files) > 0
 	text := strings.TrimSpace(unescape(ev.Text))
-	if text == "" {
+	if text == "" && !files {
 		return reply{}, false
 	}
-	return reply{user: ev.User, channel: ev.Channel, ts: ev.TimeStamp, threadTS: ev.ThreadTimeStamp, text: text}, true
+	return reply{user: ev.User, channel: ev.Channel, ts: ev.TimeStamp, threadTS: ev.ThreadTimeStamp, text: text, files: files}, true
 }
 
 // onClick hands a click to core and returns the private note the clicker
@@ -138,6 +141,14 @@ func (a *Adapter) onReply(ctx context.Context, r reply) string {
 	d, err := a.decider(ctx, q, r.user, "")
 	if err != nil {
 		return a.refusal(err)
+	}
+	if r.files {
+		// Told why it would not count first (closed, or not theirs to
+		// answer), and only then that it must be text.
+		if err := a.svc.Refusal(ctx, q, d); err != nil {
+			return a.refusal(err)
+		}
+		return a.refusal(card.ErrNotText)
 	}
 	ref := core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefText}
 	if q.Kind == core.KindForm {

@@ -55,3 +55,31 @@ func TestThreadReplyNotReadIsToldSo(t *testing.T) {
 		t.Fatalf("the reply sent again: %s %+v", got.State, got.Resolution)
 	}
 }
+
+// TestThreadReplyWithFileIsToldSo: a reply in a card's thread that shares
+// a file (Slack's message.file_share event) is not recorded, since only
+// its words would reach the agent and not what they point at, and its
+// writer is told to reply with text alone; before, it was dropped with no
+// word. A text reply then counts.
+func TestThreadReplyWithFileIsToldSo(t *testing.T) {
+	e := newEnv(t, false)
+	q := e.ask(core.AskInput{Kind: core.KindClarification, Text: "Why did the deploy fail?"})
+	card := e.card(q.ID)
+	m := e.fake.AddReply(card.Channel, card.TS, alice.ID, "see the attached log")
+	m.File = "deploy.log"
+	body, _ := e.fake.ReplyEvent(m)
+	if status, resp, err := slackfake.Event(e.srv.URL+slack.EventsPath, secret, body).Send(t.Context()); err != nil || status != 200 {
+		t.Fatalf("event answered %d %q: %v", status, resp, err)
+	}
+	if note := e.note(alice, 0); !strings.Contains(note, "Only text") || !strings.Contains(note, "nothing was recorded") {
+		t.Fatalf("a reply sharing a file was told %q", note)
+	}
+	if got := e.get(q.ID); !got.Open() {
+		t.Fatalf("the reply sharing a file changed the question: %s %+v", got.State, got.Resolution)
+	}
+	e.reply(alice, card, "the disk was full", 0)
+	e.until("the text reply recorded", func() bool { return !e.get(q.ID).Open() })
+	if got := e.get(q.ID); got.Resolution.Answer != "the disk was full" {
+		t.Fatalf("the text reply: %+v", got.Resolution)
+	}
+}

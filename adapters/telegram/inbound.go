@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/askbridge/askbridge/core"
@@ -151,16 +150,22 @@ func (a *Adapter) onReply(ctx context.Context, m *tgbotapi.Message) {
 	if !ok {
 		return // not a reply to one of our prompts
 	}
-	text := m.Text
-	if strings.TrimSpace(text) == "" {
-		return // a sticker or a photo: nothing to record
-	}
 	q, err := a.svc.Get(ctx, r.QuestionID)
 	if err != nil {
 		a.tellReplier(m, "get", err)
 		return
 	}
-	in, err := core.AnswerFor(q, r, decider(m.From), text)
+	if m.Text == "" {
+		// A photo, a file, a sticker, a voice note (with a caption or
+		// without): told why it would not count (closed, or not theirs
+		// to answer), else that it must be text.
+		if err = a.svc.Refusal(ctx, q, decider(m.From)); err == nil {
+			err = card.ErrNotText
+		}
+		a.tellReplier(m, "reply", err)
+		return
+	}
+	in, err := core.AnswerFor(q, r, decider(m.From), m.Text)
 	if err != nil {
 		return
 	}

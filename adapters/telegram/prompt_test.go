@@ -217,3 +217,35 @@ func TestARefusalNoteHoldsUpNoOtherTap(t *testing.T) {
 		t.Fatalf("a tap behind a refusal note waiting on its budget: told %q, %v", note, err)
 	}
 }
+
+// TestAPhotoReplyIsToldSo: a photo sent as the reply to a clarification,
+// with a caption, is not recorded, since only the caption's words would
+// reach the agent and not the photo they point at, and its sender is told
+// to reply with text alone; before, it was dropped with no word. A text
+// reply then counts.
+func TestAPhotoReplyIsToldSo(t *testing.T) {
+	e := newEnv(t, nil)
+	e.run()
+	qc, clar, _ := e.clarificationAndDecision()
+	before := len(e.fake.Messages(room))
+	u, err := e.fake.PhotoReplyUpdate(userAlice, room, clar.ID, "see the screenshot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.fake.Deliver(u); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.lastText(before); !strings.HasPrefix(got, "Only text can be recorded") {
+		t.Fatalf("a photo reply was told %q", got)
+	}
+	if q, err := e.svc.Get(t.Context(), qc.ID); err != nil || !q.Open() {
+		t.Fatalf("the photo reply changed the question: %+v, %v", q, err)
+	}
+	if _, err := e.fake.Reply(userAlice, room, clar.ID, "eu-west-1"); err != nil {
+		t.Fatal(err)
+	}
+	q := e.wait(qc.ID, func(q *core.Question) bool { return !q.Open() })
+	if q.Resolution.Answer != "eu-west-1" {
+		t.Fatalf("resolution %+v", q.Resolution)
+	}
+}

@@ -12,6 +12,13 @@ import (
 // sends these same sentences, in its own markup and within its own limits
 // (a cut keeps the start, so the start says the most).
 
+// ErrNotText refuses a reply that carried a file, a photo, a sticker or
+// any other attachment: only words reach the agent, and recording them
+// without what they point at ("see the attached log") would resume the
+// agent on half an answer. Nothing is recorded; the replier is asked for
+// text alone.
+var ErrNotText = core.Errorf(core.CodeInvalid, "reply", "Only text can be recorded, and your reply carried an attachment: nothing was recorded. Reply again with text alone.")
+
 // RefusalNote is the private note a clicker gets when their click changed
 // nothing: the truth about why, in a sentence.
 func RefusalNote(err error) string {

@@ -53,6 +53,7 @@ type Message struct {
 	BotID     string          // set on the bot's posts
 	Blocks    json.RawMessage // as last posted or edited; nil for none
 	Broadcast bool            // a thread reply also sent to the channel
+	File      string          // the name of a file shared with the message, if any
 	Edits     int
 }
 

@@ -144,10 +144,16 @@ func clickPayload(u User, m Message, b Button, trigger string) []byte {
 
 // ReplyEvent is the Events API callback Slack sends for a thread reply m
 // (see AddReply), built from the fixture. Each call gets a new event id;
-// a retry of the same event reuses it, so pass the id to RetryEvent.
+// a retry of the same event reuses it, so pass the id to RetryEvent. A
+// reply with a File is the message.file_share event Slack sends for a
+// message that shares one.
 func (f *Fake) ReplyEvent(m Message) (body []byte, eventID string) {
+	name := "slack-event-message-thread-reply.json"
+	if m.File != "" {
+		name = "slack-event-message-file-share.json"
+	}
 	var p map[string]any
-	if err := json.Unmarshal(fixture("slack-event-message-thread-reply.json"), &p); err != nil {
+	if err := json.Unmarshal(fixture(name), &p); err != nil {
 		panic(err)
 	}
 	f.mu.Lock()
@@ -160,6 +166,10 @@ func (f *Fake) ReplyEvent(m Message) (body []byte, eventID string) {
 	ev["team"], ev["user_team"], ev["source_team"] = TeamID, TeamID, TeamID
 	if m.BotID != "" {
 		ev["bot_id"] = m.BotID
+	}
+	if m.File != "" {
+		file := ev["files"].([]any)[0].(map[string]any)
+		file["name"], file["title"], file["user"] = m.File, m.File, m.User
 	}
 	p["team_id"] = TeamID
 	p["event_id"] = eventID

@@ -64,6 +64,20 @@ func (s *Server) ReplyUpdate(from tgbotapi.User, chat int64, replyTo int, text s
 	return u, nil
 }
 
+// PhotoReplyUpdate is ReplyUpdate for a photo with a caption instead of
+// text, shaped like the Bot API's Message with `photo` and `caption`.
+func (s *Server) PhotoReplyUpdate(from tgbotapi.User, chat int64, replyTo int, caption string) (map[string]any, error) {
+	u, err := s.ReplyUpdate(from, chat, replyTo, "")
+	if err != nil {
+		return nil, err
+	}
+	photo := fixture("telegram-update-message-photo-reply.json")["message"].(map[string]any)
+	msg := u["message"].(map[string]any)
+	delete(msg, "text")
+	msg["photo"], msg["caption"] = photo["photo"], caption
+	return u, nil
+}
+
 // Deliver hands an update to the bot: POSTed to the webhook with the
 // registered secret token when one is set, else queued for getUpdates
 // (status 0). It assigns the next update id unless u already has one.

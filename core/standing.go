@@ -294,6 +294,25 @@ func (s *Service) ListStandings(ctx context.Context) ([]Standing, error) {
 	return all, nil
 }
 
+// GrantOf is the live standing approval that the approve closing q
+// granted, or nil: nil while it is not stored yet (Answer stores it just
+// after the close, so a door woken by the close may ask first), when its
+// write failed (its approver was told the approve alone counted), and
+// once it has ended. A door that hands a host a rule of its own
+// (adapters/hooks) trusts this, never the close's Grants alone.
+func (s *Service) GrantOf(ctx context.Context, q *Question) (*Standing, error) {
+	all, err := s.ListStandings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for i := range all {
+		if all[i].QuestionID == q.ID {
+			return &all[i], nil
+		}
+	}
+	return nil, nil
+}
+
 // RevokeStanding ends a standing approval at once: later asks are asked
 // again. by is who revoked it.
 //

@@ -49,6 +49,7 @@ type Service interface {
 	Get(ctx context.Context, id core.QuestionID) (*core.Question, error)
 	EveryCallCovered(in core.AskInput) bool
 	CallCovered(in core.AskInput) bool
+	GrantOf(ctx context.Context, q *core.Question) (*core.Standing, error)
 }
 
 // Options configure the hook door.
@@ -209,12 +210,47 @@ func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		call.Arguments = args
 		return d.svc.CallCovered(call)
 	}
-	out, err := Output(p, Decide(p, q, covered))
+	dec := Decide(p, q, covered)
+	if dec.Remember != nil && !d.granted(r.Context(), q) {
+		// The host keeps a rule askbridge cannot take back: only for a
+		// standing approval askbridge holds.
+		dec.Remember = nil
+	}
+	out, err := Output(p, dec)
 	if err != nil {
 		d.opts.Log.Error().Err(err).Str("path", r.URL.Path).Msg("hook output")
 		out = nil // no decision: the host's own prompt
 	}
 	_, _ = w.Write(out)
+}
+
+// grantWait bounds how long a prompt's answer waits for the standing
+// approval its approve granted to be stored, which core does just after
+// the close that woke the door: a grant not stored by then (its write
+// failed, or is that slow) hands the host no rule of its own.
+const grantWait = 2 * time.Second
+
+// granted reports whether the standing approval q's approve granted is
+// stored (core.Service.GrantOf), asking again until grantWait has passed.
+func (d *door) granted(ctx context.Context, q *core.Question) bool {
+	deadline := time.Now().Add(grantWait)
+	for {
+		st, err := d.svc.GrantOf(ctx, q)
+		if st != nil {
+			return true
+		}
+		if time.Now().After(deadline) {
+			if err != nil {
+				d.opts.Log.Warn().Err(err).Str("question", string(q.ID)).Msg("hook: the standing approval could not be read; no session rule handed over")
+			}
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // maxAskedAgain bounds how many closed questions of one digest ask walks

@@ -3,6 +3,7 @@ package hooks_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -33,7 +34,13 @@ func newDoor(t *testing.T) *door { return newDoorOn(t, nil) }
 // newDoorOn is newDoor on routes (nil: coretest's).
 func newDoorOn(t *testing.T, routes map[string]core.Route) *door {
 	t.Helper()
-	svc, _ := coretest.Open(t, coretest.Options{Routes: routes})
+	return newDoorWith(t, coretest.OpenStore(t), routes)
+}
+
+// newDoorWith is newDoorOn over the store st.
+func newDoorWith(t *testing.T, st core.Store, routes map[string]core.Route) *door {
+	t.Helper()
+	svc := coretest.Service(t, st, coretest.Options{Routes: routes})
 	stop, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	mux := http.NewServeMux()
@@ -368,5 +375,59 @@ func TestHookPreToolUseRefusedEarlyIsNotLetThrough(t *testing.T) {
 	}
 	if list, _, err := d.svc.ListOpen(t.Context(), "", 50); err != nil || len(list) != 0 {
 		t.Fatalf("parked %d questions, %v", len(list), err)
+	}
+}
+
+// failingGrants is a store that cannot write standing approvals, as one
+// failing over cannot.
+type failingGrants struct{ core.Store }
+
+func (failingGrants) PutStanding(context.Context, core.Standing) error {
+	return errors.New("failingGrants: the store is failing over")
+}
+
+// TestHookSessionRuleOnlyForAStoredGrant: Claude Code is handed a session
+// rule of its own only once the standing approval the approve asked for
+// is stored. When its write fails, the approve counts and the call is
+// allowed, but askbridge holds no standing approval (the approver is told
+// so), so neither does the host get a rule that would let the session's
+// later calls run with nobody asked; before, the rule was read from the
+// close alone. With the write landing, the rule is handed over.
+func TestHookSessionRuleOnlyForAStoredGrant(t *testing.T) {
+	routes := map[string]core.Route{core.DefaultRoute: {
+		Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}},
+		Rules:    []core.Rule{{Name: "edits", When: `tool == "Edit"`, Reversibility: core.Reversible}},
+	}}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(hookFixture(t, "claude-code/permission-request.bash.json")), &fields); err != nil {
+		t.Fatal(err)
+	}
+	fields["tool_name"], fields["tool_input"] = json.RawMessage(`"Edit"`), json.RawMessage(`{"file_path":"main.go","old_string":"a","new_string":"b"}`)
+	body, _ := json.Marshal(fields)
+	rule := `"updatedPermissions":[{"type":"addRules","rules":[{"toolName":"Edit"}],"behavior":"allow","destination":"session"}]`
+	for _, c := range []struct {
+		name     string
+		store    func(t *testing.T) core.Store
+		wantRule bool
+	}{
+		{"the grant is not stored", func(t *testing.T) core.Store { return failingGrants{coretest.OpenStore(t)} }, false},
+		{"the grant is stored", func(t *testing.T) core.Store { return coretest.OpenStore(t) }, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := newDoorWith(t, c.store(t), routes)
+			call := d.start(t.Context(), "/v1/hooks/claude-code", string(body))
+			out, err := d.svc.Answer(t.Context(), core.AnswerInput{QuestionID: call.id, Decider: person, OptionID: core.ApproveOption,
+				Standing: &core.StandingRequest{Scope: core.StandingRun}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (out.Standing != nil) != c.wantRule {
+				t.Fatalf("the approver was told the standing approval is %v", out.Standing)
+			}
+			got := call.body(t)
+			if !strings.Contains(got, `"behavior":"allow"`) || strings.Contains(got, rule) != c.wantRule {
+				t.Fatalf("body %s: want an allow, with a session rule %v", got, c.wantRule)
+			}
+		})
 	}
 }

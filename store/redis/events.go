@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,15 +45,30 @@ func (s *Store) Append(ctx context.Context, e core.Event) (core.Event, error) {
 }
 
 // Events reads events with Seq > since (all of them for limit <= 0) from
-// every shard's stream and merges them by Seq. With one shard Seq is a plain counter and the read
-// is exact; with several, a reader paging by Seq can miss an event that
-// lands in one shard below what it already read from another (the cursor
-// would need a position per shard).
+// every shard's stream and merges them by Seq. With one shard Seq is a
+// plain counter and the read is exact. With several, event numbers follow
+// each shard's server clock, so one shard's can run ahead of another's
+// (a cluster node's fast clock, a burst past the clock): a reader paging
+// by Seq that took an event of the fast shard would move past an event
+// the slow shard appends just after, with a lower Seq, and never see it.
+// So each shard's read is preceded, in the same pipeline and so on the
+// same node before it, by its mark (event_mark.lua): the lowest number
+// it can still give. Only events below every shard's mark are handed
+// out; the rest wait for a later read, which they reach once every
+// shard's clock has passed them. (A node's clock stepping back could
+// still number an event below an earlier mark.)
 func (s *Store) Events(ctx context.Context, since int64, limit int) ([]core.Event, error) {
 	const op = "redis events"
 	cmds := make([]*goredis.XMessageSliceCmd, s.shards)
+	var marks []*goredis.Cmd
+	if s.shards > 1 {
+		marks = make([]*goredis.Cmd, s.shards)
+	}
 	_, err := s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
 		for shard := range s.shards {
+			if marks != nil {
+				marks[shard] = p.Do(ctx, eventMarkScript.eval[0], eventMarkScript.eval[1], 1, s.k.seq(shard))
+			}
 			if limit > 0 {
 				cmds[shard] = p.XRangeN(ctx, s.k.events(shard), s.eventStart(since, shard), "+", int64(limit))
 			} else {
@@ -64,6 +80,14 @@ func (s *Store) Events(ctx context.Context, since int64, limit int) ([]core.Even
 	if err != nil {
 		return nil, core.Internal(op, err)
 	}
+	below := int64(math.MaxInt64)
+	for shard, m := range marks {
+		r, err := parseReply(eventMarkScript.name, m.Val())
+		if err != nil {
+			return nil, core.Internal(op, err)
+		}
+		below = min(below, s.seq(r.n, shard))
+	}
 	var out []core.Event
 	for shard, c := range cmds {
 		for _, m := range c.Val() {
@@ -71,7 +95,9 @@ func (s *Store) Events(ctx context.Context, since int64, limit int) ([]core.Even
 			if err != nil {
 				return nil, core.Internal(op, err)
 			}
-			out = append(out, e)
+			if e.Seq < below {
+				out = append(out, e)
+			}
 		}
 	}
 	slices.SortFunc(out, func(a, b core.Event) int { return cmp.Compare(a.Seq, b.Seq) })

@@ -103,3 +103,6 @@ func DocumentKeys(s *Store, id core.QuestionID) (document, resolution string) {
 
 // LayoutVersion is the layout of the records this version writes.
 const LayoutVersion = layoutVersion
+
+// SeqKey is the key of a shard's event counter ("<n> <hash>").
+func SeqKey(s *Store, shard int) string { return s.k.seq(shard) }

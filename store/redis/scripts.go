@@ -39,6 +39,7 @@ var (
 	closedCatchUpScript = loadScript("closed_catchup")
 	migrateScript       = loadScript("migrate")
 	migrateShardScript  = loadScript("migrate_shard")
+	eventMarkScript     = loadScript("event_mark")
 )
 
 // Return codes, as common.lua defines them.

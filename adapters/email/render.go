@@ -32,7 +32,8 @@ var textSource string
 var htmlSource string
 
 var (
-	textTmpl = texttemplate.Must(texttemplate.New("text").Funcs(texttemplate.FuncMap{"quote": quote}).Parse(textSource))
+	textTmpl = texttemplate.Must(texttemplate.New("text").Funcs(texttemplate.FuncMap{
+		"quote": quote, "quoteIn": quoteIn, "line": textlimit.OneLine}).Parse(textSource))
 	htmlTmpl = htmltemplate.Must(htmltemplate.New("html").Parse(htmlSource))
 )
 
@@ -65,7 +66,8 @@ type block struct {
 	Body        string
 	Pre         bool // arguments: kept as laid out
 	Hash        string
-	Answer      string
+	Answer      string // the answer's text
+	AnswerBy    string // who gave it
 	Choices     []card.Choice
 	Links       []link
 }
@@ -133,10 +135,7 @@ func RenderCard(c card.Card, links Links) (Message, error) {
 			b.Title = fmt.Sprintf("%d. %s", s.Index+1, s.Title)
 		}
 		if a := s.Answer; a != nil {
-			b.Answer = a.Text
-			if a.By != "" {
-				b.Answer += " (by " + a.By + ")"
-			}
+			b.Answer, b.AnswerBy = a.Text, a.By
 		}
 		v.Blocks = append(v.Blocks, b)
 	}
@@ -228,13 +227,29 @@ func RenderDigest(d core.Digest, personal bool) (Message, error) {
 	return render(subject, v)
 }
 
-// quote marks someone's text off in the plain-text part, each line led by
-// "> ": unmarked, an agent's context could lay out a line such as
+// In the plain-text part, nothing an agent or a person wrote may start a
+// line of its own unmarked: unmarked, an option's write-up, a form
+// choice's description or a free answer could lay out a line such as
 // "  Approve:" over a URL of its own, which would read as one of
 // askbridge's action links just above the footer that vouches for them.
-func quote(s string) string {
+// So every such text is either quoted (quote, quoteIn: each line led by
+// "> ") or, where it must be one line (a title, a label, a name), folded
+// onto one (textlimit.OneLine) behind askbridge's own words.
+
+// quote marks someone's text off, each line led by "> ".
+func quote(s string) string { return quoteIn("", s) }
+
+// quoteIn is quote with each line indented first, for text under an
+// indented line (a form choice's description).
+func quoteIn(indent, s string) string {
 	if s == "" {
 		return ""
 	}
-	return "> " + strings.ReplaceAll(s, "\n", "\n> ")
+	s = lineBreaks.Replace(s)
+	return indent + "> " + strings.ReplaceAll(s, "\n", "\n"+indent+"> ")
 }
+
+// lineBreaks turns every character a mail reader may break a line at
+// into "\n", so that quote marks each line it shows.
+var lineBreaks = strings.NewReplacer("\r\n", "\n", "\r", "\n", "\v", "\n", "\f", "\n",
+	"\u0085", "\n", "\u2028", "\n", "\u2029", "\n")

@@ -166,9 +166,14 @@ func trailer(c card.Card) string {
 }
 
 // cardText is the card's HTML: kind and markers, who asks and for what,
-// the question, what to choose from, and the trailer. The context comes
-// last: what does not fit is left out from the end, and of all the parts
-// the context is the one a person can best do without.
+// the question, what to choose from, and the trailer. The body is
+// planned before it is written (fit), so that the question and every
+// call, option and item the keyboard has buttons for shows: its numbered
+// line (a call's tool and hash, an option's title and marker, an item's
+// question and its choices' labels) always, the long texts (arguments,
+// write-ups, descriptions) cut evenly to what is left. The context comes
+// last and gets what remains: of all the parts it is the one a person can
+// best do without.
 func cardText(c card.Card) string {
 	tail := trailer(c)
 	d := newDoc(MaxText - units(tail))
@@ -187,60 +192,67 @@ func cardText(c card.Card) string {
 	if !c.Meta.Deadline.IsZero() {
 		d.markup("\nAnswer by: " + c.Meta.Deadline.UTC().Format(timeLayout))
 	}
-	d.text("\n\n<b>", c.Text, "</b>", 2000)
-	options := false
-	for _, s := range c.Sections {
-		switch s.Kind {
-		case card.SectionContext:
-			// last, below
-		case card.SectionOption:
-			if !options {
-				d.markup("\n\n<b>Options</b>")
-				options = true
-			}
-			d.text(fmt.Sprintf("\n%d. <b>", s.Index+1), s.Title, "</b>", 160)
-			if s.Recommended {
-				d.markup(html.EscapeString(card.RecommendedNote))
-			}
-			d.text("\n", s.Body, "", 400)
-		case card.SectionCall:
-			num := ""
-			if c.Progress != nil { // one call of a batch
-				num = fmt.Sprintf("%d. ", s.Index+1)
-			}
-			d.text("\n\n"+num+"Tool: <code>", s.Title, "</code>", 130)
-			d.text("\n<pre>", s.Body, "</pre>", 1200)
-			if s.Hash != "" {
-				d.markup("\nsha256 <code>" + html.EscapeString(s.Hash) + "…</code>")
-			}
-			if a := s.Answer; a != nil { // a decided call: approved or denied, so no check mark
-				d.text("\n<b>Decided:</b> ", a.Text, "", 200)
-				d.text(" (by ", a.By, ")", 64)
-			}
-		case card.SectionItem:
-			d.text(fmt.Sprintf("\n\n<b>%d. ", s.Index+1), s.Title, "</b>", 300)
-			if a := s.Answer; a != nil {
-				d.text(" ✓ ", a.Text, "", 200)
-				continue
-			}
-			for _, o := range s.Choices {
-				d.text("\n• ", o.Label, "", 100)
-				if o.Recommended {
-					d.markup(html.EscapeString(card.RecommendedNote))
-				}
-				d.text(" — ", o.Description, "", 200)
-			}
-		default:
-			d.text("\n\n<b>", s.Title, "</b>", 160)
-			d.text("\n", s.Body, "", 400)
-		}
-	}
+	d.pieces(body(c))
 	for _, s := range c.Sections {
 		if s.Kind == card.SectionContext {
 			d.text("\n\n<i>", s.Body, "</i>", MaxText)
 		}
 	}
 	return d.String() + tail
+}
+
+// body is the card's question and sections (the context aside), as
+// pieces to plan and write.
+func body(c card.Card) []piece {
+	// The question itself is never left out: it is cut evenly with what
+	// the buttons are for, not with what explains them.
+	ps := []piece{keyPiece("\n\n<b>", c.Text, "</b>", 2000)}
+	options := false
+	for _, s := range c.Sections {
+		switch s.Kind {
+		case card.SectionContext:
+			// last, in cardText
+		case card.SectionOption:
+			if !options {
+				ps = append(ps, markupPiece("\n\n<b>Options</b>"))
+				options = true
+			}
+			ps = append(ps, keyPiece(fmt.Sprintf("\n%d. <b>", s.Index+1), s.Title, "</b>", 160))
+			if s.Recommended {
+				ps = append(ps, markupPiece(html.EscapeString(card.RecommendedNote)))
+			}
+			ps = append(ps, longPiece("\n", s.Body, "", 400))
+		case card.SectionCall:
+			num := ""
+			if c.Progress != nil { // one call of a batch
+				num = fmt.Sprintf("%d. ", s.Index+1)
+			}
+			ps = append(ps, keyPiece("\n\n"+num+"Tool: <code>", s.Title, "</code>", 130))
+			ps = append(ps, longPiece("\n<pre>", s.Body, "</pre>", 1200))
+			if s.Hash != "" {
+				ps = append(ps, markupPiece("\nsha256 <code>"+html.EscapeString(s.Hash)+"…</code>"))
+			}
+			if a := s.Answer; a != nil { // a decided call: approved or denied, so no check mark
+				ps = append(ps, keyPiece("\n<b>Decided:</b> ", a.Text, "", 200), keyPiece(" (by ", a.By, ")", 64))
+			}
+		case card.SectionItem:
+			ps = append(ps, keyPiece(fmt.Sprintf("\n\n<b>%d. ", s.Index+1), s.Title, "</b>", 300))
+			if a := s.Answer; a != nil {
+				ps = append(ps, keyPiece(" ✓ ", a.Text, "", 200))
+				continue
+			}
+			for _, o := range s.Choices {
+				ps = append(ps, keyPiece("\n• ", o.Label, "", 100))
+				if o.Recommended {
+					ps = append(ps, markupPiece(html.EscapeString(card.RecommendedNote)))
+				}
+				ps = append(ps, longPiece(" — ", o.Description, "", 200))
+			}
+		default:
+			ps = append(ps, keyPiece("\n\n<b>", s.Title, "</b>", 160), longPiece("\n", s.Body, "", 400))
+		}
+	}
+	return ps
 }
 
 const timeLayout = "2006-01-02 15:04 UTC"

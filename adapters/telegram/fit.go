@@ -1,0 +1,133 @@
+package telegram
+
+import (
+	"cmp"
+	"slices"
+)
+
+// A card's body is planned before it is written. Written in order into a
+// doc, the first long texts would take the budget and every call, option
+// or item after them would be left out, while the keyboard still drew
+// their buttons: a person could approve a call the card did not show.
+// So the body is pieces of three sorts, and fit shares the budget among
+// them: every markup piece whole, every key piece at least in part, the
+// long pieces evenly with what is left.
+
+// pieceKind is how a piece of a card's body gives way when the body does
+// not fit whole.
+type pieceKind int
+
+const (
+	// pieceMarkup is trusted HTML that is written whole: a heading, a
+	// recommended marker, a hash line.
+	pieceMarkup pieceKind = iota
+	// pieceKey is the question, or text that says what a button is for
+	// (a tool, an option's title, an item's question or choice): always
+	// written, cut evenly with the other key texts if they do not all fit.
+	pieceKey
+	// pieceLong is text that explains (arguments, write-ups,
+	// descriptions): cut evenly with the other long texts to
+	// what the markup and key texts leave, and left out when its share is
+	// too small to say anything.
+	pieceLong
+)
+
+// minLong is the least share worth showing of a long text that is cut.
+const minLong = 16
+
+// piece is one part of a card's body: trusted markup alone (open), or
+// open + the escaped s + close, s cut to at most max units.
+type piece struct {
+	kind           pieceKind
+	open, s, close string
+	max            int
+}
+
+func markupPiece(html string) piece { return piece{kind: pieceMarkup, open: html} }
+
+func keyPiece(open, s, close string, max int) piece {
+	return piece{kind: pieceKey, open: open, s: s, close: close, max: max}
+}
+
+func longPiece(open, s, close string, max int) piece {
+	return piece{kind: pieceLong, open: open, s: s, close: close, max: max}
+}
+
+// fit plans ps within room units: caps[i] is how many units the escaped
+// text of piece i may take (0: leave the piece out). Key texts get their
+// max if all fit, else an even share of what the markup and their own
+// open and close tags leave, one unit (an ellipsis) at the least. Long
+// texts share what the key texts leave, evenly (one needing less than its
+// share leaves the rest to the others); while the share is too small for
+// any of them to say something (minLong), the last long text is left out.
+// ok is false when not even the markup and an ellipsis per key text fit.
+func fit(ps []piece, room int) (caps []int, ok bool) {
+	caps = make([]int, len(ps))
+	want := make([]int, len(ps))
+	var keys, longs []int
+	for i, p := range ps {
+		switch {
+		case p.kind == pieceMarkup:
+			room -= units(p.open)
+		case p.s == "":
+			// nothing to write
+		case p.kind == pieceKey:
+			room -= units(p.open) + units(p.close)
+			keys = append(keys, i)
+		default:
+			longs = append(longs, i)
+		}
+		if p.kind != pieceMarkup {
+			want[i] = units(esc(p.s, p.max))
+		}
+	}
+	if room < len(keys) {
+		return caps, false
+	}
+	room -= share(keys, want, room, caps)
+	for ; len(longs) > 0; longs = longs[:len(longs)-1] {
+		left := room
+		for _, i := range longs {
+			left -= units(ps[i].open) + units(ps[i].close)
+			caps[i] = 0
+		}
+		share(longs, want, max(left, 0), caps)
+		if !slices.ContainsFunc(longs, func(i int) bool { return caps[i] < min(want[i], minLong) }) {
+			break
+		}
+		caps[longs[len(longs)-1]] = 0
+	}
+	return caps, true
+}
+
+// share divides room among the pieces idx evenly, none getting more than
+// it wants: each, from the one wanting least, takes what it wants or an
+// even share of what is left, whichever is less. It sets their caps and
+// returns the units given.
+func share(idx, want []int, room int, caps []int) int {
+	order := slices.Clone(idx)
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(want[a], want[b]) })
+	given := 0
+	for k, i := range order {
+		caps[i] = min(want[i], (room-given)/(len(order)-k))
+		given += caps[i]
+	}
+	return given
+}
+
+// pieces writes ps as fit plans them within what is left of d. Should
+// not even their markup fit, they are written in order, each cut to its
+// max, until one does not fit.
+func (d *doc) pieces(ps []piece) {
+	caps, ok := fit(ps, d.left)
+	for i, p := range ps {
+		switch {
+		case p.kind == pieceMarkup:
+			d.markup(p.open)
+		case !ok:
+			d.text(p.open, p.s, p.close, p.max)
+		case caps[i] > 0:
+			d.markup(p.open + esc(p.s, caps[i]) + p.close)
+		}
+	}
+}

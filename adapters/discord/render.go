@@ -137,26 +137,107 @@ func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
 func footer(id string) string { return "\n\n-# askbridge question " + id }
 
 // cardContent is the card's text: what is asked, by whom, for what, and
-// once closed, who answered what and when.
+// once closed, who answered what and when. Who or what closed it, and
+// each call of a batch with who decided it, are kept whole (law 12); the
+// agent's text gives way to them. A closed batch's calls give way whole,
+// from the last, before the agent's text is cut too short to read.
 func cardContent(c card.Card) string {
-	segs := append(headSegs(c), fixed("\n\n**"), text(c.Text, 1200), fixed("**"))
-	for _, s := range c.Sections {
-		segs = append(segs, sectionSegs(s, c.Progress != nil)...)
+	if out, ok := cardContentWith(c, true); ok {
+		return out
 	}
-	if c.Progress != nil && c.Outcome == nil {
-		segs = append(segs, fixed("\n\n"+c.Progress.String()))
+	// Only absurd inputs get here (a score of tool names and deciders
+	// each at its cap): the outcome is then cut with the rest.
+	out, _ := cardContentWith(c, false)
+	return out
+}
+
+// minShown is the least room the agent's texts are cut to before a closed
+// batch's calls give way: enough for a line of a call's arguments.
+const minShown = 80
+
+// cardContentWith is the card's text with the outcome kept whole or, not
+// protect, cut with the rest; ok is false when what is kept whole does not
+// fit even with every call of a closed batch left out.
+func cardContentWith(c card.Card, protect bool) (string, bool) {
+	closed := c.Outcome != nil
+	var parts []part
+	parts = append(parts, part{segs: append(headSegs(c), fixed("\n\n**"), text(c.Text, 1200), fixed("**"))})
+	for _, s := range c.Sections {
+		if closed && c.Progress != nil && s.Kind == card.SectionCall {
+			s.Answer = nil // its verdict and decider are in the outcome
+			parts = append(parts, part{segs: callSegs(s, true), drop: true})
+			continue
+		}
+		parts = append(parts, part{segs: sectionSegs(s, c.Progress != nil)})
+	}
+	var tail []seg
+	if c.Progress != nil && !closed {
+		tail = append(tail, fixed("\n\n"+c.Progress.String()))
 	}
 	if c.Tally != nil {
-		segs = append(segs, fixed("\n"))
+		tail = append(tail, fixed("\n"))
 		for _, l := range c.Tally.Lines {
-			segs = append(segs, fixed("\n🗳 "), text(l, 300))
+			tail = append(tail, fixed("\n🗳 "), text(l, 300))
 		}
 	}
-	if c.Outcome != nil {
-		segs = append(segs, outcomeSegs(c.Outcome)...)
+	if closed {
+		tail = append(tail, outcomeSegs(c, protect)...)
 	}
-	segs = append(segs, fixed(footer(string(c.QuestionID))))
-	return fit(segs, maxContent)
+	tail = append(tail, fixed(footer(string(c.QuestionID))))
+	parts = append(parts, part{segs: tail})
+
+	droppable := 0
+	for _, p := range parts {
+		if p.drop {
+			droppable++
+		}
+	}
+	// Keep the most calls that leave the agent's text minShown; fewer
+	// calls never leave less room.
+	try := func(keep int) (string, int) { return fitCap(withCalls(parts, keep, droppable), maxContent) }
+	out, got := try(droppable)
+	if got >= minShown || droppable == 0 {
+		return out, got >= 0
+	}
+	lo, hi := -1, droppable // try(hi) is short of minShown; try(lo) is not, if lo >= 0
+	for lo+1 < hi {
+		mid := (lo + hi) / 2
+		if _, got := try(mid); got >= minShown {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	out, got = try(max(lo, 0))
+	return out, got >= 0
+}
+
+// part is a run of a card's segs; drop marks a closed batch's call, which
+// may be left out whole.
+type part struct {
+	segs []seg
+	drop bool
+}
+
+// withCalls joins parts, keeping the first keep of the droppable ones and
+// saying in their place how many more there were.
+func withCalls(parts []part, keep, droppable int) []seg {
+	var segs []seg
+	seen := 0
+	for _, p := range parts {
+		if p.drop {
+			seen++
+			if seen > keep {
+				if seen == keep+1 {
+					n := droppable - keep
+					segs = append(segs, fixed(fmt.Sprintf("\n\n*…and %d more %s, too long to show here*", n, core.Plural(n, "call", "calls"))))
+				}
+				continue
+			}
+		}
+		segs = append(segs, p.segs...)
+	}
+	return segs
 }
 
 // headSegs are the card's heading, its markers and the line that says
@@ -241,21 +322,58 @@ func itemSegs(s card.Section) []seg {
 	return segs
 }
 
-// outcomeSegs are the lines a closed card shows instead of its buttons.
-func outcomeSegs(o *card.Outcome) []seg {
+// outcomeSegs are the lines a closed card shows instead of its buttons:
+// who or what closed it, how and when, then what was chosen. A batch
+// lists each decided call with its verdict and who decided it, in one
+// line (its own section then leaves them out). With protect, those are
+// kept whole (each at its own cap) while the rest of the card gives way.
+func outcomeSegs(c card.Card, protect bool) []seg {
+	o := c.Outcome
+	keep := func(s string, max int) seg {
+		if !protect {
+			return text(s, max)
+		}
+		return fixed(escape(strings.TrimSpace(s), max))
+	}
 	mark := map[core.State]string{
 		core.StateAnswered: "✅", core.StateDeclined: "↩️", core.StateTimedOut: "⌛",
 		core.StateExpired: "⌛", core.StateCancelled: "✖️",
 	}[o.State]
-	segs := []seg{fixed("\n\n" + mark + " "), text(o.Line, 400)}
-	if o.Label == "" {
-		return segs
+	segs := []seg{fixed("\n\n" + mark + " "), keep(o.Line, 400)}
+	if calls := decidedCalls(c); len(calls) > 0 {
+		label := o.Label
+		if label == "" { // closed before every call was decided
+			label = "Decided"
+		}
+		segs = append(segs, fixed("\n**"+label+":** "))
+		for i, s := range calls {
+			if i > 0 {
+				segs = append(segs, fixed("\n"))
+			}
+			segs = append(segs, fixed(fmt.Sprintf("%d. ", s.Index+1)), keep(oneLine(s.Title), 80), fixed(": "),
+				keep(oneLine(s.Answer.Text), 200), fixed(" (by "), keep(oneLine(s.Answer.By), 120), fixed(")"))
+		}
+	} else if o.Label != "" {
+		segs = append(segs, fixed("\n**"+o.Label+":** "), text(o.Choice, 1200))
 	}
-	segs = append(segs, fixed("\n**"+o.Label+":** "), text(o.Choice, 1200))
-	if o.Reason != "" {
+	if o.Label != "" && o.Reason != "" {
 		segs = append(segs, fixed("\n**Reason:** "), text(o.Reason, 600))
 	}
 	return segs
+}
+
+// decidedCalls are a batch card's decided calls; none for other kinds.
+func decidedCalls(c card.Card) []card.Section {
+	if c.Progress == nil {
+		return nil
+	}
+	var out []card.Section
+	for _, s := range c.Sections {
+		if s.Kind == card.SectionCall && s.Answer != nil {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // cardComponents are the card's buttons as rows: none once it is closed
@@ -468,6 +586,13 @@ func (s seg) render(limit int) string {
 // share what is left by water-filling: the longest are cut first, to one
 // common cap, so a huge context cannot crowd out the options.
 func fit(segs []seg, limit int) string {
+	out, _ := fitCap(segs, limit)
+	return out
+}
+
+// fitCap is fit, and the common cap the untrusted pieces were cut to:
+// limit when none was, -1 when the fixed pieces alone overflow.
+func fitCap(segs []seg, limit int) (string, int) {
 	join := func(c int) string {
 		var b strings.Builder
 		for _, s := range segs {
@@ -476,7 +601,13 @@ func fit(segs []seg, limit int) string {
 		return b.String()
 	}
 	if out := join(limit); width(out) <= limit {
-		return out
+		return out, limit
+	}
+	if out := join(0); width(out) > limit {
+		// Fixed pieces alone overflow only with absurd inputs; cut
+		// the whole as a last resort so Discord never refuses the
+		// message.
+		return cut(out, limit), -1
 	}
 	lo, hi := 0, limit // the largest cap that fits is in [lo, hi)
 	for lo+1 < hi {
@@ -487,7 +618,5 @@ func fit(segs []seg, limit int) string {
 			hi = mid
 		}
 	}
-	// Fixed pieces alone could overflow only with absurd inputs; cut
-	// the whole as a last resort so Discord never refuses the message.
-	return cut(join(lo), limit)
+	return join(lo), lo
 }

@@ -236,7 +236,7 @@ func Render(c card.Card, topic string, links []actionlink.Link, menu string) Pub
 		shown = links[:MaxActions-1]
 	}
 	for _, l := range shown {
-		act := Action{Action: "view", Label: label(l.Action.Label), URL: l.URL}
+		act := Action{Action: "view", Label: label(l.Action), URL: l.URL}
 		if whole && (l.Action.Input == card.InputNone || l.Action.Input == card.InputOptional) {
 			act.Action, act.Method, act.Clear = "http", http.MethodPost, true
 		}
@@ -248,7 +248,11 @@ func Render(c card.Card, topic string, links []actionlink.Link, menu string) Pub
 	return p
 }
 
-func label(s string) string { return textlimit.Runes.Cut(textlimit.OneLine(s), maxLabel) }
+// label is a's label within ntfy's, cut before its Keep (a recommended
+// choice's note), which stays whole.
+func label(a card.Action) string {
+	return textlimit.Runes.CutKeeping(textlimit.OneLine(a.Head()), a.Keep, maxLabel)
+}
 
 func title(c card.Card) string {
 	t := c.Heading
@@ -309,7 +313,14 @@ func message(c card.Card) (text string, whole bool) {
 				b.WriteString("Answered: " + cut(s.Answer.Text, 200) + "\n")
 			}
 			for _, ch := range s.Choices {
-				b.WriteString("- " + cut(ch.Label, 100) + "\n")
+				b.WriteString("- " + cut(textlimit.OneLine(ch.Label), 100))
+				if ch.Recommended {
+					b.WriteString(card.RecommendedNote)
+				}
+				if d := cut(textlimit.OneLine(ch.Description), 150); d != "" {
+					b.WriteString(": " + d)
+				}
+				b.WriteString("\n")
 			}
 		default:
 			b.WriteString("\n" + cut(s.Title, 100) + "\n" + cut(s.Body, 300) + "\n")

@@ -56,10 +56,12 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 			q, err := repeatOf(p.in, p.q.Idempotency, dup)
 			if err == nil && q.Open() {
 				// The first ask stored the question but may not have lived
-				// to close it as its policy rules decided: this one does.
-				// (A standing approval granted since is not applied: the
-				// question was asked before it.)
-				q, err = s.closeAtAsk(ctx, q, p, askShortcuts{decided: cut.decided, ruled: undecided(q, cut.ruled)})
+				// to close it as its policy rules decided: this one does,
+				// as far as the rules that decided then decide now (a
+				// reload may have changed them since). A standing approval
+				// granted since is not applied: the question was asked
+				// before it.
+				q, err = s.closeAtAsk(ctx, q, p, askShortcuts{decided: cut.decided && sameUse(q.Rule, p.verdict.Use), ruled: stillRuled(q, cut.ruled)})
 			}
 			return q, err == nil, err
 		}
@@ -74,16 +76,21 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 	return q, false, nil
 }
 
-// undecided is the calls of ruled that q has no answer for yet.
-func undecided(q *Question, ruled map[int]RuleVerdict) map[int]RuleVerdict {
+// stillRuled is the calls of ruled that q has no answer for yet and that
+// the same rule decided when q was asked.
+func stillRuled(q *Question, ruled map[int]RuleVerdict) map[int]RuleVerdict {
 	out := map[int]RuleVerdict{}
 	for i, v := range ruled {
-		if _, done := q.Answered(q.Calls[i].ToolCallID); !done {
+		if _, done := q.Answered(q.Calls[i].ToolCallID); !done && sameUse(q.Calls[i].Rule, v.Use) {
 			out[i] = v
 		}
 	}
 	return out
 }
+
+// sameUse reports whether the rule a question recorded at its ask is the
+// one in use now, deciding the same.
+func sameUse(asked *RuleUse, now RuleUse) bool { return asked != nil && *asked == now }
 
 // closeAtAsk closes q, just stored (or found stored by a repeat of its
 // ask), as the shortcuts say, through the chokepoint; q as it is if they
@@ -126,6 +133,12 @@ func (s *Service) planAsk(in AskInput) (askPlan, error) {
 	if err := in.Validate(); err != nil {
 		return askPlan{}, err
 	}
+	// The ask as the agent made it is what a repeat of it is compared
+	// with: the rules in force may have changed by then (a reload).
+	idem, err := idempotencyOf(in)
+	if err != nil {
+		return askPlan{}, err
+	}
 	b := s.conf() // one configuration for the whole ask, even across a reload
 	route, ok := b.cfg.Routes[in.Route]
 	if !ok {
@@ -148,7 +161,7 @@ func (s *Service) planAsk(in AskInput) (askPlan, error) {
 			return askPlan{}, Errorf(CodeInvalid, op, "route %q is not configured", in.Route)
 		}
 	}
-	q, err := s.newQuestion(b, in, route, verdict, calls)
+	q, err := s.newQuestion(b, in, idem, route, verdict, calls)
 	if err != nil {
 		return askPlan{}, err
 	}
@@ -158,10 +171,10 @@ func (s *Service) planAsk(in AskInput) (askPlan, error) {
 // newQuestion is the open question a checked input makes on its route,
 // under the configuration b in force (whose copy of the route the
 // question keeps, so a reload leaves it the route it was asked under):
-// its deadline, quorum, idempotency and shard, and for an approval its
-// call (or a batch's calls) hashed, with the standing approvals the route
-// offers and the rules that applied.
-func (s *Service) newQuestion(b *bound, in AskInput, route Route, verdict RuleVerdict, calls []RuleVerdict) (*Question, error) {
+// its deadline, quorum and shard (idem's, when the ask has one), and for
+// an approval its call (or a batch's calls) hashed, with the standing
+// approvals the route offers and the rules that applied.
+func (s *Service) newQuestion(b *bound, in AskInput, idem *Idempotency, route Route, verdict RuleVerdict, calls []RuleVerdict) (*Question, error) {
 	const op = "ask"
 	if in.OnTimeout == OnTimeoutEscalate && route.EscalateTo == "" {
 		return nil, Errorf(CodeInvalid, op, "on_timeout escalate needs route %q to name escalate_to", in.Route)
@@ -181,10 +194,6 @@ func (s *Service) newQuestion(b *bound, in AskInput, route Route, verdict RuleVe
 		return nil, err
 	}
 	quorum, err := s.quorumOf(in, route)
-	if err != nil {
-		return nil, err
-	}
-	idem, err := idempotencyOf(in)
 	if err != nil {
 		return nil, err
 	}

@@ -185,3 +185,41 @@ func TestReloadRemovingOnePersonKeepsTheOthers(t *testing.T) {
 		t.Fatalf("bob's answer after alice was removed: %+v, %v", out, err)
 	}
 }
+
+// TestRepeatAskAfterRulesReload: an agent's repeat of an ask (the same
+// tool call, its reply lost) after a reload changed the route's policy
+// rules is the same ask: it gets the question it has, still open. Before,
+// the repeat was compared as the new rules reshaped it (here: asked as
+// hard to reverse), so it was refused as a different body, and an added
+// deny rule closed the question people were asked, by a rule that did not
+// apply when it was asked.
+func TestRepeatAskAfterRulesReload(t *testing.T) {
+	ctx := context.Background()
+	svc, err := core.New(coretest.OpenStore(t), reloadConfig(map[string]core.Route{core.DefaultRoute: apiRoute("*")}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := core.AskInput{Kind: core.KindApproval, Agent: "a", RunID: "r", ToolCallID: "toolu_01", Text: "Deploy?",
+		Reversibility: core.Reversible, Tool: "deploy", Arguments: []byte(`{"env":"prod"}`)}
+	q, err := svc.Ask(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rule := range []core.Rule{
+		{Name: "prod", When: `tool == "deploy"`, Reversibility: core.HardToReverse},
+		{Name: "no deploys", When: `tool == "deploy"`, Decide: core.DecideDeny, Reason: "Frozen."},
+	} {
+		route := apiRoute("*")
+		route.Rules = []core.Rule{rule}
+		if err := svc.Reconfigure(reloadConfig(map[string]core.Route{core.DefaultRoute: route})); err != nil {
+			t.Fatal(err)
+		}
+		again, repeat, err := svc.AskOrRepeat(ctx, in)
+		if err != nil || !repeat || again.ID != q.ID {
+			t.Fatalf("the repeat after rule %q: %+v, repeat %v, %v; want question %s", rule.Name, again, repeat, err, q.ID)
+		}
+		if !again.Open() || again.Reversibility != core.Reversible {
+			t.Fatalf("the repeat after rule %q changed the question: %s, %s", rule.Name, again.State, again.Reversibility)
+		}
+	}
+}

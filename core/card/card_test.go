@@ -189,3 +189,24 @@ func TestQuorumApprovalOffersNoEdit(t *testing.T) {
 		t.Fatal("an approval that needs two people offers an edit")
 	}
 }
+
+// TestClosedFormKeepsItsAnswers: a form that closes before every item is
+// answered (a timeout, a cancel, a decline, its run ending) still shows
+// the answers given, by whom: the agent resumes with them, and the card
+// is where the people who gave them look. Before, a closed unfinished
+// form showed only its outcome line.
+func TestClosedFormKeepsItsAnswers(t *testing.T) {
+	for _, state := range []core.State{core.StateTimedOut, core.StateCancelled, core.StateDeclined, core.StateExpired} {
+		q := cardQ(core.KindForm)
+		q.Answers = []core.ItemAnswer{{ItemID: "i2", OptionID: "l", Decider: core.Decider{Surface: core.SurfaceSlack, ID: "U1", Name: "Alice"}, At: cardT0}}
+		q.State = state
+		q.Resolution = &core.Resolution{State: state, At: cardT0.Add(time.Hour)}
+		c := card.New(q, core.MessageRef{Surface: core.SurfaceSlack, Room: "C1", ID: "1"})
+		if c.Outcome == nil || !strings.Contains(c.Outcome.Choice, "Tone?: Long") || c.Outcome.Label == "" {
+			t.Fatalf("%s: outcome %+v; want the answer given before the close", state, c.Outcome)
+		}
+		if len(allActions(c)) != 0 {
+			t.Fatalf("%s: a closed form has buttons: %v", state, labels(allActions(c)))
+		}
+	}
+}

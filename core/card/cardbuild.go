@@ -124,6 +124,11 @@ func outcome(q *core.Question) *Outcome {
 		o.By, o.Surface = core.DeciderLabel(d), d.Surface
 	}
 	if q.State != core.StateAnswered {
+		if q.Kind == core.KindForm && len(q.Answers) > 0 {
+			// Closed unfinished: the agent resumes with the items
+			// answered before the close, so the card keeps them too.
+			o.Label, o.Choice = LabelAnsweredBefore, formChoice(q)
+		}
 		return o
 	}
 	k := kindCardOf(q)

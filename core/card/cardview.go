@@ -262,6 +262,10 @@ const (
 	RecommendedNote = " (Recommended)"
 )
 
+// LabelAnsweredBefore heads, on a form closed unfinished, the answers
+// given before it closed (Outcome.Label).
+const LabelAnsweredBefore = "Answered before it closed"
+
 // TakesText reports whether any of the card's actions takes an answer in
 // words, which a platform that reads thread replies can take from a
 // reply too.

@@ -188,3 +188,43 @@ func TestLegacyClientKeepsItsSession(t *testing.T) {
 }
 
 func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }
+
+// TestStatelessRetryOnAnotherReplicaParksOnce: a 2026-07-28 call naming
+// its tool call but no run, sent again (its reply lost) and balanced to
+// another replica, is the same call: it waits on the question the first
+// parked, and people are asked once. Before, each replica bound such a
+// call to a run of its own, so the retry was another tool call in
+// another run, and parked a second question.
+func TestStatelessRetryOnAnotherReplicaParksOnce(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	svc := newService(t)
+	r := newReplicas(t, svc, 2, mcp.Options{WaitSlice: 20 * time.Millisecond, Caller: agentOf})
+	b := &balancer{r: r, token: "tok-alice"}
+	cs := b.connect(t, ctx, nil, current)
+	params := &mcpsdk.CallToolParams{Name: mcp.ToolClarification, Arguments: map[string]any{
+		"question": "Which region?", "reversibility": "reversible", "tool_call_id": "toolu_01",
+	}}
+	first := callOn(ctx, cs, params)
+	q := waitParked(t, ctx, svc)
+	second := callOn(ctx, cs, params)
+	if _, err := svc.Answer(ctx, core.AnswerInput{QuestionID: q.ID, Decider: operator, Text: "eu-west-1"}); err != nil {
+		t.Fatal(err)
+	}
+	resumed(t, result(t, ctx, first), q.ID, fence.VerbAnswered)
+	wait, stop := context.WithTimeout(ctx, 10*time.Second)
+	defer stop()
+	resumed(t, result(t, wait, second), q.ID, fence.VerbAnswered)
+	if open, _, err := svc.ListOpen(ctx, "", 10); err != nil || len(open) != 0 {
+		t.Fatalf("open after the retry: %d, %v; want none", len(open), err)
+	}
+	replicas := map[int]bool{}
+	for _, ex := range b.exchanges() {
+		if ex.method == "tools/call" {
+			replicas[ex.replica] = true
+		}
+	}
+	if len(replicas) != 2 {
+		t.Fatalf("the two calls reached replicas %v, want both", replicas)
+	}
+}

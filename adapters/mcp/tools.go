@@ -56,7 +56,7 @@ type arguments = json.RawMessage
 type common struct {
 	Project    string     `json:"project,omitempty" jsonschema:"Optional project label shown with the question."`
 	Task       string     `json:"task,omitempty" jsonschema:"Optional task label shown with the question."`
-	RunID      core.RunID `json:"run_id,omitempty" jsonschema:"The run this question belongs to; if the run ends first, the question expires. Defaults to this server's run."`
+	RunID      core.RunID `json:"run_id,omitempty" jsonschema:"The run this question belongs to; if the run ends first, the question expires. Defaults to your MCP session's run or, with no session, to your agent's (the same on every replica): name one per task to scope its questions and any standing approval to it."`
 	ToolCallID string     `json:"tool_call_id,omitempty" jsonschema:"Optional id of your own for this call, recorded with the question."`
 	Timeout    string     `json:"timeout,omitempty" jsonschema:"How long a human has to answer: a number with s, m, h or d, such as 90s, 30m, 2h or 1d (combinations such as 1h30m work too). The server's default if omitted."`
 }

@@ -82,7 +82,7 @@ func (h *handler) call(ctx context.Context, req *mcpsdk.CallToolRequest, x asker
 	}
 	in.Route = h.opts.Route
 	if in.RunID == "" {
-		in.RunID = h.runID(req)
+		in.RunID = h.runID(ctx, req)
 	}
 	q, err := h.b.Ask(ctx, in)
 	if err != nil {
@@ -121,15 +121,23 @@ func waitOf(seconds int) time.Duration {
 	return time.Duration(min(seconds, int(MaxGetAnswerWait/time.Second))) * time.Second
 }
 
-// runID is the run a question is bound to when the call names none.
-func (h *handler) runID(req *mcpsdk.CallToolRequest) core.RunID {
+// runID is the run a question is bound to when the call names none: the
+// configured one; else the MCP session's; else, over HTTP with no session
+// (a 2026-07-28 client), the caller's own, "mcp-<agent>", which every
+// replica gives alike, so that a call sent again to another replica is
+// the same tool call in the same run and parks once; else (stdio) the
+// server's, made once.
+func (h *handler) runID(ctx context.Context, req *mcpsdk.CallToolRequest) core.RunID {
 	if h.opts.RunID != "" {
 		return h.opts.RunID
 	}
 	if req != nil && req.Session != nil {
-		if id := req.Session.ID(); id != "" && len(id) <= 100 {
+		if id := req.Session.ID(); id != "" && len(id) <= core.MaxIDLen-4 {
 			return core.RunID("mcp-" + id)
 		}
+	}
+	if agent := CallerFrom(ctx); agent != "" && len(agent) <= core.MaxIDLen-4 {
+		return core.RunID("mcp-" + agent)
 	}
 	return h.run
 }

@@ -105,7 +105,13 @@ type Covered func(args json.RawMessage) bool
 //   - for the same arguments, only a Bash command with no wildcard, which
 //     Claude Code matches exactly, and only when the rules leave that
 //     very command to a standing approval (covered(args)): an approver's
-//     edit gives arguments no rule was run on.
+//     edit gives arguments no rule was run on. Claude Code's Bash rule
+//     matches the command alone, while the standing approval and the
+//     rules saw the whole input, so the input must be the command and its
+//     description (words for people, which run nothing) and nothing else:
+//     with dangerouslyDisableSandbox, run_in_background or a timeout
+//     beside it, a rule on the command would let the call through with
+//     keys askbridge never checked, and hands over nothing.
 //
 // Revoking the standing approval does not reach the host: its session
 // keeps the rule (README, "Hosts' permission prompts").
@@ -118,18 +124,38 @@ func remember(p Prompt, grant *core.StandingRequest, args json.RawMessage, cover
 	}
 	rule := PermissionRule{ToolName: p.Tool}
 	if grant.SameArguments {
-		var in struct {
-			Command *string `json:"command"`
-		}
-		if p.Tool != "Bash" || json.Unmarshal(args, &in) != nil || in.Command == nil ||
-			strings.TrimSpace(*in.Command) == "" || strings.ContainsAny(*in.Command, "*\n") || !covered(args) {
+		command, ok := commandAlone(args)
+		if p.Tool != "Bash" || !ok || strings.TrimSpace(command) == "" || strings.ContainsAny(command, "*\n") || !covered(args) {
 			return nil
 		}
-		rule.RuleContent = *in.Command
+		rule.RuleContent = command
 	} else if !covered(nil) {
 		return nil
 	}
 	return []PermissionUpdate{{Type: "addRules", Rules: []PermissionRule{rule}, Behavior: "allow", Destination: "session"}}
+}
+
+// commandAlone is the command of a Bash input that holds nothing but
+// its command and, optionally, its description (both strings): what a
+// Claude Code rule for that command lets through no more of than
+// askbridge checked. ok is false for any other input.
+func commandAlone(args json.RawMessage) (command string, ok bool) {
+	var in map[string]json.RawMessage
+	if json.Unmarshal(args, &in) != nil {
+		return "", false
+	}
+	for key, raw := range in {
+		var s string
+		switch {
+		case key != "command" && key != "description":
+			return "", false
+		case json.Unmarshal(raw, &s) != nil:
+			return "", false // null, or not a string
+		case key == "command":
+			command, ok = s, true
+		}
+	}
+	return command, ok
 }
 
 // denyMessage tells the model who refused the call, worded from the

@@ -15,6 +15,7 @@ package hooks
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -174,16 +175,53 @@ func str(fields map[string]jsontext.Value, name string, dst *string, required bo
 	return nil
 }
 
+// NetworkAccessTool is the tool a Codex network access prompt is asked
+// as (Prompt.NetworkAccess, door.prompt).
+const NetworkAccessTool = "NetworkAccess"
+
+// networkAccessPrefix begins the description of Codex's network access
+// prompts: "network-access https://example.com:443".
+const networkAccessPrefix = "network-access "
+
+// NetworkAccess reports whether p looks like Codex's network access
+// prompt: Codex sends one when a command in its sandbox reaches for a
+// host its network policy does not allow, as a PermissionRequest for
+// tool Bash whose input is the command (the one that reached out, or
+// "network-access <target>") and the description "network-access
+// <target>" (openai/codex, PermissionRequestPayload::bash in
+// codex-rs/core/src/tools/network_approval.rs; testdata/SOURCES).
+//
+// Only looks like: for an ordinary command Codex's description is the
+// model's own justification, which may say the same. So askbridge takes
+// it as a reason to ask more, never less (door.prompt).
+func (p Prompt) NetworkAccess() bool {
+	if p.Host != Codex || p.Event != PermissionRequest || p.Tool != "Bash" {
+		return false
+	}
+	var in struct {
+		Description string `json:"description"`
+	}
+	return json.Unmarshal(p.Input, &in) == nil && strings.HasPrefix(in.Description, networkAccessPrefix)
+}
+
 // Editable reports whether an approver may change the input before
 // approving. Claude Code takes an updated input and runs the tool with it;
 // Codex fails closed on one, so its prompts offer no edit.
 func (p Prompt) Editable() bool { return p.Host == ClaudeCode }
 
 // ToolCallID is the host's tool use id where it sends one; otherwise a
-// digest of the prompt (host, session, turn, tool and canonical input), so
+// digest of the prompt asked on route ("" the default): host, event,
+// session, turn, tool, working directory, route and canonical input, so
 // a host that runs the hook again for the same prompt finds the same
 // question while it is open (door.ask says what happens once it closed).
-func (p Prompt) ToolCallID() (string, error) {
+//
+// The digest covers everything of the prompt that the ask it makes
+// carries (the working directory becomes the project label and the
+// context; the route is the ask's), which core's idempotency compares
+// a repeat with: an identical command from another directory, or on
+// another route, is another prompt with a question of its own, not a
+// repeat refused for its different body.
+func (p Prompt) ToolCallID(route string) (string, error) {
 	if p.ToolUseID != "" {
 		return p.ToolUseID, nil
 	}
@@ -191,10 +229,17 @@ func (p Prompt) ToolCallID() (string, error) {
 	if err != nil {
 		return "", invalid("tool_input: %s", core.ErrorMessage(err))
 	}
+	if route == "" {
+		route = core.DefaultRoute
+	}
 	h := sha256.New()
-	for _, part := range []string{string(p.Host), string(p.Event), p.SessionID, p.TurnID, p.Tool} {
+	for _, part := range []string{string(p.Host), string(p.Event), p.SessionID, p.TurnID, p.Tool, p.Cwd, route} {
+		// Each part with its length, so that no two prompts' parts run
+		// together into one digest.
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(part)))
+		h.Write(n[:])
 		h.Write([]byte(part))
-		h.Write([]byte{0})
 	}
 	h.Write(canon)
 	return "hook-" + hex.EncodeToString(h.Sum(nil))[:40], nil
@@ -212,7 +257,7 @@ func askedAgain(prev string, closed core.QuestionID) string {
 // without a rule it is hard to reverse: the card says so and no standing
 // approval covers it.
 func (p Prompt) Ask(agent core.AgentID, route string) (core.AskInput, error) {
-	id, err := p.ToolCallID()
+	id, err := p.ToolCallID(route)
 	if err != nil {
 		return core.AskInput{}, err
 	}
@@ -237,6 +282,9 @@ func (p Prompt) Ask(agent core.AgentID, route string) (core.AskInput, error) {
 }
 
 func (p Prompt) text() string {
+	if p.Host == Codex && p.Tool == NetworkAccessTool {
+		return fmt.Sprintf("%s asks permission for network access.", p.Host.title())
+	}
 	if p.Event == PreToolUse {
 		return fmt.Sprintf("%s is about to use %s. Allow it?", p.Host.title(), p.Tool)
 	}

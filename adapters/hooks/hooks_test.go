@@ -253,12 +253,26 @@ func TestAsk(t *testing.T) {
 	// question; another command is another.
 	again, _ := Parse(ClaudeCode, []byte(`{"tool_input":{ "description":"Remove node_modules directory","command":"rm -rf node_modules"},
 		"hook_event_name":"PermissionRequest","session_id":"abc123","tool_name":"Bash","cwd":"/Users/..."}`))
-	if id, _ := again.ToolCallID(); id != in.ToolCallID {
+	if id, _ := again.ToolCallID("infra"); id != in.ToolCallID {
 		t.Fatalf("a re-run got %q, want %q", id, in.ToolCallID)
 	}
 	other, _ := Parse(ClaudeCode, []byte(`{"tool_input":{"command":"ls"},"hook_event_name":"PermissionRequest","session_id":"abc123","tool_name":"Bash"}`))
-	if id, _ := other.ToolCallID(); id == in.ToolCallID {
+	if id, _ := other.ToolCallID("infra"); id == in.ToolCallID {
 		t.Fatal("two prompts share a tool call id")
+	}
+	// The same command from another directory, or on another route, is
+	// another prompt: its ask carries another project label, context or
+	// route, which a repeat would be refused for.
+	elsewhere := again
+	elsewhere.Cwd = "/Users/.../packages/a"
+	if id, _ := elsewhere.ToolCallID("infra"); id == in.ToolCallID {
+		t.Fatal("the same prompt from another directory shares a tool call id")
+	}
+	if id, _ := again.ToolCallID("other"); id == in.ToolCallID {
+		t.Fatal("the same prompt on another route shares a tool call id")
+	}
+	if a, _ := again.ToolCallID(""); a != func() string { b, _ := again.ToolCallID(core.DefaultRoute); return b }() {
+		t.Fatal("the default route, named or not, gives two tool call ids")
 	}
 
 	pre, _ := Parse(ClaudeCode, fixture(t, "claude-code/pre-tool-use.bash.json"))
@@ -272,6 +286,20 @@ func TestAsk(t *testing.T) {
 	}
 	if in.Editable != nil || in.Labels.Project != "shop-api" || in.RunID != "0199a213-81c0-7800-8aa1-bbab2a035a53" {
 		t.Fatalf("codex ask %+v", in)
+	}
+	// Codex's network access prompt is a Bash call marked by its
+	// description; no other prompt is taken for one.
+	if cx.NetworkAccess() || p.NetworkAccess() {
+		t.Fatal("an ordinary command taken for network access")
+	}
+	net, _ := Parse(Codex, fixture(t, "codex/permission-request.network.json"))
+	if !net.NetworkAccess() || net.Tool != "Bash" {
+		t.Fatalf("the network access prompt %+v not recognised", net)
+	}
+	net.Tool = NetworkAccessTool
+	if in, _ := net.Ask("codex", ""); in.Tool != NetworkAccessTool || in.Text != "Codex asks permission for network access." ||
+		!strings.Contains(in.Context, "network-access https://example.com:443") {
+		t.Fatalf("network access ask %+v", in)
 	}
 }
 
@@ -365,6 +393,16 @@ func TestRemember(t *testing.T) {
 		{"a command with a wildcard", ClaudeCode, withTool("Bash", `{"command":"rm *.log"}`), approve(same, nil), yes, ""},
 		{"a command over two lines", ClaudeCode, withTool("Bash", `{"command":"make\nmake install"}`), approve(same, nil), yes, ""},
 		{"the same arguments of another tool", ClaudeCode, withTool("Edit", `{"file_path":"a.go"}`), approve(same, nil), yes, ""},
+		// Claude Code's Bash(<command>) rule matches the command alone:
+		// handed for an input with more than the command and its
+		// description, it would let the command through with keys
+		// askbridge's rules and standing approval never saw.
+		{"the command out of the sandbox", ClaudeCode, withTool("Bash", `{"command":"npm test","dangerouslyDisableSandbox":true}`), approve(same, nil), yes, ""},
+		{"the command in the background", ClaudeCode, withTool("Bash", `{"command":"npm test","run_in_background":true}`), approve(same, nil), yes, ""},
+		{"the command with a timeout", ClaudeCode, withTool("Bash", `{"command":"npm test","timeout":60000}`), approve(same, nil), yes, ""},
+		{"the command as edited out of the sandbox", ClaudeCode, bash, approve(same, json.RawMessage(`{"command":"npm test","dangerouslyDisableSandbox":false}`)), yes, ""},
+		{"the command alone", ClaudeCode, withTool("Bash", `{"command":"npm test"}`), approve(same, nil), yes,
+			`[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"npm test"}],"behavior":"allow","destination":"session"}]`},
 		{"no standing approval", ClaudeCode, bash, approve(nil, nil), yes, ""},
 		{"codex", Codex, fixture(t, "codex/permission-request.bash.json"), approve(run, nil), yes, ""},
 		{"pre-tool-use", ClaudeCode, fixture(t, "claude-code/pre-tool-use.bash.json"), approve(run, nil), yes, ""},

@@ -2,11 +2,14 @@ package hooks
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"path"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -50,6 +53,8 @@ type Service interface {
 	EveryCallCovered(in core.AskInput) bool
 	CallCovered(in core.AskInput) bool
 	GrantOf(ctx context.Context, q *core.Question) (*core.Standing, error)
+	Evaluate(in core.AskInput) (core.RuleVerdict, error)
+	Values() core.Values
 }
 
 // Options configure the hook door.
@@ -176,7 +181,7 @@ func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	agent := d.opts.Agent(r)
-	in, err := p.Ask(agent, r.URL.Query().Get("route"))
+	p, in, err := d.prompt(p, agent, r.URL.Query().Get("route"))
 	if err != nil {
 		d.refuse(w, r, p, err)
 		return
@@ -224,6 +229,51 @@ func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(out)
 }
 
+// prompt is the ask p becomes on route, by agent. A Codex network
+// access prompt (Prompt.NetworkAccess) comes as a Bash call; asked as
+// one, a standing approval granted on an ordinary command ("don't ask
+// again" for Bash in this run) would approve the network access too,
+// with nobody asked. So it is asked as tool NetworkAccess, which no Bash
+// standing approval covers, and which is hard to reverse unless a rule
+// for NetworkAccess says otherwise.
+//
+// The mark is the input's description, which for an ordinary command is
+// the model's own words; a command dressed as network access must not
+// escape what the Bash rules do with it. So the prompt is first checked
+// as Bash: one the Bash rules deny, ask as hard to reverse, or of a
+// quorum (none of which a standing approval can cover) is asked as Bash,
+// and one they send to another route is asked as NetworkAccess there.
+// What is left (the rules allow it, or leave it to a standing approval)
+// is asked as NetworkAccess: of a person, unless the operator's rules
+// for NetworkAccess decide it.
+func (d *door) prompt(p Prompt, agent core.AgentID, route string) (Prompt, core.AskInput, error) {
+	in, err := p.Ask(agent, route)
+	if err != nil || !p.NetworkAccess() {
+		return p, in, err
+	}
+	v, err := d.svc.Evaluate(in)
+	if err != nil || v.Err != nil || v.Rule == nil || v.Rule.Decide == core.DecideDeny {
+		// Asked as configured (hard to reverse, so no standing approval
+		// covers it), or denied; an unknown route is refused by the ask.
+		return p, in, nil
+	}
+	if r := v.Rule; r.Decide == core.DecideAsk {
+		rev := in.Reversibility
+		if r.Reversibility != "" {
+			rev = r.Reversibility
+		}
+		if rev != core.Reversible || r.Quorum > 1 {
+			return p, in, nil
+		}
+		if r.Route != "" {
+			route = r.Route
+		}
+	}
+	p.Tool = NetworkAccessTool
+	in, err = p.Ask(agent, route)
+	return p, in, err
+}
+
 // grantWait bounds how long a prompt's answer waits for the standing
 // approval its approve granted to be stored, which core does just after
 // the close that woke the door: a grant not stored by then (its write
@@ -253,9 +303,15 @@ func (d *door) granted(ctx context.Context, q *core.Question) bool {
 	}
 }
 
-// maxAskedAgain bounds how many closed questions of one digest ask walks
-// past: as many identical prompts in one session (or Codex turn).
+// maxAskedAgain bounds how many closed questions of one digest one ask
+// walks past. With the chain's newest link kept (chainKey) an ask walks
+// one or two; it walks more only when that record is lost (it expired,
+// or the store could not be read), from the start of the chain.
 const maxAskedAgain = 256
+
+// chainTTL is how long the newest link of a prompt's chain is kept after
+// the prompt was last asked anew.
+const chainTTL = 7 * 24 * time.Hour
 
 // ask parks the prompt's question, or finds the one this very prompt
 // already has. A prompt with the host's tool use id is that call's: a
@@ -266,15 +322,61 @@ const maxAskedAgain = 256
 // one's answer would approve the same command again with nobody asked. So
 // the prompt is asked anew, under an id chained to the closed question's,
 // which every run of this prompt derives alike and so still shares.
+//
+// The chain's newest link is kept in the store's values (chainKey), and
+// the next ask starts there rather than at the first link: a long
+// session's hundredth identical prompt does not walk ninety-nine closed
+// questions, and its thousandth is asked like its first. Starting at a
+// later link changes no answer: the chain is the same from any of its
+// links (each next link is derived from the one before and its closed
+// question, which never reopens), so a stale or lost record only means
+// a longer walk, and hosts racing on one prompt still meet at one
+// question.
 func (d *door) ask(ctx context.Context, p Prompt, in core.AskInput) (*core.Question, error) {
+	if p.ToolUseID != "" {
+		q, _, err := d.svc.AskOrRepeat(ctx, in)
+		return q, err
+	}
+	kv := d.svc.Values()
+	key, start := chainKey(in), in.ToolCallID
+	switch link, err := kv.Value(ctx, key); {
+	case err != nil:
+		d.opts.Log.Warn().Err(err).Msg("hook: the prompt's last question could not be read; asking from the first")
+	case isLink(link):
+		in.ToolCallID = link
+	}
+	from := in.ToolCallID
 	for range maxAskedAgain {
 		q, repeat, err := d.svc.AskOrRepeat(ctx, in)
-		if err != nil || !repeat || q.Open() || p.ToolUseID != "" {
+		if err != nil || !repeat || q.Open() {
+			if err == nil && in.ToolCallID != from && in.ToolCallID != start {
+				if err := kv.SetValueFor(ctx, key, in.ToolCallID, chainTTL); err != nil {
+					d.opts.Log.Warn().Err(err).Msg("hook: the prompt's last question could not be kept")
+				}
+			}
 			return q, err
 		}
 		in.ToolCallID = askedAgain(in.ToolCallID, q.ID)
 	}
 	return nil, core.Errorf(core.CodeConflict, "hook", "this prompt was asked %d times in this session already; answer it at the host", maxAskedAgain)
+}
+
+// chainKey names where the newest link of the chain of in's prompt is
+// kept: the agent's, in its run (the host's session), for the prompt's
+// digest (in's first tool call id).
+func chainKey(in core.AskInput) string {
+	sum := sha256.Sum256([]byte(string(in.Agent) + "\x00" + string(in.RunID) + "\x00" + in.ToolCallID))
+	return "hooks:chain:" + hex.EncodeToString(sum[:])
+}
+
+// isLink reports whether s is a tool call id of a chain (askedAgain).
+func isLink(s string) bool {
+	h, ok := strings.CutPrefix(s, "hook-")
+	if !ok || len(h) != 40 {
+		return false
+	}
+	_, err := hex.DecodeString(h)
+	return err == nil
 }
 
 // wait waits for q to close, for at most wait, and returns it as it then

@@ -46,7 +46,7 @@ func EditView(c card.Card, r core.Ref, channel string) (slack.ModalViewRequest, 
 	if len(act.Prefill) <= maxInputLength {
 		input.InitialValue = act.Prefill
 	}
-	about := "*" + esc(tool, core.MaxToolLen) + "*: change the arguments, then approve. Only the keys the agent allows may change; askbridge says which if another one does."
+	about := codeSpan(tool, core.MaxToolLen) + ": change the arguments, then approve. Only the keys the agent allows may change; askbridge says which if another one does."
 	return slack.ModalViewRequest{
 		Type:            slack.VTModal,
 		Title:           slack.NewTextBlockObject(slack.PlainTextType, card.LabelEditApprove, false, false), // within maxModalTitle

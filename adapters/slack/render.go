@@ -1,6 +1,7 @@
 package slack
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -30,6 +31,7 @@ const (
 	budgetItems    = 3600 // all of a form's items, shared
 	budgetItemMax  = 2600 // one item, when there are few
 	budgetArgs     = 1200 // an approval's argument summary
+	budgetCalls    = 3600 // all of a batch's calls' arguments, shared
 	budgetAnswer   = 1500 // a closed card's answer
 	budgetLabel    = 128  // agent, project, task, tool names on a card
 	digestListed   = 15   // open questions listed by name in a digest
@@ -50,7 +52,85 @@ const timeLayout = "2006-01-02 15:04 UTC"
 // Slack takes free text as a reply in the card's thread, so an action
 // that collects text (a clarification's answer, a form item's own answer)
 // draws no button: the card says to reply in the thread instead.
+//
+// Whatever the card, its blocks stay within maxBlocksJSON, open and
+// closed alike: a card Slack refuses is never posted, and an edit it
+// refuses leaves a closed question's buttons live. A batch's calls share
+// one budget for their arguments; a card still too long (a batch of many
+// calls, each with its buttons) keeps the buttons of as many of its
+// undecided calls as fit, in order, and says how to decide the rest (as
+// Discord does when its rows run out); and past that, a card of absurd
+// texts is rendered again with every text budget halved until it fits.
 func Card(c card.Card) Message {
+	var m Message
+	undecided := undecidedCalls(c)
+	for div := 1; div <= maxDiv; div *= 2 {
+		if m = render(c, fit{div: div, calls: undecided}); blocksLen(m.Blocks) <= maxBlocksJSON {
+			return m
+		}
+		// The most calls whose buttons fit: fewer buttons never take
+		// more room. render(c, fit{div, hi}) is too long; lo fits, once
+		// lo >= 0.
+		lo, hi := -1, undecided
+		for lo+1 < hi {
+			mid := (lo + hi) / 2
+			if blocksLen(render(c, fit{div: div, calls: mid}).Blocks) <= maxBlocksJSON {
+				lo = mid
+			} else {
+				hi = mid
+			}
+		}
+		if lo >= 0 {
+			return render(c, fit{div: div, calls: lo})
+		}
+	}
+	return m // cut as far as it goes
+}
+
+// maxDiv is the most a card's text budgets are divided by to fit.
+const maxDiv = 64
+
+// fit is how much of a card a rendering keeps: its text budgets divided
+// by div, and the buttons of the first calls undecided calls of a batch.
+type fit struct {
+	div   int
+	calls int
+}
+
+// b is the text budget n as f keeps it: never below minBudget (nor
+// above n).
+func (f fit) b(n int) int { return max(n/f.div, min(n, minBudget)) }
+
+// who is the budget of a name that says who decided or closed something
+// (law 12): kept whole until only absurd texts are left to cut.
+func (f fit) who(n int) int {
+	if f.div < whoDiv {
+		return n
+	}
+	return f.b(n)
+}
+
+const (
+	minBudget = 24 // the least a text budget is cut to
+	whoDiv    = 8  // from this div on, names are cut too
+)
+
+// undecidedCalls counts a batch card's calls that still have buttons.
+func undecidedCalls(c card.Card) int {
+	if c.Progress == nil {
+		return 0 // not a batch
+	}
+	n := 0
+	for _, s := range c.Sections {
+		if s.Kind == card.SectionCall && len(drawn(s.Actions)) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// render is Card's rendering as f keeps it.
+func render(c card.Card, f fit) Message {
 	var blocks []slack.Block
 	add := func(b slack.Block) {
 		if b != nil {
@@ -58,23 +138,31 @@ func Card(c card.Card) Message {
 		}
 	}
 	add(section(headPrefix+string(c.QuestionID), head(c)))
-	add(ctxBlock("meta", metaLine(c)))
-	add(section("question", esc(c.Text, budgetQuestion)))
+	add(ctxBlock("meta", metaLine(c, f)))
+	add(section("question", esc(c.Text, f.b(budgetQuestion))))
 
-	options := 0
+	options, calls := 0, 0
 	for _, s := range c.Sections {
-		if s.Kind == card.SectionOption || s.Kind == card.SectionItem {
+		switch s.Kind {
+		case card.SectionOption, card.SectionItem:
 			options++
+		case card.SectionCall:
+			calls++
 		}
 	}
-	shown := false // the form's progress, above its first item
+	// A batch's calls share one budget for their arguments, as a
+	// decision's options share theirs.
+	perCall := f.b(min(budgetArgs, budgetCalls/max(1, calls)))
+	shown := false  // the form's progress, above its first item
+	buttoned := 0   // undecided calls drawn with their buttons
+	unbuttoned := 0 // the first undecided call drawn without them, numbered
 	for _, s := range c.Sections {
 		switch s.Kind {
 		case card.SectionContext:
-			add(section("context", "_Context_\n"+esc(s.Body, budgetContext)))
+			add(section("context", "_Context_\n"+esc(s.Body, f.b(budgetContext))))
 		case card.SectionOption:
-			per := min(budgetOption, budgetOptions/max(1, options))
-			text := "*" + esc(s.Title, core.MaxTitleLen) + "*"
+			per := f.b(min(budgetOption, budgetOptions/max(1, options)))
+			text := "*" + esc(s.Title, f.b(core.MaxTitleLen)) + "*"
 			if s.Recommended {
 				text += card.RecommendedNote
 			}
@@ -86,32 +174,47 @@ func Card(c card.Card) Message {
 			add(sectionWith(fmt.Sprintf("option-%d", s.Index), text, b))
 		case card.SectionCall:
 			if c.Progress != nil { // one call of a batch, numbered
-				add(section(fmt.Sprintf("call-%d", s.Index), fmt.Sprintf("*%d.* ", s.Index+1)+approvalCall(s)))
-				add(actions(fmt.Sprintf("call-%d-choose", s.Index), drawn(s.Actions)...))
+				add(section(fmt.Sprintf("call-%d", s.Index), fmt.Sprintf("*%d.* ", s.Index+1)+approvalCall(s, f, perCall)))
+				bs := drawn(s.Actions)
+				if len(bs) == 0 {
+					break
+				}
+				if buttoned == f.calls {
+					if unbuttoned == 0 {
+						unbuttoned = s.Index + 1
+					}
+					break
+				}
+				buttoned++
+				add(actions(fmt.Sprintf("call-%d-choose", s.Index), bs...))
 				break
 			}
-			add(section("call", approvalCall(s)))
+			add(section("call", approvalCall(s, f, perCall)))
 			add(actions("choose", drawn(s.Actions)...))
 		case card.SectionItem:
 			if c.Progress != nil && !shown {
 				add(ctxBlock("progress", c.Progress.String()))
 				shown = true
 			}
-			per := min(budgetItemMax, budgetItems/max(1, options))
-			add(section(fmt.Sprintf("item-%d", s.Index), formItem(s, per)))
+			per := f.b(min(budgetItemMax, budgetItems/max(1, options)))
+			add(section(fmt.Sprintf("item-%d", s.Index), formItem(s, per, f)))
 			add(actions(fmt.Sprintf("item-%d-choose", s.Index), drawn(s.Actions)...))
 		default:
-			add(section(string(s.Kind), "*"+esc(s.Title, core.MaxTitleLen)+"*\n"+esc(s.Body, budgetContext)))
+			add(section(string(s.Kind), "*"+esc(s.Title, f.b(core.MaxTitleLen))+"*\n"+esc(s.Body, f.b(budgetContext))))
 		}
+	}
+	if unbuttoned > 0 {
+		add(ctxBlock("calls-unbuttoned", fmt.Sprintf("The buttons of call %d and of the undecided calls after it do not fit in one Slack message: "+
+			"decide those with *%s* or *%s*, or decide the calls above first and their buttons appear here.", unbuttoned, card.LabelApproveAll, card.LabelDenyAll)))
 	}
 	if c.Progress != nil && !shown && c.Outcome == nil {
 		add(ctxBlock("progress", c.Progress.String()))
 	}
 	if c.Tally != nil {
-		add(ctxBlock("tally", esc(strings.Join(c.Tally.Lines, "\n"), 600)))
+		add(ctxBlock("tally", esc(strings.Join(c.Tally.Lines, "\n"), f.who(600))))
 	}
 	if c.Outcome != nil {
-		add(section("outcome", outcome(c)))
+		add(section("outcome", outcome(c, f)))
 		return Message{Text: fallback(c), Blocks: blocks}
 	}
 	if c.TakesText() {
@@ -124,6 +227,19 @@ func Card(c card.Card) Message {
 	add(actions("decline", drawn(c.Actions)...))
 	return Message{Text: fallback(c), Blocks: blocks}
 }
+
+// blocksLen is the size of blocks' JSON as Slack counts it towards
+// msg_blocks_too_long: without Go's HTML escaping, in UTF-16 units.
+func blocksLen(blocks []slack.Block) int {
+	raw, err := json.Marshal(blocks)
+	if err != nil {
+		return 0
+	}
+	// slack-go's block types marshal themselves with HTML escaping.
+	return textLen(htmlUnescaper.Replace(string(raw)))
+}
+
+var htmlUnescaper = strings.NewReplacer(`\u0026`, "&", `\u003c`, "<", `\u003e`, ">")
 
 // head is the card's first line: its heading and markers. Markers about
 // the choice itself are loud; those about the message are quiet.
@@ -140,17 +256,17 @@ func head(c card.Card) string {
 }
 
 // metaLine says who asked, for what, until when, and the question's id.
-func metaLine(c card.Card) string {
+func metaLine(c card.Card, f fit) string {
 	m := c.Meta
-	parts := []string{"Asked by *" + esc(string(m.Agent), budgetLabel) + "*"}
+	parts := []string{"Asked by *" + esc(string(m.Agent), f.b(budgetLabel)) + "*"}
 	if m.RunID != "" {
-		parts = append(parts, "run *"+esc(string(m.RunID), budgetLabel)+"*")
+		parts = append(parts, "run *"+esc(string(m.RunID), f.b(budgetLabel))+"*")
 	}
 	if m.Labels.Project != "" {
-		parts = append(parts, "project *"+esc(m.Labels.Project, budgetLabel)+"*")
+		parts = append(parts, "project *"+esc(m.Labels.Project, f.b(budgetLabel))+"*")
 	}
 	if m.Labels.Task != "" {
-		parts = append(parts, "task *"+esc(m.Labels.Task, budgetLabel)+"*")
+		parts = append(parts, "task *"+esc(m.Labels.Task, f.b(budgetLabel))+"*")
 	}
 	if !m.Deadline.IsZero() {
 		parts = append(parts, "answer by "+m.Deadline.UTC().Format(timeLayout))
@@ -159,22 +275,22 @@ func metaLine(c card.Card) string {
 	return strings.Join(parts, "  ·  ")
 }
 
-// approvalCall shows the gated tool call: its name, a bounded view of its
-// arguments and the start of their hash.
-func approvalCall(s card.Section) string {
-	out := "*Tool:* `" + esc(s.Title, budgetLabel) + "`\n*Arguments:*\n" + code(s.Body, budgetArgs)
+// approvalCall shows the gated tool call: its name, a view of its
+// arguments cut to args and the start of their hash.
+func approvalCall(s card.Section, f fit, args int) string {
+	out := "*Tool:* " + codeSpan(s.Title, f.b(budgetLabel)) + "\n*Arguments:*\n" + code(s.Body, args)
 	if s.Hash != "" {
 		out += "\nsha256 `" + s.Hash + "…`"
 	}
 	if a := s.Answer; a != nil { // a decided call of a batch
-		out += fmt.Sprintf("\n*Decided:* %s  (by %s, %s)", esc(a.Text, budgetLabel), esc(a.By, budgetLabel), a.At.UTC().Format(timeLayout))
+		out += fmt.Sprintf("\n*Decided:* %s  (by %s, %s)", esc(a.Text, f.b(budgetLabel)), esc(a.By, f.who(budgetLabel)), a.At.UTC().Format(timeLayout))
 	}
 	return out
 }
 
 // formItem is one form item: its question, its options with their
 // descriptions and, once answered, the answer.
-func formItem(s card.Section, budget int) string {
+func formItem(s card.Section, budget int, f fit) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "*%d. %s*", s.Index+1, esc(s.Title, budget/3))
 	perOpt := (budget - textLen(b.String())) / max(1, len(s.Choices)+1)
@@ -189,27 +305,27 @@ func formItem(s card.Section, budget int) string {
 		b.WriteString(line)
 	}
 	if a := s.Answer; a != nil {
-		fmt.Fprintf(&b, "\n*Answered:* %s  (by %s, %s)", esc(a.Text, perOpt), esc(a.By, budgetLabel), a.At.UTC().Format(timeLayout))
+		fmt.Fprintf(&b, "\n*Answered:* %s  (by %s, %s)", esc(a.Text, perOpt), esc(a.By, f.who(budgetLabel)), a.At.UTC().Format(timeLayout))
 	}
 	return b.String()
 }
 
 // outcome is a closed card's last section: who closed it, how and when,
 // and what was chosen.
-func outcome(c card.Card) string {
+func outcome(c card.Card, f fit) string {
 	o := c.Outcome
-	s := "*" + esc(o.Line, maxSectionText/4) + "*"
+	s := "*" + esc(o.Line, f.who(maxSectionText/4)) + "*"
 	if o.Label == "" {
 		return s
 	}
 	switch c.Kind {
 	case core.KindClarification, core.KindForm: // people's words: a block of their own
-		s += "\n*" + o.Label + ":*\n" + esc(o.Choice, budgetAnswer)
+		s += "\n*" + o.Label + ":*\n" + esc(o.Choice, f.b(budgetAnswer))
 	default:
-		s += "\n" + o.Label + ": *" + esc(o.Choice, budgetAnswer) + "*"
+		s += "\n" + o.Label + ": *" + esc(o.Choice, f.b(budgetAnswer)) + "*"
 	}
 	if o.Reason != "" {
-		s += "\nReason: " + esc(o.Reason, budgetAnswer/3)
+		s += "\nReason: " + esc(o.Reason, f.b(budgetAnswer/3))
 	}
 	return s
 }

@@ -2,6 +2,7 @@ package slack
 
 import (
 	"strings"
+	"unicode"
 
 	"github.com/askbridge/askbridge/adapters/internal/textlimit"
 )
@@ -14,6 +15,10 @@ const (
 	maxActionID    = 255  // action_id and block_id
 	maxValue       = 2000 // a button's value
 	maxFallback    = 3000 // the notification text we send beside the blocks
+	// maxBlocksJSON is the most a card's blocks take as JSON (blocksLen):
+	// well under the ~12k characters at which Slack refuses a message's
+	// blocks (msg_blocks_too_long, undocumented; about 13.2k measured).
+	maxBlocksJSON = 11000
 )
 
 // Slack measures text in UTF-16 code units, so a character outside the
@@ -27,11 +32,18 @@ func textLen(s string) int { return unit.Len(s) }
 // cut shortens plain text to at most max characters.
 func cut(s string, max int) string { return unit.Cut(s, max) }
 
-// esc escapes text for Slack mrkdwn and cuts it to max characters after
-// escaping, never splitting an entity: the three characters Slack gives
-// meaning to (&, <, >) become entities, so untrusted text cannot mention
-// @channel, a user or a link by itself.
-func esc(s string, max int) string { return unit.CutEscaped(s, max, escapeRune) }
+// esc escapes untrusted text (an agent's or a person's) for Slack mrkdwn
+// and cuts it to max characters after escaping, never splitting an
+// entity. The three characters Slack gives meaning to (&, <, >) become
+// entities, so the text cannot mention @channel, a user or a link by
+// itself; and the characters that format (defuse) lose their meaning, so
+// it cannot bold, italicise, strike, quote or code itself either, nor
+// pass for askbridge's own formatting (an outcome line, a label).
+func esc(s string, max int) string { return unit.CutEscaped(defuse(s), max, escapeRune) }
+
+// escCode is esc for text inside our own code (a code block or span),
+// where Slack formats nothing: only &, < and > are escaped.
+func escCode(s string, max int) string { return unit.CutEscaped(s, max, escapeRune) }
 
 func escapeRune(_, r rune) string {
 	switch r {
@@ -45,11 +57,87 @@ func escapeRune(_, r rune) string {
 	return string(r)
 }
 
+// lookalikes show mrkdwn's formatting characters without their meaning:
+// Slack has no escape for them, so each becomes a character of the same
+// shape that Slack does not read. The
+// fullwidth forms are among them: Slack reads some of them too.
+//
+// A zero-width space beside them would not do: Slack takes it for a word
+// break, which is what lets a formatting character work inside a word.
+var lookalikes = map[rune]rune{
+	'*': '∗', // U+2217 ASTERISK OPERATOR
+	'_': 'ˍ', // U+02CD MODIFIER LETTER LOW MACRON
+	'~': '∼', // U+223C TILDE OPERATOR
+	'`': 'ˋ', // U+02CB MODIFIER LETTER GRAVE ACCENT
+	'＊': '﹡', // U+FE61 SMALL ASTERISK
+	'＿': 'ˍ',
+	'～': '∼',
+	'｀': 'ˋ',
+}
+
+// softHyphen, before a line's first >, keeps the line from being a quote:
+// it is not shown, but the line no longer starts with >.
+const softHyphen = '\u00ad'
+
+// defuse is s with its formatting characters made inert. Slack formats
+// only from a * _ ~ or ` at a word's edge, so one inside a word, between
+// two ASCII letters or digits (snake_case, a*b), is left as it is; every
+// other one becomes its lookalike. A > (or ＞) that starts a line, blanks
+// aside, gets a soft hyphen before it. The text is taken to start a line:
+// askbridge puts it after a line break or its own words, and a hyphen
+// too many shows nothing.
+func defuse(s string) string {
+	if !strings.ContainsFunc(s, formatting) {
+		return s
+	}
+	rs := []rune(s)
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	lineStart := true // only blanks so far on this line
+	for i, r := range rs {
+		if r == '>' || r == '＞' {
+			if lineStart {
+				b.WriteRune(softHyphen)
+			}
+		} else if l, ok := lookalikes[r]; ok && !(i > 0 && inWord(rs[i-1]) && i+1 < len(rs) && inWord(rs[i+1])) {
+			r = l
+		}
+		b.WriteRune(r)
+		lineStart = r == '\n' || lineStart && (r == ' ' || r == '\t' || r == '\r')
+	}
+	return b.String()
+}
+
+func formatting(r rune) bool {
+	_, ok := lookalikes[r]
+	return ok || r == '>' || r == '＞'
+}
+
+func inWord(r rune) bool { return r < 0x80 && (unicode.IsLetter(r) || unicode.IsDigit(r)) }
+
 // code wraps text in a preformatted block, escaped and cut so that the
-// whole, fences included, fits max.
+// whole, fences included, fits max. Slack formats nothing inside it, so
+// the text is shown exactly as written (a fence inside would end ours).
 func code(s string, max int) string {
 	s = strings.ReplaceAll(s, "```", "`\u200b`\u200b`") // a fence inside would end ours
-	return "```" + esc(s, max-6) + "```"
+	return "```" + escCode(s, max-6) + "```"
+}
+
+// codeSpan wraps one line of text, such as a tool's name, in an inline
+// code span, escaped and cut so that the whole fits max. Slack formats
+// nothing inside it; only a backquote or a line break would end it, so
+// those are shown as their lookalikes (ˋ and ↵).
+func codeSpan(s string, max int) string {
+	s = strings.Map(func(r rune) rune {
+		switch r {
+		case '`', '｀':
+			return lookalikes[r]
+		case '\n', '\r', '\v', '\f', '\u0085', '\u2028', '\u2029':
+			return '↵'
+		}
+		return r
+	}, s)
+	return "`" + escCode(s, max-2) + "`"
 }
 
 // unescape turns Slack's encoding of a typed message back into the text

@@ -168,6 +168,10 @@ func CardFixtures() []CardFixture {
 	batchMixed.Reversibility, batchMixed.Text, batchMixed.Call, batchMixed.Calls = batch.Reversibility, batch.Text, nil, batch.Calls
 	batchMixed.Answers = []core.ItemAnswer{byStanding("toolu_1"), batch.Answers[0],
 		{ItemID: "toolu_3", OptionID: core.ApproveOption, Decider: fixtureBob, At: fixtureAsked.Add(7 * time.Minute)}}
+	// A form that timed out with one item answered: the answer stays on
+	// the card, as it goes to the agent.
+	formHalfDone := closed(fixtureQ(core.KindForm), core.StateTimedOut, core.System, func(r *core.Resolution) { r.Reason = core.TimeoutReason })
+	formHalfDone.Answers = half.Answers
 	withCard := fixtureQ(core.KindDecision)
 	withCard.Messages = []core.MessageRef{{Surface: core.SurfaceSlack, Room: room, ID: "844397162624450620", Kind: core.DeliverPost}}
 
@@ -216,6 +220,7 @@ func CardFixtures() []CardFixture {
 			r.Approved, r.Reason = &no, "not on a Friday"
 		}), post},
 		{"form_answered", full, post},
+		{"form_timed_out_half_answered", formHalfDone, post},
 		{"clarification_declined", closed(fixtureQ(core.KindClarification), core.StateDeclined, fixtureAlice, func(r *core.Resolution) {
 			r.Reason = core.DeclineReason
 		}), post},

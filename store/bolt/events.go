@@ -13,6 +13,9 @@ import (
 
 // Append adds an event that goes with no state change.
 func (s *Store) Append(ctx context.Context, e core.Event) (core.Event, error) {
+	if e.Kind == "" {
+		return core.Event{}, core.Errorf(core.CodeInvalid, "append", "an event needs a kind")
+	}
 	var stored core.Event
 	err := s.update(ctx, "append", func(tx *bbolt.Tx) error {
 		var err error

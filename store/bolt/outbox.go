@@ -56,6 +56,10 @@ func (s *Store) Claim(ctx context.Context, surface core.Surface, consumer string
 	if !surface.HasOutbox() {
 		return nil, core.Errorf(core.CodeInvalid, op, "only %s have outboxes, not %q", core.SurfaceNames(core.OutboxSurfaces), surface)
 	}
+	if consumer == "" {
+		// Retries, extends and take-overs are of a named consumer's claims.
+		return nil, core.Errorf(core.CodeInvalid, op, "a consumer name is required")
+	}
 	var timeout <-chan time.Time
 	if block > 0 {
 		t := time.NewTimer(block)

@@ -11,16 +11,28 @@ import (
 	"github.com/askbridge/askbridge/core"
 )
 
+// purgeBatch bounds what one write transaction of a purge drops of the
+// keys that expire or age out by themselves (loose events, Once keys,
+// expiring values), and how many of those keys one read looks at, so that
+// a purge holds the single writer for a short while at a time however
+// many have piled up.
+const purgeBatch = 1000
+
 // Purge drops at most limit questions closed before cutoff with their
-// events and index entries, and as many events older than cutoff that
-// belong to no stored question (refusals of unknown ids).
+// events and index entries; then every event older than cutoff that
+// belongs to no stored question (refusals of unknown ids), every Once
+// key and every value whose expiry has passed, batch by batch, each batch
+// its own write transaction, until a batch comes up short. Those go
+// regardless of limit and of how many questions closed: core purges again
+// only while a purge returns limit, and chat traffic leaves thousands of
+// keys to expire between purges that no question ever closes.
 func (s *Store) Purge(ctx context.Context, cutoff time.Time, limit int) (int, error) {
 	const op = "purge"
 	var closed, loose [][]byte
 	err := s.update(ctx, op, func(tx *bbolt.Tx) error {
 		end := msKey(cutoff)
 		closed = keysBefore(tx.Bucket(bucketClosed), end, limit)
-		loose = keysBefore(tx.Bucket(bucketLooseEvents), end, limit)
+		loose = keysBefore(tx.Bucket(bucketLooseEvents), end, purgeBatch)
 		// The checkpoint goes in before anything is deleted, so it can
 		// read the chain of what is.
 		var seqs []uint64
@@ -39,16 +51,11 @@ func (s *Store) Purge(ctx context.Context, cutoff time.Time, limit int) (int, er
 		if err := dropLoose(tx, loose); err != nil {
 			return err
 		}
-		// Keys seen once expire on the store's own clock, like leases.
-		onceDropped, err := purgeOnce(tx, s.now(), limit)
-		if err != nil {
-			return err
-		}
 		runsDropped, err := purgeRuns(tx, cutoff)
 		if err != nil {
 			return err
 		}
-		if len(closed) == 0 && len(loose) == 0 && onceDropped == 0 && runsDropped == 0 {
+		if len(closed) == 0 && len(loose) == 0 && runsDropped == 0 {
 			return errNoChange
 		}
 		return nil
@@ -59,7 +66,47 @@ func (s *Store) Purge(ctx context.Context, cutoff time.Time, limit int) (int, er
 	for _, k := range closed {
 		s.copies.purged(idOfTimeKey(k))
 	}
+	if len(loose) == purgeBatch { // more may be left
+		if err := s.purgeLoose(ctx, cutoff); err != nil {
+			return len(closed), err
+		}
+	}
+	// Keys seen once and expiring values expire on the store's own
+	// clock, like leases.
+	if err := s.purgeExpired(ctx, bucketOnce, onceExpiry); err != nil {
+		return len(closed), err
+	}
+	if err := s.purgeExpired(ctx, bucketValuesTTL, valueExpiry); err != nil {
+		return len(closed), err
+	}
 	return len(closed), nil
+}
+
+// purgeLoose drops the events older than cutoff that belong to no stored
+// question, purgeBatch at a time, each batch with its checkpoint, until a
+// batch comes up short. A batch of purgeBatch drops purgeBatch-1 more
+// than the one checkpoint it adds, so this ends.
+func (s *Store) purgeLoose(ctx context.Context, cutoff time.Time) error {
+	for {
+		var loose [][]byte
+		err := s.update(ctx, "purge", func(tx *bbolt.Tx) error {
+			loose = keysBefore(tx.Bucket(bucketLooseEvents), msKey(cutoff), purgeBatch)
+			if len(loose) == 0 {
+				return errNoChange
+			}
+			seqs := make([]uint64, 0, len(loose))
+			for _, k := range loose {
+				seqs = append(seqs, seqOfSuffix(k))
+			}
+			if err := s.checkpoint(tx, seqs, cutoff, s.now()); err != nil {
+				return err
+			}
+			return dropLoose(tx, loose)
+		})
+		if err != nil || len(loose) < purgeBatch {
+			return err
+		}
+	}
 }
 
 // keysBefore are the first keys of b, at most limit (no bound if 0),

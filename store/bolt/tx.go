@@ -154,11 +154,13 @@ func unindexOpen(tx *bbolt.Tx, q *core.Question) error {
 }
 
 // checkDeliveries refuses, before anything is written, deliveries that
-// have no outbox to go to.
+// have no outbox to go to: a delivery to a surface without one (the
+// console, the API, a misspelt name, none) could never be claimed, so
+// storing it would lose it silently.
 func checkDeliveries(op string, out []core.Delivery) error {
 	for i, d := range out {
-		if d.Surface == "" {
-			return core.Errorf(core.CodeInvalid, op, "delivery %d has no surface", i)
+		if !d.Surface.HasOutbox() {
+			return core.Errorf(core.CodeInvalid, op, "delivery %d goes to %q; deliveries go to %s", i, d.Surface, core.SurfaceNames(core.OutboxSurfaces))
 		}
 	}
 	return nil

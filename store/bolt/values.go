@@ -1,10 +1,10 @@
 package bolt
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"time"
 
 	"github.com/askbridge/askbridge/core"
@@ -102,8 +102,12 @@ func splitExpiring(raw []byte) (time.Time, []byte, bool) {
 
 // Lease takes or renews key for owner; one transaction makes it atomic.
 func (s *Store) Lease(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {
+	if ttl < time.Millisecond {
+		return false, core.Errorf(core.CodeInvalid, "lease", "a lease lasts at least a millisecond")
+	}
 	got := false
 	err := s.update(ctx, "lease", func(tx *bbolt.Tx) error {
+		got = false // the closure may run again (commit.go)
 		b, err := tx.CreateBucketIfNotExists(bucketLeasesKV)
 		if err != nil {
 			return err
@@ -144,10 +148,14 @@ func (s *Store) Release(ctx context.Context, key, owner string) error {
 }
 
 // Once records key with its expiry; a later call before the expiry is
-// refused. Purge drops expired keys (purgeOnce).
+// refused. Purge drops expired keys (purgeExpired).
 func (s *Store) Once(ctx context.Context, key string, ttl time.Duration) (bool, error) {
+	if ttl < time.Millisecond {
+		return false, core.Errorf(core.CodeInvalid, "once", "a key lasts at least a millisecond")
+	}
 	first := false
 	err := s.update(ctx, "once", func(tx *bbolt.Tx) error {
+		first = false // the closure may run again (commit.go)
 		b, err := tx.CreateBucketIfNotExists(bucketOnce)
 		if err != nil {
 			return err
@@ -169,49 +177,92 @@ func (s *Store) Once(ctx context.Context, key string, ttl time.Duration) (bool, 
 	return first, err
 }
 
-// purgeOnce drops expired Once keys and expired values, at most limit
-// (<= 0: all) of each, and says how many.
-func purgeOnce(tx *bbolt.Tx, now time.Time, limit int) (int, error) {
-	once, err := purgeExpired(tx, bucketOnce, now, limit, func(v []byte) (time.Time, bool) {
-		var until time.Time
-		return until, until.UnmarshalBinary(v) == nil
-	})
-	if err != nil {
-		return 0, err
-	}
-	values, err := purgeExpired(tx, bucketValuesTTL, now, limit, func(v []byte) (time.Time, bool) {
-		until, _, ok := splitExpiring(v)
-		return until, ok
-	})
-	return once + values, err
+// onceExpiry and valueExpiry read the expiry of a Once key's and of an
+// expiring value's record.
+func onceExpiry(v []byte) (time.Time, bool) {
+	var until time.Time
+	return until, until.UnmarshalBinary(v) == nil
 }
 
-// purgeExpired drops the keys of bucket whose expiry (read by expiry)
-// has passed or cannot be read.
-func purgeExpired(tx *bbolt.Tx, bucket []byte, now time.Time, limit int, expiry func([]byte) (time.Time, bool)) (int, error) {
-	b := tx.Bucket(bucket)
-	if b == nil {
-		return 0, nil
-	}
-	var expired [][]byte
-	err := b.ForEach(func(k, v []byte) error {
-		if until, ok := expiry(v); !ok || !now.Before(until) {
-			expired = append(expired, append([]byte(nil), k...))
-		}
-		if limit > 0 && len(expired) >= limit {
-			return errStopScan
-		}
-		return nil
-	})
-	if err != nil && err != errStopScan {
-		return 0, err
-	}
-	for _, k := range expired {
-		if err := b.Delete(k); err != nil {
-			return 0, err
-		}
-	}
-	return len(expired), nil
+func valueExpiry(v []byte) (time.Time, bool) {
+	until, _, ok := splitExpiring(v)
+	return until, ok
 }
 
-var errStopScan = errors.New("stop scan")
+// purgeExpired drops the keys of bucket whose expiry (read by expiry) has
+// passed on the store's clock or cannot be read, all of them, a batch at
+// a time: a read transaction looks at up to purgeBatch keys, from where
+// the last batch stopped, and a write transaction drops those of them
+// that are still expired (a key may have been set again between the
+// two). The single writer is held only for the deletes, and every key is
+// looked at once per purge however many live keys lie between the
+// expired ones.
+func (s *Store) purgeExpired(ctx context.Context, bucket []byte, expiry func([]byte) (time.Time, bool)) error {
+	const op = "purge"
+	expired := func(v []byte, now time.Time) bool {
+		until, ok := expiry(v)
+		return !ok || !now.Before(until)
+	}
+	var from []byte // the first key of the next batch; nil: the first
+	for {
+		var (
+			old  [][]byte
+			next []byte
+		)
+		err := s.view(op, func(tx *bbolt.Tx) error {
+			b := tx.Bucket(bucket)
+			if b == nil {
+				return nil
+			}
+			now := s.now()
+			c := b.Cursor()
+			k, v := c.First()
+			if from != nil {
+				k, v = c.Seek(from)
+			}
+			for n := 0; k != nil; k, v = c.Next() {
+				if n == purgeBatch {
+					next = bytes.Clone(k)
+					break
+				}
+				n++
+				if expired(v, now) {
+					old = append(old, bytes.Clone(k))
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if len(old) > 0 {
+			err = s.update(ctx, op, func(tx *bbolt.Tx) error {
+				b := tx.Bucket(bucket)
+				if b == nil {
+					return errNoChange
+				}
+				now, dropped := s.now(), 0
+				for _, k := range old {
+					if v := b.Get(k); v == nil || !expired(v, now) {
+						continue
+					}
+					if err := b.Delete(k); err != nil {
+						return err
+					}
+					dropped++
+				}
+				if dropped == 0 {
+					return errNoChange
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		if next == nil {
+			return nil
+		}
+		from = next
+	}
+}

@@ -60,3 +60,36 @@ func eventKinds(evs []core.Event) []core.EventKind {
 	}
 	return out
 }
+
+func init() {
+	register("AnEventNeedsAKind", testEventNeedsAKind)
+}
+
+// testEventNeedsAKind: an appended event without a kind says nothing an
+// audit can read; it is refused as invalid and not logged.
+func testEventNeedsAKind(t *testing.T, h Harness) {
+	e := newEnv(t, h)
+	ctx := t.Context()
+	before, err := e.store.Events(ctx, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := e.ask(clarification("run-1"))
+	for _, ev := range []core.Event{
+		{At: epoch, Reason: "no kind, no question"},
+		{QuestionID: q.ID, RunID: "run-1", At: epoch, Reason: "no kind"},
+	} {
+		if got, err := e.store.Append(ctx, ev); core.ErrorCode(err) != core.CodeInvalid {
+			t.Errorf("append of %+v: %+v, %v; want invalid", ev, got, err)
+		}
+	}
+	after, err := e.store.Events(ctx, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range after[len(before):] {
+		if ev.Kind == "" {
+			t.Errorf("an event without a kind was logged: %+v", ev)
+		}
+	}
+}

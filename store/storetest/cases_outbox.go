@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -189,5 +190,78 @@ func testSpend(t *testing.T, h Harness) {
 	}
 	if _, err := e.store.(core.Budget).Spend(t.Context(), "test:bad", core.Limit{}); core.ErrorCode(err) != core.CodeInvalid {
 		t.Fatalf("a zero limit: %v", err)
+	}
+}
+
+func init() {
+	register("DeliveriesGoOnlyToOutboxes", testDeliveriesNeedAnOutbox)
+	register("ClaimNeedsAConsumer", testClaimNeedsAConsumer)
+}
+
+// testDeliveriesNeedAnOutbox: a delivery to a surface that has no outbox
+// (the console, the API, a misspelt surface, none) could never be
+// claimed, so it is refused as invalid wherever it is handed to the
+// store (an enqueue, a create, a renotice, a commit), and nothing of
+// what it came with is written.
+func testDeliveriesNeedAnOutbox(t *testing.T, h Harness) {
+	e := newEnv(t, h)
+	ctx := t.Context()
+	for _, s := range []core.Surface{core.SurfaceConsole, core.SurfaceAPI, "Slack", ""} {
+		bad := core.Delivery{Key: "k-" + string(s), Kind: core.DeliverPost, Surface: s, Room: "C1", CreatedAt: epoch}
+		good := core.Delivery{Key: "k-good-" + string(s), Kind: core.DeliverPost, Surface: core.SurfaceSlack, Room: "C1", CreatedAt: epoch}
+		if err := e.store.Enqueue(ctx, []core.Delivery{good, bad}); core.ErrorCode(err) != core.CodeInvalid {
+			t.Errorf("enqueue to %q: %v, want invalid", s, err)
+		}
+
+		q := &core.Question{ID: core.NewID(0), Kind: core.KindClarification, Agent: "agent-a", RunID: "run-1",
+			Text: "Which region?", Reversibility: core.Reversible, Route: core.DefaultRoute,
+			CreatedAt: epoch, Deadline: epoch.Add(time.Hour), Timeout: core.Duration(time.Hour),
+			OnTimeout: core.OnTimeoutDeny, State: core.StateOpen}
+		asked := core.Event{QuestionID: q.ID, RunID: q.RunID, At: epoch, Kind: core.EventAsked}
+		if err := e.store.Create(ctx, q, asked, []core.Delivery{good, bad}); core.ErrorCode(err) != core.CodeInvalid {
+			t.Errorf("create with a delivery to %q: %v, want invalid", s, err)
+		}
+		if _, err := e.store.Get(ctx, q.ID); core.ErrorCode(err) != core.CodeNotFound {
+			t.Errorf("a refused create stored the question: %v", err)
+		}
+
+		open := e.ask(clarification("run-1"))
+		read := e.get(open.ID)
+		err := e.store.Renotify(ctx, core.Renotice{QuestionID: open.ID, Now: epoch, Count: true,
+			Event:      core.Event{QuestionID: open.ID, At: epoch, Kind: core.EventReminded},
+			Deliveries: []core.Delivery{good, bad}})
+		if core.ErrorCode(err) != core.CodeInvalid {
+			t.Errorf("renotice with a delivery to %q: %v, want invalid", s, err)
+		}
+		c := answerBy(t, read, "ada")
+		c.Updates = append(c.Updates, core.Delivery{Key: "u-" + string(s), Kind: core.DeliverUpdate, Surface: s, Room: "C1",
+			QuestionID: open.ID, Message: &core.MessageRef{Surface: s, Room: "C1", ID: "1"}, CreatedAt: epoch})
+		if _, err := e.store.Commit(ctx, c); core.ErrorCode(err) != core.CodeInvalid {
+			t.Errorf("commit with an update to %q: %v, want invalid", s, err)
+		}
+		if got := e.get(open.ID); !got.Open() || got.Version != read.Version {
+			t.Errorf("refused writes changed the question: %s at version %d, read at %d", got.State, got.Version, read.Version)
+		}
+	}
+	// Nothing of the refused writes reached an outbox.
+	for _, s := range core.OutboxSurfaces {
+		for _, d := range e.claimAll(s, "c") {
+			if strings.HasPrefix(d.Key, "k-") || strings.HasPrefix(d.Key, "u-") {
+				t.Errorf("%s outbox holds %+v from a refused write", s, d)
+			}
+		}
+	}
+}
+
+// testClaimNeedsAConsumer: a claim names its consumer, whose claims a
+// retry, an extend and a take-over are about; one without is refused.
+func testClaimNeedsAConsumer(t *testing.T, h Harness) {
+	e := newEnv(t, h)
+	e.enqueueOne("k-anon")
+	if ds, err := e.store.Claim(t.Context(), core.SurfaceSlack, "", 10, time.Hour, 0); core.ErrorCode(err) != core.CodeInvalid || len(ds) != 0 {
+		t.Fatalf("claim without a consumer: %+v, %v; want invalid", ds, err)
+	}
+	if d := e.claimOne("a", time.Hour, 0); d.Key != "k-anon" || d.Attempts != 1 {
+		t.Fatalf("after a refused claim: %+v, want k-anon at its first attempt", d)
 	}
 }

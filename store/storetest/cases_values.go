@@ -4,6 +4,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/askbridge/askbridge/core"
 )
 
 func init() {
@@ -224,5 +226,42 @@ func testExpiringValues(t *testing.T, h Harness) {
 		if v, err := e.store.Value(ctx, key); err != nil || v != want {
 			t.Errorf("%s after purge: %q, %v; want %q", key, v, err, want)
 		}
+	}
+}
+
+func init() {
+	register("ValuesRefuseLifetimesUnderAMillisecond", testValuesShortLifetimes)
+}
+
+// testValuesShortLifetimes: a lease or a key seen once lasts at least a
+// millisecond, as an expiring value does; a shorter one (zero, negative)
+// is refused as invalid and takes nothing, rather than being granted to
+// every caller.
+func testValuesShortLifetimes(t *testing.T, h Harness) {
+	e := newEnv(t, h)
+	ctx := t.Context()
+	for _, ttl := range []time.Duration{0, -time.Second, time.Microsecond} {
+		if ok, err := e.store.Once(ctx, "slack:event:short", ttl); core.ErrorCode(err) != core.CodeInvalid || ok {
+			t.Errorf("once for %s: %v, %v; want invalid", ttl, ok, err)
+		}
+		if ok, err := e.store.Lease(ctx, "poller:short", "a", ttl); core.ErrorCode(err) != core.CodeInvalid || ok {
+			t.Errorf("lease by a for %s: %v, %v; want invalid", ttl, ok, err)
+		}
+		if ok, err := e.store.Lease(ctx, "poller:short", "b", ttl); core.ErrorCode(err) != core.CodeInvalid || ok {
+			t.Errorf("lease by b for %s: %v, %v; want invalid", ttl, ok, err)
+		}
+	}
+	// The refusals took nothing: the key is new, the lease free.
+	if ok, err := e.store.Once(ctx, "slack:event:short", time.Hour); err != nil || !ok {
+		t.Fatalf("once after refusals: %v, %v; want the key new", ok, err)
+	}
+	if ok, err := e.store.Once(ctx, "slack:event:short", time.Hour); err != nil || ok {
+		t.Fatalf("once again: %v, %v; want the key seen", ok, err)
+	}
+	if ok, err := e.store.Lease(ctx, "poller:short", "b", time.Hour); err != nil || !ok {
+		t.Fatalf("lease after refusals: %v, %v; want it free", ok, err)
+	}
+	if ok, err := e.store.Lease(ctx, "poller:short", "a", time.Hour); err != nil || ok {
+		t.Fatalf("lease held by b taken by a: %v, %v", ok, err)
 	}
 }

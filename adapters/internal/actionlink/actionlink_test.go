@@ -164,6 +164,10 @@ func newBridge(t *testing.T) *bridge {
 	mux := http.NewServeMux()
 	mux.Handle("/email/act/", &actionlink.Page{Svc: svc, Signer: b.s, Surface: core.SurfaceEmail, Prefix: "/email/act/",
 		ConfirmAddress: true, Now: clock.Now, Log: zerolog.Nop()})
+	// ntfy's page, under the same key as the program mounts it: it asks
+	// for no address.
+	mux.Handle("/ntfy/act/", &actionlink.Page{Svc: svc, Signer: b.s, Surface: core.SurfaceNtfy, Prefix: "/ntfy/act/",
+		Now: clock.Now, Log: zerolog.Nop()})
 	b.srv = httptest.NewServer(mux)
 	t.Cleanup(b.srv.Close)
 	return b
@@ -357,6 +361,31 @@ func TestLinkLastsWhileItsQuestionIsEscalated(t *testing.T) {
 	status, body := call(t, http.MethodPost, u, url.Values{"address": {alice}})
 	if status != http.StatusOK || b.state(q.ID).Open() {
 		t.Fatalf("alice's link after the escalation: %d, open %v\n%s", status, b.state(q.ID).Open(), body)
+	}
+}
+
+// TestExpiredLinkKeepsToItsSurface: an email link past its own expiry,
+// whose question an escalation kept open, posted to ntfy's page (which
+// asks for no address) records nothing. Before, the check of a link's
+// surface was made only while it had not expired, so a forwarded email
+// link answered as its recipient there, without the address that the
+// email page asks for.
+func TestExpiredLinkKeepsToItsSurface(t *testing.T) {
+	b := newBridge(t)
+	in := approval()
+	in.Timeout, in.OnTimeout = time.Minute, core.OnTimeoutEscalate
+	q := b.ask(in)
+	u := b.link(q, alice, "Approve")
+	onNtfy := strings.Replace(u, "/email/act/", "/ntfy/act/", 1)
+	if status, _ := call(t, http.MethodPost, onNtfy, nil); status != http.StatusUnauthorized {
+		t.Fatalf("an email link on ntfy's page: %d, want 401", status)
+	}
+	b.clock.Advance(time.Minute)
+	if _, err := b.svc.Tick(b.t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if status, _ := call(t, http.MethodPost, onNtfy, nil); status != http.StatusUnauthorized || !b.state(q.ID).Open() {
+		t.Fatalf("an expired email link on ntfy's page after an escalation: %d, open %v; want 401 and open", status, b.state(q.ID).Open())
 	}
 }
 

@@ -120,7 +120,9 @@ func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (p *Page) claims(ctx context.Context, token string) (Claims, *core.Question, *view, int) {
 	now := p.now()
 	c, err := p.Signer.Verify(token, now)
-	if errors.Is(err, ErrAltered) || (err == nil && c.Surface != p.Surface) {
+	// A link is only ever its own surface's, expired or not: another
+	// page may not ask what its own asks (the email page, the address).
+	if errors.Is(err, ErrAltered) || c.Surface != p.Surface {
 		return c, nil, &view{Title: "Link not valid", Failed: true, Message: sentence(ErrAltered) + " Nothing was recorded."}, http.StatusUnauthorized
 	}
 	q, qerr := p.Svc.Get(ctx, c.Ref.QuestionID)

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,7 +37,8 @@ type claimsOnly struct{ Claims }
 // Its error is the courier's: a [*RetryAfter], a [*Permanent], or any
 // other for a retry after a back-off; or [*NotYet] when gate said wait.
 //
-// gate, if not nil, is asked right before the courier's call, after the
+// gate, if not nil, is asked right before the courier's call (each
+// call: an update that edits its card again asks again), after the
 // store's part (the question's read, the posting mark): the drain spends
 // its send budgets there, so that what lies between a budget's grant and
 // the platform receiving the send is the courier's call alone. Put
@@ -75,7 +77,15 @@ func (s *Service) DeliverOne(ctx context.Context, c Courier, d Delivery, gate fu
 		// the new card's record says so. An attempt the platform refused
 		// posted nothing and takes its mark away, so its retry is not
 		// reported as a possible repeat.
-		mark, attempt := "posting:"+d.Key, fmt.Sprintf("%s#%d", d.ID, d.Attempts)
+		//
+		// The mark's owner is this call alone (attemptOwner): a renewal
+		// by the same owner counts as the first, so an owner that a
+		// later attempt could share would hide a repeat. The delivery's
+		// id and attempt count did not name it alone: a stopping drain
+		// hands back a post of unknown outcome uncounted, and the
+		// embedded store hands it out again under the same id with the
+		// same count, so the card posted again went out unflagged.
+		mark, attempt := "posting:"+d.Key, attemptOwner(d)
 		first, err := s.store.Lease(ctx, mark, attempt, 30*24*time.Hour)
 		if err != nil {
 			return err
@@ -106,10 +116,7 @@ func (s *Service) DeliverOne(ctx context.Context, c Courier, d Delivery, gate fu
 		if d.Message == nil {
 			return &Permanent{Err: errors.New("update delivery without a message")}
 		}
-		if err := pass(ctx, gate); err != nil {
-			return err
-		}
-		return c.Update(ctx, q, *d.Message)
+		return s.update(ctx, c, q, *d.Message, gate)
 	case DeliverRemind:
 		if !q.Open() {
 			return nil // answered before the reminder went out
@@ -129,8 +136,67 @@ func (s *Service) DeliverOne(ctx context.Context, c Courier, d Delivery, gate fu
 	return &Permanent{Err: errors.New("unknown delivery kind " + string(d.Kind))}
 }
 
-// NotYet is DeliverOne's answer when its gate said to wait: nothing was
-// sent, and the delivery is due again After from now. It is no attempt.
+// attemptOwner names one call of DeliverOne as the owner of a posting
+// mark: d's handle and a random part, unique to the call whatever the
+// store's handle and attempt count (which a hand-back may repeat).
+func attemptOwner(d Delivery) string {
+	var b [10]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("core: no randomness: " + err.Error())
+	}
+	return fmt.Sprintf("%s#%d#%s", d.ID, d.Attempts, idEncoding.EncodeToString(b[:]))
+}
+
+// maxEdits is how many times one update delivery edits its card before
+// it hands itself back (editAgainAfter) if the question keeps moving on.
+const maxEdits = 3
+
+// editAgainAfter is how long an update delivery whose card fell behind a
+// busy question maxEdits times waits in the outbox before it edits again.
+const editAgainAfter = time.Second
+
+// update edits card to show q, and again while the question has moved on
+// from the version the edit was rendered from. An edit is rendered from
+// the question as read before the budget's gate (which may wait) and the
+// platform's call, so it can land after the edit of a newer state, or
+// after a click's own response showed it (held.go, whose held update
+// was then cancelled): then nothing else puts the card right. The
+// question read again once the platform has taken the edit names every
+// change whose own edit or response could have landed before it; if it
+// is still at the version rendered, whatever changes it later edits the
+// card after this edit, and the card ends showing the latest state.
+// Bounded: after maxEdits edits behind a question that keeps moving, the
+// delivery is handed back (NotYet) to edit again a little later, rather
+// than holding its lane.
+func (s *Service) update(ctx context.Context, c Courier, q *Question, card MessageRef, gate func(context.Context) time.Duration) error {
+	for edits := 1; ; edits++ {
+		if err := pass(ctx, gate); err != nil {
+			return err
+		}
+		if err := c.Update(ctx, q, card); err != nil {
+			return err
+		}
+		now, err := s.Get(ctx, q.ID)
+		if ErrorCode(err) == CodeNotFound {
+			return nil // purged meanwhile: no card to put right
+		}
+		if err != nil {
+			return err // unknown: edited again at the retry, from the question as it stands
+		}
+		if now.Version <= q.Version {
+			return nil
+		}
+		if edits >= maxEdits {
+			return &NotYet{After: editAgainAfter}
+		}
+		q = now
+	}
+}
+
+// NotYet is DeliverOne's answer when its gate said to wait (nothing was
+// sent), or when an update's edits fell behind a question that kept
+// moving (update: each edit landed, but the card may not show the latest
+// state): the delivery is due again After from now. It is no attempt.
 type NotYet struct{ After time.Duration }
 
 func (e *NotYet) Error() string { return "not yet: due again in " + e.After.String() }

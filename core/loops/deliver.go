@@ -20,11 +20,19 @@ type DeliverOptions struct {
 	MinIdle time.Duration
 	Block   time.Duration // how long a claim waits for new work; default 1s
 	// MaxAttempts drops a delivery after this many attempts; default 8.
+	// A platform's retry-after is no attempt (RateLimitedFor).
 	MaxAttempts int
 	// GiveUpAfter, when set, replaces MaxAttempts: a delivery is retried
 	// until it is this old (since it was enqueued), then dropped with an
 	// undelivered event. Webhooks use it (webhooks.give_up_after).
 	GiveUpAfter time.Duration
+	// RateLimitedFor bounds the retries of a delivery the platform
+	// answers with a retry-after (core.RetryAfter), which count as no
+	// attempt: it is due again when the platform says, until it is this
+	// old (since it was enqueued), then dropped with an undelivered
+	// event; default DefaultRateLimitedFor. GiveUpAfter, when set,
+	// bounds these too.
+	RateLimitedFor time.Duration
 	// RetryWait is the wait after the first failed attempt that named no
 	// wait of its own, doubling with each attempt up to 2m; default 2s.
 	RetryWait time.Duration
@@ -36,6 +44,12 @@ type DeliverOptions struct {
 	// goroutines at once.
 	OnError func(d core.Delivery, err error)
 }
+
+// DefaultRateLimitedFor is DeliverOptions.RateLimitedFor's default: a
+// day, as long as a webhook is retried by default (webhooks.give_up_after),
+// well past any platform's rate limit or outage a card is still worth
+// posting after.
+const DefaultRateLimitedFor = 24 * time.Hour
 
 // DefaultMinIdle is DeliverOptions.MinIdle's default: a dead replica's
 // deliveries are taken over within about this long.
@@ -73,6 +87,9 @@ func Deliver(ctx context.Context, svc *core.Service, c core.Courier, o DeliverOp
 	}
 	if o.RetryWait <= 0 {
 		o.RetryWait = 2 * time.Second
+	}
+	if o.RateLimitedFor <= 0 {
+		o.RateLimitedFor = DefaultRateLimitedFor
 	}
 	if o.OnError == nil {
 		o.OnError = func(core.Delivery, error) {}
@@ -174,7 +191,13 @@ func (s *drain) deliverClaimed(ctx context.Context, c core.Courier, budgets core
 		// record.
 		o.OnError(d, err)
 	case errors.As(err, &ra):
+		// The platform asked for a wait: the delivery is due again when
+		// it says (DESIGN: Running it as a service), and the answer
+		// uses up no attempt; its age bounds it instead (givesUp).
 		o.OnError(d, err)
+		if !d.CreatedAt.IsZero() {
+			d.Attempts--
+		}
 		s.retry(ctx, d, o, ra.After)
 		return
 	default:
@@ -191,14 +214,23 @@ func (s *drain) deliverClaimed(ctx context.Context, c core.Courier, budgets core
 
 // givesUp reports whether a failed delivery is dropped: retrying cannot
 // help (core.Permanent), or it has been tried enough (MaxAttempts, or for
-// GiveUpAfter since it was enqueued).
+// GiveUpAfter since it was enqueued). A platform's retry-after is no
+// failed attempt: such a delivery is dropped only once it is older than
+// RateLimitedFor (or GiveUpAfter, when set), so that a platform pushing
+// back for a few minutes (eight 429s, or Telegram's adapter waiting for
+// getMe at start) drops nothing, and one pushing back for ever does not
+// keep it for ever. One with no time of its own (CreatedAt, which core
+// always sets) counts its retry-afters as attempts instead.
 func (s *drain) givesUp(d core.Delivery, err error, o DeliverOptions) bool {
 	var perm *core.Permanent
+	var ra *core.RetryAfter
 	switch {
 	case errors.As(err, &perm):
 		return true
 	case o.GiveUpAfter > 0:
 		return s.svc.Now().Sub(d.CreatedAt) >= o.GiveUpAfter
+	case errors.As(err, &ra) && !d.CreatedAt.IsZero():
+		return s.svc.Now().Sub(d.CreatedAt) >= o.RateLimitedFor
 	}
 	return d.Attempts >= o.MaxAttempts
 }

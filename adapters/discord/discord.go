@@ -106,6 +106,13 @@ func New(svc *core.Service, o Options) (*Adapter, error) {
 	// A 429 comes back as *RateLimitError instead of an uncapped sleep
 	// inside the SDK; core's outbox waits and retries.
 	s.ShouldRetryOnRateLimit = false
+	// discordgo v0.29.0 sends a request again after a 502, which Discord
+	// may answer after it made the message: the second copy would be
+	// recorded as the card, the first never edited nor flagged. With no
+	// retries a 502 comes back as an error of unknown outcome (classify),
+	// and the outbox's retry marks its card as a possible repeat (law 4).
+	// 429s are apart from this (ShouldRetryOnRateLimit).
+	s.MaxRestRetries = 0
 	s.Client = &http.Client{Timeout: 20 * time.Second, Transport: &rewrite{to: base, next: http.DefaultTransport}}
 	// Interactions need no intent; Guilds is the smallest useful set.
 	s.Identify.Intents = discordgo.IntentsGuilds
@@ -196,6 +203,11 @@ func (a *Adapter) channel(ctx context.Context, room string) (string, error) {
 	user, ok := core.DMUser(room)
 	if !ok {
 		return room, nil
+	}
+	// A request of its own, against the bot's rate like the post after
+	// it (Budgets spends the bot-wide budget for it too).
+	if err := a.bucket.wait(ctx); err != nil {
+		return "", err
 	}
 	ch, err := a.s.UserChannelCreate(user, discordgo.WithContext(ctx))
 	if err != nil {

@@ -52,6 +52,10 @@ type rigOptions struct {
 	// wrap, when set, is what the service gets instead of the store: the
 	// store with some of its calls held back.
 	wrap func(core.Store) core.Store
+	// budget, when set, is the shared send budget the drain spends from.
+	budget core.Budget
+	// people are the configured people; those named are on route ops.
+	people map[string]core.Person
 }
 
 func newRig(t *testing.T, o rigOptions) *rig {
@@ -75,10 +79,15 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	if o.wrap != nil {
 		cs = o.wrap(st)
 	}
+	var people []string
+	for name := range o.people {
+		people = append(people, core.PersonPrefix+name)
+	}
 	svc := coretest.Service(t, cs, coretest.Options{Routes: map[string]core.Route{"ops": {
 		Rooms:    rooms,
 		Deciders: map[core.Surface][]string{core.SurfaceDiscord: {alice.ID, "role:777777777777777777"}, core.SurfaceAPI: {"ops"}},
-	}}})
+		People:   people,
+	}}, People: o.people})
 	key, err := hexKey(fake.PublicKey())
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +106,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	done := make(chan struct{}, 2)
 	go func() { a.Run(ctx); done <- struct{}{} }()
 	go func() {
-		loops.Deliver(ctx, svc, a, loops.DeliverOptions{Block: 50 * time.Millisecond})
+		loops.Deliver(ctx, svc, a, loops.DeliverOptions{Block: 50 * time.Millisecond, Budget: o.budget})
 		done <- struct{}{}
 	}()
 	// Stop the adapter before the fake goes (cleanups run last-in first).

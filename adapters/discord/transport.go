@@ -213,6 +213,10 @@ func (a *Adapter) left(arrived time.Time) time.Duration {
 	return answerBudget - a.now().Sub(arrived)
 }
 
+// callbackRetries is how often an interaction callback is sent again
+// after a 502: discordgo's default.
+const callbackRetries = 3
+
 // onGateway handles an INTERACTION_CREATE: dropped if seen before (a
 // resume can replay it), else answered through the callback endpoint. Its
 // budget runs from here, before the dedupe, which spends from it too.
@@ -225,7 +229,10 @@ func (a *Adapter) onGateway(ctx context.Context, ic *discordgo.InteractionCreate
 		return
 	}
 	resp, held := a.respond(ctx, ic.Interaction, arrived)
-	if err := a.s.InteractionRespond(ic.Interaction, resp, discordgo.WithContext(ctx)); err != nil {
+	// The SDK's retry after a 502 stays on here alone (New turns it off):
+	// Discord takes one response per interaction and refuses a second
+	// (40060), so a retry can never answer twice.
+	if err := a.s.InteractionRespond(ic.Interaction, resp, discordgo.WithContext(ctx), discordgo.WithRestRetries(callbackRetries)); err != nil {
 		// The callback URL holds the interaction's token: log the
 		// cause without it. A held card update falls due and edits
 		// the card instead.

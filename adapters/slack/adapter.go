@@ -213,8 +213,11 @@ func (c *cache[V]) put(k string, v V) {
 
 func cardKey(channel, ts string) string { return channel + " " + ts }
 
-// errSlack names the Slack error codes after which retrying a delivery
-// cannot help: the channel or message is gone, or we are not in it.
+// permanentErrors names the Slack error codes after which retrying a
+// delivery cannot help: the channel or message is gone, or we are not in
+// it; the token is refused for good (revoked, or its user or workspace
+// deleted), so every retry would be refused the same; or the message is
+// one Slack will never take.
 var permanentErrors = map[string]bool{
 	"channel_not_found":   true,
 	"not_in_channel":      true,
@@ -224,7 +227,19 @@ var permanentErrors = map[string]bool{
 	"edit_window_closed":  true,
 	"invalid_blocks":      true,
 	"msg_blocks_too_long": true,
+	"msg_too_long":        true,
 	"restricted_action":   true,
+	"invalid_auth":        true,
+	"account_inactive":    true,
+	"token_revoked":       true,
+}
+
+// mayHaveActed names the Slack error codes that Slack documents as "it's
+// possible some aspect of the operation succeeded before the error was
+// raised": a post that got one may be in the channel.
+var mayHaveActed = map[string]bool{
+	"internal_error": true,
+	"fatal_error":    true,
 }
 
 // deliveryErr maps a Web API error to what core.Deliver understands.
@@ -237,9 +252,12 @@ func deliveryErr(op string, err error) error {
 	if errors.As(err, &se) && permanentErrors[se.Err] {
 		return &core.Permanent{Err: fmt.Errorf("slack %s: %w", op, err)}
 	}
-	if errors.As(err, &se) {
+	if errors.As(err, &se) && !mayHaveActed[se.Err] {
 		// Slack answered "ok": false: nothing was posted.
 		return &core.NotSent{Err: fmt.Errorf("slack %s: %w", op, err)}
 	}
+	// Slack may have acted (internal_error, fatal_error), or the call
+	// failed on the way: the outcome is unknown, and a post's retry is
+	// flagged as a possible repeat.
 	return fmt.Errorf("slack %s: %w", op, err)
 }

@@ -53,10 +53,22 @@ func newEnv(t *testing.T, socket bool) *env {
 // (nil changes nothing).
 func newEnvWith(t *testing.T, socket bool, set func(*slack.Options)) *env {
 	t.Helper()
+	return newEnvPeople(t, socket, set, nil)
+}
+
+// newEnvPeople is newEnvWith with people configured, each of them on
+// route ops.
+func newEnvPeople(t *testing.T, socket bool, set func(*slack.Options), people map[string]core.Person) *env {
+	t.Helper()
+	var names []string
+	for name := range people {
+		names = append(names, core.PersonPrefix+name)
+	}
 	svc, _ := coretest.Open(t, coretest.Options{Routes: map[string]core.Route{
 		"ops": {Rooms: []core.Room{{Surface: core.SurfaceSlack, ID: room}},
-			Deciders: map[core.Surface][]string{core.SurfaceSlack: {alice.ID, "role:" + group}}},
-	}})
+			Deciders: map[core.Surface][]string{core.SurfaceSlack: {alice.ID, "role:" + group}},
+			People:   names},
+	}, People: people})
 	fake := slackfake.New()
 	for _, u := range []slackfake.User{alice, bob, mallory} {
 		fake.AddUser(u)

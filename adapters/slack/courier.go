@@ -2,6 +2,8 @@ package slack
 
 import (
 	"context"
+	"slices"
+	"strings"
 
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/card"
@@ -39,6 +41,9 @@ func (a *Adapter) Update(ctx context.Context, q *core.Question, ref core.Message
 // own.
 func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) error {
 	c := card.Reminder(a.svc, q, core.SurfaceSlack, room)
+	if c.ReplyTo == nil {
+		c.ReplyTo = a.dmCard(q, room)
+	}
 	m := Reminder(c)
 	opts := []slack.MsgOption{slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...)}
 	target := slackRoom(room)
@@ -68,4 +73,33 @@ func slackRoom(room string) string {
 		return user
 	}
 	return room
+}
+
+// dmCard is, for a reminder into a person's DM room ("@U…"), q's card in
+// that DM: Post records it under the D… channel Slack opened, which the
+// room does not name, so it is found by its delivery instead. Core keys a
+// person's DM delivery "<question>:<purpose>:dm:<person>"; the card is
+// theirs if that person's Slack id is the room's user. nil if there is
+// none (the reminder then stands alone).
+func (a *Adapter) dmCard(q *core.Question, room string) *core.MessageRef {
+	user, ok := core.DMUser(room)
+	if !ok || a.svc == nil {
+		return nil
+	}
+	var out *core.MessageRef
+	for i := range q.Messages {
+		m := q.Messages[i]
+		if m.Surface != core.SurfaceSlack || !strings.HasPrefix(m.Room, "D") {
+			continue
+		}
+		i := strings.LastIndex(m.Delivery, ":dm:")
+		if i < 0 {
+			continue
+		}
+		p, ok := a.svc.Person(m.Delivery[i+len(":dm:"):])
+		if ok && slices.Contains(p.IDs[core.SurfaceSlack], user) {
+			out = &m // the latest, as card.NewReminder takes
+		}
+	}
+	return out
 }

@@ -48,6 +48,13 @@ type Options struct {
 	LeaseTTL time.Duration
 	// Limits are the send rates; zero means Telegram's published limits.
 	Limits Limits
+	// Budget is the send budget every replica shares (core.Budget, the
+	// one the outbox's drain is given). The drain spends one message of
+	// a delivery's budgets (Budgets); what the adapter sends beyond that,
+	// a clarification's reply prompt after its card and the prompts and
+	// notes that answer taps, spends from it here. nil leaves those to
+	// the in-process limits alone.
+	Budget core.Budget
 	Log    zerolog.Logger
 }
 
@@ -281,8 +288,14 @@ func classify(err error) error {
 		// Blocked or kicked (403), chat not found, message gone, can't
 		// parse: sending the same again cannot work.
 		return &core.Permanent{Err: err}
+	case te.Code >= http.StatusInternalServerError:
+		// {"ok":false,"error_code":502,"description":"Bad Gateway"}:
+		// something behind the Bot API failed, maybe after the message
+		// went out. The outcome is unknown (law 4): the post's retry is
+		// flagged as a possible repeat.
+		return err
 	}
-	// The Bot API answered "ok": false: nothing was sent.
+	// The Bot API refused the request: nothing was sent.
 	return &core.NotSent{Err: err}
 }
 
@@ -324,7 +337,22 @@ func (a *Adapter) Post(ctx context.Context, q *core.Question, msgRef core.Messag
 		// Best effort: the card takes replies too, so a lost prompt must
 		// not make the outbox post the card again.
 		prompt, err := RenderPrompt(c, core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefText}, chat, sent.MessageID, nil)
-		if err == nil {
+		switch {
+		case err != nil:
+		case a.opts.Budget != nil:
+			// A message of its own against the shared budgets, which
+			// the drain spent for the card alone. The group's next send
+			// may be seconds away: the prompt waits for it on the
+			// prompts' queue, as a tap's prompt does, rather than hold
+			// up the drain.
+			if !a.prompts.hold() {
+				err = errors.New("telegram: no place for the prompt (too many waiting for their budget, or stopping)")
+				break
+			}
+			go a.sendHeld(chat, prompt, func(err error) {
+				a.log.Warn().Err(err).Str("question", string(q.ID)).Msg("telegram: reply prompt not sent")
+			})
+		default:
 			_, err = a.send(ctx, chat, prompt)
 		}
 		if err != nil {

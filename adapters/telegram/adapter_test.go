@@ -42,6 +42,8 @@ type env struct {
 	fake  *telegramfake.Server
 	a     *Adapter
 	store core.Store
+	// budget, when set, is the shared budget the outbox's drain spends.
+	budget core.Budget
 }
 
 var fastLimits = Limits{PerChat: rate.Inf, Global: rate.Inf, PerGroup: rate.Inf}
@@ -91,7 +93,7 @@ func (e *env) run() {
 	go func() { defer wg.Done(); e.a.Run(ctx) }()
 	go func() {
 		defer wg.Done()
-		loops.Deliver(ctx, e.svc, e.a, loops.DeliverOptions{Block: 50 * time.Millisecond, MinIdle: time.Second})
+		loops.Deliver(ctx, e.svc, e.a, loops.DeliverOptions{Block: 50 * time.Millisecond, MinIdle: time.Second, Budget: e.budget})
 	}()
 	e.t.Cleanup(func() { cancel(); wg.Wait() })
 	if e.a.opts.WebhookSecret != "" && !e.fake.Wait(5*time.Second, func() bool { u, _, _ := e.fake.Webhook(); return u != "" }) {

@@ -1,6 +1,7 @@
 package telegram
 
 import (
+	"context"
 	"strconv"
 	"time"
 
@@ -48,6 +49,9 @@ func (a *Adapter) Budgets(d core.Delivery) []core.Allowance {
 	if d.Message != nil && room == "" {
 		room = d.Message.Room
 	}
+	if user, ok := core.DMUser(room); ok {
+		room = user // a private chat's id is its user's id (parseChat)
+	}
 	if room == "" {
 		return out
 	}
@@ -55,4 +59,54 @@ func (a *Adapter) Budgets(d core.Delivery) []core.Allowance {
 		out = append(out, core.Allowance{Key: "telegram:group:" + room, Limit: groupBudget})
 	}
 	return append(out, core.Allowance{Key: "telegram:chat:" + room, Limit: chatBudget, Hold: chatHold})
+}
+
+// spendShared takes one new message into chat from the shared budgets
+// (Options.Budget), the ones the drain spends for a card (Budgets),
+// waiting until each has a send or ctx ends. The drain spends one message
+// a delivery; this is for what the adapter sends beyond that: a
+// clarification's reply prompt after its card, and the prompts and notes
+// that answer taps. Without it each clarification in a group would be two
+// messages against one of the group's twenty a minute, and the prompt
+// Telegram then refuses would be lost. Every budget is asked first,
+// spending nothing, so a wait for one (a group's next send is up to three
+// seconds away) spends nothing of the bot's meanwhile. If the store
+// cannot say, the message goes ahead, as the drain's do: Telegram's own
+// 429 is the backstop.
+func (a *Adapter) spendShared(ctx context.Context, chat int64) error {
+	if a.opts.Budget == nil {
+		return nil
+	}
+	as := a.Budgets(core.Delivery{Kind: core.DeliverPost, Room: strconv.FormatInt(chat, 10)})
+	for {
+		longest := time.Duration(0)
+		for _, al := range as {
+			wait, err := a.opts.Budget.Until(ctx, al.Key, al.Limit)
+			if err != nil {
+				return ctx.Err()
+			}
+			longest = max(longest, wait)
+		}
+		if longest == 0 {
+			break
+		}
+		if !a.sleep(ctx, longest) {
+			return ctx.Err()
+		}
+	}
+	for _, al := range as {
+		for {
+			wait, err := a.opts.Budget.Spend(ctx, al.Key, al.Limit)
+			if err != nil {
+				return ctx.Err()
+			}
+			if wait == 0 {
+				break
+			}
+			if !a.sleep(ctx, wait) {
+				return ctx.Err()
+			}
+		}
+	}
+	return nil
 }

@@ -95,12 +95,15 @@ func (a *Adapter) sendPrompt(chat int64, prompt tgbotapi.MessageConfig, q core.Q
 }
 
 // sendHeld sends msg, whose place in the queue is held, into chat once
-// its budget allows, releases the place, and tells failed why it could
-// not go.
+// its budgets allow (the shared ones, spendShared, then this process's),
+// releases the place, and tells failed why it could not go.
 func (a *Adapter) sendHeld(chat int64, msg tgbotapi.MessageConfig, failed func(error)) {
 	defer a.prompts.release()
 	wctx, cancel := context.WithTimeout(a.prompts.ctx, promptBudget)
-	err := a.lim.wait(wctx, chat)
+	err := a.spendShared(wctx, chat)
+	if err == nil {
+		err = a.lim.wait(wctx, chat)
+	}
 	cancel()
 	if err == nil {
 		// Granted: the send is seen through even if Run ends meanwhile.

@@ -280,6 +280,39 @@ func TestThreadReplyAnswers(t *testing.T) {
 	}
 }
 
+// TestThreadReplyWithFileIsTold: a reply in a clarification's thread that
+// shares a file is not recorded, since only its words would reach the
+// agent and not the file they point at, and its writer is told privately
+// to reply with text alone; before, its words were recorded as the answer
+// and the file dropped with nothing said. A text reply then counts.
+func TestThreadReplyWithFileIsTold(t *testing.T) {
+	e := newEnv(t)
+	q := e.ask(core.AskInput{Kind: core.KindClarification, Text: "Why did the deploy fail?", Reversibility: core.Reversible})
+	m := e.card(q.ID, nil)
+	if status, _, err := e.fake.Deliver(e.fake.FileReplyActivity(alice, m.Conversation, "see the attached log", "deploy.log"), ""); err != nil || status != http.StatusOK {
+		t.Fatalf("reply: %d %v", status, err)
+	}
+	if !e.fake.Wait(5*time.Second, func() bool {
+		for _, x := range e.fake.Messages() {
+			if x.Conversation == teamsfake.PersonalChat(alice.ID) && strings.Contains(x.Text, "Only text can be recorded") {
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatalf("the replier was told nothing; the question is %s", e.get(q.ID).State)
+	}
+	if got := e.get(q.ID); got.State != core.StateOpen {
+		t.Fatalf("the reply sharing a file changed the question: %s %+v", got.State, got.Resolution)
+	}
+	if status, _, err := e.fake.Deliver(e.fake.ReplyActivity(alice, m.Conversation, "the disk was full"), ""); err != nil || status != http.StatusOK {
+		t.Fatalf("reply: %d %v", status, err)
+	}
+	if got := e.get(q.ID); got.State != core.StateAnswered || got.Resolution.Answer != "the disk was full" {
+		t.Fatalf("the text reply: %s %+v", got.State, got.Resolution)
+	}
+}
+
 // unreadable is values whose reads fail once the test says so, as a
 // store that went away does.
 type unreadable struct {

@@ -250,7 +250,8 @@ func (a *Adapter) click(ctx context.Context, from *Account, raw, text string) st
 // (a message elsewhere, a reply on a decision or an approval) changes
 // nothing; a refused reply is told to the replier privately.
 func (a *Adapter) onReply(ctx context.Context, act *Activity) {
-	if act.Conversation == nil || strings.TrimSpace(act.Text) == "" {
+	files := sharesFiles(act)
+	if act.Conversation == nil || strings.TrimSpace(act.Text) == "" && !files {
 		return
 	}
 	_, root, ok := strings.Cut(act.Conversation.ID, ";messageid=")
@@ -279,6 +280,15 @@ func (a *Adapter) onReply(ctx context.Context, act *Activity) {
 	if q.Kind != core.KindClarification && q.Kind != core.KindForm {
 		return
 	}
+	if files {
+		// Told why it would not count first (closed, or not theirs to
+		// answer), and only then that it must be text.
+		if err = a.svc.Refusal(ctx, q, d); err == nil {
+			err = card.ErrNotText
+		}
+		a.refuse(ctx, act, err)
+		return
+	}
 	ref := core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefText}
 	if q.Kind == core.KindForm {
 		ref.Item = firstUnanswered(q)
@@ -290,6 +300,17 @@ func (a *Adapter) onReply(ctx context.Context, act *Activity) {
 		}
 	}
 	a.refuse(ctx, act, err)
+}
+
+// sharesFiles reports whether act carries a file or an image: any
+// attachment but the text/html one Teams sends of a message's own text.
+func sharesFiles(act *Activity) bool {
+	for _, at := range act.Attachments {
+		if !strings.HasPrefix(at.ContentType, "text/html") {
+			return true
+		}
+	}
+	return false
 }
 
 // refuse tells the sender of act privately why what they sent was not

@@ -21,6 +21,7 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"path"
 	"strconv"
 	"strings"
 	"sync"
@@ -521,6 +522,32 @@ func (s *Server) ReplyActivity(u User, conv, text string) map[string]any {
 	a["text"] = text
 	a["textFormat"] = "plain"
 	return a
+}
+
+// FileReplyActivity is ReplyActivity with a file the user shared
+// (name), as Teams sends one: the text's own text/html attachment, then
+// the file's download-info attachment.
+func (s *Server) FileReplyActivity(u User, conv, text, name string) map[string]any {
+	a := s.ReplyActivity(u, conv, text)
+	a["attachments"] = []any{
+		map[string]any{"contentType": "text/html", "content": "<p>" + text + "</p>"},
+		FileAttachment(name),
+	}
+	return a
+}
+
+// FileAttachment is a shared file's attachment on a message activity.
+func FileAttachment(name string) map[string]any {
+	return map[string]any{
+		"contentType": "application/vnd.microsoft.teams.file.download.info",
+		"contentUrl":  "https://contoso.sharepoint.com/personal/files/" + name,
+		"name":        name,
+		"content": map[string]any{
+			"downloadUrl": "https://contoso.sharepoint.com/download/" + name,
+			"uniqueId":    "1150D938-8870-4044-9F2C-5BBDEBA70C9D",
+			"fileType":    path.Ext(name),
+		},
+	}
 }
 
 // InvokeNote reads what an adaptiveCard/action response showed the

@@ -204,3 +204,9 @@ func TestShapeCheckFails(t *testing.T) {
 		t.Fatalf("a missing and a mistyped field were not both found: %v", d)
 	}
 }
+
+// TestFileAttachmentShape: the file attachment the fake's replies carry
+// has the documented keys, typed as documented.
+func TestFileAttachmentShape(t *testing.T) {
+	check(t, "file-attachment.json", FileAttachment("deploy.log"), nil)
+}

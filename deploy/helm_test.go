@@ -179,9 +179,39 @@ func TestChartDefaults(t *testing.T) {
 	if got := m.configMap.Data["askbridge.yaml"]; strings.TrimSpace(got) != strings.TrimSpace(string(file)) {
 		t.Errorf("the ConfigMap holds\n%s\nnot files/askbridge.yaml", got)
 	}
-	if !strings.Contains(m.notes, "/data/admin.token") {
-		t.Errorf("NOTES do not say where the admin token is, with no tokens configured:\n%s", m.notes)
+	// The image is FROM scratch: askbridge is the one program a kubectl
+	// exec can run in it (TestImage checks each against the image itself).
+	execs, phrase := notesCommands(m.notes)
+	for _, argv := range execs {
+		if path.Base(argv[0]) != "askbridge" {
+			t.Errorf("NOTES run %q in the pod, which the image does not have:\n%s", argv[0], m.notes)
+		}
 	}
+	if phrase == "" || !strings.Contains(m.notes, "/data/admin.token") {
+		t.Errorf("NOTES do not say how to find the admin token, with no tokens configured:\n%s", m.notes)
+	}
+}
+
+// notesCommands reads the commands NOTES give: what each "kubectl exec ...
+// --" runs in the pod, and the text a "kubectl logs ... | grep -F -A1"
+// looks for in a pod's log.
+func notesCommands(notes string) (execs [][]string, grepFor string) {
+	for _, line := range strings.Split(notes, "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "kubectl ") {
+			continue
+		}
+		words := strings.Fields(line)
+		if slices.Contains(words, "exec") {
+			if _, argv, ok := strings.Cut(line, " -- "); ok {
+				execs = append(execs, strings.Fields(argv))
+			}
+		}
+		if _, grep, ok := strings.Cut(line, "| grep -F -A1 "); ok && slices.Contains(words, "logs") {
+			grepFor = strings.Trim(grep, "'")
+		}
+	}
+	return execs, grepFor
 }
 
 func TestChartReplicas(t *testing.T) {
@@ -235,13 +265,22 @@ func TestChartReplicas(t *testing.T) {
 	}
 	var paths []string
 	for _, p := range ing.Spec.Rules[0].HTTP.Paths {
-		paths = append(paths, p.Path)
+		paths = append(paths, p.Path+" "+string(*p.PathType))
 		if p.Backend.Service.Name != m.service.Name || p.Backend.Service.Port.Number != m.service.Spec.Ports[0].Port {
 			t.Errorf("path %s goes to %+v, not the Service", p.Path, p.Backend.Service)
 		}
 	}
-	if want := []string{"/slack/events", "/slack/interactivity", "/discord/interactions", "/telegram/webhook"}; !slices.Equal(paths, want) {
+	// Every endpoint a platform or a person's browser calls: the one-way
+	// doors' links carry a token after their path, which only a Prefix
+	// path matches. Before, Teams was left out and every path was Exact.
+	if want := []string{"/slack/events Exact", "/slack/interactivity Exact", "/discord/interactions Exact", "/telegram/webhook Exact",
+		"/teams/messages Exact", "/email/act/ Prefix", "/ntfy/act/ Prefix"}; !slices.Equal(paths, want) {
 		t.Errorf("ingress paths %v; want %v (the console is off)", paths, want)
+	}
+	for _, link := range []string{"/email/act/tok3n", "/ntfy/act/tok3n", "/teams/messages"} {
+		if !ingressRoutes(ing, link) {
+			t.Errorf("the Ingress does not route %s", link)
+		}
 	}
 	if !strings.Contains(m.notes, "Mcp-Session-Id") {
 		t.Errorf("NOTES do not say how to route /mcp to several replicas:\n%s", m.notes)
@@ -438,4 +477,24 @@ func checkConfigChange(t *testing.T, m *manifests, want string) {
 	if rolls != (want == "restart") {
 		t.Errorf("configChange %s: the pod template has the config's checksum: %v", want, rolls)
 	}
+}
+
+// ingressRoutes reports whether one of ing's paths matches a request for
+// path, as Kubernetes matches them: Exact whole, Prefix element by
+// element of the /-split path.
+func ingressRoutes(ing *networkingv1.Ingress, path string) bool {
+	for _, p := range ing.Spec.Rules[0].HTTP.Paths {
+		switch *p.PathType {
+		case networkingv1.PathTypeExact:
+			if p.Path == path {
+				return true
+			}
+		case networkingv1.PathTypePrefix:
+			want, got := strings.Split(strings.Trim(p.Path, "/"), "/"), strings.Split(strings.Trim(path, "/"), "/")
+			if len(got) >= len(want) && slices.Equal(got[:len(want)], want) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -196,14 +196,49 @@ func TestImage(t *testing.T) {
 	if out, err := help.CombinedOutput(); err != nil || !strings.Contains(string(out), "/readyz") {
 		t.Errorf("askbridge healthcheck --help in the image: %v\n%s", err, out)
 	}
-	serveAndCheck(t, b, ctr)
+	checkNotes(t, root, serveAndCheck(t, b, ctr))
+}
+
+// checkNotes holds the chart's NOTES to the image: each command a
+// "kubectl exec" there runs is a file in the image (FROM scratch has no
+// cat), and the text a "kubectl logs | grep" there looks for is what serve
+// in the image printed on its first start, with the admin token on the
+// line after it.
+func checkNotes(t *testing.T, root, serveLog string) {
+	t.Helper()
+	m, err := render(t, map[string]any{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	execs, phrase := notesCommands(m.notes)
+	for _, argv := range execs {
+		bin := argv[0]
+		if !strings.HasPrefix(bin, "/") {
+			bin = "/usr/local/bin/" + bin
+		}
+		if fi, err := os.Stat(filepath.Join(root, bin)); err != nil || fi.Mode()&0o111 == 0 {
+			t.Errorf("NOTES run %q in the pod, which the image does not have: %v", argv[0], err)
+		}
+	}
+	if phrase == "" {
+		t.Fatalf("NOTES give no way to find the admin token:\n%s", m.notes)
+	}
+	_, after, found := strings.Cut(serveLog, phrase)
+	lines := strings.SplitN(after, "\n", 3)
+	if !found || len(lines) < 2 || len(strings.TrimSpace(lines[1])) != 64 {
+		t.Fatalf("NOTES grep the log for %q and the line after it; serve in the image printed:\n%s", phrase, serveLog)
+	}
+	if b, err := os.ReadFile(filepath.Join(root, "data/admin.token")); err == nil && strings.TrimSpace(string(b)) != strings.TrimSpace(lines[1]) {
+		t.Errorf("the line after %q is not the token in /data/admin.token", phrase)
+	}
 }
 
 // serveAndCheck starts the image's own command (serve, as the image user,
 // writing to /data) and runs its HEALTHCHECK command against it until it
 // answers ready: chroot isolation shares this machine's network, so a free
-// loopback port stands in for the container's 8080.
-func serveAndCheck(t *testing.T, b buildah, ctr string) {
+// loopback port stands in for the container's 8080. It returns what serve
+// printed by then.
+func serveAndCheck(t *testing.T, b buildah, ctr string) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -247,9 +282,14 @@ func serveAndCheck(t *testing.T, b buildah, ctr string) {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+	// The first-start notice follows the listener being up.
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(log.String(), "/data/admin.token") && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
 	if !strings.Contains(log.String(), "/data/admin.token") {
 		t.Errorf("serve did not keep its admin token in /data:\n%s", log.String())
 	}
+	return log.String()
 }
 
 // checkStatic proves the binary needs no loader and no shared library and

@@ -12,8 +12,8 @@ import (
 // TestSystemdUnit verifies deploy/systemd/askbridge.service with
 // systemd-analyze, against a scratch root that holds the unit, this
 // machine's own system units (for the targets it orders against) and a
-// freshly built askbridge at the unit's ExecStart path: verify checks that
-// the command exists. systemd-analyze reports parse errors but still exits
+// freshly built askbridge at the unit's ExecStart path and a kill at
+// ExecReload's: verify checks that the commands exist. systemd-analyze reports parse errors but still exits
 // 0, so any output at all fails the test.
 func TestSystemdUnit(t *testing.T) {
 	if _, err := exec.LookPath("systemd-analyze"); err != nil {
@@ -25,7 +25,10 @@ func TestSystemdUnit(t *testing.T) {
 	}
 	settings := unitSettings(string(unit))
 	for key, want := range map[string]string{
-		"ExecStart":       "/usr/local/bin/askbridge serve",
+		"ExecStart": "/usr/local/bin/askbridge serve",
+		// serve reads its configuration file again on SIGHUP, so
+		// "systemctl reload askbridge" applies an edited file in place.
+		"ExecReload":      "/bin/kill -HUP $MAINPID",
 		"DynamicUser":     "yes",
 		"StateDirectory":  "askbridge",
 		"EnvironmentFile": "-/etc/askbridge/askbridge.env",
@@ -50,6 +53,13 @@ func TestSystemdUnit(t *testing.T) {
 	if out, err := cp.CombinedOutput(); err != nil {
 		t.Fatalf("copying the system units: %v\n%s", err, out)
 	}
+	// ExecReload's kill, which every machine has: this one's.
+	kill, err := os.ReadFile("/bin/kill")
+	if err != nil {
+		t.Fatalf("this machine's /bin/kill, for ExecReload: %v", err)
+	}
+	must(t, os.MkdirAll(filepath.Join(root, "bin"), 0o755))
+	must(t, os.WriteFile(filepath.Join(root, "bin/kill"), kill, 0o755))
 	build := exec.Command("go", "build", "-o", filepath.Join(root, "usr/local/bin/askbridge"), "./cmd/askbridge")
 	build.Dir = ".."
 	if out, err := build.CombinedOutput(); err != nil {

@@ -289,6 +289,9 @@ func (c *Client) Follow(ctx context.Context, since int64, fn func(Event) error) 
 		if errors.As(err, new(*badEventError)) || errors.Is(err, bufio.ErrTooLong) {
 			return err // the same event would come again: retrying will not help
 		}
+		if errors.As(err, new(*requestError)) {
+			return err // the request cannot be made (a bad base URL): nor will it
+		}
 		if err != nil && !transient(err) {
 			var e *Error
 			if errors.As(err, &e) {
@@ -375,7 +378,7 @@ func (c *Client) sendWith(ctx context.Context, method, path string, q url.Values
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return nil, fmt.Errorf("askbridge: encoding the request: %w", err)
+			return nil, &requestError{fmt.Errorf("askbridge: encoding the request: %w", err)}
 		}
 		rd = bytes.NewReader(b)
 	}
@@ -385,7 +388,7 @@ func (c *Client) sendWith(ctx context.Context, method, path string, q url.Values
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u, rd)
 	if err != nil {
-		return nil, fmt.Errorf("askbridge: %w", err)
+		return nil, &requestError{fmt.Errorf("askbridge: %w", err)}
 	}
 	for k, v := range hdr {
 		req.Header[k] = v

@@ -58,14 +58,23 @@ const maxRetryAfter = 30 * time.Second
 
 // retryableAsk reports whether a failed ask may be sent again: it never
 // got an answer, or got a 5xx. A 4xx is the request's own fault and would
-// fail the same way again.
+// fail the same way again, and so would a request that could not be made
+// (arguments that are not JSON), which was never sent.
 func retryableAsk(err error) bool {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Status >= 500
 	}
-	return true
+	return !errors.As(err, new(*requestError))
 }
+
+// requestError is a request the client could not make (its body does not
+// encode, its URL does not parse): nothing was sent, and sending it again
+// would fail the same way.
+type requestError struct{ err error }
+
+func (e *requestError) Error() string { return e.err.Error() }
+func (e *requestError) Unwrap() error { return e.err }
 
 // status is the HTTP status of a response err came from, 0 if none.
 func status(err error) int {
@@ -82,5 +91,7 @@ func transient(err error) bool {
 	if errors.As(err, &e) {
 		return e.Status == http.StatusBadGateway || e.Status == http.StatusServiceUnavailable || e.Status == http.StatusGatewayTimeout
 	}
-	return true // no response at all: the connection failed
+	// No response at all: the connection failed, unless the request could
+	// not even be made.
+	return !errors.As(err, new(*requestError))
 }

@@ -71,3 +71,38 @@ func TestFollowEndsOnAnEventItCannotRead(t *testing.T) {
 		t.Fatalf("follow over an unreadable event: %v, want its error", err)
 	}
 }
+
+// TestAskDoesNotRetryARequestItCannotMake: arguments that are not JSON
+// cannot be encoded, and never will be: Ask fails at once, sending
+// nothing, and does not say the question may have been parked. Before,
+// it retried for seconds as if the network had failed, then returned an
+// *AskError.
+func TestAskDoesNotRetryARequestItCannotMake(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { calls.Add(1) }))
+	defer srv.Close()
+	start := time.Now()
+	_, err := New(srv.URL, "t").Ask(t.Context(), AskRequest{Kind: "approval", Question: "Delete?", Reversibility: "reversible",
+		RunID: "r", Tool: "rm", Arguments: []byte("{bad")})
+	var unknown *AskError
+	if err == nil || errors.As(err, &unknown) || calls.Load() != 0 || time.Since(start) > 200*time.Millisecond {
+		t.Fatalf("ask with arguments that are not JSON: %v (an *AskError: %v) after %s, %d requests; want a plain error at once and none sent",
+			err, errors.As(err, &unknown), time.Since(start), calls.Load())
+	}
+}
+
+// TestWaitAndFollowEndOnARequestTheyCannotMake: a base URL that does not
+// parse ends Wait and Follow with its error; it is not a network failure
+// to wait out for ever.
+func TestWaitAndFollowEndOnARequestTheyCannotMake(t *testing.T) {
+	c := New("http://[::1", "t")
+	c.pause = time.Millisecond
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	if _, err := c.Wait(ctx, "q"); err == nil || errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("wait with a bad base URL: %v; want its error at once", err)
+	}
+	if err := c.Follow(ctx, 0, func(Event) error { return nil }); err == nil || errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("follow with a bad base URL: %v; want its error at once", err)
+	}
+}

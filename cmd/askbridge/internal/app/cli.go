@@ -39,7 +39,10 @@ const (
 	exitTimedOut  = 4
 	exitExpired   = 5
 	exitCancelled = 6
-	exitDenied    = 7 // an approval that was answered with deny
+	exitDenied    = 7 // an approval answered with deny; a batch with no call approved
+	// exitPartlyApproved is a batch with some calls approved and others
+	// not: only the calls whose own results say approved may be made.
+	exitPartlyApproved = 8
 )
 
 // newClient reaches the server named by ASKBRIDGE_URL with ASKBRIDGE_TOKEN.
@@ -47,20 +50,21 @@ const (
 // admin token from the local data directory, so the README's loop needs no
 // set-up.
 func newClient(getenv func(string) string) (*client.Client, error) {
-	base, token, err := clientTarget(getenv)
+	t, err := clientTarget(getenv)
 	if err != nil {
 		return nil, err
 	}
-	return client.New(base, token), nil
+	return t.client(), nil
 }
 
 // serverURL is the server the CLI talks to: ASKBRIDGE_URL, or the local
-// server's address.
+// server's address, a wildcard one (0.0.0.0:8080, as in the image) reached
+// over loopback.
 func serverURL(s Settings) string {
 	if s.Client.URL != "" {
 		return s.Client.URL
 	}
-	return "http://" + s.Addr
+	return "http://" + loopbackAddr(s.Addr)
 }
 
 // clientEnv is the CLI's own settings; they are plain strings, which

@@ -27,6 +27,10 @@ func cmdAnswer(ctx context.Context, args []string, getenv func(string) string, _
 	}
 	req := client.AnswerRequest{Answer: *text, ChosenOptionID: *option}
 	if *argsJSON != "" {
+		if !json.Valid([]byte(*argsJSON)) {
+			fmt.Fprintf(stderr, "askbridge answer: --args is not JSON: %s\n", jsonError(*argsJSON))
+			return exitUsage
+		}
 		req.Arguments = json.RawMessage(*argsJSON)
 	}
 	if *standing != "" {
@@ -91,6 +95,10 @@ func printOutcome(w io.Writer, out *client.Outcome) {
 	q := out.Question
 	if !out.Closed && q.Quorum > 1 {
 		fmt.Fprintf(w, "recorded your vote on %s (%s); it stays open until %d people agree\n", q.ID, strings.Join(core.TallyOf(&core.Question{Kind: q.Kind, Options: q.Options, Quorum: q.Quorum, Votes: q.Votes}).Lines, "; "), q.Quorum)
+		return
+	}
+	if !out.Closed && len(q.Calls) > 0 {
+		fmt.Fprintf(w, "decided %d of %d calls of %s; the batch stays open\n", len(q.Answers), len(q.Calls), q.ID)
 		return
 	}
 	if !out.Closed {

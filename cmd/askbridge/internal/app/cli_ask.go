@@ -68,6 +68,10 @@ func cmdAsk(ctx context.Context, args []string, getenv func(string) string, _ io
 	}
 	req.Items = itemsOf(items)
 	if *tool != "" || *argsJSON != "" {
+		if *argsJSON != "" && !json.Valid([]byte(*argsJSON)) {
+			fmt.Fprintf(stderr, "askbridge ask: --args is not JSON: %s\n", jsonError(*argsJSON))
+			return exitUsage
+		}
 		req.Tool, req.Arguments = *tool, json.RawMessage(*argsJSON)
 	}
 	if *editable != "" {
@@ -121,6 +125,9 @@ func cmdWait(ctx context.Context, args []string, getenv func(string) string, _ i
 	}
 	res, err := c.Wait(ctx, id)
 	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(stderr, "stopped waiting; question %s stays open\n", id)
+		}
 		return fail(stderr, err)
 	}
 	printResume(stdout, res, *asJSON)
@@ -155,11 +162,17 @@ func editableOf(s string) *core.Editable {
 	return &core.Editable{Keys: keys}
 }
 
-// exitCode maps an outcome to the exit code of "askbridge ask".
+// exitCode maps an outcome to the exit code of "askbridge ask" and
+// "askbridge wait". An answered batch exits 0 only when every call was
+// approved, so "ask ... && make-the-calls" never makes a denied one.
 func exitCode(res *client.WaitResponse) int {
 	switch res.State {
 	case core.StateAnswered:
-		if r := res.Question.Resolution; r != nil && r.Approved != nil && !*r.Approved {
+		q := res.Question
+		if q != nil && len(q.Calls) > 0 {
+			return batchExitCode(q)
+		}
+		if q != nil && q.Resolution != nil && q.Resolution.Approved != nil && !*q.Resolution.Approved {
 			return exitDenied
 		}
 		return exitAnswered
@@ -173,6 +186,37 @@ func exitCode(res *client.WaitResponse) int {
 		return exitCancelled
 	}
 	return exitError
+}
+
+// batchExitCode is an answered batch's exit code: 0 when every call was
+// approved, exitDenied when none was, exitPartlyApproved otherwise (a
+// call denied, or one without a decision).
+func batchExitCode(q *client.AgentQuestion) int {
+	approved := 0
+	for _, c := range q.Calls {
+		for _, a := range q.Answers {
+			if a.ItemID == c.ToolCallID && a.OptionID == core.ApproveOption {
+				approved++
+				break
+			}
+		}
+	}
+	switch approved {
+	case len(q.Calls):
+		return exitAnswered
+	case 0:
+		return exitDenied
+	}
+	return exitPartlyApproved
+}
+
+// jsonError says where s stops being JSON.
+func jsonError(s string) string {
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		return err.Error()
+	}
+	return "not one JSON value"
 }
 
 // optionsOf reads --option values, "id|title|trade-offs", recommending
@@ -213,6 +257,9 @@ func callsOf(specs []string) ([]core.CallInput, error) {
 		parts := strings.SplitN(spec, "|", 3)
 		if len(parts) != 3 {
 			return nil, fmt.Errorf("--call %q is not 'tool_call_id|tool|arguments JSON'", spec)
+		}
+		if !json.Valid([]byte(parts[2])) {
+			return nil, fmt.Errorf("--call %q: the arguments are not JSON: %s", parts[0], jsonError(parts[2]))
 		}
 		ci := core.CallInput{ToolCallID: strings.TrimSuffix(parts[0], "*"), Tool: parts[1], Arguments: json.RawMessage(parts[2])}
 		if strings.HasSuffix(parts[0], "*") {

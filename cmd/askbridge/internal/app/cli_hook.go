@@ -53,10 +53,11 @@ func cmdHook(ctx context.Context, args []string, getenv func(string) string, std
 	if len(body) > maxHookInput {
 		return failed(core.Errorf(core.CodeInvalid, "hook", "the hook input is larger than %d bytes", maxHookInput))
 	}
-	base, token, err := clientTarget(getenv)
+	target, err := clientTarget(getenv)
 	if err != nil {
 		return failed(err)
 	}
+	base, token := target.base, target.token
 	q := url.Values{}
 	if *route != "" {
 		q.Set("route", *route)
@@ -85,7 +86,7 @@ func cmdHook(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	sent := make(chan result, 1)
 	go func() {
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := target.http().Do(req)
 		sent <- result{resp, err}
 	}()
 	var resp *http.Response
@@ -121,7 +122,7 @@ func cmdHook(ctx context.Context, args []string, getenv func(string) string, std
 		}
 	case <-ctx.Done():
 		cancelReq()
-		withdraw(base, token, id, stderr)
+		withdraw(target, id, stderr)
 		return exitError
 	}
 	if _, err := stdout.Write(out); err != nil {
@@ -156,13 +157,13 @@ func failedAsk(h hooks.Host, body []byte, stdout, stderr io.Writer) func(error) 
 }
 
 // withdraw cancels the hook's question: the host stopped waiting.
-func withdraw(base, token string, id core.QuestionID, stderr io.Writer) {
+func withdraw(target target, id core.QuestionID, stderr io.Writer) {
 	if id == "" {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, err := client.New(base, token).Cancel(ctx, id, hooks.ReasonHostStopped)
+	_, err := target.client().Cancel(ctx, id, hooks.ReasonHostStopped)
 	var apiErr *client.Error
 	if err != nil && !(errors.As(err, &apiErr) && apiErr.Status == http.StatusConflict) {
 		fmt.Fprintln(stderr, "askbridge: hook: withdrawing", string(id)+":", err)
@@ -179,29 +180,60 @@ func responseError(resp *http.Response) string {
 	return fmt.Sprintf("the server answered %s", resp.Status)
 }
 
+// target is the server the CLI talks to, the token it presents, and
+// whether that is the local admin token read from the data directory.
+type target struct {
+	base, token string
+	local       bool
+}
+
 // clientTarget is the server and token the CLI uses (see newClient):
 // ASKBRIDGE_TOKEN, or, for a server on this machine only, the local
 // admin token from the data directory, which must never be sent to
-// another host that ASKBRIDGE_URL names.
-func clientTarget(getenv func(string) string) (base, token string, err error) {
+// another host that ASKBRIDGE_URL names, nor to a proxy.
+func clientTarget(getenv func(string) string) (target, error) {
 	s, err := readEnv(getenv)
 	if err != nil {
-		return "", "", err
+		return target{}, err
 	}
-	base, token = serverURL(s), s.Client.Token.Reveal()
-	if token == "" {
-		if !onThisMachine(base) {
-			return "", "", fmt.Errorf("no ASKBRIDGE_TOKEN for the server at ASKBRIDGE_URL: set it (the local admin token goes only to a server on this machine)")
+	t := target{base: serverURL(s), token: s.Client.Token.Reveal()}
+	if t.token == "" {
+		if !onThisMachine(t.base) {
+			return target{}, fmt.Errorf("no ASKBRIDGE_TOKEN for the server at ASKBRIDGE_URL: set it (the local admin token goes only to a server on this machine)")
 		}
 		path := filepath.Join(s.DataDir, "admin.token")
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return "", "", fmt.Errorf("no ASKBRIDGE_TOKEN, and no local admin token (%v): start the server with 'askbridge serve' or set ASKBRIDGE_URL and ASKBRIDGE_TOKEN", err)
+			return target{}, fmt.Errorf("no ASKBRIDGE_TOKEN, and no local admin token (%v): start the server with 'askbridge serve' or set ASKBRIDGE_URL and ASKBRIDGE_TOKEN", err)
 		}
-		token = strings.TrimSpace(string(b))
+		t.token, t.local = strings.TrimSpace(string(b)), true
 	}
-	return base, token, nil
+	return t, nil
 }
+
+// http is the HTTP client requests to t go through: with the local admin
+// token, straight to this machine, whatever HTTP_PROXY says (Go's proxy
+// rules pass loopback by, but not a wildcard address such as 0.0.0.0);
+// else the default, which honours the proxy variables.
+func (t target) http() *http.Client {
+	if t.local {
+		return &http.Client{Transport: directTransport}
+	}
+	return http.DefaultClient
+}
+
+// client is the API client of t.
+func (t target) client() *client.Client {
+	return client.New(t.base, t.token, client.WithHTTPClient(t.http()))
+}
+
+// directTransport is the default transport without a proxy: the local
+// admin token's requests go through it.
+var directTransport = func() *http.Transport {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.Proxy = nil
+	return tr
+}()
 
 // onThisMachine reports whether base names this machine: a loopback
 // host, or none or an unspecified address (ASKBRIDGE_ADDR ":8080"),

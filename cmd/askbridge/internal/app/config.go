@@ -68,6 +68,10 @@ type RouteFile struct {
 	CallbackURL      string `yaml:"callback_url"`
 	WebhookSecret    Secret `yaml:"webhook_secret"`
 	WebhookSecretEnv string `yaml:"webhook_secret_env"`
+
+	// oneWay is how many of Rooms, at their end, parseFile made from
+	// Email and Ntfy, so that an error about one names the key written.
+	oneWay int
 }
 
 // RuleFile is one policy rule: a CEL condition, and what to decide when

@@ -77,7 +77,7 @@ func checkRoutes(f *File) error {
 		if err != nil {
 			return err
 		}
-		r.Rooms = append(r.Rooms, rooms...)
+		r.Rooms, r.oneWay = append(r.Rooms, rooms...), len(rooms)
 		f.Routes[name] = r
 		if err := checkRoute(*f, key, r); err != nil {
 			return err
@@ -135,12 +135,22 @@ func checkRoute(f File, key string, r RouteFile) error {
 
 // checkTokens checks the tokens, reads those given by environment
 // variable, and returns the set of their names.
+// Every check the API makes of its tokens is made here too, so that its
+// error names the file's index (the API counts the generated admin token
+// first).
 func checkTokens(f *File, getenv func(string) string) (map[string]bool, error) {
 	names := map[string]bool{}
+	secrets := map[Secret]int{}
 	for i, t := range f.Tokens {
 		key := fmt.Sprintf("tokens[%d]", i)
-		if t.Name == "" {
+		if strings.TrimSpace(t.Name) == "" {
 			return nil, fmt.Errorf("%s.name is required", key)
+		}
+		if len(t.Name) > 128 {
+			return nil, fmt.Errorf("%s.name is longer than 128 bytes", key)
+		}
+		if t.Name == adminTokenName {
+			return nil, fmt.Errorf("%s.name: %q is the generated admin token's name: choose another", key, t.Name)
 		}
 		if names[t.Name] {
 			return nil, fmt.Errorf("%s.name %q is used twice", key, t.Name)
@@ -164,6 +174,10 @@ func checkTokens(f *File, getenv func(string) string) (map[string]bool, error) {
 		if len(f.Tokens[i].Token) < 16 {
 			return nil, fmt.Errorf("%s: the token must be at least 16 characters", key)
 		}
+		if j, ok := secrets[f.Tokens[i].Token]; ok {
+			return nil, fmt.Errorf("%s (%s): the secret is tokens[%d]'s too: give each token its own", key, t.Name, j)
+		}
+		secrets[f.Tokens[i].Token] = i
 	}
 	return names, nil
 }

@@ -68,6 +68,13 @@ func TestParseFileNamesTheBadKey(t *testing.T) {
 		{"a rule's bad decision", "routes: {a: {rules: [{when: 'true', decide: perhaps}]}}", `routes.a.rules[0].decide: "perhaps" is not allow, deny or ask`},
 		{"an unknown rule key", "routes: {a: {rules: [{if: 'true'}]}}", "field if not found"},
 		{"a second YAML document", "routes: {}\n---\npolicies: {shards: 99}\n", "more than one YAML document"},
+		// The file's own index, not the API's (which counts the generated
+		// admin token first): before, these said tokens[1] and tokens[2].
+		{"a token named admin", "tokens: [{name: admin, role: operator, token_env: OPS_TOKEN}]", `tokens[0].name: "admin" is the generated admin token's name`},
+		{"a token name of spaces", "tokens: [{name: '  ', role: agent, token_env: OPS_TOKEN}]", "tokens[0].name is required"},
+		{"a token name too long", "tokens: [{name: " + strings.Repeat("n", 129) + ", role: agent, token_env: OPS_TOKEN}]", "tokens[0].name is longer than 128 bytes"},
+		{"one secret for two tokens", "tokens: [{name: a, role: agent, token_env: OPS_TOKEN}, {name: b, role: agent, token_env: OPS_TOKEN}]",
+			"tokens[1] (b): the secret is tokens[0]'s too"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -23,7 +23,7 @@ func openEmail(_ context.Context, s Settings, svc *core.Service, log zerolog.Log
 		return nil, nil
 	}
 	a, err := email.New(svc, email.Options{
-		Host: c.Host, Port: c.Port, TLS: c.TLS, Username: c.Username, Password: c.Password.Reveal(),
+		Host: c.Host, Port: c.port, TLS: c.TLS, Username: c.Username, Password: c.Password.Reveal(),
 		From: c.From, PublicURL: s.PublicURL, Key: []byte(s.ActorKey.Reveal()), Now: clockNow(s.Clock),
 		Log: log.With().Str("surface", "email").Logger(),
 	})

@@ -24,6 +24,8 @@ const (
 	ExitUsage    = exitUsage
 	ExitDeclined = exitDeclined
 	ExitDenied   = exitDenied
+
+	ExitPartlyApproved = exitPartlyApproved
 )
 
 // NewClientBackend is the stdio MCP process's backend on c.
@@ -59,3 +61,6 @@ func (t *tracing) Close(log zerolog.Logger) { t.close(log) }
 
 // ConsoleTokens are the console's sign-in tokens as m's API holds them now.
 func (m *Main) ConsoleTokens() consoleTokens { return consoleTokens{m.api.Keys()} }
+
+// SMTPPort is EMAIL_SMTP_PORT as the check read it.
+func (e EmailSettings) SMTPPort() int { return e.port }

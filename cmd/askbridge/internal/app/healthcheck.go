@@ -77,15 +77,27 @@ func cmdHealthcheck(ctx context.Context, args []string, getenv func(string) stri
 // readyURL is /readyz on the server's own port. A wildcard listen address
 // (0.0.0.0, [::] or none, as in a container) is reached over loopback.
 func readyURL(addr string) (string, error) {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return "", err
+	}
+	return "http://" + loopbackAddr(addr) + "/readyz", nil
+}
+
+// loopbackAddr is the address a client on this machine dials for a
+// server listening on addr: a wildcard host (0.0.0.0, [::] or none) is
+// loopback; any other address, or one that does not parse, is addr.
+func loopbackAddr(addr string) string {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return "", err
+		return addr
 	}
 	switch host {
 	case "", "0.0.0.0":
 		host = "127.0.0.1"
 	case "::":
 		host = "::1"
+	default:
+		return addr
 	}
-	return "http://" + net.JoinHostPort(host, port) + "/readyz", nil
+	return net.JoinHostPort(host, port)
 }

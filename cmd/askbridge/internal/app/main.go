@@ -83,6 +83,9 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return cmdAudit(ctx, rest, getenv, stdin, stdout, stderr)
 	}
 	if c, ok := cliCommands[cmd]; ok {
+		// The command's connections end with it (a test runs many in one
+		// process, beside the server they reach).
+		defer directTransport.CloseIdleConnections()
 		return c(ctx, rest, getenv, stdin, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "askbridge: unknown command %q\n\n%s", cmd, usage)

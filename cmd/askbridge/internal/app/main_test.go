@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/adapters/slack/slackfake"
 	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
 	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core"
@@ -246,6 +248,48 @@ func TestZeroSetupServeWritesAdminToken(t *testing.T) {
 	}
 }
 
+// TestAdminTokenShownAfterAFailedFirstStart: a first start that fails
+// (its port busy) has made the admin token but shown it to nobody; the
+// next start shows it. Before, that start printed nothing, as the token
+// existed, and in the image nobody can read the file.
+func TestAdminTokenShownAfterAFailedFirstStart(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	dir := t.TempDir()
+	var stdout bytes.Buffer
+	m := &app.Main{Settings: app.Settings{Addr: busy.Addr().String(), DataDir: dir}, Stdout: &stdout, Log: zerolog.Nop()}
+	if err := m.Run(t.Context()); err == nil {
+		m.Close()
+		t.Fatal("serve started on a busy port")
+	}
+	if stdout.Len() > 0 {
+		t.Fatalf("the failed start printed %q", stdout.String())
+	}
+	m2 := &app.Main{Settings: app.Settings{Addr: "127.0.0.1:0", DataDir: dir}, Stdout: &stdout, Log: zerolog.Nop()}
+	if err := m2.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer m2.Close()
+	b, err := os.ReadFile(filepath.Join(dir, "admin.token"))
+	if err != nil || m2.AdminToken != strings.TrimSpace(string(b)) || !strings.Contains(stdout.String(), m2.AdminToken) {
+		t.Fatalf("the first start that served printed %q (token file %q, %v)", stdout.String(), b, err)
+	}
+	m2.Close()
+	// Shown once it has served: the next start prints nothing.
+	stdout.Reset()
+	m3 := &app.Main{Settings: app.Settings{Addr: "127.0.0.1:0", DataDir: dir}, Stdout: &stdout, Log: zerolog.Nop()}
+	if err := m3.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer m3.Close()
+	if strings.Contains(stdout.String(), m3.AdminToken) {
+		t.Fatalf("a later start printed the token again: %q", stdout.String())
+	}
+}
+
 func TestCLIAskExitCodes(t *testing.T) {
 	m := apptest.Start(t, app.Settings{})
 	env := func(k string) string {
@@ -319,7 +363,9 @@ func TestCLIBatchAndEdit(t *testing.T) {
 		t.Fatalf("approve the rest: %d %s", c, errb.String())
 	}
 	out.Reset()
-	if c := app.Run(t.Context(), []string{"wait", id}, env, nil, &out, &errb); c != app.ExitAnswered {
+	// One call denied, one approved: not 0, which would have a script
+	// make the denied call too.
+	if c := app.Run(t.Context(), []string{"wait", id}, env, nil, &out, &errb); c != app.ExitPartlyApproved {
 		t.Fatalf("wait on the batch: %d %s", c, errb.String())
 	}
 	text := out.String()
@@ -366,7 +412,13 @@ routes:
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := apptest.Start(t, app.Settings{File: f})
+	// Alice's direct messages go to Slack, which must run for the server
+	// to start (a local fake of it).
+	fake := slackfake.New()
+	t.Cleanup(fake.Close)
+	slack := apptest.FromEnv(t, map[string]string{"SLACK_BOT_TOKEN": "xoxb-test-bot-token", "SLACK_SIGNING_SECRET": apptest.SlackSecret,
+		"SLACK_API_URL": fake.APIURL()}).Slack
+	m := apptest.Start(t, app.Settings{Slack: slack, File: f})
 	env := func(k string) string {
 		switch k {
 		case "ASKBRIDGE_URL":

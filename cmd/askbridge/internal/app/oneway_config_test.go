@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"bytes"
 	"os"
 	"slices"
 	"strings"
@@ -120,5 +121,26 @@ func TestREADMEOneWayConfigLoads(t *testing.T) {
 		if _, err := core.New(nil, app.Settings{File: f}.CoreConfig([]byte("key of sixteen bytes")), nil); err != nil {
 			t.Fatalf("%s: %v", heading, err)
 		}
+	}
+}
+
+// TestAPortThatIsNoNumber: EMAIL_SMTP_PORT=587x stops serve with an error
+// naming the variable (before: `parse error on field "Port"`), and does
+// not stop a client command, which reads none of the server's settings.
+func TestAPortThatIsNoNumber(t *testing.T) {
+	env := map[string]string{"EMAIL_SMTP_HOST": "smtp.example.com", "EMAIL_FROM": "askbridge@example.com",
+		"ASKBRIDGE_PUBLIC_URL": "https://bridge.example.com", "EMAIL_SMTP_PORT": "587x"}
+	if _, err := app.LoadSettings(func(k string) string { return env[k] }); err == nil || !strings.HasPrefix(err.Error(), "EMAIL_SMTP_PORT:") {
+		t.Fatalf("EMAIL_SMTP_PORT=587x: %v; want an error naming the variable", err)
+	}
+	env["EMAIL_SMTP_PORT"] = "2525"
+	if s, err := app.LoadSettings(func(k string) string { return env[k] }); err != nil || s.Email.SMTPPort() != 2525 {
+		t.Fatalf("EMAIL_SMTP_PORT=2525: port %d, %v", s.Email.SMTPPort(), err)
+	}
+	m := apptest.Start(t, app.Settings{})
+	env = map[string]string{"ASKBRIDGE_URL": m.URL, "ASKBRIDGE_TOKEN": m.AdminToken, "EMAIL_SMTP_PORT": "587x"}
+	var out, errb bytes.Buffer
+	if c := app.Run(t.Context(), []string{"questions"}, func(k string) string { return env[k] }, nil, &out, &errb); c != 0 {
+		t.Fatalf("questions beside a bad EMAIL_SMTP_PORT: exit %d, %s", c, errb.String())
 	}
 }

@@ -206,6 +206,10 @@ func (r *reloader) record(ctx context.Context, rec core.Reload, reason string) {
 // for a restart (left as they are).
 func (r *reloader) apply(f File) (changed, restart []string, err error) {
 	restart = keepStarted(r.start, &f)
+	// The chat platforms are the environment's, read once at start.
+	if err := checkSurfaces(f, r.m.running()); err != nil {
+		return nil, nil, r.m.Settings.fileError(err)
+	}
 	tokens := r.m.apiTokens(f)
 	if err := (httpapi.Options{Tokens: tokens, Extras: f.Directives}).Validate(); err != nil {
 		return nil, nil, err

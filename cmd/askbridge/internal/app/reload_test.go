@@ -281,6 +281,9 @@ func TestReloadRefusesABadFile(t *testing.T) {
 		// The refusal names the key, not the value: a topic is a
 		// password, and the event log is read by observers.
 		{"an ntfy topic given as its URL", reloadYAML("ops-two", "    ntfy: [\"https://ntfy.sh/dave-approvals-7f3k\"]\n"), "routes.deploy.ntfy"},
+		// A room on a platform this process does not run: its cards
+		// would wait in the outbox for ever. Before, it applied.
+		{"a room on a platform that is not running", reloadYAML("ops-two", "    rooms: [{surface: slack, id: C0123}]\n"), "routes.deploy.rooms[0]: slack is not running"},
 	} {
 		before := len(r.logs.String())
 		digest := r.rewrite(t, c.yaml)
@@ -304,8 +307,8 @@ func TestReloadRefusesABadFile(t *testing.T) {
 		}
 	}
 	fams := apptest.Scrape(t, url, r.m.AdminToken)
-	if ok, refused := apptest.Value(fams, "askbridge_config_reloads_total", "result", "ok"), apptest.Value(fams, "askbridge_config_reloads_total", "result", "refused"); ok != 0 || refused != 8 {
-		t.Fatalf("config_reloads_total: ok %v, refused %v; want 0 and 8", ok, refused)
+	if ok, refused := apptest.Value(fams, "askbridge_config_reloads_total", "result", "ok"), apptest.Value(fams, "askbridge_config_reloads_total", "result", "refused"); ok != 0 || refused != 9 {
+		t.Fatalf("config_reloads_total: ok %v, refused %v; want 0 and 9", ok, refused)
 	}
 	// The first file still rules: deploy is ops-one's, and the tokens
 	// are as they were.

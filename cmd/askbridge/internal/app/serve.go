@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -133,7 +134,12 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}
 	svc := m.Service
 
-	admin, created, err := readOrCreateSecret(filepath.Join(s.DataDir, "admin.token"))
+	tokenPath := filepath.Join(s.DataDir, "admin.token")
+	unshown, err := markUnshown(tokenPath)
+	if err != nil {
+		return fmt.Errorf("admin token: %w", err)
+	}
+	admin, created, err := readOrCreateSecret(tokenPath)
 	if err != nil {
 		return fmt.Errorf("admin token: %w", err)
 	}
@@ -182,6 +188,9 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err := m.openChats(ctx, s, svc, mux); err != nil {
 		return err
 	}
+	if err := checkSurfaces(s.File, m.running()); err != nil {
+		return s.fileError(err)
+	}
 
 	hooks, err := openWebhooks(s.File)
 	if err != nil {
@@ -219,13 +228,29 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	g.Go(func() error { return m.deliverWebhooks(gctx, svc, hooks) })
 
 	m.Log.Info().Str("store", m.StoreKind).Str("url", m.URL).Str("console", m.URL+"/").Msg("askbridge is serving")
-	if created {
+	// The token is shown by the first start that serves, not the one that
+	// made it: a start that failed after making it (a busy port) showed
+	// it to nobody.
+	if _, err := os.Stat(unshown); created || err == nil {
 		fmt.Fprintf(m.Stdout, "\naskbridge is running on the %s store at %s\n", m.StoreKind, m.URL)
 		fmt.Fprintf(m.Stdout, "console: %s/ (sign in with the admin token below)\n", m.URL)
-		fmt.Fprintf(m.Stdout, "admin token (shown once; kept in %s):\n  %s\n\n",
-			filepath.Join(s.DataDir, "admin.token"), admin)
+		fmt.Fprintf(m.Stdout, "admin token (shown once; kept in %s):\n  %s\n\n", tokenPath, admin)
+		if err := os.Remove(unshown); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			m.Log.Warn().Err(err).Msg("the admin token was shown, but the next start may show it again")
+		}
 	}
 	return nil
+}
+
+// markUnshown marks the admin token at tokenPath as not shown yet, when
+// there is none yet (this start makes it), and returns the mark's path:
+// the token is shown, and the mark removed, once a start has served.
+func markUnshown(tokenPath string) (string, error) {
+	mark := tokenPath + ".unshown"
+	if _, err := os.Stat(tokenPath); !errors.Is(err, fs.ErrNotExist) {
+		return mark, nil // made before: shown then, or marked then
+	}
+	return mark, os.WriteFile(mark, nil, 0o600)
 }
 
 // openService makes core's service over the open store, with the

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/caarlos0/env/v11"
@@ -124,8 +125,11 @@ type TelegramSettings struct {
 // mailed through this SMTP server, with links below PublicURL.
 type EmailSettings struct {
 	Host string `env:"EMAIL_SMTP_HOST"`
-	// Port defaults to 587, or 465 with TLS "tls".
-	Port int `env:"EMAIL_SMTP_PORT"`
+	// Port defaults to 587, or 465 with TLS "tls". It is read as text and
+	// checked (into port), so a bad value is refused naming the variable,
+	// and does not stop a client command, which reads no server setting.
+	Port string `env:"EMAIL_SMTP_PORT"`
+	port int
 	// TLS is starttls (required STARTTLS), tls (TLS from the first byte)
 	// or none (a relay on the same host or a private network only).
 	TLS      string `env:"EMAIL_SMTP_TLS" envDefault:"starttls"`
@@ -173,6 +177,15 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 		s.fileDigest = hex.EncodeToString(sum[:])
 	}
 	return s, nil
+}
+
+// fileError is err, found in the configuration file, prefixed with the
+// file's path as LoadSettings prefixes its errors.
+func (s Settings) fileError(err error) error {
+	if s.ConfigPath == "" {
+		return err
+	}
+	return fmt.Errorf("%s: %w", s.ConfigPath, err)
 }
 
 // readEnv fills Settings from the variables its tags name, unchecked: the
@@ -266,8 +279,12 @@ func (s *EmailSettings) check() error {
 	default:
 		return fmt.Errorf("EMAIL_SMTP_TLS: %q is not starttls, tls or none", s.TLS)
 	}
-	if s.Port < 0 || s.Port > 65535 {
-		return fmt.Errorf("EMAIL_SMTP_PORT: %d is not a port", s.Port)
+	if s.Port != "" {
+		p, err := strconv.Atoi(s.Port)
+		if err != nil || p < 0 || p > 65535 {
+			return fmt.Errorf("EMAIL_SMTP_PORT: %q is not a port", s.Port)
+		}
+		s.port = p
 	}
 	if s.Password != "" && s.Username == "" {
 		return fmt.Errorf("EMAIL_SMTP_PASSWORD: set without EMAIL_SMTP_USERNAME")

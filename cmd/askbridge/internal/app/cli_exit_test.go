@@ -1,0 +1,156 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
+	"github.com/askbridge/askbridge/core"
+)
+
+// cliEnv is the environment of a CLI that reaches m with the admin token.
+func cliEnv(m *app.Main) func(string) string {
+	return func(k string) string {
+		return map[string]string{"ASKBRIDGE_URL": m.URL, "ASKBRIDGE_TOKEN": m.AdminToken}[k]
+	}
+}
+
+// askBatch asks a batch of two calls without waiting and returns its id.
+func askBatch(t *testing.T, env func(string) string) string {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if c := app.Run(t.Context(), []string{"ask", "--no-wait", "--reversibility", "reversible", "--question", "Delete both?",
+		"--call", `call_a|rm|{"path":"a"}`, "--call", `call_b|rm|{"path":"b"}`}, env, nil, &out, &errb); c != 0 {
+		t.Fatalf("ask a batch: %d %s", c, errb.String())
+	}
+	return strings.TrimSpace(out.String())
+}
+
+// TestCLIBatchExitCodes: a batch closed by its calls' decisions exits 0
+// only when every call was approved: 7 when none was, 8 when some were,
+// from ask (which blocks) as from wait. Before, both exited 0, so
+// "ask ... && run-calls" ran calls a human had denied.
+func TestCLIBatchExitCodes(t *testing.T) {
+	m := apptest.Start(t, app.Settings{})
+	env := cliEnv(m)
+	for _, c := range []struct {
+		name    string
+		answers [][]string
+		want    int
+	}{
+		{"every call denied", [][]string{{"--option", "deny", "--text", "no"}}, app.ExitDenied},
+		{"one denied, one approved", [][]string{{"--call", "call_a=deny"}, {"--call", "call_b=approve"}}, app.ExitPartlyApproved},
+		{"every call approved", [][]string{{"--option", "approve"}}, app.ExitAnswered},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			id := askBatch(t, env)
+			for _, a := range c.answers {
+				var out, errb bytes.Buffer
+				if code := app.Run(t.Context(), append([]string{"answer", id}, a...), env, nil, &out, &errb); code != 0 {
+					t.Fatalf("answer %v: %d %s", a, code, errb.String())
+				}
+			}
+			var out, errb bytes.Buffer
+			if code := app.Run(t.Context(), []string{"wait", id}, env, nil, &out, &errb); code != c.want {
+				t.Fatalf("wait: exit %d, want %d\n%s%s", code, c.want, out.String(), errb.String())
+			}
+		})
+	}
+
+	// ask itself, blocking until every call is denied.
+	var askOut, askErr apptest.SyncBuffer
+	askErr.Changed = make(chan struct{}, 1)
+	code := make(chan int, 1)
+	go func() {
+		code <- app.Run(t.Context(), []string{"ask", "--reversibility", "reversible", "--question", "Delete both?",
+			"--call", `call_a|rm|{"path":"a"}`, "--call", `call_b|rm|{"path":"b"}`}, env, nil, &askOut, &askErr)
+	}()
+	var id string
+	for deadline := time.Now().Add(10 * time.Second); id == "" && time.Now().Before(deadline); {
+		if f := strings.Fields(askErr.String()); len(f) > 1 && f[0] == "asked" {
+			id = strings.TrimSuffix(f[1], ";")
+			break
+		}
+		select {
+		case <-askErr.Changed:
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if id == "" {
+		t.Fatalf("ask never said what it asked: %q", askErr.String())
+	}
+	var out, errb bytes.Buffer
+	if c := app.Run(t.Context(), []string{"answer", id, "--option", "deny"}, env, nil, &out, &errb); c != 0 {
+		t.Fatalf("deny all: %d %s", c, errb.String())
+	}
+	select {
+	case c := <-code:
+		if c != app.ExitDenied {
+			t.Fatalf("ask of a batch whose every call was denied exited %d\n%s", c, askOut.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the ask never returned")
+	}
+}
+
+// TestCLIAnswerBatchPartWording: deciding some calls of a batch says how
+// many calls of how many are decided, not "items" of a form.
+func TestCLIAnswerBatchPartWording(t *testing.T) {
+	m := apptest.Start(t, app.Settings{})
+	env := cliEnv(m)
+	id := askBatch(t, env)
+	var out, errb bytes.Buffer
+	if c := app.Run(t.Context(), []string{"answer", id, "--call", "call_a=approve"}, env, nil, &out, &errb); c != 0 {
+		t.Fatalf("answer one call: %d %s", c, errb.String())
+	}
+	if want := "decided 1 of 2 calls of " + id + "; the batch stays open\n"; out.String() != want {
+		t.Fatalf("answer printed %q, want %q", out.String(), want)
+	}
+}
+
+// TestCLIAskRefusesBadArgumentsAtOnce: arguments that are not JSON are
+// bad usage (exit 2) before anything is sent, not an ask retried for
+// seconds and reported as maybe asked.
+func TestCLIAskRefusesBadArgumentsAtOnce(t *testing.T) {
+	m := apptest.Start(t, app.Settings{})
+	env := cliEnv(m)
+	for _, args := range [][]string{
+		{"--tool", "rm", "--args", "{bad"},
+		{"--call", `call_a|rm|{"path":"a"}`, "--call", "call_b|rm|{bad"},
+	} {
+		var out, errb bytes.Buffer
+		start := time.Now()
+		code := app.Run(t.Context(), append([]string{"ask", "--reversibility", "reversible", "--question", "Delete?"}, args...), env, nil, &out, &errb)
+		if code != app.ExitUsage || time.Since(start) > time.Second || strings.Contains(errb.String(), "may have been asked") ||
+			!strings.Contains(errb.String(), "not JSON") {
+			t.Errorf("ask %v: exit %d after %s, stderr %q; want exit 2 at once, saying the arguments are not JSON", args, code, time.Since(start), errb.String())
+		}
+	}
+	if l, err := client.New(m.URL, m.AdminToken).List(t.Context(), "", 10); err != nil || len(l.Questions) != 0 {
+		t.Fatalf("open questions %+v, %v; want none", l, err)
+	}
+}
+
+// TestCLIWaitSaysTheQuestionStaysOpen: wait stopped (SIGTERM, Ctrl-C)
+// says, as ask does, that the question stays open.
+func TestCLIWaitSaysTheQuestionStaysOpen(t *testing.T) {
+	m := apptest.Start(t, app.Settings{})
+	env := cliEnv(m)
+	q, err := client.New(m.URL, apptest.AgentA).Ask(t.Context(), client.AskRequest{Kind: core.KindClarification, Question: "Which region?",
+		Reversibility: core.Reversible, RunID: "run-1", ToolCallID: "toolu_1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	var out, errb bytes.Buffer
+	if c := app.Run(ctx, []string{"wait", string(q.ID)}, env, nil, &out, &errb); c != app.ExitError ||
+		!strings.Contains(errb.String(), "stopped waiting; question "+string(q.ID)+" stays open") {
+		t.Fatalf("wait stopped: exit %d, stderr %q", c, errb.String())
+	}
+}

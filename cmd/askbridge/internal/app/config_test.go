@@ -20,7 +20,7 @@ func openWith(t *testing.T, open app.ChatOpener, env map[string]string, svc *cor
 	if err != nil {
 		return nil, err
 	}
-	return open(t.Context(), s, svc, zerolog.Nop())
+	return open(t.Context(), s, svc, nil, zerolog.Nop())
 }
 
 func TestParseFileNamesTheBadKey(t *testing.T) {

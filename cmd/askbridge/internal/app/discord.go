@@ -14,7 +14,7 @@ func init() { chatAdapters = append(chatAdapters, openDiscord) }
 
 // openDiscord turns the Discord adapter on when DISCORD_BOT_TOKEN is set
 // (see DiscordSettings; LoadSettings has checked them).
-func openDiscord(_ context.Context, s Settings, svc *core.Service, log zerolog.Logger) (chatAdapter, error) {
+func openDiscord(_ context.Context, s Settings, svc *core.Service, _ core.Budget, log zerolog.Logger) (chatAdapter, error) {
 	c := s.Discord
 	if c.BotToken == "" {
 		return nil, nil

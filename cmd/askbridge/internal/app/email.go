@@ -17,7 +17,7 @@ func init() { chatAdapters = append(chatAdapters, openEmail) }
 // EmailSettings; LoadSettings has checked them). Its links are signed
 // with the server's key, so every replica sharing ASKBRIDGE_ACTOR_KEY
 // takes every replica's links. Opening does not connect to the relay.
-func openEmail(_ context.Context, s Settings, svc *core.Service, log zerolog.Logger) (chatAdapter, error) {
+func openEmail(_ context.Context, s Settings, svc *core.Service, _ core.Budget, log zerolog.Logger) (chatAdapter, error) {
 	c := s.Email
 	if c.Host == "" {
 		return nil, nil

@@ -16,7 +16,7 @@ func init() { chatAdapters = append(chatAdapters, openNtfy) }
 // LoadSettings has checked them). Its buttons are signed with the
 // server's key, as the email door's links are. Opening makes no call to
 // ntfy.
-func openNtfy(_ context.Context, s Settings, svc *core.Service, log zerolog.Logger) (chatAdapter, error) {
+func openNtfy(_ context.Context, s Settings, svc *core.Service, _ core.Budget, log zerolog.Logger) (chatAdapter, error) {
 	c := s.Ntfy
 	if c.URL == "" {
 		return nil, nil

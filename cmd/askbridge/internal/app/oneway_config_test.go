@@ -88,7 +88,7 @@ func TestOneWaySettings(t *testing.T) {
 	}
 	s.ActorKey = "actor key of the test, long enough"
 	for _, open := range []app.ChatOpener{app.OpenEmail, app.OpenNtfy} {
-		a, err := open(t.Context(), s, nil, zerolog.Nop())
+		a, err := open(t.Context(), s, nil, nil, zerolog.Nop())
 		if err != nil || a == nil {
 			t.Fatalf("open: %v, %v", a, err)
 		}

@@ -91,7 +91,7 @@ var chatAdapters []chatOpener
 
 // chatOpener opens one chat platform from the settings, or returns nil
 // when the platform is not configured.
-type chatOpener func(ctx context.Context, s Settings, svc *core.Service, log zerolog.Logger) (chatAdapter, error)
+type chatOpener func(ctx context.Context, s Settings, svc *core.Service, budget core.Budget, log zerolog.Logger) (chatAdapter, error)
 
 // adminTokenName is the name the admin token acts under in the API and the
 // event log.
@@ -185,7 +185,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}
 	m.mountAgentDoors(mux, api, svc)
 	m.consumer = replicaName()
-	if err := m.openChats(ctx, s, svc, mux); err != nil {
+	if err := m.openChats(ctx, s, svc, budget, mux); err != nil {
 		return err
 	}
 	if err := checkSurfaces(s.File, m.running()); err != nil {
@@ -328,10 +328,12 @@ func (m *Main) mountAgentDoors(mux *http.ServeMux, api *httpapi.Server, svc *cor
 }
 
 // openChats opens every chat platform the settings configure and mounts
-// the endpoints each platform calls on mux.
-func (m *Main) openChats(ctx context.Context, s Settings, svc *core.Service, mux *http.ServeMux) error {
+// the endpoints each platform calls on mux. budget is the send budget the
+// outbox's drain spends (runChats); a platform that sends beyond the
+// drain's one message a delivery spends from it too.
+func (m *Main) openChats(ctx context.Context, s Settings, svc *core.Service, budget core.Budget, mux *http.ServeMux) error {
 	for _, open := range chatAdapters {
-		c, err := open(ctx, s, svc, m.Log)
+		c, err := open(ctx, s, svc, budget, m.Log)
 		if err != nil {
 			return err
 		}

@@ -14,7 +14,7 @@ func init() { chatAdapters = append(chatAdapters, openSlack) }
 
 // openSlack turns the Slack adapter on when SLACK_BOT_TOKEN is set (see
 // SlackSettings; LoadSettings has checked them).
-func openSlack(_ context.Context, s Settings, svc *core.Service, log zerolog.Logger) (chatAdapter, error) {
+func openSlack(_ context.Context, s Settings, svc *core.Service, _ core.Budget, log zerolog.Logger) (chatAdapter, error) {
 	c := s.Slack
 	if c.BotToken == "" {
 		return nil, nil

@@ -17,7 +17,7 @@ func init() { chatAdapters = append(chatAdapters, openTeams) }
 // is tied to its question in the store's values, so a reply on any
 // replica finds it. Opening makes no call to Microsoft: Run fetches the
 // signing keys, and the first send the app token.
-func openTeams(_ context.Context, s Settings, svc *core.Service, log zerolog.Logger) (chatAdapter, error) {
+func openTeams(_ context.Context, s Settings, svc *core.Service, _ core.Budget, log zerolog.Logger) (chatAdapter, error) {
 	c := s.Teams
 	if c.AppID == "" {
 		return nil, nil

@@ -17,7 +17,7 @@ func init() { chatAdapters = append(chatAdapters, openTelegram) }
 // the offset and the lease that lets one replica alone poll are kept in
 // the store's values. Opening makes no call to Telegram: the adapter's Run
 // asks who the bot is, and keeps trying while Telegram cannot be reached.
-func openTelegram(_ context.Context, s Settings, svc *core.Service, log zerolog.Logger) (chatAdapter, error) {
+func openTelegram(_ context.Context, s Settings, svc *core.Service, budget core.Budget, log zerolog.Logger) (chatAdapter, error) {
 	c := s.Telegram
 	if c.BotToken == "" {
 		return nil, nil
@@ -27,6 +27,7 @@ func openTelegram(_ context.Context, s Settings, svc *core.Service, log zerolog.
 		APIEndpoint:   c.APIURL,
 		WebhookSecret: c.WebhookSecret.Reveal(),
 		WebhookURL:    c.WebhookURL,
+		Budget:        budget, // its reply prompts and notes spend the shared budgets too
 		Log:           log.With().Str("surface", "telegram").Logger(),
 	}
 	if opts.WebhookSecret == "" {

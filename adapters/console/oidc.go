@@ -9,11 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -21,6 +19,8 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/askbridge/askbridge/adapters/internal/guard"
 )
 
 // OIDC configures sign-in through the company's OpenID Connect provider,
@@ -226,7 +226,7 @@ func (s *Server) oidcLogin(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, err)
 		return
 	} else if wait > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+		w.Header().Set("Retry-After", guard.RetryAfter(wait))
 		s.signInPage(w, r, http.StatusTooManyRequests, "Too many sign-in attempts from this address. Try again in a minute.", next)
 		return
 	}

@@ -9,12 +9,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"math"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/internal/guard"
 	"github.com/askbridge/askbridge/core"
 )
 
@@ -71,8 +70,34 @@ func (s *Server) current(w http.ResponseWriter, r *http.Request) (*session, erro
 	if err != nil || c.Value == "" {
 		return nil, nil
 	}
-	key := sessionKey(c.Value)
-	raw, err := s.values.Value(r.Context(), key)
+	sess, err := s.load(r.Context(), sessionKey(c.Value))
+	if sess == nil || err != nil {
+		return nil, err
+	}
+	if now := s.now(); now.Sub(sess.Seen) >= s.renewEvery() {
+		sess.Seen = now
+		if err := s.save(r.Context(), sess); err != nil {
+			return nil, err
+		}
+		if err := s.values.SetValue(r.Context(), visitKey(sess.Name), now.UTC().Format(time.RFC3339Nano)); err != nil {
+			// The session is renewed; only the next sign-in's "since you
+			// were away" starts earlier than it should.
+			s.log.Warn().Err(err).Msg("console: the last visit was not recorded")
+		}
+		s.setCookie(w, r, sessionCookie, c.Value, s.idle)
+	}
+	return sess, nil
+}
+
+// load reads the session kept under key and returns it if it is live, or
+// nil: a session whose token is gone, has a new secret or became an
+// agent's, or that is older than the maximum age, is deleted and reads as
+// none, as does one signed out (gone from the store) or idle too long
+// (expired there). It changes nothing of a live one: current renews it
+// for a request, and a stream asks load alone as it goes (stillLive),
+// since an open page is no use of the session.
+func (s *Server) load(ctx context.Context, key string) (*session, error) {
+	raw, err := s.values.Value(ctx, key)
 	if err != nil || raw == "" {
 		return nil, err
 	}
@@ -85,23 +110,21 @@ func (s *Server) current(w http.ResponseWriter, r *http.Request) (*session, erro
 		acct, ok = s.oidcAccount(sess)
 	}
 	if !ok || acct.Stamp != sess.Stamp || acct.Role == RoleAgent || s.now().Sub(sess.Created) >= s.maxAge {
-		_ = s.values.DeleteValue(r.Context(), key)
+		_ = s.values.DeleteValue(ctx, key)
 		return nil, nil
 	}
 	sess.key, sess.account = key, acct
-	if now := s.now(); now.Sub(sess.Seen) >= s.renewEvery() {
-		sess.Seen = now
-		if err := s.save(r.Context(), &sess); err != nil {
-			return nil, err
-		}
-		if err := s.values.SetValue(r.Context(), visitKey(sess.Name), now.UTC().Format(time.RFC3339Nano)); err != nil {
-			// The session is renewed; only the next sign-in's "since you
-			// were away" starts earlier than it should.
-			s.log.Warn().Err(err).Msg("console: the last visit was not recorded")
-		}
-		s.setCookie(w, r, sessionCookie, c.Value, s.idle)
-	}
 	return &sess, nil
+}
+
+// stillLive is the check a stream makes as it goes: the session it began
+// with is still live (load), so a sign-out, or a reload that removes or
+// renews its token, ends the stream too.
+func (s *Server) stillLive(sess *session) func(context.Context) bool {
+	return func(ctx context.Context) bool {
+		live, err := s.load(ctx, sess.key)
+		return err == nil && live != nil
+	}
 }
 
 // renewEvery is how stale a session's last use may get before a request
@@ -183,10 +206,10 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, err)
 		return
 	} else if wait > 0 {
-		secs := int(math.Ceil(wait.Seconds()))
-		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		secs := guard.RetryAfter(wait)
+		w.Header().Set("Retry-After", secs)
 		s.signInPage(w, r, http.StatusTooManyRequests,
-			fmt.Sprintf("Too many sign-in attempts from this address. Try again in %d seconds.", secs), next)
+			fmt.Sprintf("Too many sign-in attempts from this address. Try again in %s seconds.", secs), next)
 		return
 	}
 	acct, ok := s.tokens.BySecret(strings.TrimSpace(r.PostFormValue("token")))
@@ -234,12 +257,10 @@ func (s *Server) startSession(w http.ResponseWriter, r *http.Request, acct Accou
 
 // signInWait spends one attempt from the budget of r's client address and
 // says how long until it has one, 0 if it had. The address is the peer's,
-// or the one a trusted proxy says it forwarded (clientAddr).
+// or the one a trusted proxy says it forwarded (guard.ClientAddr, as the
+// API's budget of wrong tokens reads it).
 func (s *Server) signInWait(r *http.Request) (time.Duration, error) {
-	if s.signIns == nil {
-		return 0, nil
-	}
-	return s.signIns.Spend(r.Context(), "console:signin:"+clientAddr(r, s.proxies), SignInLimit)
+	return guard.Limiter{Budget: s.signIns, Key: "console:signin:", Limit: SignInLimit, Proxies: s.proxies}.Spend(r.Context(), r)
 }
 
 // localPath keeps a sign-in's way back to the page that asked for it

@@ -24,7 +24,10 @@ type change struct {
 // "ready" event once it has caught up, then follows the log. The page
 // holds its answer controls disabled between a dropped connection and
 // the next "ready", so it never offers to answer a card that may be stale.
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, _ *session) {
+// The session is read again before every write (eventstream's Still): a
+// stream ends with its session (sign-out, idle expiry, maximum age, its
+// token removed or renewed) and tells nothing that happened after.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, sess *session) {
 	since, _, ok := eventstream.Since(r)
 	if !ok {
 		http.Error(w, "since must be an event seq (a whole number, 0 or more)", http.StatusBadRequest)
@@ -42,6 +45,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, _ *session) {
 		Retry: time.Second,
 		Ready: true,
 		Write: writeChange,
+		Still: s.stillLive(sess),
 		Failed: func(err error) {
 			s.log.Error().Err(err).Msg("console stream: reading the log failed")
 		},

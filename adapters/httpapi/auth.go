@@ -54,3 +54,38 @@ func caller(r *http.Request) Token {
 func withCaller(ctx context.Context, t Token) context.Context {
 	return context.WithValue(ctx, tokenKey{}, t)
 }
+
+type rolesKey struct{}
+
+// withRoles notes the roles that may use the route r is on (routes), for
+// a response that checks its token again as it goes (stillHolds).
+func withRoles(ctx context.Context, roles []Role) context.Context {
+	return context.WithValue(ctx, rolesKey{}, roles)
+}
+
+// mayUse reports whether a token with role may use a route open to roles
+// (admin may use them all).
+func mayUse(role Role, roles []Role) bool {
+	for _, want := range roles {
+		if role.Includes(want) {
+			return true
+		}
+	}
+	return false
+}
+
+// stillHolds returns the check a long response (an events stream) makes
+// as it goes, since the token was checked once, when it began: the secret
+// r presented still names the token of the same name, in the set in force
+// now, with a role that may still use the route. A reload that removes
+// the token, gives it a new secret or a role that may not use the route
+// ends the response (README: a removed token stops working).
+func (s *Server) stillHolds(r *http.Request) func(context.Context) bool {
+	secret, _ := bearer(r)
+	name := caller(r).Name
+	roles, _ := r.Context().Value(rolesKey{}).([]Role)
+	return func(context.Context) bool {
+		tok, ok := s.keys.Find(secret)
+		return ok && tok.Name == name && mayUse(tok.Role, roles)
+	}
+}

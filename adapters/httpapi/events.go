@@ -19,6 +19,10 @@ import (
 // Following re-reads the log every eventPoll (250ms): unlike a wait, which
 // the store wakes, the stream polls, since the log has no wake-up of its
 // own. ?follow=false returns what exists and ends the response.
+//
+// The token is checked again before every write (eventstream's Still):
+// a reload that removes it, renews its secret or takes away a role that
+// may read events ends the stream before it carries anything more.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	since, what, ok := eventstream.Since(r)
 	if !ok {
@@ -43,6 +47,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	eventstream.Serve(w, r, s.svc.Events, since, evs, eventstream.Options{
 		Follow: follow, Poll: s.eventPoll, KeepAlive: s.keepAlive, Draining: s.draining,
 		Write: writeEvent,
+		Still: s.stillHolds(r),
 		Failed: func(err error) {
 			s.log.Error().Err(err).Str("path", r.URL.Path).Msg("events stream: reading the log failed")
 		},

@@ -7,9 +7,11 @@
 // Everything under /v1 needs a bearer token; /healthz and /readyz do not.
 // Errors are {"error":{"code","message"}} with core's codes mapped to
 // statuses (invalid 400, not_found 404, forbidden 403, conflict 409,
-// internal 500), plus 401 for a missing or unknown token, 405 for a method a
-// route does not take and 413 for a body over MaxBodyBytes. The wire types
-// are in package client, which the server shares.
+// internal 500), plus 401 for a missing or unknown token, 429 with
+// Retry-After for a client address that has presented too many unknown
+// ones (Admit), 405 for a method a route does not take and 413 for a body
+// over MaxBodyBytes. The wire types are in package client, which the
+// server shares.
 package httpapi
 
 import (
@@ -19,6 +21,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -27,6 +30,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/adapters/internal/access"
+	"github.com/askbridge/askbridge/adapters/internal/guard"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/directive"
 )
@@ -55,7 +59,24 @@ type Options struct {
 	// such errors are answered 503 with Retry-After instead of 500. Errors
 	// marked core.ErrUnavailable are answered so without it.
 	Unavailable func(error) bool
+	// Guesses keeps the budgets of wrong tokens per client address (the
+	// store, as core.Budget, so replicas share them; the console's
+	// sign-ins spend from the same store). Only a wrong token spends, at
+	// WrongTokenLimit; a client out of them is answered 429 with
+	// Retry-After, on every door that checks tokens through Admit, until
+	// it has one again. Nil keeps them in this process alone.
+	Guesses core.Budget
+	// TrustedProxies are the reverse proxies in front of the API (the
+	// console's, console.ParseProxies): a request from one counts against
+	// the budget of the client its X-Forwarded-For names. Empty, every
+	// request is its peer's.
+	TrustedProxies []netip.Prefix
 }
+
+// WrongTokenLimit is how many wrong bearer tokens one client address may
+// present: thirty at once, then one every two seconds. Right ones spend
+// nothing.
+var WrongTokenLimit = guard.WrongTokenLimit
 
 // Validate checks the options as New will, so that a program can report a
 // bad configuration as an error rather than a panic.
@@ -106,6 +127,8 @@ type Server struct {
 	// reuse, once Listener is called, takes parked waits' connections back
 	// to the server after their answers (reuse.go).
 	reuse atomic.Pointer[reuseListener]
+	// guesses bounds wrong tokens per client address (Admit).
+	guesses *guard.Guesses
 }
 
 // New returns the API over svc, or the error of opts' Validate. A program
@@ -136,6 +159,14 @@ func New(svc *core.Service, opts Options) (*Server, error) {
 	if s.keys, err = access.NewKeys(opts.Tokens); err != nil {
 		return nil, fmt.Errorf("httpapi: %w", err) // checked by Validate above
 	}
+	budget := opts.Guesses
+	if budget == nil {
+		budget = guard.NewMemory()
+	}
+	s.guesses = guard.NewGuesses(guard.Limiter{Budget: budget, Key: guard.WrongTokenKey, Limit: WrongTokenLimit,
+		Proxies: opts.TrustedProxies}, func(err error) {
+		s.log.Warn().Err(err).Msg("the budget of wrong tokens could not be read: the client is held a second")
+	})
 	s.draining, s.drain = context.WithCancel(context.Background())
 	s.routes()
 	return s, nil
@@ -184,11 +215,9 @@ func probeMethod(w http.ResponseWriter, r *http.Request) {
 func (s *Server) v1(pattern, action string, h http.HandlerFunc, roles ...Role) {
 	s.api.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		tok := caller(r)
-		for _, role := range roles {
-			if tok.Role.Includes(role) {
-				h(w, r)
-				return
-			}
+		if mayUse(tok.Role, roles) {
+			h(w, r.WithContext(withRoles(r.Context(), roles)))
+			return
 		}
 		writeErrorStatus(w, http.StatusForbidden, core.CodeForbidden,
 			fmt.Sprintf("a token with role %s may not %s", tok.Role, action))
@@ -209,15 +238,50 @@ type Refuser interface {
 	Refuse(w http.ResponseWriter, r *http.Request, status int, err error)
 }
 
-// Authenticate returns the token r presents as "Authorization: Bearer
-// ...", for handlers mounted outside /v1 (the MCP endpoint, say) that take
-// the same tokens. Routes under /v1 are authenticated already.
-func (s *Server) Authenticate(r *http.Request) (Token, bool) {
+// Admit returns the token r presents as "Authorization: Bearer ...",
+// for handlers mounted outside /v1 (the MCP endpoint, the metrics) that
+// take the same tokens; routes under /v1 are admitted already. A wrong
+// token spends one from the budget of r's client address
+// (Options.Guesses); once that is spent, the client's requests are
+// refused without their token being looked at, right or wrong, and wait
+// says how long until it may try again. Not ok, a door answers with
+// AuthRefusal(w, wait): 401, or 429 while wait is above 0.
+func (s *Server) Admit(r *http.Request) (tok Token, wait time.Duration, ok bool) {
 	secret, ok := bearer(r)
 	if !ok {
-		return Token{}, false
+		return Token{}, 0, false // no token is no guess
 	}
-	return s.keys.Find(secret)
+	ok, wait = s.guesses.Check(r, secret, func() bool {
+		tok, ok = s.keys.Find(secret)
+		return ok
+	})
+	if !ok {
+		return Token{}, wait, false
+	}
+	return tok, 0, true
+}
+
+// Authenticate is Admit for a door that answers every refusal alike; a
+// wrong token is counted all the same. Admit tells a client out of
+// guesses (429) from a wrong token (401).
+func (s *Server) Authenticate(r *http.Request) (Token, bool) {
+	tok, _, ok := s.Admit(r)
+	return tok, ok
+}
+
+// AuthRefusal sets the headers of Admit's refusal on w and returns its
+// status and error, for a door to write in its own shape: with wait 0,
+// 401 with WWW-Authenticate; above 0, 429 with Retry-After. Both errors
+// carry core.CodeForbidden.
+func AuthRefusal(w http.ResponseWriter, wait time.Duration) (status int, err error) {
+	if wait > 0 {
+		secs := guard.RetryAfter(wait)
+		w.Header().Set("Retry-After", secs)
+		return http.StatusTooManyRequests, core.Errorf(core.CodeForbidden, "auth",
+			"too many wrong tokens from this address: try again in %s seconds", secs)
+	}
+	w.Header().Set("WWW-Authenticate", `Bearer realm="askbridge"`)
+	return http.StatusUnauthorized, core.Errorf(core.CodeForbidden, "auth", "a valid bearer token is required")
 }
 
 // Keys is the token set the API authenticates with, built from
@@ -253,17 +317,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	if r.URL.Path == "/v1" || strings.HasPrefix(r.URL.Path, "/v1/") {
-		tok, ok := s.Authenticate(r)
+		tok, wait, ok := s.Admit(r)
 		if !ok {
-			rec.Header().Set("WWW-Authenticate", `Bearer realm="askbridge"`)
-			const msg = "a valid bearer token is required"
+			status, err := AuthRefusal(rec, wait)
 			if h, pattern := s.mux.Handler(r); strings.HasPrefix(patternPath(pattern), "/v1") {
 				if rf, ok := h.(Refuser); ok {
-					rf.Refuse(rec, r, http.StatusUnauthorized, core.Errorf(core.CodeForbidden, "auth", msg))
+					rf.Refuse(rec, r, status, err)
 					return
 				}
 			}
-			writeErrorStatus(rec, http.StatusUnauthorized, core.CodeForbidden, msg)
+			writeErrorStatus(rec, status, core.CodeForbidden, core.ErrorMessage(err))
 			return
 		}
 		rec.line.token = tok.Name

@@ -1,7 +1,8 @@
 // Package eventstream sends askbridge's event log as Server-Sent Events,
 // for the doors that follow it: the API's /v1/events and the console's
-// live page. Each door decides what an event says on its stream; how the
-// stream starts, catches up, follows, keeps alive and ends is here, once.
+// live page. Each door decides what an event says on its stream and who
+// may go on reading it (Options.Still); how the stream starts, catches
+// up, follows, keeps alive and ends is here, once.
 package eventstream
 
 import (
@@ -49,6 +50,16 @@ type Options struct {
 	// began, unless the client had left. The response ends, and the
 	// client resumes from its Last-Event-ID.
 	Failed func(err error)
+	// Still says whether the caller still holds what let it in: the door
+	// checked its credential once, at the start, but a stream runs for
+	// hours, and a token removed by a reload or a session signed out must
+	// not go on reading. It is asked after every read of the log and
+	// before anything that read would write (events, a keep-alive,
+	// "ready"), so nothing that happened after the credential ended is
+	// sent; false ends the response there. A client that reconnects meets
+	// the door's check again. Nil: the stream holds for as long as it
+	// runs.
+	Still func(ctx context.Context) bool
 }
 
 // Serve writes the stream to w: evs, the caller's first read of the log
@@ -69,6 +80,9 @@ func Serve(w http.ResponseWriter, r *http.Request, read Reader, since int64, evs
 	}
 	var tick *time.Ticker
 	for {
+		if o.Still != nil && !o.Still(st.ctx) {
+			return // the caller's token or session ended: nothing more
+		}
 		st.write(evs, tick != nil)
 		if st.bw.Buffered() > 0 || tick == nil {
 			if !st.flush() {

@@ -175,6 +175,42 @@ func TestAFailedReadEndsTheStream(t *testing.T) {
 	}
 }
 
+// TestAStreamEndsWhenItsCallerNoLongerHolds: Still is asked after every
+// read and before its events or a keep-alive go out; once it says no, the
+// response ends, and what the log gained meanwhile is never sent.
+func TestAStreamEndsWhenItsCallerNoLongerHolds(t *testing.T) {
+	l := &memLog{}
+	l.add(1)
+	var mu sync.Mutex
+	holds, asked := true, 0
+	lines := serve(t, l, 0, eventstream.Options{Write: writeID, Follow: true, Poll: time.Millisecond, KeepAlive: 5 * time.Millisecond,
+		Still: func(ctx context.Context) bool {
+			if ctx == nil {
+				t.Error("Still was given no context")
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			asked++
+			return holds
+		}})
+	until(t, lines, "id: 1")
+	until(t, lines, ": keep-alive")
+	mu.Lock()
+	holds = false
+	mu.Unlock()
+	l.add(1) // appended after the caller stopped holding
+	for line := range lines {
+		if line == "id: 2" {
+			t.Fatal("the stream sent an event read after its caller stopped holding")
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if asked < 3 {
+		t.Fatalf("Still was asked %d times, want it on every poll", asked)
+	}
+}
+
 func until(t *testing.T, lines <-chan string, want string) {
 	t.Helper()
 	for line := range lines {

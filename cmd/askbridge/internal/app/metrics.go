@@ -88,10 +88,10 @@ func (m *Main) closeMetrics() error {
 // store-wide numbers are not for it.
 func observersOnly(api *httpapi.Server, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		tok, ok := api.Authenticate(r)
+		tok, wait, ok := api.Admit(r)
 		if !ok {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="askbridge"`)
-			http.Error(w, "a valid bearer token is required", http.StatusUnauthorized)
+			status, err := httpapi.AuthRefusal(w, wait) // 401, or 429 for a client out of guesses
+			http.Error(w, core.ErrorMessage(err), status)
 			return
 		}
 		switch tok.Role {

@@ -155,7 +155,11 @@ func (m *Main) Run(ctx context.Context) (err error) {
 			Msg("was away longer than the downtime threshold: open questions are being re-notified in the background")
 	}
 
-	opts := httpapi.Options{Tokens: tokens, Log: m.Log, Extras: s.File.Directives}
+	// Both stores keep budgets, shared by every replica on one Redis: the
+	// outbox's send budgets, the console's sign-in attempts and the wrong
+	// bearer tokens every door that takes the API's tokens counts.
+	budget, _ := m.store.(core.Budget)
+	opts := httpapi.Options{Tokens: tokens, Log: m.Log, Extras: s.File.Directives, Guesses: budget, TrustedProxies: s.Console.proxies}
 	if m.StoreKind == "redis" {
 		opts.Unavailable = redisstore.Unavailable // a failover's errors: 503, not 500
 	}
@@ -170,9 +174,6 @@ func (m *Main) Run(ctx context.Context) (err error) {
 			reloads.close() // the loop that would close it never starts
 		}
 	}()
-	// Both stores keep budgets, shared by every replica on one Redis: the
-	// outbox's send budgets and the console's sign-in attempts.
-	budget, _ := m.store.(core.Budget)
 	m.oidcPeople = &oidcPeople{}
 	if m.console, err = openConsole(s, svc, budget, api.Keys(), m.oidcPeople, m.Clock, m.Log); err != nil {
 		return err
@@ -434,10 +435,10 @@ func (d agentDoor) Refuse(w http.ResponseWriter, r *http.Request, status int, er
 }
 
 func (d agentDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	tok, ok := d.api.Authenticate(r)
+	tok, wait, ok := d.api.Admit(r)
 	if !ok {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="askbridge"`)
-		d.refuse(w, r, http.StatusUnauthorized, core.Errorf(core.CodeForbidden, "auth", "a valid bearer token is required"))
+		status, err := httpapi.AuthRefusal(w, wait) // 401, or 429 for a client out of guesses
+		d.refuse(w, r, status, err)
 		return
 	}
 	if tok.Role != httpapi.RoleAgent && tok.Role != httpapi.RoleAdmin {

@@ -1,4 +1,4 @@
-package console
+package guard
 
 import (
 	"net/http/httptest"
@@ -41,8 +41,8 @@ func TestClientAddr(t *testing.T) {
 			for _, v := range tt.xff {
 				r.Header.Add("X-Forwarded-For", v)
 			}
-			if got := clientAddr(r, tt.trusted); got != tt.want {
-				t.Fatalf("clientAddr = %q, want %q", got, tt.want)
+			if got := ClientAddr(r, tt.trusted); got != tt.want {
+				t.Fatalf("ClientAddr = %q, want %q", got, tt.want)
 			}
 		})
 	}

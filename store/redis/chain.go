@@ -61,6 +61,13 @@ type renderedEvent struct {
 	digest, witness, body string
 }
 
+// complete reports whether e is an event a script can append: a body,
+// its keyed digest (hex SHA-256) and a witness, as common.lua's
+// check_event wants them.
+func (e renderedEvent) complete() bool {
+	return e.body != "" && len(e.digest) == 64 && e.witness != ""
+}
+
 // args appends e's three script arguments to cmd.
 func (e renderedEvent) args(cmd []any) []any {
 	return append(cmd, e.digest, e.witness, e.body)

@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -31,6 +32,12 @@ import (
 // not known to be on the replicas: the caller gets an error marked
 // core.ErrUnavailable ("maybe recorded"; the API's 503), and a retry
 // learns the outcome, as for any lost reply.
+//
+// The scripts then publish no wake-up: the store publishes it once the
+// wait has held (Store.announce), and wakes its own watchers only then,
+// so no waiter is woken to read a change a failover may lose. A reader
+// that reads by itself, not woken, can still see a change before its
+// replicas hold it.
 type Durability struct {
 	// Replicas is how many replicas must hold a transition; 0 is off.
 	Replicas int
@@ -63,14 +70,17 @@ func (d *Durability) fill() error {
 // transitions of a question. The outbox's and the leases' own scripts
 // are not waited for: a lost claim or ack is a delivery made again,
 // which the outbox allows for anyway.
-var acknowledged = func() map[string]bool {
-	m := map[string]bool{}
-	for _, sc := range []script{createScript, resolveScript, renotifyScript, recordMessageScript, endRunScript, appendScript} {
-		m[sc.sha[1].(string)] = true
-		m[sc.eval[1].(string)] = true
-	}
-	return m
-}()
+var (
+	acknowledgedScripts = []script{createScript, resolveScript, renotifyScript, recordMessageScript, endRunScript, appendScript}
+	acknowledged        = func() map[string]bool {
+		m := map[string]bool{}
+		for _, sc := range acknowledgedScripts {
+			m[sc.sha[1].(string)] = true
+			m[sc.eval[1].(string)] = true
+		}
+		return m
+	}()
+)
 
 // durableClient is the Store's client when Durability is on: it passes
 // everything through, except an acknowledged transition's script, which
@@ -94,6 +104,15 @@ func newDurableClient(ctx context.Context, client goredis.UniversalClient, d Dur
 
 // Process sends an acknowledged script and its wait together; anything
 // else as the client would.
+//
+// A script Redis does not have (NOSCRIPT: after a restart, a failover or
+// SCRIPT FLUSH) has had its wait all the same, as the pipeline went on.
+// It is sent again at once, behind SCRIPT LOAD of every acknowledged
+// script (so their first calls find them too), with a wait of what is
+// left of Timeout: the caller waits Timeout once, not once per try. With
+// nothing left (the first wait ran out: the replicas are slow), the
+// change is made and its caller told it may not be held, as after any
+// wait that ran out; a retry learns which.
 func (c *durableClient) Process(ctx context.Context, cmd goredis.Cmder) error {
 	args := cmd.Args()
 	if len(args) < 4 || !acknowledged[fmt.Sprint(args[1])] {
@@ -105,9 +124,59 @@ func (c *durableClient) Process(ctx context.Context, cmd goredis.Cmder) error {
 		cmd.SetErr(markErr(err))
 		return cmd.Err()
 	}
-	wait := c.waitCmd(ctx)
+	start := time.Now()
+	wait := c.waitCmd(ctx, c.d.Timeout)
+	c.send(ctx, node, key, nil, cmd, wait)
+	if first, ok := cmd.(*goredis.Cmd); ok && goredis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+		var load []goredis.Cmder
+		for _, sc := range acknowledgedScripts {
+			load = append(load, goredis.NewStringCmd(ctx, "script", "load", sc.eval[1]))
+		}
+		again := goredis.NewCmd(ctx, args...)
+		again.SetFirstKeyPos(3)
+		wait = nil
+		if left := c.d.Timeout - time.Since(start); left >= time.Millisecond {
+			wait = c.waitCmd(ctx, left)
+		}
+		c.send(ctx, node, key, load, again, wait)
+		first.SetVal(again.Val())
+		first.SetErr(again.Err())
+	}
+	if err := cmd.Err(); err != nil {
+		// Marked, so the caller is asked to retry, and a cluster client
+		// reads its slot map again before the retry.
+		if failingOver(err) {
+			cmd.SetErr(markErr(err))
+			c.reload(ctx)
+		}
+		return cmd.Err()
+	}
+	if wait == nil {
+		cmd.SetErr(markErr(&durabilityError{d: c.d, err: errNoTimeLeft}))
+		return cmd.Err()
+	}
+	if err := c.held(wait); err != nil {
+		cmd.SetErr(markErr(err))
+		return cmd.Err()
+	}
+	return nil
+}
+
+// errNoTimeLeft is a wait not sent: the wait before Redis asked for the
+// script whole took all of Timeout.
+var errNoTimeLeft = errors.New("the script had to be loaded again, after a wait that took all the time")
+
+// send sends before (if any), cmd and, unless wait is nil, the marker
+// and wait, pipelined on one connection of node.
+func (c *durableClient) send(ctx context.Context, node goredis.Cmdable, key string, before []goredis.Cmder, cmd, wait goredis.Cmder) {
 	_, _ = node.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		for _, b := range before {
+			_ = p.Process(ctx, b)
+		}
 		_ = p.Process(ctx, cmd)
+		if wait == nil {
+			return nil
+		}
 		// WAIT counts up to this connection's last write. A script that
 		// wrote nothing (a repeated ask finding its question, a retry
 		// finding its answer recorded) would leave that at an older write,
@@ -118,20 +187,6 @@ func (c *durableClient) Process(ctx context.Context, cmd goredis.Cmder) error {
 		_ = p.Process(ctx, wait)
 		return nil
 	})
-	if err := cmd.Err(); err != nil {
-		// Marked, so the caller is asked to retry, and a cluster client
-		// reads its slot map again before the retry.
-		if failingOver(err) {
-			cmd.SetErr(markErr(err))
-			c.reload(ctx)
-		}
-		return cmd.Err()
-	}
-	if err := c.held(wait); err != nil {
-		cmd.SetErr(markErr(err))
-		return cmd.Err()
-	}
-	return nil
 }
 
 // markerKey is the durability marker in the slot of key: the key's hash
@@ -153,7 +208,7 @@ func (c *durableClient) Watch(ctx context.Context, fn func(*goredis.Tx) error, k
 		if err := fn(tx); err != nil {
 			return err
 		}
-		wait := c.waitCmd(ctx)
+		wait := c.waitCmd(ctx, c.d.Timeout)
 		_ = tx.Process(ctx, wait)
 		if err := c.held(wait); err != nil {
 			return markErr(err)
@@ -162,10 +217,11 @@ func (c *durableClient) Watch(ctx context.Context, fn func(*goredis.Tx) error, k
 	}, keys...)
 }
 
-// waitCmd is the wait to send after a write: WAITAOF for the local AOF
-// and the replicas, or WAIT for the replicas.
-func (c *durableClient) waitCmd(ctx context.Context) goredis.Cmder {
-	ms := c.d.Timeout.Milliseconds()
+// waitCmd is the wait to send after a write, for at most timeout (1ms
+// or more: 0 would be for ever): WAITAOF for the local AOF and the
+// replicas, or WAIT for the replicas.
+func (c *durableClient) waitCmd(ctx context.Context, timeout time.Duration) goredis.Cmder {
+	ms := max(timeout.Milliseconds(), 1)
 	if c.aof {
 		return goredis.NewIntSliceCmd(ctx, "waitaof", 1, c.d.Replicas, ms)
 	}

@@ -36,7 +36,7 @@ func (s *Store) Append(ctx context.Context, e core.Event) (core.Event, error) {
 	}
 	r, err := s.run(ctx, appendScript,
 		[]string{s.k.events(shard), s.k.seq(shard), qkey, s.k.loose(shard), s.k.appended(shard, s.attempt())},
-		append(ev.args([]any{shard, s.timed, ""}), msString(e.At))...)
+		append(ev.args([]any{shard, s.clockArg(), ""}), msString(e.At))...)
 	if err != nil {
 		return e, core.Internal(op, err)
 	}
@@ -45,9 +45,10 @@ func (s *Store) Append(ctx context.Context, e core.Event) (core.Event, error) {
 }
 
 // Events reads events with Seq > since (all of them for limit <= 0) from
-// every shard's stream and merges them by Seq. With one shard Seq is a
-// plain counter and the read is exact. With several, event numbers follow
-// each shard's server clock, so one shard's can run ahead of another's
+// every shard's stream and merges them by Seq. Event numbers follow each
+// shard's server clock (common.lua's append_event). With one shard the
+// stream's order is Seq's and the read is exact. With several, one
+// shard's can run ahead of another's
 // (a cluster node's fast clock, a burst past the clock): a reader paging
 // by Seq that took an event of the fast shard would move past an event
 // the slow shard appends just after, with a lower Seq, and never see it.

@@ -106,3 +106,27 @@ const LayoutVersion = layoutVersion
 
 // SeqKey is the key of a shard's event counter ("<n> <hash>").
 func SeqKey(s *Store, shard int) string { return s.k.seq(shard) }
+
+// ClosedKey is the key of a shard's closed index.
+func ClosedKey(s *Store, shard int) string { return s.k.closed(shard) }
+
+// CommitUnchecked sends c to resolve.lua as Commit would, without
+// Commit's own checks, and with the digest of event bad (from 0) of the
+// call emptied: what the script itself does with an event it cannot
+// append.
+func CommitUnchecked(ctx context.Context, s *Store, c core.Change, bad int) error {
+	shard, _ := s.shardOf(c.Question.ID)
+	cmd, err := s.commitCmd(c, shard)
+	if err != nil {
+		return err
+	}
+	// ARGV starts after the command, the script, the key count and the
+	// keys; ARGV[12] is the count of field pairs, then the count of
+	// events, then three arguments per event, its digest first.
+	argv := 3 + cmd[2].(int)
+	nf := cmd[argv+11].(int)
+	ne := argv + 12 + 2*nf
+	cmd[ne+1+3*bad] = ""
+	_, err = s.runArgs(ctx, resolveScript, cmd)
+	return err
+}

@@ -136,8 +136,10 @@ type shardKeys struct {
 	questionPrefix                               string // + id: keys.question
 	documentPrefix                               string // + id: keys.document
 	resolutionPrefix                             string // + id: keys.resolution
-	// common and wakeArg are the scripts' leading ARGV (see common.lua)
-	// and the wake-up channel, boxed once; resolveKeys are resolve.lua's
+	// common and wakeArg are the scripts' leading ARGV (see common.lua;
+	// its clock, common[1], is the several shards' one: Store.clockArg)
+	// and the wake-up channel they publish on ("" when durability is on:
+	// the store publishes, Store.announce), boxed once; resolveKeys are resolve.lua's
 	// KEYS[2..4] and boxes the shard's outbox streams, boxed once.
 	common      [3]any
 	wakeArg     any
@@ -145,7 +147,7 @@ type shardKeys struct {
 	boxes       []any
 }
 
-func (k keys) forShard(shard int, timed string) shardKeys {
+func (k keys) forShard(shard int, timed any) shardKeys {
 	sk := shardKeys{
 		shard: shard, events: k.events(shard), seq: k.seq(shard), open: k.open(shard),
 		deadline: k.deadline(shard), runOpen: k.runOpen(shard), closed: k.closed(shard),

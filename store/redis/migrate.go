@@ -66,7 +66,7 @@ func (s *Store) migrateShard(ctx context.Context, shard int) error {
 			return err
 		}
 		keys := make([]string, 0, 4*len(ids))
-		args := []any{shard, s.timed, ""}
+		args := []any{shard, s.clockArg(), ""}
 		for _, id := range questionIDs(ids) {
 			if sh, ok := s.shardOf(id); !ok || sh != shard {
 				continue

@@ -91,7 +91,7 @@ func (s *Store) purgeBatch(ctx context.Context, shard int, cutoff time.Time, ids
 	if s.now != nil {
 		now = s.now()
 	}
-	head := []any{shard, s.timed, "", msString(cutoff), purgeBatch}
+	head := []any{shard, s.clockArg(), "", msString(cutoff), purgeBatch}
 	plan := append(append(head[:len(head):len(head)], "", "", "", msString(now), ""), mine...)
 	r, err := s.run(ctx, purgeScript, keys, plan...) // a stale purge's reply is a plan too
 	for attempt := 1; ; attempt++ {

@@ -123,17 +123,23 @@ func TestEventsAndPurge(t *testing.T) {
 	if err != nil || len(all) != 7 {
 		t.Fatalf("events: %d, %v", len(all), err)
 	}
+	// Seqs go up in the order the events were appended. They follow the
+	// server's clock (µs), not a count, so that a failover that loses
+	// the newest events does not number new ones as the lost ones were.
 	for i, e := range all {
-		if e.Seq != int64(i+1) {
-			t.Fatalf("event %d has seq %d; one shard counts 1, 2, 3...", i, e.Seq)
+		if i > 0 && e.Seq <= all[i-1].Seq {
+			t.Fatalf("event %d has seq %d, after %d", i, e.Seq, all[i-1].Seq)
 		}
 	}
-	if refused.Seq != 6 || loose.Seq != 7 {
+	if now := time.Now().UnixMicro(); all[0].Seq < now-time.Hour.Microseconds() || all[6].Seq > now+time.Hour.Microseconds() {
+		t.Fatalf("seqs %d..%d do not follow the clock (now %d µs)", all[0].Seq, all[6].Seq, now)
+	}
+	if refused.Seq != all[5].Seq || loose.Seq != all[6].Seq {
 		t.Fatalf("appended seqs %d, %d", refused.Seq, loose.Seq)
 	}
-	page, _ := s.Events(ctx, 3, 2)
-	if len(page) != 2 || page[0].Seq != 4 || page[1].Seq != 5 {
-		t.Fatalf("events since 3, limit 2: %+v", page)
+	page, _ := s.Events(ctx, all[2].Seq, 2)
+	if len(page) != 2 || page[0].Seq != all[3].Seq || page[1].Seq != all[4].Seq {
+		t.Fatalf("events since the third, limit 2: %+v", page)
 	}
 
 	n, err := s.Purge(ctx, t0.Add(2*time.Hour), 10)
@@ -153,7 +159,7 @@ func TestEventsAndPurge(t *testing.T) {
 			seqs = append(seqs, e.Seq)
 		}
 	}
-	if diff := cmp.Diff([]int64{2, 3, 5}, seqs); diff != "" {
+	if diff := cmp.Diff([]int64{all[1].Seq, all[2].Seq, all[4].Seq}, seqs); diff != "" {
 		t.Fatalf("remaining seqs (-want +got):\n%s", diff)
 	}
 	if got, _ := s.Between(ctx, core.ByCreated, t0, t0.Add(time.Millisecond), 10); len(got) != 2 {
@@ -162,10 +168,10 @@ func TestEventsAndPurge(t *testing.T) {
 	if n, err := s.Purge(ctx, t0.Add(2*time.Hour), 10); err != nil || n != 0 {
 		t.Fatalf("second purge: %d, %v", n, err)
 	}
-	// New events keep counting up after a purge (and its checkpoint, 8).
+	// New events keep counting up after a purge (and its checkpoint).
 	e, err := s.Append(ctx, core.Event{QuestionID: kept.ID, At: t0, Kind: core.EventRefused})
-	if err != nil || e.Seq != 9 {
-		t.Fatalf("append after purge: %+v, %v", e, err)
+	if err != nil || e.Seq <= left[len(left)-1].Seq {
+		t.Fatalf("append after purge: %+v, %v; the log ended at %d", e, err, left[len(left)-1].Seq)
 	}
 }
 

@@ -29,7 +29,7 @@ func (s *Store) Create(ctx context.Context, q *core.Question, asked core.Event, 
 		deadline = msString(q.Deadline)
 	}
 	args := ev.args([]any{
-		shard, s.timed, surfaceList,
+		shard, s.clockArg(), surfaceList,
 		string(q.ID), q.Run().Key(), docJSON, openMember(q), msString(q.CreatedAt), deadline,
 		q.Renotified,
 	})

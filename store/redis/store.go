@@ -104,7 +104,10 @@ type Store struct {
 	shards  int
 	group   string
 	cluster bool
-	timed   string // ARGV flag: event numbers follow the clock (several shards)
+	timed   any // ARGV[2] with several shards: "1", event numbers follow the server clock (common.lua; one shard: clockArg)
+	// durable: Durability is on. The scripts then publish no wake-up;
+	// the store does, once the wait has held (announce).
+	durable bool
 
 	ps        *goredis.PubSub
 	done      chan struct{} // closed by Close: the subscriber should stop
@@ -162,7 +165,7 @@ func New(ctx context.Context, client goredis.UniversalClient, opts Options) (*St
 		k:       keys{prefix: opts.Prefix},
 		shards:  opts.Shards,
 		group:   opts.Group,
-		timed:   "0",
+		timed:   "1",
 		done:    make(chan struct{}),
 		stopped: make(chan struct{}),
 		cache:   newReadCache(),
@@ -174,11 +177,13 @@ func New(ctx context.Context, client goredis.UniversalClient, opts Options) (*St
 	var seed [8]byte
 	_, _ = rand.Read(seed[:]) // never fails (crypto/rand)
 	s.attemptPrefix = base64.RawURLEncoding.EncodeToString(seed[:]) + "."
-	if s.shards > 1 {
-		s.timed = "1"
-	}
+	s.durable = opts.Durability.Replicas > 0
 	for shard := range s.shards {
-		s.sk = append(s.sk, s.k.forShard(shard, s.timed))
+		sk := s.k.forShard(shard, s.timed)
+		if s.durable {
+			sk.wakeArg = "" // the scripts publish nothing: announce does, after the wait
+		}
+		s.sk = append(s.sk, sk)
 	}
 	switch client.(type) {
 	case *goredis.ClusterClient:
@@ -413,9 +418,25 @@ func (s *Store) shardOf(id core.QuestionID) (int, bool) {
 	return sh, sh >= 0 && sh < s.shards
 }
 
+// clockArg is the scripts' ARGV[2], the clock their events' numbers
+// follow (common.lua's append_event): with several shards the server's
+// (TIME), which every shard's mark is read on (event_mark.lua); with one,
+// this process's wall clock in microseconds, which costs the script no
+// call and serves as well: it only has to pass the numbers a failover
+// may have lost, given out a moment before.
+func (s *Store) clockArg() any {
+	if s.shards > 1 {
+		return s.timed
+	}
+	return "t" + strconv.FormatInt(time.Now().UnixMicro(), 10)
+}
+
 // seq turns a shard's event number into the Seq core sees. With one shard
 // they are the same; with several, the shard is folded in so that every
-// Seq is unique and a shard's Seqs increase.
+// Seq is unique and a shard's Seqs increase. Either way a shard's numbers
+// follow its server's clock (common.lua's append_event), so they have
+// gaps, and a failover that loses the newest events does not hand their
+// numbers out again.
 func (s *Store) seq(n int64, shard int) int64 {
 	return n*int64(s.shards) + int64(shard)
 }

@@ -29,6 +29,9 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 	}
 	cmd, err := s.commitCmd(c, shard)
 	if err != nil {
+		if core.ErrorCode(err) == core.CodeInvalid {
+			return nil, err
+		}
 		return nil, core.Internal(op, err)
 	}
 	// Local waiters need not wait for the round trip through pub/sub, and
@@ -36,19 +39,30 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 	woken := s.resolving(q.ID)
 	r, err := s.runArgs(ctx, resolveScript, cmd)
 	if err != nil {
-		woken(nil) // the script may have run all the same
+		// The script may have run all the same: whatever is kept of the
+		// question goes. Its watchers look again, unless durability is on:
+		// then the change may be on the primary alone, and a waiter woken
+		// would read what a failover may lose (as the other stores' are not
+		// woken: the script published nothing).
+		woken(nil, !s.durable)
 		return nil, core.Internal(op, err)
 	}
+	if r.code == codeOK {
+		// Applied, by this run or (sent again) by the first: with
+		// durability on, the replicas hold it now, and the script left the
+		// wake-up to this.
+		s.announce(ctx, shard, q.ID)
+	}
 	if r.code == codeOK && r.n == 1 {
-		woken(q)
+		woken(q, true)
 		return q, nil
 	}
 	after, err := s.outcome(op, q.ID, r)
 	if err != nil {
-		woken(nil)
+		woken(nil, true)
 		return nil, err
 	}
-	woken(after)
+	woken(after, true)
 	return after, nil
 }
 
@@ -77,7 +91,7 @@ func (s *Store) commitCmd(c core.Change, shard int) ([]any, error) {
 		nkeys, nargs = nkeys+2*held, nargs+1+held
 	}
 	cmd := s.commitKeys(scriptArgs(nkeys, nargs), c, shard, &boxes, held)
-	cmd = append(cmd, sk.common[:]...)
+	cmd = append(cmd, sk.common[0], s.clockArg(), sk.common[2])
 	nowMS := any(msString(c.Now)) // boxed once: the close's time in ms, and its closed field
 	cmd = append(cmd, string(q.ID), sk.wakeArg, now, nowMS, c.From(), s.attempt(), closeFlag, resJSON)
 	if cmd, err = appendChangedFields(cmd, c, nowMS); err != nil {
@@ -87,7 +101,10 @@ func (s *Store) commitCmd(c core.Change, shard int) ([]any, error) {
 	for _, e := range c.Events {
 		ev, err := s.renderEvent(e, shard)
 		if err != nil {
-			return nil, err
+			return nil, core.Errorf(core.CodeInvalid, "redis commit", "event %q of question %s: %v", e.Kind, q.ID, err)
+		}
+		if !ev.complete() {
+			return nil, core.Errorf(core.CodeInvalid, "redis commit", "event %q of question %s renders without its audit digest", e.Kind, q.ID)
 		}
 		cmd = ev.args(cmd)
 	}
@@ -201,6 +218,13 @@ func checkChange(op string, c core.Change) error {
 	}
 	if !q.Deadline.Equal(b.Deadline) || q.Renotified != b.Renotified || len(q.Messages) != len(b.Messages) {
 		return core.Errorf(core.CodeInvalid, op, "a change of question %s may not move its deadline, renotices or cards", q.ID)
+	}
+	for i, e := range c.Events {
+		// An event without a kind renders as none (renderEvent), which
+		// resolve.lua would refuse: refused here, before anything is sent.
+		if e.Kind == "" {
+			return core.Errorf(core.CodeInvalid, op, "event %d of a change of question %s has no kind", i, q.ID)
+		}
 	}
 	for _, d := range c.Updates {
 		if isWebhook(d) {
@@ -351,8 +375,8 @@ func (s *Store) Renotify(ctx context.Context, rn core.Renotice) error {
 		return core.Internal(op, err)
 	}
 	args := ev.args([]any{
-		shard, s.timed, surfaceList,
-		string(rn.QuestionID), s.k.wake(shard), ifDeadline, deadline, count,
+		shard, s.clockArg(), surfaceList,
+		string(rn.QuestionID), s.sk[shard].wakeArg, ifDeadline, deadline, count,
 	})
 	if args, err = appendDeliveries(op, args, rn.Deliveries); err != nil {
 		return err
@@ -369,6 +393,7 @@ func (s *Store) Renotify(ctx context.Context, rn core.Renotice) error {
 	if _, err := s.outcome(op, rn.QuestionID, r); err != nil {
 		return err
 	}
+	s.announce(ctx, shard, rn.QuestionID)
 	s.wake(rn.QuestionID)
 	return nil
 }
@@ -397,8 +422,8 @@ func (s *Store) RecordMessage(ctx context.Context, id core.QuestionID, ref core.
 	}
 	keys := append([]string{s.k.question(id), s.k.events(shard), s.k.seq(shard)}, s.k.outboxes(shard)...)
 	args := ev.args([]any{
-		shard, s.timed, surfaceList,
-		string(id), s.k.wake(shard), ref.Delivery, string(ref.Surface), card,
+		shard, s.clockArg(), surfaceList,
+		string(id), s.sk[shard].wakeArg, ref.Delivery, string(ref.Surface), card,
 	})
 	r, err := s.run(ctx, recordMessageScript, keys, append(args, at)...)
 	if err != nil {
@@ -407,6 +432,7 @@ func (s *Store) RecordMessage(ctx context.Context, id core.QuestionID, ref core.
 	if _, err := s.outcome(op, id, r); err != nil {
 		return err
 	}
+	s.announce(ctx, shard, id)
 	s.wake(id)
 	return nil
 }
@@ -417,6 +443,9 @@ func (s *Store) RecordMessage(ctx context.Context, id core.QuestionID, ref core.
 // either refused at create or listed here.
 func (s *Store) EndRun(ctx context.Context, runID string, at time.Time) ([]core.QuestionID, error) {
 	const op = "redis end run"
+	if runID == "" {
+		return nil, core.Errorf(core.CodeInvalid, op, "run id is required")
+	}
 	var ids []core.QuestionID
 	for shard := range s.shards {
 		r, err := s.run(ctx, endRunScript, []string{s.k.runs(shard), s.k.runOpen(shard)}, runID, msString(at))

@@ -51,13 +51,31 @@ func (s *Store) wake(id core.QuestionID) {
 // the function it returns after, with the question as the script left it
 // (nil if that is unknown). Meanwhile the script's own wake-up, echoed
 // back through pub/sub, is not passed on to local watchers (readCache's
-// echo suppression); the returned function always wakes them.
-func (s *Store) resolving(id core.QuestionID) (woken func(q *core.Question)) {
+// echo suppression); the returned function wakes them if signal is set.
+func (s *Store) resolving(id core.QuestionID) (woken func(q *core.Question, signal bool)) {
 	w := s.cache.beginWrite(id)
-	return func(q *core.Question) {
+	return func(q *core.Question, signal bool) {
 		s.cache.endWrite(w, q)
-		s.signal(id)
+		if signal {
+			s.signal(id)
+		}
 	}
+}
+
+// announce publishes the wake-up of a change of question id in shard,
+// which the scripts leave to the store when durability is on (New): only
+// now that the change's wait has held, so no other store's waiter reads a
+// change its replicas may not hold. Without durability the script has
+// published it, and this does nothing.
+//
+// Its failure is not the caller's: the change is recorded and held. A
+// waiter elsewhere then learns of it at its next read; one whose
+// subscription lost its connection too looks again anyway (listen).
+func (s *Store) announce(ctx context.Context, shard int, id core.QuestionID) {
+	if !s.durable {
+		return
+	}
+	_ = s.base().Publish(context.WithoutCancel(ctx), s.sk[shard].wake, string(id)).Err()
 }
 
 // wakeRemote signals id's watchers for a change published on Redis, by

@@ -22,6 +22,8 @@ func init() {
 	registerDomain("ApprovalEchoesArgumentHash", testApproval)
 	register("RecordMessageIsIdempotentAndCloseEditsCards", testMessages)
 	register("CardRecordedAfterCloseIsEdited", testLateCard)
+	register("CardsWithoutADeliveryKeyAreEachRecorded", testKeylessCards)
+	register("EndRunNeedsARunID", testEndRunNeedsID)
 	registerDomain("BadInputChangesNothing", testBadInput)
 }
 
@@ -318,6 +320,32 @@ func testMessages(t *testing.T, h Harness) {
 			ds[0].Message.ID != want.ID || ds[0].Message.Room != want.Room || ds[0].QuestionID != q.ID {
 			t.Fatalf("%s after close: %+v", want.Surface, ds)
 		}
+	}
+}
+
+// testKeylessCards: only a card's delivery key makes a repeat; two cards
+// recorded without one are two cards.
+func testKeylessCards(t *testing.T, h Harness) {
+	e := newEnv(t, h)
+	ctx := t.Context()
+	q := e.ask(decision("ops"))
+	for _, id := range []string{"1.1", "1.2"} {
+		ref := core.MessageRef{Surface: core.SurfaceSlack, Room: "C1", ID: id, Kind: core.DeliverPost, At: e.clock.Now()}
+		if err := e.store.RecordMessage(ctx, q.ID, ref, core.Event{QuestionID: q.ID, At: e.clock.Now(), Kind: core.EventNotified}); err != nil {
+			t.Fatalf("record card %s: %v", id, err)
+		}
+	}
+	got := e.get(q.ID)
+	if len(got.Messages) != 2 || got.Messages[0].ID != "1.1" || got.Messages[1].ID != "1.2" {
+		t.Fatalf("cards recorded without a delivery key: %+v", got.Messages)
+	}
+}
+
+// testEndRunNeedsID: ending the run "" is refused, and ends nothing.
+func testEndRunNeedsID(t *testing.T, h Harness) {
+	e := newEnv(t, h)
+	if ids, err := e.store.EndRun(t.Context(), "", e.clock.Now()); core.ErrorCode(err) != core.CodeInvalid {
+		t.Fatalf("EndRun(\"\") = %v, %v; want invalid", ids, err)
 	}
 }
 

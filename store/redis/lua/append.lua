@@ -12,7 +12,7 @@
 -- KEYS[3]  question hash (a key that never exists when the event names
 --          no question of this store)
 --
--- ARGV[1..3] shard, several-shards flag, "" (see common.lua)
+-- ARGV[1..3] shard, clock flag, "" (see common.lua)
 -- ARGV[4..6] the event (common.lua's append_event: digest, witness, body)
 -- ARGV[7]  event ms
 --

@@ -18,9 +18,16 @@ local C_STALE = 11         -- the question is not at the version the change was
 -- Scripts that append events or enqueue deliveries take, as their first
 -- ARGV:
 --   ARGV[1] the shard number: the sequence part of every event stream id
---   ARGV[2] "1" when the store runs several shards: event numbers then
---           follow the server clock (microseconds) so that readers merging
---           shards see them roughly in time order; "0" for a plain counter
+--   ARGV[2] the clock event numbers follow, so that a failover that lost
+--           the newest events (replication is asynchronous) does not
+--           number new ones as the lost ones were numbered, which readers
+--           paging by number have already passed (a counter alone goes
+--           back with the events a failover loses): "1", the server's
+--           clock in microseconds, with several shards, so that readers
+--           merging shards see them roughly in time order and no shard
+--           numbers below its mark (event_mark.lua); with one shard, "t"
+--           and the store's own clock in microseconds, which costs the
+--           script no call
 --   ARGV[3] the outbox surfaces, space-separated, naming the outbox streams
 --           that end KEYS, in that order ("" for scripts without outboxes)
 
@@ -39,6 +46,18 @@ end
 -- appended; with_head puts it in the reply, so the Go side knows the
 -- stream's head to witness in the next events it builds (core/audit).
 local chain_head
+
+-- check_event raises, as append_event does, on an event that came
+-- without its audit digest. A script that writes anything before its
+-- last append (resolve.lua's several events, renotify.lua's deadline)
+-- checks every event first: Redis keeps what a script wrote before it
+-- raised, so a call refused halfway would leave half a change (a close's
+-- resolution and first event on a question still open).
+local function check_event(digest, witness)
+  if #digest ~= 64 or witness == '' then
+    error('askbridge: an event came without its audit digest')
+  end
+end
 
 -- append_event adds one event to the shard's event stream under id
 -- "<n>-<shard>", n strictly increasing per shard, chained to the
@@ -61,9 +80,7 @@ local chain_head
 -- (Counters of layout 1 held n alone; the migration at open rewrote
 -- them, migrate.lua.)
 local function append_event(stream, seqkey, digest, witness, body, purged, closed)
-  if #digest ~= 64 or witness == '' then
-    error('askbridge: an event came without its audit digest')
-  end
+  check_event(digest, witness)
   local n, prev = 0, ''
   local cur = redis.call('GET', seqkey)
   if cur then
@@ -71,12 +88,15 @@ local function append_event(stream, seqkey, digest, witness, body, purged, close
     n, prev = tonumber(string.sub(cur, 1, sp - 1)), string.sub(cur, sp + 1)
   end
   n = n + 1
+  local us = 0
   if ARGV[2] == '1' then
     local t = redis.call('TIME')
-    local us = tonumber(t[1]) * 1000000 + tonumber(t[2])
-    if us > n then
-      n = us
-    end
+    us = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  elseif string.byte(ARGV[2], 1) == 116 then -- "t"
+    us = tonumber(string.sub(ARGV[2], 2)) or 0
+  end
+  if us > n then
+    n = us
   end
   local ns = string.format('%.0f', n)
   local id = ns .. '-' .. ARGV[1]

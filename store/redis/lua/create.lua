@@ -9,7 +9,7 @@
 --                                 KEYS[10] question document (string)
 --                                 KEYS[11..] outbox streams, as ARGV[3]
 --
--- ARGV[1..3] shard, several-shards flag, surfaces (see common.lua)
+-- ARGV[1..3] shard, clock flag, surfaces (see common.lua)
 -- ARGV[4]  question id            ARGV[9]  deadline ms, "" for none
 -- ARGV[5]  run id                 ARGV[10] renotified count
 -- ARGV[6]  question document JSON ARGV[11..13] asked event (common.lua's

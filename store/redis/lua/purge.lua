@@ -1,10 +1,10 @@
 -- purge.lua: drop closed questions of one shard, each with its events and
 -- index entries, and loose events, all from before a cutoff (law 9). The
 -- Go side picks the candidates; each is checked again here, so a question
--- is only dropped if it is still closed before the cutoff. Before it
--- deletes any chained event it appends a checkpoint (core/audit): the
--- runs of what it drops, so the shard's audit chain verifies across the
--- gap.
+-- is only dropped if it is still closed before the cutoff, and its hash
+-- says it is closed. Before it deletes any chained event it appends a
+-- checkpoint (core/audit): the runs of what it drops, so the shard's
+-- audit chain verifies across the gap.
 --
 -- KEYS[1]  closed index           KEYS[5]  idempotency keys
 -- KEYS[2]  created index          KEYS[6]  deadline index
@@ -17,7 +17,7 @@
 -- (their readers skip closed questions); the purge takes it out of them.
 -- The Go side has caught the closed index up first.
 --
--- ARGV[1..3] shard, several-shards flag, "" (see common.lua)
+-- ARGV[1..3] shard, clock flag, "" (see common.lua)
 -- ARGV[4]  cutoff ms (exclusive)
 -- ARGV[5]  most loose events to drop
 -- ARGV[6..8] the checkpoint event (common.lua's append_event: digest,
@@ -47,18 +47,27 @@ local function xdel(ids)
 end
 
 -- The questions still closed before the cutoff, and every event id to drop.
-local drop, eids = {}, {}
+-- The closed index alone is not trusted: a question its hash says is
+-- open is kept, whatever put it in the index (a close cut short by a
+-- script error, before the scripts checked their events first), and
+-- taken out of the closed index when purging; its close, when it comes,
+-- marks it again.
+local drop, eids, still_open = {}, {}, {}
 for j = 11, #ARGV do
   local id = ARGV[j]
   local score = redis.call('ZSCORE', KEYS[1], id)
   if score and tonumber(score) < cutoff then
     local base = 10 + 3 * (j - 11)
     local q = {id = id, q = KEYS[base], doc = KEYS[base + 1], res = KEYS[base + 2]}
-    q.f = redis.call('HMGET', q.q, 'run', 'ev', 'idem', 'om')
-    for eid in string.gmatch(q.f[2] or '', '%S+') do
-      eids[#eids + 1] = eid
+    q.f = redis.call('HMGET', q.q, 'run', 'ev', 'idem', 'om', 'state')
+    if q.f[5] == 'open' then
+      still_open[#still_open + 1] = id
+    else
+      for eid in string.gmatch(q.f[2] or '', '%S+') do
+        eids[#eids + 1] = eid
+      end
+      drop[#drop + 1] = q
     end
-    drop[#drop + 1] = q
   end
 end
 local loose = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', '(' .. ARGV[4], 'LIMIT', 0, tonumber(ARGV[5]))
@@ -122,6 +131,9 @@ if purged ~= '' then
   redis.call('ZADD', KEYS[4], ARGV[9], cid)
 end
 
+for _, id in ipairs(still_open) do
+  redis.call('ZREM', KEYS[1], id)
+end
 for _, q in ipairs(drop) do
   redis.call('ZREM', KEYS[6], q.id)
   if q.f[1] then

@@ -9,12 +9,14 @@
 -- KEYS[1]  question hash          KEYS[3]  event counter
 -- KEYS[2]  event stream           KEYS[4..] outbox streams, as ARGV[3]
 --
--- ARGV[1..3] shard, several-shards flag, surfaces (see common.lua)
+-- ARGV[1..3] shard, clock flag, surfaces (see common.lua)
 -- ARGV[4]  question id            ARGV[8]  the card as stored (card.go)
--- ARGV[5]  wake-up channel        ARGV[9..11] notified event (common.lua's
--- ARGV[6]  card's delivery key             append_event: digest, witness,
--- ARGV[7]  card's surface                  body), body "" for none
---                                 ARGV[12] card time as JSON string
+-- ARGV[5]  wake-up channel, ""    ARGV[9..11] notified event (common.lua's
+--          for none (durability            append_event: digest, witness,
+--          on: the store publishes         body), body "" for none
+--          after the wait)        ARGV[12] card time as JSON string
+-- ARGV[6]  card's delivery key, "" for none (then never a repeat)
+-- ARGV[7]  card's surface
 --
 -- Returns {C_OK}         recorded, or a repeat (no fields: its one caller,
 --                        the delivery loop, has no use for the question,
@@ -30,10 +32,11 @@ if not state then
   return {C_NOT_FOUND, 0, {}, {}}
 end
 -- A repeat: a card with this key is recorded, as its mk:<n> field or, on
--- records written before that, as an md:<key> field.
+-- records written before that, as an md:<key> field. A card without a
+-- key is never a repeat (nor is one of an earlier card without a key).
 local nm = tonumber(f[5] or '0')
-local repeated = redis.call('HEXISTS', q, 'md:' .. key) == 1
-if nm > 0 and not repeated then
+local repeated = key ~= '' and redis.call('HEXISTS', q, 'md:' .. key) == 1
+if nm > 0 and key ~= '' and not repeated then
   local fields = {}
   for i = 1, nm do
     fields[i] = 'mk:' .. i
@@ -61,5 +64,7 @@ local ver = redis.call('HINCRBY', q, 'ver', 1)
 if state ~= 'open' or tonumber(f[2] or '0') > 0 or tonumber(f[4] or '0') > 0 then
   enqueue_update(q, id, outboxes(4), ARGV[12], ver, i)
 end
-redis.call('PUBLISH', ARGV[5], id)
+if ARGV[5] ~= '' then
+  redis.call('PUBLISH', ARGV[5], id)
+end
 return {C_OK, 0, {}, {}}

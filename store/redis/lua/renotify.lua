@@ -7,11 +7,14 @@
 -- KEYS[5]  question document      KEYS[6]  its resolution
 --                                 KEYS[7..] outbox streams, as ARGV[3]
 --
--- ARGV[1..3] shard, several-shards flag, surfaces (see common.lua)
+-- ARGV[1..3] shard, clock flag, surfaces (see common.lua)
 -- ARGV[4]  question id            ARGV[8]  "1" to count a renotice
--- ARGV[5]  wake-up channel        ARGV[9..11] the event (common.lua's
--- ARGV[6]  expected deadline ms,           append_event: digest, witness,
---          "" for unconditional            body), body "" for none
+-- ARGV[5]  wake-up channel, ""    ARGV[9..11] the event (common.lua's
+--          for none (durability            append_event: digest, witness,
+--          on: the store publishes         body), body "" for none
+--          after the wait)
+-- ARGV[6]  expected deadline ms,
+--          "" for unconditional
 -- ARGV[7]  new deadline ms, "" to ARGV[12] n deliveries, then n pairs:
 --          keep it                         surface, delivery JSON
 -- then, after the pairs: ARGV[13 + 2n] the attempt, an id unique to this
@@ -32,7 +35,8 @@
 --         {C_NOT_OPEN, 0, fields} closed; nothing changed; fields = the
 --                                 hash, which names the closer in the error
 --         {C_DEADLINE_MOVED}      deadline differs; nothing changed
--- An unknown surface is a script error, raised before any write.
+-- An unknown surface, or an event without its audit digest, is a script
+-- error, raised before any write.
 
 local q = KEYS[1]
 local id = ARGV[4]
@@ -42,6 +46,9 @@ for i = 0, nd - 1 do
   if not boxes[ARGV[13 + 2 * i]] then
     return redis.error_reply('askbridge: no outbox for surface ' .. ARGV[13 + 2 * i])
   end
+end
+if ARGV[11] ~= '' then
+  check_event(ARGV[9], ARGV[10])
 end
 local attempt = ARGV[13 + 2 * nd]
 local f = redis.call('HMGET', q, 'state', 'deadline', 'ev', 'rat')
@@ -84,5 +91,7 @@ redis.call('HINCRBY', q, 'ver', 1)
 for i = 0, nd - 1 do
   redis.call('XADD', boxes[ARGV[13 + 2 * i]], '*', 'd', ARGV[14 + 2 * i])
 end
-redis.call('PUBLISH', ARGV[5], id)
+if ARGV[5] ~= '' then
+  redis.call('PUBLISH', ARGV[5], id)
+end
 return {C_OK, 0, {}, {}}

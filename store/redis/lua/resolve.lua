@@ -21,9 +21,10 @@
 -- outbox streams): the update waits there (common.lua's hold) instead of
 -- going on the stream.
 --
--- ARGV[1..2] shard, several-shards flag (see common.lua); ARGV[3] unused
+-- ARGV[1..2] shard, clock flag (see common.lua); ARGV[3] unused
 -- ARGV[4]  question id            ARGV[9]  the attempt: an id unique to
--- ARGV[5]  wake-up channel                 this call of Commit
+-- ARGV[5]  wake-up channel, or ""          this call of Commit
+--          (see below)
 -- ARGV[6]  now as JSON string     ARGV[10] "1" if the change closes the
 -- ARGV[7]  now ms                          question, else ""
 -- ARGV[8]  the version the change ARGV[11] the resolution JSON when it
@@ -41,6 +42,11 @@
 --          the number among KEYS of its surface's zset of retries (its
 --          held hash follows), the value to hold (common.lua's hold), its
 --          delivery key and its delay in ms
+--
+-- The wake-up is published on ARGV[5] last. With durability on the store
+-- sends "" and publishes it itself once the replicas hold the change
+-- (durable.go): a waiter woken now could read a change that a failover
+-- may yet lose.
 --
 -- Every change adds its attempt to "at", marked with a "!" if it closed
 -- the question. A run that finds its own attempt there is the same call
@@ -80,6 +86,15 @@ if f[1] ~= 'open' or (f[2] or '0') ~= ARGV[8] then
   return {C_STALE, 0, record(q, KEYS[5], KEYS[6]), {}}
 end
 
+local nf = tonumber(ARGV[12])
+local i = 13 + 2 * nf
+local ne = tonumber(ARGV[i])
+-- Every event is checked before the first write: a call refused here
+-- changes nothing (see common.lua's check_event).
+for j = i + 1, i + 3 * ne, 3 do
+  check_event(ARGV[j], ARGV[j + 1])
+end
+
 local ver = tonumber(ARGV[8]) + 1
 local closing = ARGV[10] == '1'
 local mine = attempt
@@ -89,10 +104,7 @@ if closing then
   closed = ARGV[7] .. ' ' .. id
   redis.call('SET', KEYS[6], ARGV[11])
 end
-local nf = tonumber(ARGV[12])
-local i = 13 + 2 * nf
 local ev = f[4]
-local ne = tonumber(ARGV[i])
 for j = i + 1, i + 3 * ne, 3 do
   local _, eid = append_event(KEYS[2], KEYS[3], ARGV[j], ARGV[j + 1], ARGV[j + 2], nil, closed)
   closed = nil
@@ -126,5 +138,7 @@ if ARGV[i] then
     hold(KEYS[k], KEYS[k + 1], ARGV[j + 2], now + tonumber(ARGV[j + 3]), ARGV[j + 1])
   end
 end
-redis.call('PUBLISH', ARGV[5], id)
+if ARGV[5] ~= '' then
+  redis.call('PUBLISH', ARGV[5], id)
+end
 return {C_OK, 1, {}, {}}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/core"
@@ -79,6 +81,32 @@ type repeated []string
 
 func (r *repeated) String() string     { return strings.Join(*r, ", ") }
 func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
+
+// duration is a flag of a duration in the forms every door reads
+// (core.ParseDuration: "90s", "30m", "1d12h"), not Go's alone.
+type duration time.Duration
+
+func (d *duration) String() string {
+	if d == nil || *d == 0 {
+		return ""
+	}
+	return time.Duration(*d).String()
+}
+func (d *duration) Set(v string) error {
+	parsed, err := core.ParseDuration(v)
+	if err != nil {
+		return errors.New("write " + core.DurationForms)
+	}
+	*d = duration(parsed)
+	return nil
+}
+
+// durationFlag defines a duration flag (see duration) on fs.
+func durationFlag(fs *flag.FlagSet, name string, usage string) *duration {
+	d := new(duration)
+	fs.Var(d, name, usage)
+	return d
+}
 
 func newFlags(name string, stderr io.Writer, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)

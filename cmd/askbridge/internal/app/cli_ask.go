@@ -27,7 +27,7 @@ func cmdAsk(ctx context.Context, args []string, getenv func(string) string, _ io
 		recommend = fs.String("recommend", "", "decision: the id of the recommended option")
 		tool      = fs.String("tool", "", "approval: the gated tool's name")
 		argsJSON  = fs.String("args", "", "approval: the tool's arguments as a JSON object")
-		timeout   = fs.Duration("timeout", 0, "how long to wait for an answer (default: the server's)")
+		timeout   = durationFlag(fs, "timeout", "how long to wait for an answer, such as 30m or 1d12h (default: the server's)")
 		onTimeout = fs.String("on-timeout", "", "deny, escalate or reask")
 		maxReasks = fs.Int("max-reasks", 0, "reask: how many times")
 		noWait    = fs.Bool("no-wait", false, "print the question id and return without waiting")
@@ -79,6 +79,13 @@ func cmdAsk(ctx context.Context, args []string, getenv func(string) string, _ io
 	}
 	if req.Kind == "" {
 		req.Kind = kindOf(req)
+	}
+	// Checked here as the server checks it, so that an ask it would
+	// refuse is a usage error, with nothing sent (the agent's name is the
+	// token's, and only the server knows it).
+	if err := req.Input("cli").Validate(); err != nil {
+		fmt.Fprintf(stderr, "askbridge ask: %s\n", core.ErrorMessage(err))
+		return exitUsage
 	}
 	c, err := newClient(getenv)
 	if err != nil {

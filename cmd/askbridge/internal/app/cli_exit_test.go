@@ -154,3 +154,36 @@ func TestCLIWaitSaysTheQuestionStaysOpen(t *testing.T) {
 		t.Fatalf("wait stopped: exit %d, stderr %q", c, errb.String())
 	}
 }
+
+// TestCLIAskChecksItsAskFirst: an ask the server would refuse (no
+// question, an unknown reversibility, a decision of one option) is a
+// usage error, exit 2, with nothing sent; and --timeout reads the same
+// forms as every other door (1d12h). Before, the request went out and the
+// CLI exited 1 (with the server down, after retries and a word that the
+// question may have been asked), and --timeout took Go's forms alone.
+func TestCLIAskChecksItsAskFirst(t *testing.T) {
+	m := apptest.Start(t, app.Settings{})
+	env := cliEnv(m)
+	for _, args := range [][]string{
+		{"--reversibility", "reversible"},
+		{"--question", "Deploy?", "--reversibility", "sometimes"},
+		{"--question", "Which?", "--reversibility", "reversible", "--option", "a|A|fast", "--recommend", "a"},
+	} {
+		var out, errb bytes.Buffer
+		if code := app.Run(t.Context(), append([]string{"ask", "--no-wait"}, args...), env, nil, &out, &errb); code != app.ExitUsage ||
+			strings.Contains(errb.String(), "may have been asked") {
+			t.Errorf("ask %v: exit %d, stderr %q; want exit 2", args, code, errb.String())
+		}
+	}
+	if l, err := client.New(m.URL, m.AdminToken).List(t.Context(), "", 10); err != nil || len(l.Questions) != 0 {
+		t.Fatalf("open questions %+v, %v; want none", l, err)
+	}
+	var out, errb bytes.Buffer
+	if code := app.Run(t.Context(), []string{"ask", "--no-wait", "--question", "Deploy?", "--reversibility", "reversible", "--timeout", "1d12h"}, env, nil, &out, &errb); code != app.ExitAnswered {
+		t.Fatalf("ask --timeout 1d12h: exit %d, stderr %q", code, errb.String())
+	}
+	q, err := client.New(m.URL, m.AdminToken).Get(t.Context(), core.QuestionID(strings.TrimSpace(out.String())))
+	if err != nil || time.Duration(q.Timeout) != 36*time.Hour {
+		t.Fatalf("asked with timeout %v, %v; want 36h", q, err)
+	}
+}

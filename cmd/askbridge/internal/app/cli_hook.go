@@ -34,7 +34,7 @@ func cmdHook(ctx context.Context, args []string, getenv func(string) string, std
 	fs := newFlags("hook", stderr, "hook --host claude-code|codex [--route R] [--wait D]  (hook input on stdin)")
 	host := fs.String("host", "", "the agent host that runs this hook: claude-code or codex")
 	route := fs.String("route", "", "the route to ask on (default: the default route)")
-	wait := fs.Duration("wait", 0, "how long to wait for an answer before leaving the prompt to the host (default and most: the server's max wait); keep it under the hook's timeout")
+	wait := durationFlag(fs, "wait", "how long to wait for an answer before leaving the prompt to the host (default and most: the server's max wait); keep it under the hook's timeout")
 	if err := fs.Parse(args); err != nil {
 		return exitError
 	}

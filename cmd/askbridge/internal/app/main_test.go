@@ -337,7 +337,7 @@ func TestCLIAskExitCodes(t *testing.T) {
 		t.Fatalf("bad --call: %d %q", c, errb.String())
 	}
 	errb.Reset()
-	if c := app.Run(t.Context(), []string{"ask", "--question", "no reversibility"}, env, nil, &out, &errb); c != app.ExitError || !strings.Contains(errb.String(), "reversibility is required") {
+	if c := app.Run(t.Context(), []string{"ask", "--question", "no reversibility"}, env, nil, &out, &errb); c != app.ExitUsage || !strings.Contains(errb.String(), "reversibility is required") {
 		t.Fatalf("missing reversibility: %d %q", c, errb.String())
 	}
 }

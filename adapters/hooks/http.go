@@ -181,7 +181,7 @@ func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	agent := d.opts.Agent(r)
-	p, in, err := d.prompt(p, agent, r.URL.Query().Get("route"))
+	p, in, err := p.AskAs(agent, r.URL.Query().Get("route"), d.svc.Evaluate)
 	if err != nil {
 		d.refuse(w, r, p, err)
 		return
@@ -227,51 +227,6 @@ func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		out = nil // no decision: the host's own prompt
 	}
 	_, _ = w.Write(out)
-}
-
-// prompt is the ask p becomes on route, by agent. A Codex network
-// access prompt (Prompt.NetworkAccess) comes as a Bash call; asked as
-// one, a standing approval granted on an ordinary command ("don't ask
-// again" for Bash in this run) would approve the network access too,
-// with nobody asked. So it is asked as tool NetworkAccess, which no Bash
-// standing approval covers, and which is hard to reverse unless a rule
-// for NetworkAccess says otherwise.
-//
-// The mark is the input's description, which for an ordinary command is
-// the model's own words; a command dressed as network access must not
-// escape what the Bash rules do with it. So the prompt is first checked
-// as Bash: one the Bash rules deny, ask as hard to reverse, or of a
-// quorum (none of which a standing approval can cover) is asked as Bash,
-// and one they send to another route is asked as NetworkAccess there.
-// What is left (the rules allow it, or leave it to a standing approval)
-// is asked as NetworkAccess: of a person, unless the operator's rules
-// for NetworkAccess decide it.
-func (d *door) prompt(p Prompt, agent core.AgentID, route string) (Prompt, core.AskInput, error) {
-	in, err := p.Ask(agent, route)
-	if err != nil || !p.NetworkAccess() {
-		return p, in, err
-	}
-	v, err := d.svc.Evaluate(in)
-	if err != nil || v.Err != nil || v.Rule == nil || v.Rule.Decide == core.DecideDeny {
-		// Asked as configured (hard to reverse, so no standing approval
-		// covers it), or denied; an unknown route is refused by the ask.
-		return p, in, nil
-	}
-	if r := v.Rule; r.Decide == core.DecideAsk {
-		rev := in.Reversibility
-		if r.Reversibility != "" {
-			rev = r.Reversibility
-		}
-		if rev != core.Reversible || r.Quorum > 1 {
-			return p, in, nil
-		}
-		if r.Route != "" {
-			route = r.Route
-		}
-	}
-	p.Tool = NetworkAccessTool
-	in, err = p.Ask(agent, route)
-	return p, in, err
 }
 
 // grantWait bounds how long a prompt's answer waits for the standing

@@ -58,13 +58,13 @@ func cmdPolicy(_ context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return fail(stderr, err)
 	}
-	ask, err := policyInput(raw, *hostName, core.AgentID(*agent), *route)
-	if err != nil {
-		return fail(stderr, err)
-	}
 	// Rules are evaluated from the configuration alone: the service is
 	// built without a store, and Evaluate reads none.
 	svc, err := core.New(nil, Settings{File: file}.coreConfig([]byte("policy test")), nil)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	ask, err := policyInput(raw, *hostName, core.AgentID(*agent), *route, svc.Evaluate)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -93,8 +93,9 @@ func cmdPolicy(_ context.Context, args []string, getenv func(string) string, std
 }
 
 // policyInput reads what policy test evaluates: a hook input of host, as
-// the hook door would ask it, or else an ask request.
-func policyInput(raw []byte, host string, agent core.AgentID, route string) (core.AskInput, error) {
+// the hook door would ask it (its rules run by evaluate where the door
+// runs them: hooks.Prompt.AskAs), or else an ask request.
+func policyInput(raw []byte, host string, agent core.AgentID, route string, evaluate func(core.AskInput) (core.RuleVerdict, error)) (core.AskInput, error) {
 	if host != "" {
 		h, err := hooks.ParseHost(host)
 		if err != nil {
@@ -104,7 +105,7 @@ func policyInput(raw []byte, host string, agent core.AgentID, route string) (cor
 		if err != nil {
 			return core.AskInput{}, fmt.Errorf("the input is not a %s hook input: %s", h, core.ErrorMessage(err))
 		}
-		ask, err := p.Ask(agent, route)
+		_, ask, err := p.AskAs(agent, route, evaluate)
 		if err != nil {
 			return core.AskInput{}, fmt.Errorf("%s", core.ErrorMessage(err))
 		}

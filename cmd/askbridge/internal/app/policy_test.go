@@ -219,3 +219,35 @@ func TestREADMEPolicyExample(t *testing.T) {
 		}
 	}
 }
+
+// TestPolicyTestCodexNetworkAccess: policy test reads Codex's network
+// access prompt (a Bash call described "network-access <target>") as the
+// hook door asks it, tool NetworkAccess, so a rule for network access is
+// what it shows. Before, it showed the prompt as a Bash call, and a rule
+// for NetworkAccess never appeared in the dry run.
+func TestPolicyTestCodexNetworkAccess(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "askbridge.yaml")
+	yaml := `
+routes:
+  codex:
+    deciders: {api: ["*"]}
+    rules:
+      - name: no-network
+        when: tool == "NetworkAccess"
+        decide: deny
+        reason: "No network from here."
+      - name: shell
+        when: tool == "Bash"
+        reversibility: reversible
+`
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := func(k string) string { return map[string]string{"ASKBRIDGE_CONFIG": cfg}[k] }
+	var out, errb bytes.Buffer
+	code := app.Run(t.Context(), []string{"policy", "test", "--host", "codex", "--route", "codex",
+		filepath.Join(apptest.HookTestdata, "codex/permission-request.network.json")}, env, nil, &out, &errb)
+	if want := `policy rule 0 of route "codex" ("no-network") denies it`; code != 0 || !strings.Contains(out.String(), want) {
+		t.Fatalf("exit %d, %q %q; want %q", code, out.String(), errb.String(), want)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/adaptertest"
 	"github.com/askbridge/askbridge/core"
 )
 
@@ -65,34 +66,40 @@ func TestBadGatewayIsOneAttemptOfUnknownOutcome(t *testing.T) {
 	}
 }
 
-// countingBudget is a shared budget that always has a send, and counts
-// what is spent from each key.
-type countingBudget struct {
-	mu     sync.Mutex
-	spent  map[string]int
-	limits map[string]core.Limit
-}
-
-func newCountingBudget() *countingBudget {
-	return &countingBudget{spent: map[string]int{}, limits: map[string]core.Limit{}}
-}
-
-func (b *countingBudget) Spend(_ context.Context, key string, l core.Limit) (time.Duration, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.spent[key]++
-	b.limits[key] = l
-	return 0, nil
-}
-
-func (b *countingBudget) Until(context.Context, string, core.Limit) (time.Duration, error) {
-	return 0, nil
-}
-
-func (b *countingBudget) count(key string) int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.spent[key]
+// TestDMChannelBadGatewayIsNotSent: a post into a person's DM room opens
+// the DM channel first, and only then makes the message. A 502 on the
+// opening (the SDK no longer sends it again) comes before any message was
+// made, so the post sent nothing: its retry is a first post, not flagged
+// as a possible repeat.
+func TestDMChannelBadGatewayIsNotSent(t *testing.T) {
+	var mu sync.Mutex
+	var calls []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		calls = append(calls, r.Method+" "+r.URL.Path)
+		mu.Unlock()
+		w.WriteHeader(http.StatusBadGateway)
+		io.WriteString(w, `<html>502 Bad Gateway</html>`)
+	}))
+	t.Cleanup(srv.Close)
+	a, err := New(nil, Options{Token: "Bot t", APIURL: srv.URL + "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := &core.Question{ID: core.NewID(0), Kind: core.KindClarification, Agent: "a", Text: "?", State: core.StateOpen}
+	_, err = a.Post(context.Background(), q, core.MessageRef{Room: core.DMRoom(alice.ID), Kind: core.DeliverPost})
+	mu.Lock()
+	defer mu.Unlock()
+	for _, c := range calls {
+		if strings.HasSuffix(c, "/messages") {
+			t.Fatalf("a message was sent after the DM channel failed to open: %v", calls)
+		}
+	}
+	var ns *core.NotSent
+	if !errors.As(err, &ns) {
+		t.Fatalf("a 502 opening the DM channel: %v (%T); want not sent (no message was made)", err, err)
+	}
 }
 
 // TestBotWideBudgetSpentPerRequest: Discord's 50 requests a second is
@@ -128,7 +135,7 @@ func TestBotWideBudgetSpentPerRequest(t *testing.T) {
 		}
 	}
 
-	budget := newCountingBudget()
+	budget := &adaptertest.CountingBudget{}
 	r := newRig(t, rigOptions{budget: budget, people: map[string]core.Person{
 		"alice": {Name: "alice", IDs: map[core.Surface][]string{core.SurfaceDiscord: {alice.ID}}, DM: true},
 	}})
@@ -145,7 +152,7 @@ func TestBotWideBudgetSpentPerRequest(t *testing.T) {
 	if requests != 9 { // per question: the room's card, the DM's channel and card
 		t.Errorf("%d REST requests; want 9: %+v", requests, r.fake.Calls())
 	}
-	if got := budget.count("discord:all"); got != requests {
+	if got := budget.Count("discord:all"); got != requests {
 		t.Errorf("discord:all spent %d times for %d REST requests", got, requests)
 	}
 }

@@ -211,7 +211,16 @@ func (a *Adapter) channel(ctx context.Context, room string) (string, error) {
 	}
 	ch, err := a.s.UserChannelCreate(user, discordgo.WithContext(ctx))
 	if err != nil {
-		return "", classify(err)
+		err = classify(err)
+		var ra *core.RetryAfter
+		var perm *core.Permanent
+		if errors.As(err, &ra) || errors.As(err, &perm) {
+			return "", err
+		}
+		// Whatever became of the opening (a 502 is not sent again), no
+		// message was made: the delivery sent nothing, and its retry is
+		// no possible repeat.
+		return "", &core.NotSent{Err: err}
 	}
 	return ch.ID, nil
 }

@@ -3,6 +3,8 @@ package discord
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -141,6 +143,95 @@ func TestClosedBigBatchShowsWhoDecidedWhat(t *testing.T) {
 			if !strings.Contains(*e.Content, escape(q.Text, 40)[:20]) {
 				t.Errorf("the question itself was crowded out:\n%s", *e.Content)
 			}
+			if !strings.HasSuffix(*e.Content, footer(string(q.ID))) {
+				t.Errorf("the footer was cut:\n%s", *e.Content)
+			}
+		})
+	}
+}
+
+// verdictLine is one line of a closed batch's verdicts: "3. Bash: Denied
+// (by Alice)", or, for a run of calls decided alike, "1–20. Bash:
+// Approved (by …)" (whose tools may be cut).
+var verdictLine = regexp.MustCompile(`^(\d+)(?:–(\d+))?\. .*: (.+) \(by (.+)\)$`)
+
+// checkVerdictsWhole fails unless content holds q's outcome line whole
+// and, for each decided call, its verdict and who decided it, whole, on a
+// line that names its number (alone, or in a run of calls).
+func checkVerdictsWhole(t *testing.T, q *core.Question, content string) {
+	t.Helper()
+	line := card.OutcomeLine(q)
+	if line == "" || !strings.Contains(content, escape(line, maxContent)) {
+		t.Errorf("the outcome line is not whole; want %q in:\n%s", line, content)
+	}
+	type said struct{ verdict, by string }
+	got := map[int]said{}
+	for l := range verdictLines(content) {
+		m := verdictLine.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		from, _ := strconv.Atoi(m[1])
+		to := from
+		if m[2] != "" {
+			to, _ = strconv.Atoi(m[2])
+		}
+		for n := from; n <= to; n++ {
+			got[n] = said{m[3], m[4]}
+		}
+	}
+	for i, co := range core.CallOutcomes(q) {
+		d := co.Decision
+		if d == nil {
+			continue
+		}
+		verdict := "Denied"
+		if d.OptionID == core.ApproveOption {
+			verdict = "Approved"
+		}
+		if want := (said{verdict, escape(card.PartBy(*d), maxContent)}); got[i+1] != want {
+			t.Errorf("call %d: %+v; want %+v in:\n%s", i+1, got[i+1], want, content)
+		}
+	}
+}
+
+// TestClosedBatchOfLongToolNamesKeepsWhoDecided: a closed batch of the
+// most calls core allows, each an MCP tool with a name of everyday length
+// (mcp__github__create_pull_request) or approved by a standing approval
+// of someone with a long name, still says whole who or what closed it and
+// who decided each call; the tools' names give way. Before, once a line a
+// call did not fit whole, the outcome was cut with the agent's text:
+// "✅ Approved at once on 2026-06-01 0…", "(by a standing approval Alice
+// grante…)".
+func TestClosedBatchOfLongToolNamesKeepsWhoDecided(t *testing.T) {
+	longTools := bigBatch()
+	for i, c := range longTools.Calls {
+		longTools.Calls[i].Tool = "mcp__github__create_pull_request"
+		longTools.Answers = append(longTools.Answers, byStanding(c.ToolCallID))
+	}
+	longTools = closeAs(longTools, core.StateAnswered, alicePublic, func(r *core.Resolution) { r.ClosedBy = core.CloserStanding })
+
+	longName := bigBatch()
+	grantor := alicePublic
+	grantor.Name = "Alexandra Konstantinopoulou-Whitfield"
+	for i, c := range longName.Calls {
+		a := byStanding(c.ToolCallID)
+		a.Standing.GrantedBy = grantor
+		if i == 7 {
+			a = byAlice(c.ToolCallID, core.DenyOption)
+		}
+		longName.Answers = append(longName.Answers, a)
+	}
+	longName = closeAs(longName, core.StateAnswered, alicePublic, func(r *core.Resolution) { r.ClosedBy = core.CloserParts })
+
+	for name, q := range map[string]*core.Question{"long_tools": longTools, "long_name": longName} {
+		t.Run(name, func(t *testing.T) {
+			m := post(q, false)
+			checkLimits(t, q.ID, m.Content, m.Components)
+			checkVerdictsWhole(t, q, m.Content)
+			e := edit(q, core.MessageRef{Room: "1", ID: "2"})
+			checkLimits(t, q.ID, *e.Content, *e.Components)
+			checkVerdictsWhole(t, q, *e.Content)
 			if !strings.HasSuffix(*e.Content, footer(string(q.ID))) {
 				t.Errorf("the footer was cut:\n%s", *e.Content)
 			}

@@ -140,25 +140,25 @@ func footer(id string) string { return "\n\n-# askbridge question " + id }
 // once closed, who answered what and when. Who or what closed it, and
 // each call of a batch with who decided it, are kept whole (law 12); the
 // agent's text gives way to them. A closed batch's calls give way whole,
-// from the last, before the agent's text is cut too short to read.
+// from the last, before the agent's text is cut too short to read; and
+// if its verdicts still do not fit a line each, calls decided alike share
+// one, their tools' names giving way (keepRuns).
 func cardContent(c card.Card) string {
-	if out, ok := cardContentWith(c, true); ok {
-		return out
+	for _, k := range []keeping{keepLines, keepRuns} {
+		if out, ok := cardContentWith(c, k); ok {
+			return out
+		}
 	}
-	// Only absurd inputs get here (a score of tool names and deciders
-	// each at its cap): the outcome is then cut with the rest.
-	out, _ := cardContentWith(c, false)
+	// Only absurd inputs get here (a score of deciders each at its cap):
+	// the outcome is then cut with the rest.
+	out, _ := cardContentWith(c, keepNone)
 	return out
 }
 
-// minShown is the least room the agent's texts are cut to before a closed
-// batch's calls give way: enough for a line of a call's arguments.
-const minShown = 80
-
-// cardContentWith is the card's text with the outcome kept whole or, not
-// protect, cut with the rest; ok is false when what is kept whole does not
-// fit even with every call of a closed batch left out.
-func cardContentWith(c card.Card, protect bool) (string, bool) {
+// cardContentWith is the card's text with as much of the outcome kept
+// whole as k says; ok is false when what is kept whole does not fit even
+// with every call of a closed batch left out.
+func cardContentWith(c card.Card, k keeping) (string, bool) {
 	closed := c.Outcome != nil
 	var parts []part
 	parts = append(parts, part{segs: append(headSegs(c), fixed("\n\n**"), text(c.Text, 1200), fixed("**"))})
@@ -181,7 +181,7 @@ func cardContentWith(c card.Card, protect bool) (string, bool) {
 		}
 	}
 	if closed {
-		tail = append(tail, outcomeSegs(c, protect)...)
+		tail = append(tail, outcomeSegs(c, k)...)
 	}
 	tail = append(tail, fixed(footer(string(c.QuestionID))))
 	parts = append(parts, part{segs: tail})
@@ -210,34 +210,6 @@ func cardContentWith(c card.Card, protect bool) (string, bool) {
 	}
 	out, got = try(max(lo, 0))
 	return out, got >= 0
-}
-
-// part is a run of a card's segs; drop marks a closed batch's call, which
-// may be left out whole.
-type part struct {
-	segs []seg
-	drop bool
-}
-
-// withCalls joins parts, keeping the first keep of the droppable ones and
-// saying in their place how many more there were.
-func withCalls(parts []part, keep, droppable int) []seg {
-	var segs []seg
-	seen := 0
-	for _, p := range parts {
-		if p.drop {
-			seen++
-			if seen > keep {
-				if seen == keep+1 {
-					n := droppable - keep
-					segs = append(segs, fixed(fmt.Sprintf("\n\n*…and %d more %s, too long to show here*", n, core.Plural(n, "call", "calls"))))
-				}
-				continue
-			}
-		}
-		segs = append(segs, p.segs...)
-	}
-	return segs
 }
 
 // headSegs are the card's heading, its markers and the line that says
@@ -320,60 +292,6 @@ func itemSegs(s card.Section) []seg {
 		}
 	}
 	return segs
-}
-
-// outcomeSegs are the lines a closed card shows instead of its buttons:
-// who or what closed it, how and when, then what was chosen. A batch
-// lists each decided call with its verdict and who decided it, in one
-// line (its own section then leaves them out). With protect, those are
-// kept whole (each at its own cap) while the rest of the card gives way.
-func outcomeSegs(c card.Card, protect bool) []seg {
-	o := c.Outcome
-	keep := func(s string, max int) seg {
-		if !protect {
-			return text(s, max)
-		}
-		return fixed(escape(strings.TrimSpace(s), max))
-	}
-	mark := map[core.State]string{
-		core.StateAnswered: "✅", core.StateDeclined: "↩️", core.StateTimedOut: "⌛",
-		core.StateExpired: "⌛", core.StateCancelled: "✖️",
-	}[o.State]
-	segs := []seg{fixed("\n\n" + mark + " "), keep(o.Line, 400)}
-	if calls := decidedCalls(c); len(calls) > 0 {
-		label := o.Label
-		if label == "" { // closed before every call was decided
-			label = "Decided"
-		}
-		segs = append(segs, fixed("\n**"+label+":** "))
-		for i, s := range calls {
-			if i > 0 {
-				segs = append(segs, fixed("\n"))
-			}
-			segs = append(segs, fixed(fmt.Sprintf("%d. ", s.Index+1)), keep(oneLine(s.Title), 80), fixed(": "),
-				keep(oneLine(s.Answer.Text), 200), fixed(" (by "), keep(oneLine(s.Answer.By), 120), fixed(")"))
-		}
-	} else if o.Label != "" {
-		segs = append(segs, fixed("\n**"+o.Label+":** "), text(o.Choice, 1200))
-	}
-	if o.Label != "" && o.Reason != "" {
-		segs = append(segs, fixed("\n**Reason:** "), text(o.Reason, 600))
-	}
-	return segs
-}
-
-// decidedCalls are a batch card's decided calls; none for other kinds.
-func decidedCalls(c card.Card) []card.Section {
-	if c.Progress == nil {
-		return nil
-	}
-	var out []card.Section
-	for _, s := range c.Sections {
-		if s.Kind == card.SectionCall && s.Answer != nil {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // cardComponents are the card's buttons as rows: none once it is closed
@@ -548,75 +466,4 @@ func RenderNote(note string) *discordgo.InteractionResponse {
 			AllowedMentions: noMentions(),
 		},
 	}
-}
-
-// seg is one piece of a message: markdown we wrote (kept whole), or
-// untrusted text that is escaped and may be cut to make the whole fit.
-type seg struct {
-	fixed string
-	text  string
-	max   int  // the text's own cap; 0 for a fixed piece
-	code  bool // show the text in a code block rather than escaped
-}
-
-func fixed(s string) seg { return seg{fixed: s} }
-
-func text(s string, max int) seg {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return seg{}
-	}
-	return seg{text: s, max: max}
-}
-
-func code(s string, max int) seg { return seg{text: s, max: max, code: true} }
-
-func (s seg) render(limit int) string {
-	if s.max == 0 {
-		return s.fixed
-	}
-	n := min(s.max, limit)
-	if s.code {
-		return codeBlock(s.text, n)
-	}
-	return escape(s.text, n)
-}
-
-// fit joins segs within limit. Fixed pieces stay whole; untrusted pieces
-// share what is left by water-filling: the longest are cut first, to one
-// common cap, so a huge context cannot crowd out the options.
-func fit(segs []seg, limit int) string {
-	out, _ := fitCap(segs, limit)
-	return out
-}
-
-// fitCap is fit, and the common cap the untrusted pieces were cut to:
-// limit when none was, -1 when the fixed pieces alone overflow.
-func fitCap(segs []seg, limit int) (string, int) {
-	join := func(c int) string {
-		var b strings.Builder
-		for _, s := range segs {
-			b.WriteString(s.render(c))
-		}
-		return b.String()
-	}
-	if out := join(limit); width(out) <= limit {
-		return out, limit
-	}
-	if out := join(0); width(out) > limit {
-		// Fixed pieces alone overflow only with absurd inputs; cut
-		// the whole as a last resort so Discord never refuses the
-		// message.
-		return cut(out, limit), -1
-	}
-	lo, hi := 0, limit // the largest cap that fits is in [lo, hi)
-	for lo+1 < hi {
-		mid := (lo + hi) / 2
-		if width(join(mid)) <= limit {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return join(lo), lo
 }

@@ -92,11 +92,11 @@ func (a *Adapter) dmCard(q *core.Question, room string) *core.MessageRef {
 		if m.Surface != core.SurfaceSlack || !strings.HasPrefix(m.Room, "D") {
 			continue
 		}
-		i := strings.LastIndex(m.Delivery, ":dm:")
-		if i < 0 {
+		_, name, ok := strings.Cut(m.Delivery, ":dm:")
+		if !ok {
 			continue
 		}
-		p, ok := a.svc.Person(m.Delivery[i+len(":dm:"):])
+		p, ok := a.svc.Person(name)
 		if ok && slices.Contains(p.IDs[core.SurfaceSlack], user) {
 			out = &m // the latest, as card.NewReminder takes
 		}

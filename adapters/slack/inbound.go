@@ -143,12 +143,7 @@ func (a *Adapter) onReply(ctx context.Context, r reply) string {
 		return a.refusal(err)
 	}
 	if r.files {
-		// Told why it would not count first (closed, or not theirs to
-		// answer), and only then that it must be text.
-		if err := a.svc.Refusal(ctx, q, d); err != nil {
-			return a.refusal(err)
-		}
-		return a.refusal(card.ErrNotText)
+		return a.refusal(card.RefuseNotText(ctx, a.svc, q, d))
 	}
 	ref := core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefText}
 	if q.Kind == core.KindForm {

@@ -1,32 +1,14 @@
 package slack_test
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
+	"github.com/askbridge/askbridge/adapters/adaptertest"
 	"github.com/askbridge/askbridge/adapters/slack/slackfake"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/card"
 )
-
-// outcome names how the outbox reads a courier's error.
-func outcome(err error) string {
-	var ra *core.RetryAfter
-	var perm *core.Permanent
-	var ns *core.NotSent
-	switch {
-	case err == nil:
-		return "sent"
-	case errors.As(err, &ra):
-		return "retry after"
-	case errors.As(err, &perm):
-		return "permanent"
-	case errors.As(err, &ns):
-		return "not sent"
-	}
-	return "unknown"
-}
 
 // TestErrorsThatMayHavePostedAreUnknown: Slack documents internal_error
 // and fatal_error as "it's possible some aspect of the operation
@@ -50,11 +32,11 @@ func TestErrorsThatMayHavePostedAreUnknown(t *testing.T) {
 	} {
 		e.fake.FailNext("chat.postMessage", slackfake.Failure{Error: code})
 		_, err := e.a.Post(t.Context(), q, core.MessageRef{Room: "C0OTHER", Kind: core.DeliverPost})
-		if got := outcome(err); got != want || !strings.Contains(err.Error(), code) {
+		if got := adaptertest.Outcome(err); got != want || !strings.Contains(err.Error(), code) {
 			t.Errorf("post answered %s: %s (%v); want %s", code, got, err, want)
 		}
 		e.fake.FailNext("chat.postMessage", slackfake.Failure{Error: code})
-		if got := outcome(e.a.Remind(t.Context(), q, "C0OTHER")); got != want {
+		if got := adaptertest.Outcome(e.a.Remind(t.Context(), q, "C0OTHER")); got != want {
 			t.Errorf("reminder answered %s: %s; want %s", code, got, want)
 		}
 	}

@@ -120,6 +120,19 @@ func (e *env) card(id core.QuestionID, cond func(teamsfake.Message) bool) teamsf
 	return last
 }
 
+// toldPrivately waits until u is told, in their personal chat, a note
+// holding words.
+func (e *env) toldPrivately(u teamsfake.User, words string) bool {
+	return e.fake.Wait(5*time.Second, func() bool {
+		for _, x := range e.fake.Messages() {
+			if x.Conversation == teamsfake.PersonalChat(u.ID) && strings.Contains(x.Text, words) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
 func (e *env) get(id core.QuestionID) *core.Question {
 	e.t.Helper()
 	q, err := e.svc.Get(e.t.Context(), id)
@@ -292,14 +305,7 @@ func TestThreadReplyWithFileIsTold(t *testing.T) {
 	if status, _, err := e.fake.Deliver(e.fake.FileReplyActivity(alice, m.Conversation, "see the attached log", "deploy.log"), ""); err != nil || status != http.StatusOK {
 		t.Fatalf("reply: %d %v", status, err)
 	}
-	if !e.fake.Wait(5*time.Second, func() bool {
-		for _, x := range e.fake.Messages() {
-			if x.Conversation == teamsfake.PersonalChat(alice.ID) && strings.Contains(x.Text, "Only text can be recorded") {
-				return true
-			}
-		}
-		return false
-	}) {
+	if !e.toldPrivately(alice, "Only text can be recorded") {
 		t.Fatalf("the replier was told nothing; the question is %s", e.get(q.ID).State)
 	}
 	if got := e.get(q.ID); got.State != core.StateOpen {
@@ -341,14 +347,7 @@ func TestThreadReplyNotReadIsTold(t *testing.T) {
 	if status, _, err := e.fake.Deliver(e.fake.ReplyActivity(alice, m.Conversation, "eu-west-1"), ""); err != nil || status != http.StatusOK {
 		t.Fatalf("reply: %d %v", status, err)
 	}
-	if !e.fake.Wait(5*time.Second, func() bool {
-		for _, x := range e.fake.Messages() {
-			if x.Conversation == teamsfake.PersonalChat(alice.ID) && strings.Contains(x.Text, "try again") {
-				return true
-			}
-		}
-		return false
-	}) {
+	if !e.toldPrivately(alice, "try again") {
 		t.Fatalf("the replier was told nothing (%d messages)", len(e.fake.Messages()))
 	}
 	if e.get(q.ID).State != core.StateOpen {
@@ -368,14 +367,7 @@ func TestSubmitFallbackTellsPrivately(t *testing.T) {
 	if status, _, err := e.fake.Deliver(e.fake.SubmitActivity(mallory, m, data), ""); err != nil || status != http.StatusOK {
 		t.Fatalf("submit: %d %v", status, err)
 	}
-	if !e.fake.Wait(5*time.Second, func() bool {
-		for _, x := range e.fake.Messages() {
-			if x.Conversation == teamsfake.PersonalChat(mallory.ID) && strings.Contains(x.Text, "not") {
-				return true
-			}
-		}
-		return false
-	}) {
+	if !e.toldPrivately(mallory, "not") {
 		t.Fatalf("the refused clicker was not told privately: %+v", e.fake.Messages())
 	}
 	if e.get(q.ID).State != core.StateOpen {

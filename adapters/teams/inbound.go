@@ -281,12 +281,7 @@ func (a *Adapter) onReply(ctx context.Context, act *Activity) {
 		return
 	}
 	if files {
-		// Told why it would not count first (closed, or not theirs to
-		// answer), and only then that it must be text.
-		if err = a.svc.Refusal(ctx, q, d); err == nil {
-			err = card.ErrNotText
-		}
-		a.refuse(ctx, act, err)
+		a.refuse(ctx, act, card.RefuseNotText(ctx, a.svc, q, d))
 		return
 	}
 	ref := core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefText}

@@ -157,12 +157,8 @@ func (a *Adapter) onReply(ctx context.Context, m *tgbotapi.Message) {
 	}
 	if m.Text == "" {
 		// A photo, a file, a sticker, a voice note (with a caption or
-		// without): told why it would not count (closed, or not theirs
-		// to answer), else that it must be text.
-		if err = a.svc.Refusal(ctx, q, decider(m.From)); err == nil {
-			err = card.ErrNotText
-		}
-		a.tellReplier(m, "reply", err)
+		// without).
+		a.tellReplier(m, "reply", card.RefuseNotText(ctx, a.svc, q, decider(m.From)))
 		return
 	}
 	in, err := core.AnswerFor(q, r, decider(m.From), m.Text)

@@ -1,34 +1,14 @@
 package telegram
 
 import (
-	"context"
-	"errors"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/adaptertest"
 	"github.com/askbridge/askbridge/adapters/telegram/telegramfake"
 	"github.com/askbridge/askbridge/core"
 )
-
-// outcome names how the outbox reads a courier's error.
-func outcome(err error) string {
-	var ra *core.RetryAfter
-	var perm *core.Permanent
-	var ns *core.NotSent
-	switch {
-	case err == nil:
-		return "sent"
-	case errors.As(err, &ra):
-		return "retry after"
-	case errors.As(err, &perm):
-		return "permanent"
-	case errors.As(err, &ns):
-		return "not sent"
-	}
-	return "unknown"
-}
 
 // TestServerErrorsAreOfUnknownOutcome: Telegram answers
 // {"ok":false,"error_code":502,"description":"Bad Gateway"} (and 500)
@@ -55,41 +35,14 @@ func TestServerErrorsAreOfUnknownOutcome(t *testing.T) {
 	} {
 		e.fake.FailNext("sendMessage", c.f)
 		_, err := e.a.Post(t.Context(), q, core.MessageRef{Room: r, Kind: core.DeliverPost})
-		if got := outcome(err); got != c.want {
+		if got := adaptertest.Outcome(err); got != c.want {
 			t.Errorf("post answered %d: %s (%v); want %s", c.f.Code, got, err, c.want)
 		}
 		e.fake.FailNext("sendMessage", c.f)
-		if got := outcome(e.a.Remind(t.Context(), q, r)); got != c.want {
+		if got := adaptertest.Outcome(e.a.Remind(t.Context(), q, r)); got != c.want {
 			t.Errorf("reminder answered %d: %s; want %s", c.f.Code, got, c.want)
 		}
 	}
-}
-
-// countingBudget is a shared budget that always has a send, and counts
-// what is spent from each key.
-type countingBudget struct {
-	mu    sync.Mutex
-	spent map[string]int
-}
-
-func (b *countingBudget) Spend(_ context.Context, key string, _ core.Limit) (time.Duration, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.spent == nil {
-		b.spent = map[string]int{}
-	}
-	b.spent[key]++
-	return 0, nil
-}
-
-func (b *countingBudget) Until(context.Context, string, core.Limit) (time.Duration, error) {
-	return 0, nil
-}
-
-func (b *countingBudget) count(key string) int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.spent[key]
 }
 
 // TestReplyPromptSpendsTheSharedBudgets: a clarification's card is
@@ -100,7 +53,7 @@ func (b *countingBudget) count(key string) int {
 // Telegram then refuses with 429 is lost.
 func TestReplyPromptSpendsTheSharedBudgets(t *testing.T) {
 	e := newEnv(t, nil)
-	b := &countingBudget{}
+	b := &adaptertest.CountingBudget{}
 	e.budget = b
 	e.a.opts.Budget = b
 	e.run()
@@ -114,9 +67,9 @@ func TestReplyPromptSpendsTheSharedBudgets(t *testing.T) {
 		t.Fatalf("%d messages sent; want the card and its prompt", sent)
 	}
 	r := strconv.FormatInt(room, 10)
-	e.fake.Wait(5*time.Second, func() bool { return b.count("telegram:group:"+r) >= sent })
+	e.fake.Wait(5*time.Second, func() bool { return b.Count("telegram:group:"+r) >= sent })
 	for _, key := range []string{"telegram:all", "telegram:group:" + r, "telegram:chat:" + r} {
-		if got := b.count(key); got != sent {
+		if got := b.Count(key); got != sent {
 			t.Errorf("%s spent %d times for %d messages", key, got, sent)
 		}
 	}

@@ -1,6 +1,7 @@
 package card
 
 import (
+	"context"
 	"errors"
 	"strings"
 
@@ -18,6 +19,22 @@ import (
 // agent on half an answer. Nothing is recorded; the replier is asked for
 // text alone.
 var ErrNotText = core.Errorf(core.CodeInvalid, "reply", "Only text can be recorded, and your reply carried an attachment: nothing was recorded. Reply again with text alone.")
+
+// Refuser says why a person's answer to q would not count, nil if it
+// would (core.Service.Refusal).
+type Refuser interface {
+	Refusal(ctx context.Context, q *core.Question, d core.Decider) error
+}
+
+// RefuseNotText is why d's reply to q that carried an attachment records
+// nothing: first why it would not count anyway (q is closed, or not d's
+// to answer), and only then that it must be text (ErrNotText).
+func RefuseNotText(ctx context.Context, r Refuser, q *core.Question, d core.Decider) error {
+	if err := r.Refusal(ctx, q, d); err != nil {
+		return err
+	}
+	return ErrNotText
+}
 
 // RefusalNote is the private note a clicker gets when their click changed
 // nothing: the truth about why, in a sentence.

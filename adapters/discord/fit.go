@@ -1,0 +1,74 @@
+package discord
+
+import "strings"
+
+// seg is one piece of a message: markdown we wrote (kept whole), or
+// untrusted text that is escaped and may be cut to make the whole fit.
+type seg struct {
+	fixed string
+	text  string
+	max   int  // the text's own cap; 0 for a fixed piece
+	code  bool // show the text in a code block rather than escaped
+}
+
+func fixed(s string) seg { return seg{fixed: s} }
+
+func text(s string, max int) seg {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return seg{}
+	}
+	return seg{text: s, max: max}
+}
+
+func code(s string, max int) seg { return seg{text: s, max: max, code: true} }
+
+func (s seg) render(limit int) string {
+	if s.max == 0 {
+		return s.fixed
+	}
+	n := min(s.max, limit)
+	if s.code {
+		return codeBlock(s.text, n)
+	}
+	return escape(s.text, n)
+}
+
+// fit joins segs within limit. Fixed pieces stay whole; untrusted pieces
+// share what is left by water-filling: the longest are cut first, to one
+// common cap, so a huge context cannot crowd out the options.
+func fit(segs []seg, limit int) string {
+	out, _ := fitCap(segs, limit)
+	return out
+}
+
+// fitCap is fit, and the common cap the untrusted pieces were cut to:
+// limit when none was, -1 when the fixed pieces alone overflow.
+func fitCap(segs []seg, limit int) (string, int) {
+	join := func(c int) string {
+		var b strings.Builder
+		for _, s := range segs {
+			b.WriteString(s.render(c))
+		}
+		return b.String()
+	}
+	if out := join(limit); width(out) <= limit {
+		return out, limit
+	}
+	if out := join(0); width(out) > limit {
+		// Fixed pieces alone overflow only with absurd inputs; cut
+		// the whole as a last resort so Discord never refuses the
+		// message.
+		return cut(out, limit), -1
+	}
+	lo, hi := 0, limit // the largest cap that fits is in [lo, hi)
+	for lo+1 < hi {
+		mid := (lo + hi) / 2
+		if width(join(mid)) <= limit {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return join(lo), lo
+}

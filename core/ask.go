@@ -57,11 +57,11 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 			if err == nil && q.Open() {
 				// The first ask stored the question but may not have lived
 				// to close it as its policy rules decided: this one does,
-				// as far as the rules that decided then decide now (a
+				// as far as the rules decide now as they did then (a
 				// reload may have changed them since). A standing approval
 				// granted since is not applied: the question was asked
 				// before it.
-				q, err = s.closeAtAsk(ctx, q, p, askShortcuts{decided: cut.decided && sameUse(q.Rule, p.verdict.Use), ruled: stillRuled(q, cut.ruled)})
+				q, err = s.closeAtAsk(ctx, q, p, askShortcuts{decided: cut.decided && decidesAlike(q.Rule, p.verdict.Use), ruled: stillRuled(q, cut.ruled)})
 			}
 			return q, err == nil, err
 		}
@@ -77,20 +77,27 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 }
 
 // stillRuled is the calls of ruled that q has no answer for yet and that
-// the same rule decided when q was asked.
+// a rule decided alike when q was asked.
 func stillRuled(q *Question, ruled map[int]RuleVerdict) map[int]RuleVerdict {
 	out := map[int]RuleVerdict{}
 	for i, v := range ruled {
-		if _, done := q.Answered(q.Calls[i].ToolCallID); !done && sameUse(q.Calls[i].Rule, v.Use) {
+		if _, done := q.Answered(q.Calls[i].ToolCallID); !done && decidesAlike(q.Calls[i].Rule, v.Use) {
 			out[i] = v
 		}
 	}
 	return out
 }
 
-// sameUse reports whether the rule a question recorded at its ask is the
-// one in use now, deciding the same.
-func sameUse(asked *RuleUse, now RuleUse) bool { return asked != nil && *asked == now }
+// decidesAlike reports whether a rule decided the question (or a call)
+// at its ask, as asked records (allow or deny: no person may decide it
+// then, so a repeat of the ask must), and the rule deciding it now
+// decides the same. It need not be the same rule: a reload that adds or
+// removes a rule before it moves it (RuleUse.Index), and the question
+// would then wait for its deadline with nobody able to decide it. A rule
+// that decides now what people were asked then closes nothing.
+func decidesAlike(asked *RuleUse, now RuleUse) bool {
+	return asked.decides() && asked.Decide == now.Decide
+}
 
 // closeAtAsk closes q, just stored (or found stored by a repeat of its
 // ask), as the shortcuts say, through the chokepoint; q as it is if they

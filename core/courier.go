@@ -31,7 +31,8 @@ type Courier interface {
 
 // RetryAfter is returned by a Courier when the platform asked it to slow
 // down: that delivery is due again after After, and no sooner, while the
-// other deliveries go on. It uses up no attempt; the drain bounds such
+// other deliveries go on (an After of 0 names no wait: the drain's
+// back-off is waited). It uses up no attempt; the drain bounds such
 // retries by the delivery's age (core/loops' RateLimitedFor).
 type RetryAfter struct {
 	After time.Duration

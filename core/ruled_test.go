@@ -26,19 +26,27 @@ func (s *failingCommits) Commit(ctx context.Context, c core.Change) (*core.Quest
 	return s.Store.Commit(ctx, c)
 }
 
-// ruledService is a service whose default route denies fetch, and denies
-// writing /b, on a store whose first commit fails.
-func ruledService(t *testing.T) *core.Service {
-	t.Helper()
+// ruledRules deny fetch, and deny writing /b.
+var ruledRules = []core.Rule{
+	{When: `tool == "fetch"`, Decide: core.DecideDeny, Reason: "No network."},
+	{When: `tool == "write_file" && args.path == "/b"`, Decide: core.DecideDeny},
+}
+
+// ruledConfig is a configuration whose default route has rules.
+func ruledConfig(rules ...core.Rule) core.Config {
 	routes := coretest.APIRoutes()
 	r := routes[core.DefaultRoute]
-	r.Rules = []core.Rule{
-		{When: `tool == "fetch"`, Decide: core.DecideDeny, Reason: "No network."},
-		{When: `tool == "write_file" && args.path == "/b"`, Decide: core.DecideDeny},
-	}
+	r.Rules = rules
 	routes[core.DefaultRoute] = r
+	return core.Config{Routes: routes, ActorKey: []byte("k")}
+}
+
+// ruledService is a service whose default route has ruledRules, on a
+// store whose first commit fails.
+func ruledService(t *testing.T) *core.Service {
+	t.Helper()
 	st := &failingCommits{Store: coretest.OpenStore(t)}
-	svc, err := core.New(st, core.Config{Routes: routes, ActorKey: []byte("k")}, nil)
+	svc, err := core.New(st, ruledConfig(ruledRules...), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,5 +119,41 @@ func TestARuledCallNoPersonDecides(t *testing.T) {
 	}
 	if again, repeat, err := svc.AskOrRepeat(t.Context(), in); err != nil || !repeat || again.Open() {
 		t.Fatalf("a third ask: %+v, %v", again, err)
+	}
+}
+
+// TestARuledRepeatAfterAReloadMovedItsRule: the repeat of an ask a rule
+// decided, parked but not closed, closes it as the rules still decide it
+// after a reload that added a rule before theirs (so that theirs is now
+// rule 2, not 1). Before, the repeat closed it only if the very rule of
+// the same number decided it, so it stayed open, and as no person may
+// decide what a rule decided, nobody could close it before its deadline.
+func TestARuledRepeatAfterAReloadMovedItsRule(t *testing.T) {
+	svc := ruledService(t)
+	one := core.AskInput{Kind: core.KindApproval, Agent: "agent-a", RunID: "run-1", ToolCallID: "toolu_1", Text: "Fetch?",
+		Reversibility: core.Reversible, Tool: "fetch", Arguments: json.RawMessage(`{"url":"https://example.com"}`)}
+	id := parkedNotClosed(t, svc, one)
+	moved := append([]core.Rule{{When: `tool == "deploy"`, Decide: core.DecideAsk, Reversibility: core.HardToReverse}}, ruledRules...)
+	if err := svc.Reconfigure(ruledConfig(moved...)); err != nil {
+		t.Fatal(err)
+	}
+	q, repeat, err := svc.AskOrRepeat(t.Context(), one)
+	if err != nil || !repeat || q.ID != id || q.Open() || q.Resolution.Approved == nil || *q.Resolution.Approved || q.Resolution.ClosedBy != core.CloserPolicy {
+		t.Fatalf("the repeated ask: %+v (repeat %v), %v; want it denied by the rule", q, repeat, err)
+	}
+
+	// A batch's call alike.
+	svc = ruledService(t)
+	batch := batchAsk() // c1 writes /a, c2 writes /b
+	batch.IdempotencyKey = "batch-1"
+	id = parkedNotClosed(t, svc, batch)
+	if err := svc.Reconfigure(ruledConfig(moved...)); err != nil {
+		t.Fatal(err)
+	}
+	if q, _, err = svc.AskOrRepeat(t.Context(), batch); err != nil || q.ID != id {
+		t.Fatalf("the repeated batch: %+v, %v", q, err)
+	}
+	if a, ok := q.Answered("c2"); !ok || a.OptionID != core.DenyOption || a.Policy == nil {
+		t.Fatalf("c2 after the repeat: %+v; want denied by the rule", a)
 	}
 }

@@ -11,11 +11,20 @@ import (
 	"github.com/askbridge/askbridge/internal/coretest"
 )
 
+// discordEditor is what the couriers here share: they edit Discord
+// cards, and remind and digest nothing.
+type discordEditor struct{}
+
+func (discordEditor) Surface() core.Surface                                { return core.SurfaceDiscord }
+func (discordEditor) Remind(context.Context, *core.Question, string) error { return nil }
+func (discordEditor) Digest(context.Context, core.Digest, string) error    { return nil }
+
 // slowEditor is a Discord channel reduced to what its cards show: each
 // card's message id maps to the state and version it was last rendered
 // from. Its first edit is slow: it renders, signals entered, and lands
 // only once the test releases it.
 type slowEditor struct {
+	discordEditor
 	mu      sync.Mutex
 	shows   map[string]shown
 	edits   int
@@ -27,8 +36,6 @@ type shown struct {
 	state   core.State
 	version int64
 }
-
-func (*slowEditor) Surface() core.Surface { return core.SurfaceDiscord }
 
 func (c *slowEditor) Post(_ context.Context, q *core.Question, card core.MessageRef) (core.MessageRef, error) {
 	card.ID = "m1"
@@ -55,9 +62,6 @@ func (c *slowEditor) show(id string, q *core.Question) {
 	defer c.mu.Unlock()
 	c.shows[id] = shown{state: q.State, version: q.Version}
 }
-
-func (*slowEditor) Remind(context.Context, *core.Question, string) error { return nil }
-func (*slowEditor) Digest(context.Context, core.Digest, string) error    { return nil }
 
 // TestAnOlderEditLandingLastIsRepaired: a card edit rendered from an
 // older version of the question that reaches the platform after a newer
@@ -151,11 +155,10 @@ func TestAnOlderEditLandingLastIsRepaired(t *testing.T) {
 // busyEditor is a card whose every edit the question outruns: each edit,
 // once landed, sees another card recorded (the question moves on).
 type busyEditor struct {
+	discordEditor
 	svc   *core.Service
 	edits int
 }
-
-func (*busyEditor) Surface() core.Surface { return core.SurfaceDiscord }
 
 func (c *busyEditor) Post(_ context.Context, _ *core.Question, card core.MessageRef) (core.MessageRef, error) {
 	card.ID = "m1"
@@ -167,9 +170,6 @@ func (c *busyEditor) Update(ctx context.Context, q *core.Question, _ core.Messag
 	id := "m-" + string(rune('a'+c.edits))
 	return c.svc.RecordMessage(ctx, q.ID, core.MessageRef{Surface: core.SurfaceDiscord, Room: "D2", ID: id, Delivery: "other:" + id, Kind: core.DeliverPost})
 }
-
-func (*busyEditor) Remind(context.Context, *core.Question, string) error { return nil }
-func (*busyEditor) Digest(context.Context, core.Digest, string) error    { return nil }
 
 // TestAnEditBehindABusyQuestionIsHandedBack: an update whose card the
 // question outruns edit after edit edits it a bounded number of times,

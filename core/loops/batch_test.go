@@ -34,6 +34,7 @@ func (s *claimCount) Claim(ctx context.Context, surface core.Surface, consumer s
 // gateCourier posts into a log; a post into a room in hold waits until
 // the test lets it go.
 type gateCourier struct {
+	slackCourier
 	hold    string
 	release chan struct{}
 	entered chan string // each post's room, as it starts
@@ -42,8 +43,6 @@ type gateCourier struct {
 	most    int               // the most under way at once into one room
 	order   []core.QuestionID // questions in the order their posts started
 }
-
-func (*gateCourier) Surface() core.Surface { return core.SurfaceSlack }
 
 func (c *gateCourier) Post(_ context.Context, q *core.Question, card core.MessageRef) (core.MessageRef, error) {
 	c.mu.Lock()
@@ -62,10 +61,6 @@ func (c *gateCourier) Post(_ context.Context, q *core.Question, card core.Messag
 	return card, nil
 }
 
-func (*gateCourier) Update(context.Context, *core.Question, core.MessageRef) error { return nil }
-func (*gateCourier) Remind(context.Context, *core.Question, string) error          { return nil }
-func (*gateCourier) Digest(context.Context, core.Digest, string) error             { return nil }
-
 // startGated runs the outbox one delivery a batch through c over a store
 // counting claims, for rooms rooms of one route.
 func startGated(t *testing.T, c *gateCourier, rooms ...string) (*core.Service, *claimCount) {
@@ -77,17 +72,8 @@ func startGated(t *testing.T, c *gateCourier, rooms ...string) (*core.Service, *
 	svc := coretest.Service(t, st, coretest.Options{Routes: map[string]core.Route{"ops": {
 		Rooms: rs, Deciders: map[core.Surface][]string{core.SurfaceSlack: {"U1"}},
 	}}})
-	ctx, stop := context.WithCancel(t.Context())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = loops.Deliver(ctx, svc, c, loops.DeliverOptions{Consumer: "c1", Batch: 1, Block: 50 * time.Millisecond})
-	}()
-	t.Cleanup(func() {
-		close(c.release)
-		stop()
-		<-done
-	})
+	startDrain(t, svc, c, loops.DeliverOptions{Consumer: "c1", Batch: 1, Block: 50 * time.Millisecond})
+	t.Cleanup(func() { close(c.release) }) // before the drain's stop: cleanups run last first
 	return svc, st
 }
 
@@ -106,13 +92,7 @@ func askOps(t *testing.T, svc *core.Service, call string) *core.Question {
 
 func entered(t *testing.T, c *gateCourier, what string) string {
 	t.Helper()
-	select {
-	case room := <-c.entered:
-		return room
-	case <-time.After(10 * time.Second):
-		t.Fatalf("timed out waiting for %s", what)
-		return ""
-	}
+	return within(t, c.entered, "timed out waiting for "+what)
 }
 
 // TestNextBatchWhileTheLastSends: the next batch is claimed and sent while

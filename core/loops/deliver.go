@@ -193,12 +193,19 @@ func (s *drain) deliverClaimed(ctx context.Context, c core.Courier, budgets core
 	case errors.As(err, &ra):
 		// The platform asked for a wait: the delivery is due again when
 		// it says (DESIGN: Running it as a service), and the answer
-		// uses up no attempt; its age bounds it instead (givesUp).
+		// uses up no attempt; its age bounds it instead (givesUp). One
+		// that names no wait (a Retry-After of 0) waits the back-off:
+		// uncounted, it would otherwise be sent again at once, as fast
+		// as the drain goes, for as long as the platform pushes back.
 		o.OnError(d, err)
 		if !d.CreatedAt.IsZero() {
 			d.Attempts--
 		}
-		s.retry(ctx, d, o, ra.After)
+		wait := ra.After
+		if wait <= 0 {
+			wait = backoff(o.RetryWait, d.Attempts)
+		}
+		s.retry(ctx, d, o, wait)
 		return
 	default:
 		o.OnError(d, err)

@@ -12,40 +12,24 @@ import (
 	"github.com/askbridge/askbridge/internal/coretest"
 )
 
-// limitedCourier answers its first limited posts with a retry-after (a
-// platform's 429, or Telegram's adapter before getMe answers), then posts.
+// limitedCourier answers its first limited posts (all of them if limited
+// is negative) with a retry-after of after (a platform's 429, or
+// Telegram's adapter before getMe answers), then posts.
 type limitedCourier struct {
+	slackCourier
 	limited int32
+	after   time.Duration
 	posts   atomic.Int32
 	sent    chan struct{}
 }
 
-func (*limitedCourier) Surface() core.Surface { return core.SurfaceSlack }
-
 func (c *limitedCourier) Post(_ context.Context, q *core.Question, card core.MessageRef) (core.MessageRef, error) {
 	if n := c.posts.Add(1); c.limited < 0 || n <= c.limited {
-		return core.MessageRef{}, &core.RetryAfter{After: time.Millisecond, Err: errors.New("429 Too Many Requests")}
+		return core.MessageRef{}, &core.RetryAfter{After: c.after, Err: errors.New("429 Too Many Requests")}
 	}
 	card.ID = "m-" + string(q.ID)
 	close(c.sent)
 	return card, nil
-}
-
-func (*limitedCourier) Update(context.Context, *core.Question, core.MessageRef) error { return nil }
-func (*limitedCourier) Remind(context.Context, *core.Question, string) error          { return nil }
-func (*limitedCourier) Digest(context.Context, core.Digest, string) error             { return nil }
-
-func opsOnSlack(t *testing.T) *core.Service {
-	return coretest.Service(t, coretest.OpenStore(t), coretest.Options{Routes: map[string]core.Route{"ops": {
-		Rooms: []core.Room{{Surface: core.SurfaceSlack, ID: "C1"}}, Deciders: map[core.Surface][]string{core.SurfaceSlack: {"U1"}},
-	}}})
-}
-
-func runDrain(t *testing.T, svc *core.Service, c core.Courier, o loops.DeliverOptions) {
-	ctx, stop := context.WithCancel(t.Context())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = loops.Deliver(ctx, svc, c, o) }()
-	t.Cleanup(func() { stop(); <-done })
 }
 
 // TestRetryAfterUsesNoAttempt: a delivery the platform answers with a
@@ -56,9 +40,9 @@ func runDrain(t *testing.T, svc *core.Service, c core.Courier, o loops.DeliverOp
 // start) dropped the card.
 func TestRetryAfterUsesNoAttempt(t *testing.T) {
 	svc := opsOnSlack(t)
-	c := &limitedCourier{limited: 12, sent: make(chan struct{})}
+	c := &limitedCourier{limited: 12, after: time.Millisecond, sent: make(chan struct{})}
 	dropped := make(chan error, 1)
-	runDrain(t, svc, c, loops.DeliverOptions{Consumer: "c1", Block: 20 * time.Millisecond, MaxAttempts: 3,
+	startDrain(t, svc, c, loops.DeliverOptions{Consumer: "c1", Block: 20 * time.Millisecond, MaxAttempts: 3,
 		OnError: func(d core.Delivery, err error) {
 			var ra *core.RetryAfter
 			if !errors.As(err, &ra) {
@@ -90,8 +74,8 @@ func TestRetryAfterUsesNoAttempt(t *testing.T) {
 func TestRetryAfterEndsWithAge(t *testing.T) {
 	const limit = time.Second
 	svc := opsOnSlack(t)
-	c := &limitedCourier{limited: -1, sent: make(chan struct{})}
-	runDrain(t, svc, c, loops.DeliverOptions{Consumer: "c1", Block: 20 * time.Millisecond, RateLimitedFor: limit})
+	c := &limitedCourier{limited: -1, after: time.Millisecond, sent: make(chan struct{})}
+	startDrain(t, svc, c, loops.DeliverOptions{Consumer: "c1", Block: 20 * time.Millisecond, RateLimitedFor: limit})
 	q := askOps(t, svc, "toolu_1")
 	var dropped time.Time
 	waitFor(t, "the undelivered event", func() bool {
@@ -105,5 +89,23 @@ func TestRetryAfterEndsWithAge(t *testing.T) {
 	})
 	if age := dropped.Sub(q.CreatedAt); age < limit {
 		t.Fatalf("dropped after %d tries at %v old; want it tried until it was %v old", c.posts.Load(), age, limit)
+	}
+}
+
+// TestRetryAfterNamingNoWaitBacksOff: a retry-after that names no wait
+// (a Retry-After of 0, a RetryAfter without After) is retried after the
+// drain's back-off, not at once. It uses no attempt, so retried at once
+// it was sent again as fast as the drain could go, at a platform pushing
+// back, for a day (RateLimitedFor).
+func TestRetryAfterNamingNoWaitBacksOff(t *testing.T) {
+	const wait, over = 300 * time.Millisecond, time.Second
+	svc := opsOnSlack(t)
+	c := &limitedCourier{limited: -1, sent: make(chan struct{})}
+	stop := startDrain(t, svc, c, loops.DeliverOptions{Consumer: "c1", Block: 20 * time.Millisecond, RetryWait: wait})
+	askOps(t, svc, "toolu_1")
+	time.Sleep(over)
+	stop()
+	if n, most := c.posts.Load(), int32(over/wait)+2; n > most {
+		t.Fatalf("%d posts in %v to a platform answering a retry-after of 0; want at most %d, one per back-off of %v", n, over, most, wait)
 	}
 }

@@ -27,13 +27,12 @@ func (s *handBackCount) Retry(ctx context.Context, d core.Delivery, consumer str
 
 // heldCourier posts into a log and names one budget for every delivery.
 type heldCourier struct {
+	slackCourier
 	budget core.Allowance
 	mu     sync.Mutex
 	posts  int
 	posted chan struct{}
 }
-
-func (*heldCourier) Surface() core.Surface { return core.SurfaceSlack }
 
 func (c *heldCourier) Post(_ context.Context, _ *core.Question, card core.MessageRef) (core.MessageRef, error) {
 	c.mu.Lock()
@@ -43,10 +42,6 @@ func (c *heldCourier) Post(_ context.Context, _ *core.Question, card core.Messag
 	card.ID = "m"
 	return card, nil
 }
-
-func (*heldCourier) Update(context.Context, *core.Question, core.MessageRef) error { return nil }
-func (*heldCourier) Remind(context.Context, *core.Question, string) error          { return nil }
-func (*heldCourier) Digest(context.Context, core.Digest, string) error             { return nil }
 
 func (c *heldCourier) Budgets(core.Delivery) []core.Allowance { return []core.Allowance{c.budget} }
 
@@ -68,21 +63,11 @@ func drainHeld(t *testing.T, hold time.Duration) int32 {
 	}
 	c := &heldCourier{budget: core.Allowance{Key: "room:C1", Limit: core.Limit{Rate: 1, Per: per}, Hold: hold},
 		posted: make(chan struct{}, cards)}
-	ctx, stop := context.WithCancel(t.Context())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = loops.Deliver(ctx, svc, c, loops.DeliverOptions{Consumer: "c1", Block: 50 * time.Millisecond, Budget: st})
-	}()
+	stop := startDrain(t, svc, c, loops.DeliverOptions{Consumer: "c1", Block: 50 * time.Millisecond, Budget: st})
 	for range cards {
-		select {
-		case <-c.posted:
-		case <-time.After(10 * time.Second):
-			t.Fatal("the cards were not all posted")
-		}
+		within(t, c.posted, "the cards were not all posted")
 	}
 	stop()
-	<-done
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.posts != cards {

@@ -12,30 +12,44 @@ import (
 	"github.com/askbridge/askbridge/internal/coretest"
 )
 
-// stopCourier's first post blocks until the drain stops, and fails with
-// the stop; its later posts succeed.
+// stopCourier's first post reaches the platform, which may post the
+// card, but its answer never comes: the post blocks until the drain
+// stops, and fails with the stop. Its later posts succeed, and it hands
+// on the cards they were given.
 type stopCourier struct {
+	slackCourier
 	entered chan struct{}
 	posts   atomic.Int32
-	sent    chan struct{}
+	sent    chan core.MessageRef
 }
-
-func (*stopCourier) Surface() core.Surface { return core.SurfaceSlack }
 
 func (c *stopCourier) Post(ctx context.Context, q *core.Question, card core.MessageRef) (core.MessageRef, error) {
 	if c.posts.Add(1) == 1 {
 		close(c.entered)
 		<-ctx.Done()
-		return card, ctx.Err()
+		return core.MessageRef{}, ctx.Err() // the card may be in the room; its answer never came
 	}
 	card.ID = "m-" + string(q.ID)
-	close(c.sent)
+	select {
+	case c.sent <- card:
+	default:
+	}
 	return card, nil
 }
 
-func (*stopCourier) Update(context.Context, *core.Question, core.MessageRef) error { return nil }
-func (*stopCourier) Remind(context.Context, *core.Question, string) error          { return nil }
-func (*stopCourier) Digest(context.Context, core.Digest, string) error             { return nil }
+// postAfterAStop asks a question into ops, stops a drain run with o while
+// the question's card is on its way, and returns the card the next drain
+// posts.
+func postAfterAStop(t *testing.T, o loops.DeliverOptions) (*core.Service, *core.Question, core.MessageRef) {
+	svc := opsOnSlack(t)
+	c := &stopCourier{entered: make(chan struct{}), sent: make(chan core.MessageRef, 1)}
+	stop := startDrain(t, svc, c, o)
+	q := askOps(t, svc, "toolu_1")
+	within(t, c.entered, "the post never started")
+	stop()
+	startDrain(t, svc, c, o)
+	return svc, q, within(t, c.sent, "the card cut short by the stop was never posted")
+}
 
 // TestAStopUsesNoAttempt: a drain stopped while a post is on its way hands
 // the delivery back without counting the attempt, so a delivery on its
@@ -43,65 +57,13 @@ func (*stopCourier) Digest(context.Context, core.Digest, string) error          
 // failed send, and on the last attempt the card was given up and never
 // posted.
 func TestAStopUsesNoAttempt(t *testing.T) {
-	svc := coretest.Service(t, coretest.OpenStore(t), coretest.Options{Routes: map[string]core.Route{"ops": {
-		Rooms: []core.Room{{Surface: core.SurfaceSlack, ID: "C1"}}, Deciders: map[core.Surface][]string{core.SurfaceSlack: {"U1"}},
-	}}})
-	c := &stopCourier{entered: make(chan struct{}), sent: make(chan struct{})}
-	o := loops.DeliverOptions{Consumer: "c1", Block: 50 * time.Millisecond, MaxAttempts: 1}
-	ctx, stop := context.WithCancel(t.Context())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = loops.Deliver(ctx, svc, c, o) }()
-	q := askOps(t, svc, "toolu_1")
-	select {
-	case <-c.entered:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the post never started")
-	}
-	stop()
-	<-done
-
-	again, stopAgain := context.WithCancel(t.Context())
-	doneAgain := make(chan struct{})
-	go func() { defer close(doneAgain); _ = loops.Deliver(again, svc, c, o) }()
-	defer func() { stopAgain(); <-doneAgain }()
-	select {
-	case <-c.sent:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the card cut short by the stop was never posted")
-	}
+	svc, q, _ := postAfterAStop(t, loops.DeliverOptions{Consumer: "c1", Block: 50 * time.Millisecond, MaxAttempts: 1})
 	for _, e := range coretest.EventsOf(t, svc, q.ID) {
 		if e.Kind == core.EventUndelivered {
 			t.Fatalf("the stop recorded the card as undelivered: %+v", e)
 		}
 	}
 }
-
-// lostCourier's first post reaches the platform, which posts the card,
-// but its answer is lost: the post blocks until the drain stops and
-// fails with the stop. Its later posts succeed, and it keeps the cards
-// they were handed.
-type lostCourier struct {
-	entered chan struct{}
-	posts   atomic.Int32
-	sent    chan core.MessageRef
-}
-
-func (*lostCourier) Surface() core.Surface { return core.SurfaceSlack }
-
-func (c *lostCourier) Post(ctx context.Context, q *core.Question, card core.MessageRef) (core.MessageRef, error) {
-	if c.posts.Add(1) == 1 {
-		close(c.entered)
-		<-ctx.Done()
-		return core.MessageRef{}, ctx.Err() // the card is in the room; its answer never came
-	}
-	card.ID = "m2-" + string(q.ID)
-	c.sent <- card
-	return card, nil
-}
-
-func (*lostCourier) Update(context.Context, *core.Question, core.MessageRef) error { return nil }
-func (*lostCourier) Remind(context.Context, *core.Question, string) error          { return nil }
-func (*lostCourier) Digest(context.Context, core.Digest, string) error             { return nil }
 
 // TestAStopMidPostFlagsTheRepost: a drain stopped while a post is on its
 // way, whose outcome is unknown (the platform may have posted the card),
@@ -111,33 +73,7 @@ func (*lostCourier) Digest(context.Context, core.Digest, string) error          
 // attempt count, the posting mark's owner was the same, its renewal
 // counted as a first attempt, and the repeat went out unflagged.
 func TestAStopMidPostFlagsTheRepost(t *testing.T) {
-	svc := coretest.Service(t, coretest.OpenStore(t), coretest.Options{Routes: map[string]core.Route{"ops": {
-		Rooms: []core.Room{{Surface: core.SurfaceSlack, ID: "C1"}}, Deciders: map[core.Surface][]string{core.SurfaceSlack: {"U1"}},
-	}}})
-	c := &lostCourier{entered: make(chan struct{}), sent: make(chan core.MessageRef, 1)}
-	o := loops.DeliverOptions{Consumer: "c1", Block: 50 * time.Millisecond}
-	ctx, stop := context.WithCancel(t.Context())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = loops.Deliver(ctx, svc, c, o) }()
-	q := askOps(t, svc, "toolu_1")
-	select {
-	case <-c.entered:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the post never started")
-	}
-	stop()
-	<-done
-
-	again, stopAgain := context.WithCancel(t.Context())
-	doneAgain := make(chan struct{})
-	go func() { defer close(doneAgain); _ = loops.Deliver(again, svc, c, o) }()
-	defer func() { stopAgain(); <-doneAgain }()
-	var card core.MessageRef
-	select {
-	case card = <-c.sent:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the card cut short by the stop was never posted again")
-	}
+	svc, q, card := postAfterAStop(t, loops.DeliverOptions{Consumer: "c1", Block: 50 * time.Millisecond})
 	if !card.Repeat {
 		t.Errorf("the card posted after a post of unknown outcome is not marked as a possible repeat: %+v", card)
 	}

@@ -19,13 +19,15 @@ import (
 const purgeBatch = 1000
 
 // Purge drops at most limit questions closed before cutoff with their
-// events and index entries; then every event older than cutoff that
-// belongs to no stored question (refusals of unknown ids), every Once
-// key and every value whose expiry has passed, batch by batch, each batch
-// its own write transaction, until a batch comes up short. Those go
-// regardless of limit and of how many questions closed: core purges again
-// only while a purge returns limit, and chat traffic leaves thousands of
-// keys to expire between purges that no question ever closes.
+// events and index entries; then, once fewer than limit were left to
+// drop, every event older than cutoff that belongs to no stored question
+// (refusals of unknown ids), every Once key and every value whose expiry
+// has passed, batch by batch, each batch its own write transaction, until
+// a batch comes up short. Those go regardless of how many questions
+// closed (chat traffic leaves thousands of keys to expire between purges
+// that no question ever closes), by the last call of core's purge, which
+// purges again while a purge returns limit: once, not once per call, as
+// every sweep reads every Once key and expiring value.
 func (s *Store) Purge(ctx context.Context, cutoff time.Time, limit int) (int, error) {
 	const op = "purge"
 	var closed, loose [][]byte
@@ -65,6 +67,9 @@ func (s *Store) Purge(ctx context.Context, cutoff time.Time, limit int) (int, er
 	}
 	for _, k := range closed {
 		s.copies.purged(idOfTimeKey(k))
+	}
+	if limit > 0 && len(closed) == limit {
+		return len(closed), nil // called again (see above)
 	}
 	if len(loose) == purgeBatch { // more may be left
 		if err := s.purgeLoose(ctx, cutoff); err != nil {

@@ -136,24 +136,25 @@ type shardKeys struct {
 	questionPrefix                               string // + id: keys.question
 	documentPrefix                               string // + id: keys.document
 	resolutionPrefix                             string // + id: keys.resolution
-	// common and wakeArg are the scripts' leading ARGV (see common.lua;
-	// its clock, common[1], is the several shards' one: Store.clockArg)
-	// and the wake-up channel they publish on ("" when durability is on:
-	// the store publishes, Store.announce), boxed once; resolveKeys are resolve.lua's
+	// shardArg and surfacesArg are the scripts' ARGV[1] and ARGV[3] (see
+	// common.lua; ARGV[2], the clock, is Store.clockArg's) and wakeArg the
+	// wake-up channel they publish on ("" when durability is on: the store
+	// publishes, Store.announce), boxed once; resolveKeys are resolve.lua's
 	// KEYS[2..4] and boxes the shard's outbox streams, boxed once.
-	common      [3]any
+	shardArg    any
+	surfacesArg any
 	wakeArg     any
 	resolveKeys [3]any
 	boxes       []any
 }
 
-func (k keys) forShard(shard int, timed any) shardKeys {
+func (k keys) forShard(shard int) shardKeys {
 	sk := shardKeys{
 		shard: shard, events: k.events(shard), seq: k.seq(shard), open: k.open(shard),
 		deadline: k.deadline(shard), runOpen: k.runOpen(shard), closed: k.closed(shard),
 		wake: k.wake(shard), outboxes: k.outboxes(shard), questionPrefix: k.tag(shard) + ":q:",
 		documentPrefix: k.tag(shard) + ":d:", resolutionPrefix: k.tag(shard) + ":r:",
-		common: [3]any{shard, timed, surfaceList}, wakeArg: k.wake(shard),
+		shardArg: shard, surfacesArg: surfaceList, wakeArg: k.wake(shard),
 	}
 	sk.resolveKeys = [3]any{sk.events, sk.seq, sk.closed}
 	for _, box := range sk.outboxes {

@@ -104,7 +104,6 @@ type Store struct {
 	shards  int
 	group   string
 	cluster bool
-	timed   any // ARGV[2] with several shards: "1", event numbers follow the server clock (common.lua; one shard: clockArg)
 	// durable: Durability is on. The scripts then publish no wake-up;
 	// the store does, once the wait has held (announce).
 	durable bool
@@ -165,7 +164,6 @@ func New(ctx context.Context, client goredis.UniversalClient, opts Options) (*St
 		k:       keys{prefix: opts.Prefix},
 		shards:  opts.Shards,
 		group:   opts.Group,
-		timed:   "1",
 		done:    make(chan struct{}),
 		stopped: make(chan struct{}),
 		cache:   newReadCache(),
@@ -179,7 +177,7 @@ func New(ctx context.Context, client goredis.UniversalClient, opts Options) (*St
 	s.attemptPrefix = base64.RawURLEncoding.EncodeToString(seed[:]) + "."
 	s.durable = opts.Durability.Replicas > 0
 	for shard := range s.shards {
-		sk := s.k.forShard(shard, s.timed)
+		sk := s.k.forShard(shard)
 		if s.durable {
 			sk.wakeArg = "" // the scripts publish nothing: announce does, after the wait
 		}
@@ -426,10 +424,13 @@ func (s *Store) shardOf(id core.QuestionID) (int, bool) {
 // may have lost, given out a moment before.
 func (s *Store) clockArg() any {
 	if s.shards > 1 {
-		return s.timed
+		return serverClock
 	}
 	return "t" + strconv.FormatInt(time.Now().UnixMicro(), 10)
 }
+
+// serverClock is clockArg with several shards, boxed once.
+var serverClock any = "1"
 
 // seq turns a shard's event number into the Seq core sees. With one shard
 // they are the same; with several, the shard is folded in so that every

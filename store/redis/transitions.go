@@ -91,7 +91,7 @@ func (s *Store) commitCmd(c core.Change, shard int) ([]any, error) {
 		nkeys, nargs = nkeys+2*held, nargs+1+held
 	}
 	cmd := s.commitKeys(scriptArgs(nkeys, nargs), c, shard, &boxes, held)
-	cmd = append(cmd, sk.common[0], s.clockArg(), sk.common[2])
+	cmd = append(cmd, sk.shardArg, s.clockArg(), sk.surfacesArg)
 	nowMS := any(msString(c.Now)) // boxed once: the close's time in ms, and its closed field
 	cmd = append(cmd, string(q.ID), sk.wakeArg, now, nowMS, c.From(), s.attempt(), closeFlag, resJSON)
 	if cmd, err = appendChangedFields(cmd, c, nowMS); err != nil {
@@ -104,6 +104,8 @@ func (s *Store) commitCmd(c core.Change, shard int) ([]any, error) {
 			return nil, core.Errorf(core.CodeInvalid, "redis commit", "event %q of question %s: %v", e.Kind, q.ID, err)
 		}
 		if !ev.complete() {
+			// One without a kind renders as none (packEvent), which
+			// resolve.lua would refuse: refused here, before anything is sent.
 			return nil, core.Errorf(core.CodeInvalid, "redis commit", "event %q of question %s renders without its audit digest", e.Kind, q.ID)
 		}
 		cmd = ev.args(cmd)
@@ -218,13 +220,6 @@ func checkChange(op string, c core.Change) error {
 	}
 	if !q.Deadline.Equal(b.Deadline) || q.Renotified != b.Renotified || len(q.Messages) != len(b.Messages) {
 		return core.Errorf(core.CodeInvalid, op, "a change of question %s may not move its deadline, renotices or cards", q.ID)
-	}
-	for i, e := range c.Events {
-		// An event without a kind renders as none (renderEvent), which
-		// resolve.lua would refuse: refused here, before anything is sent.
-		if e.Kind == "" {
-			return core.Errorf(core.CodeInvalid, op, "event %d of a change of question %s has no kind", i, q.ID)
-		}
 	}
 	for _, d := range c.Updates {
 		if isWebhook(d) {

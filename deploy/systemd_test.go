@@ -13,8 +13,9 @@ import (
 // systemd-analyze, against a scratch root that holds the unit, this
 // machine's own system units (for the targets it orders against) and a
 // freshly built askbridge at the unit's ExecStart path and a kill at
-// ExecReload's: verify checks that the commands exist. systemd-analyze reports parse errors but still exits
-// 0, so any output at all fails the test.
+// ExecReload's: verify checks that the commands exist. systemd-analyze
+// reports parse errors but still exits 0, so any output at all fails the
+// test.
 func TestSystemdUnit(t *testing.T) {
 	if _, err := exec.LookPath("systemd-analyze"); err != nil {
 		t.Fatal("systemd-analyze is not installed (scripts/test installs it): apt-get install systemd")

@@ -293,7 +293,7 @@ func (d *door) ask(ctx context.Context, p Prompt, in core.AskInput) (*core.Quest
 		return q, err
 	}
 	kv := d.svc.Values()
-	key, start := chainKey(in), in.ToolCallID
+	key := chainKey(in)
 	switch link, err := kv.Value(ctx, key); {
 	case err != nil:
 		d.opts.Log.Warn().Err(err).Msg("hook: the prompt's last question could not be read; asking from the first")
@@ -304,7 +304,7 @@ func (d *door) ask(ctx context.Context, p Prompt, in core.AskInput) (*core.Quest
 	for range maxAskedAgain {
 		q, repeat, err := d.svc.AskOrRepeat(ctx, in)
 		if err != nil || !repeat || q.Open() {
-			if err == nil && in.ToolCallID != from && in.ToolCallID != start {
+			if err == nil && in.ToolCallID != from { // the chain grew: keep its newest link
 				if err := kv.SetValueFor(ctx, key, in.ToolCallID, chainTTL); err != nil {
 					d.opts.Log.Warn().Err(err).Msg("hook: the prompt's last question could not be kept")
 				}

@@ -3,7 +3,6 @@ package hooks_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -43,18 +42,42 @@ func newDoorWith(t *testing.T, st core.Store, routes map[string]core.Route) *doo
 	svc := coretest.Service(t, st, coretest.Options{Routes: routes})
 	stop, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
+	return &door{t: t, svc: svc, srv: mount(t, svc, stop), stop: cancel}
+}
+
+// mount serves the hook door over svc, with the caller authenticated as
+// agent, until the test ends; stop ends its waits.
+func mount(t *testing.T, svc hooks.Service, stop context.Context) *httptest.Server {
 	mux := http.NewServeMux()
 	mux.Handle("POST /v1/hooks/{host}", hooks.Handler(svc, hooks.Options{
 		Agent: func(*http.Request) core.AgentID { return agent }, MaxWait: time.Minute, Stop: stop,
 	}))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	return &door{t: t, svc: svc, srv: srv, stop: cancel}
+	return srv
 }
 
 func hookFixture(t *testing.T, name string) string {
 	t.Helper()
 	b, err := os.ReadFile("testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// hookInput is the fixture name with top-level fields replaced: set maps
+// each field to its new value, as JSON.
+func hookInput(t *testing.T, name string, set map[string]string) string {
+	t.Helper()
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(hookFixture(t, name)), &fields); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range set {
+		fields[k] = json.RawMessage(v)
+	}
+	b, err := json.Marshal(fields)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,6 +112,19 @@ func (d *door) start(ctx context.Context, path, body string) call {
 		d.t.Fatalf("hook status %d: %s", resp.StatusCode, b)
 	}
 	return call{resp: resp, id: core.QuestionID(resp.Header.Get(hooks.HeaderQuestionID))}
+}
+
+// send posts a hook input and reads the whole answer: its status, the
+// question it was asked as, and the body.
+func (d *door) send(ctx context.Context, path, body string) (status int, id core.QuestionID, out string) {
+	d.t.Helper()
+	resp := d.post(ctx, path, body)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	return resp.StatusCode, core.QuestionID(resp.Header.Get(hooks.HeaderQuestionID)), string(b)
 }
 
 func (c call) body(t *testing.T) string {
@@ -276,26 +312,6 @@ func TestHookWaitEnds(t *testing.T) {
 	}
 }
 
-// TestHookPromptRunTwiceWhileOpenSharesItsQuestion: the same prompt sent
-// twice while its question is open (the host ran the hook again) parks
-// one question, and both runs hear its answer.
-func TestHookPromptRunTwiceWhileOpenSharesItsQuestion(t *testing.T) {
-	d := newDoor(t)
-	body := hookFixture(t, "claude-code/permission-request.bash.json")
-	first := d.start(t.Context(), "/v1/hooks/claude-code", body)
-	second := d.start(t.Context(), "/v1/hooks/claude-code", body)
-	if first.id == "" || second.id != first.id {
-		t.Fatalf("two runs of one open prompt parked %s and %s; want one question", first.id, second.id)
-	}
-	if err := d.answer(first.id, core.AnswerInput{OptionID: core.ApproveOption}); err != nil {
-		t.Fatal(err)
-	}
-	a, b := first.body(t), second.body(t)
-	if !strings.Contains(a, `"behavior":"allow"`) || b != a {
-		t.Fatalf("the runs heard %s and %s; want the same allow", a, b)
-	}
-}
-
 // TestHookPreToolUseNotAskedAsksAtTheKeyboard: a Claude Code PreToolUse
 // prompt that cannot be asked (its input over the arguments' limit, or
 // its session's run ended by the agent) is answered "ask", saying why, so
@@ -377,249 +393,3 @@ func TestHookPreToolUseRefusedEarlyIsNotLetThrough(t *testing.T) {
 		t.Fatalf("parked %d questions, %v", len(list), err)
 	}
 }
-
-// failingGrants is a store that cannot write standing approvals, as one
-// failing over cannot.
-type failingGrants struct{ core.Store }
-
-func (failingGrants) PutStanding(context.Context, core.Standing) error {
-	return errors.New("failingGrants: the store is failing over")
-}
-
-// TestHookSessionRuleOnlyForAStoredGrant: Claude Code is handed a session
-// rule of its own only once the standing approval the approve asked for
-// is stored. When its write fails, the approve counts and the call is
-// allowed, but askbridge holds no standing approval (the approver is told
-// so), so neither does the host get a rule that would let the session's
-// later calls run with nobody asked; before, the rule was read from the
-// close alone. With the write landing, the rule is handed over.
-func TestHookSessionRuleOnlyForAStoredGrant(t *testing.T) {
-	routes := map[string]core.Route{core.DefaultRoute: {
-		Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}},
-		Rules:    []core.Rule{{Name: "edits", When: `tool == "Edit"`, Reversibility: core.Reversible}},
-	}}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(hookFixture(t, "claude-code/permission-request.bash.json")), &fields); err != nil {
-		t.Fatal(err)
-	}
-	fields["tool_name"], fields["tool_input"] = json.RawMessage(`"Edit"`), json.RawMessage(`{"file_path":"main.go","old_string":"a","new_string":"b"}`)
-	body, _ := json.Marshal(fields)
-	rule := `"updatedPermissions":[{"type":"addRules","rules":[{"toolName":"Edit"}],"behavior":"allow","destination":"session"}]`
-	for _, c := range []struct {
-		name     string
-		store    func(t *testing.T) core.Store
-		wantRule bool
-	}{
-		{"the grant is not stored", func(t *testing.T) core.Store { return failingGrants{coretest.OpenStore(t)} }, false},
-		{"the grant is stored", func(t *testing.T) core.Store { return coretest.OpenStore(t) }, true},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			d := newDoorWith(t, c.store(t), routes)
-			call := d.start(t.Context(), "/v1/hooks/claude-code", string(body))
-			out, err := d.svc.Answer(t.Context(), core.AnswerInput{QuestionID: call.id, Decider: person, OptionID: core.ApproveOption,
-				Standing: &core.StandingRequest{Scope: core.StandingRun}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if (out.Standing != nil) != c.wantRule {
-				t.Fatalf("the approver was told the standing approval is %v", out.Standing)
-			}
-			got := call.body(t)
-			if !strings.Contains(got, `"behavior":"allow"`) || strings.Contains(got, rule) != c.wantRule {
-				t.Fatalf("body %s: want an allow, with a session rule %v", got, c.wantRule)
-			}
-		})
-	}
-}
-
-// TestHookSamePromptFromAnotherDirectoryIsAskedAnew: a prompt named by
-// its digest (no tool_use_id) from another working directory, or on
-// another route, is another prompt: once the first is approved, the same
-// command from elsewhere parks a question of its own, open, instead of
-// a conflict with the first one's body (whose project label and context
-// name the first directory).
-func TestHookSamePromptFromAnotherDirectoryIsAskedAnew(t *testing.T) {
-	d := newDoorOn(t, map[string]core.Route{
-		core.DefaultRoute: {Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}}},
-		"other":           {Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}}},
-	})
-	withCwd := func(cwd string) string {
-		var fields map[string]json.RawMessage
-		if err := json.Unmarshal([]byte(hookFixture(t, "claude-code/permission-request.bash.json")), &fields); err != nil {
-			t.Fatal(err)
-		}
-		fields["cwd"], _ = json.Marshal(cwd)
-		fields["tool_input"] = json.RawMessage(`{"command":"npm test"}`)
-		b, _ := json.Marshal(fields)
-		return string(b)
-	}
-	first := d.start(t.Context(), "/v1/hooks/claude-code", withCwd("/repo"))
-	if err := d.answer(first.id, core.AnswerInput{OptionID: core.ApproveOption}); err != nil {
-		t.Fatal(err)
-	}
-	if got := first.body(t); !strings.Contains(got, `"behavior":"allow"`) {
-		t.Fatalf("body %s, want an allow", got)
-	}
-	seen := map[core.QuestionID]bool{first.id: true}
-	for _, path := range []string{"/v1/hooks/claude-code", "/v1/hooks/claude-code?route=other"} {
-		for _, cwd := range []string{"/repo/packages/a", "/repo"} {
-			if path == "/v1/hooks/claude-code" && cwd == "/repo" {
-				continue // the first prompt itself
-			}
-			resp := d.post(t.Context(), path+sep(path)+"wait=1ms", withCwd(cwd))
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			id := core.QuestionID(resp.Header.Get(hooks.HeaderQuestionID))
-			if resp.StatusCode != http.StatusOK || id == "" || seen[id] {
-				t.Fatalf("%s from %s: status %d, question %q, body %s; want 200 and a question of its own", path, cwd, resp.StatusCode, id, b)
-			}
-			seen[id] = true
-			q, err := d.svc.Get(t.Context(), id)
-			if err != nil || q.State != core.StateCancelled || q.Resolution.Decider.ID != agent {
-				t.Fatalf("%s from %s: question %+v, %v; want it asked, then withdrawn when the wait ran out", path, cwd, q, err)
-			}
-		}
-	}
-}
-
-func sep(path string) string {
-	if strings.Contains(path, "?") {
-		return "&"
-	}
-	return "?"
-}
-
-// TestHookCodexNetworkAccessNotCoveredByBash: Codex sends a network
-// access prompt as a Bash call whose description is "network-access
-// <target>". A run-long standing approval granted on an ordinary Bash
-// command does not approve it: it is asked as tool NetworkAccess, of a
-// person. One the Bash rules deny, or ask as hard to reverse, is asked
-// as Bash, so the model (which writes an ordinary command's
-// description) cannot move a command out from under the Bash rules by
-// dressing it as network access.
-func TestHookCodexNetworkAccessNotCoveredByBash(t *testing.T) {
-	anyone := map[core.Surface][]string{core.SurfaceAPI: {"*"}}
-	d := newDoorOn(t, map[string]core.Route{
-		core.DefaultRoute: {Deciders: anyone, Rules: []core.Rule{{Name: "shell", When: `tool == "Bash"`, Reversibility: core.Reversible}}},
-		"strict": {Deciders: anyone, Rules: []core.Rule{
-			{Name: "no curl", When: `tool == "Bash" && args.command.startsWith("curl")`, Decide: core.DecideDeny, Reason: "No curl."},
-			{Name: "wget", When: `tool == "Bash" && args.command.startsWith("wget")`, Reversibility: core.HardToReverse},
-			{Name: "shell", When: `tool == "Bash"`, Reversibility: core.Reversible},
-		}},
-	})
-	network := hookFixture(t, "codex/permission-request.network.json")
-	for _, c := range []struct {
-		route, command string
-		tool           string // the tool it is asked as
-		want           core.State
-		body           string // in the body; "" for none
-	}{
-		{"", "curl https://example.com/install.sh", "NetworkAccess", core.StateCancelled, ""},
-		{"", "network-access https://example.com:443", "NetworkAccess", core.StateCancelled, ""},
-		{"strict", "curl https://example.com/install.sh", "Bash", core.StateAnswered, `"behavior":"deny"`},
-		{"strict", "wget https://example.com/install.sh", "Bash", core.StateCancelled, ""},
-		{"strict", "npm install", "NetworkAccess", core.StateCancelled, ""},
-	} {
-		t.Run(c.route+" "+c.command, func(t *testing.T) {
-			// Each case its own session: an ordinary command approved with
-			// "don't ask again" for the run.
-			session := `"session_id": "` + strings.NewReplacer(" ", "", "/", "", ":", "").Replace(c.route+c.command) + `-`
-			ordinary := strings.Replace(hookFixture(t, "codex/permission-request.bash.json"), `"session_id": "`, session, 1)
-			path := "/v1/hooks/codex?route=" + c.route
-			first := d.start(t.Context(), path, ordinary)
-			if _, err := d.svc.Answer(t.Context(), core.AnswerInput{QuestionID: first.id, Decider: person, OptionID: core.ApproveOption,
-				Standing: &core.StandingRequest{Scope: core.StandingRun}}); err != nil {
-				t.Fatal(err)
-			}
-			if got := first.body(t); !strings.Contains(got, `"behavior":"allow"`) {
-				t.Fatalf("body %s, want an allow", got)
-			}
-			// Another ordinary command of the session: the standing
-			// approval covers it, nobody asked.
-			again := d.start(t.Context(), path, strings.Replace(ordinary, "cargo publish", "cargo build", 1))
-			if got := again.body(t); !strings.Contains(got, `"behavior":"allow"`) {
-				t.Fatalf("another command: body %s, want the standing approval's allow", got)
-			}
-			body := strings.Replace(strings.Replace(network, `"session_id": "`, session, 1), "curl https://example.com/install.sh", c.command, 1)
-			call := d.start(t.Context(), path+"&wait=1ms", body)
-			got := call.body(t)
-			if c.body == "" && got != "" || c.body != "" && !strings.Contains(got, c.body) {
-				t.Fatalf("network access: body %s, want %q", got, c.body)
-			}
-			q, err := d.svc.Get(t.Context(), call.id)
-			if err != nil || q.Call == nil || q.Call.Tool != c.tool || q.State != c.want || q.Resolution.Standing != nil {
-				t.Fatalf("network access: question %+v, %v; want it asked as %s, %s, no standing approval", q, err, c.tool, c.want)
-			}
-		})
-	}
-}
-
-// TestHookManyIdenticalPromptsInASession: a command a rule allows, asked
-// by its digest (no tool_use_id) again and again in one long session,
-// is allowed every time: past the 256th as at the first, each ask
-// parking a question of its own without walking every earlier closed
-// one.
-func TestHookManyIdenticalPromptsInASession(t *testing.T) {
-	svc := coretest.Service(t, coretest.OpenStore(t), coretest.Options{Routes: map[string]core.Route{core.DefaultRoute: {
-		Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}},
-		Rules:    []core.Rule{{Name: "tests", When: `tool == "Bash" && args.command == "npm test"`, Decide: core.DecideAllow}},
-	}}})
-	counted := &countingAsks{Service: svc}
-	mux := http.NewServeMux()
-	mux.Handle("POST /v1/hooks/{host}", hooks.Handler(counted, hooks.Options{
-		Agent: func(*http.Request) core.AgentID { return agent }, MaxWait: time.Minute,
-	}))
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(hookFixture(t, "claude-code/permission-request.bash.json")), &fields); err != nil {
-		t.Fatal(err)
-	}
-	fields["tool_input"] = json.RawMessage(`{"command":"npm test"}`)
-	body, _ := json.Marshal(fields)
-	seen := map[core.QuestionID]bool{}
-	for i := range 300 {
-		// Once, the record of the chain is lost (it expired, or could not
-		// be read): that ask walks from the chain's first link, and still
-		// comes to a question of its own.
-		counted.n, counted.lost = 0, i == 100
-		resp, err := srv.Client().Post(srv.URL+"/v1/hooks/claude-code", "application/json", strings.NewReader(string(body)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		id := core.QuestionID(resp.Header.Get(hooks.HeaderQuestionID))
-		if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"behavior":"allow"`) || seen[id] {
-			t.Fatalf("prompt %d: status %d, question %q, body %s; want a new question, allowed by the rule", i+1, resp.StatusCode, id, b)
-		}
-		seen[id] = true
-		if want := map[bool]int{true: i + 1, false: 2}[counted.lost]; counted.n > want {
-			t.Fatalf("prompt %d walked %d questions of its chain; want at most %d", i+1, counted.n, want)
-		}
-	}
-}
-
-// countingAsks counts the door's asks; lost makes the store's values
-// forget everything.
-type countingAsks struct {
-	*core.Service
-	n    int
-	lost bool
-}
-
-func (c *countingAsks) AskOrRepeat(ctx context.Context, in core.AskInput) (*core.Question, bool, error) {
-	c.n++
-	return c.Service.AskOrRepeat(ctx, in)
-}
-
-func (c *countingAsks) Values() core.Values {
-	if c.lost {
-		return forgetful{c.Service.Values()}
-	}
-	return c.Service.Values()
-}
-
-type forgetful struct{ core.Values }
-
-func (forgetful) Value(context.Context, string) (string, error) { return "", nil }

@@ -194,12 +194,24 @@ func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }
 // another replica, is the same call: it waits on the question the first
 // parked, and people are asked once. Before, each replica bound such a
 // call to a run of its own, so the retry was another tool call in
-// another run, and parked a second question.
+// another run, and parked a second question. So it is for an agent
+// whose name leaves no room for the run's "mcp-" (an id's limit is 128
+// bytes): its run is named by a digest of the name.
 func TestStatelessRetryOnAnotherReplicaParksOnce(t *testing.T) {
+	long := core.AgentID(strings.Repeat("a", core.MaxIDLen-2))
+	for name, caller := range map[string]func(*http.Request) core.AgentID{
+		"alice":       agentOf,
+		"a long name": func(*http.Request) core.AgentID { return long },
+	} {
+		t.Run(name, func(t *testing.T) { retryOnAnotherReplica(t, caller) })
+	}
+}
+
+func retryOnAnotherReplica(t *testing.T, caller func(*http.Request) core.AgentID) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	svc := newService(t)
-	r := newReplicas(t, svc, 2, mcp.Options{WaitSlice: 20 * time.Millisecond, Caller: agentOf})
+	r := newReplicas(t, svc, 2, mcp.Options{WaitSlice: 20 * time.Millisecond, Caller: caller})
 	b := &balancer{r: r, token: "tok-alice"}
 	cs := b.connect(t, ctx, nil, current)
 	params := &mcpsdk.CallToolParams{Name: mcp.ToolClarification, Arguments: map[string]any{

@@ -2,6 +2,8 @@ package mcp
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -123,7 +125,7 @@ func waitOf(seconds int) time.Duration {
 
 // runID is the run a question is bound to when the call names none: the
 // configured one; else the MCP session's; else, over HTTP with no session
-// (a 2026-07-28 client), the caller's own, "mcp-<agent>", which every
+// (a 2026-07-28 client), the caller's own (callerRun), which every
 // replica gives alike, so that a call sent again to another replica is
 // the same tool call in the same run and parks once; else (stdio) the
 // server's, made once.
@@ -136,10 +138,21 @@ func (h *handler) runID(ctx context.Context, req *mcpsdk.CallToolRequest) core.R
 			return core.RunID("mcp-" + id)
 		}
 	}
-	if agent := CallerFrom(ctx); agent != "" && len(agent) <= core.MaxIDLen-4 {
-		return core.RunID("mcp-" + agent)
+	if agent := CallerFrom(ctx); agent != "" {
+		return callerRun(agent)
 	}
 	return h.run
+}
+
+// callerRun is the run of agent's calls that name none and have no
+// session: "mcp-<agent>", or, for a name that leaves no room for the
+// prefix within an id's limit, "mcp-" and a digest of the name.
+func callerRun(agent core.AgentID) core.RunID {
+	if len(agent) > core.MaxIDLen-4 {
+		sum := sha256.Sum256([]byte(agent))
+		return core.RunID("mcp-" + hex.EncodeToString(sum[:16]))
+	}
+	return core.RunID("mcp-" + agent)
 }
 
 // await waits until the question closes, in slices of WaitSlice with a

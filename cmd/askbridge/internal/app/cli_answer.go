@@ -27,8 +27,8 @@ func cmdAnswer(ctx context.Context, args []string, getenv func(string) string, _
 	}
 	req := client.AnswerRequest{Answer: *text, ChosenOptionID: *option}
 	if *argsJSON != "" {
-		if !json.Valid([]byte(*argsJSON)) {
-			fmt.Fprintf(stderr, "askbridge answer: --args is not JSON: %s\n", jsonError(*argsJSON))
+		if err := notJSON(*argsJSON); err != nil {
+			fmt.Fprintf(stderr, "askbridge answer: --args is not JSON: %v\n", err)
 			return exitUsage
 		}
 		req.Arguments = json.RawMessage(*argsJSON)

@@ -68,8 +68,8 @@ func cmdAsk(ctx context.Context, args []string, getenv func(string) string, _ io
 	}
 	req.Items = itemsOf(items)
 	if *tool != "" || *argsJSON != "" {
-		if *argsJSON != "" && !json.Valid([]byte(*argsJSON)) {
-			fmt.Fprintf(stderr, "askbridge ask: --args is not JSON: %s\n", jsonError(*argsJSON))
+		if err := notJSON(*argsJSON); err != nil && *argsJSON != "" {
+			fmt.Fprintf(stderr, "askbridge ask: --args is not JSON: %v\n", err)
 			return exitUsage
 		}
 		req.Tool, req.Arguments = *tool, json.RawMessage(*argsJSON)
@@ -217,13 +217,10 @@ func batchExitCode(q *client.AgentQuestion) int {
 	return exitPartlyApproved
 }
 
-// jsonError says where s stops being JSON.
-func jsonError(s string) string {
-	var v any
-	if err := json.Unmarshal([]byte(s), &v); err != nil {
-		return err.Error()
-	}
-	return "not one JSON value"
+// notJSON says where s stops being one JSON value; nil when it is one.
+func notJSON(s string) error {
+	var v json.RawMessage
+	return json.Unmarshal([]byte(s), &v)
 }
 
 // optionsOf reads --option values, "id|title|trade-offs", recommending
@@ -265,8 +262,8 @@ func callsOf(specs []string) ([]core.CallInput, error) {
 		if len(parts) != 3 {
 			return nil, fmt.Errorf("--call %q is not 'tool_call_id|tool|arguments JSON'", spec)
 		}
-		if !json.Valid([]byte(parts[2])) {
-			return nil, fmt.Errorf("--call %q: the arguments are not JSON: %s", parts[0], jsonError(parts[2]))
+		if err := notJSON(parts[2]); err != nil {
+			return nil, fmt.Errorf("--call %q: the arguments are not JSON: %v", parts[0], err)
 		}
 		ci := core.CallInput{ToolCallID: strings.TrimSuffix(parts[0], "*"), Tool: parts[1], Arguments: json.RawMessage(parts[2])}
 		if strings.HasSuffix(parts[0], "*") {

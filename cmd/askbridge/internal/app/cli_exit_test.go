@@ -3,6 +3,7 @@ package app_test
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,12 +21,15 @@ func cliEnv(m *app.Main) func(string) string {
 	}
 }
 
+// batchAsk is ask's arguments for a batch of two calls.
+var batchAsk = []string{"ask", "--reversibility", "reversible", "--question", "Delete both?",
+	"--call", `call_a|rm|{"path":"a"}`, "--call", `call_b|rm|{"path":"b"}`}
+
 // askBatch asks a batch of two calls without waiting and returns its id.
 func askBatch(t *testing.T, env func(string) string) string {
 	t.Helper()
 	var out, errb bytes.Buffer
-	if c := app.Run(t.Context(), []string{"ask", "--no-wait", "--reversibility", "reversible", "--question", "Delete both?",
-		"--call", `call_a|rm|{"path":"a"}`, "--call", `call_b|rm|{"path":"b"}`}, env, nil, &out, &errb); c != 0 {
+	if c := app.Run(t.Context(), append(slices.Clone(batchAsk), "--no-wait"), env, nil, &out, &errb); c != 0 {
 		t.Fatalf("ask a batch: %d %s", c, errb.String())
 	}
 	return strings.TrimSpace(out.String())
@@ -67,8 +71,7 @@ func TestCLIBatchExitCodes(t *testing.T) {
 	askErr.Changed = make(chan struct{}, 1)
 	code := make(chan int, 1)
 	go func() {
-		code <- app.Run(t.Context(), []string{"ask", "--reversibility", "reversible", "--question", "Delete both?",
-			"--call", `call_a|rm|{"path":"a"}`, "--call", `call_b|rm|{"path":"b"}`}, env, nil, &askOut, &askErr)
+		code <- app.Run(t.Context(), batchAsk, env, nil, &askOut, &askErr)
 	}()
 	var id string
 	for deadline := time.Now().Add(10 * time.Second); id == "" && time.Now().Before(deadline); {

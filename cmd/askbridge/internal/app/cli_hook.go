@@ -57,7 +57,6 @@ func cmdHook(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return failed(err)
 	}
-	base, token := target.base, target.token
 	q := url.Values{}
 	if *route != "" {
 		q.Set("route", *route)
@@ -65,7 +64,7 @@ func cmdHook(ctx context.Context, args []string, getenv func(string) string, std
 	if *wait > 0 {
 		q.Set("wait", wait.String())
 	}
-	u := strings.TrimSuffix(base, "/") + "/v1/hooks/" + url.PathEscape(string(h))
+	u := strings.TrimSuffix(target.base, "/") + "/v1/hooks/" + url.PathEscape(string(h))
 	if len(q) > 0 {
 		u += "?" + q.Encode()
 	}
@@ -78,7 +77,7 @@ func cmdHook(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return failed(err)
 	}
-	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Authorization", "Bearer "+target.token)
 	req.Header.Set("Content-Type", "application/json")
 	type result struct {
 		resp *http.Response

@@ -292,9 +292,7 @@ func TestAdminTokenShownAfterAFailedFirstStart(t *testing.T) {
 
 func TestCLIAskExitCodes(t *testing.T) {
 	m := apptest.Start(t, app.Settings{})
-	env := func(k string) string {
-		return map[string]string{"ASKBRIDGE_URL": m.URL, "ASKBRIDGE_TOKEN": m.AdminToken}[k]
-	}
+	env := cliEnv(m)
 	var out, errb bytes.Buffer
 	// An approval asked without waiting, then denied: wait exits 7.
 	if c := app.Run(t.Context(), []string{"ask", "--no-wait", "--reversibility", "hard_to_reverse", "--question", "Drop the table?",
@@ -347,9 +345,7 @@ func TestCLIAskExitCodes(t *testing.T) {
 // under its id; then an approval approved with edited arguments.
 func TestCLIBatchAndEdit(t *testing.T) {
 	m := apptest.Start(t, app.Settings{})
-	env := func(k string) string {
-		return map[string]string{"ASKBRIDGE_URL": m.URL, "ASKBRIDGE_TOKEN": m.AdminToken}[k]
-	}
+	env := cliEnv(m)
 	var out, errb bytes.Buffer
 	if c := app.Run(t.Context(), []string{"ask", "--no-wait", "--reversibility", "reversible", "--question", "Write both?",
 		"--call", `call_a|write_file|{"path":"a"}`, "--call", `call_b*|write_file|{"path":"b"}`}, env, nil, &out, &errb); c != 0 {

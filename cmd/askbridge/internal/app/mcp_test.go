@@ -104,9 +104,7 @@ func TestMCPOverHTTP(t *testing.T) {
 // logged until interrupted.
 func TestEventsFollow(t *testing.T) {
 	m := apptest.Start(t, app.Settings{})
-	env := func(k string) string {
-		return map[string]string{"ASKBRIDGE_URL": m.URL, "ASKBRIDGE_TOKEN": m.AdminToken}[k]
-	}
+	env := cliEnv(m)
 	ctx, cancel := context.WithCancel(t.Context())
 	out := &apptest.SyncBuffer{Changed: make(chan struct{}, 64)}
 	code := make(chan int, 1)

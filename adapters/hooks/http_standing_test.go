@@ -1,0 +1,130 @@
+package hooks_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/coretest"
+)
+
+// Standing approvals at the hook door: the session rule handed to Claude
+// Code with one, and what a Bash one does not cover.
+
+// failingGrants is a store that cannot write standing approvals, as one
+// failing over cannot.
+type failingGrants struct{ core.Store }
+
+func (failingGrants) PutStanding(context.Context, core.Standing) error {
+	return errors.New("failingGrants: the store is failing over")
+}
+
+// TestHookSessionRuleOnlyForAStoredGrant: Claude Code is handed a session
+// rule of its own only once the standing approval the approve asked for
+// is stored. When its write fails, the approve counts and the call is
+// allowed, but askbridge holds no standing approval (the approver is told
+// so), so neither does the host get a rule that would let the session's
+// later calls run with nobody asked; before, the rule was read from the
+// close alone. With the write landing, the rule is handed over.
+func TestHookSessionRuleOnlyForAStoredGrant(t *testing.T) {
+	routes := map[string]core.Route{core.DefaultRoute: {
+		Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}},
+		Rules:    []core.Rule{{Name: "edits", When: `tool == "Edit"`, Reversibility: core.Reversible}},
+	}}
+	body := hookInput(t, "claude-code/permission-request.bash.json", map[string]string{
+		"tool_name": `"Edit"`, "tool_input": `{"file_path":"main.go","old_string":"a","new_string":"b"}`,
+	})
+	rule := `"updatedPermissions":[{"type":"addRules","rules":[{"toolName":"Edit"}],"behavior":"allow","destination":"session"}]`
+	for _, c := range []struct {
+		name     string
+		store    func(t *testing.T) core.Store
+		wantRule bool
+	}{
+		{"the grant is not stored", func(t *testing.T) core.Store { return failingGrants{coretest.OpenStore(t)} }, false},
+		{"the grant is stored", func(t *testing.T) core.Store { return coretest.OpenStore(t) }, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := newDoorWith(t, c.store(t), routes)
+			call := d.start(t.Context(), "/v1/hooks/claude-code", body)
+			out, err := d.svc.Answer(t.Context(), core.AnswerInput{QuestionID: call.id, Decider: person, OptionID: core.ApproveOption,
+				Standing: &core.StandingRequest{Scope: core.StandingRun}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (out.Standing != nil) != c.wantRule {
+				t.Fatalf("the approver was told the standing approval is %v", out.Standing)
+			}
+			got := call.body(t)
+			if !strings.Contains(got, `"behavior":"allow"`) || strings.Contains(got, rule) != c.wantRule {
+				t.Fatalf("body %s: want an allow, with a session rule %v", got, c.wantRule)
+			}
+		})
+	}
+}
+
+// TestHookCodexNetworkAccessNotCoveredByBash: Codex sends a network
+// access prompt as a Bash call whose description is "network-access
+// <target>". A run-long standing approval granted on an ordinary Bash
+// command does not approve it: it is asked as tool NetworkAccess, of a
+// person. One the Bash rules deny, or ask as hard to reverse, is asked
+// as Bash, so the model (which writes an ordinary command's
+// description) cannot move a command out from under the Bash rules by
+// dressing it as network access.
+func TestHookCodexNetworkAccessNotCoveredByBash(t *testing.T) {
+	anyone := map[core.Surface][]string{core.SurfaceAPI: {"*"}}
+	d := newDoorOn(t, map[string]core.Route{
+		core.DefaultRoute: {Deciders: anyone, Rules: []core.Rule{{Name: "shell", When: `tool == "Bash"`, Reversibility: core.Reversible}}},
+		"strict": {Deciders: anyone, Rules: []core.Rule{
+			{Name: "no curl", When: `tool == "Bash" && args.command.startsWith("curl")`, Decide: core.DecideDeny, Reason: "No curl."},
+			{Name: "wget", When: `tool == "Bash" && args.command.startsWith("wget")`, Reversibility: core.HardToReverse},
+			{Name: "shell", When: `tool == "Bash"`, Reversibility: core.Reversible},
+		}},
+	})
+	network := hookFixture(t, "codex/permission-request.network.json")
+	for _, c := range []struct {
+		route, command string
+		tool           string // the tool it is asked as
+		want           core.State
+		body           string // in the body; "" for none
+	}{
+		{"", "curl https://example.com/install.sh", "NetworkAccess", core.StateCancelled, ""},
+		{"", "network-access https://example.com:443", "NetworkAccess", core.StateCancelled, ""},
+		{"strict", "curl https://example.com/install.sh", "Bash", core.StateAnswered, `"behavior":"deny"`},
+		{"strict", "wget https://example.com/install.sh", "Bash", core.StateCancelled, ""},
+		{"strict", "npm install", "NetworkAccess", core.StateCancelled, ""},
+	} {
+		t.Run(c.route+" "+c.command, func(t *testing.T) {
+			// Each case its own session: an ordinary command approved with
+			// "don't ask again" for the run.
+			session := `"session_id": "` + strings.NewReplacer(" ", "", "/", "", ":", "").Replace(c.route+c.command) + `-`
+			ordinary := strings.Replace(hookFixture(t, "codex/permission-request.bash.json"), `"session_id": "`, session, 1)
+			path := "/v1/hooks/codex?route=" + c.route
+			first := d.start(t.Context(), path, ordinary)
+			if _, err := d.svc.Answer(t.Context(), core.AnswerInput{QuestionID: first.id, Decider: person, OptionID: core.ApproveOption,
+				Standing: &core.StandingRequest{Scope: core.StandingRun}}); err != nil {
+				t.Fatal(err)
+			}
+			if got := first.body(t); !strings.Contains(got, `"behavior":"allow"`) {
+				t.Fatalf("body %s, want an allow", got)
+			}
+			// Another ordinary command of the session: the standing
+			// approval covers it, nobody asked.
+			again := d.start(t.Context(), path, strings.Replace(ordinary, "cargo publish", "cargo build", 1))
+			if got := again.body(t); !strings.Contains(got, `"behavior":"allow"`) {
+				t.Fatalf("another command: body %s, want the standing approval's allow", got)
+			}
+			body := strings.Replace(strings.Replace(network, `"session_id": "`, session, 1), "curl https://example.com/install.sh", c.command, 1)
+			call := d.start(t.Context(), path+"&wait=1ms", body)
+			got := call.body(t)
+			if c.body == "" && got != "" || c.body != "" && !strings.Contains(got, c.body) {
+				t.Fatalf("network access: body %s, want %q", got, c.body)
+			}
+			q, err := d.svc.Get(t.Context(), call.id)
+			if err != nil || q.Call == nil || q.Call.Tool != c.tool || q.State != c.want || q.Resolution.Standing != nil {
+				t.Fatalf("network access: question %+v, %v; want it asked as %s, %s, no standing approval", q, err, c.tool, c.want)
+			}
+		})
+	}
+}

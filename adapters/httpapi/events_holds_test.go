@@ -32,31 +32,16 @@ func (e *env) follow(tok httpapi.Token) <-chan rawSSE {
 		defer close(out)
 		defer resp.Body.Close()
 		br := bufio.NewReader(resp.Body)
-		var m rawSSE
 		for {
-			line, err := br.ReadString('\n')
+			m, err := scanSSE(br)
 			if err != nil {
 				return
 			}
-			line = strings.TrimSuffix(line, "\n")
-			switch {
-			case line == "" && m.data != "":
-				out <- m
-				m = rawSSE{}
-			case strings.HasPrefix(line, "id: "):
-				m.id = line[4:]
-			case strings.HasPrefix(line, "event: "):
-				m.event = line[7:]
-			case strings.HasPrefix(line, "data: "):
-				m.data = line[6:]
-			}
+			out <- m
 		}
 	}()
 	return out
 }
-
-// rawSSE is one message of a stream with its data as sent.
-type rawSSE struct{ id, event, data string }
 
 // about reports whether m is an event of question id.
 func (m rawSSE) about(id core.QuestionID) bool {

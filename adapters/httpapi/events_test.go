@@ -20,31 +20,44 @@ type sse struct {
 	data      core.Event
 }
 
-// readSSE reads one message from the stream, skipping comments.
-func readSSE(t *testing.T, br *bufio.Reader) sse {
-	t.Helper()
-	var m sse
-	var data string
+// rawSSE is one message of a stream with its data as sent.
+type rawSSE struct{ id, event, data string }
+
+// scanSSE reads one message from the stream, skipping comments; err once
+// the stream has ended.
+func scanSSE(br *bufio.Reader) (rawSSE, error) {
+	var m rawSSE
 	for {
 		line, err := br.ReadString('\n')
 		if err != nil {
-			t.Fatalf("reading the stream: %v", err)
+			return m, err
 		}
 		line = strings.TrimSuffix(line, "\n")
 		switch {
-		case line == "" && data != "":
-			if err := json.Unmarshal([]byte(data), &m.data); err != nil {
-				t.Fatalf("data %q: %v", data, err)
-			}
-			return m
+		case line == "" && m.data != "":
+			return m, nil
 		case strings.HasPrefix(line, "id: "):
 			m.id = line[4:]
 		case strings.HasPrefix(line, "event: "):
 			m.event = line[7:]
 		case strings.HasPrefix(line, "data: "):
-			data = line[6:]
+			m.data = line[6:]
 		}
 	}
+}
+
+// readSSE reads one message from the stream, skipping comments.
+func readSSE(t *testing.T, br *bufio.Reader) sse {
+	t.Helper()
+	raw, err := scanSSE(br)
+	if err != nil {
+		t.Fatalf("reading the stream: %v", err)
+	}
+	m := sse{id: raw.id, event: raw.event}
+	if err := json.Unmarshal([]byte(raw.data), &m.data); err != nil {
+		t.Fatalf("data %q: %v", raw.data, err)
+	}
+	return m
 }
 
 // readAll reads a stream that ends (follow=false).

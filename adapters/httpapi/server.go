@@ -74,9 +74,14 @@ type Options struct {
 }
 
 // WrongTokenLimit is how many wrong bearer tokens one client address may
-// present: thirty at once, then one every two seconds. Right ones spend
+// present: thirty at once, then one every two seconds, as many as the
+// console's sign-in attempts (console.SignInLimit). Right ones spend
 // nothing.
-var WrongTokenLimit = guard.WrongTokenLimit
+var WrongTokenLimit = core.Limit{Rate: 30, Per: time.Minute, Burst: 30}
+
+// wrongTokenKey names the budget of wrong bearer tokens, one for every
+// door that takes the API's tokens.
+const wrongTokenKey = "auth:bearer:"
 
 // Validate checks the options as New will, so that a program can report a
 // bad configuration as an error rather than a panic.
@@ -163,7 +168,7 @@ func New(svc *core.Service, opts Options) (*Server, error) {
 	if budget == nil {
 		budget = guard.NewMemory()
 	}
-	s.guesses = guard.NewGuesses(guard.Limiter{Budget: budget, Key: guard.WrongTokenKey, Limit: WrongTokenLimit,
+	s.guesses = guard.NewGuesses(guard.Limiter{Budget: budget, Key: wrongTokenKey, Limit: WrongTokenLimit,
 		Proxies: opts.TrustedProxies}, func(err error) {
 		s.log.Warn().Err(err).Msg("the budget of wrong tokens could not be read: the client is held a second")
 	})
@@ -247,18 +252,15 @@ type Refuser interface {
 // says how long until it may try again. Not ok, a door answers with
 // AuthRefusal(w, wait): 401, or 429 while wait is above 0.
 func (s *Server) Admit(r *http.Request) (tok Token, wait time.Duration, ok bool) {
-	secret, ok := bearer(r)
-	if !ok {
+	secret, given := bearer(r)
+	if !given {
 		return Token{}, 0, false // no token is no guess
 	}
-	ok, wait = s.guesses.Check(r, secret, func() bool {
-		tok, ok = s.keys.Find(secret)
-		return ok
+	ok, wait = s.guesses.Check(r, secret, func() (found bool) {
+		tok, found = s.keys.Find(secret)
+		return found
 	})
-	if !ok {
-		return Token{}, wait, false
-	}
-	return tok, 0, true
+	return tok, wait, ok
 }
 
 // Authenticate is Admit for a door that answers every refusal alike; a

@@ -289,14 +289,8 @@ func (c *Client) Follow(ctx context.Context, since int64, fn func(Event) error) 
 		if errors.As(err, new(*badEventError)) || errors.Is(err, bufio.ErrTooLong) {
 			return err // the same event would come again: retrying will not help
 		}
-		if errors.As(err, new(*requestError)) {
-			return err // the request cannot be made (a bad base URL): nor will it
-		}
 		if err != nil && !transient(err) {
-			var e *Error
-			if errors.As(err, &e) {
-				return err // refused (a bad token, say): retrying will not help
-			}
+			return err // refused (a bad token, say), or not even made (a bad base URL): retrying will not help
 		}
 		t := time.NewTimer(pause)
 		select {

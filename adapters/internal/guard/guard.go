@@ -46,24 +46,17 @@ func RetryAfter(wait time.Duration) string {
 	return strconv.FormatInt(int64(max((wait+time.Second-1)/time.Second, 1)), 10)
 }
 
-// WrongTokenLimit is how many wrong bearer tokens one client address may
-// present: thirty at once, then one every two seconds (the console's
-// sign-in budget, which counts every attempt; this one counts only the
-// wrong ones).
-var WrongTokenLimit = core.Limit{Rate: 30, Per: time.Minute, Burst: 30}
-
-// WrongTokenKey names the budget of wrong bearer tokens, one for every
-// door that takes the API's tokens.
-const WrongTokenKey = "auth:bearer:"
-
 // Guesses bounds wrong secrets per client address. Only a wrong secret
 // spends from the client's budget, so callers that authenticate correctly
 // are never slowed by their own requests. Once a client's budget is spent,
 // its requests are refused before their secret is looked at, right or
 // wrong, until the budget has a guess again: were any right secret let
 // through, the refusal of the wrong ones would tell a guesser which of
-// its guesses was right, at any rate it liked. The exception is a secret
-// this replica has already seen succeed from that client (within
+// its guesses was right, at any rate it liked. For the same reason a
+// client's secrets are looked at one at a time, each wrong one counted
+// before the next is looked at, so that guesses sent at once are not all
+// looked at before the budget says the client is out. The exception is a
+// secret this replica has already seen succeed from that client (within
 // knownFor): it tells a guesser nothing, and it keeps the agents on a
 // host working while something else there (a process still presenting a
 // token that was rotated away) spends the host's guesses.
@@ -84,6 +77,15 @@ type Guesses struct {
 	mu    sync.Mutex
 	out   map[string]time.Time              // client -> when its budget has a guess again
 	known map[string]map[[32]byte]time.Time // client -> digests of secrets found from it -> when
+	turns map[string]*turn                  // client -> its turn, while a secret of its is looked at
+}
+
+// turn lets one secret of a client at a time be looked at and, if wrong,
+// counted; users are the requests holding it or waiting for it, and the
+// turn is dropped with the last of them.
+type turn struct {
+	ch    chan struct{}
+	users int
 }
 
 // knownFor is how long a secret found from a client still passes while
@@ -106,19 +108,33 @@ const storeHold = time.Second
 // NewMemory() for a process of its own); failed, when set, hears of a
 // budget that could not be read.
 func NewGuesses(l Limiter, failed func(error)) *Guesses {
-	return &Guesses{lim: l, now: time.Now, failed: failed, out: map[string]time.Time{}, known: map[string]map[[32]byte]time.Time{}}
+	return &Guesses{lim: l, now: time.Now, failed: failed, out: map[string]time.Time{},
+		known: map[string]map[[32]byte]time.Time{}, turns: map[string]*turn{}}
 }
 
 // Check runs find, the lookup of r's secret, unless r's client is out of
 // guesses and secret is not one already found from it: then find is not
 // run, and ok is false with how long the client must wait. A wrong
 // secret (find false) spends one guess; the wait is then above 0 if the
-// client had none left. ok is true only when find found the secret.
+// client had none left. ok is true only when find found the secret. A
+// secret not already found from the client waits its turn behind the
+// others from it (take).
 func (g *Guesses) Check(r *http.Request, secret string, find func() bool) (ok bool, wait time.Duration) {
 	client := ClientAddr(r, g.lim.Proxies)
 	digest := sha256.Sum256([]byte(secret))
-	if wait := g.held(client); wait > 0 && !g.isKnown(client, digest) {
+	wait, known := g.gate(client, digest)
+	if wait > 0 {
 		return false, wait
+	}
+	if !known {
+		release, in := g.take(r.Context(), client)
+		if !in {
+			return false, 0 // the client left while it waited
+		}
+		defer release()
+		if wait := g.held(client); wait > 0 {
+			return false, wait // a secret counted meanwhile found the client out
+		}
 	}
 	if find() {
 		g.remember(client, digest)
@@ -138,6 +154,45 @@ func (g *Guesses) Check(r *http.Request, secret string, find func() bool) (ok bo
 	return false, wait
 }
 
+// gate reports whether secret (its digest) was found from client within
+// knownFor and, if not, how long client must still wait.
+func (g *Guesses) gate(client string, digest [32]byte) (wait time.Duration, known bool) {
+	g.mu.Lock()
+	at, ok := g.known[client][digest]
+	g.mu.Unlock()
+	if ok && g.now().Sub(at) < knownFor {
+		return 0, true
+	}
+	return g.held(client), false
+}
+
+// take waits for client's turn, until ctx ends (ok false); release gives
+// the turn to the next.
+func (g *Guesses) take(ctx context.Context, client string) (release func(), ok bool) {
+	g.mu.Lock()
+	t := g.turns[client]
+	if t == nil {
+		t = &turn{ch: make(chan struct{}, 1)}
+		g.turns[client] = t
+	}
+	t.users++
+	g.mu.Unlock()
+	leave := func() {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if t.users--; t.users == 0 {
+			delete(g.turns, client)
+		}
+	}
+	select {
+	case t.ch <- struct{}{}:
+		return func() { <-t.ch; leave() }, true
+	case <-ctx.Done():
+		leave()
+		return nil, false
+	}
+}
+
 // held is how long client must still wait, as this replica last heard.
 func (g *Guesses) held(client string) time.Duration {
 	g.mu.Lock()
@@ -154,7 +209,9 @@ func (g *Guesses) held(client string) time.Duration {
 	return wait
 }
 
-// hold marks client out of guesses for wait.
+// hold marks client out of guesses for wait, or for longer if it was
+// already: a store that failed (storeHold) shortens no wait the budget
+// gave.
 func (g *Guesses) hold(client string, wait time.Duration) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -172,16 +229,9 @@ func (g *Guesses) hold(client string, wait time.Duration) {
 			delete(g.out, c) // forgetting one costs it a read of the store
 		}
 	}
-	g.out[client] = now.Add(wait)
-}
-
-// isKnown reports whether secret (its digest) was found from client
-// within knownFor.
-func (g *Guesses) isKnown(client string, digest [32]byte) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	at, ok := g.known[client][digest]
-	return ok && g.now().Sub(at) < knownFor
+	if until := now.Add(wait); until.After(g.out[client]) {
+		g.out[client] = until
+	}
 }
 
 // remember notes that secret (its digest) was found from client.

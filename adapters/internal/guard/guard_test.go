@@ -4,11 +4,17 @@ import (
 	"context"
 	"errors"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/askbridge/askbridge/core"
 )
+
+// testKey and testLimit are a budget of guesses as the API keeps it.
+const testKey = "auth:bearer:"
+
+var testLimit = core.Limit{Rate: 30, Per: time.Minute, Burst: 30}
 
 // failing is a budget whose store is down.
 type failing struct{ calls int }
@@ -26,7 +32,7 @@ func TestGuessesSpendOnWrongSecretsOnly(t *testing.T) {
 	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	mem := NewMemory()
 	mem.now = func() time.Time { return now }
-	g := NewGuesses(Limiter{Budget: mem, Key: WrongTokenKey, Limit: core.Limit{Rate: 1, Per: time.Second, Burst: 2}}, nil)
+	g := NewGuesses(Limiter{Budget: mem, Key: testKey, Limit: core.Limit{Rate: 1, Per: time.Second, Burst: 2}}, nil)
 	g.now = mem.now
 	r := httptest.NewRequest("GET", "/v1/x", nil)
 	r.RemoteAddr = "203.0.113.9:5000"
@@ -70,7 +76,7 @@ func TestGuessesSpendOnWrongSecretsOnly(t *testing.T) {
 func TestGuessesHoldAClientWhenTheStoreFails(t *testing.T) {
 	f := &failing{}
 	var heard []error
-	g := NewGuesses(Limiter{Budget: f, Key: WrongTokenKey, Limit: WrongTokenLimit}, func(err error) { heard = append(heard, err) })
+	g := NewGuesses(Limiter{Budget: f, Key: testKey, Limit: testLimit}, func(err error) { heard = append(heard, err) })
 	r := httptest.NewRequest("GET", "/v1/x", nil)
 	if ok, wait := g.Check(r, "guess", func() bool { return false }); ok || wait != 0 {
 		t.Fatalf("a wrong secret the store could not count: %v %s, want a plain refusal", ok, wait)
@@ -84,7 +90,7 @@ func TestGuessesHoldAClientWhenTheStoreFails(t *testing.T) {
 }
 
 func TestHoldIsBounded(t *testing.T) {
-	g := NewGuesses(Limiter{Budget: NewMemory(), Limit: WrongTokenLimit}, nil)
+	g := NewGuesses(Limiter{Budget: NewMemory(), Limit: testLimit}, nil)
 	for i := range maxOut + 10 {
 		g.hold(string(rune(i)), time.Hour)
 	}
@@ -107,7 +113,7 @@ func TestRetryAfter(t *testing.T) {
 func TestLimiterWithoutABudget(t *testing.T) {
 	r := httptest.NewRequest("POST", "/signin", nil)
 	for range 100 {
-		if wait, err := (Limiter{Limit: WrongTokenLimit}).Spend(context.Background(), r); wait != 0 || err != nil {
+		if wait, err := (Limiter{Limit: testLimit}).Spend(context.Background(), r); wait != 0 || err != nil {
 			t.Fatalf("no budget: %s %v", wait, err)
 		}
 	}
@@ -133,5 +139,130 @@ func TestMemoryUntil(t *testing.T) {
 	}
 	if _, err := m.Spend(ctx, "k", core.Limit{}); err == nil {
 		t.Fatal("a limit of nothing was taken")
+	}
+}
+
+// slowBudget is a store whose Spend waits to be told what the budget
+// says, so a test can send another request while a wrong secret is
+// being counted.
+type slowBudget struct {
+	entered chan struct{}
+	says    chan time.Duration
+}
+
+func (b *slowBudget) Spend(context.Context, string, core.Limit) (time.Duration, error) {
+	b.entered <- struct{}{}
+	return <-b.says, nil
+}
+
+func (b *slowBudget) Until(context.Context, string, core.Limit) (time.Duration, error) {
+	return 0, nil
+}
+
+// TestNoSecretIsLookedAtWhileAWrongOneIsCounted: a client is found out of
+// guesses only when its wrong secret is counted, and a guesser that
+// sends its guesses at once must not have them looked at meanwhile (a
+// right one let through would tell it which guess was right, whatever
+// the budget said). A secret sent while a wrong one from the same client
+// is being counted waits for the count: refused unlooked-at when the
+// client turned out to be out, looked at as usual when it was not.
+func TestNoSecretIsLookedAtWhileAWrongOneIsCounted(t *testing.T) {
+	b := &slowBudget{entered: make(chan struct{}), says: make(chan time.Duration)}
+	g := NewGuesses(Limiter{Budget: b, Key: testKey, Limit: testLimit}, nil)
+	r := httptest.NewRequest("GET", "/v1/x", nil)
+	wrong := func() bool { return false }
+
+	for _, c := range []struct {
+		name   string
+		says   time.Duration // what the budget says of the wrong secret
+		wantOK bool
+	}{
+		{"out of guesses", 2 * time.Second, false},
+		{"with guesses left", 0, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g.mu.Lock()
+			clear(g.out)
+			g.mu.Unlock()
+			counted := make(chan struct{})
+			go func() {
+				defer close(counted)
+				g.Check(r, "guess", wrong)
+			}()
+			<-b.entered // the wrong secret is being counted
+			var looked atomic.Bool
+			type result struct {
+				ok   bool
+				wait time.Duration
+			}
+			done := make(chan result, 1)
+			go func() {
+				ok, wait := g.Check(r, "a right guess", func() bool { looked.Store(true); return true })
+				done <- result{ok, wait}
+			}()
+			var res result
+			answered := false
+			select {
+			case res = <-done:
+				answered = true
+				t.Error("a secret was answered while a wrong one from its client was being counted")
+			case <-time.After(50 * time.Millisecond):
+			}
+			b.says <- c.says
+			<-counted
+			if !answered {
+				select {
+				case res = <-done:
+				case <-time.After(5 * time.Second):
+					t.Fatal("the right guess was never answered")
+				}
+			}
+			if res.ok != c.wantOK || (res.wait > 0) == c.wantOK || looked.Load() != c.wantOK {
+				t.Fatalf("the right guess: ok %v, wait %s, looked at %v; want ok %v", res.ok, res.wait, looked.Load(), c.wantOK)
+			}
+		})
+	}
+}
+
+// flaky is a store that fails while down.
+type flaky struct {
+	core.Budget
+	down bool
+}
+
+func (f *flaky) Spend(ctx context.Context, key string, l core.Limit) (time.Duration, error) {
+	if f.down {
+		return 0, errors.New("store down")
+	}
+	return f.Budget.Spend(ctx, key, l)
+}
+
+// TestAStoreFailureNeverShortensAHold: a client out of guesses for a
+// minute stays out for the minute, even when a secret that passes its
+// hold (one found from it before, since rotated away) meets a store that
+// is down, which holds a client for a second only.
+func TestAStoreFailureNeverShortensAHold(t *testing.T) {
+	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	mem := NewMemory()
+	mem.now = func() time.Time { return now }
+	f := &flaky{Budget: mem}
+	g := NewGuesses(Limiter{Budget: f, Key: testKey, Limit: core.Limit{Rate: 1, Per: time.Minute, Burst: 1}}, nil)
+	g.now = mem.now
+	r := httptest.NewRequest("GET", "/v1/x", nil)
+	right := func() bool { return true }
+	wrong := func() bool { return false }
+
+	if ok, _ := g.Check(r, "old secret", right); !ok {
+		t.Fatal("the old secret, before it was rotated")
+	}
+	g.Check(r, "guess 1", wrong)
+	if _, wait := g.Check(r, "guess 2", wrong); wait != time.Minute {
+		t.Fatalf("out of guesses: wait %s, want a minute", wait)
+	}
+	f.down = true
+	g.Check(r, "old secret", wrong) // passes the hold, is wrong now, and is not counted
+	now = now.Add(2 * storeHold)
+	if ok, wait := g.Check(r, "a right guess", right); ok || wait != time.Minute-2*storeHold {
+		t.Fatalf("a right guess %s later: ok %v, wait %s; want held for the rest of the minute", 2*storeHold, ok, wait)
 	}
 }

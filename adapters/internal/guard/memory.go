@@ -11,7 +11,10 @@ import (
 )
 
 // Memory is a core.Budget kept in this process, for a door given no
-// store's: its count is this process's alone, not shared by replicas.
+// store's: its count is this process's alone, not shared by replicas. It
+// keeps budgets as the embedded store does (store/bolt's budget.go),
+// whose own an adapter may not import (DESIGN.md); core, which both may,
+// keeps none in memory.
 type Memory struct {
 	mu sync.Mutex
 	m  map[memoryKey]*rate.Limiter

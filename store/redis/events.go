@@ -45,11 +45,11 @@ func (s *Store) Append(ctx context.Context, e core.Event) (core.Event, error) {
 }
 
 // Events reads events with Seq > since (all of them for limit <= 0) from
-// every shard's stream and merges them by Seq. Event numbers follow each
-// shard's server clock (common.lua's append_event). With one shard the
-// stream's order is Seq's and the read is exact. With several, one
-// shard's can run ahead of another's
-// (a cluster node's fast clock, a burst past the clock): a reader paging
+// every shard's stream and merges them by Seq. Event numbers follow a
+// clock (Store.clockArg): with one shard the stream's order is Seq's and
+// the read is exact. With several, each follows its shard's server
+// clock, and one shard's can run ahead of another's (a cluster node's
+// fast clock, a burst past the clock): a reader paging
 // by Seq that took an event of the fast shard would move past an event
 // the slow shard appends just after, with a lower Seq, and never see it.
 // So each shard's read is preceded, in the same pipeline and so on the

@@ -426,7 +426,8 @@ func (s *Store) clockArg() any {
 	if s.shards > 1 {
 		return serverClock
 	}
-	return "t" + strconv.FormatInt(time.Now().UnixMicro(), 10)
+	var b [24]byte
+	return string(strconv.AppendInt(append(b[:0], 't'), time.Now().UnixMicro(), 10))
 }
 
 // serverClock is clockArg with several shards, boxed once.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http/httptest"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -264,5 +265,23 @@ func TestAStoreFailureNeverShortensAHold(t *testing.T) {
 	now = now.Add(2 * storeHold)
 	if ok, wait := g.Check(r, "a right guess", right); ok || wait != time.Minute-2*storeHold {
 		t.Fatalf("a right guess %s later: ok %v, wait %s; want held for the rest of the minute", 2*storeHold, ok, wait)
+	}
+}
+
+// TestAFullHoldListIsSweptRarely: once as many clients are held as are
+// remembered, the next hold frees room for many more, not for one, so a
+// guesser with many addresses does not make every hold a sweep of them
+// all under the lock every check takes.
+func TestAFullHoldListIsSweptRarely(t *testing.T) {
+	g := NewGuesses(Limiter{Budget: NewMemory(), Key: "k:", Limit: core.Limit{Rate: 1, Per: time.Second}}, nil)
+	for i := range maxOut {
+		g.out[strconv.Itoa(i)] = g.now().Add(time.Hour)
+	}
+	g.hold("one more", time.Hour)
+	if n := len(g.out); n > maxOut-maxOut/8+1 {
+		t.Fatalf("after a hold on a full list, %d clients are held; want room for %d more", n, maxOut/8)
+	}
+	if _, ok := g.out["one more"]; !ok {
+		t.Fatal("the client just held is not held")
 	}
 }

@@ -192,6 +192,52 @@ func (p Person) dmSurfaceOn(route Route) (Surface, bool) {
 	return "", false
 }
 
+// DM is a surface that someone's direct messages go to under the
+// configuration in force (Service.DMs).
+type DM struct {
+	Person string
+	// Route is the route whose cards go there; "" for what goes to the
+	// person whatever the route (their digests).
+	Route   string
+	Surface Surface
+	// Own: Surface is the person's own DM surface (their preferred one,
+	// else their first chat account); a route that does not let them
+	// answer there sends theirs to another.
+	Own bool
+	// Named: the route's people entries name them; else only its
+	// deciders do, by account.
+	Named bool
+}
+
+// DMs are the surfaces direct messages go to under the configuration in
+// force, as dmDeliveries and the digests send them: for each person who
+// asked for them, their own DM surface, then on each route they are
+// among the people of, the surface their cards go to there. A program
+// refuses a configuration that sends any to a surface it does not run
+// (their deliveries would wait for ever); this is the one statement of
+// where they go.
+func (s *Service) DMs() []DM {
+	b := s.conf()
+	var out []DM
+	for _, name := range sortedKeys(b.dir.people) {
+		if p := b.dir.people[name]; p.DM {
+			out = append(out, DM{Person: name, Surface: p.dmSurface(), Own: true})
+		}
+	}
+	for _, name := range sortedKeys(b.cfg.Routes) {
+		route := b.cfg.Routes[name]
+		for _, p := range s.routePeople(route) {
+			if !p.DM {
+				continue
+			}
+			if sf, ok := p.dmSurfaceOn(route); ok {
+				out = append(out, DM{Person: p.Name, Route: name, Surface: sf, Own: sf == p.dmSurface(), Named: route.persons[p.Name]})
+			}
+		}
+	}
+	return out
+}
+
 // known is members for a route pinned on a question before a reload:
 // entries naming a person or group the directory no longer has are
 // left out, not an error, so one removed name does not shut out the

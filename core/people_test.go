@@ -280,3 +280,29 @@ func TestRevokeByAPersonsAccount(t *testing.T) {
 		t.Fatalf("a second revoke: %v", err)
 	}
 }
+
+// TestDMsSayWhereDirectMessagesGo: DMs lists, for each person who asked
+// for direct messages, their own surface, then on each route they are
+// among the people of, the surface their cards go to there: their own
+// when the route lets them answer on it, else the first it does.
+func TestDMsSayWhereDirectMessagesGo(t *testing.T) {
+	svc := coretest.Service(t, coretest.OpenStore(t), coretest.Options{
+		People: map[string]core.Person{
+			"alice": {IDs: map[core.Surface][]string{core.SurfaceSlack: {"U1"}, core.SurfaceDiscord: {"42"}}, Prefer: core.SurfaceSlack, DM: true},
+			"bob":   {IDs: map[core.Surface][]string{core.SurfaceSlack: {"U2"}}},
+		},
+		Routes: map[string]core.Route{
+			"ops":   {Deciders: map[core.Surface][]string{core.SurfaceDiscord: {"42"}}},
+			"infra": {People: []string{"person:alice", "person:bob"}},
+			"other": {Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}}},
+		},
+	})
+	want := []core.DM{
+		{Person: "alice", Surface: core.SurfaceSlack, Own: true},
+		{Person: "alice", Route: "infra", Surface: core.SurfaceSlack, Own: true, Named: true},
+		{Person: "alice", Route: "ops", Surface: core.SurfaceDiscord},
+	}
+	if diff := cmp.Diff(want, svc.DMs()); diff != "" {
+		t.Fatalf("DMs (-want +got):\n%s", diff)
+	}
+}

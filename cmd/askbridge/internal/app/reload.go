@@ -206,15 +206,22 @@ func (r *reloader) record(ctx context.Context, rec core.Reload, reason string) {
 // for a restart (left as they are).
 func (r *reloader) apply(f File) (changed, restart []string, err error) {
 	restart = keepStarted(r.start, &f)
-	// The chat platforms are the environment's, read once at start.
-	if err := checkSurfaces(f, r.m.running()); err != nil {
+	// The chat platforms are the environment's, read once at start. Where
+	// the file sends direct messages is core's to say: a core of the
+	// file alone (no store) says it before anything is put in force.
+	cfg := r.m.Settings.withFile(f).coreConfig(r.actorKey)
+	probe, err := core.New(nil, cfg, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkSurfaces(f, probe.DMs(), r.m.running()); err != nil {
 		return nil, nil, r.m.Settings.fileError(err)
 	}
 	tokens := r.m.apiTokens(f)
 	if err := (httpapi.Options{Tokens: tokens, Extras: f.Directives}).Validate(); err != nil {
 		return nil, nil, err
 	}
-	if err := r.m.Service.Reconfigure(r.m.Settings.withFile(f).coreConfig(r.actorKey)); err != nil {
+	if err := r.m.Service.Reconfigure(cfg); err != nil {
 		return nil, nil, err
 	}
 	if err := r.m.api.Reconfigure(tokens, f.Directives); err != nil {

@@ -189,7 +189,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err := m.openChats(ctx, s, svc, budget, mux); err != nil {
 		return err
 	}
-	if err := checkSurfaces(s.File, m.running()); err != nil {
+	if err := checkSurfaces(s.File, svc.DMs(), m.running()); err != nil {
 		return s.fileError(err)
 	}
 

@@ -205,11 +205,11 @@ func (p Prompt) NetworkAccess() bool {
 }
 
 // AskAs is the ask p becomes on route, by agent, as the hook door asks
-// it; evaluate runs the route's policy rules (core.Service.Evaluate). A Codex network
-// access prompt (NetworkAccess) comes as a Bash call; asked as
-// one, a standing approval granted on an ordinary command ("don't ask
-// again" for Bash in this run) would approve the network access too,
-// with nobody asked. So it is asked as tool NetworkAccess, which no Bash
+// it; evaluate runs the route's policy rules (core.Service.Evaluate).
+// A Codex network access prompt (NetworkAccess) comes as a Bash call;
+// asked as one, a standing approval granted on an ordinary command
+// ("don't ask again" for Bash in this run) would approve the network
+// access too, with nobody asked. So it is asked as tool NetworkAccess, which no Bash
 // standing approval covers, and which is hard to reverse unless a rule
 // for NetworkAccess says otherwise.
 //

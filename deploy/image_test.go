@@ -283,10 +283,7 @@ func serveAndCheck(t *testing.T, b buildah, ctr string) string {
 		}
 	}
 	// The first-start notice follows the listener being up.
-	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(log.String(), "/data/admin.token") && time.Now().Before(deadline); {
-		time.Sleep(50 * time.Millisecond)
-	}
-	if !strings.Contains(log.String(), "/data/admin.token") {
+	if !log.WaitFor("/data/admin.token", 5*time.Second) {
 		t.Errorf("serve did not keep its admin token in /data:\n%s", log.String())
 	}
 	return log.String()

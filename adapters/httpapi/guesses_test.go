@@ -53,9 +53,9 @@ func TestWrongBearerTokensRunOut(t *testing.T) {
 // guessEnv is an API behind a trusted proxy (the test's own address), so
 // that a request names its client in X-Forwarded-For, keeping its budgets
 // of wrong tokens in budgets.
-func guessEnv(t *testing.T, budgets core.Budget) (*httpapi.Server, *httptest.Server) {
+func guessEnv(t *testing.T, budgets core.Budget, clock core.Clock) (*httpapi.Server, *httptest.Server) {
 	t.Helper()
-	svc := coretest.Service(t, coretest.OpenStore(t), coretest.Options{Routes: coretest.APIRoutes()})
+	svc := coretest.Service(t, coretest.OpenStore(t), coretest.Options{Routes: coretest.APIRoutes(), Clock: clock})
 	api, err := httpapi.New(svc, httpapi.Options{Tokens: tokens, Log: zerolog.Nop(), Guesses: budgets,
 		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("::1/128")}})
 	if err != nil {
@@ -91,11 +91,13 @@ func from(t *testing.T, srv *httptest.Server, addr, secret string) *http.Respons
 // from that client. Doors outside /v1 (the MCP
 // endpoint, the metrics) spend from the same budget through Admit.
 func TestOnlyWrongTokensSpendTheBudget(t *testing.T) {
-	// The budgets are a store's on a clock that stands still, so that a
-	// slow run refills none mid-test; replicas share them.
-	budgets := coretest.OpenStoreOn(t, core.NewSimClock(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)).Now)
-	api, srv := guessEnv(t, budgets)
-	_, replica := guessEnv(t, budgets)
+	// The budgets are a store's on a clock that moves only when the test
+	// says, so that a slow run refills none mid-test; replicas share them,
+	// and the services time their holds on the same clock.
+	clock := core.NewSimClock(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))
+	budgets := coretest.OpenStoreOn(t, clock.Now)
+	api, srv := guessEnv(t, budgets, clock)
+	_, replica := guessEnv(t, budgets, clock)
 	const guesser, neighbour, agentHost = "203.0.113.66", "198.51.100.7", "192.0.2.10"
 
 	for i := range 100 {
@@ -164,7 +166,7 @@ func TestOnlyWrongTokensSpendTheBudget(t *testing.T) {
 	}
 
 	// Once Retry-After has passed, any right token works from there.
-	time.Sleep(time.Duration(secs)*time.Second + 100*time.Millisecond)
+	clock.Advance(time.Duration(secs) * time.Second)
 	if r := from(t, srv, guesser, agentA.Secret); r.StatusCode != http.StatusForbidden { // an agent may not list people
 		t.Fatalf("a right token after Retry-After: %d", r.StatusCode)
 	}

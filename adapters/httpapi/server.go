@@ -169,7 +169,7 @@ func New(svc *core.Service, opts Options) (*Server, error) {
 		budget = guard.NewMemory()
 	}
 	s.guesses = guard.NewGuesses(guard.Limiter{Budget: budget, Key: wrongTokenKey, Limit: WrongTokenLimit,
-		Proxies: opts.TrustedProxies}, func(err error) {
+		Proxies: opts.TrustedProxies, Now: svc.Now}, func(err error) {
 		s.log.Warn().Err(err).Msg("the budget of wrong tokens could not be read: the client is held a second")
 	})
 	s.draining, s.drain = context.WithCancel(context.Background())

@@ -21,9 +21,17 @@ type limitedCourier struct {
 	after   time.Duration
 	posts   atomic.Int32
 	sent    chan struct{}
+	// tried, when set, hears the time of each post tried while it has room.
+	tried chan time.Time
 }
 
 func (c *limitedCourier) Post(_ context.Context, q *core.Question, card core.MessageRef) (core.MessageRef, error) {
+	if c.tried != nil {
+		select {
+		case c.tried <- time.Now():
+		default:
+		}
+	}
 	if n := c.posts.Add(1); c.limited < 0 || n <= c.limited {
 		return core.MessageRef{}, &core.RetryAfter{After: c.after, Err: errors.New("429 Too Many Requests")}
 	}
@@ -98,14 +106,24 @@ func TestRetryAfterEndsWithAge(t *testing.T) {
 // it was sent again as fast as the drain could go, at a platform pushing
 // back, for a day (RateLimitedFor).
 func TestRetryAfterNamingNoWaitBacksOff(t *testing.T) {
-	const wait, over = 300 * time.Millisecond, time.Second
+	const wait, tries = 100 * time.Millisecond, 4
 	svc := opsOnSlack(t)
-	c := &limitedCourier{limited: -1, sent: make(chan struct{})}
+	c := &limitedCourier{limited: -1, sent: make(chan struct{}), tried: make(chan time.Time, tries)}
 	stop := startDrain(t, svc, c, loops.DeliverOptions{Consumer: "c1", Block: 20 * time.Millisecond, RetryWait: wait})
+	defer stop()
 	askOps(t, svc, "toolu_1")
-	time.Sleep(over)
-	stop()
-	if n, most := c.posts.Load(), int32(over/wait)+2; n > most {
-		t.Fatalf("%d posts in %v to a platform answering a retry-after of 0; want at most %d, one per back-off of %v", n, over, most, wait)
+	var last time.Time
+	for i := range tries {
+		select {
+		case at := <-c.tried:
+			// A slow machine only makes the gaps longer: half the back-off
+			// is a bound it cannot miss, and far above an immediate retry.
+			if i > 0 && at.Sub(last) < wait/2 {
+				t.Fatalf("post %d came %v after the one before, to a platform answering a retry-after of 0; want a back-off of about %v", i+1, at.Sub(last), wait)
+			}
+			last = at
+		case <-time.After(10 * time.Second):
+			t.Fatalf("post %d never tried", i+1)
+		}
 	}
 }

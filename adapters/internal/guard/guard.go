@@ -28,6 +28,9 @@ type Limiter struct {
 	Limit core.Limit
 	// Proxies are the trusted reverse proxies (ClientAddr).
 	Proxies []netip.Prefix
+	// Now is the clock Guesses times its holds on, the budget's own
+	// (the service's); nil is the wall clock.
+	Now func() time.Time
 }
 
 // Spend takes one attempt from the budget of r's client and reports 0,
@@ -108,7 +111,11 @@ const storeHold = time.Second
 // NewMemory() for a process of its own); failed, when set, hears of a
 // budget that could not be read.
 func NewGuesses(l Limiter, failed func(error)) *Guesses {
-	return &Guesses{lim: l, now: time.Now, failed: failed, out: map[string]time.Time{},
+	now := l.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &Guesses{lim: l, now: now, failed: failed, out: map[string]time.Time{},
 		known: map[string]map[[32]byte]time.Time{}, turns: map[string]*turn{}}
 }
 

@@ -33,6 +33,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/internal/guard"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/directive"
+	"github.com/askbridge/askbridge/internal/membudget"
 )
 
 // Defaults for Options' zero values, and for a wait that names no timeout.
@@ -166,7 +167,7 @@ func New(svc *core.Service, opts Options) (*Server, error) {
 	}
 	budget := opts.Guesses
 	if budget == nil {
-		budget = guard.NewMemory()
+		budget = membudget.New(svc.Now)
 	}
 	s.guesses = guard.NewGuesses(guard.Limiter{Budget: budget, Key: wrongTokenKey, Limit: WrongTokenLimit,
 		Proxies: opts.TrustedProxies, Now: svc.Now}, func(err error) {

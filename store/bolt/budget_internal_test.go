@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/membudget"
 )
 
 // TestFullBudgetsAreForgotten: budgets kept for many keys (one per client
@@ -27,7 +28,7 @@ func TestFullBudgetsAreForgotten(t *testing.T) {
 	if wait, err := s.Spend(ctx, "held", l); err != nil || wait != 0 {
 		t.Fatalf("first spend: %v %v", wait, err)
 	}
-	for i := range 2 * sweepEvery {
+	for i := range 2 * membudget.SweepEvery {
 		if _, err := s.Spend(ctx, fmt.Sprintf("addr:%d", i), l); err != nil {
 			t.Fatal(err)
 		}
@@ -38,15 +39,12 @@ func TestFullBudgetsAreForgotten(t *testing.T) {
 	mu.Lock()
 	now = now.Add(time.Minute) // every budget is full again
 	mu.Unlock()
-	for range sweepEvery {
-		if _, err := s.Spend(ctx, "again", core.Limit{Rate: 1000, Per: time.Second, Burst: sweepEvery}); err != nil {
+	for range membudget.SweepEvery {
+		if _, err := s.Spend(ctx, "again", core.Limit{Rate: 1000, Per: time.Second, Burst: membudget.SweepEvery}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	s.budgets.mu.Lock()
-	n := len(s.budgets.m)
-	s.budgets.mu.Unlock()
-	if n > 2 {
+	if n := s.budgets.Len(); n > 2 {
 		t.Fatalf("%d budgets kept after every one but the last was full again", n)
 	}
 }

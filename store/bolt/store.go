@@ -24,6 +24,7 @@ import (
 
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/audit"
+	"github.com/askbridge/askbridge/internal/membudget"
 	"github.com/askbridge/askbridge/store/internal/watches"
 )
 
@@ -60,7 +61,7 @@ type Store struct {
 	watches watches.Set   // the in-process Waker, told after each commit
 	copies  watchedCopies // of the watched questions, for the reads a watch causes
 	ready   signals
-	budgets budgets
+	budgets *membudget.Budget
 
 	// waiting, when set by a test, is called each time a Claim is about
 	// to block, so tests can act on a blocked Claim without sleeping.
@@ -121,7 +122,8 @@ func Open(path string, opts Options) (*Store, error) {
 	if now == nil {
 		now = time.Now
 	}
-	s := &Store{db: db, commits: newCommitter(db), path: path, now: now, audit: opts.AuditKey, done: make(chan struct{})}
+	s := &Store{db: db, commits: newCommitter(db), path: path, now: now, audit: opts.AuditKey, done: make(chan struct{}),
+		budgets: membudget.New(now)}
 	s.watches.First, s.watches.Last = s.copies.watch, s.copies.unwatch
 	return s, nil
 }

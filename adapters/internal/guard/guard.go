@@ -108,7 +108,7 @@ const maxOut = 1 << 16
 const storeHold = time.Second
 
 // NewGuesses bounds wrong secrets with l (its Budget may not be nil: pass
-// NewMemory() for a process of its own); failed, when set, hears of a
+// membudget.New for a process of its own); failed, when set, hears of a
 // budget that could not be read.
 func NewGuesses(l Limiter, failed func(error)) *Guesses {
 	now := l.Now

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/membudget"
 )
 
 // testKey and testLimit are a budget of guesses as the API keeps it.
@@ -31,10 +32,9 @@ func (f *failing) Until(context.Context, string, core.Limit) (time.Duration, err
 
 func TestGuessesSpendOnWrongSecretsOnly(t *testing.T) {
 	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
-	mem := NewMemory()
-	mem.now = func() time.Time { return now }
-	g := NewGuesses(Limiter{Budget: mem, Key: testKey, Limit: core.Limit{Rate: 1, Per: time.Second, Burst: 2}}, nil)
-	g.now = mem.now
+	clock := func() time.Time { return now }
+	mem := membudget.New(clock)
+	g := NewGuesses(Limiter{Budget: mem, Key: testKey, Limit: core.Limit{Rate: 1, Per: time.Second, Burst: 2}, Now: clock}, nil)
 	r := httptest.NewRequest("GET", "/v1/x", nil)
 	r.RemoteAddr = "203.0.113.9:5000"
 	looked := 0
@@ -91,7 +91,7 @@ func TestGuessesHoldAClientWhenTheStoreFails(t *testing.T) {
 }
 
 func TestHoldIsBounded(t *testing.T) {
-	g := NewGuesses(Limiter{Budget: NewMemory(), Limit: testLimit}, nil)
+	g := NewGuesses(Limiter{Budget: membudget.New(nil), Limit: testLimit}, nil)
 	for i := range maxOut + 10 {
 		g.hold(string(rune(i)), time.Hour)
 	}
@@ -122,8 +122,7 @@ func TestLimiterWithoutABudget(t *testing.T) {
 
 func TestMemoryUntil(t *testing.T) {
 	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
-	m := NewMemory()
-	m.now = func() time.Time { return now }
+	m := membudget.New(func() time.Time { return now })
 	l := core.Limit{Rate: 1, Per: time.Second}
 	ctx := context.Background()
 	if w, _ := m.Until(ctx, "k", l); w != 0 {
@@ -244,11 +243,9 @@ func (f *flaky) Spend(ctx context.Context, key string, l core.Limit) (time.Durat
 // is down, which holds a client for a second only.
 func TestAStoreFailureNeverShortensAHold(t *testing.T) {
 	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
-	mem := NewMemory()
-	mem.now = func() time.Time { return now }
-	f := &flaky{Budget: mem}
-	g := NewGuesses(Limiter{Budget: f, Key: testKey, Limit: core.Limit{Rate: 1, Per: time.Minute, Burst: 1}}, nil)
-	g.now = mem.now
+	clock := func() time.Time { return now }
+	f := &flaky{Budget: membudget.New(clock)}
+	g := NewGuesses(Limiter{Budget: f, Key: testKey, Limit: core.Limit{Rate: 1, Per: time.Minute, Burst: 1}, Now: clock}, nil)
 	r := httptest.NewRequest("GET", "/v1/x", nil)
 	right := func() bool { return true }
 	wrong := func() bool { return false }
@@ -273,7 +270,7 @@ func TestAStoreFailureNeverShortensAHold(t *testing.T) {
 // guesser with many addresses does not make every hold a sweep of them
 // all under the lock every check takes.
 func TestAFullHoldListIsSweptRarely(t *testing.T) {
-	g := NewGuesses(Limiter{Budget: NewMemory(), Key: "k:", Limit: core.Limit{Rate: 1, Per: time.Second}}, nil)
+	g := NewGuesses(Limiter{Budget: membudget.New(nil), Key: "k:", Limit: core.Limit{Rate: 1, Per: time.Second}}, nil)
 	for i := range maxOut {
 		g.out[strconv.Itoa(i)] = g.now().Add(time.Hour)
 	}

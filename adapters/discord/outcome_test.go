@@ -65,15 +65,11 @@ func checkOutcomeWhole(t *testing.T, q *core.Question, content string) {
 	}
 	lines := verdictLines(content)
 	for i, co := range core.CallOutcomes(q) {
-		d := co.Decision
-		if d == nil {
+		verdict, by, ok := decided(co)
+		if !ok {
 			continue
 		}
-		verdict := "Denied"
-		if d.OptionID == core.ApproveOption {
-			verdict = "Approved"
-		}
-		want := fmt.Sprintf("%d. %s: %s (by %s)", i+1, co.Call.Tool, verdict, escape(card.PartBy(*d), maxContent))
+		want := fmt.Sprintf("%d. %s: %s (by %s)", i+1, co.Call.Tool, verdict, by)
 		if !lines[want] {
 			t.Errorf("call %d: no line %q in:\n%s", i+1, want, content)
 		}
@@ -181,15 +177,11 @@ func checkVerdictsWhole(t *testing.T, q *core.Question, content string) {
 		}
 	}
 	for i, co := range core.CallOutcomes(q) {
-		d := co.Decision
-		if d == nil {
+		verdict, by, ok := decided(co)
+		if !ok {
 			continue
 		}
-		verdict := "Denied"
-		if d.OptionID == core.ApproveOption {
-			verdict = "Approved"
-		}
-		if want := (said{verdict, escape(card.PartBy(*d), maxContent)}); got[i+1] != want {
+		if want := (said{verdict, by}); got[i+1] != want {
 			t.Errorf("call %d: %+v; want %+v in:\n%s", i+1, got[i+1], want, content)
 		}
 	}
@@ -237,4 +229,19 @@ func TestClosedBatchOfLongToolNamesKeepsWhoDecided(t *testing.T) {
 			}
 		})
 	}
+}
+
+// decided is how a closed card should say a call was decided: its
+// verdict and who decided it, as escaped on the card; ok is false for a
+// call nobody decided.
+func decided(co core.CallOutcome) (verdict, by string, ok bool) {
+	d := co.Decision
+	if d == nil {
+		return "", "", false
+	}
+	verdict = "Denied"
+	if d.OptionID == core.ApproveOption {
+		verdict = "Approved"
+	}
+	return verdict, escape(card.PartBy(*d), maxContent), true
 }

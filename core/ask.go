@@ -320,8 +320,9 @@ func (s *Service) shortcutsOf(ctx context.Context, p askPlan) (askShortcuts, err
 // roomDeliveries is one delivery per room of route. The key is stable for
 // the same question, purpose and room, so a repeat is recognisable.
 func roomDeliveries(q *Question, route Route, kind DeliveryKind, purpose string, now time.Time) []Delivery {
-	out := make([]Delivery, 0, len(route.Rooms))
-	for _, room := range route.Rooms {
+	posts := route.Posts()
+	out := make([]Delivery, 0, len(posts))
+	for _, room := range posts {
 		out = append(out, Delivery{
 			Key:        fmt.Sprintf("%s:%s:%s:%s", q.ID, purpose, room.Surface, room.ID),
 			Kind:       kind,

@@ -171,6 +171,10 @@ func bindRoutes(cfg Config, dir directory) (map[string]Route, error) {
 		if r.persons, err = dir.members(name, r.People); err != nil {
 			return nil, err
 		}
+		if r.posts, err = dir.posts(name, r.Rooms, true); err != nil {
+			return nil, err
+		}
+		r.bound = true
 		if err := checkReminders(r); err != nil {
 			return nil, err
 		}

@@ -257,24 +257,95 @@ func (d directory) known(entries []string) map[string]bool {
 func (d directory) members(route string, entries []string) (map[string]bool, error) {
 	out := map[string]bool{}
 	for _, e := range entries {
-		switch {
-		case strings.HasPrefix(e, PersonPrefix):
-			name := e[len(PersonPrefix):]
-			if _, ok := d.people[name]; !ok {
-				return nil, fmt.Errorf("routes.%s.people: no person named %q", route, name)
+		names, err := d.named(e)
+		if err != nil {
+			return nil, fmt.Errorf("routes.%s.people: %w", route, err)
+		}
+		for _, n := range names {
+			out[n] = true
+		}
+	}
+	return out, nil
+}
+
+// named is the person names entry covers: one for "person:alice", the
+// members of "group:infra-leads".
+func (d directory) named(e string) ([]string, error) {
+	switch {
+	case strings.HasPrefix(e, PersonPrefix):
+		name := e[len(PersonPrefix):]
+		if _, ok := d.people[name]; !ok {
+			return nil, fmt.Errorf("no person named %q", name)
+		}
+		return []string{name}, nil
+	case strings.HasPrefix(e, GroupPrefix):
+		name := e[len(GroupPrefix):]
+		g, ok := d.groups[name]
+		if !ok {
+			return nil, fmt.Errorf("no group named %q", name)
+		}
+		return g.Members, nil
+	default:
+		return nil, fmt.Errorf("%q is not person:<name> or group:<name>", e)
+	}
+}
+
+// namesPeople reports whether a room's id names people ("person:alice",
+// "group:infra-leads") rather than an address or topic.
+func namesPeople(id string) bool {
+	return strings.HasPrefix(id, PersonPrefix) || strings.HasPrefix(id, GroupPrefix)
+}
+
+// posts is rooms as cards go out now: each room that names people (an
+// email or ntfy route's "person:carol", "group:leads") becomes each
+// person's own address or topic as the directory has it, and a room
+// named twice is one. It is looked up on every bind and, for a question
+// asked under an older configuration, by RouteOf, never kept: a topic
+// rotated because it leaked, or someone taken out of a group, is no
+// longer sent the questions still open. strict, for the configuration
+// being bound, refuses what cannot be looked up; otherwise (a route
+// pinned on a question) it is left out, as known leaves out removed
+// people.
+func (d directory) posts(route string, rooms []Room, strict bool) ([]Room, error) {
+	out := make([]Room, 0, len(rooms))
+	add := func(r Room) {
+		if !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	for i, room := range rooms {
+		if !namesPeople(room.ID) {
+			add(room)
+			continue
+		}
+		fail := func(format string, a ...any) error {
+			if !strict {
+				return nil
 			}
-			out[name] = true
-		case strings.HasPrefix(e, GroupPrefix):
-			name := e[len(GroupPrefix):]
-			g, ok := d.groups[name]
-			if !ok {
-				return nil, fmt.Errorf("routes.%s.people: no group named %q", route, name)
+			return fmt.Errorf("routes.%s.rooms[%d]: %s", route, i, fmt.Sprintf(format, a...))
+		}
+		if !room.Surface.RoomIsPersonal() {
+			if err := fail("%s names people, which only email and ntfy rooms may (a person's own address or topic)", room.ID); err != nil {
+				return nil, err
 			}
-			for _, m := range g.Members {
-				out[m] = true
+			continue
+		}
+		names, err := d.named(room.ID)
+		if err != nil {
+			if err := fail("%v", err); err != nil {
+				return nil, err
 			}
-		default:
-			return nil, fmt.Errorf("routes.%s.people: %q is not person:<name> or group:<name>", route, e)
+			continue
+		}
+		for _, n := range names {
+			ids := d.people[n].IDs[room.Surface]
+			if len(ids) == 0 {
+				if err := fail("person %q has no %s", n, room.Surface); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			add(Room{Surface: room.Surface, ID: ids[0]})
 		}
 	}
 	return out, nil

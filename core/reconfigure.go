@@ -96,6 +96,8 @@ func (s *Service) RouteOf(q *Question) (Route, bool) {
 	// A person or group removed since is nobody now: their entry lets
 	// nobody in, and the route's other people keep their say.
 	r.persons = b.dir.known(r.People)
+	r.posts, _ = b.dir.posts(q.Route, r.Rooms, false) // never fails when not strict
+	r.bound = true
 	return r, true
 }
 
@@ -126,6 +128,6 @@ func (s *Service) routeOrNone(q *Question) Route {
 // the compiled rules nor the resolved people, which RouteOf resolves
 // again.
 func (r Route) settings() Route {
-	r.Rules, r.persons = nil, nil
+	r.Rules, r.persons, r.posts, r.bound = nil, nil, nil, false
 	return r
 }

@@ -290,7 +290,7 @@ func (s *Service) awayDigests(since, now time.Time) []Delivery {
 		if len(route.People) > 0 {
 			continue
 		}
-		for _, room := range route.Rooms {
+		for _, room := range route.Posts() {
 			out = append(out, Delivery{
 				Key:     fmt.Sprintf("digest:%s:%s:%s:%s", name, room.Surface, room.ID, since.Format(time.RFC3339Nano)),
 				Kind:    DeliverDigest,

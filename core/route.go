@@ -22,13 +22,20 @@ type Room struct {
 // (fail closed). People entries ("person:alice", "group:infra-leads")
 // apply on every surface where the person has an account.
 type Route struct {
-	Name     string               `json:"name" yaml:"-"`
+	Name string `json:"name" yaml:"-"`
+	// Rooms are where the route's cards go. An email or ntfy room may
+	// name people ("person:carol", "group:leads"): each one's own
+	// address or topic, looked up whenever a card goes out (Posts).
 	Rooms    []Room               `json:"rooms,omitempty" yaml:"rooms"`
 	Deciders map[Surface][]string `json:"deciders,omitempty" yaml:"deciders"`
 	People   []string             `json:"people,omitempty" yaml:"people"`
 	// persons is People expanded into person names by New; a route built
 	// by hand without New lets no person in through People (fail closed).
 	persons map[string]bool
+	// posts is Rooms with the rooms naming people looked up, by New and
+	// RouteOf (directory.posts); bound says it was.
+	posts []Room
+	bound bool
 	// EscalateTo names the route a timed-out question with the escalate
 	// policy is posted to; its deciders may then answer too.
 	EscalateTo string `json:"escalate_to,omitempty" yaml:"escalate_to"`
@@ -111,9 +118,26 @@ func Pseudonym(key []byte, d Decider) string {
 	return hex.EncodeToString(m.Sum(nil)[:16])
 }
 
+// Posts are the rooms a card of the route goes to now: Rooms, with
+// those naming people looked up in the directory of the configuration
+// in force. A route built by hand without New posts to none of those
+// (fail closed).
+func (r Route) Posts() []Room {
+	if r.bound {
+		return r.posts
+	}
+	var out []Room
+	for _, room := range r.Rooms {
+		if !namesPeople(room.ID) {
+			out = append(out, room)
+		}
+	}
+	return out
+}
+
 // hasRoom reports whether the route posts to room id on surface sf.
 func (r Route) hasRoom(sf Surface, id string) bool {
-	for _, room := range r.Rooms {
+	for _, room := range r.Posts() {
 		if room.Surface == sf && room.ID == id {
 			return true
 		}

@@ -190,7 +190,7 @@ func (s *Server) routeRows(routeOpen map[string]int) []routeRow {
 				row.Deciders = append(row.Deciders, string(sf)+": "+strings.Join(ds, ", "))
 			}
 		}
-		row.Rooms = shownRooms(rv.Rooms)
+		row.Rooms = shownRooms(rv.Posts())
 		routes = append(routes, row)
 	}
 	return routes

@@ -11,9 +11,11 @@ import (
 
 // oneWayRooms are route r's email and ntfy recipients as rooms: each
 // address or topic as written (addresses in lower case, as people's are
-// kept), and each person's own for "person:" and "group:" entries. An
-// entry that names nobody, a person without an address or topic, and a
-// malformed one stop the server with the key at fault.
+// kept), and "person:" and "group:" entries as they are, which core looks
+// up whenever a card goes out (core.Route.Posts), so that a rotated topic
+// or a changed group reaches the questions already open. An entry that
+// names nobody, a person without an address or topic, and a malformed one
+// stop the server with the key at fault.
 func oneWayRooms(f File, key string, r RouteFile) ([]core.Room, error) {
 	var out []core.Room
 	seen := map[core.Room]bool{}
@@ -60,15 +62,11 @@ func oneWayRooms(f File, key string, r RouteFile) ([]core.Room, error) {
 				if !ok {
 					return nil, fmt.Errorf("%s: no person named %q", at, n)
 				}
-				id := door.own(p)
-				if id == "" {
+				if door.own(p) == "" {
 					return nil, fmt.Errorf("%s: person %q has no %s", at, n, door.sf)
 				}
-				if door.sf == core.SurfaceEmail {
-					id = strings.ToLower(id)
-				}
-				add(door.sf, id)
 			}
+			add(door.sf, e)
 		}
 	}
 	return out, nil

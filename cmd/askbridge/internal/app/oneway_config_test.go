@@ -35,8 +35,10 @@ routes:
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []core.Room{{Surface: core.SurfaceEmail, ID: "ops@example.com"}, {Surface: core.SurfaceEmail, ID: "alice@example.com"},
-		{Surface: core.SurfaceEmail, ID: "bob@example.com"}, {Surface: core.SurfaceNtfy, ID: "infra-approvals"}, {Surface: core.SurfaceNtfy, ID: "alice-phone"}}
+	// People stay named in the rooms: core looks them up whenever a card
+	// goes out (below).
+	want := []core.Room{{Surface: core.SurfaceEmail, ID: "ops@example.com"}, {Surface: core.SurfaceEmail, ID: "group:leads"},
+		{Surface: core.SurfaceEmail, ID: "person:alice"}, {Surface: core.SurfaceNtfy, ID: "infra-approvals"}, {Surface: core.SurfaceNtfy, ID: "person:alice"}}
 	if got := f.Routes["infra"].Rooms; !slices.Equal(got, want) {
 		t.Fatalf("rooms %+v, want %+v", got, want)
 	}
@@ -47,8 +49,14 @@ routes:
 	if d := cfg.Routes["infra"].Deciders[core.SurfaceEmail]; d[0] != "ops@example.com" {
 		t.Fatalf("deciders %v: addresses are compared in lower case", d)
 	}
-	if _, err := core.New(nil, cfg, nil); err != nil {
+	svc, err := core.New(nil, cfg, nil)
+	if err != nil {
 		t.Fatal(err)
+	}
+	posts := []core.Room{{Surface: core.SurfaceEmail, ID: "ops@example.com"}, {Surface: core.SurfaceEmail, ID: "alice@example.com"},
+		{Surface: core.SurfaceEmail, ID: "bob@example.com"}, {Surface: core.SurfaceNtfy, ID: "infra-approvals"}, {Surface: core.SurfaceNtfy, ID: "alice-phone"}}
+	if got := svc.Routes()[0].Posts(); !slices.Equal(got, posts) {
+		t.Fatalf("cards go to %+v, want %+v", got, posts)
 	}
 	for bad, key := range map[string]string{
 		"routes: {r: {email: [not-an-address]}}":                             "routes.r.email[0]",
@@ -115,11 +123,12 @@ func TestREADMEOneWayConfigLoads(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", heading, err)
 		}
-		if !slices.Contains(f.Routes["infra"].Rooms, want) {
-			t.Fatalf("%s: rooms %+v lack %+v", heading, f.Routes["infra"].Rooms, want)
-		}
-		if _, err := core.New(nil, app.Settings{File: f}.CoreConfig([]byte("key of sixteen bytes")), nil); err != nil {
+		svc, err := core.New(nil, app.Settings{File: f}.CoreConfig([]byte("key of sixteen bytes")), nil)
+		if err != nil {
 			t.Fatalf("%s: %v", heading, err)
+		}
+		if r, _ := svc.Route("infra"); !slices.Contains(r.Posts(), want) {
+			t.Fatalf("%s: cards go to %+v, not %+v", heading, r.Posts(), want)
 		}
 	}
 }

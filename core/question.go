@@ -265,6 +265,16 @@ func (q *Question) Run() Run { return Run{Agent: q.Agent, ID: q.RunID} }
 // Open reports whether the question can still change.
 func (q *Question) Open() bool { return q.State == StateOpen }
 
+// Declinable reports whether one person may decline q: it is open, no
+// policy rule decides it, and it needs no more than one person. A
+// question that needs several people is theirs to vote on: one decline
+// would close a sign-off of several as the agent's own call. Cards and
+// the console offer Decline only where this holds; DeclineShown checks
+// it again.
+func (q *Question) Declinable() bool {
+	return q.Open() && !q.Rule.decides() && q.Quorum <= 1
+}
+
 // Item returns the form item with the given id.
 func (q *Question) Item(id string) (FormItem, bool) {
 	for _, it := range q.Items {

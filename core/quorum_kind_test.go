@@ -1,10 +1,12 @@
 package core_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 	"github.com/askbridge/askbridge/internal/coretest"
 )
 
@@ -239,5 +241,40 @@ func TestAnMCPHostCastsNoVote(t *testing.T) {
 	one := ask("run-2", 0)
 	if _, err := svc.Answer(ctx, core.AnswerInput{QuestionID: one.ID, Decider: host, OptionID: core.ApproveOption}); err != nil {
 		t.Fatalf("the host's answer to a question of one decider: %v", err)
+	}
+}
+
+// TestOneDeclineDoesNotCloseAQuorum: on a question that needs two people,
+// one person's decline is refused with nothing recorded, and its card
+// offers no Decline; before, any one decider could close a two-person
+// sign-off as declined, and the agent was told to go on by its own
+// judgement.
+func TestOneDeclineDoesNotCloseAQuorum(t *testing.T) {
+	svc, _ := coretest.Open(t, coretest.Options{Routes: quorumRoutes(2, 3)})
+	q, err := svc.Ask(t.Context(), core.AskInput{Kind: core.KindApproval, Agent: "agent-a", RunID: "run-1", Text: "Deploy?",
+		Reversibility: core.HardToReverse, Tool: "deploy", Arguments: []byte(`{"env":"prod"}`)})
+	if err != nil || q.Quorum != 2 {
+		t.Fatalf("ask: %+v, %v", q, err)
+	}
+	if q.Declinable() {
+		t.Error("a question needing two people reads as declinable")
+	}
+	bob := core.Decider{Surface: core.SurfaceAPI, ID: "bob", Name: "bob"}
+	if o, err := svc.Decline(t.Context(), q.ID, bob); core.ErrorCode(err) != core.CodeConflict || !strings.Contains(core.ErrorMessage(err), "2 people") {
+		t.Fatalf("one decline of a quorum of 2: %+v, %v; want it refused", o, err)
+	}
+	if got, err := svc.Get(t.Context(), q.ID); err != nil || !got.Open() {
+		t.Fatalf("after the refused decline: %+v, %v", got, err)
+	}
+	for _, a := range card.New(q, core.MessageRef{}).Actions {
+		if a.Label == card.LabelDecline {
+			t.Errorf("the card of a question needing two people offers %q", a.Label)
+		}
+	}
+	// A question one person decides still offers it.
+	one, err := svc.Ask(t.Context(), core.AskInput{Kind: core.KindClarification, Agent: "agent-a", RunID: "run-2", Text: "Which?",
+		Reversibility: core.Reversible})
+	if err != nil || !one.Declinable() || !slices.ContainsFunc(card.New(one, core.MessageRef{}).Actions, func(a card.Action) bool { return a.Label == card.LabelDecline }) {
+		t.Errorf("a clarification: declinable %v, %v", one != nil && one.Declinable(), err)
 	}
 }

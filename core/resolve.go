@@ -385,7 +385,8 @@ func (s *Service) Decline(ctx context.Context, id QuestionID, d Decider) (Outcom
 // A question a policy rule decided (its close by the rule still to come:
 // a repeat of the ask records it) is no person's to decline, as it is no
 // person's to approve or deny: the agent would be told to go on by its
-// own judgement with a call the rule decided.
+// own judgement with a call the rule decided. Nor is one that needs
+// several people (Question.Declinable).
 func (s *Service) DeclineShown(ctx context.Context, id QuestionID, d Decider, shown string) (Outcome, error) {
 	d = s.identify(d).Decider
 	decline := s.systemClose(StateDeclined, CloserDecline, d, DeclineReason)
@@ -393,6 +394,9 @@ func (s *Service) DeclineShown(ctx context.Context, id QuestionID, d Decider, sh
 		build: func(q *Question, now time.Time) (Transition, error) {
 			if q.Rule.decides() {
 				return Transition{}, Errorf(CodeConflict, "decline", "%s %s this call: no person decides it", q.Rule.Label(), q.Rule.verb())
+			}
+			if q.Open() && !q.Declinable() {
+				return Transition{}, Errorf(CodeConflict, "decline", "this question needs %d people to agree: one person's decline cannot close it; vote, or leave it to the others", q.Quorum)
 			}
 			return decline(q, now)
 		}})

@@ -28,9 +28,10 @@ func New(q *core.Question, m core.MessageRef) Card {
 	if k := kindCardOf(q); k.body != nil {
 		k.body(&c, q, open)
 	}
-	if open {
+	if q.Declinable() {
 		c.Actions = append(c.Actions, Action{Label: LabelDecline, Ref: refOf(q, core.RefDecline, -1, 0), Style: StyleDefault})
-	} else {
+	}
+	if !open {
 		c.Outcome = outcome(q)
 	}
 	return c

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 )
 
@@ -89,10 +90,25 @@ func (s *Service) Answer(ctx context.Context, in AnswerInput) (Outcome, error) {
 // all" decide the calls of a batch still undecided in q; a call decided
 // meanwhile makes the change stale, and the next try leaves it to its
 // decision.
+//
+// A standing approval decides the route's later calls, so only the
+// route's own deciders grant one: someone let in by an escalation
+// (allowed) decides the escalated call alone.
 func (s *Service) answerBuild(in AnswerInput) func(q *Question, now time.Time) (Transition, error) {
 	return func(q *Question, now time.Time) (Transition, error) {
+		if grantsStanding(in) {
+			if route, ok := s.RouteOf(q); !ok || !route.Allows(in.Decider) {
+				return Transition{}, Errorf(CodeForbidden, "answer", "only route %s's own deciders grant its standing approvals: approve without one", q.Route)
+			}
+		}
 		return s.answerTransition(q, in, now)
 	}
+}
+
+// grantsStanding reports whether in asks for a standing approval, for
+// the call or for any call of a batch.
+func grantsStanding(in AnswerInput) bool {
+	return in.Standing != nil || slices.ContainsFunc(in.Calls, func(c CallDecision) bool { return c.Standing != nil })
 }
 
 // partsTransition records some of a question's parts (a form's items, a

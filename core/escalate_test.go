@@ -112,3 +112,45 @@ func TestEscalationOfAnAnsweredQuestionIsNotPosted(t *testing.T) {
 		t.Fatalf("the escalation after the answer: %d posted, %v; want none", posts, err)
 	}
 }
+
+// TestAnEscalationDeciderGrantsNoStandingApproval: someone let in by an
+// escalation may approve the escalated call, but not grant a standing
+// approval, which would decide the escalated route's later calls, where
+// they may not decide; the refusal records nothing, and the same approve
+// without it closes the question. Before, boss on oncall could approve
+// deploy's later calls for the whole run.
+func TestAnEscalationDeciderGrantsNoStandingApproval(t *testing.T) {
+	ctx := t.Context()
+	clock := core.NewSimClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
+	svc, err := core.New(coretest.OpenStore(t), core.Config{ActorKey: []byte("k"), Routes: map[string]core.Route{
+		"deploy": {Deciders: map[core.Surface][]string{core.SurfaceAPI: {"alice"}}, EscalateTo: "oncall"},
+		"oncall": {Deciders: map[core.Surface][]string{core.SurfaceAPI: {"boss"}}},
+	}}, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := svc.Ask(ctx, core.AskInput{Kind: core.KindApproval, Agent: "a", RunID: "r", Text: "Restart?", Reversibility: core.Reversible,
+		Tool: "restart", Arguments: []byte(`{"svc":"web"}`), Route: "deploy", Timeout: time.Hour, OnTimeout: core.OnTimeoutEscalate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Hour + time.Minute)
+	if rep, err := svc.Tick(ctx); err != nil || rep.Escalated != 1 {
+		t.Fatalf("tick: %+v, %v", rep, err)
+	}
+	boss := core.Decider{Surface: core.SurfaceAPI, ID: "boss"}
+	in := core.AnswerInput{QuestionID: q.ID, Decider: boss, OptionID: core.ApproveOption, Standing: &core.StandingRequest{Scope: core.StandingRun}}
+	if o, err := svc.Answer(ctx, in); core.ErrorCode(err) != core.CodeForbidden || o.Standing != nil {
+		t.Fatalf("boss's standing approval on deploy: %+v, %v; want it refused", o, err)
+	}
+	if got, err := svc.Get(ctx, q.ID); err != nil || !got.Open() {
+		t.Fatalf("after the refusal: %+v, %v", got, err)
+	}
+	in.Standing = nil
+	if o, err := svc.Answer(ctx, in); err != nil || !o.Closed {
+		t.Fatalf("boss's approve: %+v, %v", o, err)
+	}
+	if sts, err := svc.ListStandings(ctx); err != nil || len(sts) != 0 {
+		t.Fatalf("standing approvals %+v, %v; want none", sts, err)
+	}
+}

@@ -54,6 +54,20 @@
 // next event at once. SHA-1 is what Redis can compute; what it protects
 // here is the order, which the keyed witnesses check again.
 //
+// The digest does not cover the event's position (on Redis the script
+// picks it, and the script must not hold K), so a copy of an earlier
+// event appended with its link recomputed carries a valid digest: the
+// original's. No two events of a stream share a digest, since each
+// witnesses the chain as it was, so [Verify] refuses a digest met twice
+// in a stream; a copy of an event purged since, and in no export
+// walked, is not found so.
+//
+// A store made by a version that chains has chained every event since
+// its creation, so an event without a chain is a break, unless the
+// operator says the log began before the chain (Options.AllowUnchained):
+// nothing kept in the store could say so that someone who strips the
+// chains could not forge too.
+//
 // # Purges
 //
 // Retention drops closed questions with their events, which leaves gaps

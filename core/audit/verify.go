@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -19,6 +20,10 @@ type Break struct {
 	Seq    int64  `json:"seq"`
 	Stream int    `json:"stream"`
 	Reason string `json:"reason"`
+	// Unchained is set when the event has no chain at all, so that a
+	// caller can say how to check a log begun before the chain
+	// (Options.AllowUnchained) without reading the reason.
+	Unchained bool `json:"unchained,omitempty"`
 }
 
 func (b *Break) Error() string {
@@ -29,7 +34,8 @@ func (b *Break) Error() string {
 type Report struct {
 	Events int `json:"events"`
 	// Unchained events were written before the chain began (a log kept
-	// by an earlier version); they come before every chained one.
+	// by an earlier version); they come before every chained one, and are
+	// taken only with Options.AllowUnchained.
 	Unchained int `json:"unchained"`
 	// Witnessed counts the events whose witness was checked against the
 	// chain; the others' witnesses lie before the walk, inside a purged
@@ -63,6 +69,15 @@ type Options struct {
 	// otherwise take a stream deleted and begun again, or no events at
 	// all, for one that started before the walk.
 	Heads map[int]string
+	// AllowUnchained says the log began before askbridge chained its
+	// events: unchained events ahead of the first chained one are then
+	// counted (Report.Unchained), not a break. It is the operator's word,
+	// not the store's: a store chained since its creation never holds an
+	// unchained event, and a marker kept in the store could be forged by
+	// whoever strips the chains, so without it any unchained event is a
+	// break (one forged into a seq a purge freed, or every chain stripped
+	// and an event edited, would otherwise pass as not covered).
+	AllowUnchained bool
 }
 
 // ring is how many recent heads per stream the verifier keeps to check
@@ -95,6 +110,33 @@ type streamState struct {
 	// small as the runs.
 	starts  map[int64]bool
 	entered map[step]bool
+
+	// digests are the keyed digests met so far (their first half, which
+	// is as unique as a digest needs to be here) and the position of
+	// each. The digest covers an event and its witness, not its
+	// position, so a copy of an earlier event with its unkeyed link
+	// recomputed shows only as a digest met twice: two events of one
+	// stream never share a digest, since each witnesses the chain as it
+	// was (bolt: the event before it), unless a writer renders two events
+	// alike in every field at the same instant on the same head.
+	digests map[[16]byte]int64
+}
+
+// repeats reports the position of an earlier event of the stream with
+// the digest d (hex, already checked against the key), or notes d at n.
+func (st *streamState) repeats(d string, n int64) (int64, bool) {
+	var k [16]byte
+	if _, err := hex.Decode(k[:], []byte(d[:32])); err != nil {
+		return 0, false // never: d is Digest's own hex
+	}
+	if at, ok := st.digests[k]; ok {
+		return at, true
+	}
+	if st.digests == nil {
+		st.digests = make(map[[16]byte]int64)
+	}
+	st.digests[k] = n
+	return 0, false
 }
 
 // step is a link into position n of a stream from the hash prev.
@@ -261,8 +303,12 @@ func Verify(k Key, walk Walk, opt Options) (Report, error) {
 	err = walk(func(e core.Event) error {
 		rep.Events++
 		if e.Chain == nil {
-			if chained {
-				rep.Break = &Break{Seq: e.Seq, Reason: "not chained, though it comes after chained events: inserted, or its chain stripped"}
+			switch {
+			case chained:
+				rep.Break = &Break{Seq: e.Seq, Unchained: true, Reason: "not chained, though it comes after chained events: inserted, or its chain stripped"}
+				return stop
+			case !opt.AllowUnchained:
+				rep.Break = &Break{Seq: e.Seq, Unchained: true, Reason: "not chained, and the log is not said to have begun before the chain: inserted, or its chain stripped (a log an earlier version began holds such events first)"}
 				return stop
 			}
 			rep.Unchained++
@@ -374,6 +420,9 @@ func check(k Key, st *streamState, e core.Event, opt Options, rep *Report) *Brea
 	d, err := k.Digest(e, c.Stream, w)
 	if err != nil || d != c.Digest {
 		return broke("its digest does not match: the event was altered (or the audit key is not the one it was written with)")
+	}
+	if at, ok := st.repeats(d, c.N); ok {
+		return broke("it repeats the keyed digest of the event at position %d: a copy of it, its link recomputed", at)
 	}
 	if e.Kind == core.EventCheckpoint {
 		keyed, ok := keyedRuns(e)

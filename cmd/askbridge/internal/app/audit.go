@@ -54,12 +54,15 @@ func (s *Settings) auditKey(create bool) (auditlog.Key, error) {
 // the chain holds; 1: it is broken (or could not be read); 2: usage.
 func cmdAudit(ctx context.Context, args []string, getenv func(string) string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] != "verify" {
-		fmt.Fprintln(stderr, "usage: askbridge audit verify [--json] [--heads REPORT] [FILE...]")
+		fmt.Fprintln(stderr, "usage: askbridge audit verify [--json] [--heads REPORT] [--allow-unchained] [FILE...]")
 		return exitUsage
 	}
-	fs := newFlags("audit verify", stderr, "[--json] [--heads REPORT] [FILE...]\n\nChecks the event log's audit chain: the NDJSON exports given (GET /v1/audit/export, oldest first),\nor else the log in the store askbridge serve is configured with (on the embedded store, while serve is stopped).")
+	fs := newFlags("audit verify", stderr, "[--json] [--heads REPORT] [--allow-unchained] [FILE...]\n\nChecks the event log's audit chain: the NDJSON exports given (GET /v1/audit/export, oldest first),\nor else the log in the store askbridge serve is configured with (on the embedded store, while serve is stopped).")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	headsFile := fs.String("heads", "", "an earlier check's --json report: the log must still hold the heads it found, or the files given continue from them (events cut off a stream's end show only so)")
+	// Only the operator knows that the log began before the chain: the
+	// store holds nothing that whoever strips the chains could not forge.
+	allowUnchained := fs.Bool("allow-unchained", false, "the log began before askbridge chained its events (a store an earlier version made): take its unchained first events as not covered rather than as a break")
 	if err := fs.Parse(args[1:]); err != nil {
 		return exitUsage
 	}
@@ -98,6 +101,7 @@ func cmdAudit(ctx context.Context, args []string, getenv func(string) string, _ 
 		walk = auditlog.StoreWalk(ctx, st)
 	}
 	opt.Heads = heads // files or the store alike: each stream must reach or continue from its head
+	opt.AllowUnchained = *allowUnchained
 	rep, err := auditlog.Verify(key, walk, opt)
 	if err != nil {
 		fmt.Fprintln(stderr, "askbridge audit verify:", err)
@@ -107,7 +111,7 @@ func cmdAudit(ctx context.Context, args []string, getenv func(string) string, _ 
 		b, _ := json.MarshalIndent(rep, "", "  ") // plain data always encodes
 		fmt.Fprintln(stdout, string(b))
 	} else {
-		printReport(stdout, rep)
+		printReport(stdout, rep, *allowUnchained)
 	}
 	if rep.Break != nil {
 		return exitError
@@ -115,16 +119,19 @@ func cmdAudit(ctx context.Context, args []string, getenv func(string) string, _ 
 	return 0
 }
 
-func printReport(w io.Writer, rep auditlog.Report) {
+func printReport(w io.Writer, rep auditlog.Report, allowUnchained bool) {
 	if rep.Break != nil {
 		fmt.Fprintf(w, "BROKEN at seq %d (stream %d): %s\n", rep.Break.Seq, rep.Break.Stream, rep.Break.Reason)
 		fmt.Fprintf(w, "%d events read up to it\n", rep.Events)
+		if rep.Break.Unchained && !allowUnchained && rep.Events == 1 {
+			fmt.Fprintln(w, "if this log began before askbridge chained its events (a store an earlier version made), check it with --allow-unchained: its unchained first events are then reported as not covered")
+		}
 		return
 	}
 	fmt.Fprintf(w, "the audit chain holds: %s in %s; %s checked, %s\n",
 		count(rep.Events, "event"), count(rep.Streams, "stream"), count(rep.Witnessed, "witness"), count(rep.Checkpoints, "purge checkpoint"))
 	if rep.Unchained > 0 {
-		fmt.Fprintf(w, "%d events before them were written before the chain began, and are not covered\n", rep.Unchained)
+		fmt.Fprintf(w, "%d events before them were written before the chain began (--allow-unchained), and are not covered\n", rep.Unchained)
 	}
 	for _, seq := range rep.MidChain {
 		fmt.Fprintf(w, "seq %d continues an earlier export: its link to the event before it was not checked\n", seq)

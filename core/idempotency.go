@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Idempotency makes an ask safe to repeat. An agent whose ask got no
@@ -62,12 +63,27 @@ func idempotencyOf(in AskInput) (*Idempotency, error) {
 	}
 	body := in
 	body.IdempotencyKey = ""
+	// Arguments are compared as JSON values, not as bytes: a client that
+	// rebuilds its JSON from a map on each retry sends the same call.
 	if len(body.Arguments) > 0 {
 		canon, err := CanonicalArguments(body.Arguments)
 		if err != nil {
 			return nil, err
 		}
 		body.Arguments = canon
+	}
+	if len(body.Calls) > 0 {
+		body.Calls = slices.Clone(body.Calls)
+		for i := range body.Calls {
+			if len(body.Calls[i].Arguments) == 0 {
+				continue
+			}
+			canon, err := CanonicalArguments(body.Calls[i].Arguments)
+			if err != nil {
+				return nil, err
+			}
+			body.Calls[i].Arguments = canon
+		}
 	}
 	b, err := json.Marshal(body)
 	if err != nil {

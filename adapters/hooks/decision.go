@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"encoding/json"
+	"errors"
 	"regexp"
 	"strings"
 
@@ -218,15 +219,39 @@ func FailedAsk(p Prompt, err error) ([]byte, bool) {
 	switch code := core.ErrorCode(err); {
 	case p.Host == ClaudeCode:
 		out.PermissionDecision = "ask"
-		out.PermissionDecisionReason = "askbridge could not ask in chat (" + core.ErrorMessage(err) + "); decide here."
+		out.PermissionDecisionReason = "askbridge could not ask in chat (" + failureText(err) + "); decide here."
 	case p.Host == Codex && (code == core.CodeInvalid || code == core.CodeConflict):
 		out.PermissionDecision = "deny"
-		out.PermissionDecisionReason = "askbridge refused to ask about this call (" + core.ErrorMessage(err) + "), so it is not run."
+		out.PermissionDecisionReason = "askbridge refused to ask about this call (" + failureText(err) + "), so it is not run."
 	default:
 		return nil, false
 	}
 	b, merr := json.Marshal(preToolUseOutputWire{HookSpecificOutput: out})
 	return b, merr == nil
+}
+
+// Unreached is the hook command's failure to get an answer from the
+// server (it could not be reached, or it answered with an error), which
+// the person at the keyboard may read in full: it is what the command
+// itself saw, not an error inside the server, whose details a door
+// keeps to itself (core.ErrorMessage).
+type Unreached struct {
+	Server string // the server's address
+	Err    error
+}
+
+func (e *Unreached) Error() string {
+	return "askbridge at " + e.Server + " did not answer: " + e.Err.Error()
+}
+
+func (e *Unreached) Unwrap() error { return e.Err }
+
+// failureText is why an ask failed, as the host's person reads it.
+func failureText(err error) string {
+	if u, ok := errors.AsType[*Unreached](err); ok {
+		return u.Error()
+	}
+	return core.ErrorMessage(err)
 }
 
 // eventPattern finds a hook input's event name in its raw bytes.

@@ -92,7 +92,7 @@ func cmdHook(ctx context.Context, args []string, getenv func(string) string, std
 	select {
 	case r := <-sent:
 		if r.err != nil {
-			return failed(fmt.Errorf("hook: %w", r.err))
+			return failed(&hooks.Unreached{Server: target.base, Err: r.err})
 		}
 		resp = r.resp
 	case <-ctx.Done():
@@ -103,7 +103,7 @@ func cmdHook(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return failed(fmt.Errorf("hook: %s", responseError(resp)))
+		return failed(&hooks.Unreached{Server: target.base, Err: errors.New(responseError(resp))})
 	}
 	id := core.QuestionID(resp.Header.Get(hooks.HeaderQuestionID))
 	read := make(chan result, 1)

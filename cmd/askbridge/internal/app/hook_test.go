@@ -286,7 +286,7 @@ func TestHookCommandServerDownAsksAtTheKeyboard(t *testing.T) {
 		code                      int
 		stdout                    string
 	}{
-		{"server down", "claude-code/pre-tool-use.bash.json", "http://127.0.0.1:1", apptest.AgentA, 0, `"permissionDecision":"ask"`},
+		{"server down", "claude-code/pre-tool-use.bash.json", "http://127.0.0.1:1", apptest.AgentA, 0, `"permissionDecision":"ask","permissionDecisionReason":"askbridge could not ask in chat (askbridge at http://127.0.0.1:1 did not answer: `},
 		{"token refused", "claude-code/pre-tool-use.bash.json", m.URL, "not-a-token-of-this-server", 0, `"permissionDecision":"ask"`},
 		{"server down, PermissionRequest", "claude-code/permission-request.bash.json", "http://127.0.0.1:1", apptest.AgentA, 1, ""},
 	} {

@@ -110,10 +110,20 @@ func (b ServiceBackend) agent(ctx context.Context) core.AgentID {
 	return CallerFrom(ctx)
 }
 
+var _ RepeatAsker = ServiceBackend{}
+
 // Ask parks in as Agent's question, or the caller's.
 func (b ServiceBackend) Ask(ctx context.Context, in core.AskInput) (*core.Question, error) {
+	q, _, err := b.AskOrRepeat(ctx, in)
+	return q, err
+}
+
+// AskOrRepeat is Ask, saying whether it was a repeat of an earlier ask
+// (core.Service.AskOrRepeat), so that the door can tell a retry from an
+// old tool_call_id reused (reuseWindow).
+func (b ServiceBackend) AskOrRepeat(ctx context.Context, in core.AskInput) (*core.Question, bool, error) {
 	in.Agent = b.agent(ctx)
-	return b.Svc.Ask(ctx, in)
+	return b.Svc.AskOrRepeat(ctx, in)
 }
 
 // own returns the question if this agent asked it; any other reads as

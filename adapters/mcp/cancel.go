@@ -101,8 +101,15 @@ const maxPeek = 1 << 20
 // tool handler ends its call with the POST (postContext).
 type cancelGate struct {
 	mu    sync.Mutex
-	calls map[gateKey]chan struct{}  // closed once the call is cancelled
-	posts map[string]context.Context // by callHeader: the POST carrying the call
+	calls map[gateKey]chan struct{} // closed once the call is cancelled
+	posts map[string]*post          // by callHeader: the POST carrying the call
+}
+
+// post is a POST that carries a call: its request's context, and its
+// response, for keeping the stream alive (keepalive.go).
+type post struct {
+	ctx context.Context
+	w   *aliveWriter
 }
 
 // callHeader names, on a POST carrying a call, the gate's record of it.
@@ -113,6 +120,15 @@ const callHeader = "X-Askbridge-Call"
 // request had header h, or nil if there is none (not over HTTP, or the
 // POST has ended).
 func (g *cancelGate) postContext(h http.Header) context.Context {
+	if p := g.post(h); p != nil {
+		return p.ctx
+	}
+	return nil
+}
+
+// post is the POST that carried the call whose request had header h, or
+// nil.
+func (g *cancelGate) post(h http.Header) *post {
 	if g == nil || h == nil {
 		return nil
 	}
@@ -127,7 +143,7 @@ type gateKey struct {
 }
 
 func newCancelGate() *cancelGate {
-	return &cancelGate{calls: map[gateKey]chan struct{}{}, posts: map[string]context.Context{}}
+	return &cancelGate{calls: map[gateKey]chan struct{}{}, posts: map[string]*post{}}
 }
 
 // sessionHeader is the streamable transport's session id header.
@@ -157,21 +173,21 @@ func (g *cancelGate) wrap(next http.Handler) http.Handler {
 		case req.IsCall():
 			key := gateKey{session, req.ID}
 			cancelled := make(chan struct{})
-			post := randomHex(12)
-			r.Header.Set(callHeader, post)
 			g.mu.Lock()
 			g.calls[key] = cancelled
-			g.posts[post] = r.Context()
 			g.mu.Unlock()
 			defer func() {
 				g.mu.Lock()
 				if g.calls[key] == cancelled {
 					delete(g.calls, key)
 				}
-				delete(g.posts, post)
 				g.mu.Unlock()
 			}()
-			w = &gatedWriter{ResponseWriter: w, cancelled: cancelled}
+			// Outermost, so that what keeps the stream alive is dropped
+			// after a cancel too.
+			aw, end := g.track(&gatedWriter{ResponseWriter: w, cancelled: cancelled}, r)
+			defer end()
+			w = aw
 		case req.Method == cancelledMethod:
 			var p struct {
 				RequestID any `json:"requestId"`

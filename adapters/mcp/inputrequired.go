@@ -33,19 +33,12 @@ func speaksStateless(req *mcpsdk.CallToolRequest) bool {
 	return req != nil && req.Params != nil && req.ProtocolVersion() >= protocolStateless
 }
 
-// inputRequired is the first round of a call whose question the host may
-// answer: the form, and the question's id to come back with. note, when
-// set, heads the form (why an earlier reply was not recorded).
-func inputRequired(q *core.Question, note string) *mcpsdk.CallToolResult {
-	f := formFor(q)
-	msg := f.message
-	if note != "" {
-		msg = note + "\n\n" + msg
-	}
-	return &mcpsdk.CallToolResult{
-		InputRequests: mcpsdk.InputRequestMap{hostAnswerKey: &mcpsdk.ElicitParams{Mode: "form", Message: msg, RequestedSchema: f.schema}},
-		RequestState:  string(q.ID),
-	}
+// inputRequired is a round of a call whose question the host may answer:
+// the form under its key for round (hostkey.go), and the state to come
+// back with. note, when set, heads the form (why an earlier reply was not
+// recorded).
+func inputRequired(q *core.Question, note string, round int) *mcpsdk.CallToolResult {
+	return &mcpsdk.CallToolResult{InputRequests: formRequest(q.ID, formFor(q), round, note), RequestState: stateOf(q.ID, round)}
 }
 
 // hostMayAnswer reports whether a host of caps may answer question id in
@@ -65,13 +58,21 @@ func (h *handler) hostMayAnswer(ctx context.Context, caps *mcpsdk.ClientCapabili
 	return may
 }
 
-// retry serves the second round: the host's reply to the question named
-// by the request state, then the question's result. A passing failure of
+// retry serves a later round: the host's reply to the question named by
+// the request state, then the question's result. A passing failure of
 // the server (it may be restarting) goes on as a wait does, which rides
 // it out or ends with the question's id to follow: an error with no id
 // would leave the model to ask again, and people asked twice.
+//
+// Only a reply under the key of the form as it stands counts. One under
+// another key of the host door answers a form that chat has changed since
+// (it answered an item): as the extension asks of a key superseded, none
+// of it is recorded, and the host is asked what is left.
 func (h *handler) retry(ctx context.Context, req *mcpsdk.CallToolRequest, kind core.Kind) (*mcpsdk.CallToolResult, Result, error) {
-	id := core.QuestionID(req.Params.RequestState)
+	id, round, ok := parseState(req.Params.RequestState)
+	if !ok {
+		return nil, Result{}, invalid("requestState is not one this server gave")
+	}
 	st, err := h.b.Wait(ctx, id, 0)
 	if transient(err) {
 		return h.await(ctx, req, id, -1)
@@ -82,11 +83,18 @@ func (h *handler) retry(ctx context.Context, req *mcpsdk.CallToolRequest, kind c
 	if st.Kind != kind {
 		return nil, Result{}, invalid("requestState names a question this tool did not ask")
 	}
-	reply, _ := req.Params.InputResponses[hostAnswerKey].(*mcpsdk.ElicitResult)
-	if st.State.Closed() || reply == nil || reply.Action != "accept" || st.Question == nil {
-		return h.await(ctx, req, id, -1) // nothing to record: the closed result, or wait for chat
+	if st.State.Closed() || st.Question == nil {
+		return h.await(ctx, req, id, -1) // nothing to record: the closed result
 	}
-	in, err := formFor(st.Question).answer(reply.Content)
+	f := formFor(st.Question)
+	reply, stale := hostReply(req.Params.InputResponses, hostKey(id, f, round))
+	switch {
+	case reply == nil && stale != nil && stale.Action == "accept":
+		return h.askAgain(ctx, req, id, round, "Your answer was not recorded: it answered an earlier form of this question, which has changed since (chat may have answered part of it). Answer this one.")
+	case reply == nil || reply.Action != "accept":
+		return h.await(ctx, req, id, -1) // declined, or no reply: wait for chat
+	}
+	in, err := f.answer(reply.Content)
 	if err == nil {
 		in.QuestionID = id
 		err = h.b.AnswerInHost(ctx, in)
@@ -98,7 +106,20 @@ func (h *handler) retry(ctx context.Context, req *mcpsdk.CallToolRequest, kind c
 	if _, lost := closedBy(err); err != nil && !lost && !transient(err) {
 		// The reply was refused (an option that is not one, say): ask again,
 		// saying why.
-		return inputRequired(st.Question, fmt.Sprintf("Your answer was not recorded: %s", h.safeMessage(err))), Result{}, nil
+		return h.askAgain(ctx, req, id, round, fmt.Sprintf("Your answer was not recorded: %s", h.safeMessage(err)))
 	}
 	return h.await(ctx, req, id, -1)
+}
+
+// askAgain puts question id to the host once more, as it stands now and
+// under the next round's key, headed by note; or, if the host may no
+// longer answer it (a reload took mcp off its route, say), waits for the
+// other surfaces as a plain call does, rather than show the host a form
+// whose every reply would be refused.
+func (h *handler) askAgain(ctx context.Context, req *mcpsdk.CallToolRequest, id core.QuestionID, round int, note string) (*mcpsdk.CallToolResult, Result, error) {
+	st, err := h.b.Wait(ctx, id, 0)
+	if err != nil || st.State.Closed() || st.Question == nil || !h.hostMayAnswer(ctx, req.ClientCapabilities(), id) {
+		return h.await(ctx, req, id, -1)
+	}
+	return inputRequired(st.Question, note, round+1), Result{}, nil
 }

@@ -160,6 +160,8 @@ func TestInputRequiredStateIsChecked(t *testing.T) {
 // TestInputRequiredRefusedReplyIsAskedAgain: a reply the chokepoint
 // refuses (an option the question does not have, which the SDK's own
 // client would not send) is asked again, saying why, and changes nothing.
+// The form asked again is a new request, under a key and a request state
+// of its own, and the reply to it counts.
 func TestInputRequiredRefusedReplyIsAskedAgain(t *testing.T) {
 	e := newMRTREnv(t)
 	host := &taskClient{t: t, http: &http.Client{Transport: e.b}, url: e.b.r.urls[0].String(),
@@ -176,9 +178,9 @@ func TestInputRequiredRefusedReplyIsAskedAgain(t *testing.T) {
 	if err := json.Unmarshal(raw, &first); err != nil || first.ResultType != "input_required" || first.RequestState == "" {
 		t.Fatalf("first round: %s (%v)", raw, err)
 	}
-	args := map[string]any{"name": mcp.ToolDecision, "arguments": queueArgs, "requestState": first.RequestState,
-		"inputResponses": map[string]any{"askbridge-host-answer": map[string]any{"action": "accept", "content": map[string]any{"option": "kafka"}}}}
-	raw, err = host.send(e.ctx, "tools/call", mcp.ToolDecision, args)
+	firstKey := onlyRequest(t, first.InputRequests).key
+	raw, err = retryWith(e.ctx, host, mcp.ToolDecision, queueArgs, first.RequestState, firstKey,
+		map[string]any{"action": "accept", "content": map[string]any{"option": "kafka"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,11 +189,23 @@ func TestInputRequiredRefusedReplyIsAskedAgain(t *testing.T) {
 		RequestState  string                      `json:"requestState"`
 		InputRequests map[string]wireInputRequest `json:"inputRequests"`
 	}
-	if err := json.Unmarshal(raw, &again); err != nil || again.ResultType != "input_required" || again.RequestState != first.RequestState ||
-		!strings.Contains(again.InputRequests["askbridge-host-answer"].Params.Message, "Your answer was not recorded") {
-		t.Fatalf("a refused reply: %s (%v)", raw, err)
+	// The request state and the key were the same round after round
+	// before: the form asked again reused the key its refused reply had
+	// answered.
+	if err := json.Unmarshal(raw, &again); err != nil || again.ResultType != "input_required" || again.RequestState == first.RequestState ||
+		len(again.InputRequests) != 1 || again.InputRequests[firstKey].Method != "" {
+		t.Fatalf("a refused reply: %s (%v); want a new request state and key", raw, err)
+	}
+	againKey := onlyRequest(t, again.InputRequests).key
+	if !strings.Contains(again.InputRequests[againKey].Params.Message, "Your answer was not recorded") {
+		t.Fatalf("a refused reply is asked again without saying why: %s", raw)
 	}
 	if q, _ := e.svc.Get(e.ctx, core.QuestionID(first.RequestState)); q == nil || !q.Open() {
 		t.Fatalf("a refused reply changed the question: %+v", q)
+	}
+	res := toolResultOf(t, must(t)(retryWith(e.ctx, host, mcp.ToolDecision, queueArgs, again.RequestState, againKey,
+		map[string]any{"action": "accept", "content": map[string]any{"option": "nats"}})))
+	if st := structured(t, res); st.State != core.StateAnswered || st.ChosenOptionID != "nats" {
+		t.Fatalf("the reply to the form asked again: %+v", st)
 	}
 }

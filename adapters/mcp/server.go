@@ -85,6 +85,10 @@ type Options struct {
 	// TaskPoll is the poll interval a task suggests to its host; zero
 	// means DefaultTaskPoll.
 	TaskPoll time.Duration
+	// Clock tells the time of a reused tool_call_id's earlier close
+	// against now (see reuseWindow); nil is the wall clock. Tests hand it
+	// the clock the service runs on, so days pass without sleeping.
+	Clock core.Clock
 
 	gate *cancelGate // HTTPHandler's, so that calls end with their POST
 }
@@ -110,6 +114,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.TaskPoll <= 0 {
 		o.TaskPoll = DefaultTaskPoll
+	}
+	if o.Clock == nil {
+		o.Clock = core.RealClock{}
 	}
 	return o
 }
@@ -201,8 +208,8 @@ func HTTPHandler(b Backend, opts Options) http.Handler {
 	// Without sessions the POST is the whole request: a client that goes
 	// away ends its call (the question stays parked), and one that cancels
 	// closes the request, so no response is owed.
-	stateless := mcpsdk.NewStreamableHTTPHandler(server,
-		&mcpsdk.StreamableHTTPOptions{Logger: d.Logger, Stateless: true, PropagateRequestCancellation: true})
+	stateless := gate.tracking(mcpsdk.NewStreamableHTTPHandler(server,
+		&mcpsdk.StreamableHTTPOptions{Logger: d.Logger, Stateless: true, PropagateRequestCancellation: true}))
 	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if newProtocol(r) {
 			if l := taskListenOf(r); l != nil {

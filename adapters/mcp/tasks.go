@@ -37,7 +37,9 @@ import (
 // The host's reply to the elicitation comes with tasks/update and goes
 // through the chokepoint like any answer; a reply that declines leaves the
 // question open for chat, and the request stays outstanding (a host shows
-// a request once, by its key). tasks/cancel withdraws the question. Over
+// a request once, by its key). The key follows what the form asks
+// (hostkey.go): once chat or the host has answered part of a form, what
+// is left is a new request. tasks/cancel withdraws the question. Over
 // HTTP a host may listen for the tasks' ends instead of polling
 // (listen.go).
 
@@ -57,11 +59,6 @@ const (
 	codeInternalError     = -32603
 	codeMissingCapability = -32021
 )
-
-// hostAnswerKey is the key of a task's one input request: the host
-// door's form. A task asks its host at most this one thing, so the key is
-// unique over the task's life, as the extension requires.
-const hostAnswerKey = "askbridge-host-answer"
 
 // DefaultTaskPoll is Options.TaskPoll when it is zero: how often a host
 // is asked to poll a task. A person takes minutes; a poll is one store read.
@@ -283,10 +280,12 @@ func (h *handler) taskGet(ctx context.Context, ss *mcpsdk.ServerSession, p *task
 }
 
 // taskUpdate takes the host's reply to the task's form. A reply to a
-// request that is not outstanding (the question closed, or the host may
-// not answer it) is ignored, as the extension asks; an accepted form is
-// an answer, judged by the chokepoint, and one that lost to chat is
-// ignored too: tasks/get shows who answered.
+// request that is not outstanding (the question closed, the host may not
+// answer it, or the form was superseded: its key is not the key of the
+// form as it stands) is ignored, as the extension asks; an accepted form
+// is an answer, judged by the chokepoint, and one that lost to chat is
+// ignored too: tasks/get shows who answered. One core refuses is an
+// error, so the request stays unanswered under its key.
 func (h *handler) taskUpdate(ctx context.Context, ss *mcpsdk.ServerSession, p *updateParams) (*ackResult, error) {
 	if !declaresTasks(capsOf(ss, p.Meta)) {
 		return nil, missingCapability()
@@ -295,13 +294,18 @@ func (h *handler) taskUpdate(ctx context.Context, ss *mcpsdk.ServerSession, p *u
 	if err != nil {
 		return nil, err
 	}
-	raw, ok := p.InputResponses[hostAnswerKey]
-	if !ok || st.State.Closed() || st.Question == nil {
+	if st.State.Closed() || st.Question == nil {
+		return ack()
+	}
+	f := formFor(st.Question)
+	key := hostKey(st.QuestionID, f, 0)
+	raw, ok := p.InputResponses[key]
+	if !ok {
 		return ack()
 	}
 	var reply mcpsdk.ElicitResult
 	if err := json.Unmarshal(raw, &reply); err != nil {
-		return nil, &jsonrpc.Error{Code: codeInvalidParams, Message: fmt.Sprintf("inputResponses[%q] is not an elicitation result", hostAnswerKey)}
+		return nil, &jsonrpc.Error{Code: codeInvalidParams, Message: fmt.Sprintf("inputResponses[%q] is not an elicitation result", key)}
 	}
 	if reply.Action != "accept" {
 		h.opts.Logger.Debug("askbridge mcp: the host did not answer", "question", st.QuestionID, "action", reply.Action)
@@ -314,7 +318,7 @@ func (h *handler) taskUpdate(ctx context.Context, ss *mcpsdk.ServerSession, p *u
 	if !may {
 		return ack()
 	}
-	in, err := formFor(st.Question).answer(reply.Content)
+	in, err := f.answer(reply.Content)
 	if err == nil {
 		in.QuestionID = st.QuestionID
 		err = h.b.AnswerInHost(ctx, in)
@@ -372,10 +376,9 @@ func (h *handler) taskOf(ctx context.Context, st Status, caps *mcpsdk.ClientCapa
 		t.Status = statusWorking
 		t.StatusMessage = fmt.Sprintf("Waiting for a human to answer question %s.", st.QuestionID)
 		if st.Question != nil && h.hostMayAnswer(ctx, caps, st.QuestionID) {
-			f := formFor(st.Question)
 			t.Status = statusInputRequired
 			t.StatusMessage = fmt.Sprintf("Question %s waits for an answer: yours here, or one in chat; the first counts.", st.QuestionID)
-			t.InputRequests = mcpsdk.InputRequestMap{hostAnswerKey: &mcpsdk.ElicitParams{Mode: "form", Message: f.message, RequestedSchema: f.schema}}
+			t.InputRequests = formRequest(st.QuestionID, formFor(st.Question), 0, "")
 		}
 	}
 	return t, nil

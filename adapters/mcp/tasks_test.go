@@ -93,7 +93,7 @@ func newTaskEnv(t *testing.T) *taskEnv {
 		"chat-only":       {Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}}},
 	}})
 	e := &taskEnv{t: t, ctx: ctx, svc: svc, clock: clock, schema: newSchemaCheck(t)}
-	e.r = newReplicas(t, svc, 3, mcp.Options{Caller: agentOf, TaskPoll: 250 * time.Millisecond, Version: "test"})
+	e.r = newReplicas(t, svc, 3, mcp.Options{Caller: agentOf, TaskPoll: 250 * time.Millisecond, Version: "test", Clock: clock})
 	return e
 }
 
@@ -286,7 +286,16 @@ func TestTaskEndings(t *testing.T) {
 func TestTaskHostDoor(t *testing.T) {
 	e := newTaskEnv(t)
 	h := e.host("tok-alice", tasksCaps(true))
-	const key = "askbridge-host-answer"
+	// The form's key follows what it asks (it was one fixed key for
+	// every form): read it from the task.
+	keyOf := func(id string) string {
+		t.Helper()
+		got, err := h.get(e.ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return onlyRequest(t, got.InputRequests).key
+	}
 	ask := func() wireTask {
 		t.Helper()
 		raw, err := h.callTool(e.ctx, mcp.ToolDecision, map[string]any{"question": "Which queue?", "reversibility": "reversible",
@@ -301,6 +310,7 @@ func TestTaskHostDoor(t *testing.T) {
 	if w.Status != "input_required" {
 		t.Fatalf("created %+v, want input_required", w)
 	}
+	key := keyOf(w.TaskID)
 	got, err := h.get(e.ctx, w.TaskID)
 	if err != nil {
 		t.Fatal(err)
@@ -345,6 +355,7 @@ func TestTaskHostDoor(t *testing.T) {
 
 	// Chat first: the host's late reply is acknowledged and changes nothing.
 	w2 := ask()
+	key = keyOf(w2.TaskID)
 	e.answer(core.AnswerInput{QuestionID: core.QuestionID(w2.TaskID), OptionID: "sqs"})
 	if err := h.update(e.ctx, w2.TaskID, map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"option": "nats"}}}); err != nil {
 		t.Fatal(err)

@@ -33,14 +33,19 @@ const MaxGetAnswerWait = 300 * time.Second
 // say what each tool is for and how it ends.
 const blocks = " The call blocks until the question closes (answered, declined, timed out, expired with its run, or cancelled)."
 
+// unique is said in every asking tool's description, not only in
+// tool_call_id's schema, because a model that reuses an id it made up
+// ("deploy-1") gets an earlier call's outcome instead of a new answer.
+const unique = " tool_call_id must be unique per call: a call that reuses one returns the earlier call's outcome instead of asking again (that is what makes resending a call after a lost reply safe)."
+
 var (
 	descClarification = "Ask a human a free-text question and wait for the answer." + blocks +
-		" If you can name the alternatives, use request_project_decision; for several small multiple-choice questions, use ask_questions."
+		" If you can name the alternatives, use request_project_decision; for several small multiple-choice questions, use ask_questions." + unique
 	descDecision = fmt.Sprintf("Put one decision to a human as 2 to %d options, each with a title and a write-up of what choosing it trades off, exactly one marked recommended, and wait for their pick. You resume with the chosen option's id and write-up, and any note the human adds.", core.MaxOptions) + blocks +
-		" Use it for one material choice whose trade-offs need explaining; for up to 4 quick multiple-choice questions at once, use ask_questions instead."
+		" Use it for one material choice whose trade-offs need explaining; for up to 4 quick multiple-choice questions at once, use ask_questions instead." + unique
 	descApproval = "Ask a human to approve or deny one specific tool call before you make it, and wait. Give the tool's name and the exact arguments you will pass: the approval covers only those arguments (their canonical SHA-256 comes back as arguments_sha256). If it is denied, or nobody answers, do not make the call. If the human changed the arguments (edited), make the call with approved_arguments only." +
-		fmt.Sprintf(" For %d to %d calls you would make in parallel, give calls instead of tool and arguments: one card, and each call's outcome comes back under its tool_call_id.", core.MinBatchCalls, core.MaxBatchCalls) + blocks
-	descQuestions = fmt.Sprintf("Ask a human %d to %d short multiple-choice questions in one interruption (%d to %d options each, at most one recommended per question; the human may answer any question in free text instead), and wait until every question has an answer.", 1, core.MaxItems, core.MinItemOptions, core.MaxItemOptions) + blocks
+		fmt.Sprintf(" For %d to %d calls you would make in parallel, give calls instead of tool and arguments: one card, and each call's outcome comes back under its tool_call_id.", core.MinBatchCalls, core.MaxBatchCalls) + blocks + unique
+	descQuestions = fmt.Sprintf("Ask a human %d to %d short multiple-choice questions in one interruption (%d to %d options each, at most one recommended per question; the human may answer any question in free text instead), and wait until every question has an answer.", 1, core.MaxItems, core.MinItemOptions, core.MaxItemOptions) + blocks + unique
 	descGetAnswer = "Collect the answer to a question asked earlier, by the question_id a request_* or ask_questions call returned: use it when such a call ended before anyone answered (a timeout, a cancel, a restart of the host). It parks nothing new. If the question has closed, it returns the same result the asking call would have; if it is still open, it says so and how long it has waited. wait_seconds waits for the answer first, at most 300 seconds."
 )
 
@@ -57,7 +62,7 @@ type common struct {
 	Project    string     `json:"project,omitempty" jsonschema:"Optional project label shown with the question."`
 	Task       string     `json:"task,omitempty" jsonschema:"Optional task label shown with the question."`
 	RunID      core.RunID `json:"run_id,omitempty" jsonschema:"The run this question belongs to; if the run ends first, the question expires. Defaults to your MCP session's run or, with no session, to your agent's (the same on every replica): name one per task to scope its questions and any standing approval to it."`
-	ToolCallID string     `json:"tool_call_id,omitempty" jsonschema:"Optional id of your own for this call, recorded with the question."`
+	ToolCallID string     `json:"tool_call_id,omitempty" jsonschema:"Optional id of your own for this call, recorded with the question. Unique per call: a call that repeats an earlier call's tool_call_id in the same run gets that call's question and outcome back instead of asking again, which makes resending a call after a lost reply safe. Without run_id, reusing one later than a retry would come (minutes after its question closed) is refused as an error."`
 	Timeout    string     `json:"timeout,omitempty" jsonschema:"How long a human has to answer: a number with s, m, h or d, such as 90s, 30m, 2h or 1d (combinations such as 1h30m work too). The server's default if omitted."`
 }
 

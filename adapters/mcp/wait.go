@@ -83,19 +83,27 @@ func (h *handler) call(ctx context.Context, req *mcpsdk.CallToolRequest, x asker
 		return h.retry(ctx, req, in.Kind) // the host's reply (inputrequired.go)
 	}
 	in.Route = h.opts.Route
-	if in.RunID == "" {
-		in.RunID = h.runID(ctx, req)
+	named := in.RunID != ""
+	if !named {
+		in.RunID, named = h.runID(ctx, req)
 	}
-	q, err := h.b.Ask(ctx, in)
+	q, repeat, err := h.ask(ctx, in)
 	if err != nil {
 		return nil, Result{}, h.toolError(err)
+	}
+	if repeat && !named && in.ToolCallID != "" {
+		// The unnamed run never ends: an old id is a new call (repeat.go).
+		if closed, stale := h.staleRepeat(ctx, q); stale {
+			h.opts.Logger.Info("askbridge mcp: a reused tool_call_id was refused", "question", q.ID, "closed", closed)
+			return nil, Result{}, h.toolError(reusedCallID(in.ToolCallID, closed))
+		}
 	}
 	if slot := taskSlotFrom(ctx); slot != nil {
 		slot.q = q // a task: the middleware returns it, and the host follows it (tasks.go)
 		return h.open(Status{QuestionID: q.ID, Kind: q.Kind, AskedAt: q.CreatedAt})
 	}
 	if stateless && h.hostMayAnswer(ctx, req.ClientCapabilities(), q.ID) {
-		return inputRequired(q, ""), Result{}, nil
+		return inputRequired(q, "", 0), Result{}, nil
 	}
 	stop := h.elicit(ctx, req, q)
 	defer stop()
@@ -128,20 +136,22 @@ func waitOf(seconds int) time.Duration {
 // (a 2026-07-28 client), the caller's own (callerRun), which every
 // replica gives alike, so that a call sent again to another replica is
 // the same tool call in the same run and parks once; else (stdio) the
-// server's, made once.
-func (h *handler) runID(ctx context.Context, req *mcpsdk.CallToolRequest) core.RunID {
+// server's, made once. named is false for the last two, runs that end
+// with nothing the caller did, so their tool_call_ids are reused across
+// conversations (reuseWindow).
+func (h *handler) runID(ctx context.Context, req *mcpsdk.CallToolRequest) (run core.RunID, named bool) {
 	if h.opts.RunID != "" {
-		return h.opts.RunID
+		return h.opts.RunID, true
 	}
 	if req != nil && req.Session != nil {
 		if id := req.Session.ID(); id != "" && len(id) <= core.MaxIDLen-4 {
-			return core.RunID("mcp-" + id)
+			return core.RunID("mcp-" + id), true
 		}
 	}
 	if agent := CallerFrom(ctx); agent != "" {
-		return callerRun(agent)
+		return callerRun(agent), false
 	}
-	return h.run
+	return h.run, false
 }
 
 // callerRun is the run of agent's calls that name none and have no
@@ -225,14 +235,16 @@ func (h *handler) pause(ctx context.Context) bool {
 }
 
 // progress tells the client that the call is alive, if it gave a progress
-// token. A notification that cannot be sent changes nothing: the wait goes
-// on.
+// token; over HTTP without one, it keeps the call's stream alive with a
+// comment instead (keepalive.go). A notification that cannot be sent
+// changes nothing: the wait goes on.
 func (h *handler) progress(ctx context.Context, req *mcpsdk.CallToolRequest, id core.QuestionID, n int, waited time.Duration) {
-	if req == nil || req.Params == nil || req.Session == nil {
+	if req == nil || req.Params == nil {
 		return
 	}
 	token := req.Params.GetProgressToken()
-	if token == nil {
+	if token == nil || req.Session == nil {
+		h.keepAlive(req)
 		return
 	}
 	err := req.Session.NotifyProgress(ctx, &mcpsdk.ProgressNotificationParams{

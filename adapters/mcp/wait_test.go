@@ -217,7 +217,7 @@ func TestHostReplyMeetingAFailureNamesTheQuestion(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 			defer cancel()
 			req := &mcpsdk.CallToolRequest{Params: &mcpsdk.CallToolParamsRaw{Name: ToolClarification, RequestState: string(q.ID),
-				InputResponses: mcpsdk.InputResponseMap{hostAnswerKey: &mcpsdk.ElicitResult{Action: "accept", Content: map[string]any{"answer": "left"}}}}}
+				InputResponses: mcpsdk.InputResponseMap{hostKey(q.ID, formFor(q), 0): &mcpsdk.ElicitResult{Action: "accept", Content: map[string]any{"answer": "left"}}}}}
 			res, r, err := h.retry(ctx, req, core.KindClarification)
 			if err != nil || res == nil || r.QuestionID != q.ID {
 				t.Fatalf("the reply after a failure: %+v, %+v, %v; want a result naming %s", res, r, err, q.ID)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"time"
 )
@@ -22,6 +24,15 @@ import (
 // that key, for the caller's own retry to get the question rather than
 // ask people twice.
 func (c *Client) Ask(ctx context.Context, req AskRequest) (*AgentQuestion, error) {
+	q, _, err := c.AskOrRepeat(ctx, req)
+	return q, err
+}
+
+// AskOrRepeat is Ask, and reports whether the server took the ask as a
+// repeat of one it had parked before (it answered 200, not 201): nothing
+// new was parked, and the question is the earlier ask's, maybe closed
+// long since. Ask's own retry after a lost reply reads as a repeat too.
+func (c *Client) AskOrRepeat(ctx context.Context, req AskRequest) (*AgentQuestion, bool, error) {
 	key := req.IdempotencyKey
 	if key == "" && req.ToolCallID == "" {
 		key = randomKey()
@@ -39,27 +50,42 @@ func (c *Client) Ask(ctx context.Context, req AskRequest) (*AgentQuestion, error
 	pause := c.pause
 	start := time.Now()
 	for attempt := 1; ; attempt++ {
-		q, err := callWith[AgentQuestion](ctx, c, http.MethodPost, "/v1/questions", nil, req, hdr)
+		q, repeat, err := c.postAsk(ctx, req, hdr)
 		switch {
 		case err == nil || !retryableAsk(err):
-			return q, err // parked, or refused: nothing was parked
+			return q, repeat, err // parked, or refused: nothing was parked
 		case ctx.Err() != nil:
-			return nil, unknown(err)
+			return nil, false, unknown(err)
 		}
 		// A store failing over is waited out for longer than other
 		// failures: its promotion takes seconds, and it says so.
 		if attempt >= askAttempts && (!unavailable(err) || time.Since(start) > askUnavailableFor) {
-			return nil, unknown(err)
+			return nil, false, unknown(err)
 		}
 		t := time.NewTimer(max(pause, retryAfter(err)))
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, unknown(err)
+			return nil, false, unknown(err)
 		case <-t.C:
 		}
 		pause = min(2*pause, 2*time.Second)
 	}
+}
+
+// postAsk sends the ask once; repeat is the server's 200 (a repeat)
+// rather than its 201 (parked now).
+func (c *Client) postAsk(ctx context.Context, req AskRequest, hdr http.Header) (*AgentQuestion, bool, error) {
+	resp, err := c.sendWith(ctx, http.MethodPost, "/v1/questions", nil, req, hdr)
+	if err != nil {
+		return nil, false, err
+	}
+	defer resp.Body.Close()
+	q := new(AgentQuestion)
+	if err := json.NewDecoder(resp.Body).Decode(q); err != nil {
+		return nil, false, fmt.Errorf("askbridge: POST /v1/questions: decoding the response: %w", err)
+	}
+	return q, resp.StatusCode == http.StatusOK, nil
 }
 
 // AskError is an ask Ask gave up on without knowing whether the server

@@ -41,6 +41,16 @@ type clientBackend struct {
 var _ mcp.Backend = clientBackend{}
 
 func (b clientBackend) Ask(ctx context.Context, in core.AskInput) (*core.Question, error) {
+	q, _, err := b.AskOrRepeat(ctx, in)
+	return q, err
+}
+
+var _ mcp.RepeatAsker = clientBackend{}
+
+// AskOrRepeat is Ask, saying whether the server took it as a repeat, so
+// that the door refuses a tool_call_id reused long after its question
+// closed, as over /mcp (mcp.RepeatAsker).
+func (b clientBackend) AskOrRepeat(ctx context.Context, in core.AskInput) (*core.Question, bool, error) {
 	req := client.AskRequestOf(in)
 	keyless := req.IdempotencyKey == "" && req.ToolCallID == "" && b.keys != nil
 	var id [sha256.Size]byte
@@ -49,7 +59,7 @@ func (b clientBackend) Ask(ctx context.Context, in core.AskInput) (*core.Questio
 		id = sha256.Sum256(raw)
 		req.IdempotencyKey = b.keys.get(id)
 	}
-	q, err := b.c.Ask(ctx, req)
+	q, repeat, err := b.c.AskOrRepeat(ctx, req)
 	if keyless {
 		var unknown *client.AskError
 		if errors.As(err, &unknown) {
@@ -58,7 +68,7 @@ func (b clientBackend) Ask(ctx context.Context, in core.AskInput) (*core.Questio
 			b.keys.forget(id)
 		}
 	}
-	return fromAgentView(q), b.coded(err)
+	return fromAgentView(q), repeat, b.coded(err)
 }
 
 // askKeys remember the Idempotency-Key of each ask the client gave up on

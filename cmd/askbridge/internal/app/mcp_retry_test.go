@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/adapters/mcp"
 	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
 	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core"
@@ -48,5 +49,28 @@ func TestMCPStdioRetryAsksOnce(t *testing.T) {
 	page, err := client.New(m.URL, apptest.OpTok).List(t.Context(), "", 50)
 	if err != nil || len(page.Questions) != 1 || page.Questions[0].ID != q.ID {
 		t.Fatalf("open questions %+v (%v), want exactly %s", page, err, q.ID)
+	}
+}
+
+// TestMCPStdioTellsARepeat: the stdio process's backend says which ask
+// the server took as a repeat (200, not 201), so the door refuses a
+// tool_call_id reused long after its question closed there too (the
+// door's own test: adapters/mcp's TestReusedToolCallIDAfterTheWindow);
+// before, it called every ask new, and an old approval came back as this
+// call's.
+func TestMCPStdioTellsARepeat(t *testing.T) {
+	m := apptest.Start(t, app.Settings{})
+	b, ok := app.NewClientBackend(client.New(m.URL, apptest.AgentA)).(mcp.RepeatAsker)
+	if !ok {
+		t.Fatal("the stdio backend does not tell a repeat")
+	}
+	in := core.AskInput{Kind: core.KindClarification, RunID: "run-1", ToolCallID: "call-1", Text: "Proceed?", Reversibility: core.Reversible}
+	first, repeat, err := b.AskOrRepeat(t.Context(), in)
+	if err != nil || repeat {
+		t.Fatalf("first ask: repeat %v, %v", repeat, err)
+	}
+	again, repeat, err := b.AskOrRepeat(t.Context(), in)
+	if err != nil || !repeat || again.ID != first.ID {
+		t.Fatalf("the same call again: %+v, repeat %v, %v; want %s, a repeat", again, repeat, err, first.ID)
 	}
 }

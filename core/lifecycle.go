@@ -202,11 +202,23 @@ func (s *Service) CatchUp(ctx context.Context, owner string) (reminded int, done
 	if raw, err := s.store.Value(ctx, awayKey); err != nil || raw == "" {
 		return 0, err == nil, Internal(op, err) // nothing to catch up, without taking the lease
 	}
+	leased := false
+	defer func() {
+		// Failed or stopped partway: the lease goes back now, so another
+		// replica goes on at once rather than when it lapses. The record
+		// says how far this one got.
+		if leased && !done {
+			rctx, cancel := Settle(ctx)
+			defer cancel()
+			_ = s.store.Release(rctx, awayLease, owner) // a release lost only waits out the lease
+		}
+	}()
 	for {
 		held, err := s.store.Lease(ctx, awayLease, owner, catchUpLease)
 		if err != nil || !held {
 			return reminded, false, Internal(op, err)
 		}
+		leased = true
 		// The record is read under the lease, at every page: another
 		// replica may have gone on, or finished and cleared it, while
 		// this one waited or was slow, and its pages are not done twice.
@@ -255,8 +267,8 @@ func (s *Service) CatchUp(ctx context.Context, owner string) (reminded int, done
 // question closed or purged meanwhile is skipped. Each re-notice is
 // claimed (renotifyOnce), so a page that failed partway and is taken
 // again reminds only those it had not; on a route that reminds, the
-// claim is that of the reminder due now, which the re-notice stands for,
-// so the route's own pass does not send it seconds later.
+// re-notice also takes the claim of the reminder due now, which it
+// stands for, so the route's own pass does not send it seconds later.
 func (s *Service) remindAll(ctx context.Context, qs []*Question, booted time.Time, reason, purpose string) (int, error) {
 	var (
 		wg       sync.WaitGroup
@@ -275,11 +287,16 @@ func (s *Service) remindAll(ctx context.Context, qs []*Question, booted time.Tim
 			defer func() { <-slots }()
 			now := s.now()
 			route := s.routeOrNone(q)
-			claim := "away:" + purpose + ":" + string(q.ID)
-			if k := route.dueReminder(q, now); k >= 1 {
-				claim = reminderClaim(q.ID, k)
+			stored, err := s.renotifyOnce(ctx, "away:"+purpose+":"+string(q.ID), q, reason, roomDeliveries(q, route, DeliverRemind, purpose, now), now, retention)
+			if k := route.dueReminder(q, now); stored && k >= 1 {
+				// The re-notice stands for the route's reminder due now, so
+				// its own pass does not send one seconds later; one already
+				// sent before the downtime (a question at its cap) keeps
+				// its claim, and the re-notice goes out all the same.
+				if _, lerr := s.store.Lease(ctx, reminderClaim(q.ID, k), string(NewID(0)), reminderClaimTTL(q, now, retention)); lerr != nil {
+					err = lerr
+				}
 			}
-			stored, err := s.renotifyOnce(ctx, claim, q, reason, roomDeliveries(q, route, DeliverRemind, purpose, now), now, retention)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {

@@ -81,11 +81,18 @@ func mayUse(role Role, roles []Role) bool {
 // the token, gives it a new secret or a role that may not use the route
 // ends the response (README: a removed token stops working).
 func (s *Server) stillHolds(r *http.Request) func(context.Context) bool {
-	secret, _ := bearer(r)
-	name := caller(r).Name
 	roles, _ := r.Context().Value(rolesKey{}).([]Role)
+	return s.StillHolds(r, caller(r), roles...)
+}
+
+// StillHolds is the same check for a door outside the API's routes (the
+// MCP door) that admitted r as tok (Admit), open to roles: the secret r
+// presented still names tok's name in the tokens in force now, with a
+// role among roles.
+func (s *Server) StillHolds(r *http.Request, tok Token, roles ...Role) func(context.Context) bool {
+	secret, _ := bearer(r)
 	return func(context.Context) bool {
-		tok, ok := s.keys.Find(secret)
-		return ok && tok.Name == name && mayUse(tok.Role, roles)
+		now, ok := s.keys.Find(secret)
+		return ok && now.Name == tok.Name && mayUse(now.Role, roles)
 	}
 }

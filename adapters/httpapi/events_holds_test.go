@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -120,5 +121,37 @@ func TestEventsStreamEndsWhenItsTokenNoLongerHolds(t *testing.T) {
 				t.Fatalf("the kept token's stream: %+v (open %v), want q1's asked", m, ok)
 			}
 		})
+	}
+}
+
+// TestStillHoldsForADoorOutsideTheRoutes: the check a door outside the
+// API's routes (the MCP door) makes as a long call goes on says false
+// once a reload removed the token, gave it a new secret or a role the
+// door is not open to, and true while it is kept as it was.
+func TestStillHoldsForADoorOutsideTheRoutes(t *testing.T) {
+	e := newEnv(t)
+	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+	r.Header.Set("Authorization", "Bearer "+agentA.Secret)
+	tok, _, ok := e.api.Admit(r)
+	if !ok {
+		t.Fatal("agent-a not admitted")
+	}
+	still := e.api.StillHolds(r, tok, httpapi.RoleAgent, httpapi.RoleAdmin)
+	for _, c := range []struct {
+		name   string
+		tokens []httpapi.Token
+		want   bool
+	}{
+		{"kept", []httpapi.Token{agentA, operator, admin}, true},
+		{"removed", []httpapi.Token{operator, admin}, false},
+		{"a new secret", []httpapi.Token{{Name: agentA.Name, Secret: "secret-agent-a-renewed-99", Role: httpapi.RoleAgent}, operator, admin}, false},
+		{"now an observer", []httpapi.Token{{Name: agentA.Name, Secret: agentA.Secret, Role: httpapi.RoleObserver}, operator, admin}, false},
+	} {
+		if err := e.api.Reconfigure(c.tokens, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := still(t.Context()); got != c.want {
+			t.Errorf("%s: still holds %v, want %v", c.name, got, c.want)
+		}
 	}
 }

@@ -70,6 +70,13 @@ type Options struct {
 	// Requests must carry an "Authorization: Bearer" header when Caller is
 	// set.
 	Caller func(*http.Request) core.AgentID
+	// Still, when set with Caller, returns for a request the check a
+	// long call makes before each wait slice that its caller still holds
+	// what let it in (a reload may remove the agent's token, or change
+	// its secret or role): a call whose caller no longer does ends with a
+	// tool error, and its question stays parked. The door checked the
+	// token once, when the request came.
+	Still func(*http.Request) func(context.Context) bool
 	// Stop, when it ends, ends every call in progress the way a client's
 	// cancel does: the question stays parked and the result says so. The
 	// program ends it as it shuts down, so no call outlives the store.
@@ -231,7 +238,13 @@ func HTTPHandler(b Backend, opts Options) http.Handler {
 			if name == "" {
 				return nil, auth.ErrInvalidToken
 			}
-			return &auth.TokenInfo{UserID: string(name)}, nil
+			info := &auth.TokenInfo{UserID: string(name)}
+			if opts.Still != nil {
+				if still := opts.Still(r); still != nil {
+					info.Extra = map[string]any{stillExtra: still}
+				}
+			}
+			return info, nil
 		}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 	}
 	return h
@@ -292,6 +305,22 @@ func CallerFrom(ctx context.Context) core.AgentID {
 }
 
 type extraKey struct{}
+
+// stillExtra is where the bearer middleware keeps a request's
+// Options.Still check, in its token's Extra, which the SDK carries to the
+// tool call.
+const stillExtra = "askbridge.still"
+
+// stillHolds reports whether the caller of the tool call ctx serves
+// still holds what let it in (Options.Still); true when nothing says.
+func stillHolds(ctx context.Context) bool {
+	e := RequestExtraFrom(ctx)
+	if e == nil || e.TokenInfo == nil {
+		return true
+	}
+	still, ok := e.TokenInfo.Extra[stillExtra].(func(context.Context) bool)
+	return !ok || still(ctx)
+}
 
 // RequestExtraFrom returns the transport's extra information about the
 // tool call being served (over HTTP: its headers and the bearer token's

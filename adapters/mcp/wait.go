@@ -178,6 +178,10 @@ func (h *handler) await(ctx context.Context, req *mcpsdk.CallToolRequest, id cor
 			left = min(left, limit-time.Since(start))
 			left = max(left, 0)
 		}
+		if n > 0 && !stillHolds(ctx) {
+			return nil, Result{}, h.toolError(core.Errorf(core.CodeForbidden, "wait",
+				"the token this call came with no longer holds (a reload removed or changed it), so nothing more is waited for; the question stays parked"))
+		}
 		if n > 0 || limit != 0 {
 			h.progress(ctx, req, id, n, time.Since(start))
 		}

@@ -316,6 +316,7 @@ func (m *Main) mountAgentDoors(mux *http.ServeMux, api *httpapi.Server, svc *cor
 	mux.Handle("/mcp", agentsOnly(api, "the MCP tools are for agent tokens", writeRefusal, mcp.HTTPHandler(mcp.ServiceBackend{Svc: svc}, mcp.Options{
 		Version: versionString(),
 		Caller:  func(r *http.Request) core.AgentID { return agentName(r.Context()) },
+		Still:   stillOf,
 		Stop:    stop,
 	})))
 	// A hook refused its token answers as the hook door answers a prompt
@@ -445,7 +446,18 @@ func (d agentDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		d.refuse(w, r, http.StatusForbidden, core.Errorf(core.CodeForbidden, "auth", "%s", d.refusal))
 		return
 	}
-	d.h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), agentKey{}, tok.Agent())))
+	ctx := context.WithValue(r.Context(), agentKey{}, tok.Agent())
+	ctx = context.WithValue(ctx, stillKey{}, d.api.StillHolds(r, tok, httpapi.RoleAgent, httpapi.RoleAdmin))
+	d.h.ServeHTTP(w, r.WithContext(ctx))
+}
+
+// stillKey holds the agent door's check that a request's token still
+// holds (httpapi.Server.StillHolds), for a long call to make as it goes.
+type stillKey struct{}
+
+func stillOf(r *http.Request) func(context.Context) bool {
+	f, _ := r.Context().Value(stillKey{}).(func(context.Context) bool)
+	return f
 }
 
 // writeRefusal writes err in the API's error shape, with status.

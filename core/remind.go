@@ -242,6 +242,7 @@ func (s *Service) Remind(ctx context.Context) (int, error) {
 	retention := b.cfg.Retention
 	sent := 0
 	var errs []error
+	seen := map[QuestionID]int{}
 	cursor := ""
 	for {
 		qs, next, err := s.store.ListOpen(ctx, cursor, 100)
@@ -258,12 +259,18 @@ func (s *Service) Remind(ctx context.Context) (int, error) {
 			if k < 1 {
 				continue
 			}
+			if s.reminders.claimed(q.ID, k) {
+				seen[q.ID] = k
+				continue
+			}
 			reason := fmt.Sprintf("reminder %d of %d: still open %s after it was asked", k, route.remindMax(), now.Sub(q.CreatedAt).Round(time.Second))
 			out := s.deliveries(q, route, DeliverRemind, fmt.Sprintf("remind%d", k), now)
 			stored, err := s.renotifyOnce(ctx, reminderClaim(q.ID, k), q, reason, out, now, retention)
 			if err != nil {
 				errs = append(errs, Internal(op, err))
+				continue
 			}
+			seen[q.ID] = k // sent now, or claimed already by another replica or pass
 			if stored {
 				sent++
 			}
@@ -274,6 +281,7 @@ func (s *Service) Remind(ctx context.Context) (int, error) {
 		cursor = next
 	}
 	s.reminders.passed(b, found, s.conf)
+	s.reminders.noted(seen)
 	return sent, errors.Join(errs...)
 }
 

@@ -161,3 +161,54 @@ func TestNoReminderAgainWhileReasked(t *testing.T) {
 		t.Fatalf("reminders 60 days on, the cap reached long ago: %d, %v; want none", n, err)
 	}
 }
+
+// TestAReminderPassWritesNothingForRemindersDone: once a question's
+// reminder due now is claimed, later passes in the same interval, or
+// after the route's cap, take no lease for it: a pass costs a store write
+// per reminder sent, not one per open question every ten seconds (on the
+// embedded store, each a committed write).
+func TestAReminderPassWritesNothingForRemindersDone(t *testing.T) {
+	ctx := t.Context()
+	clock := core.NewSimClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
+	st := &leaseCounter{Store: coretest.OpenStore(t)}
+	svc, err := core.New(st, reloadConfig(map[string]core.Route{"ops": {
+		Deciders: map[core.Surface][]string{core.SurfaceAPI: {"alice"}}, RemindEvery: time.Hour, RemindMax: 1}}), clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := svc.Ask(ctx, core.AskInput{Kind: core.KindClarification, Agent: "a", RunID: "r", Text: "which?",
+			Reversibility: core.Reversible, Route: "ops", Timeout: 20 * time.Hour}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock.Advance(time.Hour + time.Minute)
+	if n, err := svc.Remind(ctx); err != nil || n != 3 {
+		t.Fatalf("the first reminders: %d, %v", n, err)
+	}
+	before := st.leases.Load()
+	for range 3 {
+		clock.Advance(10 * time.Second)
+		if n, err := svc.Remind(ctx); err != nil || n != 0 {
+			t.Fatalf("a later pass: %d, %v", n, err)
+		}
+	}
+	clock.Advance(2 * time.Hour) // past the cap of one
+	if n, err := svc.Remind(ctx); err != nil || n != 0 {
+		t.Fatalf("a pass past the cap: %d, %v", n, err)
+	}
+	if got := st.leases.Load() - before; got != 0 {
+		t.Fatalf("four passes with nothing to send took %d leases, want none", got)
+	}
+}
+
+// leaseCounter is a store that counts its Lease calls.
+type leaseCounter struct {
+	core.Store
+	leases atomic.Int32
+}
+
+func (c *leaseCounter) Lease(ctx context.Context, name, owner string, ttl time.Duration) (bool, error) {
+	c.leases.Add(1)
+	return c.Store.Lease(ctx, name, owner, ttl)
+}

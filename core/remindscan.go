@@ -19,6 +19,28 @@ type remindScan struct {
 	// clean is the configuration the last pass found nothing under; nil
 	// if the last pass found something, failed, or none ran yet.
 	clean *bound
+	// done is, per open question, the reminder this replica has seen
+	// claimed (sent by it or by another): a pass leaves it be until the
+	// next one falls due, rather than taking its claim again, a store
+	// write per open question every pass. It holds the questions the last
+	// whole pass listed, and starts empty, so a restart claims again.
+	done map[QuestionID]int
+}
+
+// claimed reports whether reminder k of q is known to be claimed.
+func (r *remindScan) claimed(q QuestionID, k int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.done[q] == k
+}
+
+// noted keeps, from a pass that listed every open question, the
+// reminders it found claimed (seen): the questions it did not list have
+// closed, and are forgotten.
+func (r *remindScan) noted(seen map[QuestionID]int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.done = seen
 }
 
 // configured is told of each configuration put in force.

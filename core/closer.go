@@ -119,14 +119,32 @@ func (a ItemAnswer) DecidedBy() Closer {
 
 // ClosingSurface is where the act that closed q came from: the closing
 // decider's surface, except for a standing approval, which the bridge
-// applied at the ask (its granter acted earlier, elsewhere), so
-// SurfaceSystem. "" while q is open.
+// applied at the ask (its granter acted earlier, elsewhere), and a batch
+// closed at the ask the same way (closedAtAsk), so SurfaceSystem. "" while
+// q is open.
 func ClosingSurface(q *Question) Surface {
 	if q.Resolution == nil {
 		return ""
 	}
-	if CloserOf(q) == CloserStanding {
+	if CloserOf(q) == CloserStanding || closedAtAsk(q) {
 		return SurfaceSystem
 	}
 	return q.Resolution.Decider.Surface
+}
+
+// closedAtAsk reports whether q is a batch the bridge closed when it was
+// asked: every call decided by a standing approval or a policy rule, none
+// by a person. Its record names the decider of its last call (a standing
+// approval's granter, say) as the resolution's, and that person did
+// nothing to close it.
+func closedAtAsk(q *Question) bool {
+	if !q.IsBatch() || CloserOf(q) != CloserParts || len(q.Answers) == 0 {
+		return false
+	}
+	for _, a := range q.Answers {
+		if a.DecidedBy() == CloserPerson {
+			return false
+		}
+	}
+	return true
 }

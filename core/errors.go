@@ -120,13 +120,47 @@ func (e *ClosedError) Error() string {
 	who := ActorText(r.Decider)
 	if u := r.Standing; u != nil && CloserOf(e.Question) == CloserStanding {
 		// The standing approval closed it, not its granter (law 12).
-		who = "standing approval " + u.ID + " (granted by " + ActorText(u.GrantedBy) + ")"
-		if !safeID(u.ID) {
-			who = "a standing approval (granted by " + ActorText(u.GrantedBy) + ")"
-		}
+		who = standingText(*u)
+	} else if grants := atAskGrants(e.Question); grants != "" {
+		// So did those that closed a batch at the ask.
+		who = grants
 	}
 	return fmt.Sprintf("question %s was already closed by %s at %s as %s",
 		e.Question.ID, who, r.At.UTC().Format("2006-01-02T15:04:05Z"), r.State)
+}
+
+// standingText names a standing approval in text that reaches agents
+// unfenced: by its id, and its granter by ActorText.
+func standingText(u StandingUse) string {
+	if !safeID(u.ID) {
+		return "a standing approval (granted by " + ActorText(u.GrantedBy) + ")"
+	}
+	return "standing approval " + u.ID + " (granted by " + ActorText(u.GrantedBy) + ")"
+}
+
+// atAskGrants names what closed a batch at the ask (closedAtAsk), when a
+// standing approval took part: each standing approval once, and the
+// policy rules if any decided calls too; "" otherwise, when the
+// resolution's decider (the bridge itself, for rules alone) says it.
+func atAskGrants(q *Question) string {
+	if !closedAtAsk(q) {
+		return ""
+	}
+	var who []string
+	seen, rules := map[string]bool{}, false
+	for _, a := range q.Answers {
+		switch u := a.Standing; {
+		case u != nil && !seen[u.ID]:
+			seen[u.ID] = true
+			who = append(who, standingText(*u))
+		case a.Policy != nil:
+			rules = true
+		}
+	}
+	if len(who) > 0 && rules {
+		who = append(who, "askbridge's policy rules")
+	}
+	return strings.Join(who, " and ")
 }
 
 // ActorText names d in text that reaches agents (or their hosts) unfenced: by the person

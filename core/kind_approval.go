@@ -22,14 +22,30 @@ var approvalKind = kind{
 	// travel in its resolution), or by a quorum's vote.
 	next: nextEveryFeature,
 	resume: func(in *fence.ResumeInput, q *Question) {
+		// However it closed, fence is told this is a gated call, so that
+		// a resume without an approve says not to make it.
+		in.Approval = true
 		if q.State != StateAnswered {
 			return
 		}
 		r := q.Resolution
 		in.Structured.Approved = r.Approved
-		in.Structured.ArgumentsSHA256 = r.ArgumentsSHA256 // fence words the verdict from these
+		in.Structured.ArgumentsSHA256 = r.VerdictSHA256() // fence words the verdict from these
 		approvalResume(in, r)
 	},
+}
+
+// VerdictSHA256 is the hash of the arguments an approval's verdict
+// covers: the approved ones when an approver edited them, else those
+// asked for. ArgumentsSHA256 keeps the asked call's hash (operators read
+// it beside Edit); whatever tells an agent what was approved reads this,
+// so that "approved, and the hash is mine" never holds for arguments an
+// approver changed.
+func (r *Resolution) VerdictSHA256() string {
+	if r.Edit != nil {
+		return r.Edit.ArgumentsSHA256
+	}
+	return r.ArgumentsSHA256
 }
 
 // checkApprovalAsk checks an approval: one tool call with its arguments

@@ -9,12 +9,14 @@ import (
 // header line that carries only the question id and the verb, then fixed
 // server sentences, each introducing the fenced region that follows it:
 // the decider's display name, the chosen option, the answer or write-up,
-// form items, the reason, and for a decline the fenced DeclineText.
+// form items, the reason, and for a decline (but a gated call's) the
+// fenced DeclineText.
 //
 // The wording is honest about who did what, and comes from the recorded
 // Closer and the parts' own deciders, never from the verb alone: a
 // timed-out question says that nobody answered before the deadline (or
-// how far it got), never that a human denied anything; a batch a
+// how far it got), never that a human denied anything; a gated call
+// nobody approved is told not to be made, however it closed; a batch a
 // standing approval decided says no human looked at it; a batch several
 // people decided names each call's decider, not one for all.
 //
@@ -24,8 +26,8 @@ import (
 //
 // It returns an error wrapping ErrInvalid for an empty or malformed id, an
 // unknown verb, a closer that does not fit the verb or the data, a name
-// where no person acted, a body on a decline, or a malformed arguments
-// hash.
+// where no person acted, a body on a decline, a malformed arguments
+// hash, or Approval on a batch.
 func BuildResume(in ResumeInput) (Resume, error) {
 	if err := checkResumeInput(in); err != nil {
 		return Resume{}, err
@@ -67,11 +69,19 @@ func checkResumeInput(in ResumeInput) error {
 	if err := checkApproval(in); err != nil {
 		return err
 	}
+	if st := in.Structured; in.Approval && (len(st.Calls) > 0 || st.ToolCallID != "" || st.Undecided) {
+		return fmt.Errorf("%w: Approval is one gated call's; a batch's calls word their own outcomes", ErrInvalid)
+	}
 	return checkCloser(in)
 }
 
+// notApproved is what every resume of a gated call that was not
+// approved, and that no person or rule denied, says of the call.
+const notApproved trusted = "The gated tool call was not approved: do not make it."
+
 // writeApproval words a gated tool call's outcome: who or what approved or
-// denied it, the hash the decision covers, and edited arguments, fenced.
+// denied it, or that nobody approved it; the hash the decision covers;
+// and edited arguments, fenced.
 func writeApproval(m *message, in ResumeInput) {
 	who, human := subject(in.Closer)
 	if a := in.Structured.Approved; a != nil {
@@ -91,8 +101,13 @@ func writeApproval(m *message, in ResumeInput) {
 		case *a:
 			m.line("No human approved the gated tool call; the question's policy allowed it when the question closed without an answer.")
 		default:
-			m.line("The gated tool call was not approved: do not make it.")
+			m.line(notApproved)
 		}
+	} else if in.Approval {
+		// Nobody decided the call: a decline or a withdrawal must not
+		// read as leave to go ahead, nor a voter's fenced "approve" as
+		// the verdict.
+		m.line(notApproved)
 	}
 	if in.Structured.Undecided {
 		if in.Verb == VerbTimedOut {
@@ -205,7 +220,8 @@ func writeReason(m *message, in ResumeInput) {
 	m.region(Wrap(TagReason, in.Reason))
 }
 
-// writeDeclined ends a decline with what to do now.
+// writeDeclined ends a decline with what to do now: never leave to make
+// a gated call nobody approved.
 func writeDeclined(m *message, in ResumeInput) {
 	switch {
 	case in.Verb != VerbDeclined:
@@ -213,6 +229,10 @@ func writeDeclined(m *message, in ResumeInput) {
 		// A declined batch leaves calls nobody approved: proceeding on
 		// one's own judgement must not read as leave to make them.
 		m.line("The human declined to decide the tool calls above that are not decided: make none of them.")
+	case in.Approval:
+		// writeApproval has said the call is not approved; what is left
+		// to the agent's judgement is the rest of its work.
+		m.line("Go on without that tool call, on your own best judgement, and state the assumption you made in your result so that a reviewer can check it.")
 	default:
 		// Fenced like everything else: a later "this one is trusted"
 		// branch is how unfenced text would creep back in.

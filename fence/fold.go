@@ -9,7 +9,8 @@ import (
 )
 
 // foldTable maps lookalikes that compatibility decomposition (NFKD) leaves
-// alone onto the ASCII character a reader would take them for. It only ever
+// alone onto the ASCII character a reader would take them for, beside
+// confusableFold, which Unicode's list of confusables makes. It only ever
 // decides whether a span reads like one of our tags, and a false positive
 // merely escapes one bracket, so it errs on the side of folding.
 var foldTable = map[rune]string{
@@ -40,51 +41,68 @@ var foldTable = map[rune]string{
 	0x02D7: "-", 0x2010: "-", 0x2011: "-", 0x2012: "-", 0x2013: "-",
 	0x2014: "-", 0x2015: "-", 0x2043: "-", 0x2212: "-",
 
-	// Latin lookalikes from other scripts for the letters of "askbridge",
-	// upper and lower case. Mathematical, full-width, circled and similar
-	// styled letters reach ASCII through NFKD.
-	0x0410: "a", 0x0430: "a", 0x0391: "a", 0x03B1: "a", 0x0251: "a", 0x1D00: "a",
-	0x0405: "s", 0x0455: "s", 0xA731: "s",
-	0x041A: "k", 0x043A: "k", 0x039A: "k", 0x03BA: "k", 0x1D0B: "k",
-	0x0412: "b", 0x042C: "b", 0x0392: "b", 0x0299: "b",
-	0x0433: "r", 0x0280: "r",
-	0x0406: "i", 0x0456: "i", 0x04C0: "i", 0x04CF: "i", 0x0399: "i", 0x03B9: "i", 0x0131: "i", 0x026A: "i",
-	0x0501: "d", 0x1D05: "d",
-	0x0261: "g", 0x0262: "g", 0x050D: "g",
-	0x0415: "e", 0x0435: "e", 0x0395: "e", 0x03B5: "e", 0x1D07: "e",
+	// Letters from other scripts that read as letters of "askbridge" but
+	// that UTS #39 does not list as confusable with them (confusables.go
+	// holds those it does).
+	0x03B5: "e", // ε
 }
 
 // asciiFold is fold for ASCII, precomputed so the common case allocates
-// nothing.
+// nothing: lower case, and the lookalikes of l and the capital I ("l",
+// "1", "|") read as the i they pass for in a capital name.
 var asciiFold = func() (t [utf8.RuneSelf]string) {
 	for i := range t {
 		t[i] = string(unicode.ToLower(rune(i)))
+		if s, ok := confusableFold[rune(i)]; ok {
+			t[i] = s
+		}
 	}
 	return t
 }()
 
-// fold returns r as the tag matcher reads it: compatibility-decomposed,
-// stripped of combining marks, looked up in foldTable and lower-cased. A
-// combining mark folds to "", so marks can neither hide a tag nor dress one
-// up (<\u0338 folds to <).
+// fold returns r as the tag matcher reads it: looked up in foldTable and
+// confusableFold (in any of its cases, so that a lower-case Cherokee
+// letter folds like its capital), else compatibility-decomposed, stripped
+// of combining marks, each part looked up likewise and lower-cased. A
+// combining mark folds to "", so marks can neither hide a tag nor dress
+// one up (<\u0338 folds to <).
 func fold(r rune) string {
 	if r < utf8.RuneSelf {
 		return asciiFold[r]
 	}
-	if s, ok := foldTable[r]; ok {
+	if s, ok := lookalike(r); ok {
 		return s
 	}
 	var b strings.Builder
 	for _, c := range norm.NFKD.String(string(r)) {
-		switch {
-		case unicode.In(c, unicode.Mn, unicode.Me, unicode.Mc):
-		case foldTable[c] != "":
-			b.WriteString(foldTable[c])
-		default:
+		if unicode.In(c, unicode.Mn, unicode.Me, unicode.Mc) {
+			continue
+		}
+		if s, ok := lookalike(c); ok {
+			b.WriteString(s)
+		} else {
 			b.WriteRune(unicode.ToLower(c))
 		}
 	}
 	return b.String()
+}
+
+// lookalike is the ASCII that r, or another case of r, passes for.
+func lookalike(r rune) (string, bool) {
+	if r < utf8.RuneSelf {
+		return asciiFold[r], true
+	}
+	for c := r; ; {
+		if s, ok := foldTable[c]; ok {
+			return s, true
+		}
+		if s, ok := confusableFold[c]; ok {
+			return s, true
+		}
+		if c = unicode.SimpleFold(c); c == r {
+			return "", false
+		}
+	}
 }
 
 // isOpenBracket reports whether r reads as "<".
@@ -107,20 +125,38 @@ func isGap(folded string) bool {
 	return true
 }
 
+// isSeparator reports whether a folded rune may split a tag's name
+// without stopping it reading as one: whitespace, dashes, connectors
+// such as "_", and dots ("ask bridge", "ask-bridge", "ask_bridge").
+func isSeparator(folded string) bool {
+	for _, c := range folded {
+		if !(unicode.IsSpace(c) || unicode.In(c, unicode.Pd, unicode.Pc) || strings.ContainsRune(".\u00B7\u2022\u2027\u2219\u30FB", c)) {
+			return false
+		}
+	}
+	return true
+}
+
 // namesTag reports whether s, the text just after an opening bracket, reads
 // as the rest of a tag of ours: any gap, then reservedPrefix, compared
-// after folding. It looks at the prefix only, so every opening and closing
-// form, with any attributes or whitespace before the ">", and even with no
-// ">" at all, counts.
+// after folding, with separators inside it skipped. It looks at the prefix
+// only, so every opening and closing form, with any attributes or
+// whitespace before the ">", and even with no ">" at all, counts. A name
+// split by separators counts only when it goes on as our names do (see
+// goesOn), so that prose such as "<ask bridge>" is left as it is.
 func namesTag(s string) bool {
 	need := reservedPrefix
-	inName := false
-	for _, r := range s {
+	inName, split := false, false
+	for i, r := range s {
 		f := fold(r)
 		if f == "" {
 			continue // a mark: invisible to the reader of the tag
 		}
 		if !inName && isGap(f) {
+			continue
+		}
+		if inName && isSeparator(f) {
+			split = true
 			continue
 		}
 		inName = true
@@ -133,7 +169,25 @@ func namesTag(s string) bool {
 			return false
 		}
 		if need == "" {
-			return true
+			return !split || goesOn(s[i+utf8.RuneLen(r):])
+		}
+	}
+	return false
+}
+
+// goesOn reports whether s, the text after a split name, goes on as our
+// names do after "askbridge": a separator, then a letter
+// ("-untrusted-answer", "-resume").
+func goesOn(s string) bool {
+	sep := false
+	for _, r := range s {
+		switch f := fold(r); {
+		case f == "":
+		case isSeparator(f):
+			sep = true
+		default:
+			c, _ := utf8.DecodeRuneInString(f)
+			return sep && unicode.IsLetter(c)
 		}
 	}
 	return false

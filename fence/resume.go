@@ -50,6 +50,8 @@ func ParseVerb(s string) (Verb, error) {
 
 // DeclineText is the fixed text a declined question resumes with. It is
 // server-made, and BuildResume fences it all the same (see TagDecline).
+// A declined approval of a gated call resumes without it: "proceed"
+// must not read as leave to make the call (see writeDeclined).
 const DeclineText = "The human declined to answer this question. Proceed on your own best judgement, and state the assumption you made in your result so that a reviewer can check it."
 
 // ItemAnswer is the answer to one form item: the option chosen, the free
@@ -132,6 +134,13 @@ type ResumeInput struct {
 	// Closer is who or what closed it, as recorded; it must fit Verb
 	// (Closer.Verb). The opening of the message is worded from it.
 	Closer Closer
+	// Approval marks the approval of one gated tool call (a batch's
+	// calls word their own outcomes). A resume of one that did not
+	// approve the call (a denial, a decline, a timeout, a withdrawal, an
+	// expiry, a quorum short of its votes) then says plainly that the
+	// call was not approved and must not be made: Structured.Approved is
+	// nil when nobody decided, and nothing else would say it.
+	Approval bool
 	// DeciderName is the untrusted display name of the person who acted
 	// on the question as a whole: who answered or declined it, the
 	// operator who withdrew it, or who granted the standing approval that

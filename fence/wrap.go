@@ -23,10 +23,11 @@ type Fenced struct {
 // Every span of the text that reads as a tag of ours (any name starting
 // "askbridge", opening or closing, in any case, with whitespace, newlines,
 // slashes or attributes around it, after folding lookalike brackets and
-// letters) has its bracket escaped as an entity ("&lt;" or "&#xFF1C;"),
-// and an "&" that would otherwise read as an entity becomes "&amp;". So
-// nothing inside can end the region or open another, and ParseResume gives
-// back exactly the cleaned text.
+// letters, those of Unicode's confusables included, and with separators
+// inside the name, as in "ask-bridge-…") has its bracket escaped as an
+// entity ("&lt;" or "&#xFF1C;"), and an "&" that would otherwise read as
+// an entity becomes "&amp;". So nothing inside can end the region or open
+// another, and ParseResume gives back exactly the cleaned text.
 //
 // Wrap panics if tag is not one of the closed set (the zero Tag), which is
 // a programming error.

@@ -164,13 +164,17 @@ type AgentResolution struct {
 	ClosedBy core.Closer `json:"closed_by"`
 	// Surface is where the closing act came from: system for the bridge
 	// itself, and for a standing approval, which the bridge applied at
-	// the ask (its granter acted earlier, elsewhere).
-	Surface         core.Surface `json:"surface"`
-	OptionID        string       `json:"option_id,omitempty"`
-	Approved        *bool        `json:"approved,omitempty"`
-	ArgumentsSHA256 string       `json:"arguments_sha256,omitempty"`
-	Edit            *AgentEdit   `json:"edit,omitempty"`
-	StandingID      string       `json:"standing_id,omitempty"`
+	// the ask (its granter acted earlier, elsewhere), or a batch such
+	// approvals or policy rules decided whole at the ask.
+	Surface  core.Surface `json:"surface"`
+	OptionID string       `json:"option_id,omitempty"`
+	Approved *bool        `json:"approved,omitempty"`
+	// ArgumentsSHA256 is the hash of the arguments the verdict covers:
+	// the approved ones when an approver edited them (Edit), as the
+	// resume's arguments_sha256 says.
+	ArgumentsSHA256 string     `json:"arguments_sha256,omitempty"`
+	Edit            *AgentEdit `json:"edit,omitempty"`
+	StandingID      string     `json:"standing_id,omitempty"`
 	// Reason is kept only for the agent's own cancel: it wrote it.
 	Reason string `json:"reason,omitempty"`
 }
@@ -211,7 +215,7 @@ func AgentView(q *core.Question) *AgentQuestion {
 	}
 	if r := q.Resolution; r != nil {
 		ar := &AgentResolution{State: r.State, At: r.At, ClosedBy: core.CloserOf(q), Surface: core.ClosingSurface(q), OptionID: r.OptionID,
-			ArgumentsSHA256: r.ArgumentsSHA256, Edit: agentEdit(r.Edit)}
+			ArgumentsSHA256: r.VerdictSHA256(), Edit: agentEdit(r.Edit)}
 		if r.Approved != nil {
 			approved := *r.Approved
 			ar.Approved = &approved

@@ -373,7 +373,8 @@ func (s *Service) systemClose(state State, by Closer, d Decider, reason string) 
 }
 
 // Decline closes the question without an answer; the agent resumes with a
-// fixed server-owned text telling it to proceed on its own judgement.
+// fixed server-owned text telling it to proceed on its own judgement (for
+// an approval: without the call, which was not approved).
 func (s *Service) Decline(ctx context.Context, id QuestionID, d Decider) (Outcome, error) {
 	return s.DeclineShown(ctx, id, d, "")
 }

@@ -156,6 +156,7 @@ func TestRecordedNote(t *testing.T) {
 		{dec, ref(dec, core.RefApprove, -1, 0), "Recorded: Approved"},
 		{dec, ref(dec, core.RefDeny, -1, 0), "Recorded: Denied"},
 		{dec, ref(dec, core.RefDecline, -1, 0), "Recorded: you declined. The agent will proceed on its own judgement."},
+		{cardQ(core.KindApproval), ref(dec, core.RefDecline, -1, 0), "Recorded: you declined. The agent makes no call that was not approved."},
 		{form, ref(form, core.RefOption, 0, 1), "Recorded (Answered 1/2): Day? → Fri"},
 		{form, ref(form, core.RefText, 0, 0), "Recorded (Answered 1/2): your own answer to Day?"},
 		{cardQ(core.KindClarification), ref(dec, core.RefText, -1, 0), "Recorded: your answer"},

@@ -62,6 +62,9 @@ func RefusalNote(err error) string {
 // wrote) and q the question as it stands after it.
 func RecordedNote(q *core.Question, r core.Ref) string {
 	if r.Action == core.RefDecline {
+		if q != nil && q.Kind == core.KindApproval {
+			return "Recorded: you declined. The agent makes no call that was not approved."
+		}
 		return "Recorded: you declined. The agent will proceed on its own judgement."
 	}
 	var k kindCard

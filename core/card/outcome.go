@@ -41,7 +41,7 @@ func OutcomeLine(q *core.Question) string {
 	case core.CloserTimeout:
 		return "Timed out on " + at + progress(q) + ": " + timedOutWhy(q) + renotified(q)
 	case core.CloserDecline:
-		return "Declined by " + who + " on " + at + via + progress(q) + ": the agent will proceed on its own judgement"
+		return "Declined by " + who + " on " + at + via + progress(q) + ": " + declinedThen(q)
 	case core.CloserAgentCancel:
 		line := "Withdrawn by the agent on " + at + progress(q)
 		if why := strings.TrimSpace(r.Reason); why != "" && r.Reason != core.DefaultCancelReason(r.Decider) {
@@ -279,4 +279,14 @@ func policyLine(r *core.Resolution, at string) string {
 		by = r.Policy.Label()
 	}
 	return how + " at once on " + at + " by " + by + "; nobody looked at this call"
+}
+
+// declinedThen is what the agent does after a decline: a gated call
+// nobody approved is not made (fence words its resume so), anything else
+// is left to its judgement.
+func declinedThen(q *core.Question) string {
+	if q.Kind == core.KindApproval {
+		return "the agent makes no call that was not approved, and goes on by its own judgement"
+	}
+	return "the agent will proceed on its own judgement"
 }

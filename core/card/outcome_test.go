@@ -179,7 +179,7 @@ func TestOutcomeLineByKindAndCloser(t *testing.T) {
 		{"approval/timeout with a vote", core.KindApproval, timedOut(func(q *core.Question, r *core.Resolution) {
 			votes(q, 2, core.Vote{Choice: core.ApproveOption, Decider: outAlice})
 		}), "Timed out on " + at + ": the quorum was not reached before the deadline (1 of 2 approvals: Alice)"},
-		{"approval/decline", core.KindApproval, declined(nil), "Declined by Bob on " + at + " via telegram: the agent will proceed on its own judgement"},
+		{"approval/decline", core.KindApproval, declined(nil), "Declined by Bob on " + at + " via telegram: the agent makes no call that was not approved, and goes on by its own judgement"},
 		{"approval/agent cancel after a vote", core.KindApproval, agentCancel(func(q *core.Question, r *core.Resolution) {
 			votes(q, 2, core.Vote{Choice: core.ApproveOption, Decider: outAlice})
 		}), "Withdrawn by the agent on " + at + " after 1 vote (1 of 2 approvals: Alice)"},
@@ -234,7 +234,7 @@ func TestOutcomeLineByKindAndCloser(t *testing.T) {
 		{"batch/timeout after some calls", core.KindApproval, timedOut(parts(byStanding("toolu_1", outGrantA), outPart("toolu_2", core.DenyOption, outBob))),
 			"Timed out on " + at + " after 2 of 3 calls had been decided (1 by " + grantA + ", 1 by Bob): nobody decided the rest before the deadline"},
 		{"batch/decline after a call", core.KindApproval, declined(parts(outPart("toolu_2", core.DenyOption, outAlice))),
-			"Declined by Bob on " + at + " via telegram after 1 of 3 calls had been decided (1 by Alice): the agent will proceed on its own judgement"},
+			"Declined by Bob on " + at + " via telegram after 1 of 3 calls had been decided (1 by Alice): the agent makes no call that was not approved, and goes on by its own judgement"},
 		{"batch/agent cancel after a call", core.KindApproval, agentCancel(parts(outPart("toolu_2", core.DenyOption, outAlice))),
 			"Withdrawn by the agent on " + at + " after 1 of 3 calls had been decided (1 by Alice)"},
 		{"batch/operator cancel", core.KindApproval, opCancel(nil), "Withdrawn by an operator (ops) on " + at + " via api"},

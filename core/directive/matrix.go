@@ -57,7 +57,7 @@ const (
 	tiny  = "material (moves cost, scope, public behaviour, data, or someone else's work), hard-to-reverse (undoing it costs real rework, not a quick edit)"
 
 	howToAsk = "When you ask, make the question complete in one go: what you are deciding, the options you see, the trade-off of each, and the one you recommend, with why. " +
-		"If the human declines to answer, proceed on your own best judgement and state the assumption you made."
+		"If the human declines to answer, proceed on your own best judgement (never with a call that was not approved) and state the assumption you made."
 )
 
 // buildMatrix writes out every cell. Each says the same thing (ask rather

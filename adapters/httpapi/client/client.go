@@ -163,7 +163,8 @@ func (c *Client) RevokeStanding(ctx context.Context, id string) (*Standing, erro
 }
 
 // Decline closes the question without an answer; the agent resumes with a
-// fixed text telling it to proceed on its own judgement.
+// fixed text telling it to proceed on its own judgement (for an
+// approval, without the call, which was not approved).
 func (c *Client) Decline(ctx context.Context, id core.QuestionID) (*Outcome, error) {
 	return call[Outcome](ctx, c, http.MethodPost, "/v1/questions/"+url.PathEscape(string(id))+"/decline", nil, nil)
 }

@@ -11,7 +11,8 @@
 //
 // Sign-in exchanges a token for a session kept in the store (so it works on
 // every replica and outlives restarts) and named by an HttpOnly,
-// SameSite=Strict cookie; the token itself never reaches page script. A
+// SameSite=Lax cookie (session.go's setCookie says why Lax); the token
+// itself never reaches page script. A
 // company's OpenID Connect provider may sign people in too (oidc.go); the
 // session is then a configured person's. Every state change needs the
 // session's CSRF token and a same-origin request.

@@ -380,8 +380,14 @@ func TestAVoteSaysItIsOne(t *testing.T) {
 			t.Errorf("the result lacks %q:\n%s", want, r.body)
 		}
 	}
-	if page := bob.get("/q/" + string(appr.ID)).body; !strings.Contains(page, "1 of 2 approvals: ops-alice") {
+	page := bob.get("/q/" + string(appr.ID)).body
+	if !strings.Contains(page, "1 of 2 approvals: ops-alice") {
 		t.Errorf("the question's page shows no tally:\n%s", page)
+	}
+	// A question that needs two people is not one person's to decline
+	// (core.Question.Declinable): the page offers no Decline.
+	if strings.Contains(page, "/decline") {
+		t.Errorf("the page of a question needing two people offers Decline:\n%s", page)
 	}
 
 	// In place, on the inbox row: the step says the same.

@@ -299,9 +299,9 @@ func (s *Server) oidcCallback(w http.ResponseWriter, r *http.Request) {
 	}
 	flowCookie(w, r, "", -1)
 	// A page, not a redirect: the browser came here from the provider,
-	// and a redirect would carry on that cross-site navigation, on which
-	// the Strict session cookie is not sent. The page's own navigation
-	// is same-site.
+	// and a redirect would carry on that cross-site navigation. The Lax
+	// session cookie would be sent on it, but the page's own navigation
+	// is same-site, so the sign-in holds whatever the cookie's SameSite.
 	s.render(w, r, http.StatusOK, "signedin", map[string]any{"Next": flow.Next, "Title": "Signed in"})
 }
 

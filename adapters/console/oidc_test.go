@@ -151,7 +151,7 @@ func TestOIDCSignInDecidesAsThePerson(t *testing.T) {
 		t.Fatalf("callback: %d\n%s", r.status, r.body)
 	}
 	c := sessionCookie(t, r)
-	if !c.HttpOnly || c.SameSite != http.SameSiteStrictMode {
+	if !c.HttpOnly || c.SameSite != http.SameSiteLaxMode {
 		t.Fatalf("the session cookie is weaker than a token sign-in's: %+v", c)
 	}
 	home := b.body("/")

@@ -208,14 +208,17 @@ func (s *Server) question(w http.ResponseWriter, r *http.Request, sess *session)
 }
 
 // questionPart is the changing part of a question's page, for the page to
-// swap in when the question changes.
+// swap in when the question changes. It is the part with its wrapper (the
+// element that names the question and where to fetch it again), since the
+// page swaps what it gets in whole: without it, the next change would find
+// nothing on the page to fetch.
 func (s *Server) questionPart(w http.ResponseWriter, r *http.Request, sess *session) {
 	h, err := s.history(r.Context(), sess, questionID(r))
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, "history", h)
+	s.render(w, r, http.StatusOK, "question-part", h)
 }
 
 // notFoundPage is the one answer for an unknown path, an unknown question

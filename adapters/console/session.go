@@ -139,10 +139,24 @@ func (s *Server) save(ctx context.Context, sess *session) error {
 	return s.values.SetValueFor(ctx, sess.key, string(raw), s.idle)
 }
 
+// setCookie sets (life > 0) or clears (life < 0) one of the console's
+// cookies. The session cookie is SameSite=Lax, so that a link to a
+// question or a filtered inbox followed from chat or mail (another site)
+// opens in the session the browser has, rather than the sign-in page and a
+// second session. Lax is safe here because no GET changes anything: every
+// state change is a POST that needs the session's CSRF token (signedIn,
+// csrfOK) and passes the same-origin check (ServeHTTP's
+// CrossOriginProtection), and a Lax cookie is not sent on another site's
+// POST at all. The sign-in form's cookie is never needed on arrival from
+// elsewhere, so it stays Strict.
 func (s *Server) setCookie(w http.ResponseWriter, r *http.Request, name, value string, life time.Duration) {
+	site := http.SameSiteStrictMode
+	if name == sessionCookie {
+		site = http.SameSiteLaxMode
+	}
 	c := &http.Cookie{
 		Name: name, Value: value, Path: "/",
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: secure(r),
+		HttpOnly: true, SameSite: site, Secure: secure(r),
 		MaxAge: int(life / time.Second),
 	}
 	if life < 0 {

@@ -1,10 +1,11 @@
 // askbridge console: keeps the page live over the event stream, and lets
 // the inbox answer in place. The server renders every row and card; this
-// only fetches one again when its question changes, posts an inbox answer
-// with fetch and puts the server's row (or its confirmation step) where
-// the row was, and pauses the answer controls while the stream is down,
-// so a row that may be stale is never offered as answerable. Without
-// script every form still posts and the server answers with a page.
+// only fetches one again when its question changes (stream.js keeps the
+// stream open, and the answer controls paused while it is down, so a row
+// that may be stale is never offered as answerable), and posts an inbox
+// answer with fetch and puts the server's row (or its confirmation step)
+// where the row was. Without script every form still posts and the server
+// answers with a page.
 (function () {
   "use strict";
   var body = document.body;
@@ -75,11 +76,10 @@
   window.setInterval(tick, 5000);
 
   var src = body.getAttribute("data-stream");
-  if (!src || !window.EventSource) {
+  var stream = window.askbridgeStream; // stream.js, loaded on live pages
+  if (!src || !window.EventSource || !stream) {
     return;
   }
-  var offline = document.getElementById("offline");
-  var live = true;
   // The page's paging: a row is inserted live only where this page of
   // the list holds it; others are counted as elsewhere.
   var paged = list && list.getAttribute("data-paged") === "yes";
@@ -87,21 +87,6 @@
   var total = list ? parseInt(list.getAttribute("data-total") || "0", 10) : 0;
   var elsewhere = 0;
   var closing = { answered: true, declined: true, timed_out: true, expired: true, cancelled: true };
-
-  // setLive enables the answer controls only while the page is known to
-  // be current; lost says whether to tell the reader the stream dropped.
-  function setLive(on, lost) {
-    live = on;
-    body.classList.toggle("is-offline", !on);
-    if (offline) {
-      offline.hidden = on || !lost;
-    }
-    var sets = document.querySelectorAll(".card fieldset");
-    for (var i = 0; i < sets.length; i++) {
-      sets[i].disabled = !on;
-    }
-    body.setAttribute("data-live", on ? "yes" : "no");
-  }
 
   function parse(html) {
     var t = document.createElement("template");
@@ -236,15 +221,17 @@
               elsewhere++;
             }
           } else {
-            drafts.swap(cur, next, live);
+            drafts.swap(cur, next, stream.live());
           }
         }
         count();
       })
       .catch(function () {
         // This card may be behind: hold its controls and fetch it again.
+        // data-retry keeps them held (stream.js) until a copy is drawn.
         var cur = document.getElementById(el.id);
         if (cur) {
+          cur.setAttribute("data-retry", "yes");
           cur.querySelectorAll("fieldset").forEach(function (f) {
             f.disabled = true;
           });
@@ -320,7 +307,7 @@
   function enable(row) {
     row.removeAttribute("aria-busy");
     row.querySelectorAll("fieldset").forEach(function (f) {
-      f.disabled = !live;
+      f.disabled = !stream.live() || row.hasAttribute("data-retry");
     });
     again(row);
   }
@@ -334,10 +321,12 @@
   }
 
   // showConfirm shows the confirmation step in place of the row's
-  // controls; from names the form whose choice it repeats.
-  function showConfirm(row, html, from) {
+  // controls; from names the form whose choice it repeats, and item the
+  // one item of it sent alone, if any.
+  function showConfirm(row, html, from, item) {
     var section = parse(html);
     section.setAttribute("data-from", from);
+    section.setAttribute("data-from-item", item);
     var old = row.querySelector(".confirm-step");
     if (old) {
       old.remove();
@@ -367,7 +356,7 @@
     counted(was, next.getAttribute("data-state"));
     row.removeAttribute("aria-busy");
     var stale = row.getAttribute("data-stale");
-    drafts.swap(row, next, live);
+    drafts.swap(row, next, stream.live());
     if (stale) {
       next.setAttribute("data-stale", stale);
       again(next);
@@ -390,6 +379,9 @@
     if (submitter && submitter.name) {
       data.append(submitter.name, submitter.value);
     }
+    // "Send only this answer" sends one item of a form: only its fields
+    // are sent, and only they stop being a draft.
+    var item = submitter && submitter.name === "item" ? submitter.value : "";
     row.setAttribute("aria-busy", "true");
     row.querySelectorAll("fieldset").forEach(function (f) {
       f.disabled = true;
@@ -411,7 +403,7 @@
         return;
       }
       if (r.step === "confirm") {
-        showConfirm(current(), r.html, drafts.formKey(form));
+        showConfirm(current(), r.html, drafts.formKey(form), item);
         return;
       }
       if (r.step === "recorded" || r.step === "refused") {
@@ -423,9 +415,10 @@
         if (r.step === "recorded") {
           var step = form.closest(".confirm-step");
           var sent = step ? step.getAttribute("data-from") : drafts.formKey(form);
+          var part = step ? step.getAttribute("data-from-item") || "" : item;
           current().querySelectorAll("form").forEach(function (f) {
             if (drafts.formKey(f) === sent) {
-              f.reset();
+              drafts.clear(f, part);
             }
           });
         }
@@ -474,30 +467,7 @@
     });
   }
 
-  // Until the stream has caught up with what changed since the page was
-  // rendered, the page may already be behind: hold the controls.
-  setLive(false, false);
-  var es = new EventSource(src);
-  es.addEventListener("change", function (e) {
-    var d;
-    try {
-      d = JSON.parse(e.data);
-    } catch (err) {
-      return;
-    }
+  stream.follow(src, function (d) {
     changed(d.question_id, d.kind);
-  });
-  es.addEventListener("ready", function () {
-    setLive(true);
-    // The first time the page is live, for anyone measuring how soon
-    // it can be used (the browser tests record it in BENCHMARKS.md).
-    if (window.performance && performance.mark && performance.getEntriesByName("askbridge-live").length === 0) {
-      performance.mark("askbridge-live");
-    }
-  });
-  es.addEventListener("error", function () {
-    // EventSource reconnects by itself, sending its Last-Event-ID, and the
-    // server replays what was missed before it says "ready" again.
-    setLive(false, true);
   });
 })();

@@ -164,5 +164,28 @@
     }
   }
 
-  window.askbridgeDrafts = { swap: swap, hostOf: hostOf, formKey: formKey };
+  // clear drops what was just recorded from a form: all of it, or, when
+  // one item of a form was sent alone ("Send only this answer"), that
+  // item's fields only, since what was typed or chosen in the form's other
+  // items was not sent and is still a draft.
+  function clear(form, item) {
+    if (!item) {
+      form.reset();
+      return;
+    }
+    form.querySelectorAll("fieldset[data-item]").forEach(function (fs) {
+      if (fs.getAttribute("data-item") !== item) {
+        return;
+      }
+      fs.querySelectorAll("input, textarea").forEach(function (f) {
+        if (f.type === "radio" || f.type === "checkbox") {
+          f.checked = f.defaultChecked;
+        } else if (f.type !== "hidden") {
+          f.value = f.defaultValue;
+        }
+      });
+    });
+  }
+
+  window.askbridgeDrafts = { swap: swap, hostOf: hostOf, formKey: formKey, clear: clear };
 })();

@@ -130,7 +130,7 @@ func TestConsoleHistoryInABrowser(t *testing.T) {
 		for _, c := range res.Cookies {
 			if c.Name == "askbridge_session" {
 				found = true
-				if !c.HTTPOnly || c.SameSite != network.CookieSameSiteStrict {
+				if !c.HTTPOnly || c.SameSite != network.CookieSameSiteLax {
 					t.Fatalf("the session cookie: %+v", c)
 				}
 			}

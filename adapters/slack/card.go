@@ -68,3 +68,28 @@ func QuestionOfCard(blocks slack.Blocks) (core.QuestionID, bool) {
 	}
 	return id, true
 }
+
+// reminderBlock is the block_id of a reminder's one block (Reminder).
+const reminderBlock = "reminder"
+
+// QuestionOfReminder reads which question a reminder posted where its
+// card is not names: the one code span of its one block. Only askbridge
+// writes a backtick there (esc turns every backtick of an agent's text
+// into a look-alike), so the span is the id Reminder put in. A reminder
+// in its card's thread names none: a reply there is the card's already.
+// The caller checks that the message is our bot's.
+func QuestionOfReminder(blocks slack.Blocks) (core.QuestionID, bool) {
+	if len(blocks.BlockSet) != 1 {
+		return "", false
+	}
+	b, ok := blocks.BlockSet[0].(*slack.SectionBlock)
+	if !ok || b == nil || b.BlockID != reminderBlock || b.Text == nil || strings.Count(b.Text.Text, "`") != 2 {
+		return "", false
+	}
+	_, rest, _ := strings.Cut(b.Text.Text, "`")
+	span, _, _ := strings.Cut(rest, "`")
+	if id := core.QuestionID(span); core.ValidID(id) {
+		return id, true
+	}
+	return "", false
+}

@@ -38,6 +38,36 @@ func TestQuestionOfCard(t *testing.T) {
 	}
 }
 
+// TestQuestionOfReminder: a reminder posted where its card is not names
+// its question, whatever backticks and ids the agent's text holds; one in
+// its card's thread, a card and anyone's message name none.
+func TestQuestionOfReminder(t *testing.T) {
+	q := clarificationQ()
+	q.Text = "Use `" + string(core.NewID(0)) + "` or ``?"
+	alone := card.NewReminder(q, core.SurfaceSlack, "C0ELSE")
+	inThread := alone
+	inThread.ReplyTo = &core.MessageRef{Surface: core.SurfaceSlack, Room: "C0ELSE", ID: "1.000001"}
+	for _, c := range []struct {
+		name   string
+		blocks []slack.Block
+		want   core.QuestionID
+	}{
+		{"alone", Reminder(alone).Blocks, q.ID},
+		{"in its card's thread", Reminder(inThread).Blocks, ""},
+		{"a card", cardFor(q, false).Blocks, ""},
+		{"a look-alike (the caller checks whose)", []slack.Block{section(reminderBlock, "see `"+qid+"`")}, qid},
+		{"two spans", []slack.Block{section(reminderBlock, "`"+qid+"` `"+qid+"`")}, ""},
+		{"nothing", nil, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			id, ok := QuestionOfReminder(roundTrip(t, c.blocks))
+			if id != c.want || ok != (c.want != "") {
+				t.Fatalf("got %q %v, want %q", id, ok, c.want)
+			}
+		})
+	}
+}
+
 // FuzzQuestionOfCard feeds arbitrary message JSON, as conversations.replies
 // could return it, to the card decoder: it never panics, and whatever it
 // accepts is a valid question id that every id-bearing part agrees on.

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/card"
@@ -108,11 +110,12 @@ func (a *Adapter) onClick(ctx context.Context, c click) string {
 	return card.RecordedNote(out.Question, ref)
 }
 
-// onReply hands a thread reply on a card to core: the answer of a
-// clarification, or the free-text answer of a form's first unanswered
-// item. A reply in any other thread, or on a decision or approval, changes
-// nothing. It returns the private note for the replier: what counted, or
-// why nothing did ("" for a reply that was not an answer at all).
+// onReply hands a thread reply on a card (or on a reminder standing for
+// it) to core: the answer of a clarification, or the free-text answer of
+// the form item that was next when the reply was written. A reply in any
+// other thread, or on a decision or approval, changes nothing. It returns
+// the private note for the replier: what counted, or why nothing did (""
+// for a reply that was not an answer at all).
 func (a *Adapter) onReply(ctx context.Context, r reply) string {
 	info, err := a.cardQuestion(ctx, r.channel, r.threadTS)
 	if err != nil {
@@ -147,10 +150,11 @@ func (a *Adapter) onReply(ctx context.Context, r reply) string {
 	}
 	ref := core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefText}
 	if q.Kind == core.KindForm {
-		// A reply answers the item the replier saw as next. If someone
-		// answered it meanwhile, the reply is refused with a note rather
-		// than moved to another item it was not written for.
-		ref.Item = firstUnanswered(q)
+		// A reply answers the item the replier saw as next: the first
+		// without an answer at the reply's ts. If someone answered it
+		// meanwhile, core refuses the reply and its writer gets the note,
+		// rather than it moving to another item it was not written for.
+		ref.Item = nextAt(q, tsTime(r.ts))
 	}
 	in, err := core.AnswerFor(q, ref, d, r.text)
 	if err == nil {
@@ -173,15 +177,31 @@ func (a *Adapter) refusal(err error) string {
 	return card.RefusalNote(err)
 }
 
-// firstUnanswered is the index of a form's first item without an answer,
-// or 0 when all have one (core then says the form is closed).
-func firstUnanswered(q *core.Question) int {
+// nextAt is the index of a form's first item that had no answer at time
+// at (zero: now), or 0 when all had one (core then says the form is
+// closed).
+func nextAt(q *core.Question, at time.Time) int {
 	for i, it := range q.Items {
-		if _, ok := q.Answered(it.ID); !ok {
+		if a, ok := q.Answered(it.ID); !ok || !at.IsZero() && a.At.After(at) {
 			return i
 		}
 	}
 	return 0
+}
+
+// tsTime is when a message was posted, as its ts ("<seconds>.<micro>")
+// says, or zero for a ts that is not one.
+func tsTime(ts string) time.Time {
+	sec, frac, _ := strings.Cut(ts, ".")
+	s, err := strconv.ParseInt(sec, 10, 64)
+	if err != nil || s <= 0 {
+		return time.Time{}
+	}
+	us, err := strconv.ParseInt((frac + "000000")[:6], 10, 64)
+	if err != nil {
+		us = 0
+	}
+	return time.Unix(s, us*1000)
 }
 
 // hasCard reports whether q recorded a Slack card at channel and ts.
@@ -196,7 +216,9 @@ func hasCard(q *core.Question, channel, ts string) bool {
 
 // cardQuestion finds the question whose card is the root of a thread, by
 // reading the root message (conversations.replies) and the question id
-// it carries; ours is set when the root was posted by our bot. Answers are
+// it carries; ours is set when the root was posted by our bot. A
+// reminder of ours posted where its card is not stands for the card: a
+// reply to it was meant for the question it names. Answers are
 // cached, not-a-card included, so a busy thread costs one read; a read
 // that fails is an error, and nothing is cached.
 func (a *Adapter) cardQuestion(ctx context.Context, channel, threadTS string) (cardInfo, error) {
@@ -213,6 +235,9 @@ func (a *Adapter) cardQuestion(ctx context.Context, channel, threadTS string) (c
 	var c cardInfo
 	if len(msgs) > 0 && msgs[0].Timestamp == threadTS {
 		c.id, _ = QuestionOfCard(msgs[0].Blocks)
+		if c.id == "" && a.isOurBot(msgs[0].BotID) {
+			c.id, _ = QuestionOfReminder(msgs[0].Blocks)
+		}
 		c.ours = c.id != "" && a.isOurBot(msgs[0].BotID)
 	}
 	a.cards.put(key, c)

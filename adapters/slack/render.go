@@ -365,7 +365,7 @@ func Reminder(c card.Card) Message {
 	}
 	return Message{
 		Text:   esc(card.ReminderHeading+": "+textlimit.FirstLine(c.Text), 300),
-		Blocks: []slack.Block{section("reminder", s)},
+		Blocks: []slack.Block{section(reminderBlock, s)},
 	}
 }
 

@@ -83,3 +83,55 @@ func TestThreadReplyWithFileIsToldSo(t *testing.T) {
 		t.Fatalf("the text reply: %+v", got.Resolution)
 	}
 }
+
+// TestFormReplyAnswersTheItemItWasWrittenFor: a thread reply answers the
+// item that was the form's next when it was written (its ts), and is
+// refused, with a note, if someone answered that item before the reply
+// was handled. Before, it was recorded as the answer to the next item,
+// which it was never written for, and closed the form.
+func TestFormReplyAnswersTheItemItWasWrittenFor(t *testing.T) {
+	e := newEnv(t, false)
+	q := e.ask(form())
+	card := e.card(q.ID)
+	body, _ := e.fake.ReplyEvent(e.fake.AddReply(card.Channel, card.TS, alice.ID, "Tuesday, after the freeze"))
+	e.click(bob, card, button(t, card, core.RefOption, 0, 0)) // Monday, after the reply was written
+	if status, resp, err := slackfake.Event(e.srv.URL+slack.EventsPath, secret, body).Send(t.Context()); err != nil || status != 200 {
+		t.Fatalf("event answered %d %q: %v", status, resp, err)
+	}
+	if note := e.note(alice, 0); !strings.Contains(note, "already answered") {
+		t.Fatalf("the replier was told %q", note)
+	}
+	if got := e.get(q.ID); !got.Open() || len(got.Answers) != 1 || got.Answers[0].OptionID != "mon" {
+		t.Fatalf("the day reply changed another item: %s %+v", got.State, got.Answers)
+	}
+	e.reply(alice, card, "Short, please", 0) // written after the click
+	if got := e.get(q.ID); got.State != core.StateAnswered || got.Answers[1].ItemID != "notes" || got.Answers[1].Text != "Short, please" {
+		t.Fatalf("a reply written after the click: %s %+v", got.State, got.Answers)
+	}
+}
+
+// TestReplyToStandaloneReminderAnswers: a reply in the thread of a
+// reminder posted where the card is not (it names its question) answers
+// as a reply in the card's thread does. Before, it was dropped without a
+// word: the thread's root is not a card.
+func TestReplyToStandaloneReminderAnswers(t *testing.T) {
+	e := newEnv(t, false)
+	q := e.ask(core.AskInput{Kind: core.KindClarification, Text: "Which region?"})
+	e.card(q.ID)
+	if err := e.a.Remind(t.Context(), e.get(q.ID), "C0ELSE"); err != nil {
+		t.Fatal(err)
+	}
+	var rem slackfake.Message
+	for _, m := range e.fake.Messages() {
+		if m.Channel == "C0ELSE" && m.ThreadTS == "" {
+			rem = m
+		}
+	}
+	if rem.TS == "" {
+		t.Fatalf("no reminder in C0ELSE: %+v", e.fake.Messages())
+	}
+	e.reply(alice, rem, "eu-west-1", 0)
+	if got := e.get(q.ID); got.State != core.StateAnswered || got.Resolution.Answer != "eu-west-1" {
+		t.Fatalf("the reply to the reminder: %s %+v", got.State, got.Resolution)
+	}
+}

@@ -58,18 +58,67 @@ func (a *Adapter) serveActivity(w http.ResponseWriter, r *http.Request) {
 		a.refused(w, err)
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), 12*time.Second)
+	// Detached from the request: an answer the Bot Connector hangs up on
+	// is still stored whole, as Slack's, Telegram's and Discord's are.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 12*time.Second)
 	defer cancel()
+	execute := act.Type == "invoke" && act.Name == "adaptiveCard/action"
+	if !execute && act.Type != "message" {
+		w.WriteHeader(http.StatusOK) // nothing askbridge acts on
+		return
+	}
+	if !a.firstSeen(ctx, &act) {
+		a.repeated(w, &act)
+		return
+	}
 	switch {
-	case act.Type == "invoke" && act.Name == "adaptiveCard/action":
+	case execute:
 		note := a.onExecute(ctx, &act)
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(InvokeResponse{StatusCode: http.StatusOK, Type: InvokeMessage, Value: note})
 		return
-	case act.Type == "message" && len(act.Value) > 0:
+	case len(act.Value) > 0:
 		a.onSubmit(ctx, &act)
-	case act.Type == "message":
+	default:
 		a.onReply(ctx, &act)
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// seenFor is how long an activity's id is remembered: longer than the
+// Bot Connector's token that carried it is good for (an hour, and the
+// leeway), since the token is not bound to the body it came with.
+const seenFor = 2 * time.Hour
+
+// firstSeen reports whether act is new to every replica. The Bot
+// Connector sends an activity again when the bot was slow to answer it,
+// and a second copy of a form's thread reply would answer the next item
+// too. Teams' ids are unique within a conversation, so both key it; an
+// activity without an id counts as new.
+func (a *Adapter) firstSeen(ctx context.Context, act *Activity) bool {
+	if act.ID == "" {
+		return true
+	}
+	conv := ""
+	if act.Conversation != nil {
+		conv = act.Conversation.ID
+	}
+	return a.svc.FirstSeen(ctx, "teams:activity:"+conv+":"+act.ID, seenFor)
+}
+
+// repeatedNote answers an invoke handled already: what it did was shown
+// to the clicker then, or the card shows it now.
+const repeatedNote = "Already received; the card shows what it did."
+
+// repeated answers a copy of an activity handled already, changing
+// nothing: an invoke still gets the response Teams waits for, and only
+// the first copy's reply or submit is told anything.
+func (a *Adapter) repeated(w http.ResponseWriter, act *Activity) {
+	a.log.Debug().Str("type", act.Type).Msg("teams: activity ignored: already handled")
+	if act.Type == "invoke" {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(InvokeResponse{StatusCode: http.StatusOK, Type: InvokeMessage, Value: repeatedNote})
+		return
 	}
 	w.WriteHeader(http.StatusOK)
 }
@@ -168,7 +217,7 @@ func (a *Adapter) onExecute(ctx context.Context, act *Activity) string {
 	if !ok {
 		return card.RefusalNote(core.ErrNotFound)
 	}
-	return a.click(ctx, act.From, ref, text)
+	return a.click(ctx, act, ref, text)
 }
 
 // onSubmit takes an Action.Submit click (a client without universal
@@ -179,7 +228,7 @@ func (a *Adapter) onSubmit(ctx context.Context, act *Activity) {
 	if !ok {
 		return
 	}
-	note := a.click(ctx, act.From, ref, text)
+	note := a.click(ctx, act, ref, text)
 	a.tell(ctx, act, note)
 }
 
@@ -208,14 +257,14 @@ func (a *Adapter) tell(ctx context.Context, act *Activity, note string) {
 	}
 }
 
-// click turns a card action into a call to core, and returns what to tell
-// the clicker.
-func (a *Adapter) click(ctx context.Context, from *Account, raw, text string) string {
+// click turns a card action of act into a call to core, and returns what
+// to tell the clicker.
+func (a *Adapter) click(ctx context.Context, act *Activity, raw, text string) string {
 	r, err := core.DecodeRef(raw)
 	if err != nil {
 		return card.RefusalNote(err)
 	}
-	d, ok := decider(from)
+	d, ok := decider(act.From)
 	if !ok {
 		return card.RefusalNote(core.ErrNotFound)
 	}
@@ -223,6 +272,10 @@ func (a *Adapter) click(ctx context.Context, from *Account, raw, text string) st
 	if err != nil {
 		a.logInternal(err)
 		return card.RefusalNote(err)
+	}
+	if !onCard(q, act) {
+		// Nothing reaches core: this is no attempt at this question.
+		return notOnCard
 	}
 	var out core.Outcome
 	if r.Action == core.RefDecline {
@@ -245,9 +298,44 @@ func (a *Adapter) click(ctx context.Context, from *Account, raw, text string) st
 	return card.RecordedNote(out.Question, r)
 }
 
-// onReply takes a reply in a card's thread as the answer of a
-// clarification, or of a form's first unanswered item. Anything else
-// (a message elsewhere, a reply on a decision or an approval) changes
+// notOnCard tells a clicker that what they sent did not come from one of
+// the question's cards.
+const notOnCard = "That button is not on this question's card. Nothing was recorded."
+
+// onCard reports whether act, an action on a card, came from one of q's
+// cards in the conversation it was posted to. Teams merges an action's
+// data client side, so any client can send any card's data from any
+// message; only the message it names (replyToId) and its conversation
+// come from Teams. A card in a channel is its thread's root; one in a
+// person's direct messages is in their personal chat; one in a chat is
+// in that chat.
+func onCard(q *core.Question, act *Activity) bool {
+	if act.ReplyToID == "" || act.Conversation == nil {
+		return false
+	}
+	conv, root, threaded := strings.Cut(act.Conversation.ID, ";messageid=")
+	for _, m := range q.Messages {
+		if m.Surface != core.SurfaceTeams || m.ID != act.ReplyToID {
+			continue
+		}
+		if user, dm := core.DMUser(m.Room); dm {
+			if act.Conversation.ConversationType == "personal" && act.From != nil &&
+				(strings.EqualFold(act.From.AADObjectID, user) || act.From.ID == user) {
+				return true
+			}
+			continue
+		}
+		if conv == m.Room && (!threaded || root == m.ID) {
+			return true
+		}
+	}
+	return false
+}
+
+// onReply takes a reply in a card's thread (or in a reminder's, tied to
+// the question as the card's is) as the answer of a clarification, or of
+// the form item that was next when it was written. Anything else (a
+// message elsewhere, a reply on a decision or an approval) changes
 // nothing; a refused reply is told to the replier privately.
 func (a *Adapter) onReply(ctx context.Context, act *Activity) {
 	files := sharesFiles(act)
@@ -286,7 +374,10 @@ func (a *Adapter) onReply(ctx context.Context, act *Activity) {
 	}
 	ref := core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefText}
 	if q.Kind == core.KindForm {
-		ref.Item = firstUnanswered(q)
+		// The item the replier saw as next. If someone answered it
+		// meanwhile, core refuses the reply, and the replier is told,
+		// rather than it answering an item it was not written for.
+		ref.Item = nextAt(q, sentAt(act))
 	}
 	in, err := core.AnswerFor(q, ref, d, replyText(act))
 	if err == nil {
@@ -327,13 +418,25 @@ func replyText(act *Activity) string {
 	return strings.TrimSpace(s)
 }
 
-func firstUnanswered(q *core.Question) int {
+// nextAt is the index of a form's first item that had no answer at
+// time at (zero: now), or 0 when all had one (core then says the form
+// is closed).
+func nextAt(q *core.Question, at time.Time) int {
 	for i, it := range q.Items {
-		if _, ok := q.Answered(it.ID); !ok {
+		if a, ok := q.Answered(it.ID); !ok || !at.IsZero() && a.At.After(at) {
 			return i
 		}
 	}
 	return 0
+}
+
+// sentAt is when Teams says act was sent, or zero if it does not say.
+func sentAt(act *Activity) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, act.Timestamp)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
 }
 
 func (a *Adapter) logInternal(err error) {

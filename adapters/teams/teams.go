@@ -197,20 +197,11 @@ func (a *Adapter) Post(ctx context.Context, q *core.Question, ref core.MessageRe
 	act := cardActivity(Card(c), Summary(c))
 	var id string
 	if isChannel(ref.Room) {
-		channel, _ := json.Marshal(map[string]any{"channel": map[string]string{"id": ref.Room}})
-		res, err := a.conn.createConversation(ctx, ConversationParameters{IsGroup: true, TenantID: a.opts.TenantID, Activity: act, ChannelData: channel})
-		if err != nil {
+		var err error
+		if id, err = a.startThread(ctx, ref.Room, act); err != nil {
 			return core.MessageRef{}, err
 		}
-		id = res.ActivityID
-		if id == "" {
-			// Teams names the thread "<channel>;messageid=<root>".
-			_, id, _ = strings.Cut(res.ID, ";messageid=")
-		}
-		ttl := time.Until(q.Deadline) + threadTTL
-		if err := a.opts.KV.SetValueFor(ctx, threadKey(id), string(q.ID), max(ttl, threadTTL)); err != nil {
-			a.log.Warn().Err(err).Str("question", string(q.ID)).Msg("teams: the thread is not tied to its question; replies in it will not count")
-		}
+		a.tieThread(ctx, q, id)
 	} else {
 		conv, err := a.conversation(ctx, ref.Room, "")
 		if err != nil {
@@ -225,6 +216,34 @@ func (a *Adapter) Post(ctx context.Context, q *core.Question, ref core.MessageRe
 	}
 	ref.Surface, ref.ID = core.SurfaceTeams, id
 	return ref, nil
+}
+
+// startThread posts act as a new thread in channel, and returns its
+// root's activity id.
+func (a *Adapter) startThread(ctx context.Context, channel string, act *Activity) (string, error) {
+	data, _ := json.Marshal(map[string]any{"channel": map[string]string{"id": channel}})
+	res, err := a.conn.createConversation(ctx, ConversationParameters{IsGroup: true, TenantID: a.opts.TenantID, Activity: act, ChannelData: data})
+	if err != nil {
+		return "", err
+	}
+	id := res.ActivityID
+	if id == "" {
+		// Teams names the thread "<channel>;messageid=<root>".
+		_, id, _ = strings.Cut(res.ID, ";messageid=")
+	}
+	return id, nil
+}
+
+// tieThread ties the thread whose root is root to q, so that a reply in
+// it answers q; a thread left untied only takes no replies.
+func (a *Adapter) tieThread(ctx context.Context, q *core.Question, root string) {
+	if root == "" {
+		return
+	}
+	ttl := time.Until(q.Deadline) + threadTTL
+	if err := a.opts.KV.SetValueFor(ctx, threadKey(root), string(q.ID), max(ttl, threadTTL)); err != nil {
+		a.log.Warn().Err(err).Str("question", string(q.ID)).Msg("teams: the thread is not tied to its question; replies in it will not count")
+	}
 }
 
 func threadKey(root string) string { return "teams:thread:" + root }
@@ -243,13 +262,24 @@ func (a *Adapter) Update(ctx context.Context, q *core.Question, ref core.Message
 }
 
 // Remind implements core.Courier: in the card's thread when the room
-// holds the card, else as a post of its own.
+// holds the card, else as a post of its own. In a channel that is a
+// thread of its own, tied to the question as a card's thread is, so a
+// reply to the reminder answers as one to the card does rather than
+// being dropped without a word.
 func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) error {
 	c := card.Reminder(a.svc, q, core.SurfaceTeams, room)
 	act := cardActivity(Reminder(c), card.ReminderHeading)
-	if c.ReplyTo != nil && isChannel(room) {
+	switch {
+	case c.ReplyTo != nil && isChannel(room):
 		_, err := a.conn.send(ctx, threadOf(room, c.ReplyTo.ID), act)
 		return err
+	case isChannel(room):
+		root, err := a.startThread(ctx, room, act)
+		if err != nil {
+			return err
+		}
+		a.tieThread(ctx, q, root)
+		return nil
 	}
 	return a.post(ctx, room, act)
 }
@@ -262,8 +292,7 @@ func (a *Adapter) Digest(ctx context.Context, d core.Digest, room string) error 
 // post sends act into room: a new thread of its own in a channel.
 func (a *Adapter) post(ctx context.Context, room string, act *Activity) error {
 	if isChannel(room) {
-		channel, _ := json.Marshal(map[string]any{"channel": map[string]string{"id": room}})
-		_, err := a.conn.createConversation(ctx, ConversationParameters{IsGroup: true, TenantID: a.opts.TenantID, Activity: act, ChannelData: channel})
+		_, err := a.startThread(ctx, room, act)
 		return err
 	}
 	conv, err := a.conversation(ctx, room, "")

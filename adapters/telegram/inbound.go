@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/askbridge/askbridge/core"
@@ -63,6 +64,10 @@ func (a *Adapter) tap(ctx context.Context, cq *tgbotapi.CallbackQuery) (string, 
 		a.logInternal(err, "get")
 		return card.RefusalNote(err), nil
 	}
+	if !onCard(q, cq) {
+		// Nothing reaches core: this is no attempt at this question.
+		return notOnCard, nil
+	}
 	d := decider(cq.From)
 	var out core.Outcome
 	switch r.Action {
@@ -82,6 +87,42 @@ func (a *Adapter) tap(ctx context.Context, cq *tgbotapi.CallbackQuery) (string, 
 		return card.RefusalNote(err), nil
 	}
 	return card.RecordedNote(out.Question, r), nil
+}
+
+// notOnCard tells a tapper that the data they sent is not on the message
+// they tapped.
+const notOnCard = "That button is not on this question's card. Nothing was recorded."
+
+// onCard reports whether tap cq came from a message whose keyboard
+// carries its data, or from one of q's cards. A modified client can send
+// any callback_data, but the message is Telegram's, as Telegram holds
+// it: only cards carry buttons (reminders, prompts and notes have none).
+// A card whose keyboard an edit took away, so that a late tap learns how
+// the question ended, is known by q's record of it.
+func onCard(q *core.Question, cq *tgbotapi.CallbackQuery) bool {
+	m := cq.Message
+	if m == nil || m.Chat == nil {
+		return false
+	}
+	if m.ReplyMarkup != nil {
+		for _, row := range m.ReplyMarkup.InlineKeyboard {
+			for _, b := range row {
+				if b.CallbackData != nil && *b.CallbackData == cq.Data {
+					return true
+				}
+			}
+		}
+	}
+	id := strconv.Itoa(m.MessageID)
+	for _, c := range q.Messages {
+		if c.Surface != core.SurfaceTelegram || c.ID != id {
+			continue
+		}
+		if chat, err := parseChat(c.Room); err == nil && chat == m.Chat.ID {
+			return true
+		}
+	}
+	return false
 }
 
 // openPrompt answers a "Reply to answer" or "Something else" tap with a
@@ -140,14 +181,18 @@ func noPrompt(cardMsg *tgbotapi.Message, r core.Ref, self int64) string {
 }
 
 // onReply takes a reply to one of the bot's prompts (or to a
-// clarification's card) as the answer to exactly the question, and form
-// item, that message's ref names.
+// clarification's card, or its reminder) as the answer to exactly the
+// question, and form item, that message's ref names. A reply to a
+// reminder that carries no ref is told how to answer.
 func (a *Adapter) onReply(ctx context.Context, m *tgbotapi.Message) {
 	if m.From == nil || m.From.IsBot || m.Chat == nil {
 		return
 	}
 	r, ok := replyRef(m.ReplyToMessage, a.bot.Self.ID)
 	if !ok {
+		if isReminder(m.ReplyToMessage, a.bot.Self.ID) {
+			a.tell(m, noReplyNote)
+		}
 		return // not a reply to one of our prompts
 	}
 	q, err := a.svc.Get(ctx, r.QuestionID)
@@ -169,8 +214,9 @@ func (a *Adapter) onReply(ctx context.Context, m *tgbotapi.Message) {
 	switch {
 	case err == nil:
 		// The card's edit, through the outbox, is the confirmation.
-	case core.ErrorCode(err) == core.CodeForbidden:
+	case core.ErrorCode(err) == core.CodeForbidden && !m.Chat.IsPrivate():
 		// Refused and recorded by core; a group is not told about it.
+		// In a private chat only the replier would read the note.
 	default:
 		// Closed, expired, already answered, blank, or not recorded at
 		// all (Telegram sends an update once): say so to the replier.
@@ -178,13 +224,29 @@ func (a *Adapter) onReply(ctx context.Context, m *tgbotapi.Message) {
 	}
 }
 
+// noReplyNote answers a reply to a reminder whose question takes no
+// reply there (isReminder).
+const noReplyNote = "A reply to this reminder is not recorded: use the buttons on the question's card, or askbridge's console or API."
+
+// isReminder reports whether to is one of the bot's reminders: only the
+// bot's markup starts a message of its own with the reminder's heading.
+func isReminder(to *tgbotapi.Message, self int64) bool {
+	return to != nil && to.From != nil && to.From.ID == self && self != 0 &&
+		strings.HasPrefix(to.Text, reminderMark+card.ReminderHeading)
+}
+
 // tellReplier logs err from op if it is internal and answers reply m with
-// why it was not recorded. The note quotes the outcome, which may hold an
-// agent's or a person's words, so it is escaped as cards are (esc: an
-// @name mentions nobody).
+// why it was not recorded.
 func (a *Adapter) tellReplier(m *tgbotapi.Message, op string, err error) {
 	a.logInternal(err, op)
-	note := tgbotapi.NewMessage(m.Chat.ID, esc(card.RefusalNote(err), 1000))
+	a.tell(m, card.RefusalNote(err))
+}
+
+// tell answers reply m with text. The note may quote an outcome, which
+// may hold an agent's or a person's words, so it is escaped as cards are
+// (esc: an @name mentions nobody).
+func (a *Adapter) tell(m *tgbotapi.Message, text string) {
+	note := tgbotapi.NewMessage(m.Chat.ID, esc(text, 1000))
 	note.ParseMode = tgbotapi.ModeHTML
 	note.ReplyToMessageID = m.MessageID
 	note.AllowSendingWithoutReply = true

@@ -157,12 +157,20 @@ func trailer(c card.Card) string {
 	} else if c.Progress != nil {
 		b.WriteString("\n\n<i>" + c.Progress.String() + "</i>")
 	}
-	if c.Kind == core.KindClarification {
-		if ref := (core.Ref{QuestionID: c.QuestionID, Item: -1, Action: core.RefText}).Encode(); ref != "" {
-			b.WriteString("\n\n" + refLine(ref))
-		}
-	}
+	b.WriteString(clarificationRef(c))
 	return b.String()
+}
+
+// clarificationRef is the ref line a clarification's card ends with, so
+// that a reply to it is the answer, or "" for any other kind.
+func clarificationRef(c card.Card) string {
+	if c.Kind != core.KindClarification {
+		return ""
+	}
+	if ref := (core.Ref{QuestionID: c.QuestionID, Item: -1, Action: core.RefText}).Encode(); ref != "" {
+		return "\n\n" + refLine(ref)
+	}
+	return ""
 }
 
 // cardText is the card's HTML: kind and markers, who asks and for what,
@@ -397,15 +405,24 @@ func promptMessage(chat int64, html string, replyTo int, to *tgbotapi.User, plac
 	return m
 }
 
+// reminderMark starts every reminder, before its heading (isReminder).
+const reminderMark = "⏰ "
+
 // RenderReminder is the reminder of a still-open question
 // (card.NewReminder), as a reply to its card in chat when there is one.
+// It then ends with the ref line its card ends with, if any, so a reply
+// to the reminder answers as a reply to the card does.
 func RenderReminder(c card.Card, chat int64) tgbotapi.MessageConfig {
 	cardID := 0
 	if c.ReplyTo != nil {
 		cardID, _ = strconv.Atoi(c.ReplyTo.ID)
 	}
-	d := newDoc(MaxText)
-	d.markup("⏰ <b>" + card.ReminderHeading + "</b>")
+	tail := ""
+	if cardID != 0 {
+		tail = clarificationRef(c)
+	}
+	d := newDoc(MaxText - units(tail))
+	d.markup(reminderMark + "<b>" + card.ReminderHeading + "</b>")
 	for _, m := range c.Markers {
 		if m != card.MarkerReminder && m.Warning() {
 			d.markup(" (⚠️ " + html.EscapeString(m.Text()) + ")")
@@ -431,7 +448,7 @@ func RenderReminder(c card.Card, chat int64) tgbotapi.MessageConfig {
 		d.markup("\nThe question's card was not found here; answer it from askbridge's console or API: id ")
 		d.text("<code>", string(c.QuestionID), "</code>", 40)
 	}
-	m := htmlMessage(chat, d.String())
+	m := htmlMessage(chat, d.String()+tail)
 	m.ReplyToMessageID = cardID
 	m.AllowSendingWithoutReply = true
 	return m

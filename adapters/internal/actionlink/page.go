@@ -306,10 +306,13 @@ func (p *Page) act(w http.ResponseWriter, r *http.Request, token string) {
 }
 
 // menu lists every action of q for the menu link's recipient, each as its
-// own link (a path below Prefix, on this same server).
+// own link: the bare token, relative to the menu's own address. Prefix is
+// where the page is mounted on this server, which a proxy that strips the
+// public URL's path ("https://corp/askbridge/…") does not show, so the
+// browser resolves each link beside the menu it came from.
 func (p *Page) menu(q *core.Question, c Claims) view {
 	shown := card.New(q, core.MessageRef{Surface: c.Surface, Room: c.To, Kind: core.DeliverPost})
-	links, err := p.Signer.Links(q, shown, c.Surface, c.To, p.Prefix)
+	links, err := p.Signer.Links(q, shown, c.Surface, c.To, "")
 	v := view{Title: card.KindTitle(q.Kind), Question: q.Text}
 	v.state(q)
 	if err != nil {

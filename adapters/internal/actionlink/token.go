@@ -199,7 +199,8 @@ type Link struct {
 
 // Links signs every action of c for recipient to on surface, each
 // expiring at the question's deadline, as URLs under base (the page's
-// public URL, ending in "/").
+// public URL, ending in "/"; "" leaves each a bare token, a link
+// relative to a page beside it).
 func (s *Signer) Links(q *core.Question, c card.Card, surface core.Surface, to, base string) ([]Link, error) {
 	var out []Link
 	for _, a := range Actions(c) {

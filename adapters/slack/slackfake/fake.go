@@ -83,6 +83,7 @@ type Fake struct {
 	mu         sync.Mutex
 	changes    changes.Signal // notified on every change
 	base, seq  int64
+	lastTS     int64 // the newest ts minted, in microseconds
 	messages   []*Message
 	ephemerals []Ephemeral
 	calls      map[string]int
@@ -261,10 +262,14 @@ func (f *Fake) WaitFor(timeout time.Duration, cond func() bool) bool {
 func (f *Fake) notify() { f.changes.Notify() }
 
 // nextTS mints a ts unique within the fake ("<seconds>.<6 digits>"), so
-// two posts in one second never share one. Called with f.mu held.
+// two posts in one second never share one. Like Slack's, it is the time
+// the message was posted (to the microsecond, one later than the last
+// when the clock has not moved on): the adapter reads a reply's ts as
+// when it was written. Called with f.mu held.
 func (f *Fake) nextTS() string {
 	f.seq++
-	return fmt.Sprintf("%d.%06d", f.base+f.seq/1000000, f.seq%1000000)
+	f.lastTS = max(time.Now().UnixMicro(), f.lastTS+1)
+	return fmt.Sprintf("%d.%06d", f.lastTS/1000000, f.lastTS%1000000)
 }
 
 func (f *Fake) find(channel, ts string) *Message {

@@ -228,7 +228,7 @@ func (d *onewayDriver) cardNow(t *testing.T, id core.QuestionID, room string) (a
 			_, body := d.fetch(t, http.MethodGet, s.click, nil)
 			c.Text += "\n" + pageText(body)
 			for _, a := range anchor.FindAllStringSubmatch(body, -1) {
-				u := linkBase + html.UnescapeString(a[1])
+				u := resolveHref(s.click, html.UnescapeString(a[1]))
 				c.Buttons = append(c.Buttons, adaptertest.Button{Label: html.UnescapeString(a[2]), Value: d.refOf(u)})
 			}
 			return c, true
@@ -387,7 +387,7 @@ func (d *onewayDriver) sentURL(t *testing.T, s sent, ref string) string {
 	if s.click != "" {
 		_, body := d.fetch(t, http.MethodGet, s.click, nil)
 		for _, a := range anchor.FindAllStringSubmatch(body, -1) {
-			if u := linkBase + html.UnescapeString(a[1]); d.refOf(u) == ref {
+			if u := resolveHref(s.click, html.UnescapeString(a[1])); d.refOf(u) == ref {
 				return u
 			}
 		}

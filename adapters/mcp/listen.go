@@ -6,10 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/askbridge/askbridge/core"
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -124,17 +127,55 @@ func (h *handler) listenTasks(w http.ResponseWriter, r *http.Request, l *taskLis
 		"_meta": sub, "notifications": map[string]any{"taskIds": agreed}}})
 
 	var wg sync.WaitGroup
+	var ended atomic.Int32
 	for _, id := range agreed {
 		wg.Go(func() {
 			t, ok := h.followTask(ctx, id, caps)
 			if ok {
 				send(map[string]any{"jsonrpc": "2.0", "method": methodTaskNtf, "params": taskNotice{Meta: sub, task: t}})
+				ended.Add(1)
 			}
 		})
 	}
+	alive := make(chan struct{})
+	var beat sync.WaitGroup
+	beat.Go(func() { h.keepListening(ctx, cancel, alive, w, &mu) })
 	wg.Wait()
-	if r.Context().Err() == nil {
+	close(alive)
+	beat.Wait()
+	// The closing response says every task named has ended: a stream
+	// whose following failed (the store unreachable too long) or that was
+	// ended (its token removed, the server stopping) ends without it, and
+	// the host listens again.
+	if ctx.Err() == nil && int(ended.Load()) == len(agreed) {
 		send(map[string]any{"jsonrpc": "2.0", "id": l.ID, "result": map[string]any{"resultType": resultComplete, "_meta": sub}})
+	}
+}
+
+// keepListening writes keepAliveComment on a listen stream every wait
+// slice until alive closes, so that a proxy does not cut a stream idle
+// between the acknowledgement and a task's end (keepalive.go); and ends
+// the stream (cancel) once its caller's token no longer holds
+// (Options.Still), as a waiting call ends.
+func (h *handler) keepListening(ctx context.Context, cancel context.CancelFunc, alive <-chan struct{}, w http.ResponseWriter, mu *sync.Mutex) {
+	t := time.NewTicker(h.opts.WaitSlice)
+	defer t.Stop()
+	for {
+		select {
+		case <-alive:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if !stillHolds(ctx) {
+				cancel()
+				return
+			}
+			mu.Lock()
+			_, _ = io.WriteString(w, keepAliveComment)
+			_ = http.NewResponseController(w).Flush()
+			mu.Unlock()
+		}
 	}
 }
 

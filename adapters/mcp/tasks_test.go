@@ -83,7 +83,10 @@ type taskEnv struct {
 	schema *schemaCheck
 }
 
-func newTaskEnv(t *testing.T) *taskEnv {
+func newTaskEnv(t *testing.T) *taskEnv { t.Helper(); return newTaskEnvWith(t, nil) }
+
+// newTaskEnvWith is newTaskEnv with its replicas' options changed by tune.
+func newTaskEnvWith(t *testing.T, tune func(*mcp.Options)) *taskEnv {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
@@ -93,7 +96,11 @@ func newTaskEnv(t *testing.T) *taskEnv {
 		"chat-only":       {Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}}},
 	}})
 	e := &taskEnv{t: t, ctx: ctx, svc: svc, clock: clock, schema: newSchemaCheck(t)}
-	e.r = newReplicas(t, svc, 3, mcp.Options{Caller: agentOf, TaskPoll: 250 * time.Millisecond, Version: "test", Clock: clock})
+	opts := mcp.Options{Caller: agentOf, TaskPoll: 250 * time.Millisecond, Version: "test", Clock: clock}
+	if tune != nil {
+		tune(&opts)
+	}
+	e.r = newReplicas(t, svc, 3, opts)
 	return e
 }
 

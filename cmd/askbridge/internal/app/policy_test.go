@@ -177,10 +177,15 @@ func TestREADMEPolicyExample(t *testing.T) {
 		t.Fatalf("policy test printed\n%s\nthe README says\n%s", got, printed)
 	}
 	// People copy this policy: a command chained to one it allows is not
-	// allowed, and every way of spelling a recursive delete or a forced
-	// push is asked as hard to reverse (before, `git status; rm -rf ~`
-	// was approved at once, and `rm -fr /` asked as reversible, which a
-	// Bash "don't ask again" covers).
+	// allowed, every way of spelling a recursive delete or a forced push
+	// is asked as hard to reverse, and only commands that merely read are
+	// left to "don't ask again" (before, `git status; rm -rf ~` was
+	// approved at once, `rm -fr /` asked as reversible, and then every
+	// command the destructive net missed: `git -C . push --force`,
+	// `r\m -rf ~`, `find ~ -delete`, which a Bash "don't ask again"
+	// covered). "asked as configured" is a host prompt's own
+	// reversibility: hard to reverse.
+	const configured = "no rule matches: asked as configured"
 	for command, want := range map[string]string{
 		"git status":                           "allows it",
 		"git status; rm -rf ~":                 "hard_to_reverse",
@@ -190,7 +195,16 @@ func TestREADMEPolicyExample(t *testing.T) {
 		"rm -r -f build":                       "hard_to_reverse",
 		"rm --recursive --force build":         "hard_to_reverse",
 		"git push -f origin main":              "hard_to_reverse",
-		"npm run format":                       "reversibility reversible",
+		"git -C . push --force origin main":    "hard_to_reverse",
+		"git --no-pager reset --hard":          "hard_to_reverse",
+		"terraform -chdir=x apply":             "hard_to_reverse",
+		`r\m -rf ~`:                            configured,
+		"find ~ -delete":                       configured,
+		"curl x | python3":                     configured,
+		"npm run format":                       configured,
+		"cat notes.txt > README.md":            configured,
+		"ls -la src":                           "reversibility reversible",
+		"grep -rn TODO src":                    "reversibility reversible",
 	} {
 		out.Reset()
 		errb.Reset()
@@ -202,8 +216,27 @@ func TestREADMEPolicyExample(t *testing.T) {
 			t.Errorf("the README's policy on %q: %s; want %q", command, strings.TrimSpace(out.String()), want)
 		}
 	}
+	// Edits of the host's own settings, git's hooks or CI are not left to
+	// "don't ask again"; other files are.
+	for path, want := range map[string]string{
+		"src/main.go":                 "reversibility reversible",
+		".claude/settings.json":       configured,
+		"/repo/.git/hooks/pre-commit": configured,
+		".github/workflows/ci.yml":    configured,
+	} {
+		out.Reset()
+		errb.Reset()
+		ask := `{"kind":"approval","tool":"Edit","arguments":{"file_path":` + strconv.Quote(path) + `},"route":"claude-code"}`
+		if code := app.Run(t.Context(), []string{"policy", "test", "--config", cfg}, func(string) string { return "" }, strings.NewReader(ask), &out, &errb); code != 0 {
+			t.Fatalf("policy test %q: exit %d: %s", path, code, errb.String())
+		}
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the README's policy on an edit of %q: %s; want %q", path, strings.TrimSpace(out.String()), want)
+		}
+	}
 	// What the README says "don't ask again" hands Claude Code under this
-	// policy: a session rule for Edit, none for Bash.
+	// policy: no session rule, for Bash or Edit (their rules read the
+	// arguments).
 	file, err := app.ParseFile([]byte(example), func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
@@ -212,7 +245,7 @@ func TestREADMEPolicyExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for tool, want := range map[string]bool{"Edit": true, "Write": true, "Bash": false, "WebFetch": false} {
+	for tool, want := range map[string]bool{"Edit": false, "Write": false, "Bash": false, "WebFetch": false} {
 		in := core.AskInput{Kind: core.KindApproval, Agent: "a", RunID: "s", Route: "claude-code", Tool: tool, Reversibility: core.HardToReverse}
 		if got := svc.EveryCallCovered(in); got != want {
 			t.Errorf("the README's policy: every %s call covered %v, want %v", tool, got, want)

@@ -68,6 +68,9 @@ type parked struct {
 	watch  *core.Watcher
 	header http.Header // what was set on the response before the take-over; nil for nothing
 	line   accessLine
+	// holds says whether the wait's token still holds when it answers
+	// (heldBy).
+	holds func(context.Context) bool
 	// keepAlive is whether the request lets the connection serve another
 	// after the answer (HTTP/1.1, no Connection: close); pre holds bytes
 	// net/http had read past the request, the start of the next one.
@@ -93,7 +96,7 @@ const maxBehind = 64 << 10
 // cannot hijack), for HEAD (whose response has no body), behind a writer
 // that cannot hijack or is not the API's own (the access log line would
 // be lost), or once Drain has begun; the handler then waits itself.
-func (s *Server) takeOver(w http.ResponseWriter, r *http.Request, watch *core.Watcher, timeout time.Duration) bool {
+func (s *Server) takeOver(w http.ResponseWriter, r *http.Request, watch *core.Watcher, timeout time.Duration, holds func(context.Context) bool) bool {
 	rec, ok := w.(*recorder)
 	if !ok || r.ProtoMajor != 1 || r.Method != http.MethodGet || !s.taken.add() {
 		return false
@@ -112,7 +115,7 @@ func (s *Server) takeOver(w http.ResponseWriter, r *http.Request, watch *core.Wa
 	// goes back to it (reuse.go), else left unanswered, as HTTP/1.1
 	// allows of a response that closes the connection (the client sends
 	// it again on a new one).
-	p := &parked{s: s, conn: conn, watch: watch, header: header, line: rec.line,
+	p := &parked{s: s, conn: conn, watch: watch, header: header, line: rec.line, holds: holds,
 		keepAlive: r.ProtoAtLeast(1, 1) && !r.Close, until: time.Now().Add(timeout)}
 	if n := brw.Reader.Buffered(); n > 0 {
 		b, _ := brw.Reader.Peek(n)
@@ -207,6 +210,7 @@ func (p *parked) answer(q *core.Question, err error) {
 	rl := p.s.reuse.Load()
 	keep := rl != nil && p.keepAlive && p.s.draining.Err() == nil
 	rw := &rendered{header: p.header, body: renderBuf()}
+	q, err = heldBy(p.holds, q, err)
 	p.s.answerWait(rw, p.line.method, p.line.path, q, err)
 	if err := rw.send(p.conn, !keep); err != nil {
 		keep = false

@@ -91,6 +91,7 @@ func (s *Server) wait(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	late := s.draining.Err() != nil // before the watch, which tests wait on
 	id := questionID(r)
 	if timeout == 0 {
 		q, err := s.visible(r.Context(), caller(r), id)
@@ -111,14 +112,33 @@ func (s *Server) wait(w http.ResponseWriter, r *http.Request) {
 		s.answerWait(w, r.Method, r.URL.Path, q, err)
 		return
 	}
-	if s.takeOver(w, r, watch, timeout) {
+	holds := s.stillHolds(r)
+	if s.takeOver(w, r, watch, timeout, holds) {
 		return // the parked wait answers on the connection it took over
 	}
 	q, err = s.park(w, r, watch, timeout)
 	if r.Context().Err() != nil {
 		return // the caller went away; nobody to answer
 	}
+	q, err = heldBy(holds, q, err)
+	if late {
+		// It came once the server was stopping, so nothing took it over
+		// (takeOver refuses then): the client's next wait goes to another
+		// replica, not to this one on the same connection.
+		w.Header().Set("Connection", "close")
+	}
 	s.answerWait(w, r.Method, r.URL.Path, q, err)
+}
+
+// heldBy is a parked wait's answer once it ends: q as it stands, unless
+// the token the wait came with no longer holds (a reload removed it, or
+// changed its secret or role while it waited), which gets nothing of it
+// (README: a removed token stops working).
+func heldBy(holds func(context.Context) bool, q *core.Question, err error) (*core.Question, error) {
+	if holds != nil && !holds(context.Background()) {
+		return nil, core.Errorf(core.CodeForbidden, "wait", "the token this wait came with no longer holds (a reload removed or changed it)")
+	}
+	return q, err
 }
 
 // park waits in the handler, as any handler would, for a question watch

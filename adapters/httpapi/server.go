@@ -116,6 +116,10 @@ type Server struct {
 	// unknown /v1 path, and 404 versus 405 under /v1 stays the API's own.
 	api *http.ServeMux
 	mux *http.ServeMux
+	// mounted holds again the routes Handle mounts under /v1, for noRoute
+	// alone: in mux a handler at "/" matches any method of their paths, so
+	// only here does another method read as 405.
+	mounted *http.ServeMux
 
 	// eventPoll is how often a following events stream re-reads the log.
 	eventPoll time.Duration
@@ -156,6 +160,7 @@ func New(svc *core.Service, opts Options) (*Server, error) {
 		},
 		api:       http.NewServeMux(),
 		mux:       http.NewServeMux(),
+		mounted:   http.NewServeMux(),
 		eventPoll: 250 * time.Millisecond,
 		keepAlive: 15 * time.Second,
 	}
@@ -235,7 +240,12 @@ func (s *Server) v1(pattern, action string, h http.HandlerFunc, roles ...Role) {
 // A pattern under /v1/ gets the API's bearer authentication before h runs
 // (the API's own routes win where both match); anything else is h's own
 // business.
-func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
+func (s *Server) Handle(pattern string, h http.Handler) {
+	s.mux.Handle(pattern, h)
+	if strings.HasPrefix(patternPath(pattern), "/v1") {
+		s.mounted.Handle(pattern, h)
+	}
+}
 
 // Refuser is a handler mounted under /v1 with Handle that words the API's
 // refusal of a request's token itself: the hook door, whose host must not
@@ -342,30 +352,32 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.mux.ServeHTTP(rec, r) // mounted under /v1 by Handle
 			return
 		}
-		noRoute(s.api, rec, r)
+		noRoute(rec, r, s.api, s.mounted)
 		return
 	}
 	if _, pattern := s.mux.Handler(r); pattern == "" {
 		// Outside /v1 too (the probes, the platforms' endpoints, a path
 		// nothing serves), a caller reads the one documented error shape.
-		noRoute(s.mux, rec, r)
+		noRoute(rec, r, s.mux)
 		return
 	}
 	s.mux.ServeHTTP(rec, r)
 }
 
-// noRoute answers a request no route of mux matches in the API's JSON
-// shape, keeping the mux's choice between 404 and 405 (and its Allow
-// header).
-func noRoute(mux *http.ServeMux, w http.ResponseWriter, r *http.Request) {
-	h, _ := mux.Handler(r) // the mux's own 404 or 405 handler: no side effects
-	probe := &probe{header: http.Header{}, status: http.StatusOK}
-	h.ServeHTTP(probe, r)
-	if probe.status == http.StatusMethodNotAllowed {
-		w.Header().Set("Allow", probe.header.Get("Allow"))
-		writeErrorStatus(w, http.StatusMethodNotAllowed, core.CodeInvalid,
-			fmt.Sprintf("%s is not allowed here; allowed: %s", r.Method, probe.header.Get("Allow")))
-		return
+// noRoute answers a request no route of muxes matches in the API's JSON
+// shape, keeping the muxes' choice between 404 and 405 (and its Allow
+// header): 405 if any of them has the path for another method.
+func noRoute(w http.ResponseWriter, r *http.Request, muxes ...*http.ServeMux) {
+	for _, mux := range muxes {
+		h, _ := mux.Handler(r) // the mux's own 404 or 405 handler: no side effects
+		probe := &probe{header: http.Header{}, status: http.StatusOK}
+		h.ServeHTTP(probe, r)
+		if probe.status == http.StatusMethodNotAllowed {
+			w.Header().Set("Allow", probe.header.Get("Allow"))
+			writeErrorStatus(w, http.StatusMethodNotAllowed, core.CodeInvalid,
+				fmt.Sprintf("%s is not allowed here; allowed: %s", r.Method, probe.header.Get("Allow")))
+			return
+		}
 	}
 	writeErrorStatus(w, http.StatusNotFound, core.CodeNotFound, "no such route")
 }

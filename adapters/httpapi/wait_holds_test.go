@@ -66,3 +66,27 @@ func TestAWaitAfterDrainClosesItsConnection(t *testing.T) {
 		t.Fatalf("a wait after Drain: %d, Connection: close %v", resp.StatusCode, resp.Close)
 	}
 }
+
+// TestAWrongMethodOnAMountedRouteIs405: a route mounted under /v1 with
+// Handle (the hook door's POST) answers another method 405 with Allow,
+// as the API's own routes do, even with a handler mounted at "/" (the
+// console, in production); before, that handler's match made it a 404.
+func TestAWrongMethodOnAMountedRouteIs405(t *testing.T) {
+	e := newEnv(t)
+	e.api.Handle("/", http.NotFoundHandler())
+	e.api.Handle("POST /v1/hooks/{host}", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
+	srv := inHandler(t, e)
+	req, err := http.NewRequestWithContext(e.ctx(), http.MethodGet, srv.URL+"/v1/hooks/claude-code", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+agentA.Secret)
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "POST" {
+		t.Fatalf("GET on the mounted POST route: %d, Allow %q", resp.StatusCode, resp.Header.Get("Allow"))
+	}
+}

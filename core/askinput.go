@@ -3,7 +3,10 @@ package core
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // AskInput is what an agent sends to park a question. Validate checks it
@@ -72,16 +75,16 @@ func (in AskInput) Validate() error {
 			return err
 		}
 	}
-	if err := checkLen(op, "Idempotency-Key", in.IdempotencyKey, MaxIdempotencyKeyLen); err != nil {
+	if err := checkText(op, "Idempotency-Key", in.IdempotencyKey, MaxIdempotencyKeyLen, false); err != nil {
 		return err
 	}
 	if blank(in.Text) {
 		return Errorf(CodeInvalid, op, "question must not be blank")
 	}
-	if err := checkLen(op, "question", in.Text, MaxTextLen); err != nil {
+	if err := checkText(op, "question", in.Text, MaxTextLen, true); err != nil {
 		return err
 	}
-	if err := checkLen(op, "context", in.Context, MaxContextLen); err != nil {
+	if err := checkText(op, "context", in.Context, MaxContextLen, true); err != nil {
 		return err
 	}
 	if in.Timeout < 0 {
@@ -107,7 +110,19 @@ func (in AskInput) Validate() error {
 	if !ok || k.ask == nil {
 		return Errorf(CodeInvalid, op, "kind %q has no ask check", in.Kind) // a kind added to enums.go but not to homes
 	}
-	return k.ask(in)
+	if err := k.ask(in); err != nil {
+		return err
+	}
+	// A batch's calls are checked call by call (batch.go); that each
+	// one's arguments are a JSON object, as a single call's must be
+	// (checkApprovalAsk), is checked here, after they are known to be
+	// JSON.
+	for i, c := range in.Calls {
+		if err := checkObject(op, fmt.Sprintf("calls[%d].arguments", i), c.Arguments); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (in AskInput) hasOptions() bool { return len(in.Options) > 0 }
@@ -138,13 +153,13 @@ func validateOptions(opts []Option) error {
 		if blank(o.Title) {
 			return Errorf(CodeInvalid, op, "%s.title is required", field)
 		}
-		if err := checkLen(op, field+".title", o.Title, MaxTitleLen); err != nil {
+		if err := checkText(op, field+".title", o.Title, MaxTitleLen, false); err != nil {
 			return err
 		}
 		if blank(o.Writeup) {
 			return Errorf(CodeInvalid, op, "%s.writeup is required: say what choosing it trades off", field)
 		}
-		if err := checkLen(op, field+".writeup", o.Writeup, MaxWriteupLen); err != nil {
+		if err := checkText(op, field+".writeup", o.Writeup, MaxWriteupLen, true); err != nil {
 			return err
 		}
 		if o.Recommended {
@@ -175,7 +190,7 @@ func validateItems(items []FormItem) error {
 		if blank(it.Question) {
 			return Errorf(CodeInvalid, op, "%s.question is required", field)
 		}
-		if err := checkLen(op, field+".question", it.Question, MaxTextLen); err != nil {
+		if err := checkText(op, field+".question", it.Question, MaxTextLen, true); err != nil {
 			return err
 		}
 		if len(it.Options) < MinItemOptions || len(it.Options) > MaxItemOptions {
@@ -195,10 +210,10 @@ func validateItems(items []FormItem) error {
 			if blank(o.Label) {
 				return Errorf(CodeInvalid, op, "%s.label is required", of)
 			}
-			if err := checkLen(op, of+".label", o.Label, MaxTitleLen); err != nil {
+			if err := checkText(op, of+".label", o.Label, MaxTitleLen, false); err != nil {
 				return err
 			}
-			if err := checkLen(op, of+".description", o.Description, MaxWriteupLen); err != nil {
+			if err := checkText(op, of+".description", o.Description, MaxWriteupLen, true); err != nil {
 				return err
 			}
 			if o.Recommended {
@@ -210,4 +225,35 @@ func validateItems(items []FormItem) error {
 		}
 	}
 	return nil
+}
+
+// IsTextControl reports whether r steers how text is shown rather than
+// being shown: a C0 or C1 control (DEL too), or a bidi embedding,
+// override or isolate (U+202A to U+202E, U+2066 to U+2069). An agent's
+// ESC can erase or rewrite rows of an operator's terminal, and U+202E
+// can show "gnp.exe" as "exe.png". Right-to-left text itself, and the
+// marks U+200E and U+200F, need none of them.
+func IsTextControl(r rune) bool {
+	return unicode.Is(unicode.Cc, r) || r >= 0x202A && r <= 0x202E || r >= 0x2066 && r <= 0x2069
+}
+
+// checkText checks a text field an agent supplies: checkLen, and no
+// control (IsTextControl) but tab and newline, and carriage return where
+// the field takes several lines (a question, a write-up), as text from
+// Windows comes. field names the field in the refusal.
+func checkText(op, field, s string, max int, multiline bool) error {
+	if err := checkLen(op, field, s, max); err != nil {
+		return err
+	}
+	i := strings.IndexFunc(s, func(r rune) bool {
+		return IsTextControl(r) && r != '\t' && r != '\n' && (r != '\r' || !multiline)
+	})
+	if i < 0 {
+		return nil
+	}
+	r, _ := utf8.DecodeRuneInString(s[i:])
+	if unicode.Is(unicode.Cc, r) {
+		return Errorf(CodeInvalid, op, "%s holds the control character U+%04X: only tab and line breaks are taken", field, r)
+	}
+	return Errorf(CodeInvalid, op, "%s holds the bidi control U+%04X, which reorders how the text around it is shown", field, r)
 }

@@ -2,9 +2,11 @@ package core
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 
 	"github.com/askbridge/askbridge/fence"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // approvalKind is one gated tool call, approved or denied, by one person
@@ -70,6 +72,9 @@ func checkApprovalAsk(in AskInput) error {
 	if _, err := CanonicalArguments(in.Arguments); err != nil {
 		return Errorf(CodeInvalid, op, "%s", ErrorMessage(err))
 	}
+	if err := checkObject(op, "arguments", in.Arguments); err != nil {
+		return err
+	}
 	return in.Editable.validate(in.Arguments)
 }
 
@@ -130,6 +135,9 @@ func approvalAnswer(q *Question, in AnswerInput, res Resolution) (Resolution, []
 		if !approved {
 			return res, nil, Errorf(CodeInvalid, op, "edited arguments go with %q, not %q", ApproveOption, DenyOption)
 		}
+		if err := checkEdited(q.Call, in.Arguments); err != nil {
+			return res, nil, err
+		}
 		edit, err := editOf(q.Call, in.Arguments)
 		if err != nil {
 			return res, nil, err
@@ -141,4 +149,63 @@ func approvalAnswer(q *Question, in AnswerInput, res Resolution) (Resolution, []
 	}
 	res.Grants = in.Standing
 	return res, nil, nil
+}
+
+// checkEdited refuses edited arguments, typed in chat or the console,
+// that no ask would take, saying why: editOf would refuse them too, but
+// as "not valid JSON" alone, which leaves a person typing a lone
+// surrogate or a stray bracket guessing. What editOf refuses first (a
+// call that is not editable, text over its bound) is left to it.
+func checkEdited(call *ToolCall, raw json.RawMessage) error {
+	const op = "edit"
+	if call == nil || !call.Editable.Any() || len(raw) > editTextLen {
+		return nil
+	}
+	if _, err := CanonicalArguments(raw); err != nil {
+		return Errorf(CodeInvalid, op, "the edited %s", ErrorMessage(err))
+	}
+	return checkObject(op, "the edited arguments", raw)
+}
+
+// checkObject refuses a tool call's arguments, valid JSON, that are not
+// a JSON object: a tool takes named arguments, the MCP and hook doors
+// take only an object, and editable keys and rules such as
+// args.command need one. field names them ("arguments",
+// "calls[1].arguments").
+func checkObject(op, field string, raw json.RawMessage) error {
+	k := jsontext.Value(raw).Kind()
+	if k == '{' {
+		return nil
+	}
+	got := map[jsontext.Kind]string{'[': "an array", '"': "a string", '0': "a number", 'n': "null", 't': "true", 'f': "false"}[k]
+	return Errorf(CodeInvalid, op, "%s must be a JSON object (use {} for none), not %s", field, got)
+}
+
+// outOfRange finds a number in v, decoded with UseNumber, that a float64
+// cannot hold: the JSON pointer to it and the number. Of an object's
+// members it names the first by key, so the message is the same each
+// time.
+func outOfRange(v any) (at jsontext.Pointer, num string, bad bool) {
+	switch v := v.(type) {
+	case json.Number:
+		_, err := strconv.ParseFloat(string(v), 64)
+		return "", string(v), err != nil
+	case []any:
+		for i, e := range v {
+			if p, n, ok := outOfRange(e); ok {
+				return jsontext.Pointer("").AppendToken(strconv.Itoa(i)) + p, n, true
+			}
+		}
+	case map[string]any:
+		key := ""
+		for k, e := range v {
+			if p, n, ok := outOfRange(e); ok && (!bad || k < key) {
+				key, at, num, bad = k, p, n, true
+			}
+		}
+		if bad {
+			at = jsontext.Pointer("").AppendToken(key) + at
+		}
+	}
+	return at, num, bad
 }

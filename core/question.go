@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"iter"
 	"strings"
 	"time"
@@ -397,34 +398,25 @@ func checkTool(op, field, tool string) error {
 	return nil
 }
 
-// checkID checks an id as text: present if required, and short enough.
+// checkID checks an id as text: present if required, short enough, and
+// on one line with no control character (checkText).
 func checkID[S ~string](op, field string, s S, required bool) error {
 	if required && blank(string(s)) {
 		return Errorf(CodeInvalid, op, "%s is required", field)
 	}
-	return checkLen(op, field, string(s), MaxIDLen)
+	return checkText(op, field, string(s), MaxIDLen, false)
 }
 
 // CanonicalArguments returns the canonical form of a JSON value: keys
 // sorted, no insignificant whitespace, numbers as written. Two requests
 // that mean the same arguments hash the same.
 //
-// A key given twice, or text that is not UTF-8, is refused (strictJSON):
-// a tool that keeps the first of two equal keys would run what the card,
-// the digest and the rules, which see the last, never showed; and two
-// different invalid strings would read, and hash, the same.
+// What argumentsValue refuses is refused: a value taken here is one that
+// the hash, the card, the tool and the policy rules all read alike.
 func CanonicalArguments(raw json.RawMessage) ([]byte, error) {
-	if err := strictJSON(raw); err != nil {
+	v, err := argumentsValue(raw)
+	if err != nil {
 		return nil, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, Errorf(CodeInvalid, "canonical arguments", "arguments are not valid JSON: %v", err)
-	}
-	if dec.More() {
-		return nil, Errorf(CodeInvalid, "canonical arguments", "arguments hold more than one JSON value")
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -435,9 +427,43 @@ func CanonicalArguments(raw json.RawMessage) ([]byte, error) {
 	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
-// strictJSON refuses arguments with a key given twice in one object or
-// text that is not UTF-8; other malformed JSON is left to the decoder's
-// own refusal.
+// argumentsValue decodes arguments, numbers as written, refusing what
+// strictJSON refuses and a number beyond a float64: the rules read
+// numbers as float64 (ruleArgs), and one they cannot read would stop
+// them, deny rules included, and hand the call to a person.
+func argumentsValue(raw json.RawMessage) (any, error) {
+	const op = "canonical arguments"
+	if err := strictJSON(raw); err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, Errorf(CodeInvalid, op, "arguments are not valid JSON: %v", err)
+	}
+	if at, n, bad := outOfRange(v); bad {
+		if len(n) > 40 {
+			n = n[:39] + "…"
+		}
+		return nil, Errorf(CodeInvalid, op, "arguments hold the number %s%s, out of range for a 64-bit float (what policy rules read numbers as)", n, where(at))
+	}
+	return v, nil
+}
+
+// where is " at" the pointer, for a message; nothing for the root.
+func where(at jsontext.Pointer) string {
+	if at == "" {
+		return ""
+	}
+	return fmt.Sprintf(" at %q", string(at))
+}
+
+// strictJSON refuses whatever the strict parser refuses: a key given
+// twice (a tool keeping the first would run what the card and the rules,
+// seeing the last, never showed), bad UTF-8 and half a \u surrogate
+// pair (encoding/json reads both as U+FFFD, so "\ud800" and "\ufffd"
+// would hash alike), and anything after the value ("{}]" read as {}).
 func strictJSON(raw json.RawMessage) error {
 	const op = "canonical arguments"
 	if jsontext.Value(raw).IsValid() { // a pooled decoder: the usual case costs no allocation
@@ -446,12 +472,18 @@ func strictJSON(raw json.RawMessage) error {
 	_, err := jsontext.NewDecoder(bytes.NewReader(raw)).ReadValue()
 	var syn *jsontext.SyntacticError
 	switch {
+	case err == nil: // one value read whole, and more after it
+		return Errorf(CodeInvalid, op, "arguments hold more than one JSON value: text follows the value")
 	case errors.As(err, &syn) && errors.Is(syn.Err, jsontext.ErrDuplicateName):
 		return Errorf(CodeInvalid, op, "arguments give the key %q twice", syn.JSONPointer.LastToken())
 	case errors.As(err, &syn) && strings.Contains(syn.Err.Error(), "invalid UTF-8"):
 		return Errorf(CodeInvalid, op, "arguments are not valid UTF-8")
+	case errors.As(err, &syn) && strings.Contains(syn.Err.Error(), "surrogate"):
+		return Errorf(CodeInvalid, op, "arguments hold half a UTF-16 surrogate pair%s: escape a character beyond U+FFFF as a whole pair", where(syn.JSONPointer))
+	case errors.As(err, &syn):
+		return Errorf(CodeInvalid, op, "arguments are not valid JSON (at byte %d): %v", syn.ByteOffset, syn.Err)
 	}
-	return nil
+	return Errorf(CodeInvalid, op, "arguments are not valid JSON: %v", err)
 }
 
 // HashArguments returns the hex SHA-256 of the canonical arguments, and

@@ -14,11 +14,12 @@ import (
 )
 
 // TestABrokenRuleLetsNoStandingApprovalThrough: a rule that cannot be
-// evaluated for an ask (here a key the arguments lack, or a number JSON
-// can carry and Go cannot) stops the rules, and the call goes to a
-// person: no standing approval covers it, since the rules after the
-// broken one (a deny among them) never ran. Before, the standing approval
-// closed it as approved, nobody asked.
+// evaluated for an ask (here a key the arguments lack) stops the rules,
+// and the call goes to a person: no standing approval covers it, since
+// the rules after the broken one (a deny among them) never ran. Before,
+// the standing approval closed it as approved, nobody asked. A number
+// JSON can carry and a float64 cannot, which stopped every rule the same
+// way, is now refused at the ask (argument_checks_test.go).
 func TestABrokenRuleLetsNoStandingApprovalThrough(t *testing.T) {
 	routes := coretest.APIRoutes()
 	r := routes[core.DefaultRoute]
@@ -43,11 +44,12 @@ func TestABrokenRuleLetsNoStandingApprovalThrough(t *testing.T) {
 		Standing: &core.StandingRequest{Scope: core.StandingRun}}); err != nil {
 		t.Fatal(err)
 	}
-	for i, args := range []string{`{"cmd":"rm -rf ~"}`, `{"command":"rm -rf ~","pad":1e400}`} {
-		q := ask("t"+string(rune('2'+i)), args)
-		if !q.Open() {
-			t.Errorf("%s: closed %+v by %s; want it asked of a person", args, q.Resolution, core.CloserOf(q))
-		}
+	if q := ask("t2", `{"cmd":"rm -rf ~"}`); !q.Open() {
+		t.Errorf("closed %+v by %s; want it asked of a person", q.Resolution, core.CloserOf(q))
+	}
+	if q, err := svc.Ask(ctx, core.AskInput{Kind: core.KindApproval, Agent: "agent-a", RunID: "run-1", ToolCallID: "t3", Text: "Run it?",
+		Reversibility: core.Reversible, Tool: "shell", Arguments: json.RawMessage(`{"command":"rm -rf ~","pad":1e400}`)}); core.ErrorCode(err) != core.CodeInvalid {
+		t.Errorf("a number beyond a float64: %+v, %v; want the ask refused", q, err)
 	}
 	// In a batch, the call the broken rule stopped at waits for a person;
 	// the standing approval covers the other.

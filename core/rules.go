@@ -271,8 +271,9 @@ func evalRules(route Route, in AskInput) RuleVerdict {
 	}
 	var args any = map[string]any{}
 	if len(in.Arguments) > 0 {
-		if err := json.Unmarshal(in.Arguments, &args); err != nil {
-			return RuleVerdict{Err: &RuleError{Route: route.Name, Field: "when", Msg: "the arguments are not JSON"}}
+		var err error
+		if args, err = ruleArgs(in.Arguments); err != nil {
+			return RuleVerdict{Err: &RuleError{Route: route.Name, Field: "when", Msg: "the arguments cannot be read: " + ErrorMessage(err)}}
 		}
 	}
 	vars := map[string]any{
@@ -294,6 +295,37 @@ func evalRules(route Route, in AskInput) RuleVerdict {
 		}
 	}
 	return RuleVerdict{}
+}
+
+// ruleArgs decodes a call's arguments as the rules read them: numbers as
+// float64. It decodes them as CanonicalArguments does (argumentsValue),
+// so the rules fail to read only what every ask refuses: arguments an ask
+// takes never stop the rules before a deny could run.
+func ruleArgs(raw json.RawMessage) (any, error) {
+	v, err := argumentsValue(raw)
+	if err != nil {
+		return nil, err
+	}
+	return floats(v), nil
+}
+
+// floats turns the json.Numbers of v, which argumentsValue has checked
+// fit a float64, into float64s, in place, as encoding/json decodes them.
+func floats(v any) any {
+	switch v := v.(type) {
+	case json.Number:
+		f, _ := strconv.ParseFloat(string(v), 64)
+		return f
+	case []any:
+		for i, e := range v {
+			v[i] = floats(e)
+		}
+	case map[string]any:
+		for k, e := range v {
+			v[k] = floats(e)
+		}
+	}
+	return v
 }
 
 // shape applies an ask rule to in.

@@ -442,3 +442,26 @@ func TestRemember(t *testing.T) {
 		})
 	}
 }
+
+// TestAskDropsControlCharacters: a host's description or working
+// directory holding control characters (an escape sequence a model wrote,
+// say) still makes an ask the server takes, with them left out; core
+// refuses them in an agent's text, and the person at the keyboard would
+// otherwise be asked, or a Codex call denied, for a stray character.
+func TestAskDropsControlCharacters(t *testing.T) {
+	p, err := Parse(ClaudeCode, []byte(`{"tool_input":{"command":"ls","description":"List\u001b[2K files\u202e here"},
+		"hook_event_name":"PermissionRequest","session_id":"abc123","tool_name":"Bash","cwd":"/src/my\u0007proj"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := p.Ask("claude", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := in.Validate(); err != nil {
+		t.Fatalf("the ask is refused: %v", err)
+	}
+	if !strings.Contains(in.Context, "List[2K files here") || in.Labels.Project != "myproj" || strings.ContainsAny(in.Context, "\x1b\a\u202e") {
+		t.Fatalf("context %q, project %q", in.Context, in.Labels.Project)
+	}
+}

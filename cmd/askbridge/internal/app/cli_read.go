@@ -8,8 +8,10 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/core"
 )
 
 func cmdQuestions(ctx context.Context, args []string, getenv func(string) string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -55,13 +57,38 @@ func cmdQuestions(ctx context.Context, args []string, getenv func(string) string
 	return 0
 }
 
-// oneLine keeps a table cell on one line and within n runes.
+// oneLine keeps a table cell on one line and within n runes, with each
+// control character and bidi control (core.IsTextControl) written as its
+// \u escape. Asks refuse them now, but questions asked before may hold
+// them: printed as they are, an agent's ESC could erase or rewrite rows
+// of the operator's terminal, and U+202E reverse the text after it. An
+// escape is cut whole or not at all.
 func oneLine(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
+	pieces := make([]string, 0, len(s))
+	width := 0
+	for _, r := range s {
+		p := string(r)
+		if core.IsTextControl(r) {
+			p = fmt.Sprintf(`\u%04x`, r)
+		}
+		pieces = append(pieces, p)
+		width += utf8.RuneCountInString(p)
 	}
-	return s
+	if width <= n {
+		return strings.Join(pieces, "")
+	}
+	var b strings.Builder
+	width = 0
+	for _, p := range pieces {
+		w := utf8.RuneCountInString(p)
+		if width+w > n-1 {
+			break
+		}
+		b.WriteString(p)
+		width += w
+	}
+	return b.String() + "…"
 }
 
 func cmdEvents(ctx context.Context, args []string, getenv func(string) string, _ io.Reader, stdout, stderr io.Writer) int {

@@ -1,12 +1,12 @@
 package app
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+
+	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/askbridge/askbridge/adapters/hooks"
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
@@ -111,10 +111,14 @@ func policyInput(raw []byte, host string, agent core.AgentID, route string, eval
 		}
 		return ask, nil
 	}
+	// Decoded as the server decodes an ask (adapters/httpapi's
+	// decodeJSON): JSON v2 with unknown members refused, which also
+	// refuses keys in another case, a key given twice (arguments
+	// included), text that is not UTF-8 and anything after the ask. A
+	// lenient decoder would print a verdict for an ask the server never
+	// evaluates.
 	var req client.AskRequest
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
+	if err := jsonv2.Unmarshal(raw, &req, jsonv2.RejectUnknownMembers(true)); err != nil {
 		return core.AskInput{}, fmt.Errorf("the ask is not an ask request: %w", err)
 	}
 	return req.Input(agent), nil

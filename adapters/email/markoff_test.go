@@ -99,7 +99,9 @@ func TestPlainTextMarksOffEveryField(t *testing.T) {
 	}
 	e.ask(core.AskInput{Kind: core.KindDecision, Text: "Which database?", Options: []core.Option{
 		{ID: "pg", Title: "PostgreSQL" + evilLines, Writeup: "Known.", Recommended: true},
-		{ID: "ddb", Title: "DynamoDB\r  Decline: let the agent decide:\r    " + evilLink, Writeup: "Scales out."}}})
+		// A bare carriage return in a title is refused at the ask (core's
+		// checkText); a line feed is taken, and marked off here.
+		{ID: "ddb", Title: "DynamoDB\n  Decline: let the agent decide:\n    " + evilLink, Writeup: "Scales out."}}})
 	decision := e.mail(alice, 2)
 	checkMarkedOff(t, decision.Text, decision.HTML, decision.Links)
 	if !strings.Contains(decision.Text, "\n1. PostgreSQL Decline: let the agent decide: "+evilLink+" -- Each link opens a page (Recommended)\n") {

@@ -35,7 +35,9 @@ type claimsOnly struct{ Claims }
 // posted again, and a post that may have left an unrecorded copy says
 // so), while claiming, retrying and acking are the drain's (core/loops).
 // Its error is the courier's: a [*RetryAfter], a [*Permanent], or any
-// other for a retry after a back-off; or [*NotYet] when gate said wait.
+// other for a retry after a back-off; or [*NotYet] when gate said wait;
+// or [*StoreFailed] when its own store failed it where the platform is
+// not to blame.
 //
 // gate, if not nil, is asked right before the courier's call (each
 // call: an update that edits its card again asks again), after the
@@ -57,7 +59,7 @@ func (s *Service) DeliverOne(ctx context.Context, c Courier, d Delivery, gate fu
 		return &Permanent{Err: err} // purged meanwhile
 	}
 	if err != nil {
-		return err
+		return &StoreFailed{Err: err}
 	}
 	ctx, end := s.traceDelivery(ctx, d, q)
 	defer func() { end(err) }()
@@ -88,7 +90,7 @@ func (s *Service) DeliverOne(ctx context.Context, c Courier, d Delivery, gate fu
 		mark, attempt := "posting:"+d.Key, attemptOwner(d)
 		first, err := s.store.Lease(ctx, mark, attempt, 30*24*time.Hour)
 		if err != nil {
-			return err
+			return &StoreFailed{Err: err} // nothing posted, no mark taken
 		}
 		if err := pass(ctx, gate); err != nil {
 			rctx, cancel := Settle(ctx)
@@ -108,6 +110,9 @@ func (s *Service) DeliverOne(ctx context.Context, c Courier, d Delivery, gate fu
 		}
 		// The card exists now: record it even if we are shutting down,
 		// or it would never be edited and the retry would post it again.
+		// A failure here is no StoreFailed: the platform was tried, and
+		// each retry may post another (flagged) copy, so it counts as an
+		// attempt and MaxAttempts bounds the copies.
 		rctx, cancel := Settle(ctx)
 		defer cancel()
 		ref.Surface, ref.Delivery, ref.Kind, ref.Repeat = want.Surface, want.Delivery, want.Kind, want.Repeat
@@ -181,7 +186,10 @@ func (s *Service) update(ctx context.Context, c Courier, q *Question, card Messa
 			return nil // purged meanwhile: no card to put right
 		}
 		if err != nil {
-			return err // unknown: edited again at the retry, from the question as it stands
+			// Unknown: edited again at the retry, from the question as it
+			// stands. The platform took the edit, and editing again is
+			// harmless, so the store's failure uses up no attempt.
+			return &StoreFailed{Err: err}
 		}
 		if now.Version <= q.Version {
 			return nil
@@ -201,6 +209,20 @@ type NotYet struct{ After time.Duration }
 
 func (e *NotYet) Error() string { return "not yet: due again in " + e.After.String() }
 
+// StoreFailed is DeliverOne's answer when its own store failed it before
+// the platform was tried (the question's read, the posting mark, a
+// digest's read), or after the platform took an edit (the read that
+// checks the card shows the latest state): the platform is not to
+// blame, so the drain retries it after a back-off without counting an
+// attempt, bounded by the delivery's age as a retry-after is. Counted,
+// a store failing over for a few minutes (on Redis Cluster, the shard
+// holding every posting mark) used up every new card's attempts and
+// dropped them, the platform never tried.
+type StoreFailed struct{ Err error }
+
+func (e *StoreFailed) Error() string { return "store: " + e.Err.Error() }
+func (e *StoreFailed) Unwrap() error { return e.Err }
+
 // pass asks gate (if any) whether the send may go now.
 func pass(ctx context.Context, gate func(context.Context) time.Duration) error {
 	if gate == nil {
@@ -218,7 +240,7 @@ func (s *Service) deliverDigest(ctx context.Context, c Courier, d Delivery, gate
 		return &Permanent{Err: err} // a person no longer configured
 	}
 	if err != nil {
-		return err
+		return &StoreFailed{Err: err}
 	}
 	if len(dg.Asked)+len(dg.Closed)+len(dg.Open) == 0 {
 		return nil // nothing happened: no digest to post

@@ -3,7 +3,6 @@ package loops
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	"github.com/askbridge/askbridge/core"
@@ -12,7 +11,12 @@ import (
 // DeliverOptions tune the outbox loop.
 type DeliverOptions struct {
 	Consumer string // this replica's consumer name
-	Batch    int    // deliveries claimed at once; default 10
+	// Batch is how many deliveries are claimed at once; default 10. It
+	// sets the loop's bounds too (rooms.go): one room holds at most two
+	// batches (more claimed for it go back to the outbox for a little
+	// while; three with those coming back from there), and at most four
+	// batches' worth of rooms have a send out at once.
+	Batch int
 	// MinIdle is how long a claim may go without a heartbeat before its
 	// consumer is presumed dead and another takes it over; default 10s.
 	// A live consumer renews its claims every MinIdle/3 while it sends, so
@@ -27,11 +31,12 @@ type DeliverOptions struct {
 	// undelivered event. Webhooks use it (webhooks.give_up_after).
 	GiveUpAfter time.Duration
 	// RateLimitedFor bounds the retries of a delivery the platform
-	// answers with a retry-after (core.RetryAfter), which count as no
-	// attempt: it is due again when the platform says, until it is this
-	// old (since it was enqueued), then dropped with an undelivered
-	// event; default DefaultRateLimitedFor. GiveUpAfter, when set,
-	// bounds these too.
+	// answers with a retry-after (core.RetryAfter), or that the store
+	// failed where the platform is not to blame (core.StoreFailed),
+	// which count as no attempt: it is due again when the platform
+	// says, or after a back-off, until it is this old (since it was
+	// enqueued), then dropped with an undelivered event; default
+	// DefaultRateLimitedFor. GiveUpAfter, when set, bounds these too.
 	RateLimitedFor time.Duration
 	// RetryWait is the wait after the first failed attempt that named no
 	// wait of its own, doubling with each attempt up to 2m; default 2s.
@@ -39,9 +44,9 @@ type DeliverOptions struct {
 	// Budget, when set, holds sends to the budgets the courier names (it
 	// must implement core.Budgeted) across every replica sharing the store.
 	Budget core.Budget
-	// OnError hears every failed delivery (for logs); may be nil. A
-	// batch's rooms go at once, so it may be called from several
-	// goroutines at once.
+	// OnError hears every failed delivery (for logs); may be nil. The
+	// rooms go at once, so it may be called from several goroutines at
+	// once.
 	OnError func(d core.Delivery, err error)
 }
 
@@ -64,8 +69,10 @@ const DefaultMinIdle = 10 * time.Second
 // One room waiting never holds up another: a delivery that must wait (a
 // platform's Retry-After, a spent budget, a back-off after a failure) goes
 // back to the outbox due at that time, and the loop carries on with the
-// rest. When ctx ends, what was claimed and not sent is handed back at
-// once, so another replica takes it without waiting for MinIdle.
+// rest; and the loop never waits for a platform's answer to claim more
+// (rooms.go), so a room whose sends hang holds up only its own
+// deliveries. When ctx ends, what was claimed and not sent is handed back
+// at once, so another replica takes it without waiting for MinIdle.
 func Deliver(ctx context.Context, svc *core.Service, c core.Courier, o DeliverOptions) error {
 	s := &drain{svc: svc, store: svc.Claims()}
 	if o.Consumer == "" {
@@ -106,12 +113,14 @@ func Deliver(ctx context.Context, svc *core.Service, c core.Courier, o DeliverOp
 			o.OnError(core.Delivery{Surface: surface}, core.Internal("leave", err))
 		}
 	}()
-	hb := &handBacks{}
-	rooms := &roomLanes{}
-	var inFlight sync.WaitGroup
-	defer inFlight.Wait() // before Leave: the batches still sending hand back
-	var last <-chan struct{}
-	for ctx.Err() == nil {
+	held := newRooms(s, c, budgets, o, &handBacks{})
+	beat := make(chan struct{})
+	go func() { defer close(beat); held.heartbeat(ctx) }()
+	defer func() {
+		held.workers.Wait() // before Leave: the rooms still sending hand back
+		<-beat
+	}()
+	for held.ready(ctx) {
 		ds, err := s.store.Claim(ctx, surface, o.Consumer, o.Batch, o.MinIdle, o.Block)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -123,16 +132,7 @@ func Deliver(ctx context.Context, svc *core.Service, c core.Courier, o DeliverOp
 			}
 			continue
 		}
-		granted, done := s.startBatch(ctx, c, budgets, ds, o, hb, rooms)
-		inFlight.Go(func() { <-done })
-		// The next claim goes out once every room of this batch has its
-		// budgets' grant (its last sends are on their way) and the batch
-		// before it has finished: at most two batches at once.
-		<-granted
-		if last != nil {
-			<-last
-		}
-		last = done
+		held.take(ctx, ds)
 	}
 	return nil
 }
@@ -149,21 +149,27 @@ type drain struct {
 // dropped as its outcome says. Its budgets are asked first, spending
 // nothing (a delivery not due goes back at once, without the store's
 // work for its send), and spent in DeliverOne's gate, right before the
-// courier's call. granted is called once its budgets have decided (sent
-// now, or handed back).
-func (s *drain) deliverClaimed(ctx context.Context, c core.Courier, budgets core.Budgeted, d core.Delivery, o DeliverOptions, hb *handBacks, granted func()) {
-	defer granted()
+// courier's call. p hears when its budgets have decided (it waits in
+// place, is handed back, or goes) and when the courier's call goes out,
+// for the loop's next claim (rooms.go).
+func (s *drain) deliverClaimed(ctx context.Context, c core.Courier, budgets core.Budgeted, d core.Delivery, o DeliverOptions, hb *handBacks, p progress) {
+	defer p.granted()
 	if budgets != nil {
-		if wait := s.dueLater(ctx, budgets.Budgets(d), d, o, hb, granted); wait > 0 {
-			granted()
+		if wait := s.dueLater(ctx, budgets.Budgets(d), d, o, hb, p.granted); wait > 0 {
+			p.granted()
 			d.Attempts-- // not attempted
 			s.retry(ctx, d, o, wait)
 			return
 		}
 	}
 	gate := func(ctx context.Context) time.Duration {
-		defer granted()
-		return s.spend(ctx, budgets, d, o, hb)
+		wait := s.spend(ctx, budgets, d, o, hb)
+		if wait > 0 {
+			p.granted()
+		} else {
+			p.sending()
+		}
+		return wait
 	}
 	err := s.svc.DeliverOne(ctx, c, d, gate)
 	if ny := (*core.NotYet)(nil); errors.As(err, &ny) {
@@ -183,6 +189,7 @@ func (s *drain) deliverClaimed(ctx context.Context, c core.Courier, budgets core
 	drop := err != nil && s.givesUp(d, err, o)
 	s.svc.Attempted(ctx, d, err, drop)
 	var ra *core.RetryAfter
+	var sf *core.StoreFailed
 	switch {
 	case err == nil:
 	case drop:
@@ -207,6 +214,16 @@ func (s *drain) deliverClaimed(ctx context.Context, c core.Courier, budgets core
 		}
 		s.retry(ctx, d, o, wait)
 		return
+	case errors.As(err, &sf) && !d.CreatedAt.IsZero():
+		// The store failed it where the platform is not to blame (the
+		// question's read, the posting mark): no attempt, however long
+		// the store is away; its age bounds it instead (givesUp), and
+		// its wait grows with its age, so a store that is away for
+		// long is not asked again every two seconds for each delivery.
+		o.OnError(d, err)
+		d.Attempts--
+		s.retry(ctx, d, o, storeWait(o.RetryWait, s.svc.Now().Sub(d.CreatedAt)))
+		return
 	default:
 		o.OnError(d, err)
 		s.retry(ctx, d, o, backoff(o.RetryWait, d.Attempts))
@@ -226,17 +243,21 @@ func (s *drain) deliverClaimed(ctx context.Context, c core.Courier, budgets core
 // RateLimitedFor (or GiveUpAfter, when set), so that a platform pushing
 // back for a few minutes (eight 429s, or Telegram's adapter waiting for
 // getMe at start) drops nothing, and one pushing back for ever does not
-// keep it for ever. One with no time of its own (CreatedAt, which core
-// always sets) counts its retry-afters as attempts instead.
+// keep it for ever. Nor is the store's own failure (core.StoreFailed):
+// on Redis Cluster every posting mark lives on one shard, and that shard
+// failing over for a few minutes dropped every new card, the platform
+// never tried. One with no time of its own (CreatedAt, which core always
+// sets) counts these as attempts instead.
 func (s *drain) givesUp(d core.Delivery, err error, o DeliverOptions) bool {
 	var perm *core.Permanent
 	var ra *core.RetryAfter
+	var sf *core.StoreFailed
 	switch {
 	case errors.As(err, &perm):
 		return true
 	case o.GiveUpAfter > 0:
 		return s.svc.Now().Sub(d.CreatedAt) >= o.GiveUpAfter
-	case errors.As(err, &ra) && !d.CreatedAt.IsZero():
+	case (errors.As(err, &ra) || errors.As(err, &sf)) && !d.CreatedAt.IsZero():
 		return s.svc.Now().Sub(d.CreatedAt) >= o.RateLimitedFor
 	}
 	return d.Attempts >= o.MaxAttempts
@@ -265,6 +286,21 @@ func backoff(base time.Duration, attempts int) time.Duration {
 		d *= 2
 	}
 	return min(d, 2*time.Minute)
+}
+
+// storeWait is the wait after the store failed a delivery of this age
+// (core.StoreFailed): half its age, at least base and at most 2m, as
+// backoff's; a count of attempts would do, but these use up none.
+func storeWait(base, age time.Duration) time.Duration {
+	return min(max(base, age/2), 2*time.Minute)
+}
+
+// progress hears how a delivery's turn goes (rooms.go's turn): granted
+// once its budgets have decided, sending once the courier's call goes
+// out.
+type progress interface {
+	granted()
+	sending()
 }
 
 // Sleep waits d or until ctx ends; it reports whether ctx is still live.

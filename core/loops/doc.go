@@ -14,8 +14,8 @@
 // ([core.Service.Attempted]), what a tick closes or re-notifies
 // ([core.Service.Tick]), what boot records and re-notifies
 // ([core.Service.Boot], [core.Service.CatchUp]). loops decides when and
-// how often: claiming batches and keeping them claimed, the rooms of a
-// batch at once, budgets and back-off, handing back on shutdown, lease
+// how often: claiming batches and keeping them claimed, the rooms at
+// once, budgets and back-off, handing back on shutdown, lease
 // renewal, intervals. The drain reaches the outbox only through
 // [core.Service.Claims], which cannot enqueue: deliveries come from the
 // chokepoint's changes alone.
@@ -23,8 +23,9 @@
 // # Files
 //
 // deliver.go the drain ([Deliver], [DeliverOptions]) and its retry
-// policy, batch.go a claimed batch's rooms at once and a room in order
-// across the batches under way, spend.go the send budgets (asked before
+// policy, rooms.go the rooms at once, each in order, and when to claim
+// more, park.go the line of a busy room's deliveries sent back to the
+// outbox for a while, spend.go the send budgets (asked before
 // they are spent, spent right before the courier's call), handback.go
 // the turns of the deliveries a spent budget sends back to the outbox, calls.go the webhook outbox's drain
 // ([DeliverCalls]), lead.go the single-connection lease ([Lead]), run.go

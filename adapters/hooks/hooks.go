@@ -343,25 +343,25 @@ func (p Prompt) text() string {
 func (p Prompt) context() string {
 	var parts []string
 	if p.Cwd != "" {
-		parts = append(parts, "Working directory: "+withoutControls(p.Cwd))
+		parts = append(parts, "Working directory: "+withoutControls(p.Cwd, "\t\n"))
 	}
 	var in struct {
 		Description string `json:"description"`
 	}
 	if json.Unmarshal(p.Input, &in) == nil && strings.TrimSpace(in.Description) != "" {
-		parts = append(parts, withoutControls(in.Description))
+		parts = append(parts, withoutControls(in.Description, "\t\n"))
 	}
 	return truncate(strings.Join(parts, "\n"), core.MaxContextLen)
 }
 
 // withoutControls is s without the characters core refuses in an
-// agent's text (core.IsTextControl) but tab and newline: the host's
+// agent's text (core.IsTextControl) but those in keep: the host's
 // description is a model's, and its working directory anyone's, and a
 // stray escape in either is no reason to refuse the prompt (a refused
 // PreToolUse is asked at the keyboard, or denied on Codex).
-func withoutControls(s string) string {
+func withoutControls(s, keep string) string {
 	return strings.Map(func(r rune) rune {
-		if core.IsTextControl(r) && r != '\t' && r != '\n' {
+		if core.IsTextControl(r) && !strings.ContainsRune(keep, r) {
 			return -1
 		}
 		return r
@@ -373,12 +373,7 @@ func project(cwd string) string {
 	if strings.TrimSpace(cwd) == "" {
 		return ""
 	}
-	clean := strings.Map(func(r rune) rune { // a label is one line
-		if core.IsTextControl(r) {
-			return -1
-		}
-		return r
-	}, cwd)
+	clean := withoutControls(cwd, "") // a label is one line
 	base := path.Base(strings.ReplaceAll(clean, `\`, "/"))
 	if base == "/" || base == "." {
 		return ""

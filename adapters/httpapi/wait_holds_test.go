@@ -2,7 +2,9 @@ package httpapi_test
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/askbridge/askbridge/adapters/httpapi"
@@ -75,18 +77,27 @@ func TestAWrongMethodOnAMountedRouteIs405(t *testing.T) {
 	e := newEnv(t)
 	e.api.Handle("/", http.NotFoundHandler())
 	e.api.Handle("POST /v1/hooks/{host}", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
-	srv := inHandler(t, e)
-	req, err := http.NewRequestWithContext(e.ctx(), http.MethodGet, srv.URL+"/v1/hooks/claude-code", nil)
-	if err != nil {
-		t.Fatal(err)
+	if r := e.do(http.MethodGet, "/v1/hooks/claude-code", &agentA, ""); r.status != http.StatusMethodNotAllowed || r.header.Get("Allow") != "POST" {
+		t.Fatalf("GET on the mounted POST route: %d, Allow %q", r.status, r.header.Get("Allow"))
 	}
-	req.Header.Set("Authorization", "Bearer "+agentA.Secret)
-	resp, err := srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "POST" {
-		t.Fatalf("GET on the mounted POST route: %d, Allow %q", resp.StatusCode, resp.Header.Get("Allow"))
+}
+
+// TestNoRouteRunsNoMountedHandler: finding 404 or 405 never serves a
+// mounted route, even where the request matches it yet another pattern
+// wins (one naming a host takes precedence over any without) and that
+// pattern is not under /v1. Before, the probe for a 405 ran the mounted
+// route itself (the hook door would have asked its question) and then
+// answered 404.
+func TestNoRouteRunsNoMountedHandler(t *testing.T) {
+	e := newEnv(t)
+	var ran atomic.Bool
+	e.api.Handle("example.com/", http.NotFoundHandler())
+	e.api.Handle("POST /v1/hooks/{host}", http.HandlerFunc(func(http.ResponseWriter, *http.Request) { ran.Store(true) }))
+	r := httptest.NewRequest(http.MethodPost, "http://example.com/v1/hooks/claude-code", nil)
+	r.Header.Set("Authorization", "Bearer "+agentA.Secret)
+	w := httptest.NewRecorder()
+	e.api.ServeHTTP(w, r)
+	if ran.Load() || w.Code != http.StatusNotFound {
+		t.Fatalf("the mounted route ran: %v; status %d, want 404", ran.Load(), w.Code)
 	}
 }

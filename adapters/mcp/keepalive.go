@@ -25,6 +25,14 @@ import (
 // keepAliveComment is the comment written: the event's blank line ends it.
 const keepAliveComment = ": askbridge is waiting for a person to answer\n\n"
 
+// writeKeepAlive writes keepAliveComment on w, and flushes it.
+func writeKeepAlive(w http.ResponseWriter) error {
+	if _, err := io.WriteString(w, keepAliveComment); err != nil {
+		return err
+	}
+	return http.NewResponseController(w).Flush()
+}
+
 // track names r's POST in callHeader (replacing whatever a client sent
 // under that name) and registers its context and its response, so the
 // call it carries can end with it and keep its stream alive. end
@@ -111,10 +119,7 @@ func (w *aliveWriter) comment() bool {
 	if w.ended || !strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream") {
 		return false
 	}
-	if _, err := io.WriteString(w.ResponseWriter, keepAliveComment); err != nil {
-		return false
-	}
-	return http.NewResponseController(w.ResponseWriter).Flush() == nil
+	return writeKeepAlive(w.ResponseWriter) == nil
 }
 
 func (w *aliveWriter) end() {

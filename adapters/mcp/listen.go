@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -69,7 +68,8 @@ func taskListenOf(r *http.Request) *taskListen {
 }
 
 // listenTasks serves one task listen stream until its tasks have all
-// ended, the host closes it, or the server stops.
+// ended, the host closes it, its token no longer holds, or the server
+// stops.
 func (h *handler) listenTasks(w http.ResponseWriter, r *http.Request, l *taskListen) {
 	if rebinding(r) {
 		http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
@@ -131,10 +131,15 @@ func (h *handler) listenTasks(w http.ResponseWriter, r *http.Request, l *taskLis
 	for _, id := range agreed {
 		wg.Go(func() {
 			t, ok := h.followTask(ctx, id, caps)
-			if ok {
-				send(map[string]any{"jsonrpc": "2.0", "method": methodTaskNtf, "params": taskNotice{Meta: sub, task: t}})
-				ended.Add(1)
+			if !ok {
+				return
 			}
+			if !stillHolds(ctx) {
+				cancel() // the task carries the answer: not for a token removed meanwhile
+				return
+			}
+			send(map[string]any{"jsonrpc": "2.0", "method": methodTaskNtf, "params": taskNotice{Meta: sub, task: t}})
+			ended.Add(1)
 		})
 	}
 	alive := make(chan struct{})
@@ -172,8 +177,7 @@ func (h *handler) keepListening(ctx context.Context, cancel context.CancelFunc, 
 				return
 			}
 			mu.Lock()
-			_, _ = io.WriteString(w, keepAliveComment)
-			_ = http.NewResponseController(w).Flush()
+			_ = writeKeepAlive(w)
 			mu.Unlock()
 		}
 	}

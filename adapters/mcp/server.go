@@ -70,12 +70,14 @@ type Options struct {
 	// Requests must carry an "Authorization: Bearer" header when Caller is
 	// set.
 	Caller func(*http.Request) core.AgentID
-	// Still, when set with Caller, returns for a request the check a
-	// long call makes before each wait slice that its caller still holds
-	// what let it in (a reload may remove the agent's token, or change
-	// its secret or role): a call whose caller no longer does ends with a
-	// tool error, and its question stays parked. The door checked the
-	// token once, when the request came.
+	// Still, when set with Caller, returns for a request the check that
+	// its caller still holds what let it in (a reload may remove the
+	// agent's token, or change its secret or role), which a long call
+	// makes after each wait slice and a task listen stream before it
+	// sends a task's end: a call whose caller no longer does ends with a
+	// tool error, a stream ends, and neither hands over anything of the
+	// question, whose state is left as it is. The door checked the token
+	// once, when the request came.
 	Still func(*http.Request) func(context.Context) bool
 	// Stop, when it ends, ends every call in progress the way a client's
 	// cancel does: the question stays parked and the result says so. The

@@ -166,7 +166,8 @@ func callerRun(agent core.AgentID) core.RunID {
 }
 
 // await waits until the question closes, in slices of WaitSlice with a
-// progress notification before each, and returns its resume. limit < 0
+// progress notification before each, and returns its resume, as long as
+// the caller's token still holds (Options.Still) after each. limit < 0
 // waits until it closes or the call ends (the asking tools: the call
 // ending leaves the question parked, and the result says so); otherwise
 // await returns the question's open status after limit (get_answer).
@@ -178,14 +179,16 @@ func (h *handler) await(ctx context.Context, req *mcpsdk.CallToolRequest, id cor
 			left = min(left, limit-time.Since(start))
 			left = max(left, 0)
 		}
-		if n > 0 && !stillHolds(ctx) {
-			return nil, Result{}, h.toolError(core.Errorf(core.CodeForbidden, "wait",
-				"the token this call came with no longer holds (a reload removed or changed it), so nothing more is waited for; the question stays parked"))
-		}
 		if n > 0 || limit != 0 {
 			h.progress(ctx, req, id, n, time.Since(start))
 		}
 		st, err := h.b.Wait(ctx, id, left)
+		if !stillHolds(ctx) {
+			// Checked after each slice, so before the next and before an
+			// answer that came in this one is handed over.
+			return nil, Result{}, h.toolError(core.Errorf(core.CodeForbidden, "wait",
+				"the token this call came with no longer holds (a reload removed or changed it), so the call ends here and is told nothing of how its question stands"))
+		}
 		if err == nil {
 			failures = 0
 			if st.State.Closed() {

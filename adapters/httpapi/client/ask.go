@@ -4,8 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
-	"fmt"
 	"net/http"
 	"time"
 )
@@ -76,16 +74,8 @@ func (c *Client) AskOrRepeat(ctx context.Context, req AskRequest) (*AgentQuestio
 // postAsk sends the ask once; repeat is the server's 200 (a repeat)
 // rather than its 201 (parked now).
 func (c *Client) postAsk(ctx context.Context, req AskRequest, hdr http.Header) (*AgentQuestion, bool, error) {
-	resp, err := c.sendWith(ctx, http.MethodPost, "/v1/questions", nil, req, hdr)
-	if err != nil {
-		return nil, false, err
-	}
-	defer resp.Body.Close()
-	q := new(AgentQuestion)
-	if err := json.NewDecoder(resp.Body).Decode(q); err != nil {
-		return nil, false, fmt.Errorf("askbridge: POST /v1/questions: decoding the response: %w", err)
-	}
-	return q, resp.StatusCode == http.StatusOK, nil
+	q, status, err := callStatus[AgentQuestion](ctx, c, http.MethodPost, "/v1/questions", nil, req, hdr)
+	return q, status == http.StatusOK, err
 }
 
 // AskError is an ask Ask gave up on without knowing whether the server

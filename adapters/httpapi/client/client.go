@@ -349,16 +349,23 @@ func call[T any](ctx context.Context, c *Client, method, path string, q url.Valu
 
 // callWith is call with extra request headers.
 func callWith[T any](ctx context.Context, c *Client, method, path string, q url.Values, body any, hdr http.Header) (*T, error) {
+	out, _, err := callStatus[T](ctx, c, method, path, q, body, hdr)
+	return out, err
+}
+
+// callStatus is callWith, also returning the response's status (a
+// success's: an error status is the error).
+func callStatus[T any](ctx context.Context, c *Client, method, path string, q url.Values, body any, hdr http.Header) (*T, int, error) {
 	resp, err := c.sendWith(ctx, method, path, q, body, hdr)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer resp.Body.Close()
 	out := new(T)
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		return nil, fmt.Errorf("askbridge: %s %s: decoding the response: %w", method, path, err)
+		return nil, 0, fmt.Errorf("askbridge: %s %s: decoding the response: %w", method, path, err)
 	}
-	return out, nil
+	return out, resp.StatusCode, nil
 }
 
 // send makes the request and turns an error status into an *Error. On

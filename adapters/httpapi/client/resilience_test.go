@@ -106,3 +106,30 @@ func TestWaitAndFollowEndOnARequestTheyCannotMake(t *testing.T) {
 		t.Errorf("follow with a bad base URL: %v; want its error at once", err)
 	}
 }
+
+// TestAskOrRepeatReadsTheStatus: AskOrRepeat says repeat for the
+// server's 200 (an ask it had parked before) and not for its 201, and
+// for its own retry after a failure that the server answers 200.
+func TestAskOrRepeatReadsTheStatus(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch calls.Add(1) {
+		case 1:
+			w.WriteHeader(http.StatusCreated)
+		case 3: // the reply to the first try of the third ask is lost
+			w.WriteHeader(http.StatusBadGateway)
+			return
+		}
+		_, _ = w.Write([]byte(`{"id":"q","state":"open"}`))
+	}))
+	defer srv.Close()
+	c := New(srv.URL, "t")
+	c.pause = time.Millisecond
+	for i, want := range []bool{false, true, true} {
+		q, repeat, err := c.AskOrRepeat(t.Context(), AskRequest{ToolCallID: "call-1"})
+		if err != nil || q.ID != "q" || repeat != want {
+			t.Errorf("ask %d: %+v, repeat %v, %v; want repeat %v", i+1, q, repeat, err, want)
+		}
+	}
+}

@@ -179,3 +179,32 @@ func TestBadEditedArgumentsChangeNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestABatchEditSaysWhyItIsRefused: edited arguments for a batch's call
+// are refused with the reason, as a single call's are: the stray text
+// after the value, the half surrogate pair, the number out of range, the
+// array that is no object. Before, a batch's call said only "not valid
+// JSON", and a person typing in chat was left guessing.
+func TestABatchEditSaysWhyItIsRefused(t *testing.T) {
+	svc, _ := coretest.Open(t, coretest.Options{})
+	ctx := t.Context()
+	b, err := svc.Ask(ctx, core.AskInput{Kind: core.KindApproval, Agent: "a", RunID: "r", Text: "Run?", Reversibility: core.Reversible,
+		Calls: []core.CallInput{{ToolCallID: "c1", Tool: "write_file", Arguments: json.RawMessage(`{"path":"/a"}`), Editable: &core.Editable{All: true}},
+			{ToolCallID: "c2", Tool: "Read", Arguments: json.RawMessage(`{}`)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := core.Decider{Surface: core.SurfaceAPI, ID: "ops"}
+	for edited, why := range map[string]string{
+		`{"path":"/b"}]`:          "text follows the value",
+		`{"path":"/a\ud800"}`:     "surrogate",
+		`{"path":"/b","n":1e400}`: "out of range",
+		`["/b"]`:                  "must be a JSON object",
+	} {
+		_, err := svc.Answer(ctx, core.AnswerInput{QuestionID: b.ID, Decider: ops,
+			Calls: []core.CallDecision{{ToolCallID: "c1", OptionID: core.ApproveOption, Arguments: json.RawMessage(edited)}}})
+		if msg := core.ErrorMessage(err); core.ErrorCode(err) != core.CodeInvalid || !strings.Contains(msg, "edited arguments") || !strings.Contains(msg, why) {
+			t.Errorf("batch edit %s: %v; want it refused, saying %q", edited, err, why)
+		}
+	}
+}

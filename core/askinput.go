@@ -110,19 +110,7 @@ func (in AskInput) Validate() error {
 	if !ok || k.ask == nil {
 		return Errorf(CodeInvalid, op, "kind %q has no ask check", in.Kind) // a kind added to enums.go but not to homes
 	}
-	if err := k.ask(in); err != nil {
-		return err
-	}
-	// A batch's calls are checked call by call (batch.go); that each
-	// one's arguments are a JSON object, as a single call's must be
-	// (checkApprovalAsk), is checked here, after they are known to be
-	// JSON.
-	for i, c := range in.Calls {
-		if err := checkObject(op, fmt.Sprintf("calls[%d].arguments", i), c.Arguments); err != nil {
-			return err
-		}
-	}
-	return nil
+	return k.ask(in)
 }
 
 func (in AskInput) hasOptions() bool { return len(in.Options) > 0 }
@@ -253,7 +241,11 @@ func checkText(op, field, s string, max int, multiline bool) error {
 	}
 	r, _ := utf8.DecodeRuneInString(s[i:])
 	if unicode.Is(unicode.Cc, r) {
-		return Errorf(CodeInvalid, op, "%s holds the control character U+%04X: only tab and line breaks are taken", field, r)
+		taken := "tab and line breaks"
+		if !multiline {
+			taken = "tab and line feed"
+		}
+		return Errorf(CodeInvalid, op, "%s holds the control character U+%04X: only %s are taken", field, r, taken)
 	}
 	return Errorf(CodeInvalid, op, "%s holds the bidi control U+%04X, which reorders how the text around it is shown", field, r)
 }

@@ -109,6 +109,9 @@ func validateCalls(calls []CallInput) error {
 		if _, err := CanonicalArguments(c.Arguments); err != nil {
 			return Errorf(CodeInvalid, op, "%s.%s", field, ErrorMessage(err))
 		}
+		if err := checkObject(op, field+".arguments", c.Arguments); err != nil {
+			return err
+		}
 		if err := c.Editable.validate(c.Arguments); err != nil {
 			return Errorf(CodeInvalid, op, "%s: %s", field, ErrorMessage(err))
 		}

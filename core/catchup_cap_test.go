@@ -3,6 +3,7 @@ package core_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,16 +12,14 @@ import (
 	"github.com/askbridge/askbridge/internal/coretest"
 )
 
-// TestCatchUpRemindsAQuestionAtItsReminderCap: a question on a reminding
-// route that had its last reminder before a downtime is re-notified after
-// it, once, and the route's own pass sends nothing more; before, the
-// catch-up claimed the reminder due now, already sent, and skipped the
-// oldest questions, those most in need of it.
-func TestCatchUpRemindsAQuestionAtItsReminderCap(t *testing.T) {
+// awayBridge is a bridge on st with one route, "ops", that has booted,
+// been asked one question and beaten once: the clock is then advanced to
+// simulate a downtime.
+func awayBridge(t *testing.T, st core.Store, route core.Route) (*core.Service, *core.SimClock, *core.Question) {
+	t.Helper()
 	ctx := t.Context()
 	clock := core.NewSimClock(time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC))
-	svc, err := core.New(coretest.OpenStore(t), reloadConfig(map[string]core.Route{"ops": {
-		Deciders: map[core.Surface][]string{core.SurfaceAPI: {"alice"}}, RemindEvery: time.Hour, RemindMax: 1}}), clock)
+	svc, err := core.New(st, reloadConfig(map[string]core.Route{"ops": route}), clock)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,6 +31,22 @@ func TestCatchUpRemindsAQuestionAtItsReminderCap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return svc, clock, q
+}
+
+// reminding is a route that reminds every hour, at most max times.
+func reminding(max int) core.Route {
+	return core.Route{Deciders: map[core.Surface][]string{core.SurfaceAPI: {"alice"}}, RemindEvery: time.Hour, RemindMax: max}
+}
+
+// TestCatchUpRemindsAQuestionAtItsReminderCap: a question on a reminding
+// route that had its last reminder before a downtime is re-notified after
+// it, once, and the route's own pass sends nothing more; before, the
+// catch-up claimed the reminder due now, already sent, and skipped the
+// oldest questions, those most in need of it.
+func TestCatchUpRemindsAQuestionAtItsReminderCap(t *testing.T) {
+	ctx := t.Context()
+	svc, clock, q := awayBridge(t, coretest.OpenStore(t), reminding(1))
 	clock.Advance(61 * time.Minute)
 	if n, err := svc.Remind(ctx); err != nil || n != 1 {
 		t.Fatalf("first reminder: %d, %v", n, err)
@@ -68,20 +83,7 @@ func TestCatchUpRemindsAQuestionAtItsReminderCap(t *testing.T) {
 // route's own pass seconds later.
 func TestCatchUpStandsInForTheReminderDue(t *testing.T) {
 	ctx := t.Context()
-	clock := core.NewSimClock(time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC))
-	svc, err := core.New(coretest.OpenStore(t), reloadConfig(map[string]core.Route{"ops": {
-		Deciders: map[core.Surface][]string{core.SurfaceAPI: {"alice"}}, RemindEvery: time.Hour, RemindMax: 3}}), clock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := svc.Boot(ctx); err != nil {
-		t.Fatal(err)
-	}
-	q, err := svc.Ask(ctx, core.AskInput{Kind: core.KindClarification, Agent: "a", RunID: "r", Text: "Which?",
-		Reversibility: core.Reversible, Route: "ops", Timeout: 20 * time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc, clock, q := awayBridge(t, coretest.OpenStore(t), reminding(3))
 	if err := svc.Beat(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -101,24 +103,45 @@ func TestCatchUpStandsInForTheReminderDue(t *testing.T) {
 	}
 }
 
+// TestCatchUpThatCannotClaimTheReminderDueIsNotDone: a catch-up whose
+// claim of the reminder due now fails reports the failure and is not
+// done, and sends nothing; the next one re-notifies the question once,
+// and the route's own pass sends no second reminder. Before, the failure
+// was dropped: the catch-up said it was done, and the route's pass sent
+// the reminder the re-notice stood for as well.
+func TestCatchUpThatCannotClaimTheReminderDueIsNotDone(t *testing.T) {
+	ctx := t.Context()
+	st := &failingLease{Store: coretest.OpenStore(t), prefix: "remind:"}
+	svc, clock, q := awayBridge(t, st, reminding(3))
+	if err := svc.Beat(ctx); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(90 * time.Minute) // away through the first reminder
+	if _, err := svc.Boot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st.fail.Store(true)
+	if n, done, err := svc.CatchUp(ctx, "a"); err == nil || done || n != 0 {
+		t.Fatalf("the catch-up whose claim of the reminder failed: %d, done %v, %v; want the failure, not done, nothing sent", n, done, err)
+	}
+	if n, done, err := svc.CatchUp(ctx, "a"); err != nil || !done || n != 1 {
+		t.Fatalf("the catch-up taken again: %d, done %v, %v", n, done, err)
+	}
+	if m, err := svc.Remind(ctx); err != nil || m != 0 {
+		t.Fatalf("the route's pass after the catch-up: %d, %v; want nothing more", m, err)
+	}
+	if got := coretest.Kinds(coretest.EventsOf(t, svc, q.ID)); len(got) != 2 || got[1] != core.EventReminded {
+		t.Fatalf("events %v, want asked and one reminder", got)
+	}
+}
+
 // TestCatchUpHandsItsLeaseBackOnFailure: a catch-up that fails partway
 // (its store's listing failed) releases its lease, so another replica
 // goes on at once rather than a minute later, when the lease lapses.
 func TestCatchUpHandsItsLeaseBackOnFailure(t *testing.T) {
 	ctx := t.Context()
-	clock := core.NewSimClock(time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC))
 	st := &failingList{Store: coretest.OpenStore(t)}
-	svc, err := core.New(st, reloadConfig(map[string]core.Route{"ops": apiRoute("alice")}), clock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := svc.Boot(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := svc.Ask(ctx, core.AskInput{Kind: core.KindClarification, Agent: "a", RunID: "r", Text: "Which?",
-		Reversibility: core.Reversible, Route: "ops", Timeout: 20 * time.Hour}); err != nil {
-		t.Fatal(err)
-	}
+	svc, clock, _ := awayBridge(t, st, apiRoute("alice"))
 	if err := svc.Beat(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -146,4 +169,19 @@ func (f *failingList) ListOpen(ctx context.Context, cursor string, limit int) ([
 		return nil, "", errors.New("store down")
 	}
 	return f.Store.ListOpen(ctx, cursor, limit)
+}
+
+// failingLease is a store whose next Lease of a key starting with prefix
+// fails.
+type failingLease struct {
+	core.Store
+	prefix string
+	fail   atomic.Bool
+}
+
+func (f *failingLease) Lease(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {
+	if strings.HasPrefix(key, f.prefix) && f.fail.CompareAndSwap(true, false) {
+		return false, errors.New("store down")
+	}
+	return f.Store.Lease(ctx, key, owner, ttl)
 }

@@ -133,12 +133,14 @@ func (cq ClosedQuery) Match(q *Question) bool {
 
 // decidedBy reports whether who (a person's name or an account id)
 // decided q as a whole, voted on it, or answered a part of it. The
-// bridge's own closes (a timeout, an expiry) are no one's.
+// bridge's own closes (a timeout, an expiry) are no one's, nor are those
+// of a standing approval, whose granter the resolution names, alone or
+// for a batch closed at the ask (closedAtAsk).
 func decidedBy(q *Question, who string) bool {
 	is := func(d Decider) bool {
 		return d.Surface != SurfaceSystem && (d.Person == who || d.ID == who)
 	}
-	if is(q.Resolution.Decider) && CloserOf(q) != CloserStanding && CloserOf(q) != CloserPolicy {
+	if c := CloserOf(q); is(q.Resolution.Decider) && c != CloserStanding && c != CloserPolicy && !closedAtAsk(q) {
 		return true
 	}
 	for _, v := range q.Votes {

@@ -83,3 +83,35 @@ func TestABatchClosedAtTheAskReadsAsItsStandingApprovals(t *testing.T) {
 		t.Errorf("a late cancel of the batch bob finished is told %q", msg)
 	}
 }
+
+// TestABatchClosedAtTheAskIsNotItsGrantersDecision: a search for what
+// someone decided leaves out a batch that their standing approval closed
+// at the ask, as it leaves out a single approval it closed: they did not
+// look at its calls. The approval they answered to grant it is theirs.
+// Before, the granter, named as the batch resolution's decider, matched.
+func TestABatchClosedAtTheAskIsNotItsGrantersDecision(t *testing.T) {
+	ctx := t.Context()
+	svc, _ := coretest.Open(t, coretest.Options{})
+	alice := core.Decider{Surface: core.SurfaceAPI, ID: "alice", Name: "Alice"}
+	grant, err := svc.Ask(ctx, core.AskInput{Kind: core.KindApproval, Agent: "agent-a", RunID: "run-1", Text: "Lint?",
+		Reversibility: core.Reversible, Tool: "lint", Arguments: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, err := svc.Answer(ctx, core.AnswerInput{QuestionID: grant.ID, Decider: alice, OptionID: core.ApproveOption,
+		Standing: &core.StandingRequest{Scope: core.StandingRun}}); err != nil || o.Standing == nil {
+		t.Fatalf("approve and don't ask again: %+v, %v", o, err)
+	}
+	if got, err := svc.Get(ctx, grant.ID); err != nil || !(core.ClosedQuery{Decider: "alice"}).Match(got) {
+		t.Fatalf("the approval alice answered does not match her: %+v, %v", got, err)
+	}
+	atAsk, err := svc.Ask(ctx, core.AskInput{Kind: core.KindApproval, Agent: "agent-a", RunID: "run-1", Text: "These?", Reversibility: core.Reversible,
+		Calls: []core.CallInput{{ToolCallID: "c1", Tool: "lint", Arguments: json.RawMessage(`{"n":1}`)},
+			{ToolCallID: "c2", Tool: "lint", Arguments: json.RawMessage(`{"n":2}`)}}})
+	if err != nil || atAsk.State != core.StateAnswered {
+		t.Fatalf("the covered batch: %+v, %v; want it closed at the ask", atAsk, err)
+	}
+	if (core.ClosedQuery{Decider: "alice"}).Match(atAsk) {
+		t.Errorf("a search for what alice decided finds the batch her standing approval closed at the ask")
+	}
+}

@@ -125,12 +125,18 @@ func editOf(call *ToolCall, raw json.RawMessage) (*ArgumentEdit, error) {
 	if len(raw) > editTextLen {
 		return nil, Errorf(CodeInvalid, op, "the edited arguments are %d bytes; the limit is %d", len(raw), MaxArgumentsLen)
 	}
+	// Refused as an ask's arguments are, saying why: a person typing in
+	// chat or the console is not left guessing at a lone surrogate or a
+	// stray bracket.
 	sum, canon, err := HashArguments(raw)
 	if err != nil {
-		return nil, Errorf(CodeInvalid, op, "the edited arguments are not valid JSON")
+		return nil, Errorf(CodeInvalid, op, "the edited %s", ErrorMessage(err))
 	}
 	if len(canon) > MaxArgumentsLen {
 		return nil, Errorf(CodeInvalid, op, "the edited arguments are %d bytes; the limit is %d", len(canon), MaxArgumentsLen)
+	}
+	if err := checkObject(op, "the edited arguments", canon); err != nil {
+		return nil, err
 	}
 	after, err := objectOf(canon)
 	if err != nil {
@@ -208,15 +214,14 @@ func ChangesLine(e *ArgumentEdit) string {
 	return b.String()
 }
 
-// approvalResume adds what an approval's resume says beyond its verdict:
-// the edited arguments, which alone may be used (the decision then covers
-// their hash, not the asked one's), and the standing approval that closed
-// it (its grantor is named by deciderName).
+// approvalResume adds what an approval's resume says beyond its verdict
+// and the hash it covers (Resolution.VerdictSHA256): the edited
+// arguments, which alone may be used, with the asked ones' hash, and the
+// standing approval that closed it (its grantor is named by deciderName).
 func approvalResume(in *fence.ResumeInput, r *Resolution) {
 	if e := r.Edit; e != nil {
 		in.Structured.Edited = true
 		in.Structured.ApprovedArguments = e.Arguments
-		in.Structured.ArgumentsSHA256 = e.ArgumentsSHA256
 		in.Structured.AskedArgumentsSHA256 = e.AskedArgumentsSHA256
 	}
 	if st := r.Standing; st != nil {

@@ -135,9 +135,6 @@ func approvalAnswer(q *Question, in AnswerInput, res Resolution) (Resolution, []
 		if !approved {
 			return res, nil, Errorf(CodeInvalid, op, "edited arguments go with %q, not %q", ApproveOption, DenyOption)
 		}
-		if err := checkEdited(q.Call, in.Arguments); err != nil {
-			return res, nil, err
-		}
 		edit, err := editOf(q.Call, in.Arguments)
 		if err != nil {
 			return res, nil, err
@@ -149,22 +146,6 @@ func approvalAnswer(q *Question, in AnswerInput, res Resolution) (Resolution, []
 	}
 	res.Grants = in.Standing
 	return res, nil, nil
-}
-
-// checkEdited refuses edited arguments, typed in chat or the console,
-// that no ask would take, saying why: editOf would refuse them too, but
-// as "not valid JSON" alone, which leaves a person typing a lone
-// surrogate or a stray bracket guessing. What editOf refuses first (a
-// call that is not editable, text over its bound) is left to it.
-func checkEdited(call *ToolCall, raw json.RawMessage) error {
-	const op = "edit"
-	if call == nil || !call.Editable.Any() || len(raw) > editTextLen {
-		return nil
-	}
-	if _, err := CanonicalArguments(raw); err != nil {
-		return Errorf(CodeInvalid, op, "the edited %s", ErrorMessage(err))
-	}
-	return checkObject(op, "the edited arguments", raw)
 }
 
 // checkObject refuses a tool call's arguments, valid JSON, that are not

@@ -267,8 +267,8 @@ func (s *Service) CatchUp(ctx context.Context, owner string) (reminded int, done
 // question closed or purged meanwhile is skipped. Each re-notice is
 // claimed (renotifyOnce), so a page that failed partway and is taken
 // again reminds only those it had not; on a route that reminds, the
-// re-notice also takes the claim of the reminder due now, which it
-// stands for, so the route's own pass does not send it seconds later.
+// claim of the reminder due now, which the re-notice stands for, is taken
+// before it, so the route's own pass does not send it seconds later.
 func (s *Service) remindAll(ctx context.Context, qs []*Question, booted time.Time, reason, purpose string) (int, error) {
 	var (
 		wg       sync.WaitGroup
@@ -287,15 +287,20 @@ func (s *Service) remindAll(ctx context.Context, qs []*Question, booted time.Tim
 			defer func() { <-slots }()
 			now := s.now()
 			route := s.routeOrNone(q)
-			stored, err := s.renotifyOnce(ctx, "away:"+purpose+":"+string(q.ID), q, reason, roomDeliveries(q, route, DeliverRemind, purpose, now), now, retention)
-			if k := route.dueReminder(q, now); stored && k >= 1 {
-				// The re-notice stands for the route's reminder due now, so
-				// its own pass does not send one seconds later; one already
-				// sent before the downtime (a question at its cap) keeps
-				// its claim, and the re-notice goes out all the same.
-				if _, lerr := s.store.Lease(ctx, reminderClaim(q.ID, k), string(NewID(0)), reminderClaimTTL(q, now, retention)); lerr != nil {
-					err = lerr
-				}
+			var (
+				stored bool
+				err    error
+			)
+			if k := route.dueReminder(q, now); k >= 1 {
+				// The re-notice stands for the route's reminder due now:
+				// its claim is taken first, so that no pass sends that
+				// reminder beside it, even one running meanwhile. Held
+				// already (sent before the downtime, at the cap) is no
+				// matter: the re-notice goes out all the same.
+				_, err = s.store.Lease(ctx, reminderClaim(q.ID, k), string(NewID(0)), reminderClaimTTL(q, now, retention))
+			}
+			if err == nil {
+				stored, err = s.renotifyOnce(ctx, "away:"+purpose+":"+string(q.ID), q, reason, roomDeliveries(q, route, DeliverRemind, purpose, now), now, retention)
 			}
 			mu.Lock()
 			defer mu.Unlock()

@@ -300,12 +300,12 @@ func namesPeople(id string) bool {
 // email or ntfy route's "person:carol", "group:leads") becomes each
 // person's own address or topic as the directory has it, and a room
 // named twice is one. It is looked up on every bind and, for a question
-// asked under an older configuration, by RouteOf, never kept: a topic
-// rotated because it leaked, or someone taken out of a group, is no
-// longer sent the questions still open. strict, for the configuration
-// being bound, refuses what cannot be looked up; otherwise (a route
-// pinned on a question) it is left out, as known leaves out removed
-// people.
+// asked under an older configuration, by RouteOf, never stored with the
+// question: a topic rotated because it leaked, or someone taken out of a
+// group, is no longer sent the questions still open. strict, for the
+// configuration being bound, refuses what cannot be looked up; otherwise
+// (a route pinned on a question) it is left out, as known leaves out
+// removed people.
 func (d directory) posts(route string, rooms []Room, strict bool) ([]Room, error) {
 	out := make([]Room, 0, len(rooms))
 	add := func(r Room) {

@@ -399,7 +399,7 @@ func checkTool(op, field, tool string) error {
 }
 
 // checkID checks an id as text: present if required, short enough, and
-// on one line with no control character (checkText).
+// with no control character but tab and line feed (checkText).
 func checkID[S ~string](op, field string, s S, required bool) error {
 	if required && blank(string(s)) {
 		return Errorf(CodeInvalid, op, "%s is required", field)

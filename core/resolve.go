@@ -325,10 +325,11 @@ func (s *Service) forbid(ctx context.Context, q *Question, who identified, op st
 
 // allowed is the one permission check for every act of a person on a
 // question, on every surface (law 6): an answer, a vote, an edit, a
-// decline, and so the standing approval an approve grants; digests and
-// the doors' MayAnswer ask it too. It takes only an identified decider:
-// a route may name its people (person:, group:) rather than accounts,
-// and only identify knows whose an account is. A route missing from the
+// decline; digests and the doors' MayAnswer ask it too. A standing
+// approval an approve grants asks more: the route's own deciders alone
+// (answerBuild). It takes only an identified decider: a route may name
+// its people (person:, group:) rather than accounts, and only identify
+// knows whose an account is. A route missing from the
 // configuration refuses everyone: fail closed. Once a question has been
 // escalated, the escalation route's deciders may answer too.
 //

@@ -112,3 +112,20 @@ func TestLegitimateTextIsTaken(t *testing.T) {
 		}
 	}
 }
+
+// TestARefusedCarriageReturnIsToldTheTruth: a one-line field refuses a
+// carriage return, and its refusal says which line break it takes (the
+// line feed), not that line breaks are taken. Before, a title holding
+// "\r" was told "only tab and line breaks are taken".
+func TestARefusedCarriageReturnIsToldTheTruth(t *testing.T) {
+	for _, f := range agentTextFields {
+		if f.multiline {
+			continue
+		}
+		in := askOf(f.kind)
+		f.set(&in, "a\rb")
+		if msg := core.ErrorMessage(in.Validate()); !strings.Contains(msg, "U+000D") || strings.Contains(msg, "line breaks are taken") || !strings.Contains(msg, "line feed") {
+			t.Errorf("%s with a carriage return: %q; want it refused, naming the line feed as the one line break taken", f.name, msg)
+		}
+	}
+}

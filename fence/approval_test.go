@@ -57,9 +57,10 @@ func TestApprovalNotApprovedSaysDoNotMakeIt(t *testing.T) {
 	}
 }
 
-// TestApprovalRejects: Approval is one gated call's; a batch's calls word
-// their own outcomes.
-func TestApprovalRejects(t *testing.T) {
+// TestApprovalOnABatchIsInvalid: Approval is one gated call's, so a
+// resume that sets it beside a batch's calls, one call's result or an
+// undecided call is refused as invalid: those word their own outcomes.
+func TestApprovalOnABatchIsInvalid(t *testing.T) {
 	yes := true
 	for name, in := range map[string]ResumeInput{
 		"a batch":           {Verb: VerbTimedOut, Closer: CloserTimeout, Structured: Structured{Calls: []CallOutcome{{ToolCallID: "c1"}}}},

@@ -14,8 +14,8 @@ type DeliverOptions struct {
 	// Batch is how many deliveries are claimed at once; default 10. It
 	// sets the loop's bounds too (rooms.go): one room holds at most two
 	// batches (more claimed for it go back to the outbox for a little
-	// while; three with those coming back from there), and at most four
-	// batches' worth of rooms have a send out at once.
+	// while; three with those coming back from there), and the loop
+	// claims no more while four batches' worth of rooms have a send out.
 	Batch int
 	// MinIdle is how long a claim may go without a heartbeat before its
 	// consumer is presumed dead and another takes it over; default 10s.
@@ -69,10 +69,11 @@ const DefaultMinIdle = 10 * time.Second
 // One room waiting never holds up another: a delivery that must wait (a
 // platform's Retry-After, a spent budget, a back-off after a failure) goes
 // back to the outbox due at that time, and the loop carries on with the
-// rest; and the loop never waits for a platform's answer to claim more
-// (rooms.go), so a room whose sends hang holds up only its own
-// deliveries. When ctx ends, what was claimed and not sent is handed back
-// at once, so another replica takes it without waiting for MinIdle.
+// rest; and the loop waits at most a second (slowSend) for a platform's
+// answer before it claims past that room (rooms.go), so a room whose
+// sends hang holds up only its own deliveries. When ctx ends, what was
+// claimed and not sent is handed back at once, so another replica takes
+// it without waiting for MinIdle.
 func Deliver(ctx context.Context, svc *core.Service, c core.Courier, o DeliverOptions) error {
 	s := &drain{svc: svc, store: svc.Claims()}
 	if o.Consumer == "" {

@@ -20,8 +20,10 @@ import (
 // nearly), ahead of any of the line that came back before it and has
 // not started (the store's clock may hand two of them back a little
 // out of turn); if not, it goes back to the end of the line, keeping
-// its place for when it joins. Only one that comes back out of turn
-// to a room with nothing waiting can go before one ahead of it.
+// its place for when it joins. Two can still go out of turn: one that
+// comes back out of turn to a room with nothing waiting goes before the
+// one ahead of it, and those behind one that found no room may join
+// before it comes round again.
 //
 // How long one waits grows with how long its room's current send has
 // been out (parkWait, up to maxParkWait), and the line falls due spread
@@ -98,11 +100,17 @@ func (l *parkLine) next(now time.Time, sendFor time.Duration, per int) time.Time
 }
 
 // forgetAfter is how long after it fell due a delivery of a line that
-// has not come back is forgotten: the next claim takes a delivery that
-// fell due, and one waits at most Block, so by then another consumer
-// has it (replicas share the outbox), and the room's later deliveries
-// are not held back behind it for long.
-func forgetAfter(o DeliverOptions) time.Duration { return max(2*o.Block, time.Second) }
+// has not come back is forgotten: by then another consumer has taken it
+// (replicas share the outbox), or it is gone, and the room's new
+// deliveries stop going round the line behind it. Not sooner: this loop
+// may claim it back long after it fell due (it claims no more while the
+// rooms hold more than a batch, and on Redis a retry that falls due goes
+// back on the stream behind whatever waits there), and forgotten sooner
+// it came back as a new delivery, to the end of its room's line, behind
+// cards asked after it. A line kept for one that went elsewhere costs
+// only a detour: the room's new deliveries meanwhile go back to the
+// outbox once each, behind the line.
+func forgetAfter(o DeliverOptions) time.Duration { return max(2*o.Block, maxParkWait) }
 
 // forget drops the line's deliveries that fell due more than grace ago
 // and have not come back: another consumer took them (or acked them),

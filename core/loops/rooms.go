@@ -36,10 +36,11 @@ import (
 // a batch more of those coming back); what is claimed for it beyond
 // that goes back to the outbox, uncounted, due a little later
 // (park.go). A room that is not slow never holds more, as the loop
-// claims past it only once it is. And at most maxSends rooms have a
-// send out at once: a platform that hangs for every room holds that
-// many sends, not the whole outbox; only that many rooms hanging at
-// once hold up the rest.
+// claims past it only once it is. And the loop claims no more while
+// maxSends rooms have a send out (those it holds may start up to two
+// batches more): a platform that hangs for every room holds that many
+// sends, not the whole outbox; only that many rooms hanging at once
+// hold up the rest.
 type rooms struct {
 	s       *drain
 	c       core.Courier
@@ -108,7 +109,7 @@ func newRooms(s *drain, c core.Courier, budgets core.Budgeted, o DeliverOptions,
 // batches at once held before.
 func (r *rooms) roomMax() int { return 2 * r.o.Batch }
 
-// maxSends is the most rooms whose sends are out at once.
+// maxSends is how many rooms with a send out stop the loop claiming.
 func (r *rooms) maxSends() int { return 4 * r.o.Batch }
 
 // slowSend is how long a room's send is out before the loop claims past

@@ -96,10 +96,13 @@ func (s *heldCount) state() (held int, attempts []int) {
 
 // twoRooms is a service whose route "ops" posts into Slack's C1 and C2,
 // "one" into C1 alone and "two" into C2 alone, on st.
-func twoRooms(t *testing.T, st core.Store) *core.Service {
+func twoRooms(t *testing.T, st core.Store) *core.Service { return twoRoomsOn(t, st, nil) }
+
+// twoRoomsOn is twoRooms on clock (nil: the wall clock).
+func twoRoomsOn(t *testing.T, st core.Store, clock core.Clock) *core.Service {
 	deciders := map[core.Surface][]string{core.SurfaceSlack: {"U1"}}
 	c1, c2 := core.Room{Surface: core.SurfaceSlack, ID: "C1"}, core.Room{Surface: core.SurfaceSlack, ID: "C2"}
-	return coretest.Service(t, st, coretest.Options{Routes: map[string]core.Route{
+	return coretest.Service(t, st, coretest.Options{Clock: clock, Routes: map[string]core.Route{
 		"ops": {Rooms: []core.Room{c1, c2}, Deciders: deciders},
 		"one": {Rooms: []core.Room{c1}, Deciders: deciders},
 		"two": {Rooms: []core.Room{c2}, Deciders: deciders},
@@ -221,5 +224,38 @@ func TestStopHandsBackASlowRoom(t *testing.T) {
 				t.Fatalf("the stop used up a card's only attempt: %+v", e)
 			}
 		}
+	}
+}
+
+// TestLineKeepsOrderWhenClaimedLate: deliveries sent back to the outbox
+// for a busy room keep their order when the loop claims them back well
+// after they fell due (here the clock jumps; in a bridge the loop claims
+// no more while the rooms hold more than a batch, and on Redis a retry
+// that falls due goes back on the stream behind whatever waits there).
+// Before, the first of the line was forgotten a second after it fell
+// due, came back as a new delivery and went to the end of its room's
+// line, behind cards asked after it.
+func TestLineKeepsOrderWhenClaimedLate(t *testing.T) {
+	const batch, cards = 2, 8 // the room holds two batches; four go back to the outbox
+	clock := core.NewSimClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
+	st := &heldCount{Store: coretest.OpenStoreOn(t, clock.Now), held: map[string]bool{}}
+	svc := twoRoomsOn(t, st, clock)
+	ids := askInto(t, svc, "one", cards)
+	c := newStuckCourier("C1")
+	startDrain(t, svc, c, loops.DeliverOptions{Consumer: "c1", Batch: batch, Block: 20 * time.Millisecond})
+	within(t, c.entered, "C1's first post never started")
+	waitFor(t, "two batches held for C1", func() bool { held, _ := st.state(); return held == 2*batch })
+	clock.Advance(2 * time.Second) // C1's post is slow: the loop claims past it
+	waitFor(t, "the rest sent back to the outbox", func() bool { _, back := st.state(); return len(back) == cards-2*batch })
+	close(c.release)
+	waitFor(t, "the cards C1 held", func() bool { return len(c.posts("C1")) == 2*batch })
+	// The line fell due two seconds after it went back, a card each half
+	// second: the first more than a second ago, the next less.
+	clock.Advance(3200 * time.Millisecond)
+	waitFor(t, "the line's cards that fell due", func() bool { return len(c.posts("C1")) >= 2*batch+2 })
+	clock.Advance(time.Second)
+	waitFor(t, "every card", func() bool { return len(c.posts("C1")) >= cards })
+	if got := c.posts("C1"); !slices.Equal(got, ids) {
+		t.Fatalf("C1's cards posted in the order %v, want %v", got, ids)
 	}
 }

@@ -68,6 +68,12 @@ type Options struct {
 	// hosts fall back to their own prompts.
 	Stop context.Context
 	Log  zerolog.Logger
+	// Still, when set, returns for a request the check that its caller
+	// still holds what let it in (a reload may remove the agent's token):
+	// made once the wait ends, so a prompt whose token no longer holds is
+	// handed no decision from the answer, and gets what a prompt whose
+	// token is refused at the door gets (FailedAsk).
+	Still func(*http.Request) func(context.Context) bool
 }
 
 // Handler answers a host's HTTP hook, POST /v1/hooks/{host}: the body is
@@ -205,6 +211,13 @@ func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		var gone bool
 		if q, gone = d.wait(r, agent, q, wait); gone {
 			return // the caller went away; the question is withdrawn
+		}
+	}
+	if d.opts.Still != nil {
+		if still := d.opts.Still(r); still != nil && !still(r.Context()) {
+			out, _ := FailedAsk(p, core.Errorf(core.CodeForbidden, "hook", "the token this prompt came with no longer holds (a reload removed or changed it)"))
+			_, _ = w.Write(out) // nothing, where the host reads nothing as no decision
+			return
 		}
 	}
 	covered := func(args json.RawMessage) bool {

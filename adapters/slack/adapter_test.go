@@ -53,12 +53,12 @@ func newEnv(t *testing.T, socket bool) *env {
 // (nil changes nothing).
 func newEnvWith(t *testing.T, socket bool, set func(*slack.Options)) *env {
 	t.Helper()
-	return newEnvPeople(t, socket, set, nil)
+	return newEnvPeople(t, socket, set, nil, nil)
 }
 
 // newEnvPeople is newEnvWith with people configured, each of them on
-// route ops.
-func newEnvPeople(t *testing.T, socket bool, set func(*slack.Options), people map[string]core.Person) *env {
+// route ops, and the service on clock (nil: the wall clock, Slack's own).
+func newEnvPeople(t *testing.T, socket bool, set func(*slack.Options), people map[string]core.Person, clock core.Clock) *env {
 	t.Helper()
 	var names []string
 	for name := range people {
@@ -68,7 +68,7 @@ func newEnvPeople(t *testing.T, socket bool, set func(*slack.Options), people ma
 		"ops": {Rooms: []core.Room{{Surface: core.SurfaceSlack, ID: room}},
 			Deciders: map[core.Surface][]string{core.SurfaceSlack: {alice.ID, "role:" + group}},
 			People:   names},
-	}, People: people})
+	}, People: people, Clock: clock})
 	fake := slackfake.New()
 	for _, u := range []slackfake.User{alice, bob, mallory} {
 		fake.AddUser(u)

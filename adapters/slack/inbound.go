@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/internal/formreply"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/card"
 	"github.com/slack-go/slack"
@@ -150,11 +151,7 @@ func (a *Adapter) onReply(ctx context.Context, r reply) string {
 	}
 	ref := core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefText}
 	if q.Kind == core.KindForm {
-		// A reply answers the item the replier saw as next: the first
-		// without an answer at the reply's ts. If someone answered it
-		// meanwhile, core refuses the reply and its writer gets the note,
-		// rather than it moving to another item it was not written for.
-		ref.Item = nextAt(q, tsTime(r.ts))
+		ref.Item = formreply.Item(q, d, tsTime(r.ts))
 	}
 	in, err := core.AnswerFor(q, ref, d, r.text)
 	if err == nil {
@@ -175,18 +172,6 @@ func (a *Adapter) refusal(err error) string {
 		a.log.Error().Err(err).Msg("answer not recorded")
 	}
 	return card.RefusalNote(err)
-}
-
-// nextAt is the index of a form's first item that had no answer at time
-// at (zero: now), or 0 when all had one (core then says the form is
-// closed).
-func nextAt(q *core.Question, at time.Time) int {
-	for i, it := range q.Items {
-		if a, ok := q.Answered(it.ID); !ok || !at.IsZero() && a.At.After(at) {
-			return i
-		}
-	}
-	return 0
 }
 
 // tsTime is when a message was posted, as its ts ("<seconds>.<micro>")

@@ -49,7 +49,7 @@ func TestErrorsThatMayHavePostedAreUnknown(t *testing.T) {
 func TestDMReminderThreadsUnderTheDMCard(t *testing.T) {
 	e := newEnvPeople(t, false, nil, map[string]core.Person{
 		"alice": {Name: "alice", IDs: map[core.Surface][]string{core.SurfaceSlack: {alice.ID}}, DM: true},
-	})
+	}, nil)
 	q := e.ask(decision())
 	var dm core.MessageRef
 	e.until("the DM card", func() bool {

@@ -2,11 +2,13 @@ package slack_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/askbridge/askbridge/adapters/slack"
 	"github.com/askbridge/askbridge/adapters/slack/slackfake"
@@ -93,18 +95,28 @@ func TestFormReplyAnswersTheItemItWasWrittenFor(t *testing.T) {
 	e := newEnv(t, false)
 	q := e.ask(form())
 	card := e.card(q.ID)
-	body, _ := e.fake.ReplyEvent(e.fake.AddReply(card.Channel, card.TS, alice.ID, "Tuesday, after the freeze"))
-	e.click(bob, card, button(t, card, core.RefOption, 0, 0)) // Monday, after the reply was written
-	if status, resp, err := slackfake.Event(e.srv.URL+slack.EventsPath, secret, body).Send(t.Context()); err != nil || status != 200 {
-		t.Fatalf("event answered %d %q: %v", status, resp, err)
+	send := func(m slackfake.Message) {
+		t.Helper()
+		body, _ := e.fake.ReplyEvent(m)
+		if status, resp, err := slackfake.Event(e.srv.URL+slack.EventsPath, secret, body).Send(t.Context()); err != nil || status != 200 {
+			t.Fatalf("event answered %d %q: %v", status, resp, err)
+		}
 	}
+	before := e.fake.AddReply(card.Channel, card.TS, alice.ID, "Tuesday, after the freeze")
+	e.click(bob, card, button(t, card, core.RefOption, 0, 0)) // Monday, after the reply was written
+	send(before)
 	if note := e.note(alice, 0); !strings.Contains(note, "already answered") {
 		t.Fatalf("the replier was told %q", note)
 	}
 	if got := e.get(q.ID); !got.Open() || len(got.Answers) != 1 || got.Answers[0].OptionID != "mon" {
 		t.Fatalf("the day reply changed another item: %s %+v", got.State, got.Answers)
 	}
-	e.reply(alice, card, "Short, please", 0) // written after the click
+	// Written after the click: a second on, past the millisecond askbridge
+	// stamped the click with (within which the order is not known).
+	after := e.fake.AddReply(card.Channel, card.TS, alice.ID, "Short, please")
+	at := time.Now().Add(time.Second)
+	after.TS = fmt.Sprintf("%d.%06d", at.Unix(), at.Nanosecond()/1000)
+	send(after)
 	if got := e.get(q.ID); got.State != core.StateAnswered || got.Answers[1].ItemID != "notes" || got.Answers[1].Text != "Short, please" {
 		t.Fatalf("a reply written after the click: %s %+v", got.State, got.Answers)
 	}
@@ -133,5 +145,31 @@ func TestReplyToStandaloneReminderAnswers(t *testing.T) {
 	e.reply(alice, rem, "eu-west-1", 0)
 	if got := e.get(q.ID); got.State != core.StateAnswered || got.Resolution.Answer != "eu-west-1" {
 		t.Fatalf("the reply to the reminder: %s %+v", got.State, got.Resolution)
+	}
+}
+
+// ahead is the wall clock run fast by a fixed amount: a server whose
+// clock is ahead of Slack's.
+type ahead time.Duration
+
+func (a ahead) Now() time.Time { return time.Now().Add(time.Duration(a)) }
+
+// TestFormReplyAfterOwnClickCountsWhateverTheClocks: someone who
+// answers a form's first item with a click and then replies in the
+// thread answers the next item, even when askbridge's clock runs ahead
+// of Slack's (the reply's ts, Slack's, then reads as earlier than the
+// click, askbridge's). Before, such a reply was refused as written for
+// the item its own writer had just answered.
+func TestFormReplyAfterOwnClickCountsWhateverTheClocks(t *testing.T) {
+	e := newEnvPeople(t, false, nil, nil, ahead(time.Minute))
+	q := e.ask(form())
+	card := e.card(q.ID)
+	e.click(alice, card, button(t, card, core.RefOption, 0, 0))
+	if got := e.get(q.ID); len(got.Answers) != 1 {
+		t.Fatalf("alice's click: %+v", got.Answers)
+	}
+	e.reply(alice, card, "Short, please", 0)
+	if got := e.get(q.ID); got.State != core.StateAnswered || len(got.Answers) != 2 || got.Answers[1].Text != "Short, please" {
+		t.Fatalf("alice's reply after her click: %s %+v", got.State, got.Answers)
 	}
 }

@@ -46,17 +46,19 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	return newEnvWith(t, nil)
+	return newEnvWith(t, nil, nil)
 }
 
 // newEnvWith is newEnv with the adapter's values the store's as kv
-// makes them (nil: the store's as they are).
-func newEnvWith(t *testing.T, kv func(core.Values) core.Values) *env {
+// makes them (nil: the store's as they are), and the service on clock
+// (nil: the wall clock, Teams' own).
+func newEnvWith(t *testing.T, kv func(core.Values) core.Values, clock core.Clock) *env {
 	t.Helper()
-	svc, _ := coretest.Open(t, coretest.Options{Routes: map[string]core.Route{"ops": {
-		Rooms:    []core.Room{{Surface: core.SurfaceTeams, ID: channel}},
-		Deciders: map[core.Surface][]string{core.SurfaceTeams: {aliceAAD, bobAAD}, core.SurfaceAPI: {"*"}},
-	}}})
+	deciders := map[core.Surface][]string{core.SurfaceTeams: {aliceAAD, bobAAD}, core.SurfaceAPI: {"*"}}
+	svc, _ := coretest.Open(t, coretest.Options{Clock: clock, Routes: map[string]core.Route{
+		"ops":      {Rooms: []core.Room{{Surface: core.SurfaceTeams, ID: channel}}, Deciders: deciders},
+		"alice-dm": {Rooms: []core.Room{{Surface: core.SurfaceTeams, ID: core.DMRoom(aliceAAD)}}, Deciders: deciders},
+	}})
 	fake := teamsfake.Start(t, appID, secret)
 	values := svc.Values()
 	if kv != nil {
@@ -85,7 +87,10 @@ func newEnvWith(t *testing.T, kv func(core.Values) core.Values) *env {
 
 func (e *env) ask(in core.AskInput) *core.Question {
 	e.t.Helper()
-	in.Route, in.Agent, in.RunID = "ops", "deploy-bot", "run-1"
+	in.Agent, in.RunID = "deploy-bot", "run-1"
+	if in.Route == "" {
+		in.Route = "ops"
+	}
 	if in.Reversibility == "" {
 		in.Reversibility = core.HardToReverse
 	}
@@ -319,18 +324,20 @@ func TestThreadReplyWithFileIsTold(t *testing.T) {
 	}
 }
 
-// unreadable is values whose reads fail once the test says so, as a
-// store that went away does.
-type unreadable struct {
+// readHook is the store's values with hook run before each read; the
+// hook's error, if any, is the read's, as a store's that went away.
+type readHook struct {
 	core.Values
-	fail atomic.Bool
+	hook atomic.Pointer[func() error]
 }
 
-func (u *unreadable) Value(ctx context.Context, key string) (string, error) {
-	if u.fail.Load() {
-		return "", core.Internal("value", errors.New("unreadable: the store is gone"))
+func (r *readHook) Value(ctx context.Context, key string) (string, error) {
+	if h := r.hook.Load(); h != nil {
+		if err := (*h)(); err != nil {
+			return "", err
+		}
 	}
-	return u.Values.Value(ctx, key)
+	return r.Values.Value(ctx, key)
 }
 
 // TestThreadReplyNotReadIsTold: a reply in a card's thread that cannot
@@ -339,11 +346,12 @@ func (u *unreadable) Value(ctx context.Context, key string) (string, error) {
 // Before, it was dropped with nothing said, and the replier waited on a
 // card that never changed.
 func TestThreadReplyNotReadIsTold(t *testing.T) {
-	kv := &unreadable{}
-	e := newEnvWith(t, func(v core.Values) core.Values { kv.Values = v; return kv })
+	kv := &readHook{}
+	e := newEnvWith(t, func(v core.Values) core.Values { kv.Values = v; return kv }, nil)
 	q := e.ask(core.AskInput{Kind: core.KindClarification, Text: "Which region?", Reversibility: core.Reversible})
 	m := e.card(q.ID, nil)
-	kv.fail.Store(true)
+	gone := func() error { return core.Internal("value", errors.New("unreadable: the store is gone")) }
+	kv.hook.Store(&gone)
 	if status, _, err := e.fake.Deliver(e.fake.ReplyActivity(alice, m.Conversation, "eu-west-1"), ""); err != nil || status != http.StatusOK {
 		t.Fatalf("reply: %d %v", status, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/adapters/internal/apierror"
+	"github.com/askbridge/askbridge/adapters/internal/formreply"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/card"
 )
@@ -273,7 +274,11 @@ func (a *Adapter) click(ctx context.Context, act *Activity, raw, text string) st
 		a.logInternal(err)
 		return card.RefusalNote(err)
 	}
-	if !onCard(q, act) {
+	switch mine, err := a.fromCard(ctx, q, act); {
+	case err != nil:
+		a.logInternal(err)
+		return card.RefusalNote(err)
+	case !mine:
 		// Nothing reaches core: this is no attempt at this question.
 		return notOnCard
 	}
@@ -302,13 +307,31 @@ func (a *Adapter) click(ctx context.Context, act *Activity, raw, text string) st
 // the question's cards.
 const notOnCard = "That button is not on this question's card. Nothing was recorded."
 
-// onCard reports whether act, an action on a card, came from one of q's
-// cards in the conversation it was posted to. Teams merges an action's
-// data client side, so any client can send any card's data from any
-// message; only the message it names (replyToId) and its conversation
-// come from Teams. A card in a channel is its thread's root; one in a
-// person's direct messages is in their personal chat; one in a chat is
-// in that chat.
+// fromCard reports whether act, an action on a card, came from one of
+// q's cards in the conversation it was posted to. Teams merges an
+// action's data client side, so any client can send any card's data from
+// any message; only the message it names (replyToId) and its
+// conversation come from Teams. A card is known by q's record of it
+// (onCard), or, until that record lands (the outbox makes it once Teams
+// has taken the card, and a record that failed leaves that copy
+// unrecorded for good), by the tie Post left for it (cardKey).
+func (a *Adapter) fromCard(ctx context.Context, q *core.Question, act *Activity) (bool, error) {
+	if onCard(q, act) {
+		return true, nil
+	}
+	if act.ReplyToID == "" || act.Conversation == nil {
+		return false, nil
+	}
+	id, err := a.opts.KV.Value(ctx, cardKey(act.Conversation.ID, act.ReplyToID))
+	if err != nil {
+		return false, core.Internal("teams card", err)
+	}
+	return id == string(q.ID), nil
+}
+
+// onCard reports whether act came from one of the cards q records. A
+// card in a channel is its thread's root; one in a person's direct
+// messages is in their personal chat; one in a chat is in that chat.
 func onCard(q *core.Question, act *Activity) bool {
 	if act.ReplyToID == "" || act.Conversation == nil {
 		return false
@@ -374,10 +397,7 @@ func (a *Adapter) onReply(ctx context.Context, act *Activity) {
 	}
 	ref := core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefText}
 	if q.Kind == core.KindForm {
-		// The item the replier saw as next. If someone answered it
-		// meanwhile, core refuses the reply, and the replier is told,
-		// rather than it answering an item it was not written for.
-		ref.Item = nextAt(q, sentAt(act))
+		ref.Item = formreply.Item(q, d, sentAt(act))
 	}
 	in, err := core.AnswerFor(q, ref, d, replyText(act))
 	if err == nil {
@@ -416,18 +436,6 @@ func replyText(act *Activity) string {
 		}
 	}
 	return strings.TrimSpace(s)
-}
-
-// nextAt is the index of a form's first item that had no answer at
-// time at (zero: now), or 0 when all had one (core then says the form
-// is closed).
-func nextAt(q *core.Question, at time.Time) int {
-	for i, it := range q.Items {
-		if a, ok := q.Answered(it.ID); !ok || !at.IsZero() && a.At.After(at) {
-			return i
-		}
-	}
-	return 0
 }
 
 // sentAt is when Teams says act was sent, or zero if it does not say.

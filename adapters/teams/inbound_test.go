@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/askbridge/askbridge/adapters/teams"
 	"github.com/askbridge/askbridge/adapters/teams/teamsfake"
@@ -98,7 +98,11 @@ func TestFormReplyAnswersTheItemItWasWrittenFor(t *testing.T) {
 	if got := e.get(q.ID); !got.Open() || len(got.Answers) != 1 || got.Answers[0].OptionID != "mon" {
 		t.Fatalf("the day reply changed another item: %s %+v", got.State, got.Answers)
 	}
-	e.deliver(e.fake.ReplyActivity(alice, m.Conversation, "Short, please")) // written after
+	// Written after the click: a second on, past the millisecond askbridge
+	// stamped the click with (within which the order is not known).
+	after := e.fake.ReplyActivity(alice, m.Conversation, "Short, please")
+	after["timestamp"] = time.Now().Add(time.Second).UTC().Format(time.RFC3339Nano)
+	e.deliver(after)
 	if got := e.get(q.ID); got.State != core.StateAnswered || got.Answers[1].ItemID != "notes" || got.Answers[1].Text != "Short, please" {
 		t.Fatalf("a reply written after the click: %s %+v", got.State, got.Answers)
 	}
@@ -163,33 +167,21 @@ func TestReplyToStandaloneReminderAnswers(t *testing.T) {
 	}
 }
 
-// hangup is values that cancel ctx (the request's, as the Bot Connector
-// hanging up does) on their first read once armed.
-type hangup struct {
-	core.Values
-	cancel atomic.Pointer[context.CancelFunc]
-}
-
-func (h *hangup) Value(ctx context.Context, key string) (string, error) {
-	if c := h.cancel.Swap(nil); c != nil {
-		(*c)()
-	}
-	return h.Values.Value(ctx, key)
-}
-
 // TestAnswerOutlivesHangUp: a thread reply whose request the Bot
 // Connector gives up on while it is handled is still recorded. Before,
 // the answer ran under the request's context, and its store write was
 // cancelled with it.
 func TestAnswerOutlivesHangUp(t *testing.T) {
-	h := &hangup{}
-	e := newEnvWith(t, func(v core.Values) core.Values { h.Values = v; return h })
+	kv := &readHook{}
+	e := newEnvWith(t, func(v core.Values) core.Values { kv.Values = v; return kv }, nil)
 	q := e.ask(core.AskInput{Kind: core.KindClarification, Text: "Which region?", Reversibility: core.Reversible})
 	m := e.card(q.ID, nil)
 	body, _ := json.Marshal(e.fake.ReplyActivity(alice, m.Conversation, "eu-west-1"))
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	h.cancel.Store(&cancel)
+	// The Bot Connector hangs up as the reply's thread is read.
+	hangUp := func() error { cancel(); return nil }
+	kv.hook.Store(&hangUp)
 	req := httptest.NewRequestWithContext(ctx, http.MethodPost, teams.MessagesPath, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+e.fake.Sign(teamsfake.Token{}))

@@ -187,24 +187,24 @@ func cardActivity(card AdaptiveCard, summary string) *Activity {
 	return &Activity{Type: "message", Summary: summary, Attachments: []Attachment{{ContentType: ContentTypeCard, Content: card}}}
 }
 
-// threadTTL is how long a thread's root is tied to its question past the
-// question's deadline.
+// threadTTL is how long a thread's root, and a card, is tied to its
+// question past the question's deadline.
 const threadTTL = 24 * time.Hour
 
 // Post implements core.Courier.
 func (a *Adapter) Post(ctx context.Context, q *core.Question, ref core.MessageRef) (core.MessageRef, error) {
 	c := card.New(q, ref)
 	act := cardActivity(Card(c), Summary(c))
-	var id string
+	var conv, id string
+	var err error
 	if isChannel(ref.Room) {
-		var err error
 		if id, err = a.startThread(ctx, ref.Room, act); err != nil {
 			return core.MessageRef{}, err
 		}
+		conv = threadOf(ref.Room, id)
 		a.tieThread(ctx, q, id)
 	} else {
-		conv, err := a.conversation(ctx, ref.Room, "")
-		if err != nil {
+		if conv, err = a.conversation(ctx, ref.Room, ""); err != nil {
 			return core.MessageRef{}, err
 		}
 		if id, err = a.conn.send(ctx, conv, act); err != nil {
@@ -214,6 +214,7 @@ func (a *Adapter) Post(ctx context.Context, q *core.Question, ref core.MessageRe
 	if id == "" {
 		return core.MessageRef{}, errors.New("teams: the bot connector returned no activity id")
 	}
+	a.tie(ctx, q, cardKey(conv, id), "teams: the card is not tied to its question; its actions count once it is recorded")
 	ref.Surface, ref.ID = core.SurfaceTeams, id
 	return ref, nil
 }
@@ -237,16 +238,25 @@ func (a *Adapter) startThread(ctx context.Context, channel string, act *Activity
 // tieThread ties the thread whose root is root to q, so that a reply in
 // it answers q; a thread left untied only takes no replies.
 func (a *Adapter) tieThread(ctx context.Context, q *core.Question, root string) {
-	if root == "" {
-		return
+	if root != "" {
+		a.tie(ctx, q, threadKey(root), "teams: the thread is not tied to its question; replies in it will not count")
 	}
+}
+
+// tie keeps q's id under key until a day past q's deadline; failed is
+// the warning logged if it cannot.
+func (a *Adapter) tie(ctx context.Context, q *core.Question, key, failed string) {
 	ttl := time.Until(q.Deadline) + threadTTL
-	if err := a.opts.KV.SetValueFor(ctx, threadKey(root), string(q.ID), max(ttl, threadTTL)); err != nil {
-		a.log.Warn().Err(err).Str("question", string(q.ID)).Msg("teams: the thread is not tied to its question; replies in it will not count")
+	if err := a.opts.KV.SetValueFor(ctx, key, string(q.ID), max(ttl, threadTTL)); err != nil {
+		a.log.Warn().Err(err).Str("question", string(q.ID)).Msg(failed)
 	}
 }
 
 func threadKey(root string) string { return "teams:thread:" + root }
+
+// cardKey ties the card posted as activity id in conversation conv to
+// its question (fromCard).
+func cardKey(conv, id string) string { return "teams:card:" + conv + "#" + id }
 
 // Update implements core.Courier: the card is replaced in place.
 func (a *Adapter) Update(ctx context.Context, q *core.Question, ref core.MessageRef) error {

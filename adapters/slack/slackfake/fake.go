@@ -267,7 +267,6 @@ func (f *Fake) notify() { f.changes.Notify() }
 // when the clock has not moved on): the adapter reads a reply's ts as
 // when it was written. Called with f.mu held.
 func (f *Fake) nextTS() string {
-	f.seq++
 	f.lastTS = max(time.Now().UnixMicro(), f.lastTS+1)
 	return fmt.Sprintf("%d.%06d", f.lastTS/1000000, f.lastTS%1000000)
 }

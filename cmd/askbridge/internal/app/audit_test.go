@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -65,14 +64,7 @@ func TestAuditVerifyCommand(t *testing.T) {
 			}
 			return ""
 		}
-		verify := func(want int, args ...string) string {
-			t.Helper()
-			var out, errb bytes.Buffer
-			if c := app.Run(t.Context(), append([]string{"audit", "verify"}, args...), env, nil, &out, &errb); c != want {
-				t.Fatalf("audit verify %v: exit %d, want %d\n%s%s", args, c, want, out.String(), errb.String())
-			}
-			return out.String()
-		}
+		verify := func(want int, args ...string) string { t.Helper(); return auditVerify(t, env, want, args...) }
 		agent, ops := client.New(m.URL, apptest.AgentA), client.New(m.URL, apptest.OpTok)
 		q, err := agent.Ask(t.Context(), clarify("Which region for the bucket?"))
 		if err != nil {

@@ -68,14 +68,7 @@ func TestAuditVerifyUnchained(t *testing.T) {
 		}
 		return ""
 	}
-	verify := func(want int, args ...string) string {
-		t.Helper()
-		var out, errb bytes.Buffer
-		if c := app.Run(t.Context(), append([]string{"audit", "verify"}, args...), env, nil, &out, &errb); c != want {
-			t.Fatalf("audit verify %v: exit %d, want %d\n%s%s", args, c, want, out.String(), errb.String())
-		}
-		return out.String()
-	}
+	verify := func(want int, args ...string) string { t.Helper(); return auditVerify(t, env, want, args...) }
 
 	stripped := write("stripped.ndjson", strip(chain(1, 4), 1))
 	if out := verify(app.ExitError, stripped); !strings.Contains(out, "BROKEN at seq 1 ") || !strings.Contains(out, "--allow-unchained") {
@@ -96,4 +89,15 @@ func TestAuditVerifyUnchained(t *testing.T) {
 	if out := verify(0, write("chained.ndjson", chain(1, 4))); !strings.Contains(out, "holds: 4 events") {
 		t.Fatalf("a chained log: %s", out)
 	}
+}
+
+// auditVerify runs "askbridge audit verify" with args and env, wants
+// exit code want, and returns what it printed.
+func auditVerify(t *testing.T, env func(string) string, want int, args ...string) string {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if c := app.Run(t.Context(), append([]string{"audit", "verify"}, args...), env, nil, &out, &errb); c != want {
+		t.Fatalf("audit verify %v: exit %d, want %d\n%s%s", args, c, want, out.String(), errb.String())
+	}
+	return out.String()
 }

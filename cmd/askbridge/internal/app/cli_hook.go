@@ -117,7 +117,7 @@ func cmdHook(ctx context.Context, args []string, getenv func(string) string, std
 	case r := <-read:
 		if r.err != nil {
 			// The server went away mid-wait: no decision.
-			return failed(fmt.Errorf("hook: reading the decision: %w", r.err))
+			return failed(&hooks.Unreached{Server: target.base, Err: fmt.Errorf("reading the decision: %w", r.err)})
 		}
 	case <-ctx.Done():
 		cancelReq()

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -142,6 +143,46 @@ func (r agentReads) raw(t *testing.T, method, path string) (int, []byte) {
 		t.Fatal(err)
 	}
 	return resp.StatusCode, body
+}
+
+// closer closes, or moves on, a question the fence tests asked.
+type closer = func(t *testing.T, id core.QuestionID)
+
+// answering answers as c with req.
+func answering(ctx context.Context, c *client.Client, req client.AnswerRequest) closer {
+	return func(t *testing.T, id core.QuestionID) {
+		t.Helper()
+		if _, err := c.Answer(ctx, id, req); err != nil {
+			t.Fatalf("answer %+v: %v", req, err)
+		}
+	}
+}
+
+// inTurn is fs one after the other.
+func inTurn(fs ...closer) closer {
+	return func(t *testing.T, id core.QuestionID) {
+		for _, f := range fs {
+			f(t, id)
+		}
+	}
+}
+
+// askClosed asks req, closes the question with close, waits for it to
+// reach state and reads it every way an agent can (read).
+func (r agentReads) askClosed(t *testing.T, ctx context.Context, mk *markers, req client.AskRequest, close closer, state core.State) {
+	t.Helper()
+	q, err := r.agent.Ask(ctx, req)
+	if err != nil {
+		t.Fatalf("ask: %v", err)
+	}
+	close(t, q.ID)
+	wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	w, err := r.agent.Wait(wctx, q.ID)
+	if err != nil || w.State != state {
+		t.Fatalf("wait: %+v, %v; want %s", w, err, state)
+	}
+	r.read(t, ctx, mk, q.ID)
 }
 
 func (r agentReads) read(t *testing.T, ctx context.Context, mk *markers, id core.QuestionID) {

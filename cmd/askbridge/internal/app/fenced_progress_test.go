@@ -84,21 +84,7 @@ func TestFencedAfterPartialProgressAndOnMoreDoors(t *testing.T) {
 	reads := agentReads{m: m, agent: agent, stdio: cs, http: hs}
 	door := oneWayDoors{t: t, m: m, linkBase: linkBase, key: actorKey}
 
-	answer := func(c *client.Client, req client.AnswerRequest) func(t *testing.T, id core.QuestionID) {
-		return func(t *testing.T, id core.QuestionID) {
-			t.Helper()
-			if _, err := c.Answer(ctx, id, req); err != nil {
-				t.Fatalf("answer %+v: %v", req, err)
-			}
-		}
-	}
-	then := func(fs ...func(t *testing.T, id core.QuestionID)) func(t *testing.T, id core.QuestionID) {
-		return func(t *testing.T, id core.QuestionID) {
-			for _, f := range fs {
-				f(t, id)
-			}
-		}
-	}
+	answer := func(c *client.Client, req client.AnswerRequest) closer { return answering(ctx, c, req) }
 	timeOut := func(t *testing.T, id core.QuestionID) { clock.Advance(2 * time.Hour) }
 	withdraw := func(c *client.Client, reason string) func(t *testing.T, id core.QuestionID) {
 		return func(t *testing.T, id core.QuestionID) {
@@ -156,31 +142,31 @@ func TestFencedAfterPartialProgressAndOnMoreDoors(t *testing.T) {
 			}, core.StateAnswered},
 		{"quorum approval denied by one vote with words", approval("", "rotate_keys", 2),
 			answer(ops2, client.AnswerRequest{ChosenOptionID: core.DenyOption, Answer: mk.mk("a deny vote's words")}), core.StateAnswered},
-		{"decision settled by two votes with words", decision, then(
+		{"decision settled by two votes with words", decision, inTurn(
 			answer(ops2, client.AnswerRequest{ChosenOptionID: "ddb", Answer: mk.mk("a decision vote's words")}),
 			answer(ops, client.AnswerRequest{ChosenOptionID: "ddb", Answer: mk.mk("the deciding vote's words")}),
 		), core.StateAnswered},
-		{"batch with a call's deny reason, then withdrawn by an operator", batch, then(
+		{"batch with a call's deny reason, then withdrawn by an operator", batch, inTurn(
 			answer(ops2, client.AnswerRequest{Calls: []core.CallDecision{{ToolCallID: "call_b", OptionID: core.DenyOption, Reason: mk.mk("a batch call's deny reason before a cancel")}}}),
 			withdraw(ops, mk.mk("an operator's cancel reason after progress")),
 		), core.StateCancelled},
-		{"batch with a call's edit and reason, then withdrawn by the agent", batch, then(
+		{"batch with a call's edit and reason, then withdrawn by the agent", batch, inTurn(
 			answer(ops2, client.AnswerRequest{Calls: []core.CallDecision{editA("before the agent's cancel")}}),
 			withdraw(agent, "plans changed"), // the agent's own words
 		), core.StateCancelled},
-		{"form with one free-text item answered, then timed out", form, then(
+		{"form with one free-text item answered, then timed out", form, inTurn(
 			answer(ops2, client.AnswerRequest{Items: []client.ItemAnswer{{ItemID: "name", Text: mk.mk("a form item's free text before a timeout")}}}),
 			timeOut,
 		), core.StateTimedOut},
-		{"batch with a call's edit and reason, then timed out", batch, then(
+		{"batch with a call's edit and reason, then timed out", batch, inTurn(
 			answer(ops2, client.AnswerRequest{Calls: []core.CallDecision{editA("before a timeout")}}),
 			timeOut,
 		), core.StateTimedOut},
-		{"approval quorum with one vote's words, then timed out", approval("", "rotate_keys", 2), then(
+		{"approval quorum with one vote's words, then timed out", approval("", "rotate_keys", 2), inTurn(
 			answer(ops2, client.AnswerRequest{ChosenOptionID: core.ApproveOption, Answer: mk.mk("an approve vote's words before a timeout")}),
 			timeOut,
 		), core.StateTimedOut},
-		{"decision quorum with one vote's words, then timed out", decision, then(
+		{"decision quorum with one vote's words, then timed out", decision, inTurn(
 			answer(ops, client.AnswerRequest{ChosenOptionID: "pg", Answer: mk.mk("a decision vote's words before a timeout")}),
 			timeOut,
 		), core.StateTimedOut},
@@ -189,18 +175,7 @@ func TestFencedAfterPartialProgressAndOnMoreDoors(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			req := c.ask
 			req.RunID, req.ToolCallID = "run-1", "toolu_p"+string(rune('a'+i))
-			q, err := agent.Ask(ctx, req)
-			if err != nil {
-				t.Fatalf("ask: %v", err)
-			}
-			c.close(t, q.ID)
-			wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-			defer cancel()
-			w, err := agent.Wait(wctx, q.ID)
-			if err != nil || w.State != c.state {
-				t.Fatalf("wait: %+v, %v; want %s", w, err, c.state)
-			}
-			reads.read(t, ctx, mk, q.ID)
+			reads.askClosed(t, ctx, mk, req, c.close, c.state)
 		})
 	}
 	for _, tok := range mk.tokens {

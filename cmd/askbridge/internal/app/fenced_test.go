@@ -156,14 +156,7 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 		}
 	}
 
-	answer := func(c *client.Client, req client.AnswerRequest) func(t *testing.T, id core.QuestionID) {
-		return func(t *testing.T, id core.QuestionID) {
-			t.Helper()
-			if _, err := c.Answer(ctx, id, req); err != nil {
-				t.Fatalf("answer %+v: %v", req, err)
-			}
-		}
-	}
+	answer := func(c *client.Client, req client.AnswerRequest) closer { return answering(ctx, c, req) }
 	refButton := func(t *testing.T, c adaptertest.Card, want func(core.Ref) bool) adaptertest.Button {
 		t.Helper()
 		for _, b := range c.Buttons {
@@ -277,13 +270,6 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 			}
 		}
 	}
-	then := func(fs ...func(t *testing.T, id core.QuestionID)) func(t *testing.T, id core.QuestionID) {
-		return func(t *testing.T, id core.QuestionID) {
-			for _, f := range fs {
-				f(t, id)
-			}
-		}
-	}
 	approval := func(tool, args string, editable ...string) client.AskRequest {
 		r := client.AskRequest{Kind: core.KindApproval, Question: "May I call " + tool + "?", Reversibility: core.HardToReverse,
 			Tool: tool, Arguments: json.RawMessage(args)}
@@ -347,11 +333,11 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 		{"approval approved with edits", approval("mv", `{"to":"x"}`, "to"),
 			answer(ops, client.AnswerRequest{ChosenOptionID: core.ApproveOption, Arguments: edited("an edited argument's value"), Answer: mk.mk("an edit's reason")}),
 			core.StateAnswered},
-		{"form answered in parts, with free text", form, then(
+		{"form answered in parts, with free text", form, inTurn(
 			answer(ops, client.AnswerRequest{Items: []client.ItemAnswer{{ItemID: "logger", OptionID: "zl"}}}),
 			answer(ops2, client.AnswerRequest{Items: []client.ItemAnswer{{ItemID: "name", Text: mk.mk("a form item's free text")}}}),
 		), core.StateAnswered},
-		{"batch decided call by call, with reasons and edits", batch, then(
+		{"batch decided call by call, with reasons and edits", batch, inTurn(
 			answer(ops2, client.AnswerRequest{Calls: []core.CallDecision{
 				{ToolCallID: "call_a", OptionID: core.ApproveOption, Reason: mk.mk("a batch call's approve reason"),
 					Arguments: json.RawMessage(`{"path":"a","body":` + string(must(json.Marshal(mk.mk("a batch call's edited argument")))) + `}`)},
@@ -359,7 +345,7 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 			}}),
 			answer(ops, client.AnswerRequest{ChosenOptionID: core.ApproveOption, Answer: mk.mk("a batch's reason for the rest")}),
 		), core.StateAnswered},
-		{"quorum of two with notes", on("sl-quorum", with(approval("rotate_keys", `{"all":true}`), func(r *client.AskRequest) { r.Quorum = 2 })), then(
+		{"quorum of two with notes", on("sl-quorum", with(approval("rotate_keys", `{"all":true}`), func(r *client.AskRequest) { r.Quorum = 2 })), inTurn(
 			answer(ops2, client.AnswerRequest{ChosenOptionID: core.ApproveOption, Answer: mk.mk("a vote's note")}),
 			click("sl-quorum", core.RefApprove, 0),
 		), core.StateAnswered},
@@ -418,10 +404,10 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 			core.StateAnswered},
 		{"escalated, then answered", with(clarify("Who owns billing?"), func(r *client.AskRequest) {
 			r.Timeout, r.OnTimeout = client.Duration(time.Hour), core.OnTimeoutEscalate
-		}), then(escalated, answer(ops2, client.AnswerRequest{Answer: mk.mk("an answer after escalation")})), core.StateAnswered},
+		}), inTurn(escalated, answer(ops2, client.AnswerRequest{Answer: mk.mk("an answer after escalation")})), core.StateAnswered},
 		{"escalated, then timed out", with(clarify("Who owns search?"), func(r *client.AskRequest) {
 			r.Timeout, r.OnTimeout = client.Duration(time.Hour), core.OnTimeoutEscalate
-		}), then(escalated, advance(3*time.Hour)), core.StateTimedOut},
+		}), inTurn(escalated, advance(3*time.Hour)), core.StateTimedOut},
 		{"timed out", with(clarify("Anyone there?"), func(r *client.AskRequest) { r.Timeout = client.Duration(time.Hour) }),
 			advance(2 * time.Hour), core.StateTimedOut},
 		{"declined", clarify("Tabs or spaces?"),
@@ -462,18 +448,7 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 			if req.RunID == "" {
 				req.RunID = "run-1"
 			}
-			q, err := agent.Ask(ctx, req)
-			if err != nil {
-				t.Fatalf("ask: %v", err)
-			}
-			c.close(t, q.ID)
-			wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-			defer cancel()
-			w, err := agent.Wait(wctx, q.ID)
-			if err != nil || w.State != c.state {
-				t.Fatalf("wait: %+v, %v; want %s", w, err, c.state)
-			}
-			reads.read(t, ctx, mk, q.ID)
+			reads.askClosed(t, ctx, mk, req, c.close, c.state)
 		})
 	}
 	for _, sh := range core.Shapes() {

@@ -1,0 +1,93 @@
+package app
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/askbridge/askbridge/adapters/hooks"
+	"github.com/askbridge/askbridge/adapters/httpapi"
+	"github.com/askbridge/askbridge/adapters/mcp"
+	"github.com/askbridge/askbridge/core"
+)
+
+// mountAgentDoors mounts what agents' hosts call besides the API: the
+// MCP endpoint on mux and the hosts' HTTP hooks under the API's /v1, so
+// the API authenticates and logs them as its own. Close stops both
+// (stopMCP).
+func (m *Main) mountAgentDoors(mux *http.ServeMux, api *httpapi.Server, svc *core.Service) {
+	stop, cancel := context.WithCancel(context.Background())
+	m.stopMCP = cancel
+	mux.Handle("/mcp", agentsOnly(api, "the MCP tools are for agent tokens", writeRefusal, mcp.HTTPHandler(mcp.ServiceBackend{Svc: svc}, mcp.Options{
+		Version: versionString(),
+		Caller:  func(r *http.Request) core.AgentID { return agentName(r.Context()) },
+		Still:   stillOf,
+		Stop:    stop,
+	})))
+	// A hook refused its token answers as the hook door answers a prompt
+	// it cannot ask (hooks.Unread): a Claude Code PreToolUse gets "ask".
+	api.Handle("POST /v1/hooks/{host}", agentsOnly(api, "hooks are answered for agent tokens", hooks.Unread, hooks.Handler(svc, hooks.Options{
+		Agent:   func(r *http.Request) core.AgentID { return agentName(r.Context()) },
+		MaxWait: httpapi.DefaultMaxWait,
+		Stop:    stop,
+		Log:     m.Log,
+		Still:   stillOf,
+	})))
+}
+
+type agentKey struct{}
+
+// agentsOnly lets through requests that carry an API token with the agent
+// role (or admin), and puts its name in the context: an MCP tool call, or
+// a host's hook, asks in the name of the agent whose token made it. Other
+// tokens are refused with refusal, written by refuse.
+// Under /v1 the API refuses a request without a valid token before it
+// gets here, through the door's Refuse (httpapi.Refuser).
+func agentsOnly(api *httpapi.Server, refusal string, refuse func(http.ResponseWriter, *http.Request, int, error), h http.Handler) http.Handler {
+	return agentDoor{api: api, refusal: refusal, refuse: refuse, h: h}
+}
+
+type agentDoor struct {
+	api     *httpapi.Server
+	refusal string
+	refuse  func(http.ResponseWriter, *http.Request, int, error)
+	h       http.Handler
+}
+
+func (d agentDoor) Refuse(w http.ResponseWriter, r *http.Request, status int, err error) {
+	d.refuse(w, r, status, err)
+}
+
+func (d agentDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	tok, wait, ok := d.api.Admit(r)
+	if !ok {
+		status, err := httpapi.AuthRefusal(w, wait) // 401, or 429 for a client out of guesses
+		d.refuse(w, r, status, err)
+		return
+	}
+	if tok.Role != httpapi.RoleAgent && tok.Role != httpapi.RoleAdmin {
+		d.refuse(w, r, http.StatusForbidden, core.Errorf(core.CodeForbidden, "auth", "%s", d.refusal))
+		return
+	}
+	ctx := context.WithValue(r.Context(), agentKey{}, tok.Agent())
+	ctx = context.WithValue(ctx, stillKey{}, d.api.StillHolds(r, tok, httpapi.RoleAgent, httpapi.RoleAdmin))
+	d.h.ServeHTTP(w, r.WithContext(ctx))
+}
+
+// stillKey holds the agent door's check that a request's token still
+// holds (httpapi.Server.StillHolds), for a long call to make as it goes.
+type stillKey struct{}
+
+func stillOf(r *http.Request) func(context.Context) bool {
+	f, _ := r.Context().Value(stillKey{}).(func(context.Context) bool)
+	return f
+}
+
+// writeRefusal writes err in the API's error shape, with status.
+func writeRefusal(w http.ResponseWriter, _ *http.Request, status int, err error) {
+	httpapi.WriteError(w, status, core.ErrorCode(err), core.ErrorMessage(err))
+}
+
+func agentName(ctx context.Context) core.AgentID {
+	name, _ := ctx.Value(agentKey{}).(core.AgentID)
+	return name
+}

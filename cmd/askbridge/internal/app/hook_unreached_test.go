@@ -1,0 +1,43 @@
+package app_test
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/askbridge/askbridge/adapters/hooks"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
+	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
+)
+
+// TestHookCommandServerGoneMidWaitSaysWhy: a server that goes away while
+// the hook waits for the decision (a restart, a proxy timing out) leaves
+// a Claude Code prompt to the person at the keyboard with why, as a
+// server down before it answered does: "askbridge at URL did not answer:
+// ...". Before, they read "internal error".
+func TestHookCommandServerGoneMidWaitSaysWhy(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set(hooks.HeaderQuestionID, "q-gone")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		panic(http.ErrAbortHandler) // the connection drops, the decision never sent
+	}))
+	t.Cleanup(srv.Close)
+	in, err := os.ReadFile(filepath.Join(apptest.HookTestdata, "claude-code/pre-tool-use.bash.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := func(k string) string {
+		return map[string]string{"ASKBRIDGE_URL": srv.URL, "ASKBRIDGE_TOKEN": apptest.AgentA}[k]
+	}
+	var out, errb bytes.Buffer
+	code := app.Run(t.Context(), []string{"hook", "--host", "claude-code"}, env, bytes.NewReader(in), &out, &errb)
+	want := `"permissionDecision":"ask","permissionDecisionReason":"askbridge could not ask in chat (askbridge at ` + srv.URL + ` did not answer: `
+	if code != 0 || !strings.Contains(out.String(), want) {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want exit 0 and %q", code, out.String(), errb.String(), want)
+	}
+}

@@ -76,12 +76,17 @@ func (s *Store) Purge(ctx context.Context, cutoff time.Time, limit int) (int, er
 			return len(closed), err
 		}
 	}
-	// Keys seen once and expiring values expire on the store's own
-	// clock, like leases.
+	// Keys seen once, expiring values and leases expire on the store's
+	// own clock.
 	if err := s.purgeExpired(ctx, bucketOnce, onceExpiry); err != nil {
 		return len(closed), err
 	}
 	if err := s.purgeExpired(ctx, bucketValuesTTL, valueExpiry); err != nil {
+		return len(closed), err
+	}
+	// A lease past its time reads as free already; its key stays until
+	// here (every card's posting mark, every reminder's claim).
+	if err := s.purgeExpired(ctx, bucketLeasesKV, leaseExpiry); err != nil {
 		return len(closed), err
 	}
 	return len(closed), nil

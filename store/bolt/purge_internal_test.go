@@ -43,7 +43,8 @@ func purgeAsCore(t *testing.T, s *Store, cutoff time.Time) {
 }
 
 // TestPurgeDropsEveryExpiredKey: ordinary chat traffic (a Once per
-// platform event, a TTL value per sign-in) leaves thousands of keys to
+// platform event, a TTL value per sign-in, a lease per card posted and
+// reminder sent) leaves thousands of keys to
 // expire between purges, and refusals of unknown ids leave loose events.
 // One purge, as core runs it, drops every one of them that is due,
 // however few closed questions there are, and keeps the live ones.
@@ -72,6 +73,10 @@ func TestPurgeDropsEveryExpiredKey(t *testing.T) {
 		if err := s.SetValueFor(ctx, fmt.Sprintf("console:session:%05d", i), "v", ttl); err != nil {
 			t.Fatal(err)
 		}
+		// A card's posting mark, a reminder's claim: leases, each taken once.
+		if held, err := s.Lease(ctx, fmt.Sprintf("posting:q%05d:post", i), "owner", ttl); err != nil || !held {
+			t.Fatalf("lease %d: %v, %v", i, held, err)
+		}
 	}
 	for i := range loose {
 		if _, err := s.Append(ctx, core.Event{At: now, Kind: core.EventRefused, Reason: fmt.Sprint("unknown id ", i)}); err != nil {
@@ -92,6 +97,11 @@ func TestPurgeDropsEveryExpiredKey(t *testing.T) {
 	}
 	if got := bucketLen(t, s, bucketValuesTTL); got != live {
 		t.Errorf("expiring values after the purge: %d, want the %d live ones", got, live)
+	}
+	// Before, leases were never purged: every card's posting mark stayed
+	// in the file for good.
+	if got := bucketLen(t, s, bucketLeasesKV); got != live {
+		t.Errorf("leases after the purge: %d, want the %d live ones", got, live)
 	}
 	// What is left of the loose events is the purges' own checkpoints,
 	// which are newer than the cutoff.

@@ -184,6 +184,11 @@ func onceExpiry(v []byte) (time.Time, bool) {
 	return until, until.UnmarshalBinary(v) == nil
 }
 
+func leaseExpiry(v []byte) (time.Time, bool) {
+	var r leaseRecord
+	return r.Until, json.Unmarshal(v, &r) == nil
+}
+
 func valueExpiry(v []byte) (time.Time, bool) {
 	until, _, ok := splitExpiring(v)
 	return until, ok

@@ -3,9 +3,12 @@ package redis
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"hash/fnv"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -309,7 +312,11 @@ func (s *Store) Retry(ctx context.Context, d core.Delivery, consumer string, aft
 	return nil
 }
 
-// Extend renews consumer's claims on ids, shard by shard.
+// Extend renews consumer's claims on ids, every shard at once and each
+// on its own: a shard failing over (seconds, against a MinIdle of ten)
+// must not leave the others' claims to go idle, or another replica takes
+// over deliveries this one is still sending. Its error joins the failing
+// shards'.
 func (s *Store) Extend(ctx context.Context, surface core.Surface, consumer string, ids []string) error {
 	const op = "redis extend"
 	byShard := make(map[int][]any)
@@ -320,11 +327,24 @@ func (s *Store) Extend(ctx context.Context, surface core.Surface, consumer strin
 		}
 		byShard[shard] = append(byShard[shard], streamID)
 	}
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
 	for shard, sids := range byShard {
-		args := append([]any{s.group, consumer}, sids...)
-		if _, err := s.run(ctx, extendScript, []string{s.k.outbox(shard, surface)}, args...); err != nil {
-			return core.Internal(op, err)
-		}
+		wg.Go(func() {
+			args := append([]any{s.group, consumer}, sids...)
+			if _, err := s.run(ctx, extendScript, []string{s.k.outbox(shard, surface)}, args...); err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("shard %d: %w", shard, err))
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return core.Internal(op, err)
 	}
 	return nil
 }

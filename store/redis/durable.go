@@ -67,11 +67,13 @@ func (d *Durability) fill() error {
 }
 
 // acknowledged are the scripts whose success a caller is told of: the
-// transitions of a question. The outbox's and the leases' own scripts
-// are not waited for: a lost claim or ack is a delivery made again,
-// which the outbox allows for anyway.
+// transitions of a question, and a lease, which is a card's posting mark
+// (a mark a failover lost would let the retry of a card already posted
+// post it again, unflagged) and a reminder's claim. The outbox's own
+// scripts are not waited for: a lost claim or ack is a delivery made
+// again, which the outbox allows for anyway.
 var (
-	acknowledgedScripts = []script{createScript, resolveScript, renotifyScript, recordMessageScript, endRunScript, appendScript}
+	acknowledgedScripts = []script{createScript, resolveScript, renotifyScript, recordMessageScript, endRunScript, appendScript, leaseScript}
 	acknowledged        = func() map[string]bool {
 		m := map[string]bool{}
 		for _, sc := range acknowledgedScripts {

@@ -63,7 +63,7 @@ const maxRetryAfter = 30 * time.Second
 func retryableAsk(err error) bool {
 	var e *Error
 	if errors.As(err, &e) {
-		return e.Status >= 500
+		return e.Status >= 500 || heldFor(e)
 	}
 	return !errors.As(err, new(*requestError))
 }
@@ -89,9 +89,19 @@ func status(err error) int {
 func transient(err error) bool {
 	var e *Error
 	if errors.As(err, &e) {
-		return e.Status == http.StatusBadGateway || e.Status == http.StatusServiceUnavailable || e.Status == http.StatusGatewayTimeout
+		return e.Status == http.StatusBadGateway || e.Status == http.StatusServiceUnavailable || e.Status == http.StatusGatewayTimeout ||
+			heldFor(e)
 	}
 	// No response at all: the connection failed, unless the request could
 	// not even be made.
 	return !errors.As(err, new(*requestError))
+}
+
+// heldFor reports a 429 that says when to come back: the server holds
+// this client's address for a while (another process there spent its
+// guesses with a wrong token) and names the wait, which a valid token
+// rides out as it rides out a replica restarting (the wait capped at
+// maxRetryAfter, as every server-named wait is).
+func heldFor(e *Error) bool {
+	return e.Status == http.StatusTooManyRequests && e.RetryAfter > 0
 }

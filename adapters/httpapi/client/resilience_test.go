@@ -133,3 +133,39 @@ func TestAskOrRepeatReadsTheStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestWaitAndAskWaitOutA429: a 429 with Retry-After (the address held
+// after another process's wrong tokens, for a token never seen succeed
+// from it) is waited out as the server asks, by Wait and by Ask; before,
+// both gave up at once with a valid token.
+func TestWaitAndAskWaitOutA429(t *testing.T) {
+	var waits, asks atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		n := &waits
+		if r.Method == http.MethodPost {
+			n = &asks
+		}
+		if n.Add(1) == 1 {
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusTooManyRequests)
+			_, _ = w.Write([]byte(`{"error":{"code":"forbidden","message":"too many wrong tokens from this address: try again in 1 seconds"}}`))
+			return
+		}
+		if r.Method == http.MethodPost {
+			w.WriteHeader(http.StatusCreated)
+			_, _ = w.Write([]byte(`{"id":"q","kind":"clarification","state":"open"}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"question_id":"q","state":"answered","resume":{"content":"x","structured":{}},"question":{}}`))
+	}))
+	defer srv.Close()
+	c := New(srv.URL, "t")
+	c.pause = time.Millisecond
+	if res, err := c.Wait(t.Context(), "q"); err != nil || res.State != "answered" {
+		t.Fatalf("wait after a 429: %+v, %v", res, err)
+	}
+	if q, err := c.Ask(t.Context(), AskRequest{Kind: "clarification", Question: "Which?", Reversibility: "reversible"}); err != nil || q.ID != "q" {
+		t.Fatalf("ask after a 429: %+v, %v", q, err)
+	}
+}

@@ -29,6 +29,10 @@ var version = "dev"
 // test runs that binary as the program.
 func Exit() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first signal begins a graceful stop, which may wait on a store
+	// or a server that does not answer; the signals' own handling back,
+	// a second one ends the process at once.
+	context.AfterFunc(ctx, stop)
 	if len(os.Args) > 1 && os.Args[1] == "serve" {
 		// The heap may grow to a floor before the collector runs: a
 		// burst's slowest answers were the ones a collection caught

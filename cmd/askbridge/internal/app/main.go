@@ -28,11 +28,7 @@ var version = "dev"
 // program's code. It is cmd/askbridge's main, and a test binary's when a
 // test runs that binary as the program.
 func Exit() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	// The first signal begins a graceful stop, which may wait on a store
-	// or a server that does not answer; the signals' own handling back,
-	// a second one ends the process at once.
-	context.AfterFunc(ctx, stop)
+	ctx := stopOnSignal()
 	if len(os.Args) > 1 && os.Args[1] == "serve" {
 		// The heap may grow to a floor before the collector runs: a
 		// burst's slowest answers were the ones a collection caught
@@ -41,9 +37,23 @@ func Exit() {
 		// their own process.
 		gcfloor.Server(os.Getenv)
 	}
-	code := Run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	os.Exit(Run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr))
+}
+
+// stopOnSignal is a context that ends at the first SIGINT or SIGTERM,
+// which begins a graceful stop; that stop may wait on a store or a
+// server that does not answer, so the signals' own handling is back
+// before the context ends, and a second one ends the process at once.
+func stopOnSignal() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sigs
+		signal.Reset(os.Interrupt, syscall.SIGTERM)
+		cancel()
+	}()
+	return ctx
 }
 
 const usage = `askbridge: let an AI agent stop and ask a human.

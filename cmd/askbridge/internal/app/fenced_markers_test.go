@@ -126,6 +126,22 @@ type agentReads struct {
 	stdio, http *mcpsdk.ClientSession
 }
 
+// newAgentReads opens agent-a's every way of reading m: the API (agent),
+// MCP over stdio and MCP over HTTP.
+func newAgentReads(t *testing.T, ctx context.Context, m *app.Main, agent *client.Client) agentReads {
+	t.Helper()
+	cs, stderr, err := stdioSession(t, ctx, map[string]string{"ASKBRIDGE_URL": m.URL, "ASKBRIDGE_TOKEN": apptest.AgentA}, nil, nil)
+	if err != nil {
+		t.Fatalf("askbridge mcp: %v\n%s", err, stderr)
+	}
+	hs, err := mcpSession(ctx, m.URL, apptest.AgentA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = hs.Close() })
+	return agentReads{m: m, agent: agent, stdio: cs, http: hs}
+}
+
 func (r agentReads) raw(t *testing.T, method, path string) (int, []byte) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), method, r.m.URL+path, nil)

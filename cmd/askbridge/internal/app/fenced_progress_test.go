@@ -72,16 +72,7 @@ func TestFencedAfterPartialProgressAndOnMoreDoors(t *testing.T) {
 	}, clock)
 	tfake.SetTarget(m.URL + teams.MessagesPath)
 	agent, ops, ops2 := client.New(m.URL, apptest.AgentA), client.New(m.URL, apptest.OpTok), client.New(m.URL, ops2Tok)
-	cs, stderr, err := stdioSession(t, ctx, map[string]string{"ASKBRIDGE_URL": m.URL, "ASKBRIDGE_TOKEN": apptest.AgentA}, nil, nil)
-	if err != nil {
-		t.Fatalf("askbridge mcp: %v\n%s", err, stderr)
-	}
-	hs, err := mcpSession(ctx, m.URL, apptest.AgentA)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = hs.Close() })
-	reads := agentReads{m: m, agent: agent, stdio: cs, http: hs}
+	reads := newAgentReads(t, ctx, m, agent)
 	door := oneWayDoors{t: t, m: m, linkBase: linkBase, key: actorKey}
 
 	answer := func(c *client.Client, req client.AnswerRequest) closer { return answering(ctx, c, req) }

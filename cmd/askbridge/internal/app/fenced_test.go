@@ -138,16 +138,7 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 	slack := &apptest.SlackDriver{Fake: fake, Main: m}
 	agent, ops, ops2 := client.New(m.URL, apptest.AgentA), client.New(m.URL, apptest.OpTok), client.New(m.URL, ops2Tok)
 
-	cs, stderr, err := stdioSession(t, ctx, map[string]string{"ASKBRIDGE_URL": m.URL, "ASKBRIDGE_TOKEN": apptest.AgentA}, nil, nil)
-	if err != nil {
-		t.Fatalf("askbridge mcp: %v\n%s", err, stderr)
-	}
-	hs, err := mcpSession(ctx, m.URL, apptest.AgentA)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = hs.Close() })
-	reads := agentReads{m: m, agent: agent, stdio: cs, http: hs}
+	reads := newAgentReads(t, ctx, m, agent)
 
 	// Agents read no list and no events: the operators' view of people.
 	for _, path := range []string{"/v1/questions", "/v1/events"} {

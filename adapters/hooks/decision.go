@@ -231,16 +231,22 @@ func FailedAsk(p Prompt, err error) ([]byte, bool) {
 }
 
 // Unreached is the hook command's failure to get an answer from the
-// server (it could not be reached, or it answered with an error), which
+// server (it could not be reached, or it answered with an error: Refused), which
 // the person at the keyboard may read in full: it is what the command
 // itself saw, not an error inside the server, whose details a door
 // keeps to itself (core.ErrorMessage).
 type Unreached struct {
 	Server string // the server's address
-	Err    error
+	// Refused is set when the server (or a proxy before it) answered
+	// with an error, which Err words: it answered, and said no.
+	Refused bool
+	Err     error
 }
 
 func (e *Unreached) Error() string {
+	if e.Refused {
+		return "askbridge at " + e.Server + " refused the ask: " + e.Err.Error()
+	}
 	return "askbridge at " + e.Server + " did not answer: " + e.Err.Error()
 }
 

@@ -103,7 +103,7 @@ func cmdHook(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return failed(&hooks.Unreached{Server: target.base, Err: errors.New(responseError(resp))})
+		return failed(&hooks.Unreached{Server: target.base, Refused: true, Err: errors.New(responseError(resp))})
 	}
 	id := core.QuestionID(resp.Header.Get(hooks.HeaderQuestionID))
 	read := make(chan result, 1)

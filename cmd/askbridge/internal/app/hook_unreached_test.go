@@ -41,3 +41,29 @@ func TestHookCommandServerGoneMidWaitSaysWhy(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q, stderr %q; want exit 0 and %q", code, out.String(), errb.String(), want)
 	}
 }
+
+// TestHookCommandServerRefusalSaysRefused: a server that answers the ask
+// with an error (askbridge's own 429 after wrong tokens, a proxy's 502)
+// did answer; the reason the person at the keyboard reads says it
+// refused, with what it said, not that it "did not answer".
+func TestHookCommandServerRefusalSaysRefused(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusTooManyRequests)
+		_, _ = w.Write([]byte(`{"error":{"code":"rate_limited","message":"too many wrong tokens from this address"}}`))
+	}))
+	defer srv.Close()
+	in, err := os.ReadFile(filepath.Join(apptest.HookTestdata, "claude-code/pre-tool-use.bash.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := func(k string) string {
+		return map[string]string{"ASKBRIDGE_URL": srv.URL, "ASKBRIDGE_TOKEN": apptest.AgentA}[k]
+	}
+	var out, errb bytes.Buffer
+	code := app.Run(t.Context(), []string{"hook", "--host", "claude-code"}, env, bytes.NewReader(in), &out, &errb)
+	want := `askbridge at ` + srv.URL + ` refused the ask: too many wrong tokens from this address (429)`
+	if code != 0 || !strings.Contains(out.String(), want) || strings.Contains(out.String(), "did not answer") {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want exit 0 and %q", code, out.String(), errb.String(), want)
+	}
+}

@@ -41,8 +41,9 @@ import (
 type Durability struct {
 	// Replicas is how many replicas must hold a transition; 0 is off.
 	Replicas int
-	// Timeout bounds the wait; default one second. Keep it below the
-	// client's read timeout (3 s by default), which bounds it too.
+	// Timeout bounds the wait; default one second. The pipeline that
+	// carries a wait is read with the client's read timeout plus Timeout
+	// (durableClient.patient), so a long wait is not cut short by it.
 	Timeout time.Duration
 }
 
@@ -93,6 +94,9 @@ type durableClient struct {
 	d Durability
 	// aof: every primary runs 7.2+ with appendonly on (WAITAOF).
 	aof bool
+	// patients holds each node's patient clone (*goredis.Client to
+	// *goredis.Client), made once.
+	patients sync.Map
 }
 
 // newDurableClient checks the servers and wraps client.
@@ -126,6 +130,7 @@ func (c *durableClient) Process(ctx context.Context, cmd goredis.Cmder) error {
 		cmd.SetErr(markErr(err))
 		return cmd.Err()
 	}
+	node = c.patient(node)
 	start := time.Now()
 	wait := c.waitCmd(ctx, c.d.Timeout)
 	c.send(ctx, node, key, nil, cmd, wait)
@@ -206,7 +211,17 @@ func markerKey(key string) string {
 // has committed, waits on the transaction's own connection: the standing
 // approvals change this way, not by script.
 func (c *durableClient) Watch(ctx context.Context, fn func(*goredis.Tx) error, keys ...string) error {
-	return c.UniversalClient.Watch(ctx, func(tx *goredis.Tx) error {
+	var on goredis.UniversalClient = c.UniversalClient
+	if len(keys) > 0 {
+		node, err := c.nodeFor(ctx, keys[0])
+		if err != nil {
+			return markErr(err)
+		}
+		if n, ok := c.patient(node).(*goredis.Client); ok {
+			on = n
+		}
+	}
+	return on.Watch(ctx, func(tx *goredis.Tx) error {
 		if err := fn(tx); err != nil {
 			return err
 		}
@@ -262,6 +277,31 @@ func (c *durableClient) nodeFor(ctx context.Context, key string) (goredis.Cmdabl
 		return cc.MasterForKey(ctx, key)
 	}
 	return c.UniversalClient, nil
+}
+
+// patient is node as a wait is sent to it: a clone whose read timeout
+// is Timeout plus its own (at least a second: Redis ends a timed-out WAIT
+// on its next cron tick, up to 100 ms late at the default hz). go-redis
+// reads a pipeline's replies within the client's read timeout (3 s by
+// default) and takes a wait cut short by it for a lost connection: it
+// sends the whole pipeline again, up to MaxRetries times, so a Timeout
+// above it would keep the caller several times as long and end in an i/o
+// timeout. A node that is no *goredis.Client, or reads with no deadline,
+// is used as it is.
+func (c *durableClient) patient(node goredis.Cmdable) goredis.Cmdable {
+	n, ok := node.(*goredis.Client)
+	if !ok {
+		return node
+	}
+	if p, ok := c.patients.Load(n); ok {
+		return p.(*goredis.Client)
+	}
+	p := n
+	if rt := n.Options().ReadTimeout; rt > 0 {
+		p = n.WithTimeout(c.d.Timeout + max(rt, time.Second))
+	}
+	c.patients.Store(n, p)
+	return p
 }
 
 // reload asks a cluster client to read its slot map again, after the

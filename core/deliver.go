@@ -88,9 +88,9 @@ func (s *Service) DeliverOne(ctx context.Context, c Courier, d Delivery, gate fu
 		// embedded store hands it out again under the same id with the
 		// same count, so the card posted again went out unflagged.
 		mark, attempt := "posting:"+d.Key, attemptOwner(d)
-		first, err := s.store.Lease(ctx, mark, attempt, 30*24*time.Hour)
+		first, err := s.lease(ctx, mark, attempt, 30*24*time.Hour)
 		if err != nil {
-			return &StoreFailed{Err: err} // nothing posted, no mark taken
+			return &StoreFailed{Err: err} // nothing posted, no mark kept
 		}
 		if err := pass(ctx, gate); err != nil {
 			rctx, cancel := Settle(ctx)
@@ -150,6 +150,22 @@ func attemptOwner(d Delivery) string {
 		panic("core: no randomness: " + err.Error())
 	}
 	return fmt.Sprintf("%s#%d#%s", d.ID, d.Attempts, idEncoding.EncodeToString(b[:]))
+}
+
+// lease takes the lease key for owner, as the store's Lease does, except
+// that one the store may have taken without confirming it (Unavailable:
+// a durable store whose replicas did not confirm it in time) is given
+// back: its caller does nothing under it, and a lease left on the
+// primary would tell the retry that another attempt holds it (a card
+// flagged as a repeat of one never posted, a reminder never sent).
+func (s *Service) lease(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {
+	first, err := s.store.Lease(ctx, key, owner, ttl)
+	if err != nil && Unavailable(err) {
+		rctx, cancel := Settle(ctx)
+		_ = s.store.Release(rctx, key, owner)
+		cancel()
+	}
+	return first, err
 }
 
 // maxEdits is how many times one update delivery edits its card before

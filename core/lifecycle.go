@@ -214,7 +214,7 @@ func (s *Service) CatchUp(ctx context.Context, owner string) (reminded int, done
 		}
 	}()
 	for {
-		held, err := s.store.Lease(ctx, awayLease, owner, catchUpLease)
+		held, err := s.lease(ctx, awayLease, owner, catchUpLease)
 		if err != nil || !held {
 			return reminded, false, Internal(op, err)
 		}

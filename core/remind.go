@@ -333,7 +333,7 @@ func reminderClaim(id QuestionID, k int) string { return fmt.Sprintf("remind:%s:
 // question closed meanwhile is no error.
 func (s *Service) renotifyOnce(ctx context.Context, claim string, q *Question, reason string, out []Delivery, now time.Time, retention time.Duration) (bool, error) {
 	owner := string(NewID(0))
-	first, err := s.store.Lease(ctx, claim, owner, reminderClaimTTL(q, now, retention))
+	first, err := s.lease(ctx, claim, owner, reminderClaimTTL(q, now, retention))
 	if err != nil || !first {
 		return false, err
 	}

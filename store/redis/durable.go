@@ -196,6 +196,63 @@ func (c *durableClient) send(ctx context.Context, node goredis.Cmdable, key stri
 	})
 }
 
+// confirm waits until the replicas hold everything the primary of key's
+// slot holds now, for at most Timeout: a marker write and the wait,
+// pipelined on one connection (see send).
+func (c *durableClient) confirm(ctx context.Context, key string) error {
+	node, err := c.nodeFor(ctx, key)
+	if err != nil {
+		return err
+	}
+	wait := c.waitCmd(ctx, c.d.Timeout)
+	_, _ = c.patient(node).Pipelined(ctx, func(p goredis.Pipeliner) error {
+		p.Set(ctx, markerKey(key), "1", 0)
+		_ = p.Process(ctx, wait)
+		return nil
+	})
+	return c.held(wait)
+}
+
+// lateConfirmFor bounds how long announceWhenHeld keeps waiting for the
+// replicas to hold a change whose own wait ran out.
+const lateConfirmFor = 30 * time.Second
+
+// announceWhenHeld announces the change of question id in shard once its
+// replicas hold it, after a transition that reported maybe-recorded (its
+// wait ran out: a slow replica, or one away for a moment). Its caller was
+// told so, and nothing else would announce it: a retry finds the change
+// made and commits nothing, so no waiter on any replica would learn of it
+// until it read by itself (an API long poll: minutes later). It waits
+// again in the background, for up to lateConfirmFor, and then gives up
+// (the waiters learn of the change at their next read). After a failover
+// that lost the change, the new primary's replicas confirm at once and
+// the wake-up costs its waiters a read that finds nothing new.
+func (s *Store) announceWhenHeld(shard int, id core.QuestionID) {
+	dc, ok := s.client.(*durableClient)
+	if !ok {
+		return
+	}
+	s.late.Go(func() {
+		ctx := context.Background()
+		until := time.Now().Add(lateConfirmFor)
+		for time.Now().Before(until) {
+			start := time.Now()
+			if dc.confirm(ctx, s.k.question(id)) == nil {
+				s.announce(ctx, shard, id)
+				s.signal(id)
+				return
+			}
+			// A wait refused at once (the node unreachable) is tried
+			// again after what a wait would have taken.
+			select {
+			case <-s.done:
+				return
+			case <-time.After(dc.d.Timeout - time.Since(start)):
+			}
+		}
+	})
+}
+
 // markerKey is the durability marker in the slot of key: the key's hash
 // tag, or the key itself when it has none.
 func markerKey(key string) string {

@@ -105,8 +105,10 @@ type Store struct {
 	group   string
 	cluster bool
 	// durable: Durability is on. The scripts then publish no wake-up;
-	// the store does, once the wait has held (announce).
+	// the store does, once the wait has held (announce), or later
+	// (announceWhenHeld, which late counts).
 	durable bool
+	late    sync.WaitGroup
 
 	ps        *goredis.PubSub
 	done      chan struct{} // closed by Close: the subscriber should stop
@@ -304,6 +306,7 @@ func (s *Store) Close() error {
 			s.closeErr = err
 		}
 		<-s.stopped
+		s.late.Wait()
 		s.wakeAll() // whoever still waits should look again, and find the store closed
 		if s.owned {
 			if err := s.client.Close(); err != nil && s.closeErr == nil {

@@ -45,6 +45,9 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 		// would read what a failover may lose (as the other stores' are not
 		// woken: the script published nothing).
 		woken(nil, !s.durable)
+		if core.Unavailable(err) {
+			s.announceWhenHeld(shard, q.ID)
+		}
 		return nil, core.Internal(op, err)
 	}
 	if r.code == codeOK {

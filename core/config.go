@@ -49,6 +49,12 @@ const (
 	DefaultRetention         = 30 * 24 * time.Hour
 )
 
+// HeartbeatInterval is how often a running bridge records that it is up
+// (Service.Beat; core/loops' default). A gap between beats longer than
+// the downtime threshold is a downtime, so the threshold must leave room
+// for at least one beat missed by a restart: see bind.
+const HeartbeatInterval = 15 * time.Second
+
 // Service is core: every door (chat adapters, the API, the CLI, the
 // ticker) calls it, and it alone changes questions.
 type Service struct {
@@ -121,6 +127,13 @@ func bind(cfg Config) (*bound, error) {
 	}
 	if cfg.DowntimeThreshold == 0 {
 		cfg.DowntimeThreshold = DefaultDowntimeThreshold
+	}
+	// The last beat before a restart may be a whole heartbeat interval
+	// old, and a beat may come late: under two intervals, a graceful
+	// restart of a second would count as a downtime and re-notify every
+	// open question.
+	if least := 2 * HeartbeatInterval; cfg.DowntimeThreshold < least {
+		return nil, fmt.Errorf("core: the downtime threshold (%s) must be at least %s, twice the heartbeat interval", cfg.DowntimeThreshold, least)
 	}
 	if cfg.Retention == 0 {
 		cfg.Retention = DefaultRetention

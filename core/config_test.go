@@ -76,3 +76,22 @@ func TestConfigRefusesARuleQuorumItsRouteCannotTake(t *testing.T) {
 		t.Errorf("a rule's quorum within its route's max_quorum: %v", err)
 	}
 }
+
+// TestConfigRefusesADowntimeThresholdWithinTwoHeartbeats: a downtime
+// threshold below twice the heartbeat interval is refused, naming the
+// minimum. Before, any non-negative one was taken, and under one a
+// graceful restart of a second, or a beat a little late, counted as a
+// downtime and re-notified every open question.
+func TestConfigRefusesADowntimeThresholdWithinTwoHeartbeats(t *testing.T) {
+	st := coretest.OpenStore(t)
+	least := 2 * core.HeartbeatInterval
+	for _, d := range []time.Duration{time.Millisecond, time.Second, core.HeartbeatInterval, least - time.Millisecond} {
+		_, err := core.New(st, core.Config{ActorKey: []byte("k"), DowntimeThreshold: d}, nil)
+		if err == nil || !strings.Contains(err.Error(), "at least "+least.String()) {
+			t.Errorf("downtime threshold %s: %v, want a refusal naming the minimum %s", d, err, least)
+		}
+	}
+	if _, err := core.New(st, core.Config{ActorKey: []byte("k"), DowntimeThreshold: least}, nil); err != nil {
+		t.Errorf("downtime threshold %s: %v", least, err)
+	}
+}

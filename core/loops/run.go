@@ -11,23 +11,24 @@ import (
 // Intervals are the intervals of the background work Run does.
 type Intervals struct {
 	Tick      time.Duration // timeout ticker
-	Heartbeat time.Duration
-	Purge     time.Duration
+	Heartbeat time.Duration // default core.HeartbeatInterval, which the downtime threshold's minimum assumes
+	Purge     time.Duration // retention: a purge at start, then one every Purge; default 1h
 	Remind    time.Duration // reminders of routes with remind_every; default 10s
 }
 
 // Run runs svc's ticker (core.Service.Tick), heartbeat (Beat), retention
 // (Purge), reminders (Remind) and, while a downtime's re-notification is
-// due, CatchUp, until ctx ends (call svc.Boot first, once). Each pass is
-// the domain's; Run only times them. Errors of one pass are reported to
-// onErr and the loop goes on: a store that is briefly away must not stop
-// the bridge.
+// due, CatchUp, until ctx ends (call svc.Boot first, once). CatchUp and
+// Purge run beside the others (see purgeLoop), so neither delays
+// readiness, a tick or a beat. Each pass is the domain's; Run only times
+// them. Errors of one pass are reported to onErr and the loop goes on: a
+// store that is briefly away must not stop the bridge.
 func Run(ctx context.Context, svc *core.Service, l Intervals, onErr func(error)) error {
 	if l.Tick <= 0 {
 		l.Tick = time.Second
 	}
 	if l.Heartbeat <= 0 {
-		l.Heartbeat = 15 * time.Second
+		l.Heartbeat = core.HeartbeatInterval
 	}
 	if l.Purge <= 0 {
 		l.Purge = time.Hour
@@ -38,13 +39,13 @@ func Run(ctx context.Context, svc *core.Service, l Intervals, onErr func(error))
 	if onErr == nil {
 		onErr = func(error) {}
 	}
-	var catchUp sync.WaitGroup
-	defer catchUp.Wait()
-	catchUp.Go(func() { catchUpLoop(ctx, svc, l.Tick, onErr) })
-	tick, beat, purge := time.NewTicker(l.Tick), time.NewTicker(l.Heartbeat), time.NewTicker(l.Purge)
+	var background sync.WaitGroup
+	defer background.Wait()
+	background.Go(func() { catchUpLoop(ctx, svc, l.Tick, onErr) })
+	background.Go(func() { purgeLoop(ctx, svc, l.Purge, onErr) })
+	tick, beat := time.NewTicker(l.Tick), time.NewTicker(l.Heartbeat)
 	defer tick.Stop()
 	defer beat.Stop()
-	defer purge.Stop()
 	remind := time.NewTicker(l.Remind)
 	defer remind.Stop()
 	for {
@@ -57,10 +58,6 @@ func Run(ctx context.Context, svc *core.Service, l Intervals, onErr func(error))
 			}
 		case <-beat.C:
 			if err := svc.Beat(ctx); err != nil && ctx.Err() == nil {
-				onErr(err)
-			}
-		case <-purge.C:
-			if _, err := svc.Purge(ctx); err != nil && ctx.Err() == nil {
 				onErr(err)
 			}
 		case <-remind.C:
@@ -87,6 +84,30 @@ func catchUpLoop(ctx context.Context, svc *core.Service, interval time.Duration,
 		select {
 		case <-ctx.Done():
 			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// purgeLoop purges at once and then every interval. The first purge does
+// not wait an interval: a bridge restarted more often than that (a crash
+// loop, frequent deploys) would never purge. It runs beside the ticker
+// and the heartbeat, so the first purge after a long while, which may
+// drop many questions, delays neither, nor readiness (Boot is done by
+// now; CatchUp goes on beside it). There is no lease, at start as
+// every interval after: each replica purges, and two purges at once drop
+// nothing twice (each store's purge checks its candidates in one atomic
+// step).
+func purgeLoop(ctx context.Context, svc *core.Service, interval time.Duration, onErr func(error)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if _, err := svc.Purge(ctx); err != nil && ctx.Err() == nil {
+			onErr(err)
+		}
+		select {
+		case <-ctx.Done():
 			return
 		case <-t.C:
 		}

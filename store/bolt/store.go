@@ -84,19 +84,20 @@ var ErrStoreClosed = errors.New("bolt store is closed")
 // for it.
 var errNoChange = errors.New("no change")
 
-// Open opens (creating if needed) the store file at path.
+// Open opens (creating if needed) the store file at path. It refuses a
+// file that exists but is empty, or that is damaged (see openChecked).
 func Open(path string, opts Options) (*Store, error) {
 	const op = "open bolt store"
 	timeout := opts.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: timeout, NoSync: opts.NoSync})
+	db, err := openChecked(path, &bbolt.Options{Timeout: timeout, NoSync: opts.NoSync})
 	if errors.Is(err, bbolt.ErrTimeout) {
 		return nil, core.Internal(op, fmt.Errorf("%s is locked by another process (waited %s): is another askbridge running on it?", path, timeout))
 	}
 	if err != nil {
-		return nil, core.Internal(op, fmt.Errorf("%s: %w", path, err))
+		return nil, core.Internal(op, err)
 	}
 	err = db.Update(func(tx *bbolt.Tx) error {
 		for _, name := range fixedBuckets {

@@ -2,7 +2,7 @@ package discord
 
 import (
 	"fmt"
-	"strings"
+	"slices"
 	"time"
 
 	"github.com/askbridge/askbridge/core"
@@ -64,34 +64,22 @@ func RenderReminder(c card.Card) *discordgo.MessageSend {
 	} else {
 		segs = append(segs, fixed(" Answer with `askbridge answer "+string(c.QuestionID)+"` or through the API."))
 	}
-	if who, allowed := discordMentions(c.Mentions); who != "" {
+	segs = append(segs, fixed(footer(string(c.QuestionID))))
+	// The mentions get what the rest leaves, the question's text uncut:
+	// named whole, before the footer, never cut mid-mention by fit.
+	label := "\n" + card.AwaitingLabel + ": "
+	room := maxContent - width(label)
+	for _, s := range segs {
+		room -= width(s.render(maxContent))
+	}
+	if who, allowed := discordMentions(c.Mentions, room); who != "" {
 		// Only the people and roles named here are notified: nothing a
 		// person wrote into the question can ping anyone.
-		segs = append(segs, fixed("\n"+card.AwaitingLabel+": "+who))
+		segs = slices.Insert(segs, len(segs)-1, fixed(label+who))
 		m.AllowedMentions = allowed
 	}
-	segs = append(segs, fixed(footer(string(c.QuestionID))))
 	m.Content = fit(segs, maxContent)
 	return m
-}
-
-// discordMentions writes a reminder's mentions as <@id> and <@&role>, and
-// the allowed mentions that let exactly those notify.
-func discordMentions(ms []core.Mention) (string, *discordgo.MessageAllowedMentions) {
-	allowed := noMentions()
-	var parts []string
-	for _, m := range ms {
-		switch {
-		case !m.Safe():
-		case m.Role:
-			parts = append(parts, "<@&"+m.ID+">")
-			allowed.Roles = append(allowed.Roles, m.ID)
-		default:
-			parts = append(parts, "<@"+m.ID+">")
-			allowed.Users = append(allowed.Users, m.ID)
-		}
-	}
-	return strings.Join(parts, " "), allowed
 }
 
 // RenderDigest is the "while you were away" post for one room.

@@ -2,6 +2,7 @@ package slack
 
 import (
 	"context"
+	"errors"
 	"hash/fnv"
 	"sync"
 	"time"
@@ -106,16 +107,43 @@ func (a *Adapter) sendNotes(ctx context.Context, q *noteQueue) {
 			if ctx.Err() != nil {
 				return
 			}
-			m := Note(n.text)
-			opts := []slack.MsgOption{slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...)}
-			if n.threadTS != "" {
-				opts = append(opts, slack.MsgOptionTS(n.threadTS))
-			}
-			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			if _, err := a.api.PostEphemeralContext(cctx, n.channel, n.user, opts...); err != nil && ctx.Err() == nil {
-				a.log.Warn().Err(err).Msg("private note not sent")
-			}
-			cancel()
+			a.sendNote(ctx, n)
+		}
+	}
+}
+
+// maxNoteTries bounds how often one note is sent while Slack answers 429:
+// a note still refused after that many waits is dropped and logged.
+const maxNoteTries = 5
+
+// sendNote sends n. On a 429 it waits the Retry-After Slack asked for
+// and sends n again, so the notes queued behind it wait too rather than
+// being sent into the limit and dropped in turn.
+func (a *Adapter) sendNote(ctx context.Context, n note) {
+	m := Note(n.text)
+	opts := []slack.MsgOption{slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...)}
+	if n.threadTS != "" {
+		opts = append(opts, slack.MsgOptionTS(n.threadTS))
+	}
+	for try := 1; ; try++ {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		_, err := a.api.PostEphemeralContext(cctx, n.channel, n.user, opts...)
+		cancel()
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		rl, limited := errors.AsType[*slack.RateLimitedError](err)
+		if !limited || try == maxNoteTries {
+			a.log.Warn().Err(err).Msg("private note not sent")
+			return
+		}
+		// Retry-After is whole seconds; 0 (or none) still waits one.
+		t := time.NewTimer(max(rl.RetryAfter, time.Second))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -87,5 +88,31 @@ func TestBurstOfClicksGetsEveryNote(t *testing.T) {
 		if n := e.notesTo(u); n != 1 {
 			t.Fatalf("%s got %d notes for one click", u.ID, n)
 		}
+	}
+}
+
+// TestRateLimitedNoteWaitsAndIsSent: Slack answers a chat.postEphemeral
+// with 429 Retry-After: 1 while a second note of the same person waits
+// behind it. Both notes arrive, in order, after the wait: before, the
+// first was dropped on the 429 and the second sent straight on.
+func TestRateLimitedNoteWaitsAndIsSent(t *testing.T) {
+	e := newEnv(t, false)
+	first, second := e.ask(decision()), e.ask(decision())
+	c1, c2 := e.card(first.ID), e.card(second.ID)
+	e.fake.FailNext("chat.postEphemeral", slackfake.Failure{RetryAfter: 1})
+	release := e.fake.Hold("chat.postEphemeral")
+	defer release()
+	if st := e.click(alice, c1, button(t, c1, core.RefOption, -1, 0)); st != http.StatusOK {
+		t.Fatalf("first click: %d", st)
+	}
+	if st := e.click(alice, c2, button(t, c2, core.RefOption, -1, 1)); st != http.StatusOK {
+		t.Fatalf("second click: %d", st)
+	}
+	release()
+	if n0, n1 := e.note(alice, 0), e.note(alice, 1); !strings.Contains(n0, "PostgreSQL") || !strings.Contains(n1, "DynamoDB") {
+		t.Fatalf("notes after the 429, in order: %q, %q", n0, n1)
+	}
+	if n := e.fake.Calls("chat.postEphemeral"); n != 3 {
+		t.Fatalf("chat.postEphemeral called %d times, want 3 (the 429, its retry, the second note)", n)
 	}
 }

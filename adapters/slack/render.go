@@ -360,29 +360,14 @@ func Reminder(c card.Card) Message {
 			s += "  ·  *" + m.Text() + "*"
 		}
 	}
-	if who := slackMentions(c.Mentions); who != "" {
-		s += "\n" + card.AwaitingLabel + ": " + who
+	label := "\n" + card.AwaitingLabel + ": "
+	if who := slackMentions(c.Mentions, maxSectionText-textLen(s+label)); who != "" {
+		s += label + who
 	}
 	return Message{
 		Text:   esc(card.ReminderHeading+": "+textlimit.FirstLine(c.Text), 300),
 		Blocks: []slack.Block{section(reminderBlock, s)},
 	}
-}
-
-// slackMentions writes a reminder's mentions in Slack's syntax: a user
-// as <@U…>, a user group as <!subteam^S…>, so Slack notifies them.
-func slackMentions(ms []core.Mention) string {
-	var parts []string
-	for _, m := range ms {
-		switch {
-		case !m.Safe():
-		case m.Role:
-			parts = append(parts, "<!subteam^"+m.ID+">")
-		default:
-			parts = append(parts, "<@"+m.ID+">")
-		}
-	}
-	return strings.Join(parts, " ")
 }
 
 // Digest renders "while you were away": counts, and the open questions by

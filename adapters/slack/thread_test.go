@@ -173,3 +173,40 @@ func TestFormReplyAfterOwnClickCountsWhateverTheClocks(t *testing.T) {
 		t.Fatalf("alice's reply after her click: %s %+v", got.State, got.Answers)
 	}
 }
+
+// TestDMThreadReplyAnswers: a person asked in a DM (dm: true) answers a
+// clarification by replying in the DM card's thread, as the card asks;
+// Slack sends that as a message.im event (channel_type "im", a D…
+// channel), which counts as a thread reply in a channel does, and the
+// note goes back into that thread.
+func TestDMThreadReplyAnswers(t *testing.T) {
+	e := newEnvPeople(t, false, nil, map[string]core.Person{
+		"alice": {Name: "alice", IDs: map[core.Surface][]string{core.SurfaceSlack: {alice.ID}}, DM: true},
+	}, nil)
+	q := e.ask(core.AskInput{Kind: core.KindClarification, Text: "Which region?"})
+	var dm core.MessageRef
+	e.until("the DM card", func() bool {
+		for _, m := range e.get(q.ID).Messages {
+			if strings.HasPrefix(m.Room, "D") {
+				dm = m
+				return true
+			}
+		}
+		return false
+	})
+	body, _ := e.fake.ReplyEvent(e.fake.AddReply(dm.Room, dm.ID, alice.ID, "eu-west-1"))
+	if !strings.Contains(string(body), `"channel_type":"im"`) {
+		t.Fatalf("not a message.im event: %s", body)
+	}
+	if status, resp, err := slackfake.Event(e.srv.URL+slack.EventsPath, secret, body).Send(t.Context()); err != nil || status != http.StatusOK {
+		t.Fatalf("event answered %d %q: %v", status, resp, err)
+	}
+	e.until("the DM reply recorded", func() bool { return !e.get(q.ID).Open() })
+	if got := e.get(q.ID); got.State != core.StateAnswered || got.Resolution.Answer != "eu-west-1" || got.Resolution.Decider.ID != alice.ID {
+		t.Fatalf("the DM reply: %s %+v", got.State, got.Resolution)
+	}
+	e.note(alice, 0)
+	if n := e.fake.Ephemerals()[0]; n.Channel != dm.Room || n.ThreadTS != dm.ID {
+		t.Fatalf("the replier's note went to %s thread %q; want the DM card's thread %s %s", n.Channel, n.ThreadTS, dm.Room, dm.ID)
+	}
+}

@@ -136,9 +136,10 @@ func readmeVerify(secret []byte, h http.Header, body []byte) bool {
 	if err != nil || time.Since(time.Unix(sec, 0)).Abs() > 5*time.Minute {
 		return false // outside the replay window
 	}
+	id := h.Get("Askbridge-Webhook-Id")
 	mac := hmac.New(sha256.New, secret)
-	mac.Write([]byte(ts + "." + string(body)))
-	want := "v1=" + hex.EncodeToString(mac.Sum(nil))
+	mac.Write([]byte(id + "." + ts + "." + string(body)))
+	want := "v2=" + hex.EncodeToString(mac.Sum(nil))
 	for _, sig := range strings.Split(h.Get("Askbridge-Webhook-Signature"), ",") {
 		if hmac.Equal([]byte(strings.TrimSpace(sig)), []byte(want)) {
 			return true

@@ -17,9 +17,11 @@ const DefaultTolerance = 5 * time.Minute
 
 // Verify checks a received webhook the way the README documents: the
 // timestamp is within tolerance of now, and one of the signature header's
-// "v1=" values is the hex HMAC-SHA256 under secret of the timestamp, ".",
-// and body (the raw bytes, before any parsing). A receiver then processes
-// the event id (HeaderID) once, dropping repeats.
+// "v2=" values is the hex HMAC-SHA256 under secret of the event id
+// (HeaderID), ".", the timestamp, ".", and body (the raw bytes, before
+// any parsing). A receiver then processes the event id once, dropping
+// repeats. The v1 values are not enough: they leave the id out, so a
+// replay under a new id, v2 stripped, would pass them and the dedupe.
 func Verify(secret []byte, h http.Header, body []byte, now time.Time, tolerance time.Duration) error {
 	ts := h.Get(HeaderTimestamp)
 	sec, err := strconv.ParseInt(ts, 10, 64)
@@ -29,9 +31,9 @@ func Verify(secret []byte, h http.Header, body []byte, now time.Time, tolerance 
 	if age := now.Sub(time.Unix(sec, 0)); age > tolerance || age < -tolerance {
 		return fmt.Errorf("webhook: signed %s from now, outside the %s replay window", age.Round(time.Second), tolerance)
 	}
-	want := []byte(sign(secret, ts, body))
-	for _, v := range strings.Split(h.Get(HeaderSignature), ",") {
-		if got, ok := strings.CutPrefix(strings.TrimSpace(v), "v1="); ok && hmac.Equal([]byte(got), want) {
+	want := []byte(signID(secret, h.Get(HeaderID), ts, body))
+	for v := range strings.SplitSeq(h.Get(HeaderSignature), ",") {
+		if got, ok := strings.CutPrefix(strings.TrimSpace(v), "v2="); ok && hmac.Equal([]byte(got), want) {
 			return nil
 		}
 	}

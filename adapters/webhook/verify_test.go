@@ -23,12 +23,15 @@ import (
 // out here rather than taken from the adapter.
 func signed(key, id string, at time.Time, body []byte) http.Header {
 	ts := strconv.FormatInt(at.Unix(), 10)
-	m := hmac.New(sha256.New, []byte(key))
-	m.Write([]byte(ts + "." + string(body)))
+	mac := func(s string) string {
+		m := hmac.New(sha256.New, []byte(key))
+		m.Write([]byte(s))
+		return hex.EncodeToString(m.Sum(nil))
+	}
 	h := http.Header{}
 	h.Set("Askbridge-Webhook-Id", id)
 	h.Set("Askbridge-Webhook-Timestamp", ts)
-	h.Set("Askbridge-Webhook-Signature", "v1="+hex.EncodeToString(m.Sum(nil)))
+	h.Set("Askbridge-Webhook-Signature", "v1="+mac(ts+"."+string(body))+",v2="+mac(id+"."+ts+"."+string(body)))
 	return h
 }
 
@@ -45,7 +48,7 @@ func TestVerify(t *testing.T) {
 		t.Fatalf("a rightly signed webhook within the window: %v", err)
 	}
 	rotated := good.Clone()
-	rotated.Set(webhook.HeaderSignature, "v1=00ff, "+good.Get(webhook.HeaderSignature))
+	rotated.Set(webhook.HeaderSignature, "v2=00ff, "+good.Get(webhook.HeaderSignature))
 	if err := webhook.Verify([]byte(secret), rotated, body, now, tol); err != nil {
 		t.Fatalf("one matching signature among several: %v", err)
 	}

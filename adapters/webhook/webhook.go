@@ -40,7 +40,10 @@ const (
 	// HeaderTimestamp is when this attempt was signed, in Unix seconds.
 	HeaderTimestamp = "Askbridge-Webhook-Timestamp"
 	// HeaderSignature is "v1=" and the hex HMAC-SHA256, under the secret,
-	// of the timestamp, ".", and the body.
+	// of the timestamp, ".", and the body; then "," and "v2=" and the same
+	// of the event id, ".", the timestamp, ".", and the body. v1 is kept
+	// for receivers written before v2; v2 also covers the id, so a
+	// replay under a new id (past a receiver's dedupe) fails it.
 	HeaderSignature = "Askbridge-Webhook-Signature"
 )
 
@@ -163,7 +166,7 @@ func (s *Sender) Call(ctx context.Context, q *core.Question, d core.Delivery) er
 	req.Header.Set("User-Agent", "askbridge-webhook")
 	req.Header.Set(HeaderID, d.Key)
 	req.Header.Set(HeaderTimestamp, ts)
-	req.Header.Set(HeaderSignature, "v1="+sign(key, ts, body))
+	req.Header.Set(HeaderSignature, "v1="+sign(key, ts, body)+",v2="+signID(key, d.Key, ts, body))
 	resp, err := s.client.Do(req)
 	if err != nil {
 		// The error names the URL, which goes to the log and the event
@@ -200,10 +203,23 @@ func classify(resp *http.Response, now time.Time) error {
 	return err
 }
 
-// sign is the signature of one attempt: hex HMAC-SHA256 under key of the
-// timestamp, ".", and the body.
+// sign is the v1 signature of one attempt: hex HMAC-SHA256 under key of
+// the timestamp, ".", and the body.
 func sign(key []byte, ts string, body []byte) string {
 	m := hmac.New(sha256.New, key)
+	m.Write([]byte(ts))
+	m.Write([]byte{'.'})
+	m.Write(body)
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// signID is the v2 signature: as sign, of the event id, ".", the
+// timestamp, ".", and the body. The timestamp is digits and the body a
+// JSON object, so no other id, timestamp and body join into these bytes.
+func signID(key []byte, id, ts string, body []byte) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(id))
+	m.Write([]byte{'.'})
 	m.Write([]byte(ts))
 	m.Write([]byte{'.'})
 	m.Write(body)

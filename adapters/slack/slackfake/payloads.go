@@ -164,6 +164,9 @@ func (f *Fake) ReplyEvent(m Message) (body []byte, eventID string) {
 	ev["user"], ev["text"], ev["ts"], ev["event_ts"] = m.User, m.Text, m.TS, m.TS
 	ev["thread_ts"], ev["channel"], ev["parent_user_id"] = m.ThreadTS, m.Channel, BotUserID
 	ev["team"], ev["user_team"], ev["source_team"] = TeamID, TeamID, TeamID
+	if strings.HasPrefix(m.Channel, "D") {
+		ev["channel_type"] = "im" // a DM's message.im event, as Slack's docs show it
+	}
 	if m.BotID != "" {
 		ev["bot_id"] = m.BotID
 	}

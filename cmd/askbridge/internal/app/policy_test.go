@@ -217,12 +217,27 @@ func TestREADMEPolicyExample(t *testing.T) {
 		}
 	}
 	// Edits of the host's own settings, git's hooks or CI are not left to
-	// "don't ask again"; other files are.
+	// "don't ask again"; other files are. The paths are matched in any
+	// case and with either separator: macOS's file system takes
+	// .Claude/settings.json for .claude/settings.json, and Claude Code on
+	// Windows sends backslashes (before, both were asked as reversible,
+	// and one "don't ask again" on an Edit let an agent rewrite its own
+	// settings or git's hooks, nobody asked).
 	for path, want := range map[string]string{
-		"src/main.go":                 "reversibility reversible",
-		".claude/settings.json":       configured,
-		"/repo/.git/hooks/pre-commit": configured,
-		".github/workflows/ci.yml":    configured,
+		"src/main.go":                            "reversibility reversible",
+		"src/.gitignore":                         "reversibility reversible",
+		"docs/claude.md":                         "reversibility reversible",
+		".claude/settings.json":                  configured,
+		"/repo/.git/hooks/pre-commit":            configured,
+		".github/workflows/ci.yml":               configured,
+		"/Users/me/proj/.Claude/settings.json":   configured,
+		"/Users/me/proj/.GIT/hooks/pre-commit":   configured,
+		`C:\Users\me\proj\.claude\settings.json`: configured,
+		`C:\Users\me\proj\.git\hooks\pre-commit`: configured,
+		".GitHub/workflows/ci.yml":               configured,
+		".husky/pre-commit":                      configured,
+		".gitlab-ci.yml":                         configured,
+		"/repo/.circleci/config.yml":             configured,
 	} {
 		out.Reset()
 		errb.Reset()

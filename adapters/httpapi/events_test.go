@@ -12,6 +12,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/coretest"
 )
 
 // sse is one message of an events stream, as a test reads it.
@@ -167,6 +168,21 @@ func TestEventsStream(t *testing.T) {
 	cancel()
 	for err == nil {
 		_, err = br.ReadString('\n')
+	}
+}
+
+// TestEventsCutShortIsAnError: the log read without following, whose
+// read fails after its first page has gone out, is an error for the
+// client, not a short log: before, the response ended cleanly, and
+// "askbridge events" printed the first page and exited 0.
+func TestEventsCutShortIsAnError(t *testing.T) {
+	e := newEnvOn(t, &eventsFailAfterAPage{Store: coretest.OpenStore(t)})
+	evs, err := e.as(admin).Events(e.ctx(), 0)
+	if err == nil {
+		t.Fatalf("events cut short by a store failure: %d events and no error", len(evs))
+	}
+	if !strings.Contains(e.logs.String(), "events stream: reading the log failed") {
+		t.Errorf("the failed read is not logged: %s", e.logs.String())
 	}
 }
 

@@ -2,6 +2,8 @@ package client
 
 import (
 	"bufio"
+	"errors"
+	"fmt"
 	"io"
 	"strings"
 )
@@ -48,6 +50,13 @@ func readSSE(r io.Reader, fn func(sseMessage) error) error {
 		case "data":
 			data = append(data, value)
 		}
+	}
+	if err := sc.Err(); err != nil && !errors.Is(err, bufio.ErrTooLong) {
+		// The body broke off: the server aborted the response (its read
+		// of the log failed) or the connection dropped. Said so, since
+		// "unexpected EOF" alone does not tell a user that the events
+		// they asked for are not all there.
+		return fmt.Errorf("askbridge: the event stream broke off: %w", err)
 	}
 	return sc.Err()
 }

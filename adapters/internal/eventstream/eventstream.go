@@ -47,8 +47,9 @@ type Options struct {
 	// the client so.
 	Write func(w *bufio.Writer, e core.Event) bool
 	// Failed hears of a read of the log that failed after the stream
-	// began, unless the client had left. The response ends, and the
-	// client resumes from its Last-Event-ID.
+	// began, unless the client had left. A following stream ends, and
+	// the client resumes from its Last-Event-ID; one that does not follow
+	// is aborted (see cut).
 	Failed func(err error)
 	// Still says whether the caller still holds what let it in: the door
 	// checked its credential once, at the start, but a stream runs for
@@ -56,9 +57,9 @@ type Options struct {
 	// not go on reading. It is asked after every read of the log and
 	// before anything that read would write (events, a keep-alive,
 	// "ready"), so nothing that happened after the credential ended is
-	// sent; false ends the response there. A client that reconnects meets
-	// the door's check again. Nil: the stream holds for as long as it
-	// runs.
+	// sent; false ends the response there (aborts it, if it does not
+	// follow: see cut). A client that reconnects meets the door's check
+	// again. Nil: the stream holds for as long as it runs.
 	Still func(ctx context.Context) bool
 }
 
@@ -81,7 +82,8 @@ func Serve(w http.ResponseWriter, r *http.Request, read Reader, since int64, evs
 	var tick *time.Ticker
 	for {
 		if o.Still != nil && !o.Still(st.ctx) {
-			return // the caller's token or session ended: nothing more
+			st.cut() // the caller's token or session ended: nothing more
+			return
 		}
 		st.write(evs, tick != nil)
 		if st.bw.Buffered() > 0 || tick == nil {
@@ -107,6 +109,7 @@ func Serve(w http.ResponseWriter, r *http.Request, read Reader, since int64, evs
 		}
 		var ok bool
 		if evs, ok = st.next(); !ok {
+			st.cut()
 			return
 		}
 	}
@@ -156,6 +159,17 @@ func (st *stream) write(evs []core.Event, polling bool) {
 func (st *stream) flush() bool {
 	_ = st.rc.SetWriteDeadline(time.Now().Add(writeDeadline))
 	return st.bw.Flush() == nil && st.rc.Flush() == nil
+}
+
+// cut ends a stream that stops short of the log's end. One that does not
+// follow is aborted (panic(http.ErrAbortHandler): the response never ends
+// properly), since its clean end tells the client it has the whole log,
+// and "askbridge events" would print part of it and exit 0. A following
+// stream's end already means "reconnect", so it just ends.
+func (st *stream) cut() {
+	if !st.o.Follow {
+		panic(http.ErrAbortHandler)
+	}
 }
 
 // next reads the log after the stream's place; false when the read

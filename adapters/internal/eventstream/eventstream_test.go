@@ -22,6 +22,8 @@ type memLog struct {
 	evs   []core.Event
 	reads int
 	fail  error
+	// failFrom, when set, is the first read that fails.
+	failFrom int
 }
 
 func (l *memLog) add(n int) {
@@ -38,6 +40,9 @@ func (l *memLog) read(_ context.Context, since int64, limit int) ([]core.Event, 
 	l.reads++
 	if l.fail != nil {
 		return nil, l.fail
+	}
+	if l.failFrom > 0 && l.reads >= l.failFrom {
+		return nil, errors.New("store down")
 	}
 	var out []core.Event
 	for _, e := range l.evs {
@@ -243,5 +248,38 @@ func TestSince(t *testing.T) {
 		if ok != c.ok || (ok && n != c.want) || (!ok && what != c.what) {
 			t.Errorf("%q %q: %d %q %v", c.query, c.header, n, what, ok)
 		}
+	}
+}
+
+// TestAStreamThatDoesNotFollowIsAbortedWhenCutShort: without following,
+// a stream whose next read fails, or whose caller stops holding, after a
+// page has gone out is aborted rather than ended, since a clean end tells
+// the client it has the whole log. Before, "askbridge events" printed the
+// first page and exited 0.
+func TestAStreamThatDoesNotFollowIsAbortedWhenCutShort(t *testing.T) {
+	for name, cutShort := range map[string]func(*memLog, *eventstream.Options){
+		"the next read fails": func(l *memLog, _ *eventstream.Options) { l.failFrom = 2 },
+		"the caller no longer holds": func(_ *memLog, o *eventstream.Options) {
+			asked := 0
+			o.Still = func(context.Context) bool { asked++; return asked == 1 }
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			l := &memLog{}
+			l.add(eventstream.Batch + 1)
+			o := eventstream.Options{Write: writeID, Draining: context.Background()}
+			cutShort(l, &o)
+			evs, _ := l.read(t.Context(), 0, eventstream.Batch)
+			w := httptest.NewRecorder()
+			defer func() {
+				if p := recover(); p != http.ErrAbortHandler {
+					t.Fatalf("the stream cut short ended with %v (%d bytes sent), want it aborted", p, w.Body.Len())
+				}
+				if !strings.Contains(w.Body.String(), "id: "+strconv.Itoa(eventstream.Batch)+"\n") {
+					t.Fatal("the first page did not go out before the abort")
+				}
+			}()
+			eventstream.Serve(w, httptest.NewRequest(http.MethodGet, "/", nil), l.read, 0, evs, o)
+		})
 	}
 }

@@ -118,6 +118,17 @@ func newFlags(name string, stderr io.Writer, synopsis string) *flag.FlagSet {
 	return fs
 }
 
+// noArgs refuses what is left after fs's flags, for a command that takes
+// no arguments: a stray word (a flag typed without its dashes, say)
+// ignored would run something other than what was meant.
+func noArgs(fs *flag.FlagSet, stderr io.Writer) bool {
+	if fs.NArg() == 0 {
+		return true
+	}
+	fmt.Fprintf(stderr, "askbridge %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+	return false
+}
+
 // fail prints an error the way every command does and returns exitError.
 func fail(stderr io.Writer, err error) int {
 	fmt.Fprintln(stderr, "askbridge:", err)

@@ -17,7 +17,7 @@ import (
 func cmdQuestions(ctx context.Context, args []string, getenv func(string) string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("questions", stderr, "questions [--json]")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args); err != nil || !noArgs(fs, stderr) {
 		return exitUsage
 	}
 	c, err := newClient(getenv)
@@ -95,7 +95,7 @@ func cmdEvents(ctx context.Context, args []string, getenv func(string) string, _
 	fs := newFlags("events", stderr, "events [--since SEQ] [--follow]")
 	since := fs.Int64("since", 0, "print events after this sequence number")
 	follow := fs.Bool("follow", false, "keep printing new events until interrupted")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args); err != nil || !noArgs(fs, stderr) {
 		return exitUsage
 	}
 	c, err := newClient(getenv)
@@ -127,7 +127,7 @@ func cmdEvents(ctx context.Context, args []string, getenv func(string) string, _
 func cmdPeople(ctx context.Context, args []string, getenv func(string) string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("people", stderr, "people [--json]")
 	asJSON := fs.Bool("json", false, "print the directory as JSON")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args); err != nil || !noArgs(fs, stderr) {
 		return exitUsage
 	}
 	c, err := newClient(getenv)

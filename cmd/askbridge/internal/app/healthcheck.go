@@ -27,10 +27,7 @@ func cmdHealthcheck(ctx context.Context, args []string, getenv func(string) stri
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
-		}
-		return exitUsage
+		return exitUsage // -h too, as every command's
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintln(stderr, "askbridge healthcheck takes no arguments")

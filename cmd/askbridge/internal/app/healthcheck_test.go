@@ -71,7 +71,7 @@ func TestHealthcheckUsage(t *testing.T) {
 		t.Errorf("bad ASKBRIDGE_ADDR: exit %d, stderr %q", code, errb.String())
 	}
 	errb.Reset()
-	if code := app.Run(t.Context(), []string{"healthcheck", "--help"}, bad, nil, &out, &errb); code != 0 || !strings.Contains(errb.String(), "/readyz") {
+	if code := app.Run(t.Context(), []string{"healthcheck", "--help"}, bad, nil, &out, &errb); code != app.ExitUsage || !strings.Contains(errb.String(), "/readyz") {
 		t.Errorf("--help: exit %d, stderr %q", code, errb.String())
 	}
 }

@@ -117,9 +117,15 @@ func versionString() string {
 }
 
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	if len(args) > 0 {
+	// serve has no flags, but -h is parsed as every command's is, so
+	// "askbridge serve -h" prints its usage as the general usage promises.
+	fs := newFlags("serve", stderr, "serve\n\nRuns the bridge. It takes no arguments: it is configured by environment variables (see README.md).")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
 		fmt.Fprintln(stderr, "askbridge serve takes no arguments; it is configured by environment variables (see README.md)")
-		return 2
+		return exitUsage
 	}
 	settings, err := LoadSettings(getenv)
 	if err != nil {

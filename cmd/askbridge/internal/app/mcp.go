@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -316,8 +315,7 @@ func mcpLogLevel(raw string) (slog.Level, error) {
 }
 
 func cmdMCP(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("mcp", stderr, "mcp [--run ID] [--route ROUTE]  (the MCP tools over stdio)")
 	s, err := readEnv(getenv)
 	if err != nil {
 		return fail(stderr, err)

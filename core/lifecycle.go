@@ -108,6 +108,8 @@ type BootReport struct {
 	// in the background (core/loops' Run starts it).
 	Down    time.Duration
 	Digests int
+	// At is the beat Boot wrote (Unboot's to take back).
+	At time.Time
 }
 
 // awayKey is the Values key under which Boot records a downtime whose
@@ -145,7 +147,7 @@ func (s *Service) Boot(ctx context.Context) (BootReport, error) {
 	if err != nil {
 		return BootReport{}, Internal(op, err)
 	}
-	rep := BootReport{LastBeat: prev}
+	rep := BootReport{LastBeat: prev, At: now}
 	// If recording the downtime fails, put the old beat back, so the next
 	// boot sees the downtime and records it (repeats carry the same
 	// delivery keys, so they are recognisable).
@@ -174,6 +176,32 @@ func (s *Service) Boot(ctx context.Context) (BootReport, error) {
 	}
 	rep.Digests = len(digests)
 	return rep, nil
+}
+
+// Unboot takes back Boot's beat after a start that failed once Boot had
+// run (the port taken, a platform refusing its token): the bridge served
+// nothing. A start crash-looping every few seconds would otherwise keep
+// the beat fresh through hours of downtime, and the start that finally
+// served would see none and re-notify no one. The beat before Boot goes
+// back, unless another replica has beaten since (the bridge was up,
+// there): then that beat stays. A downtime Boot recorded stays recorded;
+// the next boot records it again, under the same delivery keys.
+func (s *Service) Unboot(ctx context.Context, rep BootReport) error {
+	if rep.LastBeat.IsZero() {
+		return nil // a first start: nothing was open before it
+	}
+	cur, err := s.store.Beat(ctx, rep.LastBeat)
+	if err != nil {
+		return Internal("unboot", err)
+	}
+	// The stores keep a beat to the millisecond at least.
+	if cur.Truncate(time.Millisecond).Equal(rep.At.Truncate(time.Millisecond)) {
+		return nil
+	}
+	if _, err := s.store.Beat(ctx, cur); err != nil {
+		return Internal("unboot", err)
+	}
+	return nil
 }
 
 // catchUpPage is how many open questions CatchUp reads, and records its

@@ -148,6 +148,13 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	defer func() {
+		if err != nil { // served nothing: the downtime goes on
+			if uerr := svc.Unboot(context.WithoutCancel(ctx), boot); uerr != nil {
+				m.Log.Warn().Err(uerr).Msg("the heartbeat of a failed start could not be taken back")
+			}
+		}
+	}()
 	if boot.Down > 0 {
 		m.Log.Info().Dur("away", boot.Down).Int("digests", boot.Digests).
 			Msg("was away longer than the downtime threshold: open questions are being re-notified in the background")

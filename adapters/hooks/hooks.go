@@ -176,7 +176,7 @@ func str(fields map[string]jsontext.Value, name string, dst *string, required bo
 }
 
 // NetworkAccessTool is the tool a Codex network access prompt is asked
-// as (Prompt.NetworkAccess, door.prompt).
+// as (Prompt.NetworkAccess, Prompt.AskAs).
 const NetworkAccessTool = "NetworkAccess"
 
 // networkAccessPrefix begins the description of Codex's network access
@@ -193,7 +193,7 @@ const networkAccessPrefix = "network-access "
 //
 // Only looks like: for an ordinary command Codex's description is the
 // model's own justification, which may say the same. So askbridge takes
-// it as a reason to ask more, never less (door.prompt).
+// it as a reason to ask more, never less (Prompt.AskAs).
 func (p Prompt) NetworkAccess() bool {
 	if p.Host != Codex || p.Event != PermissionRequest || p.Tool != "Bash" {
 		return false
@@ -209,45 +209,87 @@ func (p Prompt) NetworkAccess() bool {
 // A Codex network access prompt (NetworkAccess) comes as a Bash call;
 // asked as one, a standing approval granted on an ordinary command
 // ("don't ask again" for Bash in this run) would approve the network
-// access too, with nobody asked. So it is asked as tool NetworkAccess, which no Bash
-// standing approval covers, and which is hard to reverse unless a rule
-// for NetworkAccess says otherwise.
+// access too, with nobody asked. So it is asked as tool NetworkAccess,
+// which no Bash standing approval covers, and which is hard to reverse
+// unless a rule for NetworkAccess says otherwise.
 //
 // The mark is the input's description, which for an ordinary command is
 // the model's own words; a command dressed as network access must not
-// escape what the Bash rules do with it. So the prompt is first checked
-// as Bash: one the Bash rules deny, ask as hard to reverse, or of a
-// quorum (none of which a standing approval can cover) is asked as Bash,
-// and one they send to another route is asked as NetworkAccess there.
-// What is left (the rules allow it, or leave it to a standing approval)
-// is asked as NetworkAccess: of a person, unless the operator's rules
-// for NetworkAccess decide it.
+// escape what the Bash rules do with it, nor network access what the
+// operator's NetworkAccess rules do with it. So the prompt is checked
+// against both, and the stricter wins: a deny from either denies it (as
+// the tool whose rule denied); one the Bash rules ask as hard to reverse
+// or of a quorum (which no standing approval can cover), or could not
+// evaluate, is asked as Bash; with no Bash rule matching it is asked as
+// NetworkAccess, unless the NetworkAccess rules would leave it to less
+// than a person (allow it, or ask it as reversible), when it is asked as
+// Bash, as configured. What the Bash rules allow, or leave to a standing
+// approval, is asked as NetworkAccess: on the route they send it to, or
+// on route itself where a NetworkAccess rule of route asks it as hard to
+// reverse and the other route's would not.
 func (p Prompt) AskAs(agent core.AgentID, route string, evaluate func(core.AskInput) (core.RuleVerdict, error)) (Prompt, core.AskInput, error) {
 	in, err := p.Ask(agent, route)
 	if err != nil || !p.NetworkAccess() {
 		return p, in, err
 	}
-	v, err := evaluate(in)
-	if err != nil || v.Err != nil || v.Rule == nil || v.Rule.Decide == core.DecideDeny {
-		// Asked as configured (hard to reverse, so no standing approval
-		// covers it), or denied; an unknown route is refused by the ask.
+	bash, err := evaluate(in)
+	if err != nil || denies(bash) {
+		// Denied as Bash; an unknown route is refused by the ask.
 		return p, in, nil
 	}
-	if r := v.Rule; r.Decide == core.DecideAsk {
-		rev := in.Reversibility
-		if r.Reversibility != "" {
-			rev = r.Reversibility
+	net := p
+	net.Tool = NetworkAccessTool
+	netIn, err := net.Ask(agent, route)
+	if err != nil {
+		return p, in, nil
+	}
+	v, err := evaluate(netIn)
+	switch {
+	case err != nil:
+		return p, in, nil
+	case denies(v):
+		return net, netIn, nil
+	case bash.Rule == nil && bash.Err == nil:
+		if leftToAPerson(v) {
+			return net, netIn, nil
 		}
-		if rev != core.Reversible || r.Quorum > 1 {
-			return p, in, nil
-		}
-		if r.Route != "" {
-			route = r.Route
+		return p, in, nil
+	case leftToAPerson(bash):
+		return p, in, nil
+	}
+	to := bash.Rule.Route
+	if bash.Rule.Decide != core.DecideAsk || to == "" || to == route {
+		return net, netIn, nil
+	}
+	toIn, err := net.Ask(agent, to)
+	if err != nil {
+		return p, in, nil
+	}
+	if (v.Rule != nil || v.Err != nil) && leftToAPerson(v) {
+		// route's own NetworkAccess rule asks it as hard to reverse:
+		// asked there, unless the other route's rules are as strict.
+		if w, err := evaluate(toIn); err != nil || !denies(w) && !leftToAPerson(w) {
+			return net, netIn, nil
 		}
 	}
-	p.Tool = NetworkAccessTool
-	in, err = p.Ask(agent, route)
-	return p, in, err
+	return net, toIn, nil
+}
+
+// denies reports whether the rules deny the ask at once.
+func denies(v core.RuleVerdict) bool {
+	return v.Err == nil && v.Rule != nil && v.Rule.Decide == core.DecideDeny
+}
+
+// leftToAPerson reports whether the rules leave a hook's ask (hard to
+// reverse unless a rule says otherwise) to a person, with no standing
+// approval to cover it: no rule matched, one could not be evaluated, or
+// an ask rule keeps it hard to reverse or asks a quorum.
+func leftToAPerson(v core.RuleVerdict) bool {
+	r := v.Rule
+	if v.Err != nil || r == nil {
+		return true
+	}
+	return r.Decide == core.DecideAsk && (r.Reversibility != core.Reversible || r.Quorum > 1)
 }
 
 // Editable reports whether an approver may change the input before

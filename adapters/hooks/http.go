@@ -71,8 +71,9 @@ type Options struct {
 	// Still, when set, returns for a request the check that its caller
 	// still holds what let it in (a reload may remove the agent's token):
 	// made once the wait ends, so a prompt whose token no longer holds is
-	// handed no decision from the answer, and gets what a prompt whose
-	// token is refused at the door gets (FailedAsk).
+	// handed no approval from the answer, and gets what a prompt whose
+	// token is refused at the door gets (FailedAsk). A deny is still
+	// handed over (door.removed).
 	Still func(*http.Request) func(context.Context) bool
 }
 
@@ -215,8 +216,7 @@ func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if d.opts.Still != nil {
 		if still := d.opts.Still(r); still != nil && !still(r.Context()) {
-			out, _ := FailedAsk(p, core.Errorf(core.CodeForbidden, "hook", "the token this prompt came with no longer holds (a reload removed or changed it)"))
-			_, _ = w.Write(out) // nothing, where the host reads nothing as no decision
+			d.removed(w, r, p, q)
 			return
 		}
 	}
@@ -240,6 +240,26 @@ func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		out = nil // no decision: the host's own prompt
 	}
 	_, _ = w.Write(out)
+}
+
+// removed answers a prompt whose token no longer holds once its wait
+// ended. A deny is handed over as the answer's deny: it lets the removed
+// token's host run nothing, while withheld it would be no decision, which
+// Codex's PreToolUse reads as leaving the call to Codex's own approval
+// policy, which may run the call the person denied. Anything else, an
+// allow above all, gets what a prompt refused at the door gets
+// (FailedAsk): nothing, or "ask" where nothing would let the call run.
+func (d *door) removed(w http.ResponseWriter, r *http.Request, p Prompt, q *core.Question) {
+	if dec := Decide(p, q, nil); dec.Verdict == Deny {
+		out, err := Output(p, dec)
+		if err == nil {
+			_, _ = w.Write(out)
+			return
+		}
+		d.opts.Log.Error().Err(err).Str("path", r.URL.Path).Msg("hook output")
+	}
+	out, _ := FailedAsk(p, core.Errorf(core.CodeForbidden, "hook", "the token this prompt came with no longer holds (a reload removed or changed it)"))
+	_, _ = w.Write(out) // nothing, where the host reads nothing as no decision
 }
 
 // grantWait bounds how long a prompt's answer waits for the standing

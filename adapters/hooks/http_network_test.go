@@ -1,0 +1,92 @@
+package hooks_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// TestHookCodexNetworkAccessStricterRulesWin: Codex's network access
+// prompt is checked against both the Bash and the NetworkAccess rules of
+// its route, and the stricter wins. A route whose only rule denies
+// NetworkAccess denies it; before, with no Bash rule matching, it was
+// asked of a person as Bash ("Codex asks permission to use Bash"), and
+// the deny never applied. A NetworkAccess rule that asks it as hard to
+// reverse keeps it so where the Bash rules send it to a route whose own
+// rules would leave it to a standing approval.
+func TestHookCodexNetworkAccessStricterRulesWin(t *testing.T) {
+	anyone := map[core.Surface][]string{core.SurfaceAPI: {"*"}}
+	network := func(name string) core.Rule {
+		return core.Rule{Name: name, When: `tool == "NetworkAccess"`}
+	}
+	netDeny := network("no network")
+	netDeny.Decide, netDeny.Reason = core.DecideDeny, "No network from here."
+	netAllow := network("network")
+	netAllow.Decide = core.DecideAllow
+	netHard := network("network")
+	netHard.Reversibility, netHard.Route = core.HardToReverse, "security"
+	netReversible := network("network")
+	netReversible.Reversibility = core.Reversible
+	bash := func(rev core.Reversibility, route string) core.Rule {
+		return core.Rule{Name: "shell", When: `tool == "Bash"`, Reversibility: rev, Route: route}
+	}
+	curlDeny := core.Rule{Name: "no curl", When: `tool == "Bash" && args.command.startsWith("curl")`, Decide: core.DecideDeny, Reason: "No curl."}
+	d := newDoorOn(t, map[string]core.Route{
+		core.DefaultRoute: {Deciders: anyone},
+		"net-deny":        {Deciders: anyone, Rules: []core.Rule{netDeny}},
+		"net-deny-bash":   {Deciders: anyone, Rules: []core.Rule{bash(core.HardToReverse, ""), netDeny}},
+		"bash-deny":       {Deciders: anyone, Rules: []core.Rule{curlDeny, netAllow}},
+		"net-allow":       {Deciders: anyone, Rules: []core.Rule{netAllow}},
+		"net-reversible":  {Deciders: anyone, Rules: []core.Rule{netReversible}},
+		"net-hard":        {Deciders: anyone, Rules: []core.Rule{netHard}},
+		"routed":          {Deciders: anyone, Rules: []core.Rule{bash(core.Reversible, "lenient")}},
+		"routed-net-hard": {Deciders: anyone, Rules: []core.Rule{bash(core.Reversible, "lenient"), network("network")}},
+		"lenient":         {Deciders: anyone, Rules: []core.Rule{netReversible}},
+		"security":        {Deciders: anyone},
+	})
+	for _, c := range []struct {
+		route   string
+		tool    string // the tool it is asked as
+		askedOn string // the route it is asked on
+		rev     core.Reversibility
+		deny    string // the deny in the body; "" for none (a person is asked)
+	}{
+		{"net-deny", "NetworkAccess", "net-deny", core.HardToReverse, "No network from here."},
+		{"net-deny-bash", "NetworkAccess", "net-deny-bash", core.HardToReverse, "No network from here."},
+		{"bash-deny", "Bash", "bash-deny", core.HardToReverse, "No curl."},
+		// No Bash rule: asked as NetworkAccess, hard to reverse, unless
+		// the NetworkAccess rules would leave it to less than that.
+		{core.DefaultRoute, "NetworkAccess", core.DefaultRoute, core.HardToReverse, ""},
+		{"net-hard", "NetworkAccess", "security", core.HardToReverse, ""},
+		{"net-allow", "Bash", "net-allow", core.HardToReverse, ""},
+		{"net-reversible", "Bash", "net-reversible", core.HardToReverse, ""},
+		// Sent to another route by the Bash rules: asked as
+		// NetworkAccess there, unless a NetworkAccess rule of the route
+		// it came on asks it as hard to reverse.
+		{"routed", "NetworkAccess", "lenient", core.Reversible, ""},
+		{"routed-net-hard", "NetworkAccess", "routed-net-hard", core.HardToReverse, ""},
+	} {
+		t.Run(c.route, func(t *testing.T) {
+			body := strings.Replace(hookFixture(t, "codex/permission-request.network.json"), `"session_id": "`, `"session_id": "`+c.route+"-", 1)
+			call := d.start(t.Context(), "/v1/hooks/codex?wait=1ms&route="+c.route, body)
+			got := call.body(t)
+			q, err := d.svc.Get(t.Context(), call.id)
+			if err != nil || q.Call == nil {
+				t.Fatalf("question %+v, %v", q, err)
+			}
+			if q.Call.Tool != c.tool || q.Route != c.askedOn || q.Reversibility != c.rev {
+				t.Fatalf("asked as %s on %s, %s; want %s on %s, %s", q.Call.Tool, q.Route, q.Reversibility, c.tool, c.askedOn, c.rev)
+			}
+			if c.deny == "" {
+				if got != "" || q.State != core.StateCancelled {
+					t.Fatalf("body %s, state %s; want a person asked (withdrawn at the wait's end), no decision", got, q.State)
+				}
+				return
+			}
+			if !strings.Contains(got, `"behavior":"deny"`) || !strings.Contains(got, c.deny) || core.CloserOf(q) != core.CloserPolicy {
+				t.Fatalf("body %s, closed by %s; want the rule's deny", got, core.CloserOf(q))
+			}
+		})
+	}
+}

@@ -174,11 +174,16 @@ func metaOf(m card.Meta) []pair {
 }
 
 // subject is the heading, the loudest marker and the question, on one
-// line an inbox can show.
+// line an inbox can show. A reminder's is "Re: " and its card's, so
+// that mail clients which thread by subject (Gmail) put it under the
+// card; its body says it is a reminder.
 func subject(c card.Card) string {
 	s := c.Heading
+	re := ""
 	for _, m := range c.Markers {
-		if m.Warning() || m == card.MarkerReminder {
+		if m == card.MarkerReminder {
+			re = "Re: "
+		} else if m.Warning() {
 			s = m.Text() + ": " + s
 			break
 		}
@@ -186,7 +191,7 @@ func subject(c card.Card) string {
 	if c.Outcome != nil {
 		s = "Closed: " + s
 	}
-	return textlimit.Runes.Cut(textlimit.OneLine(s+": "+c.Text), maxSubject)
+	return re + textlimit.Runes.Cut(textlimit.OneLine(s+": "+c.Text), maxSubject)
 }
 
 func render(subject string, v view) (Message, error) {

@@ -222,7 +222,8 @@ type Action struct {
 // A tool call the message cannot show whole (its arguments over what
 // fits) gets no http button: each action opens its page, which shows the
 // call whole before it records anything, so nobody approves from the lock
-// screen arguments they were never shown.
+// screen arguments they were never shown. Nor do buttons whose labels
+// read the same once cut: nothing on them says which is which.
 func Render(c card.Card, topic string, links []actionlink.Link, menu string) Publication {
 	msg, whole := message(c)
 	p := Publication{Topic: topic, Title: title(c), Message: msg, Priority: 3, Click: menu}
@@ -235,9 +236,13 @@ func Render(c card.Card, topic string, links []actionlink.Link, menu string) Pub
 	if len(links) > MaxActions {
 		shown = links[:MaxActions-1]
 	}
+	alike := map[string]int{}
+	for _, l := range shown {
+		alike[label(l.Action)]++
+	}
 	for _, l := range shown {
 		act := Action{Action: "view", Label: label(l.Action), URL: l.URL}
-		if whole && (l.Action.Input == card.InputNone || l.Action.Input == card.InputOptional) {
+		if whole && alike[act.Label] == 1 && (l.Action.Input == card.InputNone || l.Action.Input == card.InputOptional) {
 			act.Action, act.Method, act.Clear = "http", http.MethodPost, true
 		}
 		p.Actions = append(p.Actions, act)

@@ -68,11 +68,11 @@ func TestLongRecommendedTitleKeepsItsMark(t *testing.T) {
 	if len(p.Actions) < 2 {
 		t.Fatalf("buttons %+v", p.Actions)
 	}
-	if got := p.Actions[0].Label; got != "DynamoDB" {
+	if got := p.Actions[0].Label; got != "1. DynamoDB" {
 		t.Errorf("the first button reads %q", got)
 	}
 	got := p.Actions[1].Label
-	if !strings.HasSuffix(got, card.RecommendedNote) || !strings.HasPrefix(got, "Move the ledger") || len([]rune(got)) > 40 {
+	if !strings.HasSuffix(got, card.RecommendedNote) || !strings.HasPrefix(got, "2. Move the ledger") || len([]rune(got)) > 40 {
 		t.Errorf("the recommended button reads %q (%d runes), want its title cut before %q, within 40", got, len([]rune(got)), card.RecommendedNote)
 	}
 }

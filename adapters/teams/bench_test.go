@@ -51,7 +51,7 @@ func BenchmarkRenderCard(b *testing.B) {
 			total += Size(Reminder(f.Card))
 			continue
 		}
-		total += Size(Card(f.Card))
+		total += Size(Card(f.Card, true))
 	}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -60,7 +60,7 @@ func BenchmarkRenderCard(b *testing.B) {
 				_ = Reminder(f.Card)
 				continue
 			}
-			_ = Card(f.Card)
+			_ = Card(f.Card, true)
 		}
 	}
 	b.ReportMetric(float64(total)/float64(len(fs)), "bytes/card")

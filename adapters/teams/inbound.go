@@ -359,7 +359,9 @@ func onCard(q *core.Question, act *Activity) bool {
 // the question as the card's is) as the answer of a clarification, or of
 // the form item that was next when it was written. Anything else (a
 // message elsewhere, a reply on a decision or an approval) changes
-// nothing; a refused reply is told to the replier privately.
+// nothing; a refused reply is told to the replier privately, and so is a
+// message in a personal or group chat, which has no threads: it reaches
+// the bot as an answer to nothing, and its writer would wait in vain.
 func (a *Adapter) onReply(ctx context.Context, act *Activity) {
 	files := sharesFiles(act)
 	if act.Conversation == nil || strings.TrimSpace(act.Text) == "" && !files {
@@ -367,6 +369,9 @@ func (a *Adapter) onReply(ctx context.Context, act *Activity) {
 	}
 	_, root, ok := strings.Cut(act.Conversation.ID, ";messageid=")
 	if !ok {
+		if t := act.Conversation.ConversationType; t == "personal" || t == "groupChat" {
+			a.tell(ctx, act, notAnAnswer)
+		}
 		return
 	}
 	// A reply the store cannot tie to its question is told to try
@@ -406,6 +411,22 @@ func (a *Adapter) onReply(ctx context.Context, act *Activity) {
 		}
 	}
 	a.refuse(ctx, act, err)
+}
+
+// notAnAnswer tells who wrote in a personal or group chat how to answer.
+const notAnAnswer = "A message in this chat is not recorded: answer with the boxes and buttons on the question's card, or in askbridge's console or API."
+
+// replyHint is what a card that takes text says of replies: in a
+// channel, that a reply in its thread answers it; in a personal or group
+// chat, which has no threads, to answer on the card.
+func replyHint(c card.Card, threaded bool) string {
+	if !threaded {
+		return "Answer with this card's boxes and buttons: a message sent in this chat is not recorded."
+	}
+	if c.Kind == core.KindForm {
+		return "Or reply in this card's thread: a reply answers the first unanswered item."
+	}
+	return "Or reply in this card's thread: a reply answers the question."
 }
 
 // sharesFiles reports whether act carries a file or an image: any

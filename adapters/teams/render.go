@@ -106,12 +106,15 @@ func newCard(body []Element) AdaptiveCard {
 // An action that takes text has its own input right above it: the
 // answer, a deny's optional reason, or the arguments as JSON, prefilled.
 //
+// threaded is whether a reply in the card's thread answers it, as in a
+// channel (replyHint).
+//
 // A card that would pass MaxCardBytes (a batch of many calls with long
 // arguments, say) is rendered again with every text budget halved, and
 // past an eighth without the fallbacks, until it fits.
-func Card(c card.Card) AdaptiveCard {
+func Card(c card.Card, threaded bool) AdaptiveCard {
 	for div := 1; ; div *= 2 {
-		card := render(c, div)
+		card := render(c, div, threaded)
 		if div >= 64 || Size(card) <= MaxCardBytes {
 			return card
 		}
@@ -140,7 +143,7 @@ type fit struct {
 func (f fit) b(n int) int { return max(n/f.div, 24) }
 
 // render is Card within f.
-func render(c card.Card, div int) AdaptiveCard {
+func render(c card.Card, div int, threaded bool) AdaptiveCard {
 	r := &renderer{c: c, f: fit{div: div, fallbacks: div < 8, edits: div < 16}}
 	b := r.f.b
 	r.add(heading(c)...)
@@ -161,7 +164,7 @@ func render(c card.Card, div int) AdaptiveCard {
 		return newCard(r.body)
 	}
 	if c.TakesText() {
-		r.add(words("Or reply in this card's thread: a reply answers the "+replyTarget(c)+".", subtle, func(e Element) { e["size"] = "small" }))
+		r.add(words(replyHint(c, threaded), subtle, func(e Element) { e["size"] = "small" }))
 	}
 	r.actions(c.Actions)
 	if r.dropped {
@@ -266,13 +269,6 @@ func (r *renderer) item(s card.Section) {
 // TooLongToEdit replaces "Edit and approve" on a card whose arguments
 // are too long to carry in Teams' inputs.
 const TooLongToEdit = "These arguments are too long to edit in Teams: edit and approve them in the console or through the API."
-
-func replyTarget(c card.Card) string {
-	if c.Kind == core.KindForm {
-		return "first unanswered item"
-	}
-	return "question"
-}
 
 // heading is the card's first line, with its markers: those about the
 // choice itself in the attention colour.
@@ -397,7 +393,7 @@ func action(a card.Action, input string, f fit) Element {
 	if input != "" {
 		data[DataInput] = input
 	}
-	title := textlimit.Runes.CutKeeping(a.Label, a.Keep, f.b(budgetTitle))
+	title := textlimit.Runes.CutKeeping(a.Head(), a.Keep, f.b(budgetTitle))
 	style := ""
 	switch a.Style {
 	case card.StylePrimary:

@@ -74,12 +74,13 @@ func checkCard(t *testing.T, s *jsonschema.Schema, card AdaptiveCard) []byte {
 }
 
 // TestCardFixtures renders the shared fixtures into golden files beside
-// the other platforms', each checked against the pinned schema.
+// the other platforms', each checked against the pinned schema: cards
+// as in a channel, whose threads take replies.
 func TestCardFixtures(t *testing.T) {
 	s := cardSchema(t)
 	for _, f := range adaptertest.CardFixtures() {
 		t.Run(f.Name, func(t *testing.T) {
-			card := Card(f.Card)
+			card := Card(f.Card, true)
 			if f.Card.As == core.DeliverRemind {
 				card = Reminder(f.Card)
 			}
@@ -111,7 +112,7 @@ func TestPeoplesTextIsPlain(t *testing.T) {
 		// The agent's name and labels are its words too.
 		c.Meta.Agent = "[Approve here](https://evil.example/agent)"
 		c.Meta.Labels.Project = "**Approved by Alice**"
-		raw, _ := json.Marshal(Card(c))
+		raw, _ := json.Marshal(Card(c, true))
 		var card struct{ Body []map[string]any }
 		if err := json.Unmarshal(raw, &card); err != nil {
 			t.Fatal(err)
@@ -136,7 +137,7 @@ func TestActionsCarryRefAndInput(t *testing.T) {
 		if f.Card.As == core.DeliverRemind {
 			continue
 		}
-		raw, _ := json.Marshal(Card(f.Card))
+		raw, _ := json.Marshal(Card(f.Card, true))
 		var card struct{ Body []map[string]any }
 		_ = json.Unmarshal(raw, &card)
 		inputs := map[string]map[string]any{}
@@ -207,7 +208,7 @@ func TestCardWorstCaseFits(t *testing.T) {
 	}
 	for name, q := range map[string]*core.Question{"decision": dec, "form": form, "approval": appr, "batch": batch} {
 		t.Run(name, func(t *testing.T) {
-			card := Card(card.New(q, core.MessageRef{Surface: core.SurfaceTeams, Room: "r", Kind: core.DeliverPost}))
+			card := Card(card.New(q, core.MessageRef{Surface: core.SurfaceTeams, Room: "r", Kind: core.DeliverPost}), true)
 			if n := Size(card); n > MaxCardBytes {
 				t.Fatalf("%d bytes, over %d", n, MaxCardBytes)
 			}
@@ -234,4 +235,25 @@ func repeatRunes(unit string, n int) string {
 		out[i] = rs[i%len(rs)]
 	}
 	return string(out)
+}
+
+// TestRecommendedIsSaidOnce: a recommended option's button says
+// "(Recommended)" once, as on every other platform. Before, Teams cut
+// the whole label and then added the kept suffix again: "1. PostgreSQL
+// (Recommended) (Recommended)".
+func TestRecommendedIsSaidOnce(t *testing.T) {
+	seen := 0
+	for _, f := range adaptertest.CardFixtures() {
+		raw, err := json.Marshal(Card(f.Card, true))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(raw), "(Recommended) (Recommended)"); n > 0 {
+			t.Errorf("%s: a button says (Recommended) twice", f.Name)
+		}
+		seen += strings.Count(string(raw), "(Recommended)")
+	}
+	if seen == 0 {
+		t.Fatal("no fixture has a recommended option")
+	}
 }

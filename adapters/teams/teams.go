@@ -194,7 +194,7 @@ const threadTTL = 24 * time.Hour
 // Post implements core.Courier.
 func (a *Adapter) Post(ctx context.Context, q *core.Question, ref core.MessageRef) (core.MessageRef, error) {
 	c := card.New(q, ref)
-	act := cardActivity(Card(c), Summary(c))
+	act := cardActivity(Card(c, isChannel(ref.Room)), Summary(c))
 	var conv, id string
 	var err error
 	if isChannel(ref.Room) {
@@ -268,7 +268,7 @@ func (a *Adapter) Update(ctx context.Context, q *core.Question, ref core.Message
 		return err
 	}
 	c := card.New(q, ref)
-	return a.conn.update(ctx, conv, ref.ID, cardActivity(Card(c), Summary(c)))
+	return a.conn.update(ctx, conv, ref.ID, cardActivity(Card(c, isChannel(ref.Room)), Summary(c)))
 }
 
 // Remind implements core.Courier: in the card's thread when the room

@@ -78,7 +78,7 @@ func fit(ps []piece, room int) (caps []int, ok bool) {
 			longs = append(longs, i)
 		}
 		if p.kind != pieceMarkup {
-			want[i] = units(esc(p.s, p.max))
+			want[i] = units(escIn(p.open, p.s, p.max))
 		}
 	}
 	if room < len(keys) {
@@ -127,7 +127,7 @@ func (d *doc) pieces(ps []piece) {
 		case !ok:
 			d.text(p.open, p.s, p.close, p.max)
 		case caps[i] > 0:
-			d.markup(p.open + esc(p.s, caps[i]) + p.close)
+			d.markup(p.open + escIn(p.open, p.s, caps[i]) + p.close)
 		}
 	}
 }

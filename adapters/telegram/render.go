@@ -71,6 +71,17 @@ func escapeRune(prev, r rune) string {
 	return html.EscapeString(string(r))
 }
 
+// escIn is esc for text that follows open. Inside <pre> or <code>,
+// where Telegram makes no mentions, it only escapes HTML: an "@" there
+// stays as written, so arguments copied from a card or an edit prompt
+// are those asked, not a changed value.
+func escIn(open, s string, max int) string {
+	if strings.HasSuffix(open, "<pre>") || strings.HasSuffix(open, "<code>") {
+		return unit.CutEscaped(s, max, func(_, r rune) string { return html.EscapeString(string(r)) })
+	}
+	return esc(s, max)
+}
+
 // cutPlain cuts unescaped text (button labels, callback answers,
 // placeholders) to max units, rune-safe.
 func cutPlain(s string, max int) string { return unit.Cut(s, max) }
@@ -109,7 +120,7 @@ func (d *doc) text(open, s, close string, max int) {
 	if room > max {
 		room = max
 	}
-	e := esc(s, room)
+	e := escIn(open, s, room)
 	if e == "" || e == ellipsis && s != ellipsis {
 		d.full = true
 		return
@@ -240,6 +251,9 @@ func body(c card.Card) []piece {
 			if s.Hash != "" {
 				ps = append(ps, markupPiece("\nsha256 <code>"+html.EscapeString(s.Hash)+"…</code>"))
 			}
+			if tooLongToEdit(c, s) {
+				ps = append(ps, markupPiece("\n<i>"+TooLongToEdit+"</i>"))
+			}
 			if a := s.Answer; a != nil { // a decided call: approved or denied, so no check mark
 				ps = append(ps, keyPiece("\n<b>Decided:</b> ", a.Text, "", 200), keyPiece(" (by ", a.By, ")", 64))
 			}
@@ -264,57 +278,6 @@ func body(c card.Card) []piece {
 }
 
 const timeLayout = "2006-01-02 15:04 UTC"
-
-// button is one inline button carrying exactly the action's ref, or an
-// error if the ref cannot be a callback_data.
-func button(a card.Action) (tgbotapi.InlineKeyboardButton, error) {
-	data := a.Ref.Encode()
-	if data == "" || len(data) > MaxCallbackData {
-		return tgbotapi.InlineKeyboardButton{}, ErrBadButton
-	}
-	return tgbotapi.NewInlineKeyboardButtonData(unit.CutKeeping(textlimit.OneLine(a.Head()), a.Keep, maxLabel), data), nil
-}
-
-// keyboard is the inline keyboard of a card: a row per decision option,
-// a row for the call's verdicts, a row per unanswered form item, then a
-// row per card action. A closed card has no rows (the buttons are
-// removed).
-//
-// Telegram has no modals. An action that needs text (a clarification's
-// answer, a form item's own answer) is a button that sends a ForceReply
-// prompt, and the reply is the answer; a deny, whose reason is optional,
-// records at once without one.
-func keyboard(c card.Card) (tgbotapi.InlineKeyboardMarkup, error) {
-	rows := [][]tgbotapi.InlineKeyboardButton{}
-	var err error
-	row := func(as ...card.Action) {
-		var r []tgbotapi.InlineKeyboardButton
-		for _, a := range as {
-			b, e := button(a)
-			err = errors.Join(err, e)
-			r = append(r, b)
-		}
-		if len(r) > 0 {
-			rows = append(rows, r)
-		}
-	}
-	for _, s := range c.Sections {
-		if s.Kind == card.SectionOption {
-			for _, a := range s.Actions {
-				row(a)
-			}
-			continue
-		}
-		row(s.Actions...)
-	}
-	for _, a := range c.Actions {
-		row(a)
-	}
-	if err != nil {
-		return tgbotapi.InlineKeyboardMarkup{}, err
-	}
-	return tgbotapi.InlineKeyboardMarkup{InlineKeyboard: rows}, nil
-}
 
 // htmlMessage is a sendMessage request of text in parse_mode HTML,
 // without link previews: a link in someone's text must not put a preview

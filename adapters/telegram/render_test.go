@@ -247,7 +247,7 @@ func TestKeyboardByKind(t *testing.T) {
 		}
 		return out
 	}
-	if got := labels(decision()); !slices.Equal(got, []string{"PostgreSQL" + card.RecommendedNote, "SQLite", card.LabelDecline}) {
+	if got := labels(decision()); !slices.Equal(got, []string{"1. PostgreSQL" + card.RecommendedNote, "2. SQLite", card.LabelDecline}) {
 		t.Errorf("decision rows %q", got)
 	}
 	if got := labels(approval()); !slices.Equal(got, []string{card.LabelApprove + " | " + card.LabelDeny, card.LabelDecline}) {

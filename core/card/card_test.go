@@ -55,7 +55,7 @@ func TestCardActionsByKind(t *testing.T) {
 		want []string
 	}{
 		{core.KindClarification, []string{card.LabelAnswer, card.LabelDecline}},
-		{core.KindDecision, []string{"A (Recommended)", "B", card.LabelDecline}},
+		{core.KindDecision, []string{"1. A (Recommended)", "2. B", card.LabelDecline}},
 		{core.KindApproval, []string{card.LabelApprove, card.LabelDeny, card.LabelDecline}},
 		{core.KindForm, []string{"1. Mon (Recommended)", "1. Fri", "1. Something else", "2. Short", "2. Long", "2. Something else", card.LabelDecline}},
 	} {

@@ -253,8 +253,10 @@ const (
 	LabelEditApprove = "Edit and approve"
 	// LabelStandingRun approves and stops asking about the tool in the
 	// run; LabelStandingAgent's %d is the route's hours.
-	LabelStandingRun   = "Approve, and don't ask again for this tool in this run"
-	LabelStandingAgent = "Approve, and don't ask again for this tool for this agent for %d hours"
+	LabelStandingRun = "Approve, and don't ask again for this tool in this run"
+	// LabelStandingAgent fits Telegram's 60 characters with the most hours
+	// a route takes (core.MaxStandingHours), so no cut takes the hours.
+	LabelStandingAgent = "Approve, and allow this tool for this agent for %d hours"
 	LabelDecline       = "Decline: let the agent decide"
 	LabelAnswer        = "Reply to answer"
 	LabelSomethingElse = "Something else"

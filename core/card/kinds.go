@@ -71,7 +71,10 @@ func decisionBody(c *Card, q *core.Question, open bool) {
 	}
 	for i, o := range q.Options {
 		s := Section{Kind: SectionOption, Index: i, Title: o.Title, Body: o.Writeup, Recommended: o.Recommended}
-		s.Actions = []Action{choice(o.Title, o.Recommended, refOf(q, core.RefOption, -1, i))}
+		// Numbered as on the card, so that two titles alike up to where
+		// a platform cuts a label still give buttons told apart.
+		label := fmt.Sprintf("%d. %s", i+1, o.Title)
+		s.Actions = []Action{choice(label, o.Recommended, refOf(q, core.RefOption, -1, i))}
 		c.Sections = append(c.Sections, s)
 	}
 }

@@ -15,7 +15,7 @@ import (
 // text escaped, and each action a button with its style.
 func TestDrawsEveryFixture(t *testing.T) {
 	for _, f := range adaptertest.CardFixtures() {
-		card := teams.Card(f.Card)
+		card := teams.Card(f.Card, true)
 		if f.Card.As == core.DeliverRemind {
 			card = teams.Reminder(f.Card)
 		}

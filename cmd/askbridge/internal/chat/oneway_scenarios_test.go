@@ -476,7 +476,12 @@ func (d *onewayDriver) Posts(t *testing.T, cond func([]adaptertest.Post) bool) [
 		for _, s := range d.inbox(d.Allowed().ID) {
 			first, _, _ := strings.Cut(s.text, "\n")
 			personal := strings.Contains(first, "open for you")
-			if !personal && (strings.Contains(first, card.ReminderHeading) || strings.HasPrefix(first, card.DigestHeading)) {
+			// A reminder's mail keeps its card's subject after "Re: " (so
+			// that it threads) and says it is one in its body; a push says
+			// so in its title.
+			reminder := strings.Contains(first, card.ReminderHeading) ||
+				strings.HasPrefix(first, "Re: ") && strings.Contains(s.text, card.ReminderHeading)
+			if !personal && (reminder || strings.HasPrefix(first, card.DigestHeading)) {
 				posts = append(posts, adaptertest.Post{Text: s.text, Raw: s.text})
 			}
 		}

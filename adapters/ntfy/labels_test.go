@@ -1,0 +1,48 @@
+package ntfy_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// TestButtonsThatReadAlikeOpenTheirPage: a notification never has two
+// one-tap buttons that read the same. A decision's buttons are numbered,
+// so options whose titles differ past ntfy's 40 characters stay apart
+// and answer from the lock screen; two choices whose labels still read
+// the same once cut open their pages, which show the choice whole before
+// recording it. Before, two identical one-tap buttons each recorded a
+// different choice.
+func TestButtonsThatReadAlikeOpenTheirPage(t *testing.T) {
+	const keep, revert = "Roll back payments-api and billing-worker to v2.3.1, keeping the new schema",
+		"Roll back payments-api and billing-worker to v2.3.1, reverting the schema"
+	dec := &core.Question{ID: "b234567abcdefghij", Kind: core.KindDecision, State: core.StateOpen, Text: "How to roll back?",
+		Reversibility: core.HardToReverse, Deadline: time.Now().Add(time.Hour), Options: []core.Option{
+			{ID: "keep", Title: keep}, {ID: "revert", Title: revert}}}
+	form := &core.Question{ID: "b234567abcdefghij", Kind: core.KindForm, State: core.StateOpen, Text: "Roll back plan",
+		Reversibility: core.HardToReverse, Deadline: time.Now().Add(time.Hour), Items: []core.FormItem{
+			{ID: "how", Question: "How to roll back?", Options: []core.FormOption{{ID: "keep", Label: keep}, {ID: "revert", Label: revert}}}}}
+	for name, c := range map[string]struct {
+		q      *core.Question
+		action string
+	}{
+		"decision": {dec, "http"},
+		"form":     {form, "view"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := render(t, c.q)
+			seen := map[string]bool{}
+			for i, a := range p.Actions[:2] {
+				if !strings.Contains(a.Label, "Roll back") || a.Action != c.action {
+					t.Errorf("button %d: %q (%s), want a %s action", i+1, a.Label, a.Action, c.action)
+				}
+				if a.Action == "http" && seen[a.Label] {
+					t.Errorf("two one-tap buttons read %q", a.Label)
+				}
+				seen[a.Label] = true
+			}
+		})
+	}
+}

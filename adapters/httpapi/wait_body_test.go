@@ -1,0 +1,107 @@
+package httpapi_test
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/askbridge/askbridge/adapters/httpapi/client"
+)
+
+// TestAWaitWithABodyLeavesTheConnectionWhole: a wait sent with a request
+// body (a GET whose client library sends one, or Go's empty chunked one)
+// is not taken over, so net/http reads the body and the next request on
+// the connection is read as sent. Before, the wait was taken over with
+// its body unread, and once the connection went back to the server the
+// body's bytes were read as the next request: a bare 400.
+func TestAWaitWithABodyLeavesTheConnectionWhole(t *testing.T) {
+	for _, c := range []struct{ name, head, body string }{
+		{"content-length", "Content-Length: 2\r\n", "{}"},
+		{"empty chunked", "Transfer-Encoding: chunked\r\n", "0\r\n\r\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			srv, _ := reusingServer(t, e)
+			id := e.ask(agentA, "run-1")
+			conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			if deadline, ok := e.ctx().Deadline(); ok {
+				_ = conn.SetDeadline(deadline)
+			}
+			fmt.Fprintf(conn, "GET /v1/questions/%s/wait?timeout=1m HTTP/1.1\r\nHost: askbridge\r\nAuthorization: Bearer %s\r\n%s\r\n%s", id, agentA.Secret, c.head, c.body)
+			if _, err := e.as(operator).Answer(e.ctx(), id, client.AnswerRequest{Answer: "Postgres"}); err != nil {
+				t.Fatal(err)
+			}
+			br := bufio.NewReader(conn)
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			if !strings.Contains(string(b), `"state":"answered"`) {
+				t.Fatalf("wait: %d %s", resp.StatusCode, b)
+			}
+			fmt.Fprintf(conn, "GET /healthz HTTP/1.1\r\nHost: askbridge\r\n\r\n")
+			resp, err = http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatalf("the next request on the same connection: %v", err)
+			}
+			b, _ = io.ReadAll(resp.Body)
+			if resp.StatusCode != 200 {
+				t.Errorf("the next request on the same connection got %d %q", resp.StatusCode, b)
+			}
+		})
+	}
+}
+
+// TestAWaitsBodyIsNoRequest: behind a proxy that shares one upstream
+// connection among its clients (nginx with upstream keepalive, an
+// ingress), a wait whose body is itself a request gets no second
+// response: the next client on the connection reads its own. Before, the
+// server answered the smuggled request once the wait answered, and the
+// proxy handed that answer to the next client: agent-b read agent-a's
+// question.
+func TestAWaitsBodyIsNoRequest(t *testing.T) {
+	e := newEnv(t)
+	srv, _ := reusingServer(t, e)
+	idA := e.ask(agentA, "run-1")
+	idB := e.ask(agentB, "run-b")
+	smuggled := fmt.Sprintf("GET /v1/questions/%s HTTP/1.1\r\nHost: askbridge\r\nAuthorization: Bearer %s\r\n\r\n", idA, agentA.Secret)
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if deadline, ok := e.ctx().Deadline(); ok {
+		_ = conn.SetDeadline(deadline)
+	}
+	// What the proxy forwards for agent-a.
+	fmt.Fprintf(conn, "GET /v1/questions/%s/wait?timeout=1m HTTP/1.1\r\nHost: askbridge\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n%s", idA, agentA.Secret, len(smuggled), smuggled)
+	if _, err := e.as(operator).Answer(e.ctx(), idA, client.AnswerRequest{Answer: "Postgres"}); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.ReadAll(resp.Body)
+	// The proxy now forwards agent-b's request on the same connection and
+	// hands agent-b the next response.
+	fmt.Fprintf(conn, "GET /v1/questions/%s HTTP/1.1\r\nHost: askbridge\r\nAuthorization: Bearer %s\r\n\r\n", idB, agentB.Secret)
+	resp, err = http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(b), string(idB)) {
+		t.Errorf("agent-b asked for %s and read %d %s", idB, resp.StatusCode, b)
+	}
+}

@@ -57,7 +57,7 @@ func (e *DuplicateError) Error() string {
 // every request, or a retry after a restart with a fresh key, would
 // otherwise park the same call twice.
 func idempotencyOf(in AskInput) (*Idempotency, error) {
-	scope, _ := idempotencyScope(in)
+	scope, _, _ := idempotencyScope(in)
 	if scope == "" {
 		return nil, nil
 	}
@@ -108,21 +108,22 @@ func repeatOf(in AskInput, idem *Idempotency, dup *DuplicateError) (*Question, e
 	if q.Idempotency != nil && q.Idempotency.Fingerprint == idem.Fingerprint {
 		return q, nil
 	}
-	_, what := idempotencyScope(in)
+	_, what, renew := idempotencyScope(in)
 	return nil, Errorf(CodeConflict, "ask",
-		"question %s was already asked with this %s, with a different body; use a new key to ask something else", q.ID, what)
+		"question %s was already asked with this %s, with a different body; use a new %s to ask something else", q.ID, what, renew)
 }
 
-// idempotencyScope is what makes in the same ask as another, and how a
-// refusal names it: its tool call, or else its Idempotency-Key; "" for
-// neither.
-func idempotencyScope(in AskInput) (scope, what string) {
+// idempotencyScope is what makes in the same ask as another, how a
+// refusal names it, and what a different ask must change (renew): its
+// tool call, which wins over any key, or else its Idempotency-Key; ""
+// for neither.
+func idempotencyScope(in AskInput) (scope, what, renew string) {
 	switch {
 	case in.ToolCallID != "":
 		return "call\x1f" + string(in.Agent) + "\x1f" + string(in.RunID) + "\x1f" + in.ToolCallID,
-			"tool call id " + in.ToolCallID + " in run " + string(in.RunID)
+			"tool call id " + in.ToolCallID + " in run " + string(in.RunID), "tool_call_id"
 	case in.IdempotencyKey != "":
-		return "key\x1f" + string(in.Agent) + "\x1f" + in.IdempotencyKey, "Idempotency-Key"
+		return "key\x1f" + string(in.Agent) + "\x1f" + in.IdempotencyKey, "Idempotency-Key", "key"
 	}
-	return "", ""
+	return "", "", ""
 }

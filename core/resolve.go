@@ -424,6 +424,17 @@ func (s *Service) Cancel(ctx context.Context, in CancelInput) (Outcome, error) {
 	if err := checkLen("cancel", "reason", reason, MaxReasonLen); err != nil {
 		return Outcome{}, err
 	}
+	// An agent's reason shows on every card's outcome line, where a
+	// control, a bidi override or a line break could forge what follows
+	// ("Answered by alice"): it is checked as ask text is, as one line.
+	if in.By.Surface == SurfaceAgent {
+		if err := checkText("cancel", "reason", reason, MaxReasonLen, false); err != nil {
+			return Outcome{}, err
+		}
+		if strings.ContainsAny(reason, "\n\u2028\u2029") {
+			return Outcome{}, Errorf(CodeInvalid, "cancel", "reason holds a line break: it is shown as one line, so it must be one")
+		}
+	}
 	if strings.TrimSpace(reason) == "" {
 		reason = DefaultCancelReason(in.By)
 	}

@@ -134,7 +134,24 @@ func checkStanding(q *Question, req *StandingRequest, approved bool) error {
 	if q.Call != nil {
 		offer = q.Call.Standing
 	}
+	if offer == nil && approved {
+		return noOffer(q)
+	}
 	return checkOffer(offer, req, approved)
+}
+
+// noOffer refuses a standing approval q does not offer, naming the cause
+// standingOffer found at the ask, so the approver is not sent after one
+// that does not hold.
+func noOffer(q *Question) error {
+	const op = "answer"
+	switch {
+	case q.Quorum > 1:
+		return Errorf(CodeInvalid, op, "this approval needs %d people to agree, so it cannot grant a standing approval: one person grants that, and it would stand in for the others", q.Quorum)
+	case q.Reversibility != Reversible:
+		return Errorf(CodeInvalid, op, "this approval cannot grant a standing approval: its call is not marked reversible")
+	}
+	return Errorf(CodeInvalid, op, "this approval cannot grant a standing approval: its route forbids them")
 }
 
 // checkOffer checks a standing request against what a call offers.

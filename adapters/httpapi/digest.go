@@ -15,7 +15,7 @@ import (
 // decider may answer, holding the roles given as role (repeatable, or
 // comma-separated) since the API cannot ask a platform who holds what;
 // person keeps what a configured person may answer from any of their
-// accounts; route keeps one route's.
+// accounts; route keeps one configured route's.
 func (s *Server) digest(w http.ResponseWriter, r *http.Request) {
 	v := r.URL.Query()
 	since, err := timeParam(v.Get("since"), "since", true)
@@ -41,7 +41,14 @@ func (s *Server) digest(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, invalid("role is given with decider: it says which roles that decider holds"))
 		return
 	}
-	out, err := s.svc.Digest(r.Context(), core.DigestQuery{From: since, To: until, Decider: d, Person: v.Get("person"), Route: v.Get("route")})
+	// A route not configured now is refused, as an unknown person is:
+	// its empty lists would read as "nothing was asked there".
+	route := v.Get("route")
+	if _, ok := s.svc.Route(route); route != "" && !ok {
+		s.fail(w, r, invalid("no route named %q", route))
+		return
+	}
+	out, err := s.svc.Digest(r.Context(), core.DigestQuery{From: since, To: until, Decider: d, Person: v.Get("person"), Route: route})
 	if err != nil {
 		s.fail(w, r, err)
 		return

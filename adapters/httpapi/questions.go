@@ -337,10 +337,17 @@ func (s *Server) endRun(w http.ResponseWriter, r *http.Request) {
 	}
 	run := core.RunID(r.PathValue("run_id"))
 	// An agent ends its own runs; an admin names the agent (?agent=),
-	// or ends its own.
-	agent := caller(r).Agent()
-	if a := r.URL.Query().Get("agent"); a != "" && caller(r).Role == RoleAdmin {
-		agent = core.AgentID(a)
+	// or ends its own. An agent naming another is refused rather than
+	// ignored: ignored, its own run of that name ended instead.
+	tok := caller(r)
+	agent := tok.Agent()
+	if a := core.AgentID(r.URL.Query().Get("agent")); a != "" && a != agent {
+		if tok.Role != RoleAdmin {
+			s.fail(w, r, core.Errorf(core.CodeForbidden, "end run",
+				"a token with role %s may not end another agent's run (agent=%q): only an admin's may", tok.Role, a))
+			return
+		}
+		agent = a
 	}
 	outs, err := s.svc.EndRun(r.Context(), core.Run{Agent: agent, ID: run})
 	if err != nil {

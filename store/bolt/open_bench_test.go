@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/store/bolt"
 	"github.com/askbridge/askbridge/store/storetest"
 )
@@ -24,13 +23,7 @@ func BenchmarkOpen(b *testing.B) {
 	}
 	n := storetest.BenchOpen()
 	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
-	storetest.Parallel(b, 16, n, func(i int64) error {
-		q := &core.Question{ID: core.NewID(0), Kind: core.KindClarification, Agent: "agent", RunID: "run-1",
-			Text: "Which region should the new cluster run in?", Reversibility: core.Reversible, Route: "ops",
-			CreatedAt: at, Deadline: at.Add(24 * time.Hour), Timeout: core.Duration(24 * time.Hour),
-			OnTimeout: core.OnTimeoutDeny, State: core.StateOpen}
-		return seed.Create(ctx, q, core.Event{QuestionID: q.ID, RunID: q.RunID, At: at, Kind: core.EventAsked}, nil)
-	})
+	storetest.Parallel(b, 16, n, func(int64) error { return storetest.CreateBenchQuestion(ctx, seed, at) })
 	if err := seed.Close(); err != nil {
 		b.Fatal(err)
 	}

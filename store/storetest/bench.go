@@ -58,6 +58,16 @@ type catchUpper interface {
 	CatchUp(ctx context.Context, owner string) (int, bool, error)
 }
 
+// CreateBenchQuestion stores in st the open question the boot benchmarks
+// park, asked at at, with its asked event.
+func CreateBenchQuestion(ctx context.Context, st core.Store, at time.Time) error {
+	q := &core.Question{ID: core.NewID(0), Kind: core.KindClarification, Agent: "agent", RunID: "run-1",
+		Text: "Which region should the new cluster run in?", Reversibility: core.Reversible, Route: "ops",
+		CreatedAt: at, Deadline: at.Add(24 * time.Hour), Timeout: core.Duration(24 * time.Hour),
+		OnTimeout: core.OnTimeoutDeny, State: core.StateOpen}
+	return st.Create(ctx, q, core.Event{QuestionID: q.ID, RunID: q.RunID, At: at, Kind: core.EventAsked}, nil)
+}
+
 // BenchBoot measures how long a bridge takes to be ready (Boot returns,
 // so the program serves) with BenchOpen() open questions, after a short
 // gap and after a downtime that makes every question due for a reminder,
@@ -71,12 +81,7 @@ func BenchBoot(b *testing.B, open func(b *testing.B, seeding bool) core.Store) {
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	seedStore := open(b, true)
 	Parallel(b, 16, n, func(i int64) error {
-		at := now.Add(-3 * time.Hour).Add(time.Duration(i) * time.Millisecond)
-		q := &core.Question{ID: core.NewID(0), Kind: core.KindClarification, Agent: "agent", RunID: "run-1",
-			Text: "Which region should the new cluster run in?", Reversibility: core.Reversible, Route: "ops",
-			CreatedAt: at, Deadline: at.Add(24 * time.Hour), Timeout: core.Duration(24 * time.Hour),
-			OnTimeout: core.OnTimeoutDeny, State: core.StateOpen}
-		return seedStore.Create(ctx, q, core.Event{QuestionID: q.ID, RunID: q.RunID, At: at, Kind: core.EventAsked}, nil)
+		return CreateBenchQuestion(ctx, seedStore, now.Add(-3*time.Hour).Add(time.Duration(i)*time.Millisecond))
 	})
 	if err := seedStore.Close(); err != nil {
 		b.Fatal(err)

@@ -154,6 +154,12 @@ func (s Surface) String() string { return string(s) }
 // everyone who can read a question.
 func (s Surface) RoomIsPersonal() bool { return s == SurfaceEmail || s == SurfaceNtfy }
 
+// RoleSurfaces are the surfaces whose deciders carry roles, which a
+// route's "role:<id>" decider entry matches: Slack's user groups,
+// Discord's roles, and the role of the token the API or the console is
+// used with. On any other a role entry would match no one.
+var RoleSurfaces = []Surface{SurfaceSlack, SurfaceDiscord, SurfaceAPI, SurfaceConsole}
+
 // IsChat reports whether cards are posted on s.
 func (s Surface) IsChat() bool { return slices.Contains(ChatSurfaces, s) }
 

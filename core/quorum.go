@@ -68,19 +68,29 @@ func SortVotes(vs []Vote) {
 }
 
 // VoteKey names who votes: the person, so their accounts on every
-// surface are one vote, else the account.
+// surface are one vote, else the account. A token is one account on the
+// API and on the console signed in with it (both name it by the token's
+// name), so it is keyed as the API's there too: one credential is one
+// vote of a quorum, from either door.
 func VoteKey(d Decider) string {
 	if d.Person != "" {
 		return PersonPrefix + d.Person
+	}
+	if d.Surface == SurfaceConsole {
+		return string(SurfaceAPI) + ":" + d.ID
 	}
 	return string(d.Surface) + ":" + d.ID
 }
 
 // voterKeys are the keys, other than its own, a vote by d may have been
 // counted under before: each account of d's person, keyed as an account
-// (a vote cast from it before a reload tied it to the person).
+// (a vote cast from it before a reload tied it to the person); for a
+// token, its console key of before VoteKey keyed both doors alike.
 func (s *Service) voterKeys(d Decider) []string {
 	if d.Person == "" {
+		if d.Surface == SurfaceAPI || d.Surface == SurfaceConsole {
+			return []string{string(SurfaceConsole) + ":" + d.ID}
+		}
 		return nil
 	}
 	var out []string

@@ -318,7 +318,7 @@ func (s *Server) signInPage(w http.ResponseWriter, r *http.Request, status int, 
 // An account the identity provider signed in is "oidc:<person>", an id
 // the program ties to that person, so core names the person (as on chat).
 func decider(a Account) core.Decider {
-	d := core.Decider{Surface: core.SurfaceConsole, ID: a.Name, Name: a.Name, Roles: []string{string(a.Role)}}
+	d := core.Decider{Surface: core.SurfaceConsole, ID: a.Name, Name: a.Name, Roles: a.Role.Held()}
 	if a.Person != "" {
 		d.Name = a.Person
 	}

@@ -248,9 +248,10 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, client.ListResponse{Questions: client.OperatorViews(qs), NextCursor: next})
 }
 
-// decider is how an API token decides: its name is both id and name.
+// decider is how an API token decides: its name is both id and name;
+// its role lets routes say "role:operator" on the API, as on the console.
 func decider(tok Token) core.Decider {
-	return core.Decider{Surface: core.SurfaceAPI, ID: tok.Name, Name: tok.Name}
+	return core.Decider{Surface: core.SurfaceAPI, ID: tok.Name, Name: tok.Name, Roles: tok.Role.Held()}
 }
 
 func (s *Server) answer(w http.ResponseWriter, r *http.Request) {

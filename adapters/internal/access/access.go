@@ -48,6 +48,16 @@ func ParseRole(s string) (Role, error) {
 // Includes reports whether a token with role r may act as want.
 func (r Role) Includes(want Role) bool { return r == RoleAdmin || r == want }
 
+// Held are the names a route's "role:<name>" decider entry matches for a
+// token with role r (core.Decider.Roles), on the API and the console
+// alike: its own, and for an admin an operator's too, as Includes has it.
+func (r Role) Held() []string {
+	if r == RoleAdmin {
+		return []string{string(RoleAdmin), string(RoleOperator)}
+	}
+	return []string{string(r)}
+}
+
 // MayAnswer reports whether the role may answer and decline at all; the
 // route's deciders are checked on top, in core.
 func (r Role) MayAnswer() bool { return r == RoleOperator || r == RoleAdmin }

@@ -105,6 +105,9 @@ func checkRoute(f File, key string, r RouteFile) error {
 			if strings.TrimSpace(id) == "" {
 				return fmt.Errorf("%s.deciders.%s[%d] is empty", key, surface, j)
 			}
+			if strings.HasPrefix(id, "role:") && !slices.Contains(core.RoleSurfaces, core.Surface(surface)) {
+				return fmt.Errorf("%s.deciders.%s[%d]: %q would match no one: role entries are for %s only", key, surface, j, id, core.SurfaceNames(core.RoleSurfaces))
+			}
 		}
 	}
 	if r.StandingHours < 0 || r.StandingHours > core.MaxStandingHours {

@@ -18,8 +18,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/mail"
+	"slices"
 	"strings"
 	"time"
 
@@ -67,7 +69,10 @@ type Options struct {
 	// RootCAs, when set, are the CAs trusted for the server's TLS
 	// certificate instead of the system's.
 	RootCAs *x509.CertPool
-	// Timeout bounds one SMTP session; default 30s.
+	// Timeout bounds one SMTP session, from the dial to the QUIT, so that
+	// a relay that accepts and then stops answering fails the send rather
+	// than holding it (and its delivery) for good; default 30s. The
+	// delivery's context ending ends the session too.
 	Timeout time.Duration
 	Log     zerolog.Logger
 }
@@ -79,7 +84,8 @@ type Adapter struct {
 	opts   Options
 	signer *actionlink.Signer
 	from   *mail.Address
-	client *gomail.Client
+	copts  []gomail.Option // go-mail's, but the dialler (session.dial)
+	tls    *tls.Config     // for implicit TLS, else nil
 	page   *actionlink.Page
 	log    zerolog.Logger
 }
@@ -111,13 +117,24 @@ func New(svc *core.Service, opts Options) (*Adapter, error) {
 	if opts.TLS == "" {
 		opts.TLS = TLSStartTLS
 	}
-	copts := []gomail.Option{gomail.WithTimeout(opts.Timeout),
-		gomail.WithTLSConfig(&tls.Config{ServerName: opts.Host, RootCAs: opts.RootCAs, MinVersion: tls.VersionTLS12})}
+	tc := &tls.Config{ServerName: opts.Host, RootCAs: opts.RootCAs, MinVersion: tls.VersionTLS12}
+	copts := []gomail.Option{gomail.WithTimeout(opts.Timeout), gomail.WithTLSConfig(tc)}
+	var implicit *tls.Config
 	switch opts.TLS {
 	case TLSStartTLS:
 		copts = append(copts, gomail.WithTLSPortPolicy(gomail.TLSMandatory))
 	case TLSImplicit:
-		copts = append(copts, gomail.WithSSLPort(false))
+		// session.dial starts TLS, not go-mail: go-mail takes a connection
+		// dialled for it as plain text under implicit TLS, and would then
+		// refuse PLAIN and LOGIN over it. Under the opportunistic policy
+		// it reads the TLS state off the connection instead, and starts
+		// no second TLS, since a server offers no STARTTLS inside TLS
+		// (RFC 3207, 4.2).
+		copts = append(copts, gomail.WithTLSPolicy(gomail.TLSOpportunistic))
+		implicit = tc
+		if opts.Port == 0 {
+			opts.Port = gomail.DefaultPortSSL
+		}
 	case TLSNone:
 		copts = append(copts, gomail.WithTLSPortPolicy(gomail.NoTLS))
 	default:
@@ -130,11 +147,12 @@ func New(svc *core.Service, opts Options) (*Adapter, error) {
 		copts = append(copts, gomail.WithSMTPAuth(gomail.SMTPAuthAutoDiscover),
 			gomail.WithUsername(opts.Username), gomail.WithPassword(opts.Password))
 	}
-	client, err := gomail.NewClient(opts.Host, copts...)
-	if err != nil {
+	// Each send makes its own client (for its own dialler); this one
+	// checks the options once.
+	if _, err := gomail.NewClient(opts.Host, copts...); err != nil {
 		return nil, fmt.Errorf("email: %w", err)
 	}
-	a := &Adapter{svc: svc, opts: opts, signer: signer, from: from, client: client, log: opts.Log}
+	a := &Adapter{svc: svc, opts: opts, signer: signer, from: from, copts: copts, tls: implicit, log: opts.Log}
 	a.page = &actionlink.Page{Svc: svc, Signer: signer, Surface: core.SurfaceEmail, Prefix: ActPath,
 		ConfirmAddress: true, Now: opts.Now, Log: opts.Log}
 	return a, nil
@@ -261,7 +279,59 @@ func (a *Adapter) send(ctx context.Context, to, id, inReplyTo string, msg Messag
 	m.SetGenHeader(gomail.HeaderXAutoResponseSuppress, "All")
 	m.SetBodyString(gomail.TypeTextPlain, msg.Text)
 	m.AddAlternativeString(gomail.TypeTextHTML, msg.HTML)
-	return classify(a.client.DialAndSendWithContext(ctx, m))
+	s := &session{ctx: ctx, deadline: time.Now().Add(a.opts.Timeout), tls: a.tls}
+	defer s.end()
+	client, err := gomail.NewClient(a.opts.Host, append(slices.Clip(a.copts), gomail.WithDialContextFunc(s.dial))...)
+	if err != nil {
+		return err
+	}
+	return classify(client.DialAndSendWithContext(ctx, m))
+}
+
+// session is the connection of one SMTP session. go-mail bounds only its
+// dial, by Timeout and the context: the greeting, EHLO, STARTTLS, AUTH
+// and the message run with no deadline, so a relay that accepted and
+// never answered would hold the send, its room's delivery and a place in
+// the outbox for good, and a stop would wait on it. So the connection
+// carries the session's deadline and is closed when the delivery's
+// context ends.
+type session struct {
+	ctx      context.Context // the delivery's
+	deadline time.Time
+	tls      *tls.Config // implicit TLS, or nil
+	stops    []func() bool
+}
+
+// dial is go-mail's DialContextFunc. Its ctx is go-mail's for setting
+// the session up, cancelled once AUTH is done, so it is not what closes
+// the connection.
+func (s *session) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	if err := conn.SetDeadline(s.deadline); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	s.stops = append(s.stops, context.AfterFunc(s.ctx, func() { conn.Close() }))
+	if s.tls == nil {
+		return conn, nil
+	}
+	tc := tls.Client(conn, s.tls)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return tc, nil
+}
+
+// end stops watching the context once the send has returned.
+func (s *session) end() {
+	for _, stop := range s.stops {
+		stop()
+	}
 }
 
 // classify maps an SMTP failure to what the outbox does with it: a

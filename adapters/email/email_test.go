@@ -370,6 +370,18 @@ func TestAuthenticates(t *testing.T) {
 	}
 }
 
+// Implicit TLS (port 465) is encrypted from the first byte, so the
+// adapter authenticates over it with PLAIN, as over STARTTLS.
+func TestImplicitTLSAuthenticates(t *testing.T) {
+	e := newEnvTLS(t, emailfake.Options{User: "askbridge", Pass: "relay password", Implicit: true}, email.TLSImplicit)
+	e.deliver()
+	e.ask(core.AskInput{Kind: core.KindClarification, Text: "Which region?"})
+	e.mail(alice, 1)
+	if e.smtp.Authenticated() == 0 {
+		t.Fatal("mail went through without authenticating")
+	}
+}
+
 func TestNewRefusesBadOptions(t *testing.T) {
 	good := email.Options{Host: "smtp.example.test", From: "askbridge@example.test", PublicURL: "https://bridge.example.test", Key: []byte(key)}
 	for name, mut := range map[string]func(*email.Options){

@@ -70,10 +70,14 @@ type Options struct {
 	User, Pass string
 	// NoTLS offers no STARTTLS, as a misconfigured relay would.
 	NoTLS bool
+	// Implicit speaks TLS from the first byte, as on port 465, and so
+	// offers no STARTTLS.
+	Implicit bool
 }
 
 // Start runs a server on 127.0.0.1 until the test ends, offering
-// STARTTLS with a certificate of its own (Roots trusts it).
+// STARTTLS (or implicit TLS) with a certificate of its own (Roots trusts
+// it).
 func Start(t testing.TB, o Options) *Server {
 	user, pass := o.User, o.Pass
 	t.Helper()
@@ -92,7 +96,11 @@ func Start(t testing.TB, o Options) *Server {
 	if o.NoTLS {
 		s.TLSConfig = nil
 	}
-	go s.Serve(ln)
+	var l net.Listener = ln
+	if o.Implicit {
+		l = tls.NewListener(ln, s.TLSConfig)
+	}
+	go s.Serve(l)
 	t.Cleanup(func() { s.Close() })
 	return f
 }

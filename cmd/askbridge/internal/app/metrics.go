@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"time"
 
 	"github.com/askbridge/askbridge/adapters/httpapi"
 	"github.com/askbridge/askbridge/adapters/metrics"
@@ -51,7 +50,7 @@ func (m *Main) mountMetrics(mux *http.ServeMux, api *httpapi.Server, svc *core.S
 	own := http.NewServeMux()
 	own.Handle("/metrics", mx.Handler())
 	m.MetricsURL = "http://" + ln.Addr().String()
-	m.metricsServer = &http.Server{Handler: own, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: maxHeaderBytes}
+	m.metricsServer = newServer(own)
 	m.metricsLn = ln
 	return nil
 }

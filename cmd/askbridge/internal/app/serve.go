@@ -210,9 +210,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}
 	m.URL = "http://" + ln.Addr().String()
 	ln = api.Listener(ln) // a parked wait's connection keeps alive after its answer
-	// No WriteTimeout: long polls and MCP tool calls stay open until a
-	// human answers; they are bounded by their own timeouts instead.
-	srv := &http.Server{Handler: m.Metrics.Streams(mux), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: maxHeaderBytes}
+	srv := newServer(m.Metrics.Streams(mux))
 	m.server = srv
 
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))

@@ -94,8 +94,10 @@ type durableClient struct {
 	d Durability
 	// aof: every primary runs 7.2+ with appendonly on (WAITAOF).
 	aof bool
-	// patients holds each node's patient clone (*goredis.Client to
-	// *goredis.Client), made once.
+	// patients holds each node's patient clone, by the node's address
+	// (a *patientOf), made once per node client. A cluster's primaries
+	// change (a pod rescheduled at a new address): a new node's clone
+	// drops those of nodes no longer primaries (prune).
 	patients sync.Map
 }
 
@@ -350,15 +352,54 @@ func (c *durableClient) patient(node goredis.Cmdable) goredis.Cmdable {
 	if !ok {
 		return node
 	}
-	if p, ok := c.patients.Load(n); ok {
-		return p.(*goredis.Client)
+	addr := n.Options().Addr
+	if p, ok := c.patients.Load(addr); ok && p.(*patientOf).of == n {
+		return p.(*patientOf).patient
 	}
-	p := n
+	p := &patientOf{of: n, patient: n}
 	if rt := n.Options().ReadTimeout; rt > 0 {
-		p = n.WithTimeout(c.d.Timeout + max(rt, time.Second))
+		p.patient = n.WithTimeout(c.d.Timeout + max(rt, time.Second))
 	}
-	c.patients.Store(n, p)
-	return p
+	c.patients.Store(addr, p)
+	if cc, ok := c.UniversalClient.(*goredis.ClusterClient); ok {
+		go c.prune(primaries(cc))
+	}
+	return p.patient
+}
+
+// prune drops the clones of nodes whose addresses live does not hold.
+func (c *durableClient) prune(live map[string]bool) {
+	if live == nil {
+		return // the primaries could not be listed: keep everything
+	}
+	c.patients.Range(func(addr, _ any) bool {
+		if !live[addr.(string)] {
+			c.patients.Delete(addr)
+		}
+		return true
+	})
+}
+
+// primaries are the addresses of cc's primaries as its slot map has
+// them now; nil if it could not say.
+func primaries(cc *goredis.ClusterClient) map[string]bool {
+	live := map[string]bool{}
+	var mu sync.Mutex
+	err := cc.ForEachMaster(context.Background(), func(_ context.Context, n *goredis.Client) error {
+		mu.Lock()
+		live[n.Options().Addr] = true
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return nil
+	}
+	return live
+}
+
+// patientOf is a node client's patient clone.
+type patientOf struct {
+	of, patient *goredis.Client
 }
 
 // reload asks a cluster client to read its slot map again, after the

@@ -71,14 +71,14 @@ func (s *Service) Answer(ctx context.Context, in AnswerInput) (Outcome, error) {
 	}
 	if err == nil && len(in.Calls) > 0 {
 		// Only a batch takes calls: their standing approvals.
-		o.Standings = s.grantCalls(ctx, o.Question, in.Calls)
+		o.Standings = s.grantCalls(ctx, o.Question, in.Calls, in.Decider.Roles)
 	}
 	if err == nil && o.Closed && in.Standing != nil {
 		// The approve counts either way; a standing approval that could
 		// not be stored leaves o.Standing nil, and the question handed
 		// back grants nothing, so the note says only what was recorded.
 		var gerr error
-		if o.Standing, gerr = s.grantStanding(ctx, o.Question, in.Standing); gerr != nil {
+		if o.Standing, gerr = s.grantStanding(ctx, o.Question, in.Standing, in.Decider.Roles); gerr != nil {
 			o.Question = withoutGrant(o.Question)
 		}
 	}

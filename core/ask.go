@@ -306,7 +306,7 @@ func (s *Service) shortcutsOf(ctx context.Context, p askPlan) (askShortcuts, err
 			c.ruled[i] = v
 		}
 	}
-	if c.covered, err = s.batchCovered(ctx, p.q); err != nil {
+	if c.covered, err = s.batchCovered(ctx, p.q, p.route); err != nil {
 		return askShortcuts{}, err
 	}
 	for i, v := range p.calls {

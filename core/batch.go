@@ -149,8 +149,8 @@ func batchOffers(q *Question, route Route) {
 }
 
 // batchCovered finds, per call of a just-built batch, a live standing
-// approval that covers it.
-func (s *Service) batchCovered(ctx context.Context, q *Question) (map[int]Standing, error) {
+// approval that covers it on route, the route in force.
+func (s *Service) batchCovered(ctx context.Context, q *Question, route Route) (map[int]Standing, error) {
 	if !q.IsBatch() || q.Calls[0].Standing == nil {
 		return nil, nil
 	}
@@ -160,7 +160,7 @@ func (s *Service) batchCovered(ctx context.Context, q *Question) (map[int]Standi
 	}
 	covered := map[int]Standing{}
 	for i, c := range q.Calls {
-		if st := covering(all, q, c.ToolCall); st != nil {
+		if st := s.covering(all, q, c.ToolCall, route); st != nil {
 			covered[i] = *st
 		}
 	}
@@ -229,7 +229,7 @@ func (s *Service) decideAtAsk(ctx context.Context, q *Question, ruled map[int]Ru
 // grantCalls stores the standing approvals a batch's decisions asked for;
 // like a single approval's, one that cannot be stored only means people
 // are asked again.
-func (s *Service) grantCalls(ctx context.Context, q *Question, ds []CallDecision) []Standing {
+func (s *Service) grantCalls(ctx context.Context, q *Question, ds []CallDecision, roles []string) []Standing {
 	var out []Standing
 	for _, cd := range ds {
 		if cd.Standing == nil {
@@ -240,7 +240,7 @@ func (s *Service) grantCalls(ctx context.Context, q *Question, ds []CallDecision
 		if !ok || !done || a.OptionID != ApproveOption {
 			continue
 		}
-		if st, err := s.grant(ctx, q, call.ToolCall, grantBy{Decider: a.Decider, At: a.At, Edit: a.Edit}, cd.Standing); err == nil {
+		if st, err := s.grant(ctx, q, call.ToolCall, grantBy{Decider: a.Decider, Roles: roles, At: a.At, Edit: a.Edit}, cd.Standing); err == nil {
 			out = append(out, *st)
 		}
 	}

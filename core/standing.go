@@ -55,7 +55,12 @@ type Standing struct {
 	// QuestionID is the approval that granted it.
 	QuestionID QuestionID `json:"question_id"`
 	GrantedBy  Decider    `json:"granted_by"`
-	GrantedAt  time.Time  `json:"granted_at"`
+	// GrantorRoles are the grantor's roles that the route's "role:"
+	// entries let in when they granted it (a Slack user group, a Discord
+	// role, a token's role), kept so that grantorAllowed can check them
+	// against the route in force.
+	GrantorRoles []string  `json:"grantor_roles,omitempty"`
+	GrantedAt    time.Time `json:"granted_at"`
 	// Until ends a StandingAgent's window; zero for StandingRun, which
 	// ends with its run.
 	Until time.Time `json:"until,omitzero"`
@@ -179,14 +184,16 @@ func checkOffer(offer *StandingOffer, req *StandingRequest, approved bool) error
 // that approve has closed q, and records it. The approve counts either
 // way: a standing approval that could not be stored only means people
 // are asked again.
-func (s *Service) grantStanding(ctx context.Context, q *Question, req *StandingRequest) (*Standing, error) {
+func (s *Service) grantStanding(ctx context.Context, q *Question, req *StandingRequest, roles []string) (*Standing, error) {
 	r := q.Resolution
-	return s.grant(ctx, q, *q.Call, grantBy{Decider: r.Decider, At: r.At, Edit: r.Edit}, req)
+	return s.grant(ctx, q, *q.Call, grantBy{Decider: r.Decider, Roles: roles, At: r.At, Edit: r.Edit}, req)
 }
 
-// grantBy is the approve a standing approval comes from.
+// grantBy is the approve a standing approval comes from; Roles are its
+// decider's roles at the act, which the stored decider does not keep.
 type grantBy struct {
 	Decider Decider
+	Roles   []string
 	At      time.Time
 	Edit    *ArgumentEdit
 }
@@ -197,6 +204,9 @@ func (s *Service) grant(ctx context.Context, q *Question, call ToolCall, by gran
 	st := Standing{
 		ID: "st-" + string(NewID(0)), Scope: req.Scope, Agent: q.Agent, Tool: call.Tool, Route: q.Route,
 		QuestionID: q.ID, GrantedBy: publicDecider(by.Decider), GrantedAt: by.At,
+	}
+	if route, ok := s.RouteOf(q); ok {
+		st.GrantorRoles = routeRoles(route.Deciders[by.Decider.Surface], by.Roles)
 	}
 	if req.Scope == StandingRun {
 		st.RunID = q.RunID
@@ -256,13 +266,53 @@ func (s *Service) standingFor(ctx context.Context, q *Question, route Route) (*S
 	if err != nil {
 		return nil, Internal("ask", err)
 	}
-	return covering(all, q, *q.Call), nil
+	return s.covering(all, q, *q.Call, route), nil
 }
 
-// covering is the first of all that covers call of q, or nil.
-func covering(all []Standing, q *Question, call ToolCall) *Standing {
+// grantorAllowed reports whether st's grantor may still grant it: whether
+// route (the route in force, as configured now) lets them in as its own
+// decider, as answerBuild checked at the grant, with their account
+// identified afresh, so their person is the configuration's word now. A
+// standing approval speaks for its grantor on every ask it covers, so it
+// covers only while that holds: a reload that removes their person,
+// account or place on the route ends what they granted, as it ends what
+// they may answer. It is not deleted (a reload that puts them back
+// restores it, and an operator still sees and revokes it); it just covers
+// nothing, and a person is asked.
+//
+// A grantor let in by a role ("role:..." entries: a Slack user group, a
+// Discord role, an API or console token's role) is checked with the
+// roles the route let them in by when they granted it (GrantorRoles):
+// it covers while the route still lets that role in. Whether they still
+// hold the role the platform alone knows, and only at an act; a grantor
+// taken out of a group keeps their standing approvals until they end or
+// are revoked (the README says so).
+func (s *Service) grantorAllowed(st Standing, route Route) bool {
+	d := s.identify(st.GrantedBy).Decider
+	d.Roles = st.GrantorRoles
+	return route.Allows(d)
+}
+
+// routeRoles are the roles of roles that entries (a route's deciders on
+// one surface) let in by a "role:" entry.
+func routeRoles(entries, roles []string) []string {
+	var out []string
+	for _, r := range roles {
+		if slices.Contains(entries, "role:"+r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// covering is the first of all that covers call of q on route (the
+// route in force), or nil.
+func (s *Service) covering(all []Standing, q *Question, call ToolCall, route Route) *Standing {
 	for _, st := range all {
 		if st.Agent != q.Agent || st.Tool != call.Tool || st.Route != q.Route || !st.Live(q.CreatedAt) {
+			continue
+		}
+		if !s.grantorAllowed(st, route) {
 			continue
 		}
 		if st.Scope == StandingRun && st.RunID != q.RunID {

@@ -175,14 +175,16 @@ func (c *durableClient) Process(ctx context.Context, cmd goredis.Cmder) error {
 // script whole took all of Timeout.
 var errNoTimeLeft = errors.New("the script had to be loaded again, after a wait that took all the time")
 
-// send sends before (if any), cmd and, unless wait is nil, the marker
-// and wait, pipelined on one connection of node.
+// send sends before (if any), cmd (if any) and, unless wait is nil, the
+// marker and wait, pipelined on one connection of node.
 func (c *durableClient) send(ctx context.Context, node goredis.Cmdable, key string, before []goredis.Cmder, cmd, wait goredis.Cmder) {
 	_, _ = node.Pipelined(ctx, func(p goredis.Pipeliner) error {
 		for _, b := range before {
 			_ = p.Process(ctx, b)
 		}
-		_ = p.Process(ctx, cmd)
+		if cmd != nil {
+			_ = p.Process(ctx, cmd)
+		}
 		if wait == nil {
 			return nil
 		}
@@ -199,60 +201,15 @@ func (c *durableClient) send(ctx context.Context, node goredis.Cmdable, key stri
 }
 
 // confirm waits until the replicas hold everything the primary of key's
-// slot holds now, for at most Timeout: a marker write and the wait,
-// pipelined on one connection (see send).
+// slot holds now, for at most Timeout: send's marker and wait alone.
 func (c *durableClient) confirm(ctx context.Context, key string) error {
 	node, err := c.nodeFor(ctx, key)
 	if err != nil {
 		return err
 	}
 	wait := c.waitCmd(ctx, c.d.Timeout)
-	_, _ = c.patient(node).Pipelined(ctx, func(p goredis.Pipeliner) error {
-		p.Set(ctx, markerKey(key), "1", 0)
-		_ = p.Process(ctx, wait)
-		return nil
-	})
+	c.send(ctx, c.patient(node), key, nil, nil, wait)
 	return c.held(wait)
-}
-
-// lateConfirmFor bounds how long announceWhenHeld keeps waiting for the
-// replicas to hold a change whose own wait ran out.
-const lateConfirmFor = 30 * time.Second
-
-// announceWhenHeld announces the change of question id in shard once its
-// replicas hold it, after a transition that reported maybe-recorded (its
-// wait ran out: a slow replica, or one away for a moment). Its caller was
-// told so, and nothing else would announce it: a retry finds the change
-// made and commits nothing, so no waiter on any replica would learn of it
-// until it read by itself (an API long poll: minutes later). It waits
-// again in the background, for up to lateConfirmFor, and then gives up
-// (the waiters learn of the change at their next read). After a failover
-// that lost the change, the new primary's replicas confirm at once and
-// the wake-up costs its waiters a read that finds nothing new.
-func (s *Store) announceWhenHeld(shard int, id core.QuestionID) {
-	dc, ok := s.client.(*durableClient)
-	if !ok {
-		return
-	}
-	s.late.Go(func() {
-		ctx := context.Background()
-		until := time.Now().Add(lateConfirmFor)
-		for time.Now().Before(until) {
-			start := time.Now()
-			if dc.confirm(ctx, s.k.question(id)) == nil {
-				s.announce(ctx, shard, id)
-				s.signal(id)
-				return
-			}
-			// A wait refused at once (the node unreachable) is tried
-			// again after what a wait would have taken.
-			select {
-			case <-s.done:
-				return
-			case <-time.After(dc.d.Timeout - time.Since(start)):
-			}
-		}
-	})
 }
 
 // markerKey is the durability marker in the slot of key: the key's hash
@@ -362,7 +319,9 @@ func (c *durableClient) patient(node goredis.Cmdable) goredis.Cmdable {
 	}
 	c.patients.Store(addr, p)
 	if cc, ok := c.UniversalClient.(*goredis.ClusterClient); ok {
-		go c.prune(primaries(cc))
+		// Listed in the background: listing reloads the slot map (a
+		// round trip), which the caller's wait is not to wait for.
+		go func() { c.prune(primaries(cc)) }()
 	}
 	return p.patient
 }

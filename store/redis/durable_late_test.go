@@ -1,7 +1,11 @@
 package redis_test
 
 import (
+	"fmt"
 	"net"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -60,5 +64,49 @@ func TestDurableCloseHeldLateWakesItsWaiters(t *testing.T) {
 	}
 	if got := mustGet(t, b, q.ID); got.State != core.StateAnswered {
 		t.Fatalf("B reads %s, want answered", got.State)
+	}
+}
+
+// TestLateWakesWaitOnePerShard: closes whose waits ran out, with no
+// replica to hold them, are waited for again by one wait per shard, not
+// one each. Before, each had a loop of its own, holding a pooled
+// connection in WAIT: with a replica away, a tick's worth of closes took
+// the whole pool and the store failed for everything.
+func TestLateWakesWaitOnePerShard(t *testing.T) {
+	ctx := t.Context()
+	primary := redistest.Start(t)
+	prefix := randomPrefix()
+	a := newStoreOn(t, newClientAt(t, primary.Addr()), redisstore.Options{Prefix: prefix, Durability: redisstore.Durability{Replicas: 1, Timeout: 300 * time.Millisecond}})
+	b := newStoreOn(t, newClientAt(t, primary.Addr()), redisstore.Options{Prefix: prefix})
+	const n = 10
+	var qs []*core.Question
+	for i := range n {
+		q := question(0, core.RunID(fmt.Sprint("run-", i)), t0)
+		mustCreate(t, b, q)
+		qs = append(qs, q)
+	}
+	var wg sync.WaitGroup
+	for _, q := range qs {
+		wg.Go(func() {
+			if _, err := a.Resolve(ctx, answer(q, "ada", t0.Add(time.Minute))); !core.Unavailable(err) {
+				t.Errorf("a close with no replica: %v, want maybe-recorded", err)
+			}
+		})
+	}
+	wg.Wait()
+	most := 0
+	for end := time.Now().Add(time.Second); time.Now().Before(end); {
+		info, err := primary.Do("INFO", "clients")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, v, _ := strings.Cut(info, "blocked_clients:")
+		v, _, _ = strings.Cut(v, "\r\n")
+		if n, _ := strconv.Atoi(strings.TrimSpace(v)); n > most {
+			most = n
+		}
+	}
+	if most > 1 {
+		t.Fatalf("%d waits at once for %d closes of one shard; want one", most, n)
 	}
 }

@@ -2,6 +2,8 @@ package redis
 
 import (
 	"fmt"
+	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,5 +35,50 @@ func TestPatientClonesOfGoneNodesAreDropped(t *testing.T) {
 	c.prune(nil) // the primaries could not be listed
 	if _, ok := c.patients.Load(last); !ok {
 		t.Fatal("a live primary's clone was dropped")
+	}
+}
+
+// TestPatientDoesNotWaitForTheSlotMap: the first wait sent to a new node
+// is not held while the primaries are listed for prune (a CLUSTER SLOTS
+// round trip, on no deadline of the caller's). Before, the list was made
+// on the caller's goroutine, so a cluster slow to answer, as during the
+// failover that brought the new node, held the transition as long.
+func TestPatientDoesNotWaitForTheSlotMap(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	var mu sync.Mutex
+	go func() { // a cluster node that accepts and never answers
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, conn)
+			mu.Unlock()
+		}
+	}()
+	cc := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: []string{ln.Addr().String()}, ReadTimeout: time.Minute})
+	t.Cleanup(func() {
+		_ = ln.Close()
+		mu.Lock()
+		for _, conn := range conns {
+			_ = conn.Close()
+		}
+		mu.Unlock()
+		_ = cc.Close()
+	})
+	c := &durableClient{UniversalClient: cc, d: Durability{Replicas: 1, Timeout: time.Second}}
+	node := goredis.NewClient(&goredis.Options{Addr: "10.0.0.1:6379"})
+	t.Cleanup(func() { _ = node.Close() })
+	done := make(chan struct{})
+	go func() { c.patient(node); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the clone of a new node waited for the cluster's slot map")
 	}
 }

@@ -106,9 +106,10 @@ type Store struct {
 	cluster bool
 	// durable: Durability is on. The scripts then publish no wake-up;
 	// the store does, once the wait has held (announce), or later
-	// (announceWhenHeld, which late counts).
-	durable bool
-	late    sync.WaitGroup
+	// (announceWhenHeld: lateWakes, whose loops late counts).
+	durable   bool
+	lateWakes lateWakes
+	late      sync.WaitGroup
 
 	ps        *goredis.PubSub
 	done      chan struct{} // closed by Close: the subscriber should stop
@@ -306,6 +307,7 @@ func (s *Store) Close() error {
 			s.closeErr = err
 		}
 		<-s.stopped
+		s.closeLate()
 		s.late.Wait()
 		s.wakeAll() // whoever still waits should look again, and find the store closed
 		if s.owned {

@@ -21,30 +21,14 @@ func TestOneTokenIsOneVoter(t *testing.T) {
 		core.SurfaceConsole: {"*"}, core.SurfaceAPI: {"*"},
 	}, Quorum: 2}
 	e := newEnv(t, routes)
-	api, err := httpapi.New(e.svc, httpapi.Options{Tokens: []httpapi.Token{
-		{Name: opAlice.name, Secret: opAlice.secret, Role: httpapi.RoleOperator},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	apiSrv := httptest.NewServer(api)
-	defer apiSrv.Close()
+	api := aliceOnTheAPI(t, e)
 
 	q := e.ask(core.AskInput{Kind: core.KindApproval, Route: "pair", Text: "Drop the prod table?",
 		Tool: "sql", Arguments: []byte(`{"q":"drop table x"}`)})
 
 	// Vote 1: the API, with ops-alice's token.
-	req, _ := http.NewRequest(http.MethodPost, apiSrv.URL+"/v1/questions/"+string(q.ID)+"/answer",
-		strings.NewReader(`{"chosen_option_id":"approve"}`))
-	req.Header.Set("Authorization", "Bearer "+opAlice.secret)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !e.get(q.ID).Open() {
-		t.Fatalf("API vote: %d", resp.StatusCode)
+	if status := api(q.ID, `{"chosen_option_id":"approve"}`); status != http.StatusOK || !e.get(q.ID).Open() {
+		t.Fatalf("API vote: %d", status)
 	}
 
 	// Vote 2: the console, signed in with the same token.
@@ -71,27 +55,40 @@ func TestRoleEntryMatchesOnBothTokenDoors(t *testing.T) {
 		core.SurfaceConsole: {"role:operator"}, core.SurfaceAPI: {"role:operator"},
 	}}
 	e := newEnv(t, routes)
+	api := aliceOnTheAPI(t, e)
+	q := e.ask(core.AskInput{Route: "ops", Text: "Which region?"})
+	q2 := e.ask(core.AskInput{Route: "ops", Text: "Which zone?"})
+	status := api(q.ID, `{"answer":"eu"}`)
+	alice := e.signedIn(opAlice)
+	r := alice.post("/q/"+string(q2.ID)+"/answer", url.Values{"text": {"eu"}})
+	if status != http.StatusOK || r.status != http.StatusOK {
+		t.Errorf("the same operator token: API answer %d, console answer %d", status, r.status)
+	}
+}
+
+// aliceOnTheAPI serves the API over e's service with ops-alice's token as
+// an operator's (the one the console signs her in with), and returns how
+// she answers a question there: the answer's JSON in, its status out.
+func aliceOnTheAPI(t *testing.T, e *env) func(id core.QuestionID, answer string) int {
+	t.Helper()
 	api, err := httpapi.New(e.svc, httpapi.Options{Tokens: []httpapi.Token{
 		{Name: opAlice.name, Secret: opAlice.secret, Role: httpapi.RoleOperator},
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	apiSrv := httptest.NewServer(api)
-	defer apiSrv.Close()
-	q := e.ask(core.AskInput{Route: "ops", Text: "Which region?"})
-	q2 := e.ask(core.AskInput{Route: "ops", Text: "Which zone?"})
-	req, _ := http.NewRequest(http.MethodPost, apiSrv.URL+"/v1/questions/"+string(q.ID)+"/answer",
-		strings.NewReader(`{"answer":"eu"}`))
-	req.Header.Set("Authorization", "Bearer "+opAlice.secret)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	alice := e.signedIn(opAlice)
-	r := alice.post("/q/"+string(q2.ID)+"/answer", url.Values{"text": {"eu"}})
-	if resp.StatusCode != http.StatusOK || r.status != http.StatusOK {
-		t.Errorf("the same operator token: API answer %d, console answer %d", resp.StatusCode, r.status)
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	return func(id core.QuestionID, answer string) int {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/questions/"+string(id)+"/answer", strings.NewReader(answer))
+		req.Header.Set("Authorization", "Bearer "+opAlice.secret)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
 	}
 }

@@ -6,10 +6,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/core"
 )
 
 // TestAWaitWithABodyLeavesTheConnectionWhole: a wait sent with a request
@@ -27,35 +29,15 @@ func TestAWaitWithABodyLeavesTheConnectionWhole(t *testing.T) {
 			e := newEnv(t)
 			srv, _ := reusingServer(t, e)
 			id := e.ask(agentA, "run-1")
-			conn, err := net.Dial("tcp", srv.Listener.Addr().String())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			if deadline, ok := e.ctx().Deadline(); ok {
-				_ = conn.SetDeadline(deadline)
-			}
+			conn, br := dialRaw(t, e, srv)
 			fmt.Fprintf(conn, "GET /v1/questions/%s/wait?timeout=1m HTTP/1.1\r\nHost: askbridge\r\nAuthorization: Bearer %s\r\n%s\r\n%s", id, agentA.Secret, c.head, c.body)
-			if _, err := e.as(operator).Answer(e.ctx(), id, client.AnswerRequest{Answer: "Postgres"}); err != nil {
-				t.Fatal(err)
-			}
-			br := bufio.NewReader(conn)
-			resp, err := http.ReadResponse(br, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := io.ReadAll(resp.Body)
-			if !strings.Contains(string(b), `"state":"answered"`) {
-				t.Fatalf("wait: %d %s", resp.StatusCode, b)
+			answerParked(t, e, id)
+			if status, b := readResponse(t, br); !strings.Contains(b, `"state":"answered"`) {
+				t.Fatalf("wait: %d %s", status, b)
 			}
 			fmt.Fprintf(conn, "GET /healthz HTTP/1.1\r\nHost: askbridge\r\n\r\n")
-			resp, err = http.ReadResponse(br, nil)
-			if err != nil {
-				t.Fatalf("the next request on the same connection: %v", err)
-			}
-			b, _ = io.ReadAll(resp.Body)
-			if resp.StatusCode != 200 {
-				t.Errorf("the next request on the same connection got %d %q", resp.StatusCode, b)
+			if status, b := readResponse(t, br); status != http.StatusOK {
+				t.Errorf("the next request on the same connection got %d %q", status, b)
 			}
 		})
 	}
@@ -74,34 +56,52 @@ func TestAWaitsBodyIsNoRequest(t *testing.T) {
 	idA := e.ask(agentA, "run-1")
 	idB := e.ask(agentB, "run-b")
 	smuggled := fmt.Sprintf("GET /v1/questions/%s HTTP/1.1\r\nHost: askbridge\r\nAuthorization: Bearer %s\r\n\r\n", idA, agentA.Secret)
+	conn, br := dialRaw(t, e, srv)
+	// What the proxy forwards for agent-a.
+	fmt.Fprintf(conn, "GET /v1/questions/%s/wait?timeout=1m HTTP/1.1\r\nHost: askbridge\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n%s", idA, agentA.Secret, len(smuggled), smuggled)
+	answerParked(t, e, idA)
+	readResponse(t, br)
+	// The proxy now forwards agent-b's request on the same connection and
+	// hands agent-b the next response.
+	fmt.Fprintf(conn, "GET /v1/questions/%s HTTP/1.1\r\nHost: askbridge\r\nAuthorization: Bearer %s\r\n\r\n", idB, agentB.Secret)
+	if status, b := readResponse(t, br); !strings.Contains(b, string(idB)) {
+		t.Errorf("agent-b asked for %s and read %d %s", idB, status, b)
+	}
+}
+
+// dialRaw opens a connection to srv for requests written by hand, bounded
+// by the test's deadline (a guard against a hang, not a timing assertion).
+func dialRaw(t *testing.T, e *env, srv *httptest.Server) (net.Conn, *bufio.Reader) {
+	t.Helper()
 	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	t.Cleanup(func() { conn.Close() })
 	if deadline, ok := e.ctx().Deadline(); ok {
 		_ = conn.SetDeadline(deadline)
 	}
-	// What the proxy forwards for agent-a.
-	fmt.Fprintf(conn, "GET /v1/questions/%s/wait?timeout=1m HTTP/1.1\r\nHost: askbridge\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n%s", idA, agentA.Secret, len(smuggled), smuggled)
-	if _, err := e.as(operator).Answer(e.ctx(), idA, client.AnswerRequest{Answer: "Postgres"}); err != nil {
+	return conn, bufio.NewReader(conn)
+}
+
+// answerParked answers id once a wait watches it, so the wait is the one
+// the answer wakes (taken over, where it would be) rather than one that
+// finds the question already answered.
+func answerParked(t *testing.T, e *env, id core.QuestionID) {
+	t.Helper()
+	e.parked(id)
+	if _, err := e.as(operator).Answer(e.ctx(), id, client.AnswerRequest{Answer: "Postgres"}); err != nil {
 		t.Fatal(err)
 	}
-	br := bufio.NewReader(conn)
+}
+
+// readResponse reads the next response on br, whole.
+func readResponse(t *testing.T, br *bufio.Reader) (int, string) {
+	t.Helper()
 	resp, err := http.ReadResponse(br, nil)
 	if err != nil {
-		t.Fatal(err)
-	}
-	_, _ = io.ReadAll(resp.Body)
-	// The proxy now forwards agent-b's request on the same connection and
-	// hands agent-b the next response.
-	fmt.Fprintf(conn, "GET /v1/questions/%s HTTP/1.1\r\nHost: askbridge\r\nAuthorization: Bearer %s\r\n\r\n", idB, agentB.Secret)
-	resp, err = http.ReadResponse(br, nil)
-	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("reading the response: %v", err)
 	}
 	b, _ := io.ReadAll(resp.Body)
-	if !strings.Contains(string(b), string(idB)) {
-		t.Errorf("agent-b asked for %s and read %d %s", idB, resp.StatusCode, b)
-	}
+	return resp.StatusCode, string(b)
 }

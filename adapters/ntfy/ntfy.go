@@ -236,12 +236,13 @@ func Render(c card.Card, topic string, links []actionlink.Link, menu string) Pub
 	if len(links) > MaxActions {
 		shown = links[:MaxActions-1]
 	}
-	alike := map[string]int{}
-	for _, l := range shown {
-		alike[label(l.Action)]++
+	labels, alike := make([]string, len(shown)), map[string]int{}
+	for i, l := range shown {
+		labels[i] = label(l.Action)
+		alike[labels[i]]++
 	}
-	for _, l := range shown {
-		act := Action{Action: "view", Label: label(l.Action), URL: l.URL}
+	for i, l := range shown {
+		act := Action{Action: "view", Label: labels[i], URL: l.URL}
 		if whole && alike[act.Label] == 1 && (l.Action.Input == card.InputNone || l.Action.Input == card.InputOptional) {
 			act.Action, act.Method, act.Clear = "http", http.MethodPost, true
 		}

@@ -16,9 +16,6 @@ func slackMentions(ms []core.Mention, room int) string {
 			parts = append(parts, "<@"+m.ID+">")
 		}
 	}
-	if len(parts) == 0 {
-		return ""
-	}
 	who, _ := unit.JoinFit(parts, " ", len(parts), room)
 	return who
 }

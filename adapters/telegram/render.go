@@ -374,7 +374,8 @@ const reminderMark = "⏰ "
 // RenderReminder is the reminder of a still-open question
 // (card.NewReminder), as a reply to its card in chat when there is one.
 // It then ends with the ref line its card ends with, if any, so a reply
-// to the reminder answers as a reply to the card does.
+// to the reminder answers as a reply to the card does. It names as many
+// of those it calls on as fit, and counts the rest (a big route).
 func RenderReminder(c card.Card, chat int64) tgbotapi.MessageConfig {
 	cardID := 0
 	if c.ReplyTo != nil {
@@ -404,13 +405,17 @@ func RenderReminder(c card.Card, chat int64) tgbotapi.MessageConfig {
 			who = append(who, `<a href="tg://user?id=`+m.ID+`">`+html.EscapeString(strings.Join(strings.Fields(name), " "))+`</a>`)
 		}
 	}
-	if len(who) > 0 {
-		d.markup("\n" + card.AwaitingLabel + ": " + strings.Join(who, ", "))
-	}
+	after := "" // kept whole after the names, which get what it leaves
 	if cardID == 0 {
-		d.markup("\nThe question's card was not found here; answer it from askbridge's console or API: id ")
-		d.text("<code>", string(c.QuestionID), "</code>", 40)
+		after = "\nThe question's card was not found here; answer it from askbridge's console or API: id <code>" +
+			escIn("<code>", string(c.QuestionID), 40) + "</code>"
 	}
+	if len(who) > 0 {
+		label := "\n" + card.AwaitingLabel + ": "
+		names, _ := unit.JoinFit(who, ", ", len(who), d.left-units(label+after))
+		d.markup(label + names)
+	}
+	d.markup(after)
 	m := htmlMessage(chat, d.String()+tail)
 	m.ReplyToMessageID = cardID
 	m.AllowSendingWithoutReply = true

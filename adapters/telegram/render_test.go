@@ -233,16 +233,8 @@ func fieldOf(w, key string) string {
 
 func TestKeyboardByKind(t *testing.T) {
 	labels := func(q *core.Question) []string {
-		kb, err := keyboard(cardOf(q))
-		if err != nil {
-			t.Fatal(err)
-		}
 		var out []string
-		for _, row := range kb.InlineKeyboard {
-			var r []string
-			for _, b := range row {
-				r = append(r, b.Text)
-			}
+		for _, r := range rows(t, q) {
 			out = append(out, strings.Join(r, " | "))
 		}
 		return out

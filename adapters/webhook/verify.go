@@ -31,7 +31,7 @@ func Verify(secret []byte, h http.Header, body []byte, now time.Time, tolerance 
 	if age := now.Sub(time.Unix(sec, 0)); age > tolerance || age < -tolerance {
 		return fmt.Errorf("webhook: signed %s from now, outside the %s replay window", age.Round(time.Second), tolerance)
 	}
-	want := []byte(signID(secret, h.Get(HeaderID), ts, body))
+	want := []byte(sign(secret, body, h.Get(HeaderID), ts))
 	for v := range strings.SplitSeq(h.Get(HeaderSignature), ",") {
 		if got, ok := strings.CutPrefix(strings.TrimSpace(v), "v2="); ok && hmac.Equal([]byte(got), want) {
 			return nil

@@ -166,7 +166,7 @@ func (s *Sender) Call(ctx context.Context, q *core.Question, d core.Delivery) er
 	req.Header.Set("User-Agent", "askbridge-webhook")
 	req.Header.Set(HeaderID, d.Key)
 	req.Header.Set(HeaderTimestamp, ts)
-	req.Header.Set(HeaderSignature, "v1="+sign(key, ts, body)+",v2="+signID(key, d.Key, ts, body))
+	req.Header.Set(HeaderSignature, "v1="+sign(key, body, ts)+",v2="+sign(key, body, d.Key, ts))
 	resp, err := s.client.Do(req)
 	if err != nil {
 		// The error names the URL, which goes to the log and the event
@@ -203,25 +203,16 @@ func classify(resp *http.Response, now time.Time) error {
 	return err
 }
 
-// sign is the v1 signature of one attempt: hex HMAC-SHA256 under key of
-// the timestamp, ".", and the body.
-func sign(key []byte, ts string, body []byte) string {
+// sign is a signature of one attempt: hex HMAC-SHA256 under key of each
+// of fields followed by ".", then the body. v1 signs the timestamp; v2
+// the event id, then the timestamp. The timestamp is digits and the body
+// a JSON object, so no other id, timestamp and body join into these bytes.
+func sign(key, body []byte, fields ...string) string {
 	m := hmac.New(sha256.New, key)
-	m.Write([]byte(ts))
-	m.Write([]byte{'.'})
-	m.Write(body)
-	return hex.EncodeToString(m.Sum(nil))
-}
-
-// signID is the v2 signature: as sign, of the event id, ".", the
-// timestamp, ".", and the body. The timestamp is digits and the body a
-// JSON object, so no other id, timestamp and body join into these bytes.
-func signID(key []byte, id, ts string, body []byte) string {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(id))
-	m.Write([]byte{'.'})
-	m.Write([]byte(ts))
-	m.Write([]byte{'.'})
+	for _, f := range fields {
+		m.Write([]byte(f))
+		m.Write([]byte{'.'})
+	}
 	m.Write(body)
 	return hex.EncodeToString(m.Sum(nil))
 }

@@ -51,12 +51,13 @@ func readSSE(r io.Reader, fn func(sseMessage) error) error {
 			data = append(data, value)
 		}
 	}
-	if err := sc.Err(); err != nil && !errors.Is(err, bufio.ErrTooLong) {
+	err := sc.Err()
+	if err != nil && !errors.Is(err, bufio.ErrTooLong) {
 		// The body broke off: the server aborted the response (its read
-		// of the log failed) or the connection dropped. Said so, since
-		// "unexpected EOF" alone does not tell a user that the events
-		// they asked for are not all there.
+		// of the log failed, or the token stopped holding) or the
+		// connection dropped. Said so, since "unexpected EOF" alone does
+		// not tell a user that the events they asked for are not all there.
 		return fmt.Errorf("askbridge: the event stream broke off: %w", err)
 	}
-	return sc.Err()
+	return err
 }

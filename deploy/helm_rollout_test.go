@@ -5,10 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/engine"
-	"sigs.k8s.io/yaml"
 )
 
 // values reads a YAML literal of chart values.
@@ -112,22 +109,9 @@ func TestChartNotesNameTheRedisInUse(t *testing.T) {
 // (before, pod/askbridge-0, a StatefulSet's pod name, which no install
 // has).
 func TestReadmePortForwardsTheChartsDeployment(t *testing.T) {
-	ch, err := loader.Load(chartDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vals, err := chartutil.ToRenderValues(ch, map[string]any{},
-		chartutil.ReleaseOptions{Name: "askbridge", Namespace: "default", IsInstall: true, Revision: 1}, chartutil.DefaultCapabilities)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := engine.Render(ch, vals)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var d struct{ Metadata struct{ Name string } }
-	if err := yaml.Unmarshal([]byte(files["askbridge/templates/deployment.yaml"]), &d); err != nil || d.Metadata.Name == "" {
-		t.Fatalf("the Deployment of release askbridge: %q, %v", d.Metadata.Name, err)
+	m, err := renderRelease(t, chartutil.ReleaseOptions{Name: "askbridge", Namespace: "default"}, map[string]any{})
+	if err != nil || m.deployment == nil || m.deployment.Name == "" {
+		t.Fatalf("the Deployment of release askbridge: %v", err)
 	}
 	readme, err := os.ReadFile("../README.md")
 	if err != nil {
@@ -140,7 +124,7 @@ func TestReadmePortForwardsTheChartsDeployment(t *testing.T) {
 			continue
 		}
 		found = true
-		if want := "deploy/" + d.Metadata.Name; words[2] != want {
+		if want := "deploy/" + m.deployment.Name; words[2] != want {
 			t.Errorf("README: %q; want it to port-forward %s, the chart's Deployment", line, want)
 		}
 	}

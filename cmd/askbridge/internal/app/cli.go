@@ -146,8 +146,7 @@ func parseWithID(fs *flag.FlagSet, args []string, stderr io.Writer) (core.Questi
 	}
 	if id == "" && fs.NArg() == 1 {
 		id = fs.Arg(0)
-	} else if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "askbridge %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+	} else if !noArgs(fs, stderr) {
 		return "", false
 	}
 	if id == "" {

@@ -66,7 +66,7 @@ func TestStrayArgumentsAreRefused(t *testing.T) {
 	env := func(k string) string {
 		return map[string]string{"ASKBRIDGE_URL": srv.URL, "ASKBRIDGE_TOKEN": "some-token-0123456789"}[k]
 	}
-	for _, args := range [][]string{{"questions", "open"}, {"questions", "--json", "open"}, {"events", "40"}, {"events", "--follow", "x"}, {"people", "alice"}} {
+	for _, args := range [][]string{{"questions", "open"}, {"questions", "--json", "open"}, {"events", "40"}, {"events", "--follow", "x"}, {"people", "alice"}, {"mcp", "run-1"}, {"mcp", "--route", "ops", "run-1"}} {
 		var out, errb bytes.Buffer
 		code := app.Run(t.Context(), args, env, nil, &out, &errb)
 		want := "askbridge " + args[0] + ": unexpected argument " + strconv.Quote(args[len(args)-1])

@@ -42,11 +42,7 @@ func cmdAsk(ctx context.Context, args []string, getenv func(string) string, _ io
 	fs.Var(&calls, "call", "batch approval: a tool call as 'tool_call_id|tool|arguments JSON' (repeat, 2 to 20); end the id with * to make its arguments editable")
 	fs.Var(&options, "option", "decision: an option as 'id|title|trade-offs' (repeat; 2 or more)")
 	fs.Var(&items, "item", "form: an item as 'question|option|option*|...' (repeat, 1 to 4; * marks the recommended option)")
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "askbridge ask: unexpected argument %q\n", fs.Arg(0))
+	if err := fs.Parse(args); err != nil || !noArgs(fs, stderr) {
 		return exitUsage
 	}
 	req := client.AskRequest{

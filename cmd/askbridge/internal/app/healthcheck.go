@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -18,20 +17,11 @@ func init() { cliCommands["healthcheck"] = cmdHealthcheck }
 // exists so an image with no shell and no curl can still declare a
 // HEALTHCHECK: the binary checks itself.
 func cmdHealthcheck(ctx context.Context, args []string, getenv func(string) string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("healthcheck", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("healthcheck", stderr, "healthcheck [--url URL] [--timeout D]\n\nExits 0 when the server's /readyz answers 200 (the store answers a ping), 1 otherwise.")
 	url := fs.String("url", "", "the readiness URL to ask (default: /readyz on the port of ASKBRIDGE_ADDR, over loopback)")
 	timeout := fs.Duration("timeout", 3*time.Second, "how long to wait for the answer")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: askbridge healthcheck [--url URL] [--timeout D]\n\nExits 0 when the server's /readyz answers 200 (the store answers a ping), 1 otherwise.")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args); err != nil || !noArgs(fs, stderr) {
 		return exitUsage // -h too, as every command's
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "askbridge healthcheck takes no arguments")
-		return exitUsage
 	}
 	if *timeout <= 0 {
 		fmt.Fprintln(stderr, "askbridge healthcheck: --timeout must be positive")

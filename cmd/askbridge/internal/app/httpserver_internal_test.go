@@ -18,8 +18,9 @@ import (
 // both connections stayed open for as long as the client liked, each
 // holding a server goroutine.
 func TestServersCloseIdleAndStalledConnections(t *testing.T) {
+	keptIdle, keptBody := idleTimeout, bodyTimeout
+	t.Cleanup(func() { idleTimeout, bodyTimeout = keptIdle, keptBody })
 	idleTimeout, bodyTimeout = 200*time.Millisecond, 200*time.Millisecond
-	t.Cleanup(func() { idleTimeout, bodyTimeout = 2*time.Minute, time.Minute })
 	release := make(chan struct{})
 	srv := newServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, err := io.ReadAll(r.Body); err != nil {

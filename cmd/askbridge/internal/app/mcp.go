@@ -322,7 +322,7 @@ func cmdMCP(ctx context.Context, args []string, getenv func(string) string, stdi
 	}
 	run := fs.String("run", s.Client.RunID, "the run id questions belong to when a tool call gives none")
 	route := fs.String("route", "", "the route questions take when a tool call gives none")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args); err != nil || !noArgs(fs, stderr) {
 		return exitUsage
 	}
 	level, err := mcpLogLevel(s.LogLevel)

@@ -69,7 +69,7 @@ func batchItems(q *Question, ds []CallDecision, d Decider, now time.Time) ([]Ite
 		if err := checkLen(op, "reason", cd.Reason, MaxReasonLen); err != nil {
 			return nil, err
 		}
-		if err := checkOffer(call.Standing, cd.Standing, cd.OptionID == ApproveOption); err != nil {
+		if err := checkOffer(q, call.Standing, cd.Standing, cd.OptionID == ApproveOption); err != nil {
 			return nil, Errorf(CodeInvalid, op, "tool call %q: %s", cd.ToolCallID, ErrorMessage(err))
 		}
 		a := ItemAnswer{ItemID: cd.ToolCallID, OptionID: cd.OptionID, Text: strings.TrimSpace(cd.Reason), Decider: publicDecider(d), At: now}

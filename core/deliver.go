@@ -160,7 +160,7 @@ func attemptOwner(d Delivery) string {
 // flagged as a repeat of one never posted, a reminder never sent).
 func (s *Service) lease(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {
 	first, err := s.store.Lease(ctx, key, owner, ttl)
-	if err != nil && Unavailable(err) {
+	if Unavailable(err) {
 		rctx, cancel := Settle(ctx)
 		_ = s.store.Release(rctx, key, owner)
 		cancel()

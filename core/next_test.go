@@ -350,6 +350,8 @@ func TestNext(t *testing.T) {
 			wantState: StateAnswered, wantEvent: EventAnswered},
 		{name: "quorum: a person's second vote is already counted", q: seed(KindApproval, quorumOn("two"), voted("person:alice", ApproveOption, slackAlice)),
 			build: answer(AnswerInput{Decider: Decider{Surface: SurfaceAPI, ID: "alice"}, OptionID: ApproveOption}), wantCode: CodeConflict},
+		{name: "quorum: a token's console vote keyed before VoteKey keyed both doors alike is its API vote", q: seed(KindApproval, quorumOn("two"), voted("console:bob", ApproveOption, Decider{Surface: SurfaceConsole, ID: "bob"})),
+			build: answer(AnswerInput{Decider: apiBob, OptionID: ApproveOption}), wantCode: CodeConflict},
 		{name: "quorum: a transition with a counted voter is already counted", q: seed(KindApproval, quorumOn("two"), voted("person:alice", ApproveOption, slackAlice)),
 			build: given(Transition{Vote: &Vote{Key: "person:alice", Choice: ApproveOption}, Needed: 2,
 				Resolution: &Resolution{State: StateAnswered}}), wantCode: CodeConflict},

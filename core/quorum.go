@@ -84,13 +84,11 @@ func VoteKey(d Decider) string {
 
 // voterKeys are the keys, other than its own, a vote by d may have been
 // counted under before: each account of d's person, keyed as an account
-// (a vote cast from it before a reload tied it to the person); for a
-// token, its console key of before VoteKey keyed both doors alike.
+// (a vote cast from it before a reload tied it to the person). A token's
+// console key of before VoteKey keyed both doors alike needs none:
+// sameVoter keys each vote's account afresh.
 func (s *Service) voterKeys(d Decider) []string {
 	if d.Person == "" {
-		if d.Surface == SurfaceAPI || d.Surface == SurfaceConsole {
-			return []string{string(SurfaceConsole) + ":" + d.ID}
-		}
 		return nil
 	}
 	var out []string

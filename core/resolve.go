@@ -421,25 +421,29 @@ type CancelInput struct {
 // Cancel withdraws a question.
 func (s *Service) Cancel(ctx context.Context, in CancelInput) (Outcome, error) {
 	reason := in.Reason
-	if err := checkLen("cancel", "reason", reason, MaxReasonLen); err != nil {
+	if err := checkCancelReason(in.By, reason); err != nil {
 		return Outcome{}, err
-	}
-	// An agent's reason shows on every card's outcome line, where a
-	// control, a bidi override or a line break could forge what follows
-	// ("Answered by alice"): it is checked as ask text is, as one line.
-	if in.By.Surface == SurfaceAgent {
-		if err := checkText("cancel", "reason", reason, MaxReasonLen, false); err != nil {
-			return Outcome{}, err
-		}
-		if strings.ContainsAny(reason, "\n\u2028\u2029") {
-			return Outcome{}, Errorf(CodeInvalid, "cancel", "reason holds a line break: it is shown as one line, so it must be one")
-		}
 	}
 	if strings.TrimSpace(reason) == "" {
 		reason = DefaultCancelReason(in.By)
 	}
 	return s.resolve(ctx, attempt{op: "cancel", id: in.QuestionID, door: doorAgent, owner: in.Owner, actor: in.By,
 		build: s.systemClose(StateCancelled, cancelCloser(in.By), in.By, reason)})
+}
+
+// checkCancelReason: an agent's reason shows on every card's outcome
+// line, where a control, a bidi override or a line break could forge what
+// follows ("Answered by alice"), so it is checked as ask text is, as one
+// line; an operator's, for its length alone.
+func checkCancelReason(by Decider, reason string) error {
+	if by.Surface != SurfaceAgent {
+		return checkLen("cancel", "reason", reason, MaxReasonLen)
+	}
+	err := checkText("cancel", "reason", reason, MaxReasonLen, false)
+	if err == nil && strings.ContainsAny(reason, "\n\u2028\u2029") {
+		err = Errorf(CodeInvalid, "cancel", "reason holds a line break: it is shown as one line, so it must be one")
+	}
+	return err
 }
 
 // Run names one agent's run. Runs are each agent's own, so a run id never

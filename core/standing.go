@@ -139,15 +139,12 @@ func checkStanding(q *Question, req *StandingRequest, approved bool) error {
 	if q.Call != nil {
 		offer = q.Call.Standing
 	}
-	if offer == nil && approved {
-		return noOffer(q)
-	}
-	return checkOffer(offer, req, approved)
+	return checkOffer(q, offer, req, approved)
 }
 
 // noOffer refuses a standing approval q does not offer, naming the cause
-// standingOffer found at the ask, so the approver is not sent after one
-// that does not hold.
+// standingOffer (batchOffers, for a batch's calls) found at the ask, so
+// the approver is not sent after one that does not hold.
 func noOffer(q *Question) error {
 	const op = "answer"
 	switch {
@@ -159,8 +156,8 @@ func noOffer(q *Question) error {
 	return Errorf(CodeInvalid, op, "this approval cannot grant a standing approval: its route forbids them")
 }
 
-// checkOffer checks a standing request against what a call offers.
-func checkOffer(offer *StandingOffer, req *StandingRequest, approved bool) error {
+// checkOffer checks a standing request against what a call of q offers.
+func checkOffer(q *Question, offer *StandingOffer, req *StandingRequest, approved bool) error {
 	const op = "answer"
 	if req == nil {
 		return nil
@@ -169,7 +166,7 @@ func checkOffer(offer *StandingOffer, req *StandingRequest, approved bool) error
 	case !approved:
 		return Errorf(CodeInvalid, op, "a standing approval goes with %q", ApproveOption)
 	case offer == nil:
-		return Errorf(CodeInvalid, op, "this approval cannot grant a standing approval (it is hard to reverse, or its route forbids them)")
+		return noOffer(q)
 	case req.Scope == StandingRun:
 	case req.Scope == StandingAgent && offer.Hours > 0:
 	case req.Scope == StandingAgent:

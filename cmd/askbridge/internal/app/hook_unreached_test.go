@@ -27,15 +27,7 @@ func TestHookCommandServerGoneMidWaitSaysWhy(t *testing.T) {
 		panic(http.ErrAbortHandler) // the connection drops, the decision never sent
 	}))
 	t.Cleanup(srv.Close)
-	in, err := os.ReadFile(filepath.Join(apptest.HookTestdata, "claude-code/pre-tool-use.bash.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := func(k string) string {
-		return map[string]string{"ASKBRIDGE_URL": srv.URL, "ASKBRIDGE_TOKEN": apptest.AgentA}[k]
-	}
-	var out, errb bytes.Buffer
-	code := app.Run(t.Context(), []string{"hook", "--host", "claude-code"}, env, bytes.NewReader(in), &out, &errb)
+	code, out, errb := hookAt(t, srv.URL)
 	want := `"permissionDecision":"ask","permissionDecisionReason":"askbridge could not ask in chat (askbridge at ` + srv.URL + ` did not answer: `
 	if code != 0 || !strings.Contains(out.String(), want) {
 		t.Fatalf("exit %d, stdout %q, stderr %q; want exit 0 and %q", code, out.String(), errb.String(), want)
@@ -53,17 +45,26 @@ func TestHookCommandServerRefusalSaysRefused(t *testing.T) {
 		_, _ = w.Write([]byte(`{"error":{"code":"rate_limited","message":"too many wrong tokens from this address"}}`))
 	}))
 	defer srv.Close()
+	code, out, errb := hookAt(t, srv.URL)
+	want := `askbridge at ` + srv.URL + ` refused the ask: too many wrong tokens from this address (429)`
+	if code != 0 || !strings.Contains(out.String(), want) || strings.Contains(out.String(), "did not answer") {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want exit 0 and %q", code, out.String(), errb.String(), want)
+	}
+}
+
+// hookAt runs the hook command for Claude Code's Bash PreToolUse fixture
+// against the server at url, and returns its exit code, stdout and
+// stderr.
+func hookAt(t *testing.T, url string) (int, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
 	in, err := os.ReadFile(filepath.Join(apptest.HookTestdata, "claude-code/pre-tool-use.bash.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	env := func(k string) string {
-		return map[string]string{"ASKBRIDGE_URL": srv.URL, "ASKBRIDGE_TOKEN": apptest.AgentA}[k]
+		return map[string]string{"ASKBRIDGE_URL": url, "ASKBRIDGE_TOKEN": apptest.AgentA}[k]
 	}
 	var out, errb bytes.Buffer
 	code := app.Run(t.Context(), []string{"hook", "--host", "claude-code"}, env, bytes.NewReader(in), &out, &errb)
-	want := `askbridge at ` + srv.URL + ` refused the ask: too many wrong tokens from this address (429)`
-	if code != 0 || !strings.Contains(out.String(), want) || strings.Contains(out.String(), "did not answer") {
-		t.Fatalf("exit %d, stdout %q, stderr %q; want exit 0 and %q", code, out.String(), errb.String(), want)
-	}
+	return code, &out, &errb
 }

@@ -114,11 +114,17 @@ func (a *Adapter) sendNotes(ctx context.Context, q *noteQueue) {
 
 // maxNoteTries bounds how often one note is sent while Slack answers 429:
 // a note still refused after that many waits is dropped and logged.
-const maxNoteTries = 5
+// maxNoteWait bounds one wait: a note is a click's or a reply's feedback,
+// worth little minutes later, and the person's later notes wait behind
+// it, so one Slack asks to hold for longer is dropped and logged.
+const (
+	maxNoteTries = 5
+	maxNoteWait  = time.Minute
+)
 
 // sendNote sends n. On a 429 it waits the Retry-After Slack asked for
-// and sends n again, so the notes queued behind it wait too rather than
-// being sent into the limit and dropped in turn.
+// (up to maxNoteWait) and sends n again, so the notes queued behind it
+// wait too rather than being sent into the limit and dropped in turn.
 func (a *Adapter) sendNote(ctx context.Context, n note) {
 	m := Note(n.text)
 	opts := []slack.MsgOption{slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...)}
@@ -133,7 +139,7 @@ func (a *Adapter) sendNote(ctx context.Context, n note) {
 			return
 		}
 		rl, limited := errors.AsType[*slack.RateLimitedError](err)
-		if !limited || try == maxNoteTries {
+		if !limited || try == maxNoteTries || rl.RetryAfter > maxNoteWait {
 			a.log.Warn().Err(err).Msg("private note not sent")
 			return
 		}

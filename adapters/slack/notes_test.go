@@ -116,3 +116,30 @@ func TestRateLimitedNoteWaitsAndIsSent(t *testing.T) {
 		t.Fatalf("chat.postEphemeral called %d times, want 3 (the 429, its retry, the second note)", n)
 	}
 }
+
+// TestANoteSlackHoldsForMinutesIsDropped: a 429 asking to wait longer
+// than a note is worth (Retry-After: 120) drops that note, and the
+// person's next note goes at once. Before, the queue waited whatever
+// Slack asked, up to an hour, and every later note of the person with
+// it.
+func TestANoteSlackHoldsForMinutesIsDropped(t *testing.T) {
+	e := newEnv(t, false)
+	first, second := e.ask(decision()), e.ask(decision())
+	c1, c2 := e.card(first.ID), e.card(second.ID)
+	e.fake.FailNext("chat.postEphemeral", slackfake.Failure{RetryAfter: 120})
+	release := e.fake.Hold("chat.postEphemeral")
+	defer release()
+	if st := e.click(alice, c1, button(t, c1, core.RefOption, -1, 0)); st != http.StatusOK {
+		t.Fatalf("first click: %d", st)
+	}
+	if st := e.click(alice, c2, button(t, c2, core.RefOption, -1, 1)); st != http.StatusOK {
+		t.Fatalf("second click: %d", st)
+	}
+	release()
+	if n0 := e.note(alice, 0); !strings.Contains(n0, "DynamoDB") {
+		t.Fatalf("the note after the one Slack held for two minutes: %q", n0)
+	}
+	if n := e.fake.Calls("chat.postEphemeral"); n != 2 {
+		t.Fatalf("chat.postEphemeral called %d times, want 2 (the 429, then the second note)", n)
+	}
+}

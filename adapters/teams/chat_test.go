@@ -31,11 +31,20 @@ func TestChatsAreToldHowToAnswer(t *testing.T) {
 			t.Fatalf("the card in %s:\n%s", m.Conversation, c)
 		}
 	}
+	// In a group chat, the members' talk among themselves (which a bot
+	// with consent to read every chat message receives) gets no note.
+	if status, _, err := e.fake.Deliver(e.fake.ReplyActivity(bob, groupChat, "lunch?"), ""); err != nil || status != http.StatusOK {
+		t.Fatalf("message: %d %v", status, err)
+	}
 	for _, c := range []struct {
 		u          teamsfake.User
 		conv, told string
 	}{{alice, dm.Conversation, dm.Conversation}, {bob, groupChat, teamsfake.PersonalChat(bob.ID)}} {
-		if status, _, err := e.fake.Deliver(e.fake.ReplyActivity(c.u, c.conv, "eu-west-1"), ""); err != nil || status != http.StatusOK {
+		act := e.fake.ReplyActivity(c.u, c.conv, "eu-west-1")
+		if c.conv == groupChat {
+			act = e.fake.MentioningBot(act) // what reaches a bot in a group chat
+		}
+		if status, _, err := e.fake.Deliver(act, ""); err != nil || status != http.StatusOK {
 			t.Fatalf("message: %d %v", status, err)
 		}
 		if !e.toldIn(c.told, "not recorded") {
@@ -45,10 +54,24 @@ func TestChatsAreToldHowToAnswer(t *testing.T) {
 	if got := e.get(q.ID); !got.Open() {
 		t.Fatalf("a message in a chat answered: %s", got.State)
 	}
+	if n := e.notesIn(teamsfake.PersonalChat(bob.ID)); n != 1 {
+		t.Fatalf("bob was told %d times, want once: for the message that named the bot, not for talk in the chat", n)
+	}
 	channelCard := e.card(e.ask(core.AskInput{Kind: core.KindClarification, Text: "Which zone?", Reversibility: core.Reversible}).ID, nil)
 	if !strings.Contains(string(channelCard.Card), "reply in this card's thread") {
 		t.Fatalf("the channel's card no longer takes thread replies:\n%s", channelCard.Card)
 	}
+}
+
+// notesIn counts the notes (messages without a card) in conversation conv.
+func (e *env) notesIn(conv string) int {
+	n := 0
+	for _, x := range e.fake.Messages() {
+		if x.Conversation == conv && x.Card == nil {
+			n++
+		}
+	}
+	return n
 }
 
 // toldIn waits until a note holding words is in conversation conv.

@@ -369,7 +369,7 @@ func (a *Adapter) onReply(ctx context.Context, act *Activity) {
 	}
 	_, root, ok := strings.Cut(act.Conversation.ID, ";messageid=")
 	if !ok {
-		if t := act.Conversation.ConversationType; t == "personal" || t == "groupChat" {
+		if t := act.Conversation.ConversationType; t == "personal" || t == "groupChat" && mentionsBot(act) {
 			a.tell(ctx, act, notAnAnswer)
 		}
 		return
@@ -445,6 +445,22 @@ func sharesFiles(act *Activity) bool {
 func (a *Adapter) refuse(ctx context.Context, act *Activity, err error) {
 	a.logInternal(err)
 	a.tell(ctx, act, card.RefusalNote(err))
+}
+
+// mentionsBot reports whether act @mentions its recipient, the bot. In a
+// group chat only such a message is meant for it: with consent to read
+// every chat message, the bot also receives the members' talk among
+// themselves, which gets no note.
+func mentionsBot(act *Activity) bool {
+	if act.Recipient == nil {
+		return false
+	}
+	for _, e := range act.Entities {
+		if e.Type == "mention" && e.Mentioned != nil && e.Mentioned.ID == act.Recipient.ID {
+			return true
+		}
+	}
+	return false
 }
 
 // replyText is a reply's words: Teams sends a channel message as HTML

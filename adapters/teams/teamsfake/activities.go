@@ -148,6 +148,18 @@ func (s *Server) ReplyActivity(u User, conv, text string) map[string]any {
 	return a
 }
 
+// MentioningBot is message activity a as Teams sends one that @mentions
+// the bot: "<at>askbridge</at> " before its text and the mention entity.
+// Without the resource-specific consent to read every chat message, a
+// bot in a group chat receives only such messages.
+func (s *Server) MentioningBot(a map[string]any) map[string]any {
+	tag := "<at>askbridge</at>"
+	a["text"] = tag + " " + fmt.Sprint(a["text"])
+	a["entities"] = []any{map[string]any{"type": "mention", "text": tag,
+		"mentioned": map[string]string{"id": "28:" + s.AppID, "name": "askbridge"}}}
+	return a
+}
+
 // FileReplyActivity is ReplyActivity with a file the user shared
 // (name), as Teams sends one: the text's own text/html attachment, then
 // the file's download-info attachment.

@@ -94,12 +94,12 @@ const maxBehind = 64 << 10
 // takeOver hijacks the connection of a wait on an open question and parks
 // the wait on it, reporting whether it did. It does not on HTTP/2 (which
 // cannot hijack), for HEAD (whose response has no body), for a wait sent
-// with a body (see hasBody), behind a writer that cannot hijack or is not
+// with a body (see HasBody), behind a writer that cannot hijack or is not
 // the API's own (the access log line would be lost), or once Drain has
 // begun; the handler then waits itself.
 func (s *Server) takeOver(w http.ResponseWriter, r *http.Request, watch *core.Watcher, timeout time.Duration, holds func(context.Context) bool) bool {
 	rec, ok := w.(*recorder)
-	if !ok || r.ProtoMajor != 1 || r.Method != http.MethodGet || hasBody(r) || !s.taken.add() {
+	if !ok || r.ProtoMajor != 1 || r.Method != http.MethodGet || HasBody(r) || !s.taken.add() {
 		return false
 	}
 	var header http.Header
@@ -127,13 +127,13 @@ func (s *Server) takeOver(w http.ResponseWriter, r *http.Request, watch *core.Wa
 	return true
 }
 
-// hasBody reports whether r was sent with a body, or may be (chunked, or
+// HasBody reports whether r was sent with a body, or may be (chunked, or
 // waiting on "Expect: 100-continue"). A hijacked connection keeps the
 // bytes net/http has not read, and once it goes back to the server those
 // of an unread body would be read as the next request: a 400, or, behind
 // a proxy that shares its connection among clients, a request smuggled
 // in a wait's body answered to the next client.
-func hasBody(r *http.Request) bool {
+func HasBody(r *http.Request) bool {
 	return r.ContentLength != 0 || len(r.TransferEncoding) > 0 || r.Header.Get("Expect") != ""
 }
 

@@ -96,19 +96,7 @@ func TestBurstOfClicksGetsEveryNote(t *testing.T) {
 // behind it. Both notes arrive, in order, after the wait: before, the
 // first was dropped on the 429 and the second sent straight on.
 func TestRateLimitedNoteWaitsAndIsSent(t *testing.T) {
-	e := newEnv(t, false)
-	first, second := e.ask(decision()), e.ask(decision())
-	c1, c2 := e.card(first.ID), e.card(second.ID)
-	e.fake.FailNext("chat.postEphemeral", slackfake.Failure{RetryAfter: 1})
-	release := e.fake.Hold("chat.postEphemeral")
-	defer release()
-	if st := e.click(alice, c1, button(t, c1, core.RefOption, -1, 0)); st != http.StatusOK {
-		t.Fatalf("first click: %d", st)
-	}
-	if st := e.click(alice, c2, button(t, c2, core.RefOption, -1, 1)); st != http.StatusOK {
-		t.Fatalf("second click: %d", st)
-	}
-	release()
+	e := notesBehind429(t, 1)
 	if n0, n1 := e.note(alice, 0), e.note(alice, 1); !strings.Contains(n0, "PostgreSQL") || !strings.Contains(n1, "DynamoDB") {
 		t.Fatalf("notes after the 429, in order: %q, %q", n0, n1)
 	}
@@ -123,10 +111,24 @@ func TestRateLimitedNoteWaitsAndIsSent(t *testing.T) {
 // Slack asked, up to an hour, and every later note of the person with
 // it.
 func TestANoteSlackHoldsForMinutesIsDropped(t *testing.T) {
+	e := notesBehind429(t, 120)
+	if n0 := e.note(alice, 0); !strings.Contains(n0, "DynamoDB") {
+		t.Fatalf("the note after the one Slack held for two minutes: %q", n0)
+	}
+	if n := e.fake.Calls("chat.postEphemeral"); n != 2 {
+		t.Fatalf("chat.postEphemeral called %d times, want 2 (the 429, then the second note)", n)
+	}
+}
+
+// notesBehind429 clicks two of alice's cards while Slack's next
+// chat.postEphemeral answers 429 with Retry-After: retryAfter seconds,
+// so her second note waits behind the first, and returns the env.
+func notesBehind429(t *testing.T, retryAfter int) *env {
+	t.Helper()
 	e := newEnv(t, false)
 	first, second := e.ask(decision()), e.ask(decision())
 	c1, c2 := e.card(first.ID), e.card(second.ID)
-	e.fake.FailNext("chat.postEphemeral", slackfake.Failure{RetryAfter: 120})
+	e.fake.FailNext("chat.postEphemeral", slackfake.Failure{RetryAfter: retryAfter})
 	release := e.fake.Hold("chat.postEphemeral")
 	defer release()
 	if st := e.click(alice, c1, button(t, c1, core.RefOption, -1, 0)); st != http.StatusOK {
@@ -135,11 +137,5 @@ func TestANoteSlackHoldsForMinutesIsDropped(t *testing.T) {
 	if st := e.click(alice, c2, button(t, c2, core.RefOption, -1, 1)); st != http.StatusOK {
 		t.Fatalf("second click: %d", st)
 	}
-	release()
-	if n0 := e.note(alice, 0); !strings.Contains(n0, "DynamoDB") {
-		t.Fatalf("the note after the one Slack held for two minutes: %q", n0)
-	}
-	if n := e.fake.Calls("chat.postEphemeral"); n != 2 {
-		t.Fatalf("chat.postEphemeral called %d times, want 2 (the 429, then the second note)", n)
-	}
+	return e
 }

@@ -5,6 +5,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/askbridge/askbridge/adapters/httpapi"
 )
 
 // The timeouts of askbridge's HTTP servers, beside ReadHeaderTimeout's
@@ -36,7 +38,7 @@ func newServer(h http.Handler) *http.Server {
 // connection after the body, to see the client leave).
 func bodyDeadline(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength != 0 || len(r.TransferEncoding) > 0 {
+		if httpapi.HasBody(r) {
 			rc := http.NewResponseController(w)
 			if rc.SetReadDeadline(time.Now().Add(bodyTimeout)) == nil {
 				r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}

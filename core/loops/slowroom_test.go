@@ -185,16 +185,7 @@ func TestSlowRoomFirstInLine(t *testing.T) {
 	}
 	close(c.release)
 	waitFor(t, "C1's cards once it answers", func() bool { return len(c.posts("C1")) >= slow })
-	if got := c.posts("C1"); !slices.Equal(got, slowIDs) {
-		t.Fatalf("C1's cards posted in the order %v, want %v", got, slowIDs)
-	}
-	for _, id := range slowIDs {
-		for _, e := range coretest.EventsOf(t, svc, id) {
-			if e.Kind == core.EventUndelivered {
-				t.Fatalf("a card held back for its busy room was given up (MaxAttempts 1): %+v", e)
-			}
-		}
-	}
+	postedInOrder(t, svc, c, slowIDs, "a card held back for its busy room was given up (MaxAttempts 1)")
 }
 
 // TestStopHandsBackASlowRoom: another room's card asked while a room's
@@ -215,16 +206,7 @@ func TestStopHandsBackASlowRoom(t *testing.T) {
 	close(c.release)
 	startDrain(t, svc, c, loops.DeliverOptions{Consumer: "c2", Block: 20 * time.Millisecond, MaxAttempts: 1})
 	waitFor(t, "C1's cards after the restart", func() bool { return len(c.posts("C1")) >= len(ids) })
-	if got := c.posts("C1"); !slices.Equal(got, ids) {
-		t.Fatalf("C1's cards posted in the order %v, want %v", got, ids)
-	}
-	for _, id := range ids {
-		for _, e := range coretest.EventsOf(t, svc, id) {
-			if e.Kind == core.EventUndelivered {
-				t.Fatalf("the stop used up a card's only attempt: %+v", e)
-			}
-		}
-	}
+	postedInOrder(t, svc, c, ids, "the stop used up a card's only attempt")
 }
 
 // TestLineKeepsOrderWhenClaimedLate: deliveries sent back to the outbox
@@ -257,5 +239,21 @@ func TestLineKeepsOrderWhenClaimedLate(t *testing.T) {
 	waitFor(t, "every card", func() bool { return len(c.posts("C1")) >= cards })
 	if got := c.posts("C1"); !slices.Equal(got, ids) {
 		t.Fatalf("C1's cards posted in the order %v, want %v", got, ids)
+	}
+}
+
+// postedInOrder checks that c posted ids in room C1, in that order, and
+// that none of them was given up (given: why that would be wrong).
+func postedInOrder(t *testing.T, svc *core.Service, c *stuckCourier, ids []core.QuestionID, given string) {
+	t.Helper()
+	if got := c.posts("C1"); !slices.Equal(got, ids) {
+		t.Fatalf("C1's cards posted in the order %v, want %v", got, ids)
+	}
+	for _, id := range ids {
+		for _, e := range coretest.EventsOf(t, svc, id) {
+			if e.Kind == core.EventUndelivered {
+				t.Fatalf("%s: %+v", given, e)
+			}
+		}
 	}
 }

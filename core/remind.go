@@ -208,10 +208,10 @@ func (s *Service) CallOn(q *Question, surface Surface) []Mention {
 		}
 	}
 	for _, e := range route.Deciders[surface] {
-		switch {
-		case e == "*":
-		case strings.HasPrefix(e, "role:"):
-			add(Mention{ID: e[len("role:"):], Role: true})
+		switch entry := ParseDecider(e); {
+		case entry.Anyone:
+		case entry.Role != "":
+			add(Mention{ID: entry.Role, Role: true})
 		default:
 			if d := s.identify(Decider{Surface: surface, ID: e}).Decider; !done.has(d) {
 				add(Mention{ID: e, Name: dir.people[d.Person].DisplayName})

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -80,17 +81,58 @@ func (r Route) Allows(d Decider) bool {
 	if d.Person != "" && r.persons[d.Person] {
 		return true
 	}
-	for _, entry := range r.Deciders[d.Surface] {
-		switch {
-		case entry == "*":
+	for _, e := range r.Deciders[d.Surface] {
+		switch entry := ParseDecider(e); {
+		case entry.Anyone:
 			return true
-		case entry == d.ID:
-			return true
-		case len(entry) > 5 && entry[:5] == "role:" && slices.Contains(d.Roles, entry[5:]):
+		case entry.Role != "":
+			if slices.Contains(d.Roles, entry.Role) {
+				return true
+			}
+		case entry.ID == d.ID:
 			return true
 		}
 	}
 	return false
+}
+
+// DeciderEntry is one of a route's decider entries on a surface, read:
+// "*" lets in anyone the surface authenticated, "role:<name>" anyone
+// holding that role (a Slack user group, a Discord role, an API or
+// console token's role), and anything else is one account's platform id
+// (or a one-way door's recipient). Exactly one field is set. Every reader
+// of the entries goes through ParseDecider, so the spelling is read in
+// one place and an entry means the same thing when the bridge checks,
+// lists, reminds and shows it.
+type DeciderEntry struct {
+	Anyone bool
+	Role   string
+	ID     string
+}
+
+// ParseDecider reads one decider entry. "role:" with no name is an
+// account id that no platform gives out; the configuration refuses it.
+func ParseDecider(e string) DeciderEntry {
+	switch role, ok := strings.CutPrefix(e, "role:"); {
+	case e == "*":
+		return DeciderEntry{Anyone: true}
+	case ok && role != "":
+		return DeciderEntry{Role: role}
+	default:
+		return DeciderEntry{ID: e}
+	}
+}
+
+// RolesOn are the roles the route's "role:" entries on sf let in, in
+// the order written.
+func (r Route) RolesOn(sf Surface) []string {
+	var out []string
+	for _, e := range r.Deciders[sf] {
+		if role := ParseDecider(e).Role; role != "" && !slices.Contains(out, role) {
+			out = append(out, role)
+		}
+	}
+	return out
 }
 
 // Pseudonym is how the event log names a person: an HMAC of their

@@ -203,7 +203,9 @@ func (s *Service) grant(ctx context.Context, q *Question, call ToolCall, by gran
 		QuestionID: q.ID, GrantedBy: publicDecider(by.Decider), GrantedAt: by.At,
 	}
 	if route, ok := s.RouteOf(q); ok {
-		st.GrantorRoles = routeRoles(route.Deciders[by.Decider.Surface], by.Roles)
+		st.GrantorRoles = slices.DeleteFunc(slices.Clone(by.Roles), func(r string) bool {
+			return !slices.Contains(route.RolesOn(by.Decider.Surface), r)
+		})
 	}
 	if req.Scope == StandingRun {
 		st.RunID = q.RunID
@@ -288,18 +290,6 @@ func (s *Service) grantorAllowed(st Standing, route Route) bool {
 	d := s.identify(st.GrantedBy).Decider
 	d.Roles = st.GrantorRoles
 	return route.Allows(d)
-}
-
-// routeRoles are the roles of roles that entries (a route's deciders on
-// one surface) let in by a "role:" entry.
-func routeRoles(entries, roles []string) []string {
-	var out []string
-	for _, r := range roles {
-		if slices.Contains(entries, "role:"+r) {
-			out = append(out, r)
-		}
-	}
-	return out
 }
 
 // covering is the first of all that covers call of q on route (the

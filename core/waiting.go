@@ -2,7 +2,6 @@ package core
 
 import (
 	"slices"
-	"strings"
 )
 
 // Waiting is who an open question waits on, for an operator who wants to
@@ -56,11 +55,11 @@ func (s *Service) WaitingOn(q *Question) Waiting {
 		}
 		for _, sf := range AnswerSurfaces {
 			for _, e := range r.Deciders[sf] {
-				switch {
-				case e == "*":
+				switch entry := ParseDecider(e); {
+				case entry.Anyone:
 					w.Anyone = append(w.Anyone, sf)
-				case strings.HasPrefix(e, "role:"):
-					w.Roles = append(w.Roles, string(sf)+" role "+e[len("role:"):])
+				case entry.Role != "":
+					w.Roles = append(w.Roles, string(sf)+" role "+entry.Role)
 				default:
 					d := s.identify(Decider{Surface: sf, ID: e}).Decider
 					if d.Person != "" || done.has(d) {

@@ -207,7 +207,7 @@ func shownDeciders(sf core.Surface, entries []string) []string {
 	}
 	var out []string
 	for _, e := range entries {
-		if e != "*" && !strings.HasPrefix(e, "role:") {
+		if core.ParseDecider(e).ID != "" {
 			e = core.RecipientLabel(sf)
 		}
 		if !slices.Contains(out, e) {

@@ -257,8 +257,8 @@ func (a *Adapter) roles(ctx context.Context, q *core.Question, user string) ([]s
 	}
 	var groups []string
 	for _, r := range routes {
-		for _, e := range r.Deciders[core.SurfaceSlack] {
-			if g, ok := strings.CutPrefix(e, "role:"); ok && g != "" && !slices.Contains(groups, g) {
+		for _, g := range r.RolesOn(core.SurfaceSlack) {
+			if !slices.Contains(groups, g) {
 				groups = append(groups, g)
 			}
 		}

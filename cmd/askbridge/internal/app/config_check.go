@@ -105,7 +105,10 @@ func checkRoute(f File, key string, r RouteFile) error {
 			if strings.TrimSpace(id) == "" {
 				return fmt.Errorf("%s.deciders.%s[%d] is empty", key, surface, j)
 			}
-			if strings.HasPrefix(id, "role:") && !slices.Contains(core.RoleSurfaces, core.Surface(surface)) {
+			if id == "role:" {
+				return fmt.Errorf("%s.deciders.%s[%d]: %q names no role: write role:<name>", key, surface, j, id)
+			}
+			if core.ParseDecider(id).Role != "" && !slices.Contains(core.RoleSurfaces, core.Surface(surface)) {
 				return fmt.Errorf("%s.deciders.%s[%d]: %q would match no one: role entries are for %s only", key, surface, j, id, core.SurfaceNames(core.RoleSurfaces))
 			}
 		}

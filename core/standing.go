@@ -64,6 +64,12 @@ type Standing struct {
 	// Until ends a StandingAgent's window; zero for StandingRun, which
 	// ends with its run.
 	Until time.Time `json:"until,omitzero"`
+	// Dormant, in a list from Service.ListStandings, says why it covers
+	// nothing now though it has not ended: its route is gone, or its
+	// grantor may no longer decide on it (grantorAllowed). A reload can
+	// wake it, so an operator who means it to stay off revokes it. It is
+	// worked out at each listing, never stored.
+	Dormant string `json:"dormant,omitempty"`
 }
 
 // Live reports whether s still covers asks at now.
@@ -339,11 +345,25 @@ func StandingLabel(st Standing) string {
 	return "standing approval by " + DeciderLabel(st.GrantedBy) + " at " + st.GrantedAt.UTC().Format("2006-01-02 15:04 UTC")
 }
 
-// ListStandings lists the standing approvals live now, for operators.
+// ListStandings lists the standing approvals live now, for operators,
+// each that covers nothing under the configuration in force marked
+// Dormant, so that a list never shows as approving what it would not.
 func (s *Service) ListStandings(ctx context.Context) ([]Standing, error) {
 	all, err := s.store.ListStandings(ctx, s.now())
 	if err != nil {
 		return nil, Internal("list standing approvals", err)
+	}
+	for i, st := range all {
+		switch route, ok := s.Route(st.Route); {
+		case !ok:
+			all[i].Dormant = "route " + st.Route + " is no longer configured"
+		case !route.StandingAllowed():
+			all[i].Dormant = "route " + st.Route + " no longer allows standing approvals"
+		case route.Quorum > 1:
+			all[i].Dormant = fmt.Sprintf("route %s now needs %d people to agree", st.Route, route.Quorum)
+		case !s.grantorAllowed(st, route):
+			all[i].Dormant = "its grantor may no longer decide on route " + st.Route
+		}
 	}
 	return all, nil
 }

@@ -120,3 +120,53 @@ func TestAStandingApprovalByARoleEndsWithTheRole(t *testing.T) {
 		t.Errorf("after the route dropped the grantor's user group, their standing approval still closed the call as %s by %q", q.State, q.Resolution.Decider.Name)
 	}
 }
+
+// TestADormantStandingApprovalIsListedAsSuch: a standing approval that
+// covers nothing under the configuration in force (its grantor taken off
+// the route, its route forbidding them or gone) is listed marked dormant
+// with why, and unmarked again once a reload puts things back, so an
+// operator's list never shows as approving what it would not.
+func TestADormantStandingApprovalIsListedAsSuch(t *testing.T) {
+	svc, err := core.New(coretest.OpenStore(t), grantorConfig(true), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grantorFixture{t, svc}.grant(core.Decider{Surface: core.SurfaceAPI, ID: "alice-token"})
+	dormant := func() string {
+		t.Helper()
+		all, err := svc.ListStandings(context.Background())
+		if err != nil || len(all) != 1 {
+			t.Fatalf("standing approvals: %v, %v; want alice's", all, err)
+		}
+		return all[0].Dormant
+	}
+	if d := dormant(); d != "" {
+		t.Fatalf("alice is on the route, yet her standing approval is listed dormant: %q", d)
+	}
+	forbidding := grantorConfig(true)
+	r := forbidding.Routes["ops"]
+	r.Standing = new(false)
+	forbidding.Routes["ops"] = r
+	quorum := grantorConfig(true)
+	r = quorum.Routes["ops"]
+	r.Quorum = 2
+	quorum.Routes["ops"] = r
+	for _, c := range []struct {
+		name string
+		cfg  core.Config
+		want string
+	}{
+		{"alice off the route", grantorConfig(false), "its grantor may no longer decide on route ops"},
+		{"standing: false", forbidding, "route ops no longer allows standing approvals"},
+		{"quorum of two", quorum, "route ops now needs 2 people to agree"},
+		{"route gone", core.Config{ActorKey: []byte("k"), Routes: map[string]core.Route{"other": {}}}, "route ops is no longer configured"},
+		{"all put back", grantorConfig(true), ""},
+	} {
+		if err := svc.Reconfigure(c.cfg); err != nil {
+			t.Fatal(err)
+		}
+		if d := dormant(); d != c.want {
+			t.Errorf("%s: listed dormant %q, want %q", c.name, d, c.want)
+		}
+	}
+}

@@ -232,8 +232,21 @@ func TestStandingApprovalsAreGrantedListedAndRevoked(t *testing.T) {
 
 	page := w.get("/standing")
 	if page.status != http.StatusOK || !strings.Contains(page.body, st.ID) || !strings.Contains(page.body, "the rest of run run-1") ||
-		strings.Contains(page.body, "/standing/"+st.ID+"/revoke") {
+		strings.Contains(page.body, "/standing/"+st.ID+"/revoke") || strings.Contains(page.body, "Covers nothing now") {
 		t.Fatalf("the observer's standing page: %d\n%s", page.status, page.body)
+	}
+	forbidding := standingRoutes()
+	r0 := forbidding[core.DefaultRoute]
+	r0.Standing, r0.StandingHours = new(false), 0
+	forbidding[core.DefaultRoute] = r0
+	if err := e.svc.Reconfigure(core.Config{Routes: forbidding, ActorKey: []byte("test-actor-key")}); err != nil {
+		t.Fatal(err)
+	}
+	if page := w.get("/standing"); !strings.Contains(page.body, "Covers nothing now: route default no longer allows standing approvals") {
+		t.Fatalf("a standing approval its route no longer allows is not marked as covering nothing:\n%s", page.body)
+	}
+	if err := e.svc.Reconfigure(core.Config{Routes: standingRoutes(), ActorKey: []byte("test-actor-key")}); err != nil {
+		t.Fatal(err)
 	}
 	if r := w.post("/standing/"+st.ID+"/revoke", nil); r.status != http.StatusForbidden {
 		t.Fatalf("observer revoke: %d", r.status)

@@ -65,7 +65,11 @@ func (s *Service) Tick(ctx context.Context) (TickReport, error) {
 			}
 		default:
 			_, err = s.resolve(ctx, attempt{op: "timeout", id: q.ID, door: doorSystem, actor: System,
-				build: s.systemClose(StateTimedOut, CloserTimeout, System, TimeoutReasonOf(q))})
+				build: func(q *Question, now time.Time) (Transition, error) {
+					// The reason is the question's as the close finds it,
+					// with the votes or parts that came after the read above.
+					return s.systemClose(StateTimedOut, CloserTimeout, System, TimeoutReasonOf(q))(q, now)
+				}})
 			if err == nil {
 				rep.TimedOut++
 			}

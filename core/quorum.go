@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -252,7 +253,15 @@ func (s *Service) voteTransition(q *Question, in AnswerInput, res *Resolution, n
 	if q.Kind == KindApproval && v.Choice == DenyOption {
 		needed = s.denyThreshold(q)
 	}
-	payload := fmt.Appendf(nil, `{"choice":%q,"needed":%d}`, v.Choice, needed)
+	// json.Marshal, not %q: Go quotes some runes (tag characters, as in
+	// flag emoji) in an escape JSON refuses, and both stores refused the vote.
+	payload, err := json.Marshal(struct {
+		Choice string `json:"choice"`
+		Needed int    `json:"needed"`
+	}{v.Choice, needed})
+	if err != nil {
+		return Transition{}, Internal(op, err)
+	}
 	// The closing vote's words are its vote's, kept with every other
 	// vote, not the resolution's: the resume lists them all.
 	r := *res
@@ -340,10 +349,17 @@ func Plural(n int, one, many string) string {
 // quorum: some may have voted, so it does not say nobody answered.
 const QuorumTimeoutReason = "the quorum was not reached before the deadline"
 
-// TimeoutReasonOf is the honest account of a timeout, with the votes a
-// question with a quorum had by then.
+// TimeoutReasonOf is the honest account of a timeout of q as it stood
+// when it timed out: the votes a question with a quorum had by then, and
+// for a form or a batch some of whose parts were answered, that nobody
+// answered (decided, for calls) the rest.
 func TimeoutReasonOf(q *Question) string {
-	if q.Quorum <= 1 {
+	switch {
+	case len(q.Answers) > 0 && q.Shape() == ShapeBatch:
+		return "nobody decided the rest before the deadline"
+	case len(q.Answers) > 0:
+		return "nobody answered the rest before the deadline"
+	case q.Quorum <= 1:
 		return TimeoutReason
 	}
 	return QuorumTimeoutReason + " (" + strings.Join(TallyOf(q).Lines, "; ") + ")"

@@ -39,7 +39,7 @@ func OutcomeLine(q *core.Question) string {
 	case core.CloserParts:
 		return partsLine(q, at)
 	case core.CloserTimeout:
-		return "Timed out on " + at + progress(q) + ": " + timedOutWhy(q) + renotified(q)
+		return "Timed out on " + at + progress(q) + ": " + core.TimeoutReasonOf(q) + renotified(q)
 	case core.CloserDecline:
 		return "Declined by " + who + " on " + at + via + progress(q) + ": " + declinedThen(q)
 	case core.CloserAgentCancel:
@@ -241,16 +241,6 @@ func progress(q *core.Question) string {
 		return fmt.Sprintf(" after %d %s (%s)", n, core.Plural(n, "vote", "votes"), strings.Join(core.TallyOf(q).Lines, "; "))
 	}
 	return ""
-}
-
-// timedOutWhy is why a timed-out question has no answer: nobody gave one,
-// nobody decided the parts still open, or the votes fell short.
-func timedOutWhy(q *core.Question) string {
-	if len(q.Answers) > 0 {
-		_, done := partNoun(q)
-		return "nobody " + done + " the rest before the deadline"
-	}
-	return core.TimeoutReasonOf(q)
 }
 
 // renotified is what the timeout policy tried before the question timed

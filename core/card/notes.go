@@ -51,11 +51,20 @@ func RefusalNote(err error) string {
 		return "You are not one of the people who may answer this question. Nothing was recorded."
 	case core.ErrorCode(err) == core.CodeNotFound:
 		return "This question no longer exists."
+	case core.Unavailable(err):
+		// The store may have recorded it before the failure (a failover
+		// cut the reply, a replica did not confirm in time): the card
+		// may well show it answered. A second click is told the truth.
+		return UnavailableNote
 	case core.ErrorCode(err) == core.CodeInternal:
 		return "askbridge could not record that just now; please try again."
 	}
 	return core.ErrorMessage(err)
 }
+
+// UnavailableNote is the note for a click whose store failed over while
+// recording it: what was asked may or may not have been recorded.
+const UnavailableNote = "askbridge's store is failing over, so your answer may or may not have been recorded. Try again in a moment: if it was recorded, you will be told so."
 
 // RecordedNote is the private note a person gets when what they did
 // counted: r is the button they pressed (RefText for free text they

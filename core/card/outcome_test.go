@@ -2,6 +2,7 @@ package card_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -294,5 +295,18 @@ func TestCardNamesWhoDecidedEachPart(t *testing.T) {
 	q.Resolution = &core.Resolution{State: core.StateAnswered, ClosedBy: core.CloserParts, Decider: outBob, At: outClosed}
 	if o := card.New(q, core.MessageRef{Kind: core.DeliverPost}).Outcome; o.By != "" || o.Surface != "" {
 		t.Fatalf("a batch decided call by call names %q via %q as if they had closed it", o.By, o.Surface)
+	}
+}
+
+// TestARefusalNoteOfAFailoverSaysItMayHaveCounted: a click whose store
+// failed over while recording it may have been recorded (the card may
+// show it answered), so its note says so rather than that nothing was.
+func TestARefusalNoteOfAFailoverSaysItMayHaveCounted(t *testing.T) {
+	err := fmt.Errorf("recorded on the primary, but WAIT saw 0 of 1 replicas: %w", core.ErrUnavailable)
+	if got := card.RefusalNote(err); got != card.UnavailableNote {
+		t.Errorf("note %q, want %q", got, card.UnavailableNote)
+	}
+	if got := card.RefusalNote(core.Internal("answer", errors.New("disk full"))); !strings.Contains(got, "could not record") {
+		t.Errorf("an internal error's note %q no longer says it was not recorded", got)
 	}
 }

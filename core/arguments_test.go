@@ -79,3 +79,59 @@ func TestAnEditAsTheCardShowsItFits(t *testing.T) {
 		t.Fatalf("the edit as the card shows it: %+v, %v; want it approved with the edit", o.Question, err)
 	}
 }
+
+// TestAnEditOfManyShortValuesAsTheCardShowsItFits: arguments at the
+// limit made of many short values indent to more than four times their
+// size; edited as the card shows them they are read without the layout
+// and taken. Before, 16 KiB of numbers, sent back unchanged from the
+// console's editor, were refused as 72 KiB.
+func TestAnEditOfManyShortValuesAsTheCardShowsItFits(t *testing.T) {
+	svc, _ := coretest.Open(t, coretest.Options{})
+	args := json.RawMessage(`{"note":"first","a":{"b":[` + strings.TrimSuffix(strings.Repeat("0,", 7990), ",") + `]}}`)
+	q, err := svc.Ask(t.Context(), core.AskInput{Kind: core.KindApproval, Agent: "a", RunID: "r", Text: "Apply?",
+		Reversibility: core.Reversible, Tool: "apply", Arguments: args, Editable: &core.Editable{All: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := core.PrettyJSON(args)
+	if len(shown) <= 4*core.MaxArgumentsLen {
+		t.Fatalf("the test's arguments indent to %d bytes; want past four times the limit", len(shown))
+	}
+	edited := strings.Replace(shown, `"first"`, `"second"`, 1)
+	o, err := svc.Answer(t.Context(), core.AnswerInput{QuestionID: q.ID, Decider: core.Decider{Surface: core.SurfaceAPI, ID: "ops"},
+		OptionID: core.ApproveOption, Arguments: json.RawMessage(edited)})
+	if err != nil || !o.Closed || o.Question.Resolution.Edit == nil {
+		t.Fatalf("the edit as the card shows it: %+v, %v; want it approved with the edit", o.Question, err)
+	}
+}
+
+// TestDeeplyNestedArgumentsAreRefused: arguments nesting past
+// core.MaxArgumentsDepth are refused at the ask, since indented for a
+// card they grow with the square of their depth (16 KiB of brackets
+// made a 256 MB console page); and arguments stored before the limit
+// are shown unindented, in size like their own.
+func TestDeeplyNestedArgumentsAreRefused(t *testing.T) {
+	svc, _ := coretest.Open(t, coretest.Options{})
+	nested := func(n int) json.RawMessage {
+		return json.RawMessage(`{"a":` + strings.Repeat("[", n-1) + strings.Repeat("]", n-1) + `}`)
+	}
+	ask := func(args json.RawMessage) error {
+		_, err := svc.Ask(t.Context(), core.AskInput{Kind: core.KindApproval, Agent: "a", RunID: "r", Text: "Run?",
+			Reversibility: core.Reversible, Tool: "shell", Arguments: args})
+		return err
+	}
+	if err := ask(nested(core.MaxArgumentsDepth)); err != nil {
+		t.Fatalf("arguments %d deep: %v", core.MaxArgumentsDepth, err)
+	}
+	err := ask(nested(core.MaxArgumentsDepth + 1))
+	if core.ErrorCode(err) != core.CodeInvalid || !strings.Contains(core.ErrorMessage(err), "nest 65 levels deep") {
+		t.Errorf("arguments %d deep: %v, want them refused for their depth", core.MaxArgumentsDepth+1, err)
+	}
+	if err := ask(json.RawMessage(`{"s":"[[[[ \" {{{{"}`)); err != nil {
+		t.Errorf("brackets inside a string counted as nesting: %v", err)
+	}
+	deep := nested(8000)
+	if shown := core.PrettyJSON(deep); len(shown) > 2*len(deep) {
+		t.Errorf("arguments 8,000 deep shown in %d bytes from %d", len(shown), len(deep))
+	}
+}

@@ -120,10 +120,20 @@ func editOf(call *ToolCall, raw json.RawMessage) (*ArgumentEdit, error) {
 		return nil, Errorf(CodeInvalid, op, "this tool call's arguments are not editable")
 	}
 	// The limit counts the arguments, not the indentation a card's edit
-	// box fills them in with (PrettyJSON): the text is bounded loosely
-	// before it is read, the arguments exactly after.
+	// box fills them in with (PrettyJSON), which for many short values
+	// can be several times their size: text past a loose bound is read
+	// without its layout first, and the arguments are bounded exactly
+	// after.
 	if len(raw) > editTextLen {
-		return nil, Errorf(CodeInvalid, op, "the edited arguments are %d bytes; the limit is %d", len(raw), MaxArgumentsLen)
+		var c bytes.Buffer
+		if err := json.Compact(&c, raw); err != nil || c.Len() > MaxArgumentsLen {
+			n := len(raw)
+			if err == nil {
+				n = c.Len()
+			}
+			return nil, Errorf(CodeInvalid, op, "the edited arguments are %d bytes; the limit is %d", n, MaxArgumentsLen)
+		}
+		raw = c.Bytes()
 	}
 	// Refused as an ask's arguments are, saying why: a person typing in
 	// chat or the console is not left guessing at a lone surrogate or a

@@ -27,9 +27,17 @@ import (
 // escape, which means the same arguments: an approver must not read
 // "invoice\u202efdp.exe" as "invoiceexe.pdf", nor miss an instruction
 // spelled in tag characters.
+//
+// Arguments stored before MaxArgumentsDepth was enforced may nest deeper:
+// those are shown as written, unindented, since indenting them could
+// take gigabytes.
 func PrettyJSON(raw json.RawMessage) string {
 	var b bytes.Buffer
-	if err := json.Indent(&b, raw, "", "  "); err != nil {
+	indent := "  "
+	if jsonDepth(raw) > MaxArgumentsDepth {
+		indent = ""
+	}
+	if err := json.Indent(&b, raw, "", indent); err != nil {
 		return Visible(string(raw))
 	}
 	// Outside its strings valid JSON holds only ASCII, and inside them no

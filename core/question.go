@@ -1,19 +1,13 @@
 package core
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"iter"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/askbridge/askbridge/fence"
-	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Question is one parked question and, once closed, its outcome.
@@ -405,94 +399,4 @@ func checkID[S ~string](op, field string, s S, required bool) error {
 		return Errorf(CodeInvalid, op, "%s is required", field)
 	}
 	return checkText(op, field, string(s), MaxIDLen, false)
-}
-
-// CanonicalArguments returns the canonical form of a JSON value: keys
-// sorted, no insignificant whitespace, numbers as written. Two requests
-// that mean the same arguments hash the same.
-//
-// What argumentsValue refuses is refused: a value taken here is one that
-// the hash, the card, the tool and the policy rules all read alike.
-func CanonicalArguments(raw json.RawMessage) ([]byte, error) {
-	v, err := argumentsValue(raw)
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, Internal("canonical arguments", err)
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
-}
-
-// argumentsValue decodes arguments, numbers as written, refusing what
-// strictJSON refuses and a number beyond a float64: the rules read
-// numbers as float64 (ruleArgs), and one they cannot read would stop
-// them, deny rules included, and hand the call to a person.
-func argumentsValue(raw json.RawMessage) (any, error) {
-	const op = "canonical arguments"
-	if err := strictJSON(raw); err != nil {
-		return nil, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, Errorf(CodeInvalid, op, "arguments are not valid JSON: %v", err)
-	}
-	if at, n, bad := outOfRange(v); bad {
-		if len(n) > 40 {
-			n = n[:39] + "…"
-		}
-		return nil, Errorf(CodeInvalid, op, "arguments hold the number %s%s, out of range for a 64-bit float (what policy rules read numbers as)", n, where(at))
-	}
-	return v, nil
-}
-
-// where is " at" the pointer, for a message; nothing for the root.
-func where(at jsontext.Pointer) string {
-	if at == "" {
-		return ""
-	}
-	return fmt.Sprintf(" at %q", string(at))
-}
-
-// strictJSON refuses whatever the strict parser refuses: a key given
-// twice (a tool keeping the first would run what the card and the rules,
-// seeing the last, never showed), bad UTF-8 and half a \u surrogate
-// pair (encoding/json reads both as U+FFFD, so "\ud800" and "\ufffd"
-// would hash alike), and anything after the value ("{}]" read as {}).
-func strictJSON(raw json.RawMessage) error {
-	const op = "canonical arguments"
-	if jsontext.Value(raw).IsValid() { // a pooled decoder: the usual case costs no allocation
-		return nil
-	}
-	_, err := jsontext.NewDecoder(bytes.NewReader(raw)).ReadValue()
-	var syn *jsontext.SyntacticError
-	switch {
-	case err == nil: // one value read whole, and more after it
-		return Errorf(CodeInvalid, op, "arguments hold more than one JSON value: text follows the value")
-	case errors.As(err, &syn) && errors.Is(syn.Err, jsontext.ErrDuplicateName):
-		return Errorf(CodeInvalid, op, "arguments give the key %q twice", syn.JSONPointer.LastToken())
-	case errors.As(err, &syn) && strings.Contains(syn.Err.Error(), "invalid UTF-8"):
-		return Errorf(CodeInvalid, op, "arguments are not valid UTF-8")
-	case errors.As(err, &syn) && strings.Contains(syn.Err.Error(), "surrogate"):
-		return Errorf(CodeInvalid, op, "arguments hold half a UTF-16 surrogate pair%s: escape a character beyond U+FFFF as a whole pair", where(syn.JSONPointer))
-	case errors.As(err, &syn):
-		return Errorf(CodeInvalid, op, "arguments are not valid JSON (at byte %d): %v", syn.ByteOffset, syn.Err)
-	}
-	return Errorf(CodeInvalid, op, "arguments are not valid JSON: %v", err)
-}
-
-// HashArguments returns the hex SHA-256 of the canonical arguments, and
-// the canonical arguments themselves.
-func HashArguments(raw json.RawMessage) (string, []byte, error) {
-	c, err := CanonicalArguments(raw)
-	if err != nil {
-		return "", nil, err
-	}
-	sum := sha256.Sum256(c)
-	return hex.EncodeToString(sum[:]), c, nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -115,5 +117,46 @@ func TestAStandingApprovalNotConfirmedIsNotLeftLive(t *testing.T) {
 	}
 	if q := ask("t2"); !q.Open() {
 		t.Fatalf("the next call was closed by %s; want it asked of a person", core.CloserOf(q))
+	}
+}
+
+// TestALaterDenyStillDeniesPastABrokenRule: a rule that cannot be
+// evaluated (a key the arguments lack, or a condition past its cost
+// limit, which an agent can reach by padding its arguments) does not
+// skip a later deny rule that matches: the call is denied, as the
+// written rules say. Before, the rules stopped at the broken one and a
+// person was asked about a call a rule denies outright.
+func TestALaterDenyStillDeniesPastABrokenRule(t *testing.T) {
+	var safe []string
+	for i := range 400 {
+		safe = append(safe, fmt.Sprintf("tool%d", i))
+	}
+	routes := coretest.APIRoutes()
+	routes["g"] = core.Route{Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}}, Rules: []core.Rule{
+		{Name: "mode", When: `tool == "Bash" && args.mode == "safe"`, Decide: core.DecideAllow},
+		{Name: "safe", When: `tool == "Bash" && args.command.matches(` + strconv.Quote(`^(`+strings.Join(safe, "|")+`)( [^;&|]*)?$`) + `)`, Decide: core.DecideAllow},
+		{Name: "no-rm", When: `tool == "Bash" && args.command.contains("rm -rf")`, Decide: core.DecideDeny},
+	}}
+	svc := coretest.Service(t, coretest.OpenStore(t), coretest.Options{Routes: routes})
+	for _, c := range []struct {
+		name, args, want string
+	}{
+		{"a missing key", `{"command":"rm -rf ~"}`, `policy rule 2 of route "g" ("no-rm") denies it at once, nobody is asked`},
+		{"past the cost limit", `{"mode":"x","command":` + strconv.Quote("rm -rf ~ #"+strings.Repeat("a", 15000)) + `}`,
+			`policy rule 2 of route "g" ("no-rm") denies it at once, nobody is asked`},
+		{"no later deny matches", `{"command":"ls"}`, `a rule could not be evaluated, so the rules stopped and the ask is asked as configured: routes.g.rules[0].when: no such key: mode`},
+	} {
+		in := core.AskInput{Kind: core.KindApproval, Agent: "a", RunID: "r", Route: "g", Text: "Run?",
+			Reversibility: core.Reversible, Tool: "Bash", Arguments: json.RawMessage(c.args)}
+		if err := in.Validate(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		v, err := svc.Evaluate(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := v.Explain(); got != c.want {
+			t.Errorf("%s: %q\nwant %q", c.name, got, c.want)
+		}
 	}
 }

@@ -288,13 +288,39 @@ func evalRules(route Route, in AskInput) RuleVerdict {
 		}
 		out, _, err := r.prg.Eval(vars)
 		if err != nil {
-			return RuleVerdict{Err: &RuleError{Route: route.Name, Index: i, Field: "when", Msg: err.Error()}}
+			failed := RuleVerdict{Err: &RuleError{Route: route.Name, Index: i, Field: "when", Msg: err.Error()}}
+			// A rule that cannot be evaluated never lets a later deny be
+			// skipped: an agent that pads its arguments past an earlier
+			// rule's cost limit, or leaves out the key it reads, must not
+			// turn an outright deny into a person's question.
+			if deny, ok := laterDeny(route, i+1, vars); ok {
+				return deny
+			}
+			return failed
 		}
 		if ok, _ := out.Value().(bool); ok {
 			return RuleVerdict{Rule: r, Use: RuleUse{Route: route.Name, Index: i, Name: r.Name, Decide: r.Decide}}
 		}
 	}
 	return RuleVerdict{}
+}
+
+// laterDeny is the first deny rule from rule from on that matches vars,
+// past rules that cannot be evaluated: what the rules still decide after
+// one of them failed.
+func laterDeny(route Route, from int, vars map[string]any) (RuleVerdict, bool) {
+	for i := from; i < len(route.Rules); i++ {
+		r := &route.Rules[i]
+		if r.Decide != DecideDeny || r.prg == nil {
+			continue
+		}
+		if out, _, err := r.prg.Eval(vars); err == nil {
+			if ok, _ := out.Value().(bool); ok {
+				return RuleVerdict{Rule: r, Use: RuleUse{Route: route.Name, Index: i, Name: r.Name, Decide: r.Decide}}, true
+			}
+		}
+	}
+	return RuleVerdict{}, false
 }
 
 // ruleArgs decodes a call's arguments as the rules read them: numbers as

@@ -222,22 +222,31 @@ func TestREADMEPolicyExample(t *testing.T) {
 	// .Claude/settings.json for .claude/settings.json, and Claude Code on
 	// Windows sends backslashes (before, both were asked as reversible,
 	// and one "don't ask again" on an Edit let an agent rewrite its own
-	// settings or git's hooks, nobody asked).
+	// settings or git's hooks, nobody asked). Claude Code's user file
+	// (~/.claude.json) and a project's .mcp.json name MCP servers, commands
+	// the host runs; an NTFS stream (::) or a short name (CLAUDE~1) reaches
+	// the same directories by another spelling.
 	for path, want := range map[string]string{
-		"src/main.go":                            "reversibility reversible",
-		"src/.gitignore":                         "reversibility reversible",
-		"docs/claude.md":                         "reversibility reversible",
-		".claude/settings.json":                  configured,
-		"/repo/.git/hooks/pre-commit":            configured,
-		".github/workflows/ci.yml":               configured,
-		"/Users/me/proj/.Claude/settings.json":   configured,
-		"/Users/me/proj/.GIT/hooks/pre-commit":   configured,
-		`C:\Users\me\proj\.claude\settings.json`: configured,
-		`C:\Users\me\proj\.git\hooks\pre-commit`: configured,
-		".GitHub/workflows/ci.yml":               configured,
-		".husky/pre-commit":                      configured,
-		".gitlab-ci.yml":                         configured,
-		"/repo/.circleci/config.yml":             configured,
+		"src/main.go":                               "reversibility reversible",
+		"src/.gitignore":                            "reversibility reversible",
+		"docs/claude.md":                            "reversibility reversible",
+		".claude/settings.json":                     configured,
+		"/repo/.git/hooks/pre-commit":               configured,
+		".github/workflows/ci.yml":                  configured,
+		"/Users/me/proj/.Claude/settings.json":      configured,
+		"/Users/me/proj/.GIT/hooks/pre-commit":      configured,
+		`C:\Users\me\proj\.claude\settings.json`:    configured,
+		`C:\Users\me\proj\.git\hooks\pre-commit`:    configured,
+		".GitHub/workflows/ci.yml":                  configured,
+		".husky/pre-commit":                         configured,
+		".gitlab-ci.yml":                            configured,
+		"/repo/.circleci/config.yml":                configured,
+		"/home/me/.claude.json":                     configured,
+		"/repo/.mcp.json":                           configured,
+		"/repo/.MCP.json":                           configured,
+		`C:\repo\.claude::$INDEX_ALLOCATION\x.json`: configured,
+		`C:\repo\CLAUDE~1\settings.json`:            configured,
+		"/repo/mcp.json.md":                         "reversibility reversible",
 	} {
 		out.Reset()
 		errb.Reset()

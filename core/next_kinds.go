@@ -1,5 +1,7 @@
 package core
 
+import "slices"
+
 // Each kind's home for the transition: what a transition asks of a
 // question of that kind, decided against the question as stored (a part
 // already answered, a vote already counted, a threshold reached), with
@@ -66,7 +68,7 @@ func withParts(rule nextRule) nextRule {
 
 // withVote adds a quorum to rule: t's voter must not have voted, and
 // the question closes only at the vote that brings its choice's votes,
-// this one included, to t.Needed.
+// this one included and those it found discounted left out, to t.Needed.
 func withVote(rule nextRule) nextRule {
 	return func(q *Question, t Transition) (*Resolution, error) {
 		res, err := rule(q, t)
@@ -79,7 +81,7 @@ func withVote(rule nextRule) nextRule {
 			if sameVoter(prev, v.Key, t.VoterKeys) {
 				return nil, AlreadyCounted(nextOp)
 			}
-			if prev.Choice == v.Choice {
+			if prev.Choice == v.Choice && !slices.Contains(v.Discounted, prev.Key) {
 				votes++
 			}
 		}

@@ -54,6 +54,17 @@ type Vote struct {
 	Text    string    `json:"text,omitempty"`
 	Decider Decider   `json:"decider"`
 	At      time.Time `json:"at"`
+	// Roles are the voter's roles that the question's routes let them in
+	// by (a Slack user group, a Discord role, a token's role), kept so
+	// that a later vote can check them against the routes in force.
+	Roles []string `json:"roles,omitempty"`
+	// Discounted are the keys of the earlier votes that did not count
+	// when this one was cast: their voters were no longer among those
+	// the question's routes let decide (a reload took them off). A vote
+	// counts only while its voter may still decide, as a standing
+	// approval covers only while its grantor may; the latest vote's list
+	// is the tally's (Question.CountedVotes).
+	Discounted []string `json:"discounted,omitempty"`
 }
 
 // SortVotes puts votes in the order they came (by time, to the
@@ -243,10 +254,21 @@ func (s *Service) voteTransition(q *Question, in AnswerInput, res *Resolution, n
 	const op = "answer"
 	d := publicDecider(in.Decider)
 	v := Vote{Key: VoteKey(d), Choice: in.OptionID, Text: strings.TrimSpace(in.Text), Decider: d, At: now}
+	routes := s.decidingRoutes(q)
+	for _, r := range routes {
+		for _, role := range r.LetIn(in.Decider) {
+			if !slices.Contains(v.Roles, role) {
+				v.Roles = append(v.Roles, role)
+			}
+		}
+	}
 	also := s.voterKeys(d)
 	for _, prev := range q.Votes {
 		if sameVoter(prev, v.Key, also) {
 			return Transition{}, AlreadyCounted(op)
+		}
+		if !s.voterAllowed(q, prev) {
+			v.Discounted = append(v.Discounted, prev.Key)
 		}
 	}
 	needed := q.Quorum
@@ -275,6 +297,35 @@ func (s *Service) voteTransition(q *Question, in AnswerInput, res *Resolution, n
 		VoteEvent: Event{QuestionID: q.ID, RunID: q.RunID, At: now, Kind: EventVoted,
 			Actor: s.pseudonym(d), Surface: d.Surface, Payload: payload},
 	}, nil
+}
+
+// voterAllowed reports whether the voter of v may still decide q: their
+// account identified afresh, with the roles the routes let them in by
+// when they voted (Vote.Roles), against the routes in force.
+func (s *Service) voterAllowed(q *Question, v Vote) bool {
+	d := s.identify(Decider{Surface: v.Decider.Surface, ID: v.Decider.ID, Name: v.Decider.Name})
+	d.Roles = v.Roles
+	return s.allowed(q, d)
+}
+
+// CountedVotes are q's votes that count: all but those the latest vote
+// found cast by someone no longer allowed to decide (Vote.Discounted).
+// Votes cast in the same millisecond as the latest are read together.
+func (q *Question) CountedVotes() []Vote {
+	if len(q.Votes) == 0 {
+		return nil
+	}
+	last := q.Votes[len(q.Votes)-1].At
+	var off []string
+	for _, v := range q.Votes {
+		if v.At.Equal(last) {
+			off = append(off, v.Discounted...)
+		}
+	}
+	if len(off) == 0 {
+		return q.Votes
+	}
+	return slices.DeleteFunc(slices.Clone(q.Votes), func(v Vote) bool { return slices.Contains(off, v.Key) })
 }
 
 // denyThreshold is how many denies close an approval denied: one under
@@ -307,7 +358,8 @@ func TallyOf(q *Question) *Tally {
 	}
 	t := &Tally{Needed: q.Quorum}
 	names := map[string][]string{}
-	for _, v := range q.Votes {
+	counted := q.CountedVotes()
+	for _, v := range counted {
 		names[v.Choice] = append(names[v.Choice], DeciderLabel(v.Decider))
 	}
 	line := func(n int, what string, who []string) string {
@@ -332,6 +384,15 @@ func TallyOf(q *Question) *Tally {
 		if len(t.Lines) == 0 {
 			t.Lines = append(t.Lines, fmt.Sprintf("0 of %d votes", q.Quorum))
 		}
+	}
+	if n := len(q.Votes) - len(counted); n > 0 {
+		var who []string
+		for _, v := range q.Votes {
+			if !slices.ContainsFunc(counted, func(c Vote) bool { return c.Key == v.Key }) {
+				who = append(who, DeciderLabel(v.Decider))
+			}
+		}
+		t.Lines = append(t.Lines, fmt.Sprintf("%d no longer %s, its voter off the route: %s", n, Plural(n, "counts", "count"), strings.Join(who, ", ")))
 	}
 	return t
 }

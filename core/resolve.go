@@ -338,19 +338,32 @@ func (s *Service) forbid(ctx context.Context, q *Question, who identified, op st
 // and the host is no one askbridge can tell apart (the agent's own token
 // acts there, and the person at its keyboard may vote again from chat).
 func (s *Service) allowed(q *Question, d identified) bool {
-	route, ok := s.RouteOf(q)
-	if !ok || d.Surface == SurfaceMCP && (q.HostPrompt || q.Quorum > 1) {
+	if d.Surface == SurfaceMCP && (q.HostPrompt || q.Quorum > 1) {
 		return false
 	}
-	if route.Allows(d.Decider) {
-		return true
-	}
-	if q.OnTimeout == OnTimeoutEscalate && q.Renotified > 0 && route.EscalateTo != "" {
-		if esc, ok := s.Route(route.EscalateTo); ok && esc.Allows(d.Decider) {
+	for _, r := range s.decidingRoutes(q) {
+		if r.Allows(d.Decider) {
 			return true
 		}
 	}
 	return false
+}
+
+// decidingRoutes are the routes whose deciders may act on q now: the
+// route it was asked under, as configured now, and, once it escalated,
+// the route it escalated to. None when its route is gone (fail closed).
+func (s *Service) decidingRoutes(q *Question) []Route {
+	route, ok := s.RouteOf(q)
+	if !ok {
+		return nil
+	}
+	routes := []Route{route}
+	if q.OnTimeout == OnTimeoutEscalate && q.Renotified > 0 && route.EscalateTo != "" {
+		if esc, ok := s.Route(route.EscalateTo); ok {
+			routes = append(routes, esc)
+		}
+	}
+	return routes
 }
 
 // MayAnswer reports whether d may answer q, for doors that want to show or

@@ -40,7 +40,7 @@ func ResumeOf(q *Question) (fence.Resume, error) {
 	if k, ok := kindOf(q); ok && k.resume != nil {
 		k.resume(&in, q)
 	}
-	for _, v := range q.Votes {
+	for _, v := range q.CountedVotes() {
 		in.Votes = append(in.Votes, fence.Vote{Name: DeciderLabel(v.Decider), Choice: v.Choice, Text: v.Text})
 	}
 	res, err := fence.BuildResume(in)

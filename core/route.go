@@ -123,6 +123,19 @@ func ParseDecider(e string) DeciderEntry {
 	}
 }
 
+// LetIn are those of d's roles that the route's "role:" entries on d's
+// surface let in: what a later check of d's act against the route in
+// force needs of them (a standing approval's grantor, a vote's voter).
+func (r Route) LetIn(d Decider) []string {
+	var out []string
+	for _, role := range d.Roles {
+		if slices.Contains(r.RolesOn(d.Surface), role) {
+			out = append(out, role)
+		}
+	}
+	return out
+}
+
 // RolesOn are the roles the route's "role:" entries on sf let in, in
 // the order written.
 func (r Route) RolesOn(sf Surface) []string {

@@ -209,9 +209,7 @@ func (s *Service) grant(ctx context.Context, q *Question, call ToolCall, by gran
 		QuestionID: q.ID, GrantedBy: publicDecider(by.Decider), GrantedAt: by.At,
 	}
 	if route, ok := s.RouteOf(q); ok {
-		st.GrantorRoles = slices.DeleteFunc(slices.Clone(by.Roles), func(r string) bool {
-			return !slices.Contains(route.RolesOn(by.Decider.Surface), r)
-		})
+		st.GrantorRoles = route.LetIn(Decider{Surface: by.Decider.Surface, Roles: by.Roles})
 	}
 	if req.Scope == StandingRun {
 		st.RunID = q.RunID

@@ -111,7 +111,7 @@ func quorumLine(q *core.Question, at string) string {
 		}
 	}
 	var names []string
-	for _, v := range q.Votes {
+	for _, v := range q.CountedVotes() {
 		if v.Choice == choice {
 			names = append(names, core.DeciderLabel(v.Decider))
 		}

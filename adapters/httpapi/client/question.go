@@ -203,7 +203,7 @@ func AgentView(q *core.Question) *AgentQuestion {
 	for _, c := range q.Calls {
 		v.Calls = append(v.Calls, AgentCall{ToolCallID: c.ToolCallID, AgentToolCall: agentCall(c.ToolCall)})
 	}
-	for _, vt := range q.Votes {
+	for _, vt := range q.CountedVotes() {
 		v.Votes = append(v.Votes, AgentVote{Choice: vt.Choice, Surface: vt.Decider.Surface, At: vt.At})
 	}
 	for _, a := range q.Answers {

@@ -25,7 +25,7 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if sess == nil {
-		s.signInPage(w, r, http.StatusOK, "", "/")
+		s.signInPage(w, r, http.StatusOK, "", r.URL.RequestURI()) // back to these filters and this page
 		return
 	}
 	query := r.URL.Query()
@@ -88,8 +88,12 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		sess.Away = time.Time{} // shown once
-		if err := s.save(ctx, sess); err != nil {
+		if live, err := s.keep(ctx, sess); err != nil {
 			s.internal(w, r, err)
+			return
+		} else if !live { // signed out while this page was being made
+			unrenew(w)
+			s.signInPage(w, r, http.StatusOK, "", r.URL.RequestURI())
 			return
 		}
 	}

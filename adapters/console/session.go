@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -54,6 +55,19 @@ func sessionKey(cookie string) string {
 
 func visitKey(name string) string { return "console:visit:" + name }
 
+// signedOutKey marks the session kept under key as signed out, for as
+// long as it could have lived (signOut), so that no write of a request
+// already in flight brings it back (keep, load).
+func signedOutKey(key string) string {
+	return "console:signedout:" + strings.TrimPrefix(key, "console:session:")
+}
+
+// minted says whether v has the shape of a randomToken.
+func minted(v string) bool {
+	b, err := base64.RawURLEncoding.Strict().DecodeString(v)
+	return err == nil && len(b) == 32
+}
+
 func randomToken() string {
 	var b [32]byte
 	_, _ = rand.Read(b[:]) // crypto/rand does not fail on supported platforms
@@ -64,7 +78,8 @@ func randomToken() string {
 // token is gone, has a new secret or became an agent's, or that is older
 // than the maximum age, reads as none. Use moves its idle expiry, at most
 // every renewEvery, so a busy page does not write on every request, but
-// never its age.
+// never its age. A renewal that a sign-out overtook (keep) reads as none
+// and sends no cookie.
 func (s *Server) current(w http.ResponseWriter, r *http.Request) (*session, error) {
 	c, err := r.Cookie(sessionCookie)
 	if err != nil || c.Value == "" {
@@ -76,7 +91,7 @@ func (s *Server) current(w http.ResponseWriter, r *http.Request) (*session, erro
 	}
 	if now := s.now(); now.Sub(sess.Seen) >= s.renewEvery() {
 		sess.Seen = now
-		if err := s.save(r.Context(), sess); err != nil {
+		if live, err := s.keep(r.Context(), sess); err != nil || !live {
 			return nil, err
 		}
 		if err := s.values.SetValue(r.Context(), visitKey(sess.Name), now.UTC().Format(time.RFC3339Nano)); err != nil {
@@ -99,6 +114,12 @@ func (s *Server) current(w http.ResponseWriter, r *http.Request) (*session, erro
 func (s *Server) load(ctx context.Context, key string) (*session, error) {
 	raw, err := s.values.Value(ctx, key)
 	if err != nil || raw == "" {
+		return nil, err
+	}
+	if out, err := s.values.Value(ctx, signedOutKey(key)); err != nil || out != "" {
+		if out != "" {
+			_ = s.values.DeleteValue(ctx, key) // written back by a request that began before the sign-out
+		}
 		return nil, err
 	}
 	var sess session
@@ -137,6 +158,41 @@ func (s *Server) save(ctx context.Context, sess *session) error {
 		return err
 	}
 	return s.values.SetValueFor(ctx, sess.key, string(raw), s.idle)
+}
+
+// keep writes back a session this request loaded (renewed, or changed) and
+// reports whether it is still live. A sign-out between the load and the
+// write has marked it (signOut writes the mark before it deletes, and
+// keep reads the mark after it writes, so one of them sees the other):
+// then keep deletes what it wrote, and the request goes on signed out.
+func (s *Server) keep(ctx context.Context, sess *session) (bool, error) {
+	if err := s.save(ctx, sess); err != nil {
+		return false, err
+	}
+	out, err := s.values.Value(ctx, signedOutKey(sess.key))
+	if err != nil {
+		return false, err
+	}
+	if out != "" {
+		return false, s.values.DeleteValue(ctx, sess.key)
+	}
+	return true, nil
+}
+
+// unrenew takes back a renewal's session cookie that current set for
+// this response, once a later write (keep) found the session signed out.
+func unrenew(w http.ResponseWriter) {
+	h := w.Header()
+	var kept []string
+	for _, c := range h.Values("Set-Cookie") {
+		if !strings.HasPrefix(c, sessionCookie+"=") {
+			kept = append(kept, c)
+		}
+	}
+	h.Del("Set-Cookie")
+	for _, c := range kept {
+		h.Add("Set-Cookie", c)
+	}
 }
 
 // setCookie sets (life > 0) or clears (life < 0) one of the console's
@@ -188,6 +244,9 @@ func (s *Server) signedIn(h func(http.ResponseWriter, *http.Request, *session)) 
 			http.Error(w, "signed out", http.StatusUnauthorized)
 			return
 		}
+		if r.Method != http.MethodGet && !s.formRead(w, r) {
+			return
+		}
 		if r.Method != http.MethodGet && !s.csrfOK(r, sess.CSRF) {
 			s.forbidden(w, r, "This form had no valid CSRF token, so it was refused and nothing changed. Reload the page and try again.")
 			return
@@ -198,7 +257,7 @@ func (s *Server) signedIn(h func(http.ResponseWriter, *http.Request, *session)) 
 
 // csrfOK compares the form's csrf field with want in constant time.
 func (s *Server) csrfOK(r *http.Request, want string) bool {
-	r.Body = http.MaxBytesReader(nil, r.Body, maxForm)
+	r.Body = http.MaxBytesReader(nil, r.Body, maxForm) // a no-op after formRead
 	got := r.PostFormValue("csrf")
 	return want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
 }
@@ -206,10 +265,28 @@ func (s *Server) csrfOK(r *http.Request, want string) bool {
 // maxForm caps a posted form; the longest field core takes is well below.
 const maxForm = 256 << 10
 
+// formRead reads a posted form, up to maxForm, before its CSRF token is
+// looked at. A larger one is refused here as too large (413) and it
+// reports false; any other fault in the form leaves it empty, and so
+// without a token, as before.
+func (s *Server) formRead(w http.ResponseWriter, r *http.Request) bool {
+	r.Body = http.MaxBytesReader(nil, r.Body, maxForm)
+	var large *http.MaxBytesError
+	if err := r.ParseForm(); errors.As(err, &large) {
+		s.render(w, r, http.StatusRequestEntityTooLarge, "problem", map[string]any{"Status": "Too large",
+			"Message": fmt.Sprintf("This form was too large for the console (more than %d KiB), so it was refused and nothing changed.", maxForm>>10)})
+		return false
+	}
+	return true
+}
+
 // signIn exchanges a token for a session. The sign-in form carries the
 // CSRF token of its cookie, so another site cannot sign a browser in to
 // an account of its choosing.
 func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
+	if !s.formRead(w, r) {
+		return
+	}
 	c, err := r.Cookie(signinCookie)
 	if err != nil || !s.csrfOK(r, c.Value) {
 		s.forbidden(w, r, "The sign-in form had expired, so it was refused. Reload the page and sign in again.")
@@ -293,8 +370,15 @@ func localPath(p string) string {
 	return p
 }
 
-// signOut ends the session in the store, for every replica at once.
+// signOut ends the session in the store, for every replica at once. It
+// marks the session signed out first, for the longest the session could
+// have lived, so that a request already in flight cannot write it back
+// (keep, load).
 func (s *Server) signOut(w http.ResponseWriter, r *http.Request, sess *session) {
+	if err := s.values.SetValueFor(r.Context(), signedOutKey(sess.key), s.now().UTC().Format(time.RFC3339Nano), s.maxAge); err != nil {
+		s.internal(w, r, err)
+		return
+	}
 	if err := s.values.DeleteValue(r.Context(), sess.key); err != nil {
 		s.internal(w, r, err)
 		return
@@ -303,10 +387,17 @@ func (s *Server) signOut(w http.ResponseWriter, r *http.Request, sess *session) 
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
-// signInPage renders the sign-in form with a fresh CSRF cookie; next is
-// where a successful sign-in goes.
+// signInPage renders the sign-in form with the CSRF token of the
+// browser's sign-in cookie, which it sets afresh for an hour; next is
+// where a successful sign-in goes. The token is the cookie's the browser
+// has, if it is one this console could have minted, so that every
+// sign-in form open in the browser's tabs works, not only the last one
+// loaded; else a fresh one. Sign-in clears it (startSession).
 func (s *Server) signInPage(w http.ResponseWriter, r *http.Request, status int, problem, next string) {
 	token := randomToken()
+	if c, err := r.Cookie(signinCookie); err == nil && minted(c.Value) {
+		token = c.Value
+	}
 	s.setCookie(w, r, signinCookie, token, time.Hour)
 	data := map[string]any{"CSRF": token, "Problem": problem, "Next": localPath(next)}
 	data["SSO"], data["SSOHref"] = s.oidcSignIn(next)

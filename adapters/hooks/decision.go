@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/askbridge/askbridge/core"
@@ -103,6 +104,12 @@ type Covered func(args json.RawMessage) bool
 //     rm -rf as hard to reverse, a host rule for every Bash call would let
 //     that one run unasked. Those calls still reach the hook, and the
 //     standing approval answers them at once, with nobody asked;
+//   - never for a tool that edits files (fileEditingTools): Claude Code
+//     applies a rule for one of them to every built-in tool that edits
+//     files ("Edit rules apply to all built-in tools that edit files",
+//     its permissions docs), so a rule for Edit would let the session's
+//     Writes run unasked, which neither the approver (whose standing
+//     approval covers Edit alone) nor the route's rules let through;
 //   - for the same arguments, only a Bash command with no wildcard, which
 //     Claude Code matches exactly, and only when the rules leave that
 //     very command to a standing approval (covered(args)): an approver's
@@ -130,11 +137,16 @@ func remember(p Prompt, grant *core.StandingRequest, args json.RawMessage, cover
 			return nil
 		}
 		rule.RuleContent = command
-	} else if !covered(nil) {
+	} else if slices.Contains(fileEditingTools, p.Tool) || !covered(nil) {
 		return nil
 	}
 	return []PermissionUpdate{{Type: "addRules", Rules: []PermissionRule{rule}, Behavior: "allow", Destination: "session"}}
 }
+
+// fileEditingTools are Claude Code's built-in tools that edit files, a
+// rule for any of which it applies to them all (remember); Write and
+// NotebookEdit are held to the same bar, their rules' reach undocumented.
+var fileEditingTools = []string{"Edit", "Write", "MultiEdit", "NotebookEdit"}
 
 // commandAlone is the command of a Bash input that holds nothing but
 // its command and, optionally, its description (both strings): what a

@@ -232,6 +232,12 @@ func (p Prompt) AskAs(agent core.AgentID, route string, evaluate func(core.AskIn
 	if err != nil || !p.NetworkAccess() {
 		return p, in, err
 	}
+	if len(in.Arguments) > core.MaxArgumentsLen {
+		// The ask refuses it (core's checkApprovalAsk, with this very
+		// message); the rules are not run on up to a hook input's 1 MiB
+		// first, two or three times, to no end.
+		return p, in, core.Errorf(core.CodeInvalid, "ask", "arguments are %d bytes; the limit is %d", len(in.Arguments), core.MaxArgumentsLen)
+	}
 	bash, err := evaluate(in)
 	if err != nil || denies(bash) {
 		// Denied as Bash; an unknown route is refused by the ask.

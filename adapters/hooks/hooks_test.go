@@ -393,6 +393,12 @@ func TestRemember(t *testing.T) {
 		{"a command with a wildcard", ClaudeCode, withTool("Bash", `{"command":"rm *.log"}`), approve(same, nil), yes, ""},
 		{"a command over two lines", ClaudeCode, withTool("Bash", `{"command":"make\nmake install"}`), approve(same, nil), yes, ""},
 		{"the same arguments of another tool", ClaudeCode, withTool("Edit", `{"file_path":"a.go"}`), approve(same, nil), yes, ""},
+		// Claude Code applies a rule for one file-editing tool to all of
+		// them: a rule for Edit would let Writes run that nobody approved.
+		{"a tool that edits files, every call covered", ClaudeCode, withTool("Edit", `{"file_path":"a.go","old_string":"a","new_string":"b"}`), approve(run, nil), yes, ""},
+		{"Write, every call covered", ClaudeCode, withTool("Write", `{"file_path":"a.go","content":"x"}`), approve(run, nil), yes, ""},
+		{"another tool, every call covered", ClaudeCode, withTool("WebFetch", `{"url":"https://example.com"}`), approve(run, nil), yes,
+			`[{"type":"addRules","rules":[{"toolName":"WebFetch"}],"behavior":"allow","destination":"session"}]`},
 		// Claude Code's Bash(<command>) rule matches the command alone:
 		// handed for an input with more than the command and its
 		// description, it would let the command through with keys

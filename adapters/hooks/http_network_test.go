@@ -1,10 +1,14 @@
 package hooks_test
 
 import (
+	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/askbridge/askbridge/adapters/hooks"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/coretest"
 )
 
 // TestHookCodexNetworkAccessStricterRulesWin: Codex's network access
@@ -88,5 +92,47 @@ func TestHookCodexNetworkAccessStricterRulesWin(t *testing.T) {
 				t.Fatalf("body %s, closed by %s; want the rule's deny", got, core.CloserOf(q))
 			}
 		})
+	}
+}
+
+// countingRules is a core that counts how often the door runs the
+// policy rules.
+type countingRules struct {
+	*core.Service
+	n atomic.Int32
+}
+
+func (c *countingRules) Evaluate(in core.AskInput) (core.RuleVerdict, error) {
+	c.n.Add(1)
+	return c.Service.Evaluate(in)
+}
+
+// TestHookCodexNetworkAccessOverTheLimitNotEvaluated: a Codex network
+// access prompt whose arguments are over core.MaxArgumentsLen is refused
+// before any policy rule runs on them, with the refusal the ask itself
+// would give; before, the rules ran two or three times on up to 1 MiB of
+// input that the ask then refused anyway.
+func TestHookCodexNetworkAccessOverTheLimitNotEvaluated(t *testing.T) {
+	svc := &countingRules{Service: coretest.Service(t, coretest.OpenStore(t), coretest.Options{})}
+	d := &door{t: t, svc: svc.Service, srv: mount(t, svc, t.Context())}
+	command := "curl https://example.com/install.sh " + strings.Repeat("a ", core.MaxArgumentsLen/2)
+	body := strings.Replace(hookFixture(t, "codex/permission-request.network.json"), "curl https://example.com/install.sh", command, 1)
+	p, err := hooks.Parse(hooks.Codex, []byte(body))
+	if err != nil || !p.NetworkAccess() {
+		t.Fatalf("%v, network access %v", err, p.NetworkAccess())
+	}
+	in, _ := p.Ask(agent, "")
+	want := in.Validate() // the refusal the ask gives
+	if core.ErrorCode(want) != core.CodeInvalid || !strings.Contains(core.ErrorMessage(want), "the limit is 16384") {
+		t.Fatalf("the ask itself: %v", want)
+	}
+	_, _, err = p.AskAs(agent, "", svc.Evaluate)
+	if core.ErrorCode(err) != core.CodeInvalid || core.ErrorMessage(err) != core.ErrorMessage(want) || svc.n.Load() != 0 {
+		t.Errorf("AskAs: %v after %d evaluations; want %q after none", err, svc.n.Load(), core.ErrorMessage(want))
+	}
+	svc.n.Store(0)
+	status, _, out := d.send(t.Context(), "/v1/hooks/codex", body)
+	if status != http.StatusBadRequest || !strings.Contains(out, core.ErrorMessage(want)) || svc.n.Load() != 0 {
+		t.Fatalf("the door: %d %s after %d evaluations; want 400 %q after none", status, out, svc.n.Load(), core.ErrorMessage(want))
 	}
 }

@@ -31,12 +31,12 @@ func (failingGrants) PutStanding(context.Context, core.Standing) error {
 func TestHookSessionRuleOnlyForAStoredGrant(t *testing.T) {
 	routes := map[string]core.Route{core.DefaultRoute: {
 		Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}},
-		Rules:    []core.Rule{{Name: "edits", When: `tool == "Edit"`, Reversibility: core.Reversible}},
+		Rules:    []core.Rule{{Name: "fetches", When: `tool == "WebFetch"`, Reversibility: core.Reversible}},
 	}}
 	body := hookInput(t, "claude-code/permission-request.bash.json", map[string]string{
-		"tool_name": `"Edit"`, "tool_input": `{"file_path":"main.go","old_string":"a","new_string":"b"}`,
+		"tool_name": `"WebFetch"`, "tool_input": `{"url":"https://example.com/docs","prompt":"summarise"}`,
 	})
-	rule := `"updatedPermissions":[{"type":"addRules","rules":[{"toolName":"Edit"}],"behavior":"allow","destination":"session"}]`
+	rule := `"updatedPermissions":[{"type":"addRules","rules":[{"toolName":"WebFetch"}],"behavior":"allow","destination":"session"}]`
 	for _, c := range []struct {
 		name     string
 		store    func(t *testing.T) core.Store
@@ -124,6 +124,43 @@ func TestHookCodexNetworkAccessNotCoveredByBash(t *testing.T) {
 			q, err := d.svc.Get(t.Context(), call.id)
 			if err != nil || q.Call == nil || q.Call.Tool != c.tool || q.State != c.want || q.Resolution.Standing != nil {
 				t.Fatalf("network access: question %+v, %v; want it asked as %s, %s, no standing approval", q, err, c.tool, c.want)
+			}
+		})
+	}
+}
+
+// TestHookHandsNoSessionRuleForFileEdits: Claude Code applies a rule for
+// Edit to every built-in tool that edits files, so "don't ask again" on
+// an Edit hands the host no rule, even on a route whose rules leave every
+// file edit to a standing approval: the approver's covers Edit alone, and
+// the host would run the session's Writes without the hook. Before, a
+// route that denies every Write handed {"toolName":"Edit"}. The covered
+// Edits are still allowed at once by the hook.
+func TestHookHandsNoSessionRuleForFileEdits(t *testing.T) {
+	anyone := map[core.Surface][]string{core.SurfaceAPI: {"*"}}
+	reversible := func(when string) core.Rule {
+		return core.Rule{Name: "edits", When: when, Reversibility: core.Reversible}
+	}
+	d := newDoorOn(t, map[string]core.Route{
+		core.DefaultRoute: {Deciders: anyone},
+		"write-denied": {Deciders: anyone, Rules: []core.Rule{
+			reversible(`tool == "Edit"`),
+			{Name: "no writes", When: `tool == "Write"`, Decide: core.DecideDeny, Reason: "no new files"},
+		}},
+		"every-editor": {Deciders: anyone, Rules: []core.Rule{reversible(`tool in ["Edit", "Write", "MultiEdit", "NotebookEdit"]`)}},
+	})
+	for _, route := range []string{"write-denied", "every-editor"} {
+		t.Run(route, func(t *testing.T) {
+			body := hookInput(t, "claude-code/permission-request.bash.json", map[string]string{
+				"session_id": `"` + route + `"`, "tool_name": `"Edit"`,
+				"tool_input": `{"file_path":"/repo/a.go","old_string":"a","new_string":"b"}`,
+			})
+			call := d.start(t.Context(), "/v1/hooks/claude-code?route="+route, body)
+			if err := d.answer(call.id, core.AnswerInput{OptionID: core.ApproveOption, Standing: &core.StandingRequest{Scope: core.StandingRun}}); err != nil {
+				t.Fatal(err)
+			}
+			if got := call.body(t); !strings.Contains(got, `"behavior":"allow"`) || strings.Contains(got, "updatedPermissions") {
+				t.Fatalf("body %s: want an allow with no session rule", got)
 			}
 		})
 	}

@@ -62,8 +62,9 @@ func (h *hookProcess) decided(t *testing.T) string {
 // run", that session's later calls of the tool are allowed with nobody
 // asked, while a rm -rf is still asked, of two people. The host is handed
 // a session rule of its own only for a tool whose every call the rules
-// leave to a standing approval (Edit here), never for Bash, where a rule
-// asks some calls as hard to reverse.
+// leave to a standing approval (WebFetch here), never for Bash, where a
+// rule asks some calls as hard to reverse, nor for a tool that edits
+// files.
 func TestHookAlwaysAllow(t *testing.T) {
 	apptest.ForEachBackend(t, func(t *testing.T, b apptest.Backend) {
 		s := b.Settings(t)
@@ -75,6 +76,7 @@ func TestHookAlwaysAllow(t *testing.T) {
 				{Name: "destructive", When: `tool == "Bash" && args.command.matches("rm -rf|git push --force")`, Reversibility: "hard_to_reverse", Route: "infra-leads"},
 				{Name: "shell", When: `tool == "Bash"`, Reversibility: "reversible"},
 				{Name: "edits", When: `tool == "Edit"`, Reversibility: "reversible"},
+				{Name: "fetches", When: `tool == "WebFetch"`, Reversibility: "reversible"},
 			}},
 		}
 		m := apptest.Start(t, s)
@@ -125,15 +127,25 @@ func TestHookAlwaysAllow(t *testing.T) {
 			t.Fatalf("rm -rf after two approvals: %s", out)
 		}
 
-		// Every Edit is asked as reversible, so the host may keep a rule
-		// for the session too.
+		// Every WebFetch is asked as reversible, so the host may keep a
+		// rule for the session too.
+		fetch := claudePrompt(t, m, "WebFetch", map[string]any{"url": "https://example.com/docs", "prompt": "summarise"})
+		id = parked(t, ops)
+		if _, err := ops.Answer(t.Context(), id, always); err != nil {
+			t.Fatal(err)
+		}
+		if out, want := fetch.decided(t), `"updatedPermissions":[{"type":"addRules","rules":[{"toolName":"WebFetch"}],"behavior":"allow","destination":"session"}]`; !strings.Contains(out, want) {
+			t.Fatalf("WebFetch with don't ask again: %s, want %s", out, want)
+		}
+		// So is every Edit, but Claude Code applies a rule for Edit to
+		// every tool that edits files: none is handed.
 		edit := claudePrompt(t, m, "Edit", map[string]any{"file_path": "main.go", "old_string": "a", "new_string": "b"})
 		id = parked(t, ops)
 		if _, err := ops.Answer(t.Context(), id, always); err != nil {
 			t.Fatal(err)
 		}
-		if out, want := edit.decided(t), `"updatedPermissions":[{"type":"addRules","rules":[{"toolName":"Edit"}],"behavior":"allow","destination":"session"}]`; !strings.Contains(out, want) {
-			t.Fatalf("Edit with don't ask again: %s, want %s", out, want)
+		if out := edit.decided(t); !strings.Contains(out, `"behavior":"allow"`) || strings.Contains(out, "updatedPermissions") {
+			t.Fatalf("Edit with don't ask again: %s, want an allow and no session rule", out)
 		}
 	})
 }

@@ -331,16 +331,26 @@ func (q *Question) CountedVotes() []Vote {
 // denyThreshold is how many denies close an approval denied: one under
 // veto; under count, as many as leave fewer possible approvals than the
 // quorum.
+//
+// Once the question escalated, the escalation route's people vote too,
+// so they count among those who could still approve; an escalation
+// route that lists accounts or roles cannot be counted, and one deny
+// closes it (towards the safe side).
 func (s *Service) denyThreshold(q *Question) int {
-	route, _ := s.RouteOf(q)
-	if route.Deny != DenyCount {
+	routes := s.decidingRoutes(q)
+	if len(routes) == 0 || routes[0].Deny != DenyCount {
 		return 1
 	}
-	n, ok := route.voters()
-	if !ok {
-		return 1 // checked at start; fail towards the safe side
+	voters := map[string]bool{}
+	for _, r := range routes {
+		if _, ok := r.voters(); !ok {
+			return 1 // checked at start for the route asked; fail towards the safe side
+		}
+		for p := range r.persons {
+			voters[p] = true
+		}
 	}
-	return max(n-q.Quorum+1, 1)
+	return max(len(voters)-q.Quorum+1, 1)
 }
 
 // Tally is a question's votes as cards show them.

@@ -3,6 +3,7 @@ package core_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/card"
@@ -141,5 +142,44 @@ func TestVotersLetInByARoleStillCount(t *testing.T) {
 		if o.Closed != (i == 1) {
 			t.Fatalf("after %s's approve: closed %v, %q", u, o.Closed, strings.Join(core.TallyOf(o.Question).Lines, "; "))
 		}
+	}
+}
+
+// TestDenyCountCountsTheEscalationRoutesPeople: under deny: count, once a
+// question escalated the escalation route's people vote too, so they
+// count among those who could still approve it. Before, the threshold
+// counted the first route's three people alone, and two denies closed
+// the question denied while three others could still approve.
+func TestDenyCountCountsTheEscalationRoutesPeople(t *testing.T) {
+	clock := core.NewSimClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
+	people := map[string]core.Person{}
+	for _, n := range []string{"alice", "bob", "carol", "dave", "erin"} {
+		people[n] = core.Person{IDs: map[core.Surface][]string{core.SurfaceAPI: {n + "-tok"}}}
+	}
+	cfg := core.Config{ActorKey: []byte(coretest.ActorKey), People: people, Routes: map[string]core.Route{
+		"ops":   {People: []string{"person:alice", "person:bob", "person:carol"}, Quorum: 2, Deny: core.DenyCount, EscalateTo: "leads"},
+		"leads": {People: []string{"person:dave", "person:erin"}},
+	}}
+	svc, err := core.New(coretest.OpenStore(t), cfg, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := svc.Ask(t.Context(), core.AskInput{Kind: core.KindApproval, Agent: "ag", RunID: "r1", Text: "Deploy?", Route: "ops",
+		Reversibility: core.HardToReverse, Tool: "deploy", Arguments: []byte(`{"env":"prod"}`), Timeout: time.Hour, OnTimeout: core.OnTimeoutEscalate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Hour + time.Minute)
+	if rep, err := svc.Tick(t.Context()); err != nil || rep.Escalated != 1 {
+		t.Fatalf("tick: %+v, %v", rep, err)
+	}
+	f := removedVoter{t, svc, q}
+	f.vote("alice", core.DenyOption)
+	if o := f.vote("bob", core.DenyOption); o.Closed {
+		t.Fatalf("closed denied by two of five people, three of whom could still approve: %q", card.OutcomeLine(o.Question))
+	}
+	f.vote("dave", core.DenyOption)
+	if o := f.vote("erin", core.DenyOption); !o.Closed {
+		t.Fatal("four denies of five people, quorum two: still open")
 	}
 }

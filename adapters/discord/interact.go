@@ -187,10 +187,12 @@ func (a *Adapter) act(ctx context.Context, in inbound) (core.Outcome, *discordgo
 	// who may answer a question that is still open: anyone else goes
 	// straight to the chokepoint below, which refuses and records why.
 	if !in.Submit && takesText(in.Ref) && q.Open() && a.svc.MayAnswer(q, in.Decider) {
-		if m, ok := RenderModal(card.New(q, cardOf(q, in.MessageID)), in.Ref); ok {
+		c := card.New(q, cardOf(q, in.MessageID))
+		if m, ok := RenderModal(c, in.Ref); ok {
 			return core.Outcome{}, m
 		}
-		return core.Outcome{}, RenderNote(card.RefusalNote(core.Errorf(core.CodeInvalid, "button", "the button does not fit this question")))
+		// A card drawn before the question changed: say what changed.
+		return core.Outcome{}, RenderNote(noModal(q, c, in.Ref))
 	}
 	if !in.Submit && in.Ref.Action == core.RefEdit {
 		// Nobody to open the modal for: say why, as the chokepoint would.

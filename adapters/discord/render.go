@@ -158,6 +158,9 @@ func cardContentWith(c card.Card, k keeping) (string, bool) {
 		}
 		parts = append(parts, part{segs: sectionSegs(s, c.Progress != nil)})
 	}
+	if l := tooLongLine(c); l != "" {
+		parts = append(parts, part{segs: []seg{fixed(l)}})
+	}
 	var tail []seg
 	if c.Progress != nil && !closed {
 		tail = append(tail, fixed("\n\n"+c.Progress.String()))
@@ -320,13 +323,15 @@ func cardComponents(c card.Card) []discordgo.MessageComponent {
 }
 
 // buttons draws the actions that can be drawn: a ref that does not encode
-// draws no button at all. An action that collects text opens a modal
-// when clicked (see RenderModal); its button looks like any other.
+// draws no button at all, nor an "Edit and approve" whose arguments its
+// modal cannot hold (editFits; the card says so instead). An action that
+// collects text opens a modal when clicked (see RenderModal); its button
+// looks like any other.
 func buttons(as []card.Action) []discordgo.MessageComponent {
 	out := []discordgo.MessageComponent{}
 	for _, a := range as {
 		id := a.Ref.Encode()
-		if id == "" || len(id) > maxCustomID {
+		if id == "" || len(id) > maxCustomID || !editFits(a) {
 			continue
 		}
 		label := unit.CutKeeping(oneLine(a.Head()), a.Keep, maxLabel)
@@ -353,7 +358,8 @@ const textInputID = "text"
 // r: the answer to a clarification, a form item's own answer, or the
 // reason for a deny. It is built from ActionsRow + TextInput, the only
 // shape discordgo v0.29.0 parses back. ok is false when the card has no
-// such action or it takes no free text.
+// such action, it takes no free text, or it is an edit whose arguments
+// the input cannot hold (noModal says which).
 func RenderModal(c card.Card, r core.Ref) (resp *discordgo.InteractionResponse, ok bool) {
 	id := r.Encode()
 	if id == "" {
@@ -369,11 +375,13 @@ func RenderModal(c card.Card, r core.Ref) (resp *discordgo.InteractionResponse, 
 	case act.Input == card.InputArguments:
 		// The arguments as asked, to change in place; core checks the
 		// JSON and which keys changed on submit.
-		title, label, placeholder = card.LabelEditApprove, "Arguments (one JSON object)", "{}"
-		max = min(core.MaxArgumentsLen, maxInputLength)
-		if len(act.Prefill) <= max {
-			value = act.Prefill
+		// Arguments the input cannot hold whole get no modal at all
+		// (editFits): started empty, an edit would replace them.
+		if !editFits(act) {
+			return nil, false
 		}
+		title, label, placeholder = card.LabelEditApprove, "Arguments (one JSON object)", "{}"
+		max, value = maxArgumentsInput, act.Prefill
 	case act.Input == card.InputOptional:
 		title, label, placeholder = act.Label, "Reason (optional)", "Why not? The agent reads this."
 		if r.Action == core.RefDeny {

@@ -25,27 +25,19 @@ const (
 // The ref rides as callback_id, and the card's channel as
 // private_metadata (for the private note), so the submission needs no
 // state of ours (law 5).
-// ok is false when the card has no such action.
+// ok is false when the card has no such action, or its arguments do not
+// fit the input whole (editFits): started empty, an edit would replace
+// them.
 func EditView(c card.Card, r core.Ref, channel string) (slack.ModalViewRequest, bool) {
 	id := r.Encode()
-	var act *card.Action
-	tool := ""
-	for _, s := range c.Sections {
-		for i := range s.Actions {
-			if s.Actions[i].Ref == r && s.Actions[i].Input == card.InputArguments {
-				act, tool = &s.Actions[i], s.Title
-			}
-		}
-	}
-	if id == "" || act == nil {
+	act, tool, found := editActionOf(c, r)
+	if id == "" || !found || !editFits(act) {
 		return slack.ModalViewRequest{}, false
 	}
 	input := slack.NewPlainTextInputBlockElement(slack.NewTextBlockObject(slack.PlainTextType, "{}", false, false), editBlock)
 	input.Multiline = true
 	input.MaxLength = maxInputLength
-	if len(act.Prefill) <= maxInputLength {
-		input.InitialValue = act.Prefill
-	}
+	input.InitialValue = act.Prefill
 	about := codeSpan(tool, core.MaxToolLen) + ": change the arguments, then approve. Only the keys the agent allows may change; askbridge says which if another one does."
 	return slack.ModalViewRequest{
 		Type:            slack.VTModal,
@@ -69,9 +61,11 @@ func (a *Adapter) openEdit(ctx context.Context, q *core.Question, ref core.Ref, 
 	if err := a.svc.Refusal(ctx, q, d); err != nil {
 		return a.refusal(err)
 	}
-	v, ok := EditView(card.New(q, core.MessageRef{}), ref, c.channel)
+	cd := card.New(q, core.MessageRef{})
+	v, ok := EditView(cd, ref, c.channel)
 	if !ok {
-		return card.RefusalNote(core.Errorf(core.CodeInvalid, "button", "the button does not fit this question"))
+		// A card drawn before the question changed: say what changed.
+		return noEdit(q, cd, ref)
 	}
 	if _, err := a.api.OpenViewContext(ctx, c.trigger, v); err != nil {
 		a.log.Warn().Err(err).Str("question", string(q.ID)).Msg("slack: edit modal not opened")

@@ -282,6 +282,9 @@ func approvalCall(s card.Section, f fit, args int) string {
 	if s.Hash != "" {
 		out += "\nsha256 `" + s.Hash + "…`"
 	}
+	if tooLongToEdit(s) {
+		out += "\n_" + TooLongToEdit + "_"
+	}
 	if a := s.Answer; a != nil { // a decided call of a batch
 		out += fmt.Sprintf("\n*Decided:* %s  (by %s, %s)", esc(a.Text, f.b(budgetLabel)), esc(a.By, f.who(budgetLabel)), a.At.UTC().Format(timeLayout))
 	}
@@ -446,11 +449,12 @@ func actions(id string, bs ...*slack.ButtonBlockElement) slack.Block {
 
 // drawn are the actions that draw a button on Slack: all but those that
 // collect text, which Slack takes as a thread reply. Editing a call's
-// arguments is a button that opens a modal (EditView).
+// arguments is a button that opens a modal (EditView), drawn only when
+// the modal holds them (editFits; the card says so instead).
 func drawn(as []card.Action) []*slack.ButtonBlockElement {
 	var out []*slack.ButtonBlockElement
 	for _, a := range as {
-		if a.Input != card.InputRequired {
+		if a.Input != card.InputRequired && editFits(a) {
 			out = append(out, button(a))
 		}
 	}

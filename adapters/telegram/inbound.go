@@ -147,10 +147,8 @@ func (a *Adapter) openPrompt(ctx context.Context, q *core.Question, r core.Ref, 
 	case cq.Message == nil || cq.Message.Chat == nil:
 		return "Reply prompts work on the question's card in its chat only.", nil
 	}
-	if r.Item >= 0 && r.Item < len(q.Items) {
-		if _, done := q.Answered(q.Items[r.Item].ID); done {
-			return "That item is already answered.", nil
-		}
+	if note, done := card.PartDoneNote(q, r); done {
+		return note, nil
 	}
 	chat := cq.Message.Chat.ID
 	prompt, err := RenderPrompt(card.New(q, core.MessageRef{}), r, chat, cq.Message.MessageID, cq.From)
@@ -185,6 +183,14 @@ func noPrompt(cardMsg *tgbotapi.Message, r core.Ref, self int64) string {
 // question, and form item, that message's ref names. A reply to a
 // reminder that carries no ref is told how to answer.
 func (a *Adapter) onReply(ctx context.Context, m *tgbotapi.Message) {
+	if m.Chat != nil && anonymous(m) {
+		// Not a person's: nothing reaches core, but one who answered a
+		// question so is told why it did not count, and how it would.
+		if _, ok := replyRef(m.ReplyToMessage, a.bot.Self.ID); ok {
+			a.tell(m, anonymousNote)
+		}
+		return
+	}
 	if m.From == nil || m.From.IsBot || m.Chat == nil {
 		return
 	}
@@ -206,7 +212,7 @@ func (a *Adapter) onReply(ctx context.Context, m *tgbotapi.Message) {
 		a.tellReplier(m, "reply", card.RefuseNotText(ctx, a.svc, q, decider(m.From)))
 		return
 	}
-	in, err := core.AnswerFor(q, r, decider(m.From), m.Text)
+	in, err := core.AnswerFor(q, r, decider(m.From), replyText(m))
 	if err != nil {
 		return
 	}

@@ -3,6 +3,7 @@ package card
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/askbridge/askbridge/core"
@@ -60,6 +61,29 @@ func RefusalNote(err error) string {
 		return "askbridge could not record that just now; please try again."
 	}
 	return core.ErrorMessage(err)
+}
+
+// PartDoneNote is the note for a click on a form item's or a batch
+// call's button that a card not yet edited still shows, when that part
+// has its answer: who gave it, when, and that nothing was recorded. ok is
+// false when r names no part of q or the part is still open.
+func PartDoneNote(q *core.Question, r core.Ref) (note string, ok bool) {
+	var id, what string
+	switch {
+	case r.Item < 0:
+		return "", false
+	case r.Item < len(q.Items):
+		id, what = q.Items[r.Item].ID, fmt.Sprintf("Item %d was already answered", r.Item+1)
+	case r.Item < len(q.Calls):
+		id, what = q.Calls[r.Item].ToolCallID, fmt.Sprintf("Call %d was already decided", r.Item+1)
+	default:
+		return "", false
+	}
+	a, done := q.Answered(id)
+	if !done {
+		return "", false
+	}
+	return what + " by " + PartBy(a) + " at " + a.At.UTC().Format(outcomeTime) + ". Nothing was recorded.", true
 }
 
 // UnavailableNote is the note for a click whose store failed over while

@@ -34,12 +34,14 @@ var entityTypes = map[string]string{
 }
 
 // Parse is PlainText plus the message entities Telegram derives from the
-// markup (offsets and lengths in UTF-16 units), in the order their tags
-// close: what a client, and a reply's reply_to_message, carries.
+// markup (offsets and lengths in UTF-16 units, a link's target as its
+// url), in the order their tags close: what a client, and a reply's
+// reply_to_message, carries.
 func Parse(s string) (string, []tgbotapi.MessageEntity, error) {
 	var out strings.Builder
 	var stack []string
 	var starts []int
+	var hrefs []string // each open tag's link target ("" but for <a>)
 	var entities []tgbotapi.MessageEntity
 	for i := 0; i < len(s); {
 		switch c := s[i]; c {
@@ -57,9 +59,9 @@ func Parse(s string) (string, []tgbotapi.MessageEntity, error) {
 				}
 				start := starts[len(starts)-1]
 				if n := utf16Len(out.String()) - start; n > 0 {
-					entities = append(entities, tgbotapi.MessageEntity{Type: entityTypes[name], Offset: start, Length: n})
+					entities = append(entities, tgbotapi.MessageEntity{Type: entityTypes[name], Offset: start, Length: n, URL: hrefs[len(hrefs)-1]})
 				}
-				stack, starts = stack[:len(stack)-1], starts[:len(starts)-1]
+				stack, starts, hrefs = stack[:len(stack)-1], starts[:len(starts)-1], hrefs[:len(hrefs)-1]
 				continue
 			}
 			name, attrs, _ := strings.Cut(tag, " ")
@@ -69,8 +71,13 @@ func Parse(s string) (string, []tgbotapi.MessageEntity, error) {
 			if name == "a" && !strings.HasPrefix(strings.TrimSpace(attrs), `href="`) {
 				return "", nil, fmt.Errorf("Bad Request: can't parse entities: a tag without href")
 			}
+			href := ""
+			if name == "a" {
+				href, _, _ = strings.Cut(strings.TrimPrefix(strings.TrimSpace(attrs), `href="`), `"`)
+			}
 			stack = append(stack, name)
 			starts = append(starts, utf16Len(out.String()))
+			hrefs = append(hrefs, href)
 		case '&':
 			end := strings.IndexByte(s[i:], ';')
 			if end < 0 {

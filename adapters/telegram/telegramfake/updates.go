@@ -64,6 +64,32 @@ func (s *Server) ReplyUpdate(from tgbotapi.User, chat int64, replyTo int, text s
 	return u, nil
 }
 
+// FormattedReplyUpdate is ReplyUpdate for a reply its writer formatted
+// (links, bold...), given as Telegram-style HTML: the update carries the
+// plain text and its entities array, as a client sends them (offsets in
+// UTF-16 units; a link is a text_link entity whose url is not in the
+// text).
+func (s *Server) FormattedReplyUpdate(from tgbotapi.User, chat int64, replyTo int, html string) (map[string]any, error) {
+	text, entities, err := Parse(html)
+	if err != nil {
+		return nil, err
+	}
+	u, err := s.ReplyUpdate(from, chat, replyTo, text)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(entities)
+	if err != nil {
+		return nil, err
+	}
+	var wire []any
+	if err := json.Unmarshal(raw, &wire); err != nil {
+		return nil, err
+	}
+	u["message"].(map[string]any)["entities"] = wire
+	return u, nil
+}
+
 // PhotoReplyUpdate is ReplyUpdate for a photo with a caption instead of
 // text, shaped like the Bot API's Message with `photo` and `caption`.
 func (s *Server) PhotoReplyUpdate(from tgbotapi.User, chat int64, replyTo int, caption string) (map[string]any, error) {

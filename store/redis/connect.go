@@ -90,28 +90,9 @@ func (d Dial) Client() (goredis.UniversalClient, error) {
 		}
 		return goredis.NewClient(o), nil
 	case Sentinel:
-		o, err := goredis.ParseFailoverURL(d.URL)
+		o, err := d.failoverOptions()
 		if err != nil {
-			return nil, badURL(d.URL, err)
-		}
-		if o.MasterName == "" {
-			return nil, core.Errorf(core.CodeInvalid, "redis dial", "a Sentinel URL needs master_name= (the name the Sentinels monitor the primary by)")
-		}
-		if o.ReplicaOnly || o.RouteByLatency || o.RouteRandomly {
-			return nil, core.Errorf(core.CodeInvalid, "redis dial", "replica_only, route_by_latency and route_randomly would read from replicas, which may not yet hold what askbridge just wrote")
-		}
-		if err := d.tls(o.TLSConfig); err != nil {
 			return nil, err
-		}
-		q := query(d.URL)
-		if !q.Has("max_retries") {
-			o.MaxRetries = failoverRetries
-		}
-		if !q.Has("min_retry_backoff") {
-			o.MinRetryBackoff = failoverMinBackoff
-		}
-		if !q.Has("max_retry_backoff") {
-			o.MaxRetryBackoff = failoverMaxBackoff
 		}
 		return goredis.NewFailoverClient(o), nil
 	case Cluster:
@@ -140,6 +121,34 @@ func (d Dial) Client() (goredis.UniversalClient, error) {
 		return goredis.NewClusterClient(o), nil
 	}
 	return nil, core.Errorf(core.CodeInvalid, "redis dial", "unknown topology %d", d.Topology)
+}
+
+// failoverOptions parses a Sentinel URL, tuned as Client says.
+func (d Dial) failoverOptions() (*goredis.FailoverOptions, error) {
+	o, err := goredis.ParseFailoverURL(d.URL)
+	if err != nil {
+		return nil, badURL(d.URL, err)
+	}
+	if o.MasterName == "" {
+		return nil, core.Errorf(core.CodeInvalid, "redis dial", "a Sentinel URL needs master_name= (the name the Sentinels monitor the primary by)")
+	}
+	if o.ReplicaOnly || o.RouteByLatency || o.RouteRandomly {
+		return nil, core.Errorf(core.CodeInvalid, "redis dial", "replica_only, route_by_latency and route_randomly would read from replicas, which may not yet hold what askbridge just wrote")
+	}
+	if err := d.tls(o.TLSConfig); err != nil {
+		return nil, err
+	}
+	q := query(d.URL)
+	if !q.Has("max_retries") {
+		o.MaxRetries = failoverRetries
+	}
+	if !q.Has("min_retry_backoff") {
+		o.MinRetryBackoff = failoverMinBackoff
+	}
+	if !q.Has("max_retry_backoff") {
+		o.MaxRetryBackoff = failoverMaxBackoff
+	}
+	return o, nil
 }
 
 // tls applies RootCAs to a parsed URL's TLS settings (nil for redis://).
@@ -181,11 +190,21 @@ func query(raw string) url.Values {
 }
 
 // Connect dials d and opens a Store on the client, which the Store then
-// owns and closes on Close.
+// owns and closes on Close. On Sentinel the Store also follows the
+// Sentinels' word that the primary moved, and moves its subscription to
+// wake-ups with it (sentinels.go).
 func Connect(ctx context.Context, d Dial, opts Options) (*Store, error) {
 	client, err := d.Client()
 	if err != nil {
 		return nil, err
+	}
+	if d.Topology == Sentinel {
+		// Parsed again: the watch's own copy, which the client's
+		// construction cannot touch.
+		if opts.sentinel, err = d.failoverOptions(); err != nil {
+			_ = client.Close()
+			return nil, err
+		}
 	}
 	s, err := New(ctx, client, opts)
 	if err != nil {

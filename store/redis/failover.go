@@ -23,7 +23,7 @@ import (
 //
 // It classifies at the point of reply, not on every command: a hook on
 // the client would cost every command of the hot path its own goroutine
-// hop through the autopipeliner.
+// hop through the autopipeliner. No error (nil) is not a failover's.
 func Unavailable(err error) bool {
 	return errors.Is(err, core.ErrUnavailable) || failingOver(err)
 }
@@ -56,6 +56,9 @@ func (e *unavailableError) Is(target error) bool { return target == core.ErrUnav
 // found no server at all. A context's end is the caller's and is left as
 // it is; so is every other error of the server's (a script's bug, say).
 func failingOver(err error) bool {
+	if err == nil {
+		return false
+	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
 	}

@@ -73,3 +73,11 @@ func TestFailoverErrorsAreUnavailable(t *testing.T) {
 		t.Errorf("a marked error: %v", marked)
 	}
 }
+
+// TestUnavailableNil: no error is not a failover's, and asking must not
+// panic (a caller may classify whatever it got back).
+func TestUnavailableNil(t *testing.T) {
+	if Unavailable(nil) {
+		t.Error("Unavailable(nil) = true, want false")
+	}
+}

@@ -265,7 +265,7 @@ func (s *Store) loadOne(ctx context.Context, ap *goredis.AutoPipeliner, id core.
 	if scriptHook != nil {
 		scriptHook(readScript.name, []string{qkey, dkey, rkey})
 	}
-	v, err := s.runScript(ctx, ap, readScript, append(scriptArgs(3, 0), qkey, dkey, rkey))
+	v, err := s.runScript(ctx, ap, readScript, append(scriptArgs(2, 1), qkey, dkey, rkey))
 	if err != nil {
 		return nil, err
 	}
@@ -290,16 +290,20 @@ func (s *Store) load(ctx context.Context, ids []core.QuestionID) ([]*core.Questi
 	if ap != nil && len(ids) == 1 {
 		return s.loadOne(ctx, ap, ids[0])
 	}
-	// A question's hash, and its document and resolution (one MGET: the
-	// keys share the question's slot), in one round trip for all of them.
+	// A question's hash, its document and its resolution, in one round
+	// trip for all of them. Each is a command of its own, not one MGET of
+	// the two: while a cluster moves the slot, Redis refuses a command of
+	// several keys when one is not there (TRYAGAIN), and an open question
+	// has no resolution; a single key's read follows the move (ASK).
 	cmds := make([]struct {
-		hash  *goredis.MapStringStringCmd
-		parts *goredis.SliceCmd
+		hash     *goredis.MapStringStringCmd
+		doc, res *goredis.StringCmd
 	}, len(ids))
 	_, err := s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
 		for i, id := range ids {
 			cmds[i].hash = p.HGetAll(ctx, s.k.question(id))
-			cmds[i].parts = p.MGet(ctx, s.k.document(id), s.k.resolution(id))
+			cmds[i].doc = p.Get(ctx, s.k.document(id))
+			cmds[i].res = p.Get(ctx, s.k.resolution(id))
 		}
 		return nil
 	})
@@ -315,12 +319,14 @@ func (s *Store) load(ctx context.Context, ids []core.QuestionID) ([]*core.Questi
 		if len(f) == 0 {
 			continue // purged meanwhile
 		}
-		parts, err := c.parts.Result()
-		if err != nil || len(parts) != 2 {
-			return nil, fmt.Errorf("question %s document: %v (%d parts)", ids[i], err, len(parts))
+		doc, docFound, err := found(c.doc)
+		if err != nil {
+			return nil, fmt.Errorf("question %s document: %w", ids[i], err)
 		}
-		doc, docFound := parts[0].(string)
-		res, resFound := parts[1].(string)
+		res, resFound, err := found(c.res)
+		if err != nil {
+			return nil, fmt.Errorf("question %s resolution: %w", ids[i], err)
+		}
 		if !docFound || resFound && f["state"] == "open" {
 			// Another client's purge or close ran between this one's two
 			// reads (Redis serves a pipeline longer than it reads at once
@@ -339,4 +345,13 @@ func (s *Store) load(ctx context.Context, ids []core.QuestionID) ([]*core.Questi
 		qs = append(qs, q)
 	}
 	return qs, nil
+}
+
+// found is a GET's value and whether the key was there.
+func found(c *goredis.StringCmd) (string, bool, error) {
+	v, err := c.Result()
+	if errors.Is(err, goredis.Nil) {
+		return "", false, nil
+	}
+	return v, err == nil, err
 }

@@ -65,6 +65,10 @@ type Options struct {
 	// empty key, which proves nothing against someone who can write to
 	// Redis: askbridge serve always sets one.
 	AuditKey audit.Key
+
+	// sentinel, set by Connect on Sentinel, names the Sentinels whose
+	// word that the primary moved the Store follows (sentinels.go).
+	sentinel *goredis.FailoverOptions
 }
 
 func (o *Options) fill() error {
@@ -112,8 +116,9 @@ type Store struct {
 	late      sync.WaitGroup
 
 	ps        *goredis.PubSub
-	done      chan struct{} // closed by Close: the subscriber should stop
-	stopped   chan struct{} // closed by the subscriber when it has stopped
+	sentinels *sentinelWatch // on Sentinel, through Connect; else nil
+	done      chan struct{}  // closed by Close: the subscriber should stop
+	stopped   chan struct{}  // closed by the subscriber when it has stopped
 	closeOnce sync.Once
 	closeErr  error
 
@@ -156,7 +161,10 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 // its default ordered stream; if the caller closes it, the Store sends
 // straight through the client. A client that reads from replicas
 // (ReadOnly, RouteByLatency) is not for a Store: its reads must see the
-// writes that preceded them.
+// writes that preceded them. On a caller's Sentinel (failover) client the
+// Store does not know the Sentinels: after a SENTINEL FAILOVER its
+// subscription to wake-ups stays on the old primary until that one is
+// made a replica; Connect's Store follows the Sentinels' word instead.
 func New(ctx context.Context, client goredis.UniversalClient, opts Options) (*Store, error) {
 	const op = "redis store"
 	if err := opts.fill(); err != nil {
@@ -235,6 +243,9 @@ func New(ctx context.Context, client goredis.UniversalClient, opts Options) (*St
 	if err := s.subscribe(ctx); err != nil {
 		return nil, core.Internal(op, err)
 	}
+	if opts.sentinel != nil {
+		s.watchSentinels(opts.sentinel)
+	}
 	return s, nil
 }
 
@@ -303,6 +314,9 @@ func (s *Store) createGroup(ctx context.Context, stream string) error {
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.done)
+		if s.sentinels != nil {
+			s.sentinels.stop()
+		}
 		if err := s.subscription().Close(); err != nil && !errors.Is(err, goredis.ErrClosed) {
 			s.closeErr = err
 		}

@@ -136,31 +136,33 @@ func (s *Store) openSubscription(ctx context.Context) (*goredis.PubSub, error) {
 // a connection that fails a write, and a half-open one takes writes for as
 // long as TCP keeps trying, while every wake-up is lost. The new
 // subscription may have missed some too, so every watcher looks again.
-// It reports whether listen should go on, with the new one or, if that
-// could not be made, the old one; false once the Store is closing.
-func (s *Store) resubscribe() bool {
+// The Sentinels' word that the primary moved calls it too (sentinels.go).
+// It reports whether it replaced the subscription, and whether listen
+// should go on, with the new one or, if that could not be made, the old
+// one; false once the Store is closing.
+func (s *Store) resubscribe() (replaced, goOn bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), resubscribeWithin)
 	defer cancel()
 	ps, err := s.openSubscription(ctx)
 	if err != nil {
-		return true // try again after the next interval
+		return false, true // try again after the next interval
 	}
 	s.mu.Lock()
 	select {
 	case <-s.done:
 		s.mu.Unlock()
 		_ = ps.Close()
-		return false
+		return false, false
 	default:
 	}
 	old := s.ps
 	s.ps = ps
 	s.mu.Unlock()
-	_ = old.Close()
+	_ = old.Close() // listen, reading it, moves on to ps
 	s.resubscribed.Add(1)
 	s.cache.trust()
 	s.wakeAll()
-	return true
+	return true, true
 }
 
 // subscription is the Store's current subscription (resubscribe
@@ -187,6 +189,13 @@ func (s *Store) listen() {
 			return
 		default:
 		}
+		if err != nil && s.subscription() != ps {
+			// resubscribe replaced it, on another goroutine (sentinels.go),
+			// and closed it: the new one is confirmed and every watcher
+			// woken already.
+			pinged = false
+			continue
+		}
 		if err != nil {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
@@ -196,7 +205,7 @@ func (s *Store) listen() {
 					// or trusted until something arrives again, and the
 					// subscription is made anew.
 					s.distrust()
-					if !s.resubscribe() {
+					if _, goOn := s.resubscribe(); !goOn {
 						return
 					}
 					pinged = false

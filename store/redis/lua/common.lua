@@ -130,11 +130,23 @@ end
 
 -- record is a question's hash as a script returns it: its fields, its
 -- document (key d) under "doc" and, once it is closed, its resolution
--- (key r) under "res".
+-- (key r) under "res". r is read only once the hash says closed: an open
+-- question has none, and while a cluster moves the slot, reading a key
+-- that is not there is refused (read.lua).
 local function record(q, d, r)
   local f = redis.call('HGETALL', q)
   if #f > 0 then
-    local doc, res = redis.call('GET', d), redis.call('GET', r)
+    local state
+    for i = 1, #f, 2 do
+      if f[i] == 'state' then
+        state = f[i + 1]
+        break
+      end
+    end
+    local doc, res = redis.call('GET', d), nil
+    if state ~= 'open' then
+      res = redis.call('GET', r)
+    end
     if doc then
       f[#f + 1] = 'doc'
       f[#f + 1] = doc

@@ -1,0 +1,136 @@
+package topology_test
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/coretest"
+	"github.com/askbridge/askbridge/internal/redistest"
+	redisstore "github.com/askbridge/askbridge/store/redis"
+)
+
+// TestReadsWhileASlotMoves: while a shard's slot moves (redis-cli
+// --cluster reshard: the slot is marked migrating and importing, then
+// its keys go over in batches), the questions of that shard can still be
+// read and listed, before any key has moved and once a question's keys
+// have. A read of an open question declares no key that does not exist
+// (its resolution), which Redis would refuse with TRYAGAIN for the whole
+// move. What writes to the shard meanwhile may be refused, but only as
+// a failover's error (503, try again).
+func TestReadsWhileASlotMoves(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	c := redistest.StartReplicatedCluster(t, 3, 0)
+	const shards = 3
+	st, err := redisstore.Connect(ctx, redisstore.Dial{Topology: redisstore.Cluster, URL: c.URL()}, redisstore.Options{Shards: shards})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	svc, err := core.New(st, core.Config{Routes: coretest.APIRoutes(), ActorKey: []byte(coretest.ActorKey), Shards: shards}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ada := core.Decider{Surface: core.SurfaceAPI, ID: "ada"}
+	// Two questions of shard 2 (one to answer now, one left open), and
+	// one open in each other shard.
+	var moving []*core.Question
+	open := map[core.QuestionID]bool{}
+	for i := 0; len(moving) < 2 || len(open) < shards; i++ {
+		q, err := svc.Ask(ctx, core.AskInput{Kind: core.KindClarification, Agent: "a", RunID: "r",
+			ToolCallID: fmt.Sprint("c", i), Text: "Which region?", Reversibility: core.HardToReverse})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if core.ShardOf(q.ID) == 2 && len(moving) < 2 {
+			moving = append(moving, q)
+		}
+		open[q.ID] = true
+	}
+	closed, still := moving[0], moving[1]
+	if _, err := svc.Answer(ctx, core.AnswerInput{QuestionID: closed.ID, Decider: ada, Text: "eu"}); err != nil {
+		t.Fatal(err)
+	}
+	delete(open, closed.ID)
+
+	slot := slotOf(t, c.Nodes[0], "{ab:s2}")
+	src, err := c.PrimaryOf(slot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := c.Primaries()[0]
+	if dst == src {
+		dst = c.Primaries()[1]
+	}
+	n := strconv.Itoa(slot)
+	do := func(s *redistest.Server, args ...string) string {
+		t.Helper()
+		v, err := s.Do(args...)
+		if err != nil {
+			t.Fatalf("%s: %v", strings.Join(args, " "), err)
+		}
+		return v
+	}
+	do(dst, "CLUSTER", "SETSLOT", n, "IMPORTING", do(src, "CLUSTER", "MYID"))
+	do(src, "CLUSTER", "SETSLOT", n, "MIGRATING", do(dst, "CLUSTER", "MYID"))
+
+	reads := func(when string) {
+		t.Helper()
+		if q, err := st.Get(ctx, still.ID); err != nil || q.State != core.StateOpen {
+			t.Errorf("%s: get the open question: %v, %v", when, q, err)
+		}
+		if q, err := st.Get(ctx, closed.ID); err != nil || q.State != core.StateAnswered {
+			t.Errorf("%s: get the answered question: %v, %v", when, q, err)
+		}
+		qs, _, err := st.ListOpen(ctx, "", 50)
+		if err != nil {
+			t.Errorf("%s: list open: %v", when, err)
+		}
+		page, err := st.OpenPage(ctx, core.OpenFilter{}, "", 50)
+		if err != nil {
+			t.Errorf("%s: open page: %v", when, err)
+		}
+		for what, got := range map[string][]*core.Question{"list open": qs, "open page": page.Questions} {
+			var ids []core.QuestionID
+			for _, q := range got {
+				ids = append(ids, q.ID)
+			}
+			for id := range open {
+				if err == nil && !slices.Contains(ids, id) {
+					t.Errorf("%s: %s misses open question %s: %v", when, what, id, ids)
+				}
+			}
+		}
+	}
+	reads("slot marked, no key moved")
+
+	// A write to the moving shard may meet TRYAGAIN; if so, it says try
+	// again (Unavailable), it does not fail as broken.
+	if _, err := svc.Ask(ctx, core.AskInput{Kind: core.KindClarification, Agent: "a", RunID: "r", ToolCallID: "during",
+		Text: "Which region?", Reversibility: core.HardToReverse}); err != nil && !redisstore.Unavailable(err) {
+		t.Errorf("an ask while the slot moves: %v, not unavailable", err)
+	}
+
+	// The open question's own keys go over first; the shard's indexes
+	// and streams stay behind for now.
+	hash, doc := "{ab:s2}:q:"+string(still.ID), "{ab:s2}:d:"+string(still.ID)
+	host, port, _ := strings.Cut(dst.Addr(), ":")
+	do(src, "MIGRATE", host, port, "", "0", "5000", "KEYS", hash, doc)
+	reads("the open question's keys moved")
+
+	if err := c.MoveSlot(slot, dst); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Answer(ctx, core.AnswerInput{QuestionID: still.ID, Decider: ada, Text: "eu"}); err != nil {
+		t.Fatalf("answer after the move: %v", err)
+	}
+	var ce *core.ClosedError
+	if _, err := svc.Answer(ctx, core.AnswerInput{QuestionID: closed.ID, Decider: ada, Text: "eu"}); !errors.As(err, &ce) {
+		t.Fatalf("answer the answered question after the move: %v", err)
+	}
+}

@@ -3,6 +3,8 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -90,7 +92,7 @@ func (h *handler) retry(ctx context.Context, req *mcpsdk.CallToolRequest, kind c
 	reply, stale := hostReply(req.Params.InputResponses, hostKey(id, f, round))
 	switch {
 	case reply == nil && stale != nil && stale.Action == "accept":
-		return h.askAgain(ctx, req, id, round, "Your answer was not recorded: it answered an earlier form of this question, which has changed since (chat may have answered part of it). Answer this one.")
+		return h.askAgain(ctx, req, id, round, staleNote(st.Question, stale.Content))
 	case reply == nil || reply.Action != "accept":
 		return h.await(ctx, req, id, -1) // declined, or no reply: wait for chat
 	}
@@ -109,6 +111,64 @@ func (h *handler) retry(ctx context.Context, req *mcpsdk.CallToolRequest, kind c
 		return h.askAgain(ctx, req, id, round, fmt.Sprintf("Your answer was not recorded: %s", h.safeMessage(err)))
 	}
 	return h.await(ctx, req, id, -1)
+}
+
+// notRecorded heads the form asked again after a reply to a form
+// superseded since.
+const notRecorded = "it answered an earlier form of this question, which has changed since (chat may have answered part of it)"
+
+// staleNote is what the host is told of a reply to a form of q that has
+// changed since. The host's own answers change a form too: a retry the
+// host sent again (its first POST cut after its reply was recorded)
+// answers the form as it was. So the items of the reply that q records
+// as the host's answers, the same ones, are told to be in; only the rest
+// of the reply, if any, was not recorded.
+func staleNote(q *core.Question, content map[string]any) string {
+	var in, out []int
+	if q.Kind == core.KindForm {
+		for i, it := range q.Items {
+			opt, free := text(content, itemField(i)), text(content, itemField(i)+"_text")
+			if opt == "" && free == "" {
+				continue
+			}
+			if a, done := q.Answered(it.ID); done && a.Decider.Surface == core.SurfaceMCP && sameItemAnswer(a, opt, free) {
+				in = append(in, i+1)
+			} else {
+				out = append(out, i+1)
+			}
+		}
+	}
+	switch {
+	case len(in) == 0:
+		return "Your answer was not recorded: " + notRecorded + ". Answer this one."
+	case len(out) == 0:
+		return fmt.Sprintf("Your %s in. Answer the rest here.", answersTo(in))
+	}
+	return fmt.Sprintf("Your %s in; the rest of your reply was not recorded: %s. Answer the rest here.", answersTo(in), notRecorded)
+}
+
+// sameItemAnswer reports whether a records the option opt, or else the
+// free text free. A backend that hands over the agent's view of the
+// question leaves a free text's words out; an item answered in free text
+// by the host is then taken as this one.
+func sameItemAnswer(a core.ItemAnswer, opt, free string) bool {
+	if opt != "" {
+		return a.OptionID == opt
+	}
+	return a.OptionID == "" && (a.Text == "" || a.Text == free)
+}
+
+// answersTo names the items numbered n (as the form numbers them):
+// "answer to question 2 is", "answers to questions 1 and 3 are".
+func answersTo(n []int) string {
+	if len(n) == 1 {
+		return fmt.Sprintf("answer to question %d is", n[0])
+	}
+	s := make([]string, len(n))
+	for i, v := range n {
+		s[i] = strconv.Itoa(v)
+	}
+	return fmt.Sprintf("answers to questions %s and %s are", strings.Join(s[:len(s)-1], ", "), s[len(s)-1])
 }
 
 // askAgain puts question id to the host once more, as it stands now and

@@ -132,6 +132,14 @@ func (h *handler) listenTasks(w http.ResponseWriter, r *http.Request, l *taskLis
 		wg.Go(func() {
 			t, ok := h.followTask(ctx, id, caps)
 			if !ok {
+				if ctx.Err() == nil {
+					// This task cannot be followed any longer (the store
+					// unreachable too long, the question gone): the stream
+					// ends without its response, so that the host listens
+					// again, rather than stay open telling nothing of it.
+					h.opts.Logger.Warn("askbridge mcp: a task listen stream ends: it cannot follow a task", "task", id)
+					cancel()
+				}
 				return
 			}
 			if !stillHolds(ctx) {

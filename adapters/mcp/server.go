@@ -58,7 +58,8 @@ type Options struct {
 	// Version is reported to clients as the server's version.
 	Version string
 	// Logger, when set, receives internal errors (whose detail callers
-	// never see) and is handed to the SDK.
+	// never see) and is handed to the SDK, whose records at info are
+	// debug there (sdkLogger).
 	Logger *slog.Logger
 	// Caller, for HTTPHandler only, names the caller of each HTTP request
 	// after authentication has run in front of the handler (for instance
@@ -94,6 +95,12 @@ type Options struct {
 	// TaskPoll is the poll interval a task suggests to its host; zero
 	// means DefaultTaskPoll.
 	TaskPoll time.Duration
+	// Unavailable, when set, is the store's word on whether an error is a
+	// failover's or an unreachable server's (store/redis's Unavailable),
+	// as the HTTP API takes it: a caller is told core.UnavailableMessage
+	// (still an error), not "internal error". Errors marked
+	// core.ErrUnavailable are told so without it.
+	Unavailable func(error) bool
 	// Clock tells the time of a reused tool_call_id's earlier close
 	// against now (see reuseWindow); nil is the wall clock. Tests hand it
 	// the clock the service runs on, so days pass without sleeping.
@@ -130,6 +137,39 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// sdkLogger is l as the SDK gets it: the SDK's records at info (a
+// session connecting, and ending, for each request of 2026-07-28) are
+// debug, so that a program's log at info tells what askbridge does
+// rather than each request's plumbing.
+func sdkLogger(l *slog.Logger) *slog.Logger { return slog.New(quieter{l.Handler()}) }
+
+type quieter struct{ slog.Handler }
+
+func quiet(l slog.Level) slog.Level {
+	if l > slog.LevelDebug && l <= slog.LevelInfo {
+		return slog.LevelDebug
+	}
+	return l
+}
+
+func (q quieter) Enabled(ctx context.Context, l slog.Level) bool {
+	return q.Handler.Enabled(ctx, quiet(l))
+}
+
+func (q quieter) Handle(ctx context.Context, r slog.Record) error {
+	r.Level = quiet(r.Level)
+	return q.Handler.Handle(ctx, r)
+}
+
+func (q quieter) WithAttrs(as []slog.Attr) slog.Handler { return quieter{q.Handler.WithAttrs(as)} }
+func (q quieter) WithGroup(name string) slog.Handler    { return quieter{q.Handler.WithGroup(name)} }
+
+// unavailable reports whether err says the store is unavailable for a
+// moment (Options.Unavailable), rather than broken.
+func (h *handler) unavailable(err error) bool {
+	return core.Unavailable(err) || h.opts.Unavailable != nil && h.opts.Unavailable(err)
+}
+
 // instructions hold the "when to ask" policy, once for all the tools.
 const instructions = "askbridge lets you put a question to a human and wait for the answer. " +
 	"Interrupting a human has a cost. Ask only when requirements are genuinely ambiguous, or when a choice is material " +
@@ -161,7 +201,7 @@ func newServer(b Backend, opts Options) (*mcpsdk.Server, *handler) {
 	opts = opts.withDefaults()
 	h := &handler{b: b, opts: opts, run: core.RunID("mcp-" + randomHex(8))}
 	s := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "askbridge", Title: "askbridge", Version: opts.Version},
-		&mcpsdk.ServerOptions{Instructions: instructions, Logger: opts.Logger, SupportedProtocolVersions: protocolVersions,
+		&mcpsdk.ServerOptions{Instructions: instructions, Logger: sdkLogger(opts.Logger), SupportedProtocolVersions: protocolVersions,
 			Capabilities: &mcpsdk.ServerCapabilities{
 				Logging:    &mcpsdk.LoggingCapabilities{}, // the host door tells the host of a refused reply
 				Extensions: map[string]any{tasksExtension: map[string]any{}},
@@ -213,12 +253,12 @@ func HTTPHandler(b Backend, opts Options) http.Handler {
 	server := func(*http.Request) *mcpsdk.Server { return s }
 	// A call the client cancels gets no response on its stream.
 	stateful := gate.wrap(mcpsdk.NewStreamableHTTPHandler(server,
-		&mcpsdk.StreamableHTTPOptions{Logger: d.Logger, SessionTimeout: d.SessionIdle}))
+		&mcpsdk.StreamableHTTPOptions{Logger: sdkLogger(d.Logger), SessionTimeout: d.SessionIdle}))
 	// Without sessions the POST is the whole request: a client that goes
 	// away ends its call (the question stays parked), and one that cancels
 	// closes the request, so no response is owed.
 	stateless := gate.tracking(mcpsdk.NewStreamableHTTPHandler(server,
-		&mcpsdk.StreamableHTTPOptions{Logger: d.Logger, Stateless: true, PropagateRequestCancellation: true}))
+		&mcpsdk.StreamableHTTPOptions{Logger: sdkLogger(d.Logger), Stateless: true, PropagateRequestCancellation: true}))
 	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if newProtocol(r) {
 			if l := taskListenOf(r); l != nil {

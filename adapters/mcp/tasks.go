@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -155,8 +156,20 @@ var parking = map[string]bool{ToolClarification: true, ToolDecision: true, ToolA
 // parking tool call from a client that declared the extension: the tool
 // parks its question as usual (its input checked as usual) and returns at
 // once, and the task is the question as it now stands.
+//
+// It is also the backstop under every method: the SDK runs a request's
+// handler on a goroutine of its own, with nothing to recover a panic, so
+// one bad request would end the whole process (every agent's calls and
+// streams with it). A panic is logged, and the request gets an internal
+// error.
 func (h *handler) taskMiddleware(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
-	return func(ctx context.Context, method string, req mcpsdk.Request) (mcpsdk.Result, error) {
+	return func(ctx context.Context, method string, req mcpsdk.Request) (res mcpsdk.Result, err error) {
+		defer func() {
+			if v := recover(); v != nil {
+				h.opts.Logger.Error("askbridge mcp: a request's handler panicked", "method", method, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+				res, err = nil, &jsonrpc.Error{Code: codeInternalError, Message: "internal error"}
+			}
+		}()
 		ctx = context.WithValue(ctx, extraKey{}, req.GetExtra())
 		call, ok := req.(*mcpsdk.CallToolRequest)
 		if method != "tools/call" || !ok || call.Params == nil || !parking[call.Params.Name] ||
@@ -164,7 +177,7 @@ func (h *handler) taskMiddleware(next mcpsdk.MethodHandler) mcpsdk.MethodHandler
 			return next(ctx, method, req)
 		}
 		slot := &taskSlot{}
-		res, err := next(context.WithValue(ctx, taskSlotKey{}, slot), method, req)
+		res, err = next(context.WithValue(ctx, taskSlotKey{}, slot), method, req)
 		if err != nil || slot.q == nil {
 			return res, err // refused before anything was parked: the tool's own error
 		}
@@ -228,12 +241,17 @@ func missingCapability() error {
 		Data: json.RawMessage(`{"requiredCapabilities":{"extensions":{"` + tasksExtension + `":{}}}}`)}
 }
 
+// paramsRequired answers a task method sent without params: the SDK lets
+// a custom method through without them.
+var paramsRequired = &jsonrpc.Error{Code: codeInvalidParams, Message: "params are required"}
+
 // taskNotFound is the one answer for an unknown id and another agent's
 // (law 6), worded as the extension's example.
 var taskNotFound = &jsonrpc.Error{Code: codeInvalidParams, Message: "Failed to retrieve task: Task not found"}
 
 // taskError is what a caller sees of a failed task method: not found, a
-// refusal in core's caller-safe words, or an internal error whose detail
+// refusal in core's caller-safe words, a store unavailable for a moment
+// (the backend's own words, or core's), or an internal error whose detail
 // goes to the log only.
 func (h *handler) taskError(err error) error {
 	var u *UnavailableError
@@ -242,6 +260,11 @@ func (h *handler) taskError(err error) error {
 		return taskNotFound
 	case errors.As(err, &u):
 		return &jsonrpc.Error{Code: codeInternalError, Message: u.Message}
+	case h.unavailable(err):
+		// Not now rather than broken: the caller is told so, and tries
+		// again, as a tool's caller is.
+		h.opts.Logger.Warn("askbridge mcp: the store is unavailable", "err", err)
+		return &jsonrpc.Error{Code: codeInternalError, Message: core.UnavailableMessage}
 	case code == core.CodeInternal || code == "":
 		h.opts.Logger.Error("askbridge mcp: task method failed", "err", err)
 		return &jsonrpc.Error{Code: codeInternalError, Message: "internal error"}
@@ -264,6 +287,9 @@ func (h *handler) ownTask(ctx context.Context, taskID string) (Status, error) {
 }
 
 func (h *handler) taskGet(ctx context.Context, ss *mcpsdk.ServerSession, p *taskParams) (*taskResult, error) {
+	if p == nil {
+		return nil, paramsRequired
+	}
 	caps := capsOf(ss, p.Meta)
 	if !declaresTasks(caps) {
 		return nil, missingCapability()
@@ -287,6 +313,9 @@ func (h *handler) taskGet(ctx context.Context, ss *mcpsdk.ServerSession, p *task
 // ignored too: tasks/get shows who answered. One core refuses is an
 // error, so the request stays unanswered under its key.
 func (h *handler) taskUpdate(ctx context.Context, ss *mcpsdk.ServerSession, p *updateParams) (*ackResult, error) {
+	if p == nil {
+		return nil, paramsRequired
+	}
 	if !declaresTasks(capsOf(ss, p.Meta)) {
 		return nil, missingCapability()
 	}
@@ -332,6 +361,9 @@ func (h *handler) taskUpdate(ctx context.Context, ss *mcpsdk.ServerSession, p *u
 // taskCancel withdraws the task's question. A question that closed first
 // keeps its outcome: cancelling is cooperative.
 func (h *handler) taskCancel(ctx context.Context, ss *mcpsdk.ServerSession, p *taskParams) (*ackResult, error) {
+	if p == nil {
+		return nil, paramsRequired
+	}
 	if !declaresTasks(capsOf(ss, p.Meta)) {
 		return nil, missingCapability()
 	}

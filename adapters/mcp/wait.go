@@ -319,6 +319,9 @@ func (h *handler) safeMessage(err error) string {
 	if errors.As(err, &u) {
 		return u.Message
 	}
+	if h.unavailable(err) {
+		return core.UnavailableMessage
+	}
 	return fieldNames.Replace(core.ErrorMessage(err))
 }
 

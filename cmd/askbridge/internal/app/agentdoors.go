@@ -2,12 +2,16 @@ package app
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
+
+	"github.com/rs/zerolog"
 
 	"github.com/askbridge/askbridge/adapters/hooks"
 	"github.com/askbridge/askbridge/adapters/httpapi"
 	"github.com/askbridge/askbridge/adapters/mcp"
 	"github.com/askbridge/askbridge/core"
+	redisstore "github.com/askbridge/askbridge/store/redis"
 )
 
 // mountAgentDoors mounts what agents' hosts call besides the API: the
@@ -17,12 +21,19 @@ import (
 func (m *Main) mountAgentDoors(mux *http.ServeMux, api *httpapi.Server, svc *core.Service) {
 	stop, cancel := context.WithCancel(context.Background())
 	m.stopMCP = cancel
-	mux.Handle("/mcp", agentsOnly(api, "the MCP tools are for agent tokens", writeRefusal, mcp.HTTPHandler(mcp.ServiceBackend{Svc: svc}, mcp.Options{
+	opts := mcp.Options{
 		Version: versionString(),
 		Caller:  func(r *http.Request) core.AgentID { return agentName(r.Context()) },
 		Still:   stillOf,
 		Stop:    stop,
-	})))
+		// What the door logs (an internal error whose detail its caller
+		// never sees) goes to the program's log, as the API's does.
+		Logger: slog.New(zerologHandler{log: m.Log.With().Str("component", "mcp").Logger()}),
+	}
+	if m.StoreKind == "redis" {
+		opts.Unavailable = redisstore.Unavailable // a failover's errors: said so, as the API's 503
+	}
+	mux.Handle("/mcp", agentsOnly(api, "the MCP tools are for agent tokens", writeRefusal, mcp.HTTPHandler(mcp.ServiceBackend{Svc: svc}, opts)))
 	// A hook refused its token answers as the hook door answers a prompt
 	// it cannot ask (hooks.Unread): a Claude Code PreToolUse gets "ask".
 	api.Handle("POST /v1/hooks/{host}", agentsOnly(api, "hooks are answered for agent tokens", hooks.Unread, hooks.Handler(svc, hooks.Options{
@@ -90,4 +101,75 @@ func writeRefusal(w http.ResponseWriter, _ *http.Request, status int, err error)
 func agentName(ctx context.Context) core.AgentID {
 	name, _ := ctx.Value(agentKey{}).(core.AgentID)
 	return name
+}
+
+// zerologHandler hands slog's records (the MCP door's, and the MCP SDK's)
+// to the program's zerolog logger, at the nearest level, with their
+// attributes as fields (a group's as "group.key"; "err" as zerolog's
+// error field, as the program's own lines name it).
+type zerologHandler struct {
+	log    zerolog.Logger
+	prefix string // the groups open, each followed by a dot
+}
+
+var _ slog.Handler = zerologHandler{}
+
+func zerologLevel(l slog.Level) zerolog.Level {
+	switch {
+	case l < slog.LevelInfo:
+		return zerolog.DebugLevel
+	case l < slog.LevelWarn:
+		return zerolog.InfoLevel
+	case l < slog.LevelError:
+		return zerolog.WarnLevel
+	}
+	return zerolog.ErrorLevel
+}
+
+func (h zerologHandler) Enabled(_ context.Context, l slog.Level) bool {
+	z := zerologLevel(l)
+	return z >= h.log.GetLevel() && z >= zerolog.GlobalLevel()
+}
+
+func (h zerologHandler) Handle(_ context.Context, r slog.Record) error {
+	attrs := make([]slog.Attr, 0, r.NumAttrs())
+	r.Attrs(func(a slog.Attr) bool {
+		attrs = append(attrs, a)
+		return true
+	})
+	h.log.WithLevel(zerologLevel(r.Level)).Fields(h.fields(h.prefix, attrs, nil)).Msg(r.Message)
+	return nil
+}
+
+func (h zerologHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	h.log = h.log.With().Fields(h.fields(h.prefix, attrs, nil)).Logger()
+	return h
+}
+
+func (h zerologHandler) WithGroup(name string) slog.Handler {
+	if name != "" {
+		h.prefix += name + "."
+	}
+	return h
+}
+
+// fields appends attrs to out as zerolog's key and value pairs.
+func (h zerologHandler) fields(prefix string, attrs []slog.Attr, out []any) []any {
+	for _, a := range attrs {
+		v := a.Value.Resolve()
+		switch {
+		case v.Kind() == slog.KindGroup:
+			p := prefix
+			if a.Key != "" {
+				p += a.Key + "."
+			}
+			out = h.fields(p, v.Group(), out)
+		case a.Key == "":
+		case prefix == "" && a.Key == "err":
+			out = append(out, zerolog.ErrorFieldName, v.Any())
+		default:
+			out = append(out, prefix+a.Key, v.Any())
+		}
+	}
+	return out
 }

@@ -35,6 +35,88 @@ type clientBackend struct {
 	// keys are the keys of asks that may have been parked (nil: none
 	// kept).
 	keys *askKeys
+	// self is who the process asks as (nil: nothing known or kept).
+	self *self
+}
+
+// self is the agent `askbridge mcp` asks as: its token's name, which the
+// server gives every question the process parks. An agent's token reaches
+// only that agent's questions; an admin's (the local admin token's, when
+// ASKBRIDGE_TOKEN is unset) reaches every agent's, so the process holds
+// it to those asked in its name, as /mcp holds its caller to its own
+// (mcp.ServiceBackend): another agent's question reads as unknown (law
+// 6), to a read as to a cancel.
+type self struct {
+	mu sync.Mutex
+	// name is the token's name once known: the local admin token's from
+	// the start, any other's from the first question the process parks.
+	name core.AgentID
+	// limited is set once the server is known to limit the token to its
+	// own questions (it is an agent's).
+	limited bool
+}
+
+func (s *self) known() (core.AgentID, bool) {
+	if s == nil {
+		return "", false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.name, s.limited
+}
+
+func (s *self) learn(name core.AgentID, limited bool) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if name != "" {
+		s.name = name
+	}
+	s.limited = s.limited || limited
+}
+
+// mine is nil if q, as the server returned it, is the process's to see,
+// and core.ErrNotFound if it is another agent's. With a token whose name
+// is not known yet, it asks the server whether the token is an agent's,
+// which the server limits itself: only an agent's token is refused the
+// list of open questions. An admin's, before the process has parked
+// anything, reaches nothing.
+func (b clientBackend) mine(ctx context.Context, q *client.AgentQuestion) error {
+	name, limited := b.self.known()
+	switch {
+	case limited:
+		return nil
+	case name != "":
+		if q == nil || q.Agent != name {
+			return core.ErrNotFound
+		}
+		return nil
+	}
+	_, err := b.c.List(ctx, "", 1)
+	var e *client.Error
+	if errors.As(err, &e) && e.Status == http.StatusForbidden {
+		b.self.learn("", true)
+		return nil
+	}
+	if err != nil {
+		return b.coded(err)
+	}
+	return core.ErrNotFound
+}
+
+// own is mine for question id, read first, unless the server limits the
+// token itself.
+func (b clientBackend) own(ctx context.Context, id core.QuestionID) error {
+	if _, limited := b.self.known(); limited {
+		return nil
+	}
+	res, err := b.c.WaitOnce(ctx, id, 0)
+	if err != nil {
+		return b.coded(err)
+	}
+	return b.mine(ctx, res.Question)
 }
 
 var _ mcp.Backend = clientBackend{}
@@ -59,6 +141,9 @@ func (b clientBackend) AskOrRepeat(ctx context.Context, in core.AskInput) (*core
 		req.IdempotencyKey = b.keys.get(id)
 	}
 	q, repeat, err := b.c.AskOrRepeat(ctx, req)
+	if q != nil {
+		b.self.learn(q.Agent, false) // the server asks in the token's name
+	}
 	if keyless {
 		var unknown *client.AskError
 		if errors.As(err, &unknown) {
@@ -186,6 +271,9 @@ func (b clientBackend) Wait(ctx context.Context, id core.QuestionID, d time.Dura
 			}
 			return mcp.Status{}, b.coded(err)
 		}
+		if err := b.mine(ctx, res.Question); err != nil {
+			return mcp.Status{}, err
+		}
 		if res.State.Closed() || !time.Now().Before(end) {
 			st := mcp.Status{QuestionID: res.QuestionID, State: res.State, Resume: res.Resume}
 			if res.Question != nil {
@@ -204,6 +292,9 @@ func (b clientBackend) Wait(ctx context.Context, id core.QuestionID, d time.Dura
 
 // HostMayAnswer asks the server, which alone knows the routes.
 func (b clientBackend) HostMayAnswer(ctx context.Context, id core.QuestionID) (bool, error) {
+	if err := b.own(ctx, id); err != nil {
+		return false, err
+	}
 	res, err := b.c.MCPDoor(ctx, id)
 	if err != nil {
 		return false, b.coded(err)
@@ -215,6 +306,9 @@ func (b clientBackend) HostMayAnswer(ctx context.Context, id core.QuestionID) (b
 // decider after this process's token. A loser gets the question as it
 // was closed, read back, so the host hears who answered first.
 func (b clientBackend) AnswerInHost(ctx context.Context, in core.AnswerInput) error {
+	if err := b.own(ctx, in.QuestionID); err != nil {
+		return err
+	}
 	_, err := b.c.AnswerInHost(ctx, in.QuestionID, client.MCPAnswerRequest{Answer: in.Text, ChosenOptionID: in.OptionID, Items: in.Items})
 	var e *client.Error
 	if errors.As(err, &e) && e.Status == http.StatusConflict {
@@ -226,9 +320,13 @@ func (b clientBackend) AnswerInHost(ctx context.Context, in core.AnswerInput) er
 }
 
 // Withdraw cancels the question on the server, which names the agent
-// after this process's token and limits it to the agent's own. A loser
-// gets the question as it was closed, as AnswerInHost's does.
+// after this process's token and limits an agent's token to the agent's
+// own (an admin's, the process limits itself: own). A loser gets the
+// question as it was closed, as AnswerInHost's does.
 func (b clientBackend) Withdraw(ctx context.Context, id core.QuestionID, reason string) error {
+	if err := b.own(ctx, id); err != nil {
+		return err
+	}
 	_, err := b.c.Cancel(ctx, id, reason)
 	var e *client.Error
 	if errors.As(err, &e) && e.Status == http.StatusConflict {
@@ -333,9 +431,10 @@ func cmdMCP(ctx context.Context, args []string, getenv func(string) string, stdi
 	if err != nil {
 		return fail(stderr, err)
 	}
-	b := clientBackend{c: c, url: serverURL(s), tokenFrom: "ASKBRIDGE_TOKEN", keys: newAskKeys()}
+	b := clientBackend{c: c, url: serverURL(s), tokenFrom: "ASKBRIDGE_TOKEN", keys: newAskKeys(), self: &self{}}
 	if s.Client.Token == "" {
 		b.tokenFrom = "the local admin token file (ASKBRIDGE_TOKEN is not set)"
+		b.self.name = adminTokenName
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})) // stdout carries the protocol
 	if err := mcp.ServeStdio(ctx, b, mcp.Options{RunID: core.RunID(*run), Route: *route, Version: versionString(), Logger: log}); err != nil && ctx.Err() == nil {

@@ -56,12 +56,14 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 			q, err := repeatOf(p.in, p.q.Idempotency, dup)
 			if err == nil && q.Open() {
 				// The first ask stored the question but may not have lived
-				// to close it as its policy rules decided: this one does,
-				// as far as the rules decide now as they did then (a
-				// reload may have changed them since). A standing approval
+				// to close it as its policy rules or a standing approval
+				// decided (a failover failed the close, or the replica
+				// stopped): this one does, as far as the rules decide now
+				// as they did then (a reload may have changed them since)
+				// and by the standing approvals that covered it then. One
 				// granted since is not applied: the question was asked
 				// before it.
-				q, err = s.closeAtAsk(ctx, q, p, askShortcuts{decided: cut.decided && decidesAlike(q.Rule, p.verdict.Use), ruled: stillRuled(q, cut.ruled)})
+				q, err = settled(s.closeAtAsk(ctx, q, p, cut.again(q, p.verdict.Use)))
 			}
 			return q, err == nil, err
 		}
@@ -70,10 +72,42 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 		}
 		return nil, false, Internal(op, err)
 	}
-	if q, err = s.closeAtAsk(ctx, q, p, cut); err != nil {
+	if q, err = settled(s.closeAtAsk(ctx, q, p, cut)); err != nil {
 		return nil, false, err
 	}
 	return q, false, nil
+}
+
+// settled is what an ask gets of closeAtAsk: a question that a repeat of
+// the same ask, racing this one, closed first (or that anything else
+// closed) is the ask's answer as it stands, not an error: the agent's own
+// allowed call must not come back as a 409.
+func settled(q *Question, err error) (*Question, error) {
+	if closed, ok := errors.AsType[*ClosedError](err); ok {
+		return closed.Question, nil
+	}
+	return q, err
+}
+
+// again is what of the shortcuts a repeat of the ask that parked q (still
+// open) applies: the rules' verdicts that decide as they did when q was
+// asked (asked, the rule that decided it now), and the standing
+// approvals that covered it then (granted no later than q was asked).
+func (c askShortcuts) again(q *Question, asked RuleUse) askShortcuts {
+	then := func(st Standing) bool { return !st.GrantedAt.After(q.CreatedAt) }
+	out := askShortcuts{decided: c.decided && decidesAlike(q.Rule, asked), ruled: stillRuled(q, c.ruled)}
+	if c.standing != nil && then(*c.standing) {
+		out.standing = c.standing
+	}
+	for i, st := range c.covered {
+		if _, ruled := out.ruled[i]; !ruled && then(st) {
+			if out.covered == nil {
+				out.covered = map[int]Standing{}
+			}
+			out.covered[i] = st
+		}
+	}
+	return out
 }
 
 // stillRuled is the calls of ruled that q has no answer for yet and that

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -179,6 +180,9 @@ func (s *Service) decideAtAsk(ctx context.Context, q *Question, ruled map[int]Ru
 			var last Decider
 			var byRule, byStanding []string
 			for i, c := range q.Calls {
+				if _, done := q.Answered(c.ToolCallID); done {
+					continue // a repeat of the ask, racing this one, decided it first
+				}
 				if v, ok := ruled[i]; ok {
 					use, opt := v.Use, ApproveOption
 					if v.Rule.Decide == DecideDeny {
@@ -200,6 +204,9 @@ func (s *Service) decideAtAsk(ctx context.Context, q *Question, ruled map[int]Ru
 					Standing: &StandingUse{ID: st.ID, GrantedBy: publicDecider(st.GrantedBy), GrantedAt: st.GrantedAt}})
 				byStanding = append(byStanding, c.ToolCallID)
 			}
+			if len(items) == 0 {
+				return Transition{}, errDecidedAlready
+			}
 			why := "covered by standing approvals"
 			switch {
 			case len(byStanding) == 0:
@@ -220,11 +227,18 @@ func (s *Service) decideAtAsk(ctx context.Context, q *Question, ruled map[int]Ru
 				ItemEvent: Event{QuestionID: q.ID, RunID: q.RunID, At: now, Kind: EventItemAnswered, Surface: SurfaceSystem,
 					Reason: why, Payload: payload}}, nil
 		}})
+	if errors.Is(err, errDecidedAlready) {
+		return s.store.Get(ctx, q.ID)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return o.Question, nil
 }
+
+// errDecidedAlready is decideAtAsk's build finding every call it would
+// decide decided already, by a repeat of the ask that raced it.
+var errDecidedAlready = errors.New("every call decided already")
 
 // grantCalls stores the standing approvals a batch's decisions asked for;
 // like a single approval's, one that cannot be stored only means people

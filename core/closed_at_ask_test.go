@@ -35,7 +35,7 @@ func TestABatchClosedAtTheAskReadsAsItsStandingApprovals(t *testing.T) {
 		t.Helper()
 		in := core.AskInput{Kind: core.KindApproval, Agent: "agent-a", RunID: "run-1", Text: "These?", Reversibility: core.Reversible}
 		for i, tool := range tools {
-			in.Calls = append(in.Calls, core.CallInput{ToolCallID: "c" + string(rune('1'+i)), Tool: tool,
+			in.Calls = append(in.Calls, core.CallInput{ToolCallID: tool + "-" + string(rune('1'+i)), Tool: tool, // a batch's own calls: the same ids would be a repeat of it
 				Arguments: json.RawMessage(`{"n":` + string(rune('1'+i)) + `}`)})
 		}
 		q, err := svc.Ask(ctx, in)
@@ -69,7 +69,7 @@ func TestABatchClosedAtTheAskReadsAsItsStandingApprovals(t *testing.T) {
 	mixed := batch("lint", "deploy")
 	bob := core.Decider{Surface: core.SurfaceAPI, ID: "bob", Name: "Bob"}
 	if _, err := svc.Answer(ctx, core.AnswerInput{QuestionID: mixed.ID, Decider: bob,
-		Calls: []core.CallDecision{{ToolCallID: "c2", OptionID: core.DenyOption}}}); err != nil {
+		Calls: []core.CallDecision{{ToolCallID: "deploy-2", OptionID: core.DenyOption}}}); err != nil {
 		t.Fatal(err)
 	}
 	mixed, err = svc.Get(ctx, mixed.ID)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Idempotency makes an ask safe to repeat. An agent whose ask got no
@@ -122,6 +123,16 @@ func idempotencyScope(in AskInput) (scope, what, renew string) {
 	case in.ToolCallID != "":
 		return "call\x1f" + string(in.Agent) + "\x1f" + string(in.RunID) + "\x1f" + in.ToolCallID,
 			"tool call id " + in.ToolCallID + " in run " + string(in.RunID), "tool_call_id"
+	case len(in.Calls) > 0:
+		// A batch names its calls: resent with the same calls, it is the
+		// same ask, whatever key it carries, as a single call is.
+		ids := make([]string, len(in.Calls))
+		for i, c := range in.Calls {
+			ids[i] = c.ToolCallID
+		}
+		slices.Sort(ids)
+		return "calls\x1f" + string(in.Agent) + "\x1f" + string(in.RunID) + "\x1f" + strings.Join(ids, "\x1f"),
+			"batch of tool call ids " + strings.Join(ids, ", ") + " in run " + string(in.RunID), "tool_call_id"
 	case in.IdempotencyKey != "":
 		return "key\x1f" + string(in.Agent) + "\x1f" + in.IdempotencyKey, "Idempotency-Key", "key"
 	}

@@ -24,7 +24,7 @@ func TestARepeatBatchIsTheSameAskWhateverItsKeysOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	again := batchAsk()
-	again.IdempotencyKey = "batch-1"
+	again.RunID, again.IdempotencyKey = in.RunID, "batch-1"
 	again.Calls[0].Arguments = json.RawMessage(`{ "mode": "0644", "path": "/a" }`)
 	q, repeat, err := svc.AskOrRepeat(t.Context(), again)
 	if err != nil || !repeat || q.ID != first.ID {

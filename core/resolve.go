@@ -474,7 +474,7 @@ func (r Run) Key() string { return string(r.Agent) + "\x1f" + string(r.ID) }
 // through the chokepoint with its own expired event. A later answer to any
 // of them is refused, and so is a later ask into the run. Runs are each
 // agent's own: another agent's run of the same name is untouched.
-func (s *Service) EndRun(ctx context.Context, run Run) ([]Outcome, error) {
+func (s *Service) EndRun(ctx context.Context, run Run) (out []Outcome, err error) {
 	const op = "end run"
 	if err := checkID(op, "run_id", run.ID, true); err != nil {
 		return nil, err
@@ -486,10 +486,22 @@ func (s *Service) EndRun(ctx context.Context, run Run) ([]Outcome, error) {
 	if err != nil {
 		return nil, Internal(op, err)
 	}
+	// Once the run is marked ended the rest must follow even if the caller
+	// goes (an agent's client timing out, exiting): cut short, the run's
+	// questions stayed open and answerable until their deadlines, and an
+	// approve of one could grant a standing approval for the ended run.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), endRunWithin)
+	defer cancel()
 	if err := s.endRunStandings(ctx, run); err != nil {
 		return nil, err
 	}
-	var out []Outcome
+	// Standing approvals granted by answers that closed the run's
+	// questions while they were being expired are ended too.
+	defer func() {
+		if serr := s.endRunStandings(ctx, run); serr != nil && err == nil {
+			err = serr
+		}
+	}()
 	for _, id := range ids {
 		o, err := s.resolve(ctx, attempt{op: op, id: id, door: doorAgent, owner: run.Agent, actor: System,
 			build: s.systemClose(StateExpired, CloserExpiry, System, ExpiredReason)})
@@ -504,6 +516,10 @@ func (s *Service) EndRun(ctx context.Context, run Run) ([]Outcome, error) {
 	}
 	return out, nil
 }
+
+// endRunWithin bounds how long EndRun goes on expiring a run's questions
+// after its caller has gone.
+const endRunWithin = time.Minute
 
 // DefaultCancelReason is what a cancel that gives no reason records: who
 // withdrew the question. Cards leave it out, since they say who already.

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -89,8 +91,12 @@ func (p *passes) Woke(time.Duration)                            {}
 func (p *passes) Parked(int)                                    {}
 func (p *passes) Unrecorded(core.EventKind)                     {}
 
+// batchRuns numbers batchAsk's runs: a batch resent with the same call
+// ids in the same run is a repeat of it, and each batchAsk is a new one.
+var batchRuns atomic.Int64
+
 func batchAsk() core.AskInput {
-	return core.AskInput{Kind: core.KindApproval, Agent: "agent-a", RunID: "run-1", Text: "Write these?",
+	return core.AskInput{Kind: core.KindApproval, Agent: "agent-a", RunID: core.RunID(fmt.Sprintf("run-%d", batchRuns.Add(1))), Text: "Write these?",
 		Reversibility: core.Reversible, Calls: []core.CallInput{
 			{ToolCallID: "c1", Tool: "write_file", Arguments: json.RawMessage(`{"path":"/a"}`)},
 			{ToolCallID: "c2", Tool: "write_file", Arguments: json.RawMessage(`{"path":"/b"}`)},

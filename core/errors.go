@@ -118,12 +118,17 @@ func (e *ClosedError) Error() string {
 		return fmt.Sprintf("question %s is %s", e.Question.ID, e.Question.State)
 	}
 	who := ActorText(r.Decider)
-	if u := r.Standing; u != nil && CloserOf(e.Question) == CloserStanding {
+	switch grants := atAskGrants(e.Question); {
+	case r.Standing != nil && CloserOf(e.Question) == CloserStanding:
 		// The standing approval closed it, not its granter (law 12).
-		who = standingText(*u)
-	} else if grants := atAskGrants(e.Question); grants != "" {
+		who = standingText(*r.Standing)
+	case grants != "":
 		// So did those that closed a batch at the ask.
 		who = grants
+	case CloserOf(e.Question) == CloserQuorum:
+		// Several people closed it; the last vote only reached the count.
+		n := len(e.Question.CountedVotes())
+		who = fmt.Sprintf("a quorum of %d (the last vote by %s)", n, who)
 	}
 	return fmt.Sprintf("question %s was already closed by %s at %s as %s",
 		e.Question.ID, who, r.At.UTC().Format("2006-01-02T15:04:05Z"), r.State)

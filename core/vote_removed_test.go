@@ -183,3 +183,16 @@ func TestDenyCountCountsTheEscalationRoutesPeople(t *testing.T) {
 		t.Fatal("four denies of five people, quorum two: still open")
 	}
 }
+
+// TestALateActOnAQuorumsCloseIsToldAQuorumClosedIt: the 409 a late act
+// gets for a question a quorum closed says a quorum did, not that its
+// last voter alone closed it (law 2: the loser hears who closed it).
+func TestALateActOnAQuorumsCloseIsToldAQuorumClosedIt(t *testing.T) {
+	f := newRemovedVoter(t, removedVoterConfig(false, "alice", "bob", "carol"))
+	f.vote("bob", core.ApproveOption)
+	f.vote("carol", core.ApproveOption)
+	_, err := f.svc.Cancel(t.Context(), core.CancelInput{QuestionID: f.q.ID, Owner: f.q.Agent, By: core.Decider{Surface: core.SurfaceAgent, ID: "ag"}})
+	if msg := core.ErrorMessage(err); !strings.Contains(msg, "already closed by a quorum of 2 (the last vote by ") {
+		t.Errorf("a late cancel is told %q", msg)
+	}
+}

@@ -184,7 +184,7 @@ func denyMessage(q *core.Question) string {
 	case core.CloserQuorum:
 		// A quorum's close keeps no reason of its own: the words are the
 		// deny votes'.
-		who, reason = "The people asked in askbridge denied this tool call", denyNotes(q.Votes)
+		who, reason = "The people asked in askbridge denied this tool call", denyNotes(q.CountedVotes())
 	}
 	if strings.TrimSpace(reason) == "" {
 		return who + ", with no reason."

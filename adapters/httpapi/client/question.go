@@ -208,6 +208,12 @@ func AgentView(q *core.Question) *AgentQuestion {
 	}
 	for _, a := range q.Answers {
 		aa := AgentAnswer{ItemID: a.ItemID, OptionID: a.OptionID, Surface: a.Decider.Surface, At: a.At, Edited: agentEdit(a.Edit)}
+		if a.Standing != nil || a.Policy != nil {
+			// Nobody acted on the call: the bridge applied a standing
+			// approval or a rule (the resolution says system too), and the
+			// grantor's own surface is not the agent's to know.
+			aa.Surface = core.SurfaceSystem
+		}
 		if a.Standing != nil {
 			aa.StandingID = a.Standing.ID
 		}

@@ -45,6 +45,10 @@ const (
 	// exitPartlyApproved is a batch with some calls approved and others
 	// not: only the calls whose own results say approved may be made.
 	exitPartlyApproved = 8
+	// exitApprovedEdited is an approval (or a batch whose every call was
+	// approved) approved only with arguments an approver changed: the
+	// call to make is the approved one, in the resume, not the one asked.
+	exitApprovedEdited = 9
 )
 
 // newClient reaches the server named by ASKBRIDGE_URL with ASKBRIDGE_TOKEN.

@@ -167,7 +167,8 @@ func editableOf(s string) *core.Editable {
 
 // exitCode maps an outcome to the exit code of "askbridge ask" and
 // "askbridge wait". An answered batch exits 0 only when every call was
-// approved, so "ask ... && make-the-calls" never makes a denied one.
+// approved as asked, so "ask ... && make-the-calls" never makes a denied
+// one, nor one whose arguments an approver changed (exitApprovedEdited).
 func exitCode(res *client.WaitResponse) int {
 	switch res.State {
 	case core.StateAnswered:
@@ -177,6 +178,9 @@ func exitCode(res *client.WaitResponse) int {
 		}
 		if q != nil && q.Resolution != nil && q.Resolution.Approved != nil && !*q.Resolution.Approved {
 			return exitDenied
+		}
+		if q != nil && q.Resolution != nil && q.Resolution.Edit != nil {
+			return exitApprovedEdited
 		}
 		return exitAnswered
 	case core.StateDeclined:
@@ -192,22 +196,27 @@ func exitCode(res *client.WaitResponse) int {
 }
 
 // batchExitCode is an answered batch's exit code: 0 when every call was
-// approved, exitDenied when none was, exitPartlyApproved otherwise (a
-// call denied, or one without a decision).
+// approved as asked, exitApprovedEdited when every call was approved and
+// some with changed arguments, exitDenied when none was,
+// exitPartlyApproved otherwise (a call denied, or one without a
+// decision).
 func batchExitCode(q *client.AgentQuestion) int {
-	approved := 0
+	approved, edited := 0, false
 	for _, c := range q.Calls {
 		for _, a := range q.Answers {
 			if a.ItemID == c.ToolCallID && a.OptionID == core.ApproveOption {
 				approved++
+				edited = edited || a.Edited != nil
 				break
 			}
 		}
 	}
-	switch approved {
-	case len(q.Calls):
+	switch {
+	case approved == len(q.Calls) && edited:
+		return exitApprovedEdited
+	case approved == len(q.Calls):
 		return exitAnswered
-	case 0:
+	case approved == 0:
 		return exitDenied
 	}
 	return exitPartlyApproved

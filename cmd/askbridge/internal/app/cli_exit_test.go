@@ -190,3 +190,39 @@ func TestCLIAskChecksItsAskFirst(t *testing.T) {
 		t.Fatalf("asked with timeout %v, %v; want 36h", q, err)
 	}
 }
+
+// TestCLIApprovedWithEditsExitCode: an approval approved only with
+// arguments an approver changed exits 9, not 0: "ask ... && make-the-call"
+// would make the call as asked, which the approver replaced. Before, it
+// exited 0.
+func TestCLIApprovedWithEditsExitCode(t *testing.T) {
+	m := apptest.Start(t, app.Settings{})
+	env := cliEnv(m)
+	run := func(args ...string) (int, string) {
+		var out, errb bytes.Buffer
+		code := app.Run(t.Context(), args, env, nil, &out, &errb)
+		return code, strings.TrimSpace(out.String()) + errb.String()
+	}
+	for _, c := range []struct {
+		name   string
+		answer []string
+		want   int
+	}{
+		{"approved as asked", []string{"--option", "approve"}, app.ExitAnswered},
+		{"approved with a changed path", []string{"--option", "approve", "--args", `{"path":"/tmp/x"}`}, app.ExitApprovedEdited},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, id := run("ask", "--reversibility", "reversible", "--question", "Delete?", "--tool", "rm",
+				"--args", `{"path":"/"}`, "--editable", "path", "--no-wait")
+			if code != 0 {
+				t.Fatalf("ask: %d %s", code, id)
+			}
+			if code, out := run(append([]string{"answer", id}, c.answer...)...); code != 0 {
+				t.Fatalf("answer: %d %s", code, out)
+			}
+			if code, out := run("wait", id); code != c.want {
+				t.Fatalf("wait: exit %d, want %d\n%s", code, c.want, out)
+			}
+		})
+	}
+}

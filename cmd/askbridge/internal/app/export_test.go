@@ -26,6 +26,7 @@ const (
 	ExitDenied   = exitDenied
 
 	ExitPartlyApproved = exitPartlyApproved
+	ExitApprovedEdited = exitApprovedEdited
 )
 
 // NewClientBackend is the stdio MCP process's backend on c.

@@ -102,8 +102,10 @@
 // "Where a new kind goes"), with idempotency.go making a repeated ask return the
 // question it parked, callback.go a closing question's webhook, and
 // inbox.go the paged list of open questions ([Service.OpenPage]);
-// resolve.go the chokepoint, its retries and the closes without an
-// answer; next.go the one transition ([Next], [Change]) and
+// resolve.go the chokepoint, its retries and the one permission check,
+// ending.go the closes without an answer (decline, withdrawal, the end
+// of a run); arguments.go a call's arguments as every reader reads
+// them (canonical, hashed, bounded in depth); next.go the one transition ([Next], [Change]) and
 // next_kinds.go the features its rules are composed of; answer.go
 // [Service.Answer] and the parts of an answer; reads.go [Service.Get],
 // [Service.Wait], the [Watcher] a wait parked elsewhere holds (told of
@@ -132,7 +134,7 @@
 // resume.go what the agent resumes with once a question closes
 // ([ResumeOf]); rules.go
 // the routes' policy rules ([Rule], [CompileRules], [Service.Evaluate]),
-// rules_batch.go the rules over each call of a batch, rules_cover.go
+// rules_eval.go their evaluation over one ask, rules_batch.go the rules over each call of a batch, rules_cover.go
 // whether they leave every call of a tool to a standing approval
 // ([Service.EveryCallCovered]); store.go the [Store] interface every
 // store implements, and [Event] with its [Chain].

@@ -1,0 +1,112 @@
+package core
+
+import (
+	"encoding/json"
+	"strconv"
+)
+
+// RuleVerdict is how a route's rules decide one ask: the rule that
+// matched (Rule nil when none did), or the error that stopped them.
+type RuleVerdict struct {
+	Rule *Rule
+	Use  RuleUse
+	// Err is a condition that could not be evaluated; the rules stopped
+	// there and the ask is asked as configured.
+	Err *RuleError
+}
+
+// ruleApplies reports whether rules see in at all: approvals of one tool
+// call.
+func ruleApplies(in AskInput) bool {
+	return in.Kind == KindApproval && len(in.Calls) == 0
+}
+
+// evalRules runs route's rules over in, first match wins.
+func evalRules(route Route, in AskInput) RuleVerdict {
+	if len(route.Rules) == 0 || !ruleApplies(in) {
+		return RuleVerdict{}
+	}
+	var args any = map[string]any{}
+	if len(in.Arguments) > 0 {
+		var err error
+		if args, err = ruleArgs(in.Arguments); err != nil {
+			return RuleVerdict{Err: &RuleError{Route: route.Name, Field: "when", Msg: "the arguments cannot be read: " + ErrorMessage(err)}}
+		}
+	}
+	vars := map[string]any{
+		"tool": in.Tool, "args": args, "agent": in.Agent, "run": in.RunID,
+		"labels": map[string]string{"project": in.Labels.Project, "task": in.Labels.Task},
+		"route":  route.Name, "kind": string(in.Kind),
+	}
+	for i := range route.Rules {
+		r := &route.Rules[i]
+		if r.prg == nil {
+			return RuleVerdict{Err: &RuleError{Route: route.Name, Index: i, Field: "when", Msg: "not compiled"}}
+		}
+		out, _, err := r.prg.Eval(vars)
+		if err != nil {
+			failed := RuleVerdict{Err: &RuleError{Route: route.Name, Index: i, Field: "when", Msg: err.Error()}}
+			// A rule that cannot be evaluated never lets a later deny be
+			// skipped: an agent that pads its arguments past an earlier
+			// rule's cost limit, or leaves out the key it reads, must not
+			// turn an outright deny into a person's question.
+			if deny, ok := laterDeny(route, i+1, vars); ok {
+				return deny
+			}
+			return failed
+		}
+		if ok, _ := out.Value().(bool); ok {
+			return RuleVerdict{Rule: r, Use: RuleUse{Route: route.Name, Index: i, Name: r.Name, Decide: r.Decide}}
+		}
+	}
+	return RuleVerdict{}
+}
+
+// laterDeny is the first deny rule from rule from on that matches vars,
+// past rules that cannot be evaluated: what the rules still decide after
+// one of them failed.
+func laterDeny(route Route, from int, vars map[string]any) (RuleVerdict, bool) {
+	for i := from; i < len(route.Rules); i++ {
+		r := &route.Rules[i]
+		if r.Decide != DecideDeny || r.prg == nil {
+			continue
+		}
+		if out, _, err := r.prg.Eval(vars); err == nil {
+			if ok, _ := out.Value().(bool); ok {
+				return RuleVerdict{Rule: r, Use: RuleUse{Route: route.Name, Index: i, Name: r.Name, Decide: r.Decide}}, true
+			}
+		}
+	}
+	return RuleVerdict{}, false
+}
+
+// ruleArgs decodes a call's arguments as the rules read them: numbers as
+// float64. It decodes them as CanonicalArguments does (argumentsValue),
+// so the rules fail to read only what every ask refuses: arguments an ask
+// takes never stop the rules before a deny could run.
+func ruleArgs(raw json.RawMessage) (any, error) {
+	v, err := argumentsValue(raw)
+	if err != nil {
+		return nil, err
+	}
+	return floats(v), nil
+}
+
+// floats turns the json.Numbers of v, which argumentsValue has checked
+// fit a float64, into float64s, in place, as encoding/json decodes them.
+func floats(v any) any {
+	switch v := v.(type) {
+	case json.Number:
+		f, _ := strconv.ParseFloat(string(v), 64)
+		return f
+	case []any:
+		for i, e := range v {
+			v[i] = floats(e)
+		}
+	case map[string]any:
+		for k, e := range v {
+			v[k] = floats(e)
+		}
+	}
+	return v
+}

@@ -380,8 +380,8 @@ func TestCLIBatchAndEdit(t *testing.T) {
 		t.Fatalf("approve with edits: %d %s", c, errb.String())
 	}
 	out.Reset()
-	if c := app.Run(t.Context(), []string{"wait", id, "--json"}, env, nil, &out, &errb); c != app.ExitAnswered {
-		t.Fatalf("wait: %d %s", c, errb.String())
+	if c := app.Run(t.Context(), []string{"wait", id, "--json"}, env, nil, &out, &errb); c != app.ExitApprovedEdited {
+		t.Fatalf("wait: %d %s; want %d, approved with changed arguments", c, errb.String(), app.ExitApprovedEdited)
 	}
 	var res client.WaitResponse
 	err := json.Unmarshal(out.Bytes(), &res)

@@ -47,7 +47,9 @@ func TestConsoleEnterSendsNoDecision(t *testing.T) {
 		{ToolCallID: "toolu_3", Tool: "chmod", Arguments: []byte(`{"path":"/c"}`)},
 	}
 	batch := ask(t, agent, client.AskRequest{Kind: core.KindApproval, Question: "Apply three writes?", Calls: calls})
-	once := ask(t, agent, client.AskRequest{Kind: core.KindApproval, Question: "Apply three more writes?", Calls: calls})
+	// The same calls in another run: in one run they would be a resend
+	// of the first batch.
+	once := ask(t, agent, client.AskRequest{Kind: core.KindApproval, RunID: "run-browser-2", Question: "Apply three more writes?", Calls: calls})
 	form := ask(t, agent, client.AskRequest{Kind: core.KindForm, Question: "Set up staging", Items: []core.FormItem{
 		{ID: "region", Question: "Which region?", Options: []core.FormOption{{ID: "eu", Label: "eu-west-1"}, {ID: "us", Label: "us-east-1"}}},
 		{ID: "size", Question: "Node size?", Options: []core.FormOption{{ID: "s", Label: "small"}, {ID: "m", Label: "medium"}}},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"time"
 )
 
@@ -346,6 +347,27 @@ func (s *Service) allowed(q *Question, d identified) bool {
 		}
 	}
 	return false
+}
+
+// OnlyAnyone reports whether d may decide q only through a "*" entry of
+// their surface: allowed, but by no id, role or person the routes name.
+// A door whose "*" means less than anyone the surface authenticated
+// (Slack's: the members of the bot's own workspace, not those of an
+// organisation sharing a channel) narrows it with this, in core's one
+// reading of the routes.
+func (s *Service) OnlyAnyone(q *Question, d Decider) bool {
+	who := s.identify(d)
+	if !s.allowed(q, who) {
+		return false
+	}
+	for _, r := range s.decidingRoutes(q) {
+		named := slices.DeleteFunc(slices.Clone(r.Deciders[who.Surface]), func(e string) bool { return ParseDecider(e).Anyone })
+		r.Deciders = map[Surface][]string{who.Surface: named} // a copy: the route in force is left as it is
+		if r.Allows(who.Decider) {
+			return false
+		}
+	}
+	return true
 }
 
 // decidingRoutes are the routes whose deciders may act on q now: the

@@ -8,7 +8,9 @@
 // person's own topic makes it that person).
 //
 // ntfy cannot edit a notification once sent, so when the question closes
-// nothing is published again; a button tapped later is told the outcome.
+// nothing is published again; a button tapped later is told the outcome:
+// on the page, and, as the app shows only a refused request's status, in
+// a notification of its own (tapnote.go).
 package ntfy
 
 import (
@@ -75,6 +77,7 @@ type Adapter struct {
 	page   *actionlink.Page
 	http   *http.Client
 	log    zerolog.Logger
+	notes  tapNotes // when each topic was last told of a refused tap
 }
 
 var _ core.ChatAdapter = (*Adapter)(nil)
@@ -95,8 +98,10 @@ func New(svc *core.Service, opts Options) (*Adapter, error) {
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = &http.Client{Timeout: 30 * time.Second}
 	}
-	return &Adapter{svc: svc, opts: opts, signer: signer, http: opts.HTTPClient, log: opts.Log,
-		page: &actionlink.Page{Svc: svc, Signer: signer, Surface: core.SurfaceNtfy, Prefix: ActPath, Now: opts.Now, Log: opts.Log}}, nil
+	a := &Adapter{svc: svc, opts: opts, signer: signer, http: opts.HTTPClient, log: opts.Log}
+	a.page = &actionlink.Page{Svc: svc, Signer: signer, Surface: core.SurfaceNtfy, Prefix: ActPath, Now: opts.Now, Log: opts.Log,
+		Refused: a.tellTapper}
+	return a, nil
 }
 
 // Surface is ntfy.

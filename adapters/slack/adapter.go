@@ -63,8 +63,9 @@ type Adapter struct {
 	opts Options
 	log  zerolog.Logger
 
-	botUser atomic.Pointer[string] // our user id, from auth.test
-	botID   atomic.Pointer[string] // our bot id, from auth.test
+	botUser atomic.Pointer[string]    // our user id, from auth.test
+	botID   atomic.Pointer[string]    // our bot id, from auth.test
+	team    atomic.Pointer[workspace] // our workspace, from auth.test
 
 	notes   []*noteQueue     // one per sender; a user's notes share one, in order
 	cards   *cache[cardInfo] // "channel ts" → the card's question
@@ -142,7 +143,8 @@ func (a *Adapter) Run(ctx context.Context) error {
 }
 
 // whoAmI asks auth.test for our user id, so our own thread posts are
-// never read as answers (they also carry a bot_id, which is checked too).
+// never read as answers (they also carry a bot_id, which is checked too),
+// and for our workspace, whose members "*" lets in (ourTeam).
 func (a *Adapter) whoAmI(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -153,6 +155,7 @@ func (a *Adapter) whoAmI(ctx context.Context) {
 	}
 	a.botUser.Store(&res.UserID)
 	a.botID.Store(&res.BotID)
+	a.team.Store(&workspace{team: res.TeamID, enterprise: res.EnterpriseID})
 }
 
 func (a *Adapter) isMe(user string) bool {

@@ -18,6 +18,7 @@ import (
 // click is a button press, reduced to what the adapter reads from it.
 type click struct {
 	user, userName string
+	team           string // the user's own workspace (user.team_id)
 	channel        string
 	messageTS      string
 	value          string // the button's value: an encoded core.Ref, or junk
@@ -34,7 +35,7 @@ func clickOf(ic slack.InteractionCallback) (click, bool) {
 	if act == nil || act.Type != "button" && act.Type != "" {
 		return click{}, false
 	}
-	c := click{user: ic.User.ID, userName: ic.User.Name, channel: ic.Channel.ID,
+	c := click{user: ic.User.ID, userName: ic.User.Name, team: ic.User.TeamID, channel: ic.Channel.ID,
 		messageTS: ic.Container.MessageTs, value: act.Value, trigger: ic.TriggerID}
 	if c.channel == "" {
 		c.channel = ic.Container.ChannelID
@@ -52,6 +53,7 @@ func clickOf(ic slack.InteractionCallback) (click, bool) {
 // files is set when it shared any (it is then refused: card.ErrNotText).
 type reply struct {
 	user, channel, ts, threadTS, text string
+	team                              string // the replier's own workspace (user_team)
 	files                             bool
 }
 
@@ -73,7 +75,7 @@ func (a *Adapter) replyOf(ev *slackevents.MessageEvent) (reply, bool) {
 	if text == "" && !files {
 		return reply{}, false
 	}
-	return reply{user: ev.User, channel: ev.Channel, ts: ev.TimeStamp, threadTS: ev.ThreadTimeStamp, text: text, files: files}, true
+	return reply{user: ev.User, channel: ev.Channel, ts: ev.TimeStamp, threadTS: ev.ThreadTimeStamp, text: text, team: ev.UserTeam, files: files}, true
 }
 
 // onClick hands a click to core and returns the private note the clicker
@@ -87,7 +89,7 @@ func (a *Adapter) onClick(ctx context.Context, c click) string {
 	if err != nil {
 		return a.refusal(err)
 	}
-	d, err := a.decider(ctx, q, c.user, c.userName)
+	d, err := a.decider(ctx, q, c.user, c.team, c.userName)
 	if err != nil {
 		return a.refusal(err)
 	}
@@ -142,7 +144,7 @@ func (a *Adapter) onReply(ctx context.Context, r reply) string {
 		a.log.Debug().Str("question", string(id)).Msg("thread reply ignored: the question takes no free text")
 		return ""
 	}
-	d, err := a.decider(ctx, q, r.user, "")
+	d, err := a.decider(ctx, q, r.user, r.team, "")
 	if err != nil {
 		return a.refusal(err)
 	}
@@ -234,10 +236,15 @@ func (a *Adapter) cardQuestion(ctx context.Context, channel, threadTS string) (c
 // (role:S…). Core decides whether that is enough. When a group could not
 // be read and the user may not answer without it, whether they may is
 // unknown: that is an error to try again after, not a refusal that core
-// would record and the user would be told as the truth.
-func (a *Adapter) decider(ctx context.Context, q *core.Question, user, payloadName string) (core.Decider, error) {
+// would record and the user would be told as the truth. A user of
+// another workspace (team, their own, is not ours) is refused here
+// unless the routes name them (foreign): "*" means our own members.
+func (a *Adapter) decider(ctx context.Context, q *core.Question, user, team, payloadName string) (core.Decider, error) {
 	roles, unread := a.roles(ctx, q, user)
 	d := core.Decider{Surface: core.SurfaceSlack, ID: user, Name: a.name(ctx, user, payloadName), Roles: roles}
+	if err := a.foreign(ctx, q, d, team, unread); err != nil {
+		return d, err
+	}
 	if unread != nil && !a.svc.MayAnswer(q, d) {
 		return d, core.Internal("slack user groups", unread)
 	}

@@ -90,7 +90,7 @@ func (a *Adapter) onSubmit(ctx context.Context, ic slack.InteractionCallback) (*
 	q, err := a.svc.Get(ctx, ref.QuestionID)
 	var d core.Decider
 	if err == nil {
-		d, err = a.decider(ctx, q, ic.User.ID, ic.User.Name)
+		d, err = a.decider(ctx, q, ic.User.ID, ic.User.TeamID, ic.User.Name)
 	}
 	if err == nil {
 		var in core.AnswerInput

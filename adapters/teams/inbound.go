@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/adapters/internal/apierror"
-	"github.com/askbridge/askbridge/adapters/internal/formreply"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/card"
 )
@@ -185,7 +184,10 @@ func (a *Adapter) awaitKeys(ctx context.Context) bool {
 	return false
 }
 
-// decider is who acted, as core knows people: their AAD object id.
+// decider is who acted, as core knows people: their AAD object id. A
+// sender Teams names no AAD object id for (an anonymous meeting
+// participant, who has no Microsoft Entra identity) is no one askbridge
+// can tell apart: ok is false, and they are told so (anonymousNote).
 func decider(from *Account) (core.Decider, bool) {
 	if from == nil || from.AADObjectID == "" {
 		return core.Decider{}, false
@@ -267,7 +269,7 @@ func (a *Adapter) click(ctx context.Context, act *Activity, raw, text string) st
 	}
 	d, ok := decider(act.From)
 	if !ok {
-		return card.RefusalNote(core.ErrNotFound)
+		return anonymousNote
 	}
 	q, err := a.svc.Get(ctx, r.QuestionID)
 	if err != nil {
@@ -353,135 +355,6 @@ func onCard(q *core.Question, act *Activity) bool {
 		}
 	}
 	return false
-}
-
-// onReply takes a reply in a card's thread (or in a reminder's, tied to
-// the question as the card's is) as the answer of a clarification, or of
-// the form item that was next when it was written. Anything else (a
-// message elsewhere, a reply on a decision or an approval) changes
-// nothing; a refused reply is told to the replier privately, and so is a
-// message in a personal or group chat, which has no threads: it reaches
-// the bot as an answer to nothing, and its writer would wait in vain.
-func (a *Adapter) onReply(ctx context.Context, act *Activity) {
-	files := sharesFiles(act)
-	if act.Conversation == nil || strings.TrimSpace(act.Text) == "" && !files {
-		return
-	}
-	_, root, ok := strings.Cut(act.Conversation.ID, ";messageid=")
-	if !ok {
-		if t := act.Conversation.ConversationType; t == "personal" || t == "groupChat" && mentionsBot(act) {
-			a.tell(ctx, act, notAnAnswer)
-		}
-		return
-	}
-	// A reply the store cannot tie to its question is told to try
-	// again: Teams does not send it twice, and the card would never say.
-	id, err := a.opts.KV.Value(ctx, threadKey(root))
-	if err != nil {
-		a.refuse(ctx, act, err)
-		return
-	}
-	if id == "" {
-		return
-	}
-	d, ok := decider(act.From)
-	if !ok {
-		return
-	}
-	q, err := a.svc.Get(ctx, core.QuestionID(id))
-	if err != nil {
-		a.refuse(ctx, act, err)
-		return
-	}
-	if q.Kind != core.KindClarification && q.Kind != core.KindForm {
-		return
-	}
-	if files {
-		a.refuse(ctx, act, card.RefuseNotText(ctx, a.svc, q, d))
-		return
-	}
-	ref := core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefText}
-	if q.Kind == core.KindForm {
-		ref.Item = formreply.Item(q, d, sentAt(act))
-	}
-	in, err := core.AnswerFor(q, ref, d, replyText(act))
-	if err == nil {
-		if _, err = a.svc.Answer(ctx, in); err == nil {
-			return // the card's update is the confirmation
-		}
-	}
-	a.refuse(ctx, act, err)
-}
-
-// notAnAnswer tells who wrote in a personal or group chat how to answer.
-const notAnAnswer = "A message in this chat is not recorded: answer with the boxes and buttons on the question's card, or in askbridge's console or API."
-
-// replyHint is what a card that takes text says of replies: in a
-// channel, that a reply in its thread answers it; in a personal or group
-// chat, which has no threads, to answer on the card.
-func replyHint(c card.Card, threaded bool) string {
-	if !threaded {
-		return "Answer with this card's boxes and buttons: a message sent in this chat is not recorded."
-	}
-	if c.Kind == core.KindForm {
-		return "Or reply in this card's thread: a reply answers the first unanswered item."
-	}
-	return "Or reply in this card's thread: a reply answers the question."
-}
-
-// sharesFiles reports whether act carries a file or an image: any
-// attachment but the text/html one Teams sends of a message's own text.
-func sharesFiles(act *Activity) bool {
-	for _, at := range act.Attachments {
-		if !strings.HasPrefix(at.ContentType, "text/html") {
-			return true
-		}
-	}
-	return false
-}
-
-// refuse tells the sender of act privately why what they sent was not
-// recorded, and logs a failure of askbridge's own.
-func (a *Adapter) refuse(ctx context.Context, act *Activity, err error) {
-	a.logInternal(err)
-	a.tell(ctx, act, card.RefusalNote(err))
-}
-
-// mentionsBot reports whether act @mentions its recipient, the bot. In a
-// group chat only such a message is meant for it: with consent to read
-// every chat message, the bot also receives the members' talk among
-// themselves, which gets no note.
-func mentionsBot(act *Activity) bool {
-	if act.Recipient == nil {
-		return false
-	}
-	for _, e := range act.Entities {
-		if e.Type == "mention" && e.Mentioned != nil && e.Mentioned.ID == act.Recipient.ID {
-			return true
-		}
-	}
-	return false
-}
-
-// replyText is a reply's words: Teams sends a channel message as HTML
-// with the bot's mention first, which is not part of the answer.
-func replyText(act *Activity) string {
-	s := act.Text
-	for _, e := range act.Entities {
-		if e.Type == "mention" && e.Text != "" {
-			s = strings.ReplaceAll(s, e.Text, "")
-		}
-	}
-	return strings.TrimSpace(s)
-}
-
-// sentAt is when Teams says act was sent, or zero if it does not say.
-func sentAt(act *Activity) time.Time {
-	t, err := time.Parse(time.RFC3339Nano, act.Timestamp)
-	if err != nil {
-		return time.Time{}
-	}
-	return t
 }
 
 func (a *Adapter) logInternal(err error) {

@@ -188,7 +188,7 @@ func cardActivity(card AdaptiveCard, summary string) *Activity {
 }
 
 // threadTTL is how long a thread's root, and a card, is tied to its
-// question past the question's deadline.
+// question past the last deadline the question can reach.
 const threadTTL = 24 * time.Hour
 
 // Post implements core.Courier.
@@ -202,7 +202,7 @@ func (a *Adapter) Post(ctx context.Context, q *core.Question, ref core.MessageRe
 			return core.MessageRef{}, err
 		}
 		conv = threadOf(ref.Room, id)
-		a.tieThread(ctx, q, id)
+		a.tieThread(ctx, q, conv)
 	} else {
 		if conv, err = a.conversation(ctx, ref.Room, ""); err != nil {
 			return core.MessageRef{}, err
@@ -235,24 +235,52 @@ func (a *Adapter) startThread(ctx context.Context, channel string, act *Activity
 	return id, nil
 }
 
-// tieThread ties the thread whose root is root to q, so that a reply in
-// it answers q; a thread left untied only takes no replies.
-func (a *Adapter) tieThread(ctx context.Context, q *core.Question, root string) {
-	if root != "" {
-		a.tie(ctx, q, threadKey(root), "teams: the thread is not tied to its question; replies in it will not count")
+// tieThread ties the thread conv (a channel's id and its root's, as
+// threadOf makes it) to q, so that a reply in it answers q; a thread
+// left untied only takes no replies.
+func (a *Adapter) tieThread(ctx context.Context, q *core.Question, conv string) {
+	if _, root, ok := strings.Cut(conv, ";messageid="); ok && root != "" {
+		a.tie(ctx, q, threadKey(conv), "teams: the thread is not tied to its question; replies in it will not count")
 	}
 }
 
-// tie keeps q's id under key until a day past q's deadline; failed is
-// the warning logged if it cannot.
+// tie keeps q's id under key as long as tieFor says; failed is the
+// warning logged if it cannot.
 func (a *Adapter) tie(ctx context.Context, q *core.Question, key, failed string) {
-	ttl := time.Until(q.Deadline) + threadTTL
-	if err := a.opts.KV.SetValueFor(ctx, key, string(q.ID), max(ttl, threadTTL)); err != nil {
+	if err := a.opts.KV.SetValueFor(ctx, key, string(q.ID), a.tieFor(q)); err != nil {
 		a.log.Warn().Err(err).Str("question", string(q.ID)).Msg(failed)
 	}
 }
 
-func threadKey(root string) string { return "teams:thread:" + root }
+// tieFor is how long a tie of q lasts: past the last deadline q can
+// reach (each reask it has left, and an escalation not yet made, moves
+// the deadline on by q's timeout), and a day more, so that a reply
+// after a reask or an escalation still finds its question, and one
+// after it closed is told how it ended. A ticker running late moves the
+// deadline later still; the day covers that, and a reask's reminder in
+// the thread ties it again (Remind).
+func (a *Adapter) tieFor(q *core.Question) time.Duration {
+	more := 0
+	switch q.OnTimeout {
+	case core.OnTimeoutReask:
+		more = max(q.MaxReasks-q.Renotified, 0)
+	case core.OnTimeoutEscalate:
+		if q.Renotified == 0 {
+			more = 1
+		}
+	}
+	left := max(q.Deadline.Sub(a.svc.Now()), 0)
+	return left + time.Duration(more)*time.Duration(q.Timeout) + threadTTL
+}
+
+// threadKey ties the thread conv ("<channel>;messageid=<root>") to its
+// question: the channel and the root together, as Teams' message ids
+// are unique only within a channel.
+func threadKey(conv string) string { return "teams:thread:" + conv }
+
+// legacyThreadKey is how a thread was tied before: by its root alone.
+// Such a tie is still read (threadQuestion), for questions asked before.
+func legacyThreadKey(root string) string { return "teams:thread:" + root }
 
 // cardKey ties the card posted as activity id in conversation conv to
 // its question (fromCard).
@@ -281,14 +309,20 @@ func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) err
 	act := cardActivity(Reminder(c), card.ReminderHeading)
 	switch {
 	case c.ReplyTo != nil && isChannel(room):
-		_, err := a.conn.send(ctx, threadOf(room, c.ReplyTo.ID), act)
-		return err
+		// The card's thread is tied again, for as long as the question
+		// can now stay open: a reask has moved its deadline.
+		thread := threadOf(room, c.ReplyTo.ID)
+		if _, err := a.conn.send(ctx, thread, act); err != nil {
+			return err
+		}
+		a.tieThread(ctx, q, thread)
+		return nil
 	case isChannel(room):
 		root, err := a.startThread(ctx, room, act)
 		if err != nil {
 			return err
 		}
-		a.tieThread(ctx, q, root)
+		a.tieThread(ctx, q, threadOf(room, root))
 		return nil
 	}
 	return a.post(ctx, room, act)

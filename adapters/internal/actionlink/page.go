@@ -41,6 +41,18 @@ type Page struct {
 	// Now is the clock links expire by; nil is the wall clock.
 	Now func() time.Time
 	Log zerolog.Logger
+	// Refused, when set, is called before the page answers a POST that
+	// recorded nothing, with the link's claims and what the page says;
+	// not for a link askbridge did not sign, whose claims are no one's.
+	// ntfy's app shows only the status of such a POST, never its page.
+	Refused func(r *http.Request, c Claims, n Note)
+}
+
+// Note is what the page told whoever used a link: its title, the
+// sentence that matters (with how the question ended, once closed), and
+// the question it was about.
+type Note struct {
+	Title, Message, Question string
 }
 
 //go:embed page.html
@@ -228,12 +240,16 @@ func (p *Page) act(w http.ResponseWriter, r *http.Request, token string) {
 	defer cancel()
 	c, q, bad, status := p.claims(ctx, token)
 	if bad != nil {
-		p.render(w, status, *bad)
+		if status == http.StatusUnauthorized {
+			p.render(w, status, *bad) // not a link of ours: no one to tell
+			return
+		}
+		p.refuse(w, r, c, status, *bad)
 		return
 	}
 	if c.Menu {
 		w.Header().Set("Allow", "GET, HEAD")
-		p.render(w, http.StatusMethodNotAllowed, view{Title: "Not recorded", Failed: true, Question: q.Text,
+		p.refuse(w, r, c, http.StatusMethodNotAllowed, view{Title: "Not recorded", Failed: true, Question: q.Text,
 			Message: "This link lists the choices; open it and pick one. Nothing was recorded."})
 		return
 	}
@@ -241,7 +257,7 @@ func (p *Page) act(w http.ResponseWriter, r *http.Request, token string) {
 	// late answer as it refuses a late click anywhere, and says why.
 	f, ok := p.formFor(q, c)
 	if !ok && q.Open() {
-		p.render(w, http.StatusConflict, view{Title: "Not recorded", Failed: true, Question: q.Text,
+		p.refuse(w, r, c, http.StatusConflict, view{Title: "Not recorded", Failed: true, Question: q.Text,
 			Message: "This choice is no longer offered on the question. Nothing was recorded."})
 		return
 	}
@@ -251,7 +267,7 @@ func (p *Page) act(w http.ResponseWriter, r *http.Request, token string) {
 		// anyone late, without an attempt in the recipient's name.
 		v := view{Title: "Not recorded", Failed: true, Question: q.Text, Message: card.RefusalNote(&core.ClosedError{Question: q})}
 		v.state(q)
-		p.render(w, http.StatusConflict, v)
+		p.refuse(w, r, c, http.StatusConflict, v)
 		return
 	}
 	if p.ConfirmAddress && !strings.EqualFold(strings.TrimSpace(r.PostForm.Get("address")), c.To) {
@@ -262,7 +278,7 @@ func (p *Page) act(w http.ResponseWriter, r *http.Request, token string) {
 			f.Text = text
 			v.Form = &f
 		}
-		p.render(w, http.StatusForbidden, v)
+		p.refuse(w, r, c, http.StatusForbidden, v)
 		return
 	}
 	d := core.Decider{Surface: c.Surface, ID: c.To}
@@ -295,7 +311,7 @@ func (p *Page) act(w http.ResponseWriter, r *http.Request, token string) {
 			f.Text = text
 			v.Form = &f
 		}
-		p.render(w, status, v)
+		p.refuse(w, r, c, status, v)
 		return
 	}
 	v := view{Title: "Recorded", Question: q.Text, Message: card.RecordedNote(out.Question, c.Ref)}
@@ -303,6 +319,22 @@ func (p *Page) act(w http.ResponseWriter, r *http.Request, token string) {
 		v.state(out.Question)
 	}
 	p.render(w, http.StatusOK, v)
+}
+
+// refuse answers a POST of link c that recorded nothing with page v,
+// having told Refused what v says.
+func (p *Page) refuse(w http.ResponseWriter, r *http.Request, c Claims, status int, v view) {
+	if p.Refused != nil {
+		msg := v.Message
+		if v.Outcome != "" && !strings.Contains(msg, v.Outcome) {
+			msg += " " + v.Outcome + "."
+		}
+		if v.Choice != "" {
+			msg += "\n" + v.Choice
+		}
+		p.Refused(r, c, Note{Title: v.Title, Message: msg, Question: v.Question})
+	}
+	p.render(w, status, v)
 }
 
 // menu lists every action of q for the menu link's recipient, each as its

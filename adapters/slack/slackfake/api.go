@@ -174,7 +174,7 @@ func (f *Fake) userInfo(v url.Values) any {
 		return apiError{Error: "user_not_found"}
 	}
 	return map[string]any{"ok": true, "user": map[string]any{
-		"id": u.ID, "team_id": TeamID, "name": strings.ToLower(strings.ReplaceAll(u.Name, " ", ".")), "real_name": u.Name,
+		"id": u.ID, "team_id": u.team(), "name": strings.ToLower(strings.ReplaceAll(u.Name, " ", ".")), "real_name": u.Name,
 		"profile": map[string]any{"real_name": u.Name, "display_name": u.Name},
 	}}
 }

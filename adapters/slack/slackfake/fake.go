@@ -63,9 +63,19 @@ type Ephemeral struct {
 	Blocks                        json.RawMessage
 }
 
-// User is a person of the fake workspace.
+// User is a person of the fake workspace, or, with Team set, of another
+// workspace, met in a channel shared with it (Slack Connect).
 type User struct {
 	ID, Name string
+	Team     string // the user's workspace: "" is the fake's own, TeamID
+}
+
+// team is u's workspace id.
+func (u User) team() string {
+	if u.Team == "" {
+		return TeamID
+	}
+	return u.Team
 }
 
 // Failure is what the next call of a method answers instead of success:

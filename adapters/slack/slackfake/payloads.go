@@ -121,7 +121,7 @@ func clickPayload(u User, m Message, b Button, trigger string) []byte {
 	if err := json.Unmarshal(fixture("slack-block-actions.json"), &p); err != nil {
 		panic(err)
 	}
-	p["user"] = map[string]any{"id": u.ID, "username": strings.ToLower(u.Name), "name": strings.ToLower(u.Name), "team_id": TeamID}
+	p["user"] = map[string]any{"id": u.ID, "username": strings.ToLower(u.Name), "name": strings.ToLower(u.Name), "team_id": u.team()}
 	p["container"] = map[string]any{"type": "message", "message_ts": m.TS, "channel_id": m.Channel, "is_ephemeral": false}
 	p["channel"] = map[string]any{"id": m.Channel}
 	if trigger != "" {
@@ -163,7 +163,11 @@ func (f *Fake) ReplyEvent(m Message) (body []byte, eventID string) {
 	ev := p["event"].(map[string]any)
 	ev["user"], ev["text"], ev["ts"], ev["event_ts"] = m.User, m.Text, m.TS, m.TS
 	ev["thread_ts"], ev["channel"], ev["parent_user_id"] = m.ThreadTS, m.Channel, BotUserID
-	ev["team"], ev["user_team"], ev["source_team"] = TeamID, TeamID, TeamID
+	// In a shared channel, user_team is the replier's own workspace.
+	f.mu.Lock()
+	team := f.users[m.User].team()
+	f.mu.Unlock()
+	ev["team"], ev["user_team"], ev["source_team"] = team, team, team
 	if strings.HasPrefix(m.Channel, "D") {
 		ev["channel_type"] = "im" // a DM's message.im event, as Slack's docs show it
 	}

@@ -94,12 +94,17 @@ func (s *Server) Deliver(act map[string]any, token string) (int, []byte, error) 
 	return resp.StatusCode, out, nil
 }
 
-// base is what every activity from Teams carries.
+// base is what every activity from Teams carries. A user without an
+// AAD object id (an anonymous meeting participant) is sent without one.
 func (s *Server) base(typ string, u User, conv, convType string) map[string]any {
+	from := map[string]string{"id": u.ID, "name": u.Name}
+	if u.AAD != "" {
+		from["aadObjectId"] = u.AAD
+	}
 	return map[string]any{
 		"type": typ, "id": "f:" + strconv.FormatInt(time.Now().UnixNano(), 36), "timestamp": time.Now().UTC().Format(time.RFC3339Nano),
 		"serviceUrl": s.URL(), "channelId": "msteams",
-		"from":         map[string]string{"id": u.ID, "name": u.Name, "aadObjectId": u.AAD},
+		"from":         from,
 		"conversation": map[string]any{"id": conv, "conversationType": convType, "tenantId": Tenant, "isGroup": convType != "personal"},
 		"recipient":    map[string]string{"id": "28:" + s.AppID, "name": "askbridge"},
 		"channelData":  map[string]any{"tenant": map[string]string{"id": Tenant}},

@@ -38,21 +38,23 @@ func (a *Adapter) ourTeam(ctx context.Context) (*workspace, error) {
 // bot's own workspace. A route that names them (by id, by a user group
 // as role:S…, or as a person) still lets them in, and one that does not
 // let them in at all is left to core, which refuses and records it. A
-// team Slack did not name is not compared. unread is the error of a
-// user group that could not be read, which may be the one naming them.
+// team Slack did not name is not compared, and which workspace is ours
+// is asked only for those "*" alone lets in (a named user counts while
+// auth.test fails). unread is the error of a user group that could not
+// be read, which may be the one naming them.
 //
 // The refusal reads as core's for someone who may not answer; core
 // records no event of it, as core alone decides who may answer and
 // "*" lets them in there.
 func (a *Adapter) foreign(ctx context.Context, q *core.Question, d core.Decider, team string, unread error) error {
-	if team == "" {
+	if team == "" || !a.svc.OnlyAnyone(q, d) {
 		return nil
 	}
 	ours, err := a.ourTeam(ctx)
 	if err != nil {
 		return core.Internal("slack workspace", err)
 	}
-	if ours.has(team) || !a.svc.OnlyAnyone(q, d) {
+	if ours.has(team) {
 		return nil
 	}
 	if unread != nil {

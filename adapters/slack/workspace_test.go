@@ -29,8 +29,9 @@ var (
 )
 
 // newStarEnv is the adapter on a route open to "*" on Slack, which also
-// names vendorListed, the user group and the person erin (vendorPerson).
-func newStarEnv(t *testing.T) *env {
+// names vendorListed, the user group and the person erin (vendorPerson);
+// before, if set, is done to the fake before the adapter runs.
+func newStarEnv(t *testing.T, before func(*slackfake.Fake)) *env {
 	t.Helper()
 	svc, _ := coretest.Open(t, coretest.Options{Routes: map[string]core.Route{
 		"ops": {Rooms: []core.Room{{Surface: core.SurfaceSlack, ID: room}},
@@ -42,6 +43,9 @@ func newStarEnv(t *testing.T) *env {
 		fake.AddUser(u)
 	}
 	fake.SetGroup(group, vendorGroup.ID)
+	if before != nil {
+		before(fake)
+	}
 	a, err := slack.New(svc, slack.Options{BotToken: "xoxb-test", SigningSecret: secret, APIURL: strings.TrimSuffix(fake.APIURL(), "/")})
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +69,7 @@ const notADecider = "You are not one of the people who may answer this question.
 // edit modal alike, unless the route names them: by id, by a user group
 // or as a person. Before, "*" let them answer.
 func TestStarMeansOurWorkspace(t *testing.T) {
-	e := newStarEnv(t)
+	e := newStarEnv(t, nil)
 	approval := func() (*core.Question, slackfake.Message) {
 		q := e.ask(core.AskInput{Kind: core.KindApproval, Text: "Drop prod?", Tool: "sql",
 			Arguments: json.RawMessage(`{"q":"drop"}`), Editable: &core.Editable{Keys: []string{"q"}}})
@@ -101,5 +105,29 @@ func TestStarMeansOurWorkspace(t *testing.T) {
 		if got := e.get(q.ID); got.State != core.StateAnswered || got.Resolution.Decider.ID != u.ID {
 			t.Fatalf("%s: %s %+v", u.Name, got.State, got.Resolution)
 		}
+	}
+}
+
+// TestNamedUserNeedsNoWorkspace: a user of another workspace whom the
+// route names counts while auth.test fails (the bot's workspace unknown):
+// which workspace is ours matters only to those "*" alone lets in, and a
+// member of ours let in by "*" alone is told to try again. Before, the
+// workspace was asked of auth.test first, and the named user was told
+// to try again too.
+func TestNamedUserNeedsNoWorkspace(t *testing.T) {
+	e := newStarEnv(t, func(f *slackfake.Fake) {
+		for range 3 { // Run's auth.test, and one more for each click that asks
+			f.FailNext("auth.test", slackfake.Failure{Error: "internal_error"})
+		}
+	})
+	q := e.ask(core.AskInput{Kind: core.KindApproval, Text: "Drop prod?", Tool: "sql", Arguments: json.RawMessage(`{"q":"drop"}`)})
+	m := e.card(q.ID)
+	e.click(mallory, m, button(t, m, core.RefApprove, -1, 0))
+	if note := e.note(mallory, 0); strings.Contains(note, "Recorded") || e.get(q.ID).State != core.StateOpen {
+		t.Fatalf("a member let in by \"*\" alone, our workspace unknown, was told %q", note)
+	}
+	e.click(vendorListed, m, button(t, m, core.RefApprove, -1, 0))
+	if got := e.get(q.ID); got.State != core.StateAnswered || got.Resolution.Decider.ID != vendorListed.ID {
+		t.Fatalf("the named user's approve: %s %+v, told %q", got.State, got.Resolution, e.note(vendorListed, 0))
 	}
 }

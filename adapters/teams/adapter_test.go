@@ -50,13 +50,21 @@ func newEnv(t *testing.T) *env {
 }
 
 // newEnvWith is newEnv with the adapter's values the store's as kv
-// makes them (nil: the store's as they are), and the service on clock
-// (nil: the wall clock, Teams' own).
+// makes them (nil: the store's as they are), and the service and the
+// store on clock (nil: the wall clock, Teams' own), so that a tie's
+// lifetime passes as the clock moves. Route ops escalates to "oncall",
+// in the same channel.
 func newEnvWith(t *testing.T, kv func(core.Values) core.Values, clock core.Clock) *env {
 	t.Helper()
 	deciders := map[core.Surface][]string{core.SurfaceTeams: {aliceAAD, bobAAD}, core.SurfaceAPI: {"*"}}
-	svc, _ := coretest.Open(t, coretest.Options{Clock: clock, Routes: map[string]core.Route{
-		"ops":      {Rooms: []core.Room{{Surface: core.SurfaceTeams, ID: channel}}, Deciders: deciders},
+	var now func() time.Time // the store's clock: nil is the wall clock
+	if clock != nil {
+		now = clock.Now
+	}
+	st := coretest.OpenStoreOn(t, now)
+	svc := coretest.Service(t, st, coretest.Options{Clock: clock, Routes: map[string]core.Route{
+		"ops":      {Rooms: []core.Room{{Surface: core.SurfaceTeams, ID: channel}}, Deciders: deciders, EscalateTo: "oncall"},
+		"oncall":   {Rooms: []core.Room{{Surface: core.SurfaceTeams, ID: channel}}, Deciders: deciders},
 		"alice-dm": {Rooms: []core.Room{{Surface: core.SurfaceTeams, ID: core.DMRoom(aliceAAD)}}, Deciders: deciders},
 	}})
 	fake := teamsfake.Start(t, appID, secret)

@@ -1,22 +1,13 @@
 package teams_test
 
 import (
-	"context"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
-	"github.com/askbridge/askbridge/adapters/teams"
 	"github.com/askbridge/askbridge/adapters/teams/teamsfake"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/card"
-	"github.com/askbridge/askbridge/core/loops"
-	"github.com/askbridge/askbridge/internal/coretest"
 )
 
 // toldNow reports whether u has been told, in their personal chat, a note
@@ -138,7 +129,7 @@ func TestThreadTieOutlivesReaskAndEscalation(t *testing.T) {
 	for name, policy := range map[string]core.TimeoutPolicy{"reask": core.OnTimeoutReask, "escalate": core.OnTimeoutEscalate} {
 		t.Run(name, func(t *testing.T) {
 			clock := core.NewSimClock(time.Now())
-			e := newClockEnv(t, clock)
+			e := newEnvWith(t, nil, clock)
 			q, err := e.svc.Ask(t.Context(), core.AskInput{Kind: core.KindClarification, Agent: "a", RunID: "r", Route: "ops",
 				Text: "Which region?", Reversibility: core.Reversible, Timeout: 48 * time.Hour, OnTimeout: policy})
 			if err != nil {
@@ -159,36 +150,4 @@ func TestThreadTieOutlivesReaskAndEscalation(t *testing.T) {
 			}
 		})
 	}
-}
-
-// newClockEnv is newEnv with the store and the service on clock, so a
-// tie's lifetime passes as the clock moves; route ops escalates to
-// "oncall", which alice may answer too.
-func newClockEnv(t *testing.T, clock *core.SimClock) *env {
-	t.Helper()
-	deciders := map[core.Surface][]string{core.SurfaceTeams: {aliceAAD}}
-	st := coretest.OpenStoreOn(t, clock.Now)
-	svc := coretest.Service(t, st, coretest.Options{Clock: clock, Routes: map[string]core.Route{
-		"ops":    {Rooms: []core.Room{{Surface: core.SurfaceTeams, ID: channel}}, Deciders: deciders, EscalateTo: "oncall"},
-		"oncall": {Rooms: []core.Room{{Surface: core.SurfaceTeams, ID: channel}}, Deciders: deciders},
-	}})
-	fake := teamsfake.Start(t, appID, secret)
-	a, err := teams.New(svc, teams.Options{AppID: appID, AppPassword: secret, TenantID: teamsfake.Tenant,
-		TokenURL: fake.TokenURL(), ServiceURL: fake.URL(), OpenIDURL: fake.OpenIDURL(), KV: svc.Values(), Log: zerolog.Nop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	a.Mount(mux)
-	web := httptest.NewServer(mux)
-	t.Cleanup(web.Close)
-	fake.SetTarget(web.URL + teams.MessagesPath)
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = a.Run(ctx) })
-	wg.Go(func() {
-		loops.Deliver(ctx, svc, a, loops.DeliverOptions{Block: 50 * time.Millisecond, MinIdle: time.Second, RetryWait: 10 * time.Millisecond})
-	})
-	t.Cleanup(func() { cancel(); wg.Wait() })
-	return &env{t: t, svc: svc, fake: fake, a: a, web: web}
 }

@@ -233,10 +233,12 @@ func (p Prompt) AskAs(agent core.AgentID, route string, evaluate func(core.AskIn
 		return p, in, err
 	}
 	if len(in.Arguments) > core.MaxArgumentsLen {
-		// The ask refuses it (core's checkApprovalAsk, with this very
-		// message); the rules are not run on up to a hook input's 1 MiB
-		// first, two or three times, to no end.
-		return p, in, core.Errorf(core.CodeInvalid, "ask", "arguments are %d bytes; the limit is %d", len(in.Arguments), core.MaxArgumentsLen)
+		// The ask would refuse it; refused here, in core's own words
+		// (Validate), the rules are not first run two or three times on
+		// up to a hook input's 1 MiB, to no end.
+		if err := in.Validate(); err != nil {
+			return p, in, err
+		}
 	}
 	bash, err := evaluate(in)
 	if err != nil || denies(bash) {

@@ -39,7 +39,7 @@ func TestAStandingApprovedCallReadsAsTheBridges(t *testing.T) {
 		t.Fatalf("the batch's answers: %+v", v.Answers)
 	}
 	for _, a := range v.Answers {
-		if a.StandingID != "" && a.Surface != core.SurfaceSystem {
+		if a.StandingID == "" || a.Surface != core.SurfaceSystem {
 			t.Errorf("call %s decided by standing approval %s at the ask reads as decided on surface %q; the resolution says %q", a.ItemID, a.StandingID, a.Surface, v.Resolution.Surface)
 		}
 	}

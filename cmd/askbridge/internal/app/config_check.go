@@ -105,8 +105,13 @@ func checkRoute(f File, key string, r RouteFile) error {
 			if strings.TrimSpace(id) == "" {
 				return fmt.Errorf("%s.deciders.%s[%d] is empty", key, surface, j)
 			}
-			if id == "role:" {
+			switch role, ok := strings.CutPrefix(id, "role:"); {
+			case ok && strings.TrimSpace(role) == "":
 				return fmt.Errorf("%s.deciders.%s[%d]: %q names no role: write role:<name>", key, surface, j, id)
+			case ok && strings.TrimSpace(role) != role:
+				// "role: S0ADMINS" names the role " S0ADMINS", which no
+				// platform or token has: it would match no one.
+				return fmt.Errorf("%s.deciders.%s[%d]: %q has spaces around its role: write role:<name>", key, surface, j, id)
 			}
 			if core.ParseDecider(id).Role != "" && !slices.Contains(core.RoleSurfaces, core.Surface(surface)) {
 				return fmt.Errorf("%s.deciders.%s[%d]: %q would match no one: role entries are for %s only", key, surface, j, id, core.SurfaceNames(core.RoleSurfaces))

@@ -39,6 +39,8 @@ func TestParseFileNamesTheBadKey(t *testing.T) {
 		{"missing room id", "routes: {a: {rooms: [{surface: slack}]}}", "routes.a.rooms[0].id is required"},
 		{"bad decider surface", "routes: {a: {deciders: {irc: [x]}}}", "routes.a.deciders.irc"},
 		{"role entry naming no role", "routes: {a: {deciders: {slack: [\"role:\"]}}}", "routes.a.deciders.slack[0]: \"role:\" names no role"},
+		{"role entry naming a blank role", "routes: {a: {deciders: {slack: [\"role: \"]}}}", "routes.a.deciders.slack[0]: \"role: \" names no role"},
+		{"role entry with a space before its role", "routes: {a: {deciders: {slack: [\"role: S0ADMINS\"]}}}", "routes.a.deciders.slack[0]: \"role: S0ADMINS\" has spaces around its role"},
 		{"role entry where deciders carry no roles", "routes: {a: {deciders: {telegram: [\"role:admins\"]}}}", "routes.a.deciders.telegram[0]: \"role:admins\" would match no one"},
 		{"unknown escalation", "routes: {a: {escalate_to: b}}", "routes.a.escalate_to"},
 		{"token without role", "tokens: [{name: x, token: abcdefghijklmnopq}]", "tokens[0].role"},

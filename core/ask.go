@@ -327,9 +327,9 @@ func (c askShortcuts) closesAll(q *Question) bool {
 func (s *Service) shortcutsOf(ctx context.Context, p askPlan) (askShortcuts, error) {
 	c := askShortcuts{decided: p.verdict.Rule != nil && p.verdict.Rule.Decide != DecideAsk, ruled: map[int]RuleVerdict{}}
 	var err error
-	// A call whose rules stopped at one that could not be evaluated goes
-	// to a person: the rules after it (a deny among them) never ran, so
-	// no standing approval may cover it.
+	// A call whose rules stopped at one that could not be evaluated (and
+	// that no later deny denied) goes to a person: the rules after it
+	// never all ran, so no standing approval may cover it.
 	if !c.decided && p.verdict.Err == nil {
 		if c.standing, err = s.standingFor(ctx, p.q, p.route); err != nil {
 			return askShortcuts{}, err

@@ -60,7 +60,8 @@ func TestRacingRepeatsOfAnAskClosedAtOnceAllGetIt(t *testing.T) {
 // TestABatchResentWithItsCallIdsIsTheSameAsk: a batch names its calls,
 // so a batch resent with the same calls (a lost reply, an MCP host's
 // resend) is the same ask, whatever key it carries: one question, not
-// two open cards for the same calls.
+// two open cards for the same calls. Resent in another order, it is
+// refused as a different body, never asked again.
 func TestABatchResentWithItsCallIdsIsTheSameAsk(t *testing.T) {
 	svc, _ := coretest.Open(t, coretest.Options{})
 	in := core.AskInput{Kind: core.KindApproval, Agent: "a", RunID: "r1", Text: "These?", Reversibility: core.Reversible,
@@ -70,10 +71,14 @@ func TestABatchResentWithItsCallIdsIsTheSameAsk(t *testing.T) {
 	if err != nil || repeat {
 		t.Fatalf("first: %v, repeat %v", err, repeat)
 	}
-	in.Calls[0], in.Calls[1] = in.Calls[1], in.Calls[0]
+	in.IdempotencyKey = "another-key"
 	again, repeat, err := svc.AskOrRepeat(t.Context(), in)
-	if err == nil && (!repeat || again.ID != first.ID) {
-		t.Fatalf("the batch resent: question %s, repeat %v; want %s", again.ID, repeat, first.ID)
+	if err != nil || !repeat || again.ID != first.ID {
+		t.Fatalf("the batch resent: %+v, repeat %v, %v; want %s", again, repeat, err, first.ID)
+	}
+	in.Calls[0], in.Calls[1] = in.Calls[1], in.Calls[0]
+	if again, repeat, err := svc.AskOrRepeat(t.Context(), in); err == nil && (!repeat || again.ID != first.ID) {
+		t.Fatalf("the batch resent in another order: question %s, repeat %v; want %s", again.ID, repeat, first.ID)
 	}
 	open, _, err := svc.ListOpen(t.Context(), "", 10)
 	if err != nil || len(open) != 1 {

@@ -228,7 +228,8 @@ func (s *Service) decideAtAsk(ctx context.Context, q *Question, ruled map[int]Ru
 					Reason: why, Payload: payload}}, nil
 		}})
 	if errors.Is(err, errDecidedAlready) {
-		return s.store.Get(ctx, q.ID)
+		got, err := s.store.Get(ctx, q.ID)
+		return got, Internal("ask", err)
 	}
 	if err != nil {
 		return nil, err

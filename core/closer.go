@@ -117,6 +117,17 @@ func (a ItemAnswer) DecidedBy() Closer {
 	return CloserPerson
 }
 
+// Surface is where the act that decided the part came from: its
+// decider's surface, except for a standing approval or a policy rule,
+// which the bridge applied (its granter acted earlier, elsewhere, and a
+// rule is nobody), so SurfaceSystem, as ClosingSurface says of a close.
+func (a ItemAnswer) Surface() Surface {
+	if a.DecidedBy() != CloserPerson {
+		return SurfaceSystem
+	}
+	return a.Decider.Surface
+}
+
 // ClosingSurface is where the act that closed q came from: the closing
 // decider's surface, except for a standing approval, which the bridge
 // applied at the ask (its granter acted earlier, elsewhere), and a batch

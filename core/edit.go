@@ -106,8 +106,10 @@ const (
 	KeyChanged ChangeKind = "changed"
 )
 
-// editTextLen bounds the text of edited arguments before it is read:
-// arguments at the limit, indented as a card shows them, with room.
+// editTextLen is how long the text of edited arguments may be and still
+// be read as it is: arguments at the limit, indented as a card shows
+// them, mostly fit. Longer text is read without its layout first
+// (editOf), since many short values indent to more.
 const editTextLen = 4 * MaxArgumentsLen
 
 // editOf checks edited arguments against the call: a JSON object within

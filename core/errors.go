@@ -126,9 +126,23 @@ func (e *ClosedError) Error() string {
 		// So did those that closed a batch at the ask.
 		who = grants
 	case CloserOf(e.Question) == CloserQuorum:
-		// Several people closed it; the last vote only reached the count.
-		n := len(e.Question.CountedVotes())
-		who = fmt.Sprintf("a quorum of %d (the last vote by %s)", n, who)
+		// The votes for the way it closed did, the last only reaching
+		// the count; those the other way did not (card.OutcomeLine's
+		// count too).
+		choice, n := ClosingChoice(e.Question), 0
+		for _, v := range e.Question.CountedVotes() {
+			if v.Choice == choice {
+				n++
+			}
+		}
+		switch {
+		case choice != DenyOption:
+			who = fmt.Sprintf("a quorum of %d (the last vote by %s)", n, who)
+		case n > 1:
+			who = fmt.Sprintf("%d denies (the last by %s)", n, who)
+		default:
+			who = "a deny by " + who
+		}
 	}
 	return fmt.Sprintf("question %s was already closed by %s at %s as %s",
 		e.Question.ID, who, r.At.UTC().Format("2006-01-02T15:04:05Z"), r.State)

@@ -17,9 +17,10 @@ import (
 // the question it already has rather than a second one that people would
 // be asked to answer with nobody waiting on it.
 //
-// An ask is scoped by its agent and either its run and tool call id or,
-// without one, the caller's Idempotency-Key (which an ask naming its tool
-// call may carry too, to no effect). Key is the SHA-256 of that scope:
+// An ask is scoped by its agent and either its run and tool call id (a
+// batch's: the ids of its calls) or, without one, the caller's
+// Idempotency-Key (which an ask naming its tool calls may carry too, to
+// no effect). Key is the SHA-256 of that scope:
 // the store keeps one question per Key, checked in the same atomic step
 // that creates the question (law 1), so racing repeats on any replica park
 // once. Fingerprint is the SHA-256 of the ask itself, so a repeat that
@@ -52,7 +53,7 @@ func (e *DuplicateError) Error() string {
 }
 
 // idempotencyOf is in's scope and fingerprint, or nil for an ask that has
-// neither an Idempotency-Key nor a tool call id (nothing says two such
+// neither an Idempotency-Key nor a tool call id (nor calls) (nothing says two such
 // asks are the same, so each parks). An ask that names its tool call is
 // that call's one question whatever key it carries: a library that keys
 // every request, or a retry after a restart with a fresh key, would
@@ -116,8 +117,8 @@ func repeatOf(in AskInput, idem *Idempotency, dup *DuplicateError) (*Question, e
 
 // idempotencyScope is what makes in the same ask as another, how a
 // refusal names it, and what a different ask must change (renew): its
-// tool call, which wins over any key, or else its Idempotency-Key; ""
-// for neither.
+// tool call, or a batch's calls, which win over any key, or else its
+// Idempotency-Key; "" for none.
 func idempotencyScope(in AskInput) (scope, what, renew string) {
 	switch {
 	case in.ToolCallID != "":

@@ -303,7 +303,7 @@ func (s *Service) voteTransition(q *Question, in AnswerInput, res *Resolution, n
 // account identified afresh, with the roles the routes let them in by
 // when they voted (Vote.Roles), against the routes in force.
 func (s *Service) voterAllowed(q *Question, v Vote) bool {
-	d := s.identify(Decider{Surface: v.Decider.Surface, ID: v.Decider.ID, Name: v.Decider.Name})
+	d := s.identify(v.Decider) // as grantorAllowed identifies a grantor
 	d.Roles = v.Roles
 	return s.allowed(q, d)
 }
@@ -326,6 +326,21 @@ func (q *Question) CountedVotes() []Vote {
 		return q.Votes
 	}
 	return slices.DeleteFunc(slices.Clone(q.Votes), func(v Vote) bool { return slices.Contains(off, v.Key) })
+}
+
+// ClosingChoice is the choice q closed with when votes closed it: for an
+// approval ApproveOption or DenyOption, else the option chosen.
+func ClosingChoice(q *Question) string {
+	r := q.Resolution
+	switch {
+	case r == nil:
+		return ""
+	case q.Kind != KindApproval:
+		return r.OptionID
+	case r.Approved != nil && *r.Approved:
+		return ApproveOption
+	}
+	return DenyOption
 }
 
 // denyThreshold is how many denies close an approval denied: one under

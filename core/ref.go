@@ -10,8 +10,8 @@ import (
 // after a restart, or on another replica, works.
 type Ref struct {
 	QuestionID QuestionID
-	// Item is the form item's index, or -1 when the ref is not about an
-	// item.
+	// Item is the form item's index (a batch call's, on a batch), or -1
+	// when the ref is not about one part.
 	Item int
 	// Action is what the button does.
 	Action RefAction

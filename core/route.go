@@ -128,8 +128,9 @@ func ParseDecider(e string) DeciderEntry {
 // force needs of them (a standing approval's grantor, a vote's voter).
 func (r Route) LetIn(d Decider) []string {
 	var out []string
+	on := r.RolesOn(d.Surface)
 	for _, role := range d.Roles {
-		if slices.Contains(r.RolesOn(d.Surface), role) {
+		if slices.Contains(on, role) && !slices.Contains(out, role) {
 			out = append(out, role)
 		}
 	}

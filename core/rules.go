@@ -31,10 +31,12 @@ import (
 //	kind    string               the question's kind ("approval")
 //
 // A condition that cannot be evaluated for an ask (a key its arguments
-// lack, say) stops the rules there: the ask is asked of a person as
-// configured, and no standing approval covers it (the rules after the
-// broken one never ran), so a broken rule never lets a call through. Questions of other kinds are
-// asked as configured: no rule sees them.
+// lack, say, or past its cost limit) stops the rules there, save that a
+// later deny that matches still denies (laterDeny): otherwise the ask is
+// asked of a person as configured, and no standing approval covers it
+// (the allows after the broken rule never ran), so a broken rule never
+// lets a call through, nor keeps one from being denied. Questions of
+// other kinds are asked as configured: no rule sees them.
 //
 // A batch's calls are each run through the rules as an approval of that
 // one call would be. A call a rule allows or denies is decided at the ask,

@@ -21,7 +21,8 @@ func ruleApplies(in AskInput) bool {
 	return in.Kind == KindApproval && len(in.Calls) == 0
 }
 
-// evalRules runs route's rules over in, first match wins.
+// evalRules runs route's rules over in, first match wins; past a rule
+// that cannot be evaluated, only a later deny that matches still decides.
 func evalRules(route Route, in AskInput) RuleVerdict {
 	if len(route.Rules) == 0 || !ruleApplies(in) {
 		return RuleVerdict{}

@@ -196,3 +196,31 @@ func TestALateActOnAQuorumsCloseIsToldAQuorumClosedIt(t *testing.T) {
 		t.Errorf("a late cancel is told %q", msg)
 	}
 }
+
+// TestALateActIsToldHowManyVotesClosedIt: the 409 names the votes that
+// closed the question, those for the way it closed, not every vote cast.
+// Before, a veto was told as "a quorum of 2" (an approve and the deny that
+// closed it), and two approves past an earlier deny as "a quorum of 3".
+func TestALateActIsToldHowManyVotesClosedIt(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		count bool
+		votes [][2]string
+		want  string
+	}{
+		{"a veto", false, [][2]string{{"alice", core.ApproveOption}, {"bob", core.DenyOption}}, "already closed by a deny by person bob on api at "},
+		{"approves past a deny", true, [][2]string{{"alice", core.DenyOption}, {"bob", core.ApproveOption}, {"carol", core.ApproveOption}},
+			"already closed by a quorum of 2 (the last vote by person carol on api) at "},
+		{"denies counted", true, [][2]string{{"alice", core.ApproveOption}, {"bob", core.DenyOption}, {"carol", core.DenyOption}, {"dave", core.DenyOption}},
+			"already closed by 3 denies (the last by person dave on api) at "},
+	} {
+		f := newRemovedVoter(t, removedVoterConfig(c.count, "alice", "bob", "carol", "dave"))
+		for _, v := range c.votes {
+			f.vote(v[0], v[1])
+		}
+		_, err := f.svc.Cancel(t.Context(), core.CancelInput{QuestionID: f.q.ID, Owner: f.q.Agent, By: core.Decider{Surface: core.SurfaceAgent, ID: "ag"}})
+		if msg := core.ErrorMessage(err); !strings.Contains(msg, c.want) {
+			t.Errorf("%s: a late cancel is told %q, want %q", c.name, msg, c.want)
+		}
+	}
+}

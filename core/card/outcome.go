@@ -102,13 +102,13 @@ func standingBy(u *core.StandingUse) string {
 // naming everyone whose vote went the way the question closed (the
 // tally beside it shows every vote).
 func quorumLine(q *core.Question, at string) string {
-	r := q.Resolution
-	choice, verdict := r.OptionID, "Decided"
-	if q.Kind == core.KindApproval {
-		choice, verdict = core.ApproveOption, "Approved"
-		if r.Approved == nil || !*r.Approved {
-			choice, verdict = core.DenyOption, "Denied"
-		}
+	choice, verdict := core.ClosingChoice(q), "Decided"
+	switch {
+	case q.Kind != core.KindApproval:
+	case choice == core.ApproveOption:
+		verdict = "Approved"
+	default:
+		verdict = "Denied"
 	}
 	var names []string
 	for _, v := range q.CountedVotes() {

@@ -51,3 +51,22 @@ func TestOperatorViewHidesGrantors(t *testing.T) {
 		t.Error("the view changed the question")
 	}
 }
+
+// TestOperatorViewHidesDiscountedVoters: a vote that no longer counts is
+// named, in the later vote that discounted it, by its key; a one-way
+// door's voter's key holds their address, so it is hidden there as on
+// their own vote. Before, the API showed an ntfy topic that a reload took
+// off the route in the next vote's discounted list.
+func TestOperatorViewHidesDiscountedVoters(t *testing.T) {
+	const topic = "s3cret-topic-of-alice"
+	q := &core.Question{ID: "aaaaaaaaaaaaaaaaa", Kind: core.KindApproval, State: core.StateOpen, Quorum: 2,
+		Votes: []core.Vote{{Key: "ntfy:" + topic, Choice: core.ApproveOption, Decider: core.Decider{Surface: core.SurfaceNtfy, ID: topic}},
+			{Key: "slack:U2", Choice: core.ApproveOption, Decider: core.Decider{Surface: core.SurfaceSlack, ID: "U2"}, Discounted: []string{"ntfy:" + topic}}}}
+	raw, _ := json.Marshal(client.OperatorView(q))
+	if s := string(raw); strings.Contains(s, topic) {
+		t.Fatalf("the API's view: %s", s)
+	}
+	if q.Votes[1].Discounted[0] != "ntfy:"+topic {
+		t.Error("the view changed the question")
+	}
+}

@@ -207,13 +207,10 @@ func AgentView(q *core.Question) *AgentQuestion {
 		v.Votes = append(v.Votes, AgentVote{Choice: vt.Choice, Surface: vt.Decider.Surface, At: vt.At})
 	}
 	for _, a := range q.Answers {
-		aa := AgentAnswer{ItemID: a.ItemID, OptionID: a.OptionID, Surface: a.Decider.Surface, At: a.At, Edited: agentEdit(a.Edit)}
-		if a.Standing != nil || a.Policy != nil {
-			// Nobody acted on the call: the bridge applied a standing
-			// approval or a rule (the resolution says system too), and the
-			// grantor's own surface is not the agent's to know.
-			aa.Surface = core.SurfaceSystem
-		}
+		// A part a standing approval or a rule decided reads as the
+		// system's, as the resolution does: the grantor's own surface is
+		// not the agent's to know.
+		aa := AgentAnswer{ItemID: a.ItemID, OptionID: a.OptionID, Surface: a.Surface(), At: a.At, Edited: agentEdit(a.Edit)}
 		if a.Standing != nil {
 			aa.StandingID = a.Standing.ID
 		}
@@ -338,13 +335,30 @@ func hideAddresses(v *Question) {
 			a.Decider, a.Standing = core.ShownDecider(a.Decider), grantor(a.Standing)
 		}
 	}
-	if slices.ContainsFunc(v.Votes, func(vt core.Vote) bool { return personal(vt.Decider) }) {
+	// A vote's key names an account as "<surface>:<id>", on its own vote
+	// and in a later vote's list of those it discounted.
+	personalKey := func(k string) bool {
+		sf, _, _ := strings.Cut(k, ":")
+		return core.Surface(sf).RoomIsPersonal()
+	}
+	if slices.ContainsFunc(v.Votes, func(vt core.Vote) bool {
+		return personal(vt.Decider) || slices.ContainsFunc(vt.Discounted, personalKey)
+	}) {
 		v.Votes = slices.Clone(v.Votes)
 		for i := range v.Votes {
-			if vt := &v.Votes[i]; personal(vt.Decider) {
+			vt := &v.Votes[i]
+			if personal(vt.Decider) {
 				vt.Decider = core.ShownDecider(vt.Decider)
 				if !strings.HasPrefix(vt.Key, core.PersonPrefix) {
 					vt.Key = ""
+				}
+			}
+			if slices.ContainsFunc(vt.Discounted, personalKey) {
+				vt.Discounted = slices.Clone(vt.Discounted)
+				for j, k := range vt.Discounted {
+					if personalKey(k) {
+						vt.Discounted[j] = ""
+					}
 				}
 			}
 		}

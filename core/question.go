@@ -159,6 +159,11 @@ type Decider struct {
 	Name    string   `json:"name,omitempty"`
 	Person  string   `json:"person,omitempty"`
 	Roles   []string `json:"-"`
+	// Outsider, set by a door whose platform lets people of another
+	// organisation act in a shared place (a Slack Connect channel),
+	// keeps a route's "*" from letting them in: "*" means the
+	// deployment's own members. A route that names them still does.
+	Outsider bool `json:"-"`
 }
 
 // DeciderLabel names who acted, for people: the display name, else the

@@ -84,7 +84,9 @@ func (r Route) Allows(d Decider) bool {
 	for _, e := range r.Deciders[d.Surface] {
 		switch entry := ParseDecider(e); {
 		case entry.Anyone:
-			return true
+			if !d.Outsider {
+				return true
+			}
 		case entry.Role != "":
 			if slices.Contains(d.Roles, entry.Role) {
 				return true

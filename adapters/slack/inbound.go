@@ -237,14 +237,17 @@ func (a *Adapter) cardQuestion(ctx context.Context, channel, threadTS string) (c
 // be read and the user may not answer without it, whether they may is
 // unknown: that is an error to try again after, not a refusal that core
 // would record and the user would be told as the truth. A user of
-// another workspace (team, their own, is not ours) is refused here
-// unless the routes name them (foreign): "*" means our own members.
+// another workspace (team, their own, is not ours) is marked an outsider
+// (outsider), whom core lets in only where the routes name them: "*"
+// means our own members.
 func (a *Adapter) decider(ctx context.Context, q *core.Question, user, team, payloadName string) (core.Decider, error) {
 	roles, unread := a.roles(ctx, q, user)
 	d := core.Decider{Surface: core.SurfaceSlack, ID: user, Name: a.name(ctx, user, payloadName), Roles: roles}
-	if err := a.foreign(ctx, q, d, team, unread); err != nil {
+	outsider, err := a.outsider(ctx, q, d, team, unread)
+	if err != nil {
 		return d, err
 	}
+	d.Outsider = outsider
 	if unread != nil && !a.svc.MayAnswer(q, d) {
 		return d, core.Internal("slack user groups", unread)
 	}

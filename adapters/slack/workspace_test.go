@@ -97,6 +97,20 @@ func TestStarMeansOurWorkspace(t *testing.T) {
 	if e.get(q.ID).State != core.StateOpen || e.get(c.ID).State != core.StateOpen {
 		t.Fatal("a user of another workspace answered through \"*\"")
 	}
+	// Refused by core, which records it, as every refusal (law 8).
+	evs, err := e.svc.QuestionEvents(t.Context(), q.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := 0
+	for _, ev := range evs {
+		if ev.Kind == core.EventRefused {
+			refused++
+		}
+	}
+	if refused != 2 {
+		t.Errorf("%d refused events for the other workspace's click and edit; want 2", refused)
+	}
 
 	// Named by id, by a group, as a person; or of our own workspace.
 	for _, u := range []slackfake.User{vendorListed, vendorGroup, vendorPerson, mallory} {

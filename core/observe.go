@@ -109,7 +109,7 @@ func (s *Service) observeResolve(start time.Time, a attempt, out Outcome, err er
 	case ResolveLost:
 		if a.door != doorSystem {
 			reason := RefusedClosed
-			if closed, _ := errors.AsType[*ClosedError](err); closed.Question != nil && closed.Question.State == StateExpired {
+			if closed, _ := errors.AsType[*ClosedError](err); closed != nil && closed.Question != nil && closed.Question.State == StateExpired {
 				reason = RefusedExpired
 			}
 			o.Refused("answer", reason)
@@ -130,8 +130,8 @@ func resolveResult(out Outcome, err error) string {
 		return ResolveClosed
 	case err == nil:
 		return ResolveRecorded
-	case errors.As(err, &closed):
-		return ResolveLost
+	case errors.As(err, &closed), errors.Is(err, errDecidedAlready):
+		return ResolveLost // to another act, or a repeat of the ask that raced it
 	case ErrorCode(err) == CodeForbidden:
 		return ResolveRefused
 	case ErrorCode(err) == CodeInvalid, ErrorCode(err) == CodeConflict:

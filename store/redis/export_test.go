@@ -130,3 +130,9 @@ func CommitUnchecked(ctx context.Context, s *Store, c core.Change, bad int) erro
 	_, err = s.runArgs(ctx, resolveScript, cmd)
 	return err
 }
+
+// ReadOne reads question id with the read script, as a read does while
+// the autopipeliner is in use (nil if it is gone).
+func ReadOne(ctx context.Context, s *Store, id core.QuestionID) ([]*core.Question, error) {
+	return s.loadOne(ctx, nil, id)
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -259,19 +260,33 @@ func (s *Store) rangeByScore(ctx context.Context, key func(shard int) string, lo
 
 // loadOne reads question id with the read script, through the
 // autopipeliner ap (nil: the client), so that its keys are read at one
-// moment; nil if it is gone.
+// moment; nil if it is gone. A closed question whose resolution is on
+// another node than its hash (its slot half moved) is a failover's
+// error: try again.
 func (s *Store) loadOne(ctx context.Context, ap *goredis.AutoPipeliner, id core.QuestionID) ([]*core.Question, error) {
 	qkey, dkey, rkey := s.k.question(id), s.k.document(id), s.k.resolution(id)
 	if scriptHook != nil {
+		// rkey is an argument, but the script reads it: it too must
+		// share the slot.
 		scriptHook(readScript.name, []string{qkey, dkey, rkey})
 	}
 	v, err := s.runScript(ctx, ap, readScript, append(scriptArgs(2, 1), qkey, dkey, rkey))
 	if err != nil {
+		if strings.Contains(err.Error(), "non local key in a cluster node script") {
+			// The resolution, read undeclared (read.lua), has gone over
+			// to another node ahead of the hash: the slot is moving.
+			return nil, markErr(err)
+		}
 		return nil, err
 	}
 	r, err := parseReply(readScript.name, v)
 	if err != nil || len(r.fields) == 0 {
 		return nil, err
+	}
+	if _, ok := r.fields["res"]; !ok && r.fields["state"] != string(core.StateOpen) {
+		// Closed, with no resolution where the hash is: the slot is
+		// moving, and the hash has gone over to another node ahead of it.
+		return nil, markErr(fmt.Errorf("question %s: closed, its resolution not yet beside it (its slot is moving)", id))
 	}
 	q, err := decodeQuestion(id, r.fields)
 	if err != nil {
@@ -327,10 +342,12 @@ func (s *Store) load(ctx context.Context, ids []core.QuestionID) ([]*core.Questi
 		if err != nil {
 			return nil, fmt.Errorf("question %s resolution: %w", ids[i], err)
 		}
-		if !docFound || resFound && f["state"] == "open" {
-			// Another client's purge or close ran between this one's two
+		if !docFound || resFound == (f["state"] == string(core.StateOpen)) {
+			// Another client's purge or close ran between this one's
 			// reads (Redis serves a pipeline longer than it reads at once
-			// in parts): read it again, at one moment.
+			// in parts): a document gone, an open question with a
+			// resolution, a closed one without. Read it again, at one
+			// moment.
 			again, err := s.loadOne(ctx, ap, ids[i])
 			if err != nil {
 				return nil, err

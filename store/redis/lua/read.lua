@@ -8,7 +8,9 @@
 -- none, and while a cluster moves the shard's slot, Redis refuses a
 -- script that declares a key it does not hold (TRYAGAIN) for as long as
 -- the move lasts. record reads it only once the hash says closed, when
--- it exists, in the same slot as the others.
+-- it exists, in the same slot as the others (though, while the slot
+-- moves, maybe not yet, or no longer, on the same node: the store then
+-- says try again, loadOne).
 --
 -- KEYS[1]  question hash          ARGV[1]  its resolution's key
 -- KEYS[2]  question document

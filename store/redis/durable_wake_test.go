@@ -1,6 +1,7 @@
 package redis_test
 
 import (
+	"errors"
 	"net"
 	"strconv"
 	"strings"
@@ -131,7 +132,7 @@ func TestDurableCloseWakesOthersOnceItHolds(t *testing.T) {
 		_, err := replica.Do("DEBUG", "SLEEP", "0.4")
 		slept <- err
 	}()
-	time.Sleep(50 * time.Millisecond) // the replica is asleep now
+	asleep(t, replica.Addr())
 	start := time.Now()
 	if _, err := a.Resolve(ctx, answer(q, "ada", t0.Add(time.Minute))); err != nil {
 		t.Fatalf("durable close: %v", err)
@@ -210,4 +211,19 @@ func waitCalls(t *testing.T, c *goredis.Client) int {
 		}
 	}
 	return 0
+}
+
+// asleep returns once the server at addr no longer answers a PING within
+// a few milliseconds: a DEBUG SLEEP sent to it has begun.
+func asleep(t *testing.T, addr string) {
+	t.Helper()
+	c := goredis.NewClient(&goredis.Options{Addr: addr, ReadTimeout: 20 * time.Millisecond, MaxRetries: -1, PoolSize: 1})
+	defer c.Close()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+		var ne net.Error
+		if err := c.Ping(t.Context()).Err(); errors.As(err, &ne) && ne.Timeout() {
+			return
+		}
+	}
+	t.Fatal("the server never fell asleep")
 }

@@ -41,6 +41,12 @@ func TestAPartlyAnsweredFormTimesOutWithAnHonestReason(t *testing.T) {
 	if got.Resolution.Reason != want || !strings.HasSuffix(card.OutcomeLine(got), ": "+want) {
 		t.Errorf("recorded reason %q, card %q; want both to say %q", got.Resolution.Reason, card.OutcomeLine(got), want)
 	}
+	// The items listed are those answered: one of one answered, of the
+	// form's two (before, "Form item 1 of 1" read as the whole form).
+	r, err := core.ResumeOf(got)
+	if err != nil || !strings.Contains(r.Text, "Answered form item 1 of 1:") {
+		t.Errorf("the resume of the half-answered form: %v\n%s", err, r.Text)
+	}
 }
 
 // racyGet is a store whose next Get runs between after it reads, as

@@ -169,7 +169,7 @@ func writeBody(m *message, in ResumeInput) {
 // answered each one when the form was answered in parts.
 func writeItems(m *message, items []ItemAnswer) {
 	for i, it := range items {
-		n := "Form item " + strconv.Itoa(i+1) + " of " + strconv.Itoa(len(items)) + ": its id, "
+		n := "Answered form item " + strconv.Itoa(i+1) + " of " + strconv.Itoa(len(items)) + ": its id, "
 		if it.DecidedBy == CloserPerson {
 			n += "then the untrusted display name of the person who answered it, "
 		}

@@ -275,7 +275,7 @@ func TestResumeWording(t *testing.T) {
 				{ItemID: "db", OptionID: "postgres", DecidedBy: CloserPerson, Decider: "Dee"},
 				{ItemID: "region", Text: "eu-west, but ask legal", DecidedBy: CloserPerson, Decider: "Dee"},
 			}},
-			want: []string{"A human answered every item of this form; each item below names them.", "Form item 1 of 2:", "Form item 2 of 2:", "<askbridge-untrusted-item-answer>\neu-west, but ask legal\n</askbridge-untrusted-item-answer>"},
+			want: []string{"A human answered every item of this form; each item below names them.", "Answered form item 1 of 2:", "Answered form item 2 of 2:", "<askbridge-untrusted-item-answer>\neu-west, but ask legal\n</askbridge-untrusted-item-answer>"},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -250,8 +250,21 @@ func pass(ctx context.Context, gate func(context.Context) time.Duration) error {
 	return nil
 }
 
+// awayCloses is how long after the bridge came back its closes count as
+// the downtime's in the "while you were away" digest: its first tick, a
+// second after start, times out what passed its deadline meanwhile.
+const awayCloses = time.Minute
+
+// deliverDigest posts a "while you were away" digest once per key: a start
+// that failed after Boot (Unboot) leaves its digests queued, and the next
+// start queues them again under the same keys, so the digest is claimed
+// before it is sent, and given back if the send fails.
 func (s *Service) deliverDigest(ctx context.Context, c Courier, d Delivery, gate func(context.Context) time.Duration) error {
-	dg, err := s.Digest(ctx, DigestQuery{From: d.Since, To: d.CreatedAt, Route: d.Route, Person: d.Person})
+	closedTo := d.CreatedAt.Add(awayCloses)
+	if now := s.now(); now.Before(closedTo) {
+		closedTo = now
+	}
+	dg, err := s.Digest(ctx, DigestQuery{From: d.Since, To: d.CreatedAt, ClosedTo: closedTo, Route: d.Route, Person: d.Person})
 	if ErrorCode(err) == CodeInvalid {
 		return &Permanent{Err: err} // a person no longer configured
 	}
@@ -264,7 +277,19 @@ func (s *Service) deliverDigest(ctx context.Context, c Courier, d Delivery, gate
 	if err := pass(ctx, gate); err != nil {
 		return err
 	}
-	return c.Digest(ctx, dg, d.Room)
+	claim, owner := "digest:"+d.Key, string(NewID(0))
+	first, err := s.lease(ctx, claim, owner, s.conf().cfg.Retention+awayCloses)
+	if err != nil {
+		return &StoreFailed{Err: err}
+	}
+	if !first {
+		return nil // posted already, by a copy a failed start queued
+	}
+	if err := c.Digest(ctx, dg, d.Room); err != nil {
+		_ = s.store.Release(context.WithoutCancel(ctx), claim, owner)
+		return err
+	}
+	return nil
 }
 
 // Attempted is told how an attempt at d ended (err nil: sent) and whether

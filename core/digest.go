@@ -28,6 +28,11 @@ const digestLimit = 500
 type DigestQuery struct {
 	// From and To bound the period, [From, To); a zero To means now.
 	From, To time.Time
+	// ClosedTo, when after To, lists the closes up to it too: the
+	// "while you were away" digest counts as the downtime's the closes of
+	// the bridge's first moments back, when its first tick times out what
+	// passed its deadline while nobody could see it (awayCloses).
+	ClosedTo time.Time
 	// Decider, when set, keeps only questions that decider may answer,
 	// with the roles it carries counted like a click's.
 	Decider *Decider
@@ -79,7 +84,11 @@ func (s *Service) Digest(ctx context.Context, dq DigestQuery) (Digest, error) {
 		dst  *[]*Question
 		more *bool
 	}{{ByCreated, &d.Asked, &d.AskedMore}, {ByClosed, &d.Closed, &d.ClosedMore}} {
-		qs, err := s.store.Between(ctx, part.idx, from, to, digestLimit)
+		until := to
+		if part.idx == ByClosed && dq.ClosedTo.After(to) {
+			until = dq.ClosedTo
+		}
+		qs, err := s.store.Between(ctx, part.idx, from, until, digestLimit)
 		if err != nil {
 			return Digest{}, Internal(op, err)
 		}

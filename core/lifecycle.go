@@ -314,6 +314,13 @@ func (s *Service) remindAll(ctx context.Context, qs []*Question, booted time.Tim
 		if q.CreatedAt.After(booted) {
 			continue // asked after the bridge came back: nothing was missed
 		}
+		if !q.Deadline.After(s.now()) {
+			// Its deadline passed while the bridge was away: the ticker
+			// times it out, asks it again or escalates it, and that tells
+			// the rooms; a re-notice beside it would say it twice, or call
+			// on people to answer what is about to close.
+			continue
+		}
 		slots <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-slots }()

@@ -61,11 +61,21 @@ const (
 // and closes the question once every item has an answer.
 func (s *Service) Answer(ctx context.Context, in AnswerInput) (Outcome, error) {
 	in.Decider = s.identify(in.Decider).Decider
+	// The transition records the actor as the chokepoint's check let them
+	// in (admitted), which a reload since the line above may have made
+	// another person.
+	admitted := in.Decider
 	a := attempt{
 		op: "answer", id: in.QuestionID, door: doorHuman, actor: in.Decider, shown: in.Shown, read: in.read,
-		build: s.answerBuild(in),
+		admitted: &admitted,
+		build: func(q *Question, now time.Time) (Transition, error) {
+			in := in
+			in.Decider = admitted
+			return s.answerBuild(in)(q, now)
+		},
 	}
 	o, err := s.resolve(ctx, a)
+	in.Decider = admitted
 	if err != nil {
 		s.recordRefusedVote(ctx, in.QuestionID, in.Decider, err)
 	}

@@ -28,8 +28,8 @@ func (s *Service) Decline(ctx context.Context, id QuestionID, d Decider) (Outcom
 // several people (Question.Declinable).
 func (s *Service) DeclineShown(ctx context.Context, id QuestionID, d Decider, shown string) (Outcome, error) {
 	d = s.identify(d).Decider
-	decline := s.systemClose(StateDeclined, CloserDecline, d, DeclineReason)
-	return s.resolve(ctx, attempt{op: "decline", id: id, door: doorHuman, actor: d, shown: shown,
+	admitted := d // as the chokepoint's check let them in (attempt.admitted)
+	return s.resolve(ctx, attempt{op: "decline", id: id, door: doorHuman, actor: d, shown: shown, admitted: &admitted,
 		build: func(q *Question, now time.Time) (Transition, error) {
 			if q.Rule.decides() {
 				return Transition{}, Errorf(CodeConflict, "decline", "%s %s this call: no person decides it", q.Rule.Label(), q.Rule.verb())
@@ -37,7 +37,7 @@ func (s *Service) DeclineShown(ctx context.Context, id QuestionID, d Decider, sh
 			if q.Open() && !q.Declinable() {
 				return Transition{}, Errorf(CodeConflict, "decline", "this question needs %d people to agree: one person's decline cannot close it; vote, or leave it to the others", q.Quorum)
 			}
-			return decline(q, now)
+			return s.systemClose(StateDeclined, CloserDecline, admitted, DeclineReason)(q, now)
 		}})
 }
 

@@ -66,6 +66,10 @@ type attempt struct {
 	// read, when set, is the question as the caller read it, which the
 	// first try starts from (see AnswerInput.read); nil: read it.
 	read *Question
+	// admitted, when set, is told the actor as admit identified them for
+	// its check, so that a build records the person the check let in,
+	// not one a reload since the door's own reading has renamed.
+	admitted *Decider
 }
 
 // staleTries bounds how often an attempt is computed again after another
@@ -200,20 +204,37 @@ func (s *Service) admit(ctx context.Context, a attempt, q *Question) (*Question,
 			return nil, a, ErrNotFound
 		}
 	case doorHuman:
-		who := s.identify(a.actor)
-		a.actor = who.Decider
-		if !s.allowed(q, who) {
-			// A copy ReadToChange kept may not yet show an escalation made
-			// on another replica (its renotice count trails), so a refusal
-			// is decided on the question as stored.
-			stored, err := s.store.Get(ctx, a.id)
-			if err != nil {
-				return nil, a, a.readErr(err)
+		// Who the actor is and whether the routes let them in are read
+		// from one configuration: a reload between the two could let in
+		// someone neither file allows (an account one file gives to
+		// Alice, checked against the other's route that names her). So
+		// the check is made again until no reload landed during it.
+		for {
+			b := s.conf()
+			who := s.identify(a.actor)
+			ok := s.allowed(q, who)
+			if !ok {
+				// A copy ReadToChange kept may not yet show an escalation
+				// made on another replica (its renotice count trails), so
+				// a refusal is decided on the question as stored.
+				stored, err := s.store.Get(ctx, a.id)
+				if err != nil {
+					return nil, a, a.readErr(err)
+				}
+				q = stored
+				ok = s.allowed(q, who)
 			}
-			q = stored
-		}
-		if !s.allowed(q, who) {
-			return nil, a, s.forbid(ctx, q, who, a.op)
+			if s.conf() != b {
+				continue
+			}
+			if !ok {
+				return nil, a, s.forbid(ctx, q, who, a.op)
+			}
+			a.actor = who.Decider
+			if a.admitted != nil {
+				*a.admitted = who.Decider
+			}
+			return q, a, nil
 		}
 	}
 	return q, a, nil

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -195,6 +196,32 @@ func (Secret) GoString() string                { return "REDACTED" }
 func (Secret) MarshalText() ([]byte, error)    { return []byte("REDACTED"), nil }
 func (s Secret) Reveal() string                { return string(s) }
 func (s *Secret) UnmarshalText(b []byte) error { *s = Secret(b); return nil }
+
+// envName is what a *_env key may hold: an environment variable's name;
+// shownEnvName is one spelt as such names are by convention (upper case,
+// digits, _), which an error may show.
+var (
+	envName      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,254}$`)
+	shownEnvName = regexp.MustCompile(`^[A-Z_][A-Z0-9_]{0,63}$`)
+)
+
+// secretFromEnv reads the secret that field (a *_env key) names. A secret
+// pasted into the key by mistake must not be echoed into the refusal,
+// the log, the reconfigured event and /v1/config/digest: a value that is
+// no variable's name is refused without being shown, and the name of an
+// empty variable is shown only if it is spelt as names are by convention.
+func secretFromEnv(field, name string, getenv func(string) string) (Secret, error) {
+	if !envName.MatchString(name) {
+		return "", fmt.Errorf("%s: not an environment variable name (letters, digits and _); was the secret itself written there? It is not shown", field)
+	}
+	if v := getenv(name); v != "" {
+		return Secret(v), nil
+	}
+	if !shownEnvName.MatchString(name) {
+		return "", fmt.Errorf("%s: the environment variable it names is empty (its name is not shown: it is not spelt as one, and may be a secret)", field)
+	}
+	return "", fmt.Errorf("%s: environment variable %s is empty", field, name)
+}
 
 // coreConfig turns the file into core's configuration. With no routes
 // configured there is one default route, answerable through the API and

@@ -174,11 +174,11 @@ func checkTokens(f *File, getenv func(string) string) (map[string]bool, error) {
 		case t.Token != "" && t.TokenEnv != "":
 			return nil, fmt.Errorf("%s: give token or token_env, not both", key)
 		case t.TokenEnv != "":
-			v := getenv(t.TokenEnv)
-			if v == "" {
-				return nil, fmt.Errorf("%s.token_env: environment variable %s is empty", key, t.TokenEnv)
+			v, err := secretFromEnv(key+".token_env", t.TokenEnv, getenv)
+			if err != nil {
+				return nil, err
 			}
-			f.Tokens[i].Token = Secret(v)
+			f.Tokens[i].Token = v
 		case t.Token == "":
 			return nil, fmt.Errorf("%s: token or token_env is required", key)
 		}

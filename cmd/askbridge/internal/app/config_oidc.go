@@ -88,11 +88,11 @@ func (o *OIDCFile) checkProvider(getenv func(string) string) error {
 	case o.ClientSecret != "" && o.ClientSecretEnv != "":
 		return fmt.Errorf("oidc: give client_secret or client_secret_env, not both")
 	case o.ClientSecretEnv != "":
-		v := getenv(o.ClientSecretEnv)
-		if v == "" {
-			return fmt.Errorf("oidc.client_secret_env: environment variable %s is empty", o.ClientSecretEnv)
+		v, err := secretFromEnv("oidc.client_secret_env", o.ClientSecretEnv, getenv)
+		if err != nil {
+			return err
 		}
-		o.ClientSecret = Secret(v)
+		o.ClientSecret = v
 	case o.ClientSecret == "":
 		return fmt.Errorf("oidc: client_secret or client_secret_env is required")
 	}

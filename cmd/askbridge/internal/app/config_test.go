@@ -46,6 +46,8 @@ func TestParseFileNamesTheBadKey(t *testing.T) {
 		{"token without role", "tokens: [{name: x, token: abcdefghijklmnopq}]", "tokens[0].role"},
 		{"token too short", "tokens: [{name: x, role: agent, token: short}]", "tokens[0]: the token must be at least 16"},
 		{"empty token env", "tokens: [{name: x, role: agent, token_env: NOPE}]", "tokens[0].token_env: environment variable NOPE is empty"},
+		{"a secret written as the token env", "tokens: [{name: x, role: agent, token_env: sk_live_9f2cA7b1E4d8SECRET}]", "tokens[0].token_env: the environment variable it names is empty (its name is not shown"},
+		{"a secret with other characters as the token env", "tokens: [{name: x, role: agent, token_env: 'xoxb-123-abc'}]", "tokens[0].token_env: not an environment variable name"},
 		{"duplicate token name", "tokens: [{name: x, role: agent, token_env: OPS_TOKEN}, {name: x, role: agent, token_env: OPS_TOKEN}]", "tokens[1].name"},
 		{"bad duration", "policies: {retention: soon}", "not a duration"},
 		{"bad shards", "policies: {shards: 99}", "policies.shards"},
@@ -85,6 +87,9 @@ func TestParseFileNamesTheBadKey(t *testing.T) {
 			_, err := app.ParseFile([]byte(tt.yaml), env)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error %v, want one containing %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "sk_live") || strings.Contains(err.Error(), "xoxb") {
+				t.Fatalf("the error shows a secret written where a variable's name goes: %v", err)
 			}
 		})
 	}

@@ -80,8 +80,9 @@ func webhookSecret(key string, inline Secret, env string, getenv func(string) st
 	case inline != "" && env != "":
 		return "", fmt.Errorf("%s: give %s or %s_env, not both", key, key, key)
 	case env != "":
-		if s = Secret(getenv(env)); s == "" {
-			return "", fmt.Errorf("%s_env: environment variable %s is empty", key, env)
+		var err error
+		if s, err = secretFromEnv(key+"_env", env, getenv); err != nil {
+			return "", err
 		}
 	}
 	if s != "" && len(s) < minWebhookSecret {

@@ -47,6 +47,10 @@ const (
 	DefaultMaxTimeout        = 30 * 24 * time.Hour
 	DefaultDowntimeThreshold = 5 * time.Minute
 	DefaultRetention         = 30 * 24 * time.Hour
+	// MinRetention is the shortest retention taken: a purge of a question
+	// closed seconds ago would answer its agent's wait 404 and let a
+	// retried ask park it again.
+	MinRetention = time.Hour
 )
 
 // HeartbeatInterval is how often a running bridge records that it is up
@@ -137,6 +141,9 @@ func bind(cfg Config) (*bound, error) {
 	}
 	if cfg.Retention == 0 {
 		cfg.Retention = DefaultRetention
+	}
+	if cfg.Retention < MinRetention {
+		return nil, fmt.Errorf("core: the retention (%s) must be at least %s: a closed question, and the key a retried ask finds it by, must outlive the agent's wait and its retries", cfg.Retention, MinRetention)
 	}
 	if cfg.Shards == 0 {
 		cfg.Shards = 1

@@ -33,6 +33,7 @@ func TestConfigRefusesDurationsThatCannotWork(t *testing.T) {
 	st := coretest.OpenStore(t)
 	for name, cfg := range map[string]core.Config{
 		"negative retention":          {Retention: -time.Hour},
+		"retention of seconds":        {Retention: 30 * time.Second},
 		"negative max timeout":        {MaxTimeout: -time.Hour},
 		"negative default timeout":    {DefaultTimeout: -time.Hour},
 		"negative downtime threshold": {DowntimeThreshold: -time.Minute},

@@ -18,7 +18,7 @@ func (c *digestCourier) Post(_ context.Context, _ *core.Question, m core.Message
 	return m, nil
 }
 func (c *digestCourier) Update(context.Context, *core.Question, core.MessageRef) error { return nil }
-func (c *digestCourier) Remind(context.Context, *core.Question, string) error         { return nil }
+func (c *digestCourier) Remind(context.Context, *core.Question, string) error          { return nil }
 func (c *digestCourier) Digest(_ context.Context, d core.Digest, _ string) error {
 	c.digests = append(c.digests, d)
 	return nil

@@ -10,7 +10,7 @@ import (
 
 // TooLongToEdit replaces "Edit and approve" on a call whose arguments
 // the edit modal cannot hold whole (editFits).
-const TooLongToEdit = "These arguments are too long to edit in Discord: edit and approve them in the console or through the API."
+var TooLongToEdit = card.TooLongToEdit("Discord")
 
 // maxArgumentsInput is the most the edit modal's text input holds.
 const maxArgumentsInput = min(core.MaxArgumentsLen, maxInputLength)
@@ -57,11 +57,9 @@ func tooLongLine(c card.Card) string {
 // meanwhile, or the arguments are too long to edit here, or else the
 // button does not fit the question.
 func noModal(q *core.Question, c card.Card, r core.Ref) string {
-	if note, done := card.PartDoneNote(q, r); done {
-		return note
-	}
+	tooLong := ""
 	if a, _, found := actionOf(c, r); found && !editFits(a) {
-		return TooLongToEdit + " Nothing was recorded."
+		tooLong = TooLongToEdit
 	}
-	return card.RefusalNote(core.Errorf(core.CodeInvalid, "button", "the button does not fit this question"))
+	return card.NoFormNote(q, r, tooLong)
 }

@@ -7,7 +7,7 @@ import (
 
 // TooLongToEdit replaces "Edit and approve" on a call whose arguments
 // the edit modal cannot hold whole (editFits).
-const TooLongToEdit = "These arguments are too long to edit in Slack: edit and approve them in the console or through the API."
+var TooLongToEdit = card.TooLongToEdit("Slack")
 
 // editFits reports whether a can be drawn and opened as Slack shows it:
 // anything but an "Edit and approve" can, and that one only if its
@@ -49,11 +49,9 @@ func editActionOf(c card.Card, r core.Ref) (card.Action, string, bool) {
 // are too long to edit here, or else the button does not fit the
 // question.
 func noEdit(q *core.Question, c card.Card, r core.Ref) string {
-	if note, done := card.PartDoneNote(q, r); done {
-		return note
-	}
+	tooLong := ""
 	if a, _, found := editActionOf(c, r); found && !editFits(a) {
-		return TooLongToEdit + " Nothing was recorded."
+		tooLong = TooLongToEdit
 	}
-	return card.RefusalNote(core.Errorf(core.CodeInvalid, "button", "the button does not fit this question"))
+	return card.NoFormNote(q, r, tooLong)
 }

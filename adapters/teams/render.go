@@ -268,7 +268,7 @@ func (r *renderer) item(s card.Section) {
 
 // TooLongToEdit replaces "Edit and approve" on a card whose arguments
 // are too long to carry in Teams' inputs.
-const TooLongToEdit = "These arguments are too long to edit in Teams: edit and approve them in the console or through the API."
+var TooLongToEdit = card.TooLongToEdit("Teams")
 
 // heading is the card's first line, with its markers: those about the
 // choice itself in the attention colour.

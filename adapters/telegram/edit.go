@@ -12,7 +12,7 @@ import (
 
 // TooLongToEdit replaces "Edit and approve" on a call whose arguments
 // an edit prompt cannot carry whole (editable).
-const TooLongToEdit = "These arguments are too long to edit in Telegram: edit and approve them in the console or through the API."
+var TooLongToEdit = card.TooLongToEdit("Telegram")
 
 // editPrompt is the ForceReply prompt of "Edit and approve": the
 // arguments as asked, to copy and change, and the reply is the edited

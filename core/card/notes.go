@@ -86,6 +86,28 @@ func PartDoneNote(q *core.Question, r core.Ref) (note string, ok bool) {
 	return what + " by " + PartBy(a) + " at " + a.At.UTC().Format(outcomeTime) + ". Nothing was recorded.", true
 }
 
+// TooLongToEdit is what a card and a note say on a platform whose edit
+// form cannot hold the arguments whole.
+func TooLongToEdit(platform string) string {
+	return "These arguments are too long to edit in " + platform + ": edit and approve them in the console or through the API."
+}
+
+// NoFormNote is the note for a click on a button that collects text (an
+// edit, "Something else") when no form opens for it on the question as
+// it stands (a card drawn before the question changed): the part it is
+// for was answered meanwhile, or the arguments are too long for the
+// platform's form (tooLong, its TooLongToEdit; "" when they fit), or else
+// the button does not fit the question.
+func NoFormNote(q *core.Question, r core.Ref, tooLong string) string {
+	if note, done := PartDoneNote(q, r); done {
+		return note
+	}
+	if tooLong != "" {
+		return tooLong + " Nothing was recorded."
+	}
+	return RefusalNote(core.Errorf(core.CodeInvalid, "button", "the button does not fit this question"))
+}
+
 // UnavailableNote is the note for a click whose store failed over while
 // recording it: what was asked may or may not have been recorded.
 const UnavailableNote = "askbridge's store is failing over, so your answer may or may not have been recorded. Try again in a moment: if it was recorded, you will be told so."

@@ -24,15 +24,19 @@ func newClientAt(t testing.TB, addr string) *goredis.Client {
 	return c
 }
 
-// waitInSync waits until primary has a replica online.
+// waitInSync waits until primary has a replica online, on the server's
+// own WAIT (which returns once a replica acknowledges, or after its
+// timeout) rather than a sleep between looks.
 func waitInSync(t testing.TB, primary *redistest.Server) {
 	t.Helper()
-	for range 100 {
+	for range 10 {
+		if n, err := primary.Do("WAIT", "1", "500"); err != nil || n != "1" {
+			continue
+		}
 		info, err := primary.Do("INFO", "replication")
 		if err == nil && strings.Contains(info, "connected_slaves:1") && strings.Contains(info, "state=online") {
 			return
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatal("the replica did not come online")
 }

@@ -289,44 +289,87 @@ func (c *Cluster) Failover(p *Server) error {
 // and then every primary is told its new owner. It returns once every
 // node agrees.
 func (c *Cluster) MoveSlot(slot int, dst *Server) error {
-	src, err := c.PrimaryOf(slot)
-	if err != nil {
+	m, err := c.BeginMove(slot, dst)
+	if err != nil || m == nil {
 		return err
 	}
-	if src == dst {
-		return nil
+	return m.Finish()
+}
+
+// SlotMove is a slot on its way from one primary (Src) to another (Dst):
+// marked migrating and importing, its keys going over as Keys moves them,
+// until Finish. A test holds a slot half moved with it, as a reshard
+// leaves one for as long as its keys take.
+type SlotMove struct {
+	c        *Cluster
+	slot     string
+	Src, Dst *Server
+}
+
+// BeginMove marks slot as moving from the primary that serves it to dst
+// (another primary than that one, when dst is nil). It returns nil when
+// dst serves the slot already.
+func (c *Cluster) BeginMove(slot int, dst *Server) (*SlotMove, error) {
+	src, err := c.PrimaryOf(slot)
+	if err != nil {
+		return nil, err
 	}
-	sid, did := c.idOf(src), c.idOf(dst)
-	n := strconv.Itoa(slot)
-	if _, err := dst.Do("CLUSTER", "SETSLOT", n, "IMPORTING", sid); err != nil {
-		return fmt.Errorf("importing: %w", err)
+	if dst == nil {
+		for _, p := range c.Primaries() {
+			if p != src {
+				dst = p
+				break
+			}
+		}
 	}
-	if _, err := src.Do("CLUSTER", "SETSLOT", n, "MIGRATING", did); err != nil {
-		return fmt.Errorf("migrating: %w", err)
+	if dst == nil || src == dst {
+		return nil, nil
 	}
-	host, port, _ := strings.Cut(dst.addr, ":")
+	m := &SlotMove{c: c, slot: strconv.Itoa(slot), Src: src, Dst: dst}
+	if _, err := dst.Do("CLUSTER", "SETSLOT", m.slot, "IMPORTING", c.idOf(src)); err != nil {
+		return nil, fmt.Errorf("importing: %w", err)
+	}
+	if _, err := src.Do("CLUSTER", "SETSLOT", m.slot, "MIGRATING", c.idOf(dst)); err != nil {
+		return nil, fmt.Errorf("migrating: %w", err)
+	}
+	return m, nil
+}
+
+// Keys moves keys of the slot to Dst, with MIGRATE.
+func (m *SlotMove) Keys(keys ...string) error {
+	host, port, _ := strings.Cut(m.Dst.addr, ":")
+	if _, err := m.Src.Do(append([]string{"MIGRATE", host, port, "", "0", "5000", "KEYS"}, keys...)...); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
+
+// Finish moves the slot's keys left and tells every primary its new
+// owner, and returns once every node agrees.
+func (m *SlotMove) Finish() error {
 	for {
-		keys, err := src.Do("CLUSTER", "GETKEYSINSLOT", n, "100")
+		keys, err := m.Src.Do("CLUSTER", "GETKEYSINSLOT", m.slot, "100")
 		if err != nil {
 			return err
 		}
 		if keys == "" {
 			break
 		}
-		args := append([]string{"MIGRATE", host, port, "", "0", "5000", "KEYS"}, strings.Fields(keys)...)
-		if _, err := src.Do(args...); err != nil {
-			return fmt.Errorf("migrate: %w", err)
+		if err := m.Keys(strings.Fields(keys)...); err != nil {
+			return err
 		}
 	}
-	for _, s := range append([]*Server{dst, src}, c.Primaries()...) {
-		if _, err := s.Do("CLUSTER", "SETSLOT", n, "NODE", did); err != nil {
+	did := m.c.idOf(m.Dst)
+	for _, s := range append([]*Server{m.Dst, m.Src}, m.c.Primaries()...) {
+		if _, err := s.Do("CLUSTER", "SETSLOT", m.slot, "NODE", did); err != nil {
 			return fmt.Errorf("setslot node on %s: %w", s.addr, err)
 		}
 	}
+	slot, _ := strconv.Atoi(m.slot)
 	return waitFor(settleTimeout, func() (bool, string) {
-		for _, s := range c.live() {
-			p, err := c.primaryOfOn(s, slot)
-			if err != nil || p != dst {
+		for _, s := range m.c.live() {
+			p, err := m.c.primaryOfOn(s, slot)
+			if err != nil || p != m.Dst {
 				return false, fmt.Sprint(s.addr, " sees ", p, err)
 			}
 		}

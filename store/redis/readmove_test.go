@@ -47,30 +47,20 @@ func TestReadScriptWhileAClosedQuestionMoves(t *testing.T) {
 		answered = append(answered, q.ID)
 	}
 
-	do := func(s *redistest.Server, args ...string) string {
-		t.Helper()
-		v, err := s.Do(args...)
-		if err != nil {
-			t.Fatalf("%s: %v", strings.Join(args, " "), err)
-		}
-		return v
-	}
-	n := do(c.Nodes[0], "CLUSTER", "KEYSLOT", "{ab:s0}")
-	slot, _ := strconv.Atoi(n)
-	src, err := c.PrimaryOf(slot)
+	n, err := c.Nodes[0].Do("CLUSTER", "KEYSLOT", "{ab:s0}")
 	if err != nil {
 		t.Fatal(err)
 	}
-	dst := c.Primaries()[0]
-	if dst == src {
-		dst = c.Primaries()[1]
+	slot, _ := strconv.Atoi(n)
+	m, err := c.BeginMove(slot, nil)
+	if err != nil || m == nil {
+		t.Fatalf("begin moving slot %d: %v", slot, err)
 	}
-	do(dst, "CLUSTER", "SETSLOT", n, "IMPORTING", do(src, "CLUSTER", "MYID"))
-	do(src, "CLUSTER", "SETSLOT", n, "MIGRATING", do(dst, "CLUSTER", "MYID"))
-	host, port, _ := strings.Cut(dst.Addr(), ":")
 	move := func(keys ...string) {
 		t.Helper()
-		do(src, append([]string{"MIGRATE", host, port, "", "0", "5000", "KEYS"}, keys...)...)
+		if err := m.Keys(keys...); err != nil {
+			t.Fatal(err)
+		}
 	}
 	read := func(id core.QuestionID, when string) {
 		t.Helper()

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/askbridge/askbridge/core"
@@ -59,25 +57,16 @@ func TestReadsWhileASlotMoves(t *testing.T) {
 	delete(open, closed.ID)
 
 	slot := slotOf(t, c.Nodes[0], "{ab:s2}")
-	src, err := c.PrimaryOf(slot)
-	if err != nil {
-		t.Fatal(err)
+	m, err := c.BeginMove(slot, nil)
+	if err != nil || m == nil {
+		t.Fatalf("begin moving slot %d: %v", slot, err)
 	}
-	dst := c.Primaries()[0]
-	if dst == src {
-		dst = c.Primaries()[1]
-	}
-	n := strconv.Itoa(slot)
-	do := func(s *redistest.Server, args ...string) string {
+	move := func(keys ...string) {
 		t.Helper()
-		v, err := s.Do(args...)
-		if err != nil {
-			t.Fatalf("%s: %v", strings.Join(args, " "), err)
+		if err := m.Keys(keys...); err != nil {
+			t.Fatal(err)
 		}
-		return v
 	}
-	do(dst, "CLUSTER", "SETSLOT", n, "IMPORTING", do(src, "CLUSTER", "MYID"))
-	do(src, "CLUSTER", "SETSLOT", n, "MIGRATING", do(dst, "CLUSTER", "MYID"))
 
 	reads := func(when string) {
 		t.Helper()
@@ -125,20 +114,18 @@ func TestReadsWhileASlotMoves(t *testing.T) {
 
 	// The open question's own keys go over first; the shard's indexes
 	// and streams stay behind for now.
-	hash, doc := "{ab:s2}:q:"+string(still.ID), "{ab:s2}:d:"+string(still.ID)
-	host, port, _ := strings.Cut(dst.Addr(), ":")
-	do(src, "MIGRATE", host, port, "", "0", "5000", "KEYS", hash, doc)
+	move("{ab:s2}:q:"+string(still.ID), "{ab:s2}:d:"+string(still.ID))
 	reads("the open question's keys moved")
 
 	// The answered question's keys may go over in two batches
 	// (redis-cli moves a slot's keys ten at a time, in no order of the
 	// store's): between them it is read whole, each key where it is.
-	do(src, "MIGRATE", host, port, "", "0", "5000", "KEYS", "{ab:s2}:q:"+string(closed.ID), "{ab:s2}:d:"+string(closed.ID))
+	move("{ab:s2}:q:"+string(closed.ID), "{ab:s2}:d:"+string(closed.ID))
 	reads("the answered question's hash and document moved, not its resolution")
-	do(src, "MIGRATE", host, port, "", "0", "5000", "KEYS", "{ab:s2}:r:"+string(closed.ID))
+	move("{ab:s2}:r:" + string(closed.ID))
 	reads("the answered question's keys moved")
 
-	if err := c.MoveSlot(slot, dst); err != nil {
+	if err := m.Finish(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := svc.Answer(ctx, core.AnswerInput{QuestionID: still.ID, Decider: ada, Text: "eu"}); err != nil {

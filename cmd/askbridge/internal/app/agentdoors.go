@@ -11,7 +11,6 @@ import (
 	"github.com/askbridge/askbridge/adapters/httpapi"
 	"github.com/askbridge/askbridge/adapters/mcp"
 	"github.com/askbridge/askbridge/core"
-	redisstore "github.com/askbridge/askbridge/store/redis"
 )
 
 // mountAgentDoors mounts what agents' hosts call besides the API: the
@@ -30,9 +29,7 @@ func (m *Main) mountAgentDoors(mux *http.ServeMux, api *httpapi.Server, svc *cor
 		// never sees) goes to the program's log, as the API's does.
 		Logger: slog.New(zerologHandler{log: m.Log.With().Str("component", "mcp").Logger()}),
 	}
-	if m.StoreKind == "redis" {
-		opts.Unavailable = redisstore.Unavailable // a failover's errors: said so, as the API's 503
-	}
+	opts.Unavailable = m.unavailable() // a failover's errors: said so, as the API's 503
 	mux.Handle("/mcp", agentsOnly(api, "the MCP tools are for agent tokens", writeRefusal, mcp.HTTPHandler(mcp.ServiceBackend{Svc: svc}, opts)))
 	// A hook refused its token answers as the hook door answers a prompt
 	// it cannot ask (hooks.Unread): a Claude Code PreToolUse gets "ask".

@@ -164,10 +164,8 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	// outbox's send budgets, the console's sign-in attempts and the wrong
 	// bearer tokens every door that takes the API's tokens counts.
 	budget, _ := m.store.(core.Budget)
-	opts := httpapi.Options{Tokens: tokens, Log: m.Log, Extras: s.File.Directives, Guesses: budget, TrustedProxies: s.Console.proxies}
-	if m.StoreKind == "redis" {
-		opts.Unavailable = redisstore.Unavailable // a failover's errors: 503, not 500
-	}
+	opts := httpapi.Options{Tokens: tokens, Log: m.Log, Extras: s.File.Directives, Guesses: budget, TrustedProxies: s.Console.proxies,
+		Unavailable: m.unavailable()}
 	api, err := httpapi.New(svc, opts)
 	if err != nil {
 		return err
@@ -431,4 +429,15 @@ func (m *Main) Close() error {
 		m.store = nil
 	}
 	return m.closeErr
+}
+
+// unavailable is the store's own test of an error that means "not now"
+// (a Redis failover's), which the doors answer as such (503, or said so)
+// rather than as broken; nil on the embedded store, whose errors core
+// marks itself.
+func (m *Main) unavailable() func(error) bool {
+	if m.StoreKind == "redis" {
+		return redisstore.Unavailable
+	}
+	return nil
 }

@@ -32,23 +32,36 @@ func editPrompt(c card.Card, r core.Ref, d *doc, tail string, chat int64, replyT
 // any can: the longest id, and a name as long as a prompt shows.
 var longestTapper = tgbotapi.User{ID: math.MinInt64, FirstName: strings.Repeat("W", 64)}
 
+// measuredPrompt builds the prompt editable measures: RenderPrompt, a
+// variable so that a test can count the builds a render makes.
+var measuredPrompt = RenderPrompt
+
 // editable reports whether the prompt of a, an "Edit and approve" on c,
 // carries its arguments whole whoever taps it: cut, they would be no
 // JSON to copy and change.
 func editable(c card.Card, a card.Action) bool {
-	p, err := RenderPrompt(c, a.Ref, 0, 0, &longestTapper)
+	p, err := measuredPrompt(c, a.Ref, 0, 0, &longestTapper)
 	return err == nil && strings.Contains(p.Text, "<pre>"+escIn("<pre>", a.Prefill, math.MaxInt)+"</pre>")
 }
 
-// tooLongToEdit reports whether s has an "Edit and approve" that is not
-// editable, and so is left off the keyboard.
-func tooLongToEdit(c card.Card, s card.Section) bool {
-	for _, a := range s.Actions {
-		if a.Input == card.InputArguments && !editable(c, a) {
-			return true
+// tooLongToEdit is the set of c's "Edit and approve" actions that are
+// not editable: left off the keyboard, with the card saying where to edit
+// instead. A render decides it once, before the text and the keyboard,
+// so each prompt is built once (it is a whole render of the arguments)
+// and the two read the same answer.
+func tooLongToEdit(c card.Card) map[core.Ref]bool {
+	var off map[core.Ref]bool
+	for _, s := range c.Sections {
+		for _, a := range s.Actions {
+			if a.Input == card.InputArguments && !editable(c, a) {
+				if off == nil {
+					off = map[core.Ref]bool{}
+				}
+				off[a.Ref] = true
+			}
 		}
 	}
-	return false
+	return off
 }
 
 // actionOn finds the card's action that carries r.

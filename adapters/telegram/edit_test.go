@@ -8,6 +8,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/telegram/telegramfake"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/card"
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 )
 
 // TestEditKeepsArgumentsThatStartWithAt: arguments are shown, and the
@@ -84,7 +85,7 @@ func TestArgumentsTooLongToEditAreEditedElsewhere(t *testing.T) {
 			if offered != c.offer {
 				t.Fatalf("Edit and approve offered: %v, want %v", offered, c.offer)
 			}
-			if says := strings.Contains(cardText(view), "too long to edit"); says == c.offer {
+			if says := strings.Contains(cardText(view, tooLongToEdit(view)), "too long to edit"); says == c.offer {
 				t.Fatalf("the card says the arguments are too long to edit: %v", says)
 			}
 			if !offered {
@@ -101,6 +102,59 @@ func TestArgumentsTooLongToEditAreEditedElsewhere(t *testing.T) {
 			var v map[string]any
 			if err := json.Unmarshal([]byte(plain[strings.Index(plain, "{"):strings.LastIndex(plain, "}")+1]), &v); err != nil || v["script"] != c.script {
 				t.Fatalf("the prompt's arguments are not the call's (%v):\n%s", err, plain)
+			}
+		})
+	}
+}
+
+// TestEditPromptBuiltOncePerRender: a card's "Edit and approve" prompts
+// are each built once per render of the card (post or edit), and the
+// keyboard and the text agree on the one decision: the button offered
+// exactly when the card does not say the arguments are too long. Before,
+// the text and the keyboard each built every prompt.
+func TestEditPromptBuiltOncePerRender(t *testing.T) {
+	builds := 0
+	measuredPrompt = func(c card.Card, r core.Ref, chat int64, replyTo int, to *tgbotapi.User) (tgbotapi.MessageConfig, error) {
+		builds++
+		return RenderPrompt(c, r, chat, replyTo, to)
+	}
+	t.Cleanup(func() { measuredPrompt = RenderPrompt })
+	short, long := "echo hi", strings.Repeat("x", 5000)
+	q := batchOf(3, func(int) string { return "shell.run" }, func(i int) string { return []string{short, long, short}[i] })
+	for i := range q.Calls {
+		q.Calls[i].Editable = &core.Editable{All: true}
+	}
+	c := cardOf(q)
+	for name, render := range map[string]func() (string, tgbotapi.InlineKeyboardMarkup, error){
+		"post": func() (string, tgbotapi.InlineKeyboardMarkup, error) {
+			m, err := RenderCard(c, room)
+			kb, _ := m.ReplyMarkup.(tgbotapi.InlineKeyboardMarkup)
+			return m.Text, kb, err
+		},
+		"edit": func() (string, tgbotapi.InlineKeyboardMarkup, error) {
+			e, err := RenderEdit(c, room, 1)
+			return e.Text, *e.ReplyMarkup, err
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			builds = 0
+			text, kb, err := render()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if builds != len(q.Calls) {
+				t.Errorf("%d edit prompts built for a card of %d editable calls", builds, len(q.Calls))
+			}
+			offered := 0
+			for _, row := range kb.InlineKeyboard {
+				for _, b := range row {
+					if strings.Contains(b.Text, card.LabelEditApprove) {
+						offered++
+					}
+				}
+			}
+			if says := strings.Count(text, "too long to edit"); offered != 2 || says != 1 {
+				t.Errorf("%d Edit and approve offered and %d calls said too long to edit, want 2 and 1", offered, says)
 			}
 		})
 	}

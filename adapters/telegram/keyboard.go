@@ -25,13 +25,14 @@ func button(a card.Action) (tgbotapi.InlineKeyboardButton, error) {
 // letters of each of four), a row per unanswered form item, then a row
 // per card action. A closed card has no rows (the buttons are removed).
 // An "Edit and approve" whose arguments its prompt cannot carry whole
-// (editable) is left out; the card says where to edit them instead.
+// (off, tooLongToEdit(c)) is left out; the card says where to edit them
+// instead.
 //
 // Telegram has no modals. An action that needs text (a clarification's
 // answer, a form item's own answer) is a button that sends a ForceReply
 // prompt, and the reply is the answer; a deny, whose reason is optional,
 // records at once without one.
-func keyboard(c card.Card) (tgbotapi.InlineKeyboardMarkup, error) {
+func keyboard(c card.Card, off map[core.Ref]bool) (tgbotapi.InlineKeyboardMarkup, error) {
 	rows := [][]tgbotapi.InlineKeyboardButton{}
 	var err error
 	row := func(as ...card.Action) {
@@ -49,7 +50,7 @@ func keyboard(c card.Card) (tgbotapi.InlineKeyboardMarkup, error) {
 		var shared, own []card.Action
 		for _, a := range s.Actions {
 			switch {
-			case a.Input == card.InputArguments && !editable(c, a):
+			case off[a.Ref]:
 				// left out: the card says where to edit instead
 			case s.Kind == card.SectionOption || a.Ref.Action == core.RefStanding:
 				own = append(own, a)

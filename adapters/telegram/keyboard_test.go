@@ -11,7 +11,8 @@ import (
 // rows is a card's keyboard as the labels of each row.
 func rows(t *testing.T, q *core.Question) [][]string {
 	t.Helper()
-	kb, err := keyboard(cardOf(q))
+	c := cardOf(q)
+	kb, err := keyboard(c, tooLongToEdit(c))
 	if err != nil {
 		t.Fatal(err)
 	}

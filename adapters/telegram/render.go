@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"html"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -192,8 +193,8 @@ func clarificationRef(c card.Card) string {
 // question and its choices' labels) always, the long texts (arguments,
 // write-ups, descriptions) cut evenly to what is left. The context comes
 // last and gets what remains: of all the parts it is the one a person can
-// best do without.
-func cardText(c card.Card) string {
+// best do without. off is tooLongToEdit(c).
+func cardText(c card.Card, off map[core.Ref]bool) string {
 	tail := trailer(c)
 	d := newDoc(MaxText - units(tail))
 	d.markup("<b>" + html.EscapeString(c.Heading) + "</b>")
@@ -211,7 +212,7 @@ func cardText(c card.Card) string {
 	if !c.Meta.Deadline.IsZero() {
 		d.markup("\nAnswer by: " + c.Meta.Deadline.UTC().Format(timeLayout))
 	}
-	d.pieces(body(c))
+	d.pieces(body(c, off))
 	for _, s := range c.Sections {
 		if s.Kind == card.SectionContext {
 			d.text("\n\n<i>", s.Body, "</i>", MaxText)
@@ -221,8 +222,8 @@ func cardText(c card.Card) string {
 }
 
 // body is the card's question and sections (the context aside), as
-// pieces to plan and write.
-func body(c card.Card) []piece {
+// pieces to plan and write; off is tooLongToEdit(c).
+func body(c card.Card, off map[core.Ref]bool) []piece {
 	// The question itself is never left out: it is cut evenly with what
 	// the buttons are for, not with what explains them.
 	ps := []piece{keyPiece("\n\n<b>", c.Text, "</b>", 2000)}
@@ -251,7 +252,7 @@ func body(c card.Card) []piece {
 			if s.Hash != "" {
 				ps = append(ps, markupPiece("\nsha256 <code>"+html.EscapeString(s.Hash)+"…</code>"))
 			}
-			if tooLongToEdit(c, s) {
+			if slices.ContainsFunc(s.Actions, func(a card.Action) bool { return off[a.Ref] }) {
 				ps = append(ps, markupPiece("\n<i>"+TooLongToEdit+"</i>"))
 			}
 			if a := s.Answer; a != nil { // a decided call: approved or denied, so no check mark
@@ -291,8 +292,9 @@ func htmlMessage(chat int64, text string) tgbotapi.MessageConfig {
 
 // RenderCard is the sendMessage request that posts a card in chat.
 func RenderCard(c card.Card, chat int64) (tgbotapi.MessageConfig, error) {
-	m := htmlMessage(chat, cardText(c))
-	kb, err := keyboard(c)
+	off := tooLongToEdit(c)
+	m := htmlMessage(chat, cardText(c, off))
+	kb, err := keyboard(c, off)
 	if err != nil {
 		return m, err
 	}
@@ -306,11 +308,12 @@ func RenderCard(c card.Card, chat int64) (tgbotapi.MessageConfig, error) {
 // to date: a form's progress while open, or who answered what and when
 // once closed, with the buttons removed (an empty keyboard).
 func RenderEdit(c card.Card, chat int64, id int) (tgbotapi.EditMessageTextConfig, error) {
-	kb, err := keyboard(c)
+	off := tooLongToEdit(c)
+	kb, err := keyboard(c, off)
 	if err != nil {
 		return tgbotapi.EditMessageTextConfig{}, err
 	}
-	e := tgbotapi.NewEditMessageTextAndMarkup(chat, id, cardText(c), kb)
+	e := tgbotapi.NewEditMessageTextAndMarkup(chat, id, cardText(c, off), kb)
 	e.ParseMode = tgbotapi.ModeHTML
 	e.DisableWebPagePreview = true
 	return e, nil

@@ -415,46 +415,6 @@ func action(a card.Action, input string, f fit) Element {
 	return e
 }
 
-// Reminder renders a reminder (card.NewReminder) as a small card whose
-// "Waiting for" line mentions (by AAD object id) who has not acted yet.
-func Reminder(c card.Card) AdaptiveCard {
-	s := card.ReminderHeading
-	if !c.Meta.Deadline.IsZero() {
-		s += " (answer by " + c.Meta.Deadline.UTC().Format(timeLayout) + ")"
-	}
-	body := []Element{words(s, bold)}
-	for _, m := range c.Markers {
-		if m != card.MarkerReminder && m.Warning() {
-			body = append(body, words(m.Text(), bold, func(e Element) { e["color"] = "attention" }))
-		}
-	}
-	body = append(body, plain(c.Heading+" from "+string(c.Meta.Agent)+": "+textlimit.FirstLine(c.Text), 400), words("`"+string(c.QuestionID)+"`", subtle)) // askbridge's own id
-	var ents []Entity
-	if len(c.Mentions) > 0 {
-		var who []string
-		for _, m := range c.Mentions {
-			if !m.Safe() || m.Role {
-				continue
-			}
-			name := m.Name
-			if name == "" {
-				name = m.ID
-			}
-			tag := "<at>" + cut(textlimit.OneLine(name), 64) + "</at>"
-			who = append(who, tag)
-			ents = append(ents, Entity{Type: "mention", Text: tag, Mentioned: &Account{ID: m.ID, Name: name}})
-		}
-		if len(who) > 0 {
-			body = append(body, words(card.AwaitingLabel+": "+strings.Join(who, ", ")))
-		}
-	}
-	card := newCard(body)
-	if len(ents) > 0 {
-		card.MSTeams["entities"] = ents
-	}
-	return card
-}
-
 // Digest renders "while you were away": counts, and the open questions
 // by id and first line.
 func Digest(d core.Digest) AdaptiveCard {

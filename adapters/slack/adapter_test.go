@@ -64,11 +64,17 @@ func newEnvPeople(t *testing.T, socket bool, set func(*slack.Options), people ma
 	for name := range people {
 		names = append(names, core.PersonPrefix+name)
 	}
-	svc, _ := coretest.Open(t, coretest.Options{Routes: map[string]core.Route{
+	return newEnvRoutes(t, socket, set, map[string]core.Route{
 		"ops": {Rooms: []core.Room{{Surface: core.SurfaceSlack, ID: room}},
 			Deciders: map[core.Surface][]string{core.SurfaceSlack: {alice.ID, "role:" + group}},
 			People:   names},
-	}, People: people, Clock: clock})
+	}, people, clock)
+}
+
+// newEnvRoutes is newEnvPeople with the routes given.
+func newEnvRoutes(t *testing.T, socket bool, set func(*slack.Options), routes map[string]core.Route, people map[string]core.Person, clock core.Clock) *env {
+	t.Helper()
+	svc, _ := coretest.Open(t, coretest.Options{Routes: routes, People: people, Clock: clock})
 	fake := slackfake.New()
 	for _, u := range []slackfake.User{alice, bob, mallory} {
 		fake.AddUser(u)

@@ -2,6 +2,7 @@ package slack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -234,10 +235,12 @@ func (a *Adapter) cardQuestion(ctx context.Context, channel, threadTS string) (c
 // decider maps a Slack user to core's decider: their id, display name,
 // and the user groups they are in among those the question's routes name
 // (role:S…). Core decides whether that is enough. When a group could not
-// be read and the user may not answer without it, whether they may is
-// unknown: that is an error to try again after, not a refusal that core
-// would record and the user would be told as the truth. A user of
-// another workspace (team, their own, is not ours) is marked an outsider
+// be read and core would let the user in were they in it (and not
+// without), whether they may is unknown: that is an error to try again
+// after, not a refusal that core would record and the user would be
+// told as the truth. A group that could not change core's answer (one of
+// a route core does not ask yet) holds up no refusal. A user of another
+// workspace (team, their own, is not ours) is marked an outsider
 // (outsider), whom core lets in only where the routes name them: "*"
 // means our own members.
 func (a *Adapter) decider(ctx context.Context, q *core.Question, user, team, payloadName string) (core.Decider, error) {
@@ -248,17 +251,33 @@ func (a *Adapter) decider(ctx context.Context, q *core.Question, user, team, pay
 		return d, err
 	}
 	d.Outsider = outsider
-	if unread != nil && !a.svc.MayAnswer(q, d) {
-		return d, core.Internal("slack user groups", unread)
+	if unread.err != nil && !a.svc.MayAnswer(q, d) && a.svc.MayAnswer(q, unread.in(d)) {
+		return d, core.Internal("slack user groups", unread.err)
 	}
 	return d, nil
 }
 
+// unreadGroups are the user groups Slack would not list just then, and
+// why (err is nil when it listed every one).
+type unreadGroups struct {
+	groups []string
+	err    error
+}
+
+// in is d as a member of every unread group. Asked of d so, core says
+// whether those groups could change its answer for d: which routes, and
+// so which groups, count for a question now is core's to say, not ours.
+func (u unreadGroups) in(d core.Decider) core.Decider {
+	d.Roles = append(slices.Clone(d.Roles), u.groups...)
+	return d
+}
+
 // roles are the user groups, among those named as role:<id> by the
-// question's route or its escalation route, that user is in, and the
-// error of a group that could not be read (left out: the check fails
-// closed).
-func (a *Adapter) roles(ctx context.Context, q *core.Question, user string) ([]string, error) {
+// question's route or its escalation route, that user is in, and those
+// that could not be read (left out: the check fails closed). The routes
+// are listed only to know which groups to look up; core checks the
+// memberships against the routes it asks now (Service.MayAnswer).
+func (a *Adapter) roles(ctx context.Context, q *core.Question, user string) ([]string, unreadGroups) {
 	asked, _ := a.svc.RouteOf(q) // the route it was asked under, whatever a reload did since
 	routes := []core.Route{asked}
 	if asked.EscalateTo != "" {
@@ -274,7 +293,7 @@ func (a *Adapter) roles(ctx context.Context, q *core.Question, user string) ([]s
 		}
 	}
 	var roles []string
-	var unread error
+	var unread unreadGroups
 	for _, g := range groups {
 		members, ok := a.members.get(g)
 		if !ok {
@@ -282,7 +301,8 @@ func (a *Adapter) roles(ctx context.Context, q *core.Question, user string) ([]s
 			members, err = a.api.GetUserGroupMembersContext(ctx, g)
 			if err != nil {
 				a.log.Warn().Err(err).Str("group", g).Msg("could not read a user group's members")
-				unread = fmt.Errorf("reading user group %s: %w", g, err)
+				unread.groups = append(unread.groups, g)
+				unread.err = errors.Join(unread.err, fmt.Errorf("reading user group %s: %w", g, err))
 				continue
 			}
 			a.members.put(g, members)

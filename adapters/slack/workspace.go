@@ -39,10 +39,11 @@ func (a *Adapter) ourTeam(ctx context.Context) (*workspace, error) {
 // records it. A route that names them (by id, by a user group as
 // role:S…, or as a person) still lets them in. A team Slack did not name
 // is not compared, and which workspace is ours is asked only for those
-// "*" alone lets in (a named user counts while auth.test fails). unread
-// is the error of a user group that could not be read, which may be the
-// one naming them.
-func (a *Adapter) outsider(ctx context.Context, q *core.Question, d core.Decider, team string, unread error) (bool, error) {
+// "*" alone lets in (a named user counts while auth.test fails). While a
+// group that could not be read might be the one naming them (core, asked
+// with them in it, lets them in by more than "*"), which they are is
+// unknown: an error to try again after.
+func (a *Adapter) outsider(ctx context.Context, q *core.Question, d core.Decider, team string, unread unreadGroups) (bool, error) {
 	if team == "" || !a.svc.OnlyAnyone(q, d) {
 		return false, nil
 	}
@@ -53,8 +54,8 @@ func (a *Adapter) outsider(ctx context.Context, q *core.Question, d core.Decider
 	if ours.has(team) {
 		return false, nil
 	}
-	if unread != nil {
-		return false, core.Internal("slack user groups", unread)
+	if unread.err != nil && !a.svc.OnlyAnyone(q, unread.in(d)) {
+		return false, core.Internal("slack user groups", unread.err)
 	}
 	return true, nil
 }

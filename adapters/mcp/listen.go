@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -128,8 +129,22 @@ func (h *handler) listenTasks(w http.ResponseWriter, r *http.Request, l *taskLis
 
 	var wg sync.WaitGroup
 	var ended atomic.Int32
+	var panicked atomic.Bool
+	guard := func(what string) {
+		// The backstop taskMiddleware is under every other method, for
+		// the listen's own goroutines, which nothing else recovers: a
+		// panic would end the whole process. It is logged, the stream's
+		// other goroutines stop, and the listen is answered with an
+		// internal error.
+		if v := recover(); v != nil {
+			h.opts.Logger.Error("askbridge mcp: a task listen stream's "+what+" panicked", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			panicked.Store(true)
+			cancel()
+		}
+	}
 	for _, id := range agreed {
 		wg.Go(func() {
+			defer guard("follower")
 			t, ok := h.followTask(ctx, id, caps)
 			if !ok {
 				if ctx.Err() == nil {
@@ -152,10 +167,17 @@ func (h *handler) listenTasks(w http.ResponseWriter, r *http.Request, l *taskLis
 	}
 	alive := make(chan struct{})
 	var beat sync.WaitGroup
-	beat.Go(func() { h.keepListening(ctx, cancel, alive, w, &mu) })
+	beat.Go(func() {
+		defer guard("keep-alive")
+		h.keepListening(ctx, cancel, alive, w, &mu)
+	})
 	wg.Wait()
 	close(alive)
 	beat.Wait()
+	if panicked.Load() {
+		send(map[string]any{"jsonrpc": "2.0", "id": l.ID, "error": errInternal})
+		return
+	}
 	// The closing response says every task named has ended: a stream
 	// whose following failed (the store unreachable too long) or that was
 	// ended (its token removed, the server stopping) ends without it, and

@@ -167,7 +167,7 @@ func (h *handler) taskMiddleware(next mcpsdk.MethodHandler) mcpsdk.MethodHandler
 		defer func() {
 			if v := recover(); v != nil {
 				h.opts.Logger.Error("askbridge mcp: a request's handler panicked", "method", method, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-				res, err = nil, &jsonrpc.Error{Code: codeInternalError, Message: "internal error"}
+				res, err = nil, errInternal
 			}
 		}()
 		ctx = context.WithValue(ctx, extraKey{}, req.GetExtra())
@@ -244,6 +244,10 @@ func missingCapability() error {
 // paramsRequired answers a task method sent without params: the SDK lets
 // a custom method through without them.
 var paramsRequired = &jsonrpc.Error{Code: codeInvalidParams, Message: "params are required"}
+
+// errInternal answers a request whose handler panicked (taskMiddleware,
+// and a task listen's goroutines): its detail goes to the log only.
+var errInternal = &jsonrpc.Error{Code: codeInternalError, Message: "internal error"}
 
 // taskNotFound is the one answer for an unknown id and another agent's
 // (law 6), worded as the extension's example.

@@ -151,6 +151,23 @@ func (r Route) RolesOn(sf Surface) []string {
 	return out
 }
 
+// RolesToCheck are the roles (platform groups) on surface sf that the
+// routes deciding q name now: its own route's and, once it has
+// escalated, its escalation route's. A door that must look up a
+// person's groups itself (Slack's user groups, which its payloads do not
+// carry) looks up only these; core still checks what it finds.
+func (s *Service) RolesToCheck(q *Question, sf Surface) []string {
+	var out []string
+	for _, r := range s.decidingRoutes(q) {
+		for _, role := range r.RolesOn(sf) {
+			if !slices.Contains(out, role) {
+				out = append(out, role)
+			}
+		}
+	}
+	return out
+}
+
 // Pseudonym is how the event log names a person: an HMAC of their
 // surface and platform id under a key from configuration or, for an
 // account the configuration ties to a person, of that person, so their

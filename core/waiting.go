@@ -36,16 +36,11 @@ func (w Waiting) Nobody() bool {
 // WaitingOn is who open question q waits on.
 func (s *Service) WaitingOn(q *Question) Waiting {
 	w := Waiting{Tally: TallyOf(q)}
-	route, ok := s.RouteOf(q) // the route it was asked under, across reloads
-	if !ok || !q.Open() {
+	routes := s.decidingRoutes(q) // its route as asked, across reloads, and its escalation's once escalated
+	if len(routes) == 0 || !q.Open() {
 		return w
 	}
-	routes := []Route{route}
-	if q.OnTimeout == OnTimeoutEscalate && q.Renotified > 0 && route.EscalateTo != "" {
-		if esc, ok := s.Route(route.EscalateTo); ok {
-			routes, w.Escalated = append(routes, esc), true
-		}
-	}
+	w.Escalated = len(routes) > 1
 	done := actedOn(q)
 	for _, r := range routes {
 		for _, p := range s.routePeople(r) {

@@ -46,6 +46,12 @@ func TestEscalationGroupCountsOnceEscalated(t *testing.T) {
 	if note := e.note(mallory, 0); !strings.Contains(note, "not one of the people") || refusals() != 1 {
 		t.Fatalf("before the escalation, the stranger was told %q; %d refusals recorded", note, refusals())
 	}
+	// Only the route's own group was looked up: Slack allows about 20
+	// usergroups.users.list calls a minute, and the escalation route's
+	// group could not have changed core's answer yet.
+	if n := e.fake.Calls("usergroups.users.list"); n != 1 {
+		t.Fatalf("before the escalation, %d user group lookups, want the route's own group's alone", n)
+	}
 
 	clock.Advance(time.Hour + time.Minute)
 	if rep, err := e.svc.Tick(t.Context()); err != nil || rep.Escalated != 1 {

@@ -272,26 +272,11 @@ func (u unreadGroups) in(d core.Decider) core.Decider {
 	return d
 }
 
-// roles are the user groups, among those named as role:<id> by the
-// question's route or its escalation route, that user is in, and those
-// that could not be read (left out: the check fails closed). The routes
-// are listed only to know which groups to look up; core checks the
-// memberships against the routes it asks now (Service.MayAnswer).
+// roles are the user groups, among those the routes deciding the
+// question now name as role:<id> (core's RolesToCheck), that user is in,
+// and those that could not be read (left out: the check fails closed).
 func (a *Adapter) roles(ctx context.Context, q *core.Question, user string) ([]string, unreadGroups) {
-	asked, _ := a.svc.RouteOf(q) // the route it was asked under, whatever a reload did since
-	routes := []core.Route{asked}
-	if asked.EscalateTo != "" {
-		esc, _ := a.svc.Route(asked.EscalateTo)
-		routes = append(routes, esc)
-	}
-	var groups []string
-	for _, r := range routes {
-		for _, g := range r.RolesOn(core.SurfaceSlack) {
-			if !slices.Contains(groups, g) {
-				groups = append(groups, g)
-			}
-		}
-	}
+	groups := a.svc.RolesToCheck(q, core.SurfaceSlack)
 	var roles []string
 	var unread unreadGroups
 	for _, g := range groups {

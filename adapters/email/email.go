@@ -45,8 +45,8 @@ const (
 
 // Options configure an Adapter.
 type Options struct {
-	// Host and Port are the SMTP server's; Port defaults to 587, or 465
-	// with TLS "tls".
+	// Host and Port are the SMTP server's; Port defaults to 587 (the
+	// submission port, with TLS "none" too), or 465 with TLS "tls".
 	Host string
 	Port int
 	// TLS is TLSStartTLS (the default), TLSImplicit or TLSNone.
@@ -122,7 +122,7 @@ func New(svc *core.Service, opts Options) (*Adapter, error) {
 	var implicit *tls.Config
 	switch opts.TLS {
 	case TLSStartTLS:
-		copts = append(copts, gomail.WithTLSPortPolicy(gomail.TLSMandatory))
+		copts = append(copts, gomail.WithTLSPolicy(gomail.TLSMandatory))
 	case TLSImplicit:
 		// session.dial starts TLS, not go-mail: go-mail takes a connection
 		// dialled for it as plain text under implicit TLS, and would then
@@ -136,23 +136,26 @@ func New(svc *core.Service, opts Options) (*Adapter, error) {
 			opts.Port = gomail.DefaultPortSSL
 		}
 	case TLSNone:
-		copts = append(copts, gomail.WithTLSPortPolicy(gomail.NoTLS))
+		copts = append(copts, gomail.WithTLSPolicy(gomail.NoTLS))
 	default:
 		return nil, fmt.Errorf("email: TLS %q is not starttls, tls or none", opts.TLS)
 	}
-	if opts.Port != 0 {
-		copts = append(copts, gomail.WithPort(opts.Port))
+	// The port is always set here, never left to go-mail's port policies,
+	// which dial 25 for a plain-text relay where README promises 587.
+	if opts.Port == 0 {
+		opts.Port = gomail.DefaultPortTLS
 	}
+	copts = append(copts, gomail.WithPort(opts.Port))
 	if opts.Username != "" {
 		copts = append(copts, gomail.WithSMTPAuth(gomail.SMTPAuthAutoDiscover),
 			gomail.WithUsername(opts.Username), gomail.WithPassword(opts.Password))
 	}
+	a := &Adapter{svc: svc, opts: opts, signer: signer, from: from, copts: copts, tls: implicit, log: opts.Log}
 	// Each send makes its own client (for its own dialler); this one
 	// checks the options once.
-	if _, err := gomail.NewClient(opts.Host, copts...); err != nil {
+	if _, err := a.client(nil); err != nil {
 		return nil, fmt.Errorf("email: %w", err)
 	}
-	a := &Adapter{svc: svc, opts: opts, signer: signer, from: from, copts: copts, tls: implicit, log: opts.Log}
 	a.page = &actionlink.Page{Svc: svc, Signer: signer, Surface: core.SurfaceEmail, Prefix: ActPath,
 		ConfirmAddress: true, Now: opts.Now, Log: opts.Log}
 	return a, nil
@@ -195,11 +198,23 @@ func (a *Adapter) Post(ctx context.Context, q *core.Question, ref core.MessageRe
 // question mails nobody again. The links show how it stands.
 func (a *Adapter) Update(context.Context, *core.Question, core.MessageRef) error { return nil }
 
-// Remind mails the card again with fresh links, in reply to the first
-// message sent to room, unless that recipient has already acted on it.
+// Remind mails a reminder to room as RemindDelivery does. Called
+// without a delivery (the outbox calls RemindDelivery), it has no key to
+// keep its Message-ID by, so each call is a message of its own.
 func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) error {
+	return a.RemindDelivery(ctx, q, core.Delivery{Room: room, Key: fmt.Sprintf("remind:%s:%d", room, time.Now().UnixNano())})
+}
+
+var _ core.DeliveryReminder = (*Adapter)(nil)
+
+// RemindDelivery mails the card again with fresh links, in reply to the
+// first message sent to d.Room, unless its recipient has already acted
+// on it, from any surface (core.Service.HasActed). Its Message-ID is d's
+// key's, so a retry of the same reminder is the same message.
+func (a *Adapter) RemindDelivery(ctx context.Context, q *core.Question, d core.Delivery) error {
+	room := d.Room
 	to := Recipient(room)
-	if q.ActedBy(core.SurfaceEmail, to) {
+	if a.svc.HasActed(q, core.SurfaceEmail, to) {
 		return nil
 	}
 	view := card.New(q, core.MessageRef{Surface: core.SurfaceEmail, Room: room, Kind: core.DeliverPost})
@@ -216,7 +231,7 @@ func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) err
 			first = m.ID
 		}
 	}
-	return a.send(ctx, to, a.messageID(string(q.ID), fmt.Sprintf("remind:%s:%d", room, time.Now().UnixNano())), first, msg)
+	return a.send(ctx, to, a.messageID(string(q.ID), d.Key), first, msg)
 }
 
 // Digest mails the "while you were away" summary to room.
@@ -281,11 +296,33 @@ func (a *Adapter) send(ctx context.Context, to, id, inReplyTo string, msg Messag
 	m.AddAlternativeString(gomail.TypeTextHTML, msg.HTML)
 	s := &session{ctx: ctx, deadline: time.Now().Add(a.opts.Timeout), tls: a.tls}
 	defer s.end()
-	client, err := gomail.NewClient(a.opts.Host, append(slices.Clip(a.copts), gomail.WithDialContextFunc(s.dial))...)
+	client, err := a.client(s.dial)
 	if err != nil {
 		return err
 	}
-	return classify(client.DialAndSendWithContext(ctx, m))
+	// The session in its three steps, each judged on its own, not go-mail's
+	// DialAndSend, whose one error also covers the RSET and QUIT it sends
+	// after the relay took the message: a failure of either mailed it
+	// again, up to the outbox's last attempt, then called it undelivered.
+	conn, err := client.DialToSMTPClientWithContext(ctx)
+	if err != nil {
+		return &core.NotSent{Err: fmt.Errorf("dial failed: %w", err)}
+	}
+	err = classify(client.SendWithSMTPClient(conn, m))
+	// The QUIT changes nothing of what became of the message: a relay
+	// that hangs up without its 221 has the mail all the same.
+	_ = client.CloseWithSMTPClient(conn)
+	return err
+}
+
+// client is a go-mail client with the adapter's options, dialling with
+// dial (nil: go-mail's own).
+func (a *Adapter) client(dial gomail.DialContextFunc) (*gomail.Client, error) {
+	copts := slices.Clip(a.copts)
+	if dial != nil {
+		copts = append(copts, gomail.WithDialContextFunc(dial))
+	}
+	return gomail.NewClient(a.opts.Host, copts...)
 }
 
 // session is the connection of one SMTP session. go-mail bounds only its
@@ -294,12 +331,13 @@ func (a *Adapter) send(ctx context.Context, to, id, inReplyTo string, msg Messag
 // never answered would hold the send, its room's delivery and a place in
 // the outbox for good, and a stop would wait on it. So the connection
 // carries the session's deadline and is closed when the delivery's
-// context ends.
+// context ends, and in any case when the send returns (go-mail leaves it
+// open when a step fails).
 type session struct {
 	ctx      context.Context // the delivery's
 	deadline time.Time
 	tls      *tls.Config // implicit TLS, or nil
-	stops    []func() bool
+	ends     []func()
 }
 
 // dial is go-mail's DialContextFunc. Its ctx is go-mail's for setting
@@ -315,7 +353,8 @@ func (s *session) dial(ctx context.Context, network, addr string) (net.Conn, err
 		conn.Close()
 		return nil, err
 	}
-	s.stops = append(s.stops, context.AfterFunc(s.ctx, func() { conn.Close() }))
+	stop := context.AfterFunc(s.ctx, func() { conn.Close() })
+	s.ends = append(s.ends, func() { stop(); conn.Close() })
 	if s.tls == nil {
 		return conn, nil
 	}
@@ -327,31 +366,41 @@ func (s *session) dial(ctx context.Context, network, addr string) (net.Conn, err
 	return tc, nil
 }
 
-// end stops watching the context once the send has returned.
+// end stops watching the context once the send has returned, and closes
+// what the session dialled.
 func (s *session) end() {
-	for _, stop := range s.stops {
-		stop()
+	for _, end := range s.ends {
+		end()
 	}
 }
 
-// classify maps an SMTP failure to what the outbox does with it: a
-// server's temporary refusal (4xx) or a connection that never opened is
-// not-sent and retried; a permanent refusal (5xx: no such mailbox) is
-// given up on. Anything else (a connection dropped after the message
-// went) leaves it unknown whether it was sent.
+// classify maps what became of one message on an open session to what
+// the outbox does with it. go-mail's SendError names the step that
+// failed. Before the message's end a relay that answered with a code
+// refused it: permanently (5xx: no such mailbox), given up on, or for now
+// (4xx), not sent and retried, as is a connection lost there. The relay's
+// answer to the message's end decides: a refusal is as before it, but a
+// connection lost while the message went or before the answer came
+// leaves it unknown whether the relay has it, so the error is a plain
+// one, and the retry is a flagged repeat with the same Message-ID. A
+// failure after the relay took it (the RSET go-mail sends next) is no
+// failure: the mail is on its way.
 func classify(err error) error {
 	if err == nil {
 		return nil
 	}
 	var se *gomail.SendError
-	if errors.As(err, &se) {
-		if code := se.ErrorCode(); code >= 500 && code < 600 && !se.IsTemp() {
-			return &core.Permanent{Err: err}
-		}
-		return &core.NotSent{Err: err}
+	if !errors.As(err, &se) {
+		return err
 	}
-	if strings.HasPrefix(err.Error(), "dial failed") {
-		return &core.NotSent{Err: err}
+	code := se.ErrorCode()
+	switch {
+	case se.Reason == gomail.ErrSMTPReset:
+		return nil
+	case code >= 500 && code < 600 && !se.IsTemp():
+		return &core.Permanent{Err: err}
+	case code == 0 && (se.Reason == gomail.ErrWriteContent || se.Reason == gomail.ErrSMTPDataClose):
+		return err
 	}
-	return err
+	return &core.NotSent{Err: err}
 }

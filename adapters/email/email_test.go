@@ -247,7 +247,7 @@ func TestDecisionAndClarification(t *testing.T) {
 	}
 	q := e.ask(core.AskInput{Kind: core.KindClarification, Text: "Which region?"})
 	c := e.mail(alice, 2)
-	u := link(t, c, card.LabelAnswer)
+	u := link(t, c, card.LabelAnswerOnPage)
 	if _, body := do(t, http.MethodGet, u, nil); !strings.Contains(body, "<textarea") {
 		t.Fatalf("the answer page has no text box:\n%s", body)
 	}

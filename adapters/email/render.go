@@ -85,7 +85,7 @@ type Links map[core.Ref]string
 // footer is the sentence under every card with links.
 const footer = "Each link opens a page that asks you to confirm; nothing is recorded until you do. " +
 	"The links answer as the address this message was sent to, work once, and stop working when the question closes or at its deadline. " +
-	"Do not forward this message."
+	"Do not forward this message. Replies to it are not read: answer through the links."
 
 // RenderCard writes card as an email whose actions are links. Every
 // action must have a link: a card is never sent with a dead button.
@@ -114,7 +114,11 @@ func RenderCard(c card.Card, links Links) (Message, error) {
 				err = fmt.Errorf("email: no link for the %q action", a.Label)
 				continue
 			}
-			out = append(out, link{Label: a.Label, URL: u, Style: a.Style})
+			label := a.Label
+			if label == card.LabelAnswer {
+				label = card.LabelAnswerOnPage // replies to the mail are not read
+			}
+			out = append(out, link{Label: label, URL: u, Style: a.Style})
 		}
 		return out
 	}

@@ -259,6 +259,10 @@ const (
 	LabelStandingAgent = "Approve, and allow this tool for this agent for %d hours"
 	LabelDecline       = "Decline: let the agent decide"
 	LabelAnswer        = "Reply to answer"
+	// LabelAnswerOnPage is LabelAnswer where a reply reaches nobody: an
+	// email's link, whose page takes the answer (nothing reads replies
+	// to the mail, so "Reply" would lose it).
+	LabelAnswerOnPage  = "Open the page to answer"
 	LabelSomethingElse = "Something else"
 	// RecommendedNote ends the label of a recommended choice.
 	RecommendedNote = " (Recommended)"

@@ -129,6 +129,9 @@ func (s *Service) DeliverOne(ctx context.Context, c Courier, d Delivery, gate fu
 		if err := pass(ctx, gate); err != nil {
 			return err
 		}
+		if r, ok := c.(DeliveryReminder); ok {
+			return r.RemindDelivery(ctx, q, d)
+		}
 		return c.Remind(ctx, q, d.Room)
 	case DeliverWebhook:
 		if cc, ok := c.(Caller); ok {
@@ -139,6 +142,16 @@ func (s *Service) DeliverOne(ctx context.Context, c Courier, d Delivery, gate fu
 		}
 	}
 	return &Permanent{Err: errors.New("unknown delivery kind " + string(d.Kind))}
+}
+
+// DeliveryReminder is a [Courier] whose reminder is told the delivery it
+// carries, not its room alone; DeliverOne prefers it to Remind. Email
+// needs it: a mail cannot be taken back, so the same reminder sent again
+// (the retry of an attempt whose outcome was unknown) must carry the same
+// Message-ID, built from d's key, for mail clients to show it once (law
+// 4), while each reminder of a question is a message of its own.
+type DeliveryReminder interface {
+	RemindDelivery(ctx context.Context, q *Question, d Delivery) error
 }
 
 // attemptOwner names one call of DeliverOne as the owner of a posting

@@ -95,13 +95,12 @@ func (s *Service) deliveries(q *Question, route Route, kind DeliveryKind, purpos
 // one that does (dmSurfaceOn).
 func (s *Service) dmDeliveries(q *Question, route Route, kind DeliveryKind, purpose string, now time.Time) []Delivery {
 	var out []Delivery
-	acted := actedOn(q)
 	for _, p := range s.routePeople(route) {
-		if !p.DM || acted.has(Decider{Person: p.Name}) {
+		if !p.DM {
 			continue
 		}
 		sf, ok := p.dmSurfaceOn(route)
-		if !ok {
+		if !ok || s.HasActed(q, sf, p.IDs[sf][0]) {
 			continue
 		}
 		if route.hasRoom(sf, p.IDs[sf][0]) {
@@ -149,6 +148,25 @@ func actedOn(q *Question) actors {
 		a.add(d)
 	}
 	return a
+}
+
+// HasActed reports whether the account id on surface has acted on q
+// (answered a part, voted), itself or as the person it is, from any
+// surface: a person who voted in Slack has acted, and is reminded on no
+// surface. It is the one check of who a reminder skips, for the direct
+// messages (dmDeliveries) and for a courier that skips a recipient of a
+// room's reminder (email, whose room is an address). A nil Service (a
+// courier built without one, in a test) knows no people: the account
+// alone counts.
+func (s *Service) HasActed(q *Question, surface Surface, id string) bool {
+	if q.ActedBy(surface, id) {
+		return true
+	}
+	if s == nil {
+		return false
+	}
+	d := s.identify(Decider{Surface: surface, ID: id}).Decider
+	return d.Person != "" && actedOn(q).has(d)
 }
 
 // Mention is one account or role a reminder calls on.

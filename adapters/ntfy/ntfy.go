@@ -150,11 +150,11 @@ func (a *Adapter) Post(ctx context.Context, q *core.Question, ref core.MessageRe
 // it ended.
 func (a *Adapter) Update(context.Context, *core.Question, core.MessageRef) error { return nil }
 
-// Remind publishes the card again with fresh buttons, unless the topic
-// has already acted on it.
+// Remind publishes the card again with fresh buttons, unless the topic,
+// or the person it is, has already acted on it (from any surface).
 func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) error {
 	topic := Topic(room)
-	if q.ActedBy(core.SurfaceNtfy, topic) {
+	if a.svc.HasActed(q, core.SurfaceNtfy, topic) {
 		return nil
 	}
 	view := card.New(q, core.MessageRef{Surface: core.SurfaceNtfy, Room: topic, Kind: core.DeliverPost})

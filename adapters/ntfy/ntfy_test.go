@@ -45,10 +45,16 @@ type env struct {
 
 func newEnv(t *testing.T, tok string) *env {
 	t.Helper()
+	return newEnvPeople(t, tok, nil)
+}
+
+// newEnvPeople is newEnv with the configured people.
+func newEnvPeople(t *testing.T, tok string, people map[string]core.Person) *env {
+	t.Helper()
 	svc, _ := coretest.Open(t, coretest.Options{Routes: map[string]core.Route{"ops": {
 		Rooms:    []core.Room{{Surface: core.SurfaceNtfy, ID: topic}},
 		Deciders: map[core.Surface][]string{core.SurfaceNtfy: {topic}, core.SurfaceAPI: {"*"}},
-	}}})
+	}}, People: people})
 	fake := ntfyfake.Start(t, token)
 	mux := http.NewServeMux()
 	web := httptest.NewServer(mux)

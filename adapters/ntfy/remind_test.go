@@ -34,3 +34,20 @@ func TestReminderSkipsATopicThatActed(t *testing.T) {
 		t.Fatalf("the topic that did not act got %d reminders, want 1", len(ms))
 	}
 }
+
+// A topic that is a configured person's is not reminded once that
+// person acted from another surface: reminders skip who acted, whoever
+// they acted as.
+func TestReminderSkipsAPersonWhoActedElsewhere(t *testing.T) {
+	e := newEnvPeople(t, token, map[string]core.Person{"carol": {Name: "carol",
+		IDs: map[core.Surface][]string{core.SurfaceNtfy: {topic}, core.SurfaceAPI: {"carol-token"}}}})
+	q := e.ask(core.AskInput{Kind: core.KindClarification, Text: "Which region?"})
+	voted := *q
+	voted.Votes = []core.Vote{{Key: "v1", Decider: core.Decider{Surface: core.SurfaceAPI, ID: "carol-token", Person: "carol"}}}
+	if err := e.a.Remind(t.Context(), &voted, topic); err != nil {
+		t.Fatal(err)
+	}
+	if ms := e.fake.Messages(topic); len(ms) != 0 {
+		t.Fatalf("carol voted through the API, yet her topic was reminded: %+v", ms)
+	}
+}

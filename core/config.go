@@ -36,6 +36,15 @@ type Config struct {
 	// Callbacks are the URL prefixes a question's callback URL must be
 	// under (callback.go); none turns callbacks off.
 	Callbacks CallbackPrefixes
+	// Tokens are the bearer tokens the doors outside core admit callers
+	// with (the API, the console, MCP, the metrics), in the form those
+	// doors keep them. core never reads them: it carries them in the
+	// configuration it swaps whole, so that a reload puts them in force
+	// in the same step as the routes and people they go with
+	// (Reconfigure), and a door that reads them once a request
+	// ([Service.Tokens]) never admits a caller by one file's tokens to
+	// the other file's routes. nil: the doors keep tokens of their own.
+	Tokens any
 }
 
 // DefaultRoute is the route a question takes when it names none.
@@ -89,6 +98,10 @@ type bound struct {
 // conf is the configuration in force now. A method that reads several
 // settings loads it once.
 func (s *Service) conf() *bound { return s.live.Load() }
+
+// Tokens are the doors' tokens the configuration in force carries
+// (Config.Tokens), nil if it carries none.
+func (s *Service) Tokens() any { return s.conf().cfg.Tokens }
 
 // New checks cfg and returns a Service over store.
 func New(store Store, cfg Config, clock Clock) (*Service, error) {

@@ -10,9 +10,10 @@ import (
 
 // Reconfigure checks cfg whole, as New does, and if it holds puts it in
 // force at once: routes, people, groups, policy rules, timeouts and
-// retention. The swap is one atomic store, so every call reads either the
-// old configuration or the new one and none waits for the other. A bad
-// cfg changes nothing and the error says why.
+// retention, and the doors' tokens it carries (Config.Tokens). The swap
+// is one atomic store, so every call reads either the old configuration
+// or the new one and none waits for the other. A bad cfg changes nothing
+// and the error says why.
 //
 // The actor key and the shard count cannot change while running: the
 // event log's pseudonyms and the ids already given out depend on them.

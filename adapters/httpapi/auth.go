@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -28,8 +29,22 @@ func ParseRole(s string) (Role, error) { return access.ParseRole(s) }
 type Token = access.Token
 
 // Keys is the token set the API authenticates with (access.Keys): the
-// program hands the same set to the console, and replaces it on reload.
+// program hands the same set to the console.
 type Keys = access.Keys
+
+// Ring is one checked token set (access.Ring), as core's configuration
+// carries it (core.Config.Tokens): a reload that carries the file's
+// tokens in it swaps them with the routes, in one step.
+type Ring = access.Ring
+
+// NewRing checks tokens and returns them as a Ring, for core.Config.Tokens.
+func NewRing(tokens []Token) (*Ring, error) {
+	r, err := access.NewRing(tokens)
+	if err != nil {
+		return nil, fmt.Errorf("httpapi: %w", err)
+	}
+	return r, nil
+}
 
 // bearer returns the credentials of an "Authorization: Bearer ..." header.
 func bearer(r *http.Request) (string, bool) {

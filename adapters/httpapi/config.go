@@ -1,22 +1,34 @@
 package httpapi
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/core/directive"
 )
 
-// Reconfigure puts a reloaded configuration's tokens and extra
-// directives in force, both or neither: each is checked first, and
-// nothing changes if either is bad. The console reads the same Keys, so
-// its sign-ins change with the API's.
+// Reconfigure puts new tokens and extra directives in force, both or
+// neither: each is checked first, and nothing changes if either is bad.
+// The console reads the same Keys, so its sign-ins change with the API's.
+// It is for a service whose configuration carries no tokens: where it
+// does (Options.Tokens), the tokens change with it, and a program
+// reloading its file sets the directives alone (SetExtras).
 func (s *Server) Reconfigure(tokens []Token, extras []directive.Extra) error {
 	if err := (Options{Tokens: tokens, Extras: extras}).Validate(); err != nil {
 		return err
 	}
 	if err := s.keys.Replace(tokens); err != nil {
-		return err // checked just above
+		return fmt.Errorf("httpapi: %w", err)
+	}
+	return s.SetExtras(extras)
+}
+
+// SetExtras puts a reloaded configuration's extra directives in force, or
+// changes nothing if they are bad.
+func (s *Server) SetExtras(extras []directive.Extra) error {
+	if err := directive.ValidateExtras(extras); err != nil {
+		return fmt.Errorf("httpapi: %w", err)
 	}
 	own := append([]directive.Extra(nil), extras...)
 	s.extras.Store(&own)

@@ -44,7 +44,10 @@ const (
 
 // Options configure a Server.
 type Options struct {
-	// Tokens are the bearer tokens the API accepts.
+	// Tokens are the bearer tokens the API accepts while the service's
+	// configuration carries none of its own (core.Config.Tokens, a *Ring
+	// from NewRing); once it does, the API takes those, which a reload
+	// puts in force with the routes in one step.
 	Tokens []Token
 	// Log receives one line per request (method, path, status, duration,
 	// token name) and the causes of internal errors. Never secrets, never
@@ -170,6 +173,7 @@ func New(svc *core.Service, opts Options) (*Server, error) {
 	if s.keys, err = access.NewKeys(opts.Tokens); err != nil {
 		return nil, fmt.Errorf("httpapi: %w", err) // checked by Validate above
 	}
+	s.keys.Follow(svc.Tokens)
 	budget := opts.Guesses
 	if budget == nil {
 		budget = membudget.New(svc.Now)
@@ -297,9 +301,9 @@ func AuthRefusal(w http.ResponseWriter, wait time.Duration) (status int, err err
 	return http.StatusUnauthorized, core.Errorf(core.CodeForbidden, "auth", "a valid bearer token is required")
 }
 
-// Keys is the token set the API authenticates with, built from
-// Options.Tokens: the program shares it with the console and replaces it
-// when the configuration is reloaded.
+// Keys is the token set the API authenticates with: Options.Tokens until
+// the service's configuration carries tokens, then those (see
+// Options.Tokens). The program shares it with the console.
 func (s *Server) Keys() *Keys { return s.keys }
 
 // Drain ends every parked wait (it answers 200 with the question as it

@@ -1,14 +1,15 @@
 // Package access is who may do what, in one place for every door that
 // takes a bearer token: the roles, the tokens, and the one constant-time
 // lookup of a presented secret. The API and the console read the same
-// Keys, so a reload that replaces the tokens (Keys.Replace) changes both
-// at once.
+// Keys, which follow the tokens core's configuration carries, so a
+// reload changes the tokens of both with the routes, at once.
 package access
 
 import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -132,43 +133,29 @@ func Validate(tokens []Token) error {
 	return nil
 }
 
-// Keys is the token set in force. Secrets are kept as SHA-256 sums and
-// compared in constant time against every token, so neither the length
-// of a secret nor which token matched shows in the timing. Replace swaps
-// the whole set at once; a lookup sees the old set or the new, never a
-// mix, and never waits.
-type Keys struct {
-	ring atomic.Pointer[ring]
-}
-
-type ring struct {
+// Ring is one checked token set, as a configuration carries it
+// (core.Config.Tokens). Secrets are kept as SHA-256 sums and compared in
+// constant time against every token, so neither the length of a secret
+// nor which token matched shows in the timing. A Ring never changes.
+type Ring struct {
 	tokens []Token
 	sums   [][sha256.Size]byte
 }
 
-// NewKeys checks tokens (Validate) and returns them as a set.
-func NewKeys(tokens []Token) (*Keys, error) {
-	k := &Keys{}
-	return k, k.Replace(tokens)
-}
-
-// Replace checks tokens and, if they hold, puts them in force in place of
-// the set's; if not, the set stays as it was.
-func (k *Keys) Replace(tokens []Token) error {
+// NewRing checks tokens (Validate) and returns them as a Ring.
+func NewRing(tokens []Token) (*Ring, error) {
 	if err := Validate(tokens); err != nil {
-		return err
+		return nil, err
 	}
-	r := &ring{tokens: append([]Token(nil), tokens...)}
+	r := &Ring{tokens: append([]Token(nil), tokens...)}
 	for _, t := range tokens {
 		r.sums = append(r.sums, sha256.Sum256([]byte(t.Secret)))
 	}
-	k.ring.Store(r)
-	return nil
+	return r, nil
 }
 
 // Find returns the token whose secret is presented, if any.
-func (k *Keys) Find(secret string) (Token, bool) {
-	r := k.ring.Load()
+func (r *Ring) Find(secret string) (Token, bool) {
 	got := sha256.Sum256([]byte(secret))
 	match := -1
 	for i := range r.sums {
@@ -182,13 +169,77 @@ func (k *Keys) Find(secret string) (Token, bool) {
 	return r.tokens[match], true
 }
 
-// Named returns the token of that name as configured now, so a session
-// outlives neither its token's removal nor a change of role.
-func (k *Keys) Named(name string) (Token, bool) {
-	for _, t := range k.ring.Load().tokens {
+// Named returns the token of that name, so a session outlives neither
+// its token's removal nor a change of role.
+func (r *Ring) Named(name string) (Token, bool) {
+	for _, t := range r.tokens {
 		if t.Name == name {
 			return t, true
 		}
 	}
 	return Token{}, false
 }
+
+// Keys is the token set in force. It is the Ring the service's
+// configuration carries when it carries one (Follow): a reload then puts
+// new tokens in force in the same atomic step as the routes and people
+// they go with (core's Reconfigure), and a lookup, which reads the set
+// once, sees one configuration's tokens, never a mix, and never waits.
+// Until then it is the Keys' own, which Replace swaps whole.
+type Keys struct {
+	own atomic.Pointer[Ring]
+	// carried reads the tokens of the configuration in force (Follow);
+	// nil: Keys has only its own.
+	carried func() any
+}
+
+// NewKeys checks tokens (Validate) and returns them as a set.
+func NewKeys(tokens []Token) (*Keys, error) {
+	k := &Keys{}
+	return k, k.Replace(tokens)
+}
+
+// Follow makes k read the tokens of the configuration in force,
+// carried() (core's Service.Tokens), whenever that is a *Ring, ahead of
+// its own. Call it before k is used.
+func (k *Keys) Follow(carried func() any) { k.carried = carried }
+
+// now is the set in force, read once for each lookup.
+func (k *Keys) now() *Ring {
+	if r := k.followed(); r != nil {
+		return r
+	}
+	return k.own.Load()
+}
+
+// followed is the Ring the configuration in force carries, if any.
+func (k *Keys) followed() *Ring {
+	if k.carried == nil {
+		return nil
+	}
+	r, _ := k.carried().(*Ring)
+	return r
+}
+
+// Replace checks tokens and, if they hold, puts them in force in place of
+// the set's; if not, the set stays as it was. Once the configuration in
+// force carries tokens, they are replaced with it, not here: Replace
+// refuses rather than change a set nobody reads.
+func (k *Keys) Replace(tokens []Token) error {
+	if k.followed() != nil {
+		return errors.New("the tokens in force are the configuration's: they change with it (core's Reconfigure)")
+	}
+	r, err := NewRing(tokens)
+	if err != nil {
+		return err
+	}
+	k.own.Store(r)
+	return nil
+}
+
+// Find returns the token whose secret is presented, if any.
+func (k *Keys) Find(secret string) (Token, bool) { return k.now().Find(secret) }
+
+// Named returns the token of that name as configured now, so a session
+// outlives neither its token's removal nor a change of role.
+func (k *Keys) Named(name string) (Token, bool) { return k.now().Named(name) }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -93,5 +94,48 @@ func TestRoles(t *testing.T) {
 	}
 	if !RoleAdmin.Includes(RoleAgent) || RoleOperator.Includes(RoleAdmin) || RoleObserver.MayAnswer() || !RoleOperator.MayAnswer() {
 		t.Fatal("role inclusion is wrong")
+	}
+}
+
+// TestKeysFollowTheConfiguration: Keys that follow a configuration
+// (core's Service.Tokens) take the Ring it carries in place of their
+// own, and go from one carried Ring to the next as the configuration
+// does, so the tokens change in the configuration's one swap. Replace
+// then refuses, rather than change a set nobody reads.
+func TestKeysFollowTheConfiguration(t *testing.T) {
+	own := Token{Name: "own", Secret: strings.Repeat("o", 20), Role: RoleOperator}
+	carriedTok := Token{Name: "carried", Secret: strings.Repeat("c", 20), Role: RoleAgent}
+	k, err := NewKeys([]Token{own})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var config atomic.Value // what core's configuration in force carries
+	config.Store((*Ring)(nil))
+	k.Follow(func() any { return config.Load() })
+	if _, ok := k.Find(own.Secret); !ok {
+		t.Fatal("with no Ring carried, the Keys' own tokens are not in force")
+	}
+	ring, err := NewRing([]Token{carriedTok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	config.Store(ring)
+	if _, ok := k.Find(own.Secret); ok {
+		t.Fatal("the Keys' own token is still in force beside the carried Ring")
+	}
+	if got, ok := k.Find(carriedTok.Secret); !ok || got.Role != RoleAgent {
+		t.Fatalf("Find(carried secret) = %v, %v", got, ok)
+	}
+	if _, ok := k.Named("carried"); !ok {
+		t.Fatal("the carried token is not found by name")
+	}
+	if err := k.Replace([]Token{own}); err == nil {
+		t.Fatal("Replace took tokens while the configuration's are in force")
+	}
+	if _, ok := k.Find(carriedTok.Secret); !ok {
+		t.Fatal("a refused Replace changed the tokens in force")
+	}
+	if _, err := NewRing([]Token{{Name: "x", Secret: "short", Role: RoleAdmin}}); err == nil {
+		t.Fatal("NewRing took a short secret")
 	}
 }

@@ -200,34 +200,25 @@ func (r *reloader) record(ctx context.Context, rec core.Reload, reason string) {
 }
 
 // apply checks f as core and the API will take it, then puts it in force:
-// core's routes, people, groups, rules and policies in one swap, then the
-// tokens (the API's and the console's) and the extra directives in
-// another. It returns what changed, and the settings changed that wait
-// for a restart (left as they are).
+// core's routes, people, groups, rules and policies and the tokens of the
+// API, the console and the agent doors, all in core's one swap, so no
+// request is let in by one file's tokens to the other's routes; then the
+// extra directives, the console's OIDC people and the webhooks. It
+// returns what changed, and the settings changed that wait for a restart
+// (left as they are).
 func (r *reloader) apply(f File) (changed, restart []string, err error) {
 	restart = keepStarted(r.start, &f)
-	// The chat platforms are the environment's, read once at start. Where
-	// the file sends direct messages is core's to say: a core of the
-	// file alone (no store) says it before anything is put in force.
-	cfg := r.m.Settings.withFile(f).coreConfig(r.actorKey)
-	probe, err := core.New(nil, cfg, nil)
+	cfg, err := r.check(f)
 	if err != nil {
-		return nil, nil, err
-	}
-	if err := checkSurfaces(f, probe.DMs(), r.m.running()); err != nil {
-		return nil, nil, r.m.Settings.fileError(err)
-	}
-	tokens := r.m.apiTokens(f)
-	if err := (httpapi.Options{Tokens: tokens, Extras: f.Directives}).Validate(); err != nil {
 		return nil, nil, err
 	}
 	if err := r.m.Service.Reconfigure(cfg); err != nil {
 		return nil, nil, err
 	}
-	if err := r.m.api.Reconfigure(tokens, f.Directives); err != nil {
+	if err := r.m.api.SetExtras(f.Directives); err != nil {
 		// Validated above: unreachable short of a bug, and then the
-		// tokens in force stay and say so.
-		r.m.Log.Error().Err(err).Msg("the reloaded tokens were refused after the routes applied")
+		// directives in force stay and say so.
+		r.m.Log.Error().Err(err).Msg("the reloaded directives were refused after the routes applied")
 	}
 	if r.start.OIDC != nil {
 		r.m.oidcPeople.replace(r.start.OIDC, f.People) // the provider's settings wait for a restart
@@ -239,6 +230,31 @@ func (r *reloader) apply(f File) (changed, restart []string, err error) {
 	changed = sectionsChanged(r.file, f)
 	r.file = f
 	return changed, restart, nil
+}
+
+// check checks f as core and the API will take it, changing nothing, and
+// returns core's configuration of it, carrying the API's tokens
+// (core.Config.Tokens) for core's swap to put in force with the routes.
+func (r *reloader) check(f File) (core.Config, error) {
+	// The chat platforms are the environment's, read once at start. Where
+	// the file sends direct messages is core's to say: a core of the
+	// file alone (no store) says it before anything is put in force.
+	cfg := r.m.Settings.withFile(f).coreConfig(r.actorKey)
+	probe, err := core.New(nil, cfg, nil)
+	if err != nil {
+		return core.Config{}, err
+	}
+	if err := checkSurfaces(f, probe.DMs(), r.m.running()); err != nil {
+		return core.Config{}, r.m.Settings.fileError(err)
+	}
+	tokens := r.m.apiTokens(f)
+	if err := (httpapi.Options{Tokens: tokens, Extras: f.Directives}).Validate(); err != nil {
+		return core.Config{}, err
+	}
+	if cfg.Tokens, err = httpapi.NewRing(tokens); err != nil {
+		return core.Config{}, err // checked just above
+	}
+	return cfg, nil
 }
 
 // restartOnly are the file's settings that cannot change while the

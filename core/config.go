@@ -82,6 +82,9 @@ type Service struct {
 	// reminders says whether Remind lists the open questions
 	// (remindscan.go).
 	reminders remindScan
+	// endings are the runs being ended as this replica last knew them
+	// (endings.go).
+	endings endingsSeen
 }
 
 // bound is one checked configuration and the people directory built from

@@ -104,7 +104,9 @@
 // inbox.go the paged list of open questions ([Service.OpenPage]);
 // resolve.go the chokepoint, its retries and the one permission check,
 // ending.go the closes without an answer (decline, withdrawal, the end
-// of a run); arguments.go a call's arguments as every reader reads
+// of a run), endings.go the journal of runs being ended ([Endings]),
+// by which the ticker finishes an end cut short and answers meanwhile
+// are refused; arguments.go a call's arguments as every reader reads
 // them (canonical, hashed, bounded in depth); next.go the one transition ([Next], [Change]) and
 // next_kinds.go the features its rules are composed of; answer.go
 // [Service.Answer] and the parts of an answer; reads.go [Service.Get],

@@ -94,11 +94,26 @@ type Run struct {
 // never end, or block asks into, another agent's run of the same name.
 func (r Run) Key() string { return string(r.Agent) + "\x1f" + string(r.ID) }
 
+// runOfKey is the Run whose Key is key. Neither part of a valid run may
+// hold the separator (checkID refuses control characters), so the split
+// is unambiguous.
+func runOfKey(key string) (Run, bool) {
+	agent, id, ok := strings.Cut(key, "\x1f")
+	return Run{Agent: AgentID(agent), ID: RunID(id)}, ok && agent != "" && id != ""
+}
+
 // EndRun marks an agent's run ended and expires its open questions, each
 // through the chokepoint with its own expired event. A later answer to any
 // of them is refused, and so is a later ask into the run. Runs are each
 // agent's own: another agent's run of the same name is untouched.
-func (s *Service) EndRun(ctx context.Context, run Run) (out []Outcome, err error) {
+//
+// The run is journalled ([Endings]) before the store marks it ended and
+// dropped only once all of that is done, so an ending cut short in
+// between (the process killed, the store failing) is finished by the
+// ticker (finishEndings), and answers meanwhile are refused
+// (refuseIfEnding), rather than its questions staying open and
+// answerable until their deadlines. Ending a run again finishes it too.
+func (s *Service) EndRun(ctx context.Context, run Run) ([]Outcome, error) {
 	const op = "end run"
 	if err := checkID(op, "run_id", run.ID, true); err != nil {
 		return nil, err
@@ -106,14 +121,37 @@ func (s *Service) EndRun(ctx context.Context, run Run) (out []Outcome, err error
 	if err := checkID(op, "agent", run.Agent, true); err != nil {
 		return nil, err
 	}
-	ids, err := s.store.EndRun(ctx, run.Key(), s.now())
+	now := s.now()
+	if err := s.store.BeginEnding(ctx, run.Key(), now); err != nil {
+		return nil, Internal(op, err)
+	}
+	s.endings.begin(run.Key())
+	out, err := s.endRun(ctx, run, now)
+	if err != nil {
+		return out, err // still journalled: a tick finishes it
+	}
+	// Done. A drop that fails leaves the run to a tick, which ends it
+	// again, finds nothing left to expire and drops it then.
+	dctx, cancel := Settle(ctx)
+	defer cancel()
+	if s.store.EndingDone(dctx, run.Key()) == nil {
+		s.endings.done(run.Key())
+	}
+	return out, nil
+}
+
+// endRun marks the run ended at now and expires its open questions, and
+// ends its standing approvals.
+func (s *Service) endRun(ctx context.Context, run Run, now time.Time) (out []Outcome, err error) {
+	const op = "end run"
+	ids, err := s.store.EndRun(ctx, run.Key(), now)
 	if err != nil {
 		return nil, Internal(op, err)
 	}
 	// Once the run is marked ended the rest must follow even if the caller
 	// goes (an agent's client timing out, exiting): cut short, the run's
-	// questions stayed open and answerable until their deadlines, and an
-	// approve of one could grant a standing approval for the ended run.
+	// questions would stay open until a tick finished the ending, minutes
+	// later.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), endRunWithin)
 	defer cancel()
 	if err := s.endRunStandings(ctx, run); err != nil {
@@ -127,8 +165,7 @@ func (s *Service) EndRun(ctx context.Context, run Run) (out []Outcome, err error
 		}
 	}()
 	for _, id := range ids {
-		o, err := s.resolve(ctx, attempt{op: op, id: id, door: doorAgent, owner: run.Agent, actor: System,
-			build: s.systemClose(StateExpired, CloserExpiry, System, ExpiredReason)})
+		o, err := s.expire(ctx, run, id)
 		switch {
 		case err == nil:
 			out = append(out, o)
@@ -139,6 +176,13 @@ func (s *Service) EndRun(ctx context.Context, run Run) (out []Outcome, err error
 		}
 	}
 	return out, nil
+}
+
+// expire closes question id of run as expired by the run's end, through
+// the chokepoint.
+func (s *Service) expire(ctx context.Context, run Run, id QuestionID) (Outcome, error) {
+	return s.resolve(ctx, attempt{op: "end run", id: id, door: doorAgent, owner: run.Agent, actor: System,
+		build: s.systemClose(StateExpired, CloserExpiry, System, ExpiredReason)})
 }
 
 // endRunWithin bounds how long EndRun goes on expiring a run's questions

@@ -16,22 +16,33 @@ const tickBatch = 200
 // TickReport says what one pass of the timeout ticker did.
 type TickReport struct {
 	TimedOut, Escalated, Reasked int
+	// Expired counts the questions of runs whose ending was cut short
+	// that this pass expired (finishEndings).
+	Expired int
 }
 
-// Tick applies the timeout policy to every open question whose deadline
+// Tick finishes the ends of runs that were cut short (finishEndings)
+// and applies the timeout policy to every open question whose deadline
 // has passed. It may run in every replica at once: closes go through the
 // chokepoint and extensions are conditional on the deadline they saw, so
 // each timeout acts once.
 func (s *Service) Tick(ctx context.Context) (TickReport, error) {
 	var rep TickReport
 	now := s.now()
-	ids, err := s.store.Due(ctx, now, tickBatch)
-	if err != nil {
-		return rep, Internal("tick", err)
-	}
 	// One question that cannot be read or moved must not hold up every
 	// other timeout: its error is reported and the pass goes on.
 	var errs []error
+	// The ended runs first: a question of one whose deadline has passed
+	// too is expired, which is what happened first, not timed out.
+	expired, err := s.finishEndings(ctx, now)
+	rep.Expired = expired
+	if err != nil {
+		errs = append(errs, err)
+	}
+	ids, err := s.store.Due(ctx, now, tickBatch)
+	if err != nil {
+		return rep, errors.Join(append(errs, Internal("tick", err))...)
+	}
 	for _, id := range ids {
 		q, err := s.store.Get(ctx, id)
 		if ErrorCode(err) == CodeNotFound {

@@ -140,7 +140,8 @@ func (s *Service) resolve(ctx context.Context, a attempt) (out Outcome, err erro
 }
 
 // try is one pass of an attempt: one read (unless q, the question as the
-// store last had it, is given), the checks of who may act, Next and one
+// store last had it, is given), the checks of who may act (and, for a
+// person, that the question's run is not being ended), Next and one
 // Commit.
 func (s *Service) try(ctx context.Context, a attempt, q *Question, again bool) (Outcome, error) {
 	if !ValidID(a.id) {
@@ -158,6 +159,11 @@ func (s *Service) try(ctx context.Context, a attempt, q *Question, again bool) (
 	}
 	if !q.Open() {
 		return Outcome{}, &ClosedError{Question: q}
+	}
+	if a.door == doorHuman {
+		if err := s.refuseIfEnding(ctx, q); err != nil {
+			return Outcome{}, err
+		}
 	}
 	c, err := s.changeOf(a, q)
 	if err != nil {

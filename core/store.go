@@ -192,6 +192,7 @@ type Store interface {
 	Waker
 	Values
 	Standings
+	Endings
 	// Beat records now as the bridge's heartbeat and returns the previous
 	// one (zero on the first beat). It is one atomic swap, so of several
 	// replicas booting together exactly one sees the old heartbeat.
@@ -245,7 +246,9 @@ type Questions interface {
 	// EndRun marks a run ended at the given time (later asks for it are
 	// refused) and returns the ids of its open questions. run is the run's
 	// Run.Key: runs are each agent's own. Ending a run twice keeps the
-	// first time. Create checks q.Run().Key().
+	// first time and lists its open questions again (so core finishes an
+	// ending cut short by ending the run again). Create checks
+	// q.Run().Key().
 	EndRun(ctx context.Context, run string, at time.Time) ([]QuestionID, error)
 	// ListOpen lists open questions, hard-to-reverse first (unclassified
 	// ones sort with reversible ones), then oldest first, then by id; cursor is "" for the first page and next is ""
@@ -265,6 +268,26 @@ type Questions interface {
 	// Purge drops at most limit questions closed before cutoff, with their
 	// events, and returns how many it dropped.
 	Purge(ctx context.Context, cutoff time.Time, limit int) (int, error)
+}
+
+// Endings is the journal of the runs whose ending has begun and not
+// finished. Service.EndRun journals a run before the store marks it ended
+// (Questions.EndRun) and drops it only once every open question of the
+// run is expired, so an ending cut short between the two (the process
+// killed, the store failing) stays journalled: the ticker finishes it
+// (Service.Tick), and an answer meanwhile is refused as one to an
+// expired question. It holds only the endings under way, so the tick's
+// read of it is cheap.
+type Endings interface {
+	// BeginEnding journals run (its Run.Key) as being ended from at; a
+	// run journalled already keeps its first time.
+	BeginEnding(ctx context.Context, run string, at time.Time) error
+	// UnfinishedEndings lists the runs journalled at or before before,
+	// oldest first (then by run), at most limit.
+	UnfinishedEndings(ctx context.Context, before time.Time, limit int) ([]string, error)
+	// EndingDone drops run from the journal; one not journalled is no
+	// error.
+	EndingDone(ctx context.Context, run string) error
 }
 
 // EventLog is the append-only audit log.

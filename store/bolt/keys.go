@@ -26,6 +26,7 @@ package bolt
 //	once                  key -> expiry time (binary)            keys seen once (core.Values)
 //	idempotency           idempotency key -> question id         asks that may be repeated
 //	standing              id -> core.Standing (JSON)             standing approvals
+//	endings               run id -> began ms(8)                  runs being ended (endings.go)
 //
 // Integers are big-endian. Times in keys are signed and stored with the
 // sign bit flipped, so byte order is time order even before 1970.
@@ -57,6 +58,7 @@ var (
 	bucketOnce           = []byte("once")
 	bucketIdempotency    = []byte("idempotency")
 	bucketStanding       = []byte("standing")
+	bucketEndings        = []byte("endings")
 
 	// fixedBuckets are created when the file is opened; the per-surface
 	// outbox buckets are created on first use.

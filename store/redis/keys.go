@@ -50,6 +50,7 @@ import (
 //	{ab:s0}:l:<key>         string with TTL: an adapter's lease holder (shard 0 only)
 //	{ab:s0}:o:<key>         string with TTL: a key seen once (shard 0 only)
 //	{ab:s0}:standing        hash: standing approval id -> core.Standing JSON (shard 0 only)
+//	{ab:s0}:endings         zset: run being ended -> ms its ending began (shard 0 only; endings.go)
 //	rate:ab:budget:<key>    hash: a send budget (GCRA, kept by redis_rate,
 //	                        which adds "rate:"; no hash tag, so budgets
 //	                        spread over the cluster)
@@ -102,6 +103,7 @@ func (k keys) value(key string) string                   { return k.tag(0) + ":v
 func (k keys) lease(key string) string                   { return k.tag(0) + ":l:" + key }
 func (k keys) once(key string) string                    { return k.tag(0) + ":o:" + key }
 func (k keys) standing() string                          { return k.tag(0) + ":standing" }
+func (k keys) endings() string                           { return k.tag(0) + ":endings" }
 func (k keys) budget(key string) string                  { return k.prefix + ":budget:" + key }
 
 func (k keys) outbox(shard int, s core.Surface) string {

@@ -58,10 +58,10 @@ func batchItems(q *Question, ds []CallDecision, d Decider, now time.Time) ([]Ite
 		}
 		seen[cd.ToolCallID] = true
 		if prev, done := q.Answered(cd.ToolCallID); done {
-			return nil, Errorf(CodeConflict, op, "tool call %q was already decided at %s by %s", cd.ToolCallID, prev.At.Format(time.RFC3339), DeciderLabel(prev.Decider))
+			return nil, conflictOf(errDecidedFirst, op, "tool call %q was already decided at %s by %s", cd.ToolCallID, prev.At.Format(time.RFC3339), DeciderLabel(prev.Decider))
 		}
 		if call.Rule.decides() {
-			return nil, Errorf(CodeConflict, op, "tool call %q: %s %s it: no person decides it", cd.ToolCallID, call.Rule.Label(), call.Rule.verb())
+			return nil, conflictOf(errDecidedFirst, op, "tool call %q: %s %s it: no person decides it", cd.ToolCallID, call.Rule.Label(), call.Rule.verb())
 		}
 		if cd.OptionID != ApproveOption && cd.OptionID != DenyOption {
 			return nil, Errorf(CodeInvalid, op, "tool call %q is decided with %q or %q", cd.ToolCallID, ApproveOption, DenyOption)
@@ -86,7 +86,7 @@ func batchItems(q *Question, ds []CallDecision, d Decider, now time.Time) ([]Ite
 		out = append(out, a)
 	}
 	if len(out) == 0 {
-		return nil, Errorf(CodeConflict, op, "every call of this batch is decided already")
+		return nil, conflictOf(errDecidedFirst, op, "every call of this batch is decided already")
 	}
 	return out, nil
 }

@@ -32,7 +32,7 @@ func (s *Service) DeclineShown(ctx context.Context, id QuestionID, d Decider, sh
 	return s.resolve(ctx, attempt{op: "decline", id: id, door: doorHuman, actor: d, shown: shown, admitted: &admitted,
 		build: func(q *Question, now time.Time) (Transition, error) {
 			if q.Rule.decides() {
-				return Transition{}, Errorf(CodeConflict, "decline", "%s %s this call: no person decides it", q.Rule.Label(), q.Rule.verb())
+				return Transition{}, conflictOf(errDecidedFirst, "decline", "%s %s this call: no person decides it", q.Rule.Label(), q.Rule.verb())
 			}
 			if q.Open() && !q.Declinable() {
 				return Transition{}, Errorf(CodeConflict, "decline", "this question needs %d people to agree: one person's decline cannot close it; vote, or leave it to the others", q.Quorum)

@@ -46,6 +46,22 @@ func Errorf(code Code, op, format string, args ...any) error {
 	return &Error{Code: code, Op: op, Message: fmt.Sprintf(format, args...)}
 }
 
+// errDecidedFirst marks the conflict of an answer to a part (a form
+// item, a batch's call, a person's vote) that was decided before it came:
+// a race lost, not a rule broken, which observe.go counts so.
+var errDecidedFirst = errors.New("decided before this came")
+
+// errTooFast marks resolve's giving up on a question whose changes kept
+// landing before the attempt's own: the bridge could not get it in.
+var errTooFast = errors.New("changed too often while being tried")
+
+// conflictOf is Errorf's conflict, marked with why (errDecidedFirst,
+// errTooFast) for those who count outcomes; the caller sees the message
+// alone.
+func conflictOf(why error, op, format string, args ...any) error {
+	return &Error{Code: CodeConflict, Op: op, Message: fmt.Sprintf(format, args...), Err: why}
+}
+
 // Internal wraps a cause the caller cannot act on.
 func Internal(op string, err error) error {
 	if err == nil {

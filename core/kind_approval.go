@@ -111,7 +111,7 @@ func approvalButton(q *Question, r Ref, in AnswerInput, text string) (AnswerInpu
 func approvalAnswer(q *Question, in AnswerInput, res Resolution) (Resolution, []ItemAnswer, error) {
 	const op = "answer"
 	if q.Rule.decides() {
-		return res, nil, Errorf(CodeConflict, op, "%s %s this call: no person decides it", q.Rule.Label(), q.Rule.verb())
+		return res, nil, conflictOf(errDecidedFirst, op, "%s %s this call: no person decides it", q.Rule.Label(), q.Rule.verb())
 	}
 	var approved bool
 	switch in.OptionID {

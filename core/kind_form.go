@@ -71,7 +71,7 @@ func formItems(q *Question, in AnswerInput, d Decider, now time.Time) ([]ItemAns
 		}
 		seen[ii.ItemID] = true
 		if prev, done := q.Answered(ii.ItemID); done {
-			return nil, Errorf(CodeConflict, op, "item %q was already answered at %s", ii.ItemID, prev.At.Format(time.RFC3339))
+			return nil, conflictOf(errDecidedFirst, op, "item %q was already answered at %s", ii.ItemID, prev.At.Format(time.RFC3339))
 		}
 		switch {
 		case ii.OptionID != "" && ii.Text != "":

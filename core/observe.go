@@ -42,11 +42,11 @@ type Observer interface {
 const (
 	ResolveClosed   = "closed"    // this attempt closed the question
 	ResolveRecorded = "recorded"  // form items recorded; the form is still open
-	ResolveLost     = "lost"      // the question had already closed: a lost race
+	ResolveLost     = "lost"      // it came after the race was won: the question, or the part it answers, closed already
 	ResolveRefused  = "forbidden" // this decider may not answer here
 	ResolveInvalid  = "invalid"   // the input broke a rule
 	ResolveNotFound = "not_found" // no such question (or not the caller's)
-	ResolveError    = "error"     // the store failed
+	ResolveError    = "error"     // the store failed, or the question changed too fast to take it
 )
 
 // Reasons for a refusal.
@@ -54,7 +54,7 @@ const (
 	RefusedInvalid   = "invalid"   // the input broke a rule
 	RefusedConflict  = "conflict"  // an ask into an ended run, or a repeat with another body
 	RefusedForbidden = "forbidden" // not a decider for this question here
-	RefusedClosed    = "closed"    // answered, declined, timed out or cancelled already
+	RefusedClosed    = "closed"    // answered, declined, timed out or cancelled already, or the part answered was (a form item, a call, the person's vote)
 	RefusedExpired   = "expired"   // the question's run has ended
 )
 
@@ -103,23 +103,33 @@ func (s *Service) observeResolve(start time.Time, a attempt, out Outcome, err er
 		return
 	}
 	result := resolveResult(out, err)
-	switch result {
-	case ResolveClosed:
+	if result == ResolveClosed {
 		o.Closed(out.Question)
-	case ResolveLost:
-		if a.door != doorSystem {
-			reason := RefusedClosed
-			if closed, _ := errors.AsType[*ClosedError](err); closed != nil && closed.Question != nil && closed.Question.State == StateExpired {
-				reason = RefusedExpired
-			}
-			o.Refused("answer", reason)
-		}
-	case ResolveRefused:
-		o.Refused("answer", RefusedForbidden)
-	case ResolveInvalid:
-		o.Refused("answer", RefusedInvalid)
+	}
+	// Refusals count people's answers turned away: an agent withdrawing a
+	// question (or ending its run) that a person has just closed, and the
+	// bridge losing a race, are no answer refused.
+	if reason := refusalOf(result, err); reason != "" && a.door == doorHuman {
+		o.Refused("answer", reason)
 	}
 	o.Resolved(result, time.Since(start))
+}
+
+// refusalOf is the Refused* reason of an answer whose pass through the
+// chokepoint had result; "" for one that was not refused.
+func refusalOf(result string, err error) string {
+	switch result {
+	case ResolveLost:
+		if closed, _ := errors.AsType[*ClosedError](err); closed != nil && closed.Question != nil && closed.Question.State == StateExpired {
+			return RefusedExpired
+		}
+		return RefusedClosed
+	case ResolveRefused:
+		return RefusedForbidden
+	case ResolveInvalid:
+		return RefusedInvalid
+	}
+	return ""
 }
 
 // resolveResult is the Resolve* word for one pass through the chokepoint.
@@ -130,10 +140,12 @@ func resolveResult(out Outcome, err error) string {
 		return ResolveClosed
 	case err == nil:
 		return ResolveRecorded
-	case errors.As(err, &closed), errors.Is(err, errDecidedAlready):
+	case errors.As(err, &closed), errors.Is(err, errDecidedAlready), errors.Is(err, errDecidedFirst):
 		return ResolveLost // to another act, or a repeat of the ask that raced it
 	case ErrorCode(err) == CodeForbidden:
 		return ResolveRefused
+	case errors.Is(err, errTooFast):
+		return ResolveError
 	case ErrorCode(err) == CodeInvalid, ErrorCode(err) == CodeConflict:
 		return ResolveInvalid
 	case ErrorCode(err) == CodeNotFound:

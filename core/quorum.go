@@ -131,7 +131,9 @@ const AlreadyCountedMessage = "Your vote on this question already counted: each 
 
 // AlreadyCounted is the error a store returns for a vote by someone whose
 // vote it already holds, and the chokepoint for one it sees first.
-func AlreadyCounted(op string) error { return Errorf(CodeConflict, op, AlreadyCountedMessage) }
+func AlreadyCounted(op string) error {
+	return conflictOf(errDecidedFirst, op, "%s", AlreadyCountedMessage)
+}
 
 // alreadyCounted reports whether err is AlreadyCounted's: a store says so
 // by its message, the one conflict of a transition that is not a part

@@ -124,7 +124,7 @@ func (s *Service) resolve(ctx context.Context, a attempt) (out Outcome, err erro
 			break
 		}
 		if try == staleTries {
-			err = Errorf(CodeConflict, a.op, "question %s is changing too fast to take this; try again", a.id)
+			err = conflictOf(errTooFast, a.op, "question %s is changing too fast to take this; try again", a.id)
 			break
 		}
 		q = stale.Question

@@ -137,7 +137,8 @@ func TestClosedIsNotTriedAgain(t *testing.T) {
 // (a decision landed first) is computed again on the question as stored,
 // and the attempt, which then closes the batch, is one pass with no
 // refusal; "approve all" that keeps going stale gives up after a bound
-// and is one refusal, never a loss.
+// and is one pass that failed: no refusal of the person's answer, which
+// broke no rule, and never a loss.
 func TestLostCallIsTriedAgainOnce(t *testing.T) {
 	st := &triedStore{Store: coretest.OpenStore(t)}
 	svc := coretest.Service(t, st, coretest.Options{})
@@ -180,8 +181,8 @@ func TestLostCallIsTriedAgainOnce(t *testing.T) {
 	if tries := st.counts()[2] - before[2]; tries < 2 || tries > 64 {
 		t.Errorf("tried %d times; want several, and bounded", tries)
 	}
-	if obs.resolved[core.ResolveInvalid] != 1 || len(obs.resolved) != 1 || obs.refused["answer/"+core.RefusedInvalid] != 1 || len(obs.refused) != 1 {
-		t.Errorf("observed %v and refusals %v; want one refused pass", obs.resolved, obs.refused)
+	if obs.resolved[core.ResolveError] != 1 || len(obs.resolved) != 1 || len(obs.refused) != 0 {
+		t.Errorf("observed %v and refusals %v; want one failed pass and no refusal", obs.resolved, obs.refused)
 	}
 	// A decision of a named call that another decision of the same call
 	// beat is tried again once, on the question as stored, which shows

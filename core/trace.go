@@ -136,6 +136,15 @@ func (s *Service) traceDelivery(ctx context.Context, d Delivery, q *Question) (c
 		if ra, ok := errors.AsType[*RetryAfter](err); ok {
 			span.SetAttributes(attribute.Float64("askbridge.delivery.retry_after_seconds", ra.After.Seconds()))
 		}
+		// A NotYet is the send budget (or a card behind a busy question)
+		// deferring the delivery: no attempt, and no failure of one. The
+		// span starts before the gate is asked, so it says so rather than
+		// showing every budget wait as a failed delivery.
+		if ny, ok := errors.AsType[*NotYet](err); ok {
+			span.SetAttributes(attribute.Bool("askbridge.delivery.deferred", true),
+				attribute.Float64("askbridge.delivery.due_again_seconds", ny.After.Seconds()))
+			err = nil
+		}
 		endSpan(span, err)
 	}
 }

@@ -2,11 +2,17 @@ package app
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
+	"net/url"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/rs/zerolog"
 	"go.opentelemetry.io/otel"
@@ -80,6 +86,9 @@ func openTracing(ctx context.Context, getenv func(string) string, console io.Wri
 	}
 	exporters, err := traceExporters(getenv)
 	if err != nil || len(exporters) == 0 {
+		return nil, err
+	}
+	if err := checkExport(getenv, slices.Contains(exporters, "otlp")); err != nil {
 		return nil, err
 	}
 	res, err := resource.New(ctx, resource.WithSchemaURL(semconv.SchemaURL),
@@ -156,6 +165,183 @@ func checkSampler(getenv func(string) string) error {
 		if f, err := strconv.ParseFloat(arg, 64); err != nil || f < 0 || f > 1 {
 			return fmt.Errorf("OTEL_TRACES_SAMPLER_ARG: %q is not a ratio from 0 to 1", arg)
 		}
+	}
+	return nil
+}
+
+// The OTLP exporter and the batch span processor read their own
+// variables from the environment, and a value they cannot parse they log
+// (through the SDK's logger, in its format) or pass over without a word,
+// and carry on with their default: spans sent to https://localhost:4318,
+// without the CA or client certificate asked for, uncompressed; a
+// negative queue size panics. checkExport reads each the way the SDK does
+// (otlptracehttp/internal/envconfig and otlpconfig, sdk/trace/internal/env)
+// and refuses, naming the variable, any value the SDK would not take as
+// given, before the exporter is built.
+
+// otlpChecks are the exporter's settings askbridge checks, each read
+// under OTEL_EXPORTER_OTLP_ and OTEL_EXPORTER_OTLP_TRACES_ (which wins
+// when both are set; both must be good), and the check of a value, which
+// the exporter trims of spaces. The client certificate and key go as a
+// pair (checkClientCert).
+var otlpChecks = []struct {
+	name  string
+	check func(v string) error
+}{
+	{"ENDPOINT", checkEndpoint},
+	{"CERTIFICATE", checkCAFile},
+	{"HEADERS", checkHeaders},
+	{"TIMEOUT", func(v string) error { return checkInt(v, 0, "a whole number of milliseconds, 0 (no limit) or more") }},
+	{"COMPRESSION", func(v string) error {
+		if v != "gzip" && v != "none" {
+			return fmt.Errorf("%q is not gzip or none", v)
+		}
+		return nil
+	}},
+	{"INSECURE", func(v string) error {
+		if !strings.EqualFold(v, "true") && !strings.EqualFold(v, "false") {
+			return fmt.Errorf("%q is not true or false", v) // the SDK reads anything but true as false
+		}
+		return nil
+	}},
+}
+
+// checkExport refuses a value of the exporter's (when otlp is among the
+// exporters) or the batch processor's variables that the SDK would drop
+// or replace.
+func checkExport(getenv func(string) string, otlp bool) error {
+	if otlp {
+		for _, prefix := range []string{"OTEL_EXPORTER_OTLP_", "OTEL_EXPORTER_OTLP_TRACES_"} {
+			for _, c := range otlpChecks {
+				if v := strings.TrimSpace(getenv(prefix + c.name)); v != "" {
+					if err := c.check(v); err != nil {
+						return fmt.Errorf("%s%s: %w", prefix, c.name, err)
+					}
+				}
+			}
+			if err := checkClientCert(getenv, prefix+"CLIENT_CERTIFICATE", prefix+"CLIENT_KEY"); err != nil {
+				return err
+			}
+		}
+	}
+	return checkBatcher(getenv)
+}
+
+// checkEndpoint: the exporter sends to the URL's host over http or https
+// (its scheme); a URL it cannot parse it drops, and one without a host
+// (otel-collector:4318, no scheme) leaves it sending nowhere.
+func checkEndpoint(v string) error {
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%q is not an http:// or https:// URL with a host, such as http://otel-collector:4318", v)
+	}
+	return nil
+}
+
+// checkCAFile: a file of PEM certificates to trust.
+func checkCAFile(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if !x509.NewCertPool().AppendCertsFromPEM(b) {
+		return fmt.Errorf("%q holds no PEM certificate", path)
+	}
+	return nil
+}
+
+// checkHeaders: comma-separated key=value, each key an HTTP token and each
+// value URL-encoded; the exporter drops a pair it cannot read. A value may
+// be a secret (an API key), so an error names the pair by its place.
+func checkHeaders(v string) error {
+	for i, pair := range strings.Split(v, ",") {
+		k, val, ok := strings.Cut(pair, "=")
+		if !ok {
+			return fmt.Errorf("entry %d has no '=': want key=value,key=value", i+1)
+		}
+		k = strings.TrimSpace(k)
+		if k == "" || strings.IndexFunc(k, notTokenRune) >= 0 {
+			return fmt.Errorf("entry %d: %q is not a header name", i+1, k)
+		}
+		if _, err := url.PathUnescape(val); err != nil {
+			return fmt.Errorf("entry %d (%s): the value is not URL-encoded", i+1, k)
+		}
+	}
+	return nil
+}
+
+// notTokenRune reports whether r may not be in an HTTP header's name (a
+// token: ASCII letters, digits and these marks).
+func notTokenRune(r rune) bool {
+	return r > unicode.MaxASCII || !(unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("!#$%&'*+-.^_`|~", r))
+}
+
+// checkClientCert: the exporter takes a client certificate only with its
+// key, and passes over either alone.
+func checkClientCert(getenv func(string) string, certVar, keyVar string) error {
+	cert, key := strings.TrimSpace(getenv(certVar)), strings.TrimSpace(getenv(keyVar))
+	switch {
+	case cert == "" && key == "":
+		return nil
+	case key == "":
+		return fmt.Errorf("%s: not set, and %s is: a client certificate goes with its key", keyVar, certVar)
+	case cert == "":
+		return fmt.Errorf("%s: not set, and %s is: a client key goes with its certificate", certVar, keyVar)
+	}
+	c, err := os.ReadFile(cert)
+	if err != nil {
+		return fmt.Errorf("%s: %w", certVar, err)
+	}
+	k, err := os.ReadFile(key)
+	if err != nil {
+		return fmt.Errorf("%s: %w", keyVar, err)
+	}
+	if _, err := tls.X509KeyPair(c, k); err != nil {
+		return fmt.Errorf("%s, %s: %q and %q are no certificate and key of one pair: %w", certVar, keyVar, cert, key, err)
+	}
+	return nil
+}
+
+// checkBatcher: the batch processor reads its variables untrimmed as
+// whole milliseconds or counts. A delay of 0 would export without pause,
+// and a queue or batch of 0 or less drops every span (or panics); a batch
+// larger than the queue is silently cut.
+func checkBatcher(getenv func(string) string) error {
+	queue := sdktrace.DefaultMaxQueueSize
+	for _, c := range []struct {
+		name, want string
+		min        int
+		into       *int
+	}{
+		{"OTEL_BSP_SCHEDULE_DELAY", "a whole number of milliseconds, 1 or more", 1, nil},
+		{"OTEL_BSP_EXPORT_TIMEOUT", "a whole number of milliseconds, 0 (no limit) or more", 0, nil},
+		{"OTEL_BSP_MAX_QUEUE_SIZE", "a whole number of spans, 1 or more", 1, &queue},
+		{"OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "a whole number of spans, 1 or more", 1, nil},
+	} {
+		v := getenv(c.name)
+		if v == "" {
+			continue
+		}
+		if err := checkInt(v, c.min, c.want); err != nil {
+			return fmt.Errorf("%s: %w", c.name, err)
+		}
+		if c.into != nil {
+			*c.into, _ = strconv.Atoi(v)
+		}
+	}
+	if v := getenv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE"); v != "" {
+		if n, _ := strconv.Atoi(v); n > queue {
+			return fmt.Errorf("OTEL_BSP_MAX_EXPORT_BATCH_SIZE: %d is more than the queue holds (OTEL_BSP_MAX_QUEUE_SIZE, %d)", n, queue)
+		}
+	}
+	return nil
+}
+
+// checkInt: v is a whole number (as strconv.Atoi reads it, the SDK's
+// way) of at least min; want says what is wanted.
+func checkInt(v string, min int, want string) error {
+	if n, err := strconv.Atoi(v); err != nil || n < min {
+		return fmt.Errorf("%q is not %s", v, want)
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/mcp"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/fence"
+	"github.com/askbridge/askbridge/fence/fencetest"
 	"github.com/askbridge/askbridge/internal/coretest"
 )
 
@@ -28,27 +29,29 @@ import (
 // while it is open (its status message and form) and once it has ended,
 // and the task's notification on a subscriptions/listen stream. It fails
 // if any marker appears outside a well-formed fenced region, and if a
-// marker the task hands over never reached it fenced.
+// marker the task hands over never reached it fenced. Its harness
+// (fencetest) is law 11's, shared with the program's and the hook door's
+// property tests.
 func TestNothingUnfencedReachesATaskHost(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	mk := newMarkers()
+	mk := fencetest.New()
 	clock := core.NewSimClock(time.Now())
 	api := map[core.Surface][]string{core.SurfaceAPI: {"*"}}
 	routes := map[string]core.Route{
 		core.DefaultRoute: {Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}, core.SurfaceMCP: {"alice"}}},
 		"quorum":          {Deciders: api, Quorum: 2, MaxQuorum: 2},
 		"policy": {Deciders: api, Rules: []core.Rule{
-			{Name: "no-fetch", When: `tool == "fetch"`, Decide: core.DecideDeny, Reason: mk.mk("a policy rule's deny reason")},
-			{Name: "reads", When: `tool == "read_file"`, Decide: core.DecideAllow, Reason: mk.mk("a policy rule's allow reason")},
+			{Name: "no-fetch", When: `tool == "fetch"`, Decide: core.DecideDeny, Reason: mk.Carried("a policy rule's deny reason")},
+			{Name: "reads", When: `tool == "read_file"`, Decide: core.DecideAllow, Reason: mk.Carried("a policy rule's allow reason")},
 		}},
 	}
 	people := map[string]core.Person{
-		"pat":   {DisplayName: mk.mk("a configured person's display name"), IDs: map[core.Surface][]string{core.SurfaceAPI: {"pat-token"}}},
-		"quinn": {DisplayName: mk.mk("another configured person's display name"), IDs: map[core.Surface][]string{core.SurfaceAPI: {"quinn-token"}}},
+		"pat":   {DisplayName: mk.Carried("a configured person's display name"), IDs: map[core.Surface][]string{core.SurfaceAPI: {"pat-token"}}},
+		"quinn": {DisplayName: mk.Carried("another configured person's display name"), IDs: map[core.Surface][]string{core.SurfaceAPI: {"quinn-token"}}},
 	}
 	svc, _ := coretest.Open(t, coretest.Options{Clock: clock, Routes: routes, People: people})
-	anon := core.Decider{Surface: core.SurfaceAPI, ID: "ops", Name: mk.mk("an API decider's display name")}
+	anon := core.Decider{Surface: core.SurfaceAPI, ID: "ops", Name: mk.Carried("an API decider's display name")}
 	pat := core.Decider{Surface: core.SurfaceAPI, ID: "pat-token"}
 	quinn := core.Decider{Surface: core.SurfaceAPI, ID: "quinn-token"}
 	// One host per route (a tool call parks on its server's route), each
@@ -124,8 +127,8 @@ func TestNothingUnfencedReachesATaskHost(t *testing.T) {
 		}
 		return out
 	}
-	editedTo := must(t)(json.Marshal(map[string]string{"to": mk.mk("an edited argument's value")}))
-	editedBody := must(t)(json.Marshal(map[string]string{"path": "a", "body": mk.mk("a batch call's edited argument")}))
+	editedTo := must(t)(json.Marshal(map[string]string{"to": mk.Carried("an edited argument's value")}))
+	editedBody := must(t)(json.Marshal(map[string]string{"path": "a", "body": mk.Carried("a batch call's edited argument")}))
 
 	// rows are the table of kinds and features. A row asks with a tool
 	// call on route's host (tool, args) or, for what no tool takes (an
@@ -141,28 +144,28 @@ func TestNothingUnfencedReachesATaskHost(t *testing.T) {
 		by                core.Closer
 	}{
 		{"clarification answered by a person", "", mcp.ToolClarification, clarify("Which region?"), nil,
-			[]step{answer(anon, core.AnswerInput{Text: mk.mk("a clarification's answer")})}, core.StateAnswered, core.CloserPerson},
+			[]step{answer(anon, core.AnswerInput{Text: mk.Carried("a clarification's answer")})}, core.StateAnswered, core.CloserPerson},
 		{"clarification answered in the host", "", mcp.ToolClarification, clarify("Which zone?"), nil,
-			[]step{inHost(map[string]any{"answer": mk.mk("a clarification's answer (the task's form)")})}, core.StateAnswered, core.CloserPerson},
+			[]step{inHost(map[string]any{"answer": mk.Carried("a clarification's answer (the task's form)")})}, core.StateAnswered, core.CloserPerson},
 		{"decision answered with a note by a configured person", "", mcp.ToolDecision, decision, nil,
-			[]step{answer(pat, core.AnswerInput{OptionID: "nats", Text: mk.mk("a decision's note")})}, core.StateAnswered, core.CloserPerson},
+			[]step{answer(pat, core.AnswerInput{OptionID: "nats", Text: mk.Carried("a decision's note")})}, core.StateAnswered, core.CloserPerson},
 		{"decision answered in the host with a note", "", mcp.ToolDecision, decision, nil,
-			[]step{inHost(map[string]any{"option": "sqs", "note": mk.mk("a decision's note (the task's form)")})}, core.StateAnswered, core.CloserPerson},
+			[]step{inHost(map[string]any{"option": "sqs", "note": mk.Carried("a decision's note (the task's form)")})}, core.StateAnswered, core.CloserPerson},
 		{"approval approved with a reason", "", mcp.ToolApproval, approval("deploy", args("env", "prod")), nil,
-			[]step{answer(anon, core.AnswerInput{OptionID: core.ApproveOption, Text: mk.mk("an approval's reason")})}, core.StateAnswered, core.CloserPerson},
+			[]step{answer(anon, core.AnswerInput{OptionID: core.ApproveOption, Text: mk.Carried("an approval's reason")})}, core.StateAnswered, core.CloserPerson},
 		{"approval denied with a reason", "", mcp.ToolApproval, approval("drop_table", args("table", "users")), nil,
-			[]step{answer(pat, core.AnswerInput{OptionID: core.DenyOption, Text: mk.mk("a deny reason")})}, core.StateAnswered, core.CloserPerson},
+			[]step{answer(pat, core.AnswerInput{OptionID: core.DenyOption, Text: mk.Carried("a deny reason")})}, core.StateAnswered, core.CloserPerson},
 		{"approval denied in the host with a reason", "", mcp.ToolApproval, approval("drop_table", args("table", "orders")), nil,
-			[]step{inHost(map[string]any{"verdict": core.DenyOption, "reason": mk.mk("a deny reason (the task's form)")})}, core.StateAnswered, core.CloserPerson},
+			[]step{inHost(map[string]any{"verdict": core.DenyOption, "reason": mk.Carried("a deny reason (the task's form)")})}, core.StateAnswered, core.CloserPerson},
 		{"approval approved with edits", "", "", nil, &core.AskInput{Kind: core.KindApproval, Text: "May I move it?", Reversibility: core.HardToReverse,
 			Tool: "mv", Arguments: json.RawMessage(`{"to":"x"}`), Editable: &core.Editable{Keys: []string{"to"}}},
-			[]step{answer(quinn, core.AnswerInput{OptionID: core.ApproveOption, Arguments: editedTo, Text: mk.mk("an edit's reason")})}, core.StateAnswered, core.CloserPerson},
+			[]step{answer(quinn, core.AnswerInput{OptionID: core.ApproveOption, Arguments: editedTo, Text: mk.Carried("an edit's reason")})}, core.StateAnswered, core.CloserPerson},
 		{"form answered in parts, with free text", "", mcp.ToolQuestions, form, nil, []step{
 			answer(pat, core.AnswerInput{Items: []core.ItemInput{{ItemID: "logger", OptionID: "zl"}}}),
-			answer(quinn, core.AnswerInput{Items: []core.ItemInput{{ItemID: "name", Text: mk.mk("a form item's free text")}}}),
+			answer(quinn, core.AnswerInput{Items: []core.ItemInput{{ItemID: "name", Text: mk.Carried("a form item's free text")}}}),
 		}, core.StateAnswered, core.CloserParts},
 		{"form answered in the host, with free text", "", mcp.ToolQuestions, form, nil,
-			[]step{inHost(map[string]any{"q1": "slog", "q2_text": mk.mk("a form item's free text (the task's form)")})}, core.StateAnswered, core.CloserParts},
+			[]step{inHost(map[string]any{"q1": "slog", "q2_text": mk.Carried("a form item's free text (the task's form)")})}, core.StateAnswered, core.CloserParts},
 		{"batch decided call by call, with reasons and edits", "", "", nil, &core.AskInput{Kind: core.KindApproval, Text: "Write these files?", Reversibility: core.Reversible,
 			Calls: []core.CallInput{
 				{ToolCallID: "call_a", Tool: "write_file", Arguments: json.RawMessage(`{"path":"a","body":"x"}`), Editable: &core.Editable{Keys: []string{"body"}}},
@@ -170,30 +173,30 @@ func TestNothingUnfencedReachesATaskHost(t *testing.T) {
 				{ToolCallID: "call_c", Tool: "write_file", Arguments: json.RawMessage(`{"path":"c"}`)},
 			}}, []step{
 			answer(pat, core.AnswerInput{Calls: []core.CallDecision{
-				{ToolCallID: "call_a", OptionID: core.ApproveOption, Reason: mk.mk("a batch call's approve reason"), Arguments: editedBody},
-				{ToolCallID: "call_b", OptionID: core.DenyOption, Reason: mk.mk("a batch call's deny reason")},
+				{ToolCallID: "call_a", OptionID: core.ApproveOption, Reason: mk.Carried("a batch call's approve reason"), Arguments: editedBody},
+				{ToolCallID: "call_b", OptionID: core.DenyOption, Reason: mk.Carried("a batch call's deny reason")},
 			}}),
-			answer(anon, core.AnswerInput{OptionID: core.ApproveOption, Text: mk.mk("a batch's reason for the rest")}),
+			answer(anon, core.AnswerInput{OptionID: core.ApproveOption, Text: mk.Carried("a batch's reason for the rest")}),
 		}, core.StateAnswered, core.CloserParts},
 		{"quorum of two with notes", "quorum", mcp.ToolApproval, approval("rotate_keys", args("all", "yes")), nil, []step{
-			answer(pat, core.AnswerInput{OptionID: core.ApproveOption, Text: mk.mk("a vote's note")}),
-			answer(quinn, core.AnswerInput{OptionID: core.ApproveOption, Text: mk.mk("another vote's note")}),
+			answer(pat, core.AnswerInput{OptionID: core.ApproveOption, Text: mk.Carried("a vote's note")}),
+			answer(quinn, core.AnswerInput{OptionID: core.ApproveOption, Text: mk.Carried("another vote's note")}),
 		}, core.StateAnswered, core.CloserQuorum},
 		{"decision settled by votes", "quorum", mcp.ToolDecision, decision, nil, []step{
-			answer(quinn, core.AnswerInput{OptionID: "sqs", Text: mk.mk("a decision vote's note")}),
-			answer(anon, core.AnswerInput{OptionID: "sqs", Text: mk.mk("another decision vote's note")}),
+			answer(quinn, core.AnswerInput{OptionID: "sqs", Text: mk.Carried("a decision vote's note")}),
+			answer(anon, core.AnswerInput{OptionID: "sqs", Text: mk.Carried("another decision vote's note")}),
 		}, core.StateAnswered, core.CloserQuorum},
 		{"a vote with words, then a timeout", "quorum", mcp.ToolApproval, with(approval("rotate_keys", args("all", "no")), "timeout", "1h"), nil, []step{
-			answer(pat, core.AnswerInput{OptionID: core.ApproveOption, Text: mk.mk("a lone vote's note before a timeout")}), timeOut,
+			answer(pat, core.AnswerInput{OptionID: core.ApproveOption, Text: mk.Carried("a lone vote's note before a timeout")}), timeOut,
 		}, core.StateTimedOut, core.CloserTimeout},
 		{"a form's free text, then a timeout", "", mcp.ToolQuestions, with(form, "timeout", "1h"), nil, []step{
-			answer(quinn, core.AnswerInput{Items: []core.ItemInput{{ItemID: "name", Text: mk.mk("a form item's free text before a timeout")}}}), timeOut,
+			answer(quinn, core.AnswerInput{Items: []core.ItemInput{{ItemID: "name", Text: mk.Carried("a form item's free text before a timeout")}}}), timeOut,
 		}, core.StateTimedOut, core.CloserTimeout},
 		{"a batch call decided, then cancelled by an operator", "", mcp.ToolApproval, map[string]any{"question": "These?", "reversibility": "reversible",
 			"calls": batch("call_x", "write_file", "call_y", "write_file")}, nil, []step{
-			answer(pat, core.AnswerInput{Calls: []core.CallDecision{{ToolCallID: "call_x", OptionID: core.DenyOption, Reason: mk.dropped("a batch call's reason before a cancel")}}}),
+			answer(pat, core.AnswerInput{Calls: []core.CallDecision{{ToolCallID: "call_x", OptionID: core.DenyOption, Reason: mk.Dropped("a batch call's reason before a cancel")}}}),
 			func(t *testing.T, id core.QuestionID) {
-				if _, err := svc.Cancel(ctx, core.CancelInput{QuestionID: id, By: anon, Reason: mk.dropped("an operator's cancel reason")}); err != nil {
+				if _, err := svc.Cancel(ctx, core.CancelInput{QuestionID: id, By: anon, Reason: mk.Dropped("an operator's cancel reason")}); err != nil {
 					t.Fatal(err)
 				}
 			},
@@ -202,10 +205,10 @@ func TestNothingUnfencedReachesATaskHost(t *testing.T) {
 		{"approval allowed by a policy rule", "policy", mcp.ToolApproval, approval("read_file", args("path", "go.mod")), nil, nil, core.StateAnswered, core.CloserPolicy},
 		{"batch with calls decided by policy rules", "policy", mcp.ToolApproval, map[string]any{"question": "These?", "reversibility": "reversible",
 			"calls": batch("call_fetch", "fetch", "call_read", "read_file", "call_write", "write_file")}, nil,
-			[]step{answer(quinn, core.AnswerInput{Calls: []core.CallDecision{{ToolCallID: "call_write", OptionID: core.DenyOption, Reason: mk.mk("a batch call's reason beside rule-decided calls")}}})},
+			[]step{answer(quinn, core.AnswerInput{Calls: []core.CallDecision{{ToolCallID: "call_write", OptionID: core.DenyOption, Reason: mk.Carried("a batch call's reason beside rule-decided calls")}}})},
 			core.StateAnswered, core.CloserParts},
 		{"approval that grants a standing approval", "", mcp.ToolApproval, with(approval("lint", args("fix", "yes")), "reversibility", "reversible", "run_id", "run-standing"), nil,
-			[]step{answer(pat, core.AnswerInput{OptionID: core.ApproveOption, Text: mk.mk("a standing grant's reason"), Standing: &core.StandingRequest{Scope: core.StandingRun}})},
+			[]step{answer(pat, core.AnswerInput{OptionID: core.ApproveOption, Text: mk.Carried("a standing grant's reason"), Standing: &core.StandingRequest{Scope: core.StandingRun}})},
 			core.StateAnswered, core.CloserPerson},
 		{"approval a standing approval covered", "", mcp.ToolApproval, with(approval("lint", args("fix", "yes")), "reversibility", "reversible", "run_id", "run-standing"), nil,
 			nil, core.StateAnswered, core.CloserStanding},
@@ -242,7 +245,7 @@ func TestNothingUnfencedReachesATaskHost(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: %v", row.tool, err)
 				}
-				mk.checkJSON(t, "the task "+row.tool+" returned", raw)
+				mk.CheckJSON(t, "the task "+row.tool+" returned", raw, fencetest.ApprovedArguments)
 				id = core.QuestionID(asTask(t, raw).TaskID)
 			}
 			q, err := svc.Get(ctx, id)
@@ -278,7 +281,7 @@ func TestNothingUnfencedReachesATaskHost(t *testing.T) {
 			if stream != nil {
 				notified := false
 				for m := range stream {
-					mk.checkJSON(t, "the task's listen stream", m)
+					mk.CheckJSON(t, "the task's listen stream", m, fencetest.ApprovedArguments)
 					notified = notified || strings.Contains(string(m), `"notifications/tasks"`)
 				}
 				if !notified {
@@ -292,22 +295,18 @@ func TestNothingUnfencedReachesATaskHost(t *testing.T) {
 			t.Errorf("no row asks a %s: every kind of question proves here that its task is fenced", sh)
 		}
 	}
-	for _, tok := range mk.tokens {
-		if mk.carried[tok] && !mk.seen[tok] {
-			t.Errorf("the marker planted in %s never reached the task's host inside a fence: the row proves nothing", mk.field[tok])
-		}
-	}
+	mk.CheckCarried(t, "the task's host")
 }
 
 // readTask reads task id with tasks/get as c, checks every string of the
 // raw result for markers, and returns it read.
-func readTask(t *testing.T, ctx context.Context, mk *markers, c *taskClient, id core.QuestionID, where string) wireTask {
+func readTask(t *testing.T, ctx context.Context, mk *fencetest.Markers, c *taskClient, id core.QuestionID, where string) wireTask {
 	t.Helper()
 	raw, err := c.send(ctx, "tasks/get", string(id), map[string]any{"taskId": string(id)})
 	if err != nil {
 		t.Fatalf("%s: %v", where, err)
 	}
-	mk.checkJSON(t, where, raw)
+	mk.CheckJSON(t, where, raw, fencetest.ApprovedArguments)
 	var w wireTask
 	if err := json.Unmarshal(raw, &w); err != nil {
 		t.Fatalf("%s: %s: %v", where, raw, err)

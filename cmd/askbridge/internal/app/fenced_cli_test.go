@@ -11,6 +11,7 @@ import (
 	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
 	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/fence/fencetest"
 )
 
 // TestCLIPrintsPeoplesWordsOnlyFenced is law 7 at the CLI's door: what
@@ -25,13 +26,13 @@ import (
 // carried fails the row too, so a row proves what it plants.
 // TestNothingUnfencedReachesAnAgent covers the other doors.
 func TestCLIPrintsPeoplesWordsOnlyFenced(t *testing.T) {
-	mk := newMarkers()
+	mk := fencetest.New()
 	const ops2Tok = "operator-two-token-0123456789"
 	m := apptest.Start(t, app.Settings{File: app.File{
 		Tokens: []app.TokenFile{{Name: "ops2", Role: "operator", Token: ops2Tok}},
 		People: map[string]app.PersonFile{
-			"opal": {Name: mk.mk("the display name of the person behind the ops token"), Tokens: []string{"ops"}},
-			"vera": {Name: mk.mk("the display name of the person behind the ops2 token"), Tokens: []string{"ops2"}},
+			"opal": {Name: mk.Carried("the display name of the person behind the ops token"), Tokens: []string{"ops"}},
+			"vera": {Name: mk.Carried("the display name of the person behind the ops2 token"), Tokens: []string{"ops2"}},
 		},
 		Routes: map[string]app.RouteFile{
 			core.DefaultRoute: {Deciders: map[string][]string{"api": {"*"}}},
@@ -54,38 +55,38 @@ func TestCLIPrintsPeoplesWordsOnlyFenced(t *testing.T) {
 		close closer
 		state core.State
 	}{
-		{"clarification", nil, answer(ops, client.AnswerRequest{Answer: mk.mk("a clarification's answer")}), core.StateAnswered},
+		{"clarification", nil, answer(ops, client.AnswerRequest{Answer: mk.Carried("a clarification's answer")}), core.StateAnswered},
 		{"decision with a note", decision,
-			answer(ops, client.AnswerRequest{ChosenOptionID: "ddb", Answer: mk.mk("a decision's note")}), core.StateAnswered},
+			answer(ops, client.AnswerRequest{ChosenOptionID: "ddb", Answer: mk.Carried("a decision's note")}), core.StateAnswered},
 		{"approval approved with a reason", approval("deploy", `{"env":"prod"}`),
-			answer(ops, client.AnswerRequest{ChosenOptionID: core.ApproveOption, Answer: mk.mk("an approval's reason")}), core.StateAnswered},
+			answer(ops, client.AnswerRequest{ChosenOptionID: core.ApproveOption, Answer: mk.Carried("an approval's reason")}), core.StateAnswered},
 		{"approval denied with a reason", approval("drop_table", `{"table":"users"}`),
-			answer(ops2, client.AnswerRequest{ChosenOptionID: core.DenyOption, Answer: mk.mk("a deny reason")}), core.StateAnswered},
+			answer(ops2, client.AnswerRequest{ChosenOptionID: core.DenyOption, Answer: mk.Carried("a deny reason")}), core.StateAnswered},
 		{"approval approved with edits", approval("mv", `{"to":"x"}`, "--editable", "to"),
 			answer(ops, client.AnswerRequest{ChosenOptionID: core.ApproveOption,
-				Arguments: must(json.Marshal(map[string]string{"to": mk.mk("an edited argument's value")})), Answer: mk.mk("an edit's reason")}),
+				Arguments: must(json.Marshal(map[string]string{"to": mk.Carried("an edited argument's value")})), Answer: mk.Carried("an edit's reason")}),
 			core.StateAnswered},
 		{"batch decided call by call", []string{"--call", `call_a*|write_file|{"path":"a","body":"x"}`,
 			"--call", `call_b|write_file|{"path":"b"}`, "--call", `call_c|write_file|{"path":"c"}`}, inTurn(
 			answer(ops2, client.AnswerRequest{Calls: []core.CallDecision{
-				{ToolCallID: "call_a", OptionID: core.ApproveOption, Reason: mk.mk("a batch call's approve reason"),
-					Arguments: must(json.Marshal(map[string]string{"path": "a", "body": mk.mk("a batch call's edited argument")}))},
-				{ToolCallID: "call_b", OptionID: core.DenyOption, Reason: mk.mk("a batch call's deny reason")},
+				{ToolCallID: "call_a", OptionID: core.ApproveOption, Reason: mk.Carried("a batch call's approve reason"),
+					Arguments: must(json.Marshal(map[string]string{"path": "a", "body": mk.Carried("a batch call's edited argument")}))},
+				{ToolCallID: "call_b", OptionID: core.DenyOption, Reason: mk.Carried("a batch call's deny reason")},
 			}}),
-			answer(ops, client.AnswerRequest{ChosenOptionID: core.ApproveOption, Answer: mk.mk("a batch's reason for the rest")}),
+			answer(ops, client.AnswerRequest{ChosenOptionID: core.ApproveOption, Answer: mk.Carried("a batch's reason for the rest")}),
 		), core.StateAnswered},
 		{"form with free text", []string{"--item", "Which logger?|slog|zerolog", "--item", "Package name?|ab|askbridge"}, inTurn(
 			answer(ops, client.AnswerRequest{Items: []client.ItemAnswer{{ItemID: "q1", OptionID: "o2"}}}),
-			answer(ops2, client.AnswerRequest{Items: []client.ItemAnswer{{ItemID: "q2", Text: mk.mk("a form item's free text")}}}),
+			answer(ops2, client.AnswerRequest{Items: []client.ItemAnswer{{ItemID: "q2", Text: mk.Carried("a form item's free text")}}}),
 		), core.StateAnswered},
 		{"quorum of two with comments", approval("rotate_keys", `{"all":true}`, "--route", "pair"), inTurn(
-			answer(ops2, client.AnswerRequest{ChosenOptionID: core.ApproveOption, Answer: mk.mk("a vote's comment")}),
-			answer(ops, client.AnswerRequest{ChosenOptionID: core.ApproveOption, Answer: mk.mk("the deciding vote's comment")}),
+			answer(ops2, client.AnswerRequest{ChosenOptionID: core.ApproveOption, Answer: mk.Carried("a vote's comment")}),
+			answer(ops, client.AnswerRequest{ChosenOptionID: core.ApproveOption, Answer: mk.Carried("the deciding vote's comment")}),
 		), core.StateAnswered},
 	}
 	// Each output keeps its own record of the markers seen fenced, so one
 	// that only the other carried still fails.
-	textSeen, jsonSeen := map[string]bool{}, map[string]bool{}
+	inText, inJSON := mk.Apart(), mk.Apart()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			id, printed := asking(t, env, append([]string{"ask", "--question", "May I? " + c.name, "--reversibility", "hard_to_reverse"}, c.ask...))
@@ -94,7 +95,6 @@ func TestCLIPrintsPeoplesWordsOnlyFenced(t *testing.T) {
 			// In text, from the ask that waited and from a wait after it:
 			// the resume, then a batch's per-call resumes, each under a
 			// line naming its tool call id.
-			mk.seen = textSeen
 			for what, text := range map[string]string{"ask's text": printed(), "wait's text": runCLI(t, env, -1, "wait", string(id))} {
 				for i, part := range strings.Split(strings.TrimSuffix(text, "\n"), "\n\n== tool call ") {
 					if i > 0 {
@@ -104,27 +104,21 @@ func TestCLIPrintsPeoplesWordsOnlyFenced(t *testing.T) {
 						}
 						part = resume
 					}
-					mk.check(t, what, part)
+					inText.Check(t, what, part)
 				}
 			}
 
 			// As JSON: the whole wait response.
 			raw := runCLI(t, env, -1, "wait", string(id), "--json")
-			mk.seen = jsonSeen
-			mk.checkJSON(t, "wait --json", []byte(raw))
+			inJSON.CheckJSON(t, "wait --json", []byte(raw), fencetest.ApprovedArguments)
 			var res client.WaitResponse
 			if err := json.Unmarshal([]byte(raw), &res); err != nil || res.State != c.state {
 				t.Fatalf("wait --json: state %q, %v; want %s", res.State, err, c.state)
 			}
 		})
 	}
-	for where, seen := range map[string]map[string]bool{"the text": textSeen, "wait --json": jsonSeen} {
-		for _, tok := range mk.tokens {
-			if !seen[tok] {
-				t.Errorf("%s: the marker planted in %s never appeared inside a fence: its row proves nothing", where, mk.field[tok])
-			}
-		}
-	}
+	inText.CheckCarried(t, "the CLI's text")
+	inJSON.CheckCarried(t, "wait --json")
 }
 
 // runCLI runs askbridge with args and env and returns its stdout; want is

@@ -18,6 +18,7 @@ import (
 	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
 	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/fence/fencetest"
 )
 
 // TestFencedAfterPartialProgressAndOnMoreDoors carries law 11's property
@@ -33,11 +34,11 @@ import (
 func TestFencedAfterPartialProgressAndOnMoreDoors(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
-	mk := newMarkers()
+	mk := fencetest.New()
 
 	const ops2Tok, linkBase, actorKey = "operator-two-token-0123456789", "https://askbridge.invalid", "the fence test's actor key, long enough"
 	const mail, topic = "erin@example.test", "finn-phone"
-	tmUser := teamsfake.User{ID: "29:1fence", AAD: "dddddddd-4444-4444-8444-dddddddddddd", Name: mk.mk("a Teams user's display name")}
+	tmUser := teamsfake.User{ID: "29:1fence", AAD: "dddddddd-4444-4444-8444-dddddddddddd", Name: mk.Carried("a Teams user's display name")}
 	tfake := teamsfake.Start(t, apptest.TmAppID, apptest.TmSecret)
 	smtp := emailfake.Start(t, emailfake.Options{})
 	nfake := ntfyfake.Start(t, "")
@@ -55,10 +56,10 @@ func TestFencedAfterPartialProgressAndOnMoreDoors(t *testing.T) {
 		File: app.File{
 			Tokens: []app.TokenFile{{Name: "ops2", Role: "operator", Token: ops2Tok}},
 			People: map[string]app.PersonFile{
-				"opal": {Name: mk.mk("the display name of the person behind the ops token"), Tokens: []string{"ops"}},
-				"vera": {Name: mk.mk("the display name of the person behind the ops2 token"), Tokens: []string{"ops2"}},
-				"erin": {Name: mk.mk("an email recipient's configured name"), Email: mail},
-				"finn": {Name: mk.mk("an ntfy subscriber's configured name"), Ntfy: topic},
+				"opal": {Name: mk.Carried("the display name of the person behind the ops token"), Tokens: []string{"ops"}},
+				"vera": {Name: mk.Carried("the display name of the person behind the ops2 token"), Tokens: []string{"ops2"}},
+				"erin": {Name: mk.Carried("an email recipient's configured name"), Email: mail},
+				"finn": {Name: mk.Carried("an ntfy subscriber's configured name"), Ntfy: topic},
 			},
 			Routes: map[string]app.RouteFile{
 				core.DefaultRoute: {Deciders: api, MaxQuorum: 2},
@@ -106,8 +107,8 @@ func TestFencedAfterPartialProgressAndOnMoreDoors(t *testing.T) {
 			{ToolCallID: "call_c", Tool: "write_file", Arguments: json.RawMessage(`{"path":"c"}`)},
 		}}
 	editA := func(field string) core.CallDecision {
-		body := must(json.Marshal(mk.mk(field + ": an edited argument")))
-		return core.CallDecision{ToolCallID: "call_a", OptionID: core.ApproveOption, Reason: mk.mk(field + ": an approve reason"),
+		body := must(json.Marshal(mk.Carried(field + ": an edited argument")))
+		return core.CallDecision{ToolCallID: "call_a", OptionID: core.ApproveOption, Reason: mk.Carried(field + ": an approve reason"),
 			Arguments: json.RawMessage(`{"path":"a","body":` + string(body) + `}`)}
 	}
 
@@ -121,32 +122,32 @@ func TestFencedAfterPartialProgressAndOnMoreDoors(t *testing.T) {
 	}{
 		{"approval denied in Teams with a reason", approval("teams", "drop_table", 0),
 			func(t *testing.T, id core.QuestionID) {
-				teamsDeny(t, tfake, m, tmUser, id, mk.mk("a deny reason (Teams)"))
+				teamsDeny(t, tfake, m, tmUser, id, mk.Carried("a deny reason (Teams)"))
 			}, core.StateAnswered},
 		{"approval approved by email with a note", approval("email", "deploy", 0),
 			func(t *testing.T, id core.QuestionID) {
-				door.emailApprove(t, smtp, mail, id, mk.mk("an approval's note (email)"))
+				door.emailApprove(t, smtp, mail, id, mk.Carried("an approval's note (email)"))
 			}, core.StateAnswered},
 		{"approval approved by ntfy with a note", approval("ntfy", "deploy", 0),
 			func(t *testing.T, id core.QuestionID) {
-				door.ntfyApprove(t, nfake, topic, id, mk.mk("an approval's note (ntfy)"))
+				door.ntfyApprove(t, nfake, topic, id, mk.Carried("an approval's note (ntfy)"))
 			}, core.StateAnswered},
 		{"quorum approval denied by one vote with words", approval("", "rotate_keys", 2),
-			answer(ops2, client.AnswerRequest{ChosenOptionID: core.DenyOption, Answer: mk.mk("a deny vote's words")}), core.StateAnswered},
+			answer(ops2, client.AnswerRequest{ChosenOptionID: core.DenyOption, Answer: mk.Carried("a deny vote's words")}), core.StateAnswered},
 		{"decision settled by two votes with words", decision, inTurn(
-			answer(ops2, client.AnswerRequest{ChosenOptionID: "ddb", Answer: mk.mk("a decision vote's words")}),
-			answer(ops, client.AnswerRequest{ChosenOptionID: "ddb", Answer: mk.mk("the deciding vote's words")}),
+			answer(ops2, client.AnswerRequest{ChosenOptionID: "ddb", Answer: mk.Carried("a decision vote's words")}),
+			answer(ops, client.AnswerRequest{ChosenOptionID: "ddb", Answer: mk.Carried("the deciding vote's words")}),
 		), core.StateAnswered},
 		{"batch with a call's deny reason, then withdrawn by an operator", batch, inTurn(
-			answer(ops2, client.AnswerRequest{Calls: []core.CallDecision{{ToolCallID: "call_b", OptionID: core.DenyOption, Reason: mk.mk("a batch call's deny reason before a cancel")}}}),
-			withdraw(ops, mk.mk("an operator's cancel reason after progress")),
+			answer(ops2, client.AnswerRequest{Calls: []core.CallDecision{{ToolCallID: "call_b", OptionID: core.DenyOption, Reason: mk.Carried("a batch call's deny reason before a cancel")}}}),
+			withdraw(ops, mk.Carried("an operator's cancel reason after progress")),
 		), core.StateCancelled},
 		{"batch with a call's edit and reason, then withdrawn by the agent", batch, inTurn(
 			answer(ops2, client.AnswerRequest{Calls: []core.CallDecision{editA("before the agent's cancel")}}),
 			withdraw(agent, "plans changed"), // the agent's own words
 		), core.StateCancelled},
 		{"form with one free-text item answered, then timed out", form, inTurn(
-			answer(ops2, client.AnswerRequest{Items: []client.ItemAnswer{{ItemID: "name", Text: mk.mk("a form item's free text before a timeout")}}}),
+			answer(ops2, client.AnswerRequest{Items: []client.ItemAnswer{{ItemID: "name", Text: mk.Carried("a form item's free text before a timeout")}}}),
 			timeOut,
 		), core.StateTimedOut},
 		{"batch with a call's edit and reason, then timed out", batch, inTurn(
@@ -154,11 +155,11 @@ func TestFencedAfterPartialProgressAndOnMoreDoors(t *testing.T) {
 			timeOut,
 		), core.StateTimedOut},
 		{"approval quorum with one vote's words, then timed out", approval("", "rotate_keys", 2), inTurn(
-			answer(ops2, client.AnswerRequest{ChosenOptionID: core.ApproveOption, Answer: mk.mk("an approve vote's words before a timeout")}),
+			answer(ops2, client.AnswerRequest{ChosenOptionID: core.ApproveOption, Answer: mk.Carried("an approve vote's words before a timeout")}),
 			timeOut,
 		), core.StateTimedOut},
 		{"decision quorum with one vote's words, then timed out", decision, inTurn(
-			answer(ops, client.AnswerRequest{ChosenOptionID: "pg", Answer: mk.mk("a decision vote's words before a timeout")}),
+			answer(ops, client.AnswerRequest{ChosenOptionID: "pg", Answer: mk.Carried("a decision vote's words before a timeout")}),
 			timeOut,
 		), core.StateTimedOut},
 	}
@@ -169,11 +170,7 @@ func TestFencedAfterPartialProgressAndOnMoreDoors(t *testing.T) {
 			reads.askClosed(t, ctx, mk, req, c.close, c.state)
 		})
 	}
-	for _, tok := range mk.tokens {
-		if !mk.seen[tok] {
-			t.Errorf("the marker planted in %s never reached the agent inside a fence: the row proves nothing", mk.field[tok])
-		}
-	}
+	mk.CheckCarried(t, "the agent")
 }
 
 // teamsDeny clicks Deny on question id's card in the Teams channel as u,

@@ -23,6 +23,7 @@ import (
 	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
 	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/fence/fencetest"
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 )
 
@@ -40,9 +41,11 @@ import (
 // through their users field. It
 // fails if any marker appears outside a well-formed fenced region, and
 // if a marker never reached the agent fenced (a planted field that went
-// nowhere proves nothing).
+// nowhere proves nothing). The markers and checks are fence/fencetest's,
+// which the MCP Tasks and hook doors' property tests share.
 //
-// The one exception is approved_arguments, in a resume's data and in the
+// The one exception is approved_arguments (fencetest.ApprovedArguments),
+// in a resume's data and in the
 // MCP tools' structured content: they are the arguments the call must be
 // made with, so they travel as JSON data (their keys are only the
 // Agent's own editable ones, and arguments_sha256 binds them); in the
@@ -54,10 +57,10 @@ import (
 func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
-	mk := newMarkers()
+	mk := fencetest.New()
 
 	const ops2Tok, deskTok = "operator-two-token-0123456789", "desk-operator-token-0123456789"
-	sam := adaptertest.User{ID: "U0SAMPLE1", Name: mk.mk("a Slack user's display name")}
+	sam := adaptertest.User{ID: "U0SAMPLE1", Name: mk.Carried("a Slack user's display name")}
 	carol := adaptertest.User{ID: "U0CAROL01", Name: "Carol on Slack"}
 	fake := slackfake.New()
 	t.Cleanup(fake.Close)
@@ -68,12 +71,12 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 	// the adapter shows (Discord: the guild nickname, else the global
 	// Name, else the username; Telegram: first and last name, else the
 	// username), and the fakes that send their clicks, replies and modals.
-	dcNick := discordfake.User{ID: "53908232506183700", Name: "Nell", Nick: mk.mk("a Discord member's guild nickname")}
-	dcGlobal := discordfake.User{ID: "53908232506183701", Name: mk.mk("a Discord user's global_name"), Username: "gwen"}
-	dcHandle := discordfake.User{ID: "53908232506183702", Username: mk.mk("a Discord user's username (no global_name)")}
-	tgFirst := tgbotapi.User{ID: 400000001, FirstName: mk.mk("a Telegram user's first_name"), LastName: "Lane", UserName: "fay_lane"}
-	tgLast := tgbotapi.User{ID: 400000002, FirstName: "Tom", LastName: mk.mk("a Telegram user's last_name")}
-	tgHandle := tgbotapi.User{ID: 400000003, UserName: mk.mk("a Telegram user's username (no first_name or last_name)")}
+	dcNick := discordfake.User{ID: "53908232506183700", Name: "Nell", Nick: mk.Carried("a Discord member's guild nickname")}
+	dcGlobal := discordfake.User{ID: "53908232506183701", Name: mk.Carried("a Discord user's global_name"), Username: "gwen"}
+	dcHandle := discordfake.User{ID: "53908232506183702", Username: mk.Carried("a Discord user's username (no global_name)")}
+	tgFirst := tgbotapi.User{ID: 400000001, FirstName: mk.Carried("a Telegram user's first_name"), LastName: "Lane", UserName: "fay_lane"}
+	tgLast := tgbotapi.User{ID: 400000002, FirstName: "Tom", LastName: mk.Carried("a Telegram user's last_name")}
+	tgHandle := tgbotapi.User{ID: 400000003, UserName: mk.Carried("a Telegram user's username (no first_name or last_name)")}
 	dfake := discordfake.New()
 	t.Cleanup(dfake.Close)
 	tfake := telegramfake.Start(t, apptest.TgToken)
@@ -93,8 +96,8 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 		"desk":  {People: []string{core.PersonPrefix + "dora"}},
 		// The operator's words in a rule reach the agent fenced too.
 		"policy": {Deciders: map[string][]string{"api": {"*"}}, Rules: []app.RuleFile{
-			{Name: "no-fetch", When: `tool == "fetch"`, Decide: "deny", Reason: mk.mk("a policy rule's deny reason")},
-			{Name: "reads", When: `tool == "read_file"`, Decide: "allow", Reason: mk.mk("a policy rule's allow reason")},
+			{Name: "no-fetch", When: `tool == "fetch"`, Decide: "deny", Reason: mk.Carried("a policy rule's deny reason")},
+			{Name: "reads", When: `tool == "read_file"`, Decide: "allow", Reason: mk.Carried("a policy rule's allow reason")},
 		}},
 	}
 	// Each Slack, Discord and Telegram row that clicks has a room of its
@@ -121,10 +124,10 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 		File: app.File{
 			Tokens: []app.TokenFile{{Name: "ops2", Role: "operator", Token: ops2Tok}, {Name: "desk", Role: "operator", Token: deskTok}},
 			People: map[string]app.PersonFile{
-				"opal":  {Name: mk.mk("the display name of the person behind the ops token"), Tokens: []string{"ops"}},
-				"vera":  {Name: mk.mk("the display name of the person behind the ops2 token"), Tokens: []string{"ops2"}},
-				"carol": {Name: mk.mk("a configured person's display name (Slack)"), Slack: carol.ID},
-				"dora":  {Name: mk.mk("the display name of the person signing in to the console"), Tokens: []string{"desk"}},
+				"opal":  {Name: mk.Carried("the display name of the person behind the ops token"), Tokens: []string{"ops"}},
+				"vera":  {Name: mk.Carried("the display name of the person behind the ops2 token"), Tokens: []string{"ops2"}},
+				"carol": {Name: mk.Carried("a configured person's display name (Slack)"), Slack: carol.ID},
+				"dora":  {Name: mk.Carried("the display name of the person signing in to the console"), Tokens: []string{"desk"}},
 			},
 			Routes: routes,
 		},
@@ -285,7 +288,7 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 	with := func(r client.AskRequest, set func(*client.AskRequest)) client.AskRequest { set(&r); return r }
 	on := func(route string, r client.AskRequest) client.AskRequest { r.Route = route; return r }
 	edited := func(field string) json.RawMessage {
-		b, _ := json.Marshal(map[string]string{"to": mk.mk(field)})
+		b, _ := json.Marshal(map[string]string{"to": mk.Carried(field)})
 		return b
 	}
 
@@ -302,47 +305,47 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 	}{
 		{"clarification answered in a Slack thread by a configured person", clarify("Which region?"),
 			func(t *testing.T, id core.QuestionID) {
-				slack.Reply(t, carol, slack.Card(t, id, nil), nil, mk.mk("a clarification's answer (Slack)"))
+				slack.Reply(t, carol, slack.Card(t, id, nil), nil, mk.Carried("a clarification's answer (Slack)"))
 			},
 			core.StateAnswered},
 		{"clarification answered through the API", clarify("Which zone?"),
-			answer(ops, client.AnswerRequest{Answer: mk.mk("a clarification's answer (API)")}), core.StateAnswered},
+			answer(ops, client.AnswerRequest{Answer: mk.Carried("a clarification's answer (API)")}), core.StateAnswered},
 		{"clarification answered in the agent's MCP host", clarify("Which bucket?"),
 			func(t *testing.T, id core.QuestionID) {
-				if _, err := agent.AnswerInHost(ctx, id, client.MCPAnswerRequest{Answer: mk.mk("a clarification's answer (MCP host)")}); err != nil {
+				if _, err := agent.AnswerInHost(ctx, id, client.MCPAnswerRequest{Answer: mk.Carried("a clarification's answer (MCP host)")}); err != nil {
 					t.Fatal(err)
 				}
 			}, core.StateAnswered},
 		{"decision clicked in Slack", on("sl-pick", decision), click("sl-pick", core.RefOption, 1), core.StateAnswered},
 		{"decision answered with a note", decision,
-			answer(ops, client.AnswerRequest{ChosenOptionID: "ddb", Answer: mk.mk("a decision's note")}), core.StateAnswered},
+			answer(ops, client.AnswerRequest{ChosenOptionID: "ddb", Answer: mk.Carried("a decision's note")}), core.StateAnswered},
 		{"approval approved with a reason", approval("deploy", `{"env":"prod"}`),
-			answer(ops, client.AnswerRequest{ChosenOptionID: core.ApproveOption, Answer: mk.mk("an approval's reason")}), core.StateAnswered},
+			answer(ops, client.AnswerRequest{ChosenOptionID: core.ApproveOption, Answer: mk.Carried("an approval's reason")}), core.StateAnswered},
 		{"approval denied with a reason", approval("drop_table", `{"table":"users"}`),
-			answer(ops2, client.AnswerRequest{ChosenOptionID: core.DenyOption, Answer: mk.mk("a deny reason")}), core.StateAnswered},
+			answer(ops2, client.AnswerRequest{ChosenOptionID: core.DenyOption, Answer: mk.Carried("a deny reason")}), core.StateAnswered},
 		{"approval denied in Slack", on("sl-deny", approval("drop_table", `{"table":"orders"}`)), click("sl-deny", core.RefDeny, 0), core.StateAnswered},
 		{"approval approved with edits", approval("mv", `{"to":"x"}`, "to"),
-			answer(ops, client.AnswerRequest{ChosenOptionID: core.ApproveOption, Arguments: edited("an edited argument's value"), Answer: mk.mk("an edit's reason")}),
+			answer(ops, client.AnswerRequest{ChosenOptionID: core.ApproveOption, Arguments: edited("an edited argument's value"), Answer: mk.Carried("an edit's reason")}),
 			core.StateAnswered},
 		{"form answered in parts, with free text", form, inTurn(
 			answer(ops, client.AnswerRequest{Items: []client.ItemAnswer{{ItemID: "logger", OptionID: "zl"}}}),
-			answer(ops2, client.AnswerRequest{Items: []client.ItemAnswer{{ItemID: "name", Text: mk.mk("a form item's free text")}}}),
+			answer(ops2, client.AnswerRequest{Items: []client.ItemAnswer{{ItemID: "name", Text: mk.Carried("a form item's free text")}}}),
 		), core.StateAnswered},
 		{"batch decided call by call, with reasons and edits", batch, inTurn(
 			answer(ops2, client.AnswerRequest{Calls: []core.CallDecision{
-				{ToolCallID: "call_a", OptionID: core.ApproveOption, Reason: mk.mk("a batch call's approve reason"),
-					Arguments: json.RawMessage(`{"path":"a","body":` + string(must(json.Marshal(mk.mk("a batch call's edited argument")))) + `}`)},
-				{ToolCallID: "call_b", OptionID: core.DenyOption, Reason: mk.mk("a batch call's deny reason")},
+				{ToolCallID: "call_a", OptionID: core.ApproveOption, Reason: mk.Carried("a batch call's approve reason"),
+					Arguments: json.RawMessage(`{"path":"a","body":` + string(must(json.Marshal(mk.Carried("a batch call's edited argument")))) + `}`)},
+				{ToolCallID: "call_b", OptionID: core.DenyOption, Reason: mk.Carried("a batch call's deny reason")},
 			}}),
-			answer(ops, client.AnswerRequest{ChosenOptionID: core.ApproveOption, Answer: mk.mk("a batch's reason for the rest")}),
+			answer(ops, client.AnswerRequest{ChosenOptionID: core.ApproveOption, Answer: mk.Carried("a batch's reason for the rest")}),
 		), core.StateAnswered},
 		{"quorum of two with notes", on("sl-quorum", with(approval("rotate_keys", `{"all":true}`), func(r *client.AskRequest) { r.Quorum = 2 })), inTurn(
-			answer(ops2, client.AnswerRequest{ChosenOptionID: core.ApproveOption, Answer: mk.mk("a vote's note")}),
+			answer(ops2, client.AnswerRequest{ChosenOptionID: core.ApproveOption, Answer: mk.Carried("a vote's note")}),
 			click("sl-quorum", core.RefApprove, 0),
 		), core.StateAnswered},
 		{"clarification answered by a reply in Telegram", on("tg-reply", clarify("Which cluster?")),
 			func(t *testing.T, id core.QuestionID) {
-				tg.Reply(t, apptest.TgAsUser(tgLast), tgCardOn(t, "tg-reply", id), nil, mk.mk("a clarification's answer (Telegram reply)"))
+				tg.Reply(t, apptest.TgAsUser(tgLast), tgCardOn(t, "tg-reply", id), nil, mk.Carried("a clarification's answer (Telegram reply)"))
 			}, core.StateAnswered},
 		{"decision picked in Telegram", on("tg-pick", decision),
 			func(t *testing.T, id core.QuestionID) {
@@ -354,12 +357,12 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 				c := tgCardOn(t, "tg-form", id)
 				tg.Click(t, apptest.TgAsUser(tgHandle), c, itemButton(t, c, core.RefOption, 0, 1))
 				b := itemButton(t, c, core.RefText, 1, 0)
-				tg.Reply(t, apptest.TgAsUser(tgHandle), c, &b, mk.mk("a form item's free text (Telegram)"))
+				tg.Reply(t, apptest.TgAsUser(tgHandle), c, &b, mk.Carried("a form item's free text (Telegram)"))
 			}, core.StateAnswered},
 		{"approval denied in Discord with a reason", on("dc-deny", approval("drop_table", `{"table":"events"}`)),
 			func(t *testing.T, id core.QuestionID) {
 				c := dcCardOn(t, "dc-deny", id)
-				dc.DenyWith(t, dcAs(dcGlobal), c, button(t, c, core.RefDeny, 0), mk.mk("a deny reason (Discord modal)"))
+				dc.DenyWith(t, dcAs(dcGlobal), c, button(t, c, core.RefDeny, 0), mk.Carried("a deny reason (Discord modal)"))
 			}, core.StateAnswered},
 		{"quorum of two voted in Discord", on("dc-quorum", with(approval("rotate_keys", `{"all":false}`), func(r *client.AskRequest) { r.Quorum = 2 })),
 			func(t *testing.T, id core.QuestionID) {
@@ -372,12 +375,12 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 				c := dcCardOn(t, "dc-form", id)
 				dc.Click(t, dcAs(dcGlobal), c, itemButton(t, c, core.RefOption, 0, 0))
 				b := itemButton(t, c, core.RefText, 1, 0)
-				dc.Reply(t, dcAs(dcNick), c, &b, mk.mk("a form item's free text (Discord modal)"))
+				dc.Reply(t, dcAs(dcNick), c, &b, mk.Carried("a form item's free text (Discord modal)"))
 			}, core.StateAnswered},
 		{"approval approved in the console with a note", on("desk", approval("deploy", `{"env":"staging"}`)),
-			console(url.Values{"option": {core.ApproveOption}, "text": {mk.mk("an approval's note (console)")}}), core.StateAnswered},
+			console(url.Values{"option": {core.ApproveOption}, "text": {mk.Carried("an approval's note (console)")}}), core.StateAnswered},
 		{"approval that grants a standing approval", with(approval("lint", `{"fix":true}`), func(r *client.AskRequest) { r.RunID, r.Reversibility = "run-standing", core.Reversible }),
-			answer(ops, client.AnswerRequest{ChosenOptionID: core.ApproveOption, Answer: mk.mk("a standing grant's reason"), Standing: &core.StandingRequest{Scope: core.StandingRun}}),
+			answer(ops, client.AnswerRequest{ChosenOptionID: core.ApproveOption, Answer: mk.Carried("a standing grant's reason"), Standing: &core.StandingRequest{Scope: core.StandingRun}}),
 			core.StateAnswered},
 		{"approval a standing approval covered", with(approval("lint", `{"fix":true}`), func(r *client.AskRequest) { r.RunID, r.Reversibility = "run-standing", core.Reversible }),
 			func(*testing.T, core.QuestionID) {}, core.StateAnswered},
@@ -391,11 +394,11 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 				{ToolCallID: "call_read", Tool: "read_file", Arguments: json.RawMessage(`{"path":"go.mod"}`)},
 				{ToolCallID: "call_write", Tool: "write_file", Arguments: json.RawMessage(`{"path":"x"}`)},
 			}}),
-			answer(ops, client.AnswerRequest{Calls: []core.CallDecision{{ToolCallID: "call_write", OptionID: core.DenyOption, Reason: mk.mk("a batch call's reason beside rule-decided calls")}}}),
+			answer(ops, client.AnswerRequest{Calls: []core.CallDecision{{ToolCallID: "call_write", OptionID: core.DenyOption, Reason: mk.Carried("a batch call's reason beside rule-decided calls")}}}),
 			core.StateAnswered},
 		{"escalated, then answered", with(clarify("Who owns billing?"), func(r *client.AskRequest) {
 			r.Timeout, r.OnTimeout = client.Duration(time.Hour), core.OnTimeoutEscalate
-		}), inTurn(escalated, answer(ops2, client.AnswerRequest{Answer: mk.mk("an answer after escalation")})), core.StateAnswered},
+		}), inTurn(escalated, answer(ops2, client.AnswerRequest{Answer: mk.Carried("an answer after escalation")})), core.StateAnswered},
 		{"escalated, then timed out", with(clarify("Who owns search?"), func(r *client.AskRequest) {
 			r.Timeout, r.OnTimeout = client.Duration(time.Hour), core.OnTimeoutEscalate
 		}), inTurn(escalated, advance(3*time.Hour)), core.StateTimedOut},
@@ -409,7 +412,7 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 			}, core.StateDeclined},
 		{"cancelled by an operator", clarify("Rename the repo?"),
 			func(t *testing.T, id core.QuestionID) {
-				if _, err := ops.Cancel(ctx, id, mk.mk("an operator's cancel reason")); err != nil {
+				if _, err := ops.Cancel(ctx, id, mk.Carried("an operator's cancel reason")); err != nil {
 					t.Fatal(err)
 				}
 			}, core.StateCancelled},
@@ -447,9 +450,5 @@ func TestNothingUnfencedReachesAnAgent(t *testing.T) {
 			t.Errorf("no row asks a %s: every kind of question proves here that its resume is fenced", sh)
 		}
 	}
-	for _, tok := range mk.tokens {
-		if !mk.seen[tok] {
-			t.Errorf("the marker planted in %s never reached the agent inside a fence: the row proves nothing", mk.field[tok])
-		}
-	}
+	mk.CheckCarried(t, "the agent")
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/card"
@@ -119,9 +120,14 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request, sess *session) {
 }
 
 // recorded is what a result page lists: exactly what the store now holds
-// of this answer.
+// of this answer, a line at a time. Value is stored text, a person's or
+// an agent's; By and At, for a part of a form or a batch, say who
+// decided it and when. The page draws them apart, each person's words
+// isolated (<bdi>), so no text of theirs can reorder the server's
+// "(by ... at ...)" after it.
 type recorded struct {
 	Label, Value string
+	By, At       string
 }
 
 // questionID is the question the request's path names, as sent: core
@@ -189,8 +195,11 @@ func recordedOf(q *core.Question) []recorded {
 	var out []recorded
 	add := func(label, value string) {
 		if value != "" {
-			out = append(out, recorded{label, value})
+			out = append(out, recorded{Label: label, Value: value})
 		}
+	}
+	part := func(label, value, by string, at time.Time) {
+		out = append(out, recorded{Label: label, Value: value, By: by, At: at.UTC().Format(timeFormat)})
 	}
 	add("State", string(q.State))
 	if q.Open() && q.Quorum > 1 {
@@ -246,14 +255,14 @@ func recordedOf(q *core.Question) []recorded {
 			if a, _ := q.Answered(id); a.Text != "" {
 				val += ": " + a.Text
 			}
-			add(fmt.Sprintf("%d. %s (%s)", sec.Index+1, sec.Title, id), val+" (by "+sec.Answer.By+" at "+sec.Answer.At.UTC().Format(timeFormat)+")")
+			part(fmt.Sprintf("%d. %s (%s)", sec.Index+1, sec.Title, id), val, sec.Answer.By, sec.Answer.At)
 		}
 	}
 	if q.Kind == core.KindForm {
 		for _, a := range q.Answers {
 			it, _ := q.Item(a.ItemID)
 			val := it.Shown(a.OptionID, a.Text)
-			add(it.Question, val+" (by "+card.PartBy(a)+" at "+a.At.UTC().Format(timeFormat)+")")
+			part(it.Question, val, card.PartBy(a), a.At)
 		}
 	}
 	return out

@@ -131,7 +131,7 @@ func TestABatchIsDecidedCallByCallThenAllAtOnce(t *testing.T) {
 	}
 	// Bob sees alice's decision on call_1, and no buttons for it.
 	card := bob.get("/rows/" + string(q.ID)).body
-	if !strings.Contains(card, "Approved <span class=\"by\">by ops-alice via console") || strings.Contains(card, `name="call" value="call_1"`) {
+	if !strings.Contains(card, `<bdi>Approved</bdi> <span class="by">by <bdi>ops-alice</bdi> via console`) || strings.Contains(card, `name="call" value="call_1"`) {
 		t.Fatalf("call_1's outcome is not shown to others:\n%s", card)
 	}
 	if r := bob.post("/q/"+string(q.ID)+"/answer", url.Values{"call": {"call_1"}, "call_option": {"deny"}}); r.status != http.StatusConflict ||

@@ -26,6 +26,10 @@ type confirmView struct {
 	Action, CSRF string
 	Lines        []recorded
 	Fields       []hiddenField
+	// Page is set when the confirmation is a page of its own (no
+	// script): its heading is then the page's one <h1>, where in an
+	// inbox row it is an <h2> below the inbox's.
+	Page bool
 }
 
 // hiddenField is one posted field carried over to the confirming submit.
@@ -67,7 +71,7 @@ func confirmLines(q *core.Question, in core.AnswerInput) []recorded {
 	var out []recorded
 	add := func(label, value string) {
 		if value != "" {
-			out = append(out, recorded{label, value})
+			out = append(out, recorded{Label: label, Value: value})
 		}
 	}
 	add("Question", q.Text)
@@ -155,6 +159,7 @@ func (s *Server) confirm(w http.ResponseWriter, r *http.Request, sess *session, 
 		s.render(w, r, http.StatusOK, "confirm-part", c)
 		return
 	}
+	c.Page = true
 	s.render(w, r, http.StatusOK, "confirm", s.page(sess, map[string]any{"Title": "Confirm", "C": c}))
 }
 

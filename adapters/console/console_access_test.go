@@ -155,6 +155,35 @@ func TestTheRoutesConsoleDecidersApply(t *testing.T) {
 	}
 }
 
+// An operator or an admin may withdraw any question, as on the API, so
+// the console offers it on a question whose route does not list them:
+// the route says who may answer, not who may take the question back.
+func TestWithdrawIsOfferedToEveryOperatorNotOnlyTheRoutes(t *testing.T) {
+	routes := map[string]core.Route{core.DefaultRoute: {Deciders: map[core.Surface][]string{core.SurfaceConsole: {opAlice.name}}}}
+	e := newEnv(t, routes)
+	q := e.ask(core.AskInput{Text: "Stuck question nobody on duty can answer"})
+	cancel := `action="/q/` + string(q.ID) + `/cancel"`
+	bob := e.signedIn(opBob)
+	for _, path := range []string{"/", "/rows/" + string(q.ID), "/q/" + string(q.ID)} {
+		r := bob.get(path)
+		if !strings.Contains(r.body, cancel) {
+			t.Fatalf("%s: an operator the route does not list is offered no withdraw", path)
+		}
+		if strings.Contains(r.body, `action="/q/`+string(q.ID)+`/answer"`) || !strings.Contains(r.body, "does not list ops-bob") {
+			t.Fatalf("%s: the operator is offered answers the route does not give them", path)
+		}
+	}
+	if r := e.signedIn(watcher).get("/rows/" + string(q.ID)); strings.Contains(r.body, cancel) {
+		t.Fatal("an observer is offered withdraw")
+	}
+	if r := bob.post("/q/"+string(q.ID)+"/cancel", url.Values{"reason": {"stale"}}); r.status != http.StatusOK || e.get(q.ID).State != core.StateCancelled {
+		t.Fatalf("the offered withdraw: %d, %s", r.status, e.get(q.ID).State)
+	}
+	if r := bob.get("/rows/" + string(q.ID)); strings.Contains(r.body, cancel) {
+		t.Fatal("withdraw is offered on a closed question")
+	}
+}
+
 func TestNotFoundLooksTheSameForEveryCase(t *testing.T) {
 	e := newEnv(t, nil)
 	b := e.signedIn(opAlice)

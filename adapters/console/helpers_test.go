@@ -119,6 +119,9 @@ type env struct {
 	srv    *httptest.Server
 	clock  *core.SimClock
 	opts   console.Options
+	// simStore puts the store's clock, and so its expiries, on clock
+	// too (newSimEnv).
+	simStore bool
 }
 
 // routes used when a test gives none: anyone on the console may answer.
@@ -132,7 +135,19 @@ func openRoutes() map[string]core.Route {
 // server.
 func newEnv(t testing.TB, routes map[string]core.Route, tune ...func(*console.Options)) *env {
 	t.Helper()
-	e := &env{t: t, dir: t.TempDir(), tokens: &tokens{}, clock: core.NewSimClock(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))}
+	return newEnvOf(t, false, routes, tune...)
+}
+
+// newSimEnv is newEnv with the store's expiries on the env's simulated
+// clock as well, so a session left idle lapses when the clock says so.
+func newSimEnv(t testing.TB, routes map[string]core.Route, tune ...func(*console.Options)) *env {
+	t.Helper()
+	return newEnvOf(t, true, routes, tune...)
+}
+
+func newEnvOf(t testing.TB, simStore bool, routes map[string]core.Route, tune ...func(*console.Options)) *env {
+	t.Helper()
+	e := &env{t: t, dir: t.TempDir(), tokens: &tokens{}, clock: core.NewSimClock(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)), simStore: simStore}
 	e.tokens.set(opAlice, opBob, watcher, root, agentTok)
 	if routes == nil {
 		routes = openRoutes()
@@ -159,7 +174,11 @@ func (e *env) budgets() core.Budget {
 }
 
 func (e *env) open(routes map[string]core.Route) {
-	st, err := bolt.Open(filepath.Join(e.dir, "askbridge.db"), bolt.Options{})
+	opts := bolt.Options{}
+	if e.simStore {
+		opts = bolt.Options{NoSync: true, Now: e.clock.Now}
+	}
+	st, err := bolt.Open(filepath.Join(e.dir, "askbridge.db"), opts)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -99,6 +99,10 @@ func TestHardToReverseAsksOnce(t *testing.T) {
 		!strings.Contains(r.body, "after the audit") || !strings.Contains(r.body, `name="confirm" value="yes"`) {
 		t.Fatalf("the confirm step: %d\n%s", r.status, r.body)
 	}
+	// A page of its own, it has one <h1>, its heading.
+	if n := strings.Count(r.body, "<h1"); n != 1 || !strings.Contains(r.body, `tabindex="-1">Hard to reverse: record this?</h1>`) {
+		t.Fatalf("the confirmation page has %d <h1>, want its heading as the one", n)
+	}
 	if !e.get(dec.ID).Open() || e.eventCount() != events {
 		t.Fatal("the first submit recorded something")
 	}
@@ -121,6 +125,9 @@ func TestHardToReverseAsksOnce(t *testing.T) {
 	r = b.post("/q/"+string(hard2.ID)+"/answer", url.Values{"option": {"approve"}}, "X-Askbridge-Fetch", "row")
 	if r.status != http.StatusOK || r.header.Get("X-Askbridge-Step") != "confirm" || strings.Contains(r.body, "<html") || !e.get(hard2.ID).Open() {
 		t.Fatalf("in place confirm: %d %q", r.status, r.header.Get("X-Askbridge-Step"))
+	}
+	if strings.Contains(r.body, "<h1") || !strings.Contains(r.body, "record this?</h2>") {
+		t.Fatal("in a row, below the inbox's <h1>, the confirmation's heading is not an <h2>")
 	}
 	r = b.post("/q/"+string(hard2.ID)+"/answer", url.Values{"option": {"approve"}, "confirm": {"yes"}}, "X-Askbridge-Fetch", "row")
 	if r.status != http.StatusOK || r.header.Get("X-Askbridge-Step") != "recorded" || !strings.HasPrefix(r.body, `<details class="qrow card hard closed"`) ||

@@ -22,8 +22,9 @@ type waitItem struct {
 	Hard         bool
 	// Escalated: its escalation route's deciders may answer it too.
 	Escalated bool
-	// Tally is a quorum's progress ("1 of 2 approvals: Bob"), "" without one.
-	Tally string
+	// Tally is a quorum's progress ("1 of 2 approvals: Bob"), a line
+	// each, drawn apart (the names in them are people's); none without one.
+	Tally []string
 }
 
 // waitList is whom (a person, a group, an account, a role, anyone on a
@@ -100,7 +101,7 @@ func (s *Server) waitingOn(open []*core.Question) waiting {
 		title, _, _ := strings.Cut(q.Text, "\n")
 		it := waitItem{ID: q.ID, Title: title, Route: q.Route, Hard: q.Reversibility == core.HardToReverse, Escalated: wt.Escalated}
 		if wt.Tally != nil {
-			it.Tally = strings.Join(wt.Tally.Lines, "; ")
+			it.Tally = wt.Tally.Lines
 		}
 		wo.routeOpen[q.Route]++
 		for _, p := range wt.People {

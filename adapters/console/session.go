@@ -76,10 +76,13 @@ func randomToken() string {
 
 // current returns the request's live session, or nil. A session whose
 // token is gone, has a new secret or became an agent's, or that is older
-// than the maximum age, reads as none. Use moves its idle expiry, at most
-// every renewEvery, so a busy page does not write on every request, but
-// never its age. A renewal that a sign-out overtook (keep) reads as none
-// and sends no cookie.
+// than the maximum age, reads as none. Use moves its idle expiry and
+// records the account's last visit, at most every renewEvery, so a busy
+// page does not write on every request, but never its age. A page's
+// background fetch is no use (background): it is checked, never renewed,
+// so a tab left open still idles out, and "while you were away" counts
+// from the person's last act. A renewal that a sign-out overtook (keep)
+// reads as none and sends no cookie.
 func (s *Server) current(w http.ResponseWriter, r *http.Request) (*session, error) {
 	c, err := r.Cookie(sessionCookie)
 	if err != nil || c.Value == "" {
@@ -89,7 +92,7 @@ func (s *Server) current(w http.ResponseWriter, r *http.Request) (*session, erro
 	if sess == nil || err != nil {
 		return nil, err
 	}
-	if now := s.now(); now.Sub(sess.Seen) >= s.renewEvery() {
+	if now := s.now(); !background(r) && now.Sub(sess.Seen) >= s.renewEvery() {
 		sess.Seen = now
 		if live, err := s.keep(r.Context(), sess); err != nil || !live {
 			return nil, err
@@ -109,8 +112,8 @@ func (s *Server) current(w http.ResponseWriter, r *http.Request) (*session, erro
 // agent's, or that is older than the maximum age, is deleted and reads as
 // none, as does one signed out (gone from the store) or idle too long
 // (expired there). It changes nothing of a live one: current renews it
-// for a request, and a stream asks load alone as it goes (stillLive),
-// since an open page is no use of the session.
+// for a person's request, and a stream asks load alone as it goes
+// (stillLive), since an open page is no use of the session.
 func (s *Server) load(ctx context.Context, key string) (*session, error) {
 	raw, err := s.values.Value(ctx, key)
 	if err != nil || raw == "" {
@@ -232,16 +235,14 @@ func (s *Server) signedIn(h func(http.ResponseWriter, *http.Request, *session)) 
 			return
 		}
 		if sess == nil {
-			if r.Method == http.MethodGet && !strings.HasPrefix(r.URL.Path, "/rows/") &&
-				!strings.HasPrefix(r.URL.Path, "/stream") && !strings.HasSuffix(r.URL.Path, "/part") {
-				s.signInPage(w, r, http.StatusUnauthorized, "", r.URL.RequestURI())
-				return
-			}
-			if r.Method != http.MethodGet {
+			switch {
+			case r.Method != http.MethodGet:
 				s.forbidden(w, r, "You are signed out, so nothing changed. Sign in and try again.")
-				return
+			case background(r):
+				http.Error(w, "signed out", http.StatusUnauthorized) // the page reloads itself on this
+			default:
+				s.signInPage(w, r, http.StatusUnauthorized, "", r.URL.RequestURI())
 			}
-			http.Error(w, "signed out", http.StatusUnauthorized)
 			return
 		}
 		if r.Method != http.MethodGet && !s.formRead(w, r) {
@@ -253,6 +254,19 @@ func (s *Server) signedIn(h func(http.ResponseWriter, *http.Request, *session)) 
 		}
 		h(w, r, sess)
 	}
+}
+
+// background reports whether r is one of the fetches an open page makes
+// by itself as the log moves, with nobody at the keyboard: the stream
+// (and its probe), an inbox row fetched again (/rows/{id}) and a
+// question page's part (/q/{id}/part). Such a fetch is no use of the
+// session: current checks the session for it without renewing it or
+// recording a visit, and signed out it gets a bare 401 (the page reloads
+// itself), not the sign-in page (signedIn).
+func background(r *http.Request) bool {
+	p := r.URL.Path
+	return r.Method == http.MethodGet &&
+		(strings.HasPrefix(p, "/rows/") || p == "/stream" || strings.HasPrefix(p, "/q/") && strings.HasSuffix(p, "/part"))
 }
 
 // csrfOK compares the form's csrf field with want in constant time.

@@ -29,6 +29,35 @@ var funcs = template.FuncMap{
 	"approveAll": func() string { return card.LabelApproveAll },
 	"denyAll":    func() string { return card.LabelDenyAll },
 	"inc":        func(i int) int { return i + 1 },
+	"isolable":   isolable,
+}
+
+// isolable is a person's text made fit to draw in a <bdi> of its own:
+// without any U+2069 POP DIRECTIONAL ISOLATE that closes no isolate the
+// text itself opened. Browsers isolate a <bdi> by those same controls, so
+// such a PDI would close the <bdi>'s isolation from within and let an
+// override after it (U+202E) reorder the server's words that follow
+// ("answered by ..."). Inside a true isolate it would do nothing, so
+// nothing shown changes. core refuses all of these in an agent's text.
+func isolable(s string) string {
+	if !strings.ContainsRune(s, '\u2069') {
+		return s
+	}
+	var b strings.Builder
+	open := 0
+	for _, r := range s {
+		switch r {
+		case '\u2066', '\u2067', '\u2068': // LRI, RLI, FSI
+			open++
+		case '\u2069':
+			if open == 0 {
+				continue
+			}
+			open--
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // viewer is who a page is rendered for.
@@ -40,7 +69,8 @@ type viewer struct {
 func (v viewer) decider() core.Decider { return decider(v.Account) }
 
 // cardView is one question as a card shows it. Controls are present only
-// when the viewer may answer it (role and route) and it is open; the
+// when the viewer may answer it (role and route) and it is open;
+// CanCancel (withdraw) by the role alone, on any open question. The
 // server checks again on every post.
 type cardView struct {
 	Q       *core.Question
@@ -139,10 +169,12 @@ func (s *Server) cardOf(q *core.Question, v viewer) cardView {
 		c.Tally = append(c.Tally, card.FormProgress{Done: len(q.Answers), Total: len(q.Items)}.String())
 	}
 	c.ReadOnly = !v.Account.Role.MayAnswer()
+	// Withdrawing is the role's, on any open question, as on the API: a
+	// route lists who may answer, not who may take a question back.
+	c.CanCancel = v.Account.Role.MayWithdraw()
 	if v.Account.Role.MayAnswer() {
 		if s.svc.MayAnswer(q, v.decider()) {
 			c.Controls = true
-			c.CanCancel = v.Account.Role.MayWithdraw()
 		} else {
 			c.NotDecider = fmt.Sprintf("Route %q does not list %s among its console deciders.", q.Route, v.Account.Name)
 		}

@@ -43,6 +43,37 @@
     return f ? f.id : "";
   }
 
+  // focusKey names an element a keyboard can rest on alike in a card and
+  // in its fresh copy: a field as fieldKey does, a button by its form,
+  // name, value and class, a fold's summary by its fold (the row's own as
+  // such), a link by where it goes; null for anything else.
+  function focusKey(el, card) {
+    switch (el.tagName) {
+      case "INPUT":
+      case "TEXTAREA":
+      case "SELECT":
+        return fieldKey(el);
+      case "BUTTON":
+        return "button|" + (el.form ? formKey(el.form) : "") + "|" + el.name + "=" + el.value + "|" + el.className;
+      case "SUMMARY":
+        return "summary|" + (el.parentElement === card ? "" : foldKey(el.parentElement));
+      case "A":
+        return "a|" + el.getAttribute("href");
+    }
+    return null;
+  }
+
+  // twinOf is the element of card whose focusKey is key, or null.
+  function twinOf(key, card) {
+    var all = card.querySelectorAll("input, textarea, select, button, summary, a[href]");
+    for (var i = 0; i < all.length; i++) {
+      if (focusKey(all[i], card) === key) {
+        return all[i];
+      }
+    }
+    return null;
+  }
+
   // hostOf is where notes go in a card or row: the top of its body.
   function hostOf(el) {
     return el.querySelector(".row-body") || el.querySelector(".card") || el;
@@ -87,8 +118,15 @@
   // edited arguments must not be lost to someone else's click. Text the
   // fresh copy has no field for is kept in a note (keepLost). What the
   // answer given in place left on the row (what was recorded, a pending
-  // confirmation, a kept draft) stays too.
+  // confirmation, a kept draft) stays too, and so does keyboard focus:
+  // on the same element if it was moved over, else on its twin (twinOf),
+  // else on the row's summary, never lost to the page's body.
   function keepDraft(cur, next) {
+    var active = document.activeElement;
+    if (!active || active === cur || !cur.contains(active)) {
+      active = null;
+    }
+    var activeKey = active ? focusKey(active, cur) : null;
     var twins = {};
     next.querySelectorAll("input, textarea").forEach(function (f) {
       twins[fieldKey(f)] = f;
@@ -145,6 +183,14 @@
       controls.parentNode.insertBefore(pendingConfirm, controls);
     }
     keepLost(lost, next);
+    var summary = next.tagName === "DETAILS" ? next.querySelector(":scope > summary") : null;
+    if (!focus && active) {
+      var el = next.contains(active) ? active : activeKey !== null ? twinOf(activeKey, next) : null;
+      focus = { el: el || summary, from: null };
+    }
+    if (focus) {
+      focus.fallback = summary;
+    }
     return focus;
   }
 
@@ -156,11 +202,16 @@
     });
     var focus = keepDraft(cur, next);
     cur.replaceWith(next);
-    if (focus && !focus.el.matches(":disabled")) {
+    if (!focus) {
+      return;
+    }
+    if (focus.el && !focus.el.matches(":disabled")) {
       focus.el.focus();
       if (focus.from !== null && focus.el.setSelectionRange) {
         focus.el.setSelectionRange(focus.from, focus.to);
       }
+    } else if (focus.fallback) {
+      focus.fallback.focus(); // its twin is held while the page catches up
     }
   }
 

@@ -18,12 +18,13 @@ import (
 )
 
 // openRow unfolds an inbox row as a click on its summary does, unless it
-// is open already.
+// is open already. The click is tried again if the row was drawn afresh
+// under it (apptest.Click).
 func openRow(t *testing.T, ctx context.Context, id core.QuestionID) {
 	t.Helper()
 	sel := cardSel(id)
 	if !apptest.Eval[bool](t, ctx, `document.querySelector("`+sel+`").open`) {
-		apptest.Do(t, ctx, chromedp.Click(chromedp.CSS(sel+" > summary")))
+		apptest.Click(t, ctx, sel+" > summary")
 	}
 	apptest.Until(t, ctx, `document.querySelector("`+sel+`").open`)
 }

@@ -18,11 +18,12 @@ type Intervals struct {
 
 // Run runs svc's ticker (core.Service.Tick), heartbeat (Beat), retention
 // (Purge), reminders (Remind) and, while a downtime's re-notification is
-// due, CatchUp, until ctx ends (call svc.Boot first, once). CatchUp and
-// Purge run beside the others (see purgeLoop), so neither delays
-// readiness, a tick or a beat. Each pass is the domain's; Run only times
-// them. Errors of one pass are reported to onErr and the loop goes on: a
-// store that is briefly away must not stop the bridge.
+// due, CatchUp, until ctx ends (call svc.Boot first, once). CatchUp,
+// Purge and Remind run beside the ticker and the heartbeat (see
+// purgeLoop, remindLoop), so none of them delays readiness, a tick or a
+// beat. Each pass is the domain's; Run only times them. Errors of one
+// pass are reported to onErr and the loop goes on: a store that is
+// briefly away must not stop the bridge.
 func Run(ctx context.Context, svc *core.Service, l Intervals, onErr func(error)) error {
 	if l.Tick <= 0 {
 		l.Tick = time.Second
@@ -43,11 +44,10 @@ func Run(ctx context.Context, svc *core.Service, l Intervals, onErr func(error))
 	defer background.Wait()
 	background.Go(func() { catchUpLoop(ctx, svc, l.Tick, onErr) })
 	background.Go(func() { purgeLoop(ctx, svc, l.Purge, onErr) })
+	background.Go(func() { remindLoop(ctx, svc, l.Remind, onErr) })
 	tick, beat := time.NewTicker(l.Tick), time.NewTicker(l.Heartbeat)
 	defer tick.Stop()
 	defer beat.Stop()
-	remind := time.NewTicker(l.Remind)
-	defer remind.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -60,7 +60,24 @@ func Run(ctx context.Context, svc *core.Service, l Intervals, onErr func(error))
 			if err := svc.Beat(ctx); err != nil && ctx.Err() == nil {
 				onErr(err)
 			}
-		case <-remind.C:
+		}
+	}
+}
+
+// remindLoop runs a reminder pass every interval, beside the ticker and
+// the heartbeat: a pass makes two store writes per reminder due, and the
+// first after a long downtime may find thousands due, which must hold up
+// neither the timeouts nor the heartbeat (a replica booting meanwhile
+// reads a stale heartbeat as downtime). Passes do not overlap: the
+// ticker keeps one tick that fell due during a pass and drops the rest.
+func remindLoop(ctx context.Context, svc *core.Service, interval time.Duration, onErr func(error)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
 			if _, err := svc.Remind(ctx); err != nil && ctx.Err() == nil {
 				onErr(err)
 			}

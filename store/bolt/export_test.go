@@ -12,3 +12,7 @@ import (
 func (s *Store) Resolve(ctx context.Context, t core.Transition) (*core.Question, error) {
 	return core.Apply(ctx, s, t)
 }
+
+// Commits is how many write transactions the store has committed, each
+// one fsync of the file unless it was opened with NoSync.
+func (s *Store) Commits() int64 { return s.commits.committed.Load() }

@@ -101,6 +101,7 @@ func splitExpiring(raw []byte) (time.Time, []byte, bool) {
 }
 
 // Lease takes or renews key for owner; one transaction makes it atomic.
+// A lease refused writes nothing and commits nothing.
 func (s *Store) Lease(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {
 	if ttl < time.Millisecond {
 		return false, core.Errorf(core.CodeInvalid, "lease", "a lease lasts at least a millisecond")
@@ -119,7 +120,11 @@ func (s *Store) Lease(ctx context.Context, key, owner string, ttl time.Duration)
 				return err
 			}
 			if cur.Owner != owner && now.Before(cur.Until) {
-				return nil // held by another, not expired
+				// Held by another, not expired: nothing written, so no
+				// commit (and no fsync) is paid for it. A restarted
+				// bridge's first reminder pass asks again for every
+				// reminder claimed before it stopped.
+				return errNoChange
 			}
 		}
 		raw, err := json.Marshal(leaseRecord{Owner: owner, Until: now.Add(ttl)})
@@ -137,13 +142,13 @@ func (s *Store) Release(ctx context.Context, key, owner string) error {
 	return s.update(ctx, "release", func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketLeasesKV)
 		if b == nil {
-			return nil
+			return errNoChange
 		}
 		var cur leaseRecord
 		if raw := b.Get([]byte(key)); raw != nil && json.Unmarshal(raw, &cur) == nil && cur.Owner == owner {
 			return b.Delete([]byte(key))
 		}
-		return nil
+		return errNoChange // not owner's: nothing to commit
 	})
 }
 

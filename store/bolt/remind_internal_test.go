@@ -105,3 +105,21 @@ func TestAReminderPassQueuesItsClaimsTogether(t *testing.T) {
 		t.Fatalf("Remind = %d, %v; want all %d reminded", r.n, r.err, due)
 	}
 }
+
+// TestARefusedOnceCommitsNothing: a Once that is not the first writes
+// nothing, so it costs no commit and no fsync (reminders, digests and
+// other once-only sends ask it of every replica).
+func TestARefusedOnceCommitsNothing(t *testing.T) {
+	s := open(t)
+	ctx := t.Context()
+	if first, err := s.Once(ctx, "digest:k", time.Hour); err != nil || !first {
+		t.Fatalf("first once: %v, %v", first, err)
+	}
+	before := s.commits.committed.Load()
+	if first, err := s.Once(ctx, "digest:k", time.Hour); err != nil || first {
+		t.Fatalf("second once: %v, %v; want not the first", first, err)
+	}
+	if n := s.commits.committed.Load() - before; n != 0 {
+		t.Fatalf("%d commits for a Once that was not the first, want 0", n)
+	}
+}

@@ -169,7 +169,7 @@ func (s *Store) Once(ctx context.Context, key string, ttl time.Duration) (bool, 
 		if raw := b.Get([]byte(key)); raw != nil {
 			var until time.Time
 			if until.UnmarshalBinary(raw) == nil && now.Before(until) {
-				return nil
+				return errNoChange // not the first: nothing to commit, nor fsync
 			}
 		}
 		raw, err := now.Add(ttl).MarshalBinary()

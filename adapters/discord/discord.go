@@ -113,7 +113,7 @@ func New(svc *core.Service, o Options) (*Adapter, error) {
 	// and the outbox's retry marks its card as a possible repeat (law 4).
 	// 429s are apart from this (ShouldRetryOnRateLimit).
 	s.MaxRestRetries = 0
-	s.Client = &http.Client{Timeout: 20 * time.Second, Transport: &rewrite{to: base, next: http.DefaultTransport}}
+	s.Client = &http.Client{Timeout: 20 * time.Second, Transport: &rewrite{to: base, next: http.DefaultTransport, now: o.Now}}
 	// Interactions need no intent; Guilds is the smallest useful set.
 	s.Identify.Intents = discordgo.IntentsGuilds
 	s.StateEnabled = false
@@ -160,9 +160,12 @@ func (a *Adapter) Surface() core.Surface { return core.SurfaceDiscord }
 // rewrite sends the SDK's requests to the configured API base. discordgo
 // builds every URL from package variables fixed at init (the v9 API on
 // discord.com); swapping the prefix per request keeps those globals alone.
+// It also notes, for the request's own error path, what an answer says
+// about waiting (notePushback), which the SDK's errors do not carry.
 type rewrite struct {
 	to   *url.URL
 	next http.RoundTripper
+	now  func() time.Time
 }
 
 func (t *rewrite) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -176,7 +179,11 @@ func (t *rewrite) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	r2 := r.Clone(r.Context())
 	r2.URL, r2.Host = u, ""
-	return t.next.RoundTrip(r2)
+	resp, err := t.next.RoundTrip(r2)
+	if err == nil {
+		notePushback(r2, resp, t.now())
+	}
+	return resp, err
 }
 
 // Post puts q's card in a channel.
@@ -188,9 +195,10 @@ func (a *Adapter) Post(ctx context.Context, q *core.Question, ref core.MessageRe
 	if err != nil {
 		return core.MessageRef{}, err
 	}
+	ctx, pb := watch(ctx)
 	m, err := a.s.ChannelMessageSendComplex(ch, RenderPost(card.New(q, ref)), discordgo.WithContext(ctx))
 	if err != nil {
-		return core.MessageRef{}, classify(err)
+		return core.MessageRef{}, classify(err, pb)
 	}
 	ref.Surface, ref.Room, ref.ID = core.SurfaceDiscord, ch, m.ID
 	return ref, nil
@@ -209,9 +217,10 @@ func (a *Adapter) channel(ctx context.Context, room string) (string, error) {
 	if err := a.bucket.wait(ctx); err != nil {
 		return "", err
 	}
+	ctx, pb := watch(ctx)
 	ch, err := a.s.UserChannelCreate(user, discordgo.WithContext(ctx))
 	if err != nil {
-		err = classify(err)
+		err = classify(err, pb)
 		var ra *core.RetryAfter
 		var perm *core.Permanent
 		if errors.As(err, &ra) || errors.As(err, &perm) {
@@ -230,8 +239,9 @@ func (a *Adapter) Update(ctx context.Context, q *core.Question, ref core.Message
 	if err := a.bucket.wait(ctx); err != nil {
 		return err
 	}
+	ctx, pb := watch(ctx)
 	_, err := a.s.ChannelMessageEditComplex(RenderEdit(card.New(q, ref), ref), discordgo.WithContext(ctx))
-	return classify(err)
+	return classify(err, pb)
 }
 
 // Remind posts a reminder of an open question.
@@ -243,8 +253,9 @@ func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) err
 	if err != nil {
 		return err
 	}
+	ctx, pb := watch(ctx)
 	_, err = a.s.ChannelMessageSendComplex(ch, RenderReminder(card.Reminder(a.svc, q, core.SurfaceDiscord, ch)), discordgo.WithContext(ctx))
-	return classify(err)
+	return classify(err, pb)
 }
 
 // Digest posts a "while you were away" summary.
@@ -256,21 +267,33 @@ func (a *Adapter) Digest(ctx context.Context, d core.Digest, room string) error 
 	if err != nil {
 		return err
 	}
+	ctx, pb := watch(ctx)
 	_, err = a.s.ChannelMessageSendComplex(ch, RenderDigest(d), discordgo.WithContext(ctx))
-	return classify(err)
+	return classify(err, pb)
 }
 
 // classify maps the SDK's errors to what core's outbox understands: slow
-// down, give up, or try again later.
-func classify(err error) error {
+// down, give up, or try again later. pb is what the transport noted of
+// the call's answer (watch): a 429 is a wait and nothing posted whatever
+// its body (Cloudflare's ban answers in HTML, which the SDK fails to
+// decode), waiting the longer of the Retry-After header's and the JSON
+// body's retry_after, a second when neither names one. A 5xx naming a
+// wait stays of unknown outcome, the wait carried (serverBusy).
+func classify(err error, pb *pushback) error {
 	if err == nil {
 		return nil
 	}
 	var rl *discordgo.RateLimitError
-	if errors.As(err, &rl) {
-		after := time.Second
-		if rl.RateLimit != nil && rl.TooManyRequests != nil && rl.RetryAfter > 0 {
-			after = rl.RetryAfter
+	if limited := errors.As(err, &rl); limited || pb.limited() {
+		var after time.Duration
+		if pb != nil {
+			after = pb.after
+		}
+		if limited && rl.RateLimit != nil && rl.TooManyRequests != nil {
+			after = max(after, rl.RetryAfter)
+		}
+		if after <= 0 {
+			after = time.Second
 		}
 		return &core.RetryAfter{After: after, Err: err}
 	}
@@ -296,6 +319,10 @@ func classify(err error) error {
 				return &core.NotSent{Err: err}
 			}
 		}
+	}
+	if pb.busy() {
+		// No RetryAfter: core would read it as nothing posted.
+		return &serverBusy{Status: pb.status, After: pb.after, Err: err}
 	}
 	return err
 }

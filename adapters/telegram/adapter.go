@@ -75,6 +75,9 @@ type Adapter struct {
 	// sent; Run returns once they are sent or given up.
 	prompts *promptQueue
 	sleep   func(ctx context.Context, d time.Duration) bool
+	// tapBudget starts a tap's answerBudget: the channel delivers once
+	// it is spent (a test's hook, as sleep is).
+	tapBudget func() <-chan time.Time
 }
 
 var _ core.ChatAdapter = (*Adapter)(nil)
@@ -124,7 +127,8 @@ func New(svc *core.Service, opts Options) (*Adapter, error) {
 	bot := &tgbotapi.BotAPI{Token: opts.Token, Buffer: 100}
 	bot.SetAPIEndpoint(opts.APIEndpoint)
 	return &Adapter{svc: svc, opts: opts, bot: bot, ready: make(chan struct{}), http: opts.HTTPClient, log: opts.Log,
-		lim: newLimiter(opts.Limits), prompts: newPromptQueue(), sleep: loops.Sleep}, nil
+		lim: newLimiter(opts.Limits), prompts: newPromptQueue(), sleep: loops.Sleep,
+		tapBudget: func() <-chan time.Time { return time.After(answerBudget) }}, nil
 }
 
 // errRefused is Run's error for a token Telegram does not accept:

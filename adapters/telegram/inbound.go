@@ -15,16 +15,35 @@ import (
 // handleTimeout bounds the work one update may take.
 const handleTimeout = 30 * time.Second
 
-// handle acts on one update: a tap on a card's button, or a reply.
-// Everything else (other messages, edits, joins) is not ours.
+// answerBudget bounds how long a tap's store work (the update's dedupe,
+// the question's read, the answer) may keep its callback query
+// unanswered. Until it is answered the tapper sees a spinner, and
+// Telegram refuses an answer that comes too late ("query is too old");
+// Discord's adapter answers within a budget of the same size (its
+// answerBudget). Past it the tapper is told that nothing is recorded yet
+// (errTapTooSlow) and the work goes on, bounded by handleTimeout.
+const answerBudget = 2500 * time.Millisecond
+
+// errTapTooSlow is why a tap was answered before its store work ended.
+// Its note is the one Discord's adapter gives for a spent budget
+// (card.RefusalNote of an internal error: "could not record that just
+// now; please try again"). The work may still record the answer: a
+// second tap is then told the truth, and the card's edit shows it.
+var errTapTooSlow = core.Internal("telegram tap", errors.New("the store did not answer within the callback query's budget"))
+
+// handle acts on one update, unless it was handled before (firstSeen):
+// a tap on a card's button, or a reply. Everything else (other messages,
+// edits, joins) is not ours.
 func (a *Adapter) handle(ctx context.Context, u tgbotapi.Update) {
 	ctx, cancel := context.WithTimeout(ctx, handleTimeout)
 	defer cancel()
 	switch {
 	case u.CallbackQuery != nil:
-		a.onCallback(ctx, u.CallbackQuery)
+		a.onCallback(ctx, u)
 	case u.Message != nil:
-		a.onReply(ctx, u.Message)
+		if a.firstSeen(ctx, u) {
+			a.onReply(ctx, u.Message)
+		}
 	}
 }
 
@@ -34,18 +53,68 @@ func decider(u *tgbotapi.User) core.Decider {
 	return core.Decider{Surface: core.SurfaceTelegram, ID: strconv.FormatInt(u.ID, 10), Name: displayName(u)}
 }
 
-// onCallback always answers the callback query, with a short, truthful
-// status of what the tap did, and then starts what may wait on the rate
-// limits (sending a reply prompt) on a goroutine of its own, so the
-// tapper's spinner stops at once and the updates after this one are not
-// held up (see promptQueue).
-func (a *Adapter) onCallback(ctx context.Context, cq *tgbotapi.CallbackQuery) {
-	note, then := a.tap(ctx, cq)
+// tapped is what a tap's work came to: what to tell the tapper and what
+// to do once they are told (tap's two results); first is false for an
+// update handled before, which is answered no second time.
+type tapped struct {
+	first bool
+	note  string
+	then  func()
+}
+
+// onCallback answers the callback query (u's) once, with a short,
+// truthful status of what the tap did, and then starts what may wait on
+// the rate limits (sending a reply prompt) on a goroutine of its own, so
+// the updates after this one are not held up (see promptQueue). The
+// tap's store work runs on a goroutine of its own (one Run waits for)
+// and gets answerBudget: past it the tapper is told to tap again
+// (errTapTooSlow), and the update is done with, while the work goes on
+// without anyone waiting for it; a prompt it then promises still follows.
+func (a *Adapter) onCallback(ctx context.Context, u tgbotapi.Update) {
+	cq := u.CallbackQuery
+	done := make(chan tapped)
+	late := make(chan struct{})
+	work := func() {
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), handleTimeout)
+		defer cancel()
+		t := tapped{first: a.firstSeen(wctx, u)}
+		if t.first {
+			t.note, t.then = a.tap(wctx, cq)
+		}
+		select {
+		case done <- t:
+		case <-late:
+			if t.then != nil {
+				t.then()
+			}
+		}
+	}
+	if !a.prompts.spawn(work) {
+		// Run has ended: this replica takes no more taps, and one
+		// again reaches a replica that does.
+		a.answerCallback(ctx, cq, card.RefusalNote(errTapTooSlow))
+		return
+	}
+	select {
+	case t := <-done:
+		if !t.first {
+			return
+		}
+		a.answerCallback(ctx, cq, t.note)
+		if t.then != nil {
+			go t.then()
+		}
+	case <-a.tapBudget():
+		close(late)
+		a.log.Warn().Msg("telegram: a tap's store work outlasted its budget; the tapper was asked to tap again")
+		a.answerCallback(ctx, cq, card.RefusalNote(errTapTooSlow))
+	}
+}
+
+// answerCallback answers callback query cq with note.
+func (a *Adapter) answerCallback(ctx context.Context, cq *tgbotapi.CallbackQuery, note string) {
 	if _, err := a.api(ctx).Request(tgbotapi.NewCallback(cq.ID, cutPlain(note, MaxCallbackText))); err != nil {
 		a.log.Warn().Err(err).Msg("telegram: answerCallbackQuery failed")
-	}
-	if then != nil {
-		go then()
 	}
 }
 

@@ -121,10 +121,9 @@ func (a *Adapter) pollHeld(ctx context.Context) {
 			// An update taken in hand is seen through, even if the
 			// lease goes meanwhile, and its offset stored, on a budget of
 			// its own: a slow handling does not cost the offset's write.
+			// handle drops an update handled before (firstSeen).
 			hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-			if a.firstSeen(hctx, u) {
-				a.handle(hctx, u)
-			}
+			a.handle(hctx, u)
 			cancel()
 			offset = u.UpdateID + 1
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)

@@ -35,7 +35,8 @@ const (
 )
 
 // promptQueue tracks the prompts promised and the notes to repliers not
-// yet sent, so that Run returns only once each is sent or given up.
+// yet sent, and the taps still at work (spawn), so that Run returns only
+// once each is sent, given up or done.
 type promptQueue struct {
 	// ctx ends when Run does: a prompt still waiting for its budget is
 	// then given up (and logged) rather than hold up the shutdown; the
@@ -63,6 +64,22 @@ func (p *promptQueue) hold() bool {
 	}
 	p.held++
 	p.wg.Add(1) // under mu, so never after close's Wait has begun
+	return true
+}
+
+// spawn runs f on a goroutine of its own that close waits for, unless
+// Run has ended; it reports whether f was started.
+func (p *promptQueue) spawn(f func()) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	p.wg.Add(1) // under mu, as in hold
+	go func() {
+		defer p.wg.Done()
+		f()
+	}()
 	return true
 }
 

@@ -60,13 +60,16 @@ const ellipsis = textlimit.Ellipsis
 // ellipsis. max <= 0 gives "".
 func esc(s string, max int) string { return unit.CutEscaped(s, max, escapeRune) }
 
-// escapeRune escapes r, after prev, for parse_mode HTML. An @ that starts
-// a word becomes the full-width ＠: Telegram turns "@name" in a message
-// into a mention that notifies that person, and text from an agent or a
-// person must notify nobody (an e-mail address, its @ inside a word,
-// stays as written).
+// escapeRune escapes r, after prev, for parse_mode HTML. An @ that
+// Telegram could read as a mention becomes the full-width ＠: Telegram
+// turns "@name" in a message into a mention that notifies that person,
+// and text from an agent or a person must notify nobody. Its rule is
+// tdlib's match_mentions: an @ after anything but a word character (a
+// letter, a number of any kind, or '_'), punctuation such as "cc.@name"
+// included. An @ after a word character mentions nobody, so an e-mail
+// address stays as written.
 func escapeRune(prev, r rune) string {
-	if r == '@' && !unicode.IsLetter(prev) && !unicode.IsDigit(prev) && prev != '_' && prev != '.' {
+	if r == '@' && !unicode.IsLetter(prev) && !unicode.IsNumber(prev) && prev != '_' {
 		return "＠"
 	}
 	return html.EscapeString(string(r))

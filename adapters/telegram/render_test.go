@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"html"
 	"io"
 	"net/http"
 	"net/url"
@@ -367,17 +368,40 @@ func TestNoLinkPreviews(t *testing.T) {
 	}
 }
 
-// TestTextMentionsNobody: an @name at the start of a word in someone's
-// text is written so Telegram makes no mention of it (a mention notifies
-// that person); an e-mail address stays as written.
+// TestTextMentionsNobody: an @name in someone's text is written so
+// Telegram makes no mention of it (a mention notifies that person):
+// Telegram (tdlib's match_mentions, mirrored by tdMentions) mentions an
+// @name after anything but a letter, a number or '_', punctuation
+// included. An @ after a word character mentions nobody, so an e-mail
+// address stays as written.
 func TestTextMentionsNobody(t *testing.T) {
 	for in, want := range map[string]string{
-		"@cto_alice urgent":          "＠cto_alice urgent",
-		"ping (@ops_team) now":       "ping (＠ops_team) now",
-		"mail ops@example.com today": "mail ops@example.com today",
+		"@cto_alice urgent":           "＠cto_alice urgent",
+		"ping (@ops_team) now":        "ping (＠ops_team) now",
+		"cc.@cto_alice":               "cc.＠cto_alice",
+		"thanks.@ops_oncall":          "thanks.＠ops_oncall",
+		"a,@ops b-@ops c/@ops d:@ops": "a,＠ops b-＠ops c/＠ops d:＠ops",
+		"mail ops@example.com today":  "mail ops@example.com today",
+		"first.last@example.com":      "first.last@example.com",
+		"ops_2@example.com":           "ops_2@example.com",
+		"renée@example.fr":            "renée@example.fr",
+		"x²@ops_team":                 "x²@ops_team", // '²' is a number to Telegram: no mention
 	} {
 		if got := esc(in, 100); got != want {
 			t.Errorf("esc(%q) = %q, want %q", in, got, want)
+		}
+	}
+	// Whatever comes before it, an @name that Telegram would make a
+	// mention of is not one once escaped.
+	before := []rune("!\"#$%&'()*+,-./:;<=>?[\\]^`{|}~ \t\n«»“”‘’…—–·•¡¿\u00a0\u200b\u3000、。")
+	for _, p := range before {
+		in := "x" + string(p) + "@cto_alice"
+		if len(tdMentions(in)) == 0 {
+			t.Fatalf("%q: no mention to Telegram; the test's list is wrong", in)
+		}
+		shown := html.UnescapeString(esc(in, 100))
+		if got := tdMentions(shown); len(got) > 0 {
+			t.Errorf("after %q: %q mentions %v", p, shown, got)
 		}
 	}
 }

@@ -50,11 +50,7 @@ func (a *Adapter) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Telegram redelivers an update it thinks failed; whichever replica
-	// gets it, it is handled once.
-	if !a.firstSeen(r.Context(), *u) {
-		w.WriteHeader(http.StatusOK) // a repeat: already handled
-		return
-	}
+	// gets it, it is handled once (handle drops a repeat: firstSeen).
 	// The update is handled even if Telegram hangs up meanwhile.
 	a.handle(context.WithoutCancel(r.Context()), *u)
 	w.WriteHeader(http.StatusOK)

@@ -45,26 +45,42 @@ func (c *Client) AskOrRepeat(ctx context.Context, req AskRequest) (*AgentQuestio
 		}
 		return &AskError{Key: key, Err: err}
 	}
+	var (
+		q      *AgentQuestion
+		repeat bool
+	)
+	err := c.retried(ctx, func() (err error) {
+		q, repeat, err = c.postAsk(ctx, req, hdr)
+		return err
+	})
+	if err != nil && retryableAsk(err) {
+		return nil, false, unknown(err) // it may have been parked
+	}
+	return q, repeat, err // parked, or refused: nothing was parked
+}
+
+// retried calls try until it succeeds, fails for good (retryableAsk),
+// has failed askAttempts times (for longer while the server says its
+// store is failing over), or ctx ends, pausing longer after each
+// failure; it returns try's last error.
+func (c *Client) retried(ctx context.Context, try func() error) error {
 	pause := c.pause
 	start := time.Now()
 	for attempt := 1; ; attempt++ {
-		q, repeat, err := c.postAsk(ctx, req, hdr)
-		switch {
-		case err == nil || !retryableAsk(err):
-			return q, repeat, err // parked, or refused: nothing was parked
-		case ctx.Err() != nil:
-			return nil, false, unknown(err)
+		err := try()
+		if err == nil || !retryableAsk(err) || ctx.Err() != nil {
+			return err
 		}
 		// A store failing over is waited out for longer than other
 		// failures: its promotion takes seconds, and it says so.
 		if attempt >= askAttempts && (!unavailable(err) || time.Since(start) > askUnavailableFor) {
-			return nil, false, unknown(err)
+			return err
 		}
 		t := time.NewTimer(max(pause, retryAfter(err)))
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, false, unknown(err)
+			return err
 		case <-t.C:
 		}
 		pause = min(2*pause, 2*time.Second)

@@ -56,6 +56,10 @@ func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.hc = hc
 // WithPollTimeout sets how long each long poll of Wait lasts.
 func WithPollTimeout(d time.Duration) Option { return func(c *Client) { c.poll = d } }
 
+// WithRetryPause sets the first pause before a retry of Ask, GetRetried,
+// Wait and Follow (default 250 ms), doubled on each failure in a row.
+func WithRetryPause(d time.Duration) Option { return func(c *Client) { c.pause = d } }
+
 // New returns a client of the server at baseURL (scheme, host and any path
 // prefix, such as "http://127.0.0.1:8080") presenting token.
 func New(baseURL, token string, opts ...Option) *Client {
@@ -73,6 +77,19 @@ func (c *Client) Get(ctx context.Context, id core.QuestionID) (*Question, error)
 	return call[Question](ctx, c, http.MethodGet, "/v1/questions/"+url.PathEscape(string(id)), nil, nil)
 }
 
+// GetRetried is Get, tried again as Ask is when it fails on the way (the
+// server unreachable, a 5xx), up to askAttempts times: for a caller that
+// must know the server has the question before it waits on it, and
+// should not give up on a replica that is restarting.
+func (c *Client) GetRetried(ctx context.Context, id core.QuestionID) (*Question, error) {
+	var q *Question
+	err := c.retried(ctx, func() (err error) {
+		q, err = c.Get(ctx, id)
+		return err
+	})
+	return q, err
+}
+
 // WaitOnce long-polls once: it returns when the question closes or after
 // timeout (capped by the server), with State "open" in the latter case.
 func (c *Client) WaitOnce(ctx context.Context, id core.QuestionID, timeout time.Duration) (*WaitResponse, error) {
@@ -88,14 +105,34 @@ func (c *Client) WaitOnce(ctx context.Context, id core.QuestionID, timeout time.
 // open at once (a poll timeout of 0, a draining server) is followed by
 // the same pause, so Wait never spins.
 func (c *Client) Wait(ctx context.Context, id core.QuestionID) (*WaitResponse, error) {
+	return c.WaitWith(ctx, id, nil)
+}
+
+// WaitWith is Wait, telling outage (when not nil) of the failures it
+// rides out: the error of the first that fails after a poll that did not,
+// and nil when a poll gets through again; once per outage, however many
+// retries it takes, so that a caller can say the server is not answering
+// without a line per retry.
+func (c *Client) WaitWith(ctx context.Context, id core.QuestionID, outage func(error)) (*WaitResponse, error) {
 	pause := c.pause
 	internal := 0 // 500s in a row
+	down := false
+	tell := func(err error) {
+		if outage != nil && down != (err != nil) {
+			outage(err)
+		}
+		down = err != nil
+	}
 	for {
 		start := time.Now()
 		res, err := c.WaitOnce(ctx, id, c.poll)
 		switch {
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
+		case err == nil:
+			tell(nil)
+		}
+		switch {
 		case err == nil && res.State != "open":
 			return res, nil
 		case err == nil && time.Since(start) >= quickPoll:
@@ -105,8 +142,11 @@ func (c *Client) Wait(ctx context.Context, id core.QuestionID) (*WaitResponse, e
 			internal = 0
 		case status(err) == http.StatusInternalServerError && internal < maxInternal:
 			internal++
+			tell(err)
 		case !transient(err):
 			return nil, err
+		default:
+			tell(err)
 		}
 		t := time.NewTimer(max(pause, retryAfter(err)))
 		select {

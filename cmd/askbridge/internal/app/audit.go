@@ -181,15 +181,16 @@ type auditStore interface {
 	Close() error
 }
 
-// openAuditStore opens the store serve is configured with, as serve
-// does.
+// openAuditStore opens the event log of the store serve is configured
+// with, read-only: a check writes nothing, migrates nothing, and refuses
+// a database or file that holds no store rather than report it empty.
 func openAuditStore(ctx context.Context, s Settings, key auditlog.Key) (auditStore, error) {
 	dial, redisVar, err := s.redisDial()
 	if err != nil {
 		return nil, err
 	}
 	if redisVar != "" {
-		st, err := redisstore.Connect(ctx, dial, redisstore.Options{Shards: s.File.Policies.Shards, AuditKey: key})
+		st, err := redisstore.OpenLog(ctx, dial, redisstore.Options{Shards: s.File.Policies.Shards, AuditKey: key})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", redisVar, err)
 		}
@@ -199,7 +200,7 @@ func openAuditStore(ctx context.Context, s Settings, key auditlog.Key) (auditSto
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("embedded store %s: %w", path, err)
 	}
-	return bolt.Open(path, bolt.Options{AuditKey: key})
+	return bolt.OpenLog(path, bolt.Options{AuditKey: key})
 }
 
 // count is n and noun, plural when n is not 1.

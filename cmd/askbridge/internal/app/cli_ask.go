@@ -83,10 +83,11 @@ func cmdAsk(ctx context.Context, args []string, getenv func(string) string, _ io
 		fmt.Fprintf(stderr, "askbridge ask: %s\n", core.ErrorMessage(err))
 		return exitUsage
 	}
-	c, err := newClient(getenv)
+	t, err := clientTarget(getenv)
 	if err != nil {
 		return fail(stderr, err)
 	}
+	c := t.client()
 	q, err := c.Ask(ctx, req)
 	var unknown *client.AskError
 	if errors.As(err, &unknown) {
@@ -102,38 +103,54 @@ func cmdAsk(ctx context.Context, args []string, getenv func(string) string, _ io
 		return exitAnswered
 	}
 	fmt.Fprintf(stderr, "asked %s; waiting for an answer (answer with: askbridge answer %s ...)\n", q.ID, q.ID)
-	res, err := c.Wait(ctx, q.ID)
-	if err != nil {
-		if ctx.Err() != nil {
-			fmt.Fprintf(stderr, "stopped waiting; question %s stays open\n", q.ID)
-		}
-		return fail(stderr, err)
-	}
-	printResume(stdout, res, *asJSON)
-	return exitCode(res)
+	return waitFor(ctx, t, c, q.ID, *asJSON, stdout, stderr)
 }
 
 // cmdWait waits on a question asked earlier (by "ask --no-wait", or by an
 // MCP call the client gave up on) and prints its resume like ask does.
 func cmdWait(ctx context.Context, args []string, getenv func(string) string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("wait", stderr, "wait ID [--json]")
-	asJSON := fs.Bool("json", false, "print the whole wait response as JSON")
+	asJSONFlag := fs.Bool("json", false, "print the whole wait response as JSON")
 	id, ok := parseWithID(fs, args, stderr)
 	if !ok {
 		return exitUsage
 	}
-	c, err := newClient(getenv)
+	t, err := clientTarget(getenv)
 	if err != nil {
 		return fail(stderr, err)
 	}
-	res, err := c.Wait(ctx, id)
+	c := t.client()
+	// Read once first, retried as an ask is: a wrong URL or a bridge that
+	// is down is said now, not waited on in silence for ever, and a
+	// question never seen is not said to stay open.
+	if _, err := c.GetRetried(ctx, id); err != nil {
+		if _, answered := errors.AsType[*client.Error](err); !answered && ctx.Err() == nil {
+			err = fmt.Errorf("askbridge at %s cannot be reached: %w", t.base, err)
+		}
+		return fail(stderr, err)
+	}
+	return waitFor(ctx, t, c, id, *asJSONFlag, stdout, stderr)
+}
+
+// waitFor waits for question id, which the server has been seen to
+// hold, and prints its resume. An outage on the way is said once, and
+// its end, so that a wait on a bridge that is down is not silent; it
+// is ridden out. Stopped, it says the question stays open.
+func waitFor(ctx context.Context, t target, c *client.Client, id core.QuestionID, asJSON bool, stdout, stderr io.Writer) int {
+	res, err := c.WaitWith(ctx, id, func(err error) {
+		if err != nil {
+			fmt.Fprintf(stderr, "askbridge at %s cannot be reached (%v); still waiting on %s\n", t.base, err, id)
+		} else {
+			fmt.Fprintf(stderr, "askbridge at %s is reached again; waiting on %s\n", t.base, id)
+		}
+	})
 	if err != nil {
 		if ctx.Err() != nil {
 			fmt.Fprintf(stderr, "stopped waiting; question %s stays open\n", id)
 		}
 		return fail(stderr, err)
 	}
-	printResume(stdout, res, *asJSON)
+	printResume(stdout, res, asJSON)
 	return exitCode(res)
 }
 
@@ -229,8 +246,12 @@ func notJSON(s string) error {
 }
 
 // optionsOf reads --option values, "id|title|trade-offs", recommending
-// the one whose id is recommend.
+// the one whose id is recommend. A recommend with no options would be
+// dropped without a word, and the person shown no recommendation.
 func optionsOf(specs []string, recommend string) ([]core.Option, error) {
+	if recommend != "" && len(specs) == 0 {
+		return nil, fmt.Errorf("--recommend names one of a decision's --option ids, and there are none (a form marks its recommended option with * in --item, such as 'Which region?|eu-west-1*|us-east-1')")
+	}
 	var out []core.Option
 	for _, o := range specs {
 		parts := strings.SplitN(o, "|", 3)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/adapters/hooks"
+	"github.com/askbridge/askbridge/adapters/httpapi"
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/core"
 )
@@ -28,21 +30,31 @@ const maxHookInput = 4 << 20
 // prints the host's decision on stdout. An empty stdout with exit 0 is no
 // decision: the host asks at the keyboard. A failure exits 1, which both
 // hosts read as a hook error that decides nothing, except for a prompt
-// whose host would then leave the call to its own rules (failedAsk);
-// never 2, which Claude Code reads as a deny.
+// whose host would then leave the call to its own rules (failedAsk), a
+// hook command written wrong included once its --host is known; never 2,
+// which Claude Code reads as a deny.
 func cmdHook(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("hook", stderr, "hook --host claude-code|codex [--route R] [--wait D]  (hook input on stdin)")
 	host := fs.String("host", "", "the agent host that runs this hook: claude-code or codex")
 	route := fs.String("route", "", "the route to ask on (default: the default route)")
 	wait := durationFlag(fs, "wait", "how long to wait for an answer before leaving the prompt to the host (default and most: the server's max wait); keep it under the hook's timeout")
-	if err := fs.Parse(args); err != nil {
+	usage := fs.Parse(args)
+	if errors.Is(usage, flag.ErrHelp) {
 		return exitError
 	}
-	if fs.NArg() > 0 {
-		return fail(stderr, fmt.Errorf("hook: unexpected argument %q (the hook input comes on stdin)", fs.Arg(0)))
+	if usage == nil && fs.NArg() > 0 {
+		usage = fmt.Errorf("unexpected argument %q (the hook input comes on stdin)", fs.Arg(0))
 	}
-	h, err := hooks.ParseHost(*host)
+	hostName := *host
+	if usage != nil {
+		// Parsing stopped at the bad flag, perhaps before --host.
+		hostName = flagValue(args, "host")
+	}
+	h, err := hooks.ParseHost(hostName)
 	if err != nil {
+		if usage != nil {
+			return fail(stderr, fmt.Errorf("hook: %w", usage))
+		}
 		return fail(stderr, fmt.Errorf("hook: --host: %s", core.ErrorMessage(err)))
 	}
 	body, err := io.ReadAll(io.LimitReader(stdin, maxHookInput+1))
@@ -50,6 +62,12 @@ func cmdHook(ctx context.Context, args []string, getenv func(string) string, std
 		return fail(stderr, fmt.Errorf("hook: reading stdin: %w", err))
 	}
 	failed := failedAsk(h, body, stdout, stderr)
+	if usage != nil {
+		// A hook command written wrong still owes the host its fallback:
+		// exit 1 alone would leave a PreToolUse call to the host's own
+		// rules, which may run it unasked.
+		return failed(fmt.Errorf("hook: %w", usage))
+	}
 	if len(body) > maxHookInput {
 		return failed(core.Errorf(core.CodeInvalid, "hook", "the hook input is larger than %d bytes", maxHookInput))
 	}
@@ -79,13 +97,32 @@ func cmdHook(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	req.Header.Set("Authorization", "Bearer "+target.token)
 	req.Header.Set("Content-Type", "application/json")
+	// --wait bounds only the server's side: a server that takes the
+	// request and never answers (a hung replica, a proxy whose upstream
+	// hangs) would keep the hook until the host kills it, which then
+	// prints no decision at all. So the hook gives up on its own: on the
+	// status and question id, which the server sends as soon as the ask
+	// is stored (hookHeaderTimeout), and on the decision, once the wait
+	// is past by hookSlack.
+	bound := hookMaxWait
+	if *wait > 0 {
+		bound = min(time.Duration(*wait), hookMaxWait)
+	}
+	bound += hookSlack
+	deadline := time.NewTimer(bound)
+	defer deadline.Stop()
+	noDecision := func(id core.QuestionID) int {
+		cancelReq()
+		withdraw(target, id, stderr)
+		return failed(&hooks.Unreached{Server: target.base, Err: fmt.Errorf("no decision within %s", bound)})
+	}
 	type result struct {
 		resp *http.Response
 		err  error
 	}
 	sent := make(chan result, 1)
 	go func() {
-		resp, err := target.http().Do(req)
+		resp, err := target.hookHTTP().Do(req)
 		sent <- result{resp, err}
 	}()
 	var resp *http.Response
@@ -95,6 +132,9 @@ func cmdHook(ctx context.Context, args []string, getenv func(string) string, std
 			return failed(&hooks.Unreached{Server: target.base, Err: r.err})
 		}
 		resp = r.resp
+	case <-deadline.C:
+		// No id yet: dropping the request withdraws it on the server.
+		return noDecision("")
 	case <-ctx.Done():
 		// Killed before the server even answered with the question's id:
 		// dropping the request withdraws it on the server.
@@ -119,6 +159,8 @@ func cmdHook(ctx context.Context, args []string, getenv func(string) string, std
 			// The server went away mid-wait: no decision.
 			return failed(&hooks.Unreached{Server: target.base, Err: fmt.Errorf("reading the decision: %w", r.err)})
 		}
+	case <-deadline.C:
+		return noDecision(id)
 	case <-ctx.Done():
 		cancelReq()
 		withdraw(target, id, stderr)
@@ -128,6 +170,46 @@ func cmdHook(ctx context.Context, args []string, getenv func(string) string, std
 		return fail(stderr, err)
 	}
 	return 0
+}
+
+// How long the hook waits for the server, whatever --wait says (see
+// cmdHook). Variables so that the tests need not wait.
+var (
+	// hookHeaderTimeout bounds the wait for the status and question id,
+	// which the server sends once the ask is stored: milliseconds, or a
+	// few seconds while a store fails over.
+	hookHeaderTimeout = 15 * time.Second
+	// hookMaxWait is the longest wait the server's hook door takes, and
+	// its wait when --wait is absent.
+	hookMaxWait = httpapi.DefaultMaxWait
+	// hookSlack is how long past its wait the hook waits for the
+	// decision: the server's withdrawal and its answer. The wait and this
+	// stay under the hook timeout README suggests (330 s).
+	hookSlack = 15 * time.Second
+)
+
+// flagValue is the value args give flag name (-name V, --name=V, ...),
+// found without parsing them whole: for when the parse failed, perhaps
+// before it reached name. The last one given counts, as in a parse.
+func flagValue(args []string, name string) string {
+	var v string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		f := strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
+		if f == a {
+			continue
+		}
+		if k, val, ok := strings.Cut(f, "="); ok && k == name {
+			v = val
+		} else if f == name && i+1 < len(args) {
+			v = args[i+1]
+			i++
+		}
+	}
+	return v
 }
 
 // failedAsk returns how the hook ends when the prompt in body could not
@@ -221,10 +303,30 @@ func (t target) http() *http.Client {
 	return http.DefaultClient
 }
 
+// hookHTTP is t's HTTP client with hookHeaderTimeout on its responses'
+// headers.
+func (t target) hookHTTP() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport)
+	if t.local {
+		tr = directTransport
+	}
+	tr = tr.Clone()
+	tr.ResponseHeaderTimeout = hookHeaderTimeout
+	return &http.Client{Transport: tr}
+}
+
 // client is the API client of t.
 func (t target) client() *client.Client {
-	return client.New(t.base, t.token, client.WithHTTPClient(t.http()))
+	opts := []client.Option{client.WithHTTPClient(t.http())}
+	if cliRetryPause > 0 {
+		opts = append(opts, client.WithRetryPause(cliRetryPause))
+	}
+	return client.New(t.base, t.token, opts...)
 }
+
+// cliRetryPause, when set, is the first pause of the CLI client's
+// retries; zero leaves the client's own. The tests shorten it.
+var cliRetryPause time.Duration
 
 // directTransport is the default transport without a proxy: the local
 // admin token's requests go through it.

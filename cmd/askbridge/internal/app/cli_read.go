@@ -24,7 +24,7 @@ func cmdQuestions(ctx context.Context, args []string, getenv func(string) string
 	if err != nil {
 		return fail(stderr, err)
 	}
-	var all []*client.Question
+	all := []*client.Question{} // none open is [] in --json, not null
 	cursor := ""
 	for {
 		page, err := c.List(ctx, cursor, 100)

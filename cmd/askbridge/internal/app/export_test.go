@@ -1,6 +1,9 @@
 package app
 
 import (
+	"testing"
+	"time"
+
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/adapters/mcp"
 	"github.com/askbridge/askbridge/core"
@@ -65,3 +68,20 @@ func (m *Main) ConsoleTokens() consoleTokens { return consoleTokens{m.api.Keys()
 
 // SMTPPort is EMAIL_SMTP_PORT as the check read it.
 func (e EmailSettings) SMTPPort() int { return e.port }
+
+// SetHookTimeouts sets how long the hook command waits for the server's
+// headers, the longest wait it takes the server to have, and its slack
+// past the wait, until t ends.
+func SetHookTimeouts(t testing.TB, header, maxWait, slack time.Duration) {
+	h, m, s := hookHeaderTimeout, hookMaxWait, hookSlack
+	hookHeaderTimeout, hookMaxWait, hookSlack = header, maxWait, slack
+	t.Cleanup(func() { hookHeaderTimeout, hookMaxWait, hookSlack = h, m, s })
+}
+
+// SetRetryPause sets the first pause of the CLI client's retries, until
+// t ends.
+func SetRetryPause(t testing.TB, d time.Duration) {
+	prev := cliRetryPause
+	cliRetryPause = d
+	t.Cleanup(func() { cliRetryPause = prev })
+}

@@ -72,37 +72,39 @@ func (e *endingsSeen) replace(runs []string) {
 	e.runs = m
 }
 
-// finishEndings reads the journal (keeping it for refuseIfEnding), ends
-// again each run whose ending began before endingAbandoned, at most
-// tickBatch of them, and says how many questions it expired. Ending a
-// run again lists its open questions as the first time did
+// finishEndings reads the journal (keeping it whole for refuseIfEnding,
+// whatever times other replicas' clocks gave its entries), ends again
+// each run whose ending began endingAbandoned or more before now, at
+// most tickBatch of them, and says how many questions it expired. Ending
+// a run again lists its open questions as the first time did
 // (Questions.EndRun), so this expires what was left open, ends what
 // standing approvals were left, and drops the run from the journal. The
 // journal holds only the endings under way, so with none it costs a tick
 // one small read.
 func (s *Service) finishEndings(ctx context.Context, now time.Time) (int, error) {
 	const op = "finish run endings"
-	journalled, err := s.store.UnfinishedEndings(ctx, now, 0)
+	journal, err := s.store.UnfinishedEndings(ctx)
 	if err != nil {
 		return 0, Internal(op, err)
 	}
-	s.endings.replace(journalled)
-	if len(journalled) == 0 {
-		return 0, nil
+	runs := make([]string, len(journal))
+	for i, e := range journal {
+		runs[i] = e.Run
 	}
-	keys, err := s.store.UnfinishedEndings(ctx, now.Add(-endingAbandoned), tickBatch)
-	if err != nil {
-		return 0, Internal(op, err)
-	}
+	s.endings.replace(runs)
+	abandoned := now.Add(-endingAbandoned)
 	expired := 0
 	var errs []error
-	for _, key := range keys {
-		run, ok := runOfKey(key)
+	for i, e := range journal {
+		if i == tickBatch || e.Began.After(abandoned) {
+			break // oldest first: the rest are younger still, or the next tick's
+		}
+		run, ok := runOfKey(e.Run)
 		if !ok {
 			// Not a key EndRun wrote: nothing to finish, and left in the
 			// journal it would be read on every tick.
-			errs = append(errs, Errorf(CodeInternal, op, "the journal names no run: %q", key))
-			if err := s.store.EndingDone(ctx, key); err != nil {
+			errs = append(errs, Errorf(CodeInternal, op, "the journal names no run: %q", e.Run))
+			if err := s.store.EndingDone(ctx, e.Run); err != nil {
 				errs = append(errs, Internal(op, err))
 			}
 			continue

@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -43,7 +44,7 @@ func TestATickFinishesOnlyEndingsNoLongerUnderWay(t *testing.T) {
 	if got, _ := svc.Get(ctx, q.ID); got.State != core.StateExpired {
 		t.Fatalf("the question after the tick: %s, want expired", got.State)
 	}
-	if left, err := st.UnfinishedEndings(ctx, clock.Now(), 0); err != nil || len(left) != 0 {
+	if left, err := st.UnfinishedEndings(ctx); err != nil || len(left) != 0 {
 		t.Fatalf("the run still journalled after its ending was finished: %v, %v", left, err)
 	}
 }
@@ -80,7 +81,39 @@ func TestAFinishedEndRunLeavesNothingJournalled(t *testing.T) {
 	if out, err := svc.EndRun(ctx, q.Run()); err != nil || len(out) != 1 {
 		t.Fatalf("end run: %+v, %v", out, err)
 	}
-	if left, err := st.UnfinishedEndings(ctx, time.Now().Add(time.Hour), 0); err != nil || len(left) != 0 {
+	if left, err := st.UnfinishedEndings(ctx); err != nil || len(left) != 0 {
 		t.Fatalf("journalled after a finished EndRun: %q, %v", left, err)
+	}
+}
+
+// TestAnEndingJournalledByAClockAheadRefusesAnswers: a replica whose
+// clock runs ahead of this one's journals a run's ending, marks it ended
+// and dies; this replica's next tick knows the run is being ended
+// whatever the time the journal gives it, so a person's answer to one of
+// its questions is refused as one to an expired question. Before, the
+// tick read only the endings begun by its own now, and the answer was
+// taken for as long as the clocks were apart.
+func TestAnEndingJournalledByAClockAheadRefusesAnswers(t *testing.T) {
+	ctx := t.Context()
+	clock := core.NewSimClock(time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC))
+	st := coretest.OpenStore(t)
+	svc := coretest.Service(t, st, coretest.Options{Clock: clock})
+	q, err := svc.Ask(ctx, core.AskInput{Kind: core.KindClarification, Agent: "a", RunID: "r1", Text: "Which region?", Reversibility: core.Reversible})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ahead := clock.Now().Add(2 * time.Second)
+	if err := st.BeginEnding(ctx, q.Run().Key(), ahead); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.EndRun(ctx, q.Run().Key(), ahead); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, err = svc.Answer(ctx, core.AnswerInput{QuestionID: q.ID, Decider: core.Decider{Surface: core.SurfaceAPI, ID: "ada"}, Text: "eu"})
+	if closed, ok := errors.AsType[*core.ClosedError](err); !ok || closed.Question.State != core.StateExpired {
+		t.Fatalf("an answer once the tick read the journal: %v; want refused, the question expired", err)
 	}
 }

@@ -221,8 +221,8 @@ func (s *Service) Unboot(ctx context.Context, rep BootReport) error {
 
 // catchUpPage is how many open questions CatchUp reads, and records its
 // progress after; catchUpParallel is how many of their re-notifications
-// are in flight at once (the embedded store commits concurrent ones
-// together).
+// (and of a reminder pass's reminders, Remind) are in flight at once
+// (the embedded store commits concurrent ones together).
 const (
 	catchUpPage     = 100
 	catchUpParallel = 8

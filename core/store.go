@@ -282,12 +282,18 @@ type Endings interface {
 	// BeginEnding journals run (its Run.Key) as being ended from at; a
 	// run journalled already keeps its first time.
 	BeginEnding(ctx context.Context, run string, at time.Time) error
-	// UnfinishedEndings lists the runs journalled at or before before,
-	// oldest first (then by run), at most limit.
-	UnfinishedEndings(ctx context.Context, before time.Time, limit int) ([]string, error)
+	// UnfinishedEndings lists the whole journal, oldest first (then by
+	// run), each ending's time to the millisecond.
+	UnfinishedEndings(ctx context.Context) ([]Ending, error)
 	// EndingDone drops run from the journal; one not journalled is no
 	// error.
 	EndingDone(ctx context.Context, run string) error
+}
+
+// Ending is one run in the journal of endings ([Endings]).
+type Ending struct {
+	Run   string    // the run's Run.Key
+	Began time.Time // when its ending began (the first time it was journalled)
 }
 
 // EventLog is the append-only audit log.

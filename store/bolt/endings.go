@@ -1,7 +1,6 @@
 package bolt
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"slices"
@@ -35,15 +34,9 @@ func (s *Store) BeginEnding(ctx context.Context, run string, at time.Time) error
 	})
 }
 
-// UnfinishedEndings lists the runs journalled at or before before, oldest
-// first, then by run, at most limit.
-func (s *Store) UnfinishedEndings(_ context.Context, before time.Time, limit int) ([]string, error) {
-	type ending struct {
-		run   string
-		began []byte
-	}
-	var all []ending
-	cutoff := msKey(before)
+// UnfinishedEndings lists the journal, oldest first, then by run.
+func (s *Store) UnfinishedEndings(context.Context) ([]core.Ending, error) {
+	var all []core.Ending
 	err := s.view("unfinished endings", func(tx *bbolt.Tx) error {
 		all = nil
 		bk := tx.Bucket(bucketEndings)
@@ -51,26 +44,17 @@ func (s *Store) UnfinishedEndings(_ context.Context, before time.Time, limit int
 			return nil
 		}
 		return bk.ForEach(func(k, v []byte) error {
-			if bytes.Compare(v, cutoff) <= 0 {
-				all = append(all, ending{string(k), bytes.Clone(v)})
-			}
+			all = append(all, core.Ending{Run: string(k), Began: timeOfKey(v)})
 			return nil
 		})
 	})
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(all, func(a, b ending) int {
-		return cmp.Or(bytes.Compare(a.began, b.began), cmp.Compare(a.run, b.run))
+	slices.SortFunc(all, func(a, b core.Ending) int {
+		return cmp.Or(a.Began.Compare(b.Began), cmp.Compare(a.Run, b.Run))
 	})
-	if limit > 0 && len(all) > limit {
-		all = all[:limit]
-	}
-	runs := make([]string, len(all))
-	for i, e := range all {
-		runs[i] = e.run
-	}
-	return runs, nil
+	return all, nil
 }
 
 // EndingDone drops run from the journal.

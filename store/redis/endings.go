@@ -2,7 +2,6 @@ package redis
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -31,17 +30,19 @@ func (s *Store) BeginEnding(ctx context.Context, run string, at time.Time) error
 	return core.Internal("begin ending", err)
 }
 
-// UnfinishedEndings lists the runs journalled at or before before, oldest
-// first, then by run (a sorted set's order of equal scores), at most
-// limit.
-func (s *Store) UnfinishedEndings(ctx context.Context, before time.Time, limit int) ([]string, error) {
-	runs, err := s.client.ZRangeByScore(ctx, s.k.endings(), &goredis.ZRangeBy{
-		Min: "-inf", Max: strconv.FormatInt(before.UnixMilli(), 10), Count: int64(max(limit, 0)),
-	}).Result()
+// UnfinishedEndings lists the journal, oldest first, then by run (a
+// sorted set's order of equal scores).
+func (s *Store) UnfinishedEndings(ctx context.Context) ([]core.Ending, error) {
+	zs, err := s.client.ZRangeWithScores(ctx, s.k.endings(), 0, -1).Result()
 	if err != nil {
 		return nil, core.Internal("unfinished endings", err)
 	}
-	return runs, nil
+	out := make([]core.Ending, len(zs))
+	for i, z := range zs {
+		run, _ := z.Member.(string)
+		out[i] = core.Ending{Run: run, Began: time.UnixMilli(int64(z.Score)).UTC()}
+	}
+	return out, nil
 }
 
 // EndingDone drops run from the journal.

@@ -175,14 +175,25 @@ func testEndingRepeated(t *testing.T, h Harness) {
 }
 
 // testEndingsJournal: the journal of the runs being ended keeps each
-// run's first time, lists those begun by a time oldest first (then by
-// run) up to a limit, drops a run that is done (twice, or one never
-// there, is no error), and keeps what it holds across a restart.
+// run's first time, lists them all oldest first (then by run) with their
+// times, drops a run that is done (twice, or one never there, is no
+// error), and keeps what it holds across a restart.
 func testEndingsJournal(t *testing.T, h Harness) {
 	e := newEnv(t, h)
 	ctx := t.Context()
 	key := func(agent core.AgentID, id core.RunID) string { return core.Run{Agent: agent, ID: id}.Key() }
 	a, b, c := key("agent-a", "run-a"), key("agent-a", "run-b"), key("agent-a", "run-c")
+	list := func(want ...core.Ending) {
+		t.Helper()
+		got, err := e.store.UnfinishedEndings(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("the journal (-want +got):\n%s", diff)
+		}
+	}
+	list()
 	for _, begin := range []struct {
 		run string
 		at  time.Time
@@ -191,28 +202,16 @@ func testEndingsJournal(t *testing.T, h Harness) {
 			t.Fatalf("begin ending %q: %v", begin.run, err)
 		}
 	}
-	list := func(before time.Time, limit int, want ...string) {
-		t.Helper()
-		got, err := e.store.UnfinishedEndings(ctx, before, limit)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
-			t.Fatalf("endings begun by %s, at most %d (-want +got):\n%s", before.Format(time.TimeOnly), limit, diff)
-		}
-	}
-	list(epoch.Add(-time.Millisecond), 0)
-	list(epoch, 0, a, b) // b kept its first time
-	list(epoch.Add(time.Minute), 0, a, b, c)
-	list(epoch.Add(time.Hour), 2, a, b)
+	list(core.Ending{Run: a, Began: epoch}, core.Ending{Run: b, Began: epoch}, core.Ending{Run: c, Began: epoch.Add(time.Minute)}) // b kept its first time
 	for _, done := range []string{b, b, key("agent-a", "run-never")} {
 		if err := e.store.EndingDone(ctx, done); err != nil {
 			t.Fatalf("ending done %q: %v", done, err)
 		}
 	}
-	list(epoch.Add(time.Hour), 0, a, c)
+	left := []core.Ending{{Run: a, Began: epoch}, {Run: c, Began: epoch.Add(time.Minute)}}
+	list(left...)
 	e.restart()
-	list(epoch.Add(time.Hour), 0, a, c)
+	list(left...)
 	if err := e.store.BeginEnding(ctx, "", epoch); core.ErrorCode(err) != core.CodeInvalid {
 		t.Fatalf("begin ending of no run: %v, want invalid", err)
 	}

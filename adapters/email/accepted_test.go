@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/askbridge/askbridge/adapters/email"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/loops"
@@ -120,24 +118,10 @@ func (r *scriptedRelay) messages() (got, took []string) {
 	return slices.Clone(r.got), slices.Clone(r.took)
 }
 
-// relayEnv is a core with one email recipient, alice, and an adapter
-// mailing through relay r.
+// relayEnv is mailer with an adapter mailing through relay r.
 func relayEnv(t *testing.T, r *scriptedRelay) (*core.Service, *email.Adapter, *core.Question) {
-	svc, _ := coretest.Open(t, coretest.Options{Routes: map[string]core.Route{"ops": {
-		Rooms:    []core.Room{{Surface: core.SurfaceEmail, ID: alice}},
-		Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}},
-	}}})
-	a, err := email.New(svc, email.Options{Host: r.host, Port: r.port, TLS: email.TLSNone, Timeout: 5 * time.Second,
-		From: "askbridge@bridge.example.test", PublicURL: "http://127.0.0.1", Key: []byte(key), Log: zerolog.Nop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	q, err := svc.Ask(t.Context(), core.AskInput{Kind: core.KindClarification, Text: "Which region?", Route: "ops",
-		Agent: "deploy-bot", RunID: "run-1", Reversibility: core.HardToReverse})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return svc, a, q
+	t.Helper()
+	return mailer(t, email.Options{Host: r.host, Port: r.port, TLS: email.TLSNone, Timeout: 5 * time.Second})
 }
 
 // outbox runs the email outbox of svc through a until the test ends,

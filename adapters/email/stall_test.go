@@ -66,6 +66,20 @@ func silentRelay(t *testing.T, greet bool) (host string, port int, silent <-chan
 
 // post sends one card through an adapter for host:port in the background.
 func post(t *testing.T, ctx context.Context, o email.Options) <-chan error {
+	_, a, q := mailer(t, o)
+	done := make(chan error, 1)
+	go func() {
+		_, err := a.Post(ctx, q, core.MessageRef{Surface: core.SurfaceEmail, Room: alice, Delivery: "d1"})
+		done <- err
+	}()
+	return done
+}
+
+// mailer is a core with one email recipient, alice, an adapter of
+// options o (with the test's sender, public URL and key), and a question
+// asked of alice.
+func mailer(t *testing.T, o email.Options) (*core.Service, *email.Adapter, *core.Question) {
+	t.Helper()
 	svc, _ := coretest.Open(t, coretest.Options{Routes: map[string]core.Route{"ops": {
 		Rooms:    []core.Room{{Surface: core.SurfaceEmail, ID: alice}},
 		Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}},
@@ -80,12 +94,7 @@ func post(t *testing.T, ctx context.Context, o email.Options) <-chan error {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() {
-		_, err := a.Post(ctx, q, core.MessageRef{Surface: core.SurfaceEmail, Room: alice, Delivery: "d1"})
-		done <- err
-	}()
-	return done
+	return svc, a, q
 }
 
 // wantNotSent waits for a send whose relay went silent before the message:

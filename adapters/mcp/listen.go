@@ -206,9 +206,11 @@ func (h *handler) keepListening(ctx context.Context, cancel context.CancelFunc, 
 				cancel()
 				return
 			}
-			mu.Lock()
-			_ = writeKeepAlive(w)
-			mu.Unlock()
+			func() {
+				mu.Lock()
+				defer mu.Unlock() // a panic in the write (guard) must leave the stream's lock free for its last answer
+				_ = writeKeepAlive(w)
+			}()
 		}
 	}
 }

@@ -30,13 +30,29 @@ func (p *panicsFollowing) Wait(ctx context.Context, id core.QuestionID, d time.D
 	return p.ServiceBackend.Wait(ctx, id, d)
 }
 
-// TestTaskListenFollowerPanicIsAnInternalError: a panic in the goroutine
-// that follows a task of a listen stream is logged through the door's
-// logger, the stream ends with the listen's response an internal error
-// (as every other method's panic is answered), and the server goes on
-// serving. Before, nothing recovered it on that goroutine, and the panic
-// ended the whole process.
-func TestTaskListenFollowerPanicIsAnInternalError(t *testing.T) {
+// panicsKeepingAlive is a response writer that panics on the keep-alive
+// comment of a listen stream, as a middleware's writer with a bug would,
+// and writes all else.
+type panicsKeepingAlive struct{ http.ResponseWriter }
+
+func (w panicsKeepingAlive) Write(p []byte) (int, error) {
+	if strings.HasPrefix(string(p), ": ") {
+		panic("a bug while keeping a stream alive")
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+func (w panicsKeepingAlive) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// listenPanicking opens a listen stream on tasks broken and open (both
+// open questions, asked by alice) on a door over backend(broken), its
+// response writer replaced by wrap when set, and checks what a panic in
+// one of the stream's goroutines must leave: the stream ended with its
+// acknowledgement and, as every other method's panic is answered, an
+// internal error; the panic logged with what, through the door's logger;
+// and the server still serving, the other task read as it is.
+func listenPanicking(t *testing.T, backend func(e *taskEnv, broken string) mcp.Backend, wrap func(http.ResponseWriter) http.ResponseWriter, what string) {
+	t.Helper()
 	e := newTaskEnv(t)
 	alice := e.host("tok-alice", tasksCaps(false))
 	ask := func(q string) string {
@@ -44,10 +60,14 @@ func TestTaskListenFollowerPanicIsAnInternalError(t *testing.T) {
 	}
 	broken, open := ask("A?"), ask("B?")
 	var log logBuffer
-	b := &panicsFollowing{ServiceBackend: mcp.ServiceBackend{Svc: e.svc}, id: core.QuestionID(broken)}
-	hs := httptest.NewServer(authenticate(mcp.HTTPHandler(b, mcp.Options{Caller: agentOf, WaitSlice: 10 * time.Millisecond,
-		Logger: slog.New(slog.NewTextHandler(&log, nil))})))
-	defer hs.Close()
+	door := authenticate(mcp.HTTPHandler(backend(e, broken), mcp.Options{Caller: agentOf, WaitSlice: 10 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(&log, nil))}))
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if wrap != nil {
+			w = wrap(w)
+		}
+		door.ServeHTTP(w, r)
+	}))
 	u, _ := url.Parse(hs.URL)
 	c := &taskClient{t: t, http: &http.Client{Transport: &balancer{r: &replicas{urls: []*url.URL{u}}, token: "tok-alice"}}, url: hs.URL, caps: tasksCaps(false)}
 	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second) // a stream left open is cut here
@@ -61,8 +81,11 @@ func TestTaskListenFollowerPanicIsAnInternalError(t *testing.T) {
 		msgs = append(msgs, m)
 	}
 	if ctx.Err() != nil {
-		t.Fatalf("the stream stayed open after its follower of task %s panicked: %s", broken, msgs)
+		// The handler may be stuck for good: the server is left open, as
+		// closing it would wait on that handler.
+		t.Fatalf("the stream stayed open after its %s of task %s panicked: %s", what, broken, msgs)
 	}
+	defer hs.Close()
 	if len(msgs) != 2 || !strings.Contains(string(msgs[0]), "notifications/subscriptions/acknowledged") {
 		t.Fatalf("the stream sent %s, want its acknowledgement and its response", msgs)
 	}
@@ -73,10 +96,29 @@ func TestTaskListenFollowerPanicIsAnInternalError(t *testing.T) {
 	if err := json.Unmarshal(msgs[1], &res); err != nil || res.ID != 1 || res.Error == nil || res.Error.Code != -32603 || res.Error.Message != "internal error" {
 		t.Errorf("the listen's response %s, want -32603 internal error (%v)", msgs[1], err)
 	}
-	if l := log.String(); !strings.Contains(l, "level=ERROR") || !strings.Contains(l, "panicked") || !strings.Contains(l, "a bug while following a task") {
+	if l := log.String(); !strings.Contains(l, "level=ERROR") || !strings.Contains(l, what+" panicked") || !strings.Contains(l, "a bug while") {
 		t.Errorf("the panic was not logged: %q", l)
 	}
 	if w, err := c.get(e.ctx, open); err != nil || w.Status != "working" {
 		t.Fatalf("after the panic, another task reads %+v, %v", w, err)
 	}
+}
+
+// TestTaskListenFollowerPanicIsAnInternalError: a panic in the goroutine
+// that follows a task of a listen stream is logged, and the stream ends
+// with an internal error. Before, nothing recovered it on that
+// goroutine, and the panic ended the whole process.
+func TestTaskListenFollowerPanicIsAnInternalError(t *testing.T) {
+	listenPanicking(t, func(e *taskEnv, broken string) mcp.Backend {
+		return &panicsFollowing{ServiceBackend: mcp.ServiceBackend{Svc: e.svc}, id: core.QuestionID(broken)}
+	}, nil, "follower")
+}
+
+// TestTaskListenKeepAlivePanicIsAnInternalError: a panic while the
+// keep-alive writes its comment, with the stream's lock held, is answered
+// as a follower's is. Before, the lock stayed held, so the internal error
+// waited on it for good: the handler hung and the stream never ended.
+func TestTaskListenKeepAlivePanicIsAnInternalError(t *testing.T) {
+	listenPanicking(t, func(e *taskEnv, _ string) mcp.Backend { return mcp.ServiceBackend{Svc: e.svc} },
+		func(w http.ResponseWriter) http.ResponseWriter { return panicsKeepingAlive{w} }, "keep-alive")
 }

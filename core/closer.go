@@ -143,6 +143,16 @@ func ClosingSurface(q *Question) Surface {
 	return q.Resolution.Decider.Surface
 }
 
+// DecidedAtAsk reports whether q was closed as it was asked, by a policy
+// rule or standing approvals, so that nobody was ever asked it. Such a
+// question is stored open and closed a moment later, so a reader can
+// catch it open in between: the console's open inbox, which leaves these
+// out, drops one it drew in that moment once it reads it closed.
+func DecidedAtAsk(q *Question) bool {
+	c := CloserOf(q)
+	return c == CloserPolicy || c == CloserStanding || closedAtAsk(q)
+}
+
 // closedAtAsk reports whether q is a batch the bridge closed when it was
 // asked: every call decided by a standing approval or a policy rule, none
 // by a person. Its record names the decider of its last call (a standing

@@ -128,6 +128,10 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request, sess *session) {
 type recorded struct {
 	Label, Value string
 	By, At       string
+	// Line, when set, is drawn in Value's place: the server's words
+	// that name people (who closed it, a vote's tally), each name
+	// isolated.
+	Line line
 }
 
 // questionID is the question the request's path names, as sent: core
@@ -156,19 +160,19 @@ func (s *Server) outcome(w http.ResponseWriter, r *http.Request, sess *session, 
 		}
 	case errors.As(err, &closed):
 		status, q = http.StatusConflict, closed.Question
-		st.Problem = card.RefusalNote(err)
+		st.Problem = namedLine(card.RefusalNote(err), namesOf(q))
 	case core.ErrorCode(err) == core.CodeNotFound:
 		s.notFound(w, r)
 		return
 	case core.ErrorCode(err) == core.CodeForbidden:
 		status = http.StatusForbidden
-		st.Problem = card.RefusalNote(err)
+		st.Problem = line{{Text: card.RefusalNote(err)}}
 	case core.ErrorCode(err) == core.CodeInvalid, core.ErrorCode(err) == core.CodeConflict:
 		status = http.StatusBadRequest
 		if core.ErrorCode(err) == core.CodeConflict {
 			status = http.StatusConflict
 		}
-		st.Problem = core.ErrorMessage(err) + ". Nothing was recorded."
+		st.Problem = line{{Text: core.ErrorMessage(err) + ". Nothing was recorded."}}
 	default:
 		s.internal(w, r, err)
 		return
@@ -207,15 +211,15 @@ func recordedOf(q *core.Question) []recorded {
 		// was a vote: said as chat says it, with the tally so far. The
 		// kinds that take votes have no parts, so the note reads nothing
 		// of the ref but the question it names.
-		add("Your vote", card.RecordedNote(q, core.Ref{QuestionID: q.ID, Item: -1}))
+		out = append(out, recorded{Label: "Your vote", Line: namedLine(card.RecordedNote(q, core.Ref{QuestionID: q.ID, Item: -1}), namesOf(q))})
 	}
 	if res := q.Resolution; res != nil {
 		// Who closed it in core's one wording: a person by name, anything
 		// else (a quorum, parts, a standing approval) as OutcomeLine says.
 		if d, ok := card.ClosingPerson(q); ok {
-			add("By", core.DeciderLabel(d)+" via "+string(d.Surface))
-		} else {
-			add("Closed", card.OutcomeLine(q))
+			out = append(out, recorded{Label: "By", Line: line{{Text: core.DeciderLabel(d), Name: true}, {Text: " via " + string(d.Surface)}}})
+		} else if l := card.OutcomeLine(q); l != "" {
+			out = append(out, recorded{Label: "Closed", Line: namedLine(l, namesOf(q))})
 		}
 		add("At", res.At.UTC().Format(timeFormat))
 		switch q.Kind {

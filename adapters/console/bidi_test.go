@@ -67,8 +67,12 @@ func TestAPersonsWordsAreIsolatedFromTheServers(t *testing.T) {
 
 	// A quorum's tally names its voters: each line is drawn apart.
 	vote := e.ask(core.AskInput{Kind: core.KindApproval, Route: "pair", Text: "Restart?", Tool: "shell", Arguments: json.RawMessage(`{"cmd":"restart"}`)})
-	if r := m.post("/q/"+string(vote.ID)+"/answer", url.Values{"option": {core.ApproveOption}}); r.status != http.StatusOK {
+	r := m.post("/q/"+string(vote.ID)+"/answer", url.Values{"option": {core.ApproveOption}})
+	if r.status != http.StatusOK {
 		t.Fatalf("the vote: %d", r.status)
+	}
+	if want := "Recorded your vote (1 of 2 approvals: " + name + "). "; !strings.Contains(r.body, want) {
+		t.Errorf("the result page's note of the vote does not isolate the voter's name (want %q):\n%s", want, r.body)
 	}
 	tally := "<bdi>1 of 2 approvals: mallory" + rlo + "</bdi>"
 	for path, body := range map[string]string{"the row": alice.get("/rows/" + string(vote.ID)).body,
@@ -76,5 +80,41 @@ func TestAPersonsWordsAreIsolatedFromTheServers(t *testing.T) {
 		if !strings.Contains(body, tally) {
 			t.Errorf("%s does not isolate the tally that names the voter:\n%s", path, body)
 		}
+	}
+}
+
+// The server's own lines that name a person (the outcome line "Answered
+// by ... on ... via console", the refusal told to whoever came second,
+// the recorded "By" line and the history's "Who or what closed it")
+// draw the name in a <bdi> of its own, so that U+202E in it cannot
+// reorder the words after it. Before, only the lines whose name stands
+// apart in the template were isolated: these ran the name and the
+// server's words together.
+func TestANameInTheServersLinesIsIsolated(t *testing.T) {
+	const rlo = "\u202e"
+	mallory := testToken{"mallory" + rlo, "secret-mallory-0123456789", console.RoleOperator}
+	e := newEnv(t, nil)
+	e.tokens.set(opAlice, mallory)
+	m := e.signedIn(mallory)
+	alice := e.signedIn(opAlice)
+	name := "<bdi>mallory" + rlo + "</bdi>"
+
+	q := e.ask(core.AskInput{Kind: core.KindClarification, Text: "Which region?"})
+	res := m.post("/q/"+string(q.ID)+"/answer", url.Values{"text": {"eu"}})
+	if res.status != http.StatusOK {
+		t.Fatalf("the answer: %d", res.status)
+	}
+	outcome := "Answered by " + name + " on "
+	for what, want := range map[string]string{"the recorded By line": "<dd>" + name + " via console</dd>", "the card's outcome line": outcome} {
+		if !strings.Contains(res.body, want) {
+			t.Errorf("the result page's %s does not isolate the name (want %q):\n%s", what, want, res.body)
+		}
+	}
+	late := alice.post("/q/"+string(q.ID)+"/answer", url.Values{"text": {"us"}}, "X-Askbridge-Fetch", "row")
+	if late.status != http.StatusConflict || !strings.Contains(late.body, "Already closed. "+outcome) {
+		t.Errorf("the refusal told to the second: %d, does not isolate the name:\n%s", late.status, late.body)
+	}
+	if body := alice.get("/closed").body; !strings.Contains(body, outcome) {
+		t.Errorf("the history's line does not isolate the name:\n%s", body)
 	}
 }

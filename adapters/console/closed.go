@@ -84,14 +84,17 @@ type closedRow struct {
 	Outcome core.ClosedAs
 	Closer  core.Closer
 	Line    string
-	Choice  string
+	// Shown is Line as the page draws it, each name isolated.
+	Shown  line
+	Choice string
 }
 
 func closedRowOf(q *core.Question) closedRow {
 	q.Normalize()
 	title, _, _ := strings.Cut(q.Text, "\n")
+	l := card.OutcomeLine(q)
 	return closedRow{Q: q, Title: title, Outcome: core.ClosedAsOf(q), Closer: core.CloserOf(q),
-		Line: card.OutcomeLine(q), Choice: card.ChoiceLabel(q)}
+		Line: l, Shown: namedLine(l, namesOf(q)), Choice: card.ChoiceLabel(q)}
 }
 
 // closed is the Closed view: a search of the history, a page at a time,

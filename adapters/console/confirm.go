@@ -14,7 +14,7 @@ import (
 type step struct {
 	Recorded []recorded
 	Granted  []string
-	Problem  string
+	Problem  line
 	Confirm  *confirmView
 }
 
@@ -170,7 +170,7 @@ func (s *Server) renderRow(w http.ResponseWriter, r *http.Request, status int, q
 	c.Src = rowSrc(q.ID, "") // the page keeps its own, with its filters
 	c.Step = st
 	kind := "recorded"
-	if st.Problem != "" {
+	if len(st.Problem) > 0 {
 		kind = "refused"
 	}
 	w.Header().Set(stepHeader, kind)

@@ -44,7 +44,7 @@ func TestARaceHasOneWinnerAndTheLosersHearWho(t *testing.T) {
 				t.Fatalf("the winner's page does not show what was recorded")
 			}
 		case http.StatusConflict:
-			want := "Already closed. Answered by " + core.DeciderLabel(got.Resolution.Decider) + " on " + got.Resolution.At.Format("2006-01-02 15:04 UTC") + " via console. Your answer was not recorded."
+			want := "Already closed. Answered by <bdi>" + core.DeciderLabel(got.Resolution.Decider) + "</bdi> on " + got.Resolution.At.Format("2006-01-02 15:04 UTC") + " via console. Your answer was not recorded."
 			if !strings.Contains(r.body, want) || !strings.Contains(r.body, card.ChoiceLabel(got)) {
 				t.Fatalf("a loser's page lacks %q:\n%s", want, r.body)
 			}
@@ -61,7 +61,7 @@ func TestARaceHasOneWinnerAndTheLosersHearWho(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := browsers[0].post("/q/"+string(q2.ID)+"/answer", url.Values{"text": {"zeus"}})
-	if r.status != http.StatusConflict || !strings.Contains(r.body, "Already closed. Answered by ops-bot on ") || !strings.Contains(r.body, " via api. Your answer was not recorded.") ||
+	if r.status != http.StatusConflict || !strings.Contains(r.body, "Already closed. Answered by <bdi>ops-bot</bdi> on ") || !strings.Contains(r.body, " via api. Your answer was not recorded.") ||
 		!strings.Contains(r.body, "atlas") {
 		t.Fatalf("loser after the API: %d\n%s", r.status, r.body)
 	}
@@ -129,8 +129,8 @@ func TestEachKindRecordsExactlyWhatWasGiven(t *testing.T) {
 	}
 	// Two people answered it: the result and a late answer both name
 	// each of them, in core's one outcome line, not Bob alone.
-	line := "Answered item by item on " + got.Resolution.At.UTC().Format("2006-01-02 15:04 UTC") + ": 1 by ops-alice, 1 by ops-bob"
-	if !strings.Contains(r.body, line) || strings.Contains(r.body, "ops-bob via console") {
+	line := "Answered item by item on " + got.Resolution.At.UTC().Format("2006-01-02 15:04 UTC") + ": 1 by <bdi>ops-alice</bdi>, 1 by <bdi>ops-bob</bdi>"
+	if !strings.Contains(r.body, line) || strings.Contains(r.body, "ops-bob</bdi> via console") {
 		t.Fatalf("the form's result does not say who answered it (%q):\n%s", line, r.body)
 	}
 	if r = b.post("/q/"+string(form.ID)+"/answer", url.Values{"item": {"size"}, "item_option": {"s"}}); r.status != http.StatusConflict ||
@@ -375,7 +375,7 @@ func TestAVoteSaysItIsOne(t *testing.T) {
 	if r.status != http.StatusOK || !e.get(appr.ID).Open() {
 		t.Fatalf("the vote: %d", r.status)
 	}
-	for _, want := range []string{"Recorded your vote (1 of 2 approvals: ops-alice)", "The question stays open until enough people agree."} {
+	for _, want := range []string{"Recorded your vote (1 of 2 approvals: <bdi>ops-alice</bdi>)", "The question stays open until enough people agree."} {
 		if !strings.Contains(r.body, want) {
 			t.Errorf("the result lacks %q:\n%s", want, r.body)
 		}
@@ -396,7 +396,7 @@ func TestAVoteSaysItIsOne(t *testing.T) {
 	}})
 	r = bob.post("/q/"+string(dec.ID)+"/answer", url.Values{"option": {"kafka"}}, "X-Askbridge-Fetch", "row")
 	box := regexp.MustCompile(`(?s)<div class="recorded-box".*?</div>`).FindString(r.body)
-	if r.status != http.StatusOK || !strings.Contains(box, "Recorded your vote (1 of 2 for Kafka: ops-bob)") {
+	if r.status != http.StatusOK || !strings.Contains(box, "Recorded your vote (1 of 2 for Kafka: <bdi>ops-bob</bdi>)") {
 		t.Fatalf("the row's step: %d\n%s", r.status, r.body)
 	}
 }

@@ -60,6 +60,73 @@ func isolable(s string) string {
 	return b.String()
 }
 
+// line is a line of the server's own words that may name people (core's
+// outcome line, a refusal, who decided), drawn by the template "line":
+// each name in a <bdi> of its own, so that nothing in a name can reorder
+// the server's words after it, as the lines whose names stand apart in
+// a template are drawn.
+type line []piece
+
+// piece is a run of a line: a person's name, or the server's words.
+type piece struct {
+	Text string
+	Name bool
+}
+
+// namedLine is s with every place where one of names stands in it a
+// piece of its own. A name that is also a run of the server's words is
+// isolated there too, which changes nothing shown.
+func namedLine(s string, names []string) line {
+	var out line
+	for s != "" {
+		at, name := -1, ""
+		for _, n := range names {
+			i := strings.Index(s, n)
+			if n != "" && i >= 0 && (at < 0 || i < at || i == at && len(n) > len(name)) {
+				at, name = i, n
+			}
+		}
+		if at < 0 {
+			return append(out, piece{Text: s})
+		}
+		if at > 0 {
+			out = append(out, piece{Text: s[:at]})
+		}
+		out = append(out, piece{Text: name, Name: true})
+		s = s[at+len(name):]
+	}
+	return out
+}
+
+// namesOf are the names of people that core's lines about q may hold
+// (card.OutcomeLine, card.RefusalNote): whoever closed it, voted on it,
+// decided a part of it, or granted the standing approval that did.
+func namesOf(q *core.Question) []string {
+	var out []string
+	add := func(d core.Decider) {
+		if n := core.DeciderLabel(d); !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	granted := func(u *core.StandingUse) {
+		if u != nil {
+			add(u.GrantedBy)
+		}
+	}
+	if r := q.Resolution; r != nil {
+		add(r.Decider)
+		granted(r.Standing)
+	}
+	for _, v := range q.Votes {
+		add(v.Decider)
+	}
+	for _, a := range q.Answers {
+		add(a.Decider)
+		granted(a.Standing)
+	}
+	return out
+}
+
 // viewer is who a page is rendered for.
 type viewer struct {
 	Account Account
@@ -77,9 +144,13 @@ type cardView struct {
 	Rank    string
 	Heading string
 	Hard    bool
+	// AtAsk is a question closed as it was asked (core.DecidedAtAsk),
+	// which the open inbox leaves out even if it drew it open a moment
+	// before its close (console.js).
+	AtAsk   bool
 	Age     string
 	Rooms   []string
-	Outcome string
+	Outcome line
 	Choice  string
 	Reason  string
 	Options []core.Option
@@ -134,7 +205,7 @@ func rank(q *core.Question) string {
 func (s *Server) cardOf(q *core.Question, v viewer) cardView {
 	q.Normalize()
 	c := cardView{
-		Q: q, Rank: rank(q), Heading: card.KindTitle(q.Kind), Hard: q.Reversibility == core.HardToReverse,
+		Q: q, Rank: rank(q), Heading: card.KindTitle(q.Kind), Hard: q.Reversibility == core.HardToReverse, AtAsk: !q.Open() && core.DecidedAtAsk(q),
 		Age: age(s.now().Sub(q.CreatedAt)), Options: q.Options, CSRF: v.CSRF,
 	}
 	rooms := make([]core.Room, len(q.Messages))
@@ -152,7 +223,7 @@ func (s *Server) cardOf(q *core.Question, v viewer) cardView {
 		c.Items = append(c.Items, iv)
 	}
 	if !q.Open() {
-		c.Outcome, c.Choice = card.OutcomeLine(q), card.ChoiceLabel(q)
+		c.Outcome, c.Choice = namedLine(card.OutcomeLine(q), namesOf(q)), card.ChoiceLabel(q)
 		if r := q.Resolution; r != nil && (q.State == core.StateAnswered || q.State == core.StateCancelled) {
 			c.Reason = r.Reason // a note, a reason for a verdict or a withdrawal; a decline's is the server's own
 		}

@@ -220,6 +220,12 @@
             } else if (open) {
               elsewhere++;
             }
+          } else if (was === "open" && next.hasAttribute("data-at-ask") && list && list.contains(cur)) {
+            // Closed as it was asked, but drawn open in the moment
+            // between the ask's store and its close: it never waited on
+            // anyone, so it leaves the list as it would never have
+            // entered it.
+            cur.remove();
           } else {
             drafts.swap(cur, next, stream.live());
           }

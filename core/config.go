@@ -41,9 +41,10 @@ type Config struct {
 	// doors keep them. core never reads them: it carries them in the
 	// configuration it swaps whole, so that a reload puts them in force
 	// in the same step as the routes and people they go with
-	// (Reconfigure), and a door that reads them once a request
-	// ([Service.Tokens]) never admits a caller by one file's tokens to
-	// the other file's routes. nil: the doors keep tokens of their own.
+	// (Reconfigure): a request that arrives after the swap is admitted by
+	// the new tokens and acts under the new routes. (One admitted before
+	// it may still act after it; each act checks the person again, not
+	// the token.) nil: the doors keep tokens of their own.
 	Tokens any
 }
 

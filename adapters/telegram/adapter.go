@@ -72,7 +72,9 @@ type Adapter struct {
 	log   zerolog.Logger
 	lim   *limiter
 	// prompts are the reply prompts promised to tappers and not yet
-	// sent; Run returns once they are sent or given up.
+	// sent, and the taps whose store work goes on past their budget
+	// (promptQueue.spawn); Run returns once each is sent, given up or
+	// done.
 	prompts *promptQueue
 	sleep   func(ctx context.Context, d time.Duration) bool
 	// tapBudget starts a tap's answerBudget: the channel delivers once

@@ -142,3 +142,61 @@ func TestTapAnsweredWithinBudget(t *testing.T) {
 		})
 	}
 }
+
+// TestRunWaitsForASlowTap: a tap answered past its budget has its store
+// work still under way, and Run returns only once it is done, so the
+// program closes no store under it: the answer that work records is in
+// the store by the time Run has returned.
+func TestRunWaitsForASlowTap(t *testing.T) {
+	st := newHeldStore(coretest.OpenStore(t))
+	e := newEnvOn(t, newMemKV(), st)
+	budget := make(chan time.Time, 1)
+	e.a.tapBudget = func() <-chan time.Time { return budget }
+	stop := e.startRun()
+	t.Cleanup(st.free) // before startRun's stop, which waits for the tap
+	q := e.ask(decisionInput())
+	m := e.card(q.ID, func(telegramfake.Message) bool { return true })
+
+	st.arm(func(op, key string) bool { return op == "get" && key == string(q.ID) })
+	u, qid, err := e.fake.CallbackUpdate(userAlice, m.ChatID, m.ID, findButton(t, m, "PostgreSQL").Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.fake.Deliver(u); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-st.entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the tap never reached the store")
+	}
+	budget <- time.Now()
+	if _, err := e.fake.CallbackAnswer(qid, 10*time.Second); err != nil {
+		t.Fatalf("the callback query waits on the store: %v", err)
+	}
+
+	stopped := make(chan struct{})
+	go func() { stop(); close(stopped) }()
+	// Once Run is ending (it takes no more taps), the store comes back.
+	ending := func() bool {
+		e.a.prompts.mu.Lock()
+		defer e.a.prompts.mu.Unlock()
+		return e.a.prompts.closed
+	}
+	if !e.fake.Wait(10*time.Second, ending) {
+		t.Fatal("Run never began to end")
+	}
+	st.free()
+	select {
+	case <-stopped:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run never returned once the store was back")
+	}
+	got, err := st.Store.Get(t.Context(), q.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Open() {
+		t.Error("Run returned while the slow tap's work had yet to record its answer")
+	}
+}

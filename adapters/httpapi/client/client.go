@@ -57,8 +57,16 @@ func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.hc = hc
 func WithPollTimeout(d time.Duration) Option { return func(c *Client) { c.poll = d } }
 
 // WithRetryPause sets the first pause before a retry of Ask, GetRetried,
-// Wait and Follow (default 250 ms), doubled on each failure in a row.
-func WithRetryPause(d time.Duration) Option { return func(c *Client) { c.pause = d } }
+// Wait and Follow (default 250 ms), doubled on each failure in a row. A
+// pause of zero or less keeps the default: doubled, it would stay zero,
+// and a wait on a server that is down would spin.
+func WithRetryPause(d time.Duration) Option {
+	return func(c *Client) {
+		if d > 0 {
+			c.pause = d
+		}
+	}
+}
 
 // New returns a client of the server at baseURL (scheme, host and any path
 // prefix, such as "http://127.0.0.1:8080") presenting token.

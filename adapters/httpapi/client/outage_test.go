@@ -49,3 +49,17 @@ func TestWaitWithTellsEachOutageOnce(t *testing.T) {
 		t.Fatalf("get from a failing server: %v after %d tries, want its 502 after %d", err, gets.Load(), askAttempts)
 	}
 }
+
+// TestRetryPauseNeverZero: a retry pause of zero or less keeps the
+// default, so a Wait on a server that is down pauses between polls
+// rather than spin (doubled, a zero pause stays zero).
+func TestRetryPauseNeverZero(t *testing.T) {
+	for _, d := range []time.Duration{0, -time.Second} {
+		if c := New("http://127.0.0.1:1", "t", WithRetryPause(d)); c.pause <= 0 {
+			t.Errorf("WithRetryPause(%v): the first pause is %v", d, c.pause)
+		}
+	}
+	if c := New("http://127.0.0.1:1", "t", WithRetryPause(time.Millisecond)); c.pause != time.Millisecond {
+		t.Errorf("WithRetryPause(1ms): the first pause is %v", c.pause)
+	}
+}

@@ -67,37 +67,13 @@ func TestCLIBatchExitCodes(t *testing.T) {
 	}
 
 	// ask itself, blocking until every call is denied.
-	var askOut, askErr apptest.SyncBuffer
-	askErr.Changed = make(chan struct{}, 1)
-	code := make(chan int, 1)
-	go func() {
-		code <- app.Run(t.Context(), batchAsk, env, nil, &askOut, &askErr)
-	}()
-	var id string
-	for deadline := time.Now().Add(10 * time.Second); id == "" && time.Now().Before(deadline); {
-		if f := strings.Fields(askErr.String()); len(f) > 1 && f[0] == "asked" {
-			id = strings.TrimSuffix(f[1], ";")
-			break
-		}
-		select {
-		case <-askErr.Changed:
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	if id == "" {
-		t.Fatalf("ask never said what it asked: %q", askErr.String())
-	}
+	id, ended := asking(t, env, batchAsk)
 	var out, errb bytes.Buffer
-	if c := app.Run(t.Context(), []string{"answer", id, "--option", "deny"}, env, nil, &out, &errb); c != 0 {
+	if c := app.Run(t.Context(), []string{"answer", string(id), "--option", "deny"}, env, nil, &out, &errb); c != 0 {
 		t.Fatalf("deny all: %d %s", c, errb.String())
 	}
-	select {
-	case c := <-code:
-		if c != app.ExitDenied {
-			t.Fatalf("ask of a batch whose every call was denied exited %d\n%s", c, askOut.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the ask never returned")
+	if c, printed := ended(); c != app.ExitDenied {
+		t.Fatalf("ask of a batch whose every call was denied exited %d\n%s", c, printed)
 	}
 }
 

@@ -317,11 +317,7 @@ func (t target) hookHTTP() *http.Client {
 
 // client is the API client of t.
 func (t target) client() *client.Client {
-	opts := []client.Option{client.WithHTTPClient(t.http())}
-	if cliRetryPause > 0 {
-		opts = append(opts, client.WithRetryPause(cliRetryPause))
-	}
-	return client.New(t.base, t.token, opts...)
+	return client.New(t.base, t.token, client.WithHTTPClient(t.http()), client.WithRetryPause(cliRetryPause))
 }
 
 // cliRetryPause, when set, is the first pause of the CLI client's

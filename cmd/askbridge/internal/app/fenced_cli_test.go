@@ -89,13 +89,14 @@ func TestCLIPrintsPeoplesWordsOnlyFenced(t *testing.T) {
 	inText, inJSON := mk.Apart(), mk.Apart()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			id, printed := asking(t, env, append([]string{"ask", "--question", "May I? " + c.name, "--reversibility", "hard_to_reverse"}, c.ask...))
+			id, ended := asking(t, env, append([]string{"ask", "--question", "May I? " + c.name, "--reversibility", "hard_to_reverse"}, c.ask...))
 			c.close(t, id)
+			_, printed := ended()
 
 			// In text, from the ask that waited and from a wait after it:
 			// the resume, then a batch's per-call resumes, each under a
 			// line naming its tool call id.
-			for what, text := range map[string]string{"ask's text": printed(), "wait's text": runCLI(t, env, -1, "wait", string(id))} {
+			for what, text := range map[string]string{"ask's text": printed, "wait's text": runCLI(t, env, -1, "wait", string(id))} {
 				for i, part := range strings.Split(strings.TrimSuffix(text, "\n"), "\n\n== tool call ") {
 					if i > 0 {
 						call, resume, ok := strings.Cut(part, "\n")
@@ -134,33 +135,35 @@ func runCLI(t *testing.T, env func(string) string, want int, args ...string) str
 
 // asking runs a blocking "askbridge ask" with args, and returns the id it
 // says (on stderr) that it asked and a function that waits for it to
-// return and gives its stdout.
-func asking(t *testing.T, env func(string) string, args []string) (core.QuestionID, func() string) {
+// return and gives its exit code and stdout. SyncBuffer signals Changed
+// under the lock its String takes, so no line is missed between them.
+func asking(t *testing.T, env func(string) string, args []string) (core.QuestionID, func() (int, string)) {
 	t.Helper()
 	var out, errb apptest.SyncBuffer
 	errb.Changed = make(chan struct{}, 1)
 	done := make(chan int, 1)
 	go func() { done <- app.Run(t.Context(), args, env, nil, &out, &errb) }()
-	printed := func() string {
+	ended := func() (int, string) {
 		t.Helper()
 		select {
-		case <-done:
+		case code := <-done:
+			return code, out.String()
 		case <-time.After(30 * time.Second):
 			t.Fatalf("askbridge ask never returned once its question closed\n%s", errb.String())
+			return 0, ""
 		}
-		return out.String()
 	}
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+	deadline := time.After(10 * time.Second)
+	for {
 		if f := strings.Fields(errb.String()); len(f) > 1 && f[0] == "asked" {
-			return core.QuestionID(strings.TrimSuffix(f[1], ";")), printed
+			return core.QuestionID(strings.TrimSuffix(f[1], ";")), ended
 		}
 		select {
 		case <-errb.Changed:
 		case code := <-done:
 			t.Fatalf("askbridge ask exited %d before it asked\n%s", code, errb.String())
-		case <-time.After(50 * time.Millisecond): // Changed is sent before the write lands
+		case <-deadline:
+			t.Fatalf("askbridge ask never said what it asked: %q", errb.String())
 		}
 	}
-	t.Fatalf("askbridge ask never said what it asked: %q", errb.String())
-	return "", nil
 }

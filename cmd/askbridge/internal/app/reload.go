@@ -201,8 +201,10 @@ func (r *reloader) record(ctx context.Context, rec core.Reload, reason string) {
 
 // apply checks f as core and the API will take it, then puts it in force:
 // core's routes, people, groups, rules and policies and the tokens of the
-// API, the console and the agent doors, all in core's one swap, so no
-// request is let in by one file's tokens to the other's routes; then the
+// API, the console and the agent doors, all in core's one swap, so a
+// request that arrives after it meets the new file's tokens with its
+// routes, never the old tokens with the new routes (one already let in
+// goes on as admitted, as in-flight requests do); then the
 // extra directives, the console's OIDC people and the webhooks. It
 // returns what changed, and the settings changed that wait for a restart
 // (left as they are).

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // tickBatch bounds how many due questions one tick handles; the next tick
@@ -314,13 +316,13 @@ func (s *Service) CatchUp(ctx context.Context, owner string) (reminded int, done
 // before it, so the route's own pass does not send it seconds later.
 func (s *Service) remindAll(ctx context.Context, qs []*Question, booted time.Time, reason, purpose string) (int, error) {
 	var (
-		wg       sync.WaitGroup
+		g        errgroup.Group
 		mu       sync.Mutex
 		reminded int
 		errs     []error
 	)
+	g.SetLimit(catchUpParallel)
 	retention := s.conf().cfg.Retention
-	slots := make(chan struct{}, catchUpParallel)
 	for _, q := range qs {
 		if q.CreatedAt.After(booted) {
 			continue // asked after the bridge came back: nothing was missed
@@ -332,9 +334,7 @@ func (s *Service) remindAll(ctx context.Context, qs []*Question, booted time.Tim
 			// on people to answer what is about to close.
 			continue
 		}
-		slots <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-slots }()
+		g.Go(func() error {
 			now := s.now()
 			route := s.routeOrNone(q)
 			var (
@@ -361,9 +361,10 @@ func (s *Service) remindAll(ctx context.Context, qs []*Question, booted time.Tim
 			default:
 				errs = append(errs, Internal("remind "+string(q.ID), err))
 			}
+			return nil // every error is kept, not the first alone
 		})
 	}
-	wg.Wait()
+	_ = g.Wait()
 	return reminded, errors.Join(errs...)
 }
 

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // Reminder policy limits.
@@ -268,11 +270,10 @@ func (s *Service) Remind(ctx context.Context) (int, error) {
 	found := false
 	retention := b.cfg.Retention
 	var (
-		mu    sync.Mutex // guards sent, errs and seen
-		sent  int
-		errs  []error
-		seen  = map[QuestionID]int{}
-		slots = make(chan struct{}, catchUpParallel)
+		mu   sync.Mutex // guards sent, errs and seen
+		sent int
+		errs []error
+		seen = map[QuestionID]int{}
 	)
 	cursor := ""
 	for {
@@ -280,7 +281,8 @@ func (s *Service) Remind(ctx context.Context) (int, error) {
 		if err != nil {
 			return sent, Internal(op, err)
 		}
-		var wg sync.WaitGroup
+		var g errgroup.Group
+		g.SetLimit(catchUpParallel)
 		for _, q := range qs {
 			route, ok := s.RouteOf(q)
 			if !ok || route.RemindEvery <= 0 {
@@ -299,23 +301,22 @@ func (s *Service) Remind(ctx context.Context) (int, error) {
 			}
 			reason := fmt.Sprintf("reminder %d of %d: still open %s after it was asked", k, route.remindMax(), now.Sub(q.CreatedAt).Round(time.Second))
 			out := s.deliveries(q, route, DeliverRemind, fmt.Sprintf("remind%d", k), now)
-			slots <- struct{}{}
-			wg.Go(func() {
-				defer func() { <-slots }()
+			g.Go(func() error {
 				stored, err := s.renotifyOnce(ctx, reminderClaim(q.ID, k), q, reason, out, now, retention)
 				mu.Lock()
 				defer mu.Unlock()
 				if err != nil {
 					errs = append(errs, Internal(op, err))
-					return
+					return nil // every error is kept, not the first alone
 				}
 				seen[q.ID] = k // sent now, or claimed already by another replica or pass
 				if stored {
 					sent++
 				}
+				return nil
 			})
 		}
-		wg.Wait()
+		_ = g.Wait()
 		if next == "" {
 			break
 		}

@@ -19,11 +19,11 @@ type Intervals struct {
 // Run runs svc's ticker (core.Service.Tick), heartbeat (Beat), retention
 // (Purge), reminders (Remind) and, while a downtime's re-notification is
 // due, CatchUp, until ctx ends (call svc.Boot first, once). CatchUp,
-// Purge and Remind run beside the ticker and the heartbeat (see
-// purgeLoop, remindLoop), so none of them delays readiness, a tick or a
-// beat. Each pass is the domain's; Run only times them. Errors of one
-// pass are reported to onErr and the loop goes on: a store that is
-// briefly away must not stop the bridge.
+// Purge and Remind run beside the ticker and the heartbeat (catchUpLoop,
+// every), so none of them delays readiness, a tick or a beat. Each pass
+// is the domain's; Run only times them. Errors of one pass are reported
+// to onErr and the loop goes on: a store that is briefly away must not
+// stop the bridge.
 func Run(ctx context.Context, svc *core.Service, l Intervals, onErr func(error)) error {
 	if l.Tick <= 0 {
 		l.Tick = time.Second
@@ -43,8 +43,22 @@ func Run(ctx context.Context, svc *core.Service, l Intervals, onErr func(error))
 	var background sync.WaitGroup
 	defer background.Wait()
 	background.Go(func() { catchUpLoop(ctx, svc, l.Tick, onErr) })
-	background.Go(func() { purgeLoop(ctx, svc, l.Purge, onErr) })
-	background.Go(func() { remindLoop(ctx, svc, l.Remind, onErr) })
+	// Purges run at once and then every interval. The first purge does
+	// not wait an interval: a bridge restarted more often than that (a crash
+	// loop, frequent deploys) would never purge. It runs beside the ticker
+	// and the heartbeat, so the first purge after a long while, which may
+	// drop many questions, delays neither, nor readiness (Boot is done by
+	// now; CatchUp goes on beside it). There is no lease, at start as
+	// every interval after: each replica purges, and two purges at once drop
+	// nothing twice (each store's purge checks its candidates in one atomic
+	// step).
+	background.Go(func() { every(ctx, l.Purge, true, svc.Purge, onErr) })
+	// Reminder passes run every interval, beside the ticker and the
+	// heartbeat: a pass makes two store writes per reminder due, and
+	// the first after a long downtime may find thousands due, which must hold
+	// up neither the timeouts nor the heartbeat (a replica booting meanwhile
+	// reads a stale heartbeat as downtime).
+	background.Go(func() { every(ctx, l.Remind, false, svc.Remind, onErr) })
 	tick, beat := time.NewTicker(l.Tick), time.NewTicker(l.Heartbeat)
 	defer tick.Stop()
 	defer beat.Stop()
@@ -58,27 +72,6 @@ func Run(ctx context.Context, svc *core.Service, l Intervals, onErr func(error))
 			}
 		case <-beat.C:
 			if err := svc.Beat(ctx); err != nil && ctx.Err() == nil {
-				onErr(err)
-			}
-		}
-	}
-}
-
-// remindLoop runs a reminder pass every interval, beside the ticker and
-// the heartbeat: a pass makes two store writes per reminder due, and the
-// first after a long downtime may find thousands due, which must hold up
-// neither the timeouts nor the heartbeat (a replica booting meanwhile
-// reads a stale heartbeat as downtime). Passes do not overlap: the
-// ticker keeps one tick that fell due during a pass and drops the rest.
-func remindLoop(ctx context.Context, svc *core.Service, interval time.Duration, onErr func(error)) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if _, err := svc.Remind(ctx); err != nil && ctx.Err() == nil {
 				onErr(err)
 			}
 		}
@@ -107,22 +100,20 @@ func catchUpLoop(ctx context.Context, svc *core.Service, interval time.Duration,
 	}
 }
 
-// purgeLoop purges at once and then every interval. The first purge does
-// not wait an interval: a bridge restarted more often than that (a crash
-// loop, frequent deploys) would never purge. It runs beside the ticker
-// and the heartbeat, so the first purge after a long while, which may
-// drop many questions, delays neither, nor readiness (Boot is done by
-// now; CatchUp goes on beside it). There is no lease, at start as
-// every interval after: each replica purges, and two purges at once drop
-// nothing twice (each store's purge checks its candidates in one atomic
-// step).
-func purgeLoop(ctx context.Context, svc *core.Service, interval time.Duration, onErr func(error)) {
+// every runs pass every interval until ctx ends, the first time at once
+// if atOnce, and hands onErr what fails while ctx lives. Passes do not
+// overlap: the ticker keeps one tick that fell due during a pass and
+// drops the rest.
+func every(ctx context.Context, interval time.Duration, atOnce bool, pass func(context.Context) (int, error), onErr func(error)) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		if _, err := svc.Purge(ctx); err != nil && ctx.Err() == nil {
-			onErr(err)
+		if atOnce {
+			if _, err := pass(ctx); err != nil && ctx.Err() == nil {
+				onErr(err)
+			}
 		}
+		atOnce = true
 		select {
 		case <-ctx.Done():
 			return

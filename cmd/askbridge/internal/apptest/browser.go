@@ -3,6 +3,7 @@ package apptest
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -113,25 +114,61 @@ func Until(t *testing.T, ctx context.Context, cond string) {
 	}
 }
 
-// Click clicks the element sel finds, finding it again when the node it
-// found was replaced before the click landed (the live inbox renders a
-// row anew as its question's events arrive, "Could not find node with
-// given id"), within WaitBound.
+// Click clicks the element sel finds, within WaitBound, and makes sure
+// the click landed on it. chromedp clicks at the point where the element
+// was when it measured it; the live inbox draws rows anew as their
+// questions' events arrive, so the node may be gone by then ("Could not
+// find node with given id") or the rows above it may have grown, leaving
+// another element under that point. The page notes where the click
+// landed (armClick), and a click that landed elsewhere is tried again.
 func Click(t *testing.T, ctx context.Context, sel string) {
 	t.Helper()
 	deadline := time.Now().Add(WaitBound)
 	for {
 		c, cancel := context.WithDeadline(ctx, deadline)
-		err := chromedp.Do(c, chromedp.Click(chromedp.CSS(sel)))
-		cancel()
+		err := chromedp.Do(c, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(armClick, sel)), chromedp.Click(chromedp.CSS(sel)))
+		var landed string
 		if err == nil {
-			return
+			// An error here is a page that navigated on the click: it
+			// landed, and the page that noted it is gone.
+			landed, _ = chromedp.Run(c, chromedp.Evaluate[string](clickLanded))
 		}
-		if !strings.Contains(err.Error(), "Could not find node with given id") || time.Now().After(deadline) {
+		cancel()
+		switch {
+		case err == nil && landed != "elsewhere":
+			return
+		case time.Now().After(deadline):
+			t.Fatalf("clicking %s: %v (landed %q)", sel, err, landed)
+		case err == nil:
+			t.Logf("the click on %s landed elsewhere as the page moved; clicking again", sel)
+		case !strings.Contains(err.Error(), "Could not find node with given id"):
 			t.Fatalf("clicking %s: %v", sel, err)
 		}
 	}
 }
+
+// armClick has the page note whether its next click lands inside the
+// element the selector %q finds when the click arrives (a fresh copy of
+// the row counts as the row).
+const armClick = `(function (sel) {
+  if (window.__clickWatch) { document.removeEventListener("click", window.__clickWatch, true); }
+  window.__clickLanded = "nowhere";
+  window.__clickWatch = function (e) {
+    document.removeEventListener("click", window.__clickWatch, true);
+    var el = document.querySelector(sel);
+    window.__clickLanded = el !== null && el.contains(e.target) ? "there" : "elsewhere";
+  };
+  document.addEventListener("click", window.__clickWatch, true);
+  return true;
+})(%q)`
+
+// clickLanded is where the click armClick watched for landed: "there",
+// "elsewhere", "nowhere" (no click event: the element under the point
+// went away between press and release), or "" on a page that navigated.
+const clickLanded = `(function () {
+  var at = window.__clickLanded || "";
+  return at === "nowhere" ? "elsewhere" : at;
+})()`
 
 func GoTo(t *testing.T, ctx context.Context, url string) {
 	t.Helper()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/discord/discordfake"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 // wallClock is the adapter's and the fake Discord's clock in the tests of
@@ -33,11 +34,14 @@ func (c *wallClock) spend(d time.Duration) {
 
 // slowStore is a store whose interaction dedupe (Once) and whose first
 // commit, once armed, take the given time on the clock. It keeps how much
-// of its context's deadline that commit was given (-1 for none).
+// of its context's deadline that commit was given (-1 for none). With
+// outlast, that commit writes and then answers only once its context has
+// ended, with the context's error: a write whose reply came too late.
 type slowStore struct {
 	core.Store
 	clock          *wallClock
 	dedupe, commit time.Duration
+	outlast        bool
 
 	mu        sync.Mutex
 	armed     bool
@@ -74,7 +78,12 @@ func (s *slowStore) Commit(ctx context.Context, c core.Change) (*core.Question, 
 	if slow {
 		s.clock.spend(s.commit)
 	}
-	return s.Store.Commit(ctx, c)
+	q, err := s.Store.Commit(ctx, c)
+	if slow && s.outlast && err == nil {
+		<-ctx.Done()
+		return nil, core.Internal("slow store", ctx.Err())
+	}
+	return q, err
 }
 
 // commitLeft is how much time the armed commit's context had left, and
@@ -214,5 +223,30 @@ func TestHTTPResponsePastTheMarginKeepsTheHeldUpdate(t *testing.T) {
 	r.heldUpdateEdits(sim, card.ID, "a response past the margin")
 	if m, _ := r.fake.Message(card.ID); !strings.Contains(m.Content, "Answered by Alice") || len(m.Buttons()) != 0 {
 		t.Fatalf("card after the hold: %q, %d buttons", m.Content, len(m.Buttons()))
+	}
+}
+
+// TestGatewayAnswerOutlastingTheWindowMayHaveCounted: an answer whose
+// store write outlasts what is left of the budget may be recorded all the
+// same (the write was sent; its reply came late), so the clicker is told
+// it may or may not have counted, not that it could not be recorded.
+// Before, the note read "could not record that just now; please try
+// again" for an answer the card then showed recorded.
+func TestGatewayAnswerOutlastingTheWindowMayHaveCounted(t *testing.T) {
+	r, slow, _ := windowRig(t, true, answerBudget-300*time.Millisecond, 0)
+	slow.outlast = true
+	q, _, in := armedClick(r, slow)
+	if err := r.fake.Dispatch(in); err != nil {
+		t.Fatal(err)
+	}
+	if !r.fake.WaitFor(10*time.Second, func() bool { return len(r.fake.Responses(in.ID)) == 1 }) {
+		t.Fatal("no response reached Discord")
+	}
+	resp := r.fake.Responses(in.ID)[0]
+	if resp.Type != discordfake.ResponseMessage || resp.Content() != card.TimedOutNote {
+		t.Fatalf("response %d %q, want the note that it may have counted", resp.Type, resp.Content())
+	}
+	if got := r.question(q.ID); got.State != core.StateAnswered {
+		t.Fatalf("the answer the store wrote: %s", got.State)
 	}
 }

@@ -20,16 +20,14 @@ const handleTimeout = 30 * time.Second
 // unanswered. Until it is answered the tapper sees a spinner, and
 // Telegram refuses an answer that comes too late ("query is too old");
 // Discord's adapter answers within a budget of the same size (its
-// answerBudget). Past it the tapper is told that nothing is recorded yet
-// (errTapTooSlow) and the work goes on, bounded by handleTimeout.
+// answerBudget). Past it the tapper is told the answer may or may not be
+// recorded (card.TimedOutNote), which is the truth: the work goes on,
+// bounded by handleTimeout, and a second tap is told how it ended.
 const answerBudget = 2500 * time.Millisecond
 
-// errTapTooSlow is why a tap was answered before its store work ended.
-// Its note is the one Discord's adapter gives for a spent budget
-// (card.RefusalNote of an internal error: "could not record that just
-// now; please try again"). The work may still record the answer: a
-// second tap is then told the truth, and the card's edit shows it.
-var errTapTooSlow = core.Internal("telegram tap", errors.New("the store did not answer within the callback query's budget"))
+// errStopping is why a tap that reached a replica whose Run is ending was
+// not taken: nothing was done, and a tap again reaches one that takes it.
+var errStopping = core.Internal("telegram tap", errors.New("this replica is stopping and takes no more taps"))
 
 // handle acts on one update, unless it was handled before (firstSeen):
 // a tap on a card's button, or a reply. Everything else (other messages,
@@ -67,9 +65,10 @@ type tapped struct {
 // the rate limits (sending a reply prompt) on a goroutine of its own, so
 // the updates after this one are not held up (see promptQueue). The
 // tap's store work runs on a goroutine of its own (one Run waits for)
-// and gets answerBudget: past it the tapper is told to tap again
-// (errTapTooSlow), and the update is done with, while the work goes on
-// without anyone waiting for it; a prompt it then promises still follows.
+// and gets answerBudget: past it the tapper is told the answer may or
+// may not be recorded (card.TimedOutNote), and the update is done with,
+// while the work goes on without anyone waiting for it; a prompt it then
+// promises still follows.
 func (a *Adapter) onCallback(ctx context.Context, u tgbotapi.Update) {
 	cq := u.CallbackQuery
 	done := make(chan tapped)
@@ -92,7 +91,7 @@ func (a *Adapter) onCallback(ctx context.Context, u tgbotapi.Update) {
 	if !a.prompts.spawn(work) {
 		// Run has ended: this replica takes no more taps, and one
 		// again reaches a replica that does.
-		a.answerCallback(ctx, cq, card.RefusalNote(errTapTooSlow))
+		a.answerCallback(ctx, cq, card.RefusalNote(errStopping))
 		return
 	}
 	select {
@@ -106,8 +105,8 @@ func (a *Adapter) onCallback(ctx context.Context, u tgbotapi.Update) {
 		}
 	case <-a.tapBudget():
 		close(late)
-		a.log.Warn().Msg("telegram: a tap's store work outlasted its budget; the tapper was asked to tap again")
-		a.answerCallback(ctx, cq, card.RefusalNote(errTapTooSlow))
+		a.log.Warn().Msg("telegram: a tap's store work outlasted its budget; the tapper was told it may or may not be recorded")
+		a.answerCallback(ctx, cq, card.TimedOutNote)
 	}
 }
 

@@ -57,6 +57,10 @@ func RefusalNote(err error) string {
 		// cut the reply, a replica did not confirm in time): the card
 		// may well show it answered. A second click is told the truth.
 		return UnavailableNote
+	case errors.Is(err, context.DeadlineExceeded):
+		// The platform's window for a reply ran out with the store's
+		// write sent or under way: it may yet be recorded.
+		return TimedOutNote
 	case core.ErrorCode(err) == core.CodeInternal:
 		return "askbridge could not record that just now; please try again."
 	}
@@ -111,6 +115,14 @@ func NoFormNote(q *core.Question, r core.Ref, tooLong string) string {
 // UnavailableNote is the note for a click whose store failed over while
 // recording it: what was asked may or may not have been recorded.
 const UnavailableNote = "askbridge's store is failing over, so your answer may or may not have been recorded. Try again in a moment: if it was recorded, you will be told so."
+
+// TimedOutNote is the note for a click that was still being recorded
+// when the time to reply to it ran out (a chat platform's few seconds): the
+// write was sent, or goes on without anyone waiting for it, so the store
+// may yet record it. "Could not record" would be false as often as not,
+// and a person who believes it and answers differently elsewhere would be
+// told the first answer stood.
+const TimedOutNote = "askbridge ran out of time recording that, so it may or may not have been recorded. If it was, the card will show it; try again in a moment and you will be told."
 
 // RecordedNote is the private note a person gets when what they did
 // counted: r is the button they pressed (RefText for free text they

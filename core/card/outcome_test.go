@@ -1,6 +1,7 @@
 package card_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -308,5 +309,16 @@ func TestARefusalNoteOfAFailoverSaysItMayHaveCounted(t *testing.T) {
 	}
 	if got := card.RefusalNote(core.Internal("answer", errors.New("disk full"))); !strings.Contains(got, "could not record") {
 		t.Errorf("an internal error's note %q no longer says it was not recorded", got)
+	}
+}
+
+// TestARefusalNoteOfATimeOutSaysItMayHaveCounted: a click whose reply
+// window ran out while its answer was being written (Discord's three
+// seconds, a Telegram callback query's budget) may yet be recorded, so
+// its note says so rather than that nothing was.
+func TestARefusalNoteOfATimeOutSaysItMayHaveCounted(t *testing.T) {
+	err := core.Internal("redis commit", fmt.Errorf("script resolve: %w", context.DeadlineExceeded))
+	if got := card.RefusalNote(err); got != card.TimedOutNote {
+		t.Errorf("note %q, want %q", got, card.TimedOutNote)
 	}
 }

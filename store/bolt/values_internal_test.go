@@ -61,12 +61,15 @@ func TestLeaseAndOnceReportTheirCommittedRun(t *testing.T) {
 			ok, err := call()
 			done <- result{ok, err}
 		}()
-		var batch []*commitReq
-		for deadline := time.Now().Add(10 * time.Second); len(batch) == 0; batch = c.take() {
-			if time.Now().After(deadline) {
-				t.Fatal("the write never reached the committer")
-			}
-			time.Sleep(time.Millisecond)
+		// The write kicks the committer once it is queued.
+		select {
+		case <-c.kick:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the write never reached the committer")
+		}
+		batch := c.take()
+		if len(batch) == 0 {
+			t.Fatal("the committer was kicked with nothing queued")
 		}
 		// A batch-mate fails after it: the batch is run again without it.
 		fail := &commitReq{done: make(chan struct{}), fn: func(*bbolt.Tx) error { return errors.New("disk says no") }}

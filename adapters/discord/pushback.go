@@ -60,8 +60,8 @@ func (p *pushback) busy() bool { return p != nil && p.status >= 500 && p.after >
 // named a wait (Retry-After). Such an answer may come after the message
 // was made, so it stays of unknown outcome: it is no core.RetryAfter,
 // which core reads as nothing posted (the retry's card would then go out
-// unflagged). It carries the wait for the log and the trace; core's
-// drain retries it after its own back-off.
+// unflagged). Its wait is the drain's too (RetryWait): the retry comes no
+// sooner than Discord asked.
 type serverBusy struct {
 	Status int
 	After  time.Duration
@@ -72,3 +72,6 @@ func (e *serverBusy) Error() string {
 	return fmt.Sprintf("discord answered %d asking for a wait of %s (outcome unknown): %v", e.Status, e.After, e.Err)
 }
 func (e *serverBusy) Unwrap() error { return e.Err }
+
+// RetryWait is the wait Discord named, which core's drain keeps to.
+func (e *serverBusy) RetryWait() time.Duration { return e.After }

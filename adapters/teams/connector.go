@@ -50,6 +50,17 @@ func (e *APIError) Error() string {
 	return fmt.Sprintf("teams: bot connector answered %d: %s", e.Status, e.Body)
 }
 
+// RetryWait is the wait a 5xx named (Retry-After), which core's drain
+// keeps to: the connector may have acted, so the retry is a failed
+// attempt, but not one to send sooner than asked. A 429's wait reaches
+// core as a core.RetryAfter instead (classify).
+func (e *APIError) RetryWait() time.Duration {
+	if e.Status >= 500 {
+		return e.RetryAfter
+	}
+	return 0
+}
+
 func (c *connector) call(ctx context.Context, method, path string, in, out any) error {
 	// Without HTML escaping: a card's "<" stays one byte, as Size counts.
 	var body bytes.Buffer

@@ -227,7 +227,7 @@ func (s *drain) deliverClaimed(ctx context.Context, c core.Courier, budgets core
 		return
 	default:
 		o.OnError(d, err)
-		s.retry(ctx, d, o, backoff(o.RetryWait, d.Attempts))
+		s.retry(ctx, d, o, failedWait(err, o.RetryWait, d.Attempts))
 		return
 	}
 	actx, cancel := core.Settle(ctx) // done is done, even while stopping
@@ -287,6 +287,30 @@ func backoff(base time.Duration, attempts int) time.Duration {
 		d *= 2
 	}
 	return min(d, 2*time.Minute)
+}
+
+// namesWait is a courier's error of unknown outcome that says how long
+// the platform asked to be left alone: a 5xx with a Retry-After. Unlike
+// core.RetryAfter (a refusal, so nothing was posted) the platform may
+// have acted, so it is a failed attempt like any other, but sending it
+// again sooner than asked would only meet the same answer.
+type namesWait interface {
+	error
+	RetryWait() time.Duration
+}
+
+// maxNamedWait bounds the wait a failing platform names, so that one
+// naming hours parks no card past its question's use.
+const maxNamedWait = 10 * time.Minute
+
+// failedWait is the wait after a failed attempt: backoff's, or what the
+// platform named (namesWait) when that is longer, up to maxNamedWait.
+func failedWait(err error, base time.Duration, attempts int) time.Duration {
+	wait := backoff(base, attempts)
+	if nw, ok := errors.AsType[namesWait](err); ok {
+		wait = max(wait, min(nw.RetryWait(), maxNamedWait))
+	}
+	return wait
 }
 
 // storeWait is the wait after the store failed a delivery of this age

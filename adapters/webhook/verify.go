@@ -22,7 +22,12 @@ const DefaultTolerance = 5 * time.Minute
 // any parsing). A receiver then processes the event id once, dropping
 // repeats. The v1 values are not enough: they leave the id out, so a
 // replay under a new id, v2 stripped, would pass them and the dedupe.
+// An empty secret (an unset environment variable, say) is refused: a
+// signature under the empty key is one anyone can make.
 func Verify(secret []byte, h http.Header, body []byte, now time.Time, tolerance time.Duration) error {
+	if len(secret) == 0 {
+		return errors.New("webhook: no secret to verify with; a signature under an empty key proves nothing")
+	}
 	ts := h.Get(HeaderTimestamp)
 	sec, err := strconv.ParseInt(ts, 10, 64)
 	if err != nil {

@@ -6,9 +6,9 @@
 //
 // Sends come from the outbox (core/loops' DeliverCalls): the webhook is
 // stored with the close itself and sent at least once, retried with
-// backoff on a failure or a 5xx, after the wait a 429 or 503 names in
-// Retry-After, and given up after a configured age with an undelivered
-// event. Every attempt carries the same event id (the delivery's key), by
+// backoff on a failure or any answer but a 2xx or 410 Gone, after the
+// wait a 429 or 503 names in Retry-After, and given up after a configured
+// age with an undelivered event. Every attempt carries the same event id (the delivery's key), by
 // which a receiver drops repeats.
 package webhook
 
@@ -49,17 +49,22 @@ const (
 
 // Options configure a Sender.
 type Options struct {
-	// Client sends the requests; nil is a client with a 30 s timeout. Its
+	// Client sends the requests; nil is a client with a 30 s timeout,
+	// which one given without a Timeout gets too (an attempt that never
+	// ends would hold its webhook until the replica stops). Its
 	// Transport is used, wrapped to carry the trace context; its
 	// redirect policy is replaced by one that follows only 307 and 308
-	// (which keep the body) to URLs Allow allows, at most 5 times.
+	// (which keep the body) to URLs Allow allows, at most 5 times, and
+	// sends no Referer (it would name the callback URL with its query,
+	// where a receiver's token may be).
 	Client *http.Client
 	// Allow are the URL prefixes callbacks may go to (webhooks.allow).
 	Allow core.CallbackPrefixes
 	// Body renders the closed question: the API's wait body
 	// (httpapi.WaitBody), so a receiver parses one format either way.
 	Body func(q *core.Question) ([]byte, error)
-	// Keys choose each webhook's secret.
+	// Keys choose each webhook's secret. With Allow set there must be a
+	// Default, and every secret given is at least MinSecretLen bytes.
 	Keys *Keys
 	// Now is the clock the timestamp is read from; nil is time.Now.
 	Now func() time.Time
@@ -90,6 +95,9 @@ var errRedirect = errors.New("redirect refused")
 // maxRedirects bounds the redirects one attempt follows.
 const maxRedirects = 5
 
+// defaultTimeout bounds one attempt when the client sets no Timeout.
+const defaultTimeout = 30 * time.Second
+
 // New checks o and returns a Sender.
 func New(o Options) (*Sender, error) {
 	if o.Body == nil || o.Keys == nil {
@@ -98,18 +106,27 @@ func New(o Options) (*Sender, error) {
 	if err := o.Allow.Validate(); err != nil {
 		return nil, fmt.Errorf("webhook: %s", core.ErrorMessage(err))
 	}
-	c := &http.Client{Timeout: 30 * time.Second}
+	if err := o.Keys.check(o.Allow); err != nil {
+		return nil, err
+	}
+	c := &http.Client{}
 	if o.Client != nil {
 		copied := *o.Client
 		c = &copied
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = defaultTimeout
 	}
 	// The request carries the trace of the span it is sent under (core's
 	// delivery span), so the receiver's trace goes on from the ask.
 	c.Transport = tracehttp.Transport(c.Transport)
 	s := &Sender{client: c, body: o.Body}
 	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		// The client has just set Referer to the URL redirected from,
+		// query and all; a receiver's token must not go on to the next.
+		req.Header.Del("Referer")
 		switch {
-		case len(via) >= maxRedirects:
+		case len(via) > maxRedirects: // len(via) is the number of this redirect
 			return fmt.Errorf("%w: more than %d redirects", errRedirect, maxRedirects)
 		case req.Response != nil && req.Response.StatusCode != http.StatusTemporaryRedirect && req.Response.StatusCode != http.StatusPermanentRedirect:
 			return fmt.Errorf("%w: a %d would drop the body; only 307 and 308 are followed", errRedirect, req.Response.StatusCode)
@@ -128,13 +145,16 @@ func New(o Options) (*Sender, error) {
 }
 
 // Reconfigure puts a reloaded allow list and keys in force for the
-// webhooks sent from now on; a bad list changes nothing.
+// webhooks sent from now on; a bad list or bad keys change nothing.
 func (s *Sender) Reconfigure(allow core.CallbackPrefixes, keys *Keys) error {
 	if keys == nil {
 		return errors.New("webhook: keys are required")
 	}
 	if err := allow.Validate(); err != nil {
 		return fmt.Errorf("webhook: %s", core.ErrorMessage(err))
+	}
+	if err := keys.check(allow); err != nil {
+		return err
 	}
 	s.live.Store(&senderConfig{allow: allow, keys: keys})
 	return nil

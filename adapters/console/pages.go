@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -144,85 +145,69 @@ func (s *Server) row(w http.ResponseWriter, r *http.Request, sess *session) {
 	s.render(w, r, http.StatusOK, "row", c)
 }
 
+// logBatch is the most events one read of the log hands out (core caps
+// Service.Events and Service.QuestionEvents there).
+const logBatch = 1000
+
 // logTail is the seq of the latest event. It reads on from the last tail
-// it found, so only the first call after a start walks the whole log.
+// it found; when that read is full (a replica's first page, or a burst
+// since the last), the log goes on, and rather than read it to the end
+// a batch at a time (a whole retained log, on a replica's first page) it
+// looks for the end by seq alone: reads of one event each, doubling the
+// step past the last event seen until a read finds none, then halving
+// the gap between. That is some dozens of one-event reads however long
+// the log, since seqs only grow.
 func (s *Server) logTail(ctx context.Context) (int64, error) {
 	s.tailMu.Lock()
 	defer s.tailMu.Unlock()
-	for {
-		evs, err := s.svc.Events(ctx, s.tail, 1000)
+	evs, err := s.svc.Events(ctx, s.tail, logBatch)
+	if err != nil {
+		return 0, err
+	}
+	if len(evs) > 0 {
+		s.tail = evs[len(evs)-1].Seq
+	}
+	if len(evs) < logBatch {
+		return s.tail, nil
+	}
+	// From here on lo is the seq of an event the log holds, and hi one
+	// no event is past (the first probe that found none).
+	lo, hi := s.tail, int64(0)
+	for step := int64(logBatch); ; {
+		probe := lo + min(step, math.MaxInt64-lo)
+		next, err := s.svc.Events(ctx, probe, 1)
 		if err != nil {
 			return 0, err
 		}
-		if len(evs) > 0 {
-			s.tail = evs[len(evs)-1].Seq
+		if len(next) == 0 {
+			hi = probe
+			break
 		}
-		if len(evs) < 1000 {
-			return s.tail, nil
+		lo = next[0].Seq
+		if step < math.MaxInt64/2 {
+			step *= 2
 		}
 	}
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		next, err := s.svc.Events(ctx, mid, 1)
+		if err != nil {
+			return 0, err
+		}
+		if len(next) == 0 {
+			hi = mid
+		} else {
+			lo = next[0].Seq
+		}
+	}
+	s.tail = lo
+	return s.tail, nil
 }
 
 // page adds what the layout needs to a page's data.
 func (s *Server) page(sess *session, data map[string]any) map[string]any {
 	data["Viewer"] = viewer{Account: sess.account, CSRF: sess.CSRF}
 	return data
-}
-
-// historyView is a question's page: its card, its whole event history
-// and, once closed, the resume the agent got.
-type historyView struct {
-	Card   cardView
-	Events []core.Event
-	Resume string
-}
-
-func (s *Server) history(ctx context.Context, sess *session, id core.QuestionID) (historyView, error) {
-	q, err := s.svc.Get(ctx, id)
-	if err != nil {
-		return historyView{}, err
-	}
-	evs, err := s.svc.QuestionEvents(ctx, q.ID, 0)
-	if err != nil {
-		return historyView{}, err
-	}
-	h := historyView{Card: s.cardOf(q, viewer{Account: sess.account, CSRF: sess.CSRF}), Events: evs}
-	if !q.Open() {
-		res, err := core.ResumeOf(q)
-		if err != nil {
-			return historyView{}, err
-		}
-		h.Resume = res.Text
-	}
-	return h, nil
-}
-
-func (s *Server) question(w http.ResponseWriter, r *http.Request, sess *session) {
-	since, err := s.logTail(r.Context())
-	if err != nil {
-		s.internal(w, r, err)
-		return
-	}
-	h, err := s.history(r.Context(), sess, questionID(r))
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	s.render(w, r, http.StatusOK, "question", s.page(sess, map[string]any{"H": h, "Stream": streamURL(since), "Title": h.Card.Q.Text}))
-}
-
-// questionPart is the changing part of a question's page, for the page to
-// swap in when the question changes. It is the part with its wrapper (the
-// element that names the question and where to fetch it again), since the
-// page swaps what it gets in whole: without it, the next change would find
-// nothing on the page to fetch.
-func (s *Server) questionPart(w http.ResponseWriter, r *http.Request, sess *session) {
-	h, err := s.history(r.Context(), sess, questionID(r))
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	s.render(w, r, http.StatusOK, "question-part", h)
 }
 
 // notFoundPage is the one answer for an unknown path, an unknown question

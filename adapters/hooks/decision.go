@@ -264,9 +264,30 @@ func (e *Unreached) Error() string {
 
 func (e *Unreached) Unwrap() error { return e.Err }
 
+// Usage is the hook command's own usage error (a bad flag, a stray
+// argument): the command in the host's hook settings is written wrong.
+// The person at the keyboard can fix that, so the reason they read names
+// it in full, with how the command is written, rather than "internal
+// error". It carries no code: it is not askbridge refusing the call, so
+// Codex is not told to deny it (FailedAsk).
+type Usage struct {
+	Synopsis string // the command's usage after "askbridge "
+	Err      error
+}
+
+func (e *Usage) Error() string {
+	return "usage error in the askbridge hook command: " + e.Err.Error() +
+		"; fix the command in the host's hook settings to read: askbridge " + e.Synopsis
+}
+
+func (e *Usage) Unwrap() error { return e.Err }
+
 // failureText is why an ask failed, as the host's person reads it.
 func failureText(err error) string {
 	if u, ok := errors.AsType[*Unreached](err); ok {
+		return u.Error()
+	}
+	if u, ok := errors.AsType[*Usage](err); ok {
 		return u.Error()
 	}
 	return core.ErrorMessage(err)

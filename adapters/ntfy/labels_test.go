@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 // TestButtonsThatReadAlikeOpenTheirPage: a notification never has two
@@ -44,5 +45,26 @@ func TestButtonsThatReadAlikeOpenTheirPage(t *testing.T) {
 				seen[a.Label] = true
 			}
 		})
+	}
+}
+
+// TestAnswerButtonSaysItOpensThePage: a clarification's button opens the
+// answer's page in the browser (a view action), as ntfy takes no reply
+// to a notification; its label says so, the words email uses, rather
+// than the chat surfaces' "Reply to answer".
+func TestAnswerButtonSaysItOpensThePage(t *testing.T) {
+	q := &core.Question{ID: "b234567abcdefghij", Kind: core.KindClarification, State: core.StateOpen, Text: "Which region?",
+		Reversibility: core.Reversible, Deadline: time.Now().Add(time.Hour)}
+	p := render(t, q)
+	if len(p.Actions) == 0 {
+		t.Fatal("no buttons")
+	}
+	if a := p.Actions[0]; a.Label != card.LabelAnswerOnPage || a.Action != "view" {
+		t.Errorf("the answer button is %q (%s), want %q (view)", a.Label, a.Action, card.LabelAnswerOnPage)
+	}
+	for _, a := range p.Actions {
+		if a.Label == card.LabelAnswer {
+			t.Errorf("a button reads %q, which no reply to a notification does", a.Label)
+		}
 	}
 }

@@ -260,9 +260,15 @@ func Render(c card.Card, topic string, links []actionlink.Link, menu string) Pub
 }
 
 // label is a's label within ntfy's, cut before its Keep (a recommended
-// choice's note), which stays whole.
+// choice's note), which stays whole. The answer in words is typed on the
+// page the button opens, as nothing reads a reply to a notification, so
+// its button says that rather than "Reply to answer".
 func label(a card.Action) string {
-	return textlimit.Runes.CutKeeping(textlimit.OneLine(a.Head()), a.Keep, maxLabel)
+	head := a.Head()
+	if a.Label == card.LabelAnswer {
+		head = card.LabelAnswerOnPage
+	}
+	return textlimit.Runes.CutKeeping(textlimit.OneLine(head), a.Keep, maxLabel)
 }
 
 func title(c card.Card) string {

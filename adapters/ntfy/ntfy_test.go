@@ -187,7 +187,9 @@ func TestMoreChoicesThanButtons(t *testing.T) {
 	}
 }
 
-// A clarification's button opens the page with a text box.
+// A clarification's button opens the page with a text box, and says so:
+// a notification takes no reply, so "Reply to answer" promised what the
+// tap does not do.
 func TestClarificationOpensThePage(t *testing.T) {
 	e := newEnv(t, token)
 	e.deliver()
@@ -195,14 +197,14 @@ func TestClarificationOpensThePage(t *testing.T) {
 	m := e.notification(1)
 	var answer ntfyfake.Action
 	for _, a := range m.Actions {
-		if a.Label == card.LabelAnswer {
+		if a.Label == card.LabelAnswerOnPage {
 			answer = a
 		}
 	}
 	if answer.Action != "view" {
-		t.Fatalf("the answer button is %+v", answer)
+		t.Fatalf("the answer button is %+v", m.Actions)
 	}
-	if status, body := ntfyfake.Tap(t, m, card.LabelAnswer); status != 200 || !strings.Contains(body, "<textarea") || strings.Contains(body, `name="address"`) {
+	if status, body := ntfyfake.Tap(t, m, card.LabelAnswerOnPage); status != 200 || !strings.Contains(body, "<textarea") || strings.Contains(body, `name="address"`) {
 		t.Fatalf("page: %d\n%s", status, body)
 	}
 	res, err := http.PostForm(answer.URL, url.Values{"text": {"eu-west-1"}})

@@ -260,9 +260,13 @@ const (
 	LabelDecline       = "Decline: let the agent decide"
 	LabelAnswer        = "Reply to answer"
 	// LabelAnswerOnPage is LabelAnswer where a reply reaches nobody: an
-	// email's link, whose page takes the answer (nothing reads replies
-	// to the mail, so "Reply" would lose it).
-	LabelAnswerOnPage  = "Open the page to answer"
+	// email's link or an ntfy button, whose page takes the answer
+	// (nothing reads replies to the mail or the notification, so
+	// "Reply" would lose it).
+	LabelAnswerOnPage = "Open the page to answer"
+	// LabelSendAnswer is LabelAnswer on that page, where the answer is
+	// typed and sent.
+	LabelSendAnswer    = "Send the answer"
 	LabelSomethingElse = "Something else"
 	// RecommendedNote ends the label of a recommended choice.
 	RecommendedNote = " (Recommended)"

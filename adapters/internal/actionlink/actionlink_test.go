@@ -405,6 +405,10 @@ func TestClarificationTakesText(t *testing.T) {
 	if status != 200 || !strings.Contains(body, `<textarea id="text" name="text" required>`) {
 		t.Fatalf("GET: %d\n%s", status, body)
 	}
+	// The answer is typed here and sent: no "Reply" to send.
+	if strings.Contains(body, card.LabelAnswer) || !strings.Contains(body, "Confirm: "+card.LabelSendAnswer) {
+		t.Fatalf("the page's words for the answer:\n%s", body)
+	}
 	if status, body := call(t, http.MethodPost, u, url.Values{"address": {alice}, "text": {"  "}}); status != http.StatusBadRequest || !strings.Contains(body, "<form") {
 		t.Fatalf("a blank answer: %d\n%s", status, body)
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -59,5 +60,26 @@ func TestMenuLinksBehindAPathPrefix(t *testing.T) {
 	}
 	if got := b.state(q.ID); !got.Open() {
 		t.Fatalf("opening the links answered the question: %s", got.State)
+	}
+}
+
+// TestMenuSaysWhereAnAnswerIsTyped: a clarification's menu offers to open
+// the page where the answer is typed, not a "Reply" that nothing reads.
+func TestMenuSaysWhereAnAnswerIsTyped(t *testing.T) {
+	b := newBridge(t)
+	q := b.ask(core.AskInput{Kind: core.KindClarification, Text: "Which region?"})
+	const topic = "s3cret-topic-of-alice"
+	shown := card.New(q, core.MessageRef{Surface: core.SurfaceNtfy, Room: topic, Kind: core.DeliverPost})
+	menu, err := b.s.MenuLink(q, shown, core.SurfaceNtfy, topic, b.srv.URL+"/ntfy/act/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, body := call(t, http.MethodGet, menu, nil)
+	var labels []string
+	for _, l := range href.FindAllStringSubmatch(body, -1) {
+		labels = append(labels, l[2])
+	}
+	if status != http.StatusOK || !slices.Contains(labels, card.LabelAnswerOnPage) || slices.Contains(labels, card.LabelAnswer) {
+		t.Fatalf("the menu: %d, links %q", status, labels)
 	}
 }

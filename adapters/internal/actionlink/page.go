@@ -353,9 +353,20 @@ func (p *Page) menu(q *core.Question, c Claims) view {
 		return v
 	}
 	for _, l := range links {
-		v.Choices = append(v.Choices, choice{Label: l.Action.Label, URL: l.URL})
+		v.Choices = append(v.Choices, choice{Label: pageLabel(l.Action.Label, card.LabelAnswerOnPage), URL: l.URL})
 	}
 	return v
+}
+
+// pageLabel is label as this page says it: the chat cards' "Reply to
+// answer" names a reply, which a link's recipient does not send (the
+// answer is typed on the page), so the page says instead what its
+// link or button does (as).
+func pageLabel(label, as string) string {
+	if label == card.LabelAnswer {
+		return as
+	}
+	return label
 }
 
 // formFor finds the link's action on q's card as it stands: its label,
@@ -372,7 +383,7 @@ func (p *Page) formFor(q *core.Question, c Claims) (form, bool) {
 			// Masked: whoever confirms types the address themselves.
 			who = Mask(c.To)
 		}
-		f := form{Label: a.Label, Who: who, Input: a.Input, Text: a.Prefill, Address: p.ConfirmAddress}
+		f := form{Label: pageLabel(a.Label, card.LabelSendAnswer), Who: who, Input: a.Input, Text: a.Prefill, Address: p.ConfirmAddress}
 		switch a.Input {
 		case card.InputRequired:
 			f.Prompt = "Your answer"

@@ -25,6 +25,10 @@ import (
 // its own cap too.
 const maxHookInput = 4 << 20
 
+// hookSynopsis is how the hook command is written: in its usage, and in
+// the reason a host is given when its hook command is written wrong.
+const hookSynopsis = "hook --host claude-code|codex [--route R] [--wait D]"
+
 // cmdHook is a command hook for an agent host: it reads the host's hook
 // input on stdin, asks askbridge (POST /v1/hooks/{host}), waits, and
 // prints the host's decision on stdout. An empty stdout with exit 0 is no
@@ -34,7 +38,7 @@ const maxHookInput = 4 << 20
 // hook command written wrong included once its --host is known; never 2,
 // which Claude Code reads as a deny.
 func cmdHook(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlags("hook", stderr, "hook --host claude-code|codex [--route R] [--wait D]  (hook input on stdin)")
+	fs := newFlags("hook", stderr, hookSynopsis+"  (hook input on stdin)")
 	host := fs.String("host", "", "the agent host that runs this hook: claude-code or codex")
 	route := fs.String("route", "", "the route to ask on (default: the default route)")
 	wait := durationFlag(fs, "wait", "how long to wait for an answer before leaving the prompt to the host (default and most: the server's max wait); keep it under the hook's timeout")
@@ -53,7 +57,7 @@ func cmdHook(ctx context.Context, args []string, getenv func(string) string, std
 	h, err := hooks.ParseHost(hostName)
 	if err != nil {
 		if usage != nil {
-			return fail(stderr, fmt.Errorf("hook: %w", usage))
+			return fail(stderr, &hooks.Usage{Synopsis: hookSynopsis, Err: usage})
 		}
 		return fail(stderr, fmt.Errorf("hook: --host: %s", core.ErrorMessage(err)))
 	}
@@ -65,8 +69,8 @@ func cmdHook(ctx context.Context, args []string, getenv func(string) string, std
 	if usage != nil {
 		// A hook command written wrong still owes the host its fallback:
 		// exit 1 alone would leave a PreToolUse call to the host's own
-		// rules, which may run it unasked.
-		return failed(fmt.Errorf("hook: %w", usage))
+		// rules, which may run it unasked. Its reason says what to fix.
+		return failed(&hooks.Usage{Synopsis: hookSynopsis, Err: usage})
 	}
 	if len(body) > maxHookInput {
 		return failed(core.Errorf(core.CodeInvalid, "hook", "the hook input is larger than %d bytes", maxHookInput))

@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"encoding/json"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -61,6 +62,45 @@ func TestHookCommandWrittenWrongStillFallsBack(t *testing.T) {
 		code, out, errb := runAll(t.Context(), env, c.in, append([]string{"hook"}, c.args...)...)
 		if code != c.code || strings.Contains(out, `"permissionDecision":"ask"`) != c.ask || (!c.ask && out != "") || !strings.Contains(errb, c.errWant) {
 			t.Errorf("hook %v: exit %d, stdout %q, stderr %q; want exit %d, ask %v, %q on stderr", c.args, code, out, errb, c.code, c.ask, c.errWant)
+		}
+	}
+}
+
+// TestHookCommandUsageErrorSaysSo: the reason Claude Code shows for a
+// hook command written wrong names it a usage error of askbridge's hook
+// command, says what was wrong and how the command is written, so the
+// person at the keyboard knows to fix the hook's settings. Before, it
+// read "askbridge could not ask in chat (internal error)".
+func TestHookCommandUsageErrorSaysSo(t *testing.T) {
+	env := hookEnv("http://127.0.0.1:1")
+	claude := hookInput(t, "claude-code/pre-tool-use.bash.json")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--host=claude-code", "--wiat", "4m"}, "flag provided but not defined: -wiat"},
+		{[]string{"--host", "claude-code", "--wait", "290"}, `invalid value "290" for flag -wait`},
+		{[]string{"--host", "claude-code", "extra"}, `unexpected argument "extra"`},
+	} {
+		code, out, errb := runAll(t.Context(), env, claude, append([]string{"hook"}, c.args...)...)
+		var got struct {
+			Specific struct {
+				Decision string `json:"permissionDecision"`
+				Reason   string `json:"permissionDecisionReason"`
+			} `json:"hookSpecificOutput"`
+		}
+		if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil {
+			t.Errorf("hook %v: exit %d, stdout %q (%v), stderr %q", c.args, code, out, err, errb)
+			continue
+		}
+		r := got.Specific.Reason
+		for _, want := range []string{"usage error in the askbridge hook command", c.want, "askbridge hook --host claude-code|codex"} {
+			if got.Specific.Decision != "ask" || !strings.Contains(r, want) {
+				t.Errorf("hook %v: %s %q; want ask and %q in the reason", c.args, got.Specific.Decision, r, want)
+			}
+		}
+		if strings.Contains(r, "internal error") {
+			t.Errorf("hook %v: the reason %q says internal error", c.args, r)
 		}
 	}
 }

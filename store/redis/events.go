@@ -152,7 +152,7 @@ func (s *Store) QuestionEvents(ctx context.Context, id core.QuestionID, limit in
 	if err != nil && !errors.Is(err, goredis.Nil) {
 		return nil, core.Internal(op, err)
 	}
-	ids := strings.Fields(field)
+	ids := firstEventIDs(strings.Fields(field), limit)
 	cmds := make([]*goredis.XMessageSliceCmd, len(ids))
 	_, err = s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
 		for i, sid := range ids {
@@ -182,4 +182,22 @@ func (s *Store) QuestionEvents(ctx context.Context, id core.QuestionID, limit in
 		out = out[:limit]
 	}
 	return out, nil
+}
+
+// firstEventIDs are the first limit of a question's event ids (its "ev"
+// field: "<n>-<shard>", all of one shard), each once, in their order on
+// the stream, which is Seq's; all of them for limit <= 0. Only those are
+// read, so a page of a long history does not fetch the whole of it.
+func firstEventIDs(ids []string, limit int) []string {
+	num := func(id string) uint64 {
+		n, _, _ := strings.Cut(id, "-")
+		v, _ := strconv.ParseUint(n, 10, 64)
+		return v
+	}
+	slices.SortFunc(ids, func(a, b string) int { return cmp.Compare(num(a), num(b)) })
+	ids = slices.Compact(ids)
+	if limit > 0 && len(ids) > limit {
+		ids = ids[:limit]
+	}
+	return ids
 }

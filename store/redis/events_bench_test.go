@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/core"
 	redisstore "github.com/askbridge/askbridge/store/redis"
 )
 
@@ -33,6 +34,34 @@ func BenchmarkEventsPage(b *testing.B) {
 		page, err := s.Events(b.Context(), since, 100)
 		if err != nil || len(page) != 100 {
 			b.Fatalf("page: %d, %v", len(page), err)
+		}
+	}
+}
+
+// BenchmarkQuestionEventsOfALongHistory reads the first 1,000 events of a
+// question with 3,000 (one refused again and again), as the console's
+// question page does for each page of its history.
+func BenchmarkQuestionEventsOfALongHistory(b *testing.B) {
+	defer flush(b)
+	s, err := redisstore.New(context.Background(), sharedClient(), redisstore.Options{Prefix: randomPrefix()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close() })
+	now := time.Now()
+	q := question(0, "run-1", now)
+	mustCreate(b, s, q)
+	for range 2999 {
+		if _, err := s.Append(b.Context(), event(q, core.EventReminded, now)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		evs, err := s.QuestionEvents(b.Context(), q.ID, 1000)
+		if err != nil || len(evs) != 1000 {
+			b.Fatalf("events: %d, %v", len(evs), err)
 		}
 	}
 }

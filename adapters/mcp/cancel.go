@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -90,7 +91,8 @@ const maxPeek = 1 << 20
 // cancelGate does for streamable HTTP what withholding does for stdio. A
 // call's response travels on the event stream of the POST that carried
 // the call; once the client cancels that call (a notifications/cancelled
-// POST in the same session), nothing more is written to that stream.
+// POST in the same session, by the same caller), nothing more is written
+// to that stream.
 //
 // It also ties each call to its POST. When that request ends before the
 // call does (the client was killed, or the connection dropped), no
@@ -137,9 +139,24 @@ func (g *cancelGate) post(h http.Header) *post {
 	return g.posts[h.Get(callHeader)]
 }
 
+// gateKey names a call in flight: its session, its caller (the token's
+// user the bearer middleware named, "" without one) and its request id.
+// The gate acts before the SDK checks that a request's caller owns the
+// session it names, so the caller is part of the key: a cancel, or a
+// call, sent by another caller under a session id it learnt reaches
+// nothing of the session's own calls, and the SDK then refuses it.
 type gateKey struct {
 	session string
+	caller  string
 	id      jsonrpc.ID
+}
+
+// callerOf is the user the bearer middleware named for r, or "".
+func callerOf(r *http.Request) string {
+	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
+		return ti.UserID
+	}
+	return ""
 }
 
 func newCancelGate() *cancelGate {
@@ -171,7 +188,7 @@ func (g *cancelGate) wrap(next http.Handler) http.Handler {
 		switch {
 		case req == nil:
 		case req.IsCall():
-			key := gateKey{session, req.ID}
+			key := gateKey{session, callerOf(r), req.ID}
 			cancelled := make(chan struct{})
 			g.mu.Lock()
 			g.calls[key] = cancelled
@@ -194,7 +211,7 @@ func (g *cancelGate) wrap(next http.Handler) http.Handler {
 			}
 			if json.Unmarshal(req.Params, &p) == nil {
 				if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
-					key := gateKey{session, id}
+					key := gateKey{session, callerOf(r), id}
 					g.mu.Lock()
 					if ch, ok := g.calls[key]; ok {
 						close(ch)

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -76,15 +77,15 @@ func (h *handler) listenTasks(w http.ResponseWriter, r *http.Request, l *taskLis
 		http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
 		return
 	}
-	version, _ := l.Params.Meta[mcpsdk.MetaKeyProtocolVersion].(string)
-	if version == "" || version != r.Header.Get(versionHeader) {
-		writeRPCError(w, http.StatusBadRequest, l.ID, &jsonrpc.Error{Code: mcpsdk.CodeHeaderMismatch,
-			Message: fmt.Sprintf("the %s header must match the request's _meta %q", versionHeader, mcpsdk.MetaKeyProtocolVersion)})
+	if e := listenRefused(r, l); e != nil {
+		writeRPCError(w, http.StatusBadRequest, l.ID, e)
 		return
 	}
 	caps := capsOf(nil, l.Params.Meta)
 	if !declaresTasks(caps) {
-		writeRPCError(w, http.StatusOK, l.ID, missingCapability().(*jsonrpc.Error))
+		// 400, as the SDK answers this code on 2026-07-28 for the other
+		// task methods.
+		writeRPCError(w, http.StatusBadRequest, l.ID, missingCapability().(*jsonrpc.Error))
 		return
 	}
 	ctx, cancel := context.WithCancel(r.Context())
@@ -186,6 +187,34 @@ func (h *handler) listenTasks(w http.ResponseWriter, r *http.Request, l *taskLis
 		send(map[string]any{"jsonrpc": "2.0", "id": l.ID, "result": map[string]any{"resultType": resultComplete, "_meta": sub}})
 	}
 }
+
+// listenRefused is the error for a listen that the SDK's handler would
+// refuse, with the code that handler gives, or nil: its version header must
+// match its _meta, its Mcp-Method header must name the method, and the
+// version must be one askbridge serves. Without the last check a listen
+// of a revision askbridge does not speak was served as 2026-07-28's,
+// while every other request of that revision is refused with -32022.
+func listenRefused(r *http.Request, l *taskListen) *jsonrpc.Error {
+	version, _ := l.Params.Meta[mcpsdk.MetaKeyProtocolVersion].(string)
+	if version == "" || version != r.Header.Get(versionHeader) {
+		return &jsonrpc.Error{Code: mcpsdk.CodeHeaderMismatch,
+			Message: fmt.Sprintf("the %s header must match the request's _meta %q", versionHeader, mcpsdk.MetaKeyProtocolVersion)}
+	}
+	if m := r.Header.Get(methodHeader); m != methodListen {
+		return &jsonrpc.Error{Code: mcpsdk.CodeHeaderMismatch,
+			Message: fmt.Sprintf("the %s header must name the request's method, %q (it is %q)", methodHeader, methodListen, m)}
+	}
+	if !slices.Contains(protocolVersions, version) {
+		data, _ := json.Marshal(mcpsdk.UnsupportedProtocolVersionData{Supported: protocolVersions, Requested: version})
+		return &jsonrpc.Error{Code: mcpsdk.CodeUnsupportedProtocolVersion,
+			Message: fmt.Sprintf("protocol version %q is not supported by this server", version), Data: data}
+	}
+	return nil
+}
+
+// methodHeader is the streamable transport's header naming a request's
+// method (2026-07-28).
+const methodHeader = "Mcp-Method"
 
 // keepListening writes keepAliveComment on a listen stream every wait
 // slice until alive closes, so that a proxy does not cut a stream idle

@@ -313,18 +313,26 @@ func peekBody(r *http.Request) []byte {
 const versionHeader = "Mcp-Protocol-Version"
 
 // newProtocol reports whether r speaks 2026-07-28 or later: its version
-// header says so, or, for a client that left the header out, its body's
-// _meta names such a version (the stateless handler then tells it that
-// the header is required). A request that says neither is an earlier
+// header says so, or its body's _meta names such a version (a single
+// message's, or a batch's first). A request whose _meta says so and whose
+// header is missing or names an earlier revision goes to the stateless
+// handler too, which tells it plainly that the header is required or
+// does not match; the session handler would refuse it with -32022
+// "protocol version 2025-11-25 is not supported", naming 2025-11-25 among
+// the versions it supports. A request that says neither is an earlier
 // client's, in a session or opening one.
 func newProtocol(r *http.Request) bool {
-	if v := r.Header.Get(versionHeader); v != "" {
-		return v >= protocolStateless
+	if v := r.Header.Get(versionHeader); v >= protocolStateless {
+		return true
 	}
-	if r.Header.Get(sessionHeader) != "" {
-		return false
+	body := bytes.TrimSpace(peekBody(r))
+	if len(body) > 0 && body[0] == '[' {
+		var batch []json.RawMessage
+		if json.Unmarshal(body, &batch) != nil || len(batch) == 0 {
+			return false
+		}
+		body = batch[0]
 	}
-	body := peekBody(r)
 	var m struct {
 		Params struct {
 			Meta map[string]any `json:"_meta"`

@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -238,5 +239,48 @@ func retryOnAnotherReplica(t *testing.T, caller func(*http.Request) core.AgentID
 	}
 	if len(replicas) != 2 {
 		t.Fatalf("the two calls reached replicas %v, want both", replicas)
+	}
+}
+
+// TestMismatchedVersionIsToldSo: a request whose _meta says it speaks
+// 2026-07-28 while its version header names 2025-11-25, or (a batch) has
+// no header at all, is refused for what is wrong with it: the header
+// does not match, or is missing (-32020). Before, such a request went to
+// the handler of sessions, which answered -32022 "protocol version
+// 2025-11-25 is not supported by this server" (or 2025-03-26, the
+// revision it assumes without a header) while listing that same version
+// among those it supports.
+func TestMismatchedVersionIsToldSo(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	r := newReplicas(t, newService(t), 1, mcp.Options{Caller: agentOf})
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + meta + `}}`
+	for _, c := range []struct{ name, header, body string }{
+		{"an earlier revision in the header", "2025-11-25", list},
+		{"a batch without the header", "", "[" + list + "]"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, r.urls[0].String(), stringsReader(c.body))
+			req.Header.Set("Authorization", "Bearer tok-alice")
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Mcp-Method", "tools/list")
+			if c.header != "" {
+				req.Header.Set("Mcp-Protocol-Version", c.header)
+			}
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			var m struct{ Error *rpcError }
+			if err := json.NewDecoder(res.Body).Decode(&m); err != nil {
+				t.Fatalf("HTTP %d: %v", res.StatusCode, err)
+			}
+			if m.Error == nil || m.Error.Code != -32020 || !strings.Contains(m.Error.Message, "Mcp-Protocol-Version") {
+				t.Errorf("refused with %+v (%s), want -32020 naming the header", m.Error, dataOf(m.Error))
+			}
+		})
 	}
 }

@@ -1,0 +1,80 @@
+package mcp_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/askbridge/askbridge/adapters/mcp"
+)
+
+// withoutHeader sends each request without one header.
+type withoutHeader struct {
+	name string
+	next http.RoundTripper
+}
+
+func (d withoutHeader) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Del(d.name)
+	return d.next.RoundTrip(req)
+}
+
+// TestTaskListenRefusesAsTheOtherMethodsDo: the listen askbridge serves
+// itself refuses what the SDK refuses of every other 2026-07-28 request,
+// with HTTP 400 and the same codes: a revision it does not speak
+// (-32022, naming the revisions it does), a request without its
+// Mcp-Method header (-32020), and a host that did not declare the
+// extension (-32021). Before, a listen of 2099-01-01 was acknowledged and
+// served as a 2026-07-28 one, a listen without Mcp-Method was served too,
+// and the missing capability came with HTTP 200.
+func TestTaskListenRefusesAsTheOtherMethodsDo(t *testing.T) {
+	e := newTaskEnv(t)
+	alice := e.host("tok-alice", tasksCaps(false))
+	raw, err := alice.callTool(e.ctx, mcp.ToolClarification, map[string]any{"question": "Mine?", "reversibility": "reversible"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := asTask(t, raw).TaskID
+
+	future := e.host("tok-alice", tasksCaps(false))
+	future.version = "2099-01-01"
+	bare := e.host("tok-alice", tasksCaps(false))
+	bare.http = &http.Client{Transport: withoutHeader{"Mcp-Method", bare.http.Transport}}
+	plain := e.host("tok-alice", map[string]any{})
+	for _, c := range []struct {
+		name string
+		host *taskClient
+		code int
+		data string // a part of the error's data
+	}{
+		{"a revision askbridge does not speak", future, -32022, `"2026-07-28"`},
+		{"no Mcp-Method header", bare, -32020, ""},
+		{"no Tasks extension declared", plain, -32021, `"io.modelcontextprotocol/tasks"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, _, err := c.host.post(e.ctx, "subscriptions/listen", "", map[string]any{"notifications": map[string]any{"taskIds": []string{own}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			var m struct {
+				Method string    `json:"method"`
+				Error  *rpcError `json:"error"`
+			}
+			if strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+				t.Fatalf("HTTP %d, an event stream: the listen was served", res.StatusCode)
+			}
+			if err := json.NewDecoder(res.Body).Decode(&m); err != nil {
+				t.Fatal(err)
+			}
+			if m.Error == nil || m.Error.Code != c.code || !strings.Contains(string(m.Error.Data), c.data) {
+				t.Errorf("refused with %+v (%s), want %d", m.Error, dataOf(m.Error), c.code)
+			}
+			if res.StatusCode != http.StatusBadRequest {
+				t.Errorf("HTTP %d, want 400", res.StatusCode)
+			}
+		})
+	}
+}

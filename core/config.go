@@ -103,6 +103,11 @@ type bound struct {
 // settings loads it once.
 func (s *Service) conf() *bound { return s.live.Load() }
 
+// Retention is how long a closed question is kept in force now
+// (Config.Retention): a door that promises how long a question can be
+// read (MCP's task ttlMs) states it from this.
+func (s *Service) Retention() time.Duration { return s.conf().cfg.Retention }
+
 // Tokens are the doors' tokens the configuration in force carries
 // (Config.Tokens), nil if it carries none.
 func (s *Service) Tokens() any { return s.conf().cfg.Tokens }

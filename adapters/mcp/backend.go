@@ -45,6 +45,8 @@ type Status struct {
 	Kind       core.Kind
 	State      core.State
 	AskedAt    time.Time
+	// Deadline is when it closes at the latest, as it stands.
+	Deadline time.Time
 	// ClosedAt is when it closed; zero while it is open.
 	ClosedAt time.Time
 	// Question is the question as its agent may see it (kind, text,
@@ -72,7 +74,7 @@ func (e *UnavailableError) Unwrap() error { return e.Err }
 
 // StatusOf is q's status, with the resume core builds once it is closed.
 func StatusOf(q *core.Question) (Status, error) {
-	st := Status{QuestionID: q.ID, Kind: q.Kind, State: q.State, AskedAt: q.CreatedAt, Question: q}
+	st := Status{QuestionID: q.ID, Kind: q.Kind, State: q.State, AskedAt: q.CreatedAt, Deadline: q.Deadline, Question: q}
 	if q.Open() {
 		return st, nil
 	}

@@ -95,6 +95,11 @@ type Options struct {
 	// TaskPoll is the poll interval a task suggests to its host; zero
 	// means DefaultTaskPoll.
 	TaskPoll time.Duration
+	// Retention, when set, is how long the bridge keeps a closed question
+	// (core.Service.Retention): a task's ttlMs is then its question's
+	// close (its deadline while open) plus that, from its asking. Unset
+	// (a door that cannot know it), ttlMs is null.
+	Retention func() time.Duration
 	// Unavailable, when set, is the store's word on whether an error is a
 	// failover's or an unreachable server's (store/redis's Unavailable),
 	// as the HTTP API takes it: a caller is told core.UnavailableMessage

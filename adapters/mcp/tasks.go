@@ -87,8 +87,10 @@ type task struct {
 	StatusMessage string `json:"statusMessage,omitempty"`
 	CreatedAt     string `json:"createdAt"`
 	LastUpdatedAt string `json:"lastUpdatedAt"`
-	// TTLMs is null: a task lasts as long as its question is kept (the
-	// store's retention), after which it reads as not found.
+	// TTLMs is how long from its asking the task can be read: its
+	// question is kept for the retention after it closes, and closes by
+	// its deadline, then reads as not found (ttlOf). Null, "unlimited",
+	// only where the door cannot know the retention.
 	TTLMs          *int64                 `json:"ttlMs"`
 	PollIntervalMs int64                  `json:"pollIntervalMs,omitempty"`
 	InputRequests  mcpsdk.InputRequestMap `json:"inputRequests,omitempty"`
@@ -397,6 +399,7 @@ func (h *handler) taskOf(ctx context.Context, st Status, caps *mcpsdk.ClientCapa
 	if !st.ClosedAt.IsZero() {
 		t.LastUpdatedAt = isoTime(st.ClosedAt)
 	}
+	t.TTLMs = h.ttlOf(st)
 	switch {
 	case st.State == core.StateCancelled:
 		t.Status = statusCancelled
@@ -418,6 +421,22 @@ func (h *handler) taskOf(ctx context.Context, st Status, caps *mcpsdk.ClientCapa
 		}
 	}
 	return t, nil
+}
+
+// ttlOf is st's task's ttlMs: from its asking until the bridge may drop
+// its question, the retention after its close, or after its deadline
+// while it is open (a deadline moved later, or a close, changes it, as
+// the extension allows). Nil when the retention is not known.
+func (h *handler) ttlOf(st Status) *int64 {
+	end := st.ClosedAt
+	if end.IsZero() {
+		end = st.Deadline
+	}
+	if h.opts.Retention == nil || end.IsZero() || st.AskedAt.IsZero() {
+		return nil
+	}
+	ms := end.Add(h.opts.Retention()).Sub(st.AskedAt).Milliseconds()
+	return &ms
 }
 
 // takesForms reports whether capabilities take form elicitations.

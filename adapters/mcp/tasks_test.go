@@ -96,7 +96,7 @@ func newTaskEnvWith(t *testing.T, tune func(*mcp.Options)) *taskEnv {
 		"chat-only":       {Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}}},
 	}})
 	e := &taskEnv{t: t, ctx: ctx, svc: svc, clock: clock, schema: newSchemaCheck(t)}
-	opts := mcp.Options{Caller: agentOf, TaskPoll: 250 * time.Millisecond, Version: "test", Clock: clock}
+	opts := mcp.Options{Caller: agentOf, TaskPoll: 250 * time.Millisecond, Version: "test", Clock: clock, Retention: svc.Retention}
 	if tune != nil {
 		tune(&opts)
 	}
@@ -172,8 +172,10 @@ func TestTaskPerTool(t *testing.T) {
 			if err != nil || q.Kind != c.kind || q.Agent != "alice" || !q.Open() {
 				t.Fatalf("the task's question: %+v, %v", q, err)
 			}
-			if w.Status != "working" || w.PollIntervalMs != 250 || w.TTLMs != nil || w.CreatedAt == "" {
-				t.Errorf("created task %+v", w)
+			// Readable until the retention after its close, which comes
+			// by its deadline at the latest.
+			if ttl := q.Deadline.Add(e.svc.Retention()).Sub(q.CreatedAt).Milliseconds(); w.Status != "working" || w.PollIntervalMs != 250 || w.TTLMs == nil || *w.TTLMs != ttl || w.CreatedAt == "" {
+				t.Errorf("created task %+v, want ttlMs %d", w, ttl)
 			}
 			if got, err := h.get(e.ctx, w.TaskID); err != nil || got.Status != "working" || got.ResultType != "complete" {
 				t.Fatalf("polled: %+v, %v", got, err)
@@ -184,6 +186,10 @@ func TestTaskPerTool(t *testing.T) {
 			got, err := h.get(e.ctx, w.TaskID)
 			if err != nil {
 				t.Fatal(err)
+			}
+			closed, _ := e.svc.Get(e.ctx, q.ID)
+			if ttl := closed.Resolution.At.Add(e.svc.Retention()).Sub(q.CreatedAt).Milliseconds(); got.TTLMs == nil || *got.TTLMs != ttl {
+				t.Errorf("completed task's ttlMs %v, want %d: the retention from its close", got.TTLMs, ttl)
 			}
 			res := completed(t, got)
 			p, err := fence.ParseResume(res.Content[0].(*mcpsdk.TextContent).Text)
@@ -453,5 +459,20 @@ func parkedWith(t *testing.T, ctx context.Context, svc *core.Service, text strin
 		case <-ctx.Done():
 			t.Fatalf("no question %q was parked", text)
 		}
+	}
+}
+
+// TestTaskTTLUnknownIsNull: a door that cannot know how long the bridge
+// keeps a question (no Retention) says ttlMs null, as it did, rather than
+// a number it made up.
+func TestTaskTTLUnknownIsNull(t *testing.T) {
+	e := newTaskEnvWith(t, func(o *mcp.Options) { o.Retention = nil })
+	h := e.host("tok-alice", tasksCaps(false))
+	raw, err := h.callTool(e.ctx, mcp.ToolClarification, map[string]any{"question": "Go?", "reversibility": "reversible"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := asTask(t, raw); w.TTLMs != nil {
+		t.Fatalf("ttlMs %d without a known retention", *w.TTLMs)
 	}
 }

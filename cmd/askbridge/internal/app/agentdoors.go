@@ -25,6 +25,8 @@ func (m *Main) mountAgentDoors(mux *http.ServeMux, api *httpapi.Server, svc *cor
 		Caller:  func(r *http.Request) core.AgentID { return agentName(r.Context()) },
 		Still:   stillOf,
 		Stop:    stop,
+		// A task's ttlMs: how long the bridge keeps its question.
+		Retention: svc.Retention,
 		// What the door logs (an internal error whose detail its caller
 		// never sees) goes to the program's log, as the API's does.
 		Logger: slog.New(zerologHandler{log: m.Log.With().Str("component", "mcp").Logger()}),

@@ -21,6 +21,7 @@ type command func(ctx context.Context, args []string, getenv func(string) string
 var cliCommands = map[string]command{
 	"ask":       cmdAsk,
 	"questions": cmdQuestions,
+	"show":      cmdShow,
 	"answer":    cmdAnswer,
 	"decline":   cmdDecline,
 	"wait":      cmdWait,

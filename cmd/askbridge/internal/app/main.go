@@ -62,6 +62,7 @@ const usage = `askbridge: let an AI agent stop and ask a human.
                                   or REDIS_CLUSTER_URL for Redis)
   askbridge ask [flags]           ask a question and wait for the answer
   askbridge questions             list open questions
+  askbridge show ID               print a question and the command for each way to answer it
   askbridge answer ID [flags]     answer a question
   askbridge decline ID            decline a question
   askbridge wait ID               wait for a question asked earlier and print its resume

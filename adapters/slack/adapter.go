@@ -245,13 +245,38 @@ var mayHaveActed = map[string]bool{
 	"fatal_error":    true,
 }
 
+// rateLimitCodes name the Slack error codes that refuse a call for the
+// app's pace, not for the call: rate_limited ("Application has posted
+// too many messages"), which comes as "ok": false with no Retry-After,
+// and ratelimited, a 429's own code.
+var rateLimitCodes = map[string]bool{
+	"rate_limited": true,
+	"ratelimited":  true,
+}
+
+// rateLimitedWait is how long a delivery waits after a rate limit that
+// names no wait of its own: Slack counts its limits per minute.
+const rateLimitedWait = time.Minute
+
 // deliveryErr maps a Web API error to what core.Deliver understands.
+// Every rate limit is a core.RetryAfter, with or without Slack's own
+// Retry-After: counted as a failed attempt instead, a burst long enough
+// to refuse a card eight times would drop it as undelivered, and an
+// unknown outcome would mark its next post a possible repeat.
 func deliveryErr(op string, err error) error {
 	var rl *slack.RateLimitedError
 	if errors.As(err, &rl) {
 		return &core.RetryAfter{After: rl.RetryAfter, Err: fmt.Errorf("slack %s: %w", op, err)}
 	}
+	var sc slack.StatusCodeError
+	if errors.As(err, &sc) && sc.Code == http.StatusTooManyRequests {
+		// A 429 without a Retry-After the SDK could read.
+		return &core.RetryAfter{After: rateLimitedWait, Err: fmt.Errorf("slack %s: %w", op, err)}
+	}
 	var se slack.SlackErrorResponse
+	if errors.As(err, &se) && rateLimitCodes[se.Err] {
+		return &core.RetryAfter{After: rateLimitedWait, Err: fmt.Errorf("slack %s: %w", op, err)}
+	}
 	if errors.As(err, &se) && permanentErrors[se.Err] {
 		return &core.Permanent{Err: fmt.Errorf("slack %s: %w", op, err)}
 	}

@@ -318,8 +318,9 @@ func TestThreadReplies(t *testing.T) {
 		t.Fatalf("a bot or top-level message answered: %+v", got.Answers)
 	}
 
-	// A thread under someone else's message: read once, then cached.
-	other := e.fake.AddReply(room, "", alice.ID, "lunch?")
+	// A thread under a post of ours that is no card: read once, then
+	// cached (one under a person's message is not read at all).
+	other := e.fake.AddReply(room, "", slackfake.BotUserID, "lunch?")
 	before := e.fake.Calls("conversations.replies")
 	for range 2 {
 		e.reply(alice, other, "yes", 0)

@@ -101,6 +101,17 @@ func (a *Adapter) serveEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ev, err := slackevents.ParseEvent(json.RawMessage(body), slackevents.OptionNoVerifyToken())
+	if err != nil && isCallback(body) {
+		// Signed, so Slack's: an event the SDK cannot read (a type it
+		// does not know, a field of a shape it did not expect) is
+		// acknowledged and left. Refused, it would come back three
+		// times, each a failure of the app's events URL, and Slack
+		// turns off the event subscriptions of an app whose URL fails
+		// most of what it is sent, thread replies and all.
+		a.log.Warn().Err(err).Msg("event ignored: not readable")
+		w.WriteHeader(http.StatusOK)
+		return
+	}
 	if err != nil {
 		apierror.Write(w, http.StatusBadRequest, core.CodeInvalid, "not an Events API payload")
 		return
@@ -126,16 +137,18 @@ func (a *Adapter) serveEvents(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 }
 
+// isCallback reports whether body is an Events API event_callback by its
+// outer type alone, whatever the event inside it.
+func isCallback(body []byte) bool {
+	var outer struct {
+		Type string `json:"type"`
+	}
+	return json.Unmarshal(body, &outer) == nil && outer.Type == slackevents.CallbackEvent
+}
+
 // onEvent handles one Events API callback, from either transport, and
 // returns the private note to send, if any.
 func (a *Adapter) onEvent(ctx context.Context, ev slackevents.EventsAPIEvent) note {
-	// Slack retries an event it thinks was not acked; whichever replica
-	// gets the retry, the event is handled once.
-	if cb, ok := ev.Data.(*slackevents.EventsAPICallbackEvent); ok && cb.EventID != "" &&
-		!a.svc.FirstSeen(ctx, "slack:event:"+cb.EventID, time.Hour) {
-		a.log.Debug().Str("event", cb.EventID).Msg("event ignored: already handled")
-		return note{}
-	}
 	me, ok := ev.InnerEvent.Data.(*slackevents.MessageEvent)
 	if !ok {
 		a.log.Debug().Str("type", ev.InnerEvent.Type).Msg("event ignored: not a message")
@@ -143,7 +156,17 @@ func (a *Adapter) onEvent(ctx context.Context, ev slackevents.EventsAPIEvent) no
 	}
 	rep, ok := a.replyOf(me)
 	if !ok {
-		a.log.Debug().Str("subtype", me.SubType).Msg("message event ignored: not a person's thread reply")
+		a.log.Debug().Str("subtype", me.SubType).Msg("message event ignored: not a person's reply in a thread of ours")
+		return note{}
+	}
+	// Slack retries an event it thinks was not acked; whichever replica
+	// gets the retry, the event is handled once. Only a reply that may
+	// count is marked: every other message in every channel the bot is
+	// in would cost a store write (a disk sync on the embedded store)
+	// before its ack, and a key kept for an hour.
+	if cb, ok := ev.Data.(*slackevents.EventsAPICallbackEvent); ok && cb.EventID != "" &&
+		!a.svc.FirstSeen(ctx, "slack:event:"+cb.EventID, time.Hour) {
+		a.log.Debug().Str("event", cb.EventID).Msg("event ignored: already handled")
 		return note{}
 	}
 	return note{channel: rep.channel, user: rep.user, threadTS: rep.threadTS, text: a.onReply(ctx, rep)}

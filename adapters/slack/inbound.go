@@ -60,7 +60,8 @@ type reply struct {
 
 // replyOf turns a message event into a reply when it is a person's
 // message in a thread, words or files; our own posts, other bots, edits,
-// deletions and top-level messages are not.
+// deletions, top-level messages and replies under someone else's message
+// (notOurs) are not.
 func (a *Adapter) replyOf(ev *slackevents.MessageEvent) (reply, bool) {
 	if ev == nil || ev.BotID != "" || ev.User == "" || a.isMe(ev.User) {
 		return reply{}, false
@@ -71,12 +72,30 @@ func (a *Adapter) replyOf(ev *slackevents.MessageEvent) (reply, bool) {
 	if ev.ThreadTimeStamp == "" || ev.ThreadTimeStamp == ev.TimeStamp {
 		return reply{}, false
 	}
+	if ev.Message != nil && a.notOurs(ev.Message.ParentUserId) {
+		// Under someone else's message: no card's thread (cards and
+		// reminders are our bot's posts), so no read of its root.
+		return reply{}, false
+	}
 	files := ev.SubType == "file_share" || ev.Message != nil && len(ev.Message.Files) > 0
 	text := strings.TrimSpace(unescape(ev.Text))
 	if text == "" && !files {
 		return reply{}, false
 	}
 	return reply{user: ev.User, channel: ev.Channel, ts: ev.TimeStamp, threadTS: ev.ThreadTimeStamp, text: text, team: ev.UserTeam, files: files}, true
+}
+
+// notOurs reports whether parent, the author of a thread's root as
+// Slack names it (parent_user_id), is someone other than our bot. Telling
+// so from the event spares reading the root (cardQuestion): a thread
+// under a person's message costs no conversations.replies call (Tier 3,
+// and far scarcer for apps outside the Marketplace), and when that read
+// fails, the people chatting in it are sent no "try again" note about a
+// question they never answered. Unknown (no parent named, or auth.test
+// not answered yet) is not "not ours": the root is read as before.
+func (a *Adapter) notOurs(parent string) bool {
+	me := a.botUser.Load()
+	return parent != "" && me != nil && *me != "" && parent != *me
 }
 
 // onClick hands a click to core and returns the private note the clicker

@@ -2,6 +2,7 @@ package slack
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -82,6 +83,8 @@ func (a *Adapter) socketEvents(ctx context.Context, sm *socketmode.Client, done 
 				}
 			case socketmode.EventTypeSlashCommand:
 				a.ack(sm, evt) // none are registered; acknowledge so Slack does not retry
+			case socketmode.EventTypeErrorBadMessage:
+				a.ackUnreadable(sm, evt)
 			}
 		}
 	}
@@ -94,6 +97,26 @@ func (a *Adapter) ack(sm *socketmode.Client, evt socketmode.Event) {
 	if err := sm.Ack(*evt.Request); err != nil {
 		a.log.Warn().Err(err).Msg("socket mode ack failed")
 	}
+}
+
+// ackUnreadable acknowledges an envelope the SDK could not read (an
+// event type it does not know, a field of a shape it did not expect),
+// which the SDK hands over unacknowledged: Slack would send it again and
+// again, to be read no better, each time counted as a failure of the app.
+func (a *Adapter) ackUnreadable(sm *socketmode.Client, evt socketmode.Event) {
+	bad, ok := evt.Data.(*socketmode.ErrorBadMessage)
+	if !ok {
+		return
+	}
+	var env struct {
+		EnvelopeID string `json:"envelope_id"`
+	}
+	if json.Unmarshal(bad.Message, &env) != nil || env.EnvelopeID == "" {
+		a.log.Warn().Err(bad.Cause).Msg("socket mode message ignored: not readable")
+		return
+	}
+	a.log.Warn().Err(bad.Cause).Msg("socket mode envelope acknowledged and ignored: not readable")
+	a.ack(sm, socketmode.Event{Request: &socketmode.Request{EnvelopeID: env.EnvelopeID}})
 }
 
 // handle runs f on its own goroutine, within handleBudget.

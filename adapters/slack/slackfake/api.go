@@ -50,6 +50,10 @@ func (f *Fake) method(name string, h func(url.Values) any) http.HandlerFunc {
 			w.WriteHeader(http.StatusTooManyRequests)
 			_ = json.NewEncoder(w).Encode(apiError{Error: "ratelimited"})
 			return
+		case fl != nil && fl.Status != 0:
+			w.WriteHeader(fl.Status)
+			_ = json.NewEncoder(w).Encode(apiError{Error: fl.Error})
+			return
 		case fl != nil:
 			_ = json.NewEncoder(w).Encode(apiError{Error: fl.Error})
 			return

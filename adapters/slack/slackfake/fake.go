@@ -79,10 +79,11 @@ func (u User) team() string {
 }
 
 // Failure is what the next call of a method answers instead of success:
-// a 429 with Retry-After when RetryAfter is set, else {"ok":false} with
-// Error.
+// a 429 with Retry-After when RetryAfter is set, else Status (a 429
+// with no Retry-After, a 503) when set, else {"ok":false} with Error.
 type Failure struct {
 	RetryAfter int // seconds
+	Status     int
 	Error      string
 }
 

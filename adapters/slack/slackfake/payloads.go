@@ -162,10 +162,16 @@ func (f *Fake) ReplyEvent(m Message) (body []byte, eventID string) {
 	f.mu.Unlock()
 	ev := p["event"].(map[string]any)
 	ev["user"], ev["text"], ev["ts"], ev["event_ts"] = m.User, m.Text, m.TS, m.TS
-	ev["thread_ts"], ev["channel"], ev["parent_user_id"] = m.ThreadTS, m.Channel, BotUserID
+	ev["thread_ts"], ev["channel"] = m.ThreadTS, m.Channel
 	// In a shared channel, user_team is the replier's own workspace.
 	f.mu.Lock()
 	team := f.users[m.User].team()
+	// parent_user_id is whoever posted the thread's root, as Slack sends
+	// it; a root the fake does not hold (or no thread) names nobody.
+	delete(ev, "parent_user_id")
+	if root := f.find(m.Channel, m.ThreadTS); m.ThreadTS != "" && root != nil {
+		ev["parent_user_id"] = root.User
+	}
 	f.mu.Unlock()
 	ev["team"], ev["user_team"], ev["source_team"] = team, team, team
 	if strings.HasPrefix(m.Channel, "D") {

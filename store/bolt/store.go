@@ -1,14 +1,3 @@
-// Package bolt is the embedded single-file core.Store, the zero-setup
-// default. It keeps everything in one bbolt file and gives a single process
-// the same behaviour the Redis store gives several replicas: every
-// transition is one bbolt write transaction (where Redis runs one Lua
-// script), waiters and outbox consumers are woken in-process after the
-// commit, and the file lock keeps a second process out.
-//
-// Writes check their context before they begin; once begun, a transaction
-// runs to its end. Reads are local and short and do not look at their
-// context at all, so a caller whose deadline has just passed can still
-// read the state it was waiting for (core.Service.Wait does exactly that).
 package bolt
 
 import (

@@ -1,17 +1,3 @@
-// Package redis is the production core.Store, on Redis: standalone,
-// Sentinel or Cluster through go-redis's UniversalClient (Redis 6.2 or
-// later; 7.0+ recommended).
-//
-// Every change of a question is one Lua script over keys of one shard
-// (see keys.go), so it is atomic and, on a cluster, stays in one hash
-// slot. A question's id names its shard. Events are a stream per shard;
-// the outbox is a stream per shard and chat surface, read by a consumer
-// group so a dead replica's deliveries are reclaimed by another; wake-ups
-// travel over one pub/sub subscription per Store.
-//
-// Callers import it under another name:
-//
-//	import redisstore "github.com/askbridge/askbridge/store/redis"
 package redis
 
 import (

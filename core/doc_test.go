@@ -1,0 +1,13 @@
+package core_test
+
+import (
+	"testing"
+
+	"github.com/askbridge/askbridge/store/storetest"
+)
+
+// TestDocMapsEveryFile keeps doc.go's map of the files in step with the
+// package: every file is named there, and nothing named there is gone.
+func TestDocMapsEveryFile(t *testing.T) {
+	storetest.DocMapsEveryFile(t, ".")
+}

@@ -86,6 +86,17 @@ const waitSlack = 30 * time.Second
 // the answer when the API is served through Listener, and is closed
 // (Connection: close) when it is not.
 func (s *Server) wait(w http.ResponseWriter, r *http.Request) {
+	// A wait takes no body, but some clients send one (an empty JSON
+	// object, Go's empty chunked body). It is read to its end and
+	// dropped: net/http notices a client leaving only once the request's
+	// body has been read, and a wait parked with its body unread held its
+	// watch until its timeout after the client had gone. Over the cap it
+	// is the usual 413.
+	if HasBody(r) {
+		if _, err := readBody(w, r); !s.bodyError(w, r, err) {
+			return
+		}
+	}
 	timeout, err := s.waitTimeout(r.URL.Query())
 	if err != nil {
 		s.fail(w, r, err)

@@ -257,7 +257,7 @@ func TestBodyRules(t *testing.T) {
 	}{
 		{`{"kind":"clarification","question":"q?","reversibility":"reversible","run_id":"r","agent":"someone"}`, `unknown field "agent"`},
 		{`{"answer":"x","chosen_option":"a"}`, `unknown field "chosen_option"`},
-		{`{"kind":"decision","question":"q?","reversibility":"reversible","run_id":"r","options":[{"id":"a","title":"A","writeup":"w","recommended":true,"cost":1}]}`, `unknown field "cost"`},
+		{`{"kind":"decision","question":"q?","reversibility":"reversible","run_id":"r","options":[{"id":"a","title":"A","writeup":"w","recommended":true,"cost":1}]}`, `unknown field "options.0.cost"`},
 		{`{"kind":`, "not valid JSON"},
 		{`{"kind":"clarification"} {}`, "more than one JSON value"},
 		{`{"kind":"clarification","max_reasks":"two"}`, `"max_reasks"`},

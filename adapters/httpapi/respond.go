@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -79,10 +82,42 @@ func invalid(format string, args ...any) error {
 	return core.Errorf(core.CodeInvalid, "http", format, args...)
 }
 
+// queryProblem checks that a query string parses whole. net/http's
+// URL.Query drops a pair it cannot parse (a bad %-escape, a ';', which Go
+// no longer reads as a separator) without a word, and the route then runs
+// as if the parameter had not been given: an events stream from the
+// start, a wait of the default length, an end of the caller's own run
+// rather than a refusal of the agent it named. It names the parameter.
+func queryProblem(raw string) error {
+	for raw != "" {
+		var pair string
+		pair, raw, _ = strings.Cut(raw, "&")
+		key, value, _ := strings.Cut(pair, "=")
+		if first, _, semi := strings.Cut(key, ";"); semi || strings.Contains(value, ";") {
+			if name, err := url.QueryUnescape(first); err == nil {
+				first = name
+			}
+			return invalid("query parameter %q holds a ';': separate parameters with '&', and write a ';' in a value as %%3B", first)
+		}
+		name, err := url.QueryUnescape(key)
+		if err != nil {
+			return invalid("the query has a parameter name that is not validly %%-escaped (write a %% as %%25): %q", key)
+		}
+		if _, err := url.QueryUnescape(value); err != nil {
+			return invalid("query parameter %q is not validly %%-escaped (write a %% as %%25)", name)
+		}
+	}
+	return nil
+}
+
 // errTooLarge marks a body over MaxBodyBytes.
 var errTooLarge = errors.New("request body too large")
 
-// readBody reads at most MaxBodyBytes of r's body.
+// readBody reads at most MaxBodyBytes of r's body. A body that cannot be
+// read (cut short, or too slow for the program's body deadline) is
+// refused in the API's own words: net/http's error names the server's
+// address and port and the peer's as the server sees it, which are not
+// the caller's to read.
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	var tooLarge *http.MaxBytesError
@@ -90,7 +125,7 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 		return nil, errTooLarge
 	}
 	if err != nil {
-		return nil, invalid("could not read the request body: %v", err)
+		return nil, invalid("the request body could not be read: it was cut short or sent too slowly")
 	}
 	return b, nil
 }
@@ -176,7 +211,17 @@ func jsonProblem(err error) string {
 		return fmt.Sprintf("the request body is not valid JSON (at byte %d): %v%s", syn.ByteOffset, syn.Err, at)
 	case errors.As(err, &sem):
 		if errors.Is(sem.Err, jsonv2.ErrUnknownName) {
-			return fmt.Sprintf("unknown field %q in the request body", sem.JSONPointer.LastToken())
+			// By its path: "bogus" alone does not say which option,
+			// call or item holds it.
+			return fmt.Sprintf("unknown field %q in the request body", fieldPath(sem.JSONPointer))
+		}
+		if sem.JSONKind == '0' && isWhole(sem.GoType) {
+			// strconv's own words ("invalid syntax") do not tell a caller
+			// that sent 2.0 or 1e3 what was wanted.
+			if errors.Is(sem.Err, strconv.ErrRange) {
+				return fmt.Sprintf("field %q is a whole number too large for it", fieldPath(sem.JSONPointer))
+			}
+			return fmt.Sprintf("field %q must be a whole number, written without a fraction or an exponent", fieldPath(sem.JSONPointer))
 		}
 		if sem.JSONPointer == "" {
 			return fmt.Sprintf("the request body must be a JSON object, not a JSON %s", kindName(sem.JSONKind))
@@ -192,6 +237,20 @@ func jsonProblem(err error) string {
 		return fmt.Sprintf("field %q cannot be a JSON %s", fieldPath(sem.JSONPointer), kindName(sem.JSONKind))
 	}
 	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+// isWhole reports whether t is an integer type, which a JSON number
+// fills only when written as a whole number.
+func isWhole(t reflect.Type) bool {
+	if t == nil {
+		return false
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return true
+	}
+	return false
 }
 
 // fieldPath names a JSON pointer as the field path people write

@@ -226,16 +226,21 @@ func probeMethod(w http.ResponseWriter, r *http.Request) {
 }
 
 // v1 registers an authenticated route that the given roles (and admin)
-// may use. Authentication itself happens in ServeHTTP for all of /v1.
+// may use, with a query string that parses whole (queryProblem).
+// Authentication itself happens in ServeHTTP for all of /v1.
 func (s *Server) v1(pattern, action string, h http.HandlerFunc, roles ...Role) {
 	s.api.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		tok := caller(r)
-		if mayUse(tok.Role, roles) {
-			h(w, r.WithContext(withRoles(r.Context(), roles)))
+		if !mayUse(tok.Role, roles) {
+			writeErrorStatus(w, http.StatusForbidden, core.CodeForbidden,
+				fmt.Sprintf("a token with role %s may not %s", tok.Role, action))
 			return
 		}
-		writeErrorStatus(w, http.StatusForbidden, core.CodeForbidden,
-			fmt.Sprintf("a token with role %s may not %s", tok.Role, action))
+		if err := queryProblem(r.URL.RawQuery); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		h(w, r.WithContext(withRoles(r.Context(), roles)))
 	})
 }
 

@@ -64,6 +64,16 @@ func TestStrictBodies(t *testing.T) {
 		{"bad UTF-8 in an answer", "{\"answer\":\"eu-\xff\xfe-west\"}", `not valid UTF-8 in field "answer"`, true},
 		{"an answer key twice", `{"answer":"a","answer":"b"}`, `duplicate key "answer"`, true},
 		{"an answer key in the wrong case", `{"Answer":"a"}`, `unknown field "Answer"`, true},
+		// Unknown fields are named by their path in the body: "bogus"
+		// alone does not say which of a dozen objects holds it.
+		{"an unknown field in an option", "{" + ask + `,"question":"Q?","options":[{"id":"a","bogus":1}]}`, `unknown field "options.0.bogus"`, false},
+		{"an unknown field in the labels", "{" + ask + `,"question":"Q?","labels":{"project":"p","team":"t"}}`, `unknown field "labels.team"`, false},
+		{"an unknown field in an answered item", `{"items":[{"item_id":"x","bogus":1}]}`, `unknown field "items.0.bogus"`, true},
+		// A whole number written as a fraction or an exponent (Python's
+		// json.dumps of 2.0 is "2.0") is refused saying what is wanted,
+		// not strconv's "invalid syntax".
+		{"a fraction for a whole number", "{" + ask + `,"question":"Q?","max_reasks":2.0}`, `field "max_reasks" must be a whole number`, false},
+		{"a whole number too large", "{" + ask + `,"question":"Q?","quorum":99999999999999999999}`, `field "quorum" is a whole number too large`, false},
 		// A number would read as nanoseconds: 1800 meant seconds, and the
 		// question timed out at the next tick, its cards sent for nothing.
 		{"a timeout as a number", "{" + ask + `,"question":"Q?","timeout":1800}`, `timeout`, false},

@@ -69,6 +69,28 @@ func TestAWaitsBodyIsNoRequest(t *testing.T) {
 	}
 }
 
+// TestAWaitWithABodyFreedWhenClientLeaves: a wait sent with a body
+// parks in its handler (it is not taken over), and a client that hangs up
+// still frees it at once. Before, the body was left unread, and net/http
+// only watches a connection for its client leaving once the request's
+// body has been read: the wait held its watch and its goroutine until its
+// timeout (up to MaxWait) with nobody to answer.
+func TestAWaitWithABodyFreedWhenClientLeaves(t *testing.T) {
+	e := newEnv(t)
+	id := e.ask(agentA, "run-1")
+	conn, _ := dialRaw(t, e, e.srv)
+	fmt.Fprintf(conn, "GET /v1/questions/%s/wait?timeout=1m HTTP/1.1\r\nHost: askbridge\r\nAuthorization: Bearer %s\r\nContent-Length: 2\r\n\r\n{}", id, agentA.Secret)
+	e.parked(id)
+	conn.Close()
+	if got := await(t, e, e.store.stopped, "the freeing of the wait whose client left"); got != id {
+		t.Fatalf("the watch on %s stopped, want %s", got, id)
+	}
+	q, err := e.svc.Get(e.ctx(), id)
+	if err != nil || !q.Open() {
+		t.Fatalf("question after its waiter left: %+v, %v", q, err)
+	}
+}
+
 // dialRaw opens a connection to srv for requests written by hand, bounded
 // by the test's deadline (a guard against a hang, not a timing assertion).
 func dialRaw(t *testing.T, e *env, srv *httptest.Server) (net.Conn, *bufio.Reader) {

@@ -40,12 +40,31 @@ func render(t *testing.T, values map[string]any) (*manifests, error) {
 // renderRelease is render as the release rel names, installed.
 func renderRelease(t *testing.T, rel chartutil.ReleaseOptions, values map[string]any) (*manifests, error) {
 	t.Helper()
+	return renderWith(t, rel, chartutil.DefaultCapabilities, values)
+}
+
+// renderOn is render for a cluster of Kubernetes version kube ("v1.30.0"),
+// as helm install sees it: the chart leaves out what older ones refuse.
+func renderOn(t *testing.T, kube string, values map[string]any) (*manifests, error) {
+	t.Helper()
+	v, err := chartutil.ParseKubeVersion(kube)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caps := *chartutil.DefaultCapabilities
+	caps.KubeVersion = *v
+	return renderWith(t, chartutil.ReleaseOptions{Name: "ab", Namespace: "bridge"}, &caps, values)
+}
+
+// renderWith is renderRelease on a cluster with caps.
+func renderWith(t *testing.T, rel chartutil.ReleaseOptions, caps *chartutil.Capabilities, values map[string]any) (*manifests, error) {
+	t.Helper()
 	ch, err := loader.Load(chartDir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rel.IsInstall, rel.Revision = true, 1
-	vals, err := chartutil.ToRenderValues(ch, values, rel, chartutil.DefaultCapabilities)
+	vals, err := chartutil.ToRenderValues(ch, values, rel, caps)
 	if err != nil {
 		return nil, err
 	}

@@ -234,14 +234,31 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	// made it: a start that failed after making it (a busy port) showed
 	// it to nobody.
 	if _, err := os.Stat(unshown); created || err == nil {
-		fmt.Fprintf(m.Stdout, "\naskbridge is running on the %s store at %s\n", m.StoreKind, m.URL)
-		fmt.Fprintf(m.Stdout, "console: %s/ (sign in with the admin token below)\n", m.URL)
-		fmt.Fprintf(m.Stdout, "admin token (shown once; kept in %s):\n  %s\n\n", tokenPath, admin)
+		m.showAdminToken(tokenPath, admin, len(s.File.Tokens) > 0)
 		if err := os.Remove(unshown); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			m.Log.Warn().Err(err).Msg("the admin token was shown, but the next start may show it again")
 		}
 	}
 	return nil
+}
+
+// showAdminToken tells whoever started serve where it runs and how to
+// sign in: with the admin token this start made, printed, for a
+// bridge whose configuration names no tokens (the zero set-up start, whose
+// admin token is the only way in). A configuration that names the API's
+// tokens is a deployment's, whose output goes to a log many can read,
+// where the token, good on this replica for as long as its data
+// directory lasts, would be an admin's key to anyone reading it (a pod
+// restarted on an empty volume prints a new one each time): there only
+// the file that keeps it is named.
+func (m *Main) showAdminToken(path, token string, configured bool) {
+	fmt.Fprintf(m.Stdout, "\naskbridge is running on the %s store at %s\n", m.StoreKind, m.URL)
+	if configured {
+		fmt.Fprintf(m.Stdout, "console: %s/ (sign in with a token of the configuration; this replica's own admin token is kept in %s, not printed)\n\n", m.URL, path)
+		return
+	}
+	fmt.Fprintf(m.Stdout, "console: %s/ (sign in with the admin token below)\n", m.URL)
+	fmt.Fprintf(m.Stdout, "admin token (shown once; kept in %s):\n  %s\n\n", path, token)
 }
 
 // markUnshown marks the admin token at tokenPath as not shown yet, when

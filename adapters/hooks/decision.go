@@ -28,8 +28,10 @@ const (
 // Decision is a closed question read as the host's answer.
 type Decision struct {
 	Verdict Verdict
-	// Message is what the model is told of a deny: server text, with the
-	// person's reason inside a fence.
+	// Message is what goes with the verdict: of a deny, what the model is
+	// told (server text, the person's reason inside a fence); of an
+	// allow, who allowed it, for the person at the keyboard (Claude
+	// Code's PreToolUse shows it to them, not to the model).
 	Message string
 	// UpdatedInput replaces the tool input of an allow (Claude Code only).
 	UpdatedInput json.RawMessage
@@ -56,13 +58,18 @@ type PermissionRule struct {
 }
 
 // Decide reads q, the question p was asked as, as the host's answer.
-// Only an approve or a deny (by people, a quorum or a standing approval)
-// decides; a decline, a timeout, an expiry, a cancel or a question still
-// open leaves the prompt to the host. covered, when the approve also
-// granted a standing approval, asks whether the route's rules leave the
-// calls the host would stop asking about to such an approval; nil is no.
+// Only an approve or a deny (by people, a quorum, a standing approval or
+// a rule) decides; a decline, a timeout, an expiry, a cancel or a
+// question still open leaves the prompt to the host, but for the expiry
+// of a Codex PreToolUse prompt, which denies (expiredDenies). covered,
+// when the approve also granted a standing approval, asks whether the
+// route's rules leave the calls the host would stop asking about to such
+// an approval; nil is no.
 func Decide(p Prompt, q *core.Question, covered Covered) Decision {
 	none := Decision{Verdict: NoDecision}
+	if expiredDenies(p, q) {
+		return Decision{Verdict: Deny, Message: "askbridge got no answer about this call: " + core.ExpiredReason + ", so it is not run."}
+	}
 	if q == nil || q.Open() || q.State != core.StateAnswered || q.Resolution == nil || q.Resolution.Approved == nil {
 		return none
 	}
@@ -70,7 +77,7 @@ func Decide(p Prompt, q *core.Question, covered Covered) Decision {
 	if !*res.Approved {
 		return Decision{Verdict: Deny, Message: denyMessage(q)}
 	}
-	d := Decision{Verdict: Allow}
+	d := Decision{Verdict: Allow, Message: allowMessage(q)}
 	args := p.Input
 	if res.Edit != nil {
 		if !p.Editable() || len(res.Edit.Arguments) == 0 {
@@ -82,6 +89,18 @@ func Decide(p Prompt, q *core.Question, covered Covered) Decision {
 	}
 	d.Remember = remember(p, res.Grants, args, covered)
 	return d
+}
+
+// expiredDenies reports whether q, p's question, expired (its run ended
+// while it waited) where no decision would let the call run unasked:
+// Codex's PreToolUse, which reads no decision as leaving the call to
+// Codex's own approval policy. Only the agent ends its runs, so that
+// would get the call past the person about to decide it, as a failed ask
+// would (FailedAsk denies one whose run had already ended). Claude
+// Code's PreToolUse answers "ask" for it, and a PermissionRequest shows
+// the host's own prompt: the person at the keyboard decides.
+func expiredDenies(p Prompt, q *core.Question) bool {
+	return q != nil && q.State == core.StateExpired && p.Host == Codex && p.Event == PreToolUse
 }
 
 // Covered asks whether the route's rules leave calls of the prompt's tool
@@ -104,12 +123,14 @@ type Covered func(args json.RawMessage) bool
 //     rm -rf as hard to reverse, a host rule for every Bash call would let
 //     that one run unasked. Those calls still reach the hook, and the
 //     standing approval answers them at once, with nobody asked;
-//   - never for a tool that edits files (fileEditingTools): Claude Code
-//     applies a rule for one of them to every built-in tool that edits
-//     files ("Edit rules apply to all built-in tools that edit files",
-//     its permissions docs), so a rule for Edit would let the session's
-//     Writes run unasked, which neither the approver (whose standing
-//     approval covers Edit alone) nor the route's rules let through;
+//   - never for a tool whose rule Claude Code applies to other tools
+//     (sharedRuleTools): "Edit rules apply to all built-in tools that
+//     edit files", and it applies Read rules to "all built-in tools that
+//     read files like Grep and Glob" (its permissions docs, "Read &
+//     Edit"), so a rule for Edit would let the session's Writes run
+//     unasked, and one for Read its Greps and Globs, which neither the
+//     approver (whose standing approval covers the one tool) nor the
+//     route's rules let through;
 //   - for the same arguments, only a Bash command with no wildcard, which
 //     Claude Code matches exactly, and only when the rules leave that
 //     very command to a standing approval (covered(args)): an approver's
@@ -137,16 +158,18 @@ func remember(p Prompt, grant *core.StandingRequest, args json.RawMessage, cover
 			return nil
 		}
 		rule.RuleContent = command
-	} else if slices.Contains(fileEditingTools, p.Tool) || !covered(nil) {
+	} else if slices.Contains(sharedRuleTools, p.Tool) || !covered(nil) {
 		return nil
 	}
 	return []PermissionUpdate{{Type: "addRules", Rules: []PermissionRule{rule}, Behavior: "allow", Destination: "session"}}
 }
 
-// fileEditingTools are Claude Code's built-in tools that edit files, a
-// rule for any of which it applies to them all (remember); Write and
-// NotebookEdit are held to the same bar, their rules' reach undocumented.
-var fileEditingTools = []string{"Edit", "Write", "MultiEdit", "NotebookEdit"}
+// sharedRuleTools are Claude Code's built-in tools that edit files and
+// those that read them: it applies a rule for Edit to every tool that
+// edits files, and one for Read to those that read them (remember). The
+// others of each family are held to the same bar, their rules' reach
+// undocumented.
+var sharedRuleTools = []string{"Edit", "Write", "MultiEdit", "NotebookEdit", "Read", "Grep", "Glob", "LS"}
 
 // commandAlone is the command of a Bash input that holds nothing but
 // its command and, optionally, its description (both strings): what a
@@ -190,6 +213,25 @@ func denyMessage(q *core.Question) string {
 		return who + ", with no reason."
 	}
 	return who + ". " + whose + " reason follows.\n" + fence.Wrap(fence.TagReason, reason).Explained()
+}
+
+// allowMessage tells the person at the keyboard who allowed the call,
+// worded from the recorded closer (law 12), as denyMessage is: a rule or
+// a standing approval that let it through with nobody asked must not read
+// as a person's approval. Server text only: no name, no reason.
+func allowMessage(q *core.Question) string {
+	switch core.CloserOf(q) {
+	case core.CloserPolicy:
+		return "An askbridge policy rule allowed this tool call; no person looked at it."
+	case core.CloserStanding:
+		return "A standing approval in askbridge allowed this tool call; nobody was asked about it."
+	case core.CloserQuorum:
+		return "The people asked in askbridge approved this tool call."
+	}
+	if q.Resolution.Edit != nil {
+		return "A person approved this tool call in askbridge, with changes."
+	}
+	return "A person approved this tool call in askbridge."
 }
 
 // denyNotes are the words the deny votes gave, one paragraph each.
@@ -346,7 +388,7 @@ func preToolUseOutput(p Prompt, d Decision) ([]byte, error) {
 	switch d.Verdict {
 	case Allow:
 		out.PermissionDecision = "allow"
-		out.PermissionDecisionReason = "Approved in askbridge."
+		out.PermissionDecisionReason = d.Message
 		out.UpdatedInput = d.UpdatedInput
 	case Deny:
 		out.PermissionDecision = "deny"

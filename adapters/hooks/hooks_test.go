@@ -128,6 +128,10 @@ func TestOutputs(t *testing.T) {
 				if o.name == "edit and approve" && !p.Editable() {
 					want = NoDecision // never asked as editable; never answered with an edit
 				}
+				codexPre := p.Host == Codex && p.Event == PreToolUse
+				if o.name == "expiry" && codexPre {
+					want = Deny // no decision would leave it to Codex's own policy (expiredDenies)
+				}
 				if d.Verdict != want {
 					t.Fatalf("verdict %q, want %q", d.Verdict, want)
 				}
@@ -140,7 +144,6 @@ func TestOutputs(t *testing.T) {
 					// no hook had run (its own prompt, or for Codex's
 					// PreToolUse, which takes nothing but a deny, its own
 					// approval policy).
-					codexPre := p.Host == Codex && p.Event == PreToolUse
 					if want == Deny || !codexPre && (p.Event != PermissionRequest || want != NoDecision) {
 						t.Fatalf("no output for %s %s", p.Event, want)
 					}
@@ -188,7 +191,7 @@ func TestOutputs(t *testing.T) {
 					// Worded from the closer (law 12): a rule is not a
 					// person, nor are several people one.
 					opening := map[core.Closer]string{core.CloserPolicy: "An askbridge policy rule denied this tool call; no person looked",
-						core.CloserQuorum: "The people asked in askbridge denied"}[o.q.Resolution.ClosedBy]
+						core.CloserQuorum: "The people asked in askbridge denied", core.CloserExpiry: "askbridge got no answer about this call"}[core.CloserOf(o.q)]
 					if opening == "" {
 						opening = "A person denied"
 					}

@@ -3,6 +3,7 @@ package hooks_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -163,5 +164,41 @@ func TestHookHandsNoSessionRuleForFileEdits(t *testing.T) {
 				t.Fatalf("body %s: want an allow with no session rule", got)
 			}
 		})
+	}
+}
+
+// TestHookHandsNoSessionRuleForFileReads: Claude Code applies a rule for
+// Read to the built-in tools that read files, Grep and Glob among them
+// (its permissions docs, "Read & Edit"), so "don't ask again" on a Read
+// hands the host no rule, even where the route's rules leave every Read
+// to a standing approval: the approver's covers Read alone, and the host
+// would run the session's Greps and Globs (over ~/.ssh, say) without the
+// hook, which the route's rules ask of a person. Before, it handed
+// {"toolName":"Read"}. The covered Reads are still allowed at once by
+// the hook.
+func TestHookHandsNoSessionRuleForFileReads(t *testing.T) {
+	anyone := map[core.Surface][]string{core.SurfaceAPI: {"*"}}
+	d := newDoorOn(t, map[string]core.Route{core.DefaultRoute: {Deciders: anyone, Rules: []core.Rule{
+		{Name: "reads", When: `tool == "Read"`, Reversibility: core.Reversible},
+	}}})
+	body := hookInput(t, "claude-code/permission-request.bash.json", map[string]string{
+		"tool_name": `"Read"`, "tool_input": `{"file_path":"/home/user/notes/todo.md"}`,
+	})
+	call := d.start(t.Context(), "/v1/hooks/claude-code", body)
+	if err := d.answer(call.id, core.AnswerInput{OptionID: core.ApproveOption, Standing: &core.StandingRequest{Scope: core.StandingRun}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := call.body(t); !strings.Contains(got, `"behavior":"allow"`) || strings.Contains(got, "updatedPermissions") {
+		t.Fatalf("body %s: want an allow with no session rule", got)
+	}
+	// The next Read of the session is covered by the standing approval:
+	// allowed at once by the hook, nobody asked.
+	next := hookInput(t, "claude-code/permission-request.bash.json", map[string]string{
+		"tool_name": `"Read"`, "tool_input": `{"file_path":"/home/user/notes/done.md"}`,
+	})
+	status, id, got := d.send(t.Context(), "/v1/hooks/claude-code", next)
+	q, err := d.svc.Get(t.Context(), id)
+	if status != http.StatusOK || !strings.Contains(got, `"behavior":"allow"`) || err != nil || core.CloserOf(q) != core.CloserStanding {
+		t.Fatalf("the next Read: %d %s, question %+v, %v; want the standing approval's allow", status, got, q, err)
 	}
 }

@@ -66,21 +66,58 @@ func (s *Service) EveryCallCovered(in AskInput) bool {
 }
 
 // CallCovered reports whether the rules of in's route leave this very
-// call (its arguments and labels as in has them) to a standing approval
-// on that route, or allow it outright: what EveryCallCovered asks of
-// every call of the tool, asked of one. A rule that cannot be evaluated
-// answers no.
+// call (its arguments as in has them, whatever its labels) to a standing
+// approval on that route, or allow it outright: what EveryCallCovered
+// asks of every call of the tool, asked of one. The labels are unknown
+// because a host told to stop asking about this call keeps that for the
+// rest of its session, wherever it then runs (a Claude Code session rule
+// for one Bash command holds in every directory the session moves to,
+// and the hook names the project by its directory): a rule that leaves
+// the call to a standing approval in one project only must not let it
+// run unasked in another. A rule that cannot be evaluated answers no.
 func (s *Service) CallCovered(in AskInput) bool {
 	route, ok := s.coverRoute(&in)
-	if !ok {
+	if !ok || len(route.Rules) == 0 {
+		return ok && in.Reversibility == Reversible
+	}
+	var args any = map[string]any{}
+	if len(in.Arguments) > 0 {
+		var err error
+		if args, err = ruleArgs(in.Arguments); err != nil {
+			return false
+		}
+	}
+	vars, err := cel.PartialVars(map[string]any{
+		"tool": in.Tool, "args": args, "agent": in.Agent, "run": in.RunID, "route": route.Name, "kind": string(in.Kind),
+	}, cel.AttributePattern("labels"))
+	if err != nil {
 		return false
 	}
-	v := evalRules(route, in)
-	switch {
-	case v.Err != nil:
-		return false
-	case v.Rule != nil:
-		return v.Rule.coverable(in)
+	for i := range route.Rules {
+		r := &route.Rules[i]
+		if r.partial == nil {
+			return false
+		}
+		out, _, err := r.partial.Eval(vars)
+		if err != nil {
+			return false
+		}
+		sure := false
+		switch {
+		case types.IsUnknown(out): // it matches in some projects: it must be safe
+		case out.Value() == true:
+			sure = true
+		case out.Value() == false:
+			continue
+		default:
+			return false
+		}
+		if !r.coverable(in) {
+			return false
+		}
+		if sure {
+			return true
+		}
 	}
 	return in.Reversibility == Reversible
 }

@@ -153,9 +153,14 @@ func TestEveryCallCovered(t *testing.T) {
 		{"WebFetch", `{"url":"https://docs.example/a"}`, true},  // allowed
 		{"WebFetch", `{"url":"https://evil.example/a"}`, false}, // denied
 		{"Unmatched", `{}`, false},                              // asked as the asker says: hard to reverse
+		{"Edit", `{"path":"/a"}`, false},                        // in project infra it goes to another route
+		{"Write", `{"path":"/a"}`, true},                        // asked as reversible in every project
 	} {
+		// Asked from a project whose rules would leave an Edit to a
+		// standing approval: a host that kept that for its session would
+		// let the same call run unasked after moving to project infra.
 		in := core.AskInput{Kind: core.KindApproval, Agent: "a", RunID: "s1", Route: "hooks", Tool: c.tool,
-			Arguments: json.RawMessage(c.args), Reversibility: core.HardToReverse}
+			Arguments: json.RawMessage(c.args), Reversibility: core.HardToReverse, Labels: core.Labels{Project: "web"}}
 		if got := svc.CallCovered(in); got != c.want {
 			t.Errorf("%s %s: call covered %v, want %v", c.tool, c.args, got, c.want)
 		}

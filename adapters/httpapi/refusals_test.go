@@ -80,7 +80,28 @@ func TestMalformedQueriesAreRefused(t *testing.T) {
 		t.Errorf("the refusals changed the store:\n%s", d)
 	}
 	// A query that parses is taken as before, escapes (of a ; too) and all.
-	if r := e.do("GET", "/v1/directive?autonomy=semi&department=d%C3%A4ta%3B+team&ro%3Ble=x", &agentA, ""); r.status != http.StatusOK {
+	if r := e.do("GET", "/v1/directive?autonomy=semi&department=d%C3%A4ta%3B+team&role=o%3Bps", &agentA, ""); r.status != http.StatusOK {
 		t.Errorf("a well-escaped query: %d %s", r.status, r.body)
+	}
+}
+
+// TestUnknownQueryParametersAreRefused: a query parameter a route does not
+// read is refused naming it and the ones the route takes, as an unknown
+// body field is; ignored, ?status=closed listed the open questions as if
+// they were the closed ones asked for.
+func TestUnknownQueryParametersAreRefused(t *testing.T) {
+	e := newEnv(t)
+	for _, c := range []struct{ path, param, takes string }{
+		{"/v1/questions?status=closed", "status", "state, limit, cursor"},
+		{"/v1/questions?limit=5&curser=x", "curser", "state, limit, cursor"},
+		{"/v1/people?verbose=1", "verbose", "takes none"},
+	} {
+		r := e.do("GET", c.path, &operator, "")
+		if r.status != http.StatusBadRequest || !strings.Contains(errorOf(t, r).Message, `"`+c.param+`"`) || !strings.Contains(errorOf(t, r).Message, c.takes) {
+			t.Errorf("GET %s: %d %s, want a 400 naming %q and %q", c.path, r.status, r.body, c.param, c.takes)
+		}
+	}
+	if r := e.do("GET", "/v1/questions?state=open&limit=5", &operator, ""); r.status != http.StatusOK {
+		t.Errorf("the parameters the route takes: %d %s", r.status, r.body)
 	}
 }

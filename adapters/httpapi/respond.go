@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -105,6 +106,35 @@ func queryProblem(raw string) error {
 		}
 		if _, err := url.QueryUnescape(value); err != nil {
 			return invalid("query parameter %q is not validly %%-escaped (write a %% as %%25)", name)
+		}
+	}
+	return nil
+}
+
+// queryParams are the query parameters each route of v1 reads, by its
+// pattern; a route not here reads none. Any other is refused by name, as
+// an unknown body field is: one misspelt or unknown, and ignored, would
+// answer another question than the caller asked (?status=closed listed
+// the open questions).
+var queryParams = map[string][]string{
+	"GET /v1/questions":           {"state", "limit", "cursor"},
+	"GET /v1/questions/{id}/wait": {"timeout"},
+	"POST /v1/runs/{run_id}/end":  {"agent"},
+	"GET /v1/events":              {"since", "follow"},
+	"GET /v1/audit/export":        {"since"},
+	"GET /v1/digest":              {"since", "until", "decider", "role", "person", "route"},
+	"GET /v1/directive":           {"autonomy", "tier", "role", "department"},
+}
+
+// unknownParam refuses the first parameter of q, in name order, that
+// known does not list.
+func unknownParam(q url.Values, known []string) error {
+	for _, name := range slices.Sorted(maps.Keys(q)) {
+		if !slices.Contains(known, name) {
+			if len(known) == 0 {
+				return invalid("query parameter %q: this route takes none", name)
+			}
+			return invalid("unknown query parameter %q: this route takes %s", name, strings.Join(known, ", "))
 		}
 	}
 	return nil

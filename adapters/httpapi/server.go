@@ -240,6 +240,10 @@ func (s *Server) v1(pattern, action string, h http.HandlerFunc, roles ...Role) {
 			s.fail(w, r, err)
 			return
 		}
+		if err := unknownParam(r.URL.Query(), queryParams[pattern]); err != nil {
+			s.fail(w, r, err)
+			return
+		}
 		h(w, r.WithContext(withRoles(r.Context(), roles)))
 	})
 }

@@ -175,6 +175,44 @@ func (b ServiceBackend) HostMayAnswer(ctx context.Context, id core.QuestionID) (
 	return q.Open() && b.Svc.MayAnswer(q, b.host(ctx)), nil
 }
 
+// HostDeclines is a backend that keeps a host's decline of a task's
+// form, on every replica, so the task stops asking that form: the Tasks
+// extension has a request, once answered (a decline is an answer), never
+// asked again under its key, and a host that hides keys it has seen would
+// otherwise show the task waiting on it for good. The question waits for
+// chat, and a form that chat's answers change is a new request (hostKey).
+// A backend without it (one over the HTTP API) keeps asking the form.
+type HostDeclines interface {
+	DeclineHostForm(ctx context.Context, id core.QuestionID, key string) error
+	HostFormDeclined(ctx context.Context, id core.QuestionID, key string) (bool, error)
+}
+
+var _ HostDeclines = ServiceBackend{}
+
+// declinedKey is where the decline of form key of question id is kept.
+func declinedKey(id core.QuestionID, key string) string {
+	return "mcp:declined:" + string(id) + ":" + key
+}
+
+// DeclineHostForm keeps the host's decline of form key of its own
+// question id until a day after the question's deadline, when the
+// question has closed anyway.
+func (b ServiceBackend) DeclineHostForm(ctx context.Context, id core.QuestionID, key string) error {
+	q, err := b.own(ctx, id)
+	if err != nil {
+		return err
+	}
+	ttl := max(q.Deadline.Sub(b.Svc.Now())+24*time.Hour, time.Minute)
+	return b.Svc.Values().SetValueFor(ctx, declinedKey(id, key), "1", ttl)
+}
+
+// HostFormDeclined reports whether the host declined form key of
+// question id.
+func (b ServiceBackend) HostFormDeclined(ctx context.Context, id core.QuestionID, key string) (bool, error) {
+	v, err := b.Svc.Values().Value(ctx, declinedKey(id, key))
+	return v != "", err
+}
+
 // AnswerInHost answers as {mcp, agent} through the chokepoint.
 func (b ServiceBackend) AnswerInHost(ctx context.Context, in core.AnswerInput) error {
 	if _, err := b.own(ctx, in.QuestionID); err != nil {

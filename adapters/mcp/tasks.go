@@ -37,8 +37,9 @@ import (
 //
 // The host's reply to the elicitation comes with tasks/update and goes
 // through the chokepoint like any answer; a reply that declines leaves the
-// question open for chat, and the request stays outstanding (a host shows
-// a request once, by its key). The key follows what the form asks
+// question open for chat, and is kept (HostDeclines): the task is working
+// again, as the form, answered, is not asked under its key again. The
+// key follows what the form asks
 // (hostkey.go): once chat or the host has answered part of a form, what
 // is left is a new request. tasks/cancel withdraws the question. Over
 // HTTP a host may listen for the tasks' ends instead of polling
@@ -344,7 +345,17 @@ func (h *handler) taskUpdate(ctx context.Context, ss *mcpsdk.ServerSession, p *u
 	}
 	if reply.Action != "accept" {
 		h.opts.Logger.Debug("askbridge mcp: the host did not answer", "question", st.QuestionID, "action", reply.Action)
-		return ack() // declined or dismissed: the question waits for chat
+		// Declined or dismissed: the question waits for chat, and the
+		// form, answered, is not asked again (HostDeclines).
+		if hd, ok := h.b.(HostDeclines); ok {
+			if err := hd.DeclineHostForm(ctx, st.QuestionID, key); err != nil {
+				return nil, h.taskError(err)
+			}
+		}
+		return ack()
+	}
+	if h.declined(ctx, st.QuestionID, key) {
+		return ack() // a reply to a form already answered with a decline
 	}
 	may, err := h.b.HostMayAnswer(ctx, st.QuestionID)
 	if err != nil {
@@ -415,28 +426,17 @@ func (h *handler) taskOf(ctx context.Context, st Status, caps *mcpsdk.ClientCapa
 		t.Status = statusWorking
 		t.StatusMessage = fmt.Sprintf("Waiting for a human to answer question %s.", st.QuestionID)
 		if st.Question != nil && h.hostMayAnswer(ctx, caps, st.QuestionID) {
+			f := formFor(st.Question)
+			if h.declined(ctx, st.QuestionID, hostKey(st.QuestionID, f, 0)) {
+				t.StatusMessage = fmt.Sprintf("Waiting for a human to answer question %s in chat; the form here was declined.", st.QuestionID)
+				break
+			}
 			t.Status = statusInputRequired
 			t.StatusMessage = fmt.Sprintf("Question %s waits for an answer: yours here, or one in chat; the first counts.", st.QuestionID)
-			t.InputRequests = formRequest(st.QuestionID, formFor(st.Question), 0, "")
+			t.InputRequests = formRequest(st.QuestionID, f, 0, "")
 		}
 	}
 	return t, nil
-}
-
-// ttlOf is st's task's ttlMs: from its asking until the bridge may drop
-// its question, the retention after its close, or after its deadline
-// while it is open (a deadline moved later, or a close, changes it, as
-// the extension allows). Nil when the retention is not known.
-func (h *handler) ttlOf(st Status) *int64 {
-	end := st.ClosedAt
-	if end.IsZero() {
-		end = st.Deadline
-	}
-	if h.opts.Retention == nil || end.IsZero() || st.AskedAt.IsZero() {
-		return nil
-	}
-	ms := end.Add(h.opts.Retention()).Sub(st.AskedAt).Milliseconds()
-	return &ms
 }
 
 // takesForms reports whether capabilities take form elicitations.

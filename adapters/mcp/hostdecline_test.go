@@ -1,0 +1,53 @@
+package mcp_test
+
+import (
+	"testing"
+
+	"github.com/askbridge/askbridge/adapters/mcp"
+	"github.com/askbridge/askbridge/core"
+)
+
+// TestTaskHostDeclineAsksTheFormNoMore: a host that declines a task's
+// form has answered that request, which the Tasks extension never asks
+// again under its key: the task goes back to working, on every replica,
+// the question waits for chat, and a later reply under that key changes
+// nothing. A form that chat's answers change is a new request, asked
+// again. Before, the declined request stayed outstanding for good, and a
+// host that shows a key once showed the task waiting on nothing.
+func TestTaskHostDeclineAsksTheFormNoMore(t *testing.T) {
+	e := newTaskEnv(t)
+	h := e.host("tok-alice", tasksCaps(true))
+	raw, err := h.callTool(e.ctx, mcp.ToolDecision, map[string]any{"question": "Which queue?", "reversibility": "reversible",
+		"options": parkingCalls[1].args["options"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := asTask(t, raw)
+	if w.Status != "input_required" {
+		t.Fatalf("created %+v, want input_required", w)
+	}
+	key := onlyRequest(t, w.InputRequests).key
+	if err := h.update(e.ctx, w.TaskID, map[string]any{key: map[string]any{"action": "decline"}}); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 { // the replicas in turn
+		got, err := h.get(e.ctx, w.TaskID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status != "working" || len(got.InputRequests) != 0 {
+			t.Fatalf("after the host declined: %s with %d requests, want working with none", got.Status, len(got.InputRequests))
+		}
+	}
+	q, _ := e.svc.Get(e.ctx, core.QuestionID(w.TaskID))
+	if !q.Open() {
+		t.Fatalf("a declined form closed the question: %s", q.State)
+	}
+	// A later accept under the declined key is acknowledged and ignored.
+	if err := h.update(e.ctx, w.TaskID, map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"option": "sqs"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if q, _ := e.svc.Get(e.ctx, q.ID); !q.Open() {
+		t.Fatalf("a reply to a declined form was recorded: %s %+v", q.State, q.Resolution)
+	}
+}

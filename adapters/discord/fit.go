@@ -1,6 +1,10 @@
 package discord
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/askbridge/askbridge/core"
+)
 
 // seg is one piece of a message: markdown we wrote (kept whole), or
 // untrusted text that is escaped and may be cut to make the whole fit.
@@ -9,6 +13,9 @@ type seg struct {
 	text  string
 	max   int  // the text's own cap; 0 for a fixed piece
 	code  bool // show the text in a code block rather than escaped
+	// call is, for a call's arguments in a code block, the question's
+	// id: they are cut in the middle (codeBlock).
+	call core.QuestionID
 }
 
 func fixed(s string) seg { return seg{fixed: s} }
@@ -21,7 +28,10 @@ func text(s string, max int) seg {
 	return seg{text: s, max: max}
 }
 
-func code(s string, max int) seg { return seg{text: s, max: max, code: true} }
+// code is question id's call arguments, shown in a code block.
+func code(s string, max int, id core.QuestionID) seg {
+	return seg{text: s, max: max, code: true, call: id}
+}
 
 func (s seg) render(limit int) string {
 	if s.max == 0 {
@@ -29,7 +39,7 @@ func (s seg) render(limit int) string {
 	}
 	n := min(s.max, limit)
 	if s.code {
-		return codeBlock(s.text, n)
+		return codeBlock(s.text, n, s.call)
 	}
 	return escape(s.text, n)
 }

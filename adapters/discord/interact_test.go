@@ -125,7 +125,7 @@ func TestTextHelpers(t *testing.T) {
 	if got := oneLine(" a\n\tb  c "); got != "a b c" {
 		t.Errorf("oneLine: %q", got)
 	}
-	if got := codeBlock("a```b", 100); strings.Count(got, "```") != 2 || !utf8.ValidString(got) {
+	if got := codeBlock("a```b", 100, "q1"); strings.Count(got, "```") != 2 || !utf8.ValidString(got) {
 		t.Errorf("codeBlock: %q", got)
 	}
 }

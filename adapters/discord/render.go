@@ -153,10 +153,10 @@ func cardContentWith(c card.Card, k keeping) (string, bool) {
 	for _, s := range c.Sections {
 		if closed && c.Progress != nil && s.Kind == card.SectionCall {
 			s.Answer = nil // its verdict and decider are in the outcome
-			parts = append(parts, part{segs: callSegs(s, true), drop: true})
+			parts = append(parts, part{segs: callSegs(c.QuestionID, s, true), drop: true})
 			continue
 		}
-		parts = append(parts, part{segs: sectionSegs(s, c.Progress != nil)})
+		parts = append(parts, part{segs: sectionSegs(c.QuestionID, s, c.Progress != nil)})
 	}
 	if l := tooLongLine(c); l != "" {
 		parts = append(parts, part{segs: []seg{fixed(l)}})
@@ -228,9 +228,9 @@ func headSegs(c card.Card) []seg {
 	return segs
 }
 
-// sectionSegs are one of the card's sections, by its kind; numbered
-// says the card's calls are a batch's.
-func sectionSegs(s card.Section, numbered bool) []seg {
+// sectionSegs are one of question id's card's sections, by its kind;
+// numbered says the card's calls are a batch's.
+func sectionSegs(id core.QuestionID, s card.Section, numbered bool) []seg {
 	switch s.Kind {
 	case card.SectionContext:
 		return []seg{fixed("\n"), text(s.Body, 1200)}
@@ -241,7 +241,7 @@ func sectionSegs(s card.Section, numbered bool) []seg {
 		}
 		return append(segs, fixed("\n"), text(s.Body, 1000))
 	case card.SectionCall:
-		return callSegs(s, numbered)
+		return callSegs(id, s, numbered)
 	case card.SectionItem:
 		return itemSegs(s)
 	default:
@@ -251,12 +251,12 @@ func sectionSegs(s card.Section, numbered bool) []seg {
 
 // callSegs are a tool call of an approval or, numbered, of a batch: its
 // tool, arguments, digest and decision.
-func callSegs(s card.Section, numbered bool) []seg {
+func callSegs(id core.QuestionID, s card.Section, numbered bool) []seg {
 	num := ""
 	if numbered {
 		num = fmt.Sprintf("%d. ", s.Index+1)
 	}
-	segs := []seg{fixed("\n\n" + num + "Tool: **"), text(oneLine(s.Title), 128), fixed("**\n"), code(s.Body, 1200)}
+	segs := []seg{fixed("\n\n" + num + "Tool: **"), text(oneLine(s.Title), 128), fixed("**\n"), code(s.Body, 1200, id)}
 	if s.Hash != "" {
 		segs = append(segs, fixed("\nsha256 `"+s.Hash+"…`"))
 	}

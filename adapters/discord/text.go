@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/askbridge/askbridge/adapters/internal/textlimit"
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 // Discord's limits that rendering keeps to (discord-api-docs, PLATFORMS.md).
@@ -59,17 +61,28 @@ func escapeRune(prev, r rune) string {
 // for labels and titles that must stay on one line.
 func oneLine(s string) string { return textlimit.OneLine(s) }
 
-// codeBlock shows s verbatim in a fenced block cut to max. Every backtick
-// in s is followed by a zero-width space, so no run of them can close the
-// block early.
-func codeBlock(s string, max int) string {
+// codeBlock shows question id's call arguments s verbatim in a fenced
+// block within max. Every backtick in s is followed by a zero-width space,
+// so no run of them can close the block early. Arguments that do not fit
+// keep their head and their tail around a line that counts what was left
+// out (card.CutMiddle): Approve approves the whole call, so its end must
+// show. The cut comes first, each backtick counted with its zero-width
+// space, so the count is of the arguments' own characters.
+func codeBlock(s string, max int, id core.QuestionID) string {
 	const open, close = "```\n", "\n```"
-	s = strings.ReplaceAll(textlimit.Clean(s), "`", "`\u200b")
 	room := max - width(open) - width(close)
 	if room < 1 {
 		return ""
 	}
-	body := cut(s, room)
-	// A cut can leave "`" + "…": harmless inside a block.
-	return open + body + close
+	body := card.CutMiddle(s, room, id, codeWidth)
+	return open + strings.ReplaceAll(body, "`", "`\u200b") + close
+}
+
+// codeWidth is how much of a limit r takes in a code block: a backtick
+// takes its zero-width space too.
+func codeWidth(r rune) int {
+	if r == '`' {
+		return unit.RuneWidth(r) + unit.RuneWidth('\u200b')
+	}
+	return unit.RuneWidth(r)
 }

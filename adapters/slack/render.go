@@ -174,7 +174,7 @@ func render(c card.Card, f fit) Message {
 			add(sectionWith(fmt.Sprintf("option-%d", s.Index), text, b))
 		case card.SectionCall:
 			if c.Progress != nil { // one call of a batch, numbered
-				add(section(fmt.Sprintf("call-%d", s.Index), fmt.Sprintf("*%d.* ", s.Index+1)+approvalCall(s, f, perCall)))
+				add(section(fmt.Sprintf("call-%d", s.Index), fmt.Sprintf("*%d.* ", s.Index+1)+approvalCall(c.QuestionID, s, f, perCall)))
 				bs := drawn(s.Actions)
 				if len(bs) == 0 {
 					break
@@ -189,7 +189,7 @@ func render(c card.Card, f fit) Message {
 				add(actions(fmt.Sprintf("call-%d-choose", s.Index), bs...))
 				break
 			}
-			add(section("call", approvalCall(s, f, perCall)))
+			add(section("call", approvalCall(c.QuestionID, s, f, perCall)))
 			add(actions("choose", drawn(s.Actions)...))
 		case card.SectionItem:
 			if c.Progress != nil && !shown {
@@ -275,10 +275,11 @@ func metaLine(c card.Card, f fit) string {
 	return strings.Join(parts, "  ·  ")
 }
 
-// approvalCall shows the gated tool call: its name, a view of its
-// arguments cut to args and the start of their hash.
-func approvalCall(s card.Section, f fit, args int) string {
-	out := "*Tool:* " + codeSpan(s.Title, f.b(budgetLabel)) + "\n*Arguments:*\n" + code(s.Body, args)
+// approvalCall shows the gated tool call of question id: its name, its
+// arguments within args (their middle giving way: code) and the start
+// of their hash.
+func approvalCall(id core.QuestionID, s card.Section, f fit, args int) string {
+	out := "*Tool:* " + codeSpan(s.Title, f.b(budgetLabel)) + "\n*Arguments:*\n" + code(s.Body, args, id)
 	if s.Hash != "" {
 		out += "\nsha256 `" + s.Hash + "…`"
 	}

@@ -1,10 +1,13 @@
 package slack
 
 import (
+	"math"
 	"strings"
 	"unicode"
 
 	"github.com/askbridge/askbridge/adapters/internal/textlimit"
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 // Block Kit limits (docs.slack.dev, Block Kit reference).
@@ -115,12 +118,34 @@ func formatting(r rune) bool {
 
 func inWord(r rune) bool { return r < 0x80 && (unicode.IsLetter(r) || unicode.IsDigit(r)) }
 
-// code wraps text in a preformatted block, escaped and cut so that the
-// whole, fences included, fits max. Slack formats nothing inside it, so
-// the text is shown exactly as written (a fence inside would end ours).
-func code(s string, max int) string {
-	s = strings.ReplaceAll(s, "```", "`\u200b`\u200b`") // a fence inside would end ours
-	return "```" + escCode(s, max-6) + "```"
+// code wraps question id's call arguments in a preformatted block,
+// escaped and cut so that the whole, fences included, fits max. Slack
+// formats nothing inside it, so the text is shown exactly as written (a
+// fence inside would end ours: defence). Arguments that do not fit keep
+// their head and their tail around a line that counts what was left out
+// (card.CutMiddle), since Approve approves the whole call. The cut is
+// made before the fences are broken and the text escaped, on each rune's
+// escaped width, a backquote counted with the zero-width space it may
+// gain; so the escaping that follows never cuts again.
+func code(s string, max int, id core.QuestionID) string {
+	if whole := escCode(defence(s), math.MaxInt); textLen(whole) <= max-6 {
+		return "```" + whole + "```"
+	}
+	return "```" + escCode(defence(card.CutMiddle(s, max-6, id, codeWidth)), max-6) + "```"
+}
+
+// defence breaks every fence in s, which would end ours, with zero-width
+// spaces.
+func defence(s string) string { return strings.ReplaceAll(s, "```", "`\u200b`\u200b`") }
+
+// codeWidth is how much of a limit r takes in a code block: its escape,
+// and a backquote the zero-width space defence may put after it.
+func codeWidth(r rune) int {
+	n := textLen(escapeRune(-1, r))
+	if r == '`' {
+		n++
+	}
+	return n
 }
 
 // codeSpan wraps one line of text, such as a tool's name, in an inline

@@ -51,7 +51,7 @@ func TestCutAndEscape(t *testing.T) {
 	if got := codeSpan("mcp__x *y*`z\nw", 100); got != "`mcp__x *y*ˋz↵w`" {
 		t.Errorf("codeSpan = %q", got)
 	}
-	if got := code(`{"a": "*b* `+"```"+`"}`, 100); got != "```{\"a\": \"*b* `\u200b`\u200b`\"}```" {
+	if got := code(`{"a": "*b* `+"```"+`"}`, 100, qid); got != "```{\"a\": \"*b* `\u200b`\u200b`\"}```" {
 		t.Errorf("code = %q", got)
 	}
 	if got := cut("héllo wörld", 6); got != "héllo…" {

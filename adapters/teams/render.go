@@ -225,7 +225,10 @@ func (r *renderer) section(s card.Section) {
 }
 
 // call adds a tool call of an approval or a batch: its tool, arguments,
-// digest and, in a batch, its decision.
+// digest and, in a batch, its decision. Arguments too long for their
+// budget keep their head and their tail around a line that counts what
+// was left out (card.CutMiddle, in runes as the budgets count): Approve
+// approves the whole call, so its end must show.
 func (r *renderer) call(s card.Section) {
 	b := r.f.b
 	prefix := ""
@@ -233,7 +236,8 @@ func (r *renderer) call(s card.Section) {
 		prefix = fmt.Sprintf("%d. ", s.Index+1)
 	}
 	r.add(plain(prefix+"Tool: "+cut(s.Title, b(budgetLabel)), budgetLabel+16, bold))
-	r.add(words("Arguments", subtle), plain(s.Body, b(budgetArgs), mono))
+	args := b(budgetArgs)
+	r.add(words("Arguments", subtle), plain(card.CutMiddle(s.Body, args, r.c.QuestionID, nil), args, mono))
 	if s.Hash != "" {
 		r.add(words("sha256 "+s.Hash+"…", subtle, func(e Element) { e["size"] = "small" }))
 	}

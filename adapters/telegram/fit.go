@@ -2,7 +2,11 @@ package telegram
 
 import (
 	"cmp"
+	"html"
 	"slices"
+
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 // A card's body is planned before it is written. Written in order into a
@@ -41,6 +45,10 @@ type piece struct {
 	kind           pieceKind
 	open, s, close string
 	max            int
+	// call marks a call's arguments, which give way in the middle
+	// (callPiece); id is their question's.
+	call bool
+	id   core.QuestionID
 }
 
 func markupPiece(html string) piece { return piece{kind: pieceMarkup, open: html} }
@@ -52,6 +60,27 @@ func keyPiece(open, s, close string, max int) piece {
 func longPiece(open, s, close string, max int) piece {
 	return piece{kind: pieceLong, open: open, s: s, close: close, max: max}
 }
+
+// callPiece is question id's call arguments, preformatted: a long piece
+// whose middle gives way (card.CutMiddle), so a cut keeps how the call
+// ends, which Approve approves with the rest, and says how much is not
+// shown.
+func callPiece(s string, max int, id core.QuestionID) piece {
+	return piece{kind: pieceLong, open: "\n<pre>", s: s, close: "</pre>", max: max, call: true, id: id}
+}
+
+// esc is the piece's text escaped and cut to at most max units: a call's
+// arguments cut in the middle, on each rune's escaped width, before they
+// are escaped (so the escaping cuts nothing); any other text at its end.
+func (p piece) esc(max int) string {
+	if !p.call {
+		return escIn(p.open, p.s, max)
+	}
+	return escIn(p.open, card.CutMiddle(p.s, max, p.id, preWidth), max)
+}
+
+// preWidth is how many units r takes escaped inside <pre> (escIn).
+func preWidth(r rune) int { return units(html.EscapeString(string(r))) }
 
 // fit plans ps within room units: caps[i] is how many units the escaped
 // text of piece i may take (0: leave the piece out). Key texts get their
@@ -78,7 +107,7 @@ func fit(ps []piece, room int) (caps []int, ok bool) {
 			longs = append(longs, i)
 		}
 		if p.kind != pieceMarkup {
-			want[i] = units(escIn(p.open, p.s, p.max))
+			want[i] = units(p.esc(p.max))
 		}
 	}
 	if room < len(keys) {
@@ -125,9 +154,9 @@ func (d *doc) pieces(ps []piece) {
 		case p.kind == pieceMarkup:
 			d.markup(p.open)
 		case !ok:
-			d.text(p.open, p.s, p.close, p.max)
+			d.textWith(p.open, p.s, p.close, p.max, p.esc)
 		case caps[i] > 0:
-			d.markup(p.open + escIn(p.open, p.s, caps[i]) + p.close)
+			d.markup(p.open + p.esc(caps[i]) + p.close)
 		}
 	}
 }

@@ -117,6 +117,11 @@ func (d *doc) markup(s string) {
 // text adds open + escaped(s) + close, with s cut to at most max units
 // and to what is left. Nothing is added if not even a short cut fits.
 func (d *doc) text(open, s, close string, max int) {
+	d.textWith(open, s, close, max, func(n int) string { return escIn(open, s, n) })
+}
+
+// textWith is text with s escaped and cut to n units by esc.
+func (d *doc) textWith(open, s, close string, max int, esc func(n int) string) {
 	if d.full || s == "" {
 		return
 	}
@@ -124,7 +129,7 @@ func (d *doc) text(open, s, close string, max int) {
 	if room > max {
 		room = max
 	}
-	e := escIn(open, s, room)
+	e := esc(room)
 	if e == "" || e == ellipsis && s != ellipsis {
 		d.full = true
 		return
@@ -251,7 +256,7 @@ func body(c card.Card, off map[core.Ref]bool) []piece {
 				num = fmt.Sprintf("%d. ", s.Index+1)
 			}
 			ps = append(ps, keyPiece("\n\n"+num+"Tool: <code>", s.Title, "</code>", 130))
-			ps = append(ps, longPiece("\n<pre>", s.Body, "</pre>", 1200))
+			ps = append(ps, callPiece(s.Body, 1200, c.QuestionID))
 			if s.Hash != "" {
 				ps = append(ps, markupPiece("\nsha256 <code>"+html.EscapeString(s.Hash)+"…</code>"))
 			}

@@ -24,7 +24,10 @@
 // card.go the shared headings, markers and labels ([KindTitle],
 // [ChoiceLabel]); notes.go what a clicker is told ([RecordedNote],
 // [RefusalNote]); outcome.go the one wording, for people, of who or what
-// closed a question ([OutcomeLine], [PartBy], [ClosingPerson]; law 12).
+// closed a question ([OutcomeLine], [PartBy], [ClosingPerson]; law 12);
+// cutmiddle.go [CutMiddle], the one way every chat renderer cuts a call's
+// arguments to its room: head and tail kept, what was left out counted
+// (Approve records the whole call, so its end must show).
 //
 // A new kind of question adds its card to kinds.go's kindCards (its
 // sections and buttons, its outcome's label, its choice as people read

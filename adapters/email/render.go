@@ -7,6 +7,7 @@ import (
 	"strings"
 	texttemplate "text/template"
 
+	"github.com/askbridge/askbridge/adapters/internal/actionlink"
 	"github.com/askbridge/askbridge/adapters/internal/textlimit"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/card"
@@ -114,11 +115,8 @@ func RenderCard(c card.Card, links Links) (Message, error) {
 				err = fmt.Errorf("email: no link for the %q action", a.Label)
 				continue
 			}
-			label := a.Label
-			if label == card.LabelAnswer {
-				label = card.LabelAnswerOnPage // replies to the mail are not read
-			}
-			out = append(out, link{Label: label, URL: u, Style: a.Style})
+			// Replies to the mail are not read: the link says it opens the page.
+			out = append(out, link{Label: actionlink.LinkLabel(a.Label), URL: u, Style: a.Style})
 		}
 		return out
 	}

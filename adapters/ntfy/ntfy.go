@@ -262,12 +262,9 @@ func Render(c card.Card, topic string, links []actionlink.Link, menu string) Pub
 // label is a's label within ntfy's, cut before its Keep (a recommended
 // choice's note), which stays whole. The answer in words is typed on the
 // page the button opens, as nothing reads a reply to a notification, so
-// its button says that rather than "Reply to answer".
+// its button says that rather than "Reply to answer" (LinkLabel).
 func label(a card.Action) string {
-	head := a.Head()
-	if a.Label == card.LabelAnswer {
-		head = card.LabelAnswerOnPage
-	}
+	head := actionlink.LinkLabel(a.Head())
 	return textlimit.Runes.CutKeeping(textlimit.OneLine(head), a.Keep, maxLabel)
 }
 

@@ -353,15 +353,19 @@ func (p *Page) menu(q *core.Question, c Claims) view {
 		return v
 	}
 	for _, l := range links {
-		v.Choices = append(v.Choices, choice{Label: pageLabel(l.Action.Label, card.LabelAnswerOnPage), URL: l.URL})
+		v.Choices = append(v.Choices, choice{Label: LinkLabel(l.Action.Label), URL: l.URL})
 	}
 	return v
 }
 
-// pageLabel is label as this page says it: the chat cards' "Reply to
-// answer" names a reply, which a link's recipient does not send (the
-// answer is typed on the page), so the page says instead what its
-// link or button does (as).
+// LinkLabel is label on a link or button that opens the action's page (an
+// email's link, an ntfy button, the menu): the chat cards' "Reply to
+// answer" names a reply, which nothing reads there, as the answer is
+// typed on the page, so it says that instead (card.LabelAnswerOnPage).
+func LinkLabel(label string) string { return pageLabel(label, card.LabelAnswerOnPage) }
+
+// pageLabel is label as the link's page says it: card.LabelAnswer is as,
+// what the page's link or button does; any other label is as it is.
 func pageLabel(label, as string) string {
 	if label == card.LabelAnswer {
 		return as

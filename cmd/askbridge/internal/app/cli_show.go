@@ -254,17 +254,21 @@ func commandFor(q *core.Question, r core.Ref) string {
 }
 
 // shellWord is s as one word for a POSIX shell: as it is when it is made
-// of characters no shell reads specially, else single-quoted.
+// of characters no shell reads specially, else single-quoted. A control
+// character (in an id stored before asks refused them) is escaped, as
+// everywhere else on the terminal: such a command reads, but cannot be
+// pasted as it is.
 func shellWord(s string) string {
 	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.=/:@") == "" {
 		return s
 	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return "'" + escapeControls(strings.ReplaceAll(s, "'", `'\''`)) + "'"
 }
 
-// terminalLine is s on one line with its control characters escaped
-// (oneLine, uncut).
-func terminalLine(s string) string { return oneLine(s, len(s)+1) }
+// terminalLine is s on one line, its runs of spaces and line breaks one
+// space, with its control characters escaped as terminalText does; whole,
+// where oneLine cuts a table's cell.
+func terminalLine(s string) string { return escapeControls(strings.Join(strings.Fields(s), " ")) }
 
 // terminalText is s, its lines kept and each begun with indent, every
 // control character but the newline escaped as oneLine does.

@@ -179,6 +179,31 @@ func TestCLIShowEscapesWhatPeopleWrote(t *testing.T) {
 	}
 }
 
+// TestCLIShowEscapesAnItemAnswerWhole: a form item's answer, shown on one
+// line, has its control characters escaped and is shown whole. Before,
+// the line was cut at its length in bytes, which the escapes outgrow:
+// "eu\x1b[2J\u202ewest" showed as "eu\u001b[2J…".
+func TestCLIShowEscapesAnItemAnswerWhole(t *testing.T) {
+	m := apptest.Start(t, app.Settings{})
+	env := cliEnv(m)
+	q, err := client.New(m.URL, apptest.AgentA).Ask(t.Context(), client.AskRequest{Kind: core.KindForm, Question: "Set up staging",
+		RunID: "run-show", Reversibility: core.Reversible, Items: []core.FormItem{
+			{ID: "region", Question: "Which region?", Options: []core.FormOption{{ID: "eu", Label: "eu-west-1"}, {ID: "us", Label: "us-east-1"}}},
+			{ID: "size", Question: "Node size?", Options: []core.FormOption{{ID: "s", Label: "small"}, {ID: "m", Label: "medium"}}},
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.New(m.URL, apptest.OpTok).Answer(t.Context(), q.ID, client.AnswerRequest{Items: []client.ItemAnswer{
+		{ItemID: "region", Text: "eu\x1b[2J\u202ewest"}}}); err != nil {
+		t.Fatalf("the answer: %v", err)
+	}
+	code, out, errb := runAll(t.Context(), env, "", "show", string(q.ID))
+	if code != 0 || strings.ContainsAny(out, "\x1b\u202e") || !strings.Contains(out, `: eu\u001b[2J\u202ewest`+"\n") {
+		t.Fatalf("exit %d (%s), printed %q", code, errb, out)
+	}
+}
+
 // card0Reply is the chat cards' clarification button, which names a
 // reply a terminal does not send.
 const card0Reply = "Reply to answer"

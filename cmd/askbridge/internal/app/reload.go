@@ -226,7 +226,8 @@ func (r *reloader) apply(f File) (changed, restart []string, err error) {
 		r.m.oidcPeople.replace(r.start.OIDC, f.People) // the provider's settings wait for a restart
 	}
 	if err := r.m.webhooks.Reconfigure(webhookSettings(f)); err != nil {
-		// core checked the same allow list: unreachable short of a bug.
+		// core checked the same allow list and checkWebhooks the same
+		// secrets: unreachable short of a bug.
 		r.m.Log.Error().Err(err).Msg("the reloaded webhook settings were refused after the routes applied")
 	}
 	changed = sectionsChanged(r.file, f)

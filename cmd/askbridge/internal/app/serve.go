@@ -407,7 +407,7 @@ func replicaName() string {
 // stopping, or Close was called; Close then reports why.
 func (m *Main) Stopped() <-chan struct{} { return m.stopped }
 
-// Close stops serving (finishing requests for up to five seconds), stops
+// Close stops serving (finishing requests for up to ten seconds), stops
 // the background loops and closes the store, in reverse order of start.
 func (m *Main) Close() error {
 	// Parked long polls and MCP calls return now, the question still

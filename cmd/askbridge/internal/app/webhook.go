@@ -27,9 +27,6 @@ type WebhooksFile struct {
 // DefaultGiveUpAfter is webhooks.give_up_after's default.
 const DefaultGiveUpAfter = 24 * time.Hour
 
-// minWebhookSecret is the shortest secret a webhook is signed with.
-const minWebhookSecret = 16
-
 // checkWebhooks checks the webhooks section and the routes' and tokens'
 // webhook keys, naming the key at fault, and reads the secrets given by
 // environment variable into f.
@@ -85,8 +82,8 @@ func webhookSecret(key string, inline Secret, env string, getenv func(string) st
 			return "", err
 		}
 	}
-	if s != "" && len(s) < minWebhookSecret {
-		return "", fmt.Errorf("%s: must be at least %d characters", key, minWebhookSecret)
+	if s != "" && len(s) < webhook.MinSecretLen {
+		return "", fmt.Errorf("%s: must be at least %d characters", key, webhook.MinSecretLen)
 	}
 	return s, nil
 }

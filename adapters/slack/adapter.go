@@ -270,7 +270,8 @@ func deliveryErr(op string, err error) error {
 	}
 	var sc slack.StatusCodeError
 	if errors.As(err, &sc) && sc.Code == http.StatusTooManyRequests {
-		// A 429 without a Retry-After the SDK could read.
+		// A 429 that names no wait (one that names a wait is the
+		// SDK's RateLimitedError).
 		return &core.RetryAfter{After: rateLimitedWait, Err: fmt.Errorf("slack %s: %w", op, err)}
 	}
 	var se slack.SlackErrorResponse

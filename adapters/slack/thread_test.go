@@ -17,44 +17,59 @@ import (
 
 // TestThreadReplyNotReadIsToldSo: a reply in a card's thread that reaches
 // a replica which did not post the card, while Slack fails the read of
-// the thread's root (conversations.replies), is not recorded, and its
-// writer is told to try again; before, it was dropped with no word, and
-// Slack, acked, never sent it again. Sent again, it counts.
+// the thread's root (conversations.replies) or answers it too late for
+// the event's ack, is not recorded, and its writer is told to try again;
+// before, it was dropped with no word, and Slack, acked, never sent it
+// again. Sent again, it counts. A read that ran out of time is told so
+// too, not that the reply may have been recorded (card.TimedOutNote):
+// nothing was written.
 func TestThreadReplyNotReadIsToldSo(t *testing.T) {
-	e := newEnv(t, false)
-	q := e.ask(core.AskInput{Kind: core.KindClarification, Text: "Which region?"})
-	card := e.card(q.ID)
-	other, err := slack.New(e.svc, slack.Options{BotToken: "xoxb-test", SigningSecret: secret, APIURL: strings.TrimSuffix(e.fake.APIURL(), "/")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	other.Mount(mux)
-	replica := httptest.NewServer(mux)
-	defer replica.Close()
-	ctx, cancel := context.WithCancel(t.Context())
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = other.Run(ctx) }) // its notes go out from Run
-	defer wg.Wait()
-	defer cancel()
-	reply := func() {
-		body, _ := e.fake.ReplyEvent(e.fake.AddReply(card.Channel, card.TS, alice.ID, "eu-west-1"))
-		if status, resp, err := slackfake.Event(replica.URL+slack.EventsPath, secret, body).Send(t.Context()); err != nil || status != 200 {
-			t.Fatalf("event answered %d %q: %v", status, resp, err)
-		}
-	}
-	e.fake.FailNext("conversations.replies", slackfake.Failure{Error: "internal_error"})
-	reply()
-	if note := e.note(alice, 0); !strings.Contains(note, "please try again") {
-		t.Fatalf("a reply whose thread could not be read was told %q", note)
-	}
-	if got := e.get(q.ID); !got.Open() {
-		t.Fatalf("the unread reply changed the question: %s", got.State)
-	}
-	reply()
-	e.until("the reply sent again recorded", func() bool { return !e.get(q.ID).Open() })
-	if got := e.get(q.ID); got.State != core.StateAnswered || got.Resolution.Answer != "eu-west-1" {
-		t.Fatalf("the reply sent again: %s %+v", got.State, got.Resolution)
+	for name, fail := range map[string]func(f *slackfake.Fake) (release func()){
+		"refused": func(f *slackfake.Fake) func() {
+			f.FailNext("conversations.replies", slackfake.Failure{Error: "internal_error"})
+			return func() {}
+		},
+		"too slow": func(f *slackfake.Fake) func() { return f.Hold("conversations.replies") },
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t, false)
+			q := e.ask(core.AskInput{Kind: core.KindClarification, Text: "Which region?"})
+			card := e.card(q.ID)
+			other, err := slack.New(e.svc, slack.Options{BotToken: "xoxb-test", SigningSecret: secret,
+				APIURL: strings.TrimSuffix(e.fake.APIURL(), "/"), AckBudget: 300 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mux := http.NewServeMux()
+			other.Mount(mux)
+			replica := httptest.NewServer(mux)
+			defer replica.Close()
+			ctx, cancel := context.WithCancel(t.Context())
+			var wg sync.WaitGroup
+			wg.Go(func() { _ = other.Run(ctx) }) // its notes go out from Run
+			defer wg.Wait()
+			defer cancel()
+			reply := func() {
+				body, _ := e.fake.ReplyEvent(e.fake.AddReply(card.Channel, card.TS, alice.ID, "eu-west-1"))
+				if status, resp, err := slackfake.Event(replica.URL+slack.EventsPath, secret, body).Send(t.Context()); err != nil || status != 200 {
+					t.Fatalf("event answered %d %q: %v", status, resp, err)
+				}
+			}
+			release := fail(e.fake)
+			reply()
+			release()
+			if note := e.note(alice, 0); !strings.Contains(note, "please try again") {
+				t.Fatalf("a reply whose thread could not be read was told %q", note)
+			}
+			if got := e.get(q.ID); !got.Open() {
+				t.Fatalf("the unread reply changed the question: %s", got.State)
+			}
+			reply()
+			e.until("the reply sent again recorded", func() bool { return !e.get(q.ID).Open() })
+			if got := e.get(q.ID); got.State != core.StateAnswered || got.Resolution.Answer != "eu-west-1" {
+				t.Fatalf("the reply sent again: %s %+v", got.State, got.Resolution)
+			}
+		})
 	}
 }
 

@@ -1,0 +1,10 @@
+package slack
+
+// KnowsItself reports whether Run's auth.test has told the adapter its
+// own user id: until then a reply's parent_user_id cannot tell a thread
+// under someone else's message from one under ours (notOurs), and the
+// thread's root is read.
+func (a *Adapter) KnowsItself() bool {
+	me := a.botUser.Load()
+	return me != nil && *me != ""
+}

@@ -137,8 +137,9 @@
 // ([ResumeOf]); rules.go
 // the routes' policy rules ([Rule], [CompileRules], [Service.Evaluate]),
 // rules_eval.go their evaluation over one ask, rules_batch.go the rules over each call of a batch, rules_cover.go
-// whether they leave every call of a tool to a standing approval
-// ([Service.EveryCallCovered]); store.go the [Store] interface every
+// whether they leave every call of a tool, or one call whatever its
+// project, to a standing approval ([Service.EveryCallCovered],
+// [Service.CallCovered]); store.go the [Store] interface every
 // store implements, and [Event] with its [Chain].
 //
 // # Where a new kind goes

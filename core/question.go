@@ -265,6 +265,15 @@ func (q *Question) Run() Run { return Run{Agent: q.Agent, ID: q.RunID} }
 // Open reports whether the question can still change.
 func (q *Question) Open() bool { return q.State == StateOpen }
 
+// OpenFor is how long from now q can stay open at the most: to its
+// deadline, moved on by each re-ask it has left and the escalation still
+// to come. What must last as long as q may be open (a reminder's claim,
+// a host's decline of its form) is kept at least this long.
+func (q *Question) OpenFor(now time.Time) time.Duration {
+	more := time.Duration(max(q.MaxReasks-q.Renotified, 0)+1) * time.Duration(q.Timeout)
+	return max(q.Deadline.Sub(now), 0) + more
+}
+
 // Declinable reports whether one person may decline q: it is open, no
 // policy rule decides it, and it needs no more than one person. A
 // question that needs several people is theirs to vote on: one decline

@@ -391,11 +391,9 @@ func (s *Service) renotifyOnce(ctx context.Context, claim string, q *Question, r
 }
 
 // reminderClaimTTL is how long the claim of a reminder of q is kept: as
-// long as q can stay open (its deadline, moved on by each reask and the
-// escalation still to come) and then retained. A claim that lapsed with
-// the question still open would send its reminder again: the k of the
-// last reminder stays at the route's cap.
+// long as q can stay open (Question.OpenFor) and then retained. A claim
+// that lapsed with the question still open would send its reminder
+// again: the k of the last reminder stays at the route's cap.
 func reminderClaimTTL(q *Question, now time.Time, retention time.Duration) time.Duration {
-	more := time.Duration(max(q.MaxReasks-q.Renotified, 0)+1) * time.Duration(q.Timeout)
-	return max(q.Deadline.Sub(now), 0) + more + retention
+	return q.OpenFor(now) + retention
 }

@@ -84,7 +84,9 @@ type Rule struct {
 
 	prg cel.Program
 	// partial is the condition compiled for partial evaluation, with
-	// some variables unknown (EveryCallCovered).
+	// some variables unknown, and exhaustive, so that a part that fails
+	// is seen even where an unknown hides it from the outcome
+	// (EveryCallCovered, CallCovered).
 	partial cel.Program
 	// readsArgs: the condition reads the call's arguments, so it may
 	// fail on a call that lacks a key it reads (which stops the rules).
@@ -240,7 +242,7 @@ func (r *Rule) compile(env *cel.Env) *RuleError {
 	if r.prg, err = env.Program(ast, cel.CostLimit(ruleCost)); err != nil {
 		return ruleProblem("when", "%v", err)
 	}
-	if r.partial, err = env.Program(ast, cel.CostLimit(ruleCost), cel.EvalOptions(cel.OptPartialEval)); err != nil {
+	if r.partial, err = env.Program(ast, cel.CostLimit(ruleCost), cel.EvalOptions(cel.OptPartialEval, cel.OptExhaustiveEval)); err != nil {
 		return ruleProblem("when", "%v", err)
 	}
 	for _, ref := range ast.NativeRep().ReferenceMap() {

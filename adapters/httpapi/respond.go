@@ -245,9 +245,11 @@ func jsonProblem(err error) string {
 			// call or item holds it.
 			return fmt.Sprintf("unknown field %q in the request body", fieldPath(sem.JSONPointer))
 		}
-		if sem.JSONKind == '0' && isWhole(sem.GoType) {
+		if sem.JSONKind == '0' && isWhole(sem.GoType) && (errors.Is(sem.Err, strconv.ErrSyntax) || errors.Is(sem.Err, strconv.ErrRange)) {
 			// strconv's own words ("invalid syntax") do not tell a caller
-			// that sent 2.0 or 1e3 what was wanted.
+			// that sent 2.0 or 1e3 what was wanted. A type of its own
+			// (a duration, which is text) refuses a number in its words,
+			// below.
 			if errors.Is(sem.Err, strconv.ErrRange) {
 				return fmt.Sprintf("field %q is a whole number too large for it", fieldPath(sem.JSONPointer))
 			}

@@ -195,14 +195,15 @@ func declinedKey(id core.QuestionID, key string) string {
 }
 
 // DeclineHostForm keeps the host's decline of form key of its own
-// question id until a day after the question's deadline, when the
-// question has closed anyway.
+// question id until a day after the question can be open at the latest
+// (core.Question.OpenFor: its deadline, moved on by the re-asks it has
+// left), when it has closed anyway.
 func (b ServiceBackend) DeclineHostForm(ctx context.Context, id core.QuestionID, key string) error {
 	q, err := b.own(ctx, id)
 	if err != nil {
 		return err
 	}
-	ttl := max(q.Deadline.Sub(b.Svc.Now())+24*time.Hour, time.Minute)
+	ttl := q.OpenFor(b.Svc.Now()) + 24*time.Hour
 	return b.Svc.Values().SetValueFor(ctx, declinedKey(id, key), "1", ttl)
 }
 

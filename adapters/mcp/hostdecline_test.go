@@ -2,9 +2,11 @@ package mcp_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/askbridge/askbridge/adapters/mcp"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/coretest"
 )
 
 // TestTaskHostDeclineAsksTheFormNoMore: a host that declines a task's
@@ -49,5 +51,37 @@ func TestTaskHostDeclineAsksTheFormNoMore(t *testing.T) {
 	}
 	if q, _ := e.svc.Get(e.ctx, q.ID); !q.Open() {
 		t.Fatalf("a reply to a declined form was recorded: %s %+v", q.State, q.Resolution)
+	}
+}
+
+// TestHostDeclineKeptWhileTheQuestionMayBeOpen: a host's decline of a
+// form is kept for as long as its question can still be open, re-asks
+// that move its deadline on included. Before, it was kept until a day
+// after the deadline at the decline: a question asked with two days and
+// re-asked once was still open when the decline lapsed, and its host
+// was shown the form it had declined again, under the same key.
+func TestHostDeclineKeptWhileTheQuestionMayBeOpen(t *testing.T) {
+	ctx := t.Context()
+	clock := core.NewSimClock(time.Now())
+	svc := coretest.Service(t, coretest.OpenStoreOn(t, clock.Now), coretest.Options{Clock: clock})
+	b := mcp.ServiceBackend{Svc: svc, Agent: "alice"}
+	q, err := b.Ask(ctx, core.AskInput{Kind: core.KindClarification, RunID: "r1", Text: "Which region?", Reversibility: core.Reversible,
+		Timeout: 48 * time.Hour, OnTimeout: core.OnTimeoutReask, MaxReasks: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.DeclineHostForm(ctx, q.ID, "k"); err != nil {
+		t.Fatal(err)
+	}
+	clock.Set(q.Deadline.Add(time.Second))
+	if _, err := svc.Tick(ctx); err != nil { // re-asked: the deadline moves on two days
+		t.Fatal(err)
+	}
+	clock.Advance(25 * time.Hour)
+	if q, err = svc.Get(ctx, q.ID); err != nil || !q.Open() {
+		t.Fatalf("question %+v, %v; want it open, re-asked", q, err)
+	}
+	if declined, err := b.HostFormDeclined(ctx, q.ID, "k"); err != nil || !declined {
+		t.Fatalf("declined %v, %v: the decline lapsed while its question is open", declined, err)
 	}
 }

@@ -331,7 +331,13 @@ func newProtocol(r *http.Request) bool {
 		return true
 	}
 	body := bytes.TrimSpace(peekBody(r))
-	if len(body) > 0 && body[0] == '[' {
+	if !bytes.Contains(body, []byte("protocolVersion")) {
+		// An earlier client's request, in a session or opening one: no
+		// need to decode it here as well as in the gate and the SDK. The
+		// key is matched past its '/', which some encoders escape.
+		return false
+	}
+	if body[0] == '[' {
 		var batch []json.RawMessage
 		if json.Unmarshal(body, &batch) != nil || len(batch) == 0 {
 			return false

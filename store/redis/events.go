@@ -163,23 +163,17 @@ func (s *Store) QuestionEvents(ctx context.Context, id core.QuestionID, limit in
 	if err != nil {
 		return nil, core.Internal(op, err)
 	}
+	// firstEventIDs put the ids in Seq's order, each once, and no more
+	// than limit: the entries read are the answer as they come.
 	out := make([]core.Event, 0, len(ids))
-	seen := make(map[int64]bool, len(ids))
 	for _, c := range cmds {
 		for _, m := range c.Val() {
 			e, err := s.decodeEvent(m, shard)
 			if err != nil {
 				return nil, core.Internal(op, err)
 			}
-			if !seen[e.Seq] {
-				seen[e.Seq] = true
-				out = append(out, e)
-			}
+			out = append(out, e)
 		}
-	}
-	slices.SortFunc(out, func(a, b core.Event) int { return cmp.Compare(a.Seq, b.Seq) })
-	if limit > 0 && len(out) > limit {
-		out = out[:limit]
 	}
 	return out, nil
 }

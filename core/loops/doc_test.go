@@ -3,11 +3,11 @@ package loops_test
 import (
 	"testing"
 
-	"github.com/askbridge/askbridge/store/storetest"
+	"github.com/askbridge/askbridge/internal/docmap"
 )
 
 // TestDocMapsEveryFile keeps doc.go's map of the files in step with the
 // package: every file is named there, and nothing named there is gone.
 func TestDocMapsEveryFile(t *testing.T) {
-	storetest.DocMapsEveryFile(t, ".")
+	docmap.DocMapsEveryFile(t, ".")
 }

@@ -1,4 +1,8 @@
-package storetest
+// Package docmap keeps the packages' maps of their files true: core and
+// the stores describe every file in their doc.go, and their tests check
+// the map against the directory. It is a package of its own so that a
+// test of core does not link the store suite for it.
+package docmap
 
 import (
 	"go/parser"
@@ -16,8 +20,7 @@ import (
 // package comment of dir's doc.go does not name, and for each file name
 // that comment gives that dir does not hold, so a package's map of its
 // files (core/doc.go's "Files", the stores' doc.go) cannot drift from
-// them as files are added, split, renamed or removed. It lives here, a
-// test-support package, because the stores and core keep such maps alike.
+// them as files are added, split, renamed or removed.
 //
 // The files checked are the package's non-test .go files but doc.go
 // itself and, for each pattern of also (a filepath.Glob pattern relative

@@ -72,6 +72,25 @@ func (s *heldStore) Once(ctx context.Context, key string, ttl time.Duration) (bo
 	return s.Store.Once(ctx, key, ttl)
 }
 
+// tapHeld taps card m's "PostgreSQL" as alice and waits until the tap's
+// work is held in st (armed), returning the callback query's id.
+func tapHeld(t *testing.T, e *env, st *heldStore, m telegramfake.Message) string {
+	t.Helper()
+	u, qid, err := e.fake.CallbackUpdate(userAlice, m.ChatID, m.ID, findButton(t, m, "PostgreSQL").Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.fake.Deliver(u); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-st.entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the tap never reached the store")
+	}
+	return qid
+}
+
 // TestTapAnsweredWithinBudget: a tap's callback query is answered within
 // answerBudget whatever the store does. Telegram shows the tapper a
 // spinner until the query is answered and expires it after some seconds,
@@ -101,18 +120,7 @@ func TestTapAnsweredWithinBudget(t *testing.T) {
 			ms, mf := e.card(slow.ID, any), e.card(fast.ID, any)
 
 			st.arm(stall(slow.ID))
-			u, qid, err := e.fake.CallbackUpdate(userAlice, ms.ChatID, ms.ID, findButton(t, ms, "PostgreSQL").Data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := e.fake.Deliver(u); err != nil {
-				t.Fatal(err)
-			}
-			select {
-			case <-st.entered:
-			case <-time.After(10 * time.Second):
-				t.Fatal("the tap never reached the store")
-			}
+			qid := tapHeld(t, e, st, ms)
 			budget <- time.Now() // the budget runs out while the store is held
 			note, err := e.fake.CallbackAnswer(qid, 10*time.Second)
 			if err != nil {
@@ -157,18 +165,7 @@ func TestRunWaitsForASlowTap(t *testing.T) {
 	m := e.card(q.ID, func(telegramfake.Message) bool { return true })
 
 	st.arm(func(op, key string) bool { return op == "get" && key == string(q.ID) })
-	u, qid, err := e.fake.CallbackUpdate(userAlice, m.ChatID, m.ID, findButton(t, m, "PostgreSQL").Data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.fake.Deliver(u); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-st.entered:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the tap never reached the store")
-	}
+	qid := tapHeld(t, e, st, m)
 	budget <- time.Now()
 	if _, err := e.fake.CallbackAnswer(qid, 10*time.Second); err != nil {
 		t.Fatalf("the callback query waits on the store: %v", err)

@@ -11,7 +11,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
-	"github.com/askbridge/askbridge/core"
 )
 
 func cmdQuestions(ctx context.Context, args []string, getenv func(string) string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -58,8 +57,8 @@ func cmdQuestions(ctx context.Context, args []string, getenv func(string) string
 }
 
 // oneLine keeps a table cell on one line and within n runes, with each
-// control character and bidi control (core.IsTextControl) written as its
-// \u escape. Asks refuse them now, but questions asked before may hold
+// control character and bidi control written as its \u escape
+// (terminalRune). Asks refuse them now, but questions asked before may hold
 // them: printed as they are, an agent's ESC could erase or rewrite rows
 // of the operator's terminal, and U+202E reverse the text after it. An
 // escape is cut whole or not at all.
@@ -68,10 +67,7 @@ func oneLine(s string, n int) string {
 	pieces := make([]string, 0, len(s))
 	width := 0
 	for _, r := range s {
-		p := string(r)
-		if core.IsTextControl(r) {
-			p = fmt.Sprintf(`\u%04x`, r)
-		}
+		p := terminalRune(r) // no tab is left after Fields
 		pieces = append(pieces, p)
 		width += utf8.RuneCountInString(p)
 	}

@@ -285,11 +285,18 @@ func terminalText(s, indent string) string {
 func escapeControls(s string) string {
 	var b strings.Builder
 	for _, r := range s {
-		if core.IsTextControl(r) && r != '\t' {
-			fmt.Fprintf(&b, `\u%04x`, r)
-			continue
-		}
-		b.WriteRune(r)
+		b.WriteString(terminalRune(r))
 	}
 	return b.String()
+}
+
+// terminalRune is r as the CLI writes it to a terminal: a control
+// character or bidi control (core.IsTextControl) but the tab as its \u
+// escape, so no text can move the cursor or reverse what follows; any
+// other rune as it is.
+func terminalRune(r rune) string {
+	if core.IsTextControl(r) && r != '\t' {
+		return fmt.Sprintf(`\u%04x`, r)
+	}
+	return string(r)
 }

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -282,6 +283,12 @@ func (s *Service) commit(ctx context.Context, a attempt, c Change) (Outcome, err
 		// Recorded, and closed since by someone else: this attempt did
 		// not close it, whatever the question says now.
 		return Outcome{Question: applied.Question}, nil
+	}
+	if ctx.Err() != nil && ErrorCode(err) == CodeInternal {
+		// The change was sent and the wait for its reply was cut: it may
+		// have landed (ErrOutcomeUnknown). Still internal to every door
+		// that only asks for the code.
+		return Outcome{}, fmt.Errorf("%w (%w)", Internal(a.op, err), ErrOutcomeUnknown)
 	}
 	return Outcome{}, a.readErr(err)
 }

@@ -29,3 +29,17 @@ func Unavailable(err error) bool { return errors.Is(err, ErrUnavailable) }
 
 // UnavailableMessage is the caller-safe text for such an error.
 const UnavailableMessage = "the store is failing over or unreachable for a moment; try again shortly (a request that was in fact recorded is answered truthfully on its retry)"
+
+// ErrOutcomeUnknown marks the error of a change that was sent to the
+// store and whose fate its caller cannot know: the caller's context ended
+// (a platform's reply window, a request's deadline) while the store was
+// writing, so the write may have landed with its reply lost. The
+// chokepoint marks only a Commit cut that way; a read, a check or a
+// refusal that fails before anything is sent wrote nothing and is not
+// marked, so a door can tell "may or may not be recorded" (this) from
+// "not recorded, try again" (the rest) and say the truth of each.
+var ErrOutcomeUnknown = errors.New("the change may or may not have been recorded")
+
+// OutcomeUnknown reports whether err is marked as a change of unknown
+// fate (ErrOutcomeUnknown).
+func OutcomeUnknown(err error) bool { return errors.Is(err, ErrOutcomeUnknown) }

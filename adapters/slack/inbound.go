@@ -133,10 +133,6 @@ func (a *Adapter) onClick(ctx context.Context, c click) string {
 	return card.RecordedNote(out.Question, ref)
 }
 
-// errThreadUnread is why a thread reply was not taken: the thread's root
-// could not be read, so whether it is a card's is unknown.
-var errThreadUnread = core.Internal("slack thread", errors.New("the thread's root could not be read"))
-
 // onReply hands a thread reply on a card (or on a reminder standing for
 // it) to core: the answer of a clarification, or the free-text answer of
 // the form item that was next when the reply was written. A reply in any
@@ -147,11 +143,9 @@ func (a *Adapter) onReply(ctx context.Context, r reply) string {
 	info, err := a.cardQuestion(ctx, r.channel, r.threadTS)
 	if err != nil {
 		// Whether the thread is a card's is unknown, and Slack, acked,
-		// will not send the reply again: its writer is asked to. Nothing
-		// was written, so a read that ran out of time is not told it may
-		// have been recorded (card.TimedOutNote): the cause is the log's.
+		// will not send the reply again: its writer is asked to.
 		a.log.Error().Err(err).Msg("answer not recorded: its thread could not be read")
-		return card.RefusalNote(errThreadUnread)
+		return card.RefusalNote(core.Internal("slack thread", err))
 	}
 	id := info.id
 	if id == "" {

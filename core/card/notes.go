@@ -57,9 +57,10 @@ func RefusalNote(err error) string {
 		// cut the reply, a replica did not confirm in time): the card
 		// may well show it answered. A second click is told the truth.
 		return UnavailableNote
-	case errors.Is(err, context.DeadlineExceeded):
+	case core.OutcomeUnknown(err):
 		// The platform's window for a reply ran out with the store's
-		// write sent or under way: it may yet be recorded.
+		// write sent: it may yet be recorded. A read or a check that ran
+		// out of time wrote nothing, and is told to try again below.
 		return TimedOutNote
 	case core.ErrorCode(err) == core.CodeInternal:
 		return "askbridge could not record that just now; please try again."

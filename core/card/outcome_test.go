@@ -315,10 +315,16 @@ func TestARefusalNoteOfAFailoverSaysItMayHaveCounted(t *testing.T) {
 // TestARefusalNoteOfATimeOutSaysItMayHaveCounted: a click whose reply
 // window ran out while its answer was being written (Discord's three
 // seconds, a Telegram callback query's budget) may yet be recorded, so
-// its note says so rather than that nothing was.
+// its note says so rather than that nothing was. One that ran out before
+// anything was written (a read) is told to try again: before, any
+// deadline was told it may have counted.
 func TestARefusalNoteOfATimeOutSaysItMayHaveCounted(t *testing.T) {
-	err := core.Internal("redis commit", fmt.Errorf("script resolve: %w", context.DeadlineExceeded))
-	if got := card.RefusalNote(err); got != card.TimedOutNote {
-		t.Errorf("note %q, want %q", got, card.TimedOutNote)
+	cut := core.Internal("redis commit", fmt.Errorf("script resolve: %w", context.DeadlineExceeded))
+	if got := card.RefusalNote(fmt.Errorf("%w (%w)", cut, core.ErrOutcomeUnknown)); got != card.TimedOutNote {
+		t.Errorf("a write cut by its deadline: note %q, want %q", got, card.TimedOutNote)
+	}
+	read := core.Internal("get", fmt.Errorf("hgetall: %w", context.DeadlineExceeded))
+	if got := card.RefusalNote(read); got == card.TimedOutNote || !strings.Contains(got, "could not record") {
+		t.Errorf("a read cut by its deadline: note %q, want the try-again note", got)
 	}
 }

@@ -21,9 +21,9 @@ import (
 	"github.com/askbridge/askbridge/core"
 )
 
-// maxHookInput caps what is read from the host on stdin; the server has
-// its own cap too.
-const maxHookInput = 4 << 20
+// maxHookInput caps what is read from the host on stdin: the door's own
+// cap, so an input it would refuse is refused here, before the upload.
+const maxHookInput = hooks.MaxInputBytes
 
 // hookSynopsis is how the hook command is written: in its usage, and in
 // the reason a host is given when its hook command is written wrong.

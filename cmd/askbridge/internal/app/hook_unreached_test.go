@@ -2,11 +2,13 @@ package app_test
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/askbridge/askbridge/adapters/hooks"
@@ -67,4 +69,31 @@ func hookAt(t *testing.T, url string) (int, *bytes.Buffer, *bytes.Buffer) {
 	var out, errb bytes.Buffer
 	code := app.Run(t.Context(), []string{"hook", "--host", "claude-code"}, env, bytes.NewReader(in), &out, &errb)
 	return code, &out, &errb
+}
+
+// TestHookCommandRefusesAnInputTheDoorWouldRefuse: a hook input over the
+// door's limit (hooks.MaxInputBytes) is refused by the command itself,
+// with the prompt left to the person at the keyboard and the reason, and
+// never sent. Before, the command read and sent up to 4 MiB, which the
+// door then refused past 1 MiB, after the upload.
+func TestHookCommandRefusesAnInputTheDoorWouldRefuse(t *testing.T) {
+	var reached atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached.Store(true)
+		http.Error(w, "unexpected", http.StatusInternalServerError)
+	}))
+	t.Cleanup(srv.Close)
+	env := func(k string) string {
+		return map[string]string{"ASKBRIDGE_URL": srv.URL, "ASKBRIDGE_TOKEN": apptest.AgentA}[k]
+	}
+	in := `{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"` + strings.Repeat("x", hooks.MaxInputBytes) + `"}}`
+	var out, errb bytes.Buffer
+	code := app.Run(t.Context(), []string{"hook", "--host", "claude-code"}, env, strings.NewReader(in), &out, &errb)
+	want := fmt.Sprintf("larger than %d bytes", hooks.MaxInputBytes)
+	if code != 0 || !strings.Contains(out.String(), `"permissionDecision":"ask"`) || !strings.Contains(out.String(), want) {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want exit 0, an ask and %q", code, out.String(), errb.String(), want)
+	}
+	if reached.Load() {
+		t.Fatal("the oversized input was sent to the server")
+	}
 }

@@ -125,7 +125,8 @@
 // that cover its calls, batchanswer.go the decisions on its calls,
 // batchresult.go their outcomes and per-call resumes ([CallOutcomes],
 // [CallResultsOf]); lifecycle.go one
-// pass each of the ticker, boot, catch-up, heartbeat and retention;
+// pass each of the ticker, boot, catch-up, heartbeat and retention, and
+// away.go the [Downtime] a timeout's deadline may have passed in;
 // closer.go who or what closed a
 // question ([Closer], [CloserOf]); people.go the configured
 // [Person]s and groups and the one place an account becomes a person;
@@ -179,7 +180,7 @@
 // needs no store code: it carries a [Delivery] Delay, and
 // [Outbox.Cancel] takes it back by key until claimed. The plumbing:
 // errors.go coded errors ([Errorf], [ErrorCode]) and unavailable.go a
-// store that cannot answer now; id.go question ids; duration.go the one duration parser
+// store that cannot answer now, or a change of unknown fate; id.go question ids; duration.go the one duration parser
 // ([ParseDuration]); clock.go the [Clock]; budget.go the send budgets
 // couriers share; observe.go the
 // [Observer] metrics hear from; trace.go the OpenTelemetry spans of a

@@ -45,6 +45,10 @@ func (s *Service) Tick(ctx context.Context) (TickReport, error) {
 	if err != nil {
 		return rep, errors.Join(append(errs, Internal("tick", err))...)
 	}
+	var away *Downtime // read once, at the first question due
+	if len(ids) > 0 {
+		away = s.lastDowntime(ctx)
+	}
 	for _, id := range ids {
 		q, err := s.store.Get(ctx, id)
 		if ErrorCode(err) == CodeNotFound {
@@ -80,8 +84,16 @@ func (s *Service) Tick(ctx context.Context) (TickReport, error) {
 			_, err = s.resolve(ctx, attempt{op: "timeout", id: q.ID, door: doorSystem, actor: System,
 				build: func(q *Question, now time.Time) (Transition, error) {
 					// The reason is the question's as the close finds it,
-					// with the votes or parts that came after the read above.
-					return s.systemClose(StateTimedOut, CloserTimeout, System, TimeoutReasonOf(q))(q, now)
+					// with the votes or parts that came after the read
+					// above, and whether askbridge was down when its
+					// deadline passed.
+					var down *Downtime
+					if away.Covers(q.Deadline) {
+						down = away
+					}
+					t, err := s.systemClose(StateTimedOut, CloserTimeout, System, TimeoutReasonOf(q)+AwayNote(down))(q, now)
+					t.Resolution.Away = down
+					return t, err
 				}})
 			if err == nil {
 				rep.TimedOut++
@@ -183,6 +195,9 @@ func (s *Service) Boot(ctx context.Context) (BootReport, error) {
 		return restore(Internal(op, err))
 	}
 	if err := s.store.SetValue(ctx, awayKey, string(rec)); err != nil {
+		return restore(Internal(op, err))
+	}
+	if err := s.store.SetValue(ctx, lastAwayKey, string(rec)); err != nil {
 		return restore(Internal(op, err))
 	}
 	digests := s.awayDigests(prev, now)

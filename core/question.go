@@ -239,6 +239,10 @@ type Resolution struct {
 	// remembers approvals is told to (adapters/hooks). Whether it was
 	// stored shows in the standing_granted event.
 	Grants *StandingRequest `json:"grants_standing,omitempty"`
+	// Away is set on a timeout whose deadline passed while askbridge was
+	// not running (away.go): nobody could have answered then, and its
+	// card and resume say so.
+	Away *Downtime `json:"away,omitempty"`
 }
 
 // MessageRef is a card posted on a chat surface: enough to edit it later.

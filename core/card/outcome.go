@@ -39,7 +39,7 @@ func OutcomeLine(q *core.Question) string {
 	case core.CloserParts:
 		return partsLine(q, at)
 	case core.CloserTimeout:
-		return "Timed out on " + at + progress(q) + ": " + core.TimeoutReasonOf(q) + renotified(q)
+		return "Timed out on " + at + progress(q) + ": " + core.TimeoutReasonOf(q) + renotified(q) + core.AwayNote(r.Away)
 	case core.CloserDecline:
 		return "Declined by " + who + " on " + at + via + progress(q) + ": " + declinedThen(q)
 	case core.CloserAgentCancel:

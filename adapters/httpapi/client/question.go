@@ -177,6 +177,9 @@ type AgentResolution struct {
 	StandingID      string     `json:"standing_id,omitempty"`
 	// Reason is kept only for the agent's own cancel: it wrote it.
 	Reason string `json:"reason,omitempty"`
+	// Away, on a timeout, is the span askbridge was not running in which
+	// the deadline passed: nobody could answer then.
+	Away *core.Downtime `json:"away,omitempty"`
 }
 
 // AgentView is q as its asking agent may see it. It copies, field by
@@ -225,6 +228,10 @@ func AgentView(q *core.Question) *AgentQuestion {
 		}
 		if r.Standing != nil {
 			ar.StandingID = r.Standing.ID
+		}
+		if r.Away != nil {
+			away := *r.Away
+			ar.Away = &away
 		}
 		if ar.ClosedBy == core.CloserAgentCancel && r.Decider.ID == string(q.Agent) {
 			ar.Reason = r.Reason

@@ -130,6 +130,13 @@ func viewCases() map[string]core.Question {
 	q.Resolution = &core.Resolution{State: core.StateTimedOut, Decider: core.System, At: closed, Reason: core.TimeoutReason}
 	cases["timed-out"] = q
 
+	q = base("away", core.KindClarification)
+	q.State = core.StateTimedOut
+	down := &core.Downtime{Since: asked.Add(30 * time.Minute), Until: asked.Add(3 * time.Hour)}
+	q.Resolution = &core.Resolution{State: core.StateTimedOut, Decider: core.System, At: down.Until.Add(time.Second),
+		Reason: core.TimeoutReason + core.AwayNote(down), Away: down}
+	cases["timed-out-while-away"] = q
+
 	q = base("open", core.KindApproval)
 	q.State = core.StateOpen
 	q.Call = &core.ToolCall{Tool: "deploy", Arguments: json.RawMessage(`{"env":"prod","note":"Zoë — 東京 <b>\"x\"</b>"}`), ArgumentsSHA256: sum}

@@ -23,9 +23,16 @@
 // it, set with GOGC: twice the floor, or four times what is live, which
 // bounds the heap in between and stays clear of GOGC's own goal. Where the
 // environment sets GOMEMLIMIT, that limit is left as it is.
+//
+// In a container with a memory limit (a cgroup's memory.max), the soft
+// limit is never set above nine tenths of it (ContainerShare): four times
+// a large live heap would otherwise sit past the point where the kernel
+// kills the process, and the collector would never be pressed before it.
+// With GOGC set, and no floor, that share alone is the soft limit.
 package gcfloor
 
 import (
+	"math"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -38,6 +45,8 @@ type Floor struct {
 	floor uint64
 	base  int   // the GOGC in effect when Start was called
 	limit int64 // the memory limit then; -1 if Start leaves it alone
+	// ceiling caps the limit tune sets (the container's share); 0: none.
+	ceiling int64
 	// mu orders tune and Stop: a cycle's tune that runs as Stop does sets
 	// nothing after Stop has put the settings back.
 	mu      sync.Mutex
@@ -58,11 +67,11 @@ var goalMetrics = []string{"/gc/heap/live:bytes", "/gc/scan/stack:bytes", "/gc/s
 var active atomic.Bool
 
 // Start keeps the heap's goal at floor bytes or more from now on, until
-// Stop, with a memory limit as the package says unless keepLimit. It does
-// nothing (and returns nil) where the collector is off (GOGC=off), floor
-// is 0 or a Floor already runs; the GOGC in effect is the least the floor
-// ever sets.
-func Start(floor uint64, keepLimit bool) *Floor {
+// Stop, with a memory limit as the package says, at most ceiling bytes
+// when ceiling > 0, unless keepLimit. It does nothing (and returns nil)
+// where the collector is off (GOGC=off), floor is 0 or a Floor already
+// runs; the GOGC in effect is the least the floor ever sets.
+func Start(floor uint64, keepLimit bool, ceiling int64) *Floor {
 	if floor == 0 || !active.CompareAndSwap(false, true) {
 		return nil
 	}
@@ -72,7 +81,7 @@ func Start(floor uint64, keepLimit bool) *Floor {
 		active.Store(false)
 		return nil
 	}
-	f := &Floor{floor: floor, base: base, limit: -1}
+	f := &Floor{floor: floor, base: base, limit: -1, ceiling: max(ceiling, 0)}
 	if !keepLimit {
 		f.limit = debug.SetMemoryLimit(-1)
 	}
@@ -112,7 +121,11 @@ func (f *Floor) tune() bool {
 	roots := f.sample[1].Value.Uint64() + f.sample[2].Value.Uint64()
 	debug.SetGCPercent(Percent(f.floor, live, roots, f.base))
 	if f.limit >= 0 {
-		debug.SetMemoryLimit(int64(max(2*f.floor, 4*(live+roots))))
+		limit := int64(max(2*f.floor, 4*(live+roots)))
+		if f.ceiling > 0 {
+			limit = min(limit, f.ceiling)
+		}
+		debug.SetMemoryLimit(limit)
 	}
 	f.tuned.Add(1)
 	return true
@@ -155,13 +168,30 @@ func (f *Floor) Stop() {
 // server to hold.
 const ServerFloor = 64 << 20
 
+// ContainerShare is the part of a container's memory limit the soft
+// limit may reach: the rest is for what the collector does not count
+// (the runtime's own, cgo, the kernel's page tables) and for the time
+// the collector needs to catch up.
+const ContainerShare = 0.9
+
 // Server starts the floor askbridge serve keeps, unless the environment
 // sets GOGC: whoever sets it has chosen how the collector runs. A
 // GOMEMLIMIT set there is kept (below the floor, the collector runs at
-// it).
-func Server(getenv func(string) string) *Floor {
+// it). Otherwise, where container reports a memory limit (the cgroup's,
+// in serve), the soft limit stays under ContainerShare of it, with GOGC
+// set too; a container that reports none (an error) caps nothing.
+func Server(getenv func(string) string, container func() (uint64, error)) *Floor {
+	var ceiling int64
+	if getenv("GOMEMLIMIT") == "" && container != nil {
+		if n, err := container(); err == nil && n > 0 && n <= math.MaxInt64 {
+			ceiling = int64(float64(n) * ContainerShare)
+		}
+	}
 	if getenv("GOGC") != "" {
+		if ceiling > 0 {
+			debug.SetMemoryLimit(ceiling)
+		}
 		return nil
 	}
-	return Start(ServerFloor, getenv("GOMEMLIMIT") != "")
+	return Start(ServerFloor, getenv("GOMEMLIMIT") != "", ceiling)
 }

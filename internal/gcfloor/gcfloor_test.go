@@ -35,7 +35,7 @@ func TestPercent(t *testing.T) {
 func TestStartTunesAfterEachCycle(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	const floor = 1 << 30 // far above this test's live heap
-	f := Start(floor, false)
+	f := Start(floor, false, 0)
 	if f == nil {
 		t.Fatal("Start returned nil with GOGC=100")
 	}
@@ -70,7 +70,7 @@ func TestStartTunesAfterEachCycle(t *testing.T) {
 // TestStartLeavesTheCollectorOff: with GOGC=off there is nothing to tune.
 func TestStartLeavesTheCollectorOff(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	if f := Start(1<<30, false); f != nil {
+	if f := Start(1<<30, false, 0); f != nil {
 		f.Stop()
 		t.Fatal("Start tuned a collector that is off")
 	}
@@ -83,16 +83,16 @@ func TestStartLeavesTheCollectorOff(t *testing.T) {
 // choice, floor or not.
 func TestServerLeavesAGOGCSetInTheEnvironment(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
-	if f := Server(func(k string) string { return map[string]string{"GOGC": "100"}[k] }); f != nil {
+	if f := Server(func(k string) string { return map[string]string{"GOGC": "100"}[k] }, nil); f != nil {
 		f.Stop()
 		t.Fatal("a floor was started with GOGC set")
 	}
-	f := Server(func(string) string { return "" })
+	f := Server(func(string) string { return "" }, nil)
 	if f == nil || f.floor != ServerFloor || f.limit < 0 {
 		t.Fatalf("Server without GOGC: %+v; want the server floor, with a memory limit", f)
 	}
 	f.Stop()
-	f = Server(func(k string) string { return map[string]string{"GOMEMLIMIT": "1GiB"}[k] })
+	f = Server(func(k string) string { return map[string]string{"GOMEMLIMIT": "1GiB"}[k] }, nil)
 	if f == nil || f.limit >= 0 {
 		t.Fatalf("Server with GOMEMLIMIT: %+v; want the floor, and that limit left alone", f)
 	}
@@ -111,7 +111,7 @@ func TestTheHeapStaysNearTheFloor(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
 	const floor = 64 << 20
-	f := Start(floor, false)
+	f := Start(floor, false, 0)
 	defer f.Stop()
 	sample := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}}
 	for _, name := range goalMetrics {
@@ -148,18 +148,18 @@ func TestTheHeapStaysNearTheFloor(t *testing.T) {
 func TestOneFloorAtATime(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
-	first := Start(1<<30, false)
+	first := Start(1<<30, false, 0)
 	if first == nil {
 		t.Fatal("no Floor started")
 	}
-	if second := Start(1<<30, false); second != nil {
+	if second := Start(1<<30, false, 0); second != nil {
 		second.Stop()
 		first.Stop()
 		t.Fatal("a second Floor started while the first ran")
 	}
 	first.Stop()
 	first.Stop() // again: nothing
-	again := Start(1<<30, false)
+	again := Start(1<<30, false, 0)
 	if again == nil {
 		t.Fatal("no Floor started after the first stopped")
 	}

@@ -16,6 +16,7 @@ import (
 	"runtime/debug"
 	"syscall"
 
+	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/askbridge/askbridge/internal/gcfloor"
 )
 
@@ -34,8 +35,9 @@ func Exit() {
 		// burst's slowest answers were the ones a collection caught
 		// (gcfloor). It is the process's setting, kept for its life, so
 		// it is set here and not in serve, which tests also run inside
-		// their own process.
-		gcfloor.Server(os.Getenv)
+		// their own process. In a container, the soft limit stays under
+		// its memory limit (the cgroup's, read by automemlimit).
+		gcfloor.Server(os.Getenv, memlimit.FromCgroup)
 	}
 	os.Exit(Run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr))
 }

@@ -1,6 +1,7 @@
 package deploy_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -102,5 +103,32 @@ func TestChartRequestsTheMemoryServeUses(t *testing.T) {
 	}
 	if limit := res.Limits.Memory(); limit.IsZero() || limit.Cmp(*res.Requests.Memory()) <= 0 {
 		t.Errorf("memory limit %s; want one above the request %s, for a larger live heap", limit, res.Requests.Memory())
+	}
+}
+
+// TestChartPinsTheImageByDigest: image.digest names the image by its
+// digest, in place of the tag, so a tag pushed again cannot change what
+// runs; a value that is no sha256 digest is refused by name. Before, the
+// chart took a tag only.
+func TestChartPinsTheImageByDigest(t *testing.T) {
+	digest := "sha256:" + strings.Repeat("0a", 32)
+	m, err := render(t, values(t, "image: {repository: reg.example/askbridge, tag: v1, digest: '"+digest+"'}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := m.deployment.Spec.Template.Spec.Containers[0].Image, "reg.example/askbridge@"+digest; got != want {
+		t.Errorf("image %q; want %q", got, want)
+	}
+	m, err = render(t, values(t, "image: {repository: reg.example/askbridge, tag: v1}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := m.deployment.Spec.Template.Spec.Containers[0].Image, "reg.example/askbridge:v1"; got != want {
+		t.Errorf("image without a digest %q; want %q", got, want)
+	}
+	for _, bad := range []string{"latest", "sha256:abc", "@sha256:" + strings.Repeat("0a", 32)} {
+		if _, err := render(t, values(t, "image: {digest: '"+bad+"'}")); err == nil || !strings.Contains(err.Error(), "digest") {
+			t.Errorf("digest %q: render error %v; want one naming image.digest", bad, err)
+		}
 	}
 }

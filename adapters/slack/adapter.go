@@ -218,23 +218,39 @@ func cardKey(channel, ts string) string { return channel + " " + ts }
 
 // permanentErrors names the Slack error codes after which retrying a
 // delivery cannot help: the channel or message is gone, or we are not in
-// it; the token is refused for good (revoked, or its user or workspace
-// deleted), so every retry would be refused the same; or the message is
-// one Slack will never take.
+// it; the token is refused for good (revoked, expired, of the wrong type,
+// or its user or workspace deleted) or lacks what the call needs (a
+// scope, a permission, an administrator's leave), which only a person
+// changing the app's installation can fix, so every retry would be
+// refused the same; or the message is one Slack will never take. These
+// are the errors Slack lists for every Web API method.
 var permanentErrors = map[string]bool{
-	"channel_not_found":   true,
-	"not_in_channel":      true,
-	"is_archived":         true,
-	"message_not_found":   true,
-	"cant_update_message": true,
-	"edit_window_closed":  true,
-	"invalid_blocks":      true,
-	"msg_blocks_too_long": true,
-	"msg_too_long":        true,
-	"restricted_action":   true,
-	"invalid_auth":        true,
-	"account_inactive":    true,
-	"token_revoked":       true,
+	"not_authed":                true,
+	"token_expired":             true,
+	"not_allowed_token_type":    true,
+	"missing_scope":             true,
+	"no_permission":             true,
+	"access_denied":             true,
+	"ekm_access_denied":         true,
+	"team_access_not_granted":   true,
+	"two_factor_setup_required": true,
+	"org_login_required":        true,
+	"enterprise_is_restricted":  true,
+	"method_deprecated":         true,
+	"deprecated_endpoint":       true,
+	"channel_not_found":         true,
+	"not_in_channel":            true,
+	"is_archived":               true,
+	"message_not_found":         true,
+	"cant_update_message":       true,
+	"edit_window_closed":        true,
+	"invalid_blocks":            true,
+	"msg_blocks_too_long":       true,
+	"msg_too_long":              true,
+	"restricted_action":         true,
+	"invalid_auth":              true,
+	"account_inactive":          true,
+	"token_revoked":             true,
 }
 
 // mayHaveActed names the Slack error codes that Slack documents as "it's

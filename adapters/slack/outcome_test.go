@@ -27,6 +27,10 @@ func TestErrorsThatMayHavePostedAreUnknown(t *testing.T) {
 		"invalid_auth":     "permanent",
 		"account_inactive": "permanent",
 		"token_revoked":    "permanent",
+		"not_authed":       "permanent",
+		"missing_scope":    "permanent",
+		"no_permission":    "permanent",
+		"token_expired":    "permanent",
 		"msg_too_long":     "permanent",
 		"no_text":          "not sent",
 	} {

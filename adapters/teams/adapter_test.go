@@ -416,7 +416,9 @@ func TestAppTokenIsCached(t *testing.T) {
 }
 
 // TestErrorsTellTheOutbox: Teams' throttling is a wait, a refusal of the
-// request is permanent.
+// request is permanent. Before, a refusal other than 400, 401, 403 or
+// 404 (a 413 for a message over Teams' size) was retried as if nothing
+// were wrong with it, until the outbox gave up.
 func TestErrorsTellTheOutbox(t *testing.T) {
 	e := newEnv(t)
 	q := e.ask(core.AskInput{Kind: core.KindApproval, Text: "Deploy?", Tool: "deploy", Arguments: []byte(`{}`)})
@@ -428,6 +430,15 @@ func TestErrorsTellTheOutbox(t *testing.T) {
 	}{
 		{http.StatusTooManyRequests, func(err error) bool { var ra *core.RetryAfter; return errors.As(err, &ra) && ra.After == time.Second }},
 		{http.StatusForbidden, func(err error) bool { var p *core.Permanent; return errors.As(err, &p) }},
+		// Too large, as Teams answers a message over its size: the same
+		// card sent again is refused again.
+		{http.StatusRequestEntityTooLarge, func(err error) bool { var p *core.Permanent; return errors.As(err, &p) }},
+		// A timeout of the request alone: nothing posted, worth a retry.
+		{http.StatusRequestTimeout, func(err error) bool {
+			var n *core.NotSent
+			var p *core.Permanent
+			return errors.As(err, &n) && !errors.As(err, &p)
+		}},
 		// A 5xx may come after the thread was made: the outcome is
 		// unknown, so the retry's card says it may be a repeat.
 		{http.StatusInternalServerError, func(err error) bool { return err != nil && !told(err) }},
@@ -438,6 +449,27 @@ func TestErrorsTellTheOutbox(t *testing.T) {
 		if !c.want(err) {
 			t.Errorf("%d: %v (%T)", c.status, err, err)
 		}
+	}
+}
+
+// TestCardNotSentIsNotAPossibleRepeat: a post that failed before its
+// card reached Teams says so, so that its retry's card is not marked as
+// a possible repeat: here, a personal chat that could not be opened
+// (Teams answered 5xx to creating it; the card was never sent). Before,
+// the error read as of unknown outcome, and the card that followed said
+// an earlier copy might be above it.
+func TestCardNotSentIsNotAPossibleRepeat(t *testing.T) {
+	e := newEnv(t)
+	q := e.ask(core.AskInput{Kind: core.KindApproval, Text: "Deploy?", Tool: "deploy", Arguments: []byte(`{}`)})
+	e.card(q.ID, nil) // the token is fetched by now
+	before := len(e.fake.Messages())
+	e.fake.FailNext(http.StatusBadGateway)
+	_, err := e.a.Post(t.Context(), e.get(q.ID), core.MessageRef{Surface: core.SurfaceTeams, Room: core.DMRoom(aliceAAD), Kind: core.DeliverPost})
+	if err == nil || !told(err) {
+		t.Fatalf("a card whose personal chat could not be opened: %v (%T), not reported as not sent", err, err)
+	}
+	if n := len(e.fake.Messages()); n != before {
+		t.Fatalf("%d messages posted", n-before)
 	}
 }
 

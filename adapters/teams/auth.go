@@ -14,6 +14,7 @@ import (
 
 	"github.com/MicahParks/keyfunc/v3"
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/rs/zerolog"
 )
 
 // The Bot Connector's identity, as Microsoft's "Authentication with the
@@ -48,6 +49,7 @@ type verifier struct {
 	appID  string
 	http   *http.Client
 	now    func() time.Time
+	log    zerolog.Logger
 
 	mu    sync.Mutex
 	keys  keyfunc.Keyfunc
@@ -61,34 +63,68 @@ type verifier struct {
 	readAt  time.Time
 }
 
-func newVerifier(openID, appID string, c *http.Client, now func() time.Time) *verifier {
-	return &verifier{openID: openID, appID: appID, http: c, now: now, ready: make(chan struct{})}
+func newVerifier(openID, appID string, c *http.Client, now func() time.Time, log zerolog.Logger) *verifier {
+	return &verifier{openID: openID, appID: appID, http: c, now: now, log: log, ready: make(chan struct{})}
 }
 
-// start fetches the metadata and the keys, retrying until it has them or
-// ctx ends; the keys are kept fresh until ctx ends.
-func (v *verifier) start(ctx context.Context, retry func(attempt int) bool) error {
+// start fetches the metadata, the keys and their endorsements,
+// retrying until it has all three or ctx ends; the keys are kept fresh
+// until ctx ends.
+// retry is told why an attempt failed, and whether to try again.
+func (v *verifier) start(ctx context.Context, retry func(attempt int, err error) bool) error {
 	for attempt := 0; ; attempt++ {
-		jwks, err := v.metadata(ctx)
+		err := v.fetch(ctx)
 		if err == nil {
-			// A token naming a key keyfunc does not know has it read the
-			// keys again, at most once in five minutes; a request that
-			// comes meanwhile waits at most a second for that, not a minute.
-			k, kerr := keyfunc.NewDefaultOverrideCtx(ctx, []string{jwks}, keyfunc.Override{Client: v.http, HTTPTimeout: keysTimeout,
-				RateLimitWaitMax: time.Second})
-			if kerr == nil {
-				v.mu.Lock()
-				v.keys, v.jwks = k, jwks
-				v.mu.Unlock()
-				v.readEndorsements(ctx)
-				close(v.ready)
-				return nil
-			}
-			err = kerr
+			close(v.ready)
+			return nil
 		}
-		if ctx.Err() != nil || !retry(attempt) {
+		if ctx.Err() != nil || !retry(attempt, err) {
 			return fmt.Errorf("teams: signing keys: %w", err)
 		}
+	}
+}
+
+// fetch makes one attempt at what start needs. keyfunc is told to fail
+// when its first read of the keys does (by default it would return as
+// if it had them, and tokens would be refused until a refresh happened
+// to read them); it starts its refresh before that read, so the refresh
+// runs under a context of its own that a failed attempt ends.
+func (v *verifier) fetch(ctx context.Context) error {
+	jwks, err := v.metadata(ctx)
+	if err != nil {
+		return err
+	}
+	if err := v.readEndorsementsFrom(ctx, jwks); err != nil {
+		return err
+	}
+	fetched := false
+	kctx, stop := context.WithCancel(ctx)
+	defer func() {
+		if !fetched {
+			stop()
+		}
+	}()
+	quietFirstFailure := false
+	// A token naming a key keyfunc does not know has it read the keys
+	// again, at most once in five minutes; a request that comes
+	// meanwhile waits at most a second for that, not a minute.
+	k, err := keyfunc.NewDefaultOverrideCtx(kctx, []string{jwks}, keyfunc.Override{Client: v.http, HTTPTimeout: keysTimeout,
+		RateLimitWaitMax: time.Second, NoErrorReturnFirstHTTPReq: &quietFirstFailure, RefreshErrorHandlerFunc: v.refreshFailed})
+	if err != nil {
+		return err
+	}
+	v.mu.Lock()
+	v.keys, v.jwks = k, jwks
+	v.mu.Unlock()
+	fetched = true
+	return nil
+}
+
+// refreshFailed logs a failed background refresh of the keys through
+// the adapter's logger (keyfunc's default writes to slog's).
+func (v *verifier) refreshFailed(url string) func(context.Context, error) {
+	return func(_ context.Context, err error) {
+		v.log.Warn().Err(err).Str("url", url).Msg("teams: the signing keys could not be refreshed; the ones read before stay in use")
 	}
 }
 
@@ -132,15 +168,21 @@ func (v *verifier) readEndorsements(ctx context.Context) {
 	}
 	jwks := v.jwks
 	v.mu.Unlock()
+	_ = v.readEndorsementsFrom(ctx, jwks) // the next request tries again
+}
+
+// readEndorsementsFrom reads the keys document jwks and keeps each key's
+// endorsements.
+func (v *verifier) readEndorsementsFrom(ctx context.Context, jwks string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), keysTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, jwks, nil)
 	if err != nil {
-		return
+		return err
 	}
 	resp, err := v.http.Do(req)
 	if err != nil {
-		return
+		return err
 	}
 	defer resp.Body.Close()
 	var doc struct {
@@ -149,8 +191,11 @@ func (v *verifier) readEndorsements(ctx context.Context) {
 			Endorsements []string `json:"endorsements"`
 		} `json:"keys"`
 	}
-	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&doc) != nil {
-		return
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("teams: keys document: %s", resp.Status)
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&doc); err != nil {
+		return fmt.Errorf("teams: keys document: %w", err)
 	}
 	m := map[string][]string{}
 	for _, k := range doc.Keys {
@@ -159,6 +204,7 @@ func (v *verifier) readEndorsements(ctx context.Context) {
 	v.mu.Lock()
 	v.endorse, v.readAt = m, time.Now()
 	v.mu.Unlock()
+	return nil
 }
 
 // endorsed reports whether the key kid may sign for channel, as the

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/askbridge/askbridge/adapters/adaptertest"
 	"github.com/askbridge/askbridge/adapters/teams/teamsfake"
 	"github.com/askbridge/askbridge/core"
@@ -21,10 +23,10 @@ import (
 // keys already fetched, as every activity after the first is.
 func BenchmarkCheckToken(b *testing.B) {
 	fake := teamsfake.Start(b, "app", "secret")
-	v := newVerifier(fake.OpenIDURL(), "app", http.DefaultClient, time.Now)
+	v := newVerifier(fake.OpenIDURL(), "app", http.DefaultClient, time.Now, zerolog.Nop())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := v.start(ctx, func(int) bool { return false }); err != nil {
+	if err := v.start(ctx, func(int, error) bool { return false }); err != nil {
 		b.Fatal(err)
 	}
 	r := httptest.NewRequest(http.MethodPost, MessagesPath, nil)

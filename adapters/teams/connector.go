@@ -21,21 +21,20 @@ import (
 // connector makes the Bot Connector REST calls with the bot's app token
 // (client credentials, cached by oauth2 until it expires).
 type connector struct {
-	base string // the service URL, ending in "/"
-	http *http.Client
+	base   string // the service URL, ending in "/"
+	http   *http.Client
+	tokens oauth2.TokenSource
 }
 
-// newConnector returns a connector whose client adds the bot's token to
-// every call. The token source caches the token and fetches a new one
-// shortly before it expires.
+// newConnector returns a connector whose calls carry the bot's token.
+// The token source caches the token and fetches a new one shortly
+// before it expires, through base.
 func newConnector(serviceURL string, cc clientcredentials.Config, base *http.Client) *connector {
 	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, base)
-	c := oauth2.NewClient(ctx, oauth2.ReuseTokenSource(nil, cc.TokenSource(ctx)))
-	c.Timeout = base.Timeout
 	if !strings.HasSuffix(serviceURL, "/") {
 		serviceURL += "/"
 	}
-	return &connector{base: serviceURL, http: c}
+	return &connector{base: serviceURL, http: base, tokens: oauth2.ReuseTokenSource(nil, cc.TokenSource(ctx))}
 }
 
 // APIError is a Bot Connector call the service answered with an error
@@ -74,13 +73,20 @@ func (c *connector) call(ctx context.Context, method, path string, in, out any) 
 		return &core.Permanent{Err: err}
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.http.Do(req)
+	// The token is fetched before the call, not by the client's
+	// transport: whatever stops it (the token endpoint refusing, or out
+	// of reach), nothing reached Teams.
+	tok, err := c.tokens.Token()
 	if err != nil {
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) && re.Response != nil {
-			// The token endpoint refused: nothing reached Teams.
-			return &core.NotSent{Err: fmt.Errorf("teams: app token: %s", re.Response.Status)}
+			err = errors.New(re.Response.Status) // the body is Entra's long description of it
 		}
+		return &core.NotSent{Err: fmt.Errorf("teams: app token: %w", err)}
+	}
+	tok.SetAuthHeader(req)
+	resp, err := c.http.Do(req)
+	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
@@ -99,21 +105,32 @@ func (c *connector) call(ctx context.Context, method, path string, in, out any) 
 
 // classify maps a Bot Connector error to what the outbox does next:
 // Teams' 429 waits as told; a 412 (Teams' "precondition failed", its
-// other way of saying slow down) waits a second; a refusal of the
-// request itself (400, 401, 403, 404) is permanent; a 5xx may come after
+// other way of saying slow down) waits a second; a 5xx may come after
 // the thread or message was made, so it is returned as it is, not as
-// core.NotSent: the retry's card then says it may be a repeat; anything
-// else answered is not sent and retried.
+// core.NotSent: the retry's card then says it may be a repeat. Of the
+// other 4xx, those that name a passing state (a timeout, a conflict, a
+// lock, too early) are not sent and retried; the rest refuse the
+// request itself (400, 401, 403, 404, a 413 for a message over Teams'
+// size), which the same request sent again cannot change: permanent.
 func classify(e *APIError) error {
 	switch {
 	case e.Status >= 500:
 		return e
 	case e.Status == http.StatusTooManyRequests || e.Status == http.StatusPreconditionFailed:
 		return &core.RetryAfter{After: max(e.RetryAfter, time.Second), Err: e}
-	case e.Status == http.StatusBadRequest, e.Status == http.StatusUnauthorized, e.Status == http.StatusForbidden, e.Status == http.StatusNotFound:
+	case e.Status >= 400 && !passing(e.Status):
 		return &core.Permanent{Err: e}
 	}
 	return &core.NotSent{Err: e}
+}
+
+// passing reports whether a 4xx status names a state that passes.
+func passing(status int) bool {
+	switch status {
+	case http.StatusRequestTimeout, http.StatusConflict, http.StatusLocked, http.StatusTooEarly:
+		return true
+	}
+	return false
 }
 
 func convPath(conv string) string { return "v3/conversations/" + url.PathEscape(conv) }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -50,5 +51,31 @@ func TestAConnectorFailureNamingAWaitCarriesIt(t *testing.T) {
 	_, err = c.send(t.Context(), "limited", &Activity{Type: "message", Text: "hi"})
 	if !errors.As(err, &ra) || ra.After != 7*time.Second {
 		t.Fatalf("a 429 naming 7s: %T %v", err, err)
+	}
+}
+
+// TestAppTokenNotFetchedIsNotSent: a call whose app token cannot be
+// fetched (the token endpoint unreachable) never reached the Bot
+// Connector, and says so. Before, only a token endpoint that answered
+// with an error said so; one that could not be reached read as of
+// unknown outcome, and the retry's card was marked as a possible repeat.
+func TestAppTokenNotFetchedIsNotSent(t *testing.T) {
+	var calls atomic.Int32
+	connector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write([]byte(`{"id":"1"}`))
+	}))
+	defer connector.Close()
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close() // nothing listens at its address now
+	c := newConnector(connector.URL, clientcredentials.Config{ClientID: "app", ClientSecret: "s", TokenURL: gone.URL + "/token"}, connector.Client())
+	_, err := c.send(t.Context(), "conv", &Activity{Type: "message", Text: "hi"})
+	var ns *core.NotSent
+	if !errors.As(err, &ns) {
+		t.Fatalf("a call without its app token: %v (%T), not reported as not sent", err, err)
+	}
+	if n := calls.Load(); n != 0 {
+		t.Fatalf("the Bot Connector was called %d times without a token", n)
 	}
 }

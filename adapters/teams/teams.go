@@ -120,7 +120,7 @@ func New(svc *core.Service, opts Options) (*Adapter, error) {
 	return &Adapter{
 		svc: svc, opts: opts, log: opts.Log,
 		conn: newConnector(opts.ServiceURL, cc, opts.HTTPClient),
-		auth: newVerifier(opts.OpenIDURL, opts.AppID, opts.HTTPClient, opts.Now),
+		auth: newVerifier(opts.OpenIDURL, opts.AppID, opts.HTTPClient, opts.Now, opts.Log),
 	}, nil
 }
 
@@ -131,9 +131,9 @@ func (a *Adapter) Surface() core.Surface { return core.SurfaceTeams }
 // cannot be reached; activities wait or are refused until then) and
 // keeps them fresh until ctx ends.
 func (a *Adapter) Run(ctx context.Context) error {
-	err := a.auth.start(ctx, func(attempt int) bool {
+	err := a.auth.start(ctx, func(attempt int, err error) bool {
 		pause := min(time.Second<<min(attempt, 6), time.Minute)
-		a.log.Warn().Dur("retry_in", pause).Msg("teams: the signing keys cannot be fetched yet; activities are refused until they are")
+		a.log.Warn().Err(err).Dur("retry_in", pause).Msg("teams: the signing keys cannot be fetched yet; activities are refused until they are")
 		return loops.Sleep(ctx, pause)
 	})
 	if ctx.Err() != nil {
@@ -205,7 +205,9 @@ func (a *Adapter) Post(ctx context.Context, q *core.Question, ref core.MessageRe
 		a.tieThread(ctx, q, conv)
 	} else {
 		if conv, err = a.conversation(ctx, ref.Room, ""); err != nil {
-			return core.MessageRef{}, err
+			// Finding or opening the personal chat failed: whatever
+			// Teams did with that, the card was never sent.
+			return core.MessageRef{}, &core.NotSent{Err: err}
 		}
 		if id, err = a.conn.send(ctx, conv, act); err != nil {
 			return core.MessageRef{}, err

@@ -324,8 +324,11 @@ func (s *TeamsSettings) check() error {
 	for _, v := range []struct{ name, url string }{
 		{"TEAMS_SERVICE_URL", s.ServiceURL}, {"TEAMS_TOKEN_URL", s.TokenURL}, {"TEAMS_OPENID_URL", s.OpenIDURL},
 	} {
-		if v.url != "" && !httpURL(v.url) {
-			return fmt.Errorf("%s: %q is not an http(s) URL", v.name, v.url)
+		if v.url == "" {
+			continue
+		}
+		if why := secretURL(v.url); why != "" {
+			return fmt.Errorf("%s: %q %s", v.name, v.url, why)
 		}
 	}
 	return nil
@@ -353,8 +356,8 @@ func (s *SlackSettings) check() error {
 		return fmt.Errorf("SLACK_APP_TOKEN: an app-level token starts with xapp-")
 	}
 	if s.APIURL != "" {
-		if !httpURL(s.APIURL) {
-			return fmt.Errorf("SLACK_API_URL: %q is not an http(s) URL", s.APIURL)
+		if why := secretURL(s.APIURL); why != "" {
+			return fmt.Errorf("SLACK_API_URL: %q %s", s.APIURL, why)
 		}
 		if !strings.HasSuffix(s.APIURL, "/") {
 			s.APIURL += "/"
@@ -370,8 +373,10 @@ func (s *DiscordSettings) check() error {
 	if s.AppID != "" && strings.Trim(s.AppID, "0123456789") != "" {
 		return fmt.Errorf("DISCORD_APP_ID: %q is not a Discord id (a number)", s.AppID)
 	}
-	if s.APIURL != "" && !httpURL(s.APIURL) {
-		return fmt.Errorf("DISCORD_API_URL: %q is not an http(s) URL", s.APIURL)
+	if s.APIURL != "" {
+		if why := secretURL(s.APIURL); why != "" {
+			return fmt.Errorf("DISCORD_API_URL: %q %s", s.APIURL, why)
+		}
 	}
 	if s.PublicKey != "" {
 		key, err := hex.DecodeString(s.PublicKey)
@@ -400,8 +405,14 @@ func (s *TelegramSettings) check() error {
 	if !strings.Contains(s.BotToken.Reveal(), ":") {
 		return fmt.Errorf("TELEGRAM_BOT_TOKEN: not a bot token (<bot id>:<secret>, from @BotFather)")
 	}
-	if e := s.APIURL; e != "" && strings.Count(e, "%s") != 2 {
-		return fmt.Errorf("TELEGRAM_API_URL: must hold two %%s, for the token and the method (https://api.telegram.org/bot%%s/%%s)")
+	if e := s.APIURL; e != "" {
+		if strings.Count(e, "%s") != 2 {
+			return fmt.Errorf("TELEGRAM_API_URL: must hold two %%s, for the token and the method (https://api.telegram.org/bot%%s/%%s)")
+		}
+		// The token goes in the path: the URL is checked as it is sent.
+		if why := secretURL(strings.ReplaceAll(e, "%s", "x")); why != "" {
+			return fmt.Errorf("TELEGRAM_API_URL: %q %s", e, why)
+		}
 	}
 	if s.WebhookSecret == "" {
 		return nil
@@ -420,4 +431,21 @@ func (s *TelegramSettings) check() error {
 func httpURL(v string) bool {
 	u, err := url.Parse(v)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+// secretURL checks a platform endpoint that is sent a secret (a bot
+// token, an app's client secret) or trusted for one (the keys that sign
+// a platform's requests): an absolute https URL, or http to this machine
+// only (a local fake or proxy), so a typo or an override never sends the
+// token in the clear over a network, nor takes signing keys from one. It
+// says what is wrong, "" when nothing is.
+func secretURL(v string) string {
+	u, err := url.Parse(v)
+	switch {
+	case err != nil || u.Host == "" || u.Scheme != "http" && u.Scheme != "https":
+		return "is not an http(s) URL"
+	case u.Scheme == "http" && !loopbackHost(u.Hostname()):
+		return "is http to another machine: use https (http is taken only for a loopback address, such as a local fake)"
+	}
+	return ""
 }

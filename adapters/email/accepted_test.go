@@ -197,27 +197,30 @@ func TestAMessageTheRelayTookIsSent(t *testing.T) {
 
 // TestTheRelaysAnswerToTheMessageDecides: the relay's answer to the
 // message's end says what became of it: a refusal is given up on (5xx)
-// or retried as not sent (4xx), and no answer at all (the line dropped
-// after the message went) leaves it unknown, so the error is neither.
-// Before, a drop there was reported not sent, so the outbox's retry
-// counted as no repeat.
+// or deferred, not sent (4xx: TestATemporaryRefusalIsNoFailedAttempt),
+// and no answer at all (the line dropped after the message went) leaves
+// it unknown, so the error is neither. Before, a drop there was reported
+// not sent, so the outbox's retry counted as no repeat.
 func TestTheRelaysAnswerToTheMessageDecides(t *testing.T) {
 	for _, c := range []struct {
 		reply string
 		want  string
-	}{{"", "unknown"}, {"451 4.3.0 try later", "not sent"}, {"554 5.7.1 refused", "permanent"}} {
+	}{{"", "unknown"}, {"451 4.3.0 try later", "deferred"}, {"554 5.7.1 refused", "permanent"}} {
 		t.Run(c.want, func(t *testing.T) {
 			r := startRelay(t, "", c.reply)
 			_, a, q := relayEnv(t, r)
 			_, err := a.Post(t.Context(), q, core.MessageRef{Surface: core.SurfaceEmail, Room: alice, Delivery: "probe"})
 			var ns *core.NotSent
 			var perm *core.Permanent
+			var ra *core.RetryAfter
 			got := "unknown"
 			switch {
 			case err == nil:
 				got = "sent"
 			case errors.As(err, &perm):
 				got = "permanent"
+			case errors.As(err, &ra):
+				got = "deferred"
 			case errors.As(err, &ns):
 				got = "not sent"
 			}

@@ -18,10 +18,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/mail"
-	"slices"
 	"strings"
 	"time"
 
@@ -74,7 +72,10 @@ type Options struct {
 	// than holding it (and its delivery) for good; default 30s. The
 	// delivery's context ending ends the session too.
 	Timeout time.Duration
-	Log     zerolog.Logger
+	// DeferWait is how long a message the relay refused for now (a 4xx
+	// reply) waits before it goes again; default 1m (deferred).
+	DeferWait time.Duration
+	Log       zerolog.Logger
 }
 
 // Adapter is the email surface: a core.Courier that mails cards, and the
@@ -113,6 +114,9 @@ func New(svc *core.Service, opts Options) (*Adapter, error) {
 	opts.PublicURL = strings.TrimSuffix(opts.PublicURL, "/")
 	if opts.Timeout <= 0 {
 		opts.Timeout = 30 * time.Second
+	}
+	if opts.DeferWait <= 0 {
+		opts.DeferWait = time.Minute
 	}
 	if opts.TLS == "" {
 		opts.TLS = TLSStartTLS
@@ -241,7 +245,28 @@ func (a *Adapter) Digest(ctx context.Context, d core.Digest, room string) error 
 	if err != nil {
 		return &core.Permanent{Err: err}
 	}
-	return a.send(ctx, Recipient(room), a.messageID("digest", room+d.From.String()), "", msg)
+	return a.send(ctx, Recipient(room), a.messageID("digest", digestKey(d, room, personal)), "", msg)
+}
+
+// digestKey keeps a digest's Message-ID, as a delivery's key keeps a
+// card's: the same digest mailed again is the same message, and two
+// digests are two. After a downtime every route that mails one address
+// sends it a digest of the same period, so the room and the period do
+// not tell them apart (and mail clients show one message per
+// Message-ID); a route's digest holds only its route's questions, so its
+// route does. A person's digest goes to their own room (core.DMRoom), and
+// spans routes.
+func digestKey(d core.Digest, room string, personal bool) string {
+	key := room + d.From.String()
+	if personal {
+		return key
+	}
+	for _, qs := range [][]*core.Question{d.Open, d.Closed, d.Asked} {
+		if len(qs) > 0 {
+			return key + "\x00" + qs[0].Route
+		}
+	}
+	return key
 }
 
 // Recipient is the address a room names: a route's recipient is the room
@@ -273,134 +298,4 @@ func (a *Adapter) messageID(qid, key string) string {
 	sum := sha256.Sum256([]byte(key))
 	domain := a.from.Address[strings.LastIndexByte(a.from.Address, '@')+1:]
 	return qid + "." + hex.EncodeToString(sum[:8]) + "@" + domain
-}
-
-// send mails msg to one recipient over one SMTP session.
-func (a *Adapter) send(ctx context.Context, to, id, inReplyTo string, msg Message) error {
-	m := gomail.NewMsg()
-	m.FromMailAddress(a.from)
-	if err := m.To(to); err != nil {
-		return &core.Permanent{Err: fmt.Errorf("recipient %q: %w", to, err)}
-	}
-	m.Subject(msg.Subject)
-	m.SetMessageIDWithValue(id)
-	m.SetDate()
-	if inReplyTo != "" {
-		m.SetGenHeader(gomail.HeaderInReplyTo, "<"+inReplyTo+">")
-		m.SetGenHeader(gomail.HeaderReferences, "<"+inReplyTo+">")
-	}
-	// An automatic message: auto-responders should not answer it.
-	m.SetGenHeader("Auto-Submitted", "auto-generated")
-	m.SetGenHeader(gomail.HeaderXAutoResponseSuppress, "All")
-	m.SetBodyString(gomail.TypeTextPlain, msg.Text)
-	m.AddAlternativeString(gomail.TypeTextHTML, msg.HTML)
-	s := &session{ctx: ctx, deadline: time.Now().Add(a.opts.Timeout), tls: a.tls}
-	defer s.end()
-	client, err := a.client(s.dial)
-	if err != nil {
-		return err
-	}
-	// The session in its three steps, each judged on its own, not go-mail's
-	// DialAndSend, whose one error also covers the RSET and QUIT it sends
-	// after the relay took the message: a failure of either mailed it
-	// again, up to the outbox's last attempt, then called it undelivered.
-	conn, err := client.DialToSMTPClientWithContext(ctx)
-	if err != nil {
-		return &core.NotSent{Err: fmt.Errorf("dial failed: %w", err)}
-	}
-	err = classify(client.SendWithSMTPClient(conn, m))
-	// The QUIT changes nothing of what became of the message: a relay
-	// that hangs up without its 221 has the mail all the same.
-	_ = client.CloseWithSMTPClient(conn)
-	return err
-}
-
-// client is a go-mail client with the adapter's options, dialling with
-// dial (nil: go-mail's own).
-func (a *Adapter) client(dial gomail.DialContextFunc) (*gomail.Client, error) {
-	copts := slices.Clip(a.copts)
-	if dial != nil {
-		copts = append(copts, gomail.WithDialContextFunc(dial))
-	}
-	return gomail.NewClient(a.opts.Host, copts...)
-}
-
-// session is the connection of one SMTP session. go-mail bounds only its
-// dial, by Timeout and the context: the greeting, EHLO, STARTTLS, AUTH
-// and the message run with no deadline, so a relay that accepted and
-// never answered would hold the send, its room's delivery and a place in
-// the outbox for good, and a stop would wait on it. So the connection
-// carries the session's deadline and is closed when the delivery's
-// context ends, and in any case when the send returns (go-mail leaves it
-// open when a step fails).
-type session struct {
-	ctx      context.Context // the delivery's
-	deadline time.Time
-	tls      *tls.Config // implicit TLS, or nil
-	ends     []func()
-}
-
-// dial is go-mail's DialContextFunc. Its ctx is go-mail's for setting
-// the session up, cancelled once AUTH is done, so it is not what closes
-// the connection.
-func (s *session) dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, network, addr)
-	if err != nil {
-		return nil, err
-	}
-	if err := conn.SetDeadline(s.deadline); err != nil {
-		conn.Close()
-		return nil, err
-	}
-	stop := context.AfterFunc(s.ctx, func() { conn.Close() })
-	s.ends = append(s.ends, func() { stop(); conn.Close() })
-	if s.tls == nil {
-		return conn, nil
-	}
-	tc := tls.Client(conn, s.tls)
-	if err := tc.HandshakeContext(ctx); err != nil {
-		conn.Close()
-		return nil, err
-	}
-	return tc, nil
-}
-
-// end stops watching the context once the send has returned, and closes
-// what the session dialled.
-func (s *session) end() {
-	for _, end := range s.ends {
-		end()
-	}
-}
-
-// classify maps what became of one message on an open session to what
-// the outbox does with it. go-mail's SendError names the step that
-// failed. Before the message's end a relay that answered with a code
-// refused it: permanently (5xx: no such mailbox), given up on, or for now
-// (4xx), not sent and retried, as is a connection lost there. The relay's
-// answer to the message's end decides: a refusal is as before it, but a
-// connection lost while the message went or before the answer came
-// leaves it unknown whether the relay has it, so the error is a plain
-// one, and the retry is a flagged repeat with the same Message-ID. A
-// failure after the relay took it (the RSET go-mail sends next) is no
-// failure: the mail is on its way.
-func classify(err error) error {
-	if err == nil {
-		return nil
-	}
-	var se *gomail.SendError
-	if !errors.As(err, &se) {
-		return err
-	}
-	code := se.ErrorCode()
-	switch {
-	case se.Reason == gomail.ErrSMTPReset:
-		return nil
-	case code >= 500 && code < 600 && !se.IsTemp():
-		return &core.Permanent{Err: err}
-	case code == 0 && (se.Reason == gomail.ErrWriteContent || se.Reason == gomail.ErrSMTPDataClose):
-		return err
-	}
-	return &core.NotSent{Err: err}
 }

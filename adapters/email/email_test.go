@@ -63,7 +63,7 @@ func newEnvTLS(t *testing.T, o emailfake.Options, mode string) *env {
 	e.web = httptest.NewServer(mux)
 	t.Cleanup(e.web.Close)
 	e.a, err = email.New(svc, email.Options{Host: host, Port: p, TLS: mode, RootCAs: fake.Roots, Username: o.User, Password: o.Pass,
-		From: "askbridge <askbridge@bridge.example.test>", PublicURL: e.web.URL, Key: []byte(key), Log: zerolog.Nop()})
+		From: "askbridge <askbridge@bridge.example.test>", PublicURL: e.web.URL, Key: []byte(key), DeferWait: 10 * time.Millisecond, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,8 +288,8 @@ func TestClosedBeforeSendingIsNotMailed(t *testing.T) {
 	}
 }
 
-// A relay's temporary refusal is retried; a permanent one is given up on
-// and recorded.
+// A relay's temporary refusal is retried (TestATemporaryRefusalIsNoFailedAttempt);
+// a permanent one is given up on and recorded.
 func TestRelayRefusals(t *testing.T) {
 	e := newEnv(t)
 	e.smtp.Refuse(alice, &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "try later"})

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"fmt"
 	htmltemplate "html/template"
+	"strconv"
 	"strings"
 	texttemplate "text/template"
 
@@ -213,9 +214,10 @@ func render(subject string, v view) (Message, error) {
 // a route's digest to the same address.
 func RenderDigest(d core.Digest, personal bool) (Message, error) {
 	v := view{Heading: card.DigestHeading,
-		Text: fmt.Sprintf("From %s to %s: %d asked, %d closed, %d still open.",
-			d.From.UTC().Format(timeLayout), d.To.UTC().Format(timeLayout), len(d.Asked), len(d.Closed), len(d.Open))}
-	add := func(title string, qs []*core.Question, line func(*core.Question) string) {
+		Text: fmt.Sprintf("From %s to %s: %s asked, %s closed, %s still open.",
+			d.From.UTC().Format(timeLayout), d.To.UTC().Format(timeLayout),
+			digestCount(d.Asked, d.AskedMore), digestCount(d.Closed, d.ClosedMore), digestCount(d.Open, d.OpenMore))}
+	add := func(title string, qs []*core.Question, more bool, line func(*core.Question) string) {
 		if len(qs) == 0 {
 			return
 		}
@@ -223,16 +225,32 @@ func RenderDigest(d core.Digest, personal bool) (Message, error) {
 		for _, q := range qs {
 			b.WriteString("- " + textlimit.Runes.Cut(textlimit.OneLine(q.Text), 200) + line(q) + "\n")
 		}
+		if more {
+			b.WriteString(moreNotListed)
+		}
 		v.Blocks = append(v.Blocks, block{Title: title, Body: strings.TrimSuffix(b.String(), "\n")})
 	}
-	add("Still open", d.Open, func(q *core.Question) string { return " (answer by " + q.Deadline.UTC().Format(timeLayout) + ")" })
-	add("Closed", d.Closed, func(q *core.Question) string { return ": " + card.OutcomeLine(q) })
+	add("Still open", d.Open, d.OpenMore, func(q *core.Question) string { return " (answer by " + q.Deadline.UTC().Format(timeLayout) + ")" })
+	add("Closed", d.Closed, d.ClosedMore, func(q *core.Question) string { return ": " + card.OutcomeLine(q) })
 	subject := card.DigestHeading
 	if personal {
 		subject += ": what is open for you"
 	}
 	return render(subject, v)
 }
+
+// digestCount is how many of a digest's list there are: its length, or
+// at least that many where the list stopped at core's cap (core.Digest's
+// AskedMore and the like), so a floor never reads as the count.
+func digestCount(qs []*core.Question, more bool) string {
+	if more {
+		return strconv.Itoa(len(qs)) + " or more"
+	}
+	return strconv.Itoa(len(qs))
+}
+
+// moreNotListed ends a digest's list that stopped at core's cap.
+const moreNotListed = "The list stops here; there may be more."
 
 // In the plain-text part, nothing an agent or a person wrote may start a
 // line of its own unmarked: unmarked, an option's write-up, a form

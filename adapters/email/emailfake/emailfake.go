@@ -56,6 +56,8 @@ type Server struct {
 	boxes   map[string][]Message
 	changed chan struct{}
 	refuse  map[string][]*smtp.SMTPError
+	busy    []*smtp.SMTPError
+	turned  map[*smtp.Conn]*smtp.SMTPError // the sessions Busy refused
 	user    string
 	pass    string
 
@@ -86,8 +88,9 @@ func Start(t testing.TB, o Options) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &Server{Addr: ln.Addr().String(), boxes: map[string][]Message{}, refuse: map[string][]*smtp.SMTPError{}, changed: make(chan struct{}), user: user, pass: pass}
-	s := smtp.NewServer(smtp.BackendFunc(func(*smtp.Conn) (smtp.Session, error) { return &session{f: f}, nil }))
+	f := &Server{Addr: ln.Addr().String(), boxes: map[string][]Message{}, refuse: map[string][]*smtp.SMTPError{},
+		turned: map[*smtp.Conn]*smtp.SMTPError{}, changed: make(chan struct{}), user: user, pass: pass}
+	s := smtp.NewServer(smtp.BackendFunc(f.newSession))
 	s.Domain = "mail.example.test"
 	s.AllowInsecureAuth = true
 	s.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
@@ -112,6 +115,30 @@ func (f *Server) Refuse(to string, errs ...*smtp.SMTPError) {
 	defer f.mu.Unlock()
 	to = strings.ToLower(to)
 	f.refuse[to] = append(f.refuse[to], errs...)
+}
+
+// Busy makes the next len(errs) sessions fail at their greeting (EHLO,
+// and the HELO a client falls back to) with these statuses, in order, as
+// a relay at its limit of connections or of messages a minute does.
+func (f *Server) Busy(errs ...*smtp.SMTPError) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.busy = append(f.busy, errs...)
+}
+
+// newSession starts a session on c, unless Busy turns c away.
+func (f *Server) newSession(c *smtp.Conn) (smtp.Session, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err, ok := f.turned[c]; ok {
+		return nil, err
+	}
+	if len(f.busy) > 0 {
+		err := f.busy[0]
+		f.busy, f.turned[c] = f.busy[1:], err
+		return nil, err
+	}
+	return &session{f: f}, nil
 }
 
 // Authenticated is how many sessions authenticated.

@@ -11,6 +11,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/email"
 	"github.com/askbridge/askbridge/adapters/email/emailfake"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 	"github.com/askbridge/askbridge/internal/coretest"
 )
 
@@ -68,7 +69,7 @@ func TestTwoRoutesDigestsAreTwoMessages(t *testing.T) {
 }
 
 // moreNotListed ends a digest's list that stopped at core's cap.
-const moreNotListed = "The list stops here; there may be more."
+var moreNotListed = card.DigestNotListed(0, true)
 
 // TestADigestNeverPassesACapOffAsACount: a digest's lists stop at core's
 // cap, and say so (core.Digest's AskedMore, ClosedMore, OpenMore): the

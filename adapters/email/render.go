@@ -4,7 +4,6 @@ import (
 	_ "embed"
 	"fmt"
 	htmltemplate "html/template"
-	"strconv"
 	"strings"
 	texttemplate "text/template"
 
@@ -216,7 +215,7 @@ func RenderDigest(d core.Digest, personal bool) (Message, error) {
 	v := view{Heading: card.DigestHeading,
 		Text: fmt.Sprintf("From %s to %s: %s asked, %s closed, %s still open.",
 			d.From.UTC().Format(timeLayout), d.To.UTC().Format(timeLayout),
-			digestCount(d.Asked, d.AskedMore), digestCount(d.Closed, d.ClosedMore), digestCount(d.Open, d.OpenMore))}
+			card.DigestCount(len(d.Asked), d.AskedMore), card.DigestCount(len(d.Closed), d.ClosedMore), card.DigestCount(len(d.Open), d.OpenMore))}
 	add := func(title string, qs []*core.Question, more bool, line func(*core.Question) string) {
 		if len(qs) == 0 {
 			return
@@ -226,7 +225,7 @@ func RenderDigest(d core.Digest, personal bool) (Message, error) {
 			b.WriteString("- " + textlimit.Runes.Cut(textlimit.OneLine(q.Text), 200) + line(q) + "\n")
 		}
 		if more {
-			b.WriteString(moreNotListed)
+			b.WriteString(card.DigestNotListed(0, true))
 		}
 		v.Blocks = append(v.Blocks, block{Title: title, Body: strings.TrimSuffix(b.String(), "\n")})
 	}
@@ -238,19 +237,6 @@ func RenderDigest(d core.Digest, personal bool) (Message, error) {
 	}
 	return render(subject, v)
 }
-
-// digestCount is how many of a digest's list there are: its length, or
-// at least that many where the list stopped at core's cap (core.Digest's
-// AskedMore and the like), so a floor never reads as the count.
-func digestCount(qs []*core.Question, more bool) string {
-	if more {
-		return strconv.Itoa(len(qs)) + " or more"
-	}
-	return strconv.Itoa(len(qs))
-}
-
-// moreNotListed ends a digest's list that stopped at core's cap.
-const moreNotListed = "The list stops here; there may be more."
 
 // In the plain-text part, nothing an agent or a person wrote may start a
 // line of its own unmarked: unmarked, an option's write-up, a form

@@ -85,7 +85,8 @@ func TestArgumentsTooLongToEditAreEditedElsewhere(t *testing.T) {
 			if offered != c.offer {
 				t.Fatalf("Edit and approve offered: %v, want %v", offered, c.offer)
 			}
-			if says := strings.Contains(cardText(view, tooLongToEdit(view)), "too long to edit"); says == c.offer {
+			text, _ := cardText(view, tooLongToEdit(view))
+			if says := strings.Contains(text, "too long to edit"); says == c.offer {
 				t.Fatalf("the card says the arguments are too long to edit: %v", says)
 			}
 			if !offered {

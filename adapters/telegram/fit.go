@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"html"
 	"slices"
+	"unicode/utf8"
 
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/card"
@@ -15,7 +16,8 @@ import (
 // their buttons: a person could approve a call the card did not show.
 // So the body is pieces of three sorts, and fit shares the budget among
 // them: every markup piece whole, every key piece at least in part, the
-// long pieces evenly with what is left.
+// long pieces evenly with what is left, the arguments of a call with
+// buttons never below a cut that names askbridge show (crowd.go).
 
 // pieceKind is how a piece of a card's body gives way when the body does
 // not fit whole.
@@ -32,7 +34,8 @@ const (
 	// pieceLong is text that explains (arguments, write-ups,
 	// descriptions): cut evenly with the other long texts to
 	// what the markup and key texts leave, and left out when its share is
-	// too small to say anything.
+	// too small to say anything; but for a call's arguments beside its
+	// buttons, which keep their floor (piece.need).
 	pieceLong
 )
 
@@ -49,6 +52,16 @@ type piece struct {
 	// (callPiece); id is their question's.
 	call bool
 	id   core.QuestionID
+	// need marks the arguments of a call whose buttons the card draws:
+	// they are never left out nor cut below floor (floorOf). sect is
+	// that call's section index plus one on each of its pieces (0 on
+	// any other piece), so that a call which cannot show them is left
+	// out whole (layout).
+	need bool
+	sect int
+	// want is how many units the escaped text takes cut to max, and
+	// floor the least it may be cut to (measure).
+	want, floor int
 }
 
 func markupPiece(html string) piece { return piece{kind: pieceMarkup, open: html} }
@@ -79,21 +92,42 @@ func (p piece) esc(max int) string {
 	return escIn(p.open, card.CutMiddle(p.s, max, p.id, preWidth), max)
 }
 
-// preWidth is how many units r takes escaped inside <pre> (escIn).
-func preWidth(r rune) int { return units(html.EscapeString(string(r))) }
+// preWidth is how many units r takes escaped inside <pre> (escIn). A
+// card's plan measures each call's arguments a dozen times (floorOf), so
+// the ASCII runes' widths, the only runes html.EscapeString changes, are
+// looked up.
+func preWidth(r rune) int {
+	if r >= 0 && r < utf8.RuneSelf {
+		return asciiPreWidth[r]
+	}
+	return unit.RuneWidth(r)
+}
 
-// fit plans ps within room units: caps[i] is how many units the escaped
-// text of piece i may take (0: leave the piece out). Key texts get their
-// max if all fit, else an even share of what the markup and their own
-// open and close tags leave, one unit (an ellipsis) at the least. Long
-// texts share what the key texts leave, evenly (one needing less than its
-// share leaves the rest to the others); while the share is too small for
-// any of them to say something (minLong), the last long text is left out.
-// ok is false when not even the markup and an ellipsis per key text fit.
+// asciiPreWidth is preWidth of each ASCII rune.
+var asciiPreWidth = func() (w [utf8.RuneSelf]int) {
+	for r := range rune(utf8.RuneSelf) {
+		w[r] = units(html.EscapeString(string(r)))
+	}
+	return w
+}()
+
+// fit plans ps (measured) within room units: caps[i] is how many units
+// the escaped text of piece i may take (0: leave the piece out). The
+// arguments of each call with buttons are kept first, at their floor.
+// Key texts get their max if all fit, else an even share of what the
+// markup, those floors and their own open and close tags leave, one unit
+// (an ellipsis) at the least, or minLong where calls with buttons are
+// shown (a question and tool names cut to an ellipsis would not say what
+// Approve is for). Long texts share what the key texts leave, a call's
+// arguments from their floor up, the others from nothing; while a share
+// is too small for a text without a floor to say something (minLong),
+// the last such text is left out. ok is false when not even the markup,
+// the floors and those least key texts fit.
 func fit(ps []piece, room int) (caps []int, ok bool) {
 	caps = make([]int, len(ps))
-	want := make([]int, len(ps))
+	want, lo, extra := make([]int, len(ps)), make([]int, len(ps)), make([]int, len(ps))
 	var keys, longs []int
+	floors, need := 0, false
 	for i, p := range ps {
 		switch {
 		case p.kind == pieceMarkup:
@@ -105,26 +139,44 @@ func fit(ps []piece, room int) (caps []int, ok bool) {
 			keys = append(keys, i)
 		default:
 			longs = append(longs, i)
+			if p.need {
+				lo[i], need = p.floor, true
+				floors += units(p.open) + units(p.close) + p.floor
+			}
 		}
-		if p.kind != pieceMarkup {
-			want[i] = units(p.esc(p.max))
+		want[i], extra[i] = p.want, p.want-lo[i]
+	}
+	least := len(keys)
+	if need {
+		least = 0
+		for _, i := range keys {
+			least += min(want[i], minLong)
 		}
 	}
-	if room < len(keys) {
+	if room-floors < least {
 		return caps, false
 	}
-	room -= share(keys, want, room, caps)
-	for ; len(longs) > 0; longs = longs[:len(longs)-1] {
+	room -= share(keys, want, room-floors, caps)
+	for {
 		left := room
 		for _, i := range longs {
-			left -= units(ps[i].open) + units(ps[i].close)
+			left -= units(ps[i].open) + units(ps[i].close) + lo[i]
 			caps[i] = 0
 		}
-		share(longs, want, max(left, 0), caps)
-		if !slices.ContainsFunc(longs, func(i int) bool { return caps[i] < min(want[i], minLong) }) {
+		share(longs, extra, max(left, 0), caps)
+		for _, i := range longs {
+			caps[i] += lo[i]
+		}
+		short := func(i int) bool { return !ps[i].need && caps[i] < min(want[i], minLong) }
+		if !slices.ContainsFunc(longs, short) {
 			break
 		}
-		caps[longs[len(longs)-1]] = 0
+		last := len(longs) - 1
+		for ps[longs[last]].need {
+			last--
+		}
+		caps[longs[last]] = 0
+		longs = slices.Delete(longs, last, last+1)
 	}
 	return caps, true
 }
@@ -144,11 +196,29 @@ func share(idx, want []int, room int, caps []int) int {
 	return given
 }
 
-// pieces writes ps as fit plans them within what is left of d. Should
-// not even their markup fit, they are written in order, each cut to its
-// max, until one does not fit.
-func (d *doc) pieces(ps []piece) {
-	caps, ok := fit(ps, d.left)
+// measure sets each piece's want and, unless all of ps fits whole in
+// room, the floor of each call's arguments whose buttons are drawn
+// (floorOf, a dozen cuts of them each), once for all the plans of a card
+// (layout).
+func measure(ps []piece, room int) {
+	for i, p := range ps {
+		room -= units(p.open) + units(p.close)
+		if p.kind != pieceMarkup {
+			ps[i].want = units(p.esc(p.max))
+			room -= ps[i].want
+		}
+	}
+	for i, p := range ps {
+		if p.need && room < 0 {
+			ps[i].floor = floorOf(p)
+		}
+	}
+}
+
+// write writes ps into d as fit planned them (caps, ok). Should not even
+// their markup have fit, they are written in order, each cut to its max,
+// until one does not fit.
+func (d *doc) write(ps []piece, caps []int, ok bool) {
 	for i, p := range ps {
 		switch {
 		case p.kind == pieceMarkup:

@@ -24,9 +24,10 @@ func button(a card.Action) (tgbotapi.InlineKeyboardButton, error) {
 // shares its width among its buttons, and a phone would show a few
 // letters of each of four), a row per unanswered form item, then a row
 // per card action. A closed card has no rows (the buttons are removed).
-// An "Edit and approve" whose arguments its prompt cannot carry whole
-// (off, tooLongToEdit(c)) is left out; the card says where to edit them
-// instead.
+// A button in off is left out, and the card says where to press it
+// instead: an "Edit and approve" whose arguments its prompt cannot carry
+// whole (tooLongToEdit), the buttons of a call the card has no room to
+// show, and "Approve all" beside it (leftOff).
 //
 // Telegram has no modals. An action that needs text (a clarification's
 // answer, a form item's own answer) is a button that sends a ForceReply
@@ -64,7 +65,9 @@ func keyboard(c card.Card, off map[core.Ref]bool) (tgbotapi.InlineKeyboardMarkup
 		}
 	}
 	for _, a := range c.Actions {
-		row(a)
+		if !off[a.Ref] {
+			row(a)
+		}
 	}
 	if err != nil {
 		return tgbotapi.InlineKeyboardMarkup{}, err

@@ -2,6 +2,7 @@ package telegram
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -113,22 +114,33 @@ func (a *Adapter) sendPrompt(chat int64, prompt tgbotapi.MessageConfig, q core.Q
 
 // sendHeld sends msg, whose place in the queue is held, into chat once
 // its budgets allow (the shared ones, spendShared, then this process's),
-// releases the place, and tells failed why it could not go.
+// releases the place, and tells failed why it could not go. A 429 is
+// Telegram's own limit speaking (its limits are not all published, and
+// the shared budgets let a message go when the store cannot say): the
+// message waits the retry_after it names and goes again, while that
+// keeps within promptBudget, for the tapper was promised it.
 func (a *Adapter) sendHeld(chat int64, msg tgbotapi.MessageConfig, failed func(error)) {
 	defer a.prompts.release()
 	wctx, cancel := context.WithTimeout(a.prompts.ctx, promptBudget)
-	err := a.spendShared(wctx, chat)
-	if err == nil {
-		err = a.lim.wait(wctx, chat)
-	}
-	cancel()
-	if err == nil {
-		// Granted: the send is seen through even if Run ends meanwhile.
-		sctx, cancel := context.WithTimeout(context.Background(), promptSend)
-		_, err = a.post(sctx, msg)
-		cancel()
-	}
-	if err != nil {
-		failed(err)
+	defer cancel()
+	for {
+		err := a.spendShared(wctx, chat)
+		if err == nil {
+			err = a.lim.wait(wctx, chat)
+		}
+		if err == nil {
+			// Granted: the send is seen through even if Run ends meanwhile.
+			sctx, cancel := context.WithTimeout(context.Background(), promptSend)
+			_, err = a.post(sctx, msg)
+			cancel()
+		}
+		if err == nil {
+			return
+		}
+		var slow *core.RetryAfter
+		if dl, _ := wctx.Deadline(); !errors.As(err, &slow) || time.Now().Add(slow.After).After(dl) || !a.sleep(wctx, slow.After) {
+			failed(err)
+			return
+		}
 	}
 }

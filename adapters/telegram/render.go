@@ -201,8 +201,11 @@ func clarificationRef(c card.Card) string {
 // question and its choices' labels) always, the long texts (arguments,
 // write-ups, descriptions) cut evenly to what is left. The context comes
 // last and gets what remains: of all the parts it is the one a person can
-// best do without. off is tooLongToEdit(c).
-func cardText(c card.Card, off map[core.Ref]bool) string {
+// best do without. off is tooLongToEdit(c). A call whose arguments
+// cannot show enough of themselves beside its buttons is left out
+// (layout); out are those calls' section indexes, whose buttons the
+// keyboard must leave out (leftOff).
+func cardText(c card.Card, off map[core.Ref]bool) (text string, out []int) {
 	tail := trailer(c)
 	d := newDoc(MaxText - units(tail))
 	d.markup("<b>" + html.EscapeString(c.Heading) + "</b>")
@@ -220,13 +223,15 @@ func cardText(c card.Card, off map[core.Ref]bool) string {
 	if !c.Meta.Deadline.IsZero() {
 		d.markup("\nAnswer by: " + c.Meta.Deadline.UTC().Format(timeLayout))
 	}
-	d.pieces(body(c, off))
+	ps := body(c, off)
+	measure(ps, d.left)
+	out = d.layout(c, ps)
 	for _, s := range c.Sections {
 		if s.Kind == card.SectionContext {
 			d.text("\n\n<i>", s.Body, "</i>", MaxText)
 		}
 	}
-	return d.String() + tail
+	return d.String() + tail, out
 }
 
 // body is the card's question and sections (the context aside), as
@@ -236,7 +241,8 @@ func body(c card.Card, off map[core.Ref]bool) []piece {
 	// the buttons are for, not with what explains them.
 	ps := []piece{keyPiece("\n\n<b>", c.Text, "</b>", 2000)}
 	options := false
-	for _, s := range c.Sections {
+	for i, s := range c.Sections {
+		from := len(ps)
 		switch s.Kind {
 		case card.SectionContext:
 			// last, in cardText
@@ -265,6 +271,9 @@ func body(c card.Card, off map[core.Ref]bool) []piece {
 			}
 			if a := s.Answer; a != nil { // a decided call: approved or denied, so no check mark
 				ps = append(ps, keyPiece("\n<b>Decided:</b> ", a.Text, "", 200), keyPiece(" (by ", a.By, ")", 64))
+			}
+			if len(s.Actions) > 0 {
+				buttoned(ps[from:], i)
 			}
 		case card.SectionItem:
 			ps = append(ps, keyPiece(fmt.Sprintf("\n\n<b>%d. ", s.Index+1), s.Title, "</b>", 300))
@@ -301,8 +310,9 @@ func htmlMessage(chat int64, text string) tgbotapi.MessageConfig {
 // RenderCard is the sendMessage request that posts a card in chat.
 func RenderCard(c card.Card, chat int64) (tgbotapi.MessageConfig, error) {
 	off := tooLongToEdit(c)
-	m := htmlMessage(chat, cardText(c, off))
-	kb, err := keyboard(c, off)
+	text, out := cardText(c, off)
+	m := htmlMessage(chat, text)
+	kb, err := keyboard(c, leftOff(c, off, out))
 	if err != nil {
 		return m, err
 	}
@@ -317,11 +327,12 @@ func RenderCard(c card.Card, chat int64) (tgbotapi.MessageConfig, error) {
 // once closed, with the buttons removed (an empty keyboard).
 func RenderEdit(c card.Card, chat int64, id int) (tgbotapi.EditMessageTextConfig, error) {
 	off := tooLongToEdit(c)
-	kb, err := keyboard(c, off)
+	text, out := cardText(c, off)
+	kb, err := keyboard(c, leftOff(c, off, out))
 	if err != nil {
 		return tgbotapi.EditMessageTextConfig{}, err
 	}
-	e := tgbotapi.NewEditMessageTextAndMarkup(chat, id, cardText(c, off), kb)
+	e := tgbotapi.NewEditMessageTextAndMarkup(chat, id, text, kb)
 	e.ParseMode = tgbotapi.ModeHTML
 	e.DisableWebPagePreview = true
 	return e, nil
@@ -430,34 +441,6 @@ func RenderReminder(c card.Card, chat int64) tgbotapi.MessageConfig {
 	m := htmlMessage(chat, d.String()+tail)
 	m.ReplyToMessageID = cardID
 	m.AllowSendingWithoutReply = true
-	return m
-}
-
-// RenderDigest is the "while you were away" summary.
-func RenderDigest(dg core.Digest, chat int64) tgbotapi.MessageConfig {
-	d := newDoc(MaxText)
-	d.markup("📋 <b>" + card.DigestHeading + "</b>")
-	d.markup(fmt.Sprintf("\n%s to %s", dg.From.UTC().Format(timeLayout), dg.To.UTC().Format(timeLayout)))
-	d.markup(fmt.Sprintf("\nAsked: %d · Closed: %d · Still open: %d", len(dg.Asked), len(dg.Closed), len(dg.Open)))
-	section := func(title string, qs []*core.Question, closed bool) {
-		if len(qs) == 0 {
-			return
-		}
-		d.markup("\n\n<b>" + title + "</b>")
-		for _, q := range qs {
-			marker := ""
-			if q.Reversibility == core.HardToReverse {
-				marker = "⚠️ "
-			}
-			d.text("\n• "+marker, q.Text, "", 120)
-			if closed {
-				d.text(" — ", card.OutcomeLine(q), "", 160)
-			}
-		}
-	}
-	section("Still open", dg.Open, false)
-	section("Closed", dg.Closed, true)
-	m := htmlMessage(chat, d.String())
 	return m
 }
 

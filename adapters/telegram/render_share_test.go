@@ -3,6 +3,7 @@ package telegram
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -56,19 +57,22 @@ func rendered(t *testing.T, c card.Card) (string, []string) {
 // whose buttons the keyboard draws: its numbered tool line, the start of
 // its arguments and its hash, the arguments cut evenly. Before, the text
 // stopped after call 10 while the keyboard offered "20. Approve" and
-// "Approve all".
+// "Approve all". Twenty cuts that name askbridge show do not fit in one
+// message, so the last calls have no buttons, and nor has "Approve all"
+// (TestCrowdedBatchApprovesNothingUnseen); the first are all drawn.
 func TestBatchCardShowsEveryCall(t *testing.T) {
 	q := batchOf(core.MaxBatchCalls, func(int) string { return "shell.run" },
 		func(i int) string { return fmt.Sprintf("call%02d ", i+1) + strings.Repeat("x", 300) })
 	plain, labels := rendered(t, cardOf(q))
-	if !strings.Contains(strings.Join(labels, "\n"), card.LabelApproveAll) {
-		t.Fatalf("no %q button: %q", card.LabelApproveAll, labels)
+	drawn := 0
+	for drawn < len(q.Calls) && slices.Contains(labels, fmt.Sprintf("%d. %s", drawn+1, card.LabelApprove)) {
+		drawn++
+	}
+	if all := slices.Contains(labels, card.LabelApproveAll); all != (drawn == len(q.Calls)) || drawn < 10 {
+		t.Fatalf("calls 1-%d have buttons, %q: %v", drawn, card.LabelApproveAll, all)
 	}
 	var shown []int
-	for i := range q.Calls {
-		if !strings.Contains(strings.Join(labels, "\n"), fmt.Sprintf("%d. %s", i+1, card.LabelApprove)) {
-			t.Fatalf("call %d has no button: %q", i+1, labels)
-		}
+	for i := range q.Calls[:drawn] {
 		for _, want := range []string{fmt.Sprintf("%d. Tool: shell.run", i+1), fmt.Sprintf(`"command": "call%02d x`, i+1),
 			"sha256 " + q.Calls[i].ArgumentsSHA256[:12] + "…"} {
 			if !strings.Contains(plain, want) {
@@ -84,7 +88,7 @@ func TestBatchCardShowsEveryCall(t *testing.T) {
 	}
 	// Evenly: the first call's arguments are not kept whole at the cost
 	// of the last one's.
-	if n := len(shown); n == core.MaxBatchCalls {
+	if n := len(shown); n == drawn {
 		first := strings.Count(strings.SplitN(plain[strings.Index(plain, "call01 "):], "\n", 2)[0], "x")
 		last := strings.Count(strings.SplitN(plain[strings.Index(plain, fmt.Sprintf("call%02d ", n)):], "\n", 2)[0], "x")
 		if first-last > 2 || last-first > 2 {
@@ -163,13 +167,13 @@ func TestWorstOpenCardsShowEveryButtonsPart(t *testing.T) {
 	}
 	for _, q := range []*core.Question{batch, dec, frm} {
 		c := cardOf(q)
-		plain, _ := rendered(t, c)
+		plain, labels := rendered(t, c)
 		if !strings.Contains(plain, " UTC\n\na<") { // the line after "Answer by"
 			t.Errorf("%s: the card does not show its question", q.Kind)
 		}
 		for _, s := range c.Sections {
-			if len(s.Actions) == 0 {
-				continue
+			if len(s.Actions) == 0 || !slices.Contains(labels, cutPlain(s.Actions[0].Head(), maxLabel)) {
+				continue // no buttons drawn (TestCrowdedBatchApprovesNothingUnseen)
 			}
 			var want []string
 			switch s.Kind {

@@ -27,7 +27,9 @@
 // closed a question ([OutcomeLine], [PartBy], [ClosingPerson]; law 12);
 // cutmiddle.go [CutMiddle], the one way every chat renderer cuts a call's
 // arguments to its room: head and tail kept, what was left out counted
-// (Approve records the whole call, so its end must show).
+// (Approve records the whole call, so its end must show); digest.go the
+// words of a "while you were away" digest's counts ([DigestCount],
+// [DigestNotListed]: a list core capped is a floor, said as one).
 //
 // A new kind of question adds its card to kinds.go's kindCards (its
 // sections and buttons, its outcome's label, its choice as people read

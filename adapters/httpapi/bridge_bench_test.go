@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/rs/zerolog"
 
 	"github.com/askbridge/askbridge/adapters/httpapi"
@@ -58,8 +59,8 @@ func TestMain(m *testing.M) {
 // speaking the protocol above, with the collector run as askbridge serve
 // runs it.
 func serveBridge(spec string, in io.Reader, out io.Writer) error {
-	defer gcfloor.Server(os.Getenv).Stop() // as askbridge serve does
-	var mu sync.Mutex                      // one line at a time on out
+	defer gcfloor.Server(os.Getenv, memlimit.FromCgroup).Stop() // as askbridge serve does
+	var mu sync.Mutex                                           // one line at a time on out
 	say := func(format string, args ...any) {
 		mu.Lock()
 		defer mu.Unlock()

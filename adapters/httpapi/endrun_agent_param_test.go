@@ -2,11 +2,13 @@ package httpapi_test
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/askbridge/askbridge/adapters/httpapi"
+	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/core"
 )
 
@@ -49,5 +51,37 @@ func TestEndRunAgentParamIsAnAdminsOnly(t *testing.T) {
 	}
 	if r := e.do("POST", "/v1/runs/shared/end?agent=agent-b", &admin, ""); r.status != http.StatusOK || open(qb) {
 		t.Errorf("an admin naming agent-b: %d %s; want agent-b's run ended", r.status, r.body)
+	}
+}
+
+// TestClientEndsAnotherAgentsRun: the Go client can name the agent whose
+// run to end (EndRunOf), as an admin's token may; before, EndRun could
+// only end the token's own agent's run, and an admin had to hand-build
+// the request. Another agent's token naming it is refused with the
+// server's 403, and EndRun still ends the token's own.
+func TestClientEndsAnotherAgentsRun(t *testing.T) {
+	e := newEnv(t)
+	qa, qb := e.ask(agentA, "run-c"), e.ask(agentB, "run-c")
+	open := func(id core.QuestionID) bool {
+		t.Helper()
+		q, err := e.svc.Get(e.ctx(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return q.Open()
+	}
+	var ce *client.Error
+	if _, err := e.as(agentA).EndRunOf(e.ctx(), "agent-b", "run-c"); !errors.As(err, &ce) || ce.Status != http.StatusForbidden {
+		t.Errorf("agent-a ending agent-b's run: %v; want a 403", err)
+	}
+	if !open(qa) || !open(qb) {
+		t.Fatalf("after the refused end, agent-a's open: %v, agent-b's: %v; want both", open(qa), open(qb))
+	}
+	res, err := e.as(admin).EndRunOf(e.ctx(), "agent-b", "run-c")
+	if err != nil || len(res.Expired) != 1 || res.Expired[0] != qb || open(qb) || !open(qa) {
+		t.Errorf("an admin ending agent-b's run: %+v, %v; want %s expired and agent-a's open", res, err, qb)
+	}
+	if res, err := e.as(agentA).EndRun(e.ctx(), "run-c"); err != nil || len(res.Expired) != 1 || res.Expired[0] != qa {
+		t.Errorf("agent-a ending its own run: %+v, %v; want %s expired", res, err, qa)
 	}
 }

@@ -12,11 +12,49 @@ import (
 	"github.com/askbridge/askbridge/core"
 )
 
+// MinTimeout is the shortest timeout an ask may name. A question is for
+// a person, and one timing out within a second was a unit slipped ("1ns",
+// "500ms" meant as minutes): it closed at the next tick, its cards sent
+// for nothing.
+const MinTimeout = time.Second
+
+// askBody is an ask's body as the server reads it: client.AskRequest,
+// whose timeout this field shadows, so that one sent as "0s" is told
+// from one left out (the client's omitzero leaves a zero out).
+type askBody struct {
+	client.AskRequest
+	Timeout *client.Duration `json:"timeout,omitzero"`
+}
+
+// request is the ask, its timeout checked: left out (or null), it takes
+// the configured default; sent, it is at least MinTimeout. "0s" is
+// refused rather than read as the default, as MCP's tools refuse a
+// timeout that is not positive.
+func (b askBody) request() (client.AskRequest, error) {
+	req := b.AskRequest
+	if b.Timeout == nil {
+		return req, nil
+	}
+	switch d := time.Duration(*b.Timeout); {
+	case d == 0:
+		return req, invalid("timeout %s is no deadline: give one of at least %s, or leave timeout out for the configured default", d, MinTimeout)
+	case d < MinTimeout:
+		return req, invalid("timeout %s is shorter than the minimum, %s (leave timeout out for the configured default)", d, MinTimeout)
+	}
+	req.Timeout = *b.Timeout
+	return req, nil
+}
+
 // ask parks a question on behalf of the calling token, which is the
 // asking agent.
 func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
-	var req client.AskRequest
-	if !s.decode(w, r, &req, true) {
+	var body askBody
+	if !s.decode(w, r, &body, true) {
+		return
+	}
+	req, err := body.request()
+	if err != nil {
+		s.fail(w, r, err)
 		return
 	}
 	// A retry after a lost response carries the same key and gets the
@@ -104,7 +142,10 @@ func (s *Server) wait(w http.ResponseWriter, r *http.Request) {
 	}
 	late := s.draining.Err() != nil // before the watch, which tests wait on
 	id := questionID(r)
-	if timeout == 0 {
+	// HEAD answers at once, as a wait of 0s does: a response without a
+	// body has nothing to wait for, and parked it held a handler (and the
+	// store's watch) for the whole timeout for headers alone.
+	if timeout == 0 || r.Method == http.MethodHead {
 		q, err := s.visible(r.Context(), caller(r), id)
 		s.answerWait(w, r.Method, r.URL.Path, q, err)
 		return

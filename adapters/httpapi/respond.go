@@ -126,15 +126,27 @@ var queryParams = map[string][]string{
 	"GET /v1/directive":           {"autonomy", "tier", "role", "department"},
 }
 
-// unknownParam refuses the first parameter of q, in name order, that
-// known does not list.
-func unknownParam(q url.Values, known []string) error {
+// repeatable are the query parameters of queryParams that a route takes
+// more than once, by its pattern. Any other given twice is refused by
+// name, as a body's key given twice is: the first value won and the rest
+// were dropped without a word (an admin's end of ?agent=b&agent=c ended
+// b's run alone).
+var repeatable = map[string][]string{
+	"GET /v1/digest": {"role"},
+}
+
+// paramProblem refuses the first parameter of q, in name order, that
+// known does not list, or that is given more than once without being one
+// of many.
+func paramProblem(q url.Values, known, many []string) error {
 	for _, name := range slices.Sorted(maps.Keys(q)) {
-		if !slices.Contains(known, name) {
-			if len(known) == 0 {
-				return invalid("query parameter %q: this route takes none", name)
-			}
+		switch {
+		case !slices.Contains(known, name) && len(known) == 0:
+			return invalid("query parameter %q: this route takes none", name)
+		case !slices.Contains(known, name):
 			return invalid("unknown query parameter %q: this route takes %s", name, strings.Join(known, ", "))
+		case len(q[name]) > 1 && !slices.Contains(many, name):
+			return invalid("query parameter %q is given %d times: it takes one value", name, len(q[name]))
 		}
 	}
 	return nil
@@ -205,9 +217,13 @@ func (s *Server) bodyError(w http.ResponseWriter, r *http.Request, err error) bo
 // decoder refuses all three, and names where: invalid UTF-8 and duplicate
 // keys anywhere in the document (approval arguments included), and any
 // key that is not one of dst's fields spelled exactly (so "Question" is an
-// unknown field, not a second "question").
+// unknown field, not a second "question"). A body of JSON null is refused
+// like any other body that is not an object: decoded, it would leave dst
+// as no body leaves it, and a cancel or an end of a run sent null went
+// through as if nothing had been sent.
 func decodeJSON(b []byte, dst any, required bool) error {
-	if len(bytes.TrimSpace(b)) == 0 {
+	trimmed := bytes.TrimSpace(b)
+	if len(trimmed) == 0 {
 		if required {
 			return invalid("a JSON request body is required")
 		}
@@ -215,6 +231,12 @@ func decodeJSON(b []byte, dst any, required bool) error {
 	}
 	if err := jsonv2.Unmarshal(b, dst, jsonv2.RejectUnknownMembers(true)); err != nil {
 		return invalid("%s", jsonProblem(err))
+	}
+	if jsontext.Value(trimmed).Kind() == 'n' {
+		if required {
+			return invalid("the request body must be a JSON object, not a JSON null")
+		}
+		return invalid("the request body must be a JSON object, not a JSON null: send {} or no body at all")
 	}
 	return nil
 }

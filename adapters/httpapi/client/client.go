@@ -242,11 +242,6 @@ func (c *Client) AnswerInHost(ctx context.Context, id core.QuestionID, req MCPAn
 	return call[AgentOutcome](ctx, c, http.MethodPost, "/v1/questions/"+url.PathEscape(string(id))+"/mcp/answer", nil, req)
 }
 
-// EndRun ends a run and returns the ids of the open questions it expired.
-func (c *Client) EndRun(ctx context.Context, runID core.RunID) (*EndRunResponse, error) {
-	return call[EndRunResponse](ctx, c, http.MethodPost, "/v1/runs/"+url.PathEscape(string(runID))+"/end", nil, nil)
-}
-
 // DigestQuery selects a digest. Since is required; a zero Until means now.
 // Decider is "surface:id" (such as "slack:U123"), holding Roles; Person
 // names a configured person; Route names one route.

@@ -96,8 +96,11 @@ type AskRequest struct {
 	// Calls makes an approval a batch of 2 to 20 tool calls, each with
 	// its tool_call_id, tool and arguments, posted as one card (instead
 	// of Tool and Arguments).
-	Calls     []core.CallInput   `json:"calls,omitempty"`
-	Timeout   Duration           `json:"timeout,omitzero"` // zero takes the server's default
+	Calls []core.CallInput `json:"calls,omitempty"`
+	// Timeout is the question's deadline, at least one second (the
+	// server refuses less); zero is not sent, and takes the server's
+	// default.
+	Timeout   Duration           `json:"timeout,omitzero"`
 	OnTimeout core.TimeoutPolicy `json:"on_timeout,omitempty"`
 	MaxReasks int                `json:"max_reasks,omitempty"`
 	// Quorum asks for this many different people to agree (approvals

@@ -57,6 +57,12 @@ const (
 	DefaultMaxTimeout        = 30 * 24 * time.Hour
 	DefaultDowntimeThreshold = 5 * time.Minute
 	DefaultRetention         = 30 * 24 * time.Hour
+	// MinAskTimeout is the shortest timeout an agent's door (the HTTP
+	// API, MCP) takes: a question is for a person, and one timing out
+	// within a second is a unit slipped ("1ns", "500ms" meant as
+	// minutes), closed at the next tick with its cards sent for nothing.
+	// core itself takes any positive timeout, for tests on simulated time.
+	MinAskTimeout = time.Second
 	// MinRetention is the shortest retention taken: a purge of a question
 	// closed seconds ago would answer its agent's wait 404 and let a
 	// retried ask park it again.

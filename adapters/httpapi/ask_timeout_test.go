@@ -10,18 +10,17 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/askbridge/askbridge/adapters/httpapi"
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/core"
 )
 
 // TestAskTimeoutHasAFloor: an ask's timeout, when sent, is a deadline of
-// at least MinTimeout. Before, "1ns" (or any slip of the unit: "500ms"
+// at least core.MinAskTimeout. Before, "1ns" (or any slip of the unit: "500ms"
 // meant as minutes) was taken, and the question timed out at the next
 // tick with its cards sent to people for nothing; "0s" silently took the
 // configured default, unlike MCP's tools, which refuse a timeout that is
 // not positive. Both are now a 400 naming timeout, with nothing stored;
-// a timeout left out (or null) still takes the default, and MinTimeout
+// a timeout left out (or null) still takes the default, and core.MinAskTimeout
 // itself is taken.
 func TestAskTimeoutHasAFloor(t *testing.T) {
 	e := newEnv(t)
@@ -48,7 +47,7 @@ func TestAskTimeoutHasAFloor(t *testing.T) {
 	}{
 		{ask + `,"tool_call_id":"t1"}`, core.DefaultTimeout}, // coretest's service sets none of its own
 		{ask + `,"tool_call_id":"t2","timeout":null}`, core.DefaultTimeout},
-		{ask + `,"tool_call_id":"t3","timeout":"1s"}`, httpapi.MinTimeout},
+		{ask + `,"tool_call_id":"t3","timeout":"1s"}`, core.MinAskTimeout},
 		{ask + `,"tool_call_id":"t4","timeout":"1d12h"}`, 36 * time.Hour},
 	} {
 		r := e.do("POST", "/v1/questions", &agentA, c.body)

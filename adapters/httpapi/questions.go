@@ -12,12 +12,6 @@ import (
 	"github.com/askbridge/askbridge/core"
 )
 
-// MinTimeout is the shortest timeout an ask may name. A question is for
-// a person, and one timing out within a second was a unit slipped ("1ns",
-// "500ms" meant as minutes): it closed at the next tick, its cards sent
-// for nothing.
-const MinTimeout = time.Second
-
 // askBody is an ask's body as the server reads it: client.AskRequest,
 // whose timeout this field shadows, so that one sent as "0s" is told
 // from one left out (the client's omitzero leaves a zero out).
@@ -27,7 +21,7 @@ type askBody struct {
 }
 
 // request is the ask, its timeout checked: left out (or null), it takes
-// the configured default; sent, it is at least MinTimeout. "0s" is
+// the configured default; sent, it is at least core.MinAskTimeout. "0s" is
 // refused rather than read as the default, as MCP's tools refuse a
 // timeout that is not positive.
 func (b askBody) request() (client.AskRequest, error) {
@@ -37,9 +31,9 @@ func (b askBody) request() (client.AskRequest, error) {
 	}
 	switch d := time.Duration(*b.Timeout); {
 	case d == 0:
-		return req, invalid("timeout %s is no deadline: give one of at least %s, or leave timeout out for the configured default", d, MinTimeout)
-	case d < MinTimeout:
-		return req, invalid("timeout %s is shorter than the minimum, %s (leave timeout out for the configured default)", d, MinTimeout)
+		return req, invalid("timeout %s is no deadline: give one of at least %s, or leave timeout out for the configured default", d, core.MinAskTimeout)
+	case d < core.MinAskTimeout:
+		return req, invalid("timeout %s is shorter than the minimum, %s (leave timeout out for the configured default)", d, core.MinAskTimeout)
 	}
 	req.Timeout = *b.Timeout
 	return req, nil

@@ -357,6 +357,10 @@ func parseTimeout(raw string) (time.Duration, error) {
 	if err != nil || d <= 0 {
 		return 0, invalid("timeout %q is not a duration: write a positive %s", raw, core.DurationForms)
 	}
+	if d < core.MinAskTimeout {
+		// As the HTTP API refuses it, which askbridge mcp asks through.
+		return 0, invalid("timeout %q is shorter than the minimum, %s (leave timeout out for the configured default)", raw, core.MinAskTimeout)
+	}
 	return d, nil
 }
 

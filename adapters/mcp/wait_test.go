@@ -176,6 +176,16 @@ func TestParseTimeout(t *testing.T) {
 			t.Errorf("parseTimeout(%q): %v; want a refusal naming the accepted forms", in, err)
 		}
 	}
+	// Under a second is refused, as the HTTP API refuses it: before, "1ns"
+	// parked a question that timed out at the next tick.
+	for _, in := range []string{"1ns", "500ms", "999ms"} {
+		if _, err := parseTimeout(in); core.ErrorCode(err) != core.CodeInvalid || !strings.Contains(core.ErrorMessage(err), "minimum, 1s") {
+			t.Errorf("parseTimeout(%q): %v; want a refusal naming the minimum", in, err)
+		}
+	}
+	if got, err := parseTimeout("1s"); err != nil || got != core.MinAskTimeout {
+		t.Errorf("parseTimeout(1s) = %v, %v", got, err)
+	}
 }
 
 // unreachable is the error of a server that is restarting.

@@ -3,6 +3,7 @@ package discord
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/askbridge/askbridge/core"
@@ -84,8 +85,9 @@ func RenderReminder(c card.Card) *discordgo.MessageSend {
 
 // RenderDigest is the "while you were away" post for one room.
 func RenderDigest(d core.Digest) *discordgo.MessageSend {
-	head := fmt.Sprintf("**%s** (%s to %s)\nAsked: %d · Closed: %d · Still open: %d",
-		card.DigestHeading, stamp(d.From), stamp(d.To), len(d.Asked), len(d.Closed), len(d.Open))
+	head := fmt.Sprintf("**%s** (%s to %s)\nAsked: %s · Closed: %s · Still open: %s",
+		card.DigestHeading, stamp(d.From), stamp(d.To),
+		card.DigestCount(len(d.Asked), d.AskedMore), card.DigestCount(len(d.Closed), d.ClosedMore), card.DigestCount(len(d.Open), d.OpenMore))
 	var lines []string
 	if len(d.Open) > 0 {
 		lines = append(lines, "\n\n**Still open**")
@@ -99,15 +101,29 @@ func RenderDigest(d core.Digest) *discordgo.MessageSend {
 			lines = append(lines, "\n• "+digestLine(q)+" · "+string(q.State))
 		}
 	}
+	// What is left out is counted in questions (lines holds two
+	// headings too), and core's cap, where it stopped a list, is said.
+	capped := d.OpenMore || d.ClosedMore
+	left := len(d.Open) + len(d.Closed)
+	more := func(left int) string {
+		if s := card.DigestNotListed(left, capped); s != "" {
+			return "\n" + s
+		}
+		return ""
+	}
 	content := head
-	for i, l := range lines {
-		more := fmt.Sprintf("\n…and %d more", len(lines)-i)
-		if width(content)+width(l)+width(more) > maxContent {
-			content += more
+	for _, l := range lines {
+		after := left
+		if !strings.HasPrefix(l, "\n\n") {
+			after-- // a question, not a heading
+		}
+		if width(content)+width(l)+width(more(after)) > maxContent {
 			break
 		}
 		content += l
+		left = after
 	}
+	content += more(left)
 	return &discordgo.MessageSend{Content: content, AllowedMentions: noMentions(), Components: []discordgo.MessageComponent{}, Flags: noEmbeds}
 }
 

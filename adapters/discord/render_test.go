@@ -315,3 +315,11 @@ func TestNoLinkPreviews(t *testing.T) {
 		}
 	}
 }
+
+// TestDigestSaysItsCountsAreFloors: a digest whose lists core stopped at
+// its cap says "N or more" and that more may be left out; before, it gave
+// the floor as the count, and counted what it left out in lines (its
+// headings among them).
+func TestDigestSaysItsCountsAreFloors(t *testing.T) {
+	adaptertest.CheckCappedDigest(t, RenderDigest(adaptertest.CappedDigest()).Content)
+}

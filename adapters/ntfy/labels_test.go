@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/adaptertest"
+	"github.com/askbridge/askbridge/adapters/ntfy"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/card"
 )
@@ -67,4 +69,11 @@ func TestAnswerButtonSaysItOpensThePage(t *testing.T) {
 			t.Errorf("a button reads %q, which no reply to a notification does", a.Label)
 		}
 	}
+}
+
+// TestDigestSaysItsCountsAreFloors: a digest whose lists core stopped at
+// its cap says "N or more" and that more may be left out; before, it gave
+// the floor as the count.
+func TestDigestSaysItsCountsAreFloors(t *testing.T) {
+	adaptertest.CheckCappedDigest(t, ntfy.RenderDigest(adaptertest.CappedDigest(), "t").Message)
 }

@@ -371,9 +371,13 @@ func cut(s string, max int) string { return textlimit.Runes.Cut(strings.TrimSpac
 // RenderDigest is the "while you were away" summary as a notification.
 func RenderDigest(d core.Digest, topic string) Publication {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d asked, %d closed, %d still open.\n", len(d.Asked), len(d.Closed), len(d.Open))
+	fmt.Fprintf(&b, "%s asked, %s closed, %s still open.\n",
+		card.DigestCount(len(d.Asked), d.AskedMore), card.DigestCount(len(d.Closed), d.ClosedMore), card.DigestCount(len(d.Open), d.OpenMore))
 	for _, q := range d.Open {
 		b.WriteString("\n- " + cut(textlimit.OneLine(q.Text), 150))
+	}
+	if d.OpenMore {
+		b.WriteString("\n" + card.DigestNotListed(0, true))
 	}
 	return Publication{Topic: topic, Title: card.DigestHeading, Message: textlimit.Bytes.Cut(b.String(), MaxMessage)}
 }

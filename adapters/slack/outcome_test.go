@@ -1,10 +1,12 @@
 package slack_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/askbridge/askbridge/adapters/adaptertest"
+	"github.com/askbridge/askbridge/adapters/slack"
 	"github.com/askbridge/askbridge/adapters/slack/slackfake"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/card"
@@ -80,5 +82,20 @@ func TestDMReminderThreadsUnderTheDMCard(t *testing.T) {
 	}
 	if !found {
 		t.Fatal("no reminder posted")
+	}
+}
+
+// TestDigestSaysItsCountsAreFloors: a digest whose lists core stopped at
+// its cap says "N or more" and that more may be left out; before, it gave
+// the floor as the count.
+func TestDigestSaysItsCountsAreFloors(t *testing.T) {
+	m := slack.Digest(adaptertest.CappedDigest())
+	b, err := json.Marshal(m.Blocks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	adaptertest.CheckCappedDigest(t, string(b))
+	if !strings.Contains(m.Text, card.DigestCount(3, true)) {
+		t.Errorf("the notification text %q gives a floor as the count", m.Text)
 	}
 }

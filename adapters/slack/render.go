@@ -377,15 +377,15 @@ func Reminder(c card.Card) Message {
 // Digest renders "while you were away": counts, and the open questions by
 // id and first line.
 func Digest(d core.Digest) Message {
-	head := fmt.Sprintf("*%s* (askbridge was away from %s to %s)\n%d asked  ·  %d closed  ·  %d still open", card.DigestHeading,
-		d.From.UTC().Format(timeLayout), d.To.UTC().Format(timeLayout), len(d.Asked), len(d.Closed), len(d.Open))
+	asked, closed, open := card.DigestCount(len(d.Asked), d.AskedMore), card.DigestCount(len(d.Closed), d.ClosedMore), card.DigestCount(len(d.Open), d.OpenMore)
+	head := fmt.Sprintf("*%s* (askbridge was away from %s to %s)\n%s asked  ·  %s closed  ·  %s still open", card.DigestHeading,
+		d.From.UTC().Format(timeLayout), d.To.UTC().Format(timeLayout), asked, closed, open)
 	blocks := []slack.Block{section("digest", head)}
 	if len(d.Open) > 0 {
 		var b strings.Builder
 		b.WriteString("*Still open:*")
 		for i, q := range d.Open {
 			if i == digestListed {
-				fmt.Fprintf(&b, "\n…and %d more", len(d.Open)-digestListed)
 				break
 			}
 			line := "\n• `" + string(q.ID) + "` " + esc(textlimit.FirstLine(q.Text), 140)
@@ -394,10 +394,13 @@ func Digest(d core.Digest) Message {
 			}
 			b.WriteString(line)
 		}
+		if more := card.DigestNotListed(max(len(d.Open)-digestListed, 0), d.OpenMore); more != "" {
+			b.WriteString("\n" + more)
+		}
 		blocks = append(blocks, section("digest-open", b.String()))
 	}
 	return Message{
-		Text:   fmt.Sprintf("%s: %d asked, %d closed, %d still open", card.DigestHeading, len(d.Asked), len(d.Closed), len(d.Open)),
+		Text:   fmt.Sprintf("%s: %s asked, %s closed, %s still open", card.DigestHeading, asked, closed, open),
 		Blocks: blocks,
 	}
 }

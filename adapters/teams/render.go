@@ -425,11 +425,11 @@ func Digest(d core.Digest) AdaptiveCard {
 	body := []Element{
 		words(card.DigestHeading, bold),
 		words(fmt.Sprintf("askbridge was away from %s to %s", d.From.UTC().Format(timeLayout), d.To.UTC().Format(timeLayout)), subtle),
-		words(fmt.Sprintf("%d asked · %d closed · %d still open", len(d.Asked), len(d.Closed), len(d.Open))),
+		words(fmt.Sprintf("%s asked · %s closed · %s still open",
+			card.DigestCount(len(d.Asked), d.AskedMore), card.DigestCount(len(d.Closed), d.ClosedMore), card.DigestCount(len(d.Open), d.OpenMore))),
 	}
 	for i, q := range d.Open {
 		if i == digestListed {
-			body = append(body, words(fmt.Sprintf("…and %d more", len(d.Open)-digestListed), subtle))
 			break
 		}
 		line := string(q.ID) + " " + textlimit.FirstLine(q.Text)
@@ -437,6 +437,9 @@ func Digest(d core.Digest) AdaptiveCard {
 			line += " [" + card.HardToReverseMarker + "]"
 		}
 		body = append(body, plain("• "+line, 200))
+	}
+	if more := card.DigestNotListed(max(len(d.Open)-digestListed, 0), d.OpenMore); more != "" {
+		body = append(body, words(more, subtle))
 	}
 	return newCard(body)
 }

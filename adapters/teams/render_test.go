@@ -257,3 +257,14 @@ func TestRecommendedIsSaidOnce(t *testing.T) {
 		t.Fatal("no fixture has a recommended option")
 	}
 }
+
+// TestDigestSaysItsCountsAreFloors: a digest whose lists core stopped at
+// its cap says "N or more" and that more may be left out; before, it gave
+// the floor as the count.
+func TestDigestSaysItsCountsAreFloors(t *testing.T) {
+	b, err := json.Marshal(Digest(adaptertest.CappedDigest()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	adaptertest.CheckCappedDigest(t, string(b))
+}

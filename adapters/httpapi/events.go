@@ -44,12 +44,6 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if r.Method == http.MethodHead {
-		// GET's status and headers, at once: a response without a body
-		// has nothing to stream, and following the log it held a handler
-		// until the client hung up.
-		follow, evs = false, nil
-	}
 	eventstream.Serve(w, r, s.svc.Events, since, evs, eventstream.Options{
 		Follow: follow, Poll: s.eventPoll, KeepAlive: s.keepAlive, Draining: s.draining,
 		Write: writeEvent,

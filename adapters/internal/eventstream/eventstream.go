@@ -73,6 +73,12 @@ func Serve(w http.ResponseWriter, r *http.Request, read Reader, since int64, evs
 	h.Set("X-Accel-Buffering", "no") // tell nginx not to hold the stream back
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		// GET's status and headers, and nothing more: a response without
+		// a body has nothing to stream, and following the log would hold
+		// the handler until a write failed.
+		return
+	}
 
 	st := &stream{ctx: r.Context(), rc: http.NewResponseController(w), bw: bufio.NewWriter(w),
 		read: read, since: since, o: o, ready: !o.Ready}

@@ -283,3 +283,32 @@ func TestAStreamThatDoesNotFollowIsAbortedWhenCutShort(t *testing.T) {
 		})
 	}
 }
+
+// TestAHEADIsAnsweredAtOnce: a HEAD gets the stream's status and headers
+// and its handler returns, following or not; before, a following stream
+// with nothing to send held its handler (and polled the log) until its
+// first keep-alive failed to write, for headers it had already sent.
+func TestAHEADIsAnsweredAtOnce(t *testing.T) {
+	l := &memLog{}
+	done := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer close(done)
+		evs, _ := l.read(r.Context(), 0, eventstream.Batch)
+		eventstream.Serve(w, r, l.read, 0, evs, eventstream.Options{Write: writeID, Follow: true, Poll: time.Millisecond,
+			KeepAlive: time.Hour, Draining: context.Background()})
+	}))
+	t.Cleanup(srv.Close)
+	resp, err := srv.Client().Head(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream; charset=utf-8" {
+		t.Fatalf("HEAD: %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the HEAD's handler is still following the log")
+	}
+}

@@ -1,6 +1,7 @@
 package teams
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -30,6 +31,9 @@ const (
 	clockSkew = 5 * time.Minute
 	// keysTimeout bounds each read of the signing keys' document.
 	keysTimeout = 20 * time.Second
+	// keysRefresh is how often the keys (and their endorsements) are
+	// read again: keyfunc's default, said here.
+	keysRefresh = time.Hour
 )
 
 var (
@@ -43,28 +47,36 @@ var (
 // verifier checks inbound bearer tokens against the Bot Framework's
 // signing keys, which it fetches through the OpenID metadata and keeps
 // fresh (keyfunc refreshes them in the background, and at once when a
-// token names a key it does not know).
+// token whose claims pass names a key it does not know).
 type verifier struct {
 	openID string
-	appID  string
 	http   *http.Client
-	now    func() time.Time
 	log    zerolog.Logger
+	// refreshEvery is keysRefresh, shorter in tests.
+	refreshEvery time.Duration
+	// parser checks a token whole; precheck its claims alone, before
+	// its key is looked up (verify).
+	parser   *jwt.Parser
+	precheck *jwt.Validator
 
 	mu    sync.Mutex
 	keys  keyfunc.Keyfunc
 	ready chan struct{}
-	jwks  string
 	// endorse is each signing key's "endorsements": the channels it may
 	// sign for. No JWK library keeps this Microsoft field, so it is read
-	// from the keys document beside keyfunc, again when a token names a
-	// key it has not seen (at most once a minute).
+	// from each keys document keyfunc reads (endorsementTap).
 	endorse map[string][]string
-	readAt  time.Time
 }
 
 func newVerifier(openID, appID string, c *http.Client, now func() time.Time, log zerolog.Logger) *verifier {
-	return &verifier{openID: openID, appID: appID, http: c, now: now, log: log, ready: make(chan struct{})}
+	// What a token's claims must pass: issuer, audience (the app id),
+	// expiry and not-before.
+	rules := []jwt.ParserOption{jwt.WithIssuer(Issuer), jwt.WithAudience(appID), jwt.WithExpirationRequired(),
+		jwt.WithLeeway(clockSkew), jwt.WithTimeFunc(now)}
+	return &verifier{openID: openID, http: c, log: log, refreshEvery: keysRefresh, ready: make(chan struct{}),
+		parser:   jwt.NewParser(append(rules, jwt.WithValidMethods([]string{"RS256"}))...),
+		precheck: jwt.NewValidator(rules...),
+	}
 }
 
 // start fetches the metadata, the keys and their endorsements,
@@ -94,9 +106,6 @@ func (v *verifier) fetch(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := v.readEndorsementsFrom(ctx, jwks); err != nil {
-		return err
-	}
 	fetched := false
 	kctx, stop := context.WithCancel(ctx)
 	defer func() {
@@ -108,13 +117,23 @@ func (v *verifier) fetch(ctx context.Context) error {
 	// A token naming a key keyfunc does not know has it read the keys
 	// again, at most once in five minutes; a request that comes
 	// meanwhile waits at most a second for that, not a minute.
-	k, err := keyfunc.NewDefaultOverrideCtx(kctx, []string{jwks}, keyfunc.Override{Client: v.http, HTTPTimeout: keysTimeout,
-		RateLimitWaitMax: time.Second, NoErrorReturnFirstHTTPReq: &quietFirstFailure, RefreshErrorHandlerFunc: v.refreshFailed})
+	// Every read of the keys keyfunc makes (its first, its hourly
+	// refresh, one for a key not seen before) reads their endorsements
+	// too, so those are always the keys' own.
+	next := v.http.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	tapped := *v.http
+	tapped.Transport = endorsementTap{next: next, keep: v.keepEndorsements}
+	k, err := keyfunc.NewDefaultOverrideCtx(kctx, []string{jwks}, keyfunc.Override{Client: &tapped, HTTPTimeout: keysTimeout,
+		RateLimitWaitMax: time.Second, NoErrorReturnFirstHTTPReq: &quietFirstFailure, RefreshErrorHandlerFunc: v.refreshFailed,
+		RefreshInterval: v.refreshEvery})
 	if err != nil {
 		return err
 	}
 	v.mu.Lock()
-	v.keys, v.jwks = k, jwks
+	v.keys = k
 	v.mu.Unlock()
 	fetched = true
 	return nil
@@ -155,71 +174,68 @@ func (v *verifier) metadata(ctx context.Context) (string, error) {
 	return m.JWKSURI, nil
 }
 
-// readEndorsements reads each key's endorsements from the keys
-// document, at most once a minute once a read has succeeded. The read is
-// the verifier's, not the request's that needed it: it goes on if that
-// request's caller hangs up, and a read that fails leaves the next
-// request free to try again rather than refused for a minute.
-func (v *verifier) readEndorsements(ctx context.Context) {
-	v.mu.Lock()
-	if time.Since(v.readAt) < time.Minute && v.endorse != nil {
-		v.mu.Unlock()
-		return
-	}
-	jwks := v.jwks
-	v.mu.Unlock()
-	_ = v.readEndorsementsFrom(ctx, jwks) // the next request tries again
+// maxKeysDoc bounds the keys document.
+const maxKeysDoc = 1 << 20
+
+// endorsementTap is the transport of keyfunc's reads of the keys: it
+// keeps the endorsements of each document read whole. A document whose
+// endorsements cannot be read is a failed read, so keyfunc keeps the
+// keys it had, and they keep their endorsements.
+type endorsementTap struct {
+	next http.RoundTripper
+	keep func(doc []byte) error
 }
 
-// readEndorsementsFrom reads the keys document jwks and keeps each key's
-// endorsements.
-func (v *verifier) readEndorsementsFrom(ctx context.Context, jwks string) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), keysTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, jwks, nil)
-	if err != nil {
-		return err
+func (t endorsementTap) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(r)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return resp, err
 	}
-	resp, err := v.http.Do(req)
-	if err != nil {
-		return err
+	doc, err := io.ReadAll(io.LimitReader(resp.Body, maxKeysDoc+1))
+	resp.Body.Close()
+	switch {
+	case err != nil:
+	case len(doc) > maxKeysDoc:
+		err = errors.New("teams: keys document: over 1 MiB")
+	default:
+		err = t.keep(doc)
 	}
-	defer resp.Body.Close()
-	var doc struct {
+	if err != nil {
+		return nil, err
+	}
+	resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(doc)), int64(len(doc))
+	return resp, nil
+}
+
+// keepEndorsements keeps each key's endorsements as the keys document
+// doc lists them.
+func (v *verifier) keepEndorsements(doc []byte) error {
+	var d struct {
 		Keys []struct {
 			KID          string   `json:"kid"`
 			Endorsements []string `json:"endorsements"`
 		} `json:"keys"`
 	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("teams: keys document: %s", resp.Status)
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&doc); err != nil {
+	if err := json.Unmarshal(doc, &d); err != nil {
 		return fmt.Errorf("teams: keys document: %w", err)
 	}
-	m := map[string][]string{}
-	for _, k := range doc.Keys {
+	m := make(map[string][]string, len(d.Keys))
+	for _, k := range d.Keys {
 		m[k.KID] = k.Endorsements
 	}
 	v.mu.Lock()
-	v.endorse, v.readAt = m, time.Now()
+	v.endorse = m
 	v.mu.Unlock()
 	return nil
 }
 
 // endorsed reports whether the key kid may sign for channel, as the
-// keys document says.
-func (v *verifier) endorsed(ctx context.Context, kid, channel string) bool {
-	for range 2 {
-		v.mu.Lock()
-		e, ok := v.endorse[kid]
-		v.mu.Unlock()
-		if ok {
-			return channel != "" && slices.Contains(e, channel)
-		}
-		v.readEndorsements(ctx)
-	}
-	return false
+// keys document last read says.
+func (v *verifier) endorsed(kid, channel string) bool {
+	v.mu.Lock()
+	e := v.endorse[kid]
+	v.mu.Unlock()
+	return channel != "" && slices.Contains(e, channel)
 }
 
 // claims are a Bot Connector token's claims.
@@ -238,6 +254,14 @@ type bearer struct {
 // verify checks r's bearer token on its own, before the activity is read:
 // signature by a current Bot Framework key (RS256), issuer, audience (the
 // app id), expiry and not-before.
+//
+// The claims are checked before the key is looked up as well as after:
+// unverified, they prove nothing, but a token they fail is refused
+// anyway, and a key id no key has makes keyfunc read the keys again, at
+// most once in five minutes. Checked first, a made-up key id on a junk
+// token cannot spend that read and leave a key Microsoft just rotated in
+// unread. The lookup runs detached from the caller (keyfunc bounds it to
+// a second), so a caller hanging up cannot spend it either.
 func (v *verifier) verify(r *http.Request) (bearer, error) {
 	v.mu.Lock()
 	keys := v.keys
@@ -249,15 +273,14 @@ func (v *verifier) verify(r *http.Request) (bearer, error) {
 	if !ok || raw == "" {
 		return bearer{}, errNoToken
 	}
+	lookup := keys.KeyfuncCtx(context.WithoutCancel(r.Context()))
 	var c claims
-	tok, err := jwt.ParseWithClaims(raw, &c, keys.KeyfuncCtx(r.Context()),
-		jwt.WithValidMethods([]string{"RS256"}),
-		jwt.WithIssuer(Issuer),
-		jwt.WithAudience(v.appID),
-		jwt.WithExpirationRequired(),
-		jwt.WithLeeway(clockSkew),
-		jwt.WithTimeFunc(v.now),
-	)
+	tok, err := v.parser.ParseWithClaims(raw, &c, func(t *jwt.Token) (any, error) {
+		if err := v.precheck.Validate(t.Claims); err != nil {
+			return nil, err
+		}
+		return lookup(t)
+	})
 	if err != nil {
 		return bearer{}, fmt.Errorf("teams: bearer token: %w", err)
 	}
@@ -268,11 +291,11 @@ func (v *verifier) verify(r *http.Request) (bearer, error) {
 // admits checks a genuine token against the activity it came with: the
 // serviceurl claim is the activity's, and its key is endorsed for the
 // activity's channel.
-func (v *verifier) admits(ctx context.Context, b bearer, serviceURL, channel string) error {
+func (v *verifier) admits(b bearer, serviceURL, channel string) error {
 	if !sameServiceURL(b.serviceURL, serviceURL) {
 		return errServiceURL
 	}
-	if !v.endorsed(ctx, b.kid, channel) {
+	if !v.endorsed(b.kid, channel) {
 		return fmt.Errorf("%w %q", errNotEndorsed, channel)
 	}
 	return nil

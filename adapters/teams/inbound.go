@@ -50,7 +50,7 @@ func (a *Adapter) serveActivity(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "not an activity", http.StatusBadRequest)
 		return
 	}
-	if err := a.auth.admits(r.Context(), tok, act.ServiceURL, act.ChannelID); err != nil {
+	if err := a.auth.admits(tok, act.ServiceURL, act.ChannelID); err != nil {
 		a.refused(w, err)
 		return
 	}
@@ -67,7 +67,10 @@ func (a *Adapter) serveActivity(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK) // nothing askbridge acts on
 		return
 	}
-	if !a.firstSeen(ctx, &act) {
+	// A click always acts, so it is checked for a repeat at once; a
+	// message is checked only once it turns out to be one that may act
+	// (onReply), as most are the talk in the bot's channels and chats.
+	if (execute || len(act.Value) > 0) && !a.firstSeen(ctx, &act) {
 		a.repeated(w, &act)
 		return
 	}
@@ -94,7 +97,10 @@ const seenFor = 2 * time.Hour
 // Connector sends an activity again when the bot was slow to answer it,
 // and a second copy of a form's thread reply would answer the next item
 // too. Teams' ids are unique within a conversation, so both key it; an
-// activity without an id counts as new.
+// activity without an id counts as new. Marking one is a store write
+// (a disk sync on the embedded store) kept for seenFor, so only an
+// activity that may act is marked: with consent to read every message,
+// the bot is sent all the talk in its channels and chats.
 func (a *Adapter) firstSeen(ctx context.Context, act *Activity) bool {
 	if act.ID == "" {
 		return true
@@ -121,6 +127,16 @@ func (a *Adapter) repeated(w http.ResponseWriter, act *Activity) {
 		return
 	}
 	w.WriteHeader(http.StatusOK)
+}
+
+// fresh is firstSeen for a message that may act (onReply): a repeat is
+// dropped without a word, as its first copy was answered.
+func (a *Adapter) fresh(ctx context.Context, act *Activity) bool {
+	if a.firstSeen(ctx, act) {
+		return true
+	}
+	a.log.Debug().Str("type", act.Type).Msg("teams: activity ignored: already handled")
+	return false
 }
 
 // ours checks that a genuine activity is Teams' and from the bot's
@@ -157,20 +173,6 @@ func (a *Adapter) ours(act *Activity) error {
 
 // channelTeams is Teams' channel id on the Bot Framework.
 const channelTeams = "msteams"
-
-// refused answers 401 and logs why, quoting at most maxRefusal bytes of
-// it: a refusal's reason can quote the caller's token (its alg, its kid).
-func (a *Adapter) refused(w http.ResponseWriter, err error) {
-	why := err.Error()
-	if len(why) > maxRefusal {
-		why = why[:maxRefusal] + "…"
-	}
-	a.log.Warn().Str("error", why).Msg("teams: activity refused")
-	http.Error(w, "unauthorized", http.StatusUnauthorized)
-}
-
-// maxRefusal bounds the reason a refusal's log line quotes.
-const maxRefusal = 200
 
 func (a *Adapter) awaitKeys(ctx context.Context) bool {
 	t := time.NewTimer(readyWait)

@@ -24,9 +24,12 @@ func (a *Adapter) onReply(ctx context.Context, act *Activity) {
 	if act.Conversation == nil || strings.TrimSpace(act.Text) == "" && !files {
 		return
 	}
+	// Each path below that acts (a note, an answer) checks for a repeat
+	// (fresh) only once it is known to act: the rest is talk in the
+	// bot's channels and chats, read and dropped unmarked.
 	channel, root, ok := strings.Cut(act.Conversation.ID, ";messageid=")
 	if !ok {
-		if t := act.Conversation.ConversationType; t == "personal" || t == "groupChat" && mentionsBot(act) {
+		if t := act.Conversation.ConversationType; (t == "personal" || t == "groupChat" && mentionsBot(act)) && a.fresh(ctx, act) {
 			a.tell(ctx, act, notAnAnswer)
 		}
 		return
@@ -43,7 +46,7 @@ func (a *Adapter) onReply(ctx context.Context, act *Activity) {
 		// ours the activity does not say; a reply that @mentions the
 		// bot was meant for it (without consent to read every channel
 		// message, only such a reply reaches the bot), and is told.
-		if mentionsBot(act) {
+		if mentionsBot(act) && a.fresh(ctx, act) {
 			a.tell(ctx, act, notTied)
 		}
 		return
@@ -53,7 +56,7 @@ func (a *Adapter) onReply(ctx context.Context, act *Activity) {
 		a.refuse(ctx, act, err)
 		return
 	}
-	if q.Kind != core.KindClarification && q.Kind != core.KindForm {
+	if q.Kind != core.KindClarification && q.Kind != core.KindForm || !a.fresh(ctx, act) {
 		return
 	}
 	d, ok := decider(act.From)

@@ -63,7 +63,8 @@ type Options struct {
 	KV core.Values
 	// HTTPClient makes every call; default has a 30 s timeout.
 	HTTPClient *http.Client
-	// Now is the clock tokens are checked against; default time.Now.
+	// Now is the clock tokens are checked against, and refusals'
+	// logging is paced by; default time.Now.
 	Now func() time.Time
 	Log zerolog.Logger
 }
@@ -75,6 +76,8 @@ type Adapter struct {
 	conn *connector
 	auth *verifier
 	log  zerolog.Logger
+	// refusals logs refused requests at a bounded rate.
+	refusals *refusalLog
 }
 
 var _ core.ChatAdapter = (*Adapter)(nil)
@@ -119,8 +122,9 @@ func New(svc *core.Service, opts Options) (*Adapter, error) {
 	cc := clientcredentials.Config{ClientID: opts.AppID, ClientSecret: opts.AppPassword, TokenURL: opts.TokenURL, Scopes: []string{Scope}}
 	return &Adapter{
 		svc: svc, opts: opts, log: opts.Log,
-		conn: newConnector(opts.ServiceURL, cc, opts.HTTPClient),
-		auth: newVerifier(opts.OpenIDURL, opts.AppID, opts.HTTPClient, opts.Now, opts.Log),
+		conn:     newConnector(opts.ServiceURL, cc, opts.HTTPClient),
+		auth:     newVerifier(opts.OpenIDURL, opts.AppID, opts.HTTPClient, opts.Now, opts.Log),
+		refusals: newRefusalLog(opts.Log, opts.Now),
 	}, nil
 }
 

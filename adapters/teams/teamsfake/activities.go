@@ -34,6 +34,9 @@ type Token struct {
 	NotBefore  time.Time
 	// Key signs it; nil is the fake's own published key.
 	Key *rsa.PrivateKey
+	// KID names the key in the token's header; default the fake's own
+	// key's id (a key rotated in under another id, or one made up).
+	KID string
 }
 
 // Sign makes a bearer token as the Bot Connector does.
@@ -62,6 +65,9 @@ func (s *Server) Sign(o Token) string {
 		"iss": o.Issuer, "aud": o.Audience, "exp": o.Expires.Unix(), "nbf": o.NotBefore.Unix(), "serviceurl": o.ServiceURL,
 	})
 	tok.Header["kid"] = s.kid
+	if o.KID != "" {
+		tok.Header["kid"] = o.KID
+	}
 	signed, err := tok.SignedString(key)
 	if err != nil {
 		s.t.Fatal(err)

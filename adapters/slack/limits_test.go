@@ -68,7 +68,7 @@ func TestCardWorstCaseFitsSlack(t *testing.T) {
 				t.Fatalf("blocks are %d characters of JSON; keep them under %d", n, maxBlocksJSON)
 			}
 			if q.IsBatch() && q.Open() {
-				checkBatchButtons(t, q, m)
+				checkCrowded(t, q, m)
 			}
 		})
 	}
@@ -146,36 +146,6 @@ func worstBatches(mk func(core.Kind) *core.Question, long func(int) string, big 
 		"closed_batch_denied":  closed(core.StateAnswered, core.CloserPerson, core.MaxBatchCalls, long(core.MaxReasonLen)),
 		"closed_batch_decline": closed(core.StateDeclined, "", core.MaxBatchCalls/2, ""),
 		"closed_batch_timeout": closed(core.StateTimedOut, "", core.MaxBatchCalls/2, core.TimeoutReason),
-	}
-}
-
-// checkBatchButtons: an open batch's card keeps its own buttons (approve
-// all, deny all, decline) whatever it leaves out, and says so when some
-// undecided calls have no buttons of their own.
-func checkBatchButtons(t *testing.T, q *core.Question, m Message) {
-	t.Helper()
-	own := map[core.RefAction]bool{}
-	for _, b := range buttons(m.Blocks) {
-		if r, err := core.DecodeRef(b.Value); err == nil && r.Item == -1 {
-			own[r.Action] = true
-		}
-	}
-	if !own[core.RefApprove] || !own[core.RefDeny] || !own[core.RefDecline] {
-		t.Fatalf("the batch lost its own buttons: %v", own)
-	}
-	drawnCalls, said := 0, false
-	for _, b := range m.Blocks {
-		switch b := b.(type) {
-		case *slack.ActionBlock:
-			if strings.HasPrefix(b.BlockID, "call-") {
-				drawnCalls++
-			}
-		case *slack.ContextBlock:
-			said = said || b.BlockID == "calls-unbuttoned"
-		}
-	}
-	if undecided := len(q.Calls) - len(q.Answers); drawnCalls < undecided != said {
-		t.Fatalf("%d of %d undecided calls have buttons, and the card says so: %v", drawnCalls, undecided, said)
 	}
 }
 

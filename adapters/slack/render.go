@@ -1,8 +1,8 @@
 package slack
 
 import (
-	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/askbridge/askbridge/adapters/internal/textlimit"
@@ -44,91 +44,6 @@ const headPrefix = "askbridge:"
 
 const timeLayout = "2006-01-02 15:04 UTC"
 
-// Card renders a card.Card: a question's first post (with its markers)
-// and every later edit. An open question gets its buttons, each carrying
-// only an encoded core.Ref; a closed one shows who closed it, how and
-// when, and no buttons.
-//
-// Slack takes free text as a reply in the card's thread, so an action
-// that collects text (a clarification's answer, a form item's own answer)
-// draws no button: the card says to reply in the thread instead.
-//
-// Whatever the card, its blocks stay within maxBlocksJSON, open and
-// closed alike: a card Slack refuses is never posted, and an edit it
-// refuses leaves a closed question's buttons live. A batch's calls share
-// one budget for their arguments; a card still too long (a batch of many
-// calls, each with its buttons) keeps the buttons of as many of its
-// undecided calls as fit, in order, and says how to decide the rest (as
-// Discord does when its rows run out); and past that, a card of absurd
-// texts is rendered again with every text budget halved until it fits.
-func Card(c card.Card) Message {
-	var m Message
-	undecided := undecidedCalls(c)
-	for div := 1; div <= maxDiv; div *= 2 {
-		if m = render(c, fit{div: div, calls: undecided}); blocksLen(m.Blocks) <= maxBlocksJSON {
-			return m
-		}
-		// The most calls whose buttons fit: fewer buttons never take
-		// more room. render(c, fit{div, hi}) is too long; lo fits, once
-		// lo >= 0.
-		lo, hi := -1, undecided
-		for lo+1 < hi {
-			mid := (lo + hi) / 2
-			if blocksLen(render(c, fit{div: div, calls: mid}).Blocks) <= maxBlocksJSON {
-				lo = mid
-			} else {
-				hi = mid
-			}
-		}
-		if lo >= 0 {
-			return render(c, fit{div: div, calls: lo})
-		}
-	}
-	return m // cut as far as it goes
-}
-
-// maxDiv is the most a card's text budgets are divided by to fit.
-const maxDiv = 64
-
-// fit is how much of a card a rendering keeps: its text budgets divided
-// by div, and the buttons of the first calls undecided calls of a batch.
-type fit struct {
-	div   int
-	calls int
-}
-
-// b is the text budget n as f keeps it: never below minBudget (nor
-// above n).
-func (f fit) b(n int) int { return max(n/f.div, min(n, minBudget)) }
-
-// who is the budget of a name that says who decided or closed something
-// (law 12): kept whole until only absurd texts are left to cut.
-func (f fit) who(n int) int {
-	if f.div < whoDiv {
-		return n
-	}
-	return f.b(n)
-}
-
-const (
-	minBudget = 24 // the least a text budget is cut to
-	whoDiv    = 8  // from this div on, names are cut too
-)
-
-// undecidedCalls counts a batch card's calls that still have buttons.
-func undecidedCalls(c card.Card) int {
-	if c.Progress == nil {
-		return 0 // not a batch
-	}
-	n := 0
-	for _, s := range c.Sections {
-		if s.Kind == card.SectionCall && len(drawn(s.Actions)) > 0 {
-			n++
-		}
-	}
-	return n
-}
-
 // render is Card's rendering as f keeps it.
 func render(c card.Card, f fit) Message {
 	var blocks []slack.Block
@@ -151,11 +66,12 @@ func render(c card.Card, f fit) Message {
 		}
 	}
 	// A batch's calls share one budget for their arguments, as a
-	// decision's options share theirs.
+	// decision's options share theirs; the calls left off take none.
+	calls -= max(0, undecidedCalls(c)-f.calls)
 	perCall := f.b(min(budgetArgs, budgetCalls/max(1, calls)))
-	shown := false  // the form's progress, above its first item
-	buttoned := 0   // undecided calls drawn with their buttons
-	unbuttoned := 0 // the first undecided call drawn without them, numbered
+	shown := false // the form's progress, above its first item
+	buttoned := 0  // undecided calls drawn with their buttons
+	var unseen []int
 	for _, s := range c.Sections {
 		switch s.Kind {
 		case card.SectionContext:
@@ -173,24 +89,26 @@ func render(c card.Card, f fit) Message {
 			}
 			add(sectionWith(fmt.Sprintf("option-%d", s.Index), text, b))
 		case card.SectionCall:
-			if c.Progress != nil { // one call of a batch, numbered
-				add(section(fmt.Sprintf("call-%d", s.Index), fmt.Sprintf("*%d.* ", s.Index+1)+approvalCall(c.QuestionID, s, f, perCall)))
-				bs := drawn(s.Actions)
-				if len(bs) == 0 {
-					break
-				}
-				if buttoned == f.calls {
-					if unbuttoned == 0 {
-						unbuttoned = s.Index + 1
-					}
-					break
-				}
-				buttoned++
-				add(actions(fmt.Sprintf("call-%d-choose", s.Index), bs...))
+			bs, room, tool := drawn(s.Actions), perCall, f.b(budgetLabel)
+			if len(bs) > 0 { // Approve approves what the card shows
+				room, tool = f.floors.atLeast(s, room), math.MaxInt
+			}
+			if c.Progress == nil {
+				add(section("call", approvalCall(c.QuestionID, s, f, room, tool)))
+				add(actions("choose", bs...))
 				break
 			}
-			add(section("call", approvalCall(c.QuestionID, s, f, perCall)))
-			add(actions("choose", drawn(s.Actions)...))
+			// one call of a batch, numbered; an undecided one past
+			// f.calls is left off whole
+			if len(bs) > 0 && buttoned == f.calls {
+				unseen = append(unseen, s.Index)
+				break
+			}
+			add(section(fmt.Sprintf("call-%d", s.Index), fmt.Sprintf("*%d.* ", s.Index+1)+approvalCall(c.QuestionID, s, f, room, tool)))
+			if len(bs) > 0 {
+				buttoned++
+				add(actions(fmt.Sprintf("call-%d-choose", s.Index), bs...))
+			}
 		case card.SectionItem:
 			if c.Progress != nil && !shown {
 				add(ctxBlock("progress", c.Progress.String()))
@@ -203,9 +121,10 @@ func render(c card.Card, f fit) Message {
 			add(section(string(s.Kind), "*"+esc(s.Title, f.b(core.MaxTitleLen))+"*\n"+esc(s.Body, f.b(budgetContext))))
 		}
 	}
-	if unbuttoned > 0 {
-		add(ctxBlock("calls-unbuttoned", fmt.Sprintf("The buttons of call %d and of the undecided calls after it do not fit in one Slack message: "+
-			"decide those with *%s* or *%s*, or decide the calls above first and their buttons appear here.", unbuttoned, card.LabelApproveAll, card.LabelDenyAll)))
+	own := c.Actions
+	if len(unseen) > 0 {
+		add(ctxBlock(unbuttonedBlock, unseenNote(c, unseen)))
+		own = withoutApproving(own)
 	}
 	if c.Progress != nil && !shown && c.Outcome == nil {
 		add(ctxBlock("progress", c.Progress.String()))
@@ -224,22 +143,9 @@ func render(c card.Card, f fit) Message {
 			add(ctxBlock("howto", "Reply in this thread to answer."))
 		}
 	}
-	add(actions("decline", drawn(c.Actions)...))
+	add(actions("decline", drawn(own)...))
 	return Message{Text: fallback(c), Blocks: blocks}
 }
-
-// blocksLen is the size of blocks' JSON as Slack counts it towards
-// msg_blocks_too_long: without Go's HTML escaping, in UTF-16 units.
-func blocksLen(blocks []slack.Block) int {
-	raw, err := json.Marshal(blocks)
-	if err != nil {
-		return 0
-	}
-	// slack-go's block types marshal themselves with HTML escaping.
-	return textLen(htmlUnescaper.Replace(string(raw)))
-}
-
-var htmlUnescaper = strings.NewReplacer(`\u0026`, "&", `\u003c`, "<", `\u003e`, ">")
 
 // head is the card's first line: its heading and markers. Markers about
 // the choice itself are loud; those about the message are quiet.
@@ -275,11 +181,12 @@ func metaLine(c card.Card, f fit) string {
 	return strings.Join(parts, "  ·  ")
 }
 
-// approvalCall shows the gated tool call of question id: its name, its
-// arguments within args (their middle giving way: code) and the start
-// of their hash.
-func approvalCall(id core.QuestionID, s card.Section, f fit, args int) string {
-	out := "*Tool:* " + codeSpan(s.Title, f.b(budgetLabel)) + "\n*Arguments:*\n" + code(s.Body, args, id)
+// approvalCall shows the gated tool call of question id: its name within
+// tool (whole beside buttons that approve it: core caps it at
+// core.MaxToolLen), its arguments within args (their middle giving way:
+// code) and the start of their hash.
+func approvalCall(id core.QuestionID, s card.Section, f fit, args, tool int) string {
+	out := "*Tool:* " + codeSpan(s.Title, tool) + "\n*Arguments:*\n" + code(s.Body, args, id)
 	if s.Hash != "" {
 		out += "\nsha256 `" + s.Hash + "…`"
 	}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/askbridge/askbridge/adapters/internal/textlimit"
 	"github.com/askbridge/askbridge/core"
@@ -128,8 +129,8 @@ func inWord(r rune) bool { return r < 0x80 && (unicode.IsLetter(r) || unicode.Is
 // escaped width, a backquote counted with the zero-width space it may
 // gain; so the escaping that follows never cuts again.
 func code(s string, max int, id core.QuestionID) string {
-	if whole := escCode(defence(s), math.MaxInt); textLen(whole) <= max-6 {
-		return "```" + whole + "```"
+	if codeLen(s) <= max-6 {
+		return "```" + escCode(defence(s), math.MaxInt) + "```"
 	}
 	return "```" + escCode(defence(card.CutMiddle(s, max-6, id, codeWidth)), max-6) + "```"
 }
@@ -141,12 +142,40 @@ func defence(s string) string { return strings.ReplaceAll(s, "```", "`\u200b`\u2
 // codeWidth is how much of a limit r takes in a code block: its escape,
 // and a backquote the zero-width space defence may put after it.
 func codeWidth(r rune) int {
-	n := textLen(escapeRune(-1, r))
 	if r == '`' {
-		n++
+		return escWidth(r) + 1
+	}
+	return escWidth(r)
+}
+
+// codeLen is how much of a limit s takes in a code block, whole: its
+// fences broken and its runes escaped, as code writes it.
+func codeLen(s string) int {
+	n := 0
+	for _, r := range defence(s) {
+		n += escWidth(r)
 	}
 	return n
 }
+
+// escWidth is how much of a limit r takes escaped (escapeRune). A
+// crowded card measures each call's arguments a dozen times (floorOf), so
+// the ASCII runes' widths, the only runes escaping changes, are looked
+// up.
+func escWidth(r rune) int {
+	if r >= 0 && r < utf8.RuneSelf {
+		return asciiEscWidth[r]
+	}
+	return unit.RuneWidth(r)
+}
+
+// asciiEscWidth is escWidth of each ASCII rune.
+var asciiEscWidth = func() (w [utf8.RuneSelf]int) {
+	for r := range rune(utf8.RuneSelf) {
+		w[r] = textLen(escapeRune(-1, r))
+	}
+	return w
+}()
 
 // codeSpan wraps one line of text, such as a tool's name, in an inline
 // code span, escaped and cut so that the whole fits max. Slack formats

@@ -67,7 +67,12 @@ func needsConfirm(q *core.Question, in core.AnswerInput) bool {
 }
 
 // confirmLines words what in will record, as the result page would.
-func confirmLines(q *core.Question, in core.AnswerInput) []recorded {
+// whole is a confirmation on a page of its own, where nothing else is in
+// view: an approval's lines then hold the arguments of each call it
+// approves, as the card shows them, so that the person confirms a call
+// they can read, not a hash. In an inbox row the card's calls stay in
+// view above the confirmation, and are not repeated.
+func confirmLines(q *core.Question, in core.AnswerInput, whole bool) []recorded {
 	var out []recorded
 	add := func(label, value string) {
 		if value != "" {
@@ -98,6 +103,9 @@ func confirmLines(q *core.Question, in core.AnswerInput) []recorded {
 		if q.Call != nil {
 			add("Tool", q.Call.Tool)
 			add("Arguments SHA-256", q.Call.ArgumentsSHA256)
+			if whole && in.Arguments == nil {
+				add("Arguments", core.PrettyJSON(q.Call.Arguments))
+			}
 		}
 		if in.OptionID != "" {
 			add("Verdict", verdictWord(in.OptionID))
@@ -109,21 +117,33 @@ func confirmLines(q *core.Question, in core.AnswerInput) []recorded {
 			add("Standing approval", "later asks for this tool are approved at once ("+string(in.Standing.Scope)+")")
 		}
 		for _, c := range in.Calls {
-			tool := ""
-			for _, call := range q.Calls {
-				if call.ToolCallID == c.ToolCallID {
-					tool = call.Tool
+			var call core.BatchCall
+			for _, bc := range q.Calls {
+				if bc.ToolCallID == c.ToolCallID {
+					call = bc
 				}
 			}
 			v := verdictWord(c.OptionID)
 			if c.Reason != "" {
 				v += ": " + c.Reason
 			}
-			add(tool+" ("+c.ToolCallID+")", v)
+			add(call.Tool+" ("+c.ToolCallID+")", v)
 			// A call's "Edit and approve" runs the edited arguments, not
 			// those asked: shown as a single approval's edit is.
-			if c.Arguments != nil {
+			switch {
+			case c.Arguments != nil:
 				add("Approved arguments", core.PrettyJSON(c.Arguments))
+			case whole && c.OptionID == core.ApproveOption && call.Arguments != nil:
+				add("Arguments", core.PrettyJSON(call.Arguments))
+			}
+		}
+		// A batch's approve-all approves every call still undecided.
+		if whole && q.IsBatch() && len(in.Calls) == 0 && in.OptionID == core.ApproveOption {
+			for _, co := range core.CallOutcomes(q) {
+				if co.Decision == nil {
+					add(co.Call.Tool+" ("+co.Call.ToolCallID+")", verdictWord(core.ApproveOption))
+					add("Arguments", core.PrettyJSON(co.Call.Arguments))
+				}
 			}
 		}
 		add("Reason", in.Text)
@@ -144,7 +164,7 @@ func verdictWord(option string) string {
 // confirm shows a hard-to-reverse choice back before it is recorded:
 // in place on its inbox row, or as a page of its own without script.
 func (s *Server) confirm(w http.ResponseWriter, r *http.Request, sess *session, q *core.Question, in core.AnswerInput) {
-	c := &confirmView{QID: q.ID, Action: r.URL.Path, CSRF: sess.CSRF, Lines: confirmLines(q, in)}
+	c := &confirmView{QID: q.ID, Action: r.URL.Path, CSRF: sess.CSRF, Lines: confirmLines(q, in, !inPlace(r))}
 	for name, vals := range r.PostForm {
 		if name == "csrf" || name == fieldConfirm {
 			continue

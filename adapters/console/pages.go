@@ -66,7 +66,9 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request) {
 		c.Src = rowSrc(q.ID, f.Query())
 		rows = append(rows, c)
 	}
-	data := map[string]any{"Rows": rows, "Filters": f, "Total": p.Total, "Stream": streamURL(since),
+	// The title leads with the count, so that a tab in the background
+	// shows what is open (console.js keeps it current).
+	data := map[string]any{"Title": strconv.Itoa(p.Total) + " open", "Rows": rows, "Filters": f, "Total": p.Total, "Stream": streamURL(since),
 		"From": from, "To": from + len(rows) - 1, "Paged": after != ""}
 	if p.Next != "" {
 		data["Next"] = pageURL(f, p.Next, from+len(rows))

@@ -170,7 +170,8 @@ type cardView struct {
 	Src string
 
 	// What an inbox row shows folded: the question's first line, when it
-	// is due, and how far a quorum, a batch or a form has got.
+	// is due (a card's deadline says so too), and how far a quorum, a
+	// batch or a form has got.
 	FirstLine, Due string
 	Tally          []string
 	// Votes is an open question's quorum tally in core's words

@@ -102,6 +102,9 @@
     if (c) {
       c.textContent = String(Math.max(total, 0));
     }
+    // The tab's title leads with the same count (the inbox's Title), so
+    // a tab in the background shows a new question arrive.
+    document.title = document.title.replace(/^\d+ open/, Math.max(total, 0) + " open");
     var empty = document.getElementById("empty");
     if (empty) {
       // A stub is a row not yet known to belong here (changed).

@@ -440,8 +440,9 @@ func TestConsoleInboxLeavesOutQuestionsClosedAtOnce(t *testing.T) {
 
 // TestConsoleRelativeTimesMoveOn: an inbox left open keeps its "asked 5m
 // ago" and "due in 4m" true as time passes, as a fresh render would word
-// them, and so does a question's page. The page's clock is moved on by
-// overriding Date.now, which the page reads its time from.
+// them, and so does a question's page, its deadline's too. The page's
+// clock is moved on by overriding Date.now, which the page reads its
+// time from.
 func TestConsoleRelativeTimesMoveOn(t *testing.T) {
 	m := apptest.Start(t, app.Settings{})
 	agent := client.New(m.URL, apptest.AgentA)
@@ -464,10 +465,10 @@ func TestConsoleRelativeTimesMoveOn(t *testing.T) {
 
 	apptest.GoTo(t, tab, m.URL+"/q/"+string(q.ID))
 	waitCard(t, tab, q.ID, "open")
-	asked := cardSel(q.ID) + " .meta time.age"
-	if a := apptest.Eval[string](t, tab, `document.querySelector("`+asked+`").textContent`); a != "just now" {
-		t.Fatalf("the question's page reads %q", a)
+	asked, left := cardSel(q.ID)+" .meta time.age", cardSel(q.ID)+" .meta time.due"
+	if a, d := text(asked), text(left); a != "just now" || d != "due in 9m" {
+		t.Fatalf("the question's page reads %q, %q", a, d)
 	}
 	apptest.Eval[bool](t, tab, later)
-	apptest.Until(t, tab, `document.querySelector("`+asked+`").textContent === "5m ago"`)
+	apptest.Until(t, tab, `document.querySelector("`+asked+`").textContent === "5m ago" && document.querySelector("`+left+`").textContent === "due in 4m"`)
 }

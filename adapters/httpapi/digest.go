@@ -118,6 +118,14 @@ func (s *Server) directive(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, client.DirectiveResponse{Text: text})
 }
 
+// retention says how long a closed question is kept, as the
+// configuration stands now (a reload changes it): an agent may read it
+// to know how long it can come back for an answer, and `askbridge mcp`
+// makes its tasks' ttlMs from it, as /mcp does.
+func (s *Server) retention(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, client.RetentionResponse{Retention: client.Duration(s.svc.Retention())})
+}
+
 func joinAutonomies() string {
 	names := make([]string, len(directive.Autonomies))
 	for i, a := range directive.Autonomies {

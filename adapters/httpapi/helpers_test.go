@@ -86,8 +86,9 @@ func newEnv(t *testing.T) *env {
 	return newEnvOn(t, coretest.OpenStore(t))
 }
 
-// newEnvOn runs the API over st, for the tests that hold on every store.
-func newEnvOn(t *testing.T, st core.Store) *env {
+// newEnvOn runs the API over st, for the tests that hold on every store;
+// with, if given, change the API's options first.
+func newEnvOn(t *testing.T, st core.Store, with ...func(*core.Service, *httpapi.Options)) *env {
 	t.Helper()
 	ws := &watchedStore{Store: st, watching: make(chan core.QuestionID, 64), stopped: make(chan core.QuestionID, 64)}
 	routes := coretest.APIRoutes()
@@ -105,12 +106,16 @@ func newEnvOn(t *testing.T, st core.Store) *env {
 		"alice": {DisplayName: "Alice", IDs: map[core.Surface][]string{core.SurfaceSlack: {"U-alice"}}},
 	}})
 	logs := &logbuf.Buffer{}
-	h, err := httpapi.New(svc, httpapi.Options{
+	opts := httpapi.Options{
 		Tokens:  tokens,
 		Log:     zerolog.New(logs).Level(zerolog.DebugLevel),
 		MaxWait: time.Minute,
 		Extras:  []directive.Extra{{ID: "db", Text: "Never drop a table without asking.", Scope: directive.ScopeDepartment, Value: "data"}},
-	})
+	}
+	for _, f := range with {
+		f(svc, &opts)
+	}
+	h, err := httpapi.New(svc, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/core"
 )
 
@@ -32,7 +33,7 @@ func noRoute(w http.ResponseWriter, r *http.Request, muxes ...*http.ServeMux) {
 			return
 		}
 	}
-	writeErrorStatus(w, http.StatusNotFound, core.CodeNotFound, "no such route")
+	writeErrorStatus(w, http.StatusNotFound, core.CodeNotFound, client.NoRouteMessage)
 }
 
 // patternPath is the path part of a ServeMux pattern ("GET /v1/x" ->

@@ -124,6 +124,8 @@ var queryParams = map[string][]string{
 	"GET /v1/audit/export":        {"since"},
 	"GET /v1/digest":              {"since", "until", "decider", "role", "person", "route"},
 	"GET /v1/directive":           {"autonomy", "tier", "role", "department"},
+
+	"GET /v1/questions/{id}/mcp/decline": {"key"},
 }
 
 // repeatable are the query parameters of queryParams that a route takes

@@ -12,10 +12,11 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/httpapi"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/coretest"
 )
 
 func TestRoles(t *testing.T) {
-	e := newEnv(t)
+	e := newEnvOn(t, coretest.OpenStore(t), withDeclines)
 	since := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
 	const askBody = `{"kind":"clarification","question":"q?","reversibility":"reversible","run_id":"run-roles"}`
 	const (
@@ -42,6 +43,9 @@ func TestRoles(t *testing.T) {
 		{"directive", "GET", "/v1/directive?autonomy=semi", "", ok, ok, ok, ok},
 		{"mcp door", "GET", "/v1/questions/{id}/mcp", "", ok, no, no, ok},
 		{"mcp answer", "POST", "/v1/questions/{id}/mcp/answer", `{"answer":"yes"}`, ok, no, no, ok},
+		{"mcp decline", "POST", "/v1/questions/{id}/mcp/decline", `{"key":"k"}`, ok, no, no, ok},
+		{"mcp declined", "GET", "/v1/questions/{id}/mcp/decline?key=k", "", ok, no, no, ok},
+		{"retention", "GET", "/v1/retention", "", ok, ok, ok, ok},
 		{"people", "GET", "/v1/people", "", no, ok, ok, ok},
 		{"config digest", "GET", "/v1/config/digest", "", no, no, no, ok},
 	}

@@ -1,8 +1,10 @@
 // Package httpapi is askbridge's HTTP API for agents and operators: ask a
 // question, long-poll until it closes, answer, decline, cancel, end a run,
-// follow the event log as Server-Sent Events, read digests and the prompt
-// directive. It translates between HTTP and core; every change of a
-// question goes through core.Service.
+// follow the event log as Server-Sent Events, read digests, the prompt
+// directive and how long closed questions are kept, and serve the MCP
+// door that `askbridge mcp` reaches the bridge through. It translates
+// between HTTP and core; every change of a question goes through
+// core.Service.
 //
 // Everything under /v1 needs a bearer token; /healthz and /readyz do not.
 // Errors are {"error":{"code","message"}} with core's codes mapped to
@@ -75,6 +77,12 @@ type Options struct {
 	// the budget of the client its X-Forwarded-For names. Empty, every
 	// request is its peer's.
 	TrustedProxies []netip.Prefix
+	// HostDeclines keeps, for the question's agent, its MCP host's
+	// declines of task forms: the program hands it the MCP door's own
+	// (mcp.ServiceBackend), so `askbridge mcp` and /mcp keep a decline
+	// under one key for one time. Nil, the routes that keep and read them
+	// are not served, and `askbridge mcp` asks a declined form again.
+	HostDeclines func(core.AgentID) HostDeclines
 }
 
 // WrongTokenLimit is how many wrong bearer tokens one client address may
@@ -142,6 +150,8 @@ type Server struct {
 	reuse atomic.Pointer[reuseListener]
 	// guesses bounds wrong tokens per client address (Admit).
 	guesses *guard.Guesses
+	// declines is Options.HostDeclines.
+	declines func(core.AgentID) HostDeclines
 }
 
 // New returns the API over svc, or the error of opts' Validate. A program
@@ -166,6 +176,7 @@ func New(svc *core.Service, opts Options) (*Server, error) {
 		mounted:   http.NewServeMux(),
 		eventPoll: 250 * time.Millisecond,
 		keepAlive: 15 * time.Second,
+		declines:  opts.HostDeclines,
 	}
 	extras := append([]directive.Extra(nil), opts.Extras...)
 	s.extras.Store(&extras)
@@ -199,8 +210,7 @@ func (s *Server) routes() {
 	s.v1("POST /v1/questions/{id}/decline", "decline questions", s.decline, RoleOperator)
 	s.v1("POST /v1/questions/{id}/cancel", "cancel questions", s.cancel, RoleAgent, RoleOperator)
 	s.v1("POST /v1/runs/{run_id}/end", "end runs", s.endRun, RoleAgent)
-	s.v1("GET /v1/questions/{id}/mcp", "read the MCP door", s.mcpDoor, RoleAgent)
-	s.v1("POST /v1/questions/{id}/mcp/answer", "answer through the MCP door", s.mcpAnswer, RoleAgent)
+	s.mcpRoutes()
 	s.v1("GET /v1/approvals/standing", "list standing approvals", s.listStanding, RoleOperator, RoleObserver)
 	s.v1("POST /v1/approvals/standing/{id}/revoke", "revoke standing approvals", s.revokeStanding, RoleOperator)
 	s.v1("GET /v1/events", "read events", s.events, RoleOperator, RoleObserver)
@@ -208,6 +218,7 @@ func (s *Server) routes() {
 	s.v1("GET /v1/digest", "read digests", s.digest, RoleOperator, RoleObserver)
 	s.v1("GET /v1/people", "read people", s.people, RoleOperator, RoleObserver)
 	s.v1("GET /v1/directive", "read the directive", s.directive, RoleAgent, RoleOperator, RoleObserver)
+	s.v1("GET /v1/retention", "read the retention", s.retention, RoleAgent, RoleOperator, RoleObserver)
 	s.v1("GET /v1/config/digest", "read the configuration's digest", s.configDigest, RoleAdmin)
 	s.mux.HandleFunc("GET /healthz", s.healthz)
 	s.mux.HandleFunc("GET /readyz", s.readyz)
@@ -215,14 +226,6 @@ func (s *Server) routes() {
 	// handler mounted at "/" (the console) would make of it.
 	s.mux.HandleFunc("/healthz", probeMethod)
 	s.mux.HandleFunc("/readyz", probeMethod)
-}
-
-// probeMethod refuses a probe's method other than GET (and HEAD) in the
-// API's error shape.
-func probeMethod(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Allow", "GET, HEAD")
-	writeErrorStatus(w, http.StatusMethodNotAllowed, core.CodeInvalid,
-		fmt.Sprintf("%s is not allowed here; allowed: GET, HEAD", r.Method))
 }
 
 // v1 registers an authenticated route that the given roles (and admin)
@@ -444,47 +447,3 @@ func (r *recorder) Flush() {
 }
 
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
-
-// healthz answers 200 while the process serves.
-func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-}
-
-// readyzTimeout bounds the store ping, so a hung store reads as not ready
-// rather than hanging the probe.
-const readyzTimeout = 2 * time.Second
-
-// readyz answers 200 when the store answers a ping, 503 otherwise.
-func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), readyzTimeout)
-	defer cancel()
-	// A store client may not give up at the context's deadline (a stalled
-	// Redis holds a read until the client's own read timeout), so the
-	// probe waits for the ping or the bound, whichever comes first.
-	pinged := make(chan error, 1)
-	go func() { pinged <- s.svc.Ping(ctx) }()
-	var err error
-	select {
-	case err = <-pinged:
-	case <-ctx.Done():
-		err = fmt.Errorf("no answer within %s", readyzTimeout)
-	}
-	if err != nil {
-		s.log.Warn().Err(err).Msg("readyz: the store is not ready")
-		// The store's own word on what is happening (a failover under
-		// way, a shard's primary not answering), which it words for an
-		// unauthenticated probe; else the generic line.
-		msg := "the store is not reachable"
-		var ce *core.Error
-		if errors.As(err, &ce) && ce.Message != "" {
-			msg = "the store is not ready: " + ce.Message
-		}
-		if s.unavailable(err) {
-			unavailable(w, msg)
-			return
-		}
-		writeErrorStatus(w, http.StatusServiceUnavailable, core.CodeInternal, msg)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
-}

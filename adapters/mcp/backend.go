@@ -181,7 +181,8 @@ func (b ServiceBackend) HostMayAnswer(ctx context.Context, id core.QuestionID) (
 // asked again under its key, and a host that hides keys it has seen would
 // otherwise show the task waiting on it for good. The question waits for
 // chat, and a form that chat's answers change is a new request (hostKey).
-// A backend without it (one over the HTTP API) keeps asking the form.
+// `askbridge mcp`'s backend keeps it through the HTTP API, on a server
+// that serves its route; a backend without it keeps asking the form.
 type HostDeclines interface {
 	DeclineHostForm(ctx context.Context, id core.QuestionID, key string) error
 	HostFormDeclined(ctx context.Context, id core.QuestionID, key string) (bool, error)

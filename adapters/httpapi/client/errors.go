@@ -29,6 +29,17 @@ func (e *Error) Unavailable() bool {
 	return e.Status == http.StatusServiceUnavailable && e.Code == "unavailable"
 }
 
+// NoRouteMessage is the message of the server's 404 for a path it does
+// not serve, as against a question it does not know.
+const NoRouteMessage = "no such route"
+
+// NoRoute reports whether the server does not serve the route at all (an
+// older server, or one that does not offer it), rather than not knowing
+// what the request named.
+func (e *Error) NoRoute() bool {
+	return e.Status == http.StatusNotFound && e.Message == NoRouteMessage
+}
+
 func (e *Error) Error() string {
 	if e.Code == "" {
 		return fmt.Sprintf("askbridge: HTTP %d: %s", e.Status, e.Message)

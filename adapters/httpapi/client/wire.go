@@ -252,6 +252,32 @@ type MCPDoorResponse struct {
 	MayAnswer  bool            `json:"may_answer"`
 }
 
+// MCPDeclineRequest is the body of POST /v1/questions/{id}/mcp/decline:
+// the key of the task's form (its inputRequests key) that the agent's MCP
+// host declined.
+type MCPDeclineRequest struct {
+	Key string `json:"key"`
+}
+
+// MCPDeclineResponse is what POST and GET /v1/questions/{id}/mcp/decline
+// return: whether the host declined form Key of the question. The bridge
+// keeps a decline as /mcp keeps its own (for as long as the question can
+// be open, on every replica), so a task whose form was declined stops
+// asking for it.
+type MCPDeclineResponse struct {
+	QuestionID core.QuestionID `json:"question_id"`
+	Key        string          `json:"key"`
+	Declined   bool            `json:"declined"`
+}
+
+// RetentionResponse is what GET /v1/retention returns: how long the
+// bridge keeps a question once it has closed (the configuration's
+// policies.retention, as it stands), after which it reads as unknown.
+// An MCP task's ttlMs is made from it.
+type RetentionResponse struct {
+	Retention Duration `json:"retention"`
+}
+
 // ConfigDigest is what GET /v1/config/digest returns: the SHA-256 (hex)
 // of the configuration file this replica runs and when it was loaded, so
 // an operator can see that every replica runs the same file. Refused,

@@ -37,6 +37,9 @@ type clientBackend struct {
 	keys *askKeys
 	// self is who the process asks as (nil: nothing known or kept).
 	self *self
+	// kept is the bridge's retention, for the tasks' ttlMs (nil: not
+	// read).
+	kept *kept
 }
 
 // self is the agent `askbridge mcp` asks as: its token's name, which the
@@ -132,6 +135,7 @@ var _ mcp.RepeatAsker = clientBackend{}
 // that the door refuses a tool_call_id reused long after its question
 // closed, as over /mcp (mcp.RepeatAsker).
 func (b clientBackend) AskOrRepeat(ctx context.Context, in core.AskInput) (*core.Question, bool, error) {
+	b.learn(ctx) // for the task the ask may return
 	req := client.AskRequestOf(in)
 	keyless := req.IdempotencyKey == "" && req.ToolCallID == "" && b.keys != nil
 	var id [sha256.Size]byte
@@ -262,6 +266,7 @@ func fromAgentView(v *client.AgentQuestion) *core.Question {
 // Wait long-polls until the question closes or d passes; the server may
 // cap one poll below d, so it polls again for what is left.
 func (b clientBackend) Wait(ctx context.Context, id core.QuestionID, d time.Duration) (mcp.Status, error) {
+	b.learn(ctx) // for the task the status may be shown as
 	end := time.Now().Add(d)
 	for {
 		res, err := b.c.WaitOnce(ctx, id, max(time.Until(end), 0))
@@ -277,7 +282,7 @@ func (b clientBackend) Wait(ctx context.Context, id core.QuestionID, d time.Dura
 		if res.State.Closed() || !time.Now().Before(end) {
 			st := mcp.Status{QuestionID: res.QuestionID, State: res.State, Resume: res.Resume}
 			if res.Question != nil {
-				st.Kind, st.AskedAt, st.Question = res.Question.Kind, res.Question.CreatedAt, fromAgentView(res.Question)
+				st.Kind, st.AskedAt, st.Deadline, st.Question = res.Question.Kind, res.Question.CreatedAt, res.Question.Deadline, fromAgentView(res.Question)
 				if r := res.Question.Resolution; r != nil {
 					st.ClosedAt = r.At
 				}
@@ -431,13 +436,15 @@ func cmdMCP(ctx context.Context, args []string, getenv func(string) string, stdi
 	if err != nil {
 		return fail(stderr, err)
 	}
-	b := clientBackend{c: c, url: serverURL(s), tokenFrom: "ASKBRIDGE_TOKEN", keys: newAskKeys(), self: &self{}}
+	b := clientBackend{c: c, url: serverURL(s), tokenFrom: "ASKBRIDGE_TOKEN", keys: newAskKeys(), self: &self{}, kept: &kept{}}
 	if s.Client.Token == "" {
 		b.tokenFrom = "the local admin token file (ASKBRIDGE_TOKEN is not set)"
 		b.self.name = adminTokenName
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})) // stdout carries the protocol
-	if err := mcp.ServeStdio(ctx, b, mcp.Options{RunID: core.RunID(*run), Route: *route, Version: versionString(), Logger: log}); err != nil && ctx.Err() == nil {
+	opts := mcp.Options{RunID: core.RunID(*run), Route: *route, Version: versionString(), Logger: log,
+		Retention: b.kept.retention} // a task's ttlMs, as over /mcp
+	if err := mcp.ServeStdio(ctx, b, opts); err != nil && ctx.Err() == nil {
 		return fail(stderr, err)
 	}
 	return 0

@@ -1,6 +1,7 @@
 package discord
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -27,10 +28,14 @@ func editFits(a card.Action) bool {
 // tooLongLine is the card's line saying which calls' arguments are to be
 // edited elsewhere, their "Edit and approve" left out; "" if none. A
 // batch names its calls in one line, so a score of them does not crowd
-// out the card.
-func tooLongLine(c card.Card) string {
+// out the card. The calls off (section indexes), left off the card, are
+// not named: the card sends them elsewhere whole (offNote).
+func tooLongLine(c card.Card, off []int) string {
 	var calls []string
-	for _, s := range c.Sections {
+	for i, s := range c.Sections {
+		if slices.Contains(off, i) {
+			continue
+		}
 		for _, a := range s.Actions {
 			if !editFits(a) {
 				calls = append(calls, strconv.Itoa(s.Index+1))

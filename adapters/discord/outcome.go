@@ -12,21 +12,53 @@ import (
 
 // A closed card's outcome (outcomeSegs), and the closed batch's calls
 // that give way to it whole (part, withCalls): cardContentWith puts them
-// together.
+// together. An open batch's decided calls give way to its calls with
+// buttons the same way (withDecided, openContent).
 
 // minShown is the least room the agent's texts are cut to before a closed
 // batch's calls give way: enough for a line of a call's arguments.
 const minShown = 80
 
-// part is a run of a card's segs; drop marks a closed batch's call, which
-// may be left out whole.
+// part is a run of a card's segs; drop marks a batch's call that may be
+// left out whole (cardParts), and sect is its section's index plus one
+// (0 for a part that is no section).
 type part struct {
 	segs []seg
 	drop bool
+	sect int
 }
 
-// withCalls joins parts, keeping the first keep of the droppable ones and
-// saying in their place how many more there were.
+// dropping is how many of parts may be left out whole.
+func dropping(parts []part) int {
+	n := 0
+	for _, p := range parts {
+		if p.drop {
+			n++
+		}
+	}
+	return n
+}
+
+// most is the largest n in [0, hi] that ok holds for, -1 if none; ok
+// holds for every n below one it holds for (fewer calls shown never
+// leave less room).
+func most(hi int, ok func(int) bool) int {
+	if ok(hi) {
+		return hi
+	}
+	lo := -1 // ok(lo) holds, if lo >= 0; ok(hi) does not
+	for lo+1 < hi {
+		if mid := (lo + hi) / 2; ok(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// withCalls joins parts, a closed batch's, keeping the first keep of the
+// droppable ones and saying in their place how many more there were.
 func withCalls(parts []part, keep, droppable int) []seg {
 	var segs []seg
 	seen := 0
@@ -101,6 +133,40 @@ func outcomeSegs(c card.Card, k keeping) []seg {
 		segs = append(segs, fixed("\n**Reason:** "), text(o.Reason, 600))
 	}
 	return segs
+}
+
+// withDecided joins parts, an open batch card's, keeping the first keep
+// of its decided calls (drop) whole and, where the first of the others
+// stood, one line for each run of them decided alike (verdictRuns): the
+// decisions made so far show on every card, however crowded.
+func withDecided(c card.Card, parts []part, keep int) []seg {
+	var segs []seg
+	var left []card.Section
+	seen, at := 0, -1
+	for _, p := range parts {
+		if p.drop {
+			if seen++; seen > keep {
+				if at < 0 {
+					at = len(segs)
+				}
+				left = append(left, c.Sections[p.sect-1])
+				continue
+			}
+		}
+		segs = append(segs, p.segs...)
+	}
+	if at < 0 {
+		return segs
+	}
+	runs := []seg{fixed("\n\n**Decided:** ")}
+	for i, r := range verdictRuns(left, true) {
+		if i > 0 {
+			runs = append(runs, fixed("\n"))
+		}
+		runs = append(runs, fixed(r.nums()+". "), text(strings.Join(r.tools, ", "), 80), fixed(": "),
+			text(r.verdict, 200), fixed(" (by "), text(r.by, 120), fixed(")"))
+	}
+	return slices.Insert(segs, at, runs...)
 }
 
 // verdictRun is one line of a closed batch's verdicts: calls from to to

@@ -16,9 +16,10 @@ import (
 
 // RenderPost is the message that puts a card in a channel.
 func RenderPost(c card.Card) *discordgo.MessageSend {
+	content, comps := cardMessage(c)
 	return &discordgo.MessageSend{
-		Content:         cardContent(c),
-		Components:      cardComponents(c),
+		Content:         content,
+		Components:      comps,
 		AllowedMentions: noMentions(),
 		Flags:           noEmbeds,
 	}
@@ -29,8 +30,7 @@ func RenderPost(c card.Card) *discordgo.MessageSend {
 // both content and components (an omitted field is kept by Discord; an
 // empty list removes the buttons).
 func RenderEdit(c card.Card, card core.MessageRef) *discordgo.MessageEdit {
-	content := cardContent(c)
-	comps := cardComponents(c)
+	content, comps := cardMessage(c)
 	return &discordgo.MessageEdit{
 		ID:              card.ID,
 		Channel:         card.Room,
@@ -140,42 +140,77 @@ func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
 
 func footer(id string) string { return "\n\n-# askbridge question " + id }
 
+// cardMessage is the card's content and its buttons, planned together:
+// the buttons of a call the content leaves off are left off too
+// (openContent).
+func cardMessage(c card.Card) (string, []discordgo.MessageComponent) {
+	content, off := cardContent(c)
+	return content, cardComponents(c, off)
+}
+
 // cardContent is the card's text: what is asked, by whom, for what, and
-// once closed, who answered what and when. Who or what closed it, and
-// each call of a batch with who decided it, are kept whole (law 12); the
-// agent's text gives way to them. A closed batch's calls give way whole,
-// from the last, before the agent's text is cut too short to read; and
-// if its verdicts still do not fit a line each, calls decided alike share
-// one, their tools' names giving way (keepRuns).
-func cardContent(c card.Card) string {
+// once closed, who answered what and when, and off, the section indexes
+// of the calls it leaves off, buttons and all (openContent). Who or what
+// closed it, and each call of a batch with who decided it, are kept
+// whole (law 12); the agent's text gives way to them. A closed batch's
+// calls give way whole, from the last, before the agent's text is cut
+// too short to read; and if its verdicts still do not fit a line each,
+// calls decided alike share one, their tools' names giving way
+// (keepRuns).
+func cardContent(c card.Card) (content string, off []int) {
+	if c.Outcome == nil {
+		return openContent(c)
+	}
 	for _, k := range []keeping{keepLines, keepRuns} {
 		if out, ok := cardContentWith(c, k); ok {
-			return out
+			return out, nil
 		}
 	}
 	// Only absurd inputs get here (a score of deciders each at its cap):
 	// the outcome is then cut with the rest.
 	out, _ := cardContentWith(c, keepNone)
-	return out
+	return out, nil
 }
 
-// cardContentWith is the card's text with as much of the outcome kept
-// whole as k says; ok is false when what is kept whole does not fit even
-// with every call of a closed batch left out.
+// cardContentWith is a closed card's text with as much of the outcome
+// kept whole as k says; ok is false when what is kept whole does not fit
+// even with every call of a closed batch left out.
 func cardContentWith(c card.Card, k keeping) (string, bool) {
+	parts := withOff(c, cardParts(c, k), nil)
+	droppable := dropping(parts)
+	// Keep the most calls that leave the agent's text minShown; fewer
+	// calls never leave less room.
+	try := func(keep int) (string, int) { return fitCap(withCalls(parts, keep, droppable), maxContent) }
+	out, got := try(droppable)
+	if got >= minShown || droppable == 0 {
+		return out, got >= 0
+	}
+	keep := most(droppable-1, func(keep int) bool { _, got := try(keep); return got >= minShown })
+	out, got = try(max(keep, 0))
+	return out, got >= 0
+}
+
+// cardParts are the card's segs in parts, with as much of a closed
+// card's outcome kept whole as k says: the head, a part for each section
+// (sect), and the tail. A batch's decided calls may be left out whole
+// (drop): closed, their verdicts and deciders are in the outcome; open,
+// in a line of their own (withDecided).
+func cardParts(c card.Card, k keeping) []part {
 	closed := c.Outcome != nil
 	var parts []part
 	parts = append(parts, part{segs: append(headSegs(c), fixed("\n\n**"), text(c.Text, 1200), fixed("**"))})
-	for _, s := range c.Sections {
-		if closed && c.Progress != nil && s.Kind == card.SectionCall {
+	for i, s := range c.Sections {
+		p := part{sect: i + 1}
+		switch {
+		case closed && c.Progress != nil && s.Kind == card.SectionCall:
 			s.Answer = nil // its verdict and decider are in the outcome
-			parts = append(parts, part{segs: callSegs(c.QuestionID, s, true), drop: true})
-			continue
+			p.segs, p.drop = callSegs(c.QuestionID, s, true), true
+		case s.Kind == card.SectionCall:
+			p.segs, p.drop = callSegs(c.QuestionID, s, c.Progress != nil), c.Progress != nil && s.Answer != nil
+		default:
+			p.segs = sectionSegs(s)
 		}
-		parts = append(parts, part{segs: sectionSegs(c.QuestionID, s, c.Progress != nil)})
-	}
-	if l := tooLongLine(c); l != "" {
-		parts = append(parts, part{segs: []seg{fixed(l)}})
+		parts = append(parts, p)
 	}
 	var tail []seg
 	if c.Progress != nil && !closed {
@@ -191,32 +226,7 @@ func cardContentWith(c card.Card, k keeping) (string, bool) {
 		tail = append(tail, outcomeSegs(c, k)...)
 	}
 	tail = append(tail, fixed(footer(string(c.QuestionID))))
-	parts = append(parts, part{segs: tail})
-
-	droppable := 0
-	for _, p := range parts {
-		if p.drop {
-			droppable++
-		}
-	}
-	// Keep the most calls that leave the agent's text minShown; fewer
-	// calls never leave less room.
-	try := func(keep int) (string, int) { return fitCap(withCalls(parts, keep, droppable), maxContent) }
-	out, got := try(droppable)
-	if got >= minShown || droppable == 0 {
-		return out, got >= 0
-	}
-	lo, hi := -1, droppable // try(hi) is short of minShown; try(lo) is not, if lo >= 0
-	for lo+1 < hi {
-		mid := (lo + hi) / 2
-		if _, got := try(mid); got >= minShown {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	out, got = try(max(lo, 0))
-	return out, got >= 0
+	return append(parts, part{segs: tail})
 }
 
 // headSegs are the card's heading, its markers and the line that says
@@ -244,9 +254,9 @@ func headSegs(c card.Card) []seg {
 	return segs
 }
 
-// sectionSegs are one of question id's card's sections, by its kind;
-// numbered says the card's calls are a batch's.
-func sectionSegs(id core.QuestionID, s card.Section, numbered bool) []seg {
+// sectionSegs are one of a card's sections, by its kind, but for a call
+// (callSegs).
+func sectionSegs(s card.Section) []seg {
 	switch s.Kind {
 	case card.SectionContext:
 		return []seg{fixed("\n"), text(s.Body, 1200)}
@@ -256,8 +266,6 @@ func sectionSegs(id core.QuestionID, s card.Section, numbered bool) []seg {
 			segs = append(segs, fixed(card.RecommendedNote))
 		}
 		return append(segs, fixed("\n"), text(s.Body, 1000))
-	case card.SectionCall:
-		return callSegs(id, s, numbered)
 	case card.SectionItem:
 		return itemSegs(s)
 	default:
@@ -265,14 +273,24 @@ func sectionSegs(id core.QuestionID, s card.Section, numbered bool) []seg {
 	}
 }
 
-// callSegs are a tool call of an approval or, numbered, of a batch: its
-// tool, arguments, digest and decision.
+// callMax is the most of a call's arguments a card shows.
+const callMax = 1200
+
+// callSegs are a tool call of question id's approval or, numbered, of
+// its batch: its tool, arguments, digest and decision. A call with
+// buttons shows its tool whole (and its arguments no shorter than their
+// floor, once openContent sets it).
 func callSegs(id core.QuestionID, s card.Section, numbered bool) []seg {
 	num := ""
 	if numbered {
 		num = fmt.Sprintf("%d. ", s.Index+1)
 	}
-	segs := []seg{fixed("\n\n" + num + "Tool: **"), text(oneLine(s.Title), 128), fixed("**\n"), code(s.Body, 1200, id)}
+	tool := text(oneLine(s.Title), 128)
+	if hasButtons(s) {
+		// Each rune escapes to at most two units: this is the whole.
+		tool = fixed(escape(oneLine(s.Title), 2*core.MaxToolLen))
+	}
+	segs := []seg{fixed("\n\n" + num + "Tool: **"), tool, fixed("**\n"), code(s.Body, callMax, id)}
 	if s.Hash != "" {
 		segs = append(segs, fixed("\nsha256 `"+s.Hash+"…`"))
 	}
@@ -299,71 +317,6 @@ func itemSegs(s card.Section) []seg {
 		}
 	}
 	return segs
-}
-
-// cardComponents are the card's buttons as rows: none once it is closed
-// (an empty list, so an edit removes them). Discord allows five buttons a
-// row and five rows: a decision's options share rows (core allows ten, so
-// two rows), every other section's buttons take a row of their own (a
-// form item has at most four options and its free-text button), and the
-// card's own buttons (decline) come last.
-func cardComponents(c card.Card) []discordgo.MessageComponent {
-	if c.Kind == core.KindApproval && c.Progress != nil {
-		return batchComponents(c)
-	}
-	rows := []discordgo.MessageComponent{}
-	addRows := func(buttons []discordgo.MessageComponent) {
-		for len(buttons) > 0 && len(rows) < maxRows {
-			n := min(len(buttons), maxButtonsPerRow)
-			rows = append(rows, discordgo.ActionsRow{Components: buttons[:n]})
-			buttons = buttons[n:]
-		}
-	}
-	var options []card.Action
-	for _, s := range c.Sections {
-		if s.Kind == card.SectionOption {
-			options = append(options, s.Actions...)
-			continue
-		}
-		addRows(buttons(options))
-		options = nil
-		row := buttons(s.Actions)
-		if len(row) > maxButtonsPerRow {
-			row = append(row[:maxButtonsPerRow-1], row[len(row)-1]) // keep the free-text button
-		}
-		addRows(row)
-	}
-	addRows(buttons(options))
-	addRows(buttons(c.Actions))
-	return rows
-}
-
-// buttons draws the actions that can be drawn: a ref that does not encode
-// draws no button at all, nor an "Edit and approve" whose arguments its
-// modal cannot hold (editFits; the card says so instead). An action that
-// collects text opens a modal when clicked (see RenderModal); its button
-// looks like any other.
-func buttons(as []card.Action) []discordgo.MessageComponent {
-	out := []discordgo.MessageComponent{}
-	for _, a := range as {
-		id := a.Ref.Encode()
-		if id == "" || len(id) > maxCustomID || !editFits(a) {
-			continue
-		}
-		label := unit.CutKeeping(oneLine(a.Head()), a.Keep, maxLabel)
-		if label == "" {
-			label = "Option"
-		}
-		style := discordgo.SecondaryButton
-		switch a.Style {
-		case card.StylePrimary:
-			style = discordgo.SuccessButton
-		case card.StyleDanger:
-			style = discordgo.DangerButton
-		}
-		out = append(out, discordgo.Button{Label: label, Style: style, CustomID: id})
-	}
-	return out
 }
 
 // textInputID names the one input of every modal askbridge opens; the
@@ -456,11 +409,12 @@ func actionOf(c card.Card, r core.Ref) (card.Action, string, bool) {
 // RenderUpdate answers a click by editing the clicked card in the same
 // response (UPDATE_MESSAGE), with content and components both set.
 func RenderUpdate(c card.Card) *discordgo.InteractionResponse {
+	content, comps := cardMessage(c)
 	return &discordgo.InteractionResponse{
 		Type: discordgo.InteractionResponseUpdateMessage,
 		Data: &discordgo.InteractionResponseData{
-			Content:         cardContent(c),
-			Components:      cardComponents(c),
+			Content:         content,
+			Components:      comps,
 			AllowedMentions: noMentions(),
 			Flags:           noEmbeds,
 		},

@@ -29,7 +29,10 @@
 // arguments to its room: head and tail kept, what was left out counted
 // (Approve records the whole call, so its end must show); digest.go the
 // words of a "while you were away" digest's counts ([DigestCount],
-// [DigestNotListed]: a list core capped is a floor, said as one).
+// [DigestNotListed]: a list core capped is a floor, said as one);
+// crowded.go what every chat renderer keeps of a crowded card's calls
+// ([NamedCutFloor], [Approves], [Unseen]: no button approves arguments a
+// card hides).
 //
 // A new kind of question adds its card to kinds.go's kindCards (its
 // sections and buttons, its outcome's label, its choice as people read

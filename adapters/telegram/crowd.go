@@ -1,11 +1,8 @@
 package telegram
 
 import (
-	"fmt"
 	"html"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/card"
@@ -21,30 +18,12 @@ import (
 // and where to see and answer them; "Approve all", which would approve
 // them unseen, goes too. No button approves arguments the card hides.
 
-// showCommand is what card.CutMiddle's long line names: the command
-// that prints question id's calls whole.
-func showCommand(id core.QuestionID) string { return "askbridge show " + string(id) }
-
 // floorOf is the least that p, a call's arguments with buttons, may be
-// cut to: the narrowest cut that names showCommand (a narrower one has a
-// count or a bare ellipsis in its middle, and says nowhere how to read
-// the rest), or the whole when it is narrower. A cut names it once its
-// room holds CutMiddle's long line twice, so the search is a bisection,
-// from twice the command's width; the escaping after the cut (p.esc)
-// neither cuts nor changes the command, so it is left out.
-func floorOf(p piece) int {
-	show := showCommand(p.id)
-	names := func(n int) bool { return strings.Contains(card.CutMiddle(p.s, n, p.id, preWidth), show) }
-	lo, hi := min(2*units(show), p.want)-1, p.want // the floor is in (lo, hi]
-	for lo+1 < hi {
-		if mid := (lo + hi) / 2; names(mid) {
-			hi = mid
-		} else {
-			lo = mid
-		}
-	}
-	return hi
-}
+// cut to: the narrowest cut that names the command that prints it whole
+// (card.NamedCutFloor), measured as pre writes it; the escaping after
+// the cut (p.esc) neither cuts nor changes the command, so it is left
+// out.
+func floorOf(p piece) int { return card.NamedCutFloor(p.s, p.id, preWidth, p.want) }
 
 // buttoned marks ps, the pieces of section i, a call whose buttons the
 // card draws: its arguments are needed, and it is left out whole if they
@@ -84,46 +63,17 @@ func (d *doc) layout(c card.Card, ps []piece) []int {
 
 // unseenNote is the line that says which calls (out, section indexes of
 // c) a card leaves out, that they have no buttons on it, and how to see
-// and answer them instead.
+// and answer them instead (card.Unseen).
 func unseenNote(c card.Card, out []int) string {
-	nums := make([]string, 0, len(out))
-	for _, i := range slices.Sorted(slices.Values(out)) {
-		nums = append(nums, strconv.Itoa(c.Sections[i].Index+1))
+	u := card.Unseen{Batch: c.Progress != nil, Platform: "one Telegram message", Approving: card.ApprovingLabels(c),
+		Command: "<code>" + html.EscapeString(card.ShowCommand(c.QuestionID)) + "</code>"}
+	for _, i := range out {
+		u.Calls = append(u.Calls, c.Sections[i].Index+1)
 	}
-	// what is left out, and the words that refer to it
-	what, its, it, has, obj := "The call is", "its", "it does", "it has", "it"
-	switch n := len(nums); {
-	case n > 1:
-		what = "Calls " + strings.Join(nums[:n-1], ", ") + " and " + nums[n-1] + " are"
-		its, it, has, obj = "their", "they do", "they have", "them"
-	case c.Progress != nil: // one call of a batch
-		what = "Call " + nums[0] + " is"
+	for k, l := range u.Approving {
+		u.Approving[k] = html.EscapeString(l)
 	}
-	nor := ""
-	if all := approvesAll(c); len(all) > 0 {
-		nor = ", nor has " + strings.Join(all, " or ")
-	}
-	return fmt.Sprintf("\n\n⚠️ %s not shown here: with %s arguments %s not fit in one Telegram message, so %s no buttons here%s. "+
-		"See and answer %s with <code>%s</code> or in the console.",
-		what, its, it, has, nor, obj, html.EscapeString(showCommand(c.QuestionID)))
-}
-
-// approvesAll are the labels of c's own buttons that approve (every
-// call still undecided, on a batch): with a call left out, they would
-// approve it unseen.
-func approvesAll(c card.Card) []string {
-	var out []string
-	for _, a := range c.Actions {
-		if approves(a.Ref) {
-			out = append(out, a.Label)
-		}
-	}
-	return out
-}
-
-// approves reports whether a button of ref r approves a call.
-func approves(r core.Ref) bool {
-	return r.Action == core.RefApprove || r.Action == core.RefEdit || r.Action == core.RefStanding
+	return "\n\n" + u.Note()
 }
 
 // leftOff adds to off, the keyboard's left-out buttons, those of the
@@ -142,7 +92,7 @@ func leftOff(c card.Card, off map[core.Ref]bool, out []int) map[core.Ref]bool {
 		}
 	}
 	for _, a := range c.Actions {
-		if approves(a.Ref) {
+		if card.Approves(a.Ref) {
 			all[a.Ref] = true
 		}
 	}

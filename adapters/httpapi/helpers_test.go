@@ -161,7 +161,7 @@ func (e *env) do(method, path string, tok *httpapi.Token, body string, hdr ...st
 		req.Header.Set("Authorization", "Bearer "+tok.Secret)
 	}
 	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
+		req.Header.Add(hdr[i], hdr[i+1]) // a name given twice is sent twice
 	}
 	resp, err := e.srv.Client().Do(req)
 	if err != nil {

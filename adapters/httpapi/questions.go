@@ -52,7 +52,13 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// A retry after a lost response carries the same key and gets the
-	// question it parked, with 200 rather than 201.
+	// question it parked, with 200 rather than 201. A key given twice is
+	// refused, as a query parameter given twice is: which one was meant
+	// is not ours to guess.
+	if keys := r.Header.Values("Idempotency-Key"); len(keys) > 1 {
+		s.fail(w, r, invalid("the Idempotency-Key header is given %d times: it takes one value", len(keys)))
+		return
+	}
 	req.IdempotencyKey = r.Header.Get("Idempotency-Key")
 	q, repeat, err := s.svc.AskOrRepeat(r.Context(), req.Input(caller(r).Agent()))
 	if err != nil {

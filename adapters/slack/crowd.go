@@ -1,9 +1,7 @@
 package slack
 
 import (
-	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/askbridge/askbridge/core"
@@ -12,25 +10,25 @@ import (
 
 // A crowded card (a batch of many calls, calls with long arguments, long
 // tool names, a long question) cannot show every call's arguments whole.
-// A call whose buttons the card draws still shows its tool whole and a
-// cut of its arguments that keeps their start and end and names the
-// command that prints them whole (card.CutMiddle with room for its long
-// line): Approve approves what the card shows. Where even those cuts do
-// not fit with every other text cut as far as it goes, the last
-// undecided calls are left off the card whole, buttons and all, and the
-// card says which and where to see and answer them; "Approve all", which
-// would approve them unseen, goes too. "Deny all" and "Decline" stay:
-// they approve nothing. As calls are decided, room frees and the card,
-// edited, shows the others. No button approves arguments the card hides.
+// Every undecided call the card shows (a seen call) still shows its tool
+// whole and a cut of its arguments that keeps their start and end and
+// names the command that prints them whole (card.CutMiddle with room for
+// its long line, card.NamedCutFloor): a button that approves it approves
+// what the card shows. Being seen and having buttons of its own are two
+// things: a call's own buttons (each ~150 characters of JSON) give way
+// before its text does, the last calls' first, and a seen call without
+// them says how to decide it instead (decideLine): "Approve all" and
+// "Deny all" cover it, since the card shows it. Only a call whose least
+// cut does not fit even without its buttons is left off the card whole;
+// the card then says which and where to see and answer it (card.Unseen),
+// and "Approve all", which would approve it unseen, goes too. "Deny all"
+// and "Decline" stay: they approve nothing. As calls are decided, room
+// frees and the card, edited, shows the others and their buttons. No
+// button approves arguments the card hides.
 
-// showCommand is what card.CutMiddle's long line names: the command that
-// prints question id's calls whole.
-func showCommand(id core.QuestionID) string { return "askbridge show " + string(id) }
-
-// floors are the least room (for code) the arguments of each call of one
-// card may be given while the call has buttons, by the call's index:
-// worked out the first time a rendering asks, and kept for the renderings
-// Card tries after it.
+// floors are the least room (for code) the arguments of each seen call of
+// one card may be given, by the call's index: worked out the first time a
+// rendering asks, and kept for the renderings Card tries after it.
 type floors struct {
 	id core.QuestionID
 	of map[int]int
@@ -41,48 +39,22 @@ type floors struct {
 func (fl *floors) atLeast(s card.Section, room int) int {
 	n, ok := fl.of[s.Index]
 	if !ok {
-		n = floorOf(s.Body, fl.id)
+		n = codeFloor(s.Body, fl.id)
 		fl.of[s.Index] = n
 	}
 	return max(room, n)
 }
 
-// floorOf is the least room for which code shows body whole or with the
-// line naming showCommand(id) (a narrower cut has a count or a bare
-// ellipsis in its middle, and says nowhere how to read the rest). A cut
-// names it once its room holds CutMiddle's long line twice, so the search
-// is a bisection, from twice the command's width up to the whole (fences
-// included); code's escaping after the cut neither cuts nor changes the
-// command, so it is left out.
-func floorOf(body string, id core.QuestionID) int {
-	show := showCommand(id)
-	whole := codeLen(body) + 6
-	names := func(room int) bool {
-		return room >= whole || strings.Contains(card.CutMiddle(body, room-6, id, codeWidth), show)
-	}
-	lo, hi := min(2*textLen(show)+6, whole)-1, whole // the floor is in (lo, hi]
-	// The line is the command and a few dozen characters more: most
-	// floors are under this, which saves a search up to the whole.
-	if near := 2*textLen(show) + 6 + nearFloor; near < hi {
-		if names(near) {
-			hi = near
-		} else {
-			lo = near
-		}
-	}
-	for lo+1 < hi {
-		if mid := (lo + hi) / 2; names(mid) {
-			hi = mid
-		} else {
-			lo = mid
-		}
-	}
-	return hi
-}
+// fences is the room a code block's fences take.
+const fences = 6
 
-// nearFloor is how far above twice the command's width floorOf looks for
-// the floor first.
-const nearFloor = 160
+// codeFloor is the least room for which code shows body whole or with the
+// line naming card.ShowCommand(id): card.NamedCutFloor as code measures
+// (codeWidth), with the fences. Code's escaping after the cut neither cuts
+// nor changes the command, so it is measured, not applied.
+func codeFloor(body string, id core.QuestionID) int {
+	return card.NamedCutFloor(body, id, codeWidth, codeLen(body)) + fences
+}
 
 // unbuttonedBlock is the block_id of the note that names the calls a
 // card leaves off (unseenNote).
@@ -90,45 +62,55 @@ const unbuttonedBlock = "calls-unbuttoned"
 
 // unseenNote says which calls of c (out, by their indexes in the batch)
 // a card leaves off, that they have no buttons on it, nor has "Approve
-// all", and how to see and answer them instead.
+// all", and how to see and answer them instead: card.Unseen, in Slack's
+// marks.
 func unseenNote(c card.Card, out []int) string {
-	nums := make([]string, 0, len(out))
-	for _, i := range slices.Sorted(slices.Values(out)) {
-		nums = append(nums, strconv.Itoa(i+1))
+	nums := make([]int, len(out))
+	for k, i := range out {
+		nums[k] = i + 1
 	}
-	what, its, it, has, obj := "Call "+nums[0]+" is", "its", "it does", "it has", "it"
-	if n := len(nums); n > 1 {
-		what = "Calls " + strings.Join(nums[:n-1], ", ") + " and " + nums[n-1] + " are"
-		its, it, has, obj = "their", "they do", "they have", "them"
-	}
-	nor := ""
-	if all := approvesAll(c); len(all) > 0 {
-		nor = ", nor has *" + strings.Join(all, "* or *") + "*"
-	}
-	return fmt.Sprintf("⚠️ %s not shown here: with %s arguments %s not fit in one Slack message, so %s no buttons here%s. "+
-		"See and answer %s with `%s` or in the console; deciding the calls above makes room for %s here.",
-		what, its, it, has, nor, obj, showCommand(c.QuestionID), obj)
+	return card.Unseen{Calls: nums, Batch: c.Progress != nil, Platform: "one Slack message",
+		Approving: bold(card.ApprovingLabels(c)), Command: showCode(c.QuestionID)}.Note()
 }
 
-// approvesAll are the labels of c's own buttons that approve (every call
-// still undecided, on a batch): with a call left off, they would approve
-// it unseen.
-func approvesAll(c card.Card) []string {
-	var out []string
-	for _, a := range c.Actions {
-		if approves(a.Ref) {
-			out = append(out, a.Label)
+// decideLine ends the text of a call that the card shows without its own
+// buttons: how to decide it instead. own are the card's own actions;
+// those that decide every undecided call ("Approve all", "Deny all")
+// decide this one too, and askbridge show names every way to answer it.
+func decideLine(id core.QuestionID, own []card.Action) string {
+	var approve, deny []string
+	for _, a := range own {
+		switch {
+		case a.Ref.Item >= 0 || a.Input == card.InputRequired:
+		case card.Approves(a.Ref):
+			approve = append(approve, a.Label)
+		case a.Ref.Action == core.RefDeny:
+			deny = append(deny, a.Label)
 		}
+	}
+	s := "No room for its buttons: decide it with "
+	switch {
+	case len(approve) > 0:
+		return s + strings.Join(bold(append(approve, deny...)), " or ") + ", or " + showCode(id) + "."
+	case len(deny) > 0:
+		return s + showCode(id) + ", or " + strings.Join(bold(deny), " or ") + "."
+	}
+	return s + showCode(id) + "."
+}
+
+// showCode is card.ShowCommand(id) as Slack marks a command: code.
+func showCode(id core.QuestionID) string { return "`" + card.ShowCommand(id) + "`" }
+
+// bold is labels as Slack marks a button's label in text: bold.
+func bold(labels []string) []string {
+	out := make([]string, len(labels))
+	for i, l := range labels {
+		out[i] = "*" + l + "*"
 	}
 	return out
 }
 
-// approves reports whether a button of ref r approves a call.
-func approves(r core.Ref) bool {
-	return r.Action == core.RefApprove || r.Action == core.RefEdit || r.Action == core.RefStanding
-}
-
 // withoutApproving is as, less the actions that approve.
 func withoutApproving(as []card.Action) []card.Action {
-	return slices.DeleteFunc(slices.Clone(as), func(a card.Action) bool { return approves(a.Ref) })
+	return slices.DeleteFunc(slices.Clone(as), func(a card.Action) bool { return card.Approves(a.Ref) })
 }

@@ -63,15 +63,20 @@ func crowdedBatches() map[string]*core.Question {
 }
 
 // TestCrowdedBatchApprovesNothingUnseen: on a batch card too crowded to
-// show every call's arguments, each call with buttons shows its tool whole
-// and a cut of its arguments that keeps their start and end and names
-// askbridge show (the cut of card.CutMiddle), and each undecided call without one has no
-// buttons: the card names it and says how to see and answer it, and
-// "Approve all", which would approve it unseen, is gone ("Deny all" and
-// "Decline" stay). The message keeps Slack's limits. Before, long tool
-// names or a long question cut the arguments of calls with live Approve
-// buttons to a bare "…" (and their tools to 24 characters), and "Approve
-// all" stayed while calls it approves had no buttons of their own.
+// show every call's arguments, each undecided call the card shows (with
+// its buttons or without) shows its tool whole and a cut of its arguments
+// that keeps their start and end and names askbridge show (the cut of
+// card.CutMiddle). The first of them keep their buttons; each of the
+// others says how to decide it instead. Only calls that do not fit even
+// without buttons are left off, the last ones: the card names them and
+// says how to see and answer them, and "Approve all", which would approve
+// them unseen, is gone ("Deny all" and "Decline" stay); it is there
+// exactly when every undecided call is shown. The message keeps Slack's
+// limits. Before, long tool names or a long question cut the arguments of
+// calls with live Approve buttons to a bare "…" (and their tools to 24
+// characters), and "Approve all" stayed while calls it approves had no
+// buttons of their own; then a call that lost its buttons was left off
+// whole, though its text fitted without them (seenBefore).
 func TestCrowdedBatchApprovesNothingUnseen(t *testing.T) {
 	for name, q := range crowdedBatches() {
 		t.Run(name, func(t *testing.T) {
@@ -80,14 +85,66 @@ func TestCrowdedBatchApprovesNothingUnseen(t *testing.T) {
 			if n := jsonLen(m.Blocks); n > maxBlocksJSON {
 				t.Fatalf("blocks are %d characters of JSON; keep them under %d", n, maxBlocksJSON)
 			}
-			checkCrowded(t, q, m)
+			seen, buttoned := checkCrowded(t, q, m)
+			// Calls shown without buttons came back where they let every
+			// call be shown; elsewhere calls with buttons come first, as
+			// many as before (seenBefore), and no fewer.
+			undecided := len(q.Calls) - len(q.Answers)
+			switch {
+			case seen == undecided:
+			case seenBefore[name] >= undecided:
+				t.Errorf("the card shows %d of %d undecided calls; it showed every one before", seen, undecided)
+			case buttoned < seenBefore[name]:
+				t.Errorf("%d calls keep their buttons, and %d did when each call shown had its buttons", buttoned, seenBefore[name])
+			}
+		})
+	}
+}
+
+// seenBefore is how many undecided calls each of crowdedBatches' cards
+// showed, each with its buttons, before calls could be shown without
+// them: the others were left off whole.
+var seenBefore = map[string]int{
+	"paragraphs": 13, "partly decided": 10, "longest question": 13, "longest tools": 11,
+	"longest of all": 11, "every button": 7, "all but one": 1,
+}
+
+// TestCrowdedBatchLeavesOffOnlyWhatCannotShow: with every other text cut
+// as far as it goes, a crowded batch card shows every undecided call
+// where they fit with no call's own buttons, and then gives buttons to as
+// many as fit; where they do not all fit (and "Approve all" goes), it
+// keeps as many calls with their buttons as fit, and then shows as many
+// more as fit without.
+func TestCrowdedBatchLeavesOffOnlyWhatCannotShow(t *testing.T) {
+	for name, q := range crowdedBatches() {
+		t.Run(name, func(t *testing.T) {
+			c := card.New(q, core.MessageRef{Kind: core.DeliverPost})
+			seen, buttoned := checkCrowded(t, q, Card(c))
+			over := func(seen, buttoned int) bool {
+				m := render(c, fit{div: maxDiv, seen: seen, buttoned: buttoned, floors: &floors{id: c.QuestionID, of: map[int]int{}}})
+				return blocksLen(m.Blocks) > maxBlocksJSON
+			}
+			undecided := len(q.Calls) - len(q.Answers)
+			if seen < undecided && !over(undecided, 0) {
+				t.Errorf("%d of %d undecided calls are shown, yet all fit with no call's buttons", seen, undecided)
+			}
+			if seen < undecided && !over(buttoned+1, buttoned+1) {
+				t.Errorf("%d calls are shown with their buttons, yet one more fits with its buttons", buttoned)
+			}
+			if seen < undecided && !over(seen+1, buttoned) {
+				t.Errorf("%d of %d undecided calls are shown, yet one more fits without buttons", seen, undecided)
+			}
+			if buttoned < seen && !over(seen, buttoned+1) {
+				t.Errorf("%d of the %d calls shown have their buttons, yet one more fits with them", buttoned, seen)
+			}
 		})
 	}
 }
 
 // checkCrowded checks an open batch card m of q as
-// TestCrowdedBatchApprovesNothingUnseen says.
-func checkCrowded(t *testing.T, q *core.Question, m Message) {
+// TestCrowdedBatchApprovesNothingUnseen says, and returns how many
+// undecided calls it shows, and how many of those have their buttons.
+func checkCrowded(t *testing.T, q *core.Question, m Message) (seen, buttoned int) {
 	t.Helper()
 	byItem := map[int]map[core.RefAction]bool{}
 	for _, b := range buttons(m.Blocks) {
@@ -100,53 +157,90 @@ func checkCrowded(t *testing.T, q *core.Question, m Message) {
 		}
 		byItem[r.Item][r.Action] = true
 	}
+	own := byItem[-1]
+	show := "`askbridge show " + string(q.ID) + "`"
 	note := noteText(m)
-	buttoned, unseen := 0, 0
+	unseen := 0
 	for i, bc := range q.Calls {
 		_, decided := q.Answered(bc.ToolCallID)
+		text, shown := sectionText(m, fmt.Sprintf("call-%d", i))
 		switch {
 		case decided:
 			if len(byItem[i]) > 0 {
 				t.Errorf("decided call %d has buttons", i+1)
 			}
-		case byItem[i][core.RefApprove]:
-			buttoned++
-			text := blockText(t, m, fmt.Sprintf("call-%d", i))
-			open, end := strings.Index(text, "```"), strings.LastIndex(text, "```")
-			if open < 0 || end <= open {
-				t.Errorf("call %d has buttons but shows no arguments:\n%s", i+1, text)
-				continue
-			}
-			checkNamedCut(t, i+1, core.PrettyJSON(bc.Arguments), q.ID, unescape(text[open+3:end]))
-			if !strings.Contains(unescape(text[:open]), "*Tool:* `"+bc.Tool+"`") {
-				t.Errorf("call %d has buttons but does not show its tool whole:\n%s", i+1, text[:open])
-			}
-		default:
+			continue
+		case !shown:
 			unseen++
 			if len(byItem[i]) > 0 {
-				t.Errorf("call %d has no Approve but has buttons %v", i+1, byItem[i])
+				t.Errorf("call %d is not shown but has buttons %v", i+1, byItem[i])
 			}
 			if !regexp.MustCompile(fmt.Sprintf(`\b%d\b[^\n]*askbridge show %s`, i+1, q.ID)).MatchString(note) {
-				t.Errorf("call %d has no buttons, and the card does not say how to see and answer it:\n%s", i+1, note)
+				t.Errorf("call %d is not shown, and the card does not say how to see and answer it:\n%s", i+1, note)
+			}
+			continue
+		}
+		seen++
+		if unseen > 0 {
+			t.Errorf("call %d is shown after a call left off", i+1)
+		}
+		open, end := strings.Index(text, "```"), strings.LastIndex(text, "```")
+		if open < 0 || end <= open {
+			t.Errorf("undecided call %d is shown without its arguments:\n%s", i+1, text)
+			continue
+		}
+		checkNamedCut(t, i+1, core.PrettyJSON(bc.Arguments), q.ID, unescape(text[open+3:end]))
+		if !strings.Contains(unescape(text[:open]), "*Tool:* `"+bc.Tool+"`") {
+			t.Errorf("undecided call %d does not show its tool whole:\n%s", i+1, text[:open])
+		}
+		after := text[end+3:]
+		if byItem[i][core.RefApprove] {
+			buttoned++
+			if buttoned < seen {
+				t.Errorf("call %d has its buttons after a call shown without them", i+1)
+			}
+			if strings.Contains(after, show) {
+				t.Errorf("call %d has its buttons, yet says to decide it elsewhere:\n%s", i+1, after)
+			}
+			continue
+		}
+		if len(byItem[i]) > 0 {
+			t.Errorf("call %d has no Approve but has buttons %v", i+1, byItem[i])
+		}
+		how := []string{show, "*" + card.LabelDenyAll + "*"}
+		if own[core.RefApprove] {
+			how = append(how, "*"+card.LabelApproveAll+"*")
+		}
+		for _, w := range how {
+			if !strings.Contains(after, w) {
+				t.Errorf("call %d is shown without its buttons and does not say to decide it with %s:\n%s", i+1, w, after)
 			}
 		}
 	}
 	if unseen == 0 && note != "" {
-		t.Errorf("every undecided call has buttons, yet the card says:\n%s", note)
+		t.Errorf("every undecided call is shown, yet the card says:\n%s", note)
 	}
-	own := byItem[-1]
 	if unseen > 0 && own[core.RefApprove] {
-		t.Errorf("%d undecided calls have no buttons, yet %q approves them", unseen, card.LabelApproveAll)
+		t.Errorf("%d undecided calls are not shown, yet %q approves them", unseen, card.LabelApproveAll)
 	}
 	if unseen == 0 && !own[core.RefApprove] {
-		t.Errorf("every undecided call has buttons, yet %q is gone", card.LabelApproveAll)
+		t.Errorf("every undecided call is shown, yet %q is gone", card.LabelApproveAll)
 	}
 	if !own[core.RefDeny] || !own[core.RefDecline] {
 		t.Errorf("%q or Decline is gone: %v", card.LabelDenyAll, own)
 	}
-	if undecided := len(q.Calls) - len(q.Answers); buttoned < min(2, undecided) {
-		t.Errorf("only %d of %d undecided calls have buttons", buttoned, undecided)
+	return seen, buttoned
+}
+
+// sectionText is the text of m's section block id, and whether m has
+// one.
+func sectionText(m Message, id string) (string, bool) {
+	for _, b := range m.Blocks {
+		if s, ok := b.(*slack.SectionBlock); ok && s.BlockID == id {
+			return s.Text.Text, true
+		}
 	}
+	return "", false
 }
 
 // noteText is the text of m's context block that names the calls it
@@ -195,16 +289,16 @@ func checkNamedCut(t *testing.T, n int, body string, id core.QuestionID, shown s
 	}
 }
 
-// TestFloorOfIsTheLeastThatNamesShow: floorOf is the narrowest room in
-// which code shows a call's arguments whole or cut around the line that
-// names askbridge show, so a crowded card gives a call with buttons no
+// TestCodeFloorIsTheLeastThatNamesShow: codeFloor is the narrowest room
+// in which code shows a call's arguments whole or cut around the line
+// that names askbridge show, so a crowded card gives a call it shows no
 // more than it needs, and no less.
-func TestFloorOfIsTheLeastThatNamesShow(t *testing.T) {
+func TestCodeFloorIsTheLeastThatNamesShow(t *testing.T) {
 	long := core.PrettyJSON(adaptertest.LongCall("./step.sh <in >out `x` && ", 90).Arguments)
-	show := showCommand(qid)
+	show := card.ShowCommand(qid)
 	for name, body := range map[string]string{"long": long, "fences": "```" + long + "```", "short": `{"a": "<&>"}`} {
 		t.Run(name, func(t *testing.T) {
-			n := floorOf(body, qid)
+			n := codeFloor(body, qid)
 			whole := "```" + escCode(defence(body), math.MaxInt) + "```"
 			if got := code(body, n, qid); got != whole && !strings.Contains(got, show) || textLen(got) > n {
 				t.Errorf("code at the floor %d neither is whole nor names %q, or is over:\n%s", n, show, got)

@@ -21,65 +21,92 @@ import (
 // closed alike: a card Slack refuses is never posted, and an edit it
 // refuses leaves a closed question's buttons live. A card too long is
 // rendered again with every text budget halved until it fits; but a call
-// with buttons keeps its tool whole and its arguments are never cut
-// below the cut that names askbridge show (crowd.go), since Approve
-// approves what the card shows. A batch of many calls, each with its
-// buttons and those cuts, may still not fit with every other text cut as
-// far as it goes: then it keeps as many of its undecided calls as fit,
-// in order, and leaves the others off whole, with "Approve all", saying
-// which they are and where to see and answer them.
+// the card shows while it is undecided keeps its tool whole and its
+// arguments are never cut below the cut that names askbridge show
+// (crowd.go), since "Approve all", and its own Approve, approve what the
+// card shows. A batch of many calls may still not fit with every other
+// text cut as far as it goes: then the last calls give up their own
+// buttons first, each saying how to decide it instead, and only calls
+// that do not fit even so are left off whole, the card saying which
+// they are and where to see and answer them; "Approve all" goes with
+// them. Where some are left off, and "Approve all" cannot stay, calls
+// with their own buttons come first: the most that fit so, then as many
+// more as fit without.
 func Card(c card.Card) Message {
 	fl := &floors{id: c.QuestionID, of: map[int]int{}}
 	undecided := undecidedCalls(c)
-	at := func(div, calls int) (Message, bool) {
-		m := render(c, fit{div: div, calls: calls, floors: fl})
+	at := func(div, seen, buttoned int) (Message, bool) {
+		m := render(c, fit{div: div, seen: seen, buttoned: buttoned, floors: fl})
 		return m, blocksLen(m.Blocks) <= maxBlocksJSON
 	}
-	if m, ok := at(1, undecided); ok {
+	if m, ok := at(1, undecided, undecided); ok {
 		return m
 	}
-	// The most undecided calls that keep their buttons with every other
-	// text cut as far as it goes (the question gives way before a call
-	// does): fewer calls never take more room. at(maxDiv, hi) is too
-	// long; at(maxDiv, lo) fits, once lo >= 0.
-	calls, from := undecided, 2
-	if _, ok := at(maxDiv, undecided); !ok {
-		lo, hi := -1, undecided
-		for lo+1 < hi {
-			mid := (lo + hi) / 2
-			if _, ok := at(maxDiv, mid); ok {
-				lo = mid
-			} else {
-				hi = mid
-			}
-		}
-		if lo < 0 {
-			m, _ := at(maxDiv, 0)
+	// With every other text cut as far as it goes (the question gives
+	// way before a call does), the most undecided calls the card shows
+	// without any call's own buttons, then the most of those that keep
+	// their buttons: a call seen or buttoned more never takes less room.
+	seen, buttoned, from := undecided, undecided, 2
+	if _, ok := at(maxDiv, undecided, undecided); !ok {
+		fits := func(seen, buttoned int) bool { _, ok := at(maxDiv, seen, buttoned); return ok }
+		seen = most(undecided, func(n int) bool { return fits(n, 0) })
+		if seen < 0 {
+			m, _ := at(maxDiv, 0, 0)
 			return m // cut as far as it goes
 		}
-		calls, from = lo, 1
+		buttoned = most(seen, func(n int) bool { return fits(seen, n) })
+		if seen < undecided {
+			// Some calls are left off, and "Approve all" with them, so a
+			// call with its own buttons is worth more than one shown
+			// without: the most calls that fit with their buttons, then
+			// as many more as fit without.
+			if b := most(undecided, func(n int) bool { return fits(n, n) }); b > buttoned {
+				seen, buttoned = b+max(most(undecided-b, func(n int) bool { return fits(b+n, b) }), 0), b
+			}
+		}
+		from = 1
 	}
 	// Then the least cut that keeps them.
 	for div := from; div < maxDiv; div *= 2 {
-		if m, ok := at(div, calls); ok {
+		if m, ok := at(div, seen, buttoned); ok {
 			return m
 		}
 	}
-	m, _ := at(maxDiv, calls)
+	m, _ := at(maxDiv, seen, buttoned)
 	return m
+}
+
+// most is the largest n in [0, hi] for which ok(n), or -1 for none; ok
+// holds for every n below one it holds for.
+func most(hi int, ok func(int) bool) int {
+	if ok(hi) {
+		return hi
+	}
+	lo := -1 // ok(lo) once lo >= 0; !ok(hi)
+	for lo+1 < hi {
+		if mid := (lo + hi) / 2; ok(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
 }
 
 // maxDiv is the most a card's text budgets are divided by to fit.
 const maxDiv = 64
 
 // fit is how much of a card a rendering keeps: its text budgets divided
-// by div, and the first calls undecided calls of a batch (the others are
-// left off, buttons and all); floors keeps the arguments of each call
-// with buttons from being cut below what names askbridge show.
+// by div, the first seen undecided calls of a batch (the others are left
+// off whole), and the first buttoned of those with their own buttons
+// (the others say how to decide them instead); floors keeps the
+// arguments of each seen call from being cut below what names askbridge
+// show.
 type fit struct {
-	div    int
-	calls  int
-	floors *floors
+	div      int
+	seen     int
+	buttoned int
+	floors   *floors
 }
 
 // b is the text budget n as f keeps it: never below minBudget (nor
@@ -100,7 +127,8 @@ const (
 	whoDiv    = 8  // from this div on, names are cut too
 )
 
-// undecidedCalls counts a batch card's calls that still have buttons.
+// undecidedCalls counts a batch card's undecided calls: those with
+// buttons to draw, shown or not.
 func undecidedCalls(c card.Card) int {
 	if c.Progress == nil {
 		return 0 // not a batch

@@ -67,10 +67,16 @@ func render(c card.Card, f fit) Message {
 	}
 	// A batch's calls share one budget for their arguments, as a
 	// decision's options share theirs; the calls left off take none.
-	calls -= max(0, undecidedCalls(c)-f.calls)
+	// With a call left off, the card's own buttons that would approve it
+	// unseen go.
+	own, off := c.Actions, max(0, undecidedCalls(c)-f.seen)
+	if off > 0 {
+		own = withoutApproving(own)
+	}
+	calls -= off
 	perCall := f.b(min(budgetArgs, budgetCalls/max(1, calls)))
 	shown := false // the form's progress, above its first item
-	buttoned := 0  // undecided calls drawn with their buttons
+	undecided := 0 // undecided calls of a batch so far
 	var unseen []int
 	for _, s := range c.Sections {
 		switch s.Kind {
@@ -90,7 +96,21 @@ func render(c card.Card, f fit) Message {
 			add(sectionWith(fmt.Sprintf("option-%d", s.Index), text, b))
 		case card.SectionCall:
 			bs, room, tool := drawn(s.Actions), perCall, f.b(budgetLabel)
-			if len(bs) > 0 { // Approve approves what the card shows
+			decide := "" // how to decide a seen call without its buttons
+			if c.Progress != nil && len(bs) > 0 {
+				// an undecided call of a batch: past f.seen it is left
+				// off whole, past f.buttoned it is shown without its
+				// buttons
+				undecided++
+				if undecided > f.seen {
+					unseen = append(unseen, s.Index)
+					break
+				}
+				if undecided > f.buttoned {
+					bs, decide = nil, "\n"+decideLine(c.QuestionID, own)
+				}
+			}
+			if len(bs) > 0 || decide != "" { // what approves it, approves what the card shows
 				room, tool = f.floors.atLeast(s, room), math.MaxInt
 			}
 			if c.Progress == nil {
@@ -98,17 +118,8 @@ func render(c card.Card, f fit) Message {
 				add(actions("choose", bs...))
 				break
 			}
-			// one call of a batch, numbered; an undecided one past
-			// f.calls is left off whole
-			if len(bs) > 0 && buttoned == f.calls {
-				unseen = append(unseen, s.Index)
-				break
-			}
-			add(section(fmt.Sprintf("call-%d", s.Index), fmt.Sprintf("*%d.* ", s.Index+1)+approvalCall(c.QuestionID, s, f, room, tool)))
-			if len(bs) > 0 {
-				buttoned++
-				add(actions(fmt.Sprintf("call-%d-choose", s.Index), bs...))
-			}
+			add(section(fmt.Sprintf("call-%d", s.Index), fmt.Sprintf("*%d.* ", s.Index+1)+approvalCall(c.QuestionID, s, f, room, tool)+decide))
+			add(actions(fmt.Sprintf("call-%d-choose", s.Index), bs...))
 		case card.SectionItem:
 			if c.Progress != nil && !shown {
 				add(ctxBlock("progress", c.Progress.String()))
@@ -121,10 +132,8 @@ func render(c card.Card, f fit) Message {
 			add(section(string(s.Kind), "*"+esc(s.Title, f.b(core.MaxTitleLen))+"*\n"+esc(s.Body, f.b(budgetContext))))
 		}
 	}
-	own := c.Actions
 	if len(unseen) > 0 {
 		add(ctxBlock(unbuttonedBlock, unseenNote(c, unseen)))
-		own = withoutApproving(own)
 	}
 	if c.Progress != nil && !shown && c.Outcome == nil {
 		add(ctxBlock("progress", c.Progress.String()))

@@ -15,8 +15,8 @@ import (
 // two rows), every other section's buttons take a row of their own (a
 // form item has at most four options and its free-text button), and the
 // card's own buttons (decline) come last. The calls off (section
-// indexes) are left off the card, and with them its own buttons that
-// would approve them unseen (ownButtons).
+// indexes), unseen, have no buttons, nor has the card the own buttons
+// that would approve them unseen (ownButtons).
 func cardComponents(c card.Card, off []int) []discordgo.MessageComponent {
 	if isBatch(c) {
 		return batchComponents(c, off)
@@ -56,12 +56,12 @@ func cardComponents(c card.Card, off []int) []discordgo.MessageComponent {
 func isBatch(c card.Card) bool { return c.Kind == core.KindApproval && c.Progress != nil }
 
 // batchComponents are a batch card's buttons. The card's own (approve
-// all, deny all, decline) come first, so they always fit; the calls'
-// numbered buttons share the rows left, five a row, each call's whole or
-// none. The calls whose buttons those rows cannot hold, like those whose
-// arguments the content cannot show, are left off the card (off), named
-// with where to see and answer them, and "Approve all" goes with them
-// (openContent): no button approves a call the card does not show.
+// all, deny all, decline) come first, so they always fit; the seen
+// calls' numbered buttons share the rows left, five a row, each call's
+// whole or none (callButtons). A seen call the rows cannot hold is still
+// shown, and the card says how to decide it (unbuttonedLine); the calls
+// off, unseen, have none, and "Approve all" goes with them (openContent):
+// no button approves a call the card does not show.
 func batchComponents(c card.Card, off []int) []discordgo.MessageComponent {
 	rows := []discordgo.MessageComponent{}
 	add := func(bs []discordgo.MessageComponent) {
@@ -73,22 +73,25 @@ func batchComponents(c card.Card, off []int) []discordgo.MessageComponent {
 	}
 	add(ownButtons(c, off))
 	var calls []card.Action
-	for i, s := range c.Sections {
-		if !slices.Contains(off, i) {
-			calls = append(calls, s.Actions...)
-		}
+	for _, i := range callButtons(c, off) {
+		calls = append(calls, c.Sections[i].Actions...)
 	}
 	add(buttons(calls))
 	return rows
 }
 
-// ownButtons are the card's own buttons (c.Actions); with calls left off
-// (off), not those that approve, which would approve them unseen.
+// ownButtons are the buttons of the card's own actions (ownActions).
 func ownButtons(c card.Card, off []int) []discordgo.MessageComponent {
+	return buttons(ownActions(c, off))
+}
+
+// ownActions are the card's own actions (c.Actions); with calls left off
+// (off), not those that approve, which would approve them unseen.
+func ownActions(c card.Card, off []int) []card.Action {
 	if len(off) == 0 {
-		return buttons(c.Actions)
+		return c.Actions
 	}
-	return buttons(slices.DeleteFunc(slices.Clone(c.Actions), func(a card.Action) bool { return approves(a.Ref) }))
+	return slices.DeleteFunc(slices.Clone(c.Actions), func(a card.Action) bool { return card.Approves(a.Ref) })
 }
 
 // buttons draws the actions that can be drawn: a ref that does not encode
@@ -118,6 +121,3 @@ func buttons(as []card.Action) []discordgo.MessageComponent {
 	}
 	return out
 }
-
-// hasButtons reports whether the card draws a button of section s.
-func hasButtons(s card.Section) bool { return len(buttons(s.Actions)) > 0 }

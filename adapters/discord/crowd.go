@@ -1,7 +1,6 @@
 package discord
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,85 +12,87 @@ import (
 // A crowded card (a batch of many calls, calls with long arguments, a
 // long question, tools with long names) cannot show every call's
 // arguments whole in Discord's 2000 characters, nor every call's buttons
-// in its five rows. A call whose buttons the card draws still shows its
-// tool whole and a cut of its arguments that keeps their start and end
-// and names the command that prints them whole (card.CutMiddle with room
-// for its long line): Approve approves what the card shows. The question
+// in its five rows. Those are two limits, kept apart. An undecided call
+// the card's text shows is seen: its tool whole and its arguments whole
+// or cut no shorter than card.NamedCutFloor (a cut that keeps their start
+// and end and names the command that prints them whole). The question
 // and the card's other texts give way first, down to minKey, and a
-// batch's decided calls, each to a line of its verdict; then the last
-// calls are left off the card whole, buttons and all, and the card says
-// which and where to see and answer them; "Approve all", which would
-// approve them unseen, goes too. "Deny all" and "Decline" stay: they
-// approve nothing. As calls are decided, room frees and the card,
-// edited, shows the others.
+// batch's decided calls, each to a line of its verdict; only calls whose
+// least cut still does not fit are left off the text, the last first,
+// named in a note (card.Unseen) with where to see and answer them.
+//
+// Buttons follow what is seen: each seen call has its own while the rows
+// hold them, and the seen calls the rows cannot hold are named in a line
+// that says how to decide them instead (unbuttonedLine). "Approve all"
+// stays exactly while every undecided call is seen, so no button approves
+// arguments the card hides; "Deny all" and "Decline" always stay, they
+// approve nothing. As calls are decided, room frees and the card, edited,
+// shows and buttons the others.
 
 // minKey is the least the question and the card's other texts are cut to
-// before a call with buttons is left off: a question cut to an ellipsis
-// would not say what Approve is for.
+// before a call is left off: a question cut to an ellipsis would not say
+// what Approve is for.
 const minKey = 16
 
-// showCommand is what card.CutMiddle's long line names: the command that
-// prints question id's calls whole.
-func showCommand(id core.QuestionID) string { return "askbridge show " + string(id) }
-
-// approves reports whether a button of ref r approves a call.
-func approves(r core.Ref) bool {
-	return r.Action == core.RefApprove || r.Action == core.RefEdit || r.Action == core.RefStanding
-}
-
 // openContent is an open card's text and off, the section indexes of the
-// calls with buttons it leaves off: on a batch, those the rows cannot
-// hold, and then, the last first, those whose arguments cannot show
-// their floor (floorOf) while the card's texts keep minKey. A batch's
-// decided calls give way to them, each to a line of its verdict
-// (withDecided), and are shown whole again, the first first, while the
-// card's texts keep minShown.
+// undecided calls it leaves off the text, unseen: the last first, those
+// whose arguments cannot show their floor (floorOf) while the card's
+// texts keep minKey. A batch's decided calls give way to the undecided,
+// each to a line of its verdict (withDecided), and are shown whole
+// again, the first first, while the card's texts keep minShown.
 func openContent(c card.Card) (string, []int) {
 	parts := cardParts(c, keepLines)
 	decided := dropping(parts)
-	calls, over := callsWithButtons(c)
-	segs := func(buttoned, shown int) ([]seg, []int) {
-		off := slices.Sorted(slices.Values(append(slices.Clone(calls[buttoned:]), over...)))
-		return withDecided(c, withOff(c, parts, off), shown), off
-	}
-	try := func(buttoned, shown int) (string, int, []int) {
-		ss, off := segs(buttoned, shown)
-		out, got := fitCap(ss, maxContent)
-		return out, got, off
-	}
-	if ss, off := segs(len(calls), decided); len(calls) == 0 || width(joinAt(ss, maxContent)) <= maxContent {
+	calls := undecidedCalls(c)
+	segs := func(seen, shown int) []seg { return withDecided(c, withOff(c, parts, calls[seen:]), shown) }
+	if ss := segs(len(calls), decided); len(calls) == 0 || width(joinAt(ss, maxContent)) <= maxContent {
 		out, _ := fitCap(ss, maxContent)
-		return out, off // no call's arguments to keep, or all whole
+		return out, nil // no call's arguments to keep, or all whole
 	}
 	setFloors(parts, calls)
 	// Whether a plan keeps the card's texts at cap is one join away
 	// (joinAt).
-	keeps := func(buttoned, shown, cap int) bool {
-		ss, _ := segs(buttoned, shown)
-		return width(joinAt(ss, cap)) <= maxContent
+	keeps := func(seen, shown, cap int) bool { return width(joinAt(segs(seen, shown), cap)) <= maxContent }
+	seen := max(most(len(calls), func(n int) bool { return keeps(n, 0, minKey) }), 0)
+	shown := max(most(decided, func(n int) bool { return keeps(seen, n, minShown) }), 0)
+	out, _ := fitCap(segs(seen, shown), maxContent)
+	return out, calls[seen:]
+}
+
+// undecidedCalls are the section indexes of an open card's calls still
+// to decide: those its text must show seen, or leave off.
+func undecidedCalls(c card.Card) []int {
+	if c.Outcome != nil {
+		return nil
 	}
-	buttoned := max(most(len(calls), func(n int) bool { return keeps(n, 0, minKey) }), 0)
-	shown := max(most(decided, func(n int) bool { return keeps(buttoned, n, minShown) }), 0)
-	out, _, off := try(buttoned, shown)
-	return out, off
+	var out []int
+	for i, s := range c.Sections {
+		if s.Kind == card.SectionCall && s.Answer == nil {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // withOff is parts, a card's head, sections and tail (cardParts),
-// without the calls off (section indexes), and before the tail the line
-// that names the calls whose arguments are too long to edit here and
-// the one that names the calls left off (offNote).
+// without the calls off (section indexes), and before the tail the lines
+// that name the calls whose arguments are too long to edit here, the
+// seen calls without buttons of their own (unbuttonedLine), and the
+// calls left off (unseenNote).
 func withOff(c card.Card, parts []part, off []int) []part {
-	out := make([]part, 0, len(parts)+2)
+	out := make([]part, 0, len(parts)+3)
 	for _, p := range parts[:len(parts)-1] {
 		if p.sect == 0 || !slices.Contains(off, p.sect-1) {
 			out = append(out, p)
 		}
 	}
-	if l := tooLongLine(c, off); l != "" {
-		out = append(out, part{segs: []seg{fixed(l)}})
+	for _, l := range []string{tooLongLine(c, off), unbuttonedLine(c, off)} {
+		if l != "" {
+			out = append(out, part{segs: []seg{fixed(l)}})
+		}
 	}
 	if len(off) > 0 {
-		out = append(out, part{segs: []seg{fixed(offNote(c, off))}})
+		out = append(out, part{segs: []seg{fixed(unseenNote(c, off))}})
 	}
 	return append(out, parts[len(parts)-1])
 }
@@ -111,82 +112,112 @@ func setFloors(parts []part, calls []int) {
 	}
 }
 
-// callsWithButtons are the section indexes of c's calls with buttons:
-// those the card has rows for, and over, on a batch, those whose buttons
-// the rows its own buttons leave cannot hold, each call's buttons whole.
-func callsWithButtons(c card.Card) (calls, over []int) {
+// floorOf is the least that s, a call's arguments in a code block, may
+// be cut to and the call still be seen: card.NamedCutFloor within the
+// fences, measured as codeBlock writes it, or the whole (at s's own cap)
+// when that is narrower.
+func floorOf(s seg) int {
+	whole := 0
+	for _, r := range s.text { // an invalid byte reads as U+FFFD, as CutMiddle reads it
+		whole += codeWidth(r)
+	}
+	return codeFences + card.NamedCutFloor(s.text, s.call, codeWidth, min(whole, s.max-codeFences))
+}
+
+// callButtons are the section indexes of c's seen calls (undecided, not
+// off) whose buttons the card draws: on a batch, each call's buttons
+// whole, the first first, while the rows the card's own buttons leave
+// hold them; elsewhere every one that has buttons.
+func callButtons(c card.Card, off []int) []int {
 	slots := -1 // no limit but a batch's
 	if isBatch(c) {
-		own := len(buttons(c.Actions))
+		own := len(ownButtons(c, off))
 		slots = (maxRows - (own+maxButtonsPerRow-1)/maxButtonsPerRow) * maxButtonsPerRow
 	}
-	for i, s := range c.Sections {
-		if s.Kind != card.SectionCall {
+	var out []int
+	for _, i := range undecidedCalls(c) {
+		n := len(buttons(c.Sections[i].Actions))
+		if n == 0 || slices.Contains(off, i) || (slots >= 0 && n > slots) {
 			continue
 		}
-		n := len(buttons(s.Actions))
-		switch {
-		case n == 0:
-		case slots >= 0 && (n > slots || len(over) > 0):
-			over = append(over, i)
-		default:
-			calls = append(calls, i)
-			if slots >= 0 {
-				slots -= n
-			}
+		out = append(out, i)
+		if slots >= 0 {
+			slots -= n
 		}
 	}
-	return calls, over
+	return out
 }
 
-// floorOf is the least that s, a call's arguments in a code block, may
-// be cut to: the narrowest cut that names showCommand (a narrower one
-// has a count or a bare ellipsis in its middle, and says nowhere how to
-// read the rest), or the whole when it is narrower. A cut names it once
-// its room holds CutMiddle's long line twice, so the search is a
-// bisection, from twice the command's width.
-func floorOf(s seg) int {
-	show := showCommand(s.call)
-	whole := width(s.render(s.max))
-	enough := func(n int) bool { return n >= whole || strings.Contains(s.render(n), show) }
-	lo, hi := min(2*width(show), whole)-1, whole // the floor is in (lo, hi]
-	for lo+1 < hi {
-		if mid := (lo + hi) / 2; enough(mid) {
-			hi = mid
-		} else {
-			lo = mid
+// unbuttonedLine is the line that names the seen calls of c (undecided,
+// not off) that have no buttons of their own, the rows being full, and
+// says how to decide them: with the card's own buttons that decide every
+// call, or with askbridge show; "" if none. It is brief: it costs the
+// room the calls' arguments share.
+func unbuttonedLine(c card.Card, off []int) string {
+	with := callButtons(c, off)
+	var nums []int
+	for _, i := range undecidedCalls(c) {
+		if !slices.Contains(off, i) && !slices.Contains(with, i) {
+			nums = append(nums, c.Sections[i].Index+1)
 		}
 	}
-	return hi
+	if len(nums) == 0 {
+		return ""
+	}
+	what := "The call has no buttons here"
+	switch {
+	case len(nums) > 1:
+		what = "Calls " + numbersSaid(nums) + " have no buttons of their own"
+	case c.Progress != nil:
+		what = "Call " + numbersSaid(nums) + " has no buttons of its own"
+	}
+	var by []string
+	for _, a := range ownActions(c, off) {
+		if a.Ref.Item < 0 && (a.Ref.Action == core.RefApprove || a.Ref.Action == core.RefDeny) && len(buttons([]card.Action{a})) > 0 {
+			by = append(by, "**"+a.Label+"**")
+		}
+	}
+	how := "`" + card.ShowCommand(c.QuestionID) + "`"
+	if len(by) > 0 {
+		how = strings.Join(by, " or ") + ", or " + how
+	}
+	return "\n\nℹ️ " + what + ": use " + how + "."
 }
 
-// offNote is the line that says which calls (off, section indexes of c)
-// a card leaves off, that they have no buttons on it, and how to see and
-// answer them instead.
-func offNote(c card.Card, off []int) string {
-	nums := make([]string, 0, len(off))
+// numbersSaid are nums, ascending, as a reader takes them in: runs of
+// consecutive numbers as ranges ("3, 5 and 11–20").
+func numbersSaid(nums []int) string {
+	var said []string
+	for k := 0; k < len(nums); {
+		j := k
+		for j+1 < len(nums) && nums[j+1] == nums[j]+1 {
+			j++
+		}
+		s := strconv.Itoa(nums[k])
+		if j > k {
+			s += "–" + strconv.Itoa(nums[j])
+		}
+		said = append(said, s)
+		k = j + 1
+	}
+	if n := len(said); n > 1 {
+		return strings.Join(said[:n-1], ", ") + " and " + said[n-1]
+	}
+	return said[0]
+}
+
+// unseenNote is the line that says which calls (off, section indexes of
+// c) a card leaves off, that they have no buttons on it, nor has its own
+// button that would approve them unseen, and how to see and answer them
+// instead (card.Unseen).
+func unseenNote(c card.Card, off []int) string {
+	u := card.Unseen{Batch: c.Progress != nil, Platform: "one Discord message",
+		Command: "`" + card.ShowCommand(c.QuestionID) + "`"}
 	for _, i := range off {
-		nums = append(nums, strconv.Itoa(c.Sections[i].Index+1))
+		u.Calls = append(u.Calls, c.Sections[i].Index+1)
 	}
-	// what is left off, and the words that refer to it
-	what, it, has, obj := "The call is", "it does", "it has", "it"
-	switch n := len(nums); {
-	case n > 1:
-		what = "Calls " + strings.Join(nums[:n-1], ", ") + " and " + nums[n-1] + " are"
-		it, has, obj = "they do", "they have", "them"
-	case c.Progress != nil: // one call of a batch
-		what = "Call " + nums[0] + " is"
+	for _, l := range card.ApprovingLabels(c) {
+		u.Approving = append(u.Approving, "**"+l+"**")
 	}
-	var all []string
-	for _, a := range c.Actions {
-		if approves(a.Ref) {
-			all = append(all, `"`+a.Label+`"`)
-		}
-	}
-	nor := ""
-	if len(all) > 0 {
-		nor = ", nor has " + strings.Join(all, " or ")
-	}
-	return fmt.Sprintf("\n\n⚠️ %s not shown here: %s not fit in one Discord message, so %s no buttons here%s. "+
-		"See and answer %s with `%s` or in the console.", what, it, has, nor, obj, showCommand(c.QuestionID))
+	return "\n\n" + u.Note()
 }

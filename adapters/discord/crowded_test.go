@@ -64,32 +64,42 @@ func decideCall(q *core.Question, i int) {
 		Decider: core.Decider{Surface: core.SurfaceConsole, ID: "ops", Name: "Ops"}, At: answered})
 }
 
+// shortBatch is a batch of the most calls core takes, each short (a
+// command of a few words, and its digest): their text fits one message
+// easily, their buttons do not fit Discord's five rows.
+func shortBatch() *core.Question {
+	q := approvalQ()
+	q.Call, q.Text = nil, "May I run these?"
+	for i := range core.MaxBatchCalls {
+		c := adaptertest.LongCall("", 0)
+		c.Arguments = json.RawMessage(fmt.Sprintf(`{"command":"make step%d"}`, i+1))
+		q.Calls = append(q.Calls, core.BatchCall{ToolCallID: fmt.Sprintf("toolu_%02d", i+1), ToolCall: c})
+	}
+	return q
+}
+
 // TestCrowdedBatchApprovesNothingUnseen: on a batch card too crowded to
 // show every call's arguments, or with more calls' buttons than
-// Discord's five rows hold, each call with buttons shows its tool and a
-// cut of its arguments that keeps their start and end and names
-// askbridge show (the cut of card.CutMiddle), and each undecided call
-// without one has no buttons: the card names it and says how to see and
-// answer it, and "Approve all", which would approve it unseen, is gone.
-// Each decided call still shows its verdict. The post, the edit and the
-// in-place update agree and keep Discord's limits. As the calls with buttons are decided, the others come back
+// Discord's five rows hold, each undecided call is either seen (its tool
+// whole and its arguments whole or cut with their start and end around a
+// line that names askbridge show: the cut of card.CutMiddle) or left off
+// the text, named with how to see and answer it. A seen call has its own
+// buttons or the card says how to decide it; a call left off has no
+// buttons, nor has the card "Approve all", which stays while every
+// undecided call is seen. Each decided call still shows its verdict.
+// The post, the edit and the in-place update agree and keep Discord's
+// limits. As the calls with buttons are decided, the others come back
 // with theirs. Before, the calls shared the message evenly with no
 // floor, so a call with Approve showed a few characters of its
 // arguments, or none, and calls past the fourth row had no buttons while
 // "Approve all" stayed.
 func TestCrowdedBatchApprovesNothingUnseen(t *testing.T) {
-	for name, q := range crowdedBatches() {
+	batches := crowdedBatches()
+	batches["short"] = shortBatch()
+	for name, q := range batches {
 		t.Run(name, func(t *testing.T) {
 			for round := 0; ; round++ {
-				c := card.New(q, core.MessageRef{Kind: core.DeliverPost})
-				m := RenderPost(c)
-				checkLimits(t, q.ID, m.Content, m.Components)
-				e := RenderEdit(c, core.MessageRef{Room: roomID, ID: "844397162624450620"})
-				u := RenderUpdate(c)
-				if *e.Content != m.Content || u.Data.Content != m.Content ||
-					!sameComponents(*e.Components, m.Components) || !sameComponents(u.Data.Components, m.Components) {
-					t.Fatalf("the post, edit and update differ:\n%s", m.Content)
-				}
+				m := renderAgreeing(t, q)
 				labels := checkCrowded(t, q, m.Content, m.Components)
 				if t.Failed() {
 					return
@@ -113,15 +123,72 @@ func TestCrowdedBatchApprovesNothingUnseen(t *testing.T) {
 	}
 }
 
+// TestShortBatchShowsEveryCall: a batch of the most calls core takes,
+// each short, shows every call whole and keeps "Approve all": the rows
+// hold the buttons of the first ten calls (four rows of five under the
+// card's own row, two buttons a call), and the card names the other ten
+// and how to decide them. Before, those ten were left off the card as if
+// their text did not fit, with "Approve all" gone.
+func TestShortBatchShowsEveryCall(t *testing.T) {
+	q := shortBatch()
+	m := renderAgreeing(t, q)
+	labels := checkCrowded(t, q, m.Content, m.Components)
+	if !labels[card.LabelApproveAll] {
+		t.Errorf("no %q on a batch whose every call fits the message:\n%s", card.LabelApproveAll, m.Content)
+	}
+	parts := callParts(m.Content)
+	for i, bc := range q.Calls {
+		if !strings.Contains(parts[i+1], codeOpen+core.PrettyJSON(bc.Arguments)+codeClose) {
+			t.Errorf("call %d is not shown whole:\n%s", i+1, m.Content)
+		}
+	}
+	held := (maxRows - 1) * maxButtonsPerRow / 2
+	for i := range q.Calls {
+		if has := labels[fmt.Sprintf("%d. %s", i+1, card.LabelApprove)]; has != (i < held) {
+			t.Errorf("call %d has buttons: %v; the rows hold the first %d calls'", i+1, has, held)
+		}
+	}
+	if len(m.Components) != maxRows {
+		t.Errorf("%d rows of buttons; Discord holds %d", len(m.Components), maxRows)
+	}
+	if said := unbuttonedSaid(m.Content); len(said) != len(q.Calls)-held {
+		t.Errorf("the card names %d calls without buttons; %d have none:\n%s", len(said), len(q.Calls)-held, m.Content)
+	}
+}
+
+// renderAgreeing is q's card as posted, after checking that the post, the
+// edit and the in-place update agree and keep Discord's limits.
+func renderAgreeing(t *testing.T, q *core.Question) *discordgo.MessageSend {
+	t.Helper()
+	c := card.New(q, core.MessageRef{Kind: core.DeliverPost})
+	m := RenderPost(c)
+	checkLimits(t, q.ID, m.Content, m.Components)
+	e := RenderEdit(c, core.MessageRef{Room: roomID, ID: "844397162624450620"})
+	u := RenderUpdate(c)
+	if *e.Content != m.Content || u.Data.Content != m.Content ||
+		!sameComponents(*e.Components, m.Components) || !sameComponents(u.Data.Components, m.Components) {
+		t.Fatalf("the post, edit and update differ:\n%s", m.Content)
+	}
+	return m
+}
+
 // checkCrowded checks a batch card's content and buttons as
 // TestCrowdedBatchApprovesNothingUnseen says, and returns the buttons'
-// labels.
+// labels. A seen call without buttons must be one the rows could not
+// hold: its buttons and those drawn would overflow them.
 func checkCrowded(t *testing.T, q *core.Question, content string, comps []discordgo.MessageComponent) map[string]bool {
 	t.Helper()
 	labels := map[string]bool{}
+	drawn, own := 0, 0
 	for _, row := range comps {
 		for _, b := range row.(discordgo.ActionsRow).Components {
-			labels[b.(discordgo.Button).Label] = true
+			l := b.(discordgo.Button).Label
+			labels[l] = true
+			if numbered.MatchString(l) {
+				drawn++
+			} else {
+				own++
+			}
 		}
 	}
 	for _, l := range []string{card.LabelDenyAll, card.LabelDecline} {
@@ -129,8 +196,11 @@ func checkCrowded(t *testing.T, q *core.Question, content string, comps []discor
 			t.Errorf("no %q, which approves nothing", l)
 		}
 	}
+	c := card.New(q, core.MessageRef{Kind: core.DeliverPost})
+	slots := (maxRows - (own+maxButtonsPerRow-1)/maxButtonsPerRow) * maxButtonsPerRow
 	parts := callParts(content)
 	verdicts := verdictsSaid(content)
+	unbuttoned := unbuttonedSaid(content)
 	buttoned, unseen := 0, 0
 	for i, bc := range q.Calls {
 		if _, decided := q.Answered(bc.ToolCallID); decided {
@@ -145,14 +215,25 @@ func checkCrowded(t *testing.T, q *core.Question, content string, comps []discor
 		for l := range labels {
 			has = has || strings.HasPrefix(l, fmt.Sprintf("%d. ", n))
 		}
+		part, seen := parts[n]
+		switch {
+		case has && !seen:
+			t.Errorf("call %d has buttons but is not shown:\n%s", n, content)
+		case seen && !has && !unbuttoned[n]:
+			t.Errorf("call %d is shown without buttons, and the card does not say how to decide it:\n%s", n, content)
+		case seen && !has && drawn+len(buttons(c.Sections[i].Actions)) <= slots:
+			t.Errorf("call %d is shown without buttons, though the rows hold them:\n%s", n, content)
+		}
 		if has {
 			buttoned++
-			if !strings.Contains(parts[n], "Tool: **"+escape(bc.Tool, 2*core.MaxToolLen)+"**\n") {
-				t.Errorf("call %d has buttons but its tool is not shown whole:\n%s", n, parts[n])
+		}
+		if seen {
+			if !strings.Contains(part, "Tool: **"+escape(bc.Tool, 2*core.MaxToolLen)+"**\n") {
+				t.Errorf("call %d is shown but its tool is not shown whole:\n%s", n, part)
 			}
-			blocks := codeBlocks.FindAllStringSubmatch(parts[n], -1)
+			blocks := codeBlocks.FindAllStringSubmatch(part, -1)
 			if len(blocks) != 1 {
-				t.Errorf("call %d has buttons but shows %d code blocks:\n%s", n, len(blocks), content)
+				t.Errorf("call %d is shown with %d code blocks:\n%s", n, len(blocks), content)
 				continue
 			}
 			checkNamedCut(t, n, core.PrettyJSON(bc.Arguments), q.ID, strings.ReplaceAll(blocks[0][1], "`\u200b", "`"))
@@ -161,20 +242,53 @@ func checkCrowded(t *testing.T, q *core.Question, content string, comps []discor
 		unseen++
 		said := regexp.MustCompile(fmt.Sprintf(`\b%d\b[^\n]*askbridge show %s`, n, q.ID))
 		if !said.MatchString(afterCalls(content)) {
-			t.Errorf("call %d has no buttons, and the card does not say how to see and answer it:\n%s", n, content)
+			t.Errorf("call %d is not shown, and the card does not say how to see and answer it:\n%s", n, content)
 		}
 	}
 	if unseen > 0 && labels[card.LabelApproveAll] {
-		t.Errorf("%d calls have no buttons, yet %q approves them:\n%s", unseen, card.LabelApproveAll, content)
+		t.Errorf("%d calls are not shown, yet %q approves them:\n%s", unseen, card.LabelApproveAll, content)
 	}
 	if unseen == 0 && !labels[card.LabelApproveAll] {
-		t.Errorf("every call has its buttons, yet no %q", card.LabelApproveAll)
+		t.Errorf("every call is shown, yet no %q:\n%s", card.LabelApproveAll, content)
 	}
 	if buttoned < min(2, len(q.Calls)-len(q.Answers)) {
 		t.Errorf("only %d calls have buttons:\n%s", buttoned, content)
 	}
 	return labels
 }
+
+// numbered is a call's button's label: its number first.
+var numbered = regexp.MustCompile(`^\d+\. `)
+
+// unbuttonedSaid are the calls (by number) a card's line names as shown
+// without buttons of their own, if that line says how to decide them:
+// with "Deny all" and askbridge show.
+func unbuttonedSaid(content string) map[int]bool {
+	said := map[int]bool{}
+	for l := range strings.Lines(content) {
+		if !unbuttonedHead.MatchString(l) || !strings.Contains(l, "**"+card.LabelDenyAll+"**") ||
+			!strings.Contains(l, "`askbridge show ") {
+			continue
+		}
+		for _, m := range numberRun.FindAllStringSubmatch(unbuttonedHead.FindStringSubmatch(l)[1], -1) {
+			var from, to int
+			fmt.Sscan(m[1], &from)
+			to = from
+			if m[2] != "" {
+				fmt.Sscan(m[2], &to)
+			}
+			for n := from; n <= to; n++ {
+				said[n] = true
+			}
+		}
+	}
+	return said
+}
+
+var (
+	unbuttonedHead = regexp.MustCompile(`^ℹ️ Calls? ([\d–, and]+) ha(?:s|ve) no buttons of (?:its|their) own`)
+	numberRun      = regexp.MustCompile(`(\d+)(?:–(\d+))?`)
+)
 
 // callHead starts a batch call's part of a card's content: its number.
 var callHead = regexp.MustCompile(`\n\n(\d+)\. Tool: \*\*`)

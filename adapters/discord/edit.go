@@ -29,7 +29,7 @@ func editFits(a card.Action) bool {
 // edited elsewhere, their "Edit and approve" left out; "" if none. A
 // batch names its calls in one line, so a score of them does not crowd
 // out the card. The calls off (section indexes), left off the card, are
-// not named: the card sends them elsewhere whole (offNote).
+// not named: the card sends them elsewhere whole (unseenNote).
 func tooLongLine(c card.Card, off []int) string {
 	var calls []string
 	for i, s := range c.Sections {

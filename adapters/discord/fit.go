@@ -17,7 +17,7 @@ type seg struct {
 	// id: they are cut in the middle (codeBlock).
 	call core.QuestionID
 	// floor is the least the text is cut to however little room is
-	// left: the arguments of a call with buttons keep a cut that names
+	// left: the arguments of a call still to decide keep a cut that names
 	// askbridge show (floorOf).
 	floor int
 	// memo holds a call's arguments as rendered at each cap tried: a

@@ -204,9 +204,10 @@ func cardParts(c card.Card, k keeping) []part {
 		switch {
 		case closed && c.Progress != nil && s.Kind == card.SectionCall:
 			s.Answer = nil // its verdict and decider are in the outcome
-			p.segs, p.drop = callSegs(c.QuestionID, s, true), true
+			p.segs, p.drop = callSegs(c.QuestionID, s, true, false), true
 		case s.Kind == card.SectionCall:
-			p.segs, p.drop = callSegs(c.QuestionID, s, c.Progress != nil), c.Progress != nil && s.Answer != nil
+			p.segs = callSegs(c.QuestionID, s, c.Progress != nil, !closed && s.Answer == nil)
+			p.drop = c.Progress != nil && s.Answer != nil
 		default:
 			p.segs = sectionSegs(s)
 		}
@@ -277,16 +278,16 @@ func sectionSegs(s card.Section) []seg {
 const callMax = 1200
 
 // callSegs are a tool call of question id's approval or, numbered, of
-// its batch: its tool, arguments, digest and decision. A call with
-// buttons shows its tool whole (and its arguments no shorter than their
-// floor, once openContent sets it).
-func callSegs(id core.QuestionID, s card.Section, numbered bool) []seg {
+// its batch: its tool, arguments, digest and decision. A call still to
+// decide (undecided) shows its tool whole, and its arguments no shorter
+// than their floor once openContent sets it: shown, it is seen.
+func callSegs(id core.QuestionID, s card.Section, numbered, undecided bool) []seg {
 	num := ""
 	if numbered {
 		num = fmt.Sprintf("%d. ", s.Index+1)
 	}
 	tool := text(oneLine(s.Title), 128)
-	if hasButtons(s) {
+	if undecided {
 		// Each rune escapes to at most two units: this is the whole.
 		tool = fixed(escape(oneLine(s.Title), 2*core.MaxToolLen))
 	}

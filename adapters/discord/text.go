@@ -69,14 +69,21 @@ func oneLine(s string) string { return textlimit.OneLine(s) }
 // show. The cut comes first, each backtick counted with its zero-width
 // space, so the count is of the arguments' own characters.
 func codeBlock(s string, max int, id core.QuestionID) string {
-	const open, close = "```\n", "\n```"
-	room := max - width(open) - width(close)
+	room := max - codeFences
 	if room < 1 {
 		return ""
 	}
 	body := card.CutMiddle(s, room, id, codeWidth)
-	return open + strings.ReplaceAll(body, "`", "`\u200b") + close
+	return codeOpen + strings.ReplaceAll(body, "`", "`\u200b") + codeClose
 }
+
+// codeOpen and codeClose fence a code block; codeFences is what they take
+// of a limit.
+const (
+	codeOpen   = "```\n"
+	codeClose  = "\n```"
+	codeFences = len(codeOpen) + len(codeClose)
+)
 
 // codeWidth is how much of a limit r takes in a code block: a backtick
 // takes its zero-width space too.

@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/askbridge/askbridge/adapters/adaptertest"
 	"github.com/askbridge/askbridge/core"
@@ -14,53 +13,8 @@ import (
 	"github.com/slack-go/slack"
 )
 
-// crowdedBatches are batches of the most calls core takes, each call's
-// arguments too long for any card (adaptertest.LongCall), under a
-// question of a few paragraphs or of the most core takes, with tools
-// named at core's longest, with some calls decided, or with every button
-// a call can have: no budget gives every call a cut that names askbridge
-// show.
-func crowdedBatches() map[string]*core.Question {
-	call := adaptertest.LongCall("./step.sh <in >out @ops && ", 90)
-	batch := func(text string, tool func(i int) string) *core.Question {
-		q := approvalQ()
-		q.Call, q.Text = nil, text
-		for i := range core.MaxBatchCalls {
-			c := call
-			c.Tool = tool(i)
-			q.Calls = append(q.Calls, core.BatchCall{ToolCallID: fmt.Sprintf("toolu_%02d", i+1), ToolCall: c})
-		}
-		return q
-	}
-	decide := func(q *core.Question, calls ...int) *core.Question {
-		for _, i := range calls {
-			q.Answers = append(q.Answers, core.ItemAnswer{ItemID: q.Calls[i].ToolCallID, OptionID: core.ApproveOption,
-				Decider: core.Decider{Surface: core.SurfaceConsole, ID: "ops", Name: "Ops"}, At: t0})
-		}
-		return q
-	}
-	bash := func(int) string { return "Bash" }
-	longTool := func(i int) string {
-		return fmt.Sprintf("t%02d_", i+1) + strings.Repeat("mcp__github__", (core.MaxToolLen-4)/13)
-	}
-	paragraphs := strings.Repeat("Clean the build tree and rebuild each package in turn. ", 27)
-	longest := strings.Repeat("a<&>'𝄞", core.MaxTextLen/6)
-	every := batch(longest, longTool)
-	every.Context = strings.Repeat("Context & <more> ", core.MaxContextLen/17)
-	for i := range every.Calls {
-		every.Calls[i].Editable = &core.Editable{All: true}
-		every.Calls[i].Standing = &core.StandingOffer{Hours: 8}
-	}
-	return map[string]*core.Question{
-		"paragraphs":       batch(paragraphs, bash),
-		"partly decided":   decide(batch(longest, longTool), 0, 3, 4, 9),
-		"longest question": batch(longest, bash),
-		"longest tools":    batch("May I run these?", longTool),
-		"longest of all":   batch(longest, longTool),
-		"every button":     every,
-		"all but one":      decide(batch(longest, longTool), 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 19),
-	}
-}
+// crowdedBatches are adaptertest.CrowdedBatches of Slack's approval.
+func crowdedBatches() map[string]*core.Question { return adaptertest.CrowdedBatches(approvalQ, t0) }
 
 // TestCrowdedBatchApprovesNothingUnseen: on a batch card too crowded to
 // show every call's arguments, each undecided call the card shows (with
@@ -189,7 +143,7 @@ func checkCrowded(t *testing.T, q *core.Question, m Message) (seen, buttoned int
 			t.Errorf("undecided call %d is shown without its arguments:\n%s", i+1, text)
 			continue
 		}
-		checkNamedCut(t, i+1, core.PrettyJSON(bc.Arguments), q.ID, unescape(text[open+3:end]))
+		adaptertest.CheckNamedCut(t, i+1, core.PrettyJSON(bc.Arguments), q.ID, unescape(text[open+3:end]))
 		if !strings.Contains(unescape(text[:open]), "*Tool:* `"+bc.Tool+"`") {
 			t.Errorf("undecided call %d does not show its tool whole:\n%s", i+1, text[:open])
 		}
@@ -256,37 +210,6 @@ func noteText(m Message) string {
 		}
 	}
 	return ""
-}
-
-// checkNamedCut checks shown, what a card of question id shows of call
-// n's arguments body (escaping undone): the whole, or a start and an end
-// of body around a line that counts the characters left out right and
-// names askbridge show id.
-func checkNamedCut(t *testing.T, n int, body string, id core.QuestionID, shown string) {
-	t.Helper()
-	if shown == body {
-		return
-	}
-	line := "; the whole call: askbridge show " + string(id) + " …\n"
-	at := strings.Index(shown, line)
-	start := strings.LastIndex(shown[:max(at, 0)], "\n… ")
-	if at < 0 || start < 0 {
-		t.Errorf("call %d: no line names askbridge show %s:\n%s", n, id, shown)
-		return
-	}
-	head, tail := shown[:start], shown[at+len(line):]
-	var left int
-	if _, err := fmt.Sscanf(shown[start:at], "\n… %d "+card.LeftOut, &left); err != nil {
-		t.Errorf("call %d: %q counts nothing: %v", n, shown[start:at], err)
-		return
-	}
-	if head == "" || tail == "" || !strings.HasPrefix(body, head) || !strings.HasSuffix(body, tail) {
-		t.Errorf("call %d: not the arguments' start and end:\n%s", n, shown)
-		return
-	}
-	if want := utf8.RuneCountInString(body) - utf8.RuneCountInString(head+tail); left != want {
-		t.Errorf("call %d: the line says %d characters left out, %d were", n, left, want)
-	}
 }
 
 // TestCodeFloorIsTheLeastThatNamesShow: codeFloor is the narrowest room

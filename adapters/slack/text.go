@@ -4,7 +4,6 @@ import (
 	"math"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/askbridge/askbridge/adapters/internal/textlimit"
 	"github.com/askbridge/askbridge/core"
@@ -158,24 +157,8 @@ func codeLen(s string) int {
 	return n
 }
 
-// escWidth is how much of a limit r takes escaped (escapeRune). A
-// crowded card measures each call's arguments a dozen times (floorOf), so
-// the ASCII runes' widths, the only runes escaping changes, are looked
-// up.
-func escWidth(r rune) int {
-	if r >= 0 && r < utf8.RuneSelf {
-		return asciiEscWidth[r]
-	}
-	return unit.RuneWidth(r)
-}
-
-// asciiEscWidth is escWidth of each ASCII rune.
-var asciiEscWidth = func() (w [utf8.RuneSelf]int) {
-	for r := range rune(utf8.RuneSelf) {
-		w[r] = textLen(escapeRune(-1, r))
-	}
-	return w
-}()
+// escWidth is how much of a limit r takes escaped (escapeRune).
+var escWidth = unit.EscapedWidth(func(r rune) string { return escapeRune(-1, r) })
 
 // codeSpan wraps one line of text, such as a tool's name, in an inline
 // code span, escaped and cut so that the whole fits max. Slack formats

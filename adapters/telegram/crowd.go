@@ -10,10 +10,10 @@ import (
 
 // A crowded card (a batch of many calls, calls with long arguments, a
 // long question) cannot show every call's arguments whole. A call whose
-// buttons the card draws still shows a cut of them that keeps their
-// start and end and names the command that prints them whole
-// (card.CutMiddle with room for its long line): Approve approves what
-// the card shows. Where even those cuts do not all fit, the last calls
+// buttons the card draws still shows its tool whole and a cut of its
+// arguments that keeps their start and end and names the command that
+// prints them whole (card.CutMiddle with room for its long line):
+// Approve approves what the card shows. Where even those cuts do not all fit, the last calls
 // are left off the card whole, buttons and all, and the card says which
 // and where to see and answer them; "Approve all", which would approve
 // them unseen, goes too. No button approves arguments the card hides.
@@ -26,14 +26,20 @@ import (
 func floorOf(p piece) int { return card.NamedCutFloor(p.s, p.id, preWidth, p.want) }
 
 // buttoned marks ps, the pieces of section i, a call whose buttons the
-// card draws: its arguments are needed, and it is left out whole if they
-// cannot show (layout).
+// card draws: its tool (whole) and its arguments (at least at their
+// floor) are needed, and it is left out whole if they cannot show
+// (layout).
 func buttoned(ps []piece, i int) {
 	for k := range ps {
 		ps[k].sect = i + 1
-		ps[k].need = ps[k].call
+		ps[k].need = ps[k].call || ps[k].tool
 	}
 }
+
+// maxToolUnits is the most a tool's name escaped can take: core.MaxToolLen
+// runes, each at most five units (&amp;, &#34;, &#39;). A tool beside
+// buttons that approve its call is written whole.
+const maxToolUnits = 5 * core.MaxToolLen
 
 // layout writes ps, a card's measured body, into d as fit plans them,
 // first leaving out whole, the last first, each call with buttons that

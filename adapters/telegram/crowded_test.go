@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
@@ -48,49 +47,19 @@ func labelsOf(m tgbotapi.MessageConfig) map[string]bool {
 	return labels
 }
 
-// crowdedBatches are batches of the most calls core takes, each call's
-// arguments too long for any card (adaptertest.LongCall), under a
-// question of a few paragraphs, of the most core takes, or with tools
-// named at core's longest: the budget cannot give every call a cut that
-// names askbridge show.
-func crowdedBatches() map[string]*core.Question {
-	call := adaptertest.LongCall("./step.sh <in >out @ops && ", 90)
-	batch := func(text string, tool func(i int) string) *core.Question {
-		q := approval()
-		q.Call, q.Text = nil, text
-		for i := range core.MaxBatchCalls {
-			c := call
-			c.Tool = tool(i)
-			q.Calls = append(q.Calls, core.BatchCall{ToolCallID: fmt.Sprintf("toolu_%02d", i+1), ToolCall: c})
-		}
-		return q
-	}
-	bash := func(int) string { return "Bash" }
-	paragraphs := strings.Repeat("Clean the build tree and rebuild each package in turn. ", 27)
-	decided := batch(paragraphs, bash) // some calls decided in the console
-	for _, i := range []int{0, 3, 4, 9} {
-		decided.Answers = append(decided.Answers, core.ItemAnswer{ItemID: decided.Calls[i].ToolCallID, OptionID: core.ApproveOption,
-			Decider: core.Decider{Surface: core.SurfaceConsole, ID: "ops", Name: "Ops"}, At: t0})
-	}
-	return map[string]*core.Question{
-		"paragraphs":       batch(paragraphs, bash),
-		"partly decided":   decided,
-		"longest question": batch(strings.Repeat("a<&>'𝄞", core.MaxTextLen/6), bash),
-		"longest tools": batch("May I run these?", func(i int) string {
-			return fmt.Sprintf("t%02d_", i+1) + strings.Repeat("mcp__github__", (core.MaxToolLen-4)/13)
-		}),
-	}
-}
+// crowdedBatches are adaptertest.CrowdedBatches of Telegram's approval.
+func crowdedBatches() map[string]*core.Question { return adaptertest.CrowdedBatches(approval, t0) }
 
 // TestCrowdedBatchApprovesNothingUnseen: on a batch card too crowded to
-// show every call's arguments, each call with buttons shows a cut of its
-// arguments that keeps their start and end and names askbridge show (the
-// cut of card.CutMiddle), and each undecided call without one has no
-// buttons: the card names it and says how to see and answer it, and
-// "Approve all", which would approve it unseen, is gone. The message
-// keeps Telegram's limit. Before, the arguments of calls 10-20 were left
-// out whole (their share fell under 16 units) while "10. Approve" to
-// "20. Approve" and "Approve all" stayed.
+// show every call's arguments, each call with buttons shows its tool
+// whole and a cut of its arguments that keeps their start and end and
+// names askbridge show (the cut of card.CutMiddle), and each undecided
+// call without one has no buttons: the card names it and says how to see
+// and answer it, and "Approve all", which would approve it unseen, is
+// gone. The message keeps Telegram's limit. Before, the arguments of
+// calls 10-20 were left out whole (their share fell under 16 units) while
+// "10. Approve" to "20. Approve" and "Approve all" stayed; then long
+// tools beside their Approve were cut to 22 characters.
 func TestCrowdedBatchApprovesNothingUnseen(t *testing.T) {
 	for name, q := range crowdedBatches() {
 		t.Run(name, func(t *testing.T) {
@@ -118,20 +87,24 @@ func checkCrowded(t *testing.T, q *core.Question, text string, labels map[string
 	t.Helper()
 	plain := html.UnescapeString(text)
 	parts := callParts(text)
-	buttoned, unseen := 0, 0
+	buttoned, unseen, undecided := 0, 0, 0
 	for i, bc := range q.Calls {
 		if _, decided := q.Answered(bc.ToolCallID); decided {
 			continue
 		}
+		undecided++
 		n := i + 1
 		if labels[fmt.Sprintf("%d. %s", n, card.LabelApprove)] {
 			buttoned++
+			if tool := "Tool: <code>" + html.EscapeString(bc.Tool) + "</code>"; !strings.Contains(parts[n], tool) {
+				t.Errorf("call %d has buttons but does not show its tool whole:\n%s", n, parts[n])
+			}
 			blocks := preBlocks.FindAllStringSubmatch(parts[n], -1)
 			if len(blocks) != 1 {
 				t.Errorf("call %d has buttons but shows %d <pre>", n, len(blocks))
 				continue
 			}
-			checkNamedCut(t, n, core.PrettyJSON(bc.Arguments), q.ID, html.UnescapeString(blocks[0][1]))
+			adaptertest.CheckNamedCut(t, n, core.PrettyJSON(bc.Arguments), q.ID, html.UnescapeString(blocks[0][1]))
 			continue
 		}
 		unseen++
@@ -147,7 +120,7 @@ func checkCrowded(t *testing.T, q *core.Question, text string, labels map[string
 	if unseen > 0 && labels[card.LabelApproveAll] {
 		t.Errorf("%d calls are not shown, yet %q approves them", unseen, card.LabelApproveAll)
 	}
-	if buttoned < 2 {
+	if buttoned < min(2, undecided) {
 		t.Errorf("only %d calls have buttons", buttoned)
 	}
 }
@@ -164,33 +137,23 @@ func equalKeyboards(a, b any) bool {
 	return errA == nil && errB == nil && string(ja) == string(jb)
 }
 
-// checkNamedCut checks shown, what a card of question id shows of call
-// n's arguments body (escaping undone): the whole, or a start and an end
-// of body around a line that counts the characters left out right and
-// names askbridge show id.
-func checkNamedCut(t *testing.T, n int, body string, id core.QuestionID, shown string) {
-	t.Helper()
-	if shown == body {
-		return
+// TestToolBesideButtonsIsWhole: a call's tool is written whole beside
+// the buttons that approve it, however much its name grows escaped.
+// Before, a tool was cut at 130 units, so one of core's longest names
+// with an "&" in each place (640 units escaped) read as its first 26
+// characters, and a crowded batch cut its calls' tools to share room
+// with the question.
+func TestToolBesideButtonsIsWhole(t *testing.T) {
+	q := approval()
+	q.Call.Tool = strings.Repeat("&", core.MaxToolLen)
+	m, err := RenderCard(cardOf(q), -1001)
+	if err != nil {
+		t.Fatal(err)
 	}
-	line := "; the whole call: askbridge show " + string(id) + " …\n"
-	at := strings.Index(shown, line)
-	start := strings.LastIndex(shown[:max(at, 0)], "\n… ")
-	if at < 0 || start < 0 {
-		t.Errorf("call %d: no line names askbridge show %s:\n%s", n, id, shown)
-		return
+	if !labelsOf(m)[card.LabelApprove] {
+		t.Fatalf("no %q: %v", card.LabelApprove, labelsOf(m))
 	}
-	head, tail := shown[:start], shown[at+len(line):]
-	var left int
-	if _, err := fmt.Sscanf(shown[start:at], "\n… %d "+card.LeftOut, &left); err != nil {
-		t.Errorf("call %d: %q counts nothing: %v", n, shown[start:at], err)
-		return
-	}
-	if head == "" || tail == "" || !strings.HasPrefix(body, head) || !strings.HasSuffix(body, tail) {
-		t.Errorf("call %d: not the arguments' start and end:\n%s", n, shown)
-		return
-	}
-	if want := utf8.RuneCountInString(body) - utf8.RuneCountInString(head+tail); left != want {
-		t.Errorf("call %d: the line says %d characters left out, %d were", n, left, want)
+	if tool := "Tool: <code>" + html.EscapeString(q.Call.Tool) + "</code>"; !strings.Contains(m.Text, tool) {
+		t.Errorf("the tool is not whole:\n%s", m.Text)
 	}
 }

@@ -2,12 +2,14 @@ package telegram
 
 import (
 	"fmt"
+	"html"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/adaptertest"
 	"github.com/askbridge/askbridge/core"
 )
 
@@ -28,6 +30,7 @@ func TestDigestSaysWhatItLeftOut(t *testing.T) {
 		}
 		return out
 	}
+	adaptertest.CheckCappedDigest(t, html.UnescapeString(RenderDigest(adaptertest.CappedDigest(), room).Text))
 	open, closed := qs(80, "open"), qs(40, "closed")
 	d := core.Digest{From: t0, To: t0.Add(3 * time.Hour), Asked: qs(500, "asked"), AskedMore: true,
 		Closed: closed, Open: open, OpenMore: true}

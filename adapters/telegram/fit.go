@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"html"
 	"slices"
-	"unicode/utf8"
 
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/card"
@@ -49,14 +48,15 @@ type piece struct {
 	open, s, close string
 	max            int
 	// call marks a call's arguments, which give way in the middle
-	// (callPiece); id is their question's.
-	call bool
-	id   core.QuestionID
-	// need marks the arguments of a call whose buttons the card draws:
-	// they are never left out nor cut below floor (floorOf). sect is
-	// that call's section index plus one on each of its pieces (0 on
-	// any other piece), so that a call which cannot show them is left
-	// out whole (layout).
+	// (callPiece); id is their question's. tool marks a call's tool.
+	call, tool bool
+	id         core.QuestionID
+	// need marks the tool and the arguments of a call whose buttons the
+	// card draws: the tool is written whole, and the arguments are never
+	// left out nor cut below floor (floorOf). sect is that call's
+	// section index plus one on each of its pieces (0 on any other
+	// piece), so that a call which cannot show them is left out whole
+	// (layout).
 	need bool
 	sect int
 	// want is how many units the escaped text takes cut to max, and
@@ -92,30 +92,15 @@ func (p piece) esc(max int) string {
 	return escIn(p.open, card.CutMiddle(p.s, max, p.id, preWidth), max)
 }
 
-// preWidth is how many units r takes escaped inside <pre> (escIn). A
-// card's plan measures each call's arguments a dozen times (floorOf), so
-// the ASCII runes' widths, the only runes html.EscapeString changes, are
-// looked up.
-func preWidth(r rune) int {
-	if r >= 0 && r < utf8.RuneSelf {
-		return asciiPreWidth[r]
-	}
-	return unit.RuneWidth(r)
-}
-
-// asciiPreWidth is preWidth of each ASCII rune.
-var asciiPreWidth = func() (w [utf8.RuneSelf]int) {
-	for r := range rune(utf8.RuneSelf) {
-		w[r] = units(html.EscapeString(string(r)))
-	}
-	return w
-}()
+// preWidth is how many units r takes escaped inside <pre> (escIn).
+var preWidth = unit.EscapedWidth(func(r rune) string { return html.EscapeString(string(r)) })
 
 // fit plans ps (measured) within room units: caps[i] is how many units
 // the escaped text of piece i may take (0: leave the piece out). The
-// arguments of each call with buttons are kept first, at their floor.
-// Key texts get their max if all fit, else an even share of what the
-// markup, those floors and their own open and close tags leave, one unit
+// tool of each call with buttons is kept first, whole, and its arguments
+// at their floor. Other key texts get their max if all fit, else an even
+// share of what the markup, those tools and floors and their own open
+// and close tags leave, one unit
 // (an ellipsis) at the least, or minLong where calls with buttons are
 // shown (a question and tool names cut to an ellipsis would not say what
 // Approve is for). Long texts share what the key texts leave, a call's
@@ -134,6 +119,9 @@ func fit(ps []piece, room int) (caps []int, ok bool) {
 			room -= units(p.open)
 		case p.s == "":
 			// nothing to write
+		case p.kind == pieceKey && p.need: // a tool beside its buttons: whole
+			room -= units(p.open) + units(p.close) + p.want
+			caps[i] = p.want
 		case p.kind == pieceKey:
 			room -= units(p.open) + units(p.close)
 			keys = append(keys, i)

@@ -261,7 +261,9 @@ func body(c card.Card, off map[core.Ref]bool) []piece {
 			if c.Progress != nil { // one call of a batch
 				num = fmt.Sprintf("%d. ", s.Index+1)
 			}
-			ps = append(ps, keyPiece("\n\n"+num+"Tool: <code>", s.Title, "</code>", 130))
+			tool := keyPiece("\n\n"+num+"Tool: <code>", s.Title, "</code>", maxToolUnits)
+			tool.tool = true
+			ps = append(ps, tool)
 			ps = append(ps, callPiece(s.Body, 1200, c.QuestionID))
 			if s.Hash != "" {
 				ps = append(ps, markupPiece("\nsha256 <code>"+html.EscapeString(s.Hash)+"…</code>"))

@@ -51,6 +51,25 @@ func (u Unit) RuneWidth(r rune) int {
 	return 1
 }
 
+// EscapedWidth is how much of a limit each rune takes as esc escapes it,
+// for measuring text before it is escaped (card.CutMiddle's width). esc
+// may change ASCII runes only (entities, backslashes): their widths are
+// worked out once, for a renderer measures a call's arguments a dozen
+// times to find the least cut that names askbridge show; any other rune
+// is its own width.
+func (u Unit) EscapedWidth(esc func(r rune) string) func(rune) int {
+	var ascii [utf8.RuneSelf]int
+	for r := range rune(utf8.RuneSelf) {
+		ascii[r] = u.Len(esc(r))
+	}
+	return func(r rune) int {
+		if r >= 0 && r < utf8.RuneSelf {
+			return ascii[r]
+		}
+		return u.RuneWidth(r)
+	}
+}
+
 // Len is how much of a limit s uses.
 func (u Unit) Len(s string) int {
 	n := 0

@@ -147,3 +147,30 @@ func FuzzCutEscaped(f *testing.F) {
 		}
 	})
 }
+
+// TestEscapedWidth: a text measured rune by rune with EscapedWidth takes
+// what the text escaped takes, ASCII and not, in each unit.
+func TestEscapedWidth(t *testing.T) {
+	esc := func(r rune) string {
+		switch r {
+		case '&':
+			return "&amp;"
+		case '<':
+			return "&lt;"
+		}
+		return string(r)
+	}
+	for _, u := range []Unit{UTF16, Runes, Bytes} {
+		width := u.EscapedWidth(esc)
+		for _, s := range []string{"a<b&c", "𝄞é\x00\x7f", "plain text", string(rune(utf8.RuneSelf)) + "\uFFFD"} {
+			n, escaped := 0, ""
+			for _, r := range s {
+				n += width(r)
+				escaped += esc(r)
+			}
+			if want := u.Len(escaped); n != want {
+				t.Errorf("unit %d, %q: %d, want %d", u, s, n, want)
+			}
+		}
+	}
+}

@@ -27,39 +27,23 @@ func ShowCommand(id core.QuestionID) string { return "askbridge show " + string(
 // width, shows body whole or cut with its long line (which names
 // ShowCommand(id)): a narrower cut has a bare count or ellipsis in its
 // middle and says nowhere how to read the rest. whole is body written
-// whole as the renderer measures it, the floor at most. A cut names the
-// command once its room holds the long line twice, and does in every
-// wider room, so the search is a bisection from twice the command's
-// width, trying first a little above that, where most floors are.
+// whole as the renderer measures it, the floor at most. CutMiddle takes
+// the long line where the room holds it twice, so that is the floor,
+// unless the body is whole in so small a room.
 func NamedCutFloor(body string, id core.QuestionID, width Width, whole int) int {
 	if width == nil {
 		width = func(rune) int { return 1 }
 	}
-	show := ShowCommand(id)
-	names := func(room int) bool { return room >= whole || strings.Contains(CutMiddle(body, room, id, width), show) }
-	start := 2 * widthOf([]rune(show), width)
-	lo, hi := min(start, whole)-1, whole // the floor is in (lo, hi]
-	if near := start + nearFloor; near < hi {
-		if names(near) {
-			hi = near
-		} else {
-			lo = near
-		}
+	if id == "" {
+		return whole // CutMiddle names no command
 	}
-	for lo+1 < hi {
-		if mid := (lo + hi) / 2; names(mid) {
-			hi = mid
-		} else {
-			lo = mid
-		}
+	rs := []rune(body)
+	// CutMiddle measures the line with every rune counted as left out.
+	if named := 2 * widthOf([]rune(longLine(len(rs), id)), width); named < min(whole, widthOf(rs, width)) {
+		return named
 	}
-	return hi
+	return whole
 }
-
-// nearFloor is how far above twice the command's width NamedCutFloor
-// looks for the floor first: the long line is the command and a few
-// dozen characters more.
-const nearFloor = 160
 
 // Approves reports whether a button of ref r approves a call: approve,
 // edit and approve, or approve with a standing approval.

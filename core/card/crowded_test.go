@@ -26,6 +26,53 @@ func TestNamedCutFloorIsTheLeastThatNamesShow(t *testing.T) {
 	}
 }
 
+// TestNamedCutFloorIsTheLeastOfEveryRoom: the floor is the least room,
+// of every room up to whole, whose cut names the command (or that holds
+// the body whole as the renderer measures it), for bodies wider and
+// narrower than the long line, runes of several widths, and a renderer
+// that measures the whole body wider or narrower than width does.
+func TestNamedCutFloorIsTheLeastOfEveryRoom(t *testing.T) {
+	escapes := func(r rune) int { // as a renderer that escapes & and <, and counts UTF-16 units
+		switch {
+		case r == '&' || r == '<':
+			return 5
+		case r > 0xFFFF:
+			return 2
+		}
+		return 1
+	}
+	for _, body := range []string{`{"a":1}`, strings.Repeat("x", 90), strings.Repeat("x", 200), strings.Repeat("a&<😀", 120)} {
+		for _, id := range []core.QuestionID{"q1", "aaaaaaaaaaaaaaaaa", ""} {
+			for _, width := range []card.Width{nil, escapes} {
+				measured := 0
+				for _, r := range body {
+					if width == nil {
+						measured++
+					} else {
+						measured += width(r)
+					}
+				}
+				for _, whole := range []int{measured, measured - 30, measured + 30} {
+					if whole < 1 {
+						continue
+					}
+					least := whole
+					for room := range whole {
+						if id != "" && strings.Contains(card.CutMiddle(body, room, id, width), card.ShowCommand(id)) {
+							least = room
+							break
+						}
+					}
+					if got := card.NamedCutFloor(body, id, width, whole); got != least {
+						t.Errorf("body of %d runes, id %q, escapes %v, whole %d: floor %d, want %d",
+							len([]rune(body)), id, width != nil, whole, got, least)
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestUnseenSaysWhatItLeavesOff: the note names the calls left off, says
 // the card's approving buttons went with them, and where to answer them.
 func TestUnseenSaysWhatItLeavesOff(t *testing.T) {

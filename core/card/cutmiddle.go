@@ -47,9 +47,7 @@ func CutMiddle(body string, room int, id core.QuestionID, width Width) string {
 	if widthOf(rs, width) <= room {
 		return string(rs)
 	}
-	long := func(n int) string {
-		return fmt.Sprintf("\n… %d %s; the whole call: askbridge show %s …\n", n, LeftOut, id)
-	}
+	long := func(n int) string { return longLine(n, id) }
 	short := func(n int) string { return fmt.Sprintf("\n… %d %s …\n", n, LeftOut) }
 	lines := []func(int) string{short}
 	if id != "" {
@@ -66,6 +64,12 @@ func CutMiddle(body string, room int, id core.QuestionID, width Width) string {
 		return around(rs, room, func(int) string { return textEllipsis }, width)
 	}
 	return ""
+}
+
+// longLine is the line CutMiddle puts where it left n characters of
+// question id's call out, naming the command that prints it whole.
+func longLine(n int, id core.QuestionID) string {
+	return fmt.Sprintf("\n… %d %s; the whole call: %s …\n", n, LeftOut, ShowCommand(id))
 }
 
 // textEllipsis stands alone between the head and the tail in a room too

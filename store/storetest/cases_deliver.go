@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -129,20 +130,7 @@ func (c *recordingCourier) Digest(_ context.Context, d core.Digest, room string)
 // waitForEntry waits until the log holds entry, and returns it.
 func (c *recordingCourier) waitForEntry(t *testing.T, entry string) []string {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
-	for {
-		c.mu.Lock()
-		got := append([]string(nil), c.log...)
-		c.mu.Unlock()
-		if slices.Contains(got, entry) {
-			return got
-		}
-		select {
-		case <-c.changed:
-		case <-deadline:
-			t.Fatalf("courier log %v: wanted %q", got, entry)
-		}
-	}
+	return c.waitUntil(t, strconv.Quote(entry), func(log []string) bool { return slices.Contains(log, entry) })
 }
 
 // posts are the log's posts, in order.
@@ -156,20 +144,29 @@ func posts(log []string) []string {
 	return out
 }
 
+// waitFor waits until the log holds n entries or more, and returns it.
 func (c *recordingCourier) waitFor(t *testing.T, n int) []string {
+	t.Helper()
+	return c.waitUntil(t, fmt.Sprintf("%d entries", n), func(log []string) bool { return len(log) >= n })
+}
+
+// waitUntil waits until done holds of the log, woken by each entry, and
+// returns it; it fails the test, saying it wanted what, after ten
+// seconds.
+func (c *recordingCourier) waitUntil(t *testing.T, what string, done func(log []string) bool) []string {
 	t.Helper()
 	deadline := time.After(10 * time.Second)
 	for {
 		c.mu.Lock()
 		got := append([]string(nil), c.log...)
 		c.mu.Unlock()
-		if len(got) >= n {
+		if done(got) {
 			return got
 		}
 		select {
 		case <-c.changed:
 		case <-deadline:
-			t.Fatalf("courier log %v: wanted %d entries", got, n)
+			t.Fatalf("courier log %v: wanted %s", got, what)
 		}
 	}
 }

@@ -179,7 +179,14 @@ type AgentResolution struct {
 	Reason string `json:"reason,omitempty"`
 	// Away, on a timeout, is the span askbridge was not running in which
 	// the deadline passed: nobody could answer then.
-	Away *core.Downtime `json:"away,omitempty"`
+	Away *AgentDowntime `json:"away,omitempty"`
+}
+
+// AgentDowntime is a span askbridge was not running: from its last
+// heartbeat to the boot after it.
+type AgentDowntime struct {
+	Since time.Time `json:"since"`
+	Until time.Time `json:"until"`
 }
 
 // AgentView is q as its asking agent may see it. It copies, field by
@@ -230,8 +237,7 @@ func AgentView(q *core.Question) *AgentQuestion {
 			ar.StandingID = r.Standing.ID
 		}
 		if r.Away != nil {
-			away := *r.Away
-			ar.Away = &away
+			ar.Away = &AgentDowntime{Since: r.Away.Since, Until: r.Away.Until}
 		}
 		if ar.ClosedBy == core.CloserAgentCancel && r.Decider.ID == string(q.Agent) {
 			ar.Reason = r.Reason

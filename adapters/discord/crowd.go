@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/askbridge/askbridge/adapters/internal/textlimit"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/card"
 )
@@ -53,8 +54,8 @@ func openContent(c card.Card) (string, []int) {
 	// Whether a plan keeps the card's texts at cap is one join away
 	// (joinAt).
 	keeps := func(seen, shown, cap int) bool { return width(joinAt(segs(seen, shown), cap)) <= maxContent }
-	seen := max(most(len(calls), func(n int) bool { return keeps(n, 0, minKey) }), 0)
-	shown := max(most(decided, func(n int) bool { return keeps(seen, n, minShown) }), 0)
+	seen := max(textlimit.Most(len(calls), func(n int) bool { return keeps(n, 0, minKey) }), 0)
+	shown := max(textlimit.Most(decided, func(n int) bool { return keeps(seen, n, minShown) }), 0)
 	out, _ := fitCap(segs(seen, shown), maxContent)
 	return out, calls[seen:]
 }

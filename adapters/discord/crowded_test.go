@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -236,7 +235,7 @@ func checkCrowded(t *testing.T, q *core.Question, content string, comps []discor
 				t.Errorf("call %d is shown with %d code blocks:\n%s", n, len(blocks), content)
 				continue
 			}
-			checkNamedCut(t, n, core.PrettyJSON(bc.Arguments), q.ID, strings.ReplaceAll(blocks[0][1], "`\u200b", "`"))
+			adaptertest.CheckNamedCut(t, n, core.PrettyJSON(bc.Arguments), q.ID, strings.ReplaceAll(blocks[0][1], "`\u200b", "`"))
 			continue
 		}
 		unseen++
@@ -334,37 +333,6 @@ func verdictsSaid(content string) map[int]string {
 // afterCalls is the part of a card's content after its last code block.
 func afterCalls(content string) string {
 	return content[strings.LastIndex(content, "\n```")+1:]
-}
-
-// checkNamedCut checks shown, what a card of question id shows of call
-// n's arguments body (the zero-width spaces after backticks taken out):
-// the whole, or a start and an end of body around a line that counts the
-// characters left out right and names askbridge show id.
-func checkNamedCut(t *testing.T, n int, body string, id core.QuestionID, shown string) {
-	t.Helper()
-	if shown == body {
-		return
-	}
-	line := "; the whole call: askbridge show " + string(id) + " …\n"
-	at := strings.Index(shown, line)
-	start := strings.LastIndex(shown[:max(at, 0)], "\n… ")
-	if at < 0 || start < 0 {
-		t.Errorf("call %d: no line names askbridge show %s:\n%s", n, id, shown)
-		return
-	}
-	head, tail := shown[:start], shown[at+len(line):]
-	var left int
-	if _, err := fmt.Sscanf(shown[start:at], "\n… %d "+card.LeftOut, &left); err != nil {
-		t.Errorf("call %d: %q counts nothing: %v", n, shown[start:at], err)
-		return
-	}
-	if head == "" || tail == "" || !strings.HasPrefix(body, head) || !strings.HasSuffix(body, tail) {
-		t.Errorf("call %d: not the arguments' start and end:\n%s", n, shown)
-		return
-	}
-	if want := utf8.RuneCountInString(body) - utf8.RuneCountInString(head+tail); left != want {
-		t.Errorf("call %d: the line says %d characters left out, %d were", n, left, want)
-	}
 }
 
 // sameComponents reports whether two lists of components draw the same

@@ -39,24 +39,6 @@ func dropping(parts []part) int {
 	return n
 }
 
-// most is the largest n in [0, hi] that ok holds for, -1 if none; ok
-// holds for every n below one it holds for (fewer calls shown never
-// leave less room).
-func most(hi int, ok func(int) bool) int {
-	if ok(hi) {
-		return hi
-	}
-	lo := -1 // ok(lo) holds, if lo >= 0; ok(hi) does not
-	for lo+1 < hi {
-		if mid := (lo + hi) / 2; ok(mid) {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return lo
-}
-
 // withCalls joins parts, a closed batch's, keeping the first keep of the
 // droppable ones and saying in their place how many more there were.
 func withCalls(parts []part, keep, droppable int) []seg {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/internal/textlimit"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/card"
 	"github.com/bwmarrin/discordgo"
@@ -185,7 +186,7 @@ func cardContentWith(c card.Card, k keeping) (string, bool) {
 	if got >= minShown || droppable == 0 {
 		return out, got >= 0
 	}
-	keep := most(droppable-1, func(keep int) bool { _, got := try(keep); return got >= minShown })
+	keep := textlimit.Most(droppable-1, func(keep int) bool { _, got := try(keep); return got >= minShown })
 	out, got = try(max(keep, 0))
 	return out, got >= 0
 }

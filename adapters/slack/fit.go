@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/askbridge/askbridge/adapters/internal/textlimit"
 	"github.com/askbridge/askbridge/core/card"
 	"github.com/slack-go/slack"
 )
@@ -49,19 +50,19 @@ func Card(c card.Card) Message {
 	seen, buttoned, from := undecided, undecided, 2
 	if _, ok := at(maxDiv, undecided, undecided); !ok {
 		fits := func(seen, buttoned int) bool { _, ok := at(maxDiv, seen, buttoned); return ok }
-		seen = most(undecided, func(n int) bool { return fits(n, 0) })
+		seen = textlimit.Most(undecided, func(n int) bool { return fits(n, 0) })
 		if seen < 0 {
 			m, _ := at(maxDiv, 0, 0)
 			return m // cut as far as it goes
 		}
-		buttoned = most(seen, func(n int) bool { return fits(seen, n) })
+		buttoned = textlimit.Most(seen, func(n int) bool { return fits(seen, n) })
 		if seen < undecided {
 			// Some calls are left off, and "Approve all" with them, so a
 			// call with its own buttons is worth more than one shown
 			// without: the most calls that fit with their buttons, then
 			// as many more as fit without.
-			if b := most(undecided, func(n int) bool { return fits(n, n) }); b > buttoned {
-				seen, buttoned = b+max(most(undecided-b, func(n int) bool { return fits(b+n, b) }), 0), b
+			if b := textlimit.Most(undecided, func(n int) bool { return fits(n, n) }); b > buttoned {
+				seen, buttoned = b+max(textlimit.Most(undecided-b, func(n int) bool { return fits(b+n, b) }), 0), b
 			}
 		}
 		from = 1
@@ -74,23 +75,6 @@ func Card(c card.Card) Message {
 	}
 	m, _ := at(maxDiv, seen, buttoned)
 	return m
-}
-
-// most is the largest n in [0, hi] for which ok(n), or -1 for none; ok
-// holds for every n below one it holds for.
-func most(hi int, ok func(int) bool) int {
-	if ok(hi) {
-		return hi
-	}
-	lo := -1 // ok(lo) once lo >= 0; !ok(hi)
-	for lo+1 < hi {
-		if mid := (lo + hi) / 2; ok(mid) {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return lo
 }
 
 // maxDiv is the most a card's text budgets are divided by to fit.

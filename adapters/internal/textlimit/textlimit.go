@@ -174,3 +174,23 @@ func FirstLine(s string) string {
 	}
 	return ""
 }
+
+// Most is the largest n in [0, hi] that fits holds for, -1 if none: a
+// renderer's search for the most of something (calls shown, calls with
+// buttons) that a message keeps within its limit. fits must hold for
+// every n below one it holds for (fewer never take more room), so the
+// search is a bisection.
+func Most(hi int, fits func(n int) bool) int {
+	if fits(hi) {
+		return hi
+	}
+	lo := -1 // fits(lo) holds, if lo >= 0; fits(hi) does not
+	for lo+1 < hi {
+		if mid := (lo + hi) / 2; fits(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}

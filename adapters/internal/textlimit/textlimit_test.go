@@ -174,3 +174,13 @@ func TestEscapedWidth(t *testing.T) {
 		}
 	}
 }
+
+// TestMostIsTheLargestThatFits: Most finds the largest n that fits, at
+// either end of its range and between, and -1 where none does.
+func TestMostIsTheLargestThatFits(t *testing.T) {
+	for _, c := range []struct{ hi, limit, want int }{{20, 7, 7}, {20, 20, 20}, {20, 0, 0}, {20, -1, -1}, {0, 0, 0}} {
+		if got := Most(c.hi, func(n int) bool { return n <= c.limit }); got != c.want {
+			t.Errorf("Most(%d) with n <= %d fitting = %d; want %d", c.hi, c.limit, got, c.want)
+		}
+	}
+}

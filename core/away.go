@@ -9,8 +9,9 @@ import (
 
 // Downtime is a span in which askbridge was not running: from the last
 // heartbeat before it to the boot after it. A deadline that passed in it
-// passed when no answer could be taken, and a timeout says so (law 7's
-// honesty: "nobody answered" alone would blame the people).
+// passed when no answer could be taken, and a timeout says so (laws 8
+// and 12, honest recovery and the truth about the closer: "nobody
+// answered" alone would blame the people).
 type Downtime struct {
 	Since time.Time `json:"since"`
 	Until time.Time `json:"until"`

@@ -11,6 +11,26 @@ import (
 	"github.com/askbridge/askbridge/core/card"
 )
 
+// Batch is a batch of the most calls core takes, made from a fresh
+// base() (a driver's approval, whose call is replaced) under text: each
+// call is call, its tool named tool(i), its id toolu_01 on.
+func Batch(base func() *core.Question, call core.ToolCall, text string, tool func(i int) string) *core.Question {
+	q := base()
+	q.Call, q.Text = nil, text
+	for i := range core.MaxBatchCalls {
+		c := call
+		c.Tool = tool(i)
+		q.Calls = append(q.Calls, core.BatchCall{ToolCallID: fmt.Sprintf("toolu_%02d", i+1), ToolCall: c})
+	}
+	return q
+}
+
+// LongTool is the name of call i of a batch at core's longest, the names
+// differing only in their first characters.
+func LongTool(i int) string {
+	return fmt.Sprintf("t%02d_", i+1) + strings.Repeat("mcp__github__", (core.MaxToolLen-4)/13)
+}
+
 // CrowdedBatches are batches of the most calls core takes, each made
 // from a fresh base() (a driver's approval, whose call is replaced), by
 // name: each call's arguments too long for any card (LongCall), under a
@@ -22,16 +42,7 @@ import (
 // (card.Unseen).
 func CrowdedBatches(base func() *core.Question, at time.Time) map[string]*core.Question {
 	call := LongCall("./step.sh <in >out @ops && ", 90)
-	batch := func(text string, tool func(i int) string) *core.Question {
-		q := base()
-		q.Call, q.Text = nil, text
-		for i := range core.MaxBatchCalls {
-			c := call
-			c.Tool = tool(i)
-			q.Calls = append(q.Calls, core.BatchCall{ToolCallID: fmt.Sprintf("toolu_%02d", i+1), ToolCall: c})
-		}
-		return q
-	}
+	batch := func(text string, tool func(i int) string) *core.Question { return Batch(base, call, text, tool) }
 	decide := func(q *core.Question, calls ...int) *core.Question {
 		for _, i := range calls {
 			q.Answers = append(q.Answers, core.ItemAnswer{ItemID: q.Calls[i].ToolCallID, OptionID: core.ApproveOption,
@@ -40,9 +51,7 @@ func CrowdedBatches(base func() *core.Question, at time.Time) map[string]*core.Q
 		return q
 	}
 	bash := func(int) string { return "Bash" }
-	longTool := func(i int) string {
-		return fmt.Sprintf("t%02d_", i+1) + strings.Repeat("mcp__github__", (core.MaxToolLen-4)/13)
-	}
+	longTool := LongTool
 	paragraphs := strings.Repeat("Clean the build tree and rebuild each package in turn. ", 27)
 	longest := strings.Repeat("a<&>'𝄞", core.MaxTextLen/6)
 	every := batch(longest, longTool)

@@ -22,20 +22,14 @@ func cardComponents(c card.Card, off []int) []discordgo.MessageComponent {
 		return batchComponents(c, off)
 	}
 	rows := []discordgo.MessageComponent{}
-	addRows := func(buttons []discordgo.MessageComponent) {
-		for len(buttons) > 0 && len(rows) < maxRows {
-			n := min(len(buttons), maxButtonsPerRow)
-			rows = append(rows, discordgo.ActionsRow{Components: buttons[:n]})
-			buttons = buttons[n:]
-		}
-	}
+	add := func(bs []discordgo.MessageComponent) { rows = addRows(rows, bs) }
 	var options []card.Action
 	for i, s := range c.Sections {
 		if s.Kind == card.SectionOption {
 			options = append(options, s.Actions...)
 			continue
 		}
-		addRows(buttons(options))
+		add(buttons(options))
 		options = nil
 		if slices.Contains(off, i) {
 			continue
@@ -44,10 +38,10 @@ func cardComponents(c card.Card, off []int) []discordgo.MessageComponent {
 		if len(row) > maxButtonsPerRow {
 			row = append(row[:maxButtonsPerRow-1], row[len(row)-1]) // keep the free-text button
 		}
-		addRows(row)
+		add(row)
 	}
-	addRows(buttons(options))
-	addRows(ownButtons(c, off))
+	add(buttons(options))
+	add(ownButtons(c, off))
 	return rows
 }
 
@@ -64,13 +58,7 @@ func isBatch(c card.Card) bool { return c.Kind == core.KindApproval && c.Progres
 // no button approves a call the card does not show.
 func batchComponents(c card.Card, off []int) []discordgo.MessageComponent {
 	rows := []discordgo.MessageComponent{}
-	add := func(bs []discordgo.MessageComponent) {
-		for len(bs) > 0 && len(rows) < maxRows {
-			n := min(len(bs), maxButtonsPerRow)
-			rows = append(rows, discordgo.ActionsRow{Components: bs[:n]})
-			bs = bs[n:]
-		}
-	}
+	add := func(bs []discordgo.MessageComponent) { rows = addRows(rows, bs) }
 	add(ownButtons(c, off))
 	var calls []card.Action
 	for _, i := range callButtons(c, off) {
@@ -120,4 +108,15 @@ func buttons(as []card.Action) []discordgo.MessageComponent {
 		out = append(out, discordgo.Button{Label: label, Style: style, CustomID: id})
 	}
 	return out
+}
+
+// addRows is rows with buttons added, maxButtonsPerRow a row, as far as
+// maxRows rows go; buttons past the last row are not drawn.
+func addRows(rows, buttons []discordgo.MessageComponent) []discordgo.MessageComponent {
+	for len(buttons) > 0 && len(rows) < maxRows {
+		n := min(len(buttons), maxButtonsPerRow)
+		rows = append(rows, discordgo.ActionsRow{Components: buttons[:n]})
+		buttons = buttons[n:]
+	}
+	return rows
 }

@@ -20,24 +20,15 @@ import (
 // under a question of a few paragraphs, of the most core takes, or with
 // tools named at core's longest; some calls decided; and one of short
 // calls that each have an "Edit and approve", more buttons than
-// Discord's rows hold. (The Telegram adapter has its own; they could
-// share one in adaptertest.)
+// Discord's rows hold. (adaptertest.CrowdedBatches are the other chat
+// renderers'; these keep Discord's markdown in the arguments.)
 func crowdedBatches() map[string]*core.Question {
 	call := adaptertest.LongCall("./step.sh --at `date` <in >out @ops *x* && ", 90)
 	batch := func(text string, tool func(i int) string) *core.Question {
-		q := approvalQ()
-		q.Call, q.Text = nil, text
-		for i := range core.MaxBatchCalls {
-			c := call
-			c.Tool = tool(i)
-			q.Calls = append(q.Calls, core.BatchCall{ToolCallID: fmt.Sprintf("toolu_%02d", i+1), ToolCall: c})
-		}
-		return q
+		return adaptertest.Batch(approvalQ, call, text, tool)
 	}
 	bash := func(int) string { return "Bash" }
-	longest := func(i int) string {
-		return fmt.Sprintf("t%02d_", i+1) + strings.Repeat("mcp__github__", (core.MaxToolLen-4)/13)
-	}
+	longest := adaptertest.LongTool
 	paragraphs := strings.Repeat("Clean the build tree and rebuild each *package* in turn. ", 27)
 	decided := batch(paragraphs, longest) // some calls decided in the console
 	for _, i := range []int{0, 3, 4, 9} {

@@ -223,16 +223,23 @@ func (a *Adapter) act(ctx context.Context, in inbound) (core.Outcome, *discordgo
 	return out, nil
 }
 
+// dropBound bounds the drop of a held card update after its response
+// went out. Nobody waits on the drop, so the bound is generous: one that
+// gives up under a burst of clicks on a busy store (two seconds did, with
+// a hundred clicks at once on a loaded machine) costs each of those cards
+// a second edit when its hold passes.
+const dropBound = 10 * time.Second
+
 // delivered tells core that a response carrying a held card update
 // reached Discord, so the outbox does not edit the card again. It runs
 // after the interaction is answered, so it outlives the request (Discord
-// may hang up as soon as it has the response), bounded by a few seconds.
+// may hang up as soon as it has the response), bounded by dropBound.
 // If it fails, the held update falls due and edits the card once more.
 func (a *Adapter) delivered(ctx context.Context, h *core.Pending) {
 	if h == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dropBound)
 	defer cancel()
 	if err := a.svc.Delivered(ctx, h); err != nil {
 		a.log.Debug().Err(err).Msg("discord: a card updated in place may be edited once more")

@@ -40,6 +40,11 @@ func (s *Server) auditExport(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("Cache-Control", "no-store")
+	if r.Method == http.MethodHead {
+		// The status is known; the rest of the log would only be read
+		// into a response whose body goes nowhere.
+		return
+	}
 	bw := bufio.NewWriter(w)
 	flusher, _ := w.(http.Flusher)
 	for {

@@ -36,6 +36,9 @@ const (
 	// reasonGaveUp: the hook's wait ran out, so the host is about to fall
 	// back to its own prompt.
 	reasonGaveUp = "no answer in time: left to the host's own prompt"
+	// reasonStopping: askbridge is stopping (Options.Stop), which ends
+	// every wait however young; the host falls back to its own prompt.
+	reasonStopping = "askbridge is stopping: left to the host's own prompt"
 )
 
 // MaxInputBytes caps a hook input, as the API caps a request body.
@@ -81,11 +84,13 @@ type Options struct {
 // the host's hook input, asked as an approval by the calling agent; the
 // response is the host's decision JSON once the question closes, or an
 // empty body (no decision: the host asks at the keyboard) for a decline, a
-// timeout, an expiry or a cancel. ?route= names the route; ?wait= bounds
-// the wait (a Go duration, MaxWait at most and by default): set it a
-// little under the hook's own timeout. A question still open when the
-// wait ends, or when the caller goes away, is withdrawn, so nothing is
-// left parked that nobody waits for. Errors are askbridge's error shape.
+// timeout, an expiry or a cancel (but where that would let a Codex
+// PreToolUse call run unasked: decide). ?route= names the route; ?wait=
+// bounds the wait (a Go duration, MaxWait at most and by default): set it
+// a little under the hook's own timeout. The question is due when the
+// wait ends (askWithin); still open then, or when the caller goes away,
+// it is withdrawn, so nothing is left parked that nobody waits for.
+// Errors are askbridge's error shape.
 func Handler(svc Service, opts Options) http.Handler {
 	if opts.Stop == nil {
 		opts.Stop = context.Background()
@@ -195,13 +200,14 @@ func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// The ask is not cut short by the caller going away: a question
 	// stored as the caller left must still be seen, and withdrawn, below.
-	q, err := d.ask(context.WithoutCancel(r.Context()), p, in)
+	q, err := d.askWithin(context.WithoutCancel(r.Context()), p, in, wait)
 	if err != nil {
 		d.refuse(w, r, p, err)
 		return
 	}
 	w.Header().Set(HeaderQuestionID, string(q.ID))
 	w.Header().Set("Content-Type", "application/json")
+	ours := false // whether the door's own withdrawal closed q
 	if q.Open() {
 		// The status and the question's id go out now; the body (the
 		// decision, or nothing) once the question closes.
@@ -210,13 +216,13 @@ func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		_ = rc.Flush()
 		var gone bool
-		if q, gone = d.wait(r, agent, q, wait); gone {
+		if q, ours, gone = d.wait(r, agent, q, wait); gone {
 			return // the caller went away; the question is withdrawn
 		}
 	}
 	if d.opts.Still != nil {
 		if still := d.opts.Still(r); still != nil && !still(r.Context()) {
-			d.removed(w, r, p, q)
+			d.removed(w, r, p, q, ours)
 			return
 		}
 	}
@@ -228,7 +234,7 @@ func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		call.Arguments = args
 		return d.svc.CallCovered(call)
 	}
-	dec := Decide(p, q, covered)
+	dec := decide(p, q, ours, covered)
 	if dec.Remember != nil && !d.granted(r.Context(), q) {
 		// The host keeps a rule askbridge cannot take back: only for a
 		// standing approval askbridge holds.
@@ -249,8 +255,8 @@ func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // policy, which may run the call the person denied. Anything else, an
 // allow above all, gets what a prompt refused at the door gets
 // (FailedAsk): nothing, or "ask" where nothing would let the call run.
-func (d *door) removed(w http.ResponseWriter, r *http.Request, p Prompt, q *core.Question) {
-	if dec := Decide(p, q, nil); dec.Verdict == Deny {
+func (d *door) removed(w http.ResponseWriter, r *http.Request, p Prompt, q *core.Question, ours bool) {
+	if dec := decide(p, q, ours, nil); dec.Verdict == Deny {
 		out, err := Output(p, dec)
 		if err == nil {
 			_, _ = w.Write(out)
@@ -290,6 +296,35 @@ func (d *door) granted(ctx context.Context, q *core.Question) bool {
 		}
 	}
 }
+
+// askWithin asks the prompt (ask) due a moment (dueSlack) after the end
+// of wait, the door's own wait for it. The door withdraws it then, and
+// its host falls back to its own prompt, so that is when its cards are
+// to say it is due ("answer by"), not the configured default of a day
+// later; the moment after lets the door's withdrawal, with its own
+// reason, come before the ticker's timeout, which is left as the
+// backstop: should the withdrawal fail, the question still closes, and
+// takes no answer long after its host stopped listening. (A policy
+// rule's timeout still replaces it, as it replaces any asker's.)
+//
+// A configuration whose max timeout is under that refuses it as
+// invalid; the prompt is then asked again with the configured default,
+// which is no longer than the max, so the question is still due by
+// then. Any other invalid ask is refused the same way again.
+func (d *door) askWithin(ctx context.Context, p Prompt, in core.AskInput, wait time.Duration) (*core.Question, error) {
+	in.Timeout = wait + dueSlack
+	q, err := d.ask(ctx, p, in)
+	if core.ErrorCode(err) == core.CodeInvalid {
+		in.Timeout = 0
+		q, err = d.ask(ctx, p, in)
+	}
+	return q, err
+}
+
+// dueSlack is how long after the door's wait a hook's question is due
+// (askWithin): a few seconds, under the minute its cards show the time
+// to.
+const dueSlack = 5 * time.Second
 
 // maxAskedAgain bounds how many closed questions of one digest one ask
 // walks past. With the chain's newest link kept (chainKey) an ask walks
@@ -368,9 +403,10 @@ func isLink(s string) bool {
 }
 
 // wait waits for q to close, for at most wait, and returns it as it then
-// stands, withdrawn if still open (nil if it cannot be read). gone reports
-// that the caller went away, its question withdrawn too.
-func (d *door) wait(r *http.Request, agent core.AgentID, q *core.Question, wait time.Duration) (_ *core.Question, gone bool) {
+// stands, withdrawn if still open (nil if it cannot be read). ours
+// reports that the door's own withdrawal closed it; gone, that the
+// caller went away, its question withdrawn too.
+func (d *door) wait(r *http.Request, agent core.AgentID, q *core.Question, wait time.Duration) (_ *core.Question, ours, gone bool) {
 	watch, err := d.svc.Watch(q.ID)
 	if err == nil {
 		ctx, cancel := context.WithTimeout(r.Context(), wait)
@@ -383,7 +419,7 @@ func (d *door) wait(r *http.Request, agent core.AgentID, q *core.Question, wait 
 		cancel()
 		watch.Stop()
 		if err == nil && got != nil && !got.Open() {
-			return got, false
+			return got, false, false
 		}
 	}
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
@@ -391,26 +427,31 @@ func (d *door) wait(r *http.Request, agent core.AgentID, q *core.Question, wait 
 	}
 	if r.Context().Err() != nil {
 		d.withdraw(agent, q.ID, ReasonHostStopped)
-		return nil, true
+		return nil, false, true
 	}
-	return d.withdraw(agent, q.ID, reasonGaveUp), false
+	reason := reasonGaveUp
+	if d.opts.Stop.Err() != nil {
+		reason = reasonStopping
+	}
+	q, ours = d.withdraw(agent, q.ID, reason)
+	return q, ours, false
 }
 
 // withdraw cancels a hook's question for the agent that asked it, and
-// returns it as it then stands: closed by the cancel, or by whoever closed
-// it first.
-func (d *door) withdraw(agent core.AgentID, id core.QuestionID, reason string) *core.Question {
+// returns it as it then stands: closed by the cancel (ours), or by
+// whoever closed it first.
+func (d *door) withdraw(agent core.AgentID, id core.QuestionID, reason string) (_ *core.Question, ours bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	by := core.Decider{Surface: core.SurfaceAgent, ID: string(agent), Name: string(agent)}
 	o, err := d.svc.Cancel(ctx, core.CancelInput{QuestionID: id, By: by, Owner: agent, Reason: reason})
 	if err == nil {
-		return o.Question
+		return o.Question, true
 	}
 	q, gerr := d.svc.Get(ctx, id)
 	if gerr != nil {
 		d.opts.Log.Error().Err(err).Str("question", string(id)).Msg("hook withdraw")
-		return nil
+		return nil, false
 	}
-	return q
+	return q, false
 }

@@ -251,7 +251,10 @@ func (r *Rule) compile(env *cel.Env) *RuleError {
 	return nil
 }
 
-// shape applies an ask rule to in.
+// shape applies an ask rule to in. A host's own permission prompt
+// (HostPrompt) keeps a timeout shorter than the rule's: its hook stops
+// waiting then and the question is withdrawn, so a rule's longer one
+// would only put a deadline on its cards that nobody waits for.
 func (r *Rule) shape(in *AskInput) {
 	if r.Route != "" {
 		in.Route = r.Route
@@ -262,7 +265,7 @@ func (r *Rule) shape(in *AskInput) {
 	if r.Quorum != 0 {
 		in.Quorum = r.Quorum
 	}
-	if r.Timeout != 0 {
+	if r.Timeout != 0 && !(in.HostPrompt && in.Timeout != 0 && in.Timeout < r.Timeout) {
 		in.Timeout = r.Timeout
 	}
 }

@@ -305,7 +305,7 @@ func (d *door) granted(ctx context.Context, q *core.Question) bool {
 // reason, come before the ticker's timeout, which is left as the
 // backstop: should the withdrawal fail, the question still closes, and
 // takes no answer long after its host stopped listening. (A policy
-// rule's timeout still replaces it, as it replaces any asker's.)
+// rule's timeout replaces it only where shorter: core's Rule.shape.)
 //
 // A configuration whose max timeout is under that refuses it as
 // invalid; the prompt is then asked again with the configured default,

@@ -14,18 +14,16 @@
 package ntfy
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
 	"github.com/askbridge/askbridge/adapters/internal/actionlink"
-	"github.com/askbridge/askbridge/adapters/internal/retryafter"
 	"github.com/askbridge/askbridge/adapters/internal/textlimit"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/card"
@@ -54,8 +52,14 @@ const MoreLabel = "More choices"
 type Options struct {
 	// ServerURL is the ntfy server's base URL (https://ntfy.sh).
 	ServerURL string
-	// Token, when set, is sent as "Authorization: Bearer".
+	// Token, when set, is sent as "Authorization: Bearer". With a
+	// token (or a password in ServerURL) the server URL must be https,
+	// or http to a loopback address, unless TokenOverHTTP is set.
 	Token string
+	// TokenOverHTTP lets the token go over plain http to another
+	// machine: for a server on a network the operator trusts to carry
+	// it (a compose network, a cluster's service), never by accident.
+	TokenOverHTTP bool
 	// PublicURL is where the phone reaches askbridge; the buttons are
 	// PublicURL + ActPath + token.
 	PublicURL string
@@ -63,7 +67,9 @@ type Options struct {
 	// from it.
 	Key []byte
 	// Now is the clock links expire by; nil is the wall clock.
-	Now        func() time.Time
+	Now func() time.Time
+	// HTTPClient publishes; nil is one with a 30 s timeout. A copy of it
+	// is used, whose redirect policy follows none (noRedirects).
 	HTTPClient *http.Client
 	Log        zerolog.Logger
 }
@@ -89,19 +95,51 @@ func New(svc *core.Service, opts Options) (*Adapter, error) {
 			return nil, fmt.Errorf("ntfy: the %s URL %q is not an http(s) URL", v.name, v.url)
 		}
 	}
+	if err := checkCredentialTransport(opts); err != nil {
+		return nil, err
+	}
 	signer, err := actionlink.NewSigner(opts.Key)
 	if err != nil {
 		return nil, fmt.Errorf("ntfy: %w", err)
 	}
 	opts.ServerURL = strings.TrimSuffix(opts.ServerURL, "/")
 	opts.PublicURL = strings.TrimSuffix(opts.PublicURL, "/")
-	if opts.HTTPClient == nil {
-		opts.HTTPClient = &http.Client{Timeout: 30 * time.Second}
+	client := &http.Client{Timeout: 30 * time.Second}
+	if opts.HTTPClient != nil {
+		copied := *opts.HTTPClient
+		client = &copied
 	}
-	a := &Adapter{svc: svc, opts: opts, signer: signer, http: opts.HTTPClient, log: opts.Log}
+	client.CheckRedirect = noRedirects
+	a := &Adapter{svc: svc, opts: opts, signer: signer, http: client, log: opts.Log}
 	a.page = &actionlink.Page{Svc: svc, Signer: signer, Surface: core.SurfaceNtfy, Prefix: ActPath, Now: opts.Now, Log: opts.Log,
 		Refused: a.tellTapper}
 	return a, nil
+}
+
+// checkCredentialTransport refuses a token, or a password in the server
+// URL, that would cross a network in the clear: the server URL is https,
+// or http to this machine (a local proxy or fake), unless the operator
+// said the network may carry it (TokenOverHTTP). The other platforms'
+// endpoints are held to the same rule, with no way round it; ntfy has
+// one because a self-hosted server is often reached over a private
+// network by its service name. A server without a credential may be
+// reached over http: it is sent only what its subscribers read.
+func checkCredentialTransport(opts Options) error {
+	u, err := url.Parse(opts.ServerURL)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("ntfy: the server URL is not an http(s) URL")
+	}
+	if opts.TokenOverHTTP || u.Scheme != "http" || loopback(u.Hostname()) || opts.Token == "" && u.User == nil {
+		return nil
+	}
+	return fmt.Errorf("ntfy: the server URL %q is http to another machine, which would carry the access token or password in the clear: "+
+		"use https (http takes a token only to a loopback address, or where the network is trusted to carry it)", u.Redacted())
+}
+
+// loopback reports whether host names this machine's loopback.
+func loopback(host string) bool {
+	ip := net.ParseIP(host)
+	return host == "localhost" || ip != nil && ip.IsLoopback()
 }
 
 // Surface is ntfy.
@@ -228,7 +266,9 @@ type Action struct {
 // fits) gets no http button: each action opens its page, which shows the
 // call whole before it records anything, so nobody approves from the lock
 // screen arguments they were never shown. Nor do buttons whose labels
-// read the same once cut: nothing on them says which is which.
+// read the same once cut: nothing on them says which is which. Nor, for
+// the same reason, does a message cut further to make a body ntfy takes
+// (fit, MaxBody).
 func Render(c card.Card, topic string, links []actionlink.Link, menu string) Publication {
 	msg, whole := message(c)
 	p := Publication{Topic: topic, Title: title(c), Message: msg, Priority: 3, Click: menu}
@@ -256,7 +296,7 @@ func Render(c card.Card, topic string, links []actionlink.Link, menu string) Pub
 	if len(links) > MaxActions {
 		p.Actions = append(p.Actions, Action{Action: "view", Label: MoreLabel, URL: menu})
 	}
-	return p
+	return fit(p)
 }
 
 // label is a's label within ntfy's, cut before its Keep (a recommended
@@ -379,67 +419,7 @@ func RenderDigest(d core.Digest, topic string) Publication {
 	if d.OpenMore {
 		b.WriteString("\n" + card.DigestNotListed(0, true))
 	}
-	return Publication{Topic: topic, Title: card.DigestHeading, Message: textlimit.Bytes.Cut(b.String(), MaxMessage)}
-}
-
-// publish sends p and returns ntfy's id for the message.
-func (a *Adapter) publish(ctx context.Context, p Publication) (string, error) {
-	body, err := json.Marshal(p)
-	if err != nil {
-		return "", &core.Permanent{Err: err}
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.opts.ServerURL+"/", bytes.NewReader(body))
-	if err != nil {
-		return "", &core.Permanent{Err: err}
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if a.opts.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+a.opts.Token)
-	}
-	res, err := a.http.Do(req)
-	if err != nil {
-		return "", err // it may or may not have reached ntfy
-	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
-	if res.StatusCode/100 != 2 {
-		return "", refusal(res, raw)
-	}
-	var m struct {
-		ID string `json:"id"`
-	}
-	if err := json.Unmarshal(raw, &m); err != nil || m.ID == "" {
-		return "", fmt.Errorf("ntfy: published, but the answer names no message: %.200s", raw)
-	}
-	return m.ID, nil
-}
-
-// refusal maps ntfy's refusal to what the outbox does: a 429 waits for
-// the server's Retry-After (else the five seconds its request bucket
-// takes to refill by one), a 5xx is retried as a possible repeat, and
-// any other refusal (an unknown topic's 403, a token refused) is given
-// up on and recorded.
-func refusal(res *http.Response, raw []byte) error {
-	var e struct {
-		Error string `json:"error"`
-	}
-	_ = json.Unmarshal(raw, &e)
-	err := fmt.Errorf("ntfy: %s: %s", res.Status, e.Error)
-	switch {
-	case res.StatusCode == http.StatusTooManyRequests:
-		wait := retryafter.Parse(res.Header, time.Now()) // seconds or a date, capped
-		if wait <= 0 {
-			wait = 5 * time.Second
-		}
-		return &core.RetryAfter{After: wait, Err: err}
-	case res.StatusCode >= 500:
-		// It may come after the server (or a proxy's upstream)
-		// published: unknown, so the retry says it may be a repeat.
-		return err
-	case res.StatusCode == http.StatusRequestTimeout:
-		return &core.NotSent{Err: err}
-	}
-	return &core.Permanent{Err: err}
+	return fit(Publication{Topic: topic, Title: card.DigestHeading, Message: textlimit.Bytes.Cut(b.String(), MaxMessage)})
 }
 
 // Send budgets every replica together keeps to (core.Budget): ntfy's

@@ -61,10 +61,13 @@ type Message struct {
 }
 
 // MaxMessage is ntfy's message limit in bytes; MaxActions its limit on
-// action buttons.
+// action buttons; MaxJSONBody the bytes a JSON publish must stay below
+// (twice the message limit, for the JSON around it): ntfy reads no more
+// and refuses one that reaches it as too large, whatever its message.
 const (
-	MaxMessage = 4096
-	MaxActions = 3
+	MaxMessage  = 4096
+	MaxActions  = 3
+	MaxJSONBody = 2 * MaxMessage
 )
 
 // Decode reads a JSON publish strictly, and checks it as ntfy does.
@@ -147,7 +150,16 @@ func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusUnauthorized, 40101, "unauthorized")
 		return
 	}
-	p, err := Decode(http.MaxBytesReader(w, r.Body, 1<<20))
+	raw, err := io.ReadAll(io.LimitReader(r.Body, MaxJSONBody))
+	if err != nil {
+		fail(w, http.StatusBadRequest, 40000, err.Error())
+		return
+	}
+	if len(raw) >= MaxJSONBody {
+		fail(w, http.StatusRequestEntityTooLarge, 41303, "JSON body too large")
+		return
+	}
+	p, err := Decode(bytes.NewReader(raw))
 	if err != nil {
 		fail(w, http.StatusBadRequest, 40000, err.Error())
 		return

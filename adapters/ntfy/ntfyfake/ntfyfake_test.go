@@ -2,6 +2,7 @@ package ntfyfake_test
 
 import (
 	"bytes"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,5 +47,35 @@ func TestRefusesWhatNtfyRefuses(t *testing.T) {
 		if _, err := ntfyfake.Decode(strings.NewReader(body)); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+// TestRefusesABodyAsLargeAsNtfyReads: ntfy reads a JSON publish up to
+// MaxJSONBody bytes and refuses one that reaches it with 413, even when
+// its message is within MaxMessage (escaped characters take more room in
+// JSON than in the message); one a byte shorter is published.
+func TestRefusesABodyAsLargeAsNtfyReads(t *testing.T) {
+	f := ntfyfake.Start(t, "")
+	publish := func(size int) int {
+		head := `{"topic":"t","message":"`
+		body := head + strings.Repeat(`\"`, (size-len(head)-2)/2) + `"}`
+		if len(body) != size {
+			t.Fatalf("a body of %d bytes, want %d", len(body), size)
+		}
+		res, err := http.Post(f.URL+"/", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	if st := publish(ntfyfake.MaxJSONBody - 2); st != http.StatusOK {
+		t.Errorf("a body just under the limit: %d, want 200", st)
+	}
+	if st := publish(ntfyfake.MaxJSONBody); st != http.StatusRequestEntityTooLarge {
+		t.Errorf("a body of the limit: %d, want 413", st)
+	}
+	if n := len(f.Messages("t")); n != 1 {
+		t.Fatalf("%d messages published, want 1", n)
 	}
 }

@@ -50,3 +50,37 @@ func TestPlatformEndpointsTakeNoCleartext(t *testing.T) {
 		}
 	}
 }
+
+// TestNtfyTokenTakesNoCleartextUnlessTrusted: an ntfy server reached
+// over http on another machine is refused at load when a token (or a
+// password in the URL) would go to it, naming the setting that lets it
+// (a self-hosted server on a trusted network, reached by name), and the
+// password is not repeated; without a credential, or with the setting,
+// it is taken. Before, the load took it and the server would not start,
+// with no setting to say the network is trusted.
+func TestNtfyTokenTakesNoCleartextUnlessTrusted(t *testing.T) {
+	for _, c := range []struct {
+		env  map[string]string
+		want string // "" for taken
+	}{
+		{map[string]string{"NTFY_URL": "http://ntfy:80", "NTFY_TOKEN": "tk_secret"}, "NTFY_TOKEN_OVER_HTTP=true"},
+		{map[string]string{"NTFY_URL": "http://bob:hunter2@ntfy:80"}, "NTFY_TOKEN_OVER_HTTP=true"},
+		{map[string]string{"NTFY_URL": "http://ntfy:80", "NTFY_TOKEN": "tk_secret", "NTFY_TOKEN_OVER_HTTP": "true"}, ""},
+		{map[string]string{"NTFY_URL": "http://bob:hunter2@ntfy:80", "NTFY_TOKEN_OVER_HTTP": "true"}, ""},
+		{map[string]string{"NTFY_URL": "http://ntfy:80"}, ""},
+		{map[string]string{"NTFY_URL": "http://127.0.0.1:9", "NTFY_TOKEN": "tk_secret"}, ""},
+		{map[string]string{"NTFY_URL": "https://ntfy.example", "NTFY_TOKEN": "tk_secret"}, ""},
+		{map[string]string{"NTFY_URL": "http://ntfy:80", "NTFY_TOKEN": "tk_secret", "NTFY_TOKEN_OVER_HTTP": "maybe"}, `NTFY_TOKEN_OVER_HTTP: "maybe"`},
+	} {
+		c.env["ASKBRIDGE_PUBLIC_URL"] = "https://bridge.example"
+		_, err := app.LoadSettings(func(k string) string { return c.env[k] })
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%v: %v; want it taken", c.env, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%v: %v; want it refused naming %s", c.env, err, c.want)
+		case err != nil && strings.Contains(err.Error(), "hunter2"):
+			t.Errorf("%v: the refusal shows the password: %v", c.env, err)
+		}
+	}
+}

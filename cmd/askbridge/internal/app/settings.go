@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/mail"
 	"net/url"
@@ -140,10 +141,15 @@ type EmailSettings struct {
 }
 
 // NtfySettings turn the ntfy door on when URL (the ntfy server's base
-// URL) is set; Token, when set, is its access token.
+// URL) is set; Token, when set, is its access token. TokenOverHTTP lets
+// the token (or a password in URL) go over plain http to another machine,
+// for a self-hosted server reached by name on a network trusted to carry
+// it (a compose network, a cluster service); without it that is refused,
+// as every other platform's endpoint is.
 type NtfySettings struct {
-	URL   string `env:"NTFY_URL"`
-	Token Secret `env:"NTFY_TOKEN"`
+	URL           string `env:"NTFY_URL"`
+	Token         Secret `env:"NTFY_TOKEN"`
+	TokenOverHTTP bool   `env:"NTFY_TOKEN_OVER_HTTP"`
 }
 
 // ClientSettings are what the CLI commands reach a server with. With no
@@ -206,7 +212,35 @@ func readEnv(getenv func(string) string) (Settings, error) {
 		}
 	}
 	err = env.ParseWithOptions(&s, env.Options{Environment: vars})
+	var agg env.AggregateError
+	if errors.As(err, &agg) {
+		for _, e := range agg.Errors {
+			var pe env.ParseError
+			if errors.As(e, &pe) {
+				// The library names the Go field; the operator set a variable.
+				key := envKeyOf(reflect.TypeOf(s), pe.Name)
+				return s, fmt.Errorf("%s: %q: %v", key, vars[key], pe.Err)
+			}
+		}
+	}
 	return s, err
+}
+
+// envKeyOf is the variable that sets the field named name in t or the
+// structs it holds ("" if none does).
+func envKeyOf(t reflect.Type, name string) string {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if k, _, _ := strings.Cut(f.Tag.Get("env"), ","); k != "" && f.Name == name {
+			return k
+		}
+		if f.Type.Kind() == reflect.Struct {
+			if k := envKeyOf(f.Type, name); k != "" {
+				return k
+			}
+		}
+	}
+	return ""
 }
 
 // check is the one validation of the environment.
@@ -339,7 +373,12 @@ func (s *NtfySettings) check() error {
 		return nil
 	}
 	if !httpURL(s.URL) {
-		return fmt.Errorf("NTFY_URL: %q is not an http(s) URL (the ntfy server, such as https://ntfy.sh)", s.URL)
+		return fmt.Errorf("NTFY_URL: %q is not an http(s) URL (the ntfy server, such as https://ntfy.sh)", redactedURL(s.URL))
+	}
+	u, _ := url.Parse(s.URL)
+	if (s.Token != "" || u.User != nil) && !s.TokenOverHTTP && secretURL(s.URL) != "" {
+		return fmt.Errorf("NTFY_URL: %q is http to another machine, which would carry NTFY_TOKEN (or the URL's password) in the clear: "+
+			"use https, or set NTFY_TOKEN_OVER_HTTP=true where the network is trusted to carry it", redactedURL(s.URL))
 	}
 	return nil
 }
@@ -448,4 +487,13 @@ func secretURL(v string) string {
 		return "is http to another machine: use https (http is taken only for a loopback address, such as a local fake)"
 	}
 	return ""
+}
+
+// redactedURL is v for an error message, its password (if any) hidden.
+func redactedURL(v string) string {
+	u, err := url.Parse(v)
+	if err != nil {
+		return "(not a URL)"
+	}
+	return u.Redacted()
 }

@@ -290,7 +290,12 @@ func classify(err error) error {
 			after = time.Second
 		}
 		return &core.RetryAfter{After: after, Err: err}
-	case te.Code == http.StatusForbidden, te.Code == http.StatusBadRequest, te.MigrateToChatID != 0:
+	case te.MigrateToChatID != 0:
+		// The group is a supergroup now, with a new id that the route's
+		// room must name: said in the error, which the log shows, as
+		// Telegram's description does not.
+		return &core.Permanent{Err: fmt.Errorf("telegram: the group was upgraded to a supergroup, whose chat id is %d: set the room to it: %w", te.MigrateToChatID, err)}
+	case te.Code == http.StatusForbidden, te.Code == http.StatusBadRequest:
 		// Blocked or kicked (403), chat not found, message gone, can't
 		// parse: sending the same again cannot work.
 		return &core.Permanent{Err: err}

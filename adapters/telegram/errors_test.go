@@ -116,3 +116,32 @@ func TestInlineCallbackFixture(t *testing.T) {
 	}
 	t.Fatal("the callback query was not answered")
 }
+
+// TestUpgradedGroupNamesItsNewChat: a group Telegram upgraded to a
+// supergroup (as it does when a group gets topics, a public link or many
+// members) refuses every message with the supergroup's new id in
+// parameters.migrate_to_chat_id. The delivery is given up (the route's
+// room names the old chat), and its error names the new id, so the
+// operator's log says which room to configure. Before, it said only
+// "Bad Request: group chat was upgraded to a supergroup chat".
+func TestUpgradedGroupNamesItsNewChat(t *testing.T) {
+	e := newEnv(t, nil)
+	q := e.ask(decisionInput())
+	ctx := t.Context()
+	if err := e.a.hello(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const group, super = -4012345678, -1004012345678
+	upgraded := telegramfake.Failure{Code: 400, Description: "Bad Request: group chat was upgraded to a supergroup chat", MigrateTo: super}
+	e.fake.FailNext("sendMessage", upgraded)
+	_, err := e.a.Post(ctx, q, core.MessageRef{Room: strconv.FormatInt(group, 10), Kind: core.DeliverPost})
+	var perm *core.Permanent
+	if !errors.As(err, &perm) || !strings.Contains(err.Error(), strconv.FormatInt(super, 10)) {
+		t.Fatalf("a post to the upgraded group: %v", err)
+	}
+	e.fake.FailNext("editMessageText", upgraded)
+	err = e.a.Update(ctx, q, core.MessageRef{Surface: core.SurfaceTelegram, Room: strconv.FormatInt(group, 10), ID: "4071"})
+	if !errors.As(err, &perm) || !strings.Contains(err.Error(), strconv.FormatInt(super, 10)) {
+		t.Fatalf("an edit in the upgraded group: %v", err)
+	}
+}

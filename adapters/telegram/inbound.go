@@ -132,9 +132,9 @@ func (a *Adapter) tap(ctx context.Context, cq *tgbotapi.CallbackQuery) (string, 
 		a.logInternal(err, "get")
 		return card.RefusalNote(err), nil
 	}
-	if !onCard(q, cq) {
+	if note, ok := onCard(q, r, cq); !ok {
 		// Nothing reaches core: this is no attempt at this question.
-		return notOnCard, nil
+		return note, nil
 	}
 	d := decider(cq.From)
 	var out core.Outcome
@@ -161,36 +161,73 @@ func (a *Adapter) tap(ctx context.Context, cq *tgbotapi.CallbackQuery) (string, 
 // they tapped.
 const notOnCard = "That button is not on this question's card. Nothing was recorded."
 
-// onCard reports whether tap cq came from a message whose keyboard
-// carries its data, or from one of q's cards. A modified client can send
-// any callback_data, but the message is Telegram's, as Telegram holds
-// it: only cards carry buttons (reminders, prompts and notes have none).
-// A card whose keyboard an edit took away, so that a late tap learns how
-// the question ended, is known by q's record of it.
-func onCard(q *core.Question, cq *tgbotapi.CallbackQuery) bool {
+// onCard decides whether tap cq, whose data decoded to r, may act on q,
+// and if not, what the tapper is told. The data must be a button of the
+// message it came from: a modified client can send any callback_data,
+// but the message is Telegram's, as Telegram holds it, and only cards
+// carry buttons (reminders, prompts and notes have none). Telegram says
+// what a message shows unless it is too old to (an InaccessibleMessage:
+// chat and id alone, date 0); such a message, if it is one of q's cards,
+// shows the card as q now stands, as the outbox's edits keep it. A
+// button a card does not show (an option or item q lacks, an altered
+// form of a real button, a verdict a crowded card leaves off) is refused
+// whatever core would make of it: the card decides what may be pressed
+// on it (law 5). On one of q's cards, a tap that an edit raced is told
+// the truth: how q ended once it is closed (core says so), or who
+// answered the part it is for.
+func onCard(q *core.Question, r core.Ref, cq *tgbotapi.CallbackQuery) (string, bool) {
 	m := cq.Message
 	if m == nil || m.Chat == nil {
+		return notOnCard, false
+	}
+	if carries(m.ReplyMarkup, cq.Data) {
+		return "", true
+	}
+	ref, ok := cardRef(q, m)
+	switch {
+	case !ok:
+		return notOnCard, false
+	case !q.Open():
+		return "", true
+	}
+	if note, done := card.PartDoneNote(q, r); done {
+		return note, false
+	}
+	if m.Date == 0 {
+		if e, err := RenderEdit(card.New(q, ref), m.Chat.ID, m.MessageID); err == nil && carries(e.ReplyMarkup, cq.Data) {
+			return "", true
+		}
+	}
+	return notOnCard, false
+}
+
+// carries reports whether keyboard kb has a button whose data is data.
+func carries(kb *tgbotapi.InlineKeyboardMarkup, data string) bool {
+	if kb == nil {
 		return false
 	}
-	if m.ReplyMarkup != nil {
-		for _, row := range m.ReplyMarkup.InlineKeyboard {
-			for _, b := range row {
-				if b.CallbackData != nil && *b.CallbackData == cq.Data {
-					return true
-				}
+	for _, row := range kb.InlineKeyboard {
+		for _, b := range row {
+			if b.CallbackData != nil && *b.CallbackData == data {
+				return true
 			}
 		}
 	}
+	return false
+}
+
+// cardRef finds m among q's cards: its record, and whether it is one.
+func cardRef(q *core.Question, m *tgbotapi.Message) (core.MessageRef, bool) {
 	id := strconv.Itoa(m.MessageID)
 	for _, c := range q.Messages {
 		if c.Surface != core.SurfaceTelegram || c.ID != id {
 			continue
 		}
 		if chat, err := parseChat(c.Room); err == nil && chat == m.Chat.ID {
-			return true
+			return c, true
 		}
 	}
-	return false
+	return core.MessageRef{}, false
 }
 
 // openPrompt answers a "Reply to answer" or "Something else" tap with a
@@ -282,6 +319,9 @@ func (a *Adapter) onReply(ctx context.Context, m *tgbotapi.Message) {
 	}
 	in, err := core.AnswerFor(q, r, decider(m.From), replyText(m))
 	if err != nil {
+		// The prompt's ref does not fit q: nothing reaches core, and the
+		// replier is told why, as a tapper is.
+		a.tellReplier(m, "reply", err)
 		return
 	}
 	_, err = a.svc.Answer(ctx, in)
@@ -291,11 +331,28 @@ func (a *Adapter) onReply(ctx context.Context, m *tgbotapi.Message) {
 	case core.ErrorCode(err) == core.CodeForbidden && !m.Chat.IsPrivate():
 		// Refused and recorded by core; a group is not told about it.
 		// In a private chat only the replier would read the note.
+	case core.ErrorCode(err) == core.CodeConflict && a.toldSplit(ctx, r, m):
+		// A later part of a text Telegram split (split.go).
 	default:
 		// Closed, expired, already answered, blank, or not recorded at
 		// all (Telegram sends an update once): say so to the replier.
 		a.tellReplier(m, "answer", err)
 	}
+}
+
+// toldSplit tells the writer of reply m, refused because the part of the
+// question r names has its answer, that m is a later part of their own
+// text Telegram split (splitTail), if it is; it reports whether it did.
+func (a *Adapter) toldSplit(ctx context.Context, r core.Ref, m *tgbotapi.Message) bool {
+	q, err := a.svc.Get(ctx, r.QuestionID)
+	if err != nil {
+		return false
+	}
+	note, ok := splitTail(q, r, m)
+	if ok {
+		a.tell(m, note)
+	}
+	return ok
 }
 
 // noReplyNote answers a reply to a reminder whose question takes no

@@ -366,6 +366,7 @@ func RenderPrompt(c card.Card, r core.Ref, chat int64, replyTo int, to *tgbotapi
 	}
 	askTo(d, to, "reply to this message with your answer to:")
 	d.text("\n<i>", about, "</i>", 500)
+	d.markup(longReplyNote(c.QuestionID))
 	return promptMessage(chat, d.String()+tail, replyTo, to, "Your answer"), nil
 }
 

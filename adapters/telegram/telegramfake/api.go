@@ -80,8 +80,15 @@ func reply(w http.ResponseWriter, result any, f *Failure) {
 	w.Header().Set("Content-Type", "application/json")
 	if f != nil {
 		body := map[string]any{"ok": false, "error_code": f.Code, "description": f.Description}
+		params := map[string]any{}
 		if f.RetryAfter > 0 {
-			body["parameters"] = map[string]any{"retry_after": f.RetryAfter}
+			params["retry_after"] = f.RetryAfter
+		}
+		if f.MigrateTo != 0 {
+			params["migrate_to_chat_id"] = f.MigrateTo
+		}
+		if len(params) > 0 {
+			body["parameters"] = params
 		}
 		w.WriteHeader(f.Code)
 		json.NewEncoder(w).Encode(body)

@@ -73,6 +73,9 @@ type Failure struct {
 	Code        int
 	Description string
 	RetryAfter  int
+	// MigrateTo is parameters.migrate_to_chat_id: the supergroup a group
+	// was upgraded to.
+	MigrateTo int64
 }
 
 // Server is the fake Bot API.

@@ -243,7 +243,8 @@ func writeDeclined(m *message, in ResumeInput) {
 
 // structuredOf is the data beside the text, fenced like it: every string
 // a person wrote or is named by becomes its fenced region, and display
-// names of parts' deciders, which the text carries, are left out.
+// names of parts' deciders and rules' reasons, which the text carries,
+// are left out.
 func structuredOf(in ResumeInput) Structured {
 	st := in.Structured
 	if st.Items == nil && in.Items != nil {
@@ -260,7 +261,9 @@ func structuredOf(in ResumeInput) Structured {
 	if st.Calls != nil {
 		calls := make([]CallOutcome, len(st.Calls))
 		for i, c := range st.Calls {
-			c.Decider = ""
+			// The text carries both, fenced; the data is copied field by
+			// field into wire types, where a raw string has no place.
+			c.Decider, c.RuleReason = "", ""
 			calls[i] = c
 		}
 		st.Calls = calls

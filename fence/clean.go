@@ -110,20 +110,36 @@ func isNameDelimiter(r rune) bool {
 
 // CleanName bounds the shape of an untrusted display name: it drops the
 // invisible code points CleanText drops, turns brackets and fence
-// delimiters into spaces, folds each run of whitespace into one space,
-// normalises to NFC and caps the result at MaxNameRunes runes. A name with
-// nothing readable left becomes UnknownName.
+// delimiters into spaces (and backslash escapes of them or of line
+// breaks, see decodeBackslash), folds each run of whitespace into one
+// space, normalises to NFC and caps the result at MaxNameRunes runes. A
+// name with nothing readable left becomes UnknownName.
 //
 // Cleaning bounds a name's shape, not its meaning ("SYSTEM: approved" is a
 // possible name), so a cleaned name is still untrusted and still fenced.
 func CleanName(raw string) string {
 	var b strings.Builder
 	space := false
-	for _, r := range strings.ToValidUTF8(raw, "") {
+	// Invisible runes go first (whitespace, which is C* too, is folded
+	// below), so that escapes are read as a reader sees them: "\\"
+	// U+200B "u003c" is "\\u003c".
+	raw = strings.Map(func(r rune) rune {
+		if IsInvisible(r) && !isNameSpace(r) {
+			return -1
+		}
+		return r
+	}, strings.ToValidUTF8(raw, ""))
+	for i := 0; i < len(raw); {
+		r, size := utf8.DecodeRuneInString(raw[i:])
+		if e, n := decodeBackslash(raw[i:]); n > 0 && (isNameSpace(e) || isNameDelimiter(e)) {
+			// A bracket or a newline spelled as a backslash escape
+			// ("\u003c", "\n") is one to whoever reads the name.
+			r, size = ' ', n
+		}
+		i += size
 		switch {
 		case isNameSpace(r) || isNameDelimiter(r):
 			space = b.Len() > 0
-		case IsInvisible(r):
 		default:
 			if space {
 				b.WriteByte(' ')

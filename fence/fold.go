@@ -139,7 +139,8 @@ func isSeparator(folded string) bool {
 
 // namesTag reports whether s, the text just after an opening bracket, reads
 // as the rest of a tag of ours: any gap, then reservedPrefix, compared
-// after folding, with separators inside it skipped. It looks at the prefix
+// after folding (and after reading backslash escapes, see nextRune),
+// with separators inside it skipped. It looks at the prefix
 // only, so every opening and closing form, with any attributes or
 // whitespace before the ">", and even with no ">" at all, counts. A name
 // split by separators counts only when it goes on as our names do (see
@@ -147,7 +148,9 @@ func isSeparator(folded string) bool {
 func namesTag(s string) bool {
 	need := reservedPrefix
 	inName, split := false, false
-	for i, r := range s {
+	for i := 0; i < len(s); {
+		r, size := nextRune(s[i:])
+		i += size
 		f := fold(r)
 		if f == "" {
 			continue // a mark: invisible to the reader of the tag
@@ -169,7 +172,7 @@ func namesTag(s string) bool {
 			return false
 		}
 		if need == "" {
-			return !split || goesOn(s[i+utf8.RuneLen(r):])
+			return !split || goesOn(s[i:])
 		}
 	}
 	return false
@@ -180,7 +183,9 @@ func namesTag(s string) bool {
 // ("-untrusted-answer", "-resume").
 func goesOn(s string) bool {
 	sep := false
-	for _, r := range s {
+	for i := 0; i < len(s); {
+		r, size := nextRune(s[i:])
+		i += size
 		switch f := fold(r); {
 		case f == "":
 		case isSeparator(f):
@@ -197,11 +202,19 @@ func goesOn(s string) bool {
 // tags. Escaped text never does.
 func hasTagForm(s string) bool {
 	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		if isOpenBracket(r) && namesTag(s[i:]) {
+		size, tag := tagAt(s[i:])
+		if tag {
 			return true
 		}
+		i += size
 	}
 	return false
+}
+
+// tagAt reads the character at the start of s as the matcher does
+// (nextRune), and reports whether it is the opening bracket of a tag
+// form: a bracket, or a backslash escape of one, that namesTag.
+func tagAt(s string) (size int, tag bool) {
+	r, size := nextRune(s)
+	return size, isOpenBracket(r) && namesTag(s[size:])
 }

@@ -25,7 +25,10 @@ func expectRegions(in ResumeInput) []Region {
 	}
 	for _, c := range st.Calls {
 		want = append(want, Region{TagToolCallID, CleanText(c.ToolCallID)})
-		if c.DecidedBy != "" {
+		switch {
+		case c.DecidedBy == CloserRule && c.RuleReason != "":
+			want = append(want, Region{TagReason, CleanText(c.RuleReason)})
+		case c.DecidedBy == CloserPerson, c.DecidedBy == CloserStanding:
 			want = append(want, Region{TagDeciderName, CleanName(c.Decider)})
 		}
 	}
@@ -92,7 +95,7 @@ func placeholders(in ResumeInput) ResumeInput {
 	if in.Structured.Calls != nil {
 		calls := make([]CallOutcome, len(in.Structured.Calls))
 		for i, c := range in.Structured.Calls {
-			c.ToolCallID, c.Decider = x(c.ToolCallID), x(c.Decider)
+			c.ToolCallID, c.Decider, c.RuleReason = x(c.ToolCallID), x(c.Decider), x(c.RuleReason)
 			calls[i] = c
 		}
 		in.Structured.Calls = calls

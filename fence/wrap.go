@@ -23,10 +23,12 @@ type Fenced struct {
 // Every span of the text that reads as a tag of ours (any name starting
 // "askbridge", opening or closing, in any case, with whitespace, newlines,
 // slashes or attributes around it, after folding lookalike brackets and
-// letters, those of Unicode's confusables included, and with separators
-// inside the name, as in "ask-bridge-…") has its bracket escaped as an
-// entity ("&lt;" or "&#xFF1C;"), and an "&" that would otherwise read as
-// an entity becomes "&amp;". So nothing inside can end the region or open
+// letters, those of Unicode's confusables included, with separators
+// inside the name, as in "ask-bridge-…", and with any of it spelled as
+// backslash escapes, as in "\u003c/askbridge-…") has its bracket escaped
+// as an entity ("&lt;", "&#xFF1C;", or "&#x5C;" for the backslash of an
+// escaped one), and an "&" that would otherwise read as an entity
+// becomes "&amp;". So nothing inside can end the region or open
 // another, and ParseResume gives back exactly the cleaned text.
 //
 // Wrap panics if tag is not one of the closed set (the zero Tag), which is
@@ -68,16 +70,21 @@ func escape(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
+		size, tag := tagAt(s[i:])
 		switch {
-		case r == '&' && isEntity(s[i:]):
+		case s[i] == '&' && isEntity(s[i:]):
 			b.WriteString("&amp;")
-		case isOpenBracket(r) && namesTag(s[i+size:]):
-			if r == '<' {
-				b.WriteString("&lt;")
-			} else {
-				fmt.Fprintf(&b, "&#x%X;", r)
-			}
+			size = 1
+		case tag && s[i] == '\\':
+			// A bracket spelled as a backslash escape: its backslash
+			// becomes an entity, and what it named reads as text.
+			b.WriteString("&#x5C;")
+			b.WriteString(s[i+1 : i+size])
+		case tag && s[i] == '<':
+			b.WriteString("&lt;")
+		case tag:
+			r, _ := utf8.DecodeRuneInString(s[i:])
+			fmt.Fprintf(&b, "&#x%X;", r)
 		default:
 			b.WriteString(s[i : i+size])
 		}

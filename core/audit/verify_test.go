@@ -19,7 +19,7 @@ var (
 // each links to the one before, and witnesses the head lag events back
 // (lag 1 is the embedded store, where the witness is the previous event;
 // more is a Redis replica that has not seen the newest appends).
-func chainLog(t *testing.T, n, lag int) []core.Event {
+func chainLog(t testing.TB, n, lag int) []core.Event {
 	t.Helper()
 	var log []core.Event
 	for i := 1; i <= n; i++ {
@@ -31,7 +31,7 @@ func chainLog(t *testing.T, n, lag int) []core.Event {
 }
 
 // appendTo chains e after log, witnessing the event lag back.
-func appendTo(t *testing.T, log []core.Event, e core.Event, lag int, purged string) core.Event {
+func appendTo(t testing.TB, log []core.Event, e core.Event, lag int, purged string) core.Event {
 	t.Helper()
 	var prev, w audit.Witness
 	if len(log) > 0 {
@@ -172,7 +172,7 @@ func TestRewrittenLinksAreCaughtByAWitness(t *testing.T) {
 
 // purge drops the events at the given seqs from log and appends a
 // checkpoint with their runs, as the stores do.
-func purge(t *testing.T, log []core.Event, seqs ...int64) []core.Event {
+func purge(t testing.TB, log []core.Event, seqs ...int64) []core.Event {
 	t.Helper()
 	drop := map[int64]bool{}
 	for _, s := range seqs {

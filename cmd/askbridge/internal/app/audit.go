@@ -54,15 +54,20 @@ func (s *Settings) auditKey(create bool) (auditlog.Key, error) {
 // the chain holds; 1: it is broken (or could not be read); 2: usage.
 func cmdAudit(ctx context.Context, args []string, getenv func(string) string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] != "verify" {
-		fmt.Fprintln(stderr, "usage: askbridge audit verify [--json] [--heads REPORT] [--allow-unchained] [FILE...]")
+		fmt.Fprintln(stderr, "usage: askbridge audit verify [--json] [--heads REPORT] [--allow-unchained] [--whole] [FILE...]")
 		return exitUsage
 	}
-	fs := newFlags("audit verify", stderr, "audit verify [--json] [--heads REPORT] [--allow-unchained] [FILE...]\n\nChecks the event log's audit chain: the NDJSON exports given (GET /v1/audit/export, oldest first),\nor else the log in the store askbridge serve is configured with (on the embedded store, while serve is stopped).")
+	fs := newFlags("audit verify", stderr, "audit verify [--json] [--heads REPORT] [--allow-unchained] [--whole] [FILE...]\n\nChecks the event log's audit chain: the NDJSON exports given (GET /v1/audit/export, oldest first),\nor else the log in the store askbridge serve is configured with (on the embedded store, while serve is stopped).")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	headsFile := fs.String("heads", "", "an earlier check's --json report: the log must still hold the heads it found, or the files given continue from them (events cut off a stream's end show only so)")
 	// Only the operator knows that the log began before the chain: the
 	// store holds nothing that whoever strips the chains could not forge.
 	allowUnchained := fs.Bool("allow-unchained", false, "the log began before askbridge chained its events (a store an earlier version made): take its unchained first events as not covered rather than as a break")
+	// An export taken with since starts mid-chain, and its first link
+	// cannot be checked: only the operator knows that the files given
+	// are meant to be the whole log, where a first event that continues
+	// an earlier one means events were cut off its start.
+	whole := fs.Bool("whole", false, "the files given are the whole log, from its beginning (exports taken without since): a first event that continues an earlier one is a break, not a note")
 	if err := fs.Parse(args[1:]); err != nil {
 		return exitUsage
 	}
@@ -89,8 +94,7 @@ func cmdAudit(ctx context.Context, args []string, getenv func(string) string, _ 
 		opt  auditlog.Options
 	)
 	if files := fs.Args(); len(files) > 0 {
-		// An export taken with since starts after the log's beginning.
-		walk, opt = fileWalk(files), auditlog.Options{MidChain: true}
+		walk, opt = fileWalk(files), auditlog.Options{MidChain: !*whole}
 	} else {
 		st, err := openAuditStore(ctx, settings, key)
 		if err != nil {

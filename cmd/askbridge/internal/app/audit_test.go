@@ -94,6 +94,13 @@ func TestAuditVerifyCommand(t *testing.T) {
 		if out := verify(0, first, later); !strings.Contains(out, "holds: 4 events") || strings.Contains(out, "continues") {
 			t.Fatalf("both exports: %s", out)
 		}
+		// Given as the whole log, exports whose start was cut off break.
+		if out := verify(app.ExitError, "--whole", later); !strings.Contains(out, "BROKEN") {
+			t.Fatalf("the later export alone as the whole log: %s", out)
+		}
+		if out := verify(0, "--whole", first, later); !strings.Contains(out, "holds: 4 events") {
+			t.Fatalf("both exports as the whole log: %s", out)
+		}
 
 		// An earlier check's heads: the log must still hold them, so
 		// events cut off its end are found, which no link shows.

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	bbolt "go.etcd.io/bbolt"
 )
@@ -55,6 +56,12 @@ type commitReq struct {
 
 type committer struct {
 	db *bbolt.DB
+	// now is the store's clock, for when a commit failed (health.go).
+	now func() time.Time
+	// update is db.Update, replaced only by tests that make a commit
+	// fail as bbolt's does when the sync of its meta page fails.
+	update func(func(*bbolt.Tx) error) error
+	health health
 
 	mu      sync.Mutex
 	pending []*commitReq
@@ -68,8 +75,8 @@ type committer struct {
 	committed atomic.Int64
 }
 
-func newCommitter(db *bbolt.DB) *committer {
-	c := &committer{db: db, kick: make(chan struct{}, 1), stopped: make(chan struct{})}
+func newCommitter(db *bbolt.DB, now func() time.Time) *committer {
+	c := &committer{db: db, now: now, update: db.Update, kick: make(chan struct{}, 1), stopped: make(chan struct{})}
 	go c.loop()
 	return c
 }
@@ -138,11 +145,22 @@ func (c *committer) take() []*commitReq {
 // change, so the transaction is rolled back, that function is told its
 // error, and the rest run again in a fresh transaction. A batch in which
 // nothing was written is rolled back instead of committed, so refusals
-// and no-ops cost no fsync.
+// and no-ops cost no fsync. A commit that fails fails every write of its
+// batch, and is noted for Ping; once one has failed after taking effect,
+// no batch runs (health.go).
 func (c *committer) commit(batch []*commitReq) {
+	if err := c.health.stopped(); err != nil {
+		for _, r := range batch {
+			r.err = err
+			close(r.done)
+		}
+		c.recycle(batch)
+		return
+	}
 	for len(batch) > 0 {
-		failed := -1
-		err := c.db.Update(func(tx *bbolt.Tx) error {
+		failed, txid := -1, 0
+		err := c.run(func(tx *bbolt.Tx) error {
+			txid = tx.ID()
 			wrote := false
 			for i, r := range batch {
 				err := call(r.fn, tx)
@@ -169,6 +187,11 @@ func (c *committer) commit(batch []*commitReq) {
 		if err == nil {
 			c.committed.Add(1)
 		}
+		if failed < 0 && txid > 0 && !errors.Is(err, errNoChange) {
+			// The commit's own outcome, not a function's nor a batch of
+			// no-ops'; txid 0: no transaction began (the file is closed).
+			c.health.committed(txid, err, c.clock(), func() int { return liveTx(c.db) })
+		}
 		if failed >= 0 {
 			close(batch[failed].done)
 			batch = slices.Delete(batch, failed, failed+1)
@@ -182,10 +205,31 @@ func (c *committer) commit(batch []*commitReq) {
 		}
 		break
 	}
+	c.recycle(batch)
+}
+
+// recycle keeps batch's array for the next take, holding no request.
+func (c *committer) recycle(batch []*commitReq) {
 	clear(batch)
 	c.mu.Lock()
 	c.spare = batch[:0]
 	c.mu.Unlock()
+}
+
+// run is db.Update, or what a test put in its place.
+func (c *committer) run(fn func(*bbolt.Tx) error) error {
+	if c.update != nil {
+		return c.update(fn)
+	}
+	return c.db.Update(fn)
+}
+
+// clock is the store's clock, or the wall clock for a bare committer.
+func (c *committer) clock() time.Time {
+	if c.now != nil {
+		return c.now()
+	}
+	return time.Now()
 }
 
 // call runs fn, turning a panic into that function's error: it runs on

@@ -192,7 +192,7 @@ func TestCommitPanicIsThatWritesError(t *testing.T) {
 // Writes submitted before stop are committed; later ones are refused.
 func TestCommitterStop(t *testing.T) {
 	db, c := newCommitDB(t)
-	c = newCommitter(db)
+	c = newCommitter(db, nil)
 	var wg sync.WaitGroup
 	errs := make([]error, 50)
 	for i := range errs {

@@ -37,11 +37,16 @@
 // its write is durable (law 3); a lone write is not delayed. A write
 // function may run again when a batch-mate fails, so it refuses (refuse,
 // errNoChange) before its first write and keeps its effects inside the
-// transaction. tx.go what a write announces after its commit (effects:
-// the watched copies first, then the watchers and the blocked Claims),
-// mutate, the shape of a change core does not compute whole (read the
-// question, edit it, store it one version on), the open indexes kept in
-// step with a question's state, and the outbox entries a write enqueues.
+// transaction. health.go what the writer knows of failed commits, for
+// [Store.Ping]: a read works from the mapped file while every commit fails
+// (a full disk), so the probe asks the writer too; and a commit that
+// failed after taking effect (its sync failed) stops all writes until the
+// file is opened again. tx.go what a write announces after its commit
+// (effects: the watched copies first, then the watchers and the blocked
+// Claims), mutate, the shape of a change core does not compute whole (read
+// the question, edit it, store it one version on), the open indexes kept
+// in step with a question's state, and the outbox entries a write
+// enqueues.
 //
 // The transitions, one transaction each: questions.go [Store.Create] (the
 // question, its asked event and its deliveries together, law 3;
@@ -107,11 +112,11 @@
 // bucket created on first use.
 //
 // Purge: purge.go [Store.Purge]: questions closed before the cutoff with
-// their events and index entries, a first batch of loose events and the
-// markers of runs ended before it, in one transaction with an audit
-// checkpoint first; then the rest of the loose events, Once keys,
-// expiring values and leases, a batch per transaction, so a purge holds
-// the one writer only briefly at a time.
+// their events and index entries and a first batch of loose events, in
+// one transaction with an audit checkpoint first; then the rest of the
+// loose events, Once keys, expiring values, leases and the markers of
+// runs ended before the cutoff, a batch per transaction, so a purge
+// holds the one writer only briefly at a time.
 //
 // Migration: there is none to run. Every record carries the schema
 // version it was written in (store.go), and a file or record of a newer

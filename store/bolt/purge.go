@@ -11,6 +11,12 @@ import (
 	"github.com/askbridge/askbridge/core"
 )
 
+// What a purge frees, bbolt keeps: its pages go on the file's free list
+// and later commits reuse them, so a file under a steady retention stops
+// growing, but it never gets smaller than its largest size (a backlog
+// once held, a retention since shortened). `bbolt compact` copies it
+// into a smaller file while askbridge is stopped.
+
 // purgeBatch bounds what one write transaction of a purge drops of the
 // keys that expire or age out by themselves (loose events, Once keys,
 // expiring values), and how many of those keys one read looks at, so that
@@ -19,15 +25,16 @@ import (
 const purgeBatch = 1000
 
 // Purge drops at most limit questions closed before cutoff with their
-// events and index entries; then, once fewer than limit were left to
-// drop, every event older than cutoff that belongs to no stored question
+// events and index entries; then, once fewer than limit were left to drop,
+// every event older than cutoff that belongs to no stored question
 // (refusals of unknown ids), every Once key and every value whose expiry
-// has passed, batch by batch, each batch its own write transaction, until
-// a batch comes up short. Those go regardless of how many questions
-// closed (chat traffic leaves thousands of keys to expire between purges
-// that no question ever closes), by the last call of core's purge, which
-// purges again while a purge returns limit: once, not once per call, as
-// every sweep reads every Once key and expiring value.
+// has passed and the marker of every run ended before cutoff, batch by
+// batch, each batch its own write transaction, until a batch comes up
+// short. Those go regardless of how many questions closed (chat traffic
+// leaves thousands of keys to expire between purges that no question ever
+// closes), by the last call of core's purge, which purges again while a
+// purge returns limit: once, not once per call, as every sweep reads every
+// Once key, expiring value and run marker.
 func (s *Store) Purge(ctx context.Context, cutoff time.Time, limit int) (int, error) {
 	const op = "purge"
 	var closed, loose [][]byte
@@ -53,11 +60,7 @@ func (s *Store) Purge(ctx context.Context, cutoff time.Time, limit int) (int, er
 		if err := dropLoose(tx, loose); err != nil {
 			return err
 		}
-		runsDropped, err := purgeRuns(tx, cutoff)
-		if err != nil {
-			return err
-		}
-		if len(closed) == 0 && len(loose) == 0 && runsDropped == 0 {
+		if len(closed) == 0 && len(loose) == 0 {
 			return errNoChange
 		}
 		return nil
@@ -89,7 +92,24 @@ func (s *Store) Purge(ctx context.Context, cutoff time.Time, limit int) (int, er
 	if err := s.purgeExpired(ctx, bucketLeasesKV, leaseExpiry); err != nil {
 		return len(closed), err
 	}
+	// The markers of runs ended before the cutoff (law 9): after the
+	// retention period an ask into such a run is no longer refused. One
+	// is kept for every run an agent ended, so they are read and dropped
+	// a batch at a time, as the keys above, not in one transaction.
+	if err := s.purgeWhere(ctx, bucketRuns, runEndedBefore(cutoff)); err != nil {
+		return len(closed), err
+	}
 	return len(closed), nil
+}
+
+// runEndedBefore is whether a run marker says its run ended before
+// cutoff. One that cannot be read is kept: an ask into its run is
+// refused, rather than let in on a guess.
+func runEndedBefore(cutoff time.Time) func(v []byte, _ time.Time) bool {
+	return func(v []byte, _ time.Time) bool {
+		var r runRecord
+		return json.Unmarshal(v, &r) == nil && r.EndedAt.Before(cutoff)
+	}
 }
 
 // purgeLoose drops the events older than cutoff that belong to no stored
@@ -215,27 +235,4 @@ func dropQuestion(tx *bbolt.Tx, id core.QuestionID) error {
 		}
 	}
 	return tx.Bucket(bucketQuestions).Delete([]byte(id))
-}
-
-// purgeRuns drops the markers of runs that ended before cutoff (law 9):
-// after the retention period an ask into such a run is no longer refused.
-func purgeRuns(tx *bbolt.Tx, cutoff time.Time) (int, error) {
-	b := tx.Bucket(bucketRuns)
-	var old [][]byte
-	err := b.ForEach(func(k, v []byte) error {
-		var r runRecord
-		if json.Unmarshal(v, &r) == nil && r.EndedAt.Before(cutoff) {
-			old = append(old, bytes.Clone(k))
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, err
-	}
-	for _, k := range old {
-		if err := b.Delete(k); err != nil {
-			return 0, err
-		}
-	}
-	return len(old), nil
 }

@@ -112,7 +112,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if now == nil {
 		now = time.Now
 	}
-	s := &Store{db: db, commits: newCommitter(db), path: path, now: now, audit: opts.AuditKey, done: make(chan struct{}),
+	s := &Store{db: db, commits: newCommitter(db, now), path: path, now: now, audit: opts.AuditKey, done: make(chan struct{}),
 		budgets: membudget.New(now)}
 	s.watches.First, s.watches.Last = s.copies.watch, s.copies.unwatch
 	return s, nil
@@ -133,9 +133,14 @@ func (s *Store) Close() error {
 	return s.closeErr
 }
 
-// Ping reports whether the file is open and readable.
+// Ping reports whether the file is open and readable, and whether its
+// commits succeed: a read works from the mapped file even while every
+// write fails (health.go).
 func (s *Store) Ping(_ context.Context) error {
-	return s.view("ping", func(*bbolt.Tx) error { return nil })
+	if err := s.view("ping", func(*bbolt.Tx) error { return nil }); err != nil {
+		return err
+	}
+	return s.commits.health.report(s.path, s.now())
 }
 
 // Beat swaps the heartbeat: it stores now and returns the previous one.

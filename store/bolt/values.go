@@ -208,11 +208,16 @@ func valueExpiry(v []byte) (time.Time, bool) {
 // looked at once per purge however many live keys lie between the
 // expired ones.
 func (s *Store) purgeExpired(ctx context.Context, bucket []byte, expiry func([]byte) (time.Time, bool)) error {
-	const op = "purge"
-	expired := func(v []byte, now time.Time) bool {
+	return s.purgeWhere(ctx, bucket, func(v []byte, now time.Time) bool {
 		until, ok := expiry(v)
 		return !ok || !now.Before(until)
-	}
+	})
+}
+
+// purgeWhere drops the keys of bucket whose value expired says are to go
+// at now, the store's clock, batch by batch as purgeExpired says.
+func (s *Store) purgeWhere(ctx context.Context, bucket []byte, expired func(v []byte, now time.Time) bool) error {
+	const op = "purge"
 	var from []byte // the first key of the next batch; nil: the first
 	for {
 		var (

@@ -54,7 +54,11 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, sess *session) {
 			s.outcome(w, r, sess, in.QuestionID, core.Outcome{}, err)
 			return
 		}
-		if q.Open() && needsConfirm(q, in) {
+		// Only a choice core would record is shown back to confirm:
+		// one it will refuse (a second vote, someone the route does not
+		// list, a closed question) goes to core at once, which refuses
+		// it and records the refusal, as on every other door.
+		if q.Open() && needsConfirm(q, in) && s.svc.MayAnswer(q, in.Decider) && s.votedOf(q, sess.account) == nil {
 			s.confirm(w, r, sess, q, in)
 			return
 		}
@@ -172,7 +176,9 @@ func (s *Server) outcome(w http.ResponseWriter, r *http.Request, sess *session, 
 		if core.ErrorCode(err) == core.CodeConflict {
 			status = http.StatusConflict
 		}
-		st.Problem = line{{Text: core.ErrorMessage(err) + ". Nothing was recorded."}}
+		// Core's message may end a sentence of its own (a second vote's
+		// does): one full stop, then ours.
+		st.Problem = line{{Text: strings.TrimRight(core.ErrorMessage(err), ". ") + ". Nothing was recorded."}}
 	default:
 		s.internal(w, r, err)
 		return

@@ -5,9 +5,12 @@
 // are rendered on the server with html/template; a little plain
 // JavaScript follows the event log so rows change in place, and posts an
 // inbox answer with fetch so the person stays in the inbox (every form
-// also works without it). A choice on a hard-to-reverse question is
-// confirmed once before it is recorded (confirm.go). Every answer goes
-// through core.Service like every other surface's.
+// also works without it). What a person types into an answer is kept in
+// their tab's sessionStorage, never on the server, so that a session that
+// idles out before they send it loses nothing (assets/kept.js). A choice
+// on a hard-to-reverse question is confirmed once before it is recorded
+// (confirm.go). Every answer goes through core.Service like every other
+// surface's.
 //
 // Sign-in exchanges a token for a session kept in the store (so it works on
 // every replica and outlives restarts) and named by an HttpOnly,

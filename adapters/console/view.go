@@ -179,6 +179,9 @@ type cardView struct {
 	Votes []string
 	// ReadOnly is an observer's open card: no controls, and it says so.
 	ReadOnly bool
+	// Voted is the viewer's own vote on a question that needs several
+	// people: shown where the vote buttons were, which it replaces.
+	Voted *votedView
 	// Step is what an answer given in place left on its row: what was
 	// recorded, or why nothing was, or the confirmation it awaits.
 	Step *step
@@ -225,9 +228,7 @@ func (s *Server) cardOf(q *core.Question, v viewer) cardView {
 	}
 	if !q.Open() {
 		c.Outcome, c.Choice = namedLine(card.OutcomeLine(q), namesOf(q)), card.ChoiceLabel(q)
-		if r := q.Resolution; r != nil && (q.State == core.StateAnswered || q.State == core.StateCancelled) {
-			c.Reason = r.Reason // a note, a reason for a verdict or a withdrawal; a decline's is the server's own
-		}
+		c.Reason = shownReason(q)
 		return c
 	}
 	c.FirstLine, c.Due = firstLine(q.Text), due(q.Deadline.Sub(s.now()))
@@ -244,14 +245,37 @@ func (s *Server) cardOf(q *core.Question, v viewer) cardView {
 	// Withdrawing is the role's, on any open question, as on the API: a
 	// route lists who may answer, not who may take a question back.
 	c.CanCancel = v.Account.Role.MayWithdraw()
+	// A vote cast is the viewer's say on it: core refuses a second, so
+	// the card shows the vote instead of the buttons (voted.go).
+	c.Voted = s.votedOf(q, v.Account)
 	if v.Account.Role.MayAnswer() {
-		if s.svc.MayAnswer(q, v.decider()) {
-			c.Controls = true
-		} else {
+		switch {
+		case !s.svc.MayAnswer(q, v.decider()):
 			c.NotDecider = fmt.Sprintf("Route %q does not list %s among its console deciders.", q.Route, v.Account.Name)
+		case c.Voted == nil:
+			c.Controls = true
 		}
 	}
 	return c
+}
+
+// shownReason is the words a closed card shows as its reason, beside
+// core's outcome line: an answer's note or a verdict's reason, and an
+// operator's reason for withdrawing, which that line leaves out. An
+// agent's reason is in the line already ("Withdrawn by the agent ...:
+// why"), as is who withdrew it in the words of a withdrawal given no
+// reason (core.DefaultCancelReason); a decline's is the server's own.
+func shownReason(q *core.Question) string {
+	r := q.Resolution
+	switch {
+	case r == nil:
+		return ""
+	case q.State == core.StateAnswered:
+		return r.Reason
+	case core.CloserOf(q) == core.CloserOperatorCancel && r.Reason != core.DefaultCancelReason(r.Decider):
+		return r.Reason
+	}
+	return ""
 }
 
 // age is how long ago, short and rough, for people: "just now", "5m ago",

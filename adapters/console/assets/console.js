@@ -432,6 +432,11 @@
           });
         }
         answered(current(), r.html);
+        var now = current();
+        if (r.step === "recorded" && window.askbridgeKept && now.getAttribute("data-state") !== "open") {
+          // Closed by this answer: nothing written for it is a draft now.
+          window.askbridgeKept.forget(now.getAttribute("data-qid"), null);
+        }
         return;
       }
       var page = parse(r.html.replace(/^[\s\S]*<main>|<\/main>[\s\S]*$/g, ""));

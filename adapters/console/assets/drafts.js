@@ -6,13 +6,18 @@
 (function () {
   "use strict";
 
+  var kept = window.askbridgeKept; // kept.js, loaded first
+
   // A draft kept from a card closed elsewhere stays until its reader
-  // dismisses it.
+  // dismisses it, on the page and in the tab's store (kept.js).
   document.addEventListener("click", function (e) {
     var b = e.target.closest ? e.target.closest(".draft-dismiss") : null;
     if (b) {
       var box = b.closest(".draft-box");
       if (box) {
+        if (kept && box.getAttribute("data-kept")) {
+          kept.forget(box.getAttribute("data-kept"), (box.getAttribute("data-fields") || "").split(" "));
+        }
         box.remove();
       }
     }
@@ -83,13 +88,15 @@
   // fields the fresh copy no longer has (the question closed, or the
   // part they were writing for was decided by someone else): it was not
   // sent, and it stays until dismissed.
-  function keepLost(lost, next) {
+  function keepLost(lost, ids, next) {
     if (lost.length === 0) {
       return;
     }
     var box = document.createElement("div");
     box.className = "draft-box";
     box.setAttribute("role", "status");
+    box.setAttribute("data-kept", next.getAttribute("data-qid") || "");
+    box.setAttribute("data-fields", ids.join(" "));
     var p = document.createElement("p");
     p.textContent = "Someone else acted on this question while you were writing. Your draft below was not sent; it is kept here until you dismiss it.";
     box.appendChild(p);
@@ -133,6 +140,7 @@
     });
     var focus = null;
     var lost = [];
+    var lostIDs = [];
     cur.querySelectorAll("input, textarea").forEach(function (f) {
       if (f.type === "hidden" || f.closest(".confirm-step")) {
         return;
@@ -142,6 +150,7 @@
       if (!twin) {
         if (typed) {
           lost.push(f.value);
+          lostIDs.push(f.id);
         }
         return;
       }
@@ -182,7 +191,7 @@
       controls.hidden = true;
       controls.parentNode.insertBefore(pendingConfirm, controls);
     }
-    keepLost(lost, next);
+    keepLost(lost, lostIDs, next);
     var summary = next.tagName === "DETAILS" ? next.querySelector(":scope > summary") : null;
     if (!focus && active) {
       var el = next.contains(active) ? active : activeKey !== null ? twinOf(activeKey, next) : null;
@@ -215,11 +224,16 @@
     }
   }
 
-  // clear drops what was just recorded from a form: all of it, or, when
-  // one item of a form was sent alone ("Send only this answer"), that
-  // item's fields only, since what was typed or chosen in the form's other
-  // items was not sent and is still a draft.
+  // clear drops what was just recorded from a form, and from the tab's
+  // store of drafts (kept.js): all of it, or, when one item of a form was
+  // sent alone ("Send only this answer"), that item's fields only, since
+  // what was typed or chosen in the form's other items was not sent and
+  // is still a draft.
   function clear(form, item) {
+    var card = form.closest("[data-qid]");
+    if (kept && card) {
+      kept.forget(card.getAttribute("data-qid"), kept.textsOf(form, item));
+    }
     if (!item) {
       form.reset();
       return;

@@ -1,0 +1,69 @@
+package console_test
+
+import (
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// TestARefusalReadsAsOneSentence: core's refusal of a second vote ends
+// with its own full stop; the console's "Nothing was recorded." follows
+// it as a sentence of its own, not after a doubled stop.
+func TestARefusalReadsAsOneSentence(t *testing.T) {
+	routes := openRoutes()
+	routes["pair"] = core.Route{Deciders: map[core.Surface][]string{core.SurfaceConsole: {opAlice.name, opBob.name}}, Quorum: 2}
+	e := newEnv(t, routes)
+	alice := e.signedIn(opAlice)
+	q := e.ask(core.AskInput{Kind: core.KindApproval, Route: "pair", Text: "Drop?", Tool: "sql", Arguments: []byte(`{}`)})
+	if r := alice.post("/q/"+string(q.ID)+"/answer", url.Values{"option": {core.ApproveOption}}); r.status != http.StatusOK {
+		t.Fatalf("the vote: %d", r.status)
+	}
+	// A tab drawn before the vote posts it again, in place and as a page.
+	for _, header := range [][]string{{"X-Askbridge-Fetch", "row"}, nil} {
+		r := alice.post("/q/"+string(q.ID)+"/answer", url.Values{"option": {core.ApproveOption}}, header...)
+		problem := regexp.MustCompile(`(?s)<p class="problem-line[^>]*>.*?</p>`).FindString(r.body)
+		if want := core.AlreadyCountedMessage + " Nothing was recorded."; r.status != http.StatusConflict || !strings.Contains(problem, want) {
+			t.Errorf("second vote (%v): %d %s, want %q", header, r.status, problem, want)
+		}
+	}
+}
+
+// TestAWithdrawalSaysWhyOnce: an agent's reason for withdrawing is in
+// core's outcome line ("Withdrawn by the agent ...: why"), so the card
+// does not say it again as a reason; nor does it repeat, as a reason, the
+// server's own default words for a withdrawal given none. An operator's
+// reason, which the outcome line leaves out, is shown.
+func TestAWithdrawalSaysWhyOnce(t *testing.T) {
+	e := newEnv(t, nil)
+	alice := e.signedIn(opAlice)
+	outcome := regexp.MustCompile(`(?s)<div class="outcome".*?</div>`)
+	agent := core.Decider{Surface: core.SurfaceAgent, ID: "agent-a"}
+	for _, c := range []struct {
+		by           core.Decider
+		reason, want string
+		shown        bool
+	}{
+		{agent, "answered at the host", "Withdrawn by the agent on 2026-11-30 09:00 UTC: answered at the host", false},
+		{agent, "", "Withdrawn by the agent on 2026-11-30 09:00 UTC", false},
+		{core.Decider{Surface: core.SurfaceConsole, ID: opBob.name, Name: opBob.name}, "", "Withdrawn by an operator", false},
+		{core.Decider{Surface: core.SurfaceConsole, ID: opBob.name, Name: opBob.name}, "wrong repo", "Withdrawn by an operator", true},
+	} {
+		q := e.ask(core.AskInput{Text: "Which branch?"})
+		if _, err := e.svc.Cancel(t.Context(), core.CancelInput{QuestionID: q.ID, By: c.by, Reason: c.reason}); err != nil {
+			t.Fatal(err)
+		}
+		for path, body := range map[string]string{"page": alice.get("/q/" + string(q.ID)).body, "row": alice.get("/rows/" + string(q.ID)).body} {
+			box := outcome.FindString(body)
+			if !strings.Contains(box, c.want) {
+				t.Errorf("%s withdrawn by %s (%q): the outcome lacks %q:\n%s", path, c.by.Surface, c.reason, c.want, box)
+			}
+			if got := strings.Contains(box, "outcome-reason"); got != c.shown {
+				t.Errorf("%s withdrawn by %s (%q): a separate reason shown %v, want %v:\n%s", path, c.by.Surface, c.reason, got, c.shown, box)
+			}
+		}
+	}
+}

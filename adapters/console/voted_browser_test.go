@@ -1,0 +1,48 @@
+package console_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/askbridge/askbridge/core"
+)
+
+// TestAVoteInPlaceTakesTheButtonsAway: alice approves a two-person
+// sign-off from its inbox row; the row drawn after her vote says what she
+// voted and how far the count has got, and offers her no button to vote
+// again, then and after the page is loaded afresh. The page passes axe.
+func TestAVoteInPlaceTakesTheButtonsAway(t *testing.T) {
+	routes := openRoutes()
+	routes["pair"] = core.Route{Deciders: map[core.Surface][]string{core.SurfaceConsole: {opAlice.name, opBob.name}}, Quorum: 2}
+	e := newEnv(t, routes)
+	q := e.ask(core.AskInput{Kind: core.KindApproval, Route: "pair", Text: "Restart the primary?", Tool: "shell", Arguments: []byte(`{"cmd":"restart"}`)})
+	row := "#card-" + string(q.ID)
+	tab := chrome(t)
+	do(t, tab, chromedp.Navigate(e.srv.URL+"/"))
+	signInTab(t, tab, opAlice)
+	do(t, tab, chromedp.Click(chromedp.CSS(row+" > summary")), chromedp.Click(chromedp.CSS(row+" form.call-form button.approve")))
+	until(t, tab, `document.querySelector("`+row+` .recorded-box") !== null`)
+	check := func(when string) {
+		t.Helper()
+		if eval[bool](t, tab, `document.querySelector("`+row+` button.approve, `+row+` button.deny") !== null`) {
+			t.Errorf("%s: the row offers alice the vote again", when)
+		}
+		voted := eval[string](t, tab, `(function () { var v = document.querySelector("`+row+` .voted"); return v ? v.innerText : ""; })()`)
+		for _, want := range []string{"You voted to approve", "1 vote is in; 2 people must agree"} {
+			if !strings.Contains(voted, want) {
+				t.Errorf("%s: the row's vote lacks %q: %q", when, want, voted)
+			}
+		}
+	}
+	check("after the vote")
+	audit(t, tab, "the inbox with a row voted on")
+	do(t, tab, chromedp.Reload())
+	until(t, tab, `document.body.getAttribute("data-live") === "yes"`)
+	do(t, tab, chromedp.Click(chromedp.CSS(row+" > summary")))
+	check("after a reload")
+	if !eval[bool](t, tab, `document.querySelector("`+row+` .voted-mark") !== null`) {
+		t.Error("the folded row does not say alice voted")
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/browsertest"
 )
 
 // TestAVoteInPlaceTakesTheButtonsAway: alice approves a two-person
@@ -20,16 +21,16 @@ func TestAVoteInPlaceTakesTheButtonsAway(t *testing.T) {
 	q := e.ask(core.AskInput{Kind: core.KindApproval, Route: "pair", Text: "Restart the primary?", Tool: "shell", Arguments: []byte(`{"cmd":"restart"}`)})
 	row := "#card-" + string(q.ID)
 	tab := chrome(t)
-	do(t, tab, chromedp.Navigate(e.srv.URL+"/"))
+	browsertest.Do(t, tab, chromedp.Navigate(e.srv.URL+"/"))
 	signInTab(t, tab, opAlice)
-	do(t, tab, chromedp.Click(chromedp.CSS(row+" > summary")), chromedp.Click(chromedp.CSS(row+" form.call-form button.approve")))
-	until(t, tab, `document.querySelector("`+row+` .recorded-box") !== null`)
+	browsertest.Do(t, tab, chromedp.Click(chromedp.CSS(row+" > summary")), chromedp.Click(chromedp.CSS(row+" form.call-form button.approve")))
+	browsertest.Until(t, tab, `document.querySelector("`+row+` .recorded-box") !== null`)
 	check := func(when string) {
 		t.Helper()
-		if eval[bool](t, tab, `document.querySelector("`+row+` button.approve, `+row+` button.deny") !== null`) {
+		if browsertest.Eval[bool](t, tab, `document.querySelector("`+row+` button.approve, `+row+` button.deny") !== null`) {
 			t.Errorf("%s: the row offers alice the vote again", when)
 		}
-		voted := eval[string](t, tab, `(function () { var v = document.querySelector("`+row+` .voted"); return v ? v.innerText : ""; })()`)
+		voted := browsertest.Eval[string](t, tab, `(function () { var v = document.querySelector("`+row+` .voted"); return v ? v.innerText : ""; })()`)
 		for _, want := range []string{"You voted to approve", "1 vote is in; 2 people must agree"} {
 			if !strings.Contains(voted, want) {
 				t.Errorf("%s: the row's vote lacks %q: %q", when, want, voted)
@@ -37,12 +38,12 @@ func TestAVoteInPlaceTakesTheButtonsAway(t *testing.T) {
 		}
 	}
 	check("after the vote")
-	audit(t, tab, "the inbox with a row voted on")
-	do(t, tab, chromedp.Reload())
-	until(t, tab, `document.body.getAttribute("data-live") === "yes"`)
-	do(t, tab, chromedp.Click(chromedp.CSS(row+" > summary")))
+	browsertest.Axe(t, tab, "the inbox with a row voted on")
+	browsertest.Do(t, tab, chromedp.Reload())
+	browsertest.Until(t, tab, `document.body.getAttribute("data-live") === "yes"`)
+	browsertest.Do(t, tab, chromedp.Click(chromedp.CSS(row+" > summary")))
 	check("after a reload")
-	if !eval[bool](t, tab, `document.querySelector("`+row+` .voted-mark") !== null`) {
+	if !browsertest.Eval[bool](t, tab, `document.querySelector("`+row+` .voted-mark") !== null`) {
 		t.Error("the folded row does not say alice voted")
 	}
 }

@@ -4,16 +4,18 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/askbridge/askbridge/internal/browsertest"
 )
 
 // The browser tests drive Debian's chromium, headless, against the real
-// program. scripts/test (which .ci/run calls) installs chromium when it is missing.
+// program, through internal/browsertest, which the console's own browser
+// tests share; what is here is what only the program's tests need.
 
 // UpdateShots is -update: the screenshot tests keep what they took
 // instead of comparing with what was kept.
@@ -21,7 +23,7 @@ var UpdateShots = flag.Bool("update", false, "rewrite the screenshots in adapter
 
 // WaitBound bounds every wait on a page condition; waits end as soon as
 // the condition holds.
-const WaitBound = 60 * time.Second
+const WaitBound = browsertest.WaitBound
 
 // Chrome is one headless chromium; each tab gets its own browser
 // context, so its own cookies, as a second person's browser would.
@@ -29,33 +31,12 @@ type Chrome struct {
 	alloc context.Context
 }
 
-// NewChrome starts chromium for t and stops it when t ends.
+// NewChrome starts chromium for t and stops it when t ends. The
+// program's tests have always run it with QUIC off as well (the console's
+// own never did), so that flag is theirs, not browsertest's.
 func NewChrome(t *testing.T) *Chrome {
 	t.Helper()
-	path := "/usr/bin/chromium"
-	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("chromium is not installed (apt-get install -y chromium; scripts/test does it): %v", err)
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(path),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.NoFirstRun,
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	alloc, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancel)
-	// Start the browser itself now, so tabs share it.
-	root, cancelRoot := chromedp.NewContext(alloc)
-	t.Cleanup(cancelRoot)
-	if err := chromedp.Do(root, chromedp.Navigate("about:blank")); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	return &Chrome{alloc: root}
+	return &Chrome{alloc: browsertest.Start(t, chromedp.Flag("disable-quic", true))}
 }
 
 // Tab opens a page in a fresh browser context at the given size.
@@ -75,43 +56,26 @@ func (c *Chrome) Tab(t *testing.T, width, height int64, mobile bool) context.Con
 	return ctx
 }
 
+// Do, Eval and Until are browsertest's, under the names the program's
+// tests have always called them by.
+
+// Do runs steps in the tab within WaitBound.
 func Do(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	c, cancel := context.WithTimeout(ctx, WaitBound)
-	defer cancel()
-	if err := chromedp.Do(c, steps...); err != nil {
-		t.Fatal(err)
-	}
+	browsertest.Do(t, ctx, steps...)
 }
 
+// Eval evaluates expr in the tab's page within WaitBound.
 func Eval[T any](t *testing.T, ctx context.Context, expr string) T {
 	t.Helper()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
-	if err != nil {
-		t.Fatalf("%s: %v", expr, err)
-	}
-	return v
+	return browsertest.Eval[T](t, ctx, expr)
 }
 
-// Until waits for a JavaScript condition to hold on the page.
+// Until waits for a JavaScript condition to hold on the page, across
+// navigations, within WaitBound.
 func Until(t *testing.T, ctx context.Context, cond string) {
 	t.Helper()
-	deadline := time.Now().Add(WaitBound)
-	for {
-		c, cancel := context.WithDeadline(ctx, deadline)
-		_, err := chromedp.Run(c, chromedp.Poll[bool](cond, chromedp.WithPollingInterval(50*time.Millisecond),
-			chromedp.WithPollingTimeout(time.Until(deadline))))
-		cancel()
-		if err == nil {
-			return
-		}
-		// A navigation while polling ends the page the poll ran in ("cannot
-		// find context", "target navigated"); poll again in the new one.
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			body, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
-			t.Fatalf("waiting for %s: %v\npage:\n%s", cond, err, body)
-		}
-	}
+	browsertest.Until(t, ctx, cond)
 }
 
 // Click clicks the element sel finds, within WaitBound, and makes sure

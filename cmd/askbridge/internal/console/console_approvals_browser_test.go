@@ -11,6 +11,7 @@ import (
 	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
 	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/browsertest"
 )
 
 // TestConsoleApprovalsInABrowser edits an approval's arguments before
@@ -40,7 +41,7 @@ func TestConsoleApprovalsInABrowser(t *testing.T) {
 
 		// A key that may not change is refused with core's words.
 		apptest.Do(t, operator, chromedp.Click(chromedp.CSS(cardSel(q.ID)+" details.edit summary")), chromedp.Clear(chromedp.CSS(editor)), chromedp.SendKeys(chromedp.CSS(editor), `{"path":"/srv/report.txt","content":"bye"}`))
-		if status := submit(t, operator, cardSel(q.ID)+" form.edit-form button.edit-approve"); status != http.StatusBadRequest {
+		if status := browsertest.Submit(t, operator, cardSel(q.ID)+" form.edit-form button.edit-approve"); status != http.StatusBadRequest {
 			t.Fatalf("a non-editable key: %d", status)
 		}
 		if p := apptest.Eval[string](t, operator, `document.getElementById("problem").innerText`); !strings.Contains(p, `argument "content" may not be changed`) {
@@ -53,7 +54,7 @@ func TestConsoleApprovalsInABrowser(t *testing.T) {
 		apptest.GoTo(t, operator, m.URL+"/q/"+string(q.ID))
 		waitLive(t, operator)
 		apptest.Do(t, operator, chromedp.Click(chromedp.CSS(cardSel(q.ID)+" details.edit summary")), chromedp.Clear(chromedp.CSS(editor)), chromedp.SendKeys(chromedp.CSS(editor), `{"path":"/srv/report-v2.txt","content":"hello"}`))
-		if status := submit(t, operator, cardSel(q.ID)+" form.edit-form button.edit-approve"); status != http.StatusOK {
+		if status := browsertest.Submit(t, operator, cardSel(q.ID)+" form.edit-form button.edit-approve"); status != http.StatusOK {
 			t.Fatalf("edit and approve: %d", status)
 		}
 		res := getQ(t, ops, q.ID).Resolution
@@ -122,7 +123,7 @@ func TestConsoleApprovalsInABrowser(t *testing.T) {
 		if n := apptest.Eval[int](t, operator, `document.querySelectorAll("`+cardSel(q.ID)+` li.batch-call").length`); n != 3 {
 			t.Fatalf("the card lists %d calls", n)
 		}
-		if status := submit(t, operator, cardSel(q.ID)+` form.call-form[data-call=toolu_2] button.approve`); status != http.StatusOK {
+		if status := browsertest.Submit(t, operator, cardSel(q.ID)+` form.call-form[data-call=toolu_2] button.approve`); status != http.StatusOK {
 			t.Fatalf("approve one call: %d", status)
 		}
 		// The admin's page shows the decision live, with who made it.
@@ -135,7 +136,7 @@ func TestConsoleApprovalsInABrowser(t *testing.T) {
 		}
 		apptest.GoTo(t, admin, m.URL+"/q/"+string(q.ID))
 		waitLive(t, admin)
-		if status := submit(t, admin, cardSel(q.ID)+" button.approve-all"); status != http.StatusOK {
+		if status := browsertest.Submit(t, admin, cardSel(q.ID)+" button.approve-all"); status != http.StatusOK {
 			t.Fatalf("approve all: %d", status)
 		}
 		got := getQ(t, ops, q.ID)

@@ -10,6 +10,7 @@ import (
 	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
 	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/browsertest"
 )
 
 // TestConsolePassesAxeOnTheOtherPages runs axe over the console pages
@@ -19,7 +20,7 @@ import (
 // inbox, and the filters box open. On the way, no page breaks its own
 // Content-Security-Policy.
 func TestConsolePassesAxeOnTheOtherPages(t *testing.T) {
-	loadAxe(t)
+	browsertest.LoadAxe(t)
 	m := apptest.Start(t, app.Settings{File: app.File{Routes: map[string]app.RouteFile{
 		core.DefaultRoute: {Deciders: map[string][]string{"api": {"*"}, "console": {"*"}}, MaxQuorum: 2}}}})
 	agent := client.New(m.URL, apptest.AgentA)
@@ -63,12 +64,12 @@ func TestConsolePassesAxeOnTheOtherPages(t *testing.T) {
 	// No-script pages: a question's page posts its forms as pages.
 	apptest.GoTo(t, tab, m.URL+"/q/"+string(dec.ID))
 	waitLive(t, tab)
-	if s := submit(t, tab, "#card-"+string(dec.ID)+" button[value=sqs]"); s != 200 {
+	if s := browsertest.Submit(t, tab, "#card-"+string(dec.ID)+" button[value=sqs]"); s != 200 {
 		t.Fatalf("confirm page: %d", s)
 	}
 	apptest.Until(t, tab, `document.querySelector(".confirm-step") !== null`)
 	audit(t, tab, "the confirmation page")
-	if s := submit(t, tab, ".confirm-yes"); s != 200 {
+	if s := browsertest.Submit(t, tab, ".confirm-yes"); s != 200 {
 		t.Fatalf("result page: %d", s)
 	}
 	apptest.Until(t, tab, `document.querySelector(".result") !== null`)

@@ -13,29 +13,17 @@ import (
 	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
 	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/browsertest"
 )
 
 const shotDir = "../../../../adapters/console/testdata/screenshots"
-
-// submit clicks sel, which posts a form, and waits for the page it
-// leads to; it returns that page's status.
-func submit(t *testing.T, ctx context.Context, sel string) int64 {
-	t.Helper()
-	c, cancel := context.WithTimeout(ctx, apptest.WaitBound)
-	defer cancel()
-	resp, err := chromedp.RunResponse(c, chromedp.Click(chromedp.CSS(sel)))
-	if err != nil {
-		t.Fatalf("click %s: %v", sel, err)
-	}
-	return resp.Status
-}
 
 // signIn signs a tab in with a token and waits for the inbox, live.
 func signIn(t *testing.T, ctx context.Context, base, token, name string) {
 	t.Helper()
 	apptest.GoTo(t, ctx, base+"/")
 	apptest.Do(t, ctx, chromedp.SendKeys(chromedp.ID("token"), token))
-	if status := submit(t, ctx, "#signin button"); status != http.StatusOK {
+	if status := browsertest.Submit(t, ctx, "#signin button"); status != http.StatusOK {
 		t.Fatalf("sign in as %s: %d", name, status)
 	}
 	apptest.Until(t, ctx, fmt.Sprintf(`document.querySelector(".top .who") !== null && document.querySelector(".top .who").textContent.includes(%q)`, name))
@@ -136,7 +124,7 @@ func TestConsoleAtPhoneWidthWithLongWords(t *testing.T) {
 // cards of every kind (open, closed, recommended options, a hard-to-reverse
 // marker), a question's history and /standing.
 func TestConsolePassesAxe(t *testing.T) {
-	loadAxe(t)
+	browsertest.LoadAxe(t)
 	m := apptest.Start(t, app.Settings{})
 	agent := client.New(m.URL, apptest.AgentA)
 	ops := client.New(m.URL, apptest.OpTok)
@@ -249,7 +237,7 @@ func TestConsoleKeepsDrafts(t *testing.T) {
 		t.Errorf("the caret moved to %q", id)
 	}
 	// The draft is still the reader's to send.
-	if status := submit(t, operator, cardSel(q.ID)+" form.call-form[data-call=toolu_2] button.approve"); status != http.StatusOK {
+	if status := browsertest.Submit(t, operator, cardSel(q.ID)+" form.call-form[data-call=toolu_2] button.approve"); status != http.StatusOK {
 		t.Fatalf("approve the second call: %d", status)
 	}
 	got := getQ(t, ops, q.ID)

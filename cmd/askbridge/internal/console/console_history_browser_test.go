@@ -20,6 +20,7 @@ import (
 	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
 	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/browsertest"
 )
 
 // historyProgram is the real program with people, a quorum route and
@@ -81,7 +82,7 @@ func signInSSO(t *testing.T, ctx context.Context, base, next string) {
 // list, and reads who the open questions wait on; every page fits a
 // phone and passes axe.
 func TestConsoleHistoryInABrowser(t *testing.T) {
-	loadAxe(t)
+	browsertest.LoadAxe(t)
 	p := startHistoryProgram(t)
 	agent := client.New(p.URL, apptest.AgentA)
 	ops := client.New(p.URL, apptest.OpTok)
@@ -174,7 +175,7 @@ func TestConsoleHistoryInABrowser(t *testing.T) {
 		}
 		apptest.Do(t, desk, chromedp.SendKeys(chromedp.CSS(`#search input[name=q]`), "terraform apply"),
 			chromedp.SetValue(chromedp.CSS(`#search select[name=outcome]`), "approved"))
-		if status := submit(t, desk, `#search button[type=submit]`); status != http.StatusOK {
+		if status := browsertest.Submit(t, desk, `#search button[type=submit]`); status != http.StatusOK {
 			t.Fatalf("search: %d", status)
 		}
 		apptest.Until(t, desk, `document.querySelectorAll(".closed-row").length === 1`)

@@ -12,6 +12,7 @@ import (
 	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
 	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/browsertest"
 )
 
 // TestConsoleLinkFromAnotherSiteKeepsTheSession: a link to a question or
@@ -37,7 +38,7 @@ func TestConsoleLinkFromAnotherSiteKeepsTheSession(t *testing.T) {
 	for _, to := range []string{"question", "inbox"} {
 		t.Run(to, func(t *testing.T) {
 			apptest.GoTo(t, tab, other+"/?to="+to)
-			if status := submit(t, tab, "#go"); status != http.StatusOK {
+			if status := browsertest.Submit(t, tab, "#go"); status != http.StatusOK {
 				t.Fatalf("the link opened with %d", status)
 			}
 			if apptest.Eval[bool](t, tab, `document.getElementById("token") !== null`) {

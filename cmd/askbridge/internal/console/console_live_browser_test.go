@@ -18,6 +18,7 @@ import (
 	"github.com/askbridge/askbridge/cmd/askbridge/internal/app"
 	"github.com/askbridge/askbridge/cmd/askbridge/internal/apptest"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/browsertest"
 )
 
 func TestConsoleInABrowser(t *testing.T) {
@@ -141,7 +142,7 @@ func TestConsoleInABrowser(t *testing.T) {
 			t.Fatalf("the kafka button: %q", rec)
 		}
 		apptest.Do(t, admin, chromedp.SendKeys(chromedp.ID("note-"+dec.ID), "lighter for now"))
-		if status := submit(t, admin, cardSel(dec.ID)+" button[value=sqs]"); status != http.StatusOK {
+		if status := browsertest.Submit(t, admin, cardSel(dec.ID)+" button[value=sqs]"); status != http.StatusOK {
 			t.Fatalf("decision: %d", status)
 		}
 		if got := getQ(t, ops, dec.ID); got.State != core.StateOpen {
@@ -150,7 +151,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		if c := apptest.Eval[string](t, admin, `document.querySelector(".confirm-step").innerText`); !strings.Contains(c, "SQS") || !strings.Contains(c, "lighter for now") {
 			t.Fatalf("the confirmation does not repeat the choice:\n%s", c)
 		}
-		if status := submit(t, admin, "button.confirm-yes"); status != http.StatusOK {
+		if status := browsertest.Submit(t, admin, "button.confirm-yes"); status != http.StatusOK {
 			t.Fatalf("confirm: %d", status)
 		}
 		if res := getQ(t, ops, dec.ID).Resolution; res.OptionID != "sqs" || res.Reason != "lighter for now" || res.Answer != "Managed and light; no replay." {
@@ -168,7 +169,7 @@ func TestConsoleInABrowser(t *testing.T) {
 			t.Fatalf("digest: %q", d)
 		}
 		apptest.Do(t, admin, chromedp.SendKeys(chromedp.ID("reason-"+appr.ID), "not during the sale"))
-		if status := submit(t, admin, cardSel(appr.ID)+" button.deny"); status != http.StatusOK {
+		if status := browsertest.Submit(t, admin, cardSel(appr.ID)+" button.deny"); status != http.StatusOK {
 			t.Fatalf("deny: %d", status)
 		}
 		if res := getQ(t, ops, appr.ID).Resolution; res.Approved == nil || *res.Approved || res.Reason != "not during the sale" || res.ArgumentsSHA256 != appr.Call.ArgumentsSHA256 {
@@ -183,7 +184,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		apptest.GoTo(t, operator, m.URL+"/q/"+string(form.ID))
 		waitLive(t, operator)
 		apptest.Do(t, operator, chromedp.Click(chromedp.CSS(cardSel(form.ID)+` fieldset[data-item=region] input[value=eu]`)))
-		if status := submit(t, operator, cardSel(form.ID)+` fieldset[data-item=region] button.item-one`); status != http.StatusOK {
+		if status := browsertest.Submit(t, operator, cardSel(form.ID)+` fieldset[data-item=region] button.item-one`); status != http.StatusOK {
 			t.Fatalf("form item: %d", status)
 		}
 		apptest.GoTo(t, admin, m.URL+"/q/"+string(form.ID))
@@ -193,7 +194,7 @@ func TestConsoleInABrowser(t *testing.T) {
 			t.Fatal("an answered item is offered again")
 		}
 		apptest.Do(t, admin, chromedp.SendKeys(chromedp.ID("other-"+form.ID+"-size"), "medium"))
-		if status := submit(t, admin, cardSel(form.ID)+` fieldset[data-item=size] button.item-one`); status != http.StatusOK {
+		if status := browsertest.Submit(t, admin, cardSel(form.ID)+` fieldset[data-item=size] button.item-one`); status != http.StatusOK {
 			t.Fatalf("form item 2: %d", status)
 		}
 		if got := getQ(t, ops, form.ID); got.State != core.StateAnswered || len(got.Answers) != 2 || got.Answers[1].Text != "medium" {
@@ -203,13 +204,13 @@ func TestConsoleInABrowser(t *testing.T) {
 		// Decline, and cancel (admins).
 		apptest.GoTo(t, admin, m.URL+"/q/"+string(decl.ID))
 		waitLive(t, admin)
-		if status := submit(t, admin, cardSel(decl.ID)+` form.decline button`); status != http.StatusOK {
+		if status := browsertest.Submit(t, admin, cardSel(decl.ID)+` form.decline button`); status != http.StatusOK {
 			t.Fatalf("decline: %d", status)
 		}
 		apptest.GoTo(t, admin, m.URL+"/q/"+string(canc.ID))
 		waitLive(t, admin)
 		apptest.Do(t, admin, chromedp.SendKeys(chromedp.CSS(cardSel(canc.ID)+` form.cancel input[name=reason]`), "asked twice"))
-		if status := submit(t, admin, cardSel(canc.ID)+` form.cancel button`); status != http.StatusOK {
+		if status := browsertest.Submit(t, admin, cardSel(canc.ID)+` form.cancel button`); status != http.StatusOK {
 			t.Fatalf("cancel: %d", status)
 		}
 		if a, b := getQ(t, ops, decl.ID).State, getQ(t, ops, canc.ID); a != core.StateDeclined || b.State != core.StateCancelled || b.Resolution.Reason != "asked twice" {
@@ -272,7 +273,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		}))
 		defer evil.Close()
 		apptest.GoTo(t, admin, evil.URL)
-		if status := submit(t, admin, "#go"); status != http.StatusForbidden {
+		if status := browsertest.Submit(t, admin, "#go"); status != http.StatusForbidden {
 			t.Fatalf("the forged post got %d", status)
 		}
 		if got := getQ(t, ops, q.ID); got.State != core.StateOpen {

@@ -58,7 +58,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, sess *session) {
 		// one it will refuse (a second vote, someone the route does not
 		// list, a closed question) goes to core at once, which refuses
 		// it and records the refusal, as on every other door.
-		if q.Open() && needsConfirm(q, in) && s.svc.MayAnswer(q, in.Decider) && s.votedOf(q, sess.account) == nil {
+		if q.Open() && card.NeedsConfirm(q, in) && s.svc.MayAnswer(q, in.Decider) && s.votedOf(q, sess.account) == nil {
 			s.confirm(w, r, sess, q, in)
 			return
 		}

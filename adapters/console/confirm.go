@@ -45,27 +45,6 @@ const (
 
 func inPlace(r *http.Request) bool { return r.Header.Get(fetchHeader) == "row" }
 
-// needsConfirm reports whether in picks something that cannot be undone
-// easily: any option, approve or form choice on a hard-to-reverse
-// question. A deny, a decline and a clarification's text are one tap.
-func needsConfirm(q *core.Question, in core.AnswerInput) bool {
-	if q.Reversibility != core.HardToReverse {
-		return false
-	}
-	switch q.Kind {
-	case core.KindDecision:
-		return in.OptionID != ""
-	case core.KindForm:
-		return len(in.Items) > 0
-	case core.KindApproval:
-		if in.OptionID == core.ApproveOption || in.Standing != nil || in.Arguments != nil {
-			return true
-		}
-		return slices.ContainsFunc(in.Calls, func(c core.CallDecision) bool { return c.OptionID == core.ApproveOption })
-	}
-	return false
-}
-
 // confirmLines words what in will record, as the result page would.
 // whole is a confirmation on a page of its own, where nothing else is in
 // view: an approval's lines then hold the arguments of each call it

@@ -32,7 +32,8 @@
 // [DigestNotListed]: a list core capped is a floor, said as one);
 // crowded.go what every chat renderer keeps of a crowded card's calls
 // ([NamedCutFloor], [Approves], [Unseen]: no button approves arguments a
-// card hides).
+// card hides); confirm.go [NeedsConfirm], which answers are shown back
+// before they are recorded, wherever a surface can.
 //
 // A new kind of question adds its card to kinds.go's kindCards (its
 // sections and buttons, its outcome's label, its choice as people read

@@ -134,9 +134,12 @@ func noArgs(fs *flag.FlagSet, stderr io.Writer) bool {
 	return false
 }
 
-// fail prints an error the way every command does and returns exitError.
+// fail prints an error the way every command does and returns exitError:
+// prefixed once (the API client's errors begin with "askbridge: "
+// already), with any control character in it escaped, since a refusal's
+// message may quote a server's or a proxy's words.
 func fail(stderr io.Writer, err error) int {
-	fmt.Fprintln(stderr, "askbridge:", err)
+	fmt.Fprintln(stderr, "askbridge:", terminalText(strings.TrimPrefix(err.Error(), "askbridge: "), ""))
 	return exitError
 }
 

@@ -45,6 +45,12 @@ func cmdAsk(ctx context.Context, args []string, getenv func(string) string, _ io
 	if err := fs.Parse(args); err != nil || !noArgs(fs, stderr) {
 		return exitUsage
 	}
+	if *noWait && *asJSON {
+		// Dropped without a word, --json would leave a script that
+		// parses JSON with a bare id.
+		fmt.Fprintln(stderr, "askbridge ask: --json prints the wait response, and --no-wait waits for none: --no-wait prints the question's id alone, and 'askbridge wait ID --json' its response")
+		return exitUsage
+	}
 	req := client.AskRequest{
 		Kind: core.Kind(*kind), Question: *text, Context: *context_, Reversibility: core.Reversibility(*rev),
 		Route: *route, RunID: core.RunID(*run), ToolCallID: *callID, Labels: core.Labels{Project: *project, Task: *task},
@@ -156,9 +162,7 @@ func waitFor(ctx context.Context, t target, c *client.Client, id core.QuestionID
 
 func printResume(w io.Writer, res *client.WaitResponse, asJSON bool) {
 	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.Encode(res)
+		writeJSON(w, res, true)
 	} else if res.Resume != nil {
 		fmt.Fprintln(w, res.Resume.Text)
 		// A batch: each call's own result, under its id.

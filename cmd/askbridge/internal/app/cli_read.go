@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -37,9 +36,9 @@ func cmdQuestions(ctx context.Context, args []string, getenv func(string) string
 		cursor = page.NextCursor
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(all)
+		if err := writeJSON(stdout, all, true); err != nil {
+			return fail(stderr, err)
+		}
 		return 0
 	}
 	if len(all) == 0 {
@@ -98,8 +97,7 @@ func cmdEvents(ctx context.Context, args []string, getenv func(string) string, _
 	if err != nil {
 		return fail(stderr, err)
 	}
-	enc := json.NewEncoder(stdout)
-	print := func(e client.Event) error { return enc.Encode(e) }
+	print := func(e client.Event) error { return writeJSON(stdout, e, false) }
 	if *follow {
 		err = c.Follow(ctx, *since, print)
 		if ctx.Err() != nil {
@@ -135,7 +133,9 @@ func cmdPeople(ctx context.Context, args []string, getenv func(string) string, _
 		return fail(stderr, err)
 	}
 	if *asJSON {
-		json.NewEncoder(stdout).Encode(dir)
+		if err := writeJSON(stdout, dir, false); err != nil {
+			return fail(stderr, err)
+		}
 		return 0
 	}
 	if len(dir.People) == 0 {

@@ -1,16 +1,20 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/card"
+	"github.com/askbridge/askbridge/fence"
 )
 
 // cmdShow prints one question as every surface's card words it (core/card)
@@ -34,9 +38,7 @@ func cmdShow(ctx context.Context, args []string, getenv func(string) string, _ i
 		return fail(stderr, err)
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(v); err != nil {
+		if err := writeJSON(stdout, v, true); err != nil {
 			return fail(stderr, err)
 		}
 		return 0
@@ -288,6 +290,52 @@ func escapeControls(s string) string {
 		b.WriteString(terminalRune(r))
 	}
 	return b.String()
+}
+
+// writeJSON writes v to w as one JSON value and a line feed, indented or
+// not, with every character a terminal would obey or show as nothing
+// escaped (terminalJSON): --json output is read by scripts, but also by
+// an operator at a terminal, and it holds an agent's arguments and
+// people's words, which may carry such characters.
+func writeJSON(w io.Writer, v any, indent bool) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	if indent {
+		enc.SetIndent("", "  ")
+	}
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(terminalJSON(b.Bytes()))
+	return err
+}
+
+// terminalJSON is js, valid JSON, with each rune from U+007F on that is a
+// control, a bidi control or invisible (core.IsTextControl,
+// fence.IsInvisible) written as its \u escape; beyond U+FFFF, as its
+// UTF-16 pair. encoding/json escapes only the C0 controls (and U+2028,
+// U+2029), so a C1 control such as U+009B, a terminal's CSI, or U+202E,
+// which reverses what follows, went out as it was. Outside its strings
+// JSON is ASCII, so every such rune is in a string, where the escape
+// reads back as the same character: a script decodes the same values.
+func terminalJSON(js []byte) []byte {
+	hidden := func(r rune) bool { return r >= 0x7f && (core.IsTextControl(r) || fence.IsInvisible(r)) }
+	if !bytes.ContainsFunc(js, hidden) {
+		return js
+	}
+	out := make([]byte, 0, len(js)+64)
+	for _, r := range string(js) {
+		switch {
+		case !hidden(r):
+			out = utf8.AppendRune(out, r)
+		case r > 0xFFFF:
+			hi, lo := utf16.EncodeRune(r)
+			out = fmt.Appendf(out, `\u%04x\u%04x`, hi, lo)
+		default:
+			out = fmt.Appendf(out, `\u%04x`, r)
+		}
+	}
+	return out
 }
 
 // terminalRune is r as the CLI writes it to a terminal: a control

@@ -123,13 +123,14 @@
 // client (durableClient), since WAIT counts only its own connection's
 // writes and the autopipeliner cannot promise one; the scripts then publish no wake-up,
 // and the store announces a change once its replicas hold it. latewake.go
-// the changes whose wait ran out: one loop per shard waits for the
-// replicas again and announces them, so their waiters are not left until
-// their next read. failover.go [Unavailable], which tells a failover's or
-// an unreachable server's errors (try again: the API's 503) from
-// breakage. sentinels.go, on Sentinel through Connect, follows the
-// Sentinels' word that the primary moved and moves the subscription
-// there at once, rather than when the old primary is made a replica.
+// the changes whose wait ran out, or whose caller's context ended while
+// it was out: one loop per shard waits for the replicas again and
+// announces them, so their waiters are not left until their next read.
+// failover.go [Unavailable], which tells a failover's or an unreachable
+// server's errors (try again: the API's 503) from breakage.
+// sentinels.go, on Sentinel through Connect, follows the Sentinels' word
+// that the primary moved and moves the subscription there at once,
+// rather than when the old primary is made a replica.
 // spread.go [Store.Spread], which primary serves each shard, which serve
 // logs on a cluster (shards spread as their slots hash, not evenly).
 //

@@ -98,6 +98,7 @@ type Store struct {
 	// the store does, once the wait has held (announce), or later
 	// (announceWhenHeld: lateWakes, whose loops late counts).
 	durable   bool
+	replicas  int // Durability.Replicas: how many replicas each primary needs, for Ping
 	lateWakes lateWakes
 	late      sync.WaitGroup
 
@@ -172,7 +173,7 @@ func New(ctx context.Context, client goredis.UniversalClient, opts Options) (*St
 	var seed [8]byte
 	_, _ = rand.Read(seed[:]) // never fails (crypto/rand)
 	s.attemptPrefix = base64.RawURLEncoding.EncodeToString(seed[:]) + "."
-	s.durable = opts.Durability.Replicas > 0
+	s.durable, s.replicas = opts.Durability.Replicas > 0, opts.Durability.Replicas
 	for shard := range s.shards {
 		sk := s.k.forShard(shard)
 		if s.durable {
@@ -370,8 +371,26 @@ func (s *Store) Ping(ctx context.Context) error {
 			return pingError(op, n.what+" answers as a replica: a failover is under way",
 				&unavailableError{fmt.Errorf("ROLE says %v", role)})
 		}
+		// With durability on, a write is told it succeeded only once
+		// enough replicas hold it: fewer connected than that, every
+		// write waits out its timeout and is refused, so the store
+		// cannot take writes. ROLE lists a primary's connected replicas.
+		if connected, ok := roleReplicas(role); ok && connected < s.replicas {
+			return pingError(op, fmt.Sprintf("%s has %d of the %d replicas durability needs connected: every write is refused until they are", n.what, connected, s.replicas),
+				fmt.Errorf("ROLE lists %d replicas", connected))
+		}
 	}
 	return nil
+}
+
+// roleReplicas is how many replicas a primary's ROLE reply lists as
+// connected; false if the reply does not say.
+func roleReplicas(role []any) (int, bool) {
+	if len(role) < 3 {
+		return 0, false
+	}
+	list, ok := role[2].([]any)
+	return len(list), ok
 }
 
 // pingError is Ping's error: msg says what is happening, err why.

@@ -117,7 +117,7 @@ func cmdHook(ctx context.Context, args []string, getenv func(string) string, std
 	defer deadline.Stop()
 	noDecision := func(id core.QuestionID) int {
 		cancelReq()
-		withdraw(target, id, stderr)
+		withdraw(target, id, reasonNoDecision, stderr)
 		return failed(&hooks.Unreached{Server: target.base, Err: fmt.Errorf("no decision within %s", bound)})
 	}
 	type result struct {
@@ -167,7 +167,7 @@ func cmdHook(ctx context.Context, args []string, getenv func(string) string, std
 		return noDecision(id)
 	case <-ctx.Done():
 		cancelReq()
-		withdraw(target, id, stderr)
+		withdraw(target, id, hooks.ReasonHostStopped, stderr)
 		return exitError
 	}
 	if _, err := stdout.Write(out); err != nil {
@@ -241,14 +241,19 @@ func failedAsk(h hooks.Host, body []byte, stdout, stderr io.Writer) func(error) 
 	}
 }
 
-// withdraw cancels the hook's question: the host stopped waiting.
-func withdraw(target target, id core.QuestionID, stderr io.Writer) {
+// reasonNoDecision is why the hook command withdraws a question when
+// askbridge sent no decision in time (a hung server): the host is about
+// to fall back to its own prompt, and the cards say which side gave up.
+const reasonNoDecision = "the hook got no decision from askbridge in time: left to the host's own prompt"
+
+// withdraw cancels the hook's question, for reason.
+func withdraw(target target, id core.QuestionID, reason string, stderr io.Writer) {
 	if id == "" {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, err := target.client().Cancel(ctx, id, hooks.ReasonHostStopped)
+	_, err := target.client().Cancel(ctx, id, reason)
 	var apiErr *client.Error
 	if err != nil && !(errors.As(err, &apiErr) && apiErr.Status == http.StatusConflict) {
 		fmt.Fprintln(stderr, "askbridge: hook: withdrawing", string(id)+":", err)

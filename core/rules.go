@@ -265,7 +265,11 @@ func (r *Rule) shape(in *AskInput) {
 	if r.Quorum != 0 {
 		in.Quorum = r.Quorum
 	}
-	if r.Timeout != 0 && !(in.HostPrompt && in.Timeout != 0 && in.Timeout < r.Timeout) {
+	switch {
+	case r.Timeout == 0:
+	case in.HostPrompt && in.Timeout != 0:
+		in.Timeout = min(in.Timeout, r.Timeout)
+	default:
 		in.Timeout = r.Timeout
 	}
 }

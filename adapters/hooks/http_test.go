@@ -128,6 +128,25 @@ func (d *door) send(ctx context.Context, path, body string) (status int, id core
 	return resp.StatusCode, core.QuestionID(resp.Header.Get(hooks.HeaderQuestionID)), string(b)
 }
 
+// withdrawn goes away as c's caller (cancel, its body closed) and waits
+// for the question to be withdrawn, so that nothing the test parked
+// outlives it; it returns the question as withdrawn.
+func (d *door) withdrawn(c call, cancel context.CancelFunc) *core.Question {
+	d.t.Helper()
+	w, err := d.svc.Watch(c.id)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	defer w.Stop()
+	cancel()
+	c.resp.Body.Close()
+	q, err := w.Wait(d.t.Context())
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	return q
+}
+
 func (c call) body(t *testing.T) string {
 	t.Helper()
 	defer c.resp.Body.Close()
@@ -273,17 +292,7 @@ func TestHookCallerGoneWithdraws(t *testing.T) {
 	d := newDoor(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	c := d.start(ctx, "/v1/hooks/claude-code", hookFixture(t, "claude-code/permission-request.bash.json"))
-	w, err := d.svc.Watch(c.id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
-	cancel()
-	c.resp.Body.Close()
-	q, err := w.Wait(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
+	q := d.withdrawn(c, cancel)
 	if q.State != core.StateCancelled || q.Resolution == nil || q.Resolution.Reason != hooks.ReasonHostStopped {
 		t.Fatalf("question %+v %+v: want withdrawn, the host stopped waiting (answered at the keyboard, or its hook timed out)", q, q.Resolution)
 	}
@@ -291,7 +300,8 @@ func TestHookCallerGoneWithdraws(t *testing.T) {
 
 // A wait that runs out, or a program that stops, leaves the prompt to the
 // host and withdraws the question, so nothing stays parked that nobody
-// waits for.
+// waits for. One withdrawn because askbridge is stopping says so on its
+// cards, not that nobody answered in time.
 func TestHookWaitEnds(t *testing.T) {
 	d := newDoor(t)
 	c := d.start(t.Context(), "/v1/hooks/codex?wait=1ms", hookFixture(t, "codex/permission-request.network.json"))
@@ -308,8 +318,12 @@ func TestHookWaitEnds(t *testing.T) {
 	if got := c.body(t); got != "" {
 		t.Fatalf("body %q after the stop, want none (no decision)", got)
 	}
-	if q, err := d.svc.Get(t.Context(), c.id); err != nil || q.State != core.StateCancelled {
+	q, err = d.svc.Get(t.Context(), c.id)
+	if err != nil || q.State != core.StateCancelled || q.Resolution == nil {
 		t.Fatalf("question %+v after the stop, %v", q, err)
+	}
+	if r := q.Resolution.Reason; strings.Contains(r, "in time") || !strings.Contains(r, "stopping") {
+		t.Fatalf("withdrawn with %q; want it to say askbridge was stopping", r)
 	}
 }
 
@@ -405,26 +419,39 @@ func TestHookPreToolUseRefusedEarlyIsNotLetThrough(t *testing.T) {
 // host asks at the keyboard.
 func TestHookCodexPreToolUseDeniedWhenItsRunEndsMidWait(t *testing.T) {
 	d := newDoor(t)
+	d.closedMidWait(t, "ends-", `"permissionDecision":"deny","permissionDecisionReason":"askbridge got no answer about this call: the run this question belonged to has ended, so it is not run."`,
+		func(t *testing.T, c call, session string) {
+			if _, err := d.svc.EndRun(t.Context(), core.Run{Agent: agent, ID: core.RunID(session)}); err != nil {
+				t.Fatal(err)
+			}
+			if q, err := d.svc.Get(t.Context(), c.id); err != nil || q.State != core.StateExpired {
+				t.Fatalf("question %+v, %v; want it expired with its run", q, err)
+			}
+		})
+}
+
+// closedMidWait asks a prompt of each host and event as its own session
+// (prefix and the fixture's name), closes its question with end while
+// the door waits on it, and checks what the host is told: Codex's
+// PreToolUse the deny codexDeny (a substring of the body), Claude Code's
+// PreToolUse "ask", a PermissionRequest nothing; those two hosts ask at
+// the keyboard.
+func (d *door) closedMidWait(t *testing.T, prefix, codexDeny string, end func(t *testing.T, c call, session string)) {
 	for _, c := range []struct {
 		host, fixture, want string // want: a substring of the body; "" for none
 	}{
-		{"codex", "codex/pre-tool-use.bash.json", `"permissionDecision":"deny","permissionDecisionReason":"askbridge got no answer about this call: the run this question belonged to has ended, so it is not run."`},
+		{"codex", "codex/pre-tool-use.bash.json", codexDeny},
 		{"claude-code", "claude-code/pre-tool-use.bash.json", `"permissionDecision":"ask"`},
 		{"codex", "codex/permission-request.bash.json", ""},
 	} {
 		t.Run(c.fixture, func(t *testing.T) {
-			session := "ends-" + strings.NewReplacer("/", "-", ".", "-").Replace(c.fixture)
+			session := prefix + strings.NewReplacer("/", "-", ".", "-").Replace(c.fixture)
 			body := hookInput(t, c.fixture, map[string]string{"session_id": strconv.Quote(session)})
 			call := d.start(t.Context(), "/v1/hooks/"+c.host, body)
-			if _, err := d.svc.EndRun(t.Context(), core.Run{Agent: agent, ID: core.RunID(session)}); err != nil {
-				t.Fatal(err)
-			}
+			end(t, call, session)
 			got := call.body(t)
 			if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) {
 				t.Fatalf("body %s, want %q", got, c.want)
-			}
-			if q, err := d.svc.Get(t.Context(), call.id); err != nil || q.State != core.StateExpired {
-				t.Fatalf("question %+v, %v; want it expired with its run", q, err)
 			}
 		})
 	}

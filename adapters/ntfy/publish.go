@@ -77,7 +77,9 @@ func fit(p Publication) Publication {
 func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // publish sends p, cut to fit if need be, and returns ntfy's id for the
-// message.
+// message. Render's and RenderDigest's publications come fitted, so that
+// they show what is sent; the fit here is for any other (a refused tap's
+// note), and costs a fitted one a single encoding more.
 func (a *Adapter) publish(ctx context.Context, p Publication) (string, error) {
 	body, err := encode(fit(p))
 	if err != nil {

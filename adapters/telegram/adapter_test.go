@@ -121,6 +121,14 @@ func decisionInput() core.AskInput {
 	}}
 }
 
+// releaseForm is a form of two items, of two options each.
+func releaseForm() core.AskInput {
+	return core.AskInput{Kind: core.KindForm, Text: "Release", Items: []core.FormItem{
+		{ID: "channel", Question: "Channel?", Options: []core.FormOption{{ID: "beta", Label: "Beta"}, {ID: "stable", Label: "Stable"}}},
+		{ID: "tone", Question: "Tone?", Options: []core.FormOption{{ID: "short", Label: "Short"}, {ID: "full", Label: "Full"}}},
+	}}
+}
+
 // card waits for q's card to satisfy cond. A card counts once core has
 // recorded it, as a person sees it only after it is posted (a tap racing
 // the record would leave a form's card without progress: see the notes).
@@ -395,10 +403,7 @@ func TestStrangerTapOnReplyIsRefusedByCore(t *testing.T) {
 func TestFormOptionThenSomethingElse(t *testing.T) {
 	e := newEnv(t, nil)
 	e.run()
-	q := e.ask(core.AskInput{Kind: core.KindForm, Text: "Release", Items: []core.FormItem{
-		{ID: "channel", Question: "Channel?", Options: []core.FormOption{{ID: "beta", Label: "Beta"}, {ID: "stable", Label: "Stable"}}},
-		{ID: "tone", Question: "Tone?", Options: []core.FormOption{{ID: "short", Label: "Short"}, {ID: "full", Label: "Full"}}},
-	}})
+	q := e.ask(releaseForm())
 	c := e.card(q.ID, func(m telegramfake.Message) bool { return len(m.Buttons()) > 0 })
 	if note := e.click(userAlice, c, findButton(t, c, "1. Beta")); note != "Recorded (Answered 1/2): Channel? → Beta" {
 		t.Fatalf("first item: %q", note)

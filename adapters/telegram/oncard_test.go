@@ -32,11 +32,12 @@ func (e *env) untouched(id core.QuestionID, what string) {
 // button's value is the whole act, so it must be one the card offers).
 // Data that names an option the card does not show, an item the form
 // does not have, or an altered form of a real button is refused with
-// the same note as data from another message, and reaches no core. A card whose content Telegram leaves out of the
-// callback (an old message) is checked against the card as it now
-// stands, so its real buttons still count. Before, any data that decoded
-// was taken on the question's own card: an Approve with its item and
-// option digits altered approved the call.
+// the same note as data from another message, and reaches no core. A
+// card whose content Telegram leaves out of the callback (an old
+// message) is checked against the card as it now stands, so its real
+// buttons still count. Before, any data that decoded was taken on the
+// question's own card: an Approve with its item and option digits
+// altered approved the call.
 func TestForgedDataOnItsOwnCardIsRefused(t *testing.T) {
 	e := newEnv(t, nil)
 	e.run()
@@ -78,10 +79,7 @@ func TestForgedDataOnItsOwnCardIsRefused(t *testing.T) {
 func TestForgedDataOnAFormsCardIsRefused(t *testing.T) {
 	e := newEnv(t, nil)
 	e.run()
-	q := e.ask(core.AskInput{Kind: core.KindForm, Text: "Release", Items: []core.FormItem{
-		{ID: "channel", Question: "Channel?", Options: []core.FormOption{{ID: "beta", Label: "Beta"}, {ID: "stable", Label: "Stable"}}},
-		{ID: "tone", Question: "Tone?", Options: []core.FormOption{{ID: "short", Label: "Short"}, {ID: "full", Label: "Full"}}},
-	}})
+	q := e.ask(releaseForm())
 	c := e.card(q.ID, func(m telegramfake.Message) bool { return len(m.Buttons()) > 0 })
 	for what, data := range map[string]string{
 		"an item the form lacks":     core.Ref{QuestionID: q.ID, Item: 5, Action: core.RefOption}.Encode(),
@@ -142,10 +140,7 @@ func TestForgedApproveAllOnACrowdedCardIsRefused(t *testing.T) {
 func TestReplyToAPromptThatDoesNotFitIsTold(t *testing.T) {
 	e := newEnv(t, nil)
 	e.run()
-	q := e.ask(core.AskInput{Kind: core.KindForm, Text: "Release", Items: []core.FormItem{
-		{ID: "channel", Question: "Channel?", Options: []core.FormOption{{ID: "beta", Label: "Beta"}, {ID: "stable", Label: "Stable"}}},
-		{ID: "tone", Question: "Tone?", Options: []core.FormOption{{ID: "short", Label: "Short"}, {ID: "full", Label: "Full"}}},
-	}})
+	q := e.ask(releaseForm())
 	c := e.card(q.ID, func(m telegramfake.Message) bool { return len(m.Buttons()) > 0 })
 	p, err := RenderPrompt(card.New(q, core.MessageRef{}), core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefText}, room, c.ID, nil)
 	if err != nil {

@@ -53,7 +53,8 @@ func TestRefusesWhatNtfyRefuses(t *testing.T) {
 // TestRefusesABodyAsLargeAsNtfyReads: ntfy reads a JSON publish up to
 // MaxJSONBody bytes and refuses one that reaches it with 413, even when
 // its message is within MaxMessage (escaped characters take more room in
-// JSON than in the message); one a byte shorter is published.
+// JSON than in the message); one just under it (two bytes, as its
+// escaped quotes come in pairs) is published.
 func TestRefusesABodyAsLargeAsNtfyReads(t *testing.T) {
 	f := ntfyfake.Start(t, "")
 	publish := func(size int) int {

@@ -22,7 +22,7 @@ func openNtfy(_ context.Context, s Settings, svc *core.Service, _ core.Budget, l
 		return nil, nil
 	}
 	a, err := ntfy.New(svc, ntfy.Options{
-		ServerURL: c.URL, Token: c.Token.Reveal(), TokenOverHTTP: c.TokenOverHTTP, PublicURL: s.PublicURL, Key: []byte(s.ActorKey.Reveal()),
+		ServerURL: c.URL, Token: c.Token.Reveal(), TokenOverHTTP: c.tokenOverHTTP, PublicURL: s.PublicURL, Key: []byte(s.ActorKey.Reveal()),
 		Now: clockNow(s.Clock), Log: log.With().Str("surface", "ntfy").Logger(),
 	})
 	if err != nil {

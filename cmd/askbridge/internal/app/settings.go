@@ -4,7 +4,6 @@ import (
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"net/mail"
 	"net/url"
@@ -141,15 +140,19 @@ type EmailSettings struct {
 }
 
 // NtfySettings turn the ntfy door on when URL (the ntfy server's base
-// URL) is set; Token, when set, is its access token. TokenOverHTTP lets
-// the token (or a password in URL) go over plain http to another machine,
-// for a self-hosted server reached by name on a network trusted to carry
-// it (a compose network, a cluster service); without it that is refused,
-// as every other platform's endpoint is.
+// URL) is set; Token, when set, is its access token. TokenOverHTTP, when
+// true, lets the token (or a password in URL) go over plain http to
+// another machine, for a self-hosted server reached by name on a network
+// trusted to carry it (a compose network, a cluster service); without it
+// that is refused, as every other platform's endpoint is. It is read as
+// text and checked (into tokenOverHTTP), as EMAIL_SMTP_PORT is, so a bad
+// value is refused naming the variable, and does not stop a client
+// command, which reads no server setting.
 type NtfySettings struct {
 	URL           string `env:"NTFY_URL"`
 	Token         Secret `env:"NTFY_TOKEN"`
-	TokenOverHTTP bool   `env:"NTFY_TOKEN_OVER_HTTP"`
+	TokenOverHTTP string `env:"NTFY_TOKEN_OVER_HTTP" envDefault:"false"`
+	tokenOverHTTP bool
 }
 
 // ClientSettings are what the CLI commands reach a server with. With no
@@ -212,35 +215,7 @@ func readEnv(getenv func(string) string) (Settings, error) {
 		}
 	}
 	err = env.ParseWithOptions(&s, env.Options{Environment: vars})
-	var agg env.AggregateError
-	if errors.As(err, &agg) {
-		for _, e := range agg.Errors {
-			var pe env.ParseError
-			if errors.As(e, &pe) {
-				// The library names the Go field; the operator set a variable.
-				key := envKeyOf(reflect.TypeOf(s), pe.Name)
-				return s, fmt.Errorf("%s: %q: %v", key, vars[key], pe.Err)
-			}
-		}
-	}
 	return s, err
-}
-
-// envKeyOf is the variable that sets the field named name in t or the
-// structs it holds ("" if none does).
-func envKeyOf(t reflect.Type, name string) string {
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if k, _, _ := strings.Cut(f.Tag.Get("env"), ","); k != "" && f.Name == name {
-			return k
-		}
-		if f.Type.Kind() == reflect.Struct {
-			if k := envKeyOf(f.Type, name); k != "" {
-				return k
-			}
-		}
-	}
-	return ""
 }
 
 // check is the one validation of the environment.
@@ -375,8 +350,13 @@ func (s *NtfySettings) check() error {
 	if !httpURL(s.URL) {
 		return fmt.Errorf("NTFY_URL: %q is not an http(s) URL (the ntfy server, such as https://ntfy.sh)", redactedURL(s.URL))
 	}
+	over, err := strconv.ParseBool(s.TokenOverHTTP)
+	if err != nil {
+		return fmt.Errorf("NTFY_TOKEN_OVER_HTTP: %q is not true or false", s.TokenOverHTTP)
+	}
+	s.tokenOverHTTP = over
 	u, _ := url.Parse(s.URL)
-	if (s.Token != "" || u.User != nil) && !s.TokenOverHTTP && secretURL(s.URL) != "" {
+	if (s.Token != "" || u.User != nil) && !over && secretURL(s.URL) != "" {
 		return fmt.Errorf("NTFY_URL: %q is http to another machine, which would carry NTFY_TOKEN (or the URL's password) in the clear: "+
 			"use https, or set NTFY_TOKEN_OVER_HTTP=true where the network is trusted to carry it", redactedURL(s.URL))
 	}

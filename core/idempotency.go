@@ -65,6 +65,13 @@ func idempotencyOf(in AskInput) (*Idempotency, error) {
 	}
 	body := in
 	body.IdempotencyKey = ""
+	if body.HostPrompt {
+		// A host prompt's timeout is its hook's wait (adapters/hooks),
+		// not the asker's word: the same prompt asked again through a
+		// hook that waits longer, or after a reload moved the wait, is
+		// the same question, not a conflict.
+		body.Timeout = 0
+	}
 	// Arguments are compared as JSON values, not as bytes: a client that
 	// rebuilds its JSON from a map on each retry sends the same call.
 	if len(body.Arguments) > 0 {

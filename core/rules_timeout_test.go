@@ -43,3 +43,36 @@ func TestAskRuleTimeoutOnAHostPrompt(t *testing.T) {
 		})
 	}
 }
+
+// TestHostPromptRepeatWithAnotherWait: a host's permission prompt asked
+// again while its question is open finds that question even when the
+// hook's wait, its timeout, differs (another hook, a reload): the wait
+// is the door's, not part of what was asked. Before, the repeat was a
+// conflict, and the host fell back to its own prompt.
+func TestHostPromptRepeatWithAnotherWait(t *testing.T) {
+	svc, err := core.New(coretest.OpenStore(t), ruledConfig(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := core.AskInput{Kind: core.KindApproval, Agent: "agent-a", RunID: "run-1", Text: "Run?", ToolCallID: "toolu_01",
+		Tool: "bash", Arguments: json.RawMessage(`{"cmd":"ls"}`), Reversibility: core.HardToReverse,
+		Timeout: 5 * time.Minute, HostPrompt: true}
+	first, err := svc.Ask(t.Context(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Timeout = 2 * time.Minute
+	again, err := svc.Ask(t.Context(), in)
+	if err != nil || again.ID != first.ID {
+		t.Fatalf("the repeat: %v, %v; want question %s back", again, err, first.ID)
+	}
+	// An agent's own ask is held to its word: another timeout is another ask.
+	in.HostPrompt, in.ToolCallID, in.Timeout = false, "toolu_02", 5*time.Minute
+	if _, err := svc.Ask(t.Context(), in); err != nil {
+		t.Fatal(err)
+	}
+	in.Timeout = 2 * time.Minute
+	if _, err := svc.Ask(t.Context(), in); core.ErrorCode(err) != core.CodeConflict {
+		t.Fatalf("an agent's repeat with another timeout: %v; want a conflict", err)
+	}
+}

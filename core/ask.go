@@ -224,7 +224,13 @@ func (s *Service) newQuestion(b *bound, in AskInput, idem *Idempotency, route Ro
 	if timeout == 0 {
 		timeout = b.cfg.DefaultTimeout
 	}
-	if timeout > b.cfg.MaxTimeout {
+	switch {
+	case timeout <= b.cfg.MaxTimeout:
+	case in.HostPrompt:
+		// A host prompt's timeout is its hook's wait, which the host
+		// chose, not the asker: the operator's limit shortens it.
+		timeout = b.cfg.MaxTimeout
+	default:
 		return nil, Errorf(CodeInvalid, op, "timeout %s is longer than the limit %s", timeout, b.cfg.MaxTimeout)
 	}
 	if in.OnTimeout == OnTimeoutReask && in.MaxReasks == 0 {

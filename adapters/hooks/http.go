@@ -305,20 +305,12 @@ func (d *door) granted(ctx context.Context, q *core.Question) bool {
 // reason, come before the ticker's timeout, which is left as the
 // backstop: should the withdrawal fail, the question still closes, and
 // takes no answer long after its host stopped listening. (A policy
-// rule's timeout replaces it only where shorter: core's Rule.shape.)
-//
-// A configuration whose max timeout is under that refuses it as
-// invalid; the prompt is then asked again with the configured default,
-// which is no longer than the max, so the question is still due by
-// then. Any other invalid ask is refused the same way again.
+// rule's timeout, and the configuration's max timeout, shorten it: core
+// takes a host prompt's timeout as the host's wait, not the asker's
+// word.)
 func (d *door) askWithin(ctx context.Context, p Prompt, in core.AskInput, wait time.Duration) (*core.Question, error) {
 	in.Timeout = wait + dueSlack
-	q, err := d.ask(ctx, p, in)
-	if core.ErrorCode(err) == core.CodeInvalid {
-		in.Timeout = 0
-		q, err = d.ask(ctx, p, in)
-	}
-	return q, err
+	return d.ask(ctx, p, in)
 }
 
 // dueSlack is how long after the door's wait a hook's question is due

@@ -46,8 +46,8 @@ func TestHookQuestionDeadlineIsTheWait(t *testing.T) {
 
 // TestHookAskedWhereTheMaxTimeoutIsUnderTheWait: a configuration whose
 // max timeout is shorter than the door's wait still has its prompts
-// asked, due at the configured default, rather than refused for a
-// timeout the host never chose.
+// asked, due at the max, rather than refused for a timeout the host,
+// not the agent, chose.
 func TestHookAskedWhereTheMaxTimeoutIsUnderTheWait(t *testing.T) {
 	svc, err := core.New(coretest.OpenStore(t), core.Config{Routes: coretest.APIRoutes(), ActorKey: []byte(coretest.ActorKey),
 		DefaultTimeout: 20 * time.Second, MaxTimeout: 30 * time.Second}, nil)
@@ -59,8 +59,8 @@ func TestHookAskedWhereTheMaxTimeoutIsUnderTheWait(t *testing.T) {
 	call := d.start(ctx, "/v1/hooks/claude-code", hookFixture(t, "claude-code/permission-request.bash.json"))
 	defer d.withdrawn(call, cancel)
 	q, err := svc.Get(t.Context(), call.id)
-	if err != nil || time.Duration(q.Timeout) != 20*time.Second {
-		t.Fatalf("question %+v, %v; want it due at the configured default, 20s", q, err)
+	if err != nil || time.Duration(q.Timeout) != 30*time.Second {
+		t.Fatalf("question %+v, %v; want it due at the max timeout, 30s", q, err)
 	}
 }
 

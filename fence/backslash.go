@@ -16,8 +16,10 @@ import "unicode/utf8"
 // to six digits), \UXXXXXXXX, \xXX, \ooo (three octal digits), and the
 // whitespace escapes \n, \r and \t. It returns n == 0 when s does not
 // start with one, or when the code point it names is not a valid rune
-// (a lone surrogate, say). A doubled backslash is not read as one: the
-// second may start an escape of its own, and does for a reader of JSON.
+// (a lone surrogate, say). A doubled backslash is not read as an
+// escaped backslash: the second may start an escape of its own, as in
+// "\\u003c", which is how JSON spells a person's "\u003c", one
+// backslash from the "\u003c" it spells a real tag's bracket with.
 func decodeBackslash(s string) (r rune, n int) {
 	if len(s) < 2 || s[0] != '\\' {
 		return 0, 0
@@ -76,7 +78,7 @@ func hexRune(digits string, n int) (rune, int) {
 			return 0, 0
 		}
 	}
-	if r > utf8.MaxRune || !utf8.ValidRune(rune(r)) {
+	if !utf8.ValidRune(rune(r)) { // beyond U+10FFFF, or a surrogate
 		return 0, 0
 	}
 	return rune(r), n

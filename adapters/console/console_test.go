@@ -365,9 +365,7 @@ func TestOneWayRecipientsAreCounted(t *testing.T) {
 // says so in core's words, with how many are in, as chat's note does
 // (not "Recorded: State open"), and the question's page shows the tally.
 func TestAVoteSaysItIsOne(t *testing.T) {
-	routes := openRoutes()
-	routes["pair"] = core.Route{Deciders: map[core.Surface][]string{core.SurfaceConsole: {opAlice.name, opBob.name}}, Quorum: 2}
-	e := newEnv(t, routes)
+	e := newEnv(t, pairRoutes())
 	alice, bob := e.signedIn(opAlice), e.signedIn(opBob)
 
 	appr := e.ask(core.AskInput{Kind: core.KindApproval, Route: "pair", Text: "Restart the primary?", Tool: "shell", Arguments: []byte(`{"cmd":"restart"}`)})

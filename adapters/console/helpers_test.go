@@ -131,6 +131,19 @@ func openRoutes() map[string]core.Route {
 	}}}
 }
 
+// pairRoutes are openRoutes and "pair", a sign-off that alice and bob
+// must both give, as console deciders and as deciders on each of also.
+func pairRoutes(also ...core.Surface) map[string]core.Route {
+	pair := []string{opAlice.name, opBob.name}
+	deciders := map[core.Surface][]string{core.SurfaceConsole: pair}
+	for _, sf := range also {
+		deciders[sf] = pair
+	}
+	routes := openRoutes()
+	routes["pair"] = core.Route{Deciders: deciders, Quorum: 2}
+	return routes
+}
+
 // newEnv runs the console over a bolt store in a temp dir, on a real HTTP
 // server.
 func newEnv(t testing.TB, routes map[string]core.Route, tune ...func(*console.Options)) *env {

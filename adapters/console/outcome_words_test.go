@@ -14,9 +14,7 @@ import (
 // with its own full stop; the console's "Nothing was recorded." follows
 // it as a sentence of its own, not after a doubled stop.
 func TestARefusalReadsAsOneSentence(t *testing.T) {
-	routes := openRoutes()
-	routes["pair"] = core.Route{Deciders: map[core.Surface][]string{core.SurfaceConsole: {opAlice.name, opBob.name}}, Quorum: 2}
-	e := newEnv(t, routes)
+	e := newEnv(t, pairRoutes())
 	alice := e.signedIn(opAlice)
 	q := e.ask(core.AskInput{Kind: core.KindApproval, Route: "pair", Text: "Drop?", Tool: "sql", Arguments: []byte(`{}`)})
 	if r := alice.post("/q/"+string(q.ID)+"/answer", url.Values{"option": {core.ApproveOption}}); r.status != http.StatusOK {

@@ -51,12 +51,14 @@ func (s *Server) votedOf(q *core.Question, a Account) *votedView {
 	return out
 }
 
-// voteOf finds the vote a console account has cast on q, by core's own
-// test of who acted (core.Service.HasActed), asked of one vote at a time
-// so that the vote found is the one core would hold against them. A
+// voteOf finds the vote a console account has cast on q: the first that
+// core.Service.HasActed, asked of that vote alone, says is theirs. A
 // token is one voter on the console and on the API (core.VoteKey keys
 // both doors alike), so a vote it cast through either counts; a person's
 // vote from any of their accounts counts through HasActed's person.
+// HasActed is the nearest exported test: the chokepoint refuses a second
+// vote by its own (sameVoter), and a core method giving the vote that
+// test matches would replace this loop.
 func (s *Server) voteOf(q *core.Question, a Account) (core.Vote, bool) {
 	for _, v := range q.Votes {
 		one := &core.Question{ID: q.ID, Route: q.Route, Votes: []core.Vote{v}}

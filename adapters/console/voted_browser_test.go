@@ -15,9 +15,7 @@ import (
 // voted and how far the count has got, and offers her no button to vote
 // again, then and after the page is loaded afresh. The page passes axe.
 func TestAVoteInPlaceTakesTheButtonsAway(t *testing.T) {
-	routes := openRoutes()
-	routes["pair"] = core.Route{Deciders: map[core.Surface][]string{core.SurfaceConsole: {opAlice.name, opBob.name}}, Quorum: 2}
-	e := newEnv(t, routes)
+	e := newEnv(t, pairRoutes())
 	q := e.ask(core.AskInput{Kind: core.KindApproval, Route: "pair", Text: "Restart the primary?", Tool: "shell", Arguments: []byte(`{"cmd":"restart"}`)})
 	row := "#card-" + string(q.ID)
 	tab := chrome(t)

@@ -21,11 +21,7 @@ var votedBox = regexp.MustCompile(`(?s)<div class="voted".*?</div>`)
 // still gets them. A vote cast through the API with the same token is
 // the same person's vote (core.VoteKey), and reads so on the console.
 func TestAVoterIsNotOfferedTheVoteAgain(t *testing.T) {
-	routes := openRoutes()
-	routes["pair"] = core.Route{Deciders: map[core.Surface][]string{
-		core.SurfaceConsole: {opAlice.name, opBob.name}, core.SurfaceAPI: {opAlice.name, opBob.name},
-	}, Quorum: 2}
-	e := newEnv(t, routes)
+	e := newEnv(t, pairRoutes(core.SurfaceAPI))
 	alice, bob := e.signedIn(opAlice), e.signedIn(opBob)
 
 	appr := e.ask(core.AskInput{Kind: core.KindApproval, Route: "pair", Text: "Restart the primary?", Tool: "shell", Arguments: []byte(`{"cmd":"restart"}`)})
@@ -86,8 +82,7 @@ func TestAVoterIsNotOfferedTheVoteAgain(t *testing.T) {
 // once, in core's words, as the API and chat refuse it: not first
 // confirmed, and then refused.
 func TestNoConfirmationForWhatCoreWillRefuse(t *testing.T) {
-	routes := openRoutes()
-	routes["pair"] = core.Route{Deciders: map[core.Surface][]string{core.SurfaceConsole: {opAlice.name, opBob.name}}, Quorum: 2}
+	routes := pairRoutes()
 	routes["solo"] = core.Route{Deciders: map[core.Surface][]string{core.SurfaceConsole: {opAlice.name}}}
 	e := newEnv(t, routes)
 	alice, bob := e.signedIn(opAlice), e.signedIn(opBob)

@@ -58,8 +58,9 @@ type committer struct {
 	db *bbolt.DB
 	// now is the store's clock, for when a commit failed (health.go).
 	now func() time.Time
-	// update is db.Update, replaced only by tests that make a commit
-	// fail as bbolt's does when the sync of its meta page fails.
+	// update runs a write transaction in place of db.Update (nil) for
+	// tests: to fail a commit after it took effect, as bbolt's does when
+	// the sync of its meta page fails, or to look at each commit.
 	update func(func(*bbolt.Tx) error) error
 	health health
 
@@ -76,7 +77,7 @@ type committer struct {
 }
 
 func newCommitter(db *bbolt.DB, now func() time.Time) *committer {
-	c := &committer{db: db, now: now, update: db.Update, kick: make(chan struct{}, 1), stopped: make(chan struct{})}
+	c := &committer{db: db, now: now, kick: make(chan struct{}, 1), stopped: make(chan struct{})}
 	go c.loop()
 	return c
 }
@@ -216,7 +217,7 @@ func (c *committer) recycle(batch []*commitReq) {
 	c.mu.Unlock()
 }
 
-// run is db.Update, or what a test put in its place.
+// run is db.Update, or the test's update.
 func (c *committer) run(fn func(*bbolt.Tx) error) error {
 	if c.update != nil {
 		return c.update(fn)

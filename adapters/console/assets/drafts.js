@@ -6,7 +6,11 @@
 (function () {
   "use strict";
 
-  var kept = window.askbridgeKept; // kept.js, loaded first
+  // kept is the tab's store of drafts (kept.js, loaded after this file
+  // on a signed-in viewer's pages), or undefined.
+  function kept() {
+    return window.askbridgeKept;
+  }
 
   // A draft kept from a card closed elsewhere stays until its reader
   // dismisses it, on the page and in the tab's store (kept.js).
@@ -15,8 +19,8 @@
     if (b) {
       var box = b.closest(".draft-box");
       if (box) {
-        if (kept && box.getAttribute("data-kept")) {
-          kept.forget(box.getAttribute("data-kept"), (box.getAttribute("data-fields") || "").split(" "));
+        if (kept() && box.getAttribute("data-kept")) {
+          kept().forget(box.getAttribute("data-kept"), (box.getAttribute("data-fields") || "").split(" "));
         }
         box.remove();
       }
@@ -84,23 +88,20 @@
     return el.querySelector(".row-body") || el.querySelector(".card") || el;
   }
 
-  // keepLost keeps, above the fresh copy, what its reader had written in
-  // fields the fresh copy no longer has (the question closed, or the
-  // part they were writing for was decided by someone else): it was not
-  // sent, and it stays until dismissed.
-  function keepLost(lost, ids, next) {
-    if (lost.length === 0) {
-      return;
-    }
+  // lostBox is the box that shows, until its reader dismisses it, the
+  // texts they wrote for question qid in the fields ids and did not send,
+  // under why. Here it holds what a card drawn afresh has no field for;
+  // kept.js shows what a page drawn afresh no longer takes in one too.
+  function lostBox(qid, ids, texts, why) {
     var box = document.createElement("div");
     box.className = "draft-box";
     box.setAttribute("role", "status");
-    box.setAttribute("data-kept", next.getAttribute("data-qid") || "");
+    box.setAttribute("data-kept", qid);
     box.setAttribute("data-fields", ids.join(" "));
     var p = document.createElement("p");
-    p.textContent = "Someone else acted on this question while you were writing. Your draft below was not sent; it is kept here until you dismiss it.";
+    p.textContent = why;
     box.appendChild(p);
-    lost.forEach(function (text) {
+    texts.forEach(function (text) {
       var pre = document.createElement("pre");
       pre.className = "draft-text";
       pre.textContent = text;
@@ -111,6 +112,19 @@
     b.className = "draft-dismiss";
     b.textContent = "Dismiss the draft";
     box.appendChild(b);
+    return box;
+  }
+
+  // keepLost keeps, above the fresh copy, what its reader had written in
+  // fields the fresh copy no longer has (the question closed, or the
+  // part they were writing for was decided by someone else): it was not
+  // sent, and it stays until dismissed.
+  function keepLost(lost, ids, next) {
+    if (lost.length === 0) {
+      return;
+    }
+    var box = lostBox(next.getAttribute("data-qid") || "", ids, lost,
+      "Someone else acted on this question while you were writing. Your draft below was not sent; it is kept here until you dismiss it.");
     var host = hostOf(next);
     host.insertBefore(box, host.firstChild);
     if (next.tagName === "DETAILS") {
@@ -231,8 +245,8 @@
   // is still a draft.
   function clear(form, item) {
     var card = form.closest("[data-qid]");
-    if (kept && card) {
-      kept.forget(card.getAttribute("data-qid"), kept.textsOf(form, item));
+    if (kept() && card) {
+      kept().forget(card.getAttribute("data-qid"), kept().textsOf(form, item));
     }
     if (!item) {
       form.reset();
@@ -252,5 +266,5 @@
     });
   }
 
-  window.askbridgeDrafts = { swap: swap, hostOf: hostOf, formKey: formKey, clear: clear };
+  window.askbridgeDrafts = { swap: swap, hostOf: hostOf, formKey: formKey, clear: clear, lostBox: lostBox };
 })();

@@ -23,7 +23,8 @@
     store = null;
   }
   var body = document.body;
-  var who = body.getAttribute("data-who") || ""; // "" on pages without a session
+  // The account signed in: the layout loads this file only for one.
+  var who = body.getAttribute("data-who");
 
   function read(key) {
     try {
@@ -122,27 +123,13 @@
 
   // unsent shows, at the top of the card or row of question qid, the
   // kept texts that no field on it takes any more (the question closed
-  // or its part was decided while the person was away), until dismissed.
+  // or its part was decided while the person was away), until dismissed,
+  // in the box drafts.js (loaded first) shows a redrawn card's lost text
+  // in.
   function unsent(host, qid, texts) {
-    var box = document.createElement("div");
-    box.className = "draft-box";
-    box.setAttribute("role", "status");
-    box.setAttribute("data-kept", qid);
-    box.setAttribute("data-fields", Object.keys(texts).join(" "));
-    var p = document.createElement("p");
-    p.textContent = "This question no longer takes what you had written for it here (it was answered or changed meanwhile). It was not sent; it is kept here until you dismiss it.";
-    box.appendChild(p);
-    Object.keys(texts).forEach(function (id) {
-      var pre = document.createElement("pre");
-      pre.className = "draft-text";
-      pre.textContent = texts[id];
-      box.appendChild(pre);
-    });
-    var b = document.createElement("button");
-    b.type = "button";
-    b.className = "draft-dismiss";
-    b.textContent = "Dismiss the draft";
-    box.appendChild(b);
+    var ids = Object.keys(texts);
+    var box = window.askbridgeDrafts.lostBox(qid, ids, ids.map(function (id) { return texts[id]; }),
+      "This question no longer takes what you had written for it here (it was answered or changed meanwhile). It was not sent; it is kept here until you dismiss it.");
     var at = host.querySelector(".row-body") || host;
     at.insertBefore(box, at.firstChild);
   }
@@ -239,15 +226,13 @@
   }
 
   if (store) {
-    if (who !== "") {
-      var refused = settle();
-      restore();
-      if (refused) {
-        forget(refused.qid, refused.ids);
-      }
+    var refused = settle();
+    restore();
+    if (refused) {
+      forget(refused.qid, refused.ids);
     }
     document.addEventListener("input", function (e) {
-      if (who !== "" && field(e.target)) {
+      if (field(e.target)) {
         keep(e.target);
       }
     });

@@ -53,11 +53,12 @@ func (s *Settings) auditKey(create bool) (auditlog.Key, error) {
 // audit chain, and reports the first broken link with its seq. Exit 0:
 // the chain holds; 1: it is broken (or could not be read); 2: usage.
 func cmdAudit(ctx context.Context, args []string, getenv func(string) string, _ io.Reader, stdout, stderr io.Writer) int {
+	const synopsis = "audit verify [--json] [--heads REPORT] [--allow-unchained] [--whole] [FILE...]"
 	if len(args) == 0 || args[0] != "verify" {
-		fmt.Fprintln(stderr, "usage: askbridge audit verify [--json] [--heads REPORT] [--allow-unchained] [--whole] [FILE...]")
+		fmt.Fprintln(stderr, "usage: askbridge "+synopsis)
 		return exitUsage
 	}
-	fs := newFlags("audit verify", stderr, "audit verify [--json] [--heads REPORT] [--allow-unchained] [--whole] [FILE...]\n\nChecks the event log's audit chain: the NDJSON exports given (GET /v1/audit/export, oldest first),\nor else the log in the store askbridge serve is configured with (on the embedded store, while serve is stopped).")
+	fs := newFlags("audit verify", stderr, synopsis+"\n\nChecks the event log's audit chain: the NDJSON exports given (GET /v1/audit/export, oldest first),\nor else the log in the store askbridge serve is configured with (on the embedded store, while serve is stopped).")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	headsFile := fs.String("heads", "", "an earlier check's --json report: the log must still hold the heads it found, or the files given continue from them (events cut off a stream's end show only so)")
 	// Only the operator knows that the log began before the chain: the

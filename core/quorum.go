@@ -126,6 +126,20 @@ func sameVoter(prev Vote, key string, also []string) bool {
 	return from == key || slices.Contains(also, from)
 }
 
+// VoteOf is d's vote on q, found as the chokepoint finds it to refuse a
+// second (sameVoter, with d identified as configured now): for a surface
+// to show a voter what they voted instead of offering the vote again.
+func (s *Service) VoteOf(q *Question, d Decider) (Vote, bool) {
+	d = s.identify(d).Decider
+	key, also := VoteKey(d), s.voterKeys(d)
+	for _, v := range q.Votes {
+		if sameVoter(v, key, also) {
+			return v, true
+		}
+	}
+	return Vote{}, false
+}
+
 // AlreadyCountedMessage is what a second vote by the same person is told.
 const AlreadyCountedMessage = "Your vote on this question already counted: each person votes once, from whichever surface."
 

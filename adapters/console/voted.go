@@ -29,7 +29,10 @@ func (s *Server) votedOf(q *core.Question, a Account) *votedView {
 	if q.Quorum <= 1 || !q.Open() {
 		return nil
 	}
-	v, ok := s.voteOf(q, a)
+	// A token is one voter on the console and on the API (core.VoteKey
+	// keys both doors alike), so a vote it cast through either counts;
+	// a person's vote from any of their accounts counts too.
+	v, ok := s.svc.VoteOf(q, core.Decider{Surface: core.SurfaceConsole, ID: a.Name})
 	if !ok {
 		return nil
 	}
@@ -49,22 +52,4 @@ func (s *Server) votedOf(q *core.Question, a Account) *votedView {
 		out.Tally = t.Lines
 	}
 	return out
-}
-
-// voteOf finds the vote a console account has cast on q: the first that
-// core.Service.HasActed, asked of that vote alone, says is theirs. A
-// token is one voter on the console and on the API (core.VoteKey keys
-// both doors alike), so a vote it cast through either counts; a person's
-// vote from any of their accounts counts through HasActed's person.
-// HasActed is the nearest exported test: the chokepoint refuses a second
-// vote by its own (sameVoter), and a core method giving the vote that
-// test matches would replace this loop.
-func (s *Server) voteOf(q *core.Question, a Account) (core.Vote, bool) {
-	for _, v := range q.Votes {
-		one := &core.Question{ID: q.ID, Route: q.Route, Votes: []core.Vote{v}}
-		if s.svc.HasActed(one, core.SurfaceConsole, a.Name) || s.svc.HasActed(one, core.SurfaceAPI, a.Name) {
-			return v, true
-		}
-	}
-	return core.Vote{}, false
 }

@@ -14,7 +14,7 @@ import "unicode/utf8"
 // decodeBackslash reads the escape at the start of s as JSON,
 // JavaScript, Go, Python and C spell a character: \uXXXX, \u{X…} (one
 // to six digits), \UXXXXXXXX, \xXX, \ooo (three octal digits), and the
-// whitespace escapes \n, \r and \t. It returns n == 0 when s does not
+// whitespace escapes \n, \r, \t, \f and \v. It returns n == 0 when s does not
 // start with one, or when the code point it names is not a valid rune
 // (a lone surrogate, say). A doubled backslash is not read as an
 // escaped backslash: the second may start an escape of its own, as in
@@ -31,6 +31,10 @@ func decodeBackslash(s string) (r rune, n int) {
 		return '\r', 2
 	case c == 't':
 		return '\t', 2
+	case c == 'f':
+		return '\f', 2
+	case c == 'v':
+		return '\v', 2
 	case c == 'u' && len(s) > 2 && s[2] == '{':
 		for i := 3; i < len(s) && i <= 3+6; i++ {
 			if s[i] == '}' {

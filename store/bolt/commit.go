@@ -160,6 +160,7 @@ func (c *committer) commit(batch []*commitReq) {
 	}
 	for len(batch) > 0 {
 		failed, txid := -1, 0
+		c.health.begin(c.clock())
 		err := c.run(func(tx *bbolt.Tx) error {
 			txid = tx.ID()
 			wrote := false
@@ -185,6 +186,7 @@ func (c *committer) commit(batch []*commitReq) {
 			}
 			return nil
 		})
+		c.health.end()
 		if err == nil {
 			c.committed.Add(1)
 		}

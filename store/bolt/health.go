@@ -35,10 +35,18 @@ import (
 // and a probe that flipped with each would never read as failing.
 const failingFor = time.Minute
 
+// hungAfter is how long a commit may run before Ping says the disk may
+// be hung: a sync that never returns (a dead NFS server, a failing disk)
+// fails nothing, it just holds every write behind it, while reads, and
+// a probe that only read, go on as if all were well. A commit of the
+// largest batch takes well under a second on a working disk.
+const hungAfter = 30 * time.Second
+
 // health is the committer's record of failed commits; its goroutine
 // writes it, Ping reads it.
 type health struct {
 	mu      sync.Mutex
+	since   time.Time // when the commit under way began; zero between commits
 	last    error     // the last failed commit's error
 	lastAt  time.Time // when it failed, on the store's clock
 	failing bool      // the newest commit failed
@@ -61,6 +69,16 @@ func (h *health) committed(txid int, err error, at time.Time, live func() int) {
 	}
 }
 
+// begin notes that a commit begins at now; end, that it returned.
+func (h *health) begin(now time.Time) { h.setSince(now) }
+func (h *health) end()                { h.setSince(time.Time{}) }
+
+func (h *health) setSince(t time.Time) {
+	h.mu.Lock()
+	h.since = t
+	h.mu.Unlock()
+}
+
 // stopped is the error every write gets once writes are stopped, or nil.
 func (h *health) stopped() error {
 	h.mu.Lock()
@@ -81,6 +99,10 @@ func (h *health) report(path string, now time.Time) error {
 	if h.broken != nil {
 		return &core.Error{Code: core.CodeInternal, Op: op, Err: fmt.Errorf("%s: %w", path, &writesStopped{h.broken}),
 			Message: "a write to the store file failed after it had taken effect; writes are stopped until askbridge is restarted"}
+	}
+	if !h.since.IsZero() && now.Sub(h.since) > hungAfter {
+		return &core.Error{Code: core.CodeInternal, Op: op, Err: fmt.Errorf("a commit to %s has run since %s", path, h.since.UTC().Format(time.RFC3339)),
+			Message: fmt.Sprintf("a write to the store file has not finished in %s: the disk may be hung", now.Sub(h.since).Round(time.Second))}
 	}
 	if h.failing || (h.last != nil && now.Sub(h.lastAt) < failingFor) {
 		return &core.Error{Code: core.CodeInternal, Op: op, Err: fmt.Errorf("the last commit to %s failed at %s: %w", path, h.lastAt.UTC().Format(time.RFC3339), h.last),

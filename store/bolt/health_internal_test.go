@@ -9,6 +9,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	bbolt "go.etcd.io/bbolt"
 
@@ -87,5 +88,48 @@ func TestWritesStopWhenACommitFailsAfterTakingEffect(t *testing.T) {
 	}
 	if msg := pingMessage(t, s); msg != "" {
 		t.Fatalf("ping after reopening: %q", msg)
+	}
+}
+
+// TestPingSaysWhenACommitHangs: a commit that does not return (a sync
+// on a dead NFS server, a failing disk) fails nothing, it holds every
+// write behind it, while reads go on: Ping says so once it has run
+// hungAfter on the store's clock, and not before, and is well again
+// once it returns. Before, Ping only read, and said ready throughout.
+func TestPingSaysWhenACommitHangs(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Unix(1_700_000_000, 0)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	s, err := Open(filepath.Join(t.TempDir(), "askbridge.db"), Options{Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	began, gate := make(chan struct{}), make(chan struct{})
+	release := sync.OnceFunc(func() { close(gate) })
+	defer release() // before Close, which waits for the commit, should the test fail
+	s.commits.update = func(fn func(*bbolt.Tx) error) error {
+		close(began)
+		<-gate
+		return s.db.Update(fn)
+	}
+	wrote := make(chan error, 1)
+	go func() { wrote <- s.SetValue(context.Background(), "a", "1") }()
+	<-began
+	if msg := pingMessage(t, s); msg != "" {
+		t.Fatalf("ping as the commit begins: %q", msg)
+	}
+	mu.Lock()
+	now = now.Add(hungAfter + time.Second)
+	mu.Unlock()
+	if msg := pingMessage(t, s); !strings.Contains(msg, "has not finished in 31s: the disk may be hung") {
+		t.Fatalf("ping with a commit running %s: %q", hungAfter+time.Second, msg)
+	}
+	release()
+	if err := <-wrote; err != nil {
+		t.Fatal(err)
+	}
+	if msg := pingMessage(t, s); msg != "" {
+		t.Fatalf("ping once the commit returned: %q", msg)
 	}
 }

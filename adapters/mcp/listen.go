@@ -95,7 +95,9 @@ func (h *handler) listenTasks(w http.ResponseWriter, r *http.Request, l *taskLis
 	}
 	ctx = context.WithValue(ctx, extraKey{}, &mcpsdk.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context()), Header: r.Header})
 
-	var agreed []string
+	// Never null: the acknowledgement's taskIds is an array, empty when
+	// none of the ids named is the host's.
+	agreed := []string{}
 	looked := make(map[string]bool, maxListenTasks)
 	for _, id := range l.Params.Notifications.TaskIDs {
 		if len(looked) == maxListenTasks {

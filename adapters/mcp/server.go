@@ -232,7 +232,8 @@ func ServeStdio(ctx context.Context, b Backend, opts Options) error {
 
 // HTTPHandler serves the tools over the streamable HTTP transport, to be
 // mounted at /mcp. The handler applies the SDK's protection against DNS
-// rebinding on loopback addresses; authentication is for the server to
+// rebinding on loopback addresses, and refuses a browser's request from a
+// page of another origin (origin.go); authentication is for the server to
 // put in front of it, and Options.Caller to hand the authenticated name on.
 // A call the client cancels gets no response.
 //
@@ -294,7 +295,7 @@ func HTTPHandler(b Backend, opts Options) http.Handler {
 			return info, nil
 		}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 	}
-	return h
+	return sameOrigin(h) // before all else, as the transport asks (origin.go)
 }
 
 // peekBody returns up to maxPeek bytes of a POST's body, leaving the body

@@ -29,11 +29,11 @@ import (
 //
 // How a question maps to a task's status:
 //
-//	open, the host may answer it     input_required (one elicitation)
-//	open                              working
+//	open, the host may answer it       input_required (one elicitation)
+//	open                               working
 //	answered, declined, timed out,
-//	expired                           completed, with the tool's result
-//	cancelled                         cancelled
+//	expired, withdrawn by an operator  completed, with the tool's result
+//	withdrawn by its agent             cancelled
 //
 // The host's reply to the elicitation comes with tasks/update and goes
 // through the chokepoint like any answer; a reply that declines leaves the
@@ -412,7 +412,7 @@ func (h *handler) taskOf(ctx context.Context, st Status, caps *mcpsdk.ClientCapa
 	}
 	t.TTLMs = h.ttlOf(st)
 	switch {
-	case st.State == core.StateCancelled:
+	case st.State == core.StateCancelled && !byOperator(st):
 		t.Status = statusCancelled
 		t.StatusMessage = fmt.Sprintf("Question %s was withdrawn: nobody will answer it.", st.QuestionID)
 	case st.State.Closed():
@@ -437,6 +437,19 @@ func (h *handler) taskOf(ctx context.Context, st Status, caps *mcpsdk.ClientCapa
 		}
 	}
 	return t, nil
+}
+
+// byOperator reports whether an operator withdrew st's question. That
+// is no cancel of the host's request, which the extension's cancelled
+// status is: the tool call ends with a result, as a blocking call does,
+// whose resume says who withdrew the question and why, and keeps the
+// outcomes of a batch's calls decided before it (law 12). The task
+// carries that result (completed), as the extension has tasks/get return
+// what the request would have. A question its own agent withdrew (its
+// host's tasks/cancel) is the task cancelled; one whose closer cannot be
+// read is taken as that, as before.
+func byOperator(st Status) bool {
+	return st.Question != nil && core.CloserOf(st.Question) == core.CloserOperatorCancel
 }
 
 // takesForms reports whether capabilities take form elicitations.

@@ -194,9 +194,9 @@ func TestNothingUnfencedReachesATaskHost(t *testing.T) {
 		}, core.StateTimedOut, core.CloserTimeout},
 		{"a batch call decided, then cancelled by an operator", "", mcp.ToolApproval, map[string]any{"question": "These?", "reversibility": "reversible",
 			"calls": batch("call_x", "write_file", "call_y", "write_file")}, nil, []step{
-			answer(pat, core.AnswerInput{Calls: []core.CallDecision{{ToolCallID: "call_x", OptionID: core.DenyOption, Reason: mk.Dropped("a batch call's reason before a cancel")}}}),
+			answer(pat, core.AnswerInput{Calls: []core.CallDecision{{ToolCallID: "call_x", OptionID: core.DenyOption, Reason: mk.Carried("a batch call's reason before a cancel")}}}),
 			func(t *testing.T, id core.QuestionID) {
-				if _, err := svc.Cancel(ctx, core.CancelInput{QuestionID: id, By: anon, Reason: mk.Dropped("an operator's cancel reason")}); err != nil {
+				if _, err := svc.Cancel(ctx, core.CancelInput{QuestionID: id, By: anon, Reason: mk.Carried("an operator's cancel reason")}); err != nil {
 					t.Fatal(err)
 				}
 			},
@@ -271,7 +271,7 @@ func TestNothingUnfencedReachesATaskHost(t *testing.T) {
 			if q, err = svc.Get(ctx, id); err != nil || q.State != row.state || core.CloserOf(q) != row.by {
 				t.Fatalf("the question: %s by %s, %v; want %s by %s", q.State, core.CloserOf(q), err, row.state, row.by)
 			}
-			if row.state == core.StateCancelled {
+			if row.by == core.CloserAgentCancel {
 				if w.Status != "cancelled" {
 					t.Errorf("task %+v, want cancelled", w)
 				}

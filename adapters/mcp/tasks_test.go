@@ -221,9 +221,10 @@ func TestTaskPerTool(t *testing.T) {
 	}
 }
 
-// TestTaskEndings: a task ends the way its question does: declined or
-// timed out (completed, with the resume that says so), withdrawn by its
-// host (tasks/cancel) or by an operator (cancelled).
+// TestTaskEndings: a task ends the way its question does: declined, timed
+// out or withdrawn by an operator (completed, with the resume that says
+// so, as a blocking call returns it), or withdrawn by its host
+// (tasks/cancel: cancelled).
 func TestTaskEndings(t *testing.T) {
 	e := newTaskEnv(t)
 	h := e.host("tok-alice", tasksCaps(false))
@@ -276,12 +277,25 @@ func TestTaskEndings(t *testing.T) {
 		t.Errorf("cancelling a cancelled task again: %v, want an acknowledgement", err)
 	}
 
+	// An operator's withdrawal is no cancel of the host's request: the
+	// call ends with the result a blocking call returns, which says who
+	// withdrew the question and why (the reason fenced).
 	byOperator := start()
-	if _, err := e.svc.Cancel(e.ctx, core.CancelInput{QuestionID: core.QuestionID(byOperator.TaskID), By: operator}); err != nil {
+	if _, err := e.svc.Cancel(e.ctx, core.CancelInput{QuestionID: core.QuestionID(byOperator.TaskID), By: operator, Reason: "wrong channel, ask in #ops"}); err != nil {
 		t.Fatal(err)
 	}
-	if w := get(byOperator.TaskID); w.Status != "cancelled" {
-		t.Errorf("cancelled by an operator: %+v", w)
+	w := get(byOperator.TaskID)
+	if w.Status != "completed" {
+		t.Fatalf("cancelled by an operator: %+v, want completed with the call's result", w)
+	}
+	res := completed(t, w)
+	p, out := resumed(t, res, core.QuestionID(byOperator.TaskID), fence.VerbCancelled)
+	fenced := false
+	for _, r := range p.Regions {
+		fenced = fenced || strings.Contains(r.Content, "wrong channel, ask in #ops")
+	}
+	if out.State != core.StateCancelled || !strings.Contains(text(t, res), "An operator withdrew this question") || !fenced {
+		t.Errorf("cancelled by an operator: state %s, resume %q", out.State, text(t, res))
 	}
 	if err := h.cancel(e.ctx, declined.TaskID); err != nil {
 		t.Errorf("cancelling a completed task: %v, want an acknowledgement", err)

@@ -228,3 +228,46 @@ func TestTaskListenLooksAtTheFirstIDsOnly(t *testing.T) {
 		t.Errorf("the own task among the first 100, named three times: agreed %v", got)
 	}
 }
+
+// TestTaskListenAgreesToNone: a listen whose ids are none of the host's
+// (another agent's task, an unknown id, a task purged since) is
+// acknowledged with an empty list of task ids, which the pinned schema
+// takes (it was null, which a host checking the acknowledgement refuses),
+// and then ends gracefully: there is nothing to follow.
+func TestTaskListenAgreesToNone(t *testing.T) {
+	e := newTaskEnv(t)
+	alice := e.host("tok-alice", tasksCaps(false))
+	mallorys, err := e.svc.Ask(e.ctx, core.AskInput{Agent: "mallory", RunID: "r", Kind: core.KindClarification, Text: "Theirs?", Reversibility: core.Reversible})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := alice.listen(e.ctx, string(mallorys.ID), "no-such-task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ack struct {
+		Method string `json:"method"`
+		Params struct {
+			Notifications json.RawMessage `json:"notifications"`
+		} `json:"params"`
+	}
+	if raw := <-stream; json.Unmarshal(raw, &ack) != nil || ack.Method != "notifications/subscriptions/acknowledged" {
+		t.Fatalf("first message: %s", raw)
+	}
+	doc, err := jsonschemaDoc(ack.Params.Notifications)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tasksSchema(t, "TaskSubscriptionAcknowledgedNotifications").Validate(doc); err != nil {
+		t.Errorf("the acknowledgement's notifications fail the pinned schema: %v\n%s", err, ack.Params.Notifications)
+	}
+	var end struct {
+		Result map[string]any `json:"result"`
+	}
+	if raw, ok := <-stream; !ok || json.Unmarshal(raw, &end) != nil || end.Result["resultType"] != "complete" {
+		t.Errorf("after an acknowledgement of no tasks: %s (open %v), want the listen's response", raw, ok)
+	}
+	if raw, ok := <-stream; ok {
+		t.Errorf("the stream went on after its response: %s", raw)
+	}
+}

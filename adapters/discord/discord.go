@@ -70,6 +70,8 @@ type Adapter struct {
 	log    zerolog.Logger
 	now    func() time.Time
 	bucket *tokenBucket
+	// dropped is signalled when the gateway connection ends (connect).
+	dropped chan struct{}
 }
 
 var _ core.ChatAdapter = (*Adapter)(nil)
@@ -113,6 +115,9 @@ func New(svc *core.Service, o Options) (*Adapter, error) {
 	// and the outbox's retry marks its card as a possible repeat (law 4).
 	// 429s are apart from this (ShouldRetryOnRateLimit).
 	s.MaxRestRetries = 0
+	// The gateway is reconnected by connect, which stops with Run; the
+	// SDK's loop did not (see gateway.go).
+	s.ShouldReconnectOnError = false
 	s.Client = &http.Client{Timeout: 20 * time.Second, Transport: &rewrite{to: base, next: http.DefaultTransport, now: o.Now}}
 	// Interactions need no intent; Guilds is the smallest useful set.
 	s.Identify.Intents = discordgo.IntentsGuilds
@@ -120,7 +125,8 @@ func New(svc *core.Service, o Options) (*Adapter, error) {
 	routeSDKLogs(o.Log)
 	a := &Adapter{
 		svc: svc, s: s, opts: o, log: o.Log, now: o.Now,
-		bucket: newTokenBucket(o.RatePerSecond, o.Now),
+		bucket:  newTokenBucket(o.RatePerSecond, o.Now),
+		dropped: make(chan struct{}, 1),
 	}
 	return a, nil
 }
@@ -198,7 +204,7 @@ func (a *Adapter) Post(ctx context.Context, q *core.Question, ref core.MessageRe
 	ctx, pb := watch(ctx)
 	m, err := a.s.ChannelMessageSendComplex(ch, RenderPost(card.New(q, ref)), discordgo.WithContext(ctx))
 	if err != nil {
-		return core.MessageRef{}, classify(err, pb)
+		return core.MessageRef{}, a.classify(err, pb)
 	}
 	ref.Surface, ref.Room, ref.ID = core.SurfaceDiscord, ch, m.ID
 	return ref, nil
@@ -220,7 +226,7 @@ func (a *Adapter) channel(ctx context.Context, room string) (string, error) {
 	ctx, pb := watch(ctx)
 	ch, err := a.s.UserChannelCreate(user, discordgo.WithContext(ctx))
 	if err != nil {
-		err = classify(err, pb)
+		err = a.classify(err, pb)
 		var ra *core.RetryAfter
 		var perm *core.Permanent
 		if errors.As(err, &ra) || errors.As(err, &perm) {
@@ -241,7 +247,7 @@ func (a *Adapter) Update(ctx context.Context, q *core.Question, ref core.Message
 	}
 	ctx, pb := watch(ctx)
 	_, err := a.s.ChannelMessageEditComplex(RenderEdit(card.New(q, ref), ref), discordgo.WithContext(ctx))
-	return classify(err, pb)
+	return a.classify(err, pb)
 }
 
 // Remind posts a reminder of an open question.
@@ -255,7 +261,7 @@ func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) err
 	}
 	ctx, pb := watch(ctx)
 	_, err = a.s.ChannelMessageSendComplex(ch, RenderReminder(card.Reminder(a.svc, q, core.SurfaceDiscord, ch)), discordgo.WithContext(ctx))
-	return classify(err, pb)
+	return a.classify(err, pb)
 }
 
 // Digest posts a "while you were away" summary.
@@ -269,7 +275,22 @@ func (a *Adapter) Digest(ctx context.Context, d core.Digest, room string) error 
 	}
 	ctx, pb := watch(ctx)
 	_, err = a.s.ChannelMessageSendComplex(ch, RenderDigest(d), discordgo.WithContext(ctx))
-	return classify(err, pb)
+	return a.classify(err, pb)
+}
+
+// classify is classify, and a 429 that holds back the whole bot
+// (botWide429) holds back every later request of the courier until its
+// wait is over, whatever room it is for (tokenBucket.hold): Discord's
+// global limit and Cloudflare's ban of the IP refuse them all, and each
+// refusal counts towards the ban (10,000 invalid requests in ten
+// minutes). It is logged once for each time the courier is held.
+func (a *Adapter) classify(err error, pb *pushback) error {
+	err = classify(err, pb)
+	var ra *core.RetryAfter
+	if pb.limitedBotWide() && errors.As(err, &ra) && a.bucket.hold(a.now().Add(ra.After)) {
+		a.log.Warn().Dur("retry_in", ra.After).Msg("discord: the bot as a whole is rate limited (the global limit, or Cloudflare's ban); nothing is sent until it lifts")
+	}
+	return err
 }
 
 // classify maps the SDK's errors to what core's outbox understands: slow
@@ -336,17 +357,44 @@ type tokenBucket struct {
 	tokens float64
 	last   time.Time
 	now    func() time.Time
+	// until is when a bot-wide 429 stops holding the courier back
+	// (hold); zero or past, nothing holds it.
+	until time.Time
+}
+
+// errHeld is why a request was not sent: the bot as a whole is rate
+// limited (Adapter.classify).
+var errHeld = errors.New("discord: not sent while the bot as a whole is rate limited")
+
+// hold holds every request back until t, and reports whether the courier
+// was not held already (so the caller logs each hold once).
+func (b *tokenBucket) hold(t time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	fresh := !b.now().Before(b.until)
+	if t.After(b.until) {
+		b.until = t
+	}
+	return fresh
 }
 
 func newTokenBucket(perSecond int, now func() time.Time) *tokenBucket {
 	return &tokenBucket{rate: float64(perSecond), burst: float64(perSecond), tokens: float64(perSecond), last: now(), now: now}
 }
 
-// wait takes a token, waiting for one if none is left.
+// wait takes a token, waiting for one if none is left. While held
+// (hold) it takes none and returns at once a core.RetryAfter for the rest
+// of the hold: the outbox keeps the delivery until then, and nothing is
+// sent meanwhile.
 func (b *tokenBucket) wait(ctx context.Context) error {
 	for {
 		b.mu.Lock()
 		now := b.now()
+		if now.Before(b.until) {
+			left := b.until.Sub(now)
+			b.mu.Unlock()
+			return &core.RetryAfter{After: left, Err: errHeld}
+		}
 		b.tokens = min(b.burst, b.tokens+now.Sub(b.last).Seconds()*b.rate)
 		b.last = now
 		if b.tokens >= 1 {

@@ -54,7 +54,11 @@ func TestArgumentsTooLongToEditAreEditedElsewhere(t *testing.T) {
 			if says := strings.Contains(c.Content, "too long to edit in Discord"); says == tc.offer {
 				t.Fatalf("the card says the arguments are too long to edit: %v\n%s", says, c.Content)
 			}
-			resp := r.post(r.fake.Click(alice, c.ID, edit.Encode())) // a stale card's button when not offered
+			click := r.fake.Click(alice, c.ID, edit.Encode())
+			if !tc.offer {
+				click = r.staleClick(alice, c, edit.Encode()) // a card drawn before, with the button
+			}
+			resp := r.post(click)
 			if tc.offer {
 				if v := resp.InputValues()[textInputID]; resp.Type != discordfake.ResponseModal || v != core.PrettyJSON(tc.args) {
 					t.Fatalf("the modal (type %d) starts from %d characters, not the arguments whole", resp.Type, width(v))
@@ -90,7 +94,7 @@ func TestBatchCallTooLongToEditIsNamed(t *testing.T) {
 	if !strings.Contains(c.Content, "The arguments of call 2 are too long to edit in Discord") {
 		t.Fatalf("the card does not name the call:\n%s", c.Content)
 	}
-	resp := r.post(r.fake.Click(alice, c.ID, core.Ref{QuestionID: q.ID, Item: 1, Action: core.RefEdit}.Encode()))
+	resp := r.post(r.staleClick(alice, c, core.Ref{QuestionID: q.ID, Item: 1, Action: core.RefEdit}.Encode()))
 	if resp.Type != discordfake.ResponseMessage || !strings.Contains(resp.Content(), "too long to edit in Discord") {
 		t.Fatalf("a stale edit click got type %d %q", resp.Type, resp.Content())
 	}
@@ -141,9 +145,9 @@ func TestStaleTextButtonSaysThePartIsAnswered(t *testing.T) {
 			t.Fatalf("%s: the stale click changed the question: %s %+v", tc.name, got.State, got.Answers)
 		}
 	}
-	// A button that fits nothing still says so.
+	// A button for no item is on no card: it is refused as such.
 	resp := r.post(r.fake.Click(alice, fc.ID, core.Ref{QuestionID: f.ID, Item: 5, Action: core.RefText}.Encode()))
-	if !strings.Contains(resp.Content(), "does not fit") {
+	if resp.Content() != notOnCard {
 		t.Fatalf("a button for no item got %q", resp.Content())
 	}
 }

@@ -26,6 +26,9 @@ type inbound struct {
 	// MessageID is that message.
 	OnMessage bool
 	MessageID string
+	// Carried is true when that message, as Discord sent it, has a
+	// button whose custom_id is the one acted on (onCard).
+	Carried bool
 }
 
 // errNotOurs is an interaction askbridge did not ask for (a command, an
@@ -53,6 +56,7 @@ func parseInteraction(i *discordgo.Interaction) (inbound, error) {
 			return in, errNotOurs
 		}
 		in.Ref = r
+		in.Carried = carries(i.Message, d.CustomID)
 	case discordgo.ModalSubmitInteractionData:
 		if i.Type != discordgo.InteractionModalSubmit {
 			return in, errNotOurs
@@ -63,6 +67,8 @@ func parseInteraction(i *discordgo.Interaction) (inbound, error) {
 		}
 		in.Ref, in.Submit = r, true
 		in.Text = modalText(d.Components)
+		// A modal's custom_id is its button's (RenderModal).
+		in.Carried = carries(i.Message, d.CustomID)
 	default:
 		return in, errNotOurs
 	}
@@ -182,6 +188,10 @@ func (a *Adapter) act(ctx context.Context, in inbound) (core.Outcome, *discordgo
 	q, err := a.svc.Get(ctx, in.Ref.QuestionID)
 	if err != nil {
 		return core.Outcome{}, a.refused(err)
+	}
+	if note, ok := onCard(q, in); !ok {
+		// Nothing reaches core: this is no attempt at this question.
+		return core.Outcome{}, RenderNote(note)
 	}
 	// A button that collects text opens its modal, but only for someone
 	// who may answer a question that is still open: anyone else goes

@@ -1,8 +1,11 @@
 package discord
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"time"
 
@@ -25,6 +28,9 @@ type pushback struct {
 	status int
 	// after is the Retry-After header's wait (0 for none).
 	after time.Duration
+	// botWide is true for a 429 that holds back every request of the
+	// bot, not one route's (botWide429).
+	botWide bool
 }
 
 type pushbackKey struct{}
@@ -47,7 +53,48 @@ func notePushback(r *http.Request, resp *http.Response, now time.Time) {
 	if resp.StatusCode == http.StatusTooManyRequests || (resp.StatusCode >= 500 && after > 0) {
 		p.status, p.after = resp.StatusCode, after
 	}
+	if resp.StatusCode == http.StatusTooManyRequests {
+		p.botWide = botWide429(resp)
+	}
 }
+
+// maxPeek bounds how much of a 429's body is read for its "global" flag.
+const maxPeek = 64 << 10
+
+// botWide429 reports whether a 429 holds back the whole bot rather than
+// one route. Discord marks its global limit with X-RateLimit-Global or
+// X-RateLimit-Scope "global", and a route's or a resource's with scope
+// "user" or "shared"; without a scope, the body's "global" says which.
+// A 429 that says neither (Cloudflare's HTML page while it bans the IP
+// for too many invalid requests, or a JSON notice of that ban) comes
+// from none of Discord's route limits: it holds back everything. The
+// body read is put back for the SDK.
+func botWide429(resp *http.Response) bool {
+	h := resp.Header
+	switch scope := h.Get("X-RateLimit-Scope"); {
+	case h.Get("X-RateLimit-Global") != "", scope == "global":
+		return true
+	case scope != "":
+		return false
+	case resp.Body == nil:
+		return true
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxPeek))
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(b), resp.Body), resp.Body}
+	var body struct {
+		Global *bool `json:"global"`
+	}
+	if err != nil || json.Unmarshal(b, &body) != nil || body.Global == nil {
+		return true
+	}
+	return *body.Global
+}
+
+// limitedBotWide reports whether the answer was a 429 for the whole bot.
+func (p *pushback) limitedBotWide() bool { return p.limited() && p.botWide }
 
 // limited reports whether the answer was a 429: Discord (or Cloudflare
 // in front of it) refused the request, so nothing was made.

@@ -85,14 +85,18 @@ func TestPushbackHonoured(t *testing.T) {
 
 // TestPushbackPerRequest: what one answer says about waiting reaches that
 // request's error alone, however many requests are under way at once.
+// The 429s are one route's (a 429 for the whole bot holds back every
+// request: TestBotWide429HoldsEveryRoom).
 func TestPushbackPerRequest(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		if strings.Contains(r.URL.Path, "/channels/429/") {
-			w.Header().Set("Content-Type", "text/html")
+			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set("Retry-After", "1800")
+			w.Header().Set("X-RateLimit-Scope", "user")
+			w.Header().Set("X-RateLimit-Bucket", "abcd1234")
 			w.WriteHeader(http.StatusTooManyRequests)
-			io.WriteString(w, cloudflare429)
+			io.WriteString(w, `{"message":"You are being rate limited.","retry_after":1800,"global":false}`)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")

@@ -2,8 +2,6 @@ package discord
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,7 +15,6 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/internal/apierror"
 	"github.com/askbridge/askbridge/core"
-	"github.com/askbridge/askbridge/core/loops"
 )
 
 // InteractionsPath is where Discord posts interactions when the app's
@@ -127,71 +124,6 @@ func (a *Adapter) fresh(ts string) bool {
 	}
 	d := a.now().Sub(time.Unix(sec, 0))
 	return d <= maxSkew && d >= -maxSkew
-}
-
-// Run receives interactions over the gateway until ctx ends, on this
-// replica while it holds the gateway lease (when Options.Leases is set).
-// Without the gateway it only waits: clicks then come through the HTTP
-// endpoint.
-func (a *Adapter) Run(ctx context.Context) error {
-	if !a.opts.Gateway {
-		<-ctx.Done()
-		return nil
-	}
-	remove := a.s.AddHandler(func(s *discordgo.Session, ic *discordgo.InteractionCreate) {
-		a.onGateway(ctx, ic)
-	})
-	defer remove()
-	if a.opts.Leases == nil {
-		a.connect(ctx)
-		return nil
-	}
-	loops.Lead(ctx, a.opts.Leases, a.gatewayKey(), a.opts.Owner, a.opts.LeaseTTL, a.connect, func(held bool) {
-		if held {
-			a.log.Info().Msg("discord: this replica holds the gateway")
-		} else {
-			a.log.Info().Msg("discord: this replica no longer holds the gateway")
-		}
-	})
-	return nil
-}
-
-// gatewayKey names the gateway lease of this bot: by application id when
-// configured, else by a hash of the token (never the token itself).
-func (a *Adapter) gatewayKey() string {
-	if a.opts.AppID != "" {
-		return "discord:" + a.opts.AppID + ":gateway"
-	}
-	sum := sha256.Sum256([]byte(a.opts.Token))
-	return "discord:" + hex.EncodeToString(sum[:6]) + ":gateway"
-}
-
-// connect holds a gateway connection until ctx ends, then closes it.
-// discordgo reconnects an established session itself; this loop covers
-// the first connection, so a Discord outage at start does not stop
-// askbridge.
-func (a *Adapter) connect(ctx context.Context) {
-	wait := time.Second
-	for {
-		err := a.s.Open()
-		if err == nil {
-			break
-		}
-		a.log.Warn().Err(err).Dur("retry_in", wait).Msg("discord: gateway connection failed")
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
-		wait = min(2*wait, time.Minute)
-	}
-	a.log.Info().Msg("discord: gateway connected")
-	<-ctx.Done()
-	if err := a.s.Close(); err != nil {
-		a.log.Debug().Err(err).Msg("discord: gateway close")
-	}
 }
 
 // firstSeen reports whether an interaction is new to every replica: a

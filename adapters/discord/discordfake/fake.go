@@ -233,6 +233,10 @@ type Server struct {
 	// callbacks; dispatched is when each interaction was sent on it.
 	clock      func() time.Time
 	dispatched map[string]time.Time
+	// refuse makes the gateway refuse new connections (Refuse); refused
+	// counts those it refused.
+	refuse  bool
+	refused int
 }
 
 // ResponseWindow is how long Discord waits for an interaction's first

@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"sync"
@@ -17,6 +18,45 @@ func (s *Server) Connected() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.conns)
+}
+
+// Refuse makes the gateway refuse new connections (on) or take them
+// again (off), as during an outage; sessions already open stay.
+func (s *Server) Refuse(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refuse = on
+}
+
+// Refused is how many connections the gateway has refused.
+func (s *Server) Refused() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refused
+}
+
+// Drop cuts every gateway session without a close frame, as a network
+// failure does.
+func (s *Server) Drop() {
+	s.mu.Lock()
+	conns := append([]*gwConn(nil), s.conns...)
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.ws.Close()
+	}
+}
+
+// Reconnect sends op 7 (Reconnect) to every gateway session: Discord's
+// request that the client disconnect and resume on a new connection.
+func (s *Server) Reconnect() error {
+	s.mu.Lock()
+	conns := append([]*gwConn(nil), s.conns...)
+	s.mu.Unlock()
+	var errs []error
+	for _, c := range conns {
+		errs = append(errs, c.write([]byte(`{"op":7,"d":null}`)))
+	}
+	return errors.Join(errs...)
 }
 
 type gwConn struct {
@@ -35,6 +75,15 @@ var upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return
 // serveGateway runs one gateway session: HELLO, IDENTIFY, READY, then
 // heartbeat ACKs until the client goes.
 func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	if s.refuse {
+		s.refused++
+		s.notify()
+		s.mu.Unlock()
+		http.Error(w, "gateway unavailable", http.StatusServiceUnavailable)
+		return
+	}
+	s.mu.Unlock()
 	ws, err := upgrader.Upgrade(w, r, nil)
 	if err != nil {
 		return

@@ -1,0 +1,130 @@
+package discord
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/askbridge/askbridge/core/loops"
+)
+
+// The gateway connection is askbridge's to keep, not discordgo's: the
+// SDK's own reconnect loop (off, see New) runs on after Close, so a
+// replica that had stopped or lost the gateway lease opened a session
+// again as soon as Discord answered, and it waits up to ten minutes
+// between tries, so clicks failed for minutes after Discord was back.
+const (
+	// gatewayMinWait and gatewayMaxWait bound the wait between tries to
+	// connect: doubling from the one, at most the other.
+	gatewayMinWait = time.Second
+	gatewayMaxWait = time.Minute
+	// gatewayQuick is how often a lost connection is opened again at
+	// once; a second loss within it waits as a failed try does, so a
+	// session Discord ends as soon as it opens is not reopened in a
+	// tight loop.
+	gatewayQuick = time.Minute
+)
+
+// Run receives interactions over the gateway until ctx ends, on this
+// replica while it holds the gateway lease (when Options.Leases is set).
+// Without the gateway it only waits: clicks then come through the HTTP
+// endpoint.
+func (a *Adapter) Run(ctx context.Context) error {
+	if !a.opts.Gateway {
+		<-ctx.Done()
+		return nil
+	}
+	remove := a.s.AddHandler(func(s *discordgo.Session, ic *discordgo.InteractionCreate) {
+		a.onGateway(ctx, ic)
+	})
+	defer remove()
+	removeDrop := a.s.AddHandler(func(*discordgo.Session, *discordgo.Disconnect) {
+		select {
+		case a.dropped <- struct{}{}:
+		default:
+		}
+	})
+	defer removeDrop()
+	if a.opts.Leases == nil {
+		a.connect(ctx)
+		return nil
+	}
+	loops.Lead(ctx, a.opts.Leases, a.gatewayKey(), a.opts.Owner, a.opts.LeaseTTL, a.connect, func(held bool) {
+		if held {
+			a.log.Info().Msg("discord: this replica holds the gateway")
+		} else {
+			a.log.Info().Msg("discord: this replica no longer holds the gateway")
+		}
+	})
+	return nil
+}
+
+// gatewayKey names the gateway lease of this bot: by application id when
+// configured, else by a hash of the token (never the token itself).
+func (a *Adapter) gatewayKey() string {
+	if a.opts.AppID != "" {
+		return "discord:" + a.opts.AppID + ":gateway"
+	}
+	sum := sha256.Sum256([]byte(a.opts.Token))
+	return "discord:" + hex.EncodeToString(sum[:6]) + ":gateway"
+}
+
+// connect holds a gateway connection until ctx ends, then closes it, and
+// tries nothing more. A connection that fails is tried again, waiting
+// longer each time up to gatewayMaxWait; one that is lost (a network
+// failure, missed heartbeats, Discord's op 7) is opened again, and
+// resumed, as discordgo keeps the session: at once, or after a wait when
+// it was lost once already within gatewayQuick.
+func (a *Adapter) connect(ctx context.Context) {
+	wait := gatewayMinWait
+	var quick time.Time // when a lost connection was last opened again at once
+	for {
+		select { // a loss before this try is no news
+		case <-a.dropped:
+		default:
+		}
+		if err := a.s.Open(); err != nil && !errors.Is(err, discordgo.ErrWSAlreadyOpen) {
+			a.log.Warn().Err(err).Dur("retry_in", wait).Msg("discord: gateway connection failed")
+			if !pause(ctx, wait) {
+				return
+			}
+			wait = min(2*wait, gatewayMaxWait)
+			continue
+		}
+		a.log.Info().Msg("discord: gateway connected")
+		select {
+		case <-ctx.Done():
+			if err := a.s.Close(); err != nil {
+				a.log.Debug().Err(err).Msg("discord: gateway close")
+			}
+			return
+		case <-a.dropped:
+		}
+		if now := time.Now(); now.Sub(quick) >= gatewayQuick {
+			quick, wait = now, gatewayMinWait
+			a.log.Warn().Msg("discord: gateway connection lost; connecting again")
+			continue
+		}
+		a.log.Warn().Dur("retry_in", wait).Msg("discord: gateway connection lost again")
+		if !pause(ctx, wait) {
+			return
+		}
+		wait = min(2*wait, gatewayMaxWait)
+	}
+}
+
+// pause waits d, and reports false if ctx ended first.
+func pause(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

@@ -82,16 +82,22 @@ func checkApprovalAsk(in AskInput) error {
 // with edited arguments, and approve with a standing approval for the run
 // (option 0) or the agent (option 1).
 func approvalButton(q *Question, r Ref, in AnswerInput, text string) (AnswerInput, error) {
+	if r.Item != -1 || r.Option != 0 && r.Action != RefStanding {
+		// No button of a single call's card names an item or, but for
+		// the standing approval's scope, an option: a ref that does is
+		// not one of its buttons, altered or made up.
+		return in, errNotFitting
+	}
 	switch {
 	case r.Action == RefApprove:
 		in.OptionID, in.Text = ApproveOption, text
-	case r.Action == RefEdit && r.Item == -1:
+	case r.Action == RefEdit:
 		// The collected text is the edited arguments, as JSON.
 		if blank(text) {
 			return in, Errorf(CodeInvalid, "button", "the edited arguments are missing: send them as a JSON object")
 		}
 		in.OptionID, in.Arguments = ApproveOption, json.RawMessage(strings.TrimSpace(text))
-	case r.Action == RefStanding && r.Item == -1 && r.Option <= 1:
+	case r.Action == RefStanding && r.Option >= 0 && r.Option <= 1:
 		in.OptionID, in.Text = ApproveOption, text
 		in.Standing = &StandingRequest{Scope: StandingRun}
 		if r.Option == 1 {

@@ -257,7 +257,7 @@ func fromAgentView(v *client.AgentQuestion) *core.Question {
 		q.Answers = append(q.Answers, core.ItemAnswer{ItemID: a.ItemID, OptionID: a.OptionID, Decider: core.Decider{Surface: a.Surface}, At: a.At})
 	}
 	if r := v.Resolution; r != nil {
-		q.Resolution = &core.Resolution{State: r.State, At: r.At, Decider: core.Decider{Surface: r.Surface},
+		q.Resolution = &core.Resolution{State: r.State, ClosedBy: r.ClosedBy, At: r.At, Decider: core.Decider{Surface: r.Surface},
 			OptionID: r.OptionID, Approved: r.Approved, ArgumentsSHA256: r.ArgumentsSHA256}
 	}
 	return q

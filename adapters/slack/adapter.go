@@ -72,8 +72,9 @@ type Adapter struct {
 	members *cache[[]string] // user-group id → member user ids
 	names   *cache[string]   // user id → display name
 
-	work sync.WaitGroup // inbound handlers started by Socket Mode
-	sema chan struct{}  // bounds them
+	work    sync.WaitGroup // inbound handlers started by Socket Mode
+	sema    chan struct{}  // bounds those running (maxHandlers)
+	pending chan struct{}  // bounds those running or waiting (maxPending)
 }
 
 var _ core.ChatAdapter = (*Adapter)(nil)
@@ -118,7 +119,8 @@ func New(svc *core.Service, o Options) (*Adapter, error) {
 		cards:   newCache[cardInfo](4096, time.Hour),
 		members: newCache[[]string](256, o.CacheTTL),
 		names:   newCache[string](4096, 10*o.CacheTTL),
-		sema:    make(chan struct{}, 16),
+		sema:    make(chan struct{}, maxHandlers),
+		pending: make(chan struct{}, maxPending),
 	}
 	return a, nil
 }

@@ -156,6 +156,13 @@ func (a *Adapter) onEvent(ctx context.Context, ev slackevents.EventsAPIEvent) no
 	}
 	rep, ok := a.replyOf(me)
 	if !ok {
+		if rev, ok := a.revisionOf(me); ok {
+			// Marked only once a note is due, as below.
+			if text := a.onRevision(ctx, rev); text != "" && a.firstSeen(ctx, ev) {
+				return note{channel: rev.channel, user: rev.user, threadTS: rev.threadTS, text: text}
+			}
+			return note{}
+		}
 		a.log.Debug().Str("subtype", me.SubType).Msg("message event ignored: not a person's reply in a thread of ours")
 		return note{}
 	}
@@ -164,12 +171,21 @@ func (a *Adapter) onEvent(ctx context.Context, ev slackevents.EventsAPIEvent) no
 	// count is marked: every other message in every channel the bot is
 	// in would cost a store write (a disk sync on the embedded store)
 	// before its ack, and a key kept for an hour.
-	if cb, ok := ev.Data.(*slackevents.EventsAPICallbackEvent); ok && cb.EventID != "" &&
-		!a.svc.FirstSeen(ctx, "slack:event:"+cb.EventID, time.Hour) {
-		a.log.Debug().Str("event", cb.EventID).Msg("event ignored: already handled")
+	if !a.firstSeen(ctx, ev) {
 		return note{}
 	}
 	return note{channel: rep.channel, user: rep.user, threadTS: rep.threadTS, text: a.onReply(ctx, rep)}
+}
+
+// firstSeen marks ev handled and reports whether no replica had yet:
+// false for an event Slack sent again.
+func (a *Adapter) firstSeen(ctx context.Context, ev slackevents.EventsAPIEvent) bool {
+	cb, ok := ev.Data.(*slackevents.EventsAPICallbackEvent)
+	if !ok || cb.EventID == "" || a.svc.FirstSeen(ctx, "slack:event:"+cb.EventID, time.Hour) {
+		return true
+	}
+	a.log.Debug().Str("event", cb.EventID).Msg("event ignored: already handled")
+	return false
 }
 
 // writeJSON answers an interaction with a body Slack acts on (a modal's

@@ -2,6 +2,7 @@ package slack
 
 import (
 	"context"
+	"errors"
 
 	"github.com/slack-go/slack"
 
@@ -102,9 +103,27 @@ func (a *Adapter) onSubmit(ctx context.Context, ic slack.InteractionCallback) (*
 			}
 		}
 	}
-	msg := textlimit.OneLine(a.refusal(err))
+	return submitErrors(a.refusal(err)), note{}
+}
+
+// busySubmit is the response to a submitted edit modal that no handler
+// was free to take within Slack's window: nothing was taken, and the
+// modal stays open to submit again. A modal not of ours is closed.
+func (a *Adapter) busySubmit(ic slack.InteractionCallback) *slack.ViewSubmissionResponse {
+	if ref, err := core.DecodeRef(ic.View.CallbackID); err != nil || ref.Action != core.RefEdit {
+		return nil
+	}
+	return submitErrors(a.refusal(core.Internal("slack modal", errBusy)))
+}
+
+var errBusy = errors.New("every handler was busy for the whole of Slack's window")
+
+// submitErrors is Slack's response_action "errors" showing msg under the
+// modal's input, on one line and within Slack's length.
+func submitErrors(msg string) *slack.ViewSubmissionResponse {
+	msg = textlimit.OneLine(msg)
 	if r := []rune(msg); len(r) > maxErrorText {
 		msg = string(r[:maxErrorText-1]) + "…"
 	}
-	return slack.NewErrorsViewSubmissionResponse(map[string]string{editBlock: msg}), note{}
+	return slack.NewErrorsViewSubmissionResponse(map[string]string{editBlock: msg})
 }

@@ -15,6 +15,14 @@ import (
 // acknowledged before it is handled.
 const handleBudget = 10 * time.Second
 
+// maxHandlers bounds the Socket Mode events handled at once (each is a
+// few store and Web API calls); maxPending bounds those handled or
+// waiting to be (spawn).
+const (
+	maxHandlers = 16
+	maxPending  = 1024
+)
+
 // runSocket receives Socket Mode events until ctx ends. Each envelope is
 // acknowledged at once and then handled on its own goroutine (a modal
 // submission is handled first, as its ack carries the modal's response,
@@ -60,7 +68,7 @@ func (a *Adapter) socketEvents(ctx context.Context, sm *socketmode.Client, done 
 			case socketmode.EventTypeConnectionError:
 				a.log.Warn().Msg("socket mode connection failed; retrying")
 			case socketmode.EventTypeEventsAPI:
-				a.ack(sm, evt)
+				a.ack(ctx, sm, evt)
 				if ev, ok := evt.Data.(slackevents.EventsAPIEvent); ok && ev.Type == slackevents.CallbackEvent {
 					a.handle(ctx, func(ctx context.Context) note { return a.onEvent(ctx, ev) })
 				}
@@ -73,7 +81,7 @@ func (a *Adapter) socketEvents(ctx context.Context, sm *socketmode.Client, done 
 					a.submit(ctx, sm, evt, ic)
 					continue
 				}
-				a.ack(sm, evt)
+				a.ack(ctx, sm, evt)
 				if ic, ok := evt.Data.(slack.InteractionCallback); ok {
 					if c, ok := clickOf(ic); ok {
 						a.handle(ctx, func(ctx context.Context) note {
@@ -82,19 +90,23 @@ func (a *Adapter) socketEvents(ctx context.Context, sm *socketmode.Client, done 
 					}
 				}
 			case socketmode.EventTypeSlashCommand:
-				a.ack(sm, evt) // none are registered; acknowledge so Slack does not retry
+				a.ack(ctx, sm, evt) // none are registered; acknowledge so Slack does not retry
 			case socketmode.EventTypeErrorBadMessage:
-				a.ackUnreadable(sm, evt)
+				a.ackUnreadable(ctx, sm, evt)
 			}
 		}
 	}
 }
 
-func (a *Adapter) ack(sm *socketmode.Client, evt socketmode.Event) {
+// ack acknowledges evt. It is bounded by the connection's life (ctx): once
+// the client stops, nothing drains its responses, and the read loop may
+// still take envelopes it had buffered; a plain Ack would then block the
+// loop, and the shutdown waiting for it, for good.
+func (a *Adapter) ack(ctx context.Context, sm *socketmode.Client, evt socketmode.Event) {
 	if evt.Request == nil {
 		return
 	}
-	if err := sm.Ack(*evt.Request); err != nil {
+	if err := sm.AckCtx(ctx, evt.Request.EnvelopeID, nil); err != nil {
 		a.log.Warn().Err(err).Msg("socket mode ack failed")
 	}
 }
@@ -103,7 +115,7 @@ func (a *Adapter) ack(sm *socketmode.Client, evt socketmode.Event) {
 // event type it does not know, a field of a shape it did not expect),
 // which the SDK hands over unacknowledged: Slack would send it again and
 // again, to be read no better, each time counted as a failure of the app.
-func (a *Adapter) ackUnreadable(sm *socketmode.Client, evt socketmode.Event) {
+func (a *Adapter) ackUnreadable(ctx context.Context, sm *socketmode.Client, evt socketmode.Event) {
 	bad, ok := evt.Data.(*socketmode.ErrorBadMessage)
 	if !ok {
 		return
@@ -116,28 +128,50 @@ func (a *Adapter) ackUnreadable(sm *socketmode.Client, evt socketmode.Event) {
 		return
 	}
 	a.log.Warn().Err(bad.Cause).Msg("socket mode envelope acknowledged and ignored: not readable")
-	a.ack(sm, socketmode.Event{Request: &socketmode.Request{EnvelopeID: env.EnvelopeID}})
+	a.ack(ctx, sm, socketmode.Event{Request: &socketmode.Request{EnvelopeID: env.EnvelopeID}})
 }
 
 // handle runs f on its own goroutine, within handleBudget.
 func (a *Adapter) handle(ctx context.Context, f func(context.Context) note) {
-	a.spawn(ctx, func() {
+	a.spawn(ctx, time.Time{}, func() {
 		hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), handleBudget)
 		defer cancel()
 		a.queueNote(f(hctx))
-	})
+	}, nil)
 }
 
-// spawn runs f on its own goroutine, at most cap(a.sema) at once, counted
-// in a.work; when all are busy it waits, which slows reading and, at worst,
-// makes Slack retry (retries are recognised by their event id).
-func (a *Adapter) spawn(ctx context.Context, f func()) {
+// spawn runs f on its own goroutine and returns at once, so the read
+// loop goes on reading and acknowledging envelopes within Slack's 3 s
+// however long the work waits (a slow store, a slow Slack). At most
+// cap(a.sema) run at once; the others wait for a slot on their own
+// goroutines, counted in a.work. Only when cap(a.pending) are running or
+// waiting does spawn itself wait: at Slack's pace that is minutes of
+// work, and an event then comes again (retries are recognised by their
+// event id). Work still waiting when ctx ends is dropped; work still
+// waiting at by (unless zero) runs late instead, if set, so an envelope
+// whose answer rides on its ack is answered in time.
+func (a *Adapter) spawn(ctx context.Context, by time.Time, f, late func()) {
 	select {
-	case a.sema <- struct{}{}:
+	case a.pending <- struct{}{}:
 	case <-ctx.Done():
 		return
 	}
 	a.work.Go(func() {
+		defer func() { <-a.pending }()
+		wait := ctx
+		if !by.IsZero() {
+			var cancel context.CancelFunc
+			wait, cancel = context.WithDeadline(ctx, by)
+			defer cancel()
+		}
+		select {
+		case a.sema <- struct{}{}:
+		case <-wait.Done():
+			if late != nil && ctx.Err() == nil {
+				late()
+			}
+			return
+		}
 		defer func() { <-a.sema }()
 		f()
 	})
@@ -155,25 +189,30 @@ func (l debugLog) Output(_ int, s string) error {
 // submit takes a submitted modal and acks it with the modal's response
 // (its errors, or nothing to close it). The answer is taken off the read
 // loop, so a slow one never holds up later acks past Slack's 3 s. Its
-// budget runs from arrival: waiting for a free slot comes out of it.
+// budget runs from arrival: waiting for a free slot comes out of it, and
+// one that finds none in time is acked with "try again", nothing taken.
 func (a *Adapter) submit(ctx context.Context, sm *socketmode.Client, evt socketmode.Event, ic slack.InteractionCallback) {
 	deadline := time.Now().Add(a.opts.AckBudget)
-	a.spawn(ctx, func() {
+	respond := func(resp *slack.ViewSubmissionResponse) {
+		if evt.Request == nil {
+			return
+		}
+		var payload any // nil, not a nil *ViewSubmissionResponse: that would ack "payload": null
+		if resp != nil {
+			payload = resp
+		}
+		// Bounded by the connection's life, as every ack is (ack).
+		if err := sm.AckCtx(ctx, evt.Request.EnvelopeID, payload); err != nil {
+			a.log.Warn().Err(err).Msg("socket mode ack failed")
+		}
+	}
+	a.spawn(ctx, deadline, func() {
 		hctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
 		resp, n := a.onSubmit(hctx, ic)
 		cancel()
-		if evt.Request != nil {
-			var payload any // nil, not a nil *ViewSubmissionResponse: that would ack "payload": null
-			if resp != nil {
-				payload = resp
-			}
-			// Bounded by the connection's life: once the client stops,
-			// nothing drains its responses and a plain Ack could block
-			// this goroutine, and the shutdown waiting for it, for good.
-			if err := sm.AckCtx(ctx, evt.Request.EnvelopeID, payload); err != nil {
-				a.log.Warn().Err(err).Msg("socket mode ack failed")
-			}
-		}
+		respond(resp)
 		a.queueNote(n)
+	}, func() {
+		respond(a.busySubmit(ic))
 	})
 }

@@ -55,6 +55,7 @@ type Message struct {
 	Broadcast bool            // a thread reply also sent to the channel
 	File      string          // the name of a file shared with the message, if any
 	Edits     int
+	EditedTS  string // when a person's reply was last edited (EditReply)
 }
 
 // Ephemeral is a message only one person saw.
@@ -103,7 +104,7 @@ type Fake struct {
 	fail       map[string][]Failure
 	chanErr    map[string]string
 	conns      map[*sockConn]bool
-	acks       map[string]bool
+	acks       map[string]json.RawMessage // envelope id → the ack's payload (nil: none)
 	envelopes  int
 	events     int
 	pingEvery  time.Duration
@@ -123,7 +124,7 @@ func New() *Fake {
 		fail:      map[string][]Failure{},
 		chanErr:   map[string]string{},
 		conns:     map[*sockConn]bool{},
-		acks:      map[string]bool{},
+		acks:      map[string]json.RawMessage{},
 		pingEvery: 200 * time.Millisecond,
 	}
 	bind := func(method string, h func(url.Values) any) slacktest.Binder {

@@ -94,11 +94,12 @@ func (f *Fake) socket(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		var ack struct {
-			EnvelopeID string `json:"envelope_id"`
+			EnvelopeID string          `json:"envelope_id"`
+			Payload    json.RawMessage `json:"payload"`
 		}
 		if json.Unmarshal(b, &ack) == nil && ack.EnvelopeID != "" {
 			f.mu.Lock()
-			f.acks[ack.EnvelopeID] = true
+			f.acks[ack.EnvelopeID] = ack.Payload
 			f.notify()
 			f.mu.Unlock()
 		}
@@ -114,6 +115,15 @@ func (f *Fake) Connections() int {
 
 // Acked reports whether the client acknowledged the envelope.
 func (f *Fake) Acked(envelopeID string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, ok := f.acks[envelopeID]
+	return ok
+}
+
+// AckPayload is the payload the client's acknowledgement of the envelope
+// carried (a modal's response), or nil for none.
+func (f *Fake) AckPayload(envelopeID string) json.RawMessage {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.acks[envelopeID]

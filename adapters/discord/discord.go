@@ -278,12 +278,13 @@ func (a *Adapter) Digest(ctx context.Context, d core.Digest, room string) error 
 	return a.classify(err, pb)
 }
 
-// classify is classify, and a 429 that holds back the whole bot
-// (botWide429) holds back every later request of the courier until its
-// wait is over, whatever room it is for (tokenBucket.hold): Discord's
-// global limit and Cloudflare's ban of the IP refuse them all, and each
-// refusal counts towards the ban (10,000 invalid requests in ten
-// minutes). It is logged once for each time the courier is held.
+// classify is the package's classify, and besides, a 429 that holds back
+// the whole bot (botWide429) holds back every later request of the
+// courier until its wait is over, whatever room it is for
+// (tokenBucket.hold): Discord's global limit and Cloudflare's ban of the
+// IP refuse them all, and each refusal counts towards the ban (10,000
+// invalid requests in ten minutes). It is logged once for each time the
+// courier is held.
 func (a *Adapter) classify(err error, pb *pushback) error {
 	err = classify(err, pb)
 	var ra *core.RetryAfter

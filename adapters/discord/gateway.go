@@ -89,42 +89,26 @@ func (a *Adapter) connect(ctx context.Context) {
 		}
 		if err := a.s.Open(); err != nil && !errors.Is(err, discordgo.ErrWSAlreadyOpen) {
 			a.log.Warn().Err(err).Dur("retry_in", wait).Msg("discord: gateway connection failed")
-			if !pause(ctx, wait) {
+		} else {
+			a.log.Info().Msg("discord: gateway connected")
+			select {
+			case <-ctx.Done():
+				if err := a.s.Close(); err != nil {
+					a.log.Debug().Err(err).Msg("discord: gateway close")
+				}
 				return
+			case <-a.dropped:
 			}
-			wait = min(2*wait, gatewayMaxWait)
-			continue
-		}
-		a.log.Info().Msg("discord: gateway connected")
-		select {
-		case <-ctx.Done():
-			if err := a.s.Close(); err != nil {
-				a.log.Debug().Err(err).Msg("discord: gateway close")
+			if now := time.Now(); now.Sub(quick) >= gatewayQuick {
+				quick, wait = now, gatewayMinWait
+				a.log.Warn().Msg("discord: gateway connection lost; connecting again")
+				continue
 			}
-			return
-		case <-a.dropped:
+			a.log.Warn().Dur("retry_in", wait).Msg("discord: gateway connection lost again")
 		}
-		if now := time.Now(); now.Sub(quick) >= gatewayQuick {
-			quick, wait = now, gatewayMinWait
-			a.log.Warn().Msg("discord: gateway connection lost; connecting again")
-			continue
-		}
-		a.log.Warn().Dur("retry_in", wait).Msg("discord: gateway connection lost again")
-		if !pause(ctx, wait) {
+		if !loops.Sleep(ctx, wait) {
 			return
 		}
 		wait = min(2*wait, gatewayMaxWait)
-	}
-}
-
-// pause waits d, and reports false if ctx ended first.
-func pause(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }

@@ -67,15 +67,16 @@ func TestBotWide429HoldsEveryRoom(t *testing.T) {
 				}
 				return
 			}
-			for _, room := range []string{"222", core.DMRoom(alice.ID)} {
+			held := func(room string, err error) {
+				t.Helper()
 				var ra *core.RetryAfter
-				if room != "222" {
-					err = post(room)
-				}
 				if !errors.As(err, &ra) || ra.After <= 0 || ra.After > first.After {
 					t.Fatalf("%s, after a bot-wide 429 asking %v: %v", room, first.After, err)
 				}
 			}
+			held("222", err)
+			dm := core.DMRoom(alice.ID)
+			held(dm, post(dm))
 			if n := len(fake.Calls()); n != sent {
 				t.Fatalf("%d requests went out while the bot was held back", n-sent)
 			}
@@ -84,5 +85,32 @@ func TestBotWide429HoldsEveryRoom(t *testing.T) {
 				t.Fatalf("after the wait: %v, %d messages", err, len(fake.Messages("222")))
 			}
 		})
+	}
+}
+
+// TestBotWideHoldIsNewOncePerHold: of the bot-wide 429s that come back
+// while the courier is held (requests in flight when the first came),
+// only the first starts a hold, so the warning is logged once; a later
+// one lengthens the hold, and one after the hold is over starts another.
+func TestBotWideHoldIsNewOncePerHold(t *testing.T) {
+	clock := &wallClock{}
+	b := newTokenBucket(50, clock.now)
+	if !b.hold(clock.now().Add(time.Minute)) {
+		t.Fatal("the first bot-wide 429 did not start a hold")
+	}
+	if b.hold(clock.now().Add(2 * time.Minute)) {
+		t.Fatal("a second bot-wide 429 during the hold started another")
+	}
+	clock.spend(90 * time.Second)
+	var ra *core.RetryAfter
+	if err := b.wait(context.Background()); !errors.As(err, &ra) || ra.After <= 29*time.Second || ra.After > 30*time.Second {
+		t.Fatalf("90s into a hold lengthened to 2m: %v, want 30s left", err)
+	}
+	clock.spend(time.Minute)
+	if err := b.wait(context.Background()); err != nil {
+		t.Fatalf("after the hold: %v", err)
+	}
+	if !b.hold(clock.now().Add(time.Minute)) {
+		t.Fatal("a bot-wide 429 after the hold was over did not start a new one")
 	}
 }

@@ -3,6 +3,7 @@ package discord
 import (
 	"context"
 	"errors"
+	"iter"
 	"strings"
 	"time"
 
@@ -83,30 +84,41 @@ func takesText(r core.Ref) bool {
 // modalText finds the value of askbridge's one text input in a submitted
 // modal (legacy ActionsRow + TextInput).
 func modalText(comps []discordgo.MessageComponent) string {
-	for _, c := range comps {
-		var row *discordgo.ActionsRow
-		switch v := c.(type) {
-		case *discordgo.ActionsRow:
-			row = v
-		case discordgo.ActionsRow:
-			row = &v
-		default:
-			continue
-		}
-		for _, cc := range row.Components {
-			var ti *discordgo.TextInput
-			switch v := cc.(type) {
-			case *discordgo.TextInput:
-				ti = v
-			case discordgo.TextInput:
-				ti = &v
-			}
-			if ti != nil && ti.CustomID == textInputID {
-				return strings.ToValidUTF8(ti.Value, "\uFFFD")
-			}
+	for c := range inRows(comps) {
+		if ti := component[discordgo.TextInput](c); ti != nil && ti.CustomID == textInputID {
+			return strings.ToValidUTF8(ti.Value, "\uFFFD")
 		}
 	}
 	return ""
+}
+
+// inRows yields each component inside the action rows of comps.
+func inRows(comps []discordgo.MessageComponent) iter.Seq[discordgo.MessageComponent] {
+	return func(yield func(discordgo.MessageComponent) bool) {
+		for _, c := range comps {
+			row := component[discordgo.ActionsRow](c)
+			if row == nil {
+				continue
+			}
+			for _, cc := range row.Components {
+				if !yield(cc) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// component is c as a T, or nil when it is none: discordgo decodes
+// components as pointers, and values are taken too.
+func component[T any](c discordgo.MessageComponent) *T {
+	switch v := any(c).(type) {
+	case *T:
+		return v
+	case T:
+		return &v
+	}
+	return nil
 }
 
 // deciderOf maps the clicker to a core decider: a guild member with the
@@ -260,10 +272,8 @@ func (a *Adapter) delivered(ctx context.Context, h *core.Pending) {
 // in-place edit keeps what the card was posted as; a message not (yet)
 // recorded reads as a first post.
 func cardOf(q *core.Question, id string) core.MessageRef {
-	for _, m := range q.Messages {
-		if m.Surface == core.SurfaceDiscord && m.ID == id {
-			return m
-		}
+	if m, ok := cardRef(q, id); ok {
+		return m
 	}
 	return core.MessageRef{Surface: core.SurfaceDiscord, ID: id, Kind: core.DeliverPost}
 }

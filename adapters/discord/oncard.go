@@ -17,19 +17,19 @@ const notOnCard = "That button is not on this question's card. Nothing was recor
 // message it came from. Discord's documentation promises no such check
 // (its API has been seen refusing a component it cannot find on the
 // message, but that is no contract), while the message in the payload is
-// Discord's, as Discord holds it. A custom_id the message does
-// not carry (an option or item q lacks, an altered form of a real
-// button, another question's button, the "Approve all" a crowded card
-// leaves off) is refused whatever core would make of it. A modal's
-// custom_id is its button's (RenderModal), so a submit is held to the
-// same. On one of q's own cards, a click that an edit raced is told the
-// truth: how q ended once it is closed (core says so), or who answered
-// the part it was for.
+// Discord's, as Discord holds it. A custom_id the message does not carry
+// (an option or item q lacks, an altered form of a real button, another
+// question's button, the "Approve all" a crowded card leaves off) is
+// refused whatever core would make of it. A modal's custom_id is its
+// button's (RenderModal), so a submit is held to the same. On one of q's
+// own cards, a click that an edit raced is told the truth: how q ended
+// once it is closed (core says so), or who answered the part it was for.
 func onCard(q *core.Question, in inbound) (string, bool) {
+	_, recorded := cardRef(q, in.MessageID)
 	switch {
 	case in.Carried:
 		return "", true
-	case !in.OnMessage || !isCard(q, in.MessageID):
+	case !in.OnMessage || !recorded:
 		return notOnCard, false
 	case !q.Open():
 		return "", true
@@ -40,44 +40,25 @@ func onCard(q *core.Question, in inbound) (string, bool) {
 	return notOnCard, false
 }
 
-// isCard reports whether the Discord message id is one of q's cards.
-func isCard(q *core.Question, id string) bool {
+// cardRef finds the Discord message id among q's cards: its record, and
+// whether it is one.
+func cardRef(q *core.Question, id string) (core.MessageRef, bool) {
 	for _, m := range q.Messages {
 		if m.Surface == core.SurfaceDiscord && m.ID == id {
-			return true
+			return m, true
 		}
 	}
-	return false
+	return core.MessageRef{}, false
 }
 
-// carries reports whether m has a button whose custom_id is id. discordgo
-// decodes a message's components as pointers; values are taken too.
+// carries reports whether m has a button whose custom_id is id.
 func carries(m *discordgo.Message, id string) bool {
 	if m == nil || id == "" {
 		return false
 	}
-	for _, c := range m.Components {
-		var row *discordgo.ActionsRow
-		switch v := c.(type) {
-		case *discordgo.ActionsRow:
-			row = v
-		case discordgo.ActionsRow:
-			row = &v
-		}
-		if row == nil {
-			continue
-		}
-		for _, cc := range row.Components {
-			switch b := cc.(type) {
-			case *discordgo.Button:
-				if b.CustomID == id {
-					return true
-				}
-			case discordgo.Button:
-				if b.CustomID == id {
-					return true
-				}
-			}
+	for c := range inRows(m.Components) {
+		if b := component[discordgo.Button](c); b != nil && b.CustomID == id {
+			return true
 		}
 	}
 	return false

@@ -47,11 +47,8 @@ func sameOrigin(next http.Handler) http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusForbidden)
 		_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "error": &jsonrpc.Error{
-			Code:    codeInvalidRequest,
+			Code:    jsonrpc.CodeInvalidRequest,
 			Message: "Forbidden: the Origin header names another origin than this endpoint's; a browser page may not call it",
 		}})
 	})
 }
-
-// codeInvalidRequest is JSON-RPC's code for a request that is not valid.
-const codeInvalidRequest = -32600

@@ -103,10 +103,15 @@ func (a *Adapter) socketEvents(ctx context.Context, sm *socketmode.Client, done 
 // still take envelopes it had buffered; a plain Ack would then block the
 // loop, and the shutdown waiting for it, for good.
 func (a *Adapter) ack(ctx context.Context, sm *socketmode.Client, evt socketmode.Event) {
+	a.ackWith(ctx, sm, evt, nil)
+}
+
+// ackWith is ack with a payload (a modal's response; nil for none).
+func (a *Adapter) ackWith(ctx context.Context, sm *socketmode.Client, evt socketmode.Event, payload any) {
 	if evt.Request == nil {
 		return
 	}
-	if err := sm.AckCtx(ctx, evt.Request.EnvelopeID, nil); err != nil {
+	if err := sm.AckCtx(ctx, evt.Request.EnvelopeID, payload); err != nil {
 		a.log.Warn().Err(err).Msg("socket mode ack failed")
 	}
 }
@@ -194,17 +199,11 @@ func (l debugLog) Output(_ int, s string) error {
 func (a *Adapter) submit(ctx context.Context, sm *socketmode.Client, evt socketmode.Event, ic slack.InteractionCallback) {
 	deadline := time.Now().Add(a.opts.AckBudget)
 	respond := func(resp *slack.ViewSubmissionResponse) {
-		if evt.Request == nil {
-			return
-		}
 		var payload any // nil, not a nil *ViewSubmissionResponse: that would ack "payload": null
 		if resp != nil {
 			payload = resp
 		}
-		// Bounded by the connection's life, as every ack is (ack).
-		if err := sm.AckCtx(ctx, evt.Request.EnvelopeID, payload); err != nil {
-			a.log.Warn().Err(err).Msg("socket mode ack failed")
-		}
+		a.ackWith(ctx, sm, evt, payload)
 	}
 	a.spawn(ctx, deadline, func() {
 		hctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)

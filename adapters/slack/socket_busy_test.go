@@ -90,10 +90,7 @@ func TestSocketStopsWhileHandlersWait(t *testing.T) {
 func TestSocketSubmitWithNoFreeHandlerIsToldToRetry(t *testing.T) {
 	e := newEnvWith(t, true, func(o *slack.Options) { o.AckBudget = 500 * time.Millisecond })
 	e.until("a socket mode connection", func() bool { return e.fake.Connections() > 0 })
-	call := e.ask(core.AskInput{Kind: core.KindApproval, Text: "Run it?", Tool: "sql",
-		Arguments: json.RawMessage(`{"q":"drop"}`), Editable: &core.Editable{Keys: []string{"q"}}})
-	ccard := e.card(call.ID)
-	view := editView(t, e.get(call.ID), ccard.Channel)
+	call, view := e.editable()
 	d := e.ask(decision())
 	dcard := e.card(d.ID)
 	b := button(t, dcard, core.RefOption, -1, 1)

@@ -69,10 +69,7 @@ func TestSocketSubmitLeavesReadLoopFree(t *testing.T) {
 	e := newEnvWith(t, true, func(o *slack.Options) { o.AckBudget = 10 * wait })
 	e.until("a socket mode connection", func() bool { return e.fake.Connections() > 0 })
 
-	call := e.ask(core.AskInput{Kind: core.KindApproval, Text: "Run it?", Tool: "sql",
-		Arguments: json.RawMessage(`{"q":"drop"}`), Editable: &core.Editable{Keys: []string{"q"}}})
-	ccard := e.card(call.ID)
-	view := editView(t, e.get(call.ID), ccard.Channel)
+	call, view := e.editable()
 	d := e.ask(decision())
 	dcard := e.card(d.ID)
 
@@ -100,6 +97,17 @@ func TestSocketSubmitLeavesReadLoopFree(t *testing.T) {
 		t.Fatalf("after the submission: %s %+v", got.State, got.Resolution)
 	}
 	e.until("the click's answer", func() bool { return e.get(d.ID).State == core.StateAnswered })
+}
+
+// editable asks for approval of a call whose arguments may be edited, and
+// returns it once its card is posted, with the card's edit modal as
+// Slack hands it back on submission.
+func (e *env) editable() (*core.Question, slackfake.View) {
+	e.t.Helper()
+	q := e.ask(core.AskInput{Kind: core.KindApproval, Text: "Run it?", Tool: "sql",
+		Arguments: json.RawMessage(`{"q":"drop"}`), Editable: &core.Editable{Keys: []string{"q"}}})
+	c := e.card(q.ID)
+	return q, editView(e.t, e.get(q.ID), c.Channel)
 }
 
 // editView is the edit modal the adapter opens for q's "Edit and approve"

@@ -144,14 +144,46 @@ func clickPayload(u User, m Message, b Button, trigger string) []byte {
 
 // ReplyEvent is the Events API callback Slack sends for a thread reply m
 // (see AddReply), built from the fixture. Each call gets a new event id;
-// a retry of the same event reuses it, so pass the id to RetryEvent. A
-// reply with a File is the message.file_share event Slack sends for a
-// message that shares one.
+// Slack's retry of the same event is the same body sent again. A reply
+// with a File is the message.file_share event Slack sends for a message
+// that shares one.
 func (f *Fake) ReplyEvent(m Message) (body []byte, eventID string) {
 	name := "slack-event-message-thread-reply.json"
 	if m.File != "" {
 		name = "slack-event-message-file-share.json"
 	}
+	return f.callback(name, func(ev map[string]any) {
+		ev["user"], ev["text"], ev["ts"], ev["event_ts"] = m.User, m.Text, m.TS, m.TS
+		ev["thread_ts"], ev["channel"] = m.ThreadTS, m.Channel
+		// In a shared channel, user_team is the replier's own workspace.
+		f.mu.Lock()
+		team := f.users[m.User].team()
+		// parent_user_id is whoever posted the thread's root, as Slack
+		// sends it; a root the fake does not hold (or no thread) names
+		// nobody.
+		delete(ev, "parent_user_id")
+		if root := f.find(m.Channel, m.ThreadTS); m.ThreadTS != "" && root != nil {
+			ev["parent_user_id"] = root.User
+		}
+		f.mu.Unlock()
+		ev["team"], ev["user_team"], ev["source_team"] = team, team, team
+		if strings.HasPrefix(m.Channel, "D") {
+			ev["channel_type"] = "im" // a DM's message.im event, as Slack's docs show it
+		}
+		if m.BotID != "" {
+			ev["bot_id"] = m.BotID
+		}
+		if m.File != "" {
+			file := ev["files"].([]any)[0].(map[string]any)
+			file["name"], file["title"], file["user"] = m.File, m.File, m.User
+		}
+	})
+}
+
+// callback is the Events API callback of fixture name with a new event
+// id, its event filled in by fill, and what every callback carries (the
+// workspace, the event's id and time, the bot's authorization).
+func (f *Fake) callback(name string, fill func(ev map[string]any)) (body []byte, eventID string) {
 	var p map[string]any
 	if err := json.Unmarshal(fixture(name), &p); err != nil {
 		panic(err)
@@ -160,30 +192,7 @@ func (f *Fake) ReplyEvent(m Message) (body []byte, eventID string) {
 	f.events++
 	eventID = fmt.Sprintf("Ev%d%04d", f.base, f.events)
 	f.mu.Unlock()
-	ev := p["event"].(map[string]any)
-	ev["user"], ev["text"], ev["ts"], ev["event_ts"] = m.User, m.Text, m.TS, m.TS
-	ev["thread_ts"], ev["channel"] = m.ThreadTS, m.Channel
-	// In a shared channel, user_team is the replier's own workspace.
-	f.mu.Lock()
-	team := f.users[m.User].team()
-	// parent_user_id is whoever posted the thread's root, as Slack sends
-	// it; a root the fake does not hold (or no thread) names nobody.
-	delete(ev, "parent_user_id")
-	if root := f.find(m.Channel, m.ThreadTS); m.ThreadTS != "" && root != nil {
-		ev["parent_user_id"] = root.User
-	}
-	f.mu.Unlock()
-	ev["team"], ev["user_team"], ev["source_team"] = team, team, team
-	if strings.HasPrefix(m.Channel, "D") {
-		ev["channel_type"] = "im" // a DM's message.im event, as Slack's docs show it
-	}
-	if m.BotID != "" {
-		ev["bot_id"] = m.BotID
-	}
-	if m.File != "" {
-		file := ev["files"].([]any)[0].(map[string]any)
-		file["name"], file["title"], file["user"] = m.File, m.File, m.User
-	}
+	fill(p["event"].(map[string]any))
 	p["team_id"] = TeamID
 	p["event_id"] = eventID
 	p["event_time"] = time.Now().Unix()

@@ -1,11 +1,5 @@
 package slackfake
 
-import (
-	"encoding/json"
-	"fmt"
-	"time"
-)
-
 // EditReply changes the words of reply m (see AddReply) as its writer
 // would, and returns the message_changed event Slack sends for it (the
 // message as it is now and as it was), built from the fixture, with a new
@@ -50,27 +44,11 @@ func (f *Fake) DeleteReply(m Message) (body []byte, eventID string) {
 // revision builds the event of fixture name for a change, at ts, to
 // reply m as it was; set fills in what the change itself says.
 func (f *Fake) revision(name string, m Message, ts string, set func(ev map[string]any)) ([]byte, string) {
-	var p map[string]any
-	if err := json.Unmarshal(fixture(name), &p); err != nil {
-		panic(err)
-	}
-	f.mu.Lock()
-	f.events++
-	eventID := fmt.Sprintf("Ev%d%04d", f.base, f.events)
-	f.mu.Unlock()
-	ev := p["event"].(map[string]any)
-	ev["channel"], ev["ts"], ev["event_ts"] = m.Channel, ts, ts
-	ev["previous_message"] = f.replyWire(m)
-	set(ev)
-	p["team_id"] = TeamID
-	p["event_id"] = eventID
-	p["event_time"] = time.Now().Unix()
-	p["authorizations"] = []any{map[string]any{"team_id": TeamID, "user_id": BotUserID, "is_bot": true}}
-	out, err := json.Marshal(p)
-	if err != nil {
-		panic(err)
-	}
-	return out, eventID
+	return f.callback(name, func(ev map[string]any) {
+		ev["channel"], ev["ts"], ev["event_ts"] = m.Channel, ts, ts
+		ev["previous_message"] = f.replyWire(m)
+		set(ev)
+	})
 }
 
 // replyWire is reply m as a revision event carries it, with the author of

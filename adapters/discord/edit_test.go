@@ -7,6 +7,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/discord/discordfake"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 // hasButton reports whether m carries a button for ref.
@@ -147,7 +148,7 @@ func TestStaleTextButtonSaysThePartIsAnswered(t *testing.T) {
 	}
 	// A button for no item is on no card: it is refused as such.
 	resp := r.post(r.fake.Click(alice, fc.ID, core.Ref{QuestionID: f.ID, Item: 5, Action: core.RefText}.Encode()))
-	if resp.Content() != notOnCard {
+	if resp.Content() != card.NotOnCardNote {
 		t.Fatalf("a button for no item got %q", resp.Content())
 	}
 }

@@ -7,10 +7,6 @@ import (
 	"github.com/askbridge/askbridge/core/card"
 )
 
-// notOnCard tells a clicker that what they sent is not a button of the
-// message it came from.
-const notOnCard = "That button is not on this question's card. Nothing was recorded."
-
 // onCard decides whether in, an interaction whose custom_id decoded to a
 // ref of q, may act on q, and if not, what the clicker is told. The
 // custom_id is the whole act (law 5), so it must be a button of the
@@ -30,14 +26,14 @@ func onCard(q *core.Question, in inbound) (string, bool) {
 	case in.Carried:
 		return "", true
 	case !in.OnMessage || !recorded:
-		return notOnCard, false
+		return card.NotOnCardNote, false
 	case !q.Open():
 		return "", true
 	}
 	if note, done := card.PartDoneNote(q, in.Ref); done {
 		return note, false
 	}
-	return notOnCard, false
+	return card.NotOnCardNote, false
 }
 
 // cardRef finds the Discord message id among q's cards: its record, and

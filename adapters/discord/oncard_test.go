@@ -9,6 +9,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/adaptertest"
 	"github.com/askbridge/askbridge/adapters/discord/discordfake"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 // untouched fails the test unless q is still open, with no answer and no
@@ -57,12 +58,12 @@ func TestForgedCustomIDOnItsOwnCardIsRefused(t *testing.T) {
 	for what, id := range forged {
 		notCarried(t, c, id)
 		resp := r.post(r.fake.Click(alice, c.ID, id))
-		if resp.Type != discordfake.ResponseMessage || resp.Flags()&discordfake.FlagEphemeral == 0 || resp.Content() != notOnCard {
+		if resp.Type != discordfake.ResponseMessage || resp.Flags()&discordfake.FlagEphemeral == 0 || resp.Content() != card.NotOnCardNote {
 			t.Errorf("%s (%s): response %d %q", what, id, resp.Type, resp.Content())
 		}
 	}
 	edit := core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefEdit}.Encode()
-	if resp := r.post(r.fake.Submit(alice, c.ID, edit, map[string]string{textInputID: `{"q":"SELECT 1"}`})); resp.Content() != notOnCard {
+	if resp := r.post(r.fake.Submit(alice, c.ID, edit, map[string]string{textInputID: `{"q":"SELECT 1"}`})); resp.Content() != card.NotOnCardNote {
 		t.Errorf("a modal for an edit the card does not offer: response %d %q", resp.Type, resp.Content())
 	}
 	r.untouched(q.ID, "a forged click")
@@ -93,7 +94,7 @@ func TestAnotherQuestionsButtonIsRefused(t *testing.T) {
 	bc := r.card(b.ID, nil)
 	approveB := r.button(bc, core.Ref{QuestionID: b.ID, Item: -1, Action: core.RefApprove})
 	resp := r.post(r.fake.Click(alice, ac.ID, approveB.CustomID))
-	if resp.Type != discordfake.ResponseMessage || resp.Content() != notOnCard {
+	if resp.Type != discordfake.ResponseMessage || resp.Content() != card.NotOnCardNote {
 		t.Fatalf("B's Approve from A's card: response %d %q", resp.Type, resp.Content())
 	}
 	r.untouched(a.ID, "B's button on A's card")
@@ -123,7 +124,7 @@ func TestForgedApproveAllOnACrowdedCardIsRefused(t *testing.T) {
 		core.Ref{QuestionID: q.ID, Item: core.MaxBatchCalls - 1, Action: core.RefApprove}.Encode(),
 	} {
 		notCarried(t, c, id)
-		if resp := r.post(r.fake.Click(alice, c.ID, id)); resp.Content() != notOnCard {
+		if resp := r.post(r.fake.Click(alice, c.ID, id)); resp.Content() != card.NotOnCardNote {
 			t.Errorf("%s: response %d %q", id, resp.Type, resp.Content())
 		}
 	}

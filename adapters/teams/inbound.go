@@ -284,7 +284,7 @@ func (a *Adapter) click(ctx context.Context, act *Activity, raw, text string) st
 		return card.RefusalNote(err)
 	case !mine:
 		// Nothing reaches core: this is no attempt at this question.
-		return notOnCard
+		return card.NotOnCardNote
 	}
 	var out core.Outcome
 	if r.Action == core.RefDecline {
@@ -306,10 +306,6 @@ func (a *Adapter) click(ctx context.Context, act *Activity, raw, text string) st
 	}
 	return card.RecordedNote(out.Question, r)
 }
-
-// notOnCard tells a clicker that what they sent did not come from one of
-// the question's cards.
-const notOnCard = "That button is not on this question's card. Nothing was recorded."
 
 // fromCard reports whether act, an action on a card, came from one of
 // q's cards in the conversation it was posted to. Teams merges an

@@ -157,10 +157,6 @@ func (a *Adapter) tap(ctx context.Context, cq *tgbotapi.CallbackQuery) (string, 
 	return card.RecordedNote(out.Question, r), nil
 }
 
-// notOnCard tells a tapper that the data they sent is not on the message
-// they tapped.
-const notOnCard = "That button is not on this question's card. Nothing was recorded."
-
 // onCard decides whether tap cq, whose data decoded to r, may act on q,
 // and if not, what the tapper is told. The data must be a button of the
 // message it came from: a modified client can send any callback_data,
@@ -178,7 +174,7 @@ const notOnCard = "That button is not on this question's card. Nothing was recor
 func onCard(q *core.Question, r core.Ref, cq *tgbotapi.CallbackQuery) (string, bool) {
 	m := cq.Message
 	if m == nil || m.Chat == nil {
-		return notOnCard, false
+		return card.NotOnCardNote, false
 	}
 	if carries(m.ReplyMarkup, cq.Data) {
 		return "", true
@@ -186,7 +182,7 @@ func onCard(q *core.Question, r core.Ref, cq *tgbotapi.CallbackQuery) (string, b
 	ref, ok := cardRef(q, m)
 	switch {
 	case !ok:
-		return notOnCard, false
+		return card.NotOnCardNote, false
 	case !q.Open():
 		return "", true
 	}
@@ -198,7 +194,7 @@ func onCard(q *core.Question, r core.Ref, cq *tgbotapi.CallbackQuery) (string, b
 			return "", true
 		}
 	}
-	return notOnCard, false
+	return card.NotOnCardNote, false
 }
 
 // carries reports whether keyboard kb has a button whose data is data.

@@ -53,10 +53,10 @@ func TestForgedDataOnItsOwnCardIsRefused(t *testing.T) {
 		"an option of no decision":         core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefOption, Option: 7}.Encode(),
 	}
 	for what, data := range forged {
-		if note := e.click(userAlice, c, telegramfake.Button{Data: data}); note != notOnCard {
+		if note := e.click(userAlice, c, telegramfake.Button{Data: data}); note != card.NotOnCardNote {
 			t.Errorf("%s (%s): told %q", what, data, note)
 		}
-		if note := e.tapFrom(oldCard(c), data); note != notOnCard {
+		if note := e.tapFrom(oldCard(c), data); note != card.NotOnCardNote {
 			t.Errorf("%s (%s) from the card's old message: told %q", what, data, note)
 		}
 	}
@@ -87,7 +87,7 @@ func TestForgedDataOnAFormsCardIsRefused(t *testing.T) {
 		"free text for no item":      core.Ref{QuestionID: q.ID, Item: 4, Action: core.RefText}.Encode(),
 		"free text for the question": core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefText}.Encode(),
 	} {
-		if note := e.click(userAlice, c, telegramfake.Button{Data: data}); note != notOnCard {
+		if note := e.click(userAlice, c, telegramfake.Button{Data: data}); note != card.NotOnCardNote {
 			t.Errorf("%s (%s): told %q", what, data, note)
 		}
 	}
@@ -126,7 +126,7 @@ func TestForgedApproveAllOnACrowdedCardIsRefused(t *testing.T) {
 		if strings.Contains(buttonsData(c), data) {
 			t.Fatalf("the crowded card carries %s: the test needs a card that leaves it off", data)
 		}
-		if note := e.click(userAlice, c, telegramfake.Button{Data: data}); note != notOnCard {
+		if note := e.click(userAlice, c, telegramfake.Button{Data: data}); note != card.NotOnCardNote {
 			t.Errorf("%s: told %q", data, note)
 		}
 	}

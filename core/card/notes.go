@@ -113,6 +113,13 @@ func NoFormNote(q *core.Question, r core.Ref, tooLong string) string {
 	return RefusalNote(core.Errorf(core.CodeInvalid, "button", "the button does not fit this question"))
 }
 
+// NotOnCardNote is the note for a click whose data is not a button of
+// the message it came from (or did not come from one of the question's
+// cards): a modified client's, which nothing of the question reads. The
+// platforms that take a click's data from the client (Telegram,
+// Discord, Teams) refuse such a click with it.
+const NotOnCardNote = "That button is not on this question's card. Nothing was recorded."
+
 // UnavailableNote is the note for a click whose store failed over while
 // recording it: what was asked may or may not have been recorded.
 const UnavailableNote = "askbridge's store is failing over, so your answer may or may not have been recorded. Try again in a moment: if it was recorded, you will be told so."

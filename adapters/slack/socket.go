@@ -41,7 +41,7 @@ func (a *Adapter) runSocket(ctx context.Context) {
 		runCtx, cancel := context.WithCancel(ctx)
 		done := make(chan error, 1)
 		go func() { done <- sm.RunContext(runCtx) }()
-		err := a.socketEvents(runCtx, sm, done)
+		err := a.socketEvents(ctx, runCtx, sm, done)
 		cancel()
 		if ctx.Err() != nil {
 			return
@@ -56,7 +56,12 @@ func (a *Adapter) runSocket(ctx context.Context) {
 	}
 }
 
-func (a *Adapter) socketEvents(ctx context.Context, sm *socketmode.Client, done <-chan error) error {
+// socketEvents reads one connection's envelopes until it ends. Acks go
+// on that connection (ctx); the work of an acknowledged envelope belongs
+// to the adapter (life): Slack sends an acknowledged envelope once, so
+// work dropped with a lost connection would be clicks and replies that
+// counted nowhere, their writers told nothing.
+func (a *Adapter) socketEvents(life, ctx context.Context, sm *socketmode.Client, done <-chan error) error {
 	for {
 		select {
 		case err := <-done:
@@ -70,7 +75,7 @@ func (a *Adapter) socketEvents(ctx context.Context, sm *socketmode.Client, done 
 			case socketmode.EventTypeEventsAPI:
 				a.ack(ctx, sm, evt)
 				if ev, ok := evt.Data.(slackevents.EventsAPIEvent); ok && ev.Type == slackevents.CallbackEvent {
-					a.handle(ctx, func(ctx context.Context) note { return a.onEvent(ctx, ev) })
+					a.handle(life, func(ctx context.Context) note { return a.onEvent(ctx, ev) })
 				}
 			case socketmode.EventTypeInteractive:
 				if ic, ok := evt.Data.(slack.InteractionCallback); ok && ic.Type == slack.InteractionTypeViewSubmission {
@@ -84,7 +89,7 @@ func (a *Adapter) socketEvents(ctx context.Context, sm *socketmode.Client, done 
 				a.ack(ctx, sm, evt)
 				if ic, ok := evt.Data.(slack.InteractionCallback); ok {
 					if c, ok := clickOf(ic); ok {
-						a.handle(ctx, func(ctx context.Context) note {
+						a.handle(life, func(ctx context.Context) note {
 							return note{channel: c.channel, user: c.user, text: a.onClick(ctx, c)}
 						})
 					}

@@ -158,3 +158,42 @@ func socketOnly(t *testing.T) (e *env, stop func(then func())) {
 		}
 	}
 }
+
+// TestSocketLossKeepsAcknowledgedWork: clicks acknowledged while every
+// handler waits are still handled when the Socket Mode connection is
+// lost for good meanwhile (its app token refused on reconnect): Slack
+// sends an acknowledged envelope once, so work dropped with the
+// connection would be clicks that counted nowhere, their clickers told
+// nothing. The work outlives the connection, as the adapter does.
+func TestSocketLossKeepsAcknowledgedWork(t *testing.T) {
+	e := newEnv(t, true)
+	e.until("a socket mode connection", func() bool { return e.fake.Connections() > 0 })
+	q := e.ask(decision())
+	card := e.card(q.ID)
+	b := button(t, card, core.RefOption, -1, 1)
+
+	release := e.fake.Hold("usergroups.users.list")
+	defer release()
+	const busy = 40
+	var last string
+	for range busy {
+		env, err := e.fake.SendEnvelope("interactive", slackfake.ClickPayload(alice, card, b), wait)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = env
+	}
+	if !e.fake.WaitFor(slackAckWindow, func() bool { return e.fake.Acked(last) }) {
+		t.Fatal("the clicks were not acknowledged")
+	}
+	opened := e.fake.Calls("apps.connections.open")
+	e.fake.FailNext("apps.connections.open", slackfake.Failure{Error: "token_revoked"})
+	e.fake.Disconnect()
+	// The refused reconnect ends the connection's run; the adapter opens
+	// another after its pause.
+	e.until("a connection after the refused one", func() bool {
+		return e.fake.Calls("apps.connections.open") >= opened+2 && e.fake.Connections() > 0
+	})
+	release()
+	e.until("every acknowledged click handled", func() bool { return e.notesTo(alice) == busy })
+}

@@ -14,10 +14,17 @@ import (
 func (f *Fake) connectionsOpen(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	f.calls["apps.connections.open"]++
+	var refused string // a FailNext's error (the app token revoked, say)
+	if q := f.fail["apps.connections.open"]; len(q) > 0 {
+		refused, f.fail["apps.connections.open"] = q[0].Error, q[1:]
+	}
 	f.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	if !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer xapp-") {
-		_ = json.NewEncoder(w).Encode(apiError{Error: "invalid_auth"})
+		refused = "invalid_auth"
+	}
+	if refused != "" {
+		_ = json.NewEncoder(w).Encode(apiError{Error: refused})
 		return
 	}
 	_ = json.NewEncoder(w).Encode(map[string]any{"ok": true, "url": "ws://" + r.Host + "/link"})

@@ -85,7 +85,9 @@ func (c *withholdingConn) Write(ctx context.Context, m jsonrpc.Message) error {
 }
 
 // maxPeek is how much of a POST body cancelGate reads to tell calls and
-// cancellations apart; a larger body passes through unread.
+// cancellations apart, and the most a POST to /mcp may carry (the SDK is
+// told so, and refuses a larger one with 413, as the API refuses a body
+// over a MiB): no call passes the door unread.
 const maxPeek = 1 << 20
 
 // cancelGate does for streamable HTTP what withholding does for stdio. A

@@ -259,12 +259,12 @@ func HTTPHandler(b Backend, opts Options) http.Handler {
 	server := func(*http.Request) *mcpsdk.Server { return s }
 	// A call the client cancels gets no response on its stream.
 	stateful := gate.wrap(mcpsdk.NewStreamableHTTPHandler(server,
-		&mcpsdk.StreamableHTTPOptions{Logger: sdkLogger(d.Logger), SessionTimeout: d.SessionIdle}))
+		&mcpsdk.StreamableHTTPOptions{Logger: sdkLogger(d.Logger), SessionTimeout: d.SessionIdle, MaxRequestBodyBytes: maxPeek}))
 	// Without sessions the POST is the whole request: a client that goes
 	// away ends its call (the question stays parked), and one that cancels
 	// closes the request, so no response is owed.
 	stateless := gate.tracking(mcpsdk.NewStreamableHTTPHandler(server,
-		&mcpsdk.StreamableHTTPOptions{Logger: sdkLogger(d.Logger), Stateless: true, PropagateRequestCancellation: true}))
+		&mcpsdk.StreamableHTTPOptions{Logger: sdkLogger(d.Logger), Stateless: true, PropagateRequestCancellation: true, MaxRequestBodyBytes: maxPeek}))
 	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if newProtocol(r) {
 			if l := taskListenOf(r); l != nil {

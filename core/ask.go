@@ -226,9 +226,7 @@ func (s *Service) newQuestion(b *bound, in AskInput, idem *Idempotency, route Ro
 	}
 	switch {
 	case timeout <= b.cfg.MaxTimeout:
-	case in.HostPrompt:
-		// A host prompt's timeout is its hook's wait, which the host
-		// chose, not the asker: the operator's limit shortens it.
+	case in.HostPrompt: // the hook's wait, not the asker's word (AskInput.HostPrompt)
 		timeout = b.cfg.MaxTimeout
 	default:
 		return nil, Errorf(CodeInvalid, op, "timeout %s is longer than the limit %s", timeout, b.cfg.MaxTimeout)

@@ -51,6 +51,16 @@ type AskInput struct {
 	// HostPrompt marks an agent host's own permission prompt, asked
 	// through the hooks door (adapters/hooks): set by that door alone,
 	// never taken from an asker.
+	//
+	// Its Timeout is the hook's wait, which the host chose, not the
+	// asker's word: the door withdraws the question when the wait ends,
+	// and the host falls back to its own prompt. So the operator's
+	// limits shorten it rather than refuse or lengthen it (a longer
+	// rule's timeout leaves it as it is, Rule.shape; over MaxTimeout it
+	// is cut to the max, newQuestion), and it is left out of the
+	// idempotency fingerprint (idempotencyOf): the same prompt asked
+	// again through a hook that waits otherwise, or after a reload moved
+	// the wait, is the same question, not a conflict.
 	HostPrompt bool `json:",omitempty"`
 }
 

@@ -66,11 +66,7 @@ func idempotencyOf(in AskInput) (*Idempotency, error) {
 	body := in
 	body.IdempotencyKey = ""
 	if body.HostPrompt {
-		// A host prompt's timeout is its hook's wait (adapters/hooks),
-		// not the asker's word: the same prompt asked again through a
-		// hook that waits longer, or after a reload moved the wait, is
-		// the same question, not a conflict.
-		body.Timeout = 0
+		body.Timeout = 0 // the hook's wait, not the asker's word (AskInput.HostPrompt)
 	}
 	// Arguments are compared as JSON values, not as bytes: a client that
 	// rebuilds its JSON from a map on each retry sends the same call.

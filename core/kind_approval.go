@@ -80,12 +80,11 @@ func checkApprovalAsk(in AskInput) error {
 
 // approvalButton reads an approval's buttons: approve, deny, approve
 // with edited arguments, and approve with a standing approval for the run
-// (option 0) or the agent (option 1).
+// (option 0) or the agent (option 1). None names an item, and only the
+// standing approval's names an option: a ref that does otherwise is no
+// button of the card, altered or made up, and does not fit.
 func approvalButton(q *Question, r Ref, in AnswerInput, text string) (AnswerInput, error) {
 	if r.Item != -1 || r.Option != 0 && r.Action != RefStanding {
-		// No button of a single call's card names an item or, but for
-		// the standing approval's scope, an option: a ref that does is
-		// not one of its buttons, altered or made up.
 		return in, errNotFitting
 	}
 	switch {

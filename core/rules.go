@@ -251,9 +251,8 @@ func (r *Rule) compile(env *cel.Env) *RuleError {
 	return nil
 }
 
-// shape applies an ask rule to in. A host's own permission prompt
-// (HostPrompt) keeps a timeout shorter than the rule's: its hook stops
-// waiting then and the question is withdrawn, so a rule's longer one
+// shape applies an ask rule to in. A host's own permission prompt keeps
+// a timeout shorter than the rule's (AskInput.HostPrompt): a longer one
 // would only put a deadline on its cards that nobody waits for.
 func (r *Rule) shape(in *AskInput) {
 	if r.Route != "" {

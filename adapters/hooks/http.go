@@ -33,6 +33,11 @@ const (
 	// the keyboard answered its own prompt first, and also when the hook's
 	// own timeout ran out: askbridge cannot tell which, so it says both.
 	ReasonHostStopped = "the host stopped waiting (answered at the keyboard, or its hook timed out)"
+	// ReasonNoDecision: the "askbridge hook" command got no decision from
+	// askbridge within its bound (a hung server), and gave up on it: the
+	// host, still waiting on the command, is about to fall back to its
+	// own prompt, and the cards say which side gave up.
+	ReasonNoDecision = "the hook got no decision from askbridge in time: left to the host's own prompt"
 	// reasonGaveUp: the hook's wait ran out, so the host is about to fall
 	// back to its own prompt.
 	reasonGaveUp = "no answer in time: left to the host's own prompt"
@@ -88,7 +93,7 @@ type Options struct {
 // PreToolUse call run unasked: decide). ?route= names the route; ?wait=
 // bounds the wait (a Go duration, MaxWait at most and by default): set it
 // a little under the hook's own timeout. The question is due when the
-// wait ends (askWithin); still open then, or when the caller goes away,
+// wait ends (dueSlack); still open then, or when the caller goes away,
 // it is withdrawn, so nothing is left parked that nobody waits for.
 // Errors are askbridge's error shape.
 func Handler(svc Service, opts Options) http.Handler {
@@ -198,9 +203,11 @@ func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		d.refuse(w, r, p, err)
 		return
 	}
+	// The question is due when the door stops waiting for it (dueSlack).
 	// The ask is not cut short by the caller going away: a question
 	// stored as the caller left must still be seen, and withdrawn, below.
-	q, err := d.askWithin(context.WithoutCancel(r.Context()), p, in, wait)
+	in.Timeout = wait + dueSlack
+	q, err := d.ask(context.WithoutCancel(r.Context()), p, in)
 	if err != nil {
 		d.refuse(w, r, p, err)
 		return
@@ -297,25 +304,16 @@ func (d *door) granted(ctx context.Context, q *core.Question) bool {
 	}
 }
 
-// askWithin asks the prompt (ask) due a moment (dueSlack) after the end
-// of wait, the door's own wait for it. The door withdraws it then, and
-// its host falls back to its own prompt, so that is when its cards are
-// to say it is due ("answer by"), not the configured default of a day
-// later; the moment after lets the door's withdrawal, with its own
-// reason, come before the ticker's timeout, which is left as the
-// backstop: should the withdrawal fail, the question still closes, and
-// takes no answer long after its host stopped listening. (A policy
-// rule's timeout, and the configuration's max timeout, shorten it: core
-// takes a host prompt's timeout as the host's wait, not the asker's
-// word.)
-func (d *door) askWithin(ctx context.Context, p Prompt, in core.AskInput, wait time.Duration) (*core.Question, error) {
-	in.Timeout = wait + dueSlack
-	return d.ask(ctx, p, in)
-}
-
-// dueSlack is how long after the door's wait a hook's question is due
-// (askWithin): a few seconds, under the minute its cards show the time
-// to.
+// dueSlack is how long after the door's wait its question is due. The
+// door withdraws it when the wait ends, and its host falls back to its
+// own prompt, so that is when its cards are to say it is due ("answer
+// by"), not the configured default of a day later. The few seconds after
+// (under the minute its cards show the time to) let the door's
+// withdrawal, with its own reason, come before the ticker's timeout,
+// which is left as the backstop: should the withdrawal fail, the question
+// still closes, and takes no answer long after its host stopped
+// listening. A policy rule's timeout and the configuration's max only
+// shorten it (core.AskInput.HostPrompt).
 const dueSlack = 5 * time.Second
 
 // maxAskedAgain bounds how many closed questions of one digest one ask

@@ -13,7 +13,8 @@ import (
 const lateConfirmFor = 30 * time.Second
 
 // lateWakes are the changes, per shard, whose durable wait ran out (a
-// slow replica, or one away for a moment) and that no one has announced:
+// slow replica, or one away for a moment) or was cut short by its caller
+// (announceWhenHeld), and that no one has announced:
 // their callers were told "maybe recorded", and nothing else would wake
 // their waiters, since a retry finds the change made and commits nothing.
 // Until one is announced, no waiter on any replica learns of it before
@@ -31,28 +32,20 @@ type lateWakes struct {
 	running map[int]bool
 }
 
-// maybeChanged is called when a transition of question id in shard
-// failed after its script may have been sent: with durability on, the
-// script published no wake-up, and whatever it wrote is announced once
-// the replicas hold it (announceWhenHeld). Not only a wait that ran out:
-// a caller's context that ended while the script and its wait were out
-// (its deadline, with context_timeout_enabled; or any reply lost once
-// its deadline had passed, which go-redis then does not send again)
-// leaves a change on the primary that nothing else would announce, and
-// an agent waiting on another replica would sleep through an answer
-// recorded and held until its own wait ran out. A change that was not
-// made costs its waiters one read.
-func (s *Store) maybeChanged(shard int, id core.QuestionID) {
-	if s.durable {
-		s.announceWhenHeld(shard, id)
-	}
-}
-
 // announceWhenHeld has id's change in shard announced once its replicas
 // hold it, or given up on after lateConfirmFor (its waiters then learn of
-// it at their next read). After a failover that lost the change, the new
-// primary's replicas confirm at once and the wake-up costs its waiters a
-// read that finds nothing new.
+// it at their next read). It is called when a transition failed after its
+// script may have been sent: with durability on, the script published no
+// wake-up. Not only a wait that ran out: a caller's context that ended
+// while the script and its wait were out (its deadline, with
+// context_timeout_enabled; or any reply lost once its deadline had
+// passed, which go-redis then does not send again) leaves a change on the
+// primary that nothing else would announce, and an agent waiting on
+// another replica would sleep through an answer recorded and held until
+// its own wait ran out. A change that was not made costs its waiters one
+// read; so does one a failover lost, as the new primary's replicas
+// confirm at once. Without durability the script has published its
+// wake-up, and this does nothing.
 func (s *Store) announceWhenHeld(shard int, id core.QuestionID) {
 	dc, ok := s.client.(*durableClient)
 	if !ok {

@@ -94,11 +94,9 @@ type Store struct {
 	shards  int
 	group   string
 	cluster bool
-	// durable: Durability is on. The scripts then publish no wake-up;
-	// the store does, once the wait has held (announce), or later
-	// (announceWhenHeld: lateWakes, whose loops late counts).
-	durable   bool
-	replicas  int // Durability.Replicas: how many replicas each primary needs, for Ping
+	// replicas is Durability.Replicas: how many replicas each primary
+	// needs (Ping), 0 when durability is off (see durable).
+	replicas  int
 	lateWakes lateWakes
 	late      sync.WaitGroup
 
@@ -127,6 +125,11 @@ type Store struct {
 	audit audit.Key
 	heads heads // the audit chain's heads this Store has seen (chain.go)
 }
+
+// durable reports whether Durability is on. The scripts then publish no
+// wake-up; the store does, once the wait has held (announce), or later
+// (announceWhenHeld: lateWakes, whose loops late counts).
+func (s *Store) durable() bool { return s.replicas > 0 }
 
 // Open connects to the Redis at url (redis:// or rediss://, as go-redis's
 // ParseURL reads it) and returns a Store that closes the connection on
@@ -173,10 +176,10 @@ func New(ctx context.Context, client goredis.UniversalClient, opts Options) (*St
 	var seed [8]byte
 	_, _ = rand.Read(seed[:]) // never fails (crypto/rand)
 	s.attemptPrefix = base64.RawURLEncoding.EncodeToString(seed[:]) + "."
-	s.durable, s.replicas = opts.Durability.Replicas > 0, opts.Durability.Replicas
+	s.replicas = opts.Durability.Replicas
 	for shard := range s.shards {
 		sk := s.k.forShard(shard)
-		if s.durable {
+		if s.durable() {
 			sk.wakeArg = "" // the scripts publish nothing: announce does, after the wait
 		}
 		s.sk = append(s.sk, sk)

@@ -44,9 +44,9 @@ func (s *Store) Commit(ctx context.Context, c core.Change) (*core.Question, erro
 		// then the change may be on the primary alone, and a waiter woken
 		// would read what a failover may lose (as the other stores' are not
 		// woken: the script published nothing). They are woken once the
-		// replicas hold whatever the primary has (maybeChanged).
-		woken(nil, !s.durable)
-		s.maybeChanged(shard, q.ID)
+		// replicas hold whatever the primary has (announceWhenHeld).
+		woken(nil, !s.durable())
+		s.announceWhenHeld(shard, q.ID)
 		return nil, core.Internal(op, err)
 	}
 	if r.code == codeOK {
@@ -385,7 +385,7 @@ func (s *Store) Renotify(ctx context.Context, rn core.Renotice) error {
 	}, s.k.outboxes(shard)...)
 	r, err := s.run(ctx, renotifyScript, keys, args...)
 	if err != nil {
-		s.maybeChanged(shard, rn.QuestionID)
+		s.announceWhenHeld(shard, rn.QuestionID)
 		return core.Internal(op, err)
 	}
 	if _, err := s.outcome(op, rn.QuestionID, r); err != nil {
@@ -425,7 +425,7 @@ func (s *Store) RecordMessage(ctx context.Context, id core.QuestionID, ref core.
 	})
 	r, err := s.run(ctx, recordMessageScript, keys, append(args, at)...)
 	if err != nil {
-		s.maybeChanged(shard, id)
+		s.announceWhenHeld(shard, id)
 		return core.Internal(op, err)
 	}
 	if _, err := s.outcome(op, id, r); err != nil {

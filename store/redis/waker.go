@@ -72,7 +72,7 @@ func (s *Store) resolving(id core.QuestionID) (woken func(q *core.Question, sign
 // waiter elsewhere then learns of it at its next read; one whose
 // subscription lost its connection too looks again anyway (listen).
 func (s *Store) announce(ctx context.Context, shard int, id core.QuestionID) {
-	if !s.durable {
+	if !s.durable() {
 		return
 	}
 	_ = s.base().Publish(context.WithoutCancel(ctx), s.sk[shard].wake, string(id)).Err()

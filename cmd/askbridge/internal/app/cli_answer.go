@@ -220,10 +220,6 @@ func confirmLines(q *core.Question, req client.AnswerRequest) [][2]string {
 			add(label, item.Shown(it.OptionID, it.Text))
 		}
 	case core.KindApproval:
-		decided := map[string]bool{}
-		for _, a := range q.Answers {
-			decided[a.ItemID] = true
-		}
 		for _, bc := range q.Calls {
 			verdict := ""
 			for _, d := range req.Calls {
@@ -231,7 +227,7 @@ func confirmLines(q *core.Question, req client.AnswerRequest) [][2]string {
 					verdict = d.OptionID
 				}
 			}
-			if verdict == "" && len(req.Calls) == 0 && !decided[bc.ToolCallID] {
+			if _, decided := q.Answered(bc.ToolCallID); verdict == "" && len(req.Calls) == 0 && !decided {
 				verdict = req.ChosenOptionID // approve-all: every call still undecided
 			}
 			if verdict != "" {

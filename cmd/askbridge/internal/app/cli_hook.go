@@ -117,7 +117,7 @@ func cmdHook(ctx context.Context, args []string, getenv func(string) string, std
 	defer deadline.Stop()
 	noDecision := func(id core.QuestionID) int {
 		cancelReq()
-		withdraw(target, id, reasonNoDecision, stderr)
+		withdraw(target, id, hooks.ReasonNoDecision, stderr)
 		return failed(&hooks.Unreached{Server: target.base, Err: fmt.Errorf("no decision within %s", bound)})
 	}
 	type result struct {
@@ -240,11 +240,6 @@ func failedAsk(h hooks.Host, body []byte, stdout, stderr io.Writer) func(error) 
 		return 0
 	}
 }
-
-// reasonNoDecision is why the hook command withdraws a question when
-// askbridge sent no decision in time (a hung server): the host is about
-// to fall back to its own prompt, and the cards say which side gave up.
-const reasonNoDecision = "the hook got no decision from askbridge in time: left to the host's own prompt"
 
 // withdraw cancels the hook's question, for reason.
 func withdraw(target target, id core.QuestionID, reason string, stderr io.Writer) {

@@ -221,10 +221,10 @@ func confirmLines(q *core.Question, req client.AnswerRequest) [][2]string {
 		}
 	case core.KindApproval:
 		for _, bc := range q.Calls {
-			verdict := ""
+			verdict, reason := "", ""
 			for _, d := range req.Calls {
 				if d.ToolCallID == bc.ToolCallID {
-					verdict = d.OptionID
+					verdict, reason = d.OptionID, d.Reason
 				}
 			}
 			if _, decided := q.Answered(bc.ToolCallID); verdict == "" && len(req.Calls) == 0 && !decided {
@@ -233,6 +233,7 @@ func confirmLines(q *core.Question, req client.AnswerRequest) [][2]string {
 			if verdict != "" {
 				add("Call "+bc.ToolCallID, verdict)
 				call(bc.ToolCall)
+				add("Reason", reason) // --call with --text: the reason goes on each call
 			}
 		}
 		if q.Call != nil {

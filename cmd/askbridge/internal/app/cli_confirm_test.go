@@ -97,6 +97,11 @@ func TestCLIAnswerConfirmsAHardToReverseChoice(t *testing.T) {
 		if q := state(id); code != app.ExitError || q.State != core.StateOpen || !strings.Contains(errb, `"/srv/b"`) || strings.Contains(errb, `"/srv/a"`) {
 			t.Fatalf("approve-all, stdin closed at the prompt: exit %d, state %s, stderr %q; want nothing recorded and the one undecided call shown", code, q.State, errb)
 		}
+		// A call approved with a reason shows the reason it will carry.
+		code, _, errb = runAll(t.Context(), env, "", "answer", string(id), "--call", "call_b=approve", "--text", "checked by hand")
+		if q := state(id); code != app.ExitError || q.State != core.StateOpen || !strings.Contains(errb, `"/srv/b"`) || !strings.Contains(errb, "checked by hand") {
+			t.Fatalf("one call approved with a reason, stdin closed: exit %d, state %s, stderr %q; want nothing recorded, the call and its reason shown", code, q.State, errb)
+		}
 	})
 
 	t.Run("one step", func(t *testing.T) {

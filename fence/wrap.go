@@ -112,19 +112,9 @@ func decodeEntity(s string) (r rune, n int) {
 	case !strings.HasPrefix(s, "&#x"):
 		return 0, 0
 	}
-	for i := 3; i < len(s) && i <= 3+6; i++ {
-		c := s[i]
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		case c == ';' && i > 3 && utf8.ValidRune(r):
-			return r, i + 1
-		default:
-			return 0, 0
+	for i := 3; i < len(s) && i <= 3+6; i++ { // one to six hex digits, then ';'
+		if s[i] == ';' {
+			return hexRune(s[3:i], i+1)
 		}
 	}
 	return 0, 0

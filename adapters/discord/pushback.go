@@ -1,14 +1,13 @@
 package discord
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/internal/peek"
 	"github.com/askbridge/askbridge/adapters/internal/retryafter"
 )
 
@@ -79,11 +78,7 @@ func botWide429(resp *http.Response) bool {
 	case resp.Body == nil:
 		return true
 	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxPeek))
-	resp.Body = struct {
-		io.Reader
-		io.Closer
-	}{io.MultiReader(bytes.NewReader(b), resp.Body), resp.Body}
+	b, err := peek.Body(&resp.Body, maxPeek)
 	var body struct {
 		Global *bool `json:"global"`
 	}

@@ -1,14 +1,13 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"sync"
 
+	"github.com/askbridge/askbridge/adapters/internal/peek"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -176,11 +175,7 @@ func (g *cancelGate) wrap(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, maxPeek))
-		r.Body = struct {
-			io.Reader
-			io.Closer
-		}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+		body, err := peek.Body(&r.Body, maxPeek)
 		var req *jsonrpc.Request
 		if err == nil && len(body) < maxPeek {
 			if m, derr := jsonrpc.DecodeMessage(body); derr == nil {

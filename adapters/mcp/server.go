@@ -30,7 +30,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"time"
@@ -38,6 +37,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/askbridge/askbridge/adapters/internal/peek"
 	"github.com/askbridge/askbridge/core"
 )
 
@@ -304,11 +304,7 @@ func peekBody(r *http.Request) []byte {
 	if r.Method != http.MethodPost || r.Body == nil {
 		return nil
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxPeek))
-	r.Body = struct {
-		io.Reader
-		io.Closer
-	}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+	body, err := peek.Body(&r.Body, maxPeek)
 	if err != nil {
 		return nil
 	}

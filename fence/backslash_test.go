@@ -41,13 +41,7 @@ func TestEscapedBracketsAreTagForms(t *testing.T) {
 				t.Errorf("%s: hasTagForm(%q) = false, want true", name, in)
 				continue
 			}
-			esc := escape(in)
-			if hasTagForm(esc) {
-				t.Errorf("%s: escape(%q) = %q still reads as a tag", name, in, esc)
-			}
-			if got := unescape(esc); got != in {
-				t.Errorf("%s: unescape(escape(%q)) = %q", name, in, got)
-			}
+			checkEscaped(t, in)
 		}
 	}
 	// Backslashes that name no bracket, or none before a tag, are text.

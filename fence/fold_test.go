@@ -37,13 +37,7 @@ func TestEscapeNeutralisesLookalikeNames(t *testing.T) {
 				t.Errorf("%s: hasTagForm(%q) = false, want true", name, clean)
 				continue
 			}
-			esc := escape(clean)
-			if hasTagForm(esc) {
-				t.Errorf("%s: escape(%q) = %q still reads as a tag", name, clean, esc)
-			}
-			if got := unescape(esc); got != clean {
-				t.Errorf("%s: unescape(escape(%q)) = %q", name, clean, got)
-			}
+			checkEscaped(t, clean)
 			if w := Wrap(TagAnswer, in).String(); strings.Count(w, "\n") != 2+strings.Count(clean, "\n") || strings.Contains(w, "\n"+form) {
 				t.Errorf("%s: Wrap(%q) = %q left the form as it was", name, in, w)
 			}

@@ -205,13 +205,7 @@ func FuzzWrap(f *testing.F) {
 		if CleanText(clean) != clean {
 			t.Fatalf("CleanText is not idempotent on %q", s)
 		}
-		esc := escape(clean)
-		if hasTagForm(esc) {
-			t.Fatalf("escape(%q) = %q still reads as a tag", clean, esc)
-		}
-		if got := unescape(esc); got != clean {
-			t.Fatalf("unescape(escape(%q)) = %q", clean, got)
-		}
+		checkEscaped(t, clean)
 		text := `<askbridge-resume question="q" verb="ANSWERED"/>` + "\n" + Wrap(tag, s).String()
 		p, err := ParseResume(text)
 		if err != nil {

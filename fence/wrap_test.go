@@ -76,6 +76,19 @@ func allNames() []string {
 	return names
 }
 
+// checkEscaped checks that escape leaves nothing of s that reads as a
+// tag, and that unescape gives s back exactly.
+func checkEscaped(t testing.TB, s string) {
+	t.Helper()
+	esc := escape(s)
+	if hasTagForm(esc) {
+		t.Errorf("escape(%q) = %q still reads as a tag", s, esc)
+	}
+	if got := unescape(esc); got != s {
+		t.Errorf("unescape(escape(%q)) = %q", s, got)
+	}
+}
+
 func TestEscapeNeutralisesEveryForm(t *testing.T) {
 	for _, name := range allNames() {
 		for _, form := range tagForms(name) {
@@ -84,13 +97,7 @@ func TestEscapeNeutralisesEveryForm(t *testing.T) {
 				if !hasTagForm(clean) {
 					t.Errorf("hasTagForm(%q) = false, want true", clean)
 				}
-				esc := escape(clean)
-				if hasTagForm(esc) {
-					t.Errorf("escape(%q) = %q still reads as a tag", clean, esc)
-				}
-				if got := unescape(esc); got != clean {
-					t.Errorf("unescape(escape(%q)) = %q", clean, got)
-				}
+				checkEscaped(t, clean)
 				w := Wrap(TagAnswer, in).String()
 				if strings.Count(w, "<askbridge") != 1 || strings.Count(w, "</askbridge") != 1 {
 					t.Errorf("Wrap(%q) = %q: want exactly one opening and one closing line", in, w)

@@ -8,32 +8,15 @@ import (
 )
 
 // onCard decides whether in, an interaction whose custom_id decoded to a
-// ref of q, may act on q, and if not, what the clicker is told. The
-// custom_id is the whole act (law 5), so it must be a button of the
-// message it came from. Discord's documentation promises no such check
-// (its API has been seen refusing a component it cannot find on the
-// message, but that is no contract), while the message in the payload is
-// Discord's, as Discord holds it. A custom_id the message does not carry
-// (an option or item q lacks, an altered form of a real button, another
-// question's button, the "Approve all" a crowded card leaves off) is
-// refused whatever core would make of it. A modal's custom_id is its
-// button's (RenderModal), so a submit is held to the same. On one of q's
-// own cards, a click that an edit raced is told the truth: how q ended
-// once it is closed (core says so), or who answered the part it was for.
+// ref of q, may act on q (card.ClickCounts), and if not, what the
+// clicker is told. Discord's documentation promises no check that a
+// custom_id is one of the message's (its API has been seen refusing one
+// it cannot find, but that is no contract); the message in the payload
+// is Discord's. A modal's custom_id is its button's (RenderModal), so a
+// submit is held to the same.
 func onCard(q *core.Question, in inbound) (string, bool) {
 	_, recorded := cardRef(q, in.MessageID)
-	switch {
-	case in.Carried:
-		return "", true
-	case !in.OnMessage || !recorded:
-		return card.NotOnCardNote, false
-	case !q.Open():
-		return "", true
-	}
-	if note, done := card.PartDoneNote(q, in.Ref); done {
-		return note, false
-	}
-	return card.NotOnCardNote, false
+	return card.ClickCounts(q, in.Ref, in.Carried, in.OnMessage && recorded)
 }
 
 // cardRef finds the Discord message id among q's cards: its record, and

@@ -157,44 +157,24 @@ func (a *Adapter) tap(ctx context.Context, cq *tgbotapi.CallbackQuery) (string, 
 	return card.RecordedNote(out.Question, r), nil
 }
 
-// onCard decides whether tap cq, whose data decoded to r, may act on q,
-// and if not, what the tapper is told. The data must be a button of the
-// message it came from: a modified client can send any callback_data,
-// but the message is Telegram's, as Telegram holds it, and only cards
+// onCard decides whether tap cq, whose data decoded to r, may act on q
+// (card.ClickCounts), and if not, what the tapper is told. Only cards
 // carry buttons (reminders, prompts and notes have none). Telegram says
 // what a message shows unless it is too old to (an InaccessibleMessage:
 // chat and id alone, date 0); such a message, if it is one of q's cards,
-// shows the card as q now stands, as the outbox's edits keep it. A
-// button a card does not show (an option or item q lacks, an altered
-// form of a real button, a verdict a crowded card leaves off) is refused
-// whatever core would make of it: the card decides what may be pressed
-// on it (law 5). On one of q's cards, a tap that an edit raced is told
-// the truth: how q ended once it is closed (core says so), or who
-// answered the part it is for.
+// shows the card as q now stands, as the outbox's edits keep it.
 func onCard(q *core.Question, r core.Ref, cq *tgbotapi.CallbackQuery) (string, bool) {
 	m := cq.Message
 	if m == nil || m.Chat == nil {
 		return card.NotOnCardNote, false
 	}
-	if carries(m.ReplyMarkup, cq.Data) {
-		return "", true
+	ref, ofCard := cardRef(q, m)
+	carried := carries(m.ReplyMarkup, cq.Data)
+	if !carried && ofCard && m.Date == 0 {
+		e, err := RenderEdit(card.New(q, ref), m.Chat.ID, m.MessageID)
+		carried = err == nil && carries(e.ReplyMarkup, cq.Data)
 	}
-	ref, ok := cardRef(q, m)
-	switch {
-	case !ok:
-		return card.NotOnCardNote, false
-	case !q.Open():
-		return "", true
-	}
-	if note, done := card.PartDoneNote(q, r); done {
-		return note, false
-	}
-	if m.Date == 0 {
-		if e, err := RenderEdit(card.New(q, ref), m.Chat.ID, m.MessageID); err == nil && carries(e.ReplyMarkup, cq.Data) {
-			return "", true
-		}
-	}
-	return card.NotOnCardNote, false
+	return card.ClickCounts(q, r, carried, ofCard)
 }
 
 // carries reports whether keyboard kb has a button whose data is data.

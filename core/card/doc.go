@@ -33,7 +33,9 @@
 // crowded.go what every chat renderer keeps of a crowded card's calls
 // ([NamedCutFloor], [Approves], [Unseen]: no button approves arguments a
 // card hides); confirm.go [NeedsConfirm], which answers are shown back
-// before they are recorded, wherever a surface can.
+// before they are recorded, wherever a surface can; click.go
+// [ClickCounts], whether a click whose data the clicker's app sent is a
+// button of its card.
 //
 // A new kind of question adds its card to kinds.go's kindCards (its
 // sections and buttons, its outcome's label, its choice as people read

@@ -18,7 +18,7 @@ func TestSentinelFailoverUnderLoad(t *testing.T) {
 	ss := redistest.StartSentinels(t, 2)
 	d := redisstore.Dial{Topology: redisstore.Sentinel, URL: ss.URL()}
 	failoverUnderLoad(t, d, redisstore.Options{Durability: redisstore.Durability{Replicas: 1, Timeout: time.Second}},
-		fault{kill: killPrimary(t, ss)}, false)
+		fault{kill: killPrimary(t, ss), settle: ss.WaitHealthy}, false)
 }
 
 // killPrimary kills the primary the Sentinels name now.
@@ -46,7 +46,7 @@ func TestSentinelLaggingReplica(t *testing.T) {
 		ss := redistest.StartSentinels(t, 2)
 		d := redisstore.Dial{Topology: redisstore.Sentinel, URL: ss.URL()}
 		res := failoverUnderLoad(t, d, redisstore.Options{Durability: redisstore.Durability{Replicas: 1, Timeout: 500 * time.Millisecond}},
-			fault{stall: ss.HoldReplication, lagged: 8, kill: killPrimary(t, ss)}, false)
+			fault{stall: ss.HoldReplication, lagged: 8, kill: killPrimary(t, ss), settle: ss.WaitHealthy}, false)
 		if res.unavailable == 0 && !t.Failed() {
 			t.Error("nothing was refused while the replicas lagged: the stall did not hold them back")
 		}
@@ -58,7 +58,7 @@ func TestSentinelLaggingReplica(t *testing.T) {
 		t.Parallel()
 		ss := redistest.StartSentinels(t, 2)
 		d := redisstore.Dial{Topology: redisstore.Sentinel, URL: ss.URL()}
-		failoverUnderLoad(t, d, redisstore.Options{}, fault{stall: ss.HoldReplication, lagged: 100, kill: killPrimary(t, ss)}, true)
+		failoverUnderLoad(t, d, redisstore.Options{}, fault{stall: ss.HoldReplication, lagged: 100, kill: killPrimary(t, ss), settle: ss.WaitHealthy}, true)
 	})
 }
 
@@ -91,7 +91,7 @@ func TestClusterFailoverUnderLoad(t *testing.T) {
 				n.Close()
 			}
 		}
-	}}, false)
+	}, settle: c.WaitHealthy}, false)
 }
 
 // TestSentinelManualFailoverUnderLoad has the Sentinels fail the primary
@@ -116,7 +116,7 @@ func TestSentinelManualFailoverUnderLoad(t *testing.T) {
 			if err := ss.Failover(); err != nil {
 				t.Error(err)
 			}
-		}}, false)
+		}, settle: ss.WaitHealthy}, false)
 }
 
 // TestClusterManualFailoverUnderLoad has a replica of a cluster primary
@@ -134,5 +134,5 @@ func TestClusterManualFailoverUnderLoad(t *testing.T) {
 		if err != nil {
 			t.Error(err)
 		}
-	}}, false)
+	}, settle: c.WaitHealthy}, false)
 }

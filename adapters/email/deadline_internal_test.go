@@ -34,9 +34,9 @@ func TestGoMailCannotMoveTheSessionsDeadlineOn(t *testing.T) {
 		io.WriteString(c, "220 relay.example.test ESMTP\r\n")
 		io.Copy(io.Discard, c) // and never a word more
 	}()
-	s := &session{ctx: t.Context(), deadline: time.Now().Add(2 * time.Second)}
+	s := &session{ctx: t.Context(), addr: ln.Addr().String(), deadline: time.Now().Add(2 * time.Second)}
 	defer s.end()
-	conn, err := s.dial(t.Context(), "tcp", ln.Addr().String())
+	conn, err := s.dial(t.Context(), "tcp", "")
 	if err != nil {
 		t.Fatal(err)
 	}

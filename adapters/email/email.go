@@ -18,8 +18,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/mail"
+	"strconv"
 	"strings"
 	"time"
 
@@ -87,6 +89,7 @@ type Adapter struct {
 	from   *mail.Address
 	copts  []gomail.Option // go-mail's, but the dialler (session.dial)
 	tls    *tls.Config     // for implicit TLS, else nil
+	addr   string          // the relay's host:port, as session.dial dials it
 	page   *actionlink.Page
 	log    zerolog.Logger
 }
@@ -97,9 +100,11 @@ var _ core.ChatAdapter = (*Adapter)(nil)
 // delivery does, and a server that cannot be reached delays mail without
 // losing any (the outbox retries).
 func New(svc *core.Service, opts Options) (*Adapter, error) {
-	if opts.Host == "" {
-		return nil, errors.New("email: the SMTP host is required")
+	host, err := relayHost(opts.Host)
+	if err != nil {
+		return nil, err
 	}
+	opts.Host = host
 	signer, err := actionlink.NewSigner(opts.Key)
 	if err != nil {
 		return nil, fmt.Errorf("email: %w", err)
@@ -154,7 +159,8 @@ func New(svc *core.Service, opts Options) (*Adapter, error) {
 		copts = append(copts, gomail.WithSMTPAuth(gomail.SMTPAuthAutoDiscover),
 			gomail.WithUsername(opts.Username), gomail.WithPassword(opts.Password))
 	}
-	a := &Adapter{svc: svc, opts: opts, signer: signer, from: from, copts: copts, tls: implicit, log: opts.Log}
+	a := &Adapter{svc: svc, opts: opts, signer: signer, from: from, copts: copts, tls: implicit, log: opts.Log,
+		addr: net.JoinHostPort(opts.Host, strconv.Itoa(opts.Port))}
 	// Each send makes its own client (for its own dialler); this one
 	// checks the options once.
 	if _, err := a.client(nil); err != nil {
@@ -163,6 +169,27 @@ func New(svc *core.Service, opts Options) (*Adapter, error) {
 	a.page = &actionlink.Page{Svc: svc, Signer: signer, Surface: core.SurfaceEmail, Prefix: ActPath,
 		ConfirmAddress: true, Now: opts.Now, Log: opts.Log}
 	return a, nil
+}
+
+// relayHost is the SMTP host as the dialler and the certificate check
+// take it: a name, or an IP address (an IPv6 one bare, or in brackets as
+// URLs write it). A port, a scheme or a path is refused here, where the
+// setting is read and the refusal names it: go-mail takes any text as
+// the host, and every mail would fail at the dial, be retried and be
+// given up on, with nothing said at start.
+func relayHost(h string) (string, error) {
+	if h == "" {
+		return "", errors.New("email: the SMTP host is required")
+	}
+	if inner, ok := strings.CutPrefix(h, "["); ok {
+		if inner, ok = strings.CutSuffix(inner, "]"); ok && net.ParseIP(inner) != nil {
+			return inner, nil
+		}
+	}
+	if net.ParseIP(h) == nil && strings.ContainsAny(h, ":/@[] \t\r\n") {
+		return "", fmt.Errorf("email: the SMTP host %q is not a host name or an IP address alone (its port is set on its own)", h)
+	}
+	return h, nil
 }
 
 // Surface is email.

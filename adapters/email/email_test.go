@@ -391,6 +391,11 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		"bad tls":    func(o *email.Options) { o.TLS = "sometimes" },
 		"short key":  func(o *email.Options) { o.Key = []byte("short") },
 		"ftp public": func(o *email.Options) { o.PublicURL = "ftp://bridge" },
+		// The port is EMAIL_SMTP_PORT's: a host written with one, or as a
+		// URL, was taken and every mail then failed at the dial.
+		"host:port": func(o *email.Options) { o.Host = "smtp.example.test:587" },
+		"host URL":  func(o *email.Options) { o.Host = "smtp://smtp.example.test" },
+		"host path": func(o *email.Options) { o.Host = "smtp.example.test/" },
 	} {
 		o := good
 		mut(&o)

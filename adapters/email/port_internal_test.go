@@ -5,10 +5,10 @@ import (
 	"testing"
 )
 
-// TestDefaultPorts: the port dialled, as the client every send builds
-// (Adapter.client) has it, is README's: 587 unless a port is given, 465
-// with TLS "tls". Before, TLS "none" with no port dialled 25 (go-mail's
-// port policy for plain text).
+// TestDefaultPorts: the port dialled, as every send's session dials it
+// (Adapter.addr) and the client it builds (Adapter.client) names it, is
+// README's: 587 unless a port is given, 465 with TLS "tls". Before, TLS
+// "none" with no port dialled 25 (go-mail's port policy for plain text).
 func TestDefaultPorts(t *testing.T) {
 	for _, c := range []struct {
 		mode string
@@ -27,8 +27,9 @@ func TestDefaultPorts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, want := client.ServerAddr(), "smtp.example.test:"+strconv.Itoa(c.want); got != want {
-			t.Errorf("TLS %q, port %d: dials %s, want %s", c.mode, c.port, got, want)
+		want := "smtp.example.test:" + strconv.Itoa(c.want)
+		if a.addr != want || client.ServerAddr() != want {
+			t.Errorf("TLS %q, port %d: dials %s (go-mail's %s), want %s", c.mode, c.port, a.addr, client.ServerAddr(), want)
 		}
 	}
 }

@@ -34,7 +34,7 @@ func (a *Adapter) send(ctx context.Context, to, id, inReplyTo string, msg Messag
 	m.SetGenHeader(gomail.HeaderXAutoResponseSuppress, "All")
 	m.SetBodyString(gomail.TypeTextPlain, msg.Text)
 	m.AddAlternativeString(gomail.TypeTextHTML, msg.HTML)
-	s := &session{ctx: ctx, deadline: time.Now().Add(a.opts.Timeout), tls: a.tls}
+	s := &session{ctx: ctx, addr: a.addr, deadline: time.Now().Add(a.opts.Timeout), tls: a.tls}
 	defer s.end()
 	client, err := a.client(s.dial)
 	if err != nil {
@@ -81,7 +81,11 @@ func (a *Adapter) client(dial gomail.DialContextFunc) (*gomail.Client, error) {
 // any case when the send returns (go-mail leaves it open when a step
 // fails).
 type session struct {
-	ctx      context.Context // the delivery's
+	ctx context.Context // the delivery's
+	// addr is the relay's host and port, joined as an IPv6 address needs
+	// (net.JoinHostPort): go-mail joins them with a colon alone
+	// (Client.ServerAddr), which no dialler reads for one.
+	addr     string
 	deadline time.Time
 	tls      *tls.Config // implicit TLS, or nil
 	ends     []func()
@@ -89,10 +93,10 @@ type session struct {
 
 // dial is go-mail's DialContextFunc. Its ctx is go-mail's for setting
 // the session up, cancelled once AUTH is done, so it is not what closes
-// the connection.
-func (s *session) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+// the connection. It dials the session's address, not go-mail's.
+func (s *session) dial(ctx context.Context, network, _ string) (net.Conn, error) {
 	var d net.Dialer
-	raw, err := d.DialContext(ctx, network, addr)
+	raw, err := d.DialContext(ctx, network, s.addr)
 	if err != nil {
 		return nil, err
 	}

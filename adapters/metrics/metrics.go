@@ -11,8 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/askbridge/askbridge/core"
@@ -39,7 +37,7 @@ type Metrics struct {
 	retryAfter   *prometheus.HistogramVec
 	parked       prometheus.Gauge
 	streams      *prometheus.GaugeVec
-	leases       *prometheus.GaugeVec
+	leases       *leaseCollector
 	reloads      *prometheus.CounterVec
 	unrecorded   *prometheus.CounterVec
 	store        *storeCollector
@@ -56,13 +54,14 @@ type Source struct {
 	Routes   []string
 	Outbox   core.OutboxStats
 	Surfaces []core.Surface
-	// Now is the clock the outbox age is measured with; nil: the wall clock.
+	// Now is the clock the outbox age and the leases' running out are
+	// measured with; nil: the wall clock.
 	Now func() time.Time
 }
 
 // New makes the metrics for a program of the given version reading src.
 func New(version string, src Source) *Metrics {
-	m := &Metrics{reg: prometheus.NewRegistry(), store: &storeCollector{src: src}}
+	m := &Metrics{reg: prometheus.NewRegistry(), store: &storeCollector{src: src}, leases: newLeaseCollector(src.Now)}
 	f := func(c prometheus.Collector) { m.reg.MustRegister(c) }
 
 	// Time to answer first: how long people take is what matters most.
@@ -114,10 +113,6 @@ func New(version string, src Source) *Metrics {
 		Namespace: namespace, Name: "open_streams",
 		Help: "Open long-lived HTTP requests, by door: events (the SSE event stream) and mcp (MCP over HTTP: tool calls in progress and each session's stream).",
 	}, []string{"door"})
-	m.leases = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Namespace: namespace, Name: "leases_held",
-		Help: "1 while this replica holds the named single-connection lease (telegram: polling; discord: the gateway), 0 otherwise.",
-	}, []string{"lease"})
 	m.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: namespace, Name: "config_reloads_total",
 		Help: "Readings of the configuration file after start, by result: ok (applied) or refused (the running configuration stayed).",
@@ -160,8 +155,6 @@ func New(version string, src Source) *Metrics {
 	m.reloads.WithLabelValues(ReloadOK)
 	m.reloads.WithLabelValues(ReloadRefused)
 	m.store.routes.Store(&src.Routes)
-	m.leases.WithLabelValues("telegram")
-	m.leases.WithLabelValues("discord")
 	return m
 }
 
@@ -234,7 +227,7 @@ func (m *Metrics) Closed(q *core.Question) {
 	}
 	state := string(q.Resolution.State)
 	m.closed.WithLabelValues(state, string(core.ClosingSurface(q))).Inc()
-	took := q.Resolution.At.Sub(q.CreatedAt).Seconds()
+	took := seconds(q.Resolution.At.Sub(q.CreatedAt))
 	h := m.timeToAnswer.WithLabelValues(string(q.Kind), q.Route, state)
 	// A traced question links its bucket to its trace: the exemplar
 	// names the trace its ask began (core's Question.TraceParent), when
@@ -253,7 +246,15 @@ func (m *Metrics) Delivered(s core.Surface, result string, retryAfter time.Durat
 	}
 }
 
-func (m *Metrics) Woke(after time.Duration) { m.woke.Observe(after.Seconds()) }
+func (m *Metrics) Woke(after time.Duration) { m.woke.Observe(seconds(after)) }
+
+// seconds is d as a histogram observes it: never below zero. The two
+// ends of a time to answer or to wake are read on different replicas'
+// clocks (the ask's, the close's, the waiter's), so a clock a little
+// behind another's gives a negative difference, and a negative
+// observation lowers the histogram's _sum, which rate() then reads as a
+// counter reset.
+func seconds(d time.Duration) float64 { return max(0, d.Seconds()) }
 
 func (m *Metrics) Parked(delta int) { m.parked.Add(float64(delta)) }
 
@@ -279,151 +280,4 @@ func (m *Metrics) Streams(h http.Handler) http.Handler {
 		defer g.Dec()
 		h.ServeHTTP(w, r)
 	})
-}
-
-// WatchLeases returns st with the single-connection leases it grants
-// reported in leases_held. Those are named by their platform, the key's
-// first segment ("telegram:<bot>:lease" is telegram, "discord:<app>:gateway"
-// discord), so a bot's id never becomes a label; other leases (core's
-// per-delivery posting marks) are not counted.
-func (m *Metrics) WatchLeases(st core.Store) core.Store { return &leaseStore{Store: st, m: m} }
-
-type leaseStore struct {
-	core.Store
-	m *Metrics
-}
-
-// leaseName is the platform a lease key belongs to, or "" for a key that
-// is not a single connection's lease.
-func leaseName(key string) string {
-	name, _, _ := strings.Cut(key, ":")
-	if s, err := core.ParseSurface(name); err != nil || !s.IsChat() {
-		return ""
-	}
-	return name
-}
-
-func (l *leaseStore) Lease(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {
-	ok, err := l.Store.Lease(ctx, key, owner, ttl)
-	if err == nil && leaseName(key) != "" {
-		v := 0.0
-		if ok {
-			v = 1
-		}
-		l.m.leases.WithLabelValues(leaseName(key)).Set(v)
-	}
-	return ok, err
-}
-
-func (l *leaseStore) Release(ctx context.Context, key, owner string) error {
-	err := l.Store.Release(ctx, key, owner)
-	if err == nil && leaseName(key) != "" {
-		l.m.leases.WithLabelValues(leaseName(key)).Set(0)
-	}
-	return err
-}
-
-// storeCollector reads the store at scrape time: what is open, by route
-// and reversibility, and how deep each outbox is and how old its oldest
-// entry. Reading at scrape keeps every replica's numbers the store's
-// numbers, not the replica's own share.
-type storeCollector struct {
-	src Source
-	// routes is src.Routes as the last configuration loaded named them.
-	routes atomic.Pointer[[]string]
-	mu     sync.Mutex // one scrape at a time reads the store
-	open   func(ctx context.Context, cursor string, limit int) ([]*core.Question, string, error)
-}
-
-var (
-	openDesc = prometheus.NewDesc(namespace+"_open_questions",
-		"Open questions in the store, by route and reversibility.", []string{"route", "reversibility"}, nil)
-	depthDesc = prometheus.NewDesc(namespace+"_outbox_depth",
-		"Deliveries waiting in the store's outbox, by surface.", []string{"surface"}, nil)
-	ageDesc = prometheus.NewDesc(namespace+"_outbox_oldest_age_seconds",
-		"Age of the oldest delivery waiting in the outbox, by surface (0 when empty).", []string{"surface"}, nil)
-	cappedDesc = prometheus.NewDesc(namespace+"_open_questions_capped",
-		"1 when this scrape stopped counting open questions at its bound (20,000): open_questions is then a floor, not the count.", nil, nil)
-	scrapeErrDesc = prometheus.NewDesc(namespace+"_store_scrape_errors",
-		"1 when reading the store for this scrape failed (the store gauges are then missing).", nil, nil)
-)
-
-// maxOpenScan bounds the open-question scan of one scrape.
-const maxOpenScan = 20000
-
-func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- openDesc
-	ch <- cappedDesc
-	ch <- depthDesc
-	ch <- ageDesc
-	ch <- scrapeErrDesc
-}
-
-func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	failed := 0.0
-	if c.open != nil {
-		if counts, capped, err := c.countOpen(ctx); err != nil {
-			failed = 1
-		} else {
-			for k, n := range counts {
-				ch <- prometheus.MustNewConstMetric(openDesc, prometheus.GaugeValue, float64(n), k[0], k[1])
-			}
-			v := 0.0
-			if capped {
-				v = 1
-			}
-			ch <- prometheus.MustNewConstMetric(cappedDesc, prometheus.GaugeValue, v)
-		}
-	}
-	now := time.Now
-	if c.src.Now != nil {
-		now = c.src.Now
-	}
-	if c.src.Outbox != nil {
-		for _, s := range c.src.Surfaces {
-			st, err := c.src.Outbox.OutboxStat(ctx, s)
-			if err != nil {
-				failed = 1
-				continue
-			}
-			age := 0.0
-			if st.Depth > 0 && !st.Oldest.IsZero() {
-				age = max(0, now().Sub(st.Oldest).Seconds())
-			}
-			ch <- prometheus.MustNewConstMetric(depthDesc, prometheus.GaugeValue, float64(st.Depth), string(s))
-			ch <- prometheus.MustNewConstMetric(ageDesc, prometheus.GaugeValue, age, string(s))
-		}
-	}
-	ch <- prometheus.MustNewConstMetric(scrapeErrDesc, prometheus.GaugeValue, failed)
-}
-
-// countOpen counts the open questions by route and reversibility, up to
-// maxOpenScan of them; capped says it stopped there (a backlog, when the
-// count matters most, must not read as a flat line).
-func (c *storeCollector) countOpen(ctx context.Context) (counts map[[2]string]int, capped bool, err error) {
-	counts = map[[2]string]int{}
-	for _, r := range *c.routes.Load() {
-		for _, rev := range []core.Reversibility{core.Reversible, core.HardToReverse} {
-			counts[[2]string{r, string(rev)}] = 0
-		}
-	}
-	cursor, seen := "", 0
-	for {
-		qs, next, err := c.open(ctx, cursor, 500)
-		if err != nil {
-			return nil, false, err
-		}
-		for _, q := range qs {
-			counts[[2]string{q.Route, reversibility(q.Reversibility)}]++
-		}
-		seen += len(qs)
-		if next == "" || seen >= maxOpenScan {
-			return counts, next != "", nil
-		}
-		cursor = next
-	}
 }

@@ -103,20 +103,22 @@ func (c *connector) call(ctx context.Context, method, path string, in, out any) 
 	return nil
 }
 
-// classify maps a Bot Connector error to what the outbox does next:
-// Teams' 429 waits as told; a 412 (Teams' "precondition failed", its
-// other way of saying slow down) waits a second; a 5xx may come after
-// the thread or message was made, so it is returned as it is, not as
-// core.NotSent: the retry's card then says it may be a repeat. Of the
-// other 4xx, those that name a passing state (a timeout, a conflict, a
-// lock, too early) are not sent and retried; the rest refuse the
-// request itself (400, 401, 403, 404, a 413 for a message over Teams'
-// size), which the same request sent again cannot change: permanent.
+// classify maps a Bot Connector error to what the outbox does next, as
+// Teams' table of status codes says (SOURCES): its 429 waits as told; a
+// 5xx may come after the thread or message was made, so it is returned
+// as it is, not as core.NotSent: the retry's card then says it may be a
+// repeat. Of the other 4xx, those that name a passing state are not sent
+// and retried, each a failed attempt, so the outbox backs off further
+// each time: a timeout, a conflict, a lock, too early, and Teams' 412
+// ("precondition failed" by concurrent operations on the conversation,
+// to be retried "with exponential backoff"). The rest refuse the request
+// itself (400, 401, 403, 404, a 413 for a message over Teams' size),
+// which the same request sent again cannot change: permanent.
 func classify(e *APIError) error {
 	switch {
 	case e.Status >= 500:
 		return e
-	case e.Status == http.StatusTooManyRequests || e.Status == http.StatusPreconditionFailed:
+	case e.Status == http.StatusTooManyRequests:
 		return &core.RetryAfter{After: max(e.RetryAfter, time.Second), Err: e}
 	case e.Status >= 400 && !passing(e.Status):
 		return &core.Permanent{Err: e}
@@ -127,7 +129,7 @@ func classify(e *APIError) error {
 // passing reports whether a 4xx status names a state that passes.
 func passing(status int) bool {
 	switch status {
-	case http.StatusRequestTimeout, http.StatusConflict, http.StatusLocked, http.StatusTooEarly:
+	case http.StatusRequestTimeout, http.StatusConflict, http.StatusPreconditionFailed, http.StatusLocked, http.StatusTooEarly:
 		return true
 	}
 	return false

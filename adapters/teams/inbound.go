@@ -62,6 +62,11 @@ func (a *Adapter) serveActivity(w http.ResponseWriter, r *http.Request) {
 	// is still stored whole, as Slack's, Telegram's and Discord's are.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 12*time.Second)
 	defer cancel()
+	if act.Type == "messageUpdate" || act.Type == "messageDelete" {
+		a.onRevision(ctx, &act) // an edit or a deletion of a message
+		w.WriteHeader(http.StatusOK)
+		return
+	}
 	execute := act.Type == "invoke" && act.Name == "adaptiveCard/action"
 	if !execute && act.Type != "message" {
 		w.WriteHeader(http.StatusOK) // nothing askbridge acts on
@@ -71,14 +76,14 @@ func (a *Adapter) serveActivity(w http.ResponseWriter, r *http.Request) {
 	// message is checked only once it turns out to be one that may act
 	// (onReply), as most are the talk in the bot's channels and chats.
 	if (execute || len(act.Value) > 0) && !a.firstSeen(ctx, &act) {
-		a.repeated(w, &act)
+		a.repeated(ctx, w, &act)
 		return
 	}
 	switch {
 	case execute:
 		note := a.onExecute(ctx, &act)
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(InvokeResponse{StatusCode: http.StatusOK, Type: InvokeMessage, Value: note})
+		a.keepNote(ctx, &act, note)
+		invokeNote(w, note)
 		return
 	case len(act.Value) > 0:
 		a.onSubmit(ctx, &act)
@@ -86,57 +91,6 @@ func (a *Adapter) serveActivity(w http.ResponseWriter, r *http.Request) {
 		a.onReply(ctx, &act)
 	}
 	w.WriteHeader(http.StatusOK)
-}
-
-// seenFor is how long an activity's id is remembered: longer than the
-// Bot Connector's token that carried it is good for (an hour, and the
-// leeway), since the token is not bound to the body it came with.
-const seenFor = 2 * time.Hour
-
-// firstSeen reports whether act is new to every replica. The Bot
-// Connector sends an activity again when the bot was slow to answer it,
-// and a second copy of a form's thread reply would answer the next item
-// too. Teams' ids are unique within a conversation, so both key it; an
-// activity without an id counts as new. Marking one is a store write
-// (a disk sync on the embedded store) kept for seenFor, so only an
-// activity that may act is marked: with consent to read every message,
-// the bot is sent all the talk in its channels and chats.
-func (a *Adapter) firstSeen(ctx context.Context, act *Activity) bool {
-	if act.ID == "" {
-		return true
-	}
-	conv := ""
-	if act.Conversation != nil {
-		conv = act.Conversation.ID
-	}
-	return a.svc.FirstSeen(ctx, "teams:activity:"+conv+":"+act.ID, seenFor)
-}
-
-// repeatedNote answers an invoke handled already: what it did was shown
-// to the clicker then, or the card shows it now.
-const repeatedNote = "Already received; the card shows what it did."
-
-// repeated answers a copy of an activity handled already, changing
-// nothing: an invoke still gets the response Teams waits for, and only
-// the first copy's reply or submit is told anything.
-func (a *Adapter) repeated(w http.ResponseWriter, act *Activity) {
-	a.log.Debug().Str("type", act.Type).Msg("teams: activity ignored: already handled")
-	if act.Type == "invoke" {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(InvokeResponse{StatusCode: http.StatusOK, Type: InvokeMessage, Value: repeatedNote})
-		return
-	}
-	w.WriteHeader(http.StatusOK)
-}
-
-// fresh is firstSeen for a message that may act (onReply): a repeat is
-// dropped without a word, as its first copy was answered.
-func (a *Adapter) fresh(ctx context.Context, act *Activity) bool {
-	if a.firstSeen(ctx, act) {
-		return true
-	}
-	a.log.Debug().Str("type", act.Type).Msg("teams: activity ignored: already handled")
-	return false
 }
 
 // ours checks that a genuine activity is Teams' and from the bot's

@@ -75,6 +75,7 @@ func (a *Adapter) onReply(ctx context.Context, act *Activity) {
 	in, err := core.AnswerFor(q, ref, d, replyText(act))
 	if err == nil {
 		if _, err = a.svc.Answer(ctx, in); err == nil {
+			a.tieReply(ctx, q, act, d)
 			return // the card's update is the confirmation
 		}
 	}

@@ -159,6 +159,31 @@ func (s *Server) ReplyActivity(u User, conv, text string) map[string]any {
 	return a
 }
 
+// EditActivity is what Teams sends the bot when u edits their message
+// id in conv to text: a messageUpdate of eventType editMessage, with the
+// message's id and its new words alone.
+func (s *Server) EditActivity(u User, conv, id, text string) map[string]any {
+	a := s.revision("messageUpdate", "editMessage", u, conv, id)
+	a["text"] = text
+	a["textFormat"] = "plain"
+	return a
+}
+
+// SoftDeleteActivity is what Teams sends the bot when u deletes message
+// id in conv: a messageDelete of eventType softDeleteMessage.
+func (s *Server) SoftDeleteActivity(u User, conv, id string) map[string]any {
+	return s.revision("messageDelete", "softDeleteMessage", u, conv, id)
+}
+
+// revision is an edit's or a deletion's activity: the message's own id,
+// and the event in channelData.
+func (s *Server) revision(typ, event string, u User, conv, id string) map[string]any {
+	a := s.base(typ, u, conv, convType(conv))
+	a["id"] = id
+	a["channelData"].(map[string]any)["eventType"] = event
+	return a
+}
+
 // MentioningBot is message activity a as Teams sends one that @mentions
 // the bot: "<at>askbridge</at> " before its text and the mention entity.
 // Without the resource-specific consent to read every chat message, a

@@ -210,3 +210,15 @@ func TestShapeCheckFails(t *testing.T) {
 func TestFileAttachmentShape(t *testing.T) {
 	check(t, "file-attachment.json", FileAttachment("deploy.log"), nil)
 }
+
+// TestRevisionShapes: an edit's and a deletion's activities, as the fake
+// sends them, have the documented keys, typed as documented. The client
+// information (the entities, locale and local times) the fake leaves out:
+// the adapter reads none of it.
+func TestRevisionShapes(t *testing.T) {
+	s := Start(t, "00000000-0000-0000-0000-0000000000b0", "app-secret")
+	alice := User{ID: "29:1alice", AAD: "aaaaaaaa-1111-4111-8111-aaaaaaaaaaaa", Name: "Alice Ops"}
+	client := map[string]bool{"$.entities": true, "$.locale": true, "$.localTimestamp": true, "$.localTimezone": true}
+	check(t, "message-edit.json", s.EditActivity(alice, PersonalChat(alice.ID), "1700000000005", "us-east-1"), client)
+	check(t, "message-soft-delete.json", s.SoftDeleteActivity(alice, PersonalChat(alice.ID), "1700000000005"), client)
+}

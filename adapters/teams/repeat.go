@@ -1,0 +1,96 @@
+package teams
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/askbridge/askbridge/core/card"
+)
+
+// The Bot Connector sends an activity again, same id and all, when the
+// bot was slow to answer it (and Teams' client retries an invoke it
+// heard nothing back for). The second copy acts on nothing; an invoke's
+// copy is still answered, and what it says must be true: the clicker
+// never saw the first copy's answer, since Teams gave up waiting for it.
+
+// seenFor is how long an activity's id is remembered: longer than the
+// Bot Connector's token that carried it is good for (an hour, and the
+// leeway), since the token is not bound to the body it came with.
+const seenFor = 2 * time.Hour
+
+// seenKey names act for every replica: Teams' ids are unique within a
+// conversation, so both key it.
+func seenKey(act *Activity) string {
+	conv := ""
+	if act.Conversation != nil {
+		conv = act.Conversation.ID
+	}
+	return conv + ":" + act.ID
+}
+
+// firstSeen reports whether act is new to every replica. A second copy
+// of a form's thread reply would answer the next item too. An activity
+// without an id counts as new. Marking one is a store write (a disk
+// sync on the embedded store) kept for seenFor, so only an activity
+// that may act is marked: with consent to read every message, the bot
+// is sent all the talk in its channels and chats.
+func (a *Adapter) firstSeen(ctx context.Context, act *Activity) bool {
+	if act.ID == "" {
+		return true
+	}
+	return a.svc.FirstSeen(ctx, "teams:activity:"+seenKey(act), seenFor)
+}
+
+// noteKey keeps what the first copy of invoke act was told.
+func noteKey(act *Activity) string { return "teams:note:" + seenKey(act) }
+
+// keepNote keeps note, what the first copy of invoke act was told, for
+// a copy of it that comes later (repeated). One that cannot be kept
+// leaves that copy told it may or may not have counted, which is true.
+func (a *Adapter) keepNote(ctx context.Context, act *Activity, note string) {
+	if act.ID == "" || note == "" {
+		return
+	}
+	if err := a.opts.KV.SetValueFor(ctx, noteKey(act), note, seenFor); err != nil {
+		a.log.Warn().Err(err).Msg("teams: a click's note is not kept; a repeat of it is told it may not have counted")
+	}
+}
+
+// repeated answers a copy of an activity handled already, changing
+// nothing. An invoke's copy is told what its first copy was told
+// (keepNote); while that copy is still at work, or if what it was told
+// cannot be read, that it may or may not have counted and how to find
+// out (card.TimedOutNote), never that it counted. Only the first copy
+// of a reply or a submit is told anything: it is told in a message of
+// its own, which Teams does not drop.
+func (a *Adapter) repeated(ctx context.Context, w http.ResponseWriter, act *Activity) {
+	a.log.Debug().Str("type", act.Type).Msg("teams: activity ignored: already handled")
+	if act.Type != "invoke" {
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	note, err := a.opts.KV.Value(ctx, noteKey(act))
+	if err != nil || note == "" {
+		note = card.TimedOutNote
+	}
+	invokeNote(w, note)
+}
+
+// invokeNote answers an adaptiveCard/action invoke with note, shown to
+// the clicker alone.
+func invokeNote(w http.ResponseWriter, note string) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(InvokeResponse{StatusCode: http.StatusOK, Type: InvokeMessage, Value: note})
+}
+
+// fresh is firstSeen for a message that may act (onReply): a repeat is
+// dropped without a word, as its first copy was answered.
+func (a *Adapter) fresh(ctx context.Context, act *Activity) bool {
+	if a.firstSeen(ctx, act) {
+		return true
+	}
+	a.log.Debug().Str("type", act.Type).Msg("teams: activity ignored: already handled")
+	return false
+}

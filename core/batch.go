@@ -195,7 +195,10 @@ func (s *Service) decideAtAsk(ctx context.Context, q *Question, ruled map[int]Ru
 					continue
 				}
 				st, ok := covered[i]
-				if !ok {
+				if !ok || c.Standing == nil || !st.covers(q, c.ToolCall) {
+					// Not covered, or parked for people as stored (a
+					// repeat of the ask after a reload found st):
+					// closeByStanding's rule, per call.
 					continue
 				}
 				d := publicDecider(st.GrantedBy)

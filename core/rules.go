@@ -32,10 +32,12 @@ import (
 //
 // A condition that cannot be evaluated for an ask (a key its arguments
 // lack, say, or past its cost limit) stops the rules there, save that a
-// later deny that matches still denies (laterDeny): otherwise the ask is
-// asked of a person as configured, and no standing approval covers it
-// (the allows after the broken rule never ran), so a broken rule never
-// lets a call through, nor keeps one from being denied. Questions of
+// later deny that matches still denies, and else the first later ask
+// rule that matches still shapes the ask (pastBroken): otherwise the ask
+// is asked of a person as configured. No later allow decides, and no
+// standing approval covers it (the broken rule might have denied it), so
+// a broken rule never lets a call through, nor keeps one from being
+// denied or from being asked as strictly as the rules say. Questions of
 // other kinds are asked as configured: no rule sees them.
 //
 // A batch's calls are each run through the rules as an approval of that
@@ -67,7 +69,8 @@ const ruleCost = 1_000_000
 
 // Rule is one policy rule of a route.
 type Rule struct {
-	// Name, optional, names the rule in events, resumes and metrics.
+	// Name, optional, names the rule in events, resumes and cards
+	// (RuleUse.Label); metrics count a rule by its index.
 	Name string `json:"name,omitempty"`
 	// When is the CEL condition; it must return a bool.
 	When   string   `json:"when"`
@@ -303,6 +306,8 @@ func (r *Rule) shapeReason(u RuleUse) string {
 // test).
 func (v RuleVerdict) Explain() string {
 	switch {
+	case v.Err != nil && v.Rule != nil:
+		return "a rule could not be evaluated, so no later rule may allow it and no standing approval covers it (" + v.Err.Error() + "); " + v.Rule.shapeReason(v.Use)
 	case v.Err != nil:
 		return "a rule could not be evaluated, so the rules stopped and the ask is asked as configured: " + v.Err.Error()
 	case v.Rule == nil:
@@ -371,6 +376,8 @@ func (s *Service) rulesRoute(in *AskInput) (Route, error) {
 // that decided, or the one that could not be evaluated.
 func (v RuleVerdict) askedReason() string {
 	switch {
+	case v.Err != nil && v.Rule != nil:
+		return "policy rules stopped (" + v.Err.Error() + "); " + v.Rule.shapeReason(v.Use)
 	case v.Err != nil:
 		return "policy rules stopped, asked as configured: " + v.Err.Error()
 	case v.Rule == nil:

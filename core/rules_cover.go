@@ -42,8 +42,8 @@ func (s *Service) CallCovered(in AskInput) bool {
 }
 
 // covered is EveryCallCovered (withArgs false: the arguments unknown) and
-// CallCovered (withArgs: in's arguments known). The labels are always
-// unknown. A rule whose outcome they leave open (it matches in some
+// CallCovered (withArgs: in's arguments known). The labels' values are
+// always unknown (which labels there are is not). A rule whose outcome they leave open (it matches in some
 // projects) must be safe, and must not fail for any of them: its
 // partial program evaluates exhaustively, so a part that fails on the
 // known variables (a key the arguments lack) is seen even where an
@@ -56,8 +56,15 @@ func (s *Service) covered(in AskInput, withArgs bool) bool {
 	if len(route.Rules) == 0 {
 		return in.Reversibility == Reversible
 	}
-	known := map[string]any{"tool": in.Tool, "agent": in.Agent, "run": in.RunID, "route": route.Name, "kind": string(in.Kind)}
-	unknown := []*cel.AttributePatternType{cel.AttributePattern("labels")}
+	// The labels are known to hold "project" and "task" alone (as
+	// evalRules binds them), their values unknown: a condition reading
+	// another label fails for every ask, as evalRules finds it, where the
+	// labels unknown whole would leave it unknown, a rule that may match.
+	known := map[string]any{"tool": in.Tool, "agent": in.Agent, "run": in.RunID, "route": route.Name, "kind": string(in.Kind),
+		"labels": ruleLabels(Labels{})}
+	unknown := []*cel.AttributePatternType{
+		cel.AttributePattern("labels").QualString("project"), cel.AttributePattern("labels").QualString("task"),
+	}
 	if withArgs {
 		var args any = map[string]any{}
 		if len(in.Arguments) > 0 {

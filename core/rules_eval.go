@@ -11,7 +11,8 @@ type RuleVerdict struct {
 	Rule *Rule
 	Use  RuleUse
 	// Err is a condition that could not be evaluated; the rules stopped
-	// there and the ask is asked as configured.
+	// there, and the ask is asked of a person: as configured, or as the
+	// later ask rule that matched (Rule, set with Err) shapes it.
 	Err *RuleError
 }
 
@@ -22,7 +23,8 @@ func ruleApplies(in AskInput) bool {
 }
 
 // evalRules runs route's rules over in, first match wins; past a rule
-// that cannot be evaluated, only a later deny that matches still decides.
+// that cannot be evaluated, a later deny that matches still decides, and
+// else a later ask rule that matches still shapes the ask (pastBroken).
 func evalRules(route Route, in AskInput) RuleVerdict {
 	if len(route.Rules) == 0 || !ruleApplies(in) {
 		return RuleVerdict{}
@@ -36,7 +38,7 @@ func evalRules(route Route, in AskInput) RuleVerdict {
 	}
 	vars := map[string]any{
 		"tool": in.Tool, "args": args, "agent": in.Agent, "run": in.RunID,
-		"labels": map[string]string{"project": in.Labels.Project, "task": in.Labels.Task},
+		"labels": ruleLabels(in.Labels),
 		"route":  route.Name, "kind": string(in.Kind),
 	}
 	for i := range route.Rules {
@@ -46,15 +48,13 @@ func evalRules(route Route, in AskInput) RuleVerdict {
 		}
 		out, _, err := r.prg.Eval(vars)
 		if err != nil {
-			failed := RuleVerdict{Err: &RuleError{Route: route.Name, Index: i, Field: "when", Msg: err.Error()}}
-			// A rule that cannot be evaluated never lets a later deny be
-			// skipped: an agent that pads its arguments past an earlier
-			// rule's cost limit, or leaves out the key it reads, must not
-			// turn an outright deny into a person's question.
-			if deny, ok := laterDeny(route, i+1, vars); ok {
-				return deny
-			}
-			return failed
+			// A rule that cannot be evaluated never lets a later deny or
+			// ask rule be skipped: an agent that pads its arguments past
+			// an earlier rule's cost limit, or leaves out the key it
+			// reads, must not turn an outright deny into a person's
+			// question, nor a question for two leads into one for anyone
+			// on the route.
+			return pastBroken(route, i+1, vars, &RuleError{Route: route.Name, Index: i, Field: "when", Msg: err.Error()})
 		}
 		if ok, _ := out.Value().(bool); ok {
 			return RuleVerdict{Rule: r, Use: RuleUse{Route: route.Name, Index: i, Name: r.Name, Decide: r.Decide}}
@@ -63,22 +63,35 @@ func evalRules(route Route, in AskInput) RuleVerdict {
 	return RuleVerdict{}
 }
 
-// laterDeny is the first deny rule from rule from on that matches vars,
-// past rules that cannot be evaluated: what the rules still decide after
-// one of them failed.
-func laterDeny(route Route, from int, vars map[string]any) (RuleVerdict, bool) {
+// ruleLabels is the labels as the rules read them: "project" and "task",
+// and no other key (a condition reading another fails).
+func ruleLabels(l Labels) map[string]string {
+	return map[string]string{"project": l.Project, "task": l.Task}
+}
+
+// pastBroken is what the rules from rule from on still decide after an
+// earlier one failed with broken: the first deny that matches, else the
+// first ask rule that matches, which shapes the ask as it would have
+// (Err stays set, so no standing approval covers it), else nothing but
+// broken. No allow decides: the broken rule might have denied the call,
+// or asked it more strictly. A rule that cannot be evaluated is passed.
+func pastBroken(route Route, from int, vars map[string]any, broken *RuleError) RuleVerdict {
+	out := RuleVerdict{Err: broken}
 	for i := from; i < len(route.Rules); i++ {
 		r := &route.Rules[i]
-		if r.Decide != DecideDeny || r.prg == nil {
+		if r.Decide == DecideAllow || r.Decide == DecideAsk && out.Rule != nil || r.prg == nil {
 			continue
 		}
-		if out, _, err := r.prg.Eval(vars); err == nil {
-			if ok, _ := out.Value().(bool); ok {
-				return RuleVerdict{Rule: r, Use: RuleUse{Route: route.Name, Index: i, Name: r.Name, Decide: r.Decide}}, true
-			}
+		if v, _, err := r.prg.Eval(vars); err != nil || v.Value() != true {
+			continue
 		}
+		use := RuleUse{Route: route.Name, Index: i, Name: r.Name, Decide: r.Decide}
+		if r.Decide == DecideDeny {
+			return RuleVerdict{Rule: r, Use: use}
+		}
+		out.Rule, out.Use = r, use
 	}
-	return RuleVerdict{}, false
+	return out
 }
 
 // ruleArgs decodes a call's arguments as the rules read them: numbers as

@@ -300,28 +300,40 @@ func (s *Service) grantorAllowed(st Standing, route Route) bool {
 // route in force), or nil.
 func (s *Service) covering(all []Standing, q *Question, call ToolCall, route Route) *Standing {
 	for _, st := range all {
-		if st.Agent != q.Agent || st.Tool != call.Tool || st.Route != q.Route || !st.Live(q.CreatedAt) {
-			continue
+		if st.covers(q, call) && st.Live(q.CreatedAt) && s.grantorAllowed(st, route) {
+			return &st
 		}
-		if !s.grantorAllowed(st, route) {
-			continue
-		}
-		if st.Scope == StandingRun && st.RunID != q.RunID {
-			continue
-		}
-		if st.ArgumentsSHA256 != "" && st.ArgumentsSHA256 != call.ArgumentsSHA256 {
-			continue
-		}
-		return &st
 	}
 	return nil
 }
 
+// covers reports whether st's scope takes in call of q: the same agent,
+// tool and route, its run (for a StandingRun), and its arguments (when
+// st names them). Whether st is live, and its grantor still let in, the
+// caller checks.
+func (st Standing) covers(q *Question, call ToolCall) bool {
+	return st.Agent == q.Agent && st.Tool == call.Tool && st.Route == q.Route &&
+		(st.Scope != StandingRun || st.RunID == q.RunID) &&
+		(st.ArgumentsSHA256 == "" || st.ArgumentsSHA256 == call.ArgumentsSHA256)
+}
+
+// errNotCovered is closeByStanding's build finding that the question as
+// stored is not one st may close.
+var errNotCovered = errors.New("not covered by the standing approval")
+
 // closeByStanding closes a just-parked q as approved by st, through the
-// chokepoint like any other close.
+// chokepoint like any other close. It checks st against q as stored, not
+// as the ask that found st built it: a repeat of an ask after a reload
+// builds it anew under the rules and route in force, and a standing
+// approval must not close the question parked before, asked of people as
+// hard to reverse, of a quorum or on another route (its call offers
+// none then); that question is left open, as it stands.
 func (s *Service) closeByStanding(ctx context.Context, q *Question, st *Standing) (*Question, error) {
 	o, err := s.resolve(ctx, attempt{op: "standing approval", id: q.ID, door: doorSystem, actor: st.GrantedBy,
 		build: func(q *Question, now time.Time) (Transition, error) {
+			if q.Call == nil || q.Call.Standing == nil || !st.covers(q, *q.Call) {
+				return Transition{}, errNotCovered
+			}
 			yes := true
 			d := publicDecider(st.GrantedBy)
 			d.Name = StandingLabel(*st)
@@ -331,6 +343,10 @@ func (s *Service) closeByStanding(ctx context.Context, q *Question, st *Standing
 			ev := s.closeEvent(q, res, "covered by "+standingReason(*st))
 			return Transition{Resolution: res, Event: ev}, nil
 		}})
+	if errors.Is(err, errNotCovered) {
+		got, err := s.store.Get(ctx, q.ID)
+		return got, Internal("ask", err)
+	}
 	if err != nil {
 		return nil, err
 	}

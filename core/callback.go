@@ -122,14 +122,22 @@ func callbackOf(cfg *Config, in AskInput, route Route) (string, error) {
 }
 
 // ShownURL is a callback URL as the event log and errors show it: its
-// scheme, host and path, without the query, fragment or user info, where
-// receivers commonly put a token of their own.
+// scheme, host and first path segment, without the rest of the path, the
+// query, fragment or user info, where receivers commonly put a token of
+// their own (a query's ?token=, a chat's /api/webhooks/<id>/<token>, a
+// workflow tool's /hooks/catch/<account>/<secret>). The event log is read
+// with a read token, which must not carry the power to post to an
+// agent's receiver.
 func ShownURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "(a callback URL that does not parse)"
 	}
-	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
+	path := u.EscapedPath()
+	if first, rest, more := strings.Cut(strings.TrimPrefix(path, "/"), "/"); more && rest != "" {
+		path = "/" + first + "/…"
+	}
+	return u.Scheme + "://" + u.Host + path
 }
 
 // WebhookKey is the key of question id's close webhook: the same on every

@@ -335,13 +335,18 @@ func (s *Service) undelivered(ctx context.Context, d Delivery, cause error) {
 }
 
 // loggedRoom is how the event log names a room of surface: a webhook's
-// URL without its query (ShownURL), a person's address or topic by its
-// pseudonym (Surface.RoomIsPersonal), so repeated failures to one
-// recipient still read as one, any other room as it is.
+// URL cut to what may be shown (ShownURL) and tagged with the start of its
+// pseudonym, so two receivers under one path still read as two; a
+// person's address or topic by its pseudonym (Surface.RoomIsPersonal), so
+// repeated failures to one recipient still read as one; any other room as
+// it is.
 func (s *Service) loggedRoom(surface Surface, room string) string {
 	switch {
 	case surface == SurfaceWebhook:
-		return ShownURL(room)
+		if room == "" {
+			return ""
+		}
+		return ShownURL(room) + " #" + s.pseudonym(Decider{Surface: surface, ID: room})[:12]
 	case surface.RoomIsPersonal():
 		return s.pseudonym(Decider{Surface: surface, ID: room})
 	}
@@ -377,7 +382,13 @@ func (s *Service) Logged(d Delivery, err error) (key, reason string) {
 // worked out in one place so the two hide the same things.
 func (s *Service) logged(d Delivery, err error) (room, key, reason string) {
 	room = s.loggedRoom(d.Surface, d.Room)
-	return room, s.loggedDelivery(d.Key, d.Room, room), loggedText(err.Error(), d.Room, room)
+	reason = loggedText(err.Error(), d.Room, room)
+	if user, dm := DMUser(d.Room); dm && d.Surface.RoomIsPersonal() {
+		// A direct message to a person's address or topic: the
+		// platform's error quotes the address, not the room.
+		reason = loggedText(reason, user, room)
+	}
+	return room, s.loggedDelivery(d.Key, d.Room, room), reason
 }
 
 // loggedText is text with room replaced by shown, loggedRoom's name for

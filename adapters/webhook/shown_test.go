@@ -20,7 +20,8 @@ func (refusingTransport) RoundTrip(*http.Request) (*http.Response, error) {
 
 // A receiver's token in the callback URL's query never reaches the
 // delivery's error (logged) or the undelivered event (the event log,
-// which people with a read token see): both show the URL without it.
+// which people with a read token see): both show the URL without it, and
+// without its path past the first segment (core.ShownURL).
 func TestWebhookErrorsHideTheQuery(t *testing.T) {
 	const token = "s3cret-receiver-token"
 	recv := newReceiver(t, status(http.StatusBadGateway))
@@ -35,8 +36,9 @@ func TestWebhookErrorsHideTheQuery(t *testing.T) {
 	d := core.Delivery{Key: core.WebhookKey(id), Kind: core.DeliverWebhook, Surface: core.SurfaceWebhook,
 		Room: q.CallbackURL, QuestionID: id, CreatedAt: time.Now()}
 
+	shown := recv.url() + "…" // recv.url() is the receiver's first path segment
 	err = r.sender(t, &http.Client{Transport: refusingTransport{}}).Call(t.Context(), q, d)
-	if err == nil || strings.Contains(err.Error(), token) || !strings.Contains(err.Error(), recv.url()+"run-1") {
+	if err == nil || strings.Contains(err.Error(), token) || !strings.Contains(err.Error(), shown) {
 		t.Fatalf("the network error is %v: want it to name the URL without its query", err)
 	}
 
@@ -50,7 +52,7 @@ func TestWebhookErrorsHideTheQuery(t *testing.T) {
 		if strings.Contains(ev.Reason, token) || strings.Contains(string(ev.Payload), token) {
 			t.Fatalf("the undelivered event shows the token: %q %s", ev.Reason, ev.Payload)
 		}
-		if !strings.Contains(string(ev.Payload), recv.url()+"run-1") {
+		if !strings.Contains(string(ev.Payload), shown) {
 			t.Fatalf("the undelivered event does not name the receiver: %s", ev.Payload)
 		}
 	}

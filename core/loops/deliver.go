@@ -3,6 +3,10 @@ package loops
 import (
 	"context"
 	"errors"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"strings"
 	"time"
 
 	"github.com/askbridge/askbridge/core"
@@ -172,7 +176,7 @@ func (s *drain) deliverClaimed(ctx context.Context, c core.Courier, budgets core
 		}
 		return wait
 	}
-	err := s.svc.DeliverOne(ctx, c, d, gate)
+	err := s.deliverOne(ctx, c, d, gate)
 	if ny := (*core.NotYet)(nil); errors.As(err, &ny) {
 		d.Attempts-- // not attempted
 		s.retry(ctx, d, o, ny.After)
@@ -235,6 +239,44 @@ func (s *drain) deliverClaimed(ctx context.Context, c core.Courier, budgets core
 		o.OnError(d, core.Internal("ack", err))
 	}
 	cancel()
+}
+
+// deliverOne is svc.DeliverOne, with a panic under it (a courier's bug
+// that one question's content sets off) made the attempt's error, one
+// of unknown outcome like any other: retried, flagged as a possible
+// repeat, and given up after MaxAttempts with an undelivered event.
+// Left to end the process, the delivery, still claimed, was taken over
+// after MinIdle by another replica and ended that one too, round every
+// replica for ever, since a panic used up no attempt.
+func (s *drain) deliverOne(ctx context.Context, c core.Courier, d core.Delivery, gate func(context.Context) time.Duration) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = panicked(v)
+		}
+	}()
+	return s.svc.DeliverOne(ctx, c, d, gate)
+}
+
+// panicked is the error of an attempt that panicked with v, saying
+// where: the first frame of the panicking goroutine past runtime's own
+// (below runtime.gopanic), so the log says what to fix. It is called
+// from the deferred recover, while that stack is still there.
+func panicked(v any) error {
+	pcs := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(1, pcs)])
+	inPanic := false
+	for {
+		f, more := frames.Next()
+		switch {
+		case f.Function == "runtime.gopanic":
+			inPanic = true
+		case inPanic && !strings.HasPrefix(f.Function, "runtime."):
+			return fmt.Errorf("panic while delivering: %v (at %s, %s:%d)", v, f.Function, filepath.Base(f.File), f.Line)
+		}
+		if !more {
+			return fmt.Errorf("panic while delivering: %v", v)
+		}
+	}
 }
 
 // givesUp reports whether a failed delivery is dropped: retrying cannot

@@ -28,6 +28,12 @@ const DefaultLeaseTTL = 4 * time.Second
 // need not wait for it to lapse. A replica that restarts under the same
 // owner takes its own lease straight back.
 //
+// fn is to run until its context ends. If it returns sooner (its
+// connection gave up), the lease is released at once and this replica
+// waits a ttl before trying again, so another replica, trying every
+// ttl/4, takes the work over; renewed with nothing running under it, the
+// lease kept the work from every replica for as long as this one lived.
+//
 // onChange, if set, hears each change of leadership (for logs and
 // metrics): true when this replica takes the lease, false when it loses
 // or gives it up.
@@ -39,11 +45,7 @@ func Lead(ctx context.Context, kv Leases, key, owner string, ttl time.Duration, 
 		onChange = func(bool) {}
 	}
 	every := ttl / 4
-	defer func() {
-		rctx, cancel := core.Settle(ctx)
-		defer cancel()
-		_ = kv.Release(rctx, key, owner)
-	}()
+	defer release(ctx, kv, key, owner)
 	for ctx.Err() == nil {
 		sent := time.Now()
 		held, err := kv.Lease(ctx, key, owner, ttl)
@@ -60,22 +62,37 @@ func Lead(ctx context.Context, kv Leases, key, owner string, ttl time.Duration, 
 			defer close(done)
 			fn(lctx)
 		}()
-		keep(lctx, kv, key, owner, ttl, sent, lost)
+		ended := keep(lctx, kv, key, owner, ttl, sent, done, lost)
 		lost()
 		<-done
+		if ended {
+			release(ctx, kv, key, owner)
+		}
 		onChange(false)
+		if ended && !Sleep(ctx, ttl) {
+			return
+		}
 	}
 }
 
-// keep renews the lease every ttl/4 until ctx ends or the lease is lost,
-// and then calls lost. The lease was last confirmed by a call sent at
+// release gives up owner's lease key, even while ctx ends: a successor
+// then need not wait for it to lapse.
+func release(ctx context.Context, kv Leases, key, owner string) {
+	rctx, cancel := core.Settle(ctx)
+	defer cancel()
+	_ = kv.Release(rctx, key, owner) // one lost only waits out the ttl
+}
+
+// keep renews the lease every ttl/4 until ctx ends, the lease is lost or
+// the work under it ends on its own (done closes: it reports true), and
+// then calls lost. The lease was last confirmed by a call sent at
 // since. A renewal that errs is tried again; the lease is taken as lost
 // when a renewal is refused, or when none sent within the last ttl has
 // been confirmed, since by then another replica may hold it. That is
 // timed from when each call was sent (the store's ttl runs from when it
 // ran the call, no earlier) and does not wait for a call that hangs: a
 // store that stops answering ends the lead on time.
-func keep(ctx context.Context, kv Leases, key, owner string, ttl time.Duration, since time.Time, lost func()) {
+func keep(ctx context.Context, kv Leases, key, owner string, ttl time.Duration, since time.Time, done <-chan struct{}, lost func()) (ended bool) {
 	defer lost()
 	type renewal struct {
 		sent time.Time
@@ -91,16 +108,18 @@ func keep(ctx context.Context, kv Leases, key, owner string, ttl time.Duration, 
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return false
+		case <-done:
+			return ctx.Err() == nil
 		case <-expiry.C:
-			return
+			return false
 		case r := <-renewed:
 			pending = false
 			if r.err != nil {
 				break // tried again at the next tick
 			}
 			if !r.held {
-				return
+				return false
 			}
 			expiry.Reset(time.Until(r.sent.Add(ttl)))
 		case <-t.C:

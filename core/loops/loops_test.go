@@ -168,3 +168,35 @@ func TestLeadEndsWhenRenewalsStall(t *testing.T) {
 		t.Fatal("the leader's work went on with no renewal confirmed for fifty times the lease's ttl")
 	}
 }
+
+// TestLeadGivesUpWhenItsWorkEnds: a leader whose work ends on its own
+// (its connection gave up, with the lease still held) gives the lease
+// up, so another replica runs the work. Before, it went on renewing the
+// lease for as long as the process lived, with nothing running under
+// it: no replica polled Telegram or held the Discord gateway, and none
+// could take over.
+func TestLeadGivesUpWhenItsWorkEnds(t *testing.T) {
+	for name, open := range coretest.Stores {
+		t.Run(name, func(t *testing.T) { leadGivesUpWhenItsWorkEnds(t, open(t)) })
+	}
+}
+
+func leadGivesUpWhenItsWorkEnds(t *testing.T, st loops.Leases) {
+	const key, ttl = "loops-test:ends", 200 * time.Millisecond
+	ctx, stop := context.WithCancel(t.Context())
+	var done sync.WaitGroup
+	defer done.Wait()
+	defer stop()
+	aLeads := make(chan struct{})
+	done.Go(func() {
+		var once sync.Once
+		loops.Lead(ctx, st, key, "a", ttl, func(context.Context) { once.Do(func() { close(aLeads) }) }, nil) // ends at once
+	})
+	within(t, aLeads, "a never led")
+	bLeads := make(chan struct{})
+	done.Go(func() {
+		var once sync.Once
+		loops.Lead(ctx, st, key, "b", ttl, func(ctx context.Context) { once.Do(func() { close(bLeads) }); <-ctx.Done() }, nil)
+	})
+	within(t, bLeads, "b never led: a kept the lease after its work had ended")
+}

@@ -18,12 +18,13 @@ type Intervals struct {
 
 // Run runs svc's ticker (core.Service.Tick), heartbeat (Beat), retention
 // (Purge), reminders (Remind) and, while a downtime's re-notification is
-// due, CatchUp, until ctx ends (call svc.Boot first, once). CatchUp,
-// Purge and Remind run beside the ticker and the heartbeat (catchUpLoop,
-// every), so none of them delays readiness, a tick or a beat. Each pass
+// due, CatchUp, until ctx ends (call svc.Boot first, once). Each runs
+// beside the others (catchUpLoop, every), so none of them delays
+// readiness, a tick or a beat; the heartbeat least of all, since a
+// replica booting while it is stale takes it for a downtime. Each pass
 // is the domain's; Run only times them. Errors of one pass are reported
-// to onErr and the loop goes on: a store that is briefly away must not
-// stop the bridge.
+// to onErr (from several goroutines at once) and the loop goes on: a
+// store that is briefly away must not stop the bridge.
 func Run(ctx context.Context, svc *core.Service, l Intervals, onErr func(error)) error {
 	if l.Tick <= 0 {
 		l.Tick = time.Second
@@ -59,19 +60,24 @@ func Run(ctx context.Context, svc *core.Service, l Intervals, onErr func(error))
 	// up neither the timeouts nor the heartbeat (a replica booting meanwhile
 	// reads a stale heartbeat as downtime).
 	background.Go(func() { every(ctx, l.Remind, false, svc.Remind, onErr) })
-	tick, beat := time.NewTicker(l.Tick), time.NewTicker(l.Heartbeat)
+	// The heartbeat has a goroutine of its own, so that no tick holds it
+	// up: a tick may take long (a run's ending cut short expires all its
+	// questions in one; a store failing over retries each call), and a
+	// beat left stale past the downtime threshold meanwhile made a
+	// replica booting then (a rolling deploy) re-notify every open
+	// question and post "while you were away" digests for a bridge that
+	// was up. Nor does a beat that hangs hold up the timeouts.
+	background.Go(func() {
+		every(ctx, l.Heartbeat, false, func(ctx context.Context) (int, error) { return 0, svc.Beat(ctx) }, onErr)
+	})
+	tick := time.NewTicker(l.Tick)
 	defer tick.Stop()
-	defer beat.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-tick.C:
 			if _, err := svc.Tick(ctx); err != nil && ctx.Err() == nil {
-				onErr(err)
-			}
-		case <-beat.C:
-			if err := svc.Beat(ctx); err != nil && ctx.Err() == nil {
 				onErr(err)
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/slack-go/slack/slackevents"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 // A reply recorded as an answer stays the answer: a question closes once
@@ -15,13 +16,6 @@ import (
 // writer edit or delete it afterwards all the same, and then shows
 // "(edited)", or nothing; so the writer is told privately that the answer
 // stands as first written and the card shows it.
-
-// Notes for a recorded answer's reply that its writer edited, or that was
-// deleted (by its writer or by an administrator).
-const (
-	EditedAnswerNote  = "Your answer was recorded as you first wrote it; editing your reply does not change it. The card shows the answer that counts."
-	DeletedAnswerNote = "A reply of yours was deleted, but the answer it gave was recorded before and still stands; the card shows it."
-)
 
 // revision is an edit or a deletion of a person's reply in a thread,
 // reduced to what the adapter reads from it: the reply's words before the
@@ -76,9 +70,9 @@ func (a *Adapter) onRevision(ctx context.Context, r revision) string {
 		return ""
 	}
 	if r.deleted {
-		return DeletedAnswerNote
+		return card.DeletedAnswerNote
 	}
-	return EditedAnswerNote
+	return card.EditedAnswerNote
 }
 
 // clockSkew is how far Slack's clock (a reply's ts) may run ahead of

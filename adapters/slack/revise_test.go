@@ -7,6 +7,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/slack"
 	"github.com/askbridge/askbridge/adapters/slack/slackfake"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 // TestRevisedAnswerIsToldItStands: a thread reply recorded as the answer,
@@ -21,20 +22,20 @@ import (
 func TestRevisedAnswerIsToldItStands(t *testing.T) {
 	e := newEnv(t, false)
 	q := e.ask(core.AskInput{Kind: core.KindClarification, Text: "Which region?"})
-	card := e.card(q.ID)
+	posted := e.card(q.ID)
 	send := func(body []byte) {
 		t.Helper()
 		if status, resp, err := slackfake.Event(e.srv.URL+slack.EventsPath, secret, body).Send(t.Context()); err != nil || status != 200 {
 			t.Fatalf("event answered %d %q: %v", status, resp, err)
 		}
 	}
-	answer := e.fake.AddReply(card.Channel, card.TS, alice.ID, "eu-west-1")
+	answer := e.fake.AddReply(posted.Channel, posted.TS, alice.ID, "eu-west-1")
 	body, _ := e.fake.ReplyEvent(answer)
 	send(body)
 	if note := e.note(alice, 0); !strings.Contains(note, "Recorded") {
 		t.Fatalf("the answer was told %q", note)
 	}
-	chatter := e.fake.AddReply(card.Channel, card.TS, alice.ID, "thanks")
+	chatter := e.fake.AddReply(posted.Channel, posted.TS, alice.ID, "thanks")
 	body, _ = e.fake.ReplyEvent(chatter)
 	send(body)
 	if note := e.note(alice, 1); !strings.Contains(note, "Already closed") {
@@ -49,13 +50,13 @@ func TestRevisedAnswerIsToldItStands(t *testing.T) {
 	send(body)
 	send(body) // sent again, as Slack retries
 	edited := e.note(alice, 2)
-	if edited != slack.EditedAnswerNote {
+	if edited != card.EditedAnswerNote {
 		t.Fatalf("the edited answer was told %q", edited)
 	}
 	answer, _ = e.fake.Message(answer.Channel, answer.TS) // as edited
 	body, _ = e.fake.DeleteReply(answer)
 	send(body)
-	if note := e.note(alice, 3); note != slack.DeletedAnswerNote {
+	if note := e.note(alice, 3); note != card.DeletedAnswerNote {
 		t.Fatalf("the deleted answer was told %q", note)
 	}
 	if n := e.notesTo(alice); n != 4 {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 // A thread reply recorded as an answer stays the answer: a question
@@ -14,15 +15,7 @@ import (
 // tells the bot (a messageUpdate of eventType editMessage, a
 // messageDelete of softDeleteMessage); the writer is then told
 // privately that the answer stands as first written and the card shows
-// it, as on Slack.
-
-// Notes for a recorded answer's reply that its writer edited or
-// deleted. The words are Slack's (slack.EditedAnswerNote and
-// DeletedAnswerNote): the same event is told the same everywhere.
-const (
-	EditedAnswerNote  = "Your answer was recorded as you first wrote it; editing your reply does not change it. The card shows the answer that counts."
-	DeletedAnswerNote = "A reply of yours was deleted, but the answer it gave was recorded before and still stands; the card shows it."
-)
+// it, in card's words, as on Slack.
 
 // replyKey ties the reply id in the thread conv that was recorded as an
 // answer to its writer's AAD object id. Teams sends an edit or a
@@ -52,9 +45,9 @@ func revisionNote(act *Activity) string {
 	_ = json.Unmarshal(act.ChannelData, &data) // absent or unreadable: no event named
 	switch {
 	case act.Type == "messageUpdate" && data.EventType == "editMessage":
-		return EditedAnswerNote
+		return card.EditedAnswerNote
 	case act.Type == "messageDelete" && data.EventType == "softDeleteMessage":
-		return DeletedAnswerNote
+		return card.DeletedAnswerNote
 	}
 	return ""
 }

@@ -3,9 +3,9 @@ package teams_test
 import (
 	"testing"
 
-	"github.com/askbridge/askbridge/adapters/teams"
 	"github.com/askbridge/askbridge/adapters/teams/teamsfake"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 // TestEditedAnswerIsToldItStands: a thread reply recorded as the answer
@@ -29,7 +29,7 @@ func TestEditedAnswerIsToldItStands(t *testing.T) {
 
 	edit := e.fake.EditActivity(alice, m.Conversation, id, "us-east-1")
 	e.deliver(edit)
-	if !e.toldNow(alice, teams.EditedAnswerNote) {
+	if !e.toldNow(alice, card.EditedAnswerNote) {
 		t.Fatalf("the writer of the edited answer was told nothing (%d notes in their chat)", e.notesIn(alicesChat))
 	}
 	e.deliver(edit) // the Bot Connector's copy of the same edit
@@ -39,7 +39,7 @@ func TestEditedAnswerIsToldItStands(t *testing.T) {
 	// Someone else's deletion of it: its writer is not who Teams names.
 	e.deliver(e.fake.SoftDeleteActivity(bob, m.Conversation, id))
 	e.deliver(e.fake.SoftDeleteActivity(alice, m.Conversation, id))
-	if !e.toldNow(alice, teams.DeletedAnswerNote) {
+	if !e.toldNow(alice, card.DeletedAnswerNote) {
 		t.Fatalf("the writer of the deleted answer was told nothing (%d notes in their chat)", e.notesIn(alicesChat))
 	}
 	if got := e.get(q.ID); got.Resolution.Answer != "eu-west-1" {

@@ -174,3 +174,13 @@ func RecordedNote(q *core.Question, r core.Ref) string {
 	}
 	return "Recorded: your answer"
 }
+
+// Notes for a reply recorded as an answer whose writer edited it, or that
+// was deleted afterwards. A question closes once (law 2) and the agent may
+// already have acted on the answer, but the platforms that thread
+// replies (Slack, Teams) let the reply change all the same: its writer is
+// told privately that the answer stands as first written.
+const (
+	EditedAnswerNote  = "Your answer was recorded as you first wrote it; editing your reply does not change it. The card shows the answer that counts."
+	DeletedAnswerNote = "A reply of yours was deleted, but the answer it gave was recorded before and still stands; the card shows it."
+)

@@ -179,10 +179,14 @@ type Policies struct {
 // parser every door shares ("90s", "24h", "30d", "1d12h").
 type Duration time.Duration
 
+// UnmarshalYAML refuses a value that is not a duration with a TypeError
+// naming its line, which the decoder reports beside its own errors: any
+// other error stops the decoder with its words alone, which named
+// neither key nor line in a file of a dozen durations.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	v, err := core.ParseDuration(n.Value)
 	if err != nil {
-		return fmt.Errorf("%q is %w", n.Value, err)
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: %q is %v", n.Line, n.Value, err)}}
 	}
 	*d = Duration(v)
 	return nil

@@ -31,7 +31,7 @@ func parseFile(raw []byte, env func(string) string) (File, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(raw))
 	dec.KnownFields(true)
 	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) { // io.EOF: an empty file
-		return f, err
+		return f, decodeError(err)
 	}
 	// A second document would be ignored, and with it whatever it sets.
 	var more yaml.Node
@@ -59,6 +59,16 @@ func parseFile(raw []byte, env func(string) string) (File, error) {
 	}
 	if err := directive.ValidateExtras(f.Directives); err != nil {
 		return f, fmt.Errorf("directives: %w", err)
+	}
+	// Last, core's whole check of the file as serve puts it in force, so
+	// that what passes here is what serve runs: a fault only core knows
+	// is refused here too, with the file's path before it (and a rule's
+	// by its key, as checkPolicies names the others).
+	if _, err := core.New(nil, Settings{File: f}.coreConfig([]byte("parseFile")), nil); err != nil {
+		if re := (*core.RuleError)(nil); errors.As(err, &re) {
+			return f, re
+		}
+		return f, err
 	}
 	return f, nil
 }
@@ -206,6 +216,13 @@ func checkPolicies(f File) error {
 	}
 	if p.MaxTimeout != 0 && p.DefaultTimeout > p.MaxTimeout {
 		return fmt.Errorf("policies.default_timeout: longer than policies.max_timeout")
+	}
+	// core's own limits (bind), here so that the refusal names the key.
+	if p.Retention != 0 && time.Duration(p.Retention) < core.MinRetention {
+		return fmt.Errorf("policies.retention: must be at least %s (a closed question, and the key a retried ask finds it by, must outlive the agent's wait and its retries)", core.MinRetention)
+	}
+	if least := 2 * core.HeartbeatInterval; p.DowntimeThreshold != 0 && time.Duration(p.DowntimeThreshold) < least {
+		return fmt.Errorf("policies.downtime_threshold: must be at least %s, twice the heartbeat interval (a graceful restart would count as a downtime)", least)
 	}
 	routeNames := map[string]bool{}
 	for name := range f.Routes {

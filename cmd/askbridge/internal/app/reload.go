@@ -137,7 +137,10 @@ func (r *reloader) runReloads(ctx context.Context, hangups <-chan os.Signal) err
 
 // reload reads the file and applies it or refuses it. A file event for
 // the file in force (or the one last refused) changes nothing and is not
-// recorded: a directory sees other files change too.
+// recorded: a directory sees other files change too. The file in force
+// put back after a refusal (a bad edit undone, a deleted file restored)
+// is read, though: else the refusal would stand on the digest endpoint
+// and in the event log as this replica's last word on a file it runs.
 func (r *reloader) reload(ctx context.Context, trigger string) {
 	path := r.m.Settings.ConfigPath
 	if path == "" {
@@ -147,7 +150,7 @@ func (r *reloader) reload(ctx context.Context, trigger string) {
 	raw, err := os.ReadFile(path)
 	sum := sha256.Sum256(raw)
 	digest := hex.EncodeToString(sum[:])
-	if err == nil && trigger == reloadFile && (digest == r.digest || digest == r.refused) {
+	if err == nil && trigger == reloadFile && ((digest == r.digest && r.refused == "") || digest == r.refused) {
 		return
 	}
 	rec := core.Reload{Trigger: trigger, Replica: r.m.ReplicaID, Digest: digest}

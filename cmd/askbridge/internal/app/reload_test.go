@@ -281,6 +281,11 @@ func TestReloadRefusesABadFile(t *testing.T) {
 		// The refusal names the key, not the value: a topic is a
 		// password, and the event log is read by observers.
 		{"an ntfy topic given as its URL", reloadYAML("ops-two", "    ntfy: [\"https://ntfy.sh/dave-approvals-7f3k\"]\n"), "routes.deploy.ntfy"},
+		// Nor do the decoder's own errors, which quoted the start of a
+		// value of the wrong type and the whole of a key it did not
+		// know (a token written without its "token:").
+		{"an ntfy topic written as a string", reloadYAML("ops-two", "    ntfy: dave-approvals-7f3k\n"), "line 9: cannot unmarshal !!str into []string"},
+		{"a token written without its key", strings.Replace(reloadYAML("ops-two", ""), "token: "+reloadOpsTwo, "dave-approvals-7f3k", 1), "line 4: an unknown key"},
 		// A room on a platform this process does not run: its cards
 		// would wait in the outbox for ever. Before, it applied.
 		{"a room on a platform that is not running", reloadYAML("ops-two", "    rooms: [{surface: slack, id: C0123}]\n"), "routes.deploy.rooms[0]: slack is not running"},
@@ -302,13 +307,13 @@ func TestReloadRefusesABadFile(t *testing.T) {
 		if key, _, _ := strings.Cut(c.want, " "); !strings.Contains(logged, `"error":`) || !strings.Contains(logged, key) { // the log's JSON escapes quotes
 			t.Fatalf("%s: the log does not name %q", c.name, key)
 		}
-		if secret := "dave-approvals-7f3k"; strings.Contains(logged, secret) || strings.Contains(evs[i].Reason, secret) || strings.Contains(d.Refused.Error, secret) {
+		if secret := "dave-ap"; strings.Contains(logged, secret) || strings.Contains(evs[i].Reason, secret) || strings.Contains(d.Refused.Error, secret) {
 			t.Fatalf("%s: the refusal quotes the topic: %q", c.name, evs[i].Reason)
 		}
 	}
 	fams := apptest.Scrape(t, url, r.m.AdminToken)
-	if ok, refused := apptest.Value(fams, "askbridge_config_reloads_total", "result", "ok"), apptest.Value(fams, "askbridge_config_reloads_total", "result", "refused"); ok != 0 || refused != 9 {
-		t.Fatalf("config_reloads_total: ok %v, refused %v; want 0 and 9", ok, refused)
+	if ok, refused := apptest.Value(fams, "askbridge_config_reloads_total", "result", "ok"), apptest.Value(fams, "askbridge_config_reloads_total", "result", "refused"); ok != 0 || refused != 11 {
+		t.Fatalf("config_reloads_total: ok %v, refused %v; want 0 and 11", ok, refused)
 	}
 	// The first file still rules: deploy is ops-one's, and the tokens
 	// are as they were.

@@ -213,6 +213,8 @@ func count(n int, noun string) string {
 	switch {
 	case n == 1:
 		return "1 " + noun
+	case noun == "person":
+		return fmt.Sprintf("%d people", n)
 	case strings.HasSuffix(noun, "s"):
 		return fmt.Sprintf("%d %ses", n, noun)
 	}

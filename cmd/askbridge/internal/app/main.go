@@ -74,6 +74,7 @@ const usage = `askbridge: let an AI agent stop and ask a human.
   askbridge hook --host H         answer an agent host's permission hook (claude-code, codex)
   askbridge policy test [ASK.json] print which policy rule decides an ask, from the configuration
   askbridge audit verify [FILE...] check the event log's audit chain (the store's, or exports')
+  askbridge config check          check the settings and the configuration file as serve does at start
   askbridge healthcheck           exit 0 when the local server is ready (for container health checks)
   askbridge version               print the version
 
@@ -98,6 +99,8 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return 0
 	case "audit":
 		return cmdAudit(ctx, rest, getenv, stdin, stdout, stderr)
+	case "config":
+		return cmdConfig(ctx, rest, getenv, stdin, stdout, stderr)
 	}
 	if c, ok := cliCommands[cmd]; ok {
 		// The command's connections end with it (a test runs many in one

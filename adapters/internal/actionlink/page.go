@@ -218,8 +218,7 @@ func (p *Page) show(w http.ResponseWriter, r *http.Request, token string) {
 	}
 	f, ok := p.formFor(q, c)
 	if !ok {
-		v := view{Title: "Nothing to do", Failed: true, Question: q.Text,
-			Message: "This choice is no longer offered on the question. Nothing was recorded."}
+		v := view{Title: "Nothing to do", Failed: true, Question: q.Text, Message: notOffered(q, c.Ref)}
 		v.state(q)
 		p.render(w, http.StatusOK, v)
 		return
@@ -257,8 +256,9 @@ func (p *Page) act(w http.ResponseWriter, r *http.Request, token string) {
 	// late answer as it refuses a late click anywhere, and says why.
 	f, ok := p.formFor(q, c)
 	if !ok && q.Open() {
-		p.refuse(w, r, c, http.StatusConflict, view{Title: "Not recorded", Failed: true, Question: q.Text,
-			Message: "This choice is no longer offered on the question. Nothing was recorded."})
+		v := view{Title: "Not recorded", Failed: true, Question: q.Text, Message: notOffered(q, c.Ref)}
+		v.state(q)
+		p.refuse(w, r, c, http.StatusConflict, v)
 		return
 	}
 	text := r.PostForm.Get("text")
@@ -305,6 +305,9 @@ func (p *Page) act(w http.ResponseWriter, r *http.Request, token string) {
 		}
 		v := view{Title: "Not recorded", Failed: true, Question: q.Text, Message: card.RefusalNote(err)}
 		if errors.As(err, &closed) {
+			if note, ours := closedByRecipient(closed.Question, d); ours {
+				v.Title, v.Message = "Already recorded", note
+			}
 			v.state(closed.Question)
 		} else if code == core.CodeInvalid && ok {
 			// Shown again with what was typed, to be put right.
@@ -382,7 +385,9 @@ func (p *Page) formFor(q *core.Question, c Claims) (form, bool) {
 		if a.Ref != c.Ref {
 			continue
 		}
-		who := c.To
+		// Never the recipient whole: anyone who opens the URL reads the
+		// page, and an ntfy topic works as a password.
+		who := core.DeciderLabel(core.Decider{Surface: c.Surface, ID: c.To})
 		if p.ConfirmAddress {
 			// Masked: whoever confirms types the address themselves.
 			who = Mask(c.To)

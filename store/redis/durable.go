@@ -2,7 +2,6 @@ package redis
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -88,7 +87,7 @@ var (
 // durableClient is the Store's client when Durability is on: it passes
 // everything through, except an acknowledged transition's script, which
 // it sends with the wait behind it, pipelined on one connection of the
-// node that owns the script's keys.
+// node that runs it (write: where the cluster's redirects lead).
 type durableClient struct {
 	goredis.UniversalClient
 	d Durability
@@ -112,77 +111,135 @@ func newDurableClient(ctx context.Context, client goredis.UniversalClient, d Dur
 
 // Process sends an acknowledged script and its wait together; anything
 // else as the client would.
-//
-// A script Redis does not have (NOSCRIPT: after a restart, a failover or
-// SCRIPT FLUSH) has had its wait all the same, as the pipeline went on.
-// It is sent again at once, behind SCRIPT LOAD of every acknowledged
-// script (so their first calls find them too), with a wait of what is
-// left of Timeout: the caller waits Timeout once, not once per try. With
-// nothing left (the first wait ran out: the replicas are slow), the
-// change is made and its caller told it may not be held, as after any
-// wait that ran out; a retry learns which.
 func (c *durableClient) Process(ctx context.Context, cmd goredis.Cmder) error {
 	args := cmd.Args()
 	if len(args) < 4 || !acknowledged[fmt.Sprint(args[1])] {
 		return c.UniversalClient.Process(ctx, cmd)
 	}
-	key := fmt.Sprint(args[3])
+	cmd.SetErr(c.write(ctx, fmt.Sprint(args[3]), cmd))
+	return cmd.Err()
+}
+
+// write sends cmd (nil: only the marker) with the marker and the wait
+// behind it, pipelined on one connection of the primary of key's slot,
+// and returns cmd's error or else the wait's.
+//
+// A node that no longer serves the slot refuses the write unrun: MOVED
+// (a reshard or a failover moved the slot) or ASK (the slot is moving
+// and the write's keys have gone over). write then reads the slot map
+// again and sends it all to the node named (behind ASKING for an ASK), so
+// the wait counts the node that took the write; at most MaxRedirects
+// times, as the cluster client would, so two nodes naming each other end
+// in the redirect's error, marked (try again). NOSCRIPT (a restart, a
+// failover, a node new to the slot, SCRIPT FLUSH) sends it again at once
+// behind SCRIPT LOAD of every acknowledged script, once per node.
+//
+// Each send after the first waits what is left of Timeout (a refused
+// write's own wait ran all the same), so the caller waits Timeout once;
+// with nothing left, the change is made and its caller told it may not
+// be held, as after any wait that ran out. No redirect is followed once
+// the caller's context has ended.
+func (c *durableClient) write(ctx context.Context, key string, cmd goredis.Cmder) error {
 	node, err := c.nodeFor(ctx, key)
 	if err != nil {
-		cmd.SetErr(markErr(err))
-		return cmd.Err()
+		return markErr(err)
 	}
-	node = c.patient(node)
-	start := time.Now()
-	wait := c.waitCmd(ctx, c.d.Timeout)
-	c.send(ctx, node, key, nil, cmd, wait)
-	if first, ok := cmd.(*goredis.Cmd); ok && goredis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
-		var load []goredis.Cmder
-		for _, sc := range acknowledgedScripts {
-			load = append(load, goredis.NewStringCmd(ctx, "script", "load", sc.eval[1]))
+	// A write is sent again as a new command, whose reply is copied to
+	// first; a command of another type is sent once.
+	first, _ := cmd.(*goredis.Cmd)
+	retriable := cmd == nil || first != nil
+	start, to, try := time.Now(), route{node: node}, cmd
+	var load []goredis.Cmder
+	for sent, redirects, loaded := 0, 0, false; ; sent++ {
+		left := c.d.Timeout
+		if sent > 0 {
+			left -= time.Since(start)
 		}
-		again := goredis.NewCmd(ctx, args...)
-		again.SetFirstKeyPos(3)
-		wait = nil
-		if left := c.d.Timeout - time.Since(start); left >= time.Millisecond {
+		var wait goredis.Cmder
+		if left >= time.Millisecond {
 			wait = c.waitCmd(ctx, left)
 		}
-		c.send(ctx, node, key, load, again, wait)
-		first.SetVal(again.Val())
-		first.SetErr(again.Err())
-	}
-	if err := cmd.Err(); err != nil {
-		// Marked, so the caller is asked to retry, and a cluster client
-		// reads its slot map again before the retry.
-		if failingOver(err) {
-			cmd.SetErr(markErr(err))
-			c.reload(ctx)
+		marks := c.send(ctx, c.patient(to.node), key, to.ask, load, try, wait)
+		err := error(nil) // cmd's, or with no cmd the marker's
+		if try != nil {
+			err = try.Err()
+		} else if len(marks) > 0 {
+			err = marks[0].Err()
 		}
-		return cmd.Err()
+		if again, ok := try.(*goredis.Cmd); ok && again != first {
+			first.SetVal(again.Val())
+			first.SetErr(again.Err())
+		}
+		load = nil
+		switch {
+		case retriable && first != nil && !loaded && goredis.HasErrorPrefix(err, "NOSCRIPT"):
+			load, loaded = scriptLoads(ctx), true
+		case retriable && redirects < c.maxRedirects() && ctx.Err() == nil && isRedirect(err):
+			next, ok := c.redirected(ctx, err)
+			if !ok {
+				return c.outcome(ctx, err, wait, marks)
+			}
+			to, loaded = next, false
+			redirects++
+		default:
+			return c.outcome(ctx, err, wait, marks)
+		}
+		if first != nil {
+			again := goredis.NewCmd(ctx, first.Args()...)
+			again.SetFirstKeyPos(3)
+			try = again
+		}
+	}
+}
+
+// outcome is a write's end: err, its own error (marked, if a failover's,
+// so the caller is asked to retry, and a cluster client reads its slot
+// map again before the retry), or else whether the wait held.
+func (c *durableClient) outcome(ctx context.Context, err error, wait goredis.Cmder, marks []goredis.Cmder) error {
+	if err != nil {
+		if failingOver(err) {
+			c.reload(ctx)
+			return markErr(err)
+		}
+		return err
 	}
 	if wait == nil {
-		cmd.SetErr(markErr(&durabilityError{d: c.d, err: errNoTimeLeft}))
-		return cmd.Err()
+		return markErr(&durabilityError{d: c.d, err: errNoTimeLeft})
 	}
-	if err := c.held(wait); err != nil {
-		cmd.SetErr(markErr(err))
-		return cmd.Err()
+	if err := c.held(wait, marks...); err != nil {
+		return markErr(err)
 	}
 	return nil
 }
 
-// errNoTimeLeft is a wait not sent: the wait before Redis asked for the
-// script whole took all of Timeout.
-var errNoTimeLeft = errors.New("the script had to be loaded again, after a wait that took all the time")
+// scriptLoads are SCRIPT LOAD of every acknowledged script.
+func scriptLoads(ctx context.Context) []goredis.Cmder {
+	var load []goredis.Cmder
+	for _, sc := range acknowledgedScripts {
+		load = append(load, goredis.NewStringCmd(ctx, "script", "load", sc.eval[1]))
+	}
+	return load
+}
 
 // send sends before (if any), cmd (if any) and, unless wait is nil, the
-// marker and wait, pipelined on one connection of node.
-func (c *durableClient) send(ctx context.Context, node goredis.Cmdable, key string, before []goredis.Cmder, cmd, wait goredis.Cmder) {
+// marker and wait, pipelined on one connection of node, each command
+// that names a key behind ASKING if asked (ASK: the node serves the
+// slot's keys only to a client that says it was sent there). It returns
+// the marker's commands, whose errors say whether the wait covers what
+// the primary holds.
+func (c *durableClient) send(ctx context.Context, node goredis.Cmdable, key string, asked bool, before []goredis.Cmder, cmd, wait goredis.Cmder) []goredis.Cmder {
+	var marks []goredis.Cmder
 	_, _ = node.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		asking := func() {
+			if asked {
+				p.Do(ctx, "asking")
+			}
+		}
 		for _, b := range before {
 			_ = p.Process(ctx, b)
 		}
 		if cmd != nil {
+			asking()
 			_ = p.Process(ctx, cmd)
 		}
 		if wait == nil {
@@ -194,22 +251,26 @@ func (c *durableClient) send(ctx context.Context, node goredis.Cmdable, key stri
 		// and WAIT would vouch for what it found without knowing it is on
 		// a replica. A write of a marker in the same slot moves it past
 		// everything the primary holds, so the wait covers that too.
-		p.Set(ctx, markerKey(key), "1", 0)
+		asking()
+		marks = append(marks, p.Set(ctx, markerKey(key), "1", 0))
+		if asked {
+			// On the node a moving slot goes to, the marker is dropped
+			// again: the node it comes from may hold one too, and the
+			// move's MIGRATE would then find the key taken and stop.
+			asking()
+			marks = append(marks, p.Del(ctx, markerKey(key)))
+		}
 		_ = p.Process(ctx, wait)
 		return nil
 	})
+	return marks
 }
 
 // confirm waits until the replicas hold everything the primary of key's
-// slot holds now, for at most Timeout: send's marker and wait alone.
+// slot holds now, for at most Timeout: the marker and wait alone, sent
+// as write sends them (on to where the slot has moved).
 func (c *durableClient) confirm(ctx context.Context, key string) error {
-	node, err := c.nodeFor(ctx, key)
-	if err != nil {
-		return err
-	}
-	wait := c.waitCmd(ctx, c.d.Timeout)
-	c.send(ctx, c.patient(node), key, nil, nil, wait)
-	return c.held(wait)
+	return c.write(ctx, key, nil)
 }
 
 // markerKey is the durability marker in the slot of key: the key's hash
@@ -221,33 +282,6 @@ func markerKey(key string) string {
 		}
 	}
 	return "{" + key + "}:durable"
-}
-
-// Watch runs fn in a WATCH transaction as the client would and, once fn
-// has committed, waits on the transaction's own connection: the standing
-// approvals change this way, not by script.
-func (c *durableClient) Watch(ctx context.Context, fn func(*goredis.Tx) error, keys ...string) error {
-	var on goredis.UniversalClient = c.UniversalClient
-	if len(keys) > 0 {
-		node, err := c.nodeFor(ctx, keys[0])
-		if err != nil {
-			return markErr(err)
-		}
-		if n, ok := c.patient(node).(*goredis.Client); ok {
-			on = n
-		}
-	}
-	return on.Watch(ctx, func(tx *goredis.Tx) error {
-		if err := fn(tx); err != nil {
-			return err
-		}
-		wait := c.waitCmd(ctx, c.d.Timeout)
-		_ = tx.Process(ctx, wait)
-		if err := c.held(wait); err != nil {
-			return markErr(err)
-		}
-		return nil
-	}, keys...)
 }
 
 // waitCmd is the wait to send after a write, for at most timeout (1ms
@@ -262,8 +296,15 @@ func (c *durableClient) waitCmd(ctx context.Context, timeout time.Duration) gore
 }
 
 // held checks the wait's reply: enough replicas (and the local AOF) have
-// the write.
-func (c *durableClient) held(wait goredis.Cmder) error {
+// the write. A marker that was refused (the slot moved between the
+// write and its marker) leaves the wait vouching for older writes only,
+// so it proves nothing.
+func (c *durableClient) held(wait goredis.Cmder, marks ...goredis.Cmder) error {
+	for _, m := range marks {
+		if err := m.Err(); err != nil {
+			return &durabilityError{d: c.d, err: fmt.Errorf("the durability marker: %w", err)}
+		}
+	}
 	var local, replicas int64
 	switch w := wait.(type) {
 	case *goredis.IntCmd:
@@ -286,8 +327,9 @@ func (c *durableClient) held(wait goredis.Cmder) error {
 }
 
 // nodeFor is the client of the one server key lives on: the cluster's
-// primary for its slot, or the client itself (one server, or the primary
-// Sentinel names).
+// primary for its slot as the client's slot map has it (which a reshard
+// or a failover leaves out of date until a redirect has it read again),
+// or the client itself (one server, or the primary Sentinel names).
 func (c *durableClient) nodeFor(ctx context.Context, key string) (goredis.Cmdable, error) {
 	if cc, ok := c.UniversalClient.(*goredis.ClusterClient); ok {
 		return cc.MasterForKey(ctx, key)
@@ -321,39 +363,22 @@ func (c *durableClient) patient(node goredis.Cmdable) goredis.Cmdable {
 	if cc, ok := c.UniversalClient.(*goredis.ClusterClient); ok {
 		// Listed in the background: listing reloads the slot map (a
 		// round trip), which the caller's wait is not to wait for.
-		go func() { c.prune(primaries(cc)) }()
+		go func() { c.prune(primaries(context.Background(), cc)) }()
 	}
 	return p.patient
 }
 
 // prune drops the clones of nodes whose addresses live does not hold.
-func (c *durableClient) prune(live map[string]bool) {
+func (c *durableClient) prune(live map[string]*goredis.Client) {
 	if live == nil {
 		return // the primaries could not be listed: keep everything
 	}
 	c.patients.Range(func(addr, _ any) bool {
-		if !live[addr.(string)] {
+		if live[addr.(string)] == nil {
 			c.patients.Delete(addr)
 		}
 		return true
 	})
-}
-
-// primaries are the addresses of cc's primaries as its slot map has
-// them now; nil if it could not say.
-func primaries(cc *goredis.ClusterClient) map[string]bool {
-	live := map[string]bool{}
-	var mu sync.Mutex
-	err := cc.ForEachMaster(context.Background(), func(_ context.Context, n *goredis.Client) error {
-		mu.Lock()
-		live[n.Options().Addr] = true
-		mu.Unlock()
-		return nil
-	})
-	if err != nil {
-		return nil
-	}
-	return live
 }
 
 // patientOf is a node client's patient clone.
@@ -361,37 +386,59 @@ type patientOf struct {
 	of, patient *goredis.Client
 }
 
-// reload asks a cluster client to read its slot map again, after the
-// node it picked failed the way a moved slot or a failover does.
-func (c *durableClient) reload(ctx context.Context) {
-	if cc, ok := c.UniversalClient.(*goredis.ClusterClient); ok {
-		cc.ReloadState(ctx)
+// Watch runs fn in a WATCH transaction as the client would and, once fn
+// has committed, waits on the transaction's own connection: the standing
+// approvals change this way, not by script.
+//
+// A transaction the node sends on with MOVED (the slot moved: at WATCH,
+// at a read, or at a command queued in the MULTI, which makes EXEC
+// discard it all) wrote nothing, and runs again, fn and all, on the node
+// named, up to MaxRedirects times. One sent on with ASK (the slot is
+// moving, its key gone over) is not followed: ASKING holds for one
+// command, and fn's are the caller's. Its caller is told to try again.
+func (c *durableClient) Watch(ctx context.Context, fn func(*goredis.Tx) error, keys ...string) error {
+	var node goredis.Cmdable = c.UniversalClient
+	if len(keys) > 0 {
+		n, err := c.nodeFor(ctx, keys[0])
+		if err != nil {
+			return markErr(err)
+		}
+		node = n
+	}
+	for redirects := 0; ; redirects++ {
+		var on goredis.UniversalClient = c.UniversalClient
+		if n, ok := c.patient(node).(*goredis.Client); ok {
+			on = n
+		}
+		var queued error // a redirect a command queued in the MULTI met
+		err := on.Watch(ctx, func(tx *goredis.Tx) error {
+			tx.AddHook(queuedRedirect{&queued})
+			if err := fn(tx); err != nil {
+				return err
+			}
+			wait := c.waitCmd(ctx, c.d.Timeout)
+			_ = tx.Process(ctx, wait)
+			if err := c.held(wait); err != nil {
+				return markErr(err)
+			}
+			return nil
+		}, keys...)
+		if goredis.IsExecAbortError(err) && queued != nil {
+			err = queued
+		}
+		if !isRedirect(err) {
+			return err
+		}
+		if _, ask := goredis.IsAskError(err); !ask && redirects < c.maxRedirects() && ctx.Err() == nil {
+			if next, ok := c.redirected(ctx, err); ok {
+				node = next.node
+				continue
+			}
+		}
+		c.reload(ctx)
+		return markErr(err)
 	}
 }
-
-// durabilityError is a transition recorded on the primary that too few
-// replicas confirmed in time: maybe recorded, maybe lost if the primary
-// fails now.
-type durabilityError struct {
-	d   Durability
-	got int64
-	aof bool
-	err error // the wait's own failure, if it failed
-}
-
-func (e *durabilityError) Error() string {
-	if e.err != nil {
-		return fmt.Sprintf("recorded on the primary, but the wait for %d replicas failed: %v", e.d.Replicas, e.err)
-	}
-	how := "WAIT"
-	if e.aof {
-		how = "WAITAOF"
-	}
-	return fmt.Sprintf("recorded on the primary, but %s saw %d of %d replicas hold it within %s: it may be lost if the primary fails now",
-		how, e.got, e.d.Replicas, e.d.Timeout)
-}
-
-func (e *durabilityError) Unwrap() error { return e.err }
 
 // canWaitAOF reports whether every primary runs Redis 7.2 or later with
 // appendonly on, so WAITAOF can be used.

@@ -26,7 +26,7 @@ func TestPatientClonesOfGoneNodesAreDropped(t *testing.T) {
 		}
 		_ = node.Close()
 	}
-	c.prune(map[string]bool{last: true})
+	c.prune(map[string]*goredis.Client{last: new(goredis.Client)})
 	kept := 0
 	c.patients.Range(func(_, _ any) bool { kept++; return true })
 	if kept != 1 {

@@ -43,7 +43,7 @@ type Options struct {
 	// come only through the HTTP endpoint.
 	Gateway bool
 	// Leases, when set, keeps the gateway on one replica at a time: the one
-	// holding the lease (loops.Lead) under Owner. Every gateway connection
+	// holding the lease (loops.Leader) under Owner. Every gateway connection
 	// receives every click, so without it each replica that connects
 	// handles each click (once, thanks to FirstSeen, but with work wasted).
 	Leases loops.Leases

@@ -53,13 +53,24 @@ func (a *Adapter) Run(ctx context.Context) error {
 		a.connect(ctx)
 		return nil
 	}
-	loops.Lead(ctx, a.opts.Leases, a.gatewayKey(), a.opts.Owner, a.opts.LeaseTTL, a.connect, func(held bool) {
-		if held {
-			a.log.Info().Msg("discord: this replica holds the gateway")
-		} else {
-			a.log.Info().Msg("discord: this replica no longer holds the gateway")
-		}
-	})
+	key := a.gatewayKey()
+	loops.Leader{Leases: a.opts.Leases, Key: key, Owner: a.opts.Owner, TTL: a.opts.LeaseTTL,
+		OnChange: func(held bool) {
+			if held {
+				a.log.Info().Msg("discord: this replica holds the gateway")
+			} else {
+				a.log.Info().Msg("discord: this replica no longer holds the gateway")
+			}
+		},
+		OnError: func(err error) {
+			a.log.Error().Err(err).Str("lease", key).
+				Msg("discord: the gateway lease's store is failing; this replica holds no gateway until it answers")
+		},
+		OnRecover: func(failed int, down time.Duration) {
+			a.log.Info().Str("lease", key).Int("failed_calls", failed).Dur("down", down).
+				Msg("discord: the gateway lease's store answers again")
+		},
+	}.Run(ctx, a.connect)
 	return nil
 }
 

@@ -36,9 +36,9 @@ func leaseName(key string) string {
 
 // Lease reports a lease the store granted as held until its ttl has run
 // from when the call was sent (the store's ttl runs from when it ran the
-// call, no earlier), which is as long as loops.Lead goes on under it
+// call, no earlier), which is as long as a loops.Leader goes on under it
 // without another renewal confirmed. A renewal that fails changes
-// nothing: the lease runs out on the gauge when it runs out for Lead,
+// nothing: the lease runs out on the gauge when it runs out for the Leader,
 // rather than reading held for as long as the store is out of reach
 // while another replica, which can reach it, holds it too.
 func (l *leaseStore) Lease(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {
@@ -55,7 +55,7 @@ func (l *leaseStore) Lease(ctx context.Context, key, owner string, ttl time.Dura
 }
 
 // Release reports the lease given up whether or not the store heard of
-// it: the replica has stopped acting under it (Lead releases as it
+// it: the replica has stopped acting under it (a Leader releases as it
 // stops), and the store's copy runs out by itself.
 func (l *leaseStore) Release(ctx context.Context, key, owner string) error {
 	if name := leaseName(key); name != "" {
@@ -101,7 +101,7 @@ func (c *leaseCollector) sending() (uint64, time.Time) {
 
 // answered records the store's answer to call seq: granted until until,
 // or refused. A renewal that was still out when the lease was released
-// (Lead does not wait for it) must not bring the lease back.
+// (a Leader does not wait for it) must not bring the lease back.
 func (c *leaseCollector) answered(name string, seq uint64, granted bool, until time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -36,19 +36,30 @@ type PollState interface {
 // answers a second poller with 409).
 
 // poll long-polls getUpdates on whichever replica holds the polling
-// lease (loops.Lead): the holder renews it every second or so, the others
+// lease (loops.Leader): the holder renews it every second or so, the others
 // try as often, so a poller that dies is replaced within about five
 // seconds, and one that stops releases the lease at once. tgbotapi's
 // GetUpdatesChan is not used: it has no context, keeps the offset in
 // memory and retries a 409 every 3s for ever.
 func (a *Adapter) poll(ctx context.Context) error {
-	loops.Lead(ctx, a.opts.KV, a.leaseKey(), a.opts.Owner, a.opts.LeaseTTL, a.pollHeld, func(held bool) {
-		if held {
-			a.log.Info().Msg("telegram: this replica polls for updates")
-		} else {
-			a.log.Info().Msg("telegram: this replica no longer polls")
-		}
-	})
+	key := a.leaseKey()
+	loops.Leader{Leases: a.opts.KV, Key: key, Owner: a.opts.Owner, TTL: a.opts.LeaseTTL,
+		OnChange: func(held bool) {
+			if held {
+				a.log.Info().Msg("telegram: this replica polls for updates")
+			} else {
+				a.log.Info().Msg("telegram: this replica no longer polls")
+			}
+		},
+		OnError: func(err error) {
+			a.log.Error().Err(err).Str("lease", key).
+				Msg("telegram: the polling lease's store is failing; this replica does not poll until it answers")
+		},
+		OnRecover: func(failed int, down time.Duration) {
+			a.log.Info().Str("lease", key).Int("failed_calls", failed).Dur("down", down).
+				Msg("telegram: the polling lease's store answers again")
+		},
+	}.Run(ctx, a.pollHeld)
 	return nil
 }
 

@@ -2,7 +2,7 @@
 // API: the outbox drain that hands each surface's deliveries to its
 // courier ([Deliver], [DeliverCalls]), the lease that keeps a single
 // connection (the Telegram poller, the Discord gateway) on one replica
-// ([Lead]), and the timers of the ticker, the heartbeat, retention,
+// ([Leader]), and the timers of the ticker, the heartbeat, retention,
 // reminders and the catch-up after downtime ([Run]).
 //
 // It lives under core/ because it is core's runtime, not a door: it
@@ -28,6 +28,6 @@
 // outbox for a while, spend.go the send budgets (asked before
 // they are spent, spent right before the courier's call), handback.go
 // the turns of the deliveries a spent budget sends back to the outbox, calls.go the webhook outbox's drain
-// ([DeliverCalls]), lead.go the single-connection lease ([Lead]), run.go
+// ([DeliverCalls]), lead.go the single-connection lease ([Leader]), run.go
 // the timers ([Run], [Intervals]).
 package loops

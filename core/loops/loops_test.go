@@ -67,7 +67,7 @@ func TestLeadOneAtATime(t *testing.T) {
 	var holders atomic.Int32
 	held := make(chan string, 2)
 	lead := func(ctx context.Context, owner string, changes *[]bool, mu *sync.Mutex) {
-		loops.Lead(ctx, st, key, owner, ttl, func(ctx context.Context) {
+		leadQuietly(ctx, st, key, owner, ttl, func(ctx context.Context) {
 			if n := holders.Add(1); n != 1 {
 				t.Errorf("%s leads beside another: %d leaders", owner, n)
 			}
@@ -118,7 +118,7 @@ func TestLeadReleases(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		loops.Lead(ctx, st, key, "a", time.Hour, func(ctx context.Context) { close(held); <-ctx.Done() }, nil)
+		leadQuietly(ctx, st, key, "a", time.Hour, func(ctx context.Context) { close(held); <-ctx.Done() }, nil)
 	}()
 	<-held
 	if ok, err := st.Lease(t.Context(), key, "b", time.Hour); err != nil || ok {
@@ -161,7 +161,7 @@ func TestLeadEndsWhenRenewalsStall(t *testing.T) {
 	ctx, stop := context.WithCancel(t.Context())
 	defer stop()
 	ended := make(chan struct{})
-	go loops.Lead(ctx, st, "loops-test:stall", "a", 200*time.Millisecond, func(ctx context.Context) { <-ctx.Done(); close(ended) }, nil)
+	go leadQuietly(ctx, st, "loops-test:stall", "a", 200*time.Millisecond, func(ctx context.Context) { <-ctx.Done(); close(ended) }, nil)
 	select {
 	case <-ended:
 	case <-time.After(10 * time.Second):
@@ -190,13 +190,19 @@ func leadGivesUpWhenItsWorkEnds(t *testing.T, st loops.Leases) {
 	aLeads := make(chan struct{})
 	done.Go(func() {
 		var once sync.Once
-		loops.Lead(ctx, st, key, "a", ttl, func(context.Context) { once.Do(func() { close(aLeads) }) }, nil) // ends at once
+		leadQuietly(ctx, st, key, "a", ttl, func(context.Context) { once.Do(func() { close(aLeads) }) }, nil) // ends at once
 	})
 	within(t, aLeads, "a never led")
 	bLeads := make(chan struct{})
 	done.Go(func() {
 		var once sync.Once
-		loops.Lead(ctx, st, key, "b", ttl, func(ctx context.Context) { once.Do(func() { close(bLeads) }); <-ctx.Done() }, nil)
+		leadQuietly(ctx, st, key, "b", ttl, func(ctx context.Context) { once.Do(func() { close(bLeads) }); <-ctx.Done() }, nil)
 	})
 	within(t, bLeads, "b never led: a kept the lease after its work had ended")
+}
+
+// leadQuietly is a Leader run for a test that need not hear the store's
+// errors.
+func leadQuietly(ctx context.Context, kv loops.Leases, key, owner string, ttl time.Duration, fn func(context.Context), onChange func(bool)) {
+	loops.Leader{Leases: kv, Key: key, Owner: owner, TTL: ttl, OnChange: onChange}.Run(ctx, fn)
 }

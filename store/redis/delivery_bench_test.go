@@ -207,7 +207,7 @@ func BenchmarkTakeover(b *testing.B) {
 				}
 				done1 := make(chan struct{})
 				go func() {
-					loops.Lead(ctx1, kv1, key, "one", 0, func(ctx context.Context) { once.Do(func() { close(held) }); <-ctx.Done() }, nil)
+					loops.Leader{Leases: kv1, Key: key, Owner: "one"}.Run(ctx1, func(ctx context.Context) { once.Do(func() { close(held) }); <-ctx.Done() })
 					close(done1)
 				}()
 				<-held
@@ -216,7 +216,7 @@ func BenchmarkTakeover(b *testing.B) {
 				done2 := make(chan struct{})
 				asked := &askedLeases{Leases: stores[1], refused: make(chan struct{}, 1)}
 				go func() {
-					loops.Lead(ctx2, asked, key, "two", 0, func(ctx context.Context) { second <- time.Now(); <-ctx.Done() }, nil)
+					loops.Leader{Leases: asked, Key: key, Owner: "two"}.Run(ctx2, func(ctx context.Context) { second <- time.Now(); <-ctx.Done() })
 					close(done2)
 				}()
 				<-asked.refused // the second is waiting for the lease

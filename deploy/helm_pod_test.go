@@ -132,3 +132,29 @@ func TestChartPinsTheImageByDigest(t *testing.T) {
 		}
 	}
 }
+
+// TestChartPassesSecretValuesAsWritten: a Secret's value is a string,
+// byte for byte, and YAML reads an unquoted number its own way: Helm
+// holds a values file's numbers as floats, so toString wrote 123456789 as
+// "1.23456789e+08", a Discord application id (18 digits) rounded, and
+// 0123 as "83" (an octal number). Before, the schema took numbers and
+// booleans and the chart wrote them so, and a password or id that
+// happened to be all digits reached the pods corrupted, with no error.
+// Now anything but a string is refused by name, to be quoted.
+func TestChartPassesSecretValuesAsWritten(t *testing.T) {
+	for _, raw := range []string{"123456789", "123456789012345678", "0123", "true", "1e3"} {
+		_, err := render(t, values(t, "secret: {values: {EMAIL_SMTP_PASSWORD: "+raw+"}}"))
+		if err == nil || !strings.Contains(err.Error(), "EMAIL_SMTP_PASSWORD") {
+			t.Errorf("secret.values.EMAIL_SMTP_PASSWORD: %s, unquoted: render error %v; want one naming it", raw, err)
+		}
+	}
+	m, err := render(t, values(t, `secret: {values: {EMAIL_SMTP_PASSWORD: "0123", DISCORD_APP_ID: "123456789012345678"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{"EMAIL_SMTP_PASSWORD": "0123", "DISCORD_APP_ID": "123456789012345678"} {
+		if got := m.secret.StringData[k]; got != want {
+			t.Errorf("the Secret's %s is %q; want %q, as written", k, got, want)
+		}
+	}
+}

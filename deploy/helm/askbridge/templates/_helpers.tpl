@@ -32,3 +32,13 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- .Files.Get "files/askbridge.yaml" -}}
 {{- end -}}
 {{- end -}}
+
+{{/* "true" when the Service carries the metrics port. That port takes no
+     token, and each scrape counts the store's open questions, so only a
+     Service that stays inside the cluster (ClusterIP, for a
+     ServiceMonitor) carries it: a NodePort or LoadBalancer Service would
+     open it on every node, or to whoever reaches the balancer. The pods
+     are scraped through their annotations whatever the Service. */}}
+{{- define "askbridge.metricsOnService" -}}
+{{- and .Values.metrics.enabled (eq .Values.service.type "ClusterIP") -}}
+{{- end -}}

@@ -16,7 +16,7 @@ import (
 // sent, acking them or handing them back, and leaving.
 type Claims interface {
 	Claim(ctx context.Context, surface Surface, consumer string, max int, minIdle, block time.Duration) ([]Delivery, error)
-	Extend(ctx context.Context, surface Surface, consumer string, ids []string) error
+	Extend(ctx context.Context, surface Surface, consumer string, ids []string) (lost []string, err error)
 	Ack(ctx context.Context, surface Surface, id string) error
 	Retry(ctx context.Context, d Delivery, consumer string, after time.Duration) error
 	Leave(ctx context.Context, surface Surface, consumer string, idle time.Duration) error

@@ -331,8 +331,13 @@ type Outbox interface {
 	Retry(ctx context.Context, d Delivery, consumer string, after time.Duration) error
 	// Extend tells the store that consumer is still working on the
 	// claimed deliveries ids, so that they do not look idle and are not
-	// taken over while a slow send is on its way.
-	Extend(ctx context.Context, surface Surface, consumer string, ids []string) error
+	// taken over while a slow send is on its way. lost lists those of
+	// ids that are no longer consumer's claims (another consumer took
+	// them over while this one was frozen past the idle limit, or they
+	// were acked or handed back), which it renews not: consumer must not
+	// send them, or they go out twice, the second unflagged (law 4). With
+	// an error, lost lists those the store could still tell of.
+	Extend(ctx context.Context, surface Surface, consumer string, ids []string) (lost []string, err error)
 	// Cancel takes back the delivery p names, enqueued with a Delay, so
 	// that it is never handed out, and reports whether it did, in one
 	// atomic step. It leaves the delivery alone (false) once a claim has

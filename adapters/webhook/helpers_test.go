@@ -332,9 +332,9 @@ func (s *crashingStore) Retry(ctx context.Context, d core.Delivery, consumer str
 	return s.Store.Retry(ctx, d, consumer, after)
 }
 
-func (s *crashingStore) Extend(ctx context.Context, sf core.Surface, consumer string, ids []string) error {
+func (s *crashingStore) Extend(ctx context.Context, sf core.Surface, consumer string, ids []string) ([]string, error) {
 	if s.dead.Load() {
-		return errDead
+		return nil, errDead
 	}
 	return s.Store.Extend(ctx, sf, consumer, ids)
 }

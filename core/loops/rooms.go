@@ -2,6 +2,7 @@ package loops
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -356,7 +357,12 @@ func (r *rooms) set(name string, p phase) {
 }
 
 // heartbeat renews the claims on what is held every MinIdle/3 until ctx
-// ends, so a slow send is never taken over from a live consumer.
+// ends, so a slow send is never taken over from a live consumer. A
+// claim the store no longer counts as this consumer's (it was frozen
+// past MinIdle, a GC pause or a stopped VM, and another replica took it
+// over) is dropped unsent from its room's queue (law 4: the other
+// replica sends it now, and a second copy from here would go out
+// unflagged), and logged once, with the count.
 func (r *rooms) heartbeat(ctx context.Context) {
 	surface := r.c.Surface()
 	t := time.NewTicker(r.o.MinIdle / 3)
@@ -371,13 +377,51 @@ func (r *rooms) heartbeat(ctx context.Context) {
 			for id := range r.held {
 				ids = append(ids, id)
 			}
+			claim := r.claim
 			r.mu.Unlock()
 			if len(ids) == 0 {
 				continue
 			}
-			if err := r.s.store.Extend(ctx, surface, r.o.Consumer, ids); err != nil && ctx.Err() == nil {
+			lost, err := r.s.store.Extend(ctx, surface, r.o.Consumer, ids)
+			if err != nil && ctx.Err() == nil {
 				r.o.OnError(core.Delivery{Surface: surface}, core.Internal("extend", err))
+			}
+			if n := r.drop(lost, claim); n > 0 {
+				r.o.OnError(core.Delivery{Surface: surface}, core.Internal("extend",
+					fmt.Errorf("%d claimed deliveries were taken over by another consumer: dropped unsent", n)))
 			}
 		}
 	}
+}
+
+// drop takes the deliveries ids out of the rooms' queues, unsent, and
+// reports how many it took. Only those of claim or an earlier one: the
+// store answered of ids after that claim, so one claimed again since
+// (handed back and claimed anew under the same id) is this consumer's.
+// A room's current delivery is left to finish: its send may be out.
+func (r *rooms) drop(ids []string, claim uint64) int {
+	if len(ids) == 0 {
+		return 0
+	}
+	gone := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		gone[id] = true
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, rm := range r.rooms {
+		rm.queue = slices.DeleteFunc(rm.queue, func(q queued) bool {
+			if !gone[q.d.ID] || q.claim > claim {
+				return false
+			}
+			r.release(q.d.ID)
+			n++
+			return true
+		})
+	}
+	if n > 0 {
+		r.signal()
+	}
+	return n
 }

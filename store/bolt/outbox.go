@@ -343,30 +343,36 @@ func (s *Store) Retry(ctx context.Context, d core.Delivery, consumer string, aft
 	return nil
 }
 
-// Extend renews consumer's leases on ids, so they do not look idle.
-func (s *Store) Extend(ctx context.Context, surface core.Surface, consumer string, ids []string) error {
+// Extend renews consumer's leases on ids, so they do not look idle, and
+// reports those that are not consumer's any more (acked, handed back, or
+// claimed by another consumer after they idled), which it leaves alone.
+func (s *Store) Extend(ctx context.Context, surface core.Surface, consumer string, ids []string) ([]string, error) {
 	const op = "extend"
 	seqs := make([]uint64, 0, len(ids))
 	for _, id := range ids {
 		seq, err := parseDeliveryID(id)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		seqs = append(seqs, seq)
 	}
-	return s.update(ctx, op, func(tx *bbolt.Tx) error {
+	var lost []string
+	err := s.update(ctx, op, func(tx *bbolt.Tx) error {
+		lost = lost[:0] // the committer may run this again
 		ob, lb := tx.Bucket(outboxBucket(surface)), tx.Bucket(leaseBucket(surface))
 		if ob == nil || lb == nil {
+			lost = append(lost, ids...)
 			return errNoChange
 		}
 		now := s.now()
 		changed := false
-		for _, seq := range seqs {
+		for i, seq := range seqs {
 			_, rec, err := readOutbox(tx, surface, seq)
 			if rec == nil && err != errNoChange {
 				return err
 			}
 			if rec == nil || rec.Lease == nil || rec.Lease.Consumer != consumer {
+				lost = append(lost, ids[i])
 				continue
 			}
 			if err := dropLease(tx, surface, rec, seq); err != nil {
@@ -390,6 +396,10 @@ func (s *Store) Extend(ctx context.Context, surface core.Surface, consumer strin
 		}
 		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	return lost, nil
 }
 
 // Leave has nothing to forget: the embedded store keeps no list of

@@ -97,7 +97,8 @@
 // long, then new ones, moving due retries and delayed deliveries onto the
 // stream), [Store.Ack], [Store.Retry] (retry.lua: off the stream into the
 // zset of retries, in one step), [Store.Extend] (extend.lua: a slow send
-// keeps its claim) and [Store.Leave] (leave.lua). pending.go the
+// keeps its claim, and the claims another consumer took over are named,
+// so the drain drops them unsent) and [Store.Leave] (leave.lua). pending.go the
 // deliveries enqueued with a delay: their enqueue (later.lua), their part
 // of a commit's call, and [Store.Cancel] (cancel.lua), taking one back
 // until a claim has put it on the stream. stats.go [Store.OutboxStat],

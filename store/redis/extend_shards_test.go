@@ -52,7 +52,7 @@ func TestExtendRenewsEveryShardItCan(t *testing.T) {
 		if err := c.Do(ctx, "XCLAIM", good, "askbridge", "a", 0, healthy, "IDLE", time.Hour.Milliseconds(), "JUSTID").Err(); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Extend(ctx, core.SurfaceSlack, "a", ids); err == nil {
+		if _, err := s.Extend(ctx, core.SurfaceSlack, "a", ids); err == nil {
 			t.Fatal("Extend with a failing shard reported no error")
 		}
 		p, err := c.XPendingExt(ctx, &goredis.XPendingExtArgs{Stream: good, Group: "askbridge", Start: healthy, End: healthy, Count: 1}).Result()

@@ -315,38 +315,47 @@ func (s *Store) Retry(ctx context.Context, d core.Delivery, consumer string, aft
 // Extend renews consumer's claims on ids, every shard at once and each
 // on its own: a shard failing over (seconds, against a MinIdle of ten)
 // must not leave the others' claims to go idle, or another replica takes
-// over deliveries this one is still sending. Its error joins the failing
-// shards'.
-func (s *Store) Extend(ctx context.Context, surface core.Surface, consumer string, ids []string) error {
+// over deliveries this one is still sending. It reports those ids that
+// are no longer consumer's (extend.lua's list), from every shard that
+// answered; its error joins the failing shards'.
+func (s *Store) Extend(ctx context.Context, surface core.Surface, consumer string, ids []string) ([]string, error) {
 	const op = "redis extend"
 	byShard := make(map[int][]any)
+	asGiven := make(map[string]string, len(ids)) // "<shard> <stream id>" to the caller's id
 	for _, id := range ids {
 		shard, streamID, err := s.parseDeliveryID(op, surface, id)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		byShard[shard] = append(byShard[shard], streamID)
+		asGiven[strconv.Itoa(shard)+" "+streamID] = id
 	}
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
 		errs []error
+		lost []string
 	)
 	for shard, sids := range byShard {
 		wg.Go(func() {
 			args := append([]any{s.group, consumer}, sids...)
-			if _, err := s.run(ctx, extendScript, []string{s.k.outbox(shard, surface)}, args...); err != nil {
-				mu.Lock()
+			r, err := s.run(ctx, extendScript, []string{s.k.outbox(shard, surface)}, args...)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
 				errs = append(errs, fmt.Errorf("shard %d: %w", shard, err))
-				mu.Unlock()
+				return
+			}
+			for _, sid := range r.list {
+				lost = append(lost, asGiven[strconv.Itoa(shard)+" "+sid])
 			}
 		})
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return core.Internal(op, err)
+		return lost, core.Internal(op, err)
 	}
-	return nil
+	return lost, nil
 }
 
 // Leave removes consumer from every shard's group of surface once it holds

@@ -126,7 +126,7 @@ func testExtend(t *testing.T, h Harness) {
 	late := 0
 	for end := time.Now().Add(3 * idle); time.Now().Before(end); {
 		renewed := time.Now()
-		if err := e.store.Extend(t.Context(), core.SurfaceSlack, "a", []string{d.ID}); err != nil {
+		if _, err := e.store.Extend(t.Context(), core.SurfaceSlack, "a", []string{d.ID}); err != nil {
 			t.Fatal(err)
 		}
 		ds, err := e.store.Claim(t.Context(), core.SurfaceSlack, "b", 10, idle, 0)
@@ -142,7 +142,7 @@ func testExtend(t *testing.T, h Harness) {
 		time.Sleep(idle / 4)
 	}
 	// b's renewal of a's claim renews nothing; once a stops, b takes over.
-	if err := e.store.Extend(t.Context(), core.SurfaceSlack, "b", []string{d.ID}); err != nil {
+	if _, err := e.store.Extend(t.Context(), core.SurfaceSlack, "b", []string{d.ID}); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)

@@ -9,14 +9,18 @@
 -- ARGV[2]  consumer
 -- ARGV[3..] stream ids
 --
--- Returns {C_OK, number renewed}
+-- Returns {C_OK, number renewed, {}, stream ids not renewed}: those no
+-- longer pending for this consumer (another consumer took them over, or
+-- they were acked), which the consumer must not send (law 4).
 
-local n = 0
+local n, lost = 0, {}
 for i = 3, #ARGV do
   local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1)
   if p[1] and p[1][2] == ARGV[2] then
     redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[i], 'JUSTID')
     n = n + 1
+  else
+    lost[#lost + 1] = ARGV[i]
   end
 end
-return {C_OK, n, {}, {}}
+return {C_OK, n, {}, lost}

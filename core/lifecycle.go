@@ -5,10 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
-
-	"golang.org/x/sync/errgroup"
 )
 
 // tickBatch bounds how many due questions one tick handles; the next tick
@@ -141,27 +138,6 @@ type BootReport struct {
 	At time.Time
 }
 
-// awayKey is the Values key under which Boot records a downtime whose
-// re-notification is not finished, with how far it has gone; awayLease
-// is the lease that lets one replica at a time work through it.
-const (
-	awayKey   = "core:away"
-	awayLease = "core:away:lease"
-)
-
-// awayRecord is a downtime whose open questions are still to be
-// re-notified.
-type awayRecord struct {
-	// Since is the last heartbeat before the downtime; it names the
-	// reminders' delivery keys, so a repeat after a crash is recognisable.
-	Since time.Time `json:"since"`
-	// Booted is when the bridge came back: questions asked later were
-	// never missed and get no reminder.
-	Booted time.Time `json:"booted"`
-	// Cursor is the ListOpen position up to which reminders are stored.
-	Cursor string `json:"cursor,omitempty"`
-}
-
 // Boot runs once at start: it swaps the heartbeat and, if the bridge was
 // away longer than the threshold, records the downtime (CatchUp then
 // re-notifies every open question, in bounded batches, while the bridge
@@ -236,31 +212,28 @@ func (s *Service) Unboot(ctx context.Context, rep BootReport) error {
 	return nil
 }
 
-// catchUpPage is how many open questions CatchUp reads, and records its
-// progress after; catchUpParallel is how many of their re-notifications
-// (and of a reminder pass's reminders, Remind) are in flight at once
-// (the embedded store commits concurrent ones together).
-const (
-	catchUpPage     = 100
-	catchUpParallel = 8
-)
-
-// catchUpLease is how long a replica holds the catch-up without renewing
-// it (it renews every page); a dead holder's share is taken over after it.
-const catchUpLease = time.Minute
-
 // CatchUp re-notifies the open questions that a downtime recorded by Boot
 // left waiting, a page at a time, recording after each page how far it
 // got, so a restart resumes rather than starts over. owner names the
 // caller for the lease that keeps two replicas from doing the same work.
 // It returns how many questions it reminded and whether the work is
-// finished (false when another replica holds it, or on error: call again
-// later). The reminders themselves go out through the outbox at each
-// platform's pace, like any delivery.
+// finished (false when another replica holds it, on error, or while a
+// failed re-notice waits to be tried again: call again later). The
+// reminders themselves go out through the outbox at each platform's
+// pace, like any delivery.
+//
+// A question whose re-notice fails does not stop the listing: it is kept
+// in the record and tried again, with a pause growing between tries, up
+// to catchUpTries times; then it is given up on, and its event log and
+// the error returned say so (law 8).
 func (s *Service) CatchUp(ctx context.Context, owner string) (reminded int, done bool, err error) {
 	const op = "catch up"
-	if raw, err := s.store.Value(ctx, awayKey); err != nil || raw == "" {
+	raw, err := s.store.Value(ctx, awayKey)
+	if err != nil || raw == "" {
 		return 0, err == nil, Internal(op, err) // nothing to catch up, without taking the lease
+	}
+	if rec, err := parseAway(raw); err == nil && rec.waiting(s.now()) {
+		return 0, false, nil // its retries' pause is not over
 	}
 	leased := false
 	defer func() {
@@ -273,10 +246,14 @@ func (s *Service) CatchUp(ctx context.Context, owner string) (reminded int, done
 			_ = s.store.Release(rctx, awayLease, owner) // a release lost only waits out the lease
 		}
 	}()
+	var (
+		failed []error // re-notices that failed, each kept for a later try
+		listed bool    // this call listed a page: retries wait for the next
+	)
 	for {
 		held, err := s.lease(ctx, awayLease, owner, catchUpLease)
 		if err != nil || !held {
-			return reminded, false, Internal(op, err)
+			return reminded, false, errors.Join(append(failed, Internal(op, err))...)
 		}
 		leased = true
 		// The record is read under the lease, at every page: another
@@ -284,103 +261,74 @@ func (s *Service) CatchUp(ctx context.Context, owner string) (reminded int, done
 		// this one waited or was slow, and its pages are not done twice.
 		raw, err := s.store.Value(ctx, awayKey)
 		if err != nil {
-			return reminded, false, Internal(op, err)
+			return reminded, false, errors.Join(append(failed, Internal(op, err))...)
 		}
 		if raw == "" {
-			return reminded, true, Internal(op, s.store.Release(ctx, awayLease, owner))
+			return reminded, len(failed) == 0, s.finishCatchUp(ctx, owner, failed)
 		}
-		var rec awayRecord
-		if err := json.Unmarshal([]byte(raw), &rec); err != nil {
-			return reminded, false, Internal(op, fmt.Errorf("downtime record %q: %w", raw, err))
-		}
-		down := rec.Booted.Sub(rec.Since)
-		reason := fmt.Sprintf("re-notified after askbridge was away for %s", down.Round(time.Second))
-		purpose := "away" + rec.Since.Format("20060102T150405.000")
-		qs, next, err := s.store.ListOpen(ctx, rec.Cursor, catchUpPage)
+		rec, err := parseAway(raw)
 		if err != nil {
 			return reminded, false, Internal(op, err)
 		}
-		n, err := s.remindAll(ctx, qs, rec.Booted, reason, purpose)
-		reminded += n
-		if err != nil {
-			return reminded, false, err
+		down := rec.Booted.Sub(rec.Since)
+		p := awayPass{
+			reason:  fmt.Sprintf("re-notified after askbridge was away for %s", down.Round(time.Second)),
+			purpose: "away" + rec.Since.Format("20060102T150405.000"),
+			booted:  rec.Booted,
 		}
-		if next == "" {
-			if err := s.store.SetValue(ctx, awayKey, ""); err != nil {
-				return reminded, false, Internal(op, err)
+		switch {
+		case !rec.Listed:
+			qs, next, err := s.store.ListOpen(ctx, rec.Cursor, catchUpPage)
+			if err != nil {
+				return reminded, false, errors.Join(append(failed, Internal(op, err))...)
 			}
-			return reminded, true, Internal(op, s.store.Release(ctx, awayLease, owner))
+			n, bad := s.remindAll(ctx, qs, p)
+			reminded += n
+			if len(rec.Retry)+len(bad) > catchUpRetries {
+				// Too many failing to keep each: the store is failing
+				// for more than a few questions, and the page is taken
+				// again later (its claims remind no one twice).
+				return reminded, false, errors.Join(append(failed, bad.errs()...)...)
+			}
+			now := s.now()
+			for _, f := range bad {
+				rec.Retry = append(rec.Retry, awayRetry{ID: f.id, Tries: 1, After: now.Add(retryAfter(1))})
+			}
+			failed = append(failed, bad.errs()...)
+			rec.Cursor, rec.Listed, listed = next, next == "", true
+		case len(rec.Retry) == 0:
+			if err := s.store.SetValue(ctx, awayKey, ""); err != nil {
+				return reminded, false, errors.Join(append(failed, Internal(op, err))...)
+			}
+			return reminded, len(failed) == 0, s.finishCatchUp(ctx, owner, failed)
+		case listed || rec.waiting(s.now()):
+			// The questions that failed on this call's pages are tried
+			// again by the next call, not at once.
+			return reminded, false, errors.Join(failed...)
+		default:
+			n, errs := s.retryAway(ctx, &rec, p)
+			reminded += n
+			failed = append(failed, errs...)
 		}
-		rec.Cursor = next
 		b, err := json.Marshal(rec)
 		if err != nil {
 			return reminded, false, Internal(op, err)
 		}
 		if err := s.store.SetValue(ctx, awayKey, string(b)); err != nil {
-			return reminded, false, Internal(op, err)
+			return reminded, false, errors.Join(append(failed, Internal(op, err))...)
 		}
 	}
 }
 
-// remindAll re-notifies the questions of one page that were open before
-// booted, catchUpParallel at a time, and says how many it reminded. A
-// question closed or purged meanwhile is skipped. Each re-notice is
-// claimed (renotifyOnce), so a page that failed partway and is taken
-// again reminds only those it had not; on a route that reminds, the
-// claim of the reminder due now, which the re-notice stands for, is taken
-// before it, so the route's own pass does not send it seconds later.
-func (s *Service) remindAll(ctx context.Context, qs []*Question, booted time.Time, reason, purpose string) (int, error) {
-	var (
-		g        errgroup.Group
-		mu       sync.Mutex
-		reminded int
-		errs     []error
-	)
-	g.SetLimit(catchUpParallel)
-	retention := s.conf().cfg.Retention
-	for _, q := range qs {
-		if q.CreatedAt.After(booted) {
-			continue // asked after the bridge came back: nothing was missed
-		}
-		if !q.Deadline.After(s.now()) {
-			// Its deadline passed while the bridge was away: the ticker
-			// times it out, asks it again or escalates it, and that tells
-			// the rooms; a re-notice beside it would say it twice, or call
-			// on people to answer what is about to close.
-			continue
-		}
-		g.Go(func() error {
-			now := s.now()
-			route := s.routeOrNone(q)
-			var (
-				stored bool
-				err    error
-			)
-			if k := route.dueReminder(q, now); k >= 1 {
-				// The re-notice stands for the route's reminder due now:
-				// its claim is taken first, so that no pass sends that
-				// reminder beside it, even one running meanwhile. Held
-				// already (sent before the downtime, at the cap) is no
-				// matter: the re-notice goes out all the same.
-				_, err = s.store.Lease(ctx, reminderClaim(q.ID, k), string(NewID(0)), reminderClaimTTL(q, now, retention))
-			}
-			if err == nil {
-				stored, err = s.renotifyOnce(ctx, "away:"+purpose+":"+string(q.ID), q, reason, roomDeliveries(q, route, DeliverRemind, purpose, now), now, retention)
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case stored:
-				reminded++
-			case err == nil, ErrorCode(err) == CodeNotFound:
-			default:
-				errs = append(errs, Internal("remind "+string(q.ID), err))
-			}
-			return nil // every error is kept, not the first alone
-		})
+// finishCatchUp ends a catch-up whose record is gone: the lease goes back
+// here when it is done; with failed (re-notices given up on this call)
+// it is not done, for the caller to hear of them, and the deferred
+// release in CatchUp gives the lease back.
+func (s *Service) finishCatchUp(ctx context.Context, owner string, failed []error) error {
+	if len(failed) > 0 {
+		return errors.Join(failed...)
 	}
-	_ = g.Wait()
-	return reminded, errors.Join(errs...)
+	return Internal("catch up", s.store.Release(ctx, awayLease, owner))
 }
 
 // Beat records that the bridge is up.

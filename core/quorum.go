@@ -265,7 +265,9 @@ func (s *Service) quorumOf(in AskInput, route Route) (int, error) {
 // voteTransition turns an answer to a question with a quorum into one
 // vote. The transition carries the resolution this vote closes the
 // question with if it is the one that reaches the threshold for its
-// choice; the store counts atomically and decides (law 1).
+// choice, or, on an approval whose denies already reach theirs (a reload
+// lowered it), the denial any vote now closes it with; Next counts
+// against the question as stored and decides (law 10).
 func (s *Service) voteTransition(q *Question, in AnswerInput, res *Resolution, now time.Time) (Transition, error) {
 	const op = "answer"
 	d := publicDecider(in.Decider)
@@ -278,18 +280,34 @@ func (s *Service) voteTransition(q *Question, in AnswerInput, res *Resolution, n
 			}
 		}
 	}
-	also := s.voterKeys(d)
+	also, denies := s.voterKeys(d), 0
 	for _, prev := range q.Votes {
-		if sameVoter(prev, v.Key, also) {
+		switch {
+		case sameVoter(prev, v.Key, also):
 			return Transition{}, AlreadyCounted(op)
-		}
-		if !s.voterAllowed(q, prev) {
+		case !s.voterAllowed(q, prev):
 			v.Discounted = append(v.Discounted, prev.Key)
+		case prev.Choice == DenyOption:
+			denies++
 		}
 	}
-	needed := q.Quorum
-	if q.Kind == KindApproval && v.Choice == DenyOption {
-		needed = s.denyThreshold(q)
+	needed, closing, reason := q.Quorum, *res, ""
+	if q.Kind == KindApproval {
+		switch denyAt := s.denyThreshold(q); {
+		case v.Choice == DenyOption:
+			needed = denyAt
+		case denies >= denyAt:
+			// The denies in close it already: a reload since the last of
+			// them took people off the routes, and approval can no longer
+			// reach the quorum. This vote closes it denied, as the next
+			// deny would; one may never come (nobody left to cast it),
+			// and it would wait out its deadline meanwhile.
+			needed = 1
+			denied := false
+			closing.Approved = &denied
+			reason = fmt.Sprintf("denied: after %d %s, approval can no longer reach the quorum of %d among those who may decide now",
+				denies, Plural(denies, "deny", "denies"), q.Quorum)
+		}
 	}
 	// json.Marshal, not %q: Go quotes some runes (tag characters, as in
 	// flag emoji) in an escape JSON refuses, and both stores refused the vote.
@@ -302,14 +320,14 @@ func (s *Service) voteTransition(q *Question, in AnswerInput, res *Resolution, n
 	}
 	// The closing vote's words are its vote's, kept with every other
 	// vote, not the resolution's: the resume lists them all.
-	r := *res
+	r := closing
 	r.Reason, r.ClosedBy = "", CloserQuorum
 	return Transition{
 		Vote:       &v,
 		VoterKeys:  also,
 		Needed:     needed,
 		Resolution: &r,
-		Event:      s.closeEvent(q, &r, ""),
+		Event:      s.closeEvent(q, &r, reason),
 		VoteEvent: Event{QuestionID: q.ID, RunID: q.RunID, At: now, Kind: EventVoted,
 			Actor: s.pseudonym(d), Surface: d.Surface, Payload: payload},
 	}, nil

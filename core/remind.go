@@ -144,7 +144,9 @@ func (a actors) has(d Decider) bool {
 	return a.accounts[d.Surface][d.ID]
 }
 
-// actedOn lists who has acted on q so far: answered a form item, voted.
+// actedOn lists who has acted on q so far: answered a form item, voted,
+// by the name or account stored with each act. WaitingOn reads it;
+// reminders read actedAs, which follows a reload as the chokepoint does.
 func actedOn(q *Question) actors {
 	a := actors{people: map[string]bool{}, accounts: map[Surface]map[string]bool{}}
 	for d := range q.actions() {
@@ -168,8 +170,25 @@ func (s *Service) HasActed(q *Question, surface Surface, id string) bool {
 	if s == nil {
 		return false
 	}
-	d := s.identify(Decider{Surface: surface, ID: id}).Decider
-	return d.Person != "" && actedOn(q).has(d)
+	return s.actedAs(q, s.identify(Decider{Surface: surface, ID: id}).Decider)
+}
+
+// actedAs reports whether d (identified as configured now, or a person
+// by name alone) has acted on q as the chokepoint counts a vote as
+// theirs (sameVoter): under their person's name, from any account the
+// configuration gives them now, or from d's own account. So a reminder
+// skips exactly those whose vote would be refused as already counted,
+// across reloads that tied an account to a person or renamed one; read
+// by the name stored with each act alone, such a person was called on
+// to cast the vote the chokepoint then refused.
+func (s *Service) actedAs(q *Question, d Decider) bool {
+	key, also := VoteKey(d), s.voterKeys(d)
+	for a := range q.actions() {
+		if sameVoter(Vote{Key: VoteKey(a), Decider: a}, key, also) {
+			return true
+		}
+	}
+	return false
 }
 
 // Mention is one account or role a reminder calls on.
@@ -211,7 +230,6 @@ func (s *Service) CallOn(q *Question, surface Surface) []Mention {
 	}
 	var out []Mention
 	dir := s.conf().dir
-	done := actedOn(q)
 	seen := map[string]bool{}
 	add := func(m Mention) {
 		key := fmt.Sprint(m.Role, m.ID)
@@ -221,7 +239,7 @@ func (s *Service) CallOn(q *Question, surface Surface) []Mention {
 		}
 	}
 	for _, p := range s.routePeople(route) {
-		if done.people[p.Name] {
+		if s.actedAs(q, Decider{Person: p.Name}) {
 			continue
 		}
 		for _, id := range p.IDs[surface] {
@@ -234,7 +252,7 @@ func (s *Service) CallOn(q *Question, surface Surface) []Mention {
 		case entry.Role != "":
 			add(Mention{ID: entry.Role, Role: true})
 		default:
-			if d := s.identify(Decider{Surface: surface, ID: e}).Decider; !done.has(d) {
+			if d := s.identify(Decider{Surface: surface, ID: e}).Decider; !s.actedAs(q, d) {
 				add(Mention{ID: e, Name: dir.people[d.Person].DisplayName})
 			}
 		}

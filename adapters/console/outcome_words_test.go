@@ -45,7 +45,7 @@ func TestAWithdrawalSaysWhyOnce(t *testing.T) {
 		reason, want string
 		shown        bool
 	}{
-		{agent, "answered at the host", "Withdrawn by the agent on 2026-11-30 09:00 UTC: answered at the host", false},
+		{agent, "answered at the host", "Withdrawn by the agent on 2026-11-30 09:00 UTC, saying “answered at the host”", false},
 		{agent, "", "Withdrawn by the agent on 2026-11-30 09:00 UTC", false},
 		{core.Decider{Surface: core.SurfaceConsole, ID: opBob.name, Name: opBob.name}, "", "Withdrawn by an operator", false},
 		{core.Decider{Surface: core.SurfaceConsole, ID: opBob.name, Name: opBob.name}, "wrong repo", "Withdrawn by an operator", true},

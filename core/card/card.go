@@ -29,8 +29,17 @@ const HardToReverseMarker = "HARD TO REVERSE"
 // reversibility: nobody said, and nobody guesses.
 const UnclassifiedMarker = "REVERSIBILITY NOT STATED"
 
-// EscalatedMarker is shown on a card posted to an escalation route.
-const EscalatedMarker = "Escalated: nobody answered in time"
+// EscalatedMarker is shown on a card posted to an escalation route, of a
+// question nobody had answered any of. One that held votes or answered
+// parts says what was missing instead: a question escalates at its
+// deadline whatever it holds, and "nobody answered" beside a tally or
+// progress naming who had would be false (law 12).
+const (
+	EscalatedMarker      = "Escalated: nobody answered in time"
+	EscalatedVotesMarker = "Escalated: not enough people agreed in time"
+	EscalatedItemsMarker = "Escalated: only partly answered in time"
+	EscalatedCallsMarker = "Escalated: only partly decided in time"
+)
 
 // RepeatMarker is shown on a card posted again after an attempt that may
 // have left an unrecorded copy in the room (law 4).

@@ -91,12 +91,26 @@ func markers(q *core.Question, as core.DeliveryKind, repeat bool) []Marker {
 		ms = append(ms, MarkerUnclassified)
 	}
 	if as == core.DeliverEscalate {
-		ms = append(ms, MarkerEscalated)
+		ms = append(ms, escalatedMarker(q))
 	}
 	if repeat {
 		ms = append(ms, MarkerRepeat)
 	}
 	return ms
+}
+
+// escalatedMarker is q's escalated card's marker: nobody answered, or,
+// once anything is recorded, what was missing (the votes, or some of its
+// parts). Whatever was recorded after the escalation, both are true of
+// the moment it escalated.
+func escalatedMarker(q *core.Question) Marker {
+	switch p := kindCardOf(q).parts; {
+	case len(q.Answers) > 0 && p != nil:
+		return p.escalated
+	case len(q.Votes) > 0:
+		return MarkerEscalatedVotes
+	}
+	return MarkerEscalated
 }
 
 func meta(q *core.Question) Meta {

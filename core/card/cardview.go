@@ -92,8 +92,13 @@ const (
 	MarkerHardToReverse Marker = "hard_to_reverse"
 	MarkerUnclassified  Marker = "unclassified"
 	MarkerEscalated     Marker = "escalated"
-	MarkerReminder      Marker = "reminder"
-	MarkerRepeat        Marker = "posted_again"
+	// The escalated card of a question that held votes, or answered
+	// parts, when it escalated or since (escalatedMarker).
+	MarkerEscalatedVotes Marker = "escalated_votes"
+	MarkerEscalatedItems Marker = "escalated_items"
+	MarkerEscalatedCalls Marker = "escalated_calls"
+	MarkerReminder       Marker = "reminder"
+	MarkerRepeat         Marker = "posted_again"
 )
 
 // Text is the marker's wording, the same on every surface.
@@ -105,6 +110,12 @@ func (m Marker) Text() string {
 		return UnclassifiedMarker
 	case MarkerEscalated:
 		return EscalatedMarker
+	case MarkerEscalatedVotes:
+		return EscalatedVotesMarker
+	case MarkerEscalatedItems:
+		return EscalatedItemsMarker
+	case MarkerEscalatedCalls:
+		return EscalatedCallsMarker
 	case MarkerReminder:
 		return ReminderHeading
 	case MarkerRepeat:

@@ -22,7 +22,9 @@
 // card, one section per call; approval.go an approval's "Edit and
 // approve" and standing-approval buttons and the note after a grant;
 // card.go the shared headings, markers and labels ([KindTitle],
-// [ChoiceLabel]); notes.go what a clicker is told ([RecordedNote],
+// [ChoiceLabel]); ownlabel.go how an agent's option label is drawn on a
+// button, quoted where it reads as one of askbridge's own (law 7);
+// notes.go what a clicker is told ([RecordedNote],
 // [RefusalNote]); outcome.go the one wording, for people, of who or what
 // closed a question ([OutcomeLine], [PartBy], [ClosingPerson]; law 12);
 // cutmiddle.go [CutMiddle], the one way every chat renderer cuts a call's

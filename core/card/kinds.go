@@ -38,6 +38,9 @@ type kindCard struct {
 type partWords struct {
 	noun, done string // "calls", "decided": "after 1 of 3 calls had been decided"
 	each       string // "Decided call by call"
+	// escalated marks the escalated card of a question some of whose
+	// parts were answered (escalatedMarker).
+	escalated Marker
 }
 
 // kindCards is every kind's card.
@@ -46,9 +49,9 @@ var kindCards = map[core.Shape]kindCard{
 	core.ShapeDecision:      {body: decisionBody, label: "Chosen", choice: decisionChoice, note: decisionNote},
 	core.ShapeApproval:      {body: approvalBody, label: "Verdict", choice: approvalChoice},
 	core.ShapeBatch: {body: batchBody, label: "Verdict", choice: batchChoice, note: batchNote,
-		parts: &partWords{noun: "calls", done: "decided", each: "Decided call by call"}},
+		parts: &partWords{noun: "calls", done: "decided", each: "Decided call by call", escalated: MarkerEscalatedCalls}},
 	core.ShapeForm: {body: formBody, label: "Answers", reasonless: true, choice: formChoice, note: formNote,
-		parts: &partWords{noun: "items", done: "answered", each: "Answered item by item"}},
+		parts: &partWords{noun: "items", done: "answered", each: "Answered item by item", escalated: MarkerEscalatedItems}},
 }
 
 // kindCardOf is q's kind's card; the zero kindCard (no sections, the
@@ -73,7 +76,7 @@ func decisionBody(c *Card, q *core.Question, open bool) {
 		s := Section{Kind: SectionOption, Index: i, Title: o.Title, Body: o.Writeup, Recommended: o.Recommended}
 		// Numbered as on the card, so that two titles alike up to where
 		// a platform cuts a label still give buttons told apart.
-		label := fmt.Sprintf("%d. %s", i+1, o.Title)
+		label := fmt.Sprintf("%d. %s", i+1, agentLabel(o.Title))
 		s.Actions = []Action{choice(label, o.Recommended, refOf(q, core.RefOption, -1, i))}
 		c.Sections = append(c.Sections, s)
 	}
@@ -121,7 +124,7 @@ func formBody(c *Card, q *core.Question, open bool) {
 				num = fmt.Sprintf("%d. ", i+1)
 			}
 			for j, o := range it.Options {
-				s.Actions = append(s.Actions, choice(num+o.Label, o.Recommended, refOf(q, core.RefOption, i, j)))
+				s.Actions = append(s.Actions, choice(num+agentLabel(o.Label), o.Recommended, refOf(q, core.RefOption, i, j)))
 			}
 			s.Actions = append(s.Actions, Action{Label: num + LabelSomethingElse, Ref: refOf(q, core.RefText, i, 0),
 				Style: StyleDefault, Input: InputRequired})

@@ -18,7 +18,7 @@ func TestEveryKindHasACard(t *testing.T) {
 		if k.body == nil || k.label == "" {
 			t.Errorf("kind %q's card lacks its sections or its outcome's label: %+v", sh, k)
 		}
-		if k.parts != nil && (k.note == nil || k.parts.noun == "" || k.parts.each == "") {
+		if k.parts != nil && (k.note == nil || k.parts.noun == "" || k.parts.each == "" || k.parts.escalated == "") {
 			t.Errorf("kind %q is answered in parts but lacks their words: %+v", sh, k)
 		}
 	}

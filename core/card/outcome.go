@@ -46,8 +46,11 @@ func OutcomeLine(q *core.Question) string {
 		line := "Withdrawn by the agent on " + at + progress(q)
 		if why := strings.TrimSpace(r.Reason); why != "" && r.Reason != core.DefaultCancelReason(r.Decider) {
 			// The agent's own words, such as a hook's "answered at the
-			// host" when the person answered the host's prompt first.
-			line += ": " + why
+			// host" when the person answered the host's prompt first:
+			// quoted as the agent's, so that words that read as an
+			// outcome ("Answered by Alice ...") never pass for this
+			// line's (law 7).
+			line += ", saying “" + ownQuotes.Replace(why) + "”"
 		}
 		return line
 	case core.CloserOperatorCancel:
@@ -59,6 +62,11 @@ func OutcomeLine(q *core.Question) string {
 	}
 	return ""
 }
+
+// ownQuotes turns the double quotation marks of words quoted on an
+// outcome line into single ones, so none of them ends the quote early
+// and the words after it read as the line's own.
+var ownQuotes = strings.NewReplacer(`"`, "'", "“", "'", "”", "'", "„", "'", "‟", "'", "＂", "'", "〝", "'", "〞", "'", "〟", "'", "❝", "'", "❞", "'")
 
 // ClosingPerson is the one person who closed q as a whole, where one
 // did: who answered or declined it, or the operator who withdrew it. A

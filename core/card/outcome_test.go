@@ -134,7 +134,7 @@ func TestOutcomeLineByKindAndCloser(t *testing.T) {
 		{"clarification/agent cancel", core.KindClarification, agentCancel(nil), "Withdrawn by the agent on " + at},
 		{"clarification/agent cancel with a reason", core.KindClarification, agentCancel(func(q *core.Question, r *core.Resolution) {
 			r.Reason = "the host stopped waiting (answered at the keyboard, or its hook timed out)"
-		}), "Withdrawn by the agent on " + at + ": the host stopped waiting (answered at the keyboard, or its hook timed out)"},
+		}), "Withdrawn by the agent on " + at + ", saying “the host stopped waiting (answered at the keyboard, or its hook timed out)”"},
 		{"clarification/agent cancel with the default reason", core.KindClarification, agentCancel(func(q *core.Question, r *core.Resolution) {
 			r.Reason = "withdrawn by " + string(r.Decider.Surface) + " " + r.Decider.ID
 		}), "Withdrawn by the agent on " + at},

@@ -144,11 +144,13 @@ func (e *ClosedError) Error() string {
 	case CloserOf(e.Question) == CloserQuorum:
 		// The votes for the way it closed did, the last only reaching
 		// the count; those the other way did not (card.OutcomeLine's
-		// count too).
+		// count too). The vote that closed it may be the other way (an
+		// approve after a reload left the denies in enough), so the last
+		// named is the last of those counted.
 		choice, n := ClosingChoice(e.Question), 0
 		for _, v := range e.Question.CountedVotes() {
 			if v.Choice == choice {
-				n++
+				n, who = n+1, ActorText(v.Decider)
 			}
 		}
 		switch {

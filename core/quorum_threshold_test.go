@@ -29,6 +29,12 @@ func TestDenyCountClosesOnceApprovalCannotReachTheQuorum(t *testing.T) {
 	if line := card.OutcomeLine(o.Question); !strings.Contains(strings.ToLower(line), "denied") {
 		t.Errorf("the card's outcome: %q", line)
 	}
+	// A late vote is told the denies closed it, the last of them by bob:
+	// carol approved, and her vote was not one of them.
+	_, err := f.svc.Answer(t.Context(), core.AnswerInput{QuestionID: f.q.ID, Decider: core.Decider{Surface: core.SurfaceAPI, ID: "alice-tok"}, OptionID: core.DenyOption})
+	if err == nil || !strings.Contains(err.Error(), "2 denies (the last by ") || strings.Contains(err.Error(), "carol") {
+		t.Errorf("the late vote was told %v; want the two denies, the last not carol's", err)
+	}
 
 	still := newRemovedVoter(t, removedVoterConfig(true, "alice", "bob", "carol", "dave"))
 	still.vote("alice", core.DenyOption)

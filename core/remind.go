@@ -119,42 +119,6 @@ func (s *Service) dmDeliveries(q *Question, route Route, kind DeliveryKind, purp
 	return out
 }
 
-// actors are who has acted on a question without closing it: people by
-// name, and accounts not tied to a person by surface and id.
-type actors struct {
-	people   map[string]bool
-	accounts map[Surface]map[string]bool
-}
-
-func (a actors) add(d Decider) {
-	if d.Person != "" {
-		a.people[d.Person] = true
-		return
-	}
-	if a.accounts[d.Surface] == nil {
-		a.accounts[d.Surface] = map[string]bool{}
-	}
-	a.accounts[d.Surface][d.ID] = true
-}
-
-func (a actors) has(d Decider) bool {
-	if d.Person != "" {
-		return a.people[d.Person]
-	}
-	return a.accounts[d.Surface][d.ID]
-}
-
-// actedOn lists who has acted on q so far: answered a form item, voted,
-// by the name or account stored with each act. WaitingOn reads it;
-// reminders read actedAs, which follows a reload as the chokepoint does.
-func actedOn(q *Question) actors {
-	a := actors{people: map[string]bool{}, accounts: map[Surface]map[string]bool{}}
-	for d := range q.actions() {
-		a.add(d)
-	}
-	return a
-}
-
 // HasActed reports whether the account id on surface has acted on q
 // (answered a part, voted), itself or as the person it is, from any
 // surface: a person who voted in Slack has acted, and is reminded on no

@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/askbridge/askbridge/core"
@@ -13,16 +14,18 @@ import (
 // one as a direct message: neither after a reload tied the account they
 // voted from to them, nor after a reload renamed them. Before, reminders
 // read the vote by the name stored with it alone, and nagged a person to
-// cast the vote they would then be refused.
+// cast the vote they would then be refused. WaitingOn, which the console
+// shows, reads them the same way.
 func TestAReminderSkipsWhoVotedAsTheChokepointCountsThem(t *testing.T) {
 	for _, tc := range []struct {
 		name          string
+		voter         string // the voter's name after the reload
 		before, after map[string]core.Person
 	}{
-		{"the account tied to the person by a reload",
+		{"the account tied to the person by a reload", "alice",
 			map[string]core.Person{"alice": {IDs: ids("telegram", "T1"), DM: true}, "bob": {IDs: ids("telegram", "T2")}},
 			map[string]core.Person{"alice": {IDs: ids("telegram", "T1", "slack", "U1"), DM: true}, "bob": {IDs: ids("telegram", "T2")}}},
-		{"the person renamed by a reload",
+		{"the person renamed by a reload", "asmith",
 			map[string]core.Person{"alice": {IDs: ids("telegram", "T1", "slack", "U1"), DM: true}, "bob": {IDs: ids("telegram", "T2")}},
 			map[string]core.Person{"asmith": {IDs: ids("telegram", "T1", "slack", "U1"), DM: true}, "bob": {IDs: ids("telegram", "T2")}}},
 	} {
@@ -65,6 +68,9 @@ func TestAReminderSkipsWhoVotedAsTheChokepointCountsThem(t *testing.T) {
 			}
 			if len(called) != 1 || called[0] != "T2" {
 				t.Errorf("a reminder on Telegram calls on %v; want bob (T2) alone", called)
+			}
+			if w := svc.WaitingOn(q); !slices.Equal(w.People, []string{"bob"}) {
+				t.Errorf("the question waits on %v; want bob alone, not %s, whose vote counts", w.People, tc.voter)
 			}
 		})
 	}

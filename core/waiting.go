@@ -41,10 +41,9 @@ func (s *Service) WaitingOn(q *Question) Waiting {
 		return w
 	}
 	w.Escalated = len(routes) > 1
-	done := actedOn(q)
 	for _, r := range routes {
 		for _, p := range s.routePeople(r) {
-			if !done.people[p.Name] {
+			if !s.actedAs(q, Decider{Person: p.Name}) {
 				w.People = append(w.People, p.Name)
 			}
 		}
@@ -57,7 +56,7 @@ func (s *Service) WaitingOn(q *Question) Waiting {
 					w.Roles = append(w.Roles, string(sf)+" role "+entry.Role)
 				default:
 					d := s.identify(Decider{Surface: sf, ID: e}).Decider
-					if d.Person != "" || done.has(d) {
+					if d.Person != "" || s.actedAs(q, d) {
 						continue
 					}
 					a := string(sf) + ":" + e

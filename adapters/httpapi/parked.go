@@ -91,6 +91,12 @@ type parked struct {
 // the wait's, for the server to read once the connection is back.
 const maxBehind = 64 << 10
 
+// behindRead is how much one read takes once the client sends behind its
+// wait. Until then a parked wait reads a byte at a time, which costs it
+// no buffer; a client streaming bytes at it had each one cost a system
+// call, a core kept busy for the whole wait by a megabyte a second.
+const behindRead = 4 << 10
+
 // takeOver hijacks the connection of a wait on an open question and parks
 // the wait on it, reporting whether it did. It does not on HTTP/2 (which
 // cannot hijack), for HEAD (whose response has no body), for a wait sent
@@ -149,7 +155,10 @@ func (p *parked) interrupt() {
 // called or the client leaves, reading the connection all along: a read
 // that fails is the client leaving, one past its deadline the timeout,
 // unless interrupt moved the deadline, and bytes the client sends
-// meanwhile are kept, up to maxBehind (see takeOver).
+// meanwhile are kept, up to maxBehind (see takeOver). A client that sends
+// more is answered at once, the question as it stands, and its
+// connection closed: what it sent cannot be served, and reading on would
+// only spend the server's time on it until the wait's timeout.
 func (p *parked) run() {
 	p.watch.Notify(p.interrupt)
 	// Drain's interrupt ends before the answer, which may hand the
@@ -178,7 +187,8 @@ func (p *parked) run() {
 			_ = p.conn.SetReadDeadline(p.until)
 			continue
 		}
-		if _, err := p.conn.Read(b); err != nil {
+		n, err := p.conn.Read(b)
+		if err != nil {
 			switch {
 			case !errors.Is(err, os.ErrDeadlineExceeded):
 				stopDrain()
@@ -193,12 +203,25 @@ func (p *parked) run() {
 			answer(p.get()) // the wait's timeout
 			return
 		}
-		if len(p.got) < maxBehind {
-			p.got = append(p.got, b[0])
-		} else {
-			p.overflow = true
+		if !p.behind(b[:n]) {
+			answer(p.get())
+			return
+		}
+		if len(b) == 1 {
+			b = make([]byte, behindRead)
 		}
 	}
+}
+
+// behind keeps bytes the client sent behind the wait's request and
+// reports whether they are still within maxBehind.
+func (p *parked) behind(b []byte) bool {
+	if len(p.got)+len(b) > maxBehind {
+		p.overflow = true
+		return false
+	}
+	p.got = append(p.got, b...)
+	return true
 }
 
 // get reads the question as it stands, within waitSlack.
@@ -219,7 +242,7 @@ func (p *parked) answer(q *core.Question, err error) {
 		p.header = http.Header{}
 	}
 	rl := p.s.reuse.Load()
-	keep := rl != nil && p.keepAlive && p.s.draining.Err() == nil
+	keep := rl != nil && p.keepAlive && !p.overflow && p.s.draining.Err() == nil
 	rw := &rendered{header: p.header, body: renderBuf()}
 	q, err = heldBy(p.holds, q, err)
 	p.s.answerWait(rw, p.line.method, p.line.path, q, err)
@@ -239,12 +262,9 @@ func (p *parked) answer(q *core.Question, err error) {
 }
 
 // reclaim returns the connection, with what the wait's read had taken of
-// the next request, for the server to serve again; nil if the client sent
-// too much meanwhile. (The read has returned: run answers only after it.)
+// the next request, for the server to serve again. (The read has
+// returned: run answers only after it.)
 func (p *parked) reclaim() net.Conn {
-	if p.overflow {
-		return nil
-	}
 	if err := p.conn.SetDeadline(time.Time{}); err != nil {
 		return nil
 	}

@@ -264,3 +264,24 @@ func TestAccessLogBoundsThePath(t *testing.T) {
 		t.Fatalf("access log lines quoting the path's first 256 bytes: %+v\n%.2000s", lines, e.logs)
 	}
 }
+
+// TestAccessLogBoundsTheMethod: net/http takes any token as a method,
+// as long as the header limit allows, and a request needs no token to be
+// logged, so the access log quotes at most the first 32 bytes of its
+// method, as it bounds the path; before, the method went into the line
+// whole.
+func TestAccessLogBoundsTheMethod(t *testing.T) {
+	e := newEnv(t)
+	method := strings.Repeat("M", 8000)
+	if r := e.do(method, "/v1/questions", nil, ""); r.status != http.StatusUnauthorized {
+		t.Fatalf("an unauthenticated long method: %d, want 401", r.status)
+	}
+	lines := accessLines(t, e, "/v1/questions")
+	if len(lines) != 1 {
+		t.Fatalf("%d access log lines of the request, want 1", len(lines))
+	}
+	if got, want := lines[0].Method, method[:32]+"…"; got != want || lines[0].Status != http.StatusUnauthorized {
+		t.Fatalf("the access log quotes the method as %.64q... (%d bytes), status %d; want its first 32 bytes, %q",
+			got, len(got), lines[0].Status, want)
+	}
+}

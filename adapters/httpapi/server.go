@@ -410,10 +410,24 @@ type accessLine struct {
 	start               time.Time
 }
 
-// maxLoggedPath bounds the path an access log line quotes: a request
-// needs no token to be logged, and its path may be as long as the header
-// limit allows, each odd byte escaped to six in the log.
-const maxLoggedPath = 256
+// maxLoggedPath and maxLoggedMethod bound the path and the method a log
+// line quotes: a request needs no token to be logged, and either may be
+// as long as the header limit allows (net/http takes any token as a
+// method), each odd byte escaped to six in the log. The longest methods
+// in use (WebDAV's) are some sixteen bytes.
+const (
+	maxLoggedPath   = 256
+	maxLoggedMethod = 32
+)
+
+// logged is s as a log line quotes it: at most n bytes of it, marked as
+// cut.
+func logged(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
 
 // logAccess writes the access log line of a request answered with status.
 func (s *Server) logAccess(l accessLine, status int) {
@@ -421,11 +435,7 @@ func (s *Server) logAccess(l accessLine, status int) {
 	if l.path == "/healthz" || l.path == "/readyz" {
 		ev = s.log.Debug() // probes every few seconds would drown the rest
 	}
-	path := l.path
-	if len(path) > maxLoggedPath {
-		path = path[:maxLoggedPath] + "…"
-	}
-	ev.Str("method", l.method).Str("path", path).Int("status", status).
+	ev.Str("method", logged(l.method, maxLoggedMethod)).Str("path", logged(l.path, maxLoggedPath)).Int("status", status).
 		Dur("duration", time.Since(l.start)).Str("token", l.token).Msg("http request")
 }
 

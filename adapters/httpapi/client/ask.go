@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"net/http"
 	"time"
 )
@@ -62,14 +64,18 @@ func (c *Client) AskOrRepeat(ctx context.Context, req AskRequest) (*AgentQuestio
 // retried calls try until it succeeds, fails for good (retryableAsk),
 // has failed askAttempts times (for longer while the server says its
 // store is failing over), or ctx ends, pausing longer after each
-// failure; it returns try's last error.
+// failure; it returns try's last error, and once ctx has ended, ctx's
+// error with it (stopped).
 func (c *Client) retried(ctx context.Context, try func() error) error {
 	pause := c.pause
 	start := time.Now()
 	for attempt := 1; ; attempt++ {
 		err := try()
-		if err == nil || !retryableAsk(err) || ctx.Err() != nil {
+		if err == nil || !retryableAsk(err) {
 			return err
+		}
+		if ctx.Err() != nil {
+			return stopped(ctx, err)
 		}
 		// A store failing over is waited out for longer than other
 		// failures: its promotion takes seconds, and it says so.
@@ -80,11 +86,24 @@ func (c *Client) retried(ctx context.Context, try func() error) error {
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return err
+			return stopped(ctx, err)
 		case <-t.C:
 		}
 		pause = min(2*pause, 2*time.Second)
 	}
+}
+
+// stopped is err, the last try's, as retried returns it once ctx has
+// ended: errors.Is finds ctx's error in it, as in Wait's, and errors.As
+// still finds the try's (its *Error, say). A try cut short by ctx already
+// carries ctx's error; one that failed before ctx ended, its pause then
+// cut short, did not, and a caller that had stopped read a server's 503
+// as the reason.
+func stopped(ctx context.Context, err error) error {
+	if errors.Is(err, ctx.Err()) {
+		return err
+	}
+	return fmt.Errorf("%w (stopped after: %w)", ctx.Err(), err)
 }
 
 // postAsk sends the ask once; repeat is the server's 200 (a repeat)

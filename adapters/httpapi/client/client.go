@@ -43,6 +43,9 @@ type Client struct {
 	// pause is the first pause before a retry, doubled on each failure
 	// in a row up to 5 s (a test's is shorter).
 	pause time.Duration
+	// grace is how long past its timeout a long poll may go unanswered
+	// before it is given up as lost (pollGrace; a test's is shorter).
+	grace time.Duration
 }
 
 // Option configures a Client.
@@ -71,7 +74,8 @@ func WithRetryPause(d time.Duration) Option {
 // New returns a client of the server at baseURL (scheme, host and any path
 // prefix, such as "http://127.0.0.1:8080") presenting token.
 func New(baseURL, token string, opts ...Option) *Client {
-	c := &Client{base: strings.TrimRight(baseURL, "/"), token: token, hc: http.DefaultClient, poll: DefaultPollTimeout, pause: 250 * time.Millisecond}
+	c := &Client{base: strings.TrimRight(baseURL, "/"), token: token, hc: http.DefaultClient, poll: DefaultPollTimeout,
+		pause: 250 * time.Millisecond, grace: pollGrace}
 	for _, o := range opts {
 		o(c)
 	}
@@ -97,83 +101,6 @@ func (c *Client) GetRetried(ctx context.Context, id core.QuestionID) (*Question,
 	})
 	return q, err
 }
-
-// WaitOnce long-polls once: it returns when the question closes or after
-// timeout (capped by the server), with State "open" in the latter case.
-func (c *Client) WaitOnce(ctx context.Context, id core.QuestionID, timeout time.Duration) (*WaitResponse, error) {
-	q := url.Values{"timeout": {timeout.String()}}
-	return call[WaitResponse](ctx, c, http.MethodGet, "/v1/questions/"+url.PathEscape(string(id))+"/wait", q, nil)
-}
-
-// Wait long-polls until the question closes and returns its resume, or
-// returns ctx's error once ctx ends. It rides out transient failures (the
-// connection dropping, a 502, 503 or 504 while a replica restarts, and up
-// to maxInternal 500s in a row, the store failing for a moment) by trying
-// again with a growing pause; any other error ends it. A poll answered
-// open at once (a poll timeout of 0, a draining server) is followed by
-// the same pause, so Wait never spins.
-func (c *Client) Wait(ctx context.Context, id core.QuestionID) (*WaitResponse, error) {
-	return c.WaitWith(ctx, id, nil)
-}
-
-// WaitWith is Wait, telling outage (when not nil) of the failures it
-// rides out: the error of the first that fails after a poll that did not,
-// and nil when a poll gets through again; once per outage, however many
-// retries it takes, so that a caller can say the server is not answering
-// without a line per retry.
-func (c *Client) WaitWith(ctx context.Context, id core.QuestionID, outage func(error)) (*WaitResponse, error) {
-	pause := c.pause
-	internal := 0 // 500s in a row
-	down := false
-	tell := func(err error) {
-		if outage != nil && down != (err != nil) {
-			outage(err)
-		}
-		down = err != nil
-	}
-	for {
-		start := time.Now()
-		res, err := c.WaitOnce(ctx, id, c.poll)
-		switch {
-		case ctx.Err() != nil:
-			return nil, ctx.Err()
-		case err == nil:
-			tell(nil)
-		}
-		switch {
-		case err == nil && res.State != "open":
-			return res, nil
-		case err == nil && time.Since(start) >= quickPoll:
-			pause, internal = c.pause, 0
-			continue
-		case err == nil:
-			internal = 0
-		case status(err) == http.StatusInternalServerError && internal < maxInternal:
-			internal++
-			tell(err)
-		case !transient(err):
-			return nil, err
-		default:
-			tell(err)
-		}
-		t := time.NewTimer(max(pause, retryAfter(err)))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		case <-t.C:
-		}
-		pause = min(2*pause, 5*time.Second)
-	}
-}
-
-// quickPoll is how soon an open answer to a long poll counts as one that
-// did not wait at all; maxInternal is how many 500s in a row Wait rides
-// out before it gives up.
-const (
-	quickPoll   = 100 * time.Millisecond
-	maxInternal = 5
-)
 
 // List returns a page of open questions, hard-to-reverse first, then
 // oldest. Pass the previous page's NextCursor for the next; limit 0 takes

@@ -3,8 +3,10 @@ package client
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -166,5 +168,30 @@ func TestWaitAndAskWaitOutA429(t *testing.T) {
 	}
 	if q, err := c.Ask(t.Context(), AskRequest{Kind: "clarification", Question: "Which?", Reversibility: "reversible"}); err != nil || q.ID != "q" {
 		t.Fatalf("ask after a 429: %+v, %v", q, err)
+	}
+}
+
+// TestARetryStoppedReadsAsStopped: an ask (and GetRetried) whose ctx
+// ends between its tries returns an error in which errors.Is finds ctx's
+// error, as in Wait's, still carrying the last try's 503 and, for an
+// ask, its key. Before, it returned the 503 alone, so a caller that had
+// stopped read a server failure as the reason.
+func TestARetryStoppedReadsAsStopped(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	c := New("http://askbridge.invalid", "t", WithHTTPClient(&http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		cancel() // the caller stops while the server's store fails over
+		return &http.Response{StatusCode: http.StatusServiceUnavailable, Request: r,
+			Header: http.Header{"Content-Type": {"application/json"}, "Retry-After": {"1"}},
+			Body:   io.NopCloser(strings.NewReader(`{"error":{"code":"unavailable","message":"the store is failing over"}}`))}, nil
+	})}))
+	var e *Error
+	_, err := c.Ask(ctx, AskRequest{Kind: "clarification", Question: "Which?", Reversibility: "reversible", RunID: "r"})
+	var unknown *AskError
+	if !errors.Is(err, context.Canceled) || !errors.As(err, &unknown) || unknown.Key == "" || !errors.As(err, &e) || !e.Unavailable() {
+		t.Errorf("ask stopped between tries: %v; want context.Canceled with the 503 and an *AskError with its key", err)
+	}
+	if _, err := c.GetRetried(ctx, "q"); !errors.Is(err, context.Canceled) || !errors.As(err, &e) || !e.Unavailable() {
+		t.Errorf("GetRetried stopped between tries: %v; want context.Canceled with the 503", err)
 	}
 }

@@ -126,7 +126,8 @@
 // batchresult.go their outcomes and per-call resumes ([CallOutcomes],
 // [CallResultsOf]); lifecycle.go one
 // pass each of the ticker, boot, catch-up, heartbeat and retention, and
-// away.go the [Downtime] a timeout's deadline may have passed in;
+// away.go the [Downtime] a timeout's deadline may have passed in, and
+// the catch-up's record of a downtime, its retries and its re-notices;
 // closer.go who or what closed a
 // question ([Closer], [CloserOf]); people.go the configured
 // [Person]s and groups and the one place an account becomes a person;

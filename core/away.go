@@ -100,10 +100,12 @@ type awayRetry struct {
 // waiting reports whether all that is left of the record is retries not
 // due yet at now: a call then has nothing to do, and takes no lease.
 func (r awayRecord) waiting(now time.Time) bool {
-	if !r.Listed || len(r.Retry) == 0 {
-		return false
-	}
-	return !slices.ContainsFunc(r.Retry, func(a awayRetry) bool { return !a.After.After(now) })
+	return r.Listed && len(r.Retry) > 0 && !r.due(now)
+}
+
+// due reports whether a retry is due at now.
+func (r awayRecord) due(now time.Time) bool {
+	return slices.ContainsFunc(r.Retry, func(a awayRetry) bool { return !a.After.After(now) })
 }
 
 // catchUpPage is how many open questions CatchUp reads, and records its
@@ -127,7 +129,8 @@ const catchUpLease = time.Minute
 // a second for as long as the bridge runs. At most catchUpRetries
 // questions wait to be retried, which bounds the record: past that the
 // store is failing for more than a few questions, and the page is taken
-// again later, as a whole.
+// again later, as a whole, once the retries (tried meanwhile) have made
+// room.
 const (
 	catchUpTries   = 8
 	catchUpBackoff = 5 * time.Second
@@ -227,14 +230,10 @@ func (s *Service) retryAway(ctx context.Context, rec *awayRecord, p awayPass) (i
 // told everyone (law 8), and returns the error that says so to the log.
 func (s *Service) gaveUpRenotice(ctx context.Context, r awayRetry, cause error, now time.Time) error {
 	err := fmt.Errorf("re-notice of question %s after the downtime given up after %d failed tries: %w", r.ID, r.Tries, cause)
-	reason := err.Error()
-	if len(reason) > 300 {
-		reason = reason[:300]
-	}
 	actx, cancel := Settle(ctx)
 	defer cancel()
 	s.appendAside(actx, Event{QuestionID: r.ID, At: now, Kind: EventUndelivered, Actor: s.pseudonym(System),
-		Surface: SurfaceSystem, Reason: reason})
+		Surface: SurfaceSystem, Reason: cutReason(err.Error())})
 	return Internal("catch up", err)
 }
 

@@ -57,30 +57,39 @@ func (s *stuckRenotify) set(failing bool) {
 // before a downtime of two hours that a second boot recorded.
 func stalledCatchUp(t *testing.T) (*core.Service, *core.SimClock, *stuckRenotify, []core.QuestionID) {
 	t.Helper()
-	ctx := t.Context()
 	st := &stuckRenotify{Store: coretest.OpenStore(t)}
+	svc, clock, ids := askedBeforeDowntime(t, st, 3)
+	st.stuck = ids[0]
+	st.set(true)
+	return svc, clock, st, ids
+}
+
+// askedBeforeDowntime is a service over st with n open questions, asked
+// a second apart (oldest first: ids[0] is listed first), before a
+// downtime of two hours that a second boot recorded.
+func askedBeforeDowntime(t *testing.T, st core.Store, n int) (*core.Service, *core.SimClock, []core.QuestionID) {
+	t.Helper()
+	ctx := t.Context()
 	clock := core.NewSimClock(time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC))
 	svc := coretest.Service(t, st, coretest.Options{Clock: clock})
 	if _, err := svc.Boot(ctx); err != nil {
 		t.Fatal(err)
 	}
 	var ids []core.QuestionID
-	for range 3 {
+	for range n {
 		q, err := svc.Ask(ctx, core.AskInput{Kind: core.KindClarification, Agent: "a", RunID: "r", Text: "Which?",
 			Reversibility: core.Reversible, Timeout: 20 * time.Hour})
 		if err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, q.ID)
-		clock.Advance(time.Second) // oldest first: ids[0] is listed first
+		clock.Advance(time.Second)
 	}
 	clock.Advance(2 * time.Hour)
 	if rep, err := svc.Boot(ctx); err != nil || rep.Down == 0 {
 		t.Fatalf("boot after downtime: %+v, %v", rep, err)
 	}
-	st.stuck = ids[0]
-	st.set(true)
-	return svc, clock, st, ids
+	return svc, clock, ids
 }
 
 // eventsOfKind counts id's events of kind.
@@ -202,5 +211,46 @@ func TestCatchUpRetriesAQuestionOnceItsStoreIsBack(t *testing.T) {
 	remindedOnce(t, svc, ids)
 	if n := eventsOfKind(t, svc, ids[0], core.EventUndelivered); n != 0 {
 		t.Errorf("the question re-notified late has %d undelivered events", n)
+	}
+}
+
+// manyStuck is a store that lists one open question a page and fails
+// the re-notice of every question but spared.
+type manyStuck struct {
+	core.Store
+	spared core.QuestionID
+}
+
+func (s *manyStuck) ListOpen(ctx context.Context, cursor string, _ int) ([]*core.Question, string, error) {
+	return s.Store.ListOpen(ctx, cursor, 1)
+}
+
+func (s *manyStuck) Renotify(ctx context.Context, r core.Renotice) error {
+	if r.QuestionID != s.spared {
+		return errors.New("manyStuck: this question's shard is down")
+	}
+	return s.Store.Renotify(ctx, r)
+}
+
+// TestCatchUpGoesPastMoreFailuresThanItKeeps: more questions fail to be
+// re-notified than the record keeps for retrying (a hundred), and the
+// retries it keeps are still tried, and given up on, while the listing
+// waits for room, so the question listed after them is re-notified.
+// Before, the retries were tried only once the listing had ended, and
+// the listing waited for them to make room: the page past the hundredth
+// failure was taken again every second for as long as the bridge ran,
+// and nobody after it was re-notified.
+func TestCatchUpGoesPastMoreFailuresThanItKeeps(t *testing.T) {
+	st := &manyStuck{Store: coretest.OpenStore(t)}
+	svc, clock, ids := askedBeforeDowntime(t, st, 102)
+	last := ids[len(ids)-1]
+	st.spared = last
+	done := false
+	for calls := 0; !done && calls < 1000; calls++ {
+		_, done, _ = svc.CatchUp(t.Context(), "a")
+		clock.Advance(time.Second)
+	}
+	if n := eventsOfKind(t, svc, last, core.EventReminded); n != 1 || !done {
+		t.Fatalf("the question listed after 101 that cannot be re-notified: re-notified %d times, catch-up done %v; want once, done", n, done)
 	}
 }

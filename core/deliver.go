@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Claims is the part of the [Outbox] a drain works with (core/loops):
@@ -326,12 +327,23 @@ func (s *Service) undelivered(ctx context.Context, d Delivery, cause error) {
 	actx, cancel := Settle(ctx)
 	defer cancel()
 	room, key, reason := s.logged(d, cause)
-	if len(reason) > 300 {
-		reason = reason[:300]
-	}
 	payload, _ := json.Marshal(map[string]any{"delivery": key, "kind": d.Kind, "room": room, "attempts": d.Attempts})
 	s.appendAside(actx, Event{QuestionID: d.QuestionID, At: s.now(), Kind: EventUndelivered,
-		Surface: d.Surface, Reason: reason, Payload: payload})
+		Surface: d.Surface, Reason: cutReason(reason), Payload: payload})
+}
+
+// cutReason is an error's text as an undelivered event's reason records
+// it: at most 300 bytes, cut where a character starts, as a platform's
+// or store's error may run long.
+func cutReason(s string) string {
+	if len(s) <= 300 {
+		return s
+	}
+	n := 300
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // loggedRoom is how the event log names a room of surface: a webhook's

@@ -225,7 +225,9 @@ func (s *Service) Unboot(ctx context.Context, rep BootReport) error {
 // A question whose re-notice fails does not stop the listing: it is kept
 // in the record and tried again, with a pause growing between tries, up
 // to catchUpTries times; then it is given up on, and its event log and
-// the error returned say so (law 8).
+// the error returned say so (law 8). A call tries the retries that are
+// due before it lists on, so that they are given up on in time even
+// while the listing waits for room in the record (catchUpRetries).
 func (s *Service) CatchUp(ctx context.Context, owner string) (reminded int, done bool, err error) {
 	const op = "catch up"
 	raw, err := s.store.Value(ctx, awayKey)
@@ -250,10 +252,15 @@ func (s *Service) CatchUp(ctx context.Context, owner string) (reminded int, done
 		failed []error // re-notices that failed, each kept for a later try
 		listed bool    // this call listed a page: retries wait for the next
 	)
+	// stop ends the call unfinished, with the re-notices that failed on
+	// it and err (nil or not).
+	stop := func(err error) (int, bool, error) {
+		return reminded, false, errors.Join(append(failed, Internal(op, err))...)
+	}
 	for {
 		held, err := s.lease(ctx, awayLease, owner, catchUpLease)
 		if err != nil || !held {
-			return reminded, false, errors.Join(append(failed, Internal(op, err))...)
+			return stop(err)
 		}
 		leased = true
 		// The record is read under the lease, at every page: another
@@ -261,14 +268,14 @@ func (s *Service) CatchUp(ctx context.Context, owner string) (reminded int, done
 		// this one waited or was slow, and its pages are not done twice.
 		raw, err := s.store.Value(ctx, awayKey)
 		if err != nil {
-			return reminded, false, errors.Join(append(failed, Internal(op, err))...)
+			return stop(err)
 		}
 		if raw == "" {
 			return reminded, len(failed) == 0, s.finishCatchUp(ctx, owner, failed)
 		}
 		rec, err := parseAway(raw)
 		if err != nil {
-			return reminded, false, Internal(op, err)
+			return stop(err)
 		}
 		down := rec.Booted.Sub(rec.Since)
 		p := awayPass{
@@ -277,45 +284,46 @@ func (s *Service) CatchUp(ctx context.Context, owner string) (reminded int, done
 			booted:  rec.Booted,
 		}
 		switch {
+		case !listed && rec.due(s.now()):
+			n, errs := s.retryAway(ctx, &rec, p)
+			reminded += n
+			failed = append(failed, errs...)
 		case !rec.Listed:
 			qs, next, err := s.store.ListOpen(ctx, rec.Cursor, catchUpPage)
 			if err != nil {
-				return reminded, false, errors.Join(append(failed, Internal(op, err))...)
+				return stop(err)
 			}
 			n, bad := s.remindAll(ctx, qs, p)
 			reminded += n
+			failed = append(failed, bad.errs()...)
 			if len(rec.Retry)+len(bad) > catchUpRetries {
 				// Too many failing to keep each: the store is failing
 				// for more than a few questions, and the page is taken
-				// again later (its claims remind no one twice).
-				return reminded, false, errors.Join(append(failed, bad.errs()...)...)
+				// again later (its claims remind no one twice), once
+				// the retries kept have made room.
+				return stop(nil)
 			}
 			now := s.now()
 			for _, f := range bad {
 				rec.Retry = append(rec.Retry, awayRetry{ID: f.id, Tries: 1, After: now.Add(retryAfter(1))})
 			}
-			failed = append(failed, bad.errs()...)
 			rec.Cursor, rec.Listed, listed = next, next == "", true
 		case len(rec.Retry) == 0:
 			if err := s.store.SetValue(ctx, awayKey, ""); err != nil {
-				return reminded, false, errors.Join(append(failed, Internal(op, err))...)
+				return stop(err)
 			}
 			return reminded, len(failed) == 0, s.finishCatchUp(ctx, owner, failed)
-		case listed || rec.waiting(s.now()):
-			// The questions that failed on this call's pages are tried
-			// again by the next call, not at once.
-			return reminded, false, errors.Join(failed...)
 		default:
-			n, errs := s.retryAway(ctx, &rec, p)
-			reminded += n
-			failed = append(failed, errs...)
+			// Listed, and what is left waits: for its pause, or, failed
+			// on this call's pages, for the next call.
+			return stop(nil)
 		}
 		b, err := json.Marshal(rec)
 		if err != nil {
-			return reminded, false, Internal(op, err)
+			return stop(err)
 		}
 		if err := s.store.SetValue(ctx, awayKey, string(b)); err != nil {
-			return reminded, false, errors.Join(append(failed, Internal(op, err))...)
+			return stop(err)
 		}
 	}
 }

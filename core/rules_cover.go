@@ -43,11 +43,12 @@ func (s *Service) CallCovered(in AskInput) bool {
 
 // covered is EveryCallCovered (withArgs false: the arguments unknown) and
 // CallCovered (withArgs: in's arguments known). The labels' values are
-// always unknown (which labels there are is not). A rule whose outcome they leave open (it matches in some
-// projects) must be safe, and must not fail for any of them: its
-// partial program evaluates exhaustively, so a part that fails on the
-// known variables (a key the arguments lack) is seen even where an
-// unknown hides it from the outcome (an unknown && an error is unknown).
+// always unknown (which labels there are is not). A rule whose outcome
+// they leave open (it matches in some projects) must be safe, and must
+// not fail for any of them: its partial program evaluates exhaustively,
+// so a part that fails on the known variables (a key the arguments
+// lack) is seen even where an unknown hides it from the outcome (an
+// unknown && an error is unknown).
 func (s *Service) covered(in AskInput, withArgs bool) bool {
 	route, ok := s.coverRoute(&in)
 	if !ok {

@@ -56,10 +56,12 @@ type Leader struct {
 // owner takes its own lease straight back.
 //
 // fn is to run until its context ends. If it returns sooner (its
-// connection gave up), the lease is released at once and this replica
-// waits a TTL before trying again, so another replica, trying every
-// TTL/4, takes the work over; renewed with nothing running under it, the
-// lease kept the work from every replica for as long as this one lived.
+// connection gave up), the lease is released at once (once a renewal
+// still out has come back, which would otherwise take it again) and
+// this replica waits a TTL before trying again, so another replica,
+// trying every TTL/4, takes the work over; renewed with nothing running
+// under it, the lease kept the work from every replica for as long as
+// this one lived.
 func (l Leader) Run(ctx context.Context, fn func(context.Context)) {
 	if l.TTL <= 0 {
 		l.TTL = DefaultLeaseTTL
@@ -87,7 +89,7 @@ func (l Leader) Run(ctx context.Context, fn func(context.Context)) {
 			defer close(done)
 			fn(lctx)
 		}()
-		ended := l.keep(lctx, sent, done, lost, errs)
+		ended := l.keep(lctx, sent, done, errs)
 		lost()
 		<-done
 		if ended {
@@ -109,17 +111,16 @@ func (l Leader) release(ctx context.Context) {
 }
 
 // keep renews the lease every TTL/4 until ctx ends, the lease is lost or
-// the work under it ends on its own (done closes: it reports true), and
-// then calls lost. The lease was last confirmed by a call sent at
-// since. A renewal that errs is tried again; the lease is taken as lost
-// when a renewal is refused, or when none sent within the last TTL has
-// been confirmed, since by then another replica may hold it. That is
-// timed from when each call was sent (the store's ttl runs from when it
-// ran the call, no earlier) and does not wait for a call that hangs: a
-// store that stops answering ends the lead on time. Each renewal's
-// outcome goes to errs.
-func (l Leader) keep(ctx context.Context, since time.Time, done <-chan struct{}, lost func(), errs *leaseErrors) (ended bool) {
-	defer lost()
+// the work under it ends on its own (done closes: it reports true); the
+// caller then ends ctx, the work's, and with it a renewal still out. The
+// lease was last confirmed by a call sent at since. A renewal that errs
+// is tried again; the lease is taken as lost when a renewal is refused,
+// or when none sent within the last TTL has been confirmed, since by
+// then another replica may hold it. That is timed from when each call
+// was sent (the store's ttl runs from when it ran the call, no earlier)
+// and does not wait for a call that hangs: a store that stops answering
+// ends the lead on time. Each renewal's outcome goes to errs.
+func (l Leader) keep(ctx context.Context, since time.Time, done <-chan struct{}, errs *leaseErrors) (ended bool) {
 	type renewal struct {
 		sent time.Time
 		held bool
@@ -136,7 +137,21 @@ func (l Leader) keep(ctx context.Context, since time.Time, done <-chan struct{},
 		case <-ctx.Done():
 			return false
 		case <-done:
-			return ctx.Err() == nil
+			if ctx.Err() != nil {
+				return false
+			}
+			if pending {
+				// The caller releases the lease next: a renewal still
+				// out would land after that and take the lease back,
+				// with no work under it, from every replica for a TTL.
+				// It is waited for, at most until the lease lapses.
+				select {
+				case r := <-renewed:
+					errs.saw(ctx, r.err)
+				case <-expiry.C:
+				}
+			}
+			return true
 		case <-expiry.C:
 			errs.saw(ctx, fmt.Errorf("loops: no renewal of lease %s confirmed within %s", l.Key, l.TTL))
 			return false

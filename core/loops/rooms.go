@@ -395,10 +395,12 @@ func (r *rooms) heartbeat(ctx context.Context) {
 }
 
 // drop takes the deliveries ids out of the rooms' queues, unsent, and
-// reports how many it took. Only those of claim or an earlier one: the
-// store answered of ids after that claim, so one claimed again since
-// (handed back and claimed anew under the same id) is this consumer's.
-// A room's current delivery is left to finish: its send may be out.
+// reports how many it took. Only those of claim (the latest when ids
+// were read) or an earlier one: the store's answer came after their
+// claims, so it speaks of them, while one claimed again since (handed
+// back, and claimed anew under the same id) may be this consumer's
+// again whatever it said. A room's current delivery is left to finish:
+// its send may be out.
 func (r *rooms) drop(ids []string, claim uint64) int {
 	if len(ids) == 0 {
 		return 0

@@ -127,10 +127,10 @@
 // the changes whose wait ran out, or whose caller's context ended while
 // it was out: one loop per shard waits for the replicas again and
 // announces them, so their waiters are not left until their next read.
+// durable_redirect.go the durable write's own errors, and how it follows
+// a cluster's MOVED and ASK to where a reshard or failover moved its slot.
 // failover.go [Unavailable], which tells a failover's or an unreachable
-// server's errors (try again: the API's 503) from breakage; the durable
-// write's own errors, and how it follows a cluster's MOVED and ASK to
-// where a reshard or failover moved its slot.
+// server's errors (try again: the API's 503) from breakage.
 // sentinels.go, on Sentinel through Connect, follows the Sentinels' word
 // that the primary moved and moves the subscription there at once,
 // rather than when the old primary is made a replica.

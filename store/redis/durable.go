@@ -160,7 +160,7 @@ func (c *durableClient) write(ctx context.Context, key string, cmd goredis.Cmder
 			wait = c.waitCmd(ctx, left)
 		}
 		marks := c.send(ctx, c.patient(to.node), key, to.ask, load, try, wait)
-		err := error(nil) // cmd's, or with no cmd the marker's
+		var err error // cmd's, or with no cmd the marker's
 		if try != nil {
 			err = try.Err()
 		} else if len(marks) > 0 {
@@ -172,7 +172,7 @@ func (c *durableClient) write(ctx context.Context, key string, cmd goredis.Cmder
 		}
 		load = nil
 		switch {
-		case retriable && first != nil && !loaded && goredis.HasErrorPrefix(err, "NOSCRIPT"):
+		case first != nil && !loaded && goredis.HasErrorPrefix(err, "NOSCRIPT"):
 			load, loaded = scriptLoads(ctx), true
 		case retriable && redirects < c.maxRedirects() && ctx.Err() == nil && isRedirect(err):
 			next, ok := c.redirected(ctx, err)

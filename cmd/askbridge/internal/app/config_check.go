@@ -64,8 +64,10 @@ func parseFile(raw []byte, env func(string) string) (File, error) {
 	// that what passes here is what serve runs: a fault only core knows
 	// is refused here too, with the file's path before it (and a rule's
 	// by its key, as checkPolicies names the others).
+	// The actor key is a stand-in: core only checks that there is one.
 	if _, err := core.New(nil, Settings{File: f}.coreConfig([]byte("parseFile")), nil); err != nil {
-		if re := (*core.RuleError)(nil); errors.As(err, &re) {
+		var re *core.RuleError
+		if errors.As(err, &re) {
 			return f, re
 		}
 		return f, err

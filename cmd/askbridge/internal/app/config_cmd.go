@@ -10,8 +10,11 @@ import (
 // configuration file checked as serve checks them at start (LoadSettings),
 // before it opens the store or reaches a platform, so a deployment can
 // refuse a bad ConfigMap or .env before it rolls out rather than after a
-// replica fails to start. The same words as serve's refusal, and the same
-// check a reload makes of the file.
+// replica fails to start. The same words as serve's refusal, and the
+// file read as a reload first reads it (parseFile). Not checked, as it
+// takes the platforms' adapters: a room or a person's direct messages on
+// a platform the environment does not turn on (checkSurfaces), which
+// serve still refuses once its adapters are open.
 func cmdConfig(_ context.Context, args []string, getenv func(string) string, _ io.Reader, stdout, stderr io.Writer) int {
 	const synopsis = "config check [--config FILE]  (the environment's settings, and the file ASKBRIDGE_CONFIG or --config names)"
 	if len(args) == 0 || args[0] != "check" {
@@ -20,11 +23,7 @@ func cmdConfig(_ context.Context, args []string, getenv func(string) string, _ i
 	}
 	fs := newFlags("config check", stderr, synopsis)
 	config := fs.String("config", "", "the configuration file to check (default $ASKBRIDGE_CONFIG)")
-	if err := fs.Parse(args[1:]); err != nil {
-		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "usage: askbridge %s\n", synopsis)
+	if err := fs.Parse(args[1:]); err != nil || !noArgs(fs, stderr) {
 		return exitUsage
 	}
 	env := getenv

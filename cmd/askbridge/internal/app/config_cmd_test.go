@@ -29,7 +29,7 @@ func TestConfigCheckRefusesWhatServeRefuses(t *testing.T) {
 			switch k {
 			case "ASKBRIDGE_CONFIG":
 				return config
-			case "ASKBRIDGE_DATA":
+			case "ASKBRIDGE_DATA_DIR":
 				return dir
 			}
 			return ""

@@ -43,7 +43,9 @@ type rigOptions struct {
 	// rooms are route ops's Discord rooms; nil is roomID alone.
 	rooms []string
 	// clock, when set, is the store's clock: held card updates fall due
-	// only when the test moves it.
+	// only when the test moves it, and so does whatever the drain sends
+	// back to the outbox to go later (a retry, a delivery for a room
+	// that holds all it may).
 	clock *core.SimClock
 	// rate is the courier's REST calls per second; 0 is the default.
 	rate int
@@ -56,6 +58,12 @@ type rigOptions struct {
 	budget core.Budget
 	// people are the configured people; those named are on route ops.
 	people map[string]core.Person
+	// batch is the drain's claim size (DeliverOptions.Batch); 0 is the
+	// default.
+	batch int
+	// transport, when set, wraps what carries the adapter's REST calls
+	// to the fake.
+	transport func(http.RoundTripper) http.RoundTripper
 }
 
 func newRig(t *testing.T, o rigOptions) *rig {
@@ -97,6 +105,10 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if o.transport != nil {
+		rw := a.s.Client.Transport.(*rewrite)
+		rw.next = o.transport(rw.next)
+	}
 	mux := http.NewServeMux()
 	a.Mount(mux)
 	srv := httptest.NewServer(mux)
@@ -106,7 +118,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	done := make(chan struct{}, 2)
 	go func() { a.Run(ctx); done <- struct{}{} }()
 	go func() {
-		loops.Deliver(ctx, svc, a, loops.DeliverOptions{Block: 50 * time.Millisecond, Budget: o.budget})
+		loops.Deliver(ctx, svc, a, loops.DeliverOptions{Block: 50 * time.Millisecond, Budget: o.budget, Batch: o.batch})
 		done <- struct{}{}
 	}()
 	// Stop the adapter before the fake goes (cleanups run last-in first).

@@ -12,7 +12,7 @@ import (
 
 // WatchLeases returns st with the single-connection leases it grants
 // reported in leases_held. Those are named by their platform, the key's
-// first segment ("telegram:<bot>:lease" is telegram, "discord:<app>:gateway"
+// first segment ("telegram:<bot>:poller" is telegram, "discord:<app>:gateway"
 // discord), so a bot's id never becomes a label; other leases (core's
 // per-delivery posting marks) are not counted.
 func (m *Metrics) WatchLeases(st core.Store) core.Store {

@@ -78,14 +78,14 @@ func (s *unreachable) Release(ctx context.Context, key, owner string) error {
 }
 
 // TestLeaseHeldOnlyWhileConfirmed: leases_held says 1 only while the
-// last renewal that was confirmed still covers now, which is how long
-// loops.Lead keeps polling; a replica that cannot reach the store stops
-// polling when its lease runs out, and another may take the lease, so
-// both must not say 1. A lease given up is not held, whether or not the
-// store heard of it, also when a renewal sent before the release is
-// answered after it (Lead does not wait for one in flight). Before, a renewal that failed left the gauge at 1
-// for as long as the store stayed out of reach, and so did a release
-// that failed.
+// last renewal that was confirmed still covers now, which is how long a
+// loops.Leader keeps polling; a replica that cannot reach the store
+// stops polling when its lease runs out, and another may take the
+// lease, so both must not say 1. A lease given up is not held, whether
+// or not the store heard of it, also when a renewal sent before the
+// release is answered after it (a Leader does not wait for one in
+// flight). Before, a renewal that failed left the gauge at 1 for as long
+// as the store stayed out of reach, and so did a release that failed.
 func TestLeaseHeldOnlyWhileConfirmed(t *testing.T) {
 	const key, owner, ttl = "telegram:bot1:lease", "replica-a", 4 * time.Second
 	clock := core.NewSimClock(t0)

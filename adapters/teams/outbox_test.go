@@ -13,9 +13,10 @@ import (
 // failed attempt, a refusal for good, or an outcome unknown.
 
 // TestErrorsTellTheOutbox: Teams' throttling is a wait, a refusal of the
-// request is permanent, a passing failure a failed attempt. Before, a refusal other than 400, 401, 403 or
-// 404 (a 413 for a message over Teams' size) was retried as if nothing
-// were wrong with it, until the outbox gave up.
+// request is permanent, a passing failure a failed attempt. Before, a
+// refusal other than 400, 401, 403 or 404 (a 413 for a message over
+// Teams' size) was retried as if nothing were wrong with it, until the
+// outbox gave up.
 func TestErrorsTellTheOutbox(t *testing.T) {
 	e := newEnv(t)
 	q := e.ask(core.AskInput{Kind: core.KindApproval, Text: "Deploy?", Tool: "deploy", Arguments: []byte(`{}`)})

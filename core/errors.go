@@ -119,6 +119,12 @@ var ErrNotFound = &Error{Code: CodeNotFound, Op: "lookup", Message: "no such que
 // whom, when and how (law 2). It is returned with CodeConflict.
 type ClosedError struct {
 	Question *Question
+	// Own is set when who was refused is who closed it as a whole (a
+	// person's answer, decline or cancel, matched as the chokepoint
+	// matches a voter): a double tap, a second surface. Their answer
+	// stands, and "yours was not recorded" would have them believe it
+	// lost (card.RefusalNote).
+	Own bool
 }
 
 // Error names who closed the question by names no person chose: the

@@ -159,7 +159,7 @@ func (s *Service) try(ctx context.Context, a attempt, q *Question, again bool) (
 		return Outcome{}, err
 	}
 	if !q.Open() {
-		return Outcome{}, &ClosedError{Question: q}
+		return Outcome{}, s.closedFor(q, a.actor)
 	}
 	if a.door == doorHuman {
 		if err := s.refuseIfEnding(ctx, q); err != nil {
@@ -337,7 +337,20 @@ func (s *Service) lost(ctx context.Context, a attempt, q *Question) error {
 		}
 		s.refuse(ctx, q, a.actor, reason)
 	}
-	return &ClosedError{Question: q}
+	return s.closedFor(q, a.actor)
+}
+
+// closedFor is the ClosedError that tells actor q is closed, Own when
+// actor closed it as a whole: the closer's account or person is theirs,
+// matched as a second vote of theirs is (sameVoter).
+func (s *Service) closedFor(q *Question, actor Decider) *ClosedError {
+	e := &ClosedError{Question: q}
+	switch CloserOf(q) {
+	case CloserPerson, CloserDecline, CloserOperatorCancel:
+		by := q.Resolution.Decider
+		e.Own = actor.ID != "" && sameVoter(Vote{Key: VoteKey(by), Decider: by}, VoteKey(actor), s.voterKeys(actor))
+	}
+	return e
 }
 
 // refuse appends a refused event. The attempt has already failed; a store

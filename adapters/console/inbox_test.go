@@ -134,9 +134,10 @@ func TestHardToReverseAsksOnce(t *testing.T) {
 		!strings.Contains(r.body, "Recorded. This is what askbridge now holds:") {
 		t.Fatalf("in place record: %d %q\n%s", r.status, r.header.Get("X-Askbridge-Step"), r.body)
 	}
-	// A loser in place is told on the row, with the status of the refusal.
+	// A loser in place is told on the row, with the status of the
+	// refusal; here the one who answered first, so that answer stands.
 	r = b.post("/q/"+string(hard2.ID)+"/answer", url.Values{"option": {"deny"}}, "X-Askbridge-Fetch", "row")
-	if r.status != http.StatusConflict || r.header.Get("X-Askbridge-Step") != "refused" || !strings.Contains(r.body, "Your answer was not recorded.") {
+	if r.status != http.StatusConflict || r.header.Get("X-Askbridge-Step") != "refused" || !strings.Contains(r.body, "That answer stands; nothing more was recorded.") {
 		t.Fatalf("in place loser: %d %q", r.status, r.header.Get("X-Askbridge-Step"))
 	}
 }

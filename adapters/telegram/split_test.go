@@ -82,7 +82,7 @@ func TestLongReplySplitByTelegramIsToldTruthfully(t *testing.T) {
 	if _, err := e.fake.Reply(userAlice, room, p2.ID, "or us-east-1"); err != nil {
 		t.Fatal(err)
 	}
-	if got := e.lastText(before); !strings.HasPrefix(got, "Already closed. Answered by Alice Ops") {
+	if got := e.lastText(before); !strings.HasPrefix(got, "Already closed by your earlier answer: Answered by Alice Ops") {
 		t.Fatalf("a second reply after a short answer was told %q", got)
 	}
 }

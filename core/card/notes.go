@@ -44,6 +44,10 @@ func RefusalNote(err error) string {
 	switch {
 	case err == nil:
 		return ""
+	case errors.As(err, &closed) && closed.Own:
+		// A double tap, or the same person on a second surface: their
+		// first answer closed it and stands.
+		return "Already closed by your earlier answer: " + OutcomeLine(closed.Question) + ". That answer stands; nothing more was recorded."
 	case errors.As(err, &closed):
 		// The card's own outcome line: a timeout or an expiry after some
 		// parts or votes says so, like everything else that closed it.

@@ -305,8 +305,8 @@ func (p *Page) act(w http.ResponseWriter, r *http.Request, token string) {
 		}
 		v := view{Title: "Not recorded", Failed: true, Question: q.Text, Message: card.RefusalNote(err)}
 		if errors.As(err, &closed) {
-			if note, ours := closedByRecipient(closed.Question, d); ours {
-				v.Title, v.Message = "Already recorded", note
+			if closed.Own { // a double tap: its second response is the page a browser shows
+				v.Title = "Already recorded"
 			}
 			v.state(closed.Question)
 		} else if code == core.CodeInvalid && ok {

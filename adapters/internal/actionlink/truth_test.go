@@ -81,8 +81,8 @@ func TestAnsweredItemSaysWhoAnsweredIt(t *testing.T) {
 
 // TestDoubleTapSaysTheFirstCounted: a confirm sent twice (a double tap;
 // the browser shows the second response only) is told that the
-// question was closed by this link's recipient's earlier answer, which
-// stands. Before, it read "Your answer was not recorded" under an
+// question was closed by its own earlier answer, which stands, in the
+// words every surface uses (card.RefusalNote of an Own ClosedError). Before, it read "Your answer was not recorded" under an
 // anonymous "Answered by an email recipient", and the person whose answer
 // had closed the question believed it lost. Someone else's close is still
 // told as a loss.
@@ -94,7 +94,7 @@ func TestDoubleTapSaysTheFirstCounted(t *testing.T) {
 		t.Fatalf("first POST: %d\n%s", status, body)
 	}
 	status, body := call(t, http.MethodPost, u, url.Values{"address": {alice}})
-	if status != http.StatusConflict || !strings.Contains(body, "Already closed by an earlier answer from this link&#39;s recipient") ||
+	if status != http.StatusConflict || !strings.Contains(body, "Already closed by your earlier answer") ||
 		strings.Contains(body, "not recorded.") || !strings.Contains(body, "Verdict: Approved") {
 		t.Fatalf("the second POST: %d\n%s", status, body)
 	}
@@ -105,7 +105,7 @@ func TestDoubleTapSaysTheFirstCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	status, body = call(t, http.MethodPost, b.link(q2, alice, card.LabelApprove), url.Values{"address": {alice}})
-	if status != http.StatusConflict || !strings.Contains(body, "Your answer was not recorded") || strings.Contains(body, "this link&#39;s recipient") {
+	if status != http.StatusConflict || !strings.Contains(body, "Your answer was not recorded") || strings.Contains(body, "your earlier answer") {
 		t.Fatalf("a POST after someone else answered: %d\n%s", status, body)
 	}
 }

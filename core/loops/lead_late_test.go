@@ -17,12 +17,14 @@ type lateRenewal struct {
 	loops.Leases
 	aCalls   atomic.Int32
 	workEnds chan struct{}
+	landed   chan struct{} // closed once the late renewal has reached the store
 }
 
 func (s *lateRenewal) Lease(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {
 	if owner == "a" && s.aCalls.Add(1) == 2 {
 		close(s.workEnds)
-		time.Sleep(100 * time.Millisecond)
+		defer close(s.landed)
+		time.Sleep(100 * time.Millisecond) // the store's latency: the call is on its way
 		return s.Leases.Lease(context.WithoutCancel(ctx), key, owner, ttl)
 	}
 	return s.Leases.Lease(ctx, key, owner, ttl)
@@ -36,7 +38,7 @@ func (s *lateRenewal) Lease(ctx context.Context, key, owner string, ttl time.Dur
 // for a TTL, after which the same replica took its own lease again.
 func TestLeadGivesUpAfterARenewalStillOut(t *testing.T) {
 	const key = "loops-test:late"
-	st := &lateRenewal{Leases: coretest.OpenStore(t), workEnds: make(chan struct{})}
+	st := &lateRenewal{Leases: coretest.OpenStore(t), workEnds: make(chan struct{}), landed: make(chan struct{})}
 	ctx, stop := context.WithCancel(t.Context())
 	ran := make(chan struct{})
 	gaveUp := make(chan struct{}, 1)
@@ -62,7 +64,7 @@ func TestLeadGivesUpAfterARenewalStillOut(t *testing.T) {
 	defer func() { stop(); <-done }()
 	within(t, ran, "a never led")
 	within(t, gaveUp, "a never gave the lease up when its work ended")
-	time.Sleep(200 * time.Millisecond) // past the renewal that was out
+	within(t, st.landed, "the renewal that was out never landed")
 	if ok, err := st.Leases.Lease(t.Context(), key, "b", time.Second); err != nil || !ok {
 		t.Fatalf("b's try for the lease a gave up: %v, %v; want it taken", ok, err)
 	}

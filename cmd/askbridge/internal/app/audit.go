@@ -54,8 +54,7 @@ func (s *Settings) auditKey(create bool) (auditlog.Key, error) {
 // the chain holds; 1: it is broken (or could not be read); 2: usage.
 func cmdAudit(ctx context.Context, args []string, getenv func(string) string, _ io.Reader, stdout, stderr io.Writer) int {
 	const synopsis = "audit verify [--json] [--heads REPORT] [--allow-unchained] [--whole] [FILE...]"
-	if len(args) == 0 || args[0] != "verify" {
-		fmt.Fprintln(stderr, "usage: askbridge "+synopsis)
+	if !subcommand(args, "verify", synopsis, stderr) {
 		return exitUsage
 	}
 	fs := newFlags("audit verify", stderr, synopsis+"\n\nChecks the event log's audit chain: the NDJSON exports given (GET /v1/audit/export, oldest first),\nor else the log in the store askbridge serve is configured with (on the embedded store, while serve is stopped).")

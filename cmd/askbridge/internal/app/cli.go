@@ -143,6 +143,17 @@ func fail(stderr io.Writer, err error) int {
 	return exitError
 }
 
+// subcommand reports whether args begin with sub, the one subcommand of
+// a command (audit verify, config check, policy test); else it prints
+// the command's usage, synopsis.
+func subcommand(args []string, sub, synopsis string, stderr io.Writer) bool {
+	if len(args) > 0 && args[0] == sub {
+		return true
+	}
+	fmt.Fprintf(stderr, "usage: askbridge %s\n", synopsis)
+	return false
+}
+
 // parseWithID parses "ID [flags]" or "[flags] ID".
 func parseWithID(fs *flag.FlagSet, args []string, stderr io.Writer) (core.QuestionID, bool) {
 	var id string

@@ -17,8 +17,7 @@ import (
 // serve still refuses once its adapters are open.
 func cmdConfig(_ context.Context, args []string, getenv func(string) string, _ io.Reader, stdout, stderr io.Writer) int {
 	const synopsis = "config check [--config FILE]  (the environment's settings, and the file ASKBRIDGE_CONFIG or --config names)"
-	if len(args) == 0 || args[0] != "check" {
-		fmt.Fprintf(stderr, "usage: askbridge %s\n", synopsis)
+	if !subcommand(args, "check", synopsis, stderr) {
 		return exitUsage
 	}
 	fs := newFlags("config check", stderr, synopsis)

@@ -20,8 +20,7 @@ import (
 // they trust them.
 func cmdPolicy(_ context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
 	const synopsis = "policy test [--config FILE] [--agent NAME] [--host claude-code|codex [--route R]] [INPUT.json]  (from stdin without INPUT.json)"
-	if len(args) == 0 || args[0] != "test" {
-		fmt.Fprintf(stderr, "usage: askbridge %s\n", synopsis)
+	if !subcommand(args, "test", synopsis, stderr) {
 		return exitUsage
 	}
 	fs := newFlags("policy test", stderr, synopsis)

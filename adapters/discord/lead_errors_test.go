@@ -61,7 +61,7 @@ func TestGatewayLogsALeaseStoreOutage(t *testing.T) {
 	}
 	const failing, back = "discord: the gateway lease's store is failing", "discord: the gateway lease's store answers again"
 	key := `"lease":"` + a.gatewayKey() + `"`
-	if got := linesWith(logs, failing); len(got) != 1 || !strings.Contains(got[0], key) || !strings.Contains(got[0], "connection refused") {
+	if got := logs.Lines(failing); len(got) != 1 || !strings.Contains(got[0], key) || !strings.Contains(got[0], "connection refused") {
 		t.Fatalf("after 3 failed lease calls the log has %q, want one line with the lease and the error", got)
 	}
 	leases.mu.Lock()
@@ -70,18 +70,7 @@ func TestGatewayLogsALeaseStoreOutage(t *testing.T) {
 	if !fake.WaitFor(10*time.Second, func() bool { return fake.Connected() == 1 }) {
 		t.Fatal("never connected once the store answered")
 	}
-	if got := linesWith(logs, back); len(got) != 1 || !strings.Contains(got[0], key) {
+	if got := logs.Lines(back); len(got) != 1 || !strings.Contains(got[0], key) {
 		t.Fatalf("the recovery logged as %q, want once, with the lease", got)
 	}
-}
-
-// linesWith is the lines of logs that contain s.
-func linesWith(logs *logbuf.Buffer, s string) []string {
-	var got []string
-	for l := range strings.SplitSeq(logs.String(), "\n") {
-		if strings.Contains(l, s) {
-			got = append(got, l)
-		}
-	}
-	return got
 }

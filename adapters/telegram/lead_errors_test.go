@@ -48,17 +48,6 @@ func (o *outageKV) waitCalls(t *testing.T, n int) {
 
 func (o *outageKV) count() int { o.mu.Lock(); defer o.mu.Unlock(); return o.calls }
 
-// linesWith is the lines of logs that contain s.
-func linesWith(logs *logbuf.Buffer, s string) []string {
-	var got []string
-	for l := range strings.SplitSeq(logs.String(), "\n") {
-		if strings.Contains(l, s) {
-			got = append(got, l)
-		}
-	}
-	return got
-}
-
 // TestPollerLogsALeaseStoreOutage: when the polling lease's store fails,
 // the log says so once, naming Telegram, the lease key and the store's
 // error, and says once that it answers again. Before, no replica polled
@@ -72,7 +61,7 @@ func TestPollerLogsALeaseStoreOutage(t *testing.T) {
 	e.startRun()
 	kv.waitCalls(t, 3)
 	const failing, back = "telegram: the polling lease's store is failing", "telegram: the polling lease's store answers again"
-	got := linesWith(logs, failing)
+	got := logs.Lines(failing)
 	if len(got) != 1 {
 		t.Fatalf("%d lines say the lease store fails after 3 failed calls, want 1; log:\n%s", len(got), logs)
 	}
@@ -86,10 +75,10 @@ func TestPollerLogsALeaseStoreOutage(t *testing.T) {
 		t.Fatal("never polled once the store answered")
 	}
 	kv.waitCalls(t, kv.count()+3) // renewals
-	if got := linesWith(logs, back); len(got) != 1 || !strings.Contains(got[0], `"lease":"`+e.a.leaseKey()+`"`) {
+	if got := logs.Lines(back); len(got) != 1 || !strings.Contains(got[0], `"lease":"`+e.a.leaseKey()+`"`) {
 		t.Fatalf("the recovery logged as %q, want once, with the lease", got)
 	}
-	if n := len(linesWith(logs, failing)); n != 1 {
+	if n := len(logs.Lines(failing)); n != 1 {
 		t.Fatalf("%d lines say the lease store fails, want 1", n)
 	}
 }

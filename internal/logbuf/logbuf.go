@@ -59,3 +59,14 @@ func (b *Buffer) String() string {
 	defer b.mu.Unlock()
 	return b.b.String()
 }
+
+// Lines returns the lines written so far that contain s.
+func (b *Buffer) Lines(s string) []string {
+	var got []string
+	for l := range strings.SplitSeq(b.String(), "\n") {
+		if strings.Contains(l, s) {
+			got = append(got, l)
+		}
+	}
+	return got
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/askbridge/askbridge/core/loops"
@@ -24,7 +25,7 @@ func (s *lateRenewal) Lease(ctx context.Context, key, owner string, ttl time.Dur
 	if owner == "a" && s.aCalls.Add(1) == 2 {
 		close(s.workEnds)
 		defer close(s.landed)
-		time.Sleep(100 * time.Millisecond) // the store's latency: the call is on its way
+		time.Sleep(100 * time.Millisecond) // the store's latency, on the bubble's clock: the call is on its way
 		return s.Leases.Lease(context.WithoutCancel(ctx), key, owner, ttl)
 	}
 	return s.Leases.Lease(ctx, key, owner, ttl)
@@ -36,7 +37,14 @@ func (s *lateRenewal) Lease(ctx context.Context, key, owner string, ttl time.Dur
 // first and the renewal landing after it took the lease back, with
 // nothing running under it, keeping every other replica from the work
 // for a TTL, after which the same replica took its own lease again.
+//
+// It runs in a synctest bubble, so the renewal's latency and the lease's
+// times pass on the bubble's clock, at once.
 func TestLeadGivesUpAfterARenewalStillOut(t *testing.T) {
+	synctest.Test(t, leadGivesUpAfterARenewalStillOut)
+}
+
+func leadGivesUpAfterARenewalStillOut(t *testing.T) {
 	const key = "loops-test:late"
 	st := &lateRenewal{Leases: coretest.OpenStore(t), workEnds: make(chan struct{}), landed: make(chan struct{})}
 	ctx, stop := context.WithCancel(t.Context())

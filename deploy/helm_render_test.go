@@ -27,6 +27,7 @@ type manifests struct {
 	secret     *corev1.Secret
 	pdb        *policyv1.PodDisruptionBudget
 	ingress    *networkingv1.Ingress
+	netpol     *networkingv1.NetworkPolicy
 	notes      string
 }
 
@@ -126,6 +127,9 @@ func decode(t *testing.T, where, doc string, m *manifests) {
 	case "networking.k8s.io/v1 Ingress":
 		m.ingress = &networkingv1.Ingress{}
 		into = m.ingress
+	case "networking.k8s.io/v1 NetworkPolicy":
+		m.netpol = &networkingv1.NetworkPolicy{}
+		into = m.netpol
 	default:
 		t.Fatalf("%s: unexpected object %s %s", where, tm.APIVersion, tm.Kind)
 	}

@@ -29,6 +29,11 @@ var version = "dev"
 // program's code. It is cmd/askbridge's main, and a test binary's when a
 // test runs that binary as the program.
 func Exit() {
+	getenv, err := environWithFiles(os.Environ(), openFile)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "askbridge:", err)
+		os.Exit(exitUsage)
+	}
 	ctx := stopOnSignal()
 	if len(os.Args) > 1 && os.Args[1] == "serve" {
 		// The heap may grow to a floor before the collector runs: a
@@ -37,9 +42,9 @@ func Exit() {
 		// it is set here and not in serve, which tests also run inside
 		// their own process. In a container, the soft limit stays under
 		// its memory limit (the cgroup's, read by automemlimit).
-		gcfloor.Server(os.Getenv, memlimit.FromCgroup)
+		gcfloor.Server(getenv, memlimit.FromCgroup)
 	}
-	os.Exit(Run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(Run(ctx, os.Args[1:], getenv, os.Stdin, os.Stdout, os.Stderr))
 }
 
 // stopOnSignal is a context that ends at the first SIGINT or SIGTERM,

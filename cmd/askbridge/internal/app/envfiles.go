@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
+	"sync"
 
 	"github.com/caarlos0/env/v11"
 )
@@ -14,54 +14,106 @@ import (
 // document. A larger file is refused rather than read into a variable.
 const maxEnvFile = 64 << 10
 
-// environWithFiles is the process's environment as the program reads it:
-// each NAME_FILE=path (Docker and Swarm secrets, systemd credentials,
-// any secret store that writes files) stands for NAME, set to the file's
-// content without its final line break, so that a token need not sit in
-// the environment of every process that can read /proc. It is resolved
-// once at start, for askbridge's own variables and the ones a
-// configuration's token_env names alike; a variable that is itself one
-// of askbridge's settings and ends in _FILE (REDIS_TLS_CA_FILE) keeps its
-// meaning. A NAME_FILE beside a non-empty NAME, an unreadable file or one
-// over 64 KiB is an error naming the variable, and nothing starts.
-func environWithFiles(environ []string, open func(string) (io.ReadCloser, error)) (func(string) string, error) {
-	vars := make(map[string]string, len(environ))
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			vars[k] = v
-		}
-	}
-	own, err := settingNames()
+// fileEnv is the environment as the program reads it: where NAME is
+// unset, NAME_FILE=path (Docker and Swarm secrets, systemd credentials,
+// any secret store that writes files) stands for it, NAME being the
+// file's content without its final line break, so that a token need not
+// sit in the environment of every process that can read /proc.
+//
+// A NAME_FILE is read only when the program asks for NAME, once: the
+// environment carries other programs' *_FILE variables too (SSL_CERT_FILE,
+// COMPOSE_FILE), which must not stop askbridge from starting.
+// askbridge's own settings are asked for at start (check), so a bad file
+// for one of them is an error naming it before anything starts; a
+// configuration's token_env is asked for when the file is loaded, and a
+// bad file for it is written to warn, the token then being unset. A
+// variable that is itself a setting and ends in _FILE
+// (REDIS_TLS_CA_FILE) keeps its meaning.
+type fileEnv struct {
+	getenv func(string) string
+	open   func(string) (io.ReadCloser, error)
+	warn   io.Writer
+	own    map[string]bool
+
+	mu   sync.Mutex
+	read map[string]fileValue
+}
+
+// fileValue is one NAME_FILE as read.
+type fileValue struct {
+	v      string
+	err    error
+	warned bool // err was written to warn
+}
+
+func newFileEnv(getenv func(string) string, open func(string) (io.ReadCloser, error), warn io.Writer) (*fileEnv, error) {
+	params, err := env.GetFieldParams(&Settings{})
 	if err != nil {
 		return nil, err
 	}
-	names := make([]string, 0)
-	for k := range vars {
-		if strings.HasSuffix(k, "_FILE") && len(k) > len("_FILE") && !own[k] {
-			names = append(names, k)
+	own := make(map[string]bool, len(params))
+	for _, p := range params {
+		own[p.Key] = true
+	}
+	return &fileEnv{getenv: getenv, open: open, warn: warn, own: own, read: map[string]fileValue{}}, nil
+}
+
+// check asks for every setting, so that a bad NAME_FILE among them stops
+// the program at start, named, rather than leaving its setting unset.
+func (e *fileEnv) check() error {
+	for name := range e.own {
+		if _, err := e.lookup(name); err != nil {
+			return err
 		}
 	}
-	sort.Strings(names) // the first error is the same on every start
-	for _, k := range names {
-		name := strings.TrimSuffix(k, "_FILE")
-		if vars[name] != "" {
-			return nil, fmt.Errorf("%s and %s are both set: keep one", name, k)
+	return nil
+}
+
+// Getenv is os.Getenv with NAME_FILE; a bad file is written to warn once
+// and reads as unset.
+func (e *fileEnv) Getenv(name string) string {
+	v, err := e.lookup(name)
+	if err != nil {
+		e.mu.Lock()
+		if f := e.read[name]; !f.warned {
+			f.warned = true
+			e.read[name] = f
+			fmt.Fprintln(e.warn, "askbridge:", err)
 		}
-		v, err := readEnvFile(vars[k], open)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", k, err)
-		}
-		vars[name] = v
+		e.mu.Unlock()
 	}
-	return func(k string) string { return vars[k] }, nil
+	return v
+}
+
+// lookup is NAME's value: NAME itself, else its file's content.
+func (e *fileEnv) lookup(name string) (string, error) {
+	v := e.getenv(name)
+	file := name + "_FILE"
+	if e.own[file] {
+		return v, nil
+	}
+	path := e.getenv(file)
+	if path == "" {
+		return v, nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if f, ok := e.read[name]; ok {
+		return f.v, f.err
+	}
+	var f fileValue
+	if v != "" {
+		f.err = fmt.Errorf("%s and %s are both set: keep one", name, file)
+	} else if f.v, f.err = readEnvFile(path, e.open); f.err != nil {
+		f.err = fmt.Errorf("%s: %w", file, f.err)
+	}
+	e.read[name] = f
+	return f.v, f.err
 }
 
 // readEnvFile is a NAME_FILE's value: the file's content with its final
 // line break cut (echo and most editors write one).
 func readEnvFile(path string, open func(string) (io.ReadCloser, error)) (string, error) {
-	if path == "" {
-		return "", fmt.Errorf("set but empty: name the file that holds the value")
-	}
 	f, err := open(path)
 	if err != nil {
 		return "", err
@@ -78,18 +130,5 @@ func readEnvFile(path string, open func(string) (io.ReadCloser, error)) (string,
 	return strings.TrimSuffix(s, "\r"), nil
 }
 
-// settingNames are the variables Settings reads.
-func settingNames() (map[string]bool, error) {
-	params, err := env.GetFieldParams(&Settings{})
-	if err != nil {
-		return nil, err
-	}
-	own := make(map[string]bool, len(params))
-	for _, p := range params {
-		own[p.Key] = true
-	}
-	return own, nil
-}
-
-// openFile is os.Open as environWithFiles takes it.
+// openFile is os.Open as fileEnv takes it.
 func openFile(path string) (io.ReadCloser, error) { return os.Open(path) }

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"io"
 	"os"
 	"path/filepath"
@@ -8,10 +9,22 @@ import (
 	"testing"
 )
 
+// environ is a fixed environment as a getenv.
+func environ(kv ...string) func(string) string {
+	m := map[string]string{}
+	for _, s := range kv {
+		k, v, _ := strings.Cut(s, "=")
+		m[k] = v
+	}
+	return func(k string) string { return m[k] }
+}
+
 // TestEnvironReadsNameFile: NAME_FILE stands for NAME, read from the file
 // without its final line break, for askbridge's own variables and any
 // other (a configuration's token_env) alike; REDIS_TLS_CA_FILE, a setting
-// of its own, keeps its meaning.
+// of its own, keeps its meaning; another program's *_FILE that askbridge
+// never asks for (COMPOSE_FILE naming a list, SSL_CERT_FILE a bundle over
+// the size bound) stops nothing.
 func TestEnvironReadsNameFile(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, content string) string {
@@ -24,15 +37,20 @@ func TestEnvironReadsNameFile(t *testing.T) {
 	slack := write("slack", "xoxb-1-2-3\n")
 	agent := write("agent", "s3cret\r\n")
 	ca := write("ca.pem", "-----BEGIN CERTIFICATE-----\n")
-	getenv, err := environWithFiles([]string{
-		"SLACK_BOT_TOKEN_FILE=" + slack,
-		"BUILD_AGENT_TOKEN_FILE=" + agent,
-		"REDIS_TLS_CA_FILE=" + ca,
+	bundle := write("bundle.pem", strings.Repeat("x", maxEnvFile+1))
+	var warn bytes.Buffer
+	e, err := newFileEnv(environ(
+		"SLACK_BOT_TOKEN_FILE="+slack,
+		"BUILD_AGENT_TOKEN_FILE="+agent,
+		"REDIS_TLS_CA_FILE="+ca,
 		"ASKBRIDGE_ADDR=127.0.0.1:9999",
-		"EMPTY=",
-		"WITH_EQUALS=a=b",
-	}, openFile)
+		"COMPOSE_FILE=a.yaml:b.yaml",
+		"SSL_CERT_FILE="+bundle,
+	), openFile, &warn)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.check(); err != nil {
 		t.Fatal(err)
 	}
 	for k, want := range map[string]string{
@@ -42,25 +60,27 @@ func TestEnvironReadsNameFile(t *testing.T) {
 		"REDIS_TLS_CA_FILE":    ca,
 		"REDIS_TLS_CA":         "",
 		"ASKBRIDGE_ADDR":       "127.0.0.1:9999",
-		"WITH_EQUALS":          "a=b",
 		"UNSET":                "",
 	} {
-		if got := getenv(k); got != want {
+		if got := e.Getenv(k); got != want {
 			t.Errorf("%s = %q; want %q", k, got, want)
 		}
 	}
-	s, err := readEnv(getenv)
+	if warn.Len() != 0 {
+		t.Errorf("warnings written: %s", warn.String())
+	}
+	s, err := readEnv(e.Getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.RedisCAFile != ca || s.Addr != "127.0.0.1:9999" {
-		t.Errorf("settings read REDIS_TLS_CA_FILE %q, ASKBRIDGE_ADDR %q", s.RedisCAFile, s.Addr)
+	if s.RedisCAFile != ca || s.Addr != "127.0.0.1:9999" || s.Slack.BotToken != "xoxb-1-2-3" {
+		t.Errorf("settings read REDIS_TLS_CA_FILE %q, ASKBRIDGE_ADDR %q, SLACK_BOT_TOKEN %q", s.RedisCAFile, s.Addr, s.Slack.BotToken)
 	}
 }
 
-// TestEnvironRefusesABadNameFile: a NAME_FILE that cannot stand for NAME
-// is an error naming the variable, and the program does not start on a
-// guess.
+// TestEnvironRefusesABadNameFile: a NAME_FILE of one of askbridge's
+// settings that cannot stand for it stops the program at start, named;
+// one of a token_env's is written out once and reads as unset.
 func TestEnvironRefusesABadNameFile(t *testing.T) {
 	dir := t.TempDir()
 	big := filepath.Join(dir, "big")
@@ -78,36 +98,52 @@ func TestEnvironRefusesABadNameFile(t *testing.T) {
 	}{
 		{"both set", []string{"SLACK_BOT_TOKEN=xoxb-a", "SLACK_BOT_TOKEN_FILE=" + ok}, "SLACK_BOT_TOKEN and SLACK_BOT_TOKEN_FILE are both set"},
 		{"no such file", []string{"DISCORD_BOT_TOKEN_FILE=" + filepath.Join(dir, "missing")}, "DISCORD_BOT_TOKEN_FILE: open"},
-		{"empty path", []string{"DISCORD_BOT_TOKEN_FILE="}, "DISCORD_BOT_TOKEN_FILE: set but empty"},
 		{"too big", []string{"TELEGRAM_BOT_TOKEN_FILE=" + big}, "TELEGRAM_BOT_TOKEN_FILE: " + big + " holds more than 64 KiB"},
 		{"a directory", []string{"TELEGRAM_BOT_TOKEN_FILE=" + dir}, "TELEGRAM_BOT_TOKEN_FILE: reading"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			getenv, err := environWithFiles(c.environ, openFile)
-			if err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("error %v; want one saying %q", err, c.want)
+			e, err := newFileEnv(environ(c.environ...), openFile, io.Discard)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if getenv != nil {
-				t.Error("an environment was returned beside the error")
+			if err := e.check(); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v; want one saying %q", err, c.want)
 			}
 		})
 	}
+
+	var warn bytes.Buffer
+	e, err := newFileEnv(environ("BUILD_AGENT_TOKEN_FILE="+filepath.Join(dir, "missing")), openFile, &warn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.check(); err != nil {
+		t.Fatalf("a token_env's file is not one of the settings, yet check refused: %v", err)
+	}
+	for range 2 {
+		if v := e.Getenv("BUILD_AGENT_TOKEN"); v != "" {
+			t.Errorf("BUILD_AGENT_TOKEN = %q from a missing file", v)
+		}
+	}
+	if got := strings.Count(warn.String(), "BUILD_AGENT_TOKEN_FILE: open"); got != 1 {
+		t.Errorf("warnings %q; want the file's error written once", warn.String())
+	}
 }
 
-// TestEnvironFileIsReadOnce: the file is read at start and not again, so
-// every part of the program (and a configuration reload's token_env)
-// sees the same value.
+// TestEnvironFileIsReadOnce: the file is read the first time its variable
+// is asked for and not again, so every part of the program (and a
+// configuration reload's token_env) sees the same value.
 func TestEnvironFileIsReadOnce(t *testing.T) {
 	opens := 0
-	getenv, err := environWithFiles([]string{"A_TOKEN_FILE=/secret"}, func(string) (io.ReadCloser, error) {
+	e, err := newFileEnv(environ("A_TOKEN_FILE=/secret"), func(string) (io.ReadCloser, error) {
 		opens++
 		return io.NopCloser(strings.NewReader("v\n")), nil
-	})
+	}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {
-		if got := getenv("A_TOKEN"); got != "v" {
+		if got := e.Getenv("A_TOKEN"); got != "v" {
 			t.Fatalf("A_TOKEN = %q", got)
 		}
 	}

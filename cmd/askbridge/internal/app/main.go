@@ -29,11 +29,15 @@ var version = "dev"
 // program's code. It is cmd/askbridge's main, and a test binary's when a
 // test runs that binary as the program.
 func Exit() {
-	getenv, err := environWithFiles(os.Environ(), openFile)
+	fenv, err := newFileEnv(os.Getenv, openFile, os.Stderr)
+	if err == nil {
+		err = fenv.check()
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "askbridge:", err)
 		os.Exit(exitUsage)
 	}
+	getenv := fenv.Getenv
 	ctx := stopOnSignal()
 	if len(os.Args) > 1 && os.Args[1] == "serve" {
 		// The heap may grow to a floor before the collector runs: a

@@ -90,7 +90,7 @@ func CleanText(raw string) string {
 // blank) is a symbol, but it renders as nothing and is the usual way to
 // fake an empty name, so it counts as a space.
 func isNameSpace(r rune) bool {
-	return unicode.IsSpace(r) || unicode.Is(unicode.Z, r) || r == 0x2800
+	return unicode.IsSpace(r) || unicode.Is(unicode.Z, r) || r == brailleBlank
 }
 
 // isNameDelimiter reports whether r opens or closes something: every

@@ -37,6 +37,11 @@ var foldTable = map[rune]string{
 	0x29F8: "/", 0x3033: "/", 0x31D3: "/",
 	0x2216: "\\", 0x2572: "\\", 0x27CD: "\\", 0x29F5: "\\", 0x29F9: "\\",
 
+	// The braille blank, a symbol that renders as a space (and the usual
+	// fake of one): in a tag's gap, or between the parts of its name, it
+	// reads as the space it looks like.
+	brailleBlank: " ",
+
 	// Dashes, which stand in for the hyphens inside tag names.
 	0x02D7: "-", 0x2010: "-", 0x2011: "-", 0x2012: "-", 0x2013: "-",
 	0x2014: "-", 0x2015: "-", 0x2043: "-", 0x2212: "-",
@@ -46,6 +51,10 @@ var foldTable = map[rune]string{
 	// holds those it does).
 	0x03B5: "e", // ε
 }
+
+// brailleBlank is U+2800, which renders as nothing yet is no space nor
+// invisible to Unicode: names and tags alike read it as a space.
+const brailleBlank = 0x2800
 
 // asciiFold is fold for ASCII, precomputed so the common case allocates
 // nothing: lower case, and the lookalikes of l and the capital I ("l",

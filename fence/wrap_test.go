@@ -60,7 +60,9 @@ func tagForms(name string) []string {
 		"</" + cyrillic + ">",
 		"</a\u0301" + name[1:] + ">", // a combining accent on a letter
 		"<\u3000/" + name + ">",      // ideographic space
-		"</\u200b" + name + ">",      // zero-width space, dropped by cleaning
+		"<\u2800/" + name + ">",      // braille blank, which renders as a space
+		"< \u2800 /" + name + ">",
+		"</\u200b" + name + ">", // zero-width space, dropped by cleaning
 		"</ask\u200dbridge" + name[9:] + ">",
 		"</ask\u00adbridge" + name[9:] + ">", // soft hyphen
 		"</" + name + "\U000E0020>",          // tag-block space

@@ -199,6 +199,11 @@ const (
 	fieldReason  = "reason"
 )
 
+// elicitActions are the actions a host's reply to a form may take
+// (ElicitResult in testdata/tasks/schema.json); a reply with any other
+// is no reply.
+var elicitActions = map[string]bool{"accept": true, "decline": true, "cancel": true}
+
 func str(title, desc string, maxLen int) *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "string", Title: title, Description: desc, MaxLength: jsonschema.Ptr(maxLen)}
 }

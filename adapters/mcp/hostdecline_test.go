@@ -1,6 +1,7 @@
 package mcp_test
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -83,5 +84,48 @@ func TestHostDeclineKeptWhileTheQuestionMayBeOpen(t *testing.T) {
 	}
 	if declined, err := b.HostFormDeclined(ctx, q.ID, "k"); err != nil || !declined {
 		t.Fatalf("declined %v, %v: the decline lapsed while its question is open", declined, err)
+	}
+}
+
+// TestTaskUpdateWithoutAnActionIsRefused: a reply to a task's form whose
+// action is missing or not one of the elicitation result's (accept,
+// decline, cancel: the pinned schema's ElicitResult) is no reply, and is
+// refused (-32602); the form is still asked under its key, and the
+// host's well-formed reply is then recorded. Before, anything but
+// "accept" was kept as the host's decline: a host that sent its user's
+// answer without an action, or as "Accept", lost it, and the task never
+// asked that form again.
+func TestTaskUpdateWithoutAnActionIsRefused(t *testing.T) {
+	e := newTaskEnv(t)
+	h := e.host("tok-alice", tasksCaps(true))
+	raw, err := h.callTool(e.ctx, mcp.ToolDecision, map[string]any{"question": "Which queue?", "reversibility": "reversible",
+		"options": parkingCalls[1].args["options"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := asTask(t, raw)
+	key := onlyRequest(t, w.InputRequests).key
+	for _, reply := range []map[string]any{
+		{"content": map[string]any{"option": "sqs"}},
+		{"action": "Accept", "content": map[string]any{"option": "sqs"}},
+		{"action": "", "content": map[string]any{"option": "sqs"}},
+	} {
+		var rerr *rpcError
+		if err := h.update(e.ctx, w.TaskID, map[string]any{key: reply}); !errors.As(err, &rerr) || rerr.Code != -32602 {
+			t.Errorf("reply %v: %v, want -32602", reply, err)
+		}
+		got, err := h.get(e.ctx, w.TaskID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, asked := got.InputRequests[key]; got.Status != "input_required" || !asked {
+			t.Fatalf("after reply %v: %s with %v, want the form still asked under %s", reply, got.Status, got.InputRequests, key)
+		}
+	}
+	if err := h.update(e.ctx, w.TaskID, map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"option": "sqs"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if q, _ := e.svc.Get(e.ctx, core.QuestionID(w.TaskID)); q.State != core.StateAnswered || q.Resolution.OptionID != "sqs" {
+		t.Fatalf("the host's answer after the refused replies: %s %+v", q.State, q.Resolution)
 	}
 }

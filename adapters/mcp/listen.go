@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"runtime/debug"
@@ -75,6 +76,13 @@ func taskListenOf(r *http.Request) *taskListen {
 func (h *handler) listenTasks(w http.ResponseWriter, r *http.Request, l *taskListen) {
 	if rebinding(r) {
 		http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
+		return
+	}
+	if !requestID(l.ID) {
+		// As the SDK refuses any other request with such an id; it cannot
+		// be echoed, as the stream's subscription id nor as its response's.
+		writeRPCError(w, http.StatusBadRequest, json.RawMessage("null"),
+			&jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: a request's id is a string or an integer"})
 		return
 	}
 	if e := listenRefused(r, l); e != nil {
@@ -190,6 +198,23 @@ func (h *handler) listenTasks(w http.ResponseWriter, r *http.Request, l *taskLis
 	}
 }
 
+// requestID reports whether raw is a JSON-RPC request id as MCP has one
+// (RequestId in testdata/tasks/schema.json): a string, or an integer
+// within what a JSON number holds exactly.
+func requestID(raw json.RawMessage) bool {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return false
+	}
+	switch v := v.(type) {
+	case string:
+		return true
+	case float64:
+		return v == math.Trunc(v) && math.Abs(v) <= 1<<53-1
+	}
+	return false
+}
+
 // listenRefused is the error for a listen that the SDK's handler would
 // refuse, with the code that handler gives, or nil: its version header must
 // match its _meta, its Mcp-Method header must name the method, and the
@@ -269,7 +294,7 @@ func (h *handler) followTask(ctx context.Context, taskID string, caps *mcpsdk.Cl
 			return t, true
 		case err == nil, errors.Is(err, context.DeadlineExceeded), ctx.Err() != nil:
 		case transient(err):
-			if failures++; failures >= maxWaitFailures || !h.pause(ctx) {
+			if failures++; failures >= maxWaitFailures || !h.pause(ctx, h.opts.WaitSlice) {
 				return task{}, false
 			}
 		default:

@@ -1,6 +1,7 @@
 package mcp_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -76,5 +77,65 @@ func TestTaskListenRefusesAsTheOtherMethodsDo(t *testing.T) {
 				t.Errorf("HTTP %d, want 400", res.StatusCode)
 			}
 		})
+	}
+}
+
+// TestTaskListenRefusesAnIDNoRequestHas: a listen whose id is not a
+// JSON-RPC request id (a string or an integer) is refused as the SDK
+// refuses any other request with such an id (HTTP 400), with an Invalid
+// Request error whose id is null, since the id sent cannot be echoed.
+// Before, it was served: an object, a boolean, null or a fraction came
+// back as the stream's subscription id and as the response's id, which
+// the pinned schema's RequestId allows neither of, and a host could not
+// tie them to its request. A string id is served.
+func TestTaskListenRefusesAnIDNoRequestHas(t *testing.T) {
+	e := newTaskEnv(t)
+	alice := e.host("tok-alice", tasksCaps(false))
+	raw, err := alice.callTool(e.ctx, mcp.ToolClarification, map[string]any{"question": "Mine?", "reversibility": "reversible"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := asTask(t, raw).TaskID
+	for _, id := range []string{`{"a":1}`, `null`, `true`, `1.5`, `[1]`} {
+		t.Run(id, func(t *testing.T) {
+			h := e.host("tok-alice", tasksCaps(false))
+			h.rawID = json.RawMessage(id)
+			res, _, err := h.post(e.ctx, "subscriptions/listen", "", map[string]any{"notifications": map[string]any{"taskIds": []string{own}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			if strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+				t.Fatalf("HTTP %d, an event stream: the listen was served", res.StatusCode)
+			}
+			var m struct {
+				ID    json.RawMessage `json:"id"`
+				Error *rpcError       `json:"error"`
+			}
+			if err := json.NewDecoder(res.Body).Decode(&m); err != nil {
+				t.Fatal(err)
+			}
+			if res.StatusCode != http.StatusBadRequest || m.Error == nil || m.Error.Code != -32600 || string(m.ID) != "null" {
+				t.Errorf("HTTP %d, id %s, error %+v; want 400, null and -32600", res.StatusCode, m.ID, m.Error)
+			}
+		})
+	}
+	h := e.host("tok-alice", tasksCaps(false))
+	h.rawID = json.RawMessage(`"listen-1"`)
+	lctx, stop := context.WithCancel(e.ctx)
+	defer stop() // the task stays open: the stream would too
+	stream, err := h.listen(lctx, own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ack struct {
+		Method string `json:"method"`
+		Params struct {
+			Meta map[string]any `json:"_meta"`
+		} `json:"params"`
+	}
+	if err := json.Unmarshal(<-stream, &ack); err != nil || ack.Method != "notifications/subscriptions/acknowledged" ||
+		ack.Params.Meta["io.modelcontextprotocol/subscriptionId"] != "listen-1" {
+		t.Fatalf("a listen with a string id: %+v, %v", ack, err)
 	}
 }

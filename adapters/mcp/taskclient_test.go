@@ -66,6 +66,9 @@ type taskClient struct {
 	ids  atomic.Int64
 	// version is the protocol version sent; "" is 2026-07-28.
 	version string
+	// rawID, when set, is every request's id as sent, instead of the
+	// client's own numbers: for ids no client should send.
+	rawID json.RawMessage
 
 	// raw receives every response body's messages, for the schema checks.
 	raw func(method string, msg json.RawMessage)
@@ -96,7 +99,11 @@ func (c *taskClient) post(ctx context.Context, method, name string, params map[s
 		p[k] = v
 	}
 	id := c.ids.Add(1)
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": p})
+	var wireID any = id
+	if c.rawID != nil {
+		wireID = c.rawID
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": wireID, "method": method, "params": p})
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")

@@ -317,8 +317,9 @@ func (h *handler) taskGet(ctx context.Context, ss *mcpsdk.ServerSession, p *task
 // answer it, or the form was superseded: its key is not the key of the
 // form as it stands) is ignored, as the extension asks; an accepted form
 // is an answer, judged by the chokepoint, and one that lost to chat is
-// ignored too: tasks/get shows who answered. One core refuses is an
-// error, so the request stays unanswered under its key.
+// ignored too: tasks/get shows who answered. One core refuses, and one
+// that is no elicitation result (its action not accept, decline or
+// cancel), is an error, so the request stays unanswered under its key.
 func (h *handler) taskUpdate(ctx context.Context, ss *mcpsdk.ServerSession, p *updateParams) (*ackResult, error) {
 	if p == nil {
 		return nil, paramsRequired
@@ -340,8 +341,11 @@ func (h *handler) taskUpdate(ctx context.Context, ss *mcpsdk.ServerSession, p *u
 		return ack()
 	}
 	var reply mcpsdk.ElicitResult
-	if err := json.Unmarshal(raw, &reply); err != nil {
-		return nil, &jsonrpc.Error{Code: codeInvalidParams, Message: fmt.Sprintf("inputResponses[%q] is not an elicitation result", key)}
+	if err := json.Unmarshal(raw, &reply); err != nil || !elicitActions[reply.Action] {
+		// One without its action is no reply: kept as a decline, it
+		// would drop the host's answer and the form with it for good.
+		return nil, &jsonrpc.Error{Code: codeInvalidParams,
+			Message: fmt.Sprintf("inputResponses[%q] is not an elicitation result: its action must be accept, decline or cancel", key)}
 	}
 	if reply.Action != "accept" {
 		h.opts.Logger.Debug("askbridge mcp: the host did not answer", "question", st.QuestionID, "action", reply.Action)

@@ -170,7 +170,8 @@ func callerRun(agent core.AgentID) core.RunID {
 // the caller's token still holds (Options.Still) after each. limit < 0
 // waits until it closes or the call ends (the asking tools: the call
 // ending leaves the question parked, and the result says so); otherwise
-// await returns the question's open status after limit (get_answer).
+// await returns the question's open status after limit (get_answer), or
+// by then says the wait failed, when the bridge cannot be reached.
 func (h *handler) await(ctx context.Context, req *mcpsdk.CallToolRequest, id core.QuestionID, limit time.Duration) (*mcpsdk.CallToolResult, Result, error) {
 	start, failures := time.Now(), 0
 	for n := 0; ; n++ {
@@ -208,10 +209,17 @@ func (h *handler) await(ctx context.Context, req *mcpsdk.CallToolRequest, id cor
 		case transient(err):
 			failures++
 			h.opts.Logger.Warn("askbridge mcp: waiting for a question failed", "question", id, "attempt", failures, "err", err)
-			if failures >= maxWaitFailures {
+			// The pause before the next try is a slice, or what is left of
+			// get_answer's bound: a bridge that is down must not hold a
+			// call past the bound it asked for.
+			rest := h.opts.WaitSlice
+			if limit >= 0 {
+				rest = min(rest, limit-time.Since(start))
+			}
+			if failures >= maxWaitFailures || rest <= 0 {
 				return h.parked(id, "waiting for the answer failed: "+h.safeMessage(err))
 			}
-			if !h.pause(ctx) {
+			if !h.pause(ctx, rest) {
 				return h.parked(id, "the tool call ended before anyone answered")
 			}
 		default:
@@ -228,10 +236,10 @@ func transient(err error) bool {
 	return errors.As(err, &u) || core.ErrorCode(err) == core.CodeInternal
 }
 
-// pause waits one slice, or less if ctx ends; it reports whether ctx is
-// still live.
-func (h *handler) pause(ctx context.Context) bool {
-	t := time.NewTimer(h.opts.WaitSlice)
+// pause waits d, or less if ctx ends; it reports whether ctx is still
+// live.
+func (h *handler) pause(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:

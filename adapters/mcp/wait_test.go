@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -232,6 +233,37 @@ func TestHostReplyMeetingAFailureNamesTheQuestion(t *testing.T) {
 			if err != nil || res == nil || r.QuestionID != q.ID {
 				t.Fatalf("the reply after a failure: %+v, %+v, %v; want a result naming %s", res, r, err, q.ID)
 			}
+		})
+	}
+}
+
+// TestGetAnswerBoundHoldsWhileTheBridgeIsDown: get_answer's wait_seconds
+// bounds the call however the waits go. With the bridge unreachable (the
+// server restarting, say), wait_seconds 0 answers at once and 10 within
+// ten seconds, saying why and naming the question; before, each failure
+// paused a whole wait slice before the next try, and the call came back
+// only after four of them (a minute), past a host's usual request
+// timeout, whatever it had asked for.
+func TestGetAnswerBoundHoldsWhileTheBridgeIsDown(t *testing.T) {
+	for _, limit := range []time.Duration{0, 10 * time.Second} {
+		t.Run(limit.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				b := &flaky{failures: 1 << 30, err: unreachable} // every wait fails
+				h := &handler{b: b, opts: Options{}.withDefaults(), run: "run-test"}
+				const id core.QuestionID = "aaaaaaaaaaaaaaaaa"
+				start := time.Now()
+				res, r, err := h.await(t.Context(), nil, id, limit)
+				if took := time.Since(start); took > limit {
+					t.Errorf("get_answer with a bound of %s came back after %s", limit, took)
+				}
+				if err != nil || res == nil || !res.IsError || r.QuestionID != id {
+					t.Fatalf("got %+v, %+v, %v; want an error result naming %s", res, r, err, id)
+				}
+				text := res.Content[0].(*mcpsdk.TextContent).Text
+				if !strings.Contains(text, string(id)) || !strings.Contains(text, unreachable.Message) {
+					t.Errorf("text %q: want the question's id and why the wait failed", text)
+				}
+			})
 		})
 	}
 }

@@ -49,8 +49,17 @@ type Options struct {
 	// submission port, with TLS "none" too), or 465 with TLS "tls".
 	Host string
 	Port int
-	// TLS is TLSStartTLS (the default), TLSImplicit or TLSNone.
+	// TLS is TLSStartTLS (the default; TLSImplicit on port 465),
+	// TLSImplicit or TLSNone. Port 465 takes TLSImplicit alone: it
+	// speaks TLS from the first byte (RFC 8314), and a client waiting
+	// there for a greeting in plain text would wait for good.
 	TLS string
+	// HELO is the name the EHLO gives this machine; default the
+	// machine's host name when it is fully qualified, else the address
+	// literal of the connection's own end ("[192.0.2.7]"), as RFC 5321
+	// (4.1.4) asks of a client without a name: relays refuse an EHLO of
+	// "localhost" or of a bare container name.
+	HELO string
 	// Username and Password, when set, authenticate (the strongest
 	// mechanism both sides support).
 	Username, Password string
@@ -87,8 +96,9 @@ type Adapter struct {
 	opts   Options
 	signer *actionlink.Signer
 	from   *mail.Address
-	copts  []gomail.Option // go-mail's, but the dialler (session.dial)
+	copts  []gomail.Option // go-mail's, but the dialler (session.dial) and the EHLO's name
 	tls    *tls.Config     // for implicit TLS, else nil
+	helo   string          // the EHLO's name; "" for the connection's address (heloFor)
 	addr   string          // the relay's host:port, as session.dial dials it
 	page   *actionlink.Page
 	log    zerolog.Logger
@@ -125,6 +135,20 @@ func New(svc *core.Service, opts Options) (*Adapter, error) {
 	}
 	if opts.TLS == "" {
 		opts.TLS = TLSStartTLS
+		if opts.Port == gomail.DefaultPortSSL {
+			opts.TLS = TLSImplicit // 465 is TLS from the first byte (RFC 8314)
+		}
+	}
+	if opts.Port == gomail.DefaultPortSSL && opts.TLS != TLSImplicit {
+		// A client that waits for the greeting in plain text, from a
+		// server that waits for its TLS handshake, hears nothing until
+		// Timeout, on every send, for good.
+		return nil, fmt.Errorf("email: port %d is TLS from the first byte (RFC 8314), which TLS %q does not speak: set TLS to %q for port %d, or use port %d for STARTTLS",
+			opts.Port, opts.TLS, TLSImplicit, opts.Port, gomail.DefaultPortTLS)
+	}
+	helo, err := heloName(opts.HELO)
+	if err != nil {
+		return nil, err
 	}
 	tc := &tls.Config{ServerName: opts.Host, RootCAs: opts.RootCAs, MinVersion: tls.VersionTLS12}
 	copts := []gomail.Option{gomail.WithTimeout(opts.Timeout), gomail.WithTLSConfig(tc)}
@@ -159,11 +183,11 @@ func New(svc *core.Service, opts Options) (*Adapter, error) {
 		copts = append(copts, gomail.WithSMTPAuth(gomail.SMTPAuthAutoDiscover),
 			gomail.WithUsername(opts.Username), gomail.WithPassword(opts.Password))
 	}
-	a := &Adapter{svc: svc, opts: opts, signer: signer, from: from, copts: copts, tls: implicit, log: opts.Log,
+	a := &Adapter{svc: svc, opts: opts, signer: signer, from: from, copts: copts, tls: implicit, helo: helo, log: opts.Log,
 		addr: net.JoinHostPort(opts.Host, strconv.Itoa(opts.Port))}
 	// Each send makes its own client (for its own dialler); this one
 	// checks the options once.
-	if _, err := a.client(nil); err != nil {
+	if _, err := a.client(nil, a.helo); err != nil {
 		return nil, fmt.Errorf("email: %w", err)
 	}
 	a.page = &actionlink.Page{Svc: svc, Signer: signer, Surface: core.SurfaceEmail, Prefix: ActPath,

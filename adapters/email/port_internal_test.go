@@ -2,6 +2,7 @@ package email
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -23,13 +24,38 @@ func TestDefaultPorts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		client, err := a.client(nil)
+		client, err := a.client(nil, a.helo)
 		if err != nil {
 			t.Fatal(err)
 		}
 		want := "smtp.example.test:" + strconv.Itoa(c.want)
 		if a.addr != want || client.ServerAddr() != want {
 			t.Errorf("TLS %q, port %d: dials %s (go-mail's %s), want %s", c.mode, c.port, a.addr, client.ServerAddr(), want)
+		}
+	}
+}
+
+// TestPort465IsImplicitTLS: port 465 speaks TLS from the first byte, so
+// it is dialled so without TLS set, and refused at start with STARTTLS
+// or plain text, saying what to set. Before, either was taken, and every
+// send waited in plain text for a greeting the relay never sends (it
+// waits for the TLS handshake) until the session's timeout, and was
+// retried so until the outbox gave up.
+func TestPort465IsImplicitTLS(t *testing.T) {
+	o := Options{Host: "smtp.example.test", Port: 465, From: "askbridge@example.test",
+		PublicURL: "https://bridge.example.test", Key: []byte("server key of the test, 32 bytes")}
+	a, err := New(nil, o)
+	if err != nil {
+		t.Fatalf("port 465 without TLS set: %v", err)
+	}
+	if a.tls == nil || a.opts.TLS != TLSImplicit {
+		t.Errorf("port 465 without TLS set dials with TLS %q, not from the first byte", a.opts.TLS)
+	}
+	for _, mode := range []string{TLSStartTLS, TLSNone} {
+		o.TLS = mode
+		_, err := New(nil, o)
+		if err == nil || !strings.Contains(err.Error(), "465") || !strings.Contains(err.Error(), `"tls"`) {
+			t.Errorf("port 465 with TLS %q: %v, want a refusal naming TLS \"tls\"", mode, err)
 		}
 	}
 }

@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/mail"
 	"net/textproto"
 	"slices"
+	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	gomail "github.com/wneessen/go-mail"
 
@@ -36,7 +39,15 @@ func (a *Adapter) send(ctx context.Context, to, id, inReplyTo string, msg Messag
 	m.AddAlternativeString(gomail.TypeTextHTML, msg.HTML)
 	s := &session{ctx: ctx, addr: a.addr, deadline: time.Now().Add(a.opts.Timeout), tls: a.tls}
 	defer s.end()
-	client, err := a.client(s.dial)
+	// The connection is dialled before go-mail is given it, so that the
+	// EHLO can name the connection's own address (heloFor).
+	dctx, cancel := context.WithDeadline(ctx, s.deadline)
+	raw, err := s.dial(dctx, "tcp", a.addr)
+	cancel()
+	if err != nil {
+		return &core.NotSent{Err: fmt.Errorf("dial failed: %w", err)}
+	}
+	client, err := a.client(handOver(raw), heloFor(a.helo, raw))
 	if err != nil {
 		return err
 	}
@@ -54,6 +65,12 @@ func (a *Adapter) send(ctx context.Context, to, id, inReplyTo string, msg Messag
 		}
 		return &core.NotSent{Err: err}
 	}
+	if whose := needsUTF8(a.from.Address, to); whose != "" {
+		if has, _ := conn.Extension("SMTPUTF8"); !has {
+			_ = client.CloseWithSMTPClient(conn)
+			return &core.Permanent{Err: fmt.Errorf("the %s address is not ASCII, which the relay %s cannot carry: it does not offer SMTPUTF8 (RFC 6531)", whose, a.opts.Host)}
+		}
+	}
 	err = a.classify(client.SendWithSMTPClient(conn, m))
 	// The QUIT changes nothing of what became of the message: a relay
 	// that hangs up without its 221 has the mail all the same.
@@ -62,13 +79,50 @@ func (a *Adapter) send(ctx context.Context, to, id, inReplyTo string, msg Messag
 }
 
 // client is a go-mail client with the adapter's options, dialling with
-// dial (nil: go-mail's own).
-func (a *Adapter) client(dial gomail.DialContextFunc) (*gomail.Client, error) {
+// dial (nil: go-mail's own), whose EHLO names helo ("": go-mail's
+// default, the machine's bare name).
+func (a *Adapter) client(dial gomail.DialContextFunc, helo string) (*gomail.Client, error) {
 	copts := slices.Clip(a.copts)
 	if dial != nil {
 		copts = append(copts, gomail.WithDialContextFunc(dial))
 	}
+	if helo != "" {
+		copts = append(copts, gomail.WithHELO(helo))
+	}
 	return gomail.NewClient(a.opts.Host, copts...)
+}
+
+// handOver is go-mail's dialler of a session whose connection is dialled
+// already: it hands conn over, once.
+func handOver(conn net.Conn) gomail.DialContextFunc {
+	var given atomic.Bool
+	return func(context.Context, string, string) (net.Conn, error) {
+		if given.Swap(true) {
+			return nil, errors.New("the session's connection was handed over already")
+		}
+		return conn, nil
+	}
+}
+
+// needsUTF8 names which of the sender's address and the recipient's
+// (each an address or "Name <address>") is not ASCII, "" when neither
+// is: one a relay may be sent only when it offers SMTPUTF8, in the MAIL
+// command's SMTPUTF8 parameter, which go-mail then sends (RFC 6531). A
+// name that is not ASCII needs nothing: go-mail encodes it (RFC 2047).
+// The address itself is not named: the error reaches the event log.
+func needsUTF8(from, to string) string {
+	for _, c := range []struct{ whose, addr string }{{"sender's", from}, {"recipient's", to}} {
+		addr := c.addr
+		if p, err := mail.ParseAddress(addr); err == nil {
+			addr = p.Address
+		}
+		for i := range len(addr) {
+			if addr[i] >= utf8.RuneSelf {
+				return c.whose
+			}
+		}
+	}
+	return ""
 }
 
 // session is the connection of one SMTP session. go-mail bounds only its

@@ -100,7 +100,7 @@ func (a *Adapter) publish(ctx context.Context, p Publication) (string, error) {
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
 	if res.StatusCode/100 != 2 {
-		return "", refusal(res, raw)
+		return "", refusal(res, raw, a.opts.Now())
 	}
 	var m struct {
 		ID string `json:"id"`
@@ -115,8 +115,9 @@ func (a *Adapter) publish(ctx context.Context, p Publication) (string, error) {
 // the server's Retry-After (else the five seconds its request bucket
 // takes to refill by one), a 5xx is retried as a possible
 // repeat, and any other refusal (an unknown topic's 403, a token
-// refused, a redirect) is given up on and recorded.
-func refusal(res *http.Response, raw []byte) error {
+// refused, a redirect) is given up on and recorded. now is the adapter's
+// clock, which a Retry-After date is read against.
+func refusal(res *http.Response, raw []byte, now time.Time) error {
 	var e struct {
 		Error string `json:"error"`
 	}
@@ -124,7 +125,7 @@ func refusal(res *http.Response, raw []byte) error {
 	err := fmt.Errorf("ntfy: %s: %s", res.Status, e.Error)
 	switch {
 	case res.StatusCode == http.StatusTooManyRequests:
-		wait := retryafter.Parse(res.Header, time.Now()) // seconds or a date, capped
+		wait := retryafter.Parse(res.Header, now) // seconds or a date, capped
 		if wait <= 0 {
 			wait = 5 * time.Second
 		}

@@ -13,10 +13,11 @@ import (
 // date waits until then, as one in seconds does; before, only seconds
 // were read, and a date fell back to five seconds.
 func TestRefusalReadsRetryAfterAsADate(t *testing.T) {
+	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	res := &http.Response{StatusCode: http.StatusTooManyRequests, Status: "429 Too Many Requests", Header: http.Header{}}
-	res.Header.Set("Retry-After", time.Now().Add(2*time.Minute).UTC().Format(http.TimeFormat))
+	res.Header.Set("Retry-After", now.Add(2*time.Minute).Format(http.TimeFormat))
 	var ra *core.RetryAfter
-	if err := refusal(res, []byte(`{"error":"limit reached"}`)); !errors.As(err, &ra) || ra.After < time.Minute || ra.After > 2*time.Minute {
+	if err := refusal(res, []byte(`{"error":"limit reached"}`), now); !errors.As(err, &ra) || ra.After != 2*time.Minute {
 		t.Fatalf("a 429 to wait two minutes: %v (%+v)", err, ra)
 	}
 }
@@ -34,7 +35,7 @@ func TestRefusalOfAServerErrorLeavesThePostUnknown(t *testing.T) {
 		if c.retryAfter != "" {
 			res.Header.Set("Retry-After", c.retryAfter)
 		}
-		err := refusal(res, nil)
+		err := refusal(res, nil, time.Time{})
 		var n *core.NotSent
 		var ra *core.RetryAfter
 		var p *core.Permanent
@@ -44,7 +45,7 @@ func TestRefusalOfAServerErrorLeavesThePostUnknown(t *testing.T) {
 	}
 	res := &http.Response{StatusCode: http.StatusRequestTimeout, Status: "408", Header: http.Header{}}
 	var n *core.NotSent
-	if err := refusal(res, nil); !errors.As(err, &n) {
+	if err := refusal(res, nil, time.Time{}); !errors.As(err, &n) {
 		t.Errorf("408, the server's own timeout before it read the request: %v; want not sent", err)
 	}
 }

@@ -57,7 +57,7 @@ func (a *Adapter) tellTapper(r *http.Request, c actionlink.Claims, n actionlink.
 	if strings.Contains(r.Header.Get("Accept"), "text/html") || c.To == "" {
 		return
 	}
-	if !a.notes.due(c.To, time.Now()) {
+	if !a.notes.due(c.To, a.opts.Now()) {
 		a.log.Debug().Msg("ntfy: a refused tap's notification skipped: one was just sent to the topic")
 		return
 	}

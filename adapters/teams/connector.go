@@ -24,6 +24,10 @@ type connector struct {
 	base   string // the service URL, ending in "/"
 	http   *http.Client
 	tokens oauth2.TokenSource
+	// now reads a Retry-After given as a date: the adapter's clock.
+	now func() time.Time
+	// throttled grows the wait of each 429 in a row in a conversation.
+	throttled throttle
 }
 
 // newConnector returns a connector whose calls carry the bot's token.
@@ -34,13 +38,16 @@ func newConnector(serviceURL string, cc clientcredentials.Config, base *http.Cli
 	if !strings.HasSuffix(serviceURL, "/") {
 		serviceURL += "/"
 	}
-	return &connector{base: serviceURL, http: base, tokens: oauth2.ReuseTokenSource(nil, cc.TokenSource(ctx))}
+	return &connector{base: serviceURL, http: base, tokens: oauth2.ReuseTokenSource(nil, cc.TokenSource(ctx)), now: time.Now}
 }
 
 // APIError is a Bot Connector call the service answered with an error
 // status.
 type APIError struct {
-	Status     int
+	Status int
+	// RetryAfter is the wait the service named (Retry-After); for a 429,
+	// the wait before the call goes again, which the connector chooses
+	// when the service names none (throttle).
 	RetryAfter time.Duration
 	Body       string
 }
@@ -91,9 +98,17 @@ func (c *connector) call(ctx context.Context, method, path string, in, out any) 
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	// A 429 is counted against the conversation the call is in (or the
+	// bot's, for a new one), as Teams limits each conversation apart.
+	conv, _, _ := strings.Cut(path, "/activities")
 	if resp.StatusCode/100 != 2 {
-		return classify(&APIError{Status: resp.StatusCode, RetryAfter: retryafter.Parse(resp.Header, time.Now()), Body: strings.TrimSpace(string(raw[:min(len(raw), 300)]))})
+		e := &APIError{Status: resp.StatusCode, RetryAfter: retryafter.Parse(resp.Header, c.now()), Body: strings.TrimSpace(string(raw[:min(len(raw), 300)]))}
+		if e.Status == http.StatusTooManyRequests {
+			e.RetryAfter = c.throttled.wait(conv, e.RetryAfter)
+		}
+		return classify(e)
 	}
+	c.throttled.ok(conv)
 	if out == nil {
 		return nil
 	}
@@ -104,7 +119,8 @@ func (c *connector) call(ctx context.Context, method, path string, in, out any) 
 }
 
 // classify maps a Bot Connector error to what the outbox does next, as
-// Teams' table of status codes says (SOURCES): its 429 waits as told; a
+// Teams' table of status codes says (SOURCES): its 429 waits as told, or
+// as the connector backs off when it is not told (throttle); a
 // 5xx may come after the thread or message was made, so it is returned
 // as it is, not as core.NotSent: the retry's card then says it may be a
 // repeat. Of the other 4xx, those that name a passing state are not sent

@@ -12,6 +12,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/internal/apierror"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/card"
+	"github.com/askbridge/askbridge/core/loops"
 )
 
 // maxActivity bounds an inbound activity's body.
@@ -192,7 +193,10 @@ func (a *Adapter) onSubmit(ctx context.Context, act *Activity) {
 }
 
 // tell sends note to the person who sent act: into the same chat when it
-// is their personal chat, else into a personal chat with them.
+// is their personal chat, else into a personal chat with them. Each call
+// Teams throttles is waited out and made again (unthrottled), as a note
+// is no outbox delivery, which would be retried: dropped, it left its
+// reader (a click refused, a reply not recorded) with no word at all.
 func (a *Adapter) tell(ctx context.Context, act *Activity, note string) {
 	if note == "" || act.From == nil {
 		return
@@ -202,17 +206,42 @@ func (a *Adapter) tell(ctx context.Context, act *Activity, note string) {
 	if act.Conversation != nil && act.Conversation.ConversationType == "personal" {
 		conv = act.Conversation.ID
 	} else {
-		res, err := a.conn.createConversation(ctx, ConversationParameters{
-			Bot: &Account{ID: "28:" + a.opts.AppID}, Members: []Account{{ID: act.From.ID}}, TenantID: a.opts.TenantID,
+		err := unthrottled(ctx, func() error {
+			res, err := a.conn.createConversation(ctx, ConversationParameters{
+				Bot: &Account{ID: "28:" + a.opts.AppID}, Members: []Account{{ID: act.From.ID}}, TenantID: a.opts.TenantID,
+			})
+			conv = res.ID
+			return err
 		})
 		if err != nil {
 			a.log.Warn().Err(err).Msg("teams: private note not sent")
 			return
 		}
-		conv = res.ID
 	}
-	if _, err := a.conn.send(ctx, conv, msg); err != nil {
+	if err := unthrottled(ctx, func() error { _, err := a.conn.send(ctx, conv, msg); return err }); err != nil {
 		a.log.Warn().Err(err).Msg("teams: private note not sent")
+	}
+}
+
+// A note is sent while the Bot Connector waits for the activity that
+// caused it to be answered (15 s), so a throttled note waits at most
+// noteWait at a time, noteTries times in all; one Teams holds back
+// longer is dropped and logged.
+const (
+	noteTries = 3
+	noteWait  = 5 * time.Second
+)
+
+// unthrottled makes call, and makes it again after each 429 (a
+// core.RetryAfter, its wait the connector's: throttle) within the
+// bounds above, until it is not throttled or ctx ends.
+func unthrottled(ctx context.Context, call func() error) error {
+	for try := 1; ; try++ {
+		err := call()
+		ra, throttled := errors.AsType[*core.RetryAfter](err)
+		if !throttled || try == noteTries || ra.After > noteWait || !loops.Sleep(ctx, ra.After) {
+			return err
+		}
 	}
 }
 

@@ -63,8 +63,8 @@ type Options struct {
 	KV core.Values
 	// HTTPClient makes every call; default has a 30 s timeout.
 	HTTPClient *http.Client
-	// Now is the clock tokens are checked against, and refusals'
-	// logging is paced by; default time.Now.
+	// Now is the clock tokens are checked against, refusals' logging is
+	// paced by, and a Retry-After date is read against; default time.Now.
 	Now func() time.Time
 	Log zerolog.Logger
 }
@@ -120,9 +120,11 @@ func New(svc *core.Service, opts Options) (*Adapter, error) {
 		opts.Now = time.Now
 	}
 	cc := clientcredentials.Config{ClientID: opts.AppID, ClientSecret: opts.AppPassword, TokenURL: opts.TokenURL, Scopes: []string{Scope}}
+	conn := newConnector(opts.ServiceURL, cc, opts.HTTPClient)
+	conn.now = opts.Now
 	return &Adapter{
 		svc: svc, opts: opts, log: opts.Log,
-		conn:     newConnector(opts.ServiceURL, cc, opts.HTTPClient),
+		conn:     conn,
 		auth:     newVerifier(opts.OpenIDURL, opts.AppID, opts.HTTPClient, opts.Now, opts.Log),
 		refusals: newRefusalLog(opts.Log, opts.Now),
 	}, nil

@@ -43,3 +43,32 @@ func ExampleVerify() {
 	// processing q1/closed
 	// true
 }
+
+// A receiver checks each webhook with VerifyTarget, for the callback URL
+// it gave askbridge, before it trusts the body; a request signed for
+// another receiver of the same secret is refused.
+func ExampleVerifyTarget() {
+	key := []byte("the secret webhooks.secret_env names")
+	const mine = "https://hooks.example.com/askbridge/agent-a"
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if err := webhook.VerifyTarget(key, mine, r.Header, body, time.Now(), webhook.DefaultTolerance); err != nil {
+			fmt.Println("refused:", err)
+			http.Error(w, err.Error(), http.StatusUnauthorized)
+			return
+		}
+		fmt.Println("processing", r.Header.Get(webhook.HeaderID))
+	})
+
+	// One webhook sent to this receiver, and one sent to another that
+	// shares the secret, replayed here.
+	body := `{"question_id":"q1","state":"answered"}`
+	for _, target := range []string{mine, "https://hooks.example.com/askbridge/agent-b"} {
+		req := httptest.NewRequest(http.MethodPost, "/askbridge/agent-a", strings.NewReader(body))
+		req.Header = signedFor(string(key), "q1/closed", target, time.Now(), []byte(body))
+		handler.ServeHTTP(httptest.NewRecorder(), req)
+	}
+	// Output:
+	// processing q1/closed
+	// refused: webhook: the signature does not match
+}

@@ -1,8 +1,33 @@
 // Package webhook is askbridge's callback door: when a question that
 // names a callback URL closes, the URL is sent the same JSON a wait for
 // the question returns, signed so that the receiver can tell it came from
-// this bridge and is fresh (verify.go holds the scheme and a Verify for Go
-// receivers; the README shows it in Python too).
+// this bridge, was meant for it, and is fresh.
+//
+// # The signature
+//
+// Each request carries the event id (HeaderID, "<question id>/closed"),
+// the Unix time it was signed at (HeaderTimestamp) and signatures
+// (HeaderSignature): comma-separated "v<n>=" values, each the hex
+// HMAC-SHA256, under the receiver's secret, of
+//
+//	v3: id + "." + timestamp + "." + URL + "\n" + body
+//	v2: id + "." + timestamp + "." + body
+//	v1: timestamp + "." + body
+//
+// where URL is the callback URL exactly as the ask or the route named it
+// (the one before any redirect), and body the raw bytes received. A
+// receiver checks v3 against its own callback URL (VerifyTarget does, for
+// Go), refuses a timestamp more than five minutes from its clock, and
+// processes each event id once. Each part matters: the timestamp refuses
+// a request replayed later, the id one replayed under a new id past the
+// dedupe, and the URL one replayed to another receiver. One secret can
+// sign for many receivers (webhooks.secret is every callback's without a
+// secret of its own), and a receiver that checks only v2 takes a request
+// captured at any of them (by that receiver, a proxy before it, or its
+// logs) as its own. No part holds what another could be confused with:
+// an id is base32 and "/closed", a timestamp digits, and a URL no line
+// break (the allow list parses it, and a URL parser refuses one). v1 and
+// v2 are still sent, for receivers written before v3.
 //
 // Sends come from the outbox (core/loops' DeliverCalls): the webhook is
 // stored with the close itself and sent at least once, retried with
@@ -39,11 +64,9 @@ const (
 	HeaderID = "Askbridge-Webhook-Id"
 	// HeaderTimestamp is when this attempt was signed, in Unix seconds.
 	HeaderTimestamp = "Askbridge-Webhook-Timestamp"
-	// HeaderSignature is "v1=" and the hex HMAC-SHA256, under the secret,
-	// of the timestamp, ".", and the body; then "," and "v2=" and the same
-	// of the event id, ".", the timestamp, ".", and the body. v1 is kept
-	// for receivers written before v2; v2 also covers the id, so a
-	// replay under a new id (past a receiver's dedupe) fails it.
+	// HeaderSignature is the signatures, "v1=…,v2=…,v3=…" (the package
+	// doc says what each covers): v3 covers the callback URL too, so a
+	// request replayed to another receiver of the same secret fails it.
 	HeaderSignature = "Askbridge-Webhook-Signature"
 )
 
@@ -186,7 +209,7 @@ func (s *Sender) Call(ctx context.Context, q *core.Question, d core.Delivery) er
 	req.Header.Set("User-Agent", "askbridge-webhook")
 	req.Header.Set(HeaderID, d.Key)
 	req.Header.Set(HeaderTimestamp, ts)
-	req.Header.Set(HeaderSignature, "v1="+sign(key, body, ts)+",v2="+sign(key, body, d.Key, ts))
+	req.Header.Set(HeaderSignature, "v1="+sign(key, body, ts)+",v2="+sign(key, body, d.Key, ts)+",v3="+signTarget(key, body, d.Key, ts, d.Room))
 	resp, err := s.client.Do(req)
 	if err != nil {
 		// The error names the URL, which goes to the log and the event
@@ -233,6 +256,16 @@ func sign(key, body []byte, fields ...string) string {
 		m.Write([]byte(f))
 		m.Write([]byte{'.'})
 	}
+	m.Write(body)
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// signTarget is the v3 signature of an attempt of event id, signed at
+// ts, to target: of id, ".", ts, ".", target, a line break, then the
+// body (the package doc says why no two of these join alike).
+func signTarget(key, body []byte, id, ts, target string) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(id + "." + ts + "." + target + "\n"))
 	m.Write(body)
 	return hex.EncodeToString(m.Sum(nil))
 }

@@ -44,6 +44,10 @@ type Message struct {
 	HTML      string
 	// Links are the HTML part's hrefs, in order, unescaped.
 	Links []string
+	// Helo is the name the session's EHLO gave, and UTF8 whether its
+	// MAIL command declared SMTPUTF8.
+	Helo string
+	UTF8 bool
 }
 
 // Server is the fake. Its methods are safe for concurrent use.
@@ -75,6 +79,9 @@ type Options struct {
 	// Implicit speaks TLS from the first byte, as on port 465, and so
 	// offers no STARTTLS.
 	Implicit bool
+	// SMTPUTF8 offers SMTPUTF8 (RFC 6531): mail to and from addresses
+	// that are not ASCII.
+	SMTPUTF8 bool
 }
 
 // Start runs a server on 127.0.0.1 until the test ends, offering
@@ -96,6 +103,7 @@ func Start(t testing.TB, o Options) *Server {
 	s.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	f.Roots = roots
 	s.ReadTimeout, s.WriteTimeout = 10*time.Second, 10*time.Second
+	s.EnableSMTPUTF8 = o.SMTPUTF8
 	if o.NoTLS {
 		s.TLSConfig = nil
 	}
@@ -138,7 +146,7 @@ func (f *Server) newSession(c *smtp.Conn) (smtp.Session, error) {
 		f.busy, f.turned[c] = f.busy[1:], err
 		return nil, err
 	}
-	return &session{f: f}, nil
+	return &session{f: f, helo: c.Hostname()}, nil
 }
 
 // Authenticated is how many sessions authenticated.
@@ -176,7 +184,9 @@ func (f *Server) Wait(to string, d time.Duration, cond func([]Message) bool) ([]
 
 type session struct {
 	f      *Server
+	helo   string
 	from   string
+	utf8   bool
 	to     []string
 	authed bool
 }
@@ -201,11 +211,11 @@ func (s *session) Auth(string) (sasl.Server, error) {
 	}), nil
 }
 
-func (s *session) Mail(from string, _ *smtp.MailOptions) error {
+func (s *session) Mail(from string, o *smtp.MailOptions) error {
 	if s.f.user != "" && !s.authed {
 		return smtp.ErrAuthRequired
 	}
-	s.from = from
+	s.from, s.utf8 = from, o != nil && o.UTF8
 	return nil
 }
 
@@ -233,7 +243,7 @@ func (s *session) Data(r io.Reader) error {
 	if err != nil {
 		return &smtp.SMTPError{Code: 554, Message: "unreadable message: " + err.Error()}
 	}
-	m.From = s.from
+	m.From, m.Helo, m.UTF8 = s.from, s.helo, s.utf8
 	for _, to := range s.to {
 		m.To = to
 		f.boxes[strings.ToLower(to)] = append(f.boxes[strings.ToLower(to)], m)
@@ -243,7 +253,7 @@ func (s *session) Data(r io.Reader) error {
 	return nil
 }
 
-func (s *session) Reset()        { s.from, s.to = "", nil }
+func (s *session) Reset()        { s.from, s.utf8, s.to = "", false, nil }
 func (s *session) Logout() error { return nil }
 
 var href = regexp.MustCompile(`href="([^"]*)"`)

@@ -35,6 +35,14 @@ func heloName(configured string) (string, error) {
 	return strings.TrimSuffix(name, "."), nil
 }
 
+// CheckHELO refuses an EHLO name that is neither a domain name nor an
+// address literal ("" is none, and fine), so that a setting is refused
+// where it is read, naming it.
+func CheckHELO(name string) error {
+	_, err := heloName(name)
+	return err
+}
+
 // local reports whether name is this machine's loopback name, which
 // every machine has and so names none.
 func local(name string) bool {

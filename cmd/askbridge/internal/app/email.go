@@ -24,7 +24,7 @@ func openEmail(_ context.Context, s Settings, svc *core.Service, _ core.Budget, 
 	}
 	a, err := email.New(svc, email.Options{
 		Host: c.Host, Port: c.port, TLS: c.TLS, Username: c.Username, Password: c.Password.Reveal(),
-		From: c.From, PublicURL: s.PublicURL, Key: []byte(s.ActorKey.Reveal()), Now: clockNow(s.Clock),
+		From: c.From, HELO: c.HELO, PublicURL: s.PublicURL, Key: []byte(s.ActorKey.Reveal()), Now: clockNow(s.Clock),
 		Log: log.With().Str("surface", "email").Logger(),
 	})
 	if err != nil {

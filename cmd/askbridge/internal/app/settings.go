@@ -131,12 +131,16 @@ type EmailSettings struct {
 	Port string `env:"EMAIL_SMTP_PORT"`
 	port int
 	// TLS is starttls (required STARTTLS), tls (TLS from the first byte)
-	// or none (a relay on the same host or a private network only).
-	TLS      string `env:"EMAIL_SMTP_TLS" envDefault:"starttls"`
+	// or none (a relay on the same host or a private network only). Unset,
+	// check makes it tls on port 465 and starttls on any other.
+	TLS      string `env:"EMAIL_SMTP_TLS"`
 	Username string `env:"EMAIL_SMTP_USERNAME"`
 	Password Secret `env:"EMAIL_SMTP_PASSWORD"`
 	// From is the sender: an address, or "Name <address>".
 	From string `env:"EMAIL_FROM"`
+	// HELO is the name the EHLO gives this machine; unset, its host name
+	// when fully qualified, else the connection's own address.
+	HELO string `env:"EMAIL_SMTP_HELO"`
 }
 
 // NtfySettings turn the ntfy door on when URL (the ntfy server's base
@@ -284,7 +288,7 @@ func (s *EmailSettings) check() error {
 		return fmt.Errorf("EMAIL_FROM: %q is not an address (askbridge@example.com, or \"askbridge <askbridge@example.com>\")", s.From)
 	}
 	switch s.TLS {
-	case email.TLSStartTLS, email.TLSImplicit, email.TLSNone:
+	case "", email.TLSStartTLS, email.TLSImplicit, email.TLSNone:
 	default:
 		return fmt.Errorf("EMAIL_SMTP_TLS: %q is not starttls, tls or none", s.TLS)
 	}
@@ -294,6 +298,21 @@ func (s *EmailSettings) check() error {
 			return fmt.Errorf("EMAIL_SMTP_PORT: %q is not a port", s.Port)
 		}
 		s.port = p
+	}
+	const implicitPort = 465 // TLS from the first byte (RFC 8314)
+	switch {
+	case s.TLS == "" && s.port == implicitPort:
+		s.TLS = email.TLSImplicit
+	case s.TLS == "":
+		s.TLS = email.TLSStartTLS
+	case s.port == implicitPort && s.TLS != email.TLSImplicit:
+		// A client waiting for the relay's greeting on 465, where the relay
+		// waits for a TLS handshake, hears nothing until it times out, on
+		// every mail.
+		return fmt.Errorf("EMAIL_SMTP_PORT: 465 speaks TLS from the first byte, which EMAIL_SMTP_TLS=%s does not: set EMAIL_SMTP_TLS=tls (or leave it unset), or use port 587 for STARTTLS", s.TLS)
+	}
+	if err := email.CheckHELO(s.HELO); err != nil {
+		return fmt.Errorf("EMAIL_SMTP_HELO: %w", err)
 	}
 	if s.Password != "" && s.Username == "" {
 		return fmt.Errorf("EMAIL_SMTP_PASSWORD: set without EMAIL_SMTP_USERNAME")

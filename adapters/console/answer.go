@@ -223,7 +223,7 @@ func recordedOf(q *core.Question) []recorded {
 		// Who closed it in core's one wording: a person by name, anything
 		// else (a quorum, parts, a standing approval) as OutcomeLine says.
 		if d, ok := card.ClosingPerson(q); ok {
-			out = append(out, recorded{Label: "By", Line: line{{Text: core.DeciderLabel(d), Name: true}, {Text: " via " + string(d.Surface)}}})
+			out = append(out, recorded{Label: "By", Line: line{{Text: card.PersonName(d), Name: true}, {Text: " via " + string(d.Surface)}}})
 		} else if l := card.OutcomeLine(q); l != "" {
 			out = append(out, recorded{Label: "Closed", Line: namedLine(l, namesOf(q))})
 		}
@@ -247,7 +247,7 @@ func recordedOf(q *core.Question) []recorded {
 				add("Asked arguments SHA-256", e.AskedArgumentsSHA256)
 			}
 			if u := res.Standing; u != nil {
-				add("Standing approval", u.ID+" by "+core.DeciderLabel(u.GrantedBy))
+				add("Standing approval", u.ID+" by "+card.PersonName(u.GrantedBy))
 			}
 		default:
 			add("Answer", res.Answer)

@@ -184,7 +184,7 @@ type standingView struct {
 }
 
 func standingViewOf(st core.Standing) standingView {
-	v := standingView{S: st, Granted: core.DeciderLabel(st.GrantedBy)}
+	v := standingView{S: st, Granted: card.PersonName(st.GrantedBy)}
 	if st.Scope == core.StandingRun {
 		v.Reach = "the rest of run " + string(st.RunID)
 	} else {

@@ -17,7 +17,9 @@ import (
 // ... at ..." after it backwards. So every such value is drawn in a <bdi>
 // of its own, and the server's words after it outside it: on the card,
 // on the row's "Recorded" lines (recordedOf), on the result page, and in
-// a quorum's tally wherever it is shown.
+// a quorum's tally wherever it is shown. A name is cleaned of its
+// controls as well (card.PersonName), and still drawn apart: a name in
+// a right-to-left script would carry the numbers after it along.
 func TestAPersonsWordsAreIsolatedFromTheServers(t *testing.T) {
 	const rlo = "\u202e"
 	mallory := testToken{"mallory" + rlo, "secret-mallory-0123456789", console.RoleOperator}
@@ -27,7 +29,7 @@ func TestAPersonsWordsAreIsolatedFromTheServers(t *testing.T) {
 	e.tokens.set(opAlice, mallory)
 	m := e.signedIn(mallory)
 	alice := e.signedIn(opAlice)
-	name, text := "<bdi>mallory"+rlo+"</bdi>", "<bdi>eu-west-1"+rlo+"</bdi>"
+	name, text := "<bdi>mallory</bdi>", "<bdi>eu-west-1"+rlo+"</bdi>"
 
 	form := e.ask(core.AskInput{Kind: core.KindForm, Text: "Set up", Items: []core.FormItem{
 		{ID: "region", Question: "Which region?", Options: []core.FormOption{{ID: "eu", Label: "eu"}, {ID: "us", Label: "us"}}},
@@ -74,7 +76,7 @@ func TestAPersonsWordsAreIsolatedFromTheServers(t *testing.T) {
 	if want := "Recorded your vote (1 of 2 approvals: " + name + "). "; !strings.Contains(r.body, want) {
 		t.Errorf("the result page's note of the vote does not isolate the voter's name (want %q):\n%s", want, r.body)
 	}
-	tally := "<bdi>1 of 2 approvals: mallory" + rlo + "</bdi>"
+	tally := "<bdi>1 of 2 approvals: mallory</bdi>"
 	for path, body := range map[string]string{"the row": alice.get("/rows/" + string(vote.ID)).body,
 		"the question's page": alice.get("/q/" + string(vote.ID)).body, "/people": alice.get("/people").body} {
 		if !strings.Contains(body, tally) {
@@ -86,10 +88,11 @@ func TestAPersonsWordsAreIsolatedFromTheServers(t *testing.T) {
 // The server's own lines that name a person (the outcome line "Answered
 // by ... on ... via console", the refusal told to whoever came second,
 // the recorded "By" line and the history's "Who or what closed it")
-// draw the name in a <bdi> of its own, so that U+202E in it cannot
-// reorder the words after it. Before, only the lines whose name stands
-// apart in the template were isolated: these ran the name and the
-// server's words together.
+// draw the name in a <bdi> of its own, so that nothing in it can reorder
+// the words after it; the name itself is cleaned of U+202E
+// (card.PersonName), as the agent reads it. Before, only the lines whose
+// name stands apart in the template were isolated: these ran the name
+// and the server's words together.
 func TestANameInTheServersLinesIsIsolated(t *testing.T) {
 	const rlo = "\u202e"
 	mallory := testToken{"mallory" + rlo, "secret-mallory-0123456789", console.RoleOperator}
@@ -97,7 +100,7 @@ func TestANameInTheServersLinesIsIsolated(t *testing.T) {
 	e.tokens.set(opAlice, mallory)
 	m := e.signedIn(mallory)
 	alice := e.signedIn(opAlice)
-	name := "<bdi>mallory" + rlo + "</bdi>"
+	name := "<bdi>mallory</bdi>"
 
 	q := e.ask(core.AskInput{Kind: core.KindClarification, Text: "Which region?"})
 	res := m.post("/q/"+string(q.ID)+"/answer", url.Values{"text": {"eu"}})

@@ -91,9 +91,8 @@ type closedRow struct {
 
 func closedRowOf(q *core.Question) closedRow {
 	q.Normalize()
-	title, _, _ := strings.Cut(q.Text, "\n")
 	l := card.OutcomeLine(q)
-	return closedRow{Q: q, Title: title, Outcome: core.ClosedAsOf(q), Closer: core.CloserOf(q),
+	return closedRow{Q: q, Title: titleOf(q.Text), Outcome: core.ClosedAsOf(q), Closer: core.CloserOf(q),
 		Line: l, Shown: namedLine(l, namesOf(q)), Choice: card.ChoiceLabel(q)}
 }
 

@@ -56,3 +56,24 @@ func TestACardSaysHowLongIsLeft(t *testing.T) {
 		t.Fatal("a closed question's card counts down to its deadline")
 	}
 }
+
+// TestAClosedRowKeepsItsQuestion: a row that closes while the inbox shows
+// it stays, with its outcome, and folded it still says which question it
+// is. Before, a closed question's row folded to its kind and state with
+// no question at all (its first line was worded for open rows alone), so
+// whoever saw a row close under them could not tell which one had.
+func TestAClosedRowKeepsItsQuestion(t *testing.T) {
+	e := newEnv(t, nil)
+	alice := e.signedIn(opAlice)
+	q := e.ask(core.AskInput{Text: "Which region?\nThe rest of the question"})
+	if _, err := e.svc.Answer(t.Context(), core.AnswerInput{QuestionID: q.ID, Decider: core.Decider{Surface: core.SurfaceAPI, ID: "ops"}, Text: "eu"}); err != nil {
+		t.Fatal(err)
+	}
+	row := alice.get("/rows/" + string(q.ID)).body
+	if got := regexp.MustCompile(`<span class="row-text">(.*?)</span>`).FindStringSubmatch(row); got == nil || got[1] != "Which region?" {
+		t.Errorf("the closed row folds to %q, want its first line", got)
+	}
+	if !strings.Contains(row, `data-state="answered"`) || !strings.Contains(row, "Answered by <bdi>ops</bdi> on ") {
+		t.Errorf("the row is not the closed question's, with its outcome:\n%s", row)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 // maxWaitingScan bounds how many open questions the People page reads to
@@ -98,10 +99,9 @@ func (s *Server) waitingOn(open []*core.Question) waiting {
 	wo := waiting{byPerson: map[string][]waitItem{}, others: map[string]*waitList{}, routeOpen: map[string]int{}}
 	for _, q := range open {
 		wt := s.svc.WaitingOn(q)
-		title, _, _ := strings.Cut(q.Text, "\n")
-		it := waitItem{ID: q.ID, Title: title, Route: q.Route, Hard: q.Reversibility == core.HardToReverse, Escalated: wt.Escalated}
-		if wt.Tally != nil {
-			it.Tally = wt.Tally.Lines
+		it := waitItem{ID: q.ID, Title: titleOf(q.Text), Route: q.Route, Hard: q.Reversibility == core.HardToReverse, Escalated: wt.Escalated}
+		if t := card.TallyOf(q); t != nil {
+			it.Tally = t.Lines // its voters named as cards name them
 		}
 		wo.routeOpen[q.Route]++
 		for _, p := range wt.People {

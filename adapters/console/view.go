@@ -28,8 +28,15 @@ var funcs = template.FuncMap{
 	"list":       func(s ...string) []string { return s },
 	"approveAll": func() string { return card.LabelApproveAll },
 	"denyAll":    func() string { return card.LabelDenyAll },
-	"inc":        func(i int) int { return i + 1 },
-	"isolable":   isolable,
+	// An agent's option is labelled where it is a control as on every
+	// card (quoted where it reads as askbridge's own, on one line), and
+	// the console's own controls in the words it is told apart from.
+	"agentLabel":       card.AgentLabel,
+	"declineLabel":     func() string { return card.LabelConsoleDecline },
+	"declineCallLabel": func() string { return card.LabelConsoleDeclineCall },
+	"withdrawLabel":    func() string { return card.LabelConsoleWithdraw },
+	"inc":              func(i int) int { return i + 1 },
+	"isolable":         isolable,
 }
 
 // isolable is a person's text made fit to draw in a <bdi> of its own:
@@ -100,11 +107,12 @@ func namedLine(s string, names []string) line {
 
 // namesOf are the names of people that core's lines about q may hold
 // (card.OutcomeLine, card.RefusalNote): whoever closed it, voted on it,
-// decided a part of it, or granted the standing approval that did.
+// decided a part of it, or granted the standing approval that did, each
+// as those lines name people (card.PersonName).
 func namesOf(q *core.Question) []string {
 	var out []string
 	add := func(d core.Decider) {
-		if n := core.DeciderLabel(d); !slices.Contains(out, n) {
+		if n := card.PersonName(d); !slices.Contains(out, n) {
 			out = append(out, n)
 		}
 	}
@@ -169,13 +177,14 @@ type cardView struct {
 	// fetches its whole part).
 	Src string
 
-	// What an inbox row shows folded: the question's first line, when it
-	// is due (a card's deadline says so too), and how far a quorum, a
-	// batch or a form has got.
+	// What an inbox row shows folded: the question's first line (open or
+	// closed), and while open when it is due (a card's deadline says so
+	// too) and how far a quorum, a batch or a form has got.
 	FirstLine, Due string
 	Tally          []string
-	// Votes is an open question's quorum tally in core's words
-	// (core.TallyOf), which its card shows; Tally starts with it.
+	// Votes is an open question's quorum tally in core's words, its
+	// voters named as cards name them (card.TallyOf), which its card
+	// shows; Tally starts with it.
 	Votes []string
 	// ReadOnly is an observer's open card: no controls, and it says so.
 	ReadOnly bool
@@ -226,13 +235,16 @@ func (s *Server) cardOf(q *core.Question, v viewer) cardView {
 		}
 		c.Items = append(c.Items, iv)
 	}
+	// A row that closes while shown stays, with its outcome: folded, it
+	// still says which question it is.
+	c.FirstLine = firstLine(q.Text)
 	if !q.Open() {
 		c.Outcome, c.Choice = namedLine(card.OutcomeLine(q), namesOf(q)), card.ChoiceLabel(q)
 		c.Reason = shownReason(q)
 		return c
 	}
-	c.FirstLine, c.Due = firstLine(q.Text), due(q.Deadline.Sub(s.now()))
-	if t := core.TallyOf(q); t != nil {
+	c.Due = due(q.Deadline.Sub(s.now()))
+	if t := card.TallyOf(q); t != nil {
 		c.Votes = t.Lines
 		c.Tally = slices.Clone(t.Lines)
 	}
@@ -296,10 +308,25 @@ func age(d time.Duration) string {
 // firstLineLen bounds the question's first line on a folded row.
 const firstLineLen = 140
 
-// firstLine is the question up to its first line break, cut to fit a row.
+// lineBreaks are every character that ends a line where a page shows
+// text: a browser breaks the line at U+2028 and U+2029 whatever the
+// page's white-space, and core takes both, and a lone "\r", in a
+// question.
+const lineBreaks = "\n\r\v\f\u0085\u2028\u2029"
+
+// titleOf is a question as a list names it (the history, the People
+// page): up to its first line break, whichever kind it is.
+func titleOf(text string) string {
+	text = strings.TrimSpace(text)
+	if i := strings.IndexAny(text, lineBreaks); i >= 0 {
+		text = text[:i]
+	}
+	return strings.TrimSpace(text)
+}
+
+// firstLine is the question's title (titleOf), cut to fit a row.
 func firstLine(text string) string {
-	line, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
-	line = strings.TrimSpace(line)
+	line := titleOf(text)
 	if r := []rune(line); len(r) > firstLineLen {
 		return strings.TrimSpace(string(r[:firstLineLen-1])) + "…"
 	}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 // votedView is the viewer's own vote on an open question that needs
@@ -18,7 +19,8 @@ type votedView struct {
 	Surface core.Surface
 	At      time.Time
 	// In is how many votes count so far, Needed how many people must
-	// agree; Tally is core's count in words (core.TallyOf).
+	// agree; Tally is core's count in words, its voters named as cards
+	// name them (card.TallyOf).
 	In, Needed int
 	Tally      []string
 }
@@ -48,7 +50,7 @@ func (s *Server) votedOf(q *core.Question, a Account) *votedView {
 			out.Choice = "for " + o.Title
 		}
 	}
-	if t := core.TallyOf(q); t != nil {
+	if t := card.TallyOf(q); t != nil {
 		out.Tally = t.Lines
 	}
 	return out

@@ -47,8 +47,8 @@ type Options struct {
 	// PingInterval is how long Socket Mode waits for Slack's ping before
 	// it takes the connection for dead; 0 is the SDK's default (30s).
 	PingInterval time.Duration
-	// CacheTTL bounds how long user-group members and display names are
-	// reused; 0 is one minute.
+	// CacheTTL bounds how long user-group members and people's profiles
+	// (display name, organisation) are reused; 0 is one minute.
 	CacheTTL time.Duration
 	// AckBudget bounds the work done before answering an HTTP request
 	// (Slack waits 3 s); 0 is 2.5 s.
@@ -67,10 +67,10 @@ type Adapter struct {
 	botID   atomic.Pointer[string]    // our bot id, from auth.test
 	team    atomic.Pointer[workspace] // our workspace, from auth.test
 
-	notes   []*noteQueue     // one per sender; a user's notes share one, in order
-	cards   *cache[cardInfo] // "channel ts" → the card's question
-	members *cache[[]string] // user-group id → member user ids
-	names   *cache[string]   // user id → display name
+	notes    []*noteQueue     // one per sender; a user's notes share one, in order
+	cards    *cache[cardInfo] // "channel ts" → the card's question
+	members  *cache[[]string] // user-group id → member user ids
+	profiles *cache[profile]  // user id → display name and organisation
 
 	work    sync.WaitGroup // inbound handlers started by Socket Mode
 	sema    chan struct{}  // bounds those running (maxHandlers)
@@ -111,16 +111,16 @@ func New(svc *core.Service, o Options) (*Adapter, error) {
 		opts = append(opts, slack.OptionAppLevelToken(o.AppToken))
 	}
 	a := &Adapter{
-		svc:     svc,
-		api:     slack.New(o.BotToken, opts...),
-		opts:    o,
-		log:     o.Log.With().Str("surface", "slack").Logger(),
-		notes:   newNoteQueues(),
-		cards:   newCache[cardInfo](4096, time.Hour),
-		members: newCache[[]string](256, o.CacheTTL),
-		names:   newCache[string](4096, 10*o.CacheTTL),
-		sema:    make(chan struct{}, maxHandlers),
-		pending: make(chan struct{}, maxPending),
+		svc:      svc,
+		api:      slack.New(o.BotToken, opts...),
+		opts:     o,
+		log:      o.Log.With().Str("surface", "slack").Logger(),
+		notes:    newNoteQueues(),
+		cards:    newCache[cardInfo](4096, time.Hour),
+		members:  newCache[[]string](256, o.CacheTTL),
+		profiles: newCache[profile](4096, 10*o.CacheTTL),
+		sema:     make(chan struct{}, maxHandlers),
+		pending:  make(chan struct{}, maxPending),
 	}
 	return a, nil
 }

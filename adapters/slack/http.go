@@ -163,6 +163,13 @@ func (a *Adapter) onEvent(ctx context.Context, ev slackevents.EventsAPIEvent) no
 			}
 			return note{}
 		}
+		if user, ok := a.dmMessageOf(me); ok {
+			// Told once, however often Slack sends it.
+			if a.firstSeen(ctx, ev) {
+				return note{channel: me.Channel, user: user, text: notInThread}
+			}
+			return note{}
+		}
 		a.log.Debug().Str("subtype", me.SubType).Msg("message event ignored: not a person's reply in a thread of ours")
 		return note{}
 	}

@@ -85,6 +85,31 @@ func (a *Adapter) replyOf(ev *slackevents.MessageEvent) (reply, bool) {
 	return reply{user: ev.User, channel: ev.Channel, ts: ev.TimeStamp, threadTS: ev.ThreadTimeStamp, text: text, team: ev.UserTeam, files: files}, true
 }
 
+// notInThread answers a person's message in their DM with the bot that
+// is in no thread: only a reply in a card's thread (or a button on it)
+// answers, and in a DM, where every message is meant for the bot, one
+// written beside the card would otherwise pass for an answer.
+const notInThread = "A message in this chat is not recorded: answer on the question's card, with its buttons " +
+	"or by a reply in its thread (Reply in thread), or in askbridge's console or API."
+
+// dmMessageOf reports whether ev is a person's message in their DM with
+// the bot outside the thread of any message of the bot's (notInThread):
+// on its own, or in a thread under one of their own messages. It says
+// whose.
+func (a *Adapter) dmMessageOf(ev *slackevents.MessageEvent) (user string, ok bool) {
+	if ev == nil || ev.ChannelType != slackevents.ChannelTypeIM || ev.BotID != "" || ev.User == "" || a.isMe(ev.User) {
+		return "", false
+	}
+	if ev.SubType != "" && ev.SubType != "file_share" && ev.SubType != "thread_broadcast" {
+		return "", false
+	}
+	inThread := ev.ThreadTimeStamp != "" && ev.ThreadTimeStamp != ev.TimeStamp
+	if inThread && (ev.Message == nil || !a.notOurs(ev.Message.ParentUserId)) {
+		return "", false // a reply under a message of ours: replyOf's
+	}
+	return ev.User, true
+}
+
 // notOurs reports whether parent, the author of a thread's root as
 // Slack names it (parent_user_id), is someone other than our bot. Telling
 // so from the event spares reading the root (cardQuestion): a thread
@@ -320,33 +345,4 @@ func (a *Adapter) roles(ctx context.Context, q *core.Question, user string) ([]s
 		}
 	}
 	return roles, unread
-}
-
-// name is the person's display name for cards and notes (users.info,
-// cached), else the name the payload carried, else nothing (cards then
-// show the id).
-func (a *Adapter) name(ctx context.Context, user, payloadName string) string {
-	if n, ok := a.names.get(user); ok {
-		return n
-	}
-	u, err := a.api.GetUserInfoContext(ctx, user)
-	if err != nil {
-		a.log.Debug().Err(err).Msg("users.info failed; using the name the event carried")
-		return payloadName
-	}
-	n := u.Profile.DisplayName
-	if n == "" {
-		n = u.RealName
-	}
-	if n == "" {
-		n = u.Profile.RealName
-	}
-	if n == "" {
-		n = u.Name
-	}
-	if n == "" {
-		n = payloadName
-	}
-	a.names.put(user, n)
-	return n
 }

@@ -6,6 +6,7 @@ package telegram
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -457,10 +458,14 @@ func (a *Adapter) Run(ctx context.Context) error {
 // registerWebhook calls setWebhook with secret_token, which tgbotapi
 // v5.5.1's WebhookConfig lacks, through MakeRequest.
 func (a *Adapter) registerWebhook(ctx context.Context) error {
-	_, err := a.api(ctx).MakeRequest("setWebhook", tgbotapi.Params{
+	allowed, err := json.Marshal(allowedUpdates)
+	if err != nil {
+		return err
+	}
+	_, err = a.api(ctx).MakeRequest("setWebhook", tgbotapi.Params{
 		"url":             a.opts.WebhookURL,
 		"secret_token":    a.opts.WebhookSecret,
-		"allowed_updates": `["message","callback_query"]`,
+		"allowed_updates": string(allowed),
 	})
 	return err
 }

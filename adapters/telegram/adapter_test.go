@@ -228,7 +228,7 @@ func (e *env) events(id core.QuestionID, kind core.EventKind) []core.Event {
 func TestDecisionClickClosesAndEditsTheCard(t *testing.T) {
 	e := newEnv(t, nil)
 	e.run()
-	if _, sec, allowed := e.fake.Webhook(); sec != secret || allowed != `["message","callback_query"]` {
+	if _, sec, allowed := e.fake.Webhook(); sec != secret || allowed != `["message","edited_message","callback_query"]` {
 		t.Fatalf("setWebhook got secret %q allowed %q", sec, allowed)
 	}
 	q := e.ask(decisionInput())

@@ -30,8 +30,11 @@ const answerBudget = 2500 * time.Millisecond
 var errStopping = core.Internal("telegram tap", errors.New("this replica is stopping and takes no more taps"))
 
 // handle acts on one update, unless it was handled before (firstSeen):
-// a tap on a card's button, or a reply. Everything else (other messages,
-// edits, joins) is not ours.
+// a tap on a card's button, a reply, or an edit of a reply (onEdit).
+// Everything else (other messages and edits, joins) is not ours. Only a
+// message that may act (toBot) is marked: a group's administrator bot,
+// or one whose privacy mode is off, is sent every message of the group,
+// and each would cost a store write and a key kept for a day.
 func (a *Adapter) handle(ctx context.Context, u tgbotapi.Update) {
 	ctx, cancel := context.WithTimeout(ctx, handleTimeout)
 	defer cancel()
@@ -39,10 +42,22 @@ func (a *Adapter) handle(ctx context.Context, u tgbotapi.Update) {
 	case u.CallbackQuery != nil:
 		a.onCallback(ctx, u)
 	case u.Message != nil:
-		if a.firstSeen(ctx, u) {
+		if a.toBot(u.Message) && a.firstSeen(ctx, u) {
 			a.onReply(ctx, u.Message)
 		}
+	case u.EditedMessage != nil:
+		if a.toBot(u.EditedMessage) && a.firstSeen(ctx, u) {
+			a.onEdit(ctx, u.EditedMessage)
+		}
 	}
+}
+
+// toBot reports whether m replies to one of the bot's own messages: every
+// message that may act (onReply, onEdit) does, as only the bot's messages
+// carry a ref, or are its reminders.
+func (a *Adapter) toBot(m *tgbotapi.Message) bool {
+	to := m.ReplyToMessage
+	return to != nil && to.From != nil && a.bot.Self.ID != 0 && to.From.ID == a.bot.Self.ID
 }
 
 // decider is who tapped or replied, as core knows people: the Telegram user

@@ -11,8 +11,10 @@ import (
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 )
 
-// allowedUpdates are the update kinds the adapter handles.
-var allowedUpdates = []string{"message", "callback_query"}
+// allowedUpdates are the update kinds the adapter handles, for
+// getUpdates and setWebhook alike: edited_message so that the writer of
+// an answer who edits it is told it stands (onEdit).
+var allowedUpdates = []string{"message", "edited_message", "callback_query"}
 
 func (a *Adapter) offsetKey() string {
 	return "telegram:" + strconv.FormatInt(a.bot.Self.ID, 10) + ":offset"

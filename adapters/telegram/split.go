@@ -53,28 +53,44 @@ func splitTail(q *core.Question, r core.Ref, m *tgbotapi.Message) (note string, 
 	if m.From == nil || r.Action != core.RefText {
 		return "", false
 	}
-	var first core.ItemAnswer
-	what := "the answer"
-	switch {
-	case r.Item < 0 && q.Resolution != nil && q.State == core.StateAnswered:
-		res := q.Resolution
-		first = core.ItemAnswer{Text: res.Answer, Decider: res.Decider, At: res.At}
-	case r.Item >= 0 && r.Item < len(q.Items):
-		if first, ok = q.Answered(q.Items[r.Item].ID); !ok {
-			return "", false
-		}
-		what = fmt.Sprintf("the answer to item %d", r.Item+1)
-	default:
+	first, ok := partAnswer(q, r)
+	if !ok || !answerNear(m, first) || units(first.Text) < minFirstPart {
 		return "", false
 	}
-	d := decider(m.From)
-	sent := time.Unix(int64(m.Date), 0)
-	if first.Decider.Surface != d.Surface || first.Decider.ID != d.ID || units(first.Text) < minFirstPart ||
-		first.At.Sub(sent).Abs() > splitWindow {
-		return "", false
+	what := "the answer"
+	if r.Item >= 0 {
+		what = fmt.Sprintf("the answer to item %d", r.Item+1)
 	}
 	return fmt.Sprintf("Telegram sent your reply as several messages, as it does with one over 4,096 characters, "+
 		"and an answer is one message: your first, %d characters, was recorded as %s, and this one was not. "+
 		"For a longer answer, use askbridge's console or CLI (%s) rather than a reply.",
 		utf8.RuneCountInString(first.Text), what, card.ShowCommand(q.ID)), true
+}
+
+// partAnswer is the free-text answer q recorded for the part ref r (a
+// prompt's or a card's, RefText) names: a clarification's answer, or a
+// form item's. ok is false while that part has none.
+func partAnswer(q *core.Question, r core.Ref) (core.ItemAnswer, bool) {
+	switch {
+	case r.Action != core.RefText:
+	case r.Item < 0 && q.Resolution != nil && q.State == core.StateAnswered:
+		res := q.Resolution
+		return core.ItemAnswer{Text: res.Answer, Decider: res.Decider, At: res.At}, true
+	case r.Item >= 0 && r.Item < len(q.Items):
+		if a, ok := q.Answered(q.Items[r.Item].ID); ok && a.OptionID == "" {
+			return a, true
+		}
+	}
+	return core.ItemAnswer{}, false
+}
+
+// answerNear reports whether a is the answer of m's writer, recorded
+// within splitWindow of when Telegram says m was sent (a reply is
+// recorded as it arrives): m gave it, or is a later part of the text
+// that did. A reply of theirs sent long after, refused as the part had
+// its answer, is neither.
+func answerNear(m *tgbotapi.Message, a core.ItemAnswer) bool {
+	d := decider(m.From)
+	return a.Decider.Surface == d.Surface && a.Decider.ID == d.ID &&
+		a.At.Sub(time.Unix(int64(m.Date), 0)).Abs() <= splitWindow
 }

@@ -12,6 +12,7 @@ const hashShown = 12
 // New is q's card as it stands, for the card m (as posted: its kind
 // and repeat mark decide the markers, so every edit keeps them).
 func New(q *core.Question, m core.MessageRef) Card {
+	q = named(q) // every name on the card as cards name people (names.go)
 	as := m.Kind
 	if as == "" {
 		as = postedAs(m)
@@ -134,8 +135,8 @@ func outcome(q *core.Question) *Outcome {
 	if r == nil {
 		return &Outcome{State: q.State}
 	}
-	o := &Outcome{State: q.State, Closer: core.CloserOf(q), At: r.At, Line: OutcomeLine(q)}
-	if d, ok := ClosingPerson(q); ok {
+	o := &Outcome{State: q.State, Closer: core.CloserOf(q), At: r.At, Line: outcomeLine(q)}
+	if d, ok := closingPerson(q); ok {
 		o.By, o.Surface = core.DeciderLabel(d), d.Surface
 	}
 	if q.State != core.StateAnswered {

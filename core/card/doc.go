@@ -23,7 +23,11 @@
 // approve" and standing-approval buttons and the note after a grant;
 // card.go the shared headings, markers and labels ([KindTitle],
 // [ChoiceLabel]); ownlabel.go how an agent's option label is drawn on a
-// button, quoted where it reads as one of askbridge's own (law 7);
+// button ([AgentLabel]: on one line, quoted where it reads as one of
+// askbridge's own, the console's controls among them; law 7); names.go
+// how every line names a person ([PersonName], [TallyOf]: a display name
+// cleaned as the agent's resume cleans it, so no bidi override or line
+// break in it reorders or forges askbridge's words);
 // notes.go what a clicker is told ([RecordedNote],
 // [RefusalNote]); outcome.go the one wording, for people, of who or what
 // closed a question ([OutcomeLine], [PartBy], [ClosingPerson]; law 12);

@@ -14,7 +14,9 @@ import (
 // missing here fails TestEveryKindHasACard.
 type kindCard struct {
 	// body adds the kind's sections, progress and own actions (before
-	// the shared Decline) to c, the card of q, open or closed.
+	// the shared Decline) to c, the card of q, open or closed; q's
+	// names are cleaned (New reads it through named), so its parts are
+	// named with partBy.
 	body func(c *Card, q *core.Question, open bool)
 	// label heads what an answered card shows was chosen (Outcome.Label);
 	// reasonless leaves the resolution's reason off the outcome.
@@ -76,7 +78,7 @@ func decisionBody(c *Card, q *core.Question, open bool) {
 		s := Section{Kind: SectionOption, Index: i, Title: o.Title, Body: o.Writeup, Recommended: o.Recommended}
 		// Numbered as on the card, so that two titles alike up to where
 		// a platform cuts a label still give buttons told apart.
-		label := fmt.Sprintf("%d. %s", i+1, agentLabel(o.Title))
+		label := fmt.Sprintf("%d. %s", i+1, AgentLabel(o.Title))
 		s.Actions = []Action{choice(label, o.Recommended, refOf(q, core.RefOption, -1, i))}
 		c.Sections = append(c.Sections, s)
 	}
@@ -114,7 +116,7 @@ func formBody(c *Card, q *core.Question, open bool) {
 			s.Choices = append(s.Choices, Choice{Label: o.Label, Description: o.Description, Recommended: o.Recommended})
 		}
 		if a, ok := q.Answered(it.ID); ok {
-			s.Answer = &ItemAnswered{Text: it.Shown(a.OptionID, a.Text), Own: a.OptionID == "", By: PartBy(a),
+			s.Answer = &ItemAnswered{Text: it.Shown(a.OptionID, a.Text), Own: a.OptionID == "", By: partBy(a),
 				Surface: a.Decider.Surface, At: a.At}
 		} else {
 			// Rows of buttons have no headings on some platforms, so
@@ -124,7 +126,7 @@ func formBody(c *Card, q *core.Question, open bool) {
 				num = fmt.Sprintf("%d. ", i+1)
 			}
 			for j, o := range it.Options {
-				s.Actions = append(s.Actions, choice(num+agentLabel(o.Label), o.Recommended, refOf(q, core.RefOption, i, j)))
+				s.Actions = append(s.Actions, choice(num+AgentLabel(o.Label), o.Recommended, refOf(q, core.RefOption, i, j)))
 			}
 			s.Actions = append(s.Actions, Action{Label: num + LabelSomethingElse, Ref: refOf(q, core.RefText, i, 0),
 				Style: StyleDefault, Input: InputRequired})

@@ -156,7 +156,7 @@ func RecordedNote(q *core.Question, r core.Ref) string {
 		}
 	}
 	if q != nil && q.Open() && q.Quorum > 1 {
-		return "Recorded your vote (" + strings.Join(core.TallyOf(q).Lines, "; ") + "). The question stays open until enough people agree."
+		return "Recorded your vote (" + strings.Join(TallyOf(q).Lines, "; ") + "). The question stays open until enough people agree."
 	}
 	switch r.Action {
 	case core.RefApprove:

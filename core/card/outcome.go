@@ -20,9 +20,12 @@ import (
 const outcomeTime = "2006-01-02 15:04 UTC"
 
 // OutcomeLine is the one line a closed card shows: who or what closed it,
-// how and when. It is the same on every surface (law 2 applies to cards
-// too); "" while q is open.
-func OutcomeLine(q *core.Question) string {
+// how and when, naming people as cards do (PersonName). It is the same on
+// every surface (law 2 applies to cards too); "" while q is open.
+func OutcomeLine(q *core.Question) string { return outcomeLine(named(q)) }
+
+// outcomeLine is OutcomeLine of q whose names are cleaned (named).
+func outcomeLine(q *core.Question) string {
 	r := q.Resolution
 	if r == nil {
 		return ""
@@ -73,8 +76,14 @@ var ownQuotes = strings.NewReplacer(`"`, "'", "“", "'", "”", "'", "„", "'"
 // quorum's voters, the deciders of parts, a standing approval's granter,
 // the bridge and the agent are not that person, so a surface that shows
 // "by" beside an outcome shows it only for these (OutcomeLine names the
-// rest).
+// rest). Their display name is cleaned as cards name people.
 func ClosingPerson(q *core.Question) (core.Decider, bool) {
+	d, ok := closingPerson(q)
+	return cleanDecider(d), ok
+}
+
+// closingPerson is ClosingPerson as q records them.
+func closingPerson(q *core.Question) (core.Decider, bool) {
 	switch core.CloserOf(q) {
 	case core.CloserPerson, core.CloserDecline, core.CloserOperatorCancel:
 		return q.Resolution.Decider, true
@@ -83,10 +92,13 @@ func ClosingPerson(q *core.Question) (core.Decider, bool) {
 }
 
 // PartBy names who decided one part of a form or a batch, for people: the
-// person who answered it, or the standing approval that decided it at
-// the ask (whose decider's name is the standing approval's label, which
-// reads as if its granter had acted).
-func PartBy(a core.ItemAnswer) string {
+// person who answered it (as cards name people), or the standing approval
+// that decided it at the ask (whose decider's name is the standing
+// approval's label, which reads as if its granter had acted).
+func PartBy(a core.ItemAnswer) string { return partBy(cleanPart(a)) }
+
+// partBy is PartBy of a part whose names are cleaned (cleanPart).
+func partBy(a core.ItemAnswer) string {
 	switch a.DecidedBy() {
 	case core.CloserStanding:
 		return standingBy(a.Standing)
@@ -169,7 +181,7 @@ func partGroups(parts []core.ItemAnswer) []*partGroup {
 		g := byKey[key]
 		if g == nil {
 			by := a.DecidedBy()
-			g = &partGroup{label: PartBy(a), atAsk: by != core.CloserPerson, standing: by == core.CloserStanding, surface: a.Decider.Surface}
+			g = &partGroup{label: partBy(a), atAsk: by != core.CloserPerson, standing: by == core.CloserStanding, surface: a.Decider.Surface}
 			byKey[key] = g
 			out = append(out, g)
 		} else if g.surface != a.Decider.Surface {

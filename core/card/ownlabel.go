@@ -16,21 +16,38 @@ import (
 // its item's, as the agent's option does. Such a label is quoted, so that
 // no two buttons of a card read alike.
 
-// agentLabel is an agent's label as a button shows it: as written, or
-// quoted where it reads as one of askbridge's own labels (ownLabel).
-func agentLabel(label string) string {
+// AgentLabel is an agent's label as a button (or the console's choice)
+// shows it: on one line, every run of blanks and line breaks (U+2028
+// and U+2029 too, which break a line in a browser wherever they stand)
+// one space, and quoted where it reads as one of askbridge's own labels
+// (ownLabel). Every surface that draws an agent's option beside
+// askbridge's controls labels it so.
+func AgentLabel(label string) string {
+	label = strings.Join(strings.Fields(label), " ")
 	if ownLabel(label) {
 		return "“" + label + "”"
 	}
 	return label
 }
 
+// The console's own controls, worded at more length than a chat button
+// has room for. It draws an agent's options beside them, so a label that
+// reads as one of these is quoted too (ownLabels).
+const (
+	// LabelConsoleDecline is the console's decline; an approval's adds
+	// LabelConsoleDeclineCall.
+	LabelConsoleDecline     = "Decline to answer: the agent proceeds on its own judgement"
+	LabelConsoleDeclineCall = ", without the call"
+	LabelConsoleWithdraw    = "Withdraw the question"
+)
+
 // ownLabels are askbridge's own button labels, as readLabel reads them,
 // and the words before the colon of one that has one ("Decline").
 var ownLabels = func() map[string]bool {
 	out := map[string]bool{}
 	for _, l := range []string{LabelApprove, LabelDeny, LabelEditApprove, LabelStandingRun, LabelDecline, LabelAnswer,
-		LabelAnswerOnPage, LabelSendAnswer, LabelSomethingElse, LabelApproveAll, LabelDenyAll} {
+		LabelAnswerOnPage, LabelSendAnswer, LabelSomethingElse, LabelApproveAll, LabelDenyAll,
+		LabelConsoleDecline, LabelConsoleDecline + LabelConsoleDeclineCall, LabelConsoleWithdraw} {
 		out[readLabel(l)] = true
 		if head, _, ok := strings.Cut(l, ":"); ok {
 			out[readLabel(head)] = true

@@ -89,3 +89,47 @@ func readsAsOwn(label string) bool {
 	}
 	return false
 }
+
+// TestAnAgentsLabelIsOneLine: a label is drawn on one line, but an
+// agent's title may hold line breaks, and U+2028 and U+2029 (the line
+// and paragraph separators) break a line in a browser wherever they
+// stand, as "\n" does not: the console's option button drew "Ship" and
+// "it" on lines of their own. Every line break in a label reads as a
+// space, as blanks in a label are one space.
+func TestAnAgentsLabelIsOneLine(t *testing.T) {
+	dec := cardQ(core.KindDecision)
+	dec.Options[0].Title = "Ship\u2028it\u2029 now\r\nplease"
+	form := cardQ(core.KindForm)
+	form.Items[0].Options[1].Label = "Fri\u2028day"
+	want := map[string]bool{"1. Ship it now please (Recommended)": true, "1. Friday": false, "1. Fri day": true}
+	for _, a := range append(allActions(card.New(dec, core.MessageRef{Kind: core.DeliverPost})), allActions(card.New(form, core.MessageRef{Kind: core.DeliverPost}))...) {
+		if strings.ContainsAny(a.Label, "\r\n\u2028\u2029") {
+			t.Errorf("the label %q breaks its line", a.Label)
+		}
+		delete(want, a.Label)
+	}
+	for l, missing := range want {
+		if missing {
+			t.Errorf("no button reads %q", l)
+		}
+	}
+	if got := card.AgentLabel("Something\u2028else"); got != "“Something else”" {
+		t.Errorf("AgentLabel of a label that reads as askbridge's own across a separator: %q", got)
+	}
+}
+
+// TestALabelThatReadsAsTheConsolesOwnIsQuoted: the console words its own
+// controls at more length than a chat button can ("Decline to answer:
+// the agent proceeds on its own judgement", "Withdraw the question"), and
+// draws an agent's options beside them, so a label that reads as one of
+// those is quoted as one that reads as a chat button's is.
+func TestALabelThatReadsAsTheConsolesOwnIsQuoted(t *testing.T) {
+	for _, l := range []string{card.LabelConsoleDecline, "decline to answer", card.LabelConsoleWithdraw + "."} {
+		if got := card.AgentLabel(l); got != "“"+l+"”" {
+			t.Errorf("AgentLabel(%q) = %q, want it quoted", l, got)
+		}
+	}
+	if got := card.AgentLabel("Withdraw the refund"); got != "Withdraw the refund" {
+		t.Errorf("an ordinary label is drawn as %q", got)
+	}
+}

@@ -66,8 +66,14 @@ func (f *Fake) method(name string, h func(url.Values) any) http.HandlerFunc {
 }
 
 func (f *Fake) authTest(url.Values) any {
-	return map[string]any{"ok": true, "url": "https://fake.slack.test/", "team": "Fake", "user": "askbridge",
+	out := map[string]any{"ok": true, "url": "https://fake.slack.test/", "team": "Fake", "user": "askbridge",
 		"team_id": TeamID, "user_id": BotUserID, "bot_id": BotID}
+	f.mu.Lock()
+	if f.enterprise != "" {
+		out["enterprise_id"] = f.enterprise
+	}
+	f.mu.Unlock()
+	return out
 }
 
 func (f *Fake) postMessage(v url.Values) any {
@@ -177,10 +183,17 @@ func (f *Fake) userInfo(v url.Values) any {
 	if !ok {
 		return apiError{Error: "user_not_found"}
 	}
-	return map[string]any{"ok": true, "user": map[string]any{
+	user := map[string]any{
 		"id": u.ID, "team_id": u.team(), "name": strings.ToLower(strings.ReplaceAll(u.Name, " ", ".")), "real_name": u.Name,
 		"profile": map[string]any{"real_name": u.Name, "display_name": u.Name},
-	}}
+	}
+	if u.Enterprise != "" {
+		// Slack's user object for a member of an Enterprise Grid
+		// organisation (docs.slack.dev, the user type's enterprise_user).
+		user["enterprise_user"] = map[string]any{"id": u.ID, "enterprise_id": u.Enterprise, "enterprise_name": "Org " + u.Enterprise,
+			"is_admin": false, "is_owner": false, "teams": []string{u.team()}}
+	}
+	return map[string]any{"ok": true, "user": user}
 }
 
 // wireMessage is a message as conversations.replies and chat.postMessage

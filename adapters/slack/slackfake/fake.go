@@ -65,10 +65,18 @@ type Ephemeral struct {
 }
 
 // User is a person of the fake workspace, or, with Team set, of another
-// workspace, met in a channel shared with it (Slack Connect).
+// workspace, met in a channel shared with it (Slack Connect) or, with
+// Enterprise set too, of the same Enterprise Grid organisation.
 type User struct {
 	ID, Name string
 	Team     string // the user's workspace: "" is the fake's own, TeamID
+	// Enterprise is the Enterprise Grid organisation the user's
+	// workspace belongs to ("" for none). Slack then names it, not the
+	// workspace, as a click's or a modal's user.team_id (its interaction
+	// payloads' reference), and in users.info's enterprise_user; a
+	// message event's user_team still names the workspace (the shared
+	// thread-reply fixture: user_team T111, enterprise_id E111).
+	Enterprise string
 }
 
 // team is u's workspace id.
@@ -77,6 +85,15 @@ func (u User) team() string {
 		return TeamID
 	}
 	return u.Team
+}
+
+// payloadTeam is the user.team_id of u's interaction payloads: their
+// organisation's id in an Enterprise Grid, else their workspace's.
+func (u User) payloadTeam() string {
+	if u.Enterprise != "" {
+		return u.Enterprise
+	}
+	return u.team()
 }
 
 // Failure is what the next call of a method answers instead of success:
@@ -112,6 +129,7 @@ type Fake struct {
 	held       map[string]chan struct{} // closed when the method is let go
 	triggers   map[string]string        // trigger id → the user whose click issued it
 	views      []View
+	enterprise string // the organisation the fake workspace is in (SetEnterprise)
 }
 
 // New starts a fake Slack on 127.0.0.1. Close stops it.
@@ -167,6 +185,15 @@ func (f *Fake) APIURL() string { return f.srv.GetAPIURL() }
 func (f *Fake) AddUser(u User) {
 	f.mu.Lock()
 	f.users[u.ID] = u
+	f.mu.Unlock()
+}
+
+// SetEnterprise puts the fake workspace in Enterprise Grid organisation
+// id: auth.test names it as enterprise_id, as Slack's does for a
+// workspace of an organisation.
+func (f *Fake) SetEnterprise(id string) {
+	f.mu.Lock()
+	f.enterprise = id
 	f.mu.Unlock()
 }
 

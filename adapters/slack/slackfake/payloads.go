@@ -121,7 +121,7 @@ func clickPayload(u User, m Message, b Button, trigger string) []byte {
 	if err := json.Unmarshal(fixture("slack-block-actions.json"), &p); err != nil {
 		panic(err)
 	}
-	p["user"] = map[string]any{"id": u.ID, "username": strings.ToLower(u.Name), "name": strings.ToLower(u.Name), "team_id": u.team()}
+	p["user"] = map[string]any{"id": u.ID, "username": strings.ToLower(u.Name), "name": strings.ToLower(u.Name), "team_id": u.payloadTeam()}
 	p["container"] = map[string]any{"type": "message", "message_ts": m.TS, "channel_id": m.Channel, "is_ephemeral": false}
 	p["channel"] = map[string]any{"id": m.Channel}
 	if trigger != "" {

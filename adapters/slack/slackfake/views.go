@@ -120,7 +120,7 @@ func SubmitPayload(u User, v View, values map[string]string) []byte {
 	if err := json.Unmarshal(fixture("slack-view-submission.json"), &p); err != nil {
 		panic(err)
 	}
-	p["user"] = map[string]any{"id": u.ID, "username": strings.ToLower(u.Name), "name": strings.ToLower(u.Name), "team_id": u.team()}
+	p["user"] = map[string]any{"id": u.ID, "username": strings.ToLower(u.Name), "name": strings.ToLower(u.Name), "team_id": u.payloadTeam()}
 	view := p["view"].(map[string]any)
 	view["id"], view["callback_id"], view["private_metadata"] = v.ID, v.CallbackID(), v.PrivateMetadata()
 	view["blocks"] = v.Raw["blocks"]

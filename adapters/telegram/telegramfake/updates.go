@@ -104,6 +104,27 @@ func (s *Server) PhotoReplyUpdate(from tgbotapi.User, chat int64, replyTo int, c
 	return u, nil
 }
 
+// EditUpdate builds the edited_message update Telegram sends when the
+// writer of message update orig (one ReplyUpdate built) edits it to text,
+// shaped like the documented "edited message": the message as it now
+// stands, its id, chat, writer, date and the message it replies to kept,
+// and edit_date the time of the edit.
+func (s *Server) EditUpdate(orig map[string]any, text string) map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u := fixture("telegram-update-edited-message.json")
+	delete(u, "update_id")
+	msg, was := u["edited_message"].(map[string]any), orig["message"].(map[string]any)
+	for _, k := range []string{"message_id", "from", "chat", "date", "reply_to_message"} {
+		if v, ok := was[k]; ok {
+			msg[k] = v
+		}
+	}
+	msg["text"] = text
+	msg["edit_date"] = s.now().Unix()
+	return u
+}
+
 // Deliver hands an update to the bot: POSTed to the webhook with the
 // registered secret token when one is set, else queued for getUpdates
 // (status 0). It assigns the next update id unless u already has one.

@@ -77,7 +77,9 @@ const DefaultMinIdle = 10 * time.Second
 // answer before it claims past that room (rooms.go), so a room whose
 // sends hang holds up only its own deliveries. When ctx ends, what was
 // claimed and not sent is handed back at once, so another replica takes
-// it without waiting for MinIdle.
+// it without waiting for MinIdle; all of it within one deadline
+// (stop.go), so a store that does not answer holds the stop up for
+// seconds, not for each delivery held.
 func Deliver(ctx context.Context, svc *core.Service, c core.Courier, o DeliverOptions) error {
 	s := &drain{svc: svc, store: svc.Claims()}
 	if o.Consumer == "" {
@@ -112,7 +114,13 @@ func Deliver(ctx context.Context, svc *core.Service, c core.Courier, o DeliverOp
 		budgets = nil
 	}
 	defer func() {
-		lctx, cancel := core.Settle(ctx)
+		// After the rooms' hand-backs (the defer below), within the
+		// stop's one deadline (stop.go).
+		defer s.stop.release()
+		if !s.stop.handedBack(surface, o) {
+			return // it still holds claims: Leave would keep it
+		}
+		lctx, cancel := s.stop.settle(ctx)
 		defer cancel()
 		if err := s.store.Leave(lctx, surface, o.Consumer, 10*o.MinIdle); err != nil {
 			o.OnError(core.Delivery{Surface: surface}, core.Internal("leave", err))
@@ -126,6 +134,7 @@ func Deliver(ctx context.Context, svc *core.Service, c core.Courier, o DeliverOp
 		<-beat
 	}()
 	for held.ready(ctx) {
+		at := svc.Now()
 		ds, err := s.store.Claim(ctx, surface, o.Consumer, o.Batch, o.MinIdle, o.Block)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -137,7 +146,7 @@ func Deliver(ctx context.Context, svc *core.Service, c core.Courier, o DeliverOp
 			}
 			continue
 		}
-		held.take(ctx, ds)
+		held.take(ctx, ds, at)
 	}
 	return nil
 }
@@ -147,6 +156,10 @@ func Deliver(ctx context.Context, svc *core.Service, c core.Courier, o DeliverOp
 type drain struct {
 	svc   *core.Service
 	store core.Claims
+	stop  stopping // the hand-backs' one deadline once ctx ends
+	// lettingGo hears that a delivery held is about to be acked or
+	// handed back (rooms.lettingGo); nil hears nothing.
+	lettingGo func(id string)
 }
 
 // deliverClaimed carries out one claimed delivery: it waits in the
@@ -167,8 +180,12 @@ func (s *drain) deliverClaimed(ctx context.Context, c core.Courier, budgets core
 			return
 		}
 	}
+	taken := false
 	gate := func(ctx context.Context) time.Duration {
-		wait := s.spend(ctx, budgets, d, o, hb)
+		wait := claimGate(ctx, p, d, o, &taken)
+		if wait == 0 {
+			wait = s.spend(ctx, budgets, d, o, hb)
+		}
 		if wait > 0 {
 			p.granted()
 		} else {
@@ -177,6 +194,14 @@ func (s *drain) deliverClaimed(ctx context.Context, c core.Courier, budgets core
 		return wait
 	}
 	err := s.deliverOne(ctx, c, d, gate)
+	if taken {
+		// Another consumer holds it (owned.go): its send, ack or
+		// hand-back is that consumer's, and a retry here would be
+		// refused.
+		s.letGo(d.ID)
+		o.OnError(d, core.Internal("deliver", errTakenOver))
+		return
+	}
 	if ny := (*core.NotYet)(nil); errors.As(err, &ny) {
 		d.Attempts-- // not attempted
 		s.retry(ctx, d, o, ny.After)
@@ -235,6 +260,7 @@ func (s *drain) deliverClaimed(ctx context.Context, c core.Courier, budgets core
 		return
 	}
 	actx, cancel := core.Settle(ctx) // done is done, even while stopping
+	s.letGo(d.ID)
 	if err := s.store.Ack(actx, d.Surface, d.ID); err != nil {
 		o.OnError(d, core.Internal("ack", err))
 	}
@@ -307,16 +333,35 @@ func (s *drain) givesUp(d core.Delivery, err error, o DeliverOptions) bool {
 }
 
 // retry puts d back in the outbox, due after wait; it outlives ctx, as an
-// ack does, so a stopping replica still hands back what it holds.
+// ack does, so a stopping replica still hands back what it holds, all of
+// it within one deadline (stop.go): one not handed back by then is
+// counted, and reported with the others once the drain has stopped.
 func (s *drain) retry(ctx context.Context, d core.Delivery, o DeliverOptions, wait time.Duration) {
-	rctx, cancel := core.Settle(ctx)
+	rctx, cancel := s.stop.settle(ctx)
 	defer cancel()
 	if d.Attempts < 0 {
 		d.Attempts = 0
 	}
-	if err := s.store.Retry(rctx, d, o.Consumer, wait); err != nil {
+	err := rctx.Err() // the stop's deadline has passed: not asked
+	if err == nil {
+		s.letGo(d.ID)
+		err = s.store.Retry(rctx, d, o.Consumer, wait)
+	}
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		s.stop.missed.Add(1)
+	default:
 		// Left claimed: it comes back to someone after MinIdle.
 		o.OnError(d, core.Internal("retry", err))
+	}
+}
+
+// letGo tells the rooms that d's claim is about to end (an ack or a
+// hand-back), so that a claim handing it out again is a new one.
+func (s *drain) letGo(id string) {
+	if s.lettingGo != nil {
+		s.lettingGo(id)
 	}
 }
 
@@ -364,10 +409,12 @@ func storeWait(base, age time.Duration) time.Duration {
 
 // progress hears how a delivery's turn goes (rooms.go's turn): granted
 // once its budgets have decided, sending once the courier's call goes
-// out.
+// out; and it tells whether the delivery is still this consumer's claim
+// (owned.go) right before that call.
 type progress interface {
 	granted()
 	sending()
+	stillClaimed(ctx context.Context, id string) (bool, error)
 }
 
 // Sleep waits d or until ctx ends; it reports whether ctx is still live.

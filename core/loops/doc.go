@@ -27,7 +27,10 @@
 // more, park.go the line of a busy room's deliveries sent back to the
 // outbox for a while, spend.go the send budgets (asked before
 // they are spent, spent right before the courier's call), handback.go
-// the turns of the deliveries a spent budget sends back to the outbox, calls.go the webhook outbox's drain
+// the turns of the deliveries a spent budget sends back to the outbox,
+// owned.go the check that a claim is still this consumer's before its
+// send (and that one handed back to it is not queued twice), stop.go the one deadline of a stopping drain's hand-backs,
+// calls.go the webhook outbox's drain
 // ([DeliverCalls]), lead.go the single-connection lease ([Leader]), run.go
 // the timers ([Run], [Intervals]).
 package loops

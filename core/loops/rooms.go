@@ -57,6 +57,13 @@ type rooms struct {
 	ord     uint64               // the latest place given in a line (park.go)
 	changed chan struct{}        // closed and replaced at each change mayClaim reads
 	workers sync.WaitGroup
+
+	// confirmed is, per id held, when its claim was last known to be
+	// this consumer's: the start of the claim or renewal that said so
+	// (owned.go); going, the ids held that are being acked or handed
+	// back (take).
+	confirmed map[string]time.Time
+	going     map[string]bool
 }
 
 // phase is where a room's current delivery stands.
@@ -102,8 +109,11 @@ func (rm *room) count() int {
 }
 
 func newRooms(s *drain, c core.Courier, budgets core.Budgeted, o DeliverOptions, hb *handBacks) *rooms {
-	return &rooms{s: s, c: c, budgets: budgets, o: o, hb: hb, rooms: map[string]*room{},
-		lines: map[string]*parkLine{}, held: map[string]int{}, changed: make(chan struct{})}
+	r := &rooms{s: s, c: c, budgets: budgets, o: o, hb: hb, rooms: map[string]*room{},
+		lines: map[string]*parkLine{}, held: map[string]int{}, confirmed: map[string]time.Time{},
+		going: map[string]bool{}, changed: make(chan struct{})}
+	s.lettingGo = r.lettingGo
+	return r
 }
 
 // roomMax is the most one room holds: two batches, as many as two
@@ -189,11 +199,11 @@ func (r *rooms) mayClaim(now time.Time) (ok bool, recheck time.Duration) {
 	return false, recheck
 }
 
-// take hands a claim's deliveries to their rooms, starting a room's
-// goroutine if it has none, and sends back to the outbox those whose
-// room holds all it may or has deliveries waiting there before them
-// (park.go).
-func (r *rooms) take(ctx context.Context, ds []core.Delivery) {
+// take hands a claim's deliveries, claimed by a call that began at at,
+// to their rooms, starting a room's goroutine if it has none, and sends
+// back to the outbox those whose room holds all it may or has
+// deliveries waiting there before them (park.go).
+func (r *rooms) take(ctx context.Context, ds []core.Delivery, at time.Time) {
 	if len(ds) == 0 {
 		return
 	}
@@ -211,6 +221,17 @@ func (r *rooms) take(ctx context.Context, ds []core.Delivery) {
 		}
 	}
 	for _, d := range ds {
+		if r.held[d.ID] > 0 && !r.going[d.ID] {
+			// Handed out again while held, unsettled: the store took
+			// this consumer's renewals for lapsed (it was away past
+			// MinIdle, and this claim reached it before the next
+			// renewal) and gave the claim back to the same consumer,
+			// under the same id. It waits in its room already, or is
+			// on its way: queued again, it went out twice.
+			r.confirm(at, d.ID)
+			continue
+		}
+		delete(r.going, d.ID) // claimed anew after it was let go: this claim is live
 		name := roomOf(d)
 		rm := r.rooms[name]
 		held, sendFor := 0, time.Duration(0)
@@ -232,8 +253,10 @@ func (r *rooms) take(ctx context.Context, ds []core.Delivery) {
 		}
 		rm.add(queued{d, r.claim, ord})
 		// Counted: a delivery handed back with no wait may be claimed
-		// again before its room has done with it under the same id.
+		// again before its room has done with it under the same id
+		// (going, above).
 		r.held[d.ID]++
+		r.confirm(at, d.ID)
 	}
 	r.signal()
 	r.mu.Unlock()
@@ -325,6 +348,8 @@ func (r *rooms) handBack(ctx context.Context, name string, d core.Delivery) {
 func (r *rooms) release(id string) {
 	if r.held[id]--; r.held[id] <= 0 {
 		delete(r.held, id)
+		delete(r.confirmed, id)
+		delete(r.going, id)
 	}
 }
 
@@ -341,6 +366,12 @@ func (t turn) granted() { t.r.set(t.name, working) }
 
 // sending: the courier's call is going out.
 func (t turn) sending() { t.r.set(t.name, sending) }
+
+// stillClaimed: whether the delivery is still this consumer's claim
+// (owned.go).
+func (t turn) stillClaimed(ctx context.Context, id string) (bool, error) {
+	return t.r.stillClaimed(ctx, id)
+}
 
 func (r *rooms) set(name string, p phase) {
 	r.mu.Lock()
@@ -382,10 +413,12 @@ func (r *rooms) heartbeat(ctx context.Context) {
 			if len(ids) == 0 {
 				continue
 			}
+			began := r.s.svc.Now()
 			lost, err := r.s.store.Extend(ctx, surface, r.o.Consumer, ids)
 			if err != nil && ctx.Err() == nil {
 				r.o.OnError(core.Delivery{Surface: surface}, core.Internal("extend", err))
 			}
+			r.renewed(began, ids, lost, err == nil)
 			if n := r.drop(lost, claim); n > 0 {
 				r.o.OnError(core.Delivery{Surface: surface}, core.Internal("extend",
 					fmt.Errorf("%d claimed deliveries were taken over by another consumer: dropped unsent", n)))

@@ -35,6 +35,7 @@ import (
 	"encoding/binary"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/askbridge/askbridge/core"
@@ -165,13 +166,21 @@ func leaseKey(at time.Time, seq uint64) []byte {
 	return append(u64(sortable(at.UnixNano())), u64(seq)...)
 }
 
-// deliveryID is the handle of an outbox entry given to Ack.
-func deliveryID(seq uint64) string { return strconv.FormatUint(seq, 10) }
+// deliveryID is the handle of a claim of an outbox entry: the entry, and
+// the consumer that claimed it, so that Ack (which core's interface
+// gives no consumer) removes the entry only while it is still that
+// consumer's claim.
+func deliveryID(seq uint64, consumer string) string {
+	return strconv.FormatUint(seq, 10) + "/" + consumer
+}
 
-func parseDeliveryID(id string) (uint64, error) {
-	seq, err := strconv.ParseUint(id, 10, 64)
-	if err != nil || deliveryID(seq) != id || seq == 0 {
-		return 0, core.Errorf(core.CodeInvalid, "ack", "delivery id %q is not one of this store's", id)
+// parseDeliveryID splits a handle deliveryID made into its entry and
+// consumer.
+func parseDeliveryID(id string) (uint64, string, error) {
+	head, consumer, ok := strings.Cut(id, "/")
+	seq, err := strconv.ParseUint(head, 10, 64)
+	if !ok || err != nil || consumer == "" || strconv.FormatUint(seq, 10) != head || seq == 0 {
+		return 0, "", core.Errorf(core.CodeInvalid, "ack", "delivery id %q is not one of this store's", id)
 	}
-	return seq, nil
+	return seq, consumer, nil
 }

@@ -179,7 +179,7 @@ func (s *Store) claimOnce(ctx context.Context, surface core.Surface, consumer st
 				return err
 			}
 			d := t.rec.Delivery
-			d.ID = deliveryID(t.seq)
+			d.ID = deliveryID(t.seq, consumer)
 			d.Attempts = attempts
 			out = append(out, d)
 		}
@@ -251,11 +251,14 @@ func first(c *bbolt.Cursor) ([]byte, []byte) {
 	return c.First()
 }
 
-// Ack deletes a delivery; acking an unknown or already acked one is a
-// no-op, so a retried Ack is harmless.
+// Ack deletes a delivery while it is still leased to the consumer its id
+// names; acking an unknown or already acked one is a no-op, so a retried
+// Ack is harmless. So is a late ack by a consumer whose lease another
+// took over (it was frozen past the idle limit): the other consumer's
+// send may yet fail and hand the delivery back, which must then find it.
 func (s *Store) Ack(ctx context.Context, surface core.Surface, id string) error {
 	const op = "ack"
-	seq, err := parseDeliveryID(id)
+	seq, consumer, err := parseDeliveryID(id)
 	if err != nil {
 		return err
 	}
@@ -263,6 +266,9 @@ func (s *Store) Ack(ctx context.Context, surface core.Surface, id string) error 
 		ob, rec, err := readOutbox(tx, surface, seq)
 		if rec == nil || err != nil {
 			return err
+		}
+		if rec.Lease == nil || rec.Lease.Consumer != consumer {
+			return errNoChange
 		}
 		if err := dropLease(tx, surface, rec, seq); err != nil {
 			return err
@@ -305,7 +311,7 @@ func dropLease(tx *bbolt.Tx, surface core.Surface, rec *outboxRecord, seq uint64
 // over after consumer looked dead) is left alone.
 func (s *Store) Retry(ctx context.Context, d core.Delivery, consumer string, after time.Duration) error {
 	const op = "retry"
-	seq, err := parseDeliveryID(d.ID)
+	seq, _, err := parseDeliveryID(d.ID)
 	if err != nil {
 		return err
 	}
@@ -350,7 +356,7 @@ func (s *Store) Extend(ctx context.Context, surface core.Surface, consumer strin
 	const op = "extend"
 	seqs := make([]uint64, 0, len(ids))
 	for _, id := range ids {
-		seq, err := parseDeliveryID(id)
+		seq, _, err := parseDeliveryID(id)
 		if err != nil {
 			return nil, err
 		}

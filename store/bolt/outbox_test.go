@@ -3,6 +3,7 @@ package bolt_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,7 +59,7 @@ func TestReopenKeepsQuestionAndUndeliveredDeliveries(t *testing.T) {
 		t.Errorf("slack deliveries with live lease = %+v, want none", d)
 	}
 	re := claimAll(t, s, core.SurfaceSlack, "c2", 0)
-	if len(re) != 1 || re[0].Room != "C2" || re[0].Attempts != 2 || re[0].ID != inflight[0].ID {
+	if len(re) != 1 || re[0].Room != "C2" || re[0].Attempts != 2 || re[0].Key != inflight[0].Key {
 		t.Errorf("reclaimed %+v, want C2 on attempt 2", re)
 	}
 	tg := claimAll(t, s, core.SurfaceTelegram, "c2", time.Hour)
@@ -102,6 +103,7 @@ func TestOutboxReclaimAfterConsumerDied(t *testing.T) {
 	b := claimAll(t, s, core.SurfaceDiscord, "replica-b", time.Minute)
 	want := a[0]
 	want.Attempts = 2
+	want.ID = strings.Replace(want.ID, "replica-a", "replica-b", 1) // the claim's handle names its consumer
 	if diff := cmp.Diff([]core.Delivery{want}, b); diff != "" {
 		t.Fatalf("replica-b reclaim (-want +got):\n%s", diff)
 	}

@@ -95,7 +95,8 @@
 // The outbox: outbox.go [Store.Enqueue] (deliveries of no transition),
 // [Store.Claim] (claim.lua: first deliveries a dead consumer held too
 // long, then new ones, moving due retries and delayed deliveries onto the
-// stream), [Store.Ack], [Store.Retry] (retry.lua: off the stream into the
+// stream), [Store.Ack] (ack.lua: off the stream, only while the claim
+// is still the consumer's its id names), [Store.Retry] (retry.lua: off the stream into the
 // zset of retries, in one step), [Store.Extend] (extend.lua: a slow send
 // keeps its claim, and the claims another consumer took over are named,
 // so the drain drops them unsent) and [Store.Leave] (leave.lua). pending.go the

@@ -23,7 +23,7 @@ func TestExtendRenewsEveryShardItCan(t *testing.T) {
 	s := newStore(t, redisstore.Options{Prefix: prefix, Shards: 2})
 	ctx := t.Context()
 	ids, onShard0 := claimOnTwoShards(ctx, t, s, prefix)
-	healthy := strings.TrimPrefix(onShard0, "0/")
+	healthy := streamIDOf(t, onShard0)
 	c := newClient(t)
 	good := "{" + prefix + ":s0}:out:slack"
 	// The shards are tried in no set order: ten rounds leave a one in a
@@ -59,7 +59,7 @@ func TestExtendReportsLostClaimsOfTheShardsThatAnswer(t *testing.T) {
 	ids, onShard0 := claimOnTwoShards(ctx, t, s, prefix)
 	c := newClient(t)
 	good := "{" + prefix + ":s0}:out:slack"
-	if err := c.Do(ctx, "XCLAIM", good, "askbridge", "b", 0, strings.TrimPrefix(onShard0, "0/"), "JUSTID").Err(); err != nil {
+	if err := c.Do(ctx, "XCLAIM", good, "askbridge", "b", 0, streamIDOf(t, onShard0), "JUSTID").Err(); err != nil {
 		t.Fatal(err)
 	}
 	lost, err := s.Extend(ctx, core.SurfaceSlack, "a", ids)
@@ -99,4 +99,15 @@ func claimOnTwoShards(ctx context.Context, t *testing.T, s *redisstore.Store, pr
 		t.Fatal(err)
 	}
 	return ids, onShard0
+}
+
+// streamIDOf is the stream entry of a delivery id the store handed out
+// ("<shard>/<stream id>/<consumer>").
+func streamIDOf(t *testing.T, id string) string {
+	t.Helper()
+	parts := strings.SplitN(id, "/", 3)
+	if len(parts) != 3 {
+		t.Fatalf("delivery id %q names no stream entry", id)
+	}
+	return parts[1]
 }

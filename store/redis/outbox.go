@@ -151,7 +151,7 @@ func (s *Store) claimShard(ctx context.Context, shard int, surface core.Surface,
 	for i := 0; i+5 < len(r.list); i += 6 {
 		attempts, _ := strconv.Atoi(r.list[i+1])
 		e := entry{d: r.list[i+2], u: r.list[i+3], k: r.list[i+4], t: r.list[i+5]}
-		out = append(out, decodeDelivery(shard, surface, r.list[i], e, attempts))
+		out = append(out, decodeDelivery(shard, surface, consumer, r.list[i], e, attempts))
 	}
 	due := time.Duration(-1)
 	if r.n >= 0 {
@@ -208,7 +208,7 @@ func (s *Store) blockRead(ctx context.Context, surface core.Surface, consumer st
 				e.t, _ = m.Values["t"].(string)
 				prior, _ := m.Values["p"].(string) // a retry's earlier attempts
 				n, _ := strconv.Atoi(prior)
-				out = append(out, decodeDelivery(shard, surface, m.ID, e, 1+n))
+				out = append(out, decodeDelivery(shard, surface, consumer, m.ID, e, 1+n))
 			}
 		}
 		return out, nil
@@ -250,11 +250,11 @@ func max1ms(d time.Duration) time.Duration {
 // its time as a JSON string in t.
 type entry struct{ d, u, k, t string }
 
-// decodeDelivery reads a stored delivery. One that does not decode (a
-// bug, or a hand-edited stream) is still handed out, with its id and no
-// kind, rather than failing every claim after it: the outbox loop reports
-// a delivery it cannot carry out and acks it.
-func decodeDelivery(shard int, surface core.Surface, streamID string, e entry, attempts int) core.Delivery {
+// decodeDelivery reads a stored delivery that consumer claimed. One that
+// does not decode (a bug, or a hand-edited stream) is still handed out,
+// with its id and no kind, rather than failing every claim after it: the
+// outbox loop reports a delivery it cannot carry out and acks it.
+func decodeDelivery(shard int, surface core.Surface, consumer, streamID string, e entry, attempts int) core.Delivery {
 	var d core.Delivery
 	var err error
 	if e.d != "" {
@@ -265,26 +265,31 @@ func decodeDelivery(shard int, surface core.Surface, streamID string, e entry, a
 	if err != nil {
 		d = core.Delivery{Key: "undecodable:" + streamID, Surface: surface}
 	}
-	d.ID = strconv.Itoa(shard) + "/" + streamID
+	d.ID = deliveryID(shard, streamID, consumer)
 	d.Attempts = attempts
 	return d
 }
 
-// Ack removes a delivery: XACK takes it off the consumer's pending list,
-// XDEL out of the stream, in one MULTI.
+// deliveryID is the handle of a claim: the shard and stream entry, and
+// the consumer that claimed it, so that Ack (which core's interface
+// gives no consumer) removes the entry only while it is still that
+// consumer's claim.
+func deliveryID(shard int, streamID, consumer string) string {
+	return strconv.Itoa(shard) + "/" + streamID + "/" + consumer
+}
+
+// Ack removes a delivery while it is still the claim of the consumer
+// its id names: XACK takes it off the pending list, XDEL out of the
+// stream (ack.lua). A late ack by a consumer whose claim another took
+// over removes nothing: the other consumer's send may yet fail and hand
+// it back.
 func (s *Store) Ack(ctx context.Context, surface core.Surface, id string) error {
 	const op = "redis ack"
-	shard, streamID, err := s.parseDeliveryID(op, surface, id)
+	shard, streamID, consumer, err := s.parseDeliveryID(op, surface, id)
 	if err != nil {
 		return err
 	}
-	stream := s.k.outbox(shard, surface)
-	_, err = s.client.TxPipelined(ctx, func(p goredis.Pipeliner) error {
-		p.XAck(ctx, stream, s.group, streamID)
-		p.XDel(ctx, stream, streamID)
-		return nil
-	})
-	if err != nil {
+	if _, err := s.run(ctx, ackScript, []string{s.k.outbox(shard, surface)}, s.group, consumer, streamID); err != nil {
 		return core.Internal(op, err)
 	}
 	return nil
@@ -294,7 +299,7 @@ func (s *Store) Ack(ctx context.Context, surface core.Surface, id string) error 
 // due after the wait; claims put it back on the stream when it falls due.
 func (s *Store) Retry(ctx context.Context, d core.Delivery, consumer string, after time.Duration) error {
 	const op = "redis retry"
-	shard, streamID, err := s.parseDeliveryID(op, d.Surface, d.ID)
+	shard, streamID, _, err := s.parseDeliveryID(op, d.Surface, d.ID)
 	if err != nil {
 		return err
 	}
@@ -323,7 +328,7 @@ func (s *Store) Extend(ctx context.Context, surface core.Surface, consumer strin
 	byShard := make(map[int][]any)
 	asGiven := make(map[string]string, len(ids)) // "<shard> <stream id>" to the caller's id
 	for _, id := range ids {
-		shard, streamID, err := s.parseDeliveryID(op, surface, id)
+		shard, streamID, _, err := s.parseDeliveryID(op, surface, id)
 		if err != nil {
 			return nil, err
 		}
@@ -378,18 +383,19 @@ func (s *Store) Leave(ctx context.Context, surface core.Surface, consumer string
 	return nil
 }
 
-// parseDeliveryID splits a delivery id this store handed out into its
-// shard and stream id.
-func (s *Store) parseDeliveryID(op string, surface core.Surface, id string) (int, string, error) {
+// parseDeliveryID splits a delivery id this store handed out
+// (deliveryID) into its shard, stream id and consumer.
+func (s *Store) parseDeliveryID(op string, surface core.Surface, id string) (int, string, string, error) {
 	if !surface.HasOutbox() {
-		return 0, "", core.Errorf(core.CodeInvalid, op, "only %s have outboxes, not %q", core.SurfaceNames(core.OutboxSurfaces), surface)
+		return 0, "", "", core.Errorf(core.CodeInvalid, op, "only %s have outboxes, not %q", core.SurfaceNames(core.OutboxSurfaces), surface)
 	}
-	head, streamID, ok := strings.Cut(id, "/")
+	head, rest, ok1 := strings.Cut(id, "/")
+	streamID, consumer, ok2 := strings.Cut(rest, "/")
 	shard, err := strconv.Atoi(head)
-	if !ok || err != nil || shard < 0 || shard >= s.shards || !validStreamID(streamID) {
-		return 0, "", core.Errorf(core.CodeInvalid, op, "delivery id %q is not one this store handed out", id)
+	if !ok1 || !ok2 || consumer == "" || err != nil || shard < 0 || shard >= s.shards || !validStreamID(streamID) {
+		return 0, "", "", core.Errorf(core.CodeInvalid, op, "delivery id %q is not one this store handed out", id)
 	}
-	return shard, streamID, nil
+	return shard, streamID, consumer, nil
 }
 
 func validStreamID(id string) bool {

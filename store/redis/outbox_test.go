@@ -63,7 +63,7 @@ func TestOutboxReclaimFromDeadConsumer(t *testing.T) {
 func TestOutboxInput(t *testing.T) {
 	s := newStore(t, redisstore.Options{})
 	ctx := t.Context()
-	for _, id := range []string{"", "x", "0/abc", "7/1-0", "0/1-0/2", "-1/1-0"} {
+	for _, id := range []string{"", "x", "0/abc", "7/1-0/c", "0/1-0", "0/1-0/", "-1/1-0/c", "0/abc/c"} {
 		if err := s.Ack(ctx, core.SurfaceSlack, id); core.ErrorCode(err) != core.CodeInvalid {
 			t.Errorf("ack %q: %v, want invalid", id, err)
 		}

@@ -31,6 +31,7 @@ var (
 	releaseScript       = loadScript("release")
 	beatScript          = loadScript("beat")
 	retryScript         = loadScript("retry")
+	ackScript           = loadScript("ack")
 	extendScript        = loadScript("extend")
 	leaveScript         = loadScript("leave")
 	cancelScript        = loadScript("cancel")

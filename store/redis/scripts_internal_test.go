@@ -45,7 +45,7 @@ func TestScriptsGetTheHelpersTheyUse(t *testing.T) {
 	}
 	ident := regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
 	for _, sc := range []script{createScript, resolveScript, renotifyScript, recordMessageScript, endRunScript,
-		appendScript, purgeScript, claimScript, leaseScript, releaseScript, beatScript, retryScript, extendScript,
+		appendScript, purgeScript, claimScript, leaseScript, releaseScript, beatScript, retryScript, ackScript, extendScript,
 		leaveScript, cancelScript, laterScript, readScript, closedCatchUpScript, migrateScript, migrateShardScript} {
 		src := sc.eval[1].(string)
 		defined := map[string]bool{}

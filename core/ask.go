@@ -161,7 +161,8 @@ type askPlan struct {
 
 // planAsk applies the defaults, checks the input, runs the route's policy
 // rules (law 13: allow and deny close the question at once, ask reshapes
-// it, after which it is checked as any ask is) and makes the question. It
+// it, after which it is checked as any ask is; applyRules, which also runs
+// the rules of a route an ask rule sends it to) and makes the question. It
 // does no I/O.
 func (s *Service) planAsk(in AskInput) (askPlan, error) {
 	const op = "ask"
@@ -185,16 +186,12 @@ func (s *Service) planAsk(in AskInput) (askPlan, error) {
 	if !ok {
 		return askPlan{}, Errorf(CodeInvalid, op, "route %q is not configured", in.Route)
 	}
-	verdict, calls := evalRules(route, in), callVerdicts(route, in)
-	reshaped, err := shapeBatch(&in, calls)
+	rs, err := applyRules(b.cfg.Routes, route, in)
 	if err != nil {
 		return askPlan{}, err
 	}
-	if r := verdict.Rule; r != nil && r.Decide == DecideAsk {
-		r.shape(&in)
-		reshaped = true
-	}
-	if reshaped {
+	in, verdict, calls := rs.in, rs.verdict, rs.calls
+	if rs.reshaped {
 		if err := in.Validate(); err != nil {
 			return askPlan{}, err
 		}

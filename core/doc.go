@@ -66,7 +66,9 @@
 //  13. Policy before people: a route's [Rule]s, CEL conditions compiled
 //     by [New] ([CompileRules]), decide a single-call approval at the ask
 //     (rules.go): allow and deny close it through the chokepoint with
-//     [CloserPolicy] and the rule in [Resolution].Policy; ask reshapes it.
+//     [CloserPolicy] and the rule in [Resolution].Policy; ask reshapes it,
+//     and one that sends it to another route hands it to that route's
+//     rules, which may deny it or ask it more strictly (rules_reroute.go).
 //
 // # The path of a click
 //
@@ -131,14 +133,18 @@
 // closer.go who or what closed a
 // question ([Closer], [CloserOf]); people.go the configured
 // [Person]s and groups and the one place an account becomes a person;
-// quorum.go the votes of questions that need several people ([Vote],
-// [TallyOf]); remind.go the reminders of routes with remind_every, the
+// quorum.go the votes of questions that need several people ([Vote]),
+// tally.go how they count against the routes in force, read in one
+// place for the chokepoint and for every card, resume and view
+// ([TallyOf], [VoteCount]); remind.go the reminders of routes with remind_every, the
 // direct messages and the per-person digests after downtime, and
 // remindscan.go whether a reminder pass lists the open questions at all;
 // resume.go what the agent resumes with once a question closes
 // ([ResumeOf]); rules.go
 // the routes' policy rules ([Rule], [CompileRules], [Service.Evaluate]),
-// rules_eval.go their evaluation over one ask, rules_batch.go the rules over each call of a batch, rules_cover.go
+// rules_eval.go their evaluation over one ask, rules_reroute.go the rules
+// of the routes an ask rule sends the ask on to (applyRules, the one place
+// the rules meet an ask), rules_batch.go the rules over each call of a batch, rules_cover.go
 // whether they leave every call of a tool, or one call whatever its
 // project, to a standing approval ([Service.EveryCallCovered],
 // [Service.CallCovered]); store.go the [Store] interface every

@@ -103,5 +103,8 @@ func (s *Service) OpenPage(ctx context.Context, f OpenFilter, cursor string, lim
 		}
 		return OpenPage{}, Internal("open page", fmt.Errorf("%w", err))
 	}
+	for i, q := range p.Questions {
+		p.Questions[i] = s.counted(q)
+	}
 	return p, nil
 }

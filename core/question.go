@@ -52,6 +52,10 @@ type Question struct {
 	// are theirs so far, one per person (quorum.go).
 	Quorum int    `json:"quorum,omitempty"`
 	Votes  []Vote `json:"votes,omitempty"`
+	// Counted is how its votes count under the configuration in force
+	// as the Service read them when it handed the question out (tally.go):
+	// never stored, and nil on a question a store read alone.
+	Counted *VoteCount `json:"-"`
 
 	State State `json:"state"`
 	// Answers holds the form items answered so far, in item order. They are
@@ -243,6 +247,9 @@ type Resolution struct {
 	// not running (away.go): nobody could have answered then, and its
 	// card and resume say so.
 	Away *Downtime `json:"away,omitempty"`
+	// Counted is how the votes of a question with a quorum counted at
+	// its close (tally.go): a reload after it changes no closed record.
+	Counted *VoteCount `json:"counted,omitempty"`
 }
 
 // MessageRef is a card posted on a chat surface: enough to edit it later.

@@ -63,7 +63,8 @@ type Vote struct {
 	// the question's routes let decide (a reload took them off). A vote
 	// counts only while its voter may still decide, as a standing
 	// approval covers only while its grantor may; the latest vote's list
-	// is the tally's (Question.CountedVotes).
+	// is the tally's where the question carries no count of its own
+	// (tally.go).
 	Discounted []string `json:"discounted,omitempty"`
 }
 
@@ -204,7 +205,7 @@ func checkRuleQuorums(routes map[string]Route, name string) error {
 			on = routes[rule.Route]
 		}
 		if least, most := on.quorumRange(); rule.Quorum < least || rule.Quorum > most {
-			return &RuleError{Route: name, Index: i, Field: "quorum",
+			return &RuleError{Route: name, Index: i, Field: "quorum", Spot: rule.spot(),
 				Msg: fmt.Sprintf("%d is outside what route %q allows: %d to %d, so every call the rule matches would be refused", rule.Quorum, on.Name, least, most)}
 		}
 	}
@@ -213,6 +214,18 @@ func checkRuleQuorums(routes map[string]Route, name string) error {
 
 // quorum is the route's quorum, 1 when unset.
 func (r Route) quorum() int { return max(r.Quorum, 1) }
+
+// letsNobodyIn reports whether r names nobody who may decide: no
+// accounts, roles or "*", and no people (those its people entries named
+// are gone).
+func (r Route) letsNobodyIn() bool {
+	for _, entries := range r.Deciders {
+		if len(entries) > 0 {
+			return false
+		}
+	}
+	return len(r.persons) == 0
+}
 
 // voters is how many people may decide on r, when that is known: its
 // deciders are people alone (no accounts, roles or "*").
@@ -280,12 +293,12 @@ func (s *Service) voteTransition(q *Question, in AnswerInput, res *Resolution, n
 			}
 		}
 	}
-	also, denies := s.voterKeys(d), 0
+	also, denies, off := s.voterKeys(d), 0, s.voteCount(q).Uncounted
 	for _, prev := range q.Votes {
 		switch {
 		case sameVoter(prev, v.Key, also):
 			return Transition{}, AlreadyCounted(op)
-		case !s.voterAllowed(q, prev):
+		case slices.Contains(off, prev.Key):
 			v.Discounted = append(v.Discounted, prev.Key)
 		case prev.Choice == DenyOption:
 			denies++
@@ -342,26 +355,6 @@ func (s *Service) voterAllowed(q *Question, v Vote) bool {
 	return s.allowed(q, d)
 }
 
-// CountedVotes are q's votes that count: all but those the latest vote
-// found cast by someone no longer allowed to decide (Vote.Discounted).
-// Votes cast in the same millisecond as the latest are read together.
-func (q *Question) CountedVotes() []Vote {
-	if len(q.Votes) == 0 {
-		return nil
-	}
-	last := q.Votes[len(q.Votes)-1].At
-	var off []string
-	for _, v := range q.Votes {
-		if v.At.Equal(last) {
-			off = append(off, v.Discounted...)
-		}
-	}
-	if len(off) == 0 {
-		return q.Votes
-	}
-	return slices.DeleteFunc(slices.Clone(q.Votes), func(v Vote) bool { return slices.Contains(off, v.Key) })
-}
-
 // ClosingChoice is the choice q closed with when votes closed it: for an
 // approval ApproveOption or DenyOption, else the option chosen.
 func ClosingChoice(q *Question) string {
@@ -390,99 +383,32 @@ func (s *Service) denyThreshold(q *Question) int {
 	if len(routes) == 0 || routes[0].Deny != DenyCount {
 		return 1
 	}
+	n, ok := s.peopleDeciding(q, false)
+	if !ok {
+		return 1 // checked at start for the route asked; fail towards the safe side
+	}
+	return max(n-q.Quorum+1, 1)
+}
+
+// peopleDeciding is how many people may decide q now, across the routes
+// deciding it (decidingRoutes), when that is known: each route lets in
+// people alone, or, with empty, nobody at all (no people left in its
+// groups, no accounts, roles or "*"; or the route gone).
+func (s *Service) peopleDeciding(q *Question, empty bool) (int, bool) {
+	routes := s.decidingRoutes(q)
+	if len(routes) == 0 {
+		return 0, empty
+	}
 	voters := map[string]bool{}
 	for _, r := range routes {
-		if _, ok := r.voters(); !ok {
-			return 1 // checked at start for the route asked; fail towards the safe side
+		if _, ok := r.voters(); !ok && !(empty && r.letsNobodyIn()) {
+			return 0, false
 		}
 		for p := range r.persons {
 			voters[p] = true
 		}
 	}
-	return max(len(voters)-q.Quorum+1, 1)
-}
-
-// Tally is a question's votes as cards show them.
-type Tally struct {
-	Needed int
-	// Lines are the counts in words, the first the one that closes it:
-	// "1 of 2 approvals: Alice", "1 deny: Bob".
-	Lines []string
-}
-
-// TallyOf counts q's votes for its cards; nil without a quorum.
-func TallyOf(q *Question) *Tally {
-	if q.Quorum <= 1 {
-		return nil
-	}
-	t := &Tally{Needed: q.Quorum}
-	names := map[string][]string{}
-	counted := q.CountedVotes()
-	for _, v := range counted {
-		names[v.Choice] = append(names[v.Choice], DeciderLabel(v.Decider))
-	}
-	line := func(n int, what string, who []string) string {
-		s := fmt.Sprintf("%d of %d %s", n, q.Quorum, what)
-		if len(who) > 0 {
-			s += ": " + strings.Join(who, ", ")
-		}
-		return s
-	}
-	switch q.Kind {
-	case KindApproval:
-		t.Lines = append(t.Lines, line(len(names[ApproveOption]), "approvals", names[ApproveOption]))
-		if n := len(names[DenyOption]); n > 0 {
-			t.Lines = append(t.Lines, fmt.Sprintf("%d %s: %s", n, Plural(n, "deny", "denies"), strings.Join(names[DenyOption], ", ")))
-		}
-	case KindDecision:
-		for _, o := range q.Options {
-			if who := names[o.ID]; len(who) > 0 || len(q.Votes) == 0 && o.Recommended {
-				t.Lines = append(t.Lines, line(len(who), "for "+o.Title, who))
-			}
-		}
-		if len(t.Lines) == 0 {
-			t.Lines = append(t.Lines, fmt.Sprintf("0 of %d votes", q.Quorum))
-		}
-	}
-	if n := len(q.Votes) - len(counted); n > 0 {
-		var who []string
-		for _, v := range q.Votes {
-			if !slices.ContainsFunc(counted, func(c Vote) bool { return c.Key == v.Key }) {
-				who = append(who, DeciderLabel(v.Decider))
-			}
-		}
-		t.Lines = append(t.Lines, fmt.Sprintf("%d no longer %s, its voter off the route: %s", n, Plural(n, "counts", "count"), strings.Join(who, ", ")))
-	}
-	return t
-}
-
-// Plural is one or many, as n calls for: the tally here and the outcome
-// lines a card shows (core/card) count alike.
-func Plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
-// QuorumTimeoutReason is the account of a timeout of a question with a
-// quorum: some may have voted, so it does not say nobody answered.
-const QuorumTimeoutReason = "the quorum was not reached before the deadline"
-
-// TimeoutReasonOf is the honest account of a timeout of q as it stood
-// when it timed out: the votes a question with a quorum had by then, and
-// for a form or a batch some of whose parts were answered, that nobody
-// answered (decided, for calls) the rest.
-func TimeoutReasonOf(q *Question) string {
-	switch {
-	case len(q.Answers) > 0 && q.Shape() == ShapeBatch:
-		return "nobody decided the rest before the deadline"
-	case len(q.Answers) > 0:
-		return "nobody answered the rest before the deadline"
-	case q.Quorum <= 1:
-		return TimeoutReason
-	}
-	return QuorumTimeoutReason + " (" + strings.Join(TallyOf(q).Lines, "; ") + ")"
+	return len(voters), true
 }
 
 // recordRefusedVote records a second vote by the same person as refused,

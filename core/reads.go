@@ -17,7 +17,7 @@ func (s *Service) Get(ctx context.Context, id QuestionID) (*Question, error) {
 		}
 		return nil, Internal("get", err)
 	}
-	return q, nil
+	return s.counted(q), nil
 }
 
 // Wait blocks until the question is closed or ctx ends, and returns the
@@ -152,6 +152,9 @@ func (s *Service) ListOpen(ctx context.Context, cursor string, limit int) ([]*Qu
 			return nil, "", err
 		}
 		return nil, "", Internal("list", err)
+	}
+	for i, q := range qs {
+		qs[i] = s.counted(q)
 	}
 	return qs, next, nil
 }

@@ -251,9 +251,15 @@ func (s *Service) admit(ctx context.Context, a attempt, q *Question) (*Question,
 // computes its change (Next).
 func (s *Service) changeOf(a attempt, q *Question) (Change, error) {
 	now := s.now()
+	// The build reads the votes as counted now (a timeout's reason, a
+	// vote's count), and a close keeps that count (tally.go).
+	q = s.counted(q)
 	t, err := a.build(q, now)
 	if err != nil {
 		return Change{}, err
+	}
+	if t.Resolution != nil && q.Counted != nil {
+		t.Resolution.Counted = q.Counted
 	}
 	t.QuestionID, t.Now = q.ID, now
 	if a.shown != "" {
@@ -272,7 +278,7 @@ func (s *Service) changeOf(a attempt, q *Question) (Change, error) {
 func (s *Service) commit(ctx context.Context, a attempt, c Change) (Outcome, error) {
 	after, err := s.store.Commit(ctx, c)
 	if err == nil {
-		return Outcome{Question: after, Closed: c.Closes(), Held: heldOf(c)}, nil
+		return Outcome{Question: s.counted(after), Closed: c.Closes(), Held: heldOf(c)}, nil
 	}
 	var stale *StaleError
 	if errors.As(err, &stale) || errors.Is(err, ErrClosed) {
@@ -282,7 +288,7 @@ func (s *Service) commit(ctx context.Context, a attempt, c Change) (Outcome, err
 	if errors.As(err, &applied) {
 		// Recorded, and closed since by someone else: this attempt did
 		// not close it, whatever the question says now.
-		return Outcome{Question: applied.Question}, nil
+		return Outcome{Question: s.counted(applied.Question)}, nil
 	}
 	if ctx.Err() != nil && ErrorCode(err) == CodeInternal {
 		// The change was sent and the wait for its reply was cut: it may

@@ -17,7 +17,9 @@ import (
 // question at once, through the chokepoint, recorded like an answer with
 // CloserPolicy and the rule (Resolution.Policy); ask lets it be asked,
 // with the rule's route, reversibility, quorum and timeout in place of the
-// asker's. No rule matching asks as configured.
+// asker's; the rules of a route it sends the ask to then run over it, and
+// may deny it or ask it more strictly, never less (rules_reroute.go). No
+// rule matching asks as configured.
 //
 // Conditions are CEL expressions, compiled and type-checked when the
 // configuration loads, over these variables:
@@ -134,16 +136,58 @@ func (u RuleUse) Label() string {
 
 // RuleError is a rule that cannot be used: the route and index naming
 // it, the field at fault, and what is wrong, with the position of a CEL
-// error (line and column, from 1) in its message.
+// error (line and column, from 1) in its message. Spot, set for a rule
+// refused at load, is how a person finds the rule in their file
+// (Rule.spot): an index alone sends them counting down a long list.
 type RuleError struct {
 	Route string
 	Index int
 	Field string
 	Msg   string
+	Spot  string
 }
 
 func (e *RuleError) Error() string {
-	return fmt.Sprintf("routes.%s.rules[%d].%s: %s", e.Route, e.Index, e.Field, e.Msg)
+	s := fmt.Sprintf("routes.%s.rules[%d].%s: %s", e.Route, e.Index, e.Field, e.Msg)
+	if e.Spot != "" {
+		s += " (the rule " + e.Spot + ")"
+	}
+	return s
+}
+
+// spotLen is how much of a rule's condition or reason names it.
+const spotLen = 60
+
+// spot names r as its file shows it: by its name, else by its condition,
+// else by what it decides; each on one line, cut at spotLen characters.
+func (r Rule) spot() string {
+	short := func(s string) string {
+		s = strings.Join(strings.Fields(s), " ")
+		if n := []rune(s); len(n) > spotLen {
+			s = string(n[:spotLen]) + "…"
+		}
+		return s
+	}
+	switch {
+	case strings.TrimSpace(r.Name) != "":
+		return "named " + strconv.Quote(short(r.Name))
+	case strings.TrimSpace(r.When) != "":
+		return "with when: " + short(r.When)
+	}
+	var keys []string
+	if r.Decide != "" {
+		keys = append(keys, "decide: "+short(string(r.Decide)))
+	}
+	if r.Route != "" {
+		keys = append(keys, "route: "+short(r.Route))
+	}
+	if r.Reason != "" {
+		keys = append(keys, "reason: "+short(r.Reason))
+	}
+	if len(keys) == 0 {
+		return ""
+	}
+	return "with " + strings.Join(keys, ", ")
 }
 
 var ruleEnv = sync.OnceValues(func() (*cel.Env, error) {
@@ -177,7 +221,7 @@ func CompileRules(route string, rules []Rule, routes map[string]bool, maxTimeout
 			bad = r.compile(env)
 		}
 		if bad != nil {
-			bad.Route, bad.Index = route, i
+			bad.Route, bad.Index, bad.Spot = route, i, rules[i].spot()
 			return nil, bad
 		}
 		out[i] = r
@@ -303,8 +347,11 @@ func (r *Rule) shapeReason(u RuleUse) string {
 }
 
 // Explain words a verdict for people trying rules (askbridge policy
-// test).
+// test): of each route's rules the ask met, when an ask rule sent it on.
 func (v RuleVerdict) Explain() string {
+	if len(v.hops) > 0 {
+		return v.hops[0].Explain() + v.rerouted(false)
+	}
 	switch {
 	case v.Err != nil && v.Rule != nil:
 		return "a rule could not be evaluated, so no later rule may allow it and no standing approval covers it (" + v.Err.Error() + "); " + v.Rule.shapeReason(v.Use)
@@ -335,37 +382,43 @@ func (v RuleVerdict) Explain() string {
 // it names none) over in, without asking anything: what askbridge policy
 // test shows. An unknown route is CodeInvalid.
 func (s *Service) Evaluate(in AskInput) (RuleVerdict, error) {
-	route, err := s.rulesRoute(&in)
-	if err != nil {
-		return RuleVerdict{}, err
-	}
-	if !ruleApplies(in) {
-		return RuleVerdict{}, nil
-	}
-	return evalRules(route, in), nil
+	rs, err := s.evaluate(in)
+	return rs.verdict, err
 }
 
 // EvaluateCalls is Evaluate for a batch: each call's verdict, as the
-// rules see it at the ask (an approval of that one call would).
+// rules see it at the ask (an approval of that one call would), also
+// where the ask would refuse the batch whole for what they make of it
+// together (calls sent to two routes).
 func (s *Service) EvaluateCalls(in AskInput) ([]RuleVerdict, error) {
-	route, err := s.rulesRoute(&in)
-	if err != nil {
+	rs, err := s.evaluate(in)
+	if err != nil && rs.calls == nil {
 		return nil, err
 	}
-	vs := callVerdicts(route, in)
-	if vs == nil {
-		vs = make([]RuleVerdict, len(in.Calls)) // no rules: every call asked as configured
+	if rs.calls == nil {
+		rs.calls = make([]RuleVerdict, len(in.Calls)) // no rules: every call asked as configured
 	}
-	return vs, nil
+	return rs.calls, nil
 }
 
-// rulesRoute is the route whose rules see in ("" the default, which it
-// fills in), CodeInvalid when it is not configured.
-func (s *Service) rulesRoute(in *AskInput) (Route, error) {
+// evaluate runs the rules over in as an ask would (applyRules), under
+// the configuration in force.
+func (s *Service) evaluate(in AskInput) (ruled, error) {
+	routes := s.conf().cfg.Routes
+	route, err := rulesRoute(routes, &in)
+	if err != nil {
+		return ruled{}, err
+	}
+	return applyRules(routes, route, in)
+}
+
+// rulesRoute is the route of routes whose rules see in ("" the default,
+// which it fills in), CodeInvalid when it is not configured.
+func rulesRoute(routes map[string]Route, in *AskInput) (Route, error) {
 	if in.Route == "" {
 		in.Route = DefaultRoute
 	}
-	route, ok := s.Route(in.Route)
+	route, ok := routes[in.Route]
 	if !ok {
 		return Route{}, Errorf(CodeInvalid, "policy test", "route %q is not configured", in.Route)
 	}
@@ -373,8 +426,12 @@ func (s *Service) rulesRoute(in *AskInput) (Route, error) {
 }
 
 // askedReason is what the asked event records of the rules: the rule
-// that decided, or the one that could not be evaluated.
+// that decided, or the one that could not be evaluated, on each route the
+// ask met.
 func (v RuleVerdict) askedReason() string {
+	if len(v.hops) > 0 {
+		return v.hops[0].askedReason() + v.rerouted(true)
+	}
 	switch {
 	case v.Err != nil && v.Rule != nil:
 		return "policy rules stopped (" + v.Err.Error() + "); " + v.Rule.shapeReason(v.Use)

@@ -5,30 +5,17 @@ import (
 	"strings"
 )
 
-// callVerdicts runs route's rules over each call of a batch ask, as over
-// an approval of that one call: one verdict per call (nil for an ask that
-// is not a batch, or a route with no rules).
-func callVerdicts(route Route, in AskInput) []RuleVerdict {
-	if len(route.Rules) == 0 || in.Kind != KindApproval || len(in.Calls) == 0 {
-		return nil
-	}
-	out := make([]RuleVerdict, len(in.Calls))
-	for i, c := range in.Calls {
-		one := in
-		one.Calls, one.ToolCallID, one.Tool, one.Arguments = nil, c.ToolCallID, c.Tool, c.Arguments
-		out[i] = evalRules(route, one)
-	}
-	return out
-}
-
 // shapeBatch applies the ask rules a batch's calls matched to in, the
 // strictest of each: hard to reverse if any says so (reversible only if
 // every call still to be asked matched a rule saying so), the largest
-// quorum, the shortest timeout, and the route they name, which must be
-// one. It reports whether it changed anything.
-func shapeBatch(in *AskInput, vs []RuleVerdict) (bool, error) {
-	routed := -1 // the call whose rule names the route
+// quorum, the shortest timeout, and the route they send their calls to,
+// which must be one. shaped is each call as an approval of that call
+// alone would be asked after the rules (followRules): what its rules
+// made of the batch's input. It reports whether it changed anything.
+func shapeBatch(in *AskInput, vs []RuleVerdict, shaped []AskInput) (bool, error) {
+	routed := -1 // the call whose rules send it to another route
 	changed, hard, asked, reversible := false, false, 0, 0
+	to := in.Route
 	for i := range vs {
 		r := vs[i].Rule
 		if r != nil && r.Decide != DecideAsk {
@@ -38,31 +25,35 @@ func shapeBatch(in *AskInput, vs []RuleVerdict) (bool, error) {
 		if r == nil {
 			continue
 		}
-		if r.Route != "" {
-			if routed >= 0 && vs[routed].Rule.Route != r.Route {
+		c := shaped[i]
+		if c.Route != in.Route {
+			if routed >= 0 && shaped[routed].Route != c.Route {
 				return false, Errorf(CodeInvalid, "ask", "%s sends call %q to route %q and %s sends call %q to route %q; a batch goes to one route: ask them apart",
-					vs[routed].Use.Label(), in.Calls[routed].ToolCallID, vs[routed].Rule.Route, vs[i].Use.Label(), in.Calls[i].ToolCallID, r.Route)
+					vs[routed].Use.Label(), in.Calls[routed].ToolCallID, shaped[routed].Route, vs[i].Use.Label(), in.Calls[i].ToolCallID, c.Route)
 			}
-			routed = i
+			routed, to = i, c.Route
 		}
-		switch r.Reversibility {
+		switch c.Reversibility {
 		case HardToReverse:
-			in.Reversibility, changed, hard = HardToReverse, true, true
+			hard = true
 		case Reversible:
 			reversible++
 		}
-		if r.Quorum > in.Quorum {
-			in.Quorum, changed = r.Quorum, true
+		if c.Quorum > in.Quorum {
+			in.Quorum, changed = c.Quorum, true
 		}
-		if r.Timeout != 0 && (in.Timeout == 0 || r.Timeout < in.Timeout) {
-			in.Timeout, changed = r.Timeout, true
+		if c.Timeout != 0 && (in.Timeout == 0 || c.Timeout < in.Timeout) {
+			in.Timeout, changed = c.Timeout, true
 		}
 	}
-	if asked > 0 && reversible == asked && !hard {
+	switch {
+	case hard:
+		in.Reversibility, changed = HardToReverse, true
+	case asked > 0 && reversible == asked:
 		in.Reversibility, changed = Reversible, true
 	}
-	if routed >= 0 && in.Route != vs[routed].Rule.Route {
-		in.Route, changed = vs[routed].Rule.Route, true
+	if to != in.Route {
+		in.Route, changed = to, true
 	}
 	return changed, nil
 }

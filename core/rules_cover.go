@@ -139,7 +139,7 @@ func failedIn(det *cel.EvalDetails) bool {
 // standing approval: one configured, for an approval of one call, with no
 // quorum (a standing approval never covers what needs one).
 func (s *Service) coverRoute(in *AskInput) (Route, bool) {
-	route, err := s.rulesRoute(in)
+	route, err := rulesRoute(s.conf().cfg.Routes, in)
 	if err != nil || !ruleApplies(*in) || max(route.quorum(), in.Quorum) > 1 {
 		return Route{}, false
 	}

@@ -14,6 +14,11 @@ type RuleVerdict struct {
 	// there, and the ask is asked of a person: as configured, or as the
 	// later ask rule that matched (Rule, set with Err) shapes it.
 	Err *RuleError
+	// hops, for an ask an ask rule sent to another route, are the
+	// verdicts of the rules of each route it met, in order, the first
+	// the route asked on (rules_reroute.go); on is a hop's route.
+	hops []RuleVerdict
+	on   string
 }
 
 // ruleApplies reports whether rules see in at all: approvals of one tool

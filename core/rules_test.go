@@ -282,3 +282,45 @@ func TestBatchCallsDecidedByRules(t *testing.T) {
 		t.Fatalf("two routes: %v", err)
 	}
 }
+
+// TestRuleErrorsNameTheRule: a rule refused at load is named as its file
+// lets a person find it, not by its index alone (a route of forty rules,
+// or one edited since, sends them counting): by its name when it has one,
+// else by its condition (its first 60 characters, on one line), else by
+// what it decides.
+func TestRuleErrorsNameTheRule(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		rule       core.Rule
+		want, spot string
+	}{
+		{"a named rule", core.Rule{Name: "no network", When: `tool == "fetch" &&`, Decide: core.DecideDeny},
+			`routes.guarded.rules[1].when: line 1, column 19: Syntax error`, `(the rule named "no network")`},
+		{"an unnamed rule", core.Rule{When: "tool ==\n  \"Bash\" &&\n", Decide: core.DecideDeny},
+			`routes.guarded.rules[1].when: line 3, column 1: Syntax error`, `(the rule with when: tool == "Bash" &&)`},
+		{"no condition", core.Rule{When: " ", Decide: core.DecideAllow, Reason: "reads are fine"},
+			`routes.guarded.rules[1].when: a condition is required`, `(the rule with decide: allow, reason: reads are fine)`},
+		{"a long condition", core.Rule{When: `tool == "Bash" && args.command.startsWith("terraform apply -auto-approve -var-file=prod.tfvars") && nope`},
+			`routes.guarded.rules[1].when: line 1, column 101: undeclared reference to 'nope'`,
+			`(the rule with when: tool == "Bash" && args.command.startsWith("terraform apply -…)`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			routes := coretest.APIRoutes()
+			routes["guarded"] = core.Route{Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}},
+				Rules: []core.Rule{{When: `tool == "read_file"`, Decide: core.DecideAllow}, c.rule}}
+			_, err := core.New(coretest.OpenStore(t), core.Config{Routes: routes, ActorKey: []byte("k")}, nil)
+			if err == nil || !strings.HasPrefix(err.Error(), "core: "+c.want) || !strings.HasSuffix(err.Error(), c.spot) {
+				t.Fatalf("New: %v\nwant an error starting %q and ending %s", err, c.want, c.spot)
+			}
+		})
+	}
+	// A rule's quorum its route cannot take, checked once every route's
+	// rules compiled, is named alike.
+	routes := coretest.APIRoutes()
+	routes["guarded"] = core.Route{Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}},
+		Rules: []core.Rule{{Name: "two leads", When: "true", Quorum: 2}}}
+	_, err := core.New(coretest.OpenStore(t), core.Config{Routes: routes, ActorKey: []byte("k")}, nil)
+	if err == nil || !strings.HasSuffix(err.Error(), `(the rule named "two leads")`) {
+		t.Errorf("New: %v; want it to name the rule", err)
+	}
+}

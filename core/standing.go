@@ -386,15 +386,19 @@ func (s *Service) ListStandings(ctx context.Context) ([]Standing, error) {
 // granted, or nil: nil while it is not stored yet (Answer stores it just
 // after the close, so a door woken by the close may ask first), when its
 // write failed (its approver was told the approve alone counted), and
-// once it has ended. A door that hands a host a rule of its own
-// (adapters/hooks) trusts this, never the close's Grants alone.
+// once it has ended, and while it covers nothing under the configuration
+// in force (Standing.Dormant: its grantor, let in by the route as the
+// question was asked, is off the route now). A door that hands a host a
+// rule of its own (adapters/hooks) trusts this, never the close's Grants
+// alone: a rule the host keeps must not let through what askbridge would
+// ask a person about.
 func (s *Service) GrantOf(ctx context.Context, q *Question) (*Standing, error) {
 	all, err := s.ListStandings(ctx)
 	if err != nil {
 		return nil, err
 	}
 	for i := range all {
-		if all[i].QuestionID == q.ID {
+		if all[i].QuestionID == q.ID && all[i].Dormant == "" {
 			return &all[i], nil
 		}
 	}

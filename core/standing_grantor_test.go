@@ -170,3 +170,39 @@ func TestADormantStandingApprovalIsListedAsSuch(t *testing.T) {
 		}
 	}
 }
+
+// TestGrantOfIsNilForAGrantThatCoversNothing: a standing approval granted
+// by someone the route in force no longer lets decide (a reload took alice
+// off route ops after the ask; the route as asked still let her answer
+// it) covers nothing, so GrantOf, which the hook door trusts to hand the
+// host a rule of its own, does not return it. Before, it did, Dormant
+// and all: Claude Code was told to stop asking about the tool for the
+// session, though askbridge would have asked a person about every such
+// call.
+func TestGrantOfIsNilForAGrantThatCoversNothing(t *testing.T) {
+	svc, err := core.New(coretest.OpenStore(t), grantorConfig(true), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := grantorFixture{t, svc}
+	q := f.ask(1)
+	if err := svc.Reconfigure(grantorConfig(false)); err != nil {
+		t.Fatal(err)
+	}
+	o, err := svc.Answer(t.Context(), core.AnswerInput{QuestionID: q.ID, Decider: core.Decider{Surface: core.SurfaceAPI, ID: "alice-token"},
+		OptionID: core.ApproveOption, Standing: &core.StandingRequest{Scope: core.StandingRun}})
+	if err != nil || !o.Closed {
+		t.Fatalf("alice's approve of the question asked while she was on the route: %+v, %v", o, err)
+	}
+	if later := f.ask(1); !later.Open() {
+		t.Fatalf("alice's grant covered a later ask: closed by %s", core.CloserOf(later))
+	}
+	if st, err := svc.GrantOf(t.Context(), o.Question); err != nil || st != nil {
+		t.Errorf("GrantOf: %+v, %v; want none, as the grant covers nothing", st, err)
+	}
+	// Still listed for operators, saying why it covers nothing.
+	all, err := svc.ListStandings(t.Context())
+	if err != nil || len(all) != 1 || all[0].Dormant == "" {
+		t.Errorf("the standing approvals listed: %+v, %v", all, err)
+	}
+}

@@ -35,6 +35,9 @@ func (w Waiting) Nobody() bool {
 
 // WaitingOn is who open question q waits on.
 func (s *Service) WaitingOn(q *Question) Waiting {
+	if q.Counted == nil {
+		q = s.counted(q) // its tally as the chokepoint would count it now
+	}
 	w := Waiting{Tally: TallyOf(q)}
 	routes := s.decidingRoutes(q) // its route as asked, across reloads, and its escalation's once escalated
 	if len(routes) == 0 || !q.Open() {

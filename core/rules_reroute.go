@@ -1,0 +1,149 @@
+package core
+
+import "strconv"
+
+// A rule that asks on another route (Rule.Route) hands the ask to that
+// route's rules, as if it had been asked there: a route's rules hold for
+// every ask its people see, so a deny there cannot be passed by asking on
+// a route whose rule sends the call on to it. They may only make the ask
+// stricter than the rule that sent it there did:
+//
+//   - a deny there denies it at once (the first deny on the way wins);
+//   - an ask rule there shapes it further, the stricter of each setting
+//     winning (tighten), and may send it on again;
+//   - an allow there does not approve it: the rule that sent it asked for
+//     a person, and a person is asked.
+//
+// Each route's rules run at most once per ask: a rule sending the ask to a
+// route whose rules already ran is followed, but those rules do not run
+// again (they would only send it on), so no configuration loops.
+
+// ruled is an ask as the rules of the routes it passes leave it: its
+// input as their ask rules shaped it, and their verdicts on it and on
+// each call of a batch.
+type ruled struct {
+	in       AskInput
+	verdict  RuleVerdict
+	calls    []RuleVerdict
+	reshaped bool
+}
+
+// applyRules runs the policy rules over in, asked on route (configured,
+// in.Route's), following the routes its ask rules send it to: the one
+// place the rules meet an ask, for the ask itself and for policy test. An
+// ask rule naming a route not configured is CodeInvalid (the load checks
+// that it is); so is a batch whose calls go to two routes, refused with
+// its calls' verdicts.
+func applyRules(routes map[string]Route, route Route, in AskInput) (ruled, error) {
+	out := ruled{in: in}
+	if ruleApplies(in) {
+		var err error
+		if out.in, out.verdict, out.reshaped, err = followRules(routes, route, in); err != nil {
+			return ruled{}, err
+		}
+		return out, nil
+	}
+	if len(route.Rules) == 0 || in.Kind != KindApproval || len(in.Calls) == 0 {
+		return out, nil
+	}
+	out.calls = make([]RuleVerdict, len(in.Calls))
+	shaped := make([]AskInput, len(in.Calls))
+	for i, c := range in.Calls {
+		one := in
+		one.Calls, one.ToolCallID, one.Tool, one.Arguments = nil, c.ToolCallID, c.Tool, c.Arguments
+		var err error
+		if shaped[i], out.calls[i], _, err = followRules(routes, route, one); err != nil {
+			return ruled{}, err
+		}
+	}
+	var err error
+	out.reshaped, err = shapeBatch(&out.in, out.calls, shaped)
+	return out, err
+}
+
+// followRules runs route's rules over in, an approval of one call, and,
+// while the rule that matched asks on another route, that route's rules,
+// as the comment above says. It returns in as the ask rules shaped it,
+// the verdict (the deny on the way, else the first route's, its Err set
+// if any route's rules stopped at a rule that could not be evaluated) and
+// whether an ask rule shaped in.
+func followRules(routes map[string]Route, route Route, in AskInput) (AskInput, RuleVerdict, bool, error) {
+	hop := evalRules(route, in)
+	out, shaped := hop, false
+	ran := map[string]bool{route.Name: true}
+	var hops []RuleVerdict
+	for hop.Rule != nil && hop.Rule.Decide == DecideAsk {
+		if shaped {
+			hop.Rule.tighten(&in)
+		} else {
+			hop.Rule.shape(&in)
+			shaped = true
+		}
+		if ran[in.Route] {
+			break
+		}
+		ran[in.Route] = true
+		next, ok := routes[in.Route]
+		if !ok {
+			return in, RuleVerdict{}, false, Errorf(CodeInvalid, "ask", "%s sends it to route %q, which is not configured", hop.Use.Label(), in.Route)
+		}
+		if len(next.Rules) == 0 {
+			break // nothing to run there: asked as shaped
+		}
+		if hops == nil {
+			hops = []RuleVerdict{out}
+		}
+		hop = evalRules(next, in)
+		hop.on = next.Name
+		hops = append(hops, hop)
+		if hop.Rule != nil && hop.Rule.Decide == DecideDeny {
+			hop.hops = hops
+			return in, hop, shaped, nil
+		}
+		if out.Err == nil {
+			out.Err = hop.Err
+		}
+	}
+	out.hops = hops
+	return in, out, shaped, nil
+}
+
+// tighten applies r, an ask rule of a route an earlier rule sent the ask
+// to, to in as shape does, but only where it makes the ask stricter: no
+// less hard to reverse, no fewer people, no more time. A catch-all of the
+// route a call is sent to must not undo what the rule that sent it there
+// asked for.
+func (r *Rule) tighten(in *AskInput) {
+	was := *in
+	r.shape(in)
+	if was.Reversibility == HardToReverse {
+		in.Reversibility = HardToReverse
+	}
+	in.Quorum = max(in.Quorum, was.Quorum)
+	if was.Timeout != 0 && (in.Timeout == 0 || was.Timeout < in.Timeout) {
+		in.Timeout = was.Timeout
+	}
+}
+
+// rerouted words the rules of each route after the first that a
+// rerouted ask met, for the asked event (event) or policy test; "" for an
+// ask that was not sent on.
+func (v RuleVerdict) rerouted(event bool) string {
+	s := ""
+	for _, hop := range v.hops[min(1, len(v.hops)):] {
+		s += "; then on route " + strconv.Quote(hop.on) + ": "
+		switch {
+		case hop.Rule != nil && hop.Rule.Decide == DecideAllow:
+			s += hop.Use.Label() + " would allow it, but it was sent there to be asked of a person: asked"
+		case hop.Rule == nil && hop.Err == nil:
+			s += "no rule matches"
+		case hop.Rule == nil:
+			s += "a rule could not be evaluated, so no standing approval covers it (" + hop.Err.Error() + ")"
+		case event:
+			s += hop.askedReason()
+		default:
+			s += hop.Explain()
+		}
+	}
+	return s
+}

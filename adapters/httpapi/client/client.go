@@ -30,8 +30,12 @@ import (
 )
 
 // DefaultPollTimeout is how long each long poll of Wait asks the server to
-// hold the request. The server caps it at its own maximum.
-const DefaultPollTimeout = 60 * time.Second
+// hold the request. The server caps it at its own maximum. It stays under
+// the idle timeouts of the proxies and load balancers commonly in front of
+// a server (30 s for some, 60 s for most): a poll as long as one would be
+// cut by it, and Wait would see a failure every poll rather than an open
+// question. WithPollTimeout sets another.
+const DefaultPollTimeout = 25 * time.Second
 
 // Client calls one askbridge server with one bearer token. It is safe for
 // concurrent use.
@@ -46,6 +50,10 @@ type Client struct {
 	// grace is how long past its timeout a long poll may go unanswered
 	// before it is given up as lost (pollGrace; a test's is shorter).
 	grace time.Duration
+	// idle is how long an event stream may stay silent before it is
+	// given up as lost and Follow resumes it (streamIdle; a test's is
+	// shorter).
+	idle time.Duration
 }
 
 // Option configures a Client.
@@ -75,7 +83,7 @@ func WithRetryPause(d time.Duration) Option {
 // prefix, such as "http://127.0.0.1:8080") presenting token.
 func New(baseURL, token string, opts ...Option) *Client {
 	c := &Client{base: strings.TrimRight(baseURL, "/"), token: token, hc: http.DefaultClient, poll: DefaultPollTimeout,
-		pause: 250 * time.Millisecond, grace: pollGrace}
+		pause: 250 * time.Millisecond, grace: pollGrace, idle: streamIdle}
 	for _, o := range opts {
 		o(c)
 	}
@@ -240,9 +248,13 @@ func (c *Client) Events(ctx context.Context, since int64) ([]Event, error) {
 }
 
 // Follow calls fn for every event after seq since, then for each new one
-// as it is logged, until ctx ends (it then returns ctx's error) or fn
-// fails. A dropped stream is resumed from the last event seen, with a
-// growing pause, so a server restart loses nothing.
+// as it is logged, until ctx ends (it then returns ctx's error: give ctx a
+// deadline to follow for a while) or fn fails. A dropped stream is resumed
+// from the last event seen, with a growing pause, so a server restart
+// loses nothing; so is one silent for longer than streamIdle, which the
+// server's keep-alives never leave it. A server that names its
+// Retry-After (a 503 while its store fails over, a 429 holding this
+// address) is asked again no sooner.
 func (c *Client) Follow(ctx context.Context, since int64, fn func(Event) error) error {
 	pause := c.pause
 	for {
@@ -263,7 +275,7 @@ func (c *Client) Follow(ctx context.Context, since int64, fn func(Event) error) 
 		if err != nil && !transient(err) {
 			return err // refused (a bad token, say), or not even made (a bad base URL): retrying will not help
 		}
-		t := time.NewTimer(pause)
+		t := time.NewTimer(max(pause, retryAfter(err))) // as Wait, the server's Retry-After when longer
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -289,28 +301,68 @@ type callbackError struct{ err error }
 func (e *callbackError) Error() string { return e.err.Error() }
 
 // stream reads one SSE response, calling fn per event, and returns the
-// last sequence number it saw.
+// last sequence number it saw. A response silent for c.idle (no headers,
+// no event, no keep-alive) is given up with an error that is not ctx's:
+// Follow asks again rather than wait on it for good (see streamIdle).
 func (c *Client) stream(ctx context.Context, since int64, follow bool, fn func(Event) error) (int64, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	idle := time.AfterFunc(c.idle, func() { cancel(errStreamIdle) })
+	defer idle.Stop()
 	q := url.Values{"since": {strconv.FormatInt(since, 10)}, "follow": {strconv.FormatBool(follow)}}
 	resp, err := c.send(ctx, http.MethodGet, "/v1/events", q, nil)
 	if err != nil {
-		return since, err
+		return since, idleCause(ctx, err)
 	}
 	defer resp.Body.Close()
 	last := since
-	err = readSSE(resp.Body, func(m sseMessage) error {
+	body := readFunc(func(p []byte) (int, error) {
+		n, err := resp.Body.Read(p)
+		if n > 0 {
+			idle.Reset(c.idle)
+		}
+		return n, err
+	})
+	err = readSSE(body, func(m sseMessage) error {
 		var e Event
 		if err := json.Unmarshal([]byte(m.data), &e); err != nil {
 			return &badEventError{fmt.Errorf("askbridge: event %s: %w", m.id, err)}
 		}
+		idle.Stop() // the caller's time is not the stream's silence
+		defer idle.Reset(c.idle)
 		if err := fn(e); err != nil {
 			return &callbackError{err}
 		}
 		last = e.Seq
 		return nil
 	})
-	return last, err
+	return last, idleCause(ctx, err)
 }
+
+// streamIdle is how long an event stream may stay silent before stream
+// gives it up: four of the server's keep-alives (one every 15 s) missed.
+// Only a stream that is lost is that silent (a replica that stalled, a
+// connection that died without a reset, which the operating system may
+// keep for good), and only giving it up lets Follow resume it.
+const streamIdle = time.Minute
+
+// errStreamIdle is why a stream silent for streamIdle was given up.
+var errStreamIdle = errors.New("askbridge: the event stream was silent too long (no event, no keep-alive): given up as lost")
+
+// idleCause is err, saying so when it came of the stream being given up
+// as silent (ctx's cause, see stream), rather than "context canceled",
+// which Follow's caller would read as its own doing.
+func idleCause(ctx context.Context, err error) error {
+	if err != nil && errors.Is(context.Cause(ctx), errStreamIdle) {
+		return fmt.Errorf("%w (%v)", errStreamIdle, err)
+	}
+	return err
+}
+
+// readFunc is an io.Reader of a function.
+type readFunc func([]byte) (int, error)
+
+func (f readFunc) Read(p []byte) (int, error) { return f(p) }
 
 // call sends body as JSON (none when nil) and decodes a success as T.
 func call[T any](ctx context.Context, c *Client, method, path string, q url.Values, body any) (*T, error) {

@@ -39,3 +39,33 @@ func TestWaitGivesUpAPollTheServerNeverAnswers(t *testing.T) {
 		t.Errorf("told %v; want the lost poll, then nil", told)
 	}
 }
+
+// TestWaitPollsUnderProxiesIdleTimeout: the default long poll asks the
+// server to hold it for less than the idle timeouts of the proxies in
+// front of servers (30 s for the shortest common ones, 60 s for most), so
+// a poll with no answer comes back open rather than cut by a proxy.
+// Before, it asked for 60 s, and each poll behind such a proxy failed
+// with the proxy's 504 (Wait rode them out, saying an outage every time).
+func TestWaitPollsUnderProxiesIdleTimeout(t *testing.T) {
+	const shortestIdle = 30 * time.Second
+	asked := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked <- r.URL.Query().Get("timeout")
+		_, _ = w.Write([]byte(`{"question_id":"q","state":"answered","resume":{"content":"x","structured":{}},"question":{}}`))
+	}))
+	defer srv.Close()
+	if _, err := New(srv.URL, "t").Wait(t.Context(), "q"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := time.ParseDuration(<-asked)
+	if err != nil || got <= 0 || got >= shortestIdle {
+		t.Fatalf("the default poll asked for %v (%v); want more than 0 and less than %v", got, err, shortestIdle)
+	}
+	// WithPollTimeout still sets it.
+	if _, err := New(srv.URL, "t", WithPollTimeout(50*time.Second)).Wait(t.Context(), "q"); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-asked; got != "50s" {
+		t.Fatalf("WithPollTimeout(50s) asked for %s", got)
+	}
+}

@@ -75,6 +75,25 @@ func parseFile(raw []byte, env func(string) string) (File, error) {
 	return f, nil
 }
 
+// checkServed checks f as serve puts it in force under s's environment,
+// with the chat surfaces running: core's configuration of it, and that
+// nothing in it is sent to a surface that is not running
+// (checkSurfaces), which takes core to say where direct messages go (a
+// core of the file alone, with no store, says it). It returns core's
+// configuration. A reload checks each file with it before anything is put
+// in force, and config check with the surfaces the environment turns on.
+func checkServed(s Settings, f File, actorKey []byte, running map[core.Surface]bool) (core.Config, error) {
+	cfg := s.withFile(f).coreConfig(actorKey)
+	probe, err := core.New(nil, cfg, nil)
+	if err != nil {
+		return core.Config{}, err
+	}
+	if err := checkSurfaces(f, probe.DMs(), running); err != nil {
+		return core.Config{}, s.fileError(err)
+	}
+	return cfg, nil
+}
+
 // checkRoutes checks every route, in the order of their names so that a
 // file with several mistakes names the same one first each time, and adds
 // each route's one-way rooms to its rooms.

@@ -66,3 +66,45 @@ func TestConfigCheckRefusesWhatServeRefuses(t *testing.T) {
 		t.Errorf("config alone: exit %d, %q", code, errb.String())
 	}
 }
+
+// TestConfigCheckRefusesASurfaceNotRunning: config check refuses a
+// file that sends to a chat surface the environment does not turn on (a
+// route's room, a person's direct messages), in serve's words, as serve
+// refuses it at start; with the surface's variables set it passes. Before,
+// the check said "ok" to a file serve would not start with.
+func TestConfigCheckRefusesASurfaceNotRunning(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ name, yaml, want string }{
+		{"a room on Slack", "routes:\n  deploy:\n    deciders:\n      api: [\"*\"]\n    rooms: [{surface: slack, id: C0123}]\n",
+			"routes.deploy.rooms[0]: slack is not running here (SLACK_BOT_TOKEN is not set)"},
+		{"direct messages on Slack", "routes:\n  deploy:\n    deciders:\n      api: [\"*\"]\npeople:\n  alice:\n    slack: U1\n    dm: true\n",
+			"people.alice.dm: their direct messages go to slack, and slack is not running here"},
+	} {
+		file := filepath.Join(dir, "askbridge.yaml")
+		if err := os.WriteFile(file, []byte(c.yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		vars := map[string]string{"ASKBRIDGE_CONFIG": file, "ASKBRIDGE_DATA_DIR": t.TempDir(), "ASKBRIDGE_ADDR": "127.0.0.1:0"}
+		env := func(k string) string { return vars[k] }
+
+		var out, errb bytes.Buffer
+		if code := app.Run(t.Context(), []string{"serve"}, env, nil, &out, &errb); code != 1 || !strings.Contains(errb.String(), c.want) {
+			t.Fatalf("%s: serve: exit %d, %s; want it refused, saying %q", c.name, code, errb.String(), c.want)
+		}
+		served := errb.String()
+		out.Reset()
+		errb.Reset()
+		code := app.Run(t.Context(), []string{"config", "check"}, env, nil, &out, &errb)
+		said := strings.TrimSpace(strings.TrimPrefix(errb.String(), "askbridge: "))
+		if code != app.ExitError || out.Len() != 0 || !strings.HasPrefix(said, file+": "+c.want) || !strings.Contains(served, said) {
+			t.Errorf("%s: config check: exit %d, stdout %q, stderr %q; want exit %d and serve's refusal %q", c.name, code, out.String(), errb.String(), app.ExitError, served)
+		}
+
+		vars["SLACK_BOT_TOKEN"], vars["SLACK_SIGNING_SECRET"] = "xoxb-1-2-abcdefabcdef", "8f742231b10e8888abcd99yyyzzz85a5"
+		out.Reset()
+		errb.Reset()
+		if code := app.Run(t.Context(), []string{"config", "check"}, env, nil, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), "ok:") {
+			t.Errorf("%s: config check with Slack turned on: exit %d, stdout %q, stderr %q; want ok", c.name, code, out.String(), errb.String())
+		}
+	}
+}

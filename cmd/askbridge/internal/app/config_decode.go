@@ -1,7 +1,9 @@
 package app
 
 import (
+	"bytes"
 	"errors"
+	"io"
 	"regexp"
 
 	"go.yaml.in/yaml/v3"
@@ -44,4 +46,13 @@ func unquoted(e string) string {
 		return m[1] + ": an unknown key (not shown: it is not spelt as the file's keys are, and may be a secret written without its key) in " + m[3]
 	}
 	return e
+}
+
+// holdsNothing reports whether raw holds no YAML document: nothing but
+// blanks and comments, which parseFile reads as a configuration of
+// nothing (no route of the file's, no token). A file cut short after its
+// opening comments is one.
+func holdsNothing(raw []byte) bool {
+	var doc yaml.Node
+	return errors.Is(yaml.NewDecoder(bytes.NewReader(raw)).Decode(&doc), io.EOF)
 }

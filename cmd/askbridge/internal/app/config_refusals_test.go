@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -88,5 +89,25 @@ func TestBadDurationNamesItsLine(t *testing.T) {
 	_, err := app.ParseFile([]byte("routes:\n  a:\n    deciders: {api: ['*']}\n    remind_every: 5x\n"), func(string) string { return "" })
 	if err == nil || !strings.Contains(err.Error(), `line 4: "5x" is not a duration`) {
 		t.Fatalf("%v; want it to name line 4", err)
+	}
+}
+
+// TestReloadRefusesAFileOfCommentsAlone: a file that holds nothing but
+// comments (one cut short after its opening comments, as the shipped
+// files begin) is refused on a reload as an empty one is, and the file in
+// force keeps its routes and tokens. Before, it was applied as a
+// configuration of nothing: every route and token of the file went away.
+func TestReloadRefusesAFileOfCommentsAlone(t *testing.T) {
+	good := reloadYAML("ops-one", "")
+	r := startBehindLink(t, nil, good)
+	cut := "# askbridge's configuration file (ASKBRIDGE_CONFIG).\n# See the README's Settings section for every key.\n\n"
+	digest := r.rewrite(t, cut)
+	d := r.digest(t, r.m.AdminToken)
+	if d.Digest != digestOf(good) || d.Refused == nil || d.Refused.Digest != digest || !strings.Contains(d.Refused.Error, "is empty") {
+		t.Fatalf("digest endpoint says %+v; want the good file running and the comments refused as empty", d)
+	}
+	q := askOn(t, r.m.URL, "deploy") // the agent's token and its route are still there
+	if got := answerAs(t, r.m.URL, reloadOpsOne, q.ID); got != http.StatusOK {
+		t.Fatalf("ops-one after the refusal: %d", got)
 	}
 }

@@ -1,19 +1,15 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"time"
-
-	"github.com/fsnotify/fsnotify"
 
 	"github.com/askbridge/askbridge/adapters/httpapi"
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
@@ -26,14 +22,9 @@ const (
 	reloadFile   = "file"
 )
 
-// reloadDebounce gathers the burst of file events one change makes (an
-// editor's rename and write, a ConfigMap's new directory and symlink
-// swap) into one reading.
-const reloadDebounce = 200 * time.Millisecond
-
 // reloader reads ASKBRIDGE_CONFIG again when told to (SIGHUP) and when
-// its directory changes, and puts a good file in force without a
-// restart. The file is checked whole by the same parseFile as at start,
+// the file changes (reload_watch.go says when), and puts a good file in
+// force without a restart. The file is checked whole by the same parseFile as at start,
 // then by core and the API; if any refuses it, nothing changes, and the
 // refusal is logged, counted and recorded. Only the loop's goroutine
 // reads files and swaps, so two readings never interleave.
@@ -43,7 +34,7 @@ type reloader struct {
 	actorKey []byte
 	// file is the file in force, digest its SHA-256; refused is the
 	// digest of the last file refused since, so the same bad file is not
-	// refused again at every event in its directory.
+	// refused again at every change the watch sees.
 	file    File
 	digest  string
 	loaded  time.Time
@@ -51,8 +42,9 @@ type reloader struct {
 	// start is the file the program started with: the settings in it
 	// that need a restart stay as they were (restartOnly).
 	start File
-	// watcher watches the file's directory (watch); nil: it is not.
-	watcher *fsnotify.Watcher
+	// watched is the watch on the file's directories (watch); its zero
+	// value watches nothing, and the file is read on SIGHUP only.
+	watched
 }
 
 // newReloader sets the file in force (s's) as the one the digest
@@ -69,99 +61,42 @@ func (m *Main) newReloader(s Settings, actorKey []byte) *reloader {
 	return r
 }
 
-// close stops the watch, for a program that stops before runReloads ran.
-func (r *reloader) close() {
-	if r.watcher != nil {
-		r.watcher.Close()
-	}
+// unchanged reports whether a reading is of the file in force (with no
+// refusal since) or of the one last refused: a change seen by the watch
+// that leaves those bytes (a touch, a file written as it was, a ConfigMap
+// swapped to the same content) changes nothing and is not recorded. The
+// file in force put back after a refusal (a bad edit undone, a
+// deleted file restored) is read, though: else the refusal would stand on
+// the digest endpoint and in the event log as this replica's last word on
+// a file it runs. A file that cannot be read is never unchanged.
+func (r *reloader) unchanged(raw []byte, err error) bool {
+	digest := configDigest(raw)
+	return err == nil && ((digest == r.digest && r.refused == "") || digest == r.refused)
 }
 
-// watch starts watching the file's directory, which sees an edit in
-// place, a file replaced by rename, and a Kubernetes ConfigMap update
-// (which swaps the directory's ..data symlink). Run calls it before it
-// returns, so no change after start is missed. A watch that cannot be
-// set up is logged: the file is then read again on SIGHUP only.
-func (r *reloader) watch() {
-	path := r.m.Settings.ConfigPath
-	if path == "" {
-		return
-	}
-	w, err := fsnotify.NewWatcher()
-	if err == nil {
-		if err = w.Add(filepath.Dir(path)); err != nil {
-			w.Close()
-		}
-	}
-	if err != nil {
-		r.m.Log.Warn().Err(err).Str("path", path).Msg("cannot watch the configuration's directory: it is read again on SIGHUP only")
-		return
-	}
-	r.watcher = w
-}
-
-// runReloads is the reload loop, until ctx ends: a reading on each of
-// hangups (Main.Hangups), and one after each burst of changes in the
-// watched directory.
-func (r *reloader) runReloads(ctx context.Context, hangups <-chan os.Signal) error {
-	var events <-chan fsnotify.Event
-	var errs <-chan error
-	defer r.close()
-	if r.watcher != nil {
-		events, errs = r.watcher.Events, r.watcher.Errors
-	}
-	debounce := time.NewTimer(reloadDebounce)
-	debounce.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-hangups:
-			r.reload(ctx, reloadSIGHUP)
-		case _, ok := <-events:
-			if !ok {
-				events = nil // the watch ended: SIGHUP still reads the file
-				continue
-			}
-			debounce.Reset(reloadDebounce)
-		case err, ok := <-errs:
-			if !ok {
-				errs = nil
-				continue
-			}
-			r.m.Log.Warn().Err(err).Msg("watching the configuration's directory")
-		case <-debounce.C:
-			r.reload(ctx, reloadFile)
-		}
-	}
-}
-
-// reload reads the file and applies it or refuses it. A file event for
-// the file in force (or the one last refused) changes nothing and is not
-// recorded: a directory sees other files change too. The file in force
-// put back after a refusal (a bad edit undone, a deleted file restored)
-// is read, though: else the refusal would stand on the digest endpoint
-// and in the event log as this replica's last word on a file it runs.
-func (r *reloader) reload(ctx context.Context, trigger string) {
-	path := r.m.Settings.ConfigPath
-	if path == "" {
-		r.m.Log.Info().Str("trigger", trigger).Msg("no configuration file to read again (ASKBRIDGE_CONFIG is not set)")
-		return
-	}
-	raw, err := os.ReadFile(path)
+// configDigest is the SHA-256 of a file's bytes, in hex: the digest the
+// endpoint and the event log name a file by (as LoadSettings's
+// fileDigest).
+func configDigest(raw []byte) string {
 	sum := sha256.Sum256(raw)
-	digest := hex.EncodeToString(sum[:])
-	if err == nil && trigger == reloadFile && ((digest == r.digest && r.refused == "") || digest == r.refused) {
-		return
-	}
+	return hex.EncodeToString(sum[:])
+}
+
+// take applies or refuses a reading of the file (raw, or err when it
+// could not be read), records it and counts it.
+func (r *reloader) take(ctx context.Context, trigger string, raw []byte, err error) {
+	path := r.m.Settings.ConfigPath
+	digest := configDigest(raw)
 	rec := core.Reload{Trigger: trigger, Replica: r.m.ReplicaID, Digest: digest}
 	switch {
 	case err != nil:
 		err = fmt.Errorf("ASKBRIDGE_CONFIG: %w", err)
-	case len(bytes.TrimSpace(raw)) == 0:
+	case holdsNothing(raw):
 		// At start an empty file is a valid configuration of nothing; on
 		// a reload it is one caught mid-write (a shell's > truncates it
-		// first), which would take every token and route away.
-		err = fmt.Errorf("%s is empty: the running configuration stays; write it whole (to a temporary file, then mv)", path)
+		// first, a write cut short may end after its opening comments),
+		// which would take every token and route away.
+		err = fmt.Errorf("%s is empty (nothing but blanks or comments): the running configuration stays; write it whole (to a temporary file, then mv)", path)
 	default:
 		var f File
 		if f, err = parseFile(raw, r.getenv); err != nil {
@@ -242,16 +177,10 @@ func (r *reloader) apply(f File) (changed, restart []string, err error) {
 // returns core's configuration of it, carrying the API's tokens
 // (core.Config.Tokens) for core's swap to put in force with the routes.
 func (r *reloader) check(f File) (core.Config, error) {
-	// The chat platforms are the environment's, read once at start. Where
-	// the file sends direct messages is core's to say: a core of the
-	// file alone (no store) says it before anything is put in force.
-	cfg := r.m.Settings.withFile(f).coreConfig(r.actorKey)
-	probe, err := core.New(nil, cfg, nil)
+	// The chat platforms are the environment's, read once at start.
+	cfg, err := checkServed(r.m.Settings, f, r.actorKey, r.m.running())
 	if err != nil {
 		return core.Config{}, err
-	}
-	if err := checkSurfaces(f, probe.DMs(), r.m.running()); err != nil {
-		return core.Config{}, r.m.Settings.fileError(err)
 	}
 	tokens := r.m.apiTokens(f)
 	if err := (httpapi.Options{Tokens: tokens, Extras: f.Directives}).Validate(); err != nil {

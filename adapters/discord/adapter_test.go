@@ -356,10 +356,10 @@ func TestCourierErrors(t *testing.T) {
 	if err != nil || ref.ID == "" || ref.Room != "1" || ref.Surface != core.SurfaceDiscord {
 		t.Fatalf("post: %+v %v", ref, err)
 	}
-	// A wrong token is refused by the fake and not retried as permanent.
+	// A wrong token is refused by the fake, and not retried: permanent.
 	bad, _ := New(nil, Options{Token: "wrong", APIURL: fake.APIURL()})
-	if _, err := bad.Post(ctx, q, core.MessageRef{Room: "1", Kind: core.DeliverPost}); err == nil {
-		t.Fatal("a wrong token posted")
+	if _, err := bad.Post(ctx, q, core.MessageRef{Room: "1", Kind: core.DeliverPost}); !errors.As(err, &perm) {
+		t.Fatalf("a wrong token: %v (%T); want permanent", err, err)
 	}
 }
 

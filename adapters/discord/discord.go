@@ -329,10 +329,12 @@ func classify(err error, pb *pushback) error {
 			}
 		}
 		if re.Response != nil {
-			switch re.Response.StatusCode {
-			case http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound:
-				// The request itself is refused: sending it again
-				// cannot help.
+			if st := re.Response.StatusCode; st >= 400 && st < 500 && st != http.StatusRequestTimeout {
+				// The request itself is refused (its body, the bot
+				// token, a permission, a channel or message gone; 429s
+				// were taken above): sending it again cannot help, and
+				// each refusal counts towards Cloudflare's ban of an IP
+				// that makes too many invalid requests (401, 403, 429).
 				return &core.Permanent{Err: err}
 			}
 			if re.Response.StatusCode < 500 {

@@ -5,9 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"net/http"
+	"sync"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
+	"github.com/gorilla/websocket"
 
 	"github.com/askbridge/askbridge/core/loops"
 )
@@ -29,16 +33,66 @@ const (
 	gatewayQuick = time.Minute
 )
 
+// errRefused is Run's error when Discord refuses the gateway for good:
+// the bot token (a 401, or the gateway's close 4004), or a close Discord
+// says never to reconnect after (noReconnect). Trying again cannot
+// help, and the bridge should not run half-configured, its clicks never
+// arriving (as Telegram's Run ends for a token Telegram refuses).
+var errRefused = errors.New("discord: Discord refused the gateway connection")
+
+// noReconnect are the gateway's close codes after which Discord's
+// documentation says not to reconnect, and what each means.
+var noReconnect = map[int]string{
+	4004: "the bot token is wrong, or was reset",
+	4010: "an invalid shard",
+	4011: "the bot is in too many servers to connect without sharding",
+	4012: "an API version Discord no longer serves",
+	4013: "invalid intents",
+	4014: "intents the application is not allowed",
+}
+
+// refused is Run's error for err, an error opening the gateway, when it
+// is a refusal for good (errRefused); nil when trying again may help.
+func refused(err error) error {
+	var ce *websocket.CloseError
+	if errors.As(err, &ce) {
+		if what, ok := noReconnect[ce.Code]; ok {
+			return fmt.Errorf("%w: the gateway closed with %d (%s): %s", errRefused, ce.Code, ce.Text, what)
+		}
+	}
+	var re *discordgo.RESTError
+	if errors.As(err, &re) && re.Response != nil && re.Response.StatusCode == http.StatusUnauthorized {
+		return fmt.Errorf("%w: the bot token was refused (%s)", errRefused, re.Response.Status)
+	}
+	return nil
+}
+
 // Run receives interactions over the gateway until ctx ends, on this
 // replica while it holds the gateway lease (when Options.Leases is set).
 // Without the gateway it only waits: clicks then come through the HTTP
-// endpoint.
+// endpoint. It ends early, with an errRefused, when Discord refuses the
+// gateway for good.
 func (a *Adapter) Run(ctx context.Context) error {
 	if !a.opts.Gateway {
 		<-ctx.Done()
 		return nil
 	}
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	connect := func(ctx context.Context) {
+		if err := a.connect(ctx); err != nil {
+			stop(err)
+		}
+	}
+	// Run returns once the interactions it took in hand are answered
+	// (deferred last, so it waits after the handler is gone).
+	var inHand handling
+	defer inHand.close()
 	remove := a.s.AddHandler(func(s *discordgo.Session, ic *discordgo.InteractionCreate) {
+		if !inHand.add() {
+			return // Run has returned
+		}
+		defer inHand.done()
 		a.onGateway(ctx, ic)
 	})
 	defer remove()
@@ -50,8 +104,8 @@ func (a *Adapter) Run(ctx context.Context) error {
 	})
 	defer removeDrop()
 	if a.opts.Leases == nil {
-		a.connect(ctx)
-		return nil
+		connect(ctx)
+		return refusal(ctx)
 	}
 	key := a.gatewayKey()
 	loops.Leader{Leases: a.opts.Leases, Key: key, Owner: a.opts.Owner, TTL: a.opts.LeaseTTL,
@@ -70,7 +124,47 @@ func (a *Adapter) Run(ctx context.Context) error {
 			a.log.Info().Str("lease", key).Int("failed_calls", failed).Dur("down", down).
 				Msg("discord: the gateway lease's store answers again")
 		},
-	}.Run(ctx, a.connect)
+	}.Run(ctx, connect)
+	return refusal(ctx)
+}
+
+// handling counts the interactions the gateway handed over that are
+// still being answered, for Run to wait for: discordgo runs each handler
+// on a goroutine of its own, which nothing else waits for, and once Run
+// has returned its caller closes the store. Once closed it takes no
+// more.
+type handling struct {
+	mu     sync.Mutex
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// add counts one more interaction in hand, unless close has begun.
+func (h *handling) add() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return false
+	}
+	h.wg.Add(1)
+	return true
+}
+
+func (h *handling) done() { h.wg.Done() }
+
+// close takes no more and waits for those in hand.
+func (h *handling) close() {
+	h.mu.Lock()
+	h.closed = true
+	h.mu.Unlock()
+	h.wg.Wait()
+}
+
+// refusal is the errRefused that ended ctx, Run's, if one did.
+func refusal(ctx context.Context) error {
+	if err := context.Cause(ctx); errors.Is(err, errRefused) {
+		return err
+	}
 	return nil
 }
 
@@ -89,8 +183,9 @@ func (a *Adapter) gatewayKey() string {
 // longer each time up to gatewayMaxWait; one that is lost (a network
 // failure, missed heartbeats, Discord's op 7) is opened again, and
 // resumed, as discordgo keeps the session: at once, or after a wait when
-// it was lost once already within gatewayQuick.
-func (a *Adapter) connect(ctx context.Context) {
+// it was lost once already within gatewayQuick. One Discord refuses for
+// good (refused) is not tried again: that refusal is its error.
+func (a *Adapter) connect(ctx context.Context) error {
 	wait := gatewayMinWait
 	var quick time.Time // when a lost connection was last opened again at once
 	for {
@@ -99,6 +194,9 @@ func (a *Adapter) connect(ctx context.Context) {
 		default:
 		}
 		if err := a.s.Open(); err != nil && !errors.Is(err, discordgo.ErrWSAlreadyOpen) {
+			if err := refused(err); err != nil {
+				return err
+			}
 			a.log.Warn().Err(err).Dur("retry_in", wait).Msg("discord: gateway connection failed")
 		} else {
 			a.log.Info().Msg("discord: gateway connected")
@@ -107,7 +205,7 @@ func (a *Adapter) connect(ctx context.Context) {
 				if err := a.s.Close(); err != nil {
 					a.log.Debug().Err(err).Msg("discord: gateway close")
 				}
-				return
+				return nil
 			case <-a.dropped:
 			}
 			if now := time.Now(); now.Sub(quick) >= gatewayQuick {
@@ -118,7 +216,7 @@ func (a *Adapter) connect(ctx context.Context) {
 			a.log.Warn().Dur("retry_in", wait).Msg("discord: gateway connection lost again")
 		}
 		if !loops.Sleep(ctx, wait) {
-			return
+			return nil
 		}
 		wait = min(2*wait, gatewayMaxWait)
 	}

@@ -35,6 +35,9 @@ type rig struct {
 	store *bolt.Store
 	a     *Adapter
 	url   string // the interactions endpoint
+	// stopRun ends the adapter's Run alone (the outbox's drain goes on)
+	// and returns a channel closed once Run has returned.
+	stopRun func() <-chan struct{}
 }
 
 type rigOptions struct {
@@ -115,14 +118,16 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	t.Cleanup(srv.Close)
 	r := &rig{t: t, fake: fake, svc: svc, store: st, a: a, url: srv.URL + InteractionsPath}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{}, 2)
-	go func() { a.Run(ctx); done <- struct{}{} }()
+	runCtx, stopRun := context.WithCancel(ctx)
+	ran, done := make(chan struct{}), make(chan struct{})
+	go func() { a.Run(runCtx); close(ran) }()
 	go func() {
 		loops.Deliver(ctx, svc, a, loops.DeliverOptions{Block: 50 * time.Millisecond, Budget: o.budget, Batch: o.batch})
-		done <- struct{}{}
+		close(done)
 	}()
+	r.stopRun = func() <-chan struct{} { stopRun(); return ran }
 	// Stop the adapter before the fake goes (cleanups run last-in first).
-	t.Cleanup(func() { cancel(); <-done; <-done })
+	t.Cleanup(func() { cancel(); <-ran; <-done })
 	return r
 }
 

@@ -149,22 +149,30 @@ func (a *Adapter) left(arrived time.Time) time.Duration {
 // after a 502: discordgo's default.
 const callbackRetries = 3
 
+// callbackBound bounds an interaction's callback, its retries included:
+// Discord takes none later than its window, which began before it.
+const callbackBound = responseWindow
+
 // onGateway handles an INTERACTION_CREATE: dropped if seen before (a
 // resume can replay it), else answered through the callback endpoint. Its
 // budget runs from here, before the dedupe, which spends from it too.
+// One taken in hand is seen through, on its own budgets, even if ctx
+// (Run's) ends meanwhile: it is marked seen, and Discord sends it to no
+// other replica, so given up it would be a click lost, its clicker told
+// the interaction failed (Run waits for it, handling).
 func (a *Adapter) onGateway(ctx context.Context, ic *discordgo.InteractionCreate) {
 	arrived := a.now()
+	ctx = context.WithoutCancel(ctx)
 	if ic == nil || ic.Interaction == nil || !a.firstSeen(ctx, ic.ID, arrived) {
 		return
 	}
-	if ctx.Err() != nil {
-		return
-	}
 	resp, held := a.respond(ctx, ic.Interaction, arrived)
+	cctx, cancel := context.WithTimeout(ctx, callbackBound)
+	defer cancel()
 	// The SDK's retry after a 502 stays on here alone (New turns it off):
 	// Discord takes one response per interaction and refuses a second
 	// (40060), so a retry can never answer twice.
-	if err := a.s.InteractionRespond(ic.Interaction, resp, discordgo.WithContext(ctx), discordgo.WithRestRetries(callbackRetries)); err != nil {
+	if err := a.s.InteractionRespond(ic.Interaction, resp, discordgo.WithContext(cctx), discordgo.WithRestRetries(callbackRetries)); err != nil {
 		// The callback URL holds the interaction's token: log the
 		// cause without it. A held card update falls due and edits
 		// the card instead.

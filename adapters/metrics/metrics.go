@@ -98,11 +98,15 @@ func New(version string, src Source) *Metrics {
 	})
 	m.deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: namespace, Name: "deliveries_total",
-		Help: "Delivery attempts to chat platforms, by surface and result (sent, retried, rate_limited, given_up).",
+		Help: "Delivery attempts from the outbox, by surface (the chat surfaces' cards, edits, reminders and digests; " +
+			"webhook: calls to callback URLs) and result: sent; retried (failed, due again later); " +
+			"rate_limited (asked to wait: see platform_retry_after_seconds); given_up (dropped: refused for good, or out of attempts).",
 	}, []string{"surface", "result"})
 	m.retryAfter = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: namespace, Name: "platform_retry_after_seconds",
-		Help:    "Rate limits (429) from each platform and the Retry-After pause each asked for.",
+		Help: "Deliveries a surface asked to wait, and the wait asked for, by surface: a 429's Retry-After " +
+			"(on Discord, also what is left of a wait asked of the whole bot, which holds back every send), " +
+			"an SMTP relay's deferral (email), a webhook receiver's 429 or 503 with Retry-After.",
 		Buckets: []float64{.1, .25, .5, 1, 2, 5, 10, 30, 60, 300},
 	}, []string{"surface"})
 	m.parked = prometheus.NewGauge(prometheus.GaugeOpts{

@@ -237,6 +237,9 @@ type Server struct {
 	// counts those it refused.
 	refuse  bool
 	refused int
+	// closeIdentify, when set (CloseNextIdentify), is the close frame
+	// the next IDENTIFY or RESUME gets instead of READY.
+	closeIdentify []byte
 }
 
 // ResponseWindow is how long Discord waits for an interaction's first

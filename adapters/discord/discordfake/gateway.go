@@ -35,6 +35,17 @@ func (s *Server) Refused() int {
 	return s.refused
 }
 
+// CloseNextIdentify makes the gateway answer the next IDENTIFY (or
+// RESUME) by closing the session with code and reason, as Discord
+// closes it for a token it refuses (4004) or intents it does not allow
+// (4014), or, with a code a client is to reconnect after, for a fault
+// of its own (4000).
+func (s *Server) CloseNextIdentify(code int, reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closeIdentify = websocket.FormatCloseMessage(code, reason)
+}
+
 // Drop cuts every gateway session without a close frame, as a network
 // failure does.
 func (s *Server) Drop() {
@@ -101,9 +112,17 @@ func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
+	closing := s.closeIdentify
+	s.closeIdentify = nil
 	s.seq++
 	seq := s.seq
 	s.mu.Unlock()
+	if closing != nil {
+		c.mu.Lock()
+		_ = ws.WriteMessage(websocket.CloseMessage, closing)
+		c.mu.Unlock()
+		return
+	}
 	ready, _ := json.Marshal(map[string]any{"op": 0, "s": seq, "t": "READY", "d": map[string]any{
 		"v": 10, "session_id": "fake-session-" + randHex(4), "resume_gateway_url": "ws" + strings.TrimPrefix(s.srv.URL, "http") + "/gw",
 		"user":        map[string]any{"id": s.AppID, "username": "askbridge", "discriminator": "0000", "bot": true},

@@ -59,3 +59,17 @@ func ExampleBuildResume() {
 	// tool_result toolu_01 true
 	// function_call_output call_42 true
 }
+
+func ExampleFold() {
+	// A Cyrillic е, full-width letters and a zero-width space read as the
+	// Latin letters they pass for.
+	fmt.Println(fence.Fold("D\u0435cline") == fence.Fold("Decline"))
+	fmt.Println(fence.Fold("Ｄｅｃｌｉｎｅ") == fence.Fold("decline"))
+	fmt.Println(fence.Fold("Dec\u200bline") == fence.Fold("Decline"))
+	fmt.Println(fence.Fold("Declined") == fence.Fold("Decline"))
+	// Output:
+	// true
+	// true
+	// true
+	// false
+}

@@ -58,16 +58,46 @@ const brailleBlank = 0x2800
 
 // asciiFold is fold for ASCII, precomputed so the common case allocates
 // nothing: lower case, and the lookalikes of l and the capital I ("l",
-// "1", "|") read as the i they pass for in a capital name.
+// "L", "1", "|") read as the i they pass for in a capital name. A letter
+// folds alike in either case, so L folds as l does.
 var asciiFold = func() (t [utf8.RuneSelf]string) {
 	for i := range t {
-		t[i] = string(unicode.ToLower(rune(i)))
+		c := unicode.ToLower(rune(i))
+		t[i] = string(c)
+		if s, ok := confusableFold[c]; ok {
+			t[i] = s
+		}
 		if s, ok := confusableFold[rune(i)]; ok {
 			t[i] = s
 		}
 	}
 	return t
 }()
+
+// Fold returns s as a reader tells it from other text, so that two
+// strings that read alike fold alike: every character as the ASCII it
+// passes for, as the tag matcher reads it (Unicode's confusables of the
+// ASCII letters, such as Cyrillic е for e; compatibility forms, such as
+// full-width and mathematical letters; lookalikes of brackets, slashes
+// and dashes), in lower case, with l, L, I, 1 and | all "i"; combining
+// marks and invisible characters (IsInvisible) dropped; every blank,
+// line breaks and the braille blank included, a space. It is for
+// comparing, say an agent's label with one of askbridge's own, and never
+// for showing: the fold loses what sets lookalikes apart, by design.
+func Fold(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		switch {
+		case unicode.IsSpace(r):
+			b.WriteByte(' ')
+		case IsInvisible(r):
+		default:
+			b.WriteString(fold(r))
+		}
+	}
+	return b.String()
+}
 
 // fold returns r as the tag matcher reads it: looked up in foldTable and
 // confusableFold (in any of its cases, so that a lower-case Cherokee

@@ -92,7 +92,7 @@ type closedRow struct {
 func closedRowOf(q *core.Question) closedRow {
 	q.Normalize()
 	l := card.OutcomeLine(q)
-	return closedRow{Q: q, Title: titleOf(q.Text), Outcome: core.ClosedAsOf(q), Closer: core.CloserOf(q),
+	return closedRow{Q: q, Title: firstLine(q.Text), Outcome: core.ClosedAsOf(q), Closer: core.CloserOf(q),
 		Line: l, Shown: namedLine(l, namesOf(q)), Choice: card.ChoiceLabel(q)}
 }
 

@@ -193,7 +193,7 @@ func (s *Server) question(w http.ResponseWriter, r *http.Request, sess *session)
 		s.fail(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, "question", s.page(sess, map[string]any{"H": h, "Stream": streamURL(since), "Title": h.Card.Q.Text}))
+	s.render(w, r, http.StatusOK, "question", s.page(sess, map[string]any{"H": h, "Stream": streamURL(since), "Title": h.Card.FirstLine}))
 }
 
 // questionPart is the changing part of a question's page, for the page to

@@ -99,7 +99,7 @@ func (s *Server) waitingOn(open []*core.Question) waiting {
 	wo := waiting{byPerson: map[string][]waitItem{}, others: map[string]*waitList{}, routeOpen: map[string]int{}}
 	for _, q := range open {
 		wt := s.svc.WaitingOn(q)
-		it := waitItem{ID: q.ID, Title: titleOf(q.Text), Route: q.Route, Hard: q.Reversibility == core.HardToReverse, Escalated: wt.Escalated}
+		it := waitItem{ID: q.ID, Title: firstLine(q.Text), Route: q.Route, Hard: q.Reversibility == core.HardToReverse, Escalated: wt.Escalated}
 		if t := card.TallyOf(q); t != nil {
 			it.Tally = t.Lines // its voters named as cards name them
 		}

@@ -31,12 +31,12 @@ var funcs = template.FuncMap{
 	// An agent's option is labelled where it is a control as on every
 	// card (quoted where it reads as askbridge's own, on one line), and
 	// the console's own controls in the words it is told apart from.
-	"agentLabel":       card.AgentLabel,
-	"declineLabel":     func() string { return card.LabelConsoleDecline },
-	"declineCallLabel": func() string { return card.LabelConsoleDeclineCall },
-	"withdrawLabel":    func() string { return card.LabelConsoleWithdraw },
-	"inc":              func(i int) int { return i + 1 },
-	"isolable":         isolable,
+	"agentLabel":    card.AgentLabel,
+	"declineLabel":  card.ConsoleDeclineLabel,
+	"withdrawLabel": func() string { return card.LabelConsoleWithdraw },
+	"inc":           func(i int) int { return i + 1 },
+	"firstLine":     firstLine,
+	"isolable":      isolable,
 }
 
 // isolable is a person's text made fit to draw in a <bdi> of its own:
@@ -181,7 +181,10 @@ type cardView struct {
 	// closed), and while open when it is due (a card's deadline says so
 	// too) and how far a quorum, a batch or a form has got.
 	FirstLine, Due string
-	Tally          []string
+	// Then is what the question's next deadline does (thenAt), which
+	// its deadline line says.
+	Then  core.TimeoutPolicy
+	Tally []string
 	// Votes is an open question's quorum tally in core's words, its
 	// voters named as cards name them (card.TallyOf), which its card
 	// shows; Tally starts with it.
@@ -237,7 +240,7 @@ func (s *Server) cardOf(q *core.Question, v viewer) cardView {
 	}
 	// A row that closes while shown stays, with its outcome: folded, it
 	// still says which question it is.
-	c.FirstLine = firstLine(q.Text)
+	c.FirstLine, c.Then = firstLine(q.Text), s.thenAt(q)
 	if !q.Open() {
 		c.Outcome, c.Choice = namedLine(card.OutcomeLine(q), namesOf(q)), card.ChoiceLabel(q)
 		c.Reason = shownReason(q)
@@ -269,6 +272,27 @@ func (s *Server) cardOf(q *core.Question, v viewer) cardView {
 		}
 	}
 	return c
+}
+
+// thenAt is the policy q's next deadline carries out, as core's Tick
+// decides it: an escalation once, while q's route has a route to
+// escalate to; asking again while q has asks left; else the close as
+// timed out that the deny policy makes. q's own policy alone would say
+// "escalate" of a question escalated already, whose next deadline
+// closes it.
+func (s *Server) thenAt(q *core.Question) core.TimeoutPolicy {
+	switch q.OnTimeout {
+	case core.OnTimeoutEscalate:
+		route, _ := s.svc.RouteOf(q)
+		if _, ok := s.svc.Route(route.EscalateTo); ok && route.EscalateTo != "" && q.Renotified == 0 {
+			return core.OnTimeoutEscalate
+		}
+	case core.OnTimeoutReask:
+		if q.Renotified < q.MaxReasks {
+			return core.OnTimeoutReask
+		}
+	}
+	return core.OnTimeoutDeny
 }
 
 // shownReason is the words a closed card shows as its reason, beside
@@ -305,7 +329,7 @@ func age(d time.Duration) string {
 	return strconv.Itoa(int(d/(24*time.Hour))) + "d ago"
 }
 
-// firstLineLen bounds the question's first line on a folded row.
+// firstLineLen bounds a question's first line wherever a list names it.
 const firstLineLen = 140
 
 // lineBreaks are every character that ends a line where a page shows
@@ -314,19 +338,15 @@ const firstLineLen = 140
 // question.
 const lineBreaks = "\n\r\v\f\u0085\u2028\u2029"
 
-// titleOf is a question as a list names it (the history, the People
-// page): up to its first line break, whichever kind it is.
-func titleOf(text string) string {
-	text = strings.TrimSpace(text)
-	if i := strings.IndexAny(text, lineBreaks); i >= 0 {
-		text = text[:i]
-	}
-	return strings.TrimSpace(text)
-}
-
-// firstLine is the question's title (titleOf), cut to fit a row.
+// firstLine is a question as every list names it (a folded row, the
+// Closed list, the People page, "while you were away"): up to its first
+// line break, whichever kind it is, cut to firstLineLen so that a long
+// line cannot stretch a page.
 func firstLine(text string) string {
-	line := titleOf(text)
+	line := strings.TrimSpace(text)
+	if i := strings.IndexAny(line, lineBreaks); i >= 0 {
+		line = strings.TrimSpace(line[:i])
+	}
 	if r := []rune(line); len(r) > firstLineLen {
 		return strings.TrimSpace(string(r[:firstLineLen-1])) + "…"
 	}

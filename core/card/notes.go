@@ -142,7 +142,7 @@ const TimedOutNote = "askbridge ran out of time recording that, so it may or may
 func RecordedNote(q *core.Question, r core.Ref) string {
 	if r.Action == core.RefDecline {
 		if q != nil && q.Kind == core.KindApproval {
-			return "Recorded: you declined. The agent makes no call that was not approved."
+			return "Recorded: you declined. The agent makes " + noUnapproved + "."
 		}
 		return "Recorded: you declined. The agent will proceed on its own judgement."
 	}

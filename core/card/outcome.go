@@ -296,7 +296,7 @@ func policyLine(r *core.Resolution, at string) string {
 // is left to its judgement.
 func declinedThen(q *core.Question) string {
 	if q.Kind == core.KindApproval {
-		return "the agent makes no call that was not approved, and goes on by its own judgement"
+		return "the agent makes " + noUnapproved + ", and goes on by its own judgement"
 	}
 	return "the agent will proceed on its own judgement"
 }

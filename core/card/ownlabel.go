@@ -4,6 +4,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/fence"
 )
 
@@ -14,7 +15,10 @@ import (
 // button while recording the agent's option instead (law 7): a one-item
 // form's buttons carry no number, and a form's own "Something else" carries
 // its item's, as the agent's option does. Such a label is quoted, so that
-// no two buttons of a card read alike.
+// no two buttons of a card read alike; and since a reader sees letters,
+// not code points, one spelled in lookalikes ("Decline" with a Cyrillic
+// e, or in full-width letters) reads as askbridge's too (fence.Fold, the
+// one reading of lookalikes, which the fence's tag matcher shares).
 
 // AgentLabel is an agent's label as a button (or the console's choice)
 // shows it: on one line, every run of blanks and line breaks (U+2028
@@ -35,11 +39,33 @@ func AgentLabel(label string) string {
 // reads as one of these is quoted too (ownLabels).
 const (
 	// LabelConsoleDecline is the console's decline; an approval's adds
-	// LabelConsoleDeclineCall.
+	// LabelConsoleDeclineCall, a batch's LabelConsoleDeclineCalls
+	// (ConsoleDeclineLabel).
 	LabelConsoleDecline     = "Decline to answer: the agent proceeds on its own judgement"
 	LabelConsoleDeclineCall = ", without the call"
-	LabelConsoleWithdraw    = "Withdraw the question"
+	// LabelConsoleDeclineCalls is worded as every decline of a batch is
+	// (noUnapproved): a call of it already approved is still made.
+	LabelConsoleDeclineCalls = ", making " + noUnapproved
+	LabelConsoleWithdraw     = "Withdraw the question"
 )
+
+// noUnapproved is what a declined approval leaves the agent to make: a
+// single call was not approved, and a batch's calls decided before the
+// decline keep their decisions (fence words the resume so).
+const noUnapproved = "no call that was not approved"
+
+// ConsoleDeclineLabel is the console's decline button for q: an
+// approval's says the call is not made, a batch's which of its calls
+// are not.
+func ConsoleDeclineLabel(q *core.Question) string {
+	switch {
+	case q.Kind != core.KindApproval:
+		return LabelConsoleDecline
+	case len(q.Calls) > 0:
+		return LabelConsoleDecline + LabelConsoleDeclineCalls
+	}
+	return LabelConsoleDecline + LabelConsoleDeclineCall
+}
 
 // ownLabels are askbridge's own button labels, as readLabel reads them,
 // and the words before the colon of one that has one ("Decline").
@@ -47,7 +73,8 @@ var ownLabels = func() map[string]bool {
 	out := map[string]bool{}
 	for _, l := range []string{LabelApprove, LabelDeny, LabelEditApprove, LabelStandingRun, LabelDecline, LabelAnswer,
 		LabelAnswerOnPage, LabelSendAnswer, LabelSomethingElse, LabelApproveAll, LabelDenyAll,
-		LabelConsoleDecline, LabelConsoleDecline + LabelConsoleDeclineCall, LabelConsoleWithdraw} {
+		LabelConsoleDecline, LabelConsoleDecline + LabelConsoleDeclineCall, LabelConsoleDecline + LabelConsoleDeclineCalls,
+		LabelConsoleWithdraw} {
 		out[readLabel(l)] = true
 		if head, _, ok := strings.Cut(l, ":"); ok {
 			out[readLabel(head)] = true
@@ -67,17 +94,26 @@ func ownLabel(label string) bool {
 	return ownLabels[l] || strings.HasPrefix(l, standingAgentHead)
 }
 
-// readLabel is a label as a reader tells it from another: its visible
-// characters, in lower case, its blanks as single spaces, without the
-// recommended note or the stops and signs at its ends.
+// readLabel is a label as a reader tells it from another: as fence.Fold
+// reads it (every lookalike letter, full-width or Cyrillic, as the Latin
+// one it passes for; in lower case; invisible characters dropped), its
+// blanks as single spaces, without the recommended note or the stops and
+// signs at its ends. The ends are trimmed before the fold too, since it
+// reads a "|" as the l it looks like.
 func readLabel(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if fence.IsInvisible(r) && !unicode.IsSpace(r) {
-			return -1
-		}
-		return unicode.ToLower(r)
-	}, s)
-	s = strings.Join(strings.Fields(s), " ")
-	s = strings.TrimSuffix(s, strings.ToLower(RecommendedNote))
-	return strings.TrimFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) || unicode.IsSymbol(r) })
+	s = strings.Join(strings.Fields(fence.Fold(trimEnds(s))), " ")
+	return trimEnds(strings.TrimSuffix(s, recommendedRead))
+}
+
+// recommendedRead is RecommendedNote as readLabel meets it at a label's
+// end: folded, its blank and brackets gone (the first trimEnds has taken
+// the ")" from the label, and the second takes the "(").
+var recommendedRead = fence.Fold(trimEnds(RecommendedNote))
+
+// trimEnds drops the blanks, stops, signs and invisible characters at the
+// ends of s.
+func trimEnds(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool {
+		return unicode.IsSpace(r) || unicode.IsPunct(r) || unicode.IsSymbol(r) || fence.IsInvisible(r)
+	})
 }

@@ -124,12 +124,43 @@ func TestAnAgentsLabelIsOneLine(t *testing.T) {
 // draws an agent's options beside them, so a label that reads as one of
 // those is quoted as one that reads as a chat button's is.
 func TestALabelThatReadsAsTheConsolesOwnIsQuoted(t *testing.T) {
-	for _, l := range []string{card.LabelConsoleDecline, "decline to answer", card.LabelConsoleWithdraw + "."} {
+	for _, l := range []string{card.LabelConsoleDecline, "decline to answer", card.LabelConsoleWithdraw + ".",
+		card.LabelConsoleDecline + card.LabelConsoleDeclineCalls} {
 		if got := card.AgentLabel(l); got != "“"+l+"”" {
 			t.Errorf("AgentLabel(%q) = %q, want it quoted", l, got)
 		}
 	}
 	if got := card.AgentLabel("Withdraw the refund"); got != "Withdraw the refund" {
 		t.Errorf("an ordinary label is drawn as %q", got)
+	}
+}
+
+// TestALookalikeOfAskbridgesLabelIsQuoted: a label spelled in letters
+// that pass for Latin ones (a Cyrillic е or с, full-width letters, a
+// mathematical capital, a braille blank for a space) reads as
+// askbridge's own button to whoever looks at it, however its code
+// points differ, so it is quoted as the plain spelling is. Before, only
+// case, blanks and invisible characters were looked through.
+func TestALookalikeOfAskbridgesLabelIsQuoted(t *testing.T) {
+	for _, l := range []string{
+		"D\u0435cline to answer", // Cyrillic е
+		"De\u0441line",           // Cyrillic с
+		"S\u043Emething else",    // Cyrillic о
+		"Ｄｅｃｌｉｎｅ ｔｏ ａｎｓｗｅｒ",                        // full-width
+		"\U0001D416ithdraw the question",           // mathematical bold W
+		"Decline\u2800to answer",                   // braille blank
+		"Dec\u200bl\u0456ne: let the agent decide", // zero-width space, Cyrillic і
+		"\u0410pprove", // Cyrillic А
+		"|Decline|\u200b",
+		"D\u0435cline (Recommended)",
+	} {
+		if got := card.AgentLabel(l); got != "“"+l+"”" {
+			t.Errorf("AgentLabel(%q) = %q, want it quoted", l, got)
+		}
+	}
+	for _, l := range []string{"Declined", "Decline the refund", "Ship it", "Answer 2"} {
+		if got := card.AgentLabel(l); got != l {
+			t.Errorf("AgentLabel(%q) = %q, want it as written", l, got)
+		}
 	}
 }

@@ -186,6 +186,7 @@ func (s *Service) planAsk(in AskInput) (askPlan, error) {
 	if !ok {
 		return askPlan{}, Errorf(CodeInvalid, op, "route %q is not configured", in.Route)
 	}
+	asked := in.Route
 	rs, err := applyRules(b.cfg.Routes, route, in)
 	if err != nil {
 		return askPlan{}, err
@@ -197,6 +198,9 @@ func (s *Service) planAsk(in AskInput) (askPlan, error) {
 		}
 		if route, ok = b.cfg.Routes[in.Route]; !ok {
 			return askPlan{}, Errorf(CodeInvalid, op, "route %q is not configured", in.Route)
+		}
+		if err := rs.escalation(asked, route); err != nil {
+			return askPlan{}, err
 		}
 	}
 	q, err := s.newQuestion(b, in, idem, route, verdict, calls)

@@ -62,6 +62,8 @@ const (
 	// within a second is a unit slipped ("1ns", "500ms" meant as
 	// minutes), closed at the next tick with its cards sent for nothing.
 	// core itself takes any positive timeout, for tests on simulated time.
+	// The configuration is held to it too wherever it sets a timeout in
+	// the asker's place or caps one (configuredTimeout).
 	MinAskTimeout = time.Second
 	// MinRetention is the shortest retention taken: a purge of a question
 	// closed seconds ago would answer its agent's wait 404 and let a
@@ -92,6 +94,8 @@ type Service struct {
 	// endings are the runs being ended as this replica last knew them
 	// (endings.go).
 	endings endingsSeen
+	// tallies is the sweep of cards due after a reload (refresh.go).
+	tallies tallyRefresh
 }
 
 // bound is one checked configuration and the people directory built from
@@ -149,6 +153,9 @@ func bind(cfg Config) (*bound, error) {
 	if cfg.MaxTimeout == 0 {
 		cfg.MaxTimeout = DefaultMaxTimeout
 	}
+	if bad := configuredTimeout(cfg.MaxTimeout, 0); bad != "" {
+		return nil, fmt.Errorf("core: the max timeout: %s", bad)
+	}
 	switch {
 	case cfg.DefaultTimeout > cfg.MaxTimeout:
 		return nil, fmt.Errorf("core: the default timeout (%s) is longer than the max timeout (%s), so every ask that names none would be refused", cfg.DefaultTimeout, cfg.MaxTimeout)
@@ -156,6 +163,9 @@ func bind(cfg Config) (*bound, error) {
 		// A max timeout set alone below the default caps the default
 		// too, rather than refusing every ask that names no timeout.
 		cfg.DefaultTimeout = min(DefaultTimeout, cfg.MaxTimeout)
+	}
+	if bad := configuredTimeout(cfg.DefaultTimeout, 0); bad != "" {
+		return nil, fmt.Errorf("core: the default timeout: %s", bad)
 	}
 	if cfg.DowntimeThreshold == 0 {
 		cfg.DowntimeThreshold = DefaultDowntimeThreshold
@@ -203,6 +213,23 @@ func bind(cfg Config) (*bound, error) {
 		b.pinned[name] = string(raw)
 	}
 	return b, nil
+}
+
+// configuredTimeout is the one check of a timeout the configuration
+// sets (the default, the max, a policy rule's): what is wrong with d,
+// "" if nothing. It holds d to the floor the agent doors hold an
+// asker's timeout to (MinAskTimeout), since it stands in for the
+// asker's, and, with max set, to max. A unit slipped ("500ms" meant as
+// minutes) would otherwise load, and time out every question it
+// applies to at the next tick, their cards sent for nothing.
+func configuredTimeout(d, max time.Duration) string {
+	switch {
+	case d < MinAskTimeout:
+		return fmt.Sprintf("%s is shorter than the minimum, %s: a question is for a person (a unit slipped? write a %s)", d, MinAskTimeout, DurationForms)
+	case max > 0 && d > max:
+		return fmt.Sprintf("%s is longer than the max timeout, %s", d, max)
+	}
+	return ""
 }
 
 // bindRoutes names each route, resolves its people and checks it, then

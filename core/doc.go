@@ -136,7 +136,8 @@
 // quorum.go the votes of questions that need several people ([Vote]),
 // tally.go how they count against the routes in force, read in one
 // place for the chokepoint and for every card, resume and view
-// ([TallyOf], [VoteCount]); remind.go the reminders of routes with remind_every, the
+// ([TallyOf], [VoteCount]), and refresh.go the ticker's sweep after a
+// reload that edits the cards whose tally it changed; remind.go the reminders of routes with remind_every, the
 // direct messages and the per-person digests after downtime, and
 // remindscan.go whether a reminder pass lists the open questions at all;
 // resume.go what the agent resumes with once a question closes

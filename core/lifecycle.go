@@ -18,14 +18,29 @@ type TickReport struct {
 	// Expired counts the questions of runs whose ending was cut short
 	// that this pass expired (finishEndings).
 	Expired int
+	// Refreshed counts the open questions whose cards this pass queued
+	// an edit of, their tally changed by a reload (refresh.go);
+	// RefreshCut is set when the reload's sweep stopped at its bound,
+	// leaving the cards it did not reach to show it at their next edit.
+	Refreshed  int
+	RefreshCut bool
 }
 
 // Tick finishes the ends of runs that were cut short (finishEndings)
 // and applies the timeout policy to every open question whose deadline
-// has passed. It may run in every replica at once: closes go through the
-// chokepoint and extensions are conditional on the deadline they saw, so
-// each timeout acts once.
+// has passed, then runs one page of the sweep of cards due after a
+// reload (refreshTallies). It may run in every replica at once: closes
+// go through the chokepoint and extensions are conditional on the
+// deadline they saw, so each timeout acts once.
 func (s *Service) Tick(ctx context.Context) (TickReport, error) {
+	rep, err := s.timeouts(ctx)
+	var rerr error
+	rep.Refreshed, rep.RefreshCut, rerr = s.refreshTallies(ctx)
+	return rep, errors.Join(err, rerr)
+}
+
+// timeouts is Tick's pass over the ended runs and the questions due.
+func (s *Service) timeouts(ctx context.Context) (TickReport, error) {
 	var rep TickReport
 	now := s.now()
 	// One question that cannot be read or moved must not hold up every

@@ -13,7 +13,9 @@ import (
 // retention, and the doors' tokens it carries (Config.Tokens). The swap
 // is one atomic store, so every call reads either the old configuration
 // or the new one and none waits for the other. A bad cfg changes nothing
-// and the error says why.
+// and the error says why. The cards of open questions whose tally the
+// new configuration reads otherwise are edited by the ticker's next
+// passes (refresh.go), not by this call, which does no I/O.
 //
 // The actor key and the shard count cannot change while running: the
 // event log's pseudonyms and the ids already given out depend on them.
@@ -31,7 +33,11 @@ func (s *Service) Reconfigure(cfg Config) error {
 	if b.cfg.Shards != cur.Shards {
 		return fmt.Errorf("core: shards cannot change from %d to %d without a restart", cur.Shards, b.cfg.Shards)
 	}
+	prev := s.conf()
 	s.swap(b)
+	// The cards posted under prev show its tallies until the ticker's
+	// sweep edits those the reload changed (refresh.go).
+	s.tallies.reloaded(prev)
 	return nil
 }
 

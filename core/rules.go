@@ -204,8 +204,9 @@ var ruleEnv = sync.OnceValues(func() (*cel.Env, error) {
 
 // CompileRules checks route's rules and compiles their conditions.
 // routes are the configured route names, for the route an ask rule
-// names; nil skips that check. maxTimeout, when set, bounds a rule's
-// timeout. The first rule that cannot be used is a *RuleError.
+// names; nil skips that check. A rule's timeout is held to the floor of
+// an asker's (configuredTimeout) and, with maxTimeout set, to it. The
+// first rule that cannot be used is a *RuleError.
 func CompileRules(route string, rules []Rule, routes map[string]bool, maxTimeout time.Duration) ([]Rule, error) {
 	if len(rules) > MaxRules {
 		return nil, &RuleError{Route: route, Index: MaxRules, Field: "when", Msg: fmt.Sprintf("a route takes at most %d rules", MaxRules)}
@@ -262,8 +263,10 @@ func (r *Rule) check(routes map[string]bool, maxTimeout time.Duration) *RuleErro
 	if r.Quorum < 0 || r.Quorum > MaxQuorum {
 		return ruleProblem("quorum", "must be between 1 and %d", MaxQuorum)
 	}
-	if r.Timeout < 0 || maxTimeout > 0 && r.Timeout > maxTimeout {
-		return ruleProblem("timeout", "must be positive and at most the max timeout, %s", maxTimeout)
+	if r.Timeout != 0 {
+		if bad := configuredTimeout(r.Timeout, maxTimeout); bad != "" {
+			return ruleProblem("timeout", "%s", bad)
+		}
 	}
 	if len(r.Reason) > MaxReasonLen {
 		return ruleProblem("reason", "longer than %d bytes", MaxReasonLen)

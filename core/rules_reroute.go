@@ -147,3 +147,41 @@ func (v RuleVerdict) rerouted(event bool) string {
 	}
 	return s
 }
+
+// escalation refuses an ask made with on_timeout escalate that a rule
+// sent from route asked to route to, which names no escalate_to, with a
+// refusal that says so and names the rule: newQuestion's own refusal
+// names route to alone, one the agent never chose, and nothing in it
+// says why the ask went there. It is refused rather than asked with
+// another timeout policy: escalating along the escalate_to of the route
+// asked would show the call to people the rule sent it away from, and
+// denying or asking again at the deadline is a policy the agent did not
+// choose and would learn of only when it came. An ask no rule moved
+// keeps newQuestion's refusal: the route is then the agent's choice.
+func (r ruled) escalation(asked string, to Route) error {
+	if r.in.OnTimeout != OnTimeoutEscalate || to.EscalateTo != "" || r.in.Route == asked {
+		return nil
+	}
+	for _, v := range append([]RuleVerdict{r.verdict}, r.calls...) {
+		if u := v.sentTo(r.in.Route); u != nil {
+			return Errorf(CodeInvalid, "ask", "%s sent it from route %q to route %q, which names no escalate_to, so on_timeout escalate has nowhere to go: ask with on_timeout deny or reask",
+				u.Label(), asked, r.in.Route)
+		}
+	}
+	return nil
+}
+
+// sentTo is the ask rule on v's way that last sent the ask to route,
+// the one that put it there; nil if none did.
+func (v RuleVerdict) sentTo(route string) *RuleUse {
+	hops := v.hops
+	if len(hops) == 0 {
+		hops = []RuleVerdict{v}
+	}
+	for i := len(hops) - 1; i >= 0; i-- {
+		if h := hops[i]; h.Rule != nil && h.Rule.Decide == DecideAsk && h.Rule.Route == route {
+			return &hops[i].Use
+		}
+	}
+	return nil
+}

@@ -37,7 +37,7 @@ func TestRulesCheckedAtLoad(t *testing.T) {
 		{"a bad reversibility", core.Rule{When: "true", Reversibility: "easy"},
 			`routes.guarded.rules[1].reversibility: "easy" is not reversible or hard_to_reverse`},
 		{"a timeout past the limit", core.Rule{When: "true", Timeout: 365 * 24 * time.Hour},
-			`routes.guarded.rules[1].timeout: must be positive and at most the max timeout`},
+			`routes.guarded.rules[1].timeout: 8760h0m0s is longer than the max timeout, 720h0m0s`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -319,7 +319,14 @@ type Outbox interface {
 	// waits up to block for new ones; block <= 0 returns at once (it never
 	// means "wait forever").
 	Claim(ctx context.Context, surface Surface, consumer string, max int, minIdle, block time.Duration) ([]Delivery, error)
-	// Ack marks a delivery done; it will not be handed out again.
+	// Ack marks a delivery done, so that it is not handed out again,
+	// but only while it is still the claim of the consumer its id names
+	// (a claim's id carries its consumer). Otherwise it changes nothing
+	// and is no error: the consumer was frozen past the idle limit and
+	// another took the delivery over, or it was acked or handed back
+	// already. Removed from under the consumer that holds it, a
+	// delivery whose send then failed would find nothing to hand back,
+	// and would never go out again (law 4).
 	Ack(ctx context.Context, surface Surface, id string) error
 	// Retry hands a claimed delivery back to be handed out again after
 	// the given wait on the store's clock, and no sooner: a platform's

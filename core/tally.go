@@ -23,6 +23,9 @@ import (
 //     before it was kept) counts as its latest vote found
 //     (Vote.Discounted).
 //
+// A card already posted shows the count it was rendered with: the sweep
+// after a reload (refresh.go) edits those whose count the reload changed.
+//
 // A reload may leave fewer people able to decide a question than its
 // quorum. The question is not closed for it: no closer tells that truth
 // (it was neither denied by people nor timed out), a reload that puts

@@ -38,10 +38,14 @@ import (
 	"github.com/askbridge/askbridge/internal/membudget"
 )
 
-// Defaults for Options' zero values, and for a wait that names no timeout.
+// Defaults for Options' zero values, and for a wait that names no
+// timeout. DefaultWait is the Go client's poll (client.DefaultPollTimeout)
+// for the reason that one has: a caller that names no timeout (curl, a
+// client in another language) sits behind the same proxies, whose idle
+// timeouts (30 s for some, 60 s for most) would cut a wait held as long.
 const (
 	DefaultMaxWait = 5 * time.Minute
-	DefaultWait    = 60 * time.Second
+	DefaultWait    = client.DefaultPollTimeout
 )
 
 // Options configure a Server.

@@ -204,6 +204,26 @@ const (
 // is no reply.
 var elicitActions = map[string]bool{"accept": true, "decline": true, "cancel": true}
 
+// isReply reports whether r, a response under the key of a form of the
+// host door, is an elicitation result, the one kind of reply a form
+// takes.
+func isReply(r mcpsdk.InputResponse) bool {
+	e, ok := r.(*mcpsdk.ElicitResult)
+	return ok && e != nil && elicitActions[e.Action]
+}
+
+// notAReply refuses a response under the key of question id's form that
+// is no elicitation result (-32602: the pinned schema's InputResponse
+// for an elicitation is an ElicitResult, whose action is required and
+// one of accept, decline or cancel). Kept as a decline, or read as no
+// reply, it would drop the host's answer for good; refused, the request
+// stays outstanding under its key, for the host to answer again.
+func notAReply(key string, id core.QuestionID) error {
+	return &jsonrpc.Error{Code: codeInvalidParams, Message: fmt.Sprintf(
+		"inputResponses[%q] is not an elicitation result: its action must be accept, decline or cancel; question %s stays parked and its form stands, to be answered again",
+		key, id)}
+}
+
 func str(title, desc string, maxLen int) *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "string", Title: title, Description: desc, MaxLength: jsonschema.Ptr(maxLen)}
 }

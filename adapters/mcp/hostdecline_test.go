@@ -1,7 +1,9 @@
 package mcp_test
 
 import (
+	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -127,5 +129,51 @@ func TestTaskUpdateWithoutAnActionIsRefused(t *testing.T) {
 	}
 	if q, _ := e.svc.Get(e.ctx, core.QuestionID(w.TaskID)); q.State != core.StateAnswered || q.Resolution.OptionID != "sqs" {
 		t.Fatalf("the host's answer after the refused replies: %s %+v", q.State, q.Resolution)
+	}
+}
+
+// TestInputRequiredReplyWithoutAnActionIsRefused: on 2026-07-28 without
+// Tasks, a retry whose reply to the form stands under its key but is no
+// elicitation result (its action missing, or not accept, decline or
+// cancel: the pinned schema's ElicitResult) is refused (-32602), as
+// tasks/update refuses one, at once and changing nothing; the same
+// request state and key then take the host's well-formed reply. Before,
+// it was read as no reply: the call waited for chat, the host's answer
+// silently dropped.
+func TestInputRequiredReplyWithoutAnActionIsRefused(t *testing.T) {
+	e := newMRTREnv(t)
+	host := formHost(t, e.b)
+	first := asInputRequired(t, must(t)(host.callTool(e.ctx, mcp.ToolDecision, queueArgs)))
+	key := onlyRequest(t, first.InputRequests).key
+	// One with no action at all the SDK's transport refuses itself,
+	// before the call reaches askbridge: it cannot tell what kind of
+	// response it is. It is refused all the same, with -32020.
+	var rerr *rpcError
+	if _, err := retryWith(e.ctx, host, mcp.ToolDecision, queueArgs, first.RequestState, key,
+		map[string]any{"content": map[string]any{"option": "nats"}}); !errors.As(err, &rerr) {
+		t.Errorf("a reply without an action: %v, want a JSON-RPC error", err)
+	}
+	for _, reply := range []map[string]any{
+		{"action": "Accept", "content": map[string]any{"option": "nats"}},
+		{"action": "", "content": map[string]any{"option": "nats"}},
+		{"action": nil, "content": map[string]any{"option": "nats"}},
+		{"role": "assistant", "content": map[string]any{"type": "text", "text": "nats"}, "model": "m"},
+	} {
+		// Refused at once: a reply read as none waits for chat, which
+		// nobody here gives.
+		ctx, cancel := context.WithTimeout(e.ctx, 5*time.Second)
+		_, err := retryWith(ctx, host, mcp.ToolDecision, queueArgs, first.RequestState, key, reply)
+		cancel()
+		if !errors.As(err, &rerr) || rerr.Code != -32602 || !strings.Contains(rerr.Message, first.RequestState) {
+			t.Errorf("reply %v: %v, want -32602 naming the question", reply, err)
+		}
+		if q, _ := e.svc.Get(e.ctx, core.QuestionID(first.RequestState)); q == nil || !q.Open() {
+			t.Fatalf("after reply %v the question is %+v, want it open", reply, q)
+		}
+	}
+	res := toolResultOf(t, must(t)(retryWith(e.ctx, host, mcp.ToolDecision, queueArgs, first.RequestState, key,
+		map[string]any{"action": "accept", "content": map[string]any{"option": "nats"}})))
+	if st := structured(t, res); st.State != core.StateAnswered || st.ChosenOptionID != "nats" {
+		t.Fatalf("the host's answer after the refused replies: %+v", st)
 	}
 }

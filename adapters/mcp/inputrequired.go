@@ -20,7 +20,9 @@ import (
 // chokepoint like any answer and returns the question's result. If chat
 // answered first, the reply is refused there and the retry returns the
 // closed result, which says who answered; a reply that declines leaves
-// the question to chat, and the retry waits for it as a plain call does.
+// the question to chat, and the retry waits for it as a plain call does;
+// a reply that is no elicitation result is refused (-32602), as
+// tasks/update refuses one, and its form stands to be answered again.
 //
 // The request state is only an id: a retry may name only its own agent's
 // question (any other reads as unknown) of the tool's own kind, and a
@@ -66,7 +68,8 @@ func (h *handler) hostMayAnswer(ctx context.Context, caps *mcpsdk.ClientCapabili
 // it out or ends with the question's id to follow: an error with no id
 // would leave the model to ask again, and people asked twice.
 //
-// Only a reply under the key of the form as it stands counts. One under
+// Only a reply under the key of the form as it stands counts, and only
+// one that is an elicitation result (notAReply). One under
 // another key of the host door answers a form that chat has changed since
 // (it answered an item): as the extension asks of a key superseded, none
 // of it is recorded, and the host is asked what is left.
@@ -89,7 +92,11 @@ func (h *handler) retry(ctx context.Context, req *mcpsdk.CallToolRequest, kind c
 		return h.await(ctx, req, id, -1) // nothing to record: the closed result
 	}
 	f := formFor(st.Question)
-	reply, stale := hostReply(req.Params.InputResponses, hostKey(id, f, round))
+	key := hostKey(id, f, round)
+	if r, ok := req.Params.InputResponses[key]; ok && !isReply(r) {
+		return nil, Result{}, notAReply(key, id) // as tasks/update refuses one
+	}
+	reply, stale := hostReply(req.Params.InputResponses, key)
 	switch {
 	case reply == nil && stale != nil && stale.Action == "accept":
 		return h.askAgain(ctx, req, id, round, staleNote(st.Question, stale.Content))

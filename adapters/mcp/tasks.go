@@ -341,11 +341,8 @@ func (h *handler) taskUpdate(ctx context.Context, ss *mcpsdk.ServerSession, p *u
 		return ack()
 	}
 	var reply mcpsdk.ElicitResult
-	if err := json.Unmarshal(raw, &reply); err != nil || !elicitActions[reply.Action] {
-		// One without its action is no reply: kept as a decline, it
-		// would drop the host's answer and the form with it for good.
-		return nil, &jsonrpc.Error{Code: codeInvalidParams,
-			Message: fmt.Sprintf("inputResponses[%q] is not an elicitation result: its action must be accept, decline or cancel", key)}
+	if err := json.Unmarshal(raw, &reply); err != nil || !isReply(&reply) {
+		return nil, notAReply(key, st.QuestionID)
 	}
 	if reply.Action != "accept" {
 		h.opts.Logger.Debug("askbridge mcp: the host did not answer", "question", st.QuestionID, "action", reply.Action)

@@ -136,7 +136,7 @@ type getAnswerInput struct {
 // Its strings are untrusted, like everything a human wrote.
 type Result struct {
 	QuestionID      core.QuestionID    `json:"question_id" jsonschema:"The id askbridge gave the question. get_answer collects it by this id."`
-	State           core.State         `json:"state" jsonschema:"Where the question stands: open (nobody has answered yet), answered, declined (proceed on your own judgement; for an approval, without the call), timed_out (nobody answered in time), expired (its run ended) or cancelled."`
+	State           core.State         `json:"state" jsonschema:"Where the question stands: open (nobody has answered yet; in an error result, also when its state could not be read, as the text then says), answered, declined (proceed on your own judgement; for an approval, without the call), timed_out (nobody answered in time), expired (its run ended) or cancelled."`
 	Kind            core.Kind          `json:"kind,omitempty" jsonschema:"What sort of question it is: clarification, decision, approval or form (ask_questions)."`
 	WaitedSeconds   int64              `json:"waited_seconds,omitempty" jsonschema:"While the question is open: how long it has been waiting for a human, in seconds."`
 	ChosenOptionID  string             `json:"chosen_option_id,omitempty" jsonschema:"For an answered decision: the id of the option the human chose."`

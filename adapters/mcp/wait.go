@@ -174,6 +174,7 @@ func callerRun(agent core.AgentID) core.RunID {
 // by then says the wait failed, when the bridge cannot be reached.
 func (h *handler) await(ctx context.Context, req *mcpsdk.CallToolRequest, id core.QuestionID, limit time.Duration) (*mcpsdk.CallToolResult, Result, error) {
 	start, failures := time.Now(), 0
+	var lastFail error // why the last read of the question failed; nil once one succeeds
 	for n := 0; ; n++ {
 		left := h.opts.WaitSlice
 		if limit >= 0 {
@@ -191,12 +192,15 @@ func (h *handler) await(ctx context.Context, req *mcpsdk.CallToolRequest, id cor
 				"the token this call came with no longer holds (a reload removed or changed it), so the call ends here and is told nothing of how its question stands"))
 		}
 		if err == nil {
-			failures = 0
+			failures, lastFail = 0, nil
 			if st.State.Closed() {
 				return h.resume(st) // an answer that raced the end of the call still counts
 			}
 		}
 		if ctx.Err() != nil {
+			if lastFail != nil {
+				return h.unread(id, "the tool call ended, and the last try to read it had failed: "+h.safeMessage(lastFail))
+			}
 			return h.parked(id, "the tool call ended before anyone answered")
 		}
 		switch {
@@ -207,7 +211,7 @@ func (h *handler) await(ctx context.Context, req *mcpsdk.CallToolRequest, id cor
 		case errors.Is(err, context.DeadlineExceeded):
 			// A backend may report the end of a slice as an error.
 		case transient(err):
-			failures++
+			failures, lastFail = failures+1, err
 			h.opts.Logger.Warn("askbridge mcp: waiting for a question failed", "question", id, "attempt", failures, "err", err)
 			// The pause before the next try is a slice, or what is left of
 			// get_answer's bound: a bridge that is down must not hold a
@@ -217,10 +221,10 @@ func (h *handler) await(ctx context.Context, req *mcpsdk.CallToolRequest, id cor
 				rest = min(rest, limit-time.Since(start))
 			}
 			if failures >= maxWaitFailures || rest <= 0 {
-				return h.parked(id, "waiting for the answer failed: "+h.safeMessage(err))
+				return h.unread(id, "waiting for the answer failed: "+h.safeMessage(err))
 			}
 			if !h.pause(ctx, rest) {
-				return h.parked(id, "the tool call ended before anyone answered")
+				return h.unread(id, "the tool call ended, and the last try to read it had failed: "+h.safeMessage(err))
 			}
 		default:
 			// Not found, forbidden: there is nothing to wait on.
@@ -316,6 +320,20 @@ func (h *handler) open(st Status) (*mcpsdk.CallToolResult, Result, error) {
 func (h *handler) parked(id core.QuestionID, why string) (*mcpsdk.CallToolResult, Result, error) {
 	text := fmt.Sprintf("Question %s is still parked and open: %s. Nobody has answered it yet. "+
 		"An answer given later is kept under this id: collect it with the %s tool (question_id %q), and do not ask the same question again.", id, why, ToolGetAnswer, id)
+	res := &mcpsdk.CallToolResult{IsError: true, Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: text}}}
+	return res, Result{QuestionID: id, State: core.StateOpen}, nil
+}
+
+// unread is the error result of a call that ended while its question
+// could not be read (the bridge unreachable, say): whether anyone has
+// answered it is not known, and the text says so rather than "nobody
+// has". The structured state stays open: the output schema's state enum
+// has no value for a state not known, and the question is still parked
+// under its id, whatever became of it meanwhile.
+func (h *handler) unread(id core.QuestionID, why string) (*mcpsdk.CallToolResult, Result, error) {
+	text := fmt.Sprintf("Question %s: its state could not be read: %s; it stays parked, ask again: "+
+		"call the %s tool later with question_id %q (an answer given meanwhile is kept under this id), and do not ask the same question again.",
+		id, why, ToolGetAnswer, id)
 	res := &mcpsdk.CallToolResult{IsError: true, Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: text}}}
 	return res, Result{QuestionID: id, State: core.StateOpen}, nil
 }

@@ -267,3 +267,53 @@ func TestGetAnswerBoundHoldsWhileTheBridgeIsDown(t *testing.T) {
 		})
 	}
 }
+
+// TestUnreadQuestionIsNotCalledUnanswered: a wait that ends while the
+// question cannot be read (the bridge unreachable: get_answer's bound
+// spent, an asking tool's tries used up, or the call ended between two
+// failed tries) says that its state could not be read, and why, and that
+// it stays parked under its id; it never says that nobody has answered
+// it, which nobody could tell. The structured state stays "open": the
+// output schema's state enum has no value for a state not known. Before,
+// the text said "Nobody has answered it yet" all the same.
+func TestUnreadQuestionIsNotCalledUnanswered(t *testing.T) {
+	const id core.QuestionID = "aaaaaaaaaaaaaaaaa"
+	for _, c := range []struct {
+		name  string
+		limit time.Duration
+		ends  time.Duration // the call's own end; 0 for none
+	}{
+		{"get_answer's bound", 10 * time.Second, 0},
+		{"an asking tool's tries", -1, 0},
+		{"the call's end between tries", -1, DefaultWaitSlice / 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				b := &flaky{failures: 1 << 30, err: unreachable} // every wait fails
+				h := &handler{b: b, opts: Options{}.withDefaults(), run: "run-test"}
+				ctx := t.Context()
+				if c.ends > 0 {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithTimeout(ctx, c.ends)
+					defer cancel()
+				}
+				res, r, err := h.await(ctx, nil, id, c.limit)
+				if err != nil || res == nil || !res.IsError {
+					t.Fatalf("got %+v, %v; want an error result", res, err)
+				}
+				text := res.Content[0].(*mcpsdk.TextContent).Text
+				for _, want := range []string{string(id), "its state could not be read", unreachable.Message, "it stays parked", ToolGetAnswer} {
+					if !strings.Contains(text, want) {
+						t.Errorf("text %q: want %q in it", text, want)
+					}
+				}
+				if strings.Contains(strings.ToLower(text), "nobody has answered") {
+					t.Errorf("text %q says nobody has answered a question that could not be read", text)
+				}
+				if r.QuestionID != id || r.State != core.StateOpen {
+					t.Errorf("structured %+v, want question %s, state open (the schema's enum has no other)", r, id)
+				}
+			})
+		})
+	}
+}

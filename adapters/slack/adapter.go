@@ -23,6 +23,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/loops"
 )
 
 // DefaultAPIURL is Slack's Web API. The SDK appends method names to it, so
@@ -34,6 +35,14 @@ const DefaultAPIURL = "https://slack.com/api/"
 // never answers would hold its delivery batch, and with it every later
 // Slack send of this replica, until a restart.
 const DefaultHTTPTimeout = 30 * time.Second
+
+// retryPauseMin and retryPauseMax bound the pause before something
+// Slack refused is tried again (Socket Mode, auth.test): doubling from
+// the one, at most the other.
+const (
+	retryPauseMin = time.Second
+	retryPauseMax = 5 * time.Minute
+)
 
 // Options configure the adapter. BotToken is required, and at least one of
 // AppToken (Socket Mode) and SigningSecret (HTTP endpoints).
@@ -75,6 +84,12 @@ type Adapter struct {
 	work    sync.WaitGroup // inbound handlers started by Socket Mode
 	sema    chan struct{}  // bounds those running (maxHandlers)
 	pending chan struct{}  // bounds those running or waiting (maxPending)
+
+	// now and sleep are the clock of the pauses before trying again
+	// (Socket Mode's reconnects, auth.test), a test's to replace so that
+	// it waits none out.
+	now   func() time.Time
+	sleep func(ctx context.Context, d time.Duration) bool
 }
 
 var _ core.ChatAdapter = (*Adapter)(nil)
@@ -121,6 +136,8 @@ func New(svc *core.Service, o Options) (*Adapter, error) {
 		profiles: newCache[profile](4096, 10*o.CacheTTL),
 		sema:     make(chan struct{}, maxHandlers),
 		pending:  make(chan struct{}, maxPending),
+		now:      time.Now,
+		sleep:    loops.Sleep,
 	}
 	return a, nil
 }
@@ -131,8 +148,10 @@ func (a *Adapter) Surface() core.Surface { return core.SurfaceSlack }
 // Run learns the bot's user id, sends private notes, and receives Socket
 // Mode events when an app token is set, until ctx ends.
 func (a *Adapter) Run(ctx context.Context) error {
-	a.whoAmI(ctx)
 	var wg sync.WaitGroup
+	if !a.whoAmI(ctx) {
+		wg.Go(func() { a.askWhoAmI(ctx) })
+	}
 	for _, q := range a.notes {
 		wg.Go(func() { a.sendNotes(ctx, q) })
 	}
@@ -146,18 +165,35 @@ func (a *Adapter) Run(ctx context.Context) error {
 
 // whoAmI asks auth.test for our user id, so our own thread posts are
 // never read as answers (they also carry a bot_id, which is checked too),
-// and for our workspace, whose members "*" lets in (ourTeam).
-func (a *Adapter) whoAmI(ctx context.Context) {
+// for our bot id, which tells our reminders from look-alikes
+// (cardQuestion), and for our workspace, whose members "*" lets in
+// (ourTeam). It reports whether auth.test answered.
+func (a *Adapter) whoAmI(ctx context.Context) bool {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	res, err := a.api.AuthTestContext(ctx)
 	if err != nil {
 		a.log.Warn().Err(err).Msg("auth.test failed; our own messages are recognised by their bot id only")
-		return
+		return false
 	}
 	a.botUser.Store(&res.UserID)
 	a.botID.Store(&res.BotID)
 	a.team.Store(&workspace{team: res.TeamID, enterprise: res.EnterpriseID})
+	return true
+}
+
+// askWhoAmI asks auth.test again, after pauses doubling from
+// retryPauseMin to retryPauseMax, until it answers or ctx ends. Asked
+// once only, a Slack (or a network) not answering at start left the
+// adapter unsure for the life of the process which posts were its own:
+// replies to its reminders went unrecorded, and every reply in a thread
+// under a person's message cost a read of the thread's root.
+func (a *Adapter) askWhoAmI(ctx context.Context) {
+	for pause := retryPauseMin; a.botID.Load() == nil; pause = min(2*pause, retryPauseMax) {
+		if !a.sleep(ctx, pause) || a.whoAmI(ctx) {
+			return
+		}
+	}
 }
 
 func (a *Adapter) isMe(user string) bool {

@@ -78,7 +78,7 @@ func (a *Adapter) replyOf(ev *slackevents.MessageEvent) (reply, bool) {
 		return reply{}, false
 	}
 	files := ev.SubType == "file_share" || ev.Message != nil && len(ev.Message.Files) > 0
-	text := strings.TrimSpace(unescape(ev.Text))
+	text := strings.TrimSpace(typed(ev.Text))
 	if text == "" && !files {
 		return reply{}, false
 	}
@@ -267,11 +267,20 @@ func (a *Adapter) cardQuestion(ctx context.Context, channel, threadTS string) (c
 	}
 	var c cardInfo
 	if len(msgs) > 0 && msgs[0].Timestamp == threadTS {
-		c.id, _ = QuestionOfCard(msgs[0].Blocks)
-		if c.id == "" && a.isOurBot(msgs[0].BotID) {
-			c.id, _ = QuestionOfReminder(msgs[0].Blocks)
+		root := msgs[0]
+		c.id, _ = QuestionOfCard(root.Blocks)
+		if c.id == "" && root.BotID != "" && a.botID.Load() == nil {
+			if id, _ := QuestionOfReminder(root.Blocks); id != "" {
+				// A bot's reminder, ours or a look-alike: which is not
+				// known until auth.test answers (askWhoAmI). Nothing is
+				// cached, and the reply's writer is asked to send it again.
+				return cardInfo{}, errors.New("a thread's root is a reminder, and whether it is ours is unknown: auth.test has not answered yet")
+			}
 		}
-		c.ours = c.id != "" && a.isOurBot(msgs[0].BotID)
+		if c.id == "" && a.isOurBot(root.BotID) {
+			c.id, _ = QuestionOfReminder(root.Blocks)
+		}
+		c.ours = c.id != "" && a.isOurBot(root.BotID)
 	}
 	a.cards.put(key, c)
 	return c, nil

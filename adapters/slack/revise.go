@@ -37,12 +37,12 @@ func (a *Adapter) revisionOf(ev *slackevents.MessageEvent) (revision, bool) {
 		return revision{}, false
 	}
 	prev := ev.PreviousMessage
-	was := strings.TrimSpace(unescape(prev.Text))
+	was := strings.TrimSpace(typed(prev.Text))
 	r := revision{user: prev.User, channel: ev.Channel, threadTS: prev.ThreadTimestamp, was: was,
 		written: tsTime(prev.Timestamp), editedBefore: prev.Edited != nil}
 	switch ev.SubType {
 	case "message_changed":
-		if ev.Message == nil || strings.TrimSpace(unescape(ev.Message.Text)) == was {
+		if ev.Message == nil || strings.TrimSpace(typed(ev.Message.Text)) == was {
 			return revision{}, false
 		}
 	case "message_deleted":

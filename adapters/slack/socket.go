@@ -23,6 +23,14 @@ const (
 	maxPending  = 1024
 )
 
+// socketHealthy is how long a Socket Mode connection must stay up for the
+// pause before the next one, once the SDK gives up on it (a refused
+// token), to start over from retryPauseMin: without that it only grew,
+// and a bridge that had a few such hiccups over days waited the longest
+// pause at its next one, its clicks and replies arriving nowhere
+// meanwhile.
+const socketHealthy = time.Minute
+
 // runSocket receives Socket Mode events until ctx ends. Each envelope is
 // acknowledged at once and then handled on its own goroutine (a modal
 // submission is handled first, as its ack carries the modal's response,
@@ -31,7 +39,7 @@ const (
 // on (a refused token) is retried after a pause, so the HTTP side and the
 // outbox keep working meanwhile.
 func (a *Adapter) runSocket(ctx context.Context) {
-	pause := time.Second
+	pause := retryPauseMin
 	for ctx.Err() == nil {
 		opts := []socketmode.Option{socketmode.OptionLog(debugLog{a.log})}
 		if a.opts.PingInterval > 0 {
@@ -41,35 +49,64 @@ func (a *Adapter) runSocket(ctx context.Context) {
 		runCtx, cancel := context.WithCancel(ctx)
 		done := make(chan error, 1)
 		go func() { done <- sm.RunContext(runCtx) }()
-		err := a.socketEvents(ctx, runCtx, sm, done)
+		healthy, err := a.socketEvents(ctx, runCtx, sm, done)
 		cancel()
 		if ctx.Err() != nil {
 			return
 		}
-		a.log.Error().Err(err).Dur("retry_in", pause).Msg("socket mode stopped")
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(pause):
+		if healthy {
+			pause = retryPauseMin
 		}
-		pause = min(2*pause, 5*time.Minute)
+		a.log.Error().Err(err).Dur("retry_in", pause).Msg("socket mode stopped")
+		if !a.sleep(ctx, pause) {
+			return
+		}
+		pause = min(2*pause, retryPauseMax)
 	}
 }
 
-// socketEvents reads one connection's envelopes until it ends. Acks go
+// uptime follows the connections of one run of the SDK's client: since
+// when the one up now has been up (zero while none is), and whether any
+// stayed up socketHealthy.
+type uptime struct {
+	now     func() time.Time
+	since   time.Time
+	healthy bool
+}
+
+func (u *uptime) up() { u.since = u.now() }
+
+// down ends the connection up, if any. The SDK names no loss of its own:
+// a loss is seen at the next try to connect, or at the run's end when
+// that try was refused (its news may be left unread), so a connection's
+// time counts at most that one try too long.
+func (u *uptime) down() {
+	if !u.since.IsZero() && u.now().Sub(u.since) >= socketHealthy {
+		u.healthy = true
+	}
+	u.since = time.Time{}
+}
+
+// socketEvents reads one connection's envelopes until it ends, and
+// reports whether a connection of it stayed up socketHealthy. Acks go
 // on that connection (ctx); the work of an acknowledged envelope belongs
 // to the adapter (life): Slack sends an acknowledged envelope once, so
 // work dropped with a lost connection would be clicks and replies that
 // counted nowhere, their writers told nothing.
-func (a *Adapter) socketEvents(life, ctx context.Context, sm *socketmode.Client, done <-chan error) error {
+func (a *Adapter) socketEvents(life, ctx context.Context, sm *socketmode.Client, done <-chan error) (bool, error) {
+	u := uptime{now: a.now}
 	for {
 		select {
 		case err := <-done:
-			return err
+			u.down()
+			return u.healthy, err
 		case evt := <-sm.Events:
 			switch evt.Type {
 			case socketmode.EventTypeConnected:
+				u.up()
 				a.log.Info().Msg("socket mode connected")
+			case socketmode.EventTypeConnecting:
+				u.down() // the connection before, if any, is lost
 			case socketmode.EventTypeConnectionError:
 				a.log.Warn().Msg("socket mode connection failed; retrying")
 			case socketmode.EventTypeEventsAPI:

@@ -29,7 +29,7 @@ func TestReadLoopAcksNoMoreOnceStopped(t *testing.T) {
 	a := &Adapter{log: zerolog.Nop()}
 	done := make(chan error)
 	returned := make(chan struct{})
-	go func() { _ = a.socketEvents(ctx, ctx, sm, done); close(returned) }()
+	go func() { _, _ = a.socketEvents(ctx, ctx, sm, done); close(returned) }()
 	var polled changes.Signal // nothing notifies it: it polls
 	if !polled.Wait(5*time.Second, 5*time.Millisecond, func() bool { return len(sm.Events) == 0 }) {
 		n := len(sm.Events)

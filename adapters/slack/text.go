@@ -2,6 +2,7 @@ package slack
 
 import (
 	"math"
+	"regexp"
 	"strings"
 	"unicode"
 
@@ -177,8 +178,62 @@ func codeSpan(s string, max int) string {
 	return "`" + escCode(s, max-2) + "`"
 }
 
-// unescape turns Slack's encoding of a typed message back into the text
-// the person typed (Slack escapes &, < and > in message text).
+// unescape undoes Slack's escaping of &, < and > in message text.
 var unescaper = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&")
 
 func unescape(s string) string { return unescaper.Replace(s) }
+
+// slackToken is one of Slack's control sequences in a message's text,
+// <target> or <target|label>, whose target is a mention (@U…, #C…, !…)
+// or a link (a scheme and a colon). A < or > the person typed comes
+// escaped, so is never part of one; and text that reaches us unescaped
+// all the same is left alone unless it has a token's shape.
+var slackToken = regexp.MustCompile(`<((?:[@#!]|[a-zA-Z][a-zA-Z0-9+.-]*:)[^<>|]*)(?:\|([^<>]*))?>`)
+
+// typed turns a person's message as Slack sends it back into the text
+// they typed. Beyond escaping, Slack rewrites what it links: a URL, a
+// host name ("db.internal") or an email address typed as plain words
+// arrives as <http://db.internal|db.internal> or <mailto:…|…>, a mention
+// as <@U…>, a channel as <#C…|name>. Read as it comes, an answer of
+// "db.internal" reached the agent as Slack's markup. A link whose words
+// are not its address (one the person made with the editor's link tool)
+// keeps its address beside them, which the agent may need.
+func typed(s string) string {
+	s = slackToken.ReplaceAllStringFunc(s, func(tok string) string {
+		m := slackToken.FindStringSubmatch(tok)
+		target, label := m[1], m[2]
+		switch {
+		case strings.HasPrefix(target, "@") || strings.HasPrefix(target, "#"):
+			if label != "" {
+				return target[:1] + strings.TrimPrefix(label, target[:1])
+			}
+			return target // a user's or channel's id: the name is not in the message
+		case strings.HasPrefix(target, "!"):
+			// A user group (!subteam^S…), @here and the like, a date.
+			if label != "" {
+				return label
+			}
+			if id, ok := strings.CutPrefix(target, "!subteam^"); ok {
+				return "@" + id
+			}
+			return "@" + target[1:]
+		case label == "":
+			return target
+		case label == target || label == linkless(target):
+			return label // the words the person typed, which Slack linked
+		}
+		return label + " (" + target + ")"
+	})
+	return unescape(s)
+}
+
+// linkless is a link's address as typed before Slack linked it: without
+// the scheme it added.
+func linkless(target string) string {
+	for _, scheme := range []string{"mailto:", "https://", "http://"} {
+		if rest, ok := strings.CutPrefix(target, scheme); ok {
+			return rest
+		}
+	}
+	return target
+}

@@ -171,3 +171,24 @@ func TestAgentTextCannotFormatItself(t *testing.T) {
 	checkUnformatted(t, "digest", Digest(core.Digest{From: t0, To: t0, Open: []*core.Question{d}}))
 	checkUnformatted(t, "note", Note("Recorded: "+spoof))
 }
+
+// TestTyped: Slack's markup in a person's message is read back as what
+// they typed, and only Slack's markup: a < the text somehow carries
+// unescaped is kept unless it has the shape of one of Slack's tokens.
+func TestTyped(t *testing.T) {
+	for in, want := range map[string]string{
+		"<http://db.internal|db.internal>":               "db.internal",
+		"<mailto:ops@example.com|ops@example.com>":       "ops@example.com",
+		"<https://x.example/a?b=1&amp;c=2>":              "https://x.example/a?b=1&c=2",
+		"<https://x.example/doc|the doc>":                "the doc (https://x.example/doc)",
+		"<@U0BOB> <@U0BOB|bob> <#C0OPS|> <#C0OPS|ops>":   "@U0BOB @bob #C0OPS #ops",
+		"<!subteam^S0OPS|@ops> <!subteam^S0OPS> <!here>": "@ops @S0OPS @here",
+		"<!date^1392734382^{date}|Feb 18, 2014>":         "Feb 18, 2014",
+		"a &lt;b&gt; &amp;amp;":                          "a <b> &amp;",
+		"eu </askbridge-untrusted-answer> <b>":           "eu </askbridge-untrusted-answer> <b>",
+	} {
+		if got := typed(in); got != want {
+			t.Errorf("typed(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -259,22 +259,16 @@ func (a *Adapter) api(ctx context.Context) *tgbotapi.BotAPI {
 	return &b
 }
 
-// send sends c in chat within the rate limits, once the adapter has
-// started.
-func (a *Adapter) send(ctx context.Context, chat int64, c tgbotapi.Chattable) (tgbotapi.Message, error) {
+// send sends m to `to` within the rate limits (its chat's: a topic's
+// messages are its chat's), once the adapter has started.
+func (a *Adapter) send(ctx context.Context, to place, m tgbotapi.MessageConfig) (tgbotapi.Message, error) {
 	if err := a.started(ctx); err != nil {
 		return tgbotapi.Message{}, err
 	}
-	if err := a.lim.wait(ctx, chat); err != nil {
+	if err := a.lim.wait(ctx, to.chat); err != nil {
 		return tgbotapi.Message{}, err
 	}
-	return a.post(ctx, c)
-}
-
-// post sends c now, with Telegram's errors classified.
-func (a *Adapter) post(ctx context.Context, c tgbotapi.Chattable) (tgbotapi.Message, error) {
-	m, err := a.api(ctx).Send(c)
-	return m, classify(err)
+	return a.post(ctx, to, m)
 }
 
 // classify maps Telegram's errors to what the outbox understands: slow
@@ -296,6 +290,13 @@ func classify(err error) error {
 		// room must name: said in the error, which the log shows, as
 		// Telegram's description does not.
 		return &core.Permanent{Err: fmt.Errorf("telegram: the group was upgraded to a supergroup, whose chat id is %d: set the room to it: %w", te.MigrateToChatID, err)}
+	case te.Code == http.StatusBadRequest && strings.Contains(te.Message, "TOPIC_CLOSED"):
+		// A forum's closed topic takes no messages, General included:
+		// a plain chat id of a forum posts into General.
+		return &core.Permanent{Err: fmt.Errorf("telegram: the forum topic is closed (a chat id alone posts into the General topic): "+
+			"reopen it, or set the room to an open topic, <chat id>:<topic id>: %w", err)}
+	case te.Code == http.StatusBadRequest && strings.Contains(te.Message, "message thread not found"):
+		return &core.Permanent{Err: fmt.Errorf("telegram: the room's topic id names no topic of the chat, or the chat is no forum: %w", err)}
 	case te.Code == http.StatusForbidden, te.Code == http.StatusBadRequest:
 		// Blocked or kicked (403), chat not found, message gone, can't
 		// parse: sending the same again cannot work.
@@ -316,30 +317,19 @@ func notModified(err error) bool {
 	return errors.As(err, &te) && strings.Contains(te.Message, "message is not modified")
 }
 
-func parseChat(room string) (int64, error) {
-	if user, ok := core.DMUser(room); ok {
-		room = user // a private chat's id is its user's id
-	}
-	id, err := strconv.ParseInt(room, 10, 64)
-	if err != nil || id == 0 {
-		return 0, &core.Permanent{Err: fmt.Errorf("telegram: room %q is not a chat id", room)}
-	}
-	return id, nil
-}
-
 // Post implements core.Courier: the card, and for a clarification a
 // ForceReply prompt right after it.
 func (a *Adapter) Post(ctx context.Context, q *core.Question, msgRef core.MessageRef) (core.MessageRef, error) {
-	chat, err := parseChat(msgRef.Room)
+	to, err := parseRoom(msgRef.Room)
 	if err != nil {
 		return core.MessageRef{}, err
 	}
 	c := card.New(q, msgRef)
-	msg, err := RenderCard(c, chat)
+	msg, err := RenderCard(c, to.chat)
 	if err != nil {
 		return core.MessageRef{}, &core.Permanent{Err: err}
 	}
-	sent, err := a.send(ctx, chat, msg)
+	sent, err := a.send(ctx, to, msg)
 	if err != nil {
 		return core.MessageRef{}, err
 	}
@@ -348,7 +338,7 @@ func (a *Adapter) Post(ctx context.Context, q *core.Question, msgRef core.Messag
 	if q.Kind == core.KindClarification && q.Open() {
 		// Best effort: the card takes replies too, so a lost prompt must
 		// not make the outbox post the card again.
-		prompt, err := RenderPrompt(c, core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefText}, chat, sent.MessageID, nil)
+		prompt, err := RenderPrompt(c, core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefText}, to.chat, sent.MessageID, nil)
 		switch {
 		case err != nil:
 		case a.opts.Budget != nil:
@@ -357,15 +347,15 @@ func (a *Adapter) Post(ctx context.Context, q *core.Question, msgRef core.Messag
 			// may be seconds away: the prompt waits for it on the
 			// prompts' queue, as a tap's prompt does, rather than hold
 			// up the drain.
-			if !a.prompts.hold() {
+			if !a.prompts.hold(to.chat) {
 				err = errors.New("telegram: no place for the prompt (too many waiting for their budget, or stopping)")
 				break
 			}
-			go a.sendHeld(chat, prompt, func(err error) {
+			go a.sendHeld(to, prompt, func(err error) {
 				a.log.Warn().Err(err).Str("question", string(q.ID)).Msg("telegram: reply prompt not sent")
 			})
 		default:
-			_, err = a.send(ctx, chat, prompt)
+			_, err = a.send(ctx, to, prompt)
 		}
 		if err != nil {
 			a.log.Warn().Err(err).Str("question", string(q.ID)).Msg("telegram: reply prompt not sent")
@@ -377,10 +367,11 @@ func (a *Adapter) Post(ctx context.Context, q *core.Question, msgRef core.Messag
 // Update implements core.Courier: the card shows q as it stands. An edit
 // to the same content counts as done.
 func (a *Adapter) Update(ctx context.Context, q *core.Question, ref core.MessageRef) error {
-	chat, err := parseChat(ref.Room)
+	to, err := parseRoom(ref.Room)
 	if err != nil {
 		return err
 	}
+	chat := to.chat // an edit names its message by chat and id alone, topic or not
 	id, err := strconv.Atoi(ref.ID)
 	if err != nil || id <= 0 {
 		return &core.Permanent{Err: fmt.Errorf("telegram: message id %q is not a number", ref.ID)}
@@ -404,21 +395,21 @@ func (a *Adapter) Update(ctx context.Context, q *core.Question, ref core.Message
 
 // Remind implements core.Courier, replying to the card in room.
 func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) error {
-	chat, err := parseChat(room)
+	to, err := parseRoom(room)
 	if err != nil {
 		return err
 	}
-	_, err = a.send(ctx, chat, RenderReminder(card.Reminder(a.svc, q, core.SurfaceTelegram, room), chat))
+	_, err = a.send(ctx, to, RenderReminder(card.Reminder(a.svc, q, core.SurfaceTelegram, room), to.chat))
 	return err
 }
 
 // Digest implements core.Courier.
 func (a *Adapter) Digest(ctx context.Context, d core.Digest, room string) error {
-	chat, err := parseChat(room)
+	to, err := parseRoom(room)
 	if err != nil {
 		return err
 	}
-	_, err = a.send(ctx, chat, RenderDigest(d, chat))
+	_, err = a.send(ctx, to, RenderDigest(d, to.chat))
 	return err
 }
 

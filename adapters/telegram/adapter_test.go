@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,7 +17,6 @@ import (
 	"github.com/askbridge/askbridge/core/loops"
 	"github.com/askbridge/askbridge/internal/coretest"
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
-	"github.com/rs/zerolog"
 	"golang.org/x/time/rate"
 )
 
@@ -56,33 +54,7 @@ func newEnv(t *testing.T, kv PollState) *env {
 // newEnvOn is newEnv with its service over st.
 func newEnvOn(t *testing.T, kv PollState, st core.Store) *env {
 	t.Helper()
-	svc := coretest.Service(t, st, coretest.Options{Routes: map[string]core.Route{"ops": {
-		Rooms: []core.Room{{Surface: core.SurfaceTelegram, ID: strconv.FormatInt(room, 10)}},
-		Deciders: map[core.Surface][]string{
-			core.SurfaceTelegram: {strconv.FormatInt(userAlice.ID, 10), strconv.FormatInt(userBob.ID, 10)},
-			core.SurfaceAPI:      {"*"},
-		},
-	}}})
-	fake := telegramfake.Start(t, token)
-	opts := Options{Token: token, APIEndpoint: fake.Endpoint(), Limits: fastLimits, Log: zerolog.Nop(), PollTimeout: time.Second}
-	if kv == nil {
-		opts.WebhookSecret, opts.WebhookURL = secret, "https://bridge.example/telegram/webhook"
-	} else {
-		opts.KV, opts.Owner = kv, "replica-1"
-	}
-	a, err := New(svc, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &env{t: t, svc: svc, fake: fake, a: a, store: st}
-	if kv == nil {
-		mux := http.NewServeMux()
-		a.Mount(mux)
-		srv := httptest.NewServer(mux)
-		t.Cleanup(srv.Close)
-		fake.SetWebhookTarget(srv.URL + WebhookPath)
-	}
-	return e
+	return newEnvIn(t, kv, st, strconv.FormatInt(room, 10))
 }
 
 // run starts Run and the outbox loop until the test ends.

@@ -49,16 +49,18 @@ func (a *Adapter) Budgets(d core.Delivery) []core.Allowance {
 	if d.Message != nil && room == "" {
 		room = d.Message.Room
 	}
-	if user, ok := core.DMUser(room); ok {
-		room = user // a private chat's id is its user's id (parseChat)
-	}
-	if room == "" {
+	// A private chat's id is its user's, and a topic's messages are its
+	// chat's: Telegram's limits are per chat (parseRoom). A room that
+	// names no chat is refused at its send.
+	to, err := parseRoom(room)
+	if err != nil {
 		return out
 	}
-	if id, err := strconv.ParseInt(room, 10, 64); err == nil && id < 0 && d.Kind != core.DeliverUpdate {
-		out = append(out, core.Allowance{Key: "telegram:group:" + room, Limit: groupBudget})
+	chat := strconv.FormatInt(to.chat, 10)
+	if to.chat < 0 && d.Kind != core.DeliverUpdate {
+		out = append(out, core.Allowance{Key: "telegram:group:" + chat, Limit: groupBudget})
 	}
-	return append(out, core.Allowance{Key: "telegram:chat:" + room, Limit: chatBudget, Hold: chatHold})
+	return append(out, core.Allowance{Key: "telegram:chat:" + chat, Limit: chatBudget, Hold: chatHold})
 }
 
 // spendShared takes one new message into chat from the shared budgets

@@ -3,8 +3,8 @@ package telegram
 import (
 	"context"
 
+	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/card"
-	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 )
 
 // A reply recorded as an answer stays the answer: a question closes once
@@ -17,10 +17,12 @@ import (
 // onEdit takes m, the edited version of a reply to one of the bot's
 // messages, and tells its writer that editing changes nothing when the
 // reply was recorded as their answer to the part its ref names
-// (answerNear). Anything else is left alone: a note must be true, and an
-// edit of a reply that was never an answer is not the bridge's business.
-func (a *Adapter) onEdit(ctx context.Context, m *tgbotapi.Message) {
-	if m.From == nil || m.From.IsBot || m.Chat == nil || anonymous(m) {
+// (recordedAnswer, answerNear): free text, or the arguments an "Edit and
+// approve" approved. Anything else is left alone: a note must be true,
+// and an edit of a reply that was never an answer is not the bridge's
+// business.
+func (a *Adapter) onEdit(ctx context.Context, m said) {
+	if m.From == nil || m.From.IsBot || m.Chat == nil || anonymous(m.Message) {
 		return
 	}
 	r, ok := replyRef(m.ReplyToMessage, a.bot.Self.ID)
@@ -32,7 +34,26 @@ func (a *Adapter) onEdit(ctx context.Context, m *tgbotapi.Message) {
 		a.logInternal(err, "get")
 		return
 	}
-	if first, ok := partAnswer(q, r); ok && answerNear(m, first) {
+	if first, ok := recordedAnswer(q, r); ok && answerNear(m.Message, first) {
 		a.tell(m, card.EditedAnswerNote)
 	}
+}
+
+// recordedAnswer is the answer q recorded for the part ref r names, when
+// a reply gave it: a free-text answer (partAnswer), or the arguments an
+// "Edit and approve" (core.RefEdit) approved, the approval's or, in a
+// batch, its call's (r.Item). ok is false while that part has none.
+func recordedAnswer(q *core.Question, r core.Ref) (core.ItemAnswer, bool) {
+	if r.Action != core.RefEdit {
+		return partAnswer(q, r)
+	}
+	switch res := q.Resolution; {
+	case r.Item < 0 && res != nil && res.State == core.StateAnswered && res.Edit != nil:
+		return core.ItemAnswer{Edit: res.Edit, Decider: res.Decider, At: res.At}, true
+	case r.Item >= 0 && r.Item < len(q.Calls):
+		if a, ok := q.Answered(q.Calls[r.Item].ToolCallID); ok && a.Edit != nil {
+			return a, true
+		}
+	}
+	return core.ItemAnswer{}, false
 }

@@ -1,6 +1,7 @@
 package telegram
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -104,5 +105,85 @@ func TestEditedAnswerIsToldItStands(t *testing.T) {
 	}
 	if told := e.repliesTo(ownID); len(told) != 1 {
 		t.Fatalf("%d notes answer the edited item answer; want 1", len(told))
+	}
+}
+
+// TestEditedArgumentsAreToldTheyStand: the reply that gave "Edit and
+// approve" its JSON arguments is an answer too: edited once recorded, its
+// writer is told the answer stands as first written, as a text answer's
+// writer is, whether it approved a lone call or one call of a batch; the
+// approved arguments stay those first sent. A refused reply's edit is
+// told nothing. Before, the edit of the arguments went unanswered while
+// Telegram showed the new ones as "edited".
+func TestEditedArgumentsAreToldTheyStand(t *testing.T) {
+	e := newEnv(t, nil)
+	e.run()
+	reply := func(u map[string]any) int {
+		e.deliverID(u)
+		return u["message"].(map[string]any)["message_id"].(int)
+	}
+	editedTo := func(u map[string]any, text string) string {
+		e.notesSent()
+		before := len(e.fake.Messages(room))
+		e.deliverID(e.fake.EditUpdate(u, text))
+		e.notesSent()
+		if len(e.fake.Messages(room)) == before {
+			return ""
+		}
+		return e.lastText(before)
+	}
+	q := e.ask(core.AskInput{Kind: core.KindApproval, Text: "Install the package?", ToolCallID: "toolu_1", Tool: "npm_install",
+		Arguments: json.RawMessage(`{"package":"left-pad","version":"1.0.0"}`), Editable: &core.Editable{Keys: []string{"version"}}})
+	c := e.card(q.ID, func(m telegramfake.Message) bool { return len(m.Buttons()) > 0 })
+	e.click(userAlice, c, findButton(t, c, card.LabelEditApprove))
+	p := e.prompt(func(m telegramfake.Message) bool { return m.ReplyTo == c.ID })
+	args, err := e.fake.ReplyUpdate(userAlice, room, p.ID, `{"package":"left-pad","version":"2.0.0"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	argsID := reply(args)
+	e.wait(q.ID, func(q *core.Question) bool { return !q.Open() })
+	if got := editedTo(args, `{"package":"left-pad","version":"3.0.0"}`); got != card.EditedAnswerNote {
+		t.Fatalf("the edited arguments were told %q", got)
+	}
+	if told := e.repliesTo(argsID); len(told) != 1 {
+		t.Fatalf("%d notes answer the edited arguments; want 1", len(told))
+	}
+	if got := e.get(q.ID); got.Resolution.Edit == nil || string(got.Resolution.Edit.Arguments) != `{"package":"left-pad","version":"2.0.0"}` {
+		t.Fatalf("approved %+v", got.Resolution.Edit)
+	}
+
+	// One call of a batch, edited and approved by Bob's reply; Mallory's
+	// reply before it was refused, and its edit is told nothing.
+	ed := &core.Editable{All: true}
+	b := e.ask(core.AskInput{Kind: core.KindApproval, Text: "Run these?", Calls: []core.CallInput{
+		{ToolCallID: "c1", Tool: "a", Arguments: json.RawMessage(`{"x":1}`), Editable: ed},
+		{ToolCallID: "c2", Tool: "b", Arguments: json.RawMessage(`{"y":2}`), Editable: ed},
+	}})
+	bc := e.card(b.ID, func(m telegramfake.Message) bool { return len(m.Buttons()) > 4 })
+	e.click(userBob, bc, findButton(t, bc, "2. Edit"))
+	bp := e.prompt(func(m telegramfake.Message) bool { return m.ReplyTo == bc.ID })
+	stranger, err := e.fake.ReplyUpdate(userMallory, room, bp.ID, `{"y":5}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	strangerID := reply(stranger)
+	call, err := e.fake.ReplyUpdate(userBob, room, bp.ID, `{"y":3}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	callID := reply(call)
+	e.wait(b.ID, func(q *core.Question) bool { _, ok := q.Answered("c2"); return ok })
+	if got := editedTo(stranger, `{"y":6}`); got != "" {
+		t.Fatalf("the stranger's edited reply, never recorded, was told %q", got)
+	}
+	if got := editedTo(call, `{"y":4}`); got != card.EditedAnswerNote {
+		t.Fatalf("the edited arguments of a batch's call were told %q", got)
+	}
+	if n, m := len(e.repliesTo(callID)), len(e.repliesTo(strangerID)); n != 1 || m != 0 {
+		t.Fatalf("%d notes answer the call's edited arguments (want 1), %d the stranger's (want 0)", n, m)
+	}
+	if a, _ := e.get(b.ID).Answered("c2"); a.Edit == nil || string(a.Edit.Arguments) != `{"y":3}` {
+		t.Fatalf("call 2 approved with %+v", a.Edit)
 	}
 }

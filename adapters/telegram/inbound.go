@@ -30,27 +30,39 @@ const answerBudget = 2500 * time.Millisecond
 var errStopping = core.Internal("telegram tap", errors.New("this replica is stopping and takes no more taps"))
 
 // handle acts on one update, unless it was handled before (firstSeen):
-// a tap on a card's button, a reply, or an edit of a reply (onEdit).
+// a tap on a card's button, a reply, an edit of a reply (onEdit), or a
+// person's message in their private chat with the bot (privateNote).
 // Everything else (other messages and edits, joins) is not ours. Only a
-// message that may act (toBot) is marked: a group's administrator bot,
-// or one whose privacy mode is off, is sent every message of the group,
-// and each would cost a store write and a key kept for a day.
-func (a *Adapter) handle(ctx context.Context, u tgbotapi.Update) {
+// message that may act (toBot, or one in a private chat) is marked: a
+// group's administrator bot, or one whose privacy mode is off, is sent
+// every message of the group, and each would cost a store write and a
+// key kept for a day.
+func (a *Adapter) handle(ctx context.Context, u incoming) {
 	ctx, cancel := context.WithTimeout(ctx, handleTimeout)
 	defer cancel()
 	switch {
 	case u.CallbackQuery != nil:
 		a.onCallback(ctx, u)
 	case u.Message != nil:
-		if a.toBot(u.Message) && a.firstSeen(ctx, u) {
-			a.onReply(ctx, u.Message)
+		if (a.toBot(u.Message) || inPrivate(u.Message)) && a.firstSeen(ctx, u.Update) {
+			a.onReply(ctx, said{u.Message, u.thread})
 		}
 	case u.EditedMessage != nil:
-		if a.toBot(u.EditedMessage) && a.firstSeen(ctx, u) {
-			a.onEdit(ctx, u.EditedMessage)
+		if a.toBot(u.EditedMessage) && a.firstSeen(ctx, u.Update) {
+			a.onEdit(ctx, said{u.EditedMessage, u.thread})
 		}
 	}
 }
+
+// said is a person's message and the forum topic it is in (0: none),
+// where what they are told goes.
+type said struct {
+	*tgbotapi.Message
+	thread int
+}
+
+// where is where a note to m's writer goes: beside m, in its topic.
+func (m said) where() place { return place{chat: m.Chat.ID, thread: m.thread} }
 
 // toBot reports whether m replies to one of the bot's own messages: every
 // message that may act (onReply, onEdit) does, as only the bot's messages
@@ -84,16 +96,16 @@ type tapped struct {
 // may not be recorded (card.TimedOutNote), and the update is done with,
 // while the work goes on without anyone waiting for it; a prompt it then
 // promises still follows.
-func (a *Adapter) onCallback(ctx context.Context, u tgbotapi.Update) {
+func (a *Adapter) onCallback(ctx context.Context, u incoming) {
 	cq := u.CallbackQuery
 	done := make(chan tapped)
 	late := make(chan struct{})
 	work := func() {
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), handleTimeout)
 		defer cancel()
-		t := tapped{first: a.firstSeen(wctx, u)}
+		t := tapped{first: a.firstSeen(wctx, u.Update)}
 		if t.first {
-			t.note, t.then = a.tap(wctx, cq)
+			t.note, t.then = a.tap(wctx, cq, u.thread)
 		}
 		select {
 		case done <- t:
@@ -134,7 +146,8 @@ func (a *Adapter) answerCallback(ctx context.Context, cq *tgbotapi.CallbackQuery
 
 // tap turns a tap into a call to core. It returns what to tell the tapper,
 // and what to do, off the update's goroutine, once they are told (or nil).
-func (a *Adapter) tap(ctx context.Context, cq *tgbotapi.CallbackQuery) (string, func()) {
+// thread is the forum topic of the tapped card (0: none).
+func (a *Adapter) tap(ctx context.Context, cq *tgbotapi.CallbackQuery, thread int) (string, func()) {
 	if cq.From == nil {
 		return card.RefusalNote(core.ErrNotFound), nil
 	}
@@ -155,7 +168,7 @@ func (a *Adapter) tap(ctx context.Context, cq *tgbotapi.CallbackQuery) (string, 
 	var out core.Outcome
 	switch r.Action {
 	case core.RefText, core.RefEdit:
-		return a.openPrompt(ctx, q, r, d, cq)
+		return a.openPrompt(ctx, q, r, d, cq, thread)
 	case core.RefDecline:
 		out, err = a.svc.Decline(ctx, q.ID, d)
 	default:
@@ -214,7 +227,7 @@ func cardRef(q *core.Question, m *tgbotapi.Message) (core.MessageRef, bool) {
 		if c.Surface != core.SurfaceTelegram || c.ID != id {
 			continue
 		}
-		if chat, err := parseChat(c.Room); err == nil && chat == m.Chat.ID {
+		if to, err := parseRoom(c.Room); err == nil && to.chat == m.Chat.ID {
 			return c, true
 		}
 	}
@@ -222,11 +235,13 @@ func cardRef(q *core.Question, m *tgbotapi.Message) (core.MessageRef, bool) {
 }
 
 // openPrompt answers a "Reply to answer" or "Something else" tap with a
-// ForceReply prompt for the tapper. Core checks again when the reply comes.
+// ForceReply prompt for the tapper, in the card's topic (thread) if it is
+// in one. Core checks again when the reply comes.
 // A prompt is promised only if it can be sent soon (promptWait) and a
-// place to wait is free (maxPrompts); otherwise the tapper is told that
-// none follows, and how else to answer.
-func (a *Adapter) openPrompt(ctx context.Context, q *core.Question, r core.Ref, d core.Decider, cq *tgbotapi.CallbackQuery) (string, func()) {
+// place to wait is free (maxPrompts, and the chat's share of them,
+// maxChatPrompts); otherwise the tapper is told that none follows, and
+// how else to answer.
+func (a *Adapter) openPrompt(ctx context.Context, q *core.Question, r core.Ref, d core.Decider, cq *tgbotapi.CallbackQuery, thread int) (string, func()) {
 	switch {
 	case !q.Open() || !a.svc.MayAnswer(q, d):
 		// Go through the chokepoint, which refuses before it looks at
@@ -251,7 +266,7 @@ func (a *Adapter) openPrompt(ctx context.Context, q *core.Question, r core.Ref, 
 	if err != nil {
 		return card.RefusalNote(core.ErrNotFound), nil
 	}
-	if a.lim.delay(chat, time.Now()) > promptWait || !a.prompts.hold() {
+	if a.lim.delay(chat, time.Now()) > promptWait || !a.prompts.hold(chat) {
 		a.log.Warn().Str("question", string(q.ID)).Int64("chat", chat).
 			Msg("telegram: no reply prompt: the chat's send budget is spent, or too many prompts wait")
 		return noPrompt(cq.Message, r, a.bot.Self.ID), nil
@@ -260,7 +275,7 @@ func (a *Adapter) openPrompt(ctx context.Context, q *core.Question, r core.Ref, 
 	if r.Action == core.RefEdit {
 		note = "Reply to the prompt that follows with the arguments as JSON."
 	}
-	return note, func() { a.sendPrompt(chat, prompt, q.ID) }
+	return note, func() { a.sendPrompt(place{chat: chat, thread: thread}, prompt, q.ID) }
 }
 
 // noPrompt tells a tapper that no prompt follows, and how else to answer:
@@ -277,9 +292,10 @@ func noPrompt(cardMsg *tgbotapi.Message, r core.Ref, self int64) string {
 // onReply takes a reply to one of the bot's prompts (or to a
 // clarification's card, or its reminder) as the answer to exactly the
 // question, and form item, that message's ref names. A reply to a
-// reminder that carries no ref is told how to answer.
-func (a *Adapter) onReply(ctx context.Context, m *tgbotapi.Message) {
-	if m.Chat != nil && anonymous(m) {
+// reminder that carries no ref, and any other message in a private chat
+// with the bot, is told how to answer.
+func (a *Adapter) onReply(ctx context.Context, m said) {
+	if m.Chat != nil && anonymous(m.Message) {
 		// Not a person's: nothing reaches core, but one who answered a
 		// question so is told why it did not count, and how it would.
 		if _, ok := replyRef(m.ReplyToMessage, a.bot.Self.ID); ok {
@@ -292,8 +308,11 @@ func (a *Adapter) onReply(ctx context.Context, m *tgbotapi.Message) {
 	}
 	r, ok := replyRef(m.ReplyToMessage, a.bot.Self.ID)
 	if !ok {
-		if isReminder(m.ReplyToMessage, a.bot.Self.ID) {
+		switch {
+		case isReminder(m.ReplyToMessage, a.bot.Self.ID):
 			a.tell(m, noReplyNote)
+		case inPrivate(m.Message):
+			a.tell(m, privateNote)
 		}
 		return // not a reply to one of our prompts
 	}
@@ -308,7 +327,7 @@ func (a *Adapter) onReply(ctx context.Context, m *tgbotapi.Message) {
 		a.tellReplier(m, "reply", card.RefuseNotText(ctx, a.svc, q, decider(m.From)))
 		return
 	}
-	in, err := core.AnswerFor(q, r, decider(m.From), replyText(m))
+	in, err := core.AnswerFor(q, r, decider(m.From), replyText(m.Message))
 	if err != nil {
 		// The prompt's ref does not fit q: nothing reaches core, and the
 		// replier is told why, as a tapper is.
@@ -334,12 +353,12 @@ func (a *Adapter) onReply(ctx context.Context, m *tgbotapi.Message) {
 // toldSplit tells the writer of reply m, refused because the part of the
 // question r names has its answer, that m is a later part of their own
 // text Telegram split (splitTail), if it is; it reports whether it did.
-func (a *Adapter) toldSplit(ctx context.Context, r core.Ref, m *tgbotapi.Message) bool {
+func (a *Adapter) toldSplit(ctx context.Context, r core.Ref, m said) bool {
 	q, err := a.svc.Get(ctx, r.QuestionID)
 	if err != nil {
 		return false
 	}
-	note, ok := splitTail(q, r, m)
+	note, ok := splitTail(q, r, m.Message)
 	if ok {
 		a.tell(m, note)
 	}
@@ -359,15 +378,15 @@ func isReminder(to *tgbotapi.Message, self int64) bool {
 
 // tellReplier logs err from op if it is internal and answers reply m with
 // why it was not recorded.
-func (a *Adapter) tellReplier(m *tgbotapi.Message, op string, err error) {
+func (a *Adapter) tellReplier(m said, op string, err error) {
 	a.logInternal(err, op)
 	a.tell(m, card.RefusalNote(err))
 }
 
-// tell answers reply m with text. The note may quote an outcome, which
-// may hold an agent's or a person's words, so it is escaped as cards are
-// (esc: an @name mentions nobody).
-func (a *Adapter) tell(m *tgbotapi.Message, text string) {
+// tell answers reply m with text, in m's topic if it is in one. The note
+// may quote an outcome, which may hold an agent's or a person's words, so
+// it is escaped as cards are (esc: an @name mentions nobody).
+func (a *Adapter) tell(m said, text string) {
 	note := tgbotapi.NewMessage(m.Chat.ID, esc(text, 1000))
 	note.ParseMode = tgbotapi.ModeHTML
 	note.ReplyToMessageID = m.MessageID
@@ -375,11 +394,11 @@ func (a *Adapter) tell(m *tgbotapi.Message, text string) {
 	notSent := func(err error) { a.log.Warn().Err(err).Msg("telegram: refusal note not sent") }
 	// Sent off the update's goroutine, as a reply prompt is: waiting
 	// there on the chat's budget held up every update after it.
-	if !a.prompts.hold() {
+	if !a.prompts.hold(m.Chat.ID) {
 		notSent(errors.New("too many messages wait on their send budgets"))
 		return
 	}
-	go a.sendHeld(m.Chat.ID, note, notSent)
+	go a.sendHeld(m.where(), note, notSent)
 }
 
 func (a *Adapter) logInternal(err error, op string) {

@@ -146,7 +146,7 @@ func TestReplyToAPromptThatDoesNotFitIsTold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sent, err := e.a.send(t.Context(), room, p)
+	sent, err := e.a.send(t.Context(), place{chat: room}, p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package telegram
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -104,7 +105,7 @@ func (a *Adapter) pollHeld(ctx context.Context) {
 		if cfg.Timeout < 1 {
 			cfg.Timeout = 1
 		}
-		updates, err := a.api(ctx).GetUpdates(cfg)
+		updates, err := a.getUpdates(ctx, cfg)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -148,4 +149,35 @@ func (a *Adapter) pollHeld(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// getUpdates is tgbotapi's GetUpdates with each update read by
+// decodeUpdate, which keeps the forum topic fields v5.5.1 does not know.
+// An update that cannot be read keeps its id alone, so the offset moves
+// past it (handle finds nothing in it to act on), and is logged.
+func (a *Adapter) getUpdates(ctx context.Context, cfg tgbotapi.UpdateConfig) ([]incoming, error) {
+	resp, err := a.api(ctx).Request(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(resp.Result, &raws); err != nil {
+		return nil, err
+	}
+	out := make([]incoming, 0, len(raws))
+	for _, raw := range raws {
+		u, err := decodeUpdate(raw)
+		if err != nil {
+			var id struct {
+				UpdateID int `json:"update_id"`
+			}
+			if json.Unmarshal(raw, &id) != nil {
+				return nil, err
+			}
+			a.log.Warn().Err(err).Int("update", id.UpdateID).Msg("telegram: an update could not be read; skipped")
+			u = incoming{Update: tgbotapi.Update{UpdateID: id.UpdateID}}
+		}
+		out = append(out, u)
+	}
+	return out, nil
 }

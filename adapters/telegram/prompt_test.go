@@ -161,32 +161,55 @@ func TestAnEditSpendsNoGroupBudget(t *testing.T) {
 // and none is taken once Run has ended; close waits for those held.
 func TestPromptsWaitingAreBounded(t *testing.T) {
 	p := newPromptQueue()
+	chat := func(i int) int64 { return int64(-100 - i%(maxPrompts/maxChatPrompts+1)) } // no chat past its share
 	for i := range maxPrompts {
-		if !p.hold() {
+		if !p.hold(chat(i)) {
 			t.Fatalf("place %d refused", i+1)
 		}
 	}
-	if p.hold() {
+	if p.hold(-1) {
 		t.Fatal("a place past maxPrompts was given")
 	}
-	p.release()
-	if !p.hold() {
+	p.release(chat(0))
+	if !p.hold(chat(0)) {
 		t.Fatal("a released place was not given again")
 	}
 	closed := make(chan struct{})
 	go func() { p.close(); close(closed) }()
 	<-p.ctx.Done() // close gives up the waits for a budget at once
-	for range maxPrompts {
+	for i := range maxPrompts {
 		select {
 		case <-closed:
 			t.Fatal("close returned while prompts were held")
 		default:
 		}
-		p.release()
+		p.release(chat(i))
 	}
 	<-closed
-	if p.hold() {
+	if p.hold(chat(0)) {
 		t.Fatal("a place was given after close")
+	}
+}
+
+// TestAChatHoldsItsShareOfPlaces: one chat holds at most maxChatPrompts
+// places, and a place it gives back is its own again; the others' are
+// still free.
+func TestAChatHoldsItsShareOfPlaces(t *testing.T) {
+	p := newPromptQueue()
+	for i := range maxChatPrompts {
+		if !p.hold(room) {
+			t.Fatalf("place %d of the chat refused", i+1)
+		}
+	}
+	if p.hold(room) {
+		t.Fatal("a chat was given a place past its share")
+	}
+	if !p.hold(room2) {
+		t.Fatal("another chat was refused a place")
+	}
+	p.release(room)
+	if !p.hold(room) {
+		t.Fatal("a place the chat gave back was not its own again")
 	}
 }
 

@@ -33,6 +33,12 @@ const (
 	// bound is reached only by many chats at once; a tap past it is told
 	// to tap again, as one that would wait too long is.
 	maxPrompts = 64
+	// maxChatPrompts is a chat's share of maxPrompts: as many messages
+	// as a group may send within promptBudget (twenty a minute), so no
+	// more could go in time anyway. Without it one member's flood of late
+	// replies, each owed a note, held every place, and taps in every
+	// other chat were told to tap again in a minute.
+	maxChatPrompts = 10
 )
 
 // promptQueue tracks the prompts promised and the notes to repliers not
@@ -46,24 +52,27 @@ type promptQueue struct {
 	cancel context.CancelFunc
 	mu     sync.Mutex
 	held   int
+	chats  map[int64]int // places held per chat, while any are
 	closed bool
 	wg     sync.WaitGroup
 }
 
 func newPromptQueue() *promptQueue {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &promptQueue{ctx: ctx, cancel: cancel}
+	return &promptQueue{ctx: ctx, cancel: cancel, chats: map[int64]int{}}
 }
 
-// hold takes a place for one prompt, unless maxPrompts are held or Run
-// has ended; the holder must call release.
-func (p *promptQueue) hold() bool {
+// hold takes a place for one message into chat, unless maxPrompts are
+// held, or chat holds its share (maxChatPrompts), or Run has ended; the
+// holder must call release with the same chat.
+func (p *promptQueue) hold(chat int64) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed || p.held >= maxPrompts {
+	if p.closed || p.held >= maxPrompts || p.chats[chat] >= maxChatPrompts {
 		return false
 	}
 	p.held++
+	p.chats[chat]++
 	p.wg.Add(1) // under mu, so never after close's Wait has begun
 	return true
 }
@@ -84,9 +93,13 @@ func (p *promptQueue) spawn(f func()) bool {
 	return true
 }
 
-func (p *promptQueue) release() {
+// release gives back a place hold took for chat.
+func (p *promptQueue) release(chat int64) {
 	p.mu.Lock()
 	p.held--
+	if p.chats[chat]--; p.chats[chat] <= 0 {
+		delete(p.chats, chat)
+	}
 	p.mu.Unlock()
 	p.wg.Done()
 }
@@ -105,33 +118,33 @@ func (p *promptQueue) close() {
 // releases its place. It runs on a goroutine of its own, past the end of
 // the update that asked for it. A prompt that could not be sent after the
 // tapper was promised it is logged as a warning.
-func (a *Adapter) sendPrompt(chat int64, prompt tgbotapi.MessageConfig, q core.QuestionID) {
-	a.sendHeld(chat, prompt, func(err error) {
-		a.log.Warn().Err(err).Str("question", string(q)).Int64("chat", chat).
+func (a *Adapter) sendPrompt(to place, prompt tgbotapi.MessageConfig, q core.QuestionID) {
+	a.sendHeld(to, prompt, func(err error) {
+		a.log.Warn().Err(err).Str("question", string(q)).Int64("chat", to.chat).
 			Msg("telegram: the reply prompt promised to a tapper was not sent")
 	})
 }
 
-// sendHeld sends msg, whose place in the queue is held, into chat once
-// its budgets allow (the shared ones, spendShared, then this process's),
+// sendHeld sends msg, whose place in the queue is held for to's chat,
+// to `to` once its budgets allow (the shared ones, spendShared, then this process's),
 // releases the place, and tells failed why it could not go. A 429 is
 // Telegram's own limit speaking (its limits are not all published, and
 // the shared budgets let a message go when the store cannot say): the
 // message waits the retry_after it names and goes again, while that
 // keeps within promptBudget, for the tapper was promised it.
-func (a *Adapter) sendHeld(chat int64, msg tgbotapi.MessageConfig, failed func(error)) {
-	defer a.prompts.release()
+func (a *Adapter) sendHeld(to place, msg tgbotapi.MessageConfig, failed func(error)) {
+	defer a.prompts.release(to.chat)
 	wctx, cancel := context.WithTimeout(a.prompts.ctx, promptBudget)
 	defer cancel()
 	for {
-		err := a.spendShared(wctx, chat)
+		err := a.spendShared(wctx, to.chat)
 		if err == nil {
-			err = a.lim.wait(wctx, chat)
+			err = a.lim.wait(wctx, to.chat)
 		}
 		if err == nil {
 			// Granted: the send is seen through even if Run ends meanwhile.
 			sctx, cancel := context.WithTimeout(context.Background(), promptSend)
-			_, err = a.post(sctx, msg)
+			_, err = a.post(sctx, to, msg)
 			cancel()
 		}
 		if err == nil {

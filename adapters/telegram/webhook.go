@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"fmt"
+	"io"
 	"net/http"
 	"time"
 
@@ -43,8 +44,12 @@ func (a *Adapter) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		apierror.Write(w, http.StatusServiceUnavailable, core.CodeInternal, "the Telegram adapter is not ready yet")
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxUpdateBytes)
-	u, err := a.bot.HandleUpdate(r)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxUpdateBytes))
+	if err != nil {
+		apierror.Write(w, http.StatusBadRequest, core.CodeInvalid, "not an update")
+		return
+	}
+	u, err := decodeUpdate(body)
 	if err != nil {
 		apierror.Write(w, http.StatusBadRequest, core.CodeInvalid, "not an update")
 		return
@@ -52,7 +57,7 @@ func (a *Adapter) serveWebhook(w http.ResponseWriter, r *http.Request) {
 	// Telegram redelivers an update it thinks failed; whichever replica
 	// gets it, it is handled once (handle drops a repeat: firstSeen).
 	// The update is handled even if Telegram hangs up meanwhile.
-	a.handle(context.WithoutCancel(r.Context()), *u)
+	a.handle(context.WithoutCancel(r.Context()), u)
 	w.WriteHeader(http.StatusOK)
 }
 

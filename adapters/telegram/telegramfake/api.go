@@ -175,17 +175,26 @@ func (s *Server) sendMessage(f url.Values) (any, *Failure) {
 		return nil, fail
 	}
 	replyTo, _ := strconv.Atoi(f.Get("reply_to_message_id"))
+	thread, err := strconv.Atoi(f.Get("message_thread_id"))
+	if f.Has("message_thread_id") && (err != nil || thread <= 0) {
+		return nil, badRequest("message thread not found")
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if replyTo != 0 && s.find(chat, replyTo) == nil && f.Get("allow_sending_without_reply") != "true" {
+	replied := s.find(chat, replyTo)
+	if replyTo != 0 && replied == nil && f.Get("allow_sending_without_reply") != "true" {
 		return nil, badRequest("replied message not found")
+	}
+	thread, fail = s.placeIn(chat, thread, replied)
+	if fail != nil {
+		return nil, fail
 	}
 	s.nextMsg++
 	m := &Message{ChatID: chat, ID: s.nextMsg, HTML: f.Get("text"), Text: plain, Entities: entities, ParseMode: f.Get("parse_mode"),
-		Keyboard: kb, ForceReply: fr, ReplyTo: replyTo, Date: s.now().Unix(), Keyboarded: len(kb) > 0}
+		Keyboard: kb, ForceReply: fr, ReplyTo: replyTo, Thread: thread, Date: s.now().Unix(), Keyboarded: len(kb) > 0}
 	s.msgs[chat] = append(s.msgs[chat], m)
 	s.notify()
-	return wireMessage(m), nil
+	return s.wireMessage(m), nil
 }
 
 func (s *Server) editMessageText(f url.Values) (any, *Failure) {
@@ -217,7 +226,7 @@ func (s *Server) editMessageText(f url.Values) (any, *Failure) {
 	m.HTML, m.Text, m.Entities, m.ParseMode, m.Keyboard = f.Get("text"), plain, entities, f.Get("parse_mode"), kb
 	m.Edits++
 	s.notify()
-	return wireMessage(m), nil
+	return s.wireMessage(m), nil
 }
 
 func equalKeyboards(a, b [][]Button) bool {
@@ -248,14 +257,18 @@ func (s *Server) answerCallback(f url.Values) *Failure {
 	return nil
 }
 
-// wireMessage is m as the Bot API returns it (and as a reply quotes it).
-func wireMessage(m *Message) map[string]any {
+// wireMessage is m as the Bot API returns it (and as a reply quotes it);
+// call with mu held.
+func (s *Server) wireMessage(m *Message) map[string]any {
 	out := map[string]any{
 		"message_id": m.ID,
 		"from":       Bot,
-		"chat":       wireChat(m.ChatID),
+		"chat":       s.wireChat(m.ChatID),
 		"date":       m.Date,
 		"text":       m.Text,
+	}
+	if m.Thread != 0 {
+		out["message_thread_id"], out["is_topic_message"] = m.Thread, true
 	}
 	if len(m.Entities) > 0 {
 		out["entities"] = m.Entities
@@ -274,9 +287,14 @@ func wireMessage(m *Message) map[string]any {
 	return out
 }
 
-func wireChat(id int64) map[string]any {
+// wireChat is chat id as the Bot API shows it; call with mu held.
+func (s *Server) wireChat(id int64) map[string]any {
 	if id < 0 {
-		return map[string]any{"id": id, "type": "supergroup", "title": "askbridge ops"}
+		c := map[string]any{"id": id, "type": "supergroup", "title": "askbridge ops"}
+		if s.forums[id] != nil {
+			c["is_forum"] = true
+		}
+		return c
 	}
 	return map[string]any{"id": id, "type": "private", "first_name": "Ops"}
 }

@@ -2,10 +2,10 @@
 // by the real go-telegram-bot-api client. It keeps the messages the bot
 // sent and edited, checks what Telegram checks (HTML entities, the
 // 4096-character text limit, 1-64 byte callback_data, one answer per
-// callback query, "message is not modified"), and injects clicks and
-// replies shaped like real updates (the fixtures beside it), either by
-// POSTing them to the registered webhook with its secret token or by
-// queueing them for getUpdates.
+// callback query, "message is not modified", forum topics: topics.go), and
+// injects clicks and replies shaped like real updates (the fixtures beside
+// it), either by POSTing them to the registered webhook with its secret
+// token or by queueing them for getUpdates.
 package telegramfake
 
 import (
@@ -46,8 +46,11 @@ type Message struct {
 	Keyboard   [][]Button // nil: none
 	ForceReply *tgbotapi.ForceReply
 	ReplyTo    int
-	Edits      int
-	Date       int64
+	// Thread is the forum topic the message is in (message_thread_id),
+	// 0 for General or a chat that is no forum.
+	Thread int
+	Edits  int
+	Date   int64
 	// Keyboarded is true when the message was sent with an inline
 	// keyboard (a card), even if an edit removed it since.
 	Keyboarded bool
@@ -103,6 +106,7 @@ type Server struct {
 	lastSent  map[int64]time.Time // per chat, the last message accepted
 	sentAt    []time.Time         // every message accepted, while limited
 	tooMany   int                 // 429s answered
+	forums    map[int64]*forum    // chats with topics (topics.go)
 }
 
 type webhook struct {

@@ -33,7 +33,7 @@ func (s *Server) CallbackUpdate(from tgbotapi.User, chat int64, id int, data str
 	cq := u["callback_query"].(map[string]any)
 	cq["id"] = qid
 	cq["from"] = wireUser(from)
-	cq["message"] = wireMessage(m)
+	cq["message"] = s.wireMessage(m)
 	cq["data"] = data
 	return u, qid, nil
 }
@@ -50,7 +50,7 @@ func (s *Server) ReplyUpdate(from tgbotapi.User, chat int64, replyTo int, text s
 	s.nextMsg++
 	msg["message_id"] = s.nextMsg
 	msg["from"] = wireUser(from)
-	msg["chat"] = wireChat(chat)
+	msg["chat"] = s.wireChat(chat)
 	msg["date"] = s.now().Unix()
 	msg["text"] = text
 	delete(msg, "reply_to_message")
@@ -59,7 +59,11 @@ func (s *Server) ReplyUpdate(from tgbotapi.User, chat int64, replyTo int, text s
 		if m == nil {
 			return nil, fmt.Errorf("telegramfake: no message %d in chat %d", replyTo, chat)
 		}
-		msg["reply_to_message"] = wireMessage(m)
+		msg["reply_to_message"] = s.wireMessage(m)
+		if m.Thread != 0 {
+			// A reply is in the topic of the message it replies to.
+			msg["message_thread_id"], msg["is_topic_message"] = m.Thread, true
+		}
 	}
 	return u, nil
 }
@@ -115,7 +119,7 @@ func (s *Server) EditUpdate(orig map[string]any, text string) map[string]any {
 	u := fixture("telegram-update-edited-message.json")
 	delete(u, "update_id")
 	msg, was := u["edited_message"].(map[string]any), orig["message"].(map[string]any)
-	for _, k := range []string{"message_id", "from", "chat", "date", "reply_to_message"} {
+	for _, k := range []string{"message_id", "message_thread_id", "is_topic_message", "from", "chat", "date", "reply_to_message"} {
 		if v, ok := was[k]; ok {
 			msg[k] = v
 		}

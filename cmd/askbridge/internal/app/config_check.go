@@ -16,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/askbridge/askbridge/adapters/httpapi"
+	"github.com/askbridge/askbridge/adapters/telegram"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/directive"
 )
@@ -125,6 +126,13 @@ func checkRoute(f File, key string, r RouteFile) error {
 		}
 		if room.ID == "" {
 			return fmt.Errorf("%s.rooms[%d].id is required", key, i)
+		}
+		if room.Surface == core.SurfaceTelegram {
+			// A chat id, @name, or a forum topic's <chat id>:<topic id>:
+			// a bad one is refused here rather than at every delivery.
+			if err := telegram.CheckRoom(room.ID); err != nil {
+				return fmt.Errorf("%s.rooms[%d].id: %w", key, i, err)
+			}
 		}
 	}
 	for _, surface := range inOrder(r.Deciders) {

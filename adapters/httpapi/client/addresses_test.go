@@ -70,3 +70,52 @@ func TestOperatorViewHidesDiscountedVoters(t *testing.T) {
 		t.Error("the view changed the question")
 	}
 }
+
+// TestOperatorViewCountsVotesAsCoreDoes: the view carries how an open
+// question's votes count now (Question.Counted), with one-way doors'
+// keys hidden alike on the votes and in the count, so a tally read from
+// the view (the CLI's, after a vote) leaves out exactly the votes core
+// leaves out. Before, the view had no count (a reader fell back to the
+// latest vote's list), and hiding blanked every such key to "", so one
+// hidden voter's uncounted vote took every other one-way door's vote
+// with it; a closed question's count in its resolution showed the
+// uncounted voter's topic.
+func TestOperatorViewCountsVotesAsCoreDoes(t *testing.T) {
+	const topic, addr = "s3cret-topic-of-alice", "bob@example.com"
+	ntfy := core.Decider{Surface: core.SurfaceNtfy, ID: topic}
+	mail := core.Decider{Surface: core.SurfaceEmail, ID: addr}
+	votes := []core.Vote{
+		{Key: "ntfy:" + topic, Choice: core.ApproveOption, Decider: ntfy},
+		{Key: "email:" + addr, Choice: core.ApproveOption, Decider: mail},
+		{Key: "slack:U2", Choice: core.ApproveOption, Decider: core.Decider{Surface: core.SurfaceSlack, ID: "U2"}},
+	}
+	count := &core.VoteCount{Uncounted: []string{"ntfy:" + topic}}
+	open := &core.Question{ID: "aaaaaaaaaaaaaaaaa", Kind: core.KindApproval, State: core.StateOpen, Quorum: 3, Votes: votes, Counted: count}
+	want := core.TallyOf(open).Lines[0]
+	if !strings.HasPrefix(want, "2 of 3 approvals") {
+		t.Fatalf("core's own tally: %q", want)
+	}
+	v := client.OperatorView(open)
+	raw, _ := json.Marshal(v)
+	if s := string(raw); strings.Contains(s, topic) || strings.Contains(s, addr) || !strings.Contains(s, `"counted"`) {
+		t.Fatalf("the API's view: %s", s)
+	}
+	var back client.Question
+	if err := json.Unmarshal(raw, &back); err != nil {
+		t.Fatal(err)
+	}
+	got := core.TallyOf(&core.Question{Kind: back.Kind, Quorum: back.Quorum, Votes: back.Votes, Counted: back.Counted}).Lines[0]
+	if !strings.HasPrefix(got, "2 of 3 approvals") {
+		t.Errorf("the tally read from the view: %q; core's: %q", got, want)
+	}
+
+	closed := &core.Question{ID: "aaaaaaaaaaaaaaaaa", Kind: core.KindApproval, State: core.StateAnswered, Quorum: 2, Votes: votes,
+		Resolution: &core.Resolution{State: core.StateAnswered, Counted: count}}
+	raw, _ = json.Marshal(client.OperatorView(closed))
+	if s := string(raw); strings.Contains(s, topic) || !strings.Contains(s, "ntfy:hidden-") {
+		t.Fatalf("the API's view of the closed question: %s", s)
+	}
+	if closed.Resolution.Counted.Uncounted[0] != "ntfy:"+topic || open.Counted.Uncounted[0] != "ntfy:"+topic {
+		t.Error("the view changed the question")
+	}
+}

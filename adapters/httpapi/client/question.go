@@ -3,6 +3,7 @@ package client
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -279,6 +280,12 @@ type Question struct {
 
 	Schedule
 	Votes []core.Vote `json:"votes,omitempty"`
+	// Counted is how an open question's votes count under the
+	// configuration in force: the votes of people a reload took off its
+	// route, by key, and how many people may still decide it where that
+	// is known (fewer than its quorum: it cannot be reached). A closed
+	// question's count is its resolution's.
+	Counted *core.VoteCount `json:"counted,omitempty"`
 
 	State      core.State        `json:"state"`
 	Answers    []core.ItemAnswer `json:"answers,omitempty"`
@@ -301,7 +308,7 @@ func OperatorView(q *core.Question) *Question {
 	}
 	v := &Question{
 		Asked: askedOf(q), Options: q.Options, Items: q.Items, Call: q.Call, Calls: q.Calls,
-		Schedule: scheduleOf(q), Votes: q.Votes,
+		Schedule: scheduleOf(q), Votes: q.Votes, Counted: q.Counted,
 		State: q.State, Answers: q.Answers, Messages: q.Messages, Resolution: q.Resolution, Rule: q.Rule,
 	}
 	hideAddresses(v)
@@ -348,32 +355,61 @@ func hideAddresses(v *Question) {
 			a.Decider, a.Standing = core.ShownDecider(a.Decider), grantor(a.Standing)
 		}
 	}
-	// A vote's key names an account as "<surface>:<id>", on its own vote
-	// and in a later vote's list of those it discounted.
-	personalKey := func(k string) bool {
+	// A vote's key names an account as "<surface>:<id>", on its own vote,
+	// in a later vote's list of those it discounted and in the counts of
+	// those that no longer count. A one-way door's key holds the person's
+	// address, so it is replaced, everywhere in the view alike, by
+	// "<surface>:hidden-<n>": the view's tally (core.TallyOf over it, as
+	// the CLI reads it) still matches each vote with its count.
+	hidden := map[string]string{}
+	hide := func(k string) string {
 		sf, _, _ := strings.Cut(k, ":")
-		return core.Surface(sf).RoomIsPersonal()
+		if !core.Surface(sf).RoomIsPersonal() || strings.HasPrefix(k, core.PersonPrefix) {
+			return k
+		}
+		h, ok := hidden[k]
+		if !ok {
+			h = sf + ":hidden-" + strconv.Itoa(len(hidden)+1)
+			hidden[k] = h
+		}
+		return h
+	}
+	hideKeys := func(keys []string) []string {
+		if !slices.ContainsFunc(keys, func(k string) bool { return hide(k) != k }) {
+			return keys
+		}
+		out := make([]string, len(keys))
+		for i, k := range keys {
+			out[i] = hide(k)
+		}
+		return out
 	}
 	if slices.ContainsFunc(v.Votes, func(vt core.Vote) bool {
-		return personal(vt.Decider) || slices.ContainsFunc(vt.Discounted, personalKey)
+		return personal(vt.Decider) || hide(vt.Key) != vt.Key || slices.ContainsFunc(vt.Discounted, func(k string) bool { return hide(k) != k })
 	}) {
 		v.Votes = slices.Clone(v.Votes)
 		for i := range v.Votes {
 			vt := &v.Votes[i]
 			if personal(vt.Decider) {
 				vt.Decider = core.ShownDecider(vt.Decider)
-				if !strings.HasPrefix(vt.Key, core.PersonPrefix) {
-					vt.Key = ""
-				}
 			}
-			if slices.ContainsFunc(vt.Discounted, personalKey) {
-				vt.Discounted = slices.Clone(vt.Discounted)
-				for j, k := range vt.Discounted {
-					if personalKey(k) {
-						vt.Discounted[j] = ""
-					}
-				}
-			}
+			vt.Key, vt.Discounted = hide(vt.Key), hideKeys(vt.Discounted)
+		}
+	}
+	hideCount := func(c *core.VoteCount) *core.VoteCount {
+		if c == nil || !slices.ContainsFunc(c.Uncounted, func(k string) bool { return hide(k) != k }) {
+			return c
+		}
+		cc := *c
+		cc.Uncounted = hideKeys(c.Uncounted)
+		return &cc
+	}
+	v.Counted = hideCount(v.Counted)
+	if r := v.Resolution; r != nil && r.Counted != nil {
+		if c := hideCount(r.Counted); c != r.Counted {
+			rc := *r
+			rc.Counted = c
+			v.Resolution = &rc
 		}
 	}
 	if r := v.Resolution; r != nil && (personal(r.Decider) || r.Standing != nil && personal(r.Standing.GrantedBy)) {

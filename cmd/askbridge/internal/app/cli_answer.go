@@ -113,7 +113,7 @@ func cmdDecline(ctx context.Context, args []string, getenv func(string) string, 
 func printOutcome(w io.Writer, out *client.Outcome) {
 	q := out.Question
 	if !out.Closed && q.Quorum > 1 {
-		lines := core.TallyOf(&core.Question{Kind: q.Kind, Options: q.Options, Quorum: q.Quorum, Votes: q.Votes}).Lines
+		lines := core.TallyOf(&core.Question{Kind: q.Kind, Options: q.Options, Quorum: q.Quorum, Votes: q.Votes, Counted: q.Counted}).Lines
 		for i, l := range lines {
 			lines[i] = terminalLine(l)
 		}

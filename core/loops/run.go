@@ -2,6 +2,7 @@ package loops
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -77,12 +78,36 @@ func Run(ctx context.Context, svc *core.Service, l Intervals, onErr func(error))
 		case <-ctx.Done():
 			return nil
 		case <-tick.C:
-			if _, err := svc.Tick(ctx); err != nil && ctx.Err() == nil {
-				onErr(err)
-			}
+			tickOnce(ctx, svc, onErr)
 		}
 	}
 }
+
+// ticker is the one call of core.Service tickOnce makes.
+type ticker interface {
+	Tick(ctx context.Context) (core.TickReport, error)
+}
+
+// tickOnce runs one pass of the timeout ticker and tells onErr what went
+// wrong, and, once (the sweep ends there), that the sweep of cards after
+// a reload stopped at its bound.
+func tickOnce(ctx context.Context, svc ticker, onErr func(error)) {
+	rep, err := svc.Tick(ctx)
+	if ctx.Err() != nil {
+		return
+	}
+	if err != nil {
+		onErr(err)
+	} else if rep.RefreshCut {
+		onErr(errRefreshCut)
+	}
+}
+
+// errRefreshCut is what an operator is told when the sweep of cards
+// after a reload stopped at its bound (core's refreshTallies): the cards
+// it did not reach are not wrong for long, only stale until their next
+// edit.
+var errRefreshCut = errors.New("the edit of cards whose tally a reload changed stopped at its bound: the cards of the open questions it did not reach show the new tally at their next edit (a vote, a reminder, the timeout)")
 
 // catchUpLoop runs CatchUp until it is finished, trying again every
 // interval while another replica holds it or after an error.

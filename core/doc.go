@@ -127,7 +127,8 @@
 // that cover its calls, batchanswer.go the decisions on its calls,
 // batchresult.go their outcomes and per-call resumes ([CallOutcomes],
 // [CallResultsOf]); lifecycle.go one
-// pass each of the ticker, boot, catch-up, heartbeat and retention, and
+// pass each of the ticker, boot, catch-up, heartbeat and retention, with
+// the one rule of what a deadline does ([AtDeadline]), and
 // away.go the [Downtime] a timeout's deadline may have passed in, and
 // the catch-up's record of a downtime, its retries and its re-notices;
 // closer.go who or what closed a

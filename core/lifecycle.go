@@ -74,18 +74,15 @@ func (s *Service) timeouts(ctx context.Context) (TickReport, error) {
 			continue
 		}
 		route, _ := s.RouteOf(q)
-		// The escalation route as configured now (allowed lets its
-		// deciders in the same way); one a reload removed is no
-		// escalation, and the question times out.
-		esc, escalates := s.Route(route.EscalateTo)
-		switch {
-		case q.OnTimeout == OnTimeoutEscalate && q.Renotified == 0 && route.EscalateTo != "" && escalates:
+		esc, escalates := s.escalation(route)
+		switch AtDeadline(q, escalates) {
+		case OnTimeoutEscalate:
 			err = s.renotify(ctx, q, EventEscalated, "escalated to route "+esc.Name+" after the deadline passed",
 				s.deliveries(q, esc, DeliverEscalate, "escalate", now), now)
 			if err == nil {
 				rep.Escalated++
 			}
-		case q.OnTimeout == OnTimeoutReask && q.Renotified < q.MaxReasks:
+		case OnTimeoutReask:
 			purpose := fmt.Sprintf("reask%d", q.Renotified+1)
 			err = s.renotify(ctx, q, EventReminded, fmt.Sprintf("asked again after the deadline passed (%d of %d)", q.Renotified+1, q.MaxReasks),
 				s.deliveries(q, route, DeliverRemind, purpose, now), now)
@@ -118,6 +115,40 @@ func (s *Service) timeouts(ctx context.Context) (TickReport, error) {
 		}
 	}
 	return rep, errors.Join(errs...)
+}
+
+// AtDeadline is what q's next deadline does, the one rule of it for the
+// ticker (Tick) and for whoever tells it ahead (the console's deadline
+// line): escalate once, while escalates (q's route names an escalation
+// route configured now: Service.EscalationOf); ask again while q has
+// asks left (MaxReasks); else close it as timed out, as the deny policy
+// does. q's own policy alone would say "escalate" of a question
+// escalated already, whose next deadline closes it.
+func AtDeadline(q *Question, escalates bool) TimeoutPolicy {
+	switch {
+	case q.OnTimeout == OnTimeoutEscalate && q.Renotified == 0 && escalates:
+		return OnTimeoutEscalate
+	case q.OnTimeout == OnTimeoutReask && q.Renotified < q.MaxReasks:
+		return OnTimeoutReask
+	}
+	return OnTimeoutDeny
+}
+
+// EscalationOf is the route q escalates to, as configured now, and
+// whether it has one (AtDeadline's escalates).
+func (s *Service) EscalationOf(q *Question) (Route, bool) {
+	route, _ := s.RouteOf(q)
+	return s.escalation(route)
+}
+
+// escalation is the route route escalates to as configured now (allowed
+// lets its deciders in the same way), and whether there is one: one a
+// reload removed is no escalation, and the question times out.
+func (s *Service) escalation(route Route) (Route, bool) {
+	if route.EscalateTo == "" {
+		return Route{}, false
+	}
+	return s.Route(route.EscalateTo)
 }
 
 // renotify extends a timed-out question's deadline by its timeout, counts

@@ -293,7 +293,11 @@ func (s *Service) voteTransition(q *Question, in AnswerInput, res *Resolution, n
 			}
 		}
 	}
-	also, denies, off := s.voterKeys(d), 0, s.voteCount(q).Uncounted
+	count := q.Counted // as the chokepoint read it for this change (changeOf)
+	if count == nil {
+		count = s.voteCount(q)
+	}
+	also, denies, off := s.voterKeys(d), 0, count.Uncounted
 	for _, prev := range q.Votes {
 		switch {
 		case sameVoter(prev, v.Key, also):

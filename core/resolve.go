@@ -432,8 +432,8 @@ func (s *Service) decidingRoutes(q *Question) []Route {
 		return nil
 	}
 	routes := []Route{route}
-	if q.OnTimeout == OnTimeoutEscalate && q.Renotified > 0 && route.EscalateTo != "" {
-		if esc, ok := s.Route(route.EscalateTo); ok {
+	if q.OnTimeout == OnTimeoutEscalate && q.Renotified > 0 {
+		if esc, ok := s.escalation(route); ok {
 			routes = append(routes, esc)
 		}
 	}

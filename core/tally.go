@@ -76,18 +76,10 @@ func (s *Service) counted(q *Question) *Question {
 }
 
 // mayEscalate reports whether q may still escalate to a route whose
-// people would then vote too: it escalates on timeout, has not yet, and
-// its route names one configured.
+// people would then vote too: its next deadline escalates (AtDeadline).
 func (s *Service) mayEscalate(q *Question) bool {
-	if q.OnTimeout != OnTimeoutEscalate || q.Renotified > 0 {
-		return false
-	}
-	route, ok := s.RouteOf(q)
-	if !ok || route.EscalateTo == "" {
-		return false
-	}
-	_, ok = s.Route(route.EscalateTo)
-	return ok
+	_, ok := s.EscalationOf(q)
+	return AtDeadline(q, ok) == OnTimeoutEscalate
 }
 
 // voteCount is how q's votes count as q carries it: as its close counted

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/internal/textlimit"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/card"
 )
@@ -274,25 +275,11 @@ func (s *Server) cardOf(q *core.Question, v viewer) cardView {
 	return c
 }
 
-// thenAt is the policy q's next deadline carries out, as core's Tick
-// decides it: an escalation once, while q's route has a route to
-// escalate to; asking again while q has asks left; else the close as
-// timed out that the deny policy makes. q's own policy alone would say
-// "escalate" of a question escalated already, whose next deadline
-// closes it.
+// thenAt is the policy q's next deadline carries out, in core's one
+// rule of it (core.AtDeadline), which Tick follows.
 func (s *Server) thenAt(q *core.Question) core.TimeoutPolicy {
-	switch q.OnTimeout {
-	case core.OnTimeoutEscalate:
-		route, _ := s.svc.RouteOf(q)
-		if _, ok := s.svc.Route(route.EscalateTo); ok && route.EscalateTo != "" && q.Renotified == 0 {
-			return core.OnTimeoutEscalate
-		}
-	case core.OnTimeoutReask:
-		if q.Renotified < q.MaxReasks {
-			return core.OnTimeoutReask
-		}
-	}
-	return core.OnTimeoutDeny
+	_, escalates := s.svc.EscalationOf(q)
+	return core.AtDeadline(q, escalates)
 }
 
 // shownReason is the words a closed card shows as its reason, beside
@@ -347,10 +334,7 @@ func firstLine(text string) string {
 	if i := strings.IndexAny(line, lineBreaks); i >= 0 {
 		line = strings.TrimSpace(line[:i])
 	}
-	if r := []rune(line); len(r) > firstLineLen {
-		return strings.TrimSpace(string(r[:firstLineLen-1])) + "…"
-	}
-	return line
+	return textlimit.Runes.Cut(line, firstLineLen)
 }
 
 // due words the time left before the deadline as the rows show it.

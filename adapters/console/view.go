@@ -319,19 +319,13 @@ func age(d time.Duration) string {
 // firstLineLen bounds a question's first line wherever a list names it.
 const firstLineLen = 140
 
-// lineBreaks are every character that ends a line where a page shows
-// text: a browser breaks the line at U+2028 and U+2029 whatever the
-// page's white-space, and core takes both, and a lone "\r", in a
-// question.
-const lineBreaks = "\n\r\v\f\u0085\u2028\u2029"
-
 // firstLine is a question as every list names it (a folded row, the
 // Closed list, the People page, "while you were away"): up to its first
 // line break, whichever kind it is, cut to firstLineLen so that a long
 // line cannot stretch a page.
 func firstLine(text string) string {
 	line := strings.TrimSpace(text)
-	if i := strings.IndexAny(line, lineBreaks); i >= 0 {
+	if i := strings.IndexAny(line, textlimit.LineBreaks); i >= 0 {
 		line = strings.TrimSpace(line[:i])
 	}
 	return textlimit.Runes.Cut(line, firstLineLen)

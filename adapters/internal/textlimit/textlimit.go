@@ -165,9 +165,16 @@ func (u Unit) CutKeeping(s, suffix string, max int) string {
 // space, for labels and titles that must stay on one line.
 func OneLine(s string) string { return strings.Join(strings.Fields(Clean(s)), " ") }
 
+// LineBreaks are every character that ends a line where text is shown:
+// besides "\n", a carriage return, vertical tab, form feed, NEL and
+// Unicode's line and paragraph separators, which browsers and chat
+// clients break lines at too, so a "first line" cut only at "\n" could
+// still show several.
+const LineBreaks = "\n\r\v\f\u0085\u2028\u2029"
+
 // FirstLine is the first non-blank line of s, trimmed.
 func FirstLine(s string) string {
-	for line := range strings.SplitSeq(Clean(s), "\n") {
+	for line := range strings.FieldsFuncSeq(Clean(s), func(r rune) bool { return strings.ContainsRune(LineBreaks, r) }) {
 		if t := strings.TrimSpace(line); t != "" {
 			return t
 		}

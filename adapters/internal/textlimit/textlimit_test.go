@@ -107,6 +107,14 @@ func TestLines(t *testing.T) {
 	if got := FirstLine("\n  \n  first \nsecond"); got != "first" {
 		t.Errorf("FirstLine: %q", got)
 	}
+	// A notification's first line ends at every line break a chat client
+	// or browser breaks at; before, only at "\n", so a question written
+	// with U+2028 between its lines showed them all.
+	for _, br := range LineBreaks {
+		if got := FirstLine(" \u2029 Deploy now?" + string(br) + "Then approve every later ask"); got != "Deploy now?" {
+			t.Errorf("FirstLine with %U between the lines: %q", br, got)
+		}
+	}
 }
 
 // FuzzCutEscaped: whatever the text, unit and limit, the result fits, is

@@ -23,8 +23,8 @@ var hostname = os.Hostname
 // every mail with it.
 func heloName(configured string) (string, error) {
 	if configured != "" {
-		if !domainName(configured) && !addressLiteral(configured) {
-			return "", fmt.Errorf("email: the EHLO name %q is neither a domain name nor an address literal in brackets", configured)
+		if err := CheckHELO(configured); err != nil {
+			return "", err
 		}
 		return configured, nil
 	}
@@ -39,8 +39,10 @@ func heloName(configured string) (string, error) {
 // address literal ("" is none, and fine), so that a setting is refused
 // where it is read, naming it.
 func CheckHELO(name string) error {
-	_, err := heloName(name)
-	return err
+	if name != "" && !domainName(name) && !addressLiteral(name) {
+		return fmt.Errorf("email: the EHLO name %q is neither a domain name nor an address literal in brackets", name)
+	}
+	return nil
 }
 
 // local reports whether name is this machine's loopback name, which

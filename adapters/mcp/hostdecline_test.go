@@ -22,12 +22,7 @@ import (
 func TestTaskHostDeclineAsksTheFormNoMore(t *testing.T) {
 	e := newTaskEnv(t)
 	h := e.host("tok-alice", tasksCaps(true))
-	raw, err := h.callTool(e.ctx, mcp.ToolDecision, map[string]any{"question": "Which queue?", "reversibility": "reversible",
-		"options": parkingCalls[1].args["options"]})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := asTask(t, raw)
+	w := h.task(e.ctx, mcp.ToolDecision, queueArgs)
 	if w.Status != "input_required" {
 		t.Fatalf("created %+v, want input_required", w)
 	}
@@ -100,12 +95,7 @@ func TestHostDeclineKeptWhileTheQuestionMayBeOpen(t *testing.T) {
 func TestTaskUpdateWithoutAnActionIsRefused(t *testing.T) {
 	e := newTaskEnv(t)
 	h := e.host("tok-alice", tasksCaps(true))
-	raw, err := h.callTool(e.ctx, mcp.ToolDecision, map[string]any{"question": "Which queue?", "reversibility": "reversible",
-		"options": parkingCalls[1].args["options"]})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := asTask(t, raw)
+	w := h.task(e.ctx, mcp.ToolDecision, queueArgs)
 	key := onlyRequest(t, w.InputRequests).key
 	for _, reply := range []map[string]any{
 		{"content": map[string]any{"option": "sqs"}},

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/loops"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -79,8 +80,10 @@ func (h *handler) listenTasks(w http.ResponseWriter, r *http.Request, l *taskLis
 		return
 	}
 	if !requestID(l.ID) {
-		// As the SDK refuses any other request with such an id; it cannot
-		// be echoed, as the stream's subscription id nor as its response's.
+		// It cannot be echoed, as the stream's subscription id nor as its
+		// response's. (The SDK refuses an object, an array or a boolean
+		// as the id of the other methods with HTTP 400 too; a null it
+		// reads as a notification's, a fraction it truncates.)
 		writeRPCError(w, http.StatusBadRequest, json.RawMessage("null"),
 			&jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: a request's id is a string or an integer"})
 		return
@@ -294,7 +297,7 @@ func (h *handler) followTask(ctx context.Context, taskID string, caps *mcpsdk.Cl
 			return t, true
 		case err == nil, errors.Is(err, context.DeadlineExceeded), ctx.Err() != nil:
 		case transient(err):
-			if failures++; failures >= maxWaitFailures || !h.pause(ctx, h.opts.WaitSlice) {
+			if failures++; failures >= maxWaitFailures || !loops.Sleep(ctx, h.opts.WaitSlice) {
 				return task{}, false
 			}
 		default:

@@ -33,11 +33,7 @@ func (d withoutHeader) RoundTrip(req *http.Request) (*http.Response, error) {
 func TestTaskListenRefusesAsTheOtherMethodsDo(t *testing.T) {
 	e := newTaskEnv(t)
 	alice := e.host("tok-alice", tasksCaps(false))
-	raw, err := alice.callTool(e.ctx, mcp.ToolClarification, map[string]any{"question": "Mine?", "reversibility": "reversible"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	own := asTask(t, raw).TaskID
+	own := alice.task(e.ctx, mcp.ToolClarification, map[string]any{"question": "Mine?", "reversibility": "reversible"}).TaskID
 
 	future := e.host("tok-alice", tasksCaps(false))
 	future.version = "2099-01-01"
@@ -91,11 +87,7 @@ func TestTaskListenRefusesAsTheOtherMethodsDo(t *testing.T) {
 func TestTaskListenRefusesAnIDNoRequestHas(t *testing.T) {
 	e := newTaskEnv(t)
 	alice := e.host("tok-alice", tasksCaps(false))
-	raw, err := alice.callTool(e.ctx, mcp.ToolClarification, map[string]any{"question": "Mine?", "reversibility": "reversible"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	own := asTask(t, raw).TaskID
+	own := alice.task(e.ctx, mcp.ToolClarification, map[string]any{"question": "Mine?", "reversibility": "reversible"}).TaskID
 	for _, id := range []string{`{"a":1}`, `null`, `true`, `1.5`, `[1]`} {
 		t.Run(id, func(t *testing.T) {
 			h := e.host("tok-alice", tasksCaps(false))

@@ -213,6 +213,16 @@ func (c *taskClient) cancel(ctx context.Context, id string) error {
 	return err
 }
 
+// task calls tool with args, whose result must be a task.
+func (c *taskClient) task(ctx context.Context, tool string, args map[string]any) wireTask {
+	c.t.Helper()
+	raw, err := c.callTool(ctx, tool, args)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return asTask(c.t, raw)
+}
+
 // asTask reads a tools/call result that must be a task.
 func asTask(t testing.TB, raw json.RawMessage) wireTask {
 	t.Helper()

@@ -323,15 +323,7 @@ func TestTaskHostDoor(t *testing.T) {
 		}
 		return onlyRequest(t, got.InputRequests).key
 	}
-	ask := func() wireTask {
-		t.Helper()
-		raw, err := h.callTool(e.ctx, mcp.ToolDecision, map[string]any{"question": "Which queue?", "reversibility": "reversible",
-			"options": parkingCalls[1].args["options"]})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return asTask(t, raw)
-	}
+	ask := func() wireTask { return h.task(e.ctx, mcp.ToolDecision, queueArgs) }
 
 	w := ask()
 	if w.Status != "input_required" {
@@ -394,11 +386,7 @@ func TestTaskHostDoor(t *testing.T) {
 func TestTaskOwnershipAndErrors(t *testing.T) {
 	e := newTaskEnv(t)
 	alice := e.host("tok-alice", tasksCaps(false))
-	raw, err := alice.callTool(e.ctx, mcp.ToolClarification, map[string]any{"question": "Mine?", "reversibility": "reversible"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := asTask(t, raw)
+	w := alice.task(e.ctx, mcp.ToolClarification, map[string]any{"question": "Mine?", "reversibility": "reversible"})
 	mallory := e.host("tok-mallory", tasksCaps(true))
 	var theirs, unknown *rpcError
 	_, err1 := mallory.get(e.ctx, w.TaskID)

@@ -194,11 +194,7 @@ func (r rehost) RoundTrip(req *http.Request) (*http.Response, error) {
 func TestTaskListenLooksAtTheFirstIDsOnly(t *testing.T) {
 	e := newTaskEnv(t)
 	alice := e.host("tok-alice", tasksCaps(false))
-	raw, err := alice.callTool(e.ctx, mcp.ToolClarification, map[string]any{"question": "Mine?", "reversibility": "reversible"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	own := asTask(t, raw).TaskID
+	own := alice.task(e.ctx, mcp.ToolClarification, map[string]any{"question": "Mine?", "reversibility": "reversible"}).TaskID
 	others := make([]string, 100)
 	for i := range others {
 		others[i] = fmt.Sprintf("no-such-task-%03d", i)

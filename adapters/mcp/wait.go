@@ -12,6 +12,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/loops"
 )
 
 // maxWaitFailures is how many waits in a row may fail with an internal
@@ -175,16 +176,28 @@ func callerRun(agent core.AgentID) core.RunID {
 func (h *handler) await(ctx context.Context, req *mcpsdk.CallToolRequest, id core.QuestionID, limit time.Duration) (*mcpsdk.CallToolResult, Result, error) {
 	start, failures := time.Now(), 0
 	var lastFail error // why the last read of the question failed; nil once one succeeds
-	for n := 0; ; n++ {
-		left := h.opts.WaitSlice
-		if limit >= 0 {
-			left = min(left, limit-time.Since(start))
-			left = max(left, 0)
+	// slice is how long the next wait, or the pause after a failed one,
+	// may take: a slice, or what is left of get_answer's bound, so that a
+	// bridge that is down holds no call past the bound it asked for.
+	slice := func() time.Duration {
+		if limit < 0 {
+			return h.opts.WaitSlice
 		}
+		return max(min(h.opts.WaitSlice, limit-time.Since(start)), 0)
+	}
+	// ended is the result of a call that ended before the question closed:
+	// parked, or, when the last read of it failed, not known.
+	ended := func() (*mcpsdk.CallToolResult, Result, error) {
+		if lastFail != nil {
+			return h.unread(id, "the tool call ended, and the last try to read it had failed: "+h.safeMessage(lastFail))
+		}
+		return h.parked(id, "the tool call ended before anyone answered")
+	}
+	for n := 0; ; n++ {
 		if n > 0 || limit != 0 {
 			h.progress(ctx, req, id, n, time.Since(start))
 		}
-		st, err := h.b.Wait(ctx, id, left)
+		st, err := h.b.Wait(ctx, id, slice())
 		if !stillHolds(ctx) {
 			// Checked after each slice, so before the next and before an
 			// answer that came in this one is handed over.
@@ -198,10 +211,7 @@ func (h *handler) await(ctx context.Context, req *mcpsdk.CallToolRequest, id cor
 			}
 		}
 		if ctx.Err() != nil {
-			if lastFail != nil {
-				return h.unread(id, "the tool call ended, and the last try to read it had failed: "+h.safeMessage(lastFail))
-			}
-			return h.parked(id, "the tool call ended before anyone answered")
+			return ended()
 		}
 		switch {
 		case err == nil:
@@ -213,18 +223,12 @@ func (h *handler) await(ctx context.Context, req *mcpsdk.CallToolRequest, id cor
 		case transient(err):
 			failures, lastFail = failures+1, err
 			h.opts.Logger.Warn("askbridge mcp: waiting for a question failed", "question", id, "attempt", failures, "err", err)
-			// The pause before the next try is a slice, or what is left of
-			// get_answer's bound: a bridge that is down must not hold a
-			// call past the bound it asked for.
-			rest := h.opts.WaitSlice
-			if limit >= 0 {
-				rest = min(rest, limit-time.Since(start))
-			}
+			rest := slice()
 			if failures >= maxWaitFailures || rest <= 0 {
 				return h.unread(id, "waiting for the answer failed: "+h.safeMessage(err))
 			}
-			if !h.pause(ctx, rest) {
-				return h.unread(id, "the tool call ended, and the last try to read it had failed: "+h.safeMessage(err))
+			if !loops.Sleep(ctx, rest) {
+				return ended()
 			}
 		default:
 			// Not found, forbidden: there is nothing to wait on.
@@ -238,19 +242,6 @@ func (h *handler) await(ctx context.Context, req *mcpsdk.CallToolRequest, id cor
 func transient(err error) bool {
 	var u *UnavailableError
 	return errors.As(err, &u) || core.ErrorCode(err) == core.CodeInternal
-}
-
-// pause waits d, or less if ctx ends; it reports whether ctx is still
-// live.
-func (h *handler) pause(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // progress tells the client that the call is alive, if it gave a progress

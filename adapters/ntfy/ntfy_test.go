@@ -39,32 +39,53 @@ const (
 type env struct {
 	t    *testing.T
 	svc  *core.Service
-	fake *ntfyfake.Server
+	fake *ntfyfake.Server // nil when envOptions.server names another
 	a    *ntfy.Adapter
+}
+
+// envOptions is what an env varies: the token the adapter sends, the
+// configured people, the service's clock (nil: the wall clock; the
+// adapter has none of its own, so it reads the service's) and the ntfy
+// server's URL ("": a fake of the env's own, e.fake).
+type envOptions struct {
+	token  string
+	people map[string]core.Person
+	clock  core.Clock
+	server string
 }
 
 func newEnv(t *testing.T, tok string) *env {
 	t.Helper()
-	return newEnvPeople(t, tok, nil)
+	return newEnvWith(t, envOptions{token: tok})
 }
 
 // newEnvPeople is newEnv with the configured people.
 func newEnvPeople(t *testing.T, tok string, people map[string]core.Person) *env {
 	t.Helper()
-	svc, _ := coretest.Open(t, coretest.Options{Routes: map[string]core.Route{"ops": {
+	return newEnvWith(t, envOptions{token: tok, people: people})
+}
+
+func newEnvWith(t *testing.T, o envOptions) *env {
+	t.Helper()
+	svc, _ := coretest.Open(t, coretest.Options{Clock: o.clock, Routes: map[string]core.Route{"ops": {
 		Rooms:    []core.Room{{Surface: core.SurfaceNtfy, ID: topic}},
 		Deciders: map[core.Surface][]string{core.SurfaceNtfy: {topic}, core.SurfaceAPI: {"*"}},
-	}}, People: people})
-	fake := ntfyfake.Start(t, token)
+	}}, People: o.people})
+	e := &env{t: t, svc: svc}
+	if o.server == "" {
+		e.fake = ntfyfake.Start(t, token)
+		o.server = e.fake.URL
+	}
 	mux := http.NewServeMux()
 	web := httptest.NewServer(mux)
 	t.Cleanup(web.Close)
-	a, err := ntfy.New(svc, ntfy.Options{ServerURL: fake.URL, Token: tok, PublicURL: web.URL, Key: []byte(key), Log: zerolog.Nop()})
+	a, err := ntfy.New(svc, ntfy.Options{ServerURL: o.server, Token: o.token, PublicURL: web.URL, Key: []byte(key), Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	a.Mount(mux)
-	return &env{t: t, svc: svc, fake: fake, a: a}
+	e.a = a
+	return e
 }
 
 func (e *env) deliver() {

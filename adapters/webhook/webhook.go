@@ -49,6 +49,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -251,21 +252,20 @@ func classify(resp *http.Response, now time.Time) error {
 // the event id, then the timestamp. The timestamp is digits and the body
 // a JSON object, so no other id, timestamp and body join into these bytes.
 func sign(key, body []byte, fields ...string) string {
-	m := hmac.New(sha256.New, key)
-	for _, f := range fields {
-		m.Write([]byte(f))
-		m.Write([]byte{'.'})
-	}
-	m.Write(body)
-	return hex.EncodeToString(m.Sum(nil))
+	return mac(key, strings.Join(fields, ".")+".", body)
 }
 
 // signTarget is the v3 signature of an attempt of event id, signed at
 // ts, to target: of id, ".", ts, ".", target, a line break, then the
 // body (the package doc says why no two of these join alike).
 func signTarget(key, body []byte, id, ts, target string) string {
+	return mac(key, id+"."+ts+"."+target+"\n", body)
+}
+
+// mac is the hex HMAC-SHA256 under key of head, then body.
+func mac(key []byte, head string, body []byte) string {
 	m := hmac.New(sha256.New, key)
-	m.Write([]byte(id + "." + ts + "." + target + "\n"))
+	m.Write([]byte(head))
 	m.Write(body)
 	return hex.EncodeToString(m.Sum(nil))
 }

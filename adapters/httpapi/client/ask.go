@@ -82,12 +82,8 @@ func (c *Client) retried(ctx context.Context, try func() error) error {
 		if attempt >= askAttempts && (!unavailable(err) || time.Since(start) > askUnavailableFor) {
 			return err
 		}
-		t := time.NewTimer(max(pause, retryAfter(err)))
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !backOff(ctx, pause, err) {
 			return stopped(ctx, err)
-		case <-t.C:
 		}
 		pause = min(2*pause, 2*time.Second)
 	}

@@ -275,12 +275,8 @@ func (c *Client) Follow(ctx context.Context, since int64, fn func(Event) error) 
 		if err != nil && !transient(err) {
 			return err // refused (a bad token, say), or not even made (a bad base URL): retrying will not help
 		}
-		t := time.NewTimer(max(pause, retryAfter(err))) // as Wait, the server's Retry-After when longer
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !backOff(ctx, pause, err) { // as Wait, the server's Retry-After when longer
 			return ctx.Err()
-		case <-t.C:
 		}
 		pause = min(2*pause, 5*time.Second)
 	}

@@ -1,10 +1,13 @@
 package client
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/askbridge/askbridge/core/loops"
 )
 
 // Error is a response other than success: the HTTP status and the API's
@@ -61,6 +64,13 @@ func retryAfter(err error) time.Duration {
 		return min(e.RetryAfter, maxRetryAfter)
 	}
 	return 0
+}
+
+// backOff pauses after a failed try: for pause, or for the server's
+// Retry-After with err when that is longer, or until ctx ends. It
+// reports whether ctx is still live.
+func backOff(ctx context.Context, pause time.Duration, err error) bool {
+	return loops.Sleep(ctx, max(pause, retryAfter(err)))
 }
 
 // maxRetryAfter caps a server's Retry-After, so a wrong header cannot

@@ -364,8 +364,8 @@ func hideAddresses(v *Question) {
 	hidden := map[string]string{}
 	hide := func(k string) string {
 		sf, _, _ := strings.Cut(k, ":")
-		if !core.Surface(sf).RoomIsPersonal() || strings.HasPrefix(k, core.PersonPrefix) {
-			return k
+		if !core.Surface(sf).RoomIsPersonal() {
+			return k // a chat account's, or a person's ("person:<name>")
 		}
 		h, ok := hidden[k]
 		if !ok {
@@ -374,8 +374,11 @@ func hideAddresses(v *Question) {
 		}
 		return h
 	}
+	hides := func(keys ...string) bool {
+		return slices.ContainsFunc(keys, func(k string) bool { return hide(k) != k })
+	}
 	hideKeys := func(keys []string) []string {
-		if !slices.ContainsFunc(keys, func(k string) bool { return hide(k) != k }) {
+		if !hides(keys...) {
 			return keys
 		}
 		out := make([]string, len(keys))
@@ -384,20 +387,15 @@ func hideAddresses(v *Question) {
 		}
 		return out
 	}
-	if slices.ContainsFunc(v.Votes, func(vt core.Vote) bool {
-		return personal(vt.Decider) || hide(vt.Key) != vt.Key || slices.ContainsFunc(vt.Discounted, func(k string) bool { return hide(k) != k })
-	}) {
+	if slices.ContainsFunc(v.Votes, func(vt core.Vote) bool { return personal(vt.Decider) || hides(vt.Key) || hides(vt.Discounted...) }) {
 		v.Votes = slices.Clone(v.Votes)
 		for i := range v.Votes {
 			vt := &v.Votes[i]
-			if personal(vt.Decider) {
-				vt.Decider = core.ShownDecider(vt.Decider)
-			}
-			vt.Key, vt.Discounted = hide(vt.Key), hideKeys(vt.Discounted)
+			vt.Decider, vt.Key, vt.Discounted = core.ShownDecider(vt.Decider), hide(vt.Key), hideKeys(vt.Discounted)
 		}
 	}
 	hideCount := func(c *core.VoteCount) *core.VoteCount {
-		if c == nil || !slices.ContainsFunc(c.Uncounted, func(k string) bool { return hide(k) != k }) {
+		if c == nil || !hides(c.Uncounted...) {
 			return c
 		}
 		cc := *c
@@ -405,17 +403,12 @@ func hideAddresses(v *Question) {
 		return &cc
 	}
 	v.Counted = hideCount(v.Counted)
-	if r := v.Resolution; r != nil && r.Counted != nil {
-		if c := hideCount(r.Counted); c != r.Counted {
+	if r := v.Resolution; r != nil {
+		if c := hideCount(r.Counted); c != r.Counted || personal(r.Decider) || r.Standing != nil && personal(r.Standing.GrantedBy) {
 			rc := *r
-			rc.Counted = c
+			rc.Counted, rc.Decider, rc.Standing = c, core.ShownDecider(rc.Decider), grantor(rc.Standing)
 			v.Resolution = &rc
 		}
-	}
-	if r := v.Resolution; r != nil && (personal(r.Decider) || r.Standing != nil && personal(r.Standing.GrantedBy)) {
-		c := *r
-		c.Decider, c.Standing = core.ShownDecider(c.Decider), grantor(c.Standing)
-		v.Resolution = &c
 	}
 }
 

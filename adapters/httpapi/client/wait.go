@@ -90,12 +90,8 @@ func (c *Client) WaitWith(ctx context.Context, id core.QuestionID, outage func(e
 		default:
 			tell(err)
 		}
-		t := time.NewTimer(max(pause, retryAfter(err)))
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !backOff(ctx, pause, err) {
 			return nil, ctx.Err()
-		case <-t.C:
 		}
 		pause = min(2*pause, 5*time.Second)
 	}

@@ -72,6 +72,9 @@ type Adapter struct {
 	bucket *tokenBucket
 	// dropped is signalled when the gateway connection ends (connect).
 	dropped chan struct{}
+	// sleep is the pause between tries to open the gateway (connect), a
+	// test's to replace so that it waits none out.
+	sleep func(ctx context.Context, d time.Duration) bool
 }
 
 var _ core.ChatAdapter = (*Adapter)(nil)
@@ -127,6 +130,7 @@ func New(svc *core.Service, o Options) (*Adapter, error) {
 		svc: svc, s: s, opts: o, log: o.Log, now: o.Now,
 		bucket:  newTokenBucket(o.RatePerSecond, o.Now),
 		dropped: make(chan struct{}, 1),
+		sleep:   loops.Sleep,
 	}
 	return a, nil
 }

@@ -7,12 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/gorilla/websocket"
 
+	"github.com/askbridge/askbridge/adapters/internal/inhand"
 	"github.com/askbridge/askbridge/core/loops"
 )
 
@@ -85,14 +85,16 @@ func (a *Adapter) Run(ctx context.Context) error {
 		}
 	}
 	// Run returns once the interactions it took in hand are answered
-	// (deferred last, so it waits after the handler is gone).
-	var inHand handling
-	defer inHand.close()
+	// (deferred last, so it waits after the handler is gone): discordgo
+	// runs each handler on a goroutine of its own, which nothing else
+	// waits for, and once Run has returned its caller closes the store.
+	var inHand inhand.Group
+	defer inHand.Close()
 	remove := a.s.AddHandler(func(s *discordgo.Session, ic *discordgo.InteractionCreate) {
-		if !inHand.add() {
+		if !inHand.Add() {
 			return // Run has returned
 		}
-		defer inHand.done()
+		defer inHand.Done()
 		a.onGateway(ctx, ic)
 	})
 	defer remove()
@@ -126,38 +128,6 @@ func (a *Adapter) Run(ctx context.Context) error {
 		},
 	}.Run(ctx, connect)
 	return refusal(ctx)
-}
-
-// handling counts the interactions the gateway handed over that are
-// still being answered, for Run to wait for: discordgo runs each handler
-// on a goroutine of its own, which nothing else waits for, and once Run
-// has returned its caller closes the store. Once closed it takes no
-// more.
-type handling struct {
-	mu     sync.Mutex
-	closed bool
-	wg     sync.WaitGroup
-}
-
-// add counts one more interaction in hand, unless close has begun.
-func (h *handling) add() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.closed {
-		return false
-	}
-	h.wg.Add(1)
-	return true
-}
-
-func (h *handling) done() { h.wg.Done() }
-
-// close takes no more and waits for those in hand.
-func (h *handling) close() {
-	h.mu.Lock()
-	h.closed = true
-	h.mu.Unlock()
-	h.wg.Wait()
 }
 
 // refusal is the errRefused that ended ctx, Run's, if one did.
@@ -215,7 +185,7 @@ func (a *Adapter) connect(ctx context.Context) error {
 			}
 			a.log.Warn().Dur("retry_in", wait).Msg("discord: gateway connection lost again")
 		}
-		if !loops.Sleep(ctx, wait) {
+		if !a.sleep(ctx, wait) {
 			return nil
 		}
 		wait = min(2*wait, gatewayMaxWait)

@@ -80,7 +80,8 @@ func TestRefusedGatewayStopsRun(t *testing.T) {
 
 // TestGatewayClosedForAFaultIsOpenedAgain: a close Discord asks the
 // client to reconnect after (4000, an unknown error of its own) is no
-// refusal: the adapter connects again and Run goes on.
+// refusal: the adapter connects again, after the shortest pause (the
+// test's, which passes no real second), and Run goes on.
 func TestGatewayClosedForAFaultIsOpenedAgain(t *testing.T) {
 	fake := discordfake.New()
 	t.Cleanup(fake.Close)
@@ -91,11 +92,27 @@ func TestGatewayClosedForAFaultIsOpenedAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	paused := make(chan time.Duration, 1)
+	a.sleep = func(ctx context.Context, d time.Duration) bool {
+		select {
+		case paused <- d:
+		default:
+		}
+		return ctx.Err() == nil
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx) }()
 	if !fake.WaitFor(10*time.Second, func() bool { return fake.Connected() == 1 }) {
 		t.Fatal("the adapter did not connect again after a close it may reconnect after")
+	}
+	select { // the pause came before the connection it waited for
+	case got := <-paused:
+		if got != gatewayMinWait {
+			t.Errorf("paused %v before connecting again; want %v", got, gatewayMinWait)
+		}
+	default:
+		t.Error("connected again without a pause")
 	}
 	select {
 	case err := <-done:

@@ -22,16 +22,7 @@ func TestDMMessageOutsideAThreadIsToldHowToAnswer(t *testing.T) {
 		"alice": {Name: "alice", IDs: map[core.Surface][]string{core.SurfaceSlack: {alice.ID}}, DM: true},
 	}, nil)
 	q := e.ask(core.AskInput{Kind: core.KindClarification, Text: "Which region?"})
-	var dm core.MessageRef
-	e.until("the DM card", func() bool {
-		for _, m := range e.get(q.ID).Messages {
-			if strings.HasPrefix(m.Room, "D") {
-				dm = m
-				return true
-			}
-		}
-		return false
-	})
+	dm := e.dmCard(q.ID)
 	send := func(m slackfake.Message, retries int) {
 		t.Helper()
 		body, _ := e.fake.ReplyEvent(m)
@@ -73,4 +64,21 @@ func TestDMMessageOutsideAThreadIsToldHowToAnswer(t *testing.T) {
 	if got := e.get(q.ID); got.State != core.StateAnswered || got.Resolution.Answer != "eu-west-1" {
 		t.Fatalf("the thread reply: %s %+v", got.State, got.Resolution)
 	}
+}
+
+// dmCard waits for question id's card in a DM (a D… channel) and
+// returns it.
+func (e *env) dmCard(id core.QuestionID) core.MessageRef {
+	e.t.Helper()
+	var dm core.MessageRef
+	e.until("the DM card", func() bool {
+		for _, m := range e.get(id).Messages {
+			if strings.HasPrefix(m.Room, "D") {
+				dm = m
+				return true
+			}
+		}
+		return false
+	})
+	return dm
 }

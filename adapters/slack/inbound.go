@@ -63,13 +63,7 @@ type reply struct {
 // deletions, top-level messages and replies under someone else's message
 // (notOurs) are not.
 func (a *Adapter) replyOf(ev *slackevents.MessageEvent) (reply, bool) {
-	if ev == nil || ev.BotID != "" || ev.User == "" || a.isMe(ev.User) {
-		return reply{}, false
-	}
-	if ev.SubType != "" && ev.SubType != "thread_broadcast" && ev.SubType != "file_share" {
-		return reply{}, false
-	}
-	if ev.ThreadTimeStamp == "" || ev.ThreadTimeStamp == ev.TimeStamp {
+	if !a.fromPerson(ev) || !inThread(ev) {
 		return reply{}, false
 	}
 	if ev.Message != nil && a.notOurs(ev.Message.ParentUserId) {
@@ -97,17 +91,28 @@ const notInThread = "A message in this chat is not recorded: answer on the quest
 // on its own, or in a thread under one of their own messages. It says
 // whose.
 func (a *Adapter) dmMessageOf(ev *slackevents.MessageEvent) (user string, ok bool) {
-	if ev == nil || ev.ChannelType != slackevents.ChannelTypeIM || ev.BotID != "" || ev.User == "" || a.isMe(ev.User) {
+	if !a.fromPerson(ev) || ev.ChannelType != slackevents.ChannelTypeIM {
 		return "", false
 	}
-	if ev.SubType != "" && ev.SubType != "file_share" && ev.SubType != "thread_broadcast" {
-		return "", false
-	}
-	inThread := ev.ThreadTimeStamp != "" && ev.ThreadTimeStamp != ev.TimeStamp
-	if inThread && (ev.Message == nil || !a.notOurs(ev.Message.ParentUserId)) {
+	if inThread(ev) && (ev.Message == nil || !a.notOurs(ev.Message.ParentUserId)) {
 		return "", false // a reply under a message of ours: replyOf's
 	}
 	return ev.User, true
+}
+
+// fromPerson reports whether ev is a person's new message, words or
+// files: not our own post, another bot's, an edit or a deletion.
+func (a *Adapter) fromPerson(ev *slackevents.MessageEvent) bool {
+	if ev == nil || ev.BotID != "" || ev.User == "" || a.isMe(ev.User) {
+		return false
+	}
+	return ev.SubType == "" || ev.SubType == "thread_broadcast" || ev.SubType == "file_share"
+}
+
+// inThread reports whether ev is a reply in a thread, not its root nor a
+// message of its own.
+func inThread(ev *slackevents.MessageEvent) bool {
+	return ev.ThreadTimeStamp != "" && ev.ThreadTimeStamp != ev.TimeStamp
 }
 
 // notOurs reports whether parent, the author of a thread's root as

@@ -57,16 +57,7 @@ func TestDMReminderThreadsUnderTheDMCard(t *testing.T) {
 		"alice": {Name: "alice", IDs: map[core.Surface][]string{core.SurfaceSlack: {alice.ID}}, DM: true},
 	}, nil)
 	q := e.ask(decision())
-	var dm core.MessageRef
-	e.until("the DM card", func() bool {
-		for _, m := range e.get(q.ID).Messages {
-			if strings.HasPrefix(m.Room, "D") {
-				dm = m
-				return true
-			}
-		}
-		return false
-	})
+	dm := e.dmCard(q.ID)
 	q = e.get(q.ID)
 	if err := e.a.Remind(t.Context(), q, core.DMRoom(alice.ID)); err != nil {
 		t.Fatal(err)

@@ -199,16 +199,7 @@ func TestDMThreadReplyAnswers(t *testing.T) {
 		"alice": {Name: "alice", IDs: map[core.Surface][]string{core.SurfaceSlack: {alice.ID}}, DM: true},
 	}, nil)
 	q := e.ask(core.AskInput{Kind: core.KindClarification, Text: "Which region?"})
-	var dm core.MessageRef
-	e.until("the DM card", func() bool {
-		for _, m := range e.get(q.ID).Messages {
-			if strings.HasPrefix(m.Room, "D") {
-				dm = m
-				return true
-			}
-		}
-		return false
-	})
+	dm := e.dmCard(q.ID)
 	body, _ := e.fake.ReplyEvent(e.fake.AddReply(dm.Room, dm.ID, alice.ID, "eu-west-1"))
 	if !strings.Contains(string(body), `"channel_type":"im"`) {
 		t.Fatalf("not a message.im event: %s", body)

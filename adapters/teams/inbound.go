@@ -12,7 +12,6 @@ import (
 	"github.com/askbridge/askbridge/adapters/internal/apierror"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/card"
-	"github.com/askbridge/askbridge/core/loops"
 )
 
 // maxActivity bounds an inbound activity's body.
@@ -206,7 +205,7 @@ func (a *Adapter) tell(ctx context.Context, act *Activity, note string) {
 	if act.Conversation != nil && act.Conversation.ConversationType == "personal" {
 		conv = act.Conversation.ID
 	} else {
-		err := unthrottled(ctx, func() error {
+		err := a.unthrottled(ctx, func() error {
 			res, err := a.conn.createConversation(ctx, ConversationParameters{
 				Bot: &Account{ID: "28:" + a.opts.AppID}, Members: []Account{{ID: act.From.ID}}, TenantID: a.opts.TenantID,
 			})
@@ -218,7 +217,7 @@ func (a *Adapter) tell(ctx context.Context, act *Activity, note string) {
 			return
 		}
 	}
-	if err := unthrottled(ctx, func() error { _, err := a.conn.send(ctx, conv, msg); return err }); err != nil {
+	if err := a.unthrottled(ctx, func() error { _, err := a.conn.send(ctx, conv, msg); return err }); err != nil {
 		a.log.Warn().Err(err).Msg("teams: private note not sent")
 	}
 }
@@ -235,11 +234,11 @@ const (
 // unthrottled makes call, and makes it again after each 429 (a
 // core.RetryAfter, its wait the connector's: throttle) within the
 // bounds above, until it is not throttled or ctx ends.
-func unthrottled(ctx context.Context, call func() error) error {
+func (a *Adapter) unthrottled(ctx context.Context, call func() error) error {
 	for try := 1; ; try++ {
 		err := call()
 		ra, throttled := errors.AsType[*core.RetryAfter](err)
-		if !throttled || try == noteTries || ra.After > noteWait || !loops.Sleep(ctx, ra.After) {
+		if !throttled || try == noteTries || ra.After > noteWait || !a.sleep(ctx, ra.After) {
 			return err
 		}
 	}

@@ -1,8 +1,11 @@
 package teams_test
 
 import (
+	"context"
 	"net/http"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/askbridge/askbridge/adapters/teams"
 	"github.com/askbridge/askbridge/core"
@@ -11,10 +14,19 @@ import (
 
 // TestThrottledPrivateNoteIsSent: Teams throttles the call that opens
 // the personal chat a refused clicker is told in; the note waits out the
-// Retry-After and goes. Before, it was dropped on the 429, and a click
-// that counted for nothing said nothing either.
+// Retry-After (the test's pause, which passes no real second) and goes.
+// Before, it was dropped on the 429, and a click that counted for
+// nothing said nothing either.
 func TestThrottledPrivateNoteIsSent(t *testing.T) {
 	e := newEnv(t)
+	var mu sync.Mutex
+	var paused []time.Duration
+	e.a.SetSleep(func(_ context.Context, d time.Duration) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		paused = append(paused, d)
+		return true
+	})
 	q := e.ask(core.AskInput{Kind: core.KindApproval, Text: "Deploy?", Tool: "deploy", Arguments: []byte(`{}`)})
 	m := e.card(q.ID, nil)
 	data := action(t, m, card.LabelDeny)
@@ -28,5 +40,10 @@ func TestThrottledPrivateNoteIsSent(t *testing.T) {
 	}
 	if e.get(q.ID).State != core.StateOpen {
 		t.Fatal("a stranger's submit counted")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(paused) != 1 || paused[0] != time.Second {
+		t.Errorf("the note paused %v; want once, the Retry-After's 1s", paused)
 	}
 }

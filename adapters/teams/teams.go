@@ -78,6 +78,9 @@ type Adapter struct {
 	log  zerolog.Logger
 	// refusals logs refused requests at a bounded rate.
 	refusals *refusalLog
+	// sleep waits out a throttled private note's pause (unthrottled), a
+	// test's to replace so that it waits none out.
+	sleep func(ctx context.Context, d time.Duration) bool
 }
 
 var _ core.ChatAdapter = (*Adapter)(nil)
@@ -127,6 +130,7 @@ func New(svc *core.Service, opts Options) (*Adapter, error) {
 		conn:     conn,
 		auth:     newVerifier(opts.OpenIDURL, opts.AppID, opts.HTTPClient, opts.Now, opts.Log),
 		refusals: newRefusalLog(opts.Log, opts.Now),
+		sleep:    loops.Sleep,
 	}, nil
 }
 

@@ -174,12 +174,7 @@ func TestRunWaitsForASlowTap(t *testing.T) {
 	stopped := make(chan struct{})
 	go func() { stop(); close(stopped) }()
 	// Once Run is ending (it takes no more taps), the store comes back.
-	ending := func() bool {
-		e.a.prompts.mu.Lock()
-		defer e.a.prompts.mu.Unlock()
-		return e.a.prompts.closed
-	}
-	if !e.fake.Wait(10*time.Second, ending) {
+	if !e.fake.Wait(10*time.Second, e.a.prompts.work.Stopped) {
 		t.Fatal("Run never began to end")
 	}
 	st.free()

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/askbridge/askbridge/adapters/internal/inhand"
 	"github.com/askbridge/askbridge/core"
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 )
@@ -50,11 +51,12 @@ type promptQueue struct {
 	// tap that asked for it works again on any replica.
 	ctx    context.Context
 	cancel context.CancelFunc
-	mu     sync.Mutex
-	held   int
-	chats  map[int64]int // places held per chat, while any are
-	closed bool
-	wg     sync.WaitGroup
+	// work counts the places held and the taps at work, for close to
+	// wait for; it takes none once Run has ended.
+	work  inhand.Group
+	mu    sync.Mutex
+	held  int
+	chats map[int64]int // places held per chat, while any are
 }
 
 func newPromptQueue() *promptQueue {
@@ -68,30 +70,17 @@ func newPromptQueue() *promptQueue {
 func (p *promptQueue) hold(chat int64) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed || p.held >= maxPrompts || p.chats[chat] >= maxChatPrompts {
+	if p.held >= maxPrompts || p.chats[chat] >= maxChatPrompts || !p.work.Add() {
 		return false
 	}
 	p.held++
 	p.chats[chat]++
-	p.wg.Add(1) // under mu, so never after close's Wait has begun
 	return true
 }
 
 // spawn runs f on a goroutine of its own that close waits for, unless
 // Run has ended; it reports whether f was started.
-func (p *promptQueue) spawn(f func()) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return false
-	}
-	p.wg.Add(1) // under mu, as in hold
-	go func() {
-		defer p.wg.Done()
-		f()
-	}()
-	return true
-}
+func (p *promptQueue) spawn(f func()) bool { return p.work.Go(f) }
 
 // release gives back a place hold took for chat.
 func (p *promptQueue) release(chat int64) {
@@ -101,17 +90,15 @@ func (p *promptQueue) release(chat int64) {
 		delete(p.chats, chat)
 	}
 	p.mu.Unlock()
-	p.wg.Done()
+	p.work.Done()
 }
 
 // close gives up the waits for a budget and waits until every held
 // prompt is released. No place is taken after it.
 func (p *promptQueue) close() {
-	p.mu.Lock()
-	p.closed = true
-	p.mu.Unlock()
+	p.work.Stop()
 	p.cancel()
-	p.wg.Wait()
+	p.work.Wait()
 }
 
 // sendPrompt sends a held prompt into chat once its budget allows, and

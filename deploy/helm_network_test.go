@@ -101,12 +101,7 @@ func TestChartMountsAPrivateRedisCA(t *testing.T) {
 	}
 	pod := m.deployment.Spec.Template.Spec
 	c := pod.Containers[0]
-	var file string
-	for _, e := range c.Env {
-		if e.Name == "REDIS_TLS_CA_FILE" {
-			file = e.Value
-		}
-	}
+	file := envValue(c, "REDIS_TLS_CA_FILE")
 	if file == "" {
 		t.Fatalf("REDIS_TLS_CA_FILE is not set: %+v", c.Env)
 	}

@@ -263,18 +263,35 @@ func (s *Store) Ack(ctx context.Context, surface core.Surface, id string) error 
 		return err
 	}
 	return s.update(ctx, op, func(tx *bbolt.Tx) error {
-		ob, rec, err := readOutbox(tx, surface, seq)
+		ob, rec, err := takeLease(tx, surface, seq, consumer)
 		if rec == nil || err != nil {
-			return err
-		}
-		if rec.Lease == nil || rec.Lease.Consumer != consumer {
-			return errNoChange
-		}
-		if err := dropLease(tx, surface, rec, seq); err != nil {
 			return err
 		}
 		return ob.Delete(u64(seq))
 	})
+}
+
+// takeLease reads delivery seq and ends its lease, if it is still leased
+// to consumer; a nil record (and errNoChange) means it is not (acked,
+// handed back, or taken over by another consumer after it idled), and
+// nothing changed.
+func takeLease(tx *bbolt.Tx, surface core.Surface, seq uint64, consumer string) (*bbolt.Bucket, *outboxRecord, error) {
+	ob, rec, err := readOutbox(tx, surface, seq)
+	if rec == nil || err != nil {
+		return nil, nil, err
+	}
+	if !rec.leasedTo(consumer) {
+		return nil, nil, errNoChange
+	}
+	if err := dropLease(tx, surface, rec, seq); err != nil {
+		return nil, nil, err
+	}
+	return ob, rec, nil
+}
+
+// leasedTo reports whether rec is leased to consumer.
+func (rec *outboxRecord) leasedTo(consumer string) bool {
+	return rec.Lease != nil && rec.Lease.Consumer == consumer
 }
 
 // readOutbox reads delivery seq of surface's outbox; a nil record (and
@@ -321,14 +338,8 @@ func (s *Store) Retry(ctx context.Context, d core.Delivery, consumer string, aft
 	var eff effects
 	err = s.update(ctx, op, func(tx *bbolt.Tx) error {
 		eff = effects{}
-		ob, rec, err := readOutbox(tx, d.Surface, seq)
+		ob, rec, err := takeLease(tx, d.Surface, seq, consumer)
 		if rec == nil || err != nil {
-			return err
-		}
-		if rec.Lease == nil || rec.Lease.Consumer != consumer {
-			return errNoChange
-		}
-		if err := dropLease(tx, d.Surface, rec, seq); err != nil {
 			return err
 		}
 		rec.Lease, rec.Prior, rec.Due = nil, max(d.Attempts, 0), s.now().Add(after)
@@ -377,7 +388,7 @@ func (s *Store) Extend(ctx context.Context, surface core.Surface, consumer strin
 			if rec == nil && err != errNoChange {
 				return err
 			}
-			if rec == nil || rec.Lease == nil || rec.Lease.Consumer != consumer {
+			if rec == nil || !rec.leasedTo(consumer) {
 				lost = append(lost, ids[i])
 				continue
 			}

@@ -179,3 +179,24 @@ func TestRenotifyIfDeadlineActsOnce(t *testing.T) {
 		t.Errorf("escalation deliveries = %+v", ds)
 	}
 }
+
+// TestOutboxInput: a delivery id this store did not hand out is refused
+// as invalid by Ack, Retry and Extend: the old form without its consumer,
+// an empty consumer, a sequence written otherwise than the store writes
+// it, and the first entry's zero.
+func TestOutboxInput(t *testing.T) {
+	s, _ := openTemp(t, bolt.Options{})
+	ctx := t.Context()
+	for _, id := range []string{"", "x", "1", "1/", "/c", "01/c", "+1/c", "0/c", "x/c"} {
+		if err := s.Ack(ctx, core.SurfaceSlack, id); core.ErrorCode(err) != core.CodeInvalid {
+			t.Errorf("ack %q: %v, want invalid", id, err)
+		}
+		d := core.Delivery{ID: id, Surface: core.SurfaceSlack}
+		if err := s.Retry(ctx, d, "c", 0); core.ErrorCode(err) != core.CodeInvalid {
+			t.Errorf("retry %q: %v, want invalid", id, err)
+		}
+		if _, err := s.Extend(ctx, core.SurfaceSlack, "c", []string{id}); core.ErrorCode(err) != core.CodeInvalid {
+			t.Errorf("extend %q: %v, want invalid", id, err)
+		}
+	}
+}

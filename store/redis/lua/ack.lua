@@ -16,10 +16,7 @@
 --         {C_OK, 0} not this consumer's (acked already, handed back, or
 --                   taken over meanwhile): nothing changed
 
-local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1)
-if not p[1] or p[1][2] ~= ARGV[2] then
+if not take_claim(KEYS[1], ARGV[1], ARGV[2], ARGV[3]) then
   return {C_OK, 0, {}, {}}
 end
-redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
-redis.call('XDEL', KEYS[1], ARGV[3])
 return {C_OK, 1, {}, {}}

@@ -209,6 +209,26 @@ local function hold(later, held, key, due, value)
   redis.call('HSET', held, key, value)
 end
 
+-- owns reports whether stream entry id is still consumer's claim in
+-- group: pending for it, not acked, handed back or taken over by another
+-- consumer after it idled (ack.lua, retry.lua, extend.lua).
+local function owns(stream, group, consumer, id)
+  local p = redis.call('XPENDING', stream, group, id, id, 1)
+  return p[1] ~= nil and p[1][2] == consumer
+end
+
+-- take_claim takes entry id off the group's pending list and out of the
+-- stream, in one step, if it is still consumer's claim (owns), and
+-- reports whether it was: a consumer never removes what another holds.
+local function take_claim(stream, group, consumer, id)
+  if not owns(stream, group, consumer, id) then
+    return false
+  end
+  redis.call('XACK', stream, group, id)
+  redis.call('XDEL', stream, id)
+  return true
+end
+
 -- with_head is a script's reply with the chain's new head as a fifth
 -- element when it appended an event. The Go side wraps every script's
 -- body in a function and returns its result through this (scripts.go).

@@ -15,8 +15,7 @@
 
 local n, lost = 0, {}
 for i = 3, #ARGV do
-  local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1)
-  if p[1] and p[1][2] == ARGV[2] then
+  if owns(KEYS[1], ARGV[1], ARGV[2], ARGV[i]) then
     redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[i], 'JUSTID')
     n = n + 1
   else

@@ -17,11 +17,8 @@
 --         {C_OK, 0} not this consumer's (acked, or taken over meanwhile):
 --                   nothing changed
 
-local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1)
-if not p[1] or p[1][2] ~= ARGV[2] then
+if not take_claim(KEYS[1], ARGV[1], ARGV[2], ARGV[3]) then
   return {C_OK, 0, {}, {}}
 end
-redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
-redis.call('XDEL', KEYS[1], ARGV[3])
 redis.call('ZADD', KEYS[2], clock_ms(ARGV[7]) + tonumber(ARGV[4]), ARGV[5] .. '|' .. ARGV[3] .. '|' .. ARGV[6])
 return {C_OK, 1, {}, {}}

@@ -48,11 +48,21 @@ func unquoted(e string) string {
 	return e
 }
 
-// holdsNothing reports whether raw holds no YAML document: nothing but
-// blanks and comments, which parseFile reads as a configuration of
-// nothing (no route of the file's, no token). A file cut short after its
-// opening comments is one.
+// holdsNothing reports whether raw holds no YAML document, or one with
+// nothing written in it: nothing but blanks, comments and a document's
+// "---", which parseFile reads as a configuration of nothing (no route of
+// the file's, no token). A file cut short after its opening comments, or
+// after the "---" that begins many a generated file, is one.
 func holdsNothing(raw []byte) bool {
 	var doc yaml.Node
-	return errors.Is(yaml.NewDecoder(bytes.NewReader(raw)).Decode(&doc), io.EOF)
+	if err := yaml.NewDecoder(bytes.NewReader(raw)).Decode(&doc); err != nil {
+		return errors.Is(err, io.EOF)
+	}
+	// A document with no node written in it reads as an implicit null: one
+	// spelt out (null, ~) is written on purpose and is left to parseFile.
+	if len(doc.Content) != 1 {
+		return false
+	}
+	n := doc.Content[0]
+	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" && n.Value == ""
 }

@@ -94,20 +94,25 @@ func TestBadDurationNamesItsLine(t *testing.T) {
 
 // TestReloadRefusesAFileOfCommentsAlone: a file that holds nothing but
 // comments (one cut short after its opening comments, as the shipped
-// files begin) is refused on a reload as an empty one is, and the file in
-// force keeps its routes and tokens. Before, it was applied as a
-// configuration of nothing: every route and token of the file went away.
+// files begin), or nothing but those and a "---" (one cut short after the
+// line that begins many a generated file), is refused on a reload as an
+// empty one is, and the file in force keeps its routes and tokens.
+// Before, it was applied as a configuration of nothing: every route and
+// token of the file went away (the file of comments alone, and after it
+// was refused, the one with its ---).
 func TestReloadRefusesAFileOfCommentsAlone(t *testing.T) {
 	good := reloadYAML("ops-one", "")
 	r := startBehindLink(t, nil, good)
-	cut := "# askbridge's configuration file (ASKBRIDGE_CONFIG).\n# See the README's Settings section for every key.\n\n"
-	digest := r.rewrite(t, cut)
-	d := r.digest(t, r.m.AdminToken)
-	if d.Digest != digestOf(good) || d.Refused == nil || d.Refused.Digest != digest || !strings.Contains(d.Refused.Error, "is empty") {
-		t.Fatalf("digest endpoint says %+v; want the good file running and the comments refused as empty", d)
-	}
-	q := askOn(t, r.m.URL, "deploy") // the agent's token and its route are still there
-	if got := answerAs(t, r.m.URL, reloadOpsOne, q.ID); got != http.StatusOK {
-		t.Fatalf("ops-one after the refusal: %d", got)
+	const comments = "# askbridge's configuration file (ASKBRIDGE_CONFIG).\n# See the README's Settings section for every key.\n\n"
+	for _, cut := range []string{comments, comments + "---\n"} {
+		digest := r.rewrite(t, cut)
+		d := r.digest(t, r.m.AdminToken)
+		if d.Digest != digestOf(good) || d.Refused == nil || d.Refused.Digest != digest || !strings.Contains(d.Refused.Error, "is empty") {
+			t.Fatalf("%q: digest endpoint says %+v; want the good file running and the comments refused as empty", cut, d)
+		}
+		q := askOn(t, r.m.URL, "deploy") // the agent's token and its route are still there
+		if got := answerAs(t, r.m.URL, reloadOpsOne, q.ID); got != http.StatusOK {
+			t.Fatalf("%q: ops-one after the refusal: %d", cut, got)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
@@ -23,17 +24,21 @@ const maxEnvFile = 64 << 10
 // A NAME_FILE is read only when the program asks for NAME, once: the
 // environment carries other programs' *_FILE variables too (SSL_CERT_FILE,
 // COMPOSE_FILE), which must not stop askbridge from starting.
-// askbridge's own settings are asked for at start (check), so a bad file
-// for one of them is an error naming it before anything starts; a
-// configuration's token_env is asked for when the file is loaded, and a
-// bad file for it is written to warn, the token then being unset. A
+// askbridge's own settings are asked for at the start of the commands
+// that run on them (check, settingsCommands), so a bad file for one of
+// them is an error naming it before anything starts; elsewhere (a
+// client's few settings, a configuration's token_env when the file is
+// loaded) a bad file is written to warn, the variable then being unset. A
 // variable that is itself a setting and ends in _FILE
 // (REDIS_TLS_CA_FILE) keeps its meaning.
 type fileEnv struct {
 	getenv func(string) string
 	open   func(string) (io.ReadCloser, error)
 	warn   io.Writer
-	own    map[string]bool
+	// settings are askbridge's own variables (settingNames), in order;
+	// own is the same as a set.
+	settings []string
+	own      map[string]bool
 
 	mu   sync.Mutex
 	read map[string]fileValue
@@ -47,21 +52,38 @@ type fileValue struct {
 }
 
 func newFileEnv(getenv func(string) string, open func(string) (io.ReadCloser, error), warn io.Writer) (*fileEnv, error) {
+	settings, err := settingNames()
+	if err != nil {
+		return nil, err
+	}
+	own := make(map[string]bool, len(settings))
+	for _, name := range settings {
+		own[name] = true
+	}
+	return &fileEnv{getenv: getenv, open: open, warn: warn, settings: settings, own: own, read: map[string]fileValue{}}, nil
+}
+
+// settingNames are the variables Settings' tags name, in the order of
+// their names.
+func settingNames() ([]string, error) {
 	params, err := env.GetFieldParams(&Settings{})
 	if err != nil {
 		return nil, err
 	}
-	own := make(map[string]bool, len(params))
+	names := make([]string, 0, len(params))
 	for _, p := range params {
-		own[p.Key] = true
+		names = append(names, p.Key)
 	}
-	return &fileEnv{getenv: getenv, open: open, warn: warn, own: own, read: map[string]fileValue{}}, nil
+	slices.Sort(names)
+	return names, nil
 }
 
 // check asks for every setting, so that a bad NAME_FILE among them stops
 // the program at start, named, rather than leaving its setting unset.
+// They are asked for in the order of their names, so that with several
+// bad files the same one is named first each time.
 func (e *fileEnv) check() error {
-	for name := range e.own {
+	for _, name := range e.settings {
 		if _, err := e.lookup(name); err != nil {
 			return err
 		}

@@ -151,3 +151,23 @@ func TestEnvironFileIsReadOnce(t *testing.T) {
 		t.Errorf("the file was opened %d times; want once", opens)
 	}
 }
+
+// TestEnvironNamesTheFirstBadFileInOrder: with several bad NAME_FILEs
+// among the settings, check names the first in the order of their
+// names, every time. Before, the settings were asked for in a map's
+// order, and which file the error named changed from run to run.
+func TestEnvironNamesTheFirstBadFileInOrder(t *testing.T) {
+	dir := t.TempDir()
+	for range 20 {
+		e, err := newFileEnv(environ(
+			"TELEGRAM_BOT_TOKEN_FILE="+filepath.Join(dir, "telegram"),
+			"DISCORD_BOT_TOKEN_FILE="+filepath.Join(dir, "discord"),
+		), openFile, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.check(); err == nil || !strings.HasPrefix(err.Error(), "DISCORD_BOT_TOKEN_FILE: ") {
+			t.Fatalf("error %v; want DISCORD_BOT_TOKEN_FILE's, the first by name", err)
+		}
+	}
+}

@@ -30,7 +30,7 @@ var version = "dev"
 // test runs that binary as the program.
 func Exit() {
 	fenv, err := newFileEnv(os.Getenv, openFile, os.Stderr)
-	if err == nil {
+	if err == nil && len(os.Args) > 1 && settingsCommands[os.Args[1]] {
 		err = fenv.check()
 	}
 	if err != nil {
@@ -50,6 +50,14 @@ func Exit() {
 	}
 	os.Exit(Run(ctx, os.Args[1:], getenv, os.Stdin, os.Stdout, os.Stderr))
 }
+
+// settingsCommands are the commands that run on the server's settings
+// whole (LoadSettings): a bad NAME_FILE of any setting stops them at
+// start, named (fileEnv.check). The others are clients, which read their
+// few settings (readEnv) and are not stopped by a server's broken one (a
+// hook must still give its host the fallback, version still prints): a
+// bad file one of them asks for is written out and reads as unset.
+var settingsCommands = map[string]bool{"serve": true, "config": true, "audit": true}
 
 // stopOnSignal is a context that ends at the first SIGINT or SIGTERM,
 // which begins a graceful stop; that stop may wait on a store or a

@@ -61,16 +61,16 @@ func (m *Main) newReloader(s Settings, actorKey []byte) *reloader {
 	return r
 }
 
-// unchanged reports whether a reading is of the file in force (with no
-// refusal since) or of the one last refused: a change seen by the watch
-// that leaves those bytes (a touch, a file written as it was, a ConfigMap
+// unchanged reports whether a reading (its digest, or err when the file
+// could not be read) is of the file in force (with no refusal since) or
+// of the one last refused: a change seen by the watch that leaves those
+// bytes (a touch, a file written as it was, a ConfigMap
 // swapped to the same content) changes nothing and is not recorded. The
 // file in force put back after a refusal (a bad edit undone, a
 // deleted file restored) is read, though: else the refusal would stand on
 // the digest endpoint and in the event log as this replica's last word on
 // a file it runs. A file that cannot be read is never unchanged.
-func (r *reloader) unchanged(raw []byte, err error) bool {
-	digest := configDigest(raw)
+func (r *reloader) unchanged(digest string, err error) bool {
 	return err == nil && ((digest == r.digest && r.refused == "") || digest == r.refused)
 }
 
@@ -94,9 +94,9 @@ func (r *reloader) take(ctx context.Context, trigger string, raw []byte, err err
 	case holdsNothing(raw):
 		// At start an empty file is a valid configuration of nothing; on
 		// a reload it is one caught mid-write (a shell's > truncates it
-		// first, a write cut short may end after its opening comments),
-		// which would take every token and route away.
-		err = fmt.Errorf("%s is empty (nothing but blanks or comments): the running configuration stays; write it whole (to a temporary file, then mv)", path)
+		// first, a write cut short may end after its opening comments or
+		// its ---), which would take every token and route away.
+		err = fmt.Errorf("%s is empty (nothing but blanks, comments or ---): the running configuration stays; write it whole (to a temporary file, then mv)", path)
 	default:
 		var f File
 		if f, err = parseFile(raw, r.getenv); err != nil {

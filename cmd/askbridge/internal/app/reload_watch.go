@@ -177,12 +177,13 @@ func (r *reloader) loop(ctx context.Context, hangups <-chan os.Signal, take func
 		case <-settle.C:
 			r.rewatch()
 			raw, err := os.ReadFile(r.m.Settings.ConfigPath)
-			reading := configDigest(raw)
+			digest := configDigest(raw)
+			reading := digest
 			if err != nil {
 				reading = "unreadable: " + err.Error()
 			}
 			switch {
-			case r.unchanged(raw, err):
+			case r.unchanged(digest, err):
 				first = ""
 			case reading != first:
 				first = reading

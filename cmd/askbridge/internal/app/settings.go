@@ -208,14 +208,14 @@ func (s Settings) fileError(err error) error {
 // empty value counts as unset.
 func readEnv(getenv func(string) string) (Settings, error) {
 	var s Settings
-	params, err := env.GetFieldParams(&s)
+	names, err := settingNames()
 	if err != nil {
 		return s, err
 	}
 	vars := map[string]string{}
-	for _, p := range params {
-		if v := strings.TrimSpace(getenv(p.Key)); v != "" {
-			vars[p.Key] = v
+	for _, name := range names {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			vars[name] = v
 		}
 	}
 	err = env.ParseWithOptions(&s, env.Options{Environment: vars})

@@ -29,37 +29,6 @@ import (
 // thousand more stacks to scan per thousand parked waits, a tenth of the
 // bridge's CPU in a burst of wake-ups.)
 
-// takenWaits counts the waits parked on connections taken over from
-// net/http. http.Server.Shutdown does not see those connections, so Drain
-// ends the waits and waits for their answers here; once closed, it takes
-// no more, and waits are then answered in their handlers, at once.
-type takenWaits struct {
-	mu     sync.Mutex
-	closed bool
-	wg     sync.WaitGroup
-}
-
-// add counts one more taken wait, unless Drain has begun.
-func (t *takenWaits) add() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.closed {
-		return false
-	}
-	t.wg.Add(1)
-	return true
-}
-
-func (t *takenWaits) done() { t.wg.Done() }
-
-// close takes no more waits and waits for those taken to finish.
-func (t *takenWaits) close() {
-	t.mu.Lock()
-	t.closed = true
-	t.mu.Unlock()
-	t.wg.Wait()
-}
-
 // parked is a wait on a connection taken over from net/http: all it keeps
 // until it answers.
 type parked struct {
@@ -105,7 +74,7 @@ const behindRead = 4 << 10
 // begun; the handler then waits itself.
 func (s *Server) takeOver(w http.ResponseWriter, r *http.Request, watch *core.Watcher, timeout time.Duration, holds func(context.Context) bool) bool {
 	rec, ok := w.(*recorder)
-	if !ok || r.ProtoMajor != 1 || r.Method != http.MethodGet || HasBody(r) || !s.taken.add() {
+	if !ok || r.ProtoMajor != 1 || r.Method != http.MethodGet || HasBody(r) || !s.taken.Add() {
 		return false
 	}
 	var header http.Header
@@ -114,7 +83,7 @@ func (s *Server) takeOver(w http.ResponseWriter, r *http.Request, watch *core.Wa
 	}
 	conn, brw, err := rec.takeOver()
 	if err != nil {
-		s.taken.done()
+		s.taken.Done()
 		return false
 	}
 	// net/http's buffered reader goes too. Whatever it holds beyond this
@@ -236,7 +205,7 @@ func (p *parked) get() (*core.Question, error) {
 // the API is served through Listener, the request allows it and no Drain
 // has begun; else the response says Connection: close, and it is closed.
 func (p *parked) answer(q *core.Question, err error) {
-	defer p.s.taken.done()
+	defer p.s.taken.Done()
 	p.watch.Stop()
 	if p.header == nil {
 		p.header = http.Header{}
@@ -277,7 +246,7 @@ func (p *parked) reclaim() net.Conn {
 // leave ends a wait whose client has gone: nobody to answer. Its access
 // log line is what a handler whose caller left writes.
 func (p *parked) leave() {
-	defer p.s.taken.done()
+	defer p.s.taken.Done()
 	p.watch.Stop()
 	_ = p.conn.Close()
 	p.s.logAccess(p.line, http.StatusOK)

@@ -33,6 +33,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/adapters/internal/access"
 	"github.com/askbridge/askbridge/adapters/internal/guard"
+	"github.com/askbridge/askbridge/adapters/internal/inhand"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/directive"
 	"github.com/askbridge/askbridge/internal/membudget"
@@ -147,8 +148,11 @@ type Server struct {
 	draining context.Context
 	drain    context.CancelFunc
 	// taken counts the waits parked on connections taken over from
-	// net/http, for Drain to wait on.
-	taken takenWaits
+	// net/http: http.Server.Shutdown does not see those connections, so
+	// Drain ends the waits and waits for their answers here; once
+	// closed, it takes no more, and waits are then answered in their
+	// handlers, at once.
+	taken inhand.Group
 	// reuse, once Listener is called, takes parked waits' connections back
 	// to the server after their answers (reuse.go).
 	reuse atomic.Pointer[reuseListener]
@@ -333,7 +337,7 @@ func (s *Server) Keys() *Keys { return s.keys }
 // and closed them, since Shutdown does not see those connections.
 func (s *Server) Drain() {
 	s.drain()
-	s.taken.close()
+	s.taken.Close()
 }
 
 // ServeHTTP authenticates /v1, routes, and logs one line per request.

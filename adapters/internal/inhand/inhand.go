@@ -1,6 +1,7 @@
 // Package inhand counts the work an adapter took in hand that its
 // stopping must wait for: a click a platform handed over once (Discord's
-// gateway), a reply prompt promised to a tapper (Telegram). Work taken
+// gateway), a reply prompt promised to a tapper (Telegram), a wait parked
+// on a connection taken over from net/http (the HTTP API). Work taken
 // before the stop is seen through; none is taken after it, so the wait
 // ends, and the program closes the store only once nothing uses it.
 package inhand

@@ -20,7 +20,9 @@ var hostname = os.Hostname
 // client without a name, rather than go-mail's default, the bare name,
 // which relays that check the EHLO (Postfix's
 // reject_non_fqdn_helo_hostname, sendmail's block_bad_helo) refuse, and
-// every mail with it.
+// every mail with it. A machine named by an address ("10.0.0.5", no
+// domain name) is "" too, rather than that address bracketed: the
+// connection's own is the one the relay sees it come from.
 func heloName(configured string) (string, error) {
 	if configured != "" {
 		if err := CheckHELO(configured); err != nil {
@@ -37,12 +39,19 @@ func heloName(configured string) (string, error) {
 
 // CheckHELO refuses an EHLO name that is neither a domain name nor an
 // address literal ("" is none, and fine), so that a setting is refused
-// where it is read, naming it.
+// where it is read, naming it. An address written bare ("10.0.0.5") is
+// refused too, with the literal to write instead, rather than bracketed
+// here: RFC 5321 (4.1.3) takes an address only as a literal, and a
+// setting that reads as what is sent is one the operator can match
+// against the relay's log.
 func CheckHELO(name string) error {
-	if name != "" && !domainName(name) && !addressLiteral(name) {
-		return fmt.Errorf("email: the EHLO name %q is neither a domain name nor an address literal in brackets", name)
+	if name == "" || domainName(name) || addressLiteral(name) {
+		return nil
 	}
-	return nil
+	if ip, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(name, "["), "]")); err == nil && ip.Zone() == "" {
+		return fmt.Errorf("email: the EHLO name %q is an address, which an EHLO gives as an address literal in brackets: write %q", name, literal(ip))
+	}
+	return fmt.Errorf("email: the EHLO name %q is neither a domain name nor an address literal in brackets", name)
 }
 
 // local reports whether name is this machine's loopback name, which
@@ -55,10 +64,12 @@ func local(name string) bool {
 // domainName reports whether s is a domain name as SMTP takes one
 // (RFC 5321, 4.1.2: letters, digits and hyphens in dot-separated labels,
 // none starting or ending with a hyphen), so it cannot carry another
-// command, or a space, into the EHLO.
+// command, or a space, into the EHLO. A name whose last label is all
+// digits is none (RFC 1123, 2.1; RFC 3696, 2): "10.0.0.5" is an
+// address, which an EHLO gives only as a literal (RFC 5321, 4.1.3).
 func domainName(s string) bool {
 	s = strings.TrimSuffix(s, ".")
-	if s == "" || len(s) > 253 {
+	if s == "" || len(s) > 253 || numeric(s[strings.LastIndex(s, ".")+1:]) {
 		return false
 	}
 	for label := range strings.SplitSeq(s, ".") {
@@ -72,6 +83,11 @@ func domainName(s string) bool {
 		}
 	}
 	return true
+}
+
+// numeric reports whether label is all digits.
+func numeric(label string) bool {
+	return label != "" && strings.Trim(label, "0123456789") == ""
 }
 
 // addressLiteral reports whether s is an address literal (RFC 5321,
@@ -99,7 +115,13 @@ func heloFor(helo string, conn net.Conn) string {
 	if err != nil {
 		return "[127.0.0.1]" // no TCP address: cannot happen on a dialled TCP connection
 	}
-	ip := ap.Addr().Unmap().WithZone("")
+	return literal(ap.Addr())
+}
+
+// literal is ip as an EHLO gives it (RFC 5321, 4.1.3): "[192.0.2.7]",
+// or "[IPv6:2001:db8::7]".
+func literal(ip netip.Addr) string {
+	ip = ip.Unmap().WithZone("")
 	if ip.Is4() {
 		return "[" + ip.String() + "]"
 	}

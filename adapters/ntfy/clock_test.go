@@ -26,12 +26,12 @@ func clocked(t *testing.T, server string) (*env, *core.SimClock, *core.Question)
 		Arguments: []byte(`{"sql":"DROP TABLE t"}`)})
 }
 
-// TestRefusedTapsArePacedByTheServicesClock: the notifications telling
-// refused taps why are paced (one per topic in five seconds) by the
-// service's clock, so the pace follows the clock the rest of the bridge
-// keeps, and is tested without waiting. Before, the wall clock paced
-// them: five seconds on the service's clock let no second one through.
-func TestRefusedTapsArePacedByTheServicesClock(t *testing.T) {
+// lateTaps is a clocked env whose approval was published to topic and
+// then denied, and tap, which taps the notification's Approve (refused,
+// the question closed) and wants want notifications of refused taps on
+// the topic after it.
+func lateTaps(t *testing.T) (*env, *core.SimClock, func(want int)) {
+	t.Helper()
 	e, clock, q := clocked(t, "")
 	if _, err := e.a.Post(t.Context(), q, core.MessageRef{Surface: core.SurfaceNtfy, Room: topic, Kind: core.DeliverPost, Delivery: "d1"}); err != nil {
 		t.Fatal(err)
@@ -40,7 +40,7 @@ func TestRefusedTapsArePacedByTheServicesClock(t *testing.T) {
 	if _, err := e.svc.Answer(t.Context(), core.AnswerInput{QuestionID: q.ID, Decider: core.Decider{Surface: core.SurfaceAPI, ID: "ops"}, OptionID: core.DenyOption}); err != nil {
 		t.Fatal(err)
 	}
-	tap := func(want int) {
+	return e, clock, func(want int) {
 		t.Helper()
 		if status, _ := ntfyfake.Tap(t, m, card.LabelApprove); status != http.StatusConflict {
 			t.Fatalf("a late tap: %d", status)
@@ -49,11 +49,34 @@ func TestRefusedTapsArePacedByTheServicesClock(t *testing.T) {
 			t.Fatalf("%d notifications of refused taps, want %d", n, want)
 		}
 	}
+}
+
+// TestRefusedTapsArePacedByTheServicesClock: the notifications telling
+// refused taps why are paced (one per topic in five seconds) by the
+// service's clock, so the pace follows the clock the rest of the bridge
+// keeps, and is tested without waiting. Before, the wall clock paced
+// them: five seconds on the service's clock let no second one through.
+func TestRefusedTapsArePacedByTheServicesClock(t *testing.T) {
+	_, clock, tap := lateTaps(t)
 	tap(1)
 	clock.Advance(4 * time.Second)
 	tap(1) // within five seconds of the last: the tapper sees the status alone
 	clock.Advance(2 * time.Second)
 	tap(2)
+}
+
+// TestAnUnpublishedTapNoteHoldsOffNone: a refused tap's notification
+// that ntfy did not take (a 429 here) counts for nothing, so the next
+// refused tap, at once, is told; the one that went out then paces the
+// rest. Before, the topic counted as told before the publish, and the
+// next tap within five seconds was told nothing, though nobody had been.
+func TestAnUnpublishedTapNoteHoldsOffNone(t *testing.T) {
+	e, clock, tap := lateTaps(t)
+	e.fake.Limit(1)
+	tap(0) // its notification refused by ntfy
+	tap(1) // at the same instant on the service's clock
+	clock.Advance(4 * time.Second)
+	tap(1)
 }
 
 // TestARetryAfterDateIsReadByTheServicesClock: a 429 naming the date to

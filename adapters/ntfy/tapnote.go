@@ -36,18 +36,34 @@ type tapNotes struct {
 	last map[string]time.Time
 }
 
-// due reports whether topic may be told now, and if so counts it told.
-func (t *tapNotes) due(topic string, now time.Time) bool {
+// take reports whether topic may be told now, and if so holds it, as
+// told now, while the notification is published: taps at once publish
+// one between them, and the map stays bounded. release gives the hold
+// back (the topic as it was before) when the publish failed, so that a
+// notification nobody got holds off none after it.
+func (t *tapNotes) take(topic string, now time.Time) (release func(), ok bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.last == nil || len(t.last) > 4096 {
 		t.last = map[string]time.Time{}
 	}
-	if at, ok := t.last[topic]; ok && now.Sub(at) < tapNoteGap {
-		return false
+	before, told := t.last[topic]
+	if told && now.Sub(before) < tapNoteGap {
+		return nil, false
 	}
 	t.last[topic] = now
-	return true
+	return func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if at, held := t.last[topic]; !held || !at.Equal(now) {
+			return // the map was cleared, or another has taken it since
+		}
+		if told {
+			t.last[topic] = before
+		} else {
+			delete(t.last, topic)
+		}
+	}, true
 }
 
 // tellTapper publishes what the page said of a refused POST of link c
@@ -57,8 +73,9 @@ func (a *Adapter) tellTapper(r *http.Request, c actionlink.Claims, n actionlink.
 	if strings.Contains(r.Header.Get("Accept"), "text/html") || c.To == "" {
 		return
 	}
-	if !a.notes.due(c.To, a.opts.Now()) {
-		a.log.Debug().Msg("ntfy: a refused tap's notification skipped: one was just sent to the topic")
+	release, ok := a.notes.take(c.To, a.opts.Now())
+	if !ok {
+		a.log.Debug().Msg("ntfy: a refused tap's notification skipped: one was just sent to the topic, or is being sent")
 		return
 	}
 	msg := n.Message
@@ -70,6 +87,7 @@ func (a *Adapter) tellTapper(r *http.Request, c actionlink.Claims, n actionlink.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), tapNoteWait)
 	defer cancel()
 	if _, err := a.publish(ctx, p); err != nil {
+		release()
 		a.log.Warn().Err(err).Msg("ntfy: a refused tap's notification was not published")
 	}
 }

@@ -2,6 +2,7 @@ package slack_test
 
 import (
 	"encoding/json"
+	"net/http"
 	"testing"
 
 	"github.com/askbridge/askbridge/adapters/slack/slackfake"
@@ -98,6 +99,67 @@ func TestGridMemberOfAnotherWorkspaceIsOurs(t *testing.T) {
 		}
 		if want := map[core.QuestionID]int{q.ID: 1, c.ID: 1}[id]; refused != want {
 			t.Errorf("%s: %d refused events; want %d (the other organisation's alone)", id, refused, want)
+		}
+	}
+}
+
+// TestGridMemberUsersInfoRefusesForGoodIsRefused: on a route open to "*",
+// a person of another workspace whose organisation users.info will never
+// tell (Slack answers user_not_found or user_not_visible, or a code it
+// documents as permanent for the app's token) is refused as not one of
+// the deciders, and the refusal is recorded (law 8). Before, they were
+// told "try again" on every reply, and nothing was recorded. A failure
+// that may pass (ratelimited, a 503) is still "try again", nothing
+// recorded. (A click needs no users.info: its user.team_id names the
+// organisation.)
+func TestGridMemberUsersInfoRefusesForGoodIsRefused(t *testing.T) {
+	e := newStarEnv(t, func(f *slackfake.Fake) {
+		f.SetEnterprise(ourOrg)
+		f.AddUser(sibling)
+	})
+	const tryAgain = "askbridge could not record that just now; please try again."
+	refusals := func(id core.QuestionID) int {
+		evs, err := e.svc.QuestionEvents(t.Context(), id, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, ev := range evs {
+			if ev.Kind == core.EventRefused {
+				n++
+			}
+		}
+		return n
+	}
+	for _, c := range []struct {
+		fail    slackfake.Failure
+		refused bool
+	}{
+		{slackfake.Failure{Error: "user_not_found"}, true},
+		{slackfake.Failure{Error: "user_not_visible"}, true},
+		{slackfake.Failure{Error: "missing_scope"}, true},
+		{slackfake.Failure{Error: "ratelimited"}, false},
+		{slackfake.Failure{Status: http.StatusServiceUnavailable}, false},
+	} {
+		q := e.ask(core.AskInput{Kind: core.KindClarification, Text: "Which zone?"})
+		m := e.card(q.ID)
+		for range 2 { // the display name's read, then the organisation's
+			e.fake.FailNext("users.info", c.fail)
+		}
+		before := e.notesTo(sibling)
+		e.reply(sibling, m, "b", 0)
+		want := tryAgain
+		if c.refused {
+			want = notADecider
+		}
+		if note := e.note(sibling, before); note != want {
+			t.Errorf("%+v: the replier was told %q; want %q", c.fail, note, want)
+		}
+		if got := e.get(q.ID); got.State != core.StateOpen {
+			t.Errorf("%+v: the reply closed the question: %s", c.fail, got.State)
+		}
+		if n, want := refusals(q.ID), map[bool]int{true: 1}[c.refused]; n != want {
+			t.Errorf("%+v: %d refused events; want %d", c.fail, n, want)
 		}
 	}
 }

@@ -2,7 +2,10 @@ package slack
 
 import (
 	"context"
+	"errors"
 	"fmt"
+
+	"github.com/slack-go/slack"
 )
 
 // profile is what users.info says of a person that the adapter reads:
@@ -28,6 +31,23 @@ func (a *Adapter) profileOf(ctx context.Context, user string) (profile, error) {
 	}
 	a.profiles.put(user, p)
 	return p, nil
+}
+
+// personUnseen names the errors Slack documents for users.info itself
+// (docs.slack.dev): the id names no user, or none the app may see.
+var personUnseen = map[string]bool{
+	"user_not_found":   true,
+	"user_not_visible": true,
+}
+
+// profileNeverRead reports whether err, a failed profileOf, is one that
+// asking again cannot change: users.info cannot show the person
+// (personUnseen), or refuses the app's token for good or lacks its
+// users:read scope (permanentErrors). A rate limit, a 5xx, an
+// internal_error or a call that failed on the way may pass.
+func profileNeverRead(err error) bool {
+	se, ok := errors.AsType[slack.SlackErrorResponse](err)
+	return ok && (personUnseen[se.Err] || permanentErrors[se.Err])
 }
 
 // name is the person's display name for cards and notes (profileOf),

@@ -45,8 +45,11 @@ func (a *Adapter) ourTeam(ctx context.Context) (*workspace, error) {
 // workspace is ours is asked only for those "*" alone lets in (a named
 // user counts while auth.test fails). While a group that could not be
 // read might be the one naming them (core, asked with them in it, lets
-// them in by more than "*"), or their organisation cannot be read, which
-// they are is unknown: an error to try again after.
+// them in by more than "*"), or their organisation cannot be read just
+// then (a rate limit, a 5xx), which they are is unknown: an error to try
+// again after. An organisation users.info will never tell
+// (profileNeverRead: user_not_found, a token refused for good) is not
+// ours: asked again, the person would be told "try again" for ever.
 func (a *Adapter) outsider(ctx context.Context, q *core.Question, d core.Decider, team string, unread unreadGroups) (bool, error) {
 	if team == "" || !a.svc.OnlyAnyone(q, d) {
 		return false, nil
@@ -64,11 +67,16 @@ func (a *Adapter) outsider(ctx context.Context, q *core.Question, d core.Decider
 		// workspace of ours is told from one of another organisation by
 		// users.info's enterprise_user.
 		p, err := a.profileOf(ctx, d.ID)
-		if err != nil {
-			return false, core.Internal("slack user's organisation", err)
-		}
-		if p.org == ours.enterprise {
+		switch {
+		case err == nil && p.org == ours.enterprise:
 			return false, nil
+		case err != nil && !profileNeverRead(err):
+			return false, core.Internal("slack user's organisation", err)
+		case err != nil:
+			// Asking again cannot tell: not known as ours, so refused
+			// where "*" alone would let them in, and recorded, rather
+			// than told to try again at every reply.
+			a.log.Warn().Err(err).Msg("slack: users.info will not tell a person's organisation; refused where \"*\" alone would let them in")
 		}
 	}
 	if unread.err != nil && !a.svc.OnlyAnyone(q, unread.in(d)) {

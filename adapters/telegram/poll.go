@@ -154,7 +154,7 @@ func (a *Adapter) pollHeld(ctx context.Context) {
 // getUpdates is tgbotapi's GetUpdates with each update read by
 // decodeUpdate, which keeps the forum topic fields v5.5.1 does not know.
 // An update that cannot be read keeps its id alone, so the offset moves
-// past it (handle finds nothing in it to act on), and is logged.
+// past it, and is logged (unreadable).
 func (a *Adapter) getUpdates(ctx context.Context, cfg tgbotapi.UpdateConfig) ([]incoming, error) {
 	resp, err := a.api(ctx).Request(cfg)
 	if err != nil {
@@ -168,14 +168,10 @@ func (a *Adapter) getUpdates(ctx context.Context, cfg tgbotapi.UpdateConfig) ([]
 	for _, raw := range raws {
 		u, err := decodeUpdate(raw)
 		if err != nil {
-			var id struct {
-				UpdateID int `json:"update_id"`
-			}
-			if json.Unmarshal(raw, &id) != nil {
+			var ok bool
+			if u, ok = a.unreadable(raw, err); !ok {
 				return nil, err
 			}
-			a.log.Warn().Err(err).Int("update", id.UpdateID).Msg("telegram: an update could not be read; skipped")
-			u = incoming{Update: tgbotapi.Update{UpdateID: id.UpdateID}}
 		}
 		out = append(out, u)
 	}

@@ -3,6 +3,7 @@ package telegram
 import (
 	"context"
 	"crypto/subtle"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -30,8 +31,9 @@ func (a *Adapter) Mount(mux *http.ServeMux) {
 // before answering, so Telegram's retry of a failed delivery is the only
 // redelivery. An update that arrives while Run's getMe is still on its way
 // waits for it (bounded, then 503). Anything else past the secret check
-// gets 200: a malformed or unwanted update is not improved by Telegram
-// retrying it.
+// gets 200: a malformed, oversized or unwanted update is not improved by
+// Telegram retrying it (unreadable logs one by its id alone). Only a body
+// cut short on its way gets 400.
 func (a *Adapter) serveWebhook(w http.ResponseWriter, r *http.Request) {
 	got := r.Header.Get(SecretHeader)
 	if subtle.ConstantTimeCompare([]byte(got), []byte(a.opts.WebhookSecret)) != 1 {
@@ -45,13 +47,23 @@ func (a *Adapter) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxUpdateBytes))
+	if big := (*http.MaxBytesError)(nil); errors.As(err, &big) {
+		a.unreadable(nil, err)
+		w.WriteHeader(http.StatusOK) // the same again would be as long
+		return
+	}
 	if err != nil {
+		// The body was cut short on the way: Telegram, if still
+		// listening, sends it again.
 		apierror.Write(w, http.StatusBadRequest, core.CodeInvalid, "not an update")
 		return
 	}
 	u, err := decodeUpdate(body)
 	if err != nil {
-		apierror.Write(w, http.StatusBadRequest, core.CodeInvalid, "not an update")
+		// Skipped, as the poller skips one: answered with anything but
+		// a 2xx, Telegram would send it again and again.
+		a.unreadable(body, err)
+		w.WriteHeader(http.StatusOK)
 		return
 	}
 	// Telegram redelivers an update it thinks failed; whichever replica

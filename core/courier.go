@@ -42,6 +42,23 @@ type RetryAfter struct {
 func (e *RetryAfter) Error() string { return "rate limited: " + e.Err.Error() }
 func (e *RetryAfter) Unwrap() error { return e.Err }
 
+// NotReady is returned by a Courier that cannot send yet because it has
+// not started (Telegram's adapter before getMe has answered): nothing
+// was sent, and the platform asked for no wait, so it is no rate limit
+// (the metrics count it as retried, with no platform wait). Like a
+// RetryAfter it uses up no attempt and is bounded by the delivery's age
+// instead (core/loops' RateLimitedFor): a platform that cannot be
+// reached at start for longer than eight attempts' back-off drops no
+// card, whose delivery goes out once the courier is ready. The delivery
+// is due again after After (0: the drain's back-off).
+type NotReady struct {
+	After time.Duration
+	Err   error
+}
+
+func (e *NotReady) Error() string { return "not ready: " + e.Err.Error() }
+func (e *NotReady) Unwrap() error { return e.Err }
+
 // Permanent marks a Courier error that retrying cannot fix (the channel is
 // gone, the bot was removed): the delivery is dropped and reported.
 type Permanent struct{ Err error }
@@ -51,7 +68,7 @@ func (e *Permanent) Unwrap() error { return e.Err }
 
 // NotSent marks a Courier error that the platform answered with, so
 // nothing was posted: the attempt can be retried without a card possibly
-// appearing twice. RetryAfter and Permanent are not-sent too. Any other
+// appearing twice. RetryAfter, NotReady and Permanent are not-sent too. Any other
 // error (a timeout, a dropped connection) leaves it unknown whether the
 // platform acted.
 type NotSent struct{ Err error }
@@ -63,6 +80,7 @@ func (e *NotSent) Unwrap() error { return e.Err }
 func notSent(err error) bool {
 	var ns *NotSent
 	var ra *RetryAfter
+	var nr *NotReady
 	var perm *Permanent
-	return errors.As(err, &ns) || errors.As(err, &ra) || errors.As(err, &perm)
+	return errors.As(err, &ns) || errors.As(err, &ra) || errors.As(err, &nr) || errors.As(err, &perm)
 }

@@ -121,7 +121,8 @@
 // part of the outbox drain ([Service.DeliverOne] one attempt,
 // [Service.Attempted] its outcome, [Service.Claims] the drain's door to
 // the outbox), courier.go the [Courier] it hands deliveries to and the
-// errors a Courier returns ([RetryAfter], [Permanent], [NotSent]), and
+// errors a Courier returns ([RetryAfter], [NotReady], [Permanent],
+// [NotSent]), and
 // chat.go the [ChatAdapter] every chat platform meets; batch.go a batch
 // of tool calls asked at once, its validation and the standing approvals
 // that cover its calls, batchanswer.go the decisions on its calls,

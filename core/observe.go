@@ -61,7 +61,7 @@ const (
 // Results of one delivery attempt.
 const (
 	DeliverySent        = "sent"         // done and acked
-	DeliveryRetried     = "retried"      // failed; handed out again later
+	DeliveryRetried     = "retried"      // failed, or the courier not ready (NotReady); handed out again later
 	DeliveryRateLimited = "rate_limited" // the platform said slow down (429 and Retry-After)
 	DeliveryGivenUp     = "given_up"     // dropped: permanent, or out of attempts
 )
@@ -155,7 +155,8 @@ func resolveResult(out Outcome, err error) string {
 }
 
 // observeDelivery mirrors the drain's handling of a delivery's error
-// (core/loops).
+// (core/loops). A courier not ready yet ([NotReady]) is retried, not
+// rate limited: the platform named no wait, so none is reported.
 func (s *Service) observeDelivery(d Delivery, err error, dropped bool) {
 	o := s.observer
 	if o == nil {

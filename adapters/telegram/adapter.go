@@ -195,7 +195,10 @@ func (a *Adapter) awaitReady(ctx context.Context) bool {
 }
 
 // started is awaitReady for deliveries, so one goes out as soon as
-// Telegram answers rather than at its next retry.
+// Telegram answers rather than at its next retry. Until getMe has
+// answered, a delivery is not ready (core.NotReady): it uses up no
+// attempt, so cards wait out a Telegram unreachable at start, and it is
+// no rate limit, for Telegram named no wait.
 func (a *Adapter) started(ctx context.Context) error {
 	if a.awaitReady(ctx) {
 		return nil
@@ -203,7 +206,7 @@ func (a *Adapter) started(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return &core.RetryAfter{After: time.Second, Err: errNotYet}
+	return &core.NotReady{After: time.Second, Err: errNotYet}
 }
 
 // checkSecret applies Telegram's rule for secret_token: 1-256 characters

@@ -35,12 +35,13 @@ type DeliverOptions struct {
 	// undelivered event. Webhooks use it (webhooks.give_up_after).
 	GiveUpAfter time.Duration
 	// RateLimitedFor bounds the retries of a delivery the platform
-	// answers with a retry-after (core.RetryAfter), or that the store
-	// failed where the platform is not to blame (core.StoreFailed),
-	// which count as no attempt: it is due again when the platform
-	// says, or after a back-off, until it is this old (since it was
-	// enqueued), then dropped with an undelivered event; default
-	// DefaultRateLimitedFor. GiveUpAfter, when set, bounds these too.
+	// answers with a retry-after (core.RetryAfter), whose courier is
+	// not ready yet (core.NotReady), or that the store failed where the
+	// platform is not to blame (core.StoreFailed), which count as no
+	// attempt: it is due again when the platform says, or after a
+	// back-off, until it is this old (since it was enqueued), then
+	// dropped with an undelivered event; default DefaultRateLimitedFor.
+	// GiveUpAfter, when set, bounds these too.
 	RateLimitedFor time.Duration
 	// RetryWait is the wait after the first failed attempt that named no
 	// wait of its own, doubling with each attempt up to 2m; default 2s.
@@ -218,8 +219,8 @@ func (s *drain) deliverClaimed(ctx context.Context, c core.Courier, budgets core
 	}
 	drop := err != nil && s.givesUp(d, err, o)
 	s.svc.Attempted(ctx, d, err, drop)
-	var ra *core.RetryAfter
 	var sf *core.StoreFailed
+	wait, waitAsked := asksWait(err)
 	switch {
 	case err == nil:
 	case drop:
@@ -227,18 +228,18 @@ func (s *drain) deliverClaimed(ctx context.Context, c core.Courier, budgets core
 		// recorded it first, so whoever hears the report finds the
 		// record.
 		o.OnError(d, err)
-	case errors.As(err, &ra):
-		// The platform asked for a wait: the delivery is due again when
-		// it says (DESIGN: Running it as a service), and the answer
-		// uses up no attempt; its age bounds it instead (givesUp). One
-		// that names no wait (a Retry-After of 0) waits the back-off:
-		// uncounted, it would otherwise be sent again at once, as fast
-		// as the drain goes, for as long as the platform pushes back.
+	case waitAsked:
+		// The platform asked for a wait, or the courier is not ready
+		// yet: the delivery is due again when it says (DESIGN: Running
+		// it as a service), and the answer uses up no attempt; its age
+		// bounds it instead (givesUp). One that names no wait (a
+		// Retry-After of 0) waits the back-off: uncounted, it would
+		// otherwise be sent again at once, as fast as the drain goes,
+		// for as long as the platform pushes back.
 		o.OnError(d, err)
 		if !d.CreatedAt.IsZero() {
 			d.Attempts--
 		}
-		wait := ra.After
 		if wait <= 0 {
 			wait = backoff(o.RetryWait, d.Attempts)
 		}
@@ -305,28 +306,42 @@ func panicked(v any) error {
 	}
 }
 
+// asksWait reports whether err uses up no attempt because it asks the
+// delivery to wait: the platform's retry-after (core.RetryAfter), or a
+// courier not ready yet (core.NotReady); and the wait it names (0: none).
+func asksWait(err error) (time.Duration, bool) {
+	if ra, ok := errors.AsType[*core.RetryAfter](err); ok {
+		return ra.After, true
+	}
+	if nr, ok := errors.AsType[*core.NotReady](err); ok {
+		return nr.After, true
+	}
+	return 0, false
+}
+
 // givesUp reports whether a failed delivery is dropped: retrying cannot
 // help (core.Permanent), or it has been tried enough (MaxAttempts, or for
-// GiveUpAfter since it was enqueued). A platform's retry-after is no
-// failed attempt: such a delivery is dropped only once it is older than
-// RateLimitedFor (or GiveUpAfter, when set), so that a platform pushing
-// back for a few minutes (eight 429s, or Telegram's adapter waiting for
-// getMe at start) drops nothing, and one pushing back for ever does not
-// keep it for ever. Nor is the store's own failure (core.StoreFailed):
+// GiveUpAfter since it was enqueued). A platform's retry-after, or a
+// courier not ready yet (asksWait), is no failed attempt: such a
+// delivery is dropped only once it is older than RateLimitedFor (or
+// GiveUpAfter, when set), so that a platform pushing back for a few
+// minutes (eight 429s, or Telegram's adapter waiting for getMe at start)
+// drops nothing, and one pushing back for ever does not keep it for
+// ever. Nor is the store's own failure (core.StoreFailed):
 // on Redis Cluster every posting mark lives on one shard, and that shard
 // failing over for a few minutes dropped every new card, the platform
 // never tried. One with no time of its own (CreatedAt, which core always
 // sets) counts these as attempts instead.
 func (s *drain) givesUp(d core.Delivery, err error, o DeliverOptions) bool {
 	var perm *core.Permanent
-	var ra *core.RetryAfter
 	var sf *core.StoreFailed
+	_, waitAsked := asksWait(err)
 	switch {
 	case errors.As(err, &perm):
 		return true
 	case o.GiveUpAfter > 0:
 		return s.svc.Now().Sub(d.CreatedAt) >= o.GiveUpAfter
-	case (errors.As(err, &ra) || errors.As(err, &sf)) && !d.CreatedAt.IsZero():
+	case (waitAsked || errors.As(err, &sf)) && !d.CreatedAt.IsZero():
 		return s.svc.Now().Sub(d.CreatedAt) >= o.RateLimitedFor
 	}
 	return d.Attempts >= o.MaxAttempts

@@ -13,8 +13,8 @@ import (
 )
 
 // limitedCourier answers its first limited posts (all of them if limited
-// is negative) with a retry-after of after (a platform's 429, or
-// Telegram's adapter before getMe answers), then posts.
+// is negative) with a retry-after of after (a platform's 429), then
+// posts.
 type limitedCourier struct {
 	slackCourier
 	limited int32

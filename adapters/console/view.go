@@ -182,9 +182,9 @@ type cardView struct {
 	// closed), and while open when it is due (a card's deadline says so
 	// too) and how far a quorum, a batch or a form has got.
 	FirstLine, Due string
-	// Then is what the question's next deadline does (thenAt), which
-	// its deadline line says.
-	Then  core.TimeoutPolicy
+	// Then is what the question's next deadline does, in words
+	// (thenAt), which its deadline line says after "then".
+	Then  string
 	Tally []string
 	// Votes is an open question's quorum tally in core's words, its
 	// voters named as cards name them (card.TallyOf), which its card
@@ -275,11 +275,32 @@ func (s *Server) cardOf(q *core.Question, v viewer) cardView {
 	return c
 }
 
-// thenAt is the policy q's next deadline carries out, in core's one
-// rule of it (core.AtDeadline), which Tick follows.
-func (s *Server) thenAt(q *core.Question) core.TimeoutPolicy {
+// thenAt is what q's next deadline does, in core's one rule of it
+// (core.AtDeadline), which Tick follows, worded by thenWords.
+func (s *Server) thenAt(q *core.Question) string {
 	_, escalates := s.svc.EscalationOf(q)
-	return core.AtDeadline(q, escalates)
+	return thenWords(q, core.AtDeadline(q, escalates))
+}
+
+// thenWords is the one wording of what a deadline does, after "then",
+// in the words a closed card uses for it (card.OutcomeLine: "Timed out",
+// "escalated to more deciders", "asked again"). The policy's own name
+// would not do: a close is worded "deny" as a policy, which on a
+// clarification, a decision or a form reads as a person's denial, and
+// nobody denies anything (law 12). An approval's close says its call is
+// not made, in the words the console's decline button adds for it
+// (card.ConsoleDeclineLabel), since a timeout leaves the agent the same
+// calls a decline does.
+func thenWords(q *core.Question, p core.TimeoutPolicy) string {
+	switch p {
+	case core.OnTimeoutEscalate:
+		return "it is escalated to more deciders"
+	case core.OnTimeoutReask:
+		return "it is asked again"
+	}
+	// The decline button's words after its own ("", ", without the
+	// call", ", making no call that was not approved"), by kind.
+	return "it times out" + strings.TrimPrefix(card.ConsoleDeclineLabel(q), card.LabelConsoleDecline)
 }
 
 // shownReason is the words a closed card shows as its reason, beside

@@ -74,8 +74,9 @@ type Options struct {
 	// links.
 	Key []byte
 	// Now is the clock links expire by; nil is the service's
-	// (core.Service.Now), as ntfy's is, so that a deadline and the link
-	// that expires with it read the same clock.
+	// (core.Service.Now), defaulted by the page (actionlink.Page.Clock),
+	// so that a deadline and the link that expires with it read the
+	// same clock.
 	Now func() time.Time
 	// RootCAs, when set, are the CAs trusted for the server's TLS
 	// certificate instead of the system's.
@@ -129,12 +130,6 @@ func New(svc *core.Service, opts Options) (*Adapter, error) {
 		return nil, errors.New("email: the public URL must be an http(s) URL that people's browsers reach")
 	}
 	opts.PublicURL = strings.TrimSuffix(opts.PublicURL, "/")
-	if opts.Now == nil && svc != nil {
-		opts.Now = svc.Now
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now // no service: New's own checks, in tests
-	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = 30 * time.Second
 	}

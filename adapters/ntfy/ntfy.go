@@ -68,8 +68,9 @@ type Options struct {
 	Key []byte
 	// Now is the clock links expire by, a refused tap's notifications
 	// are paced by and a Retry-After date is read against; nil is the
-	// service's (core.Service.Now), so that a deadline and the link
-	// that expires with it read the same clock.
+	// service's (core.Service.Now), defaulted by the page
+	// (actionlink.Page.Clock), so that a deadline and the link that
+	// expires with it read the same clock.
 	Now func() time.Time
 	// HTTPClient publishes; nil is one with a 30 s timeout. A copy of it
 	// is used, whose redirect policy follows none (noRedirects).
@@ -104,12 +105,6 @@ func New(svc *core.Service, opts Options) (*Adapter, error) {
 	signer, err := actionlink.NewSigner(opts.Key)
 	if err != nil {
 		return nil, fmt.Errorf("ntfy: %w", err)
-	}
-	if opts.Now == nil && svc != nil {
-		opts.Now = svc.Now
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now // no service: New's own checks, in tests
 	}
 	opts.ServerURL = strings.TrimSuffix(opts.ServerURL, "/")
 	opts.PublicURL = strings.TrimSuffix(opts.PublicURL, "/")

@@ -100,7 +100,7 @@ func (a *Adapter) publish(ctx context.Context, p Publication) (string, error) {
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
 	if res.StatusCode/100 != 2 {
-		return "", refusal(res, raw, a.opts.Now())
+		return "", refusal(res, raw, a.page.Clock())
 	}
 	var m struct {
 		ID string `json:"id"`

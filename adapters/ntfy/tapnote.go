@@ -73,7 +73,7 @@ func (a *Adapter) tellTapper(r *http.Request, c actionlink.Claims, n actionlink.
 	if strings.Contains(r.Header.Get("Accept"), "text/html") || c.To == "" {
 		return
 	}
-	release, ok := a.notes.take(c.To, a.opts.Now())
+	release, ok := a.notes.take(c.To, a.page.Clock())
 	if !ok {
 		a.log.Debug().Msg("ntfy: a refused tap's notification skipped: one was just sent to the topic, or is being sent")
 		return

@@ -73,8 +73,10 @@ func TestRedirectIsNotFollowed(t *testing.T) {
 		redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, target.URL+"/moved?auth=x", status)
 		}))
+		// No service, so no service's clock: the refusal is read by the
+		// wall clock given here.
 		a, err := ntfy.New(nil, ntfy.Options{ServerURL: redirector.URL, Token: token, PublicURL: "https://bridge.example.test",
-			Key: []byte(key), Log: zerolog.Nop()})
+			Key: []byte(key), Now: time.Now, Log: zerolog.Nop()})
 		if err != nil {
 			t.Fatal(err)
 		}

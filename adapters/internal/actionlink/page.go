@@ -15,12 +15,14 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Service is what the page needs of core: read a question, and record an
-// answer or a decline through the chokepoint.
+// Service is what the page needs of core: read a question, record an
+// answer or a decline through the chokepoint, and the clock that set the
+// deadlines its links expire with (core.Service.Now).
 type Service interface {
 	Get(ctx context.Context, id core.QuestionID) (*core.Question, error)
 	Answer(ctx context.Context, in core.AnswerInput) (core.Outcome, error)
 	Decline(ctx context.Context, id core.QuestionID, d core.Decider) (core.Outcome, error)
+	Now() time.Time
 }
 
 // Page serves one surface's links under Prefix: a GET shows what the link
@@ -38,7 +40,7 @@ type Page struct {
 	// ConfirmAddress makes a POST name the address the link was sent
 	// to, so a link forwarded to someone else records nothing.
 	ConfirmAddress bool
-	// Now is the clock links expire by; nil is the wall clock.
+	// Now is the clock links expire by; nil is Svc's (Clock).
 	Now func() time.Time
 	Log zerolog.Logger
 	// Refused, when set, is called before the page answers a POST that
@@ -99,11 +101,18 @@ type form struct {
 	Prompt string
 }
 
-func (p *Page) now() time.Time {
+// Clock is the time links expire by, the one default of it for every
+// door: the caller's Now where it gave one, else its service's, the clock
+// that set the deadlines the links expire with. Never the wall clock: a
+// door that gave no clock would read a link of a question still open on
+// the service's clock as expired, or one past its deadline as good. A
+// door reads its own time here too (ntfy paces its notes by it), so the
+// door and its page keep one clock.
+func (p *Page) Clock() time.Time {
 	if p.Now != nil {
 		return p.Now()
 	}
-	return time.Now()
+	return p.Svc.Now()
 }
 
 // ServeHTTP takes GET and HEAD (show) and POST (act).
@@ -130,7 +139,7 @@ func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // is in; an expired link whose open question's deadline has moved on
 // since (an escalation, a reask) still works.
 func (p *Page) claims(ctx context.Context, token string) (Claims, *core.Question, *view, int) {
-	now := p.now()
+	now := p.Clock()
 	c, err := p.Signer.Verify(token, now)
 	// A link is only ever its own surface's, expired or not: another
 	// page may not ask what its own asks (the email page, the address).

@@ -45,7 +45,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		}
 		openRow(t, admin, q.ID)
 		text := apptest.Eval[string](t, admin, `document.querySelector("`+cardSel(q.ID)+`").innerText`)
-		for _, want := range []string{"Which region for the bucket?", "Customers are mostly in the EU.", "storage", "agent-a", "run-browser", "default", "then deny"} {
+		for _, want := range []string{"Which region for the bucket?", "Customers are mostly in the EU.", "storage", "agent-a", "run-browser", "default", "then it times out"} {
 			if !strings.Contains(text, want) {
 				t.Errorf("the card lacks %q:\n%s", want, text)
 			}

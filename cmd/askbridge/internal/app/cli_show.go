@@ -71,7 +71,10 @@ func printCard(w io.Writer, q *core.Question, c card.Card, now time.Time) {
 	fmt.Fprintf(w, "Asked by %s %s ago, run %s, route %s", terminalLine(string(c.Meta.Agent)), now.Sub(c.Meta.Asked).Round(time.Second),
 		terminalLine(string(c.Meta.RunID)), terminalLine(q.Route))
 	if !c.Meta.Deadline.IsZero() {
-		fmt.Fprintf(w, "; due %s (then %s)", c.Meta.Deadline.UTC().Format("2006-01-02 15:04 UTC"), q.OnTimeout)
+		// What the deadline will do, as the console words it; whether the
+		// route still names an escalation is the server's to know, so a
+		// question not yet escalated is taken to escalate as asked.
+		fmt.Fprintf(w, "; due %s (then %s)", c.Meta.Deadline.UTC().Format("2006-01-02 15:04 UTC"), card.ThenWords(q, core.AtDeadline(q, true)))
 	}
 	fmt.Fprintln(w)
 	for _, s := range c.Sections {

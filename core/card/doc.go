@@ -41,7 +41,8 @@
 // card hides); confirm.go [NeedsConfirm], which answers are shown back
 // before they are recorded, wherever a surface can; click.go
 // [ClickCounts], whether a click whose data the clicker's app sent is a
-// button of its card.
+// button of its card; then.go [ThenWords], what a question's next
+// deadline will do (core.AtDeadline), as the console and the CLI say it.
 //
 // A new kind of question adds its card to kinds.go's kindCards (its
 // sections and buttons, its outcome's label, its choice as people read

@@ -36,6 +36,28 @@ import (
 // ActPath is where the links point, below the public URL.
 const ActPath = "/email/act/"
 
+// ErrImplicitTLSPort is TLSMode's refusal of port 465 with a mode other
+// than TLSImplicit: a client that waits for the greeting in plain text,
+// from a server that waits for its TLS handshake, hears nothing until
+// its timeout, on every send, for good.
+var ErrImplicitTLSPort = errors.New("port 465 is TLS from the first byte (RFC 8314)")
+
+// TLSMode is the TLS mode of a connection to port when mode was asked
+// for: "" is TLSStartTLS, or TLSImplicit on port 465; 465 with any other
+// mode is ErrImplicitTLSPort (mode is returned as asked). It is the one
+// rule, for New and for whoever checks the settings first, naming them.
+func TLSMode(port int, mode string) (string, error) {
+	switch {
+	case mode == "" && port == gomail.DefaultPortSSL:
+		return TLSImplicit, nil
+	case mode == "":
+		return TLSStartTLS, nil
+	case port == gomail.DefaultPortSSL && mode != TLSImplicit:
+		return mode, ErrImplicitTLSPort
+	}
+	return mode, nil
+}
+
 // TLS modes of the SMTP connection.
 const (
 	TLSStartTLS = "starttls" // STARTTLS, required (port 587)
@@ -136,18 +158,9 @@ func New(svc *core.Service, opts Options) (*Adapter, error) {
 	if opts.DeferWait <= 0 {
 		opts.DeferWait = time.Minute
 	}
-	if opts.TLS == "" {
-		opts.TLS = TLSStartTLS
-		if opts.Port == gomail.DefaultPortSSL {
-			opts.TLS = TLSImplicit // 465 is TLS from the first byte (RFC 8314)
-		}
-	}
-	if opts.Port == gomail.DefaultPortSSL && opts.TLS != TLSImplicit {
-		// A client that waits for the greeting in plain text, from a
-		// server that waits for its TLS handshake, hears nothing until
-		// Timeout, on every send, for good.
-		return nil, fmt.Errorf("email: port %d is TLS from the first byte (RFC 8314), which TLS %q does not speak: set TLS to %q for port %d, or use port %d for STARTTLS",
-			opts.Port, opts.TLS, TLSImplicit, opts.Port, gomail.DefaultPortTLS)
+	if opts.TLS, err = TLSMode(opts.Port, opts.TLS); err != nil {
+		return nil, fmt.Errorf("email: %w, which TLS %q does not speak: set TLS to %q for port %d, or use port %d for STARTTLS",
+			err, opts.TLS, TLSImplicit, opts.Port, gomail.DefaultPortTLS)
 	}
 	helo, err := heloName(opts.HELO)
 	if err != nil {

@@ -299,18 +299,11 @@ func (s *EmailSettings) check() error {
 		}
 		s.port = p
 	}
-	const implicitPort = 465 // TLS from the first byte (RFC 8314)
-	switch {
-	case s.TLS == "" && s.port == implicitPort:
-		s.TLS = email.TLSImplicit
-	case s.TLS == "":
-		s.TLS = email.TLSStartTLS
-	case s.port == implicitPort && s.TLS != email.TLSImplicit:
-		// A client waiting for the relay's greeting on 465, where the relay
-		// waits for a TLS handshake, hears nothing until it times out, on
-		// every mail.
+	mode, err := email.TLSMode(s.port, s.TLS)
+	if err != nil {
 		return fmt.Errorf("EMAIL_SMTP_PORT: 465 speaks TLS from the first byte, which EMAIL_SMTP_TLS=%s does not: set EMAIL_SMTP_TLS=tls (or leave it unset), or use port 587 for STARTTLS", s.TLS)
 	}
+	s.TLS = mode
 	if err := email.CheckHELO(s.HELO); err != nil {
 		return fmt.Errorf("EMAIL_SMTP_HELO: %w", err)
 	}

@@ -353,13 +353,26 @@ func reminderClaim(id QuestionID, k int) string { return fmt.Sprintf("remind:%s:
 // pass on any replica takes again while q can be open, so a pass that
 // stopped partway and runs again reminds only whom it had not. A reminder
 // that cannot be stored gives its claim back, for a later pass to send it
-// rather than none. It reports whether this call stored the reminder; a
-// question closed meanwhile is no error.
+// rather than none; one whose claim cannot be given back either (the
+// store away for both), or whose claim's outcome is unknown, is tried
+// again under the same owner (remindScan.kept), which takes the claim as
+// its own. It reports whether this call stored the reminder; a question
+// closed meanwhile is no error.
+//
+// A replica that dies between its claim and the re-notice leaves the
+// claim held and the reminder unsent: only a store that took the claim
+// and the re-notice in one step could close that gap.
 func (s *Service) renotifyOnce(ctx context.Context, claim string, q *Question, reason string, out []Delivery, now time.Time, retention time.Duration) (bool, error) {
-	owner := string(NewID(0))
+	owner := s.reminders.ownerOf(claim)
 	first, err := s.lease(ctx, claim, owner, reminderClaimTTL(q, now, retention))
-	if err != nil || !first {
+	if err != nil {
+		// The store may have taken the claim without saying so: the
+		// next try takes it under the same owner, as its own.
+		s.reminders.keep(claim, owner)
 		return false, err
+	}
+	if !first {
+		return false, nil
 	}
 	r := Renotice{QuestionID: q.ID, Event: s.systemEvent(q, EventReminded, reason, now), Deliveries: out, Now: now}
 	switch err := s.store.Renotify(ctx, r); {
@@ -368,7 +381,11 @@ func (s *Service) renotifyOnce(ctx context.Context, claim string, q *Question, r
 	case errors.Is(err, ErrClosed):
 		return false, nil // answered meanwhile: no reminder due
 	default:
-		return false, errors.Join(err, s.store.Release(context.WithoutCancel(ctx), claim, owner))
+		rerr := s.store.Release(context.WithoutCancel(ctx), claim, owner)
+		if rerr != nil {
+			s.reminders.keep(claim, owner)
+		}
+		return false, errors.Join(err, rerr)
 	}
 }
 

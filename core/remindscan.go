@@ -25,6 +25,45 @@ type remindScan struct {
 	// write per open question every pass. It holds the questions the last
 	// whole pass listed, and starts empty, so a restart claims again.
 	done map[QuestionID]int
+	// kept is, per claim of a re-notice (renotifyOnce) that this replica
+	// took and could not give back once the re-notice failed (the store
+	// away for both), the owner it took the claim under. The next try of
+	// the same claim takes it as that owner's, and stores the re-notice:
+	// under a new owner it found the claim held, took the re-notice for
+	// stored, and a catch-up finished with the question never re-notified
+	// and nothing in its log to say so (law 8), a pass never sent the
+	// reminder. At most maxKept; past that a claim stays held until it
+	// lapses, as it did before.
+	kept map[string]string
+}
+
+// maxKept bounds remindScan.kept: claims not given back are a store's
+// brief absence, a handful each time; their questions, once closed,
+// are never tried again to take them out.
+const maxKept = 4096
+
+// ownerOf is the owner to take claim under: the one kept for it (taken
+// out, so that one try alone uses it), else a new one.
+func (r *remindScan) ownerOf(claim string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if owner, ok := r.kept[claim]; ok {
+		delete(r.kept, claim)
+		return owner
+	}
+	return string(NewID(0))
+}
+
+// keep records that claim is held under owner, not given back.
+func (r *remindScan) keep(claim, owner string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.kept == nil {
+		r.kept = make(map[string]string)
+	}
+	if len(r.kept) < maxKept {
+		r.kept[claim] = owner
+	}
 }
 
 // claimed reports whether reminder k of q is known to be claimed.

@@ -218,6 +218,17 @@ func (s *drain) deliverClaimed(ctx context.Context, c core.Courier, budgets core
 		return
 	}
 	drop := err != nil && s.givesUp(d, err, o)
+	if drop && !holdsToGiveUp(ctx, p, d, o) {
+		// Another consumer took it over while this attempt was out
+		// (owned.go): the delivery is that consumer's, which may have
+		// delivered it, so the give-up is not this one's to record.
+		// The attempt failed all the same, and the delivery is handed
+		// out again: to that consumer.
+		s.svc.Attempted(ctx, d, err, false)
+		s.letGo(d.ID)
+		o.OnError(d, core.Internal("deliver", fmt.Errorf("%w: %w", errGiveUpTakenOver, err)))
+		return
+	}
 	s.svc.Attempted(ctx, d, err, drop)
 	var sf *core.StoreFailed
 	wait, waitAsked := asksWait(err)

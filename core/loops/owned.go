@@ -31,6 +31,34 @@ import (
 // because another consumer had taken its claim over.
 var errTakenOver = errors.New("its claim was taken over by another consumer (this replica was held up past MinIdle): not sent here")
 
+// errGiveUpTakenOver is what the drain reports of a delivery whose last
+// attempt failed after another consumer had taken its claim over.
+var errGiveUpTakenOver = errors.New("its claim was taken over by another consumer while its last attempt was out (this replica was held up past MinIdle): not given up here, the delivery is that consumer's")
+
+// holdsToGiveUp reports whether d, whose attempt failed for the last
+// time, is still this consumer's claim (stillClaimed), so that its
+// give-up is this consumer's to record. A consumer frozen past MinIdle
+// while its send was out may find on waking that another consumer took
+// the delivery over and delivered it: its own failure then recorded the
+// delivery as undelivered (the event, the metric) in a question's
+// history that shows it delivered, while its ack, rightly, changed
+// nothing. The check is the send's (a renewal, unless the claim was
+// confirmed within claimCheckAfter), and outlives a stopping ctx as the
+// ack does. A store that cannot say lets the give-up go ahead: a
+// take-over needs MinIdle without a renewal, so the consumer that asks
+// is most likely still the holder, and a give-up not recorded would
+// leave the delivery's loss unheard (law 8).
+func holdsToGiveUp(ctx context.Context, p progress, d core.Delivery, o DeliverOptions) bool {
+	cctx, cancel := core.Settle(ctx)
+	defer cancel()
+	ok, err := p.stillClaimed(cctx, d.ID)
+	if err != nil {
+		o.OnError(d, core.Internal("extend", err))
+		return true
+	}
+	return ok
+}
+
 // claimCheckAfter is how long after a claim was last confirmed its
 // delivery's send checks it first: half of MinIdle, past the
 // heartbeat's MinIdle/3 and a renewal's round trip, well short of the

@@ -18,12 +18,14 @@ type Intervals struct {
 }
 
 // Run runs svc's ticker (core.Service.Tick), heartbeat (Beat), retention
-// (Purge), reminders (Remind) and, while a downtime's re-notification is
-// due, CatchUp, until ctx ends (call svc.Boot first, once). Each runs
-// beside the others (catchUpLoop, every), so none of them delays
-// readiness, a tick or a beat; the heartbeat least of all, since a
-// replica booting while it is stale takes it for a downtime. Each pass
-// is the domain's; Run only times them. Errors of one pass are reported
+// (Purge), reminders (Remind) and the catch-up after a downtime
+// (CatchUp, which has work only while a downtime's re-notification is
+// unfinished, whichever replica recorded it), until ctx ends (call
+// svc.Boot first, once). Each runs beside the others (catchUpLoop,
+// every), so none of them delays readiness, a tick or a beat; the
+// heartbeat least of all, since a replica booting while it is stale
+// takes it for a downtime. Each pass is the domain's; Run only times
+// them. Errors of one pass are reported
 // to onErr (from several goroutines at once) and the loop goes on: a
 // store that is briefly away must not stop the bridge.
 func Run(ctx context.Context, svc *core.Service, l Intervals, onErr func(error)) error {
@@ -109,13 +111,21 @@ func tickOnce(ctx context.Context, svc ticker, onErr func(error)) {
 // edit.
 var errRefreshCut = errors.New("the edit of cards whose tally a reload changed stopped at its bound: the cards of the open questions it did not reach show the new tally at their next edit (a vote, a reminder, the timeout)")
 
-// catchUpLoop runs CatchUp until it is finished, trying again every
-// interval while another replica holds it or after an error.
+// catchUpLoop runs CatchUp every interval until ctx ends. A call that
+// finds the catch-up finished, or nothing to catch up, is not the end of
+// it: replicas booting together see the downtime on one of them alone,
+// whose Boot may record it after another's first call found no record,
+// and the replica working through it may die or be stopped partway (a
+// rolling deploy), its lease then lapsing for another to go on from
+// its record. A loop that returned once its call was done left that
+// catch-up to no one until some replica restarted, and its open
+// questions were not re-notified meanwhile. A call with nothing to do
+// reads one value and takes no lease, as cheap as the tick beside it.
 func catchUpLoop(ctx context.Context, svc *core.Service, interval time.Duration, onErr func(error)) {
 	owner := string(core.NewID(0)) // a random name for this process, for the lease
 	for {
-		_, done, err := svc.CatchUp(ctx, owner)
-		if ctx.Err() != nil || done {
+		_, _, err := svc.CatchUp(ctx, owner)
+		if ctx.Err() != nil {
 			return
 		}
 		if err != nil {

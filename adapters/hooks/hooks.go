@@ -19,10 +19,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"path"
 	"strings"
-	"unicode/utf8"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -91,6 +88,14 @@ type Prompt struct {
 	// TurnID is Codex's turn, where sent.
 	TurnID string
 	Cwd    string
+	// SubagentID is the host's id of the subagent the prompt came from
+	// (its agent_id, sent by both hosts from inside a subagent only), and
+	// SubagentType that subagent's kind (agent_type). Subagents share
+	// their session's session_id, so this is what tells two of them
+	// apart. It names no askbridge agent: the agent that asks is the one
+	// whose token made the call, whatever the host's input says.
+	SubagentID   string
+	SubagentType string
 }
 
 // op names hook errors.
@@ -131,6 +136,8 @@ func Parse(h Host, body []byte) (Prompt, error) {
 		{"tool_use_id", &p.ToolUseID, false, core.MaxIDLen},
 		{"turn_id", &p.TurnID, false, core.MaxIDLen},
 		{"cwd", &p.Cwd, false, 4096},
+		{"agent_id", &p.SubagentID, false, 4096},
+		{"agent_type", &p.SubagentType, false, 4096},
 	} {
 		if err := str(fields, f.name, f.dst, f.required, f.max); err != nil {
 			return Prompt{}, err
@@ -307,9 +314,11 @@ func (p Prompt) Editable() bool { return p.Host == ClaudeCode }
 
 // ToolCallID is the host's tool use id where it sends one; otherwise a
 // digest of the prompt asked on route ("" the default): host, event,
-// session, turn, tool, working directory, route and canonical input, so
-// a host that runs the hook again for the same prompt finds the same
-// question while it is open (door.ask says what happens once it closed).
+// session, turn, tool, working directory, route, subagent and canonical
+// input, so a host that runs the hook again for the same prompt finds
+// the same question while it is open (door.ask says what happens once
+// it closed), and two subagents of one session prompting for the same
+// command at once are two prompts, each answered on its own.
 //
 // The digest covers everything of the prompt that the ask it makes
 // carries (the working directory becomes the project label and the
@@ -329,7 +338,16 @@ func (p Prompt) ToolCallID(route string) (string, error) {
 		route = core.DefaultRoute
 	}
 	h := sha256.New()
-	for _, part := range []string{string(p.Host), string(p.Event), p.SessionID, p.TurnID, p.Tool, p.Cwd, route} {
+	parts := []string{string(p.Host), string(p.Event), p.SessionID, p.TurnID, p.Tool, p.Cwd, route}
+	if p.SubagentID != "" {
+		// Only where there is one, so that the main thread's prompts keep
+		// the digest they had before subagents were told apart: a
+		// question open across an upgrade is still found. No main-thread
+		// prompt digests like a subagent's: where this part's length
+		// (below) begins with a zero byte, the input begins with "{".
+		parts = append(parts, p.SubagentID)
+	}
+	for _, part := range parts {
 		// Each part with its length, so that no two prompts' parts run
 		// together into one digest.
 		var n [8]byte
@@ -375,70 +393,4 @@ func (p Prompt) Ask(agent core.AgentID, route string) (core.AskInput, error) {
 		in.Editable = &core.Editable{All: true}
 	}
 	return in, nil
-}
-
-func (p Prompt) text() string {
-	if p.Host == Codex && p.Tool == NetworkAccessTool {
-		return fmt.Sprintf("%s asks permission for network access.", p.Host.title())
-	}
-	if p.Event == PreToolUse {
-		return fmt.Sprintf("%s is about to use %s. Allow it?", p.Host.title(), p.Tool)
-	}
-	return fmt.Sprintf("%s asks permission to use %s.", p.Host.title(), p.Tool)
-}
-
-// context carries the working directory and the tool input's own
-// description (Claude Code's Bash sends one; Codex sends the request's
-// justification), capped to what a question takes.
-func (p Prompt) context() string {
-	var parts []string
-	if p.Cwd != "" {
-		parts = append(parts, "Working directory: "+withoutControls(p.Cwd, "\t\n"))
-	}
-	var in struct {
-		Description string `json:"description"`
-	}
-	if json.Unmarshal(p.Input, &in) == nil && strings.TrimSpace(in.Description) != "" {
-		parts = append(parts, withoutControls(in.Description, "\t\n"))
-	}
-	return truncate(strings.Join(parts, "\n"), core.MaxContextLen)
-}
-
-// withoutControls is s without the characters core refuses in an
-// agent's text (core.IsTextControl) but those in keep: the host's
-// description is a model's, and its working directory anyone's, and a
-// stray escape in either is no reason to refuse the prompt (a refused
-// PreToolUse is asked at the keyboard, or denied on Codex).
-func withoutControls(s, keep string) string {
-	return strings.Map(func(r rune) rune {
-		if core.IsTextControl(r) && !strings.ContainsRune(keep, r) {
-			return -1
-		}
-		return r
-	}, s)
-}
-
-// project is the last element of the working directory, as a label.
-func project(cwd string) string {
-	if strings.TrimSpace(cwd) == "" {
-		return ""
-	}
-	clean := withoutControls(cwd, "") // a label is one line
-	base := path.Base(strings.ReplaceAll(clean, `\`, "/"))
-	if base == "/" || base == "." {
-		return ""
-	}
-	return truncate(base, core.MaxIDLen)
-}
-
-// truncate cuts s to at most n bytes on a rune boundary.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	s = s[:n]
-	for !utf8.ValidString(s) {
-		s = s[:len(s)-1]
-	}
-	return s
 }

@@ -57,18 +57,6 @@ func fixture(t *testing.T, name string) []byte {
 	return b
 }
 
-// The Codex fixtures are the host's format: they pass its published input
-// schemas.
-func TestCodexFixturesMatchTheirSchema(t *testing.T) {
-	for fx, sc := range map[string]string{
-		"codex/permission-request.bash.json":    "codex/permission-request.command.input.schema.json",
-		"codex/permission-request.network.json": "codex/permission-request.command.input.schema.json",
-		"codex/pre-tool-use.bash.json":          "codex/pre-tool-use.command.input.schema.json",
-	} {
-		validate(t, schema(t, sc), fixture(t, fx))
-	}
-}
-
 func approved(v bool) *bool { return &v }
 
 func closed(state core.State, res *core.Resolution) *core.Question {
@@ -110,10 +98,13 @@ func TestOutputs(t *testing.T) {
 		schema string
 	}{
 		{ClaudeCode, "claude-code/permission-request.bash.json", "claude-code/permission-request.output.schema.json"},
+		{ClaudeCode, "claude-code/permission-request.subagent.json", "claude-code/permission-request.output.schema.json"},
 		{ClaudeCode, "claude-code/pre-tool-use.bash.json", "claude-code/pre-tool-use.output.schema.json"},
 		{Codex, "codex/permission-request.bash.json", "codex/permission-request.command.output.schema.json"},
 		{Codex, "codex/permission-request.network.json", "codex/permission-request.command.output.schema.json"},
+		{Codex, "codex/permission-request.subagent.json", "codex/permission-request.command.output.schema.json"},
 		{Codex, "codex/pre-tool-use.bash.json", "codex/pre-tool-use.command.output.schema.json"},
+		{Codex, "codex/pre-tool-use.mcp.json", "codex/pre-tool-use.command.output.schema.json"},
 	}
 	for _, fx := range fixtures {
 		p, err := Parse(fx.host, fixture(t, fx.file))
@@ -138,6 +129,9 @@ func TestOutputs(t *testing.T) {
 				out, err := Output(p, d)
 				if err != nil {
 					t.Fatal(err)
+				}
+				if err := CheckReply(p, out); err != nil {
+					t.Fatalf("the hook command would refuse the door's answer %s: %v", out, err)
 				}
 				if out == nil {
 					// Exit 0 with an empty stdout: the host goes on as if

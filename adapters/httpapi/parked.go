@@ -40,6 +40,8 @@ type parked struct {
 	// holds says whether the wait's token still holds when it answers
 	// (heldBy).
 	holds func(context.Context) bool
+	// release ends the wait's count on its question (waiters.take).
+	release func()
 	// keepAlive is whether the request lets the connection serve another
 	// after the answer (HTTP/1.1, no Connection: close); pre holds bytes
 	// net/http had read past the request, the start of the next one.
@@ -72,7 +74,7 @@ const behindRead = 4 << 10
 // with a body (see HasBody), behind a writer that cannot hijack or is not
 // the API's own (the access log line would be lost), or once Drain has
 // begun; the handler then waits itself.
-func (s *Server) takeOver(w http.ResponseWriter, r *http.Request, watch *core.Watcher, timeout time.Duration, holds func(context.Context) bool) bool {
+func (s *Server) takeOver(w http.ResponseWriter, r *http.Request, watch *core.Watcher, timeout time.Duration, holds func(context.Context) bool, release func()) bool {
 	rec, ok := w.(*recorder)
 	if !ok || r.ProtoMajor != 1 || r.Method != http.MethodGet || HasBody(r) || !s.taken.Add() {
 		return false
@@ -91,7 +93,7 @@ func (s *Server) takeOver(w http.ResponseWriter, r *http.Request, watch *core.Wa
 	// goes back to it (reuse.go), else left unanswered, as HTTP/1.1
 	// allows of a response that closes the connection (the client sends
 	// it again on a new one).
-	p := &parked{s: s, conn: conn, watch: watch, header: header, line: rec.line, holds: holds,
+	p := &parked{s: s, conn: conn, watch: watch, header: header, line: rec.line, holds: holds, release: release,
 		keepAlive: r.ProtoAtLeast(1, 1) && !r.Close, until: time.Now().Add(timeout)}
 	if n := brw.Reader.Buffered(); n > 0 {
 		b, _ := brw.Reader.Peek(n)
@@ -206,6 +208,7 @@ func (p *parked) get() (*core.Question, error) {
 // has begun; else the response says Connection: close, and it is closed.
 func (p *parked) answer(q *core.Question, err error) {
 	defer p.s.taken.Done()
+	p.release()
 	p.watch.Stop()
 	if p.header == nil {
 		p.header = http.Header{}
@@ -247,6 +250,7 @@ func (p *parked) reclaim() net.Conn {
 // log line is what a handler whose caller left writes.
 func (p *parked) leave() {
 	defer p.s.taken.Done()
+	p.release()
 	p.watch.Stop()
 	_ = p.conn.Close()
 	p.s.logAccess(p.line, http.StatusOK)

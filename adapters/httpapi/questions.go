@@ -164,11 +164,19 @@ func (s *Server) wait(w http.ResponseWriter, r *http.Request) {
 		s.answerWait(w, r.Method, r.URL.Path, q, err)
 		return
 	}
+	// Bounded per question (waiters.go); counted once the caller is
+	// known to see the question, so the bound tells a stranger nothing.
+	release, ok := s.waiting.take(id, s.maxWaiters)
+	if !ok {
+		watch.Stop()
+		tooManyWaits(w, s.maxWaiters)
+		return
+	}
 	holds := s.stillHolds(r)
-	if s.takeOver(w, r, watch, timeout, holds) {
+	if s.takeOver(w, r, watch, timeout, holds, release) {
 		return // the parked wait answers on the connection it took over
 	}
-	q, err = s.park(w, r, watch, timeout)
+	q, err = s.park(w, r, watch, timeout, release)
 	if r.Context().Err() != nil {
 		return // the caller went away; nobody to answer
 	}
@@ -195,9 +203,11 @@ func heldBy(holds func(context.Context) bool, q *core.Question, err error) (*cor
 
 // park waits in the handler, as any handler would, for a question watch
 // saw open, for at most timeout (or until Drain), and returns it as it
-// then stands. It is for the requests takeOver cannot take.
-func (s *Server) park(w http.ResponseWriter, r *http.Request, watch *core.Watcher, timeout time.Duration) (*core.Question, error) {
+// then stands, having released its count (waiters.take). It is for the
+// requests takeOver cannot take.
+func (s *Server) park(w http.ResponseWriter, r *http.Request, watch *core.Watcher, timeout time.Duration, release func()) (*core.Question, error) {
 	defer watch.Stop()
+	defer release() // before the watch stops, which tests see
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(timeout + waitSlack))
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()

@@ -182,7 +182,11 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 func (s *Server) decode(w http.ResponseWriter, r *http.Request, dst any, required bool) bool {
 	b, err := readBody(w, r)
 	if err == nil {
-		err = decodeJSON(b, dst, required)
+		if err = decodeJSON(b, dst, required); err != nil {
+			if media := mediaProblem(r, b); media != nil {
+				err = media // not JSON, and the headers say why (media.go)
+			}
+		}
 	}
 	return s.bodyError(w, r, err)
 }
@@ -200,12 +204,15 @@ func (s *Server) noBody(w http.ResponseWriter, r *http.Request, msg string) bool
 // bodyError writes the response for a body that could not be taken and
 // reports whether there was none to write.
 func (s *Server) bodyError(w http.ResponseWriter, r *http.Request, err error) bool {
+	var media *mediaError
 	switch {
 	case err == nil:
 		return true
 	case errors.Is(err, errTooLarge):
 		writeErrorStatus(w, http.StatusRequestEntityTooLarge, core.CodeInvalid,
 			fmt.Sprintf("the request body is larger than the limit of %d bytes", MaxBodyBytes))
+	case errors.As(err, &media):
+		writeMediaError(w, media)
 	default:
 		s.fail(w, r, err)
 	}

@@ -11,9 +11,11 @@
 // statuses (invalid 400, not_found 404, forbidden 403, conflict 409,
 // internal 500), plus 401 for a missing or unknown token, 429 with
 // Retry-After for a client address that has presented too many unknown
-// ones (Admit), 405 for a method a route does not take and 413 for a body
-// over MaxBodyBytes. The wire types are in package client, which the
-// server shares.
+// ones (Admit) and for a wait past its question's bound (waiters.go),
+// 405 for a method a route does not take, 413 for a body
+// over MaxBodyBytes and 415 for a body that is not JSON and was sent as
+// something else (media.go). The wire types are in package client, which
+// the server shares.
 package httpapi
 
 import (
@@ -62,6 +64,10 @@ type Options struct {
 	Log zerolog.Logger
 	// MaxWait caps ?timeout on a wait; zero means DefaultMaxWait.
 	MaxWait time.Duration
+	// MaxWaitsPerQuestion bounds the waits parked on one question at
+	// once on this server (waiters.go); zero means
+	// DefaultMaxWaitsPerQuestion.
+	MaxWaitsPerQuestion int
 	// Extras are the operator's own directives, appended by GET
 	// /v1/directive to the agents they match.
 	Extras []directive.Extra
@@ -109,6 +115,9 @@ func (o Options) Validate() error {
 	if o.MaxWait < 0 {
 		return errors.New("httpapi: max wait must not be negative")
 	}
+	if o.MaxWaitsPerQuestion < 0 {
+		return errors.New("httpapi: the most waits per question must not be negative")
+	}
 	if err := directive.ValidateExtras(o.Extras); err != nil {
 		return fmt.Errorf("httpapi: %w", err)
 	}
@@ -121,6 +130,10 @@ type Server struct {
 	log     zerolog.Logger
 	keys    *Keys
 	maxWait time.Duration
+	// waiting counts the waits parked on each question, at most
+	// maxWaiters each (waiters.go).
+	waiting    waiters
+	maxWaiters int
 	// extras and digestOf change when the configuration is reloaded
 	// (config.go).
 	extras   atomic.Pointer[[]directive.Extra]
@@ -172,10 +185,13 @@ func New(svc *core.Service, opts Options) (*Server, error) {
 	if opts.MaxWait == 0 {
 		opts.MaxWait = DefaultMaxWait
 	}
+	if opts.MaxWaitsPerQuestion == 0 {
+		opts.MaxWaitsPerQuestion = DefaultMaxWaitsPerQuestion
+	}
 	s := &Server{
 		svc:     svc,
 		log:     opts.Log,
-		maxWait: opts.MaxWait,
+		maxWait: opts.MaxWait, maxWaiters: opts.MaxWaitsPerQuestion,
 		unavailable: func(err error) bool {
 			return core.Unavailable(err) || opts.Unavailable != nil && opts.Unavailable(err)
 		},

@@ -12,20 +12,22 @@ import (
 	"github.com/askbridge/askbridge/adapters/webhook"
 )
 
-// TestReplayUnderAnotherIDIsRefused: the event id is under the signature
-// (v2), so a captured webhook replayed within the window under a new id,
-// which a receiver's "process each id once" would not catch, fails
-// Verify and the README's check, with or without its v2 value stripped.
+// TestReplayUnderAnotherIDIsRefused: the event id is under the
+// signatures (v2 and v3), so a captured webhook replayed within the
+// window under a new id, which a receiver's "process each id once" would
+// not catch, fails Verify and the README's check, with or without its v2
+// value stripped.
 // The webhook as sent verifies, and still carries the v1 value receivers
 // written before v2 check.
 func TestReplayUnderAnotherIDIsRefused(t *testing.T) {
 	recv := newReceiver(t, status(200))
-	if err := call(t, plainSender(t, recv.url()), recv.url()+"x"); err != nil {
+	target := recv.url() + "x"
+	if err := call(t, plainSender(t, recv.url()), target); err != nil {
 		t.Fatal(err)
 	}
 	got := recv.requests()[0]
 	now := time.Now()
-	if err := webhook.Verify([]byte(secret), got.header, got.body, now, webhook.DefaultTolerance); err != nil || !readmeVerify([]byte(secret), got.header, got.body) {
+	if err := webhook.Verify([]byte(secret), got.header, got.body, now, webhook.DefaultTolerance); err != nil || !verify([]byte(secret), target, got.header, got.body) {
 		t.Fatalf("the webhook as sent: %v", err)
 	}
 	ts := got.header.Get(webhook.HeaderTimestamp)
@@ -48,7 +50,7 @@ func TestReplayUnderAnotherIDIsRefused(t *testing.T) {
 		if err := webhook.Verify([]byte(secret), h, got.body, now, webhook.DefaultTolerance); err == nil {
 			t.Errorf("%s: Verify takes it", name)
 		}
-		if readmeVerify([]byte(secret), h, got.body) {
+		if verify([]byte(secret), target, h, got.body) {
 			t.Errorf("%s: the README's check takes it", name)
 		}
 	}

@@ -52,9 +52,10 @@ func TestVerify(t *testing.T) {
 	if err := webhook.Verify([]byte(secret), rotated, body, now, tol); err != nil {
 		t.Fatalf("one matching signature among several: %v", err)
 	}
-	// The README's Go example, by the wall clock, agrees.
-	if !readmeVerify([]byte(secret), signed(secret, "q1/closed", time.Now(), body), body) ||
-		readmeVerify([]byte(secret), signed(secret, "q1/closed", time.Now().Add(-10*time.Minute), body), body) {
+	// The README's Go check, by the wall clock, agrees.
+	const target = "https://hooks.example.com/askbridge/agent-a"
+	if !verify([]byte(secret), target, signedFor(secret, "q1/closed", target, time.Now(), body), body) ||
+		verify([]byte(secret), target, signedFor(secret, "q1/closed", target, time.Now().Add(-10*time.Minute), body), body) {
 		t.Error("the README's check does not take a fresh webhook and refuse a replayed one")
 	}
 	garbled := good.Clone()

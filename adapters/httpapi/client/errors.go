@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/loops"
 )
 
@@ -14,7 +15,9 @@ import (
 // error code and message. Code is one of core's codes (invalid, not_found,
 // forbidden, conflict, internal, or unavailable with a 503 while the
 // server's store fails over), or "" when the body was not the API's (a
-// proxy's error page, say).
+// proxy's error page, say). errors.Is matches an Error to its code's
+// ErrInvalid, ErrNotFound and the rest; errors.As finds it for its
+// status, message and RetryAfter.
 type Error struct {
 	Status  int
 	Code    string
@@ -23,6 +26,56 @@ type Error struct {
 	// while its store fails over, say): how long to wait before trying
 	// again.
 	RetryAfter time.Duration
+}
+
+// Code is one of the API's error codes, as an error: an *Error with that
+// code matches it under errors.Is, however the error was wrapped (an
+// *AskError, a context's end), so a caller tests what a refusal means
+// without comparing strings:
+//
+//	_, err := c.Answer(ctx, id, req)
+//	if errors.Is(err, client.ErrConflict) {
+//		// someone closed it first; the *Error's Message says who, when and how
+//	}
+//
+// A code says what kind of refusal it is; the status tells apart those
+// that share one (401, 403 and 429 are all ErrForbidden: a token missing
+// or unknown, a role that may not, a refusal for a while).
+type Code string
+
+// The API's codes (core's vocabulary, the README's table of errors).
+const (
+	// ErrInvalid: the request breaks a rule (400), or its method (405),
+	// its size (413) or what its body is sent as (415) is wrong; the
+	// message names what. Sent again unchanged, it fails the same way.
+	ErrInvalid = Code(core.CodeInvalid)
+	// ErrNotFound: no such question, one this token may not see, or no
+	// such route (Error.NoRoute).
+	ErrNotFound = Code(core.CodeNotFound)
+	// ErrForbidden: the token is missing or unknown (401), may not do
+	// this (403), or may not for a while (429, with RetryAfter): its
+	// address is held after too many unknown tokens, or the question
+	// has as many waits parked as the server holds.
+	ErrForbidden = Code(core.CodeForbidden)
+	// ErrConflict: the question is not in a state that allows this (it
+	// closed already: the message says who closed it, when and how), or
+	// an ask repeated under its key with another body.
+	ErrConflict = Code(core.CodeConflict)
+	// ErrInternal: the server failed; its log has the cause.
+	ErrInternal = Code(core.CodeInternal)
+	// ErrUnavailable: the server's store is failing over (503, with
+	// RetryAfter); the request may be sent again (Error.Unavailable).
+	ErrUnavailable = Code(core.CodeUnavailable)
+)
+
+func (c Code) Error() string { return "askbridge: " + string(c) }
+
+// Is reports whether target is e's code (a Code), for errors.Is. An
+// error body that was not the API's (a proxy's page) has no code, and
+// matches none.
+func (e *Error) Is(target error) bool {
+	c, ok := target.(Code)
+	return ok && e.Code != "" && e.Code == string(c)
 }
 
 // Unavailable reports whether the server answered 503 because its store
@@ -120,9 +173,10 @@ func transient(err error) bool {
 
 // heldFor reports a 429 that says when to come back: the server holds
 // this client's address for a while (another process there spent its
-// guesses with a wrong token) and names the wait, which a valid token
-// rides out as it rides out a replica restarting (the wait capped at
-// maxRetryAfter, as every server-named wait is).
+// guesses with a wrong token), or the question has as many waits parked
+// as it holds, and names the wait, which a valid token rides out as it
+// rides out a replica restarting (the wait capped at maxRetryAfter, as
+// every server-named wait is).
 func heldFor(e *Error) bool {
 	return e.Status == http.StatusTooManyRequests && e.RetryAfter > 0
 }

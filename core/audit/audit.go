@@ -49,7 +49,8 @@
 // the chain had there, which no longer matches: [Verify] reports it. So
 // an edit, a deletion or a reordering is found unless it lies after the
 // newest witness (the newest events of a stream, the same blind spot any
-// log has for its tail; an export taken regularly pins it), and a naive
+// log has for its tail; an export taken regularly pins it, and the
+// embedded store keeps a keyed record of its end, ends.go), and a naive
 // edit that does not recompute the links breaks the link check at the
 // next event at once. SHA-1 is what Redis can compute; what it protects
 // here is the order, which the keyed witnesses check again.
@@ -67,6 +68,17 @@
 // operator says the log began before the chain (Options.AllowUnchained):
 // nothing kept in the store could say so that someone who strips the
 // chains could not forge too.
+//
+// # Changing the key
+//
+// A digest does not say which key made it: after the key is changed,
+// the log holds events under each key it has had, and [Verify] is given
+// the earlier ones (Options.OldKeys, oldest first). It tries the key of
+// the stream's previous event first, then later ones, never an earlier
+// one: once a stream has an event under the new key, an event under the
+// old one after it is a break. So whoever holds a key that was changed
+// because it leaked can forge no event after the first under the new
+// key, and alter none before the newest witness under it.
 //
 // # Purges
 //

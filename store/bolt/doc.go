@@ -97,11 +97,14 @@
 // file: one stream whose positions are the events' seqs, every event
 // chained in the transaction that appends it (appendEvent, which every
 // write that records an event calls), the head kept in meta so an append
-// reads no event back, and the checkpoint a purge appends before it
-// deletes. log.go [Log] and [OpenLog]: the event log opened read-only
-// (askbridge audit verify), apart because Open would create buckets and
-// mark a schema, making a store of whatever file it is given, where a
-// check must change nothing.
+// reads no event back, with the audit key's record of it beside it (so
+// that events cut off the end are found, and checked at Open, which
+// notes in the chain a record it finds not under its key), and the
+// checkpoint a purge appends before it deletes. log.go [Log] and
+// [OpenLog]: the event log opened read-only (askbridge audit verify),
+// apart because Open would create buckets and mark a schema, making a
+// store of whatever file it is given, where a check must change nothing;
+// [Log.Ends] gives verify the record of the chain's end.
 //
 // Leases and values: values.go [Store.Value], [Store.SetValue],
 // [Store.SetValueFor], [Store.DeleteValue], [Store.Lease],

@@ -6,7 +6,8 @@ package bolt
 // Layout (top-level buckets):
 //
 //	meta                  "schema" -> decimal schema version; "heartbeat" -> time (binary);
-//	                      "chain" -> "<seq> <hash>", the audit chain's head (chain.go)
+//	                      "chain" -> "<seq> <hash>", the audit chain's head (chain.go);
+//	                      "chain-end" -> the audit key's record of that head (hex, chain.go)
 //	questions             id -> questionRecord (JSON)
 //	open                  rank(1) | created ms(8) | id -> openEntry (JSON; "" before it)  open questions, listing order, what a filter matches
 //	created               created ms(8) | id -> ""               every stored question
@@ -72,6 +73,7 @@ var (
 	metaSchema    = []byte("schema")
 	metaHeartbeat = []byte("heartbeat")
 	metaChain     = []byte("chain")
+	metaChainEnd  = []byte("chain-end")
 )
 
 // schemaVersion is written to meta and to every JSON record. A file or a

@@ -64,3 +64,14 @@ func (l *Log) Events(ctx context.Context, since int64, limit int) ([]core.Event,
 func (l *Log) Close() error {
 	return l.s.db.Close()
 }
+
+// Ends is the store's keyed record of where its chain ends, as
+// audit.Options.Ends takes it (chain.go).
+func (l *Log) Ends() (map[int]string, error) {
+	var out map[int]string
+	err := l.s.view("chain ends", func(tx *bbolt.Tx) error {
+		out = ends(tx)
+		return nil
+	})
+	return out, err
+}

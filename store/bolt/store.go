@@ -36,7 +36,11 @@ type Options struct {
 	// AuditKey keys the audit chain of the event log (core/audit). Every
 	// process writing one file must use the same key. Empty chains under
 	// an empty key, which proves nothing against someone who can write
-	// the file: askbridge serve always sets one.
+	// the file: askbridge serve always sets one. Opened under a key
+	// other than the one it was last written under, the store notes in
+	// the chain, under the new key, the record of its end it found
+	// (chain.go, checkEnd), and chains on under the new key; a check of
+	// the log then needs the earlier key too (audit.Options.OldKeys).
 	AuditKey audit.Key
 }
 
@@ -75,6 +79,8 @@ var errNoChange = errors.New("no change")
 
 // Open opens (creating if needed) the store file at path. It refuses a
 // file that exists but is empty, or that is damaged (see openChecked).
+// It checks the keyed record of where the audit chain ends before it
+// chains anything (checkEnd).
 func Open(path string, opts Options) (*Store, error) {
 	const op = "open bolt store"
 	timeout := opts.Timeout
@@ -88,6 +94,10 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, core.Internal(op, err)
 	}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
 	err = db.Update(func(tx *bbolt.Tx) error {
 		for _, name := range fixedBuckets {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
@@ -100,17 +110,14 @@ func Open(path string, opts Options) (*Store, error) {
 			if err != nil || n > schemaVersion {
 				return fmt.Errorf("%s has schema version %q; this askbridge reads up to %d", path, v, schemaVersion)
 			}
-			return nil
+		} else if err := meta.Put(metaSchema, []byte(strconv.Itoa(schemaVersion))); err != nil {
+			return err
 		}
-		return meta.Put(metaSchema, []byte(strconv.Itoa(schemaVersion)))
+		return checkEnd(tx, opts.AuditKey, now())
 	})
 	if err != nil {
 		_ = db.Close()
 		return nil, core.Internal(op, err)
-	}
-	now := opts.Now
-	if now == nil {
-		now = time.Now
 	}
 	s := &Store{db: db, commits: newCommitter(db, now), path: path, now: now, audit: opts.AuditKey, done: make(chan struct{}),
 		budgets: membudget.New(now)}

@@ -37,14 +37,23 @@ func (s *Settings) auditKey(create bool) (auditlog.Key, error) {
 		k, _, err := readOrCreateSecret(path)
 		return auditlog.Key(k), err
 	}
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("no audit key: set ASKBRIDGE_AUDIT_KEY, or ASKBRIDGE_DATA_DIR to the directory serve keeps %s in", auditKeyFile)
 	}
+	return readAuditKey(path)
+}
+
+// readAuditKey reads a key kept in a file, as serve keeps audit.key.
+func readAuditKey(path string) (auditlog.Key, error) {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return auditlog.Key(strings.TrimSpace(string(b))), nil
+	k := strings.TrimSpace(string(b))
+	if k == "" {
+		return nil, fmt.Errorf("%s holds no key", path)
+	}
+	return auditlog.Key(k), nil
 }
 
 // cmdAudit is "askbridge audit verify [FILE...]": it walks the event log,
@@ -53,7 +62,7 @@ func (s *Settings) auditKey(create bool) (auditlog.Key, error) {
 // audit chain, and reports the first broken link with its seq. Exit 0:
 // the chain holds; 1: it is broken (or could not be read); 2: usage.
 func cmdAudit(ctx context.Context, args []string, getenv func(string) string, _ io.Reader, stdout, stderr io.Writer) int {
-	const synopsis = "audit verify [--json] [--heads REPORT] [--allow-unchained] [--whole] [FILE...]"
+	const synopsis = "audit verify [--json] [--heads REPORT] [--old-key FILE]... [--allow-unchained] [--whole] [FILE...]"
 	if !subcommand(args, "verify", synopsis, stderr) {
 		return exitUsage
 	}
@@ -68,6 +77,17 @@ func cmdAudit(ctx context.Context, args []string, getenv func(string) string, _ 
 	// are meant to be the whole log, where a first event that continues
 	// an earlier one means events were cut off its start.
 	whole := fs.Bool("whole", false, "the files given are the whole log, from its beginning (exports taken without since): a first event that continues an earlier one is a break, not a note")
+	// After a change of audit key the log holds events under each key it
+	// has had; only the operator holds the earlier ones.
+	var oldKeys []auditlog.Key
+	var oldKeyFiles []string
+	fs.Func("old-key", "a file holding an audit key the log was chained under before the one set now (as audit.key does); repeat it for each earlier key, oldest first", func(path string) error {
+		k, err := readAuditKey(path)
+		if err == nil {
+			oldKeys, oldKeyFiles = append(oldKeys, k), append(oldKeyFiles, path)
+		}
+		return err
+	})
 	if err := fs.Parse(args[1:]); err != nil {
 		return exitUsage
 	}
@@ -103,9 +123,16 @@ func cmdAudit(ctx context.Context, args []string, getenv func(string) string, _ 
 		}
 		defer st.Close()
 		walk = auditlog.StoreWalk(ctx, st)
+		if e, ok := st.(endRecords); ok {
+			if opt.Ends, err = e.Ends(); err != nil {
+				fmt.Fprintln(stderr, "askbridge audit verify:", err)
+				return exitError
+			}
+		}
 	}
 	opt.Heads = heads // files or the store alike: each stream must reach or continue from its head
 	opt.AllowUnchained = *allowUnchained
+	opt.OldKeys = oldKeys
 	rep, err := auditlog.Verify(key, walk, opt)
 	if err != nil {
 		fmt.Fprintln(stderr, "askbridge audit verify:", err)
@@ -115,7 +142,7 @@ func cmdAudit(ctx context.Context, args []string, getenv func(string) string, _ 
 		b, _ := json.MarshalIndent(rep, "", "  ") // plain data always encodes
 		fmt.Fprintln(stdout, string(b))
 	} else {
-		printReport(stdout, rep, *allowUnchained)
+		printReport(stdout, rep, *allowUnchained, oldKeyFiles)
 	}
 	if rep.Break != nil {
 		return exitError
@@ -123,12 +150,17 @@ func cmdAudit(ctx context.Context, args []string, getenv func(string) string, _ 
 	return 0
 }
 
-func printReport(w io.Writer, rep auditlog.Report, allowUnchained bool) {
+func printReport(w io.Writer, rep auditlog.Report, allowUnchained bool, oldKeyFiles []string) {
 	if rep.Break != nil {
 		fmt.Fprintf(w, "BROKEN at seq %d (stream %d): %s\n", rep.Break.Seq, rep.Break.Stream, rep.Break.Reason)
 		fmt.Fprintf(w, "%d events read up to it\n", rep.Events)
-		if rep.Break.Unchained && !allowUnchained && rep.Events == 1 {
+		switch {
+		case rep.Break.Unchained && !allowUnchained && rep.Events == 1:
 			fmt.Fprintln(w, "if this log began before askbridge chained its events (a store an earlier version made), check it with --allow-unchained: its unchained first events are then reported as not covered")
+		case rep.Break.Unrecorded && !allowUnchained:
+			fmt.Fprintln(w, "if an earlier version of askbridge wrote this store last, check it with --allow-unchained, which reports the end it left as not covered")
+		case rep.Break.KeyMismatch:
+			fmt.Fprintln(w, "if the audit key was changed, give each earlier key with --old-key FILE, oldest first")
 		}
 		return
 	}
@@ -136,6 +168,16 @@ func printReport(w io.Writer, rep auditlog.Report, allowUnchained bool) {
 		count(rep.Events, "event"), count(rep.Streams, "stream"), count(rep.Witnessed, "witness"), count(rep.Checkpoints, "purge checkpoint"))
 	if rep.Unchained > 0 {
 		fmt.Fprintf(w, "%d events before them were written before the chain began (--allow-unchained), and are not covered\n", rep.Unchained)
+	}
+	for _, seq := range rep.Unrecorded {
+		fmt.Fprintf(w, "seq %d: the store kept no keyed record that the chain ended there (an earlier version wrote it, --allow-unchained): events cut off after it would not show\n", seq)
+	}
+	for _, c := range rep.Keys {
+		name := "the audit key set now"
+		if c.Key < len(oldKeyFiles) {
+			name = "the key in " + oldKeyFiles[c.Key]
+		}
+		fmt.Fprintf(w, "stream %d is under %s from seq %d\n", c.Stream, name, c.Seq)
 	}
 	for _, seq := range rep.MidChain {
 		fmt.Fprintf(w, "seq %d continues an earlier export: its link to the event before it was not checked\n", seq)
@@ -183,6 +225,12 @@ func fileWalk(paths []string) auditlog.Walk {
 type auditStore interface {
 	auditlog.EventLog
 	Close() error
+}
+
+// endRecords is a store that keeps a keyed record of where its chain
+// ends (the embedded one): verify checks the log ends there.
+type endRecords interface {
+	Ends() (map[int]string, error)
 }
 
 // openAuditStore opens the event log of the store serve is configured

@@ -427,7 +427,11 @@ func Settle(ctx context.Context) (context.Context, context.CancelFunc) {
 // every replica of the bridge within ttl, so a platform's redelivery is
 // handled once. If the store cannot say, the event counts as new: losing a
 // person's click is worse than handling it twice, and the chokepoint makes
-// a repeated click harmless.
+// a repeated click harmless. The event is marked at once: a door whose
+// platform sends an event again when it heard of no success (a webhook
+// answered with an error, a poller's offset not stored past it) claims it
+// with Sight instead, so that a handling that never finished does not
+// leave its redelivery dropped.
 func (s *Service) FirstSeen(ctx context.Context, key string, ttl time.Duration) bool {
 	first, err := s.store.Once(ctx, "seen:"+key, ttl)
 	return first || err != nil

@@ -122,7 +122,9 @@
 // [Service.Attempted] its outcome, [Service.Claims] the drain's door to
 // the outbox), courier.go the [Courier] it hands deliveries to and the
 // errors a Courier returns ([RetryAfter], [NotReady], [Permanent],
-// [NotSent]), and
+// [NotSent]), seen.go how a door claims an inbound platform event while
+// it handles it and marks it seen once done ([Service.Sight], [Sighting],
+// [OnceState], [HandleAgain]), and
 // chat.go the [ChatAdapter] every chat platform meets; batch.go a batch
 // of tool calls asked at once, its validation and the standing approvals
 // that cover its calls, batchanswer.go the decisions on its calls,
@@ -139,7 +141,9 @@
 // tally.go how they count against the routes in force, read in one
 // place for the chokepoint and for every card, resume and view
 // ([TallyOf], [VoteCount]), and refresh.go the ticker's sweep after a
-// reload that edits the cards whose tally it changed; remind.go the reminders of routes with remind_every, the
+// change of the configuration that edits the cards whose tally it
+// changed, refreshshared.go how the replicas share it (once across
+// them, and after a start under another configuration); remind.go the reminders of routes with remind_every, the
 // direct messages and the per-person digests after downtime, and
 // remindscan.go whether a reminder pass lists the open questions at all;
 // resume.go what the agent resumes with once a question closes

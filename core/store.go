@@ -404,4 +404,19 @@ type Values interface {
 	// any replica: the first call is true, every later one false until
 	// the key expires. Purge drops expired keys.
 	Once(ctx context.Context, key string, ttl time.Duration) (bool, error)
+	// ClaimOnce is Once for an event that is marked seen only once it is
+	// handled (Service.Sight): it takes key for holder until hold passes
+	// if the key is free, expired or holder's already (OnceClaimed, the
+	// hold then moved to now+hold), and otherwise reports OnceHeld for
+	// another holder's claim and OnceDone for a key confirmed
+	// (ConfirmOnce) or taken by Once. Purge drops lapsed claims.
+	ClaimOnce(ctx context.Context, key, holder string, hold time.Duration) (OnceState, error)
+	// ConfirmOnce marks key done until ttl passes, whether holder's
+	// claim is on it or nothing is (the claim lapsed, or was never
+	// taken because the store could not say); another holder's claim is
+	// left to that holder, and a key done already stays as it is.
+	ConfirmOnce(ctx context.Context, key, holder string, ttl time.Duration) error
+	// ReleaseOnce drops holder's claim on key, so that the event's next
+	// delivery is new; a key done, or claimed by another, stays.
+	ReleaseOnce(ctx context.Context, key, holder string) error
 }

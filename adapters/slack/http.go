@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/slack-go/slack"
@@ -94,7 +95,11 @@ func (a *Adapter) serveInteractivity(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveEvents takes Events API callbacks: the URL check, and messages
-// (thread replies). An event Slack retries is handled once.
+// (thread replies). An event is handled before it is answered, so that
+// one whose handling never finished (a replica that died with it) or
+// failed on the store is answered with an error, or not at all, and
+// Slack sends it again (retriesLeft); an event Slack retries is handled
+// once (sight).
 func (a *Adapter) serveEvents(w http.ResponseWriter, r *http.Request) {
 	body, ok := a.verified(w, r)
 	if !ok {
@@ -128,8 +133,16 @@ func (a *Adapter) serveEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	case slackevents.CallbackEvent:
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), a.opts.AckBudget)
-		n := a.onEvent(ctx, ev)
+		n, done := a.onEvent(ctx, ev, retriesLeft(r))
 		cancel()
+		if !done {
+			// Slack sends an event again that it got no 2xx for, a
+			// minute later and then five: by then a dead replica's
+			// claim on it has lapsed (seenHold), and a store that
+			// failed it may answer.
+			apierror.Write(w, http.StatusServiceUnavailable, core.CodeInternal, "the event is not handled yet; send it again")
+			return
+		}
 		w.WriteHeader(http.StatusOK)
 		a.queueNote(n)
 		return
@@ -147,52 +160,103 @@ func isCallback(body []byte) bool {
 }
 
 // onEvent handles one Events API callback, from either transport, and
-// returns the private note to send, if any.
-func (a *Adapter) onEvent(ctx context.Context, ev slackevents.EventsAPIEvent) note {
+// returns the private note to send, if any, and whether the event is
+// done with. One that is not (another handling has it in hand, or, when
+// retry says Slack will send it again, its handling failed on the store)
+// is left for Slack to send again: over HTTP, an event answered with an
+// error. Socket Mode acknowledges an event before it is handled, so
+// there retry is false, and a failure is told to its writer.
+func (a *Adapter) onEvent(ctx context.Context, ev slackevents.EventsAPIEvent, retry bool) (note, bool) {
 	me, ok := ev.InnerEvent.Data.(*slackevents.MessageEvent)
 	if !ok {
 		a.log.Debug().Str("type", ev.InnerEvent.Type).Msg("event ignored: not a message")
-		return note{}
+		return note{}, true
 	}
 	rep, ok := a.replyOf(me)
 	if !ok {
 		if rev, ok := a.revisionOf(me); ok {
 			// Marked only once a note is due, as below.
-			if text := a.onRevision(ctx, rev); text != "" && a.firstSeen(ctx, ev) {
-				return note{channel: rev.channel, user: rev.user, threadTS: rev.threadTS, text: text}
+			text := a.onRevision(ctx, rev)
+			if text == "" {
+				return note{}, true
 			}
-			return note{}
+			return a.once(ctx, ev, retry, func() (note, error) {
+				return note{channel: rev.channel, user: rev.user, threadTS: rev.threadTS, text: text}, nil
+			})
 		}
 		if user, ok := a.dmMessageOf(me); ok {
 			// Told once, however often Slack sends it.
-			if a.firstSeen(ctx, ev) {
-				return note{channel: me.Channel, user: user, text: notInThread}
-			}
-			return note{}
+			return a.once(ctx, ev, retry, func() (note, error) {
+				return note{channel: me.Channel, user: user, text: notInThread}, nil
+			})
 		}
 		a.log.Debug().Str("subtype", me.SubType).Msg("message event ignored: not a person's reply in a thread of ours")
-		return note{}
+		return note{}, true
 	}
 	// Slack retries an event it thinks was not acked; whichever replica
 	// gets the retry, the event is handled once. Only a reply that may
 	// count is marked: every other message in every channel the bot is
 	// in would cost a store write (a disk sync on the embedded store)
 	// before its ack, and a key kept for an hour.
-	if !a.firstSeen(ctx, ev) {
-		return note{}
-	}
-	return note{channel: rep.channel, user: rep.user, threadTS: rep.threadTS, text: a.onReply(ctx, rep)}
+	return a.once(ctx, ev, retry, func() (note, error) {
+		text, err := a.onReply(ctx, rep)
+		return note{channel: rep.channel, user: rep.user, threadTS: rep.threadTS, text: text}, err
+	})
 }
 
-// firstSeen marks ev handled and reports whether no replica had yet:
-// false for an event Slack sent again.
-func (a *Adapter) firstSeen(ctx context.Context, ev slackevents.EventsAPIEvent) bool {
+// seenHold is how long an event's claim lasts while it is handled
+// (once): past the budgets of its handling (AckBudget over HTTP,
+// handleBudget over Socket Mode), and under the minute after which Slack
+// sends again an event it got no 2xx for, so a copy that meets the claim
+// of a replica that died with it (and is answered 503) is handled at
+// Slack's next try.
+const seenHold = 30 * time.Second
+
+// seenFor is how long an event handled is known as such: Slack's last
+// retry comes five minutes after its first try.
+const seenFor = time.Hour
+
+// once runs handle for ev under a claim on its event id (core.Service
+// .Sight), unless the event was handled before (done with, dropped) or
+// another handling has it in hand (not done with). A handling that
+// failed on the store (core.HandleAgain) while retry says Slack will
+// send the event again releases its claim, its writer told nothing, so
+// that the next copy is handled; anything else is confirmed handled, and
+// its note sent.
+func (a *Adapter) once(ctx context.Context, ev slackevents.EventsAPIEvent, retry bool, handle func() (note, error)) (note, bool) {
+	g := core.Sighting{State: core.OnceClaimed} // no id: nothing to claim
 	cb, ok := ev.Data.(*slackevents.EventsAPICallbackEvent)
-	if !ok || cb.EventID == "" || a.svc.FirstSeen(ctx, "slack:event:"+cb.EventID, time.Hour) {
-		return true
+	if ok && cb.EventID != "" {
+		g = a.svc.Sight(ctx, "slack:event:"+cb.EventID, seenHold, seenFor)
 	}
-	a.log.Debug().Str("event", cb.EventID).Msg("event ignored: already handled")
-	return false
+	switch g.State {
+	case core.OnceDone:
+		a.log.Debug().Str("event", cb.EventID).Msg("event ignored: already handled")
+		return note{}, true
+	case core.OnceHeld:
+		a.log.Debug().Str("event", cb.EventID).Msg("event not handled yet: another handling has it in hand")
+		return note{}, false
+	}
+	n, err := handle()
+	if retry && core.HandleAgain(err) {
+		a.log.Info().Msg("event not handled: its handling failed; it is left for Slack to send again")
+		g.Unhandled(ctx)
+		return note{}, false
+	}
+	g.Handled(ctx)
+	return n, true
+}
+
+// maxRetries is how often Slack sends again an event it got no 2xx
+// for: at once, a minute later and five minutes later, numbering each
+// retry in X-Slack-Retry-Num.
+const maxRetries = 3
+
+// retriesLeft reports whether Slack will send r's event again should it
+// get no 2xx for it: r is not its last retry.
+func retriesLeft(r *http.Request) bool {
+	n, err := strconv.Atoi(r.Header.Get("X-Slack-Retry-Num"))
+	return err != nil || n < maxRetries
 }
 
 // writeJSON answers an interaction with a body Slack acts on (a modal's

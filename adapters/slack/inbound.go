@@ -168,39 +168,45 @@ func (a *Adapter) onClick(ctx context.Context, c click) string {
 // the form item that was next when the reply was written. A reply in any
 // other thread, or on a decision or approval, changes nothing. It returns
 // the private note for the replier: what counted, or why nothing did (""
-// for a reply that was not an answer at all).
-func (a *Adapter) onReply(ctx context.Context, r reply) string {
+// for a reply that was not an answer at all); and, with the note of a
+// refusal by core, the error behind it, which onEvent weighs: the
+// store's failure (core.HandleAgain) is left to Slack's retry of the
+// event rather than told, when one is to come. A failure of Slack's own
+// (a thread or a user it would not read just then) is told at once.
+func (a *Adapter) onReply(ctx context.Context, r reply) (string, error) {
 	info, err := a.cardQuestion(ctx, r.channel, r.threadTS)
 	if err != nil {
-		// Whether the thread is a card's is unknown, and Slack, acked,
-		// will not send the reply again: its writer is asked to.
+		// Whether the thread is a card's is unknown, and Slack is not
+		// to be asked again and again for what it refused just now:
+		// its writer is asked to reply again.
 		a.log.Error().Err(err).Msg("answer not recorded: its thread could not be read")
-		return card.RefusalNote(core.Internal("slack thread", err))
+		return card.RefusalNote(core.Internal("slack thread", err)), nil
 	}
 	id := info.id
 	if id == "" {
 		a.log.Debug().Str("channel", r.channel).Msg("thread reply ignored: the thread is not a card")
-		return ""
+		return "", nil
 	}
 	q, err := a.svc.Get(ctx, id)
 	if err != nil && core.ErrorCode(err) != core.CodeNotFound {
-		return a.refusal(err)
+		return a.refusal(err), err
 	}
 	if err != nil || !info.ours && !hasCard(q, r.channel, r.threadTS) {
 		// Neither posted by us nor recorded as a card: a look-alike.
 		a.log.Debug().Err(err).Str("question", string(id)).Msg("thread reply ignored: no such card recorded")
-		return ""
+		return "", nil
 	}
 	if q.Kind != core.KindClarification && q.Kind != core.KindForm {
 		a.log.Debug().Str("question", string(id)).Msg("thread reply ignored: the question takes no free text")
-		return ""
+		return "", nil
 	}
 	d, err := a.decider(ctx, q, r.user, r.team, "")
 	if err != nil {
-		return a.refusal(err)
+		return a.refusal(err), nil // Slack's failure, told as the thread's
 	}
 	if r.files {
-		return a.refusal(card.RefuseNotText(ctx, a.svc, q, d))
+		err := card.RefuseNotText(ctx, a.svc, q, d)
+		return a.refusal(err), err
 	}
 	ref := core.Ref{QuestionID: q.ID, Item: -1, Action: core.RefText}
 	if q.Kind == core.KindForm {
@@ -210,12 +216,12 @@ func (a *Adapter) onReply(ctx context.Context, r reply) string {
 	if err == nil {
 		var out core.Outcome
 		if out, err = a.svc.Answer(ctx, in); err == nil {
-			return card.RecordedNote(out.Question, ref)
+			return card.RecordedNote(out.Question, ref), nil
 		}
 	}
 	// Refused replies get the same note as refused clicks, someone who
 	// may not answer included (core recorded the refusal either way).
-	return a.refusal(err)
+	return a.refusal(err), err
 }
 
 // refusal is the private note for an attempt that changed nothing; our

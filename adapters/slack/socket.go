@@ -112,7 +112,12 @@ func (a *Adapter) socketEvents(life, ctx context.Context, sm *socketmode.Client,
 			case socketmode.EventTypeEventsAPI:
 				a.ack(ctx, sm, evt)
 				if ev, ok := evt.Data.(slackevents.EventsAPIEvent); ok && ev.Type == slackevents.CallbackEvent {
-					a.handle(life, func(ctx context.Context) note { return a.onEvent(ctx, ev) })
+					a.handle(life, func(ctx context.Context) note {
+						// Acknowledged already, so Slack sends it no
+						// more: a failure is told, not left to a retry.
+						n, _ := a.onEvent(ctx, ev, false)
+						return n
+					})
 				}
 			case socketmode.EventTypeInteractive:
 				if ic, ok := evt.Data.(slack.InteractionCallback); ok && ic.Type == slack.InteractionTypeViewSubmission {

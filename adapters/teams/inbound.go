@@ -60,8 +60,11 @@ func (a *Adapter) serveActivity(w http.ResponseWriter, r *http.Request) {
 	}
 	// Detached from the request: an answer the Bot Connector hangs up on
 	// is still stored whole, as Slack's, Telegram's and Discord's are.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 12*time.Second)
+	// What the handling claimed (firstSeen) is confirmed once it ends.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), handleBudget)
 	defer cancel()
+	ctx, claims := handling(ctx)
+	defer claims.done(ctx)
 	if act.Type == "messageUpdate" || act.Type == "messageDelete" {
 		a.onRevision(ctx, &act) // an edit or a deletion of a message
 		w.WriteHeader(http.StatusOK)

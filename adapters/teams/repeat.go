@@ -6,19 +6,36 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/card"
 )
 
 // The Bot Connector sends an activity again, same id and all, when the
-// bot was slow to answer it (and Teams' client retries an invoke it
-// heard nothing back for). The second copy acts on nothing; an invoke's
-// copy is still answered, and what it says must be true: the clicker
-// never saw the first copy's answer, since Teams gave up waiting for it.
+// bot was slow to answer it (fifteen seconds; and Teams' client retries
+// an invoke it heard nothing back for). The second copy acts on nothing;
+// an invoke's copy is still answered, and what it says must be true: the
+// clicker never saw the first copy's answer, since Teams gave up waiting
+// for it. A copy of an activity whose handling never ended (the replica
+// that took it died with it) is handled, as the first copy it stands
+// for: the activity is marked seen only once its handling has ended
+// (core.Service.Sight), and until then held by a claim short enough to
+// have lapsed when the connector sends it again (seenHold).
 
 // seenFor is how long an activity's id is remembered: longer than the
 // Bot Connector's token that carried it is good for (an hour, and the
 // leeway), since the token is not bound to the body it came with.
 const seenFor = 2 * time.Hour
+
+// seenHold is how long an activity's claim lasts while it is handled:
+// past the handling's own bound (handleBudget), so that no copy acts
+// beside it, and under the fifteen seconds after which the connector
+// sends again an activity it heard nothing back for, so that the copy of
+// one whose replica died with it finds the claim lapsed.
+const seenHold = handleBudget + time.Second
+
+// handleBudget bounds the handling of one activity (serveActivity), well
+// under the connector's fifteen seconds.
+const handleBudget = 12 * time.Second
 
 // seenKey names act for every replica: Teams' ids are unique within a
 // conversation, so both key it.
@@ -30,17 +47,48 @@ func seenKey(act *Activity) string {
 	return conv + ":" + act.ID
 }
 
-// firstSeen reports whether act is new to every replica. A second copy
-// of a form's thread reply would answer the next item too. An activity
-// without an id counts as new. Marking one is a store write (a disk
-// sync on the embedded store) kept for seenFor, so only an activity
-// that may act is marked: with consent to read every message, the bot
-// is sent all the talk in its channels and chats.
+// firstSeen reports whether act is new to every replica, and claims it
+// for the handling in hand (inHand) when it is: a copy that comes
+// meanwhile, or once it is handled, is not. A second copy of a form's
+// thread reply would answer the next item too. An activity without an
+// id counts as new. Marking one is a store write (a disk sync on the
+// embedded store) kept for seenFor, so only an activity that may act is
+// marked: with consent to read every message, the bot is sent all the
+// talk in its channels and chats.
 func (a *Adapter) firstSeen(ctx context.Context, act *Activity) bool {
 	if act.ID == "" {
 		return true
 	}
-	return a.svc.FirstSeen(ctx, "teams:activity:"+seenKey(act), seenFor)
+	g := a.svc.Sight(ctx, "teams:activity:"+seenKey(act), seenHold, seenFor)
+	if h, ok := ctx.Value(inHandKey{}).(*inHand); ok && g.First() {
+		h.g = append(h.g, g)
+	} else {
+		g.Handled(ctx) // no handling to wait for: marked at once
+	}
+	return g.First()
+}
+
+// inHand is the claims an activity's handling took (firstSeen), which
+// serveActivity confirms once that handling has ended: the claims are
+// taken down the handling's paths (onReply takes one only once it knows
+// the reply acts), and it is there that their end is known.
+type inHand struct{ g []core.Sighting }
+
+type inHandKey struct{}
+
+// handling is ctx carrying a fresh inHand for one activity's handling.
+func handling(ctx context.Context) (context.Context, *inHand) {
+	h := &inHand{}
+	return context.WithValue(ctx, inHandKey{}, h), h
+}
+
+// done confirms the claims taken, the handling having ended: answered,
+// refused, or told why not (a store that failed is told too, as the
+// connector does not send an answered activity again).
+func (h *inHand) done(ctx context.Context) {
+	for _, g := range h.g {
+		g.Handled(ctx)
+	}
 }
 
 // noteKey keeps what the first copy of invoke act was told.

@@ -67,8 +67,10 @@ func (a *Adapter) onRevision(ctx context.Context, act *Activity) {
 	if err != nil || !strings.EqualFold(writer, act.From.AADObjectID) {
 		return // not a recorded answer's, or not its writer's: nothing true to tell
 	}
-	if !a.svc.FirstSeen(ctx, "teams:activity:"+seenKey(act)+":"+act.Type+"@"+act.Timestamp, seenFor) {
+	g := a.svc.Sight(ctx, "teams:activity:"+seenKey(act)+":"+act.Type+"@"+act.Timestamp, seenHold, seenFor)
+	if !g.First() {
 		return
 	}
 	a.tell(ctx, act, note)
+	g.Handled(ctx)
 }

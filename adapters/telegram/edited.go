@@ -20,23 +20,29 @@ import (
 // (recordedAnswer, answerNear): free text, or the arguments an "Edit and
 // approve" approved. Anything else is left alone: a note must be true,
 // and an edit of a reply that was never an answer is not the bridge's
-// business.
-func (a *Adapter) onEdit(ctx context.Context, m said) {
+// business. A question that could not be read while polling (again)
+// is the store's failure: its error goes back (settle), and the edit is
+// looked at again when the poller fetches it again.
+func (a *Adapter) onEdit(ctx context.Context, m said) error {
 	if m.From == nil || m.From.IsBot || m.Chat == nil || anonymous(m.Message) {
-		return
+		return nil
 	}
 	r, ok := replyRef(m.ReplyToMessage, a.bot.Self.ID)
 	if !ok {
-		return
+		return nil
 	}
 	q, err := a.svc.Get(ctx, r.QuestionID)
+	if a.again(err) {
+		return err
+	}
 	if err != nil {
 		a.logInternal(err, "get")
-		return
+		return nil
 	}
 	if first, ok := recordedAnswer(q, r); ok && answerNear(m.Message, first) {
 		a.tell(m, card.EditedAnswerNote)
 	}
+	return nil
 }
 
 // recordedAnswer is the answer q recorded for the part ref r names, when

@@ -29,29 +29,40 @@ const answerBudget = 2500 * time.Millisecond
 // not taken: nothing was done, and a tap again reaches one that takes it.
 var errStopping = core.Internal("telegram tap", errors.New("this replica is stopping and takes no more taps"))
 
-// handle acts on one update, unless it was handled before (firstSeen):
-// a tap on a card's button, a reply, an edit of a reply (onEdit), or a
+// handle acts on one update, unless it was handled before (sight): a
+// tap on a card's button, a reply, an edit of a reply (onEdit), or a
 // person's message in their private chat with the bot (privateNote).
 // Everything else (other messages and edits, joins) is not ours. Only a
 // message that may act (toBot, or one in a private chat) is marked: a
 // group's administrator bot, or one whose privacy mode is off, is sent
 // every message of the group, and each would cost a store write and a
 // key kept for a day.
-func (a *Adapter) handle(ctx context.Context, u incoming) {
+//
+// It reports whether the update is done with. False leaves it to come
+// again (the poller stores no offset past it, the webhook answers
+// Telegram with an error so that Telegram sends it again): another
+// handling has it in hand (a replica that may have died with it), or its
+// handling failed on the store (settle).
+func (a *Adapter) handle(ctx context.Context, u incoming) bool {
 	ctx, cancel := context.WithTimeout(ctx, handleTimeout)
 	defer cancel()
+	var m *tgbotapi.Message
+	act := a.onReply
 	switch {
 	case u.CallbackQuery != nil:
-		a.onCallback(ctx, u)
-	case u.Message != nil:
-		if (a.toBot(u.Message) || inPrivate(u.Message)) && a.firstSeen(ctx, u.Update) {
-			a.onReply(ctx, said{u.Message, u.thread})
-		}
-	case u.EditedMessage != nil:
-		if a.toBot(u.EditedMessage) && a.firstSeen(ctx, u.Update) {
-			a.onEdit(ctx, said{u.EditedMessage, u.thread})
-		}
+		return a.onCallback(ctx, u)
+	case u.Message != nil && (a.toBot(u.Message) || inPrivate(u.Message)):
+		m = u.Message
+	case u.EditedMessage != nil && a.toBot(u.EditedMessage):
+		m, act = u.EditedMessage, a.onEdit
+	default:
+		return true // not ours
 	}
+	g := a.sight(ctx, u.Update)
+	if !g.First() {
+		return g.State == core.OnceDone
+	}
+	return a.settle(ctx, g, act(ctx, said{m, u.thread}))
 }
 
 // said is a person's message and the forum topic it is in (0: none),
@@ -79,10 +90,13 @@ func decider(u *tgbotapi.User) core.Decider {
 }
 
 // tapped is what a tap's work came to: what to tell the tapper and what
-// to do once they are told (tap's two results); first is false for an
-// update handled before, which is answered no second time.
+// to do once they are told (tap's results); seen is what its sight
+// found (an update handled before is answered no second time), and again
+// is set when the work failed on the store and the update is to be
+// handled again when it comes again (settle).
 type tapped struct {
-	first bool
+	seen  core.OnceState
+	again bool
 	note  string
 	then  func()
 }
@@ -95,17 +109,23 @@ type tapped struct {
 // and gets answerBudget: past it the tapper is told the answer may or
 // may not be recorded (card.TimedOutNote), and the update is done with,
 // while the work goes on without anyone waiting for it; a prompt it then
-// promises still follows.
-func (a *Adapter) onCallback(ctx context.Context, u incoming) {
+// promises still follows. A tap that another handling has in hand, or
+// whose work failed on the store while polling (again), is answered
+// nothing yet and is not done with (handle): it is answered when it
+// comes again and is handled.
+func (a *Adapter) onCallback(ctx context.Context, u incoming) bool {
 	cq := u.CallbackQuery
 	done := make(chan tapped)
 	late := make(chan struct{})
 	work := func() {
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), handleTimeout)
 		defer cancel()
-		t := tapped{first: a.firstSeen(wctx, u.Update)}
-		if t.first {
-			t.note, t.then = a.tap(wctx, cq, u.thread)
+		g := a.sight(wctx, u.Update)
+		t := tapped{seen: g.State}
+		if g.First() {
+			var err error
+			t.note, t.then, err = a.tap(wctx, cq, u.thread)
+			t.again = !a.settle(wctx, g, err)
 		}
 		select {
 		case done <- t:
@@ -119,12 +139,15 @@ func (a *Adapter) onCallback(ctx context.Context, u incoming) {
 		// Run has ended: this replica takes no more taps, and one
 		// again reaches a replica that does.
 		a.answerCallback(ctx, cq, card.RefusalNote(errStopping))
-		return
+		return true
 	}
 	select {
 	case t := <-done:
-		if !t.first {
-			return
+		switch {
+		case t.seen == core.OnceHeld || t.again:
+			return false
+		case t.seen == core.OnceDone:
+			return true
 		}
 		a.answerCallback(ctx, cq, t.note)
 		if t.then != nil {
@@ -135,6 +158,7 @@ func (a *Adapter) onCallback(ctx context.Context, u incoming) {
 		a.log.Warn().Msg("telegram: a tap's store work outlasted its budget; the tapper was told it may or may not be recorded")
 		a.answerCallback(ctx, cq, card.TimedOutNote)
 	}
+	return true
 }
 
 // answerCallback answers callback query cq with note.
@@ -145,44 +169,46 @@ func (a *Adapter) answerCallback(ctx context.Context, cq *tgbotapi.CallbackQuery
 }
 
 // tap turns a tap into a call to core. It returns what to tell the tapper,
-// and what to do, off the update's goroutine, once they are told (or nil).
-// thread is the forum topic of the tapped card (0: none).
-func (a *Adapter) tap(ctx context.Context, cq *tgbotapi.CallbackQuery, thread int) (string, func()) {
+// and what to do, off the update's goroutine, once they are told (or nil),
+// and the error of core's call, if any, for settle to weigh. thread is
+// the forum topic of the tapped card (0: none).
+func (a *Adapter) tap(ctx context.Context, cq *tgbotapi.CallbackQuery, thread int) (string, func(), error) {
 	if cq.From == nil {
-		return card.RefusalNote(core.ErrNotFound), nil
+		return card.RefusalNote(core.ErrNotFound), nil, nil
 	}
 	r, err := core.DecodeRef(cq.Data)
 	if err != nil {
-		return card.RefusalNote(err), nil
+		return card.RefusalNote(err), nil, nil
 	}
 	q, err := a.svc.Get(ctx, r.QuestionID)
 	if err != nil {
-		a.logInternal(err, "get")
-		return card.RefusalNote(err), nil
+		a.logUnlessAgain(err, "get")
+		return card.RefusalNote(err), nil, err
 	}
 	if note, ok := onCard(q, r, cq); !ok {
 		// Nothing reaches core: this is no attempt at this question.
-		return note, nil
+		return note, nil, nil
 	}
 	d := decider(cq.From)
 	var out core.Outcome
 	switch r.Action {
 	case core.RefText, core.RefEdit:
-		return a.openPrompt(ctx, q, r, d, cq, thread)
+		note, then := a.openPrompt(ctx, q, r, d, cq, thread)
+		return note, then, nil
 	case core.RefDecline:
 		out, err = a.svc.Decline(ctx, q.ID, d)
 	default:
 		in, ferr := core.AnswerFor(q, r, d, "")
 		if ferr != nil {
-			return card.RefusalNote(ferr), nil
+			return card.RefusalNote(ferr), nil, nil
 		}
 		out, err = a.svc.Answer(ctx, in)
 	}
 	if err != nil {
-		a.logInternal(err, "answer")
-		return card.RefusalNote(err), nil
+		a.logUnlessAgain(err, "answer")
+		return card.RefusalNote(err), nil, err
 	}
-	return card.RecordedNote(out.Question, r), nil
+	return card.RecordedNote(out.Question, r), nil, nil
 }
 
 // onCard decides whether tap cq, whose data decoded to r, may act on q
@@ -293,18 +319,21 @@ func noPrompt(cardMsg *tgbotapi.Message, r core.Ref, self int64) string {
 // clarification's card, or its reminder) as the answer to exactly the
 // question, and form item, that message's ref names. A reply to a
 // reminder that carries no ref, and any other message in a private chat
-// with the bot, is told how to answer.
-func (a *Adapter) onReply(ctx context.Context, m said) {
+// with the bot, is told how to answer. A reply whose question could not
+// be read or whose answer could not be stored, while polling (again), is
+// told nothing yet: its error goes back (settle), and the reply is
+// handled again when the poller fetches it again.
+func (a *Adapter) onReply(ctx context.Context, m said) error {
 	if m.Chat != nil && anonymous(m.Message) {
 		// Not a person's: nothing reaches core, but one who answered a
 		// question so is told why it did not count, and how it would.
 		if _, ok := replyRef(m.ReplyToMessage, a.bot.Self.ID); ok {
 			a.tell(m, anonymousNote)
 		}
-		return
+		return nil
 	}
 	if m.From == nil || m.From.IsBot || m.Chat == nil {
-		return
+		return nil
 	}
 	r, ok := replyRef(m.ReplyToMessage, a.bot.Self.ID)
 	if !ok {
@@ -314,40 +343,48 @@ func (a *Adapter) onReply(ctx context.Context, m said) {
 		case inPrivate(m.Message):
 			a.tell(m, privateNote)
 		}
-		return // not a reply to one of our prompts
+		return nil // not a reply to one of our prompts
 	}
 	q, err := a.svc.Get(ctx, r.QuestionID)
+	if a.again(err) {
+		return err
+	}
 	if err != nil {
 		a.tellReplier(m, "get", err)
-		return
+		return nil
 	}
 	if m.Text == "" {
 		// A photo, a file, a sticker, a voice note (with a caption or
 		// without).
 		a.tellReplier(m, "reply", card.RefuseNotText(ctx, a.svc, q, decider(m.From)))
-		return
+		return nil
 	}
 	in, err := core.AnswerFor(q, r, decider(m.From), replyText(m.Message))
 	if err != nil {
 		// The prompt's ref does not fit q: nothing reaches core, and the
 		// replier is told why, as a tapper is.
 		a.tellReplier(m, "reply", err)
-		return
+		return nil
 	}
 	_, err = a.svc.Answer(ctx, in)
 	switch {
 	case err == nil:
 		// The card's edit, through the outbox, is the confirmation.
+	case a.again(err):
+		// Not recorded, or not known to be: handled again when the
+		// poller fetches the reply again.
+		return err
 	case core.ErrorCode(err) == core.CodeForbidden && !m.Chat.IsPrivate():
 		// Refused and recorded by core; a group is not told about it.
 		// In a private chat only the replier would read the note.
 	case core.ErrorCode(err) == core.CodeConflict && a.toldSplit(ctx, r, m):
 		// A later part of a text Telegram split (split.go).
 	default:
-		// Closed, expired, already answered, blank, or not recorded at
-		// all (Telegram sends an update once): say so to the replier.
+		// Closed, expired, already answered, blank, or not recorded
+		// at all (in webhook mode, again): say so to the replier.
 		a.tellReplier(m, "answer", err)
 	}
+	return nil
 }
 
 // toldSplit tells the writer of reply m, refused because the part of the
@@ -399,6 +436,14 @@ func (a *Adapter) tell(m said, text string) {
 		return
 	}
 	go a.sendHeld(m.where(), note, notSent)
+}
+
+// logUnlessAgain is logInternal for a failure that, handled again when
+// its update comes again, settle logs instead.
+func (a *Adapter) logUnlessAgain(err error, op string) {
+	if !a.again(err) {
+		a.logInternal(err, op)
+	}
 }
 
 func (a *Adapter) logInternal(err error, op string) {

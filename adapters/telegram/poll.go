@@ -71,7 +71,9 @@ func (a *Adapter) poll(ctx context.Context) error {
 // read from the store at each round and stored after each handled update,
 // so the next holder resumes where this one stopped; an update handled
 // just before a takeover, or whose offset could not be stored, is
-// recognised by its id when it comes again (firstSeen).
+// recognised by its id when it comes again (sight), and one whose
+// handling never finished (a replica that died with it, a store that
+// failed it) is not stored past, so that it comes again and is handled.
 func (a *Adapter) pollHeld(ctx context.Context) {
 	kv := a.opts.KV
 	webhookCleared := false
@@ -125,6 +127,7 @@ func (a *Adapter) pollHeld(ctx context.Context) {
 			continue
 		}
 		failures = 0
+		held := false // an update of this batch is not done with
 		for _, u := range updates {
 			if u.UpdateID < offset {
 				continue // already handled
@@ -135,10 +138,19 @@ func (a *Adapter) pollHeld(ctx context.Context) {
 			// An update taken in hand is seen through, even if the
 			// lease goes meanwhile, and its offset stored, on a budget of
 			// its own: a slow handling does not cost the offset's write.
-			// handle drops an update handled before (firstSeen).
+			// handle drops an update handled before (sight).
 			hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-			a.handle(hctx, u)
+			done := a.handle(hctx, u)
 			cancel()
+			if held || !done {
+				// The offset stays at the first update not done with
+				// (another handling has it in hand, or its handling
+				// failed on the store), so Telegram sends it again; the
+				// updates after it are handled meanwhile, and dropped
+				// as handled when they come again with it.
+				held = true
+				continue
+			}
 			offset = u.UpdateID + 1
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 			err := kv.SetValue(sctx, a.offsetKey(), strconv.Itoa(offset))
@@ -148,8 +160,18 @@ func (a *Adapter) pollHeld(ctx context.Context) {
 				break
 			}
 		}
+		if held && !a.sleep(ctx, heldAgain) {
+			return
+		}
 	}
 }
+
+// heldAgain is how long the poller waits before it fetches an update
+// again that was not done with: one whose claim a dead replica left is
+// handled once the claim lapses (seenHold), one whose store failed once
+// the store answers, and meanwhile getUpdates, which returns it at once,
+// is not called in a loop.
+const heldAgain = time.Second
 
 // getUpdates is tgbotapi's GetUpdates with each update read by
 // decodeUpdate, which keeps the forum topic fields v5.5.1 does not know.

@@ -29,7 +29,8 @@ func (a *Adapter) Mount(mux *http.ServeMux) {
 // serveWebhook checks the secret token in constant time (a mismatch is 401
 // and changes nothing), drops repeated update ids, and handles the update
 // before answering, so Telegram's retry of a failed delivery is the only
-// redelivery. An update that arrives while Run's getMe is still on its way
+// redelivery: an update not done with (handle) is answered 503, for
+// Telegram to send it again. An update that arrives while Run's getMe is still on its way
 // waits for it (bounded, then 503). Anything else past the secret check
 // gets 200: a malformed, oversized or unwanted update is not improved by
 // Telegram retrying it (unreadable logs one by its id alone). Only a body
@@ -67,17 +68,62 @@ func (a *Adapter) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Telegram redelivers an update it thinks failed; whichever replica
-	// gets it, it is handled once (handle drops a repeat: firstSeen).
-	// The update is handled even if Telegram hangs up meanwhile.
-	a.handle(context.WithoutCancel(r.Context()), u)
+	// gets it, it is handled once (handle drops a repeat: sight). The
+	// update is handled even if Telegram hangs up meanwhile. One not done
+	// with (another handling has it in hand, or its handling failed on
+	// the store) is answered with an error, so that Telegram sends it
+	// again later rather than counting it delivered.
+	if !a.handle(context.WithoutCancel(r.Context()), u) {
+		apierror.Write(w, http.StatusServiceUnavailable, core.CodeInternal, "the update is not handled yet; send it again")
+		return
+	}
 	w.WriteHeader(http.StatusOK)
 }
 
-// firstSeen reports whether update u is new: an update comes again when
+// seenHold is how long an update's claim lasts while it is handled
+// (sight): past the budgets of its handling (handle's, and a tap's work's
+// own), so that a copy of it never runs beside it, and short, as a claim
+// whose holder died holds the update back until it lapses.
+const seenHold = 2 * handleTimeout
+
+// seenFor is how long an update handled is known as such: Telegram keeps
+// an update it could not deliver for a day.
+const seenFor = 24 * time.Hour
+
+// sight claims update u for its handling: an update comes again when
 // Telegram redelivers one it thinks failed (webhook), or when a poller
 // handled it but could not store the offset past it, or lost its lease
-// first (polling). Whichever replica and door it comes through, it is
-// handled once.
-func (a *Adapter) firstSeen(ctx context.Context, u tgbotapi.Update) bool {
-	return a.svc.FirstSeen(ctx, fmt.Sprintf("telegram:%d:update:%d", a.bot.Self.ID, u.UpdateID), 24*time.Hour)
+// first, or died before it could (polling). Whichever replica and door
+// it comes through, it is handled once, and an update whose handling
+// never finished is handled when it comes again (settle).
+func (a *Adapter) sight(ctx context.Context, u tgbotapi.Update) core.Sighting {
+	return a.svc.Sight(ctx, fmt.Sprintf("telegram:%d:update:%d", a.bot.Self.ID, u.UpdateID), seenHold, seenFor)
+}
+
+// settle ends sighting g of an update whose handling came to err, and
+// reports whether the update is done with. One whose handling failed on
+// the store, to be handled again (again), was not recorded, or not known
+// to be, and its writer was told nothing: its claim is released, so that
+// the update is handled when it comes again. Anything else (answered,
+// refused, told why not) is confirmed handled.
+func (a *Adapter) settle(ctx context.Context, g core.Sighting, err error) bool {
+	if a.again(err) {
+		a.log.Warn().Err(err).Msg("telegram: an update's handling failed on the store; it is handled again when it comes again")
+		g.Unhandled(ctx)
+		return false
+	}
+	g.Handled(ctx)
+	return true
+}
+
+// again reports whether err, what an update's handling came to, leaves
+// the update to be handled again rather than its writer told (settle):
+// a failure of the store (core.HandleAgain) while polling, as the poller
+// stores no offset past the update and so is sure to fetch it again,
+// once the store answers. Telegram retries a webhook's update only "a
+// reasonable amount of" times, so in webhook mode the writer is told at
+// once that it was not recorded and to try again, lest a reply be lost
+// with nothing said.
+func (a *Adapter) again(err error) bool {
+	return a.opts.WebhookSecret == "" && core.HandleAgain(err)
 }

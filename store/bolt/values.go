@@ -166,11 +166,8 @@ func (s *Store) Once(ctx context.Context, key string, ttl time.Duration) (bool, 
 			return err
 		}
 		now := s.now()
-		if raw := b.Get([]byte(key)); raw != nil {
-			var until time.Time
-			if until.UnmarshalBinary(raw) == nil && now.Before(until) {
-				return errNoChange // not the first: nothing to commit, nor fsync
-			}
+		if until, _, ok := readOnce(b.Get([]byte(key))); ok && now.Before(until) {
+			return errNoChange // not the first (or claimed): nothing to commit, nor fsync
 		}
 		raw, err := now.Add(ttl).MarshalBinary()
 		if err != nil {
@@ -185,8 +182,102 @@ func (s *Store) Once(ctx context.Context, key string, ttl time.Duration) (bool, 
 // onceExpiry and valueExpiry read the expiry of a Once key's and of an
 // expiring value's record.
 func onceExpiry(v []byte) (time.Time, bool) {
-	var until time.Time
-	return until, until.UnmarshalBinary(v) == nil
+	until, _, ok := readOnce(v)
+	return until, ok
+}
+
+// claimMark begins the record of a once key claimed (ClaimOnce): '~',
+// the claim's end in Unix milliseconds (8 bytes), then the holder's
+// name. A key done (Once, ConfirmOnce) holds its expiry as
+// time.MarshalBinary writes it, whose first byte, its version, is
+// never '~'.
+const claimMark = '~'
+
+func claimRecord(until time.Time, holder string) []byte {
+	return append(append([]byte{claimMark}, u64(uint64(until.UnixMilli()))...), holder...)
+}
+
+// readOnce reads a once key's record: until when it holds, and who
+// claims it ("" for a key done). ok is false for no record, or one that
+// cannot be read (which Purge drops).
+func readOnce(raw []byte) (until time.Time, holder string, ok bool) {
+	if len(raw) > 0 && raw[0] == claimMark {
+		if len(raw) < 9 {
+			return time.Time{}, "", false
+		}
+		return time.UnixMilli(int64(binary.BigEndian.Uint64(raw[1:9]))), string(raw[9:]), true
+	}
+	if raw == nil || until.UnmarshalBinary(raw) != nil {
+		return time.Time{}, "", false
+	}
+	return until, "", true
+}
+
+// ClaimOnce claims key for holder until hold passes, in one transaction,
+// unless another holder's live claim or a live mark of a key done is on
+// it; a refusal writes nothing and commits nothing.
+func (s *Store) ClaimOnce(ctx context.Context, key, holder string, hold time.Duration) (core.OnceState, error) {
+	if hold < time.Millisecond {
+		return 0, core.Errorf(core.CodeInvalid, "claim once", "a claim lasts at least a millisecond")
+	}
+	var st core.OnceState
+	err := s.update(ctx, "claim once", func(tx *bbolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(bucketOnce)
+		if err != nil {
+			return err
+		}
+		now := s.now()
+		if until, by, ok := readOnce(b.Get([]byte(key))); ok && now.Before(until) && by != holder {
+			st = core.OnceHeld
+			if by == "" {
+				st = core.OnceDone
+			}
+			return errNoChange
+		}
+		st = core.OnceClaimed
+		return b.Put([]byte(key), claimRecord(now.Add(hold), holder))
+	})
+	if err != nil {
+		return 0, err
+	}
+	return st, nil
+}
+
+// ConfirmOnce marks key done until ttl passes, unless another holder's
+// live claim or a live mark of a key done is on it.
+func (s *Store) ConfirmOnce(ctx context.Context, key, holder string, ttl time.Duration) error {
+	if ttl < time.Millisecond {
+		return core.Errorf(core.CodeInvalid, "confirm once", "a key lasts at least a millisecond")
+	}
+	return s.update(ctx, "confirm once", func(tx *bbolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(bucketOnce)
+		if err != nil {
+			return err
+		}
+		now := s.now()
+		if until, by, ok := readOnce(b.Get([]byte(key))); ok && now.Before(until) && by != holder {
+			return errNoChange // another's claim, or done already
+		}
+		raw, err := now.Add(ttl).MarshalBinary()
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte(key), raw)
+	})
+}
+
+// ReleaseOnce drops holder's claim on key; anything else stays.
+func (s *Store) ReleaseOnce(ctx context.Context, key, holder string) error {
+	return s.update(ctx, "release once", func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bucketOnce)
+		if b == nil {
+			return errNoChange
+		}
+		if _, by, ok := readOnce(b.Get([]byte(key))); !ok || by == "" || by != holder {
+			return errNoChange
+		}
+		return b.Delete([]byte(key))
+	})
 }
 
 func leaseExpiry(v []byte) (time.Time, bool) {

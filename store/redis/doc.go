@@ -142,7 +142,11 @@
 // [Store.SetValueFor] and [Store.DeleteValue] as plain keys with Redis's
 // own expiry; [Store.Lease] and [Store.Once] (lease.lua: Once takes its
 // key under an owner new to the call, so a call go-redis sends again
-// still finds itself first) and [Store.Release] (release.lua). Expiry
+// still finds itself first) and [Store.Release] (release.lua);
+// [Store.ClaimOnce] (once_claim.lua: an inbound event's key held as "~"
+// and its holder while it is handled), [Store.ConfirmOnce]
+// (once_confirm.lua: marked done once its handling ends) and
+// [Store.ReleaseOnce] (release.lua on the claim). Expiry
 // runs on the server's clock, so replicas' clocks need not agree.
 // standing.go the standing approvals, one hash read whole and changed
 // under WATCH, so two replicas never both take the same one. endings.go

@@ -29,6 +29,8 @@ var (
 	claimScript         = loadScript("claim")
 	leaseScript         = loadScript("lease")
 	releaseScript       = loadScript("release")
+	onceClaimScript     = loadScript("once_claim")
+	onceConfirmScript   = loadScript("once_confirm")
 	beatScript          = loadScript("beat")
 	retryScript         = loadScript("retry")
 	ackScript           = loadScript("ack")

@@ -75,3 +75,45 @@ func (s *Store) Once(ctx context.Context, key string, ttl time.Duration) (bool, 
 	}
 	return r.n == 1, nil
 }
+
+// onceClaim is how a claim on a once key is written (once_claim.lua): a
+// mark no confirmed key (once_confirm.lua's "=") and no key Once took
+// (an attempt's name, base64url) begins with, and the holder's name.
+func onceClaim(holder string) string { return "~" + holder }
+
+// ClaimOnce claims key for holder until hold passes (once_claim.lua).
+// A call go-redis sends again after losing its reply finds its own claim
+// and is still the holder's.
+func (s *Store) ClaimOnce(ctx context.Context, key, holder string, hold time.Duration) (core.OnceState, error) {
+	if hold < time.Millisecond {
+		return 0, core.Errorf(core.CodeInvalid, "claim once", "a claim lasts at least a millisecond")
+	}
+	r, err := s.run(ctx, onceClaimScript, []string{s.k.once(key)}, 0, "", "", onceClaim(holder), hold.Milliseconds())
+	if err != nil {
+		return 0, core.Internal("claim once", err)
+	}
+	switch r.n {
+	case 1:
+		return core.OnceClaimed, nil
+	case 2:
+		return core.OnceHeld, nil
+	}
+	return core.OnceDone, nil
+}
+
+// ConfirmOnce marks key done until ttl passes, unless another holder's
+// claim is on it or it is done already (once_confirm.lua).
+func (s *Store) ConfirmOnce(ctx context.Context, key, holder string, ttl time.Duration) error {
+	if ttl < time.Millisecond {
+		return core.Errorf(core.CodeInvalid, "confirm once", "a key lasts at least a millisecond")
+	}
+	_, err := s.run(ctx, onceConfirmScript, []string{s.k.once(key)}, 0, "", "", onceClaim(holder), ttl.Milliseconds())
+	return core.Internal("confirm once", err)
+}
+
+// ReleaseOnce drops holder's claim on key: release.lua, which drops a
+// key that holds exactly the claim, leaves a done key alone.
+func (s *Store) ReleaseOnce(ctx context.Context, key, holder string) error {
+	_, err := s.run(ctx, releaseScript, []string{s.k.once(key)}, 0, "", "", onceClaim(holder))
+	return core.Internal("release once", err)
+}

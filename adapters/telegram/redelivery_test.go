@@ -1,0 +1,245 @@
+package telegram
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/askbridge/askbridge/adapters/telegram/telegramfake"
+	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/internal/coretest"
+)
+
+// stallStore is a store whose first read of one question, once armed,
+// fails (as a store failing over fails it) or never ends (the replica
+// reading it dies there, as a kill -9 leaves it): entered hears that the
+// read began.
+type stallStore struct {
+	core.Store
+	mu      sync.Mutex
+	id      core.QuestionID
+	fail    error
+	entered chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func newStallStore(st core.Store) *stallStore {
+	return &stallStore{Store: st, entered: make(chan struct{}), release: make(chan struct{})}
+}
+
+// arm makes the next read of id fail with err, or, with err nil, hang
+// until free.
+func (s *stallStore) arm(id core.QuestionID, err error) {
+	s.mu.Lock()
+	s.id, s.fail = id, err
+	s.mu.Unlock()
+}
+
+func (s *stallStore) free() { s.once.Do(func() { close(s.release) }) }
+
+func (s *stallStore) Get(ctx context.Context, id core.QuestionID) (*core.Question, error) {
+	s.mu.Lock()
+	armed, fail := s.id != "" && s.id == id, s.fail
+	if armed {
+		s.id = ""
+	}
+	s.mu.Unlock()
+	if armed {
+		close(s.entered)
+		if fail != nil {
+			return nil, fail
+		}
+		select {
+		case <-s.release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return s.Store.Get(ctx, id)
+}
+
+// storeFailure is how a store's failure reaches a door: internal.
+var storeFailure = core.Internal("get", errors.New("the store is failing over"))
+
+// skewed is a clock for a store that runs ahead of the wall clock by
+// how far ahead is advanced: a claim's hold passes without a test
+// sleeping through it.
+func skewed() (func() time.Time, *core.SimClock) {
+	ahead := core.NewSimClock(time.Time{})
+	return func() time.Time { return time.Now().Add(ahead.Now().Sub(time.Time{})) }, ahead
+}
+
+func hasButtons(m telegramfake.Message) bool { return len(m.Buttons()) > 0 }
+
+func (e *env) entered(st *stallStore) {
+	e.t.Helper()
+	select {
+	case <-st.entered:
+	case <-time.After(10 * time.Second):
+		e.t.Fatal("the update never reached the store")
+	}
+}
+
+// TestPollingUpdateLeftByADeadPollerIsHandled: a poller that took a tap
+// in hand and died with it (killed between marking the update and
+// recording the answer) stored no offset past it, so the replica that
+// polls next fetches it again, and answers it once the dead one's claim
+// has lapsed. Before, the update was marked seen before it was handled,
+// and the next poller dropped it as handled: the tap was lost, its
+// tapper answered nothing.
+func TestPollingUpdateLeftByADeadPollerIsHandled(t *testing.T) {
+	now, ahead := skewed()
+	st := newStallStore(coretest.OpenStoreOn(t, now))
+	shared := newMemKV()
+	dying := &deadKV{PollState: shared}
+	e := newEnvOn(t, dying, st)
+	e.a.opts.LeaseTTL = 400 * time.Millisecond
+	e.a.tapBudget = func() <-chan time.Time { return nil } // it dies within the budget
+	e.startRun()
+	t.Cleanup(st.free) // before the run's stop, which waits for the tap
+	q := e.ask(decisionInput())
+	m := e.card(q.ID, hasButtons)
+
+	st.arm(q.ID, nil)
+	u, qid, err := e.fake.CallbackUpdate(userAlice, m.ChatID, m.ID, findButton(t, m, "PostgreSQL").Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.fake.Deliver(u); err != nil {
+		t.Fatal(err)
+	}
+	e.entered(st)
+	dying.kill() // nothing it does reaches the store any more
+
+	// Replica 2 polls the same bot on the same store once the dead
+	// one's lease lapses. Each wait of its passes on the store's clock
+	// too, a minute and more.
+	opts := e.a.opts
+	opts.KV, opts.Owner = shared, "replica-2"
+	a2, err := New(e.svc, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a2.sleep = func(ctx context.Context, d time.Duration) bool {
+		ahead.Advance(2 * time.Minute)
+		return ctx.Err() == nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() { a2.Run(ctx); close(ran) }()
+	t.Cleanup(func() { cancel(); <-ran })
+
+	note, err := e.fake.CallbackAnswer(qid, 15*time.Second)
+	if err != nil {
+		t.Fatalf("the tap the dead poller held was never answered: %v", err)
+	}
+	if note != "Recorded: PostgreSQL" {
+		t.Errorf("the tap was answered %q", note)
+	}
+	got := e.wait(q.ID, func(q *core.Question) bool { return !q.Open() })
+	if got.Resolution == nil || got.Resolution.OptionID != "pg" {
+		t.Errorf("resolution %+v, want PostgreSQL", got.Resolution)
+	}
+}
+
+// TestPollingTapFailedOnTheStoreIsHandledAgain: a tap whose store work
+// failed (its question's read, as a store failing over fails it) is not
+// stored past, so the poller fetches it again and records it, and its
+// tapper is answered once, with the truth. Before, the tapper was told
+// it could not be recorded and the update was done with: the tap was
+// lost unless its tapper tapped again. (A webhook's update is told so
+// still, as Telegram retries one only so often:
+// TestReplyNotRecordedIsTold.)
+func TestPollingTapFailedOnTheStoreIsHandledAgain(t *testing.T) {
+	st := newStallStore(coretest.OpenStore(t))
+	e := newEnvOn(t, newMemKV(), st)
+	e.a.sleep = func(ctx context.Context, _ time.Duration) bool { return ctx.Err() == nil }
+	e.startRun()
+	q := e.ask(decisionInput())
+	m := e.card(q.ID, hasButtons)
+
+	st.arm(q.ID, storeFailure)
+	if note := e.click(userAlice, m, findButton(t, m, "PostgreSQL")); note != "Recorded: PostgreSQL" {
+		t.Errorf("the tap was answered %q", note)
+	}
+	got := e.wait(q.ID, func(q *core.Question) bool { return !q.Open() })
+	if got.Resolution == nil || got.Resolution.OptionID != "pg" {
+		t.Errorf("resolution %+v, want PostgreSQL", got.Resolution)
+	}
+	if n := countCalls(e.fake, "answerCallbackQuery"); n != 1 {
+		t.Errorf("the tap was answered %d times, want once", n)
+	}
+}
+
+// TestWebhookRedeliveryIsHandled: in webhook mode, Telegram sends an
+// update again that it got no 2xx for. When the replica that took it
+// died with it in hand, the copy that reaches another replica is refused
+// with a 503 while the dead one's claim lasts, and is handled once it
+// lapses. Before, the update was marked seen before it was handled, and
+// the copy was answered 200 and dropped: the tap was lost, its tapper
+// answered nothing.
+func TestWebhookRedeliveryIsHandled(t *testing.T) {
+	now, ahead := skewed()
+	st := newStallStore(coretest.OpenStoreOn(t, now))
+	e := newEnvOn(t, nil, st)
+	e.a.tapBudget = func() <-chan time.Time { return nil } // it dies within the budget
+	e.run()
+	q := e.ask(decisionInput())
+	m := e.card(q.ID, hasButtons)
+
+	st.arm(q.ID, nil)
+	u, qid, err := e.fake.CallbackUpdate(userAlice, m.ChatID, m.ID, findButton(t, m, "PostgreSQL").Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u["update_id"] = 9001
+	first := make(chan struct{})
+	go func() { _, _ = e.fake.Deliver(u); close(first) }()
+	e.entered(st)
+	t.Cleanup(func() { st.free(); <-first })
+
+	// Telegram sends it again, to another replica on the same store, and
+	// again after a while until it gets a 2xx.
+	a2, err := New(e.svc, e.a.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	a2.Mount(mux)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() { a2.Run(ctx); close(ran) }()
+	t.Cleanup(func() { cancel(); <-ran })
+	e.fake.SetWebhookTarget(srv.URL + WebhookPath)
+	for try := 1; ; try++ {
+		status, err := e.fake.Deliver(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if status == http.StatusOK {
+			break
+		}
+		if try == 5 {
+			t.Fatalf("the update was still refused (%d) after %d copies", status, try)
+		}
+		ahead.Advance(time.Minute)
+	}
+	note, err := e.fake.CallbackAnswer(qid, 10*time.Second)
+	if err != nil {
+		t.Fatalf("the tap was never answered: %v", err)
+	}
+	if note != "Recorded: PostgreSQL" {
+		t.Errorf("the tap was answered %q", note)
+	}
+	got := e.wait(q.ID, func(q *core.Question) bool { return !q.Open() })
+	if got.Resolution == nil || got.Resolution.OptionID != "pg" {
+		t.Errorf("resolution %+v, want PostgreSQL", got.Resolution)
+	}
+}

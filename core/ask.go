@@ -53,7 +53,7 @@ func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, re
 	}
 	if err := s.store.Create(ctx, q, asked, out); err != nil {
 		if dup, ok := errors.AsType[*DuplicateError](err); ok {
-			q, err := repeatOf(p.in, p.q.Idempotency, dup)
+			q, err := repeatOf(p.in, p.q.Idempotency, p.sent, dup)
 			if err == nil && q.Open() {
 				// The first ask stored the question but may not have lived
 				// to close it as its policy rules or a standing approval
@@ -157,6 +157,8 @@ type askPlan struct {
 	verdict RuleVerdict
 	calls   []RuleVerdict
 	q       *Question
+	// sent is the ask's fingerprint as spelled (idempotencyOf).
+	sent string
 }
 
 // planAsk applies the defaults, checks the input, runs the route's policy
@@ -177,7 +179,7 @@ func (s *Service) planAsk(in AskInput) (askPlan, error) {
 	}
 	// The ask as the agent made it is what a repeat of it is compared
 	// with: the rules in force may have changed by then (a reload).
-	idem, err := idempotencyOf(in)
+	idem, sent, err := idempotencyOf(in)
 	if err != nil {
 		return askPlan{}, err
 	}
@@ -207,7 +209,7 @@ func (s *Service) planAsk(in AskInput) (askPlan, error) {
 	if err != nil {
 		return askPlan{}, err
 	}
-	return askPlan{in: in, route: route, verdict: verdict, calls: calls, q: q}, nil
+	return askPlan{in: in, route: route, verdict: verdict, calls: calls, q: q, sent: sent}, nil
 }
 
 // newQuestion is the open question a checked input makes on its route,

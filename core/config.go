@@ -94,7 +94,8 @@ type Service struct {
 	// endings are the runs being ended as this replica last knew them
 	// (endings.go).
 	endings endingsSeen
-	// tallies is the sweep of cards due after a reload (refresh.go).
+	// tallies is the sweep of cards due after the configuration changed
+	// (refresh.go, refreshshared.go).
 	tallies tallyRefresh
 }
 
@@ -107,6 +108,12 @@ type bound struct {
 	// (Question.AskedRoute), so that RouteOf knows a question asked under
 	// the route in force without decoding its copy.
 	pinned map[string]string
+	// digest names what of the configuration a card's tally is drawn
+	// from (tallyDigest), and since is when this replica put it in
+	// force (New, Reconfigure): the sweep of cards shared between
+	// replicas goes by both (refreshshared.go).
+	digest string
+	since  time.Time
 }
 
 // conf is the configuration in force now. A method that reads several
@@ -133,6 +140,8 @@ func New(store Store, cfg Config, clock Clock) (*Service, error) {
 	}
 	s := &Service{store: store, clock: clock}
 	s.reminders.on = true // what was asked before this start is unknown
+	s.tallies.replica = string(NewID(0))
+	b.since = s.now()
 	s.swap(b)
 	return s, nil
 }
@@ -211,6 +220,9 @@ func bind(cfg Config) (*bound, error) {
 			return nil, fmt.Errorf("core: route %q: %w", name, err)
 		}
 		b.pinned[name] = string(raw)
+	}
+	if b.digest, err = tallyDigest(b); err != nil {
+		return nil, fmt.Errorf("core: %w", err)
 	}
 	return b, nil
 }

@@ -58,22 +58,29 @@ func (e *DuplicateError) Error() string {
 // that call's one question whatever key it carries: a library that keys
 // every request, or a retry after a restart with a fresh key, would
 // otherwise park the same call twice.
-func idempotencyOf(in AskInput) (*Idempotency, error) {
+//
+// The fingerprint is of the ask as it means, not as it is spelled:
+// arguments are compared as JSON values, a batch's calls by their ids
+// whatever their order, and editable keys as a set. A client that
+// rebuilds its JSON from a map on each retry sends the same ask; told
+// "a different body" and "use a new tool_call_id", it would have parked
+// the same calls twice. sent is the fingerprint of the ask as spelled
+// (its calls and editable keys in the order sent), which a question
+// stored before the order stopped counting keeps as its own (repeatOf).
+func idempotencyOf(in AskInput) (idem *Idempotency, sent string, err error) {
 	scope, _, _ := idempotencyScope(in)
 	if scope == "" {
-		return nil, nil
+		return nil, "", nil
 	}
 	body := in
 	body.IdempotencyKey = ""
 	if body.HostPrompt {
 		body.Timeout = 0 // the hook's wait, not the asker's word (AskInput.HostPrompt)
 	}
-	// Arguments are compared as JSON values, not as bytes: a client that
-	// rebuilds its JSON from a map on each retry sends the same call.
 	if len(body.Arguments) > 0 {
 		canon, err := CanonicalArguments(body.Arguments)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		body.Arguments = canon
 	}
@@ -85,17 +92,45 @@ func idempotencyOf(in AskInput) (*Idempotency, error) {
 			}
 			canon, err := CanonicalArguments(body.Calls[i].Arguments)
 			if err != nil {
-				return nil, err
+				return nil, "", err
 			}
 			body.Calls[i].Arguments = canon
 		}
 	}
+	if sent, err = fingerprint(body); err != nil {
+		return nil, "", err
+	}
+	body.Editable = editableSet(body.Editable)
+	for i := range body.Calls {
+		body.Calls[i].Editable = editableSet(body.Calls[i].Editable)
+	}
+	slices.SortFunc(body.Calls, func(a, b CallInput) int { return strings.Compare(a.ToolCallID, b.ToolCallID) })
+	f, err := fingerprint(body)
+	if err != nil {
+		return nil, "", err
+	}
+	k := sha256.Sum256([]byte(scope))
+	return &Idempotency{Key: hex.EncodeToString(k[:]), Fingerprint: f}, sent, nil
+}
+
+// fingerprint is the SHA-256 of body, in hex.
+func fingerprint(body AskInput) (string, error) {
 	b, err := json.Marshal(body)
 	if err != nil {
-		return nil, Internal("ask", err)
+		return "", Internal("ask", err)
 	}
-	k, f := sha256.Sum256([]byte(scope)), sha256.Sum256(b)
-	return &Idempotency{Key: hex.EncodeToString(k[:]), Fingerprint: hex.EncodeToString(f[:])}, nil
+	f := sha256.Sum256(b)
+	return hex.EncodeToString(f[:]), nil
+}
+
+// editableSet is e as a fingerprint reads it: nothing editable is no
+// list, and the keys in order, since they name a set.
+func editableSet(e *Editable) *Editable {
+	if !e.Any() {
+		return nil
+	}
+	c := Editable{All: e.All, Keys: slices.Sorted(slices.Values(e.Keys))}
+	return &c
 }
 
 // shard is where a question with this key lives: always the same shard for
@@ -107,10 +142,12 @@ func (i *Idempotency) shard(shards int) int {
 }
 
 // repeatOf decides what a repeated ask gets: the stored question if it is
-// the same ask, else a conflict that says what differs.
-func repeatOf(in AskInput, idem *Idempotency, dup *DuplicateError) (*Question, error) {
+// the same ask (by its fingerprint, or as sent, for a question stored
+// before the order of calls stopped counting), else a conflict that says
+// what differs.
+func repeatOf(in AskInput, idem *Idempotency, sent string, dup *DuplicateError) (*Question, error) {
 	q := dup.Question
-	if q.Idempotency != nil && q.Idempotency.Fingerprint == idem.Fingerprint {
+	if q.Idempotency != nil && (q.Idempotency.Fingerprint == idem.Fingerprint || q.Idempotency.Fingerprint == sent) {
 		return q, nil
 	}
 	_, what, renew := idempotencyScope(in)

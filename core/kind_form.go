@@ -71,7 +71,9 @@ func formItems(q *Question, in AnswerInput, d Decider, now time.Time) ([]ItemAns
 		}
 		seen[ii.ItemID] = true
 		if prev, done := q.Answered(ii.ItemID); done {
-			return nil, conflictOf(errDecidedFirst, op, "item %q was already answered at %s", ii.ItemID, prev.At.Format(time.RFC3339))
+			// Who answered first, by ActorText: an agent's host answers
+			// forms too (the MCP door), and this reaches it unfenced.
+			return nil, conflictOf(errDecidedFirst, op, "item %q was already answered at %s by %s", ii.ItemID, prev.At.Format(time.RFC3339), ActorText(prev.Decider))
 		}
 		switch {
 		case ii.OptionID != "" && ii.Text != "":

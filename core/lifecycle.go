@@ -19,17 +19,18 @@ type TickReport struct {
 	// that this pass expired (finishEndings).
 	Expired int
 	// Refreshed counts the open questions whose cards this pass queued
-	// an edit of, their tally changed by a reload (refresh.go);
-	// RefreshCut is set when the reload's sweep stopped at its bound,
-	// leaving the cards it did not reach to show it at their next edit.
+	// an edit of, their tally changed by a reload or by a start under
+	// another configuration (refresh.go); RefreshCut is set when the
+	// sweep stopped at its bound, leaving the cards it did not reach to
+	// show it at their next edit.
 	Refreshed  int
 	RefreshCut bool
 }
 
 // Tick finishes the ends of runs that were cut short (finishEndings)
 // and applies the timeout policy to every open question whose deadline
-// has passed, then runs one page of the sweep of cards due after a
-// reload (refreshTallies). It may run in every replica at once: closes
+// has passed, then runs this replica's part of the sweep of cards due
+// after a change of the configuration (refreshTallies). It may run in every replica at once: closes
 // go through the chokepoint and extensions are conditional on the
 // deadline they saw, so each timeout acts once.
 func (s *Service) Tick(ctx context.Context) (TickReport, error) {

@@ -50,7 +50,11 @@ func withParts(rule nextRule) nextRule {
 		seen := make(map[string]bool, len(t.Items))
 		for _, a := range t.Items {
 			if _, done := q.Answered(a.ItemID); done || seen[a.ItemID] {
-				return nil, conflictOf(errDecidedFirst, nextOp, "form item %s of question %s already has an answer", a.ItemID, q.ID)
+				part := "form item"
+				if q.IsBatch() {
+					part = "tool call"
+				}
+				return nil, conflictOf(errDecidedFirst, nextOp, "%s %s of question %s already has an answer", part, a.ItemID, q.ID)
 			}
 			seen[a.ItemID] = true
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Reconfigure checks cfg whole, as New does, and if it holds puts it in
@@ -15,7 +16,8 @@ import (
 // or the new one and none waits for the other. A bad cfg changes nothing
 // and the error says why. The cards of open questions whose tally the
 // new configuration reads otherwise are edited by the ticker's next
-// passes (refresh.go), not by this call, which does no I/O.
+// passes, once across the replicas (refresh.go, refreshshared.go), not
+// by this call, which does no I/O.
 //
 // The actor key and the shard count cannot change while running: the
 // event log's pseudonyms and the ids already given out depend on them.
@@ -34,10 +36,16 @@ func (s *Service) Reconfigure(cfg Config) error {
 		return fmt.Errorf("core: shards cannot change from %d to %d without a restart", cur.Shards, b.cfg.Shards)
 	}
 	prev := s.conf()
-	s.swap(b)
-	// The cards posted under prev show its tallies until the ticker's
-	// sweep edits those the reload changed (refresh.go).
+	// Later than prev's, even on a clock that did not move, so that the
+	// cards' record takes this one as the newer (refreshshared.go).
+	b.since = s.now()
+	if least := prev.since.Add(time.Millisecond); b.since.Before(least) {
+		b.since = least
+	}
+	// Known before it is replaced, so that a tick between the two that
+	// finds the cards owed a sweep from prev can compare with it.
 	s.tallies.reloaded(prev)
+	s.swap(b)
 	return nil
 }
 

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -15,60 +16,59 @@ import (
 // from the reload on, but a card already posted shows the tally it was
 // rendered from until its next edit (a vote, a reminder, an escalation,
 // a timeout), hours away, or never if nobody left acts on it. So a
-// reload (Reconfigure) sets a sweep going: it queues an edit of every
-// card of each open question with a quorum whose tally, as cards word
-// it (TallyOf), reads otherwise under the configuration put in force
-// than under one in force before it (tallyMoved). The edits go through
-// the outbox as every card edit does, and each is rendered when it is
-// sent, from the question as read then.
+// change of the configuration, at a reload or between a stop and a
+// start, sets a sweep going: it queues an edit of every card of each
+// open question with a quorum whose tally, as cards word it (TallyOf),
+// reads otherwise under the configuration put in force than under one
+// the cards may have been drawn under (tallyMoved), or of every such
+// question when those are not known here (a start: only the digest of
+// the one before is kept). The edits go through the outbox as every
+// card edit does, and each is rendered when it is sent, from the
+// question as read then.
+//
+// The sweep is shared by the replicas, and runs once across them
+// (refreshshared.go): the store records which configuration the cards
+// are drawn under and whether a sweep is owed, and a replica still
+// running another configuration holds the sweep off, since an edit it
+// renders would show its tally.
 //
 // The sweep runs on the ticker (Tick), after its timeouts, one page of
 // open questions a tick, so that a reload waits for none of it and the
-// next tick's timeouts wait for one page at most. It is bounded per reload: it lists at most
-// refreshScanMax open questions and queues the edits of at most
-// refreshMax of them; a page the store fails is tried again at the next
-// tick, refreshTries times in a row at most. Past any bound the sweep
-// stops, and says so (TickReport.RefreshCut, and an error when the
-// store failed it): the cards it did not reach show the corrected tally
-// at their next edit, as every card did before the sweep existed.
-//
-// Each replica reads its own copy of the file and sweeps after its own
-// reload, so with several replicas a changed card is edited once per
-// replica, the last time after every replica runs the new file; a
-// replica that has not reloaded yet may render an edit queued by one
-// that has, and the later replica's own sweep puts it right. A restart
-// does not sweep: the configuration the cards were rendered under is
-// not known to the new process.
+// next tick's timeouts wait for one page at most. It is bounded per
+// sweep: it lists at most refreshScanMax open questions and queues the
+// edits of at most refreshMax of them; a page the store fails is tried
+// again at the next tick, refreshTries times in a row at most. Past any
+// bound the sweep stops, and says so (TickReport.RefreshCut, and an
+// error when the store failed it): the cards it did not reach show the
+// corrected tally at their next edit, as every card did before the
+// sweep existed.
 const (
 	refreshPage    = 100  // open questions listed per tick
-	refreshScanMax = 5000 // open questions listed per reload
-	refreshMax     = 500  // questions whose cards are edited per reload
+	refreshScanMax = 5000 // open questions listed per sweep
+	refreshMax     = 500  // questions whose cards are edited per sweep
 	refreshTries   = 5    // failed pages in a row before the sweep is dropped
 	// refreshOlds is how many configurations a sweep compares with: a
-	// reload while one is under way adds the one it replaced, since the
+	// change while one is owed adds the one it replaced, since the
 	// cards not yet reached show it, and those reached may show either.
 	// Past it, every open question with a quorum is edited.
 	refreshOlds = 4
 )
 
-// tallyRefresh is the sweep due after a reload, if any.
+// tallyRefresh is this replica's part in the sweep of cards.
 type tallyRefresh struct {
 	// page, scanMax and max are refreshPage, refreshScanMax and
 	// refreshMax where zero (a test sets them lower).
 	page, scanMax, max int
+	// replica names this Service as the holder of the sweep's lease.
+	replica string
+	// running keeps this replica to one pass at a time.
+	running sync.Mutex
 
 	mu sync.Mutex
-	// olds are the configurations the cards may have been rendered
-	// under since the last sweep ended; none when no sweep is due. all
-	// is set when there were more than refreshOlds of them.
-	olds []*bound
-	all  bool
-	// gen counts reloads, so that a page begun before a reload does not
-	// move on the cursor of the sweep the reload began again.
-	gen                       int
-	cursor                    string
-	listed, refreshed, failed int
-	busy                      bool
+	// known are the configurations this replica ran before the one in
+	// force, oldest first, at most refreshOlds: those a sweep can
+	// compare with (olds).
+	known []*bound
 }
 
 // limits are r's bounds: a page, the listing, the questions edited.
@@ -80,114 +80,117 @@ func (r *tallyRefresh) limits() (page, scanMax, max int) {
 	return page, scanMax, max
 }
 
-// reloaded is told that the configuration prev was replaced: the sweep
-// begins, or begins again from the first page with prev among olds.
+// reloaded is told that the configuration prev is being replaced: the
+// cards may have been drawn under it.
 func (r *tallyRefresh) reloaded(prev *bound) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	switch {
-	case slices.Contains(r.olds, prev):
-	case len(r.olds) < refreshOlds:
-		r.olds = append(r.olds, prev)
-	default:
-		r.all = true
+	r.known = slices.DeleteFunc(r.known, func(b *bound) bool { return b.digest == prev.digest })
+	r.known = append(r.known, prev)
+	if len(r.known) > refreshOlds {
+		r.known = r.known[len(r.known)-refreshOlds:]
 	}
-	r.gen++
-	r.cursor, r.listed, r.refreshed, r.failed = "", 0, 0, 0
 }
 
-// refreshPass is one page's share of the sweep, as taken under the lock.
-type refreshPass struct {
-	olds      []*bound
-	all       bool
-	gen       int
-	cursor    string
-	listed    int
-	refreshed int
-}
-
-// take hands out the next page of the sweep; false when none is due, or
-// another pass has one under way.
-func (r *tallyRefresh) take() (refreshPass, bool) {
+// knownDigests are the digests of the configurations this replica ran
+// before the one in force.
+func (r *tallyRefresh) knownDigests() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.olds) == 0 || r.busy {
-		return refreshPass{}, false
+	out := make([]string, len(r.known))
+	for i, b := range r.known {
+		out[i] = b.digest
 	}
-	r.busy = true
-	return refreshPass{olds: slices.Clone(r.olds), all: r.all, gen: r.gen, cursor: r.cursor, listed: r.listed, refreshed: r.refreshed}, true
+	return out
 }
 
-// done records how p's page went: listed and refreshed are its own
-// counts, short whether it stopped at the bound of questions edited
-// before the page's end, next the cursor after it, err its failure (the
-// page is then tried again). It reports whether the sweep stopped at a
-// bound, and the error to report, if any. A reload since p was taken
-// leaves the sweep as the reload began it.
-func (r *tallyRefresh) done(p refreshPass, next string, listed, refreshed int, short bool, err error) (cut bool, _ error) {
+// olds are the configurations rec's sweep compares with, each as a
+// Service that reads it; all is set when the sweep edits every open
+// question with a quorum: rec says so, or this replica does not know
+// one of them (it never ran it, or not since it started).
+func (r *tallyRefresh) olds(s *Service, rec cardsRecord) (olds []*Service, all bool) {
+	if rec.All {
+		return nil, true
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.busy = false
-	if r.gen != p.gen {
-		return false, err
-	}
-	if err != nil {
-		if r.failed++; r.failed < refreshTries {
-			return false, err
+	for _, d := range rec.From {
+		i := slices.IndexFunc(r.known, func(b *bound) bool { return b.digest == d })
+		if i < 0 {
+			return nil, true
 		}
-		r.end()
-		return true, fmt.Errorf("%w; tried %d times, so the cards of the open questions after the first %d listed show the reload's tally at their next edit", err, refreshTries, r.listed)
+		olds = append(olds, s.under(r.known[i]))
 	}
-	r.failed = 0
-	r.cursor, r.listed, r.refreshed = next, r.listed+listed, r.refreshed+refreshed
-	_, scanMax, _ := r.limits()
-	switch {
-	case short:
-		r.end()
-		return true, nil
-	case next == "":
-		r.end()
-	case r.listed >= scanMax:
-		r.end()
-		return true, nil
-	}
-	return false, nil
+	return olds, false
 }
 
-// end forgets the sweep: none is due until the next reload.
-func (r *tallyRefresh) end() {
-	r.olds, r.all = nil, false
-	r.cursor, r.listed, r.refreshed, r.failed = "", 0, 0, 0
-}
-
-// refreshTallies runs one page of the sweep due after a reload, if any:
-// it queues an edit of every card of the questions on the page whose
-// tally the reload changed (tallyMoved), and returns how many questions
-// that was and whether the sweep stopped at its bound.
+// refreshTallies runs this replica's part of the sweep of cards at a
+// tick: it reconciles the configuration in force here with the one the
+// store says the cards are drawn under (reconcileCards), and, when a
+// sweep is owed and may run, runs one page of it (sweepPage). It returns
+// how many questions' cards it queued an edit of and whether the sweep
+// stopped at its bound.
 func (s *Service) refreshTallies(ctx context.Context) (refreshed int, cut bool, err error) {
+	if !s.tallies.running.TryLock() {
+		return 0, false, nil // this replica's other pass does it
+	}
+	defer s.tallies.running.Unlock()
+	rec, sweep, err := s.reconcileCards(ctx, s.conf())
+	if err != nil || !sweep {
+		return 0, false, err
+	}
+	return s.sweepPage(ctx, rec)
+}
+
+// sweepPage runs one page of the sweep rec owes, unless a replica runs
+// another configuration (its edits would show its tally: the sweep waits
+// until none has for lagHold) or another replica runs a page now. The
+// page goes on from where the last one, on whichever replica, left off
+// (cardsProgress), under the sweep's lease.
+func (s *Service) sweepPage(ctx context.Context, rec cardsRecord) (refreshed int, cut bool, err error) {
 	const op = "refresh tallies"
-	p, ok := s.tallies.take()
-	if !ok {
-		return 0, false, nil
+	lag, err := s.store.Value(ctx, cardsLagKey)
+	if err != nil || lag != "" {
+		return 0, false, Internal(op, err)
+	}
+	owner := s.tallies.replica
+	held, err := s.lease(ctx, cardsSweepKey, owner, sweepLease)
+	if err != nil || !held {
+		return 0, false, Internal(op, err)
+	}
+	defer func() {
+		rctx, cancel := Settle(ctx)
+		defer cancel()
+		_ = s.store.Release(rctx, cardsSweepKey, owner) // a release lost only waits out the lease
+	}()
+	p, err := s.sweepProgress(ctx, rec)
+	if err != nil {
+		return 0, false, Internal(op, err)
+	}
+	// failed counts a page the store failed, and drops the sweep once it
+	// has failed refreshTries times in a row.
+	failed := func(err error) (int, bool, error) {
+		err = Internal(op, err)
+		if p.Failed++; p.Failed < refreshTries {
+			return 0, false, errors.Join(err, Internal(op, s.putProgress(ctx, p)))
+		}
+		return 0, true, errors.Join(fmt.Errorf("%w; tried %d times, so the cards of the open questions after the first %d listed show the reload's tally at their next edit", err, refreshTries, p.Listed),
+			s.endSweep(ctx, rec))
 	}
 	page, scanMax, most := s.tallies.limits()
-	qs, next, err := s.store.ListOpen(ctx, p.cursor, min(page, scanMax-p.listed))
+	qs, next, err := s.store.ListOpen(ctx, p.Cursor, min(page, scanMax-p.Listed))
 	if err != nil {
-		cut, err := s.tallies.done(p, "", 0, 0, false, Internal(op, err))
-		return 0, cut, err
+		return failed(err)
 	}
-	olds := make([]*Service, len(p.olds))
-	for i, b := range p.olds {
-		olds[i] = s.under(b)
-	}
+	olds, all := s.tallies.olds(s, rec)
 	now := s.now()
 	var out []Delivery
 	short := false
 	for _, q := range qs {
-		if !s.tallyMoved(q, olds, p.all) {
+		if !s.tallyMoved(q, olds, all) {
 			continue
 		}
-		if p.refreshed+refreshed >= most {
+		if p.Refreshed+refreshed >= most {
 			short = true
 			break
 		}
@@ -197,11 +200,18 @@ func (s *Service) refreshTallies(ctx context.Context) (refreshed int, cut bool, 
 		}
 	}
 	if err := s.store.Enqueue(ctx, out); err != nil {
-		cut, err := s.tallies.done(p, "", 0, 0, false, Internal(op, err))
-		return 0, cut, err
+		return failed(err)
 	}
-	cut, err = s.tallies.done(p, next, len(qs), refreshed, short, nil)
-	return refreshed, cut, err
+	p.Failed, p.Cursor, p.Listed, p.Refreshed = 0, next, p.Listed+len(qs), p.Refreshed+refreshed
+	switch {
+	case short:
+		return refreshed, true, s.endSweep(ctx, rec)
+	case next == "":
+		return refreshed, false, s.endSweep(ctx, rec)
+	case p.Listed >= scanMax:
+		return refreshed, true, s.endSweep(ctx, rec)
+	}
+	return refreshed, false, Internal(op, s.putProgress(ctx, p))
 }
 
 // tallyMoved reports whether q, open, has cards whose tally may show

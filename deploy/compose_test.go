@@ -54,7 +54,7 @@ func TestCompose(t *testing.T) {
 		t.Errorf("redis command %q does not keep an append-only file synced every second", got)
 	}
 	checkVolume(t, redis, "redis-data", "/data")
-	checkHealth(t, redis, "CMD redis-cli ping")
+	checkHealth(t, redis, `CMD-SHELL test "$(redis-cli ping)" = PONG`) // what it passes on: TestRedisHealthChecksWantTheRightReply
 
 	ab := p.Services["askbridge"]
 	if ab.Build == nil {
@@ -65,7 +65,7 @@ func TestCompose(t *testing.T) {
 		t.Errorf("build context %q, dockerfile %q; want the repository root and deploy/Dockerfile", ab.Build.Context, ab.Build.Dockerfile)
 	}
 	checkVolume(t, ab, "askbridge-data", "/data")
-	checkHealth(t, ab, "CMD /usr/local/bin/askbridge healthcheck")
+	checkHealth(t, ab, "CMD /usr/local/bin/askbridge healthcheck --live") // why: TestHealthChecksAskLiveness
 	if dep, ok := ab.DependsOn["redis"]; !ok || dep.Condition != types.ServiceConditionHealthy {
 		t.Errorf("askbridge does not wait for a healthy redis: %+v", ab.DependsOn)
 	}

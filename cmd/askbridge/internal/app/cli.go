@@ -3,11 +3,14 @@ package app
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -32,8 +35,11 @@ var cliCommands = map[string]command{
 	"policy":    cmdPolicy,
 }
 
-// Exit codes of "askbridge ask": a script can branch on the outcome without
-// parsing text.
+// Exit codes: a script can branch on the outcome without parsing text.
+// 3 to 9 are how a question closed, from ask and wait; 10 and 11 are
+// why a command that reaches the bridge failed, from every such command
+// but hook (whose host reads only 0 and 1). usage, in main.go, lists
+// them all.
 const (
 	exitAnswered  = 0
 	exitError     = 1
@@ -50,6 +56,16 @@ const (
 	// approved) approved only with arguments an approver changed: the
 	// call to make is the approved one, in the resume, not the one asked.
 	exitApprovedEdited = 9
+	// exitUnreachable: no answer came from the bridge (nothing listens
+	// at its address, the connection failed or timed out), or what is
+	// in front of it answered 502, 503 or 504 to the last try: the same
+	// command may work later. An ask that ends so may have been asked;
+	// stderr names the --idempotency-key that gets it rather than
+	// asking again.
+	exitUnreachable = 10
+	// exitRefused: the bridge refused the token (401) or what its role
+	// may do (403): a token to fix, which trying again will not.
+	exitRefused = 11
 )
 
 // newClient reaches the server named by ASKBRIDGE_URL with ASKBRIDGE_TOKEN.
@@ -141,6 +157,72 @@ func noArgs(fs *flag.FlagSet, stderr io.Writer) bool {
 func fail(stderr io.Writer, err error) int {
 	fmt.Fprintln(stderr, "askbridge:", terminalText(strings.TrimPrefix(err.Error(), "askbridge: "), ""))
 	return exitError
+}
+
+// callFailed prints err, from a call to the bridge, as fail does, and
+// returns the exit code of its kind (callExit).
+func callFailed(ctx context.Context, stderr io.Writer, err error) int {
+	fail(stderr, err)
+	return callExit(ctx, err)
+}
+
+// callExit is the exit code of err, from a call to the bridge: the
+// bridge not reached (exitUnreachable), the token refused (exitRefused),
+// the request refused as invalid (exitUsage: a route not configured, an
+// option the question does not have, which the CLI cannot check before
+// it sends them, are bad usage as those it can check are), or another
+// error. ctx is the command's: once it has ended (Ctrl-C, SIGTERM), the
+// command was stopped, an error whatever the last try met. A
+// certificate that does not verify is no outage to wait out.
+func callExit(ctx context.Context, err error) int {
+	if ctx.Err() != nil {
+		return exitError
+	}
+	if e, ok := errors.AsType[*client.Error](err); ok {
+		if e.Code == string(core.CodeInvalid) {
+			return exitUsage
+		}
+		switch e.Status {
+		case http.StatusUnauthorized, http.StatusForbidden:
+			return exitRefused
+		case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+			return exitUnreachable
+		}
+		return exitError
+	}
+	if _, bad := errors.AsType[*tls.CertificateVerificationError](err); bad {
+		return exitError
+	}
+	if _, noAnswer := errors.AsType[*url.Error](err); noAnswer {
+		return exitUnreachable
+	}
+	return exitError
+}
+
+// checkedStdout is a command's stdout that remembers its first failed
+// write: a script reads what a command prints (an id, a resume, a list),
+// so a command that could not print it has failed, whatever it returns.
+type checkedStdout struct {
+	w   io.Writer
+	err error
+}
+
+func (c *checkedStdout) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	if err != nil && c.err == nil {
+		c.err = err
+	}
+	return n, err
+}
+
+// exit is code, the command's, unless stdout failed and the command
+// said nothing of it (it returned neither exitError nor exitUsage): then
+// it says so and returns exitError.
+func (c *checkedStdout) exit(code int, stderr io.Writer) int {
+	if c.err == nil || code == exitError || code == exitUsage {
+		return code
+	}
+	return fail(stderr, fmt.Errorf("writing to stdout: %w", c.err))
 }
 
 // subcommand reports whether args begin with sub, the one subcommand of

@@ -73,7 +73,7 @@ func cmdAnswer(ctx context.Context, args []string, getenv func(string) string, s
 	if !*yes && stdinTerminal(stdin) {
 		ok, err := confirmed(ctx, c, id, req, stdin, stderr)
 		if err != nil {
-			return fail(stderr, err)
+			return callFailed(ctx, stderr, err)
 		}
 		if !ok {
 			fmt.Fprintln(stderr, "askbridge answer: not confirmed; nothing was recorded")
@@ -82,7 +82,7 @@ func cmdAnswer(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	out, err := c.Answer(ctx, id, req)
 	if err != nil {
-		return fail(stderr, err)
+		return callFailed(ctx, stderr, err)
 	}
 	printOutcome(stdout, out)
 	return 0
@@ -100,7 +100,7 @@ func cmdDecline(ctx context.Context, args []string, getenv func(string) string, 
 	}
 	out, err := c.Decline(ctx, id)
 	if err != nil {
-		return fail(stderr, err)
+		return callFailed(ctx, stderr, err)
 	}
 	printOutcome(stdout, out)
 	return 0

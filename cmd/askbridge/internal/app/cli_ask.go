@@ -102,10 +102,12 @@ func cmdAsk(ctx context.Context, args []string, getenv func(string) string, _ io
 		fmt.Fprintf(stderr, "askbridge: the question may have been asked; to get it rather than ask twice, run the same command again with --idempotency-key %s --run %s\n", unknown.Key, req.RunID)
 	}
 	if err != nil {
-		return fail(stderr, err)
+		return callFailed(ctx, stderr, err)
 	}
 	if *noWait {
-		fmt.Fprintln(stdout, q.ID)
+		if _, err := fmt.Fprintln(stdout, q.ID); err != nil {
+			return fail(stderr, fmt.Errorf("asked %s, but could not print its id: %w", q.ID, err))
+		}
 		return exitAnswered
 	}
 	fmt.Fprintf(stderr, "asked %s; waiting for an answer (answer with: askbridge answer %s ...)\n", q.ID, q.ID)
@@ -133,7 +135,7 @@ func cmdWait(ctx context.Context, args []string, getenv func(string) string, _ i
 		if _, answered := errors.AsType[*client.Error](err); !answered && ctx.Err() == nil {
 			err = fmt.Errorf("askbridge at %s cannot be reached: %w", t.base, err)
 		}
-		return fail(stderr, err)
+		return callFailed(ctx, stderr, err)
 	}
 	return waitFor(ctx, t, c, id, *asJSONFlag, stdout, stderr)
 }
@@ -154,22 +156,33 @@ func waitFor(ctx context.Context, t target, c *client.Client, id core.QuestionID
 		if ctx.Err() != nil {
 			fmt.Fprintf(stderr, "stopped waiting; question %s stays open\n", id)
 		}
-		return fail(stderr, err)
+		return callFailed(ctx, stderr, err)
 	}
-	printResume(stdout, res, asJSON)
+	if err := printResume(stdout, res, asJSON); err != nil {
+		// The outcome's code would send a script on with no resume.
+		return fail(stderr, fmt.Errorf("%s is %s, but its resume could not be printed ('askbridge wait %s' prints it again): %w", id, res.State, id, err))
+	}
 	return exitCode(res)
 }
 
-func printResume(w io.Writer, res *client.WaitResponse, asJSON bool) {
+// printResume writes res as ask and wait print it; its error is the
+// first write's that failed.
+func printResume(w io.Writer, res *client.WaitResponse, asJSON bool) error {
 	if asJSON {
-		writeJSON(w, res, true)
-	} else if res.Resume != nil {
-		fmt.Fprintln(w, res.Resume.Text)
-		// A batch: each call's own result, under its id.
-		for _, c := range res.Calls {
-			fmt.Fprintf(w, "\n== tool call %s\n%s\n", c.ToolCallID, c.Resume.Text)
-		}
+		return writeJSON(w, res, true)
 	}
+	if res.Resume == nil {
+		return nil
+	}
+	_, err := fmt.Fprintln(w, res.Resume.Text)
+	// A batch: each call's own result, under its id.
+	for _, c := range res.Calls {
+		if err != nil {
+			break
+		}
+		_, err = fmt.Fprintf(w, "\n== tool call %s\n%s\n", c.ToolCallID, c.Resume.Text)
+	}
+	return err
 }
 
 // editableOf reads --editable: "*" for every key, else a comma list.

@@ -65,7 +65,8 @@ func cmdHook(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return fail(stderr, fmt.Errorf("hook: reading stdin: %w", err))
 	}
-	failed := failedAsk(h, body, stdout, stderr)
+	p := hookPrompt(h, body)
+	failed := failedAsk(p, stdout, stderr)
 	if usage != nil {
 		// A hook command written wrong still owes the host its fallback:
 		// exit 1 alone would leave a PreToolUse call to the host's own
@@ -154,7 +155,9 @@ func cmdHook(ctx context.Context, args []string, getenv func(string) string, std
 	var out []byte
 	go func() {
 		var err error
-		out, err = io.ReadAll(resp.Body)
+		// Read past the bound by a byte, so that a body over it is told
+		// from one at it (hooks.CheckReply).
+		out, err = io.ReadAll(io.LimitReader(resp.Body, hooks.MaxOutputBytes+1))
 		read <- result{err: err}
 	}()
 	select {
@@ -169,6 +172,11 @@ func cmdHook(ctx context.Context, args []string, getenv func(string) string, std
 		cancelReq()
 		withdraw(target, id, hooks.ReasonHostStopped, stderr)
 		return exitError
+	}
+	if err := hooks.CheckReply(p, out); err != nil {
+		// Not the door's answer: what answered is not askbridge, or not
+		// askbridge alone. The host gets what a server down gets.
+		return failed(&hooks.Unreached{Server: target.base, Err: err})
 	}
 	if _, err := stdout.Write(out); err != nil {
 		return fail(stderr, err)
@@ -216,18 +224,24 @@ func flagValue(args []string, name string) string {
 	return v
 }
 
-// failedAsk returns how the hook ends when the prompt in body could not
-// be asked: where hooks.FailedAsk has an answer for it (a PreToolUse
-// prompt, whose host reads a failed hook as leaving the call to its own
-// permission rules), that answer on stdout and exit 0, the reason on
-// stderr too; for any other prompt, exit 1 with the reason on stderr. An
-// input that does not parse is taken as the event it declares
-// (hooks.Sniff), so a malformed PreToolUse input is not let through.
-func failedAsk(h hooks.Host, body []byte, stdout, stderr io.Writer) func(error) int {
-	p, perr := hooks.Parse(h, body)
-	if perr != nil {
+// hookPrompt is the prompt of the hook input body, as far as the command
+// reads it: an input that does not parse is taken as the event it
+// declares (hooks.Sniff), so a malformed PreToolUse input is not let
+// through.
+func hookPrompt(h hooks.Host, body []byte) hooks.Prompt {
+	p, err := hooks.Parse(h, body)
+	if err != nil {
 		p = hooks.Sniff(h, body)
 	}
+	return p
+}
+
+// failedAsk returns how the hook ends when the prompt p could not be
+// asked: where hooks.FailedAsk has an answer for it (a PreToolUse
+// prompt, whose host reads a failed hook as leaving the call to its own
+// permission rules), that answer on stdout and exit 0, the reason on
+// stderr too; for any other prompt, exit 1 with the reason on stderr.
+func failedAsk(p hooks.Prompt, stdout, stderr io.Writer) func(error) int {
 	return func(err error) int {
 		out, ok := hooks.FailedAsk(p, err)
 		if !ok {
@@ -282,6 +296,12 @@ func clientTarget(getenv func(string) string) (target, error) {
 		return target{}, err
 	}
 	t := target{base: serverURL(s), token: s.Client.Token.Reveal()}
+	if u, err := url.Parse(t.base); s.Client.URL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+		// Said here, as the setting to fix: sent, it would fail as a
+		// bridge that cannot be reached does, which a script tries again.
+		// The URL is not quoted: it may hold a password.
+		return target{}, errors.New("ASKBRIDGE_URL is not an http:// or https:// URL with a host, such as http://askbridge.internal:8080")
+	}
 	if t.token == "" {
 		if !onThisMachine(t.base) {
 			return target{}, fmt.Errorf("no ASKBRIDGE_TOKEN for the server at ASKBRIDGE_URL: set it (the local admin token goes only to a server on this machine)")

@@ -27,7 +27,7 @@ func cmdQuestions(ctx context.Context, args []string, getenv func(string) string
 	for {
 		page, err := c.List(ctx, cursor, 100)
 		if err != nil {
-			return fail(stderr, err)
+			return callFailed(ctx, stderr, err)
 		}
 		all = append(all, page.Questions...)
 		if page.NextCursor == "" {
@@ -103,11 +103,11 @@ func cmdEvents(ctx context.Context, args []string, getenv func(string) string, _
 		if ctx.Err() != nil {
 			return 0 // interrupted: the normal end of --follow
 		}
-		return fail(stderr, err)
+		return callFailed(ctx, stderr, err)
 	}
 	evs, err := c.Events(ctx, *since)
 	if err != nil {
-		return fail(stderr, err)
+		return callFailed(ctx, stderr, err)
 	}
 	for _, e := range evs {
 		print(e)
@@ -130,7 +130,7 @@ func cmdPeople(ctx context.Context, args []string, getenv func(string) string, _
 	}
 	dir, err := c.People(ctx)
 	if err != nil {
-		return fail(stderr, err)
+		return callFailed(ctx, stderr, err)
 	}
 	if *asJSON {
 		if err := writeJSON(stdout, dir, false); err != nil {

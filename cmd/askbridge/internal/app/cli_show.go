@@ -35,7 +35,7 @@ func cmdShow(ctx context.Context, args []string, getenv func(string) string, _ i
 	}
 	v, err := c.Get(ctx, id)
 	if err != nil {
-		return fail(stderr, err)
+		return callFailed(ctx, stderr, err)
 	}
 	if *asJSON {
 		if err := writeJSON(stdout, v, true); err != nil {

@@ -15,7 +15,8 @@ import (
 
 // TestCLIWaitOnABridgeNeverReachedFails: `askbridge wait` at a URL where
 // no bridge answers (a wrong URL, a bridge that is down) tries as an ask
-// does, then fails, saying the bridge cannot be reached, and says
+// does, then fails with exit 10 (the bridge not reached, as every
+// command says it), saying the bridge cannot be reached, and says
 // nothing of a question it never saw staying open. Before, it retried
 // in silence for ever, and when stopped said the question stayed open.
 func TestCLIWaitOnABridgeNeverReachedFails(t *testing.T) {
@@ -44,8 +45,8 @@ func TestCLIWaitOnABridgeNeverReachedFails(t *testing.T) {
 	}()
 	url := "http://" + ln.Addr().String()
 	code, out, errb := runAll(ctx, hookEnv(url), "", "wait", "a2gj3hgdnifvtftln")
-	if code != app.ExitError || !strings.Contains(errb, "askbridge at "+url+" cannot be reached") || strings.Contains(errb, "stays open") || ctx.Err() != nil {
-		t.Errorf("wait with no bridge: exit %d, stdout %q, stderr %q, stopped %v; want exit 1, the bridge unreachable, no question said to stay open", code, out, errb, ctx.Err() != nil)
+	if code != app.ExitUnreachable || !strings.Contains(errb, "askbridge at "+url+" cannot be reached") || strings.Contains(errb, "stays open") || ctx.Err() != nil {
+		t.Errorf("wait with no bridge: exit %d, stdout %q, stderr %q, stopped %v; want exit %d, the bridge unreachable, no question said to stay open", code, out, errb, ctx.Err() != nil, app.ExitUnreachable)
 	}
 }
 

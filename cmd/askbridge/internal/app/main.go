@@ -92,8 +92,28 @@ const usage = `askbridge: let an AI agent stop and ask a human.
   askbridge policy test [ASK.json] print which policy rule decides an ask, from the configuration
   askbridge audit verify [FILE...] check the event log's audit chain (the store's, or exports')
   askbridge config check          check the settings and the configuration file as serve does at start
-  askbridge healthcheck           exit 0 when the local server is ready (for container health checks)
+  askbridge healthcheck [--live]  exit 0 when the local server is ready (--live: serving, for
+                                  a container's health check)
   askbridge version               print the version
+
+Exit codes:
+  0  done; from ask and wait, answered (an approval approved as asked)
+  1  an error, which stderr says
+  2  bad usage: a flag or an argument, or a request the bridge refused
+     as invalid (a route it does not have, say)
+  3  ask, wait: declined
+  4  ask, wait: timed out
+  5  ask, wait: expired (the run it was bound to ended)
+  6  ask, wait: cancelled
+  7  ask, wait: an approval denied (a batch: no call approved)
+  8  ask, wait: a batch partly approved (make only the calls approved)
+  9  ask, wait: approved with arguments an approver changed (make the
+     call as the resume gives it)
+  10 the bridge was not reached, or what is in front of it answered
+     502, 503 or 504: the same command may work later
+  11 the bridge refused the token (401) or what its role may do (403)
+hook exits 0 or 1 alone, as its hosts read them; healthcheck 0 when
+ready, 1 when not, 2 for bad usage.
 
 Run "askbridge COMMAND -h" for a command's flags. See README.md for settings.
 `
@@ -123,7 +143,8 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		// The command's connections end with it (a test runs many in one
 		// process, beside the server they reach).
 		defer directTransport.CloseIdleConnections()
-		return c(ctx, rest, getenv, stdin, stdout, stderr)
+		out := &checkedStdout{w: stdout}
+		return out.exit(c(ctx, rest, getenv, stdin, out, stderr), stderr)
 	}
 	fmt.Fprintf(stderr, "askbridge: unknown command %q\n\n%s", cmd, usage)
 	return 2

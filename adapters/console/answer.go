@@ -183,10 +183,16 @@ func (s *Server) outcome(w http.ResponseWriter, r *http.Request, sess *session, 
 		s.internal(w, r, err)
 		return
 	}
+	code := core.ErrorCode(err)
 	if q == nil {
 		if q, err = s.svc.Get(r.Context(), id); err != nil {
 			s.fail(w, r, err)
 			return
+		}
+	}
+	if closed == nil && code == core.CodeConflict {
+		if note := partDoneNote(q, r); note != "" {
+			st.Problem = namedLine(note, namesOf(q))
 		}
 	}
 	if inPlace(r) {
@@ -196,6 +202,31 @@ func (s *Server) outcome(w http.ResponseWriter, r *http.Request, sess *session, 
 	s.render(w, r, status, "result", s.page(sess, map[string]any{
 		"Title": title, "Recorded": st.Recorded, "Granted": st.Granted, "Problem": st.Problem, "Card": s.cardOf(q, v),
 	}))
+}
+
+// partDoneNote is, for an answer refused because a part it named (a
+// form's item, a batch's call) was answered first, who answered that part
+// and when, in every surface's words (card.PartDoneNote, with the part's
+// number as the card shows it); "" when no part it named is answered.
+// Core's own message names the part by its id and may leave out who.
+func partDoneNote(q *core.Question, r *http.Request) string {
+	in := core.AnswerInput{Items: itemsInput(r)}
+	_ = approvalInput(r, &in) // a refusal here was core's, after these parsed
+	for _, it := range in.Items {
+		if i := slices.IndexFunc(q.Items, func(fi core.FormItem) bool { return fi.ID == it.ItemID }); i >= 0 {
+			if note, done := card.PartDoneNote(q, core.Ref{QuestionID: q.ID, Item: i}); done {
+				return note
+			}
+		}
+	}
+	for _, c := range in.Calls {
+		if i := slices.IndexFunc(q.Calls, func(bc core.BatchCall) bool { return bc.ToolCallID == c.ToolCallID }); i >= 0 {
+			if note, done := card.PartDoneNote(q, core.Ref{QuestionID: q.ID, Item: i}); done {
+				return note
+			}
+		}
+	}
+	return ""
 }
 
 // recordedOf lists what the question holds of the viewer's act: the

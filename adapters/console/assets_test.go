@@ -66,8 +66,8 @@ func TestAssetsAreServedByContentHashAndNeverListed(t *testing.T) {
 	}
 
 	links := assetLink.FindAllStringSubmatch(anon.get("/").body, -1)
-	if len(links) != 5 {
-		t.Fatalf("the page links %d hashed assets, want the two stylesheets, the two scripts and the icon: %v", len(links), links)
+	if len(links) != 6 {
+		t.Fatalf("the page links %d hashed assets, want the two stylesheets, the three scripts and the icon: %v", len(links), links)
 	}
 	types := map[string]string{"css": "text/css", "js": "text/javascript", "svg": "image/svg+xml"}
 	for _, l := range links {

@@ -199,9 +199,10 @@ func New(svc *core.Service, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("console: assets: %w", err)
 	}
 	// now is when a page was drawn, on the clock its relative times
-	// were worded by (console.js words them again as time passes).
+	// were worded by (times.js words them again as time passes).
 	now := func() string { return iso(opts.Now()) }
-	pages, err := template.New("").Funcs(funcs).Funcs(template.FuncMap{"asset": files.url, "now": now}).ParseFS(templateFS, "templates/*.html")
+	check := func() int64 { return streamCheck.Milliseconds() }
+	pages, err := template.New("").Funcs(funcs).Funcs(template.FuncMap{"asset": files.url, "now": now, "streamCheck": check}).ParseFS(templateFS, "templates/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("console: templates: %w", err)
 	}
@@ -261,9 +262,13 @@ const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
 	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
 // ServeHTTP sets the security headers every response carries, refuses
-// cross-origin state changes, and routes.
+// cross-origin state changes, and routes. Nothing is kept by a cache
+// unless it says otherwise (an asset, by a name that changes with its
+// bytes): not a page of questions, and not a redirect or a bare error
+// either, some of which set or clear a session's cookie.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
+	h.Set("Cache-Control", "no-store")
 	h.Set("Content-Security-Policy", csp)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")

@@ -65,3 +65,52 @@ func TestAWithdrawalSaysWhyOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestAPartAnsweredFirstSaysByWhom: alice sends a form's answers from a
+// page drawn before Bob answered one of its items through the API, and a
+// batch's call that he decided. Nothing of hers is recorded, and she is
+// told who answered that part and when, in every surface's words
+// (card.PartDoneNote), in place and as a page; before, the form's
+// refusal named the item's id and a bare time, and not who.
+func TestAPartAnsweredFirstSaysByWhom(t *testing.T) {
+	e := newEnv(t, nil)
+	alice := e.signedIn(opAlice)
+	bob := core.Decider{Surface: core.SurfaceAPI, ID: "bob-api", Name: "Bob"}
+	form := e.ask(core.AskInput{Kind: core.KindForm, Text: "Set up staging", Items: []core.FormItem{
+		{ID: "size", Question: "Node size?", Options: []core.FormOption{{ID: "s", Label: "small"}, {ID: "m", Label: "medium"}}},
+		{ID: "region", Question: "Which region?", Options: []core.FormOption{{ID: "eu", Label: "eu-west-1"}, {ID: "us", Label: "us-east-1"}}},
+	}})
+	batch := e.ask(core.AskInput{Kind: core.KindApproval, Text: "Two writes?", Calls: []core.CallInput{
+		{ToolCallID: "toolu_1", Tool: "write_file", Arguments: []byte(`{"path":"/a"}`)},
+		{ToolCallID: "toolu_2", Tool: "chmod", Arguments: []byte(`{"path":"/b"}`)},
+	}})
+	if _, err := e.svc.Answer(t.Context(), core.AnswerInput{QuestionID: form.ID, Decider: bob, Items: []core.ItemInput{{ItemID: "region", OptionID: "us"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.Answer(t.Context(), core.AnswerInput{QuestionID: batch.ID, Decider: bob, Calls: []core.CallDecision{{ToolCallID: "toolu_2", OptionID: core.ApproveOption}}}); err != nil {
+		t.Fatal(err)
+	}
+	problem := regexp.MustCompile(`(?s)<p class="problem-line[^>]*>(.*?)</p>`)
+	for _, c := range []struct {
+		what string
+		q    *core.Question
+		form url.Values
+		want string
+	}{
+		{"a form's items", form, url.Values{"item_option.size": {"m"}, "item_option.region": {"eu"}},
+			"Item 2 was already answered by <bdi>Bob</bdi> at 2026-11-30 09:00 UTC. Nothing was recorded."},
+		{"a batch's call", batch, url.Values{"call": {"toolu_2"}, "call_option": {core.DenyOption}},
+			"Call 2 was already decided by <bdi>Bob</bdi> at 2026-11-30 09:00 UTC. Nothing was recorded."},
+	} {
+		for _, header := range [][]string{{"X-Askbridge-Fetch", "row"}, nil} {
+			r := alice.post("/q/"+string(c.q.ID)+"/answer", c.form, header...)
+			m := problem.FindStringSubmatch(r.body)
+			if r.status != http.StatusConflict || m == nil || m[1] != c.want {
+				t.Errorf("%s (%v): %d, the refusal reads %q, want %q", c.what, header, r.status, m, c.want)
+			}
+		}
+	}
+	if got := e.get(form.ID); len(got.Answers) != 1 {
+		t.Errorf("the form holds %d answers, want Bob's alone", len(got.Answers))
+	}
+}

@@ -64,3 +64,13 @@ func writeChange(w *bufio.Writer, e core.Event) bool {
 	_, _ = w.WriteString("\n\n")
 	return true
 }
+
+// streamCheck is how often a live page proves that its event stream still
+// reaches the console, and how long it gives the proof (stream.js). A
+// network that drops without a word closes nothing, and the server's
+// keep-alives are comments a page never hears, so without it a page
+// would go on offering stale cards as current for as long as the drop
+// lasts. The page opens the stream afresh, from its last event, this
+// often; one that has not said "ready" within it is lost, and the page
+// says so. A var so that a test may shorten it.
+var streamCheck = 20 * time.Second

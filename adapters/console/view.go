@@ -302,7 +302,7 @@ func shownReason(q *core.Question) string {
 }
 
 // age is how long ago, short and rough, for people: "just now", "5m ago",
-// "3h ago", "2d ago". console.js words it again as a page stays open,
+// "3h ago", "2d ago". times.js words it again as a page stays open,
 // by the same rules (its ago): change both together.
 func age(d time.Duration) string {
 	switch {
@@ -332,7 +332,7 @@ func firstLine(text string) string {
 }
 
 // due words the time left before the deadline as the rows show it.
-// console.js words it again as a page stays open, by the same rules (its
+// times.js words it again as a page stays open, by the same rules (its
 // due): change both together.
 func due(left time.Duration) string {
 	if left <= 0 {

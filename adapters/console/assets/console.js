@@ -12,69 +12,6 @@
   var list = document.getElementById("inbox");
   var drafts = window.askbridgeDrafts; // drafts.js, loaded first
 
-  // Relative times ("asked 5m ago", "due in 3m") are worded by the server
-  // as it draws a row or card, and a page left open would keep them as
-  // they were. tick words them again from their datetime, by the
-  // server's rules (view.go: age and due) and on the server's clock: skew
-  // is how far the browser's clock is from the one that drew the page.
-  var skew = 0;
-  var drawn = Date.parse(body.getAttribute("data-now") || "");
-  if (!isNaN(drawn)) {
-    skew = drawn - Date.now();
-  }
-  var minute = 60 * 1000, hour = 60 * minute, day = 24 * hour;
-
-  // span is a duration of at least a minute, short and rough.
-  function span(d) {
-    if (d < hour) {
-      return Math.floor(d / minute) + "m";
-    }
-    if (d < 48 * hour) {
-      return Math.floor(d / hour) + "h";
-    }
-    return Math.floor(d / day) + "d";
-  }
-
-  function ago(d) {
-    return d < minute ? "just now" : span(d) + " ago";
-  }
-
-  function due(left) {
-    if (left <= 0) {
-      return "due now";
-    }
-    return left < minute ? "due in under a minute" : "due in " + span(left);
-  }
-
-  // words are the wordings by data-rel, of how long ago datetime was.
-  var words = {
-    age: ago,
-    asked: function (d) {
-      return "asked " + ago(d);
-    },
-    due: function (d) {
-      return due(-d);
-    }
-  };
-
-  function tick() {
-    var now = Date.now() + skew;
-    document.querySelectorAll("time[data-rel]").forEach(function (el) {
-      var word = words[el.getAttribute("data-rel")];
-      var at = Date.parse(el.getAttribute("datetime") || "");
-      if (!word || isNaN(at)) {
-        return;
-      }
-      var text = word(now - at);
-      if (el.textContent !== text) {
-        el.textContent = text;
-      }
-    });
-  }
-  // The coarsest wording moves once a minute; a few seconds late is
-  // close enough, and a pass over the page's times costs next to nothing.
-  window.setInterval(tick, 5000);
-
   var src = body.getAttribute("data-stream");
   var stream = window.askbridgeStream; // stream.js, loaded on live pages
   if (!src || !window.EventSource || !stream) {
@@ -142,8 +79,34 @@
     return !(more && rank > rows[rows.length - 1].getAttribute("data-rank"));
   }
 
+  // arrivals are the rows inserted since the status region last spoke:
+  // a burst of asks is read out once, not cut off row by row.
+  var arrivals = [];
+
+  // announce reads out, politely, that row arrived on this page: its
+  // kind, whether it is hard to reverse, and its first line.
+  function announce(row) {
+    var part = function (sel) {
+      var el = row.querySelector(sel);
+      return el ? el.textContent.trim() : "";
+    };
+    arrivals.push(part(".kind") + (row.classList.contains("hard") ? ", hard to reverse" : "") + ": " + part(".row-text"));
+    if (arrivals.length > 1) {
+      return;
+    }
+    window.setTimeout(function () {
+      var region = document.getElementById("arrived");
+      if (region) {
+        region.textContent = (arrivals.length === 1 ? "New question. " : arrivals.length + " new questions. ") + arrivals.join(". ");
+      }
+      arrivals = [];
+    }, 500);
+  }
+
   // insert places a new row where the API's order puts it.
   function insert(row) {
+    stream.pause(row);
+    announce(row);
     var rank = row.getAttribute("data-rank");
     var kids = list.children;
     for (var i = 0; i < kids.length; i++) {
@@ -230,7 +193,7 @@
             // entered it.
             cur.remove();
           } else {
-            drafts.swap(cur, next, stream.live());
+            drafts.swap(cur, next, stream.pause);
           }
         }
         count();
@@ -316,8 +279,9 @@
   function enable(row) {
     row.removeAttribute("aria-busy");
     row.querySelectorAll("fieldset").forEach(function (f) {
-      f.disabled = !stream.live() || row.hasAttribute("data-retry");
+      f.disabled = row.hasAttribute("data-retry");
     });
+    stream.pause(row);
     again(row);
   }
 
@@ -365,7 +329,7 @@
     counted(was, next.getAttribute("data-state"));
     row.removeAttribute("aria-busy");
     var stale = row.getAttribute("data-stale");
-    drafts.swap(row, next, stream.live());
+    drafts.swap(row, next, stream.pause);
     if (stale) {
       next.setAttribute("data-stale", stale);
       again(next);

@@ -13,7 +13,9 @@
   }
 
   // A draft kept from a card closed elsewhere stays until its reader
-  // dismisses it, on the page and in the tab's store (kept.js).
+  // dismisses it, on the page and in the tab's store (kept.js). The
+  // keyboard's focus, on the button that goes with it, stays on the card
+  // (focusAfter), not thrown back to the top of the page.
   document.addEventListener("click", function (e) {
     var b = e.target.closest ? e.target.closest(".draft-dismiss") : null;
     if (b) {
@@ -22,10 +24,34 @@
         if (kept() && box.getAttribute("data-kept")) {
           kept().forget(box.getAttribute("data-kept"), (box.getAttribute("data-fields") || "").split(" "));
         }
+        var next = box.contains(document.activeElement) ? focusAfter(box) : null;
         box.remove();
+        if (next) {
+          next.focus();
+        }
       }
     }
   });
+
+  // focusAfter is where the keyboard goes when box leaves its card: an inbox
+  // row's summary, else the first thing after box on the card that takes
+  // focus; null when there is none.
+  function focusAfter(box) {
+    var card = box.closest("[data-qid]");
+    if (!card) {
+      return null;
+    }
+    if (card.tagName === "DETAILS") {
+      return card.querySelector(":scope > summary");
+    }
+    var all = card.querySelectorAll("a[href], button:not([disabled]), input:not([type=hidden]):not([disabled]), textarea:not([disabled]), select:not([disabled]), summary");
+    for (var i = 0; i < all.length; i++) {
+      if (!box.contains(all[i]) && box.compareDocumentPosition(all[i]) & Node.DOCUMENT_POSITION_FOLLOWING) {
+        return all[i];
+      }
+    }
+    return null;
+  }
 
   // formKey names a form alike in a row and in its fresh copy.
   function formKey(f) {
@@ -218,11 +244,10 @@
   }
 
   // swap puts next where cur was, keeping the reader's draft and caret;
-  // its controls are enabled only if the page is live.
-  function swap(cur, next, live) {
-    next.querySelectorAll("fieldset").forEach(function (f) {
-      f.disabled = !live;
-    });
+  // pause marks its sending controls as the page's state calls for
+  // (stream.js).
+  function swap(cur, next, pause) {
+    pause(next);
     var focus = keepDraft(cur, next);
     cur.replaceWith(next);
     if (!focus) {

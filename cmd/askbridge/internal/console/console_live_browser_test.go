@@ -298,8 +298,13 @@ func TestConsoleInABrowser(t *testing.T) {
 		waitCard(t, tab, q.ID, "open")
 		px.pause()
 		apptest.Until(t, tab, `document.body.getAttribute("data-live") === "no"`)
-		if !apptest.Eval[bool](t, tab, `document.querySelector("`+cardSel(q.ID)+` fieldset").disabled && !document.getElementById("offline").hidden`) {
+		if !apptest.Eval[bool](t, tab, `document.querySelector("`+cardSel(q.ID)+` form.answer button").getAttribute("aria-disabled") === "true" && !document.getElementById("offline").hidden`) {
 			t.Fatal("the card stays answerable while the page cannot hear changes")
+		}
+		// Sending waits, whichever way it is asked for.
+		apptest.Eval[bool](t, tab, `(function () { var f = document.querySelector("`+cardSel(q.ID)+` form.answer"); f.querySelector("textarea").value = "sent while cut off"; f.requestSubmit(); return true; })()`)
+		if apptest.Eval[bool](t, tab, `document.querySelector("`+cardSel(q.ID)+`").getAttribute("aria-busy") === "true"`) {
+			t.Fatal("a card's form was sent while the page cannot hear changes")
 		}
 		if _, err := ops.Answer(t.Context(), q.ID, client.AnswerRequest{Answer: "while you were cut off"}); err != nil {
 			t.Fatal(err)

@@ -296,9 +296,41 @@ func readOrCreateSecret(path string) (secret string, created bool, err error) {
 		}
 		return "", false, err
 	}
+	// The secret is durable before it is used: events chained or signed
+	// under a key the disk then lost (a power cut after the events' own
+	// fsync) could never be checked again. A secret not written whole is
+	// removed, so the next start makes a new one rather than refusing an
+	// empty file.
 	if _, err := f.WriteString(v + "\n"); err != nil {
-		f.Close()
-		return "", false, err
+		return "", false, discardSecret(f, path, err)
 	}
-	return v, true, f.Close()
+	if err := syncFile(f); err != nil {
+		return "", false, discardSecret(f, path, err)
+	}
+	if err := f.Close(); err != nil {
+		return "", false, discardSecret(nil, path, err)
+	}
+	return v, true, syncDir(filepath.Dir(path))
+}
+
+// syncFile is (*os.File).Sync, a variable so that a test can fail it.
+var syncFile = (*os.File).Sync
+
+// discardSecret closes f (when not nil) and removes path, a secret file
+// this process created and could not make durable, returning err.
+func discardSecret(f *os.File, path string, err error) error {
+	if f != nil {
+		f.Close()
+	}
+	return errors.Join(err, os.Remove(path))
+}
+
+// syncDir makes a new entry in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return syncFile(d)
 }

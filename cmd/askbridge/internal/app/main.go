@@ -99,8 +99,8 @@ const usage = `askbridge: let an AI agent stop and ask a human.
 Exit codes:
   0  done; from ask and wait, answered (an approval approved as asked)
   1  an error, which stderr says
-  2  bad usage: a flag or an argument, or a request the bridge refused
-     as invalid (a route it does not have, say)
+  2  bad usage: a flag or an argument, a setting serve refuses, or a
+     request the bridge refused as invalid (a route it does not have)
   3  ask, wait: declined
   4  ask, wait: timed out
   5  ask, wait: expired (the run it was bound to ended)
@@ -160,6 +160,17 @@ func versionString() string {
 	return version
 }
 
+// refusedSetting marks an error of Main.Run that only a change of the
+// settings mends (a file that sends to a surface not turned on): serve
+// exits exitUsage for it, as for a setting refused before the start, so
+// that a supervisor told not to restart on that code (the systemd unit's
+// RestartPreventExitStatus) stops there instead of starting the same
+// refusal every few seconds for ever. Every other failure to start (a
+// store not reached yet) exits exitError, which is restarted.
+type refusedSetting struct{ error }
+
+func (r refusedSetting) Unwrap() error { return r.error }
+
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	// serve has no flags, but -h is parsed as every command's is, so
 	// "askbridge serve -h" prints its usage as the general usage promises.
@@ -189,7 +200,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	m := &Main{Settings: settings, Stdout: stdout, Log: log, Hangups: hangups, Getenv: getenv, Tracing: tr.provider()}
 	if err := m.Run(ctx); err != nil {
 		log.Error().Err(err).Msg("cannot start")
-		return 1
+		if errors.As(err, new(refusedSetting)) {
+			return exitUsage
+		}
+		return exitError
 	}
 	select {
 	case <-ctx.Done():

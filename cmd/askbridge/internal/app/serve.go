@@ -193,7 +193,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	if err := checkSurfaces(s.File, svc.DMs(), m.running()); err != nil {
-		return s.fileError(err)
+		return refusedSetting{s.fileError(err)}
 	}
 
 	hooks, err := openWebhooks(s.File)

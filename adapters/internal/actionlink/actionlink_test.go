@@ -20,7 +20,11 @@ import (
 
 var epoch = time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
 
-const alice, carol = "alice@example.test", "carol@example.test"
+// Recipients of the bridge's questions (newBridge says who may decide).
+const (
+	alice, carol, emile = "alice@example.test", "carol@example.test", "émile@example.fr"
+	aliceTopic          = "s3cret-topic-of-alice"
+)
 
 func signer(t *testing.T, key string) *actionlink.Signer {
 	t.Helper()
@@ -143,7 +147,8 @@ func FuzzVerify(f *testing.F) {
 }
 
 // bridge is a core on the embedded store with one route whose email
-// recipients alice may decide and carol may not, and the page over it.
+// recipients alice and émile may decide and carol may not (nor ntfy
+// topics but alice's), and the page over it.
 type bridge struct {
 	t     *testing.T
 	svc   *core.Service
@@ -157,7 +162,7 @@ func newBridge(t *testing.T) *bridge {
 	st := coretest.OpenStore(t)
 	svc := coretest.Service(t, st, coretest.Options{Clock: clock, Routes: map[string]core.Route{"ops": {
 		Rooms:      []core.Room{{Surface: core.SurfaceEmail, ID: alice}, {Surface: core.SurfaceEmail, ID: carol}},
-		Deciders:   map[core.Surface][]string{core.SurfaceEmail: {alice}, core.SurfaceAPI: {"*"}},
+		Deciders:   map[core.Surface][]string{core.SurfaceEmail: {alice, emile}, core.SurfaceNtfy: {aliceTopic}, core.SurfaceAPI: {"*"}},
 		EscalateTo: "oncall",
 	}, "oncall": {Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}}}}})
 	b := &bridge{t: t, svc: svc, clock: clock, s: signer(t, "server key of the test, 32 bytes")}

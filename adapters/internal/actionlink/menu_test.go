@@ -30,7 +30,7 @@ func TestMenuLinksBehindAPathPrefix(t *testing.T) {
 	t.Cleanup(public.Close)
 
 	q := b.ask(approval())
-	const topic = "s3cret-topic-of-alice"
+	const topic = aliceTopic
 	shown := card.New(q, core.MessageRef{Surface: core.SurfaceNtfy, Room: topic, Kind: core.DeliverPost})
 	menu, err := b.s.MenuLink(q, shown, core.SurfaceNtfy, topic, public.URL+"/askbridge/ntfy/act/")
 	if err != nil {
@@ -68,7 +68,7 @@ func TestMenuLinksBehindAPathPrefix(t *testing.T) {
 func TestMenuSaysWhereAnAnswerIsTyped(t *testing.T) {
 	b := newBridge(t)
 	q := b.ask(core.AskInput{Kind: core.KindClarification, Text: "Which region?"})
-	const topic = "s3cret-topic-of-alice"
+	const topic = aliceTopic
 	shown := card.New(q, core.MessageRef{Surface: core.SurfaceNtfy, Room: topic, Kind: core.DeliverPost})
 	menu, err := b.s.MenuLink(q, shown, core.SurfaceNtfy, topic, b.srv.URL+"/ntfy/act/")
 	if err != nil {

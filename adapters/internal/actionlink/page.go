@@ -22,6 +22,9 @@ type Service interface {
 	Get(ctx context.Context, id core.QuestionID) (*core.Question, error)
 	Answer(ctx context.Context, in core.AnswerInput) (core.Outcome, error)
 	Decline(ctx context.Context, id core.QuestionID, d core.Decider) (core.Outcome, error)
+	// MayAnswer is the chokepoint's own check of who may decide a
+	// question, asked without recording anything: a GET is no attempt.
+	MayAnswer(q *core.Question, d core.Decider) bool
 	Now() time.Time
 }
 
@@ -209,6 +212,11 @@ func (v *view) state(q *core.Question) {
 	}
 }
 
+// errNotDecider stands for the chokepoint's refusal of someone its
+// routes do not allow, for card.RefusalNote to word as it words the
+// POST's: the note goes by the code alone.
+var errNotDecider = core.Errorf(core.CodeForbidden, "show", "not a decider for this question")
+
 // show renders what the link would do, and changes nothing.
 func (p *Page) show(w http.ResponseWriter, r *http.Request, token string) {
 	c, q, bad, status := p.claims(r.Context(), token)
@@ -219,6 +227,16 @@ func (p *Page) show(w http.ResponseWriter, r *http.Request, token string) {
 	if !q.Open() {
 		// A late click: how it ended. The read itself succeeded.
 		p.render(w, http.StatusOK, *closedView(q))
+		return
+	}
+	if !p.Svc.MayAnswer(q, core.Decider{Surface: c.Surface, ID: c.To}) {
+		// Sent the question, but not one who may decide it: told so now,
+		// in the POST's words, rather than after confirming a form that
+		// could only be refused. Nothing is recorded: a GET is opened by
+		// scanners and previews, and is no attempt.
+		v := view{Title: "Not yours to answer", Failed: true, Question: q.Text, Message: card.RefusalNote(errNotDecider)}
+		v.state(q)
+		p.render(w, http.StatusForbidden, v)
 		return
 	}
 	if c.Menu {

@@ -130,16 +130,19 @@ type stream struct {
 	read  Reader
 	since int64 // the seq of the last event sent or skipped
 	o     Options
-	ready bool          // "event: ready" is sent, or not asked for
-	idle  time.Duration // polled with nothing new since the last write
+	ready bool // "event: ready" is sent, or not asked for
+	// sent is when the stream last sent anything. A keep-alive goes by
+	// the time since, not by the passes made: a pass takes as long as
+	// its read of the log, and counting each as Poll let a slow store
+	// stretch the silence past a proxy's idle timeout.
+	sent time.Time
 }
 
-// write writes a read's events (or, polling, a keep-alive after
-// KeepAlive of nothing new) and, once the log is caught up, "ready".
+// write writes a read's events (or, polling, a keep-alive once nothing
+// has been sent for KeepAlive) and, once the log is caught up, "ready".
 func (st *stream) write(evs []core.Event, polling bool) {
 	switch {
 	case len(evs) > 0:
-		st.idle = 0
 		wrote := false
 		for _, e := range evs {
 			wrote = st.o.Write(st.bw, e)
@@ -148,11 +151,8 @@ func (st *stream) write(evs []core.Event, polling bool) {
 		if !wrote {
 			_, _ = st.bw.WriteString("id: " + strconv.FormatInt(st.since, 10) + "\n\n")
 		}
-	case polling:
-		if st.idle += st.o.Poll; st.idle >= st.o.KeepAlive {
-			st.idle = 0
-			_, _ = st.bw.WriteString(": keep-alive\n\n")
-		}
+	case polling && time.Since(st.sent) >= st.o.KeepAlive:
+		_, _ = st.bw.WriteString(": keep-alive\n\n")
 	}
 	if !st.ready && len(evs) < Batch {
 		st.ready = true
@@ -163,8 +163,13 @@ func (st *stream) write(evs []core.Event, polling bool) {
 // flush sends what is written, each flush with its own write deadline,
 // so a server-wide WriteTimeout does not cut a long stream.
 func (st *stream) flush() bool {
-	_ = st.rc.SetWriteDeadline(time.Now().Add(writeDeadline))
-	return st.bw.Flush() == nil && st.rc.Flush() == nil
+	now := time.Now()
+	_ = st.rc.SetWriteDeadline(now.Add(writeDeadline))
+	if st.bw.Flush() != nil || st.rc.Flush() != nil {
+		return false
+	}
+	st.sent = now
+	return true
 }
 
 // cut ends a stream that stops short of the log's end. One that does not

@@ -95,6 +95,11 @@ type awayRetry struct {
 	Tries int `json:"tries"`
 	// After is when it is due to be tried again.
 	After time.Time `json:"after"`
+	// Reminder is the route's reminder that its last try claimed
+	// (remindAll), 0 for none: given up on, the re-notice stands for it
+	// no more, and gaveUpRenotice gives its claim back for the route's
+	// own pass to send it.
+	Reminder int `json:"reminder,omitempty"`
 }
 
 // waiting reports whether all that is left of the record is retries not
@@ -161,10 +166,21 @@ type awayPass struct {
 	booted          time.Time
 }
 
-// renoticeFailure is a question whose re-notice failed, and why.
+// claim names the claim of id's re-notice after this downtime, and is
+// the owner under which that re-notice claims the route's reminder it
+// stands for (remindAll): one fixed for the question and the downtime, so
+// that every try, on any replica and after a restart, renews the
+// reminder's claim as its own and the give-up can hand it back
+// (gaveUpRenotice). That claim keeps out the route's pass alone; two
+// catch-ups of one question are kept apart by the re-notice's own claim.
+func (p awayPass) claim(id QuestionID) string { return "away:" + p.purpose + ":" + string(id) }
+
+// renoticeFailure is a question whose re-notice failed, and why;
+// reminder is the route's reminder its try claimed, 0 for none.
 type renoticeFailure struct {
-	id  QuestionID
-	err error
+	id       QuestionID
+	err      error
+	reminder int
 }
 
 type renoticeFailures []renoticeFailure
@@ -203,14 +219,21 @@ func (s *Service) retryAway(ctx context.Context, rec *awayRecord, p awayPass) (i
 		}
 	}
 	n, failed := s.remindAll(ctx, qs, p)
+	reminders := map[QuestionID]int{}
 	for _, f := range failed {
 		bad[f.id] = f.err
+		reminders[f.id] = f.reminder
 	}
 	var errs []error
 	for _, r := range rec.Retry {
 		err, ok := bad[r.ID]
 		if !ok || r.After.After(now) {
 			continue
+		}
+		if k := reminders[r.ID]; k > 0 {
+			// The latest claimed is the one the route's pass would send:
+			// it sends only the reminder due now.
+			r.Reminder = k
 		}
 		r.Tries++
 		if r.Tries < catchUpTries {
@@ -219,7 +242,7 @@ func (s *Service) retryAway(ctx context.Context, rec *awayRecord, p awayPass) (i
 			errs = append(errs, Internal("catch up", fmt.Errorf("re-notice of question %s failed %d times, tried again in %s: %w", r.ID, r.Tries, retryAfter(r.Tries), err)))
 			continue
 		}
-		errs = append(errs, s.gaveUpRenotice(ctx, r, err, now))
+		errs = append(errs, s.gaveUpRenotice(ctx, r, p, err, now))
 	}
 	rec.Retry = waiting
 	return n, errs
@@ -228,10 +251,20 @@ func (s *Service) retryAway(ctx context.Context, rec *awayRecord, p awayPass) (i
 // gaveUpRenotice records in r's question's log that its re-notice after
 // the downtime was given up on, so nobody reads the catch-up as having
 // told everyone (law 8), and returns the error that says so to the log.
-func (s *Service) gaveUpRenotice(ctx context.Context, r awayRetry, cause error, now time.Time) error {
+// The route's reminder that the re-notice claimed goes back to the
+// route's pass (nothing, if that pass claimed it first), and this
+// replica's pass forgets having seen it claimed: held, it was never sent
+// while the question stayed open.
+func (s *Service) gaveUpRenotice(ctx context.Context, r awayRetry, p awayPass, cause error, now time.Time) error {
 	err := fmt.Errorf("re-notice of question %s after the downtime given up after %d failed tries: %w", r.ID, r.Tries, cause)
 	actx, cancel := Settle(ctx)
 	defer cancel()
+	if r.Reminder > 0 {
+		if rerr := s.store.Release(actx, reminderClaim(r.ID, r.Reminder), p.claim(r.ID)); rerr != nil {
+			err = fmt.Errorf("%w; its reminder %d stays claimed, unsent: %w", err, r.Reminder, rerr)
+		}
+		s.reminders.forget(r.ID)
+	}
 	s.appendAside(actx, Event{QuestionID: r.ID, At: now, Kind: EventUndelivered, Actor: s.pseudonym(System),
 		Surface: SurfaceSystem, Reason: cutReason(err.Error())})
 	return Internal("catch up", err)
@@ -244,7 +277,8 @@ func (s *Service) gaveUpRenotice(ctx context.Context, r awayRetry, cause error, 
 // is taken again reminds only those it had not; on a route that reminds,
 // the claim of the reminder due now, which the re-notice stands for, is
 // taken before it, so the route's own pass does not send it seconds
-// later.
+// later. That claim is taken under the pass's owner for the question
+// (awayPass.claim), so a retry renews it, and a give-up hands it back.
 func (s *Service) remindAll(ctx context.Context, qs []*Question, p awayPass) (int, renoticeFailures) {
 	var (
 		g        errgroup.Group
@@ -272,16 +306,17 @@ func (s *Service) remindAll(ctx context.Context, qs []*Question, p awayPass) (in
 				stored bool
 				err    error
 			)
-			if k := route.dueReminder(q, now); k >= 1 {
+			k := route.dueReminder(q, now)
+			if k >= 1 {
 				// The re-notice stands for the route's reminder due now:
 				// its claim is taken first, so that no pass sends that
 				// reminder beside it, even one running meanwhile. Held
 				// already (sent before the downtime, at the cap) is no
 				// matter: the re-notice goes out all the same.
-				_, err = s.store.Lease(ctx, reminderClaim(q.ID, k), string(NewID(0)), reminderClaimTTL(q, now, retention))
+				_, err = s.store.Lease(ctx, reminderClaim(q.ID, k), p.claim(q.ID), reminderClaimTTL(q, now, retention))
 			}
 			if err == nil {
-				stored, err = s.renotifyOnce(ctx, "away:"+p.purpose+":"+string(q.ID), q, p.reason, roomDeliveries(q, route, DeliverRemind, p.purpose, now), now, retention)
+				stored, err = s.renotifyOnce(ctx, p.claim(q.ID), q, p.reason, roomDeliveries(q, route, DeliverRemind, p.purpose, now), now, retention)
 			}
 			mu.Lock()
 			defer mu.Unlock()
@@ -290,7 +325,7 @@ func (s *Service) remindAll(ctx context.Context, qs []*Question, p awayPass) (in
 				reminded++
 			case err == nil, ErrorCode(err) == CodeNotFound:
 			default:
-				failed = append(failed, renoticeFailure{id: q.ID, err: err})
+				failed = append(failed, renoticeFailure{id: q.ID, err: err, reminder: k})
 			}
 			return nil // every failure is kept, not the first alone
 		})

@@ -2,6 +2,7 @@ package core
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -58,7 +59,7 @@ func batchItems(q *Question, ds []CallDecision, d Decider, now time.Time) ([]Ite
 		}
 		seen[cd.ToolCallID] = true
 		if prev, done := q.Answered(cd.ToolCallID); done {
-			return nil, conflictOf(errDecidedFirst, op, "tool call %q was already decided at %s by %s", cd.ToolCallID, prev.At.Format(time.RFC3339), DeciderLabel(prev.Decider))
+			return nil, decidedFirst(op, fmt.Sprintf("tool call %q", cd.ToolCallID), "decided", prev)
 		}
 		if call.Rule.decides() {
 			return nil, conflictOf(errDecidedFirst, op, "tool call %q: %s %s it: no person decides it", cd.ToolCallID, call.Rule.Label(), call.Rule.verb())
@@ -89,6 +90,15 @@ func batchItems(q *Question, ds []CallDecision, d Decider, now time.Time) ([]Ite
 		return nil, conflictOf(errDecidedFirst, op, "every call of this batch is decided already")
 	}
 	return out, nil
+}
+
+// decidedFirst refuses an answer to a part (part names it: a form item,
+// a batch's call) that prev answered first (verb says how), saying who
+// did and when. Who is named by ActorText, the account, never by a
+// display name: an agent's door (the API, MCP) reads the refusal
+// unfenced (law 7), and a display name is anyone's to word.
+func decidedFirst(op, part, verb string, prev ItemAnswer) error {
+	return conflictOf(errDecidedFirst, op, "%s was already %s at %s by %s", part, verb, prev.At.Format(time.RFC3339), ActorText(prev.Decider))
 }
 
 // batchAnswerFor is AnswerFor on a batch: a call's own approve, deny or

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/askbridge/askbridge/fence"
@@ -71,9 +72,9 @@ func formItems(q *Question, in AnswerInput, d Decider, now time.Time) ([]ItemAns
 		}
 		seen[ii.ItemID] = true
 		if prev, done := q.Answered(ii.ItemID); done {
-			// Who answered first, by ActorText: an agent's host answers
-			// forms too (the MCP door), and this reaches it unfenced.
-			return nil, conflictOf(errDecidedFirst, op, "item %q was already answered at %s by %s", ii.ItemID, prev.At.Format(time.RFC3339), ActorText(prev.Decider))
+			// An agent's host answers forms too (the MCP door), and
+			// reads this unfenced.
+			return nil, decidedFirst(op, fmt.Sprintf("item %q", ii.ItemID), "answered", prev)
 		}
 		switch {
 		case ii.OptionID != "" && ii.Text != "":

@@ -5,12 +5,20 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 )
 
 // tickBatch bounds how many due questions one tick handles; the next tick
-// takes the rest.
-const tickBatch = 200
+// takes the rest. tickSpare is how many more it reads, so that due
+// questions it cannot read or move (a record that does not decode, a
+// close the store keeps refusing) hold up none behind them: each tick
+// read the same first tickBatch, and a batch of those failing left every
+// later question open past its deadline for as long as they failed.
+const (
+	tickBatch = 200
+	tickSpare = 200
+)
 
 // TickReport says what one pass of the timeout ticker did.
 type TickReport struct {
@@ -54,68 +62,90 @@ func (s *Service) timeouts(ctx context.Context) (TickReport, error) {
 	if err != nil {
 		errs = append(errs, err)
 	}
-	ids, err := s.store.Due(ctx, now, tickBatch)
+	ids, err := s.store.Due(ctx, now, tickBatch+tickSpare)
 	if err != nil {
 		return rep, errors.Join(append(errs, Internal("tick", err))...)
 	}
 	var away *Downtime // read once, at the first question due
+	start := 0
 	if len(ids) > 0 {
 		away = s.lastDowntime(ctx)
+		// Every replica ticks over the same page: each starts at its
+		// own place in it, so that, ticking together, they mostly move
+		// different questions, and each finds closed what another has
+		// been through, rather than all racing for the same ones.
+		start = rand.IntN(len(ids))
 	}
-	for _, id := range ids {
-		q, err := s.store.Get(ctx, id)
-		if ErrorCode(err) == CodeNotFound {
-			continue // purged meanwhile
+	handled := 0
+	for i := range ids {
+		if handled == tickBatch {
+			break
 		}
-		if err != nil {
-			errs = append(errs, Internal("tick "+string(id), err))
+		id := ids[(start+i)%len(ids)]
+		if err := s.timeoutOne(ctx, id, now, away, &rep); err != nil {
+			errs = append(errs, err) // it takes none of the batch's room
 			continue
 		}
-		if !q.Open() || q.Deadline.After(now) {
-			continue
-		}
-		route, _ := s.RouteOf(q)
-		esc, escalates := s.escalation(route)
-		switch AtDeadline(q, escalates) {
-		case OnTimeoutEscalate:
-			err = s.renotify(ctx, q, EventEscalated, "escalated to route "+esc.Name+" after the deadline passed",
-				s.deliveries(q, esc, DeliverEscalate, "escalate", now), now)
-			if err == nil {
-				rep.Escalated++
-			}
-		case OnTimeoutReask:
-			purpose := fmt.Sprintf("reask%d", q.Renotified+1)
-			err = s.renotify(ctx, q, EventReminded, fmt.Sprintf("asked again after the deadline passed (%d of %d)", q.Renotified+1, q.MaxReasks),
-				s.deliveries(q, route, DeliverRemind, purpose, now), now)
-			if err == nil {
-				rep.Reasked++
-			}
-		default:
-			_, err = s.resolve(ctx, attempt{op: "timeout", id: q.ID, door: doorSystem, actor: System,
-				build: func(q *Question, now time.Time) (Transition, error) {
-					// The reason is the question's as the close finds it,
-					// with the votes or parts that came after the read
-					// above, and whether askbridge was down when its
-					// deadline passed.
-					var down *Downtime
-					if away.Covers(q.Deadline) {
-						down = away
-					}
-					t, err := s.systemClose(StateTimedOut, CloserTimeout, System, TimeoutReasonOf(q)+AwayNote(down))(q, now)
-					t.Resolution.Away = down
-					return t, err
-				}})
-			if err == nil {
-				rep.TimedOut++
-			}
-		}
-		// Losing a race to an answer or to another replica's tick is the
-		// normal case of running the ticker everywhere.
-		if err != nil && !errors.Is(err, ErrClosed) && ErrorCode(err) != CodeConflict && ErrorCode(err) != CodeNotFound {
-			errs = append(errs, err)
-		}
+		handled++
 	}
 	return rep, errors.Join(errs...)
+}
+
+// timeoutOne applies the timeout policy to question id, due at now, and
+// counts what it did in rep; away is the last downtime Boot recorded.
+// Losing a race (to an answer, to another replica's tick) is no error.
+func (s *Service) timeoutOne(ctx context.Context, id QuestionID, now time.Time, away *Downtime, rep *TickReport) error {
+	q, err := s.store.Get(ctx, id)
+	if ErrorCode(err) == CodeNotFound {
+		return nil // purged meanwhile
+	}
+	if err != nil {
+		return Internal("tick "+string(id), err)
+	}
+	if !q.Open() || q.Deadline.After(now) {
+		return nil
+	}
+	route, _ := s.RouteOf(q)
+	esc, escalates := s.escalation(route)
+	switch AtDeadline(q, escalates) {
+	case OnTimeoutEscalate:
+		err = s.renotify(ctx, q, EventEscalated, "escalated to route "+esc.Name+" after the deadline passed",
+			s.deliveries(q, esc, DeliverEscalate, "escalate", now), now)
+		if err == nil {
+			rep.Escalated++
+		}
+	case OnTimeoutReask:
+		purpose := fmt.Sprintf("reask%d", q.Renotified+1)
+		err = s.renotify(ctx, q, EventReminded, fmt.Sprintf("asked again after the deadline passed (%d of %d)", q.Renotified+1, q.MaxReasks),
+			s.deliveries(q, route, DeliverRemind, purpose, now), now)
+		if err == nil {
+			rep.Reasked++
+		}
+	default:
+		_, err = s.resolve(ctx, attempt{op: "timeout", id: q.ID, door: doorSystem, actor: System,
+			build: func(q *Question, now time.Time) (Transition, error) {
+				// The reason is the question's as the close finds it,
+				// with the votes or parts that came after the read
+				// above, and whether askbridge was down when its
+				// deadline passed.
+				var down *Downtime
+				if away.Covers(q.Deadline) {
+					down = away
+				}
+				t, err := s.systemClose(StateTimedOut, CloserTimeout, System, TimeoutReasonOf(q)+AwayNote(down))(q, now)
+				t.Resolution.Away = down
+				return t, err
+			}})
+		if err == nil {
+			rep.TimedOut++
+		}
+	}
+	// Losing a race to an answer or to another replica's tick is the
+	// normal case of running the ticker everywhere.
+	if err != nil && !errors.Is(err, ErrClosed) && ErrorCode(err) != CodeConflict && ErrorCode(err) != CodeNotFound {
+		return err
+	}
+	return nil
 }
 
 // AtDeadline is what q's next deadline does, the one rule of it for the
@@ -352,7 +382,7 @@ func (s *Service) CatchUp(ctx context.Context, owner string) (reminded int, done
 			}
 			now := s.now()
 			for _, f := range bad {
-				rec.Retry = append(rec.Retry, awayRetry{ID: f.id, Tries: 1, After: now.Add(retryAfter(1))})
+				rec.Retry = append(rec.Retry, awayRetry{ID: f.id, Tries: 1, After: now.Add(retryAfter(1)), Reminder: f.reminder})
 			}
 			rec.Cursor, rec.Listed, listed = next, next == "", true
 		case len(rec.Retry) == 0:

@@ -35,6 +35,10 @@ type remindScan struct {
 	// reminder. At most maxKept; past that a claim stays held until it
 	// lapses, as it did before.
 	kept map[string]string
+	// again are the questions forgotten (forget) since the last pass
+	// ended: a pass under way may have seen their reminder claimed before
+	// it went back, and does not note it so.
+	again map[QuestionID]bool
 }
 
 // maxKept bounds remindScan.kept: claims not given back are a store's
@@ -73,13 +77,29 @@ func (r *remindScan) claimed(q QuestionID, k int) bool {
 	return r.done[q] == k
 }
 
+// forget drops what this replica saw claimed of q's reminders, so the
+// next pass takes the claim again: one the catch-up gave back
+// (gaveUpRenotice) is then sent.
+func (r *remindScan) forget(q QuestionID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.done, q)
+	if r.again == nil {
+		r.again = make(map[QuestionID]bool)
+	}
+	r.again[q] = true
+}
+
 // noted keeps, from a pass that listed every open question, the
 // reminders it found claimed (seen): the questions it did not list have
-// closed, and are forgotten.
+// closed, and are forgotten, as are those forgotten while it ran.
 func (r *remindScan) noted(seen map[QuestionID]int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.done = seen
+	for q := range r.again {
+		delete(seen, q)
+	}
+	r.done, r.again = seen, nil
 }
 
 // configured is told of each configuration put in force.

@@ -109,9 +109,9 @@ type bound struct {
 	// the route in force without decoding its copy.
 	pinned map[string]string
 	// digest names what of the configuration a card's tally is drawn
-	// from (tallyDigest), and since is when this replica put it in
-	// force (New, Reconfigure): the sweep of cards shared between
-	// replicas goes by both (refreshshared.go).
+	// from (tallyDigest), and since is when this replica put that in
+	// force (New, or a Reconfigure that changed the digest): the sweep
+	// of cards shared between replicas goes by both (refreshshared.go).
 	digest string
 	since  time.Time
 }

@@ -37,9 +37,14 @@ func (s *Service) Reconfigure(cfg Config) error {
 	}
 	prev := s.conf()
 	// Later than prev's, even on a clock that did not move, so that the
-	// cards' record takes this one as the newer (refreshshared.go).
+	// cards' record takes this one as the newer (refreshshared.go). A
+	// reload that leaves the tallies as they were keeps prev's instant:
+	// a replica reading its old file again (a SIGHUP before the new file
+	// reached it) must not pass for the one that put the newer in force.
 	b.since = s.now()
-	if least := prev.since.Add(time.Millisecond); b.since.Before(least) {
+	if b.digest == prev.digest {
+		b.since = prev.since
+	} else if least := prev.since.Add(time.Millisecond); b.since.Before(least) {
 		b.since = least
 	}
 	// Known before it is replaced, so that a tick between the two that

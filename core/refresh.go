@@ -63,6 +63,9 @@ type tallyRefresh struct {
 	replica string
 	// running keeps this replica to one pass at a time.
 	running sync.Mutex
+	// told is the debt of the cards' record (cardsRecord.debt) this
+	// replica, lagging, last joined (reconcileCards); guarded by running.
+	told string
 
 	mu sync.Mutex
 	// known are the configurations this replica ran before the one in

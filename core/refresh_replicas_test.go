@@ -1,6 +1,8 @@
 package core_test
 
 import (
+	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -184,5 +186,103 @@ func TestAReplicaStillOnTheOldFileHoldsTheSweepOff(t *testing.T) {
 	r.tick(a, b, a, b)
 	if edits := r.deliver(b); edits != 1 || r.card(b) != aliceCountsNot {
 		t.Errorf("once b reloaded: %d edits, the card %q; want one edit, showing %q", edits, r.card(b), aliceCountsNot)
+	}
+}
+
+// TestALaggardMidSweepHasItsPagesSweptAgain: a sweep of several pages
+// that a replica still on the old file joins partway (its first tick
+// after the reload came after the sweep's first page) is held off, and
+// then begins again from its first page: the laggard may have rendered
+// that page's edits with the old tally. Before, the sweep went on from
+// where it had stopped, and the card of its first page kept counting
+// alice's vote.
+func TestALaggardMidSweepHasItsPagesSweptAgain(t *testing.T) {
+	r := newReplicas(t)
+	a, b := r.start("alice", "bob", "carol"), r.start("alice", "bob", "carol")
+	core.SetRefreshLimits(a, 1, 100, 100)
+	core.SetRefreshLimits(b, 1, 100, 100)
+	r.ask(a)
+	first := r.q
+	r.clock.Advance(time.Second)
+	r.ask(a)
+	second := r.q
+	r.tick(a, b)
+	r.reload(a, "bob", "carol")
+	r.tick(a) // the sweep's first page, before b has said it lags
+	r.tick(b)
+	// b, on the old file, renders the first page's edit: the old tally.
+	if edits := r.deliver(b); edits != 1 {
+		t.Fatalf("b rendered %d edits of the sweep's first page; want 1", edits)
+	}
+	r.reload(b, "bob", "carol")
+	r.clock.Advance(time.Minute)
+	for range 4 {
+		r.tick(a, b)
+		r.deliver(b)
+	}
+	for _, q := range []*core.Question{first, second} {
+		r.q = q
+		if got := r.card(b); got != aliceCountsNot {
+			t.Errorf("the card of %s once b reloaded: %q, want %q", q.ID, got, aliceCountsNot)
+		}
+	}
+}
+
+// TestAReloadOfTheSameFileDoesNotOutrankANewerOne: a replica that reads
+// its old file again (a SIGHUP before the new file reached it) after
+// another put the new one in force still lags behind it: it does not
+// take the cards back to the old tally. Before, its reload counted as
+// the newer, its sweep edited the card back, and the other replica's
+// sweep edited it again.
+func TestAReloadOfTheSameFileDoesNotOutrankANewerOne(t *testing.T) {
+	r := newReplicas(t)
+	a, b := r.start("alice", "bob", "carol"), r.start("alice", "bob", "carol")
+	r.ask(a)
+	r.tick(a, b)
+	r.reload(a, "bob", "carol")
+	r.tick(a)
+	if edits := r.deliver(a); edits != 1 || r.card(a) != aliceCountsNot {
+		t.Fatalf("after a's reload: %d edits, the card %q", edits, r.card(a))
+	}
+	r.clock.Advance(time.Second)
+	r.reload(b, "alice", "bob", "carol") // b's file, unchanged
+	r.tick(b, a, b)
+	if edits := r.deliver(a); edits != 0 {
+		t.Errorf("b's reload of its unchanged file edited the card %d times, to %q", edits, r.card(a))
+	}
+}
+
+// cardsWrites is a store counting the writes of the cards' record
+// (core's "core:cards" value).
+type cardsWrites struct {
+	core.Store
+	n atomic.Int32
+}
+
+func (s *cardsWrites) SetValue(ctx context.Context, key, val string) error {
+	if key == "core:cards" {
+		s.n.Add(1)
+	}
+	return s.Store.SetValue(ctx, key, val)
+}
+
+// TestLaggardsJoinTheSweepOnce: two replicas still on the old file each
+// say so to the cards' record once, not at every tick: neither takes the
+// other's word for news of its own.
+func TestLaggardsJoinTheSweepOnce(t *testing.T) {
+	r := newReplicas(t)
+	w := &cardsWrites{Store: r.st}
+	r.st = w
+	a, b, c := r.start("alice", "bob", "carol"), r.start("alice", "bob", "carol"), r.start("alice", "bob", "carol")
+	r.ask(a)
+	r.tick(a, b, c)
+	r.reload(a, "bob", "carol")
+	r.tick(a)
+	before := w.n.Load()
+	for range 10 {
+		r.tick(b, c, a)
+	}
+	if got := w.n.Load() - before; got > 2 {
+		t.Errorf("two laggards wrote the cards' record %d times in ten ticks each; want once each", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -26,7 +27,9 @@ import (
 //     configuration came in force earlier lags: until it reloads, every
 //     card it renders shows its tally, so it keeps cardsLagKey set
 //     (lagHold at a time) and its configuration among those the sweep
-//     is owed from.
+//     is owed from; if it was owed already, the debt is marked anew
+//     (Lags), once, since the pages swept so far may be rendered by the
+//     laggard (the sweep may have begun before it first said it lags).
 //   - The sweep waits while cardsLagKey is set, then runs a page a tick
 //     on whichever replica takes cardsSweepKey's lease, from where the
 //     page before left off (cardsProgressKey), and clears the debt once
@@ -69,6 +72,9 @@ type cardsRecord struct {
 	Owed   bool      `json:"owed,omitempty"`
 	From   []string  `json:"from,omitempty"`
 	All    bool      `json:"all,omitempty"`
+	// Lags counts the laggards that joined the debt it owed already
+	// (lagged): each begins its sweep again from the first page.
+	Lags int `json:"lags,omitempty"`
 }
 
 // owe adds to the debt of r a sweep of cards drawn under the
@@ -90,19 +96,40 @@ func (r *cardsRecord) owe(digests []string, all bool) {
 	}
 }
 
+// lagged adds to r's debt the cards a replica running digest renders
+// while it lags: a sweep from digest, or, when r owed one already, that
+// sweep again from its first page, whose edits the laggard may have
+// rendered.
+func (r *cardsRecord) lagged(digest string) {
+	if r.owes(digest) {
+		r.Lags++
+		return
+	}
+	r.owe([]string{digest}, false)
+}
+
 // owes reports whether r's debt covers cards drawn under digest.
 func (r cardsRecord) owes(digest string) bool {
 	return r.Owed && (r.All || slices.Contains(r.From, digest))
 }
 
-// work names r's debt: a sweep's progress is for one debt, and a change
-// of it begins the sweep again.
-func (r cardsRecord) work() string {
+// debt names r's debt apart from the laggards that joined it (Lags): a
+// laggard joins each debt once.
+func (r cardsRecord) debt() string {
 	all := ""
 	if r.All {
 		all = "all"
 	}
 	return r.Digest + "|" + strings.Join(r.From, ",") + "|" + all
+}
+
+// work names r's debt and its laggards: a sweep's progress is for one
+// work, and a change of it begins the sweep again.
+func (r cardsRecord) work() string {
+	if r.Lags == 0 {
+		return r.debt() // as before Lags
+	}
+	return r.debt() + "|" + strconv.Itoa(r.Lags)
 }
 
 // after reports whether b came in force after the configuration r
@@ -141,11 +168,15 @@ func (s *Service) reconcileCards(ctx context.Context, b *bound) (cardsRecord, bo
 			return rec, false, Internal(op, err)
 		}
 	default:
-		// Lagging: what this replica renders shows its own tally.
+		// Lagging: what this replica renders shows its own tally. It
+		// joins each debt once (told), not at every tick, nor again when
+		// another laggard joined after it.
 		err := s.store.SetValueFor(ctx, cardsLagKey, s.tallies.replica, lagHold)
-		if err == nil && !rec.owes(b.digest) {
-			rec.owe([]string{b.digest}, false)
-			err = s.putCards(ctx, rec)
+		if err == nil && s.tallies.told != rec.debt() {
+			rec.lagged(b.digest)
+			if err = s.putCards(ctx, rec); err == nil {
+				s.tallies.told = rec.debt()
+			}
 		}
 		return rec, false, Internal(op, err)
 	}
@@ -158,7 +189,7 @@ func (s *Service) endSweep(ctx context.Context, rec cardsRecord) error {
 	const op = "refresh tallies"
 	cur, err := s.cards(ctx)
 	if err == nil && cur.Owed && cur.work() == rec.work() {
-		cur.Owed, cur.From, cur.All = false, nil, false
+		cur.Owed, cur.From, cur.All, cur.Lags = false, nil, false, 0
 		err = s.putCards(ctx, cur)
 	}
 	return Internal(op, errors.Join(err, s.store.DeleteValue(ctx, cardsProgressKey)))

@@ -19,11 +19,13 @@ import (
 // whole chain. A store whose write knows the chain's head (the embedded
 // one) therefore keeps, beside the head and in the same write, a record
 // of it under the key (Key.EndRecord), and a walk of the whole store is
-// given it (Options.Ends): the stream must end exactly there. Someone
+// given it (Options.Ends): the stream must end there, or further on at
+// events the walk holds linked on from it (what an earlier version
+// leaves, askbridge rolled back and forward: recordsHead). Someone
 // without the key who cuts events off the end cannot write the record of
-// the earlier end; they can only put back one they kept from then, which
-// is restoring an older copy of the store (only an earlier report,
-// Options.Heads, finds that).
+// the earlier end; they can only put back one they kept from an end at
+// or before the cut, which passes as a rollback's would (only an earlier
+// report, Options.Heads, finds that).
 //
 // The writer checks the record when it opens the store. Should it not be
 // under its key for the head it finds (the key was changed, an earlier

@@ -105,9 +105,10 @@ type Options struct {
 	OldKeys []Key
 	// Ends are a store's keyed records of where its streams end (ends.go;
 	// the embedded store keeps one), for a walk of that whole store:
-	// each stream must end exactly where its record says, and one with
-	// no record is a break unless AllowUnchained. Nil for a walk of a
-	// store that keeps none, or of exports.
+	// each stream must end where its record says (or past it, on events
+	// the walk holds: ends.go), and one with no record is a break unless
+	// AllowUnchained. Nil for a walk of a store that keeps none, or of
+	// exports.
 	Ends map[int]string
 }
 

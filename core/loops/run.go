@@ -92,7 +92,7 @@ type ticker interface {
 
 // tickOnce runs one pass of the timeout ticker and tells onErr what went
 // wrong, and, once (the sweep ends there), that the sweep of cards after
-// a reload stopped at its bound.
+// a change of the configuration stopped at its bound.
 func tickOnce(ctx context.Context, svc ticker, onErr func(error)) {
 	rep, err := svc.Tick(ctx)
 	if ctx.Err() != nil {
@@ -106,10 +106,10 @@ func tickOnce(ctx context.Context, svc ticker, onErr func(error)) {
 }
 
 // errRefreshCut is what an operator is told when the sweep of cards
-// after a reload stopped at its bound (core's refreshTallies): the cards
-// it did not reach are not wrong for long, only stale until their next
-// edit.
-var errRefreshCut = errors.New("the edit of cards whose tally a reload changed stopped at its bound: the cards of the open questions it did not reach show the new tally at their next edit (a vote, a reminder, the timeout)")
+// after a change of the configuration stopped at its bound (core's
+// refreshTallies): the cards it did not reach are not wrong for long,
+// only stale until their next edit.
+var errRefreshCut = errors.New("the edit of cards whose tally a reload (or a start under another file) changed stopped at its bound: the cards of the open questions it did not reach show the new tally at their next edit (a vote, a reminder, the timeout)")
 
 // catchUpLoop runs CatchUp every interval until ctx ends. A call that
 // finds the catch-up finished, or nothing to catch up, is not the end of
@@ -123,22 +123,10 @@ var errRefreshCut = errors.New("the edit of cards whose tally a reload changed s
 // reads one value and takes no lease, as cheap as the tick beside it.
 func catchUpLoop(ctx context.Context, svc *core.Service, interval time.Duration, onErr func(error)) {
 	owner := string(core.NewID(0)) // a random name for this process, for the lease
-	for {
-		_, _, err := svc.CatchUp(ctx, owner)
-		if ctx.Err() != nil {
-			return
-		}
-		if err != nil {
-			onErr(err)
-		}
-		t := time.NewTimer(interval)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
-	}
+	every(ctx, interval, true, func(ctx context.Context) (int, error) {
+		n, _, err := svc.CatchUp(ctx, owner)
+		return n, err
+	}, onErr)
 }
 
 // every runs pass every interval until ctx ends, the first time at once

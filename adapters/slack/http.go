@@ -239,7 +239,7 @@ func (a *Adapter) once(ctx context.Context, ev slackevents.EventsAPIEvent, retry
 	}
 	n, err := handle()
 	if retry && core.HandleAgain(err) {
-		a.log.Info().Msg("event not handled: its handling failed; it is left for Slack to send again")
+		a.log.Info().Err(err).Msg("event not handled: its handling failed; it is left for Slack to send again")
 		g.Unhandled(ctx)
 		return note{}, false
 	}

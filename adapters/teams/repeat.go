@@ -60,12 +60,15 @@ func (a *Adapter) firstSeen(ctx context.Context, act *Activity) bool {
 		return true
 	}
 	g := a.svc.Sight(ctx, "teams:activity:"+seenKey(act), seenHold, seenFor)
-	if h, ok := ctx.Value(inHandKey{}).(*inHand); ok && g.First() {
+	if !g.First() {
+		return false
+	}
+	if h, ok := ctx.Value(inHandKey{}).(*inHand); ok {
 		h.g = append(h.g, g)
 	} else {
 		g.Handled(ctx) // no handling to wait for: marked at once
 	}
-	return g.First()
+	return true
 }
 
 // inHand is the claims an activity's handling took (firstSeen), which

@@ -32,7 +32,7 @@ func (a *Adapter) onEdit(ctx context.Context, m said) error {
 		return nil
 	}
 	q, err := a.svc.Get(ctx, r.QuestionID)
-	if a.again(err) {
+	if a.again(ctx, err) {
 		return err
 	}
 	if err != nil {

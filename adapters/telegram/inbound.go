@@ -182,7 +182,7 @@ func (a *Adapter) tap(ctx context.Context, cq *tgbotapi.CallbackQuery, thread in
 	}
 	q, err := a.svc.Get(ctx, r.QuestionID)
 	if err != nil {
-		a.logUnlessAgain(err, "get")
+		a.logUnlessAgain(ctx, err, "get")
 		return card.RefusalNote(err), nil, err
 	}
 	if note, ok := onCard(q, r, cq); !ok {
@@ -205,7 +205,7 @@ func (a *Adapter) tap(ctx context.Context, cq *tgbotapi.CallbackQuery, thread in
 		out, err = a.svc.Answer(ctx, in)
 	}
 	if err != nil {
-		a.logUnlessAgain(err, "answer")
+		a.logUnlessAgain(ctx, err, "answer")
 		return card.RefusalNote(err), nil, err
 	}
 	return card.RecordedNote(out.Question, r), nil, nil
@@ -346,7 +346,7 @@ func (a *Adapter) onReply(ctx context.Context, m said) error {
 		return nil // not a reply to one of our prompts
 	}
 	q, err := a.svc.Get(ctx, r.QuestionID)
-	if a.again(err) {
+	if a.again(ctx, err) {
 		return err
 	}
 	if err != nil {
@@ -370,7 +370,7 @@ func (a *Adapter) onReply(ctx context.Context, m said) error {
 	switch {
 	case err == nil:
 		// The card's edit, through the outbox, is the confirmation.
-	case a.again(err):
+	case a.again(ctx, err):
 		// Not recorded, or not known to be: handled again when the
 		// poller fetches the reply again.
 		return err
@@ -440,8 +440,8 @@ func (a *Adapter) tell(m said, text string) {
 
 // logUnlessAgain is logInternal for a failure that, handled again when
 // its update comes again, settle logs instead.
-func (a *Adapter) logUnlessAgain(err error, op string) {
-	if !a.again(err) {
+func (a *Adapter) logUnlessAgain(ctx context.Context, err error, op string) {
+	if !a.again(ctx, err) {
 		a.logInternal(err, op)
 	}
 }

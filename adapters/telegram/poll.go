@@ -73,11 +73,14 @@ func (a *Adapter) poll(ctx context.Context) error {
 // just before a takeover, or whose offset could not be stored, is
 // recognised by its id when it comes again (sight), and one whose
 // handling never finished (a replica that died with it, a store that
-// failed it) is not stored past, so that it comes again and is handled.
+// failed it) is not stored past, so that it comes again and is handled;
+// one the store still fails after heldTries fetches is handled a last
+// time (lastTry), its writer told it was not recorded.
 func (a *Adapter) pollHeld(ctx context.Context) {
 	kv := a.opts.KV
 	webhookCleared := false
 	failures := 0
+	tries := map[int]int{} // update id -> fetches it was not done with
 	fail := func(err error, what string) bool {
 		a.log.Warn().Err(err).Int("failures", failures+1).Msg("telegram: " + what)
 		d := backoff(failures, err)
@@ -140,8 +143,16 @@ func (a *Adapter) pollHeld(ctx context.Context) {
 			// its own: a slow handling does not cost the offset's write.
 			// handle drops an update handled before (sight).
 			hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			if tries[u.UpdateID] >= heldTries {
+				hctx = lastTry(hctx)
+			}
 			done := a.handle(hctx, u)
 			cancel()
+			if done {
+				delete(tries, u.UpdateID)
+			} else {
+				tries[u.UpdateID]++
+			}
 			if held || !done {
 				// The offset stays at the first update not done with
 				// (another handling has it in hand, or its handling
@@ -172,6 +183,24 @@ func (a *Adapter) pollHeld(ctx context.Context) {
 // the store answers, and meanwhile getUpdates, which returns it at once,
 // is not called in a loop.
 const heldAgain = time.Second
+
+// heldTries is how often the poller fetches an update again whose
+// handling failed on the store before it handles it a last time
+// (lastTry): some two minutes and more at heldAgain, long past a dead
+// replica's claim (seenHold) and a store's failover. Held back for good,
+// the update would hold the offset until Telegram drops it a day later,
+// and every update more than getUpdates' hundred after it with it.
+const heldTries = 120
+
+// lastTryKey marks the context of an update's last handling (lastTry).
+type lastTryKey struct{}
+
+// lastTry is ctx for an update's last handling while polling: a failure
+// on the store is told to its writer then, as in webhook mode (again),
+// and the update is done with.
+func lastTry(ctx context.Context) context.Context {
+	return context.WithValue(ctx, lastTryKey{}, true)
+}
 
 // getUpdates is tgbotapi's GetUpdates with each update read by
 // decodeUpdate, which keeps the forum topic fields v5.5.1 does not know.

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -241,5 +243,54 @@ func TestWebhookRedeliveryIsHandled(t *testing.T) {
 	got := e.wait(q.ID, func(q *core.Question) bool { return !q.Open() })
 	if got.Resolution == nil || got.Resolution.OptionID != "pg" {
 		t.Errorf("resolution %+v, want PostgreSQL", got.Resolution)
+	}
+}
+
+// failingAnswers is a store whose commits fail while fail is set, as
+// one failing over does, counting the commits tried meanwhile.
+type failingAnswers struct {
+	core.Store
+	fail  atomic.Bool
+	tries atomic.Int64
+}
+
+func (s *failingAnswers) Commit(ctx context.Context, c core.Change) (*core.Question, error) {
+	if s.fail.Load() {
+		s.tries.Add(1)
+		return nil, errors.New("failingAnswers: the store is failing over")
+	}
+	return s.Store.Commit(ctx, c)
+}
+
+// TestPollingReplyTheStoreKeepsFailingIsToldAtLast: a reply whose
+// answer the store fails every time it is fetched again is handled a
+// last time after heldTries fetches, its writer told it was not recorded,
+// and the poller moves past it. Before, the offset stayed at the reply
+// until Telegram dropped it a day later, and with it every update more
+// than getUpdates' hundred after it.
+func TestPollingReplyTheStoreKeepsFailingIsToldAtLast(t *testing.T) {
+	st := &failingAnswers{Store: coretest.OpenStore(t)}
+	e := newEnvOn(t, newMemKV(), st)
+	e.a.sleep = func(ctx context.Context, _ time.Duration) bool { return ctx.Err() == nil }
+	e.startRun()
+	q := e.ask(core.AskInput{Kind: core.KindClarification, Text: "Which region?"})
+	prompt := e.prompt(nil)
+	st.fail.Store(true)
+	before := len(e.fake.Messages(room))
+	if _, err := e.fake.Reply(userAlice, room, prompt.ID, "eu-west-1"); err != nil {
+		t.Fatal(err)
+	}
+	if !e.fake.Wait(10*time.Second, func() bool { return len(e.fake.Messages(room)) > before && e.fake.Pending() == 0 }) {
+		t.Fatalf("after %d tries the reply was neither told nor passed (%d pending)", st.tries.Load(), e.fake.Pending())
+	}
+	if got := e.lastText(before); !strings.Contains(got, "try again") {
+		t.Errorf("the replier was told %q", got)
+	}
+	if n := st.tries.Load(); n != heldTries+1 {
+		t.Errorf("the answer was tried %d times, want %d", n, heldTries+1)
+	}
+	st.fail.Store(false)
+	if q, err := e.svc.Get(t.Context(), q.ID); err != nil || !q.Open() {
+		t.Fatal("a reply that failed changed the question")
 	}
 }

@@ -70,9 +70,9 @@ func (a *Adapter) serveWebhook(w http.ResponseWriter, r *http.Request) {
 	// Telegram redelivers an update it thinks failed; whichever replica
 	// gets it, it is handled once (handle drops a repeat: sight). The
 	// update is handled even if Telegram hangs up meanwhile. One not done
-	// with (another handling has it in hand, or its handling failed on
-	// the store) is answered with an error, so that Telegram sends it
-	// again later rather than counting it delivered.
+	// with (another handling has it in hand; one that failed on the store
+	// was told so, as again says) is answered with an error, so that
+	// Telegram sends it again later rather than counting it delivered.
 	if !a.handle(context.WithoutCancel(r.Context()), u) {
 		apierror.Write(w, http.StatusServiceUnavailable, core.CodeInternal, "the update is not handled yet; send it again")
 		return
@@ -107,7 +107,7 @@ func (a *Adapter) sight(ctx context.Context, u tgbotapi.Update) core.Sighting {
 // the update is handled when it comes again. Anything else (answered,
 // refused, told why not) is confirmed handled.
 func (a *Adapter) settle(ctx context.Context, g core.Sighting, err error) bool {
-	if a.again(err) {
+	if a.again(ctx, err) {
 		a.log.Warn().Err(err).Msg("telegram: an update's handling failed on the store; it is handled again when it comes again")
 		g.Unhandled(ctx)
 		return false
@@ -120,10 +120,11 @@ func (a *Adapter) settle(ctx context.Context, g core.Sighting, err error) bool {
 // the update to be handled again rather than its writer told (settle):
 // a failure of the store (core.HandleAgain) while polling, as the poller
 // stores no offset past the update and so is sure to fetch it again,
-// once the store answers. Telegram retries a webhook's update only "a
-// reasonable amount of" times, so in webhook mode the writer is told at
-// once that it was not recorded and to try again, lest a reply be lost
-// with nothing said.
-func (a *Adapter) again(err error) bool {
-	return a.opts.WebhookSecret == "" && core.HandleAgain(err)
+// once the store answers, unless ctx is the update's last try
+// (lastTry). Telegram retries a webhook's update only "a reasonable
+// amount of" times, so in webhook mode the writer is told at once that
+// it was not recorded and to try again, lest a reply be lost with
+// nothing said.
+func (a *Adapter) again(ctx context.Context, err error) bool {
+	return a.opts.WebhookSecret == "" && ctx.Value(lastTryKey{}) == nil && core.HandleAgain(err)
 }

@@ -172,3 +172,33 @@ func TestOpenUnderANewKeyRecordsTheChange(t *testing.T) {
 		t.Fatalf("report %+v; want eight events, under the new key from seq 7", rep)
 	}
 }
+
+// TestOpenAfterAnEarlierVersionNotesTheUnrecordedEnd: a file an earlier
+// version wrote last keeps no record of where its chain ends. Opened to
+// write, the store says so in the chain (audit.EndNotRecorded) before it
+// chains on, and a check of the file reports that end as not covered
+// when told the store was upgraded (AllowUnchained), and as a break
+// otherwise: someone who cut the end could have deleted the record too.
+func TestOpenAfterAnEarlierVersionNotesTheUnrecordedEnd(t *testing.T) {
+	path := auditedFile(t)
+	db, err := bbolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(func(tx *bbolt.Tx) error { return tx.Bucket([]byte("meta")).Delete([]byte("chain-end")) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if e := appendOne(t, path, auditKey); e.Seq != 8 {
+		t.Fatalf("the first event after the upgrade took seq %d; want 8, after the note at 7", e.Seq)
+	}
+	if rep := verifyLog(t, path, audit.Options{}); rep.Break == nil || !rep.Break.Unrecorded || rep.Break.Seq != 7 {
+		t.Fatalf("checked as it is: %+v; want a break at the note, unrecorded", rep)
+	}
+	rep := verifyLog(t, path, audit.Options{AllowUnchained: true})
+	if rep.Break != nil || rep.Events != 8 || len(rep.Unrecorded) != 1 || rep.Unrecorded[0] != 6 {
+		t.Fatalf("checked as upgraded: %+v; want eight events, the end at 6 not covered", rep)
+	}
+}

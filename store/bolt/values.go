@@ -220,6 +220,9 @@ func (s *Store) ClaimOnce(ctx context.Context, key, holder string, hold time.Dur
 	if hold < time.Millisecond {
 		return 0, core.Errorf(core.CodeInvalid, "claim once", "a claim lasts at least a millisecond")
 	}
+	if holder == "" {
+		return 0, core.Errorf(core.CodeInvalid, "claim once", "a claim needs its holder")
+	}
 	var st core.OnceState
 	err := s.update(ctx, "claim once", func(tx *bbolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(bucketOnce)
@@ -248,6 +251,9 @@ func (s *Store) ClaimOnce(ctx context.Context, key, holder string, hold time.Dur
 func (s *Store) ConfirmOnce(ctx context.Context, key, holder string, ttl time.Duration) error {
 	if ttl < time.Millisecond {
 		return core.Errorf(core.CodeInvalid, "confirm once", "a key lasts at least a millisecond")
+	}
+	if holder == "" {
+		return core.Errorf(core.CodeInvalid, "confirm once", "a confirmation needs its holder")
 	}
 	return s.update(ctx, "confirm once", func(tx *bbolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(bucketOnce)

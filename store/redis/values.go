@@ -88,6 +88,9 @@ func (s *Store) ClaimOnce(ctx context.Context, key, holder string, hold time.Dur
 	if hold < time.Millisecond {
 		return 0, core.Errorf(core.CodeInvalid, "claim once", "a claim lasts at least a millisecond")
 	}
+	if holder == "" {
+		return 0, core.Errorf(core.CodeInvalid, "claim once", "a claim needs its holder")
+	}
 	r, err := s.run(ctx, onceClaimScript, []string{s.k.once(key)}, 0, "", "", onceClaim(holder), hold.Milliseconds())
 	if err != nil {
 		return 0, core.Internal("claim once", err)
@@ -106,6 +109,9 @@ func (s *Store) ClaimOnce(ctx context.Context, key, holder string, hold time.Dur
 func (s *Store) ConfirmOnce(ctx context.Context, key, holder string, ttl time.Duration) error {
 	if ttl < time.Millisecond {
 		return core.Errorf(core.CodeInvalid, "confirm once", "a key lasts at least a millisecond")
+	}
+	if holder == "" {
+		return core.Errorf(core.CodeInvalid, "confirm once", "a confirmation needs its holder")
 	}
 	_, err := s.run(ctx, onceConfirmScript, []string{s.k.once(key)}, 0, "", "", onceClaim(holder), ttl.Milliseconds())
 	return core.Internal("confirm once", err)

@@ -133,7 +133,8 @@ func init() {
 // handling) lapses after its hold, on the store's own clock, and the
 // event's next delivery is claimed; the dead holder's confirmation, if
 // it comes after all, leaves the new holder's claim alone. A claim in
-// hand survives Purge; times under a millisecond are refused.
+// hand survives Purge; times under a millisecond, and a claim or a
+// confirmation that names no holder, are refused.
 func testSeenLapse(t *testing.T, h Harness) {
 	e := newEnv(t, h)
 	ctx := t.Context()
@@ -144,6 +145,14 @@ func testSeenLapse(t *testing.T, h Harness) {
 		if err := e.store.ConfirmOnce(ctx, "seen:short", "a", d); core.ErrorCode(err) != core.CodeInvalid {
 			t.Errorf("confirm for %s: %v; want invalid", d, err)
 		}
+	}
+	// A claim or confirmation without its holder's name is refused, as a
+	// done key's mark would otherwise read as that holder's claim.
+	if st, err := e.store.ClaimOnce(ctx, "seen:short", "", time.Hour); core.ErrorCode(err) != core.CodeInvalid || st == core.OnceClaimed {
+		t.Errorf("claim without a holder: %v, %v; want invalid", st, err)
+	}
+	if err := e.store.ConfirmOnce(ctx, "seen:short", "", time.Hour); core.ErrorCode(err) != core.CodeInvalid {
+		t.Errorf("confirm without a holder: %v; want invalid", err)
 	}
 	if st, err := e.store.ClaimOnce(ctx, "seen:lapse", "dead", 20*time.Millisecond); err != nil || st != core.OnceClaimed {
 		t.Fatalf("claim: %v, %v", st, err)

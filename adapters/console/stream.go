@@ -22,8 +22,9 @@ type change struct {
 // stream sends the page every change after ?since (or after the
 // Last-Event-ID a reconnecting EventSource sends, which wins), then a
 // "ready" event once it has caught up, then follows the log. The page
-// holds its answer controls disabled between a dropped connection and
-// the next "ready", so it never offers to answer a card that may be stale.
+// pauses sending answers between a dropped connection and the next
+// "ready" (stream.js), so it never sends an answer from a card that may
+// be stale.
 // The session is read again before every write (eventstream's Still): a
 // stream ends with its session (sign-out, idle expiry, maximum age, its
 // token removed or renewed) and tells nothing that happened after.
@@ -72,5 +73,7 @@ func writeChange(w *bufio.Writer, e core.Event) bool {
 // would go on offering stale cards as current for as long as the drop
 // lasts. The page opens the stream afresh, from its last event, this
 // often; one that has not said "ready" within it is lost, and the page
-// says so. A var so that a test may shorten it.
+// says so. The page's backoff between tries is measured in it too (1 s
+// to 30 s at 20 s). A var so that a test may shorten it, and with it
+// the backoff.
 var streamCheck = 20 * time.Second

@@ -341,8 +341,12 @@ func (p Prompt) ToolCallID(route string) (string, error) {
 	parts := []string{string(p.Host), string(p.Event), p.SessionID, p.TurnID, p.Tool, p.Cwd, route}
 	if p.SubagentID != "" {
 		// Only where there is one, so that the main thread's prompts keep
-		// the digest they had before subagents were told apart: a
-		// question open across an upgrade is still found. No main-thread
+		// the digest they had before subagents were told apart. (A
+		// prompt with a description left open across the upgrade that
+		// marked the description as the agent's is still refused as a
+		// different ask, since the repeat check compares the context
+		// too: the host then asks at the keyboard, or Codex's PreToolUse
+		// denies, once; a clean stop withdraws such questions.) No main-thread
 		// prompt digests like a subagent's: where this part's length
 		// (below) begins with a zero byte, the input begins with "{".
 		parts = append(parts, p.SubagentID)

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -85,5 +86,35 @@ func TestWaitsOnOneQuestionAreBounded(t *testing.T) {
 	// Answered, the question parks nothing, so no bound applies.
 	if r := e.do(http.MethodGet, "/v1/questions/"+string(id)+"/wait?timeout=1m", &agentA, ""); r.status != http.StatusOK {
 		t.Fatalf("a wait on the answered question: %d %s", r.status, r.body)
+	}
+}
+
+// TestAWaitParkedInItsHandlerFreesItsPlace: a wait that is not taken over
+// (one sent with a body parks in its handler) counts against its
+// question's bound like any, and frees its place when it ends: here its
+// client hangs up, and the one place the question has is free for the
+// next wait, which the wait after that is then refused.
+func TestAWaitParkedInItsHandlerFreesItsPlace(t *testing.T) {
+	e := newEnvOn(t, coretest.OpenStore(t), func(_ *core.Service, o *httpapi.Options) { o.MaxWaitsPerQuestion = 1 })
+	srv, tookOver := takingServer(t, e)
+	id := e.ask(agentA, "run-bound")
+	conn, _ := dialRaw(t, e, srv)
+	fmt.Fprintf(conn, "GET /v1/questions/%s/wait?timeout=1m HTTP/1.1\r\nHost: askbridge\r\nAuthorization: Bearer %s\r\nContent-Length: 2\r\n\r\n{}", id, agentA.Secret)
+	e.parked(id)
+	conn.Close()
+	// The place is freed before the watch stops (park's defers).
+	if got := await(t, e, e.store.stopped, "the freeing of the wait whose client left"); got != id {
+		t.Fatalf("the watch on %s stopped, want %s", got, id)
+	}
+	next := startWait(t, srv, id, "timeout=1m")
+	await(t, e, tookOver, "the take-over of a wait in the freed place")
+	if r := e.do(http.MethodGet, "/v1/questions/"+string(id)+"/wait?timeout=1m", &agentA, ""); r.status != http.StatusTooManyRequests {
+		t.Fatalf("a wait past the bound of 1: %d %s", r.status, r.body)
+	}
+	if _, err := e.as(operator).Answer(e.ctx(), id, client.AnswerRequest{Answer: "yes"}); err != nil {
+		t.Fatal(err)
+	}
+	if r := readReply(t, e, next); r.status != http.StatusOK {
+		t.Fatalf("the wait in the freed place: %d %s", r.status, r.body)
 	}
 }

@@ -27,10 +27,12 @@
   var body = document.body;
   var offline = document.getElementById("offline");
   var live = true;
-  // The backoff's first and longest waits, in ms: a deploy's few seconds
-  // are caught quickly, and a long outage costs a probe per half minute.
-  var first = 1000, most = 30000;
   var check = parseInt(body.getAttribute("data-stream-check") || "", 10) || 20000;
+  // The backoff's first and longest waits, in ms, measured in checks (1 s
+  // and 30 s at the usual 20 s check): a deploy's few seconds are caught
+  // quickly, and a long outage costs a probe per check and a half. A test
+  // that shortens the check shortens the backoff with it.
+  var first = check / 20, most = check * 3 / 2;
 
   // held says whether a card's controls stay disabled whatever the stream
   // says: its answer is on its way (aria-busy; the row is drawn again

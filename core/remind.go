@@ -256,6 +256,11 @@ func (s *Service) Remind(ctx context.Context) (int, error) {
 		sent int
 		errs []error
 		seen = map[QuestionID]int{}
+		// listed are the questions with claims kept (remindScan.kept)
+		// that the pass read open: their claims are still worth keeping
+		// (remindScan.noted). Usually none, so the map stays small.
+		kept   = s.reminders.keptOf()
+		listed = map[QuestionID]bool{}
 	)
 	cursor := ""
 	for {
@@ -266,6 +271,9 @@ func (s *Service) Remind(ctx context.Context) (int, error) {
 		var g errgroup.Group
 		g.SetLimit(catchUpParallel)
 		for _, q := range qs {
+			if kept[q.ID] {
+				listed[q.ID] = true
+			}
 			route, ok := s.RouteOf(q)
 			if !ok || route.RemindEvery <= 0 {
 				continue
@@ -305,7 +313,13 @@ func (s *Service) Remind(ctx context.Context) (int, error) {
 		cursor = next
 	}
 	s.reminders.passed(b, found, s.conf)
-	s.reminders.noted(seen)
+	gone := map[QuestionID]bool{}
+	for q := range kept {
+		if !listed[q] {
+			gone[q] = true
+		}
+	}
+	s.reminders.noted(seen, gone)
 	return sent, errors.Join(errs...)
 }
 
@@ -368,7 +382,7 @@ func (s *Service) renotifyOnce(ctx context.Context, claim string, q *Question, r
 	if err != nil {
 		// The store may have taken the claim without saying so: the
 		// next try takes it under the same owner, as its own.
-		s.reminders.keep(claim, owner)
+		s.reminders.keep(q.ID, claim, owner)
 		return false, err
 	}
 	if !first {
@@ -383,7 +397,7 @@ func (s *Service) renotifyOnce(ctx context.Context, claim string, q *Question, r
 	default:
 		rerr := s.store.Release(context.WithoutCancel(ctx), claim, owner)
 		if rerr != nil {
-			s.reminders.keep(claim, owner)
+			s.reminders.keep(q.ID, claim, owner)
 		}
 		return false, errors.Join(err, rerr)
 	}

@@ -33,8 +33,9 @@ type remindScan struct {
 	// stored, and a catch-up finished with the question never re-notified
 	// and nothing in its log to say so (law 8), a pass never sent the
 	// reminder. At most maxKept; past that a claim stays held until it
-	// lapses, as it did before.
-	kept map[string]string
+	// lapses, as it did before. A whole pass drops those of questions no
+	// longer open (noted), which no try will come back for.
+	kept map[string]keptClaim
 	// again are the questions forgotten (forget) since the last pass
 	// ended: a pass under way may have seen their reminder claimed before
 	// it went back, and does not note it so.
@@ -42,31 +43,37 @@ type remindScan struct {
 }
 
 // maxKept bounds remindScan.kept: claims not given back are a store's
-// brief absence, a handful each time; their questions, once closed,
-// are never tried again to take them out.
+// brief absence, a handful each time.
 const maxKept = 4096
+
+// keptClaim is a claim not given back: the owner it was taken under and
+// the question it is of.
+type keptClaim struct {
+	owner string
+	q     QuestionID
+}
 
 // ownerOf is the owner to take claim under: the one kept for it (taken
 // out, so that one try alone uses it), else a new one.
 func (r *remindScan) ownerOf(claim string) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if owner, ok := r.kept[claim]; ok {
+	if k, ok := r.kept[claim]; ok {
 		delete(r.kept, claim)
-		return owner
+		return k.owner
 	}
 	return string(NewID(0))
 }
 
-// keep records that claim is held under owner, not given back.
-func (r *remindScan) keep(claim, owner string) {
+// keep records that claim, of q, is held under owner, not given back.
+func (r *remindScan) keep(q QuestionID, claim, owner string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.kept == nil {
-		r.kept = make(map[string]string)
+		r.kept = make(map[string]keptClaim)
 	}
 	if len(r.kept) < maxKept {
-		r.kept[claim] = owner
+		r.kept[claim] = keptClaim{owner, q}
 	}
 }
 
@@ -90,16 +97,36 @@ func (r *remindScan) forget(q QuestionID) {
 	r.again[q] = true
 }
 
+// keptOf is the questions of the claims kept now.
+func (r *remindScan) keptOf() map[QuestionID]bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	qs := make(map[QuestionID]bool, len(r.kept))
+	for _, k := range r.kept {
+		qs[k.q] = true
+	}
+	return qs
+}
+
 // noted keeps, from a pass that listed every open question, the
 // reminders it found claimed (seen): the questions it did not list have
-// closed, and are forgotten, as are those forgotten while it ran.
-func (r *remindScan) noted(seen map[QuestionID]int) {
+// closed, and are forgotten, as are those forgotten while it ran. The
+// claims kept of questions with claims kept when it began that it did
+// not list (gone) are dropped too: no try comes back for them, and
+// without this kept filled with claims of closed questions over a long
+// run, and past maxKept kept nothing.
+func (r *remindScan) noted(seen map[QuestionID]int, gone map[QuestionID]bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for q := range r.again {
 		delete(seen, q)
 	}
 	r.done, r.again = seen, nil
+	for claim, k := range r.kept {
+		if gone[k.q] {
+			delete(r.kept, claim)
+		}
+	}
 }
 
 // configured is told of each configuration put in force.

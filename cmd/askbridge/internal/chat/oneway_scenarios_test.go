@@ -316,6 +316,13 @@ func (d *onewayDriver) link(t *testing.T, u adaptertest.User, c adaptertest.Card
 			}
 		}
 	}
+	// A person who may not answer is shown no choice on opening their
+	// own copy (its page refuses them at once, recording nothing), but
+	// the links their message carries still reach the door, which
+	// refuses them and records it: act on theirs, not another's.
+	if u2, ok := d.ownSentURL(t, r.QuestionID, u, b.Value); ok {
+		return u2
+	}
 	if fallback == "" {
 		// The choice is gone from every copy (the question closed): act
 		// on the link as it was sent.
@@ -367,6 +374,29 @@ func (d *onewayDriver) ownRooms(t *testing.T, id core.QuestionID, u adaptertest.
 }
 
 // urlOf is the link behind button x of card c (as cardNow built it).
+// ownSentURL is the link for ref in the message u was sent of question
+// id (email: in the message; ntfy: one of the notification's actions).
+func (d *onewayDriver) ownSentURL(t *testing.T, id core.QuestionID, u adaptertest.User, ref string) (string, bool) {
+	t.Helper()
+	q, err := d.main.Service.Get(t.Context(), id)
+	if err != nil {
+		return "", false
+	}
+	for _, m := range q.Messages {
+		if m.Surface != d.surface || email.Recipient(m.Room) != u.ID {
+			continue
+		}
+		for _, s := range d.inbox(u.ID) {
+			if s.id == m.ID {
+				if link, ok := s.urls[ref]; ok {
+					return link, true
+				}
+			}
+		}
+	}
+	return "", false
+}
+
 func (d *onewayDriver) urlOf(t *testing.T, c adaptertest.Card, x adaptertest.Button) string {
 	for _, s := range d.inbox(email.Recipient(c.Room)) {
 		if s.id == c.ID {

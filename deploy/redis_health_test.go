@@ -59,7 +59,8 @@ func runHealth(t *testing.T, s types.ServiceConfig, addr string) bool {
 // error reply of another kind stands in for it) and askbridge, started
 // on it, failed to start; a replica whose link to its primary is down,
 // which askbridge's durable writes wait for, passed as it answered PONG;
-// and a Sentinel that names no primary for askbridge passed too.
+// and a Sentinel that names no primary for askbridge passed too. The
+// replica's check passes once a failover has made it the primary.
 func TestRedisHealthChecksWantTheRightReply(t *testing.T) {
 	p := loadComposeFiles(t, []string{"compose.yaml", "compose.sentinel.yaml"})
 	redis, replica, sentinel := p.Services["redis"], p.Services["redis-replica"], p.Services["sentinel-1"]
@@ -89,6 +90,9 @@ func TestRedisHealthChecksWantTheRightReply(t *testing.T) {
 	gone := ln.Addr().(*net.TCPAddr)
 	ln.Close()
 	orphan := redistest.Start(t)
+	if !runHealth(t, replica, orphan.Addr()) {
+		t.Error("redis-replica's health check fails on a primary, as a failover leaves it")
+	}
 	if _, err := orphan.Do("REPLICAOF", "127.0.0.1", fmt.Sprint(gone.Port)); err != nil {
 		t.Fatal(err)
 	}

@@ -37,10 +37,11 @@ func (s *Settings) auditKey(create bool) (auditlog.Key, error) {
 		k, _, err := readOrCreateSecret(path)
 		return auditlog.Key(k), err
 	}
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+	k, err := readAuditKey(path)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("no audit key: set ASKBRIDGE_AUDIT_KEY, or ASKBRIDGE_DATA_DIR to the directory serve keeps %s in", auditKeyFile)
 	}
-	return readAuditKey(path)
+	return k, err
 }
 
 // readAuditKey reads a key kept in a file, as serve keeps audit.key.

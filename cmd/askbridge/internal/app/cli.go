@@ -38,8 +38,8 @@ var cliCommands = map[string]command{
 // Exit codes: a script can branch on the outcome without parsing text.
 // 3 to 9 are how a question closed, from ask and wait; 10 and 11 are
 // why a command that reaches the bridge failed, from every such command
-// but hook (whose host reads only 0 and 1). usage, in main.go, lists
-// them all.
+// but hook (whose host reads only 0 and 1) and mcp (a server, whose
+// calls fail in their results). usage, in main.go, lists them all.
 const (
 	exitAnswered  = 0
 	exitError     = 1
@@ -66,6 +66,11 @@ const (
 	// exitRefused: the bridge refused the token (401) or what its role
 	// may do (403): a token to fix, which trying again will not.
 	exitRefused = 11
+	// exitConfig: serve refused a setting or its configuration file,
+	// which no restart mends (sysexits' EX_CONFIG, as systemd names it).
+	// Not exitUsage: Go exits 2 on a panic, which a supervisor should
+	// restart, so the unit's RestartPreventExitStatus names this one.
+	exitConfig = 78
 )
 
 // newClient reaches the server named by ASKBRIDGE_URL with ASKBRIDGE_TOKEN.

@@ -84,8 +84,7 @@ func cmdAnswer(ctx context.Context, args []string, getenv func(string) string, s
 	if err != nil {
 		return callFailed(ctx, stderr, err)
 	}
-	printOutcome(stdout, out)
-	return 0
+	return printedOutcome(stdout, stderr, out)
 }
 
 func cmdDecline(ctx context.Context, args []string, getenv func(string) string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -102,33 +101,41 @@ func cmdDecline(ctx context.Context, args []string, getenv func(string) string, 
 	if err != nil {
 		return callFailed(ctx, stderr, err)
 	}
-	printOutcome(stdout, out)
+	return printedOutcome(stdout, stderr, out)
+}
+
+// printedOutcome prints out (printOutcome) and returns the command's
+// exit code: 0, or 1 when stdout could not take it, saying that what was
+// sent is recorded all the same, so that it is not taken as lost.
+func printedOutcome(stdout, stderr io.Writer, out *client.Outcome) int {
+	if err := printOutcome(stdout, out); err != nil {
+		return fail(stderr, fmt.Errorf("%s: recorded, but what was recorded could not be printed ('askbridge show %s' says it): %w", out.Question.ID, out.Question.ID, err))
+	}
 	return 0
 }
 
 // printOutcome says what answer or decline recorded. A vote's tally
 // names the voters so far by the display names they chose, and a
 // decision's options by the agent's titles: each line goes through
-// terminalLine, as show writes them.
-func printOutcome(w io.Writer, out *client.Outcome) {
+// terminalLine, as show writes them. Its error is the write's.
+func printOutcome(w io.Writer, out *client.Outcome) error {
 	q := out.Question
-	if !out.Closed && q.Quorum > 1 {
+	var err error
+	switch {
+	case !out.Closed && q.Quorum > 1:
 		lines := core.TallyOf(&core.Question{Kind: q.Kind, Options: q.Options, Quorum: q.Quorum, Votes: q.Votes, Counted: q.Counted}).Lines
 		for i, l := range lines {
 			lines[i] = terminalLine(l)
 		}
-		fmt.Fprintf(w, "recorded your vote on %s (%s); it stays open until %d people agree\n", q.ID, strings.Join(lines, "; "), q.Quorum)
-		return
+		_, err = fmt.Fprintf(w, "recorded your vote on %s (%s); it stays open until %d people agree\n", q.ID, strings.Join(lines, "; "), q.Quorum)
+	case !out.Closed && len(q.Calls) > 0:
+		_, err = fmt.Fprintf(w, "decided %d of %d calls of %s; the batch stays open\n", len(q.Answers), len(q.Calls), q.ID)
+	case !out.Closed:
+		_, err = fmt.Fprintf(w, "recorded %d of %d items of %s; the form stays open\n", len(q.Answers), len(q.Items), q.ID)
+	default:
+		_, err = fmt.Fprintf(w, "%s is now %s\n", q.ID, q.State)
 	}
-	if !out.Closed && len(q.Calls) > 0 {
-		fmt.Fprintf(w, "decided %d of %d calls of %s; the batch stays open\n", len(q.Answers), len(q.Calls), q.ID)
-		return
-	}
-	if !out.Closed {
-		fmt.Fprintf(w, "recorded %d of %d items of %s; the form stays open\n", len(q.Answers), len(q.Items), q.ID)
-		return
-	}
-	fmt.Fprintf(w, "%s is now %s\n", q.ID, q.State)
+	return err
 }
 
 // stdinTerminal reports whether r, answer's stdin, is a person's

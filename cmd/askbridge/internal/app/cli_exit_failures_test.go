@@ -1,7 +1,10 @@
 package app_test
 
 import (
+	"context"
 	"errors"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -44,8 +47,8 @@ func envAt(url, token string) func(string) string {
 }
 
 // TestCLIExitsUnreachable: every command that reaches the bridge exits 10
-// when no bridge answers (nothing listens, or a proxy in front answers 502
-// or 504 to each try), so a script can tell "try again later" from any
+// when no bridge answers (nothing listens, or a proxy in front answers 502,
+// 503 or 504 to each try), so a script can tell "try again later" from any
 // other error. Before, each exited 1, as for any error.
 func TestCLIExitsUnreachable(t *testing.T) {
 	app.SetRetryPause(t, time.Millisecond)
@@ -55,7 +58,7 @@ func TestCLIExitsUnreachable(t *testing.T) {
 	}
 	nothing := "http://" + ln.Addr().String()
 	ln.Close() // nothing listens there now: each dial is refused
-	for _, status := range []int{http.StatusBadGateway, http.StatusGatewayTimeout} {
+	for _, status := range []int{http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout} {
 		proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, http.StatusText(status), status) // a proxy's page, not the API's
 		}))
@@ -71,6 +74,46 @@ func TestCLIExitsUnreachable(t *testing.T) {
 		code, out, errb := runAll(t.Context(), envAt(nothing, apptest.AgentA), "", args...)
 		if code != app.ExitUnreachable || !strings.HasPrefix(errb, "askbridge") {
 			t.Errorf("%v with no bridge: exit %d, stdout %q, stderr %q; want %d and why", args, code, out, errb, app.ExitUnreachable)
+		}
+	}
+}
+
+// TestCLIExitsOneWhenStopped: a command stopped (Ctrl-C, SIGTERM) while
+// it retries a bridge that is not reached exits 1, an error, not 10: it
+// was stopped, and whatever its last try met says nothing of what the
+// same command would meet later.
+func TestCLIExitsOneWhenStopped(t *testing.T) {
+	app.SetRetryPause(t, time.Millisecond)
+	for _, args := range clientCommands {
+		ctx, stop := context.WithCancel(t.Context())
+		proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			stop() // the person at the terminal gives up while the bridge is down
+			http.Error(w, "Bad Gateway", http.StatusBadGateway)
+		}))
+		code, out, errb := runAll(ctx, envAt(proxy.URL, apptest.AgentA), "", args...)
+		proxy.Close()
+		stop()
+		if code != app.ExitError {
+			t.Errorf("%v stopped while the bridge was not reached: exit %d, stdout %q, stderr %q; want %d", args, code, out, errb, app.ExitError)
+		}
+	}
+}
+
+// TestCLIExitsOneOnACertificateThatDoesNotVerify: a bridge whose TLS
+// certificate does not verify is an error to fix (1), not a bridge to try
+// again later (10), though no request reached it.
+func TestCLIExitsOneOnACertificateThatDoesNotVerify(t *testing.T) {
+	app.SetRetryPause(t, time.Millisecond)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("a request reached the server: %s %s", r.Method, r.URL)
+	}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // each refused handshake is logged otherwise
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	for _, args := range clientCommands {
+		code, out, errb := runAll(t.Context(), envAt(srv.URL, apptest.AgentA), "", args...)
+		if code != app.ExitError || !strings.Contains(errb, "certificate") {
+			t.Errorf("%v at a bridge whose certificate does not verify: exit %d, stdout %q, stderr %q; want %d and why", args, code, out, errb, app.ExitError)
 		}
 	}
 }
@@ -176,6 +219,26 @@ func TestCLIExitsNonZeroWhenItCannotPrint(t *testing.T) {
 			t.Errorf("%v to a broken stdout: exit %d, stderr %q; want %d and why", args, code, errb.String(), app.ExitError)
 		}
 	}
+	// answer and decline record before they print: they say so.
+	for _, c := range []struct {
+		args  []string
+		state core.State
+	}{{[]string{"answer", "", "--text", "eu-west-1"}, core.StateAnswered}, {[]string{"decline", ""}, core.StateDeclined}} {
+		q, err := client.New(m.URL, apptest.AgentA).Ask(t.Context(), client.AskRequest{Kind: core.KindClarification, Question: "Which region?",
+			Reversibility: core.Reversible, RunID: "run-1", ToolCallID: "toolu_" + string(c.state)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.args[1] = string(q.ID)
+		errb.Reset()
+		code := app.Run(t.Context(), c.args, env, nil, brokenWriter{}, &errb)
+		if code != app.ExitError || !strings.Contains(errb.String(), "no space left") || !strings.Contains(errb.String(), "recorded") {
+			t.Errorf("%v to a broken stdout: exit %d, stderr %q; want %d, why, and that it is recorded", c.args, code, errb.String(), app.ExitError)
+		}
+		if v, err := client.New(m.URL, m.AdminToken).Get(t.Context(), q.ID); err != nil || v.State != c.state {
+			t.Errorf("%v to a broken stdout: the question is %v (%v); want %s", c.args, v, err, c.state)
+		}
+	}
 }
 
 // TestHelpListsEveryExitCode: "askbridge help" lists the exit codes, each
@@ -196,9 +259,16 @@ func TestHelpListsEveryExitCode(t *testing.T) {
 		listed = append(listed, n)
 	}
 	want := []int{app.ExitAnswered, app.ExitError, app.ExitUsage, app.ExitDeclined, app.ExitTimedOut, app.ExitExpired,
-		app.ExitCancelled, app.ExitDenied, app.ExitPartlyApproved, app.ExitApprovedEdited, app.ExitUnreachable, app.ExitRefused}
+		app.ExitCancelled, app.ExitDenied, app.ExitPartlyApproved, app.ExitApprovedEdited, app.ExitUnreachable, app.ExitRefused, app.ExitConfig}
 	slices.Sort(want)
 	if !slices.Equal(listed, want) {
 		t.Errorf("help lists exit codes %v; want each of %v once:\n%s", listed, want, codes)
+	}
+	// The codes a script tells failures apart by, each beside its meaning.
+	for code, says := range map[int]string{app.ExitError: "an error", app.ExitUsage: "bad usage",
+		app.ExitUnreachable: "not reached", app.ExitRefused: "refused the token", app.ExitConfig: "setting or the configuration file refused"} {
+		if !regexp.MustCompile(`(?m)^  ` + strconv.Itoa(code) + ` .*` + says).MatchString(codes) {
+			t.Errorf("help does not list %d as %q:\n%s", code, says, codes)
+		}
 	}
 }

@@ -15,11 +15,7 @@ import (
 )
 
 // cliEnv is the environment of a CLI that reaches m with the admin token.
-func cliEnv(m *app.Main) func(string) string {
-	return func(k string) string {
-		return map[string]string{"ASKBRIDGE_URL": m.URL, "ASKBRIDGE_TOKEN": m.AdminToken}[k]
-	}
-}
+func cliEnv(m *app.Main) func(string) string { return envAt(m.URL, m.AdminToken) }
 
 // batchAsk is ask's arguments for a batch of two calls.
 var batchAsk = []string{"ask", "--reversibility", "reversible", "--question", "Delete both?",

@@ -36,7 +36,7 @@ func TestConfigCheckRefusesWhatServeRefuses(t *testing.T) {
 		}
 	}
 	var out, errb bytes.Buffer
-	if code := app.Run(t.Context(), []string{"serve"}, envWith(bad), nil, &out, &errb); code != 2 {
+	if code := app.Run(t.Context(), []string{"serve"}, envWith(bad), nil, &out, &errb); code != app.ExitConfig {
 		t.Fatalf("serve with the bad file: exit %d, %s", code, errb.String())
 	}
 	served := strings.TrimSpace(errb.String())
@@ -88,10 +88,10 @@ func TestConfigCheckRefusesASurfaceNotRunning(t *testing.T) {
 		env := func(k string) string { return vars[k] }
 
 		var out, errb bytes.Buffer
-		// Exit 2, as for a setting refused before the start: the
-		// systemd unit restarts a failed start but not exit 2.
-		if code := app.Run(t.Context(), []string{"serve"}, env, nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), c.want) {
-			t.Fatalf("%s: serve: exit %d, %s; want it refused with exit 2, saying %q", c.name, code, errb.String(), c.want)
+		// ExitConfig, as for a setting refused before the start: the
+		// systemd unit restarts a failed start but not that.
+		if code := app.Run(t.Context(), []string{"serve"}, env, nil, &out, &errb); code != app.ExitConfig || !strings.Contains(errb.String(), c.want) {
+			t.Fatalf("%s: serve: exit %d, %s; want it refused with exit %d, saying %q", c.name, code, errb.String(), app.ExitConfig, c.want)
 		}
 		served := errb.String()
 		out.Reset()
@@ -108,5 +108,24 @@ func TestConfigCheckRefusesASurfaceNotRunning(t *testing.T) {
 		if code := app.Run(t.Context(), []string{"config", "check"}, env, nil, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), "ok:") {
 			t.Errorf("%s: config check with Slack turned on: exit %d, stdout %q, stderr %q; want ok", c.name, code, out.String(), errb.String())
 		}
+	}
+}
+
+// TestConfigCheckExitsNonZeroWhenItCannotPrint: config check's "ok:" is
+// what a deploy script reads; one that could not print it has failed.
+// Before, audit and config were run outside the stdout check the client
+// commands have, and a failed write exited 0.
+func TestConfigCheckExitsNonZeroWhenItCannotPrint(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "askbridge.yaml")
+	if err := os.WriteFile(file, []byte("routes:\n  deploy:\n    deciders:\n      api: [\"*\"]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := func(k string) string {
+		return map[string]string{"ASKBRIDGE_CONFIG": file, "ASKBRIDGE_DATA_DIR": dir}[k]
+	}
+	var errb strings.Builder
+	if code := app.Run(t.Context(), []string{"config", "check"}, env, nil, brokenWriter{}, &errb); code != app.ExitError || !strings.Contains(errb.String(), "no space left") {
+		t.Errorf("config check to a broken stdout: exit %d, stderr %q; want %d and why", code, errb.String(), app.ExitError)
 	}
 }

@@ -30,6 +30,13 @@ const (
 
 	ExitPartlyApproved = exitPartlyApproved
 	ExitApprovedEdited = exitApprovedEdited
+
+	ExitTimedOut    = exitTimedOut
+	ExitExpired     = exitExpired
+	ExitCancelled   = exitCancelled
+	ExitUnreachable = exitUnreachable
+	ExitRefused     = exitRefused
+	ExitConfig      = exitConfig
 )
 
 // NewClientBackend is the stdio MCP process's backend on c.
@@ -41,6 +48,7 @@ var (
 	ParseFile     = parseFile
 	ReadEnv       = readEnv
 	ReadyURL      = readyURL
+	LiveURL       = liveURL
 	VersionString = versionString
 	MCPLogLevel   = mcpLogLevel
 	OpenSlack     = openSlack

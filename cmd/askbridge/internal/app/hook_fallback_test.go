@@ -29,11 +29,7 @@ func hookInput(t *testing.T, fixture string) string {
 }
 
 // hookEnv reaches the server at url with an agent's token.
-func hookEnv(url string) func(string) string {
-	return func(k string) string {
-		return map[string]string{"ASKBRIDGE_URL": url, "ASKBRIDGE_TOKEN": apptest.AgentA}[k]
-	}
-}
+func hookEnv(url string) func(string) string { return envAt(url, apptest.AgentA) }
 
 // TestHookCommandWrittenWrongStillFallsBack: a hook command with a bad
 // flag or a stray argument still reads the prompt and gives its host the

@@ -99,8 +99,8 @@ const usage = `askbridge: let an AI agent stop and ask a human.
 Exit codes:
   0  done; from ask and wait, answered (an approval approved as asked)
   1  an error, which stderr says
-  2  bad usage: a flag or an argument, a setting serve refuses, or a
-     request the bridge refused as invalid (a route it does not have)
+  2  bad usage: a flag or an argument, or a request the bridge refused
+     as invalid (a route it does not have)
   3  ask, wait: declined
   4  ask, wait: timed out
   5  ask, wait: expired (the run it was bound to ended)
@@ -112,8 +112,10 @@ Exit codes:
   10 the bridge was not reached, or what is in front of it answered
      502, 503 or 504: the same command may work later
   11 the bridge refused the token (401) or what its role may do (403)
+  78 serve: a setting or the configuration file refused (no restart
+     mends it; a panic exits 2, which one may)
 hook exits 0 or 1 alone, as its hosts read them; healthcheck 0 when
-ready, 1 when not, 2 for bad usage.
+ready (--live: serving), 1 when not, 2 for bad usage.
 
 Run "askbridge COMMAND -h" for a command's flags. See README.md for settings.
 `
@@ -134,10 +136,13 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
-	case "audit":
-		return cmdAudit(ctx, rest, getenv, stdin, stdout, stderr)
-	case "config":
-		return cmdConfig(ctx, rest, getenv, stdin, stdout, stderr)
+	case "audit", "config":
+		// What they print is read by scripts too (a verify's --json
+		// report, config check's "ok:"), so a stdout that failed fails
+		// them as it fails the client commands.
+		c := map[string]command{"audit": cmdAudit, "config": cmdConfig}[cmd]
+		out := &checkedStdout{w: stdout}
+		return out.exit(c(ctx, rest, getenv, stdin, out, stderr), stderr)
 	}
 	if c, ok := cliCommands[cmd]; ok {
 		// The command's connections end with it (a test runs many in one
@@ -162,7 +167,7 @@ func versionString() string {
 
 // refusedSetting marks an error of Main.Run that only a change of the
 // settings mends (a file that sends to a surface not turned on): serve
-// exits exitUsage for it, as for a setting refused before the start, so
+// exits exitConfig for it, as for a setting refused before the start, so
 // that a supervisor told not to restart on that code (the systemd unit's
 // RestartPreventExitStatus) stops there instead of starting the same
 // refusal every few seconds for ever. Every other failure to start (a
@@ -185,13 +190,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	settings, err := LoadSettings(getenv)
 	if err != nil {
 		fmt.Fprintln(stderr, "askbridge:", err)
-		return 2
+		return exitConfig
 	}
 	log := newLogger(stderr, settings.LogFormat, settings.LogLevel)
 	tr, err := openTracing(ctx, getenv, stderr, log)
 	if err != nil {
 		fmt.Fprintln(stderr, "askbridge:", err)
-		return 2
+		return exitConfig
 	}
 	defer tr.close(log) // after Close: the last spans are sent
 	hangups := make(chan os.Signal, 1)
@@ -201,7 +206,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err := m.Run(ctx); err != nil {
 		log.Error().Err(err).Msg("cannot start")
 		if errors.As(err, new(refusedSetting)) {
-			return exitUsage
+			return exitConfig
 		}
 		return exitError
 	}

@@ -17,43 +17,12 @@ import (
 	"github.com/askbridge/askbridge/internal/coretest"
 )
 
-// stallStore is a store whose first read of one question, once armed,
-// fails (as a store failing over fails it) or never ends, whatever its
-// context (the replica reading it died there, as a kill -9 leaves it),
-// until free.
-type stallStore struct {
-	core.Store
-	mu      sync.Mutex
-	id      core.QuestionID
-	fail    error
-	entered chan struct{}
-	release chan struct{}
-	once    sync.Once
-}
-
-func (s *stallStore) arm(id core.QuestionID, err error) {
-	s.mu.Lock()
-	s.id, s.fail = id, err
-	s.mu.Unlock()
-}
-
-func (s *stallStore) free() { s.once.Do(func() { close(s.release) }) }
-
-func (s *stallStore) Get(ctx context.Context, id core.QuestionID) (*core.Question, error) {
-	s.mu.Lock()
-	armed, fail := s.id != "" && s.id == id, s.fail
-	if armed {
-		s.id = ""
-	}
-	s.mu.Unlock()
-	if armed {
-		close(s.entered)
-		if fail != nil {
-			return nil, fail
-		}
-		<-s.release
-	}
-	return s.Store.Get(ctx, id)
+// newDeafStall is a StallStore whose stalled read ignores its context,
+// as the replica that died reading never hears of it.
+func newDeafStall(st core.Store) *coretest.StallStore {
+	s := coretest.NewStallStore(st)
+	s.Deaf = true
+	return s
 }
 
 // newEnvOnStore is newEnv (HTTP only) with the service over st.
@@ -106,13 +75,13 @@ func TestEventsRetryIsHandled(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ahead := core.NewSimClock(time.Time{})
 			now := func() time.Time { return time.Now().Add(ahead.Now().Sub(time.Time{})) }
-			st := &stallStore{Store: coretest.OpenStoreOn(t, now), entered: make(chan struct{}), release: make(chan struct{})}
+			st := newDeafStall(coretest.OpenStoreOn(t, now))
 			e := newEnvOnStore(t, st)
-			t.Cleanup(st.free) // before the env's, which closes the server
+			t.Cleanup(st.Free) // before the env's, which closes the server
 			q := e.ask(core.AskInput{Kind: core.KindClarification, Text: "Which region?"})
 			card := e.card(q.ID)
 
-			st.arm(q.ID, fail)
+			st.Arm(q.ID, fail)
 			body, _ := e.fake.ReplyEvent(e.fake.AddReply(card.Channel, card.TS, alice.ID, "eu-west-1"))
 			send := func(retry int) int {
 				req := slackfake.Event(e.srv.URL+slack.EventsPath, secret, body)
@@ -128,13 +97,13 @@ func TestEventsRetryIsHandled(t *testing.T) {
 			}
 			first := make(chan int, 1)
 			go func() { first <- send(0) }()
-			<-st.entered
+			<-st.Entered()
 			if fail != nil {
 				if status := <-first; status == http.StatusOK {
 					t.Error("an event whose handling failed was answered 200: Slack sends it no more")
 				}
 			} else {
-				t.Cleanup(func() { st.free(); <-first })
+				t.Cleanup(func() { st.Free(); <-first })
 			}
 			for retry := 1; ; retry++ {
 				if send(retry) == http.StatusOK {
@@ -160,11 +129,11 @@ func TestEventsRetryIsHandled(t *testing.T) {
 // store at Slack's last retry is answered 200 and its writer told to
 // write it again, as no retry follows.
 func TestEventsLastRetryFailureIsTold(t *testing.T) {
-	st := &stallStore{Store: coretest.OpenStore(t), entered: make(chan struct{}), release: make(chan struct{})}
+	st := newDeafStall(coretest.OpenStore(t))
 	e := newEnvOnStore(t, st)
 	q := e.ask(core.AskInput{Kind: core.KindClarification, Text: "Which region?"})
 	card := e.card(q.ID)
-	st.arm(q.ID, core.Internal("get", errors.New("the store is failing over")))
+	st.Arm(q.ID, core.Internal("get", errors.New("the store is failing over")))
 	body, _ := e.fake.ReplyEvent(e.fake.AddReply(card.Channel, card.TS, alice.ID, "eu-west-1"))
 	req := slackfake.Event(e.srv.URL+slack.EventsPath, secret, body)
 	req.RetryNum = 3

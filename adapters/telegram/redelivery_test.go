@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,55 +14,6 @@ import (
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/internal/coretest"
 )
-
-// stallStore is a store whose first read of one question, once armed,
-// fails (as a store failing over fails it) or never ends (the replica
-// reading it dies there, as a kill -9 leaves it): entered hears that the
-// read began.
-type stallStore struct {
-	core.Store
-	mu      sync.Mutex
-	id      core.QuestionID
-	fail    error
-	entered chan struct{}
-	release chan struct{}
-	once    sync.Once
-}
-
-func newStallStore(st core.Store) *stallStore {
-	return &stallStore{Store: st, entered: make(chan struct{}), release: make(chan struct{})}
-}
-
-// arm makes the next read of id fail with err, or, with err nil, hang
-// until free.
-func (s *stallStore) arm(id core.QuestionID, err error) {
-	s.mu.Lock()
-	s.id, s.fail = id, err
-	s.mu.Unlock()
-}
-
-func (s *stallStore) free() { s.once.Do(func() { close(s.release) }) }
-
-func (s *stallStore) Get(ctx context.Context, id core.QuestionID) (*core.Question, error) {
-	s.mu.Lock()
-	armed, fail := s.id != "" && s.id == id, s.fail
-	if armed {
-		s.id = ""
-	}
-	s.mu.Unlock()
-	if armed {
-		close(s.entered)
-		if fail != nil {
-			return nil, fail
-		}
-		select {
-		case <-s.release:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	return s.Store.Get(ctx, id)
-}
 
 // storeFailure is how a store's failure reaches a door: internal.
 var storeFailure = core.Internal("get", errors.New("the store is failing over"))
@@ -78,10 +28,10 @@ func skewed() (func() time.Time, *core.SimClock) {
 
 func hasButtons(m telegramfake.Message) bool { return len(m.Buttons()) > 0 }
 
-func (e *env) entered(st *stallStore) {
+func (e *env) entered(st *coretest.StallStore) {
 	e.t.Helper()
 	select {
-	case <-st.entered:
+	case <-st.Entered():
 	case <-time.After(10 * time.Second):
 		e.t.Fatal("the update never reached the store")
 	}
@@ -96,18 +46,18 @@ func (e *env) entered(st *stallStore) {
 // tapper answered nothing.
 func TestPollingUpdateLeftByADeadPollerIsHandled(t *testing.T) {
 	now, ahead := skewed()
-	st := newStallStore(coretest.OpenStoreOn(t, now))
+	st := coretest.NewStallStore(coretest.OpenStoreOn(t, now))
 	shared := newMemKV()
 	dying := &deadKV{PollState: shared}
 	e := newEnvOn(t, dying, st)
 	e.a.opts.LeaseTTL = 400 * time.Millisecond
 	e.a.tapBudget = func() <-chan time.Time { return nil } // it dies within the budget
 	e.startRun()
-	t.Cleanup(st.free) // before the run's stop, which waits for the tap
+	t.Cleanup(st.Free) // before the run's stop, which waits for the tap
 	q := e.ask(decisionInput())
 	m := e.card(q.ID, hasButtons)
 
-	st.arm(q.ID, nil)
+	st.Arm(q.ID, nil)
 	u, qid, err := e.fake.CallbackUpdate(userAlice, m.ChatID, m.ID, findButton(t, m, "PostgreSQL").Data)
 	if err != nil {
 		t.Fatal(err)
@@ -158,14 +108,14 @@ func TestPollingUpdateLeftByADeadPollerIsHandled(t *testing.T) {
 // still, as Telegram retries one only so often:
 // TestReplyNotRecordedIsTold.)
 func TestPollingTapFailedOnTheStoreIsHandledAgain(t *testing.T) {
-	st := newStallStore(coretest.OpenStore(t))
+	st := coretest.NewStallStore(coretest.OpenStore(t))
 	e := newEnvOn(t, newMemKV(), st)
 	e.a.sleep = func(ctx context.Context, _ time.Duration) bool { return ctx.Err() == nil }
 	e.startRun()
 	q := e.ask(decisionInput())
 	m := e.card(q.ID, hasButtons)
 
-	st.arm(q.ID, storeFailure)
+	st.Arm(q.ID, storeFailure)
 	if note := e.click(userAlice, m, findButton(t, m, "PostgreSQL")); note != "Recorded: PostgreSQL" {
 		t.Errorf("the tap was answered %q", note)
 	}
@@ -187,14 +137,14 @@ func TestPollingTapFailedOnTheStoreIsHandledAgain(t *testing.T) {
 // answered nothing.
 func TestWebhookRedeliveryIsHandled(t *testing.T) {
 	now, ahead := skewed()
-	st := newStallStore(coretest.OpenStoreOn(t, now))
+	st := coretest.NewStallStore(coretest.OpenStoreOn(t, now))
 	e := newEnvOn(t, nil, st)
 	e.a.tapBudget = func() <-chan time.Time { return nil } // it dies within the budget
 	e.run()
 	q := e.ask(decisionInput())
 	m := e.card(q.ID, hasButtons)
 
-	st.arm(q.ID, nil)
+	st.Arm(q.ID, nil)
 	u, qid, err := e.fake.CallbackUpdate(userAlice, m.ChatID, m.ID, findButton(t, m, "PostgreSQL").Data)
 	if err != nil {
 		t.Fatal(err)
@@ -203,7 +153,7 @@ func TestWebhookRedeliveryIsHandled(t *testing.T) {
 	first := make(chan struct{})
 	go func() { _, _ = e.fake.Deliver(u); close(first) }()
 	e.entered(st)
-	t.Cleanup(func() { st.free(); <-first })
+	t.Cleanup(func() { st.Free(); <-first })
 
 	// Telegram sends it again, to another replica on the same store, and
 	// again after a while until it gets a 2xx.

@@ -97,20 +97,58 @@ func idempotencyOf(in AskInput) (idem *Idempotency, sent string, err error) {
 			body.Calls[i].Arguments = canon
 		}
 	}
-	if sent, err = fingerprint(body); err != nil {
-		return nil, "", err
-	}
-	body.Editable = editableSet(body.Editable)
-	for i := range body.Calls {
-		body.Calls[i].Editable = editableSet(body.Calls[i].Editable)
-	}
-	slices.SortFunc(body.Calls, func(a, b CallInput) int { return strings.Compare(a.ToolCallID, b.ToolCallID) })
+	spelled := body
+	changed := normalize(&body)
 	f, err := fingerprint(body)
 	if err != nil {
 		return nil, "", err
 	}
+	// The ask as spelled is marshalled again only when it differs from
+	// the ask as it means: most asks are spelled in order already, and
+	// the fingerprint is a JSON encoding of the whole ask.
+	sent = f
+	if changed {
+		if sent, err = fingerprint(spelled); err != nil {
+			return nil, "", err
+		}
+	}
 	k := sha256.Sum256([]byte(scope))
 	return &Idempotency{Key: hex.EncodeToString(k[:]), Fingerprint: f}, sent, nil
+}
+
+// normalize puts body's sets in order (its editable keys, a batch's
+// calls by id: editableSet) on a copy of its calls, and reports whether
+// that changed anything.
+func normalize(body *AskInput) (changed bool) {
+	set := func(e **Editable) {
+		n := editableSet(*e)
+		if !sameEditable(n, *e) {
+			changed = true
+		}
+		*e = n
+	}
+	set(&body.Editable)
+	if len(body.Calls) == 0 {
+		return changed
+	}
+	body.Calls = slices.Clone(body.Calls)
+	for i := range body.Calls {
+		set(&body.Calls[i].Editable)
+	}
+	byID := func(a, b CallInput) int { return strings.Compare(a.ToolCallID, b.ToolCallID) }
+	if !slices.IsSortedFunc(body.Calls, byID) {
+		changed = true
+		slices.SortFunc(body.Calls, byID)
+	}
+	return changed
+}
+
+// sameEditable reports whether a and b encode alike.
+func sameEditable(a, b *Editable) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.All == b.All && slices.Equal(a.Keys, b.Keys)
 }
 
 // fingerprint is the SHA-256 of body, in hex.

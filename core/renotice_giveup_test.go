@@ -18,22 +18,7 @@ import (
 // on a route with one reminder the question was never re-notified at all.
 func TestAReNoticeGivenUpLeavesItsReminderToTheRoute(t *testing.T) {
 	ctx := t.Context()
-	clock := core.NewSimClock(time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC))
-	st := &stuckRenotify{Store: coretest.OpenStore(t)}
-	svc := coretest.Service(t, st, coretest.Options{Clock: clock, Routes: map[string]core.Route{"ops": {
-		Deciders: map[core.Surface][]string{core.SurfaceAPI: {"alice"}}, RemindEvery: time.Hour, RemindMax: 1}}})
-	if _, err := svc.Boot(ctx); err != nil {
-		t.Fatal(err)
-	}
-	q, err := svc.Ask(ctx, core.AskInput{Kind: core.KindClarification, Agent: "a", RunID: "r", Text: "Which?",
-		Reversibility: core.Reversible, Route: "ops", Timeout: 20 * time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	clock.Advance(90 * time.Minute)
-	if rep, err := svc.Boot(ctx); err != nil || rep.Down == 0 {
-		t.Fatalf("boot after downtime: %+v, %v", rep, err)
-	}
+	svc, st, clock, q := askedAcrossDowntime(t)
 	st.stuck = q.ID
 	st.set(true)
 	gaveUp := func() bool { return eventsOfKind(t, svc, q.ID, core.EventUndelivered) > 0 }
@@ -70,22 +55,7 @@ func TestAReNoticeGivenUpLeavesItsReminderToTheRoute(t *testing.T) {
 // reminder due now: the route's pass does not send it beside it.
 func TestAReNoticeStoredOnItsRetryStandsForTheReminder(t *testing.T) {
 	ctx := t.Context()
-	clock := core.NewSimClock(time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC))
-	st := &stuckRenotify{Store: coretest.OpenStore(t)}
-	svc := coretest.Service(t, st, coretest.Options{Clock: clock, Routes: map[string]core.Route{"ops": {
-		Deciders: map[core.Surface][]string{core.SurfaceAPI: {"alice"}}, RemindEvery: time.Hour, RemindMax: 1}}})
-	if _, err := svc.Boot(ctx); err != nil {
-		t.Fatal(err)
-	}
-	q, err := svc.Ask(ctx, core.AskInput{Kind: core.KindClarification, Agent: "a", RunID: "r", Text: "Which?",
-		Reversibility: core.Reversible, Route: "ops", Timeout: 20 * time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	clock.Advance(90 * time.Minute)
-	if _, err := svc.Boot(ctx); err != nil {
-		t.Fatal(err)
-	}
+	svc, st, clock, q := askedAcrossDowntime(t)
 	st.stuck = q.ID
 	st.set(true)
 	if _, done, err := svc.CatchUp(ctx, "a"); err == nil || done {
@@ -106,4 +76,29 @@ func TestAReNoticeStoredOnItsRetryStandsForTheReminder(t *testing.T) {
 	if n := eventsOfKind(t, svc, q.ID, core.EventReminded); n != 1 {
 		t.Fatalf("%d reminded events; want the re-notice alone", n)
 	}
+}
+
+// askedAcrossDowntime is a bridge with one question open on a route that
+// reminds once an hour, once, booted again after 90 minutes down: its
+// catch-up has a re-notice to make, which st can make fail.
+func askedAcrossDowntime(t *testing.T) (*core.Service, *stuckRenotify, *core.SimClock, *core.Question) {
+	t.Helper()
+	ctx := t.Context()
+	clock := core.NewSimClock(time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC))
+	st := &stuckRenotify{Store: coretest.OpenStore(t)}
+	svc := coretest.Service(t, st, coretest.Options{Clock: clock, Routes: map[string]core.Route{"ops": {
+		Deciders: map[core.Surface][]string{core.SurfaceAPI: {"alice"}}, RemindEvery: time.Hour, RemindMax: 1}}})
+	if _, err := svc.Boot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	q, err := svc.Ask(ctx, core.AskInput{Kind: core.KindClarification, Agent: "a", RunID: "r", Text: "Which?",
+		Reversibility: core.Reversible, Route: "ops", Timeout: 20 * time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(90 * time.Minute)
+	if rep, err := svc.Boot(ctx); err != nil || rep.Down == 0 {
+		t.Fatalf("boot after downtime: %+v, %v", rep, err)
+	}
+	return svc, st, clock, q
 }

@@ -86,17 +86,7 @@ func TestPollingUpdateLeftByADeadPollerIsHandled(t *testing.T) {
 	go func() { a2.Run(ctx); close(ran) }()
 	t.Cleanup(func() { cancel(); <-ran })
 
-	note, err := e.fake.CallbackAnswer(qid, 15*time.Second)
-	if err != nil {
-		t.Fatalf("the tap the dead poller held was never answered: %v", err)
-	}
-	if note != "Recorded: PostgreSQL" {
-		t.Errorf("the tap was answered %q", note)
-	}
-	got := e.wait(q.ID, func(q *core.Question) bool { return !q.Open() })
-	if got.Resolution == nil || got.Resolution.OptionID != "pg" {
-		t.Errorf("resolution %+v, want PostgreSQL", got.Resolution)
-	}
+	e.tapRecorded(t, qid, q.ID, 15*time.Second, "the tap the dead poller held")
 }
 
 // TestPollingTapFailedOnTheStoreIsHandledAgain: a tap whose store work
@@ -183,17 +173,7 @@ func TestWebhookRedeliveryIsHandled(t *testing.T) {
 		}
 		ahead.Advance(time.Minute)
 	}
-	note, err := e.fake.CallbackAnswer(qid, 10*time.Second)
-	if err != nil {
-		t.Fatalf("the tap was never answered: %v", err)
-	}
-	if note != "Recorded: PostgreSQL" {
-		t.Errorf("the tap was answered %q", note)
-	}
-	got := e.wait(q.ID, func(q *core.Question) bool { return !q.Open() })
-	if got.Resolution == nil || got.Resolution.OptionID != "pg" {
-		t.Errorf("resolution %+v, want PostgreSQL", got.Resolution)
-	}
+	e.tapRecorded(t, qid, q.ID, 10*time.Second, "the tap")
 }
 
 // failingAnswers is a store whose commits fail while fail is set, as
@@ -242,5 +222,22 @@ func TestPollingReplyTheStoreKeepsFailingIsToldAtLast(t *testing.T) {
 	st.fail.Store(false)
 	if q, err := e.svc.Get(t.Context(), q.ID); err != nil || !q.Open() {
 		t.Fatal("a reply that failed changed the question")
+	}
+}
+
+// tapRecorded checks that the tap qid names, on question id, was
+// answered "Recorded: PostgreSQL" within timeout and closed id so.
+func (e *env) tapRecorded(t *testing.T, qid string, id core.QuestionID, timeout time.Duration, what string) {
+	t.Helper()
+	note, err := e.fake.CallbackAnswer(qid, timeout)
+	if err != nil {
+		t.Fatalf("%s was never answered: %v", what, err)
+	}
+	if note != "Recorded: PostgreSQL" {
+		t.Errorf("%s was answered %q", what, note)
+	}
+	got := e.wait(id, func(q *core.Question) bool { return !q.Open() })
+	if got.Resolution == nil || got.Resolution.OptionID != "pg" {
+		t.Errorf("resolution %+v, want PostgreSQL", got.Resolution)
 	}
 }

@@ -254,7 +254,10 @@ func (s *drain) deliverClaimed(ctx context.Context, c core.Courier, budgets core
 		if wait <= 0 {
 			wait = backoff(o.RetryWait, d.Attempts)
 		}
-		s.retry(ctx, d, o, wait)
+		// Bounded as a failure's named wait is: asked again at the
+		// bound, a platform still pushing back only says so again, which
+		// costs no attempt.
+		s.retry(ctx, d, o, min(wait, maxNamedWait))
 		return
 	case errors.As(err, &sf) && !d.CreatedAt.IsZero():
 		// The store failed it where the platform is not to blame (the
@@ -412,8 +415,9 @@ type namesWait interface {
 	RetryWait() time.Duration
 }
 
-// maxNamedWait bounds the wait a failing platform names, so that one
-// naming hours parks no card past its question's use.
+// maxNamedWait bounds the wait a platform names, failing (namesWait) or
+// refusing (core.RetryAfter), so that one naming hours parks no card past
+// its question's use.
 const maxNamedWait = 10 * time.Minute
 
 // failedWait is the wait after a failed attempt: backoff's, or what the

@@ -58,6 +58,13 @@ func TestAFailureThatNamesAWaitIsRetriedNoSooner(t *testing.T) {
 		"a wait of hours":      {busyErr{6 * time.Hour}, 10 * time.Minute, 10 * time.Minute},
 		"shorter than backoff": {busyErr{time.Millisecond}, time.Second, time.Second},
 		"no wait named":        {errors.New("connection reset"), time.Second, time.Second},
+		// A refusal's retry-after (a 429) is no failed attempt, but its
+		// wait is bounded the same way: before, a platform or webhook
+		// receiver naming two days parked the card for two days, past
+		// most questions' deadlines, where the age bound then dropped it.
+		"a refusal naming a wait":  {&core.RetryAfter{After: 90 * time.Second}, 90 * time.Second, 90 * time.Second},
+		"a refusal naming days":    {&core.RetryAfter{After: 48 * time.Hour}, 10 * time.Minute, 10 * time.Minute},
+		"a refusal naming no wait": {&core.RetryAfter{}, time.Second, time.Second},
 	} {
 		t.Run(name, func(t *testing.T) {
 			st := &retryWaits{Store: coretest.OpenStore(t), waits: make(chan time.Duration, 1)}

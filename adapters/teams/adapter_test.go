@@ -56,12 +56,22 @@ func newEnv(t *testing.T) *env {
 // in the same channel.
 func newEnvWith(t *testing.T, kv func(core.Values) core.Values, clock core.Clock) *env {
 	t.Helper()
+	return newEnvOn(t, nil, kv, clock)
+}
+
+// newEnvOn is newEnvWith with the service's store as wrap makes it (nil:
+// the store as it is).
+func newEnvOn(t *testing.T, wrap func(core.Store) core.Store, kv func(core.Values) core.Values, clock core.Clock) *env {
+	t.Helper()
 	deciders := map[core.Surface][]string{core.SurfaceTeams: {aliceAAD, bobAAD}, core.SurfaceAPI: {"*"}}
 	var now func() time.Time // the store's clock: nil is the wall clock
 	if clock != nil {
 		now = clock.Now
 	}
-	st := coretest.OpenStoreOn(t, now)
+	var st core.Store = coretest.OpenStoreOn(t, now)
+	if wrap != nil {
+		st = wrap(st)
+	}
 	svc := coretest.Service(t, st, coretest.Options{Clock: clock, Routes: map[string]core.Route{
 		"ops":      {Rooms: []core.Room{{Surface: core.SurfaceTeams, ID: channel}}, Deciders: deciders, EscalateTo: "oncall"},
 		"oncall":   {Rooms: []core.Room{{Surface: core.SurfaceTeams, ID: channel}}, Deciders: deciders},

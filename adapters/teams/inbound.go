@@ -67,7 +67,7 @@ func (a *Adapter) serveActivity(w http.ResponseWriter, r *http.Request) {
 	defer claims.done(ctx)
 	if act.Type == "messageUpdate" || act.Type == "messageDelete" {
 		a.onRevision(ctx, &act) // an edit or a deletion of a message
-		w.WriteHeader(http.StatusOK)
+		claims.answer(w)
 		return
 	}
 	execute := act.Type == "invoke" && act.Name == "adaptiveCard/action"
@@ -78,7 +78,12 @@ func (a *Adapter) serveActivity(w http.ResponseWriter, r *http.Request) {
 	// A click always acts, so it is checked for a repeat at once; a
 	// message is checked only once it turns out to be one that may act
 	// (onReply), as most are the talk in the bot's channels and chats.
+	// A copy that another handling has in hand is answered 503 (notYet).
 	if (execute || len(act.Value) > 0) && !a.firstSeen(ctx, &act) {
+		if claims.held {
+			notYet(w)
+			return
+		}
 		a.repeated(ctx, w, &act)
 		return
 	}
@@ -93,7 +98,7 @@ func (a *Adapter) serveActivity(w http.ResponseWriter, r *http.Request) {
 	default:
 		a.onReply(ctx, &act)
 	}
-	w.WriteHeader(http.StatusOK)
+	claims.answer(w)
 }
 
 // ours checks that a genuine activity is Teams' and from the bot's

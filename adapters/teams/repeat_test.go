@@ -2,6 +2,7 @@ package teams_test
 
 import (
 	"errors"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,12 +15,13 @@ import (
 
 // TestRepeatedClickIsToldTheTruth: Teams sends an invoke again when its
 // answer was slow, and the clicker sees only the answer to the copy.
-// That copy is told what the first copy was told (a refusal too), and
-// while the first is still at work, that the click may or may not have
-// counted; never that it did. Before, every copy was told "Already
-// received; the card shows what it did": a refused clicker looked for
-// an answer the card never showed, and one whose click was still being
-// recorded was told it counted.
+// That copy is told what the first copy was told (a refusal too); while
+// the first is still at work, it is answered 503, for the connector to
+// send it again (TestCopyOfAnActivityInHandIsSentAgain); never told that
+// it counted. Before, every copy was told "Already received; the card
+// shows what it did": a refused clicker looked for an answer the card
+// never showed, and one whose click was still being recorded was told
+// it counted.
 func TestRepeatedClickIsToldTheTruth(t *testing.T) {
 	kv := &readHook{}
 	e := newEnvWith(t, func(v core.Values) core.Values { kv.Values = v; return kv }, nil)
@@ -69,10 +71,10 @@ func TestRepeatedClickIsToldTheTruth(t *testing.T) {
 		done <- answer{note, err}
 	}()
 	<-entered
-	again, err := teamsfake.InvokeNote(e.deliver(click))
+	status, body, err := e.fake.Deliver(click, "")
 	close(release)
-	if err != nil || again != card.TimedOutNote {
-		t.Fatalf("a copy while the first is at work was told %q, want %q (%v)", again, card.TimedOutNote, err)
+	if err != nil || status != http.StatusServiceUnavailable {
+		t.Fatalf("a copy while the first is at work: %d %v %s; want 503", status, err, body)
 	}
 	got := <-done
 	if got.err != nil || got.note != "Recorded: Approved" {

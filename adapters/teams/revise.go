@@ -57,7 +57,9 @@ func revisionNote(act *Activity) string {
 // edit or deletion is talk in the bot's channels and chats: read and
 // dropped, unmarked. A deletion by someone else (a team's owner) is not
 // told: its writer is not who Teams names, and a note must be true. A
-// copy of the same edit (same message, same time) is told once.
+// copy of the same edit (same message, same time) is told once; its
+// claim is confirmed once the handling ends (inHand), and a copy that
+// comes while it is in hand is answered 503, as every activity's is.
 func (a *Adapter) onRevision(ctx context.Context, act *Activity) {
 	note := revisionNote(act)
 	if note == "" || act.ID == "" || act.Conversation == nil || act.From == nil || act.From.AADObjectID == "" {
@@ -67,10 +69,8 @@ func (a *Adapter) onRevision(ctx context.Context, act *Activity) {
 	if err != nil || !strings.EqualFold(writer, act.From.AADObjectID) {
 		return // not a recorded answer's, or not its writer's: nothing true to tell
 	}
-	g := a.svc.Sight(ctx, "teams:activity:"+seenKey(act)+":"+act.Type+"@"+act.Timestamp, seenHold, seenFor)
-	if !g.First() {
+	if !a.claim(ctx, "teams:activity:"+seenKey(act)+":"+act.Type+"@"+act.Timestamp) {
 		return
 	}
 	a.tell(ctx, act, note)
-	g.Handled(ctx)
 }

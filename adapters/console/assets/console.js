@@ -2,7 +2,8 @@
 // the inbox answer in place. The server renders every row and card; this
 // only fetches one again when its question changes (stream.js keeps the
 // stream open, and the answer controls paused while it is down, so a row
-// that may be stale is never offered as answerable), and posts an inbox
+// that may be stale is never offered as answerable; tally.js keeps the
+// inbox's counts and its place in the list true), and posts an inbox
 // answer with fetch and puts the server's row (or its confirmation step)
 // where the row was. Without script every form still posts and the server
 // answers with a page.
@@ -17,12 +18,9 @@
   if (!src || !window.EventSource || !stream) {
     return;
   }
-  // The page's paging: a row is inserted live only where this page of
-  // the list holds it; others are counted as elsewhere.
-  var paged = list && list.getAttribute("data-paged") === "yes";
-  var more = list && list.getAttribute("data-more") === "yes";
-  var total = list ? parseInt(list.getAttribute("data-total") || "0", 10) : 0;
-  var elsewhere = 0;
+  // The page's numbers (tally.js): its open count, its place in the
+  // list, and what landed on other pages of it.
+  var tally = list ? window.askbridgeTally(list) : null;
   var closing = { answered: true, declined: true, timed_out: true, expired: true, cancelled: true };
 
   function parse(html) {
@@ -32,51 +30,17 @@
   }
 
   function count() {
-    if (!list) {
-      return;
-    }
-    var c = document.getElementById("open-count");
-    if (c) {
-      c.textContent = String(Math.max(total, 0));
-    }
-    // The tab's title leads with the same count (the inbox's Title), so
-    // a tab in the background shows a new question arrive.
-    document.title = document.title.replace(/^\d+ open/, Math.max(total, 0) + " open");
-    var empty = document.getElementById("empty");
-    if (empty) {
-      // A stub is a row not yet known to belong here (changed).
-      empty.hidden = list.querySelector(":scope > :not(.stub)") !== null;
-    }
-    var note = document.getElementById("elsewhere");
-    if (note) {
-      note.hidden = elsewhere === 0;
-      note.textContent = elsewhere === 1 ? "1 new question is on another page of the list." :
-        elsewhere + " new questions are on other pages of the list.";
+    if (tally) {
+      tally.show();
     }
   }
 
   // counted moves the open count as a question goes from one state to
   // another; null is a question the page did not know of.
-  function counted(from, to) {
-    if (from === "open" && to !== "open") {
-      total--;
-    } else if (from === null && to === "open") {
-      total++;
+  function counted(was, now) {
+    if (tally) {
+      tally.counted(was, now);
     }
-  }
-
-  // fits reports whether this page of the list holds a row of that rank:
-  // a later page starts after its first row, and a page with more after
-  // it ends at its last.
-  function fits(rank) {
-    var rows = list.querySelectorAll(":scope > .qrow:not(.stub)");
-    if (rows.length === 0) {
-      return !paged;
-    }
-    if (paged && rank < rows[0].getAttribute("data-rank")) {
-      return false;
-    }
-    return !(more && rank > rows[rows.length - 1].getAttribute("data-rank"));
   }
 
   // arrivals are the rows inserted since the status region last spoke:
@@ -155,6 +119,12 @@
         }
         var cur = document.getElementById(el.id);
         if (!cur) {
+          // A stub that became a question on another page, fetched
+          // again as it changed: it may have closed.
+          var qid = el.getAttribute("data-qid");
+          if (tally && tally.isAway(qid)) {
+            tally.left(qid, html ? parse(html) : null);
+          }
           return;
         }
         var was = cur.classList.contains("stub") ? null : cur.getAttribute("data-state");
@@ -181,10 +151,11 @@
             // its outcome.
             cur.remove();
             var open = next.getAttribute("data-state") === "open";
-            if (open && fits(next.getAttribute("data-rank"))) {
+            var rank = next.getAttribute("data-rank");
+            if (open && tally.fits(rank)) {
               insert(next);
             } else if (open) {
-              elsewhere++;
+              tally.elsewhere(next.getAttribute("data-qid"), rank);
             }
           } else if (was === "open" && next.hasAttribute("data-at-ask") && list && list.contains(cur)) {
             // Closed as it was asked, but drawn open in the moment
@@ -221,15 +192,17 @@
       });
   }
 
-  // offPage learns whether a question the page does not show closed, to
-  // keep the open count true; it never adds a closed row (nor does a
-  // stub's refresh).
-  function offPage(id) {
+  // rowURL is where a question's row is fetched, under the page's filters.
+  function rowURL(id) {
     var filter = list.getAttribute("data-filter");
-    load("/rows/" + encodeURIComponent(id) + (filter ? "?" + filter : "")).then(function (html) {
-      if (html && parse(html).getAttribute("data-state") !== "open") {
-        counted("open", "closed");
-        count();
+    return "/rows/" + encodeURIComponent(id) + (filter ? "?" + filter : "");
+  }
+
+  // offPage learns whether a question the page does not show closed.
+  function offPage(id) {
+    load(rowURL(id)).then(function (html) {
+      if (html !== null) {
+        tally.left(id, html ? parse(html) : null);
       }
     }).catch(function () {});
   }
@@ -244,13 +217,12 @@
     }
     if (kind === "asked") {
       // A hidden stub stands in for the new row until it arrives.
-      var filter = list.getAttribute("data-filter");
       var stub = document.createElement("details");
       stub.id = "card-" + id;
       stub.className = "qrow card stub";
       stub.hidden = true;
       stub.setAttribute("data-qid", id);
-      stub.setAttribute("data-src", "/rows/" + encodeURIComponent(id) + (filter ? "?" + filter : ""));
+      stub.setAttribute("data-src", rowURL(id));
       list.appendChild(stub);
       refresh(stub);
     } else if (closing[kind]) {

@@ -105,6 +105,8 @@
 // question it parked, callback.go a closing question's webhook, and
 // inbox.go the paged list of open questions ([Service.OpenPage]);
 // resolve.go the chokepoint, its retries and the one permission check,
+// actrefusal.go that check asked of one button without acting
+// ([Service.ActRefusal]),
 // ending.go the closes without an answer (decline, withdrawal, the end
 // of a run), endings.go the journal of runs being ended ([Endings]),
 // by which the ticker finishes an end cut short and answers meanwhile

@@ -25,6 +25,11 @@ type Service interface {
 	// MayAnswer is the chokepoint's own check of who may decide a
 	// question, asked without recording anything: a GET is no attempt.
 	MayAnswer(q *core.Question, d core.Decider) bool
+	// ActRefusal is the same check of one action, with what that
+	// action asks beyond it (a standing approval only the route's own
+	// deciders grant): what confirming it would be refused with, or nil.
+	// The page offers only actions with none, and records nothing.
+	ActRefusal(q *core.Question, r core.Ref, d core.Decider) error
 	Now() time.Time
 }
 
@@ -250,6 +255,16 @@ func (p *Page) show(w http.ResponseWriter, r *http.Request, token string) {
 		p.render(w, http.StatusOK, v)
 		return
 	}
+	if err := p.Svc.ActRefusal(q, c.Ref, core.Decider{Surface: c.Surface, ID: c.To}); err != nil {
+		// One who may decide, but not this way (a standing approval
+		// offered to someone an escalation let in): told why now, in
+		// core's words, with the choices they may take instead.
+		v := p.menu(q, c)
+		v.Title, v.Failed = "Not yours to choose", true
+		v.Message = sentence(errors.New(core.ErrorMessage(err))) + " Nothing was recorded."
+		p.render(w, http.StatusForbidden, v)
+		return
+	}
 	v := view{Title: card.KindTitle(q.Kind), Question: q.Text, Form: &f}
 	v.state(q)
 	p.render(w, http.StatusOK, v)
@@ -365,42 +380,6 @@ func (p *Page) refuse(w http.ResponseWriter, r *http.Request, c Claims, status i
 		p.Refused(r, c, Note{Title: v.Title, Message: msg, Question: v.Question})
 	}
 	p.render(w, status, v)
-}
-
-// menu lists every action of q for the menu link's recipient, each as its
-// own link: the bare token, relative to the menu's own address. Prefix is
-// where the page is mounted on this server, which a proxy that strips the
-// public URL's path ("https://corp/askbridge/…") does not show, so the
-// browser resolves each link beside the menu it came from.
-func (p *Page) menu(q *core.Question, c Claims) view {
-	shown := card.New(q, core.MessageRef{Surface: c.Surface, Room: c.To, Kind: core.DeliverPost})
-	links, err := p.Signer.Links(q, shown, c.Surface, c.To, "")
-	v := view{Title: card.KindTitle(q.Kind), Question: q.Text}
-	v.state(q)
-	if err != nil {
-		p.Log.Error().Err(err).Msg("actionlink: menu not signed")
-		v.Failed, v.Message = true, card.RefusalNote(core.Internal("menu", err))
-		return v
-	}
-	for _, l := range links {
-		v.Choices = append(v.Choices, choice{Label: LinkLabel(l.Action.Label), URL: l.URL})
-	}
-	return v
-}
-
-// LinkLabel is label on a link or button that opens the action's page (an
-// email's link, an ntfy button, the menu): the chat cards' "Reply to
-// answer" names a reply, which nothing reads there, as the answer is
-// typed on the page, so it says that instead (card.LabelAnswerOnPage).
-func LinkLabel(label string) string { return pageLabel(label, card.LabelAnswerOnPage) }
-
-// pageLabel is label as the link's page says it: card.LabelAnswer is as,
-// what the page's link or button does; any other label is as it is.
-func pageLabel(label, as string) string {
-	if label == card.LabelAnswer {
-		return as
-	}
-	return label
 }
 
 // formFor finds the link's action on q's card as it stands: its label,

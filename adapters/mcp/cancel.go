@@ -106,6 +106,7 @@ type cancelGate struct {
 	mu    sync.Mutex
 	calls map[gateKey]chan struct{} // closed once the call is cancelled
 	posts map[string]*post          // by callHeader: the POST carrying the call
+	idle  []chan struct{}           // closed once posts is empty (whenIdle)
 }
 
 // post is a POST that carries a call: its request's context, and its

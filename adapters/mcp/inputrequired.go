@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/loops"
 )
 
 // The host door for 2026-07-28, which has no server-initiated requests:
@@ -63,24 +65,58 @@ func (h *handler) hostMayAnswer(ctx context.Context, caps *mcpsdk.ClientCapabili
 }
 
 // retry serves a later round: the host's reply to the question named by
-// the request state, then the question's result. A passing failure of
-// the server (it may be restarting) goes on as a wait does, which rides
-// it out or ends with the question's id to follow: an error with no id
-// would leave the model to ask again, and people asked twice.
+// the request state, then the question's result.
 //
 // Only a reply under the key of the form as it stands counts, and only
 // one that is an elicitation result (notAReply). One under
 // another key of the host door answers a form that chat has changed since
 // (it answered an item): as the extension asks of a key superseded, none
 // of it is recorded, and the host is asked what is left.
+//
+// A passing failure of the server (it may be restarting, or its store
+// failing over) is ridden out as a wait rides it out, a wait slice
+// between tries: the reply is the one copy of a person's answer, and the
+// host does not send it again once the call has a result. Each try reads
+// the question afresh, so a write that failed after it landed is seen
+// (the question closed, or its form changed: staleNote says what is in)
+// rather than recorded twice. A failure that outlasts the tries ends with
+// the question's id to follow, saying the answer may not have been
+// recorded: an error with no id would leave the model to ask again, and
+// people asked twice.
 func (h *handler) retry(ctx context.Context, req *mcpsdk.CallToolRequest, kind core.Kind) (*mcpsdk.CallToolResult, Result, error) {
 	id, round, ok := parseState(req.Params.RequestState)
 	if !ok {
 		return nil, Result{}, invalid("requestState is not one this server gave")
 	}
+	for failures := 1; ; failures++ {
+		res, r, err := h.reply(ctx, req, kind, id, round)
+		var p passing
+		if !errors.As(err, &p) {
+			return res, r, err
+		}
+		h.opts.Logger.Warn("askbridge mcp: the host's reply met a failure", "question", id, "attempt", failures, "err", p.err)
+		if failures >= maxWaitFailures || !loops.Sleep(ctx, h.opts.WaitSlice) {
+			return h.unread(id, "the answer given in the host may not have been recorded: "+h.safeMessage(p.err))
+		}
+	}
+}
+
+// passing is a reply that met a passing failure of the server (transient),
+// for retry to try again.
+type passing struct{ err error }
+
+func (p passing) Error() string { return p.err.Error() }
+
+// reply is one try of retry: read question id, and record the host's
+// reply to its form as asked in round; a passing failure on the way is a
+// passing error when the request carries an answer that it would lose.
+func (h *handler) reply(ctx context.Context, req *mcpsdk.CallToolRequest, kind core.Kind, id core.QuestionID, round int) (*mcpsdk.CallToolResult, Result, error) {
 	st, err := h.b.Wait(ctx, id, 0)
 	if transient(err) {
-		return h.await(ctx, req, id, -1)
+		if !answers(req.Params.InputResponses) {
+			return h.await(ctx, req, id, -1) // nothing to lose: wait as a plain call does
+		}
+		return nil, Result{}, passing{err}
 	}
 	if err != nil {
 		return nil, Result{}, h.toolError(err)
@@ -109,15 +145,25 @@ func (h *handler) retry(ctx context.Context, req *mcpsdk.CallToolRequest, kind c
 		err = h.b.AnswerInHost(ctx, in)
 	}
 	if transient(err) {
-		// Whether it was recorded is unknown: the wait below says.
-		h.opts.Logger.Warn("askbridge mcp: recording the host's answer failed", "question", id, "err", err)
+		return nil, Result{}, passing{err} // recorded or not: the next try reads which
 	}
-	if _, lost := closedBy(err); err != nil && !lost && !transient(err) {
+	if _, lost := closedBy(err); err != nil && !lost {
 		// The reply was refused (an option that is not one, say): ask again,
 		// saying why.
 		return h.askAgain(ctx, req, id, round, fmt.Sprintf("Your answer was not recorded: %s", h.safeMessage(err)))
 	}
 	return h.await(ctx, req, id, -1)
+}
+
+// answers reports whether responses carry an accepted reply to a form of
+// the host door: a person's answer, which a failure must not drop.
+func answers(responses mcpsdk.InputResponseMap) bool {
+	for k, v := range responses {
+		if r, ok := v.(*mcpsdk.ElicitResult); ok && r.Action == "accept" && strings.HasPrefix(k, hostKeyPrefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // notRecorded heads the form asked again after a reply to a form

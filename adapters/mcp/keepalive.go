@@ -47,9 +47,30 @@ func (g *cancelGate) track(w http.ResponseWriter, r *http.Request) (aw *aliveWri
 	return aw, func() {
 		g.mu.Lock()
 		delete(g.posts, id)
+		if len(g.posts) == 0 {
+			for _, ch := range g.idle {
+				close(ch)
+			}
+			g.idle = nil
+		}
 		g.mu.Unlock()
 		aw.end()
 	}
+}
+
+// whenIdle returns a channel closed once no POST the gate tracks (a
+// session's call, any 2026-07-28 request) is in flight: each has written
+// its response, or ended.
+func (g *cancelGate) whenIdle() <-chan struct{} {
+	ch := make(chan struct{})
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.posts) == 0 {
+		close(ch)
+		return ch
+	}
+	g.idle = append(g.idle, ch)
+	return ch
 }
 
 // tracking registers every POST to next (the stateless handler: each

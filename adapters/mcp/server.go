@@ -114,6 +114,12 @@ type Options struct {
 	gate *cancelGate // HTTPHandler's, so that calls end with their POST
 }
 
+// stopGrace bounds how long a stopping HTTPHandler waits for the calls
+// that Stop ended to write their results before it closes the sessions
+// (a call ends at once, but a client that reads nothing could hold its
+// write); within the program's own shutdown grace.
+const stopGrace = 5 * time.Second
+
 // DefaultSessionIdle is how long an idle MCP session lasts over HTTP.
 // Without a bound, the session of every client that went away without
 // closing it (a killed agent) would stay in memory for the life of the
@@ -248,8 +254,19 @@ func HTTPHandler(b Backend, opts Options) http.Handler {
 	s, th := newServer(b, opts)
 	if opts.Stop != nil {
 		// Sessions hold a stream open to their client; a stopping server
-		// closes them, so its shutdown does not wait on idle streams.
+		// closes them, so its shutdown does not wait on idle streams. Only
+		// once the calls in progress, which Stop ends too, have written
+		// their results (or stopGrace has passed): a session closed under
+		// a call (a 2026-07-28 request's own session too) drops its
+		// result, and a host that never learnt its question's id asks
+		// again after the restart, in a new session and so a new run.
 		context.AfterFunc(opts.Stop, func() {
+			grace := time.NewTimer(stopGrace)
+			defer grace.Stop()
+			select {
+			case <-gate.whenIdle():
+			case <-grace.C:
+			}
 			for ss := range s.Sessions() {
 				_ = ss.Close()
 			}

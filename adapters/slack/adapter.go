@@ -59,8 +59,10 @@ type Options struct {
 	// CacheTTL bounds how long user-group members and people's profiles
 	// (display name, organisation) are reused; 0 is one minute.
 	CacheTTL time.Duration
-	// AckBudget bounds the work done before answering an HTTP request
-	// (Slack waits 3 s); 0 is 2.5 s.
+	// AckBudget bounds the work done before answering an HTTP request,
+	// and how long a Socket Mode click or event waits for its handling
+	// before it is acknowledged all the same (Slack waits 3 s); 0 is
+	// 2.5 s.
 	AckBudget time.Duration
 }
 

@@ -133,7 +133,7 @@ func (a *Adapter) serveEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	case slackevents.CallbackEvent:
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), a.opts.AckBudget)
-		n, done := a.onEvent(ctx, ev, retriesLeft(r))
+		n, done := a.onEvent(ctx, ev, func() bool { return retriesLeft(r) })
 		cancel()
 		if !done {
 			// Slack sends an event again that it got no 2xx for, a
@@ -164,9 +164,11 @@ func isCallback(body []byte) bool {
 // done with. One that is not (another handling has it in hand, or, when
 // retry says Slack will send it again, its handling failed on the store)
 // is left for Slack to send again: over HTTP, an event answered with an
-// error. Socket Mode acknowledges an event before it is handled, so
-// there retry is false, and a failure is told to its writer.
-func (a *Adapter) onEvent(ctx context.Context, ev slackevents.EventsAPIEvent, retry bool) (note, bool) {
+// error; over Socket Mode, one not acknowledged. retry is asked only of
+// a handling that failed so, once it has: over Socket Mode, an event
+// acknowledged meanwhile (its handling ran past the ack budget) comes no
+// more, and its failure is told to its writer.
+func (a *Adapter) onEvent(ctx context.Context, ev slackevents.EventsAPIEvent, retry func() bool) (note, bool) {
 	me, ok := ev.InnerEvent.Data.(*slackevents.MessageEvent)
 	if !ok {
 		a.log.Debug().Str("type", ev.InnerEvent.Type).Msg("event ignored: not a message")
@@ -223,7 +225,7 @@ const seenFor = time.Hour
 // send the event again releases its claim, its writer told nothing, so
 // that the next copy is handled; anything else is confirmed handled, and
 // its note sent.
-func (a *Adapter) once(ctx context.Context, ev slackevents.EventsAPIEvent, retry bool, handle func() (note, error)) (note, bool) {
+func (a *Adapter) once(ctx context.Context, ev slackevents.EventsAPIEvent, retry func() bool, handle func() (note, error)) (note, bool) {
 	g := core.Sighting{State: core.OnceClaimed} // no id: nothing to claim
 	cb, ok := ev.Data.(*slackevents.EventsAPICallbackEvent)
 	if ok && cb.EventID != "" {
@@ -238,7 +240,7 @@ func (a *Adapter) once(ctx context.Context, ev slackevents.EventsAPIEvent, retry
 		return note{}, false
 	}
 	n, err := handle()
-	if retry && core.HandleAgain(err) {
+	if core.HandleAgain(err) && retry() {
 		a.log.Info().Err(err).Msg("event not handled: its handling failed; it is left for Slack to send again")
 		g.Unhandled(ctx)
 		return note{}, false
@@ -248,8 +250,9 @@ func (a *Adapter) once(ctx context.Context, ev slackevents.EventsAPIEvent, retry
 }
 
 // maxRetries is how often Slack sends again an event it got no 2xx
-// for: at once, a minute later and five minutes later, numbering each
-// retry in X-Slack-Retry-Num.
+// (over Socket Mode, no ack) for: at once, a minute later and five
+// minutes later, numbering each retry in X-Slack-Retry-Num (over Socket
+// Mode, in the envelope's retry_attempt).
 const maxRetries = 3
 
 // retriesLeft reports whether Slack will send r's event again should it

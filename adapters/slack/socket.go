@@ -11,8 +11,9 @@ import (
 	"github.com/slack-go/slack/socketmode"
 )
 
-// handleBudget bounds the work on one Socket Mode event, which is
-// acknowledged before it is handled.
+// handleBudget bounds the work on one Socket Mode event or click. Its
+// ack waits for it no longer than the ack budget (heldAck); past that,
+// acknowledged, it goes on.
 const handleBudget = 10 * time.Second
 
 // maxHandlers bounds the Socket Mode events handled at once (each is a
@@ -31,13 +32,14 @@ const (
 // meanwhile.
 const socketHealthy = time.Minute
 
-// runSocket receives Socket Mode events until ctx ends. Each envelope is
-// acknowledged at once and then handled on its own goroutine (a modal
-// submission is handled first, as its ack carries the modal's response,
-// but on its own goroutine too), so a slow handler never delays the next
-// acknowledgement. The SDK reconnects by itself; a connection it gives up
-// on (a refused token) is retried after a pause, so the HTTP side and the
-// outbox keep working meanwhile.
+// runSocket receives Socket Mode events until ctx ends. Each click and
+// event is handled on its own goroutine and acknowledged once handled,
+// or once the ack budget has passed should its handling run longer
+// (heldAck); a modal submission is acknowledged with its response once
+// handled. Other envelopes are acknowledged at once. So a slow handler
+// never delays another's acknowledgement. The SDK reconnects by itself;
+// a connection it gives up on (a refused token) is retried after a
+// pause, so the HTTP side and the outbox keep working meanwhile.
 func (a *Adapter) runSocket(ctx context.Context) {
 	pause := retryPauseMin
 	for ctx.Err() == nil {
@@ -89,9 +91,9 @@ func (u *uptime) down() {
 
 // socketEvents reads one connection's envelopes until it ends, and
 // reports whether a connection of it stayed up socketHealthy. Acks go
-// on that connection (ctx); the work of an acknowledged envelope belongs
-// to the adapter (life): Slack sends an acknowledged envelope once, so
-// work dropped with a lost connection would be clicks and replies that
+// on that connection (ctx); the work of an envelope belongs to the
+// adapter (life): Slack sends an acknowledged envelope once, so work
+// dropped with a lost connection would be clicks and replies that
 // counted nowhere, their writers told nothing.
 func (a *Adapter) socketEvents(life, ctx context.Context, sm *socketmode.Client, done <-chan error) (bool, error) {
 	u := uptime{now: a.now}
@@ -110,15 +112,26 @@ func (a *Adapter) socketEvents(life, ctx context.Context, sm *socketmode.Client,
 			case socketmode.EventTypeConnectionError:
 				a.log.Warn().Msg("socket mode connection failed; retrying")
 			case socketmode.EventTypeEventsAPI:
-				a.ack(ctx, sm, evt)
-				if ev, ok := evt.Data.(slackevents.EventsAPIEvent); ok && ev.Type == slackevents.CallbackEvent {
-					a.handle(life, func(ctx context.Context) note {
-						// Acknowledged already, so Slack sends it no
-						// more: a failure is told, not left to a retry.
-						n, _ := a.onEvent(ctx, ev, false)
-						return n
-					})
+				ev, ok := evt.Data.(slackevents.EventsAPIEvent)
+				if !ok || ev.Type != slackevents.CallbackEvent {
+					a.ack(ctx, sm, evt)
+					continue
 				}
+				h := a.holdAck(ctx, sm, evt)
+				more := evt.Request != nil && evt.Request.RetryAttempt < maxRetries
+				a.handle(life, func(ctx context.Context) note {
+					// Left unacknowledged, an event comes again, as
+					// one answered 503 does over HTTP; acknowledged
+					// already (its handling ran long), a failure is
+					// told, as no retry is to come.
+					n, done := a.onEvent(ctx, ev, func() bool { return more && h.withhold() })
+					if !done {
+						h.withhold()
+						return note{}
+					}
+					h.done()
+					return n
+				})
 			case socketmode.EventTypeInteractive:
 				if ic, ok := evt.Data.(slack.InteractionCallback); ok && ic.Type == slack.InteractionTypeViewSubmission {
 					// A modal's errors ride on the ack itself, so the
@@ -128,14 +141,18 @@ func (a *Adapter) socketEvents(life, ctx context.Context, sm *socketmode.Client,
 					a.submit(ctx, sm, evt, ic)
 					continue
 				}
-				a.ack(ctx, sm, evt)
-				if ic, ok := evt.Data.(slack.InteractionCallback); ok {
-					if c, ok := clickOf(ic); ok {
-						a.handle(life, func(ctx context.Context) note {
-							return note{channel: c.channel, user: c.user, text: a.onClick(ctx, c)}
-						})
-					}
+				ic, _ := evt.Data.(slack.InteractionCallback)
+				c, ok := clickOf(ic)
+				if !ok {
+					a.ack(ctx, sm, evt)
+					continue
 				}
+				h := a.holdAck(ctx, sm, evt)
+				a.handle(life, func(ctx context.Context) note {
+					text := a.onClick(ctx, c)
+					h.done() // the answer is in the store: the clicker may hear so
+					return note{channel: c.channel, user: c.user, text: text}
+				})
 			case socketmode.EventTypeSlashCommand:
 				a.ack(ctx, sm, evt) // none are registered; acknowledge so Slack does not retry
 			case socketmode.EventTypeErrorBadMessage:
@@ -193,13 +210,13 @@ func (a *Adapter) handle(ctx context.Context, f func(context.Context) note) {
 }
 
 // spawn runs f on its own goroutine and returns at once, so the read
-// loop goes on reading and acknowledging envelopes within Slack's 3 s
-// however long the work waits (a slow store, a slow Slack). At most
-// cap(a.sema) run at once; the others wait for a slot on their own
-// goroutines, counted in a.work. Only when cap(a.pending) are running or
-// waiting does spawn itself wait: at Slack's pace that is minutes of
-// work, and an event then comes again (retries are recognised by their
-// event id). Work still waiting when ctx ends is dropped; work still
+// loop goes on reading envelopes, and their acks go within Slack's 3 s
+// (heldAck), however long the work waits (a slow store, a slow Slack).
+// At most cap(a.sema) run at once; the others wait for a slot on their
+// own goroutines, counted in a.work. Only when cap(a.pending) are
+// running or waiting does spawn itself wait: at Slack's pace that is
+// minutes of work, and an event then comes again (retries are recognised
+// by their event id). Work still waiting when ctx ends is dropped; work still
 // waiting at by (unless zero) runs late instead, if set, so an envelope
 // whose answer rides on its ack is answered in time.
 func (a *Adapter) spawn(ctx context.Context, by time.Time, f, late func()) {

@@ -18,6 +18,10 @@ import (
 // event, sends it again).
 const slackAckWindow = 3 * time.Second
 
+// shortAckBudget sets an ack budget well inside slackAckWindow: a click
+// or event whose handling waits is acknowledged then (heldAck).
+func shortAckBudget(o *slack.Options) { o.AckBudget = time.Second }
+
 // TestSocketAcksWhileEveryHandlerWaits: with every handler slot held by
 // clicks whose handling waits (Slack slow to list a user group, as it
 // would be on a slow store), envelopes that arrive meanwhile are still
@@ -25,9 +29,12 @@ const slackAckWindow = 3 * time.Second
 // answered: the question closes once, and the clicker hears of every click. Before,
 // the read loop waited for a free slot, so from the 18th envelope on
 // nothing was acknowledged until a handler finished (up to 10 s): the
-// clicker saw Slack's error for a click that later counted.
+// clicker saw Slack's error for a click that later counted. Each click's
+// ack waits for its answer no longer than the ack budget (heldAck), here
+// a short one, so that a loaded machine's delays cannot pass for the
+// adapter's.
 func TestSocketAcksWhileEveryHandlerWaits(t *testing.T) {
-	e := newEnv(t, true)
+	e := newEnvWith(t, true, shortAckBudget)
 	e.until("a socket mode connection", func() bool { return e.fake.Connections() > 0 })
 	q := e.ask(decision())
 	card := e.card(q.ID)
@@ -166,7 +173,7 @@ func socketOnly(t *testing.T) (e *env, stop func(then func())) {
 // connection would be clicks that counted nowhere, their clickers told
 // nothing. The work outlives the connection, as the adapter does.
 func TestSocketLossKeepsAcknowledgedWork(t *testing.T) {
-	e := newEnv(t, true)
+	e := newEnvWith(t, true, shortAckBudget)
 	e.until("a socket mode connection", func() bool { return e.fake.Connections() > 0 })
 	q := e.ask(decision())
 	card := e.card(q.ID)

@@ -141,6 +141,14 @@ func (f *Fake) AckPayload(envelopeID string) json.RawMessage {
 // fixture envelope, and returns its envelope id. It waits up to timeout
 // for a connection.
 func (f *Fake) SendEnvelope(typ string, payload []byte, timeout time.Duration) (string, error) {
+	return f.SendRetry(typ, payload, 0, timeout)
+}
+
+// SendRetry is SendEnvelope for Slack's attempt-th retry of an event it
+// got no acknowledgement for (0 is its first delivery): the envelope is a
+// new one, numbered in retry_attempt, with retry_reason "timeout", as
+// Slack sends it over Socket Mode.
+func (f *Fake) SendRetry(typ string, payload []byte, attempt int, timeout time.Duration) (string, error) {
 	var c *sockConn
 	f.WaitFor(timeout, func() bool {
 		f.mu.Lock()
@@ -165,6 +173,9 @@ func (f *Fake) SendEnvelope(typ string, payload []byte, timeout time.Duration) (
 	env["envelope_id"] = id
 	env["type"] = typ
 	env["payload"] = json.RawMessage(payload)
+	if attempt > 0 {
+		env["retry_attempt"], env["retry_reason"] = attempt, "timeout"
+	}
 	b, err := json.Marshal(env)
 	if err != nil {
 		return "", err

@@ -3,6 +3,7 @@ package discord
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"strings"
 	"time"
@@ -37,6 +38,18 @@ type inbound struct {
 // question to the clicker.
 var errNotOurs = core.ErrNotFound
 
+// errUnreadable is an interaction whose data discordgo could not read
+// (a component newer than v0.29.0, such as a Label in a submitted
+// modal): it is refused like one not ours, changing nothing, but its
+// clicker is told so (unreadableNote), not that the question is gone:
+// it is what they sent that could not be read, not the question that
+// could not be found.
+var errUnreadable = fmt.Errorf("%w: discordgo could not read the interaction's data", errNotOurs)
+
+// unreadableNote is what the clicker of an unreadable interaction is
+// told: true whatever they clicked or typed, and where else to answer.
+const unreadableNote = "askbridge could not read what Discord sent for this, so nothing was recorded. Please answer in askbridge's console or with askbridge answer instead."
+
 // parseInteraction translates an interaction at once into an inbound. It
 // trusts nothing: custom_ids go through core.DecodeRef, and a modal's
 // value is taken only from askbridge's own text input.
@@ -48,6 +61,8 @@ func parseInteraction(i *discordgo.Interaction) (inbound, error) {
 	// discordgo hands on an interaction whose data it could not parse
 	// (a component type newer than v0.29.0) with Data nil.
 	switch d := i.Data.(type) {
+	case nil:
+		return in, errUnreadable
 	case discordgo.MessageComponentInteractionData:
 		if i.Type != discordgo.InteractionMessageComponent || d.ComponentType != discordgo.ButtonComponent {
 			return in, errNotOurs
@@ -172,6 +187,9 @@ func (a *Adapter) respond(ctx context.Context, i *discordgo.Interaction, arrived
 		return RenderNote(card.RefusalNote(errNotOurs)), nil
 	}
 	in, err := parseInteraction(i)
+	if errors.Is(err, errUnreadable) {
+		return RenderNote(unreadableNote), nil
+	}
 	if err != nil {
 		return RenderNote(card.RefusalNote(err)), nil
 	}

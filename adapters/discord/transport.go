@@ -172,7 +172,7 @@ func (a *Adapter) onGateway(ctx context.Context, ic *discordgo.InteractionCreate
 	// The SDK's retry after a 502 stays on here alone (New turns it off):
 	// Discord takes one response per interaction and refuses a second
 	// (40060), so a retry can never answer twice.
-	if err := a.s.InteractionRespond(ic.Interaction, resp, discordgo.WithContext(cctx), discordgo.WithRestRetries(callbackRetries)); err != nil {
+	if err := a.interactionRespond(ic.Interaction, resp, discordgo.WithContext(cctx), discordgo.WithRestRetries(callbackRetries)); err != nil {
 		// The callback URL holds the interaction's token: log the
 		// cause without it. A held card update falls due and edits
 		// the card instead.
@@ -180,6 +180,26 @@ func (a *Adapter) onGateway(ctx context.Context, ic *discordgo.InteractionCreate
 		return
 	}
 	a.delivered(ctx, held)
+}
+
+// interactionRespond is the SDK's InteractionRespond, but for the rate
+// limiter it goes through: one of its own, dropped with the call.
+// discordgo keeps a bucket for every URL it calls for the life of the
+// session, and an interaction's callback URL is its own (its id and its
+// token), so the session's limiter kept one bucket per click, token and
+// all, for as long as the process ran. Such a bucket limits nothing
+// worth keeping: an interaction takes one response. (Discord exempts
+// callbacks from the bot's global limit too, so a global pause the
+// session's limiter took from a courier's 429 is not theirs to wait out
+// on their first try.)
+func (a *Adapter) interactionRespond(i *discordgo.Interaction, resp *discordgo.InteractionResponse, opts ...discordgo.RequestOption) error {
+	body, err := discordgo.Marshal(resp)
+	if err != nil {
+		return err
+	}
+	endpoint := discordgo.EndpointInteractionResponse(i.ID, i.Token)
+	_, err = a.s.RequestWithLockedBucket(http.MethodPost, endpoint, "application/json", body, discordgo.NewRatelimiter().LockBucket(endpoint), 0, opts...)
+	return err
 }
 
 // redact describes an SDK error without the request URL, which for

@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -57,11 +58,13 @@ const (
 	// call to make is the approved one, in the resume, not the one asked.
 	exitApprovedEdited = 9
 	// exitUnreachable: no answer came from the bridge (nothing listens
-	// at its address, the connection failed or timed out), or what is
-	// in front of it answered 502, 503 or 504 to the last try: the same
-	// command may work later. An ask that ends so may have been asked;
-	// stderr names the --idempotency-key that gets it rather than
-	// asking again.
+	// at its address, the connection failed or timed out), what is in
+	// front of it answered 502, 503 or 504 to the last try, or it (or a
+	// proxy) answered 429, too many requests for now: the same command
+	// may work later, and a script tries again on this code alone. An
+	// ask that ends so may have been asked; stderr names the
+	// --idempotency-key that gets it rather than asking again. An
+	// address that no retry mends (addressFault) is exitError instead.
 	exitUnreachable = 10
 	// exitRefused: the bridge refused the token (401) or what its role
 	// may do (403): a token to fix, which trying again will not.
@@ -165,20 +168,26 @@ func fail(stderr io.Writer, err error) int {
 }
 
 // callFailed prints err, from a call to the bridge, as fail does, and
-// returns the exit code of its kind (callExit).
+// returns the exit code of its kind (callExit). An address that no
+// retry mends is named as the setting to fix.
 func callFailed(ctx context.Context, stderr io.Writer, err error) int {
 	fail(stderr, err)
-	return callExit(ctx, err)
+	code := callExit(ctx, err)
+	if why := addressFault(err); why != "" && ctx.Err() == nil {
+		fmt.Fprintf(stderr, "askbridge: check ASKBRIDGE_URL, the bridge's address: %s\n", why)
+	}
+	return code
 }
 
 // callExit is the exit code of err, from a call to the bridge: the
-// bridge not reached (exitUnreachable), the token refused (exitRefused),
-// the request refused as invalid (exitUsage: a route not configured, an
-// option the question does not have, which the CLI cannot check before
-// it sends them, are bad usage as those it can check are), or another
-// error. ctx is the command's: once it has ended (Ctrl-C, SIGTERM), the
-// command was stopped, an error whatever the last try met. A
-// certificate that does not verify is no outage to wait out.
+// bridge not reached or asking to be tried later (exitUnreachable), the
+// token refused (exitRefused), the request refused as invalid
+// (exitUsage: a route not configured, an option the question does not
+// have, which the CLI cannot check before it sends them, are bad usage
+// as those it can check are), or another error. ctx is the command's:
+// once it has ended (Ctrl-C, SIGTERM), the command was stopped, an error
+// whatever the last try met. A certificate that does not verify, and an
+// address that is wrong (addressFault), are no outage to wait out.
 func callExit(ctx context.Context, err error) int {
 	if ctx.Err() != nil {
 		return exitError
@@ -190,7 +199,9 @@ func callExit(ctx context.Context, err error) int {
 		switch e.Status {
 		case http.StatusUnauthorized, http.StatusForbidden:
 			return exitRefused
-		case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+			// A 429 refuses for a while, not for good (the bridge's
+			// own names its Retry-After), as a 503 does.
 			return exitUnreachable
 		}
 		return exitError
@@ -198,10 +209,32 @@ func callExit(ctx context.Context, err error) int {
 	if _, bad := errors.AsType[*tls.CertificateVerificationError](err); bad {
 		return exitError
 	}
+	if addressFault(err) != "" {
+		return exitError
+	}
 	if _, noAnswer := errors.AsType[*url.Error](err); noAnswer {
 		return exitUnreachable
 	}
 	return exitError
+}
+
+// addressFault says what is wrong with the address a call went to, when
+// err shows a fault that trying again never mends, or is "": a host
+// that DNS answers does not exist (a lookup that timed out or failed is
+// an outage, and is retried), or a server that does not speak the
+// scheme the address names. Each is a setting to fix, which a script
+// that retries exitUnreachable would retry for ever.
+func addressFault(err error) string {
+	if dns, ok := errors.AsType[*net.DNSError](err); ok && dns.IsNotFound {
+		return fmt.Sprintf("DNS knows no host %q", dns.Name)
+	}
+	if errors.Is(err, http.ErrSchemeMismatch) {
+		return "it says https://, and the server there speaks plain HTTP"
+	}
+	if _, ok := errors.AsType[tls.RecordHeaderError](err); ok {
+		return "it says https://, and the server there does not speak TLS"
+	}
+	return ""
 }
 
 // checkedStdout is a command's stdout that remembers its first failed

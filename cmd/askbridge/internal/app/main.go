@@ -109,8 +109,11 @@ Exit codes:
   8  ask, wait: a batch partly approved (make only the calls approved)
   9  ask, wait: approved with arguments an approver changed (make the
      call as the resume gives it)
-  10 the bridge was not reached, or what is in front of it answered
-     502, 503 or 504: the same command may work later
+  10 the bridge was not reached, or said to try later: nothing answered,
+     what is in front of it answered 502, 503 or 504, or it (or a proxy)
+     answered 429, too many requests: the same command may work later
+     (an ASKBRIDGE_URL whose host DNS does not know, or whose http or
+     https is not the server's, exits 1: retrying will not mend it)
   11 the bridge refused the token (401) or what its role may do (403)
   78 serve: a setting or the configuration file refused (no restart
      mends it; a panic exits 2, which one may)

@@ -165,7 +165,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	// bearer tokens every door that takes the API's tokens counts.
 	budget, _ := m.store.(core.Budget)
 	opts := httpapi.Options{Tokens: tokens, Log: m.Log, Extras: s.File.Directives, Guesses: budget, TrustedProxies: s.Console.proxies,
-		Unavailable: m.unavailable(), HostDeclines: hostDeclines(svc)}
+		Unavailable: m.unavailable(), HostDeclines: hostDeclines(svc), MaxWaitsPerQuestion: s.API.maxWaits}
 	api, err := httpapi.New(svc, opts)
 	if err != nil {
 		return err

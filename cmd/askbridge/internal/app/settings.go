@@ -61,6 +61,7 @@ type Settings struct {
 	Telegram TelegramSettings
 	Client   ClientSettings
 	Console  ConsoleSettings
+	API      APISettings // the HTTP API's limits (api_settings.go)
 
 	File File `env:"-"`
 	// fileDigest is the SHA-256 (hex) of the file as LoadSettings read
@@ -243,7 +244,7 @@ func (s *Settings) check() error {
 			return err
 		}
 	}
-	for _, c := range []func() error{s.Slack.check, s.Discord.check, s.Telegram.check, s.Teams.check, s.Console.check, s.Email.check, s.Ntfy.check} {
+	for _, c := range []func() error{s.Slack.check, s.Discord.check, s.Telegram.check, s.Teams.check, s.Console.check, s.API.check, s.Email.check, s.Ntfy.check} {
 		if err := c(); err != nil {
 			return err
 		}

@@ -24,12 +24,20 @@ func check(keys []Key, st *streamState, e core.Event, opt Options, rep *Report) 
 	if fromHead {
 		st.fromHead()
 	}
+	// A stream the walk holds from its beginning (its first event, or
+	// the run purged from it, links to nothing) begins there.
+	if !st.started && c.Prev == "" {
+		st.begins = c.N
+	}
 	// Where the event does not link to the one before it, the stretches
 	// purges dropped between them may bridge the gap: follow them. An
 	// event a run covers that is still there (an export taken before the
 	// purge) needs no bridge and is checked as it is.
 	if c.Prev != st.prev {
 		if path, ok := st.bridges(c.N, c.Prev); ok {
+			if !st.started && path[0].Prev == "" {
+				st.begins = path[0].From
+			}
 			for _, r := range path {
 				st.enter(r.From, r.Prev)
 				st.see(r.To, r.Last)
@@ -78,6 +86,13 @@ func check(keys []Key, st *streamState, e core.Event, opt Options, rep *Report) 
 	if w.Hash != "" {
 		if w.N >= c.N {
 			return broke("it witnesses position %d, not before its own: the stream was set back below an end its writer had seen (events cut off its end, or lost in a failover of Redis without durability)", w.N)
+		}
+		// Nothing precedes a stream's first event, so a witness before
+		// it names events deleted from its beginning, the rest renumbered
+		// past them with their links recomputed (neither is under the
+		// key) so that the first left links to nothing.
+		if st.begins > 0 && w.N < st.begins {
+			return broke("it witnesses position %d, before the stream's first event at %d: events were deleted from its beginning and the rest renumbered (or lost in a failover of Redis without durability, the stream begun again)", w.N, st.begins)
 		}
 		h, seen := st.heads[w.N]
 		switch {

@@ -172,3 +172,47 @@ func TestEndNotRecordedEvents(t *testing.T) {
 	again := logUnder(t, key, appendUnder(t, key, none, audit.EndNotRecorded("", t0.Add(2*time.Hour))), 1)
 	wantBreak(t, verify(t, again, allowed), 8, "though it had kept one")
 }
+
+// TestNoRecordBeforeANoteIsTaken: once a writer has noted the chain's
+// end on opening the store (EndNotRecorded), it records every end it
+// writes, so no honest record of the end names an event before that
+// note. The note itself holds the record it found, readable by anyone
+// who reads the log: someone who can write the store but has not the
+// key cuts events off the end and puts that record back. Before, a
+// record of any earlier event still in the chain was taken, so the cut
+// verified, whether the store was checked as it was left or after
+// askbridge reopened it (its new note naming the record put back).
+func TestNoRecordBeforeANoteIsTaken(t *testing.T) {
+	both := audit.Options{OldKeys: []audit.Key{oldKey}}
+	// The key changed: the note at 5 holds the old key's record of 4.
+	base := logUnder(t, oldKey, nil, 4)
+	published := oldKey.EndRecord(0, endOf(base))
+	log := logUnder(t, key, appendUnder(t, key, base, audit.EndNotRecorded(published, t0.Add(time.Hour))), 4) // 6..9
+	// 8 and 9 cut while askbridge was stopped, the published record put
+	// back; askbridge reopens the store and notes it at 8.
+	reopened := logUnder(t, key, appendUnder(t, key, log[:7:7], audit.EndNotRecorded(published, t0.Add(2*time.Hour))), 1)
+	wantBreak(t, verify(t, reopened, both), 8, "before the note at position 5")
+
+	// An earlier version wrote 6 and 7 without recording them: the note
+	// at 8 holds the record of 5. 11 and 12 cut, that record put back,
+	// checked as it was left.
+	down := logUnder(t, key, nil, 7)
+	atFive := key.EndRecord(0, endOf(down[:5]))
+	down = logUnder(t, key, appendUnder(t, key, down, audit.EndNotRecorded(atFive, t0.Add(time.Hour))), 4) // 9..12
+	wantBreak(t, verify(t, down[:10], audit.Options{Ends: map[int]string{0: atFive}}), 10, "before the note at position 8")
+
+	// Honest: the record of the newest event, and of an event after the
+	// note that an earlier version wrote on from (13 and 14 unrecorded).
+	if rep := verify(t, down, audit.Options{Ends: map[int]string{0: key.EndRecord(0, endOf(down))}}); rep.Break != nil {
+		t.Fatalf("the whole log: %+v", rep)
+	}
+	on := logUnder(t, key, down, 2)
+	if rep := verify(t, on, audit.Options{Ends: map[int]string{0: key.EndRecord(0, endOf(down))}}); rep.Break != nil {
+		t.Fatalf("an earlier version wrote on after the note: %+v", rep)
+	}
+	// And back on this version: its note names the record of 12.
+	back := logUnder(t, key, appendUnder(t, key, on, audit.EndNotRecorded(key.EndRecord(0, endOf(down)), t0.Add(3*time.Hour))), 1)
+	if rep := verify(t, back, audit.Options{Ends: map[int]string{0: key.EndRecord(0, endOf(back))}}); rep.Break != nil {
+		t.Fatalf("back on this version after the note: %+v", rep)
+	}
+}

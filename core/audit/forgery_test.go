@@ -92,3 +92,35 @@ func TestCopiedEventIsARepeat(t *testing.T) {
 		wantBreak(t, verify(t, copied, audit.Options{MidChain: true, Heads: map[int]string{0: "6:" + log[5].Chain.Hash}}), 11, "repeats")
 	}
 }
+
+// TestRenumberedBeginningIsABreak: someone who can write the store but
+// has not the key deletes a stream's first events, then renumbers the
+// rest past every position they witness and recomputes their links
+// (positions and links are unkeyed), so that the first left links to
+// nothing, as a stream's first event does. Nothing precedes a stream's
+// first event, so an event witnessing a position before it is a break.
+// Before, a witness before the walk's first event was taken as one the
+// walk could not check, and the cut log verified as whole (Break: nil,
+// Witnessed: 0), even with every event required from the beginning.
+func TestRenumberedBeginningIsABreak(t *testing.T) {
+	for _, lag := range []int{1, 3} {
+		log := chainLog(t, 10, lag)[3:] // seqs 1..3 deleted
+		prev := ""
+		for i := range log {
+			c := *log[i].Chain
+			c.N += 20
+			c.Prev, c.Hash = prev, audit.Link(prev, c.N, c.Digest, c.Purged)
+			log[i].Chain, prev = &c, c.Hash
+		}
+		// The first event left (4) witnesses 4-lag, before it.
+		for name, opt := range map[string]audit.Options{"whole": {}, "export": {MidChain: true}} {
+			t.Run(name, func(t *testing.T) { wantBreak(t, verify(t, log, opt), 4, "before the stream's first event") })
+		}
+	}
+	// Honest: a stream whose first events were purged still begins at
+	// the purged run, and its events witness positions inside it.
+	purged := purge(t, chainLog(t, 10, 3), 1, 2, 3)
+	if rep := verify(t, purged, audit.Options{}); rep.Break != nil {
+		t.Fatalf("the beginning purged: %+v", rep)
+	}
+}

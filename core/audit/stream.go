@@ -15,11 +15,14 @@ type streamState struct {
 	want Witness
 	got  string
 	// key is the place in the walk's keys of the key the stream's newest
-	// event is under (keyed: once one is), and recorded is set once an
-	// EndNotRecorded event was seen (ends.go).
+	// event is under (keyed: once one is), recorded is set once an
+	// EndNotRecorded event was seen (ends.go), and noted is the position
+	// of the newest such note: no record of the end may name an event
+	// before it (ends.go, "Records put back").
 	key      int
 	keyed    bool
 	recorded bool
+	noted    int64
 	// keyedCheckpoint is set once a checkpoint with its runs under the
 	// key was seen: checkpoints of earlier versions, which have them only
 	// in the unkeyed link, may come before it only.
@@ -30,9 +33,13 @@ type streamState struct {
 	lastN   int64
 	lastSeq int64
 	firstN  int64
-	runs    []Run // sorted by From
-	heads   map[int64]string
-	order   []int64
+	// begins is the stream's first position, when the walk holds it from
+	// its beginning (its first event, or a run purged from it, links to
+	// nothing): no event witnesses a position before it.
+	begins int64
+	runs   []Run // sorted by From
+	heads  map[int64]string
+	order  []int64
 
 	// starts are the positions at which a run starts, and entered the
 	// steps into them the walk took (an event or a run there, linked to

@@ -44,9 +44,37 @@ func (s *Settings) auditKey(create bool) (auditlog.Key, error) {
 	return k, err
 }
 
+// maxKeyFile and maxReport bound what verify reads of a key file and of
+// an earlier report: far above what either holds (a key is a line; a
+// report names a head for each of at most core.MaxShards streams), so
+// that a file given by mistake (an export, /dev/zero) is refused by name
+// rather than read into memory whole, or for ever.
+const (
+	maxKeyFile = 64 << 10
+	maxReport  = 1 << 20
+)
+
+// readBounded is the content of the file at path, refused when it holds
+// more than limit bytes; holds names what it should hold, for the error.
+func readBounded(path string, limit int64, holds string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s holds more than %d KiB: it should hold %s", path, limit>>10, holds)
+	}
+	return b, nil
+}
+
 // readAuditKey reads a key kept in a file, as serve keeps audit.key.
 func readAuditKey(path string) (auditlog.Key, error) {
-	b, err := os.ReadFile(path)
+	b, err := readBounded(path, maxKeyFile, "an audit key")
 	if err != nil {
 		return nil, err
 	}
@@ -115,6 +143,10 @@ func cmdAudit(ctx context.Context, args []string, getenv func(string) string, _ 
 		opt  auditlog.Options
 	)
 	if files := fs.Args(); len(files) > 0 {
+		if err := regularFiles(files); err != nil {
+			fmt.Fprintln(stderr, "askbridge audit verify:", err)
+			return exitUsage
+		}
 		walk, opt = fileWalk(files), auditlog.Options{MidChain: !*whole}
 	} else {
 		st, err := openAuditStore(ctx, settings, key)
@@ -154,7 +186,7 @@ func cmdAudit(ctx context.Context, args []string, getenv func(string) string, _ 
 func printReport(w io.Writer, rep auditlog.Report, allowUnchained bool, oldKeyFiles []string) {
 	if rep.Break != nil {
 		fmt.Fprintf(w, "BROKEN at seq %d (stream %d): %s\n", rep.Break.Seq, rep.Break.Stream, rep.Break.Reason)
-		fmt.Fprintf(w, "%d events read up to it\n", rep.Events)
+		fmt.Fprintf(w, "%s read up to it\n", count(rep.Events, "event"))
 		switch {
 		case rep.Break.Unchained && !allowUnchained && rep.Events == 1:
 			fmt.Fprintln(w, "if this log began before askbridge chained its events (a store an earlier version made), check it with --allow-unchained: its unchained first events are then reported as not covered")
@@ -190,7 +222,7 @@ func printReport(w io.Writer, rep auditlog.Report, allowUnchained bool, oldKeyFi
 
 // earlierHeads reads the heads of an earlier check's --json report.
 func earlierHeads(path string) (map[int]string, error) {
-	b, err := os.ReadFile(path)
+	b, err := readBounded(path, maxReport, "a report of audit verify --json")
 	if err != nil {
 		return nil, err
 	}
@@ -202,6 +234,21 @@ func earlierHeads(path string) (map[int]string, error) {
 		return nil, fmt.Errorf("%s names no heads", path)
 	}
 	return rep.Heads, nil
+}
+
+// regularFiles refuses a file given that is not a regular one (a pipe,
+// /dev/stdin, a process substitution): Verify walks the log twice, and
+// the second read of a pipe finds nothing, so every export piped in
+// would hold, with no events checked. A file that cannot be opened is
+// left to the walk, which names it.
+func regularFiles(paths []string) error {
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err == nil && !fi.Mode().IsRegular() {
+			return fmt.Errorf("%s is not a regular file: verify reads each file twice (for the purges' runs, then every link), and a pipe can be read once; save the export to a file first", p)
+		}
+	}
+	return nil
 }
 
 // fileWalk reads the files as one log, in order, each time it is walked.

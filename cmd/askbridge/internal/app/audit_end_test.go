@@ -131,3 +131,66 @@ func TestAuditVerifyAcrossAKeyChange(t *testing.T) {
 		t.Fatalf("an event under the earlier key after the later: %s", out)
 	}
 }
+
+// putEmbeddedEndRecord sets the embedded store's record of where its
+// chain ends to the one the note at seq holds (payload end_record),
+// with the file and without the key: anyone who reads the log can.
+func putEmbeddedEndRecord(t *testing.T, dir string, seq uint64) {
+	t.Helper()
+	db, err := bbolt.Open(filepath.Join(dir, "askbridge.db"), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bbolt.Tx) error {
+		var note struct {
+			Payload struct {
+				Record string `json:"end_record"`
+			} `json:"payload"`
+		}
+		if err := json.Unmarshal(tx.Bucket([]byte("events")).Get(binary.BigEndian.AppendUint64(nil, seq)), &note); err != nil {
+			return err
+		}
+		if note.Payload.Record == "" {
+			t.Fatalf("event %d holds no record", seq)
+		}
+		return tx.Bucket([]byte("meta")).Put([]byte("chain-end"), []byte(note.Payload.Record))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestAuditVerifyFindsAnEndCutAfterAKeyChange: after a change of audit
+// key, the note serve writes holds the old key's record of the end then.
+// Someone who can write the file but has not the key cuts events off
+// the end and puts that record back; serve, started again, notes the
+// record it found. `audit verify` finds the cut: the record names an
+// event before the note, after which every end is recorded. Before, a
+// record of any event still in the chain was taken, and the cut log
+// verified (exit 0).
+func TestAuditVerifyFindsAnEndCutAfterAKeyChange(t *testing.T) {
+	const oldSecret, newSecret = "the audit key before", "the audit key after"
+	dir := t.TempDir()
+	env := func(k string) string {
+		return map[string]string{"ASKBRIDGE_DATA_DIR": dir, "ASKBRIDGE_AUDIT_KEY": newSecret}[k]
+	}
+	oldKey := filepath.Join(t.TempDir(), "audit.key.old")
+	if err := os.WriteFile(oldKey, []byte(oldSecret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	embeddedLog(t, dir, audit.Key(oldSecret), 3)
+	embeddedLog(t, dir, audit.Key(newSecret), 4) // the note at 4, then 5..8
+	if out := auditVerify(t, env, 0, "--old-key", oldKey); !strings.Contains(out, "holds: 8 events") {
+		t.Fatalf("the whole log: %s", out)
+	}
+	cutEmbeddedEnd(t, dir, 6)
+	putEmbeddedEndRecord(t, dir, 4)
+	embeddedLog(t, dir, audit.Key(newSecret), 1) // serve started again: a note at 7, then 8
+	out := auditVerify(t, env, app.ExitError, "--old-key", oldKey)
+	if !strings.Contains(out, "BROKEN at seq 7 ") || !strings.Contains(out, "before the note at position 4") {
+		t.Fatalf("the log cut, the note's record put back: %s", out)
+	}
+}

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"time"
 )
@@ -108,7 +109,8 @@ func (s *Service) answerBuild(in AnswerInput) func(q *Question, now time.Time) (
 	return func(q *Question, now time.Time) (Transition, error) {
 		if grantsStanding(in) {
 			if route, ok := s.RouteOf(q); !ok || !route.Allows(in.Decider) {
-				return Transition{}, Errorf(CodeForbidden, "answer", "only route %s's own deciders grant its standing approvals: approve without one", q.Route)
+				return Transition{}, &Error{Code: CodeForbidden, Op: "answer", Err: ErrNotThisWay,
+					Message: fmt.Sprintf("only route %s's own deciders grant its standing approvals: approve without one", q.Route)}
 			}
 		}
 		return s.answerTransition(q, in, now)

@@ -46,6 +46,12 @@ func Errorf(code Code, op, format string, args ...any) error {
 	return &Error{Code: code, Op: op, Message: fmt.Sprintf(format, args...)}
 }
 
+// ErrNotThisWay marks the refusal of an act to someone who may answer
+// the question, only not this way (a standing approval asked of someone
+// an escalation let in): a door's note says why, where a refusal of the
+// person says they may not answer at all (card.RefusalNote).
+var ErrNotThisWay = errors.New("may answer, but not this way")
+
 // errDecidedFirst marks the conflict of an answer to a part (a form
 // item, a batch's call, a person's vote) that was decided before it came:
 // a race lost, not a rule broken, which observe.go counts so.

@@ -345,8 +345,10 @@ func Recipient(room string) string {
 	return room
 }
 
-// cardMessage renders card for recipient to, with its links.
+// cardMessage renders card for recipient to, with its links, but none
+// for an act to may not take though they may answer (offered).
 func (a *Adapter) cardMessage(q *core.Question, c card.Card, to string) (Message, error) {
+	c = a.offered(q, c, to)
 	links, err := a.signer.Links(q, c, core.SurfaceEmail, to, a.opts.PublicURL+ActPath)
 	if err != nil {
 		return Message{}, err
@@ -365,4 +367,18 @@ func (a *Adapter) messageID(qid, key string) string {
 	sum := sha256.Sum256([]byte(key))
 	domain := a.from.Address[strings.LastIndexByte(a.from.Address, '@')+1:]
 	return qid + "." + hex.EncodeToString(sum[:8]) + "@" + domain
+}
+
+// offered is c without the actions to may answer by but not take
+// (core.Service.ActRefusal: a standing approval offered to one only an
+// escalation let in), whose links the page could only refuse. One whom
+// no route lets in keeps every link: the page tells them so at once, and
+// the door records their attempt (adaptertest's unauthorised scenario).
+// An adapter with no service (a renderer's test) has none to ask.
+func (a *Adapter) offered(q *core.Question, c card.Card, to string) card.Card {
+	d := core.Decider{Surface: core.SurfaceEmail, ID: to}
+	if a.svc == nil || !a.svc.MayAnswer(q, d) {
+		return c
+	}
+	return c.Only(func(x card.Action) bool { return a.svc.ActRefusal(q, x.Ref, d) == nil })
 }

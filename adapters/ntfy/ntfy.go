@@ -222,8 +222,10 @@ func (a *Adapter) Digest(ctx context.Context, d core.Digest, room string) error 
 }
 
 // publication is card as a notification for topic, its buttons signed
-// for that topic.
+// for that topic, but none for an act topic may not take though it may
+// answer (offered).
 func (a *Adapter) publication(q *core.Question, c card.Card, topic string) (Publication, error) {
+	c = a.offered(q, c, topic)
 	base := a.opts.PublicURL + ActPath
 	links, err := a.signer.Links(q, c, core.SurfaceNtfy, topic, base)
 	if err != nil {
@@ -445,4 +447,18 @@ func (a *Adapter) Budgets(d core.Delivery) []core.Allowance {
 		return nil
 	}
 	return []core.Allowance{{Key: "ntfy:all", Limit: allBudget}, {Key: "ntfy:room:" + d.Room, Limit: topicBudget}}
+}
+
+// offered is c without the actions topic may answer by but not take
+// (core.Service.ActRefusal: a standing approval offered to one only an
+// escalation let in), whose links the page could only refuse. One whom
+// no route lets in keeps every link: the page tells them so at once, and
+// the door records their attempt (adaptertest's unauthorised scenario).
+// An adapter with no service (a renderer's test) has none to ask.
+func (a *Adapter) offered(q *core.Question, c card.Card, topic string) card.Card {
+	d := core.Decider{Surface: core.SurfaceNtfy, ID: topic}
+	if a.svc == nil || !a.svc.MayAnswer(q, d) {
+		return c
+	}
+	return c.Only(func(x card.Action) bool { return a.svc.ActRefusal(q, x.Ref, d) == nil })
 }

@@ -2,6 +2,7 @@ package card
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -304,4 +305,19 @@ func (c Card) TakesText() bool {
 		}
 	}
 	return false
+}
+
+// Only is c with only the actions keep lets through, on its sections
+// and its own; c itself is left as it is. A door that sends each
+// recipient a copy of their own (an email, an ntfy topic) keeps what
+// the recipient may do (core.Service.ActRefusal), so that no link in it
+// is one its page could only refuse.
+func (c Card) Only(keep func(Action) bool) Card {
+	drop := func(a Action) bool { return !keep(a) }
+	c.Actions = slices.DeleteFunc(slices.Clone(c.Actions), drop)
+	c.Sections = slices.Clone(c.Sections)
+	for i := range c.Sections {
+		c.Sections[i].Actions = slices.DeleteFunc(slices.Clone(c.Sections[i].Actions), drop)
+	}
+	return c
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/askbridge/askbridge/core"
 )
@@ -52,6 +54,11 @@ func RefusalNote(err error) string {
 		// The card's own outcome line: a timeout or an expiry after some
 		// parts or votes says so, like everything else that closed it.
 		return "Already closed. " + OutcomeLine(closed.Question) + ". Your answer was not recorded."
+	case core.ErrorCode(err) == core.CodeForbidden && actRefused(err):
+		// One who may answer, refused this way of answering: "not one
+		// of the people" would be false, and would hide the way open to
+		// them that core's reason names.
+		return sentence(core.ErrorMessage(err)) + " Nothing was recorded."
 	case core.ErrorCode(err) == core.CodeForbidden:
 		return "You are not one of the people who may answer this question. Nothing was recorded."
 	case core.ErrorCode(err) == core.CodeNotFound:
@@ -70,6 +77,24 @@ func RefusalNote(err error) string {
 		return "askbridge could not record that just now; please try again."
 	}
 	return core.ErrorMessage(err)
+}
+
+// actRefused reports whether err, a CodeForbidden refusal, refuses the
+// act rather than the person: they may answer, but not this way.
+func actRefused(err error) bool { return errors.Is(err, core.ErrNotThisWay) }
+
+// sentence is msg, core's caller-safe text, as a sentence of a note:
+// begun with a capital, ended with a full stop unless it ends one.
+func sentence(msg string) string {
+	if msg == "" {
+		return ""
+	}
+	r, n := utf8.DecodeRuneInString(msg)
+	msg = string(unicode.ToUpper(r)) + msg[n:]
+	if !strings.HasSuffix(msg, ".") && !strings.HasSuffix(msg, "!") && !strings.HasSuffix(msg, "?") {
+		msg += "."
+	}
+	return msg
 }
 
 // PartDoneNote is the note for a click on a form item's or a batch

@@ -64,8 +64,13 @@ type tallyRefresh struct {
 	// running keeps this replica to one pass at a time.
 	running sync.Mutex
 	// told is the debt of the cards' record (cardsRecord.debt) this
-	// replica, lagging, last joined (reconcileCards); guarded by running.
-	told string
+	// replica, lagging, last joined (reconcileCards); behind is the
+	// configuration it lags behind, since when (on its own clock):
+	// lagging for lagHold with no replica saying it runs that one, it
+	// takes the record over. Guarded by running.
+	told     string
+	behind   string
+	lagSince time.Time
 
 	mu sync.Mutex
 	// known are the configurations this replica ran before the one in
@@ -147,14 +152,19 @@ func (s *Service) refreshTallies(ctx context.Context) (refreshed int, cut bool, 
 
 // sweepPage runs one page of the sweep rec owes, unless a replica runs
 // another configuration (its edits would show its tally: the sweep waits
-// until none has for lagHold) or another replica runs a page now. The
-// page goes on from where the last one, on whichever replica, left off
-// (cardsProgress), under the sweep's lease.
+// until none has for lagHold; meanwhile this replica, which runs rec's,
+// says so, so that the laggard goes on lagging rather than taking the
+// record over) or another replica runs a page now. The page goes on from
+// where the last one, on whichever replica, left off (cardsProgress),
+// under the sweep's lease.
 func (s *Service) sweepPage(ctx context.Context, rec cardsRecord) (refreshed int, cut bool, err error) {
 	const op = "refresh tallies"
 	lag, err := s.store.Value(ctx, cardsLagKey)
-	if err != nil || lag != "" {
+	if err != nil {
 		return 0, false, Internal(op, err)
+	}
+	if lag != "" {
+		return 0, false, Internal(op, s.store.SetValueFor(ctx, cardsLiveKey, rec.Digest, lagHold))
 	}
 	owner := s.tallies.replica
 	held, err := s.lease(ctx, cardsSweepKey, owner, sweepLease)

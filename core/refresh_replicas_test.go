@@ -266,6 +266,13 @@ func (s *cardsWrites) SetValue(ctx context.Context, key, val string) error {
 	return s.Store.SetValue(ctx, key, val)
 }
 
+func (s *cardsWrites) SetValueIf(ctx context.Context, key, old, val string) (bool, error) {
+	if key == "core:cards" {
+		s.n.Add(1)
+	}
+	return s.Store.SetValueIf(ctx, key, old, val)
+}
+
 // TestLaggardsJoinTheSweepOnce: two replicas still on the old file each
 // say so to the cards' record once, not at every tick: neither takes the
 // other's word for news of its own.

@@ -35,25 +35,38 @@ import (
 //     page before left off (cardsProgressKey), and clears the debt once
 //     done, unless the debt changed meanwhile (a later change, a
 //     laggard): then it runs again from the first page.
+//   - While it waits, the replicas that run the recorded configuration
+//     say so (cardsLiveKey, lagHold at a time). A laggard that has
+//     lagged for lagHold and finds nobody saying so is the one left:
+//     the replicas it lagged behind have stopped (a replica started on
+//     an older file, say, then stopped), and it brings its own as if it
+//     came in force later. Without that it would lag, and hold the
+//     sweep off, until it next reloads.
+//
+// The record is read and then written with SetValueIf, over the very
+// value read: a write that loses to another replica's (two starting
+// together, a laggard joining as the sweep ends, an older file's replica
+// that read the record before a newer one wrote it) writes nothing, and
+// the next tick reconciles with what the other wrote. So no replica's
+// word is lost, and none writes over a record it has not read.
 //
 // Which configuration came in force later is read from the replicas'
 // clocks (bound.since): clocks skewed by more than the time between two
 // replicas putting different files in force can order them wrongly, and
-// the one taken to lag then holds the sweep off until it reloads.
+// the one taken to lag then holds the sweep off until it reloads, or
+// until the replicas it lags behind stop.
 //
 // The digest covers what a tally is read from (tallyDigest): the routes
 // as questions keep them, the people's accounts and the groups. A first
 // start, or one on a store from before this record, records its
 // configuration and owes nothing: what the cards were drawn under is
-// unknown. The record is rewritten without a transaction, so a replica
-// writing it as another clears the debt may lose that debt; the cards
-// it concerned then show the tally at their next edit, as every card
-// did before the sweep existed.
+// unknown.
 const (
 	cardsKey         = "core:cards"
 	cardsLagKey      = "core:cards:lagging"
 	cardsSweepKey    = "core:cards:sweep"
 	cardsProgressKey = "core:cards:sweep:progress"
+	cardsLiveKey     = "core:cards:live"
 	// lagHold is how long a replica's word that it runs another
 	// configuration holds the sweep off: many of its ticks (a second
 	// each by default), so it lapses only once the replica has reloaded
@@ -142,78 +155,115 @@ func (b *bound) after(r cardsRecord) bool {
 // reconcileCards reconciles the configuration b in force here with the
 // cards' record and returns the record, and whether this replica may
 // sweep it (it runs the configuration the record names, and a sweep is
-// owed).
+// owed). A write of the record that another replica's write beat is
+// dropped: the next tick reconciles with the record as that one left it.
 func (s *Service) reconcileCards(ctx context.Context, b *bound) (cardsRecord, bool, error) {
 	const op = "refresh tallies"
-	rec, err := s.cards(ctx)
+	rec, raw, err := s.cards(ctx)
 	if err != nil {
 		return rec, false, Internal(op, err)
 	}
-	switch {
-	case rec.Digest == b.digest:
-	case rec.Digest == "" || b.after(rec):
-		prev := rec
-		rec = cardsRecord{Digest: b.digest, At: b.since}
-		if prev.Digest == "" {
-			// Nothing recorded: the cards may show what this replica ran
-			// before, if anything.
-			rec.owe(s.tallies.knownDigests(), false)
-		} else {
-			rec.owe([]string{prev.Digest}, false)
-			if prev.Owed {
-				rec.owe(prev.From, prev.All)
-			}
+	if rec.Digest == b.digest {
+		s.tallies.behind = ""
+		return rec, rec.Owed, nil
+	}
+	if rec.Digest != "" && !b.after(rec) {
+		orphaned, err := s.orphaned(ctx, rec)
+		if err != nil || !orphaned {
+			return rec, false, Internal(op, errors.Join(err, s.lags(ctx, b, rec, raw)))
 		}
-		if err := s.putCards(ctx, rec); err != nil {
-			return rec, false, Internal(op, err)
+	}
+	s.tallies.behind = ""
+	prev := rec
+	rec = cardsRecord{Digest: b.digest, At: b.since}
+	if prev.Digest == "" {
+		// Nothing recorded: the cards may show what this replica ran
+		// before, if anything.
+		rec.owe(s.tallies.knownDigests(), false)
+	} else {
+		rec.owe([]string{prev.Digest}, false)
+		if prev.Owed {
+			rec.owe(prev.From, prev.All)
 		}
-	default:
-		// Lagging: what this replica renders shows its own tally. It
-		// joins each debt once (told), not at every tick, nor again when
-		// another laggard joined after it.
-		err := s.store.SetValueFor(ctx, cardsLagKey, s.tallies.replica, lagHold)
-		if err == nil && s.tallies.told != rec.debt() {
-			rec.lagged(b.digest)
-			if err = s.putCards(ctx, rec); err == nil {
-				s.tallies.told = rec.debt()
-			}
-		}
+	}
+	set, err := s.putCards(ctx, raw, rec)
+	if err != nil || !set {
 		return rec, false, Internal(op, err)
 	}
 	return rec, rec.Owed, nil
 }
 
+// orphaned reports whether this replica, which lags behind rec, is left
+// with nobody running rec's configuration: it has lagged behind it for
+// lagHold (on its own clock), long enough for the replicas that run it
+// to have said so (sweepPage), and none has within lagHold.
+func (s *Service) orphaned(ctx context.Context, rec cardsRecord) (bool, error) {
+	now := s.now()
+	if s.tallies.behind != rec.Digest {
+		s.tallies.behind, s.tallies.lagSince = rec.Digest, now
+		return false, nil
+	}
+	if now.Sub(s.tallies.lagSince) < lagHold {
+		return false, nil
+	}
+	live, err := s.store.Value(ctx, cardsLiveKey)
+	return err == nil && live != rec.Digest, err
+}
+
+// lags is this replica's part while it lags behind rec (read as raw):
+// what it renders shows its own tally, so it holds the sweep off, and it
+// joins each debt once (told), not at every tick, nor again when another
+// laggard joined after it.
+func (s *Service) lags(ctx context.Context, b *bound, rec cardsRecord, raw string) error {
+	if err := s.store.SetValueFor(ctx, cardsLagKey, s.tallies.replica, lagHold); err != nil {
+		return err
+	}
+	if s.tallies.told == rec.debt() {
+		return nil
+	}
+	rec.lagged(b.digest)
+	set, err := s.putCards(ctx, raw, rec)
+	if set {
+		s.tallies.told = rec.debt()
+	}
+	return err
+}
+
 // endSweep clears the debt rec recorded, unless it has changed since
-// (a later change, a laggard), and forgets the sweep's progress.
+// (a later change, a laggard, even between the read and the write here),
+// and forgets the sweep's progress.
 func (s *Service) endSweep(ctx context.Context, rec cardsRecord) error {
 	const op = "refresh tallies"
-	cur, err := s.cards(ctx)
+	cur, raw, err := s.cards(ctx)
 	if err == nil && cur.Owed && cur.work() == rec.work() {
 		cur.Owed, cur.From, cur.All, cur.Lags = false, nil, false, 0
-		err = s.putCards(ctx, cur)
+		_, err = s.putCards(ctx, raw, cur) // lost: the debt changed, and is swept again
 	}
 	return Internal(op, errors.Join(err, s.store.DeleteValue(ctx, cardsProgressKey)))
 }
 
-// cards reads the cards' record; the zero record when there is none.
-func (s *Service) cards(ctx context.Context) (cardsRecord, error) {
+// cards reads the cards' record, and the value it was read from (for
+// putCards); the zero record when there is none.
+func (s *Service) cards(ctx context.Context) (cardsRecord, string, error) {
 	var rec cardsRecord
 	raw, err := s.store.Value(ctx, cardsKey)
 	if err != nil || raw == "" {
-		return rec, err
+		return rec, raw, err
 	}
 	if err := json.Unmarshal([]byte(raw), &rec); err != nil {
-		return cardsRecord{}, nil // unreadable: written anew, as if none
+		return cardsRecord{}, raw, nil // unreadable: written anew, as if none
 	}
-	return rec, nil
+	return rec, raw, nil
 }
 
-func (s *Service) putCards(ctx context.Context, rec cardsRecord) error {
+// putCards writes rec over the record read as old, and reports whether
+// it did: false if another replica has written it since.
+func (s *Service) putCards(ctx context.Context, old string, rec cardsRecord) (bool, error) {
 	raw, err := json.Marshal(rec)
 	if err != nil {
-		return err
+		return false, err
 	}
-	return s.store.SetValue(ctx, cardsKey, string(raw))
+	return s.store.SetValueIf(ctx, cardsKey, old, string(raw))
 }
 
 // cardsProgress is how far the sweep of one debt (Work) has gone.

@@ -390,6 +390,16 @@ type Values interface {
 	// how an idle session lapses while a busy one lives on. Expiry runs
 	// on the store's clock, and Purge drops expired keys.
 	SetValueFor(ctx context.Context, key, val string, ttl time.Duration) error
+	// SetValueIf stores val under key, without expiry, if key holds old
+	// ("" for nothing, or a value that expired), as one atomic step, and
+	// reports whether key holds val now: a record several replicas read
+	// and rewrite (the cards' record, refreshshared.go) then loses no
+	// replica's write to another's, as a read and a SetValue would. Of
+	// writers racing from one old value, one sets it; a key that holds
+	// val already reports true and changes nothing, so a call sent again
+	// after its reply was lost is still told it set it. An empty val is
+	// invalid (it would read as nothing).
+	SetValueIf(ctx context.Context, key, old, val string) (bool, error)
 	// DeleteValue drops key, with or without expiry; a missing key is no
 	// error.
 	DeleteValue(ctx context.Context, key string) error

@@ -24,20 +24,25 @@ type leaseRecord struct {
 func (s *Store) Value(_ context.Context, key string) (string, error) {
 	var v string
 	err := s.view("value", func(tx *bbolt.Tx) error {
-		if b := tx.Bucket(bucketValues); b != nil {
-			if raw := b.Get([]byte(key)); raw != nil {
-				v = string(raw)
-				return nil
-			}
-		}
-		if b := tx.Bucket(bucketValuesTTL); b != nil {
-			if until, val, ok := splitExpiring(b.Get([]byte(key))); ok && s.now().Before(until) {
-				v = string(val)
-			}
-		}
+		v = s.readValue(tx, key)
 		return nil
 	})
 	return v, err
+}
+
+// readValue is what key holds in tx: "" if nothing, or if it expired.
+func (s *Store) readValue(tx *bbolt.Tx, key string) string {
+	if b := tx.Bucket(bucketValues); b != nil {
+		if raw := b.Get([]byte(key)); raw != nil {
+			return string(raw)
+		}
+	}
+	if b := tx.Bucket(bucketValuesTTL); b != nil {
+		if until, val, ok := splitExpiring(b.Get([]byte(key))); ok && s.now().Before(until) {
+			return string(val)
+		}
+	}
+	return ""
 }
 
 // SetValue stores val under key, dropping any expiry it had.
@@ -69,6 +74,38 @@ func (s *Store) SetValueFor(ctx context.Context, key, val string, ttl time.Durat
 		}
 		return b.Put([]byte(key), joinExpiring(s.now().Add(ttl), val))
 	})
+}
+
+// SetValueIf stores val under key if key holds old, in one transaction:
+// the comparison reads what Value would (an expired value as none), and
+// the write is SetValue's. A key that holds neither writes nothing and
+// commits nothing.
+func (s *Store) SetValueIf(ctx context.Context, key, old, val string) (bool, error) {
+	if val == "" {
+		return false, core.Errorf(core.CodeInvalid, "set value if", "an empty value would read as none")
+	}
+	set := false
+	err := s.update(ctx, "set value if", func(tx *bbolt.Tx) error {
+		set = false // the closure may run again (commit.go)
+		switch s.readValue(tx, key) {
+		case val:
+			set = true
+			return errNoChange // holds it already
+		case old:
+		default:
+			return errNoChange
+		}
+		if err := deleteValue(tx, key); err != nil {
+			return err
+		}
+		b, err := tx.CreateBucketIfNotExists(bucketValues)
+		if err != nil {
+			return err
+		}
+		set = true
+		return b.Put([]byte(key), []byte(val))
+	})
+	return set && err == nil, err
 }
 
 // DeleteValue drops key from both value buckets.

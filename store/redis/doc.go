@@ -140,7 +140,9 @@
 //
 // Leases and values: values.go [Store.Value], [Store.SetValue],
 // [Store.SetValueFor] and [Store.DeleteValue] as plain keys with Redis's
-// own expiry; [Store.Lease] and [Store.Once] (lease.lua: Once takes its
+// own expiry; [Store.SetValueIf] (set_value_if.lua: compare and set,
+// told it set the key when a run sent again finds its own write);
+// [Store.Lease] and [Store.Once] (lease.lua: Once takes its
 // key under an owner new to the call, so a call go-redis sends again
 // still finds itself first) and [Store.Release] (release.lua);
 // [Store.ClaimOnce] (once_claim.lua: an inbound event's key held as "~"

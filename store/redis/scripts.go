@@ -43,6 +43,7 @@ var (
 	migrateScript       = loadScript("migrate")
 	migrateShardScript  = loadScript("migrate_shard")
 	eventMarkScript     = loadScript("event_mark")
+	setValueIfScript    = loadScript("set_value_if")
 )
 
 // Return codes, as common.lua defines them.

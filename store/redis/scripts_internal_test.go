@@ -46,7 +46,8 @@ func TestScriptsGetTheHelpersTheyUse(t *testing.T) {
 	ident := regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
 	for _, sc := range []script{createScript, resolveScript, renotifyScript, recordMessageScript, endRunScript,
 		appendScript, purgeScript, claimScript, leaseScript, releaseScript, beatScript, retryScript, ackScript, extendScript,
-		leaveScript, cancelScript, laterScript, readScript, closedCatchUpScript, migrateScript, migrateShardScript} {
+		leaveScript, cancelScript, laterScript, readScript, closedCatchUpScript, migrateScript, migrateShardScript,
+		setValueIfScript} {
 		src := sc.eval[1].(string)
 		defined := map[string]bool{}
 		for _, d := range splitDefs(src) {

@@ -36,6 +36,20 @@ func (s *Store) SetValueFor(ctx context.Context, key, val string, ttl time.Durat
 	return s.client.Set(ctx, s.k.value(key), val, ttl).Err()
 }
 
+// SetValueIf stores val under key if key holds old (set_value_if.lua):
+// one key, so one slot on a cluster. Redis's own expiry means an expired
+// value reads as none there too.
+func (s *Store) SetValueIf(ctx context.Context, key, old, val string) (bool, error) {
+	if val == "" {
+		return false, core.Errorf(core.CodeInvalid, "set value if", "an empty value would read as none")
+	}
+	r, err := s.run(ctx, setValueIfScript, []string{s.k.value(key)}, 0, "", "", old, val)
+	if err != nil {
+		return false, core.Internal("set value if", err)
+	}
+	return r.n == 1, nil
+}
+
 // DeleteValue drops key.
 func (s *Store) DeleteValue(ctx context.Context, key string) error {
 	return s.client.Del(ctx, s.k.value(key)).Err()

@@ -88,6 +88,11 @@
 // outbox records due only later, indexed by key in held/<surface> so
 // [Store.Cancel] finds one without a scan, and the due times fixed before
 // the transaction, so a transaction run again delays them the same.
+// claimindex.go the claim index: each delivery no consumer leases has
+// one entry, in ready/<surface> or under its due time in
+// waiting/<surface>, kept in the transaction of every outbox write, so
+// a claim reads the first entries and what it takes, never the
+// deliveries that wait (upgrade builds it once for a file of version 1).
 // stats.go [Store.OutboxStat], an outbox's depth and oldest entry.
 // budget.go [Store.Spend] and [Store.Until]: the send budgets kept in
 // memory (internal/membudget), since one process is everyone who spends.
@@ -107,7 +112,8 @@
 // [Log.Ends] gives verify the record of the chain's end.
 //
 // Leases and values: values.go [Store.Value], [Store.SetValue],
-// [Store.SetValueFor], [Store.DeleteValue], [Store.Lease],
+// [Store.SetValueFor], [Store.SetValueIf] (compare and set, in one
+// transaction), [Store.DeleteValue], [Store.Lease],
 // [Store.Release] and [Store.Once] (core.Values), on the store's clock,
 // an expired value read as none before Purge drops it. standing.go the
 // standing approvals, one bucket, pruned of spent ones at each grant
@@ -121,7 +127,10 @@
 // runs ended before the cutoff, a batch per transaction, so a purge
 // holds the one writer only briefly at a time.
 //
-// Migration: there is none to run. Every record carries the schema
+// Migration: one step. Open builds the claim index of a file of schema
+// version 1 in one transaction and marks it version 2 (claimindex.go,
+// upgrade); an earlier askbridge refuses such a file, since its writes
+// would leave the index behind. Otherwise every record carries the schema
 // version it was written in (store.go), and a file or record of a newer
 // one is refused rather than misread; shapes written earlier read as they
 // are: head.go's records from before the version and state came first,

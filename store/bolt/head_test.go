@@ -81,7 +81,7 @@ func TestHeadRefusesWhatIsNoRecord(t *testing.T) {
 		`{"v":1,"q":[]}`,
 		`{"v":1,"q":{"state":"open"`,
 		`{"v":1,"q":{"state":"open"},"ver":3`,
-		`{"v":2,"ver":1,"state":"open","q":{}}`,
+		`{"v":3,"ver":1,"state":"open","q":{}}`,
 		`{"v":1.5,"state":"open","q":{}}`,
 	} {
 		if h, err := decodeHead([]byte(b)); err == nil || !strings.Contains(err.Error(), "question") {

@@ -21,6 +21,8 @@ package bolt
 //	outbox/<surface>      seq(8) -> outboxRecord (JSON)          deliveries, with their lease
 //	leases/<surface>      claimed-at ns(8) | seq(8) -> ""        leased deliveries, oldest claim first
 //	held/<surface>        delivery key -> seq(8)                 delayed deliveries not yet claimed (pending.go)
+//	ready/<surface>       seq(8) -> ""                           deliveries not leased and due, enqueue order (claimindex.go)
+//	waiting/<surface>     due s(8) | ns(4) | seq(8) -> ""        deliveries not leased and not yet due, earliest first
 //	values                key -> value                           adapters' shared state (core.Values)
 //	values-ttl            key -> expiry ms(8) | value            shared state that expires (core.Values)
 //	value-leases          key -> leaseRecord (JSON)              adapters' leases (core.Values)
@@ -77,12 +79,21 @@ var (
 )
 
 // schemaVersion is written to meta and to every JSON record. A file or a
-// record from a newer version is refused rather than misread.
-const schemaVersion = 1
+// record from a newer version is refused rather than misread. Version 2
+// added the claim index (ready/ and waiting/, claimindex.go), which Open
+// builds for a file of version 1; an askbridge that reads only version 1
+// refuses a file of 2, since its writes would leave the index behind.
+const schemaVersion = 2
 
-func outboxBucket(s core.Surface) []byte { return []byte("outbox/" + string(s)) }
+func outboxBucket(s core.Surface) []byte { return []byte(outboxPrefix + string(s)) }
 func leaseBucket(s core.Surface) []byte  { return []byte("leases/" + string(s)) }
 func heldBucket(s core.Surface) []byte   { return []byte("held/" + string(s)) }
+
+// outboxPrefix starts the name of every surface's outbox bucket.
+const outboxPrefix = "outbox/"
+
+func readyBucket(s core.Surface) []byte   { return []byte("ready/" + string(s)) }
+func waitingBucket(s core.Surface) []byte { return []byte("waiting/" + string(s)) }
 
 // u64 is the 8-byte big-endian form of a sequence number.
 func u64(v uint64) []byte {
@@ -166,6 +177,27 @@ func looseEventKey(at time.Time, seq uint64) []byte {
 // leaseKey orders leased deliveries by claim time (nanoseconds), then seq.
 func leaseKey(at time.Time, seq uint64) []byte {
 	return append(u64(sortable(at.UnixNano())), u64(seq)...)
+}
+
+// dueKey orders deliveries waiting to fall due by due time, then seq.
+// The time is in seconds and nanoseconds, not nanoseconds since 1970
+// alone, which overflow past 2262: a retry or delay of any length fits.
+func dueKey(due time.Time, seq uint64) []byte {
+	k := make([]byte, 20)
+	binary.BigEndian.PutUint64(k, sortable(due.Unix()))
+	binary.BigEndian.PutUint32(k[8:], uint32(due.Nanosecond()))
+	binary.BigEndian.PutUint64(k[12:], seq)
+	return k
+}
+
+// dueOfKey is the due time of a dueKey.
+func dueOfKey(k []byte) time.Time {
+	return time.Unix(int64(binary.BigEndian.Uint64(k)^(1<<63)), int64(binary.BigEndian.Uint32(k[8:12]))).UTC()
+}
+
+// timeOfLeaseKey is the claim time of a leaseKey.
+func timeOfLeaseKey(k []byte) time.Time {
+	return time.Unix(0, int64(binary.BigEndian.Uint64(k)^(1<<63))).UTC()
 }
 
 // deliveryID is the handle of a claim of an outbox entry: the entry, and

@@ -99,27 +99,22 @@ func (s *Store) Claim(ctx context.Context, surface core.Surface, consumer string
 type claimed struct {
 	seq      uint64
 	rec      *outboxRecord
-	oldLease []byte
+	oldLease []byte // its idle lease's entry; nil: it is taken from ready
 }
 
 // claimOnce leases what is available now, in one transaction, and says
-// when the earliest retried delivery not yet due falls due (zero: none).
-// It looks first in a read transaction: a claim that finds nothing to
-// take, the usual case while deliveries wait on their budgets, never
-// joins the commit queue, where its scan of every waiting delivery held
-// up the writes committed with it (each close of a burst enqueues a card
-// edit, and each enqueue wakes a claim: issue 31).
+// when the earliest delivery not yet due falls due (zero: none). It
+// looks first in a read transaction, at the first entries of the claim
+// index alone (claimindex.go): a claim that finds nothing to take, the
+// usual case while deliveries wait on their budgets, neither joins the
+// commit queue, where it held up the writes committed with it (issue
+// 31), nor reads the deliveries that wait.
 func (s *Store) claimOnce(ctx context.Context, surface core.Surface, consumer string, max int, minIdle time.Duration) ([]core.Delivery, time.Time, error) {
 	var next time.Time
 	some := false
 	err := s.view("claim", func(tx *bbolt.Tx) error {
-		ob := tx.Bucket(outboxBucket(surface))
-		if ob == nil {
-			return nil
-		}
-		take, stale, n, err := claimable(ob, tx.Bucket(leaseBucket(surface)), s.now(), max, minIdle)
-		some, next = len(take) > 0 || len(stale) > 0, n
-		return err
+		some, next = claimWork(tx, surface, s.now(), minIdle)
+		return nil
 	})
 	if err != nil || !some {
 		return nil, next, err
@@ -131,27 +126,32 @@ func (s *Store) claimOnce(ctx context.Context, surface core.Surface, consumer st
 		if ob == nil {
 			return errNoChange
 		}
-		// The lease bucket is made only once there is something to
-		// lease: errNoChange must come before any write.
-		lb := tx.Bucket(leaseBucket(surface))
 		now := s.now()
-		take, stale, n, err := claimable(ob, lb, now, max, minIdle)
+		// Nothing is written before errNoChange unless deliveries fell
+		// due: moving them to ready is a change to commit.
+		moved, n, err := promoteDue(tx, surface, now)
 		if err != nil {
 			return err
 		}
 		next = n
-		if len(take) == 0 && len(stale) == 0 {
+		lb, rb := tx.Bucket(leaseBucket(surface)), tx.Bucket(readyBucket(surface))
+		take, stale, err := claimable(ob, lb, rb, now, max, minIdle)
+		if err != nil {
+			return err
+		}
+		if len(take) == 0 && len(stale) == 0 && !moved {
 			return errNoChange
 		}
-		if lb == nil {
-			var err error
-			if lb, err = tx.CreateBucket(leaseBucket(surface)); err != nil {
+		for _, k := range stale {
+			if err := k.b.Delete(k.k); err != nil {
 				return err
 			}
 		}
-
-		for _, k := range stale {
-			if err := lb.Delete(k); err != nil {
+		if len(take) == 0 {
+			return nil
+		}
+		if lb == nil {
+			if lb, err = tx.CreateBucket(leaseBucket(surface)); err != nil {
 				return err
 			}
 		}
@@ -162,6 +162,8 @@ func (s *Store) claimOnce(ctx context.Context, surface core.Surface, consumer st
 					return err
 				}
 				attempts = t.rec.Lease.Attempts + 1
+			} else if err := rb.Delete(u64(t.seq)); err != nil {
+				return err
 			}
 			t.rec.Lease = &lease{Consumer: consumer, At: now, Attempts: attempts}
 			t.rec.Due = time.Time{}
@@ -188,12 +190,19 @@ func (s *Store) claimOnce(ctx context.Context, surface core.Surface, consumer st
 	return out, next, err
 }
 
-// claimable finds, in outbox ob and its lease bucket lb (nil if none yet),
-// up to max deliveries to lease at now: those whose lease has been idle
-// minIdle, then those never claimed and due; the lease entries that point
-// at nothing (stale); and when the earliest delivery not yet due falls
-// due (zero: none).
-func claimable(ob, lb *bbolt.Bucket, now time.Time, max int, minIdle time.Duration) (take []claimed, stale [][]byte, next time.Time, err error) {
+// staleEntry is an index entry that names no record it may: bucket b's
+// key k.
+type staleEntry struct {
+	b *bbolt.Bucket
+	k []byte
+}
+
+// claimable finds, in outbox ob, its lease bucket lb and its ready
+// bucket rb (either nil if none yet), up to max deliveries to lease at
+// now: those whose lease has been idle minIdle, oldest claim first, then
+// the ready ones in enqueue order; and the entries of lb and rb that
+// point at nothing (stale). It reads only the records it returns.
+func claimable(ob, lb, rb *bbolt.Bucket, now time.Time, max int, minIdle time.Duration) (take []claimed, stale []staleEntry, err error) {
 	// Leases are ordered by claim time, so the first one that is not
 	// idle long enough ends the reclaim pass.
 	var c *bbolt.Cursor
@@ -202,17 +211,12 @@ func claimable(ob, lb *bbolt.Bucket, now time.Time, max int, minIdle time.Durati
 	}
 	for k, _ := first(c); k != nil && len(take) < max; k, _ = c.Next() {
 		seq := seqOfSuffix(k)
-		v := ob.Get(u64(seq))
-		if v == nil {
-			stale = append(stale, bytes.Clone(k))
-			continue
-		}
-		rec, err := decodeOutbox(v)
+		rec, err := record(ob, seq)
 		if err != nil {
-			return nil, nil, next, err
+			return nil, nil, err
 		}
-		if rec.Lease == nil || !bytes.Equal(leaseKey(rec.Lease.At, seq), k) {
-			stale = append(stale, bytes.Clone(k)) // the entry has no such lease
+		if rec == nil || rec.Lease == nil || !bytes.Equal(leaseKey(rec.Lease.At, seq), k) {
+			stale = append(stale, staleEntry{lb, bytes.Clone(k)}) // the entry has no such lease
 			continue
 		}
 		if now.Sub(rec.Lease.At) < minIdle {
@@ -221,26 +225,32 @@ func claimable(ob, lb *bbolt.Bucket, now time.Time, max int, minIdle time.Durati
 		take = append(take, claimed{seq: seq, rec: rec, oldLease: bytes.Clone(k)})
 	}
 
-	// Never-claimed entries; the leased ones skipped here are the
-	// deliveries in flight, a handful.
-	c = ob.Cursor()
-	for k, v := c.First(); k != nil && len(take) < max; k, v = c.Next() {
-		rec, err := decodeOutbox(v)
-		if err != nil {
-			return nil, nil, next, err
-		}
-		if rec.Lease != nil {
-			continue
-		}
-		if rec.Due.After(now) {
-			if next.IsZero() || rec.Due.Before(next) {
-				next = rec.Due
-			}
-			continue
-		}
-		take = append(take, claimed{seq: seqOfSuffix(k), rec: rec})
+	c = nil
+	if rb != nil {
+		c = rb.Cursor()
 	}
-	return take, stale, next, nil
+	for k, _ := first(c); k != nil && len(take) < max; k, _ = c.Next() {
+		seq := seqOfSuffix(k)
+		rec, err := record(ob, seq)
+		if err != nil {
+			return nil, nil, err
+		}
+		if rec == nil || rec.Lease != nil {
+			stale = append(stale, staleEntry{rb, bytes.Clone(k)})
+			continue
+		}
+		take = append(take, claimed{seq: seq, rec: rec})
+	}
+	return take, stale, nil
+}
+
+// record is delivery seq of outbox ob, or nil if there is none.
+func record(ob *bbolt.Bucket, seq uint64) (*outboxRecord, error) {
+	v := ob.Get(u64(seq))
+	if v == nil {
+		return nil, nil
+	}
+	return decodeOutbox(v)
 }
 
 // first is c's first entry, or none when there is no bucket to scan.
@@ -348,6 +358,9 @@ func (s *Store) Retry(ctx context.Context, d core.Delivery, consumer string, aft
 			return err
 		}
 		if err := ob.Put(u64(seq), b); err != nil {
+			return err
+		}
+		if err := indexUnleased(tx, d.Surface, rec, seq); err != nil {
 			return err
 		}
 		eff.enqueued(d.Surface)

@@ -77,6 +77,9 @@ func enqueueLater(tx *bbolt.Tx, d core.Delivery, due time.Time, eff *effects) er
 			if err := ob.Delete(u64(seq)); err != nil {
 				return err
 			}
+			if err := unindexUnleased(tx, d.Surface, rec, seq); err != nil {
+				return err
+			}
 		}
 	}
 	d.Delay = 0
@@ -137,6 +140,9 @@ func (s *Store) Cancel(ctx context.Context, p core.Pending) (bool, error) {
 			}
 		}
 		if err := ob.Delete(u64(seq)); err != nil {
+			return err
+		}
+		if err := unindexUnleased(tx, p.Surface, rec, seq); err != nil {
 			return err
 		}
 		cancelled = true

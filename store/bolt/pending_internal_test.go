@@ -55,6 +55,8 @@ func TestHeldRecordsOfEarlierVersions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// ...in a file of that version, which had no claim index.
+	s = asEarlierFile(t, s, Options{Now: clock.Now})
 	ctx := t.Context()
 	if ok, err := s.Cancel(ctx, core.Pending{Surface: core.SurfaceDiscord, Key: "q/update/held/a"}); err != nil || !ok {
 		t.Fatalf("cancel of an earlier version's held update: %v, %v", ok, err)

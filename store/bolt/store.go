@@ -104,14 +104,18 @@ func Open(path string, opts Options) (*Store, error) {
 				return err
 			}
 		}
-		meta := tx.Bucket(bucketMeta)
-		if v := meta.Get(metaSchema); v != nil {
+		v, from := tx.Bucket(bucketMeta).Get(metaSchema), schemaVersion
+		if v != nil {
 			n, err := strconv.Atoi(string(v))
 			if err != nil || n > schemaVersion {
 				return fmt.Errorf("%s has schema version %q; this askbridge reads up to %d", path, v, schemaVersion)
 			}
-		} else if err := meta.Put(metaSchema, []byte(strconv.Itoa(schemaVersion))); err != nil {
-			return err
+			from = n
+		}
+		if v == nil || from < schemaVersion {
+			if err := upgrade(tx, from); err != nil { // claimindex.go
+				return err
+			}
 		}
 		return checkEnd(tx, opts.AuditKey, now())
 	})

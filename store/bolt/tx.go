@@ -192,6 +192,9 @@ func enqueueRecord(tx *bbolt.Tx, rec outboxRecord, eff *effects) (uint64, error)
 	if err := ob.Put(u64(seq), b); err != nil {
 		return 0, err
 	}
+	if err := indexUnleased(tx, rec.Delivery.Surface, &rec, seq); err != nil {
+		return 0, err
+	}
 	eff.enqueued(rec.Delivery.Surface)
 	return seq, nil
 }

@@ -299,7 +299,8 @@ func classify(err error) error {
 		return &core.Permanent{Err: fmt.Errorf("telegram: the forum topic is closed (a chat id alone posts into the General topic): "+
 			"reopen it, or set the room to an open topic, <chat id>:<topic id>: %w", err)}
 	case te.Code == http.StatusBadRequest && strings.Contains(te.Message, "message thread not found"):
-		return &core.Permanent{Err: fmt.Errorf("telegram: the room's topic id names no topic of the chat, or the chat is no forum: %w", err)}
+		return &core.Permanent{Err: fmt.Errorf("telegram: the room's topic id names no topic of the chat, or the chat has no topics "+
+			"(a forum supergroup has them, and a private chat once the bot's topics mode is on in @BotFather): %w", err)}
 	case te.Code == http.StatusForbidden, te.Code == http.StatusBadRequest:
 		// Blocked or kicked (403), chat not found, message gone, can't
 		// parse: sending the same again cannot work.

@@ -112,7 +112,8 @@ type tapped struct {
 // promises still follows. A tap that another handling has in hand, or
 // whose work failed on the store while polling (again), is answered
 // nothing yet and is not done with (handle): it is answered when it
-// comes again and is handled.
+// comes again and is handled (a failing store's last try comes while the
+// tapper can still be answered: tapTries).
 func (a *Adapter) onCallback(ctx context.Context, u incoming) bool {
 	cq := u.CallbackQuery
 	done := make(chan tapped)

@@ -75,7 +75,8 @@ func (a *Adapter) poll(ctx context.Context) error {
 // handling never finished (a replica that died with it, a store that
 // failed it) is not stored past, so that it comes again and is handled;
 // one the store still fails after heldTries fetches is handled a last
-// time (lastTry), its writer told it was not recorded.
+// time (lastTry), its writer told it was not recorded, and a tap after
+// tapTries, while its tapper can still be answered.
 func (a *Adapter) pollHeld(ctx context.Context) {
 	kv := a.opts.KV
 	webhookCleared := false
@@ -143,7 +144,7 @@ func (a *Adapter) pollHeld(ctx context.Context) {
 			// its own: a slow handling does not cost the offset's write.
 			// handle drops an update handled before (sight).
 			hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-			if tries[u.UpdateID] >= heldTries {
+			if tries[u.UpdateID] >= heldTries || u.CallbackQuery != nil && tries[u.UpdateID] >= tapTries {
 				hctx = lastTry(hctx)
 			}
 			done := a.handle(hctx, u)
@@ -191,6 +192,16 @@ const heldAgain = time.Second
 // the update would hold the offset until Telegram drops it a day later,
 // and every update more than getUpdates' hundred after it with it.
 const heldTries = 120
+
+// tapTries is heldTries for a tap: its callback query has its tapper
+// watch a spinner until it is answered, and Telegram refuses an answer
+// that comes too late ("query is too old and response timeout expired",
+// after some seconds it does not publish). Fetched again heldAgain
+// apart, a tap whose store work failed is tried again for about its
+// answerBudget, so a store's blip is recorded, and then handled a last
+// time (lastTry) while an answer still reaches its tapper: that it was
+// not recorded, or may not have been, and to try again.
+const tapTries = int(answerBudget / heldAgain)
 
 // lastTryKey marks the context of an update's last handling (lastTry).
 type lastTryKey struct{}

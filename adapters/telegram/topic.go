@@ -12,8 +12,12 @@ import (
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 )
 
-// A forum supergroup splits its messages into topics. A room of the form
-// "<chat id>:<topic id>" posts into one topic of it: its cards, their
+// A forum supergroup splits its messages into topics, and so, since Bot
+// API 9.3, does a person's private chat with a bot whose topics mode is
+// on ("Supported the parameter message_thread_id in private chats with
+// topics in the methods sendMessage, ...", core.telegram.org/bots/
+// api-changelog, December 31, 2025). A room of the form
+// "<chat id>:<topic id>" posts into one topic of either: its cards, their
 // prompts, reminders and the notes to its repliers all carry
 // message_thread_id (the Bot API's name for the topic's id), as a message
 // without it goes to the General topic, which a forum may have closed
@@ -38,8 +42,11 @@ type place struct {
 const generalTopic = 1
 
 // parseRoom reads a route's room: a chat id, a person's private chat
-// (core.DMRoom: its id is the user's), or a forum topic "<chat id>:<topic
-// id>". A room it refuses can never be sent to.
+// (core.DMRoom: its id is the user's), or a topic "<chat id>:<topic id>"
+// of a forum supergroup (a negative chat id) or of a private chat (the
+// user's id). A room it refuses can never be sent to; one whose chat has
+// no such topic (a private chat without the bot's topics mode) is
+// refused by Telegram at its send, and classify names why.
 func parseRoom(room string) (place, error) {
 	bad := func(why string) (place, error) {
 		return place{}, &core.Permanent{Err: fmt.Errorf("telegram: room %q %s", room, why)}
@@ -59,8 +66,6 @@ func parseRoom(room string) (place, error) {
 	switch {
 	case err != nil || thread <= 0:
 		return bad("names no topic: after the chat id and a colon comes the topic's id (message_thread_id), a positive number")
-	case chat > 0:
-		return bad("names a topic of a private chat: topics are a forum supergroup's, whose chat id is negative")
 	case thread == generalTopic:
 		return bad("names the General topic, which Telegram takes without a topic id: use the chat id alone")
 	}

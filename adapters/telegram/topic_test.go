@@ -32,7 +32,7 @@ func TestParseRoom(t *testing.T) {
 		{room: "-1001234567890:-5", bad: "names no topic"},
 		{room: "-1001234567890:", bad: "names no topic"},
 		{room: "-1001234567890:general", bad: "names no topic"},
-		{room: "259760855:7", bad: "private chat"},
+		{room: "259760855:7", want: place{chat: 259760855, thread: 7}}, // Bot API 9.3: topics in private chats
 		{room: "@259760855:7", bad: "is not a chat id"},
 		{room: "ops", bad: "is not a chat id"},
 		{room: "0", bad: "is not a chat id"},

@@ -6,8 +6,10 @@ import (
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 )
 
-// A forum supergroup's messages each belong to a topic: the General
-// topic, or one whose id (message_thread_id) is the id of the service
+// A forum supergroup's messages each belong to a topic (and, since Bot
+// API 9.3, a private chat's, once the bot's topics mode is on: OpenTopic
+// on a user's id makes their chat with the bot one with topics): the
+// General topic, or one whose id (message_thread_id) is the id of the service
 // message that created it (forum_topic_created). sendMessage takes
 // message_thread_id to post into a topic; without it a message goes to
 // General, unless it replies to a message, when it goes to that message's

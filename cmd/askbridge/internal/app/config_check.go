@@ -128,8 +128,10 @@ func checkRoute(f File, key string, r RouteFile) error {
 			return fmt.Errorf("%s.rooms[%d].id is required", key, i)
 		}
 		if room.Surface == core.SurfaceTelegram {
-			// A chat id, @name, or a forum topic's <chat id>:<topic id>:
-			// a bad one is refused here rather than at every delivery.
+			// A chat id, @<user id> (a direct message), or a topic's
+			// <chat id>:<topic id> (a forum's, or a private chat's with
+			// topics on): a bad one is refused here rather than at every
+			// delivery.
 			if err := telegram.CheckRoom(room.ID); err != nil {
 				return fmt.Errorf("%s.rooms[%d].id: %w", key, i, err)
 			}

@@ -37,10 +37,11 @@ func TestParseFileNamesTheBadKey(t *testing.T) {
 		{"unknown route key", "routes: {a: {room: []}}", "field room not found"},
 		{"bad room surface", "routes: {a: {rooms: [{surface: irc, id: x}]}}", "routes.a.rooms[0].surface"},
 		{"missing room id", "routes: {a: {rooms: [{surface: slack}]}}", "routes.a.rooms[0].id is required"},
-		// A Telegram room is a chat id, @name or <chat id>:<topic id>: a
-		// bad one was refused only at every delivery.
+		// A Telegram room is a chat id, @<user id> or <chat id>:<topic
+		// id>: a bad one was refused only at every delivery. (A topic of
+		// a private chat is one since Bot API 9.3.)
 		{"a telegram topic that is no number", "routes: {a: {rooms: [{surface: telegram, id: '-1001234567890:general'}]}}", "routes.a.rooms[0].id: "},
-		{"a telegram topic in a private chat", "routes: {a: {rooms: [{surface: telegram, id: '12345:7'}]}}", "routes.a.rooms[0].id: "},
+		{"a telegram topic of a direct message", "routes: {a: {rooms: [{surface: telegram, id: '@12345:7'}]}}", "routes.a.rooms[0].id: "},
 		{"bad decider surface", "routes: {a: {deciders: {irc: [x]}}}", "routes.a.deciders.irc"},
 		{"role entry naming no role", "routes: {a: {deciders: {slack: [\"role:\"]}}}", "routes.a.deciders.slack[0]: \"role:\" names no role"},
 		{"role entry naming a blank role", "routes: {a: {deciders: {slack: [\"role: \"]}}}", "routes.a.deciders.slack[0]: \"role: \" names no role"},

@@ -40,6 +40,9 @@ import (
 //	{ab:s0}:runs            hash: ended run -> ended ms
 //	{ab:s0}:loose           zset: stream ids of events with no question, by ms
 //	{ab:s0}:idem            hash: idempotency key -> id of the question asked with it
+//	{ab:s0}:ap:<attempt>    string, 10 min TTL: an Append's mark (append.lua)
+//	{ab:s0}:pg:<attempt>    string, 10 min TTL: a purge batch's mark, what
+//	                        it dropped (purge.lua)
 //	{ab:s0}:out:<surface>   stream: the shard's outbox for a chat surface
 //	{ab:s0}:later:<surface> zset: the outbox's retries, by the ms they fall due,
 //	                        and its delayed deliveries ("h|<key>", pending.go)
@@ -117,6 +120,10 @@ func (k keys) later(shard int, s core.Surface) string {
 func (k keys) held(shard int, s core.Surface) string {
 	return k.tag(shard) + ":held:" + string(s)
 }
+
+// purged is the mark a purge batch's run leaves, so that the same call
+// sent again reports what the first run dropped (purge.lua).
+func (k keys) purged(shard int, attempt string) string { return k.tag(shard) + ":pg:" + attempt }
 
 // outboxes are the shard's outbox streams in core.OutboxSurfaces order,
 // the order surfaceList names them to the scripts.

@@ -77,8 +77,10 @@ const purgeAttempts = 3
 // (the runs their events make), renders the checkpoint with those runs
 // under the keyed digest, and purges if the runs are still the same.
 func (s *Store) purgeBatch(ctx context.Context, shard int, cutoff time.Time, ids []core.QuestionID) (reply, error) {
+	// One mark for the batch: only a run that purges leaves it, and
+	// after one has, the batch is done.
 	keys := []string{s.k.closed(shard), s.k.created(shard), s.k.events(shard), s.k.loose(shard), s.k.idempotency(shard),
-		s.k.deadline(shard), s.k.runOpen(shard), s.k.seq(shard), s.k.open(shard)}
+		s.k.deadline(shard), s.k.runOpen(shard), s.k.seq(shard), s.k.open(shard), s.k.purged(shard, s.attempt())}
 	var mine []any
 	for _, id := range ids {
 		if sh, ok := s.shardOf(id); !ok || sh != shard {

@@ -422,3 +422,41 @@ func TestReplayedAppendIsOnce(t *testing.T) {
 		t.Fatalf("the replayed append is in the log at %v; want once, at %d", seqs, e.Seq)
 	}
 }
+
+// TestReplayedPurgeCountsOnce: a purge batch whose first run's reply was
+// lost, and which go-redis therefore sent again, reports the questions
+// its first run dropped, as core's purge loop counts on (a short batch
+// ends it), and leaves one checkpoint; before, the resend found nothing
+// left and the purge reported none of them.
+func TestReplayedPurgeCountsOnce(t *testing.T) {
+	p, a, b := replayed(t)
+	var ids []core.QuestionID
+	for i := range 3 {
+		q := question(0, "run-purged", t0.Add(time.Duration(i)*time.Second))
+		mustCreate(t, b, q)
+		if _, err := b.Resolve(t.Context(), answer(q, "ada", t0.Add(time.Minute))); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, q.ID)
+	}
+	// The checkpoint's reason is only in the run that purges, not in the
+	// plan before it.
+	p.arm("retention")
+	n, err := a.Purge(t.Context(), t0.Add(time.Hour), 0)
+	mustHaveCut(t, p)
+	if want := len(ids) + 1; err != nil || n != want { // and replayed's warm-up question
+		t.Fatalf("the replayed purge: %d, %v; want %d purged", n, err, want)
+	}
+	for _, id := range ids {
+		if _, err := b.Get(t.Context(), id); !errors.Is(err, core.ErrNotFound) {
+			t.Fatalf("%s after the purge: %v; want it gone", id, err)
+		}
+	}
+	evs, err := b.Events(t.Context(), 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 1+len(withoutCheckpoints(evs)) {
+		t.Fatalf("%d checkpoints, want one", len(evs)-len(withoutCheckpoints(evs)))
+	}
+}

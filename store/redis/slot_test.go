@@ -57,6 +57,7 @@ func TestKeysOfAShardShareASlot(t *testing.T) {
 			k.question(id), k.document(id), k.questionEvents(id),
 			k.events(shard), k.seq(shard), k.open(shard), k.created(shard), k.closed(shard),
 			k.deadline(shard), k.runOpen(shard), k.runs(shard), k.loose(shard), k.wake(shard),
+			k.appended(shard, "a1"), k.purged(shard, "a1"),
 		}
 		all = append(all, k.outboxes(shard)...)
 		for _, idx := range []core.TimeIndex{core.ByCreated, core.ByClosed} {

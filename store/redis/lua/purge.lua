@@ -11,7 +11,8 @@
 -- KEYS[3]  event stream           KEYS[7]  run-open index
 -- KEYS[4]  loose events           KEYS[8]  event counter
 --                                 KEYS[9]  open index
--- KEYS[10..] triples: question hash, its document, its resolution
+-- KEYS[10] this call's mark (its attempt id)
+-- KEYS[11..] triples: question hash, its document, its resolution
 --
 -- A close leaves the question in the deadline, run-open and open indexes
 -- (their readers skip closed questions); the purge takes it out of them.
@@ -33,10 +34,25 @@
 -- still the same; if they are not (an event came meanwhile), it changes
 -- nothing, and the Go side plans again.
 --
+-- A purging run that goes through leaves a mark with what it dropped
+-- (for ten minutes, as append.lua's): go-redis sends a command again
+-- when its reply was lost with the connection, and the second run would
+-- find nothing left and report none dropped, so the Go side, taking a
+-- short batch for the last, would stop. The second run finds the mark
+-- and reports the first run's counts, changing nothing.
+--
 -- Returns {C_OK, 0, {}, {runs}}              planned
 --         {C_OK, questions dropped, {}, {loose events dropped}}
 --         {C_STALE, 0, {}, {runs}}           the runs are not ARGV[10];
 --                                            nothing changed
+
+if ARGV[6] ~= '' then
+  local seen = redis.call('GET', KEYS[10])
+  if seen then
+    local sp = string.find(seen, ' ', 1, true)
+    return {C_OK, tonumber(string.sub(seen, 1, sp - 1)), {}, {string.sub(seen, sp + 1)}}
+  end
+end
 
 local cutoff = tonumber(ARGV[4])
 
@@ -57,7 +73,7 @@ for j = 11, #ARGV do
   local id = ARGV[j]
   local score = redis.call('ZSCORE', KEYS[1], id)
   if score and tonumber(score) < cutoff then
-    local base = 10 + 3 * (j - 11)
+    local base = 11 + 3 * (j - 11)
     local q = {id = id, q = KEYS[base], doc = KEYS[base + 1], res = KEYS[base + 2]}
     q.f = redis.call('HMGET', q.q, 'run', 'ev', 'idem', 'om', 'state')
     if q.f[5] == 'open' then
@@ -155,4 +171,5 @@ if #loose > 0 then
     redis.call('ZREM', KEYS[4], unpack(loose, i, math.min(i + 499, #loose)))
   end
 end
+redis.call('SET', KEYS[10], #drop .. ' ' .. #loose, 'PX', 600000)
 return {C_OK, #drop, {}, {tostring(#loose)}}

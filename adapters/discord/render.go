@@ -356,7 +356,7 @@ func RenderModal(c card.Card, r core.Ref) (resp *discordgo.InteractionResponse, 
 	case act.Input == card.InputOptional:
 		title, label, placeholder = act.Label, "Reason (optional)", "Why not? The agent reads this."
 		if r.Action == core.RefDeny {
-			title = "Deny the tool call"
+			title = denyTitle(c, r)
 		}
 		required, max = false, min(core.MaxReasonLen, maxInputLength)
 	case r.Item >= 0:
@@ -385,6 +385,23 @@ func RenderModal(c card.Card, r core.Ref) (resp *discordgo.InteractionResponse, 
 			}}},
 		},
 	}, true
+}
+
+// denyTitle is the title of a Deny's modal. A batch's "Deny all" denies
+// every call still undecided, so its title says so, and how many: titled
+// as a call's own Deny, it read as denying one.
+func denyTitle(c card.Card, r core.Ref) string {
+	if r.Item >= 0 || !isBatch(c) {
+		return "Deny the tool call"
+	}
+	left := c.Progress.Total - c.Progress.Done
+	switch {
+	case c.Progress.Done == 0:
+		return fmt.Sprintf("Deny all %d tool calls", left) // a batch has 2 or more
+	case left == 1:
+		return "Deny the last undecided tool call"
+	}
+	return fmt.Sprintf("Deny the %d undecided tool calls", left)
 }
 
 // actionOf finds the card's action carrying r, and what it is about: its

@@ -69,9 +69,16 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 	}
 	var i discordgo.Interaction
 	if err := json.Unmarshal(body, &i); err != nil {
-		a.log.Debug().Err(err).Msg("discord: an interaction did not decode")
-		apierror.Write(w, http.StatusBadRequest, core.CodeInvalid, "malformed interaction")
-		return
+		if !dataUnreadable(&i) {
+			a.log.Debug().Err(err).Msg("discord: an interaction did not decode")
+			apierror.Write(w, http.StatusBadRequest, core.CodeInvalid, "malformed interaction")
+			return
+		}
+		// Discord's, signed, but with data discordgo cannot read (a
+		// component newer than it, such as a Label in a modal): its
+		// sender is told so, as over the gateway (errUnreadable),
+		// rather than Discord's bare "This interaction failed".
+		a.log.Warn().Err(err).Msg("discord: an interaction's data could not be read; its sender is told so")
 	}
 	var resp *discordgo.InteractionResponse
 	var held *core.Pending
@@ -113,6 +120,15 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 	if a.left(arrived) > 0 {
 		a.delivered(r.Context(), held)
 	}
+}
+
+// dataUnreadable reports whether i, which discordgo failed to decode,
+// is an interaction whose data alone it could not read: discordgo fills
+// in the interaction (id, type, token) before it reads the data, which
+// it leaves nil, as it hands such an interaction on over the gateway. A
+// body that is not an interaction at all leaves i empty.
+func dataUnreadable(i *discordgo.Interaction) bool {
+	return i.ID != "" && i.Token != "" && i.Type != 0 && i.Data == nil
 }
 
 // fresh reports whether a signed timestamp (Unix seconds) is within

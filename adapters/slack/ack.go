@@ -42,6 +42,7 @@ type heldAck struct {
 	state ackState
 	timer *time.Timer
 	send  func()
+	owed  *owedAcks // its connection's, paid once it is sent or given up
 }
 
 // ackState is where a held ack stands.
@@ -55,9 +56,10 @@ const (
 
 // holdAck returns evt's acknowledgement, held back until done or
 // withhold, or sent by itself once the ack budget has passed from now
-// (the envelope's arrival).
-func (a *Adapter) holdAck(ctx context.Context, sm *socketmode.Client, evt socketmode.Event) *heldAck {
-	h := &heldAck{send: func() { a.ack(ctx, sm, evt) }}
+// (the envelope's arrival). It is owed on its connection until then.
+func (a *Adapter) holdAck(ctx context.Context, sm *socketmode.Client, evt socketmode.Event, owed *owedAcks) *heldAck {
+	owed.add()
+	h := &heldAck{send: func() { a.ack(ctx, sm, evt) }, owed: owed}
 	h.mu.Lock() // the timer's call reads h.timer
 	h.timer = time.AfterFunc(a.opts.AckBudget, func() {
 		if _, now := h.settle(ackSent); now {
@@ -95,5 +97,48 @@ func (h *heldAck) settle(to ackState) (ackState, bool) {
 	if to == ackSent {
 		h.send()
 	}
+	h.owed.paid()
 	return to, true
+}
+
+// owedAcks counts the acks one Socket Mode connection owes: envelopes
+// taken whose ack waits on their handling (heldAck, a modal's response).
+// A stopping adapter keeps the connection up until none is owed
+// (drainAcks): closed at once, a click recorded by a handler still at
+// work could no longer be acknowledged, and Slack would show its clicker
+// an error mark for a click that counted.
+type owedAcks struct {
+	mu   sync.Mutex
+	n    int
+	none chan struct{} // closed when n falls to 0; nil while no one waits
+}
+
+func (o *owedAcks) add() {
+	o.mu.Lock()
+	o.n++
+	o.mu.Unlock()
+}
+
+func (o *owedAcks) paid() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.n--
+	if o.n == 0 && o.none != nil {
+		close(o.none)
+		o.none = nil
+	}
+}
+
+// owing returns how many acks are owed now and a channel closed once
+// none is (nil if none is now).
+func (o *owedAcks) owing() (int, <-chan struct{}) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.n == 0 {
+		return 0, nil
+	}
+	if o.none == nil {
+		o.none = make(chan struct{})
+	}
+	return o.n, o.none
 }

@@ -24,6 +24,12 @@ const (
 	maxPending  = 1024
 )
 
+// ackFlush is how long a stopping adapter keeps its connection up once
+// every ack it owed is handed to the SDK (drainAcks): the SDK queues an
+// ack and writes it on a goroutine of its own, and says nothing when it
+// has, so a connection closed at once could drop the last of them.
+const ackFlush = 200 * time.Millisecond
+
 // socketHealthy is how long a Socket Mode connection must stay up for the
 // pause before the next one, once the SDK gives up on it (a refused
 // token), to start over from retryPauseMin: without that it only grew,
@@ -39,7 +45,9 @@ const socketHealthy = time.Minute
 // handled. Other envelopes are acknowledged at once. So a slow handler
 // never delays another's acknowledgement. The SDK reconnects by itself;
 // a connection it gives up on (a refused token) is retried after a
-// pause, so the HTTP side and the outbox keep working meanwhile.
+// pause, so the HTTP side and the outbox keep working meanwhile. Once
+// ctx ends the connection stays up for the acks still owed on it
+// (drainAcks), and is closed then.
 func (a *Adapter) runSocket(ctx context.Context) {
 	pause := retryPauseMin
 	for ctx.Err() == nil {
@@ -48,14 +56,18 @@ func (a *Adapter) runSocket(ctx context.Context) {
 			opts = append(opts, socketmode.OptionPingInterval(a.opts.PingInterval))
 		}
 		sm := socketmode.New(a.api, opts...)
-		runCtx, cancel := context.WithCancel(ctx)
+		// The connection outlives ctx by the acks owed on it: see drainAcks.
+		runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		done := make(chan error, 1)
 		go func() { done <- sm.RunContext(runCtx) }()
-		healthy, err := a.socketEvents(ctx, runCtx, sm, done)
-		cancel()
+		owed := &owedAcks{}
+		healthy, err := a.socketEvents(ctx, runCtx, sm, done, owed)
 		if ctx.Err() != nil {
+			a.drainAcks(sm, done, owed)
+			cancel()
 			return
 		}
+		cancel()
 		if healthy {
 			pause = retryPauseMin
 		}
@@ -89,19 +101,32 @@ func (u *uptime) down() {
 	u.since = time.Time{}
 }
 
-// socketEvents reads one connection's envelopes until it ends, and
-// reports whether a connection of it stayed up socketHealthy. Acks go
-// on that connection (ctx); the work of an envelope belongs to the
-// adapter (life): Slack sends an acknowledged envelope once, so work
+// socketEvents reads one connection's envelopes until it ends or the
+// adapter stops (life ends), and reports whether a connection of it
+// stayed up socketHealthy. Acks go on that connection (ctx), counted in
+// owed while they wait on a handling; the work of an envelope belongs to
+// the adapter (life): Slack sends an acknowledged envelope once, so work
 // dropped with a lost connection would be clicks and replies that
 // counted nowhere, their writers told nothing.
-func (a *Adapter) socketEvents(life, ctx context.Context, sm *socketmode.Client, done <-chan error) (bool, error) {
+func (a *Adapter) socketEvents(life, ctx context.Context, sm *socketmode.Client, done <-chan error, owed *owedAcks) (bool, error) {
 	u := uptime{now: a.now}
+	// A modal's response rides on its ack: one still waiting for a free
+	// handler once this loop ends (a stop, a connection lost) is not
+	// taken.
+	read, stopRead := context.WithCancel(ctx)
+	defer stopRead()
 	for {
+		if life.Err() != nil {
+			// Before any envelope buffered meanwhile: once stopped,
+			// the adapter takes no new work (drainAcks).
+			return u.healthy, life.Err()
+		}
 		select {
 		case err := <-done:
 			u.down()
 			return u.healthy, err
+		case <-life.Done():
+			return u.healthy, life.Err()
 		case evt := <-sm.Events:
 			switch evt.Type {
 			case socketmode.EventTypeConnected:
@@ -117,9 +142,9 @@ func (a *Adapter) socketEvents(life, ctx context.Context, sm *socketmode.Client,
 					a.ack(ctx, sm, evt)
 					continue
 				}
-				h := a.holdAck(ctx, sm, evt)
+				h := a.holdAck(ctx, sm, evt, owed)
 				more := evt.Request != nil && evt.Request.RetryAttempt < maxRetries
-				a.handle(life, func(ctx context.Context) note {
+				a.handle(life, h, func(ctx context.Context) note {
 					// Left unacknowledged, an event comes again, as
 					// one answered 503 does over HTTP; acknowledged
 					// already (its handling ran long), a failure is
@@ -138,7 +163,7 @@ func (a *Adapter) socketEvents(life, ctx context.Context, sm *socketmode.Client,
 					// answer is taken before acking, within the budget,
 					// on its own goroutine: the next envelopes are read
 					// and acked meanwhile.
-					a.submit(ctx, sm, evt, ic)
+					a.submit(read, ctx, sm, evt, ic, owed)
 					continue
 				}
 				ic, _ := evt.Data.(slack.InteractionCallback)
@@ -147,8 +172,8 @@ func (a *Adapter) socketEvents(life, ctx context.Context, sm *socketmode.Client,
 					a.ack(ctx, sm, evt)
 					continue
 				}
-				h := a.holdAck(ctx, sm, evt)
-				a.handle(life, func(ctx context.Context) note {
+				h := a.holdAck(ctx, sm, evt, owed)
+				a.handle(life, h, func(ctx context.Context) note {
 					text := a.onClick(ctx, c)
 					h.done() // the answer is in the store: the clicker may hear so
 					return note{channel: c.channel, user: c.user, text: text}
@@ -200,13 +225,56 @@ func (a *Adapter) ackUnreadable(ctx context.Context, sm *socketmode.Client, evt 
 	a.ack(ctx, sm, socketmode.Event{Request: &socketmode.Request{EnvelopeID: env.EnvelopeID}})
 }
 
-// handle runs f on its own goroutine, within handleBudget.
-func (a *Adapter) handle(ctx context.Context, f func(context.Context) note) {
+// drainAcks keeps a stopping adapter's connection up until every ack
+// owed on it is sent or given up, so a click or reply its handler
+// records after the stop is acknowledged (not shown to its writer as
+// failed), then for ackFlush, for the SDK to write the last of them.
+// Each owed ack is settled within the ack budget of its envelope's
+// arrival, before the stop: the wait is bounded by the ack budget (and
+// the flush) from the stop, and ends at once if the connection ends.
+// Envelopes that arrive meanwhile are left unacknowledged, to come again
+// (an event, to another replica) or to show their clicker an error: the
+// adapter takes no new work once stopped.
+func (a *Adapter) drainAcks(sm *socketmode.Client, done <-chan error, owed *owedAcks) {
+	n, paid := owed.owing()
+	if n == 0 {
+		return
+	}
+	a.log.Info().Int("acks", n).Msg("socket mode stopping: connection kept up for the acks in hand")
+	bound := time.NewTimer(a.opts.AckBudget + ackFlush)
+	defer bound.Stop()
+	over := bound.C
+	var flushed <-chan time.Time
+	for {
+		select {
+		case <-paid:
+			paid, over = nil, nil
+			flushed = time.After(ackFlush)
+		case <-flushed:
+			return
+		case <-over:
+			a.log.Warn().Msg("socket mode stopped with acks still owed")
+			return
+		case <-done:
+			return // the connection ended: nothing more goes on it
+		case evt := <-sm.Events:
+			if evt.Request != nil {
+				a.log.Debug().Str("type", string(evt.Type)).Msg("socket mode envelope left unacknowledged: stopping")
+			}
+		}
+	}
+}
+
+// handle runs f on its own goroutine, within handleBudget, for the
+// envelope whose ack is h. If f is not run (ctx ended while it waited
+// for a free handler), h is withheld: the envelope was not handled, so
+// Slack is to send it again, or show its clicker an error.
+func (a *Adapter) handle(ctx context.Context, h *heldAck, f func(context.Context) note) {
 	a.spawn(ctx, time.Time{}, func() {
 		hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), handleBudget)
 		defer cancel()
 		a.queueNote(f(hctx))
-	}, nil)
+	}, func() { h.withhold() })
 }
 
 // spawn runs f on its own goroutine and returns at once, so the read
@@ -216,13 +284,17 @@ func (a *Adapter) handle(ctx context.Context, f func(context.Context) note) {
 // own goroutines, counted in a.work. Only when cap(a.pending) are
 // running or waiting does spawn itself wait: at Slack's pace that is
 // minutes of work, and an event then comes again (retries are recognised
-// by their event id). Work still waiting when ctx ends is dropped; work still
-// waiting at by (unless zero) runs late instead, if set, so an envelope
-// whose answer rides on its ack is answered in time.
-func (a *Adapter) spawn(ctx context.Context, by time.Time, f, late func()) {
+// by their event id). Work still waiting when ctx ends, or at by (unless
+// zero), is dropped, and instead (if set) runs in its place: an envelope
+// whose answer rides on its ack is answered in time, and one whose ack
+// waits on the work is given up.
+func (a *Adapter) spawn(ctx context.Context, by time.Time, f, instead func()) {
 	select {
 	case a.pending <- struct{}{}:
 	case <-ctx.Done():
+		if instead != nil {
+			instead()
+		}
 		return
 	}
 	a.work.Go(func() {
@@ -236,8 +308,8 @@ func (a *Adapter) spawn(ctx context.Context, by time.Time, f, late func()) {
 		select {
 		case a.sema <- struct{}{}:
 		case <-wait.Done():
-			if late != nil && ctx.Err() == nil {
-				late()
+			if instead != nil {
+				instead()
 			}
 			return
 		}
@@ -256,26 +328,34 @@ func (l debugLog) Output(_ int, s string) error {
 }
 
 // submit takes a submitted modal and acks it with the modal's response
-// (its errors, or nothing to close it). The answer is taken off the read
-// loop, so a slow one never holds up later acks past Slack's 3 s. Its
-// budget runs from arrival: waiting for a free slot comes out of it, and
-// one that finds none in time is acked with "try again", nothing taken.
-func (a *Adapter) submit(ctx context.Context, sm *socketmode.Client, evt socketmode.Event, ic slack.InteractionCallback) {
+// (its errors, or nothing to close it), owed on the connection (ctx)
+// until then. The answer is taken off the read loop, so a slow one never
+// holds up later acks past Slack's 3 s. Its budget runs from arrival:
+// waiting for a free slot comes out of it, and one that finds none in
+// time, or before the read loop ends (read), is acked with "try again",
+// nothing taken.
+func (a *Adapter) submit(read, ctx context.Context, sm *socketmode.Client, evt socketmode.Event, ic slack.InteractionCallback, owed *owedAcks) {
 	deadline := time.Now().Add(a.opts.AckBudget)
+	owed.add()
 	respond := func(resp *slack.ViewSubmissionResponse) {
+		defer owed.paid()
 		var payload any // nil, not a nil *ViewSubmissionResponse: that would ack "payload": null
 		if resp != nil {
 			payload = resp
 		}
 		a.ackWith(ctx, sm, evt, payload)
 	}
-	a.spawn(ctx, deadline, func() {
+	a.spawn(read, deadline, func() {
 		hctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
 		resp, n := a.onSubmit(hctx, ic)
 		cancel()
 		respond(resp)
 		a.queueNote(n)
 	}, func() {
+		if ctx.Err() != nil {
+			owed.paid() // the connection is gone: no ack goes
+			return
+		}
 		respond(a.busySubmit(ic))
 	})
 }

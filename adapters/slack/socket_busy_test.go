@@ -135,6 +135,13 @@ func TestSocketSubmitWithNoFreeHandlerIsToldToRetry(t *testing.T) {
 // stops it, calls then, and fails the test unless Run returns.
 func socketOnly(t *testing.T) (e *env, stop func(then func())) {
 	t.Helper()
+	return socketOnlyWith(t, nil)
+}
+
+// socketOnlyWith is socketOnly with the adapter's options changed by set
+// first (nil changes nothing).
+func socketOnlyWith(t *testing.T, set func(*slack.Options)) (e *env, stop func(then func())) {
+	t.Helper()
 	svc, _ := coretest.Open(t, coretest.Options{Routes: map[string]core.Route{
 		"ops": {Rooms: []core.Room{{Surface: core.SurfaceSlack, ID: room}},
 			Deciders: map[core.Surface][]string{core.SurfaceSlack: {alice.ID, "role:" + group}}},
@@ -143,8 +150,12 @@ func socketOnly(t *testing.T) (e *env, stop func(then func())) {
 	t.Cleanup(fake.Close)
 	fake.AddUser(alice)
 	fake.SetGroup(group, bob.ID)
-	a, err := slack.New(svc, slack.Options{BotToken: "xoxb-test", AppToken: "xapp-test",
-		APIURL: strings.TrimSuffix(fake.APIURL(), "/"), PingInterval: 5 * time.Second})
+	o := slack.Options{BotToken: "xoxb-test", AppToken: "xapp-test",
+		APIURL: strings.TrimSuffix(fake.APIURL(), "/"), PingInterval: 5 * time.Second}
+	if set != nil {
+		set(&o)
+	}
+	a, err := slack.New(svc, o)
 	if err != nil {
 		t.Fatal(err)
 	}

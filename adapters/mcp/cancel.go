@@ -178,12 +178,24 @@ func (g *cancelGate) wrap(next http.Handler) http.Handler {
 		}
 		body, err := peek.Body(&r.Body, maxPeek)
 		var req *jsonrpc.Request
+		batched := false // a batch carrying a call
 		if err == nil && len(body) < maxPeek {
 			if m, derr := jsonrpc.DecodeMessage(body); derr == nil {
 				req, _ = m.(*jsonrpc.Request)
+			} else {
+				batched = batchCarriesCall(body)
 			}
 		}
 		switch {
+		case batched:
+			// Up to 2025-03-26 a POST may carry a batch, whose calls all
+			// answer on its one stream: the POST is tracked as a single
+			// call's is (the calls end with it, keep it alive, and a stop
+			// waits for their results), but no cancel is gated, since
+			// one call's cancel must not silence the others' results.
+			aw, end := g.track(w, r)
+			defer end()
+			w = aw
 		case req == nil:
 		case req.IsCall():
 			key := gateKey{session, callerOf(r), req.ID}
@@ -221,6 +233,23 @@ func (g *cancelGate) wrap(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// batchCarriesCall reports whether body is a JSON-RPC batch with a call
+// among its messages.
+func batchCarriesCall(body []byte) bool {
+	var batch []json.RawMessage
+	if json.Unmarshal(body, &batch) != nil {
+		return false
+	}
+	for _, raw := range batch {
+		if m, err := jsonrpc.DecodeMessage(raw); err == nil {
+			if req, ok := m.(*jsonrpc.Request); ok && req.IsCall() {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // gatedWriter drops what is written once its call is cancelled.

@@ -106,6 +106,10 @@ type Options struct {
 	// (still an error), not "internal error". Errors marked
 	// core.ErrUnavailable are told so without it.
 	Unavailable func(error) bool
+	// MaxWaitsPerQuestion bounds the tool calls waiting on one question
+	// at once on this server (waiters.go); past it a call ends at once
+	// with the question's state. Zero means DefaultMaxWaitsPerQuestion.
+	MaxWaitsPerQuestion int
 	// Clock tells the time of a reused tool_call_id's earlier close
 	// against now (see reuseWindow); nil is the wall clock. Tests hand it
 	// the clock the service runs on, so days pass without sleeping.
@@ -141,6 +145,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.TaskPoll <= 0 {
 		o.TaskPoll = DefaultTaskPoll
+	}
+	if o.MaxWaitsPerQuestion <= 0 {
+		o.MaxWaitsPerQuestion = DefaultMaxWaitsPerQuestion
 	}
 	if o.Clock == nil {
 		o.Clock = core.RealClock{}

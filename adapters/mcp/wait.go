@@ -39,9 +39,10 @@ func traced(ctx context.Context, req *mcpsdk.CallToolRequest) context.Context {
 
 // handler serves every tool: park the question, then wait for it.
 type handler struct {
-	b    Backend
-	opts Options
-	run  core.RunID // the run id of last resort, made once per server
+	b       Backend
+	opts    Options
+	run     core.RunID // the run id of last resort, made once per server
+	waiting waiters    // the calls waiting on each question (waiters.go)
 }
 
 // served is ctx for one tool call: ended by Options.Stop too, and over
@@ -106,9 +107,16 @@ func (h *handler) call(ctx context.Context, req *mcpsdk.CallToolRequest, x asker
 	if stateless && h.hostMayAnswer(ctx, req.ClientCapabilities(), q.ID) {
 		return inputRequired(q, "", 0), Result{}, nil
 	}
+	// The place among the question's waiters is taken before the host is
+	// asked, so a call past the bound puts no form before its user.
+	release, ok := h.waiting.take(q.ID, h.opts.MaxWaitsPerQuestion)
+	if !ok {
+		return h.crowded(ctx, q.ID)
+	}
+	defer release()
 	stop := h.elicit(ctx, req, q)
 	defer stop()
-	return h.await(ctx, req, q.ID, -1)
+	return h.awaitHeld(ctx, req, q.ID, -1)
 }
 
 // getAnswer serves get_answer: it looks the question up (waiting up to
@@ -173,7 +181,24 @@ func callerRun(agent core.AgentID) core.RunID {
 // ending leaves the question parked, and the result says so); otherwise
 // await returns the question's open status after limit (get_answer), or
 // by then says the wait failed, when the bridge cannot be reached.
+//
+// A call that waits (limit other than 0) takes a place among the
+// question's waiters first; past their bound it waits not at all
+// (crowded).
 func (h *handler) await(ctx context.Context, req *mcpsdk.CallToolRequest, id core.QuestionID, limit time.Duration) (*mcpsdk.CallToolResult, Result, error) {
+	if limit != 0 {
+		release, ok := h.waiting.take(id, h.opts.MaxWaitsPerQuestion)
+		if !ok {
+			return h.crowded(ctx, id)
+		}
+		defer release()
+	}
+	return h.awaitHeld(ctx, req, id, limit)
+}
+
+// awaitHeld is await for a call that holds its place among the
+// question's waiters already, or does not wait (limit 0).
+func (h *handler) awaitHeld(ctx context.Context, req *mcpsdk.CallToolRequest, id core.QuestionID, limit time.Duration) (*mcpsdk.CallToolResult, Result, error) {
 	start, failures := time.Now(), 0
 	var lastFail error // why the last read of the question failed; nil once one succeeds
 	// slice is how long the next wait, or the pause after a failed one,

@@ -280,11 +280,11 @@ const noDecisionReason = "askbridge got no approval from chat; decide here."
 //   - Claude Code's PreToolUse gets the "ask" of a prompt nobody
 //     answered, saying why: the person at the keyboard decides;
 //   - Codex's PreToolUse, which takes no "ask", gets a deny when
-//     askbridge refused the prompt itself (CodeInvalid, CodeConflict):
-//     a call whose ask the agent can make fail would otherwise get past
-//     every deny rule. When askbridge cannot be reached it gets nothing,
-//     and Codex's own approval policy decides, as it does for a call
-//     askbridge approved;
+//     askbridge refused the prompt itself (CodeInvalid, CodeConflict) or
+//     held its request off (Held): a call whose ask the agent can make
+//     fail would otherwise get past every deny rule. When askbridge
+//     cannot be reached it gets nothing, and Codex's own approval policy
+//     decides, as it does for a call askbridge approved;
 //   - every other prompt gets nothing (false): the host, told the hook
 //     failed, shows its own prompt.
 func FailedAsk(p Prompt, err error) ([]byte, bool) {
@@ -296,7 +296,7 @@ func FailedAsk(p Prompt, err error) ([]byte, bool) {
 	case p.Host == ClaudeCode:
 		out.PermissionDecision = "ask"
 		out.PermissionDecisionReason = "askbridge could not ask in chat (" + failureText(err) + "); decide here."
-	case p.Host == Codex && (code == core.CodeInvalid || code == core.CodeConflict):
+	case p.Host == Codex && (code == core.CodeInvalid || code == core.CodeConflict || isHeld(err)):
 		out.PermissionDecision = "deny"
 		out.PermissionDecisionReason = "askbridge refused to ask about this call (" + failureText(err) + "), so it is not run."
 	default:
@@ -304,6 +304,26 @@ func FailedAsk(p Prompt, err error) ([]byte, bool) {
 	}
 	b, merr := json.Marshal(preToolUseOutputWire{HookSpecificOutput: out})
 	return b, merr == nil
+}
+
+// Held marks err as a refusal of a hook's request that the agent can
+// bring about at will: a 429, too many requests, which askbridge answers
+// an address that presented too many wrong tokens (and a proxy before it
+// may answer one that sent too many requests). Any process on the host's
+// machine, the model's shell among them, can do that from the address
+// the hook calls from, so FailedAsk takes it as askbridge refusing the
+// prompt, not as askbridge out of reach.
+func Held(err error) error { return &held{err: err} }
+
+type held struct{ err error }
+
+func (e *held) Error() string { return e.err.Error() }
+func (e *held) Unwrap() error { return e.err }
+
+// isHeld reports whether err is, or wraps, a Held refusal.
+func isHeld(err error) bool {
+	_, ok := errors.AsType[*held](err)
+	return ok
 }
 
 // Unreached is the hook command's failure to get an answer from the

@@ -145,8 +145,13 @@ func answerFailed(w http.ResponseWriter, p Prompt, err error) bool {
 // Unread answers a hook request refused before its input was read (the
 // program's token check): as FailedAsk says for the prompt the input
 // declares, or else with status and the error. A refused token must not
-// leave a Claude Code PreToolUse call to the host's own rules.
+// leave a Claude Code PreToolUse call to the host's own rules; nor may
+// an address held for wrong tokens (429, Held), which the agent can
+// bring about, leave a Codex PreToolUse call to Codex's.
 func Unread(w http.ResponseWriter, r *http.Request, status int, err error) {
+	if status == http.StatusTooManyRequests {
+		err = Held(err)
+	}
 	// Refused before routing, r has no path values: the host is the
 	// path's last segment (POST /v1/hooks/{host}).
 	host, herr := ParseHost(path.Base(r.URL.Path))

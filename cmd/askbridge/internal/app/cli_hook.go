@@ -148,7 +148,15 @@ func cmdHook(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return failed(&hooks.Unreached{Server: target.base, Refused: true, Err: errors.New(responseError(resp))})
+		refusal := errors.New(responseError(resp))
+		if resp.StatusCode == http.StatusTooManyRequests {
+			// This address held off (by a proxy before askbridge; the
+			// door answers its own as FailedAsk says): the agent can
+			// bring that about, so it is no way around the hook
+			// (hooks.Held).
+			refusal = hooks.Held(refusal)
+		}
+		return failed(&hooks.Unreached{Server: target.base, Refused: true, Err: refusal})
 	}
 	id := core.QuestionID(resp.Header.Get(hooks.HeaderQuestionID))
 	read := make(chan result, 1)

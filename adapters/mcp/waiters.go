@@ -73,6 +73,6 @@ func (h *handler) crowded(ctx context.Context, id core.QuestionID) (*mcpsdk.Call
 	}
 	max := h.opts.MaxWaitsPerQuestion
 	h.opts.Logger.Info("askbridge mcp: a call was refused a wait: its question has the most waiting calls", "question", id, "most", max)
-	return h.parked(id, fmt.Sprintf("%d calls are already waiting on it on this server, the most it holds at once, so this call does not wait too "+
+	return h.parked(id, fmt.Sprintf("calls already waiting on it on this server: %d, the most it holds at once, so this call does not wait too "+
 		"(end the calls you no longer need: an answer reaches every waiting call at once)", max))
 }

@@ -91,7 +91,7 @@ func boundedWaits(t *testing.T, set, most int) {
 			t.Fatalf("%s past the bound: %v", c.name, r.err)
 		}
 		got := text(t, r.res)
-		if !r.res.IsError || !strings.Contains(got, "Question "+string(q.ID)+" is still parked") || !strings.Contains(got, fmt.Sprintf("%d calls are already waiting on it", most)) ||
+		if !r.res.IsError || !strings.Contains(got, "Question "+string(q.ID)+" is still parked") || !strings.Contains(got, fmt.Sprintf("calls already waiting on it on this server: %d,", most)) ||
 			!strings.Contains(got, mcp.ToolGetAnswer) {
 			t.Fatalf("%s past the bound got %q (error %v), want the parked result naming its question and the bound", c.name, got, r.res.IsError)
 		}

@@ -16,8 +16,11 @@ import (
 // mountAgentDoors mounts what agents' hosts call besides the API: the
 // MCP endpoint on mux and the hosts' HTTP hooks under the API's /v1, so
 // the API authenticates and logs them as its own. Close stops both
-// (stopMCP).
-func (m *Main) mountAgentDoors(mux *http.ServeMux, api *httpapi.Server, svc *core.Service) {
+// (stopMCP). maxWaits bounds the MCP calls waiting on one question as it
+// bounds the API's waits (ASKBRIDGE_MAX_WAITS_PER_QUESTION; 0 is the
+// default): one setting, so the bound on a replica's descriptors holds
+// whichever door an agent uses.
+func (m *Main) mountAgentDoors(mux *http.ServeMux, api *httpapi.Server, svc *core.Service, maxWaits int) {
 	stop, cancel := context.WithCancel(context.Background())
 	m.stopMCP = cancel
 	opts := mcp.Options{
@@ -26,7 +29,8 @@ func (m *Main) mountAgentDoors(mux *http.ServeMux, api *httpapi.Server, svc *cor
 		Still:   stillOf,
 		Stop:    stop,
 		// A task's ttlMs: how long the bridge keeps its question.
-		Retention: svc.Retention,
+		Retention:           svc.Retention,
+		MaxWaitsPerQuestion: maxWaits,
 		// What the door logs (an internal error whose detail its caller
 		// never sees) goes to the program's log, as the API's does.
 		Logger: slog.New(zerologHandler{log: m.Log.With().Str("component", "mcp").Logger()}),

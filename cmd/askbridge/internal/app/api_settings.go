@@ -12,8 +12,10 @@ import (
 // not from the file a reload reads again.
 type APISettings struct {
 	// MaxWaitsPerQuestion bounds the waits parked on one question at
-	// once on this replica (httpapi.Options.MaxWaitsPerQuestion); past
-	// it a wait is answered 429 with Retry-After. Unset, httpapi's
+	// once on this replica, the API's and /mcp's tool calls each
+	// (httpapi.Options and mcp.Options.MaxWaitsPerQuestion); past it an
+	// API wait is answered 429 with Retry-After, and a tool call returns
+	// at once with the question's state. Unset, httpapi's
 	// default: a fan-out of many workers waiting on one question needs
 	// more, a small host fewer descriptors at risk.
 	MaxWaitsPerQuestion string `env:"ASKBRIDGE_MAX_WAITS_PER_QUESTION"`

@@ -166,7 +166,7 @@ func (s *Server) wait(w http.ResponseWriter, r *http.Request) {
 	}
 	// Bounded per question (waiters.go); counted once the caller is
 	// known to see the question, so the bound tells a stranger nothing.
-	release, ok := s.waiting.take(id, s.maxWaiters)
+	release, ok := s.waiting.Take(id, s.maxWaiters)
 	if !ok {
 		watch.Stop()
 		tooManyWaits(w, s.maxWaiters)

@@ -36,6 +36,7 @@ import (
 	"github.com/askbridge/askbridge/adapters/internal/access"
 	"github.com/askbridge/askbridge/adapters/internal/guard"
 	"github.com/askbridge/askbridge/adapters/internal/inhand"
+	"github.com/askbridge/askbridge/adapters/internal/waitcount"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/directive"
 	"github.com/askbridge/askbridge/internal/membudget"
@@ -132,7 +133,7 @@ type Server struct {
 	maxWait time.Duration
 	// waiting counts the waits parked on each question, at most
 	// maxWaiters each (waiters.go).
-	waiting    waiters
+	waiting    waitcount.Counts
 	maxWaiters int
 	// extras and digestOf change when the configuration is reloaded
 	// (config.go).

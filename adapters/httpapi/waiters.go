@@ -3,7 +3,6 @@ package httpapi
 import (
 	"fmt"
 	"net/http"
-	"sync"
 
 	"github.com/askbridge/askbridge/core"
 )
@@ -26,37 +25,6 @@ const DefaultMaxWaitsPerQuestion = 256
 // its question's bound: a parked wait ends within its timeout, and the
 // answer wakes every one of them at once.
 const waitsRetryAfter = "1"
-
-// waiters counts the waits parked on each question.
-type waiters struct {
-	mu sync.Mutex
-	n  map[core.QuestionID]int
-}
-
-// take counts one more wait parked on id, unless id has max already; it
-// reports whether it counted it, and returns the release the wait calls
-// once, when it ends.
-func (ws *waiters) take(id core.QuestionID, max int) (release func(), ok bool) {
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
-	if ws.n == nil {
-		ws.n = map[core.QuestionID]int{}
-	}
-	if ws.n[id] >= max {
-		return nil, false
-	}
-	ws.n[id]++
-	var once sync.Once
-	return func() { once.Do(func() { ws.release(id) }) }, true
-}
-
-func (ws *waiters) release(id core.QuestionID) {
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
-	if ws.n[id]--; ws.n[id] <= 0 {
-		delete(ws.n, id) // the map holds only questions being waited on
-	}
-}
 
 // tooManyWaits answers a wait refused for the bound on its question's
 // waits: 429, with Retry-After, in the API's error shape.

@@ -11,6 +11,7 @@ import (
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/askbridge/askbridge/adapters/internal/waitcount"
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/loops"
 )
@@ -41,8 +42,8 @@ func traced(ctx context.Context, req *mcpsdk.CallToolRequest) context.Context {
 type handler struct {
 	b       Backend
 	opts    Options
-	run     core.RunID // the run id of last resort, made once per server
-	waiting waiters    // the calls waiting on each question (waiters.go)
+	run     core.RunID       // the run id of last resort, made once per server
+	waiting waitcount.Counts // the calls waiting on each question (waiters.go)
 }
 
 // served is ctx for one tool call: ended by Options.Stop too, and over
@@ -109,7 +110,7 @@ func (h *handler) call(ctx context.Context, req *mcpsdk.CallToolRequest, x asker
 	}
 	// The place among the question's waiters is taken before the host is
 	// asked, so a call past the bound puts no form before its user.
-	release, ok := h.waiting.take(q.ID, h.opts.MaxWaitsPerQuestion)
+	release, ok := h.waiting.Take(q.ID, h.opts.MaxWaitsPerQuestion)
 	if !ok {
 		return h.crowded(ctx, q.ID)
 	}
@@ -187,7 +188,7 @@ func callerRun(agent core.AgentID) core.RunID {
 // (crowded).
 func (h *handler) await(ctx context.Context, req *mcpsdk.CallToolRequest, id core.QuestionID, limit time.Duration) (*mcpsdk.CallToolResult, Result, error) {
 	if limit != 0 {
-		release, ok := h.waiting.take(id, h.opts.MaxWaitsPerQuestion)
+		release, ok := h.waiting.Take(id, h.opts.MaxWaitsPerQuestion)
 		if !ok {
 			return h.crowded(ctx, id)
 		}

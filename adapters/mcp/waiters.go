@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -24,37 +23,6 @@ import (
 
 // DefaultMaxWaitsPerQuestion is Options.MaxWaitsPerQuestion's default.
 const DefaultMaxWaitsPerQuestion = 256
-
-// waiters counts the calls waiting on each question.
-type waiters struct {
-	mu sync.Mutex
-	n  map[core.QuestionID]int
-}
-
-// take counts one more call waiting on id, unless id has max already; it
-// reports whether it counted it, and returns the release the call makes
-// once, when it ends.
-func (ws *waiters) take(id core.QuestionID, max int) (release func(), ok bool) {
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
-	if ws.n == nil {
-		ws.n = map[core.QuestionID]int{}
-	}
-	if ws.n[id] >= max {
-		return nil, false
-	}
-	ws.n[id]++
-	var once sync.Once
-	return func() { once.Do(func() { ws.release(id) }) }, true
-}
-
-func (ws *waiters) release(id core.QuestionID) {
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
-	if ws.n[id]--; ws.n[id] <= 0 {
-		delete(ws.n, id) // the map holds only questions being waited on
-	}
-}
 
 // crowded is the result of a call refused a place among id's waiters:
 // the question read once, without waiting; closed, its resume; open, the

@@ -369,16 +369,11 @@ func (a *Adapter) messageID(qid, key string) string {
 	return qid + "." + hex.EncodeToString(sum[:8]) + "@" + domain
 }
 
-// offered is c without the actions to may answer by but not take
-// (core.Service.ActRefusal: a standing approval offered to one only an
-// escalation let in), whose links the page could only refuse. One whom
-// no route lets in keeps every link: the page tells them so at once, and
-// the door records their attempt (adaptertest's unauthorised scenario).
+// offered is c with only the actions to may take (actionlink.Offered).
 // An adapter with no service (a renderer's test) has none to ask.
 func (a *Adapter) offered(q *core.Question, c card.Card, to string) card.Card {
-	d := core.Decider{Surface: core.SurfaceEmail, ID: to}
-	if a.svc == nil || !a.svc.MayAnswer(q, d) {
+	if a.svc == nil {
 		return c
 	}
-	return c.Only(func(x card.Action) bool { return a.svc.ActRefusal(q, x.Ref, d) == nil })
+	return actionlink.Offered(a.svc, q, c, core.Decider{Surface: core.SurfaceEmail, ID: to})
 }

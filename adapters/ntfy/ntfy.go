@@ -449,16 +449,12 @@ func (a *Adapter) Budgets(d core.Delivery) []core.Allowance {
 	return []core.Allowance{{Key: "ntfy:all", Limit: allBudget}, {Key: "ntfy:room:" + d.Room, Limit: topicBudget}}
 }
 
-// offered is c without the actions topic may answer by but not take
-// (core.Service.ActRefusal: a standing approval offered to one only an
-// escalation let in), whose links the page could only refuse. One whom
-// no route lets in keeps every link: the page tells them so at once, and
-// the door records their attempt (adaptertest's unauthorised scenario).
-// An adapter with no service (a renderer's test) has none to ask.
+// offered is c with only the actions topic may take
+// (actionlink.Offered). An adapter with no service (a renderer's test)
+// has none to ask.
 func (a *Adapter) offered(q *core.Question, c card.Card, topic string) card.Card {
-	d := core.Decider{Surface: core.SurfaceNtfy, ID: topic}
-	if a.svc == nil || !a.svc.MayAnswer(q, d) {
+	if a.svc == nil {
 		return c
 	}
-	return c.Only(func(x card.Action) bool { return a.svc.ActRefusal(q, x.Ref, d) == nil })
+	return actionlink.Offered(a.svc, q, c, core.Decider{Surface: core.SurfaceNtfy, ID: topic})
 }

@@ -45,3 +45,24 @@ func pageLabel(label, as string) string {
 	}
 	return label
 }
+
+// Refusals is what Offered asks of core: who may answer, and what one
+// act would be refused with (Service's MayAnswer and ActRefusal).
+type Refusals interface {
+	MayAnswer(q *core.Question, d core.Decider) bool
+	ActRefusal(q *core.Question, r core.Ref, d core.Decider) error
+}
+
+// Offered is c with only the actions d may take: without those d may
+// answer by but not take (core.Service.ActRefusal: a standing approval
+// offered to one only an escalation let in), whose links the page could
+// only refuse. One whom no route lets in keeps every link: the page
+// tells them so at once, and the door records their attempt
+// (adaptertest's unauthorised scenario). The doors that sign a link per
+// recipient (email, ntfy) send only these.
+func Offered(svc Refusals, q *core.Question, c card.Card, d core.Decider) card.Card {
+	if !svc.MayAnswer(q, d) {
+		return c
+	}
+	return c.Only(func(x card.Action) bool { return svc.ActRefusal(q, x.Ref, d) == nil })
+}

@@ -1,8 +1,6 @@
 package bolt_test
 
 import (
-	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -16,25 +14,9 @@ import (
 // claim costs while the burst waits on its budget.
 func BenchmarkClaimAmongWaiting(b *testing.B) {
 	const waiting = 2000
-	ctx := context.Background()
+	ctx := b.Context()
 	s, _ := openTemp(b, bolt.Options{NoSync: true})
-	out := make([]core.Delivery, waiting)
-	for i := range out {
-		out[i] = core.Delivery{Key: fmt.Sprintf("q%d/post", i), Kind: core.DeliverPost, Surface: core.SurfaceSlack,
-			Room: "C1", QuestionID: core.QuestionID(fmt.Sprintf("q%d", i)), CreatedAt: t0}
-	}
-	if err := s.Enqueue(ctx, out); err != nil {
-		b.Fatal(err)
-	}
-	got, err := s.Claim(ctx, core.SurfaceSlack, "c1", waiting, time.Hour, 0)
-	if err != nil || len(got) != waiting {
-		b.Fatalf("claimed %d, %v; want %d", len(got), err, waiting)
-	}
-	for _, d := range got {
-		if err := s.Retry(ctx, d, "c1", time.Hour); err != nil {
-			b.Fatal(err)
-		}
-	}
+	parkRetried(b, s, waiting, time.Hour)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {

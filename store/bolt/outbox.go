@@ -45,9 +45,11 @@ func (s *Store) Enqueue(ctx context.Context, out []core.Delivery) error {
 
 // Claim hands out up to max deliveries for surface: first those whose
 // lease is at least minIdle old (their consumer is presumed dead), oldest
-// claim first, then never-claimed ones in enqueue order. With none
-// available it waits up to block for an enqueue to the surface, without
-// polling; ctx and Close end the wait early.
+// claim first, then those no consumer leases that are due (never
+// claimed, or retried or delayed and fallen due), in enqueue order. With
+// none available it waits up to block for an enqueue to the surface, or
+// for the earliest waiting one to fall due, without polling; ctx and
+// Close end the wait early.
 func (s *Store) Claim(ctx context.Context, surface core.Surface, consumer string, max int, minIdle, block time.Duration) ([]core.Delivery, error) {
 	const op = "claim"
 	if max <= 0 {

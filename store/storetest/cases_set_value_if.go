@@ -138,7 +138,11 @@ func testSetValueIf(t *testing.T, h Harness) {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if v, err := e.store.Value(ctx, key); err != nil || v == "" {
+		v, err := e.store.Value(ctx, key)
+		if err != nil {
+			t.Fatal(err) // a failing read is no lapse
+		}
+		if v == "" {
 			break
 		}
 		if time.Now().After(deadline) {

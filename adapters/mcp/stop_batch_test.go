@@ -6,14 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/askbridge/askbridge/adapters/mcp"
 	"github.com/askbridge/askbridge/core"
 )
 
@@ -57,12 +55,7 @@ func TestStopHandsABatchsCallsTheirParkedResults(t *testing.T) {
 }
 
 func stopWhileABatchWaits(t *testing.T, ctx context.Context) {
-	svc := newService(t)
-	stop, stopNow := context.WithCancel(context.Background())
-	defer stopNow()
-	hs := httptest.NewServer(authenticate(mcp.HTTPHandler(mcp.ServiceBackend{Svc: svc},
-		mcp.Options{Stop: stop, WaitSlice: 20 * time.Millisecond, Caller: agentOf})))
-	t.Cleanup(hs.Close)
+	svc, hs, stopNow := stoppable(t)
 
 	init := oldPost(t, ctx, hs.URL, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
 	init.Body.Close()

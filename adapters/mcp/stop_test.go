@@ -69,15 +69,22 @@ func TestStopHandsEveryCallItsParkedResult(t *testing.T) {
 	}
 }
 
-// stopWhileCallsWait stops a server while calls of both eras wait, and
-// checks that each gets its parked result.
-func stopWhileCallsWait(t *testing.T, ctx context.Context) {
+// stoppable is an MCP server over HTTP on a service of its own, and
+// the Stop the test pulls to end the calls in progress.
+func stoppable(t *testing.T) (*core.Service, *httptest.Server, context.CancelFunc) {
 	svc := newService(t)
 	stop, stopNow := context.WithCancel(context.Background())
-	defer stopNow()
+	t.Cleanup(stopNow)
 	hs := httptest.NewServer(authenticate(mcp.HTTPHandler(mcp.ServiceBackend{Svc: svc},
 		mcp.Options{Stop: stop, WaitSlice: 20 * time.Millisecond, Caller: agentOf})))
 	t.Cleanup(hs.Close)
+	return svc, hs, stopNow
+}
+
+// stopWhileCallsWait stops a server while calls of both eras wait, and
+// checks that each gets its parked result.
+func stopWhileCallsWait(t *testing.T, ctx context.Context) {
+	svc, hs, stopNow := stoppable(t)
 
 	const each = 6
 	results := make(chan string, 2*each) // each call's text, or why it has none

@@ -48,18 +48,8 @@ func TestAnEscalationOnlyRecipientIsMailedNoStandingLink(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.Mount(mux)
-	q, err := svc.Ask(t.Context(), core.AskInput{Kind: core.KindApproval, Text: "Restart web?", Tool: "restart", Arguments: []byte(`{"svc":"web"}`),
+	q := coretest.Escalated(t, svc, clock, core.AskInput{Kind: core.KindApproval, Text: "Restart web?", Tool: "restart", Arguments: []byte(`{"svc":"web"}`),
 		Route: "deploy", Agent: "deploy-bot", RunID: "run-1", Reversibility: core.Reversible, Timeout: time.Hour, OnTimeout: core.OnTimeoutEscalate})
-	if err != nil {
-		t.Fatal(err)
-	}
-	clock.Advance(time.Hour + time.Minute)
-	if rep, err := svc.Tick(t.Context()); err != nil || rep.Escalated != 1 {
-		t.Fatalf("tick: %+v, %v", rep, err)
-	}
-	if q, err = svc.Get(t.Context(), q.ID); err != nil {
-		t.Fatal(err)
-	}
 	standing := []string{card.LabelStandingRun, fmt.Sprintf(card.LabelStandingAgent, 8)}
 	for _, c := range []struct {
 		to       string

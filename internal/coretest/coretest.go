@@ -158,3 +158,23 @@ func Kinds(evs []core.Event) []core.EventKind {
 	}
 	return out
 }
+
+// Escalated asks in, whose OnTimeout escalates, moves clock past its
+// timeout and ticks, and returns the question as the escalation left it:
+// for the doors' tests of what someone only the escalation route lets in
+// may do.
+func Escalated(t testing.TB, svc *core.Service, clock *core.SimClock, in core.AskInput) *core.Question {
+	t.Helper()
+	q, err := svc.Ask(t.Context(), in)
+	if err != nil || !q.Open() {
+		t.Fatalf("ask: %+v, %v", q, err)
+	}
+	clock.Advance(in.Timeout)
+	if rep, err := svc.Tick(t.Context()); err != nil || rep.Escalated != 1 {
+		t.Fatalf("tick: %+v, %v", rep, err)
+	}
+	if q, err = svc.Get(t.Context(), q.ID); err != nil {
+		t.Fatal(err)
+	}
+	return q
+}

@@ -47,16 +47,19 @@ func (s *Store) readValue(tx *bbolt.Tx, key string) string {
 
 // SetValue stores val under key, dropping any expiry it had.
 func (s *Store) SetValue(ctx context.Context, key, val string) error {
-	return s.update(ctx, "set value", func(tx *bbolt.Tx) error {
-		if err := deleteValue(tx, key); err != nil {
-			return err
-		}
-		b, err := tx.CreateBucketIfNotExists(bucketValues)
-		if err != nil {
-			return err
-		}
-		return b.Put([]byte(key), []byte(val))
-	})
+	return s.update(ctx, "set value", func(tx *bbolt.Tx) error { return putValue(tx, key, val) })
+}
+
+// putValue stores val under key in tx, dropping any expiry it had.
+func putValue(tx *bbolt.Tx, key, val string) error {
+	if err := deleteValue(tx, key); err != nil {
+		return err
+	}
+	b, err := tx.CreateBucketIfNotExists(bucketValues)
+	if err != nil {
+		return err
+	}
+	return b.Put([]byte(key), []byte(val))
 }
 
 // SetValueFor stores val under key until ttl passes.
@@ -95,15 +98,8 @@ func (s *Store) SetValueIf(ctx context.Context, key, old, val string) (bool, err
 		default:
 			return errNoChange
 		}
-		if err := deleteValue(tx, key); err != nil {
-			return err
-		}
-		b, err := tx.CreateBucketIfNotExists(bucketValues)
-		if err != nil {
-			return err
-		}
 		set = true
-		return b.Put([]byte(key), []byte(val))
+		return putValue(tx, key, val)
 	})
 	return set && err == nil, err
 }

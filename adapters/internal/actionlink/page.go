@@ -258,10 +258,11 @@ func (p *Page) show(w http.ResponseWriter, r *http.Request, token string) {
 	if err := p.Svc.ActRefusal(q, c.Ref, core.Decider{Surface: c.Surface, ID: c.To}); err != nil {
 		// One who may decide, but not this way (a standing approval
 		// offered to someone an escalation let in): told why now, in
-		// core's words, with the choices they may take instead.
+		// core's words (card.RefusalNote, as every door words it), with
+		// the choices they may take instead.
 		v := p.menu(q, c)
 		v.Title, v.Failed = "Not yours to choose", true
-		v.Message = sentence(errors.New(core.ErrorMessage(err))) + " Nothing was recorded."
+		v.Message = card.RefusalNote(err)
 		p.render(w, http.StatusForbidden, v)
 		return
 	}

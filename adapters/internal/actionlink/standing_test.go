@@ -49,17 +49,9 @@ func newEscalating(t *testing.T) *bridge {
 // no standing approval granted before covers it) and escalates it.
 func (b *bridge) escalated(n int) *core.Question {
 	b.t.Helper()
-	q, err := b.svc.Ask(b.t.Context(), core.AskInput{Kind: core.KindApproval, Text: "Restart web?", Tool: "svc.restart",
+	return coretest.Escalated(b.t, b.svc, b.clock, core.AskInput{Kind: core.KindApproval, Text: "Restart web?", Tool: "svc.restart",
 		Arguments: []byte(`{"svc":"web"}`), Editable: &core.Editable{All: true}, Route: "deploy", Agent: core.AgentID(fmt.Sprint("bot-", n)),
 		RunID: "run-1", Reversibility: core.Reversible, Timeout: time.Minute, OnTimeout: core.OnTimeoutEscalate})
-	if err != nil || !q.Open() {
-		b.t.Fatalf("ask: %+v, %v", q, err)
-	}
-	b.clock.Advance(time.Minute)
-	if rep, err := b.svc.Tick(b.t.Context()); err != nil || rep.Escalated != 1 {
-		b.t.Fatalf("tick: %+v, %v", rep, err)
-	}
-	return b.state(q.ID)
 }
 
 // menuLabels are the choices the ntfy menu link of q lists for topic.

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -78,14 +76,5 @@ func TestHookCommandCodexPreToolUseHeldIsDenied(t *testing.T) {
 // returns its exit code, stdout and stderr.
 func codexPreToolUseAt(t *testing.T, url string, args ...string) (int, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
-	in, err := os.ReadFile(filepath.Join(apptest.HookTestdata, "codex/pre-tool-use.bash.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := func(k string) string {
-		return map[string]string{"ASKBRIDGE_URL": url, "ASKBRIDGE_TOKEN": apptest.AgentA}[k]
-	}
-	var out, errb bytes.Buffer
-	code := app.Run(t.Context(), append([]string{"hook", "--host", "codex"}, args...), env, bytes.NewReader(in), &out, &errb)
-	return code, &out, &errb
+	return runHook(t, url, "codex", "codex/pre-tool-use.bash.json", args...)
 }

@@ -59,7 +59,16 @@ func TestHookCommandServerRefusalSaysRefused(t *testing.T) {
 // stderr.
 func hookAt(t *testing.T, url string) (int, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
-	in, err := os.ReadFile(filepath.Join(apptest.HookTestdata, "claude-code/pre-tool-use.bash.json"))
+	return runHook(t, url, "claude-code", "claude-code/pre-tool-use.bash.json")
+}
+
+// runHook runs the hook command for host with the hook fixture named
+// (under apptest.HookTestdata) as its input, against the server at url
+// as agent A, with args after --host, and returns its exit code, stdout
+// and stderr.
+func runHook(t *testing.T, url, host, fixture string, args ...string) (int, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
+	in, err := os.ReadFile(filepath.Join(apptest.HookTestdata, fixture))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +76,7 @@ func hookAt(t *testing.T, url string) (int, *bytes.Buffer, *bytes.Buffer) {
 		return map[string]string{"ASKBRIDGE_URL": url, "ASKBRIDGE_TOKEN": apptest.AgentA}[k]
 	}
 	var out, errb bytes.Buffer
-	code := app.Run(t.Context(), []string{"hook", "--host", "claude-code"}, env, bytes.NewReader(in), &out, &errb)
+	code := app.Run(t.Context(), append([]string{"hook", "--host", host}, args...), env, bytes.NewReader(in), &out, &errb)
 	return code, &out, &errb
 }
 

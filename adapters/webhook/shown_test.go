@@ -3,6 +3,7 @@ package webhook_test
 import (
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -58,5 +59,37 @@ func TestWebhookErrorsHideTheQuery(t *testing.T) {
 	}
 	if seen != 1 {
 		t.Fatalf("%d undelivered events, want 1", seen)
+	}
+}
+
+// TestRefusedRedirectsNameTheReceiver: a redirect the sender does not
+// follow is given up at once, and its error (logged, and the undelivered
+// event's reason) names the receiver as core.ShownURL shows the callback
+// URL, and nothing of the Location past that. Before, a 302 to a
+// relative Location was named ":///hooks/…", which names no receiver
+// (the client quotes a Location as it came); and a 307 whose Location
+// does not parse was retried, with the Location quoted whole, path and
+// query, where a receiver keeps its tokens.
+func TestRefusedRedirectsNameTheReceiver(t *testing.T) {
+	const token = "s3cret-receiver-token"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/hooks/found":
+			w.Header().Set("Location", "/hooks/moved/"+token+"?token="+token)
+			w.WriteHeader(http.StatusFound)
+		case "/hooks/garbled":
+			w.Header().Set("Location", "/hooks/moved/"+token+"/%zz?token="+token)
+			w.WriteHeader(http.StatusTemporaryRedirect)
+		}
+	}))
+	defer srv.Close()
+	s := plainSender(t, srv.URL+"/hooks/")
+	shown := srv.URL + "/hooks/…"
+	for _, path := range []string{"/hooks/found", "/hooks/garbled"} {
+		err := call(t, s, srv.URL+path+"?token="+token)
+		var perm *core.Permanent
+		if !errors.As(err, &perm) || strings.Contains(err.Error(), token) || !strings.Contains(err.Error(), shown) {
+			t.Errorf("%s: %v; want a permanent refusal naming %s, without the token", path, err, shown)
+		}
 	}
 }

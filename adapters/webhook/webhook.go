@@ -76,8 +76,9 @@ type Options struct {
 	// Client sends the requests; nil is a client with a 30 s timeout,
 	// which one given without a Timeout gets too (an attempt that never
 	// ends would hold its webhook until the replica stops). Its
-	// Transport is used, wrapped to carry the trace context; its
-	// redirect policy is replaced by one that follows only 307 and 308
+	// Transport is used, wrapped to carry the trace context (and to
+	// refuse a redirect whose Location does not parse); its redirect
+	// policy is replaced by one that follows only 307 and 308
 	// (which keep the body) to URLs Allow allows, at most 5 times, and
 	// sends no Referer (it would name the callback URL with its query,
 	// where a receiver's token may be).
@@ -113,12 +114,6 @@ type senderConfig struct {
 
 var _ core.Caller = (*Sender)(nil)
 
-// errRedirect marks a redirect the sender refused to follow.
-var errRedirect = errors.New("redirect refused")
-
-// maxRedirects bounds the redirects one attempt follows.
-const maxRedirects = 5
-
 // defaultTimeout bounds one attempt when the client sets no Timeout.
 const defaultTimeout = 30 * time.Second
 
@@ -143,23 +138,9 @@ func New(o Options) (*Sender, error) {
 	}
 	// The request carries the trace of the span it is sent under (core's
 	// delivery span), so the receiver's trace goes on from the ask.
-	c.Transport = tracehttp.Transport(c.Transport)
+	c.Transport = locationGuard{tracehttp.Transport(c.Transport)}
 	s := &Sender{client: c, body: o.Body}
-	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		// The client has just set Referer to the URL redirected from,
-		// query and all; a receiver's token must not go on to the next.
-		req.Header.Del("Referer")
-		switch {
-		case len(via) > maxRedirects: // len(via) is the number of this redirect
-			return fmt.Errorf("%w: more than %d redirects", errRedirect, maxRedirects)
-		case req.Response != nil && req.Response.StatusCode != http.StatusTemporaryRedirect && req.Response.StatusCode != http.StatusPermanentRedirect:
-			return fmt.Errorf("%w: a %d would drop the body; only 307 and 308 are followed", errRedirect, req.Response.StatusCode)
-		}
-		if err := s.live.Load().allow.Check("redirect", req.URL.String()); err != nil {
-			return fmt.Errorf("%w: %s", errRedirect, core.ErrorMessage(err))
-		}
-		return nil
-	}
+	c.CheckRedirect = s.checkRedirect
 	s.now = o.Now
 	if s.now == nil {
 		s.now = time.Now
@@ -216,10 +197,17 @@ func (s *Sender) Call(ctx context.Context, q *core.Question, d core.Delivery) er
 		// The error names the URL, which goes to the log and the event
 		// log: without its query, where a receiver's token may be.
 		var ue *url.Error
+		refused := errors.Is(err, errRedirect)
 		if errors.As(err, &ue) {
+			if refused {
+				// The client names a refused redirect by its Location
+				// as it came, often relative (no scheme or host): the
+				// callback URL names the receiver.
+				ue.URL = d.Room
+			}
 			ue.URL = core.ShownURL(ue.URL)
 		}
-		if errors.Is(err, errRedirect) {
+		if refused {
 			return &core.Permanent{Err: err}
 		}
 		return err

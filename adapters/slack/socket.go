@@ -56,10 +56,7 @@ func (a *Adapter) runSocket(ctx context.Context) {
 			opts = append(opts, socketmode.OptionPingInterval(a.opts.PingInterval))
 		}
 		sm := socketmode.New(a.api, opts...)
-		// The connection outlives ctx by the acks owed on it: see drainAcks.
-		runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		done := make(chan error, 1)
-		go func() { done <- sm.RunContext(runCtx) }()
+		runCtx, cancel, done := runClient(ctx, sm)
 		owed := &owedAcks{}
 		healthy, err := a.socketEvents(ctx, runCtx, sm, done, owed)
 		if ctx.Err() != nil {
@@ -77,6 +74,22 @@ func (a *Adapter) runSocket(ctx context.Context) {
 		}
 		pause = min(2*pause, retryPauseMax)
 	}
+}
+
+// runClient runs sm until it gives up (its error on done) or cancel is
+// called. Its context (conn) outlives life by the acks owed on it (see
+// drainAcks), and ends with the run: an ack waits for room among the 20
+// responses the client has yet to send, which nothing sends once it has
+// given up, so an ack on the read loop with 20 left unsent (a lost
+// connection's) waited for good, the loop never reading done.
+func runClient(life context.Context, sm *socketmode.Client) (conn context.Context, cancel context.CancelFunc, done <-chan error) {
+	conn, cancel = context.WithCancel(context.WithoutCancel(life))
+	ended := make(chan error, 1)
+	go func() {
+		defer cancel()
+		ended <- sm.RunContext(conn)
+	}()
+	return conn, cancel, ended
 }
 
 // uptime follows the connections of one run of the SDK's client: since
@@ -112,9 +125,12 @@ func (a *Adapter) socketEvents(life, ctx context.Context, sm *socketmode.Client,
 	u := uptime{now: a.now}
 	// A modal's response rides on its ack: one still waiting for a free
 	// handler once this loop ends (a stop, a connection lost) is not
-	// taken.
+	// taken. A stop ends the wait at once: with every pending slot
+	// taken, the loop waits in spawn, and a connection kept up for the
+	// stop's acks would hold it there until a handler finished.
 	read, stopRead := context.WithCancel(ctx)
 	defer stopRead()
+	defer context.AfterFunc(life, stopRead)()
 	for {
 		if life.Err() != nil {
 			// Before any envelope buffered meanwhile: once stopped,

@@ -113,7 +113,8 @@ type tapped struct {
 // whose work failed on the store while polling (again), is answered
 // nothing yet and is not done with (handle): it is answered when it
 // comes again and is handled (a failing store's last try comes while the
-// tapper can still be answered: tapTries).
+// tapper can still be answered: tapTries), or, held by a handling that
+// died with it, by the poller meanwhile (answerHeld).
 func (a *Adapter) onCallback(ctx context.Context, u incoming) bool {
 	cq := u.CallbackQuery
 	done := make(chan tapped)
@@ -145,19 +146,26 @@ func (a *Adapter) onCallback(ctx context.Context, u incoming) bool {
 	select {
 	case t := <-done:
 		switch {
-		case t.seen == core.OnceHeld || t.again:
+		case t.seen == core.OnceHeld:
+			a.answerHeld(ctx, cq)
+			return false
+		case t.again:
 			return false
 		case t.seen == core.OnceDone:
 			return true
 		}
-		a.answerCallback(ctx, cq, t.note)
+		if !toldHeld(ctx) {
+			a.answerCallback(ctx, cq, t.note)
+		}
 		if t.then != nil {
 			go t.then()
 		}
 	case <-a.tapBudget():
 		close(late)
 		a.log.Warn().Msg("telegram: a tap's store work outlasted its budget; the tapper was told it may or may not be recorded")
-		a.answerCallback(ctx, cq, card.TimedOutNote)
+		if !toldHeld(ctx) {
+			a.answerCallback(ctx, cq, card.TimedOutNote)
+		}
 	}
 	return true
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/askbridge/askbridge/core/card"
 	"github.com/askbridge/askbridge/core/loops"
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 )
@@ -76,12 +77,14 @@ func (a *Adapter) poll(ctx context.Context) error {
 // failed it) is not stored past, so that it comes again and is handled;
 // one the store still fails after heldTries fetches is handled a last
 // time (lastTry), its writer told it was not recorded, and a tap after
-// tapTries, while its tapper can still be answered.
+// tapTries, while its tapper can still be answered. A tap that a dead
+// holder's claim keeps back has its tapper answered meanwhile
+// (answerHeld).
 func (a *Adapter) pollHeld(ctx context.Context) {
 	kv := a.opts.KV
 	webhookCleared := false
 	failures := 0
-	tries := map[int]int{} // update id -> fetches it was not done with
+	seen := map[int]*fetched{} // update id -> what its fetches came to, while not done with
 	fail := func(err error, what string) bool {
 		a.log.Warn().Err(err).Int("failures", failures+1).Msg("telegram: " + what)
 		d := backoff(failures, err)
@@ -143,16 +146,21 @@ func (a *Adapter) pollHeld(ctx context.Context) {
 			// lease goes meanwhile, and its offset stored, on a budget of
 			// its own: a slow handling does not cost the offset's write.
 			// handle drops an update handled before (sight).
+			f := seen[u.UpdateID]
+			if f == nil {
+				f = &fetched{}
+			}
 			hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-			if tries[u.UpdateID] >= heldTries || u.CallbackQuery != nil && tries[u.UpdateID] >= tapTries {
+			if f.tries >= heldTries || u.CallbackQuery != nil && f.tries >= tapTries {
 				hctx = lastTry(hctx)
 			}
-			done := a.handle(hctx, u)
+			done := a.handle(context.WithValue(hctx, fetchedKey{}, f), u)
 			cancel()
 			if done {
-				delete(tries, u.UpdateID)
+				delete(seen, u.UpdateID)
 			} else {
-				tries[u.UpdateID]++
+				f.tries++
+				seen[u.UpdateID] = f
 			}
 			if held || !done {
 				// The offset stays at the first update not done with
@@ -202,6 +210,61 @@ const heldTries = 120
 // time (lastTry) while an answer still reaches its tapper: that it was
 // not recorded, or may not have been, and to try again.
 const tapTries = int(answerBudget / heldAgain)
+
+// heldTapTries is how many fetches, heldAgain apart, the poller finds a
+// tap held by another handling before it answers the tapper itself
+// (answerHeld): more than answerBudget's worth, within which a live
+// holder answers the tap, so that an answer comes only when the holder
+// died with it (or lost the lease and stalled). Its claim (seenHold)
+// lasts a minute; the tap is handled, and recorded, once it lapses, but
+// its tapper cannot be answered then. Telegram's Bot API gives no figure
+// for how long an answer is taken: clients "display a progress bar until
+// you call answerCallbackQuery" (core.telegram.org/bots/api#callbackquery),
+// TDLib's getCallbackQueryAnswer fails "if the bot fails to answer the
+// query before the query timeout expires", and measured, an answer is
+// refused ("query is too old and response timeout expired") after about
+// 15 s (gist.github.com/d-Rickyy-b/f789c75228bf00f572eec4450ed0d7c9). A
+// holder that dies is replaced within about 5 s (loops.DefaultLeaseTTL),
+// so its tapper is answered some 8 s after it died.
+const heldTapTries = int(answerBudget/heldAgain) + 1
+
+// fetched is what the poller knows of an update it has not done with,
+// across its fetches (a map of pollHeld's): how often it fetched it, and,
+// for a tap, whether it answered the tapper while another handling held
+// it (answerHeld). A handling reads it from its context (fetchedKey).
+type fetched struct {
+	tries int
+	told  bool
+}
+
+// fetchedKey carries an update's *fetched in its handling's context.
+type fetchedKey struct{}
+
+// answerHeld answers tap cq, which another handling holds (handle leaves
+// it to come again), once the poller has found it so for heldTapTries
+// fetches: its holder died with it, and nothing else answers its tapper
+// while Telegram still takes an answer. The tapper is told the truth, that
+// it may or may not be recorded (the holder may have recorded it before it
+// died), once; the tap is handled when the claim lapses, and its tapper
+// not answered again then (toldHeld). Only the poller counts fetches: a
+// webhook's copy is retried when Telegram sees fit.
+func (a *Adapter) answerHeld(ctx context.Context, cq *tgbotapi.CallbackQuery) {
+	f, _ := ctx.Value(fetchedKey{}).(*fetched)
+	if f == nil || f.told || f.tries < heldTapTries {
+		return
+	}
+	f.told = true
+	a.log.Warn().Msg("telegram: a tap another handling took in hand is unanswered; its tapper was told it may or may not be recorded, and it is handled when that claim lapses")
+	a.answerCallback(ctx, cq, card.TimedOutNote)
+}
+
+// toldHeld reports whether the tap handled on ctx was answered while
+// another handling held it (answerHeld): Telegram would refuse a second
+// answer.
+func toldHeld(ctx context.Context) bool {
+	f, _ := ctx.Value(fetchedKey{}).(*fetched)
+	return f != nil && f.told
+}
 
 // lastTryKey marks the context of an update's last handling (lastTry).
 type lastTryKey struct{}

@@ -45,48 +45,15 @@ func (e *env) entered(st *coretest.StallStore) {
 // and the next poller dropped it as handled: the tap was lost, its
 // tapper answered nothing.
 func TestPollingUpdateLeftByADeadPollerIsHandled(t *testing.T) {
-	now, ahead := skewed()
-	st := coretest.NewStallStore(coretest.OpenStoreOn(t, now))
-	shared := newMemKV()
-	dying := &deadKV{PollState: shared}
-	e := newEnvOn(t, dying, st)
-	e.a.opts.LeaseTTL = 400 * time.Millisecond
-	e.a.tapBudget = func() <-chan time.Time { return nil } // it dies within the budget
-	e.startRun()
-	t.Cleanup(st.Free) // before the run's stop, which waits for the tap
-	q := e.ask(decisionInput())
-	m := e.card(q.ID, hasButtons)
-
-	st.Arm(q.ID, nil)
-	u, qid, err := e.fake.CallbackUpdate(userAlice, m.ChatID, m.ID, findButton(t, m, "PostgreSQL").Data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.fake.Deliver(u); err != nil {
-		t.Fatal(err)
-	}
-	e.entered(st)
-	dying.kill() // nothing it does reaches the store any more
-
+	d := diedOnEmbedded(t)
 	// Replica 2 polls the same bot on the same store once the dead
 	// one's lease lapses. Each wait of its passes on the store's clock
 	// too, a minute and more.
-	opts := e.a.opts
-	opts.KV, opts.Owner = shared, "replica-2"
-	a2, err := New(e.svc, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a2.sleep = func(ctx context.Context, d time.Duration) bool {
-		ahead.Advance(2 * time.Minute)
+	d.secondPoller(d.shared, func(ctx context.Context, _ time.Duration) bool {
+		d.ahead.Advance(2 * time.Minute)
 		return ctx.Err() == nil
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ran := make(chan struct{})
-	go func() { a2.Run(ctx); close(ran) }()
-	t.Cleanup(func() { cancel(); <-ran })
-
-	e.tapRecorded(t, qid, q.ID, 15*time.Second, "the tap the dead poller held")
+	})
+	d.tapRecorded(t, d.qid, d.q.ID, 15*time.Second, "the tap the dead poller held")
 }
 
 // TestPollingTapFailedOnTheStoreIsHandledAgain: a tap whose store work

@@ -2,6 +2,8 @@ package redis_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,7 +22,9 @@ import (
 // b.N runs of minimalScript, then of each of BenchmarkCloseParts' steps.
 // It reports the server's instructions per ask, per card posted and per
 // reminder of the questions it closes ("instr/ask", "instr/post",
-// "instr/renotify": the other scripts that append an event), per close ("instr/close"), per
+// "instr/renotify": the other scripts that append an event), per close ("instr/close"),
+// per claim of one delivery with its ack and per claim that finds none
+// ("instr/claim-ack", "instr/claim-none": the delivery loop's), per
 // minimal script ("instr/minimal"), the ratio of the two
 // ("x-minimal-instr", BenchmarkResolve's x-minimal counted), and per run
 // of each step ("instr/part<step>", the steps' own minimal script with
@@ -103,6 +107,12 @@ func BenchmarkCloseInstructions(b *testing.B) {
 	perRenotify := count(func(i int) error {
 		return s.Renotify(ctx, remindOne(qs[i], i))
 	})
+	// A claim of one of the reminders' posts with its ack (which keeps
+	// the pending list, which a claim scans, as short as a delivery
+	// loop's), and a claim that finds none (a surface with nothing
+	// enqueued): the delivery loop's polls.
+	perClaim := count(func(int) error { return claimOne(ctx, s, core.SurfaceSlack, 1) })
+	perClaimNone := count(func(int) error { return claimOne(ctx, s, core.SurfaceDiscord, 0) })
 	p := "{" + randomPrefix() + "}"
 	perMinimal := count(func(i int) error {
 		return minimalScript.EvalSha(ctx, c, minimalKeys(p, strconv.Itoa(i)), minimalArgs...).Err()
@@ -111,6 +121,8 @@ func BenchmarkCloseInstructions(b *testing.B) {
 	b.ReportMetric(perPost, "instr/post")
 	b.ReportMetric(perRenotify, "instr/renotify")
 	b.ReportMetric(perClose, "instr/close")
+	b.ReportMetric(perClaim, "instr/claim-ack")
+	b.ReportMetric(perClaimNone, "instr/claim-none")
 	b.ReportMetric(perMinimal, "instr/minimal")
 	b.ReportMetric(perClose/perMinimal, "x-minimal-instr")
 	for _, st := range steps {
@@ -129,6 +141,19 @@ func remindOne(q *core.Question, i int) core.Renotice {
 	d := post(q, core.SurfaceSlack, "C1")
 	d.Key += ":remind1:" + strconv.Itoa(i)
 	return core.Renotice{QuestionID: q.ID, Event: event(q, core.EventReminded, t0), Deliveries: []core.Delivery{d}, Now: t0}
+}
+
+// claimOne claims one delivery of surface without blocking, fails
+// unless it got want, and acks what it got.
+func claimOne(ctx context.Context, s *redisstore.Store, surface core.Surface, want int) error {
+	ds, err := s.Claim(ctx, surface, "bench", 1, time.Hour, 0)
+	if err == nil && len(ds) != want {
+		err = fmt.Errorf("claimed %d deliveries of %s, want %d", len(ds), surface, want)
+	}
+	for _, d := range ds {
+		err = errors.Join(err, s.Ack(ctx, surface, d.ID))
+	}
+	return err
 }
 
 func scriptsOf(steps []closeStep) []*goredis.Script {

@@ -136,3 +136,6 @@ func CommitUnchecked(ctx context.Context, s *Store, c core.Change, bad int) erro
 func ReadOne(ctx context.Context, s *Store, id core.QuestionID) ([]*core.Question, error) {
 	return s.loadOne(ctx, nil, id)
 }
+
+// ClaimHash is the SHA1 of the claim script.
+func ClaimHash() string { return claimScript.Hash() }

@@ -43,6 +43,9 @@ import (
 //	{ab:s0}:ap:<attempt>    string, 10 min TTL: an Append's mark (append.lua)
 //	{ab:s0}:pg:<attempt>    string, 10 min TTL: a purge batch's mark, what
 //	                        it dropped (purge.lua)
+//	{ab:s0}:rn:<attempt>    string, 10 min TTL: a renotice's mark (renotify.lua)
+//	{ab:s0}:cl:<attempt>    string, 10 min TTL: a claim's mark, what it handed
+//	                        out (claim.lua)
 //	{ab:s0}:out:<surface>   stream: the shard's outbox for a chat surface
 //	{ab:s0}:later:<surface> zset: the outbox's retries, by the ms they fall due,
 //	                        and its delayed deliveries ("h|<key>", pending.go)
@@ -124,6 +127,14 @@ func (k keys) held(shard int, s core.Surface) string {
 // purged is the mark a purge batch's run leaves, so that the same call
 // sent again reports what the first run dropped (purge.lua).
 func (k keys) purged(shard int, attempt string) string { return k.tag(shard) + ":pg:" + attempt }
+
+// renotified is the mark a renotice leaves, so that the same call sent
+// again changes nothing (renotify.lua).
+func (k keys) renotified(shard int, attempt string) string { return k.tag(shard) + ":rn:" + attempt }
+
+// claimed is the mark a claim that handed out deliveries leaves, so that
+// the same call sent again hands out the same ones (claim.lua).
+func (k keys) claimed(shard int, attempt string) string { return k.tag(shard) + ":cl:" + attempt }
 
 // outboxes are the shard's outbox streams in core.OutboxSurfaces order,
 // the order surfaceList names them to the scripts.

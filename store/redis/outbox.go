@@ -135,7 +135,7 @@ func (s *Store) Claim(ctx context.Context, surface core.Surface, consumer string
 
 func (s *Store) claimShard(ctx context.Context, shard int, surface core.Surface, consumer string, max int, minIdle time.Duration) ([]core.Delivery, time.Duration, error) {
 	stream := s.k.outbox(shard, surface)
-	keys := []string{stream, s.k.later(shard, surface), s.k.held(shard, surface)}
+	keys := []string{stream, s.k.later(shard, surface), s.k.held(shard, surface), s.k.claimed(shard, s.attempt())}
 	r, err := s.run(ctx, claimScript, keys, s.group, consumer, minIdle.Milliseconds(), max, s.clock())
 	if isNoGroup(err) {
 		// The stream was deleted behind our back (FLUSHALL, say): make the

@@ -43,8 +43,9 @@ import (
 //	at           the attempts (Store.attempt) that changed the question so
 //	             far, space-separated, one per Commit, the closing one
 //	             ending in "!"; how resolve.lua knows a run sent again
-//	rat          the last three renotices' attempts, for renotify.lua
-//	             likewise
+//	rat          earlier versions only: the last three renotices'
+//	             attempts, for renotify.lua likewise (a renotice now
+//	             leaves a mark of its own, keys.renotified); left as it is
 //
 // Counters that are zero (renot, na, nm, ver) are not stored: a
 // missing one reads as 0. While a question is open every field is short,

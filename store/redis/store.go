@@ -471,8 +471,9 @@ func (s *Store) seq(n int64, shard int) int64 {
 }
 
 // attempt names one call of a script that must know a re-send as its own
-// (Commit, Renotify, Append, Beat, Once, a Purge batch), uniquely among every store's
-// calls: a random prefix per Store and a count. The script keeps it with
+// (Commit, Renotify, Append, Beat, Once, a Purge batch, a Claim of one
+// shard), uniquely among every store's calls: a random prefix per Store
+// and a count. The script keeps it with
 // what the call changed, so that when go-redis sends the script again
 // after losing its reply, the second run knows the first as its own.
 func (s *Store) attempt() string {

@@ -378,10 +378,9 @@ func (s *Store) Renotify(ctx context.Context, rn core.Renotice) error {
 	if args, err = appendDeliveries(op, args, rn.Deliveries); err != nil {
 		return err
 	}
-	args = append(args, s.attempt())
 	keys := append([]string{
 		s.k.question(rn.QuestionID), s.k.events(shard), s.k.seq(shard), s.k.deadline(shard),
-		s.k.document(rn.QuestionID), s.k.resolution(rn.QuestionID),
+		s.k.document(rn.QuestionID), s.k.resolution(rn.QuestionID), s.k.renotified(shard, s.attempt()),
 	}, s.k.outboxes(shard)...)
 	r, err := s.run(ctx, renotifyScript, keys, args...)
 	if err != nil {

@@ -9,12 +9,22 @@
 --          "h|<key>" for a delayed delivery, see common.lua's hold)
 -- KEYS[3]  the delayed deliveries' values (hash: key -> "<ver> <time>
 --          <card>" for a card update, "d <json>" for a whole delivery)
+-- KEYS[4]  this call's mark (its attempt id)
 --
 -- ARGV[1]  consumer group
 -- ARGV[2]  consumer
 -- ARGV[3]  min idle ms
 -- ARGV[4]  most deliveries to hand out (> 0)
 -- ARGV[5]  the store's clock in ms, "" for the server's
+--
+-- A run that hands out deliveries leaves a mark of its call: their ids
+-- and attempts (for ten minutes, as append.lua's). go-redis sends a
+-- command again when its reply was lost with the connection, and the
+-- second run would find the first one's deliveries pending, not new,
+-- and hand out none: they would wait out min idle and then be reclaimed
+-- as an attempt that was never made. A run that finds the mark hands
+-- out those of them still pending to this consumer, with the attempts
+-- the first run gave them, and changes nothing.
 --
 -- Returns {C_OK, due, {}, list} with list = id, attempts, then the
 -- entry's fields d, u, k and t ("" where absent; see outbox.go's entry),
@@ -28,7 +38,48 @@ local want = tonumber(ARGV[4])
 local out = {}
 local got = 0
 
+-- put appends one stream entry m, whose fields f carry a delivery, to
+-- out with its attempts.
+local function put(m, f, attempts)
+  out[#out + 1] = m[1]
+  out[#out + 1] = tostring(attempts)
+  out[#out + 1] = f.d or ''
+  out[#out + 1] = f.u or ''
+  out[#out + 1] = f.k or ''
+  out[#out + 1] = f.t or ''
+end
+
+local function fields(m)
+  local f = {}
+  local kv = m[2] or {}
+  for i = 1, #kv, 2 do
+    f[kv[i]] = kv[i + 1]
+  end
+  return f
+end
+
+-- next_due is how many ms until the next retry falls due, -1 for none.
+local function next_due(now)
+  local nxt = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+  if nxt[2] then
+    return math.max(tonumber(nxt[2]) - now, 0)
+  end
+  return -1
+end
+
 local now = clock_ms(ARGV[5])
+local seen = redis.call('GET', KEYS[4])
+if seen then
+  for id, attempts in string.gmatch(seen, '(%S+) (%S+)') do
+    local p = redis.call('XPENDING', stream, group, id, id, 1, consumer)
+    local m = p[1] and redis.call('XRANGE', stream, id, id)[1]
+    if m then
+      put(m, fields(m), attempts)
+    end
+  end
+  return {C_OK, next_due(now), {}, out}
+end
+
 local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, want)
 for _, m in ipairs(due) do
   if string.sub(m, 1, 2) == 'h|' then
@@ -55,20 +106,11 @@ end
 -- add appends one entry to out if it carries a delivery; attempts are
 -- this stream entry's, to which a retry's earlier ones (field p) add.
 local function add(m, attempts)
-  local f = {}
-  local fields = m[2] or {}
-  for i = 1, #fields, 2 do
-    f[fields[i]] = fields[i + 1]
-  end
+  local f = fields(m)
   if not (f.d or f.u) then
     return false
   end
-  out[#out + 1] = m[1]
-  out[#out + 1] = tostring(attempts + tonumber(f.p or '0'))
-  out[#out + 1] = f.d or ''
-  out[#out + 1] = f.u or ''
-  out[#out + 1] = f.k or ''
-  out[#out + 1] = f.t or ''
+  put(m, f, attempts + tonumber(f.p or '0'))
   return true
 end
 
@@ -99,9 +141,11 @@ if got < want then
     end
   end
 end
-local nxt = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-local due = -1
-if nxt[2] then
-  due = math.max(tonumber(nxt[2]) - now, 0)
+if #out > 0 then
+  local mark = {}
+  for i = 1, #out, 6 do
+    mark[#mark + 1] = out[i] .. ' ' .. out[i + 1]
+  end
+  redis.call('SET', KEYS[4], table.concat(mark, ' '), 'PX', 600000)
 end
-return {C_OK, due, {}, out}
+return {C_OK, next_due(now), {}, out}

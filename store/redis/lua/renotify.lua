@@ -5,7 +5,8 @@
 -- KEYS[1]  question hash          KEYS[3]  event counter
 -- KEYS[2]  event stream           KEYS[4]  deadline index
 -- KEYS[5]  question document      KEYS[6]  its resolution
---                                 KEYS[7..] outbox streams, as ARGV[3]
+-- KEYS[7]  this call's mark (its attempt id)
+--                                 KEYS[8..] outbox streams, as ARGV[3]
 --
 -- ARGV[1..3] shard, clock flag, surfaces (see common.lua)
 -- ARGV[4]  question id            ARGV[8]  "1" to count a renotice
@@ -17,16 +18,16 @@
 --          "" for unconditional
 -- ARGV[7]  new deadline ms, "" to ARGV[12] n deliveries, then n pairs:
 --          keep it                         surface, delivery JSON
--- then, after the pairs: ARGV[13 + 2n] the attempt, an id unique to this
---          call of Renotify
 --
--- The last three renotices' attempts are kept in "rat" (three, so that
--- one from another replica landing in between does not hide the first
--- run; they still fit a compact hash's value). A run that finds its own
--- there is the same call sent again (go-redis sends a command again when
--- its reply was lost with the connection): the first run applied it, so
+-- A run that applies leaves a mark of its call (for ten minutes, as
+-- append.lua's, far longer than any resend takes). A run that finds it
+-- is the same call sent again (go-redis sends a command again when its
+-- reply was lost with the connection): the first run applied it, so
 -- this one changes nothing and answers as applied, rather than post the
--- question again or say the deadline moved (it moved it).
+-- question again or say the deadline moved (it moved it), however many
+-- other renotices landed in between. (Earlier versions kept the last
+-- three attempts in the hash's "rat" field, which three renotices in
+-- between pushed the first run out of.)
 --
 -- Returns {C_OK}                  applied (by this run or, sent again, by
 --                                 the first); no fields, as its callers
@@ -40,7 +41,7 @@
 
 local q = KEYS[1]
 local id = ARGV[4]
-local boxes = outboxes(7)
+local boxes = outboxes(8)
 local nd = tonumber(ARGV[12])
 for i = 0, nd - 1 do
   if not boxes[ARGV[13 + 2 * i]] then
@@ -50,14 +51,13 @@ end
 if ARGV[11] ~= '' then
   check_event(ARGV[9], ARGV[10])
 end
-local attempt = ARGV[13 + 2 * nd]
-local f = redis.call('HMGET', q, 'state', 'deadline', 'ev', 'rat')
+if redis.call('EXISTS', KEYS[7]) == 1 then
+  return {C_OK, 0, {}, {}}
+end
+local f = redis.call('HMGET', q, 'state', 'deadline', 'ev')
 local state = f[1]
 if not state then
   return {C_NOT_FOUND, 0, {}, {}}
-end
-if f[4] and string.find(' ' .. f[4] .. ' ', ' ' .. attempt .. ' ', 1, true) then
-  return {C_OK, 0, {}, {}}
 end
 if state ~= 'open' then
   return {C_NOT_OPEN, 0, record(q, KEYS[5], KEYS[6]), {}}
@@ -66,12 +66,7 @@ if ARGV[6] ~= '' and f[2] ~= ARGV[6] then
   return {C_DEADLINE_MOVED, 0, {}, {}}
 end
 
-local kept = {}
-for a in string.gmatch(f[4] or '', '%S+') do
-  kept[#kept + 1] = a
-end
-kept[#kept + 1] = attempt
-local set = {q, 'rat', table.concat(kept, ' ', math.max(1, #kept - 2))}
+local set = {q}
 if ARGV[7] ~= '' then
   set[#set + 1] = 'deadline'
   set[#set + 1] = ARGV[7]
@@ -82,7 +77,9 @@ if ARGV[11] ~= '' then
   set[#set + 1] = 'ev'
   set[#set + 1] = with_event(f[3], eid)
 end
-redis.call('HSET', unpack(set))
+if #set > 1 then
+  redis.call('HSET', unpack(set))
+end
 if ARGV[8] == '1' then
   redis.call('HINCRBY', q, 'renot', 1)
 end
@@ -91,6 +88,7 @@ redis.call('HINCRBY', q, 'ver', 1)
 for i = 0, nd - 1 do
   redis.call('XADD', boxes[ARGV[13 + 2 * i]], '*', 'd', ARGV[14 + 2 * i])
 end
+redis.call('SET', KEYS[7], '1', 'PX', 600000)
 if ARGV[5] ~= '' then
   redis.call('PUBLISH', ARGV[5], id)
 end

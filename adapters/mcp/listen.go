@@ -34,6 +34,13 @@ import (
 // reads the questions from the store: any replica serves it, and a stream
 // a replica drops is opened again on another. Hosts that do not listen
 // poll tasks/get.
+//
+// A stream holds a connection, and a goroutine for each task it follows,
+// for as long as a person takes, so the streams following one question
+// on a server are bounded as the calls waiting on it are (waiters.go,
+// Options.MaxWaitsPerQuestion, counted apart from the calls): past the
+// bound the acknowledgement leaves the task out, as it leaves out a task
+// that is not the host's, and the host polls tasks/get for it.
 
 const (
 	methodListen  = "subscriptions/listen"
@@ -110,6 +117,16 @@ func (h *handler) listenTasks(w http.ResponseWriter, r *http.Request, l *taskLis
 	// none of the ids named is the host's.
 	agreed := []string{}
 	looked := make(map[string]bool, maxListenTasks)
+	// Each task followed holds a place among its question's listeners
+	// until its follower ends; the deferred release frees those of a
+	// stream that ends first (a release frees its place once).
+	places := make(map[string]func(), maxListenTasks)
+	defer func() {
+		for _, release := range places {
+			release()
+		}
+	}()
+	var crowded []string
 	for _, id := range l.Params.Notifications.TaskIDs {
 		if len(looked) == maxListenTasks {
 			break // one listen costs at most maxListenTasks reads, however many ids it names
@@ -118,9 +135,24 @@ func (h *handler) listenTasks(w http.ResponseWriter, r *http.Request, l *taskLis
 			continue
 		}
 		looked[id] = true
-		if _, err := h.ownTask(ctx, id); err == nil {
-			agreed = append(agreed, id) // another agent's, or an unknown id, is left out
+		// Counted before the task is read, as a wait is (waiters.go): a
+		// crowded task is left out whoever's it is, so the bound tells a
+		// stranger nothing, and costs no read.
+		release, ok := h.listening.Take(core.QuestionID(id), h.opts.MaxWaitsPerQuestion)
+		if !ok {
+			crowded = append(crowded, id)
+			continue
 		}
+		if _, err := h.ownTask(ctx, id); err != nil {
+			release() // another agent's, or an unknown id, is left out
+			continue
+		}
+		agreed = append(agreed, id)
+		places[id] = release
+	}
+	if len(crowded) > 0 {
+		h.opts.Logger.Info("askbridge mcp: a task listen was not agreed tasks whose questions have the most listen streams",
+			"tasks", crowded, "most", h.opts.MaxWaitsPerQuestion)
 	}
 	sub := map[string]any{"io.modelcontextprotocol/subscriptionId": l.ID}
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -159,6 +191,7 @@ func (h *handler) listenTasks(w http.ResponseWriter, r *http.Request, l *taskLis
 	for _, id := range agreed {
 		wg.Go(func() {
 			defer guard("follower")
+			defer places[id]() // the task's place, once it is followed no more
 			t, ok := h.followTask(ctx, id, caps)
 			if !ok {
 				if ctx.Err() == nil {

@@ -108,8 +108,17 @@ type Options struct {
 	Unavailable func(error) bool
 	// MaxWaitsPerQuestion bounds the tool calls waiting on one question
 	// at once on this server (waiters.go); past it a call ends at once
-	// with the question's state. Zero means DefaultMaxWaitsPerQuestion.
+	// with the question's state. It bounds the task listen streams
+	// following one question too, counted apart (listen.go); past it a
+	// listen is not agreed that task. Zero means
+	// DefaultMaxWaitsPerQuestion.
 	MaxWaitsPerQuestion int
+	// MaxSessionsPerCaller, for HTTPHandler only, bounds the MCP sessions
+	// one caller (Options.Caller's name; without Caller, every client is
+	// the one caller) holds open at once on this server (sessioncap.go);
+	// past it an opening is refused with 429. Zero means
+	// DefaultMaxSessionsPerCaller.
+	MaxSessionsPerCaller int
 	// Clock tells the time of a reused tool_call_id's earlier close
 	// against now (see reuseWindow); nil is the wall clock. Tests hand it
 	// the clock the service runs on, so days pass without sleeping.
@@ -148,6 +157,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxWaitsPerQuestion <= 0 {
 		o.MaxWaitsPerQuestion = DefaultMaxWaitsPerQuestion
+	}
+	if o.MaxSessionsPerCaller <= 0 {
+		o.MaxSessionsPerCaller = DefaultMaxSessionsPerCaller
 	}
 	if o.Clock == nil {
 		o.Clock = core.RealClock{}
@@ -281,9 +293,10 @@ func HTTPHandler(b Backend, opts Options) http.Handler {
 	}
 	d := opts.withDefaults()
 	server := func(*http.Request) *mcpsdk.Server { return s }
-	// A call the client cancels gets no response on its stream.
-	stateful := gate.wrap(mcpsdk.NewStreamableHTTPHandler(server,
-		&mcpsdk.StreamableHTTPOptions{Logger: sdkLogger(d.Logger), SessionTimeout: d.SessionIdle, MaxRequestBodyBytes: maxPeek}))
+	// A call the client cancels gets no response on its stream; a caller
+	// holds a bounded number of sessions (sessioncap.go).
+	stateful := newSessionCap(d.MaxSessionsPerCaller, d.SessionIdle, s.Sessions, d.Logger).wrap(gate.wrap(mcpsdk.NewStreamableHTTPHandler(server,
+		&mcpsdk.StreamableHTTPOptions{Logger: sdkLogger(d.Logger), SessionTimeout: d.SessionIdle, MaxRequestBodyBytes: maxPeek})))
 	// Without sessions the POST is the whole request: a client that goes
 	// away ends its call (the question stays parked), and one that cancels
 	// closes the request, so no response is owed.

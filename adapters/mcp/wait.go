@@ -44,6 +44,9 @@ type handler struct {
 	opts    Options
 	run     core.RunID       // the run id of last resort, made once per server
 	waiting waitcount.Counts // the calls waiting on each question (waiters.go)
+	// listening is the task listen streams following each question
+	// (listen.go), bounded as waiting is and counted apart from it.
+	listening waitcount.Counts
 }
 
 // served is ctx for one tool call: ended by Options.Stop too, and over

@@ -1,9 +1,10 @@
 // Package waitcount counts the waits parked on each question, for the
 // doors that bound them per question on a replica: the HTTP API's long
-// polls (httpapi's waiters.go) and MCP's waiting tool calls. A parked
-// wait holds a connection, a file descriptor of the process, for as long
-// as a person takes, so each door refuses a wait past its bound; the
-// count is one thing, whatever each door answers the wait it refuses.
+// polls (httpapi's waiters.go), MCP's waiting tool calls and MCP's task
+// listen streams (each counted apart). A parked wait holds a connection,
+// a file descriptor of the process, for as long as a person takes, so
+// each door refuses a wait past its bound; the count is one thing,
+// whatever each door answers the wait it refuses.
 package waitcount
 
 import (

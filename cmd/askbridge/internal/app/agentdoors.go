@@ -19,8 +19,9 @@ import (
 // (stopMCP). maxWaits bounds the MCP calls waiting on one question as it
 // bounds the API's waits (ASKBRIDGE_MAX_WAITS_PER_QUESTION; 0 is the
 // default): one setting, so the bound on a replica's descriptors holds
-// whichever door an agent uses.
-func (m *Main) mountAgentDoors(mux *http.ServeMux, api *httpapi.Server, svc *core.Service, maxWaits int) {
+// whichever door an agent uses; maxSessions bounds one caller's MCP
+// sessions (ASKBRIDGE_MCP_MAX_SESSIONS_PER_CALLER; 0 is the default).
+func (m *Main) mountAgentDoors(mux *http.ServeMux, api *httpapi.Server, svc *core.Service, maxWaits, maxSessions int) {
 	stop, cancel := context.WithCancel(context.Background())
 	m.stopMCP = cancel
 	opts := mcp.Options{
@@ -29,8 +30,9 @@ func (m *Main) mountAgentDoors(mux *http.ServeMux, api *httpapi.Server, svc *cor
 		Still:   stillOf,
 		Stop:    stop,
 		// A task's ttlMs: how long the bridge keeps its question.
-		Retention:           svc.Retention,
-		MaxWaitsPerQuestion: maxWaits,
+		Retention:            svc.Retention,
+		MaxWaitsPerQuestion:  maxWaits,
+		MaxSessionsPerCaller: maxSessions,
 		// What the door logs (an internal error whose detail its caller
 		// never sees) goes to the program's log, as the API's does.
 		Logger: slog.New(zerologHandler{log: m.Log.With().Str("component", "mcp").Logger()}),

@@ -187,7 +187,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err := m.mountMetrics(mux, api, svc); err != nil {
 		return err
 	}
-	m.mountAgentDoors(mux, api, svc, s.API.maxWaits)
+	m.mountAgentDoors(mux, api, svc, s.API.maxWaits, s.API.maxSessions)
 	m.consumer = replicaName()
 	if err := m.openChats(ctx, s, svc, budget, mux); err != nil {
 		return err

@@ -122,6 +122,9 @@ type env struct {
 	// simStore puts the store's clock, and so its expiries, on clock
 	// too (newSimEnv).
 	simStore bool
+	// wrap, when set, is the store the service runs over, made from the
+	// env's (newWrappedEnv).
+	wrap func(*bolt.Store) core.Store
 }
 
 // routes used when a test gives none: anyone on the console may answer.
@@ -148,19 +151,29 @@ func pairRoutes(also ...core.Surface) map[string]core.Route {
 // server.
 func newEnv(t testing.TB, routes map[string]core.Route, tune ...func(*console.Options)) *env {
 	t.Helper()
-	return newEnvOf(t, false, routes, tune...)
+	return newEnvOf(&env{t: t}, routes, tune...)
+}
+
+// newWrappedEnv is newEnv with the service over wrap of the store, so a
+// test can step between the console and its store.
+func newWrappedEnv(t testing.TB, routes map[string]core.Route, wrap func(*bolt.Store) core.Store) *env {
+	t.Helper()
+	return newEnvOf(&env{t: t, wrap: wrap}, routes)
 }
 
 // newSimEnv is newEnv with the store's expiries on the env's simulated
 // clock as well, so a session left idle lapses when the clock says so.
 func newSimEnv(t testing.TB, routes map[string]core.Route, tune ...func(*console.Options)) *env {
 	t.Helper()
-	return newEnvOf(t, true, routes, tune...)
+	return newEnvOf(&env{t: t, simStore: true}, routes, tune...)
 }
 
-func newEnvOf(t testing.TB, simStore bool, routes map[string]core.Route, tune ...func(*console.Options)) *env {
+// newEnvOf finishes e, which its caller made with t and its choices
+// (simStore, wrap).
+func newEnvOf(e *env, routes map[string]core.Route, tune ...func(*console.Options)) *env {
+	t := e.t
 	t.Helper()
-	e := &env{t: t, dir: t.TempDir(), tokens: &tokens{}, clock: core.NewSimClock(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)), simStore: simStore}
+	e.dir, e.tokens, e.clock = t.TempDir(), &tokens{}, core.NewSimClock(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))
 	e.tokens.set(opAlice, opBob, watcher, root, agentTok)
 	if routes == nil {
 		routes = openRoutes()
@@ -197,7 +210,11 @@ func (e *env) open(routes map[string]core.Route) {
 	}
 	e.store = &spyValues{Store: st}
 	e.t.Cleanup(func() { st.Close() })
-	svc, err := core.New(st, core.Config{Routes: routes, ActorKey: []byte("test-actor-key")}, e.clock)
+	var under core.Store = st
+	if e.wrap != nil {
+		under = e.wrap(st)
+	}
+	svc, err := core.New(under, core.Config{Routes: routes, ActorKey: []byte("test-actor-key")}, e.clock)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -156,6 +156,8 @@
               insert(next);
             } else if (open) {
               tally.elsewhere(next.getAttribute("data-qid"), rank);
+            } else {
+              tally.settle(next.getAttribute("data-qid"));
             }
           } else if (was === "open" && next.hasAttribute("data-at-ask") && list && list.contains(cur)) {
             // Closed as it was asked, but drawn open in the moment
@@ -163,6 +165,7 @@
             // anyone, so it leaves the list as it would never have
             // entered it.
             cur.remove();
+            tally.settle(next.getAttribute("data-qid"));
           } else {
             drafts.swap(cur, next, stream.pause);
           }

@@ -16,6 +16,15 @@
     // list, by id, with their rank, while they are open: one that closes
     // no longer waits there, and the notice stops counting it.
     var away = Object.create(null);
+    // settled holds the questions the page has seen closed (fetched so
+    // when it first heard of them, or seen to close) and counts no more:
+    // a closing event told after that (the "answered" of a question a
+    // rule decided as it was asked, which the page fetched closed before
+    // the close was told) must not take it off the count again. A close
+    // of a question the page never heard of takes one off: the server
+    // drew the count when the stream started (pages.go's listed), so it
+    // was open and counted then.
+    var settled = Object.create(null);
     // The page's place in the open list (#page-note): from is where its
     // first row stood when the page was drawn, and ahead how many open
     // questions have since arrived (+) or closed (-) before start, that
@@ -73,6 +82,12 @@
         }
       },
 
+      // settle notes a question the page has seen closed, counted now
+      // (or never) as it should be.
+      settle: function (id) {
+        settled[id] = true;
+      },
+
       // isAway reports whether id is counted as new on another page.
       isAway: function (id) {
         return id in away;
@@ -80,13 +95,15 @@
 
       // left hears what became of a question the page does not show: row
       // is its row as fetched now, or null when the page's filters leave
-      // it out or it is gone. One still open changes nothing.
+      // it out or it is gone. One still open changes nothing, nor does
+      // one settled.
       left: function (id, row) {
-        if (row ? row.getAttribute("data-state") === "open" : !(id in away)) {
+        if (id in settled || (row ? row.getAttribute("data-state") === "open" : !(id in away))) {
           return;
         }
         var rank = row ? row.getAttribute("data-rank") : away[id];
         delete away[id];
+        t.settle(id);
         t.counted("open", "closed");
         if (before(rank)) {
           ahead--;

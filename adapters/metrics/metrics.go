@@ -158,6 +158,8 @@ func New(version string, src Source) *Metrics {
 	}
 	m.reloads.WithLabelValues(ReloadOK)
 	m.reloads.WithLabelValues(ReloadRefused)
+	m.zeroClosed()
+	m.zeroRoutes(src.Routes)
 	m.store.routes.Store(&src.Routes)
 	return m
 }
@@ -170,13 +172,15 @@ const (
 )
 
 // Reloaded counts a reading of the configuration file: applied, with the
-// routes it names (shown in open_questions from now on), or refused.
+// routes it names (shown in open_questions and, at zero until their first
+// ask, in questions_asked_total from now on), or refused.
 func (m *Metrics) Reloaded(applied bool, routes []string) {
 	if !applied {
 		m.reloads.WithLabelValues(ReloadRefused).Inc()
 		return
 	}
 	routes = slices.Clone(routes)
+	m.zeroRoutes(routes)
 	m.store.routes.Store(&routes)
 	m.reloads.WithLabelValues(ReloadOK).Inc()
 }

@@ -56,10 +56,6 @@ func TestObservationsAndGauges(t *testing.T) {
 	m.Refused("answer", core.RefusedForbidden)
 
 	want := `
-# HELP askbridge_questions_closed_total Questions closed, by closing state and the surface that closed them.
-# TYPE askbridge_questions_closed_total counter
-askbridge_questions_closed_total{state="answered",surface="slack"} 1
-askbridge_questions_closed_total{state="answered",surface="system"} 1
 # HELP askbridge_policy_decisions_total Asks (and calls of a batch) a route's policy rule decided, by route, rule (its index, from 0) and decision (allow, deny, ask).
 # TYPE askbridge_policy_decisions_total counter
 askbridge_policy_decisions_total{decision="deny",route="ops",rule="3"} 2
@@ -81,11 +77,19 @@ askbridge_outbox_oldest_age_seconds{surface="telegram"} 0
 askbridge_store_scrape_errors 0
 `
 	if err := testutil.GatherAndCompare(m.Gatherer(), strings.NewReader(want),
-		"askbridge_questions_closed_total", "askbridge_policy_decisions_total", "askbridge_open_questions", "askbridge_outbox_depth",
+		"askbridge_policy_decisions_total", "askbridge_open_questions", "askbridge_outbox_depth",
 		"askbridge_outbox_oldest_age_seconds", "askbridge_store_scrape_errors"); err != nil {
 		t.Error(err)
 	}
+	// The other closings show at zero (zero_test.go).
+	closed := closedSeries(t, m)
+	if closed[[2]string{"answered", "slack"}] != 1 || closed[[2]string{"answered", "system"}] != 1 {
+		t.Errorf("closed by slack %v, by the system %v; want 1 and 1", closed[[2]string{"answered", "slack"}], closed[[2]string{"answered", "system"}])
+	}
 	fams := gather(t, m)
+	if c := fams["askbridge_questions_closed_total"]; c != 2 {
+		t.Errorf("closes counted: %v, want 2", c)
+	}
 	if h := fams["askbridge_time_to_answer_seconds"]; h != 2 {
 		t.Errorf("time to answer observations: %v", h)
 	}

@@ -33,10 +33,13 @@ func (s *Sender) checkRedirect(req *http.Request, via []*http.Request) error {
 }
 
 // locationGuard refuses, as the sender refuses any redirect it does not
-// follow, a redirect whose Location does not parse, before the client
-// reads it: the client's own error quotes such a Location whole, path
-// and query, where a receiver keeps its tokens, and that error reaches
-// the log and the event log.
+// follow, a redirect whose Location is missing or does not parse, before
+// the client reads it. The client's own error quotes a Location that does
+// not parse whole, path and query, where a receiver keeps its tokens, and
+// that error reaches the log and the event log. A redirect with no
+// Location the client hands back as the answer, which would be retried
+// as any failing answer until the webhook is given up, though it will
+// never be followed.
 type locationGuard struct{ next http.RoundTripper }
 
 func (g locationGuard) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -47,11 +50,14 @@ func (g locationGuard) RoundTrip(req *http.Request) (*http.Response, error) {
 	switch resp.StatusCode {
 	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
 		// The statuses whose Location the client reads, as it reads it.
-		if loc := resp.Header.Get("Location"); loc != "" {
-			if _, perr := req.URL.Parse(loc); perr != nil {
-				resp.Body.Close()
-				return nil, fmt.Errorf("%w: the %d's Location does not parse as a URL", errRedirect, resp.StatusCode)
-			}
+		loc := resp.Header.Get("Location")
+		if loc == "" {
+			resp.Body.Close()
+			return nil, fmt.Errorf("%w: the %d names no Location", errRedirect, resp.StatusCode)
+		}
+		if _, perr := req.URL.Parse(loc); perr != nil {
+			resp.Body.Close()
+			return nil, fmt.Errorf("%w: the %d's Location does not parse as a URL", errRedirect, resp.StatusCode)
 		}
 	}
 	return resp, nil

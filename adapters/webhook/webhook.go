@@ -77,9 +77,9 @@ type Options struct {
 	// which one given without a Timeout gets too (an attempt that never
 	// ends would hold its webhook until the replica stops). Its
 	// Transport is used, wrapped to carry the trace context (and to
-	// refuse a redirect whose Location does not parse); its redirect
-	// policy is replaced by one that follows only 307 and 308
-	// (which keep the body) to URLs Allow allows, at most 5 times, and
+	// refuse a redirect whose Location is missing or does not parse);
+	// its redirect policy is replaced by one that follows only 307 and
+	// 308 (which keep the body) to URLs Allow allows, at most 5 times, and
 	// sends no Referer (it would name the callback URL with its query,
 	// where a receiver's token may be).
 	Client *http.Client
@@ -167,8 +167,8 @@ func (s *Sender) Reconfigure(allow core.CallbackPrefixes, keys *Keys) error {
 
 // Call sends the closed question q to d.Room, signed, as event d.Key.
 // A refusal to send at all (no secret, a URL no longer allowed, a
-// redirect off the list, 410 Gone) is core.Permanent; a 429 or 503 with
-// Retry-After is core.RetryAfter; any other failure is retried.
+// redirect it does not follow, 410 Gone) is core.Permanent; a 429 or
+// 503 with Retry-After is core.RetryAfter; any other failure is retried.
 func (s *Sender) Call(ctx context.Context, q *core.Question, d core.Delivery) error {
 	live := s.live.Load()
 	if err := live.allow.Check("callback_url", d.Room); err != nil {

@@ -103,28 +103,6 @@ func expiredDenies(p Prompt, q *core.Question) bool {
 	return q != nil && q.State == core.StateExpired && p.Host == Codex && p.Event == PreToolUse
 }
 
-// decide is Decide for the door, which knows whether its own withdrawal
-// closed q (ours: its wait ran out, or askbridge is stopping). A Codex
-// PreToolUse prompt whose question the asking agent withdrew otherwise
-// (over the API, MCP or the CLI, with the token the model's shell
-// holds) is denied: Codex reads no decision as leaving the call to its
-// own approval policy, which may run it unasked, so the agent's cancel
-// would get the call past the person about to decide it, as ending its
-// run would (expiredDenies). One found already withdrawn when a re-run
-// of the hook asks again is denied too: whose withdrawal it was is not
-// known then.
-func decide(p Prompt, q *core.Question, ours bool, covered Covered) Decision {
-	if !ours && p.Host == Codex && p.Event == PreToolUse && q != nil && q.State == core.StateCancelled && core.CloserOf(q) == core.CloserAgentCancel {
-		return Decision{Verdict: Deny, Message: withdrawnMessage}
-	}
-	return Decide(p, q, covered)
-}
-
-// withdrawnMessage is what the model is told of a call denied because
-// the agent withdrew its question (decide). Server text only: the
-// agent's reason is not repeated.
-const withdrawnMessage = "The agent withdrew the askbridge question about this call before anyone decided it, so it is not run."
-
 // Covered asks whether the route's rules leave calls of the prompt's tool
 // to a standing approval: with args nil, every call of it, whatever its
 // arguments (core.Service.EveryCallCovered); else the call with args
@@ -221,8 +199,17 @@ func commandAlone(args json.RawMessage) (command string, ok bool) {
 // rule no person looked at. The reason (a person's words, a quorum's deny
 // votes' words, or an operator's rule text) stays inside a fence.
 func denyMessage(q *core.Question) string {
-	reason := q.Resolution.Reason
-	who, whose := "A person denied this tool call in askbridge", "Their"
+	who, whose, reason := denier(q)
+	if strings.TrimSpace(reason) == "" {
+		return who + ", with no reason."
+	}
+	return who + ". " + whose + " reason follows.\n" + fence.Wrap(fence.TagReason, reason).Explained()
+}
+
+// denier is who denied q's call, as the model is told it (denyMessage),
+// the possessive their reason is introduced with, and that reason.
+func denier(q *core.Question) (who, whose, reason string) {
+	who, whose, reason = "A person denied this tool call in askbridge", "Their", q.Resolution.Reason
 	switch core.CloserOf(q) {
 	case core.CloserPolicy:
 		who, whose = "An askbridge policy rule denied this tool call; no person looked at it", "Its"
@@ -231,10 +218,7 @@ func denyMessage(q *core.Question) string {
 		// deny votes'.
 		who, reason = "The people asked in askbridge denied this tool call", denyNotes(q.CountedVotes())
 	}
-	if strings.TrimSpace(reason) == "" {
-		return who + ", with no reason."
-	}
-	return who + ". " + whose + " reason follows.\n" + fence.Wrap(fence.TagReason, reason).Explained()
+	return who, whose, reason
 }
 
 // allowMessage tells the person at the keyboard who allowed the call,

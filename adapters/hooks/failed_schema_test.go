@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/askbridge/askbridge/core"
 )
 
@@ -30,21 +32,8 @@ func TestEveryOtherAnswerMatchesTheHostsSchema(t *testing.T) {
 		{"usage", &Usage{Synopsis: "hook --host claude-code|codex", Err: errors.New("flag provided but not defined: -wiat")}},
 	}
 	withdrawn := closed(core.StateCancelled, &core.Resolution{State: core.StateCancelled, ClosedBy: core.CloserAgentCancel})
-	for _, fx := range []struct {
-		host   Host
-		file   string
-		schema string
-	}{
-		{ClaudeCode, "claude-code/permission-request.bash.json", "claude-code/permission-request.output.schema.json"},
-		{ClaudeCode, "claude-code/pre-tool-use.bash.json", "claude-code/pre-tool-use.output.schema.json"},
-		{Codex, "codex/permission-request.bash.json", "codex/permission-request.command.output.schema.json"},
-		{Codex, "codex/pre-tool-use.bash.json", "codex/pre-tool-use.command.output.schema.json"},
-	} {
-		p, err := Parse(fx.host, fixture(t, fx.file))
-		if err != nil {
-			t.Fatalf("%s: %v", fx.file, err)
-		}
-		sc := schema(t, fx.schema)
+	for _, fx := range bashPrompts(t) {
+		p, sc := fx.prompt, fx.schema
 		check := func(t *testing.T, out []byte, wantDecision string) {
 			t.Helper()
 			validate(t, sc, out)
@@ -58,7 +47,7 @@ func TestEveryOtherAnswerMatchesTheHostsSchema(t *testing.T) {
 			}
 		}
 		for _, f := range failures {
-			t.Run(fx.file+"/"+f.name, func(t *testing.T) {
+			t.Run(fx.name+"/"+f.name, func(t *testing.T) {
 				out, ok := FailedAsk(p, f.err)
 				code := core.ErrorCode(f.err)
 				switch {
@@ -83,7 +72,7 @@ func TestEveryOtherAnswerMatchesTheHostsSchema(t *testing.T) {
 				}
 			})
 		}
-		t.Run(fx.file+"/withdrawn by the agent", func(t *testing.T) {
+		t.Run(fx.name+"/withdrawn by the agent", func(t *testing.T) {
 			out, err := Output(p, decide(p, withdrawn, false, nil))
 			if err != nil {
 				t.Fatal(err)
@@ -98,4 +87,35 @@ func TestEveryOtherAnswerMatchesTheHostsSchema(t *testing.T) {
 			}
 		})
 	}
+}
+
+// bashPrompt is a Bash prompt of one host and event, parsed, with its
+// host's pinned output schema.
+type bashPrompt struct {
+	name   string // the fixture's
+	prompt Prompt
+	schema *jsonschema.Schema
+}
+
+// bashPrompts are the Bash prompt of each host and event, for the tests
+// of answers that do not depend on the prompt's details.
+func bashPrompts(t *testing.T) []bashPrompt {
+	t.Helper()
+	var out []bashPrompt
+	for _, fx := range []struct {
+		host         Host
+		file, schema string
+	}{
+		{ClaudeCode, "claude-code/permission-request.bash.json", "claude-code/permission-request.output.schema.json"},
+		{ClaudeCode, "claude-code/pre-tool-use.bash.json", "claude-code/pre-tool-use.output.schema.json"},
+		{Codex, "codex/permission-request.bash.json", "codex/permission-request.command.output.schema.json"},
+		{Codex, "codex/pre-tool-use.bash.json", "codex/pre-tool-use.command.output.schema.json"},
+	} {
+		p, err := Parse(fx.host, fixture(t, fx.file))
+		if err != nil {
+			t.Fatalf("%s: %v", fx.file, err)
+		}
+		out = append(out, bashPrompt{name: fx.file, prompt: p, schema: schema(t, fx.schema)})
+	}
+	return out
 }

@@ -108,7 +108,8 @@ func cmdHook(ctx context.Context, args []string, getenv func(string) string, std
 	// prints no decision at all. So the hook gives up on its own: on the
 	// status and question id, which the server sends as soon as the ask
 	// is stored (hookHeaderTimeout), and on the decision, once the wait
-	// is past by hookSlack.
+	// is past by hookSlack. Giving up on the decision, it still hands
+	// over a deny already recorded (settle).
 	bound := hookMaxWait
 	if *wait > 0 {
 		bound = min(time.Duration(*wait), hookMaxWait)
@@ -116,10 +117,10 @@ func cmdHook(ctx context.Context, args []string, getenv func(string) string, std
 	bound += hookSlack
 	deadline := time.NewTimer(bound)
 	defer deadline.Stop()
-	noDecision := func(id core.QuestionID) int {
-		cancelReq()
-		withdraw(target, id, hooks.ReasonNoDecision, stderr)
-		return failed(&hooks.Unreached{Server: target.base, Err: fmt.Errorf("no decision within %s", bound)})
+	// lost ends the hook whose answer did not come (see settle): a
+	// person's deny already recorded is still handed over.
+	lost := func(id core.QuestionID, why error, late string) int {
+		return settle(target, p, id, lostAnswer{why: why, late: late}, stdout, stderr, failed)
 	}
 	type result struct {
 		resp *http.Response
@@ -139,7 +140,8 @@ func cmdHook(ctx context.Context, args []string, getenv func(string) string, std
 		resp = r.resp
 	case <-deadline.C:
 		// No id yet: dropping the request withdraws it on the server.
-		return noDecision("")
+		cancelReq()
+		return failed(&hooks.Unreached{Server: target.base, Err: fmt.Errorf("no decision within %s", bound)})
 	case <-ctx.Done():
 		// Killed before the server even answered with the question's id:
 		// dropping the request withdraws it on the server.
@@ -171,11 +173,11 @@ func cmdHook(ctx context.Context, args []string, getenv func(string) string, std
 	select {
 	case r := <-read:
 		if r.err != nil {
-			// The server went away mid-wait: no decision.
-			return failed(&hooks.Unreached{Server: target.base, Err: fmt.Errorf("reading the decision: %w", r.err)})
+			// The server went away mid-wait, perhaps as it wrote a deny.
+			return lost(id, fmt.Errorf("reading the decision: %w", r.err), fmt.Sprintf("(reading it failed: %v)", r.err))
 		}
 	case <-deadline.C:
-		return noDecision(id)
+		return lost(id, fmt.Errorf("no decision within %s", bound), "within "+bound.String())
 	case <-ctx.Done():
 		cancelReq()
 		withdraw(target, id, hooks.ReasonHostStopped, stderr)
@@ -271,8 +273,7 @@ func withdraw(target target, id core.QuestionID, reason string, stderr io.Writer
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_, err := target.client().Cancel(ctx, id, reason)
-	var apiErr *client.Error
-	if err != nil && !(errors.As(err, &apiErr) && apiErr.Status == http.StatusConflict) {
+	if err != nil && !closedAlready(err) {
 		fmt.Fprintln(stderr, "askbridge: hook: withdrawing", string(id)+":", err)
 	}
 }

@@ -55,13 +55,13 @@ func (c *Client) AskOrRepeat(ctx context.Context, req AskRequest) (*AgentQuestio
 		q, repeat, err = c.postAsk(ctx, req, hdr)
 		return err
 	})
-	if err != nil && retryableAsk(err) {
+	if err != nil && c.retryableAsk(err) {
 		return nil, false, unknown(err) // it may have been parked
 	}
 	return q, repeat, err // parked, or refused: nothing was parked
 }
 
-// retried calls try until it succeeds, fails for good (retryableAsk),
+// retried calls try until it succeeds, fails for good (c.retryableAsk),
 // has failed askAttempts times (for longer while the server says its
 // store is failing over), or ctx ends, pausing longer after each
 // failure; it returns try's last error, and once ctx has ended, ctx's
@@ -71,7 +71,7 @@ func (c *Client) retried(ctx context.Context, try func() error) error {
 	start := time.Now()
 	for attempt := 1; ; attempt++ {
 		err := try()
-		if err == nil || !retryableAsk(err) {
+		if err == nil || !c.retryableAsk(err) {
 			return err
 		}
 		if ctx.Err() != nil {

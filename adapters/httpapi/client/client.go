@@ -22,6 +22,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/askbridge/askbridge/adapters/internal/retryafter"
@@ -54,6 +55,9 @@ type Client struct {
 	// given up as lost and Follow resumes it (streamIdle; a test's is
 	// shorter).
 	idle time.Duration
+	// reached is whether the server has answered a request of this
+	// client at all, so its host exists (see misaddressed).
+	reached atomic.Bool
 }
 
 // Option configures a Client.
@@ -272,8 +276,8 @@ func (c *Client) Follow(ctx context.Context, since int64, fn func(Event) error) 
 		if errors.As(err, new(*badEventError)) || errors.Is(err, bufio.ErrTooLong) {
 			return err // the same event would come again: retrying will not help
 		}
-		if err != nil && !transient(err) {
-			return err // refused (a bad token, say), or not even made (a bad base URL): retrying will not help
+		if err != nil && !c.transient(err) {
+			return err // refused (a bad token, say), not even made, or sent to a wrong address: retrying will not help
 		}
 		if !backOff(ctx, pause, err) { // as Wait, the server's Retry-After when longer
 			return ctx.Err()
@@ -423,6 +427,7 @@ func (c *Client) sendWith(ctx context.Context, method, path string, q url.Values
 	if err != nil {
 		return nil, fmt.Errorf("askbridge: %s %s: %w", method, path, err)
 	}
+	c.reached.Store(true)
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		return resp, nil
 	}

@@ -133,13 +133,14 @@ const maxRetryAfter = 30 * time.Second
 // retryableAsk reports whether a failed ask may be sent again: it never
 // got an answer, or got a 5xx. A 4xx is the request's own fault and would
 // fail the same way again, and so would a request that could not be made
-// (arguments that are not JSON), which was never sent.
-func retryableAsk(err error) bool {
+// (arguments that are not JSON), which was never sent, and one sent to an
+// address no retry mends (c.misaddressed).
+func (c *Client) retryableAsk(err error) bool {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Status >= 500 || heldFor(e)
 	}
-	return !errors.As(err, new(*requestError))
+	return !errors.As(err, new(*requestError)) && !c.misaddressed(err)
 }
 
 // requestError is a request the client could not make (its body does not
@@ -160,15 +161,15 @@ func status(err error) int {
 }
 
 // transient reports whether a failed long poll is worth repeating.
-func transient(err error) bool {
+func (c *Client) transient(err error) bool {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Status == http.StatusBadGateway || e.Status == http.StatusServiceUnavailable || e.Status == http.StatusGatewayTimeout ||
 			heldFor(e)
 	}
 	// No response at all: the connection failed, unless the request could
-	// not even be made.
-	return !errors.As(err, new(*requestError))
+	// not even be made, or went to an address no retry mends.
+	return !errors.As(err, new(*requestError)) && !c.misaddressed(err)
 }
 
 // heldFor reports a 429 that says when to come back: the server holds

@@ -85,7 +85,7 @@ func (c *Client) WaitWith(ctx context.Context, id core.QuestionID, outage func(e
 		case status(err) == http.StatusInternalServerError && internal < maxInternal:
 			internal++
 			tell(err)
-		case !transient(err):
+		case !c.transient(err):
 			return nil, err
 		default:
 			tell(err)

@@ -9,7 +9,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -64,7 +63,8 @@ const (
 	// may work later, and a script tries again on this code alone. An
 	// ask that ends so may have been asked; stderr names the
 	// --idempotency-key that gets it rather than asking again. An
-	// address that no retry mends (addressFault) is exitError instead.
+	// address that no retry mends (client.AddressFault) is exitError
+	// instead.
 	exitUnreachable = 10
 	// exitRefused: the bridge refused the token (401) or what its role
 	// may do (403): a token to fix, which trying again will not.
@@ -173,7 +173,7 @@ func fail(stderr io.Writer, err error) int {
 func callFailed(ctx context.Context, stderr io.Writer, err error) int {
 	fail(stderr, err)
 	code := callExit(ctx, err)
-	if why := addressFault(err); why != "" && ctx.Err() == nil {
+	if why := client.AddressFault(err); why != "" && ctx.Err() == nil {
 		fmt.Fprintf(stderr, "askbridge: check ASKBRIDGE_URL, the bridge's address: %s\n", why)
 	}
 	return code
@@ -187,7 +187,7 @@ func callFailed(ctx context.Context, stderr io.Writer, err error) int {
 // as those it can check are), or another error. ctx is the command's:
 // once it has ended (Ctrl-C, SIGTERM), the command was stopped, an error
 // whatever the last try met. A certificate that does not verify, and an
-// address that is wrong (addressFault), are no outage to wait out.
+// address that is wrong (client.AddressFault), are no outage to wait out.
 func callExit(ctx context.Context, err error) int {
 	if ctx.Err() != nil {
 		return exitError
@@ -209,32 +209,13 @@ func callExit(ctx context.Context, err error) int {
 	if _, bad := errors.AsType[*tls.CertificateVerificationError](err); bad {
 		return exitError
 	}
-	if addressFault(err) != "" {
+	if client.AddressFault(err) != "" {
 		return exitError
 	}
 	if _, noAnswer := errors.AsType[*url.Error](err); noAnswer {
 		return exitUnreachable
 	}
 	return exitError
-}
-
-// addressFault says what is wrong with the address a call went to, when
-// err shows a fault that trying again never mends, or is "": a host
-// that DNS answers does not exist (a lookup that timed out or failed is
-// an outage, and is retried), or a server that does not speak the
-// scheme the address names. Each is a setting to fix, which a script
-// that retries exitUnreachable would retry for ever.
-func addressFault(err error) string {
-	if dns, ok := errors.AsType[*net.DNSError](err); ok && dns.IsNotFound {
-		return fmt.Sprintf("DNS knows no host %q", dns.Name)
-	}
-	if errors.Is(err, http.ErrSchemeMismatch) {
-		return "it says https://, and the server there speaks plain HTTP"
-	}
-	if _, ok := errors.AsType[tls.RecordHeaderError](err); ok {
-		return "it says https://, and the server there does not speak TLS"
-	}
-	return ""
 }
 
 // checkedStdout is a command's stdout that remembers its first failed

@@ -44,7 +44,8 @@ func (s OnceState) String() string {
 // then confirms it for the full ttl, and Unhandled, for a handling that
 // failed and is to be done again, releases it so that the redelivery is
 // handled. A claim whose holder died lapses after hold, and the event's
-// next delivery is handled then.
+// next delivery is handled then. A door that must hear of such a death
+// soon takes a short hold and renews it while the handling runs (Renew).
 type Sighting struct {
 	// State is what the sight found: OnceClaimed (handle the event, then
 	// call Handled or Unhandled), OnceHeld (another handling has it in
@@ -54,7 +55,7 @@ type Sighting struct {
 
 	s           *Service
 	key, holder string
-	ttl         time.Duration
+	hold, ttl   time.Duration
 }
 
 // Sight claims the inbound event key names (its platform and id) for
@@ -63,7 +64,7 @@ type Sighting struct {
 // losing a person's click is worse than handling it twice, and the
 // chokepoint makes a repeated click harmless.
 func (s *Service) Sight(ctx context.Context, key string, hold, ttl time.Duration) Sighting {
-	g := Sighting{s: s, key: "seen:" + key, holder: string(NewID(0)), ttl: ttl}
+	g := Sighting{s: s, key: "seen:" + key, holder: string(NewID(0)), hold: hold, ttl: ttl}
 	st, err := s.store.ClaimOnce(ctx, g.key, g.holder, hold)
 	if err != nil {
 		st = OnceClaimed
@@ -74,6 +75,28 @@ func (s *Service) Sight(ctx context.Context, key string, hold, ttl time.Duration
 
 // First reports whether the event is this holder's to handle.
 func (g Sighting) First() bool { return g.State == OnceClaimed }
+
+// Renew moves the end of the claim to hold from now while its handling
+// runs, so that a short hold outlasts a long handling: a holder that
+// dies renews no more, and its claim lapses a hold later rather than
+// after the handling's whole budget. It reports what the claim is now:
+// OnceClaimed while it is still this holder's (renewed, or taken again
+// after it lapsed with nobody else on it), OnceHeld once it lapsed and
+// another handling took the event, OnceDone once it was confirmed.
+// Either of those is for good: the event may be handled beside this
+// handling, and the chokepoint records one answer of the two; this
+// holder's Handled and Unhandled then leave the key alone. An error is
+// the store not saying: the claim lasts until its hold passes, and a
+// renewal after it may keep it yet. A renewal must end before Unhandled
+// is called, or it would take the released key again. A sighting that
+// holds nothing (not First, or a door's that claims nothing) reports
+// its state and asks nothing of the store.
+func (g Sighting) Renew(ctx context.Context) (OnceState, error) {
+	if g.s == nil || !g.First() {
+		return g.State, nil
+	}
+	return g.s.store.ClaimOnce(ctx, g.key, g.holder, g.hold)
+}
 
 // Handled confirms the event as seen for the sighting's ttl, once its
 // handling is done for good: answered, refused, or told why not. It

@@ -81,6 +81,9 @@ type Adapter struct {
 	// tapBudget starts a tap's answerBudget: the channel delivers once
 	// it is spent (a test's hook, as sleep is).
 	tapBudget func() <-chan time.Time
+	// renewTick starts the wait for a tap's next renewal (keep): the
+	// channel delivers when it is due (a test's hook, as tapBudget is).
+	renewTick func() <-chan time.Time
 }
 
 var _ core.ChatAdapter = (*Adapter)(nil)
@@ -131,7 +134,8 @@ func New(svc *core.Service, opts Options) (*Adapter, error) {
 	bot.SetAPIEndpoint(opts.APIEndpoint)
 	return &Adapter{svc: svc, opts: opts, bot: bot, ready: make(chan struct{}), http: opts.HTTPClient, log: opts.Log,
 		lim: newLimiter(opts.Limits), prompts: newPromptQueue(), sleep: loops.Sleep,
-		tapBudget: func() <-chan time.Time { return time.After(answerBudget) }}, nil
+		tapBudget: func() <-chan time.Time { return time.After(answerBudget) },
+		renewTick: func() <-chan time.Time { return time.After(tapRenew) }}, nil
 }
 
 // errRefused is Run's error for a token Telegram does not accept:

@@ -16,17 +16,7 @@ import (
 // newEnvIn is newEnvOn with the route's cards posted in rooms.
 func newEnvIn(t *testing.T, kv PollState, st core.Store, rooms ...string) *env {
 	t.Helper()
-	var in []core.Room
-	for _, r := range rooms {
-		in = append(in, core.Room{Surface: core.SurfaceTelegram, ID: r})
-	}
-	svc := coretest.Service(t, st, coretest.Options{Routes: map[string]core.Route{"ops": {
-		Rooms: in,
-		Deciders: map[core.Surface][]string{
-			core.SurfaceTelegram: {strconv.FormatInt(userAlice.ID, 10), strconv.FormatInt(userBob.ID, 10)},
-			core.SurfaceAPI:      {"*"},
-		},
-	}}})
+	svc := coretest.Service(t, st, opsRoute(rooms...))
 	fake := telegramfake.Start(t, token)
 	opts := Options{Token: token, APIEndpoint: fake.Endpoint(), Limits: fastLimits, Log: zerolog.Nop(), PollTimeout: time.Second}
 	if kv == nil {
@@ -47,6 +37,24 @@ func newEnvIn(t *testing.T, kv PollState, st core.Store, rooms ...string) *env {
 		fake.SetWebhookTarget(srv.URL + WebhookPath)
 	}
 	return e
+}
+
+// opsRoute is the configuration of an env's service: the route "ops",
+// its cards posted in rooms, that Alice and Bob answer on Telegram (and
+// anyone through the API). A second replica's service is built from it
+// too, so that both decide alike.
+func opsRoute(rooms ...string) coretest.Options {
+	var in []core.Room
+	for _, r := range rooms {
+		in = append(in, core.Room{Surface: core.SurfaceTelegram, ID: r})
+	}
+	return coretest.Options{Routes: map[string]core.Route{"ops": {
+		Rooms: in,
+		Deciders: map[core.Surface][]string{
+			core.SurfaceTelegram: {strconv.FormatInt(userAlice.ID, 10), strconv.FormatInt(userBob.ID, 10)},
+			core.SurfaceAPI:      {"*"},
+		},
+	}}}
 }
 
 // room2 is a second group, for routes that post in two chats.

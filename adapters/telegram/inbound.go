@@ -58,7 +58,7 @@ func (a *Adapter) handle(ctx context.Context, u incoming) bool {
 	default:
 		return true // not ours
 	}
-	g := a.sight(ctx, u.Update)
+	g := a.sight(ctx, u.Update, seenHold)
 	if !g.First() {
 		return g.State == core.OnceDone
 	}
@@ -105,9 +105,10 @@ type tapped struct {
 // truthful status of what the tap did, and then starts what may wait on
 // the rate limits (sending a reply prompt) on a goroutine of its own, so
 // the updates after this one are not held up (see promptQueue). The
-// tap's store work runs on a goroutine of its own (one Run waits for)
-// and gets answerBudget: past it the tapper is told the answer may or
-// may not be recorded (card.TimedOutNote), and the update is done with,
+// tap's store work runs on a goroutine of its own (one Run waits for),
+// its claim on the update kept while it runs (keep), and gets
+// answerBudget: past it the tapper is told the answer may or may not be
+// recorded (card.TimedOutNote), and the update is done with,
 // while the work goes on without anyone waiting for it; a prompt it then
 // promises still follows. A tap that another handling has in hand, or
 // whose work failed on the store while polling (again), is answered
@@ -122,11 +123,13 @@ func (a *Adapter) onCallback(ctx context.Context, u incoming) bool {
 	work := func() {
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), handleTimeout)
 		defer cancel()
-		g := a.sight(wctx, u.Update)
+		g := a.sight(wctx, u.Update, a.tapClaim())
 		t := tapped{seen: g.State}
 		if g.First() {
+			kept := a.keep(wctx, g)
 			var err error
 			t.note, t.then, err = a.tap(wctx, cq, u.thread)
+			kept()
 			t.again = !a.settle(wctx, g, err)
 		}
 		select {

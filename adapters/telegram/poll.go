@@ -247,7 +247,8 @@ type fetchedKey struct{}
 // it may or may not be recorded (the holder may have recorded it before it
 // died), once; the tap is handled when the claim lapses, and its tapper
 // not answered again then (toldHeld). Only the poller counts fetches: a
-// webhook's copy is retried when Telegram sees fit.
+// webhook's copy is retried when Telegram sees fit, and handled once the
+// dead holder's claim, a short one there (tapClaim), has lapsed.
 func (a *Adapter) answerHeld(ctx context.Context, cq *tgbotapi.CallbackQuery) {
 	f, _ := ctx.Value(fetchedKey{}).(*fetched)
 	if f == nil || f.told || f.tries < heldTapTries {

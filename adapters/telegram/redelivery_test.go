@@ -96,39 +96,14 @@ func TestWebhookRedeliveryIsHandled(t *testing.T) {
 	now, ahead := skewed()
 	st := coretest.NewStallStore(coretest.OpenStoreOn(t, now))
 	e := newEnvOn(t, nil, st)
-	e.a.tapBudget = func() <-chan time.Time { return nil } // it dies within the budget
-	e.run()
-	q := e.ask(decisionInput())
-	m := e.card(q.ID, hasButtons)
-
-	st.Arm(q.ID, nil)
-	u, qid, err := e.fake.CallbackUpdate(userAlice, m.ChatID, m.ID, findButton(t, m, "PostgreSQL").Data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u["update_id"] = 9001
-	first := make(chan struct{})
-	go func() { _, _ = e.fake.Deliver(u); close(first) }()
-	e.entered(st)
-	t.Cleanup(func() { st.Free(); <-first })
+	e.a.renewTick = func() <-chan time.Time { return nil } // it dies: it renews its claim no more
+	tap := e.stallWebhookTap(st)
 
 	// Telegram sends it again, to another replica on the same store, and
 	// again after a while until it gets a 2xx.
-	a2, err := New(e.svc, e.a.opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	a2.Mount(mux)
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	ctx, cancel := context.WithCancel(context.Background())
-	ran := make(chan struct{})
-	go func() { a2.Run(ctx); close(ran) }()
-	t.Cleanup(func() { cancel(); <-ran })
-	e.fake.SetWebhookTarget(srv.URL + WebhookPath)
+	e.secondWebhook(e.svc)
 	for try := 1; ; try++ {
-		status, err := e.fake.Deliver(u)
+		status, err := e.fake.Deliver(tap.u)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,7 +115,27 @@ func TestWebhookRedeliveryIsHandled(t *testing.T) {
 		}
 		ahead.Advance(time.Minute)
 	}
-	e.tapRecorded(t, qid, q.ID, 10*time.Second, "the tap")
+	e.tapRecorded(t, tap.qid, tap.q.ID, 10*time.Second, "the tap")
+}
+
+// secondWebhook runs a second replica of e's bot on svc, in webhook
+// mode with e's options, and has Telegram send updates to it from then
+// on, until the test ends.
+func (e *env) secondWebhook(svc *core.Service) {
+	e.t.Helper()
+	a2, err := New(svc, e.a.opts)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	a2.Mount(mux)
+	srv := httptest.NewServer(mux)
+	e.t.Cleanup(srv.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() { a2.Run(ctx); close(ran) }()
+	e.t.Cleanup(func() { cancel(); <-ran })
+	e.fake.SetWebhookTarget(srv.URL + WebhookPath)
 }
 
 // failingAnswers is a store whose commits fail while fail is set, as

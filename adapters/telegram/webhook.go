@@ -83,7 +83,9 @@ func (a *Adapter) serveWebhook(w http.ResponseWriter, r *http.Request) {
 // seenHold is how long an update's claim lasts while it is handled
 // (sight): past the budgets of its handling (handle's, and a tap's work's
 // own), so that a copy of it never runs beside it, and short, as a claim
-// whose holder died holds the update back until it lapses.
+// whose holder died holds the update back until it lapses. A tap's, in
+// webhook mode, is shorter still and renewed while it is handled
+// (tapClaim).
 const seenHold = 2 * handleTimeout
 
 // seenFor is how long an update handled is known as such: Telegram keeps
@@ -95,9 +97,10 @@ const seenFor = 24 * time.Hour
 // handled it but could not store the offset past it, or lost its lease
 // first, or died before it could (polling). Whichever replica and door
 // it comes through, it is handled once, and an update whose handling
-// never finished is handled when it comes again (settle).
-func (a *Adapter) sight(ctx context.Context, u tgbotapi.Update) core.Sighting {
-	return a.svc.Sight(ctx, fmt.Sprintf("telegram:%d:update:%d", a.bot.Self.ID, u.UpdateID), seenHold, seenFor)
+// never finished is handled when it comes again (settle). The claim
+// lasts hold unless renewed (keep).
+func (a *Adapter) sight(ctx context.Context, u tgbotapi.Update, hold time.Duration) core.Sighting {
+	return a.svc.Sight(ctx, fmt.Sprintf("telegram:%d:update:%d", a.bot.Self.ID, u.UpdateID), hold, seenFor)
 }
 
 // settle ends sighting g of an update whose handling came to err, and

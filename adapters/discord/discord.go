@@ -206,7 +206,7 @@ func (a *Adapter) Post(ctx context.Context, q *core.Question, ref core.MessageRe
 		return core.MessageRef{}, err
 	}
 	ctx, pb := watch(ctx)
-	m, err := a.s.ChannelMessageSendComplex(ch, RenderPost(card.New(q, ref)), discordgo.WithContext(ctx))
+	m, err := a.sendMessage(ctx, ch, RenderPost(card.New(q, ref)))
 	if err != nil {
 		return core.MessageRef{}, a.classify(err, pb)
 	}
@@ -228,7 +228,7 @@ func (a *Adapter) channel(ctx context.Context, room string) (string, error) {
 		return "", err
 	}
 	ctx, pb := watch(ctx)
-	ch, err := a.s.UserChannelCreate(user, discordgo.WithContext(ctx))
+	ch, err := a.openDM(ctx, user)
 	if err != nil {
 		err = a.classify(err, pb)
 		var ra *core.RetryAfter
@@ -250,8 +250,7 @@ func (a *Adapter) Update(ctx context.Context, q *core.Question, ref core.Message
 		return err
 	}
 	ctx, pb := watch(ctx)
-	_, err := a.s.ChannelMessageEditComplex(RenderEdit(card.New(q, ref), ref), discordgo.WithContext(ctx))
-	return a.classify(err, pb)
+	return a.classify(a.editMessage(ctx, RenderEdit(card.New(q, ref), ref)), pb)
 }
 
 // Remind posts a reminder of an open question.
@@ -264,7 +263,7 @@ func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) err
 		return err
 	}
 	ctx, pb := watch(ctx)
-	_, err = a.s.ChannelMessageSendComplex(ch, RenderReminder(card.Reminder(a.svc, q, core.SurfaceDiscord, ch)), discordgo.WithContext(ctx))
+	_, err = a.sendMessage(ctx, ch, RenderReminder(card.Reminder(a.svc, q, core.SurfaceDiscord, ch)))
 	return a.classify(err, pb)
 }
 
@@ -278,7 +277,7 @@ func (a *Adapter) Digest(ctx context.Context, d core.Digest, room string) error 
 		return err
 	}
 	ctx, pb := watch(ctx)
-	_, err = a.s.ChannelMessageSendComplex(ch, RenderDigest(d), discordgo.WithContext(ctx))
+	_, err = a.sendMessage(ctx, ch, RenderDigest(d))
 	return a.classify(err, pb)
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/askbridge/askbridge/adapters/internal/apierror"
 	"github.com/askbridge/askbridge/core"
+	"github.com/askbridge/askbridge/core/card"
 )
 
 // InteractionsPath is where Discord posts interactions when the app's
@@ -86,8 +87,8 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 	case i.Type == discordgo.InteractionPing:
 		resp = &discordgo.InteractionResponse{Type: discordgo.InteractionResponsePong}
 	case !a.firstSeen(r.Context(), i.ID, arrived):
-		// Handled already: acknowledge without changing anything.
-		resp = &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredMessageUpdate}
+		// A copy (copyNote): it acts on nothing, and says so.
+		resp = RenderNote(copyNote)
 	default:
 		resp, held = a.respond(r.Context(), &i, arrived)
 	}
@@ -97,6 +98,13 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 		apierror.Write(w, http.StatusInternalServerError, core.CodeInternal, "response not encodable")
 		return
 	}
+	// A requester that has hung up (its context ends then) gets nothing
+	// written to it, yet the first write into the closed connection does
+	// not fail: a proxy that gave up on this copy (and may send Discord's
+	// request again, copyNote) keeps the held update due, below. Asked
+	// before the write, as one that hangs up once it has read the
+	// response (a proxy keeping no connection to us) ends it too.
+	gone := r.Context().Err() != nil
 	// With its length announced, the response is whole once its bytes are
 	// flushed: Discord has it without waiting for the handler to end, so
 	// the click's acknowledgement never waits for the held update's cancel
@@ -109,7 +117,7 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 	}
 	// The held card update is cancelled only once the response is on its
 	// way to Discord: written and flushed without error, within the
-	// budget. Later, even under three seconds by our clock, Discord may
+	// budget, to a requester still there (gone). Later, even under three seconds by our clock, Discord may
 	// already have given up (its clock started before ours, and the bytes
 	// still have to reach it): the update then edits the card once more,
 	// rather than leaving it showing the question open.
@@ -117,10 +125,25 @@ func (a *Adapter) serveInteraction(w http.ResponseWriter, r *http.Request) {
 		a.log.Debug().Err(err).Msg("discord: could not flush an interaction response")
 		return
 	}
-	if a.left(arrived) > 0 {
+	if a.left(arrived) > 0 && !gone {
 		a.delivered(r.Context(), held)
 	}
 }
+
+// copyNote answers an HTTP copy of an interaction taken in hand
+// already. Discord documents no retry of an interaction it posts; a
+// copy comes from a proxy in front of the endpoint that retried
+// Discord's one request, having given up on the first copy's answer, so
+// the copy's answer is the only one Discord gets (it takes one response
+// per interaction, and the proxy hands it one). A bare acknowledgement
+// (a deferred update) left the clicker with nothing, whether the first
+// copy counted, is still being handled, or was lost with a replica. The
+// copy cannot know which, so it says what is true of them all, as a
+// Teams invoke's copy does: it may or may not have counted, and a click
+// again is told which. Over the gateway a copy is a resume's replay of
+// an event whose first copy makes the one callback, so it is dropped
+// without one (onGateway).
+var copyNote = card.TimedOutNote
 
 // dataUnreadable reports whether i, which discordgo failed to decode,
 // is an interaction whose data alone it could not read: discordgo fills

@@ -198,9 +198,6 @@ func (t *rewrite) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // Post puts q's card in a channel.
 func (a *Adapter) Post(ctx context.Context, q *core.Question, ref core.MessageRef) (core.MessageRef, error) {
-	if err := a.bucket.wait(ctx); err != nil {
-		return core.MessageRef{}, err
-	}
 	ch, err := a.channel(ctx, ref.Room)
 	if err != nil {
 		return core.MessageRef{}, err
@@ -223,10 +220,7 @@ func (a *Adapter) channel(ctx context.Context, room string) (string, error) {
 		return room, nil
 	}
 	// A request of its own, against the bot's rate like the post after
-	// it (Budgets spends the bot-wide budget for it too).
-	if err := a.bucket.wait(ctx); err != nil {
-		return "", err
-	}
+	// it (rest; Budgets spends the bot-wide budget for it too).
 	ctx, pb := watch(ctx)
 	ch, err := a.openDM(ctx, user)
 	if err != nil {
@@ -246,18 +240,12 @@ func (a *Adapter) channel(ctx context.Context, room string) (string, error) {
 
 // Update edits a card to show q as it stands.
 func (a *Adapter) Update(ctx context.Context, q *core.Question, ref core.MessageRef) error {
-	if err := a.bucket.wait(ctx); err != nil {
-		return err
-	}
 	ctx, pb := watch(ctx)
 	return a.classify(a.editMessage(ctx, RenderEdit(card.New(q, ref), ref)), pb)
 }
 
 // Remind posts a reminder of an open question.
 func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) error {
-	if err := a.bucket.wait(ctx); err != nil {
-		return err
-	}
 	ch, err := a.channel(ctx, room)
 	if err != nil {
 		return err
@@ -269,9 +257,6 @@ func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) err
 
 // Digest posts a "while you were away" summary.
 func (a *Adapter) Digest(ctx context.Context, d core.Digest, room string) error {
-	if err := a.bucket.wait(ctx); err != nil {
-		return err
-	}
 	ch, err := a.channel(ctx, room)
 	if err != nil {
 		return err
@@ -354,8 +339,10 @@ func classify(err error, pb *pushback) error {
 	return err
 }
 
-// tokenBucket keeps the courier under Discord's global request rate.
-// discordgo's own limiter handles the per-route buckets from headers.
+// tokenBucket keeps the courier under Discord's global request rate:
+// each of its REST requests takes a token (rest), and one not sent after
+// all gives it back. discordgo's limiter keeps the per-route buckets
+// from headers (takeRoute).
 type tokenBucket struct {
 	mu     sync.Mutex
 	rate   float64
@@ -391,7 +378,10 @@ func newTokenBucket(perSecond int, now func() time.Time) *tokenBucket {
 // wait takes a token, waiting for one if none is left. While held
 // (hold) it takes none and returns at once a core.RetryAfter for the rest
 // of the hold: the outbox keeps the delivery until then, and nothing is
-// sent meanwhile.
+// sent meanwhile. A wait that ctx ends (a stopping drain) sent nothing
+// either, and says so (core.NotSent): a bare context error is of unknown
+// outcome to core, whose retry of a post would then be flagged as a
+// possible repeat of a card never made.
 func (b *tokenBucket) wait(ctx context.Context) error {
 	for {
 		b.mu.Lock()
@@ -414,8 +404,17 @@ func (b *tokenBucket) wait(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return ctx.Err()
+			return &core.NotSent{Err: ctx.Err()}
 		case <-t.C:
 		}
 	}
+}
+
+// giveBack returns the token of a request that was not sent after all
+// (its route had no requests left, takeRoute): kept, it would lower the
+// courier's rate for every room, as if the request had gone out.
+func (b *tokenBucket) giveBack() {
+	b.mu.Lock()
+	b.tokens = min(b.burst, b.tokens+1)
+	b.mu.Unlock()
 }

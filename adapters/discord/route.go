@@ -52,14 +52,20 @@ func (a *Adapter) takeRoute(ctx context.Context, bucketID string) (*discordgo.Bu
 
 // rest makes one REST call of the courier: data (JSON) to endpoint on
 // the route bucketID names, Discord's answer decoded into out (nil: not
-// wanted). Its ctx carries the call's pushback (watch).
+// wanted). Its ctx carries the call's pushback (watch). It takes its
+// token of the courier's rate (tokenBucket) first, and gives it back if
+// the route's wait is handed back: a request not sent spends none.
 func (a *Adapter) rest(ctx context.Context, method, endpoint, bucketID string, data, out any) error {
 	body, err := discordgo.Marshal(data)
 	if err != nil {
 		return err
 	}
+	if err := a.bucket.wait(ctx); err != nil {
+		return err
+	}
 	b, err := a.takeRoute(ctx, bucketID)
 	if err != nil {
+		a.bucket.giveBack()
 		return err
 	}
 	resp, err := a.s.RequestWithLockedBucket(method, endpoint, "application/json", body, b, 0, discordgo.WithContext(ctx))

@@ -348,7 +348,7 @@ func (m *Main) openChats(ctx context.Context, s Settings, svc *core.Service, bud
 // courier: the outbox's deliveries to it, claimed after minIdle and
 // spent from budget (a courier that names no budgets spends from none).
 func (m *Main) runChats(ctx context.Context, g *errgroup.Group, svc *core.Service, minIdle time.Duration, budget core.Budget) {
-	failed := m.deliveryFailed(ctx, svc, "delivery failed")
+	failed := m.deliveryFailed(ctx, svc, "delivery failed", "delivery waits")
 	for _, c := range m.chats {
 		g.Go(func() error { return c.Run(ctx) })
 		g.Go(func() error {
@@ -362,13 +362,23 @@ func (m *Main) runChats(ctx context.Context, g *errgroup.Group, svc *core.Servic
 // recipient as the event log does (core.Service.Logged): a key spells an
 // email address, an ntfy topic (a password on a public server) or a
 // person's name, and the platform's error quotes the address or topic.
-func (m *Main) deliveryFailed(ctx context.Context, svc *core.Service, msg string) func(core.Delivery, error) {
+// A wait the platform asked for (core.RetryAfter: its rate limit) or the
+// courier's own (core.NotReady) is no failure: nothing was sent, and the
+// outbox sends it when the wait is over, so it is logged at info as
+// waitMsg, not as a warning an operator would chase.
+func (m *Main) deliveryFailed(ctx context.Context, svc *core.Service, msg, waitMsg string) func(core.Delivery, error) {
 	return func(d core.Delivery, err error) {
 		if ctx.Err() != nil {
 			return // cut short by the shutdown: handed back for another replica to take at once
 		}
 		key, reason := svc.Logged(d, err)
-		m.Log.Warn().Str("error", reason).Str("surface", string(d.Surface)).Str("delivery", key).Int("attempts", d.Attempts).Msg(msg)
+		ev, text := m.Log.Warn(), msg
+		var ra *core.RetryAfter
+		var nr *core.NotReady
+		if errors.As(err, &ra) || errors.As(err, &nr) {
+			ev, text = m.Log.Info(), waitMsg
+		}
+		ev.Str("error", reason).Str("surface", string(d.Surface)).Str("delivery", key).Int("attempts", d.Attempts).Msg(text)
 	}
 }
 

@@ -114,6 +114,6 @@ func webhookSettings(f File) (core.CallbackPrefixes, *webhook.Keys) {
 func (m *Main) deliverWebhooks(ctx context.Context, svc *core.Service, sender *webhook.Sender) error {
 	f := m.Settings.File
 	o := loops.DeliverOptions{Consumer: m.consumer, MinIdle: time.Duration(f.Policies.OutboxIdle),
-		GiveUpAfter: cmp.Or(time.Duration(f.Webhooks.GiveUpAfter), DefaultGiveUpAfter), OnError: m.deliveryFailed(ctx, svc, "webhook failed")}
+		GiveUpAfter: cmp.Or(time.Duration(f.Webhooks.GiveUpAfter), DefaultGiveUpAfter), OnError: m.deliveryFailed(ctx, svc, "webhook failed", "webhook waits")}
 	return loops.DeliverCalls(ctx, svc, sender, o)
 }

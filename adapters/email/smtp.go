@@ -3,12 +3,14 @@ package email
 import (
 	"context"
 	"crypto/tls"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net"
 	"net/mail"
 	"net/textproto"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -25,7 +27,7 @@ func (a *Adapter) send(ctx context.Context, to, id, inReplyTo string, msg Messag
 	if err := m.To(to); err != nil {
 		return &core.Permanent{Err: fmt.Errorf("recipient %q: %w", to, err)}
 	}
-	m.Subject(msg.Subject)
+	m.Subject(subjectHeader(msg.Subject))
 	m.SetMessageIDWithValue(id)
 	m.SetDate()
 	if inReplyTo != "" {
@@ -76,6 +78,40 @@ func (a *Adapter) send(ctx context.Context, to, id, inReplyTo string, msg Messag
 	// that hangs up without its 221 has the mail all the same.
 	_ = client.CloseWithSMTPClient(conn)
 	return err
+}
+
+// maxWordBytes is the most text one encoded word of subjectHeader
+// carries: "=?UTF-8?b?", its base64 and "?=" stay within the 75
+// characters RFC 2047 (2) allows a word.
+const maxWordBytes = 45
+
+// subjectHeader is the subject as go-mail is given it. go-mail encodes
+// a subject that is not ASCII and leaves an ASCII one as it is, but mail
+// clients decode every "=?...?=" they find in it (RFC 2047), so an
+// agent's text "=?UTF-8?Q?...=0D=0A...?=" was shown as other words, a
+// line break and all where the subject had been made one line
+// (textlimit.OneLine). A subject holding "=?" is therefore encoded here,
+// whole, in words of base64 that clients decode back to the text as
+// written and that go-mail leaves alone (they are ASCII) and folds
+// between; any other is go-mail's to encode.
+func subjectHeader(s string) string {
+	if !strings.Contains(s, "=?") {
+		return s
+	}
+	var words []string
+	for s != "" {
+		n := 0
+		for n < len(s) {
+			_, size := utf8.DecodeRuneInString(s[n:])
+			if n+size > maxWordBytes {
+				break
+			}
+			n += size
+		}
+		words = append(words, "=?UTF-8?b?"+base64.StdEncoding.EncodeToString([]byte(s[:n]))+"?=")
+		s = s[n:]
+	}
+	return strings.Join(words, " ")
 }
 
 // client is a go-mail client with the adapter's options, dialling with

@@ -60,6 +60,14 @@ type reloading struct {
 // environment, as serve does.
 func startReloading(t *testing.T, env map[string]string, config, file, yaml string) *reloading {
 	t.Helper()
+	return startReloadingAfter(t, env, config, file, yaml, func() {})
+}
+
+// startReloadingAfter is startReloading with read called after the
+// settings are read and before the program runs, as the file may change
+// while a replica opens its store.
+func startReloadingAfter(t *testing.T, env map[string]string, config, file, yaml string, read func()) *reloading {
+	t.Helper()
 	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -72,6 +80,7 @@ func startReloading(t *testing.T, env map[string]string, config, file, yaml stri
 	if err != nil {
 		t.Fatal(err)
 	}
+	read()
 	r := &reloading{hangups: make(chan os.Signal, 1), file: file, logs: &apptest.SyncBuffer{}}
 	log := zerolog.New(io.MultiWriter(zerolog.NewTestWriter(t), r.logs)).Level(zerolog.WarnLevel)
 	r.m = &app.Main{Settings: s, Log: log, Hangups: r.hangups, Getenv: getenv}

@@ -50,9 +50,9 @@ type watched struct {
 // every symbolic link on the way to it and of the file it ends at, so a
 // file reached through a link (a Kubernetes ConfigMap's ..data swapped
 // under a link from elsewhere, a link to a file in another directory) is
-// seen to change too. Run calls it before it returns, so no change after
-// start is missed. A watch that cannot be set up is logged: the file is
-// then read again on SIGHUP only.
+// seen to change too. Run calls it before it returns, and the loop's
+// first reading covers the changes made before it (loop). A watch that
+// cannot be set up is logged: the file is then read again on SIGHUP only.
 func (r *reloader) watch() {
 	path := r.m.Settings.ConfigPath
 	if path == "" {
@@ -141,8 +141,14 @@ func (r *reloader) runReloads(ctx context.Context, hangups <-chan os.Signal) err
 // is not handed on (unchanged).
 func (r *reloader) loop(ctx context.Context, hangups <-chan os.Signal, take func(ctx context.Context, trigger string, raw []byte, err error)) {
 	events, errs := r.events, r.errs
+	// The first quiet spell reads the file as the watch begins: a change
+	// made after serve read it, while the store opened and before the
+	// watch was on, made no event, and would have left this replica on
+	// the file it started with until the next change.
 	settle := time.NewTimer(reloadDebounce)
-	settle.Stop()
+	if r.watcher == nil {
+		settle.Stop()
+	}
 	var first string // what the last quiet spell read, not yet taken
 	for {
 		select {

@@ -113,7 +113,7 @@ func claimGate(ctx context.Context, p progress, d core.Delivery, o DeliverOption
 	case ok:
 		return 0
 	case err != nil && ctx.Err() != nil:
-		return time.Millisecond // stopping: handed back due at once, as a send the stop cut short is
+		return handBackNow // stopping (stop.go)
 	case err != nil:
 		o.OnError(d, core.Internal("extend", err))
 		return o.RetryWait

@@ -13,8 +13,9 @@ import (
 // spends them in order, and a budget that has a send again within its
 // hold is waited for here, and only it is spent again. If the store
 // cannot say, the send goes ahead: the platform's own 429 is the
-// backstop. A delivery handed back waits its turn among those handed
-// back before it for the same budget (handBacks).
+// backstop; but not once ctx has ended (handBackNow). A delivery handed
+// back waits its turn among those handed back before it for the same
+// budget (handBacks).
 func (s *drain) spend(ctx context.Context, budgets core.Budgeted, d core.Delivery, o DeliverOptions, hb *handBacks) time.Duration {
 	if budgets == nil {
 		return 0
@@ -22,6 +23,9 @@ func (s *drain) spend(ctx context.Context, budgets core.Budgeted, d core.Deliver
 	for _, a := range budgets.Budgets(d) {
 		for {
 			wait, err := o.Budget.Spend(ctx, a.Key, a.Limit)
+			if err != nil && ctx.Err() != nil {
+				return handBackNow // stopping (stop.go)
+			}
 			if err != nil {
 				o.OnError(d, core.Internal("budget", err))
 				return 0
@@ -60,6 +64,9 @@ func (s *drain) dueLater(ctx context.Context, as []core.Allowance, d core.Delive
 		longest := time.Duration(0)
 		for _, a := range as {
 			wait, err := o.Budget.Until(ctx, a.Key, a.Limit)
+			if err != nil && ctx.Err() != nil {
+				return handBackNow // stopping (stop.go)
+			}
 			if err != nil {
 				o.OnError(d, core.Internal("budget", err))
 				return 0

@@ -3,6 +3,7 @@ package loops_test
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/askbridge/askbridge/core"
 	"github.com/askbridge/askbridge/core/loops"
 	"github.com/askbridge/askbridge/internal/coretest"
+	"github.com/askbridge/askbridge/store/bolt"
 )
 
 // stopCourier's first post reaches the platform, which may post the
@@ -93,5 +95,104 @@ func TestAStopMidPostFlagsTheRepost(t *testing.T) {
 	}
 	if !repeat {
 		t.Error("the notified event does not say the room may hold an earlier copy")
+	}
+}
+
+// budgetCutByStop is the embedded store as the drain's send budget,
+// whose first call of the kind cut ("spend" or "until") is on its way
+// when the drain stops: it answers with the stop's error, as a call to
+// Redis cut short by its context does. Its other calls are the store's.
+type budgetCutByStop struct {
+	*bolt.Store
+	cut     string
+	calls   atomic.Int32
+	entered chan struct{}
+}
+
+func (s *budgetCutByStop) cutShort(ctx context.Context, kind string) error {
+	if kind != s.cut || s.calls.Add(1) != 1 {
+		return nil
+	}
+	close(s.entered)
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (s *budgetCutByStop) Spend(ctx context.Context, key string, l core.Limit) (time.Duration, error) {
+	if err := s.cutShort(ctx, "spend"); err != nil {
+		return 0, err
+	}
+	return s.Store.Spend(ctx, key, l)
+}
+
+func (s *budgetCutByStop) Until(ctx context.Context, key string, l core.Limit) (time.Duration, error) {
+	if err := s.cutShort(ctx, "until"); err != nil {
+		return 0, err
+	}
+	return s.Store.Until(ctx, key, l)
+}
+
+// budgetedPosts names one roomy budget for every delivery and posts as
+// an HTTP client does: a call made with an ended context fails before it
+// leaves, with an error that does not say whether the platform acted
+// (Slack's adapter reads it so).
+type budgetedPosts struct {
+	slackCourier
+	late atomic.Int32 // posts tried with an ended context
+	sent chan core.MessageRef
+}
+
+func (c *budgetedPosts) Post(ctx context.Context, q *core.Question, card core.MessageRef) (core.MessageRef, error) {
+	if err := ctx.Err(); err != nil {
+		c.late.Add(1)
+		return core.MessageRef{}, err
+	}
+	card.ID = "m-" + string(q.ID)
+	c.sent <- card
+	return card, nil
+}
+
+func (c *budgetedPosts) Budgets(core.Delivery) []core.Allowance {
+	return []core.Allowance{{Key: "slack:C1", Limit: core.Limit{Rate: 100, Per: time.Second}}}
+}
+
+// TestAStopDuringABudgetCallSendsNothing: a drain stopped while a
+// delivery's budget is asked (Until) or spent (Spend) sends nothing,
+// reports no failure of the budget, and hands the delivery back; the
+// next drain posts the card as a first post. Before, the call's error
+// (the stop's) read as a budget store that could not say, so the send
+// went ahead: cut short at Spend, the post went out with the ended
+// context, failed of unknown outcome and kept its posting mark, and the
+// next drain's card was flagged as a possible repeat of a post that never
+// left; cut short either way, every such stop logged a budget failure.
+func TestAStopDuringABudgetCallSendsNothing(t *testing.T) {
+	for _, cut := range []string{"spend", "until"} {
+		t.Run(cut, func(t *testing.T) {
+			st := &budgetCutByStop{Store: coretest.OpenStore(t), cut: cut, entered: make(chan struct{})}
+			svc := onSlackC1(t, st)
+			c := &budgetedPosts{sent: make(chan core.MessageRef, 1)}
+			var (
+				mu   sync.Mutex
+				errs []error
+			)
+			o := loops.DeliverOptions{Consumer: "c1", Block: 50 * time.Millisecond, Budget: st,
+				OnError: func(_ core.Delivery, err error) { mu.Lock(); errs = append(errs, err); mu.Unlock() }}
+			stop := startDrain(t, svc, c, o)
+			askOps(t, svc, "toolu_1")
+			within(t, st.entered, "the budget was never asked")
+			stop()
+			mu.Lock()
+			if len(errs) > 0 {
+				t.Errorf("the stop was reported as failures: %v", errs)
+			}
+			mu.Unlock()
+			if n := c.late.Load(); n > 0 {
+				t.Errorf("%d posts went out with the stopped drain's ended context", n)
+			}
+			startDrain(t, svc, c, o)
+			if card := within(t, c.sent, "the card handed back at the stop was never posted"); card.Repeat {
+				t.Errorf("the card is flagged as a possible repeat, though no post of it ever left: %+v", card)
+			}
+		})
 	}
 }

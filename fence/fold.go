@@ -59,9 +59,13 @@ const brailleBlank = 0x2800
 // asciiFold is fold for ASCII, precomputed so the common case allocates
 // nothing: lower case, and the lookalikes of l and the capital I ("l",
 // "L", "1", "|") read as the i they pass for in a capital name. A letter
-// folds alike in either case, so L folds as l does.
+// folds alike in either case, so L folds as l does. A control that is
+// no blank folds to "" (unseen).
 var asciiFold = func() (t [utf8.RuneSelf]string) {
 	for i := range t {
+		if unseen(rune(i)) {
+			continue
+		}
 		c := unicode.ToLower(rune(i))
 		t[i] = string(c)
 		if s, ok := confusableFold[c]; ok {
@@ -104,10 +108,13 @@ func Fold(s string) string {
 // letter folds like its capital), else compatibility-decomposed, stripped
 // of combining marks, each part looked up likewise and lower-cased. A
 // combining mark folds to "", so marks can neither hide a tag nor dress
-// one up (<\u0338 folds to <).
+// one up (<\u0338 folds to <); so does an invisible character (unseen).
 func fold(r rune) string {
 	if r < utf8.RuneSelf {
 		return asciiFold[r]
+	}
+	if unseen(r) {
+		return ""
 	}
 	if s, ok := lookalike(r); ok {
 		return s
@@ -125,6 +132,14 @@ func fold(r rune) string {
 	}
 	return b.String()
 }
+
+// unseen reports whether r is invisible (IsInvisible) and no blank: it
+// shows nothing, so the tag matcher reads past it as past a mark. Text
+// that reaches escape has none (CleanText drops them), but a backslash
+// escape can still spell one ("\u003c\u200b/askbridge-…"), and whoever
+// reads that escape sees a tag with nothing in its way. Blanks read as
+// the gaps and separators they are.
+func unseen(r rune) bool { return IsInvisible(r) && !unicode.IsSpace(r) }
 
 // lookalike is the ASCII that r, or another case of r, passes for.
 func lookalike(r rune) (string, bool) {

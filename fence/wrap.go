@@ -25,7 +25,8 @@ type Fenced struct {
 // slashes or attributes around it, after folding lookalike brackets and
 // letters, those of Unicode's confusables included, with separators
 // inside the name, as in "ask-bridge-…", and with any of it spelled as
-// backslash escapes, as in "\u003c/askbridge-…") has its bracket escaped
+// backslash escapes, as in "\u003c/askbridge-…", invisible characters
+// so spelled read as nothing) has its bracket escaped
 // as an entity ("&lt;", "&#xFF1C;", or "&#x5C;" for the backslash of an
 // escaped one), and an "&" that would otherwise read as an entity
 // becomes "&amp;". So nothing inside can end the region or open

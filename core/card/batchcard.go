@@ -28,7 +28,7 @@ func batchSections(q *core.Question) []Section {
 			s.Hash = sum[:hashShown]
 		}
 		if d := co.Decision; d != nil {
-			s.Answer = &ItemAnswered{Text: callVerdict(d), By: partBy(*d), Surface: d.Decider.Surface, At: d.At}
+			s.Answer = &ItemAnswered{Text: callVerdict(d), By: partBy(*d), Surface: d.Surface(), At: d.At}
 		} else if q.Open() {
 			num := fmt.Sprintf("%d. ", i+1)
 			ref := core.Ref{QuestionID: q.ID, Item: i}

@@ -186,7 +186,11 @@ type ItemAnswered struct {
 	Own bool
 	// By is who decided it (PartBy): a person, or a standing approval,
 	// named with who granted it and when.
-	By      string
+	By string
+	// Surface is where the act that decided it came from
+	// (core.ItemAnswer.Surface): the person's, or the bridge's for a
+	// standing approval or a policy rule, whose granter or writer did
+	// not act on this part.
 	Surface core.Surface
 	At      time.Time
 }

@@ -117,7 +117,7 @@ func formBody(c *Card, q *core.Question, open bool) {
 		}
 		if a, ok := q.Answered(it.ID); ok {
 			s.Answer = &ItemAnswered{Text: it.Shown(a.OptionID, a.Text), Own: a.OptionID == "", By: partBy(a),
-				Surface: a.Decider.Surface, At: a.At}
+				Surface: a.Surface(), At: a.At}
 		} else {
 			// Rows of buttons have no headings on some platforms, so
 			// a label names its item when there are several.

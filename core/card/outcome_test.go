@@ -275,6 +275,59 @@ func TestOutcomeLineByKindAndCloser(t *testing.T) {
 	}
 }
 
+// TestOutcomeLineOfAPolicyRule pins the outcome line of what a route's
+// policy rule decided at the ask (rules came after closers were
+// recorded, so TestOutcomeLineByKindAndCloser's reading of an older
+// record does not apply): the rule is named, and nobody is said to have
+// looked, on a lone call and on a batch's calls beside other deciders.
+func TestOutcomeLineOfAPolicyRule(t *testing.T) {
+	yes, no := true, false
+	const at = "2026-06-01 09:07 UTC"
+	use := core.RuleUse{Route: "prod", Index: 1, Name: "no-fetch"}
+	rule := `policy rule 1 of route "prod" ("no-fetch")`
+	byRule := func(id string) core.ItemAnswer {
+		u := use
+		return core.ItemAnswer{ItemID: id, OptionID: core.DenyOption, Decider: core.System, At: cardT0, Policy: &u}
+	}
+	closed := func(q *core.Question, st core.State, by core.Closer, d core.Decider) *core.Question {
+		q.State, q.Resolution = st, &core.Resolution{State: st, ClosedBy: by, Decider: d, At: outClosed}
+		return q
+	}
+	lone := func(approved *bool) *core.Question {
+		q := closed(cardQ(core.KindApproval), core.StateAnswered, core.CloserPolicy, core.System)
+		u := use
+		q.Resolution.Approved, q.Resolution.Policy = approved, &u
+		return q
+	}
+	batch := func(st core.State, by core.Closer, d core.Decider, parts ...core.ItemAnswer) *core.Question {
+		q := outBatch()
+		q.Answers = parts
+		return closed(q, st, by, d)
+	}
+	for _, c := range []struct {
+		name string
+		q    *core.Question
+		want string
+	}{
+		{"allowed", lone(&yes), "Approved at once on " + at + " by " + rule + "; nobody looked at this call"},
+		{"denied", lone(&no), "Denied at once on " + at + " by " + rule + "; nobody looked at this call"},
+		{"a batch the rule decided", batch(core.StateAnswered, core.CloserParts, core.System, byRule("toolu_1"), byRule("toolu_2"), byRule("toolu_3")),
+			"Decided at once on " + at + " by " + rule + "; nobody looked at these calls"},
+		{"a batch the rule and a person decided", batch(core.StateAnswered, core.CloserParts, outAlice, byRule("toolu_1"),
+			outPart("toolu_2", core.ApproveOption, outAlice), outPart("toolu_3", core.ApproveOption, outAlice)),
+			"Decided call by call on " + at + ": 1 by " + rule + ", 2 by Alice"},
+		{"a batch timed out after the rule's call", batch(core.StateTimedOut, core.CloserTimeout, core.System, byRule("toolu_1")),
+			"Timed out on " + at + " after 1 of 3 calls had been decided (1 by " + rule + "): nobody decided the rest before the deadline"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := card.New(c.q, core.MessageRef{Kind: core.DeliverPost}).Outcome
+			if o == nil || o.Line != c.want || o.By != "" || o.Surface != "" {
+				t.Fatalf("outcome %+v\nwant the line %q, naming no person", o, c.want)
+			}
+		})
+	}
+}
+
 // TestCardNamesWhoDecidedEachPart: a part a standing approval decided is
 // named as that standing approval on the card, not as its granter, and
 // the card's outcome names a person only where one closed it as a whole.
@@ -283,13 +336,19 @@ func TestCardNamesWhoDecidedEachPart(t *testing.T) {
 	q.Answers = []core.ItemAnswer{byStanding("toolu_1", outGrantA), outPart("toolu_2", core.DenyOption, outBob)}
 	c := card.New(q, core.MessageRef{Kind: core.DeliverPost})
 	var by []string
+	var via []core.Surface
 	for _, s := range c.Sections {
 		if s.Answer != nil {
-			by = append(by, s.Answer.By)
+			by, via = append(by, s.Answer.By), append(via, s.Answer.Surface)
 		}
 	}
 	if want := []string{"a standing approval Alice granted on 2026-06-01 08:30 UTC", "Bob"}; fmt.Sprint(by) != fmt.Sprint(want) {
 		t.Fatalf("the decided calls are by %q, want %q", by, want)
+	}
+	// The bridge applied the standing approval at the ask: its granter
+	// acted earlier, elsewhere (core.ItemAnswer.Surface).
+	if want := []core.Surface{core.SurfaceSystem, core.SurfaceTelegram}; fmt.Sprint(via) != fmt.Sprint(want) {
+		t.Fatalf("the decided calls came via %q, want %q", via, want)
 	}
 	q.Answers = append(q.Answers, outPart("toolu_3", core.ApproveOption, outBob))
 	q.State = core.StateAnswered

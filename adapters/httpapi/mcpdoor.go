@@ -15,8 +15,8 @@ import (
 // record the host's answer, and keep and read the host's decline of a
 // task's form (HostDeclines). The decider is {mcp, <token name>}: the
 // route must list it under mcp, as every surface's allowlist is checked
-// in core. Only the agent's own questions are reachable; any other reads
-// as unknown (law 6).
+// in core. Only the agent's own questions are reachable, by an admin's
+// token as by an agent's (hosted): any other reads as unknown (law 6).
 
 // mcpRoutes registers the MCP door's routes (routes lists the rest): the
 // declines' only where the program keeps them.
@@ -62,6 +62,15 @@ func formKey(key string) (string, error) {
 	return key, nil
 }
 
+// hosted returns the question if tok's agent asked it. The door is the
+// asking agent's host's, whatever the token's role: an admin's token
+// reaches its own questions here, as on /mcp (mcp.ServiceBackend), and
+// not, as {mcp, <admin>}, every agent's on a route listing it under mcp.
+func (s *Server) hosted(ctx context.Context, tok Token, id core.QuestionID) (*core.Question, error) {
+	q, err := s.svc.Get(ctx, id)
+	return askedBy(tok.Agent(), q, err)
+}
+
 // hostDecider is how the host of an agent decides: the agent token's name
 // is both id and name, as on the API.
 func hostDecider(tok Token) core.Decider {
@@ -71,7 +80,7 @@ func hostDecider(tok Token) core.Decider {
 // mcpDoor says whether the host may answer the question.
 func (s *Server) mcpDoor(w http.ResponseWriter, r *http.Request) {
 	tok := caller(r)
-	q, err := s.visible(r.Context(), tok, questionID(r))
+	q, err := s.hosted(r.Context(), tok, questionID(r))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -90,7 +99,7 @@ func (s *Server) mcpAnswer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tok := caller(r)
-	q, err := s.visible(r.Context(), tok, questionID(r))
+	q, err := s.hosted(r.Context(), tok, questionID(r))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -114,7 +123,7 @@ func (s *Server) mcpDecline(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	q, err := s.visible(r.Context(), caller(r), questionID(r))
+	q, err := s.hosted(r.Context(), caller(r), questionID(r))
 	if err == nil {
 		err = s.declines(q.Agent).DeclineHostForm(r.Context(), q.ID, key)
 	}
@@ -133,7 +142,7 @@ func (s *Server) mcpDeclined(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	q, err := s.visible(r.Context(), caller(r), questionID(r))
+	q, err := s.hosted(r.Context(), caller(r), questionID(r))
 	var declined bool
 	if err == nil {
 		declined, err = s.declines(q.Agent).HostFormDeclined(r.Context(), q.ID, key)

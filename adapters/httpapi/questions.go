@@ -54,9 +54,14 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 	// A retry after a lost response carries the same key and gets the
 	// question it parked, with 200 rather than 201. A key given twice is
 	// refused, as a query parameter given twice is: which one was meant
-	// is not ours to guess.
-	if keys := r.Header.Values("Idempotency-Key"); len(keys) > 1 {
+	// is not ours to guess. So is one sent empty: its sender meant its
+	// retries to park once, and read as no key, each parked again.
+	switch keys := r.Header.Values("Idempotency-Key"); {
+	case len(keys) > 1:
 		s.fail(w, r, invalid("the Idempotency-Key header is given %d times: it takes one value", len(keys)))
+		return
+	case len(keys) == 1 && keys[0] == "":
+		s.fail(w, r, invalid("the Idempotency-Key header is empty: give it a key of up to %d characters, or leave it out", core.MaxIdempotencyKeyLen))
 		return
 	}
 	req.IdempotencyKey = r.Header.Get("Idempotency-Key")
@@ -84,10 +89,19 @@ func (s *Server) visible(ctx context.Context, tok Token, id core.QuestionID) (*c
 // seenBy is a read of a question as tok may see it: another agent's
 // question is an unknown one.
 func seenBy(tok Token, q *core.Question, err error) (*core.Question, error) {
+	if err == nil && tok.Role != RoleAgent {
+		return q, nil
+	}
+	return askedBy(tok.Agent(), q, err)
+}
+
+// askedBy is a read of a question that only agent's own questions pass:
+// any other is an unknown one (law 6).
+func askedBy(agent core.AgentID, q *core.Question, err error) (*core.Question, error) {
 	if err != nil {
 		return nil, err
 	}
-	if tok.Role == RoleAgent && q.Agent != tok.Agent() {
+	if q.Agent != agent {
 		return nil, core.ErrNotFound
 	}
 	return q, nil

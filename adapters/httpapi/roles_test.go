@@ -23,9 +23,13 @@ func TestRoles(t *testing.T) {
 		ok      = 200
 		created = 201
 		no      = 403
+		unknown = 404
 	)
 	// Each route with the status each role gets. Question routes act on a
-	// fresh question asked by agent-a, which the agent-a token owns.
+	// fresh question asked by agent-a, which the agent-a token owns. The
+	// MCP door is the asking agent's host's: an admin's token may use it,
+	// for its own questions alone, so agent-a's reads as unknown
+	// (TestTheHostDoorIsTheAskersOwnForAnAdminToo).
 	routes := []struct {
 		name, method, path, body       string
 		agent, operator, observer, adm int
@@ -41,10 +45,10 @@ func TestRoles(t *testing.T) {
 		{"events", "GET", "/v1/events?follow=false", "", no, ok, ok, ok},
 		{"digest", "GET", "/v1/digest?since=" + since, "", no, ok, ok, ok},
 		{"directive", "GET", "/v1/directive?autonomy=semi", "", ok, ok, ok, ok},
-		{"mcp door", "GET", "/v1/questions/{id}/mcp", "", ok, no, no, ok},
-		{"mcp answer", "POST", "/v1/questions/{id}/mcp/answer", `{"answer":"yes"}`, ok, no, no, ok},
-		{"mcp decline", "POST", "/v1/questions/{id}/mcp/decline", `{"key":"k"}`, ok, no, no, ok},
-		{"mcp declined", "GET", "/v1/questions/{id}/mcp/decline?key=k", "", ok, no, no, ok},
+		{"mcp door", "GET", "/v1/questions/{id}/mcp", "", ok, no, no, unknown},
+		{"mcp answer", "POST", "/v1/questions/{id}/mcp/answer", `{"answer":"yes"}`, ok, no, no, unknown},
+		{"mcp decline", "POST", "/v1/questions/{id}/mcp/decline", `{"key":"k"}`, ok, no, no, unknown},
+		{"mcp declined", "GET", "/v1/questions/{id}/mcp/decline?key=k", "", ok, no, no, unknown},
 		{"retention", "GET", "/v1/retention", "", ok, ok, ok, ok},
 		{"people", "GET", "/v1/people", "", no, ok, ok, ok},
 		{"config digest", "GET", "/v1/config/digest", "", no, no, no, ok},

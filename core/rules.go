@@ -3,12 +3,16 @@ package core
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/ast"
+	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/interpreter"
 )
 
 // Policy rules (law 13): a route's rules are checked in order when an
@@ -288,17 +292,55 @@ func (r *Rule) compile(env *cel.Env) *RuleError {
 	if !ast.OutputType().IsExactType(cel.BoolType) {
 		return ruleProblem("when", "the condition returns %s; it must return bool", ast.OutputType())
 	}
+	if bad := badPattern(ast); bad != nil {
+		return bad
+	}
 	var err error
-	if r.prg, err = env.Program(ast, cel.CostLimit(ruleCost)); err != nil {
+	if r.prg, err = env.Program(ast, cel.CostLimit(ruleCost), compiledPatterns); err != nil {
 		return ruleProblem("when", "%v", err)
 	}
-	if r.partial, err = env.Program(ast, cel.CostLimit(ruleCost), cel.EvalOptions(cel.OptPartialEval, cel.OptExhaustiveEval)); err != nil {
+	if r.partial, err = env.Program(ast, cel.CostLimit(ruleCost), compiledPatterns, cel.EvalOptions(cel.OptPartialEval, cel.OptExhaustiveEval)); err != nil {
 		return ruleProblem("when", "%v", err)
 	}
 	for _, ref := range ast.NativeRep().ReferenceMap() {
 		r.readsArgs = r.readsArgs || ref.Name == "args"
 	}
 	return nil
+}
+
+// compiledPatterns has a rule's programs compile the regular expressions
+// written in its condition once, when they are made, and refuse one that
+// does not compile there: without it cel-go compiles each at every
+// evaluation, so a pattern RE2 cannot read (a PCRE lookahead, a
+// backreference) loads, and the rule fails at every ask instead.
+var compiledPatterns = cel.OptimizeRegex(interpreter.MatchesRegexOptimization)
+
+// badPattern is the first regular expression written in a's condition
+// that does not compile, named by its place there, as a syntax error is;
+// nil when there is none. A pattern the condition computes (from the
+// arguments, say) is known only at the ask, and is left to it.
+func badPattern(a *cel.Ast) *RuleError {
+	native := a.NativeRep()
+	var bad *RuleError
+	ast.PreOrderVisit(native.Expr(), ast.NewExprVisitor(func(e ast.Expr) {
+		if bad != nil || e.Kind() != ast.CallKind || e.AsCall().FunctionName() != "matches" {
+			return
+		}
+		args := e.AsCall().Args() // the pattern last, called as a method or as a function
+		p := args[len(args)-1]
+		if p.Kind() != ast.LiteralKind {
+			return
+		}
+		s, ok := p.AsLiteral().(types.String)
+		if !ok {
+			return
+		}
+		if _, err := regexp.Compile(string(s)); err != nil {
+			at := native.SourceInfo().GetStartLocation(p.ID())
+			bad = ruleProblem("when", "line %d, column %d: %v", at.Line(), at.Column()+1, err)
+		}
+	}))
+	return bad
 }
 
 // shape applies an ask rule to in. A host's own permission prompt keeps
@@ -347,38 +389,6 @@ func (r *Rule) shapeReason(u RuleUse) string {
 		s += ": " + r.Reason
 	}
 	return s
-}
-
-// Explain words a verdict for people trying rules (askbridge policy
-// test): of each route's rules the ask met, when an ask rule sent it on.
-func (v RuleVerdict) Explain() string {
-	if len(v.hops) > 0 {
-		return v.hops[0].Explain() + v.rerouted(false)
-	}
-	switch {
-	case v.Err != nil && v.Rule != nil:
-		return "a rule could not be evaluated, so no later rule may allow it and no standing approval covers it (" + v.Err.Error() + "); " + v.Rule.shapeReason(v.Use)
-	case v.Err != nil:
-		return "a rule could not be evaluated, so the rules stopped and the ask is asked as configured: " + v.Err.Error()
-	case v.Rule == nil:
-		return "no rule matches: asked as configured"
-	}
-	r := v.Rule
-	switch r.Decide {
-	case DecideAllow:
-		s := v.Use.Label() + " allows it: approved at once, nobody is asked"
-		if r.Reason != "" {
-			s += " (" + r.Reason + ")"
-		}
-		return s
-	case DecideDeny:
-		s := v.Use.Label() + " denies it at once, nobody is asked"
-		if r.Reason != "" {
-			s += ": " + r.Reason
-		}
-		return s
-	}
-	return r.shapeReason(v.Use)
 }
 
 // Evaluate runs the rules of the route in would take (DefaultRoute when

@@ -129,3 +129,35 @@ func floats(v any) any {
 	}
 	return v
 }
+
+// Explain words a verdict for people trying rules (askbridge policy
+// test): of each route's rules the ask met, when an ask rule sent it on.
+func (v RuleVerdict) Explain() string {
+	if len(v.hops) > 0 {
+		return v.hops[0].Explain() + v.rerouted(false)
+	}
+	switch {
+	case v.Err != nil && v.Rule != nil:
+		return "a rule could not be evaluated, so no later rule may allow it and no standing approval covers it (" + v.Err.Error() + "); " + v.Rule.shapeReason(v.Use)
+	case v.Err != nil:
+		return "a rule could not be evaluated, so the rules stopped and the ask is asked as configured: " + v.Err.Error()
+	case v.Rule == nil:
+		return "no rule matches: asked as configured"
+	}
+	r := v.Rule
+	switch r.Decide {
+	case DecideAllow:
+		s := v.Use.Label() + " allows it: approved at once, nobody is asked"
+		if r.Reason != "" {
+			s += " (" + r.Reason + ")"
+		}
+		return s
+	case DecideDeny:
+		s := v.Use.Label() + " denies it at once, nobody is asked"
+		if r.Reason != "" {
+			s += ": " + r.Reason
+		}
+		return s
+	}
+	return r.shapeReason(v.Use)
+}

@@ -94,6 +94,9 @@ func (h *handler) retry(ctx context.Context, req *mcpsdk.CallToolRequest, kind c
 		if !errors.As(err, &p) {
 			return res, r, err
 		}
+		if why := h.misaddressed(p.err); why != "" {
+			return h.unread(id, "the answer given in the host could not be recorded: "+why)
+		}
 		h.opts.Logger.Warn("askbridge mcp: the host's reply met a failure", "question", id, "attempt", failures, "err", p.err)
 		if failures >= maxWaitFailures || !loops.Sleep(ctx, h.opts.WaitSlice) {
 			return h.unread(id, "the answer given in the host may not have been recorded: "+h.safeMessage(p.err))
@@ -112,6 +115,9 @@ func (p passing) Error() string { return p.err.Error() }
 // passing error when the request carries an answer that it would lose.
 func (h *handler) reply(ctx context.Context, req *mcpsdk.CallToolRequest, kind core.Kind, id core.QuestionID, round int) (*mcpsdk.CallToolResult, Result, error) {
 	st, err := h.b.Wait(ctx, id, 0)
+	if err == nil {
+		h.reached.Store(true)
+	}
 	if transient(err) {
 		if !answers(req.Params.InputResponses) {
 			return h.await(ctx, req, id, -1) // nothing to lose: wait as a plain call does

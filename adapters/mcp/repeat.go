@@ -28,12 +28,18 @@ type RepeatAsker interface {
 }
 
 // ask parks in through the backend, reporting a repeat if the backend can.
-func (h *handler) ask(ctx context.Context, in core.AskInput) (*core.Question, bool, error) {
+// An ask that gets the bridge's answer tells the handler that the
+// bridge's address is right (handler.reached).
+func (h *handler) ask(ctx context.Context, in core.AskInput) (q *core.Question, repeat bool, err error) {
 	if r, ok := h.b.(RepeatAsker); ok {
-		return r.AskOrRepeat(ctx, in)
+		q, repeat, err = r.AskOrRepeat(ctx, in)
+	} else {
+		q, err = h.b.Ask(ctx, in)
 	}
-	q, err := h.b.Ask(ctx, in)
-	return q, false, err
+	if err == nil {
+		h.reached.Store(true)
+	}
+	return q, repeat, err
 }
 
 // staleRepeat reports when the question a repeated ask got back closed, if

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -47,6 +48,9 @@ type handler struct {
 	// listening is the task listen streams following each question
 	// (listen.go), bounded as waiting is and counted apart from it.
 	listening waitcount.Counts
+	// reached is set once the bridge has answered an ask or a read of
+	// this server's, so its address is right (misaddressed).
+	reached atomic.Bool
 }
 
 // served is ctx for one tool call: ended by Options.Stop too, and over
@@ -95,7 +99,7 @@ func (h *handler) call(ctx context.Context, req *mcpsdk.CallToolRequest, x asker
 	}
 	q, repeat, err := h.ask(ctx, in)
 	if err != nil {
-		return nil, Result{}, h.toolError(err)
+		return nil, Result{}, h.askFailed(in, err)
 	}
 	if repeat && !named && in.ToolCallID != "" {
 		// The unnamed run never ends: an old id is a new call (repeat.go).
@@ -234,6 +238,7 @@ func (h *handler) awaitHeld(ctx context.Context, req *mcpsdk.CallToolRequest, id
 				"the token this call came with no longer holds (a reload removed or changed it), so the call ends here and is told nothing of how its question stands"))
 		}
 		if err == nil {
+			h.reached.Store(true)
 			failures, lastFail = 0, nil
 			if st.State.Closed() {
 				return h.resume(st) // an answer that raced the end of the call still counts
@@ -250,6 +255,9 @@ func (h *handler) awaitHeld(ctx context.Context, req *mcpsdk.CallToolRequest, id
 		case errors.Is(err, context.DeadlineExceeded):
 			// A backend may report the end of a slice as an error.
 		case transient(err):
+			if why := h.misaddressed(err); why != "" {
+				return h.unread(id, why) // a setting to fix: no retry mends it
+			}
 			failures, lastFail = failures+1, err
 			h.opts.Logger.Warn("askbridge mcp: waiting for a question failed", "question", id, "attempt", failures, "err", err)
 			rest := slice()

@@ -86,7 +86,9 @@ type Options struct {
 	// mechanism both sides support).
 	Username, Password string
 	// From is the sender, "askbridge <askbridge@example.com>" or an
-	// address alone.
+	// address alone. A domain that is not ASCII (an IDN) is named by
+	// its ASCII form in Message-IDs; one IDNA refuses is refused
+	// (CheckFrom).
 	From string
 	// PublicURL is where people's browsers reach askbridge; the links
 	// are PublicURL + ActPath + token.
@@ -121,6 +123,7 @@ type Adapter struct {
 	opts   Options
 	signer *actionlink.Signer
 	from   *mail.Address
+	domain string          // the right side of every Message-ID: from's domain, in ASCII (sender)
 	copts  []gomail.Option // go-mail's, but the dialler (session.dial) and the EHLO's name
 	tls    *tls.Config     // for implicit TLS, else nil
 	helo   string          // the EHLO's name; "" for the connection's address (heloFor)
@@ -144,9 +147,9 @@ func New(svc *core.Service, opts Options) (*Adapter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("email: %w", err)
 	}
-	from, err := mail.ParseAddress(opts.From)
+	from, idDomain, err := sender(opts.From)
 	if err != nil {
-		return nil, fmt.Errorf("email: the sender %q is not an address: %w", opts.From, err)
+		return nil, err
 	}
 	if !strings.HasPrefix(opts.PublicURL, "http://") && !strings.HasPrefix(opts.PublicURL, "https://") {
 		return nil, errors.New("email: the public URL must be an http(s) URL that people's browsers reach")
@@ -199,7 +202,7 @@ func New(svc *core.Service, opts Options) (*Adapter, error) {
 		copts = append(copts, gomail.WithSMTPAuth(gomail.SMTPAuthAutoDiscover),
 			gomail.WithUsername(opts.Username), gomail.WithPassword(opts.Password))
 	}
-	a := &Adapter{svc: svc, opts: opts, signer: signer, from: from, copts: copts, tls: implicit, helo: helo, log: opts.Log,
+	a := &Adapter{svc: svc, opts: opts, signer: signer, from: from, domain: idDomain, copts: copts, tls: implicit, helo: helo, log: opts.Log,
 		addr: net.JoinHostPort(opts.Host, strconv.Itoa(opts.Port))}
 	// Each send makes its own client (for its own dialler); this one
 	// checks the options once.
@@ -362,11 +365,11 @@ func (a *Adapter) cardMessage(q *core.Question, c card.Card, to string) (Message
 
 // messageID is stable for one question and delivery, so a message sent
 // again after a lost acknowledgement carries the same Message-ID and
-// mail clients show it once.
+// mail clients show it once. Its domain is the sender's in ASCII
+// (sender), as a msg-id must be.
 func (a *Adapter) messageID(qid, key string) string {
 	sum := sha256.Sum256([]byte(key))
-	domain := a.from.Address[strings.LastIndexByte(a.from.Address, '@')+1:]
-	return qid + "." + hex.EncodeToString(sum[:8]) + "@" + domain
+	return qid + "." + hex.EncodeToString(sum[:8]) + "@" + a.domain
 }
 
 // offered is c with only the actions to may take (actionlink.Offered).

@@ -152,10 +152,8 @@ func needsUTF8(from, to string) string {
 		if p, err := mail.ParseAddress(addr); err == nil {
 			addr = p.Address
 		}
-		for i := range len(addr) {
-			if addr[i] >= utf8.RuneSelf {
-				return c.whose
-			}
+		if !ascii(addr) {
+			return c.whose
 		}
 	}
 	return ""

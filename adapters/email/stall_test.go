@@ -76,15 +76,18 @@ func post(t *testing.T, ctx context.Context, o email.Options) <-chan error {
 }
 
 // mailer is a core with one email recipient, alice, an adapter of
-// options o (with the test's sender, public URL and key), and a question
-// asked of alice.
+// options o (with the test's public URL and key, and its sender unless o
+// names one), and a question asked of alice.
 func mailer(t *testing.T, o email.Options) (*core.Service, *email.Adapter, *core.Question) {
 	t.Helper()
 	svc, _ := coretest.Open(t, coretest.Options{Routes: map[string]core.Route{"ops": {
 		Rooms:    []core.Room{{Surface: core.SurfaceEmail, ID: alice}},
 		Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}},
 	}}})
-	o.From, o.PublicURL, o.Key, o.Log = "askbridge@bridge.example.test", "http://127.0.0.1", []byte(key), zerolog.Nop()
+	if o.From == "" {
+		o.From = "askbridge@bridge.example.test"
+	}
+	o.PublicURL, o.Key, o.Log = "http://127.0.0.1", []byte(key), zerolog.Nop()
 	a, err := email.New(svc, o)
 	if err != nil {
 		t.Fatal(err)

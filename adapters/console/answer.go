@@ -146,7 +146,7 @@ func questionID(r *http.Request) core.QuestionID { return core.QuestionID(r.Path
 // truth about why nothing was; on the result page, or on the inbox row
 // the answer was given from.
 func (s *Server) outcome(w http.ResponseWriter, r *http.Request, sess *session, id core.QuestionID, o core.Outcome, err error) {
-	v := viewer{Account: sess.account, CSRF: sess.CSRF}
+	v := sess.viewer()
 	st := &step{}
 	title := "Not recorded"
 	status := http.StatusOK

@@ -143,7 +143,7 @@ func verdictWord(option string) string {
 // confirm shows a hard-to-reverse choice back before it is recorded:
 // in place on its inbox row, or as a page of its own without script.
 func (s *Server) confirm(w http.ResponseWriter, r *http.Request, sess *session, q *core.Question, in core.AnswerInput) {
-	c := &confirmView{QID: q.ID, Action: r.URL.Path, CSRF: sess.CSRF, Lines: confirmLines(q, in, !inPlace(r))}
+	c := &confirmView{QID: q.ID, Action: r.URL.Path, CSRF: masked(sess.CSRF), Lines: confirmLines(q, in, !inPlace(r))}
 	for name, vals := range r.PostForm {
 		if name == "csrf" || name == fieldConfirm {
 			continue

@@ -162,7 +162,7 @@ func (s *Server) history(ctx context.Context, sess *session, id core.QuestionID,
 	if err != nil {
 		return historyView{}, err
 	}
-	h := historyView{Card: s.cardOf(q, viewer{Account: sess.account, CSRF: sess.CSRF}), Events: evs, Pages: pages,
+	h := historyView{Card: s.cardOf(q, sess.viewer()), Events: evs, Pages: pages,
 		Src: "/q/" + url.PathEscape(string(q.ID)) + "/part"}
 	if pages.First != "" {
 		h.Src += "?" + c.query()

@@ -52,7 +52,7 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, err)
 		return
 	}
-	v := viewer{Account: sess.account, CSRF: sess.CSRF}
+	v := sess.viewer()
 	rows := make([]cardView, 0, len(p.Questions))
 	for _, q := range p.Questions {
 		c := s.cardOf(q, v)
@@ -135,7 +135,7 @@ func (s *Server) row(w http.ResponseWriter, r *http.Request, sess *session) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	c := s.cardOf(q, viewer{Account: sess.account, CSRF: sess.CSRF})
+	c := s.cardOf(q, sess.viewer())
 	c.Src = rowSrc(q.ID, f.Query())
 	s.render(w, r, http.StatusOK, "row", c)
 }
@@ -241,7 +241,7 @@ func (s *Server) logTail(ctx context.Context) (int64, error) {
 
 // page adds what the layout needs to a page's data.
 func (s *Server) page(sess *session, data map[string]any) map[string]any {
-	data["Viewer"] = viewer{Account: sess.account, CSRF: sess.CSRF}
+	data["Viewer"] = sess.viewer()
 	return data
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -62,14 +61,24 @@ func signedOutKey(key string) string {
 	return "console:signedout:" + strings.TrimPrefix(key, "console:session:")
 }
 
+// tokenBytes is how much randomness a randomToken holds.
+const tokenBytes = 32
+
 // minted says whether v has the shape of a randomToken.
-func minted(v string) bool {
+func minted(v string) bool { return tokenOf(v) != nil }
+
+// tokenOf is the bytes of a randomToken, or nil for anything of another
+// shape.
+func tokenOf(v string) []byte {
 	b, err := base64.RawURLEncoding.Strict().DecodeString(v)
-	return err == nil && len(b) == 32
+	if err != nil || len(b) != tokenBytes {
+		return nil
+	}
+	return b
 }
 
 func randomToken() string {
-	var b [32]byte
+	var b [tokenBytes]byte
 	_, _ = rand.Read(b[:]) // crypto/rand does not fail on supported platforms
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
@@ -269,13 +278,6 @@ func background(r *http.Request) bool {
 		(strings.HasPrefix(p, "/rows/") || p == "/stream" || strings.HasPrefix(p, "/q/") && strings.HasSuffix(p, "/part"))
 }
 
-// csrfOK compares the form's csrf field with want in constant time.
-func (s *Server) csrfOK(r *http.Request, want string) bool {
-	r.Body = http.MaxBytesReader(nil, r.Body, maxForm) // a no-op after formRead
-	got := r.PostFormValue("csrf")
-	return want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
-}
-
 // maxForm caps a posted form; the longest field core takes is well below.
 const maxForm = 256 << 10
 
@@ -302,7 +304,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c, err := r.Cookie(signinCookie)
-	if err != nil || !s.csrfOK(r, c.Value) {
+	if err != nil || !s.signInTokenOK(r, c.Value) {
 		s.forbidden(w, r, "The sign-in form had expired, so it was refused. Reload the page and sign in again.")
 		return
 	}

@@ -136,7 +136,8 @@ func namesOf(q *core.Question) []string {
 	return out
 }
 
-// viewer is who a page is rendered for.
+// viewer is who a page is rendered for, and the token its forms post
+// (masked, csrf.go).
 type viewer struct {
 	Account Account
 	CSRF    string

@@ -115,7 +115,7 @@ func New(version string, src Source) *Metrics {
 	})
 	m.streams = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: namespace, Name: "open_streams",
-		Help: "Open long-lived HTTP requests, by door: events (the SSE event stream) and mcp (MCP over HTTP: tool calls in progress and each session's stream).",
+		Help: "Open long-lived HTTP requests, by door: events (the SSE event stream), mcp (MCP over HTTP: tool calls in progress and each session's stream) and console (signed-in pages' live updates).",
 	}, []string{"door"})
 	m.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: namespace, Name: "config_reloads_total",
@@ -269,10 +269,13 @@ func (m *Metrics) Parked(delta int) { m.parked.Add(float64(delta)) }
 func (m *Metrics) Unrecorded(kind core.EventKind) { m.unrecorded.WithLabelValues(string(kind)).Inc() }
 
 // Streams counts, in open_streams, the requests to h that stay open: the
-// event stream (GET /v1/events, door events) and MCP's streamable HTTP
-// (/mcp, door mcp). Other requests pass untouched.
+// event stream (GET /v1/events, door events), MCP's streamable HTTP
+// (/mcp, door mcp) and the console's live updates (GET /stream, door
+// console: one for each open page, which a replica holds as it holds the
+// others). Other requests pass untouched.
 func (m *Metrics) Streams(h http.Handler) http.Handler {
 	events, mcp := m.streams.WithLabelValues("events"), m.streams.WithLabelValues("mcp")
+	console := m.streams.WithLabelValues("console")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var g prometheus.Gauge
 		switch {
@@ -280,6 +283,8 @@ func (m *Metrics) Streams(h http.Handler) http.Handler {
 			g = events
 		case r.URL.Path == "/mcp" || strings.HasPrefix(r.URL.Path, "/mcp/"):
 			g = mcp
+		case r.URL.Path == "/stream" && r.Method == http.MethodGet:
+			g = console
 		default:
 			h.ServeHTTP(w, r)
 			return

@@ -4,18 +4,34 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/askbridge/askbridge/adapters/httpapi/client"
+	"github.com/askbridge/askbridge/adapters/internal/addressfault"
 	"github.com/askbridge/askbridge/core"
 )
 
 // How a call is told of a bridge it could not reach. Only a backend over
-// the API (`askbridge mcp`) meets these failures, and the API client
-// classifies them: its *AskError, and AddressFault for an address no
-// retry mends. Over /mcp the backend is core, whose errors are neither.
+// the API (`askbridge mcp`) meets these failures: the API client's errors,
+// read here through the small interfaces below (an adapter imports no
+// other adapter), and addressfault for an address no retry mends. Over
+// /mcp the backend is core, whose errors are neither.
+
+// keyedAsk is an ask the backend gave up on not knowing whether it was
+// parked, with the Idempotency-Key that gets it back (the API client's
+// *AskError).
+type keyedAsk interface {
+	error
+	IdempotencyKey() string
+}
+
+// responseError is a server's answer other than success (the API client's
+// *Error), read for its HTTP status.
+type responseError interface {
+	error
+	Response() (status int, code, message string)
+}
 
 // misaddressed is why err, a failure to reach the bridge, will not mend
 // by trying again, or "": the address the bridge is reached at is wrong
-// (client.AddressFault: a host DNS does not know, the wrong scheme), a
+// (addressfault.Of: a host DNS does not know, the wrong scheme), a
 // setting to fix, which a wait retried as an outage would hide for a
 // minute a call, then tell the model only to try again later. Once the
 // bridge has answered this server (reached), its address was right, and
@@ -25,7 +41,7 @@ func (h *handler) misaddressed(err error) string {
 	if h.reached.Load() {
 		return ""
 	}
-	fault := client.AddressFault(err)
+	fault := addressfault.Of(err)
 	if fault == "" {
 		return ""
 	}
@@ -50,7 +66,7 @@ func (h *handler) askFailed(in core.AskInput, err error) error {
 	if !mayBeParked(err) {
 		return told
 	}
-	var key *client.AskError
+	var key keyedAsk
 	switch {
 	case in.ToolCallID != "" || len(in.Calls) > 0:
 		how := "the same tool_call_id"
@@ -63,7 +79,7 @@ func (h *handler) askFailed(in core.AskInput, err error) error {
 	case errors.As(err, &key):
 		return fmt.Errorf("%w. The question may have been parked all the same (a reply lost on the way reads as an ask that never arrived): "+
 			"to get it rather than ask people twice, send this same call again, unchanged, once the server answers: "+
-			"this MCP server sends it again under the same idempotency key (%s), so a question it parked comes back, and if none was parked, it is parked then", told, key.Key)
+			"this MCP server sends it again under the same idempotency key (%s), so a question it parked comes back, and if none was parked, it is parked then", told, key.IdempotencyKey())
 	}
 	return fmt.Errorf("%w. The question may have been parked all the same, and this call had no tool_call_id to find it by: "+
 		"asking again may put it to people twice (give each call a tool_call_id, which makes sending it again safe)", told)
@@ -74,9 +90,13 @@ func (h *handler) askFailed(in core.AskInput, err error) error {
 // response that refuses it (a 4xx, or a page of something other than
 // askbridge, which the API client does not retry).
 func mayBeParked(err error) bool {
-	if !transient(err) || client.AddressFault(err) != "" {
+	if !transient(err) || addressfault.Of(err) != "" {
 		return false
 	}
-	var e *client.Error
-	return !errors.As(err, &e) || e.Status >= 500
+	r, ok := errors.AsType[responseError](err)
+	if !ok {
+		return true
+	}
+	status, _, _ := r.Response()
+	return status >= 500
 }

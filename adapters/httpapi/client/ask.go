@@ -121,6 +121,11 @@ type AskError struct {
 func (e *AskError) Error() string { return e.Err.Error() }
 func (e *AskError) Unwrap() error { return e.Err }
 
+// IdempotencyKey is Key, for code that reads an *AskError without
+// importing this package (the MCP adapter, which names the key to a
+// model so that it sends the same call again rather than ask twice).
+func (e *AskError) IdempotencyKey() string { return e.Key }
+
 // askAttempts bounds Ask's retries: about four seconds of pauses, enough
 // to ride out a replica's restart without hiding a server that is down.
 const askAttempts = 5

@@ -103,6 +103,15 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("askbridge: HTTP %d %s: %s", e.Status, e.Code, e.Message)
 }
 
+// Response is e's status, code and message as plain values: code that
+// classifies a failure without importing this package reads an *Error
+// through it (adapters/internal/addressfault, for a TLS server's refusal
+// of plain HTTP; the MCP adapter, for whether a failed ask may have been
+// parked).
+func (e *Error) Response() (status int, code, message string) {
+	return e.Status, e.Code, e.Message
+}
+
 // unavailable reports whether err is the server's 503 for a store that is
 // failing over.
 func unavailable(err error) bool {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/askbridge/askbridge/adapters/httpapi"
 	"github.com/askbridge/askbridge/adapters/httpapi/client"
 	"github.com/askbridge/askbridge/core"
@@ -83,5 +85,36 @@ func TestClientEndsAnotherAgentsRun(t *testing.T) {
 	}
 	if res, err := e.as(agentA).EndRun(e.ctx(), "run-c"); err != nil || len(res.Expired) != 1 || res.Expired[0] != qa {
 		t.Errorf("agent-a ending its own run: %+v, %v; want %s expired", res, err, qa)
+	}
+}
+
+// TestEndRunEmptyAgentIsRefused: ?agent= given with no name is refused
+// (400 naming agent) and ends nothing. Before, an empty name read as no
+// name, and the caller's own run of that name ended with a 200: a client
+// that meant to name an agent and lost the name on the way ended a run
+// it never meant to. Left out altogether, the caller's own run ends.
+func TestEndRunEmptyAgentIsRefused(t *testing.T) {
+	e := newEnv(t)
+	e.ask(agentA, "run-e")
+	e.ask(admin, "run-e")
+	for _, c := range []struct {
+		path string
+		tok  *httpapi.Token
+	}{
+		{"/v1/runs/run-e/end?agent=", &agentA},
+		{"/v1/runs/run-e/end?agent", &agentA},
+		{"/v1/runs/run-e/end?agent=", &admin},
+	} {
+		before := snapshot(t, e.store)
+		r := e.do("POST", c.path, c.tok, "")
+		if r.status != http.StatusBadRequest || errorOf(t, r).Code != core.CodeInvalid || !strings.Contains(errorOf(t, r).Message, `"agent"`) {
+			t.Errorf("%s as %s: %d %s; want a 400 naming agent", c.path, c.tok.Name, r.status, r.body)
+		}
+		if d := cmp.Diff(before, snapshot(t, e.store)); d != "" {
+			t.Errorf("%s as %s changed the store (-before +after):\n%s", c.path, c.tok.Name, d)
+		}
+	}
+	if r := e.do("POST", "/v1/runs/run-e/end", &agentA, ""); r.status != http.StatusOK || !strings.Contains(string(r.body), `"expired":["`) {
+		t.Errorf("agent-a ending its own run with no agent=: %d %s; want its question expired", r.status, r.body)
 	}
 }

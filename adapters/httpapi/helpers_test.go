@@ -149,11 +149,18 @@ type raw struct {
 
 func (e *env) do(method, path string, tok *httpapi.Token, body string, hdr ...string) raw {
 	e.t.Helper()
+	return e.doOn(e.srv.Client(), e.srv.URL, method, path, tok, body, hdr...)
+}
+
+// doOn is do with client c, at base (another server in front of the
+// API, say).
+func (e *env) doOn(c *http.Client, base, method, path string, tok *httpapi.Token, body string, hdr ...string) raw {
+	e.t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(e.ctx(), method, e.srv.URL+path, rd)
+	req, err := http.NewRequestWithContext(e.ctx(), method, base+path, rd)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -163,7 +170,7 @@ func (e *env) do(method, path string, tok *httpapi.Token, body string, hdr ...st
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Add(hdr[i], hdr[i+1]) // a name given twice is sent twice
 	}
-	resp, err := e.srv.Client().Do(req)
+	resp, err := c.Do(req)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -418,6 +418,12 @@ func (s *Server) endRun(w http.ResponseWriter, r *http.Request) {
 	// ignored: ignored, its own run of that name ended instead.
 	tok := caller(r)
 	agent := tok.Agent()
+	// A name given empty is refused, not read as none: read so, the
+	// caller's own run of that name ended, whoever it meant.
+	if named, given := r.URL.Query()["agent"]; given && named[0] == "" {
+		s.fail(w, r, invalid("query parameter %q is empty: name the agent whose run to end, or leave it out to end your own", "agent"))
+		return
+	}
 	if a := core.AgentID(r.URL.Query().Get("agent")); a != "" && a != agent {
 		if tok.Role != RoleAdmin {
 			s.fail(w, r, core.Errorf(core.CodeForbidden, "end run",

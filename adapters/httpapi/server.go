@@ -372,7 +372,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r = r.WithContext(core.WithTraceParent(r.Context(), tp, r.Header.Get("tracestate")))
 	}
 
-	if r.URL.Path == "/v1" || strings.HasPrefix(r.URL.Path, "/v1/") {
+	if inAPI(r.URL) {
 		tok, wait, ok := s.Admit(r)
 		if !ok {
 			status, err := AuthRefusal(rec, wait)
@@ -386,6 +386,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		rec.line.token = tok.Name
+		if unclean(r) { // never the mux's redirect (noroute.go)
+			writeErrorStatus(rec, http.StatusNotFound, core.CodeNotFound, uncleanMessage)
+			return
+		}
 		r = r.WithContext(withCaller(r.Context(), tok))
 		if _, pattern := s.api.Handler(r); pattern != "" {
 			s.api.ServeHTTP(rec, r)

@@ -208,7 +208,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}
 	m.URL = "http://" + ln.Addr().String()
 	ln = api.Listener(ln) // a parked wait's connection keeps alive after its answer
-	srv := newServer(m.Metrics.Streams(mux))
+	srv := newServer(m.Metrics.Streams(api.Front(mux))) // an unclean /v1 path is the API's 404, not the mux's redirect
 	m.server = srv
 
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))

@@ -208,7 +208,8 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}
 	m.URL = "http://" + ln.Addr().String()
 	ln = api.Listener(ln) // a parked wait's connection keeps alive after its answer
-	srv := newServer(m.Metrics.Streams(api.Front(mux))) // an unclean /v1 path is the API's 404, not the mux's redirect
+	// An unclean path under /v1 is the API's 404, not the mux's redirect.
+	srv := newServer(m.Metrics.Streams(api.Front(mux)))
 	m.server = srv
 
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))

@@ -30,6 +30,12 @@ const (
 	CloserAgentCancel Closer = "agent_cancel"
 	// CloserOperatorCancel: an operator withdrew it.
 	CloserOperatorCancel Closer = "operator_cancel"
+	// CloserBridgeCancel: askbridge itself withdrew it, for the agent that
+	// asked it, on its own account: a server-side door's wait for an
+	// answer ran out, its caller went away, or the program was stopping.
+	// Only askbridge's own code withdraws as System (Cancel); an agent's
+	// cancel, from whichever door, is CloserAgentCancel.
+	CloserBridgeCancel Closer = "bridge_cancel"
 	// CloserExpiry: the run it was bound to ended.
 	CloserExpiry Closer = "expiry"
 	// CloserPolicy: a route's policy rule allowed or denied the call at
@@ -47,6 +53,7 @@ var closers = map[Closer]fence.Closer{
 	CloserDecline:        fence.CloserDecline,
 	CloserAgentCancel:    fence.CloserAgentCancel,
 	CloserOperatorCancel: fence.CloserOperatorCancel,
+	CloserBridgeCancel:   fence.CloserBridgeCancel,
 	CloserExpiry:         fence.CloserExpiry,
 	CloserPolicy:         fence.CloserRule,
 }
@@ -58,14 +65,19 @@ func ParseCloser(s string) (Closer, error) {
 	if _, ok := closers[Closer(s)]; ok {
 		return Closer(s), nil
 	}
-	return "", Errorf(CodeInvalid, "parse closer", "closer %q is not one of person, quorum, standing, parts, timeout, decline, agent_cancel, operator_cancel, expiry, policy", s)
+	return "", Errorf(CodeInvalid, "parse closer", "closer %q is not one of person, quorum, standing, parts, timeout, decline, agent_cancel, operator_cancel, bridge_cancel, expiry, policy", s)
 }
 
 // cancelCloser is who withdrew a question: the asking agent, through its
-// own door, or else an operator.
+// own door; askbridge itself (System), for that agent; or else an
+// operator. It is the one rule, for a cancel as it is made (Cancel) and
+// for a record stored before closers were (CloserOf).
 func cancelCloser(by Decider) Closer {
-	if by.Surface == SurfaceAgent {
+	switch by.Surface {
+	case SurfaceAgent:
 		return CloserAgentCancel
+	case SurfaceSystem:
+		return CloserBridgeCancel
 	}
 	return CloserOperatorCancel
 }

@@ -45,11 +45,16 @@ func (s *Service) DeclineShown(ctx context.Context, id QuestionID, d Decider, sh
 // because three of them are strings a caller could swap unnoticed.
 type CancelInput struct {
 	QuestionID QuestionID
-	// By is who withdraws it: the asking agent, or an operator.
+	// By is who withdraws it: the asking agent, an operator, or askbridge
+	// itself (System), recorded as such (cancelCloser). Only askbridge's
+	// own server-side doors withdraw as System, for the agent that asked
+	// (Owner), on their own account (their wait ran out, the program is
+	// stopping); no API, MCP or CLI request makes a System decider, so an
+	// agent's own cancel always records the agent.
 	By Decider
 	// Owner, when set, is the agent that must have asked the question;
 	// any other agent's question reads as unknown (law 6). "" lets an
-	// operator withdraw any question.
+	// operator withdraw any question; askbridge withdraws only with it.
 	Owner AgentID
 	// Reason is recorded with the close; blank records who withdrew it.
 	Reason string
@@ -58,6 +63,12 @@ type CancelInput struct {
 // Cancel withdraws a question.
 func (s *Service) Cancel(ctx context.Context, in CancelInput) (Outcome, error) {
 	reason := in.Reason
+	if in.By.Surface == SurfaceSystem {
+		if in.Owner == "" {
+			return Outcome{}, Errorf(CodeInvalid, "cancel", "askbridge withdraws a question only for the agent that asked it: name that agent as the owner")
+		}
+		in.By = System // recorded as askbridge, whatever else the door filled in
+	}
 	if err := checkCancelReason(in.By, reason); err != nil {
 		return Outcome{}, err
 	}
@@ -68,12 +79,13 @@ func (s *Service) Cancel(ctx context.Context, in CancelInput) (Outcome, error) {
 		build: s.systemClose(StateCancelled, cancelCloser(in.By), in.By, reason)})
 }
 
-// checkCancelReason: an agent's reason shows on every card's outcome
-// line, where a control, a bidi override or a line break could forge what
-// follows ("Answered by alice"), so it is checked as ask text is, as one
-// line; an operator's, for its length alone.
+// checkCancelReason: an agent's reason, and askbridge's own, show on
+// every card's outcome line, where a control, a bidi override or a line
+// break could forge what follows ("Answered by alice"), so they are
+// checked as ask text is, as one line; an operator's, for its length
+// alone.
 func checkCancelReason(by Decider, reason string) error {
-	if by.Surface != SurfaceAgent {
+	if cancelCloser(by) == CloserOperatorCancel {
 		return checkLen("cancel", "reason", reason, MaxReasonLen)
 	}
 	err := checkText("cancel", "reason", reason, MaxReasonLen, false)

@@ -18,8 +18,8 @@ const notApproved = "The gated tool call was not approved: do not make it."
 
 // TestAnApprovalThatWasNotApprovedSaysDoNotMakeIt: however a single
 // approval closes without an approve (declined, timed out, withdrawn by
-// an operator or the agent, expired with its run, or a quorum one vote
-// short when time ran out), its resume says, in a trusted line, that the
+// an operator, the agent or askbridge, expired with its run, or a quorum
+// one vote short when time ran out), its resume says, in a trusted line, that the
 // call was not approved and must not be made; a decline tells the agent
 // to go on without it. Before, a decline resumed with "Proceed on your
 // own best judgement" and nothing else, the other closes said nothing of
@@ -61,6 +61,11 @@ func TestAnApprovalThatWasNotApprovedSaysDoNotMakeIt(t *testing.T) {
 		{"withdrawn by the agent", 0, func(t *testing.T, q *core.Question) {
 			by := core.Decider{Surface: core.SurfaceAgent, ID: string(q.Agent)}
 			if _, err := svc.Cancel(ctx, core.CancelInput{QuestionID: q.ID, By: by, Owner: q.Agent}); err != nil {
+				t.Fatal(err)
+			}
+		}, core.StateCancelled},
+		{"withdrawn by askbridge for the agent", 0, func(t *testing.T, q *core.Question) {
+			if _, err := svc.Cancel(ctx, core.CancelInput{QuestionID: q.ID, By: core.System, Owner: q.Agent, Reason: "no answer in time"}); err != nil {
 				t.Fatal(err)
 			}
 		}, core.StateCancelled},

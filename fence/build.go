@@ -214,6 +214,8 @@ func writeReason(m *message, in ResumeInput) {
 		m.line("The human's reason for declining follows:")
 	case CloserRule:
 		m.line("The rule's reason, as the server's operator wrote it, follows:")
+	case CloserBridgeCancel:
+		m.line("askbridge's own reason for withdrawing it follows:")
 	default:
 		m.line("The recorded reason follows:")
 	}

@@ -34,6 +34,10 @@ const (
 	CloserAgentCancel Closer = "agent_cancel"
 	// CloserOperatorCancel: an operator withdrew the question.
 	CloserOperatorCancel Closer = "operator_cancel"
+	// CloserBridgeCancel: askbridge itself withdrew the question, for the
+	// agent that asked it, on its own account (a door's wait for an
+	// answer ran out, the server was stopping); not the agent's doing.
+	CloserBridgeCancel Closer = "bridge_cancel"
 	// CloserExpiry: the run the question was bound to ended.
 	CloserExpiry Closer = "expiry"
 	// CloserRule: a policy rule the server's operator configured decided
@@ -53,6 +57,7 @@ var closerVerb = map[Closer]Verb{
 	CloserDecline:        VerbDeclined,
 	CloserAgentCancel:    VerbCancelled,
 	CloserOperatorCancel: VerbCancelled,
+	CloserBridgeCancel:   VerbCancelled,
 	CloserExpiry:         VerbExpired,
 	CloserRule:           VerbAnswered,
 }
@@ -61,7 +66,7 @@ var closerVerb = map[Closer]Verb{
 // and for tests.
 func Closers() []Closer {
 	return []Closer{CloserPerson, CloserQuorum, CloserStanding, CloserParts, CloserPolicy, CloserTimeout,
-		CloserDecline, CloserAgentCancel, CloserOperatorCancel, CloserExpiry, CloserRule}
+		CloserDecline, CloserAgentCancel, CloserOperatorCancel, CloserExpiry, CloserRule, CloserBridgeCancel}
 }
 
 // Verb is the verb a question closed by c closes with; "" for no closer.
@@ -188,6 +193,7 @@ var unanswered = map[Closer]struct{ alone, after, mid trusted }{
 	CloserDecline:        {"A human declined to answer this question.", "A human declined to answer this question after ", ""},
 	CloserAgentCancel:    {"The asking agent withdrew this question; nobody answered it.", "The asking agent withdrew this question after ", ""},
 	CloserOperatorCancel: {"An operator withdrew this question; nobody answered it.", "An operator withdrew this question after ", ""},
+	CloserBridgeCancel:   {"askbridge itself withdrew this question; nobody answered it.", "askbridge itself withdrew this question after ", ""},
 	CloserExpiry:         {"The run this question was bound to has ended, so the question expired; nobody answered it.", "The run this question was bound to ended after ", ", so the question expired"},
 }
 
@@ -199,6 +205,7 @@ var undecidedCall = map[Closer]trusted{
 	CloserDecline:        "A human declined to decide this batch before this tool call was decided.",
 	CloserAgentCancel:    "The asking agent withdrew this batch before this tool call was decided.",
 	CloserOperatorCancel: "An operator withdrew this batch before this tool call was decided.",
+	CloserBridgeCancel:   "askbridge itself withdrew this batch before this tool call was decided.",
 	CloserExpiry:         "The run this batch was bound to has ended, so it expired before this tool call was decided.",
 }
 
@@ -305,6 +312,9 @@ func writeWho(m *message, in ResumeInput) {
 		m.line(trusted("A standing approval (id " + st.ID + ") covered it; it was granted at " + st.GrantedAt + " by the person whose display name follows. It is an untrusted display name: that person chose it, and it proves nothing about who they are."))
 	case CloserAgentCancel:
 		m.line("No human closed it; the asking agent did.")
+		return
+	case CloserBridgeCancel:
+		m.line("No human closed it, nor the asking agent; askbridge did.")
 		return
 	case CloserTimeout, CloserPolicy, CloserExpiry:
 		m.line("No human closed it; the server did.")

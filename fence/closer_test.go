@@ -61,6 +61,9 @@ func TestResumeOpenings(t *testing.T) {
 			"The asking agent withdrew this question; nobody answered it.", nil, []string{"No human closed it; the asking agent did."}},
 		{"operator cancel", ResumeInput{Verb: VerbCancelled, Closer: CloserOperatorCancel, DeciderName: "Olga"},
 			"An operator withdrew this question; nobody answered it.", []string{"Olga"}, nil},
+		{"askbridge's own withdrawal", ResumeInput{Verb: VerbCancelled, Closer: CloserBridgeCancel, Reason: "no answer in time"},
+			"askbridge itself withdrew this question; nobody answered it.", nil,
+			[]string{"No human closed it, nor the asking agent; askbridge did.", "askbridge's own reason for withdrawing it follows:"}},
 		{"expiry", ResumeInput{Verb: VerbExpired, Closer: CloserExpiry},
 			"The run this question was bound to has ended, so the question expired; nobody answered it.", nil, []string{"No human closed it; the server did."}},
 
@@ -92,6 +95,8 @@ func TestResumeOpenings(t *testing.T) {
 			"The asking agent withdrew this question after 1 of the 2 tool calls of this batch had been decided; nobody decided the rest.", []string{"Bob"}, nil},
 		{"batch withdrawn by an operator", ResumeInput{Verb: VerbCancelled, Closer: CloserOperatorCancel, DeciderName: "Olga", Structured: calls(person("c1", "Bob", &no), undecided)},
 			"An operator withdrew this question after 1 of the 2 tool calls of this batch had been decided; nobody decided the rest.", []string{"Olga", "Bob"}, nil},
+		{"batch withdrawn by askbridge", ResumeInput{Verb: VerbCancelled, Closer: CloserBridgeCancel, Structured: calls(person("c1", "Bob", &no), undecided)},
+			"askbridge itself withdrew this question after 1 of the 2 tool calls of this batch had been decided; nobody decided the rest.", []string{"Bob"}, nil},
 		{"batch expired", ResumeInput{Verb: VerbExpired, Closer: CloserExpiry, Structured: calls(person("c1", "Bob", &yes), undecided)},
 			"The run this question was bound to ended after 1 of the 2 tool calls of this batch had been decided, so the question expired; nobody decided the rest.", []string{"Bob"}, nil},
 		{"form timed out after an item", ResumeInput{Verb: VerbTimedOut, Closer: CloserTimeout, Items: items},
@@ -109,6 +114,8 @@ func TestResumeOpenings(t *testing.T) {
 			"The asking agent withdrew this batch before this tool call was decided.", nil, nil},
 		{"one call, undecided at an operator's cancel", ResumeInput{Verb: VerbCancelled, Closer: CloserOperatorCancel, DeciderName: "Olga", Structured: Structured{ToolCallID: "c1", Undecided: true}},
 			"An operator withdrew this batch before this tool call was decided.", []string{"Olga"}, nil},
+		{"one call, undecided at askbridge's withdrawal", ResumeInput{Verb: VerbCancelled, Closer: CloserBridgeCancel, Structured: Structured{ToolCallID: "c1", Undecided: true}},
+			"askbridge itself withdrew this batch before this tool call was decided.", nil, nil},
 		{"one call, undecided at the run's end", ResumeInput{Verb: VerbExpired, Closer: CloserExpiry, Structured: Structured{ToolCallID: "c1", Undecided: true}},
 			"The run this batch was bound to has ended, so it expired before this tool call was decided.", nil, nil},
 	} {
@@ -159,6 +166,24 @@ func TestEveryCloserHasWords(t *testing.T) {
 			if undecidedCall[c] == "" {
 				t.Errorf("closer %s has no words for an undecided call", c)
 			}
+		}
+	}
+}
+
+// TestBridgeCancelRefusesWhatItCannotWord: askbridge's own withdrawal
+// names nobody (no person acted) and approves nothing, and is a
+// withdrawal, never an answer.
+func TestBridgeCancelRefusesWhatItCannotWord(t *testing.T) {
+	yes := true
+	for name, in := range map[string]ResumeInput{
+		"a name":        {Verb: VerbCancelled, Closer: CloserBridgeCancel, DeciderName: "Alice"},
+		"an approval":   {Verb: VerbCancelled, Closer: CloserBridgeCancel, Structured: Structured{Approved: &yes}},
+		"another verb":  {Verb: VerbTimedOut, Closer: CloserBridgeCancel},
+		"a standing id": {Verb: VerbCancelled, Closer: CloserBridgeCancel, Structured: Structured{Standing: &StandingNote{ID: "st-1", GrantedAt: "x"}}},
+	} {
+		in.QuestionID = testID
+		if _, err := BuildResume(in); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: %v, want ErrInvalid", name, err)
 		}
 	}
 }

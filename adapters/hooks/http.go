@@ -434,12 +434,14 @@ func (d *door) wait(r *http.Request, agent core.AgentID, q *core.Question, wait 
 
 // withdraw cancels a hook's question for the agent that asked it, and
 // returns it as it then stands: closed by the cancel (ours), or by
-// whoever closed it first.
+// whoever closed it first. The door withdraws it on its own account, not
+// at the agent's word, so as askbridge (core.System, recorded as
+// core.CloserBridgeCancel), still only the question that agent asked
+// (Owner).
 func (d *door) withdraw(agent core.AgentID, id core.QuestionID, reason string) (_ *core.Question, ours bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	by := core.Decider{Surface: core.SurfaceAgent, ID: string(agent), Name: string(agent)}
-	o, err := d.svc.Cancel(ctx, core.CancelInput{QuestionID: id, By: by, Owner: agent, Reason: reason})
+	o, err := d.svc.Cancel(ctx, core.CancelInput{QuestionID: id, By: core.System, Owner: agent, Reason: reason})
 	if err == nil {
 		return o.Question, true
 	}

@@ -69,7 +69,7 @@ func TestHookSamePromptFromAnotherDirectoryIsAskedAnew(t *testing.T) {
 			}
 			seen[id] = true
 			q, err := d.svc.Get(t.Context(), id)
-			if err != nil || q.State != core.StateCancelled || q.Resolution.Decider.ID != agent {
+			if err != nil || q.State != core.StateCancelled || core.CloserOf(q) != core.CloserBridgeCancel {
 				t.Fatalf("route %q from %s: question %+v, %v; want it asked, then withdrawn when the wait ran out", route, cwd, q, err)
 			}
 		}

@@ -11,10 +11,12 @@ import (
 // TestWithdrawnSaysWhoWithdrew: a Codex PreToolUse prompt found
 // withdrawn (a re-run of its hook, or the door woken by a cancel not its
 // own) is denied, and the deny is worded from the recorded withdrawal
-// (law 12): askbridge's, for one askbridge's hook made (the door's or the
-// command's, each with its own reason), the agent's otherwise. Before,
-// every one read "The agent withdrew", askbridge's own too. Each answer
-// passes Codex's pinned schema.
+// (law 12): askbridge's, for the door's (its closer, with when its reason
+// says) and for the hook command's (which cancels with the agent's token:
+// its reasons), the agent's otherwise, even in the door's words. Before,
+// every one read "The agent withdrew", askbridge's own too, and then the
+// door's own reasons were matched whoever cancelled. Each answer passes
+// Codex's pinned schema.
 func TestWithdrawnSaysWhoWithdrew(t *testing.T) {
 	p, err := Parse(Codex, fixture(t, "codex/pre-tool-use.bash.json"))
 	if err != nil {
@@ -22,18 +24,24 @@ func TestWithdrawnSaysWhoWithdrew(t *testing.T) {
 	}
 	sc := schema(t, "codex/pre-tool-use.command.output.schema.json")
 	const agents = "The agent withdrew the askbridge question about this call"
+	bridge, agent := core.CloserBridgeCancel, core.CloserAgentCancel
 	for _, c := range []struct {
+		by           core.Closer
 		reason, want string
 	}{
-		{reasonGaveUp, "askbridge withdrew the question about this call when its wait for an answer ran out"},
-		{reasonStopping, "askbridge withdrew the question about this call as it was stopping"},
-		{ReasonHostStopped, "askbridge withdrew the question about this call when the host stopped waiting for it"},
-		{ReasonNoDecision, "askbridge withdrew the question about this call when its hook command got no decision in time"},
-		{"never mind", agents},
-		{"", agents},
+		{bridge, reasonGaveUp, "askbridge withdrew the question about this call when its wait for an answer ran out"},
+		{bridge, reasonStopping, "askbridge withdrew the question about this call as it was stopping"},
+		{bridge, ReasonHostStopped, "askbridge withdrew the question about this call when the host stopped waiting for it"},
+		{bridge, "", "askbridge withdrew the question about this call before anyone decided it"},
+		{agent, ReasonHostStopped, "askbridge withdrew the question about this call when the host stopped waiting for it"},
+		{agent, ReasonNoDecision, "askbridge withdrew the question about this call when its hook command got no decision in time"},
+		{agent, reasonGaveUp, agents},
+		{agent, reasonStopping, agents},
+		{agent, "never mind", agents},
+		{agent, "", agents},
 	} {
-		t.Run(c.reason, func(t *testing.T) {
-			q := closed(core.StateCancelled, &core.Resolution{State: core.StateCancelled, ClosedBy: core.CloserAgentCancel, Reason: c.reason})
+		t.Run(string(c.by)+"/"+c.reason, func(t *testing.T) {
+			q := closed(core.StateCancelled, &core.Resolution{State: core.StateCancelled, ClosedBy: c.by, Reason: c.reason})
 			out, err := Output(p, decide(p, q, false, nil))
 			if err != nil {
 				t.Fatal(err)

@@ -58,12 +58,26 @@ func outcomeLine(q *core.Question) string {
 		return line
 	case core.CloserOperatorCancel:
 		return "Withdrawn by an operator (" + who + ") on " + at + via + progress(q)
+	case core.CloserBridgeCancel:
+		return bridgeLine(r, at) + progress(q)
 	case core.CloserExpiry:
 		return "Expired on " + at + progress(q) + ": " + core.ExpiredReason
 	case core.CloserPolicy:
 		return policyLine(r, at)
 	}
 	return ""
+}
+
+// bridgeLine words askbridge's own withdrawal of a question, for the
+// agent that asked it, with why (its reason, the server's own words:
+// Cancel holds it to one line of plain text), so nobody reads it as the
+// agent's doing.
+func bridgeLine(r *core.Resolution, at string) string {
+	why := strings.TrimSpace(r.Reason)
+	if why == "" || r.Reason == core.DefaultCancelReason(r.Decider) {
+		return "Withdrawn by askbridge on " + at
+	}
+	return "Withdrawn by askbridge (" + why + ") on " + at
 }
 
 // ownQuotes turns the double quotation marks of words quoted on an

@@ -91,6 +91,17 @@ func TestOutcomeLineByKindAndCloser(t *testing.T) {
 	expired := func(more func(q *core.Question, r *core.Resolution)) setup {
 		return closeAs(core.StateExpired, core.CloserExpiry, core.System, more)
 	}
+	// bridgeCancel is askbridge's own withdrawal (a hook door's wait ran
+	// out), for the agent that asked.
+	bridgeCancel := func(more func(q *core.Question, r *core.Resolution)) setup {
+		return closeAs(core.StateCancelled, core.CloserBridgeCancel, core.System, func(q *core.Question, r *core.Resolution) {
+			r.Reason = "no answer in time: left to the host's own prompt"
+			if more != nil {
+				more(q, r)
+			}
+		})
+	}
+	const bridgeWhy = "Withdrawn by askbridge (no answer in time: left to the host's own prompt) on "
 	votes := func(q *core.Question, n int, vs ...core.Vote) {
 		q.Quorum = n
 		for i := range vs {
@@ -139,6 +150,10 @@ func TestOutcomeLineByKindAndCloser(t *testing.T) {
 			r.Reason = "withdrawn by " + string(r.Decider.Surface) + " " + r.Decider.ID
 		}), "Withdrawn by the agent on " + at},
 		{"clarification/operator cancel", core.KindClarification, opCancel(nil), "Withdrawn by an operator (ops) on " + at + " via api"},
+		{"clarification/askbridge's withdrawal", core.KindClarification, bridgeCancel(nil), bridgeWhy + at},
+		{"clarification/askbridge's withdrawal with no reason", core.KindClarification, bridgeCancel(func(q *core.Question, r *core.Resolution) {
+			r.Reason = core.DefaultCancelReason(core.System)
+		}), "Withdrawn by askbridge on " + at},
 		{"clarification/expiry", core.KindClarification, expired(nil), "Expired on " + at + ": the run this question belonged to has ended"},
 
 		// A decision: a person, or a quorum whose voters are all named.
@@ -156,6 +171,9 @@ func TestOutcomeLineByKindAndCloser(t *testing.T) {
 		}), "Declined by Bob on " + at + " via telegram after 1 vote (1 of 2 for B: Alice): the agent will proceed on its own judgement"},
 		{"decision/agent cancel", core.KindDecision, agentCancel(nil), "Withdrawn by the agent on " + at},
 		{"decision/operator cancel", core.KindDecision, opCancel(nil), "Withdrawn by an operator (ops) on " + at + " via api"},
+		{"decision/askbridge's withdrawal after a vote", core.KindDecision, bridgeCancel(func(q *core.Question, r *core.Resolution) {
+			votes(q, 2, core.Vote{Choice: "b", Decider: outAlice})
+		}), bridgeWhy + at + " after 1 vote (1 of 2 for B: Alice)"},
 		{"decision/expiry", core.KindDecision, expired(nil), "Expired on " + at + ": the run this question belonged to has ended"},
 
 		// An approval: a person, a quorum, or a standing approval nobody
@@ -186,6 +204,7 @@ func TestOutcomeLineByKindAndCloser(t *testing.T) {
 			votes(q, 2, core.Vote{Choice: core.ApproveOption, Decider: outAlice})
 		}), "Withdrawn by the agent on " + at + " after 1 vote (1 of 2 approvals: Alice)"},
 		{"approval/operator cancel", core.KindApproval, opCancel(nil), "Withdrawn by an operator (ops) on " + at + " via api"},
+		{"approval/askbridge's withdrawal", core.KindApproval, bridgeCancel(nil), bridgeWhy + at},
 		{"approval/expiry", core.KindApproval, expired(nil), "Expired on " + at + ": the run this question belonged to has ended"},
 
 		// An approval with changes: the person who edited it.
@@ -207,6 +226,8 @@ func TestOutcomeLineByKindAndCloser(t *testing.T) {
 		{"form/decline after a part", core.KindForm, declined(parts(outPart("i1", "fri", outAlice))),
 			"Declined by Bob on " + at + " via telegram after 1 of 2 items had been answered (1 by Alice): the agent will proceed on its own judgement"},
 		{"form/agent cancel", core.KindForm, agentCancel(nil), "Withdrawn by the agent on " + at},
+		{"form/askbridge's withdrawal after a part", core.KindForm, bridgeCancel(parts(outPart("i1", "fri", outAlice))),
+			bridgeWhy + at + " after 1 of 2 items had been answered (1 by Alice)"},
 		{"form/operator cancel after a part", core.KindForm, opCancel(parts(outPart("i1", "fri", outAlice))),
 			"Withdrawn by an operator (ops) on " + at + " via api after 1 of 2 items had been answered (1 by Alice)"},
 		{"form/expiry after a part", core.KindForm, expired(parts(outPart("i1", "fri", outAlice))),
@@ -240,6 +261,8 @@ func TestOutcomeLineByKindAndCloser(t *testing.T) {
 		{"batch/agent cancel after a call", core.KindApproval, agentCancel(parts(outPart("toolu_2", core.DenyOption, outAlice))),
 			"Withdrawn by the agent on " + at + " after 1 of 3 calls had been decided (1 by Alice)"},
 		{"batch/operator cancel", core.KindApproval, opCancel(nil), "Withdrawn by an operator (ops) on " + at + " via api"},
+		{"batch/askbridge's withdrawal after a call", core.KindApproval, bridgeCancel(parts(outPart("toolu_2", core.DenyOption, outAlice))),
+			bridgeWhy + at + " after 1 of 3 calls had been decided (1 by Alice)"},
 		{"batch/expiry after a call", core.KindApproval, expired(parts(byStanding("toolu_1", outGrantA))),
 			"Expired on " + at + " after 1 of 3 calls had been decided (1 by " + grantA + "): the run this question belonged to has ended"},
 	} {

@@ -137,7 +137,7 @@ func (s *Server) closed(w http.ResponseWriter, r *http.Request, sess *session) {
 // closerNames are the closers a search may filter on, in the order the
 // form offers them.
 var closerNames = []core.Closer{core.CloserPerson, core.CloserQuorum, core.CloserParts, core.CloserStanding, core.CloserPolicy,
-	core.CloserDecline, core.CloserTimeout, core.CloserExpiry, core.CloserAgentCancel, core.CloserOperatorCancel}
+	core.CloserDecline, core.CloserTimeout, core.CloserExpiry, core.CloserAgentCancel, core.CloserOperatorCancel, core.CloserBridgeCancel}
 
 // exportHeader names the export's columns.
 var exportHeader = []string{"id", "closed_at", "asked_at", "kind", "route", "agent", "run_id", "reversibility",

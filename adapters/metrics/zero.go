@@ -23,8 +23,9 @@ var askReversibilities = []core.Reversibility{core.Reversible, core.HardToRevers
 // closings are the surfaces each state is closed from, as
 // core.ClosingSurface names them: a person answers or declines on any
 // surface a person answers through; the bridge answers by a policy rule
-// or a standing approval, and times out and expires; an agent cancels
-// its own question, an operator through the API or the console. Only
+// or a standing approval, times out and expires, and withdraws a
+// question for its agent (a hook's wait ran out); an agent cancels its
+// own question, an operator through the API or the console. Only
 // these are made at zero, so the series stay few.
 var closings = []struct {
 	state    core.State
@@ -34,7 +35,7 @@ var closings = []struct {
 	{core.StateDeclined, core.AnswerSurfaces},
 	{core.StateTimedOut, []core.Surface{core.SurfaceSystem}},
 	{core.StateExpired, []core.Surface{core.SurfaceSystem}},
-	{core.StateCancelled, []core.Surface{core.SurfaceAgent, core.SurfaceAPI, core.SurfaceConsole}},
+	{core.StateCancelled, []core.Surface{core.SurfaceAgent, core.SurfaceAPI, core.SurfaceConsole, core.SurfaceSystem}},
 }
 
 // zeroClosed makes every known closing's series at zero.

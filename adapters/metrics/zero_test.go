@@ -48,7 +48,7 @@ func TestClosedShowsAtZeroFromTheStart(t *testing.T) {
 	got := closedSeries(t, metrics.New("dev", metrics.Source{}))
 	want := map[[2]string]bool{
 		{"timed_out", "system"}: true, {"expired", "system"}: true, {"answered", "system"}: true,
-		{"cancelled", "agent"}: true, {"cancelled", "api"}: true, {"cancelled", "console"}: true,
+		{"cancelled", "agent"}: true, {"cancelled", "api"}: true, {"cancelled", "console"}: true, {"cancelled", "system"}: true,
 	}
 	for _, s := range core.AnswerSurfaces {
 		want[[2]string{"answered", string(s)}] = true

@@ -195,11 +195,22 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 // Secret is a string that never shows in logs or error messages.
 type Secret string
 
-func (Secret) String() string                  { return "REDACTED" }
-func (Secret) GoString() string                { return "REDACTED" }
-func (Secret) MarshalText() ([]byte, error)    { return []byte("REDACTED"), nil }
-func (s Secret) Reveal() string                { return string(s) }
-func (s *Secret) UnmarshalText(b []byte) error { *s = Secret(b); return nil }
+func (Secret) String() string               { return "REDACTED" }
+func (Secret) GoString() string             { return "REDACTED" }
+func (Secret) MarshalText() ([]byte, error) { return []byte("REDACTED"), nil }
+func (s Secret) Reveal() string             { return string(s) }
+
+// UnmarshalText reads a secret trimmed of the blanks around it, as
+// readEnv reads the environment's: a secret written in the file as a
+// block scalar ("token: |", the secret on the next line) ends in a
+// newline, which no client sends (the API trims the bearer it is sent)
+// and no webhook receiver or identity provider holds, so kept, it would
+// never match. A secret that is only blanks reads as none, and is
+// refused as missing.
+func (s *Secret) UnmarshalText(b []byte) error {
+	*s = Secret(strings.TrimSpace(string(b)))
+	return nil
+}
 
 // envName is what a *_env key may hold: an environment variable's name;
 // shownEnvName is one spelt as such names are by convention (upper case,

@@ -32,7 +32,7 @@ func parseFile(raw []byte, env func(string) string) (File, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(raw))
 	dec.KnownFields(true)
 	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) { // io.EOF: an empty file
-		return f, decodeError(err)
+		return f, decodeError(err, raw)
 	}
 	// A second document would be ignored, and with it whatever it sets.
 	var more yaml.Node

@@ -14,7 +14,9 @@ import (
 // then checkServed), without opening the store or reaching a platform, so
 // a deployment can refuse a bad ConfigMap or .env before it rolls out
 // rather than after a replica fails to start. The same words as serve's
-// refusal, and the file read as a reload reads it (parseFile). A room or
+// refusal, and the file read as a reload reads it (parseFile, and
+// refuseNothing: a file that holds nothing, which serve would start
+// with, is refused as the running replicas' reload refuses it). A room or
 // a person's direct messages on a platform the environment does not turn
 // on is refused as serve refuses it once its adapters are open: the
 // surfaces serve runs are those whose variable is set (surfacesOn).
@@ -37,9 +39,17 @@ func cmdConfig(_ context.Context, args []string, getenv func(string) string, _ i
 			return getenv(k)
 		}
 	}
-	s, err := LoadSettings(env)
+	s, raw, err := loadSettings(env)
 	if err != nil {
 		return fail(stderr, err)
+	}
+	// serve starts with a file that holds nothing, but the replicas it is
+	// rolled out to read it on a reload, which refuses it: the check says
+	// what they will say.
+	if s.ConfigPath != "" {
+		if err := refuseNothing(s.ConfigPath, raw); err != nil {
+			return fail(stderr, err)
+		}
 	}
 	// The actor key is a stand-in, as parseFile's: core only checks that
 	// there is one, and the data directory is not read.

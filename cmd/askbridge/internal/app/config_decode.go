@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"regexp"
 
@@ -17,35 +18,72 @@ import (
 // a string where a list goes, a token written without its "token:" (a
 // flow mapping reads a bare value as a key). So the line and the type
 // stay, and the value goes; a key is named only if it is spelt as the
-// file's keys are, so that a misspelt one is still named.
+// file's keys are, so that a misspelt one is still named. An unknown key
+// is placed by the YAML path it stands at, not by the Go type the decoder
+// names, which says nothing to whoever wrote the file (config_keys.go).
 var (
 	quotedValue  = regexp.MustCompile("(?s)^(line [0-9]+: cannot unmarshal [^ ]+) `.*`( into [^ ]+)$")
-	unknownField = regexp.MustCompile(`(?s)^(line [0-9]+): field (.*) not found in (type [^ ]+)$`)
+	unknownField = regexp.MustCompile(`(?s)^(line [0-9]+): field (.*) not found in type [^ ]+$`)
 	keySpelling  = regexp.MustCompile(`^[a-z]+(_[a-z]+)*$`)
 )
 
-// decodeError is err, the decoder's, with the values it quotes left out.
-func decodeError(err error) error {
+// decodeError is err, the decoder's error decoding raw, with the values
+// it quotes left out and its unknown keys placed by their YAML paths.
+func decodeError(err error, raw []byte) error {
 	var te *yaml.TypeError
 	if !errors.As(err, &te) {
 		return err
 	}
+	var paths keyPaths
 	out := &yaml.TypeError{Errors: make([]string, len(te.Errors))}
 	for i, e := range te.Errors {
-		out.Errors[i] = unquoted(e)
+		if m := quotedValue.FindStringSubmatch(e); m != nil {
+			out.Errors[i] = m[1] + m[2]
+			continue
+		}
+		m := unknownField.FindStringSubmatch(e)
+		if m == nil {
+			out.Errors[i] = e
+			continue
+		}
+		if paths == nil {
+			paths = unknownKeyPaths(raw)
+		}
+		path, found := paths.take(e)
+		out.Errors[i] = m[1] + ": " + unknownKey(m[2], path, found)
 	}
 	return out
 }
 
-// unquoted is one of the decoder's errors without the value it quotes.
-func unquoted(e string) string {
-	if m := quotedValue.FindStringSubmatch(e); m != nil {
-		return m[1] + m[2]
+// unknownKey is the decoder's words for key, unknown, with the Go type
+// it names replaced by the YAML path of the mapping that holds the key
+// (the top level when path is ""; no place when not found).
+func unknownKey(key, path string, found bool) string {
+	where := ""
+	switch {
+	case found && path == "":
+		where = " at the top level"
+	case found:
+		where = " in " + path
 	}
-	if m := unknownField.FindStringSubmatch(e); m != nil && !keySpelling.MatchString(m[2]) {
-		return m[1] + ": an unknown key (not shown: it is not spelt as the file's keys are, and may be a secret written without its key) in " + m[3]
+	if !keySpelling.MatchString(key) {
+		return "an unknown key (not shown: it is not spelt as the file's keys are, and may be a secret written without its key)" + where
 	}
-	return e
+	return "field " + key + " not found" + where
+}
+
+// refuseNothing refuses raw, the file at path, when it holds nothing
+// (holdsNothing), in a reload's words; any other file it leaves to
+// parseFile. At start such a file is a valid configuration of nothing; on
+// a reload it is one caught mid-write (a shell's > truncates it first, a
+// write cut short may end after its opening comments or its ---), which
+// would take every token and route away. config check says the same of
+// it, as the replicas it is rolled out to will.
+func refuseNothing(path string, raw []byte) error {
+	if !holdsNothing(raw) {
+		return nil
+	}
+	return fmt.Errorf("%s is empty (nothing but blanks, comments or ---): the running configuration stays; write it whole (to a temporary file, then mv)", path)
 }
 
 // holdsNothing reports whether raw holds no YAML document, or one with

@@ -2,12 +2,10 @@ package app
 
 import (
 	"crypto/ed25519"
-	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"net/mail"
 	"net/url"
-	"os"
 	"reflect"
 	"strconv"
 	"strings"
@@ -167,39 +165,6 @@ type ClientSettings struct {
 	URL   string `env:"ASKBRIDGE_URL"`
 	Token Secret `env:"ASKBRIDGE_TOKEN"`
 	RunID string `env:"ASKBRIDGE_RUN_ID"`
-}
-
-// LoadSettings reads the environment (through getenv) and the YAML file it
-// names, and checks both. Every error names the variable or key at fault.
-func LoadSettings(getenv func(string) string) (Settings, error) {
-	s, err := readEnv(getenv)
-	if err != nil {
-		return s, err
-	}
-	if err := s.check(); err != nil {
-		return s, err
-	}
-	if s.ConfigPath != "" {
-		raw, err := os.ReadFile(s.ConfigPath)
-		if err != nil {
-			return s, fmt.Errorf("ASKBRIDGE_CONFIG: %w", err)
-		}
-		if s.File, err = parseFile(raw, getenv); err != nil {
-			return s, fmt.Errorf("%s: %w", s.ConfigPath, err)
-		}
-		sum := sha256.Sum256(raw)
-		s.fileDigest = hex.EncodeToString(sum[:])
-	}
-	return s, nil
-}
-
-// fileError is err, found in the configuration file, prefixed with the
-// file's path as LoadSettings prefixes its errors.
-func (s Settings) fileError(err error) error {
-	if s.ConfigPath == "" {
-		return err
-	}
-	return fmt.Errorf("%s: %w", s.ConfigPath, err)
 }
 
 // readEnv fills Settings from the variables its tags name, unchecked: the

@@ -53,3 +53,21 @@ func TestEmailPort465IsTLSFromTheFirstByte(t *testing.T) {
 		t.Errorf("EMAIL_SMTP_HELO=bridge.example.com: %q, %v", s.Email.HELO, err)
 	}
 }
+
+// TestEmailFromWithNoASCIIDomainIsRefusedNamingIt: a sender whose domain
+// IDNA refuses (so its Message-IDs could not be written) is refused where
+// the settings are read, naming EMAIL_FROM; an internationalised domain
+// IDNA takes is accepted. Before, the settings took it and the email
+// door refused it at start naming EMAIL_SMTP_HOST.
+func TestEmailFromWithNoASCIIDomainIsRefusedNamingIt(t *testing.T) {
+	env := func(from string) func(string) string {
+		m := map[string]string{"EMAIL_SMTP_HOST": "smtp.example.com", "EMAIL_FROM": from, "ASKBRIDGE_PUBLIC_URL": "https://bridge.example.com"}
+		return func(k string) string { return m[k] }
+	}
+	if _, err := app.LoadSettings(env("askbridge@-bär.example")); err == nil || !strings.HasPrefix(err.Error(), "EMAIL_FROM:") {
+		t.Errorf("EMAIL_FROM with a domain IDNA refuses: %v; want a refusal naming EMAIL_FROM", err)
+	}
+	if _, err := app.LoadSettings(env("askbridge@bücher.example")); err != nil {
+		t.Errorf("EMAIL_FROM with an internationalised domain: %v; want it taken", err)
+	}
+}

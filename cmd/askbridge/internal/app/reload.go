@@ -96,7 +96,7 @@ func (r *reloader) take(ctx context.Context, trigger string, raw []byte, err err
 		// a reload it is one caught mid-write (a shell's > truncates it
 		// first, a write cut short may end after its opening comments or
 		// its ---), which would take every token and route away.
-		err = fmt.Errorf("%s is empty (nothing but blanks, comments or ---): the running configuration stays; write it whole (to a temporary file, then mv)", path)
+		err = refuseNothing(path, raw)
 	default:
 		var f File
 		if f, err = parseFile(raw, r.getenv); err != nil {

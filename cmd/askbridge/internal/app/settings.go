@@ -253,6 +253,9 @@ func (s *EmailSettings) check() error {
 	if _, err := mail.ParseAddress(s.From); err != nil {
 		return fmt.Errorf("EMAIL_FROM: %q is not an address (askbridge@example.com, or \"askbridge <askbridge@example.com>\")", s.From)
 	}
+	if err := email.CheckFrom(s.From); err != nil { // a domain with no ASCII form for the Message-IDs
+		return fmt.Errorf("EMAIL_FROM: %w", err)
+	}
 	switch s.TLS {
 	case "", email.TLSStartTLS, email.TLSImplicit, email.TLSNone:
 	default:

@@ -151,7 +151,9 @@
 // resume.go what the agent resumes with once a question closes
 // ([ResumeOf]); rules.go
 // the routes' policy rules ([Rule], [CompileRules], [Service.Evaluate]),
-// rules_eval.go their evaluation over one ask, rules_reroute.go the rules
+// rules_eval.go their evaluation over one ask, rules_budget.go the
+// budget all the conditions of one ask share and the bound on each
+// regular expression's match, rules_reroute.go the rules
 // of the routes an ask rule sends the ask on to (applyRules, the one place
 // the rules meet an ask), rules_batch.go the rules over each call of a batch, rules_cover.go
 // whether they leave every call of a tool, or one call whatever its

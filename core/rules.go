@@ -12,7 +12,6 @@ import (
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/ast"
 	"cel.dev/cel-go/common/types"
-	"cel.dev/cel-go/interpreter"
 )
 
 // Policy rules (law 13): a route's rules are checked in order when an
@@ -37,7 +36,8 @@ import (
 //	kind    string               the question's kind ("approval")
 //
 // A condition that cannot be evaluated for an ask (a key its arguments
-// lack, say, or past its cost limit) stops the rules there, save that a
+// lack, say, or past its cost limit, or past what the budget of the
+// whole ask leaves it: ruleBudget) stops the rules there, save that a
 // later deny that matches still denies, and else the first later ask
 // rule that matches still shapes the ask (pastBroken): otherwise the ask
 // is asked of a person as configured. No later allow decides, and no
@@ -70,7 +70,8 @@ const (
 const MaxRules = 200
 
 // ruleCost caps what one condition may cost to evaluate, in CEL's cost
-// units, so that no rule can stall an ask.
+// units; what all the conditions of one ask may cost together, and how
+// long they may take, is capped too (ruleBudget).
 const ruleCost = 1_000_000
 
 // Rule is one policy rule of a route.
@@ -296,10 +297,11 @@ func (r *Rule) compile(env *cel.Env) *RuleError {
 		return bad
 	}
 	var err error
-	if r.prg, err = env.Program(ast, cel.CostLimit(ruleCost), compiledPatterns); err != nil {
+	opts := append([]cel.ProgramOption{cel.CostLimit(ruleCost)}, patternOptions...)
+	if r.prg, err = env.Program(ast, opts...); err != nil {
 		return ruleProblem("when", "%v", err)
 	}
-	if r.partial, err = env.Program(ast, cel.CostLimit(ruleCost), compiledPatterns, cel.EvalOptions(cel.OptPartialEval, cel.OptExhaustiveEval)); err != nil {
+	if r.partial, err = env.Program(ast, append(opts, cel.EvalOptions(cel.OptPartialEval, cel.OptExhaustiveEval))...); err != nil {
 		return ruleProblem("when", "%v", err)
 	}
 	for _, ref := range ast.NativeRep().ReferenceMap() {
@@ -307,13 +309,6 @@ func (r *Rule) compile(env *cel.Env) *RuleError {
 	}
 	return nil
 }
-
-// compiledPatterns has a rule's programs compile the regular expressions
-// written in its condition once, when they are made, and refuse one that
-// does not compile there: without it cel-go compiles each at every
-// evaluation, so a pattern RE2 cannot read (a PCRE lookahead, a
-// backreference) loads, and the rule fails at every ask instead.
-var compiledPatterns = cel.OptimizeRegex(interpreter.MatchesRegexOptimization)
 
 // badPattern is the first regular expression written in a's condition
 // that does not compile, named by its place there, as a syntax error is;
@@ -454,6 +449,8 @@ func (v RuleVerdict) askedReason() string {
 		return ""
 	case v.Rule.Decide == DecideAsk:
 		return v.Rule.shapeReason(v.Use)
+	case v.passed != nil:
+		return "policy rules stopped (" + v.passed.Error() + "); " + v.Use.Label() + " decided it at the ask: " + string(v.Rule.Decide)
 	}
 	return v.Use.Label() + " decided it at the ask: " + string(v.Rule.Decide)
 }

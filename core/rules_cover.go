@@ -82,12 +82,14 @@ func (s *Service) covered(in AskInput, withArgs bool) bool {
 	if err != nil {
 		return false
 	}
+	b := newRuleBudget() // a rule it leaves no room for answers no
+	defer b.cancel()
 	for i := range route.Rules {
 		r := &route.Rules[i]
 		if r.partial == nil {
 			return false
 		}
-		out, det, err := r.partial.Eval(vars)
+		out, det, err := b.eval(r.partial, vars, false)
 		if err != nil {
 			return false
 		}

@@ -14,6 +14,11 @@ type RuleVerdict struct {
 	// there, and the ask is asked of a person: as configured, or as the
 	// later ask rule that matched (Rule, set with Err) shapes it.
 	Err *RuleError
+	// passed is the condition that could not be evaluated before the
+	// deny (Rule) that decided all the same: Err stays nil, as the call
+	// is denied rather than asked, but the asked event names it
+	// (askedReason), as it names any rule that failed.
+	passed *RuleError
 	// hops, for an ask an ask rule sent to another route, are the
 	// verdicts of the rules of each route it met, in order, the first
 	// the route asked on (rules_reroute.go); on is a hop's route.
@@ -27,10 +32,11 @@ func ruleApplies(in AskInput) bool {
 	return in.Kind == KindApproval && len(in.Calls) == 0
 }
 
-// evalRules runs route's rules over in, first match wins; past a rule
-// that cannot be evaluated, a later deny that matches still decides, and
-// else a later ask rule that matches still shapes the ask (pastBroken).
-func evalRules(route Route, in AskInput) RuleVerdict {
+// evalRules runs route's rules over in within b, first match wins; past
+// a rule that cannot be evaluated (or that b leaves no room for), a
+// later deny that matches still decides, and else a later ask rule that
+// matches still shapes the ask (pastBroken).
+func evalRules(route Route, in AskInput, b *ruleBudget) RuleVerdict {
 	if len(route.Rules) == 0 || !ruleApplies(in) {
 		return RuleVerdict{}
 	}
@@ -51,7 +57,7 @@ func evalRules(route Route, in AskInput) RuleVerdict {
 		if r.prg == nil {
 			return RuleVerdict{Err: &RuleError{Route: route.Name, Index: i, Field: "when", Msg: "not compiled"}}
 		}
-		out, _, err := r.prg.Eval(vars)
+		ok, err := b.match(r, vars, false)
 		if err != nil {
 			// A rule that cannot be evaluated never lets a later deny or
 			// ask rule be skipped: an agent that pads its arguments past
@@ -59,9 +65,9 @@ func evalRules(route Route, in AskInput) RuleVerdict {
 			// reads, must not turn an outright deny into a person's
 			// question, nor a question for two leads into one for anyone
 			// on the route.
-			return pastBroken(route, i+1, vars, &RuleError{Route: route.Name, Index: i, Field: "when", Msg: err.Error()})
+			return pastBroken(route, i+1, vars, b, &RuleError{Route: route.Name, Index: i, Field: "when", Msg: err.Error()})
 		}
-		if ok, _ := out.Value().(bool); ok {
+		if ok {
 			return RuleVerdict{Rule: r, Use: RuleUse{Route: route.Name, Index: i, Name: r.Name, Decide: r.Decide}}
 		}
 	}
@@ -80,19 +86,20 @@ func ruleLabels(l Labels) map[string]string {
 // (Err stays set, so no standing approval covers it), else nothing but
 // broken. No allow decides: the broken rule might have denied the call,
 // or asked it more strictly. A rule that cannot be evaluated is passed.
-func pastBroken(route Route, from int, vars map[string]any, broken *RuleError) RuleVerdict {
+// They are evaluated within b's reserve (ruleBudget).
+func pastBroken(route Route, from int, vars map[string]any, b *ruleBudget, broken *RuleError) RuleVerdict {
 	out := RuleVerdict{Err: broken}
 	for i := from; i < len(route.Rules); i++ {
 		r := &route.Rules[i]
 		if r.Decide == DecideAllow || r.Decide == DecideAsk && out.Rule != nil || r.prg == nil {
 			continue
 		}
-		if v, _, err := r.prg.Eval(vars); err != nil || v.Value() != true {
+		if ok, err := b.match(r, vars, true); err != nil || !ok {
 			continue
 		}
 		use := RuleUse{Route: route.Name, Index: i, Name: r.Name, Decide: r.Decide}
 		if r.Decide == DecideDeny {
-			return RuleVerdict{Rule: r, Use: use}
+			return RuleVerdict{Rule: r, Use: use, passed: broken}
 		}
 		out.Rule, out.Use = r, use
 	}

@@ -34,11 +34,16 @@ type ruled struct {
 // ask rule naming a route not configured is CodeInvalid (the load checks
 // that it is); so is a batch whose calls go to two routes, refused with
 // its calls' verdicts.
+//
+// Every rule they evaluate, for every call and on every route, is
+// evaluated within one budget (ruleBudget).
 func applyRules(routes map[string]Route, route Route, in AskInput) (ruled, error) {
+	b := newRuleBudget()
+	defer b.cancel()
 	out := ruled{in: in}
 	if ruleApplies(in) {
 		var err error
-		if out.in, out.verdict, out.reshaped, err = followRules(routes, route, in); err != nil {
+		if out.in, out.verdict, out.reshaped, err = followRules(routes, route, in, b); err != nil {
 			return ruled{}, err
 		}
 		return out, nil
@@ -52,7 +57,7 @@ func applyRules(routes map[string]Route, route Route, in AskInput) (ruled, error
 		one := in
 		one.Calls, one.ToolCallID, one.Tool, one.Arguments = nil, c.ToolCallID, c.Tool, c.Arguments
 		var err error
-		if shaped[i], out.calls[i], _, err = followRules(routes, route, one); err != nil {
+		if shaped[i], out.calls[i], _, err = followRules(routes, route, one, b); err != nil {
 			return ruled{}, err
 		}
 	}
@@ -66,9 +71,9 @@ func applyRules(routes map[string]Route, route Route, in AskInput) (ruled, error
 // as the comment above says. It returns in as the ask rules shaped it,
 // the verdict (the deny on the way, else the first route's, its Err set
 // if any route's rules stopped at a rule that could not be evaluated) and
-// whether an ask rule shaped in.
-func followRules(routes map[string]Route, route Route, in AskInput) (AskInput, RuleVerdict, bool, error) {
-	hop := evalRules(route, in)
+// whether an ask rule shaped in. The rules run within b.
+func followRules(routes map[string]Route, route Route, in AskInput, b *ruleBudget) (AskInput, RuleVerdict, bool, error) {
+	hop := evalRules(route, in, b)
 	out, shaped := hop, false
 	ran := map[string]bool{route.Name: true}
 	var hops []RuleVerdict
@@ -93,7 +98,7 @@ func followRules(routes map[string]Route, route Route, in AskInput) (AskInput, R
 		if hops == nil {
 			hops = []RuleVerdict{out}
 		}
-		hop = evalRules(next, in)
+		hop = evalRules(next, in, b)
 		hop.on = next.Name
 		hops = append(hops, hop)
 		if hop.Rule != nil && hop.Rule.Decide == DecideDeny {

@@ -62,3 +62,59 @@ func TestASlowTickHoldsUpNoBeat(t *testing.T) {
 	waitFor(t, "a heartbeat while the tick waits in the store", func() bool { return st.beats.Load() > beats })
 	close(st.release)
 }
+
+// beatsAt is a store that hands each heartbeat's time to at.
+type beatsAt struct {
+	core.Store
+	at chan time.Time
+}
+
+func (s *beatsAt) Beat(ctx context.Context, now time.Time) (time.Time, error) {
+	prev, err := s.Store.Beat(ctx, now)
+	s.at <- now
+	return prev, err
+}
+
+// TestRunBeatsAsItStarts: Run's first heartbeat is at its start, not
+// one interval after. serve boots, then starts its surfaces, then Run;
+// before, the beat after Boot's came a whole interval after that slow
+// start-up, and with the downtime threshold at its minimum (twice the
+// interval, which assumes no gap longer than one) a replica booting
+// meanwhile, or this one restarted quickly, took a bridge that was
+// serving for one that had been away, and re-notified every open
+// question (law 8).
+func TestRunBeatsAsItStarts(t *testing.T) {
+	ctx := t.Context()
+	clock := core.NewSimClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
+	st := &beatsAt{Store: coretest.OpenStore(t), at: make(chan time.Time, 16)}
+	conf := core.Config{Routes: coretest.APIRoutes(), ActorKey: []byte(coretest.ActorKey),
+		DowntimeThreshold: 2 * core.HeartbeatInterval}
+	svc, err := core.New(st, conf, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Boot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	<-st.at
+	clock.Advance(core.HeartbeatInterval + time.Second) // the surfaces starting
+	// Intervals of an hour: the only beat within the test is the one at
+	// Run's start.
+	startRun(t, svc, loops.Intervals{Tick: time.Hour, Heartbeat: time.Hour, Purge: time.Hour, Remind: time.Hour})
+	if got, want := within(t, st.at, "no heartbeat as Run started"), clock.Now(); !got.Equal(want) {
+		t.Fatalf("Run's first beat at %s, want %s (as it started)", got, want)
+	}
+	// Past the threshold since Boot's beat, within it since Run's first.
+	clock.Advance(core.HeartbeatInterval)
+	other, err := core.New(st, conf, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := other.Boot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Down != 0 {
+		t.Fatalf("a replica booting %s after Run started saw a downtime of %s", core.HeartbeatInterval, rep.Down)
+	}
+}

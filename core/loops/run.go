@@ -12,7 +12,7 @@ import (
 // Intervals are the intervals of the background work Run does.
 type Intervals struct {
 	Tick      time.Duration // timeout ticker
-	Heartbeat time.Duration // default core.HeartbeatInterval, which the downtime threshold's minimum assumes
+	Heartbeat time.Duration // a beat at start, then one every Heartbeat; default core.HeartbeatInterval, which the downtime threshold's minimum assumes
 	Purge     time.Duration // retention: a purge at start, then one every Purge; default 1h
 	Remind    time.Duration // reminders of routes with remind_every; default 10s
 }
@@ -69,9 +69,16 @@ func Run(ctx context.Context, svc *core.Service, l Intervals, onErr func(error))
 	// beat left stale past the downtime threshold meanwhile made a
 	// replica booting then (a rolling deploy) re-notify every open
 	// question and post "while you were away" digests for a bridge that
-	// was up. Nor does a beat that hangs hold up the timeouts.
+	// was up. Nor does a beat that hangs hold up the timeouts. The first
+	// beat is at once: Boot's beat is the last one until then, and
+	// between Boot and Run the program starts its surfaces (platforms'
+	// logins and key reads, seconds each). Beating an interval after Run
+	// started left a gap of that start-up plus an interval, over the
+	// one interval the downtime threshold's minimum allows for, so a
+	// replica booting in it, or this one restarted quickly, re-notified
+	// every open question after a "downtime" of a bridge that was up.
 	background.Go(func() {
-		every(ctx, l.Heartbeat, false, func(ctx context.Context) (int, error) { return 0, svc.Beat(ctx) }, onErr)
+		every(ctx, l.Heartbeat, true, func(ctx context.Context) (int, error) { return 0, svc.Beat(ctx) }, onErr)
 	})
 	tick := time.NewTicker(l.Tick)
 	defer tick.Stop()

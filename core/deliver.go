@@ -74,66 +74,30 @@ func (s *Service) DeliverOne(ctx context.Context, c Courier, d Delivery, gate fu
 				return nil // posted and recorded before a crash: done
 			}
 		}
-		// Mark the attempt before posting, as a lease this attempt holds:
-		// if another attempt's mark is there, that attempt got as far as
-		// the platform and may have posted a card it never recorded, and
-		// the new card's record says so. An attempt the platform refused
-		// posted nothing and takes its mark away, so its retry is not
-		// reported as a possible repeat.
-		//
-		// The mark's owner is this call alone (attemptOwner): a renewal
-		// by the same owner counts as the first, so an owner that a
-		// later attempt could share would hide a repeat. The delivery's
-		// id and attempt count did not name it alone: a stopping drain
-		// hands back a post of unknown outcome uncounted, and the
-		// embedded store hands it out again under the same id with the
-		// same count, so the card posted again went out unflagged.
-		mark, attempt := "posting:"+d.Key, attemptOwner(d)
-		first, err := s.lease(ctx, mark, attempt, 30*24*time.Hour)
-		if err != nil {
-			return &StoreFailed{Err: err} // nothing posted, no mark kept
-		}
-		if err := pass(ctx, gate); err != nil {
-			rctx, cancel := Settle(ctx)
-			_ = s.store.Release(rctx, mark, attempt)
-			cancel()
-			return err
-		}
-		want := MessageRef{Surface: c.Surface(), Room: d.Room, Delivery: d.Key, Kind: d.Kind, Repeat: !first}
-		ref, err := c.Post(ctx, q, want)
-		if err != nil {
-			if notSent(err) {
-				rctx, cancel := Settle(ctx)
-				_ = s.store.Release(rctx, mark, attempt)
-				cancel()
+		return s.underMark(ctx, d, gate, func(repeat bool) error {
+			want := MessageRef{Surface: c.Surface(), Room: d.Room, Delivery: d.Key, Kind: d.Kind, Repeat: repeat}
+			ref, err := c.Post(ctx, q, want)
+			if err != nil {
+				return err
 			}
-			return err
-		}
-		// The card exists now: record it even if we are shutting down,
-		// or it would never be edited and the retry would post it again.
-		// A failure here is no StoreFailed: the platform was tried, and
-		// each retry may post another (flagged) copy, so it counts as an
-		// attempt and MaxAttempts bounds the copies.
-		rctx, cancel := Settle(ctx)
-		defer cancel()
-		ref.Surface, ref.Delivery, ref.Kind, ref.Repeat = want.Surface, want.Delivery, want.Kind, want.Repeat
-		return s.recordMessage(rctx, q.ID, ref, ref.Repeat)
+			// The card exists now: record it even if we are shutting
+			// down, or it would never be edited and the retry would post
+			// it again. A failure here is no StoreFailed: the platform
+			// was tried, and each retry may post another (flagged) copy,
+			// so it counts as an attempt and MaxAttempts bounds the
+			// copies.
+			rctx, cancel := Settle(ctx)
+			defer cancel()
+			ref.Surface, ref.Delivery, ref.Kind, ref.Repeat = want.Surface, want.Delivery, want.Kind, want.Repeat
+			return s.recordMessage(rctx, q.ID, ref, ref.Repeat)
+		})
 	case DeliverUpdate:
 		if d.Message == nil {
 			return &Permanent{Err: errors.New("update delivery without a message")}
 		}
 		return s.update(ctx, c, q, *d.Message, gate)
 	case DeliverRemind:
-		if !q.Open() {
-			return nil // answered before the reminder went out
-		}
-		if err := pass(ctx, gate); err != nil {
-			return err
-		}
-		if r, ok := c.(DeliveryReminder); ok {
-			return r.RemindDelivery(ctx, q, d)
-		}
-		return c.Remind(ctx, q, d.Room)
+		return s.deliverRemind(ctx, c, q, d, gate)
 	case DeliverWebhook:
 		if cc, ok := c.(Caller); ok {
 			if err := pass(ctx, gate); err != nil {
@@ -143,6 +107,44 @@ func (s *Service) DeliverOne(ctx context.Context, c Courier, d Delivery, gate fu
 		}
 	}
 	return &Permanent{Err: errors.New("unknown delivery kind " + string(d.Kind))}
+}
+
+// underMark sends d through send under its posting mark, which send is
+// told was held by an earlier attempt (repeat): that attempt got as far
+// as the platform and may have left a copy nobody recorded. The mark is
+// taken before the send, as a lease this attempt holds, and given back
+// when nothing was sent (gate said wait, or the platform answered with a
+// refusal), so the retry of a send that never left is not reported as a
+// possible repeat; a send whose outcome is unknown, or that went out,
+// keeps it, and every later attempt at d is a possible repeat (law 4).
+//
+// The mark's owner is this call alone (attemptOwner): a renewal by the
+// same owner counts as the first, so an owner that a later attempt
+// could share would hide a repeat. The delivery's id and attempt count
+// did not name it alone: a stopping drain hands back a send of unknown
+// outcome uncounted, and the embedded store hands it out again under the
+// same id with the same count, so the copy sent again went out
+// unflagged.
+func (s *Service) underMark(ctx context.Context, d Delivery, gate func(context.Context) time.Duration, send func(repeat bool) error) error {
+	mark, attempt := "posting:"+d.Key, attemptOwner(d)
+	first, err := s.lease(ctx, mark, attempt, 30*24*time.Hour)
+	if err != nil {
+		return &StoreFailed{Err: err} // nothing sent, no mark kept
+	}
+	release := func() {
+		rctx, cancel := Settle(ctx)
+		_ = s.store.Release(rctx, mark, attempt)
+		cancel()
+	}
+	if err := pass(ctx, gate); err != nil {
+		release()
+		return err
+	}
+	err = send(!first)
+	if err != nil && notSent(err) {
+		release()
+	}
+	return err
 }
 
 // DeliveryReminder is a [Courier] whose reminder is told the delivery it

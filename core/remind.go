@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -409,4 +410,48 @@ func (s *Service) renotifyOnce(ctx context.Context, claim string, q *Question, r
 // again: the k of the last reminder stays at the route's cap.
 func reminderClaimTTL(q *Question, now time.Time, retention time.Duration) time.Duration {
 	return q.OpenFor(now) + retention
+}
+
+// deliverRemind sends reminder d of a still-open q through c, under a
+// posting mark as a card is posted (underMark): a reminder whose
+// attempt may have reached the platform (a timeout, or a send that went
+// out and whose Ack was lost, or whose claim another consumer took
+// over) is sent again, at least once, and the copy sent after such an
+// attempt is recorded in q's log as a possible repeat, never silently a
+// second (law 4). The catch-up's re-notices after a downtime are
+// reminders too, and a page of them done again after a crash is sent
+// again under the same keys, flagged the same way.
+func (s *Service) deliverRemind(ctx context.Context, c Courier, q *Question, d Delivery, gate func(context.Context) time.Duration) error {
+	if !q.Open() {
+		return nil // answered before the reminder went out
+	}
+	return s.underMark(ctx, d, gate, func(repeat bool) error {
+		var err error
+		if r, ok := c.(DeliveryReminder); ok {
+			err = r.RemindDelivery(ctx, q, d)
+		} else {
+			err = c.Remind(ctx, q, d.Room)
+		}
+		if err == nil && repeat {
+			s.remindedAgain(ctx, q, d)
+		}
+		return err
+	})
+}
+
+// remindedAgain records in q's log that reminder d went out again after
+// an earlier attempt that may have left it in the room already, as a
+// card posted again says so in its notified event (recordMessage). It
+// is recorded aside, after the send: the reminder went out, so a failure
+// to record it is no failed attempt (which would send a third), only a
+// loss the metrics count (appendAside).
+func (s *Service) remindedAgain(ctx context.Context, q *Question, d Delivery) {
+	room := s.loggedRoom(d.Surface, d.Room)
+	payload, _ := json.Marshal(map[string]any{"surface": d.Surface, "room": room,
+		"delivery": s.loggedDelivery(d.Key, d.Room, room), "repeat": true})
+	ev := s.systemEvent(q, EventReminded, "sent again: an earlier attempt may have left this reminder in the room already", s.now())
+	ev.Surface, ev.Payload = d.Surface, payload
+	actx, cancel := Settle(ctx)
+	defer cancel()
+	s.appendAside(actx, ev)
 }

@@ -53,6 +53,31 @@ type Budget interface {
 	Until(ctx context.Context, key string, l Limit) (wait time.Duration, err error)
 }
 
+// Refunder is a Budget that takes back a send spent for a request never
+// made: the drain gives back what it spent for a delivery whose courier
+// made no request at all (Unspent), so a send the platform never counted
+// is not lost to every replica's rate. A refund never fills a budget
+// past its burst: a send given back after the budget came round in any
+// case is lost, as a send made then would have been.
+type Refunder interface {
+	// Refund gives one send back to key's budget under l, up to its
+	// burst (a full budget stays full).
+	Refund(ctx context.Context, key string, l Limit) error
+}
+
+// Unspent marks a Courier error for an attempt that made no request of
+// the platform at all (Discord's route had no requests left in this
+// process, and the request was held back): the platform counted no send,
+// so the drain gives back the sends it spent for the attempt
+// (Refunder). It goes inside the error that says what becomes of the
+// delivery (a RetryAfter, a NotSent), and on its own says nothing of
+// that. A platform's refusal (a 429, a 4xx) was a request: its send was
+// spent, and stays spent.
+type Unspent struct{ Err error }
+
+func (e *Unspent) Error() string { return e.Err.Error() }
+func (e *Unspent) Unwrap() error { return e.Err }
+
 // Budgeted is a Courier that names the budgets each delivery spends from.
 // The drain (core/loops' Deliver) spends from every one before it sends;
 // a delivery whose budget is spent waits in the outbox, and the

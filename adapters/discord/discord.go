@@ -205,7 +205,7 @@ func (a *Adapter) Post(ctx context.Context, q *core.Question, ref core.MessageRe
 	ctx, pb := watch(ctx)
 	m, err := a.sendMessage(ctx, ch, RenderPost(card.New(q, ref)))
 	if err != nil {
-		return core.MessageRef{}, a.classify(err, pb)
+		return core.MessageRef{}, a.classify(opened(err, ch, ref.Room), pb)
 	}
 	ref.Surface, ref.Room, ref.ID = core.SurfaceDiscord, ch, m.ID
 	return ref, nil
@@ -238,6 +238,19 @@ func (a *Adapter) channel(ctx context.Context, room string) (string, error) {
 	return ch.ID, nil
 }
 
+// opened is err of a post into ch, the channel room names. When a DM
+// channel was opened for it first (ch is not room), the opening was a
+// request, so the call was not without one: a route wait of its post is
+// no longer core.Unspent, and the drain keeps all it spent for the call
+// rather than give back the opening's send with the post's.
+func opened(err error, ch, room string) error {
+	var un *core.Unspent
+	if ra, ok := errors.AsType[*core.RetryAfter](err); ok && ch != room && errors.As(err, &un) {
+		return &core.RetryAfter{After: ra.After, Err: un.Err}
+	}
+	return err
+}
+
 // Update edits a card to show q as it stands.
 func (a *Adapter) Update(ctx context.Context, q *core.Question, ref core.MessageRef) error {
 	ctx, pb := watch(ctx)
@@ -252,7 +265,7 @@ func (a *Adapter) Remind(ctx context.Context, q *core.Question, room string) err
 	}
 	ctx, pb := watch(ctx)
 	_, err = a.sendMessage(ctx, ch, RenderReminder(card.Reminder(a.svc, q, core.SurfaceDiscord, ch)))
-	return a.classify(err, pb)
+	return a.classify(opened(err, ch, room), pb)
 }
 
 // Digest posts a "while you were away" summary.
@@ -263,7 +276,7 @@ func (a *Adapter) Digest(ctx context.Context, d core.Digest, room string) error 
 	}
 	ctx, pb := watch(ctx)
 	_, err = a.sendMessage(ctx, ch, RenderDigest(d))
-	return a.classify(err, pb)
+	return a.classify(opened(err, ch, room), pb)
 }
 
 // classify is the package's classify, and besides, a 429 that holds back

@@ -21,7 +21,10 @@ import (
 // the whole reset, half a minute or more after a route's 429, and then
 // sent. Here the wait is handed back instead, as a core.RetryAfter with
 // nothing sent, so the outbox keeps the delivery until the reset, as it
-// does after the 429 itself, and other rooms go on meanwhile.
+// does after the 429 itself, and other rooms go on meanwhile. It is
+// marked core.Unspent: no request went out, so the drain gives back the
+// shared budgets' sends it spent for it (Budgets), which Discord never
+// counted.
 
 // errRouteWait is why a request was not sent: its route, or the bot as a
 // whole, has no requests left until a reset Discord announced.
@@ -40,7 +43,7 @@ func (a *Adapter) takeRoute(ctx context.Context, bucketID string) (*discordgo.Bu
 	b.Lock()
 	if wait := rl.GetWaitTime(b, 1); wait > 0 {
 		b.Unlock()
-		return nil, &core.RetryAfter{After: wait, Err: errRouteWait}
+		return nil, &core.RetryAfter{After: wait, Err: &core.Unspent{Err: errRouteWait}}
 	}
 	if err := ctx.Err(); err != nil {
 		b.Unlock()

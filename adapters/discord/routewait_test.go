@@ -121,7 +121,9 @@ func TestRouteWaitIsHandedBackNotSlept(t *testing.T) {
 // the second request's share of it. Before, the rate's token was taken
 // before the route was asked (two for a DM room), and kept: every
 // delivery handed back so lowered the courier's throughput for others
-// as if it had been sent.
+// as if it had been sent. It says so (core.Unspent), for the drain to
+// give back the shared budgets' sends it spent for it (Budgets), which
+// until then stayed spent on every replica.
 func TestRouteWaitSpendsNoRate(t *testing.T) {
 	for name, tc := range routeCalls() {
 		t.Run(name, func(t *testing.T) {
@@ -137,7 +139,7 @@ func TestRouteWaitSpendsNoRate(t *testing.T) {
 			ref := limitRoute(t, fake, a, tc)
 			sent, left := len(fake.Calls()), a.bucket.left()
 			var ra *core.RetryAfter
-			if err := tc.call(t.Context(), a, ref); !errors.As(err, &ra) || !errors.Is(err, errRouteWait) {
+			if err = tc.call(t.Context(), a, ref); !errors.As(err, &ra) || !errors.Is(err, errRouteWait) {
 				t.Fatalf("the next call on the route: %v; want its route's wait", err)
 			}
 			if n := len(fake.Calls()); n != sent {
@@ -145,6 +147,9 @@ func TestRouteWaitSpendsNoRate(t *testing.T) {
 			}
 			if got := a.bucket.left(); got != left {
 				t.Errorf("the courier's rate had %v requests left before a delivery that sent none, and %v after", left, got)
+			}
+			if un := (*core.Unspent)(nil); !errors.As(err, &un) {
+				t.Errorf("the call on the route made no request and does not say so (core.Unspent): %v", err)
 			}
 		})
 	}

@@ -182,10 +182,12 @@ func (s *drain) deliverClaimed(ctx context.Context, c core.Courier, budgets core
 		}
 	}
 	taken := false
+	var spent []core.Allowance // by the gate's last pass (refund)
 	gate := func(ctx context.Context) time.Duration {
+		spent = spent[:0]
 		wait := claimGate(ctx, p, d, o, &taken)
 		if wait == 0 {
-			wait = s.spend(ctx, budgets, d, o, hb)
+			wait = s.spend(ctx, budgets, d, o, hb, &spent)
 		}
 		if wait > 0 {
 			p.granted()
@@ -195,6 +197,7 @@ func (s *drain) deliverClaimed(ctx context.Context, c core.Courier, budgets core
 		return wait
 	}
 	err := s.deliverOne(ctx, c, d, gate)
+	refund(ctx, d, o, err, spent)
 	if taken {
 		// Another consumer holds it (owned.go): its send, ack or
 		// hand-back is that consumer's, and a retry here would be

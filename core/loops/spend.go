@@ -2,6 +2,7 @@ package loops
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/askbridge/askbridge/core"
@@ -15,8 +16,8 @@ import (
 // cannot say, the send goes ahead: the platform's own 429 is the
 // backstop; but not once ctx has ended (handBackNow). A delivery handed
 // back waits its turn among those handed back before it for the same
-// budget (handBacks).
-func (s *drain) spend(ctx context.Context, budgets core.Budgeted, d core.Delivery, o DeliverOptions, hb *handBacks) time.Duration {
+// budget (handBacks). Each budget spent is added to spent, for refund.
+func (s *drain) spend(ctx context.Context, budgets core.Budgeted, d core.Delivery, o DeliverOptions, hb *handBacks, spent *[]core.Allowance) time.Duration {
 	if budgets == nil {
 		return 0
 	}
@@ -31,6 +32,7 @@ func (s *drain) spend(ctx context.Context, budgets core.Budgeted, d core.Deliver
 				return 0
 			}
 			if wait == 0 {
+				*spent = append(*spent, a)
 				break
 			}
 			if wait > hold(a) {
@@ -42,6 +44,31 @@ func (s *drain) spend(ctx context.Context, budgets core.Budgeted, d core.Deliver
 		}
 	}
 	return 0
+}
+
+// refund gives back what the gate's last pass spent (spent) for an
+// attempt whose courier made no request at all (core.Unspent: Discord's
+// route had none left in this process), so a send the platform never
+// counted is not lost to every replica's rate: kept, each such
+// hand-back lowered the room's and the bot's budgets as a send would.
+// A budget that cannot give back (no core.Refunder) keeps them, and so
+// does a stopping drain, whose hand-backs come first (stop.go).
+func refund(ctx context.Context, d core.Delivery, o DeliverOptions, err error, spent []core.Allowance) {
+	r, ok := o.Budget.(core.Refunder)
+	if !ok || len(spent) == 0 || ctx.Err() != nil {
+		return
+	}
+	if _, unspent := errors.AsType[*core.Unspent](err); !unspent {
+		return
+	}
+	for _, a := range spent {
+		if err := r.Refund(ctx, a.Key, a.Limit); err != nil {
+			if ctx.Err() == nil {
+				o.OnError(d, core.Internal("refund", err))
+			}
+			return
+		}
+	}
 }
 
 // dueLater waits in the lane until every one of as has a send, if each

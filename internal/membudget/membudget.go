@@ -28,7 +28,10 @@ type key struct {
 	limit core.Limit
 }
 
-var _ core.Budget = (*Budget)(nil)
+var (
+	_ core.Budget   = (*Budget)(nil)
+	_ core.Refunder = (*Budget)(nil)
+)
 
 // New returns an empty budget on the clock now (nil: the wall clock).
 func New(now func() time.Time) *Budget {
@@ -96,6 +99,40 @@ func (b *Budget) Until(_ context.Context, k string, l core.Limit) (time.Duration
 		return 0, nil
 	}
 	return time.Duration(short / float64(lim.Limit()) * float64(time.Second)), nil
+}
+
+// Refund gives one send back to key's budget, up to its burst: a budget
+// full again is dropped, as a sweep would drop it, and one never spent
+// (or swept) is full already.
+func (b *Budget) Refund(_ context.Context, k string, l core.Limit) error {
+	if err := l.Check("refund", k); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	bk := key{k, l}
+	lim := b.m[bk]
+	if lim == nil {
+		return nil
+	}
+	now := b.now()
+	tokens := lim.TokensAt(now) + 1
+	if tokens >= float64(lim.Burst()) {
+		delete(b.m, bk)
+		return nil
+	}
+	b.m[bk] = holding(lim, tokens, now)
+	return nil
+}
+
+// holding is a limiter like lim that holds tokens at now. A limiter
+// takes no tokens back but through a reservation it cancels, so this one
+// is new: emptied whole at the time from which it comes round to tokens
+// by now.
+func holding(lim *rate.Limiter, tokens float64, now time.Time) *rate.Limiter {
+	fresh := rate.NewLimiter(lim.Limit(), lim.Burst())
+	fresh.ReserveN(now.Add(-time.Duration(tokens/float64(lim.Limit())*float64(time.Second))), lim.Burst())
+	return fresh
 }
 
 // Len is how many budgets are kept: those spent and not yet full again

@@ -94,8 +94,9 @@
 // a claim reads the first entries and what it takes, never the
 // deliveries that wait (upgrade builds it once for a file of version 1).
 // stats.go [Store.OutboxStat], an outbox's depth and oldest entry.
-// budget.go [Store.Spend] and [Store.Until]: the send budgets kept in
-// memory (internal/membudget), since one process is everyone who spends.
+// budget.go [Store.Spend], [Store.Until] and [Store.Refund]: the send
+// budgets kept in memory (internal/membudget), since one process is
+// everyone who spends.
 //
 // Events and the audit chain: events.go [Store.Events] and
 // [Store.QuestionEvents]. chain.go the audit chain (core/audit) on the

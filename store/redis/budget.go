@@ -9,7 +9,10 @@ import (
 	"github.com/askbridge/askbridge/core"
 )
 
-var _ core.Budget = (*Store)(nil)
+var (
+	_ core.Budget   = (*Store)(nil)
+	_ core.Refunder = (*Store)(nil)
+)
 
 // Spend takes one send from key's budget, kept in Redis as a GCRA bucket
 // so every replica spends from the same one: with N replicas the rate into
@@ -47,3 +50,21 @@ func (s *Store) Until(ctx context.Context, key string, l core.Limit) (time.Durat
 	slack := time.Duration(burst-1) * l.Per / time.Duration(l.Rate)
 	return max(res.ResetAfter-slack, 0), nil
 }
+
+// Refund gives one send back to key's budget (refund.lua), up to its
+// burst: read and written in one script, so a spend on another replica
+// meanwhile is never overwritten.
+func (s *Store) Refund(ctx context.Context, key string, l core.Limit) error {
+	const op = "redis refund"
+	if err := l.Check(op, key); err != nil {
+		return err
+	}
+	if _, err := s.run(ctx, refundScript, []string{rateKey(s.k.budget(key))}, 0, "", "", l.Rate, l.Per.Seconds()); err != nil {
+		return core.Internal(op, err)
+	}
+	return nil
+}
+
+// rateKey is the key redis_rate keeps a budget under: its "rate:" and
+// the store's budget key (keys.go).
+func rateKey(budget string) string { return "rate:" + budget }

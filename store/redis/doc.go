@@ -105,7 +105,8 @@
 // until a claim has put it on the stream. stats.go [Store.OutboxStat],
 // an outbox's depth and oldest entry. budget.go [Store.Spend] and
 // [Store.Until]: the send budgets as rate buckets kept in Redis
-// (redis_rate), so every replica spends from the same one.
+// (redis_rate), so every replica spends from the same one;
+// [Store.Refund] (refund.lua: a send given back, up to the burst).
 //
 // Events and the audit chain: events.go [Store.Events], paging every
 // shard's stream by Seq (with several shards event_mark.lua gives the

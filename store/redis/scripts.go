@@ -44,6 +44,7 @@ var (
 	migrateShardScript  = loadScript("migrate_shard")
 	eventMarkScript     = loadScript("event_mark")
 	setValueIfScript    = loadScript("set_value_if")
+	refundScript        = loadScript("refund")
 )
 
 // Return codes, as common.lua defines them.

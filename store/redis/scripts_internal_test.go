@@ -47,7 +47,7 @@ func TestScriptsGetTheHelpersTheyUse(t *testing.T) {
 	for _, sc := range []script{createScript, resolveScript, renotifyScript, recordMessageScript, endRunScript,
 		appendScript, purgeScript, claimScript, leaseScript, releaseScript, beatScript, retryScript, ackScript, extendScript,
 		leaveScript, cancelScript, laterScript, readScript, closedCatchUpScript, migrateScript, migrateShardScript,
-		setValueIfScript} {
+		setValueIfScript, refundScript} {
 		src := sc.eval[1].(string)
 		defined := map[string]bool{}
 		for _, d := range splitDefs(src) {

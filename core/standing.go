@@ -86,7 +86,11 @@ func (s Standing) RunKey() string {
 // Standings is where standing approvals are kept. Lists hold only those
 // live at now; stores may drop the rest.
 type Standings interface {
-	// PutStanding stores s (a new id).
+	// PutStanding stores s (a new id). A StandingRun whose run is marked
+	// ended (Questions.EndRun) it refuses with ErrStandingRunEnded and
+	// writes nothing, checked in the same atomic step as the write:
+	// EndRun sweeps the run's approvals (EndRunStandings) only after its
+	// mark, so one written after the sweep would never end.
 	PutStanding(ctx context.Context, s Standing) error
 	// ListStandings lists the standing approvals live at now, oldest
 	// first.
@@ -98,6 +102,11 @@ type Standings interface {
 	// Run.Key) and returns them.
 	EndRunStandings(ctx context.Context, run string) ([]Standing, error)
 }
+
+// ErrStandingRunEnded is PutStanding's refusal of a run-long standing
+// approval for a run already ended: the approve that asked for it closed
+// its question just before the run ended, and the grant came too late.
+var ErrStandingRunEnded = &Error{Code: CodeConflict, Op: "grant standing approval", Message: "the run it would cover has ended"}
 
 // StandingOffer is what an approval's approvers may grant with it, fixed
 // at the ask from its route: a run-long standing approval, and, when
@@ -222,7 +231,14 @@ func (s *Service) grant(ctx context.Context, q *Question, call ToolCall, by gran
 			st.ArgumentsSHA256 = by.Edit.ArgumentsSHA256
 		}
 	}
-	if err := s.store.PutStanding(ctx, st); err != nil {
+	err := s.store.PutStanding(ctx, st)
+	if errors.Is(err, ErrStandingRunEnded) {
+		// Refused, nothing written: the run ended between the approve's
+		// close and this write. The log says why none was granted.
+		s.refuse(ctx, q, by.Decider, fmt.Sprintf("standing approval not granted: run %s has ended", q.RunID))
+		return nil, err
+	}
+	if err != nil {
 		// The write may have landed all the same (a reply lost, the
 		// replicas' acknowledgement late): it is taken back, so that no
 		// standing approval stands that its approver was told was not

@@ -14,13 +14,19 @@ import (
 var _ core.Standings = (*Store)(nil)
 
 // PutStanding stores st under its id, and drops those whose window had
-// passed when st was granted, so the bucket stays bounded (law 9).
+// passed when st was granted, so the bucket stays bounded (law 9). A
+// run-long one whose run EndRun has marked is refused: the mark and this
+// check are each one transaction, so a grant either lands before the
+// mark, where EndRun's sweep that follows it ends it, or is refused.
 func (s *Store) PutStanding(ctx context.Context, st core.Standing) error {
 	b, err := json.Marshal(st)
 	if err != nil {
 		return err
 	}
 	return s.update(ctx, "put standing", func(tx *bbolt.Tx) error {
+		if run := st.RunKey(); run != "" && tx.Bucket(bucketRuns).Get([]byte(run)) != nil {
+			return refuse(core.ErrStandingRunEnded) // before any write
+		}
 		bk, err := tx.CreateBucketIfNotExists(bucketStanding)
 		if err != nil {
 			return err

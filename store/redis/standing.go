@@ -23,13 +23,14 @@ var _ core.Standings = (*Store)(nil)
 const standingTries = 10
 
 // PutStanding stores st, and drops those whose window had passed when st
-// was granted, so the hash stays bounded (law 9).
+// was granted, so the hash stays bounded (law 9). A run-long one whose
+// run EndRun has marked is refused (standingTx).
 func (s *Store) PutStanding(ctx context.Context, st core.Standing) error {
 	b, err := json.Marshal(st)
 	if err != nil {
 		return err
 	}
-	return s.standingTx(ctx, func(all map[string]core.Standing, pipe goredis.Pipeliner) {
+	return s.standingTx(ctx, st.RunKey(), func(all map[string]core.Standing, pipe goredis.Pipeliner) {
 		for id, old := range all {
 			if !old.Live(st.GrantedAt) {
 				pipe.HDel(ctx, s.k.standing(), id)
@@ -59,7 +60,7 @@ func (s *Store) ListStandings(ctx context.Context, now time.Time) ([]core.Standi
 func (s *Store) DeleteStanding(ctx context.Context, id string) (core.Standing, error) {
 	var got core.Standing
 	found := false
-	err := s.standingTx(ctx, func(all map[string]core.Standing, pipe goredis.Pipeliner) {
+	err := s.standingTx(ctx, "", func(all map[string]core.Standing, pipe goredis.Pipeliner) {
 		got, found = all[id]
 		if found {
 			pipe.HDel(ctx, s.k.standing(), id)
@@ -78,7 +79,7 @@ func (s *Store) DeleteStanding(ctx context.Context, id string) (core.Standing, e
 // returns them.
 func (s *Store) EndRunStandings(ctx context.Context, run string) ([]core.Standing, error) {
 	var ended []core.Standing
-	err := s.standingTx(ctx, func(all map[string]core.Standing, pipe goredis.Pipeliner) {
+	err := s.standingTx(ctx, "", func(all map[string]core.Standing, pipe goredis.Pipeliner) {
 		ended = nil
 		for id, st := range all {
 			if st.RunKey() == run {
@@ -93,9 +94,30 @@ func (s *Store) EndRunStandings(ctx context.Context, run string) ([]core.Standin
 
 // standingTx reads every standing approval under WATCH and applies the
 // writes change queues, retrying when another replica changed them first.
-func (s *Store) standingTx(ctx context.Context, change func(map[string]core.Standing, goredis.Pipeliner)) error {
+//
+// With run (a core.Run key) it also watches shard 0's ended runs and
+// refuses with core.ErrStandingRunEnded, writing nothing, once run is
+// marked there. EndRun marks every shard, shard 0 among them, before it
+// sweeps the run's standing approvals, so a grant either commits before
+// that mark, and the sweep ends it, or sees the mark (or fails its
+// WATCH and tries again), and is refused. Shard 0's hash carries the
+// standing hash's tag, so one transaction holds both on a cluster.
+func (s *Store) standingTx(ctx context.Context, run string, change func(map[string]core.Standing, goredis.Pipeliner)) error {
+	watched := []string{s.k.standing()}
+	if run != "" {
+		watched = append(watched, s.k.runs(0))
+	}
 	for range standingTries {
 		err := s.client.Watch(ctx, func(tx *goredis.Tx) error {
+			if run != "" {
+				ended, err := tx.HExists(ctx, s.k.runs(0), run).Result()
+				if err != nil {
+					return err
+				}
+				if ended {
+					return core.ErrStandingRunEnded
+				}
+			}
 			all, err := s.standings(ctx, tx)
 			if err != nil {
 				return err
@@ -105,7 +127,7 @@ func (s *Store) standingTx(ctx context.Context, change func(map[string]core.Stan
 				return nil
 			})
 			return err
-		}, s.k.standing())
+		}, watched...)
 		if !errors.Is(err, goredis.TxFailedErr) {
 			return err
 		}

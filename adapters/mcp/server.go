@@ -308,6 +308,10 @@ func HTTPHandler(b Backend, opts Options) http.Handler {
 				th.listenTasks(w, r, l) // the SDK's listen knows no tasks (listen.go)
 				return
 			}
+			if id, e := taskNameRefused(r); e != nil {
+				writeRPCError(w, http.StatusBadRequest, id, e) // the SDK knows no task's Mcp-Name (taskname.go)
+				return
+			}
 			stateless.ServeHTTP(w, r)
 			return
 		}

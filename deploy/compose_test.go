@@ -75,13 +75,9 @@ func TestCompose(t *testing.T) {
 	if len(ab.EnvFiles) != 1 || filepath.Base(ab.EnvFiles[0].Path) != ".env" || bool(ab.EnvFiles[0].Required) {
 		t.Errorf("env_file %+v; want an optional .env, so a fresh clone starts", ab.EnvFiles)
 	}
-	cfgPath := ab.Environment["ASKBRIDGE_CONFIG"]
-	if len(ab.Configs) != 1 || cfgPath == nil || ab.Configs[0].Target != *cfgPath {
-		t.Errorf("configs %+v do not put the file where ASKBRIDGE_CONFIG (%v) says", ab.Configs, cfgPath)
-	} else if file := p.Configs[ab.Configs[0].Source].File; file != filepath.Join(root, "deploy", "askbridge.yaml") {
-		t.Errorf("the config file is %q", file)
-	} else if _, err := os.Stat(file); err != nil {
-		t.Error(err)
+	// Where the configuration file is mounted: TestComposeMountsConfigDirectory.
+	if v := ab.Environment["ASKBRIDGE_CONFIG"]; v == nil || *v != "/etc/askbridge/askbridge.yaml" {
+		t.Errorf("ASKBRIDGE_CONFIG %v", v)
 	}
 	if !ab.ReadOnly || !slices.Contains(ab.CapDrop, "ALL") {
 		t.Errorf("askbridge: read_only %v, cap_drop %v", ab.ReadOnly, ab.CapDrop)

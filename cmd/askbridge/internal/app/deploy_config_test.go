@@ -10,7 +10,7 @@ import (
 // "docker compose up" and "helm install" start.
 func TestDeployConfigFilesLoad(t *testing.T) {
 	for _, path := range []string{
-		"../../../../deploy/askbridge.yaml",
+		"../../../../deploy/config/askbridge.yaml",
 		"../../../../deploy/helm/askbridge/files/askbridge.yaml",
 	} {
 		raw, err := os.ReadFile(path)

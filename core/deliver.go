@@ -274,7 +274,12 @@ const awayCloses = time.Minute
 // deliverDigest posts a "while you were away" digest once per key: a start
 // that failed after Boot (Unboot) leaves its digests queued, and the next
 // start queues them again under the same keys, so the digest is claimed
-// before it is sent, and given back if the send fails.
+// before it is sent (a copy that finds it claimed was posted, or is being
+// posted, by another) and given back if the send fails, for its retry to
+// post it (at least once). The send goes under the posting mark a card's
+// has (underMark): the retry of a send that may have posted (its outcome
+// unknown) is recorded as a possible repeat, never silently a second copy
+// (law 4), while one the platform surely did not act on is not.
 func (s *Service) deliverDigest(ctx context.Context, c Courier, d Delivery, gate func(context.Context) time.Duration) error {
 	closedTo := d.CreatedAt.Add(awayCloses)
 	if now := s.now(); now.Before(closedTo) {
@@ -290,9 +295,6 @@ func (s *Service) deliverDigest(ctx context.Context, c Courier, d Delivery, gate
 	if len(dg.Asked)+len(dg.Closed)+len(dg.Open) == 0 {
 		return nil // nothing happened: no digest to post
 	}
-	if err := pass(ctx, gate); err != nil {
-		return err
-	}
 	claim, owner := "digest:"+d.Key, string(NewID(0))
 	first, err := s.lease(ctx, claim, owner, s.conf().cfg.Retention+awayCloses)
 	if err != nil {
@@ -301,11 +303,40 @@ func (s *Service) deliverDigest(ctx context.Context, c Courier, d Delivery, gate
 	if !first {
 		return nil // posted already, by a copy a failed start queued
 	}
-	if err := c.Digest(ctx, dg, d.Room); err != nil {
-		_ = s.store.Release(context.WithoutCancel(ctx), claim, owner)
+	err = s.underMark(ctx, d, gate, func(repeat bool) error {
+		err := c.Digest(ctx, dg, d.Room)
+		if err == nil && repeat {
+			s.digestedAgain(ctx, d)
+		}
 		return err
+	})
+	if err != nil {
+		rctx, cancel := Settle(ctx)
+		_ = s.store.Release(rctx, claim, owner)
+		cancel()
 	}
-	return nil
+	return err
+}
+
+// digestedAgain records in the log, as an event of no question, that
+// digest d went out again after an attempt that may have posted it, as
+// a card posted again says so (recordMessage). It names the person a
+// direct message went to by their pseudonym, not the key that spells
+// their name; and it is recorded aside: the digest went out, so a failed
+// record is no failed attempt (which would post a third).
+func (s *Service) digestedAgain(ctx context.Context, d Delivery) {
+	about := map[string]any{"surface": d.Surface, "room": s.loggedRoom(d.Surface, d.Room), "kind": d.Kind,
+		"since": d.Since, "repeat": true}
+	if d.Person != "" {
+		about["person"] = s.pseudonym(Decider{ID: d.Person, Person: d.Person})
+	} else {
+		about["route"] = d.Route
+	}
+	payload, _ := json.Marshal(about)
+	actx, cancel := Settle(ctx)
+	defer cancel()
+	s.appendAside(actx, Event{At: s.now(), Kind: EventNotified, Surface: d.Surface, Payload: payload,
+		Reason: "posted again: an earlier attempt may have left this digest in the room already"})
 }
 
 // Attempted is told how an attempt at d ended (err nil: sent) and whether

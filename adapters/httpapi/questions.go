@@ -298,8 +298,12 @@ func waitResponse(q *core.Question) (client.WaitResponse, error) {
 	return resp, nil
 }
 
-// maxListLimit is the largest page core serves.
-const maxListLimit = 500
+// maxListLimit is the largest page core serves; defaultListLimit is the
+// page a list that names no limit gets.
+const (
+	maxListLimit     = 500
+	defaultListLimit = 50
+)
 
 func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	v := r.URL.Query()
@@ -307,7 +311,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, invalid("state %q is not supported: only state=open can be listed (use the events or the digest for closed questions)", st))
 		return
 	}
-	limit := 50
+	limit := defaultListLimit
 	if raw := v.Get("limit"); raw != "" {
 		n, err := strconv.Atoi(raw)
 		if err != nil || n < 1 || n > maxListLimit {
@@ -418,12 +422,8 @@ func (s *Server) endRun(w http.ResponseWriter, r *http.Request) {
 	// ignored: ignored, its own run of that name ended instead.
 	tok := caller(r)
 	agent := tok.Agent()
-	// A name given empty is refused, not read as none: read so, the
-	// caller's own run of that name ended, whoever it meant.
-	if named, given := r.URL.Query()["agent"]; given && named[0] == "" {
-		s.fail(w, r, invalid("query parameter %q is empty: name the agent whose run to end, or leave it out to end your own", "agent"))
-		return
-	}
+	// A name given empty never gets here (paramProblem): read as none,
+	// the caller's own run of that name ended, whoever it meant.
 	if a := core.AgentID(r.URL.Query().Get("agent")); a != "" && a != agent {
 		if tok.Role != RoleAdmin {
 			s.fail(w, r, core.Errorf(core.CodeForbidden, "end run",

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
-	"net/url"
 	"reflect"
 	"slices"
 	"strconv"
@@ -81,77 +79,6 @@ func unavailable(w http.ResponseWriter, msg string) {
 // invalid is a coded CodeInvalid error for the API's own checks.
 func invalid(format string, args ...any) error {
 	return core.Errorf(core.CodeInvalid, "http", format, args...)
-}
-
-// queryProblem checks that a query string parses whole. net/http's
-// URL.Query drops a pair it cannot parse (a bad %-escape, a ';', which Go
-// no longer reads as a separator) without a word, and the route then runs
-// as if the parameter had not been given: an events stream from the
-// start, a wait of the default length, an end of the caller's own run
-// rather than a refusal of the agent it named. It names the parameter.
-func queryProblem(raw string) error {
-	for raw != "" {
-		var pair string
-		pair, raw, _ = strings.Cut(raw, "&")
-		key, value, _ := strings.Cut(pair, "=")
-		if first, _, semi := strings.Cut(key, ";"); semi || strings.Contains(value, ";") {
-			if name, err := url.QueryUnescape(first); err == nil {
-				first = name
-			}
-			return invalid("query parameter %q holds a ';': separate parameters with '&', and write a ';' in a value as %%3B", first)
-		}
-		name, err := url.QueryUnescape(key)
-		if err != nil {
-			return invalid("the query has a parameter name that is not validly %%-escaped (write a %% as %%25): %q", key)
-		}
-		if _, err := url.QueryUnescape(value); err != nil {
-			return invalid("query parameter %q is not validly %%-escaped (write a %% as %%25)", name)
-		}
-	}
-	return nil
-}
-
-// queryParams are the query parameters each route of v1 reads, by its
-// pattern; a route not here reads none. Any other is refused by name, as
-// an unknown body field is: one misspelt or unknown, and ignored, would
-// answer another question than the caller asked (?status=closed listed
-// the open questions).
-var queryParams = map[string][]string{
-	"GET /v1/questions":           {"state", "limit", "cursor"},
-	"GET /v1/questions/{id}/wait": {"timeout"},
-	"POST /v1/runs/{run_id}/end":  {"agent"},
-	"GET /v1/events":              {"since", "follow"},
-	"GET /v1/audit/export":        {"since"},
-	"GET /v1/digest":              {"since", "until", "decider", "role", "person", "route"},
-	"GET /v1/directive":           {"autonomy", "tier", "role", "department"},
-
-	"GET /v1/questions/{id}/mcp/decline": {"key"},
-}
-
-// repeatable are the query parameters of queryParams that a route takes
-// more than once, by its pattern. Any other given twice is refused by
-// name, as a body's key given twice is: the first value won and the rest
-// were dropped without a word (an admin's end of ?agent=b&agent=c ended
-// b's run alone).
-var repeatable = map[string][]string{
-	"GET /v1/digest": {"role"},
-}
-
-// paramProblem refuses the first parameter of q, in name order, that
-// known does not list, or that is given more than once without being one
-// of many.
-func paramProblem(q url.Values, known, many []string) error {
-	for _, name := range slices.Sorted(maps.Keys(q)) {
-		switch {
-		case !slices.Contains(known, name) && len(known) == 0:
-			return invalid("query parameter %q: this route takes none", name)
-		case !slices.Contains(known, name):
-			return invalid("unknown query parameter %q: this route takes %s", name, strings.Join(known, ", "))
-		case len(q[name]) > 1 && !slices.Contains(many, name):
-			return invalid("query parameter %q is given %d times: it takes one value", name, len(q[name]))
-		}
-	}
-	return nil
 }
 
 // errTooLarge marks a body over MaxBodyBytes.

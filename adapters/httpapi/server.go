@@ -255,8 +255,8 @@ func (s *Server) routes() {
 
 // v1 registers an authenticated route that the given roles (and admin)
 // may use, with a query string that parses whole (queryProblem) and
-// names each parameter the route takes at most as often as it takes it
-// (paramProblem).
+// names each parameter the route takes at most as often as it takes it,
+// and with a value unless empty is one (paramProblem).
 // Authentication itself happens in ServeHTTP for all of /v1.
 func (s *Server) v1(pattern, action string, h http.HandlerFunc, roles ...Role) {
 	s.api.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
@@ -270,7 +270,7 @@ func (s *Server) v1(pattern, action string, h http.HandlerFunc, roles ...Role) {
 			s.fail(w, r, err)
 			return
 		}
-		if err := paramProblem(r.URL.Query(), queryParams[pattern], repeatable[pattern]); err != nil {
+		if err := paramProblem(r.URL.Query(), queryParams[pattern]); err != nil {
 			s.fail(w, r, err)
 			return
 		}

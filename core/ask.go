@@ -27,12 +27,18 @@ func (s *Service) Ask(ctx context.Context, in AskInput) (*Question, error) {
 // a batch's calls decided at the ask); then the question is stored with
 // its asked event and, unless a shortcut closes it, its cards, and the
 // shortcut closes it through the chokepoint.
-func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (q *Question, repeat bool, err error) {
+func (s *Service) AskOrRepeat(ctx context.Context, in AskInput) (*Question, bool, error) {
+	return s.askBy(ctx, in, s.planAsk)
+}
+
+// askBy is AskOrRepeat with its first step made by plan: planAsk, under
+// the configuration in force, or a Pinned's, under the one it holds.
+func (s *Service) askBy(ctx context.Context, in AskInput, plan func(AskInput) (askPlan, error)) (q *Question, repeat bool, err error) {
 	const op = "ask"
 	defer func() { s.observeAsk(q, repeat, err) }()
 	ctx, endTrace := s.traceAsk(ctx)
 	defer func() { endTrace(q, repeat, err) }()
-	p, err := s.planAsk(in)
+	p, err := plan(in)
 	if err != nil {
 		return nil, false, err
 	}
@@ -165,8 +171,17 @@ type askPlan struct {
 // rules (law 13: allow and deny close the question at once, ask reshapes
 // it, after which it is checked as any ask is; applyRules, which also runs
 // the rules of a route an ask rule sends it to) and makes the question. It
-// does no I/O.
+// does no I/O. The configuration in force is read once for the whole
+// ask, even across a reload, and its rules have a budget of their own.
 func (s *Service) planAsk(in AskInput) (askPlan, error) {
+	b := newRuleBudget()
+	defer b.cancel()
+	return s.planAskOn(s.conf(), in, b.within)
+}
+
+// planAskOn is planAsk under the configuration b, each route's rules run
+// by step (applyRulesBy).
+func (s *Service) planAskOn(b *bound, in AskInput, step ruleStep) (askPlan, error) {
 	const op = "ask"
 	if in.Route == "" {
 		in.Route = DefaultRoute
@@ -183,13 +198,12 @@ func (s *Service) planAsk(in AskInput) (askPlan, error) {
 	if err != nil {
 		return askPlan{}, err
 	}
-	b := s.conf() // one configuration for the whole ask, even across a reload
 	route, ok := b.cfg.Routes[in.Route]
 	if !ok {
 		return askPlan{}, Errorf(CodeInvalid, op, "route %q is not configured", in.Route)
 	}
 	asked := in.Route
-	rs, err := applyRules(b.cfg.Routes, route, in)
+	rs, err := applyRulesBy(b.cfg.Routes, route, in, step)
 	if err != nil {
 		return askPlan{}, err
 	}

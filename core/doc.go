@@ -155,7 +155,7 @@
 // budget all the conditions of one ask share and the bound on each
 // regular expression's match, rules_reroute.go the rules
 // of the routes an ask rule sends the ask on to (applyRules, the one place
-// the rules meet an ask), rules_batch.go the rules over each call of a batch, rules_cover.go
+// the rules meet an ask; rules_pinned.go one configuration across a door's steps of it, [Service.Pin]), rules_batch.go the rules over each call of a batch, rules_cover.go
 // whether they leave every call of a tool, or one call whatever its
 // project, to a standing approval ([Service.EveryCallCovered],
 // [Service.CallCovered]); store.go the [Store] interface every

@@ -51,10 +51,40 @@ type ruleBudget struct {
 
 // newRuleBudget starts an ask's budget; cancel it when its rules are
 // done.
-func newRuleBudget() *ruleBudget {
-	all, cancelAll := context.WithTimeout(context.Background(), askRuleTime)
-	main, cancelMain := context.WithTimeout(all, askRuleTime-askRuleTime/4)
-	return &ruleBudget{all: all, main: main, cancel: func() { cancelMain(); cancelAll() }}
+func newRuleBudget() *ruleBudget { return resumeRuleBudget(0, 0) }
+
+// resumeRuleBudget is a budget of which spent in cost and took in time
+// are used already (heldBudget).
+func resumeRuleBudget(spent uint64, took time.Duration) *ruleBudget {
+	all, cancelAll := context.WithTimeout(context.Background(), askRuleTime-took)
+	main, cancelMain := context.WithTimeout(all, askRuleTime-askRuleTime/4-took)
+	return &ruleBudget{all: all, main: main, cancel: func() { cancelMain(); cancelAll() }, spent: spent}
+}
+
+// within runs route's rules over in within b: the ruleStep of an ask
+// whose rules run all at once.
+func (b *ruleBudget) within(route Route, in AskInput) RuleVerdict {
+	return evalRules(route, in, b)
+}
+
+// heldBudget is one ask's budget across runs of its rules with other
+// work between them (a door's reads of the store, under a Pinned): the
+// cost and the time its rules have spent so far. Its time runs only
+// while they run, so a slow store between two runs leaves the later
+// rules, a deny among them, the time a single run would have had.
+type heldBudget struct {
+	spent uint64
+	took  time.Duration
+}
+
+// within runs route's rules over in within what is left of h.
+func (h *heldBudget) within(route Route, in AskInput) RuleVerdict {
+	b := resumeRuleBudget(h.spent, h.took)
+	defer b.cancel()
+	start := time.Now()
+	v := evalRules(route, in, b)
+	h.spent, h.took = b.spent, h.took+time.Since(start)
+	return v
 }
 
 // eval evaluates prg over vars within b, from the reserve too when

@@ -40,10 +40,20 @@ type ruled struct {
 func applyRules(routes map[string]Route, route Route, in AskInput) (ruled, error) {
 	b := newRuleBudget()
 	defer b.cancel()
+	return applyRulesBy(routes, route, in, b.within)
+}
+
+// ruleStep runs one route's rules over an ask (evalRules): within a
+// budget of the ask's own (ruleBudget.within), or a pin's, which also
+// gives the verdict it already reached again (Pinned.step).
+type ruleStep func(route Route, in AskInput) RuleVerdict
+
+// applyRulesBy is applyRules with each route's rules run by step.
+func applyRulesBy(routes map[string]Route, route Route, in AskInput, step ruleStep) (ruled, error) {
 	out := ruled{in: in}
 	if ruleApplies(in) {
 		var err error
-		if out.in, out.verdict, out.reshaped, err = followRules(routes, route, in, b); err != nil {
+		if out.in, out.verdict, out.reshaped, err = followRules(routes, route, in, step); err != nil {
 			return ruled{}, err
 		}
 		return out, nil
@@ -57,7 +67,7 @@ func applyRules(routes map[string]Route, route Route, in AskInput) (ruled, error
 		one := in
 		one.Calls, one.ToolCallID, one.Tool, one.Arguments = nil, c.ToolCallID, c.Tool, c.Arguments
 		var err error
-		if shaped[i], out.calls[i], _, err = followRules(routes, route, one, b); err != nil {
+		if shaped[i], out.calls[i], _, err = followRules(routes, route, one, step); err != nil {
 			return ruled{}, err
 		}
 	}
@@ -71,9 +81,9 @@ func applyRules(routes map[string]Route, route Route, in AskInput) (ruled, error
 // as the comment above says. It returns in as the ask rules shaped it,
 // the verdict (the deny on the way, else the first route's, its Err set
 // if any route's rules stopped at a rule that could not be evaluated) and
-// whether an ask rule shaped in. The rules run within b.
-func followRules(routes map[string]Route, route Route, in AskInput, b *ruleBudget) (AskInput, RuleVerdict, bool, error) {
-	hop := evalRules(route, in, b)
+// whether an ask rule shaped in. Each route's rules are run by step.
+func followRules(routes map[string]Route, route Route, in AskInput, step ruleStep) (AskInput, RuleVerdict, bool, error) {
+	hop := step(route, in)
 	out, shaped := hop, false
 	ran := map[string]bool{route.Name: true}
 	var hops []RuleVerdict
@@ -98,7 +108,7 @@ func followRules(routes map[string]Route, route Route, in AskInput, b *ruleBudge
 		if hops == nil {
 			hops = []RuleVerdict{out}
 		}
-		hop = evalRules(next, in, b)
+		hop = step(next, in)
 		hop.on = next.Name
 		hops = append(hops, hop)
 		if hop.Rule != nil && hop.Rule.Decide == DecideDeny {

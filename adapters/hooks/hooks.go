@@ -212,7 +212,9 @@ func (p Prompt) NetworkAccess() bool {
 }
 
 // AskAs is the ask p becomes on route, by agent, as the hook door asks
-// it; evaluate runs the route's policy rules (core.Service.Evaluate).
+// it; evaluate runs the route's policy rules (core.Service.Evaluate; the
+// door's is its pin's, core.Pinned.Evaluate, under the configuration the
+// ask is then made under).
 // A Codex network access prompt (NetworkAccess) comes as a Bash call;
 // asked as one, a standing approval granted on an ordinary command
 // ("don't ask again" for Bash in this run) would approve the network

@@ -54,15 +54,26 @@ const waitSlack = 30 * time.Second
 
 // Service is what the hook door needs of core.
 type Service interface {
-	AskOrRepeat(ctx context.Context, in core.AskInput) (*core.Question, bool, error)
+	// Pin holds the configuration in force for the rules the door runs
+	// to choose a prompt's ask and for the ask itself (pinned).
+	Pin() *core.Pinned
 	Watch(id core.QuestionID) (*core.Watcher, error)
 	Cancel(ctx context.Context, in core.CancelInput) (core.Outcome, error)
 	Get(ctx context.Context, id core.QuestionID) (*core.Question, error)
 	EveryCallCovered(in core.AskInput) bool
 	CallCovered(in core.AskInput) bool
 	GrantOf(ctx context.Context, q *core.Question) (*core.Standing, error)
-	Evaluate(in core.AskInput) (core.RuleVerdict, error)
 	Values() core.Values
+}
+
+// pinned is what the door needs of one configuration held for a prompt
+// (core.Pinned): the rules AskAs runs to choose the ask, and the ask, are
+// read from one configuration, so a reload between them cannot have one
+// configuration choose what another decides (two configurations that
+// each deny a network access prompt would together allow it).
+type pinned interface {
+	Evaluate(in core.AskInput) (core.RuleVerdict, error)
+	AskOrRepeat(ctx context.Context, in core.AskInput) (*core.Question, bool, error)
 }
 
 // Options configure the hook door.
@@ -203,16 +214,18 @@ func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	agent := d.opts.Agent(r)
-	p, in, err := p.AskAs(agent, r.URL.Query().Get("route"), d.svc.Evaluate)
-	if err != nil {
-		d.refuse(w, r, p, err)
-		return
+	pin := d.svc.Pin()
+	p, in, err := p.AskAs(agent, r.URL.Query().Get("route"), pin.Evaluate)
+	var q *core.Question
+	if err == nil {
+		// The question is due when the door stops waiting for it
+		// (dueSlack). The ask is not cut short by the caller going away:
+		// a question stored as the caller left must still be seen, and
+		// withdrawn, below.
+		in.Timeout = wait + dueSlack
+		q, err = d.ask(context.WithoutCancel(r.Context()), pin, p, in)
 	}
-	// The question is due when the door stops waiting for it (dueSlack).
-	// The ask is not cut short by the caller going away: a question
-	// stored as the caller left must still be seen, and withdrawn, below.
-	in.Timeout = wait + dueSlack
-	q, err := d.ask(context.WithoutCancel(r.Context()), p, in)
+	pin.Close() // the rules have decided; the wait holds no configuration
 	if err != nil {
 		d.refuse(w, r, p, err)
 		return
@@ -331,8 +344,8 @@ const maxAskedAgain = 256
 // the prompt was last asked anew.
 const chainTTL = 7 * 24 * time.Hour
 
-// ask parks the prompt's question, or finds the one this very prompt
-// already has. A prompt with the host's tool use id is that call's: a
+// ask parks the prompt's question under pin, or finds the one this very
+// prompt already has. A prompt with the host's tool use id is that call's: a
 // question found closed is its answer. A prompt without one is known by
 // its digest, which an identical prompt later in the same session shares
 // (Claude Code's PermissionRequest names no call): a question of that
@@ -350,9 +363,9 @@ const chainTTL = 7 * 24 * time.Hour
 // question, which never reopens), so a stale or lost record only means
 // a longer walk, and hosts racing on one prompt still meet at one
 // question.
-func (d *door) ask(ctx context.Context, p Prompt, in core.AskInput) (*core.Question, error) {
+func (d *door) ask(ctx context.Context, pin pinned, p Prompt, in core.AskInput) (*core.Question, error) {
 	if p.ToolUseID != "" {
-		q, _, err := d.svc.AskOrRepeat(ctx, in)
+		q, _, err := pin.AskOrRepeat(ctx, in)
 		return q, err
 	}
 	kv := d.svc.Values()
@@ -365,7 +378,7 @@ func (d *door) ask(ctx context.Context, p Prompt, in core.AskInput) (*core.Quest
 	}
 	from := in.ToolCallID
 	for range maxAskedAgain {
-		q, repeat, err := d.svc.AskOrRepeat(ctx, in)
+		q, repeat, err := pin.AskOrRepeat(ctx, in)
 		if err != nil || !repeat || q.Open() {
 			if err == nil && in.ToolCallID != from { // the chain grew: keep its newest link
 				if err := kv.SetValueFor(ctx, key, in.ToolCallID, chainTTL); err != nil {

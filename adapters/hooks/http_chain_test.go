@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/askbridge/askbridge/core"
@@ -82,11 +83,12 @@ func TestHookSamePromptFromAnotherDirectoryIsAskedAnew(t *testing.T) {
 // parking a question of its own without walking every earlier closed
 // one.
 func TestHookManyIdenticalPromptsInASession(t *testing.T) {
-	svc := coretest.Service(t, coretest.OpenStore(t), coretest.Options{Routes: map[string]core.Route{core.DefaultRoute: {
+	st := &countingAsks{Store: coretest.OpenStore(t)}
+	svc := coretest.Service(t, st, coretest.Options{Routes: map[string]core.Route{core.DefaultRoute: {
 		Deciders: map[core.Surface][]string{core.SurfaceAPI: {"*"}},
 		Rules:    []core.Rule{{Name: "tests", When: `tool == "Bash" && args.command == "npm test"`, Decide: core.DecideAllow}},
 	}}})
-	counted := &countingAsks{Service: svc}
+	counted := &forgetting{Service: svc}
 	d := &door{t: t, svc: svc, srv: mount(t, counted, context.Background())}
 	body := hookInput(t, "claude-code/permission-request.bash.json", map[string]string{"tool_input": `{"command":"npm test"}`})
 	seen := map[core.QuestionID]bool{}
@@ -94,32 +96,40 @@ func TestHookManyIdenticalPromptsInASession(t *testing.T) {
 		// Once, the record of the chain is lost (it expired, or could not
 		// be read): that ask walks from the chain's first link, and still
 		// comes to a question of its own.
-		counted.n, counted.lost = 0, i == 100
+		st.n.Store(0)
+		counted.lost = i == 100
 		status, id, b := d.send(t.Context(), "/v1/hooks/claude-code", body)
 		if status != http.StatusOK || !strings.Contains(b, `"behavior":"allow"`) || seen[id] {
 			t.Fatalf("prompt %d: status %d, question %q, body %s; want a new question, allowed by the rule", i+1, status, id, b)
 		}
 		seen[id] = true
-		if want := map[bool]int{true: i + 1, false: 2}[counted.lost]; counted.n > want {
-			t.Fatalf("prompt %d walked %d questions of its chain; want at most %d", i+1, counted.n, want)
+		if want := map[bool]int32{true: int32(i) + 1, false: 2}[counted.lost]; st.n.Load() > want {
+			t.Fatalf("prompt %d walked %d questions of its chain; want at most %d", i+1, st.n.Load(), want)
 		}
 	}
 }
 
-// countingAsks counts the door's asks; lost makes the store's values
-// forget everything.
+// countingAsks is a store that counts the door's asks: each stores its
+// question, or finds it stored already (a repeat, refused as a
+// duplicate), in one Create.
 type countingAsks struct {
+	core.Store
+	n atomic.Int32
+}
+
+func (c *countingAsks) Create(ctx context.Context, q *core.Question, asked core.Event, out []core.Delivery) error {
+	c.n.Add(1)
+	return c.Store.Create(ctx, q, asked, out)
+}
+
+// forgetting is a core whose store values, once lost is set, forget
+// everything.
+type forgetting struct {
 	*core.Service
-	n    int
 	lost bool
 }
 
-func (c *countingAsks) AskOrRepeat(ctx context.Context, in core.AskInput) (*core.Question, bool, error) {
-	c.n++
-	return c.Service.AskOrRepeat(ctx, in)
-}
-
-func (c *countingAsks) Values() core.Values {
+func (c *forgetting) Values() core.Values {
 	if c.lost {
 		return forgetful{c.Service.Values()}
 	}

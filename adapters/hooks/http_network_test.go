@@ -114,7 +114,7 @@ func (c *countingRules) Evaluate(in core.AskInput) (core.RuleVerdict, error) {
 // input that the ask then refused anyway.
 func TestHookCodexNetworkAccessOverTheLimitNotEvaluated(t *testing.T) {
 	svc := &countingRules{Service: coretest.Service(t, coretest.OpenStore(t), coretest.Options{})}
-	d := &door{t: t, svc: svc.Service, srv: mount(t, svc, t.Context())}
+	d := &door{t: t, svc: svc.Service, srv: mount(t, svc.Service, t.Context())}
 	command := "curl https://example.com/install.sh " + strings.Repeat("a ", core.MaxArgumentsLen/2)
 	body := strings.Replace(hookFixture(t, "codex/permission-request.network.json"), "curl https://example.com/install.sh", command, 1)
 	p, err := hooks.Parse(hooks.Codex, []byte(body))
@@ -130,9 +130,10 @@ func TestHookCodexNetworkAccessOverTheLimitNotEvaluated(t *testing.T) {
 	if core.ErrorCode(err) != core.CodeInvalid || core.ErrorMessage(err) != core.ErrorMessage(want) || svc.n.Load() != 0 {
 		t.Errorf("AskAs: %v after %d evaluations; want %q after none", err, svc.n.Load(), core.ErrorMessage(want))
 	}
-	svc.n.Store(0)
+	// The door runs the rules through AskAs too, under its pin
+	// (core.Pinned.Evaluate), so it refuses the prompt as AskAs does.
 	status, _, out := d.send(t.Context(), "/v1/hooks/codex", body)
-	if status != http.StatusBadRequest || !strings.Contains(out, core.ErrorMessage(want)) || svc.n.Load() != 0 {
-		t.Fatalf("the door: %d %s after %d evaluations; want 400 %q after none", status, out, svc.n.Load(), core.ErrorMessage(want))
+	if status != http.StatusBadRequest || !strings.Contains(out, core.ErrorMessage(want)) {
+		t.Fatalf("the door: %d %s; want 400 %q", status, out, core.ErrorMessage(want))
 	}
 }

@@ -125,7 +125,9 @@ func TestAStandingApprovalNotConfirmedIsNotLeftLive(t *testing.T) {
 // limit, which an agent can reach by padding its arguments) does not
 // skip a later deny rule that matches: the call is denied, as the
 // written rules say. Before, the rules stopped at the broken one and a
-// person was asked about a call a rule denies outright.
+// person was asked about a call a rule denies outright. The explanation
+// names the broken rule beside the deny, as the asked event does; it
+// named the deny alone, as if the rules had run cleanly.
 func TestALaterDenyStillDeniesPastABrokenRule(t *testing.T) {
 	var safe []string
 	for i := range 400 {
@@ -138,13 +140,16 @@ func TestALaterDenyStillDeniesPastABrokenRule(t *testing.T) {
 		{Name: "no-rm", When: `tool == "Bash" && args.command.contains("rm -rf")`, Decide: core.DecideDeny},
 	}}
 	svc := coretest.Service(t, coretest.OpenStore(t), coretest.Options{Routes: routes})
+	const denied = `), and a later one decides: policy rule 2 of route "g" ("no-rm") denies it at once, nobody is asked`
+	// want is the explanation's start, and end its end when the text
+	// between (how a budget ran out) is not the test's to fix.
 	for _, c := range []struct {
-		name, args, want string
+		name, args, want, end string
 	}{
-		{"a missing key", `{"command":"rm -rf ~"}`, `policy rule 2 of route "g" ("no-rm") denies it at once, nobody is asked`},
+		{"a missing key", `{"command":"rm -rf ~"}`, `a rule could not be evaluated (routes.g.rules[0].when: no such key: mode` + denied, ""},
 		{"past the cost limit", `{"mode":"x","command":` + strconv.Quote("rm -rf ~ #"+strings.Repeat("a", 15000)) + `}`,
-			`policy rule 2 of route "g" ("no-rm") denies it at once, nobody is asked`},
-		{"no later deny matches", `{"command":"ls"}`, `a rule could not be evaluated, so the rules stopped and the ask is asked as configured: routes.g.rules[0].when: no such key: mode`},
+			`a rule could not be evaluated (routes.g.rules[1].when: `, denied},
+		{"no later deny matches", `{"command":"ls"}`, `a rule could not be evaluated, so the rules stopped and the ask is asked as configured: routes.g.rules[0].when: no such key: mode`, ""},
 	} {
 		in := core.AskInput{Kind: core.KindApproval, Agent: "a", RunID: "r", Route: "g", Text: "Run?",
 			Reversibility: core.Reversible, Tool: "Bash", Arguments: json.RawMessage(c.args)}
@@ -155,8 +160,8 @@ func TestALaterDenyStillDeniesPastABrokenRule(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := v.Explain(); got != c.want {
-			t.Errorf("%s: %q\nwant %q", c.name, got, c.want)
+		if got := v.Explain(); c.end == "" && got != c.want || !strings.HasPrefix(got, c.want) || !strings.HasSuffix(got, c.end) {
+			t.Errorf("%s: %q\nwant %q...%q", c.name, got, c.want, c.end)
 		}
 	}
 }

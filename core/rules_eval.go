@@ -164,6 +164,11 @@ func (v RuleVerdict) Explain() string {
 		if r.Reason != "" {
 			s += ": " + r.Reason
 		}
+		if v.passed != nil {
+			// Named as the asked event names it (askedReason): the deny
+			// decided only because it came after a rule that fails here.
+			s = "a rule could not be evaluated (" + v.passed.Error() + "), and a later one decides: " + s
+		}
 		return s
 	}
 	return r.shapeReason(v.Use)

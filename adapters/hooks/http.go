@@ -103,7 +103,8 @@ type Options struct {
 // timeout, an expiry or a cancel (but where that would let a Codex
 // PreToolUse call run unasked: decide). ?route= names the route; ?wait=
 // bounds the wait (a Go duration, MaxWait at most and by default): set it
-// a little under the hook's own timeout. The question is due when the
+// a little under the hook's own timeout. Either given with no value is
+// refused (emptyParam). The question is due when the
 // wait ends (dueSlack); still open then, or when the caller goes away,
 // it is withdrawn, so nothing is left parked that nobody waits for.
 // Errors are askbridge's error shape.
@@ -173,9 +174,9 @@ func Unread(w http.ResponseWriter, r *http.Request, status int, err error) {
 	apierror.Write(w, status, core.ErrorCode(err), core.ErrorMessage(err))
 }
 
-// early answers a request refused before its input parsed (a bad wait,
-// an input over the limit or not a hook input), as refuse does, for the
-// prompt the input declares (Sniff).
+// early answers a request refused before its input parsed (a bad or
+// empty wait, an empty route, an input over the limit or not a hook
+// input), as refuse does, for the prompt the input declares (Sniff).
 func (d *door) early(w http.ResponseWriter, r *http.Request, host Host, body []byte, status int, err error) {
 	if answerFailed(w, Sniff(host, body), err) {
 		d.opts.Log.Warn().Err(err).Str("path", r.URL.Path).Msg("hook: not asked")
@@ -197,6 +198,10 @@ func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		d.early(w, r, host, body, http.StatusBadRequest, invalid("could not read the hook input: %v", err))
+		return
+	}
+	if err := emptyParam(r.URL.Query(), d.opts.MaxWait); err != nil {
+		d.early(w, r, host, body, http.StatusBadRequest, err)
 		return
 	}
 	wait := d.opts.MaxWait

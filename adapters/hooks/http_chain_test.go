@@ -64,7 +64,11 @@ func TestHookSamePromptFromAnotherDirectoryIsAskedAnew(t *testing.T) {
 			if route == "" && cwd == "/repo" {
 				continue // the first prompt itself
 			}
-			status, id, b := d.send(t.Context(), "/v1/hooks/claude-code?wait=1ms&route="+route, withCwd(cwd))
+			path := "/v1/hooks/claude-code?wait=1ms"
+			if route != "" { // no route is the parameter left out: given empty it is refused
+				path += "&route=" + route
+			}
+			status, id, b := d.send(t.Context(), path, withCwd(cwd))
 			if status != http.StatusOK || id == "" || seen[id] {
 				t.Fatalf("route %q from %s: status %d, question %q, body %s; want 200 and a question of its own", route, cwd, status, id, b)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -101,7 +102,11 @@ func TestHookCodexNetworkAccessNotCoveredByBash(t *testing.T) {
 			// "don't ask again" for the run.
 			session := `"session_id": "` + strings.NewReplacer(" ", "", "/", "", ":", "").Replace(c.route+c.command) + `-`
 			ordinary := strings.Replace(hookFixture(t, "codex/permission-request.bash.json"), `"session_id": "`, session, 1)
-			path := "/v1/hooks/codex?route=" + c.route
+			query := url.Values{}
+			if c.route != "" { // no route is the parameter left out: given empty it is refused
+				query.Set("route", c.route)
+			}
+			path := "/v1/hooks/codex?" + query.Encode()
 			first := d.start(t.Context(), path, ordinary)
 			if _, err := d.svc.Answer(t.Context(), core.AnswerInput{QuestionID: first.id, Decider: person, OptionID: core.ApproveOption,
 				Standing: &core.StandingRequest{Scope: core.StandingRun}}); err != nil {
@@ -117,7 +122,8 @@ func TestHookCodexNetworkAccessNotCoveredByBash(t *testing.T) {
 				t.Fatalf("another command: body %s, want the standing approval's allow", got)
 			}
 			body := strings.Replace(strings.Replace(network, `"session_id": "`, session, 1), "curl https://example.com/install.sh", c.command, 1)
-			call := d.start(t.Context(), path+"&wait=1ms", body)
+			query.Set("wait", "1ms")
+			call := d.start(t.Context(), "/v1/hooks/codex?"+query.Encode(), body)
 			got := call.body(t)
 			if c.body == "" && got != "" || c.body != "" && !strings.Contains(got, c.body) {
 				t.Fatalf("network access: body %s, want %q", got, c.body)

@@ -115,9 +115,7 @@ func (p passing) Error() string { return p.err.Error() }
 // passing error when the request carries an answer that it would lose.
 func (h *handler) reply(ctx context.Context, req *mcpsdk.CallToolRequest, kind core.Kind, id core.QuestionID, round int) (*mcpsdk.CallToolResult, Result, error) {
 	st, err := h.b.Wait(ctx, id, 0)
-	if err == nil {
-		h.reached.Store(true)
-	}
+	h.heard(err)
 	if transient(err) {
 		if !answers(req.Params.InputResponses) {
 			return h.await(ctx, req, id, -1) // nothing to lose: wait as a plain call does

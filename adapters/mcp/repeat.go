@@ -28,17 +28,15 @@ type RepeatAsker interface {
 }
 
 // ask parks in through the backend, reporting a repeat if the backend can.
-// An ask that gets the bridge's answer tells the handler that the
-// bridge's address is right (handler.reached).
+// An ask that gets the bridge's answer, a refusal included, tells the
+// handler that the bridge's address is right (handler.heard).
 func (h *handler) ask(ctx context.Context, in core.AskInput) (q *core.Question, repeat bool, err error) {
 	if r, ok := h.b.(RepeatAsker); ok {
 		q, repeat, err = r.AskOrRepeat(ctx, in)
 	} else {
 		q, err = h.b.Ask(ctx, in)
 	}
-	if err == nil {
-		h.reached.Store(true)
-	}
+	h.heard(err)
 	return q, repeat, err
 }
 

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -32,34 +31,42 @@ var namedByTask = map[string]bool{methodTaskGet: true, methodTaskUpdate: true, m
 // an id that is not one), is left to the SDK, which refuses it with the
 // code that fits.
 func taskNameRefused(r *http.Request) (json.RawMessage, *jsonrpc.Error) {
-	if r.Header.Get(versionHeader) < protocolStateless || rebinding(r) {
+	// The SDK refuses a request whose Mcp-Method is not the body's
+	// method, so the header picks out the task methods, however the body
+	// spells its method, at no cost to the other requests.
+	if r.Header.Get(versionHeader) < protocolStateless || !namedByTask[r.Header.Get(methodHeader)] || rebinding(r) {
 		return nil, nil
 	}
-	body := peekBody(r)
-	if !bytes.Contains(body, []byte("tasks")) {
-		return nil, nil // most requests: no need to decode them twice
-	}
-	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params struct {
-			TaskID *string `json:"taskId"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(body, &m) != nil || !namedByTask[m.Method] || !requestID(m.ID) {
+	// Read as the SDK reads it (its decoder, keys matched exactly): a
+	// decoder that matches a key whatever its case would read another
+	// method, or another task, than the one the SDK serves.
+	msg, err := jsonrpc.DecodeMessage(peekBody(r))
+	req, _ := msg.(*jsonrpc.Request)
+	if err != nil || req == nil || !namedByTask[req.Method] || !req.IsCall() {
 		return nil, nil
+	}
+	id, err := json.Marshal(req.ID.Raw())
+	if err != nil {
+		return nil, nil
+	}
+	var params map[string]json.RawMessage
+	var taskID *string
+	if json.Unmarshal(req.Params, &params) == nil {
+		if raw, ok := params["taskId"]; ok && json.Unmarshal(raw, &taskID) != nil {
+			taskID = nil // not a string: the method's own refusal answers
+		}
 	}
 	raw := r.Header.Get(nameHeader)
 	if raw == "" {
-		return m.ID, &jsonrpc.Error{Code: mcpsdk.CodeHeaderMismatch, Message: "the " + nameHeader + " header is required for " + m.Method + ": it names the task, as params.taskId does"}
+		return id, &jsonrpc.Error{Code: mcpsdk.CodeHeaderMismatch, Message: "the " + nameHeader + " header is required for " + req.Method + ": it names the task, as params.taskId does"}
 	}
 	name, ok := headerValue(raw)
 	if !ok {
-		return m.ID, &jsonrpc.Error{Code: mcpsdk.CodeHeaderMismatch, Message: "the " + nameHeader + " header is not valid base64 within =?base64?...?="}
+		return id, &jsonrpc.Error{Code: mcpsdk.CodeHeaderMismatch, Message: "the " + nameHeader + " header is not valid base64 within =?base64?...?="}
 	}
-	if m.Params.TaskID != nil && name != *m.Params.TaskID {
+	if taskID != nil && name != *taskID {
 		// Without a taskId in the body, the method's own refusal answers.
-		return m.ID, &jsonrpc.Error{Code: mcpsdk.CodeHeaderMismatch, Message: "the " + nameHeader + " header must name the task that params.taskId names"}
+		return id, &jsonrpc.Error{Code: mcpsdk.CodeHeaderMismatch, Message: "the " + nameHeader + " header must name the task that params.taskId names"}
 	}
 	return nil, nil
 }

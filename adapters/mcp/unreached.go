@@ -34,9 +34,10 @@ type responseError interface {
 // (addressfault.Of: a host DNS does not know, the wrong scheme), a
 // setting to fix, which a wait retried as an outage would hide for a
 // minute a call, then tell the model only to try again later. Once the
-// bridge has answered this server (reached), its address was right, and
-// a fault then is the server gone for a moment (a compose service's name
-// while its container restarts), ridden out as any outage is.
+// bridge has answered this server at all (reached, heard), its address
+// was right, and a fault then is the server gone for a moment (a compose
+// service's name while its container restarts), ridden out as any outage
+// is.
 func (h *handler) misaddressed(err error) string {
 	if h.reached.Load() {
 		return ""
@@ -46,6 +47,31 @@ func (h *handler) misaddressed(err error) string {
 		return ""
 	}
 	return fmt.Sprintf("the address of the askbridge server is wrong (%s), which trying again will not mend: %s", fault, h.safeMessage(err))
+}
+
+// heard notes what a call to the backend shows of the bridge's address:
+// a success, a refusal (a core error of the bridge's own, as the backend
+// words the API's 4xx) or any other response of a server at it (a 503,
+// a proxy's page) is an answer there, so the address is right, as the
+// API client reckons it (client.Client's reached). A TLS server's
+// refusal of plain HTTP answers too, but says the address is wrong.
+func (h *handler) heard(err error) {
+	if h.reached.Load() {
+		return
+	}
+	if err == nil {
+		h.reached.Store(true)
+		return
+	}
+	if _, ok := errors.AsType[responseError](err); ok && addressfault.Of(err) == "" {
+		h.reached.Store(true)
+		return
+	}
+	switch core.ErrorCode(err) {
+	case "", core.CodeInternal:
+	default:
+		h.reached.Store(true)
+	}
 }
 
 // askFailed is what a caller is told of a failed ask. One that failed on

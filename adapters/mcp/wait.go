@@ -49,7 +49,8 @@ type handler struct {
 	// (listen.go), bounded as waiting is and counted apart from it.
 	listening waitcount.Counts
 	// reached is set once the bridge has answered an ask or a read of
-	// this server's, so its address is right (misaddressed).
+	// this server's, a refusal included, so its address is right
+	// (heard, misaddressed).
 	reached atomic.Bool
 }
 
@@ -237,8 +238,8 @@ func (h *handler) awaitHeld(ctx context.Context, req *mcpsdk.CallToolRequest, id
 			return nil, Result{}, h.toolError(core.Errorf(core.CodeForbidden, "wait",
 				"the token this call came with no longer holds (a reload removed or changed it), so the call ends here and is told nothing of how its question stands"))
 		}
+		h.heard(err)
 		if err == nil {
-			h.reached.Store(true)
 			failures, lastFail = 0, nil
 			if st.State.Closed() {
 				return h.resume(st) // an answer that raced the end of the call still counts

@@ -127,7 +127,11 @@ func (a *Adapter) socketEvents(life, ctx context.Context, sm *socketmode.Client,
 	// handler once this loop ends (a stop, a connection lost) is not
 	// taken. A stop ends the wait at once: with every pending slot
 	// taken, the loop waits in spawn, and a connection kept up for the
-	// stop's acks would hold it there until a handler finished.
+	// stop's acks would hold it there until a handler finished. The
+	// loop's own acks end with it too (read): with twenty responses
+	// unsent (a lost connection's), an ack waits for a connection the
+	// client may take minutes to make again, and one kept up for the
+	// stop's acks would hold the stop there as long.
 	read, stopRead := context.WithCancel(ctx)
 	defer stopRead()
 	defer context.AfterFunc(life, stopRead)()
@@ -155,7 +159,7 @@ func (a *Adapter) socketEvents(life, ctx context.Context, sm *socketmode.Client,
 			case socketmode.EventTypeEventsAPI:
 				ev, ok := evt.Data.(slackevents.EventsAPIEvent)
 				if !ok || ev.Type != slackevents.CallbackEvent {
-					a.ack(ctx, sm, evt)
+					a.ack(read, sm, evt)
 					continue
 				}
 				h := a.holdAck(ctx, sm, evt, owed)
@@ -185,7 +189,7 @@ func (a *Adapter) socketEvents(life, ctx context.Context, sm *socketmode.Client,
 				ic, _ := evt.Data.(slack.InteractionCallback)
 				c, ok := clickOf(ic)
 				if !ok {
-					a.ack(ctx, sm, evt)
+					a.ack(read, sm, evt)
 					continue
 				}
 				h := a.holdAck(ctx, sm, evt, owed)
@@ -195,18 +199,19 @@ func (a *Adapter) socketEvents(life, ctx context.Context, sm *socketmode.Client,
 					return note{channel: c.channel, user: c.user, text: text}
 				})
 			case socketmode.EventTypeSlashCommand:
-				a.ack(ctx, sm, evt) // none are registered; acknowledge so Slack does not retry
+				a.ack(read, sm, evt) // none are registered; acknowledge so Slack does not retry
 			case socketmode.EventTypeErrorBadMessage:
-				a.ackUnreadable(ctx, sm, evt)
+				a.ackUnreadable(read, sm, evt)
 			}
 		}
 	}
 }
 
-// ack acknowledges evt. It is bounded by the connection's life (ctx): once
-// the client stops, nothing drains its responses, and the read loop may
-// still take envelopes it had buffered; a plain Ack would then block the
-// loop, and the shutdown waiting for it, for good.
+// ack acknowledges evt. It is bounded by ctx, the connection's life (or,
+// on the read loop, the loop's, which a stop ends too): once the client
+// stops, or while it connects again, nothing drains its responses, and
+// the read loop may still take envelopes it had buffered; a plain Ack
+// would then block the loop, and the shutdown waiting for it, for good.
 func (a *Adapter) ack(ctx context.Context, sm *socketmode.Client, evt socketmode.Event) {
 	a.ackWith(ctx, sm, evt, nil)
 }

@@ -153,3 +153,42 @@ func TestReadLoopAckEndsWithTheClient(t *testing.T) {
 		t.Fatal("the read loop did not return once the client gave up: its ack waits for good")
 	}
 }
+
+// TestStopEndsTheReadLoopsAckWait: an ack the read loop sends itself
+// (here a slash command's) while the client has twenty responses unsent
+// and is still connecting again (a lost connection's, nothing sending
+// them) ends once the adapter stops, and the loop returns, the envelope
+// left unacknowledged for Slack to send again. Before, the ack waited on
+// the connection, which a stopping adapter keeps up until the loop
+// returns: the stop waited until Slack could be reached again.
+func TestStopEndsTheReadLoopsAckWait(t *testing.T) {
+	const wait = 10 * time.Second
+	sm := socketmode.New(slack.New("xoxb-test")) // never run: nothing sends its responses
+	sm.Events = make(chan socketmode.Event)      // each envelope handed over as the loop takes it
+	for i := range 20 {                          // the client keeps 20 responses unsent
+		if err := sm.AckCtx(t.Context(), fmt.Sprint("env-", i), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn, lost := context.WithCancel(context.Background()) // up: the client connects again
+	defer lost()                                           // lets a loop that never returned go
+	life, stop := context.WithCancel(context.Background())
+	defer stop()
+	a := &Adapter{log: zerolog.Nop()}
+	returned := make(chan struct{})
+	go func() {
+		_, _ = a.socketEvents(life, conn, sm, make(chan error), &owedAcks{})
+		close(returned)
+	}()
+	select {
+	case sm.Events <- socketmode.Event{Type: socketmode.EventTypeSlashCommand, Request: &socketmode.Request{EnvelopeID: "env-late"}}:
+	case <-time.After(wait):
+		t.Fatal("the read loop did not take the envelope")
+	}
+	stop()
+	select {
+	case <-returned:
+	case <-time.After(wait):
+		t.Fatal("the read loop did not return once stopped: its ack still waits for room among the client's responses")
+	}
+}

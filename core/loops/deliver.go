@@ -189,7 +189,12 @@ func (s *drain) deliverClaimed(ctx context.Context, c core.Courier, budgets core
 		if wait == 0 {
 			wait = s.spend(ctx, budgets, d, o, hb, &spent)
 		}
+		if wait == 0 && ctx.Err() != nil {
+			wait = handBackNow // stopped while the store answered (stop.go)
+		}
 		if wait > 0 {
+			refund(ctx, d, o, spent) // nothing goes out on this pass
+			spent = spent[:0]
 			p.granted()
 		} else {
 			p.sending()
@@ -197,7 +202,9 @@ func (s *drain) deliverClaimed(ctx context.Context, c core.Courier, budgets core
 		return wait
 	}
 	err := s.deliverOne(ctx, c, d, gate)
-	refund(ctx, d, o, err, spent)
+	if _, unspent := errors.AsType[*core.Unspent](err); unspent {
+		refund(ctx, d, o, spent)
+	}
 	if taken {
 		// Another consumer holds it (owned.go): its send, ack or
 		// hand-back is that consumer's, and a retry here would be

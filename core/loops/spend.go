@@ -2,7 +2,6 @@ package loops
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/askbridge/askbridge/core"
@@ -47,18 +46,17 @@ func (s *drain) spend(ctx context.Context, budgets core.Budgeted, d core.Deliver
 }
 
 // refund gives back what the gate's last pass spent (spent) for an
-// attempt whose courier made no request at all (core.Unspent: Discord's
-// route had none left in this process), so a send the platform never
-// counted is not lost to every replica's rate: kept, each such
-// hand-back lowered the room's and the bot's budgets as a send would.
-// A budget that cannot give back (no core.Refunder) keeps them, and so
-// does a stopping drain, whose hand-backs come first (stop.go).
-func refund(ctx context.Context, d core.Delivery, o DeliverOptions, err error, spent []core.Allowance) {
+// attempt that made no request at all: the gate's own hand-back (a
+// budget after those spent had no send), or a courier's core.Unspent
+// (Discord's route had none left in this process). So a send the
+// platform never counted is not lost to every replica's rate: kept,
+// each such hand-back lowered the room's and the bot's budgets as a
+// send would. A budget that cannot give back (no core.Refunder) keeps
+// them, and so does a stopping drain, whose hand-backs come first
+// (stop.go).
+func refund(ctx context.Context, d core.Delivery, o DeliverOptions, spent []core.Allowance) {
 	r, ok := o.Budget.(core.Refunder)
 	if !ok || len(spent) == 0 || ctx.Err() != nil {
-		return
-	}
-	if _, unspent := errors.AsType[*core.Unspent](err); !unspent {
 		return
 	}
 	for _, a := range spent {

@@ -21,12 +21,14 @@ const handBackWithin = 5 * time.Second
 
 // handBackNow is the wait a delivery's gate names when the drain stops
 // while its claim check or its budgets ask the store (claimGate, spend,
-// dueLater): any wait, so that nothing is sent with the ended context
-// and the delivery goes back due at once, as a send the stop cut short
-// does. The call's error is the stop's, not a store that cannot say (on
-// which the send goes ahead): read so, the post went out with the ended
-// context, failed of unknown outcome, and the next drain's card was
-// flagged as a possible repeat of a post that never left.
+// dueLater), or by the time they answered (a store that never reads
+// its context answers as ever): any wait, so that nothing is sent with
+// the ended context and the delivery goes back due at once, as a send
+// the stop cut short does. The call's error is the stop's, not a store
+// that cannot say (on which the send goes ahead): read so, the post went
+// out with the ended context, failed of unknown outcome, and the next
+// drain's card was flagged as a possible repeat of a post that never
+// left.
 const handBackNow = time.Millisecond
 
 // stopping is a drain's one deadline for its hand-backs once it stops,
